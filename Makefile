@@ -1,0 +1,33 @@
+# kvcli: `make demo` replays a shipped sample, `make test` runs the tests.
+PY      ?= python3
+VENV    ?= .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+
+.PHONY: install demo test lint bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	# torch is pinned: 2.13.0 is a local CPU wheel here; an unpinned torch pulls a CUDA build.
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[dev,kernels,plot]'
+	touch $(STAMP)
+
+demo: install
+	$(BIN)/kvcli replay traces/multiturn-chat.jsonl --block-size 16 --num-blocks 2048
+	$(BIN)/kvcli stats traces/multiturn-chat.jsonl --block-size 16 --num-blocks 2048
+
+test: install
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check kvcore kvcli kernels tests benchmarks
+
+bench: install
+	$(BIN)/kvcli bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,3 @@
+from kvcli.app import main
+
+main()

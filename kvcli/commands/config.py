@@ -1,0 +1,10 @@
+"""`kvcli config` (placeholder: owned by the issue that builds it)."""
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("config")
+    def _placeholder() -> None:
+        """Not built yet."""
+        raise typer.Exit(1)

@@ -1,0 +1,10 @@
+"""`kvcli curve` (placeholder: owned by the issue that builds it)."""
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("curve")
+    def _placeholder() -> None:
+        """Not built yet."""
+        raise typer.Exit(1)
