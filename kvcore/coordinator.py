@@ -1,0 +1,266 @@
+"""Coordinators: fan the facade's calls out to one manager per KV cache group.
+
+vLLM's `kv_cache_coordinator.py` (0.33). The coordinator owns the one `BlockPool` every group
+draws from. Three kinds, chosen by `get_kv_cache_coordinator`:
+
+* `KVCacheCoordinatorNoPrefixCache`: caching disabled; never hits; any number of groups.
+* `UnitaryKVCacheCoordinator`: one group; its manager's lookup is the answer.
+* `HybridKVCacheCoordinator`: several groups. Groups with an equal spec are looked up together
+  (every one of them must hold a block); the spec groups are visited full attention first, each
+  lookup capped by the length the previous one reached, until a whole round changes nothing
+  (0.33's fixed point). Full attention is looked up once: any prefix of its hit is a hit.
+"""
+
+from __future__ import annotations
+
+from math import gcd
+from typing import TYPE_CHECKING, NamedTuple, Sequence
+
+from kvcore.block import KVCacheBlock
+from kvcore.block_pool import BlockPool
+from kvcore.managers.base import SingleTypeKVCacheManager
+from kvcore.managers.registry import get_manager_class
+from kvcore.specs import FullAttentionSpec, KVCacheSpec, cdiv
+
+if TYPE_CHECKING:
+    from kvcore.request import Request
+    from kvcore.tracing import BlockTracer
+
+
+def lcm(values: Sequence[int]) -> int:
+    out = 1
+    for v in values:
+        out = out * v // gcd(out, v)
+    return out
+
+
+class KVCacheCoordinator:
+    """Shared plumbing: the pool, one manager per group, and the fan-out calls."""
+
+    def __init__(self, kv_cache_config, max_model_len: int, enable_caching: bool,
+                 enable_kv_cache_events: bool, scheduler_block_size: int, hash_block_size: int,
+                 max_in_flight_tokens: int | None = None, use_eagle: bool = False,
+                 tracer: BlockTracer | None = None) -> None:
+        groups = list(kv_cache_config.kv_cache_groups)
+        self.kv_cache_config = kv_cache_config
+        assert scheduler_block_size % hash_block_size == 0
+        assert all(scheduler_block_size % g.kv_cache_spec.block_size == 0 for g in groups)
+        self.scheduler_block_size = scheduler_block_size
+        self.hash_block_size = hash_block_size
+        self.enable_caching = enable_caching
+        self.use_eagle = use_eagle
+        self.block_pool = BlockPool(kv_cache_config.num_blocks, enable_caching, hash_block_size,
+                                    enable_kv_cache_events, tracer=tracer,
+                                    num_groups=len(groups))
+        in_flight = max_model_len if max_in_flight_tokens is None else max_in_flight_tokens
+        managers = []
+        for i, g in enumerate(groups):
+            cls = get_manager_class(g.kv_cache_spec)
+            managers.append(cls(g.kv_cache_spec, self.block_pool, enable_caching, i,
+                                scheduler_block_size=scheduler_block_size,
+                                max_admission_blocks_per_request=cls.admission_cap(
+                                    g.kv_cache_spec, in_flight, max_model_len),
+                                tracer=tracer))
+        self.single_type_managers: tuple[SingleTypeKVCacheManager, ...] = tuple(managers)
+        # Managers whose remove_skipped_blocks can free anything (sliding window, chunked).
+        self._skipping_managers = tuple(m for m in managers if m.skips_tokens)
+
+    # --- fan-out ----------------------------------------------------------------------
+    def get_num_blocks_to_allocate(self, request_id: str, num_tokens: int,
+                                   new_computed_blocks: tuple[Sequence[KVCacheBlock], ...],
+                                   total_computed_tokens: int = 0,
+                                   num_local_computed_tokens: int = 0,
+                                   num_encoder_tokens: int = 0,
+                                   apply_admission_cap: bool = False) -> int:
+        total = 0
+        for i, m in enumerate(self.single_type_managers):
+            if m.uses_encoder_tokens:
+                total += m.get_num_blocks_to_allocate(request_id, num_encoder_tokens, (), 0, 0,
+                                                      apply_admission_cap)
+            else:
+                total += m.get_num_blocks_to_allocate(
+                    request_id, num_tokens, new_computed_blocks[i], total_computed_tokens,
+                    num_local_computed_tokens, apply_admission_cap)
+        return total
+
+    def allocate_new_computed_blocks(self, request_id: str,
+                                     new_computed_blocks: tuple[Sequence[KVCacheBlock], ...],
+                                     num_local_computed_tokens: int,
+                                     num_external_computed_tokens: int = 0) -> None:
+        """Adopt a new request's hits in every group, then (two phases, so one group's
+        allocation cannot evict another group's untouched hit) blocks for external tokens."""
+        managers = self.single_type_managers
+        if any(request_id in m.num_cached_block for m in managers):
+            # A running request: no new hits.
+            return
+        for i, m in enumerate(managers):
+            m.add_local_computed_blocks(request_id, new_computed_blocks[i],
+                                        num_local_computed_tokens, num_external_computed_tokens)
+        if num_external_computed_tokens > 0:
+            for m in managers:
+                m.allocate_external_computed_blocks(request_id, num_local_computed_tokens,
+                                                    num_external_computed_tokens)
+
+    def allocate_new_blocks(self, request_id: str, num_tokens: int,
+                            num_encoder_tokens: int = 0) -> tuple[list[KVCacheBlock], ...]:
+        return tuple(m.allocate_new_blocks(
+            request_id, num_encoder_tokens if m.uses_encoder_tokens else num_tokens)
+            for m in self.single_type_managers)
+
+    def get_num_cacheable_tokens(self, num_computed_tokens: int) -> int:
+        return num_computed_tokens
+
+    def cache_blocks(self, request: Request, num_computed_tokens: int) -> None:
+        n = self.get_num_cacheable_tokens(num_computed_tokens)
+        for m in self.single_type_managers:
+            if m.enable_caching:
+                m.cache_blocks(request, n)
+
+    def free(self, request_id: str) -> None:
+        for m in self.single_type_managers:
+            m.free(request_id)
+
+    def remove_skipped_blocks(self, request_id: str, num_computed_tokens: int) -> None:
+        for m in self._skipping_managers:
+            m.remove_skipped_blocks(request_id, num_computed_tokens)
+
+    def get_blocks(self, request_id: str) -> tuple[list[KVCacheBlock], ...]:
+        return tuple(m.req_to_blocks.get(request_id) or [] for m in self.single_type_managers)
+
+    def reset_prefix_cache(self) -> bool:
+        return self.block_pool.reset_prefix_cache()
+
+    def find_longest_cache_hit(self, block_hashes: list[bytes], max_cache_hit_length: int
+                               ) -> tuple[tuple[list[KVCacheBlock], ...], int, int]:
+        """Per-group hit blocks, the hit length, and the uncached common prefix (hybrid)."""
+        raise NotImplementedError
+
+
+class KVCacheCoordinatorNoPrefixCache(KVCacheCoordinator):
+    """Prefix caching disabled: nothing is ever cached or hit."""
+
+    def __init__(self, kv_cache_config, max_model_len, enable_kv_cache_events,
+                 scheduler_block_size, hash_block_size, **kw) -> None:
+        super().__init__(kv_cache_config, max_model_len, False, enable_kv_cache_events,
+                         scheduler_block_size, hash_block_size, **kw)
+
+    def find_longest_cache_hit(self, block_hashes, max_cache_hit_length):
+        return tuple([] for _ in self.single_type_managers), 0, 0
+
+
+class UnitaryKVCacheCoordinator(KVCacheCoordinator):
+    """One group: ask its manager."""
+
+    def __init__(self, *args, **kw) -> None:
+        super().__init__(*args, **kw)
+        assert len(self.single_type_managers) == 1, "one KV cache group only"
+        m = self.single_type_managers[0]
+        assert not self.enable_caching or self.hash_block_size == m.block_size, \
+            "a single group hashes at its own block size"
+        m.use_eagle = self.use_eagle
+        self._manager = m
+        self._lookup = type(m).find_longest_cache_hit
+        self._group_ids = [0]
+
+    def find_longest_cache_hit(self, block_hashes, max_cache_hit_length):
+        m = self._manager
+        blocks, n = self._lookup(block_hashes, max_cache_hit_length, self._group_ids,
+                                 self.block_pool, m.kv_cache_spec, self.use_eagle, m.block_size)
+        return blocks, n, 0
+
+
+class SpecGroup(NamedTuple):
+    """Groups with an equal spec and manager, looked up together."""
+
+    spec: KVCacheSpec
+    group_ids: list[int]
+    manager_cls: type[SingleTypeKVCacheManager]
+
+
+class HybridKVCacheCoordinator(KVCacheCoordinator):
+    """Several groups: 0.33's fixed point over the spec groups (full attention first)."""
+
+    def __init__(self, *args, **kw) -> None:
+        super().__init__(*args, **kw)
+        assert not self.use_eagle, "EAGLE with several KV cache groups is not modelled"
+        for m in self.single_type_managers:
+            assert m.block_size % self.hash_block_size == 0
+            # Hits must end on a scheduler block boundary (the lcm of the groups' sizes).
+            m.cache_hit_alignment_tokens = self.scheduler_block_size
+        spec_groups: list[SpecGroup] = []
+        for i, m in enumerate(self.single_type_managers):
+            if not m.prefix_cacheable:
+                continue
+            for sg in spec_groups:
+                if sg.spec == m.kv_cache_spec and sg.manager_cls is type(m):
+                    sg.group_ids.append(i)
+                    break
+            else:
+                spec_groups.append(SpecGroup(m.kv_cache_spec, [i], type(m)))
+        assert spec_groups, "at least one group must take part in prefix caching"
+        # Full attention first (a stable sort): its left-to-right scan bounds the others.
+        spec_groups.sort(key=lambda sg: not isinstance(sg.spec, FullAttentionSpec))
+        self.attention_groups = spec_groups
+
+    def get_num_cacheable_tokens(self, num_computed_tokens: int) -> int:
+        # Only prefixes a later hit could end on: scheduler-block aligned.
+        return num_computed_tokens // self.scheduler_block_size * self.scheduler_block_size
+
+    def find_longest_cache_hit(self, block_hashes, max_cache_hit_length):
+        num_groups = len(self.single_type_managers)
+        hit_length = max_cache_hit_length
+        longest = 0
+        blocks_by_group: list[list[KVCacheBlock] | None] = [None] * num_groups
+        length_by_group = [0] * num_groups
+        groups = self.attention_groups
+        # One full-attention spec group plus one other: a single round is enough.
+        simple = len(groups) == 2 and isinstance(groups[0].spec, FullAttentionSpec)
+        align = self.scheduler_block_size
+        while True:
+            cur = hit_length
+            for spec, group_ids, manager_cls in groups:
+                first = group_ids[0]
+                if isinstance(spec, FullAttentionSpec) and blocks_by_group[first] is not None:
+                    # Downward closed: no second lookup, just cap by its earlier hit.
+                    cur = min(cur, length_by_group[first])
+                    continue
+                hits, n = manager_cls.find_longest_cache_hit(
+                    block_hashes, cur, group_ids, self.block_pool, spec, False, align)
+                cur = n
+                for gid, blks in zip(group_ids, hits):
+                    blocks_by_group[gid] = blks
+                    length_by_group[gid] = n
+                longest = max(longest, cur)
+            if cur >= hit_length:
+                break
+            hit_length = cur
+            if simple:
+                break
+        # Cut every full-attention group back to the agreed length.
+        for sg in groups:
+            if not isinstance(sg.spec, FullAttentionSpec):
+                continue
+            keep = cdiv(hit_length, self.single_type_managers[sg.group_ids[0]].block_size)
+            for gid in sg.group_ids:
+                blks = blocks_by_group[gid]
+                if blks is not None:
+                    del blks[keep:]
+                    length_by_group[gid] = hit_length
+        hits = tuple(b if b is not None else [] for b in blocks_by_group)
+        return hits, hit_length, longest - hit_length
+
+
+def get_kv_cache_coordinator(kv_cache_config, max_model_len: int, enable_caching: bool,
+                             enable_kv_cache_events: bool, scheduler_block_size: int,
+                             hash_block_size: int, **kw) -> KVCacheCoordinator:
+    if not enable_caching:
+        return KVCacheCoordinatorNoPrefixCache(kv_cache_config, max_model_len,
+                                               enable_kv_cache_events, scheduler_block_size,
+                                               hash_block_size, **kw)
+    if len(kv_cache_config.kv_cache_groups) == 1:
+        return UnitaryKVCacheCoordinator(kv_cache_config, max_model_len, True,
+                                         enable_kv_cache_events, scheduler_block_size,
+                                         hash_block_size, **kw)
+    return HybridKVCacheCoordinator(kv_cache_config, max_model_len, True,
+                                    enable_kv_cache_events, scheduler_block_size,
+                                    hash_block_size, **kw)

@@ -1,0 +1,136 @@
+"""The free block queue: a doubly linked list threaded through the blocks themselves.
+
+vLLM's `FreeKVCacheBlockQueue`. The front is the next block to be reused (and so the next
+cached block to be evicted); the back is the most recently freed. A Python deque cannot remove
+from the middle in O(1), and a prefix hit on a free cached block must take it out of the queue
+wherever it is, hence the linked list with two sentinel blocks (id -1) that are never popped.
+
+The LRU order comes from the callers: a request's blocks are freed tail first, so that among one
+request's blocks the deepest (least likely to be shared) is evicted first; in 0.33 the pool
+prepends blocks without a hash (scratch, reused first) and appends hashed ones.
+"""
+
+from __future__ import annotations
+
+from kvcore.block import KVCacheBlock
+
+
+class FreeKVCacheBlockQueue:
+    __slots__ = ("num_free_blocks", "fake_free_list_head", "fake_free_list_tail")
+
+    def __init__(self, blocks: list[KVCacheBlock]) -> None:
+        self.num_free_blocks = len(blocks)
+        # Link the blocks in list order: the initial order is by block id.
+        for i in range(1, len(blocks)):
+            blocks[i - 1].next_free_block = blocks[i]
+            blocks[i].prev_free_block = blocks[i - 1]
+        head = self.fake_free_list_head = KVCacheBlock(-1)
+        tail = self.fake_free_list_tail = KVCacheBlock(-1)
+        if blocks:
+            head.next_free_block = blocks[0]
+            blocks[0].prev_free_block = head
+            tail.prev_free_block = blocks[-1]
+            blocks[-1].next_free_block = tail
+        else:
+            head.next_free_block = tail
+            tail.prev_free_block = head
+
+    def popleft(self) -> KVCacheBlock:
+        """Remove and return the front block."""
+        head = self.fake_free_list_head
+        first = head.next_free_block
+        if first is self.fake_free_list_tail or first is None:
+            raise ValueError("No free blocks available")
+        nxt = first.next_free_block
+        if nxt is None:
+            raise RuntimeError("Invalid block found in popleft() which doesn't have a valid "
+                               "next_free_block")
+        head.next_free_block = nxt
+        nxt.prev_free_block = head
+        first.prev_free_block = first.next_free_block = None
+        self.num_free_blocks -= 1
+        return first
+
+    def popleft_n(self, n: int) -> list[KVCacheBlock]:
+        """Remove and return the first ``n`` blocks, front first."""
+        if n == 0:
+            return []
+        assert self.num_free_blocks >= n, "not enough free blocks"
+        self.num_free_blocks -= n
+        head = self.fake_free_list_head
+        cur = head.next_free_block
+        out = [None] * n
+        for i in range(n):
+            out[i] = cur
+            nxt = cur.next_free_block
+            cur.prev_free_block = cur.next_free_block = None
+            cur = nxt
+        head.next_free_block = cur
+        cur.prev_free_block = head
+        return out  # type: ignore[return-value]
+
+    def remove(self, block: KVCacheBlock) -> None:
+        """Unlink ``block`` from wherever it is (a prefix hit on a free cached block)."""
+        prev, nxt = block.prev_free_block, block.next_free_block
+        if prev is None or nxt is None:
+            raise RuntimeError(f"remove() called on an invalid block: {block}")
+        prev.next_free_block = nxt
+        nxt.prev_free_block = prev
+        block.prev_free_block = block.next_free_block = None
+        self.num_free_blocks -= 1
+
+    def append(self, block: KVCacheBlock) -> None:
+        """Put ``block`` at the back (evicted last)."""
+        tail = self.fake_free_list_tail
+        last = tail.prev_free_block
+        if last is None:
+            raise RuntimeError("prev_free_block of fake_free_list_tail should always exist")
+        last.next_free_block = block
+        block.prev_free_block = last
+        block.next_free_block = tail
+        tail.prev_free_block = block
+        self.num_free_blocks += 1
+
+    def append_n(self, blocks: list[KVCacheBlock]) -> None:
+        """Put ``blocks`` at the back, in the given order."""
+        if not blocks:
+            return
+        tail = self.fake_free_list_tail
+        last = tail.prev_free_block
+        assert last is not None, "prev_free_block of fake_free_list_tail should always exist"
+        for block in blocks:
+            block.prev_free_block = last
+            last.next_free_block = block
+            last = block
+        last.next_free_block = tail
+        tail.prev_free_block = last
+        self.num_free_blocks += len(blocks)
+
+    def prepend_n(self, blocks: list[KVCacheBlock]) -> None:
+        """Put ``blocks`` at the front, in the given order (the first is reused first)."""
+        if not blocks:
+            return
+        head = self.fake_free_list_head
+        first = head.next_free_block
+        assert first is not None, "next_free_block of fake_free_list_head should always exist"
+        prev = head
+        for block in blocks:
+            block.prev_free_block = prev
+            prev.next_free_block = block
+            prev = block
+        prev.next_free_block = first
+        first.prev_free_block = prev
+        self.num_free_blocks += len(blocks)
+
+    def get_all_free_blocks(self) -> list[KVCacheBlock]:
+        """Every free block, front to back (tests and views; O(n))."""
+        out = []
+        cur = self.fake_free_list_head.next_free_block
+        tail = self.fake_free_list_tail
+        while cur is not None and cur is not tail:
+            out.append(cur)
+            cur = cur.next_free_block
+        return out
+
+    def __len__(self) -> int:
+        return self.num_free_blocks

@@ -1,0 +1,306 @@
+"""`KVCacheManager`: the facade the scheduler talks to (vLLM's `kv_cache_manager.py`, 0.33).
+
+The scheduler's protocol, per request:
+
+    blocks, hit, _ = mgr.get_computed_blocks(req)             # pure lookup, no side effects
+    new = mgr.allocate_slots(req, n, hit, blocks,              # None: does not fit, nothing
+                             full_sequence_must_fit=True)      #   changed (but see below)
+    mgr.record_prefix_cache_stats(req, hit)                    # on admission only (0.33)
+    ... allocate_slots(req, k) for more prefill chunks / decode steps ...
+    mgr.free(req)                                              # blocks go back tail first
+
+`allocate_slots` frees out-of-window blocks before its fit check (even when it then refuses),
+touches the hits, grows every group's table, and registers the blocks this step fills in the
+prefix cache at once (at scheduling time, not after the forward pass). It returns only the new
+blocks, never the hits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import gcd
+from typing import TYPE_CHECKING, Sequence
+
+from kvcore.block import KVCacheBlock
+from kvcore.coordinator import get_kv_cache_coordinator, lcm
+from kvcore.kv_events import BlockStored, KVCacheEvent
+from kvcore.managers.registry import spec_kind, spec_sliding_window
+from kvcore.request import Request, RequestStatus
+from kvcore.specs import KVCacheGroupSpec
+
+if TYPE_CHECKING:
+    from kvcore.tracing import BlockTracer
+
+
+@dataclass(slots=True)
+class KVCacheConfig:
+    """The pool size and the groups sharing it (vLLM's `KVCacheConfig`, tensors left out)."""
+
+    num_blocks: int
+    kv_cache_groups: list[KVCacheGroupSpec]
+
+
+class KVCacheBlocks:
+    """Blocks per group, as `allocate_slots` / `get_computed_blocks` return them."""
+
+    __slots__ = ("blocks",)
+
+    def __init__(self, blocks: tuple[Sequence[KVCacheBlock], ...]) -> None:
+        self.blocks = blocks
+
+    def __add__(self, other: KVCacheBlocks) -> KVCacheBlocks:
+        return KVCacheBlocks(tuple(list(a) + list(b) for a, b in zip(self.blocks, other.blocks)))
+
+    def get_block_ids(self) -> tuple[list[int], ...]:
+        return tuple([b.block_id for b in g] for g in self.blocks)
+
+    def get_unhashed_block_ids(self) -> list[int]:
+        assert len(self.blocks) == 1, "only one group"
+        return [b.block_id for b in self.blocks[0] if b.block_hash is None]
+
+    def new_empty(self) -> KVCacheBlocks:
+        return KVCacheBlocks(tuple(() for _ in self.blocks))
+
+    def __repr__(self) -> str:
+        return f"KVCacheBlocks({self.get_block_ids()})"
+
+
+@dataclass(slots=True)
+class PrefixCacheStats:
+    """Prefix-cache counters since the last `make_prefix_cache_stats` (tokens, not blocks).
+
+    A resumed (preempted) request's lookups go to the ``preempted_*`` counters.
+    """
+
+    reset: bool = False
+    requests: int = 0
+    queries: int = 0
+    hits: int = 0
+    preempted_requests: int = 0
+    preempted_queries: int = 0
+    preempted_hits: int = 0
+
+    def record(self, num_tokens: int, num_hits: int, preempted: bool) -> None:
+        if preempted:
+            self.preempted_requests += 1
+            self.preempted_queries += num_tokens
+            self.preempted_hits += num_hits
+        else:
+            self.requests += 1
+            self.queries += num_tokens
+            self.hits += num_hits
+
+
+class KVCacheManager:
+    """The KV cache of one engine: pool, groups, prefix cache, events.
+
+    ``KVCacheManager(kv_cache_config, max_model_len, *, num_blocks=None, hash_block_size=None,
+    scheduler_block_size=None, max_in_flight_tokens=None, enable_caching=True,
+    use_eagle=False, log_stats=True, enable_kv_cache_events=False, watermark=0.0,
+    tracer=None)``
+
+    * ``kv_cache_config``: anything with ``num_blocks`` and ``kv_cache_groups`` (a list of
+      `KVCacheGroupSpec`), e.g. `KVCacheConfig`; or a plain list of `KVCacheGroupSpec` with
+      ``num_blocks`` given separately.
+    * ``hash_block_size``: granularity of ``request.block_hashes``; default the gcd of the
+      groups' block sizes. ``scheduler_block_size``: default their lcm.
+    * ``max_in_flight_tokens``: bounds sliding-window admission; default ``max_model_len``
+      (what the oracle uses).
+    * ``log_stats``: keep `PrefixCacheStats` (default True here; vLLM's default is False).
+    * ``watermark``: keep ``int(watermark * num_blocks)`` blocks free when admitting a waiting
+      or preempted request while others are scheduled (0.33's ``--kv-cache-watermark``).
+    * ``tracer``: a `kvcore.tracing.BlockTracer`, or None (free).
+    """
+
+    def __init__(self, kv_cache_config, max_model_len: int, *, num_blocks: int | None = None,
+                 hash_block_size: int | None = None, scheduler_block_size: int | None = None,
+                 max_in_flight_tokens: int | None = None, enable_caching: bool = True,
+                 use_eagle: bool = False, log_stats: bool = True,
+                 enable_kv_cache_events: bool = False, watermark: float = 0.0,
+                 tracer: BlockTracer | None = None) -> None:
+        if isinstance(kv_cache_config, (list, tuple)):
+            if num_blocks is None:
+                raise ValueError("num_blocks is required when groups are given as a list")
+            kv_cache_config = KVCacheConfig(num_blocks, list(kv_cache_config))
+        groups = list(kv_cache_config.kv_cache_groups)
+        sizes = [g.kv_cache_spec.block_size for g in groups] or [1]
+        if hash_block_size is None:
+            hash_block_size = 0
+            for s in sizes:
+                hash_block_size = gcd(hash_block_size, s)
+        if scheduler_block_size is None:
+            scheduler_block_size = lcm(sizes)
+        self.kv_cache_config = kv_cache_config
+        self.max_model_len = max_model_len
+        self.enable_caching = enable_caching
+        self.enable_kv_cache_events = enable_kv_cache_events
+        self.use_eagle = use_eagle
+        self.log_stats = log_stats
+        self.hash_block_size = hash_block_size
+        self.scheduler_block_size = scheduler_block_size
+        self.prefix_cache_stats = PrefixCacheStats() if log_stats else None
+        self.coordinator = get_kv_cache_coordinator(
+            kv_cache_config, max_model_len, enable_caching, enable_kv_cache_events,
+            scheduler_block_size, hash_block_size, max_in_flight_tokens=max_in_flight_tokens,
+            use_eagle=use_eagle, tracer=tracer)
+        self.block_pool = self.coordinator.block_pool
+        self.num_kv_cache_groups = len(groups)
+        assert watermark >= 0.0, "watermark must be non-negative"
+        self.watermark_blocks = int(watermark * kv_cache_config.num_blocks)
+        self.kv_cache_event_metadata = tuple(
+            (spec_kind(g.kv_cache_spec), spec_sliding_window(g.kv_cache_spec)) for g in groups)
+        # One immutable empty answer, returned whenever there is nothing to return.
+        self.empty_kv_cache_blocks = KVCacheBlocks(tuple(() for _ in groups))
+        self.tracer = tracer
+
+    # --- state ------------------------------------------------------------------------
+    @property
+    def usage(self) -> float:
+        """Fraction of usable blocks held by requests (cached free blocks count as free)."""
+        return self.block_pool.get_usage()
+
+    def make_prefix_cache_stats(self) -> PrefixCacheStats | None:
+        """The stats since the last call, replaced by fresh ones (None without log_stats)."""
+        if not self.log_stats:
+            return None
+        stats, self.prefix_cache_stats = self.prefix_cache_stats, PrefixCacheStats()
+        return stats
+
+    def record_prefix_cache_stats(self, request: Request, num_hits: int) -> None:
+        """Count one admission's lookup (0.33 records at admission, never on a refused try)."""
+        if not self.log_stats or not self.enable_caching or request.skip_reading_prefix_cache:
+            return
+        self.prefix_cache_stats.record(request.num_tokens, num_hits,  # type: ignore[union-attr]
+                                       request.num_preemptions > 0)
+
+    # --- lookup -----------------------------------------------------------------------
+    def get_computed_blocks(self, request: Request, max_cache_hit_length: int | None = None
+                            ) -> tuple[KVCacheBlocks, int, int]:
+        """The longest cached prefix: ``(blocks per group, hit tokens, shared-prefix boundary)``.
+
+        The hit is capped at ``num_tokens - 1``: the last token must be computed to produce
+        logits, and hits are whole blocks, so a prompt of exactly k blocks hits at most k-1.
+        A pure lookup: ref counts are taken by `allocate_slots`.
+        """
+        if not self.enable_caching or request.skip_reading_prefix_cache:
+            return self.empty_kv_cache_blocks, 0, 0
+        if max_cache_hit_length is None:
+            max_cache_hit_length = request.num_tokens - 1
+        blocks, n, uncached = self.coordinator.find_longest_cache_hit(request.block_hashes,
+                                                                      max_cache_hit_length)
+        boundary = n + uncached if uncached else 0
+        for g in blocks:
+            if g:
+                return KVCacheBlocks(blocks), n, boundary
+        return self.empty_kv_cache_blocks, n, boundary
+
+    # --- allocation -------------------------------------------------------------------
+    def allocate_slots(self, request: Request, num_new_tokens: int,
+                       num_new_computed_tokens: int = 0,
+                       new_computed_blocks: KVCacheBlocks | None = None,
+                       num_lookahead_tokens: int = 0, num_external_computed_tokens: int = 0,
+                       delay_cache_blocks: bool = False, num_encoder_tokens: int = 0,
+                       full_sequence_must_fit: bool = False, reserved_blocks: int = 0,
+                       has_scheduled_reqs: bool = True) -> KVCacheBlocks | None:
+        """Give ``request`` slots for ``num_new_tokens`` more tokens (plus lookahead slots).
+
+        Layout: | computed | new hits | external | new | lookahead |. Returns the newly
+        allocated blocks per group, or None when they do not fit (the hits are then untouched).
+        ``full_sequence_must_fit`` first checks room for the whole sequence (vLLM's admission
+        default ``scheduler_reserve_full_isl``).
+        """
+        if num_new_tokens == 0 and num_external_computed_tokens == 0 \
+                and num_new_computed_tokens == 0:
+            raise ValueError("num_new_tokens must be greater than 0 when there are no "
+                             "computed tokens to adopt")
+        coord = self.coordinator
+        empty = self.empty_kv_cache_blocks.blocks
+        hits = new_computed_blocks.blocks if new_computed_blocks is not None else empty
+        num_local = request.num_computed_tokens + num_new_computed_tokens
+        total_computed = min(num_local + num_external_computed_tokens, self.max_model_len)
+        watermark = 0
+        if has_scheduled_reqs and self.watermark_blocks and request.status in (
+                RequestStatus.WAITING, RequestStatus.PREEMPTED):
+            watermark = self.watermark_blocks
+        free = self.block_pool.free_block_queue
+        if full_sequence_must_fit:
+            full = min(request.num_tokens, self.max_model_len)
+            need = coord.get_num_blocks_to_allocate(request.request_id, full, hits,
+                                                    total_computed, num_local,
+                                                    num_encoder_tokens, True)
+            if need + watermark > free.num_free_blocks:
+                return None
+        num_tokens_main = total_computed + num_new_tokens
+        num_need_slot = min(num_tokens_main + num_lookahead_tokens, self.max_model_len)
+        # Free what left the window first: fewer evictions, and it happens even on refusal.
+        if coord._skipping_managers:
+            coord.remove_skipped_blocks(
+                request.request_id, max(0, total_computed - request.num_in_flight_tokens))
+        need = coord.get_num_blocks_to_allocate(request.request_id, num_need_slot, hits,
+                                                num_local + num_external_computed_tokens,
+                                                num_local, num_encoder_tokens)
+        if need + watermark > free.num_free_blocks - reserved_blocks:
+            return None
+        if hits is not empty or num_external_computed_tokens > 0:
+            coord.allocate_new_computed_blocks(request.request_id, hits, num_local,
+                                               num_external_computed_tokens)
+        new_blocks = coord.allocate_new_blocks(request.request_id, num_need_slot,
+                                               num_encoder_tokens)
+        if not delay_cache_blocks and self.enable_caching:
+            # Cache up to the tokens this step computes, never unverified draft tokens.
+            coord.cache_blocks(request, min(total_computed + num_new_tokens,
+                                            request.num_tokens))
+        for g in new_blocks:
+            if g:
+                return KVCacheBlocks(new_blocks)
+        return self.empty_kv_cache_blocks
+
+    def free(self, request: Request) -> None:
+        """Release every block of the request, tail first in each group."""
+        self.coordinator.free(request.request_id)
+
+    def remove_skipped_blocks(self, request_id: str, num_computed_tokens: int) -> None:
+        self.coordinator.remove_skipped_blocks(request_id, num_computed_tokens)
+
+    def cache_blocks(self, request: Request, num_computed_tokens: int) -> None:
+        """Register full blocks up to ``num_computed_tokens`` (after a delayed/async load)."""
+        if self.enable_caching:
+            self.coordinator.cache_blocks(request, num_computed_tokens)
+
+    # --- cache control ----------------------------------------------------------------
+    def evict_blocks(self, block_ids) -> None:
+        """Drop these blocks' hashes from the prefix cache (e.g. a failed KV load)."""
+        self.block_pool.evict_blocks(block_ids)
+
+    def reset_prefix_cache(self) -> bool:
+        """Forget every cached hash; False (nothing done) while any request holds blocks."""
+        if not self.coordinator.reset_prefix_cache():
+            return False
+        if self.log_stats:
+            self.prefix_cache_stats.reset = True  # type: ignore[union-attr]
+        return True
+
+    def take_events(self) -> list[KVCacheEvent]:
+        """Drain the KV events, each `BlockStored` annotated with its group's spec kind."""
+        events = self.block_pool.take_events()
+        meta = self.kv_cache_event_metadata
+        for ev in events:
+            if isinstance(ev, BlockStored) and ev.group_idx is not None \
+                    and 0 <= ev.group_idx < len(meta):
+                ev.kv_cache_spec_kind, ev.kv_cache_spec_sliding_window = meta[ev.group_idx]
+        return events
+
+    # --- views ------------------------------------------------------------------------
+    def get_num_common_prefix_blocks(self, running_request_id: str) -> list[int]:
+        """0.33 removed cascade attention: always zeros, one per group."""
+        return [0] * self.num_kv_cache_groups
+
+    def get_blocks(self, request_id: str) -> KVCacheBlocks:
+        blocks = self.coordinator.get_blocks(request_id)
+        return KVCacheBlocks(blocks) if any(blocks) else self.empty_kv_cache_blocks
+
+    def get_block_ids(self, request_id: str) -> tuple[list[int], ...]:
+        return tuple([b.block_id for b in g] for g in self.coordinator.get_blocks(request_id))
+
+    def get_num_free_blocks(self) -> int:
+        return self.block_pool.get_num_free_blocks()

@@ -1,0 +1,70 @@
+"""vLLM 0.33's KV cache events (`vllm/distributed/kv_events.py`), every field.
+
+The pool queues one `BlockStored` per `cache_full_blocks` call that caches at least one block,
+one `BlockRemoved` per cache key dropped (a cached block reused by `get_new_blocks`, or
+`evict_blocks`), and `AllBlocksCleared` on a successful reset. A freed block is *not* removed:
+it stays cached until it is reused. `KVCacheManager.take_events` drains the queue and fills in
+each `BlockStored`'s spec kind and sliding window.
+
+Hashes in events are vLLM's default external form (``VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES=1``):
+the low 64 bits of the block hash read big-endian, as an unsigned int (`hash_to_int`). This is
+the stream KV-aware routers (llm-d, Dynamo) index. `to_dict()` gives the JSON form the oracle
+prints: ``{"type": "BlockStored", <fields in vLLM's order>}``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+MEDIUM_GPU = "GPU"
+_MASK64 = (1 << 64) - 1
+
+
+def hash_to_int(block_hash: bytes) -> int:
+    """The 64-bit external form of a block hash: ``int.from_bytes(h, "big") & (2**64 - 1)``."""
+    return int.from_bytes(block_hash[-8:], "big") if len(block_hash) >= 8 else \
+        int.from_bytes(block_hash, "big") & _MASK64
+
+
+class KVCacheEvent:
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"type": type(self).__name__}
+        for f in fields(self):  # type: ignore[arg-type]
+            d[f.name] = getattr(self, f.name)
+        return d
+
+
+@dataclass(slots=True)
+class BlockStored(KVCacheEvent):
+    block_hashes: list[int]
+    parent_block_hash: int | None
+    token_ids: list[int]
+    block_size: int
+    lora_id: int | None
+    medium: str | None
+    lora_name: str | None
+    extra_keys: list[tuple | None] | None = None
+    group_idx: int | None = None
+    kv_cache_spec_kind: str | None = None
+    kv_cache_spec_sliding_window: int | None = None
+    locality: str | None = None
+    ownership: str | None = None
+    session_id: str | None = None
+    lookahead_token_ids: list[list[int]] | None = None
+
+
+@dataclass(slots=True)
+class BlockRemoved(KVCacheEvent):
+    block_hashes: list[int]
+    medium: str | None
+    group_idx: int | None = None
+    locality: str | None = None
+    ownership: str | None = None
+
+
+@dataclass(slots=True)
+class AllBlocksCleared(KVCacheEvent):
+    pass

@@ -1,0 +1,239 @@
+"""`SingleTypeKVCacheManager`: the block tables of one KV cache group.
+
+vLLM's `single_type_kv_cache_manager.py` (0.33), the template every attention type fills in.
+One instance per group; all groups share the coordinator's `BlockPool`. State:
+
+* ``req_to_blocks[req_id]``   the block table (index = logical block), null blocks where the
+                              group holds nothing (positions out of a sliding window)
+* ``num_cached_block[req_id]`` how many leading entries are registered in the prefix cache;
+                              present only once the request has blocks cached or adopted hits
+
+A subclass decides three things: how to find the longest cached prefix
+(`find_longest_cache_hit`), how many leading tokens attention no longer reads
+(`get_num_skipped_tokens`; their blocks are freed early and nulled), and which full blocks are
+worth caching (`reachable_block_mask`).
+
+Not modelled (outside kvcli's scope): partial-block hits and their copy-on-write, KV connectors'
+external blocks beyond a plain allocation, zeroing lists, sparse retention intervals.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, ClassVar, Sequence
+
+from kvcore.block import KVCacheBlock
+from kvcore.specs import KVCacheSpec, cdiv
+
+if TYPE_CHECKING:
+    from kvcore.block_pool import BlockPool
+    from kvcore.request import Request
+    from kvcore.tracing import BlockTracer
+
+
+class SingleTypeKVCacheManager(ABC):
+    # Whether this group takes part in prefix caching at all (cross-attention does not).
+    prefix_cacheable: ClassVar[bool] = True
+    # Whether attention ever stops reading leading tokens (lets full attention skip the
+    # remove_skipped_blocks call entirely).
+    skips_tokens: ClassVar[bool] = False
+    # Whether the coordinator sizes this group by encoder tokens (cross-attention).
+    uses_encoder_tokens: ClassVar[bool] = False
+
+    def __init__(self, kv_cache_spec: KVCacheSpec, block_pool: BlockPool, enable_caching: bool,
+                 kv_cache_group_id: int, scheduler_block_size: int | None = None,
+                 max_admission_blocks_per_request: int | None = None,
+                 tracer: BlockTracer | None = None) -> None:
+        self.kv_cache_spec = kv_cache_spec
+        self.block_size = kv_cache_spec.block_size
+        self.block_pool = block_pool
+        self.enable_caching = enable_caching
+        self.kv_cache_group_id = kv_cache_group_id
+        self.scheduler_block_size = scheduler_block_size or self.block_size
+        # Hits must end on a multiple of this (the scheduler block size: the lcm of groups).
+        self.cache_hit_alignment_tokens = self.scheduler_block_size
+        self.max_admission_blocks_per_request = max_admission_blocks_per_request
+        self.req_to_blocks: dict[str, list[KVCacheBlock]] = {}
+        self.num_cached_block: dict[str, int] = {}
+        self.use_eagle = False
+        self._null_block = block_pool.null_block
+        self.tracer = tracer
+
+    @classmethod
+    def admission_cap(cls, spec: KVCacheSpec, max_in_flight_tokens: int,
+                      max_model_len: int) -> int | None:
+        """Most blocks one request can hold at once (None: no cap). Groups that recycle blocks
+        (sliding window, chunked local) cap the full-sequence admission check with it."""
+        return None
+
+    # --- sizing -----------------------------------------------------------------------
+    def get_num_blocks_to_allocate(self, request_id: str, num_tokens: int,
+                                   new_computed_blocks: Sequence[KVCacheBlock],
+                                   total_computed_tokens: int = 0,
+                                   num_local_computed_tokens: int = 0,
+                                   apply_admission_cap: bool = False) -> int:
+        """Blocks this group must take from the free queue to hold ``num_tokens`` slots.
+
+        Hits that sit in the free queue (ref 0) leave it when touched, so they count too.
+        """
+        required = cdiv(num_tokens, self.block_size)
+        if apply_admission_cap and self.max_admission_blocks_per_request is not None:
+            # Sliding-window-like groups recycle blocks: a request never holds more than this.
+            required = min(required, self.max_admission_blocks_per_request)
+        held = len(self.req_to_blocks.get(request_id, ()))
+        if request_id in self.num_cached_block:
+            # A running request gets no new hits.
+            return max(required - held, 0)
+        skipped_blocks = self.get_num_skipped_tokens(total_computed_tokens) // self.block_size
+        new_blocks = max(required - max(skipped_blocks, len(new_computed_blocks) + held), 0)
+        # Hits below the window are never touched (they become null), so they cost nothing.
+        skip_hits = max(0, skipped_blocks - held)
+        evictable = 0
+        for blk in new_computed_blocks[skip_hits:] if skip_hits else new_computed_blocks:
+            if blk.ref_cnt == 0 and not blk.is_null:
+                evictable += 1
+        return new_blocks + evictable
+
+    # --- hits -------------------------------------------------------------------------
+    def add_local_computed_blocks(self, request_id: str,
+                                  new_computed_blocks: Sequence[KVCacheBlock],
+                                  num_local_computed_tokens: int,
+                                  num_external_computed_tokens: int = 0) -> None:
+        """Adopt a new request's prefix hit: touch the blocks and start its table with them.
+
+        Hits below the attention window become null entries instead of being touched.
+        """
+        req_blocks = self.req_to_blocks.setdefault(request_id, [])
+        assert not req_blocks, "hits are only added to a request with no blocks yet"
+        skipped = self.get_num_skipped_tokens(
+            num_local_computed_tokens + num_external_computed_tokens) // self.block_size
+        if skipped > 0:
+            new_computed_blocks = new_computed_blocks[skipped:]
+        if self.enable_caching:
+            self.block_pool.touch(new_computed_blocks)
+            if self.tracer is not None:
+                real = [b for b in new_computed_blocks if not b.is_null]
+                if real:
+                    self.tracer.on_touch(self.kv_cache_group_id, [b.block_id for b in real],
+                                         [b.block_hash for b in real])
+        else:
+            assert not any(new_computed_blocks), "no hits without prefix caching"
+        if skipped > 0:
+            req_blocks.extend([self._null_block] * skipped)
+        req_blocks.extend(new_computed_blocks)
+        # Every adopted entry (nulls included) is already cached.
+        self.num_cached_block[request_id] = len(req_blocks)
+
+    def allocate_external_computed_blocks(self, request_id: str, num_local_computed_tokens: int,
+                                          num_external_computed_tokens: int) -> None:
+        """Fresh blocks for tokens a KV connector supplies (inside the window only)."""
+        total = num_local_computed_tokens + num_external_computed_tokens
+        req_blocks = self.req_to_blocks.setdefault(request_id, [])
+        skipped = self.get_num_skipped_tokens(total) // self.block_size
+        if skipped > len(req_blocks):
+            req_blocks.extend([self._null_block] * (skipped - len(req_blocks)))
+        n = cdiv(total, self.block_size) - len(req_blocks)
+        if n > 0:
+            new = self.block_pool.get_new_blocks(n)
+            req_blocks.extend(new)
+            if self.tracer is not None:
+                self.tracer.on_allocate(self.kv_cache_group_id, [b.block_id for b in new])
+
+    # --- allocation -------------------------------------------------------------------
+    def allocate_new_blocks(self, request_id: str, num_tokens: int) -> list[KVCacheBlock]:
+        """Grow the table to hold ``num_tokens`` slots; return only the new blocks."""
+        req_blocks = self.req_to_blocks.get(request_id)
+        if req_blocks is None:
+            req_blocks = self.req_to_blocks[request_id] = []
+        n = -(-num_tokens // self.block_size) - len(req_blocks)
+        if n <= 0:
+            return []
+        new = self.block_pool.get_new_blocks(n)
+        req_blocks.extend(new)
+        if self.tracer is not None:
+            self.tracer.on_allocate(self.kv_cache_group_id, [b.block_id for b in new])
+        return new
+
+    def cache_blocks(self, request: Request, num_tokens: int) -> None:
+        """Register every block that ``num_tokens`` fills (and the request has hashes for)."""
+        if not self.prefix_cacheable:
+            return
+        rid = request.request_id
+        num_cached = self.num_cached_block.get(rid, 0)
+        num_full = min(num_tokens, len(request.block_hashes) * self.block_pool.hash_block_size
+                       ) // self.block_size
+        if num_cached >= num_full:
+            return
+        mask = self.reachable_block_mask(num_cached, num_full)
+        self.block_pool.cache_full_blocks(request, self.req_to_blocks[rid], num_cached,
+                                          num_full, self.block_size, self.kv_cache_group_id,
+                                          mask)
+        self.num_cached_block[rid] = num_full
+
+    def reachable_block_mask(self, start_block: int, end_block: int) -> list[bool] | None:
+        """Which of the blocks ``[start, end)`` could ever serve a hit (None: all of them)."""
+        return None
+
+    # --- release ----------------------------------------------------------------------
+    def free(self, request_id: str) -> None:
+        """Release the request's table, tail first: its deepest blocks are evicted first."""
+        blocks = self.req_to_blocks.pop(request_id, None)
+        self.num_cached_block.pop(request_id, None)
+        if not blocks:
+            return
+        ordered = blocks[::-1]
+        self.block_pool.free_blocks(ordered)
+        if self.tracer is not None:
+            self._trace_free([b for b in ordered if not b.is_null])
+
+    def _trace_free(self, released: list[KVCacheBlock]) -> None:
+        if not released:
+            return
+        freed = [b for b in released if b.ref_cnt == 0]
+        self.tracer.on_free(self.kv_cache_group_id, [b.block_id for b in released],  # type: ignore[union-attr]
+                            [b.block_id for b in freed],
+                            [b.block_id for b in freed if b.block_hash is not None])
+
+    def remove_skipped_blocks(self, request_id: str, num_computed_tokens: int) -> None:
+        """Free the blocks attention no longer reads and null their table entries.
+
+        Runs before the fit check of every allocation (and frees even if that then fails).
+        Walks from the last skipped block down to the first null entry, so the later block is
+        freed (and evicted) first.
+        """
+        skipped_tokens = self.get_num_skipped_tokens(num_computed_tokens)
+        if skipped_tokens <= 0:
+            return
+        blocks = self.req_to_blocks.setdefault(request_id, [])
+        k = min(skipped_tokens // self.block_size, len(blocks))
+        null = self._null_block
+        removed = []
+        for i in range(k - 1, -1, -1):
+            blk = blocks[i]
+            if blk is null:
+                break
+            removed.append(blk)
+            blocks[i] = null
+        if removed:
+            self.block_pool.free_blocks(removed)
+            if self.tracer is not None:
+                self._trace_free(removed)
+
+    def get_num_skipped_tokens(self, num_computed_tokens: int) -> int:
+        """Leading tokens attention no longer reads once ``num_computed_tokens`` are computed."""
+        return 0
+
+    def get_num_common_prefix_blocks(self, request_id: str) -> int:
+        return 0
+
+    # --- lookup -----------------------------------------------------------------------
+    @classmethod
+    @abstractmethod
+    def find_longest_cache_hit(cls, block_hashes, max_length: int,
+                               kv_cache_group_ids: Sequence[int], block_pool: BlockPool,
+                               kv_cache_spec: KVCacheSpec, drop_eagle_block: bool = False,
+                               alignment_tokens: int | None = None
+                               ) -> tuple[tuple[list[KVCacheBlock], ...], int]:
+        """The longest cached prefix of at most ``max_length`` tokens that every group in
+        ``kv_cache_group_ids`` holds: one block list per group (null blocks where the group
+        needs nothing) and the hit length in tokens, a multiple of ``alignment_tokens``."""

@@ -1,0 +1,93 @@
+"""Which manager runs which spec, and how an op script's group config becomes a spec.
+
+Two tables, each extended by one call:
+
+* `register_manager(SpecClass, ManagerClass, kind=...)`: the manager for a spec type (looked up
+  along the spec's MRO, so a subclass inherits its parent's manager unless registered itself)
+  and the ``kv_cache_spec_kind`` string vLLM puts in `BlockStored` events.
+* `register_group_type(name, build)`: an op-script group type, e.g. ``{"type": "full"}``;
+  ``build(group_config: dict, block_size: int) -> spec`` raises ValueError with a message naming
+  the bad field.
+
+vLLM's `spec_manager_map` / `KVCacheSpecRegistry` in small.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from kvcore.managers.base import SingleTypeKVCacheManager
+from kvcore.managers.full_attention import FullAttentionManager
+from kvcore.managers.sliding_window import SlidingWindowManager
+from kvcore.specs import FullAttentionSpec, KVCacheSpec, SlidingWindowSpec
+
+MANAGERS: dict[type, type[SingleTypeKVCacheManager]] = {}
+SPEC_KINDS: dict[type, str] = {}
+GROUP_TYPES: dict[str, Callable[[dict, int], KVCacheSpec]] = {}
+
+
+def register_manager(spec_cls: type, manager_cls: type[SingleTypeKVCacheManager],
+                     kind: str = "unknown") -> None:
+    MANAGERS[spec_cls] = manager_cls
+    SPEC_KINDS[spec_cls] = kind
+
+
+def register_group_type(name: str, build: Callable[[dict, int], KVCacheSpec],
+                        aliases: tuple[str, ...] = ()) -> None:
+    for n in (name, *aliases):
+        GROUP_TYPES[n] = build
+
+
+def _lookup(table: dict[type, Any], spec: KVCacheSpec) -> Any:
+    for cls in type(spec).__mro__:
+        if cls in table:
+            return table[cls]
+    return None
+
+
+def get_manager_class(spec: KVCacheSpec) -> type[SingleTypeKVCacheManager]:
+    cls = _lookup(MANAGERS, spec)
+    if cls is None:
+        raise ValueError(f"no KV cache manager registered for {type(spec).__name__}")
+    return cls
+
+
+def spec_kind(spec: KVCacheSpec) -> str:
+    """vLLM's `KVCacheSpecKind` value for events (``full_attention``, ``sliding_window``...)."""
+    return _lookup(SPEC_KINDS, spec) or "unknown"
+
+
+def spec_sliding_window(spec: KVCacheSpec) -> int | None:
+    """The window events report: only a sliding-window spec has one (as in vLLM)."""
+    return spec.sliding_window if isinstance(spec, SlidingWindowSpec) else None
+
+
+def _positive_int(cfg: dict, key: str) -> int:
+    if key not in cfg:
+        raise ValueError(f"field '{key}': missing (group type {cfg.get('type')!r} needs it)")
+    v = cfg[key]
+    if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+        raise ValueError(f"field '{key}': must be a positive integer, got {v!r}")
+    return v
+
+
+def spec_from_group_config(cfg: Any, block_size: int) -> KVCacheSpec:
+    """The spec for one op-script group (1 KV head of size 1, float32: sizes do not matter)."""
+    if not isinstance(cfg, dict):
+        raise ValueError(f"field 'groups': each group must be an object, got {cfg!r}")
+    kind = cfg.get("type")
+    build = GROUP_TYPES.get(kind)  # type: ignore[arg-type]
+    if build is None:
+        raise ValueError(f"field 'type': unknown group type {kind!r} "
+                         f"(known: {', '.join(sorted(GROUP_TYPES))})")
+    return build(cfg, block_size)
+
+
+register_manager(FullAttentionSpec, FullAttentionManager, "full_attention")
+register_manager(SlidingWindowSpec, SlidingWindowManager, "sliding_window")
+register_group_type("full", lambda cfg, bs: FullAttentionSpec(block_size=bs))
+register_group_type(
+    "sliding_window",
+    lambda cfg, bs: SlidingWindowSpec(block_size=bs,
+                                      sliding_window=_positive_int(cfg, "sliding_window")),
+    aliases=("sliding", "swa"))

@@ -1,0 +1,104 @@
+"""Sliding window attention: a token reads only the last ``sliding_window`` tokens.
+
+So a hit need not be a full prefix: it is enough that the blocks covering the last W-1 tokens
+before the hit's end are cached; everything before them is a null entry. The lookup scans right
+to left for the first run of ``cdiv(W - 1, block_size)`` cached blocks. Blocks that slide out of
+the window are freed during the request (`remove_skipped_blocks`), before any allocation.
+"""
+
+from __future__ import annotations
+
+from kvcore.hashing import resolve_block_hashes
+from kvcore.managers.base import SingleTypeKVCacheManager
+from kvcore.specs import SlidingWindowSpec, cdiv
+
+
+def contiguous_blocks_for_hit(window: int, block_size: int, use_eagle: bool) -> int:
+    # EAGLE drops the last matched block, so it needs one more in the run.
+    return cdiv(window - 1, block_size) + (1 if use_eagle else 0)
+
+
+def max_admission_blocks(spec: SlidingWindowSpec, max_in_flight_tokens: int,
+                         max_model_len: int) -> int:
+    """Most blocks one request can hold at once: the window plus what is in flight, +1 because
+    the window need not start on a block boundary."""
+    n = min(spec.sliding_window - 1 + max_in_flight_tokens, max_model_len)
+    return cdiv(n, spec.block_size) + 1
+
+
+class SlidingWindowManager(SingleTypeKVCacheManager):
+    skips_tokens = True
+
+    def __init__(self, kv_cache_spec: SlidingWindowSpec, *args, **kwargs) -> None:
+        super().__init__(kv_cache_spec, *args, **kwargs)
+        self.sliding_window = kv_cache_spec.sliding_window
+
+    @classmethod
+    def admission_cap(cls, spec, max_in_flight_tokens: int, max_model_len: int) -> int | None:
+        return max_admission_blocks(spec, max_in_flight_tokens, max_model_len)
+
+    @classmethod
+    def find_longest_cache_hit(cls, block_hashes, max_length, kv_cache_group_ids, block_pool,
+                               kv_cache_spec, drop_eagle_block=False, alignment_tokens=None):
+        bs = kv_cache_spec.block_size
+        if alignment_tokens is None:
+            alignment_tokens = bs
+        hashes = resolve_block_hashes(block_hashes, block_pool.hash_block_size, bs)
+        need = contiguous_blocks_for_hit(kv_cache_spec.sliding_window, bs, drop_eagle_block)
+        max_blocks = min(max_length // bs, len(hashes))
+        null = block_pool.null_block
+        computed = tuple([null] * max_blocks for _ in kv_cache_group_ids)
+        run = 0
+        found = False
+        get = block_pool.get_cached_block
+        for i in range(max_blocks - 1, -1, -1):
+            cached = get(hashes[i], kv_cache_group_ids)
+            if cached is None:
+                run = 0
+                continue
+            if run == 0 and bs != alignment_tokens:
+                # A run must end on an aligned boundary.
+                end_blocks = i if drop_eagle_block else i + 1
+                if (end_blocks * bs) % alignment_tokens != 0:
+                    continue
+            for lst, blk in zip(computed, cached):
+                lst[i] = blk
+            run += 1
+            if run >= need:
+                for lst in computed:
+                    del lst[i + run:]  # drop the trailing nulls
+                found = True
+                break
+        if not found:
+            # Only a run starting at block 0 counts: the whole prefix fits in the window.
+            for lst in computed:
+                del lst[run:]
+            while bs != alignment_tokens and len(computed[0]) * bs % alignment_tokens != 0:
+                for lst in computed:
+                    lst.pop()
+        if drop_eagle_block and computed[0]:
+            for lst in computed:
+                lst.pop()
+            while bs != alignment_tokens and len(computed[0]) * bs % alignment_tokens != 0:
+                for lst in computed:
+                    lst.pop()
+        return computed, len(computed[0]) * bs
+
+    def get_num_skipped_tokens(self, num_computed_tokens: int) -> int:
+        """Tokens before the window of the next token: with W=4 and 7 computed, tokens 0-3."""
+        return max(0, num_computed_tokens - self.sliding_window + 1)
+
+    def reachable_block_mask(self, start_block: int, end_block: int) -> list[bool] | None:
+        """With hits aligned to a scheduler block larger than this group's block, only the
+        blocks ending a window-sized run before each aligned boundary can ever be hit."""
+        align = self.cache_hit_alignment_tokens
+        bs = self.block_size
+        if align % bs != 0:
+            return None
+        need = contiguous_blocks_for_hit(self.sliding_window, bs, self.use_eagle)
+        per_segment = align // bs
+        if need >= per_segment:
+            return None
+        shift = 1 if self.use_eagle else 0
+        return [i >= shift and (i - shift) % per_segment >= per_segment - need
+                for i in range(start_block, end_block)]

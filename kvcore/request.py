@@ -1,0 +1,118 @@
+"""`Request`: the scheduler's view of one request, as much of vLLM's `v1/request.py` as the KV
+cache stack reads.
+
+It holds the token ids (prompt, then appended outputs), the chained ``block_hashes`` of every
+full block (kept up to date by the `BlockHasher` on creation and on every appended token, so
+blocks filled by decode tokens are hashed too), ``num_computed_tokens``, status, priority,
+arrival time, and the inputs of extra hash keys (LoRA, multimodal items, cache salt).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Callable
+
+
+class RequestStatus(enum.IntEnum):
+    WAITING = 0
+    RUNNING = 1
+    PREEMPTED = 2
+    FINISHED_STOPPED = 3
+    FINISHED_LENGTH_CAPPED = 4
+    FINISHED_ABORTED = 5
+
+    @property
+    def is_finished(self) -> bool:
+        return self >= RequestStatus.FINISHED_STOPPED
+
+
+@dataclass(frozen=True, slots=True)
+class LoRARequest:
+    """A LoRA adapter: its name and path enter every block hash (0.33's tagged key)."""
+
+    lora_name: str
+    lora_int_id: int
+    lora_path: str = ""
+
+    @property
+    def adapter_id(self) -> int:
+        return self.lora_int_id
+
+    @property
+    def name(self) -> str:
+        return self.lora_name
+
+
+@dataclass(frozen=True, slots=True)
+class MultiModalFeature:
+    """One multimodal item: its content identifier and the token span it occupies."""
+
+    identifier: str
+    offset: int
+    length: int
+
+
+class Request:
+    __slots__ = ("request_id", "prompt_token_ids", "all_token_ids", "num_prompt_tokens",
+                 "num_tokens", "block_hashes", "num_computed_tokens", "status", "priority",
+                 "arrival_time", "lora_request", "cache_salt", "mm_features", "max_tokens",
+                 "num_preemptions", "num_cached_tokens", "skip_reading_prefix_cache",
+                 "num_in_flight_tokens", "session_id", "_block_hasher", "__weakref__")
+
+    def __init__(self, request_id: str, prompt_token_ids: list[int],
+                 block_hasher: Callable[[Request], list[bytes]] | None = None, *,
+                 arrival_time: float = 0.0, priority: int = 0, max_tokens: int | None = None,
+                 lora_request: LoRARequest | None = None, cache_salt: str | None = None,
+                 mm_features: list[MultiModalFeature] | None = None,
+                 skip_reading_prefix_cache: bool = False, session_id: str | None = None) -> None:
+        self.request_id = request_id
+        self.prompt_token_ids = prompt_token_ids
+        self.all_token_ids = list(prompt_token_ids)
+        self.num_prompt_tokens = len(prompt_token_ids)
+        # An attribute, not a property: read on every manager call.
+        self.num_tokens = self.num_prompt_tokens
+        self.num_computed_tokens = 0
+        self.status = RequestStatus.WAITING
+        self.priority = priority
+        self.arrival_time = arrival_time
+        self.max_tokens = max_tokens
+        self.lora_request = lora_request
+        self.cache_salt = cache_salt
+        self.mm_features = sorted(mm_features, key=lambda f: f.offset) if mm_features else []
+        self.num_preemptions = 0
+        self.num_cached_tokens = -1  # prefix-hit tokens at first admission (-1: not yet)
+        self.skip_reading_prefix_cache = skip_reading_prefix_cache
+        self.num_in_flight_tokens = 0  # synchronous scheduling: nothing in flight
+        self.session_id = session_id
+        self._block_hasher = block_hasher
+        self.block_hashes: list[bytes] = []
+        if block_hasher is not None:
+            self.block_hashes = block_hasher(self)
+
+    @property
+    def output_token_ids(self) -> list[int]:
+        return self.all_token_ids[self.num_prompt_tokens:]
+
+    @property
+    def num_output_tokens(self) -> int:
+        return self.num_tokens - self.num_prompt_tokens
+
+    def append_output_token_ids(self, token_ids: int | list[int]) -> None:
+        """Append sampled token(s); hash every block they complete."""
+        if isinstance(token_ids, int):
+            self.all_token_ids.append(token_ids)
+        else:
+            self.all_token_ids.extend(token_ids)
+        self.num_tokens = len(self.all_token_ids)
+        if self._block_hasher is not None:
+            new = self._block_hasher(self)
+            if new:
+                self.block_hashes.extend(new)
+
+    def is_finished(self) -> bool:
+        return self.status.is_finished
+
+    def __repr__(self) -> str:
+        return (f"Request({self.request_id!r}, tokens={self.num_tokens}, "
+                f"computed={self.num_computed_tokens}, status={self.status.name})")
