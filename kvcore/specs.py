@@ -1,17 +1,27 @@
 """KV cache specs: what one layer keeps per block, and how many bytes a block costs.
 
-vLLM's `vllm/v1/kv_cache_interface.py` in words: every spec is a frozen dataclass with a
-`block_size`; attention specs add the KV geometry. A manager is chosen by the spec's type
-(see `kvcore.managers.registry`). Sizing (`page_size_bytes`, `max_memory_usage_bytes`,
-merging) is extended by the sizing layer (`kvcore.sizing`).
+vLLM's `vllm/v1/kv_cache_interface.py` in words (reference §9.5). Every spec is a frozen
+dataclass with a `block_size`; attention specs add the KV geometry. A manager is chosen by the
+spec's type (see `kvcore.managers.registry`). Each spec answers three questions:
+
+* ``page_size_bytes``: bytes one block of this layer occupies;
+* ``max_memory_usage_bytes(ctx)``: bytes one request at ``ctx.max_model_len`` can hold at most
+  (what the memory check and the max-concurrency figure use);
+* ``merge(specs)``: the one spec that stands for several layers in a group, or an error when the
+  layers cannot share a block table (``AssertionError`` for a different kind or geometry,
+  ``ValueError`` for full-attention layers with different windows, as in vLLM).
+
+Dtypes are strings ("bfloat16", "float16", "float32", "fp8", ...); ``DTYPE_BYTES`` sizes them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "fp8": 1, "float8_e4m3fn": 1,
-               "float8_e5m2": 1, "int8": 1, "uint8": 1}
+               "float8_e5m2": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "int8": 1, "uint8": 1}
 
 
 def cdiv(a: int, b: int) -> int:
@@ -19,12 +29,50 @@ def cdiv(a: int, b: int) -> int:
 
 
 @dataclass(frozen=True, slots=True)
+class SizingContext:
+    """The engine settings that decide how much one request may hold (vLLM's VllmConfig, reduced).
+
+    ``max_in_flight_tokens`` is vLLM 0.33's bound on tokens scheduled but not yet settled:
+    ``max_concurrent_batches * max_num_batched_tokens`` (2 batches with async scheduling, vLLM's
+    default; 1 without). Sliding-window and chunked-local layers reserve for it.
+    """
+
+    max_model_len: int
+    max_num_batched_tokens: int = 8192
+    max_concurrent_batches: int = 1
+    max_num_encoder_input_tokens: int = 0
+    mamba_cache_mode: str = "align"  # "align" (prefix caching on) or "none"
+
+    @property
+    def max_in_flight_tokens(self) -> int:
+        return self.max_concurrent_batches * self.max_num_batched_tokens
+
+    def with_max_model_len(self, n: int) -> SizingContext:
+        return replace(self, max_model_len=n)
+
+
+@dataclass(frozen=True, slots=True)
 class KVCacheSpec:
     block_size: int
+
+    kind = "base"  # a short name used in output and in the manager registry's messages
 
     @property
     def page_size_bytes(self) -> int:
         raise NotImplementedError
+
+    def max_memory_usage_bytes(self, ctx: SizingContext) -> int:
+        raise NotImplementedError
+
+    def copy_with_new_block_size(self, block_size: int) -> KVCacheSpec:
+        return replace(self, block_size=block_size)
+
+    @classmethod
+    def merge(cls, specs: list[KVCacheSpec]) -> KVCacheSpec:
+        """Layers of most kinds share a group only when their specs are identical."""
+        if not all(s == specs[0] for s in specs[1:]):
+            raise AssertionError("All layers in the same KV cache group must be the same.")
+        return specs[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,28 +80,222 @@ class AttentionSpec(KVCacheSpec):
     num_kv_heads: int = 1
     head_size: int = 1
     dtype: str = "float32"
+    # vLLM 0.33 pads a page up to a common size (Mamba, or attention pages that do not divide).
+    page_size_padded: int | None = None
+
+    kind = "attention"
+
+    @property
+    def real_page_size_bytes(self) -> int:
+        # K and V: the factor 2.
+        return 2 * self.block_size * self.num_kv_heads * self.head_size * DTYPE_BYTES[self.dtype]
 
     @property
     def page_size_bytes(self) -> int:
-        # K and V: the factor 2.
-        return 2 * self.block_size * self.num_kv_heads * self.head_size * DTYPE_BYTES[self.dtype]
+        if self.page_size_padded is not None:
+            return self.page_size_padded
+        return self.real_page_size_bytes
+
+    def _same_geometry(self, other: AttentionSpec) -> bool:
+        return (self.block_size, self.num_kv_heads, self.head_size, self.dtype,
+                self.page_size_padded) == (other.block_size, other.num_kv_heads,
+                                           other.head_size, other.dtype, other.page_size_padded)
+
+
+def _one_window(values: set[int]) -> int | None:
+    if len(values) > 1:
+        raise ValueError("All attention layers in the same KV cache group must have the same "
+                         f"window size (got {sorted(values)}).")
+    return next(iter(values), None)
 
 
 @dataclass(frozen=True, slots=True)
 class FullAttentionSpec(AttentionSpec):
-    # Set only when layers of different kinds were unified into one full-attention layout.
+    # Set only when layers of different kinds were unified into one full-attention layout
+    # (vLLM's --disable-hybrid-kv-cache-manager): memory for every token, windowed compute.
     sliding_window: int | None = None
     attention_chunk_size: int | None = None
+
+    kind = "full"
+
+    def max_memory_usage_bytes(self, ctx: SizingContext) -> int:
+        return cdiv(ctx.max_model_len, self.block_size) * self.page_size_bytes
+
+    @classmethod
+    def merge(cls, specs: list[KVCacheSpec]) -> KVCacheSpec:
+        if not all(isinstance(s, FullAttentionSpec) for s in specs):
+            raise AssertionError("All attention layers in the same KV cache group must be "
+                                 "FullAttentionSpec.")
+        first = specs[0]
+        mla = [isinstance(s, MLAAttentionSpec) for s in specs]
+        if any(mla) and not all(mla):
+            raise AssertionError("MLA and non-MLA layers cannot share a KV cache group.")
+        window = _one_window({s.sliding_window for s in specs if s.sliding_window is not None})
+        chunk = _one_window({s.attention_chunk_size for s in specs
+                             if s.attention_chunk_size is not None})
+        if not all(first._same_geometry(s) for s in specs):
+            raise AssertionError("All attention layers in the same KV cache group must have the "
+                                 "same attention spec.")
+        if window is not None and chunk is not None:
+            raise AssertionError("Model with both sliding window layers and chunked local "
+                                 "attention layers is not supported.")
+        return replace(first, sliding_window=window, attention_chunk_size=chunk)
+
+
+@dataclass(frozen=True, slots=True)
+class MLAAttentionSpec(FullAttentionSpec):
+    """Multi-head latent attention: one latent vector per token, so no factor 2 for K and V."""
+
+    cache_dtype_str: str | None = None
+
+    kind = "mla"
+
+    @property
+    def real_page_size_bytes(self) -> int:
+        if self.cache_dtype_str == "fp8_ds_mla":
+            # DeepSeek's fp8 MLA layout: 656 bytes a token.
+            return self.block_size * 656
+        return self.block_size * self.num_kv_heads * self.head_size * DTYPE_BYTES[self.dtype]
+
+    @classmethod
+    def merge(cls, specs: list[KVCacheSpec]) -> KVCacheSpec:
+        if not all(isinstance(s, MLAAttentionSpec) for s in specs):
+            raise AssertionError("All attention layers in the same KV cache group must be "
+                                 "MLAAttentionSpec.")
+        if len({s.cache_dtype_str for s in specs}) != 1:
+            raise AssertionError("All MLA layers in the same KV cache group must use the same "
+                                 "quantization method.")
+        return FullAttentionSpec.merge.__func__(cls, specs)
 
 
 @dataclass(frozen=True, slots=True)
 class SlidingWindowSpec(AttentionSpec):
     sliding_window: int = 0
 
+    kind = "sliding_window"
+
+    def max_memory_usage_bytes(self, ctx: SizingContext) -> int:
+        # The last W-1 computed tokens plus everything in flight; +1 block because the window
+        # need not start on a block boundary ([XXCD][EF] holds the window CDEF with bs 4).
+        tokens = min(self.sliding_window - 1 + ctx.max_in_flight_tokens, ctx.max_model_len)
+        return (cdiv(tokens, self.block_size) + 1) * self.page_size_bytes
+
 
 @dataclass(frozen=True, slots=True)
 class ChunkedLocalAttentionSpec(AttentionSpec):
     attention_chunk_size: int = 0
+
+    kind = "chunked_local"
+
+    def max_memory_usage_bytes(self, ctx: SizingContext) -> int:
+        tokens = min(self.attention_chunk_size + ctx.max_in_flight_tokens, ctx.max_model_len)
+        return cdiv(tokens, self.block_size) * self.page_size_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class EncoderOnlyAttentionSpec(AttentionSpec):
+    """Bidirectional encoder layers: attention, but nothing is kept between steps."""
+
+    kind = "encoder_only"
+
+    def max_memory_usage_bytes(self, ctx: SizingContext) -> int:
+        return 0
+
+
+@dataclass(frozen=True, slots=True)
+class CrossAttentionSpec(AttentionSpec):
+    """Decoder layers attending to encoder states (Whisper): sized by the encoder input."""
+
+    kind = "cross_attention"
+
+    def max_memory_usage_bytes(self, ctx: SizingContext) -> int:
+        return cdiv(ctx.max_num_encoder_input_tokens, self.block_size) * self.page_size_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class MambaSpec(KVCacheSpec):
+    """A recurrent layer's state: a fixed number of bytes per request, whatever its length.
+
+    ``shapes``/``dtypes`` are the state tensors (conv state, SSM state) of ONE request on one
+    worker; a block holds one state. ``block_size`` is how many tokens a state stands for
+    (vLLM: the attention block size in ``align`` mode, max_model_len otherwise).
+    """
+
+    shapes: tuple[tuple[int, ...], ...] = ()
+    dtypes: tuple[str, ...] = ()
+    page_size_padded: int | None = None
+    mamba_type: str = "mamba2"
+    num_speculative_blocks: int = 0
+
+    kind = "mamba"
+
+    @property
+    def real_page_size_bytes(self) -> int:
+        return sum(math.prod(s) * DTYPE_BYTES[d] for s, d in zip(self.shapes, self.dtypes))
+
+    @property
+    def page_size_bytes(self) -> int:
+        if self.page_size_padded is not None:
+            return self.page_size_padded
+        return self.real_page_size_bytes
+
+    def max_memory_usage_bytes(self, ctx: SizingContext) -> int:
+        # 0.33: constant per request. "align" mode keeps the running state plus the last
+        # block-aligned checkpoint (2 blocks); "none" keeps one.
+        base = 2 if ctx.mamba_cache_mode == "align" else 1
+        return self.page_size_bytes * (base + self.num_speculative_blocks)
+
+
+@dataclass(frozen=True, slots=True)
+class UniformTypeKVCacheSpecs(KVCacheSpec):
+    """Layers of one kind (same block size, same token slots) but different sizes, in ONE group.
+
+    E.g. full-attention layers with head sizes 128 and 64. A block then costs the sum of the
+    member pages; each layer keeps its own tensor.
+    """
+
+    kv_cache_specs: dict[str, KVCacheSpec] = field(default_factory=dict, hash=False)
+
+    kind = "uniform_type"
+
+    @property
+    def first_spec(self) -> KVCacheSpec:
+        return next(iter(self.kv_cache_specs.values()))
+
+    @property
+    def page_size_bytes(self) -> int:
+        return sum(s.page_size_bytes for s in self.kv_cache_specs.values())
+
+    def max_memory_usage_pages(self, ctx: SizingContext) -> int:
+        return max(cdiv(s.max_memory_usage_bytes(ctx), s.page_size_bytes)
+                   for s in self.kv_cache_specs.values())
+
+    def max_memory_usage_bytes(self, ctx: SizingContext) -> int:
+        return self.max_memory_usage_pages(ctx) * self.page_size_bytes
+
+    @staticmethod
+    def same_type(a: KVCacheSpec, b: KVCacheSpec) -> bool:
+        """Whether two layers always need the same number of token slots."""
+        if a.block_size != b.block_size:
+            return False
+        if isinstance(a, FullAttentionSpec):
+            return isinstance(b, FullAttentionSpec)
+        if isinstance(a, SlidingWindowSpec):
+            return isinstance(b, SlidingWindowSpec) and a.sliding_window == b.sliding_window
+        if isinstance(a, ChunkedLocalAttentionSpec):
+            return (isinstance(b, ChunkedLocalAttentionSpec)
+                    and a.attention_chunk_size == b.attention_chunk_size)
+        if isinstance(a, MambaSpec):
+            return (isinstance(b, MambaSpec) and a.page_size_bytes == b.page_size_bytes
+                    and a.num_speculative_blocks == b.num_speculative_blocks)
+        return type(a) is type(b)
+
+    @classmethod
+    def from_specs(cls, specs: dict[str, KVCacheSpec]) -> UniformTypeKVCacheSpecs | None:
+        first = next(iter(specs.values()))
+        if all(cls.same_type(first, s) for s in specs.values()):
+            return cls(block_size=first.block_size, kv_cache_specs=dict(specs))
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,3 +304,34 @@ class KVCacheGroupSpec:
 
     layer_names: tuple[str, ...]
     kv_cache_spec: KVCacheSpec
+
+
+@dataclass(frozen=True, slots=True)
+class KVCacheTensor:
+    """One physical buffer of ``size`` bytes; ``shared_by`` lists the layers (one per group at
+    most) that view it. A block id means "page b" of this buffer for whichever group owns it."""
+
+    size: int
+    shared_by: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class KVCacheConfig:
+    """What the engine allocates: ``num_blocks`` (block 0 being the null block), the tensors and
+    the groups (each with its own block table and manager)."""
+
+    num_blocks: int
+    kv_cache_tensors: tuple[KVCacheTensor, ...]
+    kv_cache_groups: tuple[KVCacheGroupSpec, ...]
+
+    @property
+    def block_size(self) -> int:
+        """The smallest block size among the groups (they differ only after page unification)."""
+        return min((g.kv_cache_spec.block_size for g in self.kv_cache_groups), default=0)
+
+
+def spec_kind(spec: Any) -> str:
+    """The group type name used by op scripts and `kvcli config` (``full``, ``sliding_window``...)."""
+    if isinstance(spec, UniformTypeKVCacheSpecs):
+        return spec_kind(spec.first_spec)
+    return spec.kind

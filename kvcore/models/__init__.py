@@ -1,0 +1,13 @@
+"""Model geometry for KV cache sizing: presets typed in from public config.json files, a reader
+for a Hugging Face config.json on disk, explicit geometry, and a weights estimate.
+
+    from kvcore.models import load_preset, read_hf_config, load_hf_config, layer_specs
+"""
+
+from kvcore.models.geometry import ModelGeometry, MambaGeometry, layer_specs
+from kvcore.models.hf_config import load_hf_config, read_hf_config
+from kvcore.models.presets import PRESETS, find_preset, load_preset, preset_names
+from kvcore.models.weights import estimate_weights_bytes
+
+__all__ = ["ModelGeometry", "MambaGeometry", "layer_specs", "load_hf_config", "read_hf_config",
+           "PRESETS", "find_preset", "load_preset", "preset_names", "estimate_weights_bytes"]

@@ -1,0 +1,153 @@
+"""A model's geometry as the KV cache sees it, and the per-layer specs built from it.
+
+`ModelGeometry` is what `kvcore.models.hf_config.read_hf_config` makes of a Hugging Face
+`config.json`. `layer_specs(...)` turns it into vLLM's per-layer specs for one worker
+(layer name -> spec, in model order), the input of `kvcore.sizing.get_kv_cache_groups`.
+
+Per layer kind:
+* ``full``: ``FullAttentionSpec``; ``sliding``: ``SlidingWindowSpec(sliding_window)``;
+  ``chunked``: ``ChunkedLocalAttentionSpec(attention_chunk_size)``. K and V of
+  ``num_kv_heads // tp`` heads (at least 1: vLLM replicates KV heads when tp > heads) of
+  ``head_dim`` in the KV cache dtype. Per-head parameters such as gpt-oss's attention sinks are
+  weights, not KV: they cost nothing here.
+* ``mamba``: ``MambaSpec`` with vLLM's state shapes (conv state and SSM state, see
+  `mamba_state`), in the model dtype. As vLLM's platform code does for hybrid models, the
+  attention block size is raised until an attention page holds a Mamba state (in steps of the
+  attention kernel's block alignment, 16 for FlashAttention), and the Mamba page is padded to the
+  attention page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kvcore.specs import (
+    DTYPE_BYTES,
+    ChunkedLocalAttentionSpec,
+    FullAttentionSpec,
+    KVCacheSpec,
+    MambaSpec,
+    SlidingWindowSpec,
+    cdiv,
+)
+
+LAYER_KINDS = ("full", "sliding", "chunked", "mamba")
+# FlashAttention's smallest kernel block (vLLM: MultipleOf(16)); hybrid block sizes step by it.
+ATTENTION_KERNEL_BLOCK_ALIGNMENT = 16
+
+
+@dataclass(frozen=True, slots=True)
+class MambaGeometry:
+    version: str  # "mamba1" (Jamba) or "mamba2" (Bamba, Granite-4.0-H, Nemotron-H)
+    d_inner: int  # intermediate size = expand * hidden_size (or mamba_n_heads * mamba_d_head)
+    d_state: int
+    d_conv: int
+    n_heads: int = 0  # mamba2 only
+    d_head: int = 0
+    n_groups: int = 1
+    dt_rank: int = 0  # mamba1 only
+
+
+@dataclass(frozen=True, slots=True)
+class ModelGeometry:
+    name: str
+    model_type: str
+    layer_kinds: tuple[str, ...]
+    num_attention_heads: int
+    num_kv_heads: int
+    head_dim: int
+    hidden_size: int
+    dtype: str
+    max_position_embeddings: int
+    sliding_window: int | None = None
+    attention_chunk_size: int | None = None
+    mamba: MambaGeometry | None = None
+    # For the weights estimate only.
+    intermediate_size: int = 0
+    vocab_size: int = 0
+    tie_word_embeddings: bool = False
+    num_experts: int = 0
+    moe_intermediate_size: int = 0
+    moe_layers: tuple[bool, ...] = field(default=())  # per layer: MoE feed-forward or dense
+    attention_bias: bool = False
+    quantization: str | None = None
+    source: str = ""
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.layer_kinds)
+
+    def count(self, kind: str) -> int:
+        return sum(k == kind for k in self.layer_kinds)
+
+
+def kv_heads_per_worker(num_kv_heads: int, tp: int) -> int:
+    """vLLM splits KV heads over tensor-parallel ranks and replicates them when tp exceeds them."""
+    return max(1, num_kv_heads // tp)
+
+
+def mamba_state(m: MambaGeometry, dtype: str, tp: int) -> tuple[tuple[tuple[int, ...], ...],
+                                                                 tuple[str, ...]]:
+    """vLLM's `MambaStateShapeCalculator` for one worker: (conv state, SSM state) shapes.
+
+    mamba1: conv (d_conv - 1, d_inner/tp), SSM (d_inner/tp, d_state).
+    mamba2: conv (d_conv - 1, (d_inner + 2*n_groups'*d_state)/tp), SSM (n_heads/tp, d_head,
+    d_state), n_groups' = n_groups rounded so every head shard has its group.
+    Both states in the model dtype (vLLM's mamba_cache_dtype "auto").
+    """
+    if m.version == "mamba1":
+        shapes = ((m.d_conv - 1, m.d_inner // tp), (m.d_inner // tp, m.d_state))
+    else:
+        groups = m.n_groups + (0 if m.n_groups % tp == 0 else tp - m.n_groups)
+        conv_dim = m.d_inner + 2 * groups * m.d_state
+        shapes = ((m.d_conv - 1, conv_dim // tp), (m.n_heads // tp, m.d_head, m.d_state))
+    return shapes, (dtype, dtype)
+
+
+def hybrid_block_size(attn_page_per_token: int, mamba_page: int, block_size: int) -> int:
+    """The attention block size vLLM picks so that one attention page holds a Mamba state."""
+    align = max(ATTENTION_KERNEL_BLOCK_ALIGNMENT, block_size)
+    needed = align * cdiv(mamba_page, align * attn_page_per_token)
+    needed = ATTENTION_KERNEL_BLOCK_ALIGNMENT * cdiv(needed, ATTENTION_KERNEL_BLOCK_ALIGNMENT)
+    return max(block_size, needed)
+
+
+def layer_specs(g: ModelGeometry, *, block_size: int = 16, kv_cache_dtype: str = "auto",
+                tp: int = 1, max_model_len: int | None = None,
+                mamba_cache_mode: str = "align") -> dict[str, KVCacheSpec]:
+    """Layer name -> spec for one tensor-parallel worker, in model order."""
+    kv_dtype = g.dtype if kv_cache_dtype == "auto" else kv_cache_dtype
+    heads = kv_heads_per_worker(g.num_kv_heads, tp)
+    mamba = None
+    if g.mamba is not None and "mamba" in g.layer_kinds:
+        shapes, dtypes = mamba_state(g.mamba, g.dtype, tp)
+        mamba = MambaSpec(block_size, shapes=shapes, dtypes=dtypes, mamba_type=g.mamba.version)
+        if any(k != "mamba" for k in g.layer_kinds):
+            per_token = 2 * heads * g.head_dim * DTYPE_BYTES[kv_dtype]
+            block_size = hybrid_block_size(per_token, mamba.page_size_bytes, block_size)
+            attn_page = block_size * per_token
+            padded = attn_page if attn_page != mamba.page_size_bytes else None
+        else:
+            padded = None
+        mamba_bs = block_size if mamba_cache_mode == "align" else (max_model_len or block_size)
+        mamba = MambaSpec(mamba_bs, shapes=shapes, dtypes=dtypes, page_size_padded=padded,
+                          mamba_type=g.mamba.version)
+    out: dict[str, KVCacheSpec] = {}
+    for i, kind in enumerate(g.layer_kinds):
+        name = f"layers.{i}"
+        if kind == "mamba":
+            if mamba is None:
+                raise ValueError(f"{g.name}: layer {i} is a Mamba layer but the model has no "
+                                 "Mamba geometry")
+            out[name] = mamba
+        elif kind == "full":
+            out[name] = FullAttentionSpec(block_size, heads, g.head_dim, kv_dtype)
+        elif kind == "sliding":
+            out[name] = SlidingWindowSpec(block_size, heads, g.head_dim, kv_dtype,
+                                          sliding_window=g.sliding_window)
+        elif kind == "chunked":
+            out[name] = ChunkedLocalAttentionSpec(block_size, heads, g.head_dim, kv_dtype,
+                                                  attention_chunk_size=g.attention_chunk_size)
+        else:
+            raise ValueError(f"unknown layer kind {kind!r}")
+    return out

@@ -1,0 +1,174 @@
+"""Read a Hugging Face `config.json` (from disk or a preset dict) into a `ModelGeometry`.
+
+What decides each layer's kind, in this order (as vLLM's model code reads it):
+* ``layer_types`` ("full_attention", "sliding_attention", "chunked_attention", "mamba",
+  "attention"), when present;
+* Gemma-3 without ``layer_types``: ``sliding_window_pattern`` P (layer i slides unless
+  (i+1) % P == 0);
+* gpt-oss without ``layer_types``: even layers slide;
+* Jamba: ``attn_layer_period``/``attn_layer_offset`` (attention where i % period == offset,
+  Mamba elsewhere);
+* otherwise a ``sliding_window`` (unless ``use_sliding_window`` is false) makes every layer
+  slide, else every layer is full attention.
+A multimodal config's ``text_config`` is read in place of the top level. Missing keys that the
+model's own config class defaults are filled from `MODEL_TYPE_DEFAULTS`; a key the geometry
+needs that is neither given nor defaulted is an InputError naming it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from kvcore.errors import InputError
+from kvcore.models.geometry import MambaGeometry, ModelGeometry
+
+# Defaults of the transformers config classes for keys real checkpoints omit.
+MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
+    "gemma3_text": {"vocab_size": 262208, "sliding_window_pattern": 6, "head_dim": 256,
+                    "max_position_embeddings": 131072, "sliding_window": 4096,
+                    "tie_word_embeddings": True, "num_key_value_heads": 4},
+    "jamba": {"attn_layer_period": 8, "attn_layer_offset": 4, "expert_layer_period": 2,
+              "expert_layer_offset": 1, "mamba_d_state": 16, "mamba_d_conv": 4,
+              "mamba_expand": 2, "mamba_dt_rank": "auto", "num_experts": 16},
+}
+
+DTYPE_ALIASES = {"float16": "float16", "fp16": "float16", "half": "float16",
+                 "bfloat16": "bfloat16", "bf16": "bfloat16", "float32": "float32",
+                 "fp32": "float32", "float": "float32"}
+
+_LAYER_TYPE_NAMES = {"full_attention": "full", "attention": "full", "sliding_attention": "sliding",
+                     "chunked_attention": "chunked", "mamba": "mamba", "full": "full",
+                     "sliding": "sliding", "chunked": "chunked"}
+
+
+def load_hf_config(path: str | Path) -> dict[str, Any]:
+    """The JSON object in ``path``; an InputError when it cannot be read or is not an object."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text())
+    except OSError as err:
+        raise InputError(f"cannot read the model config: {err.strerror}", path=str(p)) from None
+    except json.JSONDecodeError as err:
+        raise InputError(f"not valid JSON: {err.msg}", path=str(p), line=err.lineno) from None
+    if not isinstance(data, dict):
+        raise InputError("a config.json must hold a JSON object", path=str(p))
+    return data
+
+
+def _text_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    text = cfg.get("text_config")
+    if isinstance(text, dict):
+        merged = {k: v for k, v in cfg.items() if k in ("torch_dtype", "dtype")}
+        merged.update(text)
+        merged.setdefault("model_type", text.get("model_type", cfg.get("model_type", "")))
+        return merged
+    return cfg
+
+
+def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> ModelGeometry:
+    """The geometry of a Hugging Face config dict (``source`` names it in error messages)."""
+    c = _text_config(cfg)
+    model_type = str(c.get("model_type", ""))
+    defaults = MODEL_TYPE_DEFAULTS.get(model_type, {})
+
+    def get(key: str, default: Any = None, *, required: bool = False) -> Any:
+        if key in c and c[key] is not None:
+            return c[key]
+        if key in defaults:
+            return defaults[key]
+        if required:
+            raise InputError(f"missing '{key}', needed to size the KV cache"
+                             + (f" (model_type {model_type!r})" if model_type else ""),
+                             path=source or None, field=key)
+        return default
+
+    def get_int(key: str, default: Any = None, *, required: bool = False) -> Any:
+        v = get(key, default, required=required)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+            raise InputError(f"expected a non-negative integer, got {v!r}", path=source or None,
+                             field=key)
+        return v
+
+    n_layers = get_int("num_hidden_layers", required=True)
+    heads = get_int("num_attention_heads", required=True)
+    hidden = get_int("hidden_size", required=True)
+    kv_heads = get_int("num_key_value_heads", heads)
+    head_dim = get_int("head_dim") or (hidden // heads if heads else 0)
+    raw_dtype = str(get("torch_dtype") or get("dtype") or "bfloat16")
+    dtype = DTYPE_ALIASES.get(raw_dtype)
+    if dtype is None:
+        raise InputError(f"unsupported dtype {raw_dtype!r}", path=source or None,
+                         field="torch_dtype")
+    kinds = _layer_kinds(c, model_type, n_layers, get, source)
+    window = get_int("sliding_window") if "sliding" in kinds else None
+    if "sliding" in kinds and not window:
+        raise InputError("sliding-window layers but no 'sliding_window'", path=source or None,
+                         field="sliding_window")
+    chunk = get_int("attention_chunk_size") if "chunked" in kinds else None
+    if "chunked" in kinds and not chunk:
+        raise InputError("chunked-local layers but no 'attention_chunk_size'",
+                         path=source or None, field="attention_chunk_size")
+    mamba = _mamba(c, model_type, hidden, get, get_int) if "mamba" in kinds else None
+    num_experts = get_int("num_local_experts") or get_int("num_experts") or 0
+    moe_inter = get_int("moe_intermediate_size") or get_int("intermediate_size", 0)
+    if model_type == "jamba":
+        period, offset = get_int("expert_layer_period"), get_int("expert_layer_offset")
+        moe_layers = tuple(i % period == offset for i in range(n_layers))
+    else:
+        moe_layers = tuple(num_experts > 0 for _ in range(n_layers))
+    quant = get("quantization_config", {}) or {}
+    max_pos = get_int("max_position_embeddings", required=True)
+    return ModelGeometry(
+        name=name or str(c.get("_name_or_path", "") or model_type), model_type=model_type,
+        layer_kinds=kinds, num_attention_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim,
+        hidden_size=hidden, dtype=dtype, max_position_embeddings=max_pos, sliding_window=window,
+        attention_chunk_size=chunk, mamba=mamba,
+        intermediate_size=get_int("intermediate_size", 0), vocab_size=get_int("vocab_size", 0),
+        tie_word_embeddings=bool(get("tie_word_embeddings", False)), num_experts=num_experts,
+        moe_intermediate_size=moe_inter if num_experts else 0, moe_layers=moe_layers,
+        attention_bias=bool(get("attention_bias", False)),
+        quantization=quant.get("quant_method") if isinstance(quant, dict) else None,
+        source=source)
+
+
+def _layer_kinds(c: dict[str, Any], model_type: str, n: int, get, source: str) -> tuple[str, ...]:
+    types = c.get("layer_types")
+    if types is not None:
+        if not isinstance(types, list) or len(types) != n:
+            raise InputError(f"'layer_types' must list {n} layer types (num_hidden_layers)",
+                             path=source or None, field="layer_types")
+        out = []
+        for t in types:
+            if t not in _LAYER_TYPE_NAMES:
+                raise InputError(f"unknown layer type {t!r}", path=source or None,
+                                 field="layer_types")
+            out.append(_LAYER_TYPE_NAMES[t])
+        return tuple(out)
+    if model_type == "gemma3_text":
+        p = get("sliding_window_pattern")
+        return tuple("full" if (i + 1) % p == 0 else "sliding" for i in range(n))
+    if model_type == "gpt_oss":
+        return tuple("sliding" if i % 2 == 0 else "full" for i in range(n))
+    if model_type == "jamba":
+        period, offset = get("attn_layer_period"), get("attn_layer_offset")
+        return tuple("full" if i % period == offset else "mamba" for i in range(n))
+    if c.get("sliding_window") and c.get("use_sliding_window", True) is not False:
+        return ("sliding",) * n
+    return ("full",) * n
+
+
+def _mamba(c: dict[str, Any], model_type: str, hidden: int, get, get_int) -> MambaGeometry:
+    d_state = get_int("mamba_d_state", required=True)
+    d_conv = get_int("mamba_d_conv", required=True)
+    if model_type == "jamba":
+        expand = get_int("mamba_expand", required=True)
+        dt_rank = get("mamba_dt_rank")
+        if dt_rank == "auto":
+            dt_rank = -(-hidden // 16)
+        return MambaGeometry("mamba1", expand * hidden, d_state, d_conv, dt_rank=int(dt_rank))
+    n_heads = get_int("mamba_n_heads", required=True)
+    d_head = get_int("mamba_d_head", required=True)
+    return MambaGeometry("mamba2", n_heads * d_head, d_state, d_conv, n_heads=n_heads,
+                         d_head=d_head, n_groups=get_int("mamba_n_groups", 1))

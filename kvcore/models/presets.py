@@ -1,0 +1,128 @@
+"""Model presets: the public `config.json` of each model, typed in (only the keys shown; no
+download at run time). `read_hf_config` turns them into geometry exactly as it does a file given
+with --model-config, so a preset and its real config.json size the same.
+
+Sources (Hugging Face model repositories, config.json):
+  meta-llama/Llama-3.1-8B, meta-llama/Llama-3.1-70B, Qwen/Qwen3-8B,
+  mistralai/Mistral-7B-Instruct-v0.3, mistralai/Mixtral-8x7B-v0.1, google/gemma-3-27b-it,
+  openai/gpt-oss-20b, ai21labs/Jamba-v0.1.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvcore.errors import InputError
+from kvcore.models.geometry import ModelGeometry
+from kvcore.models.hf_config import read_hf_config
+
+_LLAMA31_ROPE = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                 "original_max_position_embeddings": 8192, "rope_type": "llama3"}
+
+PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
+    "llama-3.1-8b": ("meta-llama/Llama-3.1-8B", {
+        "architectures": ["LlamaForCausalLM"], "attention_bias": False, "hidden_act": "silu",
+        "hidden_size": 4096, "intermediate_size": 14336, "max_position_embeddings": 131072,
+        "mlp_bias": False, "model_type": "llama", "num_attention_heads": 32,
+        "num_hidden_layers": 32, "num_key_value_heads": 8, "rms_norm_eps": 1e-05,
+        "rope_scaling": _LLAMA31_ROPE, "rope_theta": 500000.0, "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16", "vocab_size": 128256}),
+    "llama-3.1-70b": ("meta-llama/Llama-3.1-70B", {
+        "architectures": ["LlamaForCausalLM"], "attention_bias": False, "hidden_act": "silu",
+        "hidden_size": 8192, "intermediate_size": 28672, "max_position_embeddings": 131072,
+        "mlp_bias": False, "model_type": "llama", "num_attention_heads": 64,
+        "num_hidden_layers": 80, "num_key_value_heads": 8, "rms_norm_eps": 1e-05,
+        "rope_scaling": _LLAMA31_ROPE, "rope_theta": 500000.0, "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16", "vocab_size": 128256}),
+    "qwen3-8b": ("Qwen/Qwen3-8B", {
+        "architectures": ["Qwen3ForCausalLM"], "attention_bias": False, "head_dim": 128,
+        "hidden_act": "silu", "hidden_size": 4096, "intermediate_size": 12288,
+        "max_position_embeddings": 40960, "max_window_layers": 36, "model_type": "qwen3",
+        "num_attention_heads": 32, "num_hidden_layers": 36, "num_key_value_heads": 8,
+        "rms_norm_eps": 1e-06, "rope_scaling": None, "rope_theta": 1000000,
+        "sliding_window": None, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+        "use_sliding_window": False, "vocab_size": 151936}),
+    "mistral-7b-v0.3": ("mistralai/Mistral-7B-Instruct-v0.3", {
+        "architectures": ["MistralForCausalLM"], "hidden_act": "silu", "hidden_size": 4096,
+        "intermediate_size": 14336, "max_position_embeddings": 32768, "model_type": "mistral",
+        "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+        "rms_norm_eps": 1e-05, "rope_theta": 1000000.0, "sliding_window": None,
+        "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 32768}),
+    "mixtral-8x7b": ("mistralai/Mixtral-8x7B-v0.1", {
+        "architectures": ["MixtralForCausalLM"], "hidden_act": "silu", "hidden_size": 4096,
+        "intermediate_size": 14336, "max_position_embeddings": 32768, "model_type": "mixtral",
+        "num_attention_heads": 32, "num_experts_per_tok": 2, "num_hidden_layers": 32,
+        "num_key_value_heads": 8, "num_local_experts": 8, "rms_norm_eps": 1e-05,
+        "rope_theta": 1000000.0, "sliding_window": None, "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16", "vocab_size": 32000}),
+    # Gemma 3's text_config omits keys its config class defaults: vocab_size 262208,
+    # sliding_window_pattern 6 (5 sliding layers, then 1 full), max_position_embeddings 131072.
+    "gemma-3-27b": ("google/gemma-3-27b-it", {
+        "architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
+        "mm_tokens_per_image": 256, "torch_dtype": "bfloat16",
+        "text_config": {"head_dim": 128, "hidden_size": 5376, "intermediate_size": 21504,
+                        "model_type": "gemma3_text", "num_attention_heads": 32,
+                        "num_hidden_layers": 62, "num_key_value_heads": 16,
+                        "query_pre_attn_scalar": 168,
+                        "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+                        "sliding_window": 1024}}),
+    # Attention sinks (one learned logit per head) are weights; they hold no KV.
+    "gpt-oss-20b": ("openai/gpt-oss-20b", {
+        "architectures": ["GptOssForCausalLM"], "attention_bias": True, "experts_per_token": 4,
+        "head_dim": 64, "hidden_act": "silu", "hidden_size": 2880, "initial_context_length": 4096,
+        "intermediate_size": 2880,
+        "layer_types": ["sliding_attention", "full_attention"] * 12,
+        "max_position_embeddings": 131072, "model_type": "gpt_oss", "num_attention_heads": 64,
+        "num_experts_per_tok": 4, "num_hidden_layers": 24, "num_key_value_heads": 8,
+        "num_local_experts": 32,
+        "quantization_config": {"modules_to_not_convert": [
+            "model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens",
+            "lm_head"], "quant_method": "mxfp4"},
+        "rms_norm_eps": 1e-05,
+        "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0,
+                         "original_max_position_embeddings": 4096, "rope_type": "yarn",
+                         "truncate": False},
+        "rope_theta": 150000, "sliding_window": 128, "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16", "vocab_size": 201088}),
+    # Hybrid: attention at layers 4, 12, 20, 28 (i % 8 == 4), Mamba-1 elsewhere; MoE every other
+    # layer (i % 2 == 1).
+    "jamba-v0.1": ("ai21labs/Jamba-v0.1", {
+        "architectures": ["JambaForCausalLM"], "attn_layer_offset": 4, "attn_layer_period": 8,
+        "expert_layer_offset": 1, "expert_layer_period": 2, "hidden_act": "silu",
+        "hidden_size": 4096, "intermediate_size": 14336, "mamba_conv_bias": True,
+        "mamba_d_conv": 4, "mamba_d_state": 16, "mamba_dt_rank": 256, "mamba_expand": 2,
+        "mamba_proj_bias": False, "max_position_embeddings": 262144, "model_type": "jamba",
+        "num_attention_heads": 32, "num_experts": 16, "num_experts_per_tok": 2,
+        "num_hidden_layers": 32, "num_key_value_heads": 8, "rms_norm_eps": 1e-06,
+        "sliding_window": None, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+        "use_mamba_kernels": True, "vocab_size": 65536}),
+}
+
+
+def _key(name: str) -> str:
+    return name.strip().lower()
+
+
+_BY_REPO = {_key(repo): key for key, (repo, _) in PRESETS.items()}
+
+
+def preset_names() -> list[str]:
+    return list(PRESETS)
+
+
+def find_preset(name: str) -> str | None:
+    """The preset key for a preset name or its Hugging Face repo id (case-insensitive)."""
+    k = _key(name)
+    if k in PRESETS:
+        return k
+    return _BY_REPO.get(k) or _BY_REPO.get(next((r for r in _BY_REPO if r.endswith("/" + k)), ""))
+
+
+def load_preset(name: str) -> ModelGeometry:
+    key = find_preset(name)
+    if key is None:
+        raise InputError(f"unknown model {name!r}; presets: {', '.join(PRESETS)} "
+                         "(or give --model-config PATH, or --layers/--kv-heads/--head-dim)",
+                         field="model")
+    repo, cfg = PRESETS[key]
+    return read_hf_config(cfg, name=key, source=f"preset {key} ({repo})")

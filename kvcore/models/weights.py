@@ -1,0 +1,67 @@
+"""An estimate of the weight bytes from a model's config (used when --weights-gib is not given).
+
+Parameters counted: embeddings (and an untied LM head), per attention layer q/k/v/o (+ biases
+when the config has them, + one sink per head for gpt-oss), per Mamba layer the in/out
+projections, conv and SSM parameters, per layer a dense gated MLP (3 * hidden * intermediate)
+or a MoE block (experts * 3 * hidden * moe_intermediate + router), and the norms. Bytes: the
+model dtype, except MXFP4-quantised experts (gpt-oss: 4 bits plus one 8-bit scale per 32 values
+= 4.25 bits). Vision towers of multimodal checkpoints are not counted. It is an estimate (within
+a few per cent for the presets); vLLM measures the real figure, so pass --weights-gib to match a
+real deployment.
+"""
+
+from __future__ import annotations
+
+from kvcore.models.geometry import ModelGeometry
+from kvcore.specs import DTYPE_BYTES
+
+MXFP4_BYTES_PER_PARAM = 4.25 / 8
+
+
+def _attention_params(g: ModelGeometry) -> int:
+    q = g.num_attention_heads * g.head_dim
+    kv = g.num_kv_heads * g.head_dim
+    p = g.hidden_size * (q + 2 * kv) + q * g.hidden_size
+    if g.attention_bias:
+        p += q + 2 * kv + (g.hidden_size if g.model_type == "gpt_oss" else 0)
+    if g.model_type == "gpt_oss":
+        p += g.num_attention_heads  # attention sinks: one learned logit per head, no KV
+    return p
+
+
+def _mamba_params(g: ModelGeometry) -> int:
+    m = g.mamba
+    h, di = g.hidden_size, m.d_inner
+    if m.version == "mamba1":
+        return (h * 2 * di + di * m.d_conv + di + di * (m.dt_rank + 2 * m.d_state)
+                + m.dt_rank * di + di + di * m.d_state + di + di * h)
+    conv_dim = di + 2 * m.n_groups * m.d_state
+    return (h * (2 * di + 2 * m.n_groups * m.d_state + m.n_heads) + conv_dim * m.d_conv
+            + conv_dim + 3 * m.n_heads + di + di * h)
+
+
+def estimate_params(g: ModelGeometry) -> tuple[int, int]:
+    """(parameters in the model dtype, parameters in MXFP4)."""
+    dense = g.vocab_size * g.hidden_size * (1 if g.tie_word_embeddings else 2) + g.hidden_size
+    quant = 0
+    for i, kind in enumerate(g.layer_kinds):
+        dense += _mamba_params(g) if kind == "mamba" else _attention_params(g)
+        dense += 2 * g.hidden_size  # the layer's norms
+        moe = g.moe_layers[i] if i < len(g.moe_layers) else False
+        if moe:
+            experts = g.num_experts * 3 * g.hidden_size * g.moe_intermediate_size
+            dense += g.hidden_size * g.num_experts
+            if g.quantization == "mxfp4":
+                quant += experts
+            else:
+                dense += experts
+        elif g.intermediate_size:
+            dense += 3 * g.hidden_size * g.intermediate_size
+    return dense, quant
+
+
+def estimate_weights_bytes(g: ModelGeometry, tp: int = 1) -> int:
+    """Weight bytes on one tensor-parallel worker (the total split evenly)."""
+    dense, quant = estimate_params(g)
+    total = dense * DTYPE_BYTES[g.dtype] + int(quant * MXFP4_BYTES_PER_PARAM)
+    return total // tp

@@ -1,0 +1,171 @@
+"""How layers become KV cache groups (vLLM 0.33 `get_kv_cache_groups`, reference §9.3).
+
+A group is a set of layers that share one block table and one manager. Steps, in order:
+
+1. ``disable_hybrid``: sliding-window / chunked-local layers next to full attention become
+   full attention that remembers its window (memory for every token, windowed compute).
+2. No layers: no groups (attention-free model).
+3. Every layer merges into one spec: one group with all layers.
+4. All layers of one kind (same token slots) but different sizes: one group with a
+   ``UniformTypeKVCacheSpecs`` (a block costs the sum of the member pages).
+5. Otherwise unify page sizes (raise smaller layers' block sizes by the ratio; Mamba pages are
+   padded), then bucket layers by spec and cut each bucket into groups of ``group_size`` layers,
+   ``group_size`` being the smallest bucket unless the largest is under 1.5x of it.
+
+kvcore models the layer-outer tensor layout (one buffer per layer position, shared across
+groups). vLLM 0.33 with a block-outermost layout packs mixed page sizes instead
+(`_get_packed_kv_cache_groups`); that path is not modelled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kvcore.specs import (
+    AttentionSpec,
+    ChunkedLocalAttentionSpec,
+    FullAttentionSpec,
+    KVCacheGroupSpec,
+    KVCacheSpec,
+    MambaSpec,
+    MLAAttentionSpec,
+    SlidingWindowSpec,
+    UniformTypeKVCacheSpecs,
+    cdiv,
+)
+
+# 0.33's threshold (v0.13 used 1.25): when the largest bucket is under 1.5x the smallest, pad
+# the smaller buckets up to the largest instead of splitting the largest.
+GROUP_SIZE_PAD_RATIO = 1.5
+
+
+class PageSizeError(ValueError):
+    """Page sizes that cannot be unified by raising block sizes."""
+
+
+def is_kv_cache_spec_uniform(specs: dict[str, KVCacheSpec]) -> bool:
+    """Whether every layer merges into one spec (full with and without a window count as one).
+
+    Like vLLM, only an AssertionError means "not uniform"; a ValueError (two different windows on
+    full-attention layers) propagates.
+    """
+    if not specs:
+        return True
+    values = list(specs.values())
+    try:
+        values[0].merge(values)
+    except AssertionError:
+        return False
+    return True
+
+
+def unify_hybrid_kv_cache_specs(specs: dict[str, KVCacheSpec]) -> dict[str, KVCacheSpec]:
+    """--disable-hybrid-kv-cache-manager: local layers next to full ones become full layers."""
+    if is_kv_cache_spec_uniform(specs) or UniformTypeKVCacheSpecs.from_specs(specs) is not None:
+        return specs
+    values = specs.values()
+    has_full = any(isinstance(s, FullAttentionSpec) for s in values)
+    has_local = any(isinstance(s, (SlidingWindowSpec, ChunkedLocalAttentionSpec)) for s in values)
+    out = dict(specs)
+    if has_full and has_local:
+        for name, s in specs.items():
+            if isinstance(s, SlidingWindowSpec):
+                out[name] = FullAttentionSpec(s.block_size, s.num_kv_heads, s.head_size, s.dtype,
+                                              s.page_size_padded, sliding_window=s.sliding_window)
+            elif isinstance(s, ChunkedLocalAttentionSpec):
+                out[name] = FullAttentionSpec(s.block_size, s.num_kv_heads, s.head_size, s.dtype,
+                                              s.page_size_padded,
+                                              attention_chunk_size=s.attention_chunk_size)
+    if not (is_kv_cache_spec_uniform(out) or UniformTypeKVCacheSpecs.from_specs(out)):
+        raise ValueError("Hybrid KV cache manager is disabled but the layers could not be "
+                         "unified into one type.")
+    return out
+
+
+def unify_kv_cache_spec_page_size(specs: dict[str, KVCacheSpec], *,
+                                  pad_pages: bool = False) -> dict[str, KVCacheSpec]:
+    """Give every layer the largest page size.
+
+    A smaller attention page that divides the largest gets a block size ``ratio`` times larger
+    (head 64 next to head 32 with block 16: the head-32 layers get block 32). Mamba pages are
+    padded (their size does not scale with block size). An attention page that does not divide:
+    with ``pad_pages`` (vLLM 0.33's behaviour for non-MLA attention) it is padded; without, a
+    ``PageSizeError`` says by how much (vLLM 0.13's NotImplementedError).
+    """
+    pages = {s.page_size_bytes for s in specs.values()}
+    if len(pages) <= 1:
+        return specs
+    max_page = max(pages)
+    out: dict[str, KVCacheSpec] = {}
+    for name, s in specs.items():
+        page = s.page_size_bytes
+        if page == max_page:
+            out[name] = s
+        elif isinstance(s, MambaSpec):
+            out[name] = replace(s, page_size_padded=max_page)
+        elif max_page % page == 0:
+            out[name] = s.copy_with_new_block_size(s.block_size * (max_page // page))
+        elif pad_pages and isinstance(s, AttentionSpec) and not isinstance(s, MLAAttentionSpec):
+            out[name] = replace(s, page_size_padded=max_page)
+        else:
+            raise PageSizeError(
+                f"layer {name}: page size {page} bytes does not divide the largest page size "
+                f"{max_page} bytes (ratio {max_page / page:.3g}), so its block size cannot be "
+                f"raised to match; vLLM 0.33 pads such a page to {max_page} bytes "
+                f"(wasting {max_page - page} bytes a block): use pad_pages / --pad-pages")
+    return out
+
+
+def _group_size(bucket_sizes: list[int]) -> int:
+    smallest, largest = min(bucket_sizes), max(bucket_sizes)
+    return largest if largest < smallest * GROUP_SIZE_PAD_RATIO else smallest
+
+
+def group_uniform_page_size(specs: dict[str, KVCacheSpec]) -> list[KVCacheGroupSpec]:
+    """Bucket layers by spec (first-seen order), merge mergeable buckets, cut into groups.
+
+    A bucket of n layers becomes cdiv(n, group_size) groups; group i takes layers[i::num_groups]
+    (strided, so pipeline stages stay balanced). 30 SWA + 6 full: group_size 6, 1 full group and
+    5 SWA groups. 3 full + 7 SWA: [1,2,3], [4,7,10], [5,8], [6,9].
+    """
+    same: dict[KVCacheSpec, list[str]] = {}
+    for name, s in specs.items():
+        same.setdefault(s, []).append(name)
+    buckets: list[tuple[list[str], list[KVCacheSpec]]] = []
+    for s, names in same.items():
+        for b_names, b_specs in buckets:
+            try:
+                type(b_specs[0]).merge([*b_specs, s])
+            except (AssertionError, ValueError):
+                continue
+            b_names.extend(names)
+            b_specs.append(s)
+            break
+        else:
+            buckets.append((list(names), [s]))
+    size = _group_size([len(names) for names, _ in buckets])
+    grouped: list[list[str]] = []
+    for names, _ in buckets:
+        n_groups = cdiv(len(names), size)
+        grouped.extend(names[i::n_groups] for i in range(n_groups))
+    return [_make_group(specs, names) for names in grouped]
+
+
+def _make_group(specs: dict[str, KVCacheSpec], names: list[str]) -> KVCacheGroupSpec:
+    layer_specs = [specs[n] for n in names]
+    return KVCacheGroupSpec(tuple(names), layer_specs[0].merge(layer_specs))
+
+
+def get_kv_cache_groups(specs: dict[str, KVCacheSpec], *, disable_hybrid: bool = False,
+                        pad_pages: bool = False) -> list[KVCacheGroupSpec]:
+    """Layer name -> spec (in model order) to the list of KV cache groups."""
+    if disable_hybrid:
+        specs = unify_hybrid_kv_cache_specs(specs)
+    if not specs:
+        return []
+    if is_kv_cache_spec_uniform(specs):
+        return [_make_group(specs, list(specs))]
+    uniform = UniformTypeKVCacheSpecs.from_specs(specs)
+    if uniform is not None:
+        return [KVCacheGroupSpec(tuple(specs), uniform)]
+    return group_uniform_page_size(unify_kv_cache_spec_page_size(specs, pad_pages=pad_pages))

@@ -1,0 +1,217 @@
+"""One call from "a model on a GPU" to a `KVCacheConfig` and the figures around it.
+
+`resolve_kv_cache_config(...)` is what `kvcli config`, the replay and the curve command share.
+The model comes from exactly one of: ``model`` (a preset name or its HF repo id),
+``model_config`` (path to a Hugging Face config.json), ``geometry`` (a `ModelGeometry`), or the
+explicit flags ``layers``/``kv_heads``/``head_dim`` (+ ``sliding_window``/``sliding_layers``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvcore.errors import InputError
+from kvcore.models.geometry import ModelGeometry, layer_specs
+from kvcore.models.hf_config import DTYPE_ALIASES, load_hf_config, read_hf_config
+from kvcore.models.presets import load_preset
+from kvcore.models.weights import estimate_weights_bytes
+from kvcore.sizing.config import (
+    GiB,
+    Capacity,
+    NotEnoughMemory,
+    bytes_per_block,
+    capacity,
+    check_enough_memory,
+    kv_cache_config_from_groups,
+)
+from kvcore.sizing.grouping import PageSizeError, get_kv_cache_groups
+from kvcore.specs import DTYPE_BYTES, KVCacheConfig, SizingContext
+
+KV_CACHE_DTYPES = {"auto": "auto", "fp8": "fp8", "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2",
+                   "int8": "int8", **DTYPE_ALIASES}
+
+
+@dataclass(frozen=True, slots=True)
+class SizingResult:
+    config: KVCacheConfig
+    ctx: SizingContext
+    geometry: ModelGeometry
+    available_bytes: int      # KV cache memory per worker
+    weights_bytes: int        # per worker
+    weights_estimated: bool
+    capacity: Capacity
+    kv_cache_dtype: str       # resolved ("auto" -> the model dtype)
+
+    @property
+    def bytes_per_block(self) -> int:
+        return self.capacity.bytes_per_block
+
+
+def parse_layer_selection(text: str, n_layers: int, field: str) -> set[int]:
+    """``"5:1"`` (5 selected, then 1 not, repeating), or indices and ranges ``"0,2,4-9"``."""
+    text = text.strip()
+    try:
+        if ":" in text:
+            a, b = (int(x) for x in text.split(":"))
+            if a < 0 or b < 0 or a + b == 0:
+                raise ValueError
+            return {i for i in range(n_layers) if i % (a + b) < a}
+        out: set[int] = set()
+        for part in text.split(","):
+            lo, _, hi = part.partition("-")
+            lo_i, hi_i = int(lo), int(hi) if hi else int(lo)
+            if not 0 <= lo_i <= hi_i < n_layers:
+                raise ValueError
+            out.update(range(lo_i, hi_i + 1))
+        return out
+    except ValueError:
+        raise InputError(f"expected a pattern like 5:1 or layer indices like 0,2,4-9 below "
+                         f"{n_layers}, got {text!r}", field=field) from None
+
+
+def explicit_geometry(*, layers: int, kv_heads: int, head_dim: int, dtype: str,
+                      sliding_window: int | None = None, sliding_layers: str | None = None,
+                      attention_chunk_size: int | None = None, chunked_layers: str | None = None,
+                      max_position_embeddings: int = 131072) -> ModelGeometry:
+    """A geometry from flags: every layer full attention unless selected as sliding/chunked."""
+    if layers <= 0 or kv_heads <= 0 or head_dim <= 0:
+        raise InputError("--layers, --kv-heads and --head-dim must be positive", field="layers")
+    kinds = ["full"] * layers
+    if sliding_window:
+        sel = (parse_layer_selection(sliding_layers, layers, "sliding-layers")
+               if sliding_layers else set(range(layers)))
+        for i in sel:
+            kinds[i] = "sliding"
+    elif sliding_layers:
+        raise InputError("--sliding-layers needs --sliding-window", field="sliding-layers")
+    if attention_chunk_size:
+        sel = (parse_layer_selection(chunked_layers, layers, "chunked-layers")
+               if chunked_layers else set(range(layers)))
+        for i in sel:
+            kinds[i] = "chunked"
+    return ModelGeometry(name="custom", model_type="custom", layer_kinds=tuple(kinds),
+                         num_attention_heads=kv_heads, num_kv_heads=kv_heads, head_dim=head_dim,
+                         hidden_size=kv_heads * head_dim, dtype=dtype,
+                         max_position_embeddings=max_position_embeddings,
+                         sliding_window=sliding_window, attention_chunk_size=attention_chunk_size)
+
+
+def load_geometry(model: str | None = None, *, model_config: str | None = None,
+                  geometry: ModelGeometry | None = None, layers: int | None = None,
+                  kv_heads: int | None = None, head_dim: int | None = None,
+                  dtype: str | None = None, sliding_window: int | None = None,
+                  sliding_layers: str | None = None, attention_chunk_size: int | None = None,
+                  chunked_layers: str | None = None) -> ModelGeometry:
+    given = [x is not None for x in (model, model_config, geometry, layers)]
+    if sum(given) != 1:
+        raise InputError("give exactly one of a MODEL preset, --model-config PATH, or explicit "
+                         "geometry (--layers --kv-heads --head-dim)", field="model")
+    if geometry is not None:
+        return geometry
+    if model is not None:
+        return load_preset(model)
+    if model_config is not None:
+        return read_hf_config(load_hf_config(model_config), source=str(model_config))
+    missing = [f"--{n}" for n, v in (("kv-heads", kv_heads), ("head-dim", head_dim)) if v is None]
+    if missing:
+        raise InputError(f"explicit geometry needs {' and '.join(missing)} with --layers",
+                         field=missing[0].lstrip("-"))
+    return explicit_geometry(layers=layers, kv_heads=kv_heads, head_dim=head_dim,
+                             dtype=normalize_dtype(dtype or "bfloat16", "dtype"),
+                             sliding_window=sliding_window, sliding_layers=sliding_layers,
+                             attention_chunk_size=attention_chunk_size,
+                             chunked_layers=chunked_layers)
+
+
+def normalize_dtype(name: str, field: str, table: dict[str, str] = DTYPE_ALIASES) -> str:
+    v = table.get(name.strip().lower())
+    if v is None:
+        raise InputError(f"unknown dtype {name!r}; one of {', '.join(sorted(table))}", field=field)
+    return v
+
+
+def resolve_kv_cache_config(
+    model: str | None = None, *, model_config: str | None = None,
+    geometry: ModelGeometry | None = None, layers: int | None = None,
+    kv_heads: int | None = None, head_dim: int | None = None, dtype: str | None = None,
+    sliding_window: int | None = None, sliding_layers: str | None = None,
+    attention_chunk_size: int | None = None, chunked_layers: str | None = None,
+    gpu_memory_gib: float | None = None, gpu_memory_utilization: float = 0.9,
+    weights_gib: float | None = None, activation_gib: float = 0.0,
+    kv_cache_dtype: str = "auto", block_size: int = 16, max_model_len: int | None = None,
+    max_num_batched_tokens: int = 8192, max_concurrent_batches: int = 2,
+    num_blocks: int | None = None, tensor_parallel_size: int = 1, disable_hybrid: bool = False,
+    pad_pages: bool = False, enable_prefix_caching: bool = True, check_memory: bool = True,
+) -> SizingResult:
+    """Size the KV cache of a model on one GPU (per tensor-parallel worker).
+
+    Available KV memory = gpu_memory_gib * 2^30 * gpu_memory_utilization - weights - activation
+    (weights estimated from the config unless ``weights_gib`` is given, and divided over
+    ``tensor_parallel_size`` workers). ``num_blocks`` overrides the count (then ``gpu_memory_gib``
+    may be omitted). ``dtype`` overrides the model dtype. Raises InputError (exit 2) for an
+    unknown model, an unreadable config, bad numbers, page sizes that cannot be unified, or too
+    little memory for one request at max_model_len (the message gives both sizes and the largest
+    max_model_len that fits).
+    """
+    g = load_geometry(model, model_config=model_config, geometry=geometry, layers=layers,
+                      kv_heads=kv_heads, head_dim=head_dim, dtype=dtype,
+                      sliding_window=sliding_window, sliding_layers=sliding_layers,
+                      attention_chunk_size=attention_chunk_size, chunked_layers=chunked_layers)
+    if dtype is not None and layers is None:
+        from dataclasses import replace
+        g = replace(g, dtype=normalize_dtype(dtype, "dtype"))
+    kv_dtype = normalize_dtype(kv_cache_dtype, "kv-cache-dtype", KV_CACHE_DTYPES)
+    if kv_dtype != "auto" and kv_dtype not in DTYPE_BYTES:
+        raise InputError(f"unsupported KV cache dtype {kv_cache_dtype!r}", field="kv-cache-dtype")
+    for fname, v in (("block-size", block_size), ("max-num-batched-tokens", max_num_batched_tokens),
+                     ("tensor-parallel-size", tensor_parallel_size),
+                     ("max-concurrent-batches", max_concurrent_batches)):
+        if v <= 0:
+            raise InputError(f"must be positive, got {v}", field=fname)
+    if not 0 < gpu_memory_utilization <= 1:
+        raise InputError(f"must be in (0, 1], got {gpu_memory_utilization}",
+                         field="gpu-memory-utilization")
+    mml = max_model_len if max_model_len is not None else g.max_position_embeddings
+    if mml <= 0:
+        raise InputError(f"must be positive, got {mml}", field="max-model-len")
+    ctx = SizingContext(max_model_len=mml, max_num_batched_tokens=max_num_batched_tokens,
+                        max_concurrent_batches=max_concurrent_batches,
+                        mamba_cache_mode="align" if enable_prefix_caching else "none")
+    tp = tensor_parallel_size
+    specs = layer_specs(g, block_size=block_size, kv_cache_dtype=kv_dtype, tp=tp,
+                        max_model_len=mml, mamba_cache_mode=ctx.mamba_cache_mode)
+    try:
+        groups = get_kv_cache_groups(specs, disable_hybrid=disable_hybrid, pad_pages=pad_pages)
+    except (PageSizeError, ValueError, AssertionError) as err:
+        raise InputError(str(err), field="model") from None
+
+    estimated = weights_gib is None
+    weights = estimate_weights_bytes(g, tp) if estimated else int(weights_gib * GiB / tp)
+    per_block = bytes_per_block(groups)
+    if num_blocks is not None:
+        if num_blocks < 1:
+            raise InputError(f"must be at least 1 (the null block), got {num_blocks}",
+                             field="num-blocks")
+        available = num_blocks * per_block
+    else:
+        if gpu_memory_gib is None:
+            raise InputError("give --gpu-memory-gib (or --num-blocks)", field="gpu-memory-gib")
+        budget = int(gpu_memory_gib * GiB * gpu_memory_utilization)
+        available = budget - weights - int(activation_gib * GiB)
+        if available <= 0:
+            raise InputError(
+                f"no memory left for the KV cache: {gpu_memory_gib:g} GiB x "
+                f"{gpu_memory_utilization:g} = {budget / GiB:.2f} GiB, weights "
+                f"{weights / GiB:.2f} GiB{' (estimated)' if estimated else ''}"
+                + (f" per worker (tensor parallel {tp})" if tp > 1 else "")
+                + (f", activations {activation_gib:g} GiB" if activation_gib else "")
+                + f"; short by {-available / GiB:.2f} GiB", field="gpu-memory-gib")
+    if check_memory:
+        try:
+            check_enough_memory(groups, ctx, available)
+        except NotEnoughMemory as err:
+            raise InputError(str(err), field="max-model-len") from None
+    config = kv_cache_config_from_groups(groups, available, num_blocks)
+    cap = capacity(config, ctx, available, max(mml, g.max_position_embeddings))
+    return SizingResult(config, ctx, g, available, weights, estimated, cap,
+                        g.dtype if kv_dtype == "auto" else kv_dtype)
