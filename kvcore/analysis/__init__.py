@@ -1,0 +1,1 @@
+"""Analyses over replays: `kvcli stats` (stats*.py, events_reader.py, plots.py)."""

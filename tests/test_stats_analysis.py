@@ -1,0 +1,199 @@
+"""`kvcli stats` analyses on small hand-built event streams; every expected number is worked out
+by hand in the comments."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvcore.analysis.stats import stats_from_events, stats_from_lines
+from kvcore.analysis.stats_dist import Dist, Series, nearest_rank, percentiles_of_counts
+
+from stats_streams import Stream
+
+
+def report(s: Stream) -> dict:
+    lines = s.lines()
+    return stats_from_lines("t.jsonl", lines[0], iter(lines[1:]))
+
+
+# -- percentiles --------------------------------------------------------------------------------
+
+def test_nearest_rank_percentiles():
+    # rank = ceil(p * N / 100): N=4 -> p50 rank 2, p90 rank 4 (ceil 3.6), p99 rank 4
+    assert percentiles_of_counts({1: 1, 2: 1, 3: 1, 4: 1}) == {"p50": 2, "p90": 4, "p99": 4}
+    # the classic example 15, 20, 35, 40, 50: p30 -> rank 2 -> 20, p40 -> 20, p50 -> 35, p100 -> 50
+    c = {15: 1, 20: 1, 35: 1, 40: 1, 50: 1}
+    assert percentiles_of_counts(c, (30, 40, 50, 100)) == {"p30": 20, "p40": 20, "p50": 35,
+                                                           "p100": 50}
+    # a histogram counts: 98 zeros and two 7s -> p50 0, p90 0, p99 (rank 99) 7
+    assert percentiles_of_counts({0: 98, 7: 2}) == {"p50": 0, "p90": 0, "p99": 7}
+    assert nearest_rank(50, 1) == 1 and nearest_rank(1, 1000) == 10 and nearest_rank(99, 101) == 100
+    d = Dist()
+    for v in (3, 1, 2, 2):
+        d.add(v)
+    assert d.summary() == {"count": 4, "mean": 2.0, "min": 1, "p50": 2, "p90": 3, "p99": 3,
+                           "max": 3}
+    assert Dist().summary()["p50"] is None
+
+
+def test_series_doubles_bucket_width_and_keeps_sums_and_maxima():
+    s = Series({"m": "max", "n": "sum"}, n=4)
+    for step, v in [(0, 5), (1, 1), (3, 2), (4, 9), (9, 1)]:
+        s.add("m", step, v)
+        s.add("n", step, v)
+    # step 4 forces width 2: buckets [0-1],[2-3],[4-5],[6-7]; step 9 forces width 4
+    assert s.width == 4
+    assert s.to_json() == {"bucket_steps": 4, "buckets": 3, "m": [5, 9, 1], "n": [8, 9, 1]}
+
+
+# -- eviction: lifetime, idle, regret ------------------------------------------------------------
+
+def lifetime_stream() -> Stream:
+    s = Stream(block_size=4, num_blocks=5)                 # 4 usable blocks
+    s.at(0).arrive("A", 8).admit("A", 8, 0, [[11, 12]])
+    s.allocate("A", [1, 2]).cache("A", [1, 2], [11, 12])
+    s.at(1).finish("A").free("A", [2, 1], evictable=[2, 1])
+    # B needs 4 blocks: the free ones (3, 4) then the cached ones in free order (2, 1)
+    s.at(5).arrive("B", 16).admit("B", 16, 0, [[21, 22, 23, 24]])
+    s.evict("B", 2, 12).evict("B", 1, 11)
+    s.allocate("B", [3, 4, 2, 1]).cache("B", [3, 4, 2, 1], [21, 22, 23, 24])
+    s.at(6).finish("B").free("B", [1, 2, 4, 3], evictable=[1, 2, 4, 3])
+    # C comes back to A's prefix (11, 12): both were evicted by B at step 5
+    s.at(8).arrive("C", 9).admit("C", 9, 0, [[11, 12]])
+    s.evict("C", 1, 24).evict("C", 2, 23).evict("C", 4, 22)
+    s.allocate("C", [1, 2, 4]).cache("C", [1, 2], [11, 12])
+    s.at(9).finish("C").free("C", [4, 2, 1], evictable=[2, 1])
+    return s.end()
+
+
+def test_lifetime_idle_and_regret_from_known_steps():
+    r = report(lifetime_stream())
+    e = r["eviction"]
+    assert e["evictions"] == 5
+    # blocks 2, 1: allocated at step 0, released at 1, evicted at 5 -> lifetime 5, idle 4
+    # blocks 1, 2, 4: allocated at 5, released at 6, evicted at 8 -> lifetime 3, idle 2
+    assert e["lifetime_steps"] == {"count": 5, "mean": 19 / 5, "min": 3, "p50": 3, "p90": 5,
+                                   "p99": 5, "max": 5}
+    assert e["idle_before_evict_steps"] == {"count": 5, "mean": 14 / 5, "min": 2, "p50": 2,
+                                            "p90": 4, "p99": 4, "max": 4}
+    assert e["age_at_evict_steps"]["max"] == 5 and e["age_at_evict_steps"]["min"] == 3
+    # regret: 11 and 12, evicted at step 5, cached again at step 8: 2 blocks, 8 tokens, gap 3
+    assert e["regret"] == {"evictions": 2, "fraction": 2 / 5, "recomputed_tokens": 8,
+                           "gap_steps": {"count": 2, "mean": 3.0, "min": 3, "p50": 3, "p90": 3,
+                                         "p99": 3, "max": 3}}
+    assert e["top_evictors"] == [{"req": "C", "blocks": 3}, {"req": "B", "blocks": 2}]
+    assert e["per_1000_requests"] == 5 * 1000 / 3
+    assert e["per_minute"] == 5 * 60000 / 90.0            # last event at t = 90 ms
+    m = r["misses"]
+    # A: 2 cold blocks; B: 4 cold; C: 2 evicted (by B) and 1 token in a partial block
+    assert m["tokens"] == {"cold": 24, "evicted": 8, "partial_block": 1, "last_token": 0,
+                           "window": 0, "domain": 0, "unknown": 0}
+    assert m["blocks"]["evicted"] == 2 and m["requests"]["cold"] == 2
+    assert m["by_evictor"] == [{"req": "B", "blocks": 2}]
+    assert m["missed_tokens"] == r["reuse"]["prompt_tokens"] - r["reuse"]["hit_tokens"] == 33
+
+
+def test_memory_usage_at_step_ends():
+    r = report(lifetime_stream())["memory"]
+    # step ends: 0 -> used 2 (lasts 1 step), 1 -> 0 (4 steps, to step 5), 5 -> 4 (1), 6 -> 0 (2),
+    # 8 -> 3 (1), 9 -> 0 (the last step, 1)
+    assert r["steps_sampled"] == 10
+    assert r["peak_used_blocks"] == 4 and r["peak_usage"] == 1.0 and r["peak_step"] == 5
+    u = r["used_blocks"]
+    assert (u["peak"], u["p50"], u["p90"], u["p99"]) == (4, 0, 3, 4)
+    assert u["mean_steps"] == (2 + 4 + 3) / 10
+    # time-weighted: 2 * 10ms + 0 * 40 + 4 * 10 + 0 * 20 + 3 * 10 over 90 ms
+    assert u["mean_time"] == 1.0
+    # cached-and-free blocks at step ends: 0, 2 (x4), 0, 4 (x2), 1, 3
+    c = r["cached_blocks"]
+    assert (c["peak"], c["p50"]) == (4, 2)
+    # per request at its end: A 2 blocks for 8 + 1 - 1 = 8 tokens, B 4 blocks / 16 tokens,
+    # C 3 blocks (12 slots) / 9 tokens -> 3 empty slots
+    assert r["kv_tokens_per_request"]["max"] == 16
+    assert r["empty_slots_per_request"] == {"count": 3, "mean": 1.0, "min": 0, "p50": 0,
+                                            "p90": 3, "p99": 3, "max": 3}
+    assert r["empty_slots_fraction"] == 3 / 36
+    # the maximum within each step (a step starts with what the previous one left)
+    assert r["timeline"]["used_max"] == [2, 2, 0, 0, 0, 4, 4, 0, 3, 3]
+
+
+# -- miss attribution ----------------------------------------------------------------------------
+
+def classes_stream() -> Stream:
+    s = Stream(block_size=4, num_blocks=10)
+    s.at(0).arrive("A", 8).admit("A", 8, 0, [[101, 102]])            # cold x2
+    s.allocate("A", [1, 2]).cache("A", [1, 2], [101, 102])
+    s.at(1).finish("A").free("A", [2, 1], evictable=[2, 1])
+    # B: the same 8 tokens; both blocks cached but the lookup stops at 7 tokens -> hit 4
+    s.at(2).arrive("B", 8).admit("B", 8, 4, [[101, 102]])            # last_token x1
+    s.touch("B", [1], [101]).allocate("B", [3]).cache("B", [3], [102])
+    s.at(3).finish("B").free("B", [3, 1], evictable=[3, 1])
+    # C: A's content under a cache salt: other hashes, the plain ones are cached
+    s.at(4).arrive("C", 10).admit("C", 10, 0, [[201, 202]], hash_domain="salt=x",
+                                  content_hashes=[[101, 102]])       # domain x2 + 2 partial
+    s.allocate("C", [4, 5, 6]).cache("C", [4, 5], [201, 202])
+    s.at(5).finish("C").free("C", [6, 5, 4], evictable=[5, 4])
+    s.at(6).arrive("D", 12).admit("D", 12, 4, [[101, 301, 302]])     # hit 1, cold x2
+    s.touch("D", [1], [101]).allocate("D", [7, 8]).cache("D", [7, 8], [301, 302])
+    s.at(7).finish("D").free("D", [8, 7, 1], evictable=[8, 7, 1])
+    s.at(8).arrive("E", 6).admit("E", 6, 0)                          # no prompt_hashes
+    s.allocate("E", [6, 9])
+    s.at(9).finish("E").free("E", [9, 6])
+    return s.end()
+
+
+def test_every_miss_class():
+    r = report(classes_stream())
+    m = r["misses"]
+    assert m["tokens"] == {"cold": 16, "evicted": 0, "partial_block": 4, "last_token": 4,
+                           "window": 0, "domain": 8, "unknown": 4}
+    assert m["blocks"] == {"cold": 4, "evicted": 0, "partial_block": 0, "last_token": 1,
+                           "window": 0, "domain": 2, "unknown": 1}
+    assert m["requests"] == {"cold": 2, "evicted": 0, "partial_block": 2, "last_token": 1,
+                             "window": 0, "domain": 1, "unknown": 1}
+    # prompt 8 + 8 + 10 + 12 + 6 = 44 = hits 4 + 4 + misses 36
+    assert m["missed_tokens"] == 36
+    u = r["reuse"]
+    assert (u["prompt_tokens"], u["hit_tokens"], u["requests"]) == (44, 8, 5)
+    assert u["hit_rate"] == 8 / 44
+    assert u["request_hit_rate_mean"] == pytest.approx((4 / 8 + 4 / 12) / 5, abs=0)
+    assert u["requests_with_hit"] == 2
+    # block 1 (hash 101): cached at step 0 (admission 1), touched by B at step 2 (admission 2)
+    # and by D at step 6 (admission 4): ages 2 and 6, gaps 2 and 4, distances 1 and 2
+    assert u["reuse_gap_steps"]["max"] == 4 and u["reuse_gap_steps"]["min"] == 2
+    assert u["reuse_distance_requests"]["max"] == 2 and u["reuse_distance_requests"]["min"] == 1
+    assert r["eviction"]["age_at_hit_steps"]["min"] == 2
+    assert r["eviction"]["age_at_hit_steps"]["max"] == 6
+    assert u["top_blocks"][0] == {"group": 0, "hash": 101, "hits": 2, "block_index": 0,
+                                  "prefix_tokens": 4}
+
+
+def test_window_miss_in_a_hybrid_model():
+    groups = [{"type": "full_attention", "block_size": 4},
+              {"type": "sliding_window", "block_size": 4, "sliding_window": 4}]
+    s = Stream(block_size=4, num_blocks=10, groups=groups)
+    s.at(0).arrive("A", 12).admit("A", 12, 0, [[1, 2, 3], [1, 2, 3]])
+    s.allocate("A", [1, 2, 3], 0).allocate("A", [4, 5, 6], 1)
+    s.cache("A", [1, 2, 3], [1, 2, 3], 0).cache("A", [4, 5, 6], [1, 2, 3], 1)
+    s.at(1).finish("A").free("A", [3, 2, 1], evictable=[3, 2, 1], group=0)
+    s.free("A", [6, 5, 4], evictable=[6, 5, 4], group=1)
+    # X evicts the sliding-window copies of blocks 2 and 3 of A's prompt
+    s.at(2).arrive("X", 4).admit("X", 4, 0, [[9], [9]])
+    s.evict("X", 6, 3, 1).evict("X", 5, 2, 1).allocate("X", [6], 0).allocate("X", [5], 1)
+    s.at(3).finish("X").free("X", [6], freed=[6], group=0).free("X", [5], freed=[5], group=1)
+    # B: full attention has all 3 blocks; the window group holds only the first: hit 1 block
+    s.at(4).arrive("B", 13).admit("B", 13, 4, [[1, 2, 3], [1, 2, 3]])
+    s.touch("B", [1], [1], 0).touch("B", [4], [1], 1)
+    r = report(s.end())
+    assert r["misses"]["tokens"]["window"] == 8
+    assert r["misses"]["tokens"]["partial_block"] == 1
+    assert r["misses"]["tokens"]["cold"] == 12 + 4           # A's 3 blocks, X's 1
+    assert r["eviction"]["evictions"] == 2
+    assert r["eviction"]["lifetime_steps"]["max"] == 2       # allocated at 0, evicted at 2
+    assert r["eviction"]["idle_before_evict_steps"]["max"] == 1
+    assert r["memory"]["peak_used_blocks"] == 6
+
+
+def test_in_process_events_give_the_same_report():
+    s = classes_stream()
+    assert stats_from_events([s.header, *s.events]) == report(s)
