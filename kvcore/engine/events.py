@@ -1,0 +1,176 @@
+"""Event sinks: where a replay's record goes, streamed line by line (never held in memory).
+
+Two formats (documented in docs/events.md):
+
+* `JsonlEvents` (ours, schema_version 1): a `header` line, then one line per block operation per
+  group (`allocate`, `touch`, `cache`, `evict`, `free`) and per request event (`arrive`, `admit`,
+  `preempt`, `finish`, `reject`), each with `seq`, `step`, `t_ms`, `kind`, `req`, `group`; the
+  stream ends with `end` (the summary) or, after Ctrl-C, `interrupted`.
+* `VllmEvents`: vLLM's own KV event batches, `{"ts", "events": [BlockStored | BlockRemoved |
+  AllBlocksCleared, ...], "data_parallel_rank": null}`, one line per engine step that published
+  events, exactly what vLLM's `KVEventBatch` carries (the stream KV-aware routers index).
+
+`Recorder` is the one BlockTracer the replay installs: it counts evictions, samples KV usage after
+every block operation that can raise it, and forwards to a `JsonlEvents` when there is one. It is
+also the scheduler's observer, so `admit` is written before the block events the admission causes.
+"""
+
+from __future__ import annotations
+
+from typing import IO, Any
+
+import orjson
+
+from kvcore.kv_events import hash_to_int
+
+_dumps = orjson.dumps
+
+
+class JsonlEvents:
+    """Our event stream. The replay sets `step` and `t_ms` as the clock moves."""
+
+    format = "jsonl"
+
+    def __init__(self, out: IO[bytes]) -> None:
+        self.out = out
+        self.seq = 0
+        self.step = 0
+        self.t_ms = 0.0
+        self._held: list[bytes] | None = None
+
+    def header(self, fields: dict) -> None:
+        self.emit({"kind": "header", "schema_version": 1, **fields})
+
+    def write(self, kind: str, req: str | None, group: int | None = None, **fields: Any) -> None:
+        if self._held is not None:
+            self._held.append((kind, req, group, fields))
+            return
+        self.emit({"seq": self.seq, "step": self.step, "t_ms": round(self.t_ms, 6),
+                   "kind": kind, "req": req, "group": group, **fields})
+        self.seq += 1
+
+    def emit(self, obj: dict) -> None:
+        """Write one event object (override to consume events in-process)."""
+        self.out.write(_dumps(obj) + b"\n")
+
+    # An admission attempt's block events are held until we know whether it was admitted, so the
+    # `admit` line precedes them (consumers see the cache as the lookup saw it).
+    def hold(self) -> None:
+        self._held = []
+
+    def release(self, first: tuple | None = None) -> None:
+        held, self._held = self._held or [], None
+        if first is not None:
+            kind, req, group, fields = first
+            self.write(kind, req, group, **fields)
+        for kind, req, group, fields in held:
+            self.write(kind, req, group, **fields)
+
+    def end(self, summary: dict) -> None:
+        self.write("end", None, summary=summary)
+
+    def interrupted(self) -> None:
+        if self._held is not None:
+            self.release()
+        self.write("interrupted", None)
+
+
+class CallbackEvents(JsonlEvents):
+    """Our event stream handed to a function, one dict per event (in-process consumers)."""
+
+    def __init__(self, fn: Any) -> None:
+        super().__init__(None)  # type: ignore[arg-type]
+        self.fn = fn
+
+    def emit(self, obj: dict) -> None:
+        self.fn(obj)
+
+
+class VllmEvents:
+    """vLLM's KV event batches (needs the manager built with KV events enabled)."""
+
+    format = "vllm"
+
+    def __init__(self, out: IO[bytes]) -> None:
+        self.out = out
+
+    def batch(self, ts_s: float, events: list) -> None:
+        if events:
+            self.out.write(_dumps({"ts": ts_s, "events": [e.to_dict() for e in events],
+                                   "data_parallel_rank": None}) + b"\n")
+
+    def interrupted(self) -> None:
+        self.out.write(_dumps({"interrupted": True}) + b"\n")
+
+
+class Recorder:
+    """BlockTracer + scheduler observer: counts, usage peak, and our event lines."""
+
+    def __init__(self, sink: JsonlEvents | None, block_pool: Any, num_usable: int) -> None:
+        self.req: str | None = None
+        self.sink = sink
+        self.pool = block_pool
+        self.num_usable = max(num_usable, 1)
+        self.evictions = 0
+        self.peak_used = 0
+        self.is_counted: Any = lambda req, resumed: not resumed
+        self.admit_extra: Any = None   # callable(req) -> dict of extra admit fields
+
+    def _sample(self) -> None:
+        used = self.num_usable - self.pool.get_num_free_blocks()
+        if used > self.peak_used:
+            self.peak_used = used
+
+    # -- BlockTracer ---------------------------------------------------------------------------
+    def on_allocate(self, group: int, block_ids: list[int]) -> None:
+        self._sample()
+        if self.sink is not None:
+            self.sink.write("allocate", self.req, group, blocks=list(block_ids))
+
+    def on_touch(self, group: int, block_ids: list[int], hashes: list[bytes]) -> None:
+        self._sample()
+        if self.sink is not None:
+            self.sink.write("touch", self.req, group, blocks=list(block_ids),
+                            hashes=[hash_to_int(h) for h in hashes])
+
+    def on_cache(self, group: int, block_ids: list[int], hashes: list[bytes]) -> None:
+        if self.sink is not None:
+            self.sink.write("cache", self.req, group, blocks=list(block_ids),
+                            hashes=[hash_to_int(h) for h in hashes])
+
+    def on_evict(self, group: int, block_id: int, block_hash: bytes) -> None:
+        self.evictions += 1
+        if self.sink is not None:
+            self.sink.write("evict", self.req, group, blocks=[block_id],
+                            hashes=[hash_to_int(block_hash)])
+
+    def on_free(self, group: int, block_ids: list[int], freed: list[int],
+                evictable: list[int]) -> None:
+        if self.sink is not None:
+            self.sink.write("free", self.req, group, blocks=list(block_ids), freed=list(freed),
+                            evictable=list(evictable))
+
+    # -- scheduler observer ----------------------------------------------------------------------
+    def on_admit_attempt(self, req: Any) -> None:
+        if self.sink is not None:
+            self.sink.hold()
+
+    def on_admit(self, req: Any, hit_tokens: int, resumed: bool) -> None:
+        if self.sink is not None:
+            fields = {"prompt_tokens": req.num_tokens, "hit_tokens": hit_tokens,
+                      "resumed": resumed, "counted": self.is_counted(req, resumed)}
+            if self.admit_extra is not None:
+                fields.update(self.admit_extra(req))
+            self.sink.release(("admit", req.request_id, None, fields))
+
+    def on_admit_failed(self, req: Any) -> None:
+        if self.sink is not None:
+            self.sink.release()
+
+    def on_preempt(self, req: Any, num_computed_tokens: int) -> None:
+        if self.sink is not None:
+            self.sink.write("preempt", req.request_id, num_computed_tokens=num_computed_tokens)
+
+    def on_finish(self, req: Any) -> None:
+        if self.sink is not None:
+            self.sink.write("finish", req.request_id, output_tokens=req.num_output_tokens)

@@ -1,0 +1,66 @@
+"""The scheduler's waiting queues (vLLM's `request_queue.py`): FCFS is a deque, PRIORITY a heap.
+
+Both answer the same small contract: `add` (arrival), `prepend` (a preempted request goes back to
+the head; for the heap this is just `add`, its order being `(priority, arrival_time)`), `peek`,
+`pop`, `len`, iteration in queue order.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from typing import Any, Iterator
+
+
+class FCFSQueue:
+    __slots__ = ("_q",)
+
+    def __init__(self) -> None:
+        self._q: deque = deque()
+
+    def add(self, req: Any) -> None:
+        self._q.append(req)
+
+    def prepend(self, req: Any) -> None:
+        self._q.appendleft(req)
+
+    def peek(self) -> Any:
+        return self._q[0]
+
+    def pop(self) -> Any:
+        return self._q.popleft()
+
+    def __len__(self) -> int:
+        return len(self._q)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._q)
+
+
+class PriorityQueue:
+    """Lowest `(priority, arrival_time)` first; a preempted request re-enters by the same key."""
+
+    __slots__ = ("_h",)
+
+    def __init__(self) -> None:
+        self._h: list = []
+
+    def add(self, req: Any) -> None:
+        heapq.heappush(self._h, (req.priority, req.arrival_time, req.request_id, req))
+
+    prepend = add
+
+    def peek(self) -> Any:
+        return self._h[0][3]
+
+    def pop(self) -> Any:
+        return heapq.heappop(self._h)[3]
+
+    def __len__(self) -> int:
+        return len(self._h)
+
+    def __iter__(self) -> Iterator[Any]:
+        return (e[3] for e in sorted(self._h))
+
+
+QUEUES = {"fcfs": FCFSQueue, "priority": PriorityQueue}

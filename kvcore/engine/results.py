@@ -1,0 +1,40 @@
+"""What a replay reports: `ReplaySummary` (the JSON keys are documented in docs/replay.md)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(slots=True)
+class ReplaySummary:
+    trace: str
+    format: str
+    mode: str
+    requests: int = 0                 # every request of the trace
+    rejected: int = 0                 # never admitted (could never fit; skipped)
+    finished: int = 0
+    prompt_tokens: int = 0            # admitted requests past the warm-up, at first admission
+    hit_tokens: int = 0               # their prefix-cache hit tokens at first admission
+    hit_rate: float = 0.0             # hit_tokens / prompt_tokens
+    request_hit_rate_mean: float = 0.0
+    counted_requests: int = 0         # requests in the two sums above
+    warmup_requests: int = 0          # left out by --warmup
+    preempted_admissions: int = 0     # re-admissions after preemption (vLLM's preempted_*)
+    preempted_prompt_tokens: int = 0
+    preempted_hit_tokens: int = 0
+    preemptions: int = 0
+    recomputed_tokens: int = 0        # computed tokens thrown away by preemptions
+    evictions: int = 0                # cached hashes dropped because their block was reused
+    peak_usage: float = 0.0           # max fraction of usable blocks held (after every allocation)
+    mean_usage: float = 0.0           # time-weighted mean after each step's scheduling
+    num_blocks: int = 0
+    block_size: int = 0
+    steps: int = 0
+    sim_time_s: float = 0.0
+    wall_time_s: float = 0.0
+    events: int = 0                   # lines written to our event stream (0 without one)
+    interrupted: bool = False
+    config: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)

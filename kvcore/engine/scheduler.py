@@ -1,0 +1,254 @@
+"""vLLM 0.33's V1 `Scheduler`, the parts that decide what the KV cache sees (reference §8).
+
+One `schedule()` call is one engine step's plan:
+
+(A) RUNNING requests first, in list order, while token budget remains. Each asks for the tokens
+    it is behind (`num_tokens - num_computed_tokens`), capped by `long_prefill_token_threshold`
+    (ignored when only one request is eligible, 0.33), by the budget and by
+    `max_model_len - num_computed_tokens - 1`. If `allocate_slots` refuses, preempt: FCFS takes
+    the LAST running request, PRIORITY the max `(priority, arrival_time)` (undoing its schedule
+    if it was already scheduled this step). A preempted request frees its blocks (they stay
+    cached), drops `num_computed_tokens` to 0 (recompute) and goes to the head of `waiting`.
+    A request that preempts itself stops the loop (under PRIORITY the loop goes on).
+(B) WAITING requests, only if nothing was preempted in (A): look up the prefix cache, cap the
+    tokens as above (with chunked prefill off a request that does not fit the budget stops the
+    loop), and admit if `allocate_slots(..., full_sequence_must_fit)` accepts; otherwise stop.
+    Waiting requests never preempt running ones. Prefix-cache stats are recorded at admission.
+(C) Every scheduled request's `num_computed_tokens` advances at once (`_update_after_schedule`).
+
+`update_from_output` appends the sampled token of every request that reached the end of its known
+tokens, finishes those at `max_tokens` (or `max_model_len`), frees them in schedule order and
+returns the finished ids. An optional observer hears admissions, preemptions and finishes (the
+replay's event stream); the manager's tracer gets `req` set before each call on a request's behalf.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from kvcore.engine.queues import QUEUES
+from kvcore.request import Request, RequestStatus
+
+NO_MODEL_LEN_LIMIT = 1 << 40
+
+
+@dataclass(slots=True)
+class SchedulerConfig:
+    """vLLM's SchedulerConfig knobs that matter here (defaults = vLLM 0.33's class defaults)."""
+
+    max_num_seqs: int = 128
+    max_num_batched_tokens: int = 2048
+    max_model_len: int = NO_MODEL_LEN_LIMIT
+    long_prefill_token_threshold: int = 0
+    long_prefill_token_threshold_adaptive: bool = False
+    enable_chunked_prefill: bool = True
+    policy: str = "fcfs"
+    scheduler_reserve_full_isl: bool = True
+    max_num_active_seqs: int | None = None
+
+
+@dataclass(slots=True)
+class SchedulerOutput:
+    # Request id -> tokens scheduled this step; running requests first, then admitted ones.
+    num_scheduled_tokens: dict[str, int] = field(default_factory=dict)
+    # Admitted from waiting this step (new or resumed): id -> tokens already computed (the hit).
+    admitted: dict[str, int] = field(default_factory=dict)
+    preempted: list[str] = field(default_factory=list)   # in preemption order
+    total_num_scheduled_tokens: int = 0
+
+
+class SchedulerObserver(Protocol):
+    """Hears the request-level events, each before the block events it causes."""
+
+    def on_admit_attempt(self, req: Request) -> None: ...   # block events may follow; hold them
+    def on_admit(self, req: Request, hit_tokens: int, resumed: bool) -> None: ...
+    def on_admit_failed(self, req: Request) -> None: ...
+    def on_preempt(self, req: Request, num_computed_tokens: int) -> None: ...
+    def on_finish(self, req: Request) -> None: ...
+
+
+class Scheduler:
+    def __init__(self, config: SchedulerConfig, kv_cache_manager: Any, *,
+                 tracer: Any = None, observer: SchedulerObserver | None = None) -> None:
+        self.config = config
+        self.kv_cache_manager = kv_cache_manager
+        self.tracer = tracer
+        self.observer = observer
+        self.policy = config.policy
+        self.waiting = QUEUES[config.policy]()
+        self.running: list[Request] = []
+        self.requests: dict[str, Request] = {}
+        self.max_num_active = (config.max_num_active_seqs if config.max_num_active_seqs
+                               is not None else config.max_num_seqs)
+        self.finished_req_ids: set[str] = set()
+
+    # -- queue state -----------------------------------------------------------------------------
+    def add_request(self, req: Request) -> None:
+        self.waiting.add(req)
+        self.requests[req.request_id] = req
+
+    def has_unfinished_requests(self) -> bool:
+        return bool(self.running) or len(self.waiting) > 0
+
+    def has_requests(self) -> bool:
+        # vLLM keeps stepping once more after a finish (to flush finished ids); that step
+        # schedules nothing, so it changes nothing the cache sees.
+        return self.has_unfinished_requests() or bool(self.finished_req_ids)
+
+    # -- (A) + (B) + (C) ---------------------------------------------------------------------------
+    def schedule(self) -> SchedulerOutput:
+        cfg = self.config
+        kvm = self.kv_cache_manager
+        tracer = self.tracer
+        obs = self.observer
+        out = SchedulerOutput()
+        nst = out.num_scheduled_tokens
+        budget = cfg.max_num_batched_tokens
+        max_len = cfg.max_model_len
+        running = self.running
+        scheduled_running: list[Request] = []
+
+        num_eligible = len(running) + len(self.waiting)
+        # The threshold stops a long prefill from starving others; alone, nobody starves.
+        threshold = cfg.long_prefill_token_threshold if num_eligible > 1 else 0
+        if threshold > 0 and cfg.long_prefill_token_threshold_adaptive:
+            threshold = max(threshold, cfg.max_num_batched_tokens // num_eligible)
+
+        # (A) running requests.
+        i = 0
+        while i < len(running) and budget > 0:
+            req = running[i]
+            n = req.num_tokens - req.num_computed_tokens
+            if 0 < threshold < n:
+                n = threshold
+            n = min(n, budget, max_len - req.num_computed_tokens - 1)
+            if n <= 0:
+                # Nothing to do for it now; `continue`, not `break`, so later ones still run.
+                i += 1
+                continue
+            while True:
+                if tracer is not None:
+                    tracer.req = req.request_id
+                new_blocks = kvm.allocate_slots(req, n)
+                if new_blocks is not None:
+                    break
+                if self.policy == "priority":
+                    victim = max(running, key=_priority_key)
+                    idx = running.index(victim)
+                    del running[idx]
+                    if idx < i:
+                        i -= 1
+                    if victim in scheduled_running:
+                        scheduled_running.remove(victim)
+                        budget += nst.pop(victim.request_id)
+                else:
+                    victim = running.pop()
+                self._preempt(victim)
+                out.preempted.append(victim.request_id)
+                if victim is req:
+                    break
+            if new_blocks is None:
+                if self.policy == "priority" and req.status == RequestStatus.PREEMPTED:
+                    # It preempted itself; the ones after it rank higher and may still fit.
+                    continue
+                break
+            scheduled_running.append(req)
+            nst[req.request_id] = n
+            budget -= n
+            i += 1
+
+        # (B) waiting requests, only in a step that preempted nobody.
+        if not out.preempted:
+            waiting = self.waiting
+            while budget > 0 and len(waiting) > 0:
+                if len(running) >= self.max_num_active:
+                    break
+                req = waiting.peek()
+                hit_blocks, num_hit = kvm.get_computed_blocks(req)[:2]
+                n = req.num_tokens - num_hit
+                if 0 < threshold < n:
+                    n = threshold
+                if not cfg.enable_chunked_prefill and n > budget:
+                    break   # no skipping ahead when chunking is off
+                n = min(n, budget)
+                if tracer is not None:
+                    tracer.req = req.request_id
+                if obs is not None:
+                    obs.on_admit_attempt(req)
+                new_blocks = kvm.allocate_slots(
+                    req, n, num_new_computed_tokens=num_hit, new_computed_blocks=hit_blocks,
+                    full_sequence_must_fit=cfg.scheduler_reserve_full_isl,
+                    has_scheduled_reqs=bool(running))
+                if new_blocks is None:
+                    if obs is not None:
+                        obs.on_admit_failed(req)
+                    break
+                kvm.record_prefix_cache_stats(req, num_hit)
+                waiting.pop()
+                running.append(req)
+                resumed = req.status == RequestStatus.PREEMPTED
+                req.status = RequestStatus.RUNNING
+                req.num_computed_tokens = num_hit
+                if req.num_cached_tokens < 0:
+                    req.num_cached_tokens = num_hit
+                nst[req.request_id] = n
+                out.admitted[req.request_id] = num_hit
+                budget -= n
+                if obs is not None:
+                    obs.on_admit(req, num_hit, resumed)
+
+        assert len(running) <= cfg.max_num_seqs
+        # (C) computed tokens advance at schedule time.
+        total = 0
+        for rid, n in nst.items():
+            self.requests[rid].num_computed_tokens += n
+            total += n
+        out.total_num_scheduled_tokens = total
+        self.finished_req_ids = set()
+        return out
+
+    def _preempt(self, req: Request) -> None:
+        if self.observer is not None:
+            self.observer.on_preempt(req, req.num_computed_tokens)
+        if self.tracer is not None:
+            self.tracer.req = req.request_id
+        self.kv_cache_manager.free(req)
+        req.status = RequestStatus.PREEMPTED
+        req.num_computed_tokens = 0
+        req.num_preemptions += 1
+        self.waiting.prepend(req)
+
+    # -- after the (fake) model ran -------------------------------------------------------------
+    def update_from_output(self, out: SchedulerOutput,
+                           sample: Callable[[Request], int]) -> list[str]:
+        """Append one sampled token to each request that reached the end of its known tokens
+        (a mid-prefill chunk samples nothing); finish and free those that are done."""
+        max_len = self.config.max_model_len
+        finished: list[str] = []
+        for rid in out.num_scheduled_tokens:
+            req = self.requests[rid]
+            if req.num_computed_tokens < req.num_tokens:
+                continue
+            req.append_output_token_ids(sample(req))
+            if req.num_tokens >= max_len or req.num_output_tokens >= req.max_tokens:
+                req.status = RequestStatus.FINISHED_LENGTH_CAPPED
+                finished.append(rid)
+                self._free_finished(req)
+        if finished:
+            done = set(finished)
+            self.running = [r for r in self.running if r.request_id not in done]
+            self.finished_req_ids = done
+        return finished
+
+    def _free_finished(self, req: Request) -> None:
+        if self.observer is not None:
+            self.observer.on_finish(req)
+        if self.tracer is not None:
+            self.tracer.req = req.request_id
+        self.kv_cache_manager.free(req)
+        del self.requests[req.request_id]
+
+
+def _priority_key(r: Request) -> tuple:
+    return (r.priority, r.arrival_time)

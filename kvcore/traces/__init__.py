@@ -1,0 +1,19 @@
+"""Trace readers: one JSON object a line (or Azure's CSV), `.gz` and `-` (stdin) accepted.
+
+    from kvcore.traces import read_trace
+    trace = read_trace("conversation_trace.jsonl")
+    trace.format          # "mooncake" | "bailian" | "tokens" | "lengths" | "azure"
+    trace.config          # the optional first line {"config": {...}} (defaults that flags override)
+    for r in trace.requests:          # arrival order: timestamp, ties in file order
+        r.id, r.arrival_ms, r.prompt_len, r.output_len
+        r.prompt_tokens()             # token ids (derived from hash_ids when needed)
+        r.trace_blocks()              # [(trace block key, tokens), ...]
+
+Formats are detected from the first request's fields (see `detect.py`); every malformed line is an
+`InputError` naming the file, the line and the field.
+"""
+
+from kvcore.traces.reader import Trace, read_trace
+from kvcore.traces.request import TraceRequest
+
+__all__ = ["Trace", "TraceRequest", "read_trace"]

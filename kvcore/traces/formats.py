@@ -1,0 +1,195 @@
+"""The trace formats, detected from the fields of the first request (`../shared/reference/traces.md`).
+
+| format   | fields                                                                 | block ids      |
+|----------|------------------------------------------------------------------------|----------------|
+| mooncake | timestamp (ms), input_length, output_length, hash_ids[, block_size]    | 512 tokens     |
+| bailian  | chat_id, parent_chat_id, timestamp (s), turn, type, input_length, ... | 16 tokens      |
+| tokens   | prompt_token_ids, output_length | output_token_ids, [id, timestamp (ms), arrival_step, priority, cache_salt, lora] | - |
+| lengths  | input_length, output_length[, timestamp (ms)]: every prompt unique    | -              |
+| azure    | CSV TIMESTAMP,ContextTokens,GeneratedTokens: every prompt unique       | -              |
+
+Each parser turns one decoded object into a `TraceRequest` or raises `InputError` naming the field.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Callable
+
+from kvcore.errors import InputError
+from kvcore.traces.request import TraceRequest
+
+MOONCAKE_BLOCK = 512
+BAILIAN_BLOCK = 16
+# Prompts with no content (lengths, azure) get fresh trace block ids of this size from a counter,
+# so every prompt is unique content.
+UNIQUE_BLOCK = 512
+
+
+class _Ctx:
+    """Where we are (for errors) and counters shared across lines."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.line = 0
+        self.next_unique_id = 0
+        self.t0: datetime | None = None
+
+    def err(self, field: str | None, msg: str) -> InputError:
+        return InputError(msg, path=self.path, line=self.line, field=field)
+
+
+def _int(obj: dict, key: str, ctx: _Ctx, *, default: Any = ..., minimum: int = 0) -> int:
+    if key not in obj or obj[key] is None:
+        if default is ...:
+            raise ctx.err(key, "missing")
+        return default
+    v = obj[key]
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v):
+        raise ctx.err(key, f"must be an integer, got {v!r}")
+    v = int(v)
+    if v < minimum:
+        raise ctx.err(key, f"must be >= {minimum}, got {v}")
+    return v
+
+
+def _num(obj: dict, key: str, ctx: _Ctx, default: float = 0.0) -> float:
+    v = obj.get(key)
+    if v is None:
+        return default
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ctx.err(key, f"must be a number, got {v!r}")
+    if v < 0:
+        raise ctx.err(key, f"must be >= 0, got {v}")
+    return float(v)
+
+
+def _int_list(obj: dict, key: str, ctx: _Ctx) -> list[int]:
+    v = obj.get(key)
+    if not isinstance(v, list):
+        raise ctx.err(key, "missing" if v is None else "must be a list of integers")
+    for x in v:
+        if isinstance(x, bool) or not isinstance(x, int) or x < 0:
+            raise ctx.err(key, f"must hold non-negative integers, got {x!r}")
+    return v
+
+
+def _hashed(obj: dict, ctx: _Ctx, index: int, *, tb: int, ts_scale: float, rid: str) -> TraceRequest:
+    n_in = _int(obj, "input_length", ctx, minimum=1)
+    n_out = _int(obj, "output_length", ctx, minimum=1)
+    tb = _int(obj, "block_size", ctx, default=tb, minimum=1)
+    ids = _int_list(obj, "hash_ids", ctx)
+    want = -(-n_in // tb)
+    if len(ids) != want:
+        raise ctx.err("hash_ids", f"has {len(ids)} ids but input_length {n_in} needs "
+                                  f"ceil({n_in}/{tb}) = {want}")
+    return TraceRequest(index=index, line=ctx.line, id=rid,
+                        arrival_ms=_num(obj, "timestamp", ctx) * ts_scale,
+                        arrival_step=_int(obj, "arrival_step", ctx, default=0),
+                        prompt_len=n_in, output_len=n_out, hash_ids=ids, trace_block_size=tb,
+                        priority=_int(obj, "priority", ctx, default=0, minimum=-(1 << 62)))
+
+
+def parse_mooncake(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
+    rid = str(obj["id"]) if obj.get("id") is not None else str(index)
+    return _hashed(obj, ctx, index, tb=MOONCAKE_BLOCK, ts_scale=1.0, rid=rid)
+
+
+def parse_bailian(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
+    if obj.get("chat_id") is None:
+        raise ctx.err("chat_id", "missing")
+    # A chat id names a conversation turn; keep ids unique by suffixing the line's index.
+    rid = f"{obj['chat_id']}-{index}"
+    return _hashed(obj, ctx, index, tb=BAILIAN_BLOCK, ts_scale=1000.0, rid=rid)
+
+
+def parse_tokens(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
+    prompt = _int_list(obj, "prompt_token_ids", ctx)
+    if not prompt:
+        raise ctx.err("prompt_token_ids", "is empty (vLLM rejects an empty prompt)")
+    out_ids = None
+    if obj.get("output_token_ids") is not None:
+        out_ids = _int_list(obj, "output_token_ids", ctx)
+        n_out = _int(obj, "output_length", ctx, default=len(out_ids), minimum=1)
+        if n_out != len(out_ids):
+            raise ctx.err("output_length", f"is {n_out} but output_token_ids has {len(out_ids)}")
+    else:
+        n_out = _int(obj, "output_length", ctx, minimum=1)
+    rid = str(obj["id"]) if obj.get("id") is not None else str(ctx.line)
+    salt = obj.get("cache_salt")
+    lora = obj.get("lora")
+    return TraceRequest(index=index, line=ctx.line, id=rid, arrival_ms=_num(obj, "timestamp", ctx),
+                        arrival_step=_int(obj, "arrival_step", ctx, default=0),
+                        prompt_len=len(prompt), output_len=n_out, prompt_token_ids=prompt,
+                        output_token_ids=out_ids,
+                        priority=_int(obj, "priority", ctx, default=0, minimum=-(1 << 62)),
+                        cache_salt=None if salt is None else str(salt),
+                        lora=None if lora is None else str(lora))
+
+
+def _unique(ctx: _Ctx, index: int, rid: str, n_in: int, n_out: int, t_ms: float,
+            step: int = 0) -> TraceRequest:
+    nb = -(-n_in // UNIQUE_BLOCK)
+    ids = list(range(ctx.next_unique_id, ctx.next_unique_id + nb))
+    ctx.next_unique_id += nb
+    return TraceRequest(index=index, line=ctx.line, id=rid, arrival_ms=t_ms, arrival_step=step,
+                        prompt_len=n_in, output_len=n_out, hash_ids=ids,
+                        trace_block_size=UNIQUE_BLOCK)
+
+
+def parse_lengths(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
+    rid = str(obj["id"]) if obj.get("id") is not None else str(index)
+    return _unique(ctx, index, rid, _int(obj, "input_length", ctx, minimum=1),
+                   _int(obj, "output_length", ctx, minimum=1), _num(obj, "timestamp", ctx),
+                   _int(obj, "arrival_step", ctx, default=0))
+
+
+def parse_azure_row(row: list[str], ctx: _Ctx, index: int) -> TraceRequest:
+    if len(row) != 3:
+        raise ctx.err(None, f"expected 3 columns TIMESTAMP,ContextTokens,GeneratedTokens, "
+                            f"got {len(row)}")
+    try:
+        # Python's fromisoformat takes at most 6 fractional digits; Azure writes 7.
+        ts = row[0].strip()
+        if "." in ts:
+            head, frac = ts.split(".", 1)
+            ts = f"{head}.{frac[:6]}"
+        t = datetime.fromisoformat(ts)
+    except ValueError:
+        raise ctx.err("TIMESTAMP", f"not a date-time: {row[0]!r}") from None
+    if ctx.t0 is None:
+        ctx.t0 = t
+    vals = {}
+    for key, text in (("ContextTokens", row[1]), ("GeneratedTokens", row[2])):
+        try:
+            vals[key] = int(text)
+        except ValueError:
+            raise ctx.err(key, f"must be an integer, got {text!r}") from None
+        if vals[key] < 1:
+            raise ctx.err(key, f"must be >= 1, got {vals[key]}")
+    t_ms = (t - ctx.t0).total_seconds() * 1000.0
+    if t_ms < 0:
+        raise ctx.err("TIMESTAMP", "earlier than the first row")
+    return _unique(ctx, index, str(index), vals["ContextTokens"], vals["GeneratedTokens"], t_ms)
+
+
+PARSERS: dict[str, Callable[[dict, _Ctx, int], TraceRequest]] = {
+    "mooncake": parse_mooncake,
+    "bailian": parse_bailian,
+    "tokens": parse_tokens,
+    "lengths": parse_lengths,
+}
+
+
+def detect(obj: dict) -> str:
+    """The format of a request object, from its fields."""
+    if "prompt_token_ids" in obj:
+        return "tokens"
+    if "chat_id" in obj:
+        return "bailian"
+    if "hash_ids" in obj:
+        return "mooncake"
+    if "input_length" in obj:
+        return "lengths"
+    raise ValueError("unknown trace format: expected hash_ids (Mooncake), chat_id (Bailian), "
+                     "prompt_token_ids (token ids) or input_length")

@@ -1,0 +1,101 @@
+"""Read a whole trace into `TraceRequest`s in arrival order (see `kvcore.traces`)."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+
+import orjson
+
+from kvcore.errors import InputError
+from kvcore.traces.formats import PARSERS, _Ctx, detect, parse_azure_row
+from kvcore.traces.request import TraceRequest
+from kvcore.traces.source import numbered_lines
+
+
+@dataclass(slots=True)
+class Trace:
+    path: str
+    format: str
+    config: dict = field(default_factory=dict)       # the optional first {"config": {...}} line
+    config_line: int | None = None
+    requests: list[TraceRequest] = field(default_factory=list)  # arrival order (stable)
+
+
+def read_trace(path: str) -> Trace:
+    """Read, validate and order a trace. Raises `InputError` (file:line: field) on bad input."""
+    lines = numbered_lines(path)
+    ctx = _Ctx(path)
+    first = next(lines, None)
+    if first is None:
+        raise InputError("empty trace: no requests", path=path, line=1)
+    ctx.line, text = first
+    if text.startswith("TIMESTAMP") or (not text.startswith("{") and "," in text):
+        trace = _read_csv(path, ctx, first, lines)
+    else:
+        trace = _read_jsonl(path, ctx, first, lines)
+    if not trace.requests:
+        raise InputError("empty trace: no requests", path=path, line=(ctx.line or 1))
+    # Arrival order: timestamp, ties in file order (a stable sort keeps file order).
+    trace.requests.sort(key=lambda r: r.arrival_ms)
+    return trace
+
+
+def _decode(text: str, ctx: _Ctx) -> dict:
+    try:
+        obj = orjson.loads(text)
+    except orjson.JSONDecodeError as err:
+        raise ctx.err(None, f"malformed JSON: {err}") from None
+    if not isinstance(obj, dict):
+        raise ctx.err(None, "expected a JSON object")
+    return obj
+
+
+def _read_jsonl(path: str, ctx: _Ctx, first, lines) -> Trace:
+    trace = Trace(path=path, format="")
+    obj = _decode(first[1], ctx)
+    pending = [(ctx.line, obj)]
+    if "config" in obj:
+        cfg = obj["config"]
+        if cfg is not None and not isinstance(cfg, dict):
+            raise ctx.err("config", "must be an object")
+        trace.config = dict(cfg or {})
+        trace.config_line = ctx.line
+        pending = []
+    parser = None
+    seen: set[str] = set()
+
+    def add(n: int, o: dict) -> None:
+        nonlocal parser
+        ctx.line = n
+        if parser is None:
+            try:
+                trace.format = detect(o)
+            except ValueError as err:
+                raise ctx.err(None, str(err)) from None
+            parser = PARSERS[trace.format]
+        req = parser(o, ctx, len(trace.requests))
+        if req.id in seen:
+            raise ctx.err("id", f"duplicate request id {req.id!r}")
+        seen.add(req.id)
+        trace.requests.append(req)
+
+    for n, o in pending:
+        add(n, o)
+    for n, text in lines:
+        ctx.line = n
+        add(n, _decode(text, ctx))
+    return trace
+
+
+def _read_csv(path: str, ctx: _Ctx, first, lines) -> Trace:
+    header = [h.strip() for h in first[1].split(",")]
+    if header != ["TIMESTAMP", "ContextTokens", "GeneratedTokens"]:
+        raise ctx.err(None, "CSV header must be TIMESTAMP,ContextTokens,GeneratedTokens "
+                            "(Azure LLM inference trace)")
+    trace = Trace(path=path, format="azure")
+    for n, text in lines:
+        ctx.line = n
+        row = next(csv.reader([text]))
+        trace.requests.append(parse_azure_row(row, ctx, len(trace.requests)))
+    return trace

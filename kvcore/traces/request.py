@@ -1,0 +1,90 @@
+"""One request of a trace, as every reader yields it, and how its content becomes tokens.
+
+A trace names prompt content in one of two ways:
+* token ids (`prompt_token_ids`): replayed as given;
+* trace block ids (`hash_ids`, one id per `trace_block_size` tokens, the last block may be
+  partial): block `i` with id `h` becomes the tokens `h*TB, h*TB+1, ...` (TB = the trace's block
+  size), so equal ids are equal content and different ids differ, at any engine block size
+  (this is what the cache-mode oracle does, so hit rates agree with it token for token).
+
+Output tokens are unique to their request unless the trace gives them: the token at output
+position `p` of the request with index `i` (0-based, file order) is
+`1_000_000 + i * (max_model_len + 1) + p`, exactly as the scheduler oracle samples them, so block
+hashes and KV events agree with it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+OUTPUT_TOKEN_BASE = 1_000_000
+# The scheduler oracle's max_model_len when a trace gives none; it sets the output token stride.
+DEFAULT_TOKEN_STRIDE_MODEL_LEN = 8192
+
+
+@dataclass(slots=True)
+class TraceRequest:
+    """A request as read from a trace (see the module docstring for how content is derived)."""
+
+    index: int                  # 0-based position among the trace's requests, in file order
+    line: int                   # 1-based line in the file (for error messages)
+    id: str                     # request id (the trace's, or the line number)
+    arrival_ms: float           # arrival time on the simulated clock, ms from the trace start
+    arrival_step: int           # engine step at whose start it arrives (`--arrivals step`)
+    prompt_len: int
+    output_len: int
+    hash_ids: list[int] | None = None          # trace block ids (hash-id formats)
+    trace_block_size: int | None = None        # tokens per trace block id
+    prompt_token_ids: list[int] | None = None  # token-id format
+    output_token_ids: list[int] | None = None  # given output content (token-id format)
+    priority: int = 0
+    cache_salt: str | None = None
+    lora: str | None = None
+
+    def prompt_tokens(self) -> list[int]:
+        """The prompt as token ids (derived from the trace block ids when the trace has no tokens)."""
+        if self.prompt_token_ids is not None:
+            return self.prompt_token_ids
+        tb = self.trace_block_size
+        toks: list[int] = []
+        left = self.prompt_len
+        for h in self.hash_ids:
+            n = tb if left >= tb else left
+            base = h * tb
+            toks.extend(range(base, base + n))
+            left -= n
+        return toks
+
+    def output_token(self, position: int, max_model_len: int | None) -> int:
+        """The token sampled at output `position` (the trace's own, else the oracle's formula)."""
+        out = self.output_token_ids
+        if out is not None and position < len(out):
+            return out[position]
+        stride = (max_model_len or DEFAULT_TOKEN_STRIDE_MODEL_LEN) + 1
+        return OUTPUT_TOKEN_BASE + self.index * stride + position
+
+    def trace_blocks(self) -> list[tuple[int, int]]:
+        """The request's trace blocks as `(key, tokens)` pairs, oldest first.
+
+        For hash-id traces the key is the trace's block id and `tokens` the tokens it covers
+        (the last one may be partial). For token-id traces there are no trace blocks: the key is
+        the position-chained hash of 16-token chunks (`hash((parent_key, chunk))`), so equal
+        keys mean equal prefixes. Used by capacity curves that work at the trace's granularity.
+        """
+        if self.hash_ids is not None:
+            tb = self.trace_block_size
+            left = self.prompt_len
+            out = []
+            for h in self.hash_ids:
+                n = tb if left >= tb else left
+                out.append((h, n))
+                left -= n
+            return out
+        toks = self.prompt_token_ids or []
+        out = []
+        parent = 0
+        for s in range(0, len(toks), 16):
+            chunk = tuple(toks[s:s + 16])
+            parent = hash((parent, chunk, self.cache_salt, self.lora))
+            out.append((parent, len(chunk)))
+        return out
