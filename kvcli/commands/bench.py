@@ -1,10 +1,97 @@
-"""`kvcli bench` (placeholder: owned by the issue that builds it)."""
+"""`kvcli bench`: how fast kvcore's KV cache manager replays a workload (CPU), or `--gpu`.
+
+Without ``--ops`` it generates the benchmark workload (`kvcore.bench_workload`, the recipe of the
+oracle's bench-2000 file). Only the manager calls are timed for the headline rate (lookup,
+allocate, decode append + allocate, free); request creation with prompt hashing is timed apart.
+The run's totals (prefix-cache queries and hits, allocated blocks, free blocks and cached hashes
+at the end) are printed beside the speed so a wrong fast run shows.
+
+JSON keys (``--json``): requests, decodes, frees, seconds_manager, seconds_total,
+seconds_create, seconds_lookup, seconds_allocate, seconds_decode, seconds_free,
+requests_per_second_manager, requests_per_second_total, allocated_blocks_per_second,
+queries, hits, hit_rate, hit_blocks, allocated_blocks, free_blocks, cached_hashes, rejected,
+workload.
+"""
+
+from __future__ import annotations
 
 import typer
 
 
 def register(app: typer.Typer) -> None:
     @app.command("bench")
-    def _placeholder() -> None:
-        """Not built yet."""
-        raise typer.Exit(1)
+    def bench(
+        ops: str | None = typer.Option(None, "--ops", help="Op script to replay (default: the "
+                                       "generated benchmark workload)."),
+        n: int = typer.Option(2000, "--n", min=1, help="Requests in the generated workload."),
+        seed: int = typer.Option(1234, "--seed", help="Seed of the generated workload."),
+        as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+        gpu: bool = typer.Option(False, "--gpu", help="Run the GPU paged-attention benchmark "
+                                 "instead (needs CUDA and torch)."),
+        trace: str | None = typer.Option(None, "--trace", help="(--gpu) trace to drive it."),
+        model: str | None = typer.Option(None, "--model", help="(--gpu) model geometry."),
+        cases: str | None = typer.Option(None, "--cases", help="(--gpu) which cases to run."),
+    ) -> None:
+        """Time kvcore's KV cache manager on a workload (CPU), or the decode kernels (--gpu)."""
+        from kvcli import output
+
+        def go() -> None:
+            if gpu:
+                try:
+                    from kvcli.gpu_bench import run_gpu_bench  # lazy: torch is heavy
+                except ModuleNotFoundError as err:
+                    if err.name != "kvcli.gpu_bench":
+                        raise
+                    from kvcore.errors import NoDeviceError
+
+                    raise NoDeviceError("the GPU benchmark (kvcli.gpu_bench) is not "
+                                        "installed in this build") from None
+
+                view = run_gpu_bench(trace=trace, model=model, cases=cases, as_json=as_json)
+            else:
+                view = cpu_bench_view(ops, n, seed)
+            output.emit(view, as_json=as_json)
+
+        output.run(go)
+
+
+def cpu_bench_view(ops_path: str | None, n: int, seed: int):
+    from kvcli.output import Table, View
+    from kvcore.bench_workload import BENCH_CONFIG, bench_ops, run_bench
+    from kvcore.script import load_script, parse_config
+
+    if ops_path is None:
+        cfg = parse_config(BENCH_CONFIG, "<generated>", 1)
+        ops = bench_ops(n, seed=seed)
+        workload = f"generated: {n} requests, seed {seed}"
+    else:
+        cfg, op_list = load_script(ops_path)
+        ops = [o.data for o in op_list]
+        workload = ops_path
+    r = run_bench(cfg, ops)
+    mgr_s, tot_s = r.seconds_manager, r.seconds_total
+    data = {
+        "workload": workload, "requests": r.requests, "decodes": r.decodes, "frees": r.frees,
+        "seconds_manager": mgr_s, "seconds_total": tot_s, "seconds_create": r.seconds_create,
+        "seconds_lookup": r.seconds_lookup, "seconds_allocate": r.seconds_allocate,
+        "seconds_decode": r.seconds_decode, "seconds_free": r.seconds_free,
+        "requests_per_second_manager": r.requests / mgr_s if mgr_s else 0.0,
+        "requests_per_second_total": r.requests / tot_s if tot_s else 0.0,
+        "allocated_blocks_per_second": r.allocated_blocks / mgr_s if mgr_s else 0.0,
+        "queries": r.queries, "hits": r.hits,
+        "hit_rate": r.hits / r.queries if r.queries else 0.0, "hit_blocks": r.hit_blocks,
+        "allocated_blocks": r.allocated_blocks, "free_blocks": r.free_blocks,
+        "cached_hashes": r.cached_hashes, "rejected": r.rejected,
+    }
+    speed = Table(f"kvcore KV cache manager: {workload}", ("timed", "seconds", "requests/s",
+                                                             "allocated blocks/s"),
+                  [("manager calls", mgr_s, data["requests_per_second_manager"],
+                    data["allocated_blocks_per_second"]),
+                   ("+ request creation and hashing", tot_s, data["requests_per_second_total"],
+                    r.allocated_blocks / tot_s if tot_s else 0.0)],
+                  caption="manager calls = lookup + allocate + decode (append + allocate) + free")
+    totals = Table("totals", ("requests", "prefix queries (tokens)", "hits (tokens)",
+                              "allocated blocks", "free blocks at end", "cached hashes"),
+                   [(r.requests, r.queries, r.hits, r.allocated_blocks, r.free_blocks,
+                     r.cached_hashes)])
+    return View(data, tables=[speed, totals])
