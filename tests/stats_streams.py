@@ -15,12 +15,12 @@ class Stream:
         self.step = 0
         self.t = 0.0
 
-    def at(self, step: int, t_ms: float | None = None) -> "Stream":
+    def at(self, step: int, t_ms: float | None = None) -> Stream:
         self.step = step
         self.t = float(step * 10) if t_ms is None else t_ms
         return self
 
-    def add(self, kind: str, req=None, group=None, **fields) -> "Stream":
+    def add(self, kind: str, req=None, group=None, **fields) -> Stream:
         self.events.append({"seq": len(self.events), "step": self.step, "t_ms": self.t,
                             "kind": kind, "req": req, "group": group, **fields})
         return self

@@ -4,11 +4,10 @@ by hand in the comments."""
 from __future__ import annotations
 
 import pytest
+from stats_streams import Stream
 
 from kvcore.analysis.stats import stats_from_events, stats_from_lines
 from kvcore.analysis.stats_dist import Dist, Series, nearest_rank, percentiles_of_counts
-
-from stats_streams import Stream
 
 
 def report(s: Stream) -> dict:

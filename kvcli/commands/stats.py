@@ -1,10 +1,219 @@
-"""`kvcli stats` (placeholder: owned by the issue that builds it)."""
+"""`kvcli stats SOURCE`: memory usage, eviction churn, prefix reuse, miss attribution and
+preemption of a replay, as tables, one JSON document (`--json`) and PNG charts (`--plot DIR`).
+
+SOURCE is an event stream written by `kvcli replay --events` (a file, `.gz`, or `-`), recognised
+by its first line `{"kind":"header",...}`; anything else is a trace, replayed in-process with the
+same options as `kvcli replay`, its events fed straight to the analysis (never written).
+The JSON keys are documented in docs/stats.md.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
 
 import typer
+
+from kvcli import output
+
+_REPLAY = "Replay options (when SOURCE is a trace)"
 
 
 def register(app: typer.Typer) -> None:
     @app.command("stats")
-    def _placeholder() -> None:
-        """Not built yet."""
-        raise typer.Exit(1)
+    def stats(
+        source: Annotated[str, typer.Argument(help="Event stream (kvcli replay --events), or a "
+                                              "trace to replay; '-' reads stdin.")],
+        as_json: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")]
+        = False,
+        plot: Annotated[str | None, typer.Option("--plot", metavar="DIR",
+                        help="Write PNG charts into DIR (needs the 'plot' extra).")] = None,
+        window_requests: Annotated[int, typer.Option(min=1, help="Hit-rate window, in counted "
+                                                     "requests.")] = 1000,
+        window_s: Annotated[float, typer.Option(min=0.001, help="Hit-rate window, in simulated "
+                                                "seconds.")] = 60.0,
+        top: Annotated[int, typer.Option(min=1, help="Rows in the top-N lists.")] = 10,
+        # -- replay options (a trace SOURCE) --
+        mode: Annotated[str, typer.Option(help="engine | cache", rich_help_panel=_REPLAY)]
+        = "engine",
+        block_size: Annotated[int | None, typer.Option(rich_help_panel=_REPLAY)] = None,
+        num_blocks: Annotated[int | None, typer.Option(rich_help_panel=_REPLAY)] = None,
+        max_num_seqs: Annotated[int | None, typer.Option(rich_help_panel=_REPLAY)] = None,
+        max_num_batched_tokens: Annotated[int | None, typer.Option(rich_help_panel=_REPLAY)]
+        = None,
+        max_model_len: Annotated[int | None, typer.Option(rich_help_panel=_REPLAY)] = None,
+        long_prefill_token_threshold: Annotated[int | None, typer.Option(
+            rich_help_panel=_REPLAY)] = None,
+        policy: Annotated[str | None, typer.Option(help="fcfs | priority",
+                                                      rich_help_panel=_REPLAY)] = None,
+        watermark: Annotated[float | None, typer.Option(rich_help_panel=_REPLAY)] = None,
+        arrivals: Annotated[str, typer.Option(help="timestamp | ignore | step",
+                                              rich_help_panel=_REPLAY)] = "timestamp",
+        warmup: Annotated[float, typer.Option(rich_help_panel=_REPLAY)] = 0.0,
+        hash_algo: Annotated[str | None, typer.Option(rich_help_panel=_REPLAY)] = None,
+        skip_bad: Annotated[bool, typer.Option(rich_help_panel=_REPLAY)] = False,
+        model: Annotated[str | None, typer.Option(rich_help_panel=_REPLAY)] = None,
+    ) -> None:
+        """Memory usage, eviction churn, prefix reuse and why requests missed, from a replay."""
+        replay_kw = {"mode": mode, "block_size": block_size, "num_blocks": num_blocks,
+                         "max_num_seqs": max_num_seqs, "max_num_batched_tokens": max_num_batched_tokens,
+                         "max_model_len": max_model_len,
+                         "long_prefill_token_threshold": long_prefill_token_threshold,
+                         "policy": policy, "watermark": watermark, "arrivals": arrivals, "warmup": warmup,
+                         "hash_algo": hash_algo, "skip_bad": skip_bad, "model": model}
+        output.run(lambda: run_stats(source, replay_kw, as_json=as_json, plot=plot,
+                                     window_requests=window_requests, window_s=window_s, top=top))
+
+
+def run_stats(source: str, replay_kw: dict, *, as_json: bool, plot: str | None,
+              window_requests: int, window_s: float, top: int) -> None:
+    report = compute(source, replay_kw, window_requests=window_requests,
+                     window_ms=window_s * 1000.0, top=top)
+    mismatches = report["source"].get("summary_mismatches")
+    if mismatches:
+        output.warn(f"totals differ from the stream's own summary: {mismatches}")
+    if plot is not None:
+        from kvcore.analysis.plots import write_plots
+
+        for path in write_plots(report, plot):
+            output.message(f"wrote {path}")
+    output.emit(stats_view(report), as_json=as_json)
+
+
+def compute(source: str, replay_kw: dict, **options) -> dict:
+    """The stats report of SOURCE (an event stream or a trace), streaming."""
+    from kvcore.analysis.events_reader import is_event_header, open_lines
+    from kvcore.analysis.stats import stats_from_lines
+
+    name, stream = open_lines(source)
+    try:
+        if source == "-":
+            # Peek, so that a trace on stdin is still whole for the trace reader.
+            head = stream.peek(64) if hasattr(stream, "peek") else b""
+            if head.lstrip().startswith(b'{"kind":"header"'):
+                return stats_from_lines(name, stream.readline(), stream, **options)
+        else:
+            first = stream.readline()
+            if is_event_header(first):
+                return stats_from_lines(name, first, stream, **options)
+    finally:
+        if source != "-":
+            stream.close()
+    return _replay_stats(source, replay_kw, **options)
+
+
+def _replay_stats(trace: str, replay_kw: dict, **options) -> dict:
+    from kvcore.analysis.stats import StreamingStats
+    from kvcore.engine.events import CallbackEvents
+    from kvcore.engine.replay import options_from, replay
+
+    feed = StreamingStats(**options)
+    sink = CallbackEvents(feed)
+    with output.progress(None, "replaying") as advance:
+        summary = replay(trace, options_from(**replay_kw), sink, progress=advance,
+                         warn=output.warn)
+    if summary.interrupted:
+        raise KeyboardInterrupt
+    return feed.report()
+
+
+# -- the human form --------------------------------------------------------------------------------
+
+_DIST_COLS = ("count", "mean", "p50", "p90", "p99", "max")
+
+
+def _dist_row(label: str, d: dict) -> tuple:
+    return (label, *(d.get(k) for k in _DIST_COLS))
+
+
+def _pct(x) -> str:
+    return "" if x is None else f"{100 * x:.2f}%"
+
+
+def stats_view(r: dict) -> output.View:
+    from kvcore.analysis.stats_memory import sparkline
+
+    src, mem, ev, reuse, miss, pre = (r["source"], r["memory"], r["eviction"], r["reuse"],
+                                      r["misses"], r["preemption"])
+    tables = []
+    rows = []
+    for label, key in (("in use", "used_blocks"), ("cached, evictable", "cached_blocks"),
+                       ("free", "free_blocks")):
+        d = mem[key]
+        rows.append((label, d["peak"], d["mean_time"], d["mean_steps"], d["p50"], d["p90"],
+                     d["p99"]))
+    tables.append(output.Table(
+        f"Memory: blocks of {mem['usable_blocks']:,} usable ({src['mode']} mode, block size "
+        f"{src['block_size']}, {src['steps']:,} steps)",
+        ("blocks", "peak", "mean (time)", "mean (steps)", "p50", "p90", "p99"), rows,
+        caption=f"peak usage {_pct(mem['peak_usage'])} at step {mem['peak_step']}; "
+                f"empty slots in last blocks {_pct(mem['empty_slots_fraction'])}"))
+    tables.append(output.Table("Per request (at its end)", ("tokens", *_DIST_COLS), [
+        _dist_row("KV tokens held", mem["kv_tokens_per_request"]),
+        _dist_row("slots allocated", mem["slots_per_request"]),
+        _dist_row("empty slots", mem["empty_slots_per_request"])]))
+    reg = ev["regret"]
+    tables.append(output.Table("Eviction churn", ("", "value"), [
+        ("evictions (cached blocks)", ev["evictions"]),
+        ("per 1,000 requests", ev["per_1000_requests"]),
+        ("per simulated minute", ev["per_minute"]),
+        ("regret: evicted, then needed again", reg["evictions"]),
+        ("regret: share of evictions", _pct(reg["fraction"])),
+        ("regret: tokens recomputed", reg["recomputed_tokens"]),
+        ("evicted younger than the median hit age", _pct(
+            ev["evicted_younger_than_median_hit_age"])),
+    ]))
+    tables.append(output.Table("Block residency (steps; cached blocks only)",
+                               ("", *_DIST_COLS), [
+        _dist_row("lifetime (allocate to evict)", ev["lifetime_steps"]),
+        _dist_row("idle before evict", ev["idle_before_evict_steps"]),
+        _dist_row("age at eviction", ev["age_at_evict_steps"]),
+        _dist_row("age at hit", ev["age_at_hit_steps"]),
+        _dist_row("reuse gap", reuse["reuse_gap_steps"]),
+        _dist_row("reuse distance (requests)", reuse["reuse_distance_requests"]),
+        _dist_row("regret gap (evict to re-cache)", reg["gap_steps"]),
+    ]))
+    rh = reuse["request_hit_rate"]
+    tables.append(output.Table("Prefix reuse (counted admissions)", ("", "value"), [
+        ("requests", reuse["requests"]),
+        ("prompt tokens", reuse["prompt_tokens"]),
+        ("hit tokens", reuse["hit_tokens"]),
+        ("hit rate, by tokens", _pct(reuse["hit_rate"])),
+        ("hit rate, mean by requests", _pct(reuse["request_hit_rate_mean"])),
+        ("requests with a hit", reuse["requests_with_hit"]),
+        ("per request p50 / p90 / p99", " / ".join(_pct(rh[k]) for k in ("p50", "p90", "p99"))),
+        ("distinct blocks hit", reuse["distinct_blocks_hit"]),
+    ]))
+    wins = reuse["windows_by_requests"]["windows"]
+    if len(wins) > 1:
+        tables.append(output.Table(
+            f"Hit rate per {reuse['windows_by_requests']['size']:,} requests",
+            ("window", "requests", "prompt tokens", "hit tokens", "hit rate"),
+            [(str(i + 1), w["requests"], w["prompt_tokens"], w["hit_tokens"], _pct(w["hit_rate"]))
+             for i, w in enumerate(wins[:40])],
+            caption=f"{len(wins) - 40} more in --json" if len(wins) > 40 else None))
+    if reuse["top_blocks"]:
+        tables.append(output.Table("Most reused blocks", ("hash", "group", "block", "prefix tokens",
+                                                          "hits"),
+                                   [(f"{b['hash']:016x}", b["group"], b["block_index"],
+                                     b["prefix_tokens"], b["hits"]) for b in reuse["top_blocks"]]))
+    missed = miss["missed_tokens"] or 1
+    tables.append(output.Table("Why prompt tokens missed", ("reason", "tokens", "share", "blocks",
+                                                            "requests"),
+                               [(k, miss["tokens"][k], _pct(miss["tokens"][k] / missed),
+                                 miss["blocks"][k], miss["requests"][k]) for k in miss["reasons"]
+                                if miss["tokens"][k] or k in ("cold", "evicted")],
+                               caption=f"{miss['missed_tokens']:,} missed tokens"))
+    tables.append(output.Table("Preemption", ("", "value"), [
+        ("preemptions", pre["preemptions"]),
+        ("recomputed tokens", pre["recomputed_tokens"]),
+        ("victims (requests)", pre["victims"]),
+        ("re-admissions", pre["resumed_admissions"]),
+        ("hit tokens at re-admission", pre["resumed_hit_tokens"]),
+    ]))
+    tl = mem["timeline"]
+    line = sparkline(tl["used_max"], mem["usable_blocks"])
+    text = [(f"usage  |{line}|  peak {_pct(mem['peak_usage'])}, "
+            f"{tl['bucket_steps']:,} steps per bucket")]
+    if not src["complete"]:
+        text.append("note: the stream was interrupted; these are the statistics so far")
+    return output.View(data=r, tables=tables, text=text)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import gzip
 import sys
-from typing import IO, Iterator, Protocol
+from collections.abc import Iterator
+from typing import IO, Protocol
 
 import orjson
 
@@ -35,7 +36,7 @@ def open_lines(path: str) -> tuple[str, IO[bytes]]:
     if path == "-":
         return "<stdin>", sys.stdin.buffer
     try:
-        f = gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
+        f = gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")  # noqa: SIM115
     except OSError as err:
         raise InputError(f"cannot open: {err.strerror}", path=path) from None
     return path, f

@@ -294,6 +294,8 @@ class StatsCollector:
             if req in self.pending_finish:
                 self.pending_finish.discard(req)
                 self._request_end(req, held)
+            elif self.cache_mode:                 # cache mode: look up, allocate, free; no finish
+                self._request_end(req, held)
             else:                                 # preempted, or `finish` comes next
                 self.last_release[req] = held
 
@@ -303,10 +305,23 @@ class StatsCollector:
             self.mem.sample(self.used, self.cached_free, 1, 0.0)
             self.series.add("used_max", self.step, self.step_peak)
 
+    def check_summary(self, report: dict) -> dict | None:
+        """Compare the totals both report with the replay's own summary (the `end` line)."""
+        if not self.summary:
+            return None
+        mine = {"requests": report["source"]["requests"],
+                "hit_tokens": report["reuse"]["hit_tokens"],
+                "prompt_tokens": report["reuse"]["prompt_tokens"],
+                "evictions": report["eviction"]["evictions"],
+                "preemptions": report["preemption"]["preemptions"],
+                "peak_usage": report["memory"]["peak_usage"]}
+        return {k: {"stats": v, "replay": self.summary.get(k)} for k, v in mine.items()
+                if self.summary.get(k) != v}
+
     def report(self) -> dict:
         s = self.series.to_json()
         t = self.t_ms
-        return {
+        out = {
             "schema_version": STATS_SCHEMA_VERSION,
             "source": {"mode": self.header.get("mode"), "block_size": self.header["block_size"],
                        "num_blocks": self.header["num_blocks"], "groups": self.group_types,
@@ -321,6 +336,8 @@ class StatsCollector:
                                         if r < len(self.names) else None),
             "preemption": self.pre.to_json(self.top),
         }
+        out["source"]["summary_mismatches"] = self.check_summary(out)
+        return out
 
 
 def stats_from_lines(name: str, header_line: bytes, lines, **options) -> dict:
@@ -331,6 +348,25 @@ def stats_from_lines(name: str, header_line: bytes, lines, **options) -> dict:
     read_stream(name, lines, collector)
     collector.finish()
     return collector.report()
+
+
+class StreamingStats:
+    """A callable that takes events one by one (the header first), e.g. from a replay's
+    `CallbackEvents`; `report()` at the end."""
+
+    def __init__(self, **options) -> None:
+        self.options = options
+        self.collector: StatsCollector | None = None
+
+    def __call__(self, ev: dict) -> None:
+        if self.collector is None:
+            self.collector = StatsCollector(ev, **self.options)
+        else:
+            self.collector.feed(ev)
+
+    def report(self) -> dict:
+        self.collector.finish()
+        return self.collector.report()
 
 
 def stats_from_events(events, **options) -> dict:

@@ -13,7 +13,7 @@ step falls past the end, so a run of any length fits in the same memory.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable
+from collections.abc import Iterable
 
 PERCENTILES = (50, 90, 99)
 
@@ -92,13 +92,11 @@ class Series:
     def add(self, name: str, step: int, value) -> None:
         if step >= self.n * self.width:
             self._grow(step)
-        if step > self.last_step:
-            self.last_step = step
+        self.last_step = max(self.last_step, step)
         col = self.data[name]
         i = step // self.width
         if self.kinds[name] == "max":
-            if value > col[i]:
-                col[i] = value
+            col[i] = max(col[i], value)
         else:
             col[i] += value
 
@@ -109,8 +107,7 @@ class Series:
         self.add(name, end - 1, value)
         col = self.data[name]
         for i in range(start // self.width, (end - 1) // self.width + 1):
-            if value > col[i]:
-                col[i] = value
+            col[i] = max(col[i], value)
 
     def buckets(self) -> int:
         return self.last_step // self.width + 1 if self.last_step >= 0 else 0
