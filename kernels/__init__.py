@@ -1,0 +1,20 @@
+"""Paged-attention decode kernels: a Triton kernel and a plain-torch reference.
+
+Light on purpose: nothing here imports Typer, Rich or kvcore, so ``python -m kernels.bench`` runs on
+a machine that has only torch and Triton. The Triton module is imported on first use, so a caller
+can set ``TRITON_INTERPRET=1`` after ``import kernels`` and before calling ``paged_decode``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["paged_decode", "paged_decode_reference", "choose_num_splits", "LaunchConfig"]
+
+
+def __getattr__(name: str):
+    if name == "paged_decode_reference":
+        from .reference import paged_decode_reference
+        return paged_decode_reference
+    if name in ("paged_decode", "choose_num_splits", "LaunchConfig"):
+        from . import triton_decode
+        return getattr(triton_decode, name)
+    raise AttributeError(f"module 'kernels' has no attribute {name!r}")

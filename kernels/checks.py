@@ -1,0 +1,122 @@
+"""Correctness checks shared by the CI tests (interpreter, CPU) and the device check (CUDA).
+
+`make_inputs` builds a random paged cache whose blocks are scattered and whose unused block-table
+entries point at live, random blocks (so reading past a sequence's end changes the answer);
+`check` runs the Triton kernel and compares it with the torch reference (fp32) and a float64
+reference. The kernel must be within the dtype's tolerance of float64 *and* not much worse than
+the fp32 reference is.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+# Max abs error against float64 allowed per dtype (outputs are O(1); bf16 has 8 mantissa bits).
+TOLERANCE = {"fp32": 2e-5, "fp16": 2e-3, "bf16": 1.6e-2}
+
+
+class Spec(NamedTuple):
+    """One check: head layout, dtype, page size, lengths, window, forced split count."""
+
+    num_q_heads: int
+    num_kv_heads: int
+    head_dim: int
+    dtype: str
+    block_size: int
+    seq_lens: tuple[int, ...]
+    window: int | None = None
+    num_splits: int | None = 1
+    strided: bool = True  # K and V as views of one [blocks, 2, page, heads, dim] tensor
+
+    @property
+    def name(self) -> str:
+        w = f"-w{self.window}" if self.window else ""
+        return (f"{self.dtype}-h{self.num_q_heads}/{self.num_kv_heads}-d{self.head_dim}"
+                f"-bs{self.block_size}-lens{'_'.join(map(str, self.seq_lens))}{w}"
+                f"-p{self.num_splits}")
+
+
+class Inputs(NamedTuple):
+    q: torch.Tensor
+    k_cache: torch.Tensor
+    v_cache: torch.Tensor
+    block_tables: torch.Tensor
+    seq_lens: torch.Tensor
+
+
+def make_inputs(spec: Spec, device: str | torch.device = "cpu", seed: int = 0,
+                spare_blocks: int = 3) -> Inputs:
+    g = torch.Generator().manual_seed(seed)
+    dtype = DTYPES[spec.dtype]
+    bs = spec.block_size
+    need = [-(-n // bs) for n in spec.seq_lens]
+    max_blocks = max([1, *need])
+    num_blocks = sum(need) + spare_blocks
+    shape = (num_blocks, 2, bs, spec.num_kv_heads, spec.head_dim)
+    kv = torch.randn(shape, generator=g).to(dtype).to(device)
+    k_cache, v_cache = kv[:, 0], kv[:, 1]
+    if not spec.strided:
+        k_cache, v_cache = k_cache.contiguous(), v_cache.contiguous()
+    # Scattered, distinct blocks for the sequences; the unused tail of each row points at random
+    # live blocks, never at a harmless zero.
+    perm = torch.randperm(num_blocks, generator=g)
+    tables = torch.randint(0, num_blocks, (len(spec.seq_lens), max_blocks), generator=g)
+    at = 0
+    for s, n in enumerate(need):
+        tables[s, :n] = perm[at:at + n]
+        at += n
+    q = torch.randn(len(spec.seq_lens), spec.num_q_heads, spec.head_dim, generator=g).to(dtype)
+    lens = torch.tensor(spec.seq_lens, dtype=torch.int32)
+    return Inputs(q.to(device), k_cache, v_cache, tables.to(torch.int32).to(device),
+                  lens.to(device))
+
+
+class Result(NamedTuple):
+    name: str
+    err_f64: float      # kernel vs float64 reference
+    err_ref: float      # kernel vs the fp32 torch reference
+    ref_err_f64: float  # fp32 torch reference vs float64 (the floor)
+    tol: float
+    ok: bool
+
+
+def check(spec: Spec, device: str | torch.device = "cpu", seed: int = 0) -> Result:
+    from . import paged_decode, paged_decode_reference
+
+    x = make_inputs(spec, device, seed)
+    kw = dict(sliding_window=spec.window)
+    out = paged_decode(*x, num_splits=spec.num_splits, **kw).double()
+    ref = paged_decode_reference(*x, **kw).double()
+    f64 = paged_decode_reference(*x, compute_dtype=torch.float64, **kw)
+    # The f64 reference sees the same (rounded) inputs, so it is the exact answer to round.
+    f64 = f64.to(x.q.dtype).double() if spec.dtype != "fp32" else f64
+    err_f64 = (out - f64).abs().max().item() if out.numel() else 0.0
+    err_ref = (out - ref).abs().max().item() if out.numel() else 0.0
+    ref_f64 = (ref - f64).abs().max().item() if out.numel() else 0.0
+    tol = TOLERANCE[spec.dtype]
+    finite = bool(torch.isfinite(out).all())
+    ok = finite and err_f64 <= tol and err_ref <= tol
+    return Result(spec.name, err_f64, err_ref, ref_f64, tol, ok)
+
+
+def device_specs() -> list[Spec]:
+    """The matrix the GPU check runs (every layout, dtype, page size, length edge, window, split)."""
+    lens = (0, 1, 15, 16, 17, 64, 100, 1000)
+    specs = []
+    for dtype in ("fp32", "fp16", "bf16"):
+        for hq, hkv in ((8, 8), (32, 8), (8, 1), (12, 4)):
+            for splits in (1, 5):
+                specs.append(Spec(hq, hkv, 128, dtype, 16, lens, None, splits))
+    for hq, hkv in ((8, 8), (32, 8)):
+        for splits in (1, 5):
+            specs.append(Spec(hq, hkv, 128, "bf16", 32, lens, None, splits))
+    for w in (1, 16, 100, 4096):
+        for splits in (1, 3):
+            specs.append(Spec(32, 8, 128, "bf16", 16, (0, 1, 33, 700, 3000), w, splits))
+    specs.append(Spec(32, 8, 128, "bf16", 16, (0, 5, 40000), None, None))  # the heuristic
+    specs.append(Spec(16, 2, 64, "fp16", 16, (257, 3), None, 2, strided=False))
+    specs.append(Spec(8, 2, 80, "bf16", 16, (257, 3), None, 3))               # d not a power of 2
+    return specs

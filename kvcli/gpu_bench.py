@@ -1,0 +1,196 @@
+"""`kvcli bench --gpu`: paged-attention decode on the GPU over block tables kvcore produced.
+
+The one place that joins kvcore's block tables and the kernels. Block tables come from
+
+* ``--trace T``: a replay of the trace (engine mode) through kvcore; the tables of the running
+  requests at the step whose batch holds the most KV blocks become the case ``replay``;
+* otherwise the shipped file ``kernels/data/block_tables.json.gz``, made here by driving kvcore's
+  `KVCacheManager` (`ScriptRunner`) through a churned pool: background requests allocate and free
+  in random order (which scrambles the free queue as it does in a server), then each case's
+  requests are prefilled and decoded round-robin, so their tables are scattered and interleaved.
+  ``64x4k-prefix`` shares a 2,048-token prompt prefix (prefix-cache hits: shared block ids).
+  Regenerate with ``python -m kvcli.gpu_bench --write-tables`` (deterministic).
+
+``--model`` picks the head layout (default: Llama-3.1-8B's 32 query heads, 8 KV heads, dim 128).
+The benchmark itself is `kernels.bench` (torch + Triton only). Without torch or CUDA this raises
+`NoDeviceError` (exit 3). JSON keys: see `kernels.bench` (``device``, ``copy_bytes_per_s``,
+``device_check``, ``cases[]`` with ``triton``/``gather_sdpa``/``sdpa_contig`` each
+``time_us``/``gbps``/``pct_copy``, ``bytes``, ``num_splits``, ``correct``, ...).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+import sys
+from pathlib import Path
+
+from kvcli.output import Table, View, message
+from kvcore.errors import InputError, NoDeviceError
+
+SHIPPED = Path(__file__).resolve().parents[1] / "kernels" / "data" / "block_tables.json.gz"
+BLOCK_SIZE = 16
+# name -> (sequence lengths, shared prefix tokens)
+SCRIPTED_CASES: dict[str, tuple[list[int], int]] = {
+    "64x4k": ([4096] * 64, 0),
+    "1x32k": ([32768], 0),
+    "8x8k": ([8192] * 8, 0),
+    "256x1k": ([1024] * 256, 0),
+    "64xvar": ([random.Random(7).randint(1, 4096) for _ in range(64)], 0),
+    "64x4k-prefix": ([4096] * 64, 2048),
+}
+
+
+def scripted_tables(seq_lens: list[int], *, prefix: int = 0, block_size: int = BLOCK_SIZE,
+                    seed: int = 0, decode_steps: int = 48) -> dict:
+    """Block tables of ``len(seq_lens)`` running requests, made by kvcore's `KVCacheManager`.
+
+    A churn phase (background requests of random lengths allocated, then freed in random order,
+    leaving cached blocks behind) scrambles the free queue; then every request is admitted with
+    its prompt (the first ``prefix`` tokens shared) and all are decoded round-robin
+    ``decode_steps`` tokens, as a continuous batch grows.
+    """
+    from kvcore.script import ScriptRunner, parse_config
+
+    rng = random.Random(seed)
+    need = sum(-(-n // block_size) for n in seq_lens)
+    num_blocks = need + need // 4 + 64
+    cfg = parse_config({"block_size": block_size, "num_blocks": num_blocks,
+                        "max_model_len": max(seq_lens) + block_size * 8, "hash": "xxhash"},
+                       "<gpu-bench>", 1)
+    runner = ScriptRunner(cfg)
+    token = iter(range(1, 1 << 62))
+    # Churn: fill about 70% of the pool with background requests, free them in random order.
+    background, used = [], 0
+    while used < 0.7 * num_blocks:
+        n = rng.randint(block_size, max(2 * block_size, min(4096, max(seq_lens),
+                                                             num_blocks * block_size // 8)))
+        rid = f"bg{len(background)}"
+        res = runner.apply({"op": "new", "id": rid, "prompt": [next(token) for _ in range(n)]})
+        if not res.get("ok"):
+            break
+        background.append(rid)
+        used += -(-n // block_size)
+    rng.shuffle(background)
+    for rid in background:
+        runner.apply({"op": "free", "id": rid})
+    shared = [next(token) for _ in range(prefix)]
+    ids = []
+    for i, n in enumerate(seq_lens):
+        steps = min(decode_steps, max(0, n - 1))
+        p = min(prefix, n - steps)
+        prompt = shared[:p] + [next(token) for _ in range(n - steps - p)]
+        rid = f"r{i}"
+        res = runner.apply({"op": "new", "id": rid, "prompt": prompt})
+        if not res.get("ok"):
+            raise RuntimeError(f"scripted tables: request {i} did not fit ({num_blocks} blocks)")
+        ids.append((rid, steps))
+    for step in range(decode_steps):
+        for rid, steps in ids:
+            if step < steps:
+                res = runner.apply({"op": "decode", "id": rid, "token": next(token)})
+                if not res.get("ok"):
+                    raise RuntimeError(f"scripted tables: decode of {rid} did not fit")
+    tables = [runner.mgr.get_block_ids(rid)[0] for rid, _ in ids]
+    assert all(len(t) == -(-n // block_size) for t, n in zip(tables, seq_lens))
+    return {"num_blocks": num_blocks, "seq_lens": list(seq_lens),
+            "block_tables": [list(t) for t in tables],
+            "source": f"kvcore KVCacheManager, churned pool, seed {seed}"
+                      + (f", {prefix}-token shared prefix" if prefix else "")}
+
+
+def write_tables(path: Path = SHIPPED) -> dict:
+    cases = {name: scripted_tables(lens, prefix=prefix, seed=i)
+             for i, (name, (lens, prefix)) in enumerate(SCRIPTED_CASES.items())}
+    doc = {"source": "kvcore KVCacheManager (scripted churn + prefill + round-robin decode)",
+           "block_size": BLOCK_SIZE, "cases": cases}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.GzipFile(path, "wb", mtime=0) as f:
+        f.write(json.dumps(doc, separators=(",", ":")).encode())
+    return doc
+
+
+def replay_tables(trace: str, block_size: int = BLOCK_SIZE) -> dict:
+    """Replay ``trace`` (engine mode) and take the running requests' block tables (group 0) at
+    the end of the step that held the most blocks. Lengths count the last block full: the
+    event stream says which blocks a request holds, not how full its last one is."""
+    from kvcore.engine.events import CallbackEvents
+    from kvcore.engine.replay import ReplayOptions, replay
+
+    live: dict[str, list[int]] = {}
+    state = {"step": None, "blocks": 0, "best": 0, "best_step": None, "snapshot": {}}
+
+    def close_step() -> None:
+        if state["blocks"] > state["best"]:
+            state.update(best=state["blocks"], best_step=state["step"],
+                         snapshot={r: list(b) for r, b in live.items() if b})
+
+    def on_event(ev: dict) -> None:
+        if ev.get("step") != state["step"]:
+            close_step()
+            state["step"] = ev.get("step")
+        kind, req = ev.get("kind"), ev.get("req")
+        if ev.get("group") not in (0, None):
+            return
+        if kind in ("touch", "allocate"):
+            live.setdefault(req, []).extend(ev["blocks"])
+            state["blocks"] += len(ev["blocks"])
+        elif kind == "free":
+            state["blocks"] -= len(live.pop(req, []))
+
+    replay(trace, ReplayOptions(block_size=block_size), CallbackEvents(on_event))
+    close_step()
+    snap = state["snapshot"]
+    if not snap:
+        raise InputError("the replay never held a block, so there is nothing to decode",
+                         path=trace)
+    rows = list(snap.values())
+    lens = [len(r) * block_size for r in rows]
+    num_blocks = max(b for r in rows for b in r) + 1
+    return {"num_blocks": num_blocks, "seq_lens": lens, "block_tables": rows,
+            "source": f"replay of {trace}, step {state['best_step']} ({len(rows)} requests)"}
+
+
+def run_gpu_bench(*, as_json: bool, trace: str | None, model: str | None,
+                  cases: str | None) -> View:
+    try:
+        import torch
+    except ImportError:
+        raise NoDeviceError("torch is not installed (pip install 'kvcli[kernels]'); "
+                            "`kvcli bench --gpu` needs torch with CUDA") from None
+    if not torch.cuda.is_available():
+        raise NoDeviceError("no CUDA device: `kvcli bench --gpu` needs an NVIDIA GPU "
+                            "(torch.cuda.is_available() is false)")
+    from kernels import bench
+
+    spec = None
+    if model:
+        from kvcore.models.presets import load_preset
+
+        g = load_preset(model)
+        spec = bench.CaseSpec("", g.num_attention_heads, g.num_kv_heads, g.head_dim)
+    tables = bench.load_tables(SHIPPED)
+    names = [c.strip() for c in cases.split(",")] if cases else None
+    if trace:
+        tables["cases"]["replay"] = replay_tables(trace, int(tables["block_size"]))
+        names = names or ["replay"]
+    unknown = [n for n in names or [] if n not in tables["cases"]]
+    if unknown:
+        raise InputError(f"unknown case {unknown[0]!r} (known: {', '.join(tables['cases'])})",
+                         field="cases")
+    doc = bench.run(names, tables, spec=spec, log=message)
+    rows = bench.rows(doc)
+    caption = (f"{doc['device']}; copy {doc['copy_bytes_per_s'] / 1e9:.0f} GB/s (read + write); "
+               f"% copy = ideal bytes / time / copy bandwidth")
+    return View(doc, [Table("paged-attention decode", bench.COLUMNS, rows, caption)])
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--write-tables"]:
+        d = write_tables(Path(sys.argv[2]) if len(sys.argv) > 2 else SHIPPED)
+        for name, c in d["cases"].items():
+            print(name, len(c["seq_lens"]), c["num_blocks"], c["source"])
+    else:
+        print("usage: python -m kvcli.gpu_bench --write-tables [PATH]", file=sys.stderr)
+        sys.exit(2)
