@@ -91,3 +91,25 @@ register_group_type(
     lambda cfg, bs: SlidingWindowSpec(block_size=bs,
                                       sliding_window=_positive_int(cfg, "sliding_window")),
     aliases=("sliding", "swa"))
+
+
+# --- added by the sizing issue: chunked-local, Mamba and cross-attention groups ---------------
+from kvcore.managers.chunked_local import ChunkedLocalAttentionManager  # noqa: E402
+from kvcore.managers.cross_attention import CrossAttentionManager  # noqa: E402
+from kvcore.managers.mamba import MambaManager  # noqa: E402
+from kvcore.specs import ChunkedLocalAttentionSpec, CrossAttentionSpec, MambaSpec  # noqa: E402
+
+register_manager(ChunkedLocalAttentionSpec, ChunkedLocalAttentionManager,
+                 "chunked_local_attention")
+register_manager(MambaSpec, MambaManager, "mamba")
+register_manager(CrossAttentionSpec, CrossAttentionManager, "cross_attention")
+register_group_type(
+    "chunked_local",
+    lambda cfg, bs: ChunkedLocalAttentionSpec(
+        block_size=bs, attention_chunk_size=_positive_int(cfg, "attention_chunk_size")),
+    aliases=("chunked",))
+# A Mamba group in an op script: one float32 state of `state_size` values (sizes do not matter).
+register_group_type(
+    "mamba",
+    lambda cfg, bs: MambaSpec(block_size=bs, shapes=((int(cfg.get("state_size", 1)),),),
+                              dtypes=("float32",)))

@@ -1,0 +1,94 @@
+"""Mamba (and other recurrent) layers: one fixed-size state per request, not one entry per token.
+
+A block holds the state after the tokens up to its end. Only the latest state is needed to go
+on, so (vLLM 0.33's ``align`` mode, simplified):
+
+* lookup: scan right to left for the LATEST cached state (not a prefix run): the result is
+  ``[null] * i + [hit]`` so its length times the block size is the hit length; a state that
+  does not end on the scheduler's alignment is passed over;
+* skipped tokens are ``n - 1``: once ``n`` tokens are computed only the block holding the last
+  one matters, so older states are freed (the walk stops at the first null entry);
+* an allocation pads the table with nulls up to the block that will hold the new running state
+  and takes at most ``1 + num_speculative_blocks`` fresh blocks; the previous state stays until
+  the next step's skip, so a request holds at most two states (vLLM sizes it the same way:
+  ``page * (2 + speculative)``).
+
+Where this may differ from 0.33's ``align`` mode (no oracle covers Mamba groups): no internal
+prefill checkpoint blocks, no partial-block hits and their copy-on-write, no deferral of a hit
+on a state cached in the same step (vLLM refuses it until the next step), no relocation of
+speculative blocks, no sparse retention; the state a hit adopts is the block's, and every full
+block's state is registered when its block fills (vLLM likewise caches every block-aligned state
+in align mode, but only those its worker actually wrote).
+"""
+
+from __future__ import annotations
+
+from kvcore.hashing import resolve_block_hashes
+from kvcore.managers.base import SingleTypeKVCacheManager
+from kvcore.specs import MambaSpec, cdiv
+
+
+class MambaManager(SingleTypeKVCacheManager):
+    skips_tokens = True
+
+    def __init__(self, kv_cache_spec: MambaSpec, *args, **kwargs) -> None:
+        super().__init__(kv_cache_spec, *args, **kwargs)
+        self.num_speculative_blocks = kv_cache_spec.num_speculative_blocks
+        self._allocated: set[str] = set()
+
+    @classmethod
+    def find_longest_cache_hit(cls, block_hashes, max_length, kv_cache_group_ids, block_pool,
+                               kv_cache_spec, drop_eagle_block=False, alignment_tokens=None):
+        bs = kv_cache_spec.block_size
+        if alignment_tokens is None:
+            alignment_tokens = bs
+        hashes = resolve_block_hashes(block_hashes, block_pool.hash_block_size, bs)
+        null = block_pool.null_block
+        for i in range(min(max_length // bs, len(hashes)) - 1, -1, -1):
+            cached = block_pool.get_cached_block(hashes[i], kv_cache_group_ids)
+            if cached is None:
+                continue
+            if bs != alignment_tokens and (i + 1) * bs % alignment_tokens != 0:
+                continue
+            return tuple([null] * i + [blk] for blk in cached), (i + 1) * bs
+        return tuple([] for _ in kv_cache_group_ids), 0
+
+    def get_num_skipped_tokens(self, num_computed_tokens: int) -> int:
+        return num_computed_tokens - 1
+
+    def _physical_cap(self, request_id: str) -> int:
+        return 1 + (0 if request_id in self._allocated else self.num_speculative_blocks)
+
+    def get_num_blocks_to_allocate(self, request_id, num_tokens, new_computed_blocks,
+                                   total_computed_tokens=0, num_local_computed_tokens=0,
+                                   apply_admission_cap=False):
+        required = cdiv(num_tokens, self.block_size) + self.num_speculative_blocks
+        held = len(self.req_to_blocks.get(request_id, ()))
+        new = required - len(new_computed_blocks) - held
+        if new > 0:
+            new = min(new, self._physical_cap(request_id))
+        new = max(new, 0)
+        evictable = sum(1 for b in new_computed_blocks if b.ref_cnt == 0 and not b.is_null)
+        return new + evictable
+
+    def allocate_new_blocks(self, request_id, num_tokens):
+        blocks = self.req_to_blocks.setdefault(request_id, [])
+        required = cdiv(num_tokens, self.block_size) + self.num_speculative_blocks
+        if required <= len(blocks):
+            self._allocated.add(request_id)
+            return []
+        # Positions before the new running state hold no state of this request: nulls.
+        state_index = required - self.num_speculative_blocks - 1
+        if len(blocks) < state_index:
+            blocks.extend([self._null_block] * (state_index - len(blocks)))
+        n = min(required - len(blocks), self._physical_cap(request_id))
+        new = self.block_pool.get_new_blocks(n) if n > 0 else []
+        blocks.extend(new)
+        self._allocated.add(request_id)
+        if new and self.tracer is not None:
+            self.tracer.on_allocate(self.kv_cache_group_id, [b.block_id for b in new])
+        return new
+
+    def free(self, request_id: str) -> None:
+        self._allocated.discard(request_id)
+        super().free(request_id)
