@@ -9,6 +9,9 @@ The JSON keys are documented in docs/stats.md.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import sys
 from typing import Annotated
 
 import typer
@@ -86,19 +89,42 @@ def compute(source: str, replay_kw: dict, **options) -> dict:
 
     name, stream = open_lines(source)
     try:
-        if source == "-":
-            # Peek, so that a trace on stdin is still whole for the trace reader.
-            head = stream.peek(64) if hasattr(stream, "peek") else b""
-            if head.lstrip().startswith(b'{"kind":"header"'):
-                return stats_from_lines(name, stream.readline(), stream, **options)
-        else:
-            first = stream.readline()
-            if is_event_header(first):
-                return stats_from_lines(name, first, stream, **options)
+        first = stream.readline()
+        if is_event_header(first):
+            return stats_from_lines(name, first, stream, **options)
     finally:
         if source != "-":
             stream.close()
+    if source == "-":
+        # A trace on stdin: give the trace reader its first line back.
+        with _stdin_with(first, stream):
+            return _replay_stats(source, replay_kw, **options)
     return _replay_stats(source, replay_kw, **options)
+
+
+@contextlib.contextmanager
+def _stdin_with(first: bytes, rest):
+    class _Chain(io.RawIOBase):
+        def __init__(self) -> None:
+            self.head = first
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buf) -> int:
+            if not self.head:
+                self.head = rest.read(len(buf))      # b"" at the end
+            n = min(len(buf), len(self.head))
+            buf[:n] = self.head[:n]
+            self.head = self.head[n:]
+            return n
+
+    saved = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BufferedReader(_Chain()), encoding="utf-8")
+    try:
+        yield
+    finally:
+        sys.stdin = saved
 
 
 def _replay_stats(trace: str, replay_kw: dict, **options) -> dict:

@@ -1,0 +1,157 @@
+"""`kvcli stats` end to end: agreement with the replay's own totals, trace == events, bad streams."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import orjson
+import pytest
+from stats_streams import Stream
+from typer.testing import CliRunner
+
+from kvcli.app import app
+from kvcore.engine.events import JsonlEvents
+from kvcore.engine.replay import options_from, replay
+
+runner = CliRunner()
+# A replay that evicts and preempts: 12 requests over two shared prefixes, 13 usable blocks of 4.
+OPTS = {"block_size": 4, "num_blocks": 14, "arrivals": "ignore", "max_num_batched_tokens": 32}
+FLAGS = ["--block-size", "4", "--num-blocks", "14", "--arrivals", "ignore",
+         "--max-num-batched-tokens", "32"]
+
+
+@pytest.fixture
+def small_trace(tmp_path):
+    rng = random.Random(1)
+    base = [list(range(100, 120)), list(range(200, 212))]
+    lines = []
+    for i in range(12):
+        prompt = base[i % 2] + [1000 + i * 10 + j for j in range(rng.randint(2, 9))]
+        lines.append(json.dumps({"prompt_token_ids": prompt, "output_length": rng.randint(3, 12)}))
+    path = tmp_path / "small.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def stats_json(*args) -> dict:
+    res = runner.invoke(app, ["stats", *args, "--json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def test_stats_totals_equal_the_replay_summary(small_trace, tmp_path):
+    events = tmp_path / "ev.jsonl"
+    with open(events, "wb") as f:
+        summary = replay(small_trace, options_from(**OPTS), JsonlEvents(f)).to_dict()
+    assert summary["evictions"] > 0 and summary["preemptions"] > 0   # the case is worth testing
+    r = stats_json(str(events))
+    assert r["source"]["requests"] == summary["requests"] == 12
+    assert r["reuse"]["hit_tokens"] == summary["hit_tokens"]
+    assert r["reuse"]["prompt_tokens"] == summary["prompt_tokens"]
+    assert r["reuse"]["hit_rate"] == summary["hit_rate"]
+    assert r["reuse"]["request_hit_rate_mean"] == pytest.approx(summary["request_hit_rate_mean"],
+                                                                rel=1e-12)
+    assert r["eviction"]["evictions"] == summary["evictions"]
+    assert r["preemption"]["preemptions"] == summary["preemptions"]
+    assert r["preemption"]["recomputed_tokens"] == summary["recomputed_tokens"]
+    assert r["preemption"]["resumed_admissions"] == summary["preempted_admissions"]
+    assert r["memory"]["peak_usage"] == summary["peak_usage"]
+    assert r["source"]["summary_mismatches"] == {}
+    # every prompt token is either hit or attributed to a reason
+    m = r["misses"]
+    assert m["missed_tokens"] + r["reuse"]["hit_tokens"] == r["reuse"]["prompt_tokens"]
+    assert m["tokens"]["unknown"] == 0
+    assert set(r) == {"schema_version", "source", "memory", "eviction", "reuse", "misses",
+                      "preemption"}
+
+
+@pytest.mark.parametrize("mode", ["engine", "cache"])
+def test_stats_of_a_trace_equals_stats_of_its_events(small_trace, tmp_path, mode):
+    events = tmp_path / "ev.jsonl"
+    with open(events, "wb") as f:
+        replay(small_trace, options_from(mode=mode, **OPTS), JsonlEvents(f))
+    from_events = stats_json(str(events))
+    from_trace = stats_json(small_trace, "--mode", mode, *FLAGS)
+    assert from_trace == from_events
+    assert from_trace["eviction"]["evictions"] > 0
+
+
+def test_stats_reads_stdin(tmp_path):
+    s = Stream()
+    s.at(0).arrive("A", 8).admit("A", 8, 0, [[1, 2]]).allocate("A", [1, 2])
+    s.at(1).finish("A").free("A", [2, 1]).end()
+    res = runner.invoke(app, ["stats", "-", "--json"], input=b"".join(s.lines()))
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["memory"]["peak_used_blocks"] == 2
+
+
+def test_tables_and_timeline(tmp_path):
+    s = Stream()
+    s.at(0).arrive("A", 8).admit("A", 8, 0, [[1, 2]]).allocate("A", [1, 2])
+    s.at(1).finish("A").free("A", [2, 1]).end()
+    res = runner.invoke(app, ["stats", s.write(tmp_path / "e.jsonl")])
+    assert res.exit_code == 0, res.output
+    assert "Why prompt tokens missed" in res.stdout and "usage  |" in res.stdout
+
+
+def _bad(tmp_path, lines: list[bytes]) -> str:
+    p = tmp_path / "bad.jsonl"
+    p.write_bytes(b"".join(lines))
+    res = runner.invoke(app, ["stats", str(p)])
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output
+    return res.stderr.strip()
+
+
+def good_lines() -> list[bytes]:
+    s = Stream()
+    s.at(0).arrive("A", 8).admit("A", 8, 0, [[1, 2]]).allocate("A", [1, 2])
+    s.cache("A", [1, 2], [1, 2])
+    s.at(1).finish("A").free("A", [2, 1], evictable=[2, 1]).end()
+    return s.lines()
+
+
+def test_truncated_stream(tmp_path):
+    lines = good_lines()
+    msg = _bad(tmp_path, lines[:-1])                  # no `end`
+    assert msg.endswith(f"bad.jsonl:{len(lines) - 1}: truncated stream: ends without an 'end' "
+                        "(or 'interrupted') line")
+    cut = lines[:4] + [lines[4][:20]]                 # a line cut in the middle
+    assert ":5: not JSON" in _bad(tmp_path, cut)
+
+
+def test_corrupt_lines_name_file_line_and_field(tmp_path):
+    lines = good_lines()
+    assert "bad.jsonl:3: field 'seq': expected seq 1" in _bad(tmp_path, lines[:2] + lines[3:])
+    ev = orjson.loads(lines[3])
+    del ev["blocks"]
+    assert "bad.jsonl:4: field 'blocks': missing in a 'allocate' event" in _bad(
+        tmp_path, lines[:3] + [orjson.dumps(ev) + b"\n"] + lines[4:])
+    ev = orjson.loads(lines[2])
+    ev["kind"] = "teleport"
+    assert "bad.jsonl:3: field 'kind': unknown event kind 'teleport'" in _bad(
+        tmp_path, lines[:2] + [orjson.dumps(ev) + b"\n"] + lines[3:])
+    assert "bad.jsonl:1: empty" in _bad(tmp_path, [])    # empty: neither events nor a trace
+    assert "data after the 'end' line" in _bad(tmp_path, lines + [lines[1]])
+    ev = orjson.loads(lines[4])
+    ev["blocks"] = [1, 99]                            # no such block
+    assert "bad.jsonl:5: bad 'cache' event" in _bad(
+        tmp_path, lines[:4] + [orjson.dumps(ev) + b"\n"] + lines[5:])
+
+
+def test_bad_header(tmp_path):
+    hdr = orjson.loads(good_lines()[0])
+    hdr["schema_version"] = 7
+    assert "bad.jsonl:1: field 'schema_version': unsupported" in _bad(
+        tmp_path, [orjson.dumps(hdr) + b"\n"] + good_lines()[1:])
+
+
+def test_interrupted_stream_is_accepted(tmp_path):
+    lines = good_lines()[:-1]
+    lines.append(orjson.dumps({"seq": len(lines) - 1, "step": 1, "t_ms": 10.0,
+                               "kind": "interrupted", "req": None, "group": None}) + b"\n")
+    p = tmp_path / "int.jsonl"
+    p.write_bytes(b"".join(lines))
+    r = stats_json(str(p))
+    assert r["source"]["interrupted"] is True and r["source"]["complete"] is False
