@@ -1,10 +1,111 @@
-"""`kvcli curve` (placeholder: owned by the issue that builds it)."""
+"""`kvcli curve TRACE`: hit rate against cache capacity, every capacity at once, and eviction
+policies compared (cache mode: one request at a time). JSON keys are documented in docs/curve.md.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated
 
 import typer
+
+from kvcli import output
+
+_CAP = "Capacities (give one; default: a geometric sweep up to the ceiling)"
 
 
 def register(app: typer.Typer) -> None:
     @app.command("curve")
-    def _placeholder() -> None:
-        """Not built yet."""
-        raise typer.Exit(1)
+    def curve(
+        trace: Annotated[str, typer.Argument(help="Trace file (Mooncake/Bailian hash ids, token "
+                                             "ids, ...; .gz or '-' for stdin).")],
+        policies: Annotated[str, typer.Option(help="Comma-separated: lru, fifo, lfu, eager, "
+                                              "optimal.")] = "lru",
+        rule: Annotated[str, typer.Option(help="vllm: full blocks only, hit <= N-1 tokens, "
+                                          "blocks held while a request runs; trace: every "
+                                          "trace block (partial included) is cacheable.")]
+        = "vllm",
+        block_size: Annotated[int | None, typer.Option(
+            help="Tokens per block (default: the trace's block size, else 16).")] = None,
+        warmup: Annotated[float, typer.Option(help="Fraction of the requests (the first ones) "
+                                              "left out of the hit rate.")] = 0.0,
+        capacities: Annotated[str | None, typer.Option(
+            help="Usable blocks, comma-separated (capacity C is --num-blocks C+1 in a replay).",
+            rich_help_panel=_CAP)] = None,
+        capacity_tokens: Annotated[str | None, typer.Option(
+            help="Tokens, comma-separated (blocks = tokens // block size).",
+            rich_help_panel=_CAP)] = None,
+        capacity_gib: Annotated[str | None, typer.Option(
+            help="GiB of KV cache, comma-separated (needs --model).", rich_help_panel=_CAP)]
+        = None,
+        model: Annotated[str | None, typer.Option(help="Model preset or HF repo id, for "
+                                                  "--capacity-gib.", rich_help_panel=_CAP)]
+        = None,
+        jobs: Annotated[int, typer.Option(help="Processes for the exact per-capacity runs.")]
+        = 1,
+        as_json: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")]
+        = False,
+        plot: Annotated[str | None, typer.Option("--plot", metavar="FILE.png",
+                        help="Draw the curves into a PNG (needs the 'plot' extra).")] = None,
+    ) -> None:
+        """Hit rate against KV cache capacity: the whole LRU curve in one pass, its ceiling and
+        knees, and other eviction policies at chosen capacities."""
+        output.run(lambda: run_curve(trace, policies=policies, rule=rule, block_size=block_size,
+                                     warmup=warmup, capacities=capacities,
+                                     capacity_tokens=capacity_tokens, capacity_gib=capacity_gib,
+                                     model=model, jobs=jobs, as_json=as_json, plot=plot))
+
+
+def run_curve(trace: str, *, policies: str, rule: str, block_size: int | None, warmup: float,
+              capacities: str | None, capacity_tokens: str | None, capacity_gib: str | None,
+              model: str | None, jobs: int, as_json: bool, plot: str | None) -> None:
+    from kvcore.analysis.curve import CurveOptions, compute_curve, parse_numbers
+
+    opts = CurveOptions(
+        policies=tuple(p.strip().lower() for p in policies.split(",") if p.strip()),
+        rule=rule, block_size=block_size, warmup=warmup,
+        capacities=parse_numbers(capacities, "--capacities"),
+        capacity_tokens=parse_numbers(capacity_tokens, "--capacity-tokens"),
+        capacity_gib=parse_numbers(capacity_gib, "--capacity-gib", kind=float),
+        model=model, jobs=jobs)
+    state: dict = {}
+
+    def on_total(n: int) -> None:
+        state["total"] = n
+
+    with output.progress(None, "exact per-capacity runs") as advance:
+        result = compute_curve(trace, opts, advance=advance, on_total=on_total)
+    if plot is not None:
+        from kvcore.analysis.curve_plot import write_plot
+
+        with output.atomic_file(plot) as f:
+            write_plot(result, f)
+    output.emit(view(result), as_json=as_json)
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.2f}%"
+
+
+def view(result) -> output.View:
+    d = result.to_dict()
+    ceiling = result.ceiling
+    rows = [(p.policy, p.capacity_blocks, p.capacity_tokens, _pct(p.hit_rate),
+             "-" if p.hit_rate is None or ceiling == 0 else f"{100 * p.hit_rate / ceiling:.1f}%",
+             p.rejected, p.method) for p in result.points]
+    points = output.Table(
+        f"Hit rate by capacity ({result.rule} rule, block size {result.block_size}, "
+        f"warm-up {result.warmup:g})",
+        ("policy", "capacity (blocks)", "capacity (tokens)", "hit rate", "of ceiling",
+         "rejected", "method"), rows)
+    knee_rows = [(pol, *(ks[k] if ks[k] is not None else "-" for k in ("50", "90", "95", "99")),
+                  result.knee_method[pol]) for pol, ks in result.knees.items()]
+    knees = output.Table("Smallest capacity (blocks) reaching a fraction of the ceiling",
+                         ("policy", "50%", "90%", "95%", "99%", "from"), knee_rows)
+    lo, hi = result.one_pass_exact
+    text = [f"ceiling (infinite cache): {_pct(ceiling)}, reached at "
+            f"{result.ceiling_capacity_blocks:,} blocks; {result.distinct_blocks:,} distinct "
+            f"blocks; {result.counted_requests:,} of {result.requests:,} requests counted",
+            f"one-pass LRU exact for capacities {lo:,} to "
+            f"{'any' if math.isinf(hi) else f'{int(hi):,}'}"]
+    return output.View(d, tables=[points, knees], text=text)
