@@ -72,9 +72,10 @@ def test_lifetime_idle_and_regret_from_known_steps():
     # blocks 2, 1: allocated at step 0, released at 1, evicted at 5 -> lifetime 5, idle 4
     # blocks 1, 2, 4: allocated at 5, released at 6, evicted at 8 -> lifetime 3, idle 2
     assert e["lifetime_steps"] == {"count": 5, "mean": 19 / 5, "min": 3, "p50": 3, "p90": 5,
-                                   "p99": 5, "max": 5}
+                                   "p99": 5, "max": 5, "log2_bins": [[2, 4, 3], [4, 8, 2]]}
     assert e["idle_before_evict_steps"] == {"count": 5, "mean": 14 / 5, "min": 2, "p50": 2,
-                                            "p90": 4, "p99": 4, "max": 4}
+                                            "p90": 4, "p99": 4, "max": 4,
+                                            "log2_bins": [[2, 4, 3], [4, 8, 2]]}
     assert e["age_at_evict_steps"]["max"] == 5 and e["age_at_evict_steps"]["min"] == 3
     # regret: 11 and 12, evicted at step 5, cached again at step 8: 2 blocks, 8 tokens, gap 3
     assert e["regret"] == {"evictions": 2, "fraction": 2 / 5, "recomputed_tokens": 8,
@@ -196,3 +197,11 @@ def test_window_miss_in_a_hybrid_model():
 def test_in_process_events_give_the_same_report():
     s = classes_stream()
     assert stats_from_events([s.header, *s.events]) == report(s)
+
+
+def test_log2_bins():
+    d = Dist()
+    for v in (0, 1, 2, 3, 4, 7, 8, 100):
+        d.add(v)
+    assert d.log2_bins() == [[0, 1, 1], [1, 2, 1], [2, 4, 2], [4, 8, 2], [8, 16, 1],
+                             [64, 128, 1]]

@@ -155,3 +155,15 @@ def test_interrupted_stream_is_accepted(tmp_path):
     p.write_bytes(b"".join(lines))
     r = stats_json(str(p))
     assert r["source"]["interrupted"] is True and r["source"]["complete"] is False
+
+
+def test_plot_writes_pngs(small_trace, tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "charts"
+    res = runner.invoke(app, ["stats", small_trace, *FLAGS, "--plot", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["evictions.png", "hit_rate.png", "idle.png", "lifetime.png",
+                     "reuse_gap.png", "usage.png"]
+    assert all((out / n).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for n in names)
+    json.loads(res.stdout)            # stdout still carries only the JSON document

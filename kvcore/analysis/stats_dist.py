@@ -62,6 +62,15 @@ class Dist:
         return {"count": n, "mean": total / n, "min": min(self.counts),
                 **percentiles_of_counts(self.counts), "max": max(self.counts)}
 
+    def log2_bins(self) -> list[list[int]]:
+        """[[lo, hi, count], ...]: bins [0, 1), [1, 2), [2, 4), [4, 8), ... (non-negative ints)."""
+        bins: dict[int, int] = {}
+        for v, c in self.counts.items():
+            k = int(v).bit_length()          # 0 -> 0, 1 -> 1, 2..3 -> 2, 4..7 -> 3
+            bins[k] = bins.get(k, 0) + c
+        return [[0 if k == 0 else 1 << (k - 1), 1 << k if k else 1, bins[k]]
+                for k in sorted(bins)]
+
     def histogram(self) -> list[list]:
         """[[value, count], ...] ascending (for plots)."""
         return [[k, self.counts[k]] for k in sorted(self.counts)]

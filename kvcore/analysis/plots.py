@@ -1,0 +1,87 @@
+"""`kvcli stats --plot DIR`: PNG charts of a stats report (matplotlib, the optional `plot` extra).
+
+Everything is drawn from the JSON report (its bounded timelines and log2 histograms), so a chart
+never needs the events again. matplotlib is imported here only, and only when asked for.
+"""
+
+from __future__ import annotations
+
+import os
+
+from kvcore.errors import InputError
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        raise InputError("--plot needs matplotlib: pip install 'kvcli[plot]'",
+                         field="plot") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def write_plots(report: dict, folder: str) -> list[str]:
+    """Write usage, hit rate, evictions, lifetime and reuse-gap charts; return their paths."""
+    plt = _pyplot()
+    os.makedirs(folder, exist_ok=True)
+    mem, ev, reuse = report["memory"], report["eviction"], report["reuse"]
+    width = mem["timeline"]["bucket_steps"]
+    xs = [i * width for i in range(len(mem["timeline"]["used_max"]))]
+    paths = []
+
+    def save(fig, name: str) -> None:
+        path = os.path.join(folder, name)
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        paths.append(path)
+
+    usable = mem["usable_blocks"]
+    fig, ax = plt.subplots(figsize=(8, 3))
+    ax.fill_between(xs, [100 * u / usable for u in mem["timeline"]["used_max"]], step="post",
+                    alpha=0.6, label="blocks in use (max per bucket)")
+    ax.set_ylim(0, 105)
+    ax.set(xlabel="engine step", ylabel="% of usable blocks",
+           title=f"KV cache usage (peak {100 * mem['peak_usage']:.1f}% of {usable:,} blocks)")
+    ax.legend(loc="lower right")
+    save(fig, "usage.png")
+
+    tl = reuse["timeline"]
+    rate = [100 * h / p if p else None for p, h in zip(tl["prompt_tokens"], tl["hit_tokens"])]
+    fig, ax = plt.subplots(figsize=(8, 3))
+    ax.plot([x for x, r in zip(xs, rate) if r is not None], [r for r in rate if r is not None],
+            drawstyle="steps-post")
+    ax.axhline(100 * reuse["hit_rate"], color="grey", linestyle="--",
+               label=f"whole run {100 * reuse['hit_rate']:.1f}%")
+    ax.set_ylim(0, 100)
+    ax.set(xlabel="engine step (admission)", ylabel="token hit rate %",
+           title="Prefix-cache hit rate over time")
+    ax.legend(loc="lower right")
+    save(fig, "hit_rate.png")
+
+    evs = ev["timeline"]["evictions"]
+    fig, ax = plt.subplots(figsize=(8, 3))
+    ax.bar(xs, evs, width=width, align="edge")
+    ax.set(xlabel="engine step", ylabel=f"evictions per {width:,} steps",
+           title=f"Evictions over time ({ev['evictions']:,} in all)")
+    save(fig, "evictions.png")
+
+    _hist(plt, ev["lifetime_steps"], "Block lifetime (allocate to evict)", save, "lifetime.png")
+    _hist(plt, ev["idle_before_evict_steps"], "Idle before eviction", save, "idle.png")
+    _hist(plt, reuse["reuse_gap_steps"], "Reuse gap (between uses of a cached block)", save,
+          "reuse_gap.png")
+    return paths
+
+
+def _hist(plt, dist: dict, title: str, save, name: str) -> None:
+    bins = dist.get("log2_bins") or []
+    fig, ax = plt.subplots(figsize=(6, 3))
+    labels = [f"{lo}" if hi - lo == 1 else f"{lo}-{hi - 1}" for lo, hi, _ in bins]
+    ax.bar(range(len(bins)), [c for _, _, c in bins])
+    ax.set_xticks(range(len(bins)), labels, rotation=45, ha="right", fontsize=8)
+    p = " ".join(f"{k} {dist[k]}" for k in ("p50", "p90", "p99", "max") if dist.get(k) is not None)
+    ax.set(xlabel="steps", ylabel="blocks", title=f"{title}\n{p}")
+    save(fig, name)
