@@ -147,6 +147,27 @@ class BlockPool:
         events = self.enable_kv_cache_events
         tracer = self.tracer
         stored: list[KVCacheBlock] | None = [] if (events or tracer is not None) else None
+        if stored is None and block_mask is None:
+            # Fast path (no events, tracer or mask): the loop below without its bookkeeping.
+            setdefault = cmap.setdefault
+            for i in range(num_cached_blocks, num_full_blocks):
+                blk = blocks[i]
+                if blk.is_null:
+                    continue
+                h = hashes[i]
+                if blk.block_hash is not None:
+                    if blk.block_hash == h and blk.hash_group == group:
+                        continue
+                    self._drop_hash(blk)
+                blk.block_hash = h
+                blk.hash_group = group
+                v = setdefault(h, blk)
+                if v is not blk:
+                    if v.__class__ is KVCacheBlock:
+                        cmap[h] = {v.block_id: v, blk.block_id: blk}
+                    else:
+                        v[blk.block_id] = blk
+            return
         for i in range(num_cached_blocks, num_full_blocks):
             blk = blocks[i]
             if blk.is_null or (block_mask is not None and not block_mask[i - num_cached_blocks]):
@@ -199,18 +220,45 @@ class BlockPool:
     # --- allocation -------------------------------------------------------------------
     def get_new_blocks(self, num_blocks: int) -> list[KVCacheBlock]:
         """Pop ``num_blocks`` from the front of the free queue; evict their cached hashes."""
-        if num_blocks > self.free_block_queue.num_free_blocks:
+        q = self.free_block_queue
+        if num_blocks > q.num_free_blocks:
             raise ValueError(f"Cannot get {num_blocks} free blocks from the pool")
-        ret = self.free_block_queue.popleft_n(num_blocks)
-        if self.enable_caching:
+        if not self.enable_caching or self.enable_kv_cache_events or self.tracer is not None:
+            ret = q.popleft_n(num_blocks)
             for blk in ret:
-                if blk.block_hash is not None:
+                if blk.block_hash is not None and self.enable_caching:
                     self._drop_hash(blk)  # lazy eviction happens here
                 blk.ref_cnt = 1
-        else:
-            for blk in ret:
-                blk.ref_cnt = 1
-        return ret
+            return ret
+        # The same, with popleft_n and the map's pop inlined (the hottest loop of all).
+        maps = self.cached_block_hash_to_block._maps
+        head = q.fake_free_list_head
+        blk = head.next_free_block
+        ret = [None] * num_blocks
+        for i in range(num_blocks):
+            ret[i] = blk
+            nxt = blk.next_free_block
+            blk.prev_free_block = blk.next_free_block = None
+            h = blk.block_hash
+            if h is not None:
+                m = maps[blk.hash_group]
+                v = m.pop(h, None)
+                if v is not blk and v is not None:
+                    # Several blocks under this key (or another block): keep the others.
+                    if v.__class__ is dict:
+                        v.pop(blk.block_id, None)
+                        if v:
+                            m[h] = v
+                    else:
+                        m[h] = v
+                blk.block_hash = None
+                blk.hash_group = -1
+            blk.ref_cnt = 1
+            blk = nxt
+        head.next_free_block = blk
+        blk.prev_free_block = head
+        q.num_free_blocks -= num_blocks
+        return ret  # type: ignore[return-value]
 
     def _drop_hash(self, blk: KVCacheBlock) -> bool:
         """Remove the block's key from the map (if it is there), clear its hash, report it."""
@@ -230,13 +278,22 @@ class BlockPool:
 
     def touch(self, blocks: Iterable[KVCacheBlock]) -> None:
         """Take a reference on hit blocks; a free one leaves the queue (no longer evictable)."""
-        remove = self.free_block_queue.remove
+        q = self.free_block_queue
+        n_removed = 0
         for blk in blocks:
             if blk.is_null:
                 continue
             if blk.ref_cnt == 0:
-                remove(blk)
+                # Unlink from the free queue (its remove(), inlined).
+                prev, nxt = blk.prev_free_block, blk.next_free_block
+                if prev is None or nxt is None:
+                    raise RuntimeError(f"touch: block {blk.block_id} is not in the free queue")
+                prev.next_free_block = nxt
+                nxt.prev_free_block = prev
+                blk.prev_free_block = blk.next_free_block = None
+                n_removed += 1
             blk.ref_cnt += 1
+        q.num_free_blocks -= n_removed
 
     def free_blocks(self, ordered_blocks: Iterable[KVCacheBlock]) -> None:
         """Drop one reference from each block; the first given is the first to be evicted.
@@ -244,24 +301,50 @@ class BlockPool:
         0.33: blocks reaching 0 without a hash are *prepended* (scratch, reused first, "LIFO
         for GPU locality"); hashed ones are *appended* (evicted last, which gives LRU).
         """
-        first: list[KVCacheBlock] = []
-        last: list[KVCacheBlock] = []
+        # Build the two chains while walking (no intermediate lists), then splice the
+        # unhashed chain in at the front and the hashed chain at the back of the queue.
         caching = self.enable_caching
+        first_head = first_last = last_head = last_last = None
+        n_first = n_last = 0
         for blk in ordered_blocks:
             if blk.is_null:
                 continue
             rc = blk.ref_cnt - 1
             blk.ref_cnt = rc
-            if rc == 0:
-                if blk.block_hash is None or not caching:
-                    first.append(blk)
+            if rc:
+                continue
+            if blk.block_hash is None or not caching:
+                if first_last is None:
+                    first_head = blk
                 else:
-                    last.append(blk)
+                    first_last.next_free_block = blk
+                    blk.prev_free_block = first_last
+                first_last = blk
+                n_first += 1
+            else:
+                if last_last is None:
+                    last_head = blk
+                else:
+                    last_last.next_free_block = blk
+                    blk.prev_free_block = last_last
+                last_last = blk
+                n_last += 1
         q = self.free_block_queue
-        if first:
-            q.prepend_n(first)
-        if last:
-            q.append_n(last)
+        if first_head is not None:
+            head = q.fake_free_list_head
+            old = head.next_free_block
+            head.next_free_block = first_head
+            first_head.prev_free_block = head
+            first_last.next_free_block = old  # type: ignore[union-attr]
+            old.prev_free_block = first_last  # type: ignore[union-attr]
+        if last_head is not None:
+            tail = q.fake_free_list_tail
+            old = tail.prev_free_block
+            old.next_free_block = last_head  # type: ignore[union-attr]
+            last_head.prev_free_block = old
+            last_last.next_free_block = tail  # type: ignore[union-attr]
+            tail.prev_free_block = last_last
+        q.num_free_blocks += n_first + n_last
 
     def evict_blocks(self, block_ids: Iterable[int]) -> None:
         """Drop these blocks' hashes from the prefix cache (ref counts and queue untouched)."""

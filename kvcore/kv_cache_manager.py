@@ -152,6 +152,10 @@ class KVCacheManager:
         # One immutable empty answer, returned whenever there is nothing to return.
         self.empty_kv_cache_blocks = KVCacheBlocks(tuple(() for _ in groups))
         self.tracer = tracer
+        # Every group plain (full-attention-like): allocation steps may take the short path.
+        self._plain = all(not m.skips_tokens and not m.uses_encoder_tokens
+                          and m.max_admission_blocks_per_request is None
+                          for m in self.coordinator.single_type_managers)
 
     # --- state ------------------------------------------------------------------------
     @property
@@ -213,6 +217,11 @@ class KVCacheManager:
                 and num_new_computed_tokens == 0:
             raise ValueError("num_new_tokens must be greater than 0 when there are no "
                              "computed tokens to adopt")
+        if new_computed_blocks is None and self._plain and not full_sequence_must_fit \
+                and not (num_new_computed_tokens or num_external_computed_tokens
+                         or num_encoder_tokens or reserved_blocks):
+            return self._allocate_plain_step(request, num_new_tokens, num_lookahead_tokens,
+                                             delay_cache_blocks, has_scheduled_reqs)
         coord = self.coordinator
         empty = self.empty_kv_cache_blocks.blocks
         hits = new_computed_blocks.blocks if new_computed_blocks is not None else empty
@@ -236,9 +245,13 @@ class KVCacheManager:
         if coord._skipping_managers:
             coord.remove_skipped_blocks(
                 request.request_id, max(0, total_computed - request.num_in_flight_tokens))
-        need = coord.get_num_blocks_to_allocate(request.request_id, num_need_slot, hits,
-                                                num_local + num_external_computed_tokens,
-                                                num_local, num_encoder_tokens)
+        if not (full_sequence_must_fit and self._plain
+                and num_need_slot == min(request.num_tokens, self.max_model_len)):
+            # (With plain groups nothing changed since the full-sequence count above, so when
+            # this step allocates the whole sequence that count is this one.)
+            need = coord.get_num_blocks_to_allocate(request.request_id, num_need_slot, hits,
+                                                    num_local + num_external_computed_tokens,
+                                                    num_local, num_encoder_tokens)
         if need + watermark > free.num_free_blocks - reserved_blocks:
             return None
         if hits is not empty or num_external_computed_tokens > 0:
@@ -254,6 +267,57 @@ class KVCacheManager:
             if g:
                 return KVCacheBlocks(new_blocks)
         return self.empty_kv_cache_blocks
+
+    def _allocate_plain_step(self, request: Request, num_new_tokens: int,
+                             num_lookahead_tokens: int, delay_cache_blocks: bool,
+                             has_scheduled_reqs: bool) -> KVCacheBlocks | None:
+        """`allocate_slots` for a step with no hits to adopt when every group is "plain" (never
+        frees tokens early, no encoder sizing, no admission cap): each group needs
+        ``cdiv(tokens, block_size) - held`` blocks. The same steps as the general path,
+        without its bookkeeping; decode steps take this path."""
+        rid = request.request_id
+        total = request.num_computed_tokens
+        if total > self.max_model_len:
+            total = self.max_model_len
+        need_slot = total + num_new_tokens + num_lookahead_tokens
+        if need_slot > self.max_model_len:
+            need_slot = self.max_model_len
+        managers = self.coordinator.single_type_managers
+        wanted = []
+        need = 0
+        for m in managers:
+            table = m.req_to_blocks.get(rid)
+            n = -(-need_slot // m.block_size) - (len(table) if table is not None else 0)
+            wanted.append(n)
+            if n > 0:
+                need += n
+        if self.watermark_blocks and has_scheduled_reqs and request.status in (
+                RequestStatus.WAITING, RequestStatus.PREEMPTED):
+            need += self.watermark_blocks
+        pool = self.block_pool
+        if need > pool.free_block_queue.num_free_blocks:
+            return None
+        new_blocks = None
+        if need:
+            new_blocks = tuple(m.allocate_new_blocks(rid, need_slot) if n > 0 else []
+                               for m, n in zip(managers, wanted))
+        if not delay_cache_blocks and self.enable_caching:
+            n_cache = total + num_new_tokens
+            if n_cache > request.num_tokens:
+                n_cache = request.num_tokens
+            n_cache = self.coordinator.get_num_cacheable_tokens(n_cache)
+            n_hashed = len(request.block_hashes) * self.hash_block_size
+            if n_hashed < n_cache:
+                n_cache_full = n_hashed
+            else:
+                n_cache_full = n_cache
+            for m in managers:
+                # Most decode steps fill no block: check before calling.
+                if m.num_cached_block.get(rid, 0) < n_cache_full // m.block_size:
+                    m.cache_blocks(request, n_cache)
+        if new_blocks is None:
+            return self.empty_kv_cache_blocks
+        return KVCacheBlocks(new_blocks)
 
     def free(self, request: Request) -> None:
         """Release every block of the request, tail first in each group."""

@@ -58,7 +58,8 @@ class Request:
                  "num_tokens", "block_hashes", "num_computed_tokens", "status", "priority",
                  "arrival_time", "lora_request", "cache_salt", "mm_features", "max_tokens",
                  "num_preemptions", "num_cached_tokens", "skip_reading_prefix_cache",
-                 "num_in_flight_tokens", "session_id", "_block_hasher", "__weakref__")
+                 "num_in_flight_tokens", "session_id", "_block_hasher", "_hash_block_size",
+                 "__weakref__")
 
     def __init__(self, request_id: str, prompt_token_ids: list[int],
                  block_hasher: Callable[[Request], list[bytes]] | None = None, *,
@@ -86,6 +87,8 @@ class Request:
         self.num_in_flight_tokens = 0  # synchronous scheduling: nothing in flight
         self.session_id = session_id
         self._block_hasher = block_hasher
+        # Lets append_output_token_ids skip the hasher until a block is full.
+        self._hash_block_size = getattr(block_hasher, "block_size", 1)
         self.block_hashes: list[bytes] = []
         if block_hasher is not None:
             self.block_hashes = block_hasher(self)
@@ -104,11 +107,10 @@ class Request:
             self.all_token_ids.append(token_ids)
         else:
             self.all_token_ids.extend(token_ids)
-        self.num_tokens = len(self.all_token_ids)
-        if self._block_hasher is not None:
-            new = self._block_hasher(self)
-            if new:
-                self.block_hashes.extend(new)
+        n = self.num_tokens = len(self.all_token_ids)
+        if self._block_hasher is not None and \
+                n - len(self.block_hashes) * self._hash_block_size >= self._hash_block_size:
+            self.block_hashes.extend(self._block_hasher(self))
 
     def is_finished(self) -> bool:
         return self.status.is_finished
