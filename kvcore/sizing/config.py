@@ -33,15 +33,19 @@ GiB = 1 << 30
 class NotEnoughMemory(ValueError):
     """One request at max_model_len does not fit; carries the numbers for the message."""
 
-    def __init__(self, needed: int, available: int, max_model_len: int, fits: int) -> None:
+    def __init__(self, needed: int, available: int, max_model_len: int, fits: int,
+                 per_block: int = 0) -> None:
         self.needed, self.available = needed, available
         self.max_model_len, self.fits = max_model_len, fits
         hint = (f"the largest max_model_len that fits is {fits}" if fits > 0
                 else "not even one token fits")
+
+        def size(n: int) -> str:
+            return f"{n / GiB:.2f} GiB" + (f" ({n // per_block} blocks)" if per_block else "")
         super().__init__(
-            f"one request at max_model_len {max_model_len} needs {needed / GiB:.2f} GiB of KV "
-            f"cache, available {available / GiB:.2f} GiB (short by "
-            f"{(needed - available) / GiB:.2f} GiB); {hint}")
+            f"one request at max_model_len {max_model_len} needs {size(needed)} of KV cache, "
+            f"available {size(available)} (short by {(needed - available) / GiB:.2f} GiB); "
+            f"{hint}")
 
 
 def _layer_pages(group: KVCacheGroupSpec) -> list[tuple[str, int]]:
@@ -119,11 +123,12 @@ def check_enough_memory(groups: list[KVCacheGroupSpec], ctx: SizingContext,
         return
     usable = available - bytes_per_block(groups)
     if available <= 0 or usable <= 0:
-        raise NotEnoughMemory(request_bytes(groups, ctx), max(available, 0), ctx.max_model_len, 0)
+        raise NotEnoughMemory(request_bytes(groups, ctx), max(usable, 0), ctx.max_model_len, 0,
+                              bytes_per_block(groups))
     needed = request_bytes(groups, ctx)
     if needed > usable:
         fits = estimate_max_model_len_from_groups(groups, ctx, usable)
-        raise NotEnoughMemory(needed, usable, ctx.max_model_len, fits)
+        raise NotEnoughMemory(needed, usable, ctx.max_model_len, fits, bytes_per_block(groups))
 
 
 def kv_cache_config_from_groups(groups: list[KVCacheGroupSpec], available: int,

@@ -1,0 +1,231 @@
+"""`kvcli config PRESET --gpu-memory-gib 80 --json` for every preset, checked by hand arithmetic.
+
+For each preset the weights (parameter count x bytes), the page, the layers per group, the
+bytes per block and num_blocks are written out here from the model's public config.json.
+Available KV memory = int(80 * 2^30 * 0.9) - weights.
+"""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from kvcli.app import app
+
+GiB = 1 << 30
+BUDGET = int(80 * GiB * 0.9)
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(app, ["config", *args])
+
+
+def ok(*args: str) -> dict:
+    r = run(*args, "--json")
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+def cdiv(a, b):
+    return -(-a // b)
+
+
+def dense_layer(h, heads, kv, hd, inter):
+    """q, k, v, o projections + gated MLP + 2 norms (the Llama-family layer)."""
+    return h * (heads * hd + 2 * kv * hd) + heads * hd * h + 3 * h * inter + 2 * h
+
+
+def check_uniform(d, *, layers, page, weights_bytes, max_len, kv_dtype="bfloat16"):
+    assert d["kv_cache_dtype"] == kv_dtype
+    assert [(g["kind"], g["num_layers"], g["page_size_bytes"]) for g in d["groups"]] == [
+        ("full", layers, page)]
+    assert d["memory"]["available_kv_cache_bytes"] == BUDGET - weights_bytes
+    per_block = layers * page
+    assert d["bytes_per_block"] == per_block
+    nb = (BUDGET - weights_bytes) // per_block
+    assert d["num_blocks"] == nb
+    per_req = cdiv(max_len, 16)
+    assert d["max_concurrency"] == nb / per_req
+    assert d["kv_cache_tokens"] == int(nb / per_req * max_len)
+    return nb
+
+
+def test_llama_31_8b() -> None:
+    params = 2 * 128256 * 4096 + 4096 + 32 * dense_layer(4096, 32, 8, 128, 14336)
+    assert params == 8_030_261_248  # the published 8.03B
+    d = ok("llama-3.1-8b", "--gpu-memory-gib", "80")
+    nb = check_uniform(d, layers=32, page=2 * 16 * 8 * 128 * 2, weights_bytes=params * 2,
+                       max_len=131072)
+    assert nb == 29205
+    assert d["max_model_len_fits"] == 131072  # 29204 usable blocks >= 8192
+
+
+def test_llama_31_70b_needs_tensor_parallelism() -> None:
+    params = 2 * 128256 * 8192 + 8192 + 80 * dense_layer(8192, 64, 8, 128, 28672)
+    r = run("llama-3.1-70b", "--gpu-memory-gib", "80", "--json")
+    assert r.exit_code == 2
+    short = (params * 2 - BUDGET) / GiB
+    assert f"short by {short:.2f} GiB" in r.output and r.stdout == ""
+    d = ok("llama-3.1-70b", "--gpu-memory-gib", "80", "--tp", "4")
+    # 8 KV heads over 4 ranks: 2 a rank; a quarter of the weights each.
+    nb = check_uniform(d, layers=80, page=2 * 16 * 2 * 128 * 2, weights_bytes=params * 2 // 4,
+                       max_len=131072)
+    assert nb == (BUDGET - params * 2 // 4) // (80 * 16384)
+
+
+def test_qwen3_8b() -> None:
+    params = 2 * 151936 * 4096 + 4096 + 36 * dense_layer(4096, 32, 8, 128, 12288)
+    d = ok("qwen3-8b", "--gpu-memory-gib", "80")
+    check_uniform(d, layers=36, page=65536, weights_bytes=params * 2, max_len=40960)
+    assert d["max_model_len"] == 40960
+
+
+def test_mistral_7b_v03() -> None:
+    params = 2 * 32768 * 4096 + 4096 + 32 * dense_layer(4096, 32, 8, 128, 14336)
+    d = ok("mistral-7b-v0.3", "--gpu-memory-gib", "80")
+    check_uniform(d, layers=32, page=65536, weights_bytes=params * 2, max_len=32768)
+
+
+def test_mixtral_8x7b() -> None:
+    attn = 4096 * (4096 + 2 * 1024) + 4096 * 4096
+    moe = 8 * 3 * 4096 * 14336 + 4096 * 8
+    params = 2 * 32000 * 4096 + 4096 + 32 * (attn + moe + 2 * 4096)
+    r = run("mixtral-8x7b", "--gpu-memory-gib", "80")
+    assert r.exit_code == 2 and "weights 86.99 GiB" in r.output
+    d = ok("mixtral-8x7b", "--gpu-memory-gib", "80", "--tp", "2")
+    check_uniform(d, layers=32, page=2 * 16 * 4 * 128 * 2, weights_bytes=params * 2 // 2,
+                  max_len=32768)
+
+
+def test_gemma_3_27b_five_to_one() -> None:
+    # text model only (the vision tower is not counted); tied embeddings; head_dim 128
+    params = 262208 * 5376 + 5376 + 62 * dense_layer(5376, 32, 16, 128, 21504)
+    d = ok("gemma-3-27b", "--gpu-memory-gib", "80")
+    assert d["layer_kinds"] == {"sliding": 52, "full": 10}
+    page = 2 * 16 * 16 * 128 * 2
+    # 52 sliding and 10 full: group size 10 (52 >= 1.5 x 10); 52 sliding -> 6 groups of 9,9,9,9,8,8
+    assert [(g["kind"], g["num_layers"]) for g in d["groups"]] == [
+        ("sliding_window", 9)] * 4 + [("sliding_window", 8)] * 2 + [("full", 10)]
+    assert {g["page_size_bytes"] for g in d["groups"]} == {page}
+    assert d["groups"][6]["layers"] == [f"layers.{i}" for i in range(5, 62, 6)]
+    sliding = [i for i in range(62) if (i + 1) % 6]
+    assert d["groups"][0]["layers"] == [f"layers.{i}" for i in sliding[0::6]]
+    available = BUDGET - params * 2
+    nb = available // (10 * page)
+    assert d["num_blocks"] == nb
+    # per request: sliding cdiv(min(1023 + 2 * 8192, 131072), 16) + 1 = 1089 in each of 6
+    # groups, full 131072 / 16 = 8192
+    per_req = 6 * 1089 + 8192
+    assert [g["blocks_per_request"] for g in d["groups"]] == [1089] * 6 + [8192]
+    assert d["max_concurrency"] == nb / per_req
+    assert d["max_model_len_fits"] == 131072
+
+
+def test_gpt_oss_20b_alternating_with_sinks_holding_no_kv() -> None:
+    h, heads, kv, hd = 2880, 64, 8, 64
+    attn = h * (heads * hd + 2 * kv * hd) + heads * hd * h + (heads * hd + 2 * kv * hd + h) \
+        + heads  # biases, and one sink per head: weights, not KV
+    dense = 2 * 201088 * h + h + 24 * (attn + h * 32 + 2 * h)
+    experts = 24 * 32 * 3 * h * 2880  # MXFP4: 4.25 bits each
+    weights = dense * 2 + int(experts * 4.25 / 8)
+    d = ok("gpt-oss-20b", "--gpu-memory-gib", "80")
+    page = 2 * 16 * 8 * 64 * 2  # 32768: K and V only
+    assert [(g["kind"], g["num_layers"], g["page_size_bytes"]) for g in d["groups"]] == [
+        ("sliding_window", 12, page), ("full", 12, page)]
+    assert d["groups"][0]["layers"] == [f"layers.{i}" for i in range(0, 24, 2)]
+    assert d["memory"]["available_kv_cache_bytes"] == BUDGET - weights
+    nb = (BUDGET - weights) // (12 * page)
+    assert d["num_blocks"] == nb
+    # sliding 128: cdiv(127 + 16384, 16) + 1 = 1033; full 8192
+    assert d["max_concurrency"] == nb / (1033 + 8192)
+
+
+def test_jamba_hybrid_mamba() -> None:
+    h, di, ds, dc, dtr = 4096, 8192, 16, 4, 256
+    attn = h * (4096 + 2 * 1024) + 4096 * h
+    mamba = (h * 2 * di + di * dc + di + di * (dtr + 2 * ds) + dtr * di + di + di * ds + di
+             + di * h)
+    moe = 16 * 3 * h * 14336 + h * 16
+    mlp = 3 * h * 14336
+    params = (2 * 65536 * h + h + 4 * attn + 28 * mamba + 32 * 2 * h + 16 * moe + 16 * mlp)
+    r = run("jamba-v0.1", "--gpu-memory-gib", "80")
+    assert r.exit_code == 2
+    d = ok("jamba-v0.1", "--gpu-memory-gib", "80", "--tp", "2", "--max-model-len", "32768")
+    # Per rank: Mamba-1 state conv (3, 4096) + SSM (4096, 16) in bf16 = 155648 bytes; the
+    # attention page per token is 2 * 4 heads * 128 * 2 = 2048, so the block becomes
+    # 16 * cdiv(155648, 16 * 2048) = 80 tokens, a page of 163840, and the state is padded to it.
+    assert 3 * 4096 * 2 + 4096 * 16 * 2 == 155648
+    assert [(g["kind"], g["block_size"], g["page_size_bytes"], g["num_layers"])
+            for g in d["groups"]] == [("mamba", 80, 163840, 4)] * 7 + [("full", 80, 163840, 4)]
+    assert d["groups"][7]["layers"] == ["layers.4", "layers.12", "layers.20", "layers.28"]
+    assert d["groups"][0]["layers"] == ["layers.0", "layers.8", "layers.16", "layers.24"]
+    available = BUDGET - params * 2 // 2
+    nb = available // (4 * 163840)
+    assert d["num_blocks"] == nb
+    # each Mamba group: 2 states (align mode); attention: cdiv(32768, 80) = 410
+    assert d["max_concurrency"] == nb / (7 * 2 + 410)
+
+
+def test_errors_exit_2_with_what_is_missing() -> None:
+    r = run("no-such-model", "--gpu-memory-gib", "80")
+    assert r.exit_code == 2 and "unknown model 'no-such-model'" in r.output
+    r = run("llama-3.1-8b", "--gpu-memory-gib", "24")
+    # 24 GiB x 0.9 - 14.96 GiB weights = 6.64 GiB; one 131072-token request needs 16 GiB
+    assert r.exit_code == 2
+    assert "needs 16.00 GiB" in r.output and "available 6.64 GiB" in r.output
+    assert "the largest max_model_len that fits is" in r.output
+    r = run("llama-3.1-8b")
+    assert r.exit_code == 2 and "--gpu-memory-gib" in r.output
+
+
+def test_model_config_file(tmp_path) -> None:
+    cfg = {"model_type": "llama", "num_hidden_layers": 4, "num_attention_heads": 8,
+           "num_key_value_heads": 2, "hidden_size": 512, "intermediate_size": 1024,
+           "vocab_size": 1000, "max_position_embeddings": 4096, "torch_dtype": "float16"}
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(cfg))
+    d = ok("--model-config", str(p), "--num-blocks", "1000", "--block-size", "32")
+    assert d["groups"][0]["page_size_bytes"] == 2 * 32 * 2 * 64 * 2
+    assert d["num_blocks"] == 1000 and d["max_concurrency"] == 1000 / (4096 // 32)
+    # 100 blocks hold 99 usable: 99 * 32 = 3168 tokens, short of one 4096-token request
+    r = run("--model-config", str(p), "--num-blocks", "100", "--block-size", "32")
+    assert r.exit_code == 2 and "the largest max_model_len that fits is 3168" in r.output
+    assert "(128 blocks)" in r.output and "(99 blocks)" in r.output
+    del cfg["num_attention_heads"]
+    p.write_text(json.dumps(cfg))
+    r = run("--model-config", str(p), "--num-blocks", "100")
+    assert r.exit_code == 2 and "num_attention_heads" in r.output
+    p.write_text("{not json")
+    r = run("--model-config", str(p), "--num-blocks", "100")
+    assert r.exit_code == 2 and "not valid JSON" in r.output
+    r = run("--model-config", str(tmp_path / "missing.json"), "--num-blocks", "100")
+    assert r.exit_code == 2 and "cannot read" in r.output
+
+
+def test_explicit_geometry_and_dtypes() -> None:
+    d = ok("--layers", "8", "--kv-heads", "4", "--head-dim", "64", "--dtype", "half",
+           "--sliding-window", "256", "--sliding-layers", "3:1", "--num-blocks", "5000",
+           "--kv-cache-dtype", "fp8", "--max-model-len", "8192")
+    # layers 0,1,2 slide, 3 full, 4,5,6 slide, 7 full: 6 sliding + 2 full -> 4 groups of 2,
+    # the sliding ones strided over [0,1,2,4,5,6]
+    assert [(g["kind"], g["layers"]) for g in d["groups"]] == [
+        ("sliding_window", ["layers.0", "layers.4"]), ("sliding_window", ["layers.1", "layers.5"]),
+        ("sliding_window", ["layers.2", "layers.6"]), ("full", ["layers.3", "layers.7"])]
+    assert d["groups"][0]["page_size_bytes"] == 2 * 16 * 4 * 64 * 1  # fp8: 1 byte
+    # sliding: cdiv(min(255 + 2 * 8192, 8192), 16) + 1 = 513 in 3 groups; full 8192 / 16 = 512
+    assert d["max_concurrency"] == 5000 / (3 * 513 + 512)
+    r = run("--layers", "8", "--kv-heads", "4", "--head-dim", "64", "--dtype", "int3",
+            "--num-blocks", "10")
+    assert r.exit_code == 2 and "unknown dtype" in r.output
+
+
+def test_list_presets() -> None:
+    r = run("--list", "--json")
+    assert r.exit_code == 0
+    names = [p["name"] for p in json.loads(r.stdout)["presets"]]
+    assert names == ["llama-3.1-8b", "llama-3.1-70b", "qwen3-8b", "mistral-7b-v0.3",
+                     "mixtral-8x7b", "gemma-3-27b", "gpt-oss-20b", "jamba-v0.1"]
+    r = run("gemma-3-27b", "--gpu-memory-gib", "80")
+    assert r.exit_code == 0 and "page, groups 0,1,2,3,4,5,6: 2 (K,V) x block 16" in r.stdout
