@@ -202,3 +202,29 @@ def test_cross_attention_never_caches() -> None:
         m.add_local_computed_blocks("r", [p.blocks[3]], 2)
     m.add_local_computed_blocks("r", [], 0)
     assert len(m.allocate_new_blocks("r", 5)) == 3
+
+
+def test_kvcli_script_runs_a_full_plus_mamba_group() -> None:
+    """No oracle covers Mamba; these are the answers our latest-state rules give, by hand."""
+    from pathlib import Path
+
+    from kvcore.script import load_script, run_ops
+
+    path = Path(__file__).resolve().parent / "data" / "mamba" / "hybrid.ops.jsonl"
+    cfg, ops = load_script(str(path))
+    lines = list(run_ops(cfg, ops, str(path)))
+    a_new, _, _, a_dec17, a_free, b_new, c_new, c_prefill = lines[:8]
+    # 14 prompt tokens: 4 full-attention blocks; one Mamba state in block index 3 (tokens 12-15)
+    assert a_new["block_table"] == [[1, 2, 3, 4], [0, 0, 0, 5]]
+    # token 17 opens block index 4: a new running state; the previous one stays this step
+    assert a_dec17["block_table"] == [[1, 2, 3, 4, 6], [0, 0, 0, 5, 7]]
+    # b shares 16 tokens: the full blocks, and the state block 5 registered at exactly 16 tokens
+    assert b_new["hit"] == 16
+    assert b_new["hit_block_ids"] == [[1, 2, 3, 4], [0, 0, 0, 5]]
+    # c shares 8 tokens with full attention, but no state ends at 8 tokens: no hit at all
+    assert c_new["hit"] == 0
+    # a 1-token chunk then 8 more: the old state (block 9) is kept, nulls up to the new one
+    assert c_prefill["block_table"] == [[8, 10, 11], [9, 0, 12]]
+    summary = lines[-1]
+    # hash keys: 4 full-attention blocks (c re-registers two of the same keys) + 1 state
+    assert summary["free_blocks"] == 39 and summary["cached_block_hashes"] == 5

@@ -89,6 +89,28 @@ class MambaManager(SingleTypeKVCacheManager):
             self.tracer.on_allocate(self.kv_cache_group_id, [b.block_id for b in new])
         return new
 
+    def cache_blocks(self, request, num_tokens: int) -> None:
+        """Register only a state that sits exactly on its block's end.
+
+        The running state lives in block ``cdiv(n, bs) - 1``; it is the state of a whole block
+        only when ``n`` is a multiple of the block size. vLLM's scheduler keeps align-mode
+        prefill chunks block-aligned so this always holds there; an op script may prefill
+        unaligned chunks, and then the blocks it passed over hold no reusable state.
+        """
+        rid = request.request_id
+        num_cached = self.num_cached_block.get(rid, 0)
+        num_full = min(num_tokens, len(request.block_hashes) * self.block_pool.hash_block_size
+                       ) // self.block_size
+        if num_cached >= num_full:
+            return
+        mask = [False] * (num_full - num_cached)
+        if num_tokens % self.block_size == 0 and num_full == num_tokens // self.block_size:
+            mask[-1] = True
+        self.block_pool.cache_full_blocks(request, self.req_to_blocks[rid], num_cached,
+                                          num_full, self.block_size, self.kv_cache_group_id,
+                                          mask)
+        self.num_cached_block[rid] = num_full
+
     def free(self, request_id: str) -> None:
         self._allocated.discard(request_id)
         super().free(request_id)
