@@ -1,7 +1,7 @@
 """Compile the decode kernels for a GPU that is not here (sm_90 by default) and report their resources.
 
-Used by CI, which has no GPU: Triton compiles to a cubin with its bundled ptxas, and the cubin says
-how many registers a thread needs and how many bytes it spills. It catches what the interpreter
+Used by CI, which has no GPU: Triton compiles to PTX and cubin with its bundled ptxas, and
+``ptxas -v`` says how many registers a thread needs and how many bytes it spills. It catches what the interpreter
 cannot: dot shapes the hardware refuses, shared-memory overflow, register spills.
 Must run in a process without ``TRITON_INTERPRET``.
 
@@ -10,6 +10,7 @@ Must run in a process without ``TRITON_INTERPRET``.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -98,11 +99,26 @@ def compile_stage2(head_dim: int = 128, splits_pad: int = 64, capability: int = 
                      k.metadata.shared, k.asm["ptx"])
 
 
+def production() -> list[Resources]:
+    """The configurations the GPU runs: every launch config the benchmark sweeps (bf16, Llama
+    heads), the split path, MHA in fp16, page 32, a head dim that is not a power of two."""
+    from .bench import SWEEP
+
+    out = [compile_stage1(config=LaunchConfig(*c)) for c in SWEEP]
+    out += [compile_stage1(split=True), compile_stage1(dtype="fp16", group=1, block_size=32),
+            compile_stage1(dtype="bf16", group=3, head_dim=80), compile_stage2()]
+    return out
+
+
 def main() -> int:
-    results = [compile_stage1(), compile_stage1(split=True), compile_stage1(dtype="fp16", group=1),
-               compile_stage1(dtype="fp32", group=8, head_dim=64), compile_stage2()]
-    for r in results:
-        print(f"{r.name}: regs={r.n_regs} spills={r.n_spills} smem={r.shared}")
+    results = production()
+    if "--json" in sys.argv:
+        print(json.dumps([{"name": r.name, "regs": r.n_regs, "spills": r.n_spills,
+                           "shared": r.shared, "mma": "mma.sync" in r.ptx,
+                           "cp_async": "cp.async" in r.ptx} for r in results]))
+    else:
+        for r in results:
+            print(f"{r.name}: regs={r.n_regs} spills={r.n_spills} smem={r.shared}")
     return 1 if any(r.n_spills for r in results) else 0
 
 
