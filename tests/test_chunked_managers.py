@@ -17,8 +17,7 @@ from kvcore.managers.cross_attention import CrossAttentionManager
 from kvcore.managers.mamba import MambaManager
 from kvcore.managers.registry import get_manager_class
 from kvcore.managers.sliding_window import SlidingWindowManager
-from kvcore.specs import ChunkedLocalAttentionSpec, CrossAttentionSpec, MambaSpec, \
-    SlidingWindowSpec
+from kvcore.specs import ChunkedLocalAttentionSpec, CrossAttentionSpec, MambaSpec, SlidingWindowSpec
 
 CHUNKED = ChunkedLocalAttentionSpec(2, 1, 1, "float32", attention_chunk_size=4)
 SWA = SlidingWindowSpec(2, 1, 1, "float32", sliding_window=4)
@@ -213,7 +212,7 @@ def test_kvcli_script_runs_a_full_plus_mamba_group() -> None:
     path = Path(__file__).resolve().parent / "data" / "mamba" / "hybrid.ops.jsonl"
     cfg, ops = load_script(str(path))
     lines = list(run_ops(cfg, ops, str(path)))
-    a_new, _, _, a_dec17, a_free, b_new, c_new, c_prefill = lines[:8]
+    a_new, _, _, a_dec17, _a_free, b_new, c_new, c_prefill = lines[:8]
     # 14 prompt tokens: 4 full-attention blocks; one Mamba state in block index 3 (tokens 12-15)
     assert a_new["block_table"] == [[1, 2, 3, 4], [0, 0, 0, 5]]
     # token 17 opens block index 4: a new running state; the previous one stays this step

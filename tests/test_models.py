@@ -119,7 +119,7 @@ def test_preset_lookup() -> None:
 
 def test_preset_equals_its_config_json_on_disk(tmp_path) -> None:
     from kvcore.models.presets import PRESETS
-    repo, cfg = PRESETS["gemma-3-27b"]
+    _repo, cfg = PRESETS["gemma-3-27b"]
     p = tmp_path / "config.json"
     p.write_text(json.dumps(cfg))
     a = read_hf_config(load_hf_config(p))

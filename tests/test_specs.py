@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvcore.sizing.grouping import is_kv_cache_spec_uniform
 from kvcore.specs import (
     ChunkedLocalAttentionSpec,
     CrossAttentionSpec,
@@ -15,17 +16,16 @@ from kvcore.specs import (
     SlidingWindowSpec,
     UniformTypeKVCacheSpecs,
 )
-from kvcore.sizing.grouping import is_kv_cache_spec_uniform
 
 
 def full(**kw):
-    base = dict(block_size=16, num_kv_heads=2, head_size=64, dtype="float32")
+    base = {"block_size": 16, "num_kv_heads": 2, "head_size": 64, "dtype": "float32"}
     base.update(kw)
     return FullAttentionSpec(**base)
 
 
 def swa(window=1, **kw):
-    base = dict(block_size=16, num_kv_heads=2, head_size=64, dtype="float32")
+    base = {"block_size": 16, "num_kv_heads": 2, "head_size": 64, "dtype": "float32"}
     base.update(kw)
     return SlidingWindowSpec(**base, sliding_window=window)
 

@@ -7,47 +7,45 @@ keys are documented in `kvcore.sizing.explain`. ``--list`` lists the presets.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 
 
 def register(app: typer.Typer) -> None:
     @app.command("config")
     def config(
-        model: Optional[str] = typer.Argument(None, help="A preset (see --list) or its HF repo id."),
+        model: str | None = typer.Argument(None, help="A preset (see --list) or its HF repo id."),
         list_presets: bool = typer.Option(False, "--list", help="List the model presets."),
-        model_config: Optional[str] = typer.Option(
+        model_config: str | None = typer.Option(
             None, "--model-config", help="A Hugging Face config.json on disk."),
-        gpu_memory_gib: Optional[float] = typer.Option(
+        gpu_memory_gib: float | None = typer.Option(
             None, "--gpu-memory-gib", help="GPU memory in GiB (e.g. 80)."),
         gpu_memory_utilization: float = typer.Option(0.9, "--gpu-memory-utilization"),
-        weights_gib: Optional[float] = typer.Option(
+        weights_gib: float | None = typer.Option(
             None, "--weights-gib", help="Weights in GiB (default: estimated from the config)."),
         activation_gib: float = typer.Option(
             0.0, "--activation-gib", help="Activation/other memory to hold back, GiB."),
         kv_cache_dtype: str = typer.Option("auto", "--kv-cache-dtype",
                                            help="auto|fp16|bf16|fp32|fp8|fp8_e4m3|fp8_e5m2"),
-        dtype: Optional[str] = typer.Option(
+        dtype: str | None = typer.Option(
             None, "--dtype", help="Model dtype: float16/fp16/half, bfloat16/bf16, float32/fp32."),
         block_size: int = typer.Option(16, "--block-size"),
-        max_model_len: Optional[int] = typer.Option(
+        max_model_len: int | None = typer.Option(
             None, "--max-model-len", help="Default: the model's max_position_embeddings."),
         max_num_batched_tokens: int = typer.Option(8192, "--max-num-batched-tokens"),
         max_concurrent_batches: int = typer.Option(
             2, "--max-concurrent-batches",
             help="Batches in flight (2 = vLLM's async scheduling default, 1 = sync)."),
-        num_blocks: Optional[int] = typer.Option(None, "--num-blocks", help="Override."),
+        num_blocks: int | None = typer.Option(None, "--num-blocks", help="Override."),
         tensor_parallel_size: int = typer.Option(1, "--tensor-parallel-size", "--tp"),
-        layers: Optional[int] = typer.Option(None, "--layers", help="Explicit geometry: layers."),
-        kv_heads: Optional[int] = typer.Option(None, "--kv-heads"),
-        head_dim: Optional[int] = typer.Option(None, "--head-dim"),
-        sliding_window: Optional[int] = typer.Option(None, "--sliding-window"),
-        sliding_layers: Optional[str] = typer.Option(
+        layers: int | None = typer.Option(None, "--layers", help="Explicit geometry: layers."),
+        kv_heads: int | None = typer.Option(None, "--kv-heads"),
+        head_dim: int | None = typer.Option(None, "--head-dim"),
+        sliding_window: int | None = typer.Option(None, "--sliding-window"),
+        sliding_layers: str | None = typer.Option(
             None, "--sliding-layers", help="Which layers slide: '5:1' (5 sliding, 1 full, "
             "repeating) or indices '0,2,4-9'. Default: all."),
-        attention_chunk_size: Optional[int] = typer.Option(None, "--attention-chunk-size"),
-        chunked_layers: Optional[str] = typer.Option(None, "--chunked-layers"),
+        attention_chunk_size: int | None = typer.Option(None, "--attention-chunk-size"),
+        chunked_layers: str | None = typer.Option(None, "--chunked-layers"),
         disable_hybrid: bool = typer.Option(
             False, "--disable-hybrid-kv-cache-manager",
             help="Treat sliding/chunked layers as full attention (vLLM's flag)."),

@@ -4,10 +4,20 @@ for a Hugging Face config.json on disk, explicit geometry, and a weights estimat
     from kvcore.models import load_preset, read_hf_config, load_hf_config, layer_specs
 """
 
-from kvcore.models.geometry import ModelGeometry, MambaGeometry, layer_specs
+from kvcore.models.geometry import MambaGeometry, ModelGeometry, layer_specs
 from kvcore.models.hf_config import load_hf_config, read_hf_config
 from kvcore.models.presets import PRESETS, find_preset, load_preset, preset_names
 from kvcore.models.weights import estimate_weights_bytes
 
-__all__ = ["ModelGeometry", "MambaGeometry", "layer_specs", "load_hf_config", "read_hf_config",
-           "PRESETS", "find_preset", "load_preset", "preset_names", "estimate_weights_bytes"]
+__all__ = [
+           "PRESETS",
+           "MambaGeometry",
+           "ModelGeometry",
+           "estimate_weights_bytes",
+           "find_preset",
+           "layer_specs",
+           "load_hf_config",
+           "load_preset",
+           "preset_names",
+           "read_hf_config",
+]

@@ -16,8 +16,8 @@ from kvcore.models.hf_config import DTYPE_ALIASES, load_hf_config, read_hf_confi
 from kvcore.models.presets import load_preset
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.sizing.config import (
-    GiB,
     Capacity,
+    GiB,
     NotEnoughMemory,
     bytes_per_block,
     capacity,
