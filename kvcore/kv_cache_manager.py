@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Sequence
 from kvcore.block import KVCacheBlock
 from kvcore.coordinator import get_kv_cache_coordinator, lcm
 from kvcore.kv_events import BlockStored, KVCacheEvent
+from kvcore.managers.base import SingleTypeKVCacheManager
 from kvcore.managers.registry import spec_kind, spec_sliding_window
 from kvcore.request import Request, RequestStatus
 from kvcore.specs import KVCacheGroupSpec
@@ -91,6 +92,19 @@ class PrefixCacheStats:
             self.hits += num_hits
 
 
+def _is_plain(m: SingleTypeKVCacheManager) -> bool:
+    """A manager whose allocation is the template's, unchanged: it never frees tokens early,
+    is not sized by encoder tokens, has no admission cap and overrides none of the sizing,
+    allocation or caching steps (so `KVCacheManager._allocate_plain_step` may inline them)."""
+    cls = type(m)
+    base = SingleTypeKVCacheManager
+    return (not m.skips_tokens and not m.uses_encoder_tokens and m.prefix_cacheable
+            and m.max_admission_blocks_per_request is None
+            and all(getattr(cls, name) is getattr(base, name) for name in (
+                "get_num_blocks_to_allocate", "allocate_new_blocks", "cache_blocks",
+                "get_num_skipped_tokens", "remove_skipped_blocks")))
+
+
 class KVCacheManager:
     """The KV cache of one engine: pool, groups, prefix cache, events.
 
@@ -153,9 +167,7 @@ class KVCacheManager:
         self.empty_kv_cache_blocks = KVCacheBlocks(tuple(() for _ in groups))
         self.tracer = tracer
         # Every group plain (full-attention-like): allocation steps may take the short path.
-        self._plain = all(not m.skips_tokens and not m.uses_encoder_tokens
-                          and m.max_admission_blocks_per_request is None
-                          for m in self.coordinator.single_type_managers)
+        self._plain = all(_is_plain(m) for m in self.coordinator.single_type_managers)
 
     # --- state ------------------------------------------------------------------------
     @property
