@@ -103,9 +103,9 @@ def view(result) -> output.View:
     knees = output.Table("Smallest capacity (blocks) reaching a fraction of the ceiling",
                          ("policy", "50%", "90%", "95%", "99%", "from"), knee_rows)
     lo, hi = result.one_pass_exact
-    text = [f"ceiling (infinite cache): {_pct(ceiling)}, reached at "
-            f"{result.ceiling_capacity_blocks:,} blocks; {result.distinct_blocks:,} distinct "
-            f"blocks; {result.counted_requests:,} of {result.requests:,} requests counted",
-            f"one-pass LRU exact for capacities {lo:,} to "
-            f"{'any' if math.isinf(hi) else f'{int(hi):,}'}"]
+    top = "any" if math.isinf(hi) else f"{int(hi):,}"
+    text = [(f"ceiling (infinite cache): {_pct(ceiling)}, reached at "
+             f"{result.ceiling_capacity_blocks:,} blocks; {result.distinct_blocks:,} distinct "
+             f"blocks; {result.counted_requests:,} of {result.requests:,} requests counted"),
+            f"one-pass LRU exact for capacities {lo:,} to {top}"]
     return output.View(d, tables=[points, knees], text=text)

@@ -20,8 +20,8 @@ the requests past the warm-up that ran (rejected requests are left out and count
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from kvcore.analysis.curve_exact import Task, run_tasks
 from kvcore.analysis.curve_input import RULES, build_input

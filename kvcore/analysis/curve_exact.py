@@ -13,8 +13,9 @@ The inputs are handed to each worker once (the pool initializer), tasks carry on
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 from kvcore.analysis.curve_input import CurveInput
 from kvcore.analysis.curve_sim import simulate

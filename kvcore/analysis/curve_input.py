@@ -25,8 +25,8 @@ is fixed by the ids it covers; token-id traces give the tokens themselves.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
