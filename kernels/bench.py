@@ -143,16 +143,28 @@ def time_launches(fns: list[Callable[[], object]], *, reps: int = 15, per_graph:
     return statistics.median(times), method
 
 
-def copy_bandwidth(device: torch.device, nbytes: int = 4 << 30) -> float:
-    """Bytes/s of a large device-to-device copy, counting bytes read plus bytes written."""
+def copy_bandwidth(device: torch.device, nbytes: int = 4 << 30) -> dict:
+    """Bytes/s of large device-to-device copies, counting bytes read plus bytes written:
+    torch's ``copy_`` (``cudaMemcpy``) and a Triton copy kernel; ``best`` is the larger, the
+    ceiling the kernels are compared with. ``read`` is a read-only stream (bytes read / s)."""
+    from . import stream
+
     if device.type != "cuda":
-        nbytes = 64 << 20
-    src = torch.empty(nbytes, dtype=torch.uint8, device=device).random_(0, 255)
+        nbytes = 1 << 20
+    n = nbytes // 4
+    src = torch.empty(n, dtype=torch.int32, device=device).random_(0, 1 << 20)
     dst = torch.empty_like(src)
-    t, _ = time_launches([lambda: dst.copy_(src)], reps=10, per_graph=3)
-    del src, dst
+    partial = torch.empty(-(-n // stream.BLOCK), dtype=torch.int32, device=device)
+    t_memcpy, _ = time_launches([lambda: dst.copy_(src)], reps=10, per_graph=3)
+    t_kernel, _ = time_launches([lambda: stream.copy(src, dst)], reps=10, per_graph=3)
+    ok = torch.equal(src, dst)
+    t_read, _ = time_launches([lambda: stream.read(src, partial)], reps=10, per_graph=3)
+    del src, dst, partial
     _empty_cache()
-    return 2 * nbytes / t
+    res = {"memcpy": 2 * nbytes / t_memcpy, "triton_copy": 2 * nbytes / t_kernel,
+           "read": nbytes / t_read, "bytes": nbytes, "triton_copy_correct": ok}
+    res["best"] = max(res["memcpy"], res["triton_copy"] if ok else 0.0)
+    return res
 
 
 def _empty_cache() -> None:
@@ -357,8 +369,11 @@ def run(cases: list[str] | None = None, tables: str | Path | dict | None = None,
         doc["device_check"] = check_device(device)
         log(f"device check: {doc['device_check']['checked'] - doc['device_check']['failed']}"
             f"/{doc['device_check']['checked']} passed ({time.time() - t0:.0f} s)")
-    doc["copy_bytes_per_s"] = copy_bandwidth(device)
-    log(f"copy bandwidth: {doc['copy_bytes_per_s'] / 1e9:.0f} GB/s (read + write)")
+    bw = copy_bandwidth(device)
+    doc["copy_bytes_per_s"] = bw["best"]
+    doc["bandwidth"] = bw
+    log(f"copy bandwidth (read + write): memcpy {bw['memcpy'] / 1e9:.0f} GB/s, triton copy "
+        f"{bw['triton_copy'] / 1e9:.0f} GB/s; read-only stream {bw['read'] / 1e9:.0f} GB/s")
     doc["cases"] = []
     config = None
     for i, name in enumerate(cases or DEFAULT_CASES):
@@ -371,6 +386,7 @@ def run(cases: list[str] | None = None, tables: str | Path | dict | None = None,
             config = LaunchConfig(*res["config"])
         for m in ("triton", "gather_sdpa", "sdpa_contig"):
             res[m]["pct_copy"] = 100 * res[m]["gbps"] * 1e9 / doc["copy_bytes_per_s"]
+            res[m]["pct_read"] = 100 * res[m]["gbps"] * 1e9 / bw["read"]
         doc["cases"].append(res)
         log(f"{name}: triton {res['triton']['time_us']:.1f} us "
             f"({res['triton']['pct_copy']:.0f}% of copy), correct={res['correct']} "
@@ -392,7 +408,7 @@ def _synthetic(name: str) -> tuple[list[int]]:
     return ([n] * int(seqs),)
 
 
-COLUMNS = ("case", "seqs", "tokens", "splits", "MB", "triton us", "GB/s", "% copy",
+COLUMNS = ("case", "seqs", "tokens", "splits", "MB", "triton us", "GB/s", "% copy", "% read",
            "gather+sdpa us", "% copy", "sdpa contig us", "% copy", "vs gather", "err")
 
 
@@ -402,15 +418,20 @@ def rows(doc: dict) -> list[tuple]:
         t, g, s = c["triton"], c["gather_sdpa"], c["sdpa_contig"]
         out.append((c["case"], c["num_seqs"], c["total_tokens"], c["num_splits"],
                     round(c["bytes"] / 1e6, 1), round(t["time_us"], 1), round(t["gbps"]),
-                    round(t["pct_copy"], 1), round(g["time_us"], 1), round(g["pct_copy"], 1),
+                    round(t["pct_copy"], 1), round(t["pct_read"], 1), round(g["time_us"], 1),
+                    round(g["pct_copy"], 1),
                     round(s["time_us"], 1), round(s["pct_copy"], 1),
                     round(g["time_us"] / t["time_us"], 2), f"{c['max_err_vs_reference']:.1e}"))
     return out
 
 
 def format_table(doc: dict) -> str:
+    bw = doc["bandwidth"]
     lines = [f"{doc['device']} ({doc['sms']} SMs), torch {doc['torch']}, triton {doc['triton']}; "
-             f"copy {doc['copy_bytes_per_s'] / 1e9:.0f} GB/s; tables: {doc['tables']}"]
+             f"tables: {doc['tables']}",
+             f"copy (read + write): memcpy {bw['memcpy'] / 1e9:.0f} GB/s, triton copy "
+             f"{bw['triton_copy'] / 1e9:.0f} GB/s -> '% copy' uses "
+             f"{doc['copy_bytes_per_s'] / 1e9:.0f} GB/s; read-only stream {bw['read'] / 1e9:.0f} GB/s"]
     table = [COLUMNS] + [tuple(str(x) for x in r) for r in rows(doc)]
     widths = [max(len(r[i]) for r in table) for i in range(len(COLUMNS))]
     for r in table:

@@ -181,7 +181,10 @@ def run_gpu_bench(*, as_json: bool, trace: str | None, model: str | None,
                          field="cases")
     doc = bench.run(names, tables, spec=spec, log=message)
     rows = bench.rows(doc)
-    caption = (f"{doc['device']}; copy {doc['copy_bytes_per_s'] / 1e9:.0f} GB/s (read + write); "
+    bw = doc["bandwidth"]
+    caption = (f"{doc['device']}; copy (read + write) {doc['copy_bytes_per_s'] / 1e9:.0f} GB/s "
+               f"(best of memcpy {bw['memcpy'] / 1e9:.0f}, triton copy {bw['triton_copy'] / 1e9:.0f}); "
+               f"read-only {bw['read'] / 1e9:.0f} GB/s; "
                f"% copy = ideal bytes / time / copy bandwidth")
     return View(doc, [Table("paged-attention decode", bench.COLUMNS, rows, caption)])
 
