@@ -69,6 +69,7 @@ class StatsCollector:
         self.t_ms = 0.0
         self.last_t = 0.0
         self.step_peak = 0
+        self.step_evictions = 0
         self.summary = None
         self.interrupted = False
         self.mem = MemoryStats(n - 1, self.group_bs[self.ref_group])
@@ -96,6 +97,9 @@ class StatsCollector:
             self.mem.sample(self.used, self.cached_free, weight, t_ms - self.t_ms)
             self.series.add("used_max", self.step, self.step_peak)
             self.series.add_max_range("used_max", self.step + 1, step, self.used)
+            if self.step_evictions:
+                self.series.add("evictions", self.step, self.step_evictions)
+                self.step_evictions = 0
         self.step = step
         self.t_ms = t_ms
         self.step_peak = self.used
@@ -202,6 +206,7 @@ class StatsCollector:
         hits = r.hits[g]
         depth = r.depth[g]
         use_step, use_adm, cache_step = self.use_step, self.use_adm, self.cache_step
+        age, gap, dist = r.age_at_hit.counts, r.reuse_gap.counts, r.reuse_distance.counts
         for i, b in enumerate(blocks):
             if ref[b] == 0:
                 self.cached_free -= 1
@@ -211,9 +216,9 @@ class StatsCollector:
             hits[h] += 1
             if i > depth.get(h, -1):
                 depth[h] = i
-            r.age_at_hit.add(step - cache_step[b])
-            r.reuse_gap.add(step - use_step[b])
-            r.reuse_distance.add(adm - use_adm[b])
+            age[step - cache_step[b]] += 1
+            gap[step - use_step[b]] += 1
+            dist[adm - use_adm[b]] += 1
             use_step[b] = step
             use_adm[b] = adm
         r.touched_blocks += len(blocks)
@@ -227,12 +232,13 @@ class StatsCollector:
         hashes = ev["hashes"]
         cached, evicted = self.cached[g], self.evicted[g]
         bs = self.group_bs[g]
+        bhash, cache_step, use_step, use_adm = self.bhash, self.cache_step, self.use_step, self.use_adm
         for i, b in enumerate(ev["blocks"]):
             h = hashes[i]
-            self.bhash[b] = h
-            self.cache_step[b] = step
-            self.use_step[b] = step
-            self.use_adm[b] = adm
+            bhash[b] = h
+            cache_step[b] = step
+            use_step[b] = step
+            use_adm[b] = adm
             cached[h] = cached.get(h, 0) + 1
             packed = evicted.pop(h, None)
             if packed is not None:
@@ -241,34 +247,42 @@ class StatsCollector:
                 self.ev.regret_gap.add(step - (packed >> 32))
 
     def _evict(self, ev: dict) -> None:
+        # The hottest handler (one line per evicted block): locals and direct Counter updates.
         step = self.step
         g = ev["group"]
         hashes = ev["hashes"]
-        rid = self._rid(ev["req"]) if ev["req"] is not None else 0xFFFFFFFF
+        blocks = ev["blocks"]
+        req = ev["req"]
+        rid = self.rid.get(req)
+        if rid is None:
+            rid = 0xFFFFFFFF if req is None else self._rid(req)
         cached = self.cached[g]
+        evicted = self.evicted[g]
+        bhash, ref = self.bhash, self.ref
         e = self.ev
-        for i, b in enumerate(ev["blocks"]):
+        lifetime, age, idle = e.lifetime.counts, e.age_at_evict.counts, e.idle.counts
+        for i, b in enumerate(blocks):
             h = hashes[i]
-            if self.bhash[b] != h:
+            if bhash[b] != h:
                 raise ValueError(f"evict of block {b} with hash {h}, which it does not hold")
-            self.bhash[b] = None
+            bhash[b] = None
             left = cached[h] - 1
             if left:
                 cached[h] = left                 # another block still holds the hash
             else:
                 del cached[h]
-                self.evicted[g][h] = (step << 32) | rid
-            e.evictions += 1
-            e.lifetime.add(step - self.alloc_step[b])
-            e.age_at_evict.add(step - self.cache_step[b])
-            if self.ref[b] == 0:
+                evicted[h] = (step << 32) | rid
+            lifetime[step - self.alloc_step[b]] += 1
+            age[step - self.cache_step[b]] += 1
+            if ref[b] == 0:
                 self.cached_free -= 1
-                e.idle.add(step - self.free_step[b])
+                idle[step - self.free_step[b]] += 1
             else:
                 e.evicted_in_use += 1
-            if ev["req"] is not None:
-                e.by_req[ev["req"]] += 1
-        self.series.add("evictions", step, len(ev["blocks"]))
+        n = len(blocks)
+        e.evictions += n
+        e.by_req[rid] += n
+        self.step_evictions += n
 
     def _free(self, ev: dict) -> None:
         ref = self.ref
@@ -304,6 +318,12 @@ class StatsCollector:
         if self.step is not None:
             self.mem.sample(self.used, self.cached_free, 1, 0.0)
             self.series.add("used_max", self.step, self.step_peak)
+            if self.step_evictions:
+                self.series.add("evictions", self.step, self.step_evictions)
+                self.step_evictions = 0
+
+    def _name(self, rid: int) -> str | None:
+        return self.names[rid] if rid < len(self.names) else None
 
     def check_summary(self, report: dict) -> dict | None:
         """Compare the totals both report with the replay's own summary (the `end` line)."""
@@ -330,10 +350,10 @@ class StatsCollector:
                        "sim_time_ms": t, "requests": self.requests, "rejected": self.rejected,
                        "finished": self.finished},
             "memory": self.mem.to_json(s),
-            "eviction": self.ev.to_json(self.requests, t, self.reuse.age_at_hit, self.top, s),
+            "eviction": self.ev.to_json(self.requests, t, self.reuse.age_at_hit, self.top, s,
+                                        self._name),
             "reuse": self.reuse.to_json(self.top, self.group_bs, s),
-            "misses": self.miss.to_json(self.top, lambda r: self.names[r]
-                                        if r < len(self.names) else None),
+            "misses": self.miss.to_json(self.top, self._name),
             "preemption": self.pre.to_json(self.top),
         }
         out["source"]["summary_mismatches"] = self.check_summary(out)

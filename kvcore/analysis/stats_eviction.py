@@ -27,9 +27,10 @@ class EvictionStats:
         self.regret_evictions = 0
         self.regret_tokens = 0
         self.regret_gap = Dist()
-        self.by_req: Counter = Counter()   # evicting request -> blocks
+        self.by_req: Counter = Counter()   # evicting request (index) -> blocks
 
-    def to_json(self, requests: int, t_ms: float, age_at_hit: Dist, top: int, series: dict) -> dict:
+    def to_json(self, requests: int, t_ms: float, age_at_hit: Dist, top: int, series: dict,
+                name) -> dict:
         hit_p50 = age_at_hit.summary()["p50"]
         younger = None
         if hit_p50 is not None and self.evictions:
@@ -51,7 +52,7 @@ class EvictionStats:
                        else None,
                        "recomputed_tokens": self.regret_tokens,
                        "gap_steps": self.regret_gap.summary()},
-            "top_evictors": [{"req": r, "blocks": n} for r, n in self.by_req.most_common(top)],
+            "top_evictors": [{"req": name(r), "blocks": n} for r, n in self.by_req.most_common(top)],
             "timeline": {"bucket_steps": series["bucket_steps"],
                          "evictions": series["evictions"]},
         }

@@ -59,14 +59,18 @@ class MemoryStats:
 
     def to_json(self, series: dict) -> dict:
         used = self._blocks(self.used_at_step, self.time_used)
+        cached = self._blocks(self.cached_at_step, self.time_cached)
+        free = self._blocks(self.free_at_step, None)
+        if used["mean_time"] is not None:
+            free["mean_time"] = self.usable - used["mean_time"] - cached["mean_time"]
         return {
             "usable_blocks": self.usable,
             "peak_used_blocks": self.peak_used,
             "peak_usage": self.peak_used / self.usable if self.usable else 0.0,
             "peak_step": self.peak_step,
             "used_blocks": used,
-            "cached_blocks": self._blocks(self.cached_at_step, self.time_cached),
-            "free_blocks": self._blocks(self.free_at_step, None),
+            "cached_blocks": cached,
+            "free_blocks": free,
             "steps_sampled": sum(self.used_at_step.values()),
             "kv_tokens_per_request": self.kv_tokens.summary(),
             "slots_per_request": self.slots.summary(),
