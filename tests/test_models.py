@@ -125,3 +125,17 @@ def test_preset_equals_its_config_json_on_disk(tmp_path) -> None:
     a = read_hf_config(load_hf_config(p))
     b = load_preset("gemma-3-27b")
     assert a.layer_kinds == b.layer_kinds and a.head_dim == b.head_dim == 128
+
+
+def test_llama4_chunked_local_layers() -> None:
+    # Llama 4: every 4th layer is NoPE (global); the others use chunked local attention.
+    nope = [int((i + 1) % 4 != 0) for i in range(8)]
+    cfg = {**BASE, "num_hidden_layers": 8, "model_type": "llama4_text",
+           "attention_chunk_size": 8192, "no_rope_layers": nope}
+    g = read_hf_config(cfg)
+    assert g.layer_kinds == ("chunked", "chunked", "chunked", "full") * 2
+    from kvcore.sizing import resolve_kv_cache_config
+    r = resolve_kv_cache_config(geometry=g, num_blocks=10000, max_model_len=4096)
+    # 6 chunked + 2 full: group size 2 -> 3 chunked groups and 1 full group
+    kinds = [grp.kv_cache_spec.kind for grp in r.config.kv_cache_groups]
+    assert kinds == ["chunked_local"] * 3 + ["full"]

@@ -6,6 +6,8 @@ What decides each layer's kind, in this order (as vLLM's model code reads it):
 * Gemma-3 without ``layer_types``: ``sliding_window_pattern`` P (layer i slides unless
   (i+1) % P == 0);
 * gpt-oss without ``layer_types``: even layers slide;
+* Llama 4: ``attention_chunk_size`` with ``no_rope_layers`` (chunked local attention on RoPE
+  layers, full attention on NoPE layers, where the flag is 0);
 * Jamba: ``attn_layer_period``/``attn_layer_offset`` (attention where i % period == offset,
   Mamba elsewhere);
 * otherwise a ``sliding_window`` (unless ``use_sliding_window`` is false) makes every layer
@@ -151,6 +153,11 @@ def _layer_kinds(c: dict[str, Any], model_type: str, n: int, get, source: str) -
         return tuple("full" if (i + 1) % p == 0 else "sliding" for i in range(n))
     if model_type == "gpt_oss":
         return tuple("sliding" if i % 2 == 0 else "full" for i in range(n))
+    nope = c.get("no_rope_layers")
+    if c.get("attention_chunk_size") and isinstance(nope, list) and len(nope) == n:
+        # Llama 4 (vLLM's llama4.py): RoPE layers use chunked local attention, NoPE layers
+        # (no_rope_layers[i] == 0) attend globally.
+        return tuple("full" if flag == 0 else "chunked" for flag in nope)
     if model_type == "jamba":
         period, offset = get("attn_layer_period"), get("attn_layer_offset")
         return tuple("full" if i % period == offset else "mamba" for i in range(n))
