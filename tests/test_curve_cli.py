@@ -1,0 +1,128 @@
+"""`kvcli curve` end to end: the published figures of the conversation trace, the JSON shape,
+capacities in blocks / tokens / GiB, policies side by side, the plot, and bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_curve_gen import CONVERSATION, make_trace
+from typer.testing import CliRunner
+
+from kvcli.app import app
+
+runner = CliRunner()
+
+
+def curve_json(*args) -> dict:
+    res = runner.invoke(app, ["curve", *args, "--json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def rates(doc: dict, policy: str = "lru") -> dict[int, float]:
+    return {p["capacity_blocks"]: p["hit_rate"] for p in doc["points"] if p["policy"] == policy}
+
+
+@pytest.mark.slow
+def test_conversation_trace_reproduces_the_published_figures():
+    """kvcache-simulator's convention (--rule trace, last 50% measured, 512-token blocks):
+    4.5% at 6 blocks, 4.5% at 64, 4.6% at 640, 15.0% at 6,400, 38.4% at 64,000, ceiling 39.8%."""
+    doc = curve_json(str(CONVERSATION), "--rule", "trace", "--warmup", "0.5", "--block-size",
+                     "512", "--capacities", "6,64,640,6400,64000")
+    got = {c: round(100 * r, 1) for c, r in rates(doc).items()}
+    assert got == {6: 4.5, 64: 4.5, 640: 4.6, 6400: 15.0, 64000: 38.4}
+    assert round(100 * doc["ceiling"], 1) == 39.8
+    assert doc["counted_requests"] == 12031 - 6015 and doc["distinct_blocks"] == 182790
+    assert all(p["method"] == "one-pass" for p in doc["points"])
+    # Token capacities, no warm-up: the independently computed table of traces.md.
+    doc = curve_json(str(CONVERSATION), "--rule", "trace", "--capacity-tokens",
+                     "1e6,2e6,4e6,8e6,1e7,5e7")
+    got = [round(r, 3) for r in rates(doc).values()]
+    assert got == [0.054, 0.086, 0.178, 0.266, 0.291, 0.371]
+    assert round(doc["ceiling"], 4) == 0.3736
+
+
+@pytest.mark.slow
+def test_conversation_trace_vllm_rule_matches_the_oracle():
+    """`oracle cache_mode --block-size 512` (real vLLM): .37338 at inf, .05587 at 1953 usable
+    blocks (--num-blocks 1954), .18495 at 7812."""
+    doc = curve_json(str(CONVERSATION), "--block-size", "512", "--capacities", "1953,7812")
+    assert doc["ceiling"] == pytest.approx(0.37338, abs=5e-6)
+    got = rates(doc)
+    assert got[1953] == pytest.approx(0.05587, abs=5e-6)
+    assert got[7812] == pytest.approx(0.18495, abs=5e-6)
+    assert doc["one_pass_exact"] == {"min": 247, "max": None}
+
+
+def test_json_shape_policies_and_knees(tmp_path):
+    trace = str(make_trace(tmp_path / "g.jsonl", seed=8, aligned_repeats=False))
+    doc = curve_json(trace, "--policies", "lru,fifo,eager", "--block-size", "16",
+                     "--capacities", "5,120,400", "--jobs", "2")
+    assert set(doc) >= {"ceiling", "points", "knees", "knee_method", "rule", "block_size"}
+    assert [(p["policy"], p["capacity_blocks"]) for p in doc["points"]] == \
+        [(pol, c) for pol in ("lru", "fifo", "eager") for c in (5, 120, 400)]
+    assert set(doc["points"][0]) == {"policy", "capacity_blocks", "capacity_tokens", "hit_rate",
+                                     "hit_tokens", "prompt_tokens", "rejected", "method"}
+    lru = {p["capacity_blocks"]: p for p in doc["points"] if p["policy"] == "lru"}
+    # 5 blocks is below the largest request: vLLM rejects it, so that point is a real replay.
+    assert lru[5]["method"] == "replay" and lru[5]["rejected"] > 0
+    assert lru[120]["method"] == lru[400]["method"] == "one-pass"
+    assert all(p["hit_rate"] == 0.0 for p in doc["points"] if p["policy"] == "eager")
+    assert doc["knee_method"] == {"lru": "one-pass", "fifo": "points", "eager": "points"}
+    k = doc["knees"]["lru"]
+    assert k["50"] <= k["90"] <= k["95"] <= k["99"] <= doc["ceiling_capacity_blocks"]
+    assert doc["knees"]["eager"] == {"50": None, "90": None, "95": None, "99": None}
+
+
+def test_default_sweep_reaches_the_ceiling(tmp_path):
+    trace = str(make_trace(tmp_path / "g.jsonl", seed=9))
+    doc = curve_json(trace, "--rule", "trace")
+    caps = [p["capacity_blocks"] for p in doc["points"]]
+    assert caps[0] == 1 and caps[-1] == doc["ceiling_capacity_blocks"] and len(caps) >= 15
+    assert doc["points"][-1]["hit_rate"] == doc["ceiling"]
+
+
+def test_table_and_plot(tmp_path):
+    trace = str(make_trace(tmp_path / "g.jsonl", seed=8))
+    png = tmp_path / "c.png"
+    res = runner.invoke(app, ["curve", trace, "--policies", "lru,lfu", "--capacities", "50,500",
+                              "--plot", str(png)])
+    assert res.exit_code == 0, res.output
+    assert "Hit rate by capacity" in res.stdout and "ceiling (infinite cache)" in res.stdout
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_capacity_gib_uses_the_models_bytes_per_block(tmp_path):
+    """llama-3.1-8b: 32 layers x 8 KV heads x 128 x 2 (K,V) x 2 bytes = 128 KiB a token, so a
+    16-token block is 2 MiB and 1 GiB is 512 blocks, 511 usable (vLLM's null block)."""
+    trace = str(make_trace(tmp_path / "g.jsonl", seed=8))
+    doc = curve_json(trace, "--capacity-gib", "1,0.5", "--model", "llama-3.1-8b")
+    assert [p["capacity_blocks"] for p in doc["points"]] == [255, 511]
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--policies", "lru,arc"], "field '--policies': unknown policy 'arc'"),
+    (["--rule", "exact"], "field '--rule'"),
+    (["--capacities", "10,abc"], "field '--capacities': not a whole number: 'abc'"),
+    (["--capacities", "0"], "field '--capacities': must be positive"),
+    (["--capacity-gib", "4"], "field '--capacity-gib': needs --model"),
+    (["--capacities", "4", "--capacity-tokens", "64"], "give only one of"),
+    (["--warmup", "1.5"], "field '--warmup'"),
+    (["--jobs", "0"], "field '--jobs'"),
+])
+def test_bad_options_exit_2(tmp_path, args, needle):
+    trace = str(make_trace(tmp_path / "g.jsonl", seed=8, n=20))
+    res = runner.invoke(app, ["curve", trace, *args])
+    assert res.exit_code == 2 and needle in res.output, res.output
+
+
+def test_bad_trace_names_file_line_and_field(tmp_path):
+    p = tmp_path / "bad.jsonl"
+    p.write_text('{"timestamp": 0, "input_length": 600, "output_length": 1, "hash_ids": [1, 2]}\n'
+                 '{"timestamp": 1, "input_length": 600, "output_length": 1, "hash_ids": [1]}\n')
+    res = runner.invoke(app, ["curve", str(p), "--block-size", "16"])
+    assert res.exit_code == 2
+    assert f"{p}:2: field 'hash_ids'" in res.output and "Traceback" not in res.output
+    res = runner.invoke(app, ["curve", str(tmp_path / "missing.jsonl")])
+    assert res.exit_code == 2 and "no such file" in res.output
