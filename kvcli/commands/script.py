@@ -24,10 +24,74 @@ def register(app: typer.Typer) -> None:
 
             cfg, op_list = load_script(ops)
             if view:
-                from kvcli.script_view import render_script_view
-
-                render_script_view(cfg, op_list, ops)
+                output.emit(script_view(cfg, op_list, ops), as_json=False)
                 return
             output.emit_lines(run_ops(cfg, op_list, ops))
 
         output.run(go)
+
+
+def _fmt_groups(per_group: list[list[int]], null_as: str = "-") -> str:
+    """``1,2,3`` for one group; one line per group for several (the null block as ``-``)."""
+    parts = [",".join(null_as if b == 0 else str(b) for b in g) for g in per_group]
+    if all(not p for p in parts):
+        return ""
+    if len(parts) == 1:
+        return parts[0]
+    return "\n".join(f"g{i}: {p or '.'}" for i, p in enumerate(parts))
+
+
+def script_view(cfg, op_list, path: str):
+    """The run as one table for a person: a row per op with what it did to which blocks."""
+    from kvcli.output import Table, View
+    from kvcore.script import ScriptRunner
+    from kvcore.tracing import RecordingTracer
+
+    tracer = RecordingTracer()
+    runner = ScriptRunner(cfg, path, tracer=tracer)
+    n = len(cfg.groups)
+    rows = []
+    data = []
+    for i, op in enumerate(op_list, start=1):
+        res = runner.apply(op)
+        got: dict[str, list[list[int]]] = {k: [[] for _ in range(n)] for k in
+                                           ("touch", "allocate", "cache", "evict", "free")}
+        for rec in tracer.take():
+            kind, _req, group = rec[0], rec[1], rec[2]
+            if kind == "evict":
+                got["evict"][group].append(rec[3])
+            elif kind == "free":
+                got["free"][group].extend(rec[4])  # the blocks whose ref count reached 0
+            else:
+                got[kind][group].extend(rec[3])
+        kind = res["op"]
+        if kind == "summary":
+            continue
+        label = f"{kind} {res.get('id', '')}".strip()
+        if kind == "new" and res.get("ok"):
+            label += f" ({res['prompt_len']} tok, hit {res['hit']})"
+        elif kind == "decode":
+            label += f" +{res.get('token')}"
+        elif kind == "prefill" and "n" in res:
+            label += f" {res['n']} tok"
+        status = "ok" if res.get("ok", True) else (res.get("error") or "refused")
+        table = res.get("block_table")
+        rows.append((i, label, status, _fmt_groups(got["touch"]), _fmt_groups(got["allocate"]),
+                     _fmt_groups(got["cache"]), _fmt_groups(got["evict"]),
+                     _fmt_groups(got["free"]), res.get("free", ""),
+                     _fmt_groups(table) if table else ""))
+        data.append({"op": res, **{k: v for k, v in got.items()}})
+    summary = runner.summary()
+    st = summary["prefix_cache_stats"]
+    groups = ", ".join(g["type"] + (f" W={g['sliding_window']}" if "sliding_window" in g else "")
+                       for g in cfg.groups)
+    title = (f"{path}: {groups}; block size {cfg.block_size}, {cfg.num_blocks} blocks "
+             f"(block 0 = null, shown as -)")
+    ops_table = Table(title, ("#", "op", "result", "hit", "allocated", "cached", "evicted",
+                              "freed", "free", "block table" + (" (per group)" if n > 1 else "")),
+                      rows)
+    text = [f"prefix cache: {st['requests']} admitted requests, {st['hits']:,} of "
+            f"{st['queries']:,} prompt tokens hit ({summary['hit_rate']:.1%}); "
+            f"free blocks {summary['free_blocks']} of {cfg.num_blocks - 1}; "
+            f"cached hashes {summary['cached_block_hashes']}"]
+    return View({"ops": data, "summary": summary}, tables=[ops_table], text=text)
