@@ -7,6 +7,8 @@ keys are documented in `kvcore.sizing.explain`. ``--list`` lists the presets.
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 
@@ -59,8 +61,6 @@ def register(app: typer.Typer) -> None:
         from kvcli import output
 
         def go() -> None:
-            from kvcore.sizing.explain import list_view, sizing_view
-
             if list_presets:
                 output.emit(list_view(), as_json=as_json)
                 return
@@ -84,3 +84,73 @@ def register(app: typer.Typer) -> None:
                         as_json=as_json)
 
         output.run(go)
+
+
+def _short_layers(names: list[str]) -> str:
+    idx = [n.rsplit(".", 1)[-1] for n in names]
+    return ",".join(idx) if len(idx) <= 8 else ",".join(idx[:6]) + f",... ({len(idx)})"
+
+
+def sizing_view(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utilization: float,
+                activation_gib: float, tp: int):
+    """The `View` of `kvcli config`: the JSON document and its tables."""
+
+    from kvcli.output import Table, View
+    from kvcore.sizing.explain import to_json
+
+    data = to_json(result, gpu_memory_gib=gpu_memory_gib,
+                   gpu_memory_utilization=gpu_memory_utilization, activation_gib=activation_gib,
+                   tp=tp)
+    rows = [(g["index"], g["kind"], g["block_size"], g["num_layers"], _short_layers(g["layers"]),
+             g["page_size_bytes"], g["blocks_per_request"]) for g in data["groups"]]
+    groups = Table(f"KV cache groups of {data['model']} ({data['layers']} layers: " + ", ".join(
+        f"{n} {k}" for k, n in data["layer_kinds"].items()) + ")",
+        ("group", "kind", "block", "layers", "which", "page bytes", "blocks/request"), rows)
+    formulas: dict[str, list[int]] = {}
+    for g in data["groups"]:
+        formulas.setdefault(g["page_formula"], []).append(g["index"])
+    text = [f"page, group{'s' if len(ids) > 1 else ''} {','.join(map(str, ids))}: {f}"
+            for f, ids in formulas.items()]
+    m = data["memory"]
+    if m["gpu_memory_gib"] is not None:
+        text.append(
+            f"available KV memory = {m['gpu_memory_gib']:g} GiB x 2^30 x "
+            f"{m['gpu_memory_utilization']:g} - weights {m['weights_gib']:.2f} GiB"
+            + (" (estimated)" if m["weights_estimated"] else "")
+            + (f" - activations {m['activation_gib']:g} GiB" if m["activation_gib"] else "")
+            + f" = {m['available_kv_cache_bytes']:,} bytes ({m['available_kv_cache_gib']:.2f} GiB)"
+            + (f" per worker (tensor parallel {tp})" if tp > 1 else ""))
+    widest = max((g["num_layers"] for g in data["groups"]), default=0)
+    text.append(f"bytes per block = {widest} layers x page = {data['bytes_per_block']:,}")
+    text.append(f"num_blocks = {data['num_blocks']:,}"
+                + ("" if m["gpu_memory_gib"] is None else
+                   f" = {m['available_kv_cache_bytes']:,} // {data['bytes_per_block']:,}")
+                + " (block 0 is the null block)")
+    per_req = sum(g["blocks_per_request"] for g in data["groups"])
+    text.append(f"max concurrency at max_model_len {data['max_model_len']:,} = "
+                f"{data['num_blocks']:,} / {per_req:,} blocks per request = "
+                f"{data['max_concurrency']:.2f}")
+    text.append(f"KV cache capacity = {data['kv_cache_tokens']:,} tokens "
+                f"(vLLM's 'GPU KV cache size'); pool = {data['pool_tokens']:,} token slots")
+    text.append(f"largest max_model_len that fits = {data['max_model_len_fits']:,}")
+    return View(data, tables=[groups], text=text)
+
+
+def list_view():
+    from collections import Counter
+
+    from kvcli.output import Table, View
+    from kvcore.models.presets import PRESETS, load_preset
+
+    rows, data = [], []
+    for key, (repo, _) in PRESETS.items():
+        g = load_preset(key)
+        kinds = ", ".join(f"{n} {k}" for k, n in Counter(g.layer_kinds).items())
+        rows.append((key, repo, g.num_layers, kinds, g.num_kv_heads, g.head_dim, g.dtype,
+                     g.max_position_embeddings))
+        data.append({"name": key, "repo": repo, "layers": g.num_layers,
+                     "layer_kinds": dict(Counter(g.layer_kinds)), "kv_heads": g.num_kv_heads,
+                     "head_dim": g.head_dim, "dtype": g.dtype,
+                     "max_position_embeddings": g.max_position_embeddings})
+    return View({"presets": data}, tables=[Table("model presets", (
+        "name", "repo", "layers", "kinds", "kv heads", "head dim", "dtype", "max len"), rows)])
