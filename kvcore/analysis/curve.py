@@ -63,7 +63,8 @@ class CurvePoint:
 
     def to_dict(self) -> dict:
         return {"policy": self.policy, "capacity_blocks": self.capacity_blocks,
-                "capacity_tokens": self.capacity_tokens, "hit_rate": self.hit_rate, "hit_tokens": self.hit_tokens,
+                "capacity_tokens": self.capacity_tokens, "hit_rate": self.hit_rate,
+                "hit_tokens": self.hit_tokens,
                 "prompt_tokens": self.prompt_tokens, "rejected": self.rejected,
                 "method": self.method}
 

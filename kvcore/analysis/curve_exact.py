@@ -14,7 +14,6 @@ The inputs are handed to each worker once (the pool initializer), tasks carry on
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from typing import NamedTuple
 
 from kvcore.analysis.curve_input import CurveInput
@@ -78,6 +77,9 @@ def run_tasks(tasks: list[Task], inp: CurveInput, trace, warmup: float, jobs: in
             out.append(run_task(t))
             advance(1)
         return out
+    # Imported here: multiprocessing costs start-up time that the one pass alone does not need.
+    from concurrent.futures import ProcessPoolExecutor
+
     with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), initializer=_init,
                              initargs=(inp, trace, warmup)) as pool:
         futures = [pool.submit(run_task, t) for t in order]

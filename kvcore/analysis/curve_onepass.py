@@ -28,11 +28,14 @@ Exactness (proved by tests against exact per-capacity replays, `tests/test_curve
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from kvcore.analysis.curve_input import CurveInput
+
+TABLE_ENTRIES = 1 << 20   # size bound of _count_before's prefix table
 
 
 @dataclass(slots=True)
@@ -72,22 +75,37 @@ class OnePass:
         return self.exact_min <= capacity <= self.exact_max
 
 
-def _count_before(a: np.ndarray, s: np.ndarray, nxt: np.ndarray) -> np.ndarray:
-    """For each query i: #{j < a[i] : nxt[j] < s[i]} (offline dominance count over dyadic blocks)."""
-    n = len(nxt)
+def _count_before(a: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """For each query i: #{j < a[i] : y[j] < s[i]}, offline, for all queries at once.
+
+    [0, a) splits into whole blocks of 2^K positions, answered from a prefix table over
+    (block, distinct threshold), and a remainder that splits into dyadic blocks of 2^L < 2^K
+    positions, answered per level by one sort and one binary search. K is chosen so that the
+    table stays below ~4M entries.
+    """
+    n = len(y)
     out = np.zeros(len(a), dtype=np.int64)
     if n == 0 or len(a) == 0:
         return out
-    m = np.int64(max(int(nxt.max()), int(s.max())) + 2)   # values fit below m
+    thresholds, t = np.unique(s, return_inverse=True)
+    yt = np.searchsorted(thresholds, y, side="right")     # y < thresholds[i]  <=>  yt <= i
+    width = len(thresholds) + 1
+    k = max(0, math.ceil(math.log2(max(n * width / TABLE_ENTRIES, 1))))
+    rows = (n >> k) + 1
+    table = np.bincount((np.arange(n) >> k) * width + yt, minlength=rows * width)
+    table = table.reshape(rows, width).cumsum(axis=1, dtype=np.int32).cumsum(axis=0)
+    block = a >> k
+    nonzero = block > 0
+    out[nonzero] = table[block[nonzero] - 1, t[nonzero]]
+    # The remainder [block * 2^k, a): dyadic blocks, one level per bit of `a` below k.
+    m = np.int64(width + 1)
     j = np.arange(n, dtype=np.int64)
-    level = 0
-    while (1 << level) <= n:
+    for level in range(min(k, n.bit_length())):
         sel = np.nonzero((a >> level) & 1)[0]
         if len(sel):
-            block = (a[sel] >> level) - 1
-            keys = np.sort((j >> level) * m + nxt)
-            out[sel] += np.searchsorted(keys, block * m + s[sel], side="left") - (block << level)
-        level += 1
+            b = (a[sel] >> level) - 1
+            keys = np.sort((j >> level) * m + yt)
+            out[sel] += np.searchsorted(keys, b * m + t[sel], side="right") - (b << level)
     return out
 
 
