@@ -330,8 +330,8 @@ class KVCacheConfig:
         return min((g.kv_cache_spec.block_size for g in self.kv_cache_groups), default=0)
 
 
-def spec_kind(spec: Any) -> str:
+def kind_of(spec: Any) -> str:
     """The group type name used by op scripts and `kvcli config` (``full``, ``sliding_window``...)."""
     if isinstance(spec, UniformTypeKVCacheSpecs):
-        return spec_kind(spec.first_spec)
+        return kind_of(spec.first_spec)
     return spec.kind

@@ -29,7 +29,7 @@ from kvcore.specs import (
     MambaSpec,
     MLAAttentionSpec,
     UniformTypeKVCacheSpecs,
-    spec_kind,
+    kind_of,
 )
 
 
@@ -62,7 +62,7 @@ def to_json(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utilization
     groups = []
     for i, grp in enumerate(cfg.kv_cache_groups):
         spec = grp.kv_cache_spec
-        groups.append({"index": i, "kind": spec_kind(spec), "block_size": spec.block_size,
+        groups.append({"index": i, "kind": kind_of(spec), "block_size": spec.block_size,
                        "page_size_bytes": spec.page_size_bytes, "page_formula": page_formula(spec),
                        "layers": list(grp.layer_names), "num_layers": len(grp.layer_names),
                        "blocks_per_request": blocks_per_request(spec, ctx)})
