@@ -45,6 +45,14 @@ def test_series_doubles_bucket_width_and_keeps_sums_and_maxima():
     assert s.to_json() == {"bucket_steps": 4, "buckets": 3, "m": [5, 9, 1], "n": [8, 9, 1]}
 
 
+def test_series_sum_ranges_and_bucket_means():
+    s = Series({"u": "sum"}, n=4)
+    s.add_sum_range("u", 0, 3, 2)      # steps 0-2 hold 2
+    s.add_sum_range("u", 3, 6, 5)      # steps 3-5 hold 5: width becomes 2
+    assert s.width == 2 and s.data["u"] == [4, 7, 10, 0]
+    assert s.bucket_mean("u") == [2.0, 3.5, 5.0]
+
+
 # -- eviction: lifetime, idle, regret ------------------------------------------------------------
 
 def lifetime_stream() -> Stream:
@@ -115,6 +123,8 @@ def test_memory_usage_at_step_ends():
     assert r["empty_slots_fraction"] == 3 / 36
     # the maximum within each step (a step starts with what the previous one left)
     assert r["timeline"]["used_max"] == [2, 2, 0, 0, 0, 4, 4, 0, 3, 3]
+    assert r["timeline"]["used_mean"] == [2, 0, 0, 0, 0, 4, 0, 0, 3, 0]
+    assert r["timeline"]["cached_mean"] == [0, 2, 2, 2, 2, 0, 4, 4, 1, 3]
 
 
 # -- miss attribution ----------------------------------------------------------------------------

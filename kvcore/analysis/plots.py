@@ -40,13 +40,18 @@ def write_plots(report: dict, folder: str) -> list[str]:
         paths.append(path)
 
     usable = mem["usable_blocks"]
+    mt = mem["timeline"]
+    used = [100 * u / usable for u in mt["used_mean"]]
+    cached = [100 * c / usable for c in mt["cached_mean"]]
     fig, ax = plt.subplots(figsize=(8, 3))
-    ax.fill_between(xs, [100 * u / usable for u in mem["timeline"]["used_max"]], step="post",
-                    alpha=0.6, label="blocks in use (max per bucket)")
+    ax.stackplot(xs, used, cached, step="post", alpha=0.7,
+                 labels=["in use by requests (mean)", "cached, evictable (mean)"])
+    ax.step(xs, [100 * u / usable for u in mt["used_max"]], where="post", linewidth=0.8,
+            color="black", label="in use (max)")
     ax.set_ylim(0, 105)
     ax.set(xlabel="engine step", ylabel="% of usable blocks",
            title=f"KV cache usage (peak {100 * mem['peak_usage']:.1f}% of {usable:,} blocks)")
-    ax.legend(loc="lower right")
+    ax.legend(loc="lower right", fontsize=8)
     save(fig, "usage.png")
 
     tl = reuse["timeline"]

@@ -80,8 +80,8 @@ class StatsCollector:
         self.miss = MissStats()
         self.miss.domain_content = [set() for _ in range(ng)]
         self.pre = PreemptionStats()
-        self.series = Series({"used_max": "max", "evictions": "sum", "prompt_tokens": "sum",
-                              "hit_tokens": "sum"})
+        self.series = Series({"used_max": "max", "used_sum": "sum", "cached_sum": "sum",
+                              "evictions": "sum", "prompt_tokens": "sum", "hit_tokens": "sum"})
         self.handlers = {
             "arrive": self._arrive, "admit": self._admit, "touch": self._touch,
             "allocate": self._allocate, "cache": self._cache, "evict": self._evict,
@@ -97,6 +97,9 @@ class StatsCollector:
             self.mem.sample(self.used, self.cached_free, weight, t_ms - self.t_ms)
             self.series.add("used_max", self.step, self.step_peak)
             self.series.add_max_range("used_max", self.step + 1, step, self.used)
+            end = step if step > self.step else self.step + 1
+            self.series.add_sum_range("used_sum", self.step, end, self.used)
+            self.series.add_sum_range("cached_sum", self.step, end, self.cached_free)
             if self.step_evictions:
                 self.series.add("evictions", self.step, self.step_evictions)
                 self.step_evictions = 0
@@ -318,6 +321,8 @@ class StatsCollector:
         if self.step is not None:
             self.mem.sample(self.used, self.cached_free, 1, 0.0)
             self.series.add("used_max", self.step, self.step_peak)
+            self.series.add_sum_range("used_sum", self.step, self.step + 1, self.used)
+            self.series.add_sum_range("cached_sum", self.step, self.step + 1, self.cached_free)
             if self.step_evictions:
                 self.series.add("evictions", self.step, self.step_evictions)
                 self.step_evictions = 0
@@ -340,6 +345,8 @@ class StatsCollector:
 
     def report(self) -> dict:
         s = self.series.to_json()
+        s["used_mean"] = self.series.bucket_mean("used_sum")
+        s["cached_mean"] = self.series.bucket_mean("cached_sum")
         t = self.t_ms
         out = {
             "schema_version": STATS_SCHEMA_VERSION,

@@ -118,6 +118,26 @@ class Series:
         for i in range(start // self.width, (end - 1) // self.width + 1):
             col[i] = max(col[i], value)
 
+    def add_sum_range(self, name: str, start: int, end: int, value) -> None:
+        """Add ``value`` once per step for steps start..end-1 to a "sum" channel."""
+        if end <= start:
+            return
+        self.add(name, end - 1, 0)            # grow to fit first
+        w = self.width
+        col = self.data[name]
+        i = start
+        while i < end:
+            b = i // w
+            stop = min(end, (b + 1) * w)
+            col[b] += value * (stop - i)
+            i = stop
+
+    def bucket_mean(self, name: str) -> list[float]:
+        """A "sum" channel filled once per step, divided by the steps of each bucket."""
+        k = self.buckets()
+        w = self.width
+        return [self.data[name][i] / (min(w, self.last_step + 1 - i * w) or 1) for i in range(k)]
+
     def buckets(self) -> int:
         return self.last_step // self.width + 1 if self.last_step >= 0 else 0
 

@@ -78,7 +78,8 @@ class MemoryStats:
             "empty_slots_fraction": _ratio(
                 sum(k * c for k, c in self.empty_slots.counts.items()),
                 sum(k * c for k, c in self.slots.counts.items())),
-            "timeline": {"bucket_steps": series["bucket_steps"], "used_max": series["used_max"]},
+            "timeline": {"bucket_steps": series["bucket_steps"], "used_max": series["used_max"],
+                         "used_mean": series["used_mean"], "cached_mean": series["cached_mean"]},
         }
 
 

@@ -379,9 +379,9 @@ class _Replay:
                     continue
                 sched.add_request(self._make_request(tr, add_order))
                 add_order += 1
+            if not pending and not sched.has_unfinished_requests():
+                break   # like the oracle: no trailing step just to flush finished ids
             if not sched.has_requests():
-                if not pending:
-                    break
                 if mode == "step":
                     self.step += 1   # idle steps count
                 continue

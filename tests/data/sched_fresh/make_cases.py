@@ -1,0 +1,60 @@
+"""Dev tool (not a test): write random scheduler cases for the oracle.
+
+    python tests/data/sched_fresh/make_cases.py OUT_DIR SEED...
+    shared/oracle/tool/oracle sched OUT_DIR/NAME.trace.jsonl -o OUT_DIR/NAME.expected.jsonl
+
+Each case mixes shared prefixes (so hits and evictions happen), staggered arrival steps,
+priorities and a random config (small pools force preemption; chunked prefill on/off; a long
+prefill threshold; watermark; max_model_len).
+"""
+
+import json
+import random
+import sys
+
+
+def make(seed: int) -> tuple[dict, list[dict]]:
+    rng = random.Random(seed)
+    bs = rng.choice([4, 8, 16])
+    cfg = {
+        "block_size": bs,
+        "num_blocks": rng.choice([24, 40, 64, 128]),
+        "max_num_seqs": rng.choice([2, 4, 8, 16]),
+        "max_num_batched_tokens": rng.choice([48, 64, 128, 256]),
+        "max_model_len": rng.choice([256, 400, 512]),
+        "long_prefill_token_threshold": rng.choice([0, 0, 24, 40]),
+        "policy": rng.choice(["fcfs", "fcfs", "priority"]),
+        "watermark": rng.choice([0.0, 0.0, 0.05]),
+        "scheduler_reserve_full_isl": rng.choice([True, True, False]),
+        "enable_chunked_prefill": rng.choice([True, True, False]),
+        "kv_events": rng.choice([True, False]),
+    }
+    if not cfg["enable_chunked_prefill"]:
+        cfg["max_num_batched_tokens"] = max(cfg["max_num_batched_tokens"], 200)
+    prefixes = [[rng.randrange(1, 30000) for _ in range(rng.randrange(8, 80))] for _ in range(3)]
+    reqs = []
+    for i in range(rng.randrange(6, 14)):
+        p = list(rng.choice(prefixes)) if rng.random() < 0.7 else []
+        p += [rng.randrange(1, 30000) for _ in range(rng.randrange(1, 60))]
+        p = p[: min(150, cfg["max_model_len"] - 80)]
+        reqs.append({"id": f"s{seed}r{i}", "prompt_token_ids": p,
+                     "output_length": rng.randrange(1, 60),
+                     "arrival_step": rng.choice([0, 0, rng.randrange(0, 40)]),
+                     "priority": rng.randrange(0, 3)})
+    reqs.sort(key=lambda r: r["arrival_step"])
+    # Every request must fit alone (else vLLM stalls): the pool holds the longest sequence,
+    # plus a random margin that decides how much preemption there is.
+    need = max(-(-(len(r["prompt_token_ids"]) + r["output_length"]) // bs) for r in reqs)
+    need += int(cfg["watermark"] * cfg["num_blocks"]) + 2
+    cfg["num_blocks"] = max(cfg["num_blocks"], need + rng.choice([0, 2, 8, need]))
+    return cfg, reqs
+
+
+if __name__ == "__main__":
+    out = sys.argv[1]
+    for s in sys.argv[2:]:
+        cfg, reqs = make(int(s))
+        with open(f"{out}/seed{s}.trace.jsonl", "w") as f:
+            f.write(json.dumps({"config": cfg}) + "\n")
+            for r in reqs:
+                f.write(json.dumps(r) + "\n")
