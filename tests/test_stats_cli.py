@@ -11,12 +11,9 @@ from stats_streams import Stream
 from typer.testing import CliRunner
 
 from kvcli.app import app
-from kvcore.engine.events import JsonlEvents
-from kvcore.engine.replay import options_from, replay
 
 runner = CliRunner()
 # A replay that evicts and preempts: 12 requests over two shared prefixes, 13 usable blocks of 4.
-OPTS = {"block_size": 4, "num_blocks": 14, "arrivals": "ignore", "max_num_batched_tokens": 32}
 FLAGS = ["--block-size", "4", "--num-blocks", "14", "--arrivals", "ignore",
          "--max-num-batched-tokens", "32"]
 
@@ -40,10 +37,15 @@ def stats_json(*args) -> dict:
     return json.loads(res.stdout)
 
 
+def replay_json(trace: str, events, *flags) -> dict:
+    res = runner.invoke(app, ["replay", trace, *flags, "--events", str(events), "--json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
 def test_stats_totals_equal_the_replay_summary(small_trace, tmp_path):
     events = tmp_path / "ev.jsonl"
-    with open(events, "wb") as f:
-        summary = replay(small_trace, options_from(**OPTS), JsonlEvents(f)).to_dict()
+    summary = replay_json(small_trace, events, *FLAGS)
     assert summary["evictions"] > 0 and summary["preemptions"] > 0   # the case is worth testing
     r = stats_json(str(events))
     assert r["source"]["requests"] == summary["requests"] == 12
@@ -69,8 +71,7 @@ def test_stats_totals_equal_the_replay_summary(small_trace, tmp_path):
 @pytest.mark.parametrize("mode", ["engine", "cache"])
 def test_stats_of_a_trace_equals_stats_of_its_events(small_trace, tmp_path, mode):
     events = tmp_path / "ev.jsonl"
-    with open(events, "wb") as f:
-        replay(small_trace, options_from(mode=mode, **OPTS), JsonlEvents(f))
+    replay_json(small_trace, events, "--mode", mode, *FLAGS)
     from_events = stats_json(str(events))
     from_trace = stats_json(small_trace, "--mode", mode, *FLAGS)
     assert from_trace == from_events

@@ -17,59 +17,70 @@ from typing import Annotated
 import typer
 
 from kvcli import output
+from kvcli.commands import replay as rc  # the replay's option declarations, shared
 
-_REPLAY = "Replay options (when SOURCE is a trace)"
+_ST = "Stats"
 
 
 def register(app: typer.Typer) -> None:
     @app.command("stats")
     def stats(
         source: Annotated[str, typer.Argument(help="Event stream (kvcli replay --events), or a "
-                                              "trace to replay; '-' reads stdin.")],
-        as_json: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")]
+                                              "trace to replay with the options below; '-' "
+                                              "reads stdin.")],
+        as_json: Annotated[bool, typer.Option("--json", help="One JSON document on stdout "
+                                              "(keys: docs/stats.md).", rich_help_panel=_ST)]
         = False,
-        plot: Annotated[str | None, typer.Option("--plot", metavar="DIR",
+        plot: Annotated[str | None, typer.Option("--plot", metavar="DIR", rich_help_panel=_ST,
                         help="Write PNG charts into DIR (needs the 'plot' extra).")] = None,
-        window_requests: Annotated[int, typer.Option(min=1, help="Hit-rate window, in counted "
+        window_requests: Annotated[int, typer.Option(min=1, rich_help_panel=_ST,
+                                                     help="Hit-rate window, in counted "
                                                      "requests.")] = 1000,
-        window_s: Annotated[float, typer.Option(min=0.001, help="Hit-rate window, in simulated "
+        window_s: Annotated[float, typer.Option(min=0.001, rich_help_panel=_ST,
+                                                help="Hit-rate window, in simulated "
                                                 "seconds.")] = 60.0,
-        top: Annotated[int, typer.Option(min=1, help="Rows in the top-N lists.")] = 10,
-        # -- replay options (a trace SOURCE) --
-        mode: Annotated[str, typer.Option(help="engine | cache", rich_help_panel=_REPLAY)]
-        = "engine",
-        block_size: Annotated[int | None, typer.Option(rich_help_panel=_REPLAY)] = None,
-        num_blocks: Annotated[int | None, typer.Option(rich_help_panel=_REPLAY)] = None,
-        max_num_seqs: Annotated[int | None, typer.Option(rich_help_panel=_REPLAY)] = None,
-        max_num_batched_tokens: Annotated[int | None, typer.Option(rich_help_panel=_REPLAY)]
-        = None,
-        max_model_len: Annotated[int | None, typer.Option(rich_help_panel=_REPLAY)] = None,
-        long_prefill_token_threshold: Annotated[int | None, typer.Option(
-            rich_help_panel=_REPLAY)] = None,
-        policy: Annotated[str | None, typer.Option(help="fcfs | priority",
-                                                      rich_help_panel=_REPLAY)] = None,
-        watermark: Annotated[float | None, typer.Option(rich_help_panel=_REPLAY)] = None,
-        arrivals: Annotated[str, typer.Option(help="timestamp | ignore | step",
-                                              rich_help_panel=_REPLAY)] = "timestamp",
-        warmup: Annotated[float, typer.Option(rich_help_panel=_REPLAY)] = 0.0,
-        hash_algo: Annotated[str | None, typer.Option(rich_help_panel=_REPLAY)] = None,
-        skip_bad: Annotated[bool, typer.Option(rich_help_panel=_REPLAY)] = False,
-        model: Annotated[str | None, typer.Option(rich_help_panel=_REPLAY)] = None,
+        top: Annotated[int, typer.Option(min=1, help="Rows in the top-N lists.",
+                                         rich_help_panel=_ST)] = 10,
+        # -- the replay's own options (used when SOURCE is a trace) --
+        mode: rc.ModeOpt = rc.Mode.engine,
+        block_size: rc.BlockSizeOpt = None,
+        num_blocks: rc.NumBlocksOpt = None,
+        warmup: rc.WarmupOpt = 0.0,
+        hash_algo: rc.HashAlgoOpt = None,
+        enable_prefix_caching: rc.PrefixCachingOpt = None,
+        skip_bad: rc.SkipBadOpt = False,
+        model: rc.ModelOpt = None,
+        max_num_seqs: rc.MaxNumSeqsOpt = None,
+        max_num_batched_tokens: rc.MaxBatchedOpt = None,
+        max_model_len: rc.MaxModelLenOpt = None,
+        long_prefill_token_threshold: rc.ThresholdOpt = None,
+        policy: rc.PolicyOpt = None,
+        watermark: rc.WatermarkOpt = None,
+        enable_chunked_prefill: rc.ChunkedOpt = None,
+        full_sequence_must_fit: rc.FullFitOpt = None,
+        arrivals: rc.ArrivalsOpt = rc.Arrivals.timestamp,
+        step_overhead_ms: rc.OverheadOpt = 5.0,
+        prefill_ms_per_token: rc.PrefillCostOpt = 0.05,
+        decode_ms_per_seq: rc.DecodeCostOpt = 0.25,
     ) -> None:
         """Memory usage, eviction churn, prefix reuse and why requests missed, from a replay."""
-        replay_kw = {"mode": mode, "block_size": block_size, "num_blocks": num_blocks,
-                         "max_num_seqs": max_num_seqs, "max_num_batched_tokens": max_num_batched_tokens,
-                         "max_model_len": max_model_len,
-                         "long_prefill_token_threshold": long_prefill_token_threshold,
-                         "policy": policy, "watermark": watermark, "arrivals": arrivals, "warmup": warmup,
-                         "hash_algo": hash_algo, "skip_bad": skip_bad, "model": model}
-        output.run(lambda: run_stats(source, replay_kw, as_json=as_json, plot=plot,
+        opts = rc.options_from_cli(
+            mode=mode, block_size=block_size, num_blocks=num_blocks, warmup=warmup,
+            hash_algo=hash_algo, enable_prefix_caching=enable_prefix_caching, skip_bad=skip_bad,
+            model=model, max_num_seqs=max_num_seqs,
+            max_num_batched_tokens=max_num_batched_tokens, max_model_len=max_model_len,
+            long_prefill_token_threshold=long_prefill_token_threshold, policy=policy,
+            watermark=watermark, enable_chunked_prefill=enable_chunked_prefill,
+            full_sequence_must_fit=full_sequence_must_fit, arrivals=arrivals,
+            step_overhead_ms=step_overhead_ms, prefill_ms_per_token=prefill_ms_per_token,
+            decode_ms_per_seq=decode_ms_per_seq)
+        output.run(lambda: run_stats(source, opts, as_json=as_json, plot=plot,
                                      window_requests=window_requests, window_s=window_s, top=top))
 
 
-def run_stats(source: str, replay_kw: dict, *, as_json: bool, plot: str | None,
+def run_stats(source: str, opts, *, as_json: bool, plot: str | None,
               window_requests: int, window_s: float, top: int) -> None:
-    report = compute(source, replay_kw, window_requests=window_requests,
+    report = compute(source, opts, window_requests=window_requests,
                      window_ms=window_s * 1000.0, top=top)
     mismatches = report["source"].get("summary_mismatches")
     if mismatches:
@@ -82,8 +93,9 @@ def run_stats(source: str, replay_kw: dict, *, as_json: bool, plot: str | None,
     output.emit(stats_view(report), as_json=as_json)
 
 
-def compute(source: str, replay_kw: dict, **options) -> dict:
-    """The stats report of SOURCE (an event stream or a trace), streaming."""
+def compute(source: str, opts, **options) -> dict:
+    """The stats report of SOURCE (an event stream, or a trace replayed with the
+    `ReplayOptions` ``opts``), streaming."""
     from kvcore.analysis.events_reader import is_event_header, open_lines
     from kvcore.analysis.stats import stats_from_lines
 
@@ -98,8 +110,8 @@ def compute(source: str, replay_kw: dict, **options) -> dict:
     if source == "-":
         # A trace on stdin: give the trace reader its first line back.
         with _stdin_with(first, stream):
-            return _replay_stats(source, replay_kw, **options)
-    return _replay_stats(source, replay_kw, **options)
+            return _replay_stats(source, opts, **options)
+    return _replay_stats(source, opts, **options)
 
 
 @contextlib.contextmanager
@@ -127,15 +139,19 @@ def _stdin_with(first: bytes, rest):
         sys.stdin = saved
 
 
-def _replay_stats(trace: str, replay_kw: dict, **options) -> dict:
+def _replay_stats(trace: str, opts, **options) -> dict:
     from kvcore.analysis.stats import StreamingStats
     from kvcore.engine.events import CallbackEvents
-    from kvcore.engine.replay import options_from, replay
+    from kvcore.engine.replay import replay
+    from kvcore.errors import InputError
 
+    if opts.model:    # as `kvcli replay` says
+        raise InputError(f"--model {opts.model!r}: model configs are not wired into replay yet",
+                         field="model")
     feed = StreamingStats(**options)
     sink = CallbackEvents(feed)
     with output.progress(None, "replaying") as advance:
-        summary = replay(trace, options_from(**replay_kw), sink, progress=advance,
+        summary = replay(trace, opts, sink, progress=advance,
                          warn=output.warn)
     if summary.interrupted:
         raise KeyboardInterrupt
