@@ -7,7 +7,7 @@ can set ``TRITON_INTERPRET=1`` after ``import kernels`` and before calling ``pag
 
 from __future__ import annotations
 
-__all__ = ["paged_decode", "paged_decode_reference", "choose_num_splits", "LaunchConfig"]
+__all__ = ["LaunchConfig", "choose_num_splits", "paged_decode", "paged_decode_reference"]
 
 
 def __getattr__(name: str):

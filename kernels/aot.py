@@ -74,16 +74,16 @@ def compile_stage1(dtype: str = "bf16", group: int = 4, head_dim: int = 128, blo
             "stride_vt", "stride_vh", "stride_bts", "stride_os", "stride_oh"]
     sig = {k: "*" + v for k, v in ptrs.items()} | {k: "i32" for k in ints}
     sig |= {"qk_scale": "fp32", "window": "i32"}
-    consts = dict(GROUP=group, GROUP_PAD=_pow2(group, 16), HEAD_DIM=head_dim,
-                  D_PAD=_pow2(head_dim, 16), BLOCK_SIZE=block_size, TILE_N=config.tile_n,
-                  SPLIT=split, DOT_FP32=False, IEEE=dtype == "fp32")
+    consts = {"GROUP": group, "GROUP_PAD": _pow2(group, 16), "HEAD_DIM": head_dim,
+              "D_PAD": _pow2(head_dim, 16), "BLOCK_SIZE": block_size, "TILE_N": config.tile_n,
+              "SPLIT": split, "DOT_FP32": False, "IEEE": dtype == "fp32"}
     sig |= {k: "constexpr" for k in consts}
     # Every stride of a [blocks, page, heads, 128] cache and of q/out is a multiple of 16 elements;
     # the block-table row stride usually is too (max_blocks padded), as the JIT would see it.
     attrs = _aligned(_stage1, list(ptrs) + [s for s in ints if s != "stride_bts"])
     src = ASTSource(_stage1, sig, consts, attrs)
     k = triton.compile(src, target=GPUTarget("cuda", capability, 32),
-                       options=dict(num_warps=config.num_warps, num_stages=config.num_stages))
+                       options={"num_warps": config.num_warps, "num_stages": config.num_stages})
     name = f"stage1 {dtype} group={group} d={head_dim} page={block_size} split={split} {config}"
     return Resources(name, *_usage(k.asm["ptx"], capability), k.metadata.shared, k.asm["ptx"])
 
@@ -92,9 +92,9 @@ def compile_stage2(head_dim: int = 128, splits_pad: int = 64, capability: int = 
     sig = {"PO": "*fp32", "PL": "*fp32", "O": "*bf16", "stride_os": "i32", "stride_oh": "i32",
            "num_splits": "i32", "HEAD_DIM": "constexpr", "D_PAD": "constexpr",
            "SPLITS_PAD": "constexpr"}
-    consts = dict(HEAD_DIM=head_dim, D_PAD=_pow2(head_dim, 16), SPLITS_PAD=splits_pad)
+    consts = {"HEAD_DIM": head_dim, "D_PAD": _pow2(head_dim, 16), "SPLITS_PAD": splits_pad}
     src = ASTSource(_stage2, sig, consts, _aligned(_stage2, ["PO", "PL", "O"]))
-    k = triton.compile(src, target=GPUTarget("cuda", capability, 32), options=dict(num_warps=4))
+    k = triton.compile(src, target=GPUTarget("cuda", capability, 32), options={"num_warps": 4})
     return Resources(f"stage2 d={head_dim} splits<={splits_pad}", *_usage(k.asm["ptx"], capability),
                      k.metadata.shared, k.asm["ptx"])
 

@@ -27,8 +27,9 @@ import math
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import torch
 
@@ -159,8 +160,6 @@ def copy_bandwidth(device: torch.device, nbytes: int = 4 << 30) -> dict:
     t_kernel, _ = time_launches([lambda: stream.copy(src, dst)], reps=10, per_graph=3)
     ok = torch.equal(src, dst)
     t_read, _ = time_launches([lambda: stream.read(src, partial)], reps=10, per_graph=3)
-    del src, dst, partial
-    _empty_cache()
     res = {"memcpy": 2 * nbytes / t_memcpy, "triton_copy": 2 * nbytes / t_kernel,
            "read": nbytes / t_read, "bytes": nbytes, "triton_copy_correct": ok}
     res["best"] = max(res["memcpy"], res["triton_copy"] if ok else 0.0)
@@ -272,7 +271,7 @@ def run_case(spec: CaseSpec, tab: dict, block_size: int, device: torch.device, *
     res["max_err_vs_reference"] = (out - ref).abs().max().item()
     res["max_err_vs_sdpa"] = (out - via_sdpa).abs().max().item()
     res["correct"] = bool(res["max_err_vs_reference"] <= 2e-2 and torch.isfinite(out).all())
-    del k, v, out, ref, via_sdpa
+    k = v = out = ref = via_sdpa = None   # free them before timing
 
     def record(name: str, t: float, method: str) -> None:
         res[name] = {"time_us": t * 1e6, "gbps": nbytes / t / 1e9, "timing": method}
@@ -314,8 +313,6 @@ def run_case(spec: CaseSpec, tab: dict, block_size: int, device: torch.device, *
                v.transpose(1, 2).contiguous().transpose(1, 2)) for k, v in contig]
     t, how = time_launches([lambda i=i: sdpa(b.q[i], *contig[i], mask) for i in range(len(b.kv))])
     record("sdpa_contig", t, how)
-    del contig, b
-    _empty_cache()
     return res
 
 
@@ -427,11 +424,13 @@ def rows(doc: dict) -> list[tuple]:
 
 def format_table(doc: dict) -> str:
     bw = doc["bandwidth"]
-    lines = [f"{doc['device']} ({doc['sms']} SMs), torch {doc['torch']}, triton {doc['triton']}; "
-             f"tables: {doc['tables']}",
-             f"copy (read + write): memcpy {bw['memcpy'] / 1e9:.0f} GB/s, triton copy "
-             f"{bw['triton_copy'] / 1e9:.0f} GB/s -> '% copy' uses "
-             f"{doc['copy_bytes_per_s'] / 1e9:.0f} GB/s; read-only stream {bw['read'] / 1e9:.0f} GB/s"]
+    head = (f"{doc['device']} ({doc['sms']} SMs), torch {doc['torch']}, triton {doc['triton']}; "
+            f"tables: {doc['tables']}")
+    ceiling = (f"copy (read + write): memcpy {bw['memcpy'] / 1e9:.0f} GB/s, triton copy "
+               f"{bw['triton_copy'] / 1e9:.0f} GB/s -> '% copy' uses "
+               f"{doc['copy_bytes_per_s'] / 1e9:.0f} GB/s; "
+               f"read-only stream {bw['read'] / 1e9:.0f} GB/s")
+    lines = [head, ceiling]
     table = [COLUMNS] + [tuple(str(x) for x in r) for r in rows(doc)]
     widths = [max(len(r[i]) for r in table) for i in range(len(COLUMNS))]
     for r in table:
@@ -451,7 +450,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cpu-smoke", action="store_true",
                     help="tiny run on CPU under TRITON_INTERPRET=1 (exercises the code only)")
     args = ap.parse_args(argv)
-    log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
+    def log(s: str) -> None:
+        print(s, file=sys.stderr, flush=True)
     try:
         if args.check:
             if not torch.cuda.is_available():

@@ -93,7 +93,7 @@ def check(spec: Spec, device: str | torch.device = "cpu", seed: int = 0) -> Resu
     from . import paged_decode, paged_decode_reference
 
     x = make_inputs(spec, device, seed)
-    kw = dict(sliding_window=spec.window)
+    kw = {"sliding_window": spec.window}
     out = paged_decode(*x, num_splits=spec.num_splits, **kw).double()
     ref = paged_decode_reference(*x, **kw).double()
     exact = _exact(x, spec)

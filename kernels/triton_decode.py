@@ -216,9 +216,9 @@ def paged_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
                                        tile_n=config.tile_n)
     is_fp32 = q.dtype == torch.float32
     dot_fp32 = INTERPRET and not is_fp32
-    consts = dict(GROUP=group, GROUP_PAD=_pow2(group, 16), HEAD_DIM=head_dim,
-                  D_PAD=_pow2(head_dim, 16), BLOCK_SIZE=block_size, TILE_N=config.tile_n,
-                  SPLIT=num_splits > 1, DOT_FP32=dot_fp32, IEEE=is_fp32 or dot_fp32)
+    consts = {"GROUP": group, "GROUP_PAD": _pow2(group, 16), "HEAD_DIM": head_dim,
+              "D_PAD": _pow2(head_dim, 16), "BLOCK_SIZE": block_size, "TILE_N": config.tile_n,
+              "SPLIT": num_splits > 1, "DOT_FP32": dot_fp32, "IEEE": is_fp32 or dot_fp32}
     if num_splits > 1:
         part = torch.empty(num_seqs, num_q_heads, num_splits, head_dim, dtype=torch.float32,
                            device=q.device)

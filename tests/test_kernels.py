@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import os
 
-os.environ.setdefault("TRITON_INTERPRET", "1")  # before kernels.triton_decode is imported
+os.environ["TRITON_INTERPRET"] = "1"  # before kernels.triton_decode is imported
 
-import random  # noqa: E402
+import random
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
+import pytest
+import torch
 
-from kernels import paged_decode, paged_decode_reference  # noqa: E402
-from kernels.checks import Spec, check, make_inputs  # noqa: E402
-from kernels.triton_decode import choose_num_splits  # noqa: E402
+from kernels import paged_decode, paged_decode_reference
+from kernels.checks import Spec, check, make_inputs
+from kernels.triton_decode import choose_num_splits
 
 SEED = int.from_bytes(os.urandom(3), "little")
 

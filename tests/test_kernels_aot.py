@@ -19,7 +19,7 @@ def _compile() -> list[dict]:
     env["TRITON_DEFAULT_FP_FUSION"] = "1"
     env["PYTHONPATH"] = str(ROOT)
     proc = subprocess.run([sys.executable, "-m", "kernels.aot", "--json"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, check=False)
     if proc.returncode != 0 and "ptxas" in proc.stderr and "No such file" in proc.stderr:
         pytest.skip(f"triton's ptxas is missing: {proc.stderr.strip().splitlines()[-1]}")
     assert proc.stdout.strip(), proc.stderr[-2000:]

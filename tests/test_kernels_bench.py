@@ -1,0 +1,159 @@
+"""`kvcli bench --gpu` and `python -m kernels.bench` without a GPU, the block tables they use
+(made by kvcore), the benchmark's byte accounting, and the import boundaries
+(kernels without Typer/Rich/kvcore; kvcore without torch)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+
+
+def _py(*args: str, env: dict | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
+    e = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    e["PYTHONPATH"] = str(ROOT)
+    e.update(env or {})
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=e, capture_output=True,
+                          text=True, timeout=timeout, check=False)
+
+
+def test_kvcli_bench_gpu_without_cuda_exits_3_with_one_line() -> None:
+    pytest.importorskip("torch")
+    p = _py("-m", "kvcli", "bench", "--gpu")
+    assert p.returncode == 3, p.stderr
+    assert p.stdout == ""
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: no CUDA device")
+
+
+def test_gpu_bench_without_torch_raises_no_device() -> None:
+    code = ("import sys; sys.modules['torch'] = None\n"
+            "from kvcli.gpu_bench import run_gpu_bench\n"
+            "from kvcore.errors import NoDeviceError\n"
+            "try:\n"
+            "    run_gpu_bench(as_json=False, trace=None, model=None, cases=None)\n"
+            "except NoDeviceError as e:\n"
+            "    print('NoDevice:', e)\n")
+    p = _py("-c", code)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("NoDevice: torch is not installed")
+
+
+def test_kernels_bench_without_cuda_exits_3() -> None:
+    pytest.importorskip("torch")
+    p = _py("-m", "kernels.bench")
+    assert p.returncode == 3
+    assert p.stderr.strip() == "error: no CUDA device (torch.cuda.is_available() is false)"
+
+
+def test_import_boundaries() -> None:
+    pytest.importorskip("torch")
+    p = _py("-c", "import sys, kernels, kernels.bench, kernels.checks, kernels.reference; "
+                  "kernels.paged_decode_reference; "
+                  "print(sorted(m for m in ('typer', 'rich', 'kvcore', 'kvcli') "
+                  "if m in sys.modules))")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "[]"
+    p = _py("-c", "import sys, kvcore.kv_cache_manager, kvcore.engine.replay, kvcli.app, "
+                  "kvcli.gpu_bench; print('torch' in sys.modules, 'triton' in sys.modules)")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "False False"
+
+
+def test_ideal_bytes_of_the_llama_64x4k_step() -> None:
+    from kernels.bench import ideal_bytes
+
+    # 1 GiB of KV + 2 x 512 KiB of q/out + 64 x 256 table entries + 64 lengths (int32).
+    assert ideal_bytes([4096] * 64, 32, 8, 128, 2, 16) == 1_074_856_192
+    assert ideal_bytes([0, 17], 8, 2, 64, 4, 16) == 17 * 2 * 64 * 2 * 4 + 2 * 2 * 8 * 64 * 4 \
+        + 2 * 4 + 2 * 4
+
+
+def test_shipped_tables_are_what_kvcore_makes(tmp_path: Path) -> None:
+    from kvcli.gpu_bench import SHIPPED, write_tables
+
+    made = tmp_path / "t.json.gz"
+    write_tables(made)
+    with gzip.open(made, "rt") as a, gzip.open(SHIPPED, "rt") as b:
+        assert json.load(a) == json.load(b)
+
+
+def test_scripted_tables_are_scattered_and_consistent() -> None:
+    from kvcli.gpu_bench import scripted_tables
+
+    t = scripted_tables([100, 33, 1, 260], seed=5)
+    rows = t["block_tables"]
+    assert [len(r) for r in rows] == [7, 3, 1, 17]
+    flat = [b for r in rows for b in r]
+    assert len(set(flat)) == len(flat)                          # no sharing without a prefix
+    assert all(0 <= b < t["num_blocks"] for b in flat)
+    assert any(b != a + 1 for r in rows for a, b in pairwise(r))   # not one contiguous run
+    p = scripted_tables([200, 220, 240], prefix=64, seed=5)["block_tables"]
+    assert p[0][:4] == p[1][:4] == p[2][:4]                     # 4 shared prefix blocks
+    assert len({r[4] for r in p}) == 3
+
+
+def test_replay_tables_from_a_trace() -> None:
+    trace = SHARED / "traces" / "generated" / "vllm_prefix_repetition_default_bs16.jsonl"
+    if not trace.exists():
+        pytest.skip(f"{trace} not present")
+    from kvcli.gpu_bench import replay_tables
+
+    t = replay_tables(str(trace))
+    rows = t["block_tables"]
+    assert rows and len(rows) == len(t["seq_lens"])
+    assert all(n == 16 * len(r) for n, r in zip(t["seq_lens"], rows))
+    assert all(0 <= b < t["num_blocks"] for r in rows for b in r)
+    assert all(len(set(r)) == len(r) for r in rows)             # a table never repeats a block
+    assert "step" in t["source"]
+
+
+def test_gpu_bench_view_from_a_device_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's table from the JSON an H200 run wrote (benchmarks/data), no GPU needed."""
+    torch = pytest.importorskip("torch")
+    from kernels import bench
+    from kvcli import gpu_bench
+
+    doc = json.loads((ROOT / "benchmarks" / "data" / "gpu_bench_h200.json").read_text())
+    seen = {}
+
+    def fake_run(names, tables, *, spec, log):
+        seen.update(names=names, cases=sorted(tables["cases"]), spec=spec)
+        return doc
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(bench, "run", fake_run)
+    view = gpu_bench.run_gpu_bench(as_json=False, trace=None, model="llama-3.1-8b",
+                                   cases="64x4k,1x32k")
+    assert seen["names"] == ["64x4k", "1x32k"] and "64xvar" in seen["cases"]
+    assert (seen["spec"].num_q_heads, seen["spec"].num_kv_heads, seen["spec"].head_dim) == \
+        (32, 8, 128)
+    table = view.tables[0]
+    assert table.columns == bench.COLUMNS and len(table.rows) == len(doc["cases"])
+    row = dict(zip(table.columns, table.rows[0]))
+    c = doc["cases"][0]
+    assert row["case"] == c["case"] and row["triton us"] == round(c["triton"]["time_us"], 1)
+    with pytest.raises(Exception, match="unknown case 'nope'"):
+        gpu_bench.run_gpu_bench(as_json=True, trace=None, model=None, cases="nope")
+
+
+def test_benchmark_runs_end_to_end_on_cpu_under_the_interpreter() -> None:
+    p = _py("-m", "kernels.bench", "--cpu-smoke", "--json", env={"TRITON_INTERPRET": "1"})
+    assert p.returncode == 0, p.stderr[-3000:]
+    doc = json.loads(p.stdout)
+    assert [c["case"] for c in doc["cases"]] == ["4x100", "3xvar"]
+    for c in doc["cases"]:
+        assert c["correct"] and c["max_err_vs_sdpa"] < 2e-2
+        for m in ("triton", "gather_sdpa", "sdpa_contig"):
+            assert c[m]["time_us"] > 0
+    # 4 x 100 tokens, 8 q / 2 kv heads of 32, bf16: KV + q/out + 4 x 7 table entries + lengths
+    assert doc["cases"][0]["bytes"] == 400 * 2 * 32 * 2 * 2 + 2 * 4 * 8 * 32 * 2 + 28 * 4 + 16
