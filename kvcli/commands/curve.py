@@ -96,8 +96,8 @@ def view(result) -> output.View:
     points = output.Table(
         f"Hit rate by capacity ({result.rule} rule, block size {result.block_size}, "
         f"warm-up {result.warmup:g})",
-        ("policy", "capacity (blocks)", "capacity (tokens)", "hit rate", "of ceiling",
-         "rejected", "method"), rows)
+        ("policy", "blocks", "tokens", "hit rate", "of ceiling", "rejected", "method"), rows,
+        caption="capacity in usable blocks (a replay's --num-blocks minus the null block)")
     knee_rows = [(pol, *(ks[k] if ks[k] is not None else "-" for k in ("50", "90", "95", "99")),
                   result.knee_method[pol]) for pol, ks in result.knees.items()]
     knees = output.Table("Smallest capacity (blocks) reaching a fraction of the ceiling",
