@@ -13,6 +13,7 @@ from collections import Counter
 
 from kvcore.analysis.stats_dist import Series
 from kvcore.analysis.stats_eviction import EvictionStats
+from kvcore.analysis.stats_history import EvictedHashes
 from kvcore.analysis.stats_memory import MemoryStats
 from kvcore.analysis.stats_misses import MissStats, attribute
 from kvcore.analysis.stats_preemption import PreemptionStats
@@ -49,7 +50,7 @@ class StatsCollector:
         ng = len(groups)
         # hash -> blocks holding it (vLLM's map allows one hash on several blocks)
         self.cached: list[dict] = [{} for _ in range(ng)]
-        self.evicted: list[dict] = [{} for _ in range(ng)]   # hash -> (step << 32) | evictor
+        self.evicted = [EvictedHashes() for _ in range(ng)]   # hash -> (step << 32) | evictor
         # per request
         self.rid: dict[str, int] = {}
         self.names: list[str] = []
@@ -236,18 +237,26 @@ class StatsCollector:
         cached, evicted = self.cached[g], self.evicted[g]
         bs = self.group_bs[g]
         bhash, cache_step, use_step, use_adm = self.bhash, self.cache_step, self.use_step, self.use_adm
+        fresh = []                            # hashes no block held: were they evicted before?
         for i, b in enumerate(ev["blocks"]):
             h = hashes[i]
             bhash[b] = h
             cache_step[b] = step
             use_step[b] = step
             use_adm[b] = adm
-            cached[h] = cached.get(h, 0) + 1
-            packed = evicted.pop(h, None)
-            if packed is not None:
-                self.ev.regret_evictions += 1
-                self.ev.regret_tokens += bs
-                self.ev.regret_gap.add(step - (packed >> 32))
+            n = cached.get(h, 0)
+            cached[h] = n + 1
+            if not n:
+                fresh.append(h)
+        if fresh:
+            back = evicted.pop_many(fresh)
+            if back:
+                e = self.ev
+                e.regret_evictions += len(back)
+                e.regret_tokens += bs * len(back)
+                gaps = e.regret_gap.counts
+                for packed in back:
+                    gaps[step - (packed >> 32)] += 1
 
     def _evict(self, ev: dict) -> None:
         # The hottest handler (one line per evicted block): locals and direct Counter updates.

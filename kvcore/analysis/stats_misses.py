@@ -66,7 +66,7 @@ class MissStats:
 
 
 def attribute(ev: dict, hit_tokens: int, ref: int, bs: int, cached: list[dict],
-              evicted: list[dict], swa_groups: list[int], stats: MissStats) -> None:
+              evicted: list, swa_groups: list[int], stats: MissStats) -> None:
     """Attribute the missed tokens of one counted admission (`ev` is the `admit` event)."""
     prompt = ev["prompt_tokens"]
     n_full = prompt // bs
@@ -86,6 +86,9 @@ def attribute(ev: dict, hit_tokens: int, ref: int, bs: int, cached: list[dict],
     domain = ev.get("hash_domain")
     c_ref = cached[ref]
     e_ref = evicted[ref]
+    was_evicted = e_ref.get_many(hashes[hit_blocks:])
+    if domain is not None and content:
+        content_evicted = e_ref.get_many(content[ref][hit_blocks:])
     for i in range(hit_blocks, n_full):
         h = hashes[i]
         if h in c_ref:
@@ -96,12 +99,16 @@ def attribute(ev: dict, hit_tokens: int, ref: int, bs: int, cached: list[dict],
                 reason = "window"
             else:
                 reason = "evicted"
-        elif h in e_ref:
+        elif was_evicted[i - hit_blocks] is not None:
             reason = "evicted"
-            stats.by_evictor[e_ref[h] & _RID_MASK] += 1
+            stats.by_evictor[was_evicted[i - hit_blocks] & _RID_MASK] += 1
         else:
-            ch = content[ref][i] if domain is not None and content else h
-            if (ch != h and (ch in c_ref or ch in e_ref)) or ch in stats.domain_content[ref]:
+            ch = h
+            seen_plain = False
+            if domain is not None and content:
+                ch = content[ref][i]
+                seen_plain = ch in c_ref or content_evicted[i - hit_blocks] is not None
+            if (ch != h and seen_plain) or ch in stats.domain_content[ref]:
                 reason = "domain"
             else:
                 reason = "cold"

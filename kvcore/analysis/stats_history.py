@@ -1,0 +1,88 @@
+"""`EvictedHashes`: every hash evicted and not cached again since, with who evicted it and when.
+
+Miss attribution (cold or evicted?) and regret (is this hash coming back?) need it for every
+hash ever evicted, which on a long replay is millions. A dict costs ~110 bytes an entry, so
+recent entries live in a dict of at most `LIMIT` entries and are then merged into two sorted
+numpy arrays (8-byte hash, 8-byte value; 16 bytes an entry). Lookups go to the dict first, then
+one vectorized binary search per event for the rest. Values are ``(step << 32) | evictor`` and
+never negative; a popped array entry is marked -1 and dropped at the next merge.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_DEAD = -1
+
+
+class EvictedHashes:
+    LIMIT = 1 << 18
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = limit or self.LIMIT
+        self.recent: dict[int, int] = {}
+        self.keys = np.empty(0, dtype=np.uint64)
+        self.vals = np.empty(0, dtype=np.int64)
+        self.dead = 0
+
+    def __len__(self) -> int:
+        return len(self.recent) + len(self.keys) - self.dead
+
+    def __setitem__(self, h: int, value: int) -> None:
+        self.recent[h] = value
+        if len(self.recent) >= self.limit:
+            self._merge()
+
+    def _find(self, hashes: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Indices into the arrays of the live entries among ``hashes``: (positions in hashes,
+        array indices)."""
+        if not len(self.keys) or not hashes:
+            return np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp)
+        q = np.array(hashes, dtype=np.uint64)
+        idx = np.searchsorted(self.keys, q)
+        idx[idx == len(self.keys)] = 0
+        hit = (self.keys[idx] == q) & (self.vals[idx] != _DEAD)
+        pos = np.nonzero(hit)[0]
+        return pos, idx[pos]
+
+    def get_many(self, hashes: list[int]) -> list[int | None]:
+        """The value of each hash (None when it is not here)."""
+        recent = self.recent
+        out = [recent.get(h) for h in hashes]
+        if len(self.keys):
+            rest = [i for i, v in enumerate(out) if v is None]
+            pos, idx = self._find([hashes[i] for i in rest])
+            for p, v in zip(pos.tolist(), self.vals[idx].tolist()):
+                out[rest[p]] = v
+        return out
+
+    def pop_many(self, hashes: list[int]) -> list[int]:
+        """Remove the hashes that are here; return their values (in no particular order)."""
+        recent = self.recent
+        found = []
+        rest = []
+        for h in hashes:
+            v = recent.pop(h, None)
+            if v is None:
+                rest.append(h)
+            else:
+                found.append(v)
+        if rest and len(self.keys):
+            _, idx = self._find(rest)
+            if len(idx):
+                idx = np.unique(idx)
+                found.extend(self.vals[idx].tolist())
+                self.vals[idx] = _DEAD
+                self.dead += len(idx)
+        return found
+
+    def _merge(self) -> None:
+        keep = self.vals != _DEAD
+        keys = np.fromiter(self.recent.keys(), dtype=np.uint64, count=len(self.recent))
+        vals = np.fromiter(self.recent.values(), dtype=np.int64, count=len(self.recent))
+        keys = np.concatenate([self.keys[keep], keys])
+        vals = np.concatenate([self.vals[keep], vals])
+        order = np.argsort(keys, kind="stable")
+        self.keys, self.vals = keys[order], vals[order]
+        self.recent = {}
+        self.dead = 0
