@@ -136,3 +136,21 @@ def test_conversation_trace_matches_the_oracle():
         assert r.hit_rate == pytest.approx(rate, abs=5e-6) and r.rejected == rejected, c
         if op.is_exact(c):
             assert op.hit_rate(c) == pytest.approx(rate, abs=5e-6)
+
+
+@pytest.mark.slow
+def test_lru_simulation_is_the_replay_on_the_conversation_trace(tmp_path):
+    """The same agreement on real data: the first 1,500 requests of the conversation trace,
+    at a capacity that rejects some of them, one under pressure and one that holds most."""
+    lines = CONVERSATION.read_text().splitlines()[:1500]
+    path = tmp_path / "head.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    trace = read_trace(str(path))
+    inp = build_input(trace.requests, rule="vllm", block_size=512)
+    rejected = []
+    for c in (100, 1000, 20000):
+        s, r = kvm(trace, 512, c), simulate(inp, "lru", c)
+        assert (r.hit_tokens, r.prompt_tokens, r.rejected, r.evictions) == \
+            (s.hit_tokens, s.prompt_tokens, s.rejected, s.evictions), c
+        rejected.append(s.rejected)
+    assert rejected[0] > 0 == rejected[2]

@@ -68,13 +68,8 @@ def run_curve(trace: str, *, policies: str, rule: str, block_size: int | None, w
         capacity_tokens=parse_numbers(capacity_tokens, "--capacity-tokens"),
         capacity_gib=parse_numbers(capacity_gib, "--capacity-gib", kind=float),
         model=model, jobs=jobs)
-    state: dict = {}
-
-    def on_total(n: int) -> None:
-        state["total"] = n
-
     with output.progress(None, "exact per-capacity runs") as advance:
-        result = compute_curve(trace, opts, advance=advance, on_total=on_total)
+        result = compute_curve(trace, opts, advance=advance)
     if plot is not None:
         from kvcore.analysis.curve_plot import write_plot
 
