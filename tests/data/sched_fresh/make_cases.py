@@ -30,7 +30,8 @@ def make(seed: int) -> tuple[dict, list[dict]]:
         "kv_events": rng.choice([True, False]),
     }
     if not cfg["enable_chunked_prefill"]:
-        cfg["max_num_batched_tokens"] = max(cfg["max_num_batched_tokens"], 200)
+        # vLLM requires a budget of at least max_model_len when prompts cannot be chunked.
+        cfg["max_num_batched_tokens"] = max(cfg["max_num_batched_tokens"], cfg["max_model_len"])
     prefixes = [[rng.randrange(1, 30000) for _ in range(rng.randrange(8, 80))] for _ in range(3)]
     reqs = []
     for i in range(rng.randrange(6, 14)):

@@ -1,0 +1,119 @@
+"""Our event stream: its invariants hold on replays with hits, evictions and preemptions."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+
+from kvcore.engine.events import CallbackEvents, JsonlEvents
+from kvcore.engine.replay import ReplayOptions, replay
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHED = ROOT.parent / "shared" / "oracle" / "sched-cases"
+
+
+def run(trace: str, **opts) -> tuple[list[dict], object]:
+    buf = io.BytesIO()
+    s = replay(trace, ReplayOptions(**opts), JsonlEvents(buf))
+    return [json.loads(x) for x in buf.getvalue().splitlines()], s
+
+
+CASES = [
+    (str(SCHED / "b_preemption.trace.jsonl"), {"arrivals": "step"}),
+    (str(SCHED / "d_priority.trace.jsonl"), {"arrivals": "step"}),
+    (str(ROOT / "traces" / "multiturn-chat.jsonl"), {"num_blocks": 300}),
+    (str(ROOT / "traces" / "shared-prefix.jsonl"), {"mode": "cache", "num_blocks": 200}),
+]
+
+
+@pytest.mark.parametrize("trace, opts", CASES, ids=lambda x: str(x)[-30:])
+def test_event_invariants(trace, opts):
+    ev, summary = run(trace, **opts)
+    header, body = ev[0], ev[1:]
+    assert header["kind"] == "header" and header["schema_version"] == 1
+    bs = header["block_size"]
+    assert [e["seq"] for e in body] == list(range(len(body)))
+    assert body[-1]["kind"] == "end" and body[-1]["summary"]["hit_tokens"] == summary.hit_tokens
+
+    ref = Counter()                    # block -> ref count, rebuilt from the stream
+    cached: dict[int, int] = {}        # block -> the hash it holds
+    held = defaultdict(Counter)        # request -> blocks it holds references to
+    touched = hit_blocks = evicts = 0
+    admitted_once: set[str] = set()
+    for e in body:
+        k = e["kind"]
+        if k == "allocate":
+            for b in e["blocks"]:
+                assert ref[b] == 0, "a fresh block had references"
+                assert b not in cached, "a reused block must be evicted first"
+                ref[b] = 1
+                held[e["req"]][b] += 1
+        elif k == "touch":
+            touched += len(e["blocks"])
+            for b, h in zip(e["blocks"], e["hashes"]):
+                assert cached.get(b) == h, "touched a block that does not hold that hash"
+                ref[b] += 1
+                held[e["req"]][b] += 1
+        elif k == "cache":
+            for b, h in zip(e["blocks"], e["hashes"]):
+                assert ref[b] > 0 and b not in cached
+                cached[b] = h
+        elif k == "evict":
+            (b,), (h,) = e["blocks"], e["hashes"]
+            assert cached.get(b) == h, "evict names a block that was not cached with that hash"
+            assert ref[b] == 0
+            del cached[b]
+            evicts += 1
+        elif k == "free":
+            freed = []
+            for b in e["blocks"]:
+                assert held[e["req"]][b] > 0, "freed a block the request did not hold"
+                held[e["req"]][b] -= 1
+                ref[b] -= 1
+                if ref[b] == 0:
+                    freed.append(b)
+            assert e["freed"] == freed
+            assert e["evictable"] == [b for b in freed if b in cached]
+        elif k == "admit":
+            assert e["hit_tokens"] % bs == 0
+            hit_blocks += e["hit_tokens"] // bs
+            assert e["resumed"] == (e["req"] in admitted_once)
+            admitted_once.add(e["req"])
+            assert len(e["prompt_hashes"][0]) == e["prompt_tokens"] // bs or e["resumed"]
+    # Allocations minus frees balance, per request and per block.
+    assert all(sum(c.values()) == 0 for c in held.values())
+    assert all(v == 0 for v in ref.values())
+    assert touched == hit_blocks
+    assert evicts == summary.evictions
+    counted = [e for e in body if e["kind"] == "admit" and e["counted"]]
+    assert sum(e["hit_tokens"] for e in counted) == summary.hit_tokens
+    assert sum(e["prompt_tokens"] for e in counted) == summary.prompt_tokens
+
+
+def test_evictions_and_preemptions_happen_in_these_cases():
+    # The invariants above must have had something to bite on.
+    _, s = run(*CASES[0][:1], **CASES[0][1])
+    assert s.preemptions == 6 and s.evictions > 0
+    _, s = run(CASES[3][0], **CASES[3][1])
+    assert s.evictions > 0 and s.hit_tokens > 0
+
+
+def test_admit_precedes_the_block_events_it_causes():
+    ev, _ = run(str(SCHED / "a_shared_prefix.trace.jsonl"), arrivals="step")
+    for i, e in enumerate(ev):
+        if e.get("kind") in ("touch", "allocate") and e["req"] not in {
+                x["req"] for x in ev[:i] if x.get("kind") == "admit"}:
+            pytest.fail(f"{e['kind']} of {e['req']} before its admit")
+
+
+def test_callback_sink_matches_the_file_stream():
+    got = []
+    replay(str(ROOT / "traces" / "shared-prefix.jsonl"), ReplayOptions(mode="cache"),
+           CallbackEvents(got.append))
+    ev, _ = run(str(ROOT / "traces" / "shared-prefix.jsonl"), mode="cache")
+    strip = [{k: v for k, v in e.items() if k != "summary"} for e in ev]
+    assert [{k: v for k, v in e.items() if k != "summary"} for e in got] == strip
