@@ -8,6 +8,7 @@ the 12,031-request trace would take ~12 minutes); under `--rule trace`, the `lru
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -122,3 +123,31 @@ def test_conversation_trace_one_pass_equals_exact(rule, warmup):
     assert got == {c: (op.hit_tokens(c), op.total_tokens) for c in caps}
     rates = [op.hit_rate(c) for c in caps]
     assert np.all(np.diff(rates) >= 0) and rates[0] < 0.06 and rates[-1] > 0.36
+
+
+def test_token_id_trace_with_cache_salt(tmp_path):
+    """Token-id traces take the general keying path (chained block contents); a cache salt
+    makes equal prompts different content, as vLLM hashes it into the first block."""
+    import random
+
+    rng = random.Random(3)
+    system = list(range(1000, 1040))
+    lines = []
+    for i in range(120):
+        prompt = system + [rng.randrange(50) for _ in range(rng.randint(1, 30))]
+        obj = {"prompt_token_ids": prompt, "output_length": 2, "timestamp": i}
+        if i % 3 == 0:
+            obj["cache_salt"] = "tenant-b"
+        lines.append(json.dumps(obj))
+    path = tmp_path / "tok.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    trace = read_trace(str(path))
+    inp = build_input(trace.requests, rule="vllm", block_size=8)
+    op = one_pass(inp)
+    top = int(min(op.exact_max, op.ceiling_capacity + 2))
+    for c in spread(op.exact_min, top, 8):
+        assert op.hit_tokens(c) == kvm_replay(trace, 8, c).hit_tokens, c
+    # Without the salt the salted third would share the system prompt with everyone.
+    unsalted = build_input([dataclasses.replace(r, cache_salt=None) for r in trace.requests],
+                           rule="vllm", block_size=8)
+    assert one_pass(unsalted).ceiling_tokens > op.ceiling_tokens
