@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import orjson
 import pytest
@@ -76,6 +77,24 @@ def test_stats_of_a_trace_equals_stats_of_its_events(small_trace, tmp_path, mode
     from_trace = stats_json(small_trace, "--mode", mode, *FLAGS)
     assert from_trace == from_events
     assert from_trace["eviction"]["evictions"] > 0
+
+
+def test_a_trace_on_stdin_gives_the_same_report(small_trace):
+    res = runner.invoke(app, ["stats", "-", *FLAGS, "--json"],
+                        input=Path(small_trace).read_bytes())
+    assert res.exit_code == 0, res.output
+    from_stdin = json.loads(res.stdout)
+    from_file = stats_json(small_trace, *FLAGS)
+    assert from_stdin["source"].pop("trace") == "-"
+    assert from_file["source"].pop("trace") == small_trace
+    assert from_stdin == from_file
+
+
+def test_vllm_event_format_is_refused_clearly(small_trace, tmp_path):
+    events = tmp_path / "vllm.jsonl"
+    replay_json(small_trace, events, *FLAGS, "--events-format", "vllm")
+    msg = _bad(tmp_path, [events.read_bytes()])
+    assert "bad.jsonl:1: this is vLLM's KV event format" in msg
 
 
 def test_stats_reads_stdin(tmp_path):

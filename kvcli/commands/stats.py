@@ -98,12 +98,17 @@ def compute(source: str, opts, **options) -> dict:
     `ReplayOptions` ``opts``), streaming."""
     from kvcore.analysis.events_reader import is_event_header, open_lines
     from kvcore.analysis.stats import stats_from_lines
+    from kvcore.errors import InputError
 
     name, stream = open_lines(source)
     try:
         first = stream.readline()
         if is_event_header(first):
             return stats_from_lines(name, first, stream, **options)
+        if first.lstrip().startswith(b'{"ts"') and b'"events"' in first:
+            raise InputError("this is vLLM's KV event format (--events-format vllm); kvcli stats "
+                             "reads kvcli's own event stream (--events-format jsonl, the "
+                             "default) or a trace", path=name, line=1)
     finally:
         if source != "-":
             stream.close()
