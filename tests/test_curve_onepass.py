@@ -53,6 +53,8 @@ def test_stack_distances_by_hand():
     assert stack_distances(inp).tolist() == [-1, -1, 0, -1, 0, 2]
     op = one_pass(inp)
     assert [op.hit_tokens(c) for c in (1, 2, 3)] == [8, 8, 12]
+    # Ceiling 12 tokens: 50% (6) is reached with 1 block, 90% (10.8) only with 3.
+    assert (op.ceiling_tokens, op.ceiling_capacity, op.knee(0.5), op.knee(0.9)) == (12, 3, 1, 3)
 
 
 @pytest.mark.parametrize("seed", [3, 11])
