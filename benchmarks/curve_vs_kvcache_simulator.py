@@ -11,7 +11,8 @@ kvcache-simulator (PyPI, installed into a throwaway venv here, never a project d
         Budgets are llama-3.1-8b GiB that give exactly 6, 64, 640, 6,400 and 64,000 blocks.
 
 Both are timed as whole processes (start-up, reading, output), alternating, `--repeats` times
-each; the medians and their ratio are printed, with the LRU hit rates of both at the 5
+each; the medians of wall time and of CPU time (user + system: steadier on a busy machine)
+and their ratios are printed, with the LRU hit rates of both at the 5
 capacities (they must agree to 4 decimals: same convention).
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -32,10 +34,15 @@ CAPACITIES = [6, 64, 640, 6400, 64000]
 BLOCK_GIB = 64 / 1024       # llama-3.1-8b: 128 KiB a token x 512 tokens = 64 MiB a block
 
 
-def timed(cmd: list[str]) -> tuple[float, bytes]:
+def timed(cmd: list[str]) -> tuple[float, bytes, float]:
+    """Wall seconds, stdout, and CPU seconds (user + system) of the child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     out = subprocess.run(cmd, check=True, capture_output=True).stdout
-    return time.perf_counter() - t, out
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, out, cpu
 
 
 def main() -> None:
@@ -62,7 +69,7 @@ def main() -> None:
     kvcli_points = kvcli + ["--capacities", ",".join(map(str, CAPACITIES))]
 
     # Untimed first runs: compile the C++ backend, warm the file cache, check the answers.
-    sim = json.loads(timed(kvsim)[1])
+    sim = json.loads(timed(kvsim)[1])   # the C++ backend compiles on its first run
     ours = json.loads(timed(kvcli_points)[1])
     sim_lru = {p["cacheBlocks"]: p["results"]["lru"]["hitRate"] for p in sim["points"]}
     our_lru = {p["capacity_blocks"]: p["hit_rate"] for p in ours["points"]}
@@ -72,16 +79,18 @@ def main() -> None:
         print(f"{c:>8}  {sim_lru[c]:>21.4f}  {our_lru[c]:>9.4f}")
     print(f"ceiling   {sim['hitRateCeiling']:>21.4f}  {ours['ceiling']:>9.4f}")
 
-    t_cli, t_sim = [], []
+    runs: dict[str, list[tuple[float, bytes, float]]] = {"kvcli": [], "kvsim": []}
     for _ in range(a.repeats):
-        t_cli.append(timed(kvcli)[0])
-        t_sim.append(timed(kvsim)[0])
-    m_cli, m_sim = statistics.median(t_cli), statistics.median(t_sim)
-    print(f"kvcli curve, full LRU curve (1 process):            median {m_cli:.3f} s "
-          f"{[round(x, 3) for x in t_cli]}")
-    print(f"kvcache-simulator C++, 5 capacities x 3 policies:   median {m_sim:.3f} s "
-          f"{[round(x, 3) for x in t_sim]}")
-    print(f"ratio kvcache-simulator / kvcli: {m_sim / m_cli:.2f}x")
+        runs["kvcli"].append(timed(kvcli))
+        runs["kvsim"].append(timed(kvsim))
+    wall = {k: statistics.median(r[0] for r in v) for k, v in runs.items()}
+    cpu = {k: statistics.median(r[2] for r in v) for k, v in runs.items()}
+    for k, label in (("kvcli", "kvcli curve, full LRU curve (1 process)"),
+                     ("kvsim", "kvcache-simulator C++, 5 capacities x 3 policies")):
+        print(f"{label:<50} wall median {wall[k]:.3f} s  cpu median {cpu[k]:.3f} s  "
+              f"walls {[round(r[0], 3) for r in runs[k]]}")
+    print(f"ratio kvcache-simulator / kvcli: wall {wall['kvsim'] / wall['kvcli']:.2f}x, "
+          f"cpu {cpu['kvsim'] / cpu['kvcli']:.2f}x")
 
 
 if __name__ == "__main__":
