@@ -77,12 +77,18 @@ class EvictedHashes:
         return found
 
     def _merge(self) -> None:
-        keep = self.vals != _DEAD
+        # Sort only the new entries, then insert them at their places: one new pair of arrays,
+        # no argsort over everything (peak memory about twice the arrays, not four times).
         keys = np.fromiter(self.recent.keys(), dtype=np.uint64, count=len(self.recent))
         vals = np.fromiter(self.recent.values(), dtype=np.int64, count=len(self.recent))
-        keys = np.concatenate([self.keys[keep], keys])
-        vals = np.concatenate([self.vals[keep], vals])
-        order = np.argsort(keys, kind="stable")
-        self.keys, self.vals = keys[order], vals[order]
+        order = np.argsort(keys)
+        keys, vals = keys[order], vals[order]
+        old_k, old_v = self.keys, self.vals
+        if self.dead:
+            keep = old_v != _DEAD
+            old_k, old_v = old_k[keep], old_v[keep]
+        at = np.searchsorted(old_k, keys)
+        self.keys = np.insert(old_k, at, keys)
+        self.vals = np.insert(old_v, at, vals)
         self.recent = {}
         self.dead = 0
