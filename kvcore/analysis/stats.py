@@ -1,15 +1,14 @@
 """The `kvcli stats` driver: follow every block through an event stream and fill the sections.
 
 `StatsCollector` keeps per-block state in plain lists sized by the pool (ref count, hash, the
-steps of its allocation, caching, last use and last release), per-group sets of cached hashes and
-dicts of evicted ones, and per-request scalars; never a list per event. `handlers` maps each
+steps of its allocation, caching, last use and last release), per-group counts of cached hashes
+and the history of evicted ones (`EvictedHashes`, compact), and per-request scalars; never a list
+per event. `handlers` maps each
 event kind to a bound method, so the reader's hot loop is one dict lookup and one call.
 `report()` returns the JSON document (documented key by key in docs/stats.md).
 """
 
 from __future__ import annotations
-
-from collections import Counter
 
 from kvcore.analysis.stats_dist import Series
 from kvcore.analysis.stats_eviction import EvictionStats
@@ -20,7 +19,6 @@ from kvcore.analysis.stats_preemption import PreemptionStats
 from kvcore.analysis.stats_reuse import ReuseStats
 
 STATS_SCHEMA_VERSION = 1
-_NOT_CACHING = ("mamba", "cross_attention")
 
 
 class StatsCollector:
@@ -40,7 +38,6 @@ class StatsCollector:
         # per block
         self.ref = [0] * n
         self.bhash: list = [None] * n
-        self.bgroup = [0] * n
         self.alloc_step = [0] * n
         self.cache_step = [0] * n
         self.use_step = [0] * n
@@ -68,16 +65,13 @@ class StatsCollector:
         self.cached_free = 0
         self.step = None
         self.t_ms = 0.0
-        self.last_t = 0.0
         self.step_peak = 0
         self.step_evictions = 0
         self.summary = None
         self.interrupted = False
         self.mem = MemoryStats(n - 1, self.group_bs[self.ref_group])
         self.ev = EvictionStats()
-        self.reuse = ReuseStats(window_requests, window_ms)
-        self.reuse.hits = [Counter() for _ in range(ng)]
-        self.reuse.depth = [{} for _ in range(ng)]
+        self.reuse = ReuseStats(window_requests, window_ms, ng)
         self.miss = MissStats()
         self.miss.domain_content = [set() for _ in range(ng)]
         self.pre = PreemptionStats()
@@ -195,7 +189,6 @@ class StatsCollector:
                                  f"(ref count {ref[b]})")
             ref[b] = 1
             self.alloc_step[b] = step
-            self.bgroup[b] = g
         self.used += len(blocks)
         if g == self.ref_group:
             self.held0[ev["req"]] = self.held0.get(ev["req"], 0) + len(blocks)

@@ -17,7 +17,7 @@ from kvcore.analysis.stats_dist import Dist, percentiles_of_counts
 
 
 class ReuseStats:
-    def __init__(self, window_requests: int, window_ms: float) -> None:
+    def __init__(self, window_requests: int, window_ms: float, groups: int = 1) -> None:
         self.window_requests = window_requests
         self.window_ms = window_ms
         self.requests = 0
@@ -28,8 +28,8 @@ class ReuseStats:
         self.req_windows: list[list[int]] = []
         self._cur = [0, 0, 0]                # prompt, hit, requests of the open request window
         self.time_windows: dict[int, list[int]] = {}
-        self.hits: list[Counter] = []        # per group: hash -> touches
-        self.depth: list[dict] = []          # per group: hash -> block position in the prompt
+        self.hits = [Counter() for _ in range(groups)]  # per group: hash -> touches
+        self.depth: list[dict] = [{} for _ in range(groups)]  # hash -> position in the prompt
         self.touched_blocks = 0
         self.reuse_gap = Dist()
         self.reuse_distance = Dist()
