@@ -1,0 +1,80 @@
+"""Coordinators: which one is built, how groups are batched, 0.33's hybrid fixed point."""
+
+from __future__ import annotations
+
+from kvcore.coordinator import (HybridKVCacheCoordinator, KVCacheCoordinatorNoPrefixCache,
+                                UnitaryKVCacheCoordinator)
+
+from kvtest_helpers import keys_deleted, make_manager, make_request
+
+
+def test_factory():
+    assert isinstance(make_manager(5).coordinator, UnitaryKVCacheCoordinator)
+    assert isinstance(make_manager(5, enable_caching=False).coordinator,
+                      KVCacheCoordinatorNoPrefixCache)
+    assert isinstance(make_manager(5, groups=("full", "full"), enable_caching=False).coordinator,
+                      KVCacheCoordinatorNoPrefixCache)
+    assert isinstance(make_manager(5, groups=("full", ("swa", 8))).coordinator,
+                      HybridKVCacheCoordinator)
+
+
+def test_equal_specs_are_looked_up_together_full_attention_first():
+    mgr = make_manager(30, groups=(("swa", 8), "full", ("swa", 8), ("swa", 16), "full"), bs=4)
+    groups = [(type(sg.spec).__name__, sg.group_ids) for sg in mgr.coordinator.attention_groups]
+    assert groups == [("FullAttentionSpec", [1, 4]), ("SlidingWindowSpec", [0, 2]),
+                      ("SlidingWindowSpec", [3])]
+
+
+def test_no_prefix_cache_never_hits():
+    mgr = make_manager(10, groups=("full", ("swa", 8)), enable_caching=False, bs=4)
+    req = make_request("r", range(12), bs=4)
+    mgr.allocate_slots(req, 12)
+    mgr.free(req)
+    blocks, hit, _ = mgr.get_computed_blocks(make_request("s", range(13), bs=4))
+    assert hit == 0 and blocks.blocks == ((), ())
+
+
+def _three_types():
+    # bs 4: W=5 needs 1 block before the hit's end, W=9 needs 2.
+    mgr = make_manager(40, groups=("full", ("swa", 5), ("swa", 9)), bs=4)
+    req = make_request("r", range(33), bs=4)
+    mgr.allocate_slots(req, 33)
+    mgr.free(req)
+    return mgr, req.block_hashes
+
+
+def test_fixed_point_takes_several_rounds():
+    mgr, h = _three_types()
+    q = make_request("q", range(33), bs=4)  # at most 32 tokens = 8 blocks can hit
+    assert mgr.get_computed_blocks(q)[1] == 32
+    # Round 1: full 32, W5 32, W9 28 (block 7 missing). Round 2: W5 at 28 needs block 6,
+    # missing -> 24; W9 at 24 -> 24. Round 3 confirms 24.
+    with keys_deleted(mgr.block_pool, [(h[7], 2), (h[6], 1)]):
+        blocks, hit, uncached = mgr.coordinator.find_longest_cache_hit(q.block_hashes, 32)
+        assert hit == 24 and uncached == 8
+        full, w5, w9 = blocks
+        assert len(full) == 6 and not any(b.is_null for b in full)
+        assert [b.is_null for b in w5] == [True] * 5 + [False]
+        assert [b.is_null for b in w9] == [True] * 4 + [False, False]
+        assert mgr.get_computed_blocks(q)[2] == 32  # boundary = hit + uncached prefix
+
+
+def test_full_attention_bounds_the_windows():
+    mgr, h = _three_types()
+    q = make_request("q", range(33), bs=4)
+    with keys_deleted(mgr.block_pool, [(h[3], 0)]):
+        blocks, hit, uncached = mgr.coordinator.find_longest_cache_hit(q.block_hashes, 32)
+        assert hit == 12 and [len(b) for b in blocks] == [3, 3, 3] and uncached == 0
+
+
+def test_simple_hybrid_is_one_round():
+    mgr = make_manager(40, groups=("full", ("swa", 9)), bs=4)
+    req = make_request("r", range(33), bs=4)
+    mgr.allocate_slots(req, 33)
+    mgr.free(req)
+    h = req.block_hashes
+    q = make_request("q", range(33), bs=4)
+    with keys_deleted(mgr.block_pool, [(h[7], 1), (h[5], 1)]):
+        # W9 from 32: block 7 missing, block 6 hits but block 5 is missing; blocks 4,3 -> 20.
+        blocks, hit, _ = mgr.coordinator.find_longest_cache_hit(q.block_hashes, 32)
+        assert hit == 20 and len(blocks[0]) == 5 and len(blocks[1]) == 5
