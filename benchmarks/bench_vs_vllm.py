@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kvcore.bench_workload import BENCH_CONFIG, bench_ops, run_bench  # noqa: E402
-from kvcore.script import parse_config  # noqa: E402
+from kvcore.bench_workload import BENCH_CONFIG, bench_ops, run_bench
+from kvcore.script import parse_config
 
 VLLM_TOTALS = {"queries": 3068063, "hits": 1132400, "allocated_blocks": 122920,
                "free_blocks": 16383, "cached_hashes": 16352}

@@ -15,8 +15,15 @@ from __future__ import annotations
 
 
 class KVCacheBlock:
-    __slots__ = ("block_id", "ref_cnt", "block_hash", "hash_group", "prev_free_block",
-                 "next_free_block", "is_null")
+    __slots__ = (
+        "block_hash",
+        "block_id",
+        "hash_group",
+        "is_null",
+        "next_free_block",
+        "prev_free_block",
+        "ref_cnt",
+    )
 
     def __init__(self, block_id: int) -> None:
         self.block_id = block_id

@@ -11,14 +11,20 @@ eviction, and the moment `BlockRemoved` is emitted), or through `evict_blocks` /
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from kvcore.block import KVCacheBlock
 from kvcore.free_queue import FreeKVCacheBlockQueue
-from kvcore.hashing import generate_block_hash_extra_keys, resolve_block_hashes, \
-    to_event_extra_keys
-from kvcore.kv_events import MEDIUM_GPU, AllBlocksCleared, BlockRemoved, BlockStored, \
-    KVCacheEvent, hash_to_int
+from kvcore.hashing import generate_block_hash_extra_keys, resolve_block_hashes, to_event_extra_keys
+from kvcore.kv_events import (
+    MEDIUM_GPU,
+    AllBlocksCleared,
+    BlockRemoved,
+    BlockStored,
+    KVCacheEvent,
+    hash_to_int,
+)
 
 if TYPE_CHECKING:
     from kvcore.request import Request

@@ -13,8 +13,9 @@ draws from. Three kinds, chosen by `get_kv_cache_coordinator`:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from math import gcd
-from typing import TYPE_CHECKING, NamedTuple, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 from kvcore.block import KVCacheBlock
 from kvcore.block_pool import BlockPool

@@ -16,7 +16,7 @@ from kvcore.block import KVCacheBlock
 
 
 class FreeKVCacheBlockQueue:
-    __slots__ = ("num_free_blocks", "fake_free_list_head", "fake_free_list_tail")
+    __slots__ = ("fake_free_list_head", "fake_free_list_tail", "num_free_blocks")
 
     def __init__(self, blocks: list[KVCacheBlock]) -> None:
         self.num_free_blocks = len(blocks)

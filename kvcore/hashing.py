@@ -26,7 +26,8 @@ from __future__ import annotations
 import bisect
 import hashlib
 import pickle
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import cbor2
 import xxhash as _xxhash
@@ -154,7 +155,7 @@ class BlockHasher:
     resumed request can hit blocks holding its own earlier output).
     """
 
-    __slots__ = ("block_size", "hash_name", "hash_fn", "seed", "none_hash")
+    __slots__ = ("block_size", "hash_fn", "hash_name", "none_hash", "seed")
 
     def __init__(self, block_size: int, hash_name: str = "sha256", seed: str | None = None):
         self.block_size = block_size

@@ -17,9 +17,10 @@ blocks, never the hits.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from math import gcd
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from kvcore.block import KVCacheBlock
 from kvcore.coordinator import get_kv_cache_coordinator, lcm
@@ -289,11 +290,9 @@ class KVCacheManager:
         without its bookkeeping; decode steps take this path."""
         rid = request.request_id
         total = request.num_computed_tokens
-        if total > self.max_model_len:
-            total = self.max_model_len
+        total = min(total, self.max_model_len)
         need_slot = total + num_new_tokens + num_lookahead_tokens
-        if need_slot > self.max_model_len:
-            need_slot = self.max_model_len
+        need_slot = min(need_slot, self.max_model_len)
         managers = self.coordinator.single_type_managers
         wanted = []
         need = 0
@@ -315,8 +314,7 @@ class KVCacheManager:
                                for m, n in zip(managers, wanted))
         if not delay_cache_blocks and self.enable_caching:
             n_cache = total + num_new_tokens
-            if n_cache > request.num_tokens:
-                n_cache = request.num_tokens
+            n_cache = min(n_cache, request.num_tokens)
             n_cache = self.coordinator.get_num_cacheable_tokens(n_cache)
             n_hashed = len(request.block_hashes) * self.hash_block_size
             if n_hashed < n_cache:

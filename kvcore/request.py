@@ -10,8 +10,8 @@ arrival time, and the inputs of extra hash keys (LoRA, multimodal items, cache s
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 
 class RequestStatus(enum.IntEnum):
@@ -54,12 +54,30 @@ class MultiModalFeature:
 
 
 class Request:
-    __slots__ = ("request_id", "prompt_token_ids", "all_token_ids", "num_prompt_tokens",
-                 "num_tokens", "block_hashes", "num_computed_tokens", "status", "priority",
-                 "arrival_time", "lora_request", "cache_salt", "mm_features", "max_tokens",
-                 "num_preemptions", "num_cached_tokens", "skip_reading_prefix_cache",
-                 "num_in_flight_tokens", "session_id", "_block_hasher", "_hash_block_size",
-                 "__weakref__")
+    __slots__ = (
+        "__weakref__",
+        "_block_hasher",
+        "_hash_block_size",
+        "all_token_ids",
+        "arrival_time",
+        "block_hashes",
+        "cache_salt",
+        "lora_request",
+        "max_tokens",
+        "mm_features",
+        "num_cached_tokens",
+        "num_computed_tokens",
+        "num_in_flight_tokens",
+        "num_preemptions",
+        "num_prompt_tokens",
+        "num_tokens",
+        "priority",
+        "prompt_token_ids",
+        "request_id",
+        "session_id",
+        "skip_reading_prefix_cache",
+        "status",
+    )
 
     def __init__(self, request_id: str, prompt_token_ids: list[int],
                  block_hasher: Callable[[Request], list[bytes]] | None = None, *,

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import gzip
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import orjson
 
@@ -171,7 +172,7 @@ def build_manager(cfg: ScriptConfig, tracer=None) -> KVCacheManager:
 def check_op(op: Op, path: str) -> dict:
     """Validate one op's shape; raise `InputError` naming its line and field."""
     d = op.data
-    where = dict(path=path, line=op.line)
+    where = {"path": path, "line": op.line}
     if not isinstance(d, dict):
         raise InputError("an op must be a JSON object", **where)
     kind = d.get("op")
@@ -216,9 +217,9 @@ class ScriptRunner:
         self.hasher = BlockHasher(cfg.block_size, cfg.hash, cfg.hash_seed)
         self.reqs: dict[str, Request] = {}
         self.num_groups = len(cfg.groups)
-        self.totals = dict(new=0, admitted=0, rejected=0, hit_tokens=0, prompt_tokens=0,
-                           blocks_allocated=0, decode=0, decode_fail=0)
-        self.stats = dict(requests=0, queries=0, hits=0)
+        self.totals = {"new": 0, "admitted": 0, "rejected": 0, "hit_tokens": 0,
+                       "prompt_tokens": 0, "blocks_allocated": 0, "decode": 0, "decode_fail": 0}
+        self.stats = {"requests": 0, "queries": 0, "hits": 0}
         self.tracer = tracer
 
     def _free(self) -> int:
@@ -262,12 +263,11 @@ class ScriptRunner:
         n = req.num_tokens - hit if num_tokens is None else min(num_tokens,
                                                                  req.num_tokens - hit)
         res: dict[str, Any] = {"op": "new", "id": rid, "prompt_len": req.num_tokens, "hit": hit}
-        if n == 0:
+        if n == 0 and hit == 0:
             # allocate_slots refuses zero new tokens with no hit to adopt; report a refusal.
-            if hit == 0:
-                self.totals["rejected"] += 1
-                res.update(ok=False, error="nothing to schedule", free=self._free())
-                return res
+            self.totals["rejected"] += 1
+            res.update(ok=False, error="nothing to schedule", free=self._free())
+            return res
         new = mgr.allocate_slots(req, n, hit, hit_blocks,
                                  full_sequence_must_fit=self.cfg.full_sequence_must_fit)
         if new is None:
@@ -378,5 +378,14 @@ def run_text(text: str, path: str = "<ops>") -> list[dict]:
     return list(run_ops(cfg, ops, path))
 
 
-__all__ = ["ScriptConfig", "Op", "ScriptRunner", "parse_script", "load_script", "run_ops",
-           "run_text", "build_manager", "read_text"]
+__all__ = [
+    "Op",
+    "ScriptConfig",
+    "ScriptRunner",
+    "build_manager",
+    "load_script",
+    "parse_script",
+    "read_text",
+    "run_ops",
+    "run_text",
+]

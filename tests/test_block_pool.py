@@ -4,13 +4,12 @@ the 0.33 free split, touch, usage, events and the tracer hook."""
 from __future__ import annotations
 
 import pytest
+from kvtest_helpers import make_request
 
 from kvcore.block import KVCacheBlock
 from kvcore.block_pool import BlockHashToBlockMap, BlockPool
 from kvcore.kv_events import BlockRemoved, BlockStored, hash_to_int
 from kvcore.tracing import RecordingTracer
-
-from kvtest_helpers import make_request
 
 
 def qids(pool):

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from kvcore.coordinator import (HybridKVCacheCoordinator, KVCacheCoordinatorNoPrefixCache,
-                                UnitaryKVCacheCoordinator)
-
 from kvtest_helpers import keys_deleted, make_manager, make_request
+
+from kvcore.coordinator import (
+    HybridKVCacheCoordinator,
+    KVCacheCoordinatorNoPrefixCache,
+    UnitaryKVCacheCoordinator,
+)
 
 
 def test_factory():

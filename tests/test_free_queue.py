@@ -70,7 +70,7 @@ def test_remove_of_a_block_not_in_the_queue_raises():
 
 
 def test_append_n_builds_the_chain_in_order():
-    b, q = make(0)
+    _, q = make(0)
     blocks = [KVCacheBlock(i) for i in range(6)]
     q.append_n([])
     assert ids(q) == [] and q.num_free_blocks == 0
@@ -104,7 +104,7 @@ def test_popleft_n_in_queue_order():
 
 
 def test_prepend_n_puts_blocks_at_the_front_in_order():
-    b, q = make(3)
+    _, q = make(3)
     extra = [KVCacheBlock(7), KVCacheBlock(8)]
     q.prepend_n([])
     q.prepend_n(extra)
@@ -113,7 +113,7 @@ def test_prepend_n_puts_blocks_at_the_front_in_order():
 
 
 def test_popleft_n_drain_and_refill():
-    b, q = make(4)
+    _, q = make(4)
     drained = q.popleft_n(4)
     assert ids(q) == []
     q.append_n(drained[2:])

@@ -10,8 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from kvcore.hashing import (BlockHasher, generate_block_hash_extra_keys, get_hash_fn_by_name,
-                            hash_block_tokens, none_hash, to_event_extra_keys)
+from kvcore.hashing import (
+    BlockHasher,
+    generate_block_hash_extra_keys,
+    get_hash_fn_by_name,
+    hash_block_tokens,
+    none_hash,
+    to_event_extra_keys,
+)
 from kvcore.request import LoRARequest, MultiModalFeature, Request
 
 VLLM = json.loads((Path(__file__).parent / "data" / "oracle_fresh" /

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from kvtest_helpers import C3, ids, make_manager, make_request
 
 from kvcore.kv_cache_manager import KVCacheManager
 from kvcore.kv_events import BlockRemoved, BlockStored, hash_to_int
 from kvcore.request import RequestStatus
 from kvcore.specs import FullAttentionSpec, KVCacheGroupSpec
 from kvcore.tracing import RecordingTracer
-
-from kvtest_helpers import C3, ids, make_manager, make_request
 
 
 def test_lookahead_slots_are_allocated_but_never_cached():

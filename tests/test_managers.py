@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from kvtest_helpers import keys_deleted, make_manager, make_request
+
 from kvcore.managers.full_attention import FullAttentionManager
 from kvcore.managers.registry import get_manager_class, spec_from_group_config, spec_kind
 from kvcore.managers.sliding_window import SlidingWindowManager, contiguous_blocks_for_hit
 from kvcore.specs import FullAttentionSpec, SlidingWindowSpec
-
-from kvtest_helpers import keys_deleted, make_manager, make_request
 
 
 def _cached_pool(n_tokens=32, bs=4, groups=("full",)):

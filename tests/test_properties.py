@@ -14,7 +14,6 @@ from collections import Counter
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from kvtest_helpers import make_manager, make_request
 
 GROUPS = [("full",), ("full", ("swa", 8)), (("swa", 12),), ("full", "full", ("swa", 5))]

@@ -7,12 +7,11 @@ Default: one full-attention group, block size 16, sha256, caching on, max_model_
 from __future__ import annotations
 
 import pytest
+from kvtest_helpers import C3, ids, keys_deleted, make_manager, make_request, queue_ids
 
 from kvcore.block_pool import BlockPool
 from kvcore.kv_events import AllBlocksCleared, BlockRemoved, BlockStored, hash_to_int
 from kvcore.request import MultiModalFeature
-
-from kvtest_helpers import C3, ids, keys_deleted, make_manager, make_request, queue_ids
 
 
 def _s1_s2():
@@ -37,7 +36,7 @@ def test_s1_prefill_miss():
 
 
 def test_s2_hit_while_in_use():
-    mgr, req0, req1, hit_blocks, hit = _s1_s2()
+    mgr, _, req1, hit_blocks, hit = _s1_s2()
     assert ids(hit_blocks) == [[1, 2, 3]] and hit == 48
     assert ids(mgr.allocate_slots(req1, 5, 48, hit_blocks)) == [[5]]
     assert [mgr.block_pool.blocks[i].ref_cnt for i in (1, 2, 3)] == [2, 2, 2]
@@ -45,7 +44,7 @@ def test_s2_hit_while_in_use():
 
 
 def _s3():
-    mgr, req0, req1, hit_blocks, hit = _s1_s2()
+    mgr, req0, req1, hit_blocks, _ = _s1_s2()
     mgr.allocate_slots(req1, 5, 48, hit_blocks)
     mgr.free(req0)
     mgr.free(req1)
@@ -346,7 +345,7 @@ def _s22():
 
 
 def test_s22_hybrid_full_and_two_sliding_windows():
-    mgr, req0, req1, blocks, hit = _s22()
+    mgr, _, req1, blocks, hit = _s22()
     assert ids(blocks) == [[1, 2, 3], [0, 6, 7], [0, 10, 11]] and hit == 48
     assert ids(mgr.allocate_slots(req1, 5, 48, blocks)) == [[13], [14], [15]]
     pool = mgr.block_pool
@@ -365,7 +364,7 @@ def test_s22_hybrid_full_and_two_sliding_windows():
     ([(2, 0), (0, 1), (0, 2)], 0),
 ])
 def test_s22_hits_after_deleting_keys(deleted, expected_blocks):
-    mgr, req0, req1, blocks, hit = _s22()
+    mgr, req0, req1, blocks, _ = _s22()
     mgr.allocate_slots(req1, 5, 48, blocks)
     mgr.free(req0)
     mgr.free(req1)

@@ -85,8 +85,8 @@ BAD = [
     ('{"config": {}}\n{"op": "new", "id": "a", "prompt": [1, 2\n', ":2: not valid JSON"),
     ('{"config": {}}\n{"op": "new", "id": "a", "prompt": "abc"}\n', ":2: field 'prompt'"),
     ('{"op": "new", "id": "a", "prompt": [1]}\n', ":1: the first line must be"),
-    ('{"config": {}, "ops": [\n {"op": "new", "id": "a", "prompt": [1]},\n'
-     ' {"op": "decode", "id": "a", "token": "x"}\n]}\n', ":3: field 'token'"),
+    (('{"config": {}, "ops": [\n {"op": "new", "id": "a", "prompt": [1]},\n'
+      ' {"op": "decode", "id": "a", "token": "x"}\n]}\n'), ":3: field 'token'"),
 ]
 
 

@@ -88,10 +88,11 @@ def script_view(cfg, op_list, path: str):
     title = (f"{path}: {groups}; block size {cfg.block_size}, {cfg.num_blocks} blocks "
              f"(block 0 = null, shown as -)")
     ops_table = Table(title, ("#", "op", "result", "hit", "allocated", "cached", "evicted",
-                              "freed", "free", "block table" + (" (per group)" if n > 1 else "")),
+                              "freed", "free", "block table (per group)" if n > 1 else "block table"),
                       rows)
-    text = [f"prefix cache: {st['requests']} admitted requests, {st['hits']:,} of "
+    line = (f"prefix cache: {st['requests']} admitted requests, {st['hits']:,} of "
             f"{st['queries']:,} prompt tokens hit ({summary['hit_rate']:.1%}); "
             f"free blocks {summary['free_blocks']} of {cfg.num_blocks - 1}; "
-            f"cached hashes {summary['cached_block_hashes']}"]
+            f"cached hashes {summary['cached_block_hashes']}")
+    text = [line]
     return View({"ops": data, "summary": summary}, tables=[ops_table], text=text)

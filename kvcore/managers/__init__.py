@@ -6,5 +6,11 @@ from kvcore.managers.full_attention import FullAttentionManager
 from kvcore.managers.registry import get_manager_class, register_group_type, register_manager
 from kvcore.managers.sliding_window import SlidingWindowManager
 
-__all__ = ["SingleTypeKVCacheManager", "FullAttentionManager", "SlidingWindowManager",
-           "get_manager_class", "register_manager", "register_group_type"]
+__all__ = [
+           "FullAttentionManager",
+           "SingleTypeKVCacheManager",
+           "SlidingWindowManager",
+           "get_manager_class",
+           "register_group_type",
+           "register_manager",
+]

@@ -20,7 +20,8 @@ external blocks beyond a plain allocation, zeroing lists, sparse retention inter
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, ClassVar, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 from kvcore.block import KVCacheBlock
 from kvcore.specs import KVCacheSpec, cdiv

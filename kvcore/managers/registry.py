@@ -14,7 +14,8 @@ vLLM's `spec_manager_map` / `KVCacheSpecRegistry` in small.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from kvcore.managers.base import SingleTypeKVCacheManager
 from kvcore.managers.full_attention import FullAttentionManager
@@ -74,7 +75,8 @@ def _positive_int(cfg: dict, key: str) -> int:
 def spec_from_group_config(cfg: Any, block_size: int) -> KVCacheSpec:
     """The spec for one op-script group (1 KV head of size 1, float32: sizes do not matter)."""
     if not isinstance(cfg, dict):
-        raise ValueError(f"field 'groups': each group must be an object, got {cfg!r}")
+        # ValueError, like every other bad-config answer here (the caller reports them all).
+        raise ValueError(f"field 'groups': each group must be an object, got {cfg!r}")  # noqa: TRY004
     kind = cfg.get("type")
     build = GROUP_TYPES.get(kind)  # type: ignore[arg-type]
     if build is None:
@@ -94,10 +96,10 @@ register_group_type(
 
 
 # --- added by the sizing issue: chunked-local, Mamba and cross-attention groups ---------------
-from kvcore.managers.chunked_local import ChunkedLocalAttentionManager  # noqa: E402
-from kvcore.managers.cross_attention import CrossAttentionManager  # noqa: E402
-from kvcore.managers.mamba import MambaManager  # noqa: E402
-from kvcore.specs import ChunkedLocalAttentionSpec, CrossAttentionSpec, MambaSpec  # noqa: E402
+from kvcore.managers.chunked_local import ChunkedLocalAttentionManager
+from kvcore.managers.cross_attention import CrossAttentionManager
+from kvcore.managers.mamba import MambaManager
+from kvcore.specs import ChunkedLocalAttentionSpec, CrossAttentionSpec, MambaSpec
 
 register_manager(ChunkedLocalAttentionSpec, ChunkedLocalAttentionManager,
                  "chunked_local_attention")
