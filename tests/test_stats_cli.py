@@ -112,7 +112,7 @@ def test_tables_and_timeline(tmp_path):
     s.at(1).finish("A").free("A", [2, 1]).end()
     res = runner.invoke(app, ["stats", s.write(tmp_path / "e.jsonl")])
     assert res.exit_code == 0, res.output
-    assert "Why prompt tokens missed" in res.stdout and "usage  |" in res.stdout
+    assert "Why prompt tokens missed" in res.stdout and "usage |" in res.stdout
 
 
 def _bad(tmp_path, lines: list[bytes]) -> str:

@@ -258,9 +258,10 @@ def stats_view(r: dict) -> output.View:
         ("hit tokens at re-admission", pre["resumed_hit_tokens"]),
     ]))
     tl = mem["timeline"]
-    line = sparkline(tl["used_max"], mem["usable_blocks"])
-    text = [(f"usage  |{line}|  peak {_pct(mem['peak_usage'])}, "
-            f"{tl['bucket_steps']:,} steps per bucket")]
+    line = sparkline(tl["used_max"], mem["usable_blocks"], width=56)
+    per = -(-src["steps"] // max(1, len(line)))
+    text = [f"usage |{line}| peak {_pct(mem['peak_usage'])}",
+            f"      (blocks in use, max per ~{per:,} steps; top = {mem['usable_blocks']:,})"]
     if not src["complete"]:
         text.append("note: the stream was interrupted; these are the statistics so far")
     return output.View(data=r, tables=tables, text=text)
