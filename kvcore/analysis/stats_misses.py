@@ -74,7 +74,7 @@ def attribute(ev: dict, hit_tokens: int, ref: int, bs: int, cached: list[dict],
     hit_blocks = min(hit_tokens // bs, n_full)
     counts: dict[str, int] = {}
     ph = ev.get("prompt_hashes")
-    if ph is None or ph[ref] is None:
+    if ph is None or len(ph) <= ref or ph[ref] is None:
         counts["unknown"] = n_full - hit_blocks
         stats.record(counts, bs, tail)
         return
@@ -94,7 +94,7 @@ def attribute(ev: dict, hit_tokens: int, ref: int, bs: int, cached: list[dict],
         if h in c_ref:
             if i == n_full - 1 and tail == 0 and i == hit_blocks:
                 reason = "last_token"
-            elif swa_groups and any(ph[g] is not None and i < len(ph[g])
+            elif swa_groups and any(g < len(ph) and ph[g] is not None and i < len(ph[g])
                                     and ph[g][i] not in cached[g] for g in swa_groups):
                 reason = "window"
             else:
