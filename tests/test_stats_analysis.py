@@ -176,6 +176,26 @@ def test_every_miss_class():
     assert r["eviction"]["age_at_hit_steps"]["max"] == 6
     assert u["top_blocks"][0] == {"group": 0, "hash": 101, "hits": 2, "block_index": 0,
                                   "prefix_tokens": 4}
+    assert u["top_prefixes"] == [{"group": 0, "hits": 2, "prefix_tokens": 4, "hash": 101}]
+
+
+def test_top_prefixes_keep_the_deepest_block_of_each_hit_count():
+    s = Stream(block_size=4, num_blocks=20)
+    s.at(0).arrive("A", 13).admit("A", 13, 0, [[1, 2, 3]])
+    s.allocate("A", [1, 2, 3, 4]).cache("A", [1, 2, 3], [1, 2, 3])
+    s.at(1).finish("A").free("A", [4, 3, 2, 1], evictable=[3, 2, 1])
+    # B and C share all 3 blocks (12 tokens), D only the first 2 (8 tokens)
+    for k, req in enumerate("BCD"):
+        n = 3 if req != "D" else 2
+        s.at(2 + 2 * k).arrive(req, 13).admit(req, 13, 4 * n, [[1, 2, 3]] if n == 3 else
+                                              [[1, 2, 9]])
+        s.touch(req, [1, 2, 3][:n], [1, 2, 3][:n]).allocate(req, [5 + k * 2, 6 + k * 2])
+        s.at(3 + 2 * k).finish(req).free(req, [6 + k * 2, 5 + k * 2, *[3, 2, 1][3 - n:]],
+                                         evictable=[3, 2, 1][3 - n:])
+    u = report(s.end())["reuse"]
+    # hits: block 1 -> 3, block 2 -> 3, block 3 -> 2: prefixes of 8 tokens x 3, 12 tokens x 2
+    assert u["top_prefixes"] == [{"group": 0, "hits": 3, "prefix_tokens": 8, "hash": 2},
+                                 {"group": 0, "hits": 2, "prefix_tokens": 12, "hash": 3}]
 
 
 def test_window_miss_in_a_hybrid_model():

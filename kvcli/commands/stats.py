@@ -172,6 +172,10 @@ def _dist_row(label: str, d: dict) -> tuple:
     return (label, *(d.get(k) for k in _DIST_COLS))
 
 
+def _num(x) -> str:
+    return "" if x is None else f"{x:,.1f}"
+
+
 def _pct(x) -> str:
     return "" if x is None else f"{100 * x:.2f}%"
 
@@ -201,8 +205,8 @@ def stats_view(r: dict) -> output.View:
     reg = ev["regret"]
     tables.append(output.Table("Eviction churn", ("", "value"), [
         ("evictions (cached blocks)", ev["evictions"]),
-        ("per 1,000 requests", ev["per_1000_requests"]),
-        ("per simulated minute", ev["per_minute"]),
+        ("per 1,000 requests", _num(ev["per_1000_requests"])),
+        ("per simulated minute", _num(ev["per_minute"])),
         ("regret: evicted, then needed again", reg["evictions"]),
         ("regret: share of evictions", _pct(reg["fraction"])),
         ("regret: tokens recomputed", reg["recomputed_tokens"]),
@@ -238,11 +242,12 @@ def stats_view(r: dict) -> output.View:
             [(str(i + 1), w["requests"], w["prompt_tokens"], w["hit_tokens"], _pct(w["hit_rate"]))
              for i, w in enumerate(wins[:40])],
             caption=f"{len(wins) - 40} more in --json" if len(wins) > 40 else None))
-    if reuse["top_blocks"]:
-        tables.append(output.Table("Most reused blocks", ("hash", "group", "block", "prefix tokens",
-                                                          "hits"),
-                                   [(f"{b['hash']:016x}", b["group"], b["block_index"],
-                                     b["prefix_tokens"], b["hits"]) for b in reuse["top_blocks"]]))
+    if reuse["top_prefixes"]:
+        tables.append(output.Table(
+            "Most shared prefixes", ("prefix (last block hash)", "group", "tokens", "hits"),
+            [(f"{p['hash']:016x}", p["group"], p["prefix_tokens"], p["hits"])
+             for p in reuse["top_prefixes"]],
+            caption="hits = admissions that adopted the whole prefix from the cache"))
     missed = miss["missed_tokens"] or 1
     tables.append(output.Table("Why prompt tokens missed", ("reason", "tokens", "share", "blocks",
                                                             "requests"),

@@ -56,6 +56,21 @@ class ReuseStats:
         w[1] += hit
         w[2] += 1
 
+    def _prefixes(self, top: int, block_sizes: list[int]) -> list[dict]:
+        """The most shared prefixes: a chain's blocks all have the hits of its least used block,
+        so for each hit count keep only the deepest block (the longest prefix with that many
+        hits). Drawn from the 50 x `top` most hit blocks of each group."""
+        best: dict[tuple[int, int], tuple[int, int]] = {}      # (group, hits) -> (depth, hash)
+        for g, c in enumerate(self.hits):
+            for h, k in c.most_common(top * 50):
+                d = self.depth[g].get(h, 0)
+                if d >= best.get((g, k), (-1, 0))[0]:
+                    best[(g, k)] = (d, h)
+        out = [{"group": g, "hits": k, "prefix_tokens": (d + 1) * block_sizes[g], "hash": h}
+               for (g, k), (d, h) in best.items()]
+        out.sort(key=lambda p: (-p["hits"], -p["prefix_tokens"]))
+        return out[:top]
+
     def to_json(self, top: int, block_sizes: list[int], series: dict) -> dict:
         n = self.requests
         fr = Counter(self.fractions)
@@ -66,6 +81,7 @@ class ReuseStats:
                 tops.append({"group": g, "hash": h, "hits": k, "block_index": self.depth[g].get(h),
                              "prefix_tokens": (self.depth[g].get(h, 0) + 1) * block_sizes[g]})
         tops.sort(key=lambda d: (-d["hits"], d["group"], d["block_index"] or 0))
+        prefixes = self._prefixes(top, block_sizes)
         return {
             "requests": n,
             "prompt_tokens": self.prompt_tokens,
@@ -85,6 +101,7 @@ class ReuseStats:
             "touched_blocks": self.touched_blocks,
             "distinct_blocks_hit": sum(len(c) for c in self.hits),
             "top_blocks": tops[:top],
+            "top_prefixes": prefixes,
             "reuse_gap_steps": {**self.reuse_gap.summary(),
                                 "log2_bins": self.reuse_gap.log2_bins()},
             "reuse_distance_requests": self.reuse_distance.summary(),
