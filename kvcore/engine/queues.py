@@ -2,7 +2,8 @@
 
 Both answer the same small contract: `add` (arrival), `prepend` (a preempted request goes back to
 the head; for the heap this is just `add`, its order being `(priority, arrival_time)`), `peek`,
-`pop`, `len`, iteration in queue order.
+`replace_head` (swap the head for an equal-keyed object: a lazily built request), `pop`, `len`,
+iteration in queue order.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ class FCFSQueue:
     def peek(self) -> Any:
         return self._q[0]
 
+    def replace_head(self, req: Any) -> None:
+        self._q[0] = req
+
     def pop(self) -> Any:
         return self._q.popleft()
 
@@ -46,12 +50,15 @@ class PriorityQueue:
         self._h: list = []
 
     def add(self, req: Any) -> None:
-        heapq.heappush(self._h, (req.priority, req.arrival_time, req.request_id, req))
+        heapq.heappush(self._h, [req.priority, req.arrival_time, req.request_id, req])
 
     prepend = add
 
     def peek(self) -> Any:
         return self._h[0][3]
+
+    def replace_head(self, req: Any) -> None:
+        self._h[0][3] = req    # same key: the heap order is unchanged
 
     def pop(self) -> Any:
         return heapq.heappop(self._h)[3]

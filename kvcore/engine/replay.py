@@ -377,7 +377,7 @@ class _Replay:
                     skipped.append(f"{where}: {why}")
                     self._reject(tr, why)
                     continue
-                sched.add_request(self._make_request(tr, add_order))
+                sched.add_request(_Lazy(self, tr, add_order))
                 add_order += 1
             if not pending and not sched.has_unfinished_requests():
                 break   # like the oracle: no trailing step just to flush finished ids
@@ -447,6 +447,22 @@ class _Replay:
         self.summary.mean_usage = (usage_time / self.t_ms / max(num_usable, 1)
                                    if self.t_ms > 0 else 0.0)
         self._check_rejections(skipped)
+
+
+class _Lazy:
+    """A request waiting to be built (`kvcore.engine.scheduler.LazyRequest`)."""
+
+    __slots__ = ("run", "tr", "request_id", "priority", "arrival_time")
+
+    def __init__(self, run: _Replay, tr: TraceRequest, add_order: int) -> None:
+        self.run = run
+        self.tr = tr
+        self.request_id = tr.id
+        self.priority = tr.priority
+        self.arrival_time = float(add_order)
+
+    def build(self) -> Request:
+        return self.run._make_request(self.tr, int(self.arrival_time))
 
 
 class _Observer:

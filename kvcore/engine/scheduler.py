@@ -68,6 +68,17 @@ class SchedulerObserver(Protocol):
     def on_finish(self, req: Request) -> None: ...
 
 
+class LazyRequest(Protocol):
+    """A waiting request not built yet: a long queue would otherwise hold every prompt's tokens
+    and block hashes. It has the queue keys and builds the `Request` when it reaches the head."""
+
+    request_id: str
+    priority: int
+    arrival_time: float
+
+    def build(self) -> Request: ...
+
+
 class Scheduler:
     def __init__(self, config: SchedulerConfig, kv_cache_manager: Any, *,
                  tracer: Any = None, observer: SchedulerObserver | None = None) -> None:
@@ -84,7 +95,7 @@ class Scheduler:
         self.finished_req_ids: set[str] = set()
 
     # -- queue state -----------------------------------------------------------------------------
-    def add_request(self, req: Request) -> None:
+    def add_request(self, req: Request | LazyRequest) -> None:
         self.waiting.add(req)
         self.requests[req.request_id] = req
 
@@ -165,6 +176,11 @@ class Scheduler:
                 if len(running) >= self.max_num_active:
                     break
                 req = waiting.peek()
+                if req.__class__ is not Request:
+                    # A lazily built request (see `LazyRequest`): build it now that it is next.
+                    req = req.build()
+                    waiting.replace_head(req)
+                    self.requests[req.request_id] = req
                 hit_blocks, num_hit = kvm.get_computed_blocks(req)[:2]
                 n = req.num_tokens - num_hit
                 if 0 < threshold < n:
