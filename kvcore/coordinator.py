@@ -38,6 +38,9 @@ def lcm(values: Sequence[int]) -> int:
 class KVCacheCoordinator:
     """Shared plumbing: the pool, one manager per group, and the fan-out calls."""
 
+    # Cached prefixes are rounded down to a multiple of this (hybrid: the scheduler block).
+    cacheable_alignment = 1
+
     def __init__(self, kv_cache_config, max_model_len: int, enable_caching: bool,
                  enable_kv_cache_events: bool, scheduler_block_size: int, hash_block_size: int,
                  max_in_flight_tokens: int | None = None, use_eagle: bool = False,
@@ -184,6 +187,7 @@ class HybridKVCacheCoordinator(KVCacheCoordinator):
     def __init__(self, *args, **kw) -> None:
         super().__init__(*args, **kw)
         assert not self.use_eagle, "EAGLE with several KV cache groups is not modelled"
+        self.cacheable_alignment = self.scheduler_block_size
         for m in self.single_type_managers:
             assert m.block_size % self.hash_block_size == 0
             # Hits must end on a scheduler block boundary (the lcm of the groups' sizes).
@@ -205,7 +209,7 @@ class HybridKVCacheCoordinator(KVCacheCoordinator):
 
     def get_num_cacheable_tokens(self, num_computed_tokens: int) -> int:
         # Only prefixes a later hit could end on: scheduler-block aligned.
-        return num_computed_tokens // self.scheduler_block_size * self.scheduler_block_size
+        return num_computed_tokens - num_computed_tokens % self.cacheable_alignment
 
     def find_longest_cache_hit(self, block_hashes, max_cache_hit_length):
         num_groups = len(self.single_type_managers)

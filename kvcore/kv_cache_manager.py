@@ -169,6 +169,7 @@ class KVCacheManager:
         self.tracer = tracer
         # Every group plain (full-attention-like): allocation steps may take the short path.
         self._plain = all(_is_plain(m) for m in self.coordinator.single_type_managers)
+        self._cache_align = self.coordinator.cacheable_alignment
 
     # --- state ------------------------------------------------------------------------
     @property
@@ -288,42 +289,57 @@ class KVCacheManager:
         frees tokens early, no encoder sizing, no admission cap): each group needs
         ``cdiv(tokens, block_size) - held`` blocks. The same steps as the general path,
         without its bookkeeping; decode steps take this path."""
+        # (Plain if-statements, not min(): this runs once per decode step.)
         rid = request.request_id
+        max_len = self.max_model_len
         total = request.num_computed_tokens
-        total = min(total, self.max_model_len)
+        if total > max_len:  # noqa: PLR1730
+            total = max_len
         need_slot = total + num_new_tokens + num_lookahead_tokens
-        need_slot = min(need_slot, self.max_model_len)
+        if need_slot > max_len:  # noqa: PLR1730
+            need_slot = max_len
         managers = self.coordinator.single_type_managers
-        wanted = []
-        need = 0
-        for m in managers:
-            table = m.req_to_blocks.get(rid)
-            n = -(-need_slot // m.block_size) - (len(table) if table is not None else 0)
-            wanted.append(n)
-            if n > 0:
-                need += n
+        if len(managers) == 1:
+            table = managers[0].req_to_blocks.get(rid)
+            need = -(-need_slot // managers[0].block_size) - (
+                len(table) if table is not None else 0)
+            wanted = None
+            if need < 0:
+                need = 0
+        else:
+            wanted = []
+            need = 0
+            for m in managers:
+                table = m.req_to_blocks.get(rid)
+                n = -(-need_slot // m.block_size) - (len(table) if table is not None else 0)
+                wanted.append(n)
+                if n > 0:
+                    need += n
+        extra = 0
         if self.watermark_blocks and has_scheduled_reqs and request.status in (
                 RequestStatus.WAITING, RequestStatus.PREEMPTED):
-            need += self.watermark_blocks
-        pool = self.block_pool
-        if need > pool.free_block_queue.num_free_blocks:
+            extra = self.watermark_blocks
+        if need + extra > self.block_pool.free_block_queue.num_free_blocks:
             return None
         new_blocks = None
         if need:
-            new_blocks = tuple(m.allocate_new_blocks(rid, need_slot) if n > 0 else []
-                               for m, n in zip(managers, wanted))
+            if wanted is None:
+                new_blocks = (managers[0].allocate_new_blocks(rid, need_slot),)
+            else:
+                new_blocks = tuple(m.allocate_new_blocks(rid, need_slot) if n > 0 else []
+                                   for m, n in zip(managers, wanted))
         if not delay_cache_blocks and self.enable_caching:
             n_cache = total + num_new_tokens
-            n_cache = min(n_cache, request.num_tokens)
-            n_cache = self.coordinator.get_num_cacheable_tokens(n_cache)
-            n_hashed = len(request.block_hashes) * self.hash_block_size
-            if n_hashed < n_cache:
-                n_cache_full = n_hashed
-            else:
-                n_cache_full = n_cache
+            if n_cache > request.num_tokens:  # noqa: PLR1730
+                n_cache = request.num_tokens
+            if self._cache_align > 1:
+                n_cache -= n_cache % self._cache_align
+            n_full = len(request.block_hashes) * self.hash_block_size
+            if n_cache < n_full:  # noqa: PLR1730
+                n_full = n_cache
             for m in managers:
                 # Most decode steps fill no block: check before calling.
-                if m.num_cached_block.get(rid, 0) < n_cache_full // m.block_size:
+                if m.num_cached_block.get(rid, 0) < n_full // m.block_size:
                     m.cache_blocks(request, n_cache)
         if new_blocks is None:
             return self.empty_kv_cache_blocks
