@@ -304,7 +304,7 @@ class KVCacheManager:
             need = -(-need_slot // managers[0].block_size) - (
                 len(table) if table is not None else 0)
             wanted = None
-            if need < 0:
+            if need < 0:  # noqa: PLR1730
                 need = 0
         else:
             wanted = []
