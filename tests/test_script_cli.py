@@ -105,3 +105,21 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, text, message):
 def test_missing_file(tmp_path):
     res = runner.invoke(app, ["script", str(tmp_path / "nope.jsonl")])
     assert res.exit_code == 2 and "no such file" in res.stderr
+
+
+def test_hash_seed_option_and_pythonhashseed_ignored(tmp_path):
+    from kvcore.hashing import BlockHasher
+    from kvcore.request import Request
+
+    path = tmp_path / "h.jsonl"
+    path.write_text('{"config": {"block_size": 2}}\n{"op": "new", "id": "a", "prompt": [1, 2, 3]}'
+                    '\n{"op": "hashes", "id": "a"}\n')
+
+    def hashes(args, env=None):
+        res = runner.invoke(app, ["script", str(path), *args], env=env)
+        return _lines(res.stdout)[1]["block_hashes"]
+
+    default = [h.hex() for h in Request("a", [1, 2, 3], BlockHasher(2)).block_hashes]
+    seeded = [h.hex() for h in Request("a", [1, 2, 3], BlockHasher(2, seed="x")).block_hashes]
+    assert hashes([]) == default and hashes([], env={"PYTHONHASHSEED": "5"}) == default
+    assert hashes(["--hash-seed", "x"]) == seeded != default

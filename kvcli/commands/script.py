@@ -15,6 +15,9 @@ def register(app: typer.Typer) -> None:
     def script(
         ops: str = typer.Argument(..., help="Op script: JSON or JSON lines, .gz ok, '-' for stdin."),
         view: bool = typer.Option(False, "--view", help="Render the run for a person (Rich)."),
+        hash_seed: str | None = typer.Option(
+            None, "--hash-seed", help="NONE_HASH seed (overrides the script's hash_seed; default "
+            "'vllm-none-hash' for every hash function; PYTHONHASHSEED is ignored)."),
     ) -> None:
         """Replay an op script (the oracle's contract) and print one JSON line per op."""
         from kvcli import output
@@ -23,6 +26,8 @@ def register(app: typer.Typer) -> None:
             from kvcore.script import load_script, run_ops
 
             cfg, op_list = load_script(ops)
+            if hash_seed is not None:
+                cfg.hash_seed = hash_seed
             if view:
                 output.emit(script_view(cfg, op_list, ops), as_json=False)
                 return
