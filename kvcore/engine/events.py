@@ -21,9 +21,15 @@ from typing import IO, Any
 
 import orjson
 
-from kvcore.kv_events import hash_to_int
 
 _dumps = orjson.dumps
+_from_bytes = int.from_bytes
+
+
+def _ints(hashes: list[bytes]) -> list[int]:
+    """The 64-bit event form of block hashes (`kvcore.kv_events.hash_to_int`, inlined: this
+    runs for every block of every event)."""
+    return [_from_bytes(h[-8:], "big") for h in hashes]
 
 
 class JsonlEvents:
@@ -35,18 +41,32 @@ class JsonlEvents:
         self.out = out
         self.seq = 0
         self.step = 0
-        self.t_ms = 0.0
-        self._held: list[bytes] | None = None
+        self._t = 0.0
+        self._held: list[tuple] | None = None
+
+    @property
+    def t_ms(self) -> float:
+        return self._t
+
+    @t_ms.setter
+    def t_ms(self, value: float) -> None:
+        self._t = round(value, 6)
 
     def header(self, fields: dict) -> None:
         self.emit({"kind": "header", "schema_version": 1, **fields})
 
     def write(self, kind: str, req: str | None, group: int | None = None, **fields: Any) -> None:
+        self.put(kind, req, group, fields)
+
+    def put(self, kind: str, req: str | None, group: int | None, fields: dict) -> None:
+        """`write` without keyword packing (the hot path)."""
         if self._held is not None:
             self._held.append((kind, req, group, fields))
             return
-        self.emit({"seq": self.seq, "step": self.step, "t_ms": round(self.t_ms, 6),
-                   "kind": kind, "req": req, "group": group, **fields})
+        obj = {"seq": self.seq, "step": self.step, "t_ms": self._t, "kind": kind, "req": req,
+               "group": group}
+        obj.update(fields)
+        self.emit(obj)
         self.seq += 1
 
     def emit(self, obj: dict) -> None:
@@ -61,10 +81,9 @@ class JsonlEvents:
     def release(self, first: tuple | None = None) -> None:
         held, self._held = self._held or [], None
         if first is not None:
-            kind, req, group, fields = first
-            self.write(kind, req, group, **fields)
-        for kind, req, group, fields in held:
-            self.write(kind, req, group, **fields)
+            self.put(*first)
+        for item in held:
+            self.put(*item)
 
     def end(self, summary: dict) -> None:
         self.write("end", None, summary=summary)
@@ -116,39 +135,39 @@ class Recorder:
         self.is_counted: Any = lambda req, resumed: not resumed
         self.admit_extra: Any = None   # callable(req) -> dict of extra admit fields
 
-    def _sample(self) -> None:
-        used = self.num_usable - self.pool.get_num_free_blocks()
-        if used > self.peak_used:
-            self.peak_used = used
-
     # -- BlockTracer ---------------------------------------------------------------------------
     def on_allocate(self, group: int, block_ids: list[int]) -> None:
-        self._sample()
+        used = self.num_usable - self.pool.free_block_queue.num_free_blocks
+        if used > self.peak_used:
+            self.peak_used = used
         if self.sink is not None:
-            self.sink.write("allocate", self.req, group, blocks=list(block_ids))
+            self.sink.put("allocate", self.req, group, {"blocks": list(block_ids)})
 
     def on_touch(self, group: int, block_ids: list[int], hashes: list[bytes]) -> None:
-        self._sample()
+        used = self.num_usable - self.pool.free_block_queue.num_free_blocks
+        if used > self.peak_used:
+            self.peak_used = used
         if self.sink is not None:
-            self.sink.write("touch", self.req, group, blocks=list(block_ids),
-                            hashes=[hash_to_int(h) for h in hashes])
+            self.sink.put("touch", self.req, group, {"blocks": list(block_ids),
+                                                     "hashes": _ints(hashes)})
 
     def on_cache(self, group: int, block_ids: list[int], hashes: list[bytes]) -> None:
         if self.sink is not None:
-            self.sink.write("cache", self.req, group, blocks=list(block_ids),
-                            hashes=[hash_to_int(h) for h in hashes])
+            self.sink.put("cache", self.req, group, {"blocks": list(block_ids),
+                                                     "hashes": _ints(hashes)})
 
     def on_evict(self, group: int, block_id: int, block_hash: bytes) -> None:
         self.evictions += 1
         if self.sink is not None:
-            self.sink.write("evict", self.req, group, blocks=[block_id],
-                            hashes=[hash_to_int(block_hash)])
+            self.sink.put("evict", self.req, group,
+                          {"blocks": [block_id], "hashes": [_from_bytes(block_hash[-8:], "big")]})
 
     def on_free(self, group: int, block_ids: list[int], freed: list[int],
                 evictable: list[int]) -> None:
         if self.sink is not None:
-            self.sink.write("free", self.req, group, blocks=list(block_ids), freed=list(freed),
-                            evictable=list(evictable))
+            self.sink.put("free", self.req, group, {"blocks": list(block_ids),
+                                                    "freed": list(freed),
+                                                    "evictable": list(evictable)})
 
     # -- scheduler observer ----------------------------------------------------------------------
     def on_admit_attempt(self, req: Any) -> None:

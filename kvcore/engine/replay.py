@@ -26,12 +26,11 @@ from typing import IO, Any, Callable
 import orjson
 
 from kvcore.engine.cost import CostModel
-from kvcore.engine.events import JsonlEvents, Recorder, VllmEvents
+from kvcore.engine.events import JsonlEvents, Recorder, VllmEvents, _ints
 from kvcore.engine.options import ENGINE_NUM_BLOCKS, EffectiveConfig, ReplayOptions, resolve
 from kvcore.engine.results import ReplaySummary
 from kvcore.engine.scheduler import NO_MODEL_LEN_LIMIT, Scheduler, SchedulerConfig
 from kvcore.errors import InputError
-from kvcore.kv_events import hash_to_int
 from kvcore.request import LoRARequest, Request
 from kvcore.specs import cdiv
 from kvcore.traces import Trace, TraceRequest, read_trace
@@ -157,7 +156,7 @@ class _Replay:
             domain = ";".join(p for p in (f"lora={tr.lora}" if tr.lora is not None else "",
                                           f"salt={tr.cache_salt}" if tr.cache_salt is not None
                                           else "") if p)
-        return {"prompt_hashes": [[hash_to_int(h) for h in req.block_hashes[:n]]],
+        return {"prompt_hashes": [_ints(req.block_hashes[:n])],
                 "hash_domain": domain}
 
     def _header(self) -> None:
@@ -279,6 +278,11 @@ class _Replay:
                             output_tokens=tr.output_len)
             why = self._never_fits(tr)
             if why is not None:
+                if "max_model_len" in why and not self.cfg.skip_bad:
+                    # vLLM rejects such a prompt outright: bad input, not a capacity question.
+                    raise InputError(f"request {tr.id!r}: {why} (--skip-bad skips such "
+                                     "requests)", path=self.trace.path, line=tr.line,
+                                     field="input_length")
                 skipped.append(f"{self.trace.path}:{tr.line}: {why}")
                 self._reject(tr, why)
                 continue

@@ -1,0 +1,167 @@
+"""`kvcli replay` end to end: outputs, bad input (exit 2, no traceback, no file), Ctrl-C (130)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvcli.app import app
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "traces" / "shared-prefix.jsonl"
+SCHED = ROOT.parent / "shared" / "oracle" / "sched-cases"
+runner = CliRunner()
+
+
+def invoke(*args, input=None):
+    return runner.invoke(app, ["replay", *map(str, args)], input=input)
+
+
+def write(tmp_path, lines, name="t.jsonl"):
+    p = tmp_path / name
+    p.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
+    return p
+
+
+def mc(n_in, n_out=4, ts=0, ids=None):
+    return {"timestamp": ts, "input_length": n_in, "output_length": n_out,
+            "hash_ids": ids if ids is not None else list(range(-(-n_in // 512)))}
+
+
+def test_json_summary_and_outputs(tmp_path):
+    ev, rq, st = tmp_path / "ev.jsonl", tmp_path / "rq.jsonl", tmp_path / "st.jsonl"
+    res = invoke(SCHED / "b_preemption.trace.jsonl", "--arrivals", "step", "--json",
+                 "--events", ev, "--requests", rq, "--steps", st)
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)
+    for key in ("requests", "rejected", "prompt_tokens", "hit_tokens", "hit_rate",
+                "request_hit_rate_mean", "preemptions", "evictions", "peak_usage", "config"):
+        assert key in d
+    assert (d["requests"], d["prompt_tokens"], d["hit_tokens"], d["preemptions"]) == \
+        (6, 406, 160, 6)
+    assert d["config"]["num_blocks"] == 40 and d["config"]["max_model_len"] == 512
+    lines = ev.read_text().splitlines()
+    assert json.loads(lines[0])["kind"] == "header" and json.loads(lines[-1])["kind"] == "end"
+    assert len(rq.read_text().splitlines()) == 6
+    assert json.loads(st.read_text().splitlines()[0])["step"] == 0
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_flags_override_the_config_line():
+    res = invoke(SCHED / "b_preemption.trace.jsonl", "--arrivals", "step", "--json",
+                 "--num-blocks", "400")
+    d = json.loads(res.stdout)
+    assert d["config"]["num_blocks"] == 400 and d["preemptions"] == 0
+
+
+def test_events_to_stdout_sends_the_summary_to_stderr():
+    res = invoke(SAMPLE, "--mode", "cache", "--events", "-", "--json")
+    assert res.exit_code == 0
+    first = json.loads(res.stdout.splitlines()[0])
+    assert first["kind"] == "header" and first["mode"] == "cache"
+    assert all(json.loads(x)["kind"] for x in res.stdout.splitlines())
+    assert '"hit_rate"' in res.stderr
+
+
+def test_vllm_events_format(tmp_path):
+    ev = tmp_path / "ev.jsonl"
+    res = invoke(SCHED / "e_preemption_events.trace.jsonl", "--arrivals", "step",
+                 "--events", ev, "--events-format", "vllm")
+    assert res.exit_code == 0
+    batch = json.loads(ev.read_text().splitlines()[0])
+    assert set(batch) == {"ts", "events", "data_parallel_rank"}
+    assert batch["events"][0]["type"] == "BlockStored"
+
+
+def test_stdin_trace():
+    res = invoke("-", "--mode", "cache", "--json", input=SAMPLE.read_text())
+    assert res.exit_code == 0 and json.loads(res.stdout)["requests"] == 128
+
+
+@pytest.mark.parametrize("lines, args, where", [
+    (['{"timestamp": 0,'], [], ":1: malformed JSON"),
+    ([mc(100), {"timestamp": 0, "output_length": 3, "hash_ids": [1]}], [],
+     ":2: field 'input_length': missing"),
+    ([mc(100), mc(100, ids=[1, 2])], [], ":2: field 'hash_ids'"),
+    ([mc(100), {**mc(100), "output_length": -1}], [], ":2: field 'output_length'"),
+    ([mc(100), mc(700)], ["--max-model-len", "600"], ":2: field 'input_length'"),
+    ([mc(100), mc(700)], ["--max-model-len", "600", "--mode", "cache"],
+     ":2: field 'input_length'"),
+    ([mc(100), mc(600)], ["--num-blocks", "5", "--mode", "cache"], "no request fits"),
+    ([mc(100), mc(600)], ["--num-blocks", "5"], ":1: "),
+    ([], [], ":1: empty trace"),
+])
+def test_bad_input_exits_2_without_output(tmp_path, lines, args, where):
+    p = write(tmp_path, lines)
+    ev = tmp_path / "events.jsonl"
+    res = invoke(p, "--events", ev, "--requests", tmp_path / "rq.jsonl", *args)
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output
+    assert res.stderr.startswith("error: ") and where in res.stderr, res.stderr
+    assert list(tmp_path.iterdir()) == [p]          # no output file, no temporary file
+
+
+def test_engine_request_that_never_fits_stops_unless_skip_bad(tmp_path):
+    # 9 blocks of 16 tokens = 128 usable tokens; the second request needs 150 + 20 - 1.
+    p = write(tmp_path, [mc(100, 4, ids=[0]), mc(150, 20, ts=1, ids=[1]), mc(50, 4, ts=2,
+                                                                             ids=[2])])
+    res = invoke(p, "--num-blocks", "9")
+    assert res.exit_code == 2 and f"{p}:2: " in res.stderr and "--skip-bad" in res.stderr
+    res = invoke(p, "--num-blocks", "9", "--skip-bad", "--json")
+    assert res.exit_code == 0
+    d = json.loads(res.stdout)
+    assert (d["requests"], d["rejected"], d["finished"]) == (3, 1, 2)
+    assert d["prompt_tokens"] == 150                 # rejected requests are not counted
+
+
+def test_cache_mode_skips_and_warns(tmp_path):
+    p = write(tmp_path, [mc(100, ids=[0]), mc(600, ids=[1, 2]), mc(100, ids=[0])])
+    res = invoke(p, "--mode", "cache", "--block-size", "16", "--num-blocks", "10", "--json")
+    assert res.exit_code == 0
+    d = json.loads(res.stdout)
+    assert (d["rejected"], d["prompt_tokens"], d["hit_tokens"]) == (1, 200, 96)
+    assert "warning: skipped 1 request" in res.stderr and f"{p}:2" in res.stderr
+
+
+def test_ctrl_c_keeps_a_complete_prefix(tmp_path, monkeypatch):
+    # Ctrl-C arrives while the 40th request finishes: every file given by path keeps what was
+    # replayed, ends with a complete line and an interrupted record; exit code 130.
+    import kvcli.output as out
+
+    real_progress = out.progress
+
+    def progress(total, desc):
+        ctx = real_progress(total, desc)
+
+        class Wrap:
+            def __enter__(self):
+                inner = ctx.__enter__()
+                count = [0]
+
+                def advance(n=1):
+                    count[0] += n
+                    if count[0] == 40:
+                        raise KeyboardInterrupt
+                    inner(n)
+                return advance
+
+            def __exit__(self, *exc):
+                return ctx.__exit__(*exc)
+        return Wrap()
+
+    monkeypatch.setattr(out, "progress", progress)
+    ev, rq, st = tmp_path / "ev.jsonl", tmp_path / "rq.jsonl", tmp_path / "st.jsonl"
+    res = invoke(SAMPLE, "--events", ev, "--requests", rq, "--steps", st, "--json")
+    assert res.exit_code == 130
+    assert json.loads(res.stdout)["interrupted"] is True
+    for f in (ev, rq, st):
+        text = f.read_text()
+        assert text.endswith("\n")
+        last = json.loads(text.splitlines()[-1])
+        assert last.get("kind") == "interrupted" or last == {"interrupted": True}
+    finished = [json.loads(x) for x in rq.read_text().splitlines()[:-1]]
+    assert sum(1 for r in finished if r["finish_step"] is not None) == 40
+    assert not list(tmp_path.glob(".*.tmp"))
