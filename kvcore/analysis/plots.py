@@ -26,17 +26,30 @@ def _pyplot():
 def write_plots(report: dict, folder: str) -> list[str]:
     """Write usage, hit rate, evictions, lifetime and reuse-gap charts; return their paths."""
     plt = _pyplot()
-    os.makedirs(folder, exist_ok=True)
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as err:
+        raise InputError(f"cannot create the folder: {err.strerror}", path=folder,
+                         field="plot") from None
     mem, ev, reuse = report["memory"], report["eviction"], report["reuse"]
     width = mem["timeline"]["bucket_steps"]
     xs = [i * width for i in range(len(mem["timeline"]["used_max"]))]
     paths = []
 
     def save(fig, name: str) -> None:
+        # Under a temporary name, renamed when complete: never a half-written PNG.
         path = os.path.join(folder, name)
+        tmp = os.path.join(folder, f".{name}.tmp")
         fig.tight_layout()
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
+        try:
+            fig.savefig(tmp, dpi=100, format="png")
+            os.replace(tmp, path)
+        except OSError as err:
+            raise InputError(f"cannot write: {err.strerror}", path=path, field="plot") from None
+        finally:
+            plt.close(fig)
+            if os.path.exists(tmp):
+                os.unlink(tmp)
         paths.append(path)
 
     usable = mem["usable_blocks"]
