@@ -187,3 +187,22 @@ def test_plot_writes_pngs(small_trace, tmp_path):
                      "reuse_gap.png", "usage.png"]
     assert all((out / n).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for n in names)
     json.loads(res.stdout)            # stdout still carries only the JSON document
+
+
+def test_miss_classes_on_a_real_replay(tmp_path):
+    # cache mode, block size 4: A computes 8 tokens; B repeats them (the last-token rule leaves
+    # 4 hit, 4 missed); C repeats them under a cache salt (other hashes; the replay gives no
+    # content_hashes, so: unknown); D shares A's first block then 5 new tokens (4 cold, 1 partial)
+    reqs = [{"prompt_token_ids": list(range(1, 9)), "output_length": 1},
+            {"prompt_token_ids": list(range(1, 9)), "output_length": 1},
+            {"prompt_token_ids": list(range(1, 9)), "output_length": 1, "cache_salt": "x"},
+            {"prompt_token_ids": [1, 2, 3, 4, 50, 51, 52, 53, 54], "output_length": 1}]
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("".join(json.dumps(r) + "\n" for r in reqs))
+    events = tmp_path / "ev.jsonl"
+    summary = replay_json(str(trace), events, "--mode", "cache", "--block-size", "4")
+    assert summary["hit_tokens"] == 4 + 4
+    r = stats_json(str(events))
+    assert r["misses"]["tokens"] == {"cold": 8 + 4, "evicted": 0, "partial_block": 1,
+                                     "last_token": 4, "window": 0, "domain": 0, "unknown": 8}
+    assert r["misses"]["requests"]["last_token"] == 1

@@ -13,7 +13,9 @@ else group 0) plus its partial tail. Reasons, checked in this order for each mis
 * ``domain``: never cached under this hash, but the same content was cached under another hash
   domain (LoRA / cache salt).
 * ``cold``: never seen.
-* ``unknown``: the stream's `admit` has no `prompt_hashes` (see docs/events-requests.md).
+* ``unknown``: the stream's `admit` has no `prompt_hashes`, or the request has a hash domain
+  but no `content_hashes` and the block was never cached in its domain (see
+  docs/events-requests.md).
 
 The partial tail (``prompt_tokens % block_size`` tokens) is always ``partial_block``: a prefix
 shared inside a block cannot be hit, since only full blocks are hashed.
@@ -110,6 +112,8 @@ def attribute(ev: dict, hit_tokens: int, ref: int, bs: int, cached: list[dict],
                 seen_plain = ch in c_ref or content_evicted[i - hit_blocks] is not None
             if (ch != h and seen_plain) or ch in stats.domain_content[ref]:
                 reason = "domain"
+            elif domain is not None and not content:
+                reason = "unknown"        # another domain may hold it: content_hashes missing
             else:
                 reason = "cold"
         counts[reason] = counts.get(reason, 0) + 1
