@@ -156,11 +156,10 @@ class BlockPool:
         if stored is None and block_mask is None:
             # Fast path (no events, tracer or mask): the loop below without its bookkeeping.
             setdefault = cmap.setdefault
-            for i in range(num_cached_blocks, num_full_blocks):
-                blk = blocks[i]
+            for blk, h in zip(blocks[num_cached_blocks:num_full_blocks],
+                              hashes[num_cached_blocks:num_full_blocks]):
                 if blk.is_null:
                     continue
-                h = hashes[i]
                 if blk.block_hash is not None:
                     if blk.block_hash == h and blk.hash_group == group:
                         continue
