@@ -262,12 +262,14 @@ class StatsCollector:
         if rid is None:
             rid = 0xFFFFFFFF if req is None else self._rid(req)
         cached = self.cached[g]
-        evicted = self.evicted[g]
+        history = self.evicted[g]
+        recent = history.recent                  # EvictedHashes.__setitem__, inlined
+        packed = (step << 32) | rid
         bhash, ref = self.bhash, self.ref
+        alloc_step, cache_step, free_step = self.alloc_step, self.cache_step, self.free_step
         e = self.ev
         lifetime, age, idle = e.lifetime.counts, e.age_at_evict.counts, e.idle.counts
-        for i, b in enumerate(blocks):
-            h = hashes[i]
+        for b, h in zip(blocks, hashes, strict=True):
             if bhash[b] != h:
                 raise ValueError(f"evict of block {b} with hash {h}, which it does not hold")
             bhash[b] = None
@@ -276,12 +278,15 @@ class StatsCollector:
                 cached[h] = left                 # another block still holds the hash
             else:
                 del cached[h]
-                evicted[h] = (step << 32) | rid
-            lifetime[step - self.alloc_step[b]] += 1
-            age[step - self.cache_step[b]] += 1
+                recent[h] = packed
+                if len(recent) >= history.limit:
+                    history.merge()
+                    recent = history.recent
+            lifetime[step - alloc_step[b]] += 1
+            age[step - cache_step[b]] += 1
             if ref[b] == 0:
                 self.cached_free -= 1
-                idle[step - self.free_step[b]] += 1
+                idle[step - free_step[b]] += 1
             else:
                 e.evicted_in_use += 1
         n = len(blocks)

@@ -31,7 +31,7 @@ class EvictedHashes:
     def __setitem__(self, h: int, value: int) -> None:
         self.recent[h] = value
         if len(self.recent) >= self.limit:
-            self._merge()
+            self.merge()
 
     def _find(self, hashes: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """Indices into the arrays of the live entries among ``hashes``: (positions in hashes,
@@ -76,7 +76,7 @@ class EvictedHashes:
                 self.dead += len(idx)
         return found
 
-    def _merge(self) -> None:
+    def merge(self) -> None:
         # Sort only the new entries, then insert them at their places: one new pair of arrays,
         # no argsort over everything (peak memory about twice the arrays, not four times).
         keys = np.fromiter(self.recent.keys(), dtype=np.uint64, count=len(self.recent))
