@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import defaultdict
 from pathlib import Path
@@ -38,7 +39,7 @@ def test_multiturn_next_turn_contains_previous_turn_and_answer():
     assert [r["timestamp"] for r in recs] == sorted(r["timestamp"] for r in recs)
     checked = 0
     for turns in by_conv.values():
-        for a, b in zip(turns, turns[1:]):
+        for a, b in itertools.pairwise(turns):
             assert b["input_length"] > a["input_length"] + a["output_length"]
             full = a["input_length"] // 16
             assert b["hash_ids"][:full] == a["hash_ids"][:full]

@@ -38,20 +38,20 @@ def test_mooncake_conversation_matches_vllm(num_blocks, hit_rate):
 
 @pytest.mark.parametrize("trace, kw, hit_tokens, prompt_tokens, rejected", [
     # oracle cache_mode multiturn-bs64.jsonl --block-size 16 --capacities inf,300,1000
-    ("multiturn-bs64.jsonl", dict(block_size=16), 98944, 135915, 0),
-    ("multiturn-bs64.jsonl", dict(block_size=16, num_blocks=301), 69920, 135915, 0),
-    ("multiturn-bs64.jsonl", dict(block_size=16, num_blocks=1001), 93312, 135915, 0),
+    ("multiturn-bs64.jsonl", {"block_size": 16}, 98944, 135915, 0),
+    ("multiturn-bs64.jsonl", {"block_size": 16, "num_blocks": 301}, 69920, 135915, 0),
+    ("multiturn-bs64.jsonl", {"block_size": 16, "num_blocks": 1001}, 93312, 135915, 0),
     # --block-size 64 --capacities inf,100
-    ("multiturn-bs64.jsonl", dict(block_size=64), 98944, 135915, 0),
-    ("multiturn-bs64.jsonl", dict(block_size=64, num_blocks=101), 74560, 135915, 0),
+    ("multiturn-bs64.jsonl", {"block_size": 64}, 98944, 135915, 0),
+    ("multiturn-bs64.jsonl", {"block_size": 64, "num_blocks": 101}, 74560, 135915, 0),
     # --block-size 64 --capacities 30,45 --warmup 0.25: small pools reject long prompts
-    ("multiturn-bs64.jsonl", dict(block_size=64, num_blocks=31, warmup=0.25), 36096, 83379,
+    ("multiturn-bs64.jsonl", {"block_size": 64, "num_blocks": 31, "warmup": 0.25}, 36096, 83379,
      14),
-    ("multiturn-bs64.jsonl", dict(block_size=64, num_blocks=46, warmup=0.25), 47552, 114130,
+    ("multiturn-bs64.jsonl", {"block_size": 64, "num_blocks": 46, "warmup": 0.25}, 47552, 114130,
      0),
     # shared-prefix-bs32.jsonl --block-size 16 --capacities inf,200 --warmup 0.5
-    ("shared-prefix-bs32.jsonl", dict(block_size=16, warmup=0.5), 20160, 23700, 0),
-    ("shared-prefix-bs32.jsonl", dict(block_size=16, num_blocks=201, warmup=0.5), 12016,
+    ("shared-prefix-bs32.jsonl", {"block_size": 16, "warmup": 0.5}, 20160, 23700, 0),
+    ("shared-prefix-bs32.jsonl", {"block_size": 16, "num_blocks": 201, "warmup": 0.5}, 12016,
      23700, 0),
 ])
 def test_generated_traces_match_vllm(trace, kw, hit_tokens, prompt_tokens, rejected):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -19,17 +19,17 @@ def register(app: typer.Typer) -> None:
         kind: Annotated[Kind, typer.Argument(help="shared-prefix: groups of prompts sharing a "
                                              "system prompt; multiturn: chats whose next turn "
                                              "contains the previous turn and its answer.")],
-        out: Annotated[Optional[str], typer.Option("-o", "--output",
+        out: Annotated[str | None, typer.Option("-o", "--output",
                                                    help="Write here (default stdout).")] = None,
         seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
         block_size: Annotated[int, typer.Option(help="Tokens per trace block id.")] = 16,
-        rate: Annotated[Optional[float], typer.Option(
+        rate: Annotated[float | None, typer.Option(
             help="Arrivals per second (prompts, or conversation starts) [default: 4 / 0.5].")
         ] = None,
         groups: Annotated[int, typer.Option(help="shared-prefix: groups.")] = 8,
         prompts_per_group: Annotated[int, typer.Option(help="shared-prefix: prompts a group.")
                                      ] = 16,
-        system_tokens: Annotated[Optional[int], typer.Option(
+        system_tokens: Annotated[int | None, typer.Option(
             help="System prompt tokens [default: 1024 / 512].")] = None,
         question_tokens: Annotated[int, typer.Option(help="shared-prefix: question tokens.")
                                    ] = 128,
@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
         turns: Annotated[int, typer.Option(help="multiturn: mean turns a conversation.")] = 5,
         user_tokens: Annotated[int, typer.Option(help="multiturn: mean user message tokens.")
                                ] = 200,
-        output_tokens: Annotated[Optional[int], typer.Option(
+        output_tokens: Annotated[int | None, typer.Option(
             help="Output tokens (mean for multiturn) [default: 128 / 150].")] = None,
         think_time_s: Annotated[float, typer.Option(help="multiturn: mean think time.")] = 20.0,
     ) -> None:

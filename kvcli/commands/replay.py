@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -50,47 +50,47 @@ TraceArg = Annotated[str, typer.Argument(help="Trace file (JSONL, .gz, Azure CSV
 ModeOpt = Annotated[Mode, typer.Option("--mode", help="engine: vLLM's scheduler step by step; "
                                        "cache: one request at a time (lookup, allocate, free).",
                                        rich_help_panel=_R)]
-BlockSizeOpt = Annotated[Optional[int], typer.Option(
+BlockSizeOpt = Annotated[int | None, typer.Option(
     "--block-size", help="Tokens per KV block [default: 16, or the trace's config line].",
     rich_help_panel=_R)]
-NumBlocksOpt = Annotated[Optional[int], typer.Option(
+NumBlocksOpt = Annotated[int | None, typer.Option(
     "--num-blocks", help="vLLM's num_gpu_blocks, the null block included [default: engine "
     "16384; cache: room for every block].", rich_help_panel=_R)]
 WarmupOpt = Annotated[float, typer.Option(
     "--warmup", help="Fraction of requests (arrival order) left out of the hit rate.",
     rich_help_panel=_R)]
-HashAlgoOpt = Annotated[Optional[HashAlgo], typer.Option(
+HashAlgoOpt = Annotated[HashAlgo | None, typer.Option(
     "--hash-algo", help="Block hash (vLLM's prefix_caching_hash_algo) [default: sha256].",
     rich_help_panel=_R)]
-PrefixCachingOpt = Annotated[Optional[bool], typer.Option(
+PrefixCachingOpt = Annotated[bool | None, typer.Option(
     "--enable-prefix-caching/--no-enable-prefix-caching", help="[default: on]",
     rich_help_panel=_R, show_default=False)]
 SkipBadOpt = Annotated[bool, typer.Option(
     "--skip-bad", help="Engine mode: skip requests that can never fit (counted as rejected) "
     "instead of stopping.", rich_help_panel=_R)]
-ModelOpt = Annotated[Optional[str], typer.Option(
+ModelOpt = Annotated[str | None, typer.Option(
     "--model", help="Model preset (not wired into replay yet: one full-attention group).",
     rich_help_panel=_R, hidden=True)]
-MaxNumSeqsOpt = Annotated[Optional[int], typer.Option(
+MaxNumSeqsOpt = Annotated[int | None, typer.Option(
     "--max-num-seqs", help="[default: 128]", rich_help_panel=_S, show_default=False)]
-MaxBatchedOpt = Annotated[Optional[int], typer.Option(
+MaxBatchedOpt = Annotated[int | None, typer.Option(
     "--max-num-batched-tokens", help="Token budget per step [default: 2048].",
     rich_help_panel=_S, show_default=False)]
-MaxModelLenOpt = Annotated[Optional[int], typer.Option(
+MaxModelLenOpt = Annotated[int | None, typer.Option(
     "--max-model-len", help="Prompts this long or longer are rejected [default: no limit].",
     rich_help_panel=_S, show_default=False)]
-ThresholdOpt = Annotated[Optional[int], typer.Option(
+ThresholdOpt = Annotated[int | None, typer.Option(
     "--long-prefill-token-threshold", help="Cap on one request's tokens per step when others "
     "wait [default: 0 = off].", rich_help_panel=_S, show_default=False)]
-PolicyOpt = Annotated[Optional[Policy], typer.Option(
+PolicyOpt = Annotated[Policy | None, typer.Option(
     "--policy", help="[default: fcfs]", rich_help_panel=_S, show_default=False)]
-WatermarkOpt = Annotated[Optional[float], typer.Option(
+WatermarkOpt = Annotated[float | None, typer.Option(
     "--watermark", help="Fraction of blocks kept free when admitting [default: 0].",
     rich_help_panel=_S, show_default=False)]
-ChunkedOpt = Annotated[Optional[bool], typer.Option(
+ChunkedOpt = Annotated[bool | None, typer.Option(
     "--enable-chunked-prefill/--no-enable-chunked-prefill", help="[default: on]",
     rich_help_panel=_S, show_default=False)]
-FullFitOpt = Annotated[Optional[bool], typer.Option(
+FullFitOpt = Annotated[bool | None, typer.Option(
     "--full-sequence-must-fit/--no-full-sequence-must-fit",
     help="Admission needs room for the whole prompt (vLLM's scheduler_reserve_full_isl) "
     "[default: on].", rich_help_panel=_S, show_default=False)]
@@ -100,15 +100,15 @@ ArrivalsOpt = Annotated[Arrivals, typer.Option(
 OverheadOpt = Annotated[float, typer.Option("--step-overhead-ms", rich_help_panel=_C)]
 PrefillCostOpt = Annotated[float, typer.Option("--prefill-ms-per-token", rich_help_panel=_C)]
 DecodeCostOpt = Annotated[float, typer.Option("--decode-ms-per-seq", rich_help_panel=_C)]
-EventsOpt = Annotated[Optional[str], typer.Option(
+EventsOpt = Annotated[str | None, typer.Option(
     "--events", help="Write the event stream here (- for stdout; the summary then goes to "
     "stderr).", rich_help_panel=_O)]
 EventsFormatOpt = Annotated[EventsFormat, typer.Option(
     "--events-format", help="jsonl: ours (every block operation); vllm: vLLM's KV event "
     "batches.", rich_help_panel=_O)]
-RequestsOpt = Annotated[Optional[Path], typer.Option(
+RequestsOpt = Annotated[Path | None, typer.Option(
     "--requests", help="One JSON line per request.", rich_help_panel=_O)]
-StepsOpt = Annotated[Optional[Path], typer.Option(
+StepsOpt = Annotated[Path | None, typer.Option(
     "--steps", help="One JSON line per engine step.", rich_help_panel=_O)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="The summary as JSON.",
                                        rich_help_panel=_O)]

@@ -21,7 +21,6 @@ from typing import IO, Any
 
 import orjson
 
-
 _dumps = orjson.dumps
 _from_bytes = int.from_bytes
 
@@ -138,15 +137,13 @@ class Recorder:
     # -- BlockTracer ---------------------------------------------------------------------------
     def on_allocate(self, group: int, block_ids: list[int]) -> None:
         used = self.num_usable - self.pool.free_block_queue.num_free_blocks
-        if used > self.peak_used:
-            self.peak_used = used
+        self.peak_used = max(self.peak_used, used)
         if self.sink is not None:
             self.sink.put("allocate", self.req, group, {"blocks": list(block_ids)})
 
     def on_touch(self, group: int, block_ids: list[int], hashes: list[bytes]) -> None:
         used = self.num_usable - self.pool.free_block_queue.num_free_blocks
-        if used > self.peak_used:
-            self.peak_used = used
+        self.peak_used = max(self.peak_used, used)
         if self.sink is not None:
             self.sink.put("touch", self.req, group, {"blocks": list(block_ids),
                                                      "hashes": _ints(hashes)})

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 
 class FCFSQueue:

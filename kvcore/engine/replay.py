@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO, Any, Callable
+from typing import IO, Any
 
 import orjson
 
@@ -456,7 +457,7 @@ class _Replay:
 class _Lazy:
     """A request waiting to be built (`kvcore.engine.scheduler.LazyRequest`)."""
 
-    __slots__ = ("run", "tr", "request_id", "priority", "arrival_time")
+    __slots__ = ("arrival_time", "priority", "request_id", "run", "tr")
 
     def __init__(self, run: _Replay, tr: TraceRequest, add_order: int) -> None:
         self.run = run

@@ -24,8 +24,9 @@ replay's event stream); the manager's tracer gets `req` set before each call on 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from kvcore.engine.queues import QUEUES
 from kvcore.request import Request, RequestStatus

@@ -13,8 +13,9 @@ Each parser turns one decoded object into a `TraceRequest` or raises `InputError
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any
 
 from kvcore.errors import InputError
 from kvcore.traces.request import TraceRequest

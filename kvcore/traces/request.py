@@ -49,7 +49,7 @@ class TraceRequest:
         toks: list[int] = []
         left = self.prompt_len
         for h in self.hash_ids:
-            n = tb if left >= tb else left
+            n = min(tb, left)
             base = h * tb
             toks.extend(range(base, base + n))
             left -= n
@@ -76,7 +76,7 @@ class TraceRequest:
             left = self.prompt_len
             out = []
             for h in self.hash_ids:
-                n = tb if left >= tb else left
+                n = min(tb, left)
                 out.append((h, n))
                 left -= n
             return out

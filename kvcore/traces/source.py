@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import sys
-from typing import Iterator
+from collections.abc import Iterator
 
 from kvcore.errors import InputError
 

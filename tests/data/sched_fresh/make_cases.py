@@ -57,5 +57,4 @@ if __name__ == "__main__":
         cfg, reqs = make(int(s))
         with open(f"{out}/seed{s}.trace.jsonl", "w") as f:
             f.write(json.dumps({"config": cfg}) + "\n")
-            for r in reqs:
-                f.write(json.dumps(r) + "\n")
+            f.writelines(json.dumps(r) + "\n" for r in reqs)
