@@ -85,11 +85,14 @@ class BenchResult:
 
 
 def run_bench(cfg, ops: list[dict]) -> BenchResult:
-    """Replay ``ops`` (new / decode / free; prefill and hashes are not timed workload ops)
-    through a fresh manager built from the op-script config ``cfg`` and time it.
+    """Replay ``ops`` through a fresh manager built from the op-script config ``cfg``, timing
+    the manager calls as the oracle's bench does.
 
-    A refused admission is counted in ``rejected`` and the request is skipped, as a scheduler
-    would leave it waiting; the oracle's workload never triggers one.
+    ``new`` (with its optional ``num_tokens`` chunk), ``prefill`` (timed as allocation),
+    ``decode`` and ``free`` are replayed; ``hashes`` and ``summary`` are skipped. A refused
+    admission is counted in ``rejected`` and the request is dropped (a scheduler would leave it
+    waiting); a refused prefill or decode step is not counted as computed. The oracle's
+    workload triggers none of these.
     """
     from kvcore.hashing import BlockHasher
     from kvcore.request import Request, RequestStatus
@@ -116,12 +119,16 @@ def run_bench(cfg, ops: list[dict]) -> BenchResult:
             b = pc()
             blocks, hit, _ = get_computed(req)
             c = pc()
-            new = allocate(req, req.num_tokens - hit, hit, blocks,
-                           full_sequence_must_fit=must_fit)
+            n = req.num_tokens - hit
+            chunk = op.get("num_tokens")
+            if chunk is not None and chunk < n:
+                n = chunk
+            new = allocate(req, n, hit, blocks, full_sequence_must_fit=must_fit) \
+                if n or hit else None
             if new is not None:
                 record(req, hit)
                 req.status = running
-                req.num_computed_tokens = req.num_tokens
+                req.num_computed_tokens = hit + n
             e = pc()
             t_create += b - a
             t_lookup += c - b
@@ -135,9 +142,27 @@ def run_bench(cfg, ops: list[dict]) -> BenchResult:
             for g in blocks.blocks:
                 hit_blocks += len(g)
             reqs[req.request_id] = req
-        elif kind == "decode":
+        elif kind == "prefill":
             req = reqs.get(op["id"])
             if req is None:
+                continue
+            n = req.num_tokens - req.num_computed_tokens
+            chunk = op.get("num_tokens")
+            if chunk is not None and chunk < n:
+                n = chunk
+            if n <= 0:
+                continue
+            a = pc()
+            new = allocate(req, n)
+            if new is not None:
+                req.num_computed_tokens += n
+            t_alloc += pc() - a
+            if new is not None:
+                for g in new.blocks:
+                    allocated += len(g)
+        elif kind == "decode":
+            req = reqs.get(op["id"])
+            if req is None or req.num_computed_tokens != req.num_tokens:
                 continue
             a = pc()
             req.append_output_token_ids(op["token"])

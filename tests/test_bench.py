@@ -59,3 +59,18 @@ def test_gpu_without_a_device_exits_3():
     assert res.exit_code in (0, 3)  # 0 only where a GPU and torch are present
     if res.exit_code == 3:
         assert res.stderr.startswith("error:")
+
+
+def test_bench_on_a_recorded_case_matches_the_oracle_summary():
+    """Chunked admissions, prefill steps, refusals and a refused decode: the same totals as
+    the oracle's summary of that case."""
+    cases = BENCH_FILE.parent / "cases"
+    cfg, op_list = load_script(str(cases / "full-3.ops.jsonl"))
+    r = run_bench(cfg, [o.data for o in op_list])
+    summary = json.loads((cases / "full-3.expected.jsonl").read_text().splitlines()[-1])
+    assert (r.queries, r.hits) == (summary["prefix_cache_stats"]["queries"],
+                                   summary["prefix_cache_stats"]["hits"])
+    assert r.allocated_blocks == summary["totals"]["blocks_allocated"]
+    assert r.rejected == summary["totals"]["rejected"]
+    assert (r.free_blocks, r.cached_hashes) == (summary["free_blocks"],
+                                                summary["cached_block_hashes"])
