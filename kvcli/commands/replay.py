@@ -69,8 +69,14 @@ SkipBadOpt = Annotated[bool, typer.Option(
     "--skip-bad", help="Engine mode: skip requests that can never fit (counted as rejected) "
     "instead of stopping.", rich_help_panel=_R)]
 ModelOpt = Annotated[str | None, typer.Option(
-    "--model", help="Model preset (not wired into replay yet: one full-attention group).",
-    rich_help_panel=_R, hidden=True)]
+    "--model", help="Model preset (see `kvcli config`): its KV cache groups; with "
+    "--gpu-memory-gib also num_blocks; its max_model_len unless given.", rich_help_panel=_R)]
+ModelConfigOpt = Annotated[str | None, typer.Option(
+    "--model-config", help="A Hugging Face config.json instead of a preset.",
+    rich_help_panel=_R)]
+GpuMemOpt = Annotated[float | None, typer.Option(
+    "--gpu-memory-gib", help="With a model: size num_blocks from this much GPU memory.",
+    rich_help_panel=_R)]
 MaxNumSeqsOpt = Annotated[int | None, typer.Option(
     "--max-num-seqs", help="[default: 128]", rich_help_panel=_S, show_default=False)]
 MaxBatchedOpt = Annotated[int | None, typer.Option(
@@ -116,6 +122,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="The summary as JSON.",
 
 def options_from_cli(*, mode=Mode.engine, block_size=None, num_blocks=None, warmup=0.0,
                      hash_algo=None, enable_prefix_caching=None, skip_bad=False, model=None,
+                     model_config=None, gpu_memory_gib=None,
                      max_num_seqs=None, max_num_batched_tokens=None, max_model_len=None,
                      long_prefill_token_threshold=None, policy=None, watermark=None,
                      enable_chunked_prefill=None, full_sequence_must_fit=None,
@@ -130,7 +137,8 @@ def options_from_cli(*, mode=Mode.engine, block_size=None, num_blocks=None, warm
     return ReplayOptions(
         mode=v(mode), block_size=block_size, num_blocks=num_blocks, warmup=warmup,
         hash_algo=v(hash_algo), enable_prefix_caching=enable_prefix_caching, skip_bad=skip_bad,
-        model=model, max_num_seqs=max_num_seqs, max_num_batched_tokens=max_num_batched_tokens,
+        model=model, model_config=model_config, gpu_memory_gib=gpu_memory_gib,
+        max_num_seqs=max_num_seqs, max_num_batched_tokens=max_num_batched_tokens,
         max_model_len=max_model_len, long_prefill_token_threshold=long_prefill_token_threshold,
         policy=v(policy), watermark=watermark, enable_chunked_prefill=enable_chunked_prefill,
         scheduler_reserve_full_isl=full_sequence_must_fit, arrivals=v(arrivals),
@@ -150,6 +158,8 @@ def register(app: typer.Typer) -> None:
         enable_prefix_caching: PrefixCachingOpt = None,
         skip_bad: SkipBadOpt = False,
         model: ModelOpt = None,
+        model_config: ModelConfigOpt = None,
+        gpu_memory_gib: GpuMemOpt = None,
         max_num_seqs: MaxNumSeqsOpt = None,
         max_num_batched_tokens: MaxBatchedOpt = None,
         max_model_len: MaxModelLenOpt = None,
@@ -178,7 +188,8 @@ def register(app: typer.Typer) -> None:
         opts = options_from_cli(
             mode=mode, block_size=block_size, num_blocks=num_blocks, warmup=warmup,
             hash_algo=hash_algo, enable_prefix_caching=enable_prefix_caching, skip_bad=skip_bad,
-            model=model, max_num_seqs=max_num_seqs,
+            model=model, model_config=model_config, gpu_memory_gib=gpu_memory_gib,
+            max_num_seqs=max_num_seqs,
             max_num_batched_tokens=max_num_batched_tokens, max_model_len=max_model_len,
             long_prefill_token_threshold=long_prefill_token_threshold, policy=policy,
             watermark=watermark, enable_chunked_prefill=enable_chunked_prefill,
@@ -205,9 +216,6 @@ def run_replay(trace: str, opts, events: str | None, events_format: str,
     from kvcore.errors import InputError
     from kvcore.traces import read_trace
 
-    if model_given := opts.model:
-        raise InputError(f"--model {model_given!r}: model configs are not wired into replay yet",
-                         field="model")
     for name, path in (("requests", requests), ("steps", steps)):
         if path == "-":
             raise InputError("only --events may be - (stdout)", field=name)

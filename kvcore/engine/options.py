@@ -58,8 +58,9 @@ class ReplayOptions:
     prefill_ms_per_token: float = 0.05
     decode_ms_per_seq: float = 0.25
     skip_bad: bool = False                      # engine mode: skip requests that can never fit
-    model: str | None = None                    # a model preset (sizing) for num_blocks/groups
-    model_config: str | None = None
+    model: str | None = None                    # a model preset (sizing): its KV cache groups
+    model_config: str | None = None             # or a HF config.json
+    gpu_memory_gib: float | None = None         # with a model: size num_blocks from memory
     max_steps: int | None = None                # stop after this many steps (a safety net)
 
     def to_dict(self) -> dict:
@@ -91,6 +92,7 @@ class EffectiveConfig:
     skip_bad: bool
     model: str | None
     model_config: str | None
+    gpu_memory_gib: float | None
     max_steps: int | None
 
     def to_dict(self) -> dict:

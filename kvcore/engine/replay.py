@@ -100,11 +100,14 @@ class _Replay:
         self.cost = CostModel(cfg.step_overhead_ms, cfg.prefill_ms_per_token,
                               cfg.decode_ms_per_seq)
         bs = cfg.block_size
+        self.model_groups = self._model_groups() if (cfg.model or cfg.model_config) else None
+        n_groups = len(self.model_groups) if self.model_groups else 1
         if cfg.num_blocks is None:
             if cfg.mode == "cache":
-                # Room for every block of every prompt, plus the null block and one spare
-                # (as the cache-mode oracle sizes "infinite").
-                cfg.num_blocks = sum(cdiv(r.prompt_len, bs) for r in trace.requests) + 2
+                # Room for every block of every prompt (in every group), plus the null block
+                # and one spare (as the cache-mode oracle sizes "infinite").
+                cfg.num_blocks = n_groups * sum(cdiv(r.prompt_len, bs)
+                                                for r in trace.requests) + 2
             else:
                 cfg.num_blocks = ENGINE_NUM_BLOCKS
         self.num_blocks = cfg.num_blocks
@@ -127,21 +130,48 @@ class _Replay:
 
         cfg = self.cfg
         bs = cfg.block_size
-        groups = [KVCacheGroupSpec(("layer",), FullAttentionSpec(block_size=bs))]
-        self.groups = [{"type": "full_attention", "block_size": bs, "sliding_window": None}]
+        groups = self.model_groups or [KVCacheGroupSpec(("layer",),
+                                                         FullAttentionSpec(block_size=bs))]
+        self.groups = [{"type": _group_type(g.kv_cache_spec),
+                        "block_size": g.kv_cache_spec.block_size,
+                        "sliding_window": getattr(g.kv_cache_spec, "sliding_window", None)}
+                       for g in groups]
+        self.all_full = all(isinstance(g.kv_cache_spec, FullAttentionSpec) for g in groups)
         max_len = cfg.max_model_len or NO_MODEL_LEN_LIMIT
         self.recorder = Recorder(self.jsonl, None, self.num_blocks - 1)
         self.recorder.is_counted = self._is_counted
         if self.jsonl is not None:
             self.recorder.admit_extra = self._admit_extra
         self.kvm = KVCacheManager(
-            groups, max_len, num_blocks=self.num_blocks, hash_block_size=bs,
-            scheduler_block_size=bs, enable_caching=cfg.enable_prefix_caching, log_stats=True,
+            groups, max_len, num_blocks=self.num_blocks, enable_caching=cfg.enable_prefix_caching, log_stats=True,
             enable_kv_cache_events=self.vllm is not None,
             max_in_flight_tokens=cfg.max_num_batched_tokens, watermark=cfg.watermark,
             tracer=self.recorder)
         self.recorder.pool = self.kvm.block_pool
-        self.hasher = BlockHasher(bs, cfg.hash_algo) if cfg.enable_prefix_caching else None
+        self.hash_block_size = self.kvm.hash_block_size
+        self.hasher = (BlockHasher(self.hash_block_size, cfg.hash_algo)
+                       if cfg.enable_prefix_caching else None)
+
+    def _model_groups(self) -> list:
+        """The KV cache groups of `--model` / `--model-config` (the sizing layer); it also sizes
+        `num_blocks` when `--gpu-memory-gib` is given, and `max_model_len` when not given."""
+        from kvcore.sizing.resolve import resolve_kv_cache_config
+
+        cfg = self.cfg
+        num_blocks = cfg.num_blocks
+        if num_blocks is None and cfg.gpu_memory_gib is None and cfg.mode == "engine":
+            num_blocks = ENGINE_NUM_BLOCKS
+        res = resolve_kv_cache_config(
+            cfg.model, model_config=cfg.model_config, gpu_memory_gib=cfg.gpu_memory_gib,
+            block_size=cfg.block_size, max_model_len=cfg.max_model_len,
+            max_num_batched_tokens=cfg.max_num_batched_tokens, max_concurrent_batches=1,
+            num_blocks=num_blocks, enable_prefix_caching=cfg.enable_prefix_caching,
+            check_memory=False)
+        if cfg.max_model_len is None:
+            cfg.max_model_len = res.ctx.max_model_len
+        if cfg.num_blocks is None and (cfg.gpu_memory_gib is not None or cfg.mode == "engine"):
+            cfg.num_blocks = res.config.num_blocks
+        return list(res.config.kv_cache_groups)
 
     def _is_counted(self, req: Request, resumed: bool) -> bool:
         return not resumed and self.infos[req.request_id].pos >= self.warmup_start
@@ -149,15 +179,17 @@ class _Replay:
     def _admit_extra(self, req: Request) -> dict:
         # The hashes of the prompt's full blocks (not capped by the last-token rule), so a
         # consumer can attribute misses; see docs/events.md.
-        bs = self.cfg.block_size
-        n = req.num_prompt_tokens // bs
+        hbs = self.hash_block_size
         tr = self.infos[req.request_id].tr
         domain = None
         if tr.lora is not None or tr.cache_salt is not None:
             domain = ";".join(p for p in (f"lora={tr.lora}" if tr.lora is not None else "",
                                           f"salt={tr.cache_salt}" if tr.cache_salt is not None
                                           else "") if p)
-        return {"prompt_hashes": [_ints(req.block_hashes[:n])],
+        hashes = _ints(req.block_hashes[:req.num_prompt_tokens // hbs])
+        # Per group at the group's block size; groups hashed at a coarser size give null.
+        per_group = [hashes if g["block_size"] == hbs else None for g in self.groups]
+        return {"prompt_hashes": per_group,
                 "hash_domain": domain}
 
     def _header(self) -> None:
@@ -189,7 +221,9 @@ class _Replay:
             tokens = tr.prompt_len + tr.output_len - 1
             if cfg.max_model_len is not None:
                 tokens = min(tokens, cfg.max_model_len - 1)
-        need = cdiv(tokens, cfg.block_size)
+        if not self.all_full:
+            return None   # windowed groups: the admission check and the stall guard decide
+        need = sum(cdiv(tokens, g["block_size"]) for g in self.groups)
         if need > self.num_blocks - 1:
             return (f"needs {need} blocks of {cfg.block_size} tokens but only "
                     f"{self.num_blocks - 1} are usable (num_blocks {self.num_blocks})")
@@ -452,6 +486,12 @@ class _Replay:
         self.summary.mean_usage = (usage_time / self.t_ms / max(num_usable, 1)
                                    if self.t_ms > 0 else 0.0)
         self._check_rejections(skipped)
+
+
+def _group_type(spec) -> str:
+    """The group type in the header (`docs/events.md`): vLLM's spec kind names."""
+    kind = getattr(spec, "kind", "full")
+    return "full_attention" if kind == "full" else kind
 
 
 class _Lazy:
