@@ -180,3 +180,28 @@ def test_memory_leak_free():
         n += 1
     assert n == 10
     assert_empty(s)
+
+
+@pytest.mark.parametrize("trace, opts", [
+    ("../shared/oracle/sched-cases/b_preemption.trace.jsonl", {"arrivals": "step"}),
+    ("../shared/oracle/sched-cases/d_priority.trace.jsonl", {"arrivals": "step"}),
+    ("traces/multiturn-chat.jsonl", {"num_blocks": 300}),
+    ("traces/multiturn-chat.jsonl", {"arrivals": "ignore", "num_blocks": 400}),
+    ("traces/shared-prefix.jsonl", {"mode": "cache", "num_blocks": 100}),
+])
+def test_every_block_is_free_after_a_replay(trace, opts):
+    from pathlib import Path
+
+    from kvcore.engine.options import ReplayOptions, resolve
+    from kvcore.engine.replay import _Replay
+    from kvcore.traces import read_trace
+
+    root = Path(__file__).resolve().parents[1]
+    tr = read_trace(str(root / trace))
+    run = _Replay(tr, resolve(ReplayOptions(**opts), tr.config), None, None, None, None, None)
+    s = run.run()
+    pool = run.kvm.block_pool
+    assert s.finished == s.requests and s.num_free_blocks_end == pool.num_gpu_blocks - 1
+    assert all(b.ref_cnt == 0 for b in pool.blocks[1:])
+    if opts.get("mode") != "cache":
+        assert not run.sched.requests and not run.sched.running and len(run.sched.waiting) == 0

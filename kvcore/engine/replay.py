@@ -275,6 +275,7 @@ class _Replay:
                                    if s.counted_requests else 0.0)
         s.evictions = self.recorder.evictions
         s.peak_usage = self.recorder.peak_used / max(self.num_blocks - 1, 1)
+        s.num_free_blocks_end = self.kvm.block_pool.get_num_free_blocks()
         if self.jsonl is not None:
             s.events = self.jsonl.seq + 1   # + the end / interrupted line
         self._finish_outputs()

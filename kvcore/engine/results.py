@@ -29,6 +29,7 @@ class ReplaySummary:
     mean_usage: float = 0.0           # time-weighted mean after each step's scheduling
     num_blocks: int = 0
     block_size: int = 0
+    num_free_blocks_end: int = 0      # the pool's free count at the end (num_blocks - 1 when done)
     steps: int = 0
     sim_time_s: float = 0.0
     wall_time_s: float = 0.0
