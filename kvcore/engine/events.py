@@ -114,7 +114,7 @@ class VllmEvents:
 
     def batch(self, ts_s: float, events: list) -> None:
         if events:
-            self.out.write(_dumps({"ts": ts_s, "events": [e.to_dict() for e in events],
+            self.out.write(_dumps({"ts": round(ts_s, 9), "events": [e.to_dict() for e in events],
                                    "data_parallel_rank": None}) + b"\n")
 
     def interrupted(self) -> None:
