@@ -123,3 +123,17 @@ def test_callback_sink_matches_the_file_stream():
     ev, _ = run(str(ROOT / "traces" / "shared-prefix.jsonl"), mode="cache")
     strip = [{k: v for k, v in e.items() if k != "summary"} for e in ev]
     assert [{k: v for k, v in e.items() if k != "summary"} for e in got] == strip
+
+
+def test_fast_evict_lines_equal_the_generic_ones():
+    class Generic(JsonlEvents):
+        def emit(self, obj):        # overriding emit turns the formatted fast path off
+            self.out.write(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
+
+    fast, slow = io.BytesIO(), io.BytesIO()
+    trace = str(ROOT / "traces" / "multiturn-chat.jsonl")
+    replay(trace, ReplayOptions(num_blocks=300), JsonlEvents(fast))
+    replay(trace, ReplayOptions(num_blocks=300), Generic(slow))
+    a, b = fast.getvalue().splitlines()[1:-1], slow.getvalue().splitlines()[1:-1]
+    assert sum(1 for x in a if b'"kind":"evict"' in x) > 1000
+    assert [json.loads(x) for x in a] == [json.loads(x) for x in b]

@@ -42,6 +42,8 @@ class JsonlEvents:
         self.step = 0
         self._t = 0.0
         self._held: list[tuple] | None = None
+        self._evict_key: tuple | None = None
+        self._evict_head = b""
 
     @property
     def t_ms(self) -> float:
@@ -71,6 +73,22 @@ class JsonlEvents:
     def emit(self, obj: dict) -> None:
         """Write one event object (override to consume events in-process)."""
         self.out.write(_dumps(obj) + b"\n")
+
+    def evict(self, req: str | None, group: int, block_id: int, block_hash: int) -> None:
+        """One `evict` line. Evictions are most of a long replay's lines (one per reused
+        block), so when nothing overrides `emit` the line is formatted directly; the bytes are
+        what `put` would write (orjson encodes the strings and the float)."""
+        if self._held is not None or type(self).emit is not JsonlEvents.emit:
+            self.put("evict", req, group, {"blocks": [block_id], "hashes": [block_hash]})
+            return
+        key = (self.step, self._t, req)
+        if key != self._evict_key:
+            self._evict_key = key
+            self._evict_head = (b',"step":%d,"t_ms":%s,"kind":"evict","req":%s,"group":'
+                                % (self.step, _dumps(self._t), _dumps(req)))
+        self.out.write(b'{"seq":%d%s%d,"blocks":[%d],"hashes":[%d]}\n'
+                       % (self.seq, self._evict_head, group, block_id, block_hash))
+        self.seq += 1
 
     # An admission attempt's block events are held until we know whether it was admitted, so the
     # `admit` line precedes them (consumers see the cache as the lookup saw it).
@@ -156,8 +174,7 @@ class Recorder:
     def on_evict(self, group: int, block_id: int, block_hash: bytes) -> None:
         self.evictions += 1
         if self.sink is not None:
-            self.sink.put("evict", self.req, group,
-                          {"blocks": [block_id], "hashes": [_from_bytes(block_hash[-8:], "big")]})
+            self.sink.evict(self.req, group, block_id, _from_bytes(block_hash[-8:], "big"))
 
     def on_free(self, group: int, block_ids: list[int], freed: list[int],
                 evictable: list[int]) -> None:
