@@ -1,12 +1,17 @@
 # Dev tool, run once with the oracle's interpreter (~/.cache/vllm-oracle/venv/bin/python):
 # asks the real vLLM 0.33 for the block hashes of tagged extra-key cases; its output is
 # vllm_hash_answers.json, which tests/test_hashing.py asserts against.
-import os, sys, json
+import json
+import os
+import sys
+
 sys.path.insert(0, os.path.expanduser("~/.cache/vllm-oracle/src"))
 os.environ.pop("PYTHONHASHSEED", None)
 from types import SimpleNamespace as NS
+
 from vllm.utils import hashing as vh
 from vllm.v1.core import kv_cache_utils as ku
+
 
 def req(tokens, mm=(), lora=None, salt=None):
     feats = [NS(identifier=i, mm_position=NS(offset=o, length=l)) for i, o, l in mm]
