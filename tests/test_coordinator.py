@@ -81,3 +81,33 @@ def test_simple_hybrid_is_one_round():
         # W9 from 32: block 7 missing, block 6 hits but block 5 is missing; blocks 4,3 -> 20.
         blocks, hit, _ = mgr.coordinator.find_longest_cache_hit(q.block_hashes, 32)
         assert hit == 20 and len(blocks[0]) == 5 and len(blocks[1]) == 5
+
+
+def test_s23_groups_with_different_block_sizes():
+    """Full attention at block size 32 over hashes at 16 (0.33: a coarse block's hash is its
+    last fine hash), sliding window at 16; hits align to the lcm, 32."""
+    from kvcore.hashing import BlockHasher
+    from kvcore.kv_cache_manager import KVCacheConfig, KVCacheManager
+    from kvcore.request import Request
+    from kvcore.specs import FullAttentionSpec, KVCacheGroupSpec, SlidingWindowSpec
+
+    cfg = KVCacheConfig(100, [
+        KVCacheGroupSpec(("f",), FullAttentionSpec(block_size=32, dtype="float16")),
+        KVCacheGroupSpec(("s",), SlidingWindowSpec(block_size=16, sliding_window=32))])
+    mgr = KVCacheManager(cfg, 8192)
+    assert (mgr.hash_block_size, mgr.scheduler_block_size) == (16, 32)
+    hasher = BlockHasher(16)
+    toks = [i for i in range(10) for _ in range(16)]
+    r0 = Request("0", toks, hasher)
+    assert mgr.allocate_slots(r0, 112).get_block_ids() == ([1, 2, 3, 4],
+                                                           [5, 6, 7, 8, 9, 10, 11])
+    # The full group's block 2 (tokens 64-95) is cached under fine hash 5.
+    assert mgr.block_pool.blocks[3].block_hash == r0.block_hashes[5]
+    for n in (113, 97):
+        blocks, hit, _ = mgr.get_computed_blocks(Request(str(n), toks[:n], hasher))
+        assert [len(g) for g in blocks.blocks] == [3, 6] and hit == 96
+    r1 = Request("1", toks[:113], hasher)
+    h = r0.block_hashes
+    with keys_deleted(mgr.block_pool, [(h[6], 1), (h[5], 1)]):
+        blocks, hit, _ = mgr.get_computed_blocks(r1)
+        assert [len(g) for g in blocks.blocks] == [2, 4] and hit == 64
