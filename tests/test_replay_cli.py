@@ -90,8 +90,9 @@ def test_stdin_trace():
     ([mc(100), mc(700)], ["--max-model-len", "600"], ":2: field 'input_length'"),
     ([mc(100), mc(700)], ["--max-model-len", "600", "--mode", "cache"],
      ":2: field 'input_length'"),
-    ([mc(100), mc(600)], ["--num-blocks", "5", "--mode", "cache"], "no request fits"),
-    ([mc(100), mc(600)], ["--num-blocks", "5"], ":1: "),
+    ([mc(100), mc(600)], ["--num-blocks", "5", "--mode", "cache"],
+     ":1: field 'num_blocks': no request fits"),
+    ([mc(100), mc(600)], ["--num-blocks", "5"], ":1: field 'num_blocks': request '0' can never"),
     ([], [], ":1: empty trace"),
 ])
 def test_bad_input_exits_2_without_output(tmp_path, lines, args, where):

@@ -302,7 +302,7 @@ class _Replay:
         kvm = self.kvm
         rec = self.recorder
         jsonl = self.jsonl
-        skipped: list[str] = []
+        skipped: list[tuple[int, str]] = []     # (line, why)
         for k, tr in enumerate(self.trace.requests):
             self.step = k
             self.t_ms = tr.arrival_ms
@@ -319,7 +319,7 @@ class _Replay:
                     raise InputError(f"request {tr.id!r}: {why} (--skip-bad skips such "
                                      "requests)", path=self.trace.path, line=tr.line,
                                      field="input_length")
-                skipped.append(f"{self.trace.path}:{tr.line}: {why}")
+                skipped.append((tr.line, why))
                 self._reject(tr, why)
                 continue
             req = self._make_request(tr, k)
@@ -330,7 +330,7 @@ class _Replay:
                                      full_sequence_must_fit=True)
             if new is None:   # cannot happen after _never_fits, kept as vLLM would answer
                 rec.on_admit_failed(req)
-                skipped.append(f"{self.trace.path}:{tr.line}: no room")
+                skipped.append((tr.line, "no room in an empty pool"))
                 self._reject(tr, "no room in an empty pool")
                 continue
             kvm.record_prefix_cache_stats(req, hit)
@@ -347,13 +347,16 @@ class _Replay:
         self.step = len(self.trace.requests)
         self._check_rejections(skipped)
 
-    def _check_rejections(self, skipped: list[str]) -> None:
-        if skipped and self.summary.rejected == self.summary.requests:
-            raise InputError(f"no request fits: {skipped[0]}", path=None)
-        if skipped:
-            more = f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else ""
-            self.warn(f"skipped {len(skipped)} request(s) that can never fit, counted as "
-                      f"rejected: {skipped[0]}{more}")
+    def _check_rejections(self, skipped: list[tuple[int, str]]) -> None:
+        if not skipped:
+            return
+        line, why = skipped[0]
+        if self.summary.rejected == self.summary.requests:
+            raise InputError(f"no request fits: {why}", path=self.trace.path, line=line,
+                             field="num_blocks")
+        more = f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else ""
+        self.warn(f"skipped {len(skipped)} request(s) that can never fit, counted as "
+                  f"rejected: {self.trace.path}:{line}: {why}{more}")
 
     # -- engine mode ---------------------------------------------------------------------------
     def _run_engine(self) -> None:
@@ -381,7 +384,7 @@ class _Replay:
         cost = self.cost
         steps_out = self.steps_out
         mode = cfg.arrivals
-        skipped: list[str] = []
+        skipped: list[tuple[int, str]] = []     # (line, why)
         usage_time = 0.0
         add_order = 0
         idle_run = 0
@@ -408,13 +411,12 @@ class _Replay:
                                 output_tokens=tr.output_len)
                 why = self._never_fits(tr)
                 if why is not None:
-                    where = f"{self.trace.path}:{tr.line}"
                     if not cfg.skip_bad:
-                        field = "input_length" if "max_model_len" in why else None
+                        field = "input_length" if "max_model_len" in why else "num_blocks"
                         raise InputError(f"request {tr.id!r} can never run: {why} "
                                          "(--skip-bad skips such requests)",
                                          path=self.trace.path, line=tr.line, field=field)
-                    skipped.append(f"{where}: {why}")
+                    skipped.append((tr.line, why))
                     self._reject(tr, why)
                     continue
                 sched.add_request(_Lazy(self, tr, add_order))
