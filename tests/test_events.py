@@ -25,7 +25,7 @@ def run(trace: str, **opts) -> tuple[list[dict], object]:
 CASES = [
     (str(SCHED / "b_preemption.trace.jsonl"), {"arrivals": "step"}),
     (str(SCHED / "d_priority.trace.jsonl"), {"arrivals": "step"}),
-    (str(ROOT / "traces" / "multiturn-chat.jsonl"), {"num_blocks": 300}),
+    (str(ROOT / "traces" / "multiturn-chat.jsonl"), {"num_blocks": 600}),
     (str(ROOT / "traces" / "shared-prefix.jsonl"), {"mode": "cache", "num_blocks": 200}),
     # A hybrid model: six sliding-window groups and one full-attention group share the pool.
     (str(ROOT / "traces" / "multiturn-chat.jsonl"), {"model": "gemma-3-27b",
@@ -132,8 +132,8 @@ def test_fast_evict_lines_equal_the_generic_ones():
 
     fast, slow = io.BytesIO(), io.BytesIO()
     trace = str(ROOT / "traces" / "multiturn-chat.jsonl")
-    replay(trace, ReplayOptions(num_blocks=300), JsonlEvents(fast))
-    replay(trace, ReplayOptions(num_blocks=300), Generic(slow))
+    replay(trace, ReplayOptions(num_blocks=600), JsonlEvents(fast))
+    replay(trace, ReplayOptions(num_blocks=600), Generic(slow))
     a, b = fast.getvalue().splitlines()[1:-1], slow.getvalue().splitlines()[1:-1]
     assert sum(1 for x in a if b'"kind":"evict"' in x) > 1000
     assert [json.loads(x) for x in a] == [json.loads(x) for x in b]
