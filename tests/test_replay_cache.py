@@ -27,11 +27,15 @@ def cache(path, **kw):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("num_blocks, hit_rate", [(None, 0.37338), (1954, 0.05587),
-                                                  (7812, 0.18495)])
-def test_mooncake_conversation_matches_vllm(num_blocks, hit_rate):
+@pytest.mark.parametrize("num_blocks, hit_tokens, hit_rate", [
+    (None, 54_063_104, 0.37338),    # room for every block
+    (1954, 8_089_088, 0.05587),     # 1,953 usable blocks (block 0 is the null block)
+    (7813, 26_779_136, 0.18495),    # 7,812 usable blocks
+])
+def test_mooncake_conversation_matches_vllm(num_blocks, hit_tokens, hit_rate):
     s = cache(MOONCAKE, block_size=512, num_blocks=num_blocks)
     assert round(s.hit_rate, 5) == hit_rate
+    assert s.hit_tokens == hit_tokens
     assert s.requests == 12031 and s.rejected == 0
     assert s.prompt_tokens == 144_793_823          # every input_length counted once
 
