@@ -166,3 +166,19 @@ def test_ctrl_c_keeps_a_complete_prefix(tmp_path, monkeypatch):
     finished = [json.loads(x) for x in rq.read_text().splitlines()[:-1]]
     assert sum(1 for r in finished if r["finish_step"] is not None) == 40
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_cache_salt_and_lora_separate_hash_domains(tmp_path):
+    prompt = list(range(1, 65))
+    lines = [{"id": "a", "prompt_token_ids": prompt, "output_length": 1},
+             {"id": "b", "prompt_token_ids": prompt, "output_length": 1, "cache_salt": "x"},
+             {"id": "c", "prompt_token_ids": prompt, "output_length": 1, "cache_salt": "x"},
+             {"id": "d", "prompt_token_ids": prompt, "output_length": 1, "lora": "sql"},
+             {"id": "e", "prompt_token_ids": prompt, "output_length": 1}]
+    p = write(tmp_path, lines)
+    rq = tmp_path / "rq.jsonl"
+    res = invoke(p, "--mode", "cache", "--requests", rq)
+    assert res.exit_code == 0, res.output
+    hits = {r["id"]: r["hit_tokens"] for r in map(json.loads, rq.read_text().splitlines())}
+    # 64 tokens = 4 blocks; the last-token rule leaves 3 to hit, within the same domain only.
+    assert hits == {"a": 0, "b": 0, "c": 48, "d": 0, "e": 48}
