@@ -51,19 +51,19 @@ ModeOpt = Annotated[Mode, typer.Option("--mode", help="engine: vLLM's scheduler 
                                        "cache: one request at a time (lookup, allocate, free).",
                                        rich_help_panel=_R)]
 BlockSizeOpt = Annotated[int | None, typer.Option(
-    "--block-size", help="Tokens per KV block [default: 16, or the trace's config line].",
+    "--block-size", help="Tokens per KV block (default: 16, or the trace's config line).",
     rich_help_panel=_R)]
 NumBlocksOpt = Annotated[int | None, typer.Option(
-    "--num-blocks", help="vLLM's num_gpu_blocks, the null block included [default: engine "
-    "16384; cache: room for every block].", rich_help_panel=_R)]
+    "--num-blocks", help="vLLM's num_gpu_blocks, the null block included (default: engine "
+    "16384; cache: room for every block).", rich_help_panel=_R)]
 WarmupOpt = Annotated[float, typer.Option(
     "--warmup", help="Fraction of requests (arrival order) left out of the hit rate.",
     rich_help_panel=_R)]
 HashAlgoOpt = Annotated[HashAlgo | None, typer.Option(
-    "--hash-algo", help="Block hash (vLLM's prefix_caching_hash_algo) [default: sha256].",
+    "--hash-algo", help="Block hash (vLLM's prefix_caching_hash_algo) (default: sha256).",
     rich_help_panel=_R)]
 PrefixCachingOpt = Annotated[bool | None, typer.Option(
-    "--enable-prefix-caching/--no-enable-prefix-caching", help="[default: on]",
+    "--enable-prefix-caching/--no-enable-prefix-caching", help="Prefix caching (default: on).",
     rich_help_panel=_R, show_default=False)]
 SkipBadOpt = Annotated[bool, typer.Option(
     "--skip-bad", help="Engine mode: skip requests that can never fit (counted as rejected) "
@@ -78,28 +78,29 @@ GpuMemOpt = Annotated[float | None, typer.Option(
     "--gpu-memory-gib", help="With a model: size num_blocks from this much GPU memory.",
     rich_help_panel=_R)]
 MaxNumSeqsOpt = Annotated[int | None, typer.Option(
-    "--max-num-seqs", help="[default: 128]", rich_help_panel=_S, show_default=False)]
+    "--max-num-seqs", help="Requests running at once (default: 128).", rich_help_panel=_S,
+    show_default=False)]
 MaxBatchedOpt = Annotated[int | None, typer.Option(
-    "--max-num-batched-tokens", help="Token budget per step [default: 2048].",
+    "--max-num-batched-tokens", help="Token budget per step (default: 2048).",
     rich_help_panel=_S, show_default=False)]
 MaxModelLenOpt = Annotated[int | None, typer.Option(
-    "--max-model-len", help="Prompts this long or longer are rejected [default: no limit].",
+    "--max-model-len", help="Prompts this long or longer are rejected (default: no limit).",
     rich_help_panel=_S, show_default=False)]
 ThresholdOpt = Annotated[int | None, typer.Option(
     "--long-prefill-token-threshold", help="Cap on one request's tokens per step when others "
-    "wait [default: 0 = off].", rich_help_panel=_S, show_default=False)]
+    "wait (default: 0 = off).", rich_help_panel=_S, show_default=False)]
 PolicyOpt = Annotated[Policy | None, typer.Option(
-    "--policy", help="[default: fcfs]", rich_help_panel=_S, show_default=False)]
+    "--policy", help="Scheduling policy (default: fcfs).", rich_help_panel=_S, show_default=False)]
 WatermarkOpt = Annotated[float | None, typer.Option(
-    "--watermark", help="Fraction of blocks kept free when admitting [default: 0].",
+    "--watermark", help="Fraction of blocks kept free when admitting (default: 0).",
     rich_help_panel=_S, show_default=False)]
 ChunkedOpt = Annotated[bool | None, typer.Option(
-    "--enable-chunked-prefill/--no-enable-chunked-prefill", help="[default: on]",
+    "--enable-chunked-prefill/--no-enable-chunked-prefill", help="Chunked prefill (default: on).",
     rich_help_panel=_S, show_default=False)]
 FullFitOpt = Annotated[bool | None, typer.Option(
     "--full-sequence-must-fit/--no-full-sequence-must-fit",
     help="Admission needs room for the whole prompt (vLLM's scheduler_reserve_full_isl) "
-    "[default: on].", rich_help_panel=_S, show_default=False)]
+    "(default: on).", rich_help_panel=_S, show_default=False)]
 ArrivalsOpt = Annotated[Arrivals, typer.Option(
     "--arrivals", help="timestamp: by trace time on the simulated clock; ignore: all at once; "
     "step: at each request's integer arrival_step.", rich_help_panel=_C)]
