@@ -182,3 +182,17 @@ def test_cache_salt_and_lora_separate_hash_domains(tmp_path):
     hits = {r["id"]: r["hit_tokens"] for r in map(json.loads, rq.read_text().splitlines())}
     # 64 tokens = 4 blocks; the last-token rule leaves 3 to hit, within the same domain only.
     assert hits == {"a": 0, "b": 0, "c": 48, "d": 0, "e": 48}
+
+
+def test_step_arrivals_keep_file_order_within_a_step(tmp_path):
+    # Timestamps say b before a, but with --arrivals step both arrive at step 0 in file order
+    # (as the scheduler oracle adds them), so a is admitted first.
+    p = write(tmp_path, [{"id": "a", "prompt_token_ids": [1] * 20, "output_length": 2,
+                          "timestamp": 9},
+                         {"id": "b", "prompt_token_ids": [2] * 20, "output_length": 2,
+                          "timestamp": 1}])
+    st = tmp_path / "st.jsonl"
+    assert invoke(p, "--arrivals", "step", "--steps", st).exit_code == 0
+    assert list(json.loads(st.read_text().splitlines()[0])["scheduled"]) == ["a", "b"]
+    assert invoke(p, "--steps", st).exit_code == 0          # by timestamp: b arrives first
+    assert list(json.loads(st.read_text().splitlines()[0])["scheduled"]) == ["b"]

@@ -257,7 +257,12 @@ class _Replay:
     def run(self) -> ReplaySummary:
         t0 = time.perf_counter()
         self._header()
-        for pos, tr in enumerate(self.trace.requests):
+        # Arrival order: timestamps (ties in file order), or with --arrivals step each request's
+        # step, in file order within a step (as the scheduler oracle adds them).
+        self.order = self.trace.requests
+        if self.cfg.mode == "engine" and self.cfg.arrivals == "step":
+            self.order = sorted(self.order, key=lambda r: (r.arrival_step, r.index))
+        for pos, tr in enumerate(self.order):
             self.infos[tr.id] = _Info(tr, pos)
         try:
             if self.cfg.mode == "cache":
@@ -375,10 +380,7 @@ class _Replay:
                 max_num_active_seqs=cfg.max_num_active_seqs),
             kvm, tracer=rec, observer=_Observer(self))
         self.sched = sched
-        reqs = self.trace.requests
-        if cfg.arrivals == "step":
-            reqs = sorted(reqs, key=lambda r: r.arrival_step)   # stable: file order within
-        pending = deque(reqs)
+        pending = deque(self.order)
         infos = self.infos
         max_len = cfg.max_model_len
         cost = self.cost
