@@ -117,6 +117,10 @@ def atomic_file(path: str, mode: str = "wb", *, keep_on_interrupt: bool = False)
     """
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
+    # mkstemp makes the file 0600; give the final file the mode a plain open() would (umask).
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
     f = os.fdopen(fd, mode)
     try:
         yield f

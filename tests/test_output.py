@@ -1,0 +1,59 @@
+"""kvcli.output: atomic files (no half-written output, usual permissions) and exit codes."""
+
+import os
+
+import pytest
+import typer
+
+from kvcli import output
+from kvcore.errors import InputError, NoDeviceError
+
+
+def test_atomic_file_renames_when_complete_with_umask_mode(tmp_path):
+    target = tmp_path / "out.jsonl"
+    old = os.umask(0o022)
+    try:
+        with output.atomic_file(str(target)) as f:
+            f.write(b"{}\n")
+            assert not target.exists()  # only the temporary name exists while writing
+    finally:
+        os.umask(old)
+    assert target.read_bytes() == b"{}\n"
+    assert target.stat().st_mode & 0o777 == 0o644
+    assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]
+
+
+def test_atomic_file_leaves_nothing_on_error(tmp_path):
+    target = tmp_path / "out.jsonl"
+    with pytest.raises(InputError):
+        with output.atomic_file(str(target)) as f:
+            f.write(b"half")
+            raise InputError("bad", path="t.jsonl", line=3, field="x")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_atomic_file_keeps_partial_output_on_interrupt_when_asked(tmp_path):
+    target = tmp_path / "events.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        with output.atomic_file(str(target), keep_on_interrupt=True) as f:
+            f.write(b'{"kind":"interrupted"}\n')
+            raise KeyboardInterrupt
+    assert target.read_bytes() == b'{"kind":"interrupted"}\n'
+
+
+@pytest.mark.parametrize(
+    "exc, code",
+    [(InputError("bad", path="t.jsonl", line=3, field="x"), 2), (NoDeviceError("no CUDA"), 3),
+     (KeyboardInterrupt(), 130)],
+)
+def test_run_maps_failures_to_exit_codes_and_one_line(exc, code, capsys):
+    def fail():
+        raise exc
+
+    with pytest.raises(typer.Exit) as info:
+        output.run(fail)
+    assert info.value.exit_code == code
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    if code == 2:
+        assert err.strip() == "error: t.jsonl:3: field 'x': bad"
