@@ -196,3 +196,35 @@ def test_step_arrivals_keep_file_order_within_a_step(tmp_path):
     assert list(json.loads(st.read_text().splitlines()[0])["scheduled"]) == ["a", "b"]
     assert invoke(p, "--steps", st).exit_code == 0          # by timestamp: b arrives first
     assert list(json.loads(st.read_text().splitlines()[0])["scheduled"]) == ["b"]
+
+
+def test_lora_ids_are_stable_across_processes(tmp_path):
+    # BlockStored.lora_id must not depend on Python's per-process string hashing: adapters get
+    # ids 1, 2, ... in order of first appearance in the trace file. Two processes with
+    # different hash seeds write the same vLLM event stream.
+    import os
+    import subprocess
+    import sys
+
+    prompt = list(range(1, 40))
+    p = write(tmp_path, [{"id": "a", "prompt_token_ids": prompt, "output_length": 1,
+                          "lora": "sql"},
+                         {"id": "b", "prompt_token_ids": prompt, "output_length": 1,
+                          "lora": "chat"},
+                         {"id": "c", "prompt_token_ids": prompt[::-1], "output_length": 1,
+                          "lora": "sql"},
+                         {"id": "d", "prompt_token_ids": prompt, "output_length": 1}])
+    outs = []
+    for seed in ("1", "2"):
+        ev = tmp_path / f"ev{seed}.jsonl"
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run([sys.executable, "-c", "import sys; from kvcli.app import main; "
+                        "sys.argv[0] = 'kvcli'; main()", "replay", str(p), "--mode", "cache",
+                        "--events-format", "vllm", "--events", str(ev)],
+                       check=True, env=env, capture_output=True, cwd=ROOT)
+        outs.append(ev.read_bytes())
+    assert outs[0] == outs[1]
+    stored = [e for line in outs[0].splitlines() for e in json.loads(line)["events"]
+              if e["type"] == "BlockStored"]
+    assert [(e["lora_name"], e["lora_id"]) for e in stored] == [
+        ("sql", 1), ("chat", 2), ("sql", 1), (None, None)]

@@ -120,6 +120,12 @@ class _Replay:
         self.step = 0
         self.t_ms = 0.0
         self.request_hit_sum = 0.0
+        # LoRA adapters get ids 1, 2, 3, ... in order of first appearance in the trace file (a
+        # stable `lora_int_id`, which vLLM's BlockStored events carry as `lora_id`).
+        self.lora_ids: dict[str, int] = {}
+        for r in sorted(trace.requests, key=lambda r: r.index):
+            if r.lora is not None and r.lora not in self.lora_ids:
+                self.lora_ids[r.lora] = len(self.lora_ids) + 1
         self._build_manager()
 
     # -- setup -------------------------------------------------------------------------------
@@ -203,7 +209,7 @@ class _Replay:
     def _make_request(self, tr: TraceRequest, add_order: int) -> Request:
         lora = None
         if tr.lora is not None:
-            lora = LoRARequest(tr.lora, abs(hash(tr.lora)) % (1 << 31) + 1)
+            lora = LoRARequest(tr.lora, self.lora_ids[tr.lora])
         return Request(tr.id, tr.prompt_tokens(), self.hasher, arrival_time=float(add_order),
                        priority=tr.priority, max_tokens=tr.output_len, lora_request=lora,
                        cache_salt=tr.cache_salt)
