@@ -74,20 +74,23 @@ class JsonlEvents:
         """Write one event object (override to consume events in-process)."""
         self.out.write(_dumps(obj) + b"\n")
 
-    def evict(self, req: str | None, group: int, block_id: int, block_hash: int) -> None:
-        """One `evict` line. Evictions are most of a long replay's lines (one per reused
-        block), so when nothing overrides `emit` the line is formatted directly; the bytes are
-        what `put` would write (orjson encodes the strings and the float)."""
+    def evict(self, req: str | None, group: int, block_ids: list[int], hashes: list[int]
+              ) -> None:
+        """One `evict` line for the blocks one allocation evicted in one group. Evictions are
+        most of a long replay's lines, so when nothing overrides `emit` the line is formatted
+        directly; the bytes are what `put` would write (orjson encodes the strings, the float
+        and the lists)."""
         if self._held is not None or type(self).emit is not JsonlEvents.emit:
-            self.put("evict", req, group, {"blocks": [block_id], "hashes": [block_hash]})
+            self.put("evict", req, group, {"blocks": block_ids, "hashes": hashes})
             return
         key = (self.step, self._t, req)
         if key != self._evict_key:
             self._evict_key = key
             self._evict_head = (b',"step":%d,"t_ms":%s,"kind":"evict","req":%s,"group":'
                                 % (self.step, _dumps(self._t), _dumps(req)))
-        self.out.write(b'{"seq":%d%s%d,"blocks":[%d],"hashes":[%d]}\n'
-                       % (self.seq, self._evict_head, group, block_id, block_hash))
+        self.out.write(b'{"seq":%d%s%d,"blocks":%s,"hashes":%s}\n'
+                       % (self.seq, self._evict_head, group, _dumps(block_ids),
+                          _dumps(hashes)))
         self.seq += 1
 
     # An admission attempt's block events are held until we know whether it was admitted, so the
@@ -151,34 +154,72 @@ class Recorder:
         self.peak_used = 0
         self.is_counted: Any = lambda req, resumed: not resumed
         self.admit_extra: Any = None   # callable(req) -> dict of extra admit fields
+        # Evictions wait here until the allocation that caused them is reported, then go out
+        # as one `evict` line per group (blocks in eviction order).
+        self._ev_blocks: list[int] = []
+        self._ev_hashes: list[int] = []
+        self._ev_groups: list[int] = []
+        self._ev_req: str | None = None
+
+    def flush(self) -> None:
+        """Write the pending evictions: one line per group, groups in order of first eviction.
+        Called before any other line (the pool reports an allocation's evictions before the
+        allocation itself) and at the end."""
+        blocks, hashes, groups = self._ev_blocks, self._ev_hashes, self._ev_groups
+        if not blocks:
+            return
+        self._ev_blocks, self._ev_hashes, self._ev_groups = [], [], []
+        req = self._ev_req
+        g0 = groups[0]
+        if groups.count(g0) == len(groups):
+            self.sink.evict(req, g0, blocks, hashes)
+            return
+        for g in dict.fromkeys(groups):
+            idx = [i for i, x in enumerate(groups) if x == g]
+            self.sink.evict(req, g, [blocks[i] for i in idx], [hashes[i] for i in idx])
 
     # -- BlockTracer ---------------------------------------------------------------------------
     def on_allocate(self, group: int, block_ids: list[int]) -> None:
         used = self.num_usable - self.pool.free_block_queue.num_free_blocks
         self.peak_used = max(self.peak_used, used)
         if self.sink is not None:
+            if self._ev_blocks:
+                self.flush()
             self.sink.put("allocate", self.req, group, {"blocks": list(block_ids)})
 
     def on_touch(self, group: int, block_ids: list[int], hashes: list[bytes]) -> None:
         used = self.num_usable - self.pool.free_block_queue.num_free_blocks
         self.peak_used = max(self.peak_used, used)
         if self.sink is not None:
+            if self._ev_blocks:
+                self.flush()
             self.sink.put("touch", self.req, group, {"blocks": list(block_ids),
                                                      "hashes": _ints(hashes)})
 
     def on_cache(self, group: int, block_ids: list[int], hashes: list[bytes]) -> None:
         if self.sink is not None:
+            if self._ev_blocks:
+                self.flush()
             self.sink.put("cache", self.req, group, {"blocks": list(block_ids),
                                                      "hashes": _ints(hashes)})
 
     def on_evict(self, group: int, block_id: int, block_hash: bytes) -> None:
         self.evictions += 1
         if self.sink is not None:
-            self.sink.evict(self.req, group, block_id, _from_bytes(block_hash[-8:], "big"))
+            if not self._ev_blocks:
+                self._ev_req = self.req
+            elif self._ev_req != self.req:
+                self.flush()
+                self._ev_req = self.req
+            self._ev_blocks.append(block_id)
+            self._ev_hashes.append(_from_bytes(block_hash[-8:], "big"))
+            self._ev_groups.append(group)
 
     def on_free(self, group: int, block_ids: list[int], freed: list[int],
                 evictable: list[int]) -> None:
         if self.sink is not None:
+            if self._ev_blocks:
+                self.flush()
             self.sink.put("free", self.req, group, {"blocks": list(block_ids),
                                                     "freed": list(freed),
                                                     "evictable": list(evictable)})
@@ -186,6 +227,8 @@ class Recorder:
     # -- scheduler observer ----------------------------------------------------------------------
     def on_admit_attempt(self, req: Any) -> None:
         if self.sink is not None:
+            if self._ev_blocks:
+                self.flush()
             self.sink.hold()
 
     def on_admit(self, req: Any, hit_tokens: int, resumed: bool) -> None:
@@ -194,16 +237,24 @@ class Recorder:
                       "resumed": resumed, "counted": self.is_counted(req, resumed)}
             if self.admit_extra is not None:
                 fields.update(self.admit_extra(req))
+            if self._ev_blocks:
+                self.flush()
             self.sink.release(("admit", req.request_id, None, fields))
 
     def on_admit_failed(self, req: Any) -> None:
         if self.sink is not None:
+            if self._ev_blocks:
+                self.flush()
             self.sink.release()
 
     def on_preempt(self, req: Any, num_computed_tokens: int) -> None:
         if self.sink is not None:
+            if self._ev_blocks:
+                self.flush()
             self.sink.write("preempt", req.request_id, num_computed_tokens=num_computed_tokens)
 
     def on_finish(self, req: Any) -> None:
         if self.sink is not None:
+            if self._ev_blocks:
+                self.flush()
             self.sink.write("finish", req.request_id, output_tokens=req.num_output_tokens)

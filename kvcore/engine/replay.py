@@ -299,6 +299,8 @@ class _Replay:
                 if s.interrupted and info.first_scheduled_step is None and info.rejected is None:
                     continue
                 self.requests_out.write(orjson.dumps(info.line()) + b"\n")
+        if self.jsonl is not None:
+            self.recorder.flush()   # evictions not followed by an allocation (none in a replay)
         if s.interrupted:
             for out in (self.steps_out, self.requests_out):
                 if out is not None:
