@@ -9,6 +9,11 @@ Config keys: ``groups`` (each ``{"type": ...}``, see `kvcore.managers.registry`)
 (16), ``num_blocks`` (1024), ``hash`` (sha256), ``hash_seed`` (kvcli's own: the NONE_HASH seed,
 default ``"vllm-none-hash"``), ``max_model_len`` (32768), ``full_sequence_must_fit`` (true),
 ``kv_events`` (false). Ops: ``new``, ``prefill``, ``decode``, ``free``, ``hashes``, ``summary``.
+
+A model (`with_model`: a preset, a config.json or explicit geometry, as `kvcli config` and the
+replay take them) replaces the script's ``groups`` with the model's KV cache groups (full,
+sliding window, chunked local, Mamba; each at its own block size) and may size ``num_blocks``
+from GPU memory. Precedence: command-line flags, then the script's config, then the defaults.
 """
 
 from __future__ import annotations
@@ -44,6 +49,9 @@ class ScriptConfig:
     max_model_len: int
     full_sequence_must_fit: bool
     kv_events: bool
+    given: frozenset = frozenset()   # the keys the script's config set itself
+    specs: list | None = None        # a model's `KVCacheGroupSpec`s (replace `groups`)
+    model: str | None = None         # where `specs` came from (for people)
 
 
 @dataclass(slots=True)
@@ -152,15 +160,96 @@ def parse_config(obj: Any, path: str, line: int) -> ScriptConfig:
         except ValueError as err:
             raise InputError(str(err), path=path, line=line) from None
     return ScriptConfig(groups, block_size, num_blocks, cfg["hash"], cfg["hash_seed"],
-                        max_model_len, cfg["full_sequence_must_fit"], cfg["kv_events"])
+                        max_model_len, cfg["full_sequence_must_fit"], cfg["kv_events"],
+                        given=frozenset(obj))
 
 
 def load_script(path: str) -> tuple[ScriptConfig, list[Op]]:
     return parse_script(read_text(path), path)
 
 
+def _positive(name: str, v: int | None) -> None:
+    if v is not None and v < 1:
+        raise InputError(f"must be >= 1, got {v}", field=name)
+
+
+GEOMETRY_FLAGS = ("kv_heads", "head_dim", "sliding_window", "sliding_layers",
+                  "attention_chunk_size", "chunked_layers")
+
+
+def with_model(cfg: ScriptConfig, *, model: str | None = None, model_config: str | None = None,
+               layers: int | None = None, gpu_memory_gib: float | None = None,
+               num_blocks: int | None = None, block_size: int | None = None,
+               max_model_len: int | None = None, **geometry) -> ScriptConfig:
+    """`cfg` with the command line's overrides applied (flags beat the script's config).
+
+    Without a model only ``block_size``, ``num_blocks`` and ``max_model_len`` change. With one
+    (``model`` preset, ``model_config`` path, or ``layers`` + ``geometry``: kv_heads, head_dim,
+    sliding_window, sliding_layers, attention_chunk_size, chunked_layers) its KV cache groups
+    replace ``groups`` (sized at ``block_size`` by `kvcore.sizing`, which may raise a group's
+    block size to unify page sizes), ``num_blocks`` comes from ``gpu_memory_gib`` when given,
+    and ``max_model_len`` is the model's unless the flag or the script sets it. Raises
+    `InputError` (exit 2) for a combination that makes no sense.
+    """
+    for name, v in (("block-size", block_size), ("num-blocks", num_blocks),
+                    ("max-model-len", max_model_len)):
+        _positive(name, v)
+    extra = [k for k in GEOMETRY_FLAGS if geometry.get(k) is not None]
+    if extra and layers is None:
+        flag = "--" + extra[0].replace("_", "-")
+        raise InputError(f"{flag} describes a model's layers: give it with --layers "
+                         "(and --kv-heads --head-dim), or use --model", field=flag[2:])
+    has_model = model is not None or model_config is not None or layers is not None
+    if gpu_memory_gib is not None and not has_model:
+        raise InputError("needs a model (--model, --model-config or --layers ...) to size "
+                         "num_blocks from", field="gpu-memory-gib")
+    if gpu_memory_gib is not None and num_blocks is not None:
+        raise InputError("give --num-blocks or --gpu-memory-gib, not both", field="num-blocks")
+    if block_size is not None:
+        cfg.block_size = block_size
+    if num_blocks is not None:
+        cfg.num_blocks = num_blocks
+    if max_model_len is not None:
+        cfg.max_model_len = max_model_len
+    if not has_model:
+        return cfg
+    from kvcore.sizing.resolve import resolve_kv_cache_config
+
+    keep_len = max_model_len is not None or "max_model_len" in cfg.given
+    res = resolve_kv_cache_config(
+        model, model_config=model_config, layers=layers,
+        gpu_memory_gib=gpu_memory_gib, block_size=cfg.block_size,
+        max_model_len=cfg.max_model_len if keep_len else None, max_concurrent_batches=1,
+        num_blocks=None if gpu_memory_gib is not None else cfg.num_blocks,
+        check_memory=False, **{k: geometry.get(k) for k in GEOMETRY_FLAGS})
+    cfg.specs = list(res.config.kv_cache_groups)
+    cfg.groups = [group_config(g.kv_cache_spec) for g in cfg.specs]
+    cfg.num_blocks = res.config.num_blocks
+    cfg.max_model_len = res.ctx.max_model_len
+    cfg.model = model or model_config or "custom geometry"
+    return cfg
+
+
+def group_config(spec) -> dict:
+    """An op-script-style description of a group spec: type, block size, window or chunk."""
+    from kvcore.specs import kind_of
+
+    first = getattr(spec, "first_spec", spec)   # uniform-type groups: their first layer's spec
+    d: dict[str, Any] = {"type": kind_of(spec), "block_size": spec.block_size}
+    for key in ("sliding_window", "attention_chunk_size"):
+        if getattr(first, key, None):
+            d[key] = getattr(first, key)
+    return d
+
+
 def build_manager(cfg: ScriptConfig, tracer=None) -> KVCacheManager:
-    """The manager the oracle builds: one pool, every group at ``block_size``."""
+    """The manager the oracle builds: one pool, every group at ``block_size``; with a model's
+    groups, each at its own block size (block hashes at their gcd, scheduling at their lcm)."""
+    if cfg.specs is not None:
+        return KVCacheManager(KVCacheConfig(cfg.num_blocks, list(cfg.specs)), cfg.max_model_len,
+                              max_in_flight_tokens=cfg.max_model_len, enable_caching=True,
+                              log_stats=True, enable_kv_cache_events=cfg.kv_events,
+                              tracer=tracer)
     groups = [KVCacheGroupSpec((f"layer{i}",), spec_from_group_config(g, cfg.block_size))
               for i, g in enumerate(cfg.groups)]
     return KVCacheManager(KVCacheConfig(cfg.num_blocks, groups), cfg.max_model_len,
@@ -214,7 +303,7 @@ class ScriptRunner:
         self.cfg = cfg
         self.path = path
         self.mgr = build_manager(cfg, tracer)
-        self.hasher = BlockHasher(cfg.block_size, cfg.hash, cfg.hash_seed)
+        self.hasher = BlockHasher(self.mgr.hash_block_size, cfg.hash, cfg.hash_seed)
         self.reqs: dict[str, Request] = {}
         self.num_groups = len(cfg.groups)
         self.totals = {"new": 0, "admitted": 0, "rejected": 0, "hit_tokens": 0,
@@ -388,4 +477,5 @@ __all__ = [
     "read_text",
     "run_ops",
     "run_text",
+    "with_model",
 ]

@@ -3,11 +3,57 @@
 Prints one JSON line per op and a summary, exactly as the oracle (the real vLLM 0.33) does;
 ``--view`` renders the same run for a person (per op: each group's block table, hits, newly
 allocated, cached and evicted blocks, the free count).
+
+``--model`` / ``--model-config`` / ``--gpu-memory-gib`` are the replay's own declarations
+(`kvcli.commands.replay`), shown here under a "Model" panel; with a model its KV cache groups
+replace the script's ``groups`` (see `kvcore.script.with_model`).
 """
 
 from __future__ import annotations
 
+import copy
+from typing import Annotated, get_args
+
 import typer
+
+from kvcli.commands.replay import GpuMemOpt, ModelConfigOpt, ModelOpt
+
+_M = "Model (replaces the script's groups; flags override the script's config)"
+
+
+def _in_panel(alias, panel: str = _M):
+    """The replay's option declaration `alias`, shown under this command's panel."""
+    kind, info = get_args(alias)
+    info = copy.copy(info)
+    info.rich_help_panel = panel
+    return Annotated[kind, info]
+
+
+def _opt(kind, flag: str, help_text: str):
+    return Annotated[kind, typer.Option(flag, help=help_text, rich_help_panel=_M,
+                                        show_default=False)]
+
+
+ScriptModelOpt = _in_panel(ModelOpt)
+ScriptModelConfigOpt = _in_panel(ModelConfigOpt)
+ScriptGpuMemOpt = _in_panel(GpuMemOpt)
+ScriptBlockSizeOpt = _opt(int | None, "--block-size", "Tokens per block (overrides the "
+                          "script's block_size; default 16).")
+ScriptNumBlocksOpt = _opt(int | None, "--num-blocks", "Blocks in the pool, the null block "
+                          "included (overrides the script's num_blocks; default 1024).")
+ScriptMaxLenOpt = _opt(int | None, "--max-model-len", "Overrides the script's max_model_len "
+                       "(default 32768, or the model's).")
+LayersOpt = _opt(int | None, "--layers", "Explicit geometry instead of a preset: layers "
+                 "(with --kv-heads --head-dim).")
+KvHeadsOpt = _opt(int | None, "--kv-heads", "Explicit geometry: KV heads.")
+HeadDimOpt = _opt(int | None, "--head-dim", "Explicit geometry: head size.")
+SlidingWindowOpt = _opt(int | None, "--sliding-window", "Explicit geometry: window (tokens).")
+SlidingLayersOpt = _opt(str | None, "--sliding-layers", "Which layers slide: '5:1' or "
+                        "'0,2,4-9' (default: all).")
+ChunkOpt = _opt(int | None, "--attention-chunk-size", "Explicit geometry: chunked-local "
+                "attention chunk (tokens).")
+ChunkedLayersOpt = _opt(str | None, "--chunked-layers", "Which layers are chunked-local "
+                        "(default: all).")
 
 
 def register(app: typer.Typer) -> None:
@@ -18,16 +64,39 @@ def register(app: typer.Typer) -> None:
         hash_seed: str | None = typer.Option(
             None, "--hash-seed", help="NONE_HASH seed (overrides the script's hash_seed; default "
             "'vllm-none-hash' for every hash function; PYTHONHASHSEED is ignored)."),
+        model: ScriptModelOpt = None,
+        model_config: ScriptModelConfigOpt = None,
+        gpu_memory_gib: ScriptGpuMemOpt = None,
+        block_size: ScriptBlockSizeOpt = None,
+        num_blocks: ScriptNumBlocksOpt = None,
+        max_model_len: ScriptMaxLenOpt = None,
+        layers: LayersOpt = None,
+        kv_heads: KvHeadsOpt = None,
+        head_dim: HeadDimOpt = None,
+        sliding_window: SlidingWindowOpt = None,
+        sliding_layers: SlidingLayersOpt = None,
+        attention_chunk_size: ChunkOpt = None,
+        chunked_layers: ChunkedLayersOpt = None,
     ) -> None:
-        """Replay an op script (the oracle's contract) and print one JSON line per op."""
+        """Replay an op script (the oracle's contract) and print one JSON line per op.
+
+        With --model (or --model-config, or --layers ...) the model's KV cache groups replace
+        the script's groups, e.g. `kvcli script ops.jsonl --model gpt-oss-20b --num-blocks 64`.
+        """
         from kvcli import output
 
         def go() -> None:
-            from kvcore.script import load_script, run_ops
+            from kvcore.script import load_script, run_ops, with_model
 
             cfg, op_list = load_script(ops)
             if hash_seed is not None:
                 cfg.hash_seed = hash_seed
+            with_model(cfg, model=model, model_config=model_config, layers=layers,
+                       gpu_memory_gib=gpu_memory_gib, num_blocks=num_blocks,
+                       block_size=block_size, max_model_len=max_model_len, kv_heads=kv_heads,
+                       head_dim=head_dim, sliding_window=sliding_window,
+                       sliding_layers=sliding_layers, attention_chunk_size=attention_chunk_size,
+                       chunked_layers=chunked_layers)
             if view:
                 output.emit(script_view(cfg, op_list, ops), as_json=False)
                 return
@@ -88,9 +157,17 @@ def script_view(cfg, op_list, path: str):
         data.append({"op": res, **{k: v for k, v in got.items()}})
     summary = runner.summary()
     st = summary["prefix_cache_stats"]
-    groups = ", ".join(g["type"] + (f" W={g['sliding_window']}" if "sliding_window" in g else "")
-                       for g in cfg.groups)
-    title = (f"{path}: {groups}; block size {cfg.block_size}, {cfg.num_blocks} blocks "
+    def describe(g: dict) -> str:
+        extra = (f" W={g['sliding_window']}" if "sliding_window" in g else
+                 f" chunk={g['attention_chunk_size']}" if "attention_chunk_size" in g else "")
+        if cfg.specs is not None:
+            extra += f" bs={g['block_size']}"
+        return g["type"] + extra
+
+    groups = ", ".join(describe(g) for g in cfg.groups)
+    size = "" if cfg.specs is not None else f"block size {cfg.block_size}, "
+    model = f" ({cfg.model})" if cfg.model else ""
+    title = (f"{path}: {groups}{model}; {size}{cfg.num_blocks} blocks "
              f"(block 0 = null, shown as -)")
     ops_table = Table(title, ("#", "op", "result", "hit", "allocated", "cached", "evicted",
                               "freed", "free", "block table (per group)" if n > 1 else "block table"),
