@@ -89,6 +89,7 @@ def test_event_invariants(trace, opts):
             admitted_once.add(e["req"])
             assert len(e["prompt_hashes"]) == len(header["groups"])
             assert len(e["prompt_hashes"][0]) == e["prompt_tokens"] // bs or e["resumed"]
+            assert len(e["first_tokens"][0]) == -(-e["prompt_tokens"] // bs) or e["resumed"]
     # One evict line per allocation per group: a run of evict lines (distinct groups, one
     # request) comes right before the allocate that reused those blocks.
     i = 0

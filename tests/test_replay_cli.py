@@ -218,8 +218,8 @@ def test_lora_ids_are_stable_across_processes(tmp_path):
     for seed in ("1", "2"):
         ev = tmp_path / f"ev{seed}.jsonl"
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        subprocess.run([sys.executable, "-c", "import sys; from kvcli.app import main; "
-                        "sys.argv[0] = 'kvcli'; main()", "replay", str(p), "--mode", "cache",
+        code = "import sys; from kvcli.app import main; sys.argv[0] = 'kvcli'; main()"
+        subprocess.run([sys.executable, "-c", code, "replay", str(p), "--mode", "cache",
                         "--events-format", "vllm", "--events", str(ev)],
                        check=True, env=env, capture_output=True, cwd=ROOT)
         outs.append(ev.read_bytes())

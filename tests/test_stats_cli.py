@@ -191,8 +191,9 @@ def test_plot_writes_pngs(small_trace, tmp_path):
 
 def test_miss_classes_on_a_real_replay(tmp_path):
     # cache mode, block size 4: A computes 8 tokens; B repeats them (the last-token rule leaves
-    # 4 hit, 4 missed); C repeats them under a cache salt (other hashes; the replay gives no
-    # content_hashes, so: unknown); D shares A's first block then 5 new tokens (4 cold, 1 partial)
+    # 4 hit, 4 missed); C repeats them under a cache salt (other hashes; the replay's
+    # content_hashes show the plain ones cached: domain); D shares A's first block then 5 new
+    # tokens (4 cold: block 1 starts with 50, A's with 5; 1 partial tail)
     reqs = [{"prompt_token_ids": list(range(1, 9)), "output_length": 1},
             {"prompt_token_ids": list(range(1, 9)), "output_length": 1},
             {"prompt_token_ids": list(range(1, 9)), "output_length": 1, "cache_salt": "x"},
@@ -204,5 +205,35 @@ def test_miss_classes_on_a_real_replay(tmp_path):
     assert summary["hit_tokens"] == 4 + 4
     r = stats_json(str(events))
     assert r["misses"]["tokens"] == {"cold": 8 + 4, "evicted": 0, "partial_block": 1,
-                                     "last_token": 4, "window": 0, "domain": 0, "unknown": 8}
+                                     "last_token": 4, "window": 0, "domain": 8, "unknown": 0}
     assert r["misses"]["requests"]["last_token"] == 1
+
+
+def test_domain_misses_on_a_real_replay(tmp_path):
+    # cache mode, block size 4, the same 8 tokens five times: A plain (cold x2); B under LoRA
+    # "sql", C under salt "x", D under salt "y": never cached in their own domains, but the
+    # content was (content_hashes) -> domain x2 each; E under "sql" again: hit 4, and its last
+    # block is cached in its domain -> last_token.
+    toks = list(range(1, 9))
+    reqs = [{"prompt_token_ids": toks, "output_length": 1},
+            {"prompt_token_ids": toks, "output_length": 1, "lora": "sql"},
+            {"prompt_token_ids": toks, "output_length": 1, "cache_salt": "x"},
+            {"prompt_token_ids": toks, "output_length": 1, "cache_salt": "y"},
+            {"prompt_token_ids": toks, "output_length": 1, "lora": "sql"}]
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("".join(json.dumps(r) + "\n" for r in reqs))
+    events = tmp_path / "ev.jsonl"
+    summary = replay_json(str(trace), events, "--mode", "cache", "--block-size", "4")
+    assert summary["hit_tokens"] == 4
+    admits = [e for e in map(json.loads, events.read_text().splitlines())
+              if e.get("kind") == "admit"]
+    plain = admits[0]["prompt_hashes"]
+    assert "content_hashes" not in admits[0]
+    assert all(a["content_hashes"] == plain and a["prompt_hashes"] != plain for a in admits[1:])
+    assert [a["hash_domain"] for a in admits] == [None, "lora=sql", "salt=x", "salt=y",
+                                                  "lora=sql"]
+    assert all(a["first_tokens"] == [[1, 5]] for a in admits)
+    m = stats_json(str(events))["misses"]
+    assert m["tokens"] == {"cold": 8, "evicted": 0, "partial_block": 0, "last_token": 4,
+                           "window": 0, "domain": 24, "unknown": 0}
+    assert m["requests"]["domain"] == 3

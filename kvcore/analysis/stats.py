@@ -14,7 +14,7 @@ from kvcore.analysis.stats_dist import Series
 from kvcore.analysis.stats_eviction import EvictionStats
 from kvcore.analysis.stats_history import EvictedHashes
 from kvcore.analysis.stats_memory import MemoryStats
-from kvcore.analysis.stats_misses import MissStats, attribute
+from kvcore.analysis.stats_misses import MissStats, attribute, remember_admission
 from kvcore.analysis.stats_preemption import PreemptionStats
 from kvcore.analysis.stats_reuse import ReuseStats
 
@@ -138,6 +138,9 @@ class StatsCollector:
             self.pre.resumed_hit_tokens += hit
             self.pre.resumed_prompt_tokens += prompt
         if not ev["counted"]:
+            if not ev.get("resumed"):
+                ref = self.ref_group
+                remember_admission(ev, hit, ref, self.group_bs[ref], self.miss)
             return
         self.admissions += 1
         self.reuse.admit(prompt, hit, ev["t_ms"])

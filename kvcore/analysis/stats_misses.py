@@ -12,6 +12,15 @@ else group 0) plus its partial tail. Reasons, checked in this order for each mis
   earlier block of the chain was evicted); ``by_evictor`` says which requests evicted it.
 * ``domain``: never cached under this hash, but the same content was cached under another hash
   domain (LoRA / cache salt).
+* ``partial_block``: never cached under this hash, but an earlier prompt (any admission, warm-up
+  included) had the same tokens up to and including this block's first token and then either
+  ended inside the block or went on differently: a shared prefix that ends inside a block
+  cannot be hit, since only full blocks are hashed. Decided by the key (hash of the block
+  before, or the hash domain's root for block 0; first token of the block), recorded for every
+  missed block and partial tail of every admission (`BlockKeys`), whose value is the hash of the
+  first block seen under it: a different hash (or a tail) means `partial_block`; the same hash
+  means the same block was seen but never cached (e.g. still being computed) and stays `cold`.
+  Needs `admit.first_tokens`.
 * ``cold``: never seen.
 * ``unknown``: the stream's `admit` has no `prompt_hashes`, or the request has a hash domain
   but no `content_hashes` and the block was never cached in its domain (see
@@ -23,13 +32,58 @@ shared inside a block cannot be hit, since only full blocks are hashed.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 
 from kvcore.analysis.stats_dist import Dist
+from kvcore.analysis.stats_history import EvictedHashes
 
 _RID_MASK = (1 << 32) - 1  # evicted[g][h] packs (evict step << 32) | evicting request index
 
 REASONS = ("cold", "evicted", "partial_block", "last_token", "window", "domain", "unknown")
+
+_M64 = (1 << 64) - 1
+_FP = (1 << 62) - 1      # a block's value in `BlockKeys`: the low 62 bits of its hash
+_TAIL = 1 << 62          # ... or this for a partial tail
+
+
+class BlockKeys(EvictedHashes):
+    """(parent hash, first token) key -> the first block seen under it (`_FP` bits of its hash,
+    or `_TAIL`). The same compact dict + sorted-array store as the evicted history."""
+
+
+def _root(domain: str | None) -> int:
+    """The parent of block 0 in a key: 0, or a digest of the hash domain (stable across runs)."""
+    if domain is None:
+        return 0
+    return int.from_bytes(hashlib.blake2b(domain.encode(), digest_size=8).digest(), "big")
+
+
+def block_keys(ev: dict, ref: int, hashes: list[int], start: int
+               ) -> tuple[list[int], list[int]] | None:
+    """Keys and values of the prompt blocks from `start` on (full blocks, then the partial
+    tail), or None when the `admit` carries no `first_tokens`."""
+    ft = ev.get("first_tokens")
+    if not ft or len(ft) <= ref or ft[ref] is None:
+        return None
+    toks = ft[ref]
+    n_full = len(hashes)
+    if len(toks) not in (n_full, n_full + 1):
+        raise ValueError(f"first_tokens[{ref}] has {len(toks)} entries for {n_full} full blocks")
+    keys = []
+    vals = []
+    for i in range(start, len(toks)):
+        parent = hashes[i - 1] if i else _root(ev.get("hash_domain"))
+        keys.append(hash((parent, toks[i])) & _M64)
+        vals.append(hashes[i] & _FP if i < n_full else _TAIL)
+    return keys, vals
+
+
+def remember(seen: BlockKeys, keys: list[int], vals: list[int], found: list) -> None:
+    """Record the keys not seen before (`found`: `seen.get_many(keys)`)."""
+    for k, v, f in zip(keys, vals, found):
+        if f is None:
+            seen[k] = v
 
 
 class MissStats:
@@ -40,6 +94,7 @@ class MissStats:
         self.per_request = Dist()            # missed tokens per counted request
         self.by_evictor: Counter = Counter()
         self.domain_content: list[set] = []  # per group: content hashes requested under a domain
+        self.seen = BlockKeys()              # (parent, first token) keys, reference group
 
     def record(self, counts: dict[str, int], bs: int, tail: int) -> None:
         missed = tail
@@ -51,7 +106,8 @@ class MissStats:
                 missed += n * bs
         if tail:
             self.tokens["partial_block"] += tail
-            self.requests["partial_block"] += 1
+            if not counts.get("partial_block"):
+                self.requests["partial_block"] += 1
         self.per_request.add(missed)
 
     def to_json(self, top: int, evictor_names) -> dict:
@@ -89,6 +145,9 @@ def attribute(ev: dict, hit_tokens: int, ref: int, bs: int, cached: list[dict],
     c_ref = cached[ref]
     e_ref = evicted[ref]
     was_evicted = e_ref.get_many(hashes[hit_blocks:])
+    kv = block_keys(ev, ref, hashes, hit_blocks)
+    if kv is not None:
+        seen_before = stats.seen.get_many(kv[0])
     if domain is not None and content:
         content_evicted = e_ref.get_many(content[ref][hit_blocks:])
     for i in range(hit_blocks, n_full):
@@ -112,6 +171,8 @@ def attribute(ev: dict, hit_tokens: int, ref: int, bs: int, cached: list[dict],
                 seen_plain = ch in c_ref or content_evicted[i - hit_blocks] is not None
             if (ch != h and seen_plain) or ch in stats.domain_content[ref]:
                 reason = "domain"
+            elif kv is not None and seen_before[i - hit_blocks] not in (None, h & _FP):
+                reason = "partial_block"
             elif domain is not None and not content:
                 reason = "unknown"        # another domain may hold it: content_hashes missing
             else:
@@ -121,4 +182,17 @@ def attribute(ev: dict, hit_tokens: int, ref: int, bs: int, cached: list[dict],
         for g, chs in enumerate(content):
             if chs is not None:
                 stats.domain_content[g].update(chs)
+    if kv is not None:
+        remember(stats.seen, kv[0], kv[1], seen_before)
     stats.record(counts, bs, tail)
+
+
+def remember_admission(ev: dict, hit_tokens: int, ref: int, bs: int, stats: MissStats) -> None:
+    """Record the block keys of an admission left out of the hit rate (warm-up)."""
+    ph = ev.get("prompt_hashes")
+    if ph is None or len(ph) <= ref or ph[ref] is None:
+        return
+    hashes = ph[ref]
+    kv = block_keys(ev, ref, hashes, min(hit_tokens // bs, len(hashes)))
+    if kv is not None:
+        remember(stats.seen, kv[0], kv[1], stats.seen.get_many(kv[0]))

@@ -192,11 +192,24 @@ class _Replay:
             domain = ";".join(p for p in (f"lora={tr.lora}" if tr.lora is not None else "",
                                           f"salt={tr.cache_salt}" if tr.cache_salt is not None
                                           else "") if p)
-        hashes = _ints(req.block_hashes[:req.num_prompt_tokens // hbs])
+        n_prompt = req.num_prompt_tokens
+        hashes = _ints(req.block_hashes[:n_prompt // hbs])
+        # The first token of every prompt block (the partial tail included): with the hash of
+        # the block before, it keys "a shared prefix that ends inside this block".
+        first = req.all_token_ids[0:n_prompt:hbs]
         # Per group at the group's block size; groups hashed at a coarser size give null.
-        per_group = [hashes if g["block_size"] == hbs else None for g in self.groups]
-        return {"prompt_hashes": per_group,
-                "hash_domain": domain}
+        same = [g["block_size"] == hbs for g in self.groups]
+        out = {"prompt_hashes": [hashes if x else None for x in same],
+               "hash_domain": domain,
+               "first_tokens": [first if x else None for x in same]}
+        if domain is not None and self.hasher is not None:
+            # The same blocks with no LoRA / salt (no extra keys): lets a consumer tell "cached
+            # in another hash domain" from "never seen".
+            plain = Request(req.request_id, tr.prompt_tokens()[:n_prompt - n_prompt % hbs],
+                            self.hasher)
+            content = _ints(plain.block_hashes)
+            out["content_hashes"] = [content if x else None for x in same]
+        return out
 
     def _header(self) -> None:
         if self.jsonl is not None:
