@@ -23,8 +23,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from kvcore.analysis.curve_exact import Task, run_tasks
-from kvcore.analysis.curve_input import RULES, build_input
+from kvcore.analysis.curve_fastread import MOONCAKE_BLOCK, read_hash_id_trace
+from kvcore.analysis.curve_input import RULES, build_input, chained_input, warmup_start
 from kvcore.analysis.curve_onepass import one_pass
 from kvcore.analysis.policies import POLICIES
 from kvcore.errors import InputError
@@ -198,15 +198,25 @@ def compute_curve(trace_path: str, opts: CurveOptions, *, trace=None,
                   advance: Callable[[int], None] | None = None,
                   on_total: Callable[[int], None] | None = None) -> CurveResult:
     """Read the trace and compute the curve. Bad input raises `InputError` (exit 2)."""
-    from kvcore.traces import read_trace
-
     check_options(opts)
-    if trace is None:
-        trace = read_trace(trace_path)
-    bs = opts.block_size
-    if bs is None:
-        bs = next((r.trace_block_size for r in trace.requests if r.trace_block_size), 16)
-    inp = build_input(trace.requests, rule=opts.rule, block_size=bs, warmup=opts.warmup)
+    inp = None
+    if trace is None and opts.block_size in (None, MOONCAKE_BLOCK):
+        # A plain Mooncake file: arrays straight from the bytes, no per-request objects.
+        arrays = read_hash_id_trace(trace_path)
+        if arrays is not None:
+            bs = arrays.trace_block_size
+            inp = chained_input(arrays.ids, arrays.lens, arrays.num_tokens, opts.rule, bs)
+            if inp is not None:
+                inp.first_counted = warmup_start(inp.num_requests, opts.warmup)
+    if inp is None:
+        if trace is None:
+            from kvcore.traces import read_trace
+
+            trace = read_trace(trace_path)
+        bs = opts.block_size
+        if bs is None:
+            bs = next((r.trace_block_size for r in trace.requests if r.trace_block_size), 16)
+        inp = build_input(trace.requests, rule=opts.rule, block_size=bs, warmup=opts.warmup)
     lru = one_pass(inp)
     lo, hi = lru.exact_min, lru.exact_max
     ceiling_cap = max(lru.ceiling_capacity, 1)
@@ -218,19 +228,30 @@ def compute_curve(trace_path: str, opts: CurveOptions, *, trace=None,
     caps = sorted(set(caps))
 
     points: list[CurvePoint] = []
-    tasks: list[Task] = []
+    tasks: list[tuple[str, str, int]] = []   # (kind, policy, capacity) for curve_exact
     for policy in opts.policies:
         for c in caps:
             if policy == "lru" and lru.is_exact(c):
                 points.append(CurvePoint("lru", c, lru.hit_rate(c), lru.hit_tokens(c),
                                          lru.total_tokens, 0, "one-pass", bs))
             elif policy == "lru" and opts.rule == "vllm":
-                tasks.append(Task("replay", "lru", c))
+                tasks.append(("replay", "lru", c))
             else:
-                tasks.append(Task("simulation", policy, c))
+                tasks.append(("simulation", policy, c))
     if on_total is not None:
         on_total(len(tasks))
-    for r in run_tasks(tasks, inp, trace, opts.warmup, opts.jobs, advance or (lambda n=1: None)):
+    exact = []
+    if tasks:
+        # Imported only when needed: the policies and the replay cost start-up time.
+        from kvcore.analysis.curve_exact import Task, run_tasks
+
+        if trace is None and any(kind == "replay" for kind, _, _ in tasks):
+            from kvcore.traces import read_trace
+
+            trace = read_trace(trace_path)   # replays run on trace requests
+        exact = run_tasks([Task(*t) for t in tasks], inp, trace, opts.warmup, opts.jobs,
+                          advance or (lambda n=1: None))
+    for r in exact:
         t = r.task
         rate = r.hit_tokens / r.prompt_tokens if r.prompt_tokens else None
         points.append(CurvePoint(t.policy, t.capacity, rate, r.hit_tokens, r.prompt_tokens,
@@ -254,7 +275,7 @@ def compute_curve(trace_path: str, opts: CurveOptions, *, trace=None,
             ks[f"{round(f * 100)}"] = k
         knees[policy] = ks
         knee_method[policy] = "one-pass" if exact else "points"
-    return CurveResult(trace=trace.path, rule=opts.rule, block_size=bs, warmup=opts.warmup,
+    return CurveResult(trace=trace_path if trace is None else trace.path, rule=opts.rule, block_size=bs, warmup=opts.warmup,
                        requests=inp.num_requests,
                        counted_requests=inp.num_requests - inp.first_counted,
                        distinct_blocks=inp.num_keys, ceiling=ceiling,

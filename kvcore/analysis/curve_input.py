@@ -126,6 +126,16 @@ def _chained_ids(requests: list, rule: str, bs: int) -> CurveInput | None:
     lens = np.fromiter((len(r.hash_ids) for r in requests), dtype=np.int64, count=len(requests))
     ids = np.array(list(itertools.chain.from_iterable(r.hash_ids for r in requests)),
                    dtype=np.int64)
+    return chained_input(ids, lens, n_tok, rule, bs)
+
+
+def chained_input(ids: np.ndarray, lens: np.ndarray, n_tok: np.ndarray, rule: str,
+                  bs: int) -> CurveInput | None:
+    """`CurveInput` straight from trace block ids (engine block size = trace block size):
+    request r has ids ``ids[sum(lens[:r]):][:lens[r]]`` and ``n_tok[r]`` prompt tokens. None when
+    some id follows two different parents (its id alone does not name its prefix)."""
+    if len(n_tok) == 0:
+        return None
     starts = np.concatenate(([0], np.cumsum(lens)))
     parent = np.concatenate(([-1], ids[:-1]))
     parent[starts[:-1][lens > 0]] = -1
