@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import typer
 
+from kvcli import lean_typer
 from kvcli.commands import bench, config, curve, gen, replay, script, stats
+
+lean_typer.install()   # plain option values converted without pydantic (~0.2 s a process)
 
 app = typer.Typer(
     name="kvcli",
