@@ -134,3 +134,13 @@ def test_block_size_constant_is_the_trace_readers():
     from kvcore.traces.formats import MOONCAKE_BLOCK as READER_BLOCK
 
     assert MOONCAKE_BLOCK == READER_BLOCK
+
+
+def test_stable_order_equals_a_stable_argsort():
+    from kvcore.analysis.curve_input import stable_order
+
+    rng = np.random.default_rng(7)
+    for keys in (rng.integers(0, 50, 1000), rng.integers(0, 1 << 40, 1000),
+                 np.array([3, 1, 3, 0, 1, 3]), np.array([5, -1, 5, 2]),   # negative: fallback
+                 np.array([1 << 61, 0, 1 << 61]), np.zeros(0, dtype=np.int64)):
+        assert stable_order(keys).tolist() == np.argsort(keys, kind="stable").tolist()

@@ -67,6 +67,21 @@ class CurveInput:
         return self.keys[self.starts[r]:self.starts[r + 1]].tolist()
 
 
+def stable_order(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` for non-negative integer keys, computed as a plain
+    sort of ``key * n + index`` (numpy sorts int64 values several times faster than it
+    argsorts them stably: ~3 ms against ~40 ms for 300k keys). Falls back to the stable argsort
+    when a key is negative or the product could overflow."""
+    n = len(keys)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    if int(keys.min()) < 0 or int(keys.max()) >= (1 << 62) // n:
+        return np.argsort(keys, kind="stable")
+    packed = keys.astype(np.int64) * n + np.arange(n, dtype=np.int64)
+    packed.sort()
+    return packed % n
+
+
 def warmup_start(num_requests: int, warmup: float) -> int:
     """Index of the first counted request: the first ``floor(R * warmup)`` only warm the cache."""
     return int(num_requests * warmup)
@@ -139,7 +154,7 @@ def chained_input(ids: np.ndarray, lens: np.ndarray, n_tok: np.ndarray, rule: st
     starts = np.concatenate(([0], np.cumsum(lens)))
     parent = np.concatenate(([-1], ids[:-1]))
     parent[starts[:-1][lens > 0]] = -1
-    order = np.lexsort((parent, ids))
+    order = stable_order(ids)      # equal ids in file order: their parents must agree
     same_id = ids[order[1:]] == ids[order[:-1]]
     if np.any(same_id & (parent[order[1:]] != parent[order[:-1]])):
         return None

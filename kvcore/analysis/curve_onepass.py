@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kvcore.analysis.curve_input import CurveInput
+from kvcore.analysis.curve_input import CurveInput, stable_order
 
 TABLE_ENTRIES = 1 << 20   # size bound of _count_before's prefix table
 
@@ -120,7 +120,7 @@ def stack_distances(inp: CurveInput) -> np.ndarray:
     pos = s + starts[req + 1] - 1 - np.arange(n, dtype=np.int64)   # tail touched first
     tkeys = np.empty(n, dtype=np.int64)
     tkeys[pos] = keys
-    order = np.argsort(tkeys, kind="stable")
+    order = stable_order(tkeys)
     same = tkeys[order[1:]] == tkeys[order[:-1]]
     prev = np.full(n, -1, dtype=np.int64)
     nxt = np.full(n, n, dtype=np.int64)
@@ -172,7 +172,7 @@ def one_pass(inp: CurveInput) -> OnePass:
     runmax = np.maximum.accumulate(capped + req * span) - req * span
     counted = (req >= inp.first_counted) & (runmax < span - 1)
     d = runmax[counted]
-    order = np.argsort(d, kind="stable")
+    order = stable_order(d)
     cum = np.concatenate(([0], np.cumsum(inp.weights[counted][order])))
     total = int(inp.num_tokens[inp.first_counted:].sum())
     return OnePass(depth_sorted=d[order], cum_hits=cum, total_tokens=total,
