@@ -228,14 +228,21 @@ class BlockPool:
         q = self.free_block_queue
         if num_blocks > q.num_free_blocks:
             raise ValueError(f"Cannot get {num_blocks} free blocks from the pool")
-        if not self.enable_caching or self.enable_kv_cache_events or self.tracer is not None:
+        tracer = self.tracer
+        if not self.enable_caching or self.enable_kv_cache_events or (
+                tracer is not None and not hasattr(tracer, "on_evict_many")):
             ret = q.popleft_n(num_blocks)
             for blk in ret:
                 if blk.block_hash is not None and self.enable_caching:
                     self._drop_hash(blk)  # lazy eviction happens here
                 blk.ref_cnt = 1
             return ret
-        # The same, with popleft_n and the map's pop inlined (the hottest loop of all).
+        # The same, with popleft_n and the map's pop inlined (the hottest loop of all). A
+        # tracer with the batch form `on_evict_many(groups, block_ids, hashes)` hears of all
+        # this call's evictions at once, in eviction order (the same calls `on_evict` would get).
+        evicted: list[int] | None = [] if tracer is not None else None
+        ev_hashes: list[bytes] = []
+        ev_groups: list[int] = []
         maps = self.cached_block_hash_to_block._maps
         head = q.fake_free_list_head
         blk = head.next_free_block
@@ -246,23 +253,31 @@ class BlockPool:
             blk.prev_free_block = blk.next_free_block = None
             h = blk.block_hash
             if h is not None:
-                m = maps[blk.hash_group]
+                g = blk.hash_group
+                m = maps[g]
                 v = m.pop(h, None)
-                if v is not blk and v is not None:
+                removed = v is blk
+                if not removed and v is not None:
                     # Several blocks under this key (or another block): keep the others.
                     if v.__class__ is dict:
-                        v.pop(blk.block_id, None)
+                        removed = v.pop(blk.block_id, None) is not None
                         if v:
                             m[h] = v
                     else:
                         m[h] = v
                 blk.block_hash = None
                 blk.hash_group = -1
+                if removed and evicted is not None:
+                    evicted.append(blk.block_id)
+                    ev_hashes.append(h)
+                    ev_groups.append(g)
             blk.ref_cnt = 1
             blk = nxt
         head.next_free_block = blk
         blk.prev_free_block = head
         q.num_free_blocks -= num_blocks
+        if evicted:
+            tracer.on_evict_many(ev_groups, evicted, ev_hashes)  # type: ignore[union-attr]
         return ret  # type: ignore[return-value]
 
     def _drop_hash(self, blk: KVCacheBlock) -> bool:

@@ -14,6 +14,10 @@ method gets the KV cache group index first:
   order (shared ones included; null blocks left out); ``freed`` are those whose ref count
   reached 0, ``evictable`` those of ``freed`` still holding a hash (cached, reusable).
 
+Optional batch form: a tracer that also has ``on_evict_many(groups, block_ids, hashes)``
+(parallel lists) gets each `get_new_blocks` call's evictions in one call, in eviction order,
+instead of one ``on_evict`` per block (the replay's recorder: one `evict` line per allocation).
+
 Hashes are the raw block hash bytes (without the group id); `kvcore.kv_events.hash_to_int`
 gives the 64-bit form events use. A reset calls ``on_evict`` for every cached block with
 ``req`` as the caller left it.

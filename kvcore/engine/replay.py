@@ -130,7 +130,7 @@ class _Replay:
 
     # -- setup -------------------------------------------------------------------------------
     def _build_manager(self) -> None:
-        from kvcore.hashing import BlockHasher
+        from kvcore.engine.hash_memo import TraceBlockHasher
         from kvcore.kv_cache_manager import KVCacheManager
         from kvcore.specs import FullAttentionSpec, KVCacheGroupSpec
 
@@ -155,7 +155,7 @@ class _Replay:
             tracer=self.recorder)
         self.recorder.pool = self.kvm.block_pool
         self.hash_block_size = self.kvm.hash_block_size
-        self.hasher = (BlockHasher(self.hash_block_size, cfg.hash_algo)
+        self.hasher = (TraceBlockHasher(self.hash_block_size, cfg.hash_algo)
                        if cfg.enable_prefix_caching else None)
 
     def _model_groups(self) -> list:
@@ -223,6 +223,8 @@ class _Replay:
         lora = None
         if tr.lora is not None:
             lora = LoRARequest(tr.lora, self.lora_ids[tr.lora])
+        if self.hasher is not None:
+            self.hasher.pending = tr     # its prompt hashes may come from the trace-block table
         return Request(tr.id, tr.prompt_tokens(), self.hasher, arrival_time=float(add_order),
                        priority=tr.priority, max_tokens=tr.output_len, lora_request=lora,
                        cache_salt=tr.cache_salt)

@@ -1,0 +1,58 @@
+"""The replay's trace-block hash table gives exactly `BlockHasher`'s hashes."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from kvcore.engine.hash_memo import TraceBlockHasher
+from kvcore.hashing import BlockHasher
+from kvcore.request import Request
+from kvcore.traces.request import TraceRequest
+
+
+def trace_request(i: int, ids: list[int], prompt_len: int, tb: int) -> TraceRequest:
+    return TraceRequest(index=i, line=i + 1, id=str(i), arrival_ms=0.0, arrival_step=0,
+                        prompt_len=prompt_len, output_len=3, hash_ids=ids,
+                        trace_block_size=tb)
+
+
+@pytest.mark.parametrize("algo", ["sha256", "xxhash"])
+@pytest.mark.parametrize("tb, bs", [(64, 16), (64, 64), (48, 16), (40, 16)])
+def test_same_hashes_as_the_block_hasher(algo, tb, bs):
+    rng = random.Random(7)
+    memo = TraceBlockHasher(bs, algo, limit=5)      # tiny: LRU evictions happen too
+    plain = BlockHasher(bs, algo)
+    reused = 0
+    for i in range(200):
+        # shared prefixes from a small id pool, then a random tail; partial last blocks
+        n_blocks = rng.randint(1, 6)
+        ids = [rng.randint(0, 3) for _ in range(rng.randint(0, n_blocks))]
+        ids += [rng.randint(4, 50) for _ in range(n_blocks - len(ids))]
+        prompt_len = (n_blocks - 1) * tb + rng.randint(1, tb)
+        tr = trace_request(i, ids, prompt_len, tb)
+        memo.pending = tr
+        before = len(memo.memo)
+        a = Request(tr.id, tr.prompt_tokens(), memo)
+        b = Request(tr.id, tr.prompt_tokens(), plain)
+        reused += before == len(memo.memo) and n_blocks > 1
+        assert a.block_hashes == b.block_hashes
+        assert memo.pending is None
+        for t in range(40):   # decode blocks take the plain path
+            a.append_output_token_ids(10**6 + t)
+            b.append_output_token_ids(10**6 + t)
+        assert a.block_hashes == b.block_hashes
+    assert len(memo.memo) <= 5
+    assert reused > 0 or tb % bs
+
+
+def test_extra_keys_take_the_plain_path():
+    from kvcore.request import LoRARequest
+
+    tr = trace_request(0, [1, 2], 128, 64)
+    memo = TraceBlockHasher(16)
+    memo.pending = tr
+    a = Request("a", tr.prompt_tokens(), memo, lora_request=LoRARequest("x", 1))
+    b = Request("a", tr.prompt_tokens(), BlockHasher(16), lora_request=LoRARequest("x", 1))
+    assert a.block_hashes == b.block_hashes and not memo.memo
