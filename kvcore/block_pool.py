@@ -153,9 +153,12 @@ class BlockPool:
         events = self.enable_kv_cache_events
         tracer = self.tracer
         stored: list[KVCacheBlock] | None = [] if (events or tracer is not None) else None
-        if stored is None and block_mask is None:
-            # Fast path (no events, tracer or mask): the loop below without its bookkeeping.
+        if not events and block_mask is None:
+            # Fast path (no events or mask): the loop below without its bookkeeping; with a
+            # tracer, the stored blocks' ids and hashes are collected on the way.
             setdefault = cmap.setdefault
+            ids: list[int] | None = [] if stored is not None else None
+            hs: list[bytes] = []
             for blk, h in zip(blocks[num_cached_blocks:num_full_blocks],
                               hashes[num_cached_blocks:num_full_blocks]):
                 if blk.is_null:
@@ -172,6 +175,11 @@ class BlockPool:
                         cmap[h] = {v.block_id: v, blk.block_id: blk}
                     else:
                         v[blk.block_id] = blk
+                if ids is not None:
+                    ids.append(blk.block_id)
+                    hs.append(h)
+            if ids:
+                tracer.on_cache(group, ids, hs)  # type: ignore[union-attr]
             return
         for i in range(num_cached_blocks, num_full_blocks):
             blk = blocks[i]
