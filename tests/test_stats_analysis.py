@@ -330,3 +330,22 @@ def test_partial_keys_remember_warmup_admissions():
     s.at(3).finish("B").free("B", [3, 1], evictable=[3, 1])
     m = report(s.end())["misses"]
     assert m["tokens"]["partial_block"] == 4 and m["tokens"]["cold"] == 0
+
+
+def test_evicted_history_filter_never_loses_an_entry():
+    # many merges (the bit filter grows and is rebuilt), pops, lookups of present and absent keys
+    import random
+
+    from kvcore.analysis.stats_history import EvictedHashes
+
+    rng = random.Random(1)
+    e, ref = EvictedHashes(limit=500), {}
+    keys = [rng.getrandbits(64) for _ in range(20000)]
+    for i, k in enumerate(keys):
+        e[k] = ref[k] = i
+        if i % 997 == 0 and i > 100:
+            gone = rng.sample(keys[:i + 1], 50)
+            assert sorted(e.pop_many(gone)) == sorted(ref.pop(k) for k in set(gone) if k in ref)
+    q = keys[::3] + [rng.getrandbits(64) for _ in range(5000)]
+    assert e.get_many(q) == [ref.get(k) for k in q]
+    assert len(e) == len(ref)
