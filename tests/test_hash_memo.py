@@ -29,7 +29,9 @@ def test_same_hashes_as_the_block_hasher(algo, tb, bs):
         # shared prefixes from a small id pool, then a random tail; partial last blocks
         n_blocks = rng.randint(1, 6)
         ids = [rng.randint(0, 3) for _ in range(rng.randint(0, n_blocks))]
-        ids += [rng.randint(4, 50) for _ in range(n_blocks - len(ids))]
+        # (ids from 2000 on: tokens >= 65536, the direct-pickle path; below: pickle's)
+        ids += [rng.choice([rng.randint(4, 50), rng.randint(2000, 2050)])
+                for _ in range(n_blocks - len(ids))]
         prompt_len = (n_blocks - 1) * tb + rng.randint(1, tb)
         tr = trace_request(i, ids, prompt_len, tb)
         memo.pending = tr
@@ -56,3 +58,22 @@ def test_extra_keys_take_the_plain_path():
     a = Request("a", tr.prompt_tokens(), memo, lora_request=LoRARequest("x", 1))
     b = Request("a", tr.prompt_tokens(), BlockHasher(16), lora_request=LoRARequest("x", 1))
     assert a.block_hashes == b.block_hashes and not memo.memo
+
+
+@pytest.mark.parametrize("bs", [4, 16, 64])
+def test_direct_pickle_bytes_equal_pickle(bs):
+    import hashlib
+    import pickle
+
+    from kvcore.engine.hash_memo import _END, _MID, _binint_sections, _pickle_head
+
+    rng = random.Random(bs)
+    for base in [65536, 65537, (1 << 31) - 4 * bs, *[rng.randint(65536, 1 << 30)
+                                                     for _ in range(30)]]:
+        parent = rng.randbytes(32)
+        for j, sec in enumerate(_binint_sections(base, 4 * bs, bs)):
+            toks = tuple(range(base + j * bs, base + (j + 1) * bs))
+            want = pickle.dumps((parent, toks, None), protocol=pickle.HIGHEST_PROTOCOL)
+            got = b"".join((_pickle_head(bs), parent, _MID, sec, _END))
+            assert got == want
+            assert hashlib.sha256(got).digest() == hashlib.sha256(want).digest()

@@ -6,23 +6,52 @@ block are a pure function of the hash before the trace block and the trace block
 block `h` holds the tokens `h*TB ...` (`kvcore.traces.request`). So when the trace block size
 is a multiple of the engine's, the engine hashes of `(parent hash, trace block id)` are
 remembered (a bounded LRU table) and reused when the same prefix comes back, which multi-turn
-traces do all the time. The hashes are the same bytes as `BlockHasher` gives (a test checks):
-only the work is skipped. Requests with extra keys (LoRA, salt, mm), token-id traces and decode
+traces do all the time. A trace block not in the table is hashed with its pickle bytes built
+directly (numpy packs the tokens) when the tokens allow it, instead of `pickle.dumps` per
+block. The hashes are the same bytes as `BlockHasher` gives (tests check): only work is saved. Requests with extra keys (LoRA, salt, mm), token-id traces and decode
 blocks take `BlockHasher`'s path.
 """
 
 from __future__ import annotations
 
+import struct
+
+import numpy as np
+
 from kvcore.hashing import _PROTOCOL, BlockHasher, _dumps, _sha256
 from kvcore.request import Request
 from kvcore.traces import TraceRequest
+
+# pickle.dumps((parent, tokens, None), protocol 5) for a 32-byte parent and tokens that all
+# pickle as BININT (65536 <= t < 2**31; smaller ones are BININT1 / BININT2): PROTO 5, FRAME n,
+# SHORT_BINBYTES parent, MEMOIZE, MARK, ("J" + int32 LE) per token, TUPLE, MEMOIZE, NONE,
+# TUPLE3, MEMOIZE, STOP. Building these bytes directly gives the same sha256 as `BlockHasher`
+# (tests compare them) for much less work.
+_BININT = np.dtype([("op", "u1"), ("v", "<i4")])   # packed: 5 bytes a token
+_MID = b"\x94("
+_END = b"t\x94N\x87\x94."
+
+
+def _pickle_head(bs: int) -> bytes:
+    frame = 2 + 32 + len(_MID) + 5 * bs + len(_END)
+    return b"\x80\x05\x95" + struct.pack("<Q", frame) + b"C\x20"
+
+
+def _binint_sections(base: int, n: int, bs: int) -> list[bytes]:
+    """The token part of the pickle of each of the `n // bs` blocks of tokens base, base+1, ..."""
+    a = np.empty(n, dtype=_BININT)
+    a["op"] = 0x4A
+    a["v"] = np.arange(base, base + n, dtype=np.int64)
+    raw = a.tobytes()
+    w = 5 * bs
+    return [raw[i:i + w] for i in range(0, (n // bs) * w, w)]
 
 
 class TraceBlockHasher(BlockHasher):
     """`BlockHasher` plus the trace-block table. The replay sets `pending` to the trace request
     a `Request` is about to be built from; the first call (the prompt) consumes it."""
 
-    __slots__ = ("limit", "memo", "pending")
+    __slots__ = ("head", "limit", "memo", "pending")
 
     # Trace blocks remembered, LRU. Each keeps its engine hashes as one bytes object (32 x 32
     # bytes at 512 / 16 with sha256): about 70 MB when full. On the Mooncake conversation trace
@@ -35,6 +64,10 @@ class TraceBlockHasher(BlockHasher):
         self.limit = limit or self.LIMIT
         self.memo: dict[tuple[bytes, int, int], bytes] = {}
         self.pending: TraceRequest | None = None
+        # direct pickle bytes only for sha256 with 32-byte hashes (the default)
+        self.head = (_pickle_head(block_size)
+                     if hash_name == "sha256" and len(self.none_hash) == 32 and block_size >= 4
+                     else None)   # (pickle writes 1- to 3-tuples with other opcodes)
 
     def __call__(self, request: Request) -> list[bytes]:
         tr, self.pending = self.pending, None
@@ -70,6 +103,20 @@ class TraceBlockHasher(BlockHasher):
                 pos += tb
                 continue
             new = []
+            base = h * tb
+            head = self.head
+            if head is not None and 65536 <= base and base + k * bs <= 1 << 31:
+                for sec in _binint_sections(base, k * bs, bs):
+                    parent = _sha256(b"".join((head, parent, _MID, sec, _END))).digest()
+                    new.append(parent)
+                out.extend(new)
+                if n < tb:
+                    break
+                pos += tb
+                memo[key] = b"".join(new)
+                if len(memo) > self.limit:
+                    del memo[next(iter(memo))]   # least recently used
+                continue
             for start in range(pos, pos + k * bs, bs):
                 if sha:      # BlockHasher's sha256 fast path, the same bytes
                     parent = _sha256(_dumps((parent, tuple(toks[start:start + bs]), None),
