@@ -77,3 +77,21 @@ def test_direct_pickle_bytes_equal_pickle(bs):
             got = b"".join((_pickle_head(bs), parent, _MID, sec, _END))
             assert got == want
             assert hashlib.sha256(got).digest() == hashlib.sha256(want).digest()
+
+
+@pytest.mark.parametrize("bs", [13000, 13200])
+def test_huge_blocks_take_the_pickle_path_where_pickle_splits_frames(bs):
+    """Past pickle's 64 KiB frame target the direct bytes would differ: the hasher must not use them."""
+    import pickle
+
+    from kvcore.engine.hash_memo import _END, _FRAME_TARGET, _MID, _binint_sections, _frame_size
+
+    base = 70000
+    sec = _binint_sections(base, bs, bs)[0]
+    want = pickle.dumps((b"x" * 32, tuple(range(base, base + bs)), None),
+                        protocol=pickle.HIGHEST_PROTOCOL)
+    direct_ok = _frame_size(bs) < _FRAME_TARGET
+    assert (TraceBlockHasher(bs).head is not None) == direct_ok
+    if direct_ok:
+        from kvcore.engine.hash_memo import _pickle_head
+        assert b"".join((_pickle_head(bs), b"x" * 32, _MID, sec, _END)) == want

@@ -32,9 +32,15 @@ _MID = b"\x94("
 _END = b"t\x94N\x87\x94."
 
 
+_FRAME_TARGET = 64 * 1024   # pickle's frame size target (protocol 4+)
+
+
+def _frame_size(bs: int) -> int:
+    return 2 + 32 + len(_MID) + 5 * bs + len(_END)
+
+
 def _pickle_head(bs: int) -> bytes:
-    frame = 2 + 32 + len(_MID) + 5 * bs + len(_END)
-    return b"\x80\x05\x95" + struct.pack("<Q", frame) + b"C\x20"
+    return b"\x80\x05\x95" + struct.pack("<Q", _frame_size(bs)) + b"C\x20"
 
 
 def _binint_sections(base: int, n: int, bs: int) -> list[bytes]:
@@ -65,9 +71,12 @@ class TraceBlockHasher(BlockHasher):
         self.memo: dict[tuple[bytes, int, int], bytes] = {}
         self.pending: TraceRequest | None = None
         # direct pickle bytes only for sha256 with 32-byte hashes (the default)
+        # (pickle writes 1- to 3-tuples with other opcodes, and splits a pickle longer than its
+        # 64 KiB frame target into several frames: blocks of more than ~13k tokens)
         self.head = (_pickle_head(block_size)
-                     if hash_name == "sha256" and len(self.none_hash) == 32 and block_size >= 4
-                     else None)   # (pickle writes 1- to 3-tuples with other opcodes)
+                     if hash_name == "sha256" and len(self.none_hash) == 32
+                     and 4 <= block_size and _frame_size(block_size) < _FRAME_TARGET
+                     else None)
 
     def __call__(self, request: Request) -> list[bytes]:
         tr, self.pending = self.pending, None
