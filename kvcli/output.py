@@ -11,8 +11,9 @@ import contextlib
 import os
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any, Callable, Iterator
+from typing import IO, Any
 
 import orjson
 import typer
@@ -170,6 +171,7 @@ def run(fn: Callable[[], Any]) -> Any:
         raise typer.Exit(130) from None
     except BrokenPipeError:
         # `kvcli ... | head`: the reader left; not an error worth a traceback.
+        # Point stdout at /dev/null so that the interpreter's final flush does not raise again.
         with contextlib.suppress(Exception):
-            sys.stdout = open(os.devnull, "w")
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise typer.Exit(0) from None

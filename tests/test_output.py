@@ -25,19 +25,18 @@ def test_atomic_file_renames_when_complete_with_umask_mode(tmp_path):
 
 def test_atomic_file_leaves_nothing_on_error(tmp_path):
     target = tmp_path / "out.jsonl"
-    with pytest.raises(InputError):
-        with output.atomic_file(str(target)) as f:
-            f.write(b"half")
-            raise InputError("bad", path="t.jsonl", line=3, field="x")
+    with pytest.raises(InputError), output.atomic_file(str(target)) as f:
+        f.write(b"half")
+        raise InputError("bad", path="t.jsonl", line=3, field="x")
     assert list(tmp_path.iterdir()) == []
 
 
 def test_atomic_file_keeps_partial_output_on_interrupt_when_asked(tmp_path):
     target = tmp_path / "events.jsonl"
-    with pytest.raises(KeyboardInterrupt):
-        with output.atomic_file(str(target), keep_on_interrupt=True) as f:
-            f.write(b'{"kind":"interrupted"}\n')
-            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt), \
+            output.atomic_file(str(target), keep_on_interrupt=True) as f:
+        f.write(b'{"kind":"interrupted"}\n')
+        raise KeyboardInterrupt
     assert target.read_bytes() == b'{"kind":"interrupted"}\n'
 
 
