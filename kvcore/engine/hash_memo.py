@@ -118,21 +118,14 @@ class TraceBlockHasher(BlockHasher):
                 for sec in _binint_sections(base, k * bs, bs):
                     parent = _sha256(b"".join((head, parent, _MID, sec, _END))).digest()
                     new.append(parent)
-                out.extend(new)
-                if n < tb:
-                    break
-                pos += tb
-                memo[key] = b"".join(new)
-                if len(memo) > self.limit:
-                    del memo[next(iter(memo))]   # least recently used
-                continue
-            for start in range(pos, pos + k * bs, bs):
-                if sha:      # BlockHasher's sha256 fast path, the same bytes
-                    parent = _sha256(_dumps((parent, tuple(toks[start:start + bs]), None),
-                                            protocol=_PROTOCOL)).digest()
-                else:
-                    parent = fn((parent, tuple(toks[start:start + bs]), None))
-                new.append(parent)
+            else:
+                for start in range(pos, pos + k * bs, bs):
+                    if sha:      # BlockHasher's sha256 fast path, the same bytes
+                        parent = _sha256(_dumps((parent, tuple(toks[start:start + bs]), None),
+                                                protocol=_PROTOCOL)).digest()
+                    else:
+                        parent = fn((parent, tuple(toks[start:start + bs]), None))
+                    new.append(parent)
             out.extend(new)
             if n < tb:
                 break
