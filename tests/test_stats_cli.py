@@ -237,3 +237,18 @@ def test_domain_misses_on_a_real_replay(tmp_path):
     assert m["tokens"] == {"cold": 8, "evicted": 0, "partial_block": 0, "last_token": 4,
                            "window": 0, "domain": 24, "unknown": 0}
     assert m["requests"]["domain"] == 3
+
+
+def test_stats_of_a_trace_with_a_model_equals_the_replay_and_its_events(tmp_path):
+    """`kvcli stats TRACE --model M` replays with the model's groups, as `kvcli replay` does."""
+    trace = str(Path(__file__).resolve().parents[1] / "traces" / "shared-prefix.jsonl")
+    flags = ["--model", "gpt-oss-20b", "--num-blocks", "600"]
+    events = tmp_path / "ev.jsonl"
+    summary = replay_json(trace, events, *flags)
+    from_events = stats_json(str(events))
+    from_trace = stats_json(trace, *flags)
+    assert from_trace == from_events
+    assert len(orjson.loads(events.read_bytes().split(b"\n", 1)[0])["groups"]) == 2
+    assert from_trace["reuse"]["hit_tokens"] == summary["hit_tokens"] > 0
+    assert from_trace["eviction"]["evictions"] == summary["evictions"] > 0
+    assert from_trace["source"]["summary_mismatches"] == {}

@@ -50,6 +50,8 @@ def register(app: typer.Typer) -> None:
         enable_prefix_caching: rc.PrefixCachingOpt = None,
         skip_bad: rc.SkipBadOpt = False,
         model: rc.ModelOpt = None,
+        model_config: rc.ModelConfigOpt = None,
+        gpu_memory_gib: rc.GpuMemOpt = None,
         max_num_seqs: rc.MaxNumSeqsOpt = None,
         max_num_batched_tokens: rc.MaxBatchedOpt = None,
         max_model_len: rc.MaxModelLenOpt = None,
@@ -67,7 +69,8 @@ def register(app: typer.Typer) -> None:
         opts = rc.options_from_cli(
             mode=mode, block_size=block_size, num_blocks=num_blocks, warmup=warmup,
             hash_algo=hash_algo, enable_prefix_caching=enable_prefix_caching, skip_bad=skip_bad,
-            model=model, max_num_seqs=max_num_seqs,
+            model=model, model_config=model_config, gpu_memory_gib=gpu_memory_gib,
+            max_num_seqs=max_num_seqs,
             max_num_batched_tokens=max_num_batched_tokens, max_model_len=max_model_len,
             long_prefill_token_threshold=long_prefill_token_threshold, policy=policy,
             watermark=watermark, enable_chunked_prefill=enable_chunked_prefill,
@@ -148,11 +151,6 @@ def _replay_stats(trace: str, opts, **options) -> dict:
     from kvcore.analysis.stats import StreamingStats
     from kvcore.engine.events import CallbackEvents
     from kvcore.engine.replay import replay
-    from kvcore.errors import InputError
-
-    if opts.model:    # as `kvcli replay` says
-        raise InputError(f"--model {opts.model!r}: model configs are not wired into replay yet",
-                         field="model")
     feed = StreamingStats(**options)
     sink = CallbackEvents(feed)
     with output.progress(None, "replaying") as advance:
