@@ -22,7 +22,8 @@ def trace_request(i: int, ids: list[int], prompt_len: int, tb: int) -> TraceRequ
 @pytest.mark.parametrize("tb, bs", [(64, 16), (64, 64), (48, 16), (40, 16)])
 def test_same_hashes_as_the_block_hasher(algo, tb, bs):
     rng = random.Random(7)
-    memo = TraceBlockHasher(bs, algo, limit=5)      # tiny: LRU evictions happen too
+    traces = {}
+    memo = TraceBlockHasher(bs, algo, limit=5, traces=traces)   # tiny: LRU evictions happen too
     plain = BlockHasher(bs, algo)
     reused = 0
     for i in range(200):
@@ -34,13 +35,12 @@ def test_same_hashes_as_the_block_hasher(algo, tb, bs):
                 for _ in range(n_blocks - len(ids))]
         prompt_len = (n_blocks - 1) * tb + rng.randint(1, tb)
         tr = trace_request(i, ids, prompt_len, tb)
-        memo.pending = tr
+        traces[tr.id] = tr
         before = len(memo.memo)
         a = Request(tr.id, tr.prompt_tokens(), memo)
         b = Request(tr.id, tr.prompt_tokens(), plain)
         reused += before == len(memo.memo) and n_blocks > 1
         assert a.block_hashes == b.block_hashes
-        assert memo.pending is None
         for t in range(40):   # decode blocks take the plain path
             a.append_output_token_ids(10**6 + t)
             b.append_output_token_ids(10**6 + t)
@@ -53,8 +53,7 @@ def test_extra_keys_take_the_plain_path():
     from kvcore.request import LoRARequest
 
     tr = trace_request(0, [1, 2], 128, 64)
-    memo = TraceBlockHasher(16)
-    memo.pending = tr
+    memo = TraceBlockHasher(16, traces={tr.id: tr})
     a = Request("a", tr.prompt_tokens(), memo, lora_request=LoRARequest("x", 1))
     b = Request("a", tr.prompt_tokens(), BlockHasher(16), lora_request=LoRARequest("x", 1))
     assert a.block_hashes == b.block_hashes and not memo.memo

@@ -192,16 +192,20 @@ def test_memory_leak_free():
 def test_every_block_is_free_after_a_replay(trace, opts):
     from pathlib import Path
 
+    from kvcore.engine.context import ReplayContext
+    from kvcore.engine.engine_loop import EngineLoop
     from kvcore.engine.options import ReplayOptions, resolve
-    from kvcore.engine.replay import _Replay
+    from kvcore.engine.replay import run
     from kvcore.traces import read_trace
 
     root = Path(__file__).resolve().parents[1]
     tr = read_trace(str(root / trace))
-    run = _Replay(tr, resolve(ReplayOptions(**opts), tr.config), None, None, None, None, None)
-    s = run.run()
-    pool = run.kvm.block_pool
+    ctx = ReplayContext(tr, resolve(ReplayOptions(**opts), tr.config), None)
+    loop = EngineLoop(ctx) if ctx.cfg.mode == "engine" else None
+    run(ctx, loop)
+    s = ctx.summary
+    pool = ctx.kvm.block_pool
     assert s.finished == s.requests and s.num_free_blocks_end == pool.num_gpu_blocks - 1
     assert all(b.ref_cnt == 0 for b in pool.blocks[1:])
-    if opts.get("mode") != "cache":
-        assert not run.sched.requests and not run.sched.running and len(run.sched.waiting) == 0
+    if loop is not None:
+        assert not loop.sched.requests and not loop.sched.running and len(loop.sched.waiting) == 0

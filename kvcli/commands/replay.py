@@ -1,7 +1,7 @@
 """`kvcli replay TRACE`: replay a request trace through vLLM 0.33's KV cache stack.
 
-The option declarations are module-level `Annotated` aliases so other commands that replay
-(`kvcli stats`, `kvcli curve`) reuse them; `options_from_cli(...)` builds the `ReplayOptions`.
+The replay's own options are declared once, in `kvcli/replay_options.py`; this module adds the
+outputs (event stream, step and request lines, JSON).
 """
 
 from __future__ import annotations
@@ -12,26 +12,9 @@ from typing import Annotated
 
 import typer
 
-_R = "Replay"   # help panel
-_S = "Scheduler (vLLM names)"
-_C = "Simulated clock"
+from kvcli import replay_options as ro
+
 _O = "Outputs"
-
-
-class Mode(str, Enum):
-    engine = "engine"
-    cache = "cache"
-
-
-class Arrivals(str, Enum):
-    timestamp = "timestamp"
-    ignore = "ignore"
-    step = "step"
-
-
-class Policy(str, Enum):
-    fcfs = "fcfs"
-    priority = "priority"
 
 
 class EventsFormat(str, Enum):
@@ -39,74 +22,7 @@ class EventsFormat(str, Enum):
     vllm = "vllm"
 
 
-class HashAlgo(str, Enum):
-    sha256 = "sha256"
-    sha256_cbor = "sha256_cbor"
-    xxhash = "xxhash"
-    xxhash_cbor = "xxhash_cbor"
-
-
 TraceArg = Annotated[str, typer.Argument(help="Trace file (JSONL, .gz, Azure CSV) or - for stdin.")]
-ModeOpt = Annotated[Mode, typer.Option("--mode", help="engine: vLLM's scheduler step by step; "
-                                       "cache: one request at a time (lookup, allocate, free).",
-                                       rich_help_panel=_R)]
-BlockSizeOpt = Annotated[int | None, typer.Option(
-    "--block-size", help="Tokens per KV block (default: 16, or the trace's config line).",
-    rich_help_panel=_R)]
-NumBlocksOpt = Annotated[int | None, typer.Option(
-    "--num-blocks", help="vLLM's num_gpu_blocks, the null block included (default: engine "
-    "16384; cache: room for every block).", rich_help_panel=_R)]
-WarmupOpt = Annotated[float, typer.Option(
-    "--warmup", help="Fraction of requests (arrival order) left out of the hit rate.",
-    rich_help_panel=_R)]
-HashAlgoOpt = Annotated[HashAlgo | None, typer.Option(
-    "--hash-algo", help="Block hash (vLLM's prefix_caching_hash_algo) (default: sha256).",
-    rich_help_panel=_R)]
-PrefixCachingOpt = Annotated[bool | None, typer.Option(
-    "--enable-prefix-caching/--no-enable-prefix-caching", help="Prefix caching (default: on).",
-    rich_help_panel=_R, show_default=False)]
-SkipBadOpt = Annotated[bool, typer.Option(
-    "--skip-bad", help="Engine mode: skip requests that can never fit (counted as rejected) "
-    "instead of stopping.", rich_help_panel=_R)]
-ModelOpt = Annotated[str | None, typer.Option(
-    "--model", help="Model preset (see `kvcli config`): its KV cache groups; with "
-    "--gpu-memory-gib also num_blocks; its max_model_len unless given.", rich_help_panel=_R)]
-ModelConfigOpt = Annotated[str | None, typer.Option(
-    "--model-config", help="A Hugging Face config.json instead of a preset.",
-    rich_help_panel=_R)]
-GpuMemOpt = Annotated[float | None, typer.Option(
-    "--gpu-memory-gib", help="With a model: size num_blocks from this much GPU memory.",
-    rich_help_panel=_R)]
-MaxNumSeqsOpt = Annotated[int | None, typer.Option(
-    "--max-num-seqs", help="Requests running at once (default: 128).", rich_help_panel=_S,
-    show_default=False)]
-MaxBatchedOpt = Annotated[int | None, typer.Option(
-    "--max-num-batched-tokens", help="Token budget per step (default: 2048).",
-    rich_help_panel=_S, show_default=False)]
-MaxModelLenOpt = Annotated[int | None, typer.Option(
-    "--max-model-len", help="Prompts this long or longer are rejected (default: no limit).",
-    rich_help_panel=_S, show_default=False)]
-ThresholdOpt = Annotated[int | None, typer.Option(
-    "--long-prefill-token-threshold", help="Cap on one request's tokens per step when others "
-    "wait (default: 0 = off).", rich_help_panel=_S, show_default=False)]
-PolicyOpt = Annotated[Policy | None, typer.Option(
-    "--policy", help="Scheduling policy (default: fcfs).", rich_help_panel=_S, show_default=False)]
-WatermarkOpt = Annotated[float | None, typer.Option(
-    "--watermark", help="Fraction of blocks kept free when admitting (default: 0).",
-    rich_help_panel=_S, show_default=False)]
-ChunkedOpt = Annotated[bool | None, typer.Option(
-    "--enable-chunked-prefill/--no-enable-chunked-prefill", help="Chunked prefill (default: on).",
-    rich_help_panel=_S, show_default=False)]
-FullFitOpt = Annotated[bool | None, typer.Option(
-    "--full-sequence-must-fit/--no-full-sequence-must-fit",
-    help="Admission needs room for the whole prompt (vLLM's scheduler_reserve_full_isl) "
-    "(default: on).", rich_help_panel=_S, show_default=False)]
-ArrivalsOpt = Annotated[Arrivals, typer.Option(
-    "--arrivals", help="timestamp: by trace time on the simulated clock; ignore: all at once; "
-    "step: at each request's integer arrival_step.", rich_help_panel=_C)]
-OverheadOpt = Annotated[float, typer.Option("--step-overhead-ms", rich_help_panel=_C)]
-PrefillCostOpt = Annotated[float, typer.Option("--prefill-ms-per-token", rich_help_panel=_C)]
-DecodeCostOpt = Annotated[float, typer.Option("--decode-ms-per-seq", rich_help_panel=_C)]
 EventsOpt = Annotated[str | None, typer.Option(
     "--events", help="Write the event stream here (- for stdout; the summary then goes to "
     "stderr).", rich_help_panel=_O)]
@@ -121,58 +37,32 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="The summary as JSON.",
                                        rich_help_panel=_O)]
 
 
-def options_from_cli(*, mode=Mode.engine, block_size=None, num_blocks=None, warmup=0.0,
-                     hash_algo=None, enable_prefix_caching=None, skip_bad=False, model=None,
-                     model_config=None, gpu_memory_gib=None,
-                     max_num_seqs=None, max_num_batched_tokens=None, max_model_len=None,
-                     long_prefill_token_threshold=None, policy=None, watermark=None,
-                     enable_chunked_prefill=None, full_sequence_must_fit=None,
-                     arrivals=Arrivals.timestamp, step_overhead_ms=5.0,
-                     prefill_ms_per_token=0.05, decode_ms_per_seq=0.25):
-    """`ReplayOptions` from the values of the options above (enums or plain strings)."""
-    from kvcore.engine.options import ReplayOptions
-
-    def v(x):
-        return x.value if isinstance(x, Enum) else x
-
-    return ReplayOptions(
-        mode=v(mode), block_size=block_size, num_blocks=num_blocks, warmup=warmup,
-        hash_algo=v(hash_algo), enable_prefix_caching=enable_prefix_caching, skip_bad=skip_bad,
-        model=model, model_config=model_config, gpu_memory_gib=gpu_memory_gib,
-        max_num_seqs=max_num_seqs, max_num_batched_tokens=max_num_batched_tokens,
-        max_model_len=max_model_len, long_prefill_token_threshold=long_prefill_token_threshold,
-        policy=v(policy), watermark=watermark, enable_chunked_prefill=enable_chunked_prefill,
-        scheduler_reserve_full_isl=full_sequence_must_fit, arrivals=v(arrivals),
-        step_overhead_ms=step_overhead_ms, prefill_ms_per_token=prefill_ms_per_token,
-        decode_ms_per_seq=decode_ms_per_seq)
-
-
 def register(app: typer.Typer) -> None:
     @app.command("replay")
     def replay_cmd(
         trace: TraceArg,
-        mode: ModeOpt = Mode.engine,
-        block_size: BlockSizeOpt = None,
-        num_blocks: NumBlocksOpt = None,
-        warmup: WarmupOpt = 0.0,
-        hash_algo: HashAlgoOpt = None,
-        enable_prefix_caching: PrefixCachingOpt = None,
-        skip_bad: SkipBadOpt = False,
-        model: ModelOpt = None,
-        model_config: ModelConfigOpt = None,
-        gpu_memory_gib: GpuMemOpt = None,
-        max_num_seqs: MaxNumSeqsOpt = None,
-        max_num_batched_tokens: MaxBatchedOpt = None,
-        max_model_len: MaxModelLenOpt = None,
-        long_prefill_token_threshold: ThresholdOpt = None,
-        policy: PolicyOpt = None,
-        watermark: WatermarkOpt = None,
-        enable_chunked_prefill: ChunkedOpt = None,
-        full_sequence_must_fit: FullFitOpt = None,
-        arrivals: ArrivalsOpt = Arrivals.timestamp,
-        step_overhead_ms: OverheadOpt = 5.0,
-        prefill_ms_per_token: PrefillCostOpt = 0.05,
-        decode_ms_per_seq: DecodeCostOpt = 0.25,
+        mode: ro.ModeOpt = None,
+        block_size: ro.BlockSizeOpt = None,
+        num_blocks: ro.NumBlocksOpt = None,
+        warmup: ro.WarmupOpt = None,
+        hash_algo: ro.HashAlgoOpt = None,
+        enable_prefix_caching: ro.PrefixCachingOpt = None,
+        skip_bad: ro.SkipBadOpt = False,
+        model: ro.ModelOpt = None,
+        model_config: ro.ModelConfigOpt = None,
+        gpu_memory_gib: ro.GpuMemOpt = None,
+        max_num_seqs: ro.MaxNumSeqsOpt = None,
+        max_num_batched_tokens: ro.MaxBatchedOpt = None,
+        max_model_len: ro.MaxModelLenOpt = None,
+        long_prefill_token_threshold: ro.ThresholdOpt = None,
+        policy: ro.PolicyOpt = None,
+        watermark: ro.WatermarkOpt = None,
+        enable_chunked_prefill: ro.ChunkedOpt = None,
+        scheduler_reserve_full_isl: ro.ReserveFullIslOpt = None,
+        arrivals: ro.ArrivalsOpt = None,
+        step_overhead_ms: ro.OverheadOpt = None,
+        prefill_ms_per_token: ro.PrefillCostOpt = None,
+        decode_ms_per_seq: ro.DecodeCostOpt = None,
         events: EventsOpt = None,
         events_format: EventsFormatOpt = EventsFormat.jsonl,
         requests: RequestsOpt = None,
@@ -186,17 +76,7 @@ def register(app: typer.Typer) -> None:
         """
         from kvcli import output
 
-        opts = options_from_cli(
-            mode=mode, block_size=block_size, num_blocks=num_blocks, warmup=warmup,
-            hash_algo=hash_algo, enable_prefix_caching=enable_prefix_caching, skip_bad=skip_bad,
-            model=model, model_config=model_config, gpu_memory_gib=gpu_memory_gib,
-            max_num_seqs=max_num_seqs,
-            max_num_batched_tokens=max_num_batched_tokens, max_model_len=max_model_len,
-            long_prefill_token_threshold=long_prefill_token_threshold, policy=policy,
-            watermark=watermark, enable_chunked_prefill=enable_chunked_prefill,
-            full_sequence_must_fit=full_sequence_must_fit, arrivals=arrivals,
-            step_overhead_ms=step_overhead_ms, prefill_ms_per_token=prefill_ms_per_token,
-            decode_ms_per_seq=decode_ms_per_seq)
+        opts = ro.replay_options(locals())
         fmt = events_format.value
         code = output.run(lambda: run_replay(trace, opts, events, fmt,
                                              None if requests is None else str(requests),

@@ -16,7 +16,7 @@ from typing import Annotated, get_args
 
 import typer
 
-from kvcli.commands.replay import GpuMemOpt, ModelConfigOpt, ModelOpt
+from kvcli.replay_options import GpuMemOpt, ModelConfigOpt, ModelOpt
 
 _M = "Model (replaces the script's groups; flags override the script's config)"
 

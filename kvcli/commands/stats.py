@@ -17,7 +17,7 @@ from typing import Annotated
 import typer
 
 from kvcli import output
-from kvcli.commands import replay as rc  # the replay's option declarations, shared
+from kvcli import replay_options as ro
 
 _ST = "Stats"
 
@@ -42,41 +42,31 @@ def register(app: typer.Typer) -> None:
         top: Annotated[int, typer.Option(min=1, help="Rows in the top-N lists.",
                                          rich_help_panel=_ST)] = 10,
         # -- the replay's own options (used when SOURCE is a trace) --
-        mode: rc.ModeOpt = rc.Mode.engine,
-        block_size: rc.BlockSizeOpt = None,
-        num_blocks: rc.NumBlocksOpt = None,
-        warmup: rc.WarmupOpt = 0.0,
-        hash_algo: rc.HashAlgoOpt = None,
-        enable_prefix_caching: rc.PrefixCachingOpt = None,
-        skip_bad: rc.SkipBadOpt = False,
-        model: rc.ModelOpt = None,
-        model_config: rc.ModelConfigOpt = None,
-        gpu_memory_gib: rc.GpuMemOpt = None,
-        max_num_seqs: rc.MaxNumSeqsOpt = None,
-        max_num_batched_tokens: rc.MaxBatchedOpt = None,
-        max_model_len: rc.MaxModelLenOpt = None,
-        long_prefill_token_threshold: rc.ThresholdOpt = None,
-        policy: rc.PolicyOpt = None,
-        watermark: rc.WatermarkOpt = None,
-        enable_chunked_prefill: rc.ChunkedOpt = None,
-        full_sequence_must_fit: rc.FullFitOpt = None,
-        arrivals: rc.ArrivalsOpt = rc.Arrivals.timestamp,
-        step_overhead_ms: rc.OverheadOpt = 5.0,
-        prefill_ms_per_token: rc.PrefillCostOpt = 0.05,
-        decode_ms_per_seq: rc.DecodeCostOpt = 0.25,
+        mode: ro.ModeOpt = None,
+        block_size: ro.BlockSizeOpt = None,
+        num_blocks: ro.NumBlocksOpt = None,
+        warmup: ro.WarmupOpt = None,
+        hash_algo: ro.HashAlgoOpt = None,
+        enable_prefix_caching: ro.PrefixCachingOpt = None,
+        skip_bad: ro.SkipBadOpt = False,
+        model: ro.ModelOpt = None,
+        model_config: ro.ModelConfigOpt = None,
+        gpu_memory_gib: ro.GpuMemOpt = None,
+        max_num_seqs: ro.MaxNumSeqsOpt = None,
+        max_num_batched_tokens: ro.MaxBatchedOpt = None,
+        max_model_len: ro.MaxModelLenOpt = None,
+        long_prefill_token_threshold: ro.ThresholdOpt = None,
+        policy: ro.PolicyOpt = None,
+        watermark: ro.WatermarkOpt = None,
+        enable_chunked_prefill: ro.ChunkedOpt = None,
+        scheduler_reserve_full_isl: ro.ReserveFullIslOpt = None,
+        arrivals: ro.ArrivalsOpt = None,
+        step_overhead_ms: ro.OverheadOpt = None,
+        prefill_ms_per_token: ro.PrefillCostOpt = None,
+        decode_ms_per_seq: ro.DecodeCostOpt = None,
     ) -> None:
         """Memory usage, eviction churn, prefix reuse and why requests missed, from a replay."""
-        opts = rc.options_from_cli(
-            mode=mode, block_size=block_size, num_blocks=num_blocks, warmup=warmup,
-            hash_algo=hash_algo, enable_prefix_caching=enable_prefix_caching, skip_bad=skip_bad,
-            model=model, model_config=model_config, gpu_memory_gib=gpu_memory_gib,
-            max_num_seqs=max_num_seqs,
-            max_num_batched_tokens=max_num_batched_tokens, max_model_len=max_model_len,
-            long_prefill_token_threshold=long_prefill_token_threshold, policy=policy,
-            watermark=watermark, enable_chunked_prefill=enable_chunked_prefill,
-            full_sequence_must_fit=full_sequence_must_fit, arrivals=arrivals,
-            step_overhead_ms=step_overhead_ms, prefill_ms_per_token=prefill_ms_per_token,
-            decode_ms_per_seq=decode_ms_per_seq)
+        opts = ro.replay_options(locals())
         output.run(lambda: run_stats(source, opts, as_json=as_json, plot=plot,
                                      window_requests=window_requests, window_s=window_s, top=top))
 

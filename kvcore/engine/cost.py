@@ -4,9 +4,10 @@
                                + decode_ms_per_seq * (requests decoding one token)
 
 A request is "decoding" in a step when exactly one token was scheduled for it and its prompt was
-already computed; every other scheduled token counts as prefill. The defaults (5 ms, 0.05 ms per
-prefill token, 0.25 ms per decoding sequence) are a rough mid-size model on one modern GPU; they
-only move arrivals relative to steps (what is concurrently resident), never the cache rules.
+already computed; every other scheduled token counts as prefill. The defaults below (the only
+place they are written: `ReplayOptions` takes its defaults from here) are a rough mid-size model
+on one modern GPU; they only move arrivals relative to steps (what is concurrently resident),
+never the cache rules.
 """
 
 from __future__ import annotations

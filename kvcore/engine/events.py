@@ -17,6 +17,7 @@ also the scheduler's observer, so `admit` is written before the block events the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import IO, Any
 
 import numpy as _np
@@ -26,7 +27,7 @@ _dumps = orjson.dumps
 _from_bytes = int.from_bytes
 
 
-def _ints(hashes: list[bytes]) -> list[int]:
+def hash_ints(hashes: list[bytes]) -> list[int]:
     """The 64-bit event form of block hashes (`kvcore.kv_events.hash_to_int`, inlined: this
     runs for every block of every event). Long lists of equal-length hashes (one hash
     algorithm) go through numpy: the last 8 bytes of each, big-endian, in one pass."""
@@ -155,15 +156,19 @@ class VllmEvents:
 class Recorder:
     """BlockTracer + scheduler observer: counts, usage peak, and our event lines."""
 
-    def __init__(self, sink: JsonlEvents | None, block_pool: Any, num_usable: int) -> None:
+    def __init__(self, sink: JsonlEvents | None, num_usable: int, *,
+                 is_counted: Callable[[Any, bool], bool] = lambda req, resumed: not resumed,
+                 admit_extra: Callable[[Any], dict] | None = None) -> None:
+        """`is_counted(req, resumed)` says whether an admission counts in the hit rate (the
+        warm-up); `admit_extra(req)` gives the extra fields of an `admit` line."""
         self.req: str | None = None
         self.sink = sink
-        self.pool = block_pool
+        self.pool: Any = None            # the pool watched: `attach` (the pool calls it)
         self.num_usable = max(num_usable, 1)
         self.evictions = 0
         self.peak_used = 0
-        self.is_counted: Any = lambda req, resumed: not resumed
-        self.admit_extra: Any = None   # callable(req) -> dict of extra admit fields
+        self.is_counted = is_counted
+        self.admit_extra = admit_extra
         # Evictions wait here until the allocation that caused them is reported, then go out
         # as one `evict` line per group (blocks in eviction order).
         self._ev_blocks: list[int] = []
@@ -189,6 +194,9 @@ class Recorder:
             self.sink.evict(req, g, [blocks[i] for i in idx], [hashes[i] for i in idx])
 
     # -- BlockTracer ---------------------------------------------------------------------------
+    def attach(self, pool: Any) -> None:
+        self.pool = pool
+
     def on_allocate(self, group: int, block_ids: list[int]) -> None:
         used = self.num_usable - self.pool.free_block_queue.num_free_blocks
         self.peak_used = max(self.peak_used, used)
@@ -204,14 +212,14 @@ class Recorder:
             if self._ev_blocks:
                 self.flush()
             self.sink.put("touch", self.req, group, {"blocks": list(block_ids),
-                                                     "hashes": _ints(hashes)})
+                                                     "hashes": hash_ints(hashes)})
 
     def on_cache(self, group: int, block_ids: list[int], hashes: list[bytes]) -> None:
         if self.sink is not None:
             if self._ev_blocks:
                 self.flush()
             self.sink.put("cache", self.req, group, {"blocks": list(block_ids),
-                                                     "hashes": _ints(hashes)})
+                                                     "hashes": hash_ints(hashes)})
 
     def on_evict(self, group: int, block_id: int, block_hash: bytes) -> None:
         self.evictions += 1
@@ -234,7 +242,7 @@ class Recorder:
                 self.flush()
             self._ev_req = self.req
             self._ev_blocks = block_ids
-            self._ev_hashes = _ints(hashes)
+            self._ev_hashes = hash_ints(hashes)
             self._ev_groups = groups
 
     def on_free(self, group: int, block_ids: list[int], freed: list[int],

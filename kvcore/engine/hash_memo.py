@@ -15,6 +15,7 @@ blocks take `BlockHasher`'s path.
 from __future__ import annotations
 
 import struct
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -54,10 +55,11 @@ def _binint_sections(base: int, n: int, bs: int) -> list[bytes]:
 
 
 class TraceBlockHasher(BlockHasher):
-    """`BlockHasher` plus the trace-block table. The replay sets `pending` to the trace request
-    a `Request` is about to be built from; the first call (the prompt) consumes it."""
+    """`BlockHasher` plus the trace-block table. `traces` maps request ids to the trace requests
+    they are built from (the replay's own map); a prompt whose request id is there, with that
+    trace request's prompt and no extra keys, is hashed through the table."""
 
-    __slots__ = ("head", "limit", "memo", "pending")
+    __slots__ = ("head", "limit", "memo", "traces")
 
     # Trace blocks remembered, LRU. Each keeps its engine hashes as one bytes object (32 x 32
     # bytes at 512 / 16 with sha256): about 70 MB when full. On the Mooncake conversation trace
@@ -65,11 +67,12 @@ class TraceBlockHasher(BlockHasher):
     LIMIT = 1 << 16
 
     def __init__(self, block_size: int, hash_name: str = "sha256",
-                 limit: int | None = None) -> None:
+                 limit: int | None = None,
+                 traces: Mapping[str, TraceRequest] | None = None) -> None:
         super().__init__(block_size, hash_name)
         self.limit = limit or self.LIMIT
         self.memo: dict[tuple[bytes, int, int], bytes] = {}
-        self.pending: TraceRequest | None = None
+        self.traces: Mapping[str, TraceRequest] = traces if traces is not None else {}
         # direct pickle bytes only for sha256 with 32-byte hashes (the default)
         # (pickle writes 1- to 3-tuples with other opcodes, and splits a pickle longer than its
         # 64 KiB frame target into several frames: blocks of more than ~13k tokens)
@@ -79,9 +82,9 @@ class TraceBlockHasher(BlockHasher):
                      else None)
 
     def __call__(self, request: Request) -> list[bytes]:
-        tr, self.pending = self.pending, None
         bs = self.block_size
-        if (tr is None or tr.hash_ids is None or request.block_hashes
+        tr = None if request.block_hashes else self.traces.get(request.request_id)
+        if (tr is None or tr.hash_ids is None
                 or request.lora_request is not None or request.mm_features
                 or request.cache_salt or tr.trace_block_size % bs
                 or request.num_tokens != tr.prompt_len):

@@ -1,148 +1,142 @@
-"""`ReplayOptions`: every knob of a replay, shared by `kvcli replay`, `kvcli stats` and curves.
+"""`ReplayOptions`: the one list of a replay's knobs (`kvcli replay`, `kvcli stats`, curves).
 
-A field left at None means "not given": the trace's first line `{"config": {...}}` fills it if it
-has the key (the scheduler oracle's names), else the default below. `resolve` gives the
-effective values (`EffectiveConfig`), which the header, the summary and the JSON echo.
+Each field carries its real default and, in its metadata, what it accepts: `choices` taken from
+kvcore's own tables, a `check` rule, and `config=True` when a trace's first line
+`{"config": {...}}` may set it (the scheduler oracle's names). `given` records the fields the
+caller set; `resolve` fills every other `config` field from the trace's config line and returns the
+same type, validated. The scheduler's and the clock's settings are built from it by field name
+(`build`), so their defaults are written once, where those classes are declared.
+
+Adding a knob: a field here (with its default and rule), its option alias in
+`kvcli/replay_options.py`, and its parameter in the `replay` and `stats` commands.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+import dataclasses
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
+from kvcore.engine.cost import CostModel
+from kvcore.engine.queues import QUEUES
+from kvcore.engine.scheduler import SchedulerConfig
 from kvcore.errors import InputError
+from kvcore.hashing import HASH_FUNCTIONS
 
-ENGINE_NUM_BLOCKS = 16_384
-
-DEFAULTS = {
-    "block_size": 16,
-    "num_blocks": None,                 # engine: 16,384 (or the model's); cache: room for all
-    "max_num_seqs": 128,                # vLLM SchedulerConfig.DEFAULT_MAX_NUM_SEQS
-    "max_num_batched_tokens": 2048,     # vLLM SchedulerConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS
-    "max_model_len": None,              # no limit unless given
-    "long_prefill_token_threshold": 0,
-    "long_prefill_token_threshold_adaptive": False,
-    "policy": "fcfs",
-    "watermark": 0.0,
-    "scheduler_reserve_full_isl": True,
-    "enable_chunked_prefill": True,
-    "enable_prefix_caching": True,
-    "max_num_active_seqs": None,
-    "hash_algo": "sha256",
-}
-# Keys a trace's config line may hold that are not engine settings here (the oracle's).
-_IGNORED_CONFIG_KEYS = {"kv_events"}
+ENGINE_NUM_BLOCKS = 16_384          # engine mode's pool without a model or a memory size
+MODES = ("engine", "cache")
+ARRIVALS = ("timestamp", "ignore", "step")
+_COST = CostModel()
+_SCHED = SchedulerConfig()
+# Keys a trace's config line may hold that are not settings here (the oracle's).
+_IGNORED_CONFIG_KEYS = frozenset({"kv_events"})
 
 
-@dataclass(slots=True)
+def _knob(default: Any, *, config: bool = False, choices: Any = None, check: str | None = None,
+          lo: float | None = None, message: str | None = None) -> Any:
+    """A field with its rule: `choices` (a table's keys), or `check` = "positive_int",
+    "int_at_least" / "at_least" (an integer / a number >= `lo`), "fraction" (in [0, 1));
+    `message` replaces the rule's wording. None passes where None is the default."""
+    meta = {"config": config, "choices": tuple(choices) if choices is not None else None,
+            "check": check, "lo": lo, "message": message}
+    return field(default=default, metadata=meta)
+
+
+@dataclass(frozen=True, slots=True)
 class ReplayOptions:
-    mode: str = "engine"                        # engine | cache
-    block_size: int | None = None
-    num_blocks: int | None = None               # vLLM's num_gpu_blocks, the null block included
-    max_num_seqs: int | None = None
-    max_num_batched_tokens: int | None = None
-    max_model_len: int | None = None
-    long_prefill_token_threshold: int | None = None
-    long_prefill_token_threshold_adaptive: bool | None = None
-    policy: str | None = None                   # fcfs | priority
-    watermark: float | None = None
-    scheduler_reserve_full_isl: bool | None = None   # admission needs room for the whole prompt
-    enable_chunked_prefill: bool | None = None
-    enable_prefix_caching: bool | None = None
-    max_num_active_seqs: int | None = None
-    hash_algo: str | None = None                # sha256 | sha256_cbor | xxhash | xxhash_cbor
-    arrivals: str = "timestamp"                 # timestamp | ignore | step
-    warmup: float = 0.0                         # fraction of requests left out of the hit rate
-    # Cost model of the simulated clock: one step takes
-    #   step_overhead_ms + prefill_ms_per_token * prefill tokens + decode_ms_per_seq * decodes
-    step_overhead_ms: float = 5.0
-    prefill_ms_per_token: float = 0.05
-    decode_ms_per_seq: float = 0.25
-    skip_bad: bool = False                      # engine mode: skip requests that can never fit
-    model: str | None = None                    # a model preset (sizing): its KV cache groups
-    model_config: str | None = None             # or a HF config.json
-    gpu_memory_gib: float | None = None         # with a model: size num_blocks from memory
-    max_steps: int | None = None                # stop after this many steps (a safety net)
+    mode: str = _knob("engine", choices=MODES)
+    block_size: int = _knob(16, config=True, check="positive_int")
+    # vLLM's num_gpu_blocks, the null block included; None: engine 16,384 (or the model's at
+    # --gpu-memory-gib), cache room for every prompt block
+    num_blocks: int | None = _knob(None, config=True, check="int_at_least", lo=2,
+                                   message="must be >= 2 (block 0 is the null block)")
+    max_num_seqs: int = _knob(_SCHED.max_num_seqs, config=True, check="positive_int")
+    max_num_batched_tokens: int = _knob(_SCHED.max_num_batched_tokens, config=True,
+                                        check="positive_int")
+    max_model_len: int | None = _knob(None, config=True, check="int_at_least", lo=2)  # None: no limit
+    long_prefill_token_threshold: int = _knob(_SCHED.long_prefill_token_threshold, config=True,
+                                              check="int_at_least", lo=0)
+    long_prefill_token_threshold_adaptive: bool = _knob(
+        _SCHED.long_prefill_token_threshold_adaptive, config=True)
+    policy: str = _knob(_SCHED.policy, config=True, choices=QUEUES)
+    watermark: float = _knob(0.0, config=True, check="fraction")
+    # admission needs room for the whole prompt
+    scheduler_reserve_full_isl: bool = _knob(_SCHED.scheduler_reserve_full_isl, config=True)
+    enable_chunked_prefill: bool = _knob(_SCHED.enable_chunked_prefill, config=True)
+    enable_prefix_caching: bool = _knob(True, config=True)
+    max_num_active_seqs: int | None = _knob(_SCHED.max_num_active_seqs, config=True)
+    hash_algo: str = _knob("sha256", config=True, choices=HASH_FUNCTIONS, message="unknown hash")
+    arrivals: str = _knob("timestamp", choices=ARRIVALS)
+    warmup: float = _knob(0.0, check="fraction")      # fraction of requests left out of hit rate
+    # the simulated clock (`cost.py`)
+    step_overhead_ms: float = _knob(_COST.step_overhead_ms, check="at_least", lo=0)
+    prefill_ms_per_token: float = _knob(_COST.prefill_ms_per_token, check="at_least", lo=0)
+    decode_ms_per_seq: float = _knob(_COST.decode_ms_per_seq, check="at_least", lo=0)
+    skip_bad: bool = _knob(False)                     # skip requests that can never fit
+    model: str | None = _knob(None)                   # a model preset: its KV cache groups
+    model_config: str | None = _knob(None)            # or a HF config.json
+    gpu_memory_gib: float | None = _knob(None)        # with a model: num_blocks from memory
+    max_steps: int | None = _knob(None)               # stop after this many steps (safety net)
+    # The fields the caller set. Left out, it is every field that differs from its default;
+    # the CLI passes exactly the options the user typed.
+    given: frozenset[str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.given is None:
+            object.__setattr__(self, "given", frozenset(
+                f.name for f in KNOBS if getattr(self, f.name) != f.default))
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The settings (not `given`), in field order: the `config` of the JSON outputs."""
+        d = asdict(self)
+        del d["given"]
+        return d
 
 
-@dataclass(slots=True)
-class EffectiveConfig:
-    mode: str
-    block_size: int
-    num_blocks: int | None
-    max_num_seqs: int
-    max_num_batched_tokens: int
-    max_model_len: int | None
-    long_prefill_token_threshold: int
-    long_prefill_token_threshold_adaptive: bool
-    policy: str
-    watermark: float
-    scheduler_reserve_full_isl: bool
-    enable_chunked_prefill: bool
-    enable_prefix_caching: bool
-    max_num_active_seqs: int | None
-    hash_algo: str
-    arrivals: str
-    warmup: float
-    step_overhead_ms: float
-    prefill_ms_per_token: float
-    decode_ms_per_seq: float
-    skip_bad: bool
-    model: str | None
-    model_config: str | None
-    gpu_memory_gib: float | None
-    max_steps: int | None
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+KNOBS = tuple(f for f in fields(ReplayOptions) if f.name != "given")
+CONFIG_KEYS = frozenset(f.name for f in KNOBS if f.metadata["config"])
 
 
 def resolve(opts: ReplayOptions, trace_config: dict, *, path: str = "",
-            config_line: int | None = None) -> EffectiveConfig:
-    """Flags over the trace's config line over the defaults; validated."""
-    unknown = set(trace_config) - set(DEFAULTS) - _IGNORED_CONFIG_KEYS
+            config_line: int | None = None) -> ReplayOptions:
+    """What the caller gave over the trace's config line over the defaults; validated."""
+    unknown = set(trace_config) - CONFIG_KEYS - _IGNORED_CONFIG_KEYS
     if unknown:
         raise InputError(f"unknown key(s) {sorted(unknown)}", path=path, line=config_line,
                          field="config")
-    vals = {}
-    for f in fields(EffectiveConfig):
-        given = getattr(opts, f.name)
-        if f.name in DEFAULTS and given is None:
-            given = trace_config.get(f.name, DEFAULTS[f.name])
-        vals[f.name] = given
-    cfg = EffectiveConfig(**vals)
-    _check(cfg, path, config_line)
-    return cfg
+    assert opts.given is not None
+    fill = {k: v for k, v in trace_config.items() if k in CONFIG_KEYS and k not in opts.given}
+    out = dataclasses.replace(opts, **fill) if fill else opts
+    for f in KNOBS:
+        _check(f, getattr(out, f.name))
+    return out
 
 
-def _check(c: EffectiveConfig, path: str, line: int | None) -> None:
-    def bad(field: str, msg: str) -> InputError:
-        return InputError(msg, field=field)
-
-    if c.mode not in ("engine", "cache"):
-        raise bad("mode", f"must be engine or cache, got {c.mode!r}")
-    if c.arrivals not in ("timestamp", "ignore", "step"):
-        raise bad("arrivals", f"must be timestamp, ignore or step, got {c.arrivals!r}")
-    if c.policy not in ("fcfs", "priority"):
-        raise bad("policy", f"must be fcfs or priority, got {c.policy!r}")
-    for name in ("block_size", "max_num_seqs", "max_num_batched_tokens"):
-        v = getattr(c, name)
+def _check(f: dataclasses.Field, v: Any) -> None:
+    meta = f.metadata
+    if meta["choices"] is not None:
+        if v not in meta["choices"]:
+            if meta["message"]:
+                raise InputError(f"{meta['message']} {v!r}", field=f.name)
+            *head, last = meta["choices"]
+            raise InputError(f"must be {', '.join(head)} or {last}, got {v!r}", field=f.name)
+        return
+    check = meta["check"]
+    if check is None or (v is None and f.default is None):
+        return
+    if check == "positive_int":
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise bad(name, f"must be a positive integer, got {v!r}")
-    if c.num_blocks is not None and (not isinstance(c.num_blocks, int) or c.num_blocks < 2):
-        raise bad("num_blocks", f"must be >= 2 (block 0 is the null block), got {c.num_blocks!r}")
-    if c.max_model_len is not None and c.max_model_len < 2:
-        raise bad("max_model_len", f"must be >= 2, got {c.max_model_len!r}")
-    if c.long_prefill_token_threshold < 0:
-        raise bad("long_prefill_token_threshold", "must be >= 0")
-    if not 0.0 <= c.watermark < 1.0:
-        raise bad("watermark", f"must be in [0, 1), got {c.watermark}")
-    if not 0.0 <= c.warmup < 1.0:
-        raise bad("warmup", f"must be in [0, 1), got {c.warmup}")
-    if c.hash_algo not in ("sha256", "sha256_cbor", "xxhash", "xxhash_cbor"):
-        raise bad("hash_algo", f"unknown hash {c.hash_algo!r}")
-    for name in ("step_overhead_ms", "prefill_ms_per_token", "decode_ms_per_seq"):
-        if getattr(c, name) < 0:
-            raise bad(name, "must be >= 0")
+            raise InputError(f"must be a positive integer, got {v!r}", field=f.name)
+    elif check == "fraction":
+        if not 0.0 <= v < 1.0:      # also refuses NaN
+            raise InputError(f"must be in [0, 1), got {v}", field=f.name)
+    else:
+        number = (int,) if check == "int_at_least" else (int, float)
+        if not isinstance(v, number) or isinstance(v, bool) or not v >= meta["lo"]:  # and NaN
+            head = meta["message"] or f"must be >= {meta['lo']:g}"
+            raise InputError(f"{head}, got {v!r}", field=f.name)
+
+def build(cls: type, opts: ReplayOptions, **overrides: Any) -> Any:
+    """`cls(...)` from the options' fields of the same names (`SchedulerConfig`, `CostModel`)."""
+    names = {f.name for f in fields(cls)} - set(overrides)
+    return cls(**{n: getattr(opts, n) for n in names}, **overrides)

@@ -1,0 +1,51 @@
+"""The miss-attribution fields of our `admit` events (docs/events.md), read by `kvcli stats`.
+
+They let a consumer of the stream say why a prompt block missed without re-hashing the trace:
+the hashes of the prompt's full blocks (not capped by the last-token rule), the first token of
+every prompt block (with the hash of the block before, it keys "a shared prefix that ends inside
+this block"), and for a request with a LoRA adapter or a cache salt its hash domain and the same
+blocks hashed with no extra keys ("cached in another hash domain" against "never seen").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from kvcore.engine.events import hash_ints
+from kvcore.request import Request
+from kvcore.traces import TraceRequest
+
+
+class AdmitFields:
+    """`fields(req) -> dict`, the extra `admit` fields of one admission."""
+
+    def __init__(self, hash_block_size: int, group_block_sizes: Sequence[int],
+                 hasher: Callable[[Request], list[bytes]] | None,
+                 trace_request: Callable[[str], TraceRequest]) -> None:
+        self.hbs = hash_block_size
+        # Per group at the group's block size; groups hashed at a coarser size get null.
+        self.same = [bs == hash_block_size for bs in group_block_sizes]
+        self.hasher = hasher
+        self.trace_request = trace_request
+
+    def __call__(self, req: Request) -> dict:
+        hbs = self.hbs
+        same = self.same
+        tr = self.trace_request(req.request_id)
+        domain = None
+        if tr.lora is not None or tr.cache_salt is not None:
+            domain = ";".join(p for p in (f"lora={tr.lora}" if tr.lora is not None else "",
+                                          f"salt={tr.cache_salt}" if tr.cache_salt is not None
+                                          else "") if p)
+        n_prompt = req.num_prompt_tokens
+        hashes = hash_ints(req.block_hashes[:n_prompt // hbs])
+        first = req.all_token_ids[0:n_prompt:hbs]
+        out = {"prompt_hashes": [hashes if x else None for x in same],
+               "hash_domain": domain,
+               "first_tokens": [first if x else None for x in same]}
+        if domain is not None and self.hasher is not None:
+            plain = Request(req.request_id, tr.prompt_tokens()[:n_prompt - n_prompt % hbs],
+                            self.hasher)
+            content = hash_ints(plain.block_hashes)
+            out["content_hashes"] = [content if x else None for x in same]
+        return out

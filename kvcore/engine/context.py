@@ -1,0 +1,224 @@
+"""`ReplayContext`: what both replay modes share, built in one place.
+
+The resolved options with the pool sized (`--model` groups, `--gpu-memory-gib`, the engine's
+16,384 blocks or, in cache mode, room for every prompt block), the `KVCacheManager` with the
+`Recorder` as its tracer, the block hasher, one `RequestRecord` per request, the summary being
+filled, and the rules both modes apply to a request: whether it can ever run, how an admission
+counts in the hit rate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import IO
+
+from kvcore.engine.admit_fields import AdmitFields
+from kvcore.engine.cost import CostModel
+from kvcore.engine.events import JsonlEvents, Recorder, VllmEvents
+from kvcore.engine.hash_memo import TraceBlockHasher
+from kvcore.engine.options import ENGINE_NUM_BLOCKS, ReplayOptions, build
+from kvcore.engine.request_log import RequestRecord
+from kvcore.engine.results import ReplaySummary
+from kvcore.engine.scheduler import NO_MODEL_LEN_LIMIT
+from kvcore.errors import InputError
+from kvcore.hashing import BlockHasher
+from kvcore.kv_cache_manager import KVCacheManager
+from kvcore.request import LoRARequest, Request
+from kvcore.specs import FullAttentionSpec, KVCacheGroupSpec, cdiv
+from kvcore.traces import Trace, TraceRequest
+
+
+class ReplayContext:
+    def __init__(self, trace: Trace, cfg: ReplayOptions,
+                 sink: JsonlEvents | VllmEvents | None, *,
+                 steps_out: IO[bytes] | None = None, requests_out: IO[bytes] | None = None,
+                 progress: Callable[[int], None] | None = None,
+                 warn: Callable[[str], None] | None = None) -> None:
+        self.trace = trace
+        self.cfg, groups = _sized(cfg, trace)
+        cfg = self.cfg
+        self.num_blocks: int = cfg.num_blocks    # type: ignore[assignment]  (sized above)
+        self.sink = sink
+        self.jsonl = sink if isinstance(sink, JsonlEvents) else None
+        self.vllm = sink if isinstance(sink, VllmEvents) else None
+        self.steps_out = steps_out
+        self.requests_out = requests_out
+        self.progress = progress or (lambda n=1: None)
+        self.warn = warn or (lambda msg: None)
+        self.cost = build(CostModel, cfg)
+        self.summary = ReplaySummary(trace=trace.path, format=trace.format, mode=cfg.mode,
+                                     requests=len(trace.requests), num_blocks=self.num_blocks,
+                                     block_size=cfg.block_size, config=cfg.to_dict())
+        # Arrival order: timestamps (ties in file order), or with --arrivals step each request's
+        # step, in file order within a step (as the scheduler oracle adds them).
+        order = trace.requests
+        if cfg.mode == "engine" and cfg.arrivals == "step":
+            order = sorted(order, key=lambda r: (r.arrival_step, r.index))
+        self.order: list[TraceRequest] = order
+        self.records = {tr.id: RequestRecord(tr, pos) for pos, tr in enumerate(order)}
+        self.warmup_start = int(len(trace.requests) * cfg.warmup)
+        self.step = 0
+        self.t_ms = 0.0
+        self.request_hit_sum = 0.0
+        # LoRA adapters get ids 1, 2, 3, ... in order of first appearance in the trace file (a
+        # stable `lora_int_id`, which vLLM's BlockStored events carry as `lora_id`).
+        self.lora_ids: dict[str, int] = {}
+        for r in sorted(trace.requests, key=lambda r: r.index):
+            if r.lora is not None and r.lora not in self.lora_ids:
+                self.lora_ids[r.lora] = len(self.lora_ids) + 1
+        # The header's group list (`docs/events.md`): vLLM's spec kind names.
+        self.groups = [{"type": _group_type(g.kv_cache_spec),
+                        "block_size": g.kv_cache_spec.block_size,
+                        "sliding_window": getattr(g.kv_cache_spec, "sliding_window", None)}
+                       for g in groups]
+        self.all_full = all(isinstance(g.kv_cache_spec, FullAttentionSpec) for g in groups)
+        # The manager hashes at the gcd of the groups' block sizes (as vLLM's does).
+        hash_block_size = math.gcd(*(g.kv_cache_spec.block_size for g in groups))
+        traces = {tr.id: tr for tr in trace.requests}
+        self.hasher = (TraceBlockHasher(hash_block_size, cfg.hash_algo, traces=traces)
+                       if cfg.enable_prefix_caching else None)
+        admit_extra = None
+        if self.jsonl is not None:
+            plain = BlockHasher(hash_block_size, cfg.hash_algo) if self.hasher else None
+            admit_extra = AdmitFields(hash_block_size, [g["block_size"] for g in self.groups],
+                                      plain, lambda rid: self.records[rid].tr)
+        self.recorder = Recorder(self.jsonl, self.num_blocks - 1, is_counted=self.is_counted,
+                                 admit_extra=admit_extra)
+        self.kvm = KVCacheManager(
+            groups, cfg.max_model_len or NO_MODEL_LEN_LIMIT, num_blocks=self.num_blocks,
+            enable_caching=cfg.enable_prefix_caching, log_stats=True,
+            enable_kv_cache_events=self.vllm is not None,
+            max_in_flight_tokens=cfg.max_num_batched_tokens, watermark=cfg.watermark,
+            tracer=self.recorder)
+        self.recorder.attach(self.kvm.block_pool)
+        assert self.kvm.hash_block_size == hash_block_size
+
+    # -- the rules both modes apply ----------------------------------------------------------
+    def is_counted(self, req: Request, resumed: bool) -> bool:
+        return not resumed and self.records[req.request_id].pos >= self.warmup_start
+
+    def make_request(self, tr: TraceRequest, add_order: int) -> Request:
+        lora = None
+        if tr.lora is not None:
+            lora = LoRARequest(tr.lora, self.lora_ids[tr.lora])
+        return Request(tr.id, tr.prompt_tokens(), self.hasher, arrival_time=float(add_order),
+                       priority=tr.priority, max_tokens=tr.output_len, lora_request=lora,
+                       cache_salt=tr.cache_salt)
+
+    def never_fits(self, tr: TraceRequest) -> str | None:
+        """Why `tr` can never run (None if it can): a prompt at max_model_len or longer, or
+        more blocks than the pool has for its longest computed sequence (engine) or its prompt
+        (cache). Windowed groups are left to the admission check and the stall guard."""
+        cfg = self.cfg
+        if cfg.max_model_len is not None and tr.prompt_len >= cfg.max_model_len:
+            return f"prompt of {tr.prompt_len} tokens >= max_model_len {cfg.max_model_len}"
+        if cfg.mode == "cache":
+            tokens = tr.prompt_len
+        else:
+            # The last sampled token is never computed; max_model_len stops it earlier.
+            tokens = tr.prompt_len + tr.output_len - 1
+            if cfg.max_model_len is not None:
+                tokens = min(tokens, cfg.max_model_len - 1)
+        if not self.all_full:
+            return None
+        need = sum(cdiv(tokens, g["block_size"]) for g in self.groups)
+        if need > self.num_blocks - 1:
+            return (f"needs {need} blocks of {cfg.block_size} tokens but only "
+                    f"{self.num_blocks - 1} are usable (num_blocks {self.num_blocks})")
+        return None
+
+    def admit_or_reject(self, tr: TraceRequest, skipped: list[tuple[int, str]]) -> bool:
+        """True if `tr` may run. Else, with `skip_bad` (or in cache mode, for a capacity
+        reason), record it as rejected in `skipped` and return False; otherwise it is bad
+        input. vLLM refuses a prompt at max_model_len outright, so that is never skipped
+        silently."""
+        why = self.never_fits(tr)
+        if why is None:
+            return True
+        too_long = "max_model_len" in why
+        if not self.cfg.skip_bad and (too_long or self.cfg.mode == "engine"):
+            raise InputError(f"request {tr.id!r} can never run: {why} (--skip-bad skips such "
+                             "requests)", path=self.trace.path, line=tr.line,
+                             field="input_length" if too_long else "num_blocks")
+        skipped.append((tr.line, why))
+        self.reject(tr, why)
+        return False
+
+    def reject(self, tr: TraceRequest, reason: str) -> None:
+        self.records[tr.id].rejected = reason
+        self.summary.rejected += 1
+        if self.jsonl is not None:
+            self.jsonl.write("reject", tr.id, reason=reason)
+        self.progress(1)
+
+    def check_rejections(self, skipped: list[tuple[int, str]]) -> None:
+        """No request fits: bad input. Some skipped: one warning naming the first."""
+        if not skipped:
+            return
+        line, why = skipped[0]
+        if self.summary.rejected == self.summary.requests:
+            raise InputError(f"no request fits: {why}", path=self.trace.path, line=line,
+                             field="num_blocks")
+        more = f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else ""
+        self.warn(f"skipped {len(skipped)} request(s) that can never fit, counted as "
+                  f"rejected: {self.trace.path}:{line}: {why}{more}")
+
+    def count_admission(self, req: Request, hit: int, resumed: bool) -> None:
+        """An admission in the hit statistics: first admissions past the warm-up count;
+        re-admissions after preemption go to the `preempted_*` counters (as vLLM's stats)."""
+        s = self.summary
+        if resumed:
+            s.preempted_admissions += 1
+            s.preempted_prompt_tokens += req.num_tokens
+            s.preempted_hit_tokens += hit
+            return
+        rec = self.records[req.request_id]
+        rec.hit_tokens = hit
+        if rec.pos < self.warmup_start:
+            s.warmup_requests += 1
+            return
+        s.counted_requests += 1
+        s.prompt_tokens += req.num_tokens
+        s.hit_tokens += hit
+        self.request_hit_sum += hit / req.num_tokens
+
+
+def _sized(cfg: ReplayOptions, trace: Trace) -> tuple[ReplayOptions, list[KVCacheGroupSpec]]:
+    """The options with `num_blocks` (and, from a model, `max_model_len`) filled in, and the
+    KV cache groups: the model's (the sizing layer), else one full-attention group."""
+    fill: dict = {}
+    if cfg.model or cfg.model_config:
+        from kvcore.sizing.resolve import resolve_kv_cache_config
+
+        num_blocks = cfg.num_blocks
+        if num_blocks is None and cfg.gpu_memory_gib is None and cfg.mode == "engine":
+            num_blocks = ENGINE_NUM_BLOCKS
+        res = resolve_kv_cache_config(
+            cfg.model, model_config=cfg.model_config, gpu_memory_gib=cfg.gpu_memory_gib,
+            block_size=cfg.block_size, max_model_len=cfg.max_model_len,
+            max_num_batched_tokens=cfg.max_num_batched_tokens, max_concurrent_batches=1,
+            num_blocks=num_blocks, enable_prefix_caching=cfg.enable_prefix_caching,
+            check_memory=False)
+        if cfg.max_model_len is None:
+            fill["max_model_len"] = res.ctx.max_model_len
+        if cfg.num_blocks is None and (cfg.gpu_memory_gib is not None or cfg.mode == "engine"):
+            fill["num_blocks"] = res.config.num_blocks
+        groups = list(res.config.kv_cache_groups)
+    else:
+        groups = [KVCacheGroupSpec(("layer",), FullAttentionSpec(block_size=cfg.block_size))]
+    if cfg.num_blocks is None and "num_blocks" not in fill:
+        if cfg.mode == "cache":
+            # Room for every block of every prompt (in every group), plus the null block and
+            # one spare (as the cache-mode oracle sizes "infinite").
+            fill["num_blocks"] = len(groups) * sum(cdiv(r.prompt_len, cfg.block_size)
+                                                   for r in trace.requests) + 2
+        else:
+            fill["num_blocks"] = ENGINE_NUM_BLOCKS
+    return dataclasses.replace(cfg, **fill), groups
+
+
+def _group_type(spec) -> str:
+    kind = getattr(spec, "kind", "full")
+    return "full_attention" if kind == "full" else kind

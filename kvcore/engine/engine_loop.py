@@ -1,0 +1,205 @@
+"""Engine mode: vLLM's scheduler step by step on a simulated clock.
+
+Requests arrive by their timestamps (`arrivals="timestamp"`; the cost model says how long a step
+takes), all at once (`ignore`), or at their integer `arrival_step` (`step`: steps count from 0
+and idle steps count, as the scheduler oracle does). Each step: arrivals, `schedule()`, a fake
+model that samples one token per request at the end of its known tokens
+(`TraceRequest.output_token`), `update_from_output`, then the accounting (times, usage, the
+step line and the vLLM event batch).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import orjson
+
+from kvcore.engine.context import ReplayContext
+from kvcore.engine.options import build
+from kvcore.engine.scheduler import NO_MODEL_LEN_LIMIT, Scheduler, SchedulerConfig
+from kvcore.errors import InputError
+from kvcore.request import Request
+from kvcore.traces import TraceRequest
+
+STALL_STEPS = 1000      # steps with nothing schedulable before the replay gives up
+
+
+class EngineLoop:
+    def __init__(self, ctx: ReplayContext) -> None:
+        self.ctx = ctx
+        cfg = ctx.cfg
+        self.sched = Scheduler(
+            build(SchedulerConfig, cfg, max_model_len=cfg.max_model_len or NO_MODEL_LEN_LIMIT),
+            ctx.kvm, tracer=ctx.recorder, observer=_Observer(ctx))
+        self.pending: deque[TraceRequest] = deque(ctx.order)
+        self.skipped: list[tuple[int, str]] = []     # (line, why)
+        self.add_order = 0
+        self.idle_run = 0
+        self.usage_time = 0.0
+        self.num_usable = ctx.num_blocks - 1
+
+    def run(self) -> None:
+        ctx = self.ctx
+        sched = self.sched
+        max_steps = ctx.cfg.max_steps
+        step_mode = ctx.cfg.arrivals == "step"
+        while True:
+            self.arrivals()
+            if not self.pending and not sched.has_unfinished_requests():
+                break   # like the oracle: no trailing step just to flush finished ids
+            if not sched.has_requests():
+                if step_mode:
+                    ctx.step += 1   # idle steps count
+                continue
+            if max_steps is not None and ctx.step >= max_steps:
+                break
+            self.step()
+        ctx.summary.mean_usage = (self.usage_time / ctx.t_ms / max(self.num_usable, 1)
+                                  if ctx.t_ms > 0 else 0.0)
+        ctx.check_rejections(self.skipped)
+
+    def arrivals(self) -> None:
+        """Add the requests that have arrived; an idle engine jumps to the next arrival."""
+        ctx = self.ctx
+        pending = self.pending
+        mode = ctx.cfg.arrivals
+        if mode == "timestamp" and pending and not self.sched.has_requests() \
+                and pending[0].arrival_ms > ctx.t_ms:
+            ctx.t_ms = pending[0].arrival_ms
+        jsonl = ctx.jsonl
+        while pending and (mode == "ignore"
+                           or (mode == "step" and pending[0].arrival_step <= ctx.step)
+                           or (mode == "timestamp" and pending[0].arrival_ms <= ctx.t_ms)):
+            tr = pending.popleft()
+            ctx.records[tr.id].arrival_ms = ctx.t_ms
+            if jsonl is not None:
+                jsonl.step, jsonl.t_ms = ctx.step, ctx.t_ms
+                jsonl.write("arrive", tr.id, prompt_tokens=tr.prompt_len,
+                            output_tokens=tr.output_len)
+            if ctx.admit_or_reject(tr, self.skipped):
+                self.sched.add_request(_Lazy(ctx, tr, self.add_order))
+                self.add_order += 1
+
+    def step(self) -> None:
+        """One engine step: schedule, the fake model's tokens, update, account."""
+        ctx = self.ctx
+        sched = self.sched
+        records = ctx.records
+        jsonl = ctx.jsonl
+        pool = ctx.kvm.block_pool
+        if jsonl is not None:
+            jsonl.step, jsonl.t_ms = ctx.step, ctx.t_ms
+        so = sched.schedule()
+        nst = so.num_scheduled_tokens
+        # the clock: prefill tokens and decoding sequences (cost.py)
+        prefill = decodes = 0
+        for rid, n in nst.items():
+            rec = records[rid]
+            if rec.first_scheduled_step is None:
+                rec.first_scheduled_step = ctx.step
+            req = sched.requests[rid]
+            if n == 1 and req.num_computed_tokens > req.num_prompt_tokens:
+                decodes += 1
+            else:
+                prefill += n
+        used = self.num_usable - pool.get_num_free_blocks()
+        dt = ctx.cost.step_ms(prefill, decodes)
+        self.usage_time += used * dt
+        t_end = ctx.t_ms + dt
+        if jsonl is not None:
+            jsonl.t_ms = t_end
+        max_len = ctx.cfg.max_model_len
+
+        def sample(req: Request) -> int:
+            return records[req.request_id].tr.output_token(req.num_output_tokens, max_len)
+
+        finished = sched.update_from_output(so, sample)
+        self.account(nst, finished, t_end)
+        if ctx.vllm is not None:
+            ctx.vllm.batch(t_end / 1000.0, ctx.kvm.take_events())
+        if ctx.steps_out is not None and (nst or so.preempted):
+            ctx.steps_out.write(orjson.dumps({
+                "step": ctx.step, "t_ms": round(t_end, 6), "scheduled": nst,
+                "admitted": so.admitted, "preempted": so.preempted, "finished": finished,
+                "num_free_blocks": pool.get_num_free_blocks()}) + b"\n")
+        self.stall_guard(bool(nst or so.preempted))
+        ctx.t_ms = t_end
+        ctx.step += 1
+
+    def account(self, nst: dict[str, int], finished: list[str], t_end: float) -> None:
+        """First-token and finish times of the step's requests."""
+        ctx = self.ctx
+        records = ctx.records
+        requests = self.sched.requests
+        for rid in nst:
+            rec = records[rid]
+            if rec.first_token_ms is None and (rid in finished or
+                                               requests[rid].num_output_tokens > 0):
+                rec.first_token_ms = t_end
+        for rid in finished:
+            rec = records[rid]
+            rec.finish_step = ctx.step
+            rec.finish_ms = t_end
+            if rec.first_token_ms is None:
+                rec.first_token_ms = t_end
+            ctx.summary.finished += 1
+            ctx.progress(1)
+
+    def stall_guard(self, progressed: bool) -> None:
+        """Nothing can ever be scheduled again (e.g. a watermark that never clears): vLLM
+        would spin forever; here it is bad input after `STALL_STEPS` idle steps."""
+        sched = self.sched
+        if progressed or sched.running or self.pending:
+            self.idle_run = 0
+            return
+        self.idle_run += 1
+        if self.idle_run > STALL_STEPS:
+            head = next(iter(sched.waiting))
+            tr = self.ctx.records[head.request_id].tr
+            raise InputError(f"request {tr.id!r} can never be admitted "
+                             f"(stalled for {STALL_STEPS} steps)", path=self.ctx.trace.path,
+                             line=tr.line)
+
+
+class _Lazy:
+    """A request waiting to be built (`kvcore.engine.scheduler.LazyRequest`)."""
+
+    __slots__ = ("arrival_time", "ctx", "priority", "request_id", "tr")
+
+    def __init__(self, ctx: ReplayContext, tr: TraceRequest, add_order: int) -> None:
+        self.ctx = ctx
+        self.tr = tr
+        self.request_id = tr.id
+        self.priority = tr.priority
+        self.arrival_time = float(add_order)
+
+    def build(self) -> Request:
+        return self.ctx.make_request(self.tr, int(self.arrival_time))
+
+
+class _Observer:
+    """Scheduler observer: statistics in the context, event lines through the recorder."""
+
+    def __init__(self, ctx: ReplayContext) -> None:
+        self.ctx = ctx
+        self.rec = ctx.recorder
+
+    def on_admit_attempt(self, req: Request) -> None:
+        self.rec.on_admit_attempt(req)
+
+    def on_admit(self, req: Request, hit_tokens: int, resumed: bool) -> None:
+        self.ctx.count_admission(req, hit_tokens, resumed)
+        self.rec.on_admit(req, hit_tokens, resumed)
+
+    def on_admit_failed(self, req: Request) -> None:
+        self.rec.on_admit_failed(req)
+
+    def on_preempt(self, req: Request, num_computed_tokens: int) -> None:
+        s = self.ctx.summary
+        s.preemptions += 1
+        s.recomputed_tokens += num_computed_tokens
+        self.ctx.records[req.request_id].preemptions += 1
+        self.rec.on_preempt(req, num_computed_tokens)
+
+    def on_finish(self, req: Request) -> None:
+        self.rec.on_finish(req)

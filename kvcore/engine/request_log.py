@@ -1,0 +1,48 @@
+"""The per-request record of a replay: what `--requests` writes, one JSON line per request."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import IO
+
+import orjson
+
+from kvcore.traces import TraceRequest
+
+
+@dataclass(slots=True)
+class RequestRecord:
+    """One request's bookkeeping: its hit at first admission, preemptions, and its times."""
+
+    tr: TraceRequest
+    pos: int                        # position in arrival order (the warm-up cut)
+    arrival_ms: float = 0.0
+    hit_tokens: int | None = None   # at first admission
+    preemptions: int = 0
+    first_scheduled_step: int | None = None
+    first_token_ms: float | None = None
+    finish_step: int | None = None
+    finish_ms: float | None = None
+    rejected: str | None = None
+
+    def line(self) -> dict:
+        tr = self.tr
+        return {"id": tr.id, "arrival": round(self.arrival_ms, 6), "arrival_step": tr.arrival_step,
+                "prompt_tokens": tr.prompt_len, "output_tokens": tr.output_len,
+                "hit_tokens": self.hit_tokens, "preemptions": self.preemptions,
+                "first_scheduled_step": self.first_scheduled_step,
+                "finish_step": self.finish_step,
+                "first_token_ms": None if self.first_token_ms is None
+                else round(self.first_token_ms, 6),
+                "finish_ms": None if self.finish_ms is None else round(self.finish_ms, 6),
+                "rejected": self.rejected}
+
+
+def write_request_lines(out: IO[bytes], records: Iterable[RequestRecord],
+                        interrupted: bool) -> None:
+    """One line per request in arrival order; after Ctrl-C only those the replay reached."""
+    for rec in records:
+        if interrupted and rec.first_scheduled_step is None and rec.rejected is None:
+            continue
+        out.write(orjson.dumps(rec.line()) + b"\n")

@@ -1,0 +1,70 @@
+"""`ReplayOptions`: one list of knobs, what the caller gave over the trace's config line over the
+defaults, the scheduler's and the clock's settings built by field name."""
+
+import math
+
+import pytest
+
+from kvcli.replay_options import replay_options
+from kvcore.engine.cost import CostModel
+from kvcore.engine.options import CONFIG_KEYS, KNOBS, ReplayOptions, build, resolve
+from kvcore.engine.scheduler import SchedulerConfig
+from kvcore.errors import InputError
+
+
+def test_defaults_come_from_the_classes_that_use_them():
+    d = ReplayOptions()
+    assert (d.step_overhead_ms, d.prefill_ms_per_token, d.decode_ms_per_seq) == \
+        (CostModel().step_overhead_ms, CostModel().prefill_ms_per_token,
+         CostModel().decode_ms_per_seq)
+    assert (d.max_num_seqs, d.max_num_batched_tokens, d.policy) == (128, 2048, "fcfs")
+    assert build(CostModel, d) == CostModel()
+    s = build(SchedulerConfig, ReplayOptions(max_num_seqs=7, policy="priority"),
+              max_model_len=99)
+    assert (s.max_num_seqs, s.policy, s.max_model_len, s.max_num_batched_tokens) == \
+        (7, "priority", 99, 2048)
+
+
+def test_given_over_the_trace_config_over_the_defaults():
+    trace_cfg = {"block_size": 32, "max_num_seqs": 4, "kv_events": True}
+    # the CLI: exactly what the user typed, even a value equal to the default
+    user = replay_options({"block_size": 16, "num_blocks": None, "mode": None, "json": True})
+    assert user.given == {"block_size"}
+    got = resolve(user, trace_cfg)
+    assert (got.block_size, got.max_num_seqs, got.num_blocks) == (16, 4, None)
+    assert got.given == {"block_size"}                 # resolve returns the same type
+    # a Python caller: the fields that differ from their defaults
+    assert ReplayOptions(max_num_seqs=8, mode="cache").given == {"max_num_seqs", "mode"}
+    assert resolve(ReplayOptions(), trace_cfg).block_size == 32
+    # the config line may set only the scheduler/cache fields
+    assert "step_overhead_ms" not in CONFIG_KEYS and "block_size" in CONFIG_KEYS
+    with pytest.raises(InputError, match=r"unknown key\(s\) \['warmup'\]"):
+        resolve(ReplayOptions(), {"warmup": 0.5}, path="t.jsonl", config_line=1)
+
+
+def test_to_dict_is_the_settings_in_field_order():
+    d = ReplayOptions().to_dict()
+    assert list(d) == [f.name for f in KNOBS] and "given" not in d
+    assert list(d)[:3] == ["mode", "block_size", "num_blocks"]
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("mode", "fast", "must be engine or cache, got 'fast'"),
+    ("arrivals", "now", "must be timestamp, ignore or step, got 'now'"),
+    ("policy", "lifo", "must be fcfs or priority, got 'lifo'"),
+    ("hash_algo", "md5", "unknown hash 'md5'"),
+    ("block_size", 0, "must be a positive integer, got 0"),
+    ("max_num_seqs", 2.5, "must be a positive integer, got 2.5"),
+    ("num_blocks", 1, "must be >= 2 (block 0 is the null block), got 1"),
+    ("num_blocks", 2.5, "must be >= 2 (block 0 is the null block), got 2.5"),
+    ("max_model_len", 1, "must be >= 2, got 1"),
+    ("long_prefill_token_threshold", -1, "must be >= 0, got -1"),
+    ("watermark", 1.0, "must be in [0, 1), got 1.0"),
+    ("warmup", math.nan, "must be in [0, 1), got nan"),
+    ("step_overhead_ms", -1.0, "must be >= 0, got -1.0"),
+    ("decode_ms_per_seq", math.nan, "must be >= 0, got nan"),
+])
+def test_each_rule_names_its_field(field, value, message):
+    with pytest.raises(InputError) as e:
+        resolve(ReplayOptions(**{field: value}), {})
+    assert e.value.field == field and str(e.value).endswith(message)
