@@ -28,7 +28,7 @@ def test_defaults_come_from_the_classes_that_use_them():
 def test_given_over_the_trace_config_over_the_defaults():
     trace_cfg = {"block_size": 32, "max_num_seqs": 4, "kv_events": True}
     # the CLI: exactly what the user typed, even a value equal to the default
-    user = replay_options({"block_size": 16, "num_blocks": None, "mode": None, "json": True})
+    user = replay_options({"block_size": 16, "num_blocks": None, "mode": None})
     assert user.given == {"block_size"}
     got = resolve(user, trace_cfg)
     assert (got.block_size, got.max_num_seqs, got.num_blocks) == (16, 4, None)
@@ -68,3 +68,35 @@ def test_each_rule_names_its_field(field, value, message):
     with pytest.raises(InputError) as e:
         resolve(ReplayOptions(**{field: value}), {})
     assert e.value.field == field and str(e.value).endswith(message)
+
+
+def test_every_knob_has_one_cli_option():
+    from kvcli.replay_options import OPTIONS
+
+    # set only by a trace's config line (the oracle's), or by Python callers
+    not_on_the_cli = {"max_steps", "max_num_active_seqs", "long_prefill_token_threshold_adaptive"}
+    assert set(OPTIONS) == {f.name for f in KNOBS} - not_on_the_cli
+
+
+def test_the_commands_take_the_options_they_were_given(tmp_path):
+    """A value on the command line beats the trace's config line; one left out does not."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"config": {"block_size": 8, "max_num_seqs": 3}}\n'
+                     '{"id": "a", "prompt_token_ids": [1, 2, 3, 4, 5, 6, 7, 8, 9], '
+                     '"output_length": 2}\n')
+    for cmd in ("replay", "stats"):
+        res = CliRunner().invoke(app, [cmd, str(trace), "--json", "--max-num-seqs", "128",
+                                       "--scheduler-reserve-full-isl", "--arrivals", "ignore"])
+        assert res.exit_code == 0, res.output
+        doc = json.loads(res.stdout)
+        if cmd == "replay":
+            cfg = doc["config"]
+            assert (cfg["block_size"], cfg["max_num_seqs"], cfg["arrivals"]) == (8, 128, "ignore")
+        else:
+            assert doc["source"]["block_size"] == 8 and doc["reuse"]["requests"] == 1

@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from kvcli import replay_options as ro
+from kvcore.engine.options import ReplayOptions
 
 _O = "Outputs"
 
@@ -39,35 +40,15 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="The summary as JSON.",
 
 def register(app: typer.Typer) -> None:
     @app.command("replay")
+    @ro.with_replay_options(first=True)
     def replay_cmd(
         trace: TraceArg,
-        mode: ro.ModeOpt = None,
-        block_size: ro.BlockSizeOpt = None,
-        num_blocks: ro.NumBlocksOpt = None,
-        warmup: ro.WarmupOpt = None,
-        hash_algo: ro.HashAlgoOpt = None,
-        enable_prefix_caching: ro.PrefixCachingOpt = None,
-        skip_bad: ro.SkipBadOpt = False,
-        model: ro.ModelOpt = None,
-        model_config: ro.ModelConfigOpt = None,
-        gpu_memory_gib: ro.GpuMemOpt = None,
-        max_num_seqs: ro.MaxNumSeqsOpt = None,
-        max_num_batched_tokens: ro.MaxBatchedOpt = None,
-        max_model_len: ro.MaxModelLenOpt = None,
-        long_prefill_token_threshold: ro.ThresholdOpt = None,
-        policy: ro.PolicyOpt = None,
-        watermark: ro.WatermarkOpt = None,
-        enable_chunked_prefill: ro.ChunkedOpt = None,
-        scheduler_reserve_full_isl: ro.ReserveFullIslOpt = None,
-        arrivals: ro.ArrivalsOpt = None,
-        step_overhead_ms: ro.OverheadOpt = None,
-        prefill_ms_per_token: ro.PrefillCostOpt = None,
-        decode_ms_per_seq: ro.DecodeCostOpt = None,
         events: EventsOpt = None,
         events_format: EventsFormatOpt = EventsFormat.jsonl,
         requests: RequestsOpt = None,
         steps: StepsOpt = None,
         as_json: JsonOpt = False,
+        opts: ReplayOptions | None = None,
     ) -> None:
         """Replay a trace through vLLM 0.33's KV cache (and scheduler) and summarize the cache.
 
@@ -76,7 +57,6 @@ def register(app: typer.Typer) -> None:
         """
         from kvcli import output
 
-        opts = ro.replay_options(locals())
         fmt = events_format.value
         code = output.run(lambda: run_replay(trace, opts, events, fmt,
                                              None if requests is None else str(requests),

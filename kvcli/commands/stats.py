@@ -18,12 +18,14 @@ import typer
 
 from kvcli import output
 from kvcli import replay_options as ro
+from kvcore.engine.options import ReplayOptions
 
 _ST = "Stats"
 
 
 def register(app: typer.Typer) -> None:
     @app.command("stats")
+    @ro.with_replay_options(first=False)
     def stats(
         source: Annotated[str, typer.Argument(help="Event stream (kvcli replay --events), or a "
                                               "trace to replay with the options below; '-' "
@@ -41,32 +43,9 @@ def register(app: typer.Typer) -> None:
                                                 "seconds.")] = 60.0,
         top: Annotated[int, typer.Option(min=1, help="Rows in the top-N lists.",
                                          rich_help_panel=_ST)] = 10,
-        # -- the replay's own options (used when SOURCE is a trace) --
-        mode: ro.ModeOpt = None,
-        block_size: ro.BlockSizeOpt = None,
-        num_blocks: ro.NumBlocksOpt = None,
-        warmup: ro.WarmupOpt = None,
-        hash_algo: ro.HashAlgoOpt = None,
-        enable_prefix_caching: ro.PrefixCachingOpt = None,
-        skip_bad: ro.SkipBadOpt = False,
-        model: ro.ModelOpt = None,
-        model_config: ro.ModelConfigOpt = None,
-        gpu_memory_gib: ro.GpuMemOpt = None,
-        max_num_seqs: ro.MaxNumSeqsOpt = None,
-        max_num_batched_tokens: ro.MaxBatchedOpt = None,
-        max_model_len: ro.MaxModelLenOpt = None,
-        long_prefill_token_threshold: ro.ThresholdOpt = None,
-        policy: ro.PolicyOpt = None,
-        watermark: ro.WatermarkOpt = None,
-        enable_chunked_prefill: ro.ChunkedOpt = None,
-        scheduler_reserve_full_isl: ro.ReserveFullIslOpt = None,
-        arrivals: ro.ArrivalsOpt = None,
-        step_overhead_ms: ro.OverheadOpt = None,
-        prefill_ms_per_token: ro.PrefillCostOpt = None,
-        decode_ms_per_seq: ro.DecodeCostOpt = None,
+        opts: ReplayOptions | None = None,      # the replay's options (SOURCE a trace)
     ) -> None:
         """Memory usage, eviction churn, prefix reuse and why requests missed, from a replay."""
-        opts = ro.replay_options(locals())
         output.run(lambda: run_stats(source, opts, as_json=as_json, plot=plot,
                                      window_requests=window_requests, window_s=window_s, top=top))
 
