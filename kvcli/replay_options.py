@@ -4,7 +4,7 @@ One `Annotated` alias per `ReplayOptions` field; the flag is the field's name in
 choices come from kvcore's tables and the defaults shown in the help from `ReplayOptions` itself.
 Every option defaults to None ("not given"), so that a trace's config line can fill what the
 user left out. A command takes them all with `@with_replay_options()` and receives one
-`opts: ReplayOptions`; a new knob is a `ReplayOptions` field and one entry in `OPTIONS`.
+`opts: ReplayOptions`; a new knob is a `ReplayOptions` field and one entry in `_SPEC`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kvcore.engine.options import ARRIVALS, MODES, ReplayOptions
+from kvcore.engine.options import ARRIVALS, ENGINE_NUM_BLOCKS, MODES, ReplayOptions
 from kvcore.engine.queues import QUEUES
 from kvcore.hashing import HASH_FUNCTIONS
 
@@ -37,72 +37,56 @@ Policy = _choices("Policy", QUEUES)
 HashAlgo = _choices("HashAlgo", HASH_FUNCTIONS)
 
 
-def _opt(flags: str, help: str, panel: str, *, default: bool = True, **kw: Any) -> Any:
-    """A replay option whose help ends with its `ReplayOptions` default."""
-    name = flags.split("/")[0].lstrip("-").replace("-", "_")
-    if default:
-        value = getattr(D, name)
-        shown = {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) \
-            else value
-        help = f"{help} (default: {shown})."
-    return typer.Option(flags, help=help, rich_help_panel=panel, show_default=False, **kw)
+def _option(name: str, kind: Any, panel: str, help: str) -> Any:
+    """The option of field `name`: `--name-in-kebab-case` (`--x/--no-x` for a switch that may be
+    on by default), its help ending with the field's default unless the help says its own."""
+    flag = "--" + name.replace("_", "-")
+    default = getattr(D, name)
+    if kind is bool and default is not False:
+        flag = f"{flag}/--no-{flag[2:]}"
+    if "(default:" not in help and kind is not bool or default is True:
+        shown = {True: "on", False: "off"}.get(default, default) \
+            if isinstance(default, bool) else default
+        help = f"{help} (default: {shown})"
+    return Annotated[kind if name == "skip_bad" else kind | None,
+                     typer.Option(flag, help=help + ".", rich_help_panel=panel,
+                                  show_default=False)]
 
 
-# Field name -> its option. The only list of the replay options on the CLI side.
-OPTIONS: dict[str, Any] = {
-    "mode": Annotated[Mode | None, _opt(
-        "--mode", "engine: vLLM's scheduler step by step; cache: one request at a time (lookup, "
-        "allocate, free)", _R)],
-    "block_size": Annotated[int | None, _opt(
-        "--block-size", "Tokens per KV block, unless the trace's config line says", _R)],
-    "num_blocks": Annotated[int | None, _opt(
-        "--num-blocks", "vLLM's num_gpu_blocks, the null block included (default: engine "
-        "16384 or the model's at --gpu-memory-gib; cache: room for every block).", _R,
-        default=False)],
-    "warmup": Annotated[float | None, _opt(
-        "--warmup", "Fraction of requests (arrival order) left out of the hit rate", _R)],
-    "hash_algo": Annotated[HashAlgo | None, _opt(
-        "--hash-algo", "Block hash (vLLM's prefix_caching_hash_algo)", _R)],
-    "enable_prefix_caching": Annotated[bool | None, _opt(
-        "--enable-prefix-caching/--no-enable-prefix-caching", "Prefix caching", _R)],
-    "skip_bad": Annotated[bool, _opt(
-        "--skip-bad", "Engine mode: skip requests that can never fit (counted as rejected) "
-        "instead of stopping.", _R, default=False)],
-    "model": Annotated[str | None, _opt(
-        "--model", "Model preset (see `kvcli config`): its KV cache groups; with --gpu-memory-gib "
-        "also num_blocks; its max_model_len unless given.", _R, default=False)],
-    "model_config": Annotated[str | None, _opt(
-        "--model-config", "A Hugging Face config.json instead of a preset.", _R, default=False)],
-    "gpu_memory_gib": Annotated[float | None, _opt(
-        "--gpu-memory-gib", "With a model: size num_blocks from this much GPU memory.", _R,
-        default=False)],
-    "max_num_seqs": Annotated[int | None, _opt("--max-num-seqs", "Requests running at once", _S)],
-    "max_num_batched_tokens": Annotated[int | None, _opt(
-        "--max-num-batched-tokens", "Token budget per step", _S)],
-    "max_model_len": Annotated[int | None, _opt(
-        "--max-model-len", "Prompts this long or longer are rejected (default: no limit).", _S,
-        default=False)],
-    "long_prefill_token_threshold": Annotated[int | None, _opt(
-        "--long-prefill-token-threshold", "Cap on one request's tokens per step when others wait "
-        "(0 = off)", _S)],
-    "policy": Annotated[Policy | None, _opt("--policy", "Scheduling policy", _S)],
-    "watermark": Annotated[float | None, _opt(
-        "--watermark", "Fraction of blocks kept free when admitting", _S)],
-    "enable_chunked_prefill": Annotated[bool | None, _opt(
-        "--enable-chunked-prefill/--no-enable-chunked-prefill", "Chunked prefill", _S)],
-    "scheduler_reserve_full_isl": Annotated[bool | None, _opt(
-        "--scheduler-reserve-full-isl/--no-scheduler-reserve-full-isl",
-        "Admission needs room for the whole prompt", _S)],
-    "arrivals": Annotated[Arrivals | None, _opt(
-        "--arrivals", "timestamp: by trace time on the simulated clock; ignore: all at once; step: "
-        "at each request's integer arrival_step", _C)],
-    "step_overhead_ms": Annotated[float | None, _opt(
-        "--step-overhead-ms", "Fixed cost of one engine step, ms", _C)],
-    "prefill_ms_per_token": Annotated[float | None, _opt(
-        "--prefill-ms-per-token", "Cost of one prefill token, ms", _C)],
-    "decode_ms_per_seq": Annotated[float | None, _opt(
-        "--decode-ms-per-seq", "Cost of one decoding sequence, ms", _C)],
+# Field -> (type, help panel, help): the only list of the replay's options on the CLI side.
+_SPEC: dict[str, tuple[Any, str, str]] = {
+    "mode": (Mode, _R, "engine: vLLM's scheduler step by step; cache: one request at a time "
+             "(lookup, allocate, free)"),
+    "block_size": (int, _R, "Tokens per KV block, unless the trace's config line says"),
+    "num_blocks": (int, _R, "vLLM's num_gpu_blocks, the null block included (default: engine "
+                   f"{ENGINE_NUM_BLOCKS} or the model's at --gpu-memory-gib; cache: room for "
+                   "every block)"),
+    "warmup": (float, _R, "Fraction of requests (arrival order) left out of the hit rate"),
+    "hash_algo": (HashAlgo, _R, "Block hash (vLLM's prefix_caching_hash_algo)"),
+    "enable_prefix_caching": (bool, _R, "Prefix caching"),
+    "skip_bad": (bool, _R, "Engine mode: skip requests that can never fit (counted as "
+                 "rejected) instead of stopping"),
+    "model": (str, _R, "Model preset (see `kvcli config`): its KV cache groups; with "
+              "--gpu-memory-gib also num_blocks; its max_model_len unless given (default: none)"),
+    "model_config": (str, _R, "A Hugging Face config.json instead of a preset (default: none)"),
+    "gpu_memory_gib": (float, _R, "With a model: size num_blocks from this much GPU memory "
+                       "(default: none)"),
+    "max_num_seqs": (int, _S, "Requests running at once"),
+    "max_num_batched_tokens": (int, _S, "Token budget per step"),
+    "max_model_len": (int, _S, "Prompts this long or longer are rejected (default: no limit)"),
+    "long_prefill_token_threshold": (int, _S, "Cap on one request's tokens per step when "
+                                     "others wait (0 = off)"),
+    "policy": (Policy, _S, "Scheduling policy"),
+    "watermark": (float, _S, "Fraction of blocks kept free when admitting"),
+    "enable_chunked_prefill": (bool, _S, "Chunked prefill"),
+    "scheduler_reserve_full_isl": (bool, _S, "Admission needs room for the whole prompt"),
+    "arrivals": (Arrivals, _C, "timestamp: by trace time on the simulated clock; ignore: all "
+                 "at once; step: at each request's integer arrival_step"),
+    "step_overhead_ms": (float, _C, "Fixed cost of one engine step, ms"),
+    "prefill_ms_per_token": (float, _C, "Cost of one prefill token, ms"),
+    "decode_ms_per_seq": (float, _C, "Cost of one decoding sequence, ms"),
 }
+OPTIONS: dict[str, Any] = {name: _option(name, *spec) for name, spec in _SPEC.items()}
 # for commands that take only the model options (`kvcli script`)
 ModelOpt, ModelConfigOpt, GpuMemOpt = (OPTIONS[k]
                                        for k in ("model", "model_config", "gpu_memory_gib"))
