@@ -25,6 +25,7 @@ test: install
 
 lint: install
 	$(BIN)/ruff check kvcore kvcli kernels tests benchmarks
+	$(BIN)/mypy  # the KV cache stack: the files listed in pyproject.toml's [tool.mypy]
 
 bench: install
 	$(BIN)/kvcli bench

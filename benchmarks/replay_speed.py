@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/replay_speed.py [TRACE] [--requests N] [--block-size 16]
 
-Replays TRACE (default: ../shared/traces/mooncake/conversation_trace.jsonl) in engine mode at
+Replays TRACE (default: the Mooncake conversation trace in tests/data) in engine mode at
 block size 16 three ways, each in its own process so peak RSS is its own:
   1. no event stream (the baseline),
   2. our event stream written to a file,
@@ -16,6 +16,7 @@ same invocation (the machine may be shared: compare ratios, not absolute seconds
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import subprocess
@@ -24,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT = ROOT.parent / "shared" / "traces" / "mooncake" / "conversation_trace.jsonl"
+DEFAULT = ROOT / "tests" / "data" / "traces" / "mooncake" / "conversation_trace.jsonl.gz"
 
 CHILD = r"""
 import json, resource, sys, time, os
@@ -61,7 +62,10 @@ def main() -> None:
     ap.add_argument("--block-size", type=int, default=16)
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        lines = Path(a.trace).read_text().splitlines()
+        raw = Path(a.trace).read_bytes()
+        if raw[:2] == b"\x1f\x8b":
+            raw = gzip.decompress(raw)
+        lines = raw.decode().splitlines()
         if a.requests:
             lines = lines[: a.requests]
         full = os.path.join(tmp, "trace.jsonl")

@@ -8,7 +8,7 @@ import typer
 from kvcli import lean_typer
 from kvcli.commands import bench, config, curve, gen, replay, script, stats
 
-lean_typer.install()   # plain option values converted without pydantic (~0.2 s a process)
+lean_typer.install()   # plain option values converted without pydantic (~0.1 s a process)
 
 app = typer.Typer(
     name="kvcli",

@@ -51,7 +51,8 @@ def scripted_tables(seq_lens: list[int], *, prefix: int = 0, block_size: int = B
     its prompt (the first ``prefix`` tokens shared) and all are decoded round-robin
     ``decode_steps`` tokens, as a continuous batch grows.
     """
-    from kvcore.script import ScriptRunner, parse_config
+    from kvcore.engine.op_script import parse_config
+    from kvcore.engine.script_runner import ScriptRunner
 
     rng = random.Random(seed)
     need = sum(-(-n // block_size) for n in seq_lens)

@@ -153,6 +153,19 @@ def progress(total: int | None, description: str) -> Iterator[Callable[[int], No
         yield lambda n=1: bar.advance(task, n)
 
 
+def describe(err: InputError) -> str:
+    """One line for an input error: ``file:line: field 'x': ...`` for a file's problem (as
+    `InputError` words it), ``option --x-y: ...`` for an option's (a field without a file);
+    a remedy names its flag: ``(--skip-bad skips such requests)``."""
+    if err.remedy:
+        name, does = err.remedy
+        err = InputError(f"{err.message} (--{name.replace('_', '-')} {does})", path=err.path,
+                         line=err.line, field=err.field)
+    if err.field and err.path is None and err.line is None:
+        return f"option --{err.field.replace('_', '-')}: {err.message}"
+    return str(err)
+
+
 def run(fn: Callable[[], Any]) -> Any:
     """Call a command's one function, turning known failures into one line and an exit code.
 
@@ -161,7 +174,7 @@ def run(fn: Callable[[], Any]) -> Any:
     try:
         return fn()
     except InputError as err:
-        stderr_console().print(f"error: {err}", markup=False, highlight=False)
+        stderr_console().print(f"error: {describe(err)}", markup=False, highlight=False)
         raise typer.Exit(2) from None
     except NoDeviceError as err:
         stderr_console().print(f"error: {err}", markup=False, highlight=False)

@@ -48,40 +48,40 @@ def _option(name: str, kind: Any, panel: str, help: str) -> Any:
         shown = {True: "on", False: "off"}.get(default, default) \
             if isinstance(default, bool) else default
         help = f"{help} (default: {shown})"
-    return Annotated[kind if name == "skip_bad" else kind | None,
-                     typer.Option(flag, help=help + ".", rich_help_panel=panel,
-                                  show_default=False)]
+    value_type = kind if name == "skip_bad" else kind | None    # skip_bad: a plain flag
+    return Annotated[value_type, typer.Option(flag, help=help + ".", rich_help_panel=panel,
+                                              show_default=False)]
 
 
 # Field -> (type, help panel, help): the only list of the replay's options on the CLI side.
 _SPEC: dict[str, tuple[Any, str, str]] = {
-    "mode": (Mode, _R, "engine: vLLM's scheduler step by step; cache: one request at a time "
-             "(lookup, allocate, free)"),
+    "mode": (Mode, _R, ("engine: vLLM's scheduler step by step; cache: one request at a time "
+             "(lookup, allocate, free)")),
     "block_size": (int, _R, "Tokens per KV block, unless the trace's config line says"),
-    "num_blocks": (int, _R, "vLLM's num_gpu_blocks, the null block included (default: engine "
+    "num_blocks": (int, _R, ("vLLM's num_gpu_blocks, the null block included (default: engine "
                    f"{ENGINE_NUM_BLOCKS} or the model's at --gpu-memory-gib; cache: room for "
-                   "every block)"),
+                   "every block)")),
     "warmup": (float, _R, "Fraction of requests (arrival order) left out of the hit rate"),
     "hash_algo": (HashAlgo, _R, "Block hash (vLLM's prefix_caching_hash_algo)"),
     "enable_prefix_caching": (bool, _R, "Prefix caching"),
-    "skip_bad": (bool, _R, "Engine mode: skip requests that can never fit (counted as "
-                 "rejected) instead of stopping"),
-    "model": (str, _R, "Model preset (see `kvcli config`): its KV cache groups; with "
-              "--gpu-memory-gib also num_blocks; its max_model_len unless given (default: none)"),
+    "skip_bad": (bool, _R, ("Engine mode: skip requests that can never fit (counted as "
+                 "rejected) instead of stopping")),
+    "model": (str, _R, ("Model preset (see `kvcli config`): its KV cache groups; with "
+              "--gpu-memory-gib also num_blocks; its max_model_len unless given (default: none)")),
     "model_config": (str, _R, "A Hugging Face config.json instead of a preset (default: none)"),
-    "gpu_memory_gib": (float, _R, "With a model: size num_blocks from this much GPU memory "
-                       "(default: none)"),
+    "gpu_memory_gib": (float, _R, ("With a model: size num_blocks from this much GPU memory "
+                       "(default: none)")),
     "max_num_seqs": (int, _S, "Requests running at once"),
     "max_num_batched_tokens": (int, _S, "Token budget per step"),
     "max_model_len": (int, _S, "Prompts this long or longer are rejected (default: no limit)"),
-    "long_prefill_token_threshold": (int, _S, "Cap on one request's tokens per step when "
-                                     "others wait (0 = off)"),
+    "long_prefill_token_threshold": (int, _S, ("Cap on one request's tokens per step when "
+                                     "others wait (0 = off)")),
     "policy": (Policy, _S, "Scheduling policy"),
     "watermark": (float, _S, "Fraction of blocks kept free when admitting"),
     "enable_chunked_prefill": (bool, _S, "Chunked prefill"),
     "scheduler_reserve_full_isl": (bool, _S, "Admission needs room for the whole prompt"),
-    "arrivals": (Arrivals, _C, "timestamp: by trace time on the simulated clock; ignore: all "
-                 "at once; step: at each request's integer arrival_step"),
+    "arrivals": (Arrivals, _C, ("timestamp: by trace time on the simulated clock; ignore: all "
+                 "at once; step: at each request's integer arrival_step")),
     "step_overhead_ms": (float, _C, "Fixed cost of one engine step, ms"),
     "prefill_ms_per_token": (float, _C, "Cost of one prefill token, ms"),
     "decode_ms_per_seq": (float, _C, "Cost of one decoding sequence, ms"),

@@ -13,7 +13,10 @@ never concatenates bytes. `block_hash_with_group_id` rebuilds vLLM's form when w
 
 from __future__ import annotations
 
+from typing import final
 
+
+@final  # no subclasses: hot loops test ``type(v) is KVCacheBlock`` (and mypy narrows on it)
 class KVCacheBlock:
     __slots__ = (
         "block_hash",
@@ -32,7 +35,8 @@ class KVCacheBlock:
         # Set only while the block is full and registered in the prefix cache.
         self.block_hash: bytes | None = None
         self.hash_group = -1
-        # Links of the free queue's doubly linked list; only the queue touches them.
+        # Links of the free queue's doubly linked list: only the queue touches them, except
+        # that `BlockPool.free_blocks` links the blocks it frees into chains the queue splices in.
         self.prev_free_block: KVCacheBlock | None = None
         self.next_free_block: KVCacheBlock | None = None
         self.is_null = False
@@ -65,11 +69,3 @@ class KVCacheBlock:
 def make_block_hash_with_group_id(block_hash: bytes, group_id: int) -> bytes:
     """vLLM's `BlockHashWithGroupId`: the same content in two groups gets two keys."""
     return block_hash + group_id.to_bytes(4, "big", signed=False)
-
-
-def get_block_hash(key: bytes) -> bytes:
-    return key[:-4]
-
-
-def get_group_id(key: bytes) -> int:
-    return int.from_bytes(key[-4:], "big", signed=False)

@@ -14,7 +14,6 @@ draws from. Three kinds, chosen by `get_kv_cache_coordinator`:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from math import gcd
 from typing import TYPE_CHECKING, NamedTuple
 
 from kvcore.block import KVCacheBlock
@@ -26,13 +25,6 @@ from kvcore.specs import FullAttentionSpec, KVCacheSpec, cdiv
 if TYPE_CHECKING:
     from kvcore.request import Request
     from kvcore.tracing import BlockTracer
-
-
-def lcm(values: Sequence[int]) -> int:
-    out = 1
-    for v in values:
-        out = out * v // gcd(out, v)
-    return out
 
 
 class KVCacheCoordinator:
@@ -66,8 +58,9 @@ class KVCacheCoordinator:
                                     g.kv_cache_spec, in_flight, max_model_len),
                                 tracer=tracer))
         self.single_type_managers: tuple[SingleTypeKVCacheManager, ...] = tuple(managers)
-        # Managers whose remove_skipped_blocks can free anything (sliding window, chunked).
-        self._skipping_managers = tuple(m for m in managers if m.skips_tokens)
+        # Managers whose remove_skipped_blocks can free anything (sliding window, chunked);
+        # the facade skips the call when there are none.
+        self.skipping_managers = tuple(m for m in managers if m.skips_tokens)
 
     # --- fan-out ----------------------------------------------------------------------
     def get_num_blocks_to_allocate(self, request_id: str, num_tokens: int,
@@ -125,7 +118,7 @@ class KVCacheCoordinator:
             m.free(request_id)
 
     def remove_skipped_blocks(self, request_id: str, num_computed_tokens: int) -> None:
-        for m in self._skipping_managers:
+        for m in self.skipping_managers:
             m.remove_skipped_blocks(request_id, num_computed_tokens)
 
     def get_blocks(self, request_id: str) -> tuple[list[KVCacheBlock], ...]:
@@ -247,9 +240,9 @@ class HybridKVCacheCoordinator(KVCacheCoordinator):
                 continue
             keep = cdiv(hit_length, self.single_type_managers[sg.group_ids[0]].block_size)
             for gid in sg.group_ids:
-                blks = blocks_by_group[gid]
-                if blks is not None:
-                    del blks[keep:]
+                held = blocks_by_group[gid]
+                if held is not None:
+                    del held[keep:]
                     length_by_group[gid] = hit_length
         hits = tuple(b if b is not None else [] for b in blocks_by_group)
         return hits, hit_length, longest - hit_length

@@ -12,6 +12,8 @@ prepends blocks without a hash (scratch, reused first) and appends hashed ones.
 
 from __future__ import annotations
 
+from typing import Any
+
 from kvcore.block import KVCacheBlock
 
 
@@ -58,8 +60,9 @@ class FreeKVCacheBlockQueue:
         assert self.num_free_blocks >= n, "not enough free blocks"
         self.num_free_blocks -= n
         head = self.fake_free_list_head
-        cur = head.next_free_block
-        out = [None] * n
+        # Any: every link inside the list is set (the sentinels end it).
+        cur: Any = head.next_free_block
+        out: list[Any] = [None] * n
         for i in range(n):
             out[i] = cur
             nxt = cur.next_free_block
@@ -67,7 +70,7 @@ class FreeKVCacheBlockQueue:
             cur = nxt
         head.next_free_block = cur
         cur.prev_free_block = head
-        return out  # type: ignore[return-value]
+        return out
 
     def remove(self, block: KVCacheBlock) -> None:
         """Unlink ``block`` from wherever it is (a prefix hit on a free cached block)."""
@@ -78,6 +81,17 @@ class FreeKVCacheBlockQueue:
         nxt.prev_free_block = prev
         block.prev_free_block = block.next_free_block = None
         self.num_free_blocks -= 1
+
+    def remove_n(self, blocks: list[KVCacheBlock]) -> None:
+        """Unlink each of ``blocks`` from wherever it is (a prefix hit on free cached blocks)."""
+        for block in blocks:
+            prev, nxt = block.prev_free_block, block.next_free_block
+            if prev is None or nxt is None:
+                raise RuntimeError(f"remove() called on an invalid block: {block}")
+            prev.next_free_block = nxt
+            nxt.prev_free_block = prev
+            block.prev_free_block = block.next_free_block = None
+        self.num_free_blocks -= len(blocks)
 
     def append(self, block: KVCacheBlock) -> None:
         """Put ``block`` at the back (evicted last)."""
@@ -121,6 +135,32 @@ class FreeKVCacheBlockQueue:
         prev.next_free_block = first
         first.prev_free_block = prev
         self.num_free_blocks += len(blocks)
+
+    # `splice_front` / `splice_back` take a chain the caller already linked (``first`` ... ``last``
+    # through ``next_free_block`` / ``prev_free_block``, ``n`` blocks): `BlockPool.free_blocks`
+    # links the blocks it frees while walking them, instead of collecting lists for
+    # `prepend_n` / `append_n` (+10% on the bench's free phase without it).
+    def splice_front(self, first: KVCacheBlock, last: KVCacheBlock, n: int) -> None:
+        """Put the chain ``first`` ... ``last`` at the front (``first`` is reused first)."""
+        head = self.fake_free_list_head
+        old = head.next_free_block
+        assert old is not None, "next_free_block of fake_free_list_head should always exist"
+        head.next_free_block = first
+        first.prev_free_block = head
+        last.next_free_block = old
+        old.prev_free_block = last
+        self.num_free_blocks += n
+
+    def splice_back(self, first: KVCacheBlock, last: KVCacheBlock, n: int) -> None:
+        """Put the chain ``first`` ... ``last`` at the back (``last`` is evicted last)."""
+        tail = self.fake_free_list_tail
+        old = tail.prev_free_block
+        assert old is not None, "prev_free_block of fake_free_list_tail should always exist"
+        old.next_free_block = first
+        first.prev_free_block = old
+        last.next_free_block = tail
+        tail.prev_free_block = last
+        self.num_free_blocks += n
 
     def get_all_free_blocks(self) -> list[KVCacheBlock]:
         """Every free block, front to back (tests and views; O(n))."""

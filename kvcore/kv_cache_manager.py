@@ -17,93 +17,33 @@ blocks, never the hits.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from math import gcd
-from typing import TYPE_CHECKING
+from math import gcd, lcm
+from typing import TYPE_CHECKING, Any
 
-from kvcore.block import KVCacheBlock
-from kvcore.coordinator import get_kv_cache_coordinator, lcm
+from kvcore.coordinator import get_kv_cache_coordinator
+from kvcore.kv_cache_blocks import KVCacheBlocks
 from kvcore.kv_events import BlockStored, KVCacheEvent
-from kvcore.managers.base import SingleTypeKVCacheManager
 from kvcore.managers.registry import spec_kind, spec_sliding_window
+from kvcore.plain_step import allocate_plain_step
+from kvcore.prefix_cache_stats import PrefixCacheStats
 from kvcore.request import Request, RequestStatus
 from kvcore.specs import KVCacheGroupSpec
 
 if TYPE_CHECKING:
     from kvcore.tracing import BlockTracer
 
+__all__ = ["KVCacheBlocks", "KVCacheManager", "KVCachePoolConfig", "PrefixCacheStats"]
+
 
 @dataclass(slots=True)
-class KVCacheConfig:
-    """The pool size and the groups sharing it (vLLM's `KVCacheConfig`, tensors left out)."""
+class KVCachePoolConfig:
+    """What `KVCacheManager` needs of vLLM's `KVCacheConfig`: the pool size and the groups
+    sharing it (`kvcore.specs.KVCacheConfig`, with its tensors, works as well)."""
 
     num_blocks: int
     kv_cache_groups: list[KVCacheGroupSpec]
-
-
-class KVCacheBlocks:
-    """Blocks per group, as `allocate_slots` / `get_computed_blocks` return them."""
-
-    __slots__ = ("blocks",)
-
-    def __init__(self, blocks: tuple[Sequence[KVCacheBlock], ...]) -> None:
-        self.blocks = blocks
-
-    def __add__(self, other: KVCacheBlocks) -> KVCacheBlocks:
-        return KVCacheBlocks(tuple(list(a) + list(b) for a, b in zip(self.blocks, other.blocks)))
-
-    def get_block_ids(self) -> tuple[list[int], ...]:
-        return tuple([b.block_id for b in g] for g in self.blocks)
-
-    def get_unhashed_block_ids(self) -> list[int]:
-        assert len(self.blocks) == 1, "only one group"
-        return [b.block_id for b in self.blocks[0] if b.block_hash is None]
-
-    def new_empty(self) -> KVCacheBlocks:
-        return KVCacheBlocks(tuple(() for _ in self.blocks))
-
-    def __repr__(self) -> str:
-        return f"KVCacheBlocks({self.get_block_ids()})"
-
-
-@dataclass(slots=True)
-class PrefixCacheStats:
-    """Prefix-cache counters since the last `make_prefix_cache_stats` (tokens, not blocks).
-
-    A resumed (preempted) request's lookups go to the ``preempted_*`` counters.
-    """
-
-    reset: bool = False
-    requests: int = 0
-    queries: int = 0
-    hits: int = 0
-    preempted_requests: int = 0
-    preempted_queries: int = 0
-    preempted_hits: int = 0
-
-    def record(self, num_tokens: int, num_hits: int, preempted: bool) -> None:
-        if preempted:
-            self.preempted_requests += 1
-            self.preempted_queries += num_tokens
-            self.preempted_hits += num_hits
-        else:
-            self.requests += 1
-            self.queries += num_tokens
-            self.hits += num_hits
-
-
-def _is_plain(m: SingleTypeKVCacheManager) -> bool:
-    """A manager whose allocation is the template's, unchanged: it never frees tokens early,
-    is not sized by encoder tokens, has no admission cap and overrides none of the sizing,
-    allocation or caching steps (so `KVCacheManager._allocate_plain_step` may inline them)."""
-    cls = type(m)
-    base = SingleTypeKVCacheManager
-    return (not m.skips_tokens and not m.uses_encoder_tokens and m.prefix_cacheable
-            and m.max_admission_blocks_per_request is None
-            and all(getattr(cls, name) is getattr(base, name) for name in (
-                "get_num_blocks_to_allocate", "allocate_new_blocks", "cache_blocks",
-                "get_num_skipped_tokens", "remove_skipped_blocks")))
 
 
 class KVCacheManager:
@@ -115,7 +55,7 @@ class KVCacheManager:
     tracer=None)``
 
     * ``kv_cache_config``: anything with ``num_blocks`` and ``kv_cache_groups`` (a list of
-      `KVCacheGroupSpec`), e.g. `KVCacheConfig`; or a plain list of `KVCacheGroupSpec` with
+      `KVCacheGroupSpec`), e.g. `KVCachePoolConfig`; or a plain list of `KVCacheGroupSpec` with
       ``num_blocks`` given separately.
     * ``hash_block_size``: granularity of ``request.block_hashes``; default the gcd of the
       groups' block sizes. ``scheduler_block_size``: default their lcm.
@@ -127,7 +67,7 @@ class KVCacheManager:
     * ``tracer``: a `kvcore.tracing.BlockTracer`, or None (free).
     """
 
-    def __init__(self, kv_cache_config, max_model_len: int, *, num_blocks: int | None = None,
+    def __init__(self, kv_cache_config: Any, max_model_len: int, *, num_blocks: int | None = None,
                  hash_block_size: int | None = None, scheduler_block_size: int | None = None,
                  max_in_flight_tokens: int | None = None, enable_caching: bool = True,
                  use_eagle: bool = False, log_stats: bool = True,
@@ -136,15 +76,13 @@ class KVCacheManager:
         if isinstance(kv_cache_config, (list, tuple)):
             if num_blocks is None:
                 raise ValueError("num_blocks is required when groups are given as a list")
-            kv_cache_config = KVCacheConfig(num_blocks, list(kv_cache_config))
+            kv_cache_config = KVCachePoolConfig(num_blocks, list(kv_cache_config))
         groups = list(kv_cache_config.kv_cache_groups)
         sizes = [g.kv_cache_spec.block_size for g in groups] or [1]
         if hash_block_size is None:
-            hash_block_size = 0
-            for s in sizes:
-                hash_block_size = gcd(hash_block_size, s)
+            hash_block_size = gcd(*sizes)
         if scheduler_block_size is None:
-            scheduler_block_size = lcm(sizes)
+            scheduler_block_size = lcm(*sizes)
         self.kv_cache_config = kv_cache_config
         self.max_model_len = max_model_len
         self.enable_caching = enable_caching
@@ -153,7 +91,8 @@ class KVCacheManager:
         self.log_stats = log_stats
         self.hash_block_size = hash_block_size
         self.scheduler_block_size = scheduler_block_size
-        self.prefix_cache_stats = PrefixCacheStats() if log_stats else None
+        self.prefix_cache_stats: PrefixCacheStats | None = (PrefixCacheStats() if log_stats
+                                                            else None)
         self.coordinator = get_kv_cache_coordinator(
             kv_cache_config, max_model_len, enable_caching, enable_kv_cache_events,
             scheduler_block_size, hash_block_size, max_in_flight_tokens=max_in_flight_tokens,
@@ -168,8 +107,9 @@ class KVCacheManager:
         self.empty_kv_cache_blocks = KVCacheBlocks(tuple(() for _ in groups))
         self.tracer = tracer
         # Every group plain (full-attention-like): allocation steps may take the short path.
-        self._plain = all(_is_plain(m) for m in self.coordinator.single_type_managers)
-        self._cache_align = self.coordinator.cacheable_alignment
+        self.all_groups_plain = all(m.allocates_by_template
+                                    for m in self.coordinator.single_type_managers)
+        self.cacheable_alignment = self.coordinator.cacheable_alignment
 
     # --- state ------------------------------------------------------------------------
     @property
@@ -231,11 +171,12 @@ class KVCacheManager:
                 and num_new_computed_tokens == 0:
             raise ValueError("num_new_tokens must be greater than 0 when there are no "
                              "computed tokens to adopt")
-        if new_computed_blocks is None and self._plain and not full_sequence_must_fit \
-                and not (num_new_computed_tokens or num_external_computed_tokens
-                         or num_encoder_tokens or reserved_blocks):
-            return self._allocate_plain_step(request, num_new_tokens, num_lookahead_tokens,
-                                             delay_cache_blocks, has_scheduled_reqs)
+        if new_computed_blocks is None and self.all_groups_plain \
+                and not (full_sequence_must_fit or num_new_computed_tokens
+                         or num_external_computed_tokens or num_encoder_tokens
+                         or reserved_blocks):
+            return allocate_plain_step(self, request, num_new_tokens, num_lookahead_tokens,
+                                       delay_cache_blocks, has_scheduled_reqs)
         coord = self.coordinator
         empty = self.empty_kv_cache_blocks.blocks
         hits = new_computed_blocks.blocks if new_computed_blocks is not None else empty
@@ -256,10 +197,10 @@ class KVCacheManager:
         num_tokens_main = total_computed + num_new_tokens
         num_need_slot = min(num_tokens_main + num_lookahead_tokens, self.max_model_len)
         # Free what left the window first: fewer evictions, and it happens even on refusal.
-        if coord._skipping_managers:
+        if coord.skipping_managers:
             coord.remove_skipped_blocks(
                 request.request_id, max(0, total_computed - request.num_in_flight_tokens))
-        if not (full_sequence_must_fit and self._plain
+        if not (full_sequence_must_fit and self.all_groups_plain
                 and num_need_slot == min(request.num_tokens, self.max_model_len)):
             # (With plain groups nothing changed since the full-sequence count above, so when
             # this step allocates the whole sequence that count is this one.)
@@ -282,69 +223,6 @@ class KVCacheManager:
                 return KVCacheBlocks(new_blocks)
         return self.empty_kv_cache_blocks
 
-    def _allocate_plain_step(self, request: Request, num_new_tokens: int,
-                             num_lookahead_tokens: int, delay_cache_blocks: bool,
-                             has_scheduled_reqs: bool) -> KVCacheBlocks | None:
-        """`allocate_slots` for a step with no hits to adopt when every group is "plain" (never
-        frees tokens early, no encoder sizing, no admission cap): each group needs
-        ``cdiv(tokens, block_size) - held`` blocks. The same steps as the general path,
-        without its bookkeeping; decode steps take this path."""
-        # (Plain if-statements, not min(): this runs once per decode step.)
-        rid = request.request_id
-        max_len = self.max_model_len
-        total = request.num_computed_tokens
-        if total > max_len:  # noqa: PLR1730
-            total = max_len
-        need_slot = total + num_new_tokens + num_lookahead_tokens
-        if need_slot > max_len:  # noqa: PLR1730
-            need_slot = max_len
-        managers = self.coordinator.single_type_managers
-        if len(managers) == 1:
-            table = managers[0].req_to_blocks.get(rid)
-            need = -(-need_slot // managers[0].block_size) - (
-                len(table) if table is not None else 0)
-            wanted = None
-            if need < 0:  # noqa: PLR1730
-                need = 0
-        else:
-            wanted = []
-            need = 0
-            for m in managers:
-                table = m.req_to_blocks.get(rid)
-                n = -(-need_slot // m.block_size) - (len(table) if table is not None else 0)
-                wanted.append(n)
-                if n > 0:
-                    need += n
-        extra = 0
-        if self.watermark_blocks and has_scheduled_reqs and request.status in (
-                RequestStatus.WAITING, RequestStatus.PREEMPTED):
-            extra = self.watermark_blocks
-        if need + extra > self.block_pool.free_block_queue.num_free_blocks:
-            return None
-        new_blocks = None
-        if need:
-            if wanted is None:
-                new_blocks = (managers[0].allocate_new_blocks(rid, need_slot),)
-            else:
-                new_blocks = tuple(m.allocate_new_blocks(rid, need_slot) if n > 0 else []
-                                   for m, n in zip(managers, wanted))
-        if not delay_cache_blocks and self.enable_caching:
-            n_cache = total + num_new_tokens
-            if n_cache > request.num_tokens:  # noqa: PLR1730
-                n_cache = request.num_tokens
-            if self._cache_align > 1:
-                n_cache -= n_cache % self._cache_align
-            n_full = len(request.block_hashes) * self.hash_block_size
-            if n_cache < n_full:  # noqa: PLR1730
-                n_full = n_cache
-            for m in managers:
-                # Most decode steps fill no block: check before calling.
-                if m.num_cached_block.get(rid, 0) < n_full // m.block_size:
-                    m.cache_blocks(request, n_cache)
-        if new_blocks is None:
-            return self.empty_kv_cache_blocks
-        return KVCacheBlocks(new_blocks)
-
     def free(self, request: Request) -> None:
         """Release every block of the request, tail first in each group."""
         self.coordinator.free(request.request_id)
@@ -358,7 +236,7 @@ class KVCacheManager:
             self.coordinator.cache_blocks(request, num_computed_tokens)
 
     # --- cache control ----------------------------------------------------------------
-    def evict_blocks(self, block_ids) -> None:
+    def evict_blocks(self, block_ids: Iterable[int]) -> None:
         """Drop these blocks' hashes from the prefix cache (e.g. a failed KV load)."""
         self.block_pool.evict_blocks(block_ids)
 

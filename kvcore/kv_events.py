@@ -3,8 +3,8 @@
 The pool queues one `BlockStored` per `cache_full_blocks` call that caches at least one block,
 one `BlockRemoved` per cache key dropped (a cached block reused by `get_new_blocks`, or
 `evict_blocks`), and `AllBlocksCleared` on a successful reset. A freed block is *not* removed:
-it stays cached until it is reused. `KVCacheManager.take_events` drains the queue and fills in
-each `BlockStored`'s spec kind and sliding window.
+it stays cached until it is reused. `block_stored_event` builds the pool's `BlockStored`;
+`KVCacheManager.take_events` drains the queue and fills in each one's spec kind and sliding window.
 
 Hashes in events are vLLM's default external form (``VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES=1``):
 the low 64 bits of the block hash read big-endian, as an unsigned int (`hash_to_int`). This is
@@ -14,8 +14,15 @@ prints: ``{"type": "BlockStored", <fields in vLLM's order>}``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from kvcore.hashing import generate_block_hash_extra_keys, to_event_extra_keys
+
+if TYPE_CHECKING:
+    from kvcore.block import KVCacheBlock
+    from kvcore.request import Request
 
 MEDIUM_GPU = "GPU"
 _MASK64 = (1 << 64) - 1
@@ -68,3 +75,36 @@ class BlockRemoved(KVCacheEvent):
 @dataclass(slots=True)
 class AllBlocksCleared(KVCacheEvent):
     pass
+
+
+def block_stored_event(request: Request, blocks: list[KVCacheBlock], hashes: Sequence[bytes],
+                       stored_hashes: list[bytes], num_cached_blocks: int, num_full_blocks: int,
+                       block_size: int, group: int, block_mask: list[bool] | None,
+                       medium: str) -> BlockStored:
+    """The one `BlockStored` of a `BlockPool.cache_full_blocks` call that cached
+    ``stored_hashes``: blocks ``[num_cached_blocks, num_full_blocks)`` of the request's table,
+    null blocks and those the mask leaves out skipped."""
+    extra: list[tuple | None] = []
+    mm_idx = 0
+    for i in range(num_cached_blocks, num_full_blocks):
+        if blocks[i].is_null or (block_mask is not None
+                                 and not block_mask[i - num_cached_blocks]):
+            continue
+        start = i * block_size
+        keys, mm_idx = generate_block_hash_extra_keys(request, start, start + block_size, mm_idx)
+        extra.append(keys)
+    lora = request.lora_request
+    return BlockStored(
+        block_hashes=[hash_to_int(h) for h in stored_hashes],
+        parent_block_hash=(hash_to_int(hashes[num_cached_blocks - 1])
+                           if num_cached_blocks > 0 else None),
+        token_ids=request.all_token_ids[num_cached_blocks * block_size:
+                                        num_full_blocks * block_size],
+        block_size=block_size,
+        lora_id=lora.lora_int_id if lora is not None else None,
+        medium=medium,
+        lora_name=lora.lora_name if lora is not None else None,
+        extra_keys=to_event_extra_keys(extra),
+        group_idx=group,
+        session_id=request.session_id,
+    )

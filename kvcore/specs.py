@@ -1,6 +1,6 @@
 """KV cache specs: what one layer keeps per block, and how many bytes a block costs.
 
-vLLM's `vllm/v1/kv_cache_interface.py` in words (reference §9.5). Every spec is a frozen
+vLLM's `vllm/v1/kv_cache_interface.py` in words. Every spec is a frozen
 dataclass with a `block_size`; attention specs add the KV geometry. A manager is chosen by the
 spec's type (see `kvcore.managers.registry`). Each spec answers three questions:
 
@@ -12,6 +12,8 @@ spec's type (see `kvcore.managers.registry`). Each spec answers three questions:
   ``ValueError`` for full-attention layers with different windows, as in vLLM).
 
 Dtypes are strings ("bfloat16", "float16", "float32", "fp8", ...); ``DTYPE_BYTES`` sizes them.
+The group and config records (`KVCacheGroupSpec`, `KVCacheTensor`, `KVCacheConfig`) live in
+`kvcore.kv_cache_config` and `SizingContext` in `kvcore.sizing_context`; both are re-exported here.
 """
 
 from __future__ import annotations
@@ -20,35 +22,22 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from kvcore.kv_cache_config import KVCacheConfig, KVCacheGroupSpec, KVCacheTensor
+from kvcore.sizing_context import SizingContext
+
+__all__ = [
+    "DTYPE_BYTES", "AttentionSpec", "ChunkedLocalAttentionSpec", "CrossAttentionSpec",
+    "EncoderOnlyAttentionSpec", "FullAttentionSpec", "KVCacheConfig", "KVCacheGroupSpec",
+    "KVCacheSpec", "KVCacheTensor", "MLAAttentionSpec", "MambaSpec", "SizingContext",
+    "SlidingWindowSpec", "UniformTypeKVCacheSpecs", "cdiv", "kind_of",
+]
+
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "fp8": 1, "float8_e4m3fn": 1,
                "float8_e5m2": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "int8": 1, "uint8": 1}
 
 
 def cdiv(a: int, b: int) -> int:
     return -(-a // b)
-
-
-@dataclass(frozen=True, slots=True)
-class SizingContext:
-    """The engine settings that decide how much one request may hold (vLLM's VllmConfig, reduced).
-
-    ``max_in_flight_tokens`` is vLLM 0.33's bound on tokens scheduled but not yet settled:
-    ``max_concurrent_batches * max_num_batched_tokens`` (2 batches with async scheduling, vLLM's
-    default; 1 without). Sliding-window and chunked-local layers reserve for it.
-    """
-
-    max_model_len: int
-    max_num_batched_tokens: int = 8192
-    max_concurrent_batches: int = 1
-    max_num_encoder_input_tokens: int = 0
-    mamba_cache_mode: str = "align"  # "align" (prefix caching on) or "none"
-
-    @property
-    def max_in_flight_tokens(self) -> int:
-        return self.max_concurrent_batches * self.max_num_batched_tokens
-
-    def with_max_model_len(self, n: int) -> SizingContext:
-        return replace(self, max_model_len=n)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,17 +112,18 @@ class FullAttentionSpec(AttentionSpec):
 
     @classmethod
     def merge(cls, specs: list[KVCacheSpec]) -> KVCacheSpec:
-        if not all(isinstance(s, FullAttentionSpec) for s in specs):
+        full = [s for s in specs if isinstance(s, FullAttentionSpec)]
+        if len(full) != len(specs):
             raise AssertionError("All attention layers in the same KV cache group must be "
                                  "FullAttentionSpec.")
-        first = specs[0]
-        mla = [isinstance(s, MLAAttentionSpec) for s in specs]
+        first = full[0]
+        mla = [isinstance(s, MLAAttentionSpec) for s in full]
         if any(mla) and not all(mla):
             raise AssertionError("MLA and non-MLA layers cannot share a KV cache group.")
-        window = _one_window({s.sliding_window for s in specs if s.sliding_window is not None})
-        chunk = _one_window({s.attention_chunk_size for s in specs
+        window = _one_window({s.sliding_window for s in full if s.sliding_window is not None})
+        chunk = _one_window({s.attention_chunk_size for s in full
                              if s.attention_chunk_size is not None})
-        if not all(first._same_geometry(s) for s in specs):
+        if not all(first._same_geometry(s) for s in full):
             raise AssertionError("All attention layers in the same KV cache group must have the "
                                  "same attention spec.")
         if window is not None and chunk is not None:
@@ -159,13 +149,16 @@ class MLAAttentionSpec(FullAttentionSpec):
 
     @classmethod
     def merge(cls, specs: list[KVCacheSpec]) -> KVCacheSpec:
-        if not all(isinstance(s, MLAAttentionSpec) for s in specs):
+        mla = [s for s in specs if isinstance(s, MLAAttentionSpec)]
+        if len(mla) != len(specs):
             raise AssertionError("All attention layers in the same KV cache group must be "
                                  "MLAAttentionSpec.")
-        if len({s.cache_dtype_str for s in specs}) != 1:
+        if len({s.cache_dtype_str for s in mla}) != 1:
             raise AssertionError("All MLA layers in the same KV cache group must use the same "
                                  "quantization method.")
-        return FullAttentionSpec.merge.__func__(cls, specs)
+        # FullAttentionSpec's merge, bound to this class (a slots dataclass has no zero-argument
+        # super()).
+        return FullAttentionSpec.merge.__func__(cls, specs)  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,40 +291,8 @@ class UniformTypeKVCacheSpecs(KVCacheSpec):
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class KVCacheGroupSpec:
-    """Layers that share one block table (and one manager)."""
-
-    layer_names: tuple[str, ...]
-    kv_cache_spec: KVCacheSpec
-
-
-@dataclass(frozen=True, slots=True)
-class KVCacheTensor:
-    """One physical buffer of ``size`` bytes; ``shared_by`` lists the layers (one per group at
-    most) that view it. A block id means "page b" of this buffer for whichever group owns it."""
-
-    size: int
-    shared_by: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class KVCacheConfig:
-    """What the engine allocates: ``num_blocks`` (block 0 being the null block), the tensors and
-    the groups (each with its own block table and manager)."""
-
-    num_blocks: int
-    kv_cache_tensors: tuple[KVCacheTensor, ...]
-    kv_cache_groups: tuple[KVCacheGroupSpec, ...]
-
-    @property
-    def block_size(self) -> int:
-        """The smallest block size among the groups (they differ only after page unification)."""
-        return min((g.kv_cache_spec.block_size for g in self.kv_cache_groups), default=0)
-
-
 def kind_of(spec: Any) -> str:
-    """The group type name used by op scripts and `kvcli config` (``full``, ``sliding_window``...)."""
+    """The group type name op scripts and `kvcli config` use (``full``, ``sliding_window``...)."""
     if isinstance(spec, UniformTypeKVCacheSpecs):
         return kind_of(spec.first_spec)
     return spec.kind

@@ -8,15 +8,17 @@ method gets the KV cache group index first:
 * ``on_allocate(group, block_ids)``            fresh blocks handed to a request
 * ``on_touch(group, block_ids, hashes)``       cached blocks a request adopts (a prefix hit)
 * ``on_cache(group, block_ids, hashes)``       hashes registered for newly full blocks
-* ``on_evict(group, block_id, block_hash)``    a cached hash dropped because its block was
-                                               reused (or by `evict_blocks` / a reset)
+* ``on_evict(group, block_id, block_hash)``    a cached hash dropped by `evict_blocks`, a
+                                               reset, or a block re-cached under a new hash
+* ``on_evict_many(groups, block_ids, hashes)`` the cached hashes one `get_new_blocks` call
+                                               dropped by reusing their blocks (parallel
+                                               lists, in eviction order)
 * ``on_free(group, block_ids, freed, evictable)`` every block a request released, in free
   order (shared ones included; null blocks left out); ``freed`` are those whose ref count
   reached 0, ``evictable`` those of ``freed`` still holding a hash (cached, reusable).
 
-Optional batch form: a tracer that also has ``on_evict_many(groups, block_ids, hashes)``
-(parallel lists) gets each `get_new_blocks` call's evictions in one call, in eviction order,
-instead of one ``on_evict`` per block (the replay's recorder: one `evict` line per allocation).
+``on_evict_many`` is the batch form of ``on_evict`` (the replay's recorder writes one `evict`
+line per allocation); `BaseTracer`'s default calls ``on_evict`` once per block.
 
 Hashes are the raw block hash bytes (without the group id); `kvcore.kv_events.hash_to_int`
 gives the 64-bit form events use. A reset calls ``on_evict`` for every cached block with
@@ -40,6 +42,9 @@ class BlockTracer(Protocol):
 
     def on_evict(self, group: int, block_id: int, block_hash: bytes) -> None: ...
 
+    def on_evict_many(self, groups: list[int], block_ids: list[int],
+                      hashes: list[bytes]) -> None: ...
+
     def on_free(self, group: int, block_ids: list[int], freed: list[int],
                 evictable: list[int]) -> None: ...
 
@@ -61,6 +66,12 @@ class BaseTracer:
 
     def on_evict(self, group: int, block_id: int, block_hash: bytes) -> None:
         pass
+
+    def on_evict_many(self, groups: list[int], block_ids: list[int],
+                      hashes: list[bytes]) -> None:
+        """One `get_new_blocks` call's evictions; by default one ``on_evict`` per block."""
+        for g, b, h in zip(groups, block_ids, hashes):
+            self.on_evict(g, b, h)
 
     def on_free(self, group: int, block_ids: list[int], freed: list[int],
                 evictable: list[int]) -> None:

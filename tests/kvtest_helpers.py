@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 
 from kvcore.hashing import BlockHasher
-from kvcore.kv_cache_manager import KVCacheConfig, KVCacheManager
+from kvcore.kv_cache_manager import KVCacheManager, KVCachePoolConfig
 from kvcore.request import Request
 from kvcore.specs import FullAttentionSpec, KVCacheGroupSpec, SlidingWindowSpec
 
@@ -21,7 +21,7 @@ def spec(kind: str | tuple, bs: int = 16):
 
 def make_manager(num_blocks: int, groups=("full",), bs: int = 16, **kw) -> KVCacheManager:
     """Groups: "full" or ("swa", W). ``kw`` goes to KVCacheManager (enable_caching, ...)."""
-    cfg = KVCacheConfig(num_blocks, [KVCacheGroupSpec((f"l{i}",), spec(g, bs))
+    cfg = KVCachePoolConfig(num_blocks, [KVCacheGroupSpec((f"l{i}",), spec(g, bs))
                                      for i, g in enumerate(groups)])
     kw.setdefault("max_model_len", 8192)
     return KVCacheManager(cfg, hash_block_size=bs, scheduler_block_size=bs, **kw)

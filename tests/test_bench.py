@@ -4,30 +4,37 @@ benchmarks/bench_vs_vllm.py)."""
 
 from __future__ import annotations
 
-import gzip
+import hashlib
 import json
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from kvcli.app import app
-from kvcore.bench_workload import BENCH_CONFIG, bench_ops, run_bench
-from kvcore.script import load_script, parse_config
+from kvcore.engine.bench_workload import BENCH_CONFIG, bench_ops, run_bench
+from kvcore.engine.op_script import load_script, parse_config
 
-BENCH_FILE = Path(__file__).resolve().parents[1].parent / "shared" / "oracle" / \
-    "bench-2000.ops.jsonl.gz"
-
-
-def test_generated_workload_is_the_shared_file():
-    lines = gzip.decompress(BENCH_FILE.read_bytes()).decode().splitlines()
-    assert json.loads(lines[0]) == {"config": BENCH_CONFIG}
-    ops = bench_ops(2000)
-    assert len(ops) == len(lines) - 1 == 20000
-    assert all(json.loads(line) == op for line, op in zip(lines[1:], ops))
+CASES = Path(__file__).resolve().parent / "data" / "oracle_cases"
+# The oracle's bench-2000.ops.jsonl.gz (7 MB, not copied here): sha256 of its decompressed bytes,
+# 21,312,256 bytes, one json.dumps line per op after the config line.
+BENCH_SHA256 = "545e961e35132e19d1e109edc8d747e01e8c2b1da6beca298950f892397dbdf3"
 
 
-def test_bench_2000_totals_equal_vllm():
-    cfg, op_list = load_script(str(BENCH_FILE))
+def _bench_bytes() -> bytes:
+    lines = [{"config": BENCH_CONFIG}, *bench_ops(2000)]
+    return "".join(json.dumps(x) + "\n" for x in lines).encode()
+
+
+def test_generated_workload_is_the_oracle_file():
+    raw = _bench_bytes()
+    assert len(raw) == 21_312_256 and raw.count(b"\n") == 1 + 20000
+    assert hashlib.sha256(raw).hexdigest() == BENCH_SHA256
+
+
+def test_bench_2000_totals_equal_vllm(tmp_path):
+    path = tmp_path / "bench-2000.ops.jsonl"
+    path.write_bytes(_bench_bytes())
+    cfg, op_list = load_script(str(path))
     r = run_bench(cfg, [o.data for o in op_list])
     assert (r.requests, r.decodes, r.frees, r.rejected) == (2000, 16000, 2000, 0)
     assert r.queries == 3_068_063 and r.hits == 1_132_400
@@ -64,10 +71,9 @@ def test_gpu_without_a_device_exits_3():
 def test_bench_on_a_recorded_case_matches_the_oracle_summary():
     """Chunked admissions, prefill steps, refusals and a refused decode: the same totals as
     the oracle's summary of that case."""
-    cases = BENCH_FILE.parent / "cases"
-    cfg, op_list = load_script(str(cases / "full-3.ops.jsonl"))
+    cfg, op_list = load_script(str(CASES / "full-3.ops.jsonl"))
     r = run_bench(cfg, [o.data for o in op_list])
-    summary = json.loads((cases / "full-3.expected.jsonl").read_text().splitlines()[-1])
+    summary = json.loads((CASES / "full-3.expected.jsonl").read_text().splitlines()[-1])
     assert (r.queries, r.hits) == (summary["prefix_cache_stats"]["queries"],
                                    summary["prefix_cache_stats"]["hits"])
     assert r.allocated_blocks == summary["totals"]["blocks_allocated"]

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from kvcore.script import load_script, run_ops
+from kvcore.engine.op_script import load_script
+from kvcore.engine.script_runner import run_ops
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-CASES = SHARED / "oracle" / "cases"
+CASES = Path(__file__).resolve().parent / "data" / "oracle_cases"   # see data/README.md
 FRESH = Path(__file__).resolve().parent / "data" / "chunked_fresh"
 
 
@@ -42,7 +42,7 @@ FRESH_CASES = sorted(FRESH.glob("*.ops.json*"))
 
 
 def test_shared_chunked_cases_exist() -> None:
-    assert len(SHARED_CASES) >= 6
+    assert len(SHARED_CASES) == 6              # chunked-1 .. chunked-6
     assert len(FRESH_CASES) >= 3
 
 

@@ -207,7 +207,8 @@ def test_kvcli_script_runs_a_full_plus_mamba_group() -> None:
     """No oracle covers Mamba; these are the answers our latest-state rules give, by hand."""
     from pathlib import Path
 
-    from kvcore.script import load_script, run_ops
+    from kvcore.engine.op_script import load_script
+    from kvcore.engine.script_runner import run_ops
 
     path = Path(__file__).resolve().parent / "data" / "mamba" / "hybrid.ops.jsonl"
     cfg, ops = load_script(str(path))

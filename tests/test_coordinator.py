@@ -87,11 +87,11 @@ def test_s23_groups_with_different_block_sizes():
     """Full attention at block size 32 over hashes at 16 (0.33: a coarse block's hash is its
     last fine hash), sliding window at 16; hits align to the lcm, 32."""
     from kvcore.hashing import BlockHasher
-    from kvcore.kv_cache_manager import KVCacheConfig, KVCacheManager
+    from kvcore.kv_cache_manager import KVCacheManager, KVCachePoolConfig
     from kvcore.request import Request
     from kvcore.specs import FullAttentionSpec, KVCacheGroupSpec, SlidingWindowSpec
 
-    cfg = KVCacheConfig(100, [
+    cfg = KVCachePoolConfig(100, [
         KVCacheGroupSpec(("f",), FullAttentionSpec(block_size=32, dtype="float16")),
         KVCacheGroupSpec(("s",), SlidingWindowSpec(block_size=16, sliding_window=32))])
     mgr = KVCacheManager(cfg, 8192)

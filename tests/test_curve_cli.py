@@ -102,14 +102,14 @@ def test_capacity_gib_uses_the_models_bytes_per_block(tmp_path):
 
 
 @pytest.mark.parametrize("args,needle", [
-    (["--policies", "lru,arc"], "field '--policies': unknown policy 'arc'"),
-    (["--rule", "exact"], "field '--rule'"),
-    (["--capacities", "10,abc"], "field '--capacities': not a whole number: 'abc'"),
-    (["--capacities", "0"], "field '--capacities': must be positive"),
-    (["--capacity-gib", "4"], "field '--capacity-gib': needs --model"),
+    (["--policies", "lru,arc"], "option --policies: unknown policy 'arc'"),
+    (["--rule", "exact"], "option --rule:"),
+    (["--capacities", "10,abc"], "option --capacities: not a whole number: 'abc'"),
+    (["--capacities", "0"], "option --capacities: must be positive"),
+    (["--capacity-gib", "4"], "option --capacity-gib: needs a model"),
     (["--capacities", "4", "--capacity-tokens", "64"], "give only one of"),
-    (["--warmup", "1.5"], "field '--warmup'"),
-    (["--jobs", "0"], "field '--jobs'"),
+    (["--warmup", "1.5"], "option --warmup:"),
+    (["--jobs", "0"], "option --jobs:"),
 ])
 def test_bad_options_exit_2(tmp_path, args, needle):
     trace = str(make_trace(tmp_path / "g.jsonl", seed=8, n=20))

@@ -13,12 +13,12 @@ from typer.testing import CliRunner
 
 from kvcli.app import app
 from kvcore.analysis.curve import CurveOptions, compute_curve
-from kvcore.analysis.curve_fastread import read_hash_id_trace
-from kvcore.analysis.curve_input import build_input, chained_input
+from kvcore.analysis.curve.fastread import read_hash_id_trace
+from kvcore.analysis.curve.input import build_input, chained_input
 from kvcore.traces import read_trace
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-CONVERSATION = SHARED / "traces" / "mooncake" / "conversation_trace.jsonl"
+DATA = Path(__file__).resolve().parent / "data" / "traces"
+CONVERSATION = DATA / "mooncake" / "conversation_trace.jsonl.gz"
 runner = CliRunner()
 
 
@@ -130,14 +130,14 @@ def test_bad_line_still_named_by_the_cli(tmp_path):
 
 
 def test_block_size_constant_is_the_trace_readers():
-    from kvcore.analysis.curve_fastread import MOONCAKE_BLOCK
+    from kvcore.analysis.curve.fastread import MOONCAKE_BLOCK
     from kvcore.traces.formats import MOONCAKE_BLOCK as READER_BLOCK
 
     assert MOONCAKE_BLOCK == READER_BLOCK
 
 
 def test_stable_order_equals_a_stable_argsort():
-    from kvcore.analysis.curve_input import stable_order
+    from kvcore.analysis.curve.input import stable_order
 
     rng = np.random.default_rng(7)
     for keys in (rng.integers(0, 50, 1000), rng.integers(0, 1 << 40, 1000),

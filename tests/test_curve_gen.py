@@ -12,8 +12,9 @@ import json
 import random
 from pathlib import Path
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-CONVERSATION = SHARED / "traces" / "mooncake" / "conversation_trace.jsonl"
+DATA = Path(__file__).resolve().parent / "data" / "traces"
+# The Mooncake conversation trace, gzipped (trace readers take `.gz`); used by other modules too.
+CONVERSATION = DATA / "mooncake" / "conversation_trace.jsonl.gz"
 
 
 def make_trace(path: Path, *, seed: int, n: int = 300, tb: int = 16, aligned_repeats: bool = True,

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 from test_curve_gen import CONVERSATION, make_trace
 
-from kvcore.analysis.curve_exact import Task, run_tasks
-from kvcore.analysis.curve_input import build_input
-from kvcore.analysis.curve_onepass import one_pass, stack_distances
-from kvcore.analysis.curve_sim import simulate
+from kvcore.analysis.curve.exact import Task, run_tasks
+from kvcore.analysis.curve.input import build_input
+from kvcore.analysis.curve.onepass import one_pass, stack_distances
+from kvcore.analysis.curve.sim import simulate
 from kvcore.engine.replay import ReplayOptions, replay
 from kvcore.traces import read_trace
 

@@ -13,7 +13,7 @@ from kvcore.engine.events import CallbackEvents, JsonlEvents
 from kvcore.engine.replay import ReplayOptions, replay
 
 ROOT = Path(__file__).resolve().parents[1]
-SCHED = ROOT.parent / "shared" / "oracle" / "sched-cases"
+SCHED = ROOT / "tests" / "data" / "sched_cases"     # see tests/data/README.md
 
 
 def run(trace: str, **opts) -> tuple[list[dict], object]:

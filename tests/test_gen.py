@@ -64,7 +64,7 @@ def test_gen_cli_writes_a_replayable_trace(tmp_path):
     s = replay(str(out), ReplayOptions(block_size=16))
     assert s.requests == len(out.read_text().splitlines()) and s.hit_tokens > 0
     bad = CliRunner().invoke(app, ["gen", "shared-prefix", "--groups", "0"])
-    assert bad.exit_code == 2 and "field 'groups'" in bad.stderr
+    assert bad.exit_code == 2 and "option --groups: must be >= 1" in bad.stderr
 
 
 def test_shipped_samples_are_small_and_replay():

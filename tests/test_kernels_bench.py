@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
+TRACES = ROOT / "tests" / "data" / "traces"      # see tests/data/README.md
 
 
 def _py(*args: str, env: dict | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
@@ -103,9 +103,7 @@ def test_scripted_tables_are_scattered_and_consistent() -> None:
 
 
 def test_replay_tables_from_a_trace() -> None:
-    trace = SHARED / "traces" / "generated" / "vllm_prefix_repetition_default_bs16.jsonl"
-    if not trace.exists():
-        pytest.skip(f"{trace} not present")
+    trace = TRACES / "generated" / "vllm_prefix_repetition_default_bs16.jsonl"
     from kvcli.gpu_bench import replay_tables
 
     t = replay_tables(str(trace))

@@ -3,16 +3,23 @@ own pydantic adapters give, and everything else still goes to typer (same errors
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+import tomllib
+from importlib.metadata import version
+from pathlib import Path
 
 import pytest
+import typer.core
 from typer._adapters import try_build_adapter
 from typer.models import OptionInfo
 from typer.testing import CliRunner
 
 from kvcli.app import app
 from kvcli.lean_typer import _MISS, FAST
+
+PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
 VALUES = ["0", "12", "-3", "+4", "007", "1_000", "0.5", "-2.5e3", ".5", "5.", "1e3", "abc", "",
           " 3", "3 ", "nan", "inf", "0x10", "１２", 12, 0, -1, 0.5, 2.0, True, False, None]
@@ -50,3 +57,17 @@ def test_a_plain_command_does_not_import_pydantic(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=tmp_path, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_the_patch_applies_on_the_pinned_typer():
+    """pyproject pins the typer minor whose internals `install()` reads; on it the patch must
+    be in place (else every command silently pays for pydantic again)."""
+    deps = tomllib.loads(PYPROJECT.read_text())["project"]["dependencies"]
+    (pin,) = [d for d in deps if re.match(r"typer\b", d)]
+    lo, hi = re.fullmatch(r"typer>=(\d+\.\d+),<(\d+\.\d+)", pin.replace(" ", "")).groups()
+    installed = tuple(int(x) for x in version("typer").split(".")[:2])
+    assert tuple(map(int, lo.split("."))) <= installed < tuple(map(int, hi.split("."))), (
+        f"typer {version('typer')} is outside the pin {pin!r}")
+    assert getattr(typer.core.build_runtime_param, "_kvcli_lean", False), (
+        f"kvcli.lean_typer.install() did not apply on typer {version('typer')}: its internals "
+        "changed; update lean_typer (and the pin) or drop it")

@@ -100,3 +100,12 @@ def test_the_commands_take_the_options_they_were_given(tmp_path):
             assert (cfg["block_size"], cfg["max_num_seqs"], cfg["arrivals"]) == (8, 128, "ignore")
         else:
             assert doc["source"]["block_size"] == 8 and doc["reuse"]["requests"] == 1
+
+
+def test_a_bad_value_from_the_config_line_names_the_file_and_line():
+    with pytest.raises(InputError) as e:
+        resolve(ReplayOptions(), {"block_size": 0}, path="t.jsonl", config_line=1)
+    assert str(e.value) == "t.jsonl:1: field 'config.block_size': must be a positive integer, got 0"
+    with pytest.raises(InputError) as e:       # a value the user gave is the option's
+        resolve(ReplayOptions(block_size=0), {"block_size": 16}, path="t.jsonl", config_line=1)
+    assert e.value.path is None and e.value.field == "block_size"

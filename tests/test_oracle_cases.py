@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from kvcore.engine.op_script import load_script
+from kvcore.engine.script_runner import run_ops
 from kvcore.managers.registry import GROUP_TYPES
-from kvcore.script import load_script, run_ops
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-CASES = SHARED / "oracle" / "cases"
+CASES = Path(__file__).resolve().parent / "data" / "oracle_cases"   # see data/README.md
 FRESH = Path(__file__).resolve().parent / "data" / "oracle_fresh"
 
 
@@ -75,6 +75,7 @@ def test_fresh_oracle_stream(ops_path: Path) -> None:
 
 def test_the_shared_cases_are_there() -> None:
     names = {p.name.split(".ops.")[0] for p in _cases(CASES)}
+    assert len(names) == 26                    # 6 each of full, sliding, hybrid, chunked + 2 tiny
     for prefix in ("full-", "sliding-", "hybrid-"):
         assert any(n.startswith(prefix) for n in names), prefix
     assert {"hybrid-tiny", "reject-tiny"} <= names

@@ -56,3 +56,10 @@ def test_run_maps_failures_to_exit_codes_and_one_line(exc, code, capsys):
     assert len(err.strip().splitlines()) == 1
     if code == 2:
         assert err.strip() == "error: t.jsonl:3: field 'x': bad"
+
+
+def test_an_option_error_names_the_flag():
+    assert output.describe(InputError("must be >= 2", field="num_blocks")) == (
+        "option --num-blocks: must be >= 2")
+    assert output.describe(InputError("bad", path="t.jsonl", field="num_blocks")) == (
+        "t.jsonl: field 'num_blocks': bad")

@@ -4,14 +4,15 @@ sequences whose hits are worked out below."""
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import pytest
 from test_curve_gen import CONVERSATION, make_trace
 
-from kvcore.analysis.curve_input import build_input
-from kvcore.analysis.curve_onepass import one_pass
-from kvcore.analysis.curve_sim import simulate
+from kvcore.analysis.curve.input import build_input
+from kvcore.analysis.curve.onepass import one_pass
+from kvcore.analysis.curve.sim import simulate
 from kvcore.analysis.policies import POLICIES, make_policy
 from kvcore.engine.replay import ReplayOptions, replay
 from kvcore.traces import read_trace
@@ -142,7 +143,7 @@ def test_conversation_trace_matches_the_oracle():
 def test_lru_simulation_is_the_replay_on_the_conversation_trace(tmp_path):
     """The same agreement on real data: the first 1,500 requests of the conversation trace,
     at a capacity that rejects some of them, one under pressure and one that holds most."""
-    lines = CONVERSATION.read_text().splitlines()[:1500]
+    lines = gzip.decompress(CONVERSATION.read_bytes()).decode().splitlines()[:1500]
     path = tmp_path / "head.jsonl"
     path.write_text("\n".join(lines) + "\n")
     trace = read_trace(str(path))

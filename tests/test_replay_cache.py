@@ -17,9 +17,9 @@ from kvcore.engine.events import VllmEvents
 from kvcore.engine.replay import ReplayOptions, replay
 
 HERE = Path(__file__).resolve().parent
-SHARED = HERE.parents[0].parent / "shared" / "traces"
+TRACES = HERE / "data" / "traces"              # see data/README.md
 DATA = HERE / "data" / "cache_mode"
-MOONCAKE = SHARED / "mooncake" / "conversation_trace.jsonl"
+MOONCAKE = TRACES / "mooncake" / "conversation_trace.jsonl.gz"
 
 
 def cache(path, **kw):
@@ -69,7 +69,7 @@ def test_generated_shared_prefix_traces_reach_analytic_rates(name, analytic):
     # The analytic numbers ignore vLLM's last-token rule (a prompt never hits its last token).
     # It costs nothing here: every shared prefix is followed by unique tokens (a 128-token
     # question, a 256-token suffix), so the capped lookup never reaches into the prefix.
-    s = cache(SHARED / "generated" / name)
+    s = cache(TRACES / "generated" / name)
     assert round(s.hit_rate, 5) == analytic
 
 

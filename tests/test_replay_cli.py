@@ -12,7 +12,7 @@ from kvcli.app import app
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "traces" / "shared-prefix.jsonl"
-SCHED = ROOT.parent / "shared" / "oracle" / "sched-cases"
+SCHED = ROOT / "tests" / "data" / "sched_cases"     # see tests/data/README.md
 runner = CliRunner()
 
 

@@ -2,9 +2,10 @@
 
 Each case is a token-id trace with a `{"config": ...}` line and the answer recorded from vLLM
 0.33.0's own `Scheduler` by the scheduler oracle (`shared/oracle/tool/sched.py`): the five cases
-in ../shared/oracle/sched-cases/ and fresh ones in tests/data/sched_fresh/ (made by
-`make_cases.py` there). Replayed with `--arrivals step` and the case's config, our `--steps`
-lines must carry the same scheduled / admitted / preempted / finished / num_free_blocks, our
+of the shared sched-cases (copied to tests/data/sched_cases/) and fresh ones in
+tests/data/sched_fresh/ (made by `make_cases.py` there). Replayed with `--arrivals step` and the
+case's config, our `--steps` lines must carry the same scheduled / admitted / preempted /
+finished / num_free_blocks, our
 `--requests` lines the same hit tokens, preemptions, first scheduled step and finish step, and,
 where the case has `kv_events`, `--events-format vllm` the same event batches, event for event.
 """
@@ -21,10 +22,10 @@ from kvcore.engine.events import VllmEvents
 from kvcore.engine.replay import ReplayOptions, replay
 
 HERE = Path(__file__).resolve().parent
-SHARED = HERE.parents[0].parent / "shared" / "oracle" / "sched-cases"
+RECORDED = HERE / "data" / "sched_cases"       # see data/README.md
 FRESH = HERE / "data" / "sched_fresh"
 
-CASES = sorted(SHARED.glob("*.trace.jsonl")) + sorted(FRESH.glob("*.trace.jsonl"))
+CASES = sorted(RECORDED.glob("*.trace.jsonl")) + sorted(FRESH.glob("*.trace.jsonl"))
 
 
 def _load(path: Path) -> list[dict]:
@@ -80,4 +81,11 @@ def test_fresh_cases_exist():
     fresh = sorted(FRESH.glob("*.trace.jsonl"))
     assert len(fresh) >= 4
     for t in fresh:
+        assert t.with_name(t.name.replace(".trace.", ".expected.")).exists()
+
+
+def test_recorded_cases_exist():
+    recorded = sorted(RECORDED.glob("*.trace.jsonl"))
+    assert [t.name.split("_")[0] for t in recorded] == ["a", "b", "c", "d", "e"]
+    for t in recorded:
         assert t.with_name(t.name.replace(".trace.", ".expected.")).exists()

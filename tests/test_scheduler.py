@@ -183,8 +183,8 @@ def test_memory_leak_free():
 
 
 @pytest.mark.parametrize("trace, opts", [
-    ("../shared/oracle/sched-cases/b_preemption.trace.jsonl", {"arrivals": "step"}),
-    ("../shared/oracle/sched-cases/d_priority.trace.jsonl", {"arrivals": "step"}),
+    ("tests/data/sched_cases/b_preemption.trace.jsonl", {"arrivals": "step"}),
+    ("tests/data/sched_cases/d_priority.trace.jsonl", {"arrivals": "step"}),
     ("traces/multiturn-chat.jsonl", {"num_blocks": 600}),
     ("traces/multiturn-chat.jsonl", {"arrivals": "ignore", "num_blocks": 700}),
     ("traces/shared-prefix.jsonl", {"mode": "cache", "num_blocks": 100}),

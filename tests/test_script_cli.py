@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from kvcli.app import app
 
-CASES = Path(__file__).resolve().parents[1].parent / "shared" / "oracle" / "cases"
+CASES = Path(__file__).resolve().parent / "data" / "oracle_cases"   # see data/README.md
 runner = CliRunner()
 
 

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kvcli.app import app
-from kvcore.script import parse_script, with_model
+from kvcore.engine.op_script import parse_script, with_model
 
 runner = CliRunner()
 A = list(range(1, 41))                       # 40 tokens: 2 full blocks of 16 + 8
@@ -130,15 +130,15 @@ def test_no_model_flags_override_the_script(tmp_path):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--gpu-memory-gib", "80"], "field 'gpu-memory-gib': needs a model"),
+    (["--gpu-memory-gib", "80"], "option --gpu-memory-gib: needs a model"),
     (["--model", "gpt-oss-20b", "--gpu-memory-gib", "80", "--num-blocks", "5"],
-     "field 'num-blocks': give --num-blocks or --gpu-memory-gib, not both"),
-    (["--sliding-window", "8"], "field 'sliding-window': --sliding-window describes"),
+     "option --num-blocks: give num_blocks or gpu_memory_gib, not both"),
+    (["--sliding-window", "8"], "option --sliding-window: describes a model's layers"),
     (["--model", "gpt-oss-20b", "--model-config", "x.json"], "give exactly one of"),
     (["--model", "gpt-oss-20b", "--layers", "3"], "give exactly one of"),
     (["--model", "nope"], "unknown model 'nope'"),
-    (["--block-size", "0"], "field 'block-size': must be >= 1, got 0"),
-    (["--model", "gpt-oss-20b", "--num-blocks", "0"], "field 'num-blocks': must be >= 1"),
+    (["--block-size", "0"], "option --block-size: must be >= 1, got 0"),
+    (["--model", "gpt-oss-20b", "--num-blocks", "0"], "option --num-blocks: must be >= 1"),
 ])
 def test_bad_combinations_exit_2(tmp_path, args, message):
     ops = _script(tmp_path, [{"op": "new", "id": "a", "prompt": A}])

@@ -200,7 +200,7 @@ def test_resolve_from_explicit_geometry() -> None:
     assert [g.kv_cache_spec.kind for g in r2.config.kv_cache_groups] == ["full",
                                                                         "sliding_window"]
     assert r2.capacity.max_concurrency == 3
-    with pytest.raises(InputError, match="kv-heads"):
+    with pytest.raises(InputError, match="kv_heads"):
         resolve_kv_cache_config(layers=4, head_dim=64, num_blocks=10)
     with pytest.raises(InputError, match="pattern"):
         resolve_kv_cache_config(layers=4, kv_heads=1, head_dim=64, sliding_window=8,

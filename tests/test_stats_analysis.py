@@ -7,7 +7,7 @@ import pytest
 from stats_streams import Stream
 
 from kvcore.analysis.stats import stats_from_events, stats_from_lines
-from kvcore.analysis.stats_dist import Dist, Series, nearest_rank, percentiles_of_counts
+from kvcore.analysis.stats.dist import Dist, Series, nearest_rank, percentiles_of_counts
 
 
 def report(s: Stream) -> dict:
@@ -238,7 +238,7 @@ def test_log2_bins():
 
 
 def test_evicted_hashes_dict_and_sorted_arrays_agree():
-    from kvcore.analysis.stats_history import EvictedHashes
+    from kvcore.analysis.stats.history import EvictedHashes
 
     e = EvictedHashes(limit=3)
     big = 2**64 - 5                                   # above 2**63: the unsigned range matters
@@ -257,7 +257,7 @@ def test_evicted_hashes_dict_and_sorted_arrays_agree():
 
 @pytest.mark.parametrize("make", [lifetime_stream, classes_stream])
 def test_report_is_the_same_when_the_history_spills_to_arrays(make, monkeypatch):
-    from kvcore.analysis.stats_history import EvictedHashes
+    from kvcore.analysis.stats.history import EvictedHashes
 
     expected = report(make())
     monkeypatch.setattr(EvictedHashes, "LIMIT", 1)
@@ -336,7 +336,7 @@ def test_evicted_history_filter_never_loses_an_entry():
     # many merges (the bit filter grows and is rebuilt), pops, lookups of present and absent keys
     import random
 
-    from kvcore.analysis.stats_history import EvictedHashes
+    from kvcore.analysis.stats.history import EvictedHashes
 
     rng = random.Random(1)
     e, ref = EvictedHashes(limit=500), {}

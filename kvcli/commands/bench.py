@@ -1,6 +1,6 @@
 """`kvcli bench`: how fast kvcore's KV cache manager replays a workload (CPU), or `--gpu`.
 
-Without ``--ops`` it generates the benchmark workload (`kvcore.bench_workload`, the recipe of the
+Without ``--ops`` it generates the benchmark workload (`kvcore.engine.bench_workload`, the recipe of the
 oracle's bench-2000 file). Only the manager calls are timed for the headline rate (lookup,
 allocate, decode append + allocate, free); request creation with prompt hashing is timed apart.
 The run's totals (prefix-cache queries and hits, allocated blocks, free blocks and cached hashes
@@ -15,22 +15,31 @@ workload.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 
 def register(app: typer.Typer) -> None:
     @app.command("bench")
     def bench(
-        ops: str | None = typer.Option(None, "--ops", help="Op script to replay (default: the "
-                                       "generated benchmark workload)."),
-        n: int = typer.Option(2000, "--n", min=1, help="Requests in the generated workload."),
-        seed: int = typer.Option(1234, "--seed", help="Seed of the generated workload."),
-        as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
-        gpu: bool = typer.Option(False, "--gpu", help="Run the GPU paged-attention benchmark "
-                                 "instead (needs CUDA and torch)."),
-        trace: str | None = typer.Option(None, "--trace", help="(--gpu) trace to drive it."),
-        model: str | None = typer.Option(None, "--model", help="(--gpu) model geometry."),
-        cases: str | None = typer.Option(None, "--cases", help="(--gpu) which cases to run."),
+        ops: Annotated[str | None, typer.Option(
+            "--ops", help="Op script to replay (default: the generated benchmark workload).")]
+        = None,
+        n: Annotated[int, typer.Option("--n", min=1, help="Requests in the generated workload.")]
+        = 2000,
+        seed: Annotated[int, typer.Option("--seed", help="Seed of the generated workload.")]
+        = 1234,
+        as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+        = False,
+        gpu: Annotated[bool, typer.Option("--gpu", help="Run the GPU paged-attention benchmark "
+                                          "instead (needs CUDA and torch).")] = False,
+        trace: Annotated[str | None, typer.Option("--trace", help="(--gpu) trace to drive it.")]
+        = None,
+        model: Annotated[str | None, typer.Option("--model", help="(--gpu) model geometry.")]
+        = None,
+        cases: Annotated[str | None, typer.Option("--cases", help="(--gpu) which cases to run.")]
+        = None,
     ) -> None:
         """Time kvcore's KV cache manager on a workload (CPU), or the decode kernels (--gpu)."""
         from kvcli import output
@@ -57,8 +66,8 @@ def register(app: typer.Typer) -> None:
 
 def cpu_bench_view(ops_path: str | None, n: int, seed: int):
     from kvcli.output import Table, View
-    from kvcore.bench_workload import BENCH_CONFIG, bench_ops, run_bench
-    from kvcore.script import load_script, parse_config
+    from kvcore.engine.bench_workload import BENCH_CONFIG, bench_ops, run_bench
+    from kvcore.engine.op_script import load_script, parse_config
 
     if ops_path is None:
         cfg = parse_config(BENCH_CONFIG, "<generated>", 1)

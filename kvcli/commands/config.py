@@ -7,7 +7,7 @@ keys are documented in `kvcore.sizing.explain`. ``--list`` lists the presets.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -15,47 +15,52 @@ import typer
 def register(app: typer.Typer) -> None:
     @app.command("config")
     def config(
-        model: str | None = typer.Argument(None, help="A preset (see --list) or its HF repo id."),
-        list_presets: bool = typer.Option(False, "--list", help="List the model presets."),
-        model_config: str | None = typer.Option(
-            None, "--model-config", help="A Hugging Face config.json on disk."),
-        gpu_memory_gib: float | None = typer.Option(
-            None, "--gpu-memory-gib", help="GPU memory in GiB (e.g. 80)."),
-        gpu_memory_utilization: float = typer.Option(0.9, "--gpu-memory-utilization"),
-        weights_gib: float | None = typer.Option(
-            None, "--weights-gib", help="Weights in GiB (default: estimated from the config)."),
-        activation_gib: float = typer.Option(
-            0.0, "--activation-gib", help="Activation/other memory to hold back, GiB."),
-        kv_cache_dtype: str = typer.Option("auto", "--kv-cache-dtype",
-                                           help="auto|fp16|bf16|fp32|fp8|fp8_e4m3|fp8_e5m2"),
-        dtype: str | None = typer.Option(
-            None, "--dtype", help="Model dtype: float16/fp16/half, bfloat16/bf16, float32/fp32."),
-        block_size: int = typer.Option(16, "--block-size"),
-        max_model_len: int | None = typer.Option(
-            None, "--max-model-len", help="Default: the model's max_position_embeddings."),
-        max_num_batched_tokens: int = typer.Option(8192, "--max-num-batched-tokens"),
-        max_concurrent_batches: int = typer.Option(
-            2, "--max-concurrent-batches",
-            help="Batches in flight (2 = vLLM's async scheduling default, 1 = sync)."),
-        num_blocks: int | None = typer.Option(None, "--num-blocks", help="Override."),
-        tensor_parallel_size: int = typer.Option(1, "--tensor-parallel-size", "--tp"),
-        layers: int | None = typer.Option(None, "--layers", help="Explicit geometry: layers."),
-        kv_heads: int | None = typer.Option(None, "--kv-heads"),
-        head_dim: int | None = typer.Option(None, "--head-dim"),
-        sliding_window: int | None = typer.Option(None, "--sliding-window"),
-        sliding_layers: str | None = typer.Option(
-            None, "--sliding-layers", help="Which layers slide: '5:1' (5 sliding, 1 full, "
-            "repeating) or indices '0,2,4-9'. Default: all."),
-        attention_chunk_size: int | None = typer.Option(None, "--attention-chunk-size"),
-        chunked_layers: str | None = typer.Option(None, "--chunked-layers"),
-        disable_hybrid: bool = typer.Option(
-            False, "--disable-hybrid-kv-cache-manager",
-            help="Treat sliding/chunked layers as full attention (vLLM's flag)."),
-        pad_pages: bool = typer.Option(
-            False, "--pad-pages", help="Pad attention pages that do not divide (vLLM 0.33)."),
-        no_prefix_caching: bool = typer.Option(
-            False, "--no-prefix-caching", help="Mamba 'none' mode: one state per request."),
-        as_json: bool = typer.Option(False, "--json", help="JSON on stdout."),
+        model: Annotated[str | None, typer.Argument(
+            help="A preset (see --list) or its HF repo id.")] = None,
+        list_presets: Annotated[bool, typer.Option("--list", help="List the model presets.")]
+        = False,
+        model_config: Annotated[str | None, typer.Option(
+            "--model-config", help="A Hugging Face config.json on disk.")] = None,
+        gpu_memory_gib: Annotated[float | None, typer.Option(
+            "--gpu-memory-gib", help="GPU memory in GiB (e.g. 80).")] = None,
+        gpu_memory_utilization: Annotated[float, typer.Option("--gpu-memory-utilization")] = 0.9,
+        weights_gib: Annotated[float | None, typer.Option(
+            "--weights-gib", help="Weights in GiB (default: estimated from the config).")] = None,
+        activation_gib: Annotated[float, typer.Option(
+            "--activation-gib", help="Activation/other memory to hold back, GiB.")] = 0.0,
+        kv_cache_dtype: Annotated[str, typer.Option(
+            "--kv-cache-dtype", help="auto|fp16|bf16|fp32|fp8|fp8_e4m3|fp8_e5m2")] = "auto",
+        dtype: Annotated[str | None, typer.Option(
+            "--dtype", help="Model dtype: float16/fp16/half, bfloat16/bf16, float32/fp32.")]
+        = None,
+        block_size: Annotated[int, typer.Option("--block-size")] = 16,
+        max_model_len: Annotated[int | None, typer.Option(
+            "--max-model-len", help="Default: the model's max_position_embeddings.")] = None,
+        max_num_batched_tokens: Annotated[int, typer.Option("--max-num-batched-tokens")] = 8192,
+        max_concurrent_batches: Annotated[int, typer.Option(
+            "--max-concurrent-batches",
+            help="Batches in flight (2 = vLLM's async scheduling default, 1 = sync).")] = 2,
+        num_blocks: Annotated[int | None, typer.Option("--num-blocks", help="Override.")] = None,
+        tensor_parallel_size: Annotated[int, typer.Option("--tensor-parallel-size", "--tp")] = 1,
+        layers: Annotated[int | None, typer.Option(
+            "--layers", help="Explicit geometry: layers.")] = None,
+        kv_heads: Annotated[int | None, typer.Option("--kv-heads")] = None,
+        head_dim: Annotated[int | None, typer.Option("--head-dim")] = None,
+        sliding_window: Annotated[int | None, typer.Option("--sliding-window")] = None,
+        sliding_layers: Annotated[str | None, typer.Option(
+            "--sliding-layers", help="Which layers slide: '5:1' (5 sliding, 1 full, "
+            "repeating) or indices '0,2,4-9'. Default: all.")] = None,
+        attention_chunk_size: Annotated[int | None, typer.Option("--attention-chunk-size")]
+        = None,
+        chunked_layers: Annotated[str | None, typer.Option("--chunked-layers")] = None,
+        disable_hybrid: Annotated[bool, typer.Option(
+            "--disable-hybrid-kv-cache-manager",
+            help="Treat sliding/chunked layers as full attention (vLLM's flag).")] = False,
+        pad_pages: Annotated[bool, typer.Option(
+            "--pad-pages", help="Pad attention pages that do not divide (vLLM 0.33).")] = False,
+        no_prefix_caching: Annotated[bool, typer.Option(
+            "--no-prefix-caching", help="Mamba 'none' mode: one state per request.")] = False,
+        as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
     ) -> None:
         """How many KV cache blocks fit a model on a GPU: groups, page formulas, capacity."""
         from kvcli import output

@@ -64,14 +64,14 @@ def run_curve(trace: str, *, policies: str, rule: str, block_size: int | None, w
     opts = CurveOptions(
         policies=tuple(p.strip().lower() for p in policies.split(",") if p.strip()),
         rule=rule, block_size=block_size, warmup=warmup,
-        capacities=parse_numbers(capacities, "--capacities"),
-        capacity_tokens=parse_numbers(capacity_tokens, "--capacity-tokens"),
-        capacity_gib=parse_numbers(capacity_gib, "--capacity-gib", kind=float),
+        capacities=parse_numbers(capacities, "capacities"),
+        capacity_tokens=parse_numbers(capacity_tokens, "capacity_tokens"),
+        capacity_gib=parse_numbers(capacity_gib, "capacity_gib", kind=float),
         model=model, jobs=jobs)
     with output.progress(None, "exact per-capacity runs") as advance:
         result = compute_curve(trace, opts, advance=advance)
     if plot is not None:
-        from kvcore.analysis.curve_plot import write_plot
+        from kvcli.plots import write_plot
 
         with output.atomic_file(plot) as f:
             write_plot(result, f)

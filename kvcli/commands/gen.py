@@ -48,10 +48,10 @@ def register(app: typer.Typer) -> None:
             from kvcore.engine import gen
             from kvcore.errors import InputError
 
-            for name, v in (("block-size", block_size), ("groups", groups),
-                            ("prompts-per-group", prompts_per_group),
+            for name, v in (("block_size", block_size), ("groups", groups),
+                            ("prompts_per_group", prompts_per_group),
                             ("conversations", conversations), ("turns", turns),
-                            ("user-tokens", user_tokens), ("question-tokens", question_tokens)):
+                            ("user_tokens", user_tokens), ("question_tokens", question_tokens)):
                 if v < 1:
                     raise InputError(f"must be >= 1, got {v}", field=name)
             if kind is Kind.shared_prefix:

@@ -5,8 +5,8 @@ Prints one JSON line per op and a summary, exactly as the oracle (the real vLLM 
 allocated, cached and evicted blocks, the free count).
 
 ``--model`` / ``--model-config`` / ``--gpu-memory-gib`` are the replay's own declarations
-(`kvcli.commands.replay`), shown here under a "Model" panel; with a model its KV cache groups
-replace the script's ``groups`` (see `kvcore.script.with_model`).
+(`kvcli.replay_options`), shown here under a "Model" panel; with a model its KV cache groups
+replace the script's ``groups`` (see `kvcore.engine.op_script.with_model`).
 """
 
 from __future__ import annotations
@@ -59,11 +59,13 @@ ChunkedLayersOpt = _opt(str | None, "--chunked-layers", "Which layers are chunke
 def register(app: typer.Typer) -> None:
     @app.command("script")
     def script(
-        ops: str = typer.Argument(..., help="Op script: JSON or JSON lines, .gz ok, '-' for stdin."),
-        view: bool = typer.Option(False, "--view", help="Render the run for a person (Rich)."),
-        hash_seed: str | None = typer.Option(
-            None, "--hash-seed", help="NONE_HASH seed (overrides the script's hash_seed; default "
-            "'vllm-none-hash' for every hash function; PYTHONHASHSEED is ignored)."),
+        ops: Annotated[str, typer.Argument(help="Op script: JSON or JSON lines, .gz ok, '-' for "
+                                           "stdin.")],
+        view: Annotated[bool, typer.Option("--view", help="Render the run for a person (Rich).")]
+        = False,
+        hash_seed: Annotated[str | None, typer.Option(
+            "--hash-seed", help="NONE_HASH seed (overrides the script's hash_seed; default "
+            "'vllm-none-hash' for every hash function; PYTHONHASHSEED is ignored).")] = None,
         model: ScriptModelOpt = None,
         model_config: ScriptModelConfigOpt = None,
         gpu_memory_gib: ScriptGpuMemOpt = None,
@@ -86,7 +88,8 @@ def register(app: typer.Typer) -> None:
         from kvcli import output
 
         def go() -> None:
-            from kvcore.script import load_script, run_ops, with_model
+            from kvcore.engine.op_script import load_script, with_model
+            from kvcore.engine.script_runner import run_ops
 
             cfg, op_list = load_script(ops)
             if hash_seed is not None:
@@ -118,7 +121,7 @@ def _fmt_groups(per_group: list[list[int]], null_as: str = "-") -> str:
 def script_view(cfg, op_list, path: str):
     """The run as one table for a person: a row per op with what it did to which blocks."""
     from kvcli.output import Table, View
-    from kvcore.script import ScriptRunner
+    from kvcore.engine.script_runner import ScriptRunner
     from kvcore.tracing import RecordingTracer
 
     tracer = RecordingTracer()

@@ -9,9 +9,6 @@ The JSON keys are documented in docs/stats.md.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import sys
 from typing import Annotated
 
 import typer
@@ -58,7 +55,7 @@ def run_stats(source: str, opts, *, as_json: bool, plot: str | None,
     if mismatches:
         output.warn(f"totals differ from the stream's own summary: {mismatches}")
     if plot is not None:
-        from kvcore.analysis.plots import write_plots
+        from kvcli.plots import write_plots
 
         for path in write_plots(report, plot):
             output.message(f"wrote {path}")
@@ -68,52 +65,17 @@ def run_stats(source: str, opts, *, as_json: bool, plot: str | None,
 def compute(source: str, opts, **options) -> dict:
     """The stats report of SOURCE (an event stream, or a trace replayed with the
     `ReplayOptions` ``opts``), streaming."""
-    from kvcore.analysis.events_reader import is_event_header, open_lines
+    from kvcore.analysis.events_reader import SNIFF_BUFFER_SIZE, is_event_stream
     from kvcore.analysis.stats import stats_from_lines
-    from kvcore.errors import InputError
+    from kvcore.sources import close_source, open_source
 
-    name, stream = open_lines(source)
+    name, stream = open_source(source, buffer_size=SNIFF_BUFFER_SIZE)
     try:
-        first = stream.readline()
-        if is_event_header(first):
-            return stats_from_lines(name, first, stream, **options)
-        if first.lstrip().startswith(b'{"ts"') and b'"events"' in first:
-            raise InputError("this is vLLM's KV event format (--events-format vllm); kvcli stats "
-                             "reads kvcli's own event stream (--events-format jsonl, the "
-                             "default) or a trace", path=name, line=1)
+        if is_event_stream(name, stream):       # peeks: the first line stays unread
+            return stats_from_lines(name, stream.readline(), stream, **options)
     finally:
-        if source != "-":
-            stream.close()
-    if source == "-":
-        # A trace on stdin: give the trace reader its first line back.
-        with _stdin_with(first, stream):
-            return _replay_stats(source, opts, **options)
+        close_source(stream)                    # stdin stays open for the trace reader
     return _replay_stats(source, opts, **options)
-
-
-@contextlib.contextmanager
-def _stdin_with(first: bytes, rest):
-    class _Chain(io.RawIOBase):
-        def __init__(self) -> None:
-            self.head = first
-
-        def readable(self) -> bool:
-            return True
-
-        def readinto(self, buf) -> int:
-            if not self.head:
-                self.head = rest.read(len(buf))      # b"" at the end
-            n = min(len(buf), len(self.head))
-            buf[:n] = self.head[:n]
-            self.head = self.head[n:]
-            return n
-
-    saved = sys.stdin
-    sys.stdin = io.TextIOWrapper(io.BufferedReader(_Chain()), encoding="utf-8")
-    try:
-        yield
-    finally:
-        sys.stdin = saved
 
 
 def _replay_stats(trace: str, opts, **options) -> dict:
@@ -148,7 +110,7 @@ def _pct(x) -> str:
 
 
 def stats_view(r: dict) -> output.View:
-    from kvcore.analysis.stats_memory import sparkline
+    from kvcli.plots import sparkline
 
     src, mem, ev, reuse, miss, pre = (r["source"], r["memory"], r["eviction"], r["reuse"],
                                       r["misses"], r["preemption"])

@@ -1,1 +1,3 @@
-"""Analyses over replays: `kvcli stats` (stats*.py, events_reader.py, plots.py)."""
+"""Analyses over replays: `stats` (`kvcli stats`: what the cache did, from a replay's event
+stream, read by `events_reader.py`), `curve` (`kvcli curve`: hit rate against capacity) and the
+eviction `policies` the curve compares."""

@@ -9,17 +9,20 @@ where the sink uses it), lines after `end`, or a stream that stops without `end`
 
 from __future__ import annotations
 
-import gzip
-import sys
+import io
 from collections.abc import Iterator
-from typing import IO, Protocol
+from typing import Protocol
 
 import orjson
 
 from kvcore.errors import InputError
+from kvcore.sources import READ_ERRORS
 
 SCHEMA_VERSION = 1
 HEADER_PREFIX = b'{"kind":"header"'
+# Open a stream to sniff with this buffer size (`kvcore.sources.open_source(buffer_size=...)`):
+# more than the longest header line, so that one `peek` shows the whole first line.
+SNIFF_BUFFER_SIZE = 1 << 16
 
 
 class EventSink(Protocol):
@@ -29,21 +32,6 @@ class EventSink(Protocol):
     handlers: dict
 
     def advance(self, step: int, t_ms: float) -> None: ...
-
-
-def open_lines(path: str) -> tuple[str, IO[bytes]]:
-    """(display name, binary stream) for a path, ``-`` (stdin) or a ``.gz`` file."""
-    if path == "-":
-        return "<stdin>", sys.stdin.buffer
-    try:
-        f = gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")  # noqa: SIM115
-    except OSError as err:
-        raise InputError(f"cannot open: {err.strerror}", path=path) from None
-    return path, f
-
-
-def first_line(stream: IO[bytes]) -> bytes:
-    return stream.readline()
 
 
 def is_event_header(line: bytes) -> bool:
@@ -58,6 +46,22 @@ def is_event_header(line: bytes) -> bool:
     except orjson.JSONDecodeError:
         return False
     return isinstance(obj, dict) and obj.get("kind") == "header"
+
+
+def is_event_stream(name: str, stream: io.BufferedReader) -> bool:
+    """True when the stream is kvcli's event stream (its first line is the header), False for
+    anything else (a trace); vLLM's own KV event format is an `InputError`. Nothing is consumed:
+    the first line is only peeked at, so the stream can go whole to either reader."""
+    try:
+        first = stream.peek(SNIFF_BUFFER_SIZE).split(b"\n", 1)[0]
+    except READ_ERRORS as err:          # a broken gzip stream
+        raise InputError(f"cannot read: {err}", path=name) from None
+    if is_event_header(first):
+        return True
+    if first.lstrip().startswith(b'{"ts"') and b'"events"' in first:
+        raise InputError("this is vLLM's KV event format; stats read kvcli's own event stream "
+                         "(the replay's default events format) or a trace", path=name, line=1)
+    return False
 
 
 def parse_header(line: bytes, name: str) -> dict:
@@ -121,6 +125,8 @@ def read_stream(name: str, lines: Iterator[bytes], sink: EventSink) -> str:
                 last = kind
     except InputError:
         raise
+    except READ_ERRORS as err:          # a broken gzip stream
+        raise InputError(f"cannot read: {err}", path=name) from None
     except orjson.JSONDecodeError as err:
         raise InputError(f"not JSON ({err}); truncated or corrupt stream", path=name,
                          line=lineno) from None

@@ -1,2 +1,7 @@
-"""The replay engine: scheduler, replay driver (engine and cache modes), event sinks, trace
-generation. Entry point: `kvcore.engine.replay.replay(trace_path, ReplayOptions(...), sink)`."""
+"""The replay engine and the drivers: the scheduler, the replay (engine and cache modes), event
+sinks, trace generation, op scripts and the bench workload.
+
+Entry point: `kvcore.engine.replay.replay(trace_path, ReplayOptions(...), sink)`. The replay's
+files: `options.py` (the knobs), `context.py` (set-up both modes share), `engine_loop.py` and
+`cache_mode.py` (the two modes), `request_log.py` (per-request lines), `admit_fields.py` (miss
+attribution fields of `admit` events), `events.py` (sinks and the `Recorder`)."""

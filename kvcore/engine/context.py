@@ -1,6 +1,6 @@
 """`ReplayContext`: what both replay modes share, built in one place.
 
-The resolved options with the pool sized (`--model` groups, `--gpu-memory-gib`, the engine's
+The resolved options with the pool sized (a model's groups, `gpu_memory_gib`, the engine's
 16,384 blocks or, in cache mode, room for every prompt block), the `KVCacheManager` with the
 `Recorder` as its tracer, the block hasher, one `RequestRecord` per request, the summary being
 filled, and the rules both modes apply to a request: whether it can ever run, how an admission
@@ -51,7 +51,7 @@ class ReplayContext:
         self.summary = ReplaySummary(trace=trace.path, format=trace.format, mode=cfg.mode,
                                      requests=len(trace.requests), num_blocks=self.num_blocks,
                                      block_size=cfg.block_size, config=cfg.to_dict())
-        # Arrival order: timestamps (ties in file order), or with --arrivals step each request's
+        # Arrival order: timestamps (ties in file order), or with arrivals=step each request's
         # step, in file order within a step (as the scheduler oracle adds them).
         order = trace.requests
         if cfg.mode == "engine" and cfg.arrivals == "step":
@@ -139,9 +139,9 @@ class ReplayContext:
             return True
         too_long = "max_model_len" in why
         if not self.cfg.skip_bad and (too_long or self.cfg.mode == "engine"):
-            raise InputError(f"request {tr.id!r} can never run: {why} (--skip-bad skips such "
-                             "requests)", path=self.trace.path, line=tr.line,
-                             field="input_length" if too_long else "num_blocks")
+            raise InputError(f"request {tr.id!r} can never run: {why}", path=self.trace.path,
+                             line=tr.line, field="input_length" if too_long else "num_blocks",
+                             remedy=("skip_bad", "skips such requests"))
         skipped.append((tr.line, why))
         self.reject(tr, why)
         return False

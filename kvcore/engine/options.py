@@ -47,7 +47,7 @@ class ReplayOptions:
     mode: str = _knob("engine", choices=MODES)
     block_size: int = _knob(16, config=True, check="positive_int")
     # vLLM's num_gpu_blocks, the null block included; None: engine 16,384 (or the model's at
-    # --gpu-memory-gib), cache room for every prompt block
+    # gpu_memory_gib), cache room for every prompt block
     num_blocks: int | None = _knob(None, config=True, check="int_at_least", lo=2,
                                    message="must be >= 2 (block 0 is the null block)")
     max_num_seqs: int = _knob(_SCHED.max_num_seqs, config=True, check="positive_int")
@@ -108,7 +108,13 @@ def resolve(opts: ReplayOptions, trace_config: dict, *, path: str = "",
     fill = {k: v for k, v in trace_config.items() if k in CONFIG_KEYS and k not in opts.given}
     out = dataclasses.replace(opts, **fill) if fill else opts
     for f in KNOBS:
-        _check(f, getattr(out, f.name))
+        try:
+            _check(f, getattr(out, f.name))
+        except InputError as err:
+            if f.name in fill:      # the value came from the trace's config line
+                raise InputError(err.message, path=path, line=config_line,
+                                 field=f"config.{f.name}") from None
+            raise
     return out
 
 

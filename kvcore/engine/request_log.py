@@ -1,4 +1,4 @@
-"""The per-request record of a replay: what `--requests` writes, one JSON line per request."""
+"""The per-request record of a replay and its JSON lines (`kvcli replay --requests`)."""
 
 from __future__ import annotations
 

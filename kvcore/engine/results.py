@@ -18,7 +18,7 @@ class ReplaySummary:
     hit_rate: float = 0.0             # hit_tokens / prompt_tokens
     request_hit_rate_mean: float = 0.0
     counted_requests: int = 0         # requests in the two sums above
-    warmup_requests: int = 0          # left out by --warmup
+    warmup_requests: int = 0          # left out by the warm-up
     preempted_admissions: int = 0     # re-admissions after preemption (vLLM's preempted_*)
     preempted_prompt_tokens: int = 0
     preempted_hit_tokens: int = 0

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
-from kvcore.engine.queues import QUEUES
+from kvcore.engine.queues import QUEUES, FCFSQueue, PriorityQueue
 from kvcore.request import Request, RequestStatus
 
 NO_MODEL_LEN_LIMIT = 1 << 40
@@ -88,7 +88,7 @@ class Scheduler:
         self.tracer = tracer
         self.observer = observer
         self.policy = config.policy
-        self.waiting = QUEUES[config.policy]()
+        self.waiting = cast(FCFSQueue | PriorityQueue, QUEUES[config.policy]())
         self.running: list[Request] = []
         self.requests: dict[str, Request] = {}
         self.max_num_active = (config.max_num_active_seqs if config.max_num_active_seqs
@@ -98,7 +98,8 @@ class Scheduler:
     # -- queue state -----------------------------------------------------------------------------
     def add_request(self, req: Request | LazyRequest) -> None:
         self.waiting.add(req)
-        self.requests[req.request_id] = req
+        # A LazyRequest stands here until it is built (then its Request replaces it).
+        self.requests[req.request_id] = req  # type: ignore[assignment]
 
     def has_unfinished_requests(self) -> bool:
         return bool(self.running) or len(self.waiting) > 0
@@ -248,7 +249,9 @@ class Scheduler:
             if req.num_computed_tokens < req.num_tokens:
                 continue
             req.append_output_token_ids(sample(req))
-            if req.num_tokens >= max_len or req.num_output_tokens >= req.max_tokens:
+            # (The scheduler's requests always carry max_tokens.)
+            if req.num_tokens >= max_len \
+                    or req.num_output_tokens >= req.max_tokens:  # type: ignore[operator]
                 req.status = RequestStatus.FINISHED_LENGTH_CAPPED
                 finished.append(rid)
                 self._free_finished(req)

@@ -31,6 +31,10 @@ if TYPE_CHECKING:
     from kvcore.request import Request
     from kvcore.tracing import BlockTracer
 
+# The steps `kvcore.plain_step` inlines for a group that keeps them as written here.
+_TEMPLATE_STEPS = ("get_num_blocks_to_allocate", "allocate_new_blocks", "cache_blocks",
+                   "get_num_skipped_tokens", "remove_skipped_blocks")
+
 
 class SingleTypeKVCacheManager(ABC):
     # Whether this group takes part in prefix caching at all (cross-attention does not).
@@ -66,6 +70,17 @@ class SingleTypeKVCacheManager(ABC):
         """Most blocks one request can hold at once (None: no cap). Groups that recycle blocks
         (sliding window, chunked local) cap the full-sequence admission check with it."""
         return None
+
+    @property
+    def allocates_by_template(self) -> bool:
+        """Whether this group allocates exactly as the template: it never frees tokens early,
+        is not sized by encoder tokens, has no admission cap and overrides none of the sizing,
+        allocation or caching steps (so `kvcore.plain_step` may inline them)."""
+        cls = type(self)
+        return (not self.skips_tokens and not self.uses_encoder_tokens and self.prefix_cacheable
+                and self.max_admission_blocks_per_request is None
+                and all(getattr(cls, name) is getattr(SingleTypeKVCacheManager, name)
+                        for name in _TEMPLATE_STEPS))
 
     # --- sizing -----------------------------------------------------------------------
     def get_num_blocks_to_allocate(self, request_id: str, num_tokens: int,
@@ -115,8 +130,10 @@ class SingleTypeKVCacheManager(ABC):
             if self.tracer is not None:
                 real = [b for b in new_computed_blocks if not b.is_null]
                 if real:
+                    # Hits are cached blocks, so every one has a hash.
+                    hashes: list[bytes] = [b.block_hash for b in real]  # type: ignore[misc]
                     self.tracer.on_touch(self.kv_cache_group_id, [b.block_id for b in real],
-                                         [b.block_hash for b in real])
+                                         hashes)
         else:
             assert not any(new_computed_blocks), "no hits without prefix caching"
         if skipped > 0:
@@ -188,12 +205,13 @@ class SingleTypeKVCacheManager(ABC):
             self._trace_free([b for b in ordered if not b.is_null])
 
     def _trace_free(self, released: list[KVCacheBlock]) -> None:
-        if not released:
+        tracer = self.tracer
+        if not released or tracer is None:
             return
         freed = [b for b in released if b.ref_cnt == 0]
-        self.tracer.on_free(self.kv_cache_group_id, [b.block_id for b in released],  # type: ignore[union-attr]
-                            [b.block_id for b in freed],
-                            [b.block_id for b in freed if b.block_hash is not None])
+        tracer.on_free(self.kv_cache_group_id, [b.block_id for b in released],
+                       [b.block_id for b in freed],
+                       [b.block_id for b in freed if b.block_hash is not None])
 
     def remove_skipped_blocks(self, request_id: str, num_computed_tokens: int) -> None:
         """Free the blocks attention no longer reads and null their table entries.

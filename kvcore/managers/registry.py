@@ -18,9 +18,19 @@ from collections.abc import Callable
 from typing import Any
 
 from kvcore.managers.base import SingleTypeKVCacheManager
+from kvcore.managers.chunked_local import ChunkedLocalAttentionManager
+from kvcore.managers.cross_attention import CrossAttentionManager
 from kvcore.managers.full_attention import FullAttentionManager
+from kvcore.managers.mamba import MambaManager
 from kvcore.managers.sliding_window import SlidingWindowManager
-from kvcore.specs import FullAttentionSpec, KVCacheSpec, SlidingWindowSpec
+from kvcore.specs import (
+    ChunkedLocalAttentionSpec,
+    CrossAttentionSpec,
+    FullAttentionSpec,
+    KVCacheSpec,
+    MambaSpec,
+    SlidingWindowSpec,
+)
 
 MANAGERS: dict[type, type[SingleTypeKVCacheManager]] = {}
 SPEC_KINDS: dict[type, str] = {}
@@ -87,24 +97,17 @@ def spec_from_group_config(cfg: Any, block_size: int) -> KVCacheSpec:
 
 register_manager(FullAttentionSpec, FullAttentionManager, "full_attention")
 register_manager(SlidingWindowSpec, SlidingWindowManager, "sliding_window")
+register_manager(ChunkedLocalAttentionSpec, ChunkedLocalAttentionManager,
+                 "chunked_local_attention")
+register_manager(MambaSpec, MambaManager, "mamba")
+register_manager(CrossAttentionSpec, CrossAttentionManager, "cross_attention")
+
 register_group_type("full", lambda cfg, bs: FullAttentionSpec(block_size=bs))
 register_group_type(
     "sliding_window",
     lambda cfg, bs: SlidingWindowSpec(block_size=bs,
                                       sliding_window=_positive_int(cfg, "sliding_window")),
     aliases=("sliding", "swa"))
-
-
-# --- added by the sizing issue: chunked-local, Mamba and cross-attention groups ---------------
-from kvcore.managers.chunked_local import ChunkedLocalAttentionManager
-from kvcore.managers.cross_attention import CrossAttentionManager
-from kvcore.managers.mamba import MambaManager
-from kvcore.specs import ChunkedLocalAttentionSpec, CrossAttentionSpec, MambaSpec
-
-register_manager(ChunkedLocalAttentionSpec, ChunkedLocalAttentionManager,
-                 "chunked_local_attention")
-register_manager(MambaSpec, MambaManager, "mamba")
-register_manager(CrossAttentionSpec, CrossAttentionManager, "cross_attention")
 register_group_type(
     "chunked_local",
     lambda cfg, bs: ChunkedLocalAttentionSpec(

@@ -122,7 +122,7 @@ def load_preset(name: str) -> ModelGeometry:
     key = find_preset(name)
     if key is None:
         raise InputError(f"unknown model {name!r}; presets: {', '.join(PRESETS)} "
-                         "(or give --model-config PATH, or --layers/--kv-heads/--head-dim)",
+                         "(or give a HF config.json as model_config, or the layers, kv_heads and head_dim)",
                          field="model")
     repo, cfg = PRESETS[key]
     return read_hf_config(cfg, name=key, source=f"preset {key} ({repo})")

@@ -112,7 +112,7 @@ def unify_kv_cache_spec_page_size(specs: dict[str, KVCacheSpec], *,
                 f"layer {name}: page size {page} bytes does not divide the largest page size "
                 f"{max_page} bytes (ratio {max_page / page:.3g}), so its block size cannot be "
                 f"raised to match; vLLM 0.33 pads such a page to {max_page} bytes "
-                f"(wasting {max_page - page} bytes a block): use pad_pages / --pad-pages")
+                f"(wasting {max_page - page} bytes a block): use pad_pages")
     return out
 
 

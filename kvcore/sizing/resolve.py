@@ -74,18 +74,19 @@ def explicit_geometry(*, layers: int, kv_heads: int, head_dim: int, dtype: str,
                       attention_chunk_size: int | None = None, chunked_layers: str | None = None,
                       max_position_embeddings: int = 131072) -> ModelGeometry:
     """A geometry from flags: every layer full attention unless selected as sliding/chunked."""
-    if layers <= 0 or kv_heads <= 0 or head_dim <= 0:
-        raise InputError("--layers, --kv-heads and --head-dim must be positive", field="layers")
+    for name, v in (("layers", layers), ("kv_heads", kv_heads), ("head_dim", head_dim)):
+        if v <= 0:
+            raise InputError(f"must be positive, got {v}", field=name)
     kinds = ["full"] * layers
     if sliding_window:
-        sel = (parse_layer_selection(sliding_layers, layers, "sliding-layers")
+        sel = (parse_layer_selection(sliding_layers, layers, "sliding_layers")
                if sliding_layers else set(range(layers)))
         for i in sel:
             kinds[i] = "sliding"
     elif sliding_layers:
-        raise InputError("--sliding-layers needs --sliding-window", field="sliding-layers")
+        raise InputError("needs a sliding_window", field="sliding_layers")
     if attention_chunk_size:
-        sel = (parse_layer_selection(chunked_layers, layers, "chunked-layers")
+        sel = (parse_layer_selection(chunked_layers, layers, "chunked_layers")
                if chunked_layers else set(range(layers)))
         for i in sel:
             kinds[i] = "chunked"
@@ -104,18 +105,18 @@ def load_geometry(model: str | None = None, *, model_config: str | None = None,
                   chunked_layers: str | None = None) -> ModelGeometry:
     given = [x is not None for x in (model, model_config, geometry, layers)]
     if sum(given) != 1:
-        raise InputError("give exactly one of a MODEL preset, --model-config PATH, or explicit "
-                         "geometry (--layers --kv-heads --head-dim)", field="model")
+        raise InputError("give exactly one of a model preset, a model config (config.json), or "
+                         "explicit geometry (layers, kv_heads, head_dim)", field="model")
     if geometry is not None:
         return geometry
     if model is not None:
         return load_preset(model)
     if model_config is not None:
         return read_hf_config(load_hf_config(model_config), source=str(model_config))
-    missing = [f"--{n}" for n, v in (("kv-heads", kv_heads), ("head-dim", head_dim)) if v is None]
+    missing = [n for n, v in (("kv_heads", kv_heads), ("head_dim", head_dim)) if v is None]
     if missing:
-        raise InputError(f"explicit geometry needs {' and '.join(missing)} with --layers",
-                         field=missing[0].lstrip("-"))
+        raise InputError(f"explicit geometry needs {' and '.join(missing)} with layers",
+                         field=missing[0])
     return explicit_geometry(layers=layers, kv_heads=kv_heads, head_dim=head_dim,
                              dtype=normalize_dtype(dtype or "bfloat16", "dtype"),
                              sliding_window=sliding_window, sliding_layers=sliding_layers,
@@ -160,20 +161,21 @@ def resolve_kv_cache_config(
     if dtype is not None and layers is None:
         from dataclasses import replace
         g = replace(g, dtype=normalize_dtype(dtype, "dtype"))
-    kv_dtype = normalize_dtype(kv_cache_dtype, "kv-cache-dtype", KV_CACHE_DTYPES)
+    kv_dtype = normalize_dtype(kv_cache_dtype, "kv_cache_dtype", KV_CACHE_DTYPES)
     if kv_dtype != "auto" and kv_dtype not in DTYPE_BYTES:
-        raise InputError(f"unsupported KV cache dtype {kv_cache_dtype!r}", field="kv-cache-dtype")
-    for fname, v in (("block-size", block_size), ("max-num-batched-tokens", max_num_batched_tokens),
-                     ("tensor-parallel-size", tensor_parallel_size),
-                     ("max-concurrent-batches", max_concurrent_batches)):
+        raise InputError(f"unsupported KV cache dtype {kv_cache_dtype!r}", field="kv_cache_dtype")
+    for fname, v in (("block_size", block_size),
+                     ("max_num_batched_tokens", max_num_batched_tokens),
+                     ("tensor_parallel_size", tensor_parallel_size),
+                     ("max_concurrent_batches", max_concurrent_batches)):
         if v <= 0:
             raise InputError(f"must be positive, got {v}", field=fname)
     if not 0 < gpu_memory_utilization <= 1:
         raise InputError(f"must be in (0, 1], got {gpu_memory_utilization}",
-                         field="gpu-memory-utilization")
+                         field="gpu_memory_utilization")
     mml = max_model_len if max_model_len is not None else g.max_position_embeddings
     if mml <= 0:
-        raise InputError(f"must be positive, got {mml}", field="max-model-len")
+        raise InputError(f"must be positive, got {mml}", field="max_model_len")
     ctx = SizingContext(max_model_len=mml, max_num_batched_tokens=max_num_batched_tokens,
                         max_concurrent_batches=max_concurrent_batches,
                         mamba_cache_mode="align" if enable_prefix_caching else "none")
@@ -191,11 +193,12 @@ def resolve_kv_cache_config(
     if num_blocks is not None:
         if num_blocks < 1:
             raise InputError(f"must be at least 1 (the null block), got {num_blocks}",
-                             field="num-blocks")
+                             field="num_blocks")
         available = num_blocks * per_block
     else:
         if gpu_memory_gib is None:
-            raise InputError("give --gpu-memory-gib (or --num-blocks)", field="gpu-memory-gib")
+            raise InputError("needed to size the KV cache (or give num_blocks)",
+                             field="gpu_memory_gib")
         budget = int(gpu_memory_gib * GiB * gpu_memory_utilization)
         available = budget - weights - int(activation_gib * GiB)
         if available <= 0:
@@ -205,12 +208,12 @@ def resolve_kv_cache_config(
                 f"{weights / GiB:.2f} GiB{' (estimated)' if estimated else ''}"
                 + (f" per worker (tensor parallel {tp})" if tp > 1 else "")
                 + (f", activations {activation_gib:g} GiB" if activation_gib else "")
-                + f"; short by {-available / GiB:.2f} GiB", field="gpu-memory-gib")
+                + f"; short by {-available / GiB:.2f} GiB", field="gpu_memory_gib")
     if check_memory:
         try:
             check_enough_memory(groups, ctx, available)
         except NotEnoughMemory as err:
-            raise InputError(str(err), field="max-model-len") from None
+            raise InputError(str(err), field="max_model_len") from None
     config = kv_cache_config_from_groups(groups, available, num_blocks)
     cap = capacity(config, ctx, available, max(mml, g.max_position_embeddings))
     return SizingResult(config, ctx, g, available, weights, estimated, cap,

@@ -9,8 +9,8 @@
         r.prompt_tokens()             # token ids (derived from hash_ids when needed)
         r.trace_blocks()              # [(trace block key, tokens), ...]
 
-Formats are detected from the first request's fields (see `detect.py`); every malformed line is an
-`InputError` naming the file, the line and the field.
+Formats are detected from the first request's fields (`formats.detect`); every malformed line is
+an `InputError` naming the file, the line and the field. Inputs are opened by `kvcore.sources`.
 """
 
 from kvcore.traces.reader import Trace, read_trace

@@ -1,4 +1,4 @@
-"""The trace formats, detected from the fields of the first request (`../shared/reference/traces.md`).
+"""The trace formats, detected from the fields of the first request (`detect`).
 
 | format   | fields                                                                 | block ids      |
 |----------|------------------------------------------------------------------------|----------------|

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import orjson
 
 from kvcore.errors import InputError
+from kvcore.sources import close_source, open_source, text_lines
 from kvcore.traces.formats import PARSERS, _Ctx, detect, parse_azure_row
 from kvcore.traces.request import TraceRequest
-from kvcore.traces.source import numbered_lines
 
 
 @dataclass(slots=True)
@@ -23,22 +24,35 @@ class Trace:
 
 
 def read_trace(path: str) -> Trace:
-    """Read, validate and order a trace. Raises `InputError` (file:line: field) on bad input."""
-    lines = numbered_lines(path)
-    ctx = _Ctx(path)
-    first = next(lines, None)
-    if first is None:
-        raise InputError("empty trace: no requests", path=path, line=1)
-    ctx.line, text = first
-    if text.startswith("TIMESTAMP") or (not text.startswith("{") and "," in text):
-        trace = _read_csv(path, ctx, first, lines)
-    else:
-        trace = _read_jsonl(path, ctx, first, lines)
+    """Read, validate and order a trace (a path, or ``-`` for stdin; gzip ok). Raises
+    `InputError` (file:line: field) on bad input."""
+    name, stream = open_source(path)
+    try:
+        lines = _content_lines(name, stream)
+        ctx = _Ctx(name)
+        first = next(lines, None)
+        if first is None:
+            raise InputError("empty trace: no requests", path=name, line=1)
+        ctx.line, text = first
+        if text.startswith("TIMESTAMP") or (not text.startswith("{") and "," in text):
+            trace = _read_csv(path, ctx, first, lines)
+        else:
+            trace = _read_jsonl(path, ctx, first, lines)
+    finally:
+        close_source(stream)
     if not trace.requests:
-        raise InputError("empty trace: no requests", path=path, line=(ctx.line or 1))
+        raise InputError("empty trace: no requests", path=name, line=(ctx.line or 1))
     # Arrival order: timestamp, ties in file order (a stable sort keeps file order).
     trace.requests.sort(key=lambda r: r.arrival_ms)
     return trace
+
+
+def _content_lines(name: str, stream) -> Iterator[tuple[int, str]]:
+    """Non-blank, non-comment lines, stripped, with their 1-based line numbers."""
+    for n, text in text_lines(name, stream):
+        s = text.strip()
+        if s and not s.startswith("#"):
+            yield n, s
 
 
 def _decode(text: str, ctx: _Ctx) -> dict:

@@ -1,4 +1,4 @@
-"""The eviction-policy interface used by the exact per-capacity simulations (`curve_sim`).
+"""The eviction-policy interface used by the exact per-capacity simulations (`curve/sim.py`).
 
 The simulator owns the blocks (integer slots) and the key -> slots map, and applies the hit rule;
 a policy only *orders the evictable slots*: those that hold a key and that no running request

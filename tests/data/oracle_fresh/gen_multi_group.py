@@ -16,7 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from kvcore.script import ScriptRunner, parse_config
+from kvcore.engine.op_script import parse_config
+from kvcore.engine.script_runner import ScriptRunner
 
 SWA = "sliding_window"
 GROUPSETS = [

@@ -1,0 +1,140 @@
+"""Charts: the PNGs of `kvcli stats --plot DIR` and `kvcli curve --plot FILE.png`, and the text
+sparkline under the stats tables.
+
+Every chart is drawn from the command's JSON document (the stats report's bounded timelines and
+log2 histograms; the curve's points), so none needs the events again. matplotlib (the optional
+`plot` extra) is imported here only, and only when a chart is asked for.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import IO
+
+from kvcore.errors import InputError
+
+_SPARK = " ▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: list[int], top: int, width: int = 60) -> str:
+    """A one-line usage timeline: ``values`` (per bucket) squeezed into ``width`` characters."""
+    if not values:
+        return ""
+    per = -(-len(values) // width)
+    cols = [max(values[i:i + per]) for i in range(0, len(values), per)]
+    top = max(top, 1)
+    return "".join(_SPARK[min(8, -(-v * 8 // top))] for v in cols)
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        raise InputError("needs matplotlib: pip install 'kvcli[plot]'", field="plot") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def write_plots(report: dict, folder: str) -> list[str]:
+    """Write usage, hit rate, evictions, lifetime and reuse-gap charts; return their paths."""
+    plt = _pyplot()
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as err:
+        raise InputError(f"cannot create the folder: {err.strerror}", path=folder,
+                         field="plot") from None
+    mem, ev, reuse = report["memory"], report["eviction"], report["reuse"]
+    width = mem["timeline"]["bucket_steps"]
+    xs = [i * width for i in range(len(mem["timeline"]["used_max"]))]
+    paths = []
+
+    def save(fig, name: str) -> None:
+        # Under a temporary name, renamed when complete: never a half-written PNG.
+        path = os.path.join(folder, name)
+        tmp = os.path.join(folder, f".{name}.tmp")
+        fig.tight_layout()
+        try:
+            fig.savefig(tmp, dpi=100, format="png")
+            os.replace(tmp, path)
+        except OSError as err:
+            raise InputError(f"cannot write: {err.strerror}", path=path, field="plot") from None
+        finally:
+            plt.close(fig)
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        paths.append(path)
+
+    usable = mem["usable_blocks"]
+    mt = mem["timeline"]
+    used = [100 * u / usable for u in mt["used_mean"]]
+    cached = [100 * c / usable for c in mt["cached_mean"]]
+    fig, ax = plt.subplots(figsize=(8, 3))
+    ax.stackplot(xs, used, cached, step="post", alpha=0.7,
+                 labels=["in use by requests (mean)", "cached, evictable (mean)"])
+    ax.step(xs, [100 * u / usable for u in mt["used_max"]], where="post", linewidth=0.8,
+            color="black", label="in use (max)")
+    ax.set_ylim(0, 105)
+    ax.set(xlabel="engine step", ylabel="% of usable blocks",
+           title=f"KV cache usage (peak {100 * mem['peak_usage']:.1f}% of {usable:,} blocks)")
+    ax.legend(loc="lower right", fontsize=8)
+    save(fig, "usage.png")
+
+    tl = reuse["timeline"]
+    rate = [100 * h / p if p else None for p, h in zip(tl["prompt_tokens"], tl["hit_tokens"])]
+    fig, ax = plt.subplots(figsize=(8, 3))
+    ax.plot([x for x, r in zip(xs, rate) if r is not None], [r for r in rate if r is not None],
+            drawstyle="steps-post")
+    ax.axhline(100 * reuse["hit_rate"], color="grey", linestyle="--",
+               label=f"whole run {100 * reuse['hit_rate']:.1f}%")
+    ax.set_ylim(0, 100)
+    ax.set(xlabel="engine step (admission)", ylabel="token hit rate %",
+           title="Prefix-cache hit rate over time")
+    ax.legend(loc="lower right")
+    save(fig, "hit_rate.png")
+
+    evs = ev["timeline"]["evictions"]
+    fig, ax = plt.subplots(figsize=(8, 3))
+    ax.bar(xs, evs, width=width, align="edge")
+    ax.set(xlabel="engine step", ylabel=f"evictions per {width:,} steps",
+           title=f"Evictions over time ({ev['evictions']:,} in all)")
+    save(fig, "evictions.png")
+
+    _hist(plt, ev["lifetime_steps"], "Block lifetime (allocate to evict)", save, "lifetime.png")
+    _hist(plt, ev["idle_before_evict_steps"], "Idle before eviction", save, "idle.png")
+    _hist(plt, reuse["reuse_gap_steps"], "Reuse gap (between uses of a cached block)", save,
+          "reuse_gap.png")
+    return paths
+
+
+def _hist(plt, dist: dict, title: str, save, name: str) -> None:
+    bins = dist.get("log2_bins") or []
+    fig, ax = plt.subplots(figsize=(6, 3))
+    labels = [f"{lo}" if hi - lo == 1 else f"{lo}-{hi - 1}" for lo, hi, _ in bins]
+    ax.bar(range(len(bins)), [c for _, _, c in bins])
+    ax.set_xticks(range(len(bins)), labels, rotation=45, ha="right", fontsize=8)
+    p = " ".join(f"{k} {dist[k]}" for k in ("p50", "p90", "p99", "max") if dist.get(k) is not None)
+    ax.set(xlabel="steps", ylabel="blocks", title=f"{title}\n{p}")
+    save(fig, name)
+
+
+def write_plot(result, f: IO[bytes]) -> None:
+    """The curves of a `CurveResult` as one PNG written to ``f``."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for policy in result.knees:
+        pts = [p for p in result.points if p.policy == policy and p.hit_rate is not None]
+        ax.plot([p.capacity_blocks for p in pts], [100 * p.hit_rate for p in pts],
+                marker="o", markersize=3, label=policy)
+    ax.axhline(100 * result.ceiling, linestyle="--", color="grey",
+               label=f"ceiling {100 * result.ceiling:.1f}%")
+    ax.set_xscale("log")
+    ax.set_xlabel(f"capacity (usable blocks of {result.block_size} tokens)")
+    ax.set_ylabel("token hit rate (%)")
+    ax.set_title(f"{result.trace} ({result.rule} rule, warm-up {result.warmup:g})", fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(f, format="png", dpi=120)
+    plt.close(fig)

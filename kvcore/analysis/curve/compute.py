@@ -1,0 +1,268 @@
+"""The curve's driver: options and their checks, the capacities asked for, and `compute_curve`,
+which reads the trace, runs the one pass and the exact per-capacity points, and finds the knees
+(the package docstring says which method gives each point)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kvcore.analysis.curve.fastread import MOONCAKE_BLOCK, read_hash_id_trace
+from kvcore.analysis.curve.input import RULES, build_input, chained_input, warmup_start
+from kvcore.analysis.curve.onepass import one_pass
+from kvcore.analysis.policies import POLICIES
+from kvcore.errors import InputError
+
+KNEE_FRACTIONS = (0.5, 0.9, 0.95, 0.99)
+DEFAULT_SWEEP_POINTS = 24
+
+
+@dataclass(slots=True)
+class CurveOptions:
+    policies: tuple[str, ...] = ("lru",)
+    rule: str = "vllm"
+    block_size: int | None = None        # default: the trace's block size, else 16
+    warmup: float = 0.0
+    capacities: list[int] | None = None  # usable blocks; None: geometric sweep to the ceiling
+    capacity_tokens: list[int] | None = None   # or tokens (blocks = tokens // block size)
+    capacity_gib: list[float] | None = None    # or GiB of KV cache for `model`
+    model: str | None = None
+    jobs: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class CurvePoint:
+    policy: str
+    capacity_blocks: int
+    hit_rate: float | None      # None when no counted request ran (all rejected)
+    hit_tokens: int
+    prompt_tokens: int
+    rejected: int
+    method: str                 # one-pass | replay | simulation
+    block_size: int = 0
+
+    @property
+    def capacity_tokens(self) -> int:
+        return self.capacity_blocks * self.block_size
+
+    def to_dict(self) -> dict:
+        return {"policy": self.policy, "capacity_blocks": self.capacity_blocks,
+                "capacity_tokens": self.capacity_tokens, "hit_rate": self.hit_rate,
+                "hit_tokens": self.hit_tokens,
+                "prompt_tokens": self.prompt_tokens, "rejected": self.rejected,
+                "method": self.method}
+
+
+@dataclass(slots=True)
+class CurveResult:
+    trace: str
+    rule: str
+    block_size: int
+    warmup: float
+    requests: int
+    counted_requests: int
+    distinct_blocks: int
+    ceiling: float                       # hit rate of an infinite cache
+    ceiling_capacity_blocks: int         # smallest LRU capacity reaching it
+    one_pass_exact: tuple[int, float]    # capacities where the LRU one pass is exact
+    points: list[CurvePoint] = field(default_factory=list)
+    knees: dict[str, dict[str, int | None]] = field(default_factory=dict)
+    knee_method: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        lo, hi = self.one_pass_exact
+        return {"trace": self.trace, "rule": self.rule, "block_size": self.block_size,
+                "warmup": self.warmup, "requests": self.requests,
+                "counted_requests": self.counted_requests,
+                "distinct_blocks": self.distinct_blocks, "ceiling": self.ceiling,
+                "ceiling_capacity_blocks": self.ceiling_capacity_blocks,
+                "one_pass_exact": {"min": lo, "max": None if math.isinf(hi) else int(hi)},
+                "points": [p.to_dict() for p in self.points],
+                "knees": self.knees, "knee_method": self.knee_method}
+
+
+def geometric_sweep(lo: int, hi: int, n: int = DEFAULT_SWEEP_POINTS) -> list[int]:
+    """About `n` capacities spread geometrically over [lo, hi], both ends included."""
+    lo, hi = max(1, lo), max(1, lo, hi)
+    if hi == lo:
+        return [lo]
+    ratio = (hi / lo) ** (1 / (n - 1))
+    return sorted({min(hi, round(lo * ratio ** i)) for i in range(n)} | {hi})
+
+
+def check_options(opts: CurveOptions) -> None:
+    """Raise `InputError` naming the option that is wrong."""
+    unknown = [p for p in opts.policies if p not in POLICIES]
+    if unknown or not opts.policies:
+        raise InputError(f"unknown policy {unknown[0] if unknown else ''!r}; "
+                         f"choose from {', '.join(POLICIES)}", field="policies")
+    if opts.rule not in RULES:
+        raise InputError(f"must be one of {', '.join(RULES)}, got {opts.rule!r}", field="rule")
+    if opts.block_size is not None and opts.block_size < 1:
+        raise InputError(f"must be >= 1, got {opts.block_size}", field="block_size")
+    if not 0.0 <= opts.warmup < 1.0:
+        raise InputError(f"must be in [0, 1), got {opts.warmup}", field="warmup")
+    if opts.jobs < 1:
+        raise InputError(f"must be >= 1, got {opts.jobs}", field="jobs")
+    given = [f for f, v in (("capacities", opts.capacities),
+                            ("capacity_tokens", opts.capacity_tokens),
+                            ("capacity_gib", opts.capacity_gib)) if v is not None]
+    if len(given) > 1:
+        raise InputError(f"give only one of {', '.join(given)}", field=given[1])
+    if opts.capacity_gib is not None and opts.model is None:
+        raise InputError("needs a model (bytes per block come from the model)",
+                         field="capacity_gib")
+    for f, vals in (("capacities", opts.capacities), ("capacity_tokens", opts.capacity_tokens),
+                    ("capacity_gib", opts.capacity_gib)):
+        if vals is not None and (not vals or any(v <= 0 for v in vals)):
+            raise InputError("must be positive numbers", field=f)
+
+
+def parse_numbers(text: str | None, field: str, kind=int) -> list | None:
+    """``"6,64,640"`` -> [6, 64, 640]; a clear `InputError` naming the option otherwise."""
+    if text is None:
+        return None
+    out = []
+    for part in text.split(","):
+        part = part.strip().replace("_", "")
+        try:
+            v = float(part)
+            if kind is int:
+                if v != int(v):
+                    raise ValueError
+                v = int(v)
+        except ValueError:
+            raise InputError(f"not a {'whole ' if kind is int else ''}number: {part!r}",
+                             field=field) from None
+        out.append(v)
+    return out
+
+
+def bytes_per_block_of(model: str, block_size: int) -> int:
+    """Bytes one block id costs in the model's KV cache pool (`kvcore.sizing`)."""
+    from kvcore.models import layer_specs
+    from kvcore.sizing.config import bytes_per_block
+    from kvcore.sizing.grouping import get_kv_cache_groups
+    from kvcore.sizing.resolve import load_geometry
+
+    geometry = load_geometry(model)
+    return bytes_per_block(get_kv_cache_groups(layer_specs(geometry, block_size=block_size)))
+
+
+def capacities_in_blocks(opts: CurveOptions, block_size: int) -> list[int] | None:
+    """The requested capacities as usable blocks (None: the default sweep).
+
+    GiB follow vLLM: ``num_blocks = bytes // bytes_per_block``, one of which is the null block.
+    """
+    if opts.capacities is not None:
+        return opts.capacities
+    if opts.capacity_tokens is not None:
+        caps = [t // block_size for t in opts.capacity_tokens]
+        field = "capacity_tokens"
+    elif opts.capacity_gib is not None:
+        per_block = bytes_per_block_of(opts.model, block_size)
+        caps = [int(g * (1 << 30)) // per_block - 1 for g in opts.capacity_gib]
+        field = "capacity_gib"
+    else:
+        return None
+    if any(c < 1 for c in caps):
+        raise InputError(f"a capacity holds less than one usable block of {block_size} tokens",
+                         field=field)
+    return caps
+
+
+def _knee_from_points(points: list[CurvePoint], target: float) -> int | None:
+    for p in sorted(points, key=lambda p: p.capacity_blocks):
+        if p.hit_rate is not None and p.hit_rate >= target:
+            return p.capacity_blocks
+    return None
+
+
+def compute_curve(trace_path: str, opts: CurveOptions, *, trace=None,
+                  advance: Callable[[int], None] | None = None,
+                  on_total: Callable[[int], None] | None = None) -> CurveResult:
+    """Read the trace and compute the curve. Bad input raises `InputError` (exit 2)."""
+    check_options(opts)
+    inp = None
+    if trace is None and opts.block_size in (None, MOONCAKE_BLOCK):
+        # A plain Mooncake file: arrays straight from the bytes, no per-request objects.
+        arrays = read_hash_id_trace(trace_path)
+        if arrays is not None:
+            bs = arrays.trace_block_size
+            inp = chained_input(arrays.ids, arrays.lens, arrays.num_tokens, opts.rule, bs)
+            if inp is not None:
+                inp.first_counted = warmup_start(inp.num_requests, opts.warmup)
+    if inp is None:
+        if trace is None:
+            from kvcore.traces import read_trace
+
+            trace = read_trace(trace_path)
+        bs = opts.block_size
+        if bs is None:
+            bs = next((r.trace_block_size for r in trace.requests if r.trace_block_size), 16)
+        inp = build_input(trace.requests, rule=opts.rule, block_size=bs, warmup=opts.warmup)
+    lru = one_pass(inp)
+    lo, hi = lru.exact_min, lru.exact_max
+    ceiling_cap = max(lru.ceiling_capacity, 1)
+    caps = capacities_in_blocks(opts, bs)
+    if caps is None:
+        # Below the largest request (rule vllm) some requests cannot run at all: the sweep
+        # starts there; ask for capacities to replay smaller pools.
+        caps = geometric_sweep(lo, max(ceiling_cap, lo))
+    caps = sorted(set(caps))
+
+    points: list[CurvePoint] = []
+    tasks: list[tuple[str, str, int]] = []   # (kind, policy, capacity) for curve.exact
+    for policy in opts.policies:
+        for c in caps:
+            if policy == "lru" and lru.is_exact(c):
+                points.append(CurvePoint("lru", c, lru.hit_rate(c), lru.hit_tokens(c),
+                                         lru.total_tokens, 0, "one-pass", bs))
+            elif policy == "lru" and opts.rule == "vllm":
+                tasks.append(("replay", "lru", c))
+            else:
+                tasks.append(("simulation", policy, c))
+    if on_total is not None:
+        on_total(len(tasks))
+    exact = []
+    if tasks:
+        # Imported only when needed: the policies and the replay cost start-up time.
+        from kvcore.analysis.curve.exact import Task, run_tasks
+
+        if trace is None and any(kind == "replay" for kind, _, _ in tasks):
+            from kvcore.traces import read_trace
+
+            trace = read_trace(trace_path)   # replays run on trace requests
+        exact = run_tasks([Task(*t) for t in tasks], inp, trace, opts.warmup, opts.jobs,
+                          advance or (lambda n=1: None))
+    for r in exact:
+        t = r.task
+        rate = r.hit_tokens / r.prompt_tokens if r.prompt_tokens else None
+        points.append(CurvePoint(t.policy, t.capacity, rate, r.hit_tokens, r.prompt_tokens,
+                                 r.rejected, t.kind, bs))
+    order = {p: i for i, p in enumerate(opts.policies)}
+    points.sort(key=lambda p: (order[p.policy], p.capacity_blocks))
+
+    ceiling = lru.hit_rate(math.inf)
+    knees: dict[str, dict[str, int | None]] = {}
+    knee_method: dict[str, str] = {}
+    for policy in opts.policies:
+        mine = [p for p in points if p.policy == policy]
+        ks: dict[str, int | None] = {}
+        exact = policy == "lru"
+        for f in KNEE_FRACTIONS:
+            k = lru.knee(f) if policy == "lru" else None
+            if k is None or not lru.is_exact(k):
+                # Not from the one pass: the smallest evaluated capacity that reaches it.
+                exact = False
+                k = _knee_from_points(mine, f * ceiling) if ceiling > 0 else None
+            ks[f"{round(f * 100)}"] = k
+        knees[policy] = ks
+        knee_method[policy] = "one-pass" if exact else "points"
+    return CurveResult(trace=trace_path if trace is None else trace.path, rule=opts.rule,
+                       block_size=bs, warmup=opts.warmup, requests=inp.num_requests,
+                       counted_requests=inp.num_requests - inp.first_counted,
+                       distinct_blocks=inp.num_keys, ceiling=ceiling,
+                       ceiling_capacity_blocks=ceiling_cap, one_pass_exact=(lo, hi),
+                       points=points, knees=knees, knee_method=knee_method)

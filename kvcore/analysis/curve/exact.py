@@ -1,0 +1,90 @@
+"""Exact per-capacity points, run in parallel processes (`kvcli curve --jobs`).
+
+Two kinds of task:
+
+* ``replay``: LRU under ``--rule vllm`` is the real cache-mode replay (`kvcore.engine.replay`,
+  mode cache: the KVCacheManager, one request at a time: look up, allocate the whole prompt,
+  free) with ``num_blocks = capacity + 1`` (block 0 is the null block);
+* ``simulation``: any policy under either rule through `curve.sim.simulate`.
+
+The inputs are handed to each worker once (the pool initializer), tasks carry only
+``(kind, policy, capacity)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+from kvcore.analysis.curve.input import CurveInput
+from kvcore.analysis.curve.sim import simulate
+
+
+class Task(NamedTuple):
+    kind: str          # "replay" | "simulation"
+    policy: str
+    capacity: int
+
+
+class ExactPoint(NamedTuple):
+    task: Task
+    hit_tokens: int
+    prompt_tokens: int
+    rejected: int
+
+
+_STATE: dict = {}
+
+
+def _init(inp: CurveInput, trace, warmup: float) -> None:
+    _STATE.update(inp=inp, trace=trace, warmup=warmup)
+
+
+def _replay(capacity: int) -> tuple[int, int, int]:
+    """The KVCacheManager cache-mode replay at `capacity` usable blocks."""
+    from kvcore.engine.replay import ReplayOptions, replay
+
+    inp: CurveInput = _STATE["inp"]
+    if int(inp.num_blocks.min()) > capacity:
+        # No request fits: the replay refuses such a run; the answer is known.
+        return 0, 0, inp.num_requests
+    trace = _STATE["trace"]
+    opts = ReplayOptions(mode="cache", block_size=inp.block_size, num_blocks=capacity + 1,
+                         warmup=_STATE["warmup"])
+    s = replay(trace.path, opts, trace=trace)
+    return s.hit_tokens, s.prompt_tokens, s.rejected
+
+
+def run_task(task: Task) -> ExactPoint:
+    if task.kind == "replay":
+        hit, total, rejected = _replay(task.capacity)
+        return ExactPoint(task, hit, total, rejected)
+    r = simulate(_STATE["inp"], task.policy, task.capacity)
+    return ExactPoint(task, r.hit_tokens, r.prompt_tokens, r.rejected)
+
+
+def run_tasks(tasks: list[Task], inp: CurveInput, trace, warmup: float, jobs: int,
+              advance: Callable[[int], None] = lambda n=1: None) -> list[ExactPoint]:
+    """Run every task, `jobs` processes at a time (in this process when jobs <= 1)."""
+    if not tasks:
+        return []
+    # Longest first: replays and large capacities take longest; keeps the pool busy to the end.
+    order = sorted(tasks, key=lambda t: (t.kind != "replay", -t.capacity))
+    if jobs <= 1 or len(tasks) == 1:
+        _init(inp, trace, warmup)
+        out = []
+        for t in order:
+            out.append(run_task(t))
+            advance(1)
+        return out
+    # Imported here: multiprocessing costs start-up time that the one pass alone does not need.
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), initializer=_init,
+                             initargs=(inp, trace, warmup)) as pool:
+        futures = [pool.submit(run_task, t) for t in order]
+        out = []
+        for f in futures:
+            out.append(f.result())
+            advance(1)
+        return out

@@ -1,0 +1,56 @@
+"""`kvcli stats`: memory usage, eviction churn, prefix reuse, miss attribution and preemption of
+a replay, from its event stream (a file written by `kvcli replay --events`, or the events of a
+replay run in-process).
+
+    from kvcore.analysis.stats import stats_from_lines, StreamingStats
+    report = stats_from_lines(name, header_line, lines)   # an event stream, header read already
+    feed = StreamingStats(); replay(..., CallbackEvents(feed), ...); report = feed.report()
+
+The modules: `collector.py` (the state machine over the events), one per section (`memory.py`,
+`eviction.py`, `reuse.py`, `misses.py`, `preemption.py`), `requests.py` (per-request scalars),
+`history.py` (compact evicted-hash history), `dist.py` (distributions and timelines) and
+`report.py` (the JSON document, docs/stats.md).
+"""
+
+from __future__ import annotations
+
+from kvcore.analysis.events_reader import parse_header, read_stream
+from kvcore.analysis.stats.collector import StatsCollector
+
+
+def stats_from_lines(name: str, header_line: bytes, lines, **options) -> dict:
+    """The report of an event stream whose first line has been read already."""
+    collector = StatsCollector(parse_header(header_line, name), **options)
+    read_stream(name, lines, collector)
+    collector.finish()
+    return collector.report()
+
+
+class StreamingStats:
+    """A callable that takes events one by one (the header first), e.g. from a replay's
+    `CallbackEvents`; `report()` at the end."""
+
+    def __init__(self, **options) -> None:
+        self.options = options
+        self.collector: StatsCollector | None = None
+
+    def __call__(self, ev: dict) -> None:
+        if self.collector is None:
+            self.collector = StatsCollector(ev, **self.options)
+        else:
+            self.collector.feed(ev)
+
+    def report(self) -> dict:
+        self.collector.finish()
+        return self.collector.report()
+
+
+def stats_from_events(events, **options) -> dict:
+    """The report of an in-process event iterable (the header first), e.g. a replay's events."""
+    feed = StreamingStats(**options)
+    for ev in events:
+        feed(ev)
+    return feed.report()
+
+
+__all__ = ["StatsCollector", "StreamingStats", "stats_from_events", "stats_from_lines"]

@@ -1,0 +1,257 @@
+"""Op scripts, read and checked: scripted KV-cache-manager operations in the oracle's format.
+
+The contract is the oracle's (`shared/oracle/README.md`): input is one JSON document
+``{"config": {...}, "ops": [...]}`` or JSON lines (a ``{"config": ...}`` line, then one op a
+line), optionally gzipped. `load_script` reads and validates a script (every problem an
+`InputError` naming its line and field); `kvcore.engine.script_runner` runs it.
+
+Config keys: ``groups`` (each ``{"type": ...}``, see `kvcore.managers.registry`), ``block_size``
+(16), ``num_blocks`` (1024), ``hash`` (sha256), ``hash_seed`` (kvcli's own: the NONE_HASH seed,
+default ``"vllm-none-hash"``), ``max_model_len`` (32768), ``full_sequence_must_fit`` (true),
+``kv_events`` (false). Ops: ``new``, ``prefill``, ``decode``, ``free``, ``hashes``, ``summary``.
+
+A model (`with_model`: a preset, a config.json or explicit geometry, as `kvcli config` and the
+replay take them) replaces the script's ``groups`` with the model's KV cache groups (full,
+sliding window, chunked local, Mamba; each at its own block size) and may size ``num_blocks``
+from GPU memory. Precedence: the caller's overrides, then the script's config, then the defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from kvcore.errors import InputError
+from kvcore.hashing import HASH_FUNCTIONS
+from kvcore.managers.registry import spec_from_group_config
+from kvcore.sources import close_source, open_source, read_text
+
+DEFAULTS: dict[str, Any] = {"groups": [{"type": "full"}], "block_size": 16, "num_blocks": 1024,
+                            "hash": "sha256", "hash_seed": None, "max_model_len": 32768,
+                            "full_sequence_must_fit": True, "kv_events": False}
+OPS = ("new", "prefill", "decode", "free", "hashes", "summary")
+
+
+@dataclass(slots=True)
+class ScriptConfig:
+    groups: list[dict]
+    block_size: int
+    num_blocks: int
+    hash: str
+    hash_seed: str | None
+    max_model_len: int
+    full_sequence_must_fit: bool
+    kv_events: bool
+    given: frozenset = frozenset()   # the keys the script's config set itself
+    specs: list | None = None        # a model's `KVCacheGroupSpec`s (replace `groups`)
+    model: str | None = None         # where `specs` came from (for people)
+
+
+@dataclass(slots=True)
+class Op:
+    """One op as read: the parsed object and the line it came from (for error messages)."""
+
+    data: dict
+    line: int
+
+
+# --- reading ---------------------------------------------------------------------------
+
+def load_script(path: str) -> tuple[ScriptConfig, list[Op]]:
+    """Read and check the script at ``path`` (``-`` is stdin; gzip ok)."""
+    name, stream = open_source(path)
+    try:
+        text = read_text(name, stream)
+    finally:
+        close_source(stream)
+    return parse_script(text, name)
+
+
+def parse_script(text: str, path: str = "<ops>") -> tuple[ScriptConfig, list[Op]]:
+    """Parse either form; raise `InputError` naming the line and field of the first problem."""
+    stripped = text.lstrip()
+    doc = None
+    if stripped.startswith("{"):
+        try:
+            doc = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            doc = None  # not one document: JSON lines
+    if isinstance(doc, dict) and "ops" in doc:
+        if not isinstance(doc["ops"], list):
+            raise InputError("must be a list", path=path, line=1, field="ops")
+        # Map each op to the line it starts on when the layout is one op a line.
+        op_lines = [i + 1 for i, ln in enumerate(text.splitlines()) if '"op"' in ln]
+        if len(op_lines) != len(doc["ops"]):
+            op_lines = [1] * len(doc["ops"])
+        cfg = parse_config(doc.get("config", {}), path, 1)
+        ops = [Op(o, ln) for o, ln in zip(doc["ops"], op_lines)]
+        for op in ops:
+            check_op(op, path)
+        return cfg, ops
+    cfg_obj = None
+    ops: list[Op] = []
+    for i, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError as err:
+            raise InputError(f"not valid JSON ({err})", path=path, line=i) from None
+        if cfg_obj is None and not ops and isinstance(obj, dict) and "config" in obj:
+            cfg_obj = (obj["config"], i)
+            continue
+        ops.append(Op(obj, i))
+    if cfg_obj is None:
+        raise InputError("the first line must be {\"config\": {...}}", path=path, line=1)
+    cfg = parse_config(cfg_obj[0], path, cfg_obj[1])
+    for op in ops:
+        check_op(op, path)
+    return cfg, ops
+
+
+def _int(cfg: dict, key: str, path: str, line: int, minimum: int) -> int:
+    v = cfg[key]
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise InputError(f"must be an integer, got {v!r}", path=path, line=line, field=key)
+    if v < minimum:
+        raise InputError(f"must be >= {minimum}, got {v}", path=path, line=line, field=key)
+    return v
+
+
+def parse_config(obj: Any, path: str, line: int) -> ScriptConfig:
+    if not isinstance(obj, dict):
+        raise InputError("must be an object", path=path, line=line, field="config")
+    unknown = sorted(set(obj) - set(DEFAULTS))
+    if unknown:
+        raise InputError(f"unknown config key (known: {', '.join(DEFAULTS)})", path=path,
+                         line=line, field=unknown[0])
+    cfg = {**DEFAULTS, **obj}
+    block_size = _int(cfg, "block_size", path, line, 1)
+    num_blocks = _int(cfg, "num_blocks", path, line, 1)
+    max_model_len = _int(cfg, "max_model_len", path, line, 1)
+    if cfg["hash"] not in HASH_FUNCTIONS:
+        raise InputError(f"unknown hash {cfg['hash']!r} (one of {', '.join(HASH_FUNCTIONS)})",
+                         path=path, line=line, field="hash")
+    if cfg["hash_seed"] is not None and not isinstance(cfg["hash_seed"], str):
+        raise InputError("must be a string", path=path, line=line, field="hash_seed")
+    for key in ("full_sequence_must_fit", "kv_events"):
+        if not isinstance(cfg[key], bool):
+            raise InputError("must be true or false", path=path, line=line, field=key)
+    groups = cfg["groups"]
+    if not isinstance(groups, list) or not groups:
+        raise InputError("must be a non-empty list", path=path, line=line, field="groups")
+    for g in groups:
+        try:
+            spec_from_group_config(g, block_size)
+        except ValueError as err:
+            raise InputError(str(err), path=path, line=line) from None
+    return ScriptConfig(groups, block_size, num_blocks, cfg["hash"], cfg["hash_seed"],
+                        max_model_len, cfg["full_sequence_must_fit"], cfg["kv_events"],
+                        given=frozenset(obj))
+
+
+def _positive(name: str, v: int | None) -> None:
+    if v is not None and v < 1:
+        raise InputError(f"must be >= 1, got {v}", field=name)
+
+
+GEOMETRY_KEYS = ("kv_heads", "head_dim", "sliding_window", "sliding_layers",
+                  "attention_chunk_size", "chunked_layers")
+
+
+def with_model(cfg: ScriptConfig, *, model: str | None = None, model_config: str | None = None,
+               layers: int | None = None, gpu_memory_gib: float | None = None,
+               num_blocks: int | None = None, block_size: int | None = None,
+               max_model_len: int | None = None, **geometry) -> ScriptConfig:
+    """`cfg` with the caller's overrides applied (they beat the script's config).
+
+    Without a model only ``block_size``, ``num_blocks`` and ``max_model_len`` change. With one
+    (``model`` preset, ``model_config`` path, or ``layers`` + ``geometry``: kv_heads, head_dim,
+    sliding_window, sliding_layers, attention_chunk_size, chunked_layers) its KV cache groups
+    replace ``groups`` (sized at ``block_size`` by `kvcore.sizing`, which may raise a group's
+    block size to unify page sizes), ``num_blocks`` comes from ``gpu_memory_gib`` when given,
+    and ``max_model_len`` is the model's unless the caller or the script sets it. Raises
+    `InputError` (exit 2) for a combination that makes no sense.
+    """
+    for name, v in (("block_size", block_size), ("num_blocks", num_blocks),
+                    ("max_model_len", max_model_len)):
+        _positive(name, v)
+    extra = [k for k in GEOMETRY_KEYS if geometry.get(k) is not None]
+    if extra and layers is None:
+        raise InputError("describes a model's layers: give it with layers (and kv_heads, "
+                         "head_dim), or use a model preset", field=extra[0])
+    has_model = model is not None or model_config is not None or layers is not None
+    if gpu_memory_gib is not None and not has_model:
+        raise InputError("needs a model (a preset, a config.json or explicit layers) to size "
+                         "num_blocks from", field="gpu_memory_gib")
+    if gpu_memory_gib is not None and num_blocks is not None:
+        raise InputError("give num_blocks or gpu_memory_gib, not both", field="num_blocks")
+    if block_size is not None:
+        cfg.block_size = block_size
+    if num_blocks is not None:
+        cfg.num_blocks = num_blocks
+    if max_model_len is not None:
+        cfg.max_model_len = max_model_len
+    if not has_model:
+        return cfg
+    from kvcore.sizing.resolve import resolve_kv_cache_config
+
+    keep_len = max_model_len is not None or "max_model_len" in cfg.given
+    res = resolve_kv_cache_config(
+        model, model_config=model_config, layers=layers,
+        gpu_memory_gib=gpu_memory_gib, block_size=cfg.block_size,
+        max_model_len=cfg.max_model_len if keep_len else None, max_concurrent_batches=1,
+        num_blocks=None if gpu_memory_gib is not None else cfg.num_blocks,
+        check_memory=False, **{k: geometry.get(k) for k in GEOMETRY_KEYS})
+    cfg.specs = list(res.config.kv_cache_groups)
+    cfg.groups = [group_config(g.kv_cache_spec) for g in cfg.specs]
+    cfg.num_blocks = res.config.num_blocks
+    cfg.max_model_len = res.ctx.max_model_len
+    cfg.model = model or model_config or "custom geometry"
+    return cfg
+
+
+def group_config(spec) -> dict:
+    """An op-script-style description of a group spec: type, block size, window or chunk."""
+    from kvcore.specs import kind_of
+
+    first = getattr(spec, "first_spec", spec)   # uniform-type groups: their first layer's spec
+    d: dict[str, Any] = {"type": kind_of(spec), "block_size": spec.block_size}
+    for key in ("sliding_window", "attention_chunk_size"):
+        if getattr(first, key, None):
+            d[key] = getattr(first, key)
+    return d
+
+
+def check_op(op: Op, path: str) -> dict:
+    """Validate one op's shape; raise `InputError` naming its line and field."""
+    d = op.data
+    where = {"path": path, "line": op.line}
+    if not isinstance(d, dict):
+        raise InputError("an op must be a JSON object", **where)
+    kind = d.get("op")
+    if kind not in OPS:
+        raise InputError(f"unknown op {kind!r} (one of {', '.join(OPS)})", field="op",
+                         **where)
+    if kind == "summary":
+        return d
+    rid = d.get("id")
+    if not isinstance(rid, (str, int)) or isinstance(rid, bool):
+        raise InputError("must be a string", field="id", **where)
+    if kind == "new":
+        p = d.get("prompt")
+        if not isinstance(p, list) or not p or not all(
+                isinstance(t, int) and not isinstance(t, bool) for t in p):
+            raise InputError("must be a non-empty list of integer token ids",
+                             field="prompt", **where)
+    if kind in ("new", "prefill") and d.get("num_tokens") is not None:
+        n = d["num_tokens"]
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise InputError("must be a non-negative integer", field="num_tokens", **where)
+    if kind == "decode":
+        t = d.get("token", 0)
+        if isinstance(t, bool) or not isinstance(t, int):
+            raise InputError("must be an integer token id", field="token", **where)
+    return d

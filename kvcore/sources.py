@@ -1,0 +1,112 @@
+"""Open an input: a path, or ``-`` for stdin, gzip recognised by its two magic bytes (never by the
+file name). Traces, op scripts, event streams and the curve's fast reader all open theirs here,
+so each failure is worded once, the same in every command:
+
+    name, stream = open_source(path)     # name: the path, or "<stdin>"; stream: io.BufferedReader
+    stream.peek(n)                       # the first bytes, left unread (`kvcli stats` sniffs so)
+    for n, text in text_lines(name, stream): ...   # 1-based numbers; a non-UTF-8 line names itself
+    close_source(stream)                 # closes a file, leaves stdin open
+
+``-`` opens the same stream every time for the same ``sys.stdin``: what one reader only peeked at
+is still there for the next one. Opening fails with `InputError` naming the file: "no such file",
+"is a directory, not a file", "permission denied", or "cannot open: <reason>"; reading a broken
+gzip stream fails with "cannot read: <reason>".
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import sys
+import zlib
+from collections.abc import Iterator
+
+from kvcore.errors import InputError
+
+STDIN = "-"
+STDIN_NAME = "<stdin>"
+GZIP_MAGIC = b"\x1f\x8b"
+BUFFER_SIZE = 1 << 16
+# What reading a (possibly gzipped) stream raises besides a decode error: an I/O error, a gzip
+# stream cut short (EOFError), corrupt deflate data (zlib.error).
+READ_ERRORS = (OSError, EOFError, zlib.error)
+
+_stdin: tuple[object, io.BufferedReader] | None = None    # (sys.stdin.buffer, its stream)
+
+
+def open_source(path: str, *, buffer_size: int = BUFFER_SIZE) -> tuple[str, io.BufferedReader]:
+    """(name for messages, peekable binary stream), decompressed when it starts with gzip's
+    magic bytes. ``buffer_size`` bounds what one `peek` shows (stdin keeps its own buffer)."""
+    if path == STDIN:
+        return STDIN_NAME, _stdin_stream(buffer_size)
+    try:
+        f = open(path, "rb", buffering=buffer_size)  # noqa: SIM115 (returned open)
+    except FileNotFoundError:
+        raise InputError("no such file", path=path) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, not a file", path=path) from None
+    except PermissionError:
+        raise InputError("permission denied", path=path) from None
+    except OSError as err:
+        raise InputError(f"cannot open: {err.strerror or err}", path=path) from None
+    try:
+        magic = f.peek(2)[:2]
+    except OSError as err:
+        f.close()
+        raise InputError(f"cannot read: {err.strerror or err}", path=path) from None
+    if magic == GZIP_MAGIC:
+        f.close()
+        f = io.BufferedReader(gzip.open(path, "rb"), buffer_size)  # noqa: SIM115
+    return path, f
+
+
+def close_source(stream: io.BufferedReader) -> None:
+    """Close a stream from `open_source`; stdin's stays open for the next reader."""
+    if _stdin is None or stream is not _stdin[1]:
+        stream.close()
+
+
+def _stdin_stream(buffer_size: int) -> io.BufferedReader:
+    global _stdin
+    raw = sys.stdin.buffer
+    if _stdin is not None and _stdin[0] is raw and not _stdin[1].closed:
+        return _stdin[1]
+    # A real stdin is already a BufferedReader; an in-memory one (tests) gets a peekable buffer.
+    stream = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw, buffer_size)
+    if stream.peek(2)[:2] == GZIP_MAGIC:
+        stream = io.BufferedReader(gzip.GzipFile(fileobj=stream, mode="rb"), buffer_size)
+    _stdin = (raw, stream)
+    return stream
+
+
+def not_utf8(err: UnicodeDecodeError, column: int) -> str:
+    """The message for text that is not UTF-8 (``column``: 1-based, in bytes)."""
+    return f"not UTF-8 text: byte 0x{err.object[err.start]:02x} at column {column}"
+
+
+def text_lines(name: str, stream: io.BufferedReader) -> Iterator[tuple[int, str]]:
+    """Every line (its newline kept) with its 1-based number, decoded one line at a time, so a
+    binary or non-UTF-8 line is an `InputError` naming its line."""
+    try:
+        for n, raw in enumerate(stream, 1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise InputError(not_utf8(err, err.start + 1), path=name, line=n) from None
+            yield n, text
+    except READ_ERRORS as err:
+        raise InputError(f"cannot read: {err}", path=name) from None
+
+
+def read_text(name: str, stream: io.BufferedReader) -> str:
+    """The whole stream as text; bytes that are not UTF-8 are an `InputError` naming the line."""
+    try:
+        raw = stream.read()
+    except READ_ERRORS as err:
+        raise InputError(f"cannot read: {err}", path=name) from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        start = raw.rfind(b"\n", 0, err.start) + 1
+        raise InputError(not_utf8(err, err.start - start + 1), path=name,
+                         line=raw.count(b"\n", 0, err.start) + 1) from None
