@@ -166,11 +166,6 @@ def copy_bandwidth(device: torch.device, nbytes: int = 4 << 30) -> dict:
     return res
 
 
-def _empty_cache() -> None:
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()
-
-
 # --- one case --------------------------------------------------------------------------------
 
 class Built(NamedTuple):

@@ -201,7 +201,7 @@ def test_model_config_file(tmp_path) -> None:
     r = run("--model-config", str(p), "--num-blocks", "100")
     assert r.exit_code == 2 and "not valid JSON" in r.output
     r = run("--model-config", str(tmp_path / "missing.json"), "--num-blocks", "100")
-    assert r.exit_code == 2 and "cannot read" in r.output
+    assert r.exit_code == 2 and "missing.json: no such file" in r.output
 
 
 def test_explicit_geometry_and_dtypes() -> None:

@@ -25,6 +25,7 @@ from typing import Any
 
 from kvcore.errors import InputError
 from kvcore.models.geometry import MambaGeometry, ModelGeometry
+from kvcore.sources import close_source, open_source, read_text
 
 # Defaults of the transformers config classes for keys real checkpoints omit.
 MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -47,15 +48,17 @@ _LAYER_TYPE_NAMES = {"full_attention": "full", "attention": "full", "sliding_att
 
 def load_hf_config(path: str | Path) -> dict[str, Any]:
     """The JSON object in ``path``; an InputError when it cannot be read or is not an object."""
-    p = Path(path)
+    name, stream = open_source(str(path))
     try:
-        data = json.loads(p.read_text())
-    except OSError as err:
-        raise InputError(f"cannot read the model config: {err.strerror}", path=str(p)) from None
+        text = read_text(name, stream)
+    finally:
+        close_source(stream)
+    try:
+        data = json.loads(text)
     except json.JSONDecodeError as err:
-        raise InputError(f"not valid JSON: {err.msg}", path=str(p), line=err.lineno) from None
+        raise InputError(f"not valid JSON: {err.msg}", path=name, line=err.lineno) from None
     if not isinstance(data, dict):
-        raise InputError("a config.json must hold a JSON object", path=str(p))
+        raise InputError("a config.json must hold a JSON object", path=name)
     return data
 
 

@@ -1,4 +1,4 @@
-"""KV cache sizing: layers -> groups -> blocks, as vLLM 0.33 plans it (reference §9).
+"""KV cache sizing: layers -> groups -> blocks, as vLLM 0.33 plans it.
 
 Entry points:
 

@@ -1,6 +1,6 @@
 """From groups and a memory budget to a `KVCacheConfig`, and the figures vLLM logs about it.
 
-vLLM 0.33 `kv_cache_planning.py` / `kv_cache_utils.py` in words (reference §9.2, §9.4, §9.6):
+vLLM 0.33 `kv_cache_planning.py` / `kv_cache_utils.py` in words:
 
 * bytes per block = the largest group's sum of per-layer pages (every group draws block ids from
   one pool, so one block id costs a page in each layer position);
@@ -74,7 +74,7 @@ def request_bytes(groups: list[KVCacheGroupSpec], ctx: SizingContext) -> int:
 
 
 def max_concurrency(groups: list[KVCacheGroupSpec], num_blocks: int, ctx: SizingContext) -> float:
-    """How many requests at max_model_len fit at once (0.33 §9.6)."""
+    """How many requests at max_model_len fit at once (as vLLM 0.33 logs it)."""
     need = sum(blocks_per_request(g.kv_cache_spec, ctx) for g in groups)
     return num_blocks / need if need else float("inf")
 

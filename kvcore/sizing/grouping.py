@@ -1,4 +1,4 @@
-"""How layers become KV cache groups (vLLM 0.33 `get_kv_cache_groups`, reference §9.3).
+"""How layers become KV cache groups (vLLM 0.33 `get_kv_cache_groups`).
 
 A group is a set of layers that share one block table and one manager. Steps, in order:
 
