@@ -35,8 +35,8 @@ class KVCacheBlock:
         # Set only while the block is full and registered in the prefix cache.
         self.block_hash: bytes | None = None
         self.hash_group = -1
-        # Links of the free queue's doubly linked list: only the queue touches them, except
-        # that `BlockPool.free_blocks` links the blocks it frees into chains the queue splices in.
+        # Links of the free queue's doubly linked list: only the queue touches them, except the
+        # pool's two hot loops (`get_new_blocks` pops, `free_blocks` links chains to splice in).
         self.prev_free_block: KVCacheBlock | None = None
         self.next_free_block: KVCacheBlock | None = None
         self.is_null = False

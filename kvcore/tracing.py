@@ -17,6 +17,9 @@ method gets the KV cache group index first:
   order (shared ones included; null blocks left out); ``freed`` are those whose ref count
   reached 0, ``evictable`` those of ``freed`` still holding a hash (cached, reusable).
 
+``attach(pool)`` is called once, by the `BlockPool` constructor: a tracer may read the pool it
+watches (the replay's recorder samples the free count after each allocation).
+
 ``on_evict_many`` is the batch form of ``on_evict`` (the replay's recorder writes one `evict`
 line per allocation); `BaseTracer`'s default calls ``on_evict`` once per block.
 
@@ -27,12 +30,14 @@ gives the 64-bit form events use. A reset calls ``on_evict`` for every cached bl
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 
 @runtime_checkable
 class BlockTracer(Protocol):
     req: str | None
+
+    def attach(self, pool: Any) -> None: ...       # the pool it watches, from its constructor
 
     def on_allocate(self, group: int, block_ids: list[int]) -> None: ...
 
@@ -54,6 +59,9 @@ class BaseTracer:
 
     def __init__(self) -> None:
         self.req: str | None = None
+
+    def attach(self, pool: Any) -> None:
+        pass
 
     def on_allocate(self, group: int, block_ids: list[int]) -> None:
         pass

@@ -92,7 +92,6 @@ class ReplayContext:
             enable_kv_cache_events=self.vllm is not None,
             max_in_flight_tokens=cfg.max_num_batched_tokens, watermark=cfg.watermark,
             tracer=self.recorder)
-        self.recorder.attach(self.kvm.block_pool)
         assert self.kvm.hash_block_size == hash_block_size
 
     # -- the rules both modes apply ----------------------------------------------------------

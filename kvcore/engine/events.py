@@ -163,7 +163,7 @@ class Recorder:
         warm-up); `admit_extra(req)` gives the extra fields of an `admit` line."""
         self.req: str | None = None
         self.sink = sink
-        self.pool: Any = None            # the pool watched: `attach` (the pool calls it)
+        self.pool: Any = None            # the pool watched: its constructor calls `attach`
         self.num_usable = max(num_usable, 1)
         self.evictions = 0
         self.peak_used = 0

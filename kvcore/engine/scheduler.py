@@ -1,4 +1,4 @@
-"""vLLM 0.33's V1 `Scheduler`, the parts that decide what the KV cache sees (reference §8).
+"""vLLM 0.33's V1 `Scheduler`, the parts that decide what the KV cache sees.
 
 One `schedule()` call is one engine step's plan:
 
