@@ -15,6 +15,7 @@ eviction, the hottest loop of all); every other change to the links goes through
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 from kvcore.block import KVCacheBlock
@@ -110,34 +111,13 @@ class FreeKVCacheBlockQueue:
 
     def append_n(self, blocks: list[KVCacheBlock]) -> None:
         """Put ``blocks`` at the back, in the given order."""
-        if not blocks:
-            return
-        tail = self.fake_free_list_tail
-        last = tail.prev_free_block
-        assert last is not None, "prev_free_block of fake_free_list_tail should always exist"
-        for block in blocks:
-            block.prev_free_block = last
-            last.next_free_block = block
-            last = block
-        last.next_free_block = tail
-        tail.prev_free_block = last
-        self.num_free_blocks += len(blocks)
+        if blocks:
+            self.splice_back(*_chain(blocks), len(blocks))
 
     def prepend_n(self, blocks: list[KVCacheBlock]) -> None:
         """Put ``blocks`` at the front, in the given order (the first is reused first)."""
-        if not blocks:
-            return
-        head = self.fake_free_list_head
-        first = head.next_free_block
-        assert first is not None, "next_free_block of fake_free_list_head should always exist"
-        prev = head
-        for block in blocks:
-            block.prev_free_block = prev
-            prev.next_free_block = block
-            prev = block
-        prev.next_free_block = first
-        first.prev_free_block = prev
-        self.num_free_blocks += len(blocks)
+        if blocks:
+            self.splice_front(*_chain(blocks), len(blocks))
 
     # `splice_front` / `splice_back` take a chain the caller already linked (``first`` ... ``last``
     # through ``next_free_block`` / ``prev_free_block``, ``n`` blocks): `BlockPool.free_blocks`
@@ -177,3 +157,11 @@ class FreeKVCacheBlockQueue:
 
     def __len__(self) -> int:
         return self.num_free_blocks
+
+
+def _chain(blocks: list[KVCacheBlock]) -> tuple[KVCacheBlock, KVCacheBlock]:
+    """Link ``blocks`` to one another in order; (first, last) for a splice."""
+    for a, b in pairwise(blocks):
+        a.next_free_block = b
+        b.prev_free_block = a
+    return blocks[0], blocks[-1]

@@ -1,6 +1,8 @@
-"""The free block queue (reference §10.2's queue tests, in our own words)."""
+"""The free block queue: exact orders front to back and back to front after every operation."""
 
 from __future__ import annotations
+
+from itertools import pairwise
 
 import pytest
 
@@ -128,3 +130,35 @@ def test_get_all_free_blocks_follows_every_operation():
     q.remove(b[3])
     q.append(b[0])
     assert ids(q) == [1, 2, 4, 0]
+
+
+def back_ids(q: FreeKVCacheBlockQueue) -> list[int]:
+    out, cur = [], q.fake_free_list_tail.prev_free_block
+    while cur is not q.fake_free_list_head:
+        out.append(cur.block_id)
+        cur = cur.prev_free_block
+    return out
+
+
+def test_remove_n_unlinks_each_block_wherever_it_is():
+    b, q = make(7)
+    q.remove_n([b[3], b[0], b[6]])          # middle, front, back
+    assert ids(q) == [1, 2, 4, 5] and back_ids(q) == [5, 4, 2, 1] and q.num_free_blocks == 4
+    assert b[3].prev_free_block is None and b[3].next_free_block is None
+    q.remove_n([])
+    assert q.num_free_blocks == 4
+    with pytest.raises(RuntimeError):
+        q.remove_n([b[0]])                  # not in the queue any more
+
+
+def test_splices_put_a_linked_chain_at_either_end():
+    _, q = make(2)
+    extra = [KVCacheBlock(i) for i in range(10, 16)]
+    for x, y in pairwise(extra):           # the caller links its chain (as free_blocks does)
+        x.next_free_block, y.prev_free_block = y, x
+    q.splice_front(extra[0], extra[2], 3)
+    assert ids(q) == [10, 11, 12, 0, 1] and back_ids(q) == [1, 0, 12, 11, 10]
+    q.splice_back(extra[3], extra[5], 3)
+    assert ids(q) == [10, 11, 12, 0, 1, 13, 14, 15] and q.num_free_blocks == 8
+    assert back_ids(q) == [15, 14, 13, 1, 0, 12, 11, 10]
+    assert [x.block_id for x in q.popleft_n(4)] == [10, 11, 12, 0]

@@ -38,6 +38,11 @@ class EngineLoop:
         self.usage_time = 0.0
         self.num_usable = ctx.num_blocks - 1
 
+    def sample(self, req: Request) -> int:
+        """The fake model: the next token of a request at the end of its known tokens."""
+        return self.ctx.records[req.request_id].tr.output_token(req.num_output_tokens,
+                                                                 self.ctx.cfg.max_model_len)
+
     def run(self) -> None:
         ctx = self.ctx
         sched = self.sched
@@ -108,12 +113,7 @@ class EngineLoop:
         t_end = ctx.t_ms + dt
         if jsonl is not None:
             jsonl.t_ms = t_end
-        max_len = ctx.cfg.max_model_len
-
-        def sample(req: Request) -> int:
-            return records[req.request_id].tr.output_token(req.num_output_tokens, max_len)
-
-        finished = sched.update_from_output(so, sample)
+        finished = sched.update_from_output(so, self.sample)
         self.account(nst, finished, t_end)
         if ctx.vllm is not None:
             ctx.vllm.batch(t_end / 1000.0, ctx.kvm.take_events())
