@@ -30,6 +30,14 @@ from kvcore.specs import FullAttentionSpec, KVCacheGroupSpec, cdiv
 from kvcore.traces import Trace, TraceRequest
 
 
+# Options that only the engine mode's scheduler and clock read.
+ENGINE_ONLY = frozenset({"max_num_seqs", "long_prefill_token_threshold",
+                         "long_prefill_token_threshold_adaptive", "policy",
+                         "scheduler_reserve_full_isl", "enable_chunked_prefill",
+                         "max_num_active_seqs", "arrivals", "step_overhead_ms",
+                         "prefill_ms_per_token", "decode_ms_per_seq", "max_steps"})
+
+
 class ReplayContext:
     def __init__(self, trace: Trace, cfg: ReplayOptions,
                  sink: JsonlEvents | VllmEvents | None, *,
@@ -84,6 +92,7 @@ class ReplayContext:
             plain = BlockHasher(hash_block_size, cfg.hash_algo) if self.hasher else None
             admit_extra = AdmitFields(hash_block_size, [g["block_size"] for g in self.groups],
                                       plain, lambda rid: self.records[rid].tr)
+        self._no_effect_warnings()
         self.recorder = Recorder(self.jsonl, self.num_blocks - 1, is_counted=self.is_counted,
                                  admit_extra=admit_extra)
         self.kvm = KVCacheManager(
@@ -93,6 +102,23 @@ class ReplayContext:
             max_in_flight_tokens=cfg.max_num_batched_tokens, watermark=cfg.watermark,
             tracer=self.recorder)
         assert self.kvm.hash_block_size == hash_block_size
+
+    def warning(self, message: str) -> None:
+        """A warning the user needs: in the summary's `warnings` and on the `warn` callback."""
+        self.summary.warnings.append(message)
+        self.warn(message)
+
+    def _no_effect_warnings(self) -> None:
+        cfg = self.cfg
+        given = cfg.given or frozenset()
+        if "gpu_memory_gib" in given and not (cfg.model or cfg.model_config):
+            self.warning("option gpu_memory_gib has no effect without a model (model or "
+                         "model_config): num_blocks is not sized from memory")
+        if cfg.mode == "cache":
+            unused = sorted(given & ENGINE_ONLY)
+            if unused:
+                self.warning(f"option(s) {', '.join(unused)}: no effect in cache mode (no "
+                             "scheduler, no clock; requests run one at a time)")
 
     # -- the rules both modes apply ----------------------------------------------------------
     def is_counted(self, req: Request, resumed: bool) -> bool:
@@ -161,8 +187,12 @@ class ReplayContext:
             raise InputError(f"no request fits: {why}", path=self.trace.path, line=line,
                              field="num_blocks")
         more = f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else ""
-        self.warn(f"skipped {len(skipped)} request(s) that can never fit, counted as "
-                  f"rejected: {self.trace.path}:{line}: {why}{more}")
+        left_out = sum(self.records[tr.id].tr.prompt_len for tr in self.trace.requests
+                       if self.records[tr.id].rejected is not None)
+        total = sum(tr.prompt_len for tr in self.trace.requests)
+        self.warning(f"skipped {len(skipped)} request(s) that can never fit, counted as "
+                     f"rejected and left out of the hit rate ({left_out:,} of {total:,} prompt "
+                     f"tokens): {self.trace.path}:{line}: {why}{more}")
 
     def count_admission(self, req: Request, hit: int, resumed: bool) -> None:
         """An admission in the hit statistics: first admissions past the warm-up count;

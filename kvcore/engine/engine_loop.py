@@ -57,11 +57,15 @@ class EngineLoop:
                     ctx.step += 1   # idle steps count
                 continue
             if max_steps is not None and ctx.step >= max_steps:
+                ctx.warning(f"stopped after max_steps {max_steps}: the summary covers only "
+                            "what ran by then")
                 break
             self.step()
         ctx.summary.mean_usage = (self.usage_time / ctx.t_ms / max(self.num_usable, 1)
                                   if ctx.t_ms > 0 else 0.0)
         ctx.check_rejections(self.skipped)
+        if ctx.cfg.arrivals == "timestamp":
+            check_load(ctx)
 
     def arrivals(self) -> None:
         """Add the requests that have arrived; an idle engine jumps to the next arrival."""
@@ -102,6 +106,7 @@ class EngineLoop:
             rec = records[rid]
             if rec.first_scheduled_step is None:
                 rec.first_scheduled_step = ctx.step
+                rec.first_scheduled_ms = ctx.t_ms
             req = sched.requests[rid]
             if n == 1 and req.num_computed_tokens > req.num_prompt_tokens:
                 decodes += 1
@@ -159,6 +164,35 @@ class EngineLoop:
             raise InputError(f"request {tr.id!r} can never be admitted "
                              f"(stalled for {STALL_STEPS} steps)", path=self.ctx.trace.path,
                              line=tr.line)
+
+
+# The engine "fell behind" the trace when the median request waits this long between its
+# arrival and its first scheduled step: many steps' worth at any realistic step time, so the
+# waiting queue grows and the hit rates are those of an overloaded server.
+BEHIND_MEDIAN_DELAY_S = 1.0
+
+
+def check_load(ctx: ReplayContext) -> None:
+    """Queueing delays into the summary, and a warning when the engine fell behind the trace."""
+    delays = sorted(rec.first_scheduled_ms - rec.tr.arrival_ms for rec in ctx.records.values()
+                    if rec.first_scheduled_ms is not None)
+    if not delays:
+        return
+    s = ctx.summary
+
+    def pct(q: float) -> float:
+        return round(delays[min(len(delays) - 1, int(q * len(delays)))] / 1000.0, 6)
+
+    s.queue_delay_p50_s, s.queue_delay_p99_s = pct(0.5), pct(0.99)
+    if s.queue_delay_p50_s < BEHIND_MEDIAN_DELAY_S:
+        return
+    arrivals = [tr.arrival_ms for tr in ctx.trace.requests]
+    span_s = (max(arrivals) - min(arrivals)) / 1000.0
+    ctx.warning(f"the simulated engine fell behind the trace: it needed {ctx.t_ms / 1000.0:,.0f} s "
+                f"of simulated time for a trace spanning {span_s:,.0f} s; queueing delay to the "
+                f"first scheduled step median {s.queue_delay_p50_s:,.1f} s, p99 "
+                f"{s.queue_delay_p99_s:,.1f} s. The hit rate is that of an overloaded server "
+                "(more KV memory, a faster clock or fewer requests would change it)")
 
 
 class _Lazy:

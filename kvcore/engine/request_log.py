@@ -21,6 +21,7 @@ class RequestRecord:
     hit_tokens: int | None = None   # at first admission
     preemptions: int = 0
     first_scheduled_step: int | None = None
+    first_scheduled_ms: float | None = None     # the start of that step (not in the line)
     first_token_ms: float | None = None
     finish_step: int | None = None
     finish_ms: float | None = None

@@ -36,6 +36,11 @@ class ReplaySummary:
     events: int = 0                   # lines written to our event stream (0 without one)
     interrupted: bool = False
     config: dict = field(default_factory=dict)
+    # engine mode, arrivals by timestamp: trace arrival to the start of the first step that
+    # scheduled the request, seconds (None when nothing was scheduled or arrivals are not timed)
+    queue_delay_p50_s: float | None = None
+    queue_delay_p99_s: float | None = None
+    warnings: list[str] = field(default_factory=list)   # also printed on stderr, one line each
 
     def to_dict(self) -> dict:
         return asdict(self)

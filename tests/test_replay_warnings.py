@@ -1,0 +1,62 @@
+"""Warnings a user needs, in the summary's `warnings` and on stderr: the engine fell behind the
+trace, requests left out of the hit rate, options that have no effect."""
+
+from pathlib import Path
+
+from kvcore.engine.replay import ReplayOptions, replay
+
+SAMPLE = str(Path(__file__).resolve().parents[1] / "traces" / "multiturn-chat.jsonl")
+
+
+def run(**kw):
+    told: list[str] = []
+    s = replay(SAMPLE, ReplayOptions(**kw), warn=told.append)
+    assert told == s.warnings
+    return s
+
+
+def test_an_engine_that_keeps_up_says_nothing_and_reports_its_queueing_delay():
+    s = run(block_size=16)
+    assert s.warnings == []
+    assert (s.queue_delay_p50_s, s.queue_delay_p99_s) == (0.004346, 0.031522)
+
+
+def test_an_engine_that_falls_behind_says_so_with_the_numbers():
+    s = run(block_size=16, step_overhead_ms=200.0)
+    assert (s.queue_delay_p50_s, s.queue_delay_p99_s) == (15.003136, 36.832965)
+    assert s.sim_time_s == 168.0379
+    assert s.warnings == [
+        "the simulated engine fell behind the trace: it needed 168 s of simulated time for a "
+        "trace spanning 71 s; queueing delay to the first scheduled step median 15.0 s, p99 "
+        "36.8 s. The hit rate is that of an overloaded server (more KV memory, a faster clock "
+        "or fewer requests would change it)"]
+
+
+def test_no_queueing_delay_without_timed_arrivals():
+    s = run(block_size=16, arrivals="ignore")
+    assert s.queue_delay_p50_s is None and s.warnings == []
+
+
+def test_options_without_effect_are_named():
+    s = run(mode="cache", max_num_seqs=4, step_overhead_ms=1.0, gpu_memory_gib=3.0)
+    assert s.warnings == [
+        "option gpu_memory_gib has no effect without a model (model or model_config): "
+        "num_blocks is not sized from memory",
+        "option(s) max_num_seqs, step_overhead_ms: no effect in cache mode (no scheduler, no "
+        "clock; requests run one at a time)"]
+
+
+def test_skipped_requests_say_what_they_take_out_of_the_hit_rate():
+    s = run(mode="cache", num_blocks=300)
+    assert s.rejected == 2
+    # the two rejected prompts (lines 293 and 294 of the sample) hold 9,689 prompt tokens
+    assert s.warnings == [
+        "skipped 2 request(s) that can never fit, counted as rejected and left out of the hit "
+        "rate (9,689 of 674,625 prompt tokens): " + SAMPLE + ":293: needs 305 blocks of 16 "
+        "tokens but only 299 are usable (num_blocks 300) (and 1 more)"]
+
+
+def test_max_steps_says_the_summary_is_partial():
+    s = run(block_size=16, max_steps=10)
+    assert s.steps == 10 and s.warnings == [
+        "stopped after max_steps 10: the summary covers only what ran by then"]
