@@ -1,6 +1,7 @@
 """Open an input: a path, or ``-`` for stdin, gzip recognised by its two magic bytes (never by the
-file name). Traces, op scripts, event streams and the curve's fast reader all open theirs here,
-so each failure is worded once, the same in every command:
+file name), a UTF-8 byte-order mark at the start skipped. Traces, op scripts, event streams and
+the curve's fast reader all open theirs here, so each failure is worded once, the same in every
+command:
 
     name, stream = open_source(path)     # name: the path, or "<stdin>"; stream: io.BufferedReader
     stream.peek(n)                       # the first bytes, left unread (`kvcli stats` sniffs so)
@@ -26,6 +27,7 @@ from kvcore.errors import InputError
 STDIN = "-"
 STDIN_NAME = "<stdin>"
 GZIP_MAGIC = b"\x1f\x8b"
+UTF8_BOM = b"\xef\xbb\xbf"     # skipped at the start of a stream (some editors write it)
 BUFFER_SIZE = 1 << 16
 # What reading a (possibly gzipped) stream raises besides a decode error: an I/O error, a gzip
 # stream cut short (EOFError), corrupt deflate data (zlib.error).
@@ -57,7 +59,19 @@ def open_source(path: str, *, buffer_size: int = BUFFER_SIZE) -> tuple[str, io.B
     if magic == GZIP_MAGIC:
         f.close()
         f = io.BufferedReader(gzip.open(path, "rb"), buffer_size)  # noqa: SIM115
+    try:
+        _skip_bom(f)
+    except READ_ERRORS as err:
+        f.close()
+        raise InputError(f"cannot read: {err}", path=path) from None
     return path, f
+
+
+def _skip_bom(stream: io.BufferedReader) -> None:
+    """Read past a UTF-8 byte-order mark at the start, so every reader (and a `peek`) sees the
+    text after it."""
+    if stream.peek(len(UTF8_BOM))[:len(UTF8_BOM)] == UTF8_BOM:
+        stream.read(len(UTF8_BOM))
 
 
 def close_source(stream: io.BufferedReader) -> None:
@@ -75,6 +89,10 @@ def _stdin_stream(buffer_size: int) -> io.BufferedReader:
     stream = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw, buffer_size)
     if stream.peek(2)[:2] == GZIP_MAGIC:
         stream = io.BufferedReader(gzip.GzipFile(fileobj=stream, mode="rb"), buffer_size)
+    try:
+        _skip_bom(stream)
+    except READ_ERRORS as err:
+        raise InputError(f"cannot read: {err}", path=STDIN_NAME) from None
     _stdin = (raw, stream)
     return stream
 

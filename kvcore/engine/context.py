@@ -24,11 +24,11 @@ from kvcore.engine.results import ReplaySummary
 from kvcore.engine.scheduler import NO_MODEL_LEN_LIMIT
 from kvcore.errors import InputError
 from kvcore.hashing import BlockHasher
+from kvcore.host_memory import check_pool_fits
 from kvcore.kv_cache_manager import KVCacheManager
 from kvcore.request import LoRARequest, Request
 from kvcore.specs import FullAttentionSpec, KVCacheGroupSpec, cdiv
 from kvcore.traces import Trace, TraceRequest
-
 
 # Options that only the engine mode's scheduler and clock read.
 ENGINE_ONLY = frozenset({"max_num_seqs", "long_prefill_token_threshold",
@@ -48,6 +48,11 @@ class ReplayContext:
         self.cfg, groups = _sized(cfg, trace)
         cfg = self.cfg
         self.num_blocks: int = cfg.num_blocks    # type: ignore[assignment]  (sized above)
+        # A pool sized here (from GPU memory, or cache mode's room for every prompt block) is
+        # refused up front when this machine cannot hold it.
+        check_pool_fits(self.num_blocks, field="gpu_memory_gib"
+                        if cfg.gpu_memory_gib is not None and "num_blocks" not in cfg.given
+                        else "num_blocks")
         self.sink = sink
         self.jsonl = sink if isinstance(sink, JsonlEvents) else None
         self.vllm = sink if isinstance(sink, VllmEvents) else None

@@ -16,8 +16,40 @@ block a later turn will have there).
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
+
+from kvcore.errors import InputError
+from kvcore.traces.formats import MAX_REQUEST_TOKENS
+
+# The most requests one call writes (each is a few hundred bytes of JSON, and all are held to
+# sort them): 10 million, a trace of a few GB.
+MAX_REQUESTS = 10_000_000
+
+
+def _ints(**values: tuple[int, int]) -> None:
+    """Counts and token lengths, `name=(value, minimum)`, each at most a request's token limit
+    (a count more is caught by the totals); an `InputError` naming the option."""
+    for name, (v, lo) in values.items():
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise InputError(f"must be an integer, got {v!r}", field=name)
+        if v < lo:
+            raise InputError(f"must be >= {lo}, got {v}", field=name)
+        if v > MAX_REQUEST_TOKENS:
+            raise InputError(f"must be at most {MAX_REQUEST_TOKENS:,}, got {v:,}", field=name)
+
+
+def _float(name: str, v: float, *, positive: bool) -> None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or (
+            v <= 0 if positive else v < 0):
+        raise InputError(f"must be a finite number {'>' if positive else '>='} 0, got {v!r}",
+                         field=name)
+
+
+def _at_most(what: str, n: int, limit: int, field: str) -> None:
+    if n > limit:
+        raise InputError(f"{what} {n:,} is more than the limit of {limit:,}", field=field)
 
 
 @dataclass(slots=True)
@@ -43,13 +75,21 @@ def _arrivals(rng: random.Random, n: int, rate: float) -> list[float]:
     t, out = 0.0, []
     for _ in range(n):
         out.append(t)
-        t += rng.expovariate(rate) if rate > 0 else 0.0
+        t += rng.expovariate(rate)
     return out
 
 
 def shared_prefix(*, groups: int = 8, prompts_per_group: int = 16, system_tokens: int = 1024,
                   question_tokens: int = 128, output_tokens: int = 128, block_size: int = 16,
                   rate: float = 4.0, seed: int = 0) -> list[dict]:
+    _ints(groups=(groups, 1), prompts_per_group=(prompts_per_group, 1),
+          system_tokens=(system_tokens, 0), question_tokens=(question_tokens, 1),
+          output_tokens=(output_tokens, 1), block_size=(block_size, 1))
+    _float("rate", rate, positive=True)
+    _at_most("groups x prompts_per_group =", groups * prompts_per_group, MAX_REQUESTS,
+             "groups" if groups > prompts_per_group else "prompts_per_group")
+    _at_most("system_tokens + question_tokens =", system_tokens + question_tokens,
+             MAX_REQUEST_TOKENS, "system_tokens")
     rng = random.Random(seed)
     ids = _Ids()
     bs = block_size
@@ -74,6 +114,21 @@ def multiturn(*, conversations: int = 40, turns: int = 5, system_tokens: int = 5
               user_tokens: int = 200, output_tokens: int = 150, block_size: int = 16,
               rate: float = 0.5, think_time_s: float = 20.0, decode_ms_per_token: float = 20.0,
               seed: int = 0) -> list[dict]:
+    _ints(conversations=(conversations, 1), turns=(turns, 1),
+          system_tokens=(system_tokens, 0), user_tokens=(user_tokens, 1),
+          output_tokens=(output_tokens, 1), block_size=(block_size, 1))
+    _float("rate", rate, positive=True)
+    _float("think_time_s", think_time_s, positive=False)
+    _float("decode_ms_per_token", decode_ms_per_token, positive=False)
+    # A conversation has up to 2*turns - 1 turns (triangular); its last prompt holds every
+    # earlier message and answer, which the Gaussian draws rarely make longer than twice
+    # their means.
+    most_turns = 2 * turns - 1
+    _at_most("conversations x (2 x turns - 1) =", conversations * most_turns, MAX_REQUESTS,
+             "turns" if most_turns > conversations else "conversations")
+    _at_most("a last prompt of about system_tokens + (2 x turns - 1) x 2 x (user_tokens + "
+             "output_tokens) =", system_tokens + most_turns * 2 * (user_tokens + output_tokens),
+             MAX_REQUEST_TOKENS, "turns")
     rng = random.Random(seed)
     ids = _Ids()
     bs = block_size
@@ -102,7 +157,8 @@ def multiturn(*, conversations: int = 40, turns: int = 5, system_tokens: int = 5
             need_full = stream_len // bs
             if len(stream) < need_full:
                 stream += ids.take(need_full - len(stream))
-            t += out * decode_ms_per_token / 1000.0 + rng.expovariate(1.0 / think_time_s)
+            think = rng.expovariate(1.0 / think_time_s) if think_time_s > 0 else 0.0
+            t += out * decode_ms_per_token / 1000.0 + think
     recs.sort(key=lambda r: r["timestamp"])
     return recs
 

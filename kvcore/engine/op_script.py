@@ -25,6 +25,7 @@ import orjson
 
 from kvcore.errors import InputError
 from kvcore.hashing import HASH_FUNCTIONS
+from kvcore.host_memory import check_pool_fits
 from kvcore.managers.registry import spec_from_group_config
 from kvcore.sources import close_source, open_source, read_text
 
@@ -130,6 +131,10 @@ def parse_config(obj: Any, path: str, line: int) -> ScriptConfig:
     cfg = {**DEFAULTS, **obj}
     block_size = _int(cfg, "block_size", path, line, 1)
     num_blocks = _int(cfg, "num_blocks", path, line, 1)
+    try:
+        check_pool_fits(num_blocks)
+    except InputError as err:
+        raise InputError(err.message, path=path, line=line, field="num_blocks") from None
     max_model_len = _int(cfg, "max_model_len", path, line, 1)
     if cfg["hash"] not in HASH_FUNCTIONS:
         raise InputError(f"unknown hash {cfg['hash']!r} (one of {', '.join(HASH_FUNCTIONS)})",

@@ -14,6 +14,7 @@ Adding a knob: a field here (with its default and rule), its option alias in
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -22,6 +23,7 @@ from kvcore.engine.queues import QUEUES
 from kvcore.engine.scheduler import SchedulerConfig
 from kvcore.errors import InputError
 from kvcore.hashing import HASH_FUNCTIONS
+from kvcore.host_memory import check_pool_fits
 
 ENGINE_NUM_BLOCKS = 16_384          # engine mode's pool without a model or a memory size
 MODES = ("engine", "cache")
@@ -35,8 +37,10 @@ _IGNORED_CONFIG_KEYS = frozenset({"kv_events"})
 def _knob(default: Any, *, config: bool = False, choices: Any = None, check: str | None = None,
           lo: float | None = None, message: str | None = None) -> Any:
     """A field with its rule: `choices` (a table's keys), or `check` = "positive_int",
-    "int_at_least" / "at_least" (an integer / a number >= `lo`), "fraction" (in [0, 1));
-    `message` replaces the rule's wording. None passes where None is the default."""
+    "int_at_least" / "at_least" (an integer / a finite number >= `lo`), "positive" (a finite
+    number > 0), "fraction" (in [0, 1)); `message` replaces the rule's wording. None passes
+    where None is the default. `num_blocks` must also fit this machine's memory
+    (`kvcore.host_memory`)."""
     meta = {"config": config, "choices": tuple(choices) if choices is not None else None,
             "check": check, "lo": lo, "message": message}
     return field(default=default, metadata=meta)
@@ -75,7 +79,7 @@ class ReplayOptions:
     skip_bad: bool = _knob(False)                     # skip requests that can never fit
     model: str | None = _knob(None)                   # a model preset: its KV cache groups
     model_config: str | None = _knob(None)            # or a HF config.json
-    gpu_memory_gib: float | None = _knob(None)        # with a model: num_blocks from memory
+    gpu_memory_gib: float | None = _knob(None, check="positive")  # with a model: num_blocks
     max_steps: int | None = _knob(None)               # stop after this many steps (safety net)
     # The fields the caller set. Left out, it is every field that differs from its default;
     # the CLI passes exactly the options the user typed.
@@ -136,11 +140,23 @@ def _check(f: dataclasses.Field, v: Any) -> None:
     elif check == "fraction":
         if not 0.0 <= v < 1.0:      # also refuses NaN
             raise InputError(f"must be in [0, 1), got {v}", field=f.name)
+    elif check == "positive":
+        if not _is_number(v, (int, float)) or not math.isfinite(v) or not v > 0:
+            raise InputError(f"must be a finite number > 0, got {v!r}", field=f.name)
     else:
         number = (int,) if check == "int_at_least" else (int, float)
-        if not isinstance(v, number) or isinstance(v, bool) or not v >= meta["lo"]:  # and NaN
+        if not _is_number(v, number) or not v >= meta["lo"]:  # and NaN
             head = meta["message"] or f"must be >= {meta['lo']:g}"
             raise InputError(f"{head}, got {v!r}", field=f.name)
+        if not math.isfinite(v):    # an int always is; inf would make the clock spin forever
+            raise InputError(f"must be a finite number, got {v!r}", field=f.name)
+        if f.name == "num_blocks":
+            check_pool_fits(v)
+
+
+def _is_number(v: Any, types: tuple[type, ...]) -> bool:
+    return isinstance(v, types) and not isinstance(v, bool)
+
 
 def build(cls: type, opts: ReplayOptions, **overrides: Any) -> Any:
     """`cls(...)` from the options' fields of the same names (`SchedulerConfig`, `CostModel`)."""

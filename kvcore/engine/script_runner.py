@@ -10,6 +10,7 @@ from typing import Any
 
 from kvcore.engine.op_script import Op, ScriptConfig, check_op
 from kvcore.hashing import BlockHasher
+from kvcore.host_memory import check_pool_fits
 from kvcore.kv_cache_manager import KVCacheManager, KVCachePoolConfig
 from kvcore.managers.registry import spec_from_group_config
 from kvcore.request import Request, RequestStatus
@@ -18,7 +19,9 @@ from kvcore.specs import KVCacheGroupSpec
 
 def build_manager(cfg: ScriptConfig, tracer=None) -> KVCacheManager:
     """The manager the oracle builds: one pool, every group at ``block_size``; with a model's
-    groups, each at its own block size (block hashes at their gcd, scheduling at their lcm)."""
+    groups, each at its own block size (block hashes at their gcd, scheduling at their lcm).
+    A pool too large for this machine's memory is refused first (`kvcore.host_memory`)."""
+    check_pool_fits(cfg.num_blocks)
     if cfg.specs is not None:
         return KVCacheManager(KVCachePoolConfig(cfg.num_blocks, list(cfg.specs)), cfg.max_model_len,
                               max_in_flight_tokens=cfg.max_model_len, enable_caching=True,

@@ -8,6 +8,7 @@ explicit flags ``layers``/``kv_heads``/``head_dim`` (+ ``sliding_window``/``slid
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from kvcore.errors import InputError
@@ -27,6 +28,9 @@ from kvcore.sizing.config import (
 from kvcore.sizing.grouping import PageSizeError, get_kv_cache_groups
 from kvcore.specs import DTYPE_BYTES, KVCacheConfig, SizingContext
 
+# The most GiB a memory option takes: 1 PiB, thousands of times any GPU (and far from the floats
+# that overflow when multiplied out to bytes).
+MAX_GIB = float(1 << 20)
 KV_CACHE_DTYPES = {"auto": "auto", "fp8": "fp8", "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2",
                    "int8": "int8", **DTYPE_ALIASES}
 
@@ -170,6 +174,15 @@ def resolve_kv_cache_config(
                      ("max_concurrent_batches", max_concurrent_batches)):
         if v <= 0:
             raise InputError(f"must be positive, got {v}", field=fname)
+    for fname, x, lo_open in (("gpu_memory_gib", gpu_memory_gib, True),
+                              ("weights_gib", weights_gib, False),
+                              ("activation_gib", activation_gib, False)):
+        if x is not None and (not math.isfinite(x) or x < 0 or (lo_open and x == 0)):
+            raise InputError(f"must be a finite number {'>' if lo_open else '>='} 0, got {x}",
+                             field=fname)
+        if x is not None and x > MAX_GIB:
+            raise InputError(f"must be at most {MAX_GIB:,.0f} GiB (1 PiB), got {x:g}",
+                             field=fname)
     if not 0 < gpu_memory_utilization <= 1:
         raise InputError(f"must be in (0, 1], got {gpu_memory_utilization}",
                          field="gpu_memory_utilization")

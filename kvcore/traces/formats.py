@@ -27,6 +27,13 @@ BAILIAN_BLOCK = 16
 UNIQUE_BLOCK = 512
 
 
+# The most tokens one request may have, prompt or output: 10 million, the longest context of any
+# model released (Llama 4 Scout; real traces stay under 200k). A request's prompt becomes token
+# ids in memory (about 40 bytes a token) when it is replayed, so a line beyond this could take
+# the machine's memory (a 10 MB line of 1.3M hash ids of 512 tokens is 666M tokens, 27 GB).
+MAX_REQUEST_TOKENS = 10_000_000
+
+
 class _Ctx:
     """Where we are (for errors) and counters shared across lines."""
 
@@ -40,7 +47,8 @@ class _Ctx:
         return InputError(msg, path=self.path, line=self.line, field=field)
 
 
-def _int(obj: dict, key: str, ctx: _Ctx, *, default: Any = ..., minimum: int = 0) -> int:
+def _int(obj: dict, key: str, ctx: _Ctx, *, default: Any = ..., minimum: int = 0,
+         maximum: int | None = None) -> int:
     if key not in obj or obj[key] is None:
         if default is ...:
             raise ctx.err(key, "missing")
@@ -51,7 +59,25 @@ def _int(obj: dict, key: str, ctx: _Ctx, *, default: Any = ..., minimum: int = 0
     v = int(v)
     if v < minimum:
         raise ctx.err(key, f"must be >= {minimum}, got {v}")
+    if maximum is not None and v > maximum:
+        raise ctx.err(key, f"{v:,} tokens is more than the limit of {maximum:,} tokens a "
+                           f"request")
     return v
+
+
+def _tokens(obj: dict, key: str, ctx: _Ctx, **kw: Any) -> int:
+    """A token count (input_length, output_length): >= 1 and within `MAX_REQUEST_TOKENS`."""
+    return _int(obj, key, ctx, minimum=1, maximum=MAX_REQUEST_TOKENS, **kw)
+
+
+def _check_ids(ids: list, key: str, ctx: _Ctx, tokens_per_id: int | None = None) -> None:
+    """A list of hash ids (`tokens_per_id` tokens each) or token ids within the limit."""
+    per = tokens_per_id or 1
+    if len(ids) > -(-MAX_REQUEST_TOKENS // per):
+        what = (f"{len(ids):,} token ids" if tokens_per_id is None else
+                f"{len(ids):,} trace blocks ({len(ids) * per:,} tokens)")
+        raise ctx.err(key, f"{what} is more than the limit of {MAX_REQUEST_TOKENS:,} tokens a "
+                           f"request")
 
 
 def _num(obj: dict, key: str, ctx: _Ctx, default: float = 0.0) -> float:
@@ -79,9 +105,12 @@ def _int_list(obj: dict, key: str, ctx: _Ctx) -> list[int]:
 
 
 def _hashed(obj: dict, ctx: _Ctx, index: int, *, tb: int, ts_scale: float, rid: str) -> TraceRequest:
-    n_in = _int(obj, "input_length", ctx, minimum=1)
-    n_out = _int(obj, "output_length", ctx, minimum=1)
     tb = _int(obj, "block_size", ctx, default=tb, minimum=1)
+    v = obj.get("hash_ids")
+    if isinstance(v, list):     # the limit first: the message says what the line holds
+        _check_ids(v, "hash_ids", ctx, tb)
+    n_in = _tokens(obj, "input_length", ctx)
+    n_out = _tokens(obj, "output_length", ctx)
     ids = _int_list(obj, "hash_ids", ctx)
     want = -(-n_in // tb)
     if len(ids) != want:
@@ -111,14 +140,16 @@ def parse_tokens(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
     prompt = _int_list(obj, "prompt_token_ids", ctx)
     if not prompt:
         raise ctx.err("prompt_token_ids", "is empty (vLLM rejects an empty prompt)")
+    _check_ids(prompt, "prompt_token_ids", ctx)
     out_ids = None
     if obj.get("output_token_ids") is not None:
         out_ids = _int_list(obj, "output_token_ids", ctx)
-        n_out = _int(obj, "output_length", ctx, default=len(out_ids), minimum=1)
+        _check_ids(out_ids, "output_token_ids", ctx)
+        n_out = _tokens(obj, "output_length", ctx, default=len(out_ids))
         if n_out != len(out_ids):
             raise ctx.err("output_length", f"is {n_out} but output_token_ids has {len(out_ids)}")
     else:
-        n_out = _int(obj, "output_length", ctx, minimum=1)
+        n_out = _tokens(obj, "output_length", ctx)
     rid = str(obj["id"]) if obj.get("id") is not None else str(ctx.line)
     salt = obj.get("cache_salt")
     lora = obj.get("lora")
@@ -143,8 +174,8 @@ def _unique(ctx: _Ctx, index: int, rid: str, n_in: int, n_out: int, t_ms: float,
 
 def parse_lengths(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
     rid = str(obj["id"]) if obj.get("id") is not None else str(index)
-    return _unique(ctx, index, rid, _int(obj, "input_length", ctx, minimum=1),
-                   _int(obj, "output_length", ctx, minimum=1), _num(obj, "timestamp", ctx),
+    return _unique(ctx, index, rid, _tokens(obj, "input_length", ctx),
+                   _tokens(obj, "output_length", ctx), _num(obj, "timestamp", ctx),
                    _int(obj, "arrival_step", ctx, default=0))
 
 
@@ -171,6 +202,9 @@ def parse_azure_row(row: list[str], ctx: _Ctx, index: int) -> TraceRequest:
             raise ctx.err(key, f"must be an integer, got {text!r}") from None
         if vals[key] < 1:
             raise ctx.err(key, f"must be >= 1, got {vals[key]}")
+        if vals[key] > MAX_REQUEST_TOKENS:
+            raise ctx.err(key, f"{vals[key]:,} tokens is more than the limit of "
+                               f"{MAX_REQUEST_TOKENS:,} tokens a request")
     t_ms = (t - ctx.t0).total_seconds() * 1000.0
     if t_ms < 0:
         raise ctx.err("TIMESTAMP", "earlier than the first row")

@@ -13,8 +13,13 @@ from kvcore.analysis.curve.input import RULES, build_input, chained_input, warmu
 from kvcore.analysis.curve.onepass import one_pass
 from kvcore.analysis.policies import POLICIES
 from kvcore.errors import InputError
+from kvcore.host_memory import check_pool_fits
 
 KNEE_FRACTIONS = (0.5, 0.9, 0.95, 0.99)
+# Bounds that keep every number of the answer a 64-bit integer (blocks x block size in tokens):
+# far beyond any cache (10^12 blocks of 16 tokens are ~100,000x the largest GPU pools).
+MAX_CAPACITY = 10**12           # blocks (capacities) or tokens (capacity_tokens)
+MAX_BLOCK_SIZE = 1 << 20        # tokens per block
 DEFAULT_SWEEP_POINTS = 24
 
 
@@ -101,6 +106,9 @@ def check_options(opts: CurveOptions) -> None:
         raise InputError(f"must be one of {', '.join(RULES)}, got {opts.rule!r}", field="rule")
     if opts.block_size is not None and opts.block_size < 1:
         raise InputError(f"must be >= 1, got {opts.block_size}", field="block_size")
+    if opts.block_size is not None and opts.block_size > MAX_BLOCK_SIZE:
+        raise InputError(f"must be at most {MAX_BLOCK_SIZE:,}, got {opts.block_size:,}",
+                         field="block_size")
     if not 0.0 <= opts.warmup < 1.0:
         raise InputError(f"must be in [0, 1), got {opts.warmup}", field="warmup")
     if opts.jobs < 1:
@@ -115,8 +123,18 @@ def check_options(opts: CurveOptions) -> None:
                          field="capacity_gib")
     for f, vals in (("capacities", opts.capacities), ("capacity_tokens", opts.capacity_tokens),
                     ("capacity_gib", opts.capacity_gib)):
-        if vals is not None and (not vals or any(v <= 0 for v in vals)):
+        if vals is not None and (not vals or any(not v > 0 for v in vals)):   # and NaN
             raise InputError("must be positive numbers", field=f)
+        if vals is not None and any(not math.isfinite(v) for v in vals):
+            raise InputError("must be finite numbers", field=f)
+        if vals is not None and f != "capacity_gib" and max(vals) > MAX_CAPACITY:
+            raise InputError(f"must be at most {MAX_CAPACITY:,}, got {max(vals):,}", field=f)
+    if opts.capacity_gib is not None:
+        from kvcore.sizing.resolve import MAX_GIB  # the sizing layer, only when sizing
+
+        if max(opts.capacity_gib) > MAX_GIB:
+            raise InputError(f"must be at most {MAX_GIB:,.0f} GiB (1 PiB), got "
+                             f"{max(opts.capacity_gib):g}", field="capacity_gib")
 
 
 def parse_numbers(text: str | None, field: str, kind=int) -> list | None:
@@ -128,6 +146,8 @@ def parse_numbers(text: str | None, field: str, kind=int) -> list | None:
         part = part.strip().replace("_", "")
         try:
             v = float(part)
+            if not math.isfinite(v):     # nan, inf, and 1e400 (which float() reads as inf)
+                raise InputError(f"not a finite number: {part!r}", field=field)
             if kind is int:
                 if v != int(v):
                     raise ValueError
@@ -223,6 +243,13 @@ def compute_curve(trace_path: str, opts: CurveOptions, *, trace=None,
                 tasks.append(("replay", "lru", c))
             else:
                 tasks.append(("simulation", policy, c))
+    replays = [c for kind, _, c in tasks if kind == "replay"]
+    if replays:
+        # A replay allocates its pool (the simulations and the one pass do not): refused up
+        # front, before any point runs, when the largest cannot fit this machine's memory.
+        check_pool_fits(max(replays) + 1, field=next(
+            (f for f in ("capacity_tokens", "capacity_gib") if getattr(opts, f) is not None),
+            "capacities"))
     if on_total is not None:
         on_total(len(tasks))
     exact = []

@@ -1,0 +1,91 @@
+"""Host memory a block pool costs, and whether this machine has it: a pool too large for the
+machine is refused before a block is allocated, with the arithmetic in the message.
+
+The pool is one `KVCacheBlock` per block id, shared by every KV cache group (as vLLM's
+`BlockPool`): measured with tracemalloc on a `KVCacheManager` of 100,000 blocks, 128 bytes a
+block (the object with its 7 slots, its id and its slot in the pool's list), the same with one
+group or two. A block that holds a cached prefix adds its hash and its entry in the prefix-cache
+map, about 250 bytes more (measured: the cache-mode replay of `traces/multiturn-chat.jsonl`
+with and without prefix caching); a pool that fills up costs both, so the check counts both.
+
+Available memory is /proc/meminfo's ``MemAvailable`` (else ``os.sysconf``'s available pages),
+and no more than an address-space limit (``RLIMIT_AS``) leaves this process. Where neither can be
+read, nothing is refused.
+"""
+
+from __future__ import annotations
+
+import os
+
+from kvcore.errors import InputError
+
+GiB = 1 << 30
+POOL_BYTES_PER_BLOCK = 128      # a KVCacheBlock in the pool (measured, see above)
+CACHED_BYTES_PER_BLOCK = 256    # its hash and prefix-cache entry once it holds a cached block
+BYTES_PER_BLOCK = POOL_BYTES_PER_BLOCK + CACHED_BYTES_PER_BLOCK
+
+
+def pool_bytes(num_blocks: int) -> int:
+    """Host bytes a pool of `num_blocks` blocks may take once full (every block cached)."""
+    return num_blocks * BYTES_PER_BLOCK
+
+
+def _meminfo_available() -> int | None:
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            for line in f:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _address_space_left() -> int | None:
+    """What an address-space limit (RLIMIT_AS) leaves this process, if it has one."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError):
+        return None
+    if soft == resource.RLIM_INFINITY:
+        return None
+    used = 0
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"VmSize:"):
+                    used = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    return max(soft - used, 0)
+
+
+def available_bytes() -> int | None:
+    """Host memory this process can still take, in bytes (None: unknown)."""
+    known = [b for b in (_meminfo_available(), _address_space_left()) if b is not None]
+    return min(known) if known else None
+
+
+def check_pool_fits(num_blocks: int, *, field: str = "num_blocks",
+                    available: int | None = None) -> None:
+    """Raise `InputError` (naming `field`) when a pool of `num_blocks` blocks cannot fit the
+    host memory left (`available` bytes; default: `available_bytes()`)."""
+    need = pool_bytes(num_blocks)
+    if available is None:
+        if need < GiB:          # never worth a look at /proc
+            return
+        available = available_bytes()
+        if available is None:
+            return
+    if need > available:
+        raise InputError(
+            f"{num_blocks:,} blocks need ~{need / GiB:,.1f} GiB of host memory for the pool "
+            f"({BYTES_PER_BLOCK} bytes a block: {POOL_BYTES_PER_BLOCK} for the block, "
+            f"{CACHED_BYTES_PER_BLOCK} for its prefix-cache entry); this machine has "
+            f"{available / GiB:,.1f} GiB available", field=field)
