@@ -3,6 +3,8 @@ a command only declares typed options and calls one function (see `kvcli.output.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from kvcli import lean_typer
@@ -10,17 +12,53 @@ from kvcli.commands import bench, config, curve, gen, replay, script, stats
 
 lean_typer.install()   # plain option values converted without pydantic (~0.1 s a process)
 
+VLLM_MODELLED = "0.33.0"
+
 app = typer.Typer(
     name="kvcli",
     help="Replay LLM request traces through vLLM 0.33's KV cache stack and see what the cache does.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},   # inherited by every command
 )
+
+
+def version_line() -> str:
+    """``kvcli 0.1.0 (vLLM 0.33.0 modelled, Python 3.11.9)``."""
+    import platform
+    from importlib import metadata
+
+    try:
+        mine = metadata.version("kvcli")
+    except metadata.PackageNotFoundError:
+        mine = "unknown"
+    return f"kvcli {mine} (vLLM {VLLM_MODELLED} modelled, Python {platform.python_version()})"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from kvcli.output import View, emit
+
+        emit(View({"version": version_line()}, text=[version_line()]), as_json=False)
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_print_version, expose_value=True,
+        help="Print kvcli's version, the vLLM version it models and Python's, and exit.")]
+    = False,
+) -> None:
+    """Replay LLM request traces through vLLM 0.33's KV cache stack and see what the cache does."""
 
 for _module in (script, replay, stats, curve, config, gen, bench):
     _module.register(app)
 
 
 def main() -> None:
+    from kvcli.output import install_signal_handlers
+
+    install_signal_handlers()   # SIGTERM / SIGHUP stop a command as Ctrl-C does
     app()

@@ -26,6 +26,14 @@ def sparkline(values: list[int], top: int, width: int = 60) -> str:
     return "".join(_SPARK[min(8, -(-v * 8 // top))] for v in cols)
 
 
+def require_matplotlib() -> None:
+    """Refuse ``--plot`` without matplotlib (the 'plot' extra), before any work."""
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        raise InputError("needs matplotlib: pip install 'kvcli[plot]'", field="plot")
+
+
 def _pyplot():
     try:
         import matplotlib
@@ -51,19 +59,17 @@ def write_plots(report: dict, folder: str) -> list[str]:
     paths = []
 
     def save(fig, name: str) -> None:
-        # Under a temporary name, renamed when complete: never a half-written PNG.
+        # kvcli's one writer: under a temporary name, renamed when complete (never a
+        # half-written PNG); a full disk is one line, exit 1.
+        from kvcli.output import open_output
+
         path = os.path.join(folder, name)
-        tmp = os.path.join(folder, f".{name}.tmp")
         fig.tight_layout()
         try:
-            fig.savefig(tmp, dpi=100, format="png")
-            os.replace(tmp, path)
-        except OSError as err:
-            raise InputError(f"cannot write: {err.strerror}", path=path, field="plot") from None
+            with open_output(path, field="plot") as f:
+                fig.savefig(f, dpi=100, format="png")
         finally:
             plt.close(fig)
-            if os.path.exists(tmp):
-                os.unlink(tmp)
         paths.append(path)
 
     usable = mem["usable_blocks"]

@@ -115,10 +115,10 @@ def test_gemma_3_27b_five_to_one() -> None:
     available = BUDGET - params * 2
     nb = available // (10 * page)
     assert d["num_blocks"] == nb
-    # per request: sliding cdiv(min(1023 + 2 * 8192, 131072), 16) + 1 = 1089 in each of 6
-    # groups, full 131072 / 16 = 8192
-    per_req = 6 * 1089 + 8192
-    assert [g["blocks_per_request"] for g in d["groups"]] == [1089] * 6 + [8192]
+    # per request: sliding cdiv(min(1023 + 2 * 2048, 131072), 16) + 1 = 321 in each of 6
+    # groups (2048: the default max_num_batched_tokens), full 131072 / 16 = 8192
+    per_req = 6 * 321 + 8192
+    assert [g["blocks_per_request"] for g in d["groups"]] == [321] * 6 + [8192]
     assert d["max_concurrency"] == nb / per_req
     assert d["max_model_len_fits"] == 131072
 
@@ -138,8 +138,8 @@ def test_gpt_oss_20b_alternating_with_sinks_holding_no_kv() -> None:
     assert d["memory"]["available_kv_cache_bytes"] == BUDGET - weights
     nb = (BUDGET - weights) // (12 * page)
     assert d["num_blocks"] == nb
-    # sliding 128: cdiv(127 + 16384, 16) + 1 = 1033; full 8192
-    assert d["max_concurrency"] == nb / (1033 + 8192)
+    # sliding 128: cdiv(127 + 2 * 2048, 16) + 1 = 265; full 8192
+    assert d["max_concurrency"] == nb / (265 + 8192)
 
 
 def test_jamba_hybrid_mamba() -> None:
@@ -214,8 +214,8 @@ def test_explicit_geometry_and_dtypes() -> None:
         ("sliding_window", ["layers.0", "layers.4"]), ("sliding_window", ["layers.1", "layers.5"]),
         ("sliding_window", ["layers.2", "layers.6"]), ("full", ["layers.3", "layers.7"])]
     assert d["groups"][0]["page_size_bytes"] == 2 * 16 * 4 * 64 * 1  # fp8: 1 byte
-    # sliding: cdiv(min(255 + 2 * 8192, 8192), 16) + 1 = 513 in 3 groups; full 8192 / 16 = 512
-    assert d["max_concurrency"] == 5000 / (3 * 513 + 512)
+    # sliding: cdiv(min(255 + 2 * 2048, 8192), 16) + 1 = 273 in 3 groups; full 8192 / 16 = 512
+    assert d["max_concurrency"] == 5000 / (3 * 273 + 512)
     r = run("--layers", "8", "--kv-heads", "4", "--head-dim", "64", "--dtype", "int3",
             "--num-blocks", "10")
     assert r.exit_code == 2 and "unknown dtype" in r.output

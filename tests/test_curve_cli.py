@@ -4,6 +4,7 @@ capacities in blocks / tokens / GiB, policies side by side, the plot, and bad in
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from test_curve_gen import CONVERSATION, make_trace
@@ -62,14 +63,20 @@ def test_json_shape_policies_and_knees(tmp_path):
     assert set(doc) >= {"ceiling", "points", "knees", "knee_method", "rule", "block_size"}
     assert [(p["policy"], p["capacity_blocks"]) for p in doc["points"]] == \
         [(pol, c) for pol in ("lru", "fifo", "eager") for c in (5, 120, 400)]
-    assert set(doc["points"][0]) == {"policy", "capacity_blocks", "capacity_tokens", "hit_rate",
-                                     "hit_tokens", "prompt_tokens", "rejected", "method"}
+    assert set(doc["points"][0]) == {"policy", "capacity_blocks", "capacity_tokens",
+                                     "capacity_gib", "hit_rate", "hit_tokens", "prompt_tokens",
+                                     "rejected", "rejected_tokens", "method"}
     lru = {p["capacity_blocks"]: p for p in doc["points"] if p["policy"] == "lru"}
     # 5 blocks is below the largest request: vLLM rejects it, so that point is a real replay.
     assert lru[5]["method"] == "replay" and lru[5]["rejected"] > 0
+    # a rejected request's prompt stays in the denominator, as missed tokens
+    assert lru[5]["prompt_tokens"] == lru[120]["prompt_tokens"] and lru[5]["rejected_tokens"] > 0
+    assert lru[5]["hit_rate"] == lru[5]["hit_tokens"] / lru[120]["prompt_tokens"]
     assert lru[120]["method"] == lru[400]["method"] == "one-pass"
     assert all(p["hit_rate"] == 0.0 for p in doc["points"] if p["policy"] == "eager")
-    assert doc["knee_method"] == {"lru": "one-pass", "fifo": "points", "eager": "points"}
+    assert doc["knee_method"]["lru"] == dict.fromkeys(("50", "90", "95", "99"), "one-pass")
+    assert set(doc["knee_method"]["fifo"].values()) <= {"points", None}
+    assert doc["knee_method"]["eager"] == dict.fromkeys(("50", "90", "95", "99"))
     k = doc["knees"]["lru"]
     assert k["50"] <= k["90"] <= k["95"] <= k["99"] <= doc["ceiling_capacity_blocks"]
     assert doc["knees"]["eager"] == {"50": None, "90": None, "95": None, "99": None}
@@ -126,3 +133,39 @@ def test_bad_trace_names_file_line_and_field(tmp_path):
     assert f"{p}:2: field 'hash_ids'" in res.output and "Traceback" not in res.output
     res = runner.invoke(app, ["curve", str(tmp_path / "missing.jsonl")])
     assert res.exit_code == 2 and "no such file" in res.output
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_knees_are_monotone_and_say_how_each_was_found():
+    """The issue's case: one requested capacity above the one pass's range for the low knees."""
+    doc = curve_json(str(ROOT / "traces" / "multiturn-chat.jsonl"), "--capacities", "4096")
+    k, how = doc["knees"]["lru"], doc["knee_method"]["lru"]
+    assert k["50"] <= k["90"] <= k["95"] <= k["99"]
+    assert all(m in ("one-pass", "points") for m in how.values())
+    for key in k:
+        if how[key] == "one-pass":
+            assert doc["one_pass_exact"]["min"] <= k[key]
+
+
+def test_capacity_gib_with_a_model_uses_the_replays_block_size(tmp_path):
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+
+    trace = str(ROOT / "traces" / "multiturn-chat.jsonl")
+    res = CliRunner().invoke(app, ["curve", trace, "--capacity-gib", "0.5,1,4",
+                                   "--model", "llama-3.1-8b", "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    # Llama-3.1-8B: 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 bytes = 128 KiB a token, so a
+    # 16-token block is 2 MiB: 0.5 GiB = 256 block ids, one of them the null block.
+    assert doc["block_size"] == 16
+    assert [(p["capacity_gib"], p["capacity_blocks"]) for p in doc["points"]] == \
+        [(0.5, 255), (1.0, 511), (4.0, 2047)]
+    rates = [p["hit_rate"] for p in doc["points"]]
+    assert rates == sorted(rates)           # rejected requests never raise a smaller capacity
+    table = CliRunner().invoke(app, ["curve", trace, "--capacity-gib", "0.5,1,4",
+                                     "--model", "llama-3.1-8b"])
+    assert "GiB" in table.stdout

@@ -11,6 +11,11 @@ from typing import Annotated, Any
 
 import typer
 
+from kvcore.engine.options import ReplayOptions
+
+# One default for both commands: the replay's (kvcore's SchedulerConfig, vLLM's 2048).
+_MAX_NUM_BATCHED_TOKENS = ReplayOptions().max_num_batched_tokens
+
 
 def register(app: typer.Typer) -> None:
     @app.command("config")
@@ -36,7 +41,13 @@ def register(app: typer.Typer) -> None:
         block_size: Annotated[int, typer.Option("--block-size")] = 16,
         max_model_len: Annotated[int | None, typer.Option(
             "--max-model-len", help="Default: the model's max_position_embeddings.")] = None,
-        max_num_batched_tokens: Annotated[int, typer.Option("--max-num-batched-tokens")] = 8192,
+        max_num_batched_tokens: Annotated[int, typer.Option(
+            "--max-num-batched-tokens",
+            help="Token budget per step; sizes the sliding-window and chunked-local groups' "
+            "blocks per request. The default is vLLM 0.33's SchedulerConfig default "
+            "(DEFAULT_MAX_NUM_BATCHED_TOKENS), the one `kvcli replay` uses; vLLM's entry "
+            "points may raise it by usage context and GPU: pass the value your server runs "
+            "with (vLLM logs it at start-up).")] = _MAX_NUM_BATCHED_TOKENS,
         max_concurrent_batches: Annotated[int, typer.Option(
             "--max-concurrent-batches",
             help="Batches in flight (2 = vLLM's async scheduling default, 1 = sync).")] = 2,
@@ -58,8 +69,10 @@ def register(app: typer.Typer) -> None:
             help="Treat sliding/chunked layers as full attention (vLLM's flag).")] = False,
         pad_pages: Annotated[bool, typer.Option(
             "--pad-pages", help="Pad attention pages that do not divide (vLLM 0.33).")] = False,
-        no_prefix_caching: Annotated[bool, typer.Option(
-            "--no-prefix-caching", help="Mamba 'none' mode: one state per request.")] = False,
+        enable_prefix_caching: Annotated[bool, typer.Option(
+            "--enable-prefix-caching/--no-enable-prefix-caching",
+            help="vLLM's flag (as in `kvcli replay`); off: Mamba 'none' mode, one state per "
+            "request.")] = True,
         as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
     ) -> None:
         """How many KV cache blocks fit a model on a GPU: groups, page formulas, capacity."""
@@ -82,7 +95,7 @@ def register(app: typer.Typer) -> None:
                 max_num_batched_tokens=max_num_batched_tokens,
                 max_concurrent_batches=max_concurrent_batches, num_blocks=num_blocks,
                 tensor_parallel_size=tensor_parallel_size, disable_hybrid=disable_hybrid,
-                pad_pages=pad_pages, enable_prefix_caching=not no_prefix_caching)
+                pad_pages=pad_pages, enable_prefix_caching=enable_prefix_caching)
             output.emit(sizing_view(result, gpu_memory_gib=gpu_memory_gib,
                                     gpu_memory_utilization=gpu_memory_utilization,
                                     activation_gib=activation_gib, tp=tensor_parallel_size),

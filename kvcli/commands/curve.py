@@ -61,6 +61,11 @@ def run_curve(trace: str, *, policies: str, rule: str, block_size: int | None, w
               model: str | None, jobs: int, as_json: bool, plot: str | None) -> None:
     from kvcore.analysis.curve import CurveOptions, compute_curve, parse_numbers
 
+    if plot is not None:
+        from kvcli.plots import require_matplotlib
+
+        output.check_output(plot, "plot")       # before the work
+        require_matplotlib()
     opts = CurveOptions(
         policies=tuple(p.strip().lower() for p in policies.split(",") if p.strip()),
         rule=rule, block_size=block_size, warmup=warmup,
@@ -70,10 +75,12 @@ def run_curve(trace: str, *, policies: str, rule: str, block_size: int | None, w
         model=model, jobs=jobs)
     with output.progress(None, "exact per-capacity runs") as advance:
         result = compute_curve(trace, opts, advance=advance)
+    for w in result.warnings:
+        output.warn(w)
     if plot is not None:
         from kvcli.plots import write_plot
 
-        with output.atomic_file(plot) as f:
+        with output.open_output(plot, field="plot") as f:
             write_plot(result, f)
     output.emit(view(result), as_json=as_json)
 
@@ -85,16 +92,21 @@ def _pct(x: float | None) -> str:
 def view(result) -> output.View:
     d = result.to_dict()
     ceiling = result.ceiling
-    rows = [(p.policy, p.capacity_blocks, p.capacity_tokens, _pct(p.hit_rate),
+    gib = any(p.capacity_gib is not None for p in result.points)
+    rows = [(p.policy, *((f"{p.capacity_gib:g}",) if gib else ()), p.capacity_blocks,
+             p.capacity_tokens, _pct(p.hit_rate),
              "-" if p.hit_rate is None or ceiling == 0 else f"{100 * p.hit_rate / ceiling:.1f}%",
              p.rejected, p.method) for p in result.points]
     points = output.Table(
         f"Hit rate by capacity ({result.rule} rule, block size {result.block_size}, "
         f"warm-up {result.warmup:g})",
-        ("policy", "blocks", "tokens", "hit rate", "of ceiling", "rejected", "method"), rows,
-        caption="capacity in usable blocks (a replay's --num-blocks minus the null block)")
+        ("policy", *(("GiB",) if gib else ()), "blocks", "tokens", "hit rate", "of ceiling",
+         "rejected", "method"), rows,
+        caption="capacity in usable blocks (a replay's --num-blocks minus the null block); a "
+        "rejected request's prompt counts as missed")
     knee_rows = [(pol, *(ks[k] if ks[k] is not None else "-" for k in ("50", "90", "95", "99")),
-                  result.knee_method[pol]) for pol, ks in result.knees.items()]
+                  " / ".join(dict.fromkeys(m for m in result.knee_method[pol].values() if m))
+                  or "-") for pol, ks in result.knees.items()]
     knees = output.Table("Smallest capacity (blocks) reaching a fraction of the ceiling",
                          ("policy", "50%", "90%", "95%", "99%", "from"), knee_rows)
     lo, hi = result.one_pass_exact

@@ -20,7 +20,7 @@ def register(app: typer.Typer) -> None:
                                              "system prompt; multiturn: chats whose next turn "
                                              "contains the previous turn and its answer.")],
         out: Annotated[str | None, typer.Option("-o", "--output",
-                                                   help="Write here (default stdout).")] = None,
+                                                   help="Write here (default stdout; .gz: gzip).")] = None,
         seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
         block_size: Annotated[int, typer.Option(help="Tokens per trace block id.")] = 16,
         rate: Annotated[float | None, typer.Option(
@@ -48,6 +48,7 @@ def register(app: typer.Typer) -> None:
             from kvcore.engine import gen
             from kvcore.errors import InputError
 
+            output.check_output(out, "output")
             for name, v in (("block_size", block_size), ("groups", groups),
                             ("prompts_per_group", prompts_per_group),
                             ("conversations", conversations), ("turns", turns),
@@ -69,11 +70,9 @@ def register(app: typer.Typer) -> None:
                     output_tokens=150 if output_tokens is None else output_tokens,
                     block_size=block_size, rate=0.5 if rate is None else rate,
                     think_time_s=think_time_s, seed=seed)
-            if out is None or out == "-":
-                output.emit_lines(iter(recs))
-            else:
-                with output.atomic_file(out, "wb") as f:
-                    output.emit_lines(iter(recs), f)
+            with output.open_output("-" if out is None else out, field="output") as f:
+                output.emit_lines(iter(recs), f)
+            if out is not None and out != "-":
                 output.message(f"wrote {len(recs)} requests to {out}")
 
         output.run(run)

@@ -67,9 +67,9 @@ def register(app: typer.Typer) -> None:
 
 def run_replay(trace: str, opts, events: str | None, events_format: str,
                requests: str | None, steps: str | None, as_json: bool) -> int:
-    """Open the outputs, replay, emit the summary; returns 130 after Ctrl-C, else 0."""
+    """Open the outputs, replay, emit the summary; returns 128 + the signal after Ctrl-C
+    (130), SIGTERM (143) or SIGHUP (129), else 0. Outputs go through `output.open_output`."""
     import contextlib
-    import sys
 
     from kvcli import output
     from kvcore.engine.events import JsonlEvents, VllmEvents
@@ -80,30 +80,29 @@ def run_replay(trace: str, opts, events: str | None, events_format: str,
     for name, path in (("requests", requests), ("steps", steps)):
         if path == "-":
             raise InputError("only --events may be - (stdout)", field=name)
+    for name, path in (("events", events), ("requests", requests), ("steps", steps)):
+        output.check_output(path, name)     # before the work: a bad path fails at once
     tr = read_trace(trace)
     with contextlib.ExitStack() as stack:
-        def open_out(path: str | None):
+        def open_out(path: str | None, name: str):
             if path is None:
                 return None
-            if path == "-":
-                return sys.stdout.buffer
-            return stack.enter_context(output.atomic_file(path, "wb", keep_on_interrupt=True))
+            return stack.enter_context(output.open_output(path, field=name,
+                                                          keep_on_interrupt=True))
 
-        ev_file = open_out(events)
+        ev_file = open_out(events, "events")
         sink = None
         if ev_file is not None:
             sink = VllmEvents(ev_file) if events_format == "vllm" else JsonlEvents(ev_file)
-        req_file = open_out(requests)
-        step_file = open_out(steps)
+        req_file = open_out(requests, "requests")
+        step_file = open_out(steps, "steps")
         with output.progress(len(tr.requests), "replay") as advance:
             summary = replay(trace, opts, sink, steps_out=step_file, requests_out=req_file,
                              progress=advance, warn=output.warn, trace=tr)
-        if events == "-":
-            sys.stdout.buffer.flush()
     output.emit(summary_view(summary), as_json=as_json, to_stderr=(events == "-"))
     if summary.interrupted:
         output.message("interrupted: the outputs hold what was replayed so far")
-        return 130
+        return output.interrupt_code()
     return 0
 
 

@@ -49,6 +49,11 @@ def register(app: typer.Typer) -> None:
 
 def run_stats(source: str, opts, *, as_json: bool, plot: str | None,
               window_requests: int, window_s: float, top: int) -> None:
+    if plot is not None:
+        from kvcli.plots import require_matplotlib
+
+        output.check_output(plot, "plot", folder=True)      # before the work
+        require_matplotlib()
     report = compute(source, opts, window_requests=window_requests,
                      window_ms=window_s * 1000.0, top=top)
     mismatches = report["source"].get("summary_mismatches")
@@ -101,6 +106,24 @@ def _dist_row(label: str, d: dict) -> tuple:
     return (label, *(d.get(k) for k in _DIST_COLS))
 
 
+def _columns(rows: list[tuple], means: tuple[int, ...] = (2,)) -> list[tuple]:
+    """One precision per column, thousands separators everywhere: the ``means`` columns and
+    any column holding a fractional value show every number with one decimal, the others
+    integers."""
+    def frac(v) -> bool:
+        return isinstance(v, float) and not v.is_integer()
+
+    ncol = max((len(r) for r in rows), default=0)
+    decimal = [i in means or any(frac(r[i]) for r in rows if i < len(r)) for i in range(ncol)]
+
+    def cell(v, i: int):
+        if v is None or isinstance(v, (str, bool)) or not isinstance(v, (int, float)):
+            return "" if v is None else v
+        return f"{v:,.1f}" if decimal[i] else f"{round(v):,}"
+
+    return [tuple(cell(v, i) for i, v in enumerate(r)) for r in rows]
+
+
 def _num(x) -> str:
     return "" if x is None else f"{x:,.1f}"
 
@@ -124,13 +147,13 @@ def stats_view(r: dict) -> output.View:
     tables.append(output.Table(
         f"Memory: blocks of {mem['usable_blocks']:,} usable ({src['mode']} mode, block size "
         f"{src['block_size']}, {src['steps']:,} steps)",
-        ("blocks", "peak", "mean (time)", "mean (steps)", "p50", "p90", "p99"), rows,
+        ("blocks", "peak", "mean (time)", "mean (steps)", "p50", "p90", "p99"), _columns(rows, (2, 3)),
         caption=f"peak usage {_pct(mem['peak_usage'])} at step {mem['peak_step']}; "
                 f"empty slots in last blocks {_pct(mem['empty_slots_fraction'])}"))
-    tables.append(output.Table("Per request (at its end)", ("tokens", *_DIST_COLS), [
+    tables.append(output.Table("Per request (at its end)", ("tokens", *_DIST_COLS), _columns([
         _dist_row("KV tokens held", mem["kv_tokens_per_request"]),
         _dist_row("slots allocated", mem["slots_per_request"]),
-        _dist_row("empty slots", mem["empty_slots_per_request"])]))
+        _dist_row("empty slots", mem["empty_slots_per_request"])])))
     reg = ev["regret"]
     tables.append(output.Table("Eviction churn", ("", "value"), [
         ("evictions (cached blocks)", ev["evictions"]),
@@ -143,7 +166,7 @@ def stats_view(r: dict) -> output.View:
             ev["evicted_younger_than_median_hit_age"])),
     ]))
     tables.append(output.Table("Block residency (steps; cached blocks only)",
-                               ("", *_DIST_COLS), [
+                               ("", *_DIST_COLS), _columns([
         _dist_row("lifetime (allocate to evict)", ev["lifetime_steps"]),
         _dist_row("idle before evict", ev["idle_before_evict_steps"]),
         _dist_row("age at eviction", ev["age_at_evict_steps"]),
@@ -151,7 +174,7 @@ def stats_view(r: dict) -> output.View:
         _dist_row("reuse gap", reuse["reuse_gap_steps"]),
         _dist_row("reuse distance (requests)", reuse["reuse_distance_requests"]),
         _dist_row("regret gap (evict to re-cache)", reg["gap_steps"]),
-    ]))
+    ])))
     rh = reuse["request_hit_rate"]
     tables.append(output.Table("Prefix reuse (counted admissions)", ("", "value"), [
         ("requests", reuse["requests"]),

@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 
 from kvcore.analysis.curve.fastread import MOONCAKE_BLOCK, read_hash_id_trace
 from kvcore.analysis.curve.input import RULES, build_input, chained_input, warmup_start
+from kvcore.analysis.curve.knees import knees_of
 from kvcore.analysis.curve.onepass import one_pass
 from kvcore.analysis.policies import POLICIES
 from kvcore.errors import InputError
 from kvcore.host_memory import check_pool_fits
 
-KNEE_FRACTIONS = (0.5, 0.9, 0.95, 0.99)
 # Bounds that keep every number of the answer a 64-bit integer (blocks x block size in tokens):
 # far beyond any cache (10^12 blocks of 16 tokens are ~100,000x the largest GPU pools).
 MAX_CAPACITY = 10**12           # blocks (capacities) or tokens (capacity_tokens)
@@ -43,9 +43,11 @@ class CurvePoint:
     hit_rate: float | None      # None when no counted request ran (all rejected)
     hit_tokens: int
     prompt_tokens: int
-    rejected: int
+    rejected: int               # requests that could not run at this capacity
     method: str                 # one-pass | replay | simulation
     block_size: int = 0
+    capacity_gib: float | None = None   # the GiB asked for (--capacity-gib), else None
+    rejected_tokens: int = 0    # their prompt tokens: misses in `prompt_tokens`, never left out
 
     @property
     def capacity_tokens(self) -> int:
@@ -53,10 +55,10 @@ class CurvePoint:
 
     def to_dict(self) -> dict:
         return {"policy": self.policy, "capacity_blocks": self.capacity_blocks,
-                "capacity_tokens": self.capacity_tokens, "hit_rate": self.hit_rate,
-                "hit_tokens": self.hit_tokens,
+                "capacity_tokens": self.capacity_tokens, "capacity_gib": self.capacity_gib,
+                "hit_rate": self.hit_rate, "hit_tokens": self.hit_tokens,
                 "prompt_tokens": self.prompt_tokens, "rejected": self.rejected,
-                "method": self.method}
+                "rejected_tokens": self.rejected_tokens, "method": self.method}
 
 
 @dataclass(slots=True)
@@ -73,7 +75,10 @@ class CurveResult:
     one_pass_exact: tuple[int, float]    # capacities where the LRU one pass is exact
     points: list[CurvePoint] = field(default_factory=list)
     knees: dict[str, dict[str, int | None]] = field(default_factory=dict)
-    knee_method: dict[str, str] = field(default_factory=dict)
+    # per policy and fraction: "one-pass" (exact) or "points" (the smallest evaluated capacity
+    # that reaches it: an upper bound)
+    knee_method: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         lo, hi = self.one_pass_exact
@@ -84,7 +89,8 @@ class CurveResult:
                 "ceiling_capacity_blocks": self.ceiling_capacity_blocks,
                 "one_pass_exact": {"min": lo, "max": None if math.isinf(hi) else int(hi)},
                 "points": [p.to_dict() for p in self.points],
-                "knees": self.knees, "knee_method": self.knee_method}
+                "knees": self.knees, "knee_method": self.knee_method,
+                "warnings": self.warnings}
 
 
 def geometric_sweep(lo: int, hi: int, n: int = DEFAULT_SWEEP_POINTS) -> list[int]:
@@ -173,7 +179,8 @@ def bytes_per_block_of(model: str, block_size: int) -> int:
 def capacities_in_blocks(opts: CurveOptions, block_size: int) -> list[int] | None:
     """The requested capacities as usable blocks (None: the default sweep).
 
-    GiB follow vLLM: ``num_blocks = bytes // bytes_per_block``, one of which is the null block.
+    GiB follow vLLM: ``num_blocks = bytes // bytes_per_block``, one of which is the null block;
+    the blocks are the model's at `block_size` (the replay's with that model).
     """
     if opts.capacities is not None:
         return opts.capacities
@@ -192,20 +199,19 @@ def capacities_in_blocks(opts: CurveOptions, block_size: int) -> list[int] | Non
     return caps
 
 
-def _knee_from_points(points: list[CurvePoint], target: float) -> int | None:
-    for p in sorted(points, key=lambda p: p.capacity_blocks):
-        if p.hit_rate is not None and p.hit_rate >= target:
-            return p.capacity_blocks
-    return None
-
-
 def compute_curve(trace_path: str, opts: CurveOptions, *, trace=None,
                   advance: Callable[[int], None] | None = None,
                   on_total: Callable[[int], None] | None = None) -> CurveResult:
     """Read the trace and compute the curve. Bad input raises `InputError` (exit 2)."""
     check_options(opts)
+    block_size = opts.block_size
+    if block_size is None and opts.model is not None:
+        # GiB of a model's KV cache hold blocks of the replay's block size with that model
+        from kvcore.engine.options import ReplayOptions
+
+        block_size = ReplayOptions().block_size
     inp = None
-    if trace is None and opts.block_size in (None, MOONCAKE_BLOCK):
+    if trace is None and block_size in (None, MOONCAKE_BLOCK):
         # A plain Mooncake file: arrays straight from the bytes, no per-request objects.
         arrays = read_hash_id_trace(trace_path)
         if arrays is not None:
@@ -218,7 +224,7 @@ def compute_curve(trace_path: str, opts: CurveOptions, *, trace=None,
             from kvcore.traces import read_trace
 
             trace = read_trace(trace_path)
-        bs = opts.block_size
+        bs = block_size
         if bs is None:
             bs = next((r.trace_block_size for r in trace.requests if r.trace_block_size), 16)
         inp = build_input(trace.requests, rule=opts.rule, block_size=bs, warmup=opts.warmup)
@@ -226,6 +232,7 @@ def compute_curve(trace_path: str, opts: CurveOptions, *, trace=None,
     lo, hi = lru.exact_min, lru.exact_max
     ceiling_cap = max(lru.ceiling_capacity, 1)
     caps = capacities_in_blocks(opts, bs)
+    gib = dict(zip(caps, opts.capacity_gib)) if caps and opts.capacity_gib else {}
     if caps is None:
         # Below the largest request (rule vllm) some requests cannot run at all: the sweep
         # starts there; ask for capacities to replay smaller pools.
@@ -238,12 +245,13 @@ def compute_curve(trace_path: str, opts: CurveOptions, *, trace=None,
         for c in caps:
             if policy == "lru" and lru.is_exact(c):
                 points.append(CurvePoint("lru", c, lru.hit_rate(c), lru.hit_tokens(c),
-                                         lru.total_tokens, 0, "one-pass", bs))
+                                         lru.total_tokens, 0, "one-pass", bs, gib.get(c)))
             elif policy == "lru" and opts.rule == "vllm":
                 tasks.append(("replay", "lru", c))
             else:
                 tasks.append(("simulation", policy, c))
     replays = [c for kind, _, c in tasks if kind == "replay"]
+    warnings = [lru.not_exact_warning(replays)] if replays else []
     if replays:
         # A replay allocates its pool (the simulations and the one pass do not): refused up
         # front, before any point runs, when the largest cannot fit this machine's memory.
@@ -263,33 +271,26 @@ def compute_curve(trace_path: str, opts: CurveOptions, *, trace=None,
             trace = read_trace(trace_path)   # replays run on trace requests
         exact = run_tasks([Task(*t) for t in tasks], inp, trace, opts.warmup, opts.jobs,
                           advance or (lambda n=1: None))
+    total = lru.total_tokens    # every counted prompt: a rejected request's tokens are misses
     for r in exact:
         t = r.task
-        rate = r.hit_tokens / r.prompt_tokens if r.prompt_tokens else None
-        points.append(CurvePoint(t.policy, t.capacity, rate, r.hit_tokens, r.prompt_tokens,
-                                 r.rejected, t.kind, bs))
+        rate = r.hit_tokens / total if total else None
+        points.append(CurvePoint(t.policy, t.capacity, rate, r.hit_tokens, total, r.rejected,
+                                 t.kind, bs, gib.get(t.capacity),
+                                 max(0, total - r.prompt_tokens)))
     order = {p: i for i, p in enumerate(opts.policies)}
     points.sort(key=lambda p: (order[p.policy], p.capacity_blocks))
 
     ceiling = lru.hit_rate(math.inf)
     knees: dict[str, dict[str, int | None]] = {}
-    knee_method: dict[str, str] = {}
+    knee_method: dict[str, dict[str, str | None]] = {}
     for policy in opts.policies:
-        mine = [p for p in points if p.policy == policy]
-        ks: dict[str, int | None] = {}
-        exact = policy == "lru"
-        for f in KNEE_FRACTIONS:
-            k = lru.knee(f) if policy == "lru" else None
-            if k is None or not lru.is_exact(k):
-                # Not from the one pass: the smallest evaluated capacity that reaches it.
-                exact = False
-                k = _knee_from_points(mine, f * ceiling) if ceiling > 0 else None
-            ks[f"{round(f * 100)}"] = k
-        knees[policy] = ks
-        knee_method[policy] = "one-pass" if exact else "points"
+        knees[policy], knee_method[policy] = knees_of(
+            lru if policy == "lru" else None, [p for p in points if p.policy == policy], ceiling)
     return CurveResult(trace=trace_path if trace is None else trace.path, rule=opts.rule,
                        block_size=bs, warmup=opts.warmup, requests=inp.num_requests,
                        counted_requests=inp.num_requests - inp.first_counted,
                        distinct_blocks=inp.num_keys, ceiling=ceiling,
                        ceiling_capacity_blocks=ceiling_cap, one_pass_exact=(lo, hi),
-                       points=points, knees=knees, knee_method=knee_method)
+                       points=points, knees=knees, knee_method=knee_method,
+                       warnings=warnings)

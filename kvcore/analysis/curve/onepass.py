@@ -74,6 +74,15 @@ class OnePass:
     def is_exact(self, capacity: float) -> bool:
         return self.exact_min <= capacity <= self.exact_max
 
+    def not_exact_warning(self, capacities: list[int]) -> str:
+        """Why LRU points at `capacities` (outside the exact range) run as replays instead."""
+        lo, hi = self.exact_min, self.exact_max
+        why = (f"below {lo:,} blocks (the largest request's) some requests cannot run"
+               if min(capacities) < lo else f"above {hi:,.0f} blocks the one pass is not exact")
+        return (f"the one-pass LRU curve is exact only for capacities of {lo:,} to {hi:,.0f} "
+                f"blocks: {why}, so {len(capacities)} LRU point(s) run as cache-mode replays "
+                "instead (slower)")
+
 
 def _count_before(a: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarray:
     """For each query i: #{j < a[i] : y[j] < s[i]}, offline, for all queries at once.

@@ -1,0 +1,94 @@
+"""CLI conventions (issue 11, item 5): --version, -h everywhere, tables never cropped when
+piped, one precision per column in the stats tables, one spelling and one default per option."""
+
+from __future__ import annotations
+
+import json
+import platform
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvcli.app import app
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = ROOT / "traces" / "shared-prefix.jsonl"
+COMMANDS = ("script", "replay", "stats", "curve", "config", "gen", "bench")
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def test_version_names_kvcli_vllm_and_python():
+    res = invoke("--version")
+    assert res.exit_code == 0
+    line = res.stdout.strip()
+    assert len(line.splitlines()) == 1
+    assert line.startswith("kvcli ") and "vLLM 0.33.0 modelled" in line
+    assert f"Python {platform.python_version()}" in line
+
+
+@pytest.mark.parametrize("cmd", [(), *((c,) for c in COMMANDS)])
+def test_dash_h_is_help_everywhere(cmd):
+    short, long = invoke(*cmd, "-h"), invoke(*cmd, "--help")
+    assert short.exit_code == 0 and long.exit_code == 0
+    assert short.stdout == long.stdout and "Usage:" in short.stdout
+
+
+def test_tables_are_not_cropped_when_stdout_is_not_a_terminal():
+    res = invoke("config", "--list")                # CliRunner's stdout is not a terminal
+    assert res.exit_code == 0
+    assert "…" not in res.stdout
+    assert "llama-3.1-8b" in res.stdout and "meta-llama/Llama-3.1-8B" in res.stdout
+    text = invoke("config", "llama-3.1-8b", "--gpu-memory-gib", "80").stdout
+    assert "…" not in text
+    assert any(line.startswith("available KV memory = ") and line.endswith("GiB)")
+               for line in text.splitlines())      # a long line, not wrapped at 80
+
+
+_NUM = re.compile(r"^-?\d{1,3}(,\d{3})*(\.\d)?$")
+
+
+def test_stats_tables_use_separators_and_one_precision_per_column():
+    res = invoke("stats", SMALL, "--num-blocks", "300")
+    assert res.exit_code == 0, res.output
+    tables = {}
+    title = None
+    for line in res.stdout.splitlines():
+        if not line.startswith(("│", "┃", "┏", "┡", "└")) and line.strip():
+            title = line.split(" (")[0].split(":")[0].strip()
+        elif line.startswith("│") and title:
+            tables.setdefault(title, []).append([c.strip() for c in line.split("│")[2:-1]])
+    for name in ("Memory", "Per request", "Block residency"):
+        rows = tables[name]
+        assert rows, name
+        for col in zip(*rows):
+            cells = [c for c in col if c]
+            assert all(_NUM.match(c) for c in cells), (name, cells)
+            assert len({"." in c for c in cells}) <= 1, (name, cells)   # one precision
+    mem = tables["Memory"]
+    assert all("." in r[1] and "." in r[2] for r in mem)   # the means: one decimal
+
+
+def test_config_takes_vllms_prefix_caching_flag():
+    on = invoke("config", "llama-3.1-8b", "--gpu-memory-gib", "80", "--enable-prefix-caching",
+                "--json")
+    off = invoke("config", "llama-3.1-8b", "--gpu-memory-gib", "80", "--no-enable-prefix-caching",
+                 "--json")
+    assert on.exit_code == 0 and off.exit_code == 0, on.output + off.output
+    assert invoke("config", "llama-3.1-8b", "--no-prefix-caching").exit_code == 2
+
+
+def test_config_and_replay_share_the_max_num_batched_tokens_default():
+    cfg = json.loads(invoke("config", "llama-3.1-8b", "--gpu-memory-gib", "80", "--json").stdout)
+    rep = json.loads(invoke("replay", SMALL, "--json").stdout)
+    assert cfg["max_num_batched_tokens"] == rep["config"]["max_num_batched_tokens"] == 2048
+    import typer.main
+
+    params = typer.main.get_command(app).commands["config"].params
+    opt = next(p for p in params if "--max-num-batched-tokens" in p.opts)
+    assert opt.default == 2048 and "DEFAULT_MAX_NUM_BATCHED_TOKENS" in opt.help
