@@ -97,7 +97,7 @@ def replay_options(params: dict[str, Any]) -> ReplayOptions:
     """The `ReplayOptions` of the replay options' values: those the user gave (not None),
     enums as their values; the rest stay defaults."""
     given = {k: (v.value if isinstance(v, Enum) else v) for k, v in params.items()
-             if v is not None}
+             if v is not None and not (k == "skip_bad" and v is False)}   # a plain flag left off
     return ReplayOptions(**given, given=frozenset(given))
 
 

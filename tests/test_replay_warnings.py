@@ -77,3 +77,28 @@ def test_the_conversation_trace_on_llama_8b_at_80_gib_falls_behind(tmp_path):
         "trace spanning 510 s; queueing delay to the first scheduled step median 353.7 s, p99 "
         "714.0 s. The hit rate is that of an overloaded server (more KV memory, a faster clock "
         "or fewer requests would change it)")]
+
+
+def test_replay_options_given_to_stats_with_an_event_stream_are_named(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+
+    ev = tmp_path / "ev.jsonl"
+    runner = CliRunner()
+    assert runner.invoke(app, ["replay", SAMPLE, "--num-blocks", "600", "--events", str(ev),
+                               "--json"]).exit_code == 0
+    res = runner.invoke(app, ["stats", str(ev), "--max-num-seqs", "3", "--json"])
+    assert res.exit_code == 0
+    said = ("option(s) --max-num-seqs: no effect on an event stream (the replay options apply "
+            "when SOURCE is a trace)")
+    assert res.stderr == f"warning: {said}\n"
+    assert json.loads(res.stdout)["warnings"] == [said]
+    res = runner.invoke(app, ["stats", str(ev), "--json"])
+    assert res.stderr == "" and json.loads(res.stdout)["warnings"] == []
+    # a trace: the replay's own warnings
+    res = runner.invoke(app, ["stats", SAMPLE, "--step-overhead-ms", "200", "--json"])
+    assert json.loads(res.stdout)["warnings"][0].startswith(
+        "the simulated engine fell behind the trace")

@@ -58,6 +58,11 @@ def register(app: typer.Typer) -> None:
 
                 view = run_gpu_bench(trace=trace, model=model, cases=cases, as_json=as_json)
             else:
+                unused = [f"--{k}" for k, v in (("trace", trace), ("model", model),
+                                                ("cases", cases)) if v is not None]
+                if unused:
+                    output.warn(f"option(s) {', '.join(unused)}: no effect without --gpu (the "
+                                "CPU benchmark replays the bench workload or --ops)")
                 view = cpu_bench_view(ops, n, seed)
             output.emit(view, as_json=as_json)
 

@@ -77,7 +77,15 @@ def compute(source: str, opts, **options) -> dict:
     name, stream = open_source(source, buffer_size=SNIFF_BUFFER_SIZE)
     try:
         if is_event_stream(name, stream):       # peeks: the first line stays unread
-            return stats_from_lines(name, stream.readline(), stream, **options)
+            warnings = []
+            if opts is not None and opts.given:
+                flags = ", ".join(f"--{k.replace('_', '-')}" for k in sorted(opts.given))
+                warnings.append(f"option(s) {flags}: no effect on an event stream (the replay "
+                                "options apply when SOURCE is a trace)")
+                output.warn(warnings[-1])
+            report = stats_from_lines(name, stream.readline(), stream, **options)
+            report["warnings"] = warnings
+            return report
     finally:
         close_source(stream)                    # stdin stays open for the trace reader
     return _replay_stats(source, opts, **options)
@@ -94,7 +102,9 @@ def _replay_stats(trace: str, opts, **options) -> dict:
                          warn=output.warn)
     if summary.interrupted:
         raise KeyboardInterrupt
-    return feed.report()
+    report = feed.report()
+    report["warnings"] = summary.warnings      # the replay's (already on stderr)
+    return report
 
 
 # -- the human form --------------------------------------------------------------------------------
