@@ -88,8 +88,7 @@ def test_replay_options_given_to_stats_with_an_event_stream_are_named(tmp_path):
 
     ev = tmp_path / "ev.jsonl"
     runner = CliRunner()
-    assert runner.invoke(app, ["replay", SAMPLE, "--num-blocks", "600", "--events", str(ev),
-                               "--json"]).exit_code == 0
+    assert runner.invoke(app, ["replay", SAMPLE, "--events", str(ev), "--json"]).exit_code == 0
     res = runner.invoke(app, ["stats", str(ev), "--max-num-seqs", "3", "--json"])
     assert res.exit_code == 0
     said = ("option(s) --max-num-seqs: no effect on an event stream (the replay options apply "
@@ -98,7 +97,11 @@ def test_replay_options_given_to_stats_with_an_event_stream_are_named(tmp_path):
     assert json.loads(res.stdout)["warnings"] == [said]
     res = runner.invoke(app, ["stats", str(ev), "--json"])
     assert res.stderr == "" and json.loads(res.stdout)["warnings"] == []
-    # a trace: the replay's own warnings
+    # the replay's own warnings, from a trace or from its event stream (its `end` line)
     res = runner.invoke(app, ["stats", SAMPLE, "--step-overhead-ms", "200", "--json"])
-    assert json.loads(res.stdout)["warnings"][0].startswith(
+    from_trace = json.loads(res.stdout)["warnings"]
+    assert len(from_trace) == 1 and from_trace[0].startswith(
         "the simulated engine fell behind the trace")
+    runner.invoke(app, ["replay", SAMPLE, "--step-overhead-ms", "200", "--events", str(ev)])
+    assert json.loads(runner.invoke(app, ["stats", str(ev), "--json"]).stdout)["warnings"] == \
+        from_trace

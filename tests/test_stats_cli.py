@@ -66,7 +66,7 @@ def test_stats_totals_equal_the_replay_summary(small_trace, tmp_path):
     assert m["missed_tokens"] + r["reuse"]["hit_tokens"] == r["reuse"]["prompt_tokens"]
     assert m["tokens"]["unknown"] == 0
     assert set(r) == {"schema_version", "source", "memory", "eviction", "reuse", "misses",
-                      "preemption"}
+                      "preemption", "warnings"}
 
 
 @pytest.mark.parametrize("mode", ["engine", "cache"])

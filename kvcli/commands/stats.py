@@ -84,7 +84,7 @@ def compute(source: str, opts, **options) -> dict:
                                 "options apply when SOURCE is a trace)")
                 output.warn(warnings[-1])
             report = stats_from_lines(name, stream.readline(), stream, **options)
-            report["warnings"] = warnings
+            report["warnings"] += warnings
             return report
     finally:
         close_source(stream)                    # stdin stays open for the trace reader
@@ -102,9 +102,7 @@ def _replay_stats(trace: str, opts, **options) -> dict:
                          warn=output.warn)
     if summary.interrupted:
         raise KeyboardInterrupt
-    report = feed.report()
-    report["warnings"] = summary.warnings      # the replay's (already on stderr)
-    return report
+    return feed.report()      # its warnings: the replay's (already on stderr)
 
 
 # -- the human form --------------------------------------------------------------------------------

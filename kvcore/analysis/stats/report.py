@@ -30,6 +30,8 @@ def build_report(c: StatsCollector) -> dict:
         "reuse": c.reuse.to_json(c.top, c.group_bs, s),
         "misses": c.miss.to_json(c.top, reqs.name),
         "preemption": c.pre.to_json(c.top),
+        # the replay's own warnings, as its `end` line carries them
+        "warnings": list((c.summary or {}).get("warnings") or []),
     }
     out["source"]["summary_mismatches"] = summary_mismatches(c.summary, out)
     return out
