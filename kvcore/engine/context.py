@@ -115,6 +115,9 @@ class ReplayContext:
 
     def _no_effect_warnings(self) -> None:
         cfg = self.cfg
+        if self.trace.out_of_order:
+            self.warning(f"{self.trace.out_of_order:,} request(s) have a timestamp earlier than "
+                         "a line before them: replayed in timestamp order (ties in file order)")
         given = cfg.given or frozenset()
         if "gpu_memory_gib" in given and not (cfg.model or cfg.model_config):
             self.warning("option gpu_memory_gib has no effect without a model (model or "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -21,6 +22,9 @@ class Trace:
     config: dict = field(default_factory=dict)       # the optional first {"config": {...}} line
     config_line: int | None = None
     requests: list[TraceRequest] = field(default_factory=list)  # arrival order (stable)
+    # requests whose timestamp is earlier than one on a line before them (replayed in
+    # timestamp order all the same; the replay warns)
+    out_of_order: int = 0
 
 
 def read_trace(path: str) -> Trace:
@@ -42,6 +46,11 @@ def read_trace(path: str) -> Trace:
         close_source(stream)
     if not trace.requests:
         raise InputError("empty trace: no requests", path=name, line=(ctx.line or 1))
+    latest = -math.inf
+    for r in trace.requests:
+        if r.arrival_ms < latest:
+            trace.out_of_order += 1
+        latest = max(latest, r.arrival_ms)
     # Arrival order: timestamp, ties in file order (a stable sort keeps file order).
     trace.requests.sort(key=lambda r: r.arrival_ms)
     return trace
