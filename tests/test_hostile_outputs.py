@@ -162,11 +162,13 @@ def test_read_only_folder_as_a_user(tmp_path):
 
 
 def test_disk_full_while_writing_a_file_leaves_no_temp(tmp_path, monkeypatch):
-    class FullRaw(output._Raw):
+    from kvcli import output_files
+
+    class FullRaw(output_files._Raw):
         def write(self, b):
             raise output.OutputFailed(self.label, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
 
-    monkeypatch.setattr(output, "_Raw", FullRaw)
+    monkeypatch.setattr(output_files, "_Raw", FullRaw)
     target = tmp_path / "t.jsonl"
     with pytest.raises(output.OutputFailed) as e, output.open_output(str(target)) as f:
         f.write(b"x" * 100_000)

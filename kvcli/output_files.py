@@ -1,0 +1,233 @@
+"""Every file kvcli writes goes through `open_output` (and is checked up front with
+`check_output`): a regular file (or a new path) is written under a temporary name in its folder
+and renamed when complete; a path that exists and is not a regular file (a device, a FIFO,
+`/dev/stdout`), or `-`, is written in place, streaming; a symlink is followed to its target; a
+`.gz` path is written gzip-compressed. A missing folder, a folder given as a file or a place that
+cannot be written is an `InputError` (one line, exit 2) before the work starts; a write that
+fails during the work (a full disk) is `OutputFailed` (one line, exit 1), no temporary file left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Iterator
+from typing import IO, Any
+
+from kvcore.errors import InputError
+
+
+class OutputFailed(Exception):
+    """Writing an output failed while the work ran (a full disk, a reader that left a FIFO):
+    one line, exit code 1. `open_output` raises it for its files, `emit` for stdout."""
+
+    def __init__(self, where: str, err: OSError) -> None:
+        self.where = where
+        self.errno = err.errno
+        super().__init__(f"cannot write {where}: {err.strerror or err}")
+
+
+STDOUT_LABEL = "stdout"
+
+
+class _Raw(io.FileIO):
+    """The file under an output's buffer: a failed write names the output (`OutputFailed`).
+    Only the buffer's flushes come here (every 8 KiB or so), so the check costs nothing."""
+
+    label = ""
+
+    def write(self, b):  # type: ignore[override]
+        try:
+            return super().write(b)
+        except OSError as err:
+            raise OutputFailed(self.label, err) from None
+
+
+class _StreamRaw(io.RawIOBase):
+    """The same over an open binary stream (stdout, which the test runner may replace)."""
+
+    def __init__(self, stream: IO[bytes], label: str) -> None:
+        super().__init__()
+        self.stream, self.label = stream, label
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b) -> int:  # type: ignore[override]
+        try:
+            self.stream.write(b)
+            return len(b)
+        except BrokenPipeError:
+            raise
+        except OSError as err:
+            raise OutputFailed(self.label, err) from None
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as err:
+            raise OutputFailed(self.label, err) from None
+
+
+def _in_place(path: str) -> bool:
+    """True when ``path`` is written where it stands (never replaced): it exists and is not a
+    regular file (a device, a FIFO, a socket), or it names a descriptor (``/dev/stdout``,
+    ``/dev/fd/N``, ``/proc/...``), whose target a rename would not reach."""
+    a = os.path.abspath(path)
+    if a.startswith(("/dev/", "/proc/")):
+        return True
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def check_output(path: str | None, field: str, *, folder: bool = False) -> None:
+    """Refuse, before any work, an output that cannot be written: its folder missing, a folder
+    given as a file (or a file as a folder with ``folder``), a place without write permission.
+    Raises `InputError` (one line, exit 2). ``-`` and None pass."""
+    if path is None or path == "-":
+        return
+    if not path:
+        raise InputError("an empty path", field=field)
+    if _in_place(path):
+        if os.path.isdir(path):
+            raise InputError(f"{path} is a folder, not a file", field=field)
+        if os.path.exists(path) and not os.access(path, os.W_OK):
+            raise InputError(f"cannot write {path}: permission denied", field=field)
+        return
+    target = os.path.realpath(path)   # a symlink: its target is written, the link stays
+    if folder:
+        if os.path.exists(target):
+            if not os.path.isdir(target):
+                raise InputError(f"{path} is a file, not a folder", field=field)
+            if not os.access(target, os.W_OK | os.X_OK):
+                raise InputError(f"cannot write in {path}: permission denied", field=field)
+            return
+        top = target           # created with its parents: the nearest existing one decides
+        while not os.path.exists(top):
+            top = os.path.dirname(top)
+        if not os.path.isdir(top):
+            raise InputError(f"cannot create {path}: {top} is a file", field=field)
+        if not os.access(top, os.W_OK | os.X_OK):
+            raise InputError(f"cannot create {path}: {top} is not writable (permission "
+                             "denied)", field=field)
+        return
+    if os.path.isdir(target) or path.endswith(os.sep):
+        raise InputError(f"{path} is a folder, not a file", field=field)
+    parent = os.path.dirname(target)
+    shown = parent if os.path.islink(path) else (os.path.dirname(path) or ".")
+    if not os.path.isdir(parent):
+        what = "is not a folder" if os.path.exists(parent) else "does not exist"
+        raise InputError(f"cannot write {path}: the folder {shown} {what}", field=field)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(f"cannot write {path}: the folder {shown} is not writable "
+                         "(permission denied)", field=field)
+
+
+@contextlib.contextmanager
+def open_output(path: str, *, field: str = "output", keep_on_interrupt: bool = False
+                ) -> Iterator[IO[bytes]]:
+    """The one way kvcli writes a file: yields a binary stream for ``path``.
+
+    * ``-``: stdout (flushed at the end, never closed).
+    * a regular file, or a new path: a temporary file in the same folder, renamed over the
+      path when complete; on an error (or a Ctrl-C / SIGTERM / SIGHUP) it is removed, so a
+      failed run never leaves a half-written file; with ``keep_on_interrupt`` an interrupt
+      renames what was written so far (the writer has ended it with its `interrupted` record).
+    * a path that exists and is not a regular file (a device, a FIFO, ``/dev/stdout``): opened
+      and written in place, streaming; never replaced.
+    * a symlink: followed; its target is written as above, the link stays a link.
+    * a path ending in ``.gz``: written gzip-compressed.
+
+    A path that cannot be written raises `InputError` before anything is opened (see
+    `check_output`; commands call it before their work starts); a write that fails later
+    (a full disk) raises `OutputFailed` (one line, exit 1).
+    """
+    check_output(path, field)
+    gz = path.endswith(".gz")
+    if path == "-":
+        sys.stdout.flush()
+        buf: Any = io.BufferedWriter(_StreamRaw(sys.stdout.buffer, STDOUT_LABEL))
+        tmp = target = None
+    else:
+        label = path
+        try:
+            if _in_place(path):
+                tmp = target = None
+                raw = _Raw(path, "w")
+            else:
+                target = os.path.realpath(path)
+                folder = os.path.dirname(target)
+                fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp",
+                                           dir=folder)
+                # mkstemp makes the file 0600; give the final file the mode open() would (umask).
+                umask = os.umask(0)
+                os.umask(umask)
+                os.chmod(tmp, 0o666 & ~umask)
+                raw = _Raw(fd, "w")
+        except OSError as err:
+            raise InputError(f"cannot write {path}: {err.strerror}", field=field) from None
+        raw.label = label
+        buf = io.BufferedWriter(raw)
+    f: Any = gzip.GzipFile(fileobj=buf, mode="wb", filename="", mtime=0) if gz else buf
+
+    def close() -> None:
+        try:
+            if f is not buf:
+                f.close()      # the gzip trailer
+            if path == "-":
+                buf.flush()
+            else:
+                buf.close()
+        except OSError as err:   # a close that fails (ENOSPC on the last flush)
+            raise OutputFailed(STDOUT_LABEL if path == "-" else path, err) from None
+
+    def discard() -> None:
+        with contextlib.suppress(Exception):
+            close()
+        with contextlib.suppress(Exception):
+            buf.raw.close()
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+    try:
+        yield f
+    except KeyboardInterrupt:
+        if not keep_on_interrupt:
+            discard()
+            raise
+        try:
+            close()
+        except BaseException:
+            discard()
+            raise
+        if tmp is not None:
+            os.replace(tmp, target)
+        raise
+    except BaseException:
+        discard()
+        raise
+    try:
+        close()
+    except BaseException:
+        discard()
+        raise
+    if tmp is not None:
+        os.replace(tmp, target)
+
+
+def atomic_file(path: str, mode: str = "wb", *, keep_on_interrupt: bool = False,
+                field: str = "output"):
+    """`open_output` under its old name (binary only)."""
+    if mode != "wb":
+        raise ValueError("outputs are binary")
+    return open_output(path, field=field, keep_on_interrupt=keep_on_interrupt)
