@@ -199,12 +199,7 @@ def open_output(path: str, *, field: str = "output", keep_on_interrupt: bool = F
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
 
-    try:
-        yield f
-    except KeyboardInterrupt:
-        if not keep_on_interrupt:
-            discard()
-            raise
+    def finish() -> None:
         try:
             close()
         except BaseException:
@@ -212,17 +207,19 @@ def open_output(path: str, *, field: str = "output", keep_on_interrupt: bool = F
             raise
         if tmp is not None:
             os.replace(tmp, target)
-        raise
-    except BaseException:
-        discard()
-        raise
+
     try:
-        close()
+        yield f
+    except KeyboardInterrupt:
+        if not keep_on_interrupt:
+            discard()
+            raise
+        finish()          # what was written so far stays, ending with its interrupted record
+        raise
     except BaseException:
         discard()
         raise
-    if tmp is not None:
-        os.replace(tmp, target)
+    finish()
 
 
 def atomic_file(path: str, mode: str = "wb", *, keep_on_interrupt: bool = False,

@@ -15,6 +15,7 @@ eviction, the hottest loop of all); every other change to the links goes through
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import pairwise
 from typing import Any
 
@@ -78,15 +79,9 @@ class FreeKVCacheBlockQueue:
 
     def remove(self, block: KVCacheBlock) -> None:
         """Unlink ``block`` from wherever it is (a prefix hit on a free cached block)."""
-        prev, nxt = block.prev_free_block, block.next_free_block
-        if prev is None or nxt is None:
-            raise RuntimeError(f"remove() called on an invalid block: {block}")
-        prev.next_free_block = nxt
-        nxt.prev_free_block = prev
-        block.prev_free_block = block.next_free_block = None
-        self.num_free_blocks -= 1
+        self.remove_n((block,))
 
-    def remove_n(self, blocks: list[KVCacheBlock]) -> None:
+    def remove_n(self, blocks: Sequence[KVCacheBlock]) -> None:
         """Unlink each of ``blocks`` from wherever it is (a prefix hit on free cached blocks)."""
         for block in blocks:
             prev, nxt = block.prev_free_block, block.next_free_block
@@ -95,7 +90,7 @@ class FreeKVCacheBlockQueue:
             prev.next_free_block = nxt
             nxt.prev_free_block = prev
             block.prev_free_block = block.next_free_block = None
-        self.num_free_blocks -= len(blocks)
+            self.num_free_blocks -= 1
 
     def append(self, block: KVCacheBlock) -> None:
         """Put ``block`` at the back (evicted last)."""
@@ -126,23 +121,21 @@ class FreeKVCacheBlockQueue:
     def splice_front(self, first: KVCacheBlock, last: KVCacheBlock, n: int) -> None:
         """Put the chain ``first`` ... ``last`` at the front (``first`` is reused first)."""
         head = self.fake_free_list_head
-        old = head.next_free_block
-        assert old is not None, "next_free_block of fake_free_list_head should always exist"
-        head.next_free_block = first
-        first.prev_free_block = head
-        last.next_free_block = old
-        old.prev_free_block = last
-        self.num_free_blocks += n
+        self._splice(head, head.next_free_block, first, last, n)
 
     def splice_back(self, first: KVCacheBlock, last: KVCacheBlock, n: int) -> None:
         """Put the chain ``first`` ... ``last`` at the back (``last`` is evicted last)."""
         tail = self.fake_free_list_tail
-        old = tail.prev_free_block
-        assert old is not None, "prev_free_block of fake_free_list_tail should always exist"
-        old.next_free_block = first
-        first.prev_free_block = old
-        last.next_free_block = tail
-        tail.prev_free_block = last
+        self._splice(tail.prev_free_block, tail, first, last, n)
+
+    def _splice(self, before: KVCacheBlock | None, after: KVCacheBlock | None,
+                first: KVCacheBlock, last: KVCacheBlock, n: int) -> None:
+        """Link the chain between two neighbours (a sentinel and its neighbour)."""
+        assert before is not None and after is not None, "the sentinels always have neighbours"
+        before.next_free_block = first
+        first.prev_free_block = before
+        last.next_free_block = after
+        after.prev_free_block = last
         self.num_free_blocks += n
 
     def get_all_free_blocks(self) -> list[KVCacheBlock]:
