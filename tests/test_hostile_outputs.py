@@ -210,3 +210,26 @@ def test_sigterm_and_sighup_midway_end_the_events_with_interrupted(tmp_path, sig
     last = ev.read_bytes().splitlines()[-1]
     assert json.loads(last)["kind"] == "interrupted"
     no_temp_left(tmp_path)
+
+
+def test_ctrl_c_stops_curve_jobs_at_once(tmp_path):
+    """`--jobs 2`: Ctrl-C terminates the workers instead of waiting for their points."""
+    import gzip
+    import signal
+    import time
+
+    src = ROOT / "tests" / "data" / "traces" / "mooncake" / "conversation_trace.jsonl.gz"
+    trace = tmp_path / "t.jsonl"
+    with gzip.open(src, "rt") as f:
+        trace.write_text("".join(line for _, line in zip(range(3000), f)))
+    cmd = [sys.executable, "-m", "kvcli", "curve", str(trace), "--policies", "optimal,lfu",
+           "--capacities", ",".join(str(c) for c in range(20, 2000, 20)), "--block-size", "16",
+           "--jobs", "2", "--json"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    time.sleep(5)                      # the workers are busy with their points by now
+    assert p.poll() is None
+    t = time.perf_counter()
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert time.perf_counter() - t < 5 and p.returncode == 130
+    assert b"Traceback" not in err and err.strip().splitlines()[-1] == b"interrupted"

@@ -13,6 +13,7 @@ The inputs are handed to each worker once (the pool initializer), tasks carry on
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -78,13 +79,28 @@ def run_tasks(tasks: list[Task], inp: CurveInput, trace, warmup: float, jobs: in
             advance(1)
         return out
     # Imported here: multiprocessing costs start-up time that the one pass alone does not need.
-    from concurrent.futures import ProcessPoolExecutor
+    import multiprocessing
 
-    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), initializer=_init,
-                             initargs=(inp, trace, warmup)) as pool:
-        futures = [pool.submit(run_task, t) for t in order]
+    pool = multiprocessing.Pool(min(jobs, len(tasks)), _init_worker, (inp, trace, warmup))
+    try:
         out = []
-        for f in futures:
-            out.append(f.result())
+        for point in pool.imap(run_task, order):
+            out.append(point)
             advance(1)
-        return out
+    except BaseException:
+        # Ctrl-C (or SIGTERM): stop the workers now instead of waiting for their points.
+        pool.terminate()
+        pool.join()
+        raise
+    pool.close()
+    pool.join()
+    return out
+
+
+def _init_worker(inp: CurveInput, trace, warmup: float) -> None:
+    """A worker leaves Ctrl-C to the parent (which terminates it) and dies quietly then."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    _init(inp, trace, warmup)
