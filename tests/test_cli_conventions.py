@@ -92,3 +92,20 @@ def test_config_and_replay_share_the_max_num_batched_tokens_default():
     params = typer.main.get_command(app).commands["config"].params
     opt = next(p for p in params if "--max-num-batched-tokens" in p.opts)
     assert opt.default == 2048 and "DEFAULT_MAX_NUM_BATCHED_TOKENS" in opt.help
+
+
+def test_stats_on_an_event_file_reports_its_bytes_to_the_progress_bar(tmp_path):
+    from kvcli.commands.stats import _counted, _size
+
+    lines = [b"x" * 1000 + b"\n"] * 3000
+    seen: list[int] = []
+    assert list(_counted(iter(lines), seen.append, every=1 << 20)) == lines
+    assert sum(seen) == 3_003_000 and len(seen) == 3       # two full MiB, then the rest
+    p = tmp_path / "ev.jsonl"
+    p.write_bytes(b"".join(lines))
+    assert _size(str(p)) == 3_003_000 and _size("-") is None
+    import gzip
+
+    g = tmp_path / "ev.jsonl.gz"
+    g.write_bytes(gzip.compress(b"".join(lines)))
+    assert _size(str(g)) is None

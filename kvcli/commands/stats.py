@@ -83,12 +83,39 @@ def compute(source: str, opts, **options) -> dict:
                 warnings.append(f"option(s) {flags}: no effect on an event stream (the replay "
                                 "options apply when SOURCE is a trace)")
                 output.warn(warnings[-1])
-            report = stats_from_lines(name, stream.readline(), stream, **options)
+            header = stream.readline()
+            with output.progress(_size(source), "reading events (bytes)") as advance:
+                report = stats_from_lines(name, header, _counted(stream, advance), **options)
             report["warnings"] += warnings
             return report
     finally:
         close_source(stream)                    # stdin stays open for the trace reader
     return _replay_stats(source, opts, **options)
+
+
+def _size(source: str) -> int | None:
+    """The bytes the event reader will see: a plain file's size (None: stdin, gzip)."""
+    import os
+
+    if source == "-":
+        return None
+    with open(source, "rb") as f:
+        if f.read(2) == b"\x1f\x8b":
+            return None
+    return os.path.getsize(source)
+
+
+def _counted(lines, advance, every: int = 1 << 20):
+    """The lines, reporting their bytes to `advance` about every MiB (a progress bar)."""
+    n = 0
+    for line in lines:
+        n += len(line)
+        if n >= every:
+            advance(n)
+            n = 0
+        yield line
+    if n:
+        advance(n)
 
 
 def _replay_stats(trace: str, opts, **options) -> dict:
