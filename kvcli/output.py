@@ -19,11 +19,11 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from kvcli.output_files import STDOUT_LABEL, OutputFailed, atomic_file, check_output, open_output
+from kvcli.output_files import STDOUT_LABEL, OutputFailed, check_output, open_output
 from kvcli.signals import install_signal_handlers, interrupt_code
 from kvcore.errors import InputError, NoDeviceError
 
-__all__ = ["OutputFailed", "Table", "View", "atomic_file", "check_output", "describe", "emit",
+__all__ = ["OutputFailed", "Table", "View", "check_output", "describe", "emit",
            "emit_lines", "install_signal_handlers", "interrupt_code", "message", "open_output",
            "progress", "run", "warn"]
 

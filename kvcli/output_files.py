@@ -220,11 +220,3 @@ def open_output(path: str, *, field: str = "output", keep_on_interrupt: bool = F
         discard()
         raise
     finish()
-
-
-def atomic_file(path: str, mode: str = "wb", *, keep_on_interrupt: bool = False,
-                field: str = "output"):
-    """`open_output` under its old name (binary only)."""
-    if mode != "wb":
-        raise ValueError("outputs are binary")
-    return open_output(path, field=field, keep_on_interrupt=keep_on_interrupt)

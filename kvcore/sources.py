@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import sys
 import zlib
 from collections.abc import Iterator
@@ -72,6 +73,14 @@ def _skip_bom(stream: io.BufferedReader) -> None:
     text after it."""
     if stream.peek(len(UTF8_BOM))[:len(UTF8_BOM)] == UTF8_BOM:
         stream.read(len(UTF8_BOM))
+
+
+def source_size(path: str, stream: io.BufferedReader) -> int | None:
+    """The bytes a reader of `stream` (from `open_source(path)`) will see: a plain file's size;
+    None for stdin and for gzip (its decompressed size is not known up front)."""
+    if path == STDIN or isinstance(stream.raw, gzip.GzipFile):
+        return None
+    return os.fstat(stream.fileno()).st_size
 
 
 def close_source(stream: io.BufferedReader) -> None:

@@ -9,11 +9,11 @@ from kvcli import output
 from kvcore.errors import InputError, NoDeviceError
 
 
-def test_atomic_file_renames_when_complete_with_umask_mode(tmp_path):
+def test_open_output_renames_when_complete_with_umask_mode(tmp_path):
     target = tmp_path / "out.jsonl"
     old = os.umask(0o022)
     try:
-        with output.atomic_file(str(target)) as f:
+        with output.open_output(str(target)) as f:
             f.write(b"{}\n")
             assert not target.exists()  # only the temporary name exists while writing
     finally:
@@ -23,18 +23,18 @@ def test_atomic_file_renames_when_complete_with_umask_mode(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]
 
 
-def test_atomic_file_leaves_nothing_on_error(tmp_path):
+def test_open_output_leaves_nothing_on_error(tmp_path):
     target = tmp_path / "out.jsonl"
-    with pytest.raises(InputError), output.atomic_file(str(target)) as f:
+    with pytest.raises(InputError), output.open_output(str(target)) as f:
         f.write(b"half")
         raise InputError("bad", path="t.jsonl", line=3, field="x")
     assert list(tmp_path.iterdir()) == []
 
 
-def test_atomic_file_keeps_partial_output_on_interrupt_when_asked(tmp_path):
+def test_open_output_keeps_partial_output_on_interrupt_when_asked(tmp_path):
     target = tmp_path / "events.jsonl"
     with pytest.raises(KeyboardInterrupt), \
-            output.atomic_file(str(target), keep_on_interrupt=True) as f:
+            output.open_output(str(target), keep_on_interrupt=True) as f:
         f.write(b'{"kind":"interrupted"}\n')
         raise KeyboardInterrupt
     assert target.read_bytes() == b'{"kind":"interrupted"}\n'

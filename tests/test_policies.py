@@ -119,8 +119,8 @@ def test_eager_never_hits_in_cache_mode_and_optimal_bounds_lru(tmp_path, rule):
         assert opt.hit_tokens >= lru.hit_tokens
 
 
-# The cache-mode oracle (real vLLM 0.33.0, ../shared/oracle/tool/oracle cache_mode, block size
-# 512, no warm-up) on the conversation trace: capacity -> (hit rate, rejected).
+# The cache-mode oracle (real vLLM 0.33.0, its `cache_mode` command, see tests/data/README.md;
+# block size 512, no warm-up) on the conversation trace: capacity -> (hit rate, rejected).
 ORACLE = {100: (0.051944837850781425, 386), 246: (0.04278474794651364, 1),
           247: (0.04275099497856342, 0), 1953: (0.05587, 0), 3000: (0.06859253933781416, 0),
           7812: (0.18495, 0), 30000: (0.337114049402508, 0)}

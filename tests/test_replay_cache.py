@@ -1,8 +1,8 @@
 """Cache mode = the cache-mode oracle (vLLM 0.33.0's KVCacheManager, one request at a time).
 
-Expected numbers were answered by `shared/oracle/tool/oracle cache_mode` (capacity C usable
-blocks = `--num-blocks C+1`); the generated traces in tests/data/cache_mode/ are not in
-../shared (made with `kvcli gen`, see the README there).
+Expected numbers were answered by the oracle's `cache_mode` (capacity C usable blocks =
+`--num-blocks C+1`; how each was recorded: tests/data/README.md); the generated traces in
+tests/data/cache_mode/ were made with `kvcli gen` (see the README there).
 """
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ def compute(source: str, opts, **options) -> dict:
     `ReplayOptions` ``opts``), streaming."""
     from kvcore.analysis.events_reader import SNIFF_BUFFER_SIZE, is_event_stream
     from kvcore.analysis.stats import stats_from_lines
-    from kvcore.sources import close_source, open_source
+    from kvcore.sources import close_source, open_source, source_size
 
     name, stream = open_source(source, buffer_size=SNIFF_BUFFER_SIZE)
     try:
@@ -84,25 +84,14 @@ def compute(source: str, opts, **options) -> dict:
                                 "options apply when SOURCE is a trace)")
                 output.warn(warnings[-1])
             header = stream.readline()
-            with output.progress(_size(source), "reading events (bytes)") as advance:
+            with output.progress(source_size(source, stream),
+                                 "reading events (bytes)") as advance:
                 report = stats_from_lines(name, header, _counted(stream, advance), **options)
             report["warnings"] += warnings
             return report
     finally:
         close_source(stream)                    # stdin stays open for the trace reader
     return _replay_stats(source, opts, **options)
-
-
-def _size(source: str) -> int | None:
-    """The bytes the event reader will see: a plain file's size (None: stdin, gzip)."""
-    import os
-
-    if source == "-":
-        return None
-    with open(source, "rb") as f:
-        if f.read(2) == b"\x1f\x8b":
-            return None
-    return os.path.getsize(source)
 
 
 def _counted(lines, advance, every: int = 1 << 20):

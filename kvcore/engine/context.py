@@ -45,14 +45,15 @@ class ReplayContext:
                  progress: Callable[[int], None] | None = None,
                  warn: Callable[[str], None] | None = None) -> None:
         self.trace = trace
+        sized_here = cfg.num_blocks is None      # a given num_blocks was checked by `resolve`
         self.cfg, groups = _sized(cfg, trace)
         cfg = self.cfg
         self.num_blocks: int = cfg.num_blocks    # type: ignore[assignment]  (sized above)
-        # A pool sized here (from GPU memory, or cache mode's room for every prompt block) is
-        # refused up front when this machine cannot hold it.
-        check_pool_fits(self.num_blocks, field="gpu_memory_gib"
-                        if cfg.gpu_memory_gib is not None and "num_blocks" not in cfg.given
-                        else "num_blocks")
+        if sized_here:
+            # A pool sized here (from GPU memory, or cache mode's room for every prompt block)
+            # is refused up front when this machine cannot hold it.
+            check_pool_fits(self.num_blocks, field="gpu_memory_gib"
+                            if cfg.gpu_memory_gib is not None else "num_blocks")
         self.sink = sink
         self.jsonl = sink if isinstance(sink, JsonlEvents) else None
         self.vllm = sink if isinstance(sink, VllmEvents) else None
@@ -195,9 +196,8 @@ class ReplayContext:
             raise InputError(f"no request fits: {why}", path=self.trace.path, line=line,
                              field="num_blocks")
         more = f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else ""
-        left_out = sum(self.records[tr.id].tr.prompt_len for tr in self.trace.requests
-                       if self.records[tr.id].rejected is not None)
-        total = sum(tr.prompt_len for tr in self.trace.requests)
+        left_out = sum(r.tr.prompt_len for r in self.records.values() if r.rejected is not None)
+        total = sum(r.tr.prompt_len for r in self.records.values())
         self.warning(f"skipped {len(skipped)} request(s) that can never fit, counted as "
                      f"rejected and left out of the hit rate ({left_out:,} of {total:,} prompt "
                      f"tokens): {self.trace.path}:{line}: {why}{more}")
