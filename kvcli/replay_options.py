@@ -37,18 +37,24 @@ Policy = _choices("Policy", QUEUES)
 HashAlgo = _choices("HashAlgo", HASH_FUNCTIONS)
 
 
+def _plain_flag(name: str, kind: Any) -> bool:
+    """A switch off by default (`--skip-bad`): a plain flag, False when left off (not given)."""
+    return kind is bool and getattr(D, name) is False
+
+
 def _option(name: str, kind: Any, panel: str, help: str) -> Any:
     """The option of field `name`: `--name-in-kebab-case` (`--x/--no-x` for a switch that may be
     on by default), its help ending with the field's default unless the help says its own."""
     flag = "--" + name.replace("_", "-")
     default = getattr(D, name)
-    if kind is bool and default is not False:
+    plain = _plain_flag(name, kind)
+    if kind is bool and not plain:
         flag = f"{flag}/--no-{flag[2:]}"
     if "(default:" not in help and kind is not bool or default is True:
         shown = {True: "on", False: "off"}.get(default, default) \
             if isinstance(default, bool) else default
         help = f"{help} (default: {shown})"
-    value_type = kind if name == "skip_bad" else kind | None    # skip_bad: a plain flag
+    value_type = kind if plain else kind | None
     return Annotated[value_type, typer.Option(flag, help=help + ".", rich_help_panel=panel,
                                               show_default=False)]
 
@@ -87,6 +93,7 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
     "decode_ms_per_seq": (float, _C, "Cost of one decoding sequence, ms"),
 }
 OPTIONS: dict[str, Any] = {name: _option(name, *spec) for name, spec in _SPEC.items()}
+_PLAIN_FLAGS = frozenset(name for name, (kind, _, _) in _SPEC.items() if _plain_flag(name, kind))
 # for commands that take only the model options (`kvcli script`)
 ModelOpt, ModelConfigOpt, GpuMemOpt = (OPTIONS[k]
                                        for k in ("model", "model_config", "gpu_memory_gib"))
@@ -97,7 +104,7 @@ def replay_options(params: dict[str, Any]) -> ReplayOptions:
     """The `ReplayOptions` of the replay options' values: those the user gave (not None),
     enums as their values; the rest stay defaults."""
     given = {k: (v.value if isinstance(v, Enum) else v) for k, v in params.items()
-             if v is not None and not (k == "skip_bad" and v is False)}   # a plain flag left off
+             if v is not None and not (k in _PLAIN_FLAGS and v is False)}   # a flag left off
     return ReplayOptions(**given, given=frozenset(given))
 
 
@@ -109,7 +116,7 @@ def with_replay_options(first: bool = True) -> Callable[[Callable], Callable]:
         sig = inspect.signature(fn, eval_str=True)
         own = [p for p in sig.parameters.values() if p.name != "opts"]
         extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=alias,
-                                   default=False if name == "skip_bad" else None)
+                                   default=False if name in _PLAIN_FLAGS else None)
                  for name, alias in OPTIONS.items()]
         at = sum(1 for p in own if p.default is inspect.Parameter.empty) if first else len(own)
         params = own[:at] + extra + own[at:]

@@ -35,14 +35,14 @@ _IGNORED_CONFIG_KEYS = frozenset({"kv_events"})
 
 
 def _knob(default: Any, *, config: bool = False, choices: Any = None, check: str | None = None,
-          lo: float | None = None, message: str | None = None) -> Any:
+          lo: float | None = None, message: str | None = None, pool: bool = False) -> Any:
     """A field with its rule: `choices` (a table's keys), or `check` = "positive_int",
     "int_at_least" / "at_least" (an integer / a finite number >= `lo`), "positive" (a finite
     number > 0), "fraction" (in [0, 1)); `message` replaces the rule's wording. None passes
-    where None is the default. `num_blocks` must also fit this machine's memory
-    (`kvcore.host_memory`)."""
+    where None is the default. With `pool`, the value is a pool's block count, which must also
+    fit this machine's memory (`kvcore.host_memory`)."""
     meta = {"config": config, "choices": tuple(choices) if choices is not None else None,
-            "check": check, "lo": lo, "message": message}
+            "check": check, "lo": lo, "message": message, "pool": pool}
     return field(default=default, metadata=meta)
 
 
@@ -53,7 +53,7 @@ class ReplayOptions:
     # vLLM's num_gpu_blocks, the null block included; None: engine 16,384 (or the model's at
     # gpu_memory_gib), cache room for every prompt block
     num_blocks: int | None = _knob(None, config=True, check="int_at_least", lo=2,
-                                   message="must be >= 2 (block 0 is the null block)")
+                                   message="must be >= 2 (block 0 is the null block)", pool=True)
     max_num_seqs: int = _knob(_SCHED.max_num_seqs, config=True, check="positive_int")
     max_num_batched_tokens: int = _knob(_SCHED.max_num_batched_tokens, config=True,
                                         check="positive_int")
@@ -150,8 +150,8 @@ def _check(f: dataclasses.Field, v: Any) -> None:
             raise InputError(f"{head}, got {v!r}", field=f.name)
         if not math.isfinite(v):    # an int always is; inf would make the clock spin forever
             raise InputError(f"must be a finite number, got {v!r}", field=f.name)
-        if f.name == "num_blocks":
-            check_pool_fits(v)
+        if meta["pool"]:
+            check_pool_fits(v, field=f.name)
 
 
 def _is_number(v: Any, types: tuple[type, ...]) -> bool:
