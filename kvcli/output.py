@@ -140,17 +140,36 @@ def warn(text: str) -> None:
     stderr_console().print(f"warning: {text}", markup=False, highlight=False, style="yellow")
 
 
-@contextlib.contextmanager
-def progress(total: int | None, description: str) -> Iterator[Callable[[int], None]]:
-    """A progress bar on stderr when stderr is a terminal; yields ``advance(n)``, a no-op otherwise."""
-    if not sys.stderr.isatty():
-        yield lambda n=1: None
-        return
-    from rich.progress import Progress
+class Advance:
+    """What `progress` yields: ``advance(n)`` moves the bar by n; ``advance.total(n)`` sets
+    the end once the work knows it (the curve learns its run count after reading the trace)."""
 
-    with Progress(console=stderr_console(), transient=True) as bar:
-        task = bar.add_task(description, total=total)
-        yield lambda n=1: bar.advance(task, n)
+    def __init__(self, bar=None, task=None) -> None:
+        self._bar, self._task = bar, task
+
+    def __call__(self, n: int = 1) -> None:
+        if self._bar is not None:
+            self._bar.advance(self._task, n)
+
+    def total(self, n: int) -> None:
+        if self._bar is not None:
+            self._bar.update(self._task, total=n)
+
+
+@contextlib.contextmanager
+def progress(total: int | None, description: str) -> Iterator[Advance]:
+    """A progress bar (count, rate, ETA) on stderr when stderr is a terminal; a no-op
+    otherwise."""
+    if not sys.stderr.isatty():
+        yield Advance()
+        return
+    from rich import progress as rp
+
+    columns = (rp.TextColumn("{task.description}"), rp.BarColumn(), rp.MofNCompleteColumn(),
+               rp.TaskProgressColumn(), rp.TimeElapsedColumn(), rp.TextColumn("ETA"),
+               rp.TimeRemainingColumn())
+    with rp.Progress(*columns, console=stderr_console(), transient=True) as bar:
+        yield Advance(bar, bar.add_task(description, total=total))
 
 
 def describe(err: InputError) -> str:

@@ -1,5 +1,6 @@
-"""Charts: the PNGs of `kvcli stats --plot DIR` and `kvcli curve --plot FILE.png`, and the text
-sparkline under the stats tables.
+"""Charts: the PNGs of `kvcli stats --plot DIR` and `kvcli curve --plot DIR` (one option, one
+meaning: a folder, created when missing, that the charts are written into), and the text sparkline
+under the stats tables.
 
 Every chart is drawn from the command's JSON document (the stats report's bounded timelines and
 log2 histograms; the curve's points), so none needs the events again. matplotlib (the optional
@@ -9,7 +10,6 @@ log2 histograms; the curve's points), so none needs the events again. matplotlib
 from __future__ import annotations
 
 import os
-from typing import IO
 
 from kvcore.errors import InputError
 
@@ -45,32 +45,41 @@ def _pyplot():
     return plt
 
 
-def write_plots(report: dict, folder: str) -> list[str]:
-    """Write usage, hit rate, evictions, lifetime and reuse-gap charts; return their paths."""
-    plt = _pyplot()
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError as err:
-        raise InputError(f"cannot create the folder: {err.strerror}", path=folder,
-                         field="plot") from None
-    mem, ev, reuse = report["memory"], report["eviction"], report["reuse"]
-    width = mem["timeline"]["bucket_steps"]
-    xs = [i * width for i in range(len(mem["timeline"]["used_max"]))]
-    paths = []
+class _Charts:
+    """The folder a command's charts go into: created (with its parents) when missing; each
+    chart saved by kvcli's one writer, under a temporary name renamed when complete (never a
+    half-written PNG; a full disk is one line, exit 1)."""
 
-    def save(fig, name: str) -> None:
-        # kvcli's one writer: under a temporary name, renamed when complete (never a
-        # half-written PNG); a full disk is one line, exit 1.
+    def __init__(self, folder: str) -> None:
+        self.plt = _pyplot()
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as err:
+            raise InputError(f"cannot create the folder: {err.strerror}", path=folder,
+                             field="plot") from None
+        self.folder = folder
+        self.paths: list[str] = []
+
+    def save(self, fig, name: str, dpi: int = 100) -> None:
         from kvcli.output import open_output
 
-        path = os.path.join(folder, name)
+        path = os.path.join(self.folder, name)
         fig.tight_layout()
         try:
             with open_output(path, field="plot") as f:
-                fig.savefig(f, dpi=100, format="png")
+                fig.savefig(f, dpi=dpi, format="png")
         finally:
-            plt.close(fig)
-        paths.append(path)
+            self.plt.close(fig)
+        self.paths.append(path)
+
+
+def write_plots(report: dict, folder: str) -> list[str]:
+    """Write usage, hit rate, evictions, lifetime and reuse-gap charts; return their paths."""
+    charts = _Charts(folder)
+    plt, save = charts.plt, charts.save
+    mem, ev, reuse = report["memory"], report["eviction"], report["reuse"]
+    width = mem["timeline"]["bucket_steps"]
+    xs = [i * width for i in range(len(mem["timeline"]["used_max"]))]
 
     usable = mem["usable_blocks"]
     mt = mem["timeline"]
@@ -111,7 +120,7 @@ def write_plots(report: dict, folder: str) -> list[str]:
     _hist(plt, ev["idle_before_evict_steps"], "Idle before eviction", save, "idle.png")
     _hist(plt, reuse["reuse_gap_steps"], "Reuse gap (between uses of a cached block)", save,
           "reuse_gap.png")
-    return paths
+    return charts.paths
 
 
 def _hist(plt, dist: dict, title: str, save, name: str) -> None:
@@ -125,10 +134,10 @@ def _hist(plt, dist: dict, title: str, save, name: str) -> None:
     save(fig, name)
 
 
-def write_plot(result, f: IO[bytes]) -> None:
-    """The curves of a `CurveResult` as one PNG written to ``f``."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(8, 5))
+def write_curve_plot(result, folder: str) -> str:
+    """The curves of a `CurveResult` as ``folder/curve.png``; return its path."""
+    charts = _Charts(folder)
+    fig, ax = charts.plt.subplots(figsize=(8, 5))
     for policy in result.knees:
         pts = [p for p in result.points if p.policy == policy and p.hit_rate is not None]
         ax.plot([p.capacity_blocks for p in pts], [100 * p.hit_rate for p in pts],
@@ -141,6 +150,5 @@ def write_plot(result, f: IO[bytes]) -> None:
     ax.set_title(f"{result.trace} ({result.rule} rule, warm-up {result.warmup:g})", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(f, format="png", dpi=120)
-    plt.close(fig)
+    charts.save(fig, "curve.png", dpi=120)
+    return charts.paths[0]

@@ -92,12 +92,14 @@ def test_default_sweep_reaches_the_ceiling(tmp_path):
 
 def test_table_and_plot(tmp_path):
     trace = str(make_trace(tmp_path / "g.jsonl", seed=8))
-    png = tmp_path / "c.png"
+    charts = tmp_path / "charts" / "new"          # created, parents too, as stats --plot does
     res = runner.invoke(app, ["curve", trace, "--policies", "lru,lfu", "--capacities", "50,500",
-                              "--plot", str(png)])
+                              "--plot", str(charts)])
     assert res.exit_code == 0, res.output
     assert "Hit rate by capacity" in res.stdout and "ceiling (infinite cache)" in res.stdout
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [p.name for p in charts.iterdir()] == ["curve.png"]
+    assert (charts / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"wrote {charts / 'curve.png'}" in res.stderr
 
 
 def test_capacity_gib_uses_the_models_bytes_per_block(tmp_path):

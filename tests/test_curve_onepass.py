@@ -153,3 +153,23 @@ def test_token_id_trace_with_cache_salt(tmp_path):
     unsalted = build_input([dataclasses.replace(r, cache_salt=None) for r in trace.requests],
                            rule="vllm", block_size=8)
     assert one_pass(unsalted).ceiling_tokens > op.ceiling_tokens
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_exact_points_report_progress_in_requests(tmp_path, jobs):
+    """The curve's progress bar counts requests run: every task runs every request, in this
+    process (reported as it goes) or in workers (through the shared counter); the points do
+    not depend on where they ran."""
+    trace = read_trace(str(make_trace(tmp_path / "t.jsonl", seed=5)))
+    inp = build_input(trace.requests, rule="vllm", block_size=16, warmup=0.0)
+    tasks = [Task("simulation", "lfu", 40), Task("simulation", "fifo", 200),
+             Task("replay", "lru", 30), Task("replay", "lru", 1)]     # 1: nothing fits
+    done: list[int] = []
+    points = run_tasks(tasks, inp, trace, 0.0, jobs=jobs, advance=done.append)
+    assert sum(done) == len(tasks) * inp.num_requests
+    assert len(done) > (1 if jobs > 1 else len(tasks))     # moves within points, not per point
+    by_task = {p.task: p for p in points}
+    assert set(by_task) == set(tasks)
+    assert by_task[tasks[3]] == (tasks[3], 0, 0, inp.num_requests)
+    assert (by_task[tasks[0]].hit_tokens, by_task[tasks[0]].prompt_tokens) == \
+        tuple(simulate(inp, "lfu", 40)[2:4])

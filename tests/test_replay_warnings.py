@@ -15,10 +15,18 @@ def run(**kw):
     return s
 
 
-def test_an_engine_that_keeps_up_says_nothing_and_reports_its_queueing_delay():
+CLOCK = ("uncalibrated clock: simulated time and queueing delays come from the default step-time "
+         "model (5 ms a step + 0.05 ms a prefill token + 0.25 ms a decoding request), measured "
+         "on no GPU: they order arrivals and steps, they do not predict latency (options "
+         "step_overhead_ms, prefill_ms_per_token and decode_ms_per_seq set it)")
+
+
+def test_an_engine_that_keeps_up_reports_its_queueing_delay_and_whose_clock_it_is():
     s = run(block_size=16)
-    assert s.warnings == []
+    assert s.warnings == [CLOCK]
     assert (s.queue_delay_p50_s, s.queue_delay_p99_s) == (0.004346, 0.031522)
+    s = run(block_size=16, decode_ms_per_seq=0.3)        # a clock the user chose: nothing said
+    assert s.warnings == [] and s.queue_delay_p50_s is not None
 
 
 def test_an_engine_that_falls_behind_says_so_with_the_numbers():
@@ -59,7 +67,7 @@ def test_skipped_requests_say_what_they_take_out_of_the_hit_rate():
 def test_max_steps_says_the_summary_is_partial():
     s = run(block_size=16, max_steps=10)
     assert s.steps == 10 and s.warnings == [
-        "stopped after max_steps 10: the summary covers only what ran by then"]
+        "stopped after max_steps 10: the summary covers only what ran by then", CLOCK]
 
 
 def test_the_conversation_trace_on_llama_8b_at_80_gib_falls_behind(tmp_path):
@@ -72,7 +80,7 @@ def test_the_conversation_trace_on_llama_8b_at_80_gib_falls_behind(tmp_path):
     with gzip.open(src, "rt") as f:
         head.write_text("".join(line for _, line in zip(range(1500), f)))
     s = replay(str(head), ReplayOptions(model="llama-3.1-8b", gpu_memory_gib=80.0))
-    assert s.warnings == [
+    assert s.warnings == [CLOCK,
         ("the simulated engine fell behind the trace: it needed 1,241 s of simulated time for a "
         "trace spanning 510 s; queueing delay to the first scheduled step median 353.7 s, p99 "
         "714.0 s. The hit rate is that of an overloaded server (more KV memory, a faster clock "
@@ -93,10 +101,10 @@ def test_replay_options_given_to_stats_with_an_event_stream_are_named(tmp_path):
     assert res.exit_code == 0
     said = ("option(s) --max-num-seqs: no effect on an event stream (the replay options apply "
             "when SOURCE is a trace)")
-    assert res.stderr == f"warning: {said}\n"
-    assert json.loads(res.stdout)["warnings"] == [said]
+    assert res.stderr == f"warning: {said}\n"     # the stream's own were said by its replay
+    assert json.loads(res.stdout)["warnings"] == [CLOCK, said]
     res = runner.invoke(app, ["stats", str(ev), "--json"])
-    assert res.stderr == "" and json.loads(res.stdout)["warnings"] == []
+    assert res.stderr == "" and json.loads(res.stdout)["warnings"] == [CLOCK]
     # the replay's own warnings, from a trace or from its event stream (its `end` line)
     res = runner.invoke(app, ["stats", SAMPLE, "--step-overhead-ms", "200", "--json"])
     from_trace = json.loads(res.stdout)["warnings"]

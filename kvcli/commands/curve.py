@@ -5,11 +5,13 @@ policies compared (cache mode: one request at a time). JSON keys are documented 
 from __future__ import annotations
 
 import math
+import os
 from typing import Annotated
 
 import typer
 
 from kvcli import output
+from kvcore.errors import InputError
 
 _CAP = "Capacities (give one; default: a geometric sweep up to the ceiling)"
 
@@ -45,8 +47,9 @@ def register(app: typer.Typer) -> None:
         = 1,
         as_json: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")]
         = False,
-        plot: Annotated[str | None, typer.Option("--plot", metavar="FILE.png",
-                        help="Draw the curves into a PNG (needs the 'plot' extra).")] = None,
+        plot: Annotated[str | None, typer.Option("--plot", metavar="DIR",
+                        help="Write the chart DIR/curve.png (as stats --plot DIR; needs the "
+                        "'plot' extra).")] = None,
     ) -> None:
         """Hit rate against KV cache capacity: the whole LRU curve in one pass, its ceiling and
         knees, and other eviction policies at chosen capacities."""
@@ -64,7 +67,11 @@ def run_curve(trace: str, *, policies: str, rule: str, block_size: int | None, w
     if plot is not None:
         from kvcli.plots import require_matplotlib
 
-        output.check_output(plot, "plot")       # before the work
+        if plot.lower().endswith(".png") and not os.path.isdir(plot):
+            # The option was once a file; a folder named x.png would only surprise.
+            raise InputError(f"{plot}: --plot takes a folder (the chart is written as "
+                             "DIR/curve.png, as stats --plot DIR writes its charts)", field="plot")
+        output.check_output(plot, "plot", folder=True)      # before the work
         require_matplotlib()
     opts = CurveOptions(
         policies=tuple(p.strip().lower() for p in policies.split(",") if p.strip()),
@@ -73,15 +80,14 @@ def run_curve(trace: str, *, policies: str, rule: str, block_size: int | None, w
         capacity_tokens=parse_numbers(capacity_tokens, "capacity_tokens"),
         capacity_gib=parse_numbers(capacity_gib, "capacity_gib", kind=float),
         model=model, jobs=jobs)
-    with output.progress(None, "exact per-capacity runs") as advance:
-        result = compute_curve(trace, opts, advance=advance)
+    with output.progress(None, "exact points (requests run)") as advance:
+        result = compute_curve(trace, opts, advance=advance, on_total=advance.total)
     for w in result.warnings:
         output.warn(w)
     if plot is not None:
-        from kvcli.plots import write_plot
+        from kvcli.plots import write_curve_plot
 
-        with output.open_output(plot, field="plot") as f:
-            write_plot(result, f)
+        output.message(f"wrote {write_curve_plot(result, plot)}")
     output.emit(view(result), as_json=as_json)
 
 

@@ -115,6 +115,7 @@ class ReplayContext:
         self.warn(message)
 
     def _no_effect_warnings(self) -> None:
+        """Warnings decided by the options and the trace alone, before the first step."""
         cfg = self.cfg
         if self.trace.out_of_order:
             self.warning(f"{self.trace.out_of_order:,} request(s) have a timestamp earlier than "

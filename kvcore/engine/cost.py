@@ -24,3 +24,15 @@ class CostModel:
     def step_ms(self, prefill_tokens: int, decode_seqs: int) -> float:
         return (self.step_overhead_ms + self.prefill_ms_per_token * prefill_tokens
                 + self.decode_ms_per_seq * decode_seqs)
+
+    def uncalibrated_warning(self) -> str | None:
+        """What a user must be told beside numbers timed by this clock: the defaults are a
+        guess, measured on no GPU (None for a clock the user set)."""
+        if self != CostModel():
+            return None
+        return (f"uncalibrated clock: simulated time and queueing delays come from the default "
+                f"step-time model ({self.step_overhead_ms:g} ms a step + "
+                f"{self.prefill_ms_per_token:g} ms a prefill token + {self.decode_ms_per_seq:g} "
+                "ms a decoding request), measured on no GPU: they order arrivals and steps, they "
+                "do not predict latency (options step_overhead_ms, prefill_ms_per_token and "
+                "decode_ms_per_seq set it)")

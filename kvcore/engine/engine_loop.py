@@ -173,7 +173,8 @@ BEHIND_MEDIAN_DELAY_S = 1.0
 
 
 def check_load(ctx: ReplayContext) -> None:
-    """Queueing delays into the summary, and a warning when the engine fell behind the trace."""
+    """Queueing delays into the summary; a warning when they come from the default (uncalibrated)
+    clock, and one when the engine fell behind the trace."""
     delays = sorted(rec.first_scheduled_ms - rec.tr.arrival_ms for rec in ctx.records.values()
                     if rec.first_scheduled_ms is not None)
     if not delays:
@@ -184,6 +185,9 @@ def check_load(ctx: ReplayContext) -> None:
         return round(delays[min(len(delays) - 1, int(q * len(delays)))] / 1000.0, 6)
 
     s.queue_delay_p50_s, s.queue_delay_p99_s = pct(0.5), pct(0.99)
+    clock = ctx.cost.uncalibrated_warning()
+    if clock:
+        ctx.warning(clock)      # at the end, with the numbers it qualifies (an error stays one line)
     if s.queue_delay_p50_s < BEHIND_MEDIAN_DELAY_S:
         return
     first, last = ctx.trace.requests[0], ctx.trace.requests[-1]     # in arrival order

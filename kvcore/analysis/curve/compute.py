@@ -259,7 +259,7 @@ def compute_curve(trace_path: str, opts: CurveOptions, *, trace=None,
             (f for f in ("capacity_tokens", "capacity_gib") if getattr(opts, f) is not None),
             "capacities"))
     if on_total is not None:
-        on_total(len(tasks))
+        on_total(len(tasks) * inp.num_requests)     # progress counts requests run
     exact = []
     if tasks:
         # Imported only when needed: the policies and the replay cost start-up time.

@@ -26,6 +26,7 @@ KVCacheManager's rules and leaves only the choice of the victim to the policy
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -64,14 +65,24 @@ def next_uses(inp: CurveInput) -> list[float]:
     return nxt.tolist()
 
 
-def simulate(inp: CurveInput, policy_name: str, capacity: int) -> SimResult:
-    """Replay `inp` through a cache of `capacity` usable blocks evicting by `policy_name`."""
-    if inp.rule == "vllm":
-        return _simulate_vllm(inp, policy_name, capacity)
-    return _simulate_trace(inp, policy_name, capacity)
+def simulate(inp: CurveInput, policy_name: str, capacity: int,
+             tick: Callable[[int], None] = lambda n: None) -> SimResult:
+    """Replay `inp` through a cache of `capacity` usable blocks evicting by `policy_name`;
+    ``tick(n)`` is told of every `TICK` requests done (and of the rest at the end): the
+    progress of a long point (a simulation of a large trace can take minutes)."""
+    run = _simulate_vllm if inp.rule == "vllm" else _simulate_trace
+    result = run(inp, policy_name, capacity, tick)
+    n = inp.num_requests
+    if n:
+        tick(n - TICK * ((n - 1) // TICK))
+    return result
 
 
-def _simulate_vllm(inp: CurveInput, policy_name: str, capacity: int) -> SimResult:
+TICK = 1024   # requests between two ticks: the check costs nothing beside a request's work
+
+
+def _simulate_vllm(inp: CurveInput, policy_name: str, capacity: int,
+                   tick: Callable[[int], None]) -> SimResult:
     policy = make_policy(policy_name)
     keys = inp.keys.tolist()
     starts = inp.starts.tolist()
@@ -84,6 +95,8 @@ def _simulate_vllm(inp: CurveInput, policy_name: str, capacity: int) -> SimResul
     hit_tokens = prompt_tokens = rejected = evictions = 0
     for r, (n_blocks, cap, n_tok) in enumerate(zip(inp.num_blocks.tolist(), inp.hit_cap.tolist(),
                                                     inp.num_tokens.tolist())):
+        if r and not r % TICK:
+            tick(TICK)
         if n_blocks > capacity:
             rejected += 1
             continue
@@ -134,7 +147,8 @@ def _simulate_vllm(inp: CurveInput, policy_name: str, capacity: int) -> SimResul
     return SimResult(policy_name, capacity, hit_tokens, prompt_tokens, rejected, evictions)
 
 
-def _simulate_trace(inp: CurveInput, policy_name: str, capacity: int) -> SimResult:
+def _simulate_trace(inp: CurveInput, policy_name: str, capacity: int,
+                    tick: Callable[[int], None]) -> SimResult:
     policy = make_policy(policy_name)
     keys = inp.keys.tolist()
     weights = inp.weights.tolist()
@@ -146,6 +160,8 @@ def _simulate_trace(inp: CurveInput, policy_name: str, capacity: int) -> SimResu
     hit_tokens = prompt_tokens = evictions = 0
     n_tokens = inp.num_tokens.tolist()
     for r in range(len(n_tokens)):
+        if r and not r % TICK:
+            tick(TICK)
         lo, hi = starts[r], starts[r + 1]
         i = lo
         while i < hi and keys[i] in slot_of:
