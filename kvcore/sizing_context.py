@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+# vLLM 0.33's SchedulerConfig class default (what `vllm serve` starts from before a device
+# picks another); the one default of kvcli's scheduler, replay, config and sizing API.
+DEFAULT_MAX_NUM_BATCHED_TOKENS = 2048
+
 
 @dataclass(frozen=True, slots=True)
 class SizingContext:
@@ -16,7 +20,7 @@ class SizingContext:
     """
 
     max_model_len: int
-    max_num_batched_tokens: int = 8192
+    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS
     max_concurrent_batches: int = 1
     max_num_encoder_input_tokens: int = 0
     mamba_cache_mode: str = "align"  # "align" (prefix caching on) or "none"

@@ -355,3 +355,24 @@ def test_a_pool_sized_from_gpu_memory_is_refused_before_it_is_built(monkeypatch)
         "error: option --gpu-memory-gib: 460,792,341 blocks need ~164.8 GiB of host memory for "
         "the pool (384 bytes a block: 128 for the block, 256 for its prefix-cache entry); this "
         "machine has 8.0 GiB available\n")
+
+
+def test_curve_fast_reader_keeps_the_token_bound(tmp_path):
+    """A plain Mooncake file takes curve's fast array reader; a line past the bound falls back
+    to the full reader, which names it (the fast reader once accepted it)."""
+    from kvcore.analysis.curve.fastread import read_hash_id_trace
+
+    big = MAX_REQUEST_TOKENS + 1
+    trace = tmp_path / "t.jsonl"
+    lines = [{"timestamp": 0, "input_length": 600, "output_length": 1, "hash_ids": [1, 2]},
+             {"timestamp": 1, "input_length": big, "output_length": 1,
+              "hash_ids": list(range(-(-big // 512)))}]
+    trace.write_text("".join(json.dumps(o) + "\n" for o in lines))
+    assert read_hash_id_trace(str(trace)) is None
+    res = runner.invoke(app, ["curve", str(trace)])
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1
+    assert res.stderr.startswith(f"error: {trace}:2: field 'input_length': ")
+    lines[1]["input_length"] = 1000          # within the bound: the fast reader takes it
+    lines[1]["hash_ids"] = [1, 3]
+    trace.write_text("".join(json.dumps(o) + "\n" for o in lines))
+    assert read_hash_id_trace(str(trace)) is not None

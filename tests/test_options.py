@@ -109,3 +109,16 @@ def test_a_bad_value_from_the_config_line_names_the_file_and_line():
     with pytest.raises(InputError) as e:       # a value the user gave is the option's
         resolve(ReplayOptions(block_size=0), {"block_size": 16}, path="t.jsonl", config_line=1)
     assert e.value.path is None and e.value.field == "block_size"
+
+
+def test_one_default_for_max_num_batched_tokens():
+    """vLLM 0.33's SchedulerConfig default, 2048, everywhere: replay, config, the sizing API
+    (once 8192) and the sizing context."""
+    import inspect
+
+    from kvcore.sizing import resolve_kv_cache_config
+    from kvcore.specs import SizingContext
+
+    sig = inspect.signature(resolve_kv_cache_config).parameters["max_num_batched_tokens"]
+    assert sig.default == ReplayOptions().max_num_batched_tokens == 2048
+    assert SizingContext(max_model_len=1).max_num_batched_tokens == 2048

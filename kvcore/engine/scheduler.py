@@ -30,6 +30,7 @@ from typing import Any, Protocol, cast
 
 from kvcore.engine.queues import QUEUES, FCFSQueue, PriorityQueue
 from kvcore.request import Request, RequestStatus
+from kvcore.sizing_context import DEFAULT_MAX_NUM_BATCHED_TOKENS
 
 NO_MODEL_LEN_LIMIT = 1 << 40
 
@@ -39,7 +40,7 @@ class SchedulerConfig:
     """vLLM's SchedulerConfig knobs that matter here (defaults = vLLM 0.33's class defaults)."""
 
     max_num_seqs: int = 128
-    max_num_batched_tokens: int = 2048
+    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS
     max_model_len: int = NO_MODEL_LEN_LIMIT
     long_prefill_token_threshold: int = 0
     long_prefill_token_threshold_adaptive: bool = False

@@ -6,7 +6,7 @@ Entry points:
         kv_heads=None, head_dim=None, dtype=None, sliding_window=None, sliding_layers=None,
         attention_chunk_size=None, chunked_layers=None, gpu_memory_gib=None,
         gpu_memory_utilization=0.9, weights_gib=None, activation_gib=0.0, kv_cache_dtype="auto",
-        block_size=16, max_model_len=None, max_num_batched_tokens=8192,
+        block_size=16, max_model_len=None, max_num_batched_tokens=2048,
         max_concurrent_batches=2, num_blocks=None, tensor_parallel_size=1,
         disable_hybrid=False, pad_pages=False, enable_prefix_caching=True,
         check_memory=True) -> SizingResult

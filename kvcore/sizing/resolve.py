@@ -26,6 +26,7 @@ from kvcore.sizing.config import (
     kv_cache_config_from_groups,
 )
 from kvcore.sizing.grouping import PageSizeError, get_kv_cache_groups
+from kvcore.sizing_context import DEFAULT_MAX_NUM_BATCHED_TOKENS
 from kvcore.specs import DTYPE_BYTES, KVCacheConfig, SizingContext
 
 # The most GiB a memory option takes: 1 PiB, thousands of times any GPU (and far from the floats
@@ -144,7 +145,7 @@ def resolve_kv_cache_config(
     gpu_memory_gib: float | None = None, gpu_memory_utilization: float = 0.9,
     weights_gib: float | None = None, activation_gib: float = 0.0,
     kv_cache_dtype: str = "auto", block_size: int = 16, max_model_len: int | None = None,
-    max_num_batched_tokens: int = 8192, max_concurrent_batches: int = 2,
+    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS, max_concurrent_batches: int = 2,
     num_blocks: int | None = None, tensor_parallel_size: int = 1, disable_hybrid: bool = False,
     pad_pages: bool = False, enable_prefix_caching: bool = True, check_memory: bool = True,
 ) -> SizingResult:

@@ -23,6 +23,7 @@ import orjson
 
 from kvcore.errors import InputError
 from kvcore.sources import READ_ERRORS, STDIN, open_source
+from kvcore.traces.formats import MAX_REQUEST_TOKENS
 
 # = kvcore.traces.formats.MOONCAKE_BLOCK (a test checks it), not imported: the trace package
 # costs start-up time that this path exists to save.
@@ -62,14 +63,16 @@ def _read_bytes(path: str) -> bytes | None:
         stream.close()
 
 
-def _column(values: list, kinds: tuple, minimum: float) -> np.ndarray | None:
+def _column(values: list, kinds: tuple, minimum: float,
+            maximum: float = np.inf) -> np.ndarray | None:
     """`values` as one numpy array when numpy infers one of `kinds` (so no strings, nested
-    lists or huge ints slipped in) and every value is >= minimum; else None."""
+    lists or huge ints slipped in) and every value is within [minimum, maximum]; else None."""
     try:
         arr = np.array(values)
     except (ValueError, OverflowError):
         return None
-    if arr.ndim != 1 or arr.dtype not in kinds or not len(arr) or arr.min() < minimum:
+    if (arr.ndim != 1 or arr.dtype not in kinds or not len(arr) or arr.min() < minimum
+            or arr.max() > maximum):
         return None
     return arr
 
@@ -114,8 +117,9 @@ def read_hash_id_trace(path: str) -> HashIdTrace | None:
         return None
     if set(map(type, id_lists)) != {list}:
         return None
-    num_tokens = _column(n_in, (INT,), 1)
-    out_ok = _column(n_out, (INT,), 1) is not None
+    # Past the bound a request may hold (`MAX_REQUEST_TOKENS`): the full reader says which line.
+    num_tokens = _column(n_in, (INT,), 1, MAX_REQUEST_TOKENS)
+    out_ok = _column(n_out, (INT,), 1, MAX_REQUEST_TOKENS) is not None
     arrival = _column(ts, (INT, FLOAT), 0)
     ids = _column(list(itertools.chain.from_iterable(id_lists)), (INT,), 0)
     if num_tokens is None or not out_ok or arrival is None or ids is None:
