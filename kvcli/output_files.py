@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from kvcore.errors import InputError
+from kvcore.interrupts import deferred
 
 
 class OutputFailed(Exception):
@@ -200,13 +201,14 @@ def open_output(path: str, *, field: str = "output", keep_on_interrupt: bool = F
                 os.unlink(tmp)
 
     def finish() -> None:
-        try:
-            close()
-        except BaseException:
-            discard()
-            raise
-        if tmp is not None:
-            os.replace(tmp, target)
+        with deferred():      # a signal now would cut the last flush or lose the rename
+            try:
+                close()
+            except BaseException:
+                discard()
+                raise
+            if tmp is not None:
+                os.replace(tmp, target)
 
     try:
         yield f

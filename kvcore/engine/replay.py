@@ -25,6 +25,7 @@ from kvcore.engine.events import JsonlEvents, VllmEvents
 from kvcore.engine.options import ReplayOptions, resolve
 from kvcore.engine.request_log import write_request_lines
 from kvcore.engine.results import ReplaySummary
+from kvcore.interrupts import deferred
 from kvcore.traces import Trace, read_trace
 
 __all__ = ["ReplayOptions", "ReplaySummary", "replay"]
@@ -62,6 +63,12 @@ def run(ctx: ReplayContext, loop: EngineLoop | None = None) -> None:
             (loop or EngineLoop(ctx)).run()
     except KeyboardInterrupt:
         ctx.summary.interrupted = True
+    with deferred():          # a signal now would cut the outputs' last records
+        _summarize(ctx, t0)
+        _finish_outputs(ctx)
+
+
+def _summarize(ctx: ReplayContext, t0: float) -> None:
     s = ctx.summary
     s.wall_time_s = round(time.perf_counter() - t0, 3)
     s.sim_time_s = round(ctx.t_ms / 1000.0, 6)
@@ -74,7 +81,6 @@ def run(ctx: ReplayContext, loop: EngineLoop | None = None) -> None:
     s.num_free_blocks_end = ctx.kvm.block_pool.get_num_free_blocks()
     if ctx.jsonl is not None:
         s.events = ctx.jsonl.seq + 1   # + the end / interrupted line
-    _finish_outputs(ctx)
 
 
 def _header(ctx: ReplayContext) -> None:

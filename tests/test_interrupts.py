@@ -1,0 +1,58 @@
+"""A signal in the last moment of a run never cuts a file: `kvcore.interrupts.deferred` holds
+it while the outputs' last records and the rename run, and delivers it after."""
+
+import gzip
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvcli.app import app
+from kvcore.interrupts import deferred
+
+SAMPLE = str(Path(__file__).resolve().parents[1] / "traces" / "multiturn-chat.jsonl")
+
+
+def test_a_signal_is_held_to_the_end_of_the_block_then_delivered():
+    def raising(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, raising)
+    try:
+        done = []
+        with pytest.raises(KeyboardInterrupt), deferred():
+            os.kill(os.getpid(), signal.SIGTERM)
+            done.append("after the signal")
+            with deferred():                 # nested: the outer one holds
+                done.append("inner")
+        assert done == ["after the signal", "inner"]
+        assert signal.getsignal(signal.SIGTERM) is raising       # put back
+        with deferred():
+            pass                                 # nothing came: nothing raised
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def test_ctrl_c_while_the_replay_writes_its_last_records_leaves_whole_files(tmp_path,
+                                                                            monkeypatch):
+    import kvcore.engine.replay as replay_module
+
+    real = replay_module.write_request_lines
+
+    def interrupted_midway(out, records, interrupted):
+        os.kill(os.getpid(), signal.SIGINT)      # Ctrl-C as the request lines start
+        real(out, records, interrupted)
+
+    monkeypatch.setattr(replay_module, "write_request_lines", interrupted_midway)
+    ev, req = tmp_path / "ev.jsonl.gz", tmp_path / "req.jsonl"
+    res = CliRunner().invoke(app, ["replay", SAMPLE, "--events", str(ev), "--requests",
+                                   str(req), "--mode", "cache"])
+    assert res.exit_code == 130                   # the Ctrl-C is not lost ...
+    lines = req.read_text().splitlines()          # ... and cut nothing
+    assert len(lines) == 294 and all(json.loads(x)["id"] for x in lines)
+    last = json.loads(gzip.decompress(ev.read_bytes()).splitlines()[-1])
+    assert last["kind"] == "end" and last["summary"]["requests"] == 294
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ev.jsonl.gz", "req.jsonl"]
