@@ -111,11 +111,13 @@ def _replay_stats(trace: str, opts, **options) -> dict:
     from kvcore.analysis.stats import StreamingStats
     from kvcore.engine.events import CallbackEvents
     from kvcore.engine.replay import replay
+    from kvcore.traces import read_trace
+
     feed = StreamingStats(**options)
     sink = CallbackEvents(feed)
-    with output.progress(None, "replaying") as advance:
-        summary = replay(trace, opts, sink, progress=advance,
-                         warn=output.warn)
+    tr = read_trace(trace)                  # read first: the bar knows its end
+    with output.progress(len(tr.requests), "replaying (requests)") as advance:
+        summary = replay(trace, opts, sink, progress=advance, warn=output.warn, trace=tr)
     if summary.interrupted:
         raise KeyboardInterrupt
     return feed.report()      # its warnings: the replay's (already on stderr)
