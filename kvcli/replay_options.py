@@ -86,6 +86,9 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
     "watermark": (float, _S, "Fraction of blocks kept free when admitting"),
     "enable_chunked_prefill": (bool, _S, "Chunked prefill"),
     "scheduler_reserve_full_isl": (bool, _S, "Admission needs room for the whole prompt"),
+    "async_scheduling": (bool, _S, ("vLLM's async scheduling (a batch queue of 2, as `vllm "
+                         "serve` runs on a GPU): finishes, frees and decode-completed blocks "
+                         "come one step later")),
     "arrivals": (Arrivals, _C, ("timestamp: by trace time on the simulated clock; ignore: all "
                  "at once; step: at each request's integer arrival_step")),
     "step_overhead_ms": (float, _C, "Fixed cost of one engine step, ms"),

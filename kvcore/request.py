@@ -68,8 +68,10 @@ class Request:
         "num_cached_tokens",
         "num_computed_tokens",
         "num_in_flight_tokens",
+        "num_output_placeholders",
         "num_preemptions",
         "num_prompt_tokens",
+        "num_stale_output_tokens",
         "num_tokens",
         "priority",
         "prompt_token_ids",
@@ -102,7 +104,13 @@ class Request:
         self.num_preemptions = 0
         self.num_cached_tokens = -1  # prefix-hit tokens at first admission (-1: not yet)
         self.skip_reading_prefix_cache = skip_reading_prefix_cache
-        self.num_in_flight_tokens = 0  # synchronous scheduling: nothing in flight
+        # Async scheduling (vLLM's counters; all 0 under sync, where a batch's output is
+        # processed before the next schedule): tokens of scheduled batches whose output is not
+        # processed yet, sampled tokens in flight, and the in-flight share of a request
+        # preempted meanwhile (its output is still delivered, without touching the counters).
+        self.num_in_flight_tokens = 0
+        self.num_output_placeholders = 0
+        self.num_stale_output_tokens = 0
         self.session_id = session_id
         self._block_hasher = block_hasher
         # Lets append_output_token_ids skip the hasher until a block is full.

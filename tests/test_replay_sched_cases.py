@@ -41,8 +41,9 @@ def test_sched_case(trace: Path):
 
     steps, reqs, events = io.BytesIO(), io.BytesIO(), io.BytesIO()
     sink = VllmEvents(events) if cfg.get("kv_events") else None
-    s = replay(str(trace), ReplayOptions(arrivals="step"), sink, steps_out=steps,
-               requests_out=reqs)
+    # The oracle ran vLLM's synchronous Scheduler; kvcli's default is async (vLLM's on a GPU).
+    s = replay(str(trace), ReplayOptions(arrivals="step", async_scheduling=False), sink,
+               steps_out=steps, requests_out=reqs)
 
     ours = [json.loads(x) for x in steps.getvalue().splitlines()]
     # Steps where nothing was scheduled or preempted may be left out (idle / flush steps).

@@ -31,13 +31,17 @@ def test_an_engine_that_keeps_up_reports_its_queueing_delay_and_whose_clock_it_i
 
 def test_an_engine_that_falls_behind_says_so_with_the_numbers():
     s = run(block_size=16, step_overhead_ms=200.0)
-    assert (s.queue_delay_p50_s, s.queue_delay_p99_s) == (15.003136, 36.832965)
-    assert s.sim_time_s == 168.0379
+    assert (s.queue_delay_p50_s, s.queue_delay_p99_s) == (15.231386, 37.139801)
+    assert s.sim_time_s == 168.6379
     assert s.warnings == [
-        ("the simulated engine fell behind the trace: it needed 168 s of simulated time for a "
-        "trace spanning 71 s; queueing delay to the first scheduled step median 15.0 s, p99 "
-        "36.8 s. The hit rate is that of an overloaded server (more KV memory, a faster clock "
+        ("the simulated engine fell behind the trace: it needed 169 s of simulated time for a "
+        "trace spanning 71 s; queueing delay to the first scheduled step median 15.2 s, p99 "
+        "37.1 s. The hit rate is that of an overloaded server (more KV memory, a faster clock "
         "or fewer requests would change it)")]
+    # Sync scheduling: every finish (and the free) one step earlier; three 200 ms steps fewer.
+    s = run(block_size=16, step_overhead_ms=200.0, async_scheduling=False)
+    assert (s.queue_delay_p50_s, s.queue_delay_p99_s, s.sim_time_s) == \
+        (15.003136, 36.832965, 168.0379)
 
 
 def test_no_queueing_delay_without_timed_arrivals():
@@ -71,7 +75,7 @@ def test_max_steps_says_the_summary_is_partial():
 
 
 def test_the_conversation_trace_on_llama_8b_at_80_gib_falls_behind(tmp_path):
-    """The issue's case, on the trace's first 1,500 requests (the whole trace says the same:
+    """The issue's case, on the trace's first 1,500 requests (the whole trace says the same, under sync scheduling:
     8,566 s of simulated time for a 3,537 s trace, median delay 2,646 s)."""
     import gzip
 
@@ -81,9 +85,9 @@ def test_the_conversation_trace_on_llama_8b_at_80_gib_falls_behind(tmp_path):
         head.write_text("".join(line for _, line in zip(range(1500), f)))
     s = replay(str(head), ReplayOptions(model="llama-3.1-8b", gpu_memory_gib=80.0))
     assert s.warnings == [CLOCK,
-        ("the simulated engine fell behind the trace: it needed 1,241 s of simulated time for a "
-        "trace spanning 510 s; queueing delay to the first scheduled step median 353.7 s, p99 "
-        "714.0 s. The hit rate is that of an overloaded server (more KV memory, a faster clock "
+        ("the simulated engine fell behind the trace: it needed 1,242 s of simulated time for a "
+        "trace spanning 510 s; queueing delay to the first scheduled step median 353.8 s, p99 "
+        "714.2 s. The hit rate is that of an overloaded server (more KV memory, a faster clock "
         "or fewer requests would change it)")]
 
 

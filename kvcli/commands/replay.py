@@ -131,7 +131,9 @@ def summary_view(summary):
     rows += [("evictions", d["evictions"]),
              ("peak KV usage", f"{d['peak_usage']:.2%}")]
     if d["mode"] == "engine":
-        rows += [("mean KV usage", f"{d['mean_usage']:.2%}"),
+        rows += [("scheduling", "async (batch queue of 2)" if d["config"]["async_scheduling"]
+                  else "sync"),
+                 ("mean KV usage", f"{d['mean_usage']:.2%}"),
                  ("steps", d["steps"]),
                  ("simulated time (s)", d["sim_time_s"])]
     rows += [("blocks", f"{d['num_blocks']:,} x {d['block_size']} tokens"),

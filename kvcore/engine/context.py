@@ -35,7 +35,8 @@ ENGINE_ONLY = frozenset({"max_num_seqs", "long_prefill_token_threshold",
                          "long_prefill_token_threshold_adaptive", "policy",
                          "scheduler_reserve_full_isl", "enable_chunked_prefill",
                          "max_num_active_seqs", "arrivals", "step_overhead_ms",
-                         "prefill_ms_per_token", "decode_ms_per_seq", "max_steps"})
+                         "prefill_ms_per_token", "decode_ms_per_seq", "max_steps",
+                         "async_scheduling"})
 
 
 class ReplayContext:

@@ -45,14 +45,13 @@ class EngineLoop:
 
     def run(self) -> None:
         ctx = self.ctx
-        sched = self.sched
         max_steps = ctx.cfg.max_steps
         step_mode = ctx.cfg.arrivals == "step"
         while True:
             self.arrivals()
-            if not self.pending and not sched.has_unfinished_requests():
+            if self.done():
                 break   # like the oracle: no trailing step just to flush finished ids
-            if not sched.has_requests():
+            if not self.has_work():
                 if step_mode:
                     ctx.step += 1   # idle steps count
                 continue
@@ -67,12 +66,20 @@ class EngineLoop:
         if ctx.cfg.arrivals == "timestamp":
             check_load(ctx)
 
+    def done(self) -> bool:
+        """Every request finished and none left to arrive."""
+        return not self.pending and not self.sched.has_unfinished_requests()
+
+    def has_work(self) -> bool:
+        """The engine steps (else it idles until the next arrival)."""
+        return self.sched.has_requests()
+
     def arrivals(self) -> None:
         """Add the requests that have arrived; an idle engine jumps to the next arrival."""
         ctx = self.ctx
         pending = self.pending
         mode = ctx.cfg.arrivals
-        if mode == "timestamp" and pending and not self.sched.has_requests() \
+        if mode == "timestamp" and pending and not self.has_work() \
                 and pending[0].arrival_ms > ctx.t_ms:
             ctx.t_ms = pending[0].arrival_ms
         jsonl = ctx.jsonl
@@ -93,29 +100,13 @@ class EngineLoop:
         """One engine step: schedule, the fake model's tokens, update, account."""
         ctx = self.ctx
         sched = self.sched
-        records = ctx.records
         jsonl = ctx.jsonl
         pool = ctx.kvm.block_pool
         if jsonl is not None:
             jsonl.step, jsonl.t_ms = ctx.step, ctx.t_ms
         so = sched.schedule()
         nst = so.num_scheduled_tokens
-        # the clock: prefill tokens and decoding sequences (cost.py)
-        prefill = decodes = 0
-        for rid, n in nst.items():
-            rec = records[rid]
-            if rec.first_scheduled_step is None:
-                rec.first_scheduled_step = ctx.step
-                rec.first_scheduled_ms = ctx.t_ms
-            req = sched.requests[rid]
-            if n == 1 and req.num_computed_tokens > req.num_prompt_tokens:
-                decodes += 1
-            else:
-                prefill += n
-        used = self.num_usable - pool.get_num_free_blocks()
-        dt = ctx.cost.step_ms(prefill, decodes)
-        self.usage_time += used * dt
-        t_end = ctx.t_ms + dt
+        t_end = self.clock(nst)
         if jsonl is not None:
             jsonl.t_ms = t_end
         finished = sched.update_from_output(so, self.sample)
@@ -130,6 +121,28 @@ class EngineLoop:
         self.stall_guard(bool(nst or so.preempted))
         ctx.t_ms = t_end
         ctx.step += 1
+
+    def clock(self, nst: dict[str, int]) -> float:
+        """The end of this step on the simulated clock (`cost.py`: prefill tokens and decoding
+        sequences); first scheduled steps and the usage integral on the way."""
+        ctx = self.ctx
+        records = ctx.records
+        requests = self.sched.requests
+        prefill = decodes = 0
+        for rid, n in nst.items():
+            rec = records[rid]
+            if rec.first_scheduled_step is None:
+                rec.first_scheduled_step = ctx.step
+                rec.first_scheduled_ms = ctx.t_ms
+            req = requests[rid]
+            if n == 1 and req.num_computed_tokens > req.num_prompt_tokens:
+                decodes += 1
+            else:
+                prefill += n
+        used = self.num_usable - ctx.kvm.block_pool.get_num_free_blocks()
+        dt = ctx.cost.step_ms(prefill, decodes)
+        self.usage_time += used * dt
+        return ctx.t_ms + dt
 
     def account(self, nst: dict[str, int], finished: list[str], t_end: float) -> None:
         """First-token and finish times of the step's requests."""

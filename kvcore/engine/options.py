@@ -67,6 +67,9 @@ class ReplayOptions:
     # admission needs room for the whole prompt
     scheduler_reserve_full_isl: bool = _knob(_SCHED.scheduler_reserve_full_isl, config=True)
     enable_chunked_prefill: bool = _knob(_SCHED.enable_chunked_prefill, config=True)
+    # vLLM's AsyncScheduler behind a batch queue of 2, what `vllm serve` runs on a GPU (the
+    # oracle's config line reads an absent key as false; kvcli defaults to vLLM's GPU default)
+    async_scheduling: bool = _knob(True, config=True)
     enable_prefix_caching: bool = _knob(True, config=True)
     max_num_active_seqs: int | None = _knob(_SCHED.max_num_active_seqs, config=True)
     hash_algo: str = _knob("sha256", config=True, choices=HASH_FUNCTIONS, message="unknown hash")

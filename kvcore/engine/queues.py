@@ -2,7 +2,8 @@
 
 Both answer the same small contract: `add` (arrival), `prepend` (a preempted request goes back to
 the head; for the heap this is just `add`, its order being `(priority, arrival_time)`), `peek`,
-`replace_head` (swap the head for an equal-keyed object: a lazily built request), `pop`, `len`,
+`replace_head` (swap the head for an equal-keyed object: a lazily built request), `pop`,
+`remove` (requests by id: one that finished while preempted, under async scheduling), `len`,
 iteration in queue order.
 """
 
@@ -35,6 +36,9 @@ class FCFSQueue:
     def pop(self) -> Any:
         return self._q.popleft()
 
+    def remove(self, request_ids: set[str]) -> None:
+        self._q = deque(r for r in self._q if r.request_id not in request_ids)
+
     def __len__(self) -> int:
         return len(self._q)
 
@@ -63,6 +67,10 @@ class PriorityQueue:
 
     def pop(self) -> Any:
         return heapq.heappop(self._h)[3]
+
+    def remove(self, request_ids: set[str]) -> None:
+        self._h = [e for e in self._h if e[2] not in request_ids]
+        heapq.heapify(self._h)
 
     def __len__(self) -> int:
         return len(self._h)

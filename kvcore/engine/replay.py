@@ -60,12 +60,21 @@ def run(ctx: ReplayContext, loop: EngineLoop | None = None) -> None:
         if ctx.cfg.mode == "cache":
             run_cache(ctx)
         else:
-            (loop or EngineLoop(ctx)).run()
+            (loop or engine_loop(ctx)).run()
     except KeyboardInterrupt:
         ctx.summary.interrupted = True
     with deferred():          # a signal now would cut the outputs' last records
         _summarize(ctx, t0)
         _finish_outputs(ctx)
+
+
+def engine_loop(ctx: ReplayContext) -> EngineLoop:
+    """The engine mode's loop: the batch queue under async scheduling, else one batch a step."""
+    if ctx.cfg.async_scheduling:
+        from kvcore.engine.async_loop import AsyncEngineLoop
+
+        return AsyncEngineLoop(ctx)
+    return EngineLoop(ctx)
 
 
 def _summarize(ctx: ReplayContext, t0: float) -> None:

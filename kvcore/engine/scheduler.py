@@ -48,6 +48,9 @@ class SchedulerConfig:
     policy: str = "fcfs"
     scheduler_reserve_full_isl: bool = True
     max_num_active_seqs: int | None = None
+    # vLLM's AsyncScheduler: one sampled-token placeholder per scheduled non-chunk request
+    # (the engine loop runs the batch queue: `kvcore.engine.async_loop`).
+    async_scheduling: bool = False
 
 
 @dataclass(slots=True)
@@ -58,6 +61,9 @@ class SchedulerOutput:
     admitted: dict[str, int] = field(default_factory=dict)
     preempted: list[str] = field(default_factory=list)   # in preemption order
     total_num_scheduled_tokens: int = 0
+    # The requests that sample a token in this batch (not a prefill chunk at schedule time:
+    # under async, exactly those given a placeholder); fixed when the batch is scheduled.
+    sampling: set[str] = field(default_factory=set)
 
 
 class SchedulerObserver(Protocol):
@@ -133,7 +139,14 @@ class Scheduler:
         i = 0
         while i < len(running) and budget > 0:
             req = running[i]
-            n = req.num_tokens - req.num_computed_tokens
+            ph = req.num_output_placeholders
+            if ph and req.num_computed_tokens + 2 - ph >= \
+                    req.num_prompt_tokens + req.max_tokens:  # type: ignore[operator]
+                # Async: the token in flight is its last; no step past max_tokens.
+                i += 1
+                continue
+            # Under async the newest position's token is still in flight (a placeholder).
+            n = req.num_tokens + ph - req.num_computed_tokens
             if 0 < threshold < n:
                 n = threshold
             n = min(n, budget, max_len - req.num_computed_tokens - 1)
@@ -218,10 +231,21 @@ class Scheduler:
                     obs.on_admit(req, num_hit, resumed)
 
         assert len(running) <= cfg.max_num_seqs
-        # (C) computed tokens advance at schedule time.
+        # (C) computed (and in-flight) tokens advance at schedule time; a request that reaches
+        # the end of its known tokens (plus placeholders) samples, and under async gets a
+        # placeholder for that token.
         total = 0
+        sampling = out.sampling
+        placeholders = self.config.async_scheduling
+        requests = self.requests
         for rid, n in nst.items():
-            self.requests[rid].num_computed_tokens += n
+            req = requests[rid]
+            c = req.num_computed_tokens = req.num_computed_tokens + n
+            req.num_in_flight_tokens += n
+            if c >= req.num_tokens + req.num_output_placeholders:
+                sampling.add(rid)
+                if placeholders:
+                    req.num_output_placeholders += 1
             total += n
         out.total_num_scheduled_tokens = total
         self.finished_req_ids = set()
@@ -235,31 +259,61 @@ class Scheduler:
         self.kv_cache_manager.free(req)
         req.status = RequestStatus.PREEMPTED
         req.num_computed_tokens = 0
+        # Async: the batch in flight still delivers its token (stale: no counter moves).
+        req.num_stale_output_tokens = req.num_in_flight_tokens
+        req.num_output_placeholders = 0
         req.num_preemptions += 1
         self.waiting.prepend(req)
 
     # -- after the (fake) model ran -------------------------------------------------------------
     def update_from_output(self, out: SchedulerOutput,
                            sample: Callable[[Request], int]) -> list[str]:
-        """Append one sampled token to each request that reached the end of its known tokens
-        (a mid-prefill chunk samples nothing); finish and free those that are done."""
+        """The output of batch ``out``: one sampled token to each request that samples in it;
+        finish and free those that are done; return their ids in schedule order.
+
+        Under async this runs one step after the batch was scheduled: a token resolves a
+        placeholder and caches the blocks completed batches computed; a request preempted
+        meanwhile still gets its (stale) token, which may finish it while it waits."""
         max_len = self.config.max_model_len
+        requests = self.requests
+        kvm = self.kv_cache_manager
+        tracer = self.tracer
+        sampling = out.sampling
         finished: list[str] = []
-        for rid in out.num_scheduled_tokens:
-            req = self.requests[rid]
-            if req.num_computed_tokens < req.num_tokens:
-                continue
+        waiting_done: set[str] = set()
+        for rid, n in out.num_scheduled_tokens.items():
+            req = requests.get(rid)
+            if req is None:
+                continue            # finished before this batch's output came back
+            req.num_in_flight_tokens -= n
+            stale = req.num_stale_output_tokens > 0
+            if stale:
+                req.num_stale_output_tokens -= n
+            if rid not in sampling:
+                continue            # a prefill chunk samples nothing
+            running = req.status == RequestStatus.RUNNING
+            had_placeholders = req.num_output_placeholders > 0
             req.append_output_token_ids(sample(req))
+            if not stale and had_placeholders:
+                req.num_output_placeholders -= 1
+                if running and kvm.enable_caching:
+                    if tracer is not None:
+                        tracer.req = rid
+                    kvm.cache_blocks(req, req.num_computed_tokens - req.num_in_flight_tokens)
             # (The scheduler's requests always carry max_tokens.)
             if req.num_tokens >= max_len \
                     or req.num_output_tokens >= req.max_tokens:  # type: ignore[operator]
                 req.status = RequestStatus.FINISHED_LENGTH_CAPPED
                 finished.append(rid)
+                if not running:
+                    waiting_done.add(rid)
                 self._free_finished(req)
         if finished:
             done = set(finished)
             self.running = [r for r in self.running if r.request_id not in done]
-            self.finished_req_ids = done
+            if waiting_done:
+                self.waiting.remove(waiting_done)
+            self.finished_req_ids |= done
         return finished
 
     def _free_finished(self, req: Request) -> None:

@@ -1,0 +1,93 @@
+"""Engine mode under async scheduling: vLLM 0.33's `EngineCore.step_with_batch_queue`.
+
+A step is one engine-loop iteration. The queue holds at most 2 scheduled batches (newest on the
+left, the oldest popped from the right). Each step: schedule batch k if the scheduler has
+requests, and queue it; then, unless the queue is still short of 2 and (batch k has tokens or
+requests remain) -- the engine's early return --, process the oldest batch's output (at steady
+state batch k-1's). A step with nothing to schedule but a batch queued only processes it (the
+drain). So a request finishes, frees its blocks and has its decode-completed block cached one
+step later than under sync, and vLLM's KV events (published by output processing) come with the
+step that processes the batch.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import NamedTuple
+
+import orjson
+
+from kvcore.engine.context import ReplayContext
+from kvcore.engine.engine_loop import EngineLoop
+from kvcore.engine.scheduler import SchedulerOutput
+
+QUEUE_DEPTH = 2     # vllm_config.max_concurrent_batches with async on and PP = 1
+
+
+class Batch(NamedTuple):
+    step: int                   # the step that scheduled it
+    out: SchedulerOutput
+
+
+class AsyncEngineLoop(EngineLoop):
+    def __init__(self, ctx: ReplayContext) -> None:
+        super().__init__(ctx)
+        self.batches: deque[Batch] = deque()
+
+    def done(self) -> bool:
+        # The oracle's stop: what is still queued schedules nothing (the engine would process
+        # it and run a flush schedule(); neither changes the cache).
+        return super().done() and not any(b.out.num_scheduled_tokens for b in self.batches)
+
+    def has_work(self) -> bool:
+        return self.sched.has_requests() or bool(self.batches)      # EngineCore.has_work
+
+    def step(self) -> None:
+        ctx = self.ctx
+        sched = self.sched
+        jsonl = ctx.jsonl
+        pool = ctx.kvm.block_pool
+        if jsonl is not None:
+            jsonl.step, jsonl.t_ms = ctx.step, ctx.t_ms
+        called = sched.has_requests()
+        so = None
+        nst: dict[str, int] = {}
+        if called:
+            so = sched.schedule()
+            nst = so.num_scheduled_tokens
+            self.batches.appendleft(Batch(ctx.step, so))
+        free_after_schedule = pool.get_num_free_blocks()
+        t_end = self.clock(nst)
+        if jsonl is not None:
+            jsonl.t_ms = t_end
+        processed = None
+        finished: list[str] = []
+        if so is None or not (len(self.batches) < QUEUE_DEPTH
+                              and (so.total_num_scheduled_tokens or sched.has_requests())):
+            batch = self.batches.pop()
+            processed = batch.step
+            finished = sched.update_from_output(batch.out, self.sample)
+            self.account_output(batch.out, finished, t_end)
+            if ctx.vllm is not None:    # vLLM publishes a step's events with its output
+                ctx.vllm.batch(t_end / 1000.0, ctx.kvm.take_events())
+        preempted = so.preempted if so is not None else []
+        if ctx.steps_out is not None:
+            ctx.steps_out.write(orjson.dumps({
+                "step": ctx.step, "t_ms": round(t_end, 6), "scheduled": nst,
+                "admitted": so.admitted if so is not None else {}, "preempted": preempted,
+                "finished": finished, "num_free_blocks": pool.get_num_free_blocks(),
+                "num_free_blocks_after_schedule": free_after_schedule,
+                "processed": processed, "schedule_called": called}) + b"\n")
+        self.stall_guard(bool(nst or preempted or finished))
+        ctx.t_ms = t_end
+        ctx.step += 1
+
+    def account_output(self, out: SchedulerOutput, finished: list[str], t_end: float) -> None:
+        """First-token and finish times: a token reaches its request when its batch's output
+        is processed (this step), not when the batch was scheduled."""
+        records = self.ctx.records
+        for rid in out.sampling:
+            rec = records[rid]
+            if rec.first_token_ms is None:
+                rec.first_token_ms = t_end
+        super().account({}, finished, t_end)
