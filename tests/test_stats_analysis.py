@@ -95,7 +95,7 @@ def test_lifetime_idle_and_regret_from_known_steps():
     m = r["misses"]
     # A: 2 cold blocks; B: 4 cold; C: 2 evicted (by B) and 1 token in a partial block
     assert m["tokens"] == {"cold": 24, "evicted": 8, "partial_block": 1, "last_token": 0,
-                           "window": 0, "domain": 0, "unknown": 0}
+                           "window": 0, "domain": 0, "in_flight": 0, "unknown": 0}
     assert m["blocks"]["evicted"] == 2 and m["requests"]["cold"] == 2
     assert m["by_evictor"] == [{"req": "B", "blocks": 2}]
     assert m["missed_tokens"] == r["reuse"]["prompt_tokens"] - r["reuse"]["hit_tokens"] == 33
@@ -156,11 +156,11 @@ def test_every_miss_class():
     r = report(classes_stream())
     m = r["misses"]
     assert m["tokens"] == {"cold": 16, "evicted": 0, "partial_block": 4, "last_token": 4,
-                           "window": 0, "domain": 8, "unknown": 4}
+                           "window": 0, "domain": 8, "in_flight": 0, "unknown": 4}
     assert m["blocks"] == {"cold": 4, "evicted": 0, "partial_block": 0, "last_token": 1,
-                           "window": 0, "domain": 2, "unknown": 1}
+                           "window": 0, "domain": 2, "in_flight": 0, "unknown": 1}
     assert m["requests"] == {"cold": 2, "evicted": 0, "partial_block": 2, "last_token": 1,
-                             "window": 0, "domain": 1, "unknown": 1}
+                             "window": 0, "domain": 1, "in_flight": 0, "unknown": 1}
     # prompt 8 + 8 + 10 + 12 + 6 = 44 = hits 4 + 4 + misses 36
     assert m["missed_tokens"] == 36
     u = r["reuse"]
@@ -310,7 +310,7 @@ def test_partial_block_a_shared_prefix_ending_inside_a_block():
     # A: cold 8 + tail 2; B: partial 4 (hit 8); C: partial 4 (hit 4); D: cold 4 (hit 4);
     # E, F: cold 8 each. Prompt 10 + 12 + 8 * 4 = 54 = hits 16 + misses 38.
     assert m["tokens"] == {"cold": 28, "evicted": 0, "partial_block": 10, "last_token": 0,
-                           "window": 0, "domain": 0, "unknown": 0}
+                           "window": 0, "domain": 0, "in_flight": 0, "unknown": 0}
     assert m["blocks"]["partial_block"] == 2 and m["blocks"]["cold"] == 7
     assert m["requests"]["partial_block"] == 3      # A (tail), B, C: each once
     assert m["missed_tokens"] == 38

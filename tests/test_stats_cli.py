@@ -205,7 +205,7 @@ def test_miss_classes_on_a_real_replay(tmp_path):
     assert summary["hit_tokens"] == 4 + 4
     r = stats_json(str(events))
     assert r["misses"]["tokens"] == {"cold": 8 + 4, "evicted": 0, "partial_block": 1,
-                                     "last_token": 4, "window": 0, "domain": 8, "unknown": 0}
+                                     "last_token": 4, "window": 0, "domain": 8, "in_flight": 0, "unknown": 0}
     assert r["misses"]["requests"]["last_token"] == 1
 
 
@@ -235,7 +235,7 @@ def test_domain_misses_on_a_real_replay(tmp_path):
     assert all(a["first_tokens"] == [[1, 5]] for a in admits)
     m = stats_json(str(events))["misses"]
     assert m["tokens"] == {"cold": 8, "evicted": 0, "partial_block": 0, "last_token": 4,
-                           "window": 0, "domain": 24, "unknown": 0}
+                           "window": 0, "domain": 24, "in_flight": 0, "unknown": 0}
     assert m["requests"]["domain"] == 3
 
 
@@ -252,3 +252,24 @@ def test_stats_of_a_trace_with_a_model_equals_the_replay_and_its_events(tmp_path
     assert from_trace["reuse"]["hit_tokens"] == summary["hit_tokens"] > 0
     assert from_trace["eviction"]["evictions"] == summary["evictions"] > 0
     assert from_trace["source"]["summary_mismatches"] == {}
+
+
+def test_in_flight_miss_reason_on_the_followup_gap_case():
+    """docs/stats.md's worked example: under async h2's third block was being computed by h1
+    (the token completing it in flight) and counts `in_flight`; under sync h2 hits it."""
+    import json as _json
+
+    trace = str(Path(__file__).parent / "data" / "sched_cases_async" /
+                "h_followup_gap.trace.jsonl")
+    got = {}
+    for flag in ("--async-scheduling", "--no-async-scheduling"):
+        res = runner.invoke(app, ["stats", trace, "--arrivals", "step", flag, "--json"])
+        assert res.exit_code == 0, res.output
+        d = _json.loads(res.stdout)
+        got[flag] = ({k: v for k, v in d["misses"]["tokens"].items() if v},
+                     {k: v for k, v in d["misses"]["requests"].items() if v},
+                     d["reuse"]["hit_tokens"])
+    assert got["--async-scheduling"] == ({"cold": 32, "partial_block": 32, "in_flight": 16},
+                                         {"cold": 2, "partial_block": 4, "in_flight": 1}, 48)
+    assert got["--no-async-scheduling"] == ({"cold": 32, "partial_block": 32},
+                                            {"cold": 2, "partial_block": 4}, 64)

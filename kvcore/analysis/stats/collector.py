@@ -70,7 +70,7 @@ class StatsCollector:
         self.handlers = {
             "arrive": self.reqs.arrive, "admit": self._admit, "touch": self._touch,
             "allocate": self._allocate, "cache": self._cache, "evict": self._evict,
-            "free": self._free, "preempt": self._preempt, "finish": self.reqs.finish,
+            "free": self._free, "preempt": self._preempt, "finish": self._finish,
             "reject": self.reqs.reject, "interrupted": self._interrupted, "end": self._end,
         }
 
@@ -79,6 +79,8 @@ class StatsCollector:
         """Called by the reader before the first event of a new step."""
         if self.step is not None:
             self._close_step(step, t_ms - self.t_ms)
+        if self.miss.maybe_in_flight:
+            self.miss.expire(step)
         self.step = step
         self.t_ms = t_ms
         self.step_peak = self.used
@@ -111,6 +113,7 @@ class StatsCollector:
 
     # -- request events (arrive, finish and reject go to the ledger) -----------------------------
     def _admit(self, ev: dict) -> None:
+        self.miss.admitted_step[ev["req"]] = self.step
         hit = ev["hit_tokens"]
         prompt = ev["prompt_tokens"]
         if ev.get("resumed"):
@@ -127,7 +130,12 @@ class StatsCollector:
         self.series.add("hit_tokens", self.step, hit)
         self.miss.attribute(ev, hit)
 
+    def _finish(self, ev: dict) -> None:
+        self.miss.admitted_step.pop(ev["req"], None)
+        self.reqs.finish(ev)
+
     def _preempt(self, ev: dict) -> None:
+        self.miss.admitted_step.pop(ev["req"], None)
         self.pre.preemptions += 1
         self.pre.recomputed_tokens += ev["num_computed_tokens"]
         self.pre.victims[ev["req"]] += 1
@@ -201,6 +209,8 @@ class StatsCollector:
             cached[h] = n + 1
             if not n:
                 fresh.append(h)
+        if self.miss.maybe_in_flight and g == self.ref_group:
+            self.miss.on_cached(hashes, step, ev["req"])
         if fresh:
             back = evicted.pop_many(fresh)
             if back:

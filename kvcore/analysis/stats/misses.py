@@ -21,6 +21,13 @@ else group 0) plus its partial tail. Reasons, checked in this order for each mis
   first block seen under it: a different hash (or a tail) means `partial_block`; the same hash
   means the same block was seen but never cached (e.g. still being computed) and stays `cold`.
   Needs `admit.first_tokens`.
+* ``in_flight``: the first missed block, never seen at the admission, but cached in the same
+  step or the next by a request admitted in an earlier step: a running request was computing it
+  and had not cached it yet. Two ways: under async scheduling (vLLM's default on a GPU) a decode-completed block
+  is cached one step later than under sync, so a follow-up prompt that arrives in that window
+  gets a hit one block shorter (the oracle's h_followup_gap: 32 tokens against 48 in sync);
+  and a chunked prefill that had not reached the block yet. Decided when that block is cached
+  (the admission counts it `cold` until then).
 * ``cold``: never seen.
 * ``unknown``: the stream's `admit` has no `prompt_hashes`, or the request has a hash domain
   but no `content_hashes` and the block was never cached in its domain (see
@@ -40,7 +47,8 @@ from kvcore.analysis.stats.history import EvictedHashes
 
 _RID_MASK = (1 << 32) - 1  # evicted[g][h] packs (evict step << 32) | evicting request index
 
-REASONS = ("cold", "evicted", "partial_block", "last_token", "window", "domain", "unknown")
+REASONS = ("cold", "evicted", "partial_block", "last_token", "window", "domain", "in_flight",
+           "unknown")
 
 _M64 = (1 << 64) - 1
 _FP = (1 << 62) - 1      # a block's value in `BlockKeys`: the low 62 bits of its hash
@@ -107,6 +115,12 @@ class MissStats:
         # per group: content hashes requested under a domain
         self.domain_content: list[set] = [set() for _ in cached]
         self.seen = BlockKeys()              # (parent, first token) keys, reference group
+        # First missed blocks counted cold, in case another request caches them right after
+        # (`in_flight`): hash -> (admission step, request, it was the request's only cold block)
+        self.maybe_in_flight: dict[int, tuple[int, str, bool]] = {}
+        # The step each request holding blocks was admitted in (the collector keeps it): only
+        # a request already running before an admission was computing its blocks "in flight".
+        self.admitted_step: dict[str, int] = {}
 
     def record(self, counts: dict[str, int], tail: int) -> None:
         bs = self.bs
@@ -163,6 +177,7 @@ class MissStats:
             seen_before = self.seen.get_many(kv[0])
         if domain is not None and content:
             content_evicted = e_ref.get_many(content[ref][hit_blocks:])
+        first_cold = False
         for i in range(hit_blocks, n_full):
             h = hashes[i]
             if h in c_ref:
@@ -190,7 +205,13 @@ class MissStats:
                     reason = "unknown"    # another domain may hold it: content_hashes missing
                 else:
                     reason = "cold"
+                    if i == hit_blocks:
+                        first_cold = True
             counts[reason] = counts.get(reason, 0) + 1
+        if first_cold:
+            # it may yet turn out to be in flight (`on_cached`)
+            self.maybe_in_flight[hashes[hit_blocks]] = (ev["step"], ev["req"],
+                                                        counts["cold"] == 1)
         if domain is not None and content:
             for g, chs in enumerate(content):
                 if chs is not None:
@@ -198,6 +219,38 @@ class MissStats:
         if kv is not None:
             remember(self.seen, kv[0], kv[1], seen_before)
         self.record(counts, tail)
+
+    def on_cached(self, hashes: list[int], step: int, req: str) -> None:
+        """Blocks the reference group just cached (a hash may be cached by several requests at
+        once): a first missed block another request caches in its admission's step or the next
+        was `in_flight`, not `cold`."""
+        pending = self.maybe_in_flight
+        bs = self.bs
+        for h in hashes:
+            entry = pending.get(h)
+            if entry is None:
+                continue
+            at, who, only_cold = entry
+            if who == req or self.admitted_step.get(req, at) >= at:
+                # its own copy (it computed the block it missed), or a request admitted with
+                # it (both computed the block: cold)
+                continue
+            del pending[h]
+            if step > at + 1:
+                continue
+            self.blocks["cold"] -= 1
+            self.tokens["cold"] -= bs
+            self.blocks["in_flight"] += 1
+            self.tokens["in_flight"] += bs
+            self.requests["in_flight"] += 1
+            if only_cold:
+                self.requests["cold"] -= 1
+
+    def expire(self, step: int) -> None:
+        """Forget first missed blocks whose window (admission step + 1) is over."""
+        pending = self.maybe_in_flight
+        for h in [h for h, (at, _, _) in pending.items() if at + 1 < step]:
+            del pending[h]
 
     def remember_admission(self, ev: dict, hit_tokens: int) -> None:
         """Record the block keys of an admission left out of the hit rate (warm-up)."""

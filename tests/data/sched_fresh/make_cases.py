@@ -1,7 +1,12 @@
 """Dev tool (not a test): write random scheduler cases for the oracle.
 
-    python tests/data/sched_fresh/make_cases.py OUT_DIR SEED...
+    python tests/data/sched_fresh/make_cases.py [--async] OUT_DIR SEED...
     shared/oracle/tool/oracle sched OUT_DIR/NAME.trace.jsonl -o OUT_DIR/NAME.expected.jsonl
+
+With --async the config line says "async_scheduling": true (vLLM's AsyncScheduler; the
+cases are named aseedN) and some requests are follow-ups: an earlier request's prompt plus its
+first outputs (the oracle's output-token formula), arriving while it decodes, so a block that
+an in-flight decode completes is asked for (the h_followup_gap effect).
 
 Each case mixes shared prefixes (so hits and evictions happen), staggered arrival steps,
 priorities and a random config (small pools force preemption; chunked prefill on/off; a long
@@ -13,7 +18,10 @@ import random
 import sys
 
 
-def make(seed: int) -> tuple[dict, list[dict]]:
+OUTPUT_TOKEN_BASE = 1_000_000      # the oracle's fake model: base + index*(max_model_len+1) + p
+
+
+def make(seed: int, follow_ups: bool = False) -> tuple[dict, list[dict]]:
     rng = random.Random(seed)
     bs = rng.choice([4, 8, 16])
     cfg = {
@@ -43,6 +51,18 @@ def make(seed: int) -> tuple[dict, list[dict]]:
                      "arrival_step": rng.choice([0, 0, rng.randrange(0, 40)]),
                      "priority": rng.randrange(0, 3)})
     reqs.sort(key=lambda r: r["arrival_step"])
+    if follow_ups:
+        stride = cfg["max_model_len"] + 1
+        for i in range(1, len(reqs)):
+            if rng.random() < 0.4:
+                j = rng.randrange(i)
+                src = reqs[j]
+                m = rng.randrange(1, src["output_length"] + 1)
+                outs = [OUTPUT_TOKEN_BASE + j * stride + q for q in range(m)]
+                p = (src["prompt_token_ids"] + outs)[: min(150, cfg["max_model_len"] - 80)]
+                reqs[i]["prompt_token_ids"] = p
+                reqs[i]["arrival_step"] = max(reqs[i]["arrival_step"], src["arrival_step"] + m)
+        reqs.sort(key=lambda r: r["arrival_step"])     # stable: a source stays before
     # Every request must fit alone (else vLLM stalls): the pool holds the longest sequence,
     # plus a random margin that decides how much preemption there is.
     need = max(-(-(len(r["prompt_token_ids"]) + r["output_length"]) // bs) for r in reqs)
@@ -52,9 +72,13 @@ def make(seed: int) -> tuple[dict, list[dict]]:
 
 
 if __name__ == "__main__":
-    out = sys.argv[1]
-    for s in sys.argv[2:]:
-        cfg, reqs = make(int(s))
-        with open(f"{out}/seed{s}.trace.jsonl", "w") as f:
+    args = sys.argv[1:]
+    asyn = args[0] == "--async"
+    out, seeds = (args[1], args[2:]) if asyn else (args[0], args[1:])
+    for s in seeds:
+        cfg, reqs = make(int(s), follow_ups=asyn)
+        if asyn:
+            cfg["async_scheduling"] = True
+        with open(f"{out}/{'aseed' if asyn else 'seed'}{s}.trace.jsonl", "w") as f:
             f.write(json.dumps({"config": cfg}) + "\n")
             f.writelines(json.dumps(r) + "\n" for r in reqs)
