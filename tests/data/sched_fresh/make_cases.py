@@ -17,7 +17,6 @@ import json
 import random
 import sys
 
-
 OUTPUT_TOKEN_BASE = 1_000_000      # the oracle's fake model: base + index*(max_model_len+1) + p
 
 
