@@ -25,67 +25,20 @@ replay's event stream); the manager's tracer gets `req` set before each call on 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 from kvcore.engine.queues import QUEUES, FCFSQueue, PriorityQueue
+from kvcore.engine.scheduler_io import (
+    NO_MODEL_LEN_LIMIT,
+    LazyRequest,
+    SchedulerConfig,
+    SchedulerObserver,
+    SchedulerOutput,
+)
 from kvcore.request import Request, RequestStatus
-from kvcore.sizing_context import DEFAULT_MAX_NUM_BATCHED_TOKENS
 
-NO_MODEL_LEN_LIMIT = 1 << 40
-
-
-@dataclass(slots=True)
-class SchedulerConfig:
-    """vLLM's SchedulerConfig knobs that matter here (defaults = vLLM 0.33's class defaults)."""
-
-    max_num_seqs: int = 128
-    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS
-    max_model_len: int = NO_MODEL_LEN_LIMIT
-    long_prefill_token_threshold: int = 0
-    long_prefill_token_threshold_adaptive: bool = False
-    enable_chunked_prefill: bool = True
-    policy: str = "fcfs"
-    scheduler_reserve_full_isl: bool = True
-    max_num_active_seqs: int | None = None
-    # vLLM's AsyncScheduler: one sampled-token placeholder per scheduled non-chunk request
-    # (the engine loop runs the batch queue: `kvcore.engine.async_loop`).
-    async_scheduling: bool = False
-
-
-@dataclass(slots=True)
-class SchedulerOutput:
-    # Request id -> tokens scheduled this step; running requests first, then admitted ones.
-    num_scheduled_tokens: dict[str, int] = field(default_factory=dict)
-    # Admitted from waiting this step (new or resumed): id -> tokens already computed (the hit).
-    admitted: dict[str, int] = field(default_factory=dict)
-    preempted: list[str] = field(default_factory=list)   # in preemption order
-    total_num_scheduled_tokens: int = 0
-    # The requests that sample a token in this batch (not a prefill chunk at schedule time:
-    # under async, exactly those given a placeholder); fixed when the batch is scheduled.
-    sampling: set[str] = field(default_factory=set)
-
-
-class SchedulerObserver(Protocol):
-    """Hears the request-level events, each before the block events it causes."""
-
-    def on_admit_attempt(self, req: Request) -> None: ...   # block events may follow; hold them
-    def on_admit(self, req: Request, hit_tokens: int, resumed: bool) -> None: ...
-    def on_admit_failed(self, req: Request) -> None: ...
-    def on_preempt(self, req: Request, num_computed_tokens: int) -> None: ...
-    def on_finish(self, req: Request) -> None: ...
-
-
-class LazyRequest(Protocol):
-    """A waiting request not built yet: a long queue would otherwise hold every prompt's tokens
-    and block hashes. It has the queue keys and builds the `Request` when it reaches the head."""
-
-    request_id: str
-    priority: int
-    arrival_time: float
-
-    def build(self) -> Request: ...
-
+__all__ = ["NO_MODEL_LEN_LIMIT", "LazyRequest", "Scheduler", "SchedulerConfig",
+           "SchedulerObserver", "SchedulerOutput"]
 
 class Scheduler:
     def __init__(self, config: SchedulerConfig, kv_cache_manager: Any, *,
