@@ -2,7 +2,7 @@
 queue of 2, step for step.
 
 The eight cases of the shared sched-cases-async (copied to tests/data/sched_cases_async/, see
-data/README.md) carry `"async_scheduling": true` in their config line; they are replayed with
+data/README.md) and six fresh random ones (tests/data/sched_fresh_async/) carry `"async_scheduling": true` in their config line; they are replayed with
 no scheduling flag at all (kvcli's default is async, as `vllm serve` on a GPU). Every step line
 the oracle wrote for a non-idle step must be ours, field for field (scheduled in vLLM's order,
 admitted hits, preempted, finished, free blocks after the schedule and at the end, the batch
@@ -22,8 +22,10 @@ import pytest
 from kvcore.engine.events import VllmEvents
 from kvcore.engine.replay import ReplayOptions, replay
 
-CASES_DIR = Path(__file__).resolve().parent / "data" / "sched_cases_async"
-CASES = sorted(CASES_DIR.glob("*.trace.jsonl"))
+DATA = Path(__file__).resolve().parent / "data"
+CASES = sorted((DATA / "sched_cases_async").glob("*.trace.jsonl"))
+# random async cases with follow-up prompts (make_cases.py --async; 32 of 32 matched)
+FRESH = sorted((DATA / "sched_fresh_async").glob("*.trace.jsonl"))
 STEP_KEYS = ("step", "scheduled", "admitted", "preempted", "finished", "num_free_blocks",
              "num_free_blocks_after_schedule", "processed", "schedule_called")
 
@@ -43,7 +45,7 @@ def run_case(trace: Path, **options):
             [json.loads(x)["events"] for x in events.getvalue().splitlines()])
 
 
-@pytest.mark.parametrize("trace", CASES, ids=lambda p: p.name[:-12])
+@pytest.mark.parametrize("trace", CASES + FRESH, ids=lambda p: p.name[:-12])
 def test_async_case(trace: Path):
     expected = _load(trace.with_name(trace.name.replace(".trace.", ".expected.")))
     summary = expected[-1]["summary"]
@@ -77,6 +79,10 @@ def test_async_case(trace: Path):
 
 def test_the_cases_are_all_there():
     assert [t.name.split("_")[0] for t in CASES] == list("abcdefgh")
+    assert [t.name.split(".")[0] for t in FRESH] == [f"aseed{n}" for n in
+                                                     (102, 108, 111, 122, 124, 125)]
+    for t in CASES + FRESH:
+        assert t.with_name(t.name.replace(".trace.", ".expected.")).exists()
 
 
 def test_async_effects_the_cases_were_recorded_for():
