@@ -17,8 +17,10 @@ from typing import Annotated, Any
 
 import typer
 
+from kvcli import output
 from kvcore.engine.options import ARRIVALS, ENGINE_NUM_BLOCKS, MODES, ReplayOptions
 from kvcore.engine.queues import QUEUES
+from kvcore.errors import InputError
 from kvcore.hashing import HASH_FUNCTIONS
 
 _R = "Replay"   # help panels
@@ -86,6 +88,10 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
     "watermark": (float, _S, "Fraction of blocks kept free when admitting"),
     "enable_chunked_prefill": (bool, _S, "Chunked prefill"),
     "scheduler_reserve_full_isl": (bool, _S, "Admission needs room for the whole prompt"),
+    "prefix_cache_retention_interval": (str, _S, (
+        "vLLM's retention for sliding-window groups: 0 caches only the blocks a later hit can "
+        "use (vLLM's default), N one window tail per N tokens, 'dense' every full block "
+        "(default: 0)")),
     "async_scheduling": (bool, _S, ("vLLM's async scheduling (a batch queue of 2, as `vllm "
                          "serve` runs on a GPU): finishes, frees and decode-completed blocks "
                          "come one step later")),
@@ -108,7 +114,21 @@ def replay_options(params: dict[str, Any]) -> ReplayOptions:
     enums as their values; the rest stay defaults."""
     given = {k: (v.value if isinstance(v, Enum) else v) for k, v in params.items()
              if v is not None and not (k in _PLAIN_FLAGS and v is False)}   # a flag left off
+    if "prefix_cache_retention_interval" in given:
+        given["prefix_cache_retention_interval"] = _retention(
+            given["prefix_cache_retention_interval"])
     return ReplayOptions(**given, given=frozenset(given))
+
+
+def _retention(text: str) -> int | None:
+    """--prefix-cache-retention-interval: 'dense' (None, every full block) or an integer."""
+    if text.strip().lower() in ("dense", "null", "none"):
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise InputError(f"must be 'dense' or an integer >= 0, got {text!r}",
+                         field="prefix_cache_retention_interval") from None
 
 
 def with_replay_options(first: bool = True) -> Callable[[Callable], Callable]:
@@ -126,7 +146,8 @@ def with_replay_options(first: bool = True) -> Callable[[Callable], Callable]:
 
         @functools.wraps(fn)
         def command(**kw: Any) -> Any:
-            opts = replay_options({name: kw.pop(name) for name in OPTIONS})
+            values = {name: kw.pop(name) for name in OPTIONS}
+            opts = output.run(lambda: replay_options(values))    # a bad value: one line, exit 2
             return fn(**kw, opts=opts)
 
         command.__signature__ = sig.replace(  # type: ignore[attr-defined]

@@ -108,12 +108,15 @@ class BlockPool:
                     v[blk.block_id] = blk
             if stored is not None:
                 stored.append(blk)
-        if not stored:
+        if not stored and not events:
             return
+        stored = stored or []
         hs: list[bytes] = [b.block_hash for b in stored]  # type: ignore[misc]  # all just set
-        if tracer is not None:
+        if tracer is not None and stored:
             tracer.on_cache(group, [b.block_id for b in stored], hs)
         if events:
+            # vLLM publishes the call's BlockStored even when every block was null or masked
+            # out (a sparse-retention sliding group's decode block: empty block_hashes).
             self.kv_event_queue.append(block_stored_event(
                 request, blocks, hashes, hs, num_cached_blocks, num_full_blocks, block_size,
                 group, block_mask, self.medium))

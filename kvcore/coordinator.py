@@ -20,11 +20,28 @@ from kvcore.block import KVCacheBlock
 from kvcore.block_pool import BlockPool
 from kvcore.managers.base import SingleTypeKVCacheManager
 from kvcore.managers.registry import get_manager_class
-from kvcore.specs import FullAttentionSpec, KVCacheSpec, cdiv
+from kvcore.specs import FullAttentionSpec, KVCacheSpec, MambaSpec, SlidingWindowSpec, cdiv
 
 if TYPE_CHECKING:
     from kvcore.request import Request
     from kvcore.tracing import BlockTracer
+
+
+def check_retention_interval(interval: int | None, scheduler_block_size: int,
+                             specs: list) -> None:
+    """vLLM's rule for prefix_cache_retention_interval: None (dense) or 0 always; a positive
+    value only with a sliding-window (or Mamba) group, and a multiple of the scheduler block
+    size. Raises ValueError with the numbers."""
+    if interval is None:
+        return
+    if not any(isinstance(s, (SlidingWindowSpec, MambaSpec)) for s in specs):
+        if interval == 0:
+            return
+        raise ValueError(f"prefix_cache_retention_interval {interval} has no effect: no "
+                         "sliding-window or Mamba KV cache group (set it to 0)")
+    if interval < 0 or interval % scheduler_block_size != 0:
+        raise ValueError(f"prefix_cache_retention_interval {interval} must be >= 0 and a "
+                         f"multiple of the scheduler block size {scheduler_block_size}")
 
 
 class KVCacheCoordinator:
@@ -36,8 +53,11 @@ class KVCacheCoordinator:
     def __init__(self, kv_cache_config, max_model_len: int, enable_caching: bool,
                  enable_kv_cache_events: bool, scheduler_block_size: int, hash_block_size: int,
                  max_in_flight_tokens: int | None = None, use_eagle: bool = False,
-                 tracer: BlockTracer | None = None) -> None:
+                 tracer: BlockTracer | None = None,
+                 retention_interval: int | None = None) -> None:
         groups = list(kv_cache_config.kv_cache_groups)
+        check_retention_interval(retention_interval, scheduler_block_size,
+                                 [g.kv_cache_spec for g in groups])
         self.kv_cache_config = kv_cache_config
         assert scheduler_block_size % hash_block_size == 0
         assert all(scheduler_block_size % g.kv_cache_spec.block_size == 0 for g in groups)
@@ -57,6 +77,9 @@ class KVCacheCoordinator:
                                 max_admission_blocks_per_request=cls.admission_cap(
                                     g.kv_cache_spec, in_flight, max_model_len),
                                 tracer=tracer))
+        for m in managers:
+            m.retention_interval = retention_interval
+        self.retention_interval = retention_interval
         self.single_type_managers: tuple[SingleTypeKVCacheManager, ...] = tuple(managers)
         # Managers whose remove_skipped_blocks can free anything (sliding window, chunked);
         # the facade skips the call when there are none.

@@ -65,6 +65,9 @@ class KVCacheManager:
     * ``watermark``: keep ``int(watermark * num_blocks)`` blocks free when admitting a waiting
       or preempted request while others are scheduled (0.33's ``--kv-cache-watermark``).
     * ``tracer``: a `kvcore.tracing.BlockTracer`, or None (free).
+    * ``prefix_cache_retention_interval``: None (dense: every full block cached, the op-level
+      oracle's) or vLLM's CacheConfig value (0, its default: a sliding-window group caches only
+      the blocks a later hit can use; N: one window tail per N tokens).
     """
 
     def __init__(self, kv_cache_config: Any, max_model_len: int, *, num_blocks: int | None = None,
@@ -72,7 +75,8 @@ class KVCacheManager:
                  max_in_flight_tokens: int | None = None, enable_caching: bool = True,
                  use_eagle: bool = False, log_stats: bool = True,
                  enable_kv_cache_events: bool = False, watermark: float = 0.0,
-                 tracer: BlockTracer | None = None) -> None:
+                 tracer: BlockTracer | None = None,
+                 prefix_cache_retention_interval: int | None = None) -> None:
         if isinstance(kv_cache_config, (list, tuple)):
             if num_blocks is None:
                 raise ValueError("num_blocks is required when groups are given as a list")
@@ -96,7 +100,8 @@ class KVCacheManager:
         self.coordinator = get_kv_cache_coordinator(
             kv_cache_config, max_model_len, enable_caching, enable_kv_cache_events,
             scheduler_block_size, hash_block_size, max_in_flight_tokens=max_in_flight_tokens,
-            use_eagle=use_eagle, tracer=tracer)
+            use_eagle=use_eagle, tracer=tracer,
+            retention_interval=prefix_cache_retention_interval)
         self.block_pool = self.coordinator.block_pool
         self.num_kv_cache_groups = len(groups)
         assert watermark >= 0.0, "watermark must be non-negative"

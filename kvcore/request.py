@@ -77,6 +77,7 @@ class Request:
         "prompt_token_ids",
         "request_id",
         "session_id",
+        "shared_prefix_boundary",
         "skip_reading_prefix_cache",
         "status",
     )
@@ -111,6 +112,10 @@ class Request:
         self.num_in_flight_tokens = 0
         self.num_output_placeholders = 0
         self.num_stale_output_tokens = 0
+        # The block-aligned end of a shared prefix the lookup found that a sparse-retention
+        # group (sliding window at retention 0) had not cached: set by the scheduler at each
+        # lookup; that group then keeps the window tail ending there (the junction).
+        self.shared_prefix_boundary = 0
         self.session_id = session_id
         self._block_hasher = block_hasher
         # Lets append_output_token_ids skip the hasher until a block is full.

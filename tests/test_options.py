@@ -74,7 +74,8 @@ def test_every_knob_has_one_cli_option():
     from kvcli.replay_options import OPTIONS
 
     # set only by a trace's config line (the oracle's), or by Python callers
-    not_on_the_cli = {"max_steps", "max_num_active_seqs", "long_prefill_token_threshold_adaptive"}
+    not_on_the_cli = {"max_steps", "max_num_active_seqs", "long_prefill_token_threshold_adaptive",
+                      "groups"}
     assert set(OPTIONS) == {f.name for f in KNOBS} - not_on_the_cli
 
 

@@ -19,9 +19,8 @@ import orjson
 
 from kvcore.engine.context import ReplayContext
 from kvcore.engine.engine_loop import EngineLoop
-from kvcore.engine.scheduler import SchedulerOutput
-
-QUEUE_DEPTH = 2     # vllm_config.max_concurrent_batches with async on and PP = 1
+from kvcore.engine.scheduler_io import ASYNC_BATCH_QUEUE_DEPTH as QUEUE_DEPTH
+from kvcore.engine.scheduler_io import SchedulerOutput
 
 
 class Batch(NamedTuple):

@@ -26,7 +26,7 @@ def run_cache(ctx: ReplayContext) -> None:
         if not ctx.admit_or_reject(tr, skipped):
             continue
         req = ctx.make_request(tr, k)
-        blocks, hit = kvm.get_computed_blocks(req)[:2]
+        blocks, hit, req.shared_prefix_boundary = kvm.get_computed_blocks(req)
         rec.req = tr.id
         rec.on_admit_attempt(req)
         new = kvm.allocate_slots(req, req.num_tokens - hit, hit, blocks,

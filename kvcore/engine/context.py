@@ -9,25 +9,26 @@ counts in the hit rate.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
 from typing import IO
 
+from kvcore.coordinator import check_retention_interval
 from kvcore.engine.admit_fields import AdmitFields
 from kvcore.engine.cost import CostModel
 from kvcore.engine.events import JsonlEvents, Recorder, VllmEvents
 from kvcore.engine.hash_memo import TraceBlockHasher
-from kvcore.engine.options import ENGINE_NUM_BLOCKS, ReplayOptions, build
+from kvcore.engine.options import ReplayOptions, build
+from kvcore.engine.replay_pool import check_startup, concurrent_batches, group_type, sized
 from kvcore.engine.request_log import RequestRecord
 from kvcore.engine.results import ReplaySummary
-from kvcore.engine.scheduler import NO_MODEL_LEN_LIMIT
+from kvcore.engine.scheduler_io import NO_MODEL_LEN_LIMIT
 from kvcore.errors import InputError
 from kvcore.hashing import BlockHasher
 from kvcore.host_memory import check_pool_fits
 from kvcore.kv_cache_manager import KVCacheManager
 from kvcore.request import LoRARequest, Request
-from kvcore.specs import FullAttentionSpec, KVCacheGroupSpec, cdiv
+from kvcore.specs import FullAttentionSpec, cdiv
 from kvcore.traces import Trace, TraceRequest
 
 # Options that only the engine mode's scheduler and clock read.
@@ -47,7 +48,7 @@ class ReplayContext:
                  warn: Callable[[str], None] | None = None) -> None:
         self.trace = trace
         sized_here = cfg.num_blocks is None      # a given num_blocks was checked by `resolve`
-        self.cfg, groups = _sized(cfg, trace)
+        self.cfg, groups = sized(cfg, trace)
         cfg = self.cfg
         self.num_blocks: int = cfg.num_blocks    # type: ignore[assignment]  (sized above)
         if sized_here:
@@ -55,6 +56,14 @@ class ReplayContext:
             # is refused up front when this machine cannot hold it.
             check_pool_fits(self.num_blocks, field="gpu_memory_gib"
                             if cfg.gpu_memory_gib is not None else "num_blocks")
+        if cfg.groups is not None:
+            check_startup(groups, cfg, self.num_blocks)
+        try:
+            check_retention_interval(cfg.prefix_cache_retention_interval,
+                                     math.lcm(*(g.kv_cache_spec.block_size for g in groups)),
+                                     [g.kv_cache_spec for g in groups])
+        except ValueError as err:
+            raise InputError(str(err), field="prefix_cache_retention_interval") from None
         self.sink = sink
         self.jsonl = sink if isinstance(sink, JsonlEvents) else None
         self.vllm = sink if isinstance(sink, VllmEvents) else None
@@ -84,7 +93,7 @@ class ReplayContext:
             if r.lora is not None and r.lora not in self.lora_ids:
                 self.lora_ids[r.lora] = len(self.lora_ids) + 1
         # The header's group list (`docs/events.md`): vLLM's spec kind names.
-        self.groups = [{"type": _group_type(g.kv_cache_spec),
+        self.groups = [{"type": group_type(g.kv_cache_spec),
                         "block_size": g.kv_cache_spec.block_size,
                         "sliding_window": getattr(g.kv_cache_spec, "sliding_window", None)}
                        for g in groups]
@@ -106,8 +115,9 @@ class ReplayContext:
             groups, cfg.max_model_len or NO_MODEL_LEN_LIMIT, num_blocks=self.num_blocks,
             enable_caching=cfg.enable_prefix_caching, log_stats=True,
             enable_kv_cache_events=self.vllm is not None,
-            max_in_flight_tokens=cfg.max_num_batched_tokens, watermark=cfg.watermark,
-            tracer=self.recorder)
+            max_in_flight_tokens=concurrent_batches(cfg) * cfg.max_num_batched_tokens,
+            watermark=cfg.watermark, tracer=self.recorder,
+            prefix_cache_retention_interval=cfg.prefix_cache_retention_interval)
         assert self.kvm.hash_block_size == hash_block_size
 
     def warning(self, message: str) -> None:
@@ -222,42 +232,3 @@ class ReplayContext:
         s.prompt_tokens += req.num_tokens
         s.hit_tokens += hit
         self.request_hit_sum += hit / req.num_tokens
-
-
-def _sized(cfg: ReplayOptions, trace: Trace) -> tuple[ReplayOptions, list[KVCacheGroupSpec]]:
-    """The options with `num_blocks` (and, from a model, `max_model_len`) filled in, and the
-    KV cache groups: the model's (the sizing layer), else one full-attention group."""
-    fill: dict = {}
-    if cfg.model or cfg.model_config:
-        from kvcore.sizing.resolve import resolve_kv_cache_config
-
-        num_blocks = cfg.num_blocks
-        if num_blocks is None and cfg.gpu_memory_gib is None and cfg.mode == "engine":
-            num_blocks = ENGINE_NUM_BLOCKS
-        res = resolve_kv_cache_config(
-            cfg.model, model_config=cfg.model_config, gpu_memory_gib=cfg.gpu_memory_gib,
-            block_size=cfg.block_size, max_model_len=cfg.max_model_len,
-            max_num_batched_tokens=cfg.max_num_batched_tokens, max_concurrent_batches=1,
-            num_blocks=num_blocks, enable_prefix_caching=cfg.enable_prefix_caching,
-            check_memory=False)
-        if cfg.max_model_len is None:
-            fill["max_model_len"] = res.ctx.max_model_len
-        if cfg.num_blocks is None and (cfg.gpu_memory_gib is not None or cfg.mode == "engine"):
-            fill["num_blocks"] = res.config.num_blocks
-        groups = list(res.config.kv_cache_groups)
-    else:
-        groups = [KVCacheGroupSpec(("layer",), FullAttentionSpec(block_size=cfg.block_size))]
-    if cfg.num_blocks is None and "num_blocks" not in fill:
-        if cfg.mode == "cache":
-            # Room for every block of every prompt (in every group), plus the null block and
-            # one spare (as the cache-mode oracle sizes "infinite").
-            fill["num_blocks"] = len(groups) * sum(cdiv(r.prompt_len, cfg.block_size)
-                                                   for r in trace.requests) + 2
-        else:
-            fill["num_blocks"] = ENGINE_NUM_BLOCKS
-    return dataclasses.replace(cfg, **fill), groups
-
-
-def _group_type(spec) -> str:
-    kind = getattr(spec, "kind", "full")
-    return "full_attention" if kind == "full" else kind

@@ -70,6 +70,14 @@ class ReplayOptions:
     # vLLM's AsyncScheduler behind a batch queue of 2, what `vllm serve` runs on a GPU (the
     # oracle's config line reads an absent key as false; kvcli defaults to vLLM's GPU default)
     async_scheduling: bool = _knob(True, config=True)
+    # KV cache groups of a token-id trace's config line, in the op scripts' spelling
+    # ({"type": "full" | "sliding_window" | "chunked_local", ...}); None: one full-attention
+    # group (or the model's groups)
+    groups: tuple | None = _knob(None, config=True, check="groups")
+    # vLLM's CacheConfig.prefix_cache_retention_interval: 0 (its default) caches in a
+    # sliding-window group only the blocks a later hit can use; None dense (every full block);
+    # N > 0 one window tail per N tokens
+    prefix_cache_retention_interval: int | None = _knob(0, config=True, check="retention")
     enable_prefix_caching: bool = _knob(True, config=True)
     max_num_active_seqs: int | None = _knob(_SCHED.max_num_active_seqs, config=True)
     hash_algo: str = _knob("sha256", config=True, choices=HASH_FUNCTIONS, message="unknown hash")
@@ -137,6 +145,14 @@ def _check(f: dataclasses.Field, v: Any) -> None:
     check = meta["check"]
     if check is None or (v is None and f.default is None):
         return
+    if check == "retention":
+        if v is not None and (not _is_number(v, (int,)) or v < 0):
+            raise InputError(f"must be dense (null) or an integer >= 0, got {v!r}",
+                             field=f.name)
+        return
+    if check == "groups":
+        _check_groups(v)
+        return
     if check == "positive_int":
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise InputError(f"must be a positive integer, got {v!r}", field=f.name)
@@ -155,6 +171,19 @@ def _check(f: dataclasses.Field, v: Any) -> None:
             raise InputError(f"must be a finite number, got {v!r}", field=f.name)
         if meta["pool"]:
             check_pool_fits(v, field=f.name)
+
+
+def _check_groups(groups: Any) -> None:
+    """A non-empty list of group objects each `spec_from_group_config` builds."""
+    from kvcore.managers.registry import spec_from_group_config
+
+    if not isinstance(groups, (list, tuple)) or not groups:
+        raise InputError("must be a non-empty list of groups", field="groups")
+    for g in groups:
+        try:
+            spec_from_group_config(g, 16)
+        except ValueError as err:
+            raise InputError(str(err), field="groups") from None
 
 
 def _is_number(v: Any, types: tuple[type, ...]) -> bool:

@@ -150,7 +150,7 @@ class Scheduler:
                     req = req.build()
                     waiting.replace_head(req)
                     self.requests[req.request_id] = req
-                hit_blocks, num_hit = kvm.get_computed_blocks(req)[:2]
+                hit_blocks, num_hit, req.shared_prefix_boundary = kvm.get_computed_blocks(req)
                 n = req.num_tokens - num_hit
                 if 0 < threshold < n:
                     n = threshold

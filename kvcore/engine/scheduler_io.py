@@ -11,6 +11,8 @@ from kvcore.request import Request
 from kvcore.sizing_context import DEFAULT_MAX_NUM_BATCHED_TOKENS
 
 NO_MODEL_LEN_LIMIT = 1 << 40
+# vllm_config.max_concurrent_batches: the engine's batch queue with async scheduling (PP = 1)
+ASYNC_BATCH_QUEUE_DEPTH = 2
 
 
 @dataclass(slots=True)

@@ -61,6 +61,9 @@ class SingleTypeKVCacheManager(ABC):
         self.req_to_blocks: dict[str, list[KVCacheBlock]] = {}
         self.num_cached_block: dict[str, int] = {}
         self.use_eagle = False
+        # vLLM's prefix_cache_retention_interval (only sliding windows act on it): None caches
+        # every full block (dense), 0 only the tails a later hit can use, N one tail per N tokens.
+        self.retention_interval: int | None = None
         self._null_block = block_pool.null_block
         self.tracer = tracer
 
@@ -182,13 +185,14 @@ class SingleTypeKVCacheManager(ABC):
                        ) // self.block_size
         if num_cached >= num_full:
             return
-        mask = self.reachable_block_mask(num_cached, num_full)
+        mask = self.reachable_block_mask(num_cached, num_full, request)
         self.block_pool.cache_full_blocks(request, self.req_to_blocks[rid], num_cached,
                                           num_full, self.block_size, self.kv_cache_group_id,
                                           mask)
         self.num_cached_block[rid] = num_full
 
-    def reachable_block_mask(self, start_block: int, end_block: int) -> list[bool] | None:
+    def reachable_block_mask(self, start_block: int, end_block: int,
+                             request: Request | None = None) -> list[bool] | None:
         """Which of the blocks ``[start, end)`` could ever serve a hit (None: all of them)."""
         return None
 

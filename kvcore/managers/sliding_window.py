@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from kvcore.hashing import resolve_block_hashes
 from kvcore.managers.base import SingleTypeKVCacheManager
+from kvcore.request import Request
 from kvcore.specs import SlidingWindowSpec, cdiv
 
 
@@ -24,6 +25,19 @@ def max_admission_blocks(spec: SlidingWindowSpec, max_in_flight_tokens: int,
     the window need not start on a block boundary."""
     n = min(spec.sliding_window - 1 + max_in_flight_tokens, max_model_len)
     return cdiv(n, spec.block_size) + 1
+
+
+def replay_boundaries(num_prompt_tokens: int, scheduler_block_size: int,
+                      use_eagle: bool) -> list[int]:
+    """Where a later request replaying this prompt can resume: a resend of the same prompt is
+    capped at ``num_tokens - 1``; with EAGLE (which drops a matched block) one block below a
+    resend's and a longer sibling's last aligned block."""
+    if not use_eagle:
+        return [num_prompt_tokens - 1]
+    block = scheduler_block_size
+    resend = (num_prompt_tokens - 1) // block * block
+    extension = num_prompt_tokens // block * block
+    return sorted({max(resend - block, 0), max(extension - block, 0)})
 
 
 class SlidingWindowManager(SingleTypeKVCacheManager):
@@ -88,17 +102,39 @@ class SlidingWindowManager(SingleTypeKVCacheManager):
         """Tokens before the window of the next token: with W=4 and 7 computed, tokens 0-3."""
         return max(0, num_computed_tokens - self.sliding_window + 1)
 
-    def reachable_block_mask(self, start_block: int, end_block: int) -> list[bool] | None:
-        """With hits aligned to a scheduler block larger than this group's block, only the
-        blocks ending a window-sized run before each aligned boundary can ever be hit."""
+    def reachable_block_mask(self, start_block: int, end_block: int,
+                             request: Request | None = None) -> list[bool] | None:
+        """Which blocks could ever serve a hit: a hit needs the window's run of blocks before
+        its end. Dense retention (None) keeps the run before every aligned boundary (all
+        blocks when the run is a segment or more); a positive interval N one run per N tokens;
+        and under any sparse retention (0 included, vLLM's default) the runs ending at the
+        request's replay boundary (``num_prompt_tokens - 1``: a resend's hit) and at a shared
+        prefix junction the lookup reported (``shared_prefix_boundary``)."""
         align = self.cache_hit_alignment_tokens
         bs = self.block_size
         if align % bs != 0:
             return None
         need = contiguous_blocks_for_hit(self.sliding_window, bs, self.use_eagle)
-        per_segment = align // bs
-        if need >= per_segment:
-            return None
         shift = 1 if self.use_eagle else 0
-        return [i >= shift and (i - shift) % per_segment >= per_segment - need
-                for i in range(start_block, end_block)]
+        retention = self.retention_interval
+        mask = [False] * (end_block - start_block)
+        segment = align if retention is None else (retention or None)
+        if segment is not None:
+            per_segment = segment // bs
+            if need >= per_segment:
+                return None
+            for i in range(start_block, end_block):
+                if i >= shift and (i - shift) % per_segment >= per_segment - need:
+                    mask[i - start_block] = True
+        if retention is not None and request is not None:
+            boundaries = replay_boundaries(request.num_prompt_tokens,
+                                           self.scheduler_block_size, self.use_eagle)
+            if request.shared_prefix_boundary:
+                boundaries.append(request.shared_prefix_boundary)
+                if self.use_eagle:
+                    boundaries.append(request.shared_prefix_boundary - bs)
+            for tokens in boundaries:
+                end = tokens // align * align // bs + shift
+                for j in range(max(start_block, end - need), min(end_block, end)):
+                    mask[j - start_block] = True
+        return mask

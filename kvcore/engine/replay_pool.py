@@ -1,0 +1,92 @@
+"""The replay's pool: its KV cache groups and its size.
+
+Groups come from a model (`kvcore.sizing`, which may also size `num_blocks` from GPU memory),
+from a token-id trace's config line (`groups`, the op scripts' spelling, every group at the
+trace's block size, one layer each), or are one full-attention group. `num_blocks` defaults to
+the engine's 16,384 or, in cache mode, room for every prompt block. With groups from a config
+line, vLLM's start-up check applies (`check_startup`): one `max_model_len` request must fit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from kvcore.engine.options import ENGINE_NUM_BLOCKS, ReplayOptions
+from kvcore.engine.scheduler_io import ASYNC_BATCH_QUEUE_DEPTH
+from kvcore.errors import InputError
+from kvcore.managers.registry import spec_from_group_config
+from kvcore.sizing_context import SizingContext
+from kvcore.specs import FullAttentionSpec, KVCacheGroupSpec, cdiv
+from kvcore.traces import Trace
+
+
+def concurrent_batches(cfg: ReplayOptions) -> int:
+    """vLLM's max_concurrent_batches: 2 under async scheduling (the batch queue), else 1. It
+    sizes the in-flight tokens a sliding-window or chunked-local group reserves for."""
+    return ASYNC_BATCH_QUEUE_DEPTH if cfg.mode == "engine" and cfg.async_scheduling else 1
+
+
+def sized(cfg: ReplayOptions, trace: Trace) -> tuple[ReplayOptions, list[KVCacheGroupSpec]]:
+    """The options with `num_blocks` (and, from a model, `max_model_len`) filled in, and the
+    KV cache groups: the model's (the sizing layer), else one full-attention group."""
+    fill: dict = {}
+    if cfg.model or cfg.model_config:
+        from kvcore.sizing.resolve import resolve_kv_cache_config
+
+        num_blocks = cfg.num_blocks
+        if num_blocks is None and cfg.gpu_memory_gib is None and cfg.mode == "engine":
+            num_blocks = ENGINE_NUM_BLOCKS
+        res = resolve_kv_cache_config(
+            cfg.model, model_config=cfg.model_config, gpu_memory_gib=cfg.gpu_memory_gib,
+            block_size=cfg.block_size, max_model_len=cfg.max_model_len,
+            max_num_batched_tokens=cfg.max_num_batched_tokens,
+            max_concurrent_batches=concurrent_batches(cfg),
+            num_blocks=num_blocks, enable_prefix_caching=cfg.enable_prefix_caching,
+            check_memory=False)
+        if cfg.max_model_len is None:
+            fill["max_model_len"] = res.ctx.max_model_len
+        if cfg.num_blocks is None and (cfg.gpu_memory_gib is not None or cfg.mode == "engine"):
+            fill["num_blocks"] = res.config.num_blocks
+        groups = list(res.config.kv_cache_groups)
+    elif cfg.groups is not None:
+        groups = [KVCacheGroupSpec((f"layer{i}",), spec_from_group_config(g, cfg.block_size))
+                  for i, g in enumerate(cfg.groups)]
+    else:
+        groups = [KVCacheGroupSpec(("layer",), FullAttentionSpec(block_size=cfg.block_size))]
+    if cfg.num_blocks is None and "num_blocks" not in fill:
+        if cfg.mode == "cache":
+            # Room for every block of every prompt (in every group), plus the null block and
+            # one spare (as the cache-mode oracle sizes "infinite").
+            fill["num_blocks"] = len(groups) * sum(cdiv(r.prompt_len, cfg.block_size)
+                                                   for r in trace.requests) + 2
+        else:
+            fill["num_blocks"] = ENGINE_NUM_BLOCKS
+    return dataclasses.replace(cfg, **fill), groups
+
+
+def group_type(spec) -> str:
+    kind = getattr(spec, "kind", "full")
+    return "full_attention" if kind == "full" else kind
+
+
+def check_startup(groups: list[KVCacheGroupSpec], cfg: ReplayOptions, num_blocks: int) -> None:
+    """vLLM's start-up check (`get_kv_cache_configs` with a block-count override): one request
+    of `max_model_len` tokens must fit in the usable blocks, each group counting the pages its
+    spec can hold at once (the window or chunk plus what is in flight, for the local ones)."""
+    if cfg.max_model_len is None:
+        return
+    ctx = SizingContext(max_model_len=cfg.max_model_len,
+                        max_num_batched_tokens=cfg.max_num_batched_tokens,
+                        max_concurrent_batches=concurrent_batches(cfg))
+    need = 0
+    parts = []
+    for g in groups:
+        spec = g.kv_cache_spec
+        pages = cdiv(spec.max_memory_usage_bytes(ctx), spec.page_size_bytes)
+        need += pages
+        parts.append(f"{pages} {group_type(spec)}")
+    if need > num_blocks - 1:
+        raise InputError(f"one request of max_model_len {cfg.max_model_len:,} tokens needs "
+                         f"{need:,} blocks ({' + '.join(parts)}) but only {num_blocks - 1:,} "
+                         f"are usable (num_blocks {num_blocks:,}): vLLM refuses to start",
+                         field="num_blocks")

@@ -1,0 +1,112 @@
+"""Hybrid KV cache groups at the scheduler level = vLLM 0.33.0's Scheduler over a hybrid
+`KVCacheConfig` with CacheConfig's default `prefix_cache_retention_interval` 0.
+
+The six cases of the shared sched-cases-hybrid (copied to tests/data/sched_cases_hybrid/, see
+data/README.md) carry `"groups"` in their config line (full + sliding window, full + chunked
+local, sliding window only, preemption, two sliding groups with KV events, and one async case).
+Replayed with `--arrivals step` and the scheduling mode the case was recorded in, every step
+line, every request's hit / preemptions / first and last step, the prefix-cache stats and the
+vLLM event batches (group by group: a sliding group's sparse `BlockStored` lists, the empty ones
+for decode-completed blocks) must be the oracle's.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from kvcore.engine.events import VllmEvents
+from kvcore.engine.replay import ReplayOptions, replay
+from kvcore.errors import InputError
+
+CASES = sorted((Path(__file__).resolve().parent / "data" / "sched_cases_hybrid"
+                ).glob("*.trace.jsonl"))
+SYNC_KEYS = ("step", "scheduled", "admitted", "preempted", "finished", "num_free_blocks")
+ASYNC_KEYS = (*SYNC_KEYS, "num_free_blocks_after_schedule", "processed", "schedule_called")
+
+
+def _config(trace: Path) -> dict:
+    return json.loads(trace.read_text().splitlines()[0])["config"]
+
+
+def run_case(trace: Path, **options):
+    cfg = _config(trace)
+    options.setdefault("async_scheduling", cfg.get("async_scheduling", False))
+    steps, reqs, events = io.BytesIO(), io.BytesIO(), io.BytesIO()
+    sink = VllmEvents(events) if cfg.get("kv_events") else None
+    s = replay(str(trace), ReplayOptions(arrivals="step", **options), sink, steps_out=steps,
+               requests_out=reqs)
+    return (s, [json.loads(x) for x in steps.getvalue().splitlines()],
+            {r["id"]: r for r in (json.loads(x) for x in reqs.getvalue().splitlines())},
+            [json.loads(x)["events"] for x in events.getvalue().splitlines()])
+
+
+@pytest.mark.parametrize("trace", CASES, ids=lambda p: p.name[:-12])
+def test_hybrid_case(trace: Path):
+    expected = [json.loads(x) for x in trace.with_name(
+        trace.name.replace(".trace.", ".expected.")).read_text().splitlines() if x.strip()]
+    summary = expected[-1]["summary"]
+    cfg = _config(trace)
+    s, ours, by_id, ours_ev = run_case(trace)
+    assert s.config["prefix_cache_retention_interval"] == 0
+    if cfg.get("async_scheduling"):
+        keys, theirs = ASYNC_KEYS, [e for e in expected[:-1] if not e.get("idle")]
+    else:
+        keys, theirs = SYNC_KEYS, [e for e in expected[:-1] if e["scheduled"] or e["preempted"]]
+    assert [{k: e[k] for k in keys} for e in ours] == [{k: e[k] for k in keys} for e in theirs]
+    assert [list(e["scheduled"]) for e in ours] == [list(e["scheduled"]) for e in theirs]
+    for r in summary["requests"]:
+        o = by_id[r["id"]]
+        assert (o["hit_tokens"], o["preemptions"], o["first_scheduled_step"], o["finish_step"]) \
+            == (r["num_cached_tokens"], r["num_preemptions"], r["first_scheduled_step"],
+                r["finish_step"]), r["id"]
+    pcs = summary["prefix_cache_stats"]
+    assert (s.counted_requests, s.prompt_tokens, s.hit_tokens, s.preempted_hit_tokens) == \
+        (pcs["requests"], pcs["queries"], pcs["hits"], pcs["preempted_hits"])
+    assert s.steps == summary["num_steps"]
+    if cfg.get("kv_events"):
+        assert ours_ev == [e["events"] for e in expected[:-1] if e.get("events")]
+
+
+def test_the_cases_are_all_there():
+    assert [t.name.split("_")[0] for t in CASES] == list("abcdef")
+
+
+def test_dense_retention_caches_what_vllm_default_does_not():
+    """a_full_swa_skip: a1 gets no hit at retention 0 (the sliding group kept only the blocks
+    around a0's last token), 64 tokens with dense retention (every full block cached)."""
+    a = CASES[0]
+    hits = {r: {i: v["hit_tokens"] for i, v in run_case(a, prefix_cache_retention_interval=r)[2]
+                .items()} for r in (0, None)}
+    assert hits[0]["a1"] == 0 and hits[None]["a1"] == 64
+    assert all(hits[0][f"a{i}"] == hits[None][f"a{i}"] == 64 for i in range(2, 8))
+
+
+def test_the_async_hybrid_case_differs_from_sync_as_recorded():
+    """f_async_hybrid: two batches in flight double the sliding group's admission reserve
+    (11 blocks against 7): f5 is admitted at step 17 (sync: 15), f7 finds its prefix evicted
+    (hit 0, sync 64); 57 steps against 52, 448 hit tokens against 512."""
+    f = CASES[-1]
+    got = {}
+    for asyn in (True, False):
+        s, _, reqs, _ = run_case(f, async_scheduling=asyn)
+        got[asyn] = (s.steps, s.hit_tokens, reqs["f5"]["first_scheduled_step"],
+                     reqs["f7"]["hit_tokens"])
+    assert got == {True: (57, 448, 17, 0), False: (52, 512, 15, 64)}
+
+
+def test_vllm_refuses_to_start_when_one_max_model_len_request_cannot_fit(tmp_path):
+    d = CASES[3]                                    # d_hybrid_preemption: 44 blocks, 37 needed
+    lines = d.read_text().splitlines()
+    cfg = json.loads(lines[0])
+    cfg["config"]["num_blocks"] = 37
+    trace = tmp_path / "d.trace.jsonl"
+    trace.write_text("\n".join([json.dumps(cfg), *lines[1:]]) + "\n")
+    with pytest.raises(InputError) as e:
+        replay(str(trace), ReplayOptions(arrivals="step", async_scheduling=False))
+    assert e.value.field == "num_blocks"
+    assert e.value.message.startswith("one request of max_model_len ")
+    assert "needs 37 blocks" in e.value.message and "only 36 are usable" in e.value.message
