@@ -107,6 +107,14 @@ def test_vllm_refuses_to_start_when_one_max_model_len_request_cannot_fit(tmp_pat
     trace.write_text("\n".join([json.dumps(cfg), *lines[1:]]) + "\n")
     with pytest.raises(InputError) as e:
         replay(str(trace), ReplayOptions(arrivals="step", async_scheduling=False))
-    assert e.value.field == "num_blocks"
-    assert e.value.message.startswith("one request of max_model_len ")
-    assert "needs 37 blocks" in e.value.message and "only 36 are usable" in e.value.message
+    assert (e.value.field, e.value.line) == ("config.num_blocks", 1)
+    assert e.value.message == (
+        "one request of max_model_len 384 tokens needs 37 blocks (24 full_attention + 13 "
+        "sliding_window) but only 36 are usable (num_blocks 37): vLLM refuses to start")
+    # Under async two batches are in flight: the sliding group reserves 21 blocks, not 13.
+    with pytest.raises(InputError) as e:
+        replay(str(trace), ReplayOptions(arrivals="step", num_blocks=44))
+    assert e.value.field == "num_blocks" and e.value.message.startswith(
+        "one request of max_model_len 384 tokens needs 45 blocks (24 full_attention + 21 "
+        "sliding_window) but only 43 are usable (num_blocks 44)")
+    replay(str(trace), ReplayOptions(arrivals="step", num_blocks=46))     # fits: runs

@@ -136,6 +136,12 @@ def summary_view(summary):
                  ("mean KV usage", f"{d['mean_usage']:.2%}"),
                  ("steps", d["steps"]),
                  ("simulated time (s)", d["sim_time_s"])]
+    cfg = d["config"]
+    if cfg["model"] or cfg["model_config"] or cfg["groups"]:
+        r = cfg["prefix_cache_retention_interval"]
+        rows.append(("prefix cache retention", "dense (every full block)" if r is None else
+                     "0 (sliding windows keep reachable tails only)" if r == 0 else
+                     f"one window tail per {r:,} tokens"))
     rows += [("blocks", f"{d['num_blocks']:,} x {d['block_size']} tokens"),
              ("wall time (s)", d["wall_time_s"])]
     if d["events"]:

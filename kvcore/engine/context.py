@@ -57,7 +57,7 @@ class ReplayContext:
             check_pool_fits(self.num_blocks, field="gpu_memory_gib"
                             if cfg.gpu_memory_gib is not None else "num_blocks")
         if cfg.groups is not None:
-            check_startup(groups, cfg, self.num_blocks)
+            check_startup(groups, cfg, self.num_blocks, trace)
         try:
             check_retention_interval(cfg.prefix_cache_retention_interval,
                                      math.lcm(*(g.kv_cache_spec.block_size for g in groups)),

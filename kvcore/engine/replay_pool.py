@@ -69,7 +69,8 @@ def group_type(spec) -> str:
     return "full_attention" if kind == "full" else kind
 
 
-def check_startup(groups: list[KVCacheGroupSpec], cfg: ReplayOptions, num_blocks: int) -> None:
+def check_startup(groups: list[KVCacheGroupSpec], cfg: ReplayOptions, num_blocks: int,
+                  trace: Trace) -> None:
     """vLLM's start-up check (`get_kv_cache_configs` with a block-count override): one request
     of `max_model_len` tokens must fit in the usable blocks, each group counting the pages its
     spec can hold at once (the window or chunk plus what is in flight, for the local ones)."""
@@ -86,7 +87,12 @@ def check_startup(groups: list[KVCacheGroupSpec], cfg: ReplayOptions, num_blocks
         need += pages
         parts.append(f"{pages} {group_type(spec)}")
     if need > num_blocks - 1:
-        raise InputError(f"one request of max_model_len {cfg.max_model_len:,} tokens needs "
-                         f"{need:,} blocks ({' + '.join(parts)}) but only {num_blocks - 1:,} "
-                         f"are usable (num_blocks {num_blocks:,}): vLLM refuses to start",
-                         field="num_blocks")
+        why = (" (async scheduling: 2 batches in flight; --no-async-scheduling reserves for 1)"
+               if ctx.max_concurrent_batches > 1 and len(parts) > 1 else "")
+        message = (f"one request of max_model_len {cfg.max_model_len:,} tokens needs {need:,} "
+                   f"blocks ({' + '.join(parts)}) but only {num_blocks - 1:,} are usable "
+                   f"(num_blocks {num_blocks:,}): vLLM refuses to start{why}")
+        if "num_blocks" not in (cfg.given or ()) and "num_blocks" in trace.config:
+            raise InputError(message, path=trace.path, line=trace.config_line,
+                             field="config.num_blocks")
+        raise InputError(message, field="num_blocks")

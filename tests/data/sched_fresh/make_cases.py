@@ -1,7 +1,11 @@
 """Dev tool (not a test): write random scheduler cases for the oracle.
 
-    python tests/data/sched_fresh/make_cases.py [--async] OUT_DIR SEED...
+    python tests/data/sched_fresh/make_cases.py [--async] [--hybrid] OUT_DIR SEED...
     shared/oracle/tool/oracle sched OUT_DIR/NAME.trace.jsonl -o OUT_DIR/NAME.expected.jsonl
+
+With --hybrid the config line gives random KV cache groups (full + sliding window, full +
+chunked local, sliding window only, full + two sliding windows; cases named hseedN, or haseedN
+with --async too), a max_model_len, and a pool that passes vLLM's start-up check.
 
 With --async the config line says "async_scheduling": true (vLLM's AsyncScheduler; the
 cases are named aseedN) and some requests are follow-ups: an earlier request's prompt plus its
@@ -70,14 +74,53 @@ def make(seed: int, follow_ups: bool = False) -> tuple[dict, list[dict]]:
     return cfg, reqs
 
 
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def add_groups(cfg: dict, reqs: list[dict], seed: int, asyn: bool) -> None:
+    """Random hybrid groups, and a pool vLLM's start-up check accepts (one max_model_len
+    request fits; the local groups reserve their window or chunk plus the tokens in flight)."""
+    rng = random.Random(seed * 7919 + 1)
+    bs = cfg["block_size"]
+    window = rng.choice([bs, 2 * bs, 3 * bs, 4 * bs + 3, 48, 64])
+    chunk = rng.choice([2, 4, 8]) * bs
+    cfg["groups"] = rng.choice([
+        [{"type": "full"}, {"type": "sliding_window", "sliding_window": window}],
+        [{"type": "full"}, {"type": "chunked_local", "attention_chunk_size": chunk}],
+        [{"type": "sliding_window", "sliding_window": window}],
+        [{"type": "full"}, {"type": "sliding_window", "sliding_window": window},
+         {"type": "sliding_window", "sliding_window": window}]])
+    mml = cfg["max_model_len"]
+    in_flight = (2 if asyn else 1) * cfg["max_num_batched_tokens"]
+    need = 0
+    for g in cfg["groups"]:
+        if g["type"] == "full":
+            need += cdiv(mml, bs)
+        elif g["type"] == "sliding_window":
+            need += cdiv(min(g["sliding_window"] - 1 + in_flight, mml), bs) + 1
+        else:
+            need += cdiv(min(g["attention_chunk_size"] + in_flight, mml), bs)
+    need += int(cfg["watermark"] * cfg["num_blocks"]) + 1
+    cfg["num_blocks"] = max(cfg["num_blocks"], need + rng.choice([0, 1, 4, 16]))
+    for r in reqs:     # a request must fit max_model_len with its outputs
+        r["output_length"] = max(1, min(r["output_length"],
+                                        mml - len(r["prompt_token_ids"]) - 1))
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
-    asyn = args[0] == "--async"
-    out, seeds = (args[1], args[2:]) if asyn else (args[0], args[1:])
+    asyn = "--async" in args
+    hybrid = "--hybrid" in args
+    args = [a for a in args if a not in ("--async", "--hybrid")]
+    out, seeds = args[0], args[1:]
+    prefix = ("h" if hybrid else "") + ("a" if asyn else "") + "seed"
     for s in seeds:
         cfg, reqs = make(int(s), follow_ups=asyn)
+        if hybrid:
+            add_groups(cfg, reqs, int(s), asyn)
         if asyn:
             cfg["async_scheduling"] = True
-        with open(f"{out}/{'aseed' if asyn else 'seed'}{s}.trace.jsonl", "w") as f:
+        with open(f"{out}/{prefix}{s}.trace.jsonl", "w") as f:
             f.write(json.dumps({"config": cfg}) + "\n")
             f.writelines(json.dumps(r) + "\n" for r in reqs)
