@@ -118,3 +118,30 @@ def test_vllm_refuses_to_start_when_one_max_model_len_request_cannot_fit(tmp_pat
         "one request of max_model_len 384 tokens needs 45 blocks (24 full_attention + 21 "
         "sliding_window) but only 43 are usable (num_blocks 44)")
     replay(str(trace), ReplayOptions(arrivals="step", num_blocks=46))     # fits: runs
+
+
+@pytest.mark.parametrize("model", ["gemma-3-27b", "gpt-oss-20b"])
+def test_sliding_window_models_replay_to_the_end_and_say_how(tmp_path, model):
+    """The conversation trace's first 300 requests on a model with sliding layers: every one
+    finishes; the summary says async scheduling and vLLM's retention 0 (the table too)."""
+    import gzip
+
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+
+    src = Path(__file__).parent / "data" / "traces" / "mooncake" / "conversation_trace.jsonl.gz"
+    head = tmp_path / "head.jsonl"
+    with gzip.open(src, "rt") as f:
+        head.write_text("".join(line for _, line in zip(range(300), f)))
+    res = CliRunner().invoke(app, ["replay", str(head), "--model", model,
+                                   "--gpu-memory-gib", "80", "--json"])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)
+    assert d["finished"] == d["requests"] == 300 and d["rejected"] == 0
+    assert (d["config"]["async_scheduling"], d["config"]["prefix_cache_retention_interval"]) \
+        == (True, 0)
+    table = CliRunner().invoke(app, ["replay", str(head), "--model", model, "--gpu-memory-gib",
+                                     "80", "--mode", "engine"]).stdout
+    assert "async (batch queue of 2)" in table
+    assert "0 (sliding windows keep reachable tails only)" in table
