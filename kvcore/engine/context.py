@@ -56,7 +56,7 @@ class ReplayContext:
             # is refused up front when this machine cannot hold it.
             check_pool_fits(self.num_blocks, field="gpu_memory_gib"
                             if cfg.gpu_memory_gib is not None else "num_blocks")
-        if cfg.groups is not None:
+        if cfg.groups is not None:      # (a model keeps per-request rejection: see docs)
             check_startup(groups, cfg, self.num_blocks, trace)
         try:
             check_retention_interval(cfg.prefix_cache_retention_interval,
