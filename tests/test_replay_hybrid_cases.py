@@ -2,7 +2,7 @@
 `KVCacheConfig` with CacheConfig's default `prefix_cache_retention_interval` 0.
 
 The six cases of the shared sched-cases-hybrid (copied to tests/data/sched_cases_hybrid/, see
-data/README.md) carry `"groups"` in their config line (full + sliding window, full + chunked
+data/README.md) and seven fresh random ones (tests/data/sched_fresh_hybrid/) carry `"groups"` in their config line (full + sliding window, full + chunked
 local, sliding window only, preemption, two sliding groups with KV events, and one async case).
 Replayed with `--arrivals step` and the scheduling mode the case was recorded in, every step
 line, every request's hit / preemptions / first and last step, the prefix-cache stats and the
@@ -22,8 +22,14 @@ from kvcore.engine.events import VllmEvents
 from kvcore.engine.replay import ReplayOptions, replay
 from kvcore.errors import InputError
 
-CASES = sorted((Path(__file__).resolve().parent / "data" / "sched_cases_hybrid"
-                ).glob("*.trace.jsonl"))
+DATA = Path(__file__).resolve().parent / "data"
+CASES = sorted((DATA / "sched_cases_hybrid").glob("*.trace.jsonl"))
+# the same traces answered by `oracle sched --async` (d: refused by both, see below)
+UNDER_ASYNC = [t for t in CASES if t.with_name(t.name.replace(".trace.", ".async.expected.")
+                                               ).exists()]
+# random hybrid cases, sync (hseedN) and async (haseedN): make_cases.py --hybrid [--async];
+# 28 of 28 matched when recorded
+FRESH = sorted((DATA / "sched_fresh_hybrid").glob("*.trace.jsonl"))
 SYNC_KEYS = ("step", "scheduled", "admitted", "preempted", "finished", "num_free_blocks")
 ASYNC_KEYS = (*SYNC_KEYS, "num_free_blocks_after_schedule", "processed", "schedule_called")
 
@@ -44,13 +50,29 @@ def run_case(trace: Path, **options):
             [json.loads(x)["events"] for x in events.getvalue().splitlines()])
 
 
-@pytest.mark.parametrize("trace", CASES, ids=lambda p: p.name[:-12])
+@pytest.mark.parametrize("trace", CASES + FRESH, ids=lambda p: p.name[:-12])
 def test_hybrid_case(trace: Path):
-    expected = [json.loads(x) for x in trace.with_name(
-        trace.name.replace(".trace.", ".expected.")).read_text().splitlines() if x.strip()]
+    check_case(trace, trace.with_name(trace.name.replace(".trace.", ".expected.")))
+
+
+@pytest.mark.parametrize("trace", UNDER_ASYNC, ids=lambda p: p.name[:-12])
+def test_hybrid_case_with_kvcli_default_async(trace: Path):
+    """No scheduling flag (kvcli's default, async) = `oracle sched --async` on the same trace."""
+    check_case(trace, trace.with_name(trace.name.replace(".trace.", ".async.expected.")),
+               kvcli_default=True)
+
+
+def check_case(trace: Path, answer: Path, kvcli_default: bool = False) -> None:
+    """Our replay of `trace` against the oracle's `answer`: in the mode the trace's config line
+    says (the oracle's reading), or with no scheduling option at all (kvcli's default, async)."""
+    expected = [json.loads(x) for x in answer.read_text().splitlines() if x.strip()]
     summary = expected[-1]["summary"]
     cfg = _config(trace)
-    s, ours, by_id, ours_ev = run_case(trace)
+    if kvcli_default:
+        cfg["async_scheduling"] = True
+        s, ours, by_id, ours_ev = run_case_default(trace)
+    else:
+        s, ours, by_id, ours_ev = run_case(trace)
     assert s.config["prefix_cache_retention_interval"] == 0
     if cfg.get("async_scheduling"):
         keys, theirs = ASYNC_KEYS, [e for e in expected[:-1] if not e.get("idle")]
@@ -71,8 +93,23 @@ def test_hybrid_case(trace: Path):
         assert ours_ev == [e["events"] for e in expected[:-1] if e.get("events")]
 
 
+def run_case_default(trace: Path):
+    """As `run_case`, but with no scheduling option at all (kvcli's default)."""
+    steps, reqs, events = io.BytesIO(), io.BytesIO(), io.BytesIO()
+    sink = VllmEvents(events) if _config(trace).get("kv_events") else None
+    s = replay(str(trace), ReplayOptions(arrivals="step"), sink, steps_out=steps,
+               requests_out=reqs)
+    assert s.config["async_scheduling"] is True
+    return (s, [json.loads(x) for x in steps.getvalue().splitlines()],
+            {r["id"]: r for r in (json.loads(x) for x in reqs.getvalue().splitlines())},
+            [json.loads(x)["events"] for x in events.getvalue().splitlines()])
+
+
 def test_the_cases_are_all_there():
     assert [t.name.split("_")[0] for t in CASES] == list("abcdef")
+    assert [t.name.split("_")[0] for t in UNDER_ASYNC] == list("abce")
+    assert [t.name.split(".")[0] for t in FRESH] == [
+        "haseed214", "haseed224", "haseed225", "haseed227", "hseed204", "hseed209", "hseed211"]
 
 
 def test_dense_retention_caches_what_vllm_default_does_not():
