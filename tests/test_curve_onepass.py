@@ -167,7 +167,8 @@ def test_exact_points_report_progress_in_requests(tmp_path, jobs):
     done: list[int] = []
     points = run_tasks(tasks, inp, trace, 0.0, jobs=jobs, advance=done.append)
     assert sum(done) == len(tasks) * inp.num_requests
-    assert len(done) > (1 if jobs > 1 else len(tasks))     # moves within points, not per point
+    if jobs == 1:       # in this process the bar moves within points, not once a point
+        assert len(done) > len(tasks)                # (workers' reads depend on timing)
     by_task = {p.task: p for p in points}
     assert set(by_task) == set(tasks)
     assert by_task[tasks[3]] == (tasks[3], 0, 0, inp.num_requests)

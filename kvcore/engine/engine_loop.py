@@ -15,6 +15,7 @@ from collections import deque
 import orjson
 
 from kvcore.engine.context import ReplayContext
+from kvcore.engine.fast_forward import decode_stretch, run_stretch
 from kvcore.engine.options import build
 from kvcore.engine.scheduler import NO_MODEL_LEN_LIMIT, Scheduler, SchedulerConfig
 from kvcore.errors import InputError
@@ -25,6 +26,9 @@ STALL_STEPS = 1000      # steps with nothing schedulable before the replay gives
 
 
 class EngineLoop:
+    # Exact decode fast-forward (`kvcore.engine.fast_forward`); tests turn it off to compare.
+    fast_forward = True
+
     def __init__(self, ctx: ReplayContext) -> None:
         self.ctx = ctx
         cfg = ctx.cfg
@@ -37,6 +41,8 @@ class EngineLoop:
         self.idle_run = 0
         self.usage_time = 0.0
         self.num_usable = ctx.num_blocks - 1
+        self.ff_head = None         # a refused waiting head the fast-forward keeps refused
+        self.ff_finish: list[int] = []      # the stretch step each running request finishes in
 
     def sample(self, req: Request) -> int:
         """The fake model: the next token of a request at the end of its known tokens."""
@@ -59,7 +65,9 @@ class EngineLoop:
                 ctx.warning(f"stopped after max_steps {max_steps}: the summary covers only "
                             "what ran by then")
                 break
-            self.step()
+            k = decode_stretch(self) if self.fast_forward else 0
+            if not k or not run_stretch(self, k):
+                self.step()
         ctx.summary.mean_usage = (self.usage_time / ctx.t_ms / max(self.num_usable, 1)
                                   if ctx.t_ms > 0 else 0.0)
         ctx.check_rejections(self.skipped)

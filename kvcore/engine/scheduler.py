@@ -54,6 +54,9 @@ class Scheduler:
         self.max_num_active = (config.max_num_active_seqs if config.max_num_active_seqs
                                is not None else config.max_num_seqs)
         self.finished_req_ids: set[str] = set()
+        # The waiting head this step's schedule() could not admit, and whether it got as far as
+        # an allocation attempt (the decode fast-forward repeats a refusal only when it must).
+        self.blocked: tuple[Request, bool, int] | None = None       # (+ the budget left)
 
     # -- queue state -----------------------------------------------------------------------------
     def add_request(self, req: Request | LazyRequest) -> None:
@@ -76,6 +79,7 @@ class Scheduler:
         tracer = self.tracer
         obs = self.observer
         out = SchedulerOutput()
+        self.blocked = None
         nst = out.num_scheduled_tokens
         budget = cfg.max_num_batched_tokens
         max_len = cfg.max_model_len
@@ -155,6 +159,7 @@ class Scheduler:
                 if 0 < threshold < n:
                     n = threshold
                 if not cfg.enable_chunked_prefill and n > budget:
+                    self.blocked = (req, False, budget)
                     break   # no skipping ahead when chunking is off
                 n = min(n, budget)
                 if tracer is not None:
@@ -168,6 +173,7 @@ class Scheduler:
                 if new_blocks is None:
                     if obs is not None:
                         obs.on_admit_failed(req)
+                    self.blocked = (req, True, budget)
                     break
                 kvm.record_prefix_cache_stats(req, num_hit)
                 waiting.pop()

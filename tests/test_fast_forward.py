@@ -1,0 +1,93 @@
+"""The decode fast-forward (`kvcore.engine.fast_forward`) is exact: with it and without it a
+synchronous replay writes the same bytes (step lines, request lines, our event stream, vLLM's
+event batches, the summary but its wall time), and it does run (fewer plain steps)."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from kvcore.engine.engine_loop import EngineLoop
+from kvcore.engine.events import JsonlEvents, VllmEvents
+from kvcore.engine.replay import ReplayOptions, replay
+
+HERE = Path(__file__).resolve().parent
+SAMPLE = HERE.parent / "traces" / "multiturn-chat.jsonl"
+CONVERSATION = HERE / "data" / "traces" / "mooncake" / "conversation_trace.jsonl.gz"
+
+
+def outputs(trace: str, opts: ReplayOptions, events: str, fast: bool, monkeypatch) -> tuple:
+    monkeypatch.setattr(EngineLoop, "fast_forward", fast)
+    plain_steps = []
+    real_step = EngineLoop.step
+    monkeypatch.setattr(EngineLoop, "step", lambda self: (plain_steps.append(1),
+                                                          real_step(self)))
+    steps, reqs, ev = io.BytesIO(), io.BytesIO(), io.BytesIO()
+    sink = JsonlEvents(ev) if events == "jsonl" else VllmEvents(ev)
+    s = replay(trace, opts, sink, steps_out=steps, requests_out=reqs)
+    d = s.to_dict()
+    d.pop("wall_time_s")
+    # the event stream's end line carries the summary: its wall time is the one difference
+    stream = re.sub(rb'"wall_time_s":[0-9.e+-]+', b'"wall_time_s":0', ev.getvalue())
+    return (steps.getvalue(), reqs.getvalue(), stream, d), len(plain_steps)
+
+
+def head(tmp_path, n: int) -> str:
+    path = tmp_path / "head.jsonl"
+    with gzip.open(CONVERSATION, "rt") as f:
+        path.write_text("".join(line for _, line in zip(range(n), f)))
+    return str(path)
+
+
+@pytest.mark.parametrize("events", ["jsonl", "vllm"])
+@pytest.mark.parametrize("case", ["sample-timestamps", "sample-small-pool", "conversation-step",
+                                  "conversation-priority", "sample-max-model-len"])
+def test_fast_forward_changes_no_byte(tmp_path, monkeypatch, case, events):
+    base = {"async_scheduling": False, "block_size": 16}
+    trace, extra = {
+        "sample-timestamps": (str(SAMPLE), {"num_blocks": 4096}),
+        "sample-small-pool": (str(SAMPLE), {"num_blocks": 1200}),      # preemptions
+        "conversation-step": (head(tmp_path, 200), {"num_blocks": 30000, "arrivals": "ignore",
+                                                    "max_num_seqs": 64}),
+        "conversation-priority": (head(tmp_path, 150), {"num_blocks": 9000, "policy": "priority",
+                                                        "watermark": 0.01}),
+        "sample-max-model-len": (str(SAMPLE), {"num_blocks": 4096, "max_model_len": 4100,
+                                               "skip_bad": True}),
+    }[case]
+    opts = ReplayOptions(**base, **extra)
+    fast, n_fast = outputs(trace, opts, events, True, monkeypatch)
+    slow, n_slow = outputs(trace, opts, events, False, monkeypatch)
+    assert fast[3] == slow[3]
+    assert fast[0] == slow[0] and fast[1] == slow[1] and fast[2] == slow[2]
+    assert n_fast < 0.6 * n_slow, (n_fast, n_slow)     # it ran, over much of the run
+
+
+def test_fast_forward_on_random_token_traces(tmp_path, monkeypatch):
+    """Random token-id traces with shared prefixes, staggered steps, small pools, odd block
+    sizes: the same bytes both ways."""
+    for seed in range(6):
+        rng = random.Random(seed)
+        bs = rng.choice([1, 3, 8, 16])
+        cfg = {"block_size": bs, "num_blocks": rng.choice([60, 200, 2000]),
+               "max_num_seqs": rng.choice([2, 8, 32]),
+               "max_num_batched_tokens": rng.choice([16, 64, 512])}
+        prefix = [rng.randrange(1, 999) for _ in range(40)]
+        lines = [json.dumps({"config": cfg})]
+        for i in range(30):
+            p = prefix[:rng.randrange(0, 40)] + [rng.randrange(1, 999)
+                                                 for _ in range(rng.randrange(1, 50))]
+            lines.append(json.dumps({"id": f"q{i}", "prompt_token_ids": p,
+                                     "output_length": rng.randrange(1, 90),
+                                     "arrival_step": rng.randrange(0, 60)}))
+        trace = tmp_path / f"t{seed}.jsonl"
+        trace.write_text("\n".join(lines) + "\n")
+        opts = ReplayOptions(async_scheduling=False, arrivals="step", skip_bad=True)
+        fast, _ = outputs(str(trace), opts, "vllm", True, monkeypatch)
+        slow, _ = outputs(str(trace), opts, "vllm", False, monkeypatch)
+        assert fast == slow, seed
