@@ -182,3 +182,29 @@ def test_sliding_window_models_replay_to_the_end_and_say_how(tmp_path, model):
                                      "80", "--mode", "engine"]).stdout
     assert "async (batch queue of 2)" in table
     assert "0 (sliding windows keep reachable tails only)" in table
+
+
+@pytest.mark.parametrize("config, field, says", [
+    ({"groups": "x"}, "config.groups", "must be a non-empty list of groups"),
+    ({"groups": [{"type": "weird"}]}, "config.groups", "unknown group type 'weird'"),
+    ({"groups": [{"type": "sliding_window"}]}, "config.groups", "missing"),
+    ({"groups": [{"type": "mamba"}]}, "config.groups", "not modelled at the scheduler level"),
+    ({"prefix_cache_retention_interval": "abc"}, "config.prefix_cache_retention_interval",
+     "must be dense (null) or an integer >= 0, got 'abc'"),
+    ({"groups": [{"type": "full"}, {"type": "sliding_window", "sliding_window": 32}],
+      "prefix_cache_retention_interval": 17}, "config.prefix_cache_retention_interval",
+     "must be >= 0 and a multiple of the scheduler block size 16"),
+    ({"prefix_cache_retention_interval": 16}, "config.prefix_cache_retention_interval",
+     "has no effect: no sliding-window or Mamba KV cache group"),
+    ({"async_scheduling": "yes"}, "config.async_scheduling", "must be true or false, got 'yes'"),
+    ({"enable_prefix_caching": 1}, "config.enable_prefix_caching", "must be true or false"),
+])
+def test_bad_config_lines_name_the_key(tmp_path, config, field, says):
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(json.dumps({"config": config}) + "\n"
+                     + json.dumps({"id": "a", "prompt_token_ids": [1, 2, 3, 4, 5],
+                                   "output_length": 3}) + "\n")
+    with pytest.raises(InputError) as e:
+        replay(str(trace), ReplayOptions())
+    assert (e.value.path, e.value.line, e.value.field) == (str(trace), 1, field)
+    assert says in e.value.message

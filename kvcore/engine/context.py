@@ -63,7 +63,11 @@ class ReplayContext:
                                      math.lcm(*(g.kv_cache_spec.block_size for g in groups)),
                                      [g.kv_cache_spec for g in groups])
         except ValueError as err:
-            raise InputError(str(err), field="prefix_cache_retention_interval") from None
+            key = "prefix_cache_retention_interval"
+            if key not in (cfg.given or ()) and key in trace.config:
+                raise InputError(str(err), path=trace.path, line=trace.config_line,
+                                 field=f"config.{key}") from None
+            raise InputError(str(err), field=key) from None
         self.sink = sink
         self.jsonl = sink if isinstance(sink, JsonlEvents) else None
         self.vllm = sink if isinstance(sink, VllmEvents) else None

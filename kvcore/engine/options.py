@@ -143,6 +143,8 @@ def _check(f: dataclasses.Field, v: Any) -> None:
             raise InputError(f"must be {', '.join(head)} or {last}, got {v!r}", field=f.name)
         return
     check = meta["check"]
+    if f.type == "bool" and not isinstance(v, bool):     # a config line's "yes" is no switch
+        raise InputError(f"must be true or false, got {v!r}", field=f.name)
     if check is None or (v is None and f.default is None):
         return
     if check == "retention":
@@ -181,9 +183,13 @@ def _check_groups(groups: Any) -> None:
         raise InputError("must be a non-empty list of groups", field="groups")
     for g in groups:
         try:
-            spec_from_group_config(g, 16)
+            spec = spec_from_group_config(g, 16)
         except ValueError as err:
             raise InputError(str(err), field="groups") from None
+        if spec.kind not in ("full", "sliding_window", "chunked_local"):
+            raise InputError(f"group type {g.get('type')!r} is not modelled at the scheduler "
+                             "level (full, sliding_window and chunked_local are)",
+                             field="groups")
 
 
 def _is_number(v: Any, types: tuple[type, ...]) -> bool:

@@ -85,7 +85,7 @@ def check_startup(groups: list[KVCacheGroupSpec], cfg: ReplayOptions, num_blocks
         spec = g.kv_cache_spec
         pages = cdiv(spec.max_memory_usage_bytes(ctx), spec.page_size_bytes)
         need += pages
-        parts.append(f"{pages} {group_type(spec)}")
+        parts.append(f"{pages:,} {group_type(spec)}")
     if need > num_blocks - 1:
         why = (" (async scheduling: 2 batches in flight; --no-async-scheduling reserves for 1)"
                if ctx.max_concurrent_batches > 1 and len(parts) > 1 else "")
