@@ -108,9 +108,8 @@ class BlockPool:
                     v[blk.block_id] = blk
             if stored is not None:
                 stored.append(blk)
-        if not stored and not events:
+        if stored is None:          # no events, no tracer: nobody to tell
             return
-        stored = stored or []
         hs: list[bytes] = [b.block_hash for b in stored]  # type: ignore[misc]  # all just set
         if tracer is not None and stored:
             tracer.on_cache(group, [b.block_id for b in stored], hs)
