@@ -116,6 +116,33 @@ def emit(view: View, *, as_json: bool, to_stderr: bool = False) -> None:
         raise OutputFailed("stderr" if to_stderr else STDOUT_LABEL, err) from None
 
 
+def emit_call_trees(ops: list[dict]) -> None:
+    """`kvcli script --calls` for a person: per op a line (what it did, the free queue's ends
+    before and after) and its call tree (`kvcore.call_tree`)."""
+    from rich.tree import Tree
+
+    console = stdout_console()
+
+    def add(parent: Any, node: dict) -> None:
+        args = ", ".join(f"{k}={v}" for k, v in node["args"].items())
+        ret = "" if node["returns"] is None else f" -> {node['returns']}"
+        branch = parent.add(f"{node['call']}({args}){ret}")
+        for child in node["children"]:
+            add(branch, child)
+
+    for res in ops:
+        if "calls" not in res:
+            continue                # the summary line
+        fq = res["free_queue"]
+        label = (f"op {res['op']} {res.get('id', '')}: ok={res.get('ok')}  free queue "
+                 f"{fq['before']['head']}..{fq['before']['tail']} ({fq['before']['free']}) -> "
+                 f"{fq['after']['head']}..{fq['after']['tail']} ({fq['after']['free']})")
+        tree = Tree(label)
+        for node in res["calls"]:
+            add(tree, node)
+        console.print(tree, markup=False, highlight=False)
+
+
 def emit_lines(lines: Iterator[Any], stream: IO[bytes] | None = None) -> None:
     """JSON lines on stdout (or ``stream``), one object a line, flushed at the end."""
     out = stream if stream is not None else sys.stdout.buffer

@@ -63,6 +63,15 @@ def register(app: typer.Typer) -> None:
                                            "stdin.")],
         view: Annotated[bool, typer.Option("--view", help="Render the run for a person (Rich).")]
         = False,
+        calls: Annotated[bool, typer.Option("--calls", help=(
+            "Each op's call tree through KVCacheManager -> coordinator -> managers -> BlockPool "
+            "-> free queue, with vLLM's names, arguments and returned block ids (a tree for "
+            "people; with --json, a 'calls' list on each op's line)."))] = False,
+        calls_depth: Annotated[int | None, typer.Option(
+            "--calls-depth", min=1, help="Layers shown: 1 the facade, 2 + the coordinator, 3 + "
+            "the managers, 4 + the block pool (default: all).")] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="With --calls: JSON lines.")]
+        = False,
         hash_seed: Annotated[str | None, typer.Option(
             "--hash-seed", help="NONE_HASH seed (overrides the script's hash_seed; default "
             "'vllm-none-hash' for every hash function; PYTHONHASHSEED is ignored).")] = None,
@@ -100,6 +109,20 @@ def register(app: typer.Typer) -> None:
                        head_dim=head_dim, sliding_window=sliding_window,
                        sliding_layers=sliding_layers, attention_chunk_size=attention_chunk_size,
                        chunked_layers=chunked_layers)
+            if calls:
+                from kvcore.engine.script_calls import run_ops_with_calls
+
+                lines = run_ops_with_calls(cfg, op_list, ops, calls_depth)
+                if as_json:
+                    output.emit_lines(lines)
+                else:
+                    output.emit_call_trees(lines)
+                return
+            if calls_depth is not None or as_json:
+                from kvcore.errors import InputError
+
+                raise InputError("needs --calls", field="calls_depth" if calls_depth is not None
+                                 else "json")
             if view:
                 output.emit(script_view(cfg, op_list, ops), as_json=False)
                 return

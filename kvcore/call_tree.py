@@ -1,0 +1,192 @@
+"""Call trees through the KV cache stack's four layers, for people reading vLLM's source.
+
+`CallRecorder` is a context manager: while it is active, the methods vLLM's KV cache operations
+go through -- `KVCacheManager` (the scheduler's facade) -> a `KVCacheCoordinator` (one manager per
+KV cache group) -> the `SingleTypeKVCacheManager` subclasses -> `BlockPool` ->
+`FreeKVCacheBlockQueue` -- record who called whom, with the arguments that matter and what each
+returned (block ids, hit lengths), as `CallNode` trees. It patches those methods on entry and puts
+the originals back on exit, so a run without it pays nothing.
+
+While recording, the manager's short decode path is off (`KVCacheManager.all_groups_plain`): it
+calls the managers directly, where vLLM's `allocate_slots` goes through the coordinator; the
+general path it then takes gives the same blocks (it is the reference the short path is checked
+against). `BlockPool.get_new_blocks` pops the free queue and evicts in one inlined loop; its node
+gets the children vLLM's method has: `FreeKVCacheBlockQueue.popleft_n` and one
+`BlockPool._maybe_evict_cached_block` per block that still held a hash.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Self
+
+
+@dataclass(slots=True)
+class CallNode:
+    call: str                       # "Class.method", vLLM's names
+    args: dict[str, Any]
+    returns: Any = None
+    children: list[CallNode] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"call": self.call, "args": self.args, "returns": self.returns,
+                "children": [c.to_dict() for c in self.children]}
+
+
+def _ids(value: Any) -> Any:
+    """Blocks as ids: a block, a list of blocks, per-group lists, `KVCacheBlocks`."""
+    from kvcore.block import KVCacheBlock
+
+    if isinstance(value, KVCacheBlock):
+        return value.block_id
+    blocks = getattr(value, "blocks", None)           # KVCacheBlocks
+    if blocks is not None and not isinstance(value, (list, tuple)):
+        return [_ids(g) for g in blocks]
+    if isinstance(value, (list, tuple)):
+        return [_ids(v) for v in value]
+    return value
+
+
+def _arg(name: str, value: Any) -> Any:
+    if name in ("request", "req"):
+        return getattr(value, "request_id", value)
+    if name in ("block_hashes",):
+        return f"{len(value)} hashes"
+    if name in ("blocks", "ordered_blocks", "new_computed_blocks", "hit_blocks"):
+        return _ids(list(value) if not isinstance(value, (list, tuple)) and
+                    getattr(value, "blocks", None) is None else value)
+    return _ids(value)
+
+
+# (module, class, methods): the layers, top to bottom; subclasses that define a method too are
+# patched by `_classes`.
+LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("kvcore.kv_cache_manager", "KVCacheManager",
+     ("get_computed_blocks", "allocate_slots", "free", "cache_blocks")),
+    ("kvcore.coordinator", "KVCacheCoordinator",
+     ("find_longest_cache_hit", "get_num_blocks_to_allocate", "remove_skipped_blocks",
+      "allocate_new_computed_blocks", "allocate_new_blocks", "cache_blocks", "free")),
+    ("kvcore.managers.base", "SingleTypeKVCacheManager",
+     ("find_longest_cache_hit", "get_num_blocks_to_allocate", "remove_skipped_blocks",
+      "allocate_new_computed_blocks", "add_local_computed_blocks", "allocate_new_blocks",
+      "cache_blocks", "free")),
+    ("kvcore.block_pool", "BlockPool",
+     ("get_new_blocks", "touch", "free_blocks", "cache_full_blocks")),
+    ("kvcore.free_queue", "FreeKVCacheBlockQueue",
+     ("popleft_n", "remove", "remove_n", "append_n", "prepend_n")),
+)
+SKIP_ARGS = frozenset({"self", "cls", "kv_cache_spec", "block_pool", "kv_cache_group_ids"})
+
+
+def _classes(base: type) -> list[type]:
+    out, todo = [], [base]
+    while todo:
+        c = todo.pop()
+        out.append(c)
+        todo.extend(c.__subclasses__())
+    return out
+
+
+class CallRecorder:
+    """Record call trees while active; `take()` returns (and forgets) the roots so far.
+    ``depth`` limits the tree: 1 is the facade alone, 2 adds the coordinator, and so on."""
+
+    def __init__(self, depth: int | None = None) -> None:
+        self.depth = depth
+        self.roots: list[CallNode] = []
+        self._stack: list[CallNode] = []
+        self._saved: list[tuple[type, str, Any]] = []
+        self._managers: list[Any] = []
+        self._lookups: list[tuple[Any, Any]] = []
+
+    def take(self) -> list[CallNode]:
+        roots, self.roots = self.roots, []
+        return roots
+
+    def watch(self, kvm: Any) -> None:
+        """Turn the manager's short decode path off while recording (see the module doc)."""
+        self._managers.append((kvm, kvm.all_groups_plain))
+        kvm.all_groups_plain = False
+
+    def __enter__(self) -> Self:
+        import importlib
+        import inspect
+
+        for level, (module, name, methods) in enumerate(LAYERS, start=1):
+            base = getattr(importlib.import_module(module), name)
+            for cls in _classes(base):
+                for meth in methods:
+                    raw = cls.__dict__.get(meth)
+                    if raw is None:
+                        continue
+                    fn = raw.__func__ if isinstance(raw, classmethod) else raw
+                    params = list(inspect.signature(fn).parameters)
+                    wrapped = self._wrap(fn, meth, level, params, isinstance(raw, classmethod))
+                    self._saved.append((cls, meth, raw))
+                    setattr(cls, meth, classmethod(wrapped) if isinstance(raw, classmethod)
+                            else wrapped)
+        for kvm, _ in self._managers:
+            coord = kvm.coordinator
+            if hasattr(coord, "_lookup"):       # the one-group coordinator's bound lookup
+                self._lookups.append((coord, coord._lookup))
+                coord._lookup = type(coord._manager).find_longest_cache_hit
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for coord, lookup in self._lookups:
+            coord._lookup = lookup
+        self._lookups.clear()
+        for cls, meth, raw in reversed(self._saved):
+            setattr(cls, meth, raw)
+        self._saved.clear()
+        for kvm, plain in self._managers:
+            kvm.all_groups_plain = plain
+        self._managers.clear()
+
+    def _wrap(self, fn: Any, meth: str, level: int, params: list[str], is_cls: bool) -> Any:
+        rec = self
+
+        def traced(first: Any, *args: Any, **kw: Any) -> Any:
+            if rec.depth is not None and level > rec.depth:
+                return fn(first, *args, **kw)
+            owner = first if is_cls else type(first)
+            named = dict(zip(params[1:], args))
+            named.update(kw)
+            node = CallNode(f"{owner.__name__}.{meth}",
+                            {k: _arg(k, v) for k, v in named.items() if k not in SKIP_ARGS})
+            (rec._stack[-1].children if rec._stack else rec.roots).append(node)
+            if meth == "get_new_blocks" and (rec.depth is None or level + 1 <= rec.depth):
+                rec._pop_children(first, named.get("num_blocks", 0), node)
+            rec._stack.append(node)
+            try:
+                result = fn(first, *args, **kw)
+            finally:
+                rec._stack.pop()
+            node.returns = _returns(meth, result)
+            return result
+        traced.__wrapped__ = fn                 # type: ignore[attr-defined]
+        return traced
+
+    @staticmethod
+    def _pop_children(pool: Any, n: int, node: CallNode) -> None:
+        """vLLM's get_new_blocks: popleft_n, then one eviction per block that held a hash."""
+        blk = pool.free_block_queue.fake_free_list_head.next_free_block
+        popped = []
+        for _ in range(n):
+            popped.append(blk)
+            blk = blk.next_free_block
+        node.children.append(CallNode("FreeKVCacheBlockQueue.popleft_n", {"n": n},
+                                      [b.block_id for b in popped]))
+        for b in popped:
+            if b.block_hash is not None:
+                node.children.append(CallNode("BlockPool._maybe_evict_cached_block",
+                                              {"block": b.block_id}, True))
+
+
+def _returns(meth: str, result: Any) -> Any:
+    if meth == "find_longest_cache_hit" or meth == "get_computed_blocks":
+        blocks, hit = result[0], result[1]
+        return {"blocks": _ids(blocks), "hit_tokens": hit}
+    if result is None or isinstance(result, (bool, int, str)):
+        return result
+    return _ids(result)

@@ -1,0 +1,166 @@
+"""`kvcli script --calls`: the call tree of each op through KVCacheManager -> coordinator ->
+managers -> BlockPool -> free queue (`kvcore.call_tree`), exactly, for the four paths a learner
+follows in vLLM's source: prefill allocation, decode append (room in the last block, a new
+block, no block left), a prefix hit (touch), the free (and the lazy eviction that reuses a freed
+block), with one full-attention group and with full + sliding window."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from kvcli.app import app
+from kvcore.call_tree import CallRecorder
+from kvcore.engine.op_script import load_script
+from kvcore.engine.script_calls import run_ops_with_calls
+
+U, H = "UnitaryKVCacheCoordinator", "HybridKVCacheCoordinator"
+F, S = "FullAttentionManager", "SlidingWindowManager"
+FULL = [{"config": {"groups": [{"type": "full"}], "block_size": 4, "num_blocks": 6}},
+        {"op": "new", "id": "a", "prompt": list(range(1, 11))},
+        {"op": "decode", "id": "a", "token": 99},
+        {"op": "decode", "id": "a", "token": 98},
+        {"op": "free", "id": "a"},
+        {"op": "new", "id": "b", "prompt": list(range(1, 11))},
+        {"op": "new", "id": "c", "prompt": list(range(50, 58))},
+        {"op": "decode", "id": "b", "token": 7},
+        {"op": "decode", "id": "b", "token": 8},
+        {"op": "decode", "id": "b", "token": 9}]
+
+
+def run(tmp_path, ops: list[dict], depth: int | None = None) -> list[dict]:
+    path = tmp_path / "ops.jsonl"
+    path.write_text("".join(json.dumps(o) + "\n" for o in ops))
+    cfg, op_list = load_script(str(path))
+    return run_ops_with_calls(cfg, op_list, str(path), depth)[:-1]
+
+
+def tree(node: dict) -> tuple:
+    """(call, returns, children): the shape a test states exactly."""
+    return (node["call"], node["returns"], [tree(c) for c in node["children"]])
+
+
+def lookup(coord: str, hit: dict, managers: list[str]) -> tuple:
+    return ("KVCacheManager.get_computed_blocks", hit,
+            [(f"{coord}.find_longest_cache_hit", hit,
+              [(f"{m}.find_longest_cache_hit", {"blocks": [b], "hit_tokens": hit["hit_tokens"]},
+                []) for m, b in zip(managers, hit["blocks"])])])
+
+
+def test_the_four_paths_with_one_full_attention_group(tmp_path):
+    ops = run(tmp_path, FULL)
+    new_a, dec1, dec2, free_a, new_b, new_c, dec_b1, dec_b2, dec_b3 = ops
+    miss = {"blocks": [[]], "hit_tokens": 0}
+    # prefill: 10 tokens, 3 blocks popped from the queue's head, the 2 full ones cached
+    assert [tree(n) for n in new_a["calls"]] == [
+        lookup(U, miss, [F]),
+        ("KVCacheManager.allocate_slots", [[1, 2, 3]], [
+            (f"{U}.get_num_blocks_to_allocate", 3, [(f"{F}.get_num_blocks_to_allocate", 3, [])]),
+            (f"{U}.get_num_blocks_to_allocate", 3, [(f"{F}.get_num_blocks_to_allocate", 3, [])]),
+            (f"{U}.allocate_new_blocks", [[1, 2, 3]], [(f"{F}.allocate_new_blocks", [1, 2, 3], [
+                ("BlockPool.get_new_blocks", [1, 2, 3],
+                 [("FreeKVCacheBlockQueue.popleft_n", [1, 2, 3], [])])])]),
+            (f"{U}.cache_blocks", None, [(f"{F}.cache_blocks", None,
+                                          [("BlockPool.cache_full_blocks", None, [])])])])]
+    assert new_a["calls"][1]["args"] == {"request": "a", "num_new_tokens": 10,
+                                         "num_new_computed_tokens": 0,
+                                         "new_computed_blocks": [[]],
+                                         "full_sequence_must_fit": True}
+    cache = new_a["calls"][1]["children"][3]["children"][0]["children"][0]["args"]
+    assert (cache["blocks"], cache["num_cached_blocks"], cache["num_full_blocks"]) == \
+        ([1, 2, 3], 0, 2)
+    assert new_a["free_queue"] == {"before": {"head": [1, 2, 3], "tail": [3, 4, 5], "free": 5},
+                                   "after": {"head": [4, 5], "tail": [4, 5], "free": 2}}
+    # decode with room in the last block: nothing reaches the pool; the next one fills block 3
+    room = ("KVCacheManager.allocate_slots", [[]], [
+        (f"{U}.get_num_blocks_to_allocate", 0, [(f"{F}.get_num_blocks_to_allocate", 0, [])]),
+        (f"{U}.allocate_new_blocks", [[]], [(f"{F}.allocate_new_blocks", [], [])]),
+        (f"{U}.cache_blocks", None, [(f"{F}.cache_blocks", None, [])])])
+    assert [tree(n) for n in dec1["calls"]] == [room]
+    assert tree(dec2["calls"][0])[2][2] == (f"{U}.cache_blocks", None, [
+        (f"{F}.cache_blocks", None, [("BlockPool.cache_full_blocks", None, [])])])
+    # the free: tail first to the queue's tail, hashes kept (lazy eviction)
+    assert [tree(n) for n in free_a["calls"]] == [("KVCacheManager.free", None, [
+        (f"{U}.free", None, [(f"{F}.free", None, [("BlockPool.free_blocks", None, [])])])])]
+    assert free_a["calls"][0]["children"][0]["children"][0]["children"][0]["args"] == \
+        {"ordered_blocks": [3, 2, 1]}
+    assert free_a["free_queue"]["after"] == {"head": [4, 5, 3], "tail": [3, 2, 1], "free": 5}
+    # a prefix hit: 2 cached blocks taken back out of the free queue (touch), 1 new one
+    hit = {"blocks": [[1, 2]], "hit_tokens": 8}
+    assert tree(new_b["calls"][0]) == lookup(U, hit, [F])
+    assert tree(new_b["calls"][1])[2][2] == (f"{U}.allocate_new_computed_blocks", None, [
+        (f"{F}.add_local_computed_blocks", None, [
+            ("BlockPool.touch", None, [("FreeKVCacheBlockQueue.remove_n", None, [])])])])
+    # lazy eviction: c's second block is 3, still holding a's third block's hash
+    pop = tree(new_c["calls"][1])[2][2][2][0][2][0]
+    assert pop == ("BlockPool.get_new_blocks", [5, 3], [
+        ("FreeKVCacheBlockQueue.popleft_n", [5, 3], []),
+        ("BlockPool._maybe_evict_cached_block", True, [])])
+    evict = new_c["calls"][1]["children"][2]["children"][0]["children"][0]["children"][1]
+    assert evict["args"] == {"block": 3}
+    # decodes of b: the last block fills (11, 12 tokens), then none is left: refused
+    assert [tree(n)[1] for n in (*dec_b1["calls"], *dec_b2["calls"])] == [[[]], [[]]]
+    assert dec_b3["ok"] is False and [tree(n) for n in dec_b3["calls"]] == [
+        ("KVCacheManager.allocate_slots", None, [
+            (f"{U}.get_num_blocks_to_allocate", 1, [(f"{F}.get_num_blocks_to_allocate", 1, [])])])]
+
+
+def test_a_hybrid_model_fans_out_and_the_window_frees_what_slid_out(tmp_path):
+    ops = run(tmp_path, [
+        {"config": {"groups": [{"type": "full"}, {"type": "sliding_window", "sliding_window": 8}],
+                    "block_size": 4, "num_blocks": 20}},
+        {"op": "new", "id": "a", "prompt": list(range(1, 15))},
+        {"op": "decode", "id": "a", "token": 99},
+        {"op": "free", "id": "a"}])
+    new_a, dec, free_a = ops
+    miss = {"blocks": [[], []], "hit_tokens": 0}
+    assert tree(new_a["calls"][0]) == lookup(H, miss, [F, S])
+    alloc = tree(new_a["calls"][1])
+    assert alloc[1] == [[1, 2, 3, 4], [5, 6, 7, 8]]
+    assert [c[0] for c in alloc[2]] == [
+        f"{H}.get_num_blocks_to_allocate", f"{H}.remove_skipped_blocks",
+        f"{H}.get_num_blocks_to_allocate", f"{H}.allocate_new_blocks", f"{H}.cache_blocks"]
+    assert alloc[2][3][2] == [
+        (f"{F}.allocate_new_blocks", [1, 2, 3, 4], [("BlockPool.get_new_blocks", [1, 2, 3, 4],
+         [("FreeKVCacheBlockQueue.popleft_n", [1, 2, 3, 4], [])])]),
+        (f"{S}.allocate_new_blocks", [5, 6, 7, 8], [("BlockPool.get_new_blocks", [5, 6, 7, 8],
+         [("FreeKVCacheBlockQueue.popleft_n", [5, 6, 7, 8], [])])])]
+    # the decode: the window's first block (5) slid out and goes back to the free queue
+    skipped = dec["calls"][0]["children"][0]
+    assert tree(skipped) == (f"{H}.remove_skipped_blocks", None, [
+        (f"{S}.remove_skipped_blocks", None, [("BlockPool.free_blocks", None, [])])])
+    assert skipped["children"][0]["children"][0]["args"] == {"ordered_blocks": [5]}
+    assert dec["block_table"] == [[1, 2, 3, 4], [0, 6, 7, 8]]
+    assert dec["free_queue"]["after"]["tail"] == [18, 19, 5]
+    assert [tree(c)[0] for c in free_a["calls"][0]["children"][0]["children"]] == [
+        f"{F}.free", f"{S}.free"]
+
+
+def test_depth_limits_the_tree_and_recording_off_patches_nothing(tmp_path):
+    import kvcore.kv_cache_manager as kvm_module
+    from kvcore.block_pool import BlockPool
+
+    ops = run(tmp_path, FULL[:2], depth=2)
+    deepest = max(len(n["call"]) for n in ops[0]["calls"][1]["children"])
+    assert all(not c["children"] for c in ops[0]["calls"][1]["children"]) and deepest > 0
+    before = (kvm_module.KVCacheManager.allocate_slots, BlockPool.get_new_blocks)
+    with CallRecorder():
+        assert kvm_module.KVCacheManager.allocate_slots is not before[0]
+    assert (kvm_module.KVCacheManager.allocate_slots, BlockPool.get_new_blocks) == before
+
+
+def test_the_cli_prints_trees_or_json_lines(tmp_path):
+    path = tmp_path / "ops.jsonl"
+    path.write_text("".join(json.dumps(o) + "\n" for o in FULL[:3]))
+    runner = CliRunner()
+    res = runner.invoke(app, ["script", str(path), "--calls"])
+    assert res.exit_code == 0, res.output
+    assert "KVCacheManager.allocate_slots(request=a, num_new_tokens=10" in res.stdout
+    assert "FreeKVCacheBlockQueue.popleft_n(n=3) -> [1, 2, 3]" in res.stdout
+    res = runner.invoke(app, ["script", str(path), "--calls", "--json"])
+    lines = [json.loads(x) for x in res.stdout.splitlines()]
+    assert [x.get("op") for x in lines] == ["new", "decode", "summary"]
+    assert lines[0]["calls"][1]["call"] == "KVCacheManager.allocate_slots"
+    res = runner.invoke(app, ["script", str(path), "--json"])
+    assert res.exit_code == 2 and res.stderr.startswith("error: option --json: needs --calls")
