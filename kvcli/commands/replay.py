@@ -36,6 +36,10 @@ StepsOpt = Annotated[Path | None, typer.Option(
     "--steps", help="One JSON line per engine step.", rich_help_panel=_O)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="The summary as JSON.",
                                        rich_help_panel=_O)]
+ExplainOpt = Annotated[str | None, typer.Option(
+    "--explain", metavar="REQUEST_ID", help="Instead of the summary, the story of one request: "
+    "arrival, the steps it ran in, its hit and who cached it, its blocks, preemption, finish, "
+    "and who later hit or evicted its cached blocks.", rich_help_panel=_O)]
 
 
 def register(app: typer.Typer) -> None:
@@ -48,6 +52,7 @@ def register(app: typer.Typer) -> None:
         requests: RequestsOpt = None,
         steps: StepsOpt = None,
         as_json: JsonOpt = False,
+        explain: ExplainOpt = None,
         opts: ReplayOptions | None = None,
     ) -> None:
         """Replay a trace through vLLM 0.33's KV cache (and scheduler) and summarize the cache.
@@ -58,6 +63,15 @@ def register(app: typer.Typer) -> None:
         from kvcli import output
 
         fmt = events_format.value
+        if explain is not None:
+            from kvcli.commands.explain import run_explain
+
+            given = [f for f, v in (("events", events), ("requests", requests),
+                                    ("steps", steps)) if v is not None]
+            code = output.run(lambda: run_explain(trace, opts, explain, as_json, given))
+            if code:
+                raise typer.Exit(code)
+            return
         code = output.run(lambda: run_replay(trace, opts, events, fmt,
                                              None if requests is None else str(requests),
                                              None if steps is None else str(steps), as_json))

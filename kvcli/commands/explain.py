@@ -1,0 +1,75 @@
+"""`kvcli replay TRACE --explain REQUEST_ID`: the story of one request (`kvcore.analysis.explain`)
+instead of the summary; the replay runs with its usual options and writes no other output."""
+
+from __future__ import annotations
+
+from kvcli import output
+
+
+def run_explain(trace: str, opts, rid: str, as_json: bool, given: list[str]) -> int:
+    from kvcore.analysis.explain import RequestStory, StepLines
+    from kvcore.engine.events import CallbackEvents
+    from kvcore.engine.replay import replay
+    from kvcore.errors import InputError
+    from kvcore.traces import read_trace
+
+    if given:
+        raise InputError(f"writes no other output (--{given[0]} given)", field="explain")
+    tr = read_trace(trace)
+    if not any(r.id == rid for r in tr.requests):
+        raise InputError(f"no request {rid!r} in {tr.path}", field="explain")
+    story = RequestStory(rid)
+    summary = replay(trace, opts, CallbackEvents(story.event),
+                     steps_out=StepLines(story.step_line), warn=output.warn, trace=tr)
+    output.emit(story_view(story.to_dict()), as_json=as_json)
+    return output.interrupt_code() if summary.interrupted else 0
+
+
+def _blocks(ids: list[int]) -> str:
+    """Block ids as ranges, for a person: ``5 blocks: 1-4, 9``."""
+    parts: list[str] = []
+    start = prev = None
+    for b in ids + [None]:
+        if start is not None and (b is None or b != prev + 1):
+            parts.append(str(start) if start == prev else f"{start}-{prev}")
+            start = None
+        if b is not None and start is None:
+            start = b
+        prev = b
+    shown = ", ".join(parts[:6]) + (", ..." if len(parts) > 6 else "")
+    return f"{len(ids)} block{'s' if len(ids) != 1 else ''}: {shown}"
+
+
+def _detail(line: dict) -> str:
+    out = []
+    for k, v in line.items():
+        if k in ("step", "t_ms", "what"):
+            continue
+        if k == "blocks" and isinstance(v, list):
+            out.append(_blocks(v))
+            continue
+        if k == "blocks":
+            out.append(f"{v} block{'s' if v != 1 else ''}")
+            continue
+        if isinstance(v, list):
+            v = _blocks(v)
+        elif isinstance(v, dict):       # cached_by: who had cached the blocks it hit
+            v = ", ".join(f"{who} ({n})" for who, n in v.items())
+        out.append(f"{k.replace('_', ' ')} {v}")
+    return "; ".join(out)
+
+
+def story_view(d: dict) -> output.View:
+    rows = [(e["step"], f"{e['t_ms']:,.3f}", e["what"], _detail(e)) for e in d["events"]]
+    runs = [(r["from"], r["to"], r["to"] - r["from"] + 1, r["tokens"]) for r in d["scheduled"]]
+    tables = [output.Table(f"Request {d['request']}", ("step", "t_ms", "what", "detail"), rows),
+              output.Table("Scheduled (runs of steps with the same tokens)",
+                           ("from step", "to step", "steps", "tokens a step"), runs)]
+    text = []
+    if d["hit_by"]:
+        text.append("its cached blocks were hit by: " + ", ".join(
+            f"{k} ({v})" for k, v in d["hit_by"].items()))
+    if d["evicted_by"]:
+        text.append("its cached blocks were evicted by: " + ", ".join(
+            f"{k} ({v})" for k, v in d["evicted_by"].items()))
+    return output.View(d, tables=tables, text=text)

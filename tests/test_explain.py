@@ -1,0 +1,92 @@
+"""`kvcli replay TRACE --explain ID` tells one request's story consistently with `--events`,
+`--requests` and `--steps` of the same replay (the shipped multi-turn sample, 2,048 blocks:
+evictions, later hits on its blocks)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvcli.app import app
+
+SAMPLE = str(Path(__file__).resolve().parents[1] / "traces" / "multiturn-chat.jsonl")
+OPTS = ["--block-size", "16", "--num-blocks", "2048"]
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("explain")
+    ev, req = tmp / "ev.jsonl", tmp / "req.jsonl"
+    res = runner.invoke(app, ["replay", SAMPLE, *OPTS, "--events", str(ev), "--requests",
+                              str(req), "--json"])
+    assert res.exit_code == 0, res.output
+    events = [json.loads(x) for x in ev.read_text().splitlines()]
+    reqs = {r["id"]: r for r in (json.loads(x) for x in req.read_text().splitlines())}
+    return events, reqs
+
+
+@pytest.mark.parametrize("rid", ["5", "40", "200"])
+def test_the_story_agrees_with_the_event_stream(run, rid):
+    events, reqs = run
+    res = runner.invoke(app, ["replay", SAMPLE, *OPTS, "--explain", rid, "--json"])
+    assert res.exit_code == 0, res.output
+    story = json.loads(res.stdout)
+    assert story["request"] == rid
+    # its own lines: the stream's, kind for kind and block for block
+    kinds = {"arrive": "arrived", "admit": None, "touch": "hit cached blocks",
+             "allocate": "allocated", "cache": "cached", "free": "freed",
+             "preempt": "preempted", "finish": "finished"}
+    mine = [e for e in events if e.get("req") == rid and e["kind"] in kinds]
+    told = [s for s in story["events"] if not s["what"].startswith("its cached blocks")]
+    assert len(mine) == len(told)
+    for e, s in zip(mine, told):
+        assert (e["step"], e["t_ms"]) == (s["step"], s["t_ms"])
+        want = kinds[e["kind"]] or ("re-admitted" if e["resumed"] else "admitted")
+        assert s["what"] == want
+        if "blocks" in e:
+            assert s["blocks"] == e["blocks"]
+        if e["kind"] == "admit":
+            assert s["hit_tokens"] == e["hit_tokens"]
+    # the steps it ran in, against its request line
+    r = reqs[rid]
+    runs = story["scheduled"]
+    assert runs[0]["from"] == r["first_scheduled_step"]
+    total = sum((x["to"] - x["from"] + 1) * x["tokens"] for x in runs)
+    if r["preemptions"] == 0:
+        assert total == r["prompt_tokens"] - r["hit_tokens"] + r["output_tokens"] - 1
+    # later hits and evictions of the blocks it cached, recounted from the raw stream
+    held: dict[tuple, str] = {}
+    hit_by: dict[str, int] = {}
+    evicted_by: dict[str, int] = {}
+    for e in events:
+        key = [(e.get("group"), b) for b in e.get("blocks", [])]
+        if e["kind"] == "cache":
+            for k in key:
+                held[k] = e["req"]
+        elif e["kind"] == "evict":
+            n = sum(held.pop(k, None) == rid for k in key)
+            if n:
+                evicted_by[e["req"]] = evicted_by.get(e["req"], 0) + n
+        elif e["kind"] == "touch" and e["req"] != rid:
+            n = sum(held.get(k) == rid for k in key)
+            if n:
+                hit_by[e["req"]] = hit_by.get(e["req"], 0) + n
+    assert story["hit_by"] == hit_by and story["evicted_by"] == evicted_by
+    if rid == "5":      # the story the docs tell: hit by four later turns, evicted under load
+        assert hit_by == {"11": 21, "17": 21, "29": 21, "72": 21}
+        assert sum(evicted_by.values()) == 26
+
+
+def test_explain_refuses_an_unknown_request_and_other_outputs(tmp_path):
+    res = runner.invoke(app, ["replay", SAMPLE, "--explain", "nope"])
+    assert res.exit_code == 2
+    assert res.stderr.strip() == ("error: option --explain: no request 'nope' in "
+                                  f"{SAMPLE}")
+    res = runner.invoke(app, ["replay", SAMPLE, "--explain", "5", "--steps",
+                              str(tmp_path / "s.jsonl")])
+    assert res.exit_code == 2 and "writes no other output (--steps given)" in res.stderr
+    assert not (tmp_path / "s.jsonl").exists()
