@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
 
         fmt = events_format.value
         if explain is not None:
-            from kvcli.commands.explain import run_explain
+            from kvcli.commands.replay_explain import run_explain
 
             given = [f for f, v in (("events", events), ("requests", requests),
                                     ("steps", steps)) if v is not None]
