@@ -164,3 +164,24 @@ def test_the_cli_prints_trees_or_json_lines(tmp_path):
     assert lines[0]["calls"][1]["call"] == "KVCacheManager.allocate_slots"
     res = runner.invoke(app, ["script", str(path), "--json"])
     assert res.exit_code == 2 and res.stderr.startswith("error: option --json: needs --calls")
+
+
+def test_the_walkthrough_shows_real_output():
+    """docs/walkthrough.md's trees are what `--calls` prints (at 100 columns) for the shipped
+    op scripts: a changed chain shows up here."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    doc = (root / "docs" / "walkthrough.md").read_text()
+    blocks = re.findall(r"```\n(op .*?)\n```", doc, flags=re.DOTALL)
+    assert len(blocks) == 6
+    printed = ""
+    for name in ("decode-paths", "four-paths"):
+        res = CliRunner().invoke(app, ["script", str(root / "traces" / f"{name}.ops.jsonl"),
+                                       "--calls"], env={"COLUMNS": "100"})
+        assert res.exit_code == 0, res.output
+        printed += res.stdout
+    for block in blocks:
+        for tree_text in block.split("\n\n"):
+            assert tree_text in printed, tree_text[:200]
