@@ -116,12 +116,9 @@ def emit(view: View, *, as_json: bool, to_stderr: bool = False) -> None:
         raise OutputFailed("stderr" if to_stderr else STDOUT_LABEL, err) from None
 
 
-def emit_call_trees(ops: list[dict]) -> None:
-    """`kvcli script --calls` for a person: per op a line (what it did, the free queue's ends
-    before and after) and its call tree (`kvcore.call_tree`)."""
+def emit_tree(label: str, nodes: list[dict]) -> None:
+    """Call trees (`kvcore.call_tree.CallNode.to_dict`) under one label, for a person."""
     from rich.tree import Tree
-
-    console = stdout_console()
 
     def add(parent: Any, node: dict) -> None:
         args = ", ".join(f"{k}={v}" for k, v in node["args"].items())
@@ -130,17 +127,23 @@ def emit_call_trees(ops: list[dict]) -> None:
         for child in node["children"]:
             add(branch, child)
 
+    tree = Tree(label)
+    for node in nodes:
+        add(tree, node)
+    stdout_console().print(tree, markup=False, highlight=False)
+
+
+def emit_call_trees(ops: list[dict]) -> None:
+    """`kvcli script --calls` for a person: per op a line (what it did, the free queue's ends
+    before and after) and its call tree."""
     for res in ops:
         if "calls" not in res:
             continue                # the summary line
         fq = res["free_queue"]
-        label = (f"op {res['op']} {res.get('id', '')}: ok={res.get('ok')}  free queue "
-                 f"{fq['before']['head']}..{fq['before']['tail']} ({fq['before']['free']}) -> "
-                 f"{fq['after']['head']}..{fq['after']['tail']} ({fq['after']['free']})")
-        tree = Tree(label)
-        for node in res["calls"]:
-            add(tree, node)
-        console.print(tree, markup=False, highlight=False)
+        emit_tree(f"op {res['op']} {res.get('id', '')}: ok={res.get('ok')}  free queue "
+                  f"{fq['before']['head']}..{fq['before']['tail']} ({fq['before']['free']}) -> "
+                  f"{fq['after']['head']}..{fq['after']['tail']} ({fq['after']['free']})",
+                  res["calls"])
 
 
 def emit_lines(lines: Iterator[Any], stream: IO[bytes] | None = None) -> None:

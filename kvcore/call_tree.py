@@ -89,10 +89,17 @@ def _classes(base: type) -> list[type]:
 
 class CallRecorder:
     """Record call trees while active; `take()` returns (and forgets) the roots so far.
-    ``depth`` limits the tree: 1 is the facade alone, 2 adds the coordinator, and so on."""
+    ``depth`` limits the tree: 1 is the facade alone, 2 adds the coordinator, and so on. With
+    ``request``, only the trees of calls made for that request are kept (`replay --explain`),
+    each root tagged with ``tag()`` (e.g. the engine step)."""
 
-    def __init__(self, depth: int | None = None) -> None:
+    def __init__(self, depth: int | None = None, request: str | None = None,
+                 tag: Any = None, every_manager: bool = False) -> None:
         self.depth = depth
+        self.request = request
+        self.tag = tag
+        self._muted = 0                 # inside a root call made for another request
+        self.every_manager = every_manager      # `watch` each KVCacheManager built meanwhile
         self.roots: list[CallNode] = []
         self._stack: list[CallNode] = []
         self._saved: list[tuple[type, str, Any]] = []
@@ -125,6 +132,17 @@ class CallRecorder:
                     self._saved.append((cls, meth, raw))
                     setattr(cls, meth, classmethod(wrapped) if isinstance(raw, classmethod)
                             else wrapped)
+        if self.every_manager:
+            from kvcore.kv_cache_manager import KVCacheManager
+
+            init = KVCacheManager.__init__
+            rec = self
+
+            def watched_init(kvm: Any, *args: Any, **kw: Any) -> None:
+                init(kvm, *args, **kw)
+                rec.watch(kvm)
+            self._saved.append((KVCacheManager, "__init__", init))
+            KVCacheManager.__init__ = watched_init      # type: ignore[method-assign]
         for kvm, _ in self._managers:
             coord = kvm.coordinator
             if hasattr(coord, "_lookup"):       # the one-group coordinator's bound lookup
@@ -147,13 +165,23 @@ class CallRecorder:
         rec = self
 
         def traced(first: Any, *args: Any, **kw: Any) -> Any:
-            if rec.depth is not None and level > rec.depth:
+            if rec._muted or (rec.depth is not None and level > rec.depth):
                 return fn(first, *args, **kw)
             owner = first if is_cls else type(first)
             named = dict(zip(params[1:], args))
             named.update(kw)
+            if not rec._stack and rec.request is not None:
+                who = named.get("request")
+                if getattr(who, "request_id", who) != rec.request:
+                    rec._muted += 1             # another request's call: run it unrecorded
+                    try:
+                        return fn(first, *args, **kw)
+                    finally:
+                        rec._muted -= 1
             node = CallNode(f"{owner.__name__}.{meth}",
                             {k: _arg(k, v) for k, v in named.items() if k not in SKIP_ARGS})
+            if not rec._stack and rec.tag is not None:
+                node.args = {**rec.tag(), **node.args}
             (rec._stack[-1].children if rec._stack else rec.roots).append(node)
             if meth == "get_new_blocks" and (rec.depth is None or level + 1 <= rec.depth):
                 rec._pop_children(first, named.get("num_blocks", 0), node)

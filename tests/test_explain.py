@@ -90,3 +90,21 @@ def test_explain_refuses_an_unknown_request_and_other_outputs(tmp_path):
                               str(tmp_path / "s.jsonl")])
     assert res.exit_code == 2 and "writes no other output (--steps given)" in res.stderr
     assert not (tmp_path / "s.jsonl").exists()
+
+
+def test_explain_with_calls_adds_the_requests_call_trees_and_changes_nothing_else():
+    plain = json.loads(runner.invoke(app, ["replay", SAMPLE, *OPTS, "--explain", "5",
+                                           "--json"]).stdout)
+    res = runner.invoke(app, ["replay", SAMPLE, *OPTS, "--explain", "5", "--calls", "--json"])
+    assert res.exit_code == 0, res.output
+    story = json.loads(res.stdout)
+    calls = story.pop("calls")
+    assert story == plain             # the general path the recorder runs gives the same run
+    assert {c["args"]["request"] for c in calls} == {"5"}
+    first = calls[0]
+    assert (first["call"], first["args"]["step"], first["returns"]["hit_tokens"]) == \
+        ("KVCacheManager.get_computed_blocks", 282, 1024)
+    assert calls[-1]["call"] == "KVCacheManager.free" and calls[-1]["args"]["step"] == 355
+    admit = next(c for c in calls if c["call"] == "KVCacheManager.allocate_slots")
+    touch = [n for n in admit["children"] if n["call"].endswith("allocate_new_computed_blocks")]
+    assert touch and touch[0]["children"][0]["children"][0]["call"] == "BlockPool.touch"

@@ -36,6 +36,9 @@ StepsOpt = Annotated[Path | None, typer.Option(
     "--steps", help="One JSON line per engine step.", rich_help_panel=_O)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="The summary as JSON.",
                                        rich_help_panel=_O)]
+CallsOpt = Annotated[bool, typer.Option(
+    "--calls", help="With --explain: the call trees of the request's KV cache manager calls "
+    "(as `kvcli script --calls`).", rich_help_panel=_O)]
 ExplainOpt = Annotated[str | None, typer.Option(
     "--explain", metavar="REQUEST_ID", help="Instead of the summary, the story of one request: "
     "arrival, the steps it ran in, its hit and who cached it, its blocks, preemption, finish, "
@@ -53,6 +56,7 @@ def register(app: typer.Typer) -> None:
         steps: StepsOpt = None,
         as_json: JsonOpt = False,
         explain: ExplainOpt = None,
+        calls: CallsOpt = False,
         opts: ReplayOptions | None = None,
     ) -> None:
         """Replay a trace through vLLM 0.33's KV cache (and scheduler) and summarize the cache.
@@ -68,7 +72,8 @@ def register(app: typer.Typer) -> None:
 
             given = [f for f, v in (("events", events), ("requests", requests),
                                     ("steps", steps)) if v is not None]
-            code = output.run(lambda: run_explain(trace, opts, explain, as_json, given))
+            code = output.run(lambda: run_explain(trace, opts, explain, as_json, given,
+                                                  calls))
             if code:
                 raise typer.Exit(code)
             return

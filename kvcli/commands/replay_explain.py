@@ -6,7 +6,8 @@ from __future__ import annotations
 from kvcli import output
 
 
-def run_explain(trace: str, opts, rid: str, as_json: bool, given: list[str]) -> int:
+def run_explain(trace: str, opts, rid: str, as_json: bool, given: list[str],
+                calls: bool = False) -> int:
     from kvcore.analysis.explain import RequestStory, StepLines
     from kvcore.engine.events import CallbackEvents
     from kvcore.engine.replay import replay
@@ -19,9 +20,24 @@ def run_explain(trace: str, opts, rid: str, as_json: bool, given: list[str]) -> 
     if not any(r.id == rid for r in tr.requests):
         raise InputError(f"no request {rid!r} in {tr.path}", field="explain")
     story = RequestStory(rid)
-    summary = replay(trace, opts, CallbackEvents(story.event),
-                     steps_out=StepLines(story.step_line), warn=output.warn, trace=tr)
-    output.emit(story_view(story.to_dict()), as_json=as_json)
+    sink = CallbackEvents(story.event)
+    if calls:
+        # The call trees of its manager calls: the replay's manager is built inside `replay`,
+        # so the recorder turns the short decode path off on every manager it meets.
+        from kvcore.call_tree import CallRecorder
+
+        with CallRecorder(request=rid, tag=lambda: {"step": sink.step}, every_manager=True
+                          ) as rec:
+            summary = replay(trace, opts, sink, steps_out=StepLines(story.step_line),
+                             warn=output.warn, trace=tr)
+        doc = {**story.to_dict(), "calls": [n.to_dict() for n in rec.take()]}
+    else:
+        summary = replay(trace, opts, sink, steps_out=StepLines(story.step_line),
+                         warn=output.warn, trace=tr)
+        doc = story.to_dict()
+    output.emit(story_view(doc), as_json=as_json)
+    if calls and not as_json:
+        output.emit_tree(f"calls made for request {rid} (step= the engine step)", doc["calls"])
     return output.interrupt_code() if summary.interrupted else 0
 
 
