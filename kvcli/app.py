@@ -58,7 +58,30 @@ for _module in (script, replay, stats, curve, config, gen, bench):
 
 
 def main() -> None:
+    import sys
+
+    # typer 0.29's own click (typer is pinned, see pyproject.toml and kvcli/lean_typer.py)
+    from typer._click import exceptions as usage
+
     from kvcli.output import install_signal_handlers
 
     install_signal_handlers()   # SIGTERM / SIGHUP stop a command as Ctrl-C does
-    app()
+    try:
+        code = app(standalone_mode=False)
+        # Without standalone mode typer returns a command's exit code instead of exiting.
+        sys.exit(code if isinstance(code, int) else 0)
+    except usage.NoArgsIsHelpError as err:
+        err.show()
+        sys.exit(err.exit_code)
+    except usage.UsageError as err:
+        # A bad option or argument is one line, exit 2, as every other input error is (typer
+        # would draw a usage box); -h shows the usage.
+        path = err.ctx.command_path.split(" ") if err.ctx is not None else ["kvcli"]
+        print(f"error: {err.format_message()} ({' '.join(['kvcli', *path[1:]])} -h for help)",
+              file=sys.stderr)
+        sys.exit(2)
+    except typer.Exit as done:
+        sys.exit(done.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        print("Aborted.", file=sys.stderr)
+        sys.exit(130)

@@ -118,3 +118,25 @@ def test_stats_on_an_event_file_reports_its_bytes_to_the_progress_bar(tmp_path):
     g = tmp_path / "ev.jsonl.gz"
     g.write_bytes(gzip.compress(b"".join(lines)))
     assert _size(str(g)) is None
+
+
+@pytest.mark.parametrize("args, says", [
+    (["bench", "--n", "0"], ("error: Invalid value for '--n': Input should be greater than or "
+                            "equal to 1 (kvcli bench -h for help)")),
+    (["replay"], "error: Missing argument 'trace'. (kvcli replay -h for help)"),
+    (["replay", "x.jsonl", "--no-such-flag"], "error: No such option: --no-such-flag"),
+    (["nosuch"], "error: No such command 'nosuch'. (kvcli -h for help)"),
+    (["script", "x.jsonl", "--calls", "--calls-depth", "0"],
+     "error: option --calls-depth: must be >= 1, got 0"),
+])
+def test_a_bad_option_is_one_line_exit_2(args, says):
+    """The installed command (not the test runner's invoke): typer's usage errors come as one
+    line like every other input error, no usage box, no traceback."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", "from kvcli.app import main; main()", *args],
+                          capture_output=True, text=True, check=False, cwd=ROOT)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(says), proc.stderr
+    assert proc.stdout == ""

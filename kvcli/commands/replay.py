@@ -67,6 +67,13 @@ def register(app: typer.Typer) -> None:
         from kvcli import output
 
         fmt = events_format.value
+        if calls and explain is None:
+            from kvcore.errors import InputError
+
+            def refuse() -> None:
+                raise InputError("needs --explain REQUEST_ID (kvcli script --calls draws "
+                                 "an op script's calls)", field="calls")
+            output.run(refuse)
         if explain is not None:
             from kvcli.commands.replay_explain import run_explain
 

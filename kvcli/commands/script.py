@@ -68,7 +68,7 @@ def register(app: typer.Typer) -> None:
             "-> free queue, with vLLM's names, arguments and returned block ids (a tree for "
             "people; with --json, a 'calls' list on each op's line)."))] = False,
         calls_depth: Annotated[int | None, typer.Option(
-            "--calls-depth", min=1, help="Layers shown: 1 the facade, 2 + the coordinator, 3 + "
+            "--calls-depth", help="Layers shown: 1 the facade, 2 + the coordinator, 3 + "
             "the managers, 4 + the block pool (default: all).")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="With --calls: JSON lines.")]
         = False,
@@ -100,6 +100,10 @@ def register(app: typer.Typer) -> None:
             from kvcore.engine.op_script import load_script, with_model
             from kvcore.engine.script_runner import run_ops
 
+            if calls_depth is not None and calls_depth < 1:
+                from kvcore.errors import InputError
+
+                raise InputError(f"must be >= 1, got {calls_depth}", field="calls_depth")
             cfg, op_list = load_script(ops)
             if hash_seed is not None:
                 cfg.hash_seed = hash_seed
