@@ -58,7 +58,12 @@ def _option(name: str, kind: Any, panel: str, help: str) -> Any:
         help = f"{help} (default: {shown})"
     value_type = kind if plain else kind | None
     return Annotated[value_type, typer.Option(flag, help=help + ".", rich_help_panel=panel,
-                                              show_default=False)]
+                                              show_default=False,
+                                              metavar=_METAVARS.get(name))]
+
+
+# Values typer cannot show by their type
+_METAVARS = {"prefix_cache_retention_interval": "0|N|dense"}
 
 
 # Field -> (type, help panel, help): the only list of the replay's options on the CLI side.
