@@ -13,68 +13,30 @@ event.
 
 from __future__ import annotations
 
-import io
-import json
 from pathlib import Path
 
 import pytest
-
-from kvcore.engine.events import VllmEvents
-from kvcore.engine.replay import ReplayOptions, replay
+from oracle_sched import answer_of, assert_matches, config_of, replay_case
 
 DATA = Path(__file__).resolve().parent / "data"
 CASES = sorted((DATA / "sched_cases_async").glob("*.trace.jsonl"))
 # random async cases with follow-up prompts (make_cases.py --async; 32 of 32 matched)
 FRESH = sorted((DATA / "sched_fresh_async").glob("*.trace.jsonl"))
-STEP_KEYS = ("step", "scheduled", "admitted", "preempted", "finished", "num_free_blocks",
-             "num_free_blocks_after_schedule", "processed", "schedule_called")
-
-
-def _load(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def run_case(trace: Path, **options):
-    steps, reqs, events = io.BytesIO(), io.BytesIO(), io.BytesIO()
-    cfg = json.loads(trace.read_text().splitlines()[0])["config"]
-    sink = VllmEvents(events) if cfg.get("kv_events") else None
-    s = replay(str(trace), ReplayOptions(arrivals="step", **options), sink, steps_out=steps,
-               requests_out=reqs)
-    return (s, [json.loads(x) for x in steps.getvalue().splitlines()],
-            {r["id"]: r for r in (json.loads(x) for x in reqs.getvalue().splitlines())},
-            [json.loads(x)["events"] for x in events.getvalue().splitlines()])
 
 
 @pytest.mark.parametrize("trace", CASES + FRESH, ids=lambda p: p.name[:-12])
 def test_async_case(trace: Path):
-    expected = _load(trace.with_name(trace.name.replace(".trace.", ".expected.")))
+    expected = answer_of(trace)
+    run = replay_case(trace)
+    assert run[0].config["async_scheduling"] is True
+    assert_matches(expected, run, asyn=True, kv_events=config_of(trace).get("kv_events", False))
+    s, ours = run[0], run[1]
     summary = expected[-1]["summary"]
-    theirs = [e for e in expected[:-1] if not e.get("idle")]
-    s, ours, by_id, ours_ev = run_case(trace)
-    assert s.config["async_scheduling"] is True
-
-    assert [{k: e[k] for k in STEP_KEYS} for e in ours] == \
-        [{k: e[k] for k in STEP_KEYS} for e in theirs]
-    assert [list(e["scheduled"]) for e in ours] == [list(e["scheduled"]) for e in theirs]
-    for r in summary["requests"]:
-        o = by_id[r["id"]]
-        assert (o["hit_tokens"], o["preemptions"], o["first_scheduled_step"], o["finish_step"]) \
-            == (r["num_cached_tokens"], r["num_preemptions"], r["first_scheduled_step"],
-                r["finish_step"]), r["id"]
-    pcs = summary["prefix_cache_stats"]
-    assert (s.counted_requests, s.prompt_tokens, s.hit_tokens) == \
-        (pcs["requests"], pcs["queries"], pcs["hits"])
-    assert (s.preempted_admissions, s.preempted_prompt_tokens, s.preempted_hit_tokens) == \
-        (pcs["preempted_requests"], pcs["preempted_queries"], pcs["preempted_hits"])
     totals = summary["totals"]
-    assert s.preemptions == totals["preemptions"]
-    assert s.steps == summary["num_steps"]
     assert sum(e["schedule_called"] for e in ours) == totals["steps"]
     assert sum(e["processed"] is not None for e in ours) == totals["updates"]
     assert sum(not e["schedule_called"] for e in ours) == totals["update_only_steps"]
     assert s.num_free_blocks_end == summary["num_free_blocks_end"]
-    if json.loads(trace.read_text().splitlines()[0])["config"].get("kv_events"):
-        assert ours_ev == [e["events"] for e in expected[:-1] if e.get("events")]
 
 
 def test_the_cases_are_all_there():
@@ -88,15 +50,15 @@ def test_the_cases_are_all_there():
 def test_async_effects_the_cases_were_recorded_for():
     """What differs from sync, as the shared README states it (case, step, numbers)."""
     cases = {t.name.split("_")[0]: t for t in CASES}
-    _, steps, reqs, _ = run_case(cases["f"])
+    _, steps, reqs, _ = replay_case(cases["f"])
     assert reqs["r3"]["preemptions"] == 1
     resumed = [e for e in steps if "r3" in e["admitted"]]
     assert [(e["step"], e["admitted"]["r3"]) for e in resumed[1:]] == [(39, 80)]   # sync: 38, 96
-    _, steps, reqs, _ = run_case(cases["g"])
+    _, steps, reqs, _ = replay_case(cases["g"])
     s45 = next(e for e in steps if e["step"] == 45)
     assert "r4" in s45["preempted"] and "r4" in s45["finished"]
     assert reqs["r4"]["preemptions"] == 1
-    _, steps, reqs, _ = run_case(cases["h"])
+    _, steps, reqs, _ = replay_case(cases["h"])
     assert reqs["h2"]["hit_tokens"] == 32                                          # sync: 48
     assert [(e["step"], e["schedule_called"], e["processed"]) for e in steps
             if 22 <= e["step"] <= 24] == [(22, True, 21), (23, True, 22), (24, False, 23)]
@@ -106,7 +68,7 @@ def test_sync_is_one_flag_away():
     """`--no-async-scheduling` (the option False) runs vLLM's synchronous Scheduler: the h
     case's follow-up then gets sync's 48-token hit, with no `processed` in the step lines."""
     h = next(t for t in CASES if t.name.startswith("h_"))
-    s, steps, reqs, _ = run_case(h, async_scheduling=False)
+    s, steps, reqs, _ = replay_case(h, async_scheduling=False)
     assert s.config["async_scheduling"] is False
     assert reqs["h2"]["hit_tokens"] == 48
     assert "processed" not in steps[0]

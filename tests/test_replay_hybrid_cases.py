@@ -12,13 +12,12 @@ for decode-completed blocks) must be the oracle's.
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
+from oracle_sched import answer_of, assert_matches, config_of, replay_case
 
-from kvcore.engine.events import VllmEvents
 from kvcore.engine.replay import ReplayOptions, replay
 from kvcore.errors import InputError
 
@@ -30,79 +29,31 @@ UNDER_ASYNC = [t for t in CASES if t.with_name(t.name.replace(".trace.", ".async
 # random hybrid cases, sync (hseedN) and async (haseedN): make_cases.py --hybrid [--async];
 # 28 of 28 matched when recorded
 FRESH = sorted((DATA / "sched_fresh_hybrid").glob("*.trace.jsonl"))
-SYNC_KEYS = ("step", "scheduled", "admitted", "preempted", "finished", "num_free_blocks")
-ASYNC_KEYS = (*SYNC_KEYS, "num_free_blocks_after_schedule", "processed", "schedule_called")
-
-
-def _config(trace: Path) -> dict:
-    return json.loads(trace.read_text().splitlines()[0])["config"]
 
 
 def run_case(trace: Path, **options):
-    cfg = _config(trace)
-    options.setdefault("async_scheduling", cfg.get("async_scheduling", False))
-    steps, reqs, events = io.BytesIO(), io.BytesIO(), io.BytesIO()
-    sink = VllmEvents(events) if cfg.get("kv_events") else None
-    s = replay(str(trace), ReplayOptions(arrivals="step", **options), sink, steps_out=steps,
-               requests_out=reqs)
-    return (s, [json.loads(x) for x in steps.getvalue().splitlines()],
-            {r["id"]: r for r in (json.loads(x) for x in reqs.getvalue().splitlines())},
-            [json.loads(x)["events"] for x in events.getvalue().splitlines()])
+    """The case in the mode the oracle read from its config line (absent: sync)."""
+    options.setdefault("async_scheduling", config_of(trace).get("async_scheduling", False))
+    return replay_case(trace, **options)
 
 
 @pytest.mark.parametrize("trace", CASES + FRESH, ids=lambda p: p.name[:-12])
 def test_hybrid_case(trace: Path):
-    check_case(trace, trace.with_name(trace.name.replace(".trace.", ".expected.")))
+    cfg = config_of(trace)
+    run = run_case(trace)
+    assert run[0].config["prefix_cache_retention_interval"] == 0
+    assert_matches(answer_of(trace), run, asyn=cfg.get("async_scheduling", False),
+                   kv_events=cfg.get("kv_events", False))
 
 
 @pytest.mark.parametrize("trace", UNDER_ASYNC, ids=lambda p: p.name[:-12])
 def test_hybrid_case_with_kvcli_default_async(trace: Path):
     """No scheduling flag (kvcli's default, async) = `oracle sched --async` on the same trace."""
-    check_case(trace, trace.with_name(trace.name.replace(".trace.", ".async.expected.")),
-               kvcli_default=True)
-
-
-def check_case(trace: Path, answer: Path, kvcli_default: bool = False) -> None:
-    """Our replay of `trace` against the oracle's `answer`: in the mode the trace's config line
-    says (the oracle's reading), or with no scheduling option at all (kvcli's default, async)."""
-    expected = [json.loads(x) for x in answer.read_text().splitlines() if x.strip()]
-    summary = expected[-1]["summary"]
-    cfg = _config(trace)
-    if kvcli_default:
-        cfg["async_scheduling"] = True
-        s, ours, by_id, ours_ev = run_case_default(trace)
-    else:
-        s, ours, by_id, ours_ev = run_case(trace)
-    assert s.config["prefix_cache_retention_interval"] == 0
-    if cfg.get("async_scheduling"):
-        keys, theirs = ASYNC_KEYS, [e for e in expected[:-1] if not e.get("idle")]
-    else:
-        keys, theirs = SYNC_KEYS, [e for e in expected[:-1] if e["scheduled"] or e["preempted"]]
-    assert [{k: e[k] for k in keys} for e in ours] == [{k: e[k] for k in keys} for e in theirs]
-    assert [list(e["scheduled"]) for e in ours] == [list(e["scheduled"]) for e in theirs]
-    for r in summary["requests"]:
-        o = by_id[r["id"]]
-        assert (o["hit_tokens"], o["preemptions"], o["first_scheduled_step"], o["finish_step"]) \
-            == (r["num_cached_tokens"], r["num_preemptions"], r["first_scheduled_step"],
-                r["finish_step"]), r["id"]
-    pcs = summary["prefix_cache_stats"]
-    assert (s.counted_requests, s.prompt_tokens, s.hit_tokens, s.preempted_hit_tokens) == \
-        (pcs["requests"], pcs["queries"], pcs["hits"], pcs["preempted_hits"])
-    assert s.steps == summary["num_steps"]
-    if cfg.get("kv_events"):
-        assert ours_ev == [e["events"] for e in expected[:-1] if e.get("events")]
-
-
-def run_case_default(trace: Path):
-    """As `run_case`, but with no scheduling option at all (kvcli's default)."""
-    steps, reqs, events = io.BytesIO(), io.BytesIO(), io.BytesIO()
-    sink = VllmEvents(events) if _config(trace).get("kv_events") else None
-    s = replay(str(trace), ReplayOptions(arrivals="step"), sink, steps_out=steps,
-               requests_out=reqs)
-    assert s.config["async_scheduling"] is True
-    return (s, [json.loads(x) for x in steps.getvalue().splitlines()],
-            {r["id"]: r for r in (json.loads(x) for x in reqs.getvalue().splitlines())},
-            [json.loads(x)["events"] for x in events.getvalue().splitlines()])
+    run = replay_case(trace)
+    assert run[0].config["async_scheduling"] is True
+    assert run[0].config["prefix_cache_retention_interval"] == 0
+    assert_matches(answer_of(trace, "async.expected"), run, asyn=True,
+                   kv_events=config_of(trace).get("kv_events", False))
 
 
 def test_the_cases_are_all_there():

@@ -1,0 +1,75 @@
+"""Replaying the scheduler oracle's recorded cases and comparing with its answers, for the sync,
+async and hybrid case tests (not a test module).
+
+`replay_case` replays a token-id case with `--arrivals step`; `assert_matches` compares what the
+oracle printed: the step lines (its non-idle lines under async; under sync the lines that
+scheduled or preempted, the others being idle or flush steps), field for field and the scheduled
+order; each request's hit, preemptions, first scheduled and finish steps; the prefix-cache stats
+(first admissions and re-admissions); preemptions and steps; and with `kv_events` the vLLM event
+batches, event for event.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from kvcore.engine.events import VllmEvents
+from kvcore.engine.replay import ReplayOptions, replay
+
+SYNC_KEYS = ("step", "scheduled", "admitted", "preempted", "finished", "num_free_blocks")
+ASYNC_KEYS = (*SYNC_KEYS, "num_free_blocks_after_schedule", "processed", "schedule_called")
+
+
+def load_lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def config_of(trace: Path) -> dict:
+    return json.loads(trace.read_text().splitlines()[0])["config"]
+
+
+def answer_of(trace: Path, kind: str = "expected") -> list[dict]:
+    """The oracle's lines for ``X.trace.jsonl``: ``X.expected.jsonl`` (or ``X.<kind>.jsonl``)."""
+    return load_lines(trace.with_name(trace.name.replace(".trace.", f".{kind}.")))
+
+
+def replay_case(trace: Path, **options):
+    """(summary, step lines, request lines by id, vLLM event batches) of the case."""
+    steps, reqs, events = io.BytesIO(), io.BytesIO(), io.BytesIO()
+    sink = VllmEvents(events) if config_of(trace).get("kv_events") else None
+    s = replay(str(trace), ReplayOptions(arrivals="step", **options), sink, steps_out=steps,
+               requests_out=reqs)
+    return (s, [json.loads(x) for x in steps.getvalue().splitlines()],
+            {r["id"]: r for r in (json.loads(x) for x in reqs.getvalue().splitlines())},
+            [json.loads(x)["events"] for x in events.getvalue().splitlines()])
+
+
+def assert_matches(expected: list[dict], run, asyn: bool, kv_events: bool) -> None:
+    """Our `replay_case` result ``run`` against the oracle's lines ``expected``."""
+    s, ours, by_id, ours_ev = run
+    summary = expected[-1]["summary"]
+    lines = expected[:-1]
+    if asyn:
+        keys, theirs = ASYNC_KEYS, [e for e in lines if not e.get("idle")]
+    else:
+        keys, theirs = SYNC_KEYS, [e for e in lines if e["scheduled"] or e["preempted"]]
+    assert [{k: e[k] for k in keys} for e in ours] == [{k: e[k] for k in keys} for e in theirs]
+    # The scheduled dict's order is vLLM's (running first, then admitted).
+    assert [list(e["scheduled"]) for e in ours] == [list(e["scheduled"]) for e in theirs]
+    for r in summary["requests"]:
+        o = by_id[r["id"]]
+        assert (o["hit_tokens"], o["preemptions"], o["first_scheduled_step"], o["finish_step"]) \
+            == (r["num_cached_tokens"], r["num_preemptions"], r["first_scheduled_step"],
+                r["finish_step"]), r["id"]
+    # Prefix-cache stats: first admissions vs vLLM's, re-admissions vs preempted_*.
+    pcs = summary["prefix_cache_stats"]
+    assert (s.counted_requests, s.prompt_tokens, s.hit_tokens) == \
+        (pcs["requests"], pcs["queries"], pcs["hits"])
+    assert (s.preempted_admissions, s.preempted_prompt_tokens, s.preempted_hit_tokens) == \
+        (pcs["preempted_requests"], pcs["preempted_queries"], pcs["preempted_hits"])
+    assert s.preemptions == summary["totals"]["preemptions"]
+    assert s.steps == summary["num_steps"]
+    if kv_events:
+        assert ours_ev == [e["events"] for e in lines if e.get("events")]
