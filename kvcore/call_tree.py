@@ -44,17 +44,16 @@ def _ids(value: Any) -> Any:
         return [_ids(g) for g in blocks]
     if isinstance(value, (list, tuple)):
         return [_ids(v) for v in value]
-    return value
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return type(value).__name__     # e.g. a one-shot iterator: never consumed here
 
 
 def _arg(name: str, value: Any) -> Any:
     if name in ("request", "req"):
         return getattr(value, "request_id", value)
-    if name in ("block_hashes",):
+    if name == "block_hashes":
         return f"{len(value)} hashes"
-    if name in ("blocks", "ordered_blocks", "new_computed_blocks", "hit_blocks"):
-        return _ids(list(value) if not isinstance(value, (list, tuple)) and
-                    getattr(value, "blocks", None) is None else value)
     return _ids(value)
 
 

@@ -67,13 +67,6 @@ def register(app: typer.Typer) -> None:
         from kvcli import output
 
         fmt = events_format.value
-        if calls and explain is None:
-            from kvcore.errors import InputError
-
-            def refuse() -> None:
-                raise InputError("needs --explain REQUEST_ID (kvcli script --calls draws "
-                                 "an op script's calls)", field="calls")
-            output.run(refuse)
         if explain is not None:
             from kvcli.commands.replay_explain import run_explain
 
@@ -81,18 +74,18 @@ def register(app: typer.Typer) -> None:
                                     ("steps", steps)) if v is not None]
             code = output.run(lambda: run_explain(trace, opts, explain, as_json, given,
                                                   calls))
-            if code:
-                raise typer.Exit(code)
-            return
-        code = output.run(lambda: run_replay(trace, opts, events, fmt,
-                                             None if requests is None else str(requests),
-                                             None if steps is None else str(steps), as_json))
+        else:
+            code = output.run(lambda: run_replay(trace, opts, events, fmt,
+                                                 None if requests is None else str(requests),
+                                                 None if steps is None else str(steps),
+                                                 as_json, calls))
         if code:
             raise typer.Exit(code)
 
 
 def run_replay(trace: str, opts, events: str | None, events_format: str,
-               requests: str | None, steps: str | None, as_json: bool) -> int:
+               requests: str | None, steps: str | None, as_json: bool,
+               calls: bool = False) -> int:
     """Open the outputs, replay, emit the summary; returns 128 + the signal after Ctrl-C
     (130), SIGTERM (143) or SIGHUP (129), else 0. Outputs go through `output.open_output`."""
     import contextlib
@@ -103,6 +96,9 @@ def run_replay(trace: str, opts, events: str | None, events_format: str,
     from kvcore.errors import InputError
     from kvcore.traces import read_trace
 
+    if calls:
+        raise InputError("needs --explain REQUEST_ID (kvcli script --calls draws an op "
+                         "script's calls)", field="calls")
     for name, path in (("requests", requests), ("steps", steps)):
         if path == "-":
             raise InputError("only --events may be - (stdout)", field=name)

@@ -3,6 +3,8 @@ instead of the summary; the replay runs with its usual options and writes no oth
 
 from __future__ import annotations
 
+import contextlib
+
 from kvcli import output
 
 
@@ -21,20 +23,19 @@ def run_explain(trace: str, opts, rid: str, as_json: bool, given: list[str],
         raise InputError(f"no request {rid!r} in {tr.path}", field="explain")
     story = RequestStory(rid)
     sink = CallbackEvents(story.event)
+    rec = None
     if calls:
         # The call trees of its manager calls: the replay's manager is built inside `replay`,
         # so the recorder turns the short decode path off on every manager it meets.
         from kvcore.call_tree import CallRecorder
 
-        with CallRecorder(request=rid, tag=lambda: {"step": sink.step}, every_manager=True
-                          ) as rec:
-            summary = replay(trace, opts, sink, steps_out=StepLines(story.step_line),
-                             warn=output.warn, trace=tr)
-        doc = {**story.to_dict(), "calls": [n.to_dict() for n in rec.take()]}
-    else:
+        rec = CallRecorder(request=rid, tag=lambda: {"step": sink.step}, every_manager=True)
+    with rec if rec is not None else contextlib.nullcontext():
         summary = replay(trace, opts, sink, steps_out=StepLines(story.step_line),
                          warn=output.warn, trace=tr)
-        doc = story.to_dict()
+    doc = story.to_dict()
+    if rec is not None:
+        doc["calls"] = [n.to_dict() for n in rec.take()]
     output.emit(story_view(doc), as_json=as_json)
     if calls and not as_json:
         output.emit_tree(f"calls made for request {rid} (step= the engine step)", doc["calls"])
