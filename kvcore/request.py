@@ -62,6 +62,8 @@ class Request:
         "arrival_time",
         "block_hashes",
         "cache_salt",
+        "decode_window_end",
+        "decode_window_start",
         "lora_request",
         "max_tokens",
         "mm_features",
@@ -117,6 +119,10 @@ class Request:
         # lookup; that group then keeps the window tail ending there (the junction).
         self.shared_prefix_boundary = 0
         self.session_id = session_id
+        # kvcore's scheduler: the decode steps it has recorded for this request and not yet
+        # applied (`kvcore.engine.decode_windows`); none while start > end.
+        self.decode_window_start = 0
+        self.decode_window_end = -1
         self._block_hasher = block_hasher
         # Lets append_output_token_ids skip the hasher until a block is full.
         self._hash_block_size = getattr(block_hasher, "block_size", 1)

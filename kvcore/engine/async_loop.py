@@ -89,4 +89,4 @@ class AsyncEngineLoop(EngineLoop):
             rec = records[rid]
             if rec.first_token_ms is None:
                 rec.first_token_ms = t_end
-        super().account({}, finished, t_end)
+        super().account([], finished, t_end)

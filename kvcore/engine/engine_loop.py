@@ -15,6 +15,7 @@ from collections import deque
 import orjson
 
 from kvcore.engine.context import ReplayContext
+from kvcore.engine.decode_windows import DecodeWindows
 from kvcore.engine.fast_forward import decode_stretch, run_stretch
 from kvcore.engine.options import build
 from kvcore.engine.scheduler import NO_MODEL_LEN_LIMIT, Scheduler, SchedulerConfig
@@ -28,6 +29,8 @@ STALL_STEPS = 1000      # steps with nothing schedulable before the replay gives
 class EngineLoop:
     # Exact decode fast-forward (`kvcore.engine.fast_forward`); tests turn it off to compare.
     fast_forward = True
+    # Decode windows (`kvcore.engine.decode_windows`); tests turn them off to compare.
+    decode_windows = True
 
     def __init__(self, ctx: ReplayContext) -> None:
         self.ctx = ctx
@@ -35,6 +38,9 @@ class EngineLoop:
         self.sched = Scheduler(
             build(SchedulerConfig, cfg, max_model_len=cfg.max_model_len or NO_MODEL_LEN_LIMIT),
             ctx.kvm, tracer=ctx.recorder, observer=_Observer(ctx))
+        if self.decode_windows:
+            self.sched.windows = DecodeWindows(ctx.kvm, self.sched.config.max_model_len,
+                                               self.sample_run)
         self.pending: deque[TraceRequest] = deque(ctx.order)
         self.skipped: list[tuple[int, str]] = []     # (line, why)
         self.add_order = 0
@@ -48,6 +54,13 @@ class EngineLoop:
         """The fake model: the next token of a request at the end of its known tokens."""
         return self.ctx.records[req.request_id].tr.output_token(req.num_output_tokens,
                                                                  self.ctx.cfg.max_model_len)
+
+    def sample_run(self, req: Request, n: int) -> list[int]:
+        """The fake model's next ``n`` tokens of a decoding request (a decode window's)."""
+        tr = self.ctx.records[req.request_id].tr
+        mml = self.ctx.cfg.max_model_len
+        first = req.num_output_tokens
+        return [tr.output_token(p, mml) for p in range(first, first + n)]
 
     def run(self) -> None:
         ctx = self.ctx
@@ -68,6 +81,7 @@ class EngineLoop:
             k = decode_stretch(self) if self.fast_forward else 0
             if not k or not run_stretch(self, k):
                 self.step()
+        self.sched.catch_up_all()
         ctx.summary.mean_usage = (self.usage_time / ctx.t_ms / max(self.num_usable, 1)
                                   if ctx.t_ms > 0 else 0.0)
         ctx.check_rejections(self.skipped)
@@ -114,11 +128,11 @@ class EngineLoop:
             jsonl.step, jsonl.t_ms = ctx.step, ctx.t_ms
         so = sched.schedule()
         nst = so.num_scheduled_tokens
-        t_end = self.clock(nst)
+        t_end = self.clock(nst, so.eager, so.plain_decodes)
         if jsonl is not None:
             jsonl.t_ms = t_end
         finished = sched.update_from_output(so, self.sample)
-        self.account(nst, finished, t_end)
+        self.account(so.eager, finished, t_end)
         if ctx.vllm is not None:
             ctx.vllm.batch(t_end / 1000.0, ctx.kvm.take_events())
         if ctx.steps_out is not None and (nst or so.preempted):
@@ -130,14 +144,19 @@ class EngineLoop:
         ctx.t_ms = t_end
         ctx.step += 1
 
-    def clock(self, nst: dict[str, int]) -> float:
+    def clock(self, nst: dict[str, int], eager: list[Request] | None = None,
+              plain_decodes: int = 0) -> float:
         """The end of this step on the simulated clock (`cost.py`: prefill tokens and decoding
-        sequences); first scheduled steps and the usage integral on the way."""
+        sequences); first scheduled steps and the usage integral on the way. ``eager``: the
+        requests of ``nst`` scheduled in full (default all); the others are ``plain_decodes``
+        decodes inside their decode windows, each scheduled before."""
         ctx = self.ctx
         records = ctx.records
         requests = self.sched.requests
-        prefill = decodes = 0
-        for rid, n in nst.items():
+        prefill = 0
+        decodes = plain_decodes
+        for rid in (nst if eager is None else [r.request_id for r in eager]):
+            n = nst[rid]
             rec = records[rid]
             if rec.first_scheduled_step is None:
                 rec.first_scheduled_step = ctx.step
@@ -152,15 +171,15 @@ class EngineLoop:
         self.usage_time += used * dt
         return ctx.t_ms + dt
 
-    def account(self, nst: dict[str, int], finished: list[str], t_end: float) -> None:
-        """First-token and finish times of the step's requests."""
+    def account(self, scheduled: list[Request], finished: list[str], t_end: float) -> None:
+        """First-token and finish times of the step's requests (those inside a decode window
+        had their first token before)."""
         ctx = self.ctx
         records = ctx.records
-        requests = self.sched.requests
-        for rid in nst:
+        for req in scheduled:
+            rid = req.request_id
             rec = records[rid]
-            if rec.first_token_ms is None and (rid in finished or
-                                               requests[rid].num_output_tokens > 0):
+            if rec.first_token_ms is None and (rid in finished or req.num_output_tokens > 0):
                 rec.first_token_ms = t_end
         for rid in finished:
             rec = records[rid]

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from kvcore.engine.decode_windows import pending
 from kvcore.request import RequestStatus
 from kvcore.specs import cdiv
 
@@ -53,6 +54,7 @@ def decode_stretch(loop: EngineLoop) -> int:
     if _until_arrival(loop, MIN_STRETCH, None) < MIN_STRETCH:
         return 0
     last = running[-1]                  # newly admitted requests (still prefilling) are last
+    # (A decode window keeps `num_tokens == computed + 1`: this holds with or without catch-up.)
     if last.num_tokens != last.num_computed_tokens + 1:
         return 0
     managers = kvm.coordinator.single_type_managers
@@ -72,30 +74,36 @@ def decode_stretch(loop: EngineLoop) -> int:
         loop.ff_head = (head, blocked[1],
                         head.block_hashes[after] if after < len(head.block_hashes) else None)
     max_len = sched.config.max_model_len
+    now = sched.num_schedules
     finish = []           # the stretch step whose update appends each request's last token
+    starts = []
     for r in running:
-        c = r.num_computed_tokens
+        p = pending(r, now)     # its decode window's steps so far (caught up if this stretches)
+        c = r.num_computed_tokens + p
         table = m.req_to_blocks.get(r.request_id)
-        if (r.num_tokens != c + 1 or c < r.num_prompt_tokens or table is None
+        if (r.num_tokens + p != c + 1 or c < r.num_prompt_tokens or table is None
                 or len(table) != cdiv(c, bs)
                 or (kvm.enable_caching and m.num_cached_block.get(r.request_id, 0) != c // bs)):
             return 0
-        finish.append(min(r.max_tokens - r.num_output_tokens - 1,  # type: ignore[operator]
+        starts.append(c)
+        finish.append(min(r.max_tokens - r.num_output_tokens - p - 1,  # type: ignore[operator]
                           max_len - c - 2))
     k = min(finish) if waiting else max(finish) + 1
     if cfg.max_steps is not None:
         k = min(k, cfg.max_steps - ctx.step)
     k = min(k, _until_arrival(loop, k, finish))
     free = kvm.block_pool.free_block_queue.num_free_blocks
-    starts = [r.num_computed_tokens for r in running]
     if _need(starts, finish, k, bs) > free:
         lo, hi = 0, k                  # the longest stretch whose new blocks fit
         while lo < hi:
             mid = (lo + hi + 1) // 2
             lo, hi = (mid, hi) if _need(starts, finish, mid, bs) <= free else (lo, mid - 1)
         k = lo
+    if k < MIN_STRETCH:
+        return 0
+    sched.catch_up_all()
     loop.ff_finish = finish
-    return k if k >= MIN_STRETCH else 0
+    return k
 
 
 def _need(starts: list[int], finish: list[int], k: int, bs: int) -> int:
@@ -227,7 +235,7 @@ def _finish(loop: EngineLoop, running: list, start: list[int], ending, j: int,
         finished.append(r.request_id)
         sched._free_finished(r)
     if finished:
-        loop.account({}, finished, t_end)
+        loop.account([], finished, t_end)
     return finished
 
 

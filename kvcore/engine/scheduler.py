@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
+from kvcore.engine.decode_windows import DecodeWindows
 from kvcore.engine.queues import QUEUES, FCFSQueue, PriorityQueue
 from kvcore.engine.scheduler_io import (
     NO_MODEL_LEN_LIMIT,
@@ -57,6 +58,11 @@ class Scheduler:
         # The waiting head this step's schedule() could not admit, and whether it got as far as
         # an allocation attempt (the decode fast-forward repeats a refusal only when it must).
         self.blocked: tuple[Request, bool, int] | None = None       # (+ the budget left)
+        # Decode windows (`kvcore.engine.decode_windows`), counted in schedule() calls; the
+        # engine loop sets `windows` (sync FCFS only: the rules assume both).
+        self.windows: DecodeWindows | None = None
+        self.num_schedules = 0
+        self._windows_on = False
 
     # -- queue state -----------------------------------------------------------------------------
     def add_request(self, req: Request | LazyRequest) -> None:
@@ -80,6 +86,13 @@ class Scheduler:
         obs = self.observer
         out = SchedulerOutput()
         self.blocked = None
+        now = self.num_schedules
+        self.num_schedules = now + 1
+        windows = self.windows
+        on = self._windows_on = (windows is not None and not cfg.async_scheduling
+                                 and self.policy == "fcfs" and windows.usable())
+        eager = out.eager
+        plain = 0
         nst = out.num_scheduled_tokens
         budget = cfg.max_num_batched_tokens
         max_len = cfg.max_model_len
@@ -96,6 +109,15 @@ class Scheduler:
         i = 0
         while i < len(running) and budget > 0:
             req = running[i]
+            if req.decode_window_end >= now:
+                # Inside its decode window: this step's whole effect on it (see decode_windows).
+                nst[req.request_id] = 1
+                budget -= 1
+                plain += 1
+                i += 1
+                continue
+            if req.decode_window_start <= req.decode_window_end:
+                windows.catch_up(req, now)  # type: ignore[union-attr]
             ph = req.num_output_placeholders
             if ph and req.num_computed_tokens + 2 - ph >= \
                     req.num_prompt_tokens + req.max_tokens:  # type: ignore[operator]
@@ -141,6 +163,11 @@ class Scheduler:
             nst[req.request_id] = n
             budget -= n
             i += 1
+        if on:
+            # The budget ran out before these: their windows stop at the last step.
+            for req in running[i:]:
+                if req.decode_window_start <= req.decode_window_end:
+                    windows.catch_up(req, now)  # type: ignore[union-attr]
 
         # (B) waiting requests, only in a step that preempted nobody.
         if not out.preempted:
@@ -184,6 +211,7 @@ class Scheduler:
                 if req.num_cached_tokens < 0:
                     req.num_cached_tokens = num_hit
                 nst[req.request_id] = n
+                eager.append(req)
                 out.admitted[req.request_id] = num_hit
                 budget -= n
                 if obs is not None:
@@ -193,12 +221,14 @@ class Scheduler:
         # (C) computed (and in-flight) tokens advance at schedule time; a request that reaches
         # the end of its known tokens (plus placeholders) samples, and under async gets a
         # placeholder for that token.
-        total = 0
+        total = plain
         sampling = out.sampling
         placeholders = self.config.async_scheduling
-        requests = self.requests
-        for rid, n in nst.items():
-            req = requests[rid]
+        eager[:0] = scheduled_running
+        out.plain_decodes = plain
+        for req in eager:
+            rid = req.request_id
+            n = nst[rid]
             c = req.num_computed_tokens = req.num_computed_tokens + n
             req.num_in_flight_tokens += n
             if c >= req.num_tokens + req.num_output_placeholders:
@@ -210,7 +240,18 @@ class Scheduler:
         self.finished_req_ids = set()
         return out
 
+    def catch_up_all(self) -> None:
+        """Apply every open decode window's steps so far (before anything reads the running
+        requests from outside: the fast-forward, the end of the run)."""
+        if self.windows is not None:
+            now = self.num_schedules
+            for req in self.running:
+                if req.decode_window_start <= req.decode_window_end:
+                    self.windows.catch_up(req, now)
+
     def _preempt(self, req: Request) -> None:
+        if req.decode_window_start <= req.decode_window_end:
+            self.windows.catch_up(req, self.num_schedules - 1)  # type: ignore[union-attr]
         if self.observer is not None:
             self.observer.on_preempt(req, req.num_computed_tokens)
         if self.tracer is not None:
@@ -240,10 +281,15 @@ class Scheduler:
         sampling = out.sampling
         finished: list[str] = []
         waiting_done: set[str] = set()
-        for rid, n in out.num_scheduled_tokens.items():
+        nst = out.num_scheduled_tokens
+        windows = self.windows if self._windows_on else None
+        now = self.num_schedules
+        for scheduled in out.eager:             # (a decode window's steps need no update)
+            rid = scheduled.request_id
             req = requests.get(rid)
             if req is None:
                 continue            # finished before this batch's output came back
+            n = nst[rid]
             req.num_in_flight_tokens -= n
             stale = req.num_stale_output_tokens > 0
             if stale:
@@ -267,6 +313,8 @@ class Scheduler:
                 if not running:
                     waiting_done.add(rid)
                 self._free_finished(req)
+            elif windows is not None:
+                windows.open(req, now)
         if finished:
             done = set(finished)
             self.running = [r for r in self.running if r.request_id not in done]

@@ -44,6 +44,10 @@ class SchedulerOutput:
     # The requests that sample a token in this batch (not a prefill chunk at schedule time:
     # under async, exactly those given a placeholder); fixed when the batch is scheduled.
     sampling: set[str] = field(default_factory=set)
+    # The requests scheduled in full, in schedule order: all but those inside a decode window
+    # (`kvcore.engine.decode_windows`), which are `plain_decodes` one-token decodes.
+    eager: list[Request] = field(default_factory=list)
+    plain_decodes: int = 0
 
 
 class SchedulerObserver(Protocol):

@@ -1,0 +1,153 @@
+"""Decode windows (`kvcore.engine.decode_windows`) are exact: a synchronous replay writes the same
+bytes with them and without them (step lines, request lines, our event stream, vLLM's event
+batches, the summary but its wall time), with the fast-forward on or off, and they do cover most
+decode steps (fewer `allocate_slots` calls)."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from kvcore.engine.engine_loop import EngineLoop
+from kvcore.engine.events import JsonlEvents, VllmEvents
+from kvcore.engine.replay import ReplayOptions, replay
+from kvcore.kv_cache_manager import KVCacheManager
+
+HERE = Path(__file__).resolve().parent
+SAMPLE = HERE.parent / "traces" / "multiturn-chat.jsonl"
+CONVERSATION = HERE / "data" / "traces" / "mooncake" / "conversation_trace.jsonl.gz"
+
+
+def outputs(trace: str, opts: ReplayOptions, events: str, windows: bool, monkeypatch,
+            fast_forward: bool = True) -> tuple[tuple, int]:
+    """Every output of one replay, and how many `allocate_slots` calls it made."""
+    monkeypatch.setattr(EngineLoop, "decode_windows", windows)
+    monkeypatch.setattr(EngineLoop, "fast_forward", fast_forward)
+    calls = []
+    real = KVCacheManager.allocate_slots
+    monkeypatch.setattr(KVCacheManager, "allocate_slots",
+                        lambda self, *a, **kw: (calls.append(1), real(self, *a, **kw))[1])
+    steps, reqs, ev = io.BytesIO(), io.BytesIO(), io.BytesIO()
+    sink = JsonlEvents(ev) if events == "jsonl" else VllmEvents(ev)
+    s = replay(trace, opts, sink, steps_out=steps, requests_out=reqs)
+    d = s.to_dict()
+    d.pop("wall_time_s")
+    stream = re.sub(rb'"wall_time_s":[0-9.e+-]+', b'"wall_time_s":0', ev.getvalue())
+    return (steps.getvalue(), reqs.getvalue(), stream, d), len(calls)
+
+
+def head(tmp_path, n: int) -> str:
+    path = tmp_path / "head.jsonl"
+    with gzip.open(CONVERSATION, "rt") as f:
+        path.write_text("".join(line for _, line in zip(range(n), f)))
+    return str(path)
+
+
+@pytest.mark.parametrize("events", ["jsonl", "vllm"])
+@pytest.mark.parametrize("case", ["sample-timestamps", "sample-small-pool", "conversation-step",
+                                  "sample-max-model-len", "sample-small-budget",
+                                  "sample-no-prefix-cache"])
+def test_decode_windows_change_no_byte(tmp_path, monkeypatch, case, events):
+    base = {"async_scheduling": False, "block_size": 16}
+    trace, extra = {
+        "sample-timestamps": (str(SAMPLE), {"num_blocks": 4096}),
+        "sample-small-pool": (str(SAMPLE), {"num_blocks": 1200}),      # preemptions
+        "conversation-step": (head(tmp_path, 200), {"num_blocks": 30000, "arrivals": "ignore",
+                                                    "max_num_seqs": 64}),
+        "sample-max-model-len": (str(SAMPLE), {"num_blocks": 4096, "max_model_len": 4100,
+                                               "skip_bad": True}),
+        # the budget runs out inside the running list: later windows stop there
+        "sample-small-budget": (str(SAMPLE), {"num_blocks": 4096,
+                                              "max_num_batched_tokens": 40}),
+        "sample-no-prefix-cache": (str(SAMPLE), {"num_blocks": 2000,
+                                                 "enable_prefix_caching": False}),
+    }[case]
+    opts = ReplayOptions(**base, **extra)
+    on, calls_on = outputs(trace, opts, events, True, monkeypatch)
+    off, calls_off = outputs(trace, opts, events, False, monkeypatch)
+    assert on[3] == off[3]
+    assert on[0] == off[0] and on[1] == off[1] and on[2] == off[2]
+    # the windows ran (the fast-forward, on here, already skips the quiet stretches' calls)
+    assert calls_on < 0.9 * calls_off, (calls_on, calls_off)
+
+
+def test_decode_windows_without_the_fast_forward(monkeypatch):
+    """Windows alone (every step a plain step) change nothing either, and skip most calls."""
+    opts = ReplayOptions(async_scheduling=False, block_size=16, num_blocks=1500)
+    on, calls_on = outputs(str(SAMPLE), opts, "jsonl", True, monkeypatch, fast_forward=False)
+    off, calls_off = outputs(str(SAMPLE), opts, "jsonl", False, monkeypatch, fast_forward=False)
+    assert on == off
+    assert calls_on < 0.3 * calls_off, (calls_on, calls_off)
+
+
+@pytest.mark.parametrize("opts", [{"async_scheduling": True}, {"policy": "priority"}])
+def test_decode_windows_stay_closed_where_their_rules_do_not_hold(monkeypatch, opts):
+    """Async scheduling and the PRIORITY policy run every decode step in full."""
+    o = ReplayOptions(block_size=16, num_blocks=4096, **opts)
+    on, calls_on = outputs(str(SAMPLE), o, "jsonl", True, monkeypatch)
+    off, calls_off = outputs(str(SAMPLE), o, "jsonl", False, monkeypatch)
+    assert on == off and calls_on == calls_off
+
+
+def test_decode_windows_on_random_token_traces(tmp_path, monkeypatch):
+    """Random token-id traces with shared prefixes, staggered steps, small pools and budgets,
+    odd block sizes, model-length caps: the same bytes both ways."""
+    for seed in range(8):
+        rng = random.Random(100 + seed)
+        bs = rng.choice([1, 2, 3, 8, 16])
+        cfg = {"block_size": bs, "num_blocks": rng.choice([40, 120, 2000]),
+               "max_num_seqs": rng.choice([2, 8, 32]),
+               "max_num_batched_tokens": rng.choice([8, 24, 64, 512]),
+               "max_model_len": rng.choice([None, 70, 120])}
+        cfg = {k: v for k, v in cfg.items() if v is not None}
+        prefix = [rng.randrange(1, 999) for _ in range(40)]
+        lines = [json.dumps({"config": cfg})]
+        for i in range(30):
+            p = prefix[:rng.randrange(0, 40)] + [rng.randrange(1, 999)
+                                                 for _ in range(rng.randrange(1, 50))]
+            lines.append(json.dumps({"id": f"q{i}", "prompt_token_ids": p,
+                                     "output_length": rng.randrange(1, 90),
+                                     "arrival_step": rng.randrange(0, 60)}))
+        trace = tmp_path / f"t{seed}.jsonl"
+        trace.write_text("\n".join(lines) + "\n")
+        opts = ReplayOptions(async_scheduling=False, arrivals="step", skip_bad=True)
+        for ff in (True, False):
+            on, _ = outputs(str(trace), opts, "jsonl", True, monkeypatch, fast_forward=ff)
+            off, _ = outputs(str(trace), opts, "jsonl", False, monkeypatch, fast_forward=ff)
+            assert on == off, (seed, ff)
+
+
+def test_a_budget_that_runs_out_before_a_window_stops_it_there(monkeypatch):
+    """A step whose budget runs out before requests inside their windows (here the budget drops
+    to 3 tokens for steps 40-59) does not schedule them: their windows stop at the step before,
+    and the bytes stay those of the plain steps."""
+    real_step = EngineLoop.step
+
+    def step(self):
+        cfg = self.sched.config
+        cfg.max_num_batched_tokens = 3 if 40 <= self.ctx.step < 60 else 2048
+        real_step(self)
+
+    monkeypatch.setattr(EngineLoop, "step", step)
+    opts = ReplayOptions(async_scheduling=False, block_size=16, num_blocks=4096,
+                         arrivals="ignore")
+    stopped = []
+    from kvcore.engine import decode_windows
+
+    real_catch_up = decode_windows.DecodeWindows.catch_up
+
+    def catch_up(self, req, now):
+        stopped.append(req.decode_window_end >= now)
+        real_catch_up(self, req, now)
+
+    monkeypatch.setattr(decode_windows.DecodeWindows, "catch_up", catch_up)
+    on, _ = outputs(str(SAMPLE), opts, "jsonl", True, monkeypatch, fast_forward=False)
+    assert any(stopped)                 # windows were cut short
+    off, _ = outputs(str(SAMPLE), opts, "jsonl", False, monkeypatch, fast_forward=False)
+    assert on == off
