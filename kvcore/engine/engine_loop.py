@@ -57,10 +57,8 @@ class EngineLoop:
 
     def sample_run(self, req: Request, n: int) -> list[int]:
         """The fake model's next ``n`` tokens of a decoding request (a decode window's)."""
-        tr = self.ctx.records[req.request_id].tr
-        mml = self.ctx.cfg.max_model_len
-        first = req.num_output_tokens
-        return [tr.output_token(p, mml) for p in range(first, first + n)]
+        return self.ctx.records[req.request_id].tr.output_tokens(
+            req.num_output_tokens, n, self.ctx.cfg.max_model_len)
 
     def run(self) -> None:
         ctx = self.ctx

@@ -85,9 +85,12 @@ def decode_stretch(loop: EngineLoop) -> int:
                 or len(table) != cdiv(c, bs)
                 or (kvm.enable_caching and m.num_cached_block.get(r.request_id, 0) != c // bs)):
             return 0
+        f = min(r.max_tokens - r.num_output_tokens - p - 1,  # type: ignore[operator]
+                max_len - c - 2)
+        if waiting and f < MIN_STRETCH:
+            return 0        # with a request waiting the stretch ends before this finish
         starts.append(c)
-        finish.append(min(r.max_tokens - r.num_output_tokens - p - 1,  # type: ignore[operator]
-                          max_len - c - 2))
+        finish.append(f)
     k = min(finish) if waiting else max(finish) + 1
     if cfg.max_steps is not None:
         k = min(k, cfg.max_steps - ctx.step)
@@ -260,8 +263,4 @@ def _sample_up_to(loop: EngineLoop, r: Request, num_tokens: int) -> None:
     for them all: the same hashes as one token at a time)."""
     if r.num_tokens >= num_tokens:
         return
-    tr = loop.ctx.records[r.request_id].tr
-    mml = loop.ctx.cfg.max_model_len
-    first = r.num_output_tokens
-    r.append_output_token_ids([tr.output_token(p, mml)
-                               for p in range(first, first + num_tokens - r.num_tokens)])
+    r.append_output_token_ids(loop.sample_run(r, num_tokens - r.num_tokens))

@@ -63,6 +63,15 @@ class TraceRequest:
         stride = (max_model_len or DEFAULT_TOKEN_STRIDE_MODEL_LEN) + 1
         return OUTPUT_TOKEN_BASE + self.index * stride + position
 
+    def output_tokens(self, first: int, n: int, max_model_len: int | None) -> list[int]:
+        """The tokens at output positions ``first .. first + n - 1`` (`output_token` of each)."""
+        out = self.output_token_ids
+        if out is not None and first < len(out):
+            return [self.output_token(p, max_model_len) for p in range(first, first + n)]
+        stride = (max_model_len or DEFAULT_TOKEN_STRIDE_MODEL_LEN) + 1
+        base = OUTPUT_TOKEN_BASE + self.index * stride
+        return list(range(base + first, base + first + n))
+
     def trace_blocks(self) -> list[tuple[int, int]]:
         """The request's trace blocks as `(key, tokens)` pairs, oldest first.
 
