@@ -4,7 +4,7 @@ VENV    ?= .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test test-pure test-compiled compiled lint bench clean
 
 install: $(STAMP)
 
@@ -20,8 +20,19 @@ demo: install
 	$(BIN)/kvcli replay traces/multiturn-chat.jsonl --block-size 16 --num-blocks 2048
 	$(BIN)/kvcli stats traces/multiturn-chat.jsonl --block-size 16 --num-blocks 2048
 
-test: install
+# The tests run on the pure-Python stack (the reference), then on the compiled build.
+test: test-pure test-compiled
+
+test-pure: install
 	$(BIN)/python -m pytest
+
+test-compiled: compiled
+	KVCLI_TEST_COMPILED=1 $(BIN)/python -m pytest -m "not pure_python"
+
+# Optional: the hot modules compiled by mypyc from the same source (kvcore/compiled.py); kvcore
+# uses the build while it matches the sources, KVCLI_PURE=1 turns it off.
+compiled: install
+	$(BIN)/python compiled/build.py
 
 lint: install
 	$(BIN)/ruff check kvcore kvcli kernels tests benchmarks
@@ -31,4 +42,4 @@ bench: install
 	$(BIN)/kvcli bench
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build compiled/lib *.egg-info

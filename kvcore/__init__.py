@@ -5,4 +5,10 @@ blocks / hashing / specs -> block pool, managers, coordinators, KVCacheManager -
 (traces, scheduler, replay, events) -> analysis (stats, curves).
 """
 
+from kvcore import compiled as _compiled
+
 __version__ = "0.1.0"
+
+# The mypyc build of the hot modules, when `make compiled` made one from today's sources
+# (`kvcore/compiled.py`); KVCLI_PURE=1 keeps the pure-Python modules.
+_compiled.install()

@@ -118,6 +118,13 @@ class CallRecorder:
         import importlib
         import inspect
 
+        from kvcore import compiled
+
+        if compiled.active():
+            # kvcli's --calls sets KVCLI_PURE before kvcore is imported (kvcli/__init__.py).
+            raise RuntimeError("the call recorder patches the stack's Python methods, which the "
+                               "compiled build's classes do not allow: set KVCLI_PURE=1")
+
         for level, (module, name, methods) in enumerate(LAYERS, start=1):
             base = getattr(importlib.import_module(module), name)
             for cls in _classes(base):

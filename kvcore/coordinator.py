@@ -159,10 +159,14 @@ class KVCacheCoordinator:
 class KVCacheCoordinatorNoPrefixCache(KVCacheCoordinator):
     """Prefix caching disabled: nothing is ever cached or hit."""
 
-    def __init__(self, kv_cache_config, max_model_len, enable_kv_cache_events,
-                 scheduler_block_size, hash_block_size, **kw) -> None:
+    def __init__(self, kv_cache_config, max_model_len: int, enable_kv_cache_events: bool,
+                 scheduler_block_size: int, hash_block_size: int,
+                 max_in_flight_tokens: int | None = None, use_eagle: bool = False,
+                 tracer: BlockTracer | None = None,
+                 retention_interval: int | None = None) -> None:
         super().__init__(kv_cache_config, max_model_len, False, enable_kv_cache_events,
-                         scheduler_block_size, hash_block_size, **kw)
+                         scheduler_block_size, hash_block_size, max_in_flight_tokens, use_eagle,
+                         tracer, retention_interval)
 
     def find_longest_cache_hit(self, block_hashes, max_cache_hit_length):
         return tuple([] for _ in self.single_type_managers), 0, 0
@@ -171,8 +175,15 @@ class KVCacheCoordinatorNoPrefixCache(KVCacheCoordinator):
 class UnitaryKVCacheCoordinator(KVCacheCoordinator):
     """One group: ask its manager."""
 
-    def __init__(self, *args, **kw) -> None:
-        super().__init__(*args, **kw)
+    def __init__(self, kv_cache_config, max_model_len: int, enable_caching: bool,
+                 enable_kv_cache_events: bool, scheduler_block_size: int, hash_block_size: int,
+                 max_in_flight_tokens: int | None = None, use_eagle: bool = False,
+                 tracer: BlockTracer | None = None,
+                 retention_interval: int | None = None) -> None:
+        # (Spelled out, not *args: the compiled build checks each argument's type.)
+        super().__init__(kv_cache_config, max_model_len, enable_caching, enable_kv_cache_events,
+                         scheduler_block_size, hash_block_size, max_in_flight_tokens, use_eagle,
+                         tracer, retention_interval)
         assert len(self.single_type_managers) == 1, "one KV cache group only"
         m = self.single_type_managers[0]
         assert not self.enable_caching or self.hash_block_size == m.block_size, \
@@ -200,8 +211,14 @@ class SpecGroup(NamedTuple):
 class HybridKVCacheCoordinator(KVCacheCoordinator):
     """Several groups: 0.33's fixed point over the spec groups (full attention first)."""
 
-    def __init__(self, *args, **kw) -> None:
-        super().__init__(*args, **kw)
+    def __init__(self, kv_cache_config, max_model_len: int, enable_caching: bool,
+                 enable_kv_cache_events: bool, scheduler_block_size: int, hash_block_size: int,
+                 max_in_flight_tokens: int | None = None, use_eagle: bool = False,
+                 tracer: BlockTracer | None = None,
+                 retention_interval: int | None = None) -> None:
+        super().__init__(kv_cache_config, max_model_len, enable_caching, enable_kv_cache_events,
+                         scheduler_block_size, hash_block_size, max_in_flight_tokens, use_eagle,
+                         tracer, retention_interval)
         assert not self.use_eagle, "EAGLE with several KV cache groups is not modelled"
         self.cacheable_alignment = self.scheduler_block_size
         for m in self.single_type_managers:

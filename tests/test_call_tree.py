@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from kvcli.app import app
 from kvcore.call_tree import CallRecorder
 from kvcore.engine.op_script import load_script
 from kvcore.engine.script_calls import run_ops_with_calls
+
+# They patch the stack's classes (or record their calls): the pure-Python modules only.
+pytestmark = pytest.mark.pure_python
 
 U, H = "UnitaryKVCacheCoordinator", "HybridKVCacheCoordinator"
 F, S = "FullAttentionManager", "SlidingWindowManager"

@@ -106,6 +106,7 @@ def test_chunked_local_remove_skipped_blocks(computed, nulls) -> None:
     assert p.get_num_free_blocks() == free_before + nulls
 
 
+@pytest.mark.pure_python   # patches the pool's free_blocks
 def test_sliding_window_remove_skipped_blocks_sequence() -> None:
     p = pool()
     m = SlidingWindowManager(SWA, p, True, 0)

@@ -92,6 +92,7 @@ def test_explain_refuses_an_unknown_request_and_other_outputs(tmp_path):
     assert not (tmp_path / "s.jsonl").exists()
 
 
+@pytest.mark.pure_python   # records calls
 def test_explain_with_calls_adds_the_requests_call_trees_and_changes_nothing_else():
     plain = json.loads(runner.invoke(app, ["replay", SAMPLE, *OPTS, "--explain", "5",
                                            "--json"]).stdout)

@@ -17,6 +17,9 @@ from kvcore.engine.engine_loop import EngineLoop
 from kvcore.engine.events import JsonlEvents, VllmEvents
 from kvcore.engine.replay import ReplayOptions, replay
 
+# They patch the stack's classes (or record their calls): the pure-Python modules only.
+pytestmark = pytest.mark.pure_python
+
 HERE = Path(__file__).resolve().parent
 SAMPLE = HERE.parent / "traces" / "multiturn-chat.jsonl"
 CONVERSATION = HERE / "data" / "traces" / "mooncake" / "conversation_trace.jsonl.gz"

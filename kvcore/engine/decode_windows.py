@@ -78,10 +78,10 @@ class DecodeWindows:
         if kvm.enable_caching and m.num_cached_block.get(rid, 0) != c // bs:
             return
         x = c + 1                                   # the position the next step computes
-        k = min(len(table) * bs - x + 1,            # steps before one needs a new block,
-                (-x) % bs,                          # before one closes (caches) a block,
-                req.max_tokens - req.num_output_tokens - 1,  # before its last token,
-                self.max_len - t - 1)               # before the model length ends it
+        # The window ends before the step that needs a new block, that closes (caches) one,
+        # that appends the last token, or that the model length ends.
+        last = req.max_tokens - req.num_output_tokens - 1  # type: ignore[operator]
+        k = min(len(table) * bs - x + 1, (-x) % bs, last, self.max_len - t - 1)
         if k > 0:
             req.decode_window_start = now
             req.decode_window_end = now + k - 1

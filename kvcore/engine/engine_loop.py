@@ -11,6 +11,7 @@ step line and the vLLM event batch).
 from __future__ import annotations
 
 from collections import deque
+from typing import Any
 
 import orjson
 
@@ -47,7 +48,7 @@ class EngineLoop:
         self.idle_run = 0
         self.usage_time = 0.0
         self.num_usable = ctx.num_blocks - 1
-        self.ff_head = None         # a refused waiting head the fast-forward keeps refused
+        self.ff_head: Any = None        # a refused waiting head the fast-forward keeps refused
         self.ff_finish: list[int] = []      # the stretch step each running request finishes in
 
     def sample(self, req: Request) -> int:

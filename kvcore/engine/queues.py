@@ -57,7 +57,8 @@ class PriorityQueue:
     def add(self, req: Any) -> None:
         heapq.heappush(self._h, [req.priority, req.arrival_time, req.request_id, req])
 
-    prepend = add
+    def prepend(self, req: Any) -> None:
+        self.add(req)       # its key puts it back where it was
 
     def peek(self) -> Any:
         return self._h[0][3]

@@ -175,12 +175,13 @@ class Scheduler:
             while budget > 0 and len(waiting) > 0:
                 if len(running) >= self.max_num_active:
                     break
-                req = waiting.peek()
-                if req.__class__ is not Request:
+                head: Any = waiting.peek()
+                if head.__class__ is not Request:
                     # A lazily built request (see `LazyRequest`): build it now that it is next.
-                    req = req.build()
-                    waiting.replace_head(req)
-                    self.requests[req.request_id] = req
+                    head = head.build()
+                    waiting.replace_head(head)
+                    self.requests[head.request_id] = head
+                req = head
                 hit_blocks, num_hit, req.shared_prefix_boundary = kvm.get_computed_blocks(req)
                 n = req.num_tokens - num_hit
                 if 0 < threshold < n:

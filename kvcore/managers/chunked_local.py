@@ -11,9 +11,15 @@ else [null, null]; max_length 16 gives four nulls (the next token starts a fresh
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kvcore.hashing import resolve_block_hashes
 from kvcore.managers.base import SingleTypeKVCacheManager
 from kvcore.specs import ChunkedLocalAttentionSpec, cdiv
+
+if TYPE_CHECKING:
+    from kvcore.block_pool import BlockPool
+    from kvcore.tracing import BlockTracer
 
 
 def max_admission_blocks(spec: ChunkedLocalAttentionSpec, max_in_flight_tokens: int,
@@ -26,8 +32,13 @@ def max_admission_blocks(spec: ChunkedLocalAttentionSpec, max_in_flight_tokens: 
 class ChunkedLocalAttentionManager(SingleTypeKVCacheManager):
     skips_tokens = True
 
-    def __init__(self, kv_cache_spec: ChunkedLocalAttentionSpec, *args, **kwargs) -> None:
-        super().__init__(kv_cache_spec, *args, **kwargs)
+    def __init__(self, kv_cache_spec: ChunkedLocalAttentionSpec, block_pool: BlockPool, enable_caching: bool,
+                 kv_cache_group_id: int, scheduler_block_size: int | None = None,
+                 max_admission_blocks_per_request: int | None = None,
+                 tracer: BlockTracer | None = None) -> None:
+        # (Spelled out, not *args: the compiled build checks each argument's type.)
+        super().__init__(kv_cache_spec, block_pool, enable_caching, kv_cache_group_id,
+                         scheduler_block_size, max_admission_blocks_per_request, tracer)
         self.attention_chunk_size = kv_cache_spec.attention_chunk_size
 
     @classmethod

@@ -1,0 +1,81 @@
+"""Build the compiled stack (`make compiled`): mypyc compiles `kvcore.compiled.MODULES` from
+their Python source into `compiled/lib/` and writes the manifest kvcore checks before it uses
+them (`kvcore/compiled.py`). Needs mypy (the dev extra) and a C compiler.
+
+    .venv/bin/python compiled/build.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from kvcore.compiled import LIB, MANIFEST, MODULES, digest, source  # noqa: E402
+
+
+def up_to_date(digests: dict[str, str]) -> bool:
+    try:
+        built = json.loads(MANIFEST.read_text())
+    except (OSError, ValueError):
+        return False
+    return all(built["modules"].get(m, {}).get("sha256") == d for m, d in digests.items()) \
+        and all((LIB / e["file"]).exists() for e in built["modules"].values())
+
+
+def main() -> int:
+    from mypyc.build import mypycify
+    from setuptools import Distribution
+
+    paths = [str(source(m).relative_to(ROOT)) for m in MODULES]
+    digests = {m: digest(m) for m in MODULES}
+    if up_to_date(digests):
+        print(f"compiled stack up to date ({MANIFEST.parent})", file=sys.stderr)
+        return 0
+    tmp = Path(tempfile.mkdtemp(prefix="kvcore-mypyc."))
+    staged = tmp / "lib"
+    os.chdir(ROOT)              # mypycify names the modules by their paths from here
+    try:
+        # A bare Distribution: setup() would read pyproject.toml, which is not this build.
+        dist = Distribution({"name": "kvcore-compiled",
+                             "ext_modules": mypycify(paths, opt_level="3",
+                                                     target_dir=str(tmp / "c"))})
+        dist.verbose = False            # no compiler command lines
+        cmd = dist.get_command_obj("build_ext")
+        cmd.build_lib, cmd.build_temp = str(staged), str(tmp / "obj")
+        dist.run_command("build_ext")
+        suffix = next(p.name.split(".", 1)[1] for p in staged.rglob("*.so"))
+        shared = [p for p in staged.glob("*__mypyc.*")]
+        manifest = {
+            "modules": {m: {"sha256": digests[m],
+                            "file": str(Path(*m.split(".")).with_name(
+                                m.rsplit(".", 1)[1] + "." + suffix))}
+                        for m in MODULES},
+            "shared": ({"module": shared[0].name.split(".", 1)[0], "file": shared[0].name}
+                       if shared else None),
+        }
+        for m in MODULES:
+            if not (staged / manifest["modules"][m]["file"]).exists():
+                raise SystemExit(f"build: no extension for {m}")
+        (staged / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+        if LIB.exists():
+            shutil.rmtree(LIB)
+        shutil.move(str(staged), str(LIB))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    changed = [m for m in MODULES if digest(m) != digests[m]]
+    if changed:
+        print(f"build: {changed[0]} changed during the build; run it again", file=sys.stderr)
+        return 1
+    print(f"compiled {len(MODULES)} modules into {MANIFEST.parent}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""The optional compiled stack: the same Python source of kvcore's hot modules, compiled by mypyc.
+
+`make compiled` (`compiled/build.py`) builds the modules in `MODULES` into `compiled/lib/`, with
+a manifest of the sources' digests. When kvcore is imported, `install()` puts a finder in front of
+the import system that loads those modules from the build instead of their `.py` files, if:
+
+* `KVCLI_PURE` is not set (to anything but empty or 0): the pure-Python modules stay the
+  reference, and the call recorder (`kvcore.call_tree`) needs them (it patches Python methods,
+  which compiled classes do not allow);
+* the build exists and was made from exactly today's sources: a module edited since is a stale
+  build, and a stale build is never used (the whole group or none: its modules call each other
+  directly).
+
+`status()` says which is in use and why. Outputs are byte-identical either way (the tests run
+the oracle, scenario and replay tests both ways: `make test`); only speed differs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.abc
+import importlib.machinery
+import json
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LIB = ROOT / "compiled" / "lib"
+MANIFEST = LIB / "manifest.json"
+
+# The compiled modules: the stack, the scheduler and the synchronous and async engine loops.
+# A class a module outside this list subclasses cannot be compiled (mypyc's native classes take
+# no interpreted subclasses): hashing (TraceBlockHasher), the tracer protocol (runtime-checked)
+# and the events stay Python.
+MODULES = (
+    "kvcore.block", "kvcore.free_queue", "kvcore.block_hash_map", "kvcore.block_pool",
+    "kvcore.request", "kvcore.kv_cache_blocks", "kvcore.plain_step",
+    "kvcore.kv_cache_manager", "kvcore.coordinator",
+    "kvcore.managers.base", "kvcore.managers.full_attention", "kvcore.managers.sliding_window",
+    "kvcore.managers.chunked_local", "kvcore.managers.cross_attention", "kvcore.managers.mamba",
+    "kvcore.engine.queues", "kvcore.engine.decode_windows", "kvcore.engine.scheduler",
+    "kvcore.engine.engine_loop", "kvcore.engine.async_loop",
+)
+
+_state = {"status": "pure (not built: make compiled)"}
+
+
+def source(module: str) -> Path:
+    return ROOT.joinpath(*module.split(".")).with_suffix(".py")
+
+
+def digest(module: str) -> str:
+    return hashlib.sha256(source(module).read_bytes()).hexdigest()
+
+
+def status() -> str:
+    """'compiled', or 'pure (why)'."""
+    return _state["status"]
+
+
+def active() -> bool:
+    return _state["status"] == "compiled"
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    """Loads the built extension of each compiled module (and the group's shared library)."""
+
+    def __init__(self, files: dict[str, Path]) -> None:
+        self.files = files
+
+    def find_spec(self, name, path=None, target=None):
+        so = self.files.get(name)
+        if so is None:
+            return None
+        return importlib.machinery.ModuleSpec(
+            name, importlib.machinery.ExtensionFileLoader(name, str(so)), origin=str(so))
+
+
+def install() -> None:
+    """Use the build if it may be used (see the module docstring); else say why not."""
+    if os.environ.get("KVCLI_PURE", "") not in ("", "0"):
+        _state["status"] = "pure (KVCLI_PURE is set)"
+        return
+    try:
+        manifest = json.loads(MANIFEST.read_text())
+    except (OSError, ValueError):
+        return
+    files: dict[str, Path] = {}
+    for module in MODULES:
+        entry = manifest.get("modules", {}).get(module)
+        try:
+            fresh = entry is not None and entry["sha256"] == digest(module)
+        except OSError:
+            fresh = False
+        if not fresh:
+            _state["status"] = f"pure (stale build: {module} changed since make compiled)"
+            return
+        files[module] = LIB / entry["file"]
+    lib = manifest.get("shared")
+    if lib:
+        files[lib["module"]] = LIB / lib["file"]
+    if not all(p.exists() for p in files.values()):
+        _state["status"] = "pure (incomplete build: make compiled)"
+        return
+    sys.meta_path.insert(0, _Finder(files))
+    _state["status"] = "compiled"
