@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kvcore.compiled import LIB, MANIFEST, MODULES, digest, source  # noqa: E402
+from kvcore.compiled import LIB, MANIFEST, MODULES, digest, source
 
 
 def up_to_date(digests: dict[str, str]) -> bool:
