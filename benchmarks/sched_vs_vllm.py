@@ -11,7 +11,8 @@ output tokens) plus a new message, outputs of 50-400 tokens, arrivals spread ove
 1. vLLM: `oracle sched TRACE` (the real Scheduler, or AsyncScheduler with --async); its time is
    the `loop_s` it prints (the step loop only: no import, no model inspection);
 2. kvcli: `kvcli replay TRACE --arrivals step` as a whole process (start-up, reading, hashing
-   and the replay), with `--no-async-scheduling` unless --async;
+   and the replay), with `--no-async-scheduling` unless --async: on the pure-Python stack, and
+   on the compiled build too when `make compiled` made a fresh one;
 
 checks that the step lines are identical (scheduled in order, admitted hits, preempted,
 finished, free blocks; async adds processed / schedule_called) and prints both times and the
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import subprocess
 import sys
@@ -69,10 +71,19 @@ def make_trace(n: int, seed: int, asyn: bool) -> tuple[dict, list[dict]]:
     return cfg, reqs
 
 
-def run(cmd: list[str]) -> tuple[float, subprocess.CompletedProcess]:
+def run(cmd: list[str], env: dict | None = None) -> tuple[float, subprocess.CompletedProcess]:
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False,
+                          env=None if env is None else {**os.environ, **env})
     return time.perf_counter() - t0, proc
+
+
+def stack_status() -> str:
+    """Whether kvcli runs on the compiled build (`make compiled`) or the pure-Python modules."""
+    proc = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-c",
+                           "import kvcore.compiled as c; print(c.status())"],
+                          capture_output=True, text=True, check=True, env=dict(os.environ))
+    return proc.stdout.strip()
 
 
 def same_steps(ours: Path, theirs: Path, asyn: bool) -> tuple[bool, int]:
@@ -119,23 +130,31 @@ def main() -> int:
         return 1
     timing = next(json.loads(x)["timing"] for x in proc.stderr.splitlines()
                   if x.startswith('{"timing"'))
-    ours_steps = folder / "kvcli.steps.jsonl"
-    kvcli = [str(ROOT / ".venv" / "bin" / "kvcli"), "replay", str(trace), "--arrivals", "step",
-             "--steps", str(ours_steps), "--json"]
-    if not args.asyn:
-        kvcli.append("--no-async-scheduling")
-    wall, proc = run(kvcli)
-    if proc.returncode != 0:
-        print(proc.stderr[-2000:], file=sys.stderr)
-        return 1
-    same, n = same_steps(ours_steps, vllm_out, args.asyn)
     mode = "async" if args.asyn else "sync"
     print(f"vLLM 0.33.0 {'AsyncScheduler' if args.asyn else 'Scheduler'} loop: "
           f"{timing['loop_s']:.2f} s ({timing['steps']:,} steps)")
-    print(f"kvcli replay ({mode}), whole process: {wall:.2f} s ({n:,} step lines)")
-    print(f"step lines identical: {same}")
-    print(f"ratio: kvcli is {timing['loop_s'] / wall:.1f}x vLLM's loop")
-    return 0 if same else 1
+    # The pure-Python stack always; the compiled build too when there is a fresh one.
+    stacks = [("pure Python", {"KVCLI_PURE": "1"})]
+    if stack_status() == "compiled":
+        stacks.append(("compiled", {"KVCLI_PURE": ""}))
+    else:
+        print(f"(no compiled run: the stack is {stack_status()})")
+    all_same = True
+    for name, env in stacks:
+        ours_steps = folder / f"kvcli.{name.split()[0]}.steps.jsonl"
+        kvcli = [str(ROOT / ".venv" / "bin" / "kvcli"), "replay", str(trace), "--arrivals",
+                 "step", "--steps", str(ours_steps), "--json"]
+        if not args.asyn:
+            kvcli.append("--no-async-scheduling")
+        wall, proc = run(kvcli, env)
+        if proc.returncode != 0:
+            print(proc.stderr[-2000:], file=sys.stderr)
+            return 1
+        same, n = same_steps(ours_steps, vllm_out, args.asyn)
+        all_same = all_same and same
+        print(f"kvcli replay ({mode}, {name}), whole process: {wall:.2f} s ({n:,} step lines), "
+              f"step lines identical: {same}, {timing['loop_s'] / wall:.1f}x vLLM's loop")
+    return 0 if all_same else 1
 
 
 if __name__ == "__main__":
