@@ -25,7 +25,8 @@ def up_to_date(digests: dict[str, str]) -> bool:
         built = json.loads(MANIFEST.read_text())
     except (OSError, ValueError):
         return False
-    return all(built["modules"].get(m, {}).get("sha256") == d for m, d in digests.items()) \
+    return set(built["modules"]) == set(digests) \
+        and all(built["modules"][m]["sha256"] == d for m, d in digests.items()) \
         and all((LIB / e["file"]).exists() for e in built["modules"].values())
 
 

@@ -41,6 +41,7 @@ class StreamingStats:
             self.collector.feed(ev)
 
     def report(self) -> dict:
+        assert self.collector is not None, "no header yet"
         self.collector.finish()
         return self.collector.report()
 

@@ -52,11 +52,11 @@ class StatsCollector:
         # pool counters
         self.used = 0
         self.cached_free = 0
-        self.step = None
+        self.step = -1                        # no step yet
         self.t_ms = 0.0
         self.step_peak = 0
         self.step_evictions = 0
-        self.summary = None
+        self.summary: dict | None = None
         self.interrupted = False
         self.mem = MemoryStats(n - 1, self.group_bs[self.ref_group])
         self.reqs = RequestLedger(self.mem, self.cache_mode)
@@ -77,7 +77,7 @@ class StatsCollector:
     # -- steps -------------------------------------------------------------------------------
     def advance(self, step: int, t_ms: float) -> None:
         """Called by the reader before the first event of a new step."""
-        if self.step is not None:
+        if self.step >= 0:
             self._close_step(step, t_ms - self.t_ms)
         if self.miss.maybe_in_flight:
             self.miss.expire(step)
@@ -283,7 +283,7 @@ class StatsCollector:
     # -- the report ----------------------------------------------------------------------------
     def finish(self) -> None:
         """Close the last step (call once, after the last event)."""
-        if self.step is not None:
+        if self.step >= 0:
             self._close_step(self.step + 1, 0.0)
 
     def report(self) -> dict:

@@ -18,14 +18,14 @@ class MemoryStats:
     def __init__(self, usable: int, block_size: int) -> None:
         self.usable = usable
         self.block_size = block_size
-        self.used_at_step = Counter()      # blocks in use at a step's end -> steps
-        self.cached_at_step = Counter()    # cached, unreferenced (evictable) blocks
-        self.free_at_step = Counter()      # free blocks holding no hash
+        self.used_at_step: Counter[int] = Counter()      # blocks in use at a step's end -> steps
+        self.cached_at_step: Counter[int] = Counter()    # cached, unreferenced (evictable) blocks
+        self.free_at_step: Counter[int] = Counter()      # free blocks holding no hash
         self.time_used = 0.0               # sum of used * ms
         self.time_cached = 0.0
         self.time_ms = 0.0
         self.peak_used = 0
-        self.peak_step = None
+        self.peak_step: int | None = None
         self.kv_tokens = Dist()            # per request at its end: tokens whose KV it held
         self.slots = Dist()                # per request at its end: slots of the blocks it held
         self.empty_slots = Dist()          # slots allocated but empty (last-block fragmentation)

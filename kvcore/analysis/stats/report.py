@@ -3,7 +3,7 @@ each section's part from its own ``to_json``, and the check against the replay's
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kvcore.analysis.stats.collector import StatsCollector
@@ -17,12 +17,12 @@ def build_report(c: StatsCollector) -> dict:
     s["cached_mean"] = c.series.bucket_mean("cached_sum")
     t = c.t_ms
     reqs = c.reqs
-    out = {
+    out: dict[str, Any] = {
         "schema_version": STATS_SCHEMA_VERSION,
         "source": {"mode": c.header.get("mode"), "block_size": c.header["block_size"],
                    "num_blocks": c.header["num_blocks"], "groups": c.group_types,
                    "trace": c.header.get("trace"), "complete": c.summary is not None,
-                   "interrupted": c.interrupted, "steps": (c.step or 0) + 1,
+                   "interrupted": c.interrupted, "steps": max(c.step, 0) + 1,
                    "sim_time_ms": t, "requests": reqs.requests, "rejected": reqs.rejected,
                    "finished": reqs.finished},
         "memory": c.mem.to_json(s),

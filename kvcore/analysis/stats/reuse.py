@@ -28,7 +28,7 @@ class ReuseStats:
         self.req_windows: list[list[int]] = []
         self._cur = [0, 0, 0]                # prompt, hit, requests of the open request window
         self.time_windows: dict[int, list[int]] = {}
-        self.hits = [Counter() for _ in range(groups)]  # per group: hash -> touches
+        self.hits: list[Counter] = [Counter() for _ in range(groups)]  # per group: hash -> touches
         self.depth: list[dict] = [{} for _ in range(groups)]  # hash -> position in the prompt
         self.touched_blocks = 0
         self.reuse_gap = Dist()
