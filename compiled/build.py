@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kvcore.compiled import LIB, MANIFEST, MODULES, digest, source
+from kvcore.compiled import LIB, MANIFEST, MODULES, PYTHON_TAG, digest, source
 
 
 def up_to_date(digests: dict[str, str]) -> bool:
@@ -25,7 +25,7 @@ def up_to_date(digests: dict[str, str]) -> bool:
         built = json.loads(MANIFEST.read_text())
     except (OSError, ValueError):
         return False
-    return set(built["modules"]) == set(digests) \
+    return built.get("python") == PYTHON_TAG and set(built["modules"]) == set(digests) \
         and all(built["modules"][m]["sha256"] == d for m, d in digests.items()) \
         and all((LIB / e["file"]).exists() for e in built["modules"].values())
 
@@ -54,6 +54,7 @@ def main() -> int:
         suffix = next(p.name.split(".", 1)[1] for p in staged.rglob("*.so"))
         shared = [p for p in staged.glob("*__mypyc.*")]
         manifest = {
+            "python": PYTHON_TAG,
             "modules": {m: {"sha256": digests[m],
                             "file": str(Path(*m.split(".")).with_name(
                                 m.rsplit(".", 1)[1] + "." + suffix))}

@@ -28,6 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 LIB = ROOT / "compiled" / "lib"
 MANIFEST = LIB / "manifest.json"
+# The interpreter a build is for (an extension loads only into the Python it was built for).
+PYTHON_TAG = f"{sys.implementation.cache_tag}-{sys.platform}"
 
 # The compiled modules: the stack, the scheduler and the synchronous and async engine loops.
 # A class a module outside this list subclasses cannot be compiled (mypyc's native classes take
@@ -77,15 +79,17 @@ class _Finder(importlib.abc.MetaPathFinder):
             name, importlib.machinery.ExtensionFileLoader(name, str(so)), origin=str(so))
 
 
-def install() -> None:
-    """Use the build if it may be used (see the module docstring); else say why not."""
+def decide(lib: Path = LIB) -> tuple[str, dict[str, Path]]:
+    """The status the build in ``lib`` earns (see the module docstring) and, when it is
+    'compiled', the extension file of each module to load."""
     if os.environ.get("KVCLI_PURE", "") not in ("", "0"):
-        _state["status"] = "pure (KVCLI_PURE is set)"
-        return
+        return "pure (KVCLI_PURE is set)", {}
     try:
-        manifest = json.loads(MANIFEST.read_text())
+        manifest = json.loads((lib / MANIFEST.name).read_text())
     except (OSError, ValueError):
-        return
+        return "pure (not built: make compiled)", {}
+    if manifest.get("python") != PYTHON_TAG:
+        return f"pure (built for {manifest.get('python')}, this is {PYTHON_TAG})", {}
     files: dict[str, Path] = {}
     for module in MODULES:
         entry = manifest.get("modules", {}).get(module)
@@ -94,14 +98,19 @@ def install() -> None:
         except OSError:
             fresh = False
         if not fresh:
-            _state["status"] = f"pure (stale build: {module} changed since make compiled)"
-            return
-        files[module] = LIB / entry["file"]
-    lib = manifest.get("shared")
-    if lib:
-        files[lib["module"]] = LIB / lib["file"]
+            return f"pure (stale build: {module} changed since make compiled)", {}
+        files[module] = lib / entry["file"]
+    shared = manifest.get("shared")
+    if shared:
+        files[shared["module"]] = lib / shared["file"]
     if not all(p.exists() for p in files.values()):
-        _state["status"] = "pure (incomplete build: make compiled)"
-        return
-    sys.meta_path.insert(0, _Finder(files))
-    _state["status"] = "compiled"
+        return "pure (incomplete build: make compiled)", {}
+    return "compiled", files
+
+
+def install() -> None:
+    """Use the build if it may be used; else remember why not (`status()`)."""
+    status, files = decide()
+    if files:
+        sys.meta_path.insert(0, _Finder(files))
+    _state["status"] = status
