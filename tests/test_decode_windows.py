@@ -52,12 +52,13 @@ def head(tmp_path, n: int) -> str:
     return str(path)
 
 
+@pytest.mark.parametrize("asyn", [False, True], ids=["sync", "async"])
 @pytest.mark.parametrize("events", ["jsonl", "vllm"])
 @pytest.mark.parametrize("case", ["sample-timestamps", "sample-small-pool", "conversation-step",
                                   "sample-max-model-len", "sample-small-budget",
                                   "sample-no-prefix-cache"])
-def test_decode_windows_change_no_byte(tmp_path, monkeypatch, case, events):
-    base = {"async_scheduling": False, "block_size": 16}
+def test_decode_windows_change_no_byte(tmp_path, monkeypatch, case, events, asyn):
+    base = {"async_scheduling": asyn, "block_size": 16}
     trace, extra = {
         "sample-timestamps": (str(SAMPLE), {"num_blocks": 4096}),
         "sample-small-pool": (str(SAMPLE), {"num_blocks": 1200}),      # preemptions
@@ -80,19 +81,20 @@ def test_decode_windows_change_no_byte(tmp_path, monkeypatch, case, events):
     assert calls_on < 0.9 * calls_off, (calls_on, calls_off)
 
 
-def test_decode_windows_without_the_fast_forward(monkeypatch):
+@pytest.mark.parametrize("asyn", [False, True], ids=["sync", "async"])
+def test_decode_windows_without_the_fast_forward(monkeypatch, asyn):
     """Windows alone (every step a plain step) change nothing either, and skip most calls."""
-    opts = ReplayOptions(async_scheduling=False, block_size=16, num_blocks=1500)
+    opts = ReplayOptions(async_scheduling=asyn, block_size=16, num_blocks=1500)
     on, calls_on = outputs(str(SAMPLE), opts, "jsonl", True, monkeypatch, fast_forward=False)
     off, calls_off = outputs(str(SAMPLE), opts, "jsonl", False, monkeypatch, fast_forward=False)
     assert on == off
     assert calls_on < 0.3 * calls_off, (calls_on, calls_off)
 
 
-@pytest.mark.parametrize("opts", [{"async_scheduling": True}, {"policy": "priority"}])
-def test_decode_windows_stay_closed_where_their_rules_do_not_hold(monkeypatch, opts):
-    """Async scheduling and the PRIORITY policy run every decode step in full."""
-    o = ReplayOptions(block_size=16, num_blocks=4096, **opts)
+@pytest.mark.parametrize("asyn", [False, True], ids=["sync", "async"])
+def test_decode_windows_stay_closed_under_priority(monkeypatch, asyn):
+    """The PRIORITY policy runs every decode step in full."""
+    o = ReplayOptions(block_size=16, num_blocks=4096, policy="priority", async_scheduling=asyn)
     on, calls_on = outputs(str(SAMPLE), o, "jsonl", True, monkeypatch)
     off, calls_off = outputs(str(SAMPLE), o, "jsonl", False, monkeypatch)
     assert on == off and calls_on == calls_off
@@ -119,35 +121,39 @@ def test_decode_windows_on_random_token_traces(tmp_path, monkeypatch):
                                      "arrival_step": rng.randrange(0, 60)}))
         trace = tmp_path / f"t{seed}.jsonl"
         trace.write_text("\n".join(lines) + "\n")
-        opts = ReplayOptions(async_scheduling=False, arrivals="step", skip_bad=True)
-        for ff in (True, False):
+        for asyn, ff in ((False, True), (False, False), (True, False)):
+            opts = ReplayOptions(async_scheduling=asyn, arrivals="step", skip_bad=True)
             on, _ = outputs(str(trace), opts, "jsonl", True, monkeypatch, fast_forward=ff)
             off, _ = outputs(str(trace), opts, "jsonl", False, monkeypatch, fast_forward=ff)
-            assert on == off, (seed, ff)
+            assert on == off, (seed, asyn, ff)
 
 
-def test_a_budget_that_runs_out_before_a_window_stops_it_there(monkeypatch):
+@pytest.mark.parametrize("asyn", [False, True], ids=["sync", "async"])
+def test_a_budget_that_runs_out_before_a_window_stops_it_there(monkeypatch, asyn):
     """A step whose budget runs out before requests inside their windows (here the budget drops
     to 3 tokens for steps 40-59) does not schedule them: their windows stop at the step before,
     and the bytes stay those of the plain steps."""
-    real_step = EngineLoop.step
+    from kvcore.engine.async_loop import AsyncEngineLoop
+
+    loop_cls = AsyncEngineLoop if asyn else EngineLoop
+    real_step = loop_cls.step
 
     def step(self):
         cfg = self.sched.config
         cfg.max_num_batched_tokens = 3 if 40 <= self.ctx.step < 60 else 2048
         real_step(self)
 
-    monkeypatch.setattr(EngineLoop, "step", step)
-    opts = ReplayOptions(async_scheduling=False, block_size=16, num_blocks=4096,
+    monkeypatch.setattr(loop_cls, "step", step)
+    opts = ReplayOptions(async_scheduling=asyn, block_size=16, num_blocks=4096,
                          arrivals="ignore")
     stopped = []
     from kvcore.engine import decode_windows
 
     real_catch_up = decode_windows.DecodeWindows.catch_up
 
-    def catch_up(self, req, now):
+    def catch_up(self, req, now, last):
         stopped.append(req.decode_window_end >= now)
-        real_catch_up(self, req, now)
+        real_catch_up(self, req, now, last)
 
     monkeypatch.setattr(decode_windows.DecodeWindows, "catch_up", catch_up)
     on, _ = outputs(str(SAMPLE), opts, "jsonl", True, monkeypatch, fast_forward=False)

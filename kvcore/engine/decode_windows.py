@@ -1,6 +1,6 @@
 """Decode windows: the steps in which a decoding request's schedule is a foregone conclusion.
 
-In a synchronous FCFS step a running request whose next token is known (``num_tokens ==
+In an FCFS step a running request whose next token is known (``num_tokens ==
 num_computed_tokens + 1``) is given exactly one token when the budget reaches it. With one
 full-attention group on the manager's short path (`kvcore.plain_step`) that step then allocates
 nothing unless position ``c + 1`` opens a block, caches nothing unless it closes one, and the
@@ -16,17 +16,21 @@ brought in at once (`catch_up`) before anything looks at the request: its next e
 preemption, a step whose budget runs out before it, the fast-forward, the end of the run. The
 catch-up appends the same tokens and computes the same block hashes as the steps would have, so
 step lines, both event streams, the stats and the clock come out byte for byte
-(`tests/test_decode_windows.py` compares them with windows on and off). Windows are off under
-async scheduling, the PRIORITY policy, hybrid groups and while a call recorder watches (the
-manager's short path is then off). Gain: docs/replay.md ("Speed").
+(`tests/test_decode_windows.py` compares them with windows on and off, sync and async).
+Under async scheduling the same holds one step shifted (see `DecodeWindows`). Windows are off
+under the PRIORITY policy, hybrid groups and while a call recorder watches (the manager's
+short path is then off). Gain: docs/replay.md ("Speed").
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvcore.request import Request, RequestStatus
+
+if TYPE_CHECKING:
+    from kvcore.engine.scheduler_io import SchedulerOutput
 
 # A request outside any window: no start is after this end.
 CLOSED = -1
@@ -43,15 +47,24 @@ def pending(req: Request, now: int) -> int:
 
 class DecodeWindows:
     """The window rules for one scheduler over one manager; `sample_run(req, n)` gives the fake
-    model's next ``n`` tokens of ``req`` (those a run of ``n`` decode steps would append)."""
+    model's next ``n`` tokens of ``req`` (those a run of ``n`` decode steps would append).
 
-    __slots__ = ("kvm", "max_len", "sample_run")
+    Under async scheduling (``async_scheduling``) a step schedules one token and processes the
+    output of the batch scheduled one step before, so inside a window each step adds one
+    computed token and one sampled token, and the placeholder and in-flight counters stay at 1.
+    The last window batch is still in the queue when the window ends: the catch-up hands the
+    request back to that batch (`SchedulerOutput.eager`) so that its output is processed as the
+    plain steps process it."""
+
+    __slots__ = ("async_scheduling", "kvm", "max_len", "sample_run")
 
     def __init__(self, kvm: Any, max_model_len: int,
-                 sample_run: Callable[[Request, int], list[int]]) -> None:
+                 sample_run: Callable[[Request, int], list[int]],
+                 async_scheduling: bool = False) -> None:
         self.kvm = kvm
         self.max_len = max_model_len
         self.sample_run = sample_run
+        self.async_scheduling = async_scheduling
 
     def usable(self) -> bool:
         """Whether the manager takes the short path for every decode step (checked each step: a
@@ -62,12 +75,23 @@ class DecodeWindows:
                 and kvm.hash_block_size == managers[0].block_size)
 
     def open(self, req: Request, now: int) -> None:
-        """After the eager step ``now - 1`` of a running request: the steps from ``now`` on that
-        are plain for it (none when its next step opens or closes a block or finishes it)."""
+        """After the update of a request's eager batch, with schedule() call ``now`` next: the
+        schedules from ``now`` on that are plain for it (none when the next one opens or closes
+        a block or can end it)."""
+        if req.decode_window_start <= req.decode_window_end or \
+                req.status != RequestStatus.RUNNING:
+            return                          # (async: a window opened at the batch before)
         c = req.num_computed_tokens
         t = req.num_tokens
-        if t != c + 1 or c < req.num_prompt_tokens or req.status != RequestStatus.RUNNING:
+        if self.async_scheduling:
+            # The steady state: the batch scheduled last holds its one token in flight.
+            if (t != c or req.num_output_placeholders != 1 or req.num_in_flight_tokens != 1
+                    or req.num_stale_output_tokens):
+                return
+        elif t != c + 1:
             return
+        if c < req.num_prompt_tokens + self.async_scheduling:
+            return                          # still prefilling (async: no token yet)
         kvm = self.kvm
         m = kvm.coordinator.single_type_managers[0]
         bs = m.block_size
@@ -75,24 +99,38 @@ class DecodeWindows:
         table = m.req_to_blocks.get(rid)
         if table is None:
             return
-        if kvm.enable_caching and m.num_cached_block.get(rid, 0) != c // bs:
+        # Its blocks are cached up to where the schedule caches: the computed tokens (sync),
+        # the known tokens less the one in flight (async).
+        done = c - 1 if self.async_scheduling else c
+        if kvm.enable_caching and m.num_cached_block.get(rid, 0) != done // bs:
             return
-        x = c + 1                                   # the position the next step computes
-        # The window ends before the step that needs a new block, that closes (caches) one,
-        # that appends the last token, or that the model length ends.
+        # The window ends before the schedule that needs a new block, that caches one, that
+        # would schedule past the last token or the model length.
         last = req.max_tokens - req.num_output_tokens - 1  # type: ignore[operator]
-        k = min(len(table) * bs - x + 1, (-x) % bs, last, self.max_len - t - 1)
+        edge = (-(done + 1)) % bs           # schedules before one caches a block
+        k = min(len(table) * bs - c, edge, last, self.max_len - t - 1)
         if k > 0:
             req.decode_window_start = now
             req.decode_window_end = now + k - 1
 
-    def catch_up(self, req: Request, now: int) -> None:
-        """Apply the window's steps before ``now`` (all of them once it has ended) and close it."""
-        end = req.decode_window_end
-        if end >= now:
-            end = now - 1
-        n = end - req.decode_window_start + 1
+    def catch_up(self, req: Request, now: int, last: SchedulerOutput | None) -> None:
+        """Apply the window's steps before schedule() call ``now`` (all of them once it has
+        ended) and close it. ``last``: the output of call ``now - 1`` (async: its batch, still
+        queued, takes the request back)."""
+        n = pending(req, now)
         req.decode_window_start, req.decode_window_end = 0, CLOSED
-        if n > 0:
-            req.num_computed_tokens += n
+        if n <= 0:
+            return
+        req.num_computed_tokens += n
+        if not self.async_scheduling:
             req.append_output_token_ids(self.sample_run(req, n))
+            return
+        # n schedules and the outputs of n - 1 batches: one token and one placeholder in flight
+        req.num_in_flight_tokens += 1
+        req.num_output_placeholders += 1
+        if n > 1:
+            req.append_output_token_ids(self.sample_run(req, n - 1))
+        assert last is not None
+        last.eager.append(req)
+        last.sampling.add(req.request_id)
+        last.returned = True

@@ -41,7 +41,7 @@ class EngineLoop:
             ctx.kvm, tracer=ctx.recorder, observer=_Observer(ctx))
         if self.decode_windows:
             self.sched.windows = DecodeWindows(ctx.kvm, self.sched.config.max_model_len,
-                                               self.sample_run)
+                                               self.sample_run, cfg.async_scheduling)
         self.pending: deque[TraceRequest] = deque(ctx.order)
         self.skipped: list[tuple[int, str]] = []     # (line, why)
         self.add_order = 0

@@ -59,8 +59,10 @@ class Scheduler:
         # an allocation attempt (the decode fast-forward repeats a refusal only when it must).
         self.blocked: tuple[Request, bool, int] | None = None       # (+ the budget left)
         # Decode windows (`kvcore.engine.decode_windows`), counted in schedule() calls; the
-        # engine loop sets `windows` (sync FCFS only: the rules assume both).
+        # engine loop sets `windows` (used under FCFS only: the rules assume it). `last_output`: the last
+        # schedule()'s (under async its batch is still queued while the next one schedules).
         self.windows: DecodeWindows | None = None
+        self.last_output: SchedulerOutput | None = None
         self.num_schedules = 0
         self._windows_on = False
 
@@ -89,8 +91,9 @@ class Scheduler:
         now = self.num_schedules
         self.num_schedules = now + 1
         windows = self.windows
-        on = self._windows_on = (windows is not None and not cfg.async_scheduling
-                                 and self.policy == "fcfs" and windows.usable())
+        on = self._windows_on = (windows is not None and self.policy == "fcfs"
+                                 and windows.usable())
+        last = self.last_output
         eager = out.eager
         plain = 0
         nst = out.num_scheduled_tokens
@@ -117,7 +120,7 @@ class Scheduler:
                 i += 1
                 continue
             if req.decode_window_start <= req.decode_window_end:
-                windows.catch_up(req, now)  # type: ignore[union-attr]
+                windows.catch_up(req, now, last)  # type: ignore[union-attr]
             ph = req.num_output_placeholders
             if ph and req.num_computed_tokens + 2 - ph >= \
                     req.num_prompt_tokens + req.max_tokens:  # type: ignore[operator]
@@ -167,7 +170,7 @@ class Scheduler:
             # The budget ran out before these: their windows stop at the last step.
             for req in running[i:]:
                 if req.decode_window_start <= req.decode_window_end:
-                    windows.catch_up(req, now)  # type: ignore[union-attr]
+                    windows.catch_up(req, now, last)  # type: ignore[union-attr]
 
         # (B) waiting requests, only in a step that preempted nobody.
         if not out.preempted:
@@ -239,6 +242,7 @@ class Scheduler:
             total += n
         out.total_num_scheduled_tokens = total
         self.finished_req_ids = set()
+        self.last_output = out
         return out
 
     def catch_up_all(self) -> None:
@@ -248,11 +252,13 @@ class Scheduler:
             now = self.num_schedules
             for req in self.running:
                 if req.decode_window_start <= req.decode_window_end:
-                    self.windows.catch_up(req, now)
+                    self.windows.catch_up(req, now, self.last_output)
 
     def _preempt(self, req: Request) -> None:
         if req.decode_window_start <= req.decode_window_end:
-            self.windows.catch_up(req, self.num_schedules - 1)  # type: ignore[union-attr]
+            # (inside schedule() call num_schedules - 1: the last output is still the one before)
+            self.windows.catch_up(req, self.num_schedules - 1,  # type: ignore[union-attr]
+                                  self.last_output)
         if self.observer is not None:
             self.observer.on_preempt(req, req.num_computed_tokens)
         if self.tracer is not None:
@@ -285,6 +291,10 @@ class Scheduler:
         nst = out.num_scheduled_tokens
         windows = self.windows if self._windows_on else None
         now = self.num_schedules
+        if out.returned:            # back from decode windows: the schedule's order again
+            pos = {rid: i for i, rid in enumerate(nst)}
+            out.eager.sort(key=lambda r: pos[r.request_id])
+            out.returned = False
         for scheduled in out.eager:             # (a decode window's steps need no update)
             rid = scheduled.request_id
             req = requests.get(rid)
