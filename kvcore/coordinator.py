@@ -84,6 +84,11 @@ class KVCacheCoordinator:
         # Managers whose remove_skipped_blocks can free anything (sliding window, chunked);
         # the facade skips the call when there are none.
         self.skipping_managers = tuple(m for m in managers if m.skips_tokens)
+        self._finish_init()
+
+    def _finish_init(self) -> None:
+        """A subclass's own set-up, once the shared fields exist (one constructor signature for
+        all: the compiled build takes no `*args` forwarding)."""
 
     # --- fan-out ----------------------------------------------------------------------
     def get_num_blocks_to_allocate(self, request_id: str, num_tokens: int,
@@ -175,15 +180,7 @@ class KVCacheCoordinatorNoPrefixCache(KVCacheCoordinator):
 class UnitaryKVCacheCoordinator(KVCacheCoordinator):
     """One group: ask its manager."""
 
-    def __init__(self, kv_cache_config, max_model_len: int, enable_caching: bool,
-                 enable_kv_cache_events: bool, scheduler_block_size: int, hash_block_size: int,
-                 max_in_flight_tokens: int | None = None, use_eagle: bool = False,
-                 tracer: BlockTracer | None = None,
-                 retention_interval: int | None = None) -> None:
-        # (Spelled out, not *args: the compiled build checks each argument's type.)
-        super().__init__(kv_cache_config, max_model_len, enable_caching, enable_kv_cache_events,
-                         scheduler_block_size, hash_block_size, max_in_flight_tokens, use_eagle,
-                         tracer, retention_interval)
+    def _finish_init(self) -> None:
         assert len(self.single_type_managers) == 1, "one KV cache group only"
         m = self.single_type_managers[0]
         assert not self.enable_caching or self.hash_block_size == m.block_size, \
@@ -211,14 +208,7 @@ class SpecGroup(NamedTuple):
 class HybridKVCacheCoordinator(KVCacheCoordinator):
     """Several groups: 0.33's fixed point over the spec groups (full attention first)."""
 
-    def __init__(self, kv_cache_config, max_model_len: int, enable_caching: bool,
-                 enable_kv_cache_events: bool, scheduler_block_size: int, hash_block_size: int,
-                 max_in_flight_tokens: int | None = None, use_eagle: bool = False,
-                 tracer: BlockTracer | None = None,
-                 retention_interval: int | None = None) -> None:
-        super().__init__(kv_cache_config, max_model_len, enable_caching, enable_kv_cache_events,
-                         scheduler_block_size, hash_block_size, max_in_flight_tokens, use_eagle,
-                         tracer, retention_interval)
+    def _finish_init(self) -> None:
         assert not self.use_eagle, "EAGLE with several KV cache groups is not modelled"
         self.cacheable_alignment = self.scheduler_block_size
         for m in self.single_type_managers:

@@ -66,6 +66,11 @@ class SingleTypeKVCacheManager(ABC):
         self.retention_interval: int | None = None
         self._null_block = block_pool.null_block
         self.tracer = tracer
+        self._finish_init()
+
+    def _finish_init(self) -> None:
+        """A kind's own fields from its spec, once the shared ones exist (one constructor
+        signature for all kinds: the compiled build takes no `*args` forwarding)."""
 
     @classmethod
     def admission_cap(cls, spec: KVCacheSpec, max_in_flight_tokens: int,

@@ -11,15 +11,9 @@ else [null, null]; max_length 16 gives four nulls (the next token starts a fresh
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from kvcore.hashing import resolve_block_hashes
 from kvcore.managers.base import SingleTypeKVCacheManager
 from kvcore.specs import ChunkedLocalAttentionSpec, cdiv
-
-if TYPE_CHECKING:
-    from kvcore.block_pool import BlockPool
-    from kvcore.tracing import BlockTracer
 
 
 def max_admission_blocks(spec: ChunkedLocalAttentionSpec, max_in_flight_tokens: int,
@@ -32,14 +26,10 @@ def max_admission_blocks(spec: ChunkedLocalAttentionSpec, max_in_flight_tokens: 
 class ChunkedLocalAttentionManager(SingleTypeKVCacheManager):
     skips_tokens = True
 
-    def __init__(self, kv_cache_spec: ChunkedLocalAttentionSpec, block_pool: BlockPool, enable_caching: bool,
-                 kv_cache_group_id: int, scheduler_block_size: int | None = None,
-                 max_admission_blocks_per_request: int | None = None,
-                 tracer: BlockTracer | None = None) -> None:
-        # (Spelled out, not *args: the compiled build checks each argument's type.)
-        super().__init__(kv_cache_spec, block_pool, enable_caching, kv_cache_group_id,
-                         scheduler_block_size, max_admission_blocks_per_request, tracer)
-        self.attention_chunk_size = kv_cache_spec.attention_chunk_size
+    def _finish_init(self) -> None:
+        spec = self.kv_cache_spec
+        assert isinstance(spec, ChunkedLocalAttentionSpec)
+        self.attention_chunk_size = spec.attention_chunk_size
 
     @classmethod
     def admission_cap(cls, spec, max_in_flight_tokens: int, max_model_len: int) -> int | None:

@@ -23,28 +23,18 @@ in align mode, but only those its worker actually wrote).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from kvcore.hashing import resolve_block_hashes
 from kvcore.managers.base import SingleTypeKVCacheManager
 from kvcore.specs import MambaSpec, cdiv
-
-if TYPE_CHECKING:
-    from kvcore.block_pool import BlockPool
-    from kvcore.tracing import BlockTracer
 
 
 class MambaManager(SingleTypeKVCacheManager):
     skips_tokens = True
 
-    def __init__(self, kv_cache_spec: MambaSpec, block_pool: BlockPool, enable_caching: bool,
-                 kv_cache_group_id: int, scheduler_block_size: int | None = None,
-                 max_admission_blocks_per_request: int | None = None,
-                 tracer: BlockTracer | None = None) -> None:
-        # (Spelled out, not *args: the compiled build checks each argument's type.)
-        super().__init__(kv_cache_spec, block_pool, enable_caching, kv_cache_group_id,
-                         scheduler_block_size, max_admission_blocks_per_request, tracer)
-        self.num_speculative_blocks = kv_cache_spec.num_speculative_blocks
+    def _finish_init(self) -> None:
+        spec = self.kv_cache_spec
+        assert isinstance(spec, MambaSpec)
+        self.num_speculative_blocks = spec.num_speculative_blocks
         self._allocated: set[str] = set()
 
     @classmethod

@@ -8,16 +8,10 @@ the window are freed during the request (`remove_skipped_blocks`), before any al
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from kvcore.hashing import resolve_block_hashes
 from kvcore.managers.base import SingleTypeKVCacheManager
 from kvcore.request import Request
 from kvcore.specs import SlidingWindowSpec, cdiv
-
-if TYPE_CHECKING:
-    from kvcore.block_pool import BlockPool
-    from kvcore.tracing import BlockTracer
 
 
 def contiguous_blocks_for_hit(window: int, block_size: int, use_eagle: bool) -> int:
@@ -49,14 +43,10 @@ def replay_boundaries(num_prompt_tokens: int, scheduler_block_size: int,
 class SlidingWindowManager(SingleTypeKVCacheManager):
     skips_tokens = True
 
-    def __init__(self, kv_cache_spec: SlidingWindowSpec, block_pool: BlockPool, enable_caching: bool,
-                 kv_cache_group_id: int, scheduler_block_size: int | None = None,
-                 max_admission_blocks_per_request: int | None = None,
-                 tracer: BlockTracer | None = None) -> None:
-        # (Spelled out, not *args: the compiled build checks each argument's type.)
-        super().__init__(kv_cache_spec, block_pool, enable_caching, kv_cache_group_id,
-                         scheduler_block_size, max_admission_blocks_per_request, tracer)
-        self.sliding_window = kv_cache_spec.sliding_window
+    def _finish_init(self) -> None:
+        spec = self.kv_cache_spec
+        assert isinstance(spec, SlidingWindowSpec)
+        self.sliding_window = spec.sliding_window
 
     @classmethod
     def admission_cap(cls, spec, max_in_flight_tokens: int, max_model_len: int) -> int | None:
