@@ -56,7 +56,7 @@ class AsyncEngineLoop(EngineLoop):
             nst = so.num_scheduled_tokens
             self.batches.appendleft(Batch(ctx.step, so))
         free_after_schedule = pool.get_num_free_blocks()
-        t_end = self.clock(nst, so.eager, so.plain_decodes) if so is not None else self.clock(nst)
+        t_end = self.clock(so)
         if jsonl is not None:
             jsonl.t_ms = t_end
         processed = None

@@ -19,7 +19,12 @@ from kvcore.engine.context import ReplayContext
 from kvcore.engine.decode_windows import DecodeWindows
 from kvcore.engine.fast_forward import decode_stretch, run_stretch
 from kvcore.engine.options import build
-from kvcore.engine.scheduler import NO_MODEL_LEN_LIMIT, Scheduler, SchedulerConfig
+from kvcore.engine.scheduler import (
+    NO_MODEL_LEN_LIMIT,
+    Scheduler,
+    SchedulerConfig,
+    SchedulerOutput,
+)
 from kvcore.errors import InputError
 from kvcore.request import Request
 from kvcore.traces import TraceRequest
@@ -127,7 +132,7 @@ class EngineLoop:
             jsonl.step, jsonl.t_ms = ctx.step, ctx.t_ms
         so = sched.schedule()
         nst = so.num_scheduled_tokens
-        t_end = self.clock(nst, so.eager, so.plain_decodes)
+        t_end = self.clock(so)
         if jsonl is not None:
             jsonl.t_ms = t_end
         finished = sched.update_from_output(so, self.sample)
@@ -143,28 +148,28 @@ class EngineLoop:
         ctx.t_ms = t_end
         ctx.step += 1
 
-    def clock(self, nst: dict[str, int], eager: list[Request] | None = None,
-              plain_decodes: int = 0) -> float:
+    def clock(self, out: SchedulerOutput | None) -> float:
         """The end of this step on the simulated clock (`cost.py`: prefill tokens and decoding
-        sequences); first scheduled steps and the usage integral on the way. ``eager``: the
-        requests of ``nst`` scheduled in full (default all); the others are ``plain_decodes``
-        decodes inside their decode windows, each scheduled before."""
+        sequences) for the step's batch (None: it scheduled nothing); first scheduled steps and
+        the usage integral on the way. The requests inside decode windows are decodes, each
+        scheduled before."""
         ctx = self.ctx
         records = ctx.records
-        requests = self.sched.requests
-        prefill = 0
-        decodes = plain_decodes
-        for rid in (nst if eager is None else [r.request_id for r in eager]):
-            n = nst[rid]
-            rec = records[rid]
-            if rec.first_scheduled_step is None:
-                rec.first_scheduled_step = ctx.step
-                rec.first_scheduled_ms = ctx.t_ms
-            req = requests[rid]
-            if n == 1 and req.num_computed_tokens > req.num_prompt_tokens:
-                decodes += 1
-            else:
-                prefill += n
+        prefill = decodes = 0
+        if out is not None:
+            nst = out.num_scheduled_tokens
+            decodes = out.plain_decodes
+            for req in out.eager:
+                rid = req.request_id
+                n = nst[rid]
+                rec = records[rid]
+                if rec.first_scheduled_step is None:
+                    rec.first_scheduled_step = ctx.step
+                    rec.first_scheduled_ms = ctx.t_ms
+                if n == 1 and req.num_computed_tokens > req.num_prompt_tokens:
+                    decodes += 1
+                else:
+                    prefill += n
         used = self.num_usable - ctx.kvm.block_pool.get_num_free_blocks()
         dt = ctx.cost.step_ms(prefill, decodes)
         self.usage_time += used * dt
