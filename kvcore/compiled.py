@@ -42,6 +42,7 @@ MODULES = (
     "kvcore.managers.base", "kvcore.managers.full_attention", "kvcore.managers.sliding_window",
     "kvcore.managers.chunked_local", "kvcore.managers.cross_attention", "kvcore.managers.mamba",
     "kvcore.engine.queues", "kvcore.engine.decode_windows", "kvcore.engine.scheduler",
+    "kvcore.engine.scheduler_update",
     "kvcore.engine.engine_loop", "kvcore.engine.async_loop",
 )
 

@@ -45,6 +45,14 @@ def pending(req: Request, now: int) -> int:
     return max(0, n)
 
 
+def restore_order(out: SchedulerOutput) -> None:
+    """Put the requests catch-ups handed back to batch ``out`` (async) in schedule order: its
+    update finishes requests and caches their blocks in that order."""
+    pos = {rid: i for i, rid in enumerate(out.num_scheduled_tokens)}
+    out.eager.sort(key=lambda r: pos[r.request_id])
+    out.returned = False
+
+
 class DecodeWindows:
     """The window rules for one scheduler over one manager; `sample_run(req, n)` gives the fake
     model's next ``n`` tokens of ``req`` (those a run of ``n`` decode steps would append).
@@ -134,3 +142,9 @@ class DecodeWindows:
         last.eager.append(req)
         last.sampling.add(req.request_id)
         last.returned = True
+
+    def catch_up_all(self, reqs: list[Request], now: int, last: SchedulerOutput | None) -> None:
+        """`catch_up` every request of ``reqs`` inside a window."""
+        for req in reqs:
+            if req.decode_window_start <= req.decode_window_end:
+                self.catch_up(req, now, last)

@@ -36,6 +36,7 @@ from kvcore.engine.scheduler_io import (
     SchedulerObserver,
     SchedulerOutput,
 )
+from kvcore.engine.scheduler_update import update_from_output
 from kvcore.request import Request, RequestStatus
 
 __all__ = ["NO_MODEL_LEN_LIMIT", "LazyRequest", "Scheduler", "SchedulerConfig",
@@ -58,13 +59,14 @@ class Scheduler:
         # The waiting head this step's schedule() could not admit, and whether it got as far as
         # an allocation attempt (the decode fast-forward repeats a refusal only when it must).
         self.blocked: tuple[Request, bool, int] | None = None       # (+ the budget left)
-        # Decode windows (`kvcore.engine.decode_windows`), counted in schedule() calls; the
-        # engine loop sets `windows` (used under FCFS only: the rules assume it). `last_output`: the last
-        # schedule()'s (under async its batch is still queued while the next one schedules).
+        # Decode windows (`kvcore.engine.decode_windows`), counted in schedule() calls: the
+        # engine loop sets `windows` (used under FCFS only: the rules assume it); `windows_on`:
+        # the last schedule() used them; `last_output`: its output (under async its batch is
+        # still queued while the next one schedules).
         self.windows: DecodeWindows | None = None
         self.last_output: SchedulerOutput | None = None
         self.num_schedules = 0
-        self._windows_on = False
+        self.windows_on = False
 
     # -- queue state -----------------------------------------------------------------------------
     def add_request(self, req: Request | LazyRequest) -> None:
@@ -91,7 +93,7 @@ class Scheduler:
         now = self.num_schedules
         self.num_schedules = now + 1
         windows = self.windows
-        on = self._windows_on = (windows is not None and self.policy == "fcfs"
+        on = self.windows_on = (windows is not None and self.policy == "fcfs"
                                  and windows.usable())
         last = self.last_output
         eager = out.eager
@@ -166,11 +168,9 @@ class Scheduler:
             nst[req.request_id] = n
             budget -= n
             i += 1
-        if on:
+        if on and i < len(running):
             # The budget ran out before these: their windows stop at the last step.
-            for req in running[i:]:
-                if req.decode_window_start <= req.decode_window_end:
-                    windows.catch_up(req, now, last)  # type: ignore[union-attr]
+            windows.catch_up_all(running[i:], now, last)  # type: ignore[union-attr]
 
         # (B) waiting requests, only in a step that preempted nobody.
         if not out.preempted:
@@ -249,10 +249,7 @@ class Scheduler:
         """Apply every open decode window's steps so far (before anything reads the running
         requests from outside: the fast-forward, the end of the run)."""
         if self.windows is not None:
-            now = self.num_schedules
-            for req in self.running:
-                if req.decode_window_start <= req.decode_window_end:
-                    self.windows.catch_up(req, now, self.last_output)
+            self.windows.catch_up_all(self.running, self.num_schedules, self.last_output)
 
     def _preempt(self, req: Request) -> None:
         if req.decode_window_start <= req.decode_window_end:
@@ -275,64 +272,9 @@ class Scheduler:
     # -- after the (fake) model ran -------------------------------------------------------------
     def update_from_output(self, out: SchedulerOutput,
                            sample: Callable[[Request], int]) -> list[str]:
-        """The output of batch ``out``: one sampled token to each request that samples in it;
-        finish and free those that are done; return their ids in schedule order.
-
-        Under async this runs one step after the batch was scheduled: a token resolves a
-        placeholder and caches the blocks completed batches computed; a request preempted
-        meanwhile still gets its (stale) token, which may finish it while it waits."""
-        max_len = self.config.max_model_len
-        requests = self.requests
-        kvm = self.kv_cache_manager
-        tracer = self.tracer
-        sampling = out.sampling
-        finished: list[str] = []
-        waiting_done: set[str] = set()
-        nst = out.num_scheduled_tokens
-        windows = self.windows if self._windows_on else None
-        now = self.num_schedules
-        if out.returned:            # back from decode windows: the schedule's order again
-            pos = {rid: i for i, rid in enumerate(nst)}
-            out.eager.sort(key=lambda r: pos[r.request_id])
-            out.returned = False
-        for scheduled in out.eager:             # (a decode window's steps need no update)
-            rid = scheduled.request_id
-            req = requests.get(rid)
-            if req is None:
-                continue            # finished before this batch's output came back
-            n = nst[rid]
-            req.num_in_flight_tokens -= n
-            stale = req.num_stale_output_tokens > 0
-            if stale:
-                req.num_stale_output_tokens -= n
-            if rid not in sampling:
-                continue            # a prefill chunk samples nothing
-            running = req.status == RequestStatus.RUNNING
-            had_placeholders = req.num_output_placeholders > 0
-            req.append_output_token_ids(sample(req))
-            if not stale and had_placeholders:
-                req.num_output_placeholders -= 1
-                if running and kvm.enable_caching:
-                    if tracer is not None:
-                        tracer.req = rid
-                    kvm.cache_blocks(req, req.num_computed_tokens - req.num_in_flight_tokens)
-            # (The scheduler's requests always carry max_tokens.)
-            if req.num_tokens >= max_len \
-                    or req.num_output_tokens >= req.max_tokens:  # type: ignore[operator]
-                req.status = RequestStatus.FINISHED_LENGTH_CAPPED
-                finished.append(rid)
-                if not running:
-                    waiting_done.add(rid)
-                self._free_finished(req)
-            elif windows is not None:
-                windows.open(req, now)
-        if finished:
-            done = set(finished)
-            self.running = [r for r in self.running if r.request_id not in done]
-            if waiting_done:
-                self.waiting.remove(waiting_done)
-            self.finished_req_ids |= done
-        return finished
+        """The output of batch ``out`` (`kvcore.engine.scheduler_update`); the ids of the
+        requests it finished, in schedule order."""
+        return update_from_output(self, out, sample)
 
     def _free_finished(self, req: Request) -> None:
         if self.observer is not None:

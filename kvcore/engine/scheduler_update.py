@@ -1,0 +1,77 @@
+"""`Scheduler.update_from_output`: the (fake) model's output of one scheduled batch.
+
+Each request of the batch that samples gets one token; those at `max_tokens` (or
+`max_model_len`) finish and are freed, in schedule order. Under async scheduling this runs one
+step after the batch was scheduled: a token resolves a placeholder and caches the blocks that
+completed batches computed, and a request preempted meanwhile still gets its (stale) token,
+which may finish it while it waits. A request inside a decode window is not in the batch's
+`eager` list: its steps need no update (`kvcore.engine.decode_windows`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from kvcore.engine.decode_windows import restore_order
+from kvcore.engine.scheduler_io import SchedulerOutput
+from kvcore.request import Request, RequestStatus
+
+if TYPE_CHECKING:
+    from kvcore.engine.scheduler import Scheduler
+
+
+def update_from_output(sched: Scheduler, out: SchedulerOutput,
+                       sample: Callable[[Request], int]) -> list[str]:
+    """Apply batch ``out``'s output to ``sched``'s requests (see the module docstring); return
+    the ids of those it finished, in schedule order."""
+    max_len = sched.config.max_model_len
+    requests = sched.requests
+    kvm = sched.kv_cache_manager
+    tracer = sched.tracer
+    sampling = out.sampling
+    finished: list[str] = []
+    waiting_done: set[str] = set()
+    nst = out.num_scheduled_tokens
+    windows = sched.windows if sched.windows_on else None
+    now = sched.num_schedules
+    if out.returned:            # back from decode windows: the schedule's order again
+        restore_order(out)
+    for scheduled in out.eager:             # (a decode window's steps need no update)
+        rid = scheduled.request_id
+        req = requests.get(rid)
+        if req is None:
+            continue            # finished before this batch's output came back
+        n = nst[rid]
+        req.num_in_flight_tokens -= n
+        stale = req.num_stale_output_tokens > 0
+        if stale:
+            req.num_stale_output_tokens -= n
+        if rid not in sampling:
+            continue            # a prefill chunk samples nothing
+        running = req.status == RequestStatus.RUNNING
+        had_placeholders = req.num_output_placeholders > 0
+        req.append_output_token_ids(sample(req))
+        if not stale and had_placeholders:
+            req.num_output_placeholders -= 1
+            if running and kvm.enable_caching:
+                if tracer is not None:
+                    tracer.req = rid
+                kvm.cache_blocks(req, req.num_computed_tokens - req.num_in_flight_tokens)
+        # (The scheduler's requests always carry max_tokens.)
+        if req.num_tokens >= max_len \
+                or req.num_output_tokens >= req.max_tokens:  # type: ignore[operator]
+            req.status = RequestStatus.FINISHED_LENGTH_CAPPED
+            finished.append(rid)
+            if not running:
+                waiting_done.add(rid)
+            sched._free_finished(req)
+        elif windows is not None:
+            windows.open(req, now)
+    if finished:
+        done = set(finished)
+        sched.running = [r for r in sched.running if r.request_id not in done]
+        if waiting_done:
+            sched.waiting.remove(waiting_done)
+        sched.finished_req_ids |= done
+    return finished
