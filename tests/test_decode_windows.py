@@ -5,51 +5,25 @@ decode steps (fewer `allocate_slots` calls)."""
 
 from __future__ import annotations
 
-import gzip
-import io
-import json
 import random
-import re
-from pathlib import Path
 
 import pytest
+from replay_bytes import SAMPLE, head, random_token_trace, replay_bytes
 
 from kvcore.engine.engine_loop import EngineLoop
-from kvcore.engine.events import JsonlEvents, VllmEvents
-from kvcore.engine.replay import ReplayOptions, replay
+from kvcore.engine.replay import ReplayOptions
 from kvcore.kv_cache_manager import KVCacheManager
 
 # They patch the stack's classes (or record their calls): the pure-Python modules only.
 pytestmark = pytest.mark.pure_python
 
-HERE = Path(__file__).resolve().parent
-SAMPLE = HERE.parent / "traces" / "multiturn-chat.jsonl"
-CONVERSATION = HERE / "data" / "traces" / "mooncake" / "conversation_trace.jsonl.gz"
-
 
 def outputs(trace: str, opts: ReplayOptions, events: str, windows: bool, monkeypatch,
             fast_forward: bool = True) -> tuple[tuple, int]:
     """Every output of one replay, and how many `allocate_slots` calls it made."""
-    monkeypatch.setattr(EngineLoop, "decode_windows", windows)
-    monkeypatch.setattr(EngineLoop, "fast_forward", fast_forward)
-    calls = []
-    real = KVCacheManager.allocate_slots
-    monkeypatch.setattr(KVCacheManager, "allocate_slots",
-                        lambda self, *a, **kw: (calls.append(1), real(self, *a, **kw))[1])
-    steps, reqs, ev = io.BytesIO(), io.BytesIO(), io.BytesIO()
-    sink = JsonlEvents(ev) if events == "jsonl" else VllmEvents(ev)
-    s = replay(trace, opts, sink, steps_out=steps, requests_out=reqs)
-    d = s.to_dict()
-    d.pop("wall_time_s")
-    stream = re.sub(rb'"wall_time_s":[0-9.e+-]+', b'"wall_time_s":0', ev.getvalue())
-    return (steps.getvalue(), reqs.getvalue(), stream, d), len(calls)
-
-
-def head(tmp_path, n: int) -> str:
-    path = tmp_path / "head.jsonl"
-    with gzip.open(CONVERSATION, "rt") as f:
-        path.write_text("".join(line for _, line in zip(range(n), f)))
-    return str(path)
+    return replay_bytes(trace, opts, events, monkeypatch,
+                        counting=(KVCacheManager, "allocate_slots"),
+                        fast_forward=fast_forward, decode_windows=windows)
 
 
 @pytest.mark.parametrize("asyn", [False, True], ids=["sync", "async"])
@@ -111,20 +85,11 @@ def test_decode_windows_on_random_token_traces(tmp_path, monkeypatch):
                "max_num_batched_tokens": rng.choice([8, 24, 64, 512]),
                "max_model_len": rng.choice([None, 70, 120])}
         cfg = {k: v for k, v in cfg.items() if v is not None}
-        prefix = [rng.randrange(1, 999) for _ in range(40)]
-        lines = [json.dumps({"config": cfg})]
-        for i in range(30):
-            p = prefix[:rng.randrange(0, 40)] + [rng.randrange(1, 999)
-                                                 for _ in range(rng.randrange(1, 50))]
-            lines.append(json.dumps({"id": f"q{i}", "prompt_token_ids": p,
-                                     "output_length": rng.randrange(1, 90),
-                                     "arrival_step": rng.randrange(0, 60)}))
-        trace = tmp_path / f"t{seed}.jsonl"
-        trace.write_text("\n".join(lines) + "\n")
+        trace = random_token_trace(tmp_path / f"t{seed}.jsonl", rng, cfg)
         for asyn, ff in ((False, True), (False, False), (True, False)):
             opts = ReplayOptions(async_scheduling=asyn, arrivals="step", skip_bad=True)
-            on, _ = outputs(str(trace), opts, "jsonl", True, monkeypatch, fast_forward=ff)
-            off, _ = outputs(str(trace), opts, "jsonl", False, monkeypatch, fast_forward=ff)
+            on, _ = outputs(trace, opts, "jsonl", True, monkeypatch, fast_forward=ff)
+            off, _ = outputs(trace, opts, "jsonl", False, monkeypatch, fast_forward=ff)
             assert on == off, (seed, asyn, ff)
 
 

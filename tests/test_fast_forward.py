@@ -4,48 +4,22 @@ event batches, the summary but its wall time), and it does run (fewer plain step
 
 from __future__ import annotations
 
-import gzip
-import io
-import json
 import random
-import re
-from pathlib import Path
 
 import pytest
+from replay_bytes import SAMPLE, head, random_token_trace, replay_bytes
 
 from kvcore.engine.engine_loop import EngineLoop
-from kvcore.engine.events import JsonlEvents, VllmEvents
-from kvcore.engine.replay import ReplayOptions, replay
+from kvcore.engine.replay import ReplayOptions
 
 # They patch the stack's classes (or record their calls): the pure-Python modules only.
 pytestmark = pytest.mark.pure_python
 
-HERE = Path(__file__).resolve().parent
-SAMPLE = HERE.parent / "traces" / "multiturn-chat.jsonl"
-CONVERSATION = HERE / "data" / "traces" / "mooncake" / "conversation_trace.jsonl.gz"
-
 
 def outputs(trace: str, opts: ReplayOptions, events: str, fast: bool, monkeypatch) -> tuple:
-    monkeypatch.setattr(EngineLoop, "fast_forward", fast)
-    plain_steps = []
-    real_step = EngineLoop.step
-    monkeypatch.setattr(EngineLoop, "step", lambda self: (plain_steps.append(1),
-                                                          real_step(self)))
-    steps, reqs, ev = io.BytesIO(), io.BytesIO(), io.BytesIO()
-    sink = JsonlEvents(ev) if events == "jsonl" else VllmEvents(ev)
-    s = replay(trace, opts, sink, steps_out=steps, requests_out=reqs)
-    d = s.to_dict()
-    d.pop("wall_time_s")
-    # the event stream's end line carries the summary: its wall time is the one difference
-    stream = re.sub(rb'"wall_time_s":[0-9.e+-]+', b'"wall_time_s":0', ev.getvalue())
-    return (steps.getvalue(), reqs.getvalue(), stream, d), len(plain_steps)
-
-
-def head(tmp_path, n: int) -> str:
-    path = tmp_path / "head.jsonl"
-    with gzip.open(CONVERSATION, "rt") as f:
-        path.write_text("".join(line for _, line in zip(range(n), f)))
-    return str(path)
+    """Every output, and how many plain steps ran."""
+    return replay_bytes(trace, opts, events, monkeypatch, counting=(EngineLoop, "step"),
+                        fast_forward=fast)
 
 
 @pytest.mark.parametrize("events", ["jsonl", "vllm"])
@@ -80,17 +54,8 @@ def test_fast_forward_on_random_token_traces(tmp_path, monkeypatch):
         cfg = {"block_size": bs, "num_blocks": rng.choice([60, 200, 2000]),
                "max_num_seqs": rng.choice([2, 8, 32]),
                "max_num_batched_tokens": rng.choice([16, 64, 512])}
-        prefix = [rng.randrange(1, 999) for _ in range(40)]
-        lines = [json.dumps({"config": cfg})]
-        for i in range(30):
-            p = prefix[:rng.randrange(0, 40)] + [rng.randrange(1, 999)
-                                                 for _ in range(rng.randrange(1, 50))]
-            lines.append(json.dumps({"id": f"q{i}", "prompt_token_ids": p,
-                                     "output_length": rng.randrange(1, 90),
-                                     "arrival_step": rng.randrange(0, 60)}))
-        trace = tmp_path / f"t{seed}.jsonl"
-        trace.write_text("\n".join(lines) + "\n")
+        trace = random_token_trace(tmp_path / f"t{seed}.jsonl", rng, cfg)
         opts = ReplayOptions(async_scheduling=False, arrivals="step", skip_bad=True)
-        fast, _ = outputs(str(trace), opts, "vllm", True, monkeypatch)
-        slow, _ = outputs(str(trace), opts, "vllm", False, monkeypatch)
+        fast, _ = outputs(trace, opts, "vllm", True, monkeypatch)
+        slow, _ = outputs(trace, opts, "vllm", False, monkeypatch)
         assert fast == slow, seed
