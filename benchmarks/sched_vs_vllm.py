@@ -135,10 +135,11 @@ def main() -> int:
           f"{timing['loop_s']:.2f} s ({timing['steps']:,} steps)")
     # The pure-Python stack always; the compiled build too when there is a fresh one.
     stacks = [("pure Python", {"KVCLI_PURE": "1"})]
-    if stack_status() == "compiled":
+    status = stack_status()
+    if status == "compiled":
         stacks.append(("compiled", {"KVCLI_PURE": ""}))
     else:
-        print(f"(no compiled run: the stack is {stack_status()})")
+        print(f"(no compiled run: the stack is {status})")
     all_same = True
     for name, env in stacks:
         ours_steps = folder / f"kvcli.{name.split()[0]}.steps.jsonl"

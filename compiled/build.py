@@ -52,7 +52,7 @@ def main() -> int:
         cmd.build_lib, cmd.build_temp = str(staged), str(tmp / "obj")
         dist.run_command("build_ext")
         suffix = next(p.name.split(".", 1)[1] for p in staged.rglob("*.so"))
-        shared = [p for p in staged.glob("*__mypyc.*")]
+        shared = list(staged.glob("*__mypyc.*"))
         manifest = {
             "python": PYTHON_TAG,
             "modules": {m: {"sha256": digests[m],
