@@ -1,0 +1,89 @@
+"""The records of the CPU tier: chunk keys, a chunk's status, a request's context, lookup results.
+
+vLLM 0.33's `v1/kv_offload/base.py` and `cpu/policies/base.py`. A chunk is `blocks_per_chunk`
+GPU blocks; its key is the hash of its **last** GPU block followed by the KV cache group index
+as 4 big-endian bytes (raw bytes, as vLLM's `OffloadKey`: two keys compare as vLLM's do, which
+decides ties in the LRU heap).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+HIT = "HIT"
+MISS = "MISS"
+HIT_PENDING = "HIT_PENDING"     # present, its store not reported yet: not readable
+
+
+def make_key(block_hash: bytes, group: int = 0) -> bytes:
+    """The chunk key of a chunk whose last GPU block has this hash, in this group."""
+    return block_hash + group.to_bytes(4, "big")
+
+
+def key_hash(key: bytes) -> bytes:
+    return key[:-4]
+
+
+def key_group(key: bytes) -> int:
+    return int.from_bytes(key[-4:], "big")
+
+
+class OffloadMisuse(AssertionError):
+    """A call vLLM's manager asserts against (loading a chunk that is not there or not ready,
+    completing a load twice, a new key after the request finished). As in vLLM, the manager
+    may be partly updated when it is raised. ``keys`` are the keys the message names, in order,
+    each written ``{}`` in ``template`` (so a caller can print them its own way)."""
+
+    def __init__(self, template: str, *keys: bytes) -> None:
+        self.template = template
+        self.keys = keys
+        super().__init__(template.format(*(repr(k) for k in keys)))
+
+
+class ChunkStatus:
+    """One resident chunk: its CPU slot and how many transfers read it.
+
+    ``ref_cnt`` -1 while its store is in flight (not readable), 0 when idle (evictable), n > 0
+    while n loads read it (pinned)."""
+
+    __slots__ = ("chunk_id", "ref_cnt")
+
+    def __init__(self, chunk_id: int) -> None:
+        self.chunk_id = chunk_id
+        self.ref_cnt = -1
+
+    @property
+    def is_ready(self) -> bool:
+        return self.ref_cnt >= 0
+
+
+class ReqContext:
+    """What the tier knows of one request: its id, the end-token position of each of its
+    chunk keys (set by the connector as keys appear; it orders a request's keys head to tail)
+    and the per-request state the manager and the policy keep, each tagged with the cache
+    generation it belongs to (a `reset` starts new ones)."""
+
+    __slots__ = ("access", "positions", "rank", "req_id")
+
+    def __init__(self, req_id: str) -> None:
+        self.req_id = req_id
+        self.positions: dict[bytes, int] = {}
+        self.access: Any = None          # the manager's `RequestCacheAccess`
+        self.rank: tuple[int, int] | None = None   # the LRU policy's (generation, rank)
+
+    def set_position(self, key: bytes, end_token: int) -> None:
+        self.positions[key] = end_token
+
+    def position(self, key: bytes) -> int | None:
+        return self.positions.get(key)
+
+
+def order_request_keys(key_groups: tuple[tuple[bytes, ...], ...], ctx: ReqContext
+                       ) -> list[bytes]:
+    """A request's keys of every group, head to tail: by end position when every key has one,
+    else in the order given (first observation)."""
+    keys = [k for group in key_groups for k in group]
+    positions = ctx.positions
+    if all(k in positions for k in keys):
+        keys.sort(key=positions.__getitem__)
+    return keys

@@ -1,0 +1,158 @@
+"""LRU for the CPU tier, with vLLM 0.33's request-scoped recency (`cpu/policies/lru.py`).
+
+Every chunk has a rank ``(major, minor)``; the lowest idle, unprotected rank is evicted first
+(ties: the lower key bytes). Ranks come from one counter:
+
+* a request draws one number the first time the policy sees it; a chunk it inserts gets
+  ``(request number, -end position)``, and a resident chunk it observes first is raised to that
+  if it is higher: while requests run, their tails rank below their heads and later requests
+  above earlier ones;
+* at the request's finish every key it observed gets a fresh number, tail to head, so its head
+  becomes the most recent (`touch` does the same; the connector never calls it);
+* a key inserted without a position gets a fresh number at once.
+
+Idle chunks sit in a heap of ``(rank, key)`` with lazy invalidation: an entry counts only while
+its key is idle and still has that rank, so a re-rank is one push, not a search.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from kvcore.offload.keys import ChunkStatus, ReqContext, order_request_keys
+from kvcore.offload.policy import CachePolicy, register
+
+
+@register("lru")
+class LRUPolicy(CachePolicy):
+    def __init__(self, capacity: int) -> None:
+        super().__init__(capacity)
+        self.chunks: dict[bytes, ChunkStatus] = {}   # insertion order: the state's tie order
+        self.ranks: dict[bytes, tuple[int, int]] = {}
+        self.idle: set[bytes] = set()
+        self.heap: list[tuple[tuple[int, int], bytes]] = []
+        self.next_rank = 0
+        self.generation = 0
+
+    # -- ranks -------------------------------------------------------------------------------
+    def _request_rank(self, ctx: ReqContext) -> int:
+        if ctx.rank is None or ctx.rank[0] != self.generation:
+            self.next_rank += 1
+            ctx.rank = (self.generation, self.next_rank)
+        return ctx.rank[1]
+
+    def _rerank(self, keys) -> None:
+        """A fresh global rank for each resident key, in the order given."""
+        changed = []
+        for key in keys:
+            if key in self.chunks:
+                self.next_rank += 1
+                self.ranks[key] = (self.next_rank, 0)
+                if key in self.idle:
+                    changed.append(key)
+        self._push(changed)
+
+    def _push(self, keys: list[bytes]) -> None:
+        heap, ranks = self.heap, self.ranks
+        for key in keys:
+            heapq.heappush(heap, (ranks[key], key))
+        # Stale entries pile up under re-ranks; rebuild when they outnumber the live ones.
+        if len(heap) > max(64, 2 * len(self.idle)):
+            self.heap = [(ranks[k], k) for k in self.idle]
+            heapq.heapify(self.heap)
+
+    # -- the contract ------------------------------------------------------------------------
+    def get(self, key: bytes) -> ChunkStatus | None:
+        return self.chunks.get(key)
+
+    def resident(self):
+        return self.chunks.keys()
+
+    def insert(self, key: bytes, chunk: ChunkStatus, ctx: ReqContext) -> None:
+        self.chunks[key] = chunk
+        pos = ctx.position(key)
+        if pos is None:
+            self.next_rank += 1
+            self.ranks[key] = (self.next_rank, 0)
+        else:
+            self.ranks[key] = (self._request_rank(ctx), -pos)
+        if chunk.ref_cnt == 0:
+            self.idle.add(key)
+            self._push([key])
+
+    def remove(self, key: bytes) -> None:
+        del self.chunks[key]
+        self.ranks.pop(key, None)
+        self.idle.discard(key)
+
+    def touch(self, keys: list[bytes], ctx: ReqContext) -> None:
+        self._rerank(reversed(keys))
+
+    def on_request_access(self, keys: list[bytes], ctx: ReqContext) -> None:
+        major = self._request_rank(ctx)
+        changed = []
+        for key in keys:
+            pos = ctx.position(key)
+            if pos is None or key not in self.chunks:
+                continue
+            rank = (major, -pos)
+            if self.ranks[key] >= rank:
+                continue
+            self.ranks[key] = rank
+            if key in self.idle:
+                changed.append(key)
+        self._push(changed)
+
+    def on_request_finished(self, key_groups, insertion_only, reused, ctx) -> None:
+        self._rerank(reversed(order_request_keys(key_groups, ctx)))
+
+    def mark_evictable(self, key: bytes) -> None:
+        self.idle.add(key)
+        self._push([key])
+
+    def mark_non_evictable(self, key: bytes) -> None:
+        self.idle.remove(key)
+
+    def evict(self, n: int, protected: set[bytes]) -> list[tuple[bytes, ChunkStatus]] | None:
+        if n == 0:
+            return []
+        heap, ranks, idle = self.heap, self.ranks, self.idle
+        taken: list[tuple[tuple[int, int], bytes]] = []
+        taken_keys: set[bytes] = set()
+        kept: list[tuple[tuple[int, int], bytes]] = []
+        while heap and len(taken) < n:
+            entry = heapq.heappop(heap)
+            rank, key = entry
+            if key not in idle or ranks.get(key) != rank or key in taken_keys:
+                continue                  # stale, or a duplicate entry of a chosen key
+            if key in protected:
+                kept.append(entry)
+                continue
+            taken.append(entry)
+            taken_keys.add(key)
+        for entry in kept:
+            heapq.heappush(heap, entry)
+        if len(taken) < n:                # atomic: put the chosen ones back, change nothing
+            for entry in taken:
+                heapq.heappush(heap, entry)
+            return None
+        out = []
+        for _, key in taken:
+            idle.remove(key)
+            del ranks[key]
+            out.append((key, self.chunks.pop(key)))
+        self._push([])
+        return out
+
+    def clear(self) -> None:
+        self.chunks.clear()
+        self.ranks.clear()
+        self.idle.clear()
+        self.heap.clear()
+        self.next_rank = 0
+        self.generation += 1
+
+    def state(self, key_out) -> dict:
+        order = sorted(self.chunks, key=self.ranks.__getitem__)
+        return {"lru": [[key_out(k), self.chunks[k].chunk_id, self.chunks[k].ref_cnt,
+                         list(self.ranks[k]), k in self.idle] for k in order]}

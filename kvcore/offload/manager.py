@@ -1,0 +1,321 @@
+"""`CPUOffloadingManager`: the CPU tier's slots, reference counts, offers, events and stats.
+
+vLLM 0.33's `v1/kv_offload/cpu/manager.py`, with the policy (`policy.py`) deciding order and
+victims. The rules in words (the reference is `../shared/reference/vllm-offload.md`):
+
+* Slots: never-used slots first, in increasing order, then freed slots last-freed first.
+* `prepare_store(keys)` is one request's offer, all or nothing: the absent keys (after the
+  optional `store_threshold` filter) need ``absent - free`` victims, taken by the policy among
+  idle chunks outside the offer; if it cannot, the offer fails (None) and only the bookkeeping
+  before allocation stays (offer counts, ARC's ghost adaptation, the request's observations).
+  Present keys are not copied again; ready ones count as the request's reuse.
+* A stored chunk is readable (`lookup` says HIT) only after `complete_store`; a load pins its
+  chunks (`prepare_load`) until `complete_load`.
+* `on_request_finished` hands the policy everything the request observed, once.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from kvcore.offload.keys import (
+    HIT,
+    HIT_PENDING,
+    MISS,
+    ChunkStatus,
+    OffloadMisuse,
+    ReqContext,
+    key_group,
+)
+from kvcore.offload.policy import make_policy
+
+M_USAGE = "vllm:kv_offload_cpu_cache_usage_perc"
+M_ALLOC = "vllm:kv_offload_cpu_allocation_size"
+M_WRITE = "vllm:kv_offload_cpu_cache_write_usage_perc"
+M_READ = "vllm:kv_offload_cpu_cache_read_usage_perc"
+M_SKIPPED = "vllm:kv_offload_stores_skipped"
+
+
+@dataclass(slots=True)
+class RequestCacheAccess:
+    """The keys one request observed, per group in first-observation order, and how."""
+
+    generation: int
+    key_groups: dict[int, list[bytes]] = field(default_factory=dict)
+    seen: set[bytes] = field(default_factory=set)
+    inserted: set[bytes] = field(default_factory=set)
+    reused: set[bytes] = field(default_factory=set)
+    store_missed: set[bytes] = field(default_factory=set)
+    finished: bool = False
+
+
+@dataclass(slots=True)
+class StoreOffer:
+    """What a successful `prepare_store` returns: the keys to copy, their slots, the victims."""
+
+    keys_to_store: list[bytes]
+    chunks: list[int]
+    evicted: list[bytes]
+
+
+@dataclass(slots=True)
+class TierEvent:
+    """Chunks stored or removed (vLLM's `OffloadingEvent`); ``metadata_only``: dropped after a
+    failed store, never published as a removal."""
+
+    keys: list[bytes]
+    removed: bool
+    metadata_only: bool = False
+
+
+class CPUOffloadingManager:
+    def __init__(self, num_chunks: int, policy: str = "lru", enable_events: bool = False,
+                 store_threshold: int = 0, max_tracker_size: int = 64_000) -> None:
+        self.num_chunks = num_chunks
+        self.policy = make_policy(policy, num_chunks)
+        self.events: list[TierEvent] | None = [] if enable_events else None
+        self.num_allocated = 0                # slots ever handed out (fresh ones come first)
+        self.free_list: list[int] = []
+        self.num_evictable = 0                # resident with ref count 0
+        self.num_write_pending = 0            # resident with ref count -1
+        self.store_threshold = store_threshold
+        self.max_tracker_size = max_tracker_size
+        # key -> offers seen, least recently offered first (only with a threshold of 2 or more)
+        self.counts: OrderedDict[bytes, int] | None = (
+            OrderedDict() if store_threshold >= 2 else None)
+        self.skipped = 0                      # stats interval: keys held back by the threshold
+        self.allocation_sizes: list[int] = []  # stats interval: keys per non-empty offer
+        self.generation = 0
+
+    # -- slots -------------------------------------------------------------------------------
+    @property
+    def num_free(self) -> int:
+        return len(self.free_list) + self.num_chunks - self.num_allocated
+
+    def _allocate(self, n: int) -> list[ChunkStatus]:
+        fresh = min(n, self.num_chunks - self.num_allocated)
+        out = [ChunkStatus(self.num_allocated + i) for i in range(fresh)]
+        self.num_allocated += fresh
+        out += [ChunkStatus(self.free_list.pop()) for _ in range(n - fresh)]
+        return out
+
+    # -- per-request observations --------------------------------------------------------------
+    def _access(self, ctx: ReqContext) -> RequestCacheAccess:
+        state = ctx.access
+        if state is None or state.generation != self.generation:
+            state = ctx.access = RequestCacheAccess(self.generation)
+        return state
+
+    def _observe(self, keys, ctx: ReqContext, reused=()) -> None:
+        state = self._access(ctx)
+        new = []
+        for key in keys:
+            if key in state.seen:
+                continue
+            if state.finished:
+                raise OffloadMisuse("New cache keys observed after request finalization")
+            state.key_groups.setdefault(key_group(key), []).append(key)
+            state.seen.add(key)
+            new.append(key)
+        if new:
+            self.policy.on_request_access(new, ctx)
+        # re-reading a chunk the request inserted itself is not a second access
+        state.reused.update(k for k in reused if k not in state.inserted)
+
+    def _count_offer(self, keys: list[bytes]) -> None:
+        """Count one offer of each key; when the table is full, the least recently offered key
+        not in this offer makes room (none left: the new key is not counted)."""
+        counts = self.counts
+        assert counts is not None
+        protected = set()
+        for key in keys:
+            if key in counts:
+                counts.move_to_end(key)
+                counts[key] += 1
+                protected.add(key)
+        unprotected = len(counts) - len(protected)
+        for key in keys:
+            if key in counts:
+                continue
+            if len(counts) >= self.max_tracker_size:
+                if unprotected == 0:
+                    continue
+                counts.popitem(last=False)
+                unprotected -= 1
+            counts[key] = 1
+
+    # -- the manager's calls ---------------------------------------------------------------------
+    def on_new_request(self, ctx: ReqContext) -> None:
+        self._access(ctx)
+
+    def lookup(self, key: bytes) -> str:
+        chunk = self.policy.get(key)
+        if chunk is None:
+            return MISS
+        return HIT if chunk.is_ready else HIT_PENDING
+
+    def prepare_load(self, keys: list[bytes], ctx: ReqContext) -> list[int]:
+        """Pin the chunks for a load; their slots, in order."""
+        slots = []
+        for key in keys:
+            chunk = self.policy.get(key)
+            if chunk is None:
+                raise OffloadMisuse("Chunk {} not found in cache", key)
+            if not chunk.is_ready:
+                raise OffloadMisuse("Chunk {} is not ready for reading", key)
+            if chunk.ref_cnt == 0:
+                self.policy.mark_non_evictable(key)
+                self.num_evictable -= 1
+            chunk.ref_cnt += 1
+            slots.append(chunk.chunk_id)
+        self._observe(keys, ctx, reused=keys)
+        return slots
+
+    def complete_load(self, keys: list[bytes]) -> None:
+        for key in keys:
+            chunk = self.policy.get(key)
+            if chunk is None:
+                raise OffloadMisuse("Chunk {} not found", key)
+            if chunk.ref_cnt <= 0:
+                raise OffloadMisuse("Chunk {} ref_cnt is already 0", key)
+            chunk.ref_cnt -= 1
+            if chunk.ref_cnt == 0:
+                self.num_evictable += 1
+                self.policy.mark_evictable(key)
+
+    def touch(self, keys: list[bytes], ctx: ReqContext) -> None:
+        self.policy.touch(keys, ctx)
+
+    def prepare_store(self, keys: list[bytes], ctx: ReqContext) -> StoreOffer | None:
+        """One request's offer; None when the victims it needs cannot be found."""
+        if self.counts is not None:
+            self._count_offer(keys)
+        policy = self.policy
+        absent: list[bytes] = []
+        ready: list[bytes] = []
+        for key in keys:
+            chunk = policy.get(key)
+            if chunk is None:
+                absent.append(key)
+            elif chunk.is_ready:
+                ready.append(key)           # present and still being written: ignored
+        if self.counts is not None:
+            counts, threshold = self.counts, self.store_threshold
+            kept = [k for k in absent if counts.get(k, 0) >= threshold]
+            self.skipped += len(absent) - len(kept)
+            absent = kept
+        state = self._access(ctx)
+        misses = [k for k in absent if k not in state.store_missed]
+        if misses:
+            policy.on_store_miss(misses, ctx)   # before insert() takes the key off a ghost list
+            state.store_missed.update(misses)
+        observed = set(absent)
+        observed.update(ready)
+        self._observe([k for k in keys if k in observed], ctx, reused=ready)
+        if not absent:
+            return StoreOffer([], [], [])
+        self.allocation_sizes.append(len(absent))
+        need = len(absent) - self.num_free
+        evicted: list[bytes] = []
+        if need > 0:
+            if need > self.num_evictable:
+                return None
+            victims = policy.evict(need, set(keys))
+            if victims is None:
+                return None
+            self.num_evictable -= len(victims)
+            for key, chunk in victims:
+                self.free_list.append(chunk.chunk_id)
+                evicted.append(key)
+            if self.events is not None:
+                self.events.append(TierEvent(evicted, removed=True))
+        chunks = self._allocate(len(absent))
+        for key, chunk in zip(absent, chunks):
+            policy.insert(key, chunk, ctx)
+        self.num_write_pending += len(absent)
+        state.inserted.update(absent)
+        return StoreOffer(absent, [c.chunk_id for c in chunks], evicted)
+
+    def complete_store(self, keys: list[bytes], success: bool = True) -> tuple[list, list]:
+        """The copy of these keys finished (or failed): (keys now readable, keys dropped)."""
+        stored: list[bytes] = []
+        removed: list[bytes] = []
+        policy = self.policy
+        for key in keys:
+            chunk = policy.get(key)
+            if chunk is None or chunk.is_ready:
+                continue
+            self.num_write_pending -= 1
+            if success:
+                chunk.ref_cnt = 0
+                self.num_evictable += 1
+                policy.mark_evictable(key)
+                stored.append(key)
+            else:
+                policy.remove(key)
+                self.free_list.append(chunk.chunk_id)
+                removed.append(key)
+        if self.events is not None:
+            if removed:
+                self.events.append(TierEvent(removed, removed=True, metadata_only=True))
+            if stored:
+                self.events.append(TierEvent(stored, removed=False))
+        return stored, removed
+
+    def on_request_finished(self, ctx: ReqContext) -> None:
+        state = ctx.access
+        if state is None or state.generation != self.generation or state.finished:
+            return
+        state.finished = True
+        groups = []
+        for g in sorted(state.key_groups):
+            keys = state.key_groups[g]
+            if all(ctx.position(k) is not None for k in keys):
+                keys = sorted(keys, key=ctx.positions.__getitem__)
+            groups.append(tuple(keys))
+        self.policy.on_request_finished(tuple(groups), state.inserted - state.reused,
+                                        state.reused, ctx)
+
+    def reset(self) -> None:
+        """Drop every chunk (vLLM's `reset_cache`); requests start new observations."""
+        self.policy.clear()
+        self.generation += 1
+        self.num_evictable = 0
+        self.num_write_pending = 0
+        self.free_list.clear()
+        self.num_allocated = 0
+
+    def take_events(self) -> list[TierEvent]:
+        """The events since the last call. A quiet removal names only keys still absent (a
+        retry may have stored the key again before the drain)."""
+        if self.events is None:
+            return []
+        events, self.events = self.events, []
+        out = []
+        for ev in events:
+            if ev.metadata_only:
+                keys = [k for k in ev.keys if self.policy.get(k) is None]
+                if not keys:
+                    continue
+                ev = TierEvent(keys, ev.removed, True)
+            out.append(ev)
+        return out
+
+    def stats(self) -> dict[str, int | float]:
+        """vLLM's `get_stats().reduce()`: gauges now, the allocation sizes and skipped stores
+        since the last call (which it resets)."""
+        used = self.num_allocated - len(self.free_list) - self.num_evictable
+        usage = used / self.num_chunks if self.num_chunks > 0 else 0.0
+        out: dict[str, int | float] = {M_USAGE: usage}
+        if self.allocation_sizes:
+            out[M_ALLOC + "_count"] = len(self.allocation_sizes)
+            out[M_ALLOC + "_sum"] = sum(self.allocation_sizes)
+            self.allocation_sizes = []
+        write = self.num_write_pending / self.num_chunks if self.num_chunks > 0 else 0.0
+        out[M_WRITE] = write
+        out[M_READ] = max(usage - write, 0.0)
+        if self.store_threshold >= 2:
+            out[M_SKIPPED] = self.skipped
+            self.skipped = 0
+        return out
