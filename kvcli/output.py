@@ -202,16 +202,30 @@ def progress(total: int | None, description: str) -> Iterator[Advance]:
         yield Advance(bar, bar.add_task(description, total=total))
 
 
+# Fields whose option is not their name in kebab case (the CPU tier's: vLLM's and the issue's
+# spelling on the command line, the oracle's in a trace's config line).
+FLAGS = {"offload_block_size": "kv-offloading-block-size",
+         "eviction_policy": "offload-eviction-policy",
+         "store_threshold": "offload-store-threshold",
+         "sync_load_budget_bytes": "offload-sync-load-budget-bytes",
+         "load_steps": "offload-load-steps", "store_steps": "offload-store-steps"}
+
+
+def flag(field: str) -> str:
+    """The option of a field: ``--kebab-case`` (or its `FLAGS` spelling)."""
+    return "--" + FLAGS.get(field, field.replace("_", "-"))
+
+
 def describe(err: InputError) -> str:
     """One line for an input error: ``file:line: field 'x': ...`` for a file's problem (as
     `InputError` words it), ``option --x-y: ...`` for an option's (a field without a file);
     a remedy names its flag: ``(--skip-bad skips such requests)``."""
     if err.remedy:
         name, does = err.remedy
-        err = InputError(f"{err.message} (--{name.replace('_', '-')} {does})", path=err.path,
+        err = InputError(f"{err.message} ({flag(name)} {does})", path=err.path,
                          line=err.line, field=err.field)
     if err.field and err.path is None and err.line is None:
-        return f"option --{err.field.replace('_', '-')}: {err.message}"
+        return f"option {flag(err.field)}: {err.message}"
     return str(err)
 
 

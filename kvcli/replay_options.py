@@ -22,8 +22,10 @@ from kvcore.engine.options import ARRIVALS, ENGINE_NUM_BLOCKS, MODES, ReplayOpti
 from kvcore.engine.queues import QUEUES
 from kvcore.errors import InputError
 from kvcore.hashing import HASH_FUNCTIONS
+from kvcore.offload.config import DTYPE_BYTES
 
 _R = "Replay"   # help panels
+_O = "CPU offload (vLLM's native tier, docs/offload.md)"
 _S = "Scheduler (vLLM names)"
 _C = "Simulated clock"
 D = ReplayOptions()
@@ -37,6 +39,8 @@ Mode = _choices("Mode", MODES)
 Arrivals = _choices("Arrivals", ARRIVALS)
 Policy = _choices("Policy", QUEUES)
 HashAlgo = _choices("HashAlgo", HASH_FUNCTIONS)
+OffloadPolicy = _choices("OffloadPolicy", ("lru", "arc"))
+KvDtype = _choices("KvDtype", DTYPE_BYTES)
 
 
 def _plain_flag(name: str, kind: Any) -> bool:
@@ -47,7 +51,7 @@ def _plain_flag(name: str, kind: Any) -> bool:
 def _option(name: str, kind: Any, panel: str, help: str) -> Any:
     """The option of field `name`: `--name-in-kebab-case` (`--x/--no-x` for a switch that may be
     on by default), its help ending with the field's default unless the help says its own."""
-    flag = "--" + name.replace("_", "-")
+    flag = output.flag(name)
     default = getattr(D, name)
     plain = _plain_flag(name, kind)
     if kind is bool and not plain:
@@ -105,6 +109,23 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
     "step_overhead_ms": (float, _C, "Fixed cost of one engine step, ms"),
     "prefill_ms_per_token": (float, _C, "Cost of one prefill token, ms"),
     "decode_ms_per_seq": (float, _C, "Cost of one decoding sequence, ms"),
+    "kv_offloading_size": (float, _O, ("vLLM's --kv-offloading-size: a CPU tier of this many "
+                           "GiB (engine mode; default: none, no tier)")),
+    "kv_offloading_size_chunks": (int, _O, ("The CPU tier's size in chunks instead (default: "
+                                  "none)")),
+    "offload_block_size": (int, _O, ("Tokens per CPU chunk, a multiple of the block size "
+                           "(default: the block size)")),
+    "eviction_policy": (OffloadPolicy, _O, "The CPU tier's eviction policy"),
+    "offload_prompt_only": (bool, _O, "Store prompt chunks only (vLLM's default), not decode KV"),
+    "store_threshold": (int, _O, "Store a chunk on its N-th offer (< 2: on the first)"),
+    "sync_load_budget_bytes": (int, _O, ("Bytes per step loaded inside the step (0: every "
+                               "load asynchronous)")),
+    "load_steps": (int, _O, "Engine steps an asynchronous load takes (--arrivals step)"),
+    "store_steps": (int, _O, "Engine steps a store takes from its submission"),
+    "num_layers": (int, _O, "KV geometry for bytes per block: layers"),
+    "num_kv_heads": (int, _O, "KV geometry: KV heads (per rank)"),
+    "head_size": (int, _O, "KV geometry: head size"),
+    "kv_dtype": (KvDtype, _O, "KV geometry: dtype"),
 }
 OPTIONS: dict[str, Any] = {name: _option(name, *spec) for name, spec in _SPEC.items()}
 _PLAIN_FLAGS = frozenset(name for name, (kind, _, _) in _SPEC.items() if _plain_flag(name, kind))

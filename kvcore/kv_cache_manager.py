@@ -32,6 +32,7 @@ from kvcore.request import Request, RequestStatus
 from kvcore.specs import KVCacheGroupSpec
 
 if TYPE_CHECKING:
+    from kvcore.block import KVCacheBlock
     from kvcore.tracing import BlockTracer
 
 __all__ = ["KVCacheBlocks", "KVCacheManager", "KVCachePoolConfig", "PrefixCacheStats"]
@@ -231,6 +232,16 @@ class KVCacheManager:
     def free(self, request: Request) -> None:
         """Release every block of the request, tail first in each group."""
         self.coordinator.free(request.request_id)
+
+    def pop_blocks_for_free(self, request: Request) -> list[KVCacheBlock]:
+        """The request's blocks (one group: the offload tier's case), dropped from its table
+        but not released: vLLM defers the release while a batch in flight may write them."""
+        (m,) = self.coordinator.single_type_managers
+        return m.pop_blocks_for_free(request.request_id)
+
+    def free_popped(self, blocks: list[KVCacheBlock]) -> None:
+        (m,) = self.coordinator.single_type_managers
+        m.free_popped(blocks)
 
     def remove_skipped_blocks(self, request_id: str, num_computed_tokens: int) -> None:
         self.coordinator.remove_skipped_blocks(request_id, num_computed_tokens)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from kvcore.request import Request
 
 MEDIUM_GPU = "GPU"
+MEDIUM_CPU = "CPU"
 _MASK64 = (1 << 64) - 1
 
 

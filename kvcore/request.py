@@ -21,6 +21,8 @@ class RequestStatus(enum.IntEnum):
     FINISHED_STOPPED = 3
     FINISHED_LENGTH_CAPPED = 4
     FINISHED_ABORTED = 5
+    # Admitted with an async KV load (a CPU offload tier) and waiting for it; not finished.
+    WAITING_FOR_REMOTE_KVS = -1
 
     @property
     def is_finished(self) -> bool:

@@ -7,7 +7,14 @@ import pytest
 
 from kvcli.replay_options import replay_options
 from kvcore.engine.cost import CostModel
-from kvcore.engine.options import CONFIG_KEYS, KNOBS, ReplayOptions, build, resolve
+from kvcore.engine.options import (
+    CONFIG_KEYS,
+    KNOBS,
+    OFFLOAD_FIELDS,
+    ReplayOptions,
+    build,
+    resolve,
+)
 from kvcore.engine.scheduler import SchedulerConfig
 from kvcore.errors import InputError
 
@@ -44,8 +51,11 @@ def test_given_over_the_trace_config_over_the_defaults():
 
 def test_to_dict_is_the_settings_in_field_order():
     d = ReplayOptions().to_dict()
-    assert list(d) == [f.name for f in KNOBS] and "given" not in d
-    assert list(d)[:3] == ["mode", "block_size", "num_blocks"]
+    # the CPU tier's settings only when it is on: outputs without it stay as they were
+    assert list(d) == [f.name for f in KNOBS if f.name not in OFFLOAD_FIELDS]
+    assert "given" not in d and list(d)[:3] == ["mode", "block_size", "num_blocks"]
+    on = ReplayOptions(kv_offloading_size=8.0).to_dict()
+    assert list(on) == [f.name for f in KNOBS] and on["eviction_policy"] == "lru"
 
 
 @pytest.mark.parametrize("field, value, message", [

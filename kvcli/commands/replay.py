@@ -164,6 +164,25 @@ def summary_view(summary):
         rows.append(("prefix cache retention", "dense (every full block)" if r is None else
                      "0 (sliding windows keep reachable tails only)" if r == 0 else
                      f"one window tail per {r:,} tokens"))
+    off = d.get("offload")
+    if off:
+        w = off["load_wait_steps"]
+        rows += [
+            ("CPU tier", (f"{off['cpu_num_chunks']:,} chunks x {off['tokens_per_chunk']} tokens "
+                          f"({off['kv_offloading_size_gib']:g} GiB, {cfg['eviction_policy']})")),
+            ("hit rate with the CPU tier (tokens)", round(off["hit_rate_with_cpu"], 5)),
+            ("hit tokens: GPU / CPU (every lookup)",
+             f"{off['gpu_hit_tokens']:,} / {off['cpu_hit_tokens']:,}"),
+            ("loaded: jobs / chunks / GiB", (f"{off['load_jobs']:,} / {off['chunks_loaded']:,} / "
+                                             f"{off['bytes_loaded'] / 2**30:.3f}")),
+            ("stored: jobs / chunks / GiB", (f"{off['store_jobs']:,} / {off['chunks_stored']:,} / "
+                                             f"{off['bytes_stored'] / 2**30:.3f}")),
+            ("failed stores (vLLM's allocation failures)", off["alloc_failures"]),
+            ("CPU evictions", off["cpu_evictions"]),
+            ("CPU chunks used: peak / end", f"{off['max_cpu_used']:,} / {off['cpu_used_end']:,}"),
+            ("steps waiting for a load: p50 / p99",
+             "none" if not w["count"] else f"{w['p50']} / {w['p99']} ({w['count']:,} loads)"),
+        ]
     rows += [("blocks", f"{d['num_blocks']:,} x {d['block_size']} tokens"),
              ("wall time (s)", d["wall_time_s"])]
     if d["events"]:

@@ -26,6 +26,9 @@ from kvcore.engine.scheduler_io import SchedulerOutput
 class Batch(NamedTuple):
     step: int                   # the step that scheduled it
     out: SchedulerOutput
+    # with the CPU tier: the worker ran the batch's transfers when it was scheduled; their
+    # reports ride with its output (jobs reported, requests whose load finished)
+    transfers: tuple[list[int], set[str]] | None = None
 
 
 class AsyncEngineLoop(EngineLoop):
@@ -35,7 +38,10 @@ class AsyncEngineLoop(EngineLoop):
 
     def done(self) -> bool:
         # The oracle's stop: what is still queued schedules nothing (the engine would process
-        # it and run a flush schedule(); neither changes the cache).
+        # it and run a flush schedule(); neither changes the cache). With the CPU tier the
+        # engine runs until it has no work at all (its transfers ride with the batches).
+        if self.tier is not None:
+            return super().done() and not self.batches
         return super().done() and not any(b.out.num_scheduled_tokens for b in self.batches)
 
     def has_work(self) -> bool:
@@ -51,32 +57,53 @@ class AsyncEngineLoop(EngineLoop):
         called = sched.has_requests()
         so = None
         nst: dict[str, int] = {}
+        tier = self.tier
         if called:
             so = sched.schedule()
             nst = so.num_scheduled_tokens
-            self.batches.appendleft(Batch(ctx.step, so))
+            transfers = None
+            if tier is not None:
+                transfers = tier.execute(ctx.step, so.kv_meta)
+                tier.note_lookups(ctx.records, ctx.step)
+                tier.note_admitted(so.admitted, ctx.step)
+            self.batches.appendleft(Batch(ctx.step, so, transfers))
         free_after_schedule = pool.get_num_free_blocks()
         t_end = self.clock(so)
         if jsonl is not None:
             jsonl.t_ms = t_end
         processed = None
         finished: list[str] = []
+        reports = None
         if so is None or not (len(self.batches) < QUEUE_DEPTH
                               and (so.total_num_scheduled_tokens or sched.has_requests())):
             batch = self.batches.pop()
             processed = batch.step
             finished = sched.update_from_output(batch.out, self.sample)
             self.account_output(batch.out, finished, t_end)
+            if tier is not None and batch.transfers is not None:
+                reports = batch.transfers
+                tier.deliver(sched, *reports)
             if ctx.vllm is not None:    # vLLM publishes a step's events with its output
-                ctx.vllm.batch(t_end / 1000.0, ctx.kvm.take_events())
+                events = ctx.kvm.take_events()
+                if tier is not None:
+                    events += tier.conn.take_events()
+                ctx.vllm.batch(t_end / 1000.0, events)
         preempted = so.preempted if so is not None else []
+        line = None
         if ctx.steps_out is not None:
-            ctx.steps_out.write(orjson.dumps({
+            line = {
                 "step": ctx.step, "t_ms": round(t_end, 6), "scheduled": nst,
                 "admitted": so.admitted if so is not None else {}, "preempted": preempted,
                 "finished": finished, "num_free_blocks": pool.get_num_free_blocks(),
                 "num_free_blocks_after_schedule": free_after_schedule,
-                "processed": processed, "schedule_called": called}) + b"\n")
+                "processed": processed, "schedule_called": called}
+        if tier is not None:
+            fields = tier.step_fields(sched, so.kv_meta if so is not None else None,
+                                      *(reports or (None, None)))
+            if line is not None:
+                line.update(fields)
+        if line is not None and ctx.steps_out is not None:
+            ctx.steps_out.write(orjson.dumps(line) + b"\n")
         self.stall_guard(bool(nst or preempted or finished))
         ctx.t_ms = t_end
         ctx.step += 1

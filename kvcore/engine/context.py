@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import IO
+from typing import IO, Any
 
 from kvcore.coordinator import check_retention_interval
 from kvcore.engine.admit_fields import AdmitFields
@@ -27,6 +27,7 @@ from kvcore.errors import InputError
 from kvcore.hashing import BlockHasher
 from kvcore.host_memory import check_pool_fits
 from kvcore.kv_cache_manager import KVCacheManager
+from kvcore.offload.options import check_supported, offload_config
 from kvcore.request import LoRARequest, Request
 from kvcore.specs import FullAttentionSpec, cdiv
 from kvcore.traces import Trace, TraceRequest
@@ -123,6 +124,10 @@ class ReplayContext:
             watermark=cfg.watermark, tracer=self.recorder,
             prefix_cache_retention_interval=cfg.prefix_cache_retention_interval)
         assert self.kvm.hash_block_size == hash_block_size
+        self.offload = offload_config(cfg)      # the CPU tier (None: off)
+        self.tier: Any = None                    # its `OffloadTier`, set by the engine loop
+        if self.offload is not None:
+            check_supported(cfg, groups, self.jsonl is not None)
 
     def warning(self, message: str) -> None:
         """A warning the user needs: in the summary's `warnings` and on the `warn` callback."""

@@ -26,6 +26,7 @@ from kvcore.engine.scheduler import (
     SchedulerOutput,
 )
 from kvcore.errors import InputError
+from kvcore.offload.tier import OffloadTier
 from kvcore.request import Request
 from kvcore.traces import TraceRequest
 
@@ -44,7 +45,15 @@ class EngineLoop:
         self.sched = Scheduler(
             build(SchedulerConfig, cfg, max_model_len=cfg.max_model_len or NO_MODEL_LEN_LIMIT),
             ctx.kvm, tracer=ctx.recorder, observer=_Observer(ctx))
-        if self.decode_windows:
+        # The CPU offload tier (`kvcore.offload`): the scheduler gets its connector; the
+        # decode shortcuts stay off (the connector reads every scheduled step).
+        self.tier: OffloadTier | None = None
+        if ctx.offload is not None:
+            self.tier = OffloadTier(ctx.offload, ctx.kvm, enable_events=ctx.vllm is not None)
+            self.sched.attach_connector(self.tier.conn, self.tier.stats)
+            ctx.tier = self.tier
+            self.fast_forward = False
+        elif self.decode_windows:
             self.sched.windows = DecodeWindows(ctx.kvm, self.sched.config.max_model_len,
                                                self.sample_run, cfg.async_scheduling)
         self.pending: deque[TraceRequest] = deque(ctx.order)
@@ -93,7 +102,10 @@ class EngineLoop:
             check_load(ctx)
 
     def done(self) -> bool:
-        """Every request finished and none left to arrive."""
+        """Every request finished and none left to arrive (with the CPU tier: and the engine
+        has nothing left to do, its transfers and last offers included, as vLLM keeps going)."""
+        if self.tier is not None:
+            return not self.pending and not self.sched.has_requests()
         return not self.pending and not self.sched.has_unfinished_requests()
 
     def has_work(self) -> bool:
@@ -132,18 +144,32 @@ class EngineLoop:
             jsonl.step, jsonl.t_ms = ctx.step, ctx.t_ms
         so = sched.schedule()
         nst = so.num_scheduled_tokens
+        tier = self.tier
+        if tier is not None:
+            done, recv = tier.execute(ctx.step, so.kv_meta)
+            tier.note_lookups(ctx.records, ctx.step)
+            tier.note_admitted(so.admitted, ctx.step)
         t_end = self.clock(so)
         if jsonl is not None:
             jsonl.t_ms = t_end
         finished = sched.update_from_output(so, self.sample)
         self.account(so.eager, finished, t_end)
+        if tier is not None:
+            tier.deliver(sched, done, recv)
         if ctx.vllm is not None:
-            ctx.vllm.batch(t_end / 1000.0, ctx.kvm.take_events())
-        if ctx.steps_out is not None and (nst or so.preempted):
-            ctx.steps_out.write(orjson.dumps({
-                "step": ctx.step, "t_ms": round(t_end, 6), "scheduled": nst,
-                "admitted": so.admitted, "preempted": so.preempted, "finished": finished,
-                "num_free_blocks": pool.get_num_free_blocks()}) + b"\n")
+            events = ctx.kvm.take_events()
+            if tier is not None:
+                events += tier.conn.take_events()
+            ctx.vllm.batch(t_end / 1000.0, events)
+        if ctx.steps_out is not None and (nst or so.preempted or tier is not None):
+            line = {"step": ctx.step, "t_ms": round(t_end, 6), "scheduled": nst,
+                    "admitted": so.admitted, "preempted": so.preempted, "finished": finished,
+                    "num_free_blocks": pool.get_num_free_blocks()}
+            if tier is not None:
+                line.update(tier.step_fields(sched, so.kv_meta, done, recv))
+            ctx.steps_out.write(orjson.dumps(line) + b"\n")
+        elif tier is not None:
+            tier.step_fields(sched, so.kv_meta, done, recv)
         self.stall_guard(bool(nst or so.preempted))
         ctx.t_ms = t_end
         ctx.step += 1

@@ -92,6 +92,23 @@ class ReplayOptions:
     model_config: str | None = _knob(None)            # or a HF config.json
     gpu_memory_gib: float | None = _knob(None, check="positive")  # with a model: num_blocks
     max_steps: int | None = _knob(None)               # stop after this many steps (safety net)
+    # vLLM's native CPU offloading (`kvcore.offload`, docs/offload.md): the tier's size in GiB
+    # (vLLM's --kv-offloading-size) or, as the oracle's config line may say, in chunks
+    kv_offloading_size: float | None = _knob(None, config=True, check="positive")
+    kv_offloading_size_chunks: int | None = _knob(None, config=True, check="int_at_least", lo=1)
+    offload_block_size: int | None = _knob(None, config=True, check="int_at_least", lo=1)
+    eviction_policy: str = _knob("lru", config=True, choices=("lru", "arc"))
+    offload_prompt_only: bool = _knob(True, config=True)
+    store_threshold: int = _knob(0, config=True, check="int_at_least", lo=0)
+    sync_load_budget_bytes: int = _knob(0, config=True, check="int_at_least", lo=0)
+    load_steps: int = _knob(1, config=True, check="positive_int")   # transfer times, in steps
+    store_steps: int = _knob(1, config=True, check="positive_int")
+    # the KV geometry of the offloaded group (bytes per block): Llama-3-8B at TP 1 by default
+    num_layers: int = _knob(32, config=True, check="positive_int")
+    num_kv_heads: int = _knob(8, config=True, check="positive_int")
+    head_size: int = _knob(128, config=True, check="positive_int")
+    kv_dtype: str = _knob("bfloat16", config=True,
+                          choices=("float16", "bfloat16", "float32", "float8_e4m3fn"))
     # The fields the caller set. Left out, it is every field that differs from its default;
     # the CLI passes exactly the options the user typed.
     given: frozenset[str] | None = None
@@ -102,12 +119,24 @@ class ReplayOptions:
                 f.name for f in KNOBS if getattr(self, f.name) != f.default))
 
     def to_dict(self) -> dict:
-        """The settings (not `given`), in field order: the `config` of the JSON outputs."""
+        """The settings (not `given`), in field order: the `config` of the JSON outputs (the
+        offload settings only when offloading is on)."""
         d = asdict(self)
         del d["given"]
+        if not self.offloading:
+            for k in OFFLOAD_FIELDS:
+                del d[k]
         return d
 
+    @property
+    def offloading(self) -> bool:
+        return self.kv_offloading_size is not None or self.kv_offloading_size_chunks is not None
 
+
+OFFLOAD_FIELDS = ("kv_offloading_size", "kv_offloading_size_chunks", "offload_block_size",
+                  "eviction_policy", "offload_prompt_only", "store_threshold",
+                  "sync_load_budget_bytes", "load_steps", "store_steps", "num_layers",
+                  "num_kv_heads", "head_size", "kv_dtype")
 KNOBS = tuple(f for f in fields(ReplayOptions) if f.name != "given")
 CONFIG_KEYS = frozenset(f.name for f in KNOBS if f.metadata["config"])
 

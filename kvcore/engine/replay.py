@@ -90,6 +90,16 @@ def _summarize(ctx: ReplayContext, t0: float) -> None:
     s.num_free_blocks_end = ctx.kvm.block_pool.get_num_free_blocks()
     if ctx.jsonl is not None:
         s.events = ctx.jsonl.seq + 1   # + the end / interrupted line
+    if ctx.tier is not None:
+        extras = [r.extra for r in ctx.records.values() if r.extra is not None]
+        s.offload = ctx.tier.summary(sum(x["gpu_hit_tokens"] for x in extras),
+                                     sum(x["cpu_hit_tokens"] for x in extras))
+        # the hit rate's requests (first admissions past the warm-up), CPU hits included
+        cpu = sum(r.extra["lookups"][0][2] for r in ctx.records.values()
+                  if r.extra is not None and r.pos >= ctx.warmup_start)
+        s.offload["counted_cpu_hit_tokens"] = cpu
+        s.offload["hit_rate_with_cpu"] = (s.hit_tokens + cpu) / s.prompt_tokens \
+            if s.prompt_tokens else 0.0
 
 
 def _header(ctx: ReplayContext) -> None:

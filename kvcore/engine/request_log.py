@@ -26,10 +26,11 @@ class RequestRecord:
     finish_step: int | None = None
     finish_ms: float | None = None
     rejected: str | None = None
+    extra: dict | None = None       # more keys for the line (the CPU tier's hits)
 
     def line(self) -> dict:
         tr = self.tr
-        return {"id": tr.id, "arrival": round(self.arrival_ms, 6), "arrival_step": tr.arrival_step,
+        out = {"id": tr.id, "arrival": round(self.arrival_ms, 6), "arrival_step": tr.arrival_step,
                 "prompt_tokens": tr.prompt_len, "output_tokens": tr.output_len,
                 "hit_tokens": self.hit_tokens, "preemptions": self.preemptions,
                 "first_scheduled_step": self.first_scheduled_step,
@@ -38,6 +39,9 @@ class RequestRecord:
                 else round(self.first_token_ms, 6),
                 "finish_ms": None if self.finish_ms is None else round(self.finish_ms, 6),
                 "rejected": self.rejected}
+        if self.extra is not None:
+            out.update(self.extra)
+        return out
 
 
 def write_request_lines(out: IO[bytes], records: Iterable[RequestRecord],

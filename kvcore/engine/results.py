@@ -41,6 +41,11 @@ class ReplaySummary:
     queue_delay_p50_s: float | None = None
     queue_delay_p99_s: float | None = None
     warnings: list[str] = field(default_factory=list)   # also printed on stderr, one line each
+    # the CPU offload tier's totals (docs/offload.md); absent when offloading is off
+    offload: dict | None = None
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        if d["offload"] is None:
+            del d["offload"]
+        return d

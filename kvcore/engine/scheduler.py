@@ -24,6 +24,7 @@ replay's event stream); the manager's tracer gets `req` set before each call on 
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -36,7 +37,9 @@ from kvcore.engine.scheduler_io import (
     SchedulerObserver,
     SchedulerOutput,
 )
+from kvcore.engine.scheduler_offload import schedule_waiting
 from kvcore.engine.scheduler_update import update_from_output
+from kvcore.offload.stores import build_connector_meta
 from kvcore.request import Request, RequestStatus
 
 __all__ = ["NO_MODEL_LEN_LIMIT", "LazyRequest", "Scheduler", "SchedulerConfig",
@@ -67,6 +70,28 @@ class Scheduler:
         self.last_output: SchedulerOutput | None = None
         self.num_schedules = 0
         self.windows_on = False
+        # A KV connector (`kvcore.offload`; None: vLLM without one), set by the engine loop
+        # with `attach_connector`; its waiting scan is `scheduler_offload.schedule_waiting`.
+        self.connector: Any = None
+        self.kv_holding = cast(FCFSQueue | PriorityQueue, QUEUES[config.policy]())
+        self.finished_recving: set[str] = set()     # async loads the worker reported
+        self.inflight_prefills: set[Request] = set()
+        self.finished_order: list[str] = []         # finished_req_ids in finish order
+        self.connector_stats: Any = None
+        # Async scheduling with a connector that loads KV (vLLM's `defer_block_free`): a freed
+        # request's blocks go back to the pool only once the last batch that scheduled it is
+        # processed (a load could otherwise overwrite blocks a batch in flight still writes).
+        # Steps that schedule tokens are numbered; the free waits for its number.
+        self.defer_block_free = False
+        self.sched_step_seq = 0
+        self.processed_step_seq = 0
+        self.last_sched_seq: dict[str, int] = {}
+        self.deferred_frees: deque[tuple[int, list]] = deque()
+
+    def attach_connector(self, connector: Any, stats: Any) -> None:
+        self.connector = connector
+        self.connector_stats = stats
+        self.defer_block_free = self.config.async_scheduling
 
     # -- queue state -----------------------------------------------------------------------------
     def add_request(self, req: Request | LazyRequest) -> None:
@@ -75,12 +100,13 @@ class Scheduler:
         self.requests[req.request_id] = req  # type: ignore[assignment]
 
     def has_unfinished_requests(self) -> bool:
-        return bool(self.running) or len(self.waiting) > 0
+        return bool(self.running) or len(self.waiting) > 0 or len(self.kv_holding) > 0
 
     def has_requests(self) -> bool:
-        # vLLM keeps stepping once more after a finish (to flush finished ids); that step
-        # schedules nothing, so it changes nothing the cache sees.
-        return self.has_unfinished_requests() or bool(self.finished_req_ids)
+        # vLLM keeps stepping once more after a finish (to flush finished ids; with a connector
+        # that step makes the finished requests' last offers), and while transfers are in flight.
+        return self.has_unfinished_requests() or bool(self.finished_req_ids) or (
+            self.connector is not None and self.connector.has_pending_work())
 
     # -- (A) + (B) + (C) ---------------------------------------------------------------------------
     def schedule(self) -> SchedulerOutput:
@@ -144,6 +170,12 @@ class Scheduler:
                 new_blocks = kvm.allocate_slots(req, n)
                 if new_blocks is not None:
                     break
+                if self.defer_block_free:
+                    # A victim whose blocks a batch in flight still holds frees nothing now.
+                    pick = max(running, key=_priority_key) if self.policy == "priority" \
+                        else running[-1]
+                    if self.last_sched_seq.get(pick.request_id, 0) > self.processed_step_seq:
+                        break
                 if self.policy == "priority":
                     victim = max(running, key=_priority_key)
                     idx = running.index(victim)
@@ -173,7 +205,15 @@ class Scheduler:
             windows.catch_up_all(running[i:], now, last)  # type: ignore[union-attr]
 
         # (B) waiting requests, only in a step that preempted nobody.
-        if not out.preempted:
+        conn = self.connector
+        admitted_full: set[str] = set()
+        if conn is not None:
+            if not out.preempted:
+                budget = schedule_waiting(self, out, budget, threshold, admitted_full)
+            out.kv_meta = build_connector_meta(conn, nst, admitted_full, out.preempted,
+                                               self.finished_order)
+            self.finished_order = []
+        elif not out.preempted:
             waiting = self.waiting
             while budget > 0 and len(waiting) > 0:
                 if len(running) >= self.max_num_active:
@@ -229,6 +269,11 @@ class Scheduler:
         sampling = out.sampling
         placeholders = self.config.async_scheduling
         eager[:0] = scheduled_running
+        if self.defer_block_free and (plain or nst):
+            self.sched_step_seq += 1
+            seq = self.sched_step_seq
+            for req in eager:
+                self.last_sched_seq[req.request_id] = seq
         out.plain_decodes = plain
         for req in eager:
             rid = req.request_id
@@ -240,6 +285,8 @@ class Scheduler:
                 if placeholders:
                     req.num_output_placeholders += 1
             total += n
+            if conn is not None and c >= req.num_tokens + req.num_output_placeholders:
+                self.inflight_prefills.discard(req)    # no longer prefilling
         out.total_num_scheduled_tokens = total
         self.finished_req_ids = set()
         self.last_output = out
@@ -260,7 +307,8 @@ class Scheduler:
             self.observer.on_preempt(req, req.num_computed_tokens)
         if self.tracer is not None:
             self.tracer.req = req.request_id
-        self.kv_cache_manager.free(req)
+        self.free_blocks(req)
+        self.inflight_prefills.discard(req)
         req.status = RequestStatus.PREEMPTED
         req.num_computed_tokens = 0
         # Async: the batch in flight still delivers its token (stale: no counter moves).
@@ -281,8 +329,31 @@ class Scheduler:
             self.observer.on_finish(req)
         if self.tracer is not None:
             self.tracer.req = req.request_id
-        self.kv_cache_manager.free(req)
+        if self.connector is not None:
+            self.inflight_prefills.discard(req)
+            self.connector.request_finished(req)
+            self.finished_order.append(req.request_id)
+        self.free_blocks(req)
         del self.requests[req.request_id]
+
+
+    def free_blocks(self, req: Request) -> None:
+        """Release a request's blocks, or hold them (`defer_block_free`) until the last batch
+        that scheduled it is processed."""
+        if not self.defer_block_free or \
+                self.last_sched_seq.get(req.request_id, 0) <= self.processed_step_seq:
+            self.kv_cache_manager.free(req)
+            return
+        blocks = self.kv_cache_manager.pop_blocks_for_free(req)
+        if blocks:
+            self.deferred_frees.append((self.sched_step_seq, blocks))
+
+    def drain_deferred_frees(self) -> None:
+        """A batch that scheduled tokens was processed: release the blocks it held."""
+        self.processed_step_seq += 1
+        frees = self.deferred_frees
+        while frees and frees[0][0] <= self.processed_step_seq:
+            self.kv_cache_manager.free_popped(frees.popleft()[1])
 
 
 def _priority_key(r: Request) -> tuple:

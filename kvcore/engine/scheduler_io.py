@@ -5,7 +5,7 @@ request-level events, and the lazily built request a waiting queue may hold."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from kvcore.request import Request
 from kvcore.sizing_context import DEFAULT_MAX_NUM_BATCHED_TOKENS
@@ -51,6 +51,9 @@ class SchedulerOutput:
     # Async: requests a window's catch-up handed back to this batch (appended to `eager`, which
     # its update then puts back in schedule order).
     returned: bool = False
+    # With a KV connector (CPU offloading): the step's transfers for the worker
+    # (`kvcore.offload.connector.ConnectorMeta`).
+    kv_meta: Any = None
 
 
 class SchedulerObserver(Protocol):

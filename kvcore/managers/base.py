@@ -213,6 +213,21 @@ class SingleTypeKVCacheManager(ABC):
         if self.tracer is not None:
             self._trace_free([b for b in ordered if not b.is_null])
 
+    def pop_blocks_for_free(self, request_id: str) -> list[KVCacheBlock]:
+        """Drop the request's table without releasing it (vLLM's deferred free, under async
+        scheduling with a KV connector); `free_popped` releases it later."""
+        self.num_cached_block.pop(request_id, None)
+        return self.req_to_blocks.pop(request_id, None) or []
+
+    def free_popped(self, blocks: list[KVCacheBlock]) -> None:
+        """Release a popped table, tail first (as `free`)."""
+        if not blocks:
+            return
+        ordered = blocks[::-1]
+        self.block_pool.free_blocks(ordered)
+        if self.tracer is not None:
+            self._trace_free([b for b in ordered if not b.is_null])
+
     def _trace_free(self, released: list[KVCacheBlock]) -> None:
         tracer = self.tracer
         if not released or tracer is None:

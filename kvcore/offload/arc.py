@@ -146,3 +146,8 @@ class ARCPolicy(CachePolicy):
                 "t2": [[key_out(k), c.chunk_id, c.ref_cnt] for k, c in self.t2.items()],
                 "b1": [key_out(k) for k in self.b1], "b2": [key_out(k) for k in self.b2],
                 "target_t1_size": self.target}
+
+    def end_state(self, key_out) -> dict:
+        return {"t1": [key_out(k) for k in self.t1], "t2": [key_out(k) for k in self.t2],
+                "b1": [key_out(k) for k in self.b1], "b2": [key_out(k) for k in self.b2],
+                "target_t1_size": self.target}

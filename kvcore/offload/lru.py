@@ -156,3 +156,6 @@ class LRUPolicy(CachePolicy):
         order = sorted(self.chunks, key=self.ranks.__getitem__)
         return {"lru": [[key_out(k), self.chunks[k].chunk_id, self.chunks[k].ref_cnt,
                          list(self.ranks[k]), k in self.idle] for k in order]}
+
+    def end_state(self, key_out) -> dict:
+        return {"order": [key_out(k) for k in sorted(self.chunks, key=self.ranks.__getitem__)]}

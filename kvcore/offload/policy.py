@@ -54,6 +54,11 @@ class CachePolicy(ABC):
         """The policy's part of the manager's `state` (the oracle's names; keys through
         ``key_out``)."""
 
+    @abstractmethod
+    def end_state(self, key_out) -> dict:
+        """The order of the resident chunks for a replay's summary (the oracle's
+        ``policy_state_end``)."""
+
     def on_store_miss(self, keys: list[bytes], ctx: ReqContext) -> None:
         self.touch(keys, ctx)
 

@@ -1,0 +1,168 @@
+"""(B) of `Scheduler.schedule()` with a KV connector (vLLM 0.33's CPU offloading tier).
+
+The waiting scan as vLLM runs it with `OffloadingConnector` (`kvcore.offload`):
+
+* Two queues: requests holding KV blocks (``kv_holding``: those waiting for an async load) are
+  drained before the others. A request the scan cannot take now is skipped: set aside and put
+  back at the front of its queue after the scan, while the scan goes on with the next one.
+* A request waiting for its load is skipped until the worker reported it; then its loaded
+  blocks enter the GPU prefix cache (a full-prompt hit keeps one token to recompute) and it is
+  admitted like any other, with nothing to look up.
+* A request with no computed tokens looks up the GPU prefix cache, then the connector extends
+  the hit by whole CPU chunks (`get_num_new_matched_tokens`); "not yet" skips it.
+* An async load is admitted with 0 tokens: it must fit the whole prompt plus what the other
+  in-flight prefills still need (``reserved_blocks``), allocates blocks for the loaded tokens
+  only, takes no budget and no seat, and waits (``WAITING_FOR_REMOTE_KVS``). A refused
+  allocation stops the scan, as without a connector.
+* External hits are counted at admission (vLLM's ``connector_prefix_cache_stats``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kvcore.request import Request, RequestStatus
+
+if TYPE_CHECKING:
+    from kvcore.engine.scheduler import Scheduler
+    from kvcore.engine.scheduler_io import SchedulerOutput
+
+
+def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, threshold: int,
+                     admitted_full: set[str]) -> int:
+    """Admit waiting requests into ``out``; the budget left. ``admitted_full`` gets the
+    requests scheduled with their whole block table."""
+    cfg = sched.config
+    kvm = sched.kv_cache_manager
+    conn: Any = sched.connector
+    obs = sched.observer
+    tracer = sched.tracer
+    running = sched.running
+    nst = out.num_scheduled_tokens
+    skipped_holding: list[Any] = []
+    skipped_waiting: list[Any] = []
+    holding, waiting = sched.kv_holding, sched.waiting
+
+    def skip(queue: Any) -> None:
+        req = queue.pop()
+        (skipped_holding if _holds_blocks(req) else skipped_waiting).append(req)
+
+    while budget > 0:
+        queue = holding if len(holding) else waiting
+        if not len(queue) or len(running) >= sched.max_num_active:
+            break
+        req = queue.peek()
+        if req.__class__ is not Request:
+            req = req.build()
+            queue.replace_head(req)
+            sched.requests[req.request_id] = req
+            conn.on_new_request(req)
+        rid = req.request_id
+        if req.status == RequestStatus.WAITING_FOR_REMOTE_KVS:
+            if rid not in sched.finished_recving:
+                skip(queue)
+                continue
+            _promote(sched, req)
+        ext = 0
+        load_async = False
+        queries = hits = 0
+        looked_up = req.num_computed_tokens == 0
+        if looked_up:
+            hit_blocks, num_hit, req.shared_prefix_boundary = kvm.get_computed_blocks(req)
+            found, load_async = conn.get_num_new_matched_tokens(req, num_hit)
+            if found is None:
+                skip(queue)
+                continue
+            ext = found
+            queries = req.num_tokens - num_hit
+            hits = ext
+            computed = num_hit + ext
+        else:
+            hit_blocks, num_hit = None, 0
+            computed = req.num_computed_tokens
+        if load_async:
+            n = 0
+        else:
+            n = req.num_tokens - computed
+            if 0 < threshold < n:
+                n = threshold
+            if not cfg.enable_chunked_prefill and n > budget:
+                sched.blocked = (req, False, budget)
+                break
+            n = min(n, budget)
+        reserved = _reserved_blocks(sched) if load_async else 0
+        if tracer is not None:
+            tracer.req = rid
+        if obs is not None:
+            obs.on_admit_attempt(req)
+        new_blocks = kvm.allocate_slots(
+            req, n, num_new_computed_tokens=num_hit, new_computed_blocks=hit_blocks,
+            num_external_computed_tokens=ext, delay_cache_blocks=load_async,
+            full_sequence_must_fit=cfg.scheduler_reserve_full_isl, reserved_blocks=reserved,
+            has_scheduled_reqs=bool(running))
+        if new_blocks is None:
+            if obs is not None:
+                obs.on_admit_failed(req)
+            sched.blocked = (req, True, budget)
+            break
+        conn.update_state_after_alloc(req, ext)
+        if queries:
+            sched.connector_stats.record(queries, hits, req.num_preemptions > 0)
+        resumed = req.status == RequestStatus.PREEMPTED
+        if looked_up:
+            # the GPU hit statistics at the admission that looked up (an async load's too)
+            kvm.record_prefix_cache_stats(req, num_hit)
+            conn.rec.lookups[rid] = [num_hit, ext]
+            if req.num_cached_tokens < 0:
+                req.num_cached_tokens = computed
+            if obs is not None:
+                obs.on_admit(req, num_hit, resumed)
+        if load_async:
+            req.status = RequestStatus.WAITING_FOR_REMOTE_KVS
+            req.num_computed_tokens = computed
+            sched.inflight_prefills.add(req)
+            skip(queue)
+            continue
+        queue.pop()
+        running.append(req)
+        req.status = RequestStatus.RUNNING
+        req.num_computed_tokens = computed
+        nst[rid] = n
+        out.eager.append(req)
+        out.admitted[rid] = computed
+        admitted_full.add(rid)
+        budget -= n
+        if computed + n < req.num_tokens:
+            sched.inflight_prefills.add(req)
+    for req in reversed(skipped_holding):
+        holding.prepend(req)
+    for req in reversed(skipped_waiting):
+        waiting.prepend(req)
+    return budget
+
+
+def _holds_blocks(req: Any) -> bool:
+    return req.num_computed_tokens > 0 or req.status == RequestStatus.WAITING_FOR_REMOTE_KVS
+
+
+def _promote(sched: Scheduler, req: Request) -> None:
+    """Its load finished: cache the loaded blocks; a full-prompt hit recomputes one token."""
+    sched.kv_cache_manager.cache_blocks(req, req.num_computed_tokens)
+    if req.num_computed_tokens == req.num_tokens:
+        req.num_computed_tokens = req.num_tokens - 1
+    sched.finished_recving.remove(req.request_id)
+    req.status = RequestStatus.PREEMPTED if req.num_preemptions else RequestStatus.WAITING
+
+
+def _reserved_blocks(sched: Scheduler) -> int:
+    """Blocks the in-flight prefills still need to hold their whole sequence."""
+    kvm = sched.kv_cache_manager
+    coord = kvm.coordinator
+    empty = kvm.empty_kv_cache_blocks.blocks
+    total = 0
+    for req in sched.inflight_prefills:
+        full = min(req.num_tokens, sched.config.max_model_len)
+        total += coord.get_num_blocks_to_allocate(req.request_id, full, empty,
+                                                  req.num_computed_tokens,
+                                                  req.num_computed_tokens, 0, True)
+    return total

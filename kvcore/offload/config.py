@@ -1,0 +1,84 @@
+"""`OffloadConfig`: the CPU tier's size and rules, as vLLM 0.33 derives them.
+
+vLLM's `--kv-offloading-size GiB` becomes ``cpu_bytes_to_use = GiB * 2**30``; the tier holds
+``int(cpu_bytes_to_use) // kv_bytes_per_chunk`` chunks, a chunk being ``blocks_per_chunk`` GPU
+blocks rounded up to the 4 KiB page (`v1/kv_offload/cpu/spec.py`). ``blocks_per_chunk`` is the
+offload block size (tokens, a multiple of the GPU block size) over the GPU block size; left out,
+1. Bytes per GPU block come from the KV geometry of the one full-attention group
+(2 x block_size x KV heads x head size x dtype bytes x layers; Llama-3-8B at TP 1 by default:
+128 KiB a token).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvcore.errors import InputError
+
+PAGE = 4096                    # mmap.PAGESIZE on the hosts vLLM runs on
+GIB = 1 << 30
+DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float8_e4m3fn": 1}
+
+
+def kv_bytes_per_block(block_size: int, num_layers: int, num_kv_heads: int, head_size: int,
+                       kv_dtype: str) -> int:
+    return 2 * block_size * num_kv_heads * head_size * DTYPE_BYTES[kv_dtype] * num_layers
+
+
+def chunk_bytes(block_bytes: int, blocks_per_chunk: int) -> int:
+    return -(-block_bytes * blocks_per_chunk // PAGE) * PAGE
+
+
+@dataclass(frozen=True, slots=True)
+class OffloadConfig:
+    num_chunks: int
+    block_size: int                 # GPU tokens per block
+    blocks_per_chunk: int
+    kv_bytes_per_block: int
+    gib: float                      # the size asked for (what vLLM got as --kv-offloading-size)
+    policy: str = "lru"
+    prompt_only: bool = True        # vLLM's offload_prompt_only: decode KV is never stored
+    store_threshold: int = 0        # < 2: off; N: a chunk is stored on its N-th offer
+    max_tracker_size: int = 64_000
+    sync_load_budget_bytes: int = 0  # 0: every load is asynchronous
+    load_steps: int = 1             # the fake worker: engine steps an async load takes
+    store_steps: int = 1            # ... and a store, from its submission
+
+    @property
+    def tokens_per_chunk(self) -> int:
+        return self.blocks_per_chunk * self.block_size
+
+    @property
+    def kv_bytes_per_token(self) -> int:
+        return self.kv_bytes_per_block // self.block_size
+
+    @property
+    def kv_bytes_per_chunk(self) -> int:
+        return chunk_bytes(self.kv_bytes_per_block, self.blocks_per_chunk)
+
+
+def blocks_per_chunk_of(offload_block_size: int | None, block_size: int,
+                        field: str = "offload_block_size") -> int:
+    if offload_block_size is None:
+        return 1
+    if offload_block_size <= 0 or offload_block_size % block_size:
+        raise InputError(f"must be a multiple of the block size {block_size}, got "
+                         f"{offload_block_size}", field=field)
+    return offload_block_size // block_size
+
+
+def chunks_of(gib: float, kv_bytes_per_chunk: int, field: str = "kv_offloading_size") -> int:
+    """vLLM's chunk count for ``gib`` GiB; at least one chunk or it is bad input."""
+    n = int(gib * GIB) // kv_bytes_per_chunk
+    if n < 1:
+        raise InputError(f"{gib:g} GiB holds no chunk of {kv_bytes_per_chunk:,} bytes "
+                         f"(one chunk needs {kv_bytes_per_chunk / GIB:.6g} GiB)", field=field)
+    return n
+
+
+def gib_of_chunks(n: int, kv_bytes_per_chunk: int) -> float:
+    """The size that makes vLLM derive exactly ``n`` chunks (the oracle's
+    ``kv_offloading_size_chunks``)."""
+    gib = n * kv_bytes_per_chunk / GIB
+    assert int(gib * GIB) // kv_bytes_per_chunk == n
+    return gib

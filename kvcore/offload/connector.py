@@ -1,0 +1,266 @@
+"""`OffloadingConnector`: the scheduler side of vLLM 0.33's native CPU offloading.
+
+vLLM's `OffloadingConnectorScheduler` (`distributed/kv_transfer/kv_connector/v1/offloading/
+scheduler.py`) for one full-attention KV cache group, called where vLLM's `Scheduler` calls its
+connector (`kvcore/engine/scheduler_offload.py`):
+
+* `get_num_new_matched_tokens(req, L)` at the admission of a waiting request with no computed
+  tokens: how many tokens past the local GPU hit ``L`` the CPU tier can load (whole chunks from
+  chunk ``L // C``, up to the whole prompt, at least one chunk), or None ("not yet": a chunk of
+  the hit is still being stored or is being loaded by another request, or the request still
+  has transfers in flight);
+* `update_state_after_alloc(req, ext)` after the allocation: the load job (its chunks pinned);
+* `build_connector_meta(...)` at the end of `schedule()` (`stores.py`): flushes, store offers,
+  the finished requests' final offers and recency commits;
+* `update_connector_output(done)` when the worker reports jobs; `request_finished(req)` when a
+  request finishes (its GPU blocks are freed at once).
+
+Chunks are ``blocks_per_chunk`` GPU blocks; chunk i covers tokens ``[i*C, (i+1)*C)`` and is keyed
+by the hash of its last block (`keys.make_key`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kvcore.kv_events import MEDIUM_CPU, BlockRemoved, BlockStored, hash_to_int
+from kvcore.offload.config import OffloadConfig
+from kvcore.offload.keys import HIT_PENDING, MISS, ReqContext, key_hash, make_key
+from kvcore.offload.manager import CPUOffloadingManager
+from kvcore.offload.record import StepRecord
+from kvcore.request import Request
+
+
+@dataclass(slots=True)
+class RequestOffloadState:
+    """What the connector keeps of one request (vLLM's `RequestOffloadState`, one group)."""
+
+    req: Request
+    ctx: ReqContext
+    keys: list[bytes] = field(default_factory=list)   # one per keyed chunk, in chunk order
+    blocks: list = field(default_factory=list)        # its GPU blocks as of its last schedule
+    n_seen: int = 0               # how many of them the connector has seen handed out
+    next_stored: int = 0          # the store cursor (chunk index)
+    num_local: int = 0            # the GPU hit of its last lookup
+    jobs: set[int] = field(default_factory=set)       # in flight: one load, or stores
+    finished_signaled: bool = False
+
+    def update_keys(self, bpc: int, tpc: int) -> None:
+        hashes = self.req.block_hashes
+        keys = self.keys
+        for i in range(bpc * len(keys) + bpc - 1, len(hashes), bpc):
+            key = make_key(hashes[i], 0)
+            keys.append(key)
+            self.ctx.set_position(key, len(keys) * tpc)
+
+
+@dataclass(slots=True)
+class Job:
+    """A transfer: a load (CPU -> GPU) or a store (GPU -> CPU) of a request's chunks."""
+
+    job_id: int
+    req_id: str
+    keys: list[bytes]             # in chunk order
+    gpu_block_ids: list[int]      # GPU blocks written (load) or read (store)
+    chunks: list[int]             # CPU slots read (load) or written (store)
+    is_store: bool
+    sync: bool = False            # a load inside the step (`sync_load_budget_bytes`)
+    fence_block_ids: list[int] = field(default_factory=list)   # store: blocks it reads
+
+
+@dataclass(slots=True)
+class ConnectorMeta:
+    """One step's work for the worker (vLLM's `OffloadingConnectorMetadata`)."""
+
+    load_jobs: dict[int, Job]
+    store_jobs: dict[int, Job]
+    jobs_to_flush: set[int]
+
+
+class OffloadingConnector:
+    def __init__(self, cfg: OffloadConfig, kvm, *, enable_prefix_caching: bool = True,
+                 enable_events: bool = False) -> None:
+        self.cfg = cfg
+        self.kvm = kvm
+        self.manager = CPUOffloadingManager(cfg.num_chunks, cfg.policy,
+                                            enable_events=enable_events,
+                                            store_threshold=cfg.store_threshold,
+                                            max_tracker_size=cfg.max_tracker_size)
+        self.enable_events = enable_events
+        self.states: dict[str, RequestOffloadState] = {}
+        self.jobs: dict[int, Job] = {}
+        self.next_job = 0
+        # this step's
+        self.load_jobs: dict[int, Job] = {}
+        self.sync_loads: set[str] = set()
+        self.sync_load_bytes = 0
+        self.jobs_to_flush: set[int] = set()
+        self.allocated: set[int] = set()      # GPU block ids handed out (hits included)
+        # block id -> pending store jobs reading it (finished requests' stores only)
+        self.fenced: dict[int, set[int]] = {}
+        self.being_loaded: set[bytes] | None = set() if enable_prefix_caching else None
+        self.rec = StepRecord()               # what this step did, for the outputs
+        self.failures = 0                     # vLLM's kv_offload_allocation_failure
+
+    # -- requests ----------------------------------------------------------------------------
+    def on_new_request(self, req: Request) -> None:
+        ctx = ReqContext(req.request_id)
+        self.manager.on_new_request(ctx)
+        self.states[req.request_id] = RequestOffloadState(req, ctx)
+
+    def has_pending_work(self) -> bool:
+        return bool(self.jobs)
+
+    def _new_job_id(self) -> int:
+        self.next_job += 1
+        return self.next_job - 1
+
+    # -- lookup --------------------------------------------------------------------------------
+    def get_num_new_matched_tokens(self, req: Request, num_local: int) -> tuple[int | None, bool]:
+        """(tokens the tier can load past ``num_local`` or None for "not yet", asynchronously)."""
+        st = self.states[req.request_id]
+        st.blocks = []
+        st.n_seen = 0
+        st.next_stored = 0            # restarting at token 0: every chunk is offered again
+        if st.jobs:
+            self.rec.deferred.append(req.request_id)
+            return None, False
+        cfg = self.cfg
+        st.update_keys(cfg.blocks_per_chunk, cfg.tokens_per_chunk)
+        st.num_local = num_local
+        hit = 0 if req.skip_reading_prefix_cache else self._lookup(st)
+        if hit is None:
+            self.rec.deferred.append(req.request_id)
+            return None, False
+        sync = self._reserve_sync_load(st, num_local, hit)
+        return hit, bool(hit) and not sync
+
+    def _lookup(self, st: RequestOffloadState) -> int | None:
+        c = self.cfg.tokens_per_chunk
+        local = st.num_local
+        keys = st.keys
+        top = min(st.req.num_tokens, len(keys) * c)     # no -1: the whole prompt may hit
+        if top - local < c:
+            return 0
+        start = local // c
+        hits = 0
+        pending = False
+        lookup = self.manager.lookup
+        for key in keys[start:-(-top // c)]:
+            r = lookup(key)
+            if r == MISS:
+                break
+            hits += 1
+            pending |= r == HIT_PENDING
+        if hits == 0:
+            return 0
+        if pending:
+            return None               # a chunk of the hit is still being written
+        top = min(top, c * (start + hits))
+        if top - local < c:
+            return 0
+        hit = top - local
+        if self.being_loaded and any(k in self.being_loaded
+                                     for k in keys[start:-(-(local + hit) // c)]):
+            return None               # another request is loading some of these chunks
+        return hit
+
+    def _reserve_sync_load(self, st: RequestOffloadState, local: int, hit: int) -> bool:
+        rid = st.req.request_id
+        self.sync_loads.discard(rid)
+        budget = self.cfg.sync_load_budget_bytes
+        if not budget or not hit or local + hit >= st.req.num_tokens:
+            return False
+        n = hit * self.cfg.kv_bytes_per_token
+        if self.sync_load_bytes + n > budget:
+            return False
+        self.sync_load_bytes += n
+        self.sync_loads.add(rid)
+        return True
+
+    # -- after the allocation ------------------------------------------------------------------
+    def update_state_after_alloc(self, req: Request, ext: int) -> None:
+        """The admission allocated (hits included): note its blocks; with ``ext`` loaded tokens,
+        the load job."""
+        blocks = self.kvm.coordinator.get_blocks(req.request_id)[0]
+        self.allocated.update(b.block_id for b in blocks if b.block_id != 0)
+        if ext == 0:
+            return
+        cfg = self.cfg
+        rid = req.request_id
+        st = self.states[rid]
+        sync = rid in self.sync_loads
+        local = st.num_local
+        cached = local + ext
+        bs, c, bpc = cfg.block_size, cfg.tokens_per_chunk, cfg.blocks_per_chunk
+        n_gpu = -(-cached // bs)
+        start_block = n_gpu
+        for i in range(-(-local // bs), n_gpu):
+            b = blocks[i]
+            if not b.is_null and (sync or b.block_hash is None):
+                start_block = i
+                break
+        n_chunks = -(-cached // c)
+        keys = st.keys[start_block // bpc:n_chunks] if n_gpu > start_block else []
+        dst = [b.block_id for b in blocks[start_block:n_gpu]]
+        st.next_stored = n_chunks     # neither the loaded chunks nor the hit before are offered
+        slots = self.manager.prepare_load(keys, st.ctx)
+        job = Job(self._new_job_id(), rid, keys, dst, slots, is_store=False, sync=sync)
+        self.load_jobs[job.job_id] = job
+        assert not st.jobs
+        st.jobs.add(job.job_id)
+        self.jobs[job.job_id] = job
+        if self.being_loaded is not None and not sync:
+            self.being_loaded.update(keys)
+
+    # -- finish and completions ----------------------------------------------------------------
+    def request_finished(self, req: Request) -> None:
+        """Its GPU blocks are freed now; its final offer and commit come next step. Its
+        in-flight stores now watch their source blocks (a reuse flushes them)."""
+        st = self.states.get(req.request_id)
+        if st is None:
+            return
+        st.update_keys(self.cfg.blocks_per_chunk, self.cfg.tokens_per_chunk)
+        for jid in st.jobs:
+            for bid in self.jobs[jid].fence_block_ids:
+                self.fenced.setdefault(bid, set()).add(jid)
+
+    def update_connector_output(self, done: list[int]) -> None:
+        """The worker reported these jobs (in report order)."""
+        manager = self.manager
+        rec = self.rec
+        for jid in done:
+            job = self.jobs.pop(jid)
+            st = self.states[job.req_id]
+            if job.is_store:
+                stored, _ = manager.complete_store(job.keys)
+                rec.chunks_stored += len(stored)
+            else:
+                manager.complete_load(job.keys)
+                rec.chunks_loaded += len(job.keys)
+                if self.being_loaded:
+                    self.being_loaded.difference_update(job.keys)
+            if self.fenced and st.req.is_finished():
+                for bid in job.fence_block_ids:
+                    waiting = self.fenced[bid]
+                    waiting.remove(jid)
+                    if not waiting:
+                        del self.fenced[bid]
+            st.jobs.remove(jid)
+            if st.finished_signaled and not st.jobs:
+                del self.states[job.req_id]
+
+    # -- events ----------------------------------------------------------------------------------
+    def take_events(self) -> list:
+        """The tier's events in vLLM's form: one `BlockStored` per chunk stored (placeholder
+        payload: the chunk key's hash only), one `BlockRemoved` per eviction batch."""
+        out: list = []
+        for ev in self.manager.take_events():
+            if ev.removed:
+                if not ev.metadata_only:
+                    out.append(BlockRemoved([hash_to_int(key_hash(k)) for k in ev.keys],
+                                            MEDIUM_CPU, 0))
+                continue
+            out.extend(BlockStored([hash_to_int(key_hash(k))], None, [], 0, None, MEDIUM_CPU,
+                                   None, None, 0) for k in ev.keys)
+        return out

@@ -1,0 +1,56 @@
+"""The CPU tier's `OffloadConfig` from a replay's options (`kvcore.engine.options`): None when
+offloading is off; bad combinations are `InputError`s naming the option."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvcore.errors import InputError
+from kvcore.offload.config import (
+    OffloadConfig,
+    blocks_per_chunk_of,
+    chunk_bytes,
+    chunks_of,
+    gib_of_chunks,
+    kv_bytes_per_block,
+)
+
+
+def offload_config(opts: Any) -> OffloadConfig | None:
+    if not opts.offloading:
+        return None
+    if opts.kv_offloading_size is not None and opts.kv_offloading_size_chunks is not None:
+        raise InputError("give the CPU tier's size once: in GiB or in chunks, not both",
+                         field="kv_offloading_size_chunks")
+    bs = opts.block_size
+    bpc = blocks_per_chunk_of(opts.offload_block_size, bs)
+    block_bytes = kv_bytes_per_block(bs, opts.num_layers, opts.num_kv_heads, opts.head_size,
+                                     opts.kv_dtype)
+    per_chunk = chunk_bytes(block_bytes, bpc)
+    if opts.kv_offloading_size_chunks is not None:
+        gib = gib_of_chunks(opts.kv_offloading_size_chunks, per_chunk)
+    else:
+        gib = float(opts.kv_offloading_size)
+    return OffloadConfig(
+        num_chunks=chunks_of(gib, per_chunk), block_size=bs, blocks_per_chunk=bpc,
+        kv_bytes_per_block=block_bytes, gib=gib, policy=opts.eviction_policy,
+        prompt_only=opts.offload_prompt_only, store_threshold=opts.store_threshold,
+        sync_load_budget_bytes=opts.sync_load_budget_bytes, load_steps=opts.load_steps,
+        store_steps=opts.store_steps)
+
+
+def check_supported(opts: Any, groups: list, jsonl_events: bool) -> None:
+    """What the tier does not model yet is refused, not run half-right."""
+    if opts.mode != "engine":
+        raise InputError("the CPU tier is modelled in engine mode only (for now)",
+                         field="kv_offloading_size")
+    if len(groups) != 1 or type(groups[0].kv_cache_spec).__name__ != "FullAttentionSpec":
+        raise InputError("the CPU tier is modelled for one full-attention KV cache group "
+                         "(as vLLM's oracle runs it)", field="kv_offloading_size")
+    if jsonl_events:
+        raise InputError("our event stream does not carry the CPU tier yet: use "
+                         "--events-format vllm (vLLM's KV events, CPU medium included)",
+                         field="kv_offloading_size")
+    if not opts.enable_prefix_caching:
+        raise InputError("the CPU tier needs prefix caching (its chunks are keyed by block "
+                         "hashes)", field="kv_offloading_size")

@@ -1,0 +1,141 @@
+"""The end of a step's `schedule()` for the CPU tier: flushes, store offers, finished commits.
+
+vLLM 0.33's `OffloadingConnectorScheduler.build_connector_meta` for one full-attention group:
+
+1. Each scheduled request's keys and block table are brought up to date; the blocks handed
+   out this step (an admitted request's whole table, hits included; a running request's new
+   blocks) are noted.
+2. Flushes: the in-flight stores of a request preempted this step, and every store that
+   watches a block handed out this step (a finished request's stores watch their source
+   blocks: the worker must copy them before the blocks are overwritten).
+3. Offers, one `prepare_store` per request: each scheduled request, then each request that
+   finished in the previous step, offers its chunks from the cursor up to its horizon (computed
+   tokens after this step, or ``max(prompt, num_tokens - 1)`` when finished; capped at the
+   prompt with ``prompt_only``, and by its keyed and allocated chunks). A failed offer keeps the
+   cursor (offered again next step); a successful one makes one store job of its absent chunks.
+4. The finished requests' observations go to the policy (`on_request_finished`), in finish order.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kvcore.offload.connector import ConnectorMeta, Job
+
+if TYPE_CHECKING:
+    from kvcore.offload.connector import OffloadingConnector, RequestOffloadState
+
+
+def build_connector_meta(conn: OffloadingConnector, scheduled: dict[str, int],
+                         admitted: set[str], preempted: list[str],
+                         finished: list[str]) -> ConnectorMeta:
+    """``scheduled``: the step's scheduled tokens (running first, then admitted, before the
+    computed tokens advance); ``admitted``: requests scheduled with their whole table this step
+    (admitted or resumed); ``finished``: the requests that finished since the last step."""
+    cfg = conn.cfg
+    bpc, tpc = cfg.blocks_per_chunk, cfg.tokens_per_chunk
+    states = conn.states
+    allocated = conn.allocated
+    tables = conn.kvm.coordinator.single_type_managers[0].req_to_blocks
+    for rid in scheduled:
+        st = states[rid]
+        st.update_keys(bpc, tpc)
+        table = tables.get(rid)
+        if table is None:
+            continue
+        # (a table only grows while its request runs: the live list stands for vLLM's copy)
+        new = table if rid in admitted or table is not st.blocks else table[st.n_seen:]
+        allocated.update(b.block_id for b in new if b.block_id != 0)
+        st.blocks = table
+        st.n_seen = len(table)
+    flush = conn.jobs_to_flush
+    for rid in preempted:
+        victim = states.get(rid)
+        if victim is not None:
+            flush.update(j for j in victim.jobs if j not in conn.load_jobs)
+    if conn.fenced and not conn.fenced.keys().isdisjoint(allocated):
+        flush.update(j for bid in allocated if bid in conn.fenced for j in conn.fenced[bid])
+    store_jobs: dict[int, Job] = {}
+    for rid in (*scheduled, *finished):
+        offering = states.get(rid)
+        if offering is not None:
+            _offer(conn, offering, scheduled.get(rid, 0), store_jobs)
+    meta = ConnectorMeta(conn.load_jobs, store_jobs, flush)
+    for rid in finished:
+        done = states.get(rid)
+        if done is None:
+            continue
+        done.finished_signaled = True
+        conn.manager.on_request_finished(done.ctx)
+        if not done.jobs:
+            del states[rid]
+    conn.load_jobs = {}
+    conn.sync_loads = set()
+    conn.sync_load_bytes = 0
+    conn.jobs_to_flush = set()
+    conn.allocated = set()
+    return meta
+
+
+def _storable(conn: OffloadingConnector, st: RequestOffloadState, tokens: int) -> int:
+    """Chunks eligible for a store: full, keyed and allocated, up to ``tokens``."""
+    req = st.req
+    tokens = min(tokens, req.num_tokens)
+    if conn.cfg.prompt_only:
+        tokens = min(tokens, req.num_prompt_tokens)
+    return min(tokens // conn.cfg.tokens_per_chunk, len(st.blocks) // conn.cfg.blocks_per_chunk,
+               len(st.keys))
+
+
+def _offer(conn: OffloadingConnector, st: RequestOffloadState, n_scheduled: int,
+           store_jobs: dict[int, Job]) -> None:
+    req = st.req
+    if req.is_finished():
+        horizon = max(req.num_prompt_tokens, req.num_tokens - 1)
+    else:
+        horizon = req.num_computed_tokens + n_scheduled
+    end = _storable(conn, st, horizon)
+    start = st.next_stored
+    bpc = conn.cfg.blocks_per_chunk
+    blocks = st.blocks
+    keys = []
+    index = []
+    for i in range(start, end):
+        # a chunk with a null block is skipped (never under full attention; vLLM's rule)
+        if any(blocks[i * bpc + b].block_id == 0 for b in range(bpc)):
+            continue
+        keys.append(st.keys[i])
+        index.append(i)
+    if not keys:
+        st.next_stored = max(st.next_stored, end)
+        return
+    rec = conn.rec
+    manager = conn.manager
+    first = index[0]
+    absent = sum(1 for k in keys if manager.policy.get(k) is None)
+    offer = manager.prepare_store(keys, st.ctx)
+    rec.offers[req.request_id] = [first, len(keys), absent]
+    if offer is None:
+        conn.failures += 1
+        rec.alloc_failures.append(req.request_id)
+        return
+    rec.evicted.extend(offer.evicted)
+    if not offer.keys_to_store:
+        st.next_stored = max(st.next_stored, end)
+        return
+    chosen = set(offer.keys_to_store)      # in offer order, so in chunk order
+    src: list[int] = []
+    for key, i in zip(keys, index):
+        if key in chosen:
+            src.extend(b.block_id for b in blocks[i * bpc:(i + 1) * bpc] if b.block_id != 0)
+    st.next_stored = max(st.next_stored, end)
+    job = Job(conn._new_job_id(), req.request_id, offer.keys_to_store, src, offer.chunks, is_store=True,
+              fence_block_ids=src)
+    st.jobs.add(job.job_id)
+    conn.jobs[job.job_id] = job
+    store_jobs[job.job_id] = job
+    if req.is_finished():
+        for bid in src:
+            conn.fenced.setdefault(bid, set()).add(job.job_id)
+            if bid in conn.allocated:
+                conn.jobs_to_flush.add(job.job_id)

@@ -1,0 +1,167 @@
+"""`OffloadTier`: the CPU tier in a replay's engine loop: the connector, the fake worker, the
+per-step record and the run's totals, and what they add to the outputs.
+
+Per engine step (`kvcore.engine.engine_loop`): `schedule()` (the connector works inside it),
+`execute` (the worker runs the step's transfers), the model's update, `after_update` (the
+reported jobs complete; loaded requests may be promoted next step), then `step_fields` for the
+step line. The step line's keys and the summary's `offload` object are the oracle's
+(`../shared/oracle/tool/OFFLOAD.md`, section 4; docs/offload.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvcore.analysis.stats.dist import Dist
+from kvcore.kv_events import hash_to_int
+from kvcore.offload.config import OffloadConfig
+from kvcore.offload.connector import ConnectorMeta, Job, OffloadingConnector
+from kvcore.offload.keys import key_hash
+from kvcore.offload.record import ConnectorPrefixStats
+from kvcore.offload.worker import FakeWorker
+from kvcore.request import RequestStatus
+
+
+def _k(key: bytes) -> int:
+    return hash_to_int(key_hash(key))
+
+
+def _jobs(jobs: dict[int, Job], load: bool) -> dict[str, dict]:
+    out = {}
+    for jid, job in jobs.items():
+        d: dict[str, Any] = {"req": job.req_id, "gpu_blocks": len(job.gpu_block_ids),
+                             "chunks": job.chunks}
+        if load:
+            d["sync"] = job.sync
+        d["keys"] = [_k(k) for k in job.keys]
+        out[str(jid)] = d
+    return out
+
+
+class OffloadTier:
+    def __init__(self, cfg: OffloadConfig, kvm: Any, *, enable_events: bool) -> None:
+        self.cfg = cfg
+        self.conn = OffloadingConnector(cfg, kvm, enable_events=enable_events)
+        self.worker = FakeWorker(cfg.store_steps, cfg.load_steps, cfg.kv_bytes_per_block)
+        self.stats = ConnectorPrefixStats()
+        self.totals = {"load_jobs": 0, "store_jobs": 0, "flushed_jobs": 0, "store_offers": 0,
+                       "alloc_failures": 0, "cpu_evictions": 0, "lookup_deferrals": 0,
+                       "chunks_stored": 0, "chunks_loaded": 0}
+        self.max_cpu_used = 0
+        self.reported: dict[int, bool] = {}    # job id -> is a store, until its line is out
+        self.load_started: dict[str, int] = {}  # req -> the step its async load was created
+        self.load_waits = Dist()               # steps from that step to its first compute
+
+    def execute(self, step: int, meta: ConnectorMeta) -> tuple[list[int], set[str]]:
+        """The worker runs the step's transfers: (the jobs it reported, in report order; the
+        requests whose async load finished), delivered with the batch's output."""
+        done, recv = self.worker.execute(step, meta)
+        for job in meta.load_jobs.values():
+            if not job.sync:
+                self.load_started[job.req_id] = step
+        t = self.totals
+        t["load_jobs"] += len(meta.load_jobs)
+        t["store_jobs"] += len(meta.store_jobs)
+        t["flushed_jobs"] += len(meta.jobs_to_flush)
+        for kind, ids in done.items():
+            for j in ids:
+                self.reported[j] = kind == "store"
+        return done["store"] + done["load"], recv
+
+    def note_lookups(self, records: dict, step: int) -> None:
+        """The step's accepted lookups into the requests' records (``extra``: the oracle's
+        per-request ``lookups``, ``gpu_hit_tokens``, ``cpu_hit_tokens``); a request's
+        ``hit_tokens`` is its first lookup's GPU + CPU hit (vLLM's num_cached_tokens)."""
+        for rid, (gpu, cpu) in self.conn.rec.lookups.items():
+            rec = records[rid]
+            extra = rec.extra
+            if extra is None:
+                extra = rec.extra = {"gpu_hit_tokens": 0, "cpu_hit_tokens": 0, "lookups": []}
+                rec.hit_tokens = gpu + cpu
+            extra["lookups"].append([step, gpu, cpu])
+            extra["gpu_hit_tokens"] += gpu
+            extra["cpu_hit_tokens"] += cpu
+
+    def note_admitted(self, admitted: dict[str, int], step: int) -> None:
+        """Requests that start computing after an async load: how long they waited."""
+        for rid in admitted:
+            start = self.load_started.pop(rid, None)
+            if start is not None:
+                self.load_waits.add(step - start)
+
+    def deliver(self, sched: Any, done: list[int], recv: set[str]) -> None:
+        """A batch's transfer reports reach the scheduler (after its finishes, as in vLLM)."""
+        self.conn.update_connector_output(done)
+        for rid in recv:
+            req = sched.requests.get(rid)
+            if req is not None and req.status == RequestStatus.WAITING_FOR_REMOTE_KVS:
+                sched.finished_recving.add(rid)
+
+    def cpu_state(self) -> tuple[int, int, int]:
+        """(chunks resident, of them being written, of them pinned by loads)."""
+        m = self.conn.manager
+        used = m.num_allocated - len(m.free_list)
+        return used, m.num_write_pending, used - m.num_evictable - m.num_write_pending
+
+    def step_fields(self, sched: Any, meta: ConnectorMeta | None,
+                    done: list[int] | None, recv: set[str] | None) -> dict:
+        """The step line's offload keys: this step's `schedule()` (``meta``) and the reports
+        of the batch processed in it (``done``, ``recv``); closes the step's record."""
+        rec = self.conn.rec
+        used, pending, pinned = self.cpu_state()
+        self.max_cpu_used = max(self.max_cpu_used, used)
+        t = self.totals
+        t["store_offers"] += len(rec.offers)
+        t["alloc_failures"] += len(rec.alloc_failures)
+        t["cpu_evictions"] += len(rec.evicted)
+        t["lookup_deferrals"] += len(rec.deferred)
+        t["chunks_stored"] += rec.chunks_stored
+        t["chunks_loaded"] += rec.chunks_loaded
+        waiting_kv = [r.request_id for q in (sched.kv_holding, sched.waiting) for r in q
+                      if getattr(r, "status", None) == RequestStatus.WAITING_FOR_REMOTE_KVS]
+        out = {
+            "lookups": dict(rec.lookups), "lookup_deferred": list(rec.deferred),
+            "waiting_for_kv": waiting_kv,
+            "load_jobs": _jobs(meta.load_jobs, True) if meta else {},
+            "store_offers": dict(rec.offers),
+            "store_jobs": _jobs(meta.store_jobs, False) if meta else {},
+            "flushed": sorted(meta.jobs_to_flush) if meta else [],
+            "load_done": [j for j in done or () if not self.reported[j]],
+            "store_done": [j for j in done or () if self.reported[j]],
+            "recv_done": sorted(recv or ()),
+            "chunks_loaded": rec.chunks_loaded, "chunks_stored": rec.chunks_stored,
+            "cpu_evicted": [_k(k) for k in rec.evicted],
+            "cpu_alloc_failures": list(rec.alloc_failures),
+            "cpu_used": used, "cpu_pending": pending, "cpu_pinned": pinned,
+        }
+        rec.reset()
+        for j in done or ():
+            del self.reported[j]
+        return out
+
+    def summary(self, gpu_hits: int, cpu_hits: int) -> dict:
+        """The summary's `offload` object (the oracle's keys)."""
+        used, pending, pinned = self.cpu_state()
+        t = self.totals
+        w = self.worker
+        cfg = self.cfg
+        return {
+            "gpu_hit_tokens": gpu_hits, "cpu_hit_tokens": cpu_hits,
+            "load_jobs": t["load_jobs"], "store_jobs": t["store_jobs"],
+            "flushed_jobs": t["flushed_jobs"],
+            "chunks_loaded": t["chunks_loaded"], "chunks_stored": t["chunks_stored"],
+            "gpu_blocks_loaded": w.blocks["load"], "gpu_blocks_stored": w.blocks["store"],
+            "bytes_loaded": w.bytes["load"], "bytes_stored": w.bytes["store"],
+            "store_offers": t["store_offers"], "alloc_failures": t["alloc_failures"],
+            "cpu_evictions": t["cpu_evictions"], "lookup_deferrals": t["lookup_deferrals"],
+            "max_cpu_used": self.max_cpu_used, "cpu_used_end": used,
+            "cpu_pending_end": pending, "cpu_pinned_end": pinned,
+            "jobs_in_flight_end": len(self.conn.jobs),
+            "cpu_num_chunks": cfg.num_chunks, "tokens_per_chunk": cfg.tokens_per_chunk,
+            "kv_bytes_per_block": cfg.kv_bytes_per_block,
+            "kv_bytes_per_chunk": cfg.kv_bytes_per_chunk, "kv_offloading_size_gib": cfg.gib,
+            "load_wait_steps": self.load_waits.summary(),
+            "connector_prefix_cache_stats": self.stats.to_json(),
+            "policy_state_end": self.conn.manager.policy.end_state(_k),
+        }
+

@@ -1,0 +1,136 @@
+"""Engine replay with a CPU tier = vLLM 0.33's Scheduler + OffloadingConnector, step for step.
+
+Each case is a token-id trace whose config line carries the offload keys, answered by the
+oracle's `sched_offload` (the real Scheduler, OffloadingConnectorScheduler and
+CPUOffloadingManager with a fake worker): the six recorded cases (`data/offload_cases/`) and
+our random ones (`data/offload_fresh/`, `make_traces.py`). Replayed with `--arrivals step`, our
+step lines must carry the oracle's keys with the same values on every step the engine took
+(scheduled, admitted, preempted, finished, free blocks, lookups, deferrals, jobs with their
+blocks, slots and keys, offers, flushes, completions, evictions, failures, CPU occupancy); the
+request lines the same hits per lookup; the summary's `offload` object and connector stats the
+same totals; and with `kv_events` vLLM's event batches, GPU and CPU medium (the CPU
+`BlockStored` events of one store job compared as a set: vLLM iterates a set there).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from oracle_sched import answer_of, config_of, replay_case
+
+from kvcore.engine.options import ReplayOptions
+from kvcore.engine.replay import replay
+from kvcore.errors import InputError
+
+DATA = Path(__file__).parent / "data"
+RECORDED = sorted((DATA / "offload_cases").glob("*.trace.jsonl"))
+# (trace, answer kind, async): the recorded cases both ways, our random ones as drawn
+CASES = ([(t, "expected", False) for t in RECORDED]
+         + [(t, "async.expected", True) for t in RECORDED]
+         + [(t, "expected", False) for t in sorted((DATA / "offload_fresh").glob("oseed*.trace.jsonl"))]
+         + [(t, "expected", True) for t in sorted((DATA / "offload_fresh").glob("oaseed*.trace.jsonl"))])
+STEP_KEYS_ASYNC = ("num_free_blocks_after_schedule", "processed", "schedule_called")
+STEP_KEYS = ("step", "scheduled", "admitted", "preempted", "finished", "num_free_blocks",
+             "lookups", "lookup_deferred", "waiting_for_kv", "load_jobs", "store_offers",
+             "store_jobs", "flushed", "load_done", "store_done", "recv_done", "chunks_loaded",
+             "chunks_stored", "cpu_evicted", "cpu_alloc_failures", "cpu_used", "cpu_pending",
+             "cpu_pinned")
+
+
+def _events(batch: list[dict]) -> list:
+    """A batch with each run of CPU `BlockStored` events as a sorted list (set order)."""
+    out: list = []
+    run: list[str] = []
+    for e in batch:
+        if e["type"] == "BlockStored" and e["medium"] == "CPU":
+            run.append(json.dumps(e, sort_keys=True))
+            continue
+        if run:
+            out.append(sorted(run))
+            run = []
+        out.append(e)
+    if run:
+        out.append(sorted(run))
+    return out
+
+
+@pytest.mark.parametrize(("trace", "kind", "asyn"), CASES,
+                         ids=[f"{t.name.split('.')[0]}{'-async' if a else ''}"
+                              for t, _, a in CASES])
+def test_offload_case(trace: Path, kind: str, asyn: bool) -> None:
+    s, ours, by_id, events = replay_case(trace, async_scheduling=asyn)
+    expected = answer_of(trace, kind)
+    summary = expected[-1]["summary"]
+    lines = [e for e in expected[:-1] if not e.get("idle")]
+    keys = STEP_KEYS + (STEP_KEYS_ASYNC if asyn else ())
+    assert [{k: o[k] for k in keys} for o in ours] == [{k: e[k] for k in keys} for e in lines]
+    assert [list(o["scheduled"]) for o in ours] == [list(e["scheduled"]) for e in lines]
+    for r in summary["requests"]:
+        o = by_id[r["id"]]
+        assert (o["hit_tokens"], o["gpu_hit_tokens"], o["cpu_hit_tokens"], o["lookups"],
+                o["first_scheduled_step"], o["finish_step"]) == \
+            (r["num_cached_tokens"], r["gpu_hit_tokens"], r["cpu_hit_tokens"], r["lookups"],
+             r["first_scheduled_step"], r["finish_step"]), r["id"]
+    theirs = summary["offload"]
+    assert {k: s.offload[k] for k in theirs} == theirs
+    assert s.offload["connector_prefix_cache_stats"] == summary["connector_prefix_cache_stats"]
+    assert s.offload["cpu_num_chunks"] == summary["config"]["_effective"]["cpu_num_chunks"]
+    assert s.offload["bytes_loaded"] == summary["kv_connector_stats"].get(
+        "kv_offload_load_bytes", 0)
+    assert s.steps == summary["num_steps"]
+    pcs = summary["prefix_cache_stats"]
+    assert (s.counted_requests, s.prompt_tokens, s.hit_tokens) == \
+        (pcs["requests"], pcs["queries"], pcs["hits"])
+    if config_of(trace).get("kv_events"):
+        assert [_events(b) for b in events] == \
+            [_events(e["events"]) for e in lines if e.get("events")]
+
+
+def test_the_cases_cover_the_tier() -> None:
+    """The fixtures hit every path worth testing (else a regenerated set lost one)."""
+    totals: dict[str, int] = {}
+    for t, kind, _ in CASES:
+        off = answer_of(t, kind)[-1]["summary"]["offload"]
+        for k in ("cpu_hit_tokens", "lookup_deferrals", "alloc_failures", "flushed_jobs",
+                  "cpu_evictions"):
+            totals[k] = totals.get(k, 0) + off[k]
+    assert all(totals.values()), totals
+    cfgs = [config_of(t) for t, _, _ in CASES]
+    assert any(c.get("eviction_policy") == "arc" for c in cfgs)
+    assert any(c.get("store_threshold") == 2 for c in cfgs)
+    assert any(c.get("offload_prompt_only") is False for c in cfgs)
+    assert any(c.get("offload_block_size", 0) >= 4 * c.get("block_size", 16) for c in cfgs)
+
+
+def test_without_a_tier_nothing_changes(tmp_path: Path) -> None:
+    """No offload keys anywhere when the tier is off (outputs byte-identical to before)."""
+    trace = DATA / "sched_cases" / "a_shared_prefix.trace.jsonl"
+    s = replay(str(trace), ReplayOptions(arrivals="step", async_scheduling=False))
+    d = s.to_dict()
+    assert "offload" not in d and "kv_offloading_size" not in d["config"]
+
+
+def test_sizes_from_gib_as_vllm() -> None:
+    # Llama-3-8B geometry: 2 MiB a block of 16; 1 GiB = 512 chunks of one block, 128 of four
+    trace = DATA / "sched_cases" / "a_shared_prefix.trace.jsonl"
+    for gib, obs, chunks in ((1.0, None, 512), (1.0, 64, 128), (0.5, 32, 128)):
+        s = replay(str(trace), ReplayOptions(arrivals="step", async_scheduling=False,
+                                             kv_offloading_size=gib, offload_block_size=obs,
+                                             given=frozenset({"kv_offloading_size",
+                                                              "offload_block_size"})))
+        assert s.offload["cpu_num_chunks"] == chunks
+
+
+@pytest.mark.parametrize(("opts", "field", "words"), [
+    ({"offload_block_size": 24}, "offload_block_size", "multiple of the block size 16"),
+    ({"kv_offloading_size": 0.001}, "kv_offloading_size", "holds no chunk"),
+    ({"mode": "cache"}, "kv_offloading_size", "engine mode only"),
+])
+def test_bad_tier_options(opts: dict, field: str, words: str) -> None:
+    trace = DATA / "sched_cases" / "a_shared_prefix.trace.jsonl"
+    kw = {"arrivals": "step", "async_scheduling": False, "kv_offloading_size": 1.0, **opts}
+    with pytest.raises(InputError) as e:
+        replay(str(trace), ReplayOptions(**kw, given=frozenset(kw)))
+    assert e.value.field == field and words in e.value.message
