@@ -122,6 +122,8 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
                                "load asynchronous)")),
     "load_steps": (int, _O, "Engine steps an asynchronous load takes (--arrivals step)"),
     "store_steps": (int, _O, "Engine steps a store takes from its submission"),
+    "offload_bandwidth_gbps": (float, _O, ("On the simulated clock: transfers take bytes / "
+                               "this many GB/s each way (64: PCIe 5.0 x16)")),
     "num_layers": (int, _O, "KV geometry for bytes per block: layers"),
     "num_kv_heads": (int, _O, "KV geometry: KV heads (per rank)"),
     "head_size": (int, _O, "KV geometry: head size"),

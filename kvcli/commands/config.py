@@ -73,6 +73,12 @@ def register(app: typer.Typer) -> None:
             "--enable-prefix-caching/--no-enable-prefix-caching",
             help="vLLM's flag (as in `kvcli replay`); off: Mamba 'none' mode, one state per "
             "request.")] = True,
+        kv_offloading_size: Annotated[float | None, typer.Option(
+            "--kv-offloading-size", help="A CPU offload tier of this many GiB (vLLM's flag: "
+            "the total over TP ranks): its chunks and tokens.")] = None,
+        kv_offloading_block_size: Annotated[int | None, typer.Option(
+            "--kv-offloading-block-size", help="Tokens per CPU chunk, a multiple of "
+            "--block-size (default: the block size).")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
     ) -> None:
         """How many KV cache blocks fit a model on a GPU: groups, page formulas, capacity."""
@@ -96,10 +102,13 @@ def register(app: typer.Typer) -> None:
                 max_concurrent_batches=max_concurrent_batches, num_blocks=num_blocks,
                 tensor_parallel_size=tensor_parallel_size, disable_hybrid=disable_hybrid,
                 pad_pages=pad_pages, enable_prefix_caching=enable_prefix_caching)
-            output.emit(sizing_view(result, gpu_memory_gib=gpu_memory_gib,
-                                    gpu_memory_utilization=gpu_memory_utilization,
-                                    activation_gib=activation_gib, tp=tensor_parallel_size),
-                        as_json=as_json)
+            view = sizing_view(result, gpu_memory_gib=gpu_memory_gib,
+                               gpu_memory_utilization=gpu_memory_utilization,
+                               activation_gib=activation_gib, tp=tensor_parallel_size)
+            if kv_offloading_size is not None:
+                add_cpu_tier(view, kv_offloading_size, kv_offloading_block_size, block_size,
+                             tensor_parallel_size)
+            output.emit(view, as_json=as_json)
 
         output.run(go)
 
@@ -152,6 +161,32 @@ def sizing_view(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utiliza
                 f"(vLLM's 'GPU KV cache size'); pool = {data['pool_tokens']:,} token slots")
     text.append(f"largest max_model_len that fits = {data['max_model_len_fits']:,}")
     return View(data, tables=[groups], text=text)
+
+
+def add_cpu_tier(view: Any, gib: float, offload_block_size: int | None, block_size: int,
+                 tp: int) -> None:
+    """The CPU tier's size as vLLM 0.33 derives it (`kvcore.offload.config`), into the view:
+    JSON key ``cpu_offload`` and a few lines."""
+    from kvcore.errors import InputError
+    from kvcore.offload.config import blocks_per_chunk_of, chunk_bytes, chunks_of
+
+    if not gib > 0:
+        raise InputError(f"must be a number > 0, got {gib}", field="kv_offloading_size")
+    bpc = blocks_per_chunk_of(offload_block_size, block_size, field="kv_offloading_block_size")
+    per_block = view.data["bytes_per_block"] * tp      # a chunk holds every rank's share
+    per_chunk = chunk_bytes(per_block, bpc)
+    n = chunks_of(gib, per_chunk)
+    tier = {"kv_offloading_size_gib": gib, "cpu_bytes_to_use": gib * 2**30,
+            "blocks_per_chunk": bpc, "tokens_per_chunk": bpc * block_size,
+            "kv_bytes_per_chunk": per_chunk, "cpu_num_chunks": n,
+            "cpu_kv_cache_size_tokens": n * bpc * block_size,
+            "cpu_kv_cache_size_bytes": n * per_chunk}
+    view.data["cpu_offload"] = tier
+    view.text.append(
+        f"CPU tier (--kv-offloading-size {gib:g}) = int({gib:g} x 2^30) // "
+        f"{per_chunk:,} bytes a chunk ({bpc} block{'s' if bpc > 1 else ''}"
+        f"{f' x {tp} ranks' if tp > 1 else ''}, rounded up to 4 KiB) = {n:,} chunks = "
+        f"{n * bpc * block_size:,} tokens")
 
 
 def list_view():

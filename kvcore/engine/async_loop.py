@@ -61,14 +61,15 @@ class AsyncEngineLoop(EngineLoop):
         if called:
             so = sched.schedule()
             nst = so.num_scheduled_tokens
+        free_after_schedule = pool.get_num_free_blocks()
+        t_end = self.clock(so)
+        if so is not None:
             transfers = None
             if tier is not None:
-                transfers = tier.execute(ctx.step, so.kv_meta)
+                transfers = tier.execute(ctx.step, so.kv_meta, ctx.t_ms, t_end)
                 tier.note_lookups(ctx.records, ctx.step)
                 tier.note_admitted(so.admitted, ctx.step)
             self.batches.appendleft(Batch(ctx.step, so, transfers))
-        free_after_schedule = pool.get_num_free_blocks()
-        t_end = self.clock(so)
         if jsonl is not None:
             jsonl.t_ms = t_end
         processed = None

@@ -124,7 +124,7 @@ class ReplayContext:
             watermark=cfg.watermark, tracer=self.recorder,
             prefix_cache_retention_interval=cfg.prefix_cache_retention_interval)
         assert self.kvm.hash_block_size == hash_block_size
-        self.offload = offload_config(cfg)      # the CPU tier (None: off)
+        self.offload = offload_config(cfg, groups)     # the CPU tier (None: off)
         self.tier: Any = None                    # its `OffloadTier`, set by the engine loop
         if self.offload is not None:
             check_supported(cfg, groups, self.jsonl is not None)

@@ -145,11 +145,11 @@ class EngineLoop:
         so = sched.schedule()
         nst = so.num_scheduled_tokens
         tier = self.tier
+        t_end = self.clock(so)
         if tier is not None:
-            done, recv = tier.execute(ctx.step, so.kv_meta)
+            done, recv = tier.execute(ctx.step, so.kv_meta, ctx.t_ms, t_end)
             tier.note_lookups(ctx.records, ctx.step)
             tier.note_admitted(so.admitted, ctx.step)
-        t_end = self.clock(so)
         if jsonl is not None:
             jsonl.t_ms = t_end
         finished = sched.update_from_output(so, self.sample)
@@ -224,7 +224,8 @@ class EngineLoop:
         """Nothing can ever be scheduled again (e.g. a watermark that never clears): vLLM
         would spin forever; here it is bad input after `STALL_STEPS` idle steps."""
         sched = self.sched
-        if progressed or sched.running or self.pending:
+        if progressed or sched.running or self.pending or (
+                self.tier is not None and self.tier.conn.jobs):     # a transfer will finish
             self.idle_run = 0
             return
         self.idle_run += 1

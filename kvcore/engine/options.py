@@ -103,6 +103,9 @@ class ReplayOptions:
     sync_load_budget_bytes: int = _knob(0, config=True, check="int_at_least", lo=0)
     load_steps: int = _knob(1, config=True, check="positive_int")   # transfer times, in steps
     store_steps: int = _knob(1, config=True, check="positive_int")
+    # on the simulated clock (arrivals other than step): transfers take bytes / this, GB/s
+    # (10^9 bytes) each way; 64 = PCIe 5.0 x16 per direction before protocol overhead
+    offload_bandwidth_gbps: float = _knob(64.0, check="positive")
     # the KV geometry of the offloaded group (bytes per block): Llama-3-8B at TP 1 by default
     num_layers: int = _knob(32, config=True, check="positive_int")
     num_kv_heads: int = _knob(8, config=True, check="positive_int")
@@ -135,7 +138,8 @@ class ReplayOptions:
 
 OFFLOAD_FIELDS = ("kv_offloading_size", "kv_offloading_size_chunks", "offload_block_size",
                   "eviction_policy", "offload_prompt_only", "store_threshold",
-                  "sync_load_budget_bytes", "load_steps", "store_steps", "num_layers",
+                  "sync_load_budget_bytes", "load_steps", "store_steps",
+                  "offload_bandwidth_gbps", "num_layers",
                   "num_kv_heads", "head_size", "kv_dtype")
 KNOBS = tuple(f for f in fields(ReplayOptions) if f.name != "given")
 CONFIG_KEYS = frozenset(f.name for f in KNOBS if f.metadata["config"])

@@ -43,6 +43,8 @@ class OffloadConfig:
     sync_load_budget_bytes: int = 0  # 0: every load is asynchronous
     load_steps: int = 1             # the fake worker: engine steps an async load takes
     store_steps: int = 1            # ... and a store, from its submission
+    # on the simulated clock instead: bytes per ms each way (None: the step counts above)
+    bandwidth: float | None = None
 
     @property
     def tokens_per_chunk(self) -> int:

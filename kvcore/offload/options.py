@@ -16,7 +16,12 @@ from kvcore.offload.config import (
 )
 
 
-def offload_config(opts: Any) -> OffloadConfig | None:
+GEOMETRY = ("num_layers", "num_kv_heads", "head_size", "kv_dtype")
+
+
+def offload_config(opts: Any, groups: list) -> OffloadConfig | None:
+    """``groups``: the replay's KV cache groups; with a model (`model`, `model_config`) the
+    bytes per block are its group's (page bytes x layers), else the geometry options'."""
     if not opts.offloading:
         return None
     if opts.kv_offloading_size is not None and opts.kv_offloading_size_chunks is not None:
@@ -24,8 +29,14 @@ def offload_config(opts: Any) -> OffloadConfig | None:
                          field="kv_offloading_size_chunks")
     bs = opts.block_size
     bpc = blocks_per_chunk_of(opts.offload_block_size, bs)
-    block_bytes = kv_bytes_per_block(bs, opts.num_layers, opts.num_kv_heads, opts.head_size,
-                                     opts.kv_dtype)
+    if opts.model or opts.model_config:
+        given = sorted(set(GEOMETRY) & set(opts.given or ()))
+        if given:
+            raise InputError("the model gives the KV geometry; leave this out", field=given[0])
+        block_bytes = sum(g.kv_cache_spec.page_size_bytes * len(g.layer_names) for g in groups)
+    else:
+        block_bytes = kv_bytes_per_block(bs, opts.num_layers, opts.num_kv_heads,
+                                         opts.head_size, opts.kv_dtype)
     per_chunk = chunk_bytes(block_bytes, bpc)
     if opts.kv_offloading_size_chunks is not None:
         gib = gib_of_chunks(opts.kv_offloading_size_chunks, per_chunk)
@@ -36,7 +47,16 @@ def offload_config(opts: Any) -> OffloadConfig | None:
         kv_bytes_per_block=block_bytes, gib=gib, policy=opts.eviction_policy,
         prompt_only=opts.offload_prompt_only, store_threshold=opts.store_threshold,
         sync_load_budget_bytes=opts.sync_load_budget_bytes, load_steps=opts.load_steps,
-        store_steps=opts.store_steps)
+        store_steps=opts.store_steps, bandwidth=_bandwidth(opts))
+
+
+def _bandwidth(opts: Any) -> float | None:
+    """Bytes per ms on the simulated clock; None (fixed step counts) under arrivals=step or
+    when the step counts were given."""
+    given = opts.given or frozenset()
+    if opts.arrivals == "step" or "load_steps" in given or "store_steps" in given:
+        return None
+    return opts.offload_bandwidth_gbps * 1e6
 
 
 def check_supported(opts: Any, groups: list, jsonl_events: bool) -> None:

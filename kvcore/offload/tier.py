@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcore.analysis.stats.dist import Dist
 from kvcore.kv_events import hash_to_int
 from kvcore.offload.config import OffloadConfig
 from kvcore.offload.connector import ConnectorMeta, Job, OffloadingConnector
@@ -38,11 +37,23 @@ def _jobs(jobs: dict[int, Job], load: bool) -> dict[str, dict]:
     return out
 
 
+def _wait_summary(waits: list[int]) -> dict:
+    """count, nearest-rank p50 / p99 and max (None without a load)."""
+    w = sorted(waits)
+    n = len(w)
+
+    def rank(p: int) -> int | None:
+        return w[max(1, -(-p * n // 100)) - 1] if n else None
+
+    return {"count": n, "p50": rank(50), "p99": rank(99), "max": w[-1] if n else None}
+
+
 class OffloadTier:
     def __init__(self, cfg: OffloadConfig, kvm: Any, *, enable_events: bool) -> None:
         self.cfg = cfg
         self.conn = OffloadingConnector(cfg, kvm, enable_events=enable_events)
-        self.worker = FakeWorker(cfg.store_steps, cfg.load_steps, cfg.kv_bytes_per_block)
+        self.worker = FakeWorker(cfg.store_steps, cfg.load_steps, cfg.kv_bytes_per_block,
+                                 cfg.bandwidth)
         self.stats = ConnectorPrefixStats()
         self.totals = {"load_jobs": 0, "store_jobs": 0, "flushed_jobs": 0, "store_offers": 0,
                        "alloc_failures": 0, "cpu_evictions": 0, "lookup_deferrals": 0,
@@ -50,12 +61,14 @@ class OffloadTier:
         self.max_cpu_used = 0
         self.reported: dict[int, bool] = {}    # job id -> is a store, until its line is out
         self.load_started: dict[str, int] = {}  # req -> the step its async load was created
-        self.load_waits = Dist()               # steps from that step to its first compute
+        self.load_waits: list[int] = []        # steps from that step to its first compute
 
-    def execute(self, step: int, meta: ConnectorMeta) -> tuple[list[int], set[str]]:
-        """The worker runs the step's transfers: (the jobs it reported, in report order; the
-        requests whose async load finished), delivered with the batch's output."""
-        done, recv = self.worker.execute(step, meta)
+    def execute(self, step: int, meta: ConnectorMeta, t0: float, t1: float
+                ) -> tuple[list[int], set[str]]:
+        """The worker runs the step's transfers (the step spans ``t0``..``t1`` ms): (the jobs
+        it reported, in report order; the requests whose async load finished), delivered with
+        the batch's output."""
+        done, recv = self.worker.execute(step, meta, t0, t1)
         for job in meta.load_jobs.values():
             if not job.sync:
                 self.load_started[job.req_id] = step
@@ -87,7 +100,7 @@ class OffloadTier:
         for rid in admitted:
             start = self.load_started.pop(rid, None)
             if start is not None:
-                self.load_waits.add(step - start)
+                self.load_waits.append(step - start)
 
     def deliver(self, sched: Any, done: list[int], recv: set[str]) -> None:
         """A batch's transfer reports reach the scheduler (after its finishes, as in vLLM)."""
@@ -160,7 +173,7 @@ class OffloadTier:
             "cpu_num_chunks": cfg.num_chunks, "tokens_per_chunk": cfg.tokens_per_chunk,
             "kv_bytes_per_block": cfg.kv_bytes_per_block,
             "kv_bytes_per_chunk": cfg.kv_bytes_per_chunk, "kv_offloading_size_gib": cfg.gib,
-            "load_wait_steps": self.load_waits.summary(),
+            "load_wait_steps": _wait_summary(self.load_waits),
             "connector_prefix_cache_stats": self.stats.to_json(),
             "policy_state_end": self.conn.manager.policy.end_state(_k),
         }

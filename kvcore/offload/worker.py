@@ -12,6 +12,12 @@ submission order. Per executed step, in the order vLLM's model runner drives the
 3. this step's other stores are queued for the next step (so a store created in step N is
    reported at the end of step ``N + store_steps``);
 4. each stream reports its finished jobs: stores, then loads, then sync loads.
+
+On the simulated clock (``bandwidth``: bytes per ms each way) a job takes its bytes over the
+bandwidth, after the jobs before it on its stream (copies are serialized): submitted at the
+start of its step (a store: of the next step), it is reported at the end of the first step that
+ends after it is done. A waited job (flushed store, sync load) finishes in its step; the wait
+does not lengthen the step (the clock does not model it).
 """
 
 from __future__ import annotations
@@ -24,10 +30,13 @@ _STREAMS = ("store", "load", "expedited")
 
 
 class FakeWorker:
-    def __init__(self, store_steps: int, load_steps: int, block_bytes: int) -> None:
+    def __init__(self, store_steps: int, load_steps: int, block_bytes: int,
+                 bandwidth: float | None = None) -> None:
         self.store_steps = store_steps
         self.load_steps = load_steps
         self.block_bytes = block_bytes
+        self.bandwidth = bandwidth                   # bytes per ms; None: fixed step counts
+        self.busy_until = {s: 0.0 for s in _STREAMS}  # clock mode: each stream's last copy
         # stream -> [job id, step it finishes at the end of, req id (async loads), GPU blocks]
         self.streams: dict[str, deque[list]] = {s: deque() for s in _STREAMS}
         self.queued: list[tuple[int, int]] = []      # (job id, GPU blocks): stores to submit
@@ -37,15 +46,26 @@ class FakeWorker:
     def in_flight(self) -> int:
         return len(self.queued) + sum(len(s) for s in self.streams.values())
 
-    def _wait(self, job_ids: set[int], step: int) -> None:
+    def _wait(self, job_ids: set[int], now: float) -> None:
         for stream in self.streams.values():
             last = max((i for i, e in enumerate(stream) if e[0] in job_ids), default=-1)
             for i in range(last + 1):
-                stream[i][1] = min(stream[i][1], step)
+                stream[i][1] = min(stream[i][1], now)
 
-    def execute(self, step: int, meta: ConnectorMeta) -> tuple[dict[str, list[int]], set[str]]:
-        """Run one step's transfers: ({"store": ids, "load": ids} reported, in report order;
-        the requests whose async load finished)."""
+    def _ready(self, stream: str, steps: int, n: int, step: int, t0: float) -> float:
+        """When a job submitted now is done: a step number, or a time on the clock."""
+        if self.bandwidth is None:
+            return step + steps - 1
+        start = max(self.busy_until[stream], t0)
+        self.busy_until[stream] = done = start + n * self.block_bytes / self.bandwidth
+        return done
+
+    def execute(self, step: int, meta: ConnectorMeta, t0: float = 0.0, t1: float = 0.0
+                ) -> tuple[dict[str, list[int]], set[str]]:
+        """Run one step's transfers (the step runs from ``t0`` to ``t1`` ms on the clock): the
+        jobs reported ({"store": ids, "load": ids}, in report order) and the requests whose
+        async load finished."""
+        now = step if self.bandwidth is None else t1
         flush = meta.jobs_to_flush
         stores = dict(meta.store_jobs)
         for jid in sorted(flush):
@@ -53,27 +73,29 @@ class FakeWorker:
             if job is not None:
                 self.queued.append((jid, len(job.gpu_block_ids)))
         for jid, n in self.queued:
-            self.streams["store"].append([jid, step + self.store_steps - 1, None, n])
+            self.streams["store"].append(
+                [jid, self._ready("store", self.store_steps, n, step, t0), None, n])
         self.queued = []
         if flush:
-            self._wait(flush, step)
+            self._wait(flush, now)
         sync = set()
         for jid, job in meta.load_jobs.items():
             n = len(job.gpu_block_ids)
             if job.sync:
                 sync.add(jid)
-                self.streams["expedited"].append([jid, step, None, n])
+                self.streams["expedited"].append([jid, now, None, n])
             else:
-                self.streams["load"].append([jid, step + self.load_steps - 1, job.req_id, n])
+                self.streams["load"].append(
+                    [jid, self._ready("load", self.load_steps, n, step, t0), job.req_id, n])
         if sync:
-            self._wait(sync, step)
+            self._wait(sync, now)
         self.queued.extend((jid, len(job.gpu_block_ids)) for jid, job in stores.items())
         done: dict[str, list[int]] = {"store": [], "load": []}
         recv: set[str] = set()
         for name in _STREAMS:
             stream = self.streams[name]
             kind = "store" if name == "store" else "load"
-            while stream and stream[0][1] <= step:
+            while stream and stream[0][1] <= now:
                 jid, _, rid, n = stream.popleft()
                 self.bytes[kind] += n * self.block_bytes
                 self.blocks[kind] += n
