@@ -134,3 +134,43 @@ def test_bad_tier_options(opts: dict, field: str, words: str) -> None:
     with pytest.raises(InputError) as e:
         replay(str(trace), ReplayOptions(**kw, given=frozenset(kw)))
     assert e.value.field == field and words in e.value.message
+
+
+def test_model_geometry_and_the_config_command() -> None:
+    """Bytes per block from a model (Llama-3.1-8B: 2 MiB a 16-token block), and `kvcli config
+    --kv-offloading-size` sizes the tier as the replay does."""
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+
+    trace = DATA / "sched_cases" / "a_shared_prefix.trace.jsonl"
+    opts = {"arrivals": "step", "async_scheduling": False, "kv_offloading_size": 16.0,
+            "model": "llama-3.1-8b", "num_blocks": 64}
+    s = replay(str(trace), ReplayOptions(**opts, given=frozenset(opts)))
+    assert (s.offload["kv_bytes_per_block"], s.offload["cpu_num_chunks"]) == (2 << 20, 8192)
+    r = CliRunner().invoke(app, ["config", "llama-3.1-8b", "--gpu-memory-gib", "80",
+                                 "--kv-offloading-size", "16", "--kv-offloading-block-size",
+                                 "64", "--json"])
+    assert r.exit_code == 0, r.output
+    tier = json.loads(r.stdout)["cpu_offload"]
+    assert (tier["cpu_num_chunks"], tier["tokens_per_chunk"], tier["kv_bytes_per_chunk"],
+            tier["cpu_kv_cache_size_tokens"]) == (2048, 64, 8 << 20, 131072)
+    r = CliRunner().invoke(app, ["config", "llama-3.1-8b", "--gpu-memory-gib", "80",
+                                 "--kv-offloading-size", "16", "--kv-offloading-block-size",
+                                 "24"])
+    assert r.exit_code == 2 and "--kv-offloading-block-size" in r.output
+
+
+def test_transfers_on_the_clock_take_bytes_over_bandwidth() -> None:
+    """On the simulated clock a slower host link makes the same loads wait longer."""
+    trace = DATA / "offload_cases" / "gpu_small_cpu_return.trace.jsonl"
+    waits = []
+    for gbps in (64.0, 0.05):
+        opts = {"arrivals": "ignore", "async_scheduling": False, "offload_bandwidth_gbps": gbps}
+        s = replay(str(trace), ReplayOptions(**opts, given=frozenset(opts)))
+        w = s.offload["load_wait_steps"]
+        assert w["count"] > 0
+        waits.append(w["p50"])
+    # 2 MiB a block over 64 GB/s is 0.03 ms: done within the step (reported at its end, the
+    # request computes the next step); over 0.05 GB/s it is 42 ms, several 5 ms steps
+    assert waits[0] == 1 and waits[1] > 5

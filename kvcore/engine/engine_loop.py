@@ -161,15 +161,15 @@ class EngineLoop:
             if tier is not None:
                 events += tier.conn.take_events()
             ctx.vllm.batch(t_end / 1000.0, events)
+        line = None
         if ctx.steps_out is not None and (nst or so.preempted or tier is not None):
             line = {"step": ctx.step, "t_ms": round(t_end, 6), "scheduled": nst,
                     "admitted": so.admitted, "preempted": so.preempted, "finished": finished,
                     "num_free_blocks": pool.get_num_free_blocks()}
-            if tier is not None:
-                line.update(tier.step_fields(sched, so.kv_meta, done, recv))
+        if tier is not None:
+            tier.end_step(sched, so.kv_meta, done, recv, line)
+        if line is not None and ctx.steps_out is not None:
             ctx.steps_out.write(orjson.dumps(line) + b"\n")
-        elif tier is not None:
-            tier.step_fields(sched, so.kv_meta, done, recv)
         self.stall_guard(bool(nst or so.preempted))
         ctx.t_ms = t_end
         ctx.step += 1

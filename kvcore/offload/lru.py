@@ -110,6 +110,30 @@ class LRUPolicy(CachePolicy):
         self.idle.add(key)
         self._push([key])
 
+    def mark_evictable_many(self, keys: list[bytes]) -> None:
+        self.idle.update(keys)
+        self._push(keys)
+
+    def insert_many(self, keys: list[bytes], chunks: list[ChunkStatus], ctx: ReqContext
+                    ) -> None:
+        # (new chunks have ref count -1: none of them is idle yet)
+        positions = ctx.positions
+        ranks = self.ranks
+        self.chunks.update(zip(keys, chunks))
+        major = None
+        for key, chunk in zip(keys, chunks):
+            pos = positions.get(key)
+            if pos is None:
+                self.next_rank += 1
+                ranks[key] = (self.next_rank, 0)
+            else:
+                if major is None:
+                    major = self._request_rank(ctx)
+                ranks[key] = (major, -pos)
+            if chunk.ref_cnt == 0:
+                self.idle.add(key)
+                self._push([key])
+
     def mark_non_evictable(self, key: bytes) -> None:
         self.idle.remove(key)
 

@@ -35,6 +35,7 @@ M_ALLOC = "vllm:kv_offload_cpu_allocation_size"
 M_WRITE = "vllm:kv_offload_cpu_cache_write_usage_perc"
 M_READ = "vllm:kv_offload_cpu_cache_read_usage_perc"
 M_SKIPPED = "vllm:kv_offload_stores_skipped"
+_GROUP0 = bytes(4)              # the group suffix of a group-0 key
 
 
 @dataclass(slots=True)
@@ -109,16 +110,18 @@ class CPUOffloadingManager:
 
     def _observe(self, keys, ctx: ReqContext, reused=()) -> None:
         state = self._access(ctx)
-        new = []
-        for key in keys:
-            if key in state.seen:
-                continue
+        seen = state.seen
+        new = [k for k in dict.fromkeys(keys) if k not in seen]
+        if new:
             if state.finished:
                 raise OffloadMisuse("New cache keys observed after request finalization")
-            state.key_groups.setdefault(key_group(key), []).append(key)
-            state.seen.add(key)
-            new.append(key)
-        if new:
+            seen.update(new)
+            groups = state.key_groups
+            if all(k.endswith(_GROUP0) for k in new):    # one group: the usual case
+                groups.setdefault(0, []).extend(new)
+            else:
+                for key in new:
+                    groups.setdefault(key_group(key), []).append(key)
             self.policy.on_request_access(new, ctx)
         # re-reading a chunk the request inserted itself is not a second access
         state.reused.update(k for k in reused if k not in state.inserted)
@@ -192,13 +195,14 @@ class CPUOffloadingManager:
         if self.counts is not None:
             self._count_offer(keys)
         policy = self.policy
+        get = policy.get
         absent: list[bytes] = []
         ready: list[bytes] = []
         for key in keys:
-            chunk = policy.get(key)
+            chunk = get(key)
             if chunk is None:
                 absent.append(key)
-            elif chunk.is_ready:
+            elif chunk.ref_cnt >= 0:
                 ready.append(key)           # present and still being written: ignored
         if self.counts is not None:
             counts, threshold = self.counts, self.store_threshold
@@ -231,8 +235,7 @@ class CPUOffloadingManager:
             if self.events is not None:
                 self.events.append(TierEvent(evicted, removed=True))
         chunks = self._allocate(len(absent))
-        for key, chunk in zip(absent, chunks):
-            policy.insert(key, chunk, ctx)
+        policy.insert_many(absent, chunks, ctx)
         self.num_write_pending += len(absent)
         state.inserted.update(absent)
         return StoreOffer(absent, [c.chunk_id for c in chunks], evicted)
@@ -242,20 +245,22 @@ class CPUOffloadingManager:
         stored: list[bytes] = []
         removed: list[bytes] = []
         policy = self.policy
+        get = policy.get
         for key in keys:
-            chunk = policy.get(key)
-            if chunk is None or chunk.is_ready:
+            chunk = get(key)
+            if chunk is None or chunk.ref_cnt >= 0:
                 continue
-            self.num_write_pending -= 1
             if success:
                 chunk.ref_cnt = 0
-                self.num_evictable += 1
-                policy.mark_evictable(key)
                 stored.append(key)
             else:
                 policy.remove(key)
                 self.free_list.append(chunk.chunk_id)
                 removed.append(key)
+        self.num_write_pending -= len(stored) + len(removed)
+        if stored:
+            self.num_evictable += len(stored)
+            policy.mark_evictable_many(stored)
         if self.events is not None:
             if removed:
                 self.events.append(TierEvent(removed, removed=True, metadata_only=True))

@@ -68,9 +68,9 @@ def check_supported(opts: Any, groups: list, jsonl_events: bool) -> None:
         raise InputError("the CPU tier is modelled for one full-attention KV cache group "
                          "(as vLLM's oracle runs it)", field="kv_offloading_size")
     if jsonl_events:
-        raise InputError("our event stream does not carry the CPU tier yet: use "
-                         "--events-format vllm (vLLM's KV events, CPU medium included)",
-                         field="kv_offloading_size")
+        raise InputError("our event stream (replay --events, kvcli stats) does not carry the "
+                         "CPU tier yet; replay --events-format vllm writes vLLM's KV events, "
+                         "CPU medium included", field="kv_offloading_size")
     if not opts.enable_prefix_caching:
         raise InputError("the CPU tier needs prefix caching (its chunks are keyed by block "
                          "hashes)", field="kv_offloading_size")

@@ -74,6 +74,17 @@ class CachePolicy(ABC):
     def mark_evictable(self, key: bytes) -> None:
         return
 
+    def mark_evictable_many(self, keys: list[bytes]) -> None:
+        """`mark_evictable` of each key, in order."""
+        for key in keys:
+            self.mark_evictable(key)
+
+    def insert_many(self, keys: list[bytes], chunks: list[ChunkStatus], ctx: ReqContext
+                    ) -> None:
+        """`insert` of each key with its chunk, in order."""
+        for key, chunk in zip(keys, chunks):
+            self.insert(key, chunk, ctx)
+
     def mark_non_evictable(self, key: bytes) -> None:
         return
 

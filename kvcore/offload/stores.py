@@ -39,7 +39,8 @@ def build_connector_meta(conn: OffloadingConnector, scheduled: dict[str, int],
     tables = conn.kvm.coordinator.single_type_managers[0].req_to_blocks
     for rid in scheduled:
         st = states[rid]
-        st.update_keys(bpc, tpc)
+        if len(st.req.block_hashes) >= bpc * (len(st.keys) + 1):
+            st.update_keys(bpc, tpc)
         table = tables.get(rid)
         if table is None:
             continue
@@ -77,16 +78,6 @@ def build_connector_meta(conn: OffloadingConnector, scheduled: dict[str, int],
     return meta
 
 
-def _storable(conn: OffloadingConnector, st: RequestOffloadState, tokens: int) -> int:
-    """Chunks eligible for a store: full, keyed and allocated, up to ``tokens``."""
-    req = st.req
-    tokens = min(tokens, req.num_tokens)
-    if conn.cfg.prompt_only:
-        tokens = min(tokens, req.num_prompt_tokens)
-    return min(tokens // conn.cfg.tokens_per_chunk, len(st.blocks) // conn.cfg.blocks_per_chunk,
-               len(st.keys))
-
-
 def _offer(conn: OffloadingConnector, st: RequestOffloadState, n_scheduled: int,
            store_jobs: dict[int, Job]) -> None:
     req = st.req
@@ -94,24 +85,22 @@ def _offer(conn: OffloadingConnector, st: RequestOffloadState, n_scheduled: int,
         horizon = max(req.num_prompt_tokens, req.num_tokens - 1)
     else:
         horizon = req.num_computed_tokens + n_scheduled
-    end = _storable(conn, st, horizon)
-    start = st.next_stored
-    bpc = conn.cfg.blocks_per_chunk
+    # the storable chunks: full, keyed and allocated, up to the horizon (prompt-only: its prompt)
+    horizon = min(horizon, req.num_tokens)
+    cfg = conn.cfg
+    if cfg.prompt_only:
+        horizon = min(horizon, req.num_prompt_tokens)
+    bpc = cfg.blocks_per_chunk
     blocks = st.blocks
-    keys = []
-    index = []
-    for i in range(start, end):
-        # a chunk with a null block is skipped (never under full attention; vLLM's rule)
-        if any(blocks[i * bpc + b].block_id == 0 for b in range(bpc)):
-            continue
-        keys.append(st.keys[i])
-        index.append(i)
-    if not keys:
-        st.next_stored = max(st.next_stored, end)
+    end = min(horizon // cfg.tokens_per_chunk, len(blocks) // bpc, len(st.keys))
+    start = st.next_stored
+    if start >= end:            # nothing new (a decoding request's usual step)
         return
+    # (vLLM skips a chunk with a null block: a full-attention table never has one)
+    keys = st.keys[start:end]
     rec = conn.rec
     manager = conn.manager
-    first = index[0]
+    first = start
     absent = sum(1 for k in keys if manager.policy.get(k) is None)
     offer = manager.prepare_store(keys, st.ctx)
     rec.offers[req.request_id] = [first, len(keys), absent]
@@ -125,9 +114,9 @@ def _offer(conn: OffloadingConnector, st: RequestOffloadState, n_scheduled: int,
         return
     chosen = set(offer.keys_to_store)      # in offer order, so in chunk order
     src: list[int] = []
-    for key, i in zip(keys, index):
+    for i, key in enumerate(keys, start):
         if key in chosen:
-            src.extend(b.block_id for b in blocks[i * bpc:(i + 1) * bpc] if b.block_id != 0)
+            src.extend(b.block_id for b in blocks[i * bpc:(i + 1) * bpc])
     st.next_stored = max(st.next_stored, end)
     job = Job(conn._new_job_id(), req.request_id, offer.keys_to_store, src, offer.chunks, is_store=True,
               fence_block_ids=src)

@@ -116,13 +116,15 @@ class OffloadTier:
         used = m.num_allocated - len(m.free_list)
         return used, m.num_write_pending, used - m.num_evictable - m.num_write_pending
 
-    def step_fields(self, sched: Any, meta: ConnectorMeta | None,
-                    done: list[int] | None, recv: set[str] | None) -> dict:
-        """The step line's offload keys: this step's `schedule()` (``meta``) and the reports
-        of the batch processed in it (``done``, ``recv``); closes the step's record."""
+    def end_step(self, sched: Any, meta: ConnectorMeta | None, done: list[int] | None,
+                 recv: set[str] | None, line: dict | None) -> None:
+        """Close the step's record into the totals; with a step line (``line``), add the
+        offload keys to it: this step's `schedule()` (``meta``) and the reports of the batch
+        processed in it (``done``, ``recv``)."""
         rec = self.conn.rec
-        used, pending, pinned = self.cpu_state()
-        self.max_cpu_used = max(self.max_cpu_used, used)
+        used = self.conn.manager.num_allocated - len(self.conn.manager.free_list)
+        if used > self.max_cpu_used:
+            self.max_cpu_used = used
         t = self.totals
         t["store_offers"] += len(rec.offers)
         t["alloc_failures"] += len(rec.alloc_failures)
@@ -130,8 +132,19 @@ class OffloadTier:
         t["lookup_deferrals"] += len(rec.deferred)
         t["chunks_stored"] += rec.chunks_stored
         t["chunks_loaded"] += rec.chunks_loaded
-        waiting_kv = [r.request_id for q in (sched.kv_holding, sched.waiting) for r in q
-                      if getattr(r, "status", None) == RequestStatus.WAITING_FOR_REMOTE_KVS]
+        if line is not None:
+            line.update(self._fields(sched, meta, done, recv))
+        rec.reset()
+        for j in done or ():
+            del self.reported[j]
+
+    def _fields(self, sched: Any, meta: ConnectorMeta | None, done: list[int] | None,
+                recv: set[str] | None) -> dict:
+        rec = self.conn.rec
+        used, pending, pinned = self.cpu_state()
+        # (a request waiting for its load holds blocks: it is in the holding queue)
+        waiting_kv = [r.request_id for r in sched.kv_holding
+                      if r.status == RequestStatus.WAITING_FOR_REMOTE_KVS]
         out = {
             "lookups": dict(rec.lookups), "lookup_deferred": list(rec.deferred),
             "waiting_for_kv": waiting_kv,
@@ -147,9 +160,6 @@ class OffloadTier:
             "cpu_alloc_failures": list(rec.alloc_failures),
             "cpu_used": used, "cpu_pending": pending, "cpu_pinned": pinned,
         }
-        rec.reset()
-        for j in done or ():
-            del self.reported[j]
         return out
 
     def summary(self, gpu_hits: int, cpu_hits: int) -> dict:
