@@ -99,8 +99,8 @@ class AsyncEngineLoop(EngineLoop):
                 "num_free_blocks_after_schedule": free_after_schedule,
                 "processed": processed, "schedule_called": called}
         if tier is not None:
-            tier.end_step(sched, so.kv_meta if so is not None else None,
-                          *(reports or (None, None)), line)
+            done, recv = reports if reports is not None else (None, None)
+            tier.end_step(sched, so.kv_meta if so is not None else None, done, recv, line)
         if line is not None and ctx.steps_out is not None:
             ctx.steps_out.write(orjson.dumps(line) + b"\n")
         self.stall_guard(bool(nst or preempted or finished))

@@ -15,7 +15,6 @@ from kvcore.offload.config import (
     kv_bytes_per_block,
 )
 
-
 GEOMETRY = ("num_layers", "num_kv_heads", "head_size", "kv_dtype")
 
 

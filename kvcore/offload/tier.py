@@ -123,8 +123,7 @@ class OffloadTier:
         processed in it (``done``, ``recv``)."""
         rec = self.conn.rec
         used = self.conn.manager.num_allocated - len(self.conn.manager.free_list)
-        if used > self.max_cpu_used:
-            self.max_cpu_used = used
+        self.max_cpu_used = max(self.max_cpu_used, used)
         t = self.totals
         t["store_offers"] += len(rec.offers)
         t["alloc_failures"] += len(rec.alloc_failures)
