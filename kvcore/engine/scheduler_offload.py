@@ -43,10 +43,6 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
     skipped_waiting: list[Any] = []
     holding, waiting = sched.kv_holding, sched.waiting
 
-    def skip(queue: Any) -> None:
-        req = queue.pop()
-        (skipped_holding if _holds_blocks(req) else skipped_waiting).append(req)
-
     while budget > 0:
         queue = holding if len(holding) else waiting
         if not len(queue) or len(running) >= sched.max_num_active:
@@ -60,7 +56,7 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
         rid = req.request_id
         if req.status == RequestStatus.WAITING_FOR_REMOTE_KVS:
             if rid not in sched.finished_recving:
-                skip(queue)
+                _skip(queue, skipped_holding, skipped_waiting)
                 continue
             _promote(sched, req)
         ext = 0
@@ -71,7 +67,7 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
             hit_blocks, num_hit, req.shared_prefix_boundary = kvm.get_computed_blocks(req)
             found, load_async = conn.get_num_new_matched_tokens(req, num_hit)
             if found is None:
-                skip(queue)
+                _skip(queue, skipped_holding, skipped_waiting)
                 continue
             ext = found
             queries = req.num_tokens - num_hit
@@ -121,7 +117,7 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
             req.status = RequestStatus.WAITING_FOR_REMOTE_KVS
             req.num_computed_tokens = computed
             sched.inflight_prefills.add(req)
-            skip(queue)
+            _skip(queue, skipped_holding, skipped_waiting)
             continue
         queue.pop()
         running.append(req)
@@ -134,11 +130,17 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
         budget -= n
         if computed + n < req.num_tokens:
             sched.inflight_prefills.add(req)
-    for req in reversed(skipped_holding):
-        holding.prepend(req)
-    for req in reversed(skipped_waiting):
-        waiting.prepend(req)
+    for i in range(len(skipped_holding) - 1, -1, -1):
+        holding.prepend(skipped_holding[i])
+    for i in range(len(skipped_waiting) - 1, -1, -1):
+        waiting.prepend(skipped_waiting[i])
     return budget
+
+
+def _skip(queue: Any, holding: list[Any], waiting: list[Any]) -> None:
+    """Set the head aside for this step (it goes back to the front of its queue after)."""
+    req = queue.pop()
+    (holding if _holds_blocks(req) else waiting).append(req)
 
 
 def _holds_blocks(req: Any) -> bool:

@@ -21,10 +21,9 @@ from collections import OrderedDict
 from collections.abc import Iterator
 
 from kvcore.offload.keys import ChunkStatus, ReqContext, order_request_keys
-from kvcore.offload.policy import CachePolicy, register
+from kvcore.offload.policy import POLICIES, CachePolicy
 
 
-@register("arc")
 class ARCPolicy(CachePolicy):
     def __init__(self, capacity: int) -> None:
         super().__init__(capacity)
@@ -151,3 +150,6 @@ class ARCPolicy(CachePolicy):
         return {"t1": [key_out(k) for k in self.t1], "t2": [key_out(k) for k in self.t2],
                 "b1": [key_out(k) for k in self.b1], "b2": [key_out(k) for k in self.b2],
                 "target_t1_size": self.target}
+
+
+POLICIES["arc"] = ARCPolicy

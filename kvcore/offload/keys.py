@@ -28,18 +28,6 @@ def key_group(key: bytes) -> int:
     return int.from_bytes(key[-4:], "big")
 
 
-class OffloadMisuse(AssertionError):
-    """A call vLLM's manager asserts against (loading a chunk that is not there or not ready,
-    completing a load twice, a new key after the request finished). As in vLLM, the manager
-    may be partly updated when it is raised. ``keys`` are the keys the message names, in order,
-    each written ``{}`` in ``template`` (so a caller can print them its own way)."""
-
-    def __init__(self, template: str, *keys: bytes) -> None:
-        self.template = template
-        self.keys = keys
-        super().__init__(template.format(*(repr(k) for k in keys)))
-
-
 class ChunkStatus:
     """One resident chunk: its CPU slot and how many transfers read it.
 

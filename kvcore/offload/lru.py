@@ -20,10 +20,9 @@ from __future__ import annotations
 import heapq
 
 from kvcore.offload.keys import ChunkStatus, ReqContext, order_request_keys
-from kvcore.offload.policy import CachePolicy, register
+from kvcore.offload.policy import POLICIES, CachePolicy
 
 
-@register("lru")
 class LRUPolicy(CachePolicy):
     def __init__(self, capacity: int) -> None:
         super().__init__(capacity)
@@ -183,3 +182,6 @@ class LRUPolicy(CachePolicy):
 
     def end_state(self, key_out) -> dict:
         return {"order": [key_out(k) for k in sorted(self.chunks, key=self.ranks.__getitem__)]}
+
+
+POLICIES["lru"] = LRUPolicy

@@ -24,10 +24,10 @@ from kvcore.offload.keys import (
     HIT_PENDING,
     MISS,
     ChunkStatus,
-    OffloadMisuse,
     ReqContext,
     key_group,
 )
+from kvcore.offload.misuse import OffloadMisuse
 from kvcore.offload.policy import make_policy
 
 M_USAGE = "vllm:kv_offload_cpu_cache_usage_perc"

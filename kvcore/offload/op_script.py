@@ -16,8 +16,9 @@ from collections.abc import Iterable, Iterator
 import orjson
 
 from kvcore.errors import InputError
-from kvcore.offload.keys import OffloadMisuse, ReqContext, key_group, key_hash, make_key
+from kvcore.offload.keys import ReqContext, key_group, key_hash, make_key
 from kvcore.offload.manager import CPUOffloadingManager
+from kvcore.offload.misuse import OffloadMisuse
 
 CONFIG_DEFAULTS = {"num_chunks": 8, "eviction_policy": "lru", "store_threshold": 0,
                    "max_tracker_size": 64000, "enable_events": True, "drain_events": "per_op"}

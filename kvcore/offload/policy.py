@@ -93,14 +93,7 @@ class CachePolicy(ABC):
         raise NotImplementedError
 
 
-POLICIES: dict[str, type[CachePolicy]] = {}
-
-
-def register(name: str):
-    def add(cls: type[CachePolicy]) -> type[CachePolicy]:
-        POLICIES[name] = cls
-        return cls
-    return add
+POLICIES: dict[str, type[CachePolicy]] = {}    # filled by lru.py and arc.py
 
 
 def make_policy(name: str, capacity: int) -> CachePolicy:
