@@ -174,3 +174,23 @@ def test_transfers_on_the_clock_take_bytes_over_bandwidth() -> None:
     # 2 MiB a block over 64 GB/s is 0.03 ms: done within the step (reported at its end, the
     # request computes the next step); over 0.05 GB/s it is 42 ms, several 5 ms steps
     assert waits[0] == 1 and waits[1] > 5
+
+
+def test_cache_mode_has_a_cpu_level(tmp_path: Path) -> None:
+    """Cache mode: a document the GPU lost comes back from the CPU tier, whole prompt (no T-1
+    cap), when the tier kept it; with a tier too small for two documents LRU evicted it."""
+    a = list(range(1, 65))
+    b = list(range(1001, 1065))
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("".join(json.dumps({"id": i, "prompt_token_ids": p, "output_length": 1})
+                             + "\n" for i, p in (("A", a), ("B", b), ("A2", a))))
+    got = {}
+    for chunks in (8, 4):
+        opts = {"mode": "cache", "num_blocks": 5, "kv_offloading_size_chunks": chunks}
+        s = replay(str(trace), ReplayOptions(**opts, given=frozenset(opts)))
+        got[chunks] = (s.hit_tokens, s.offload["counted_cpu_hit_tokens"],
+                       s.offload["chunks_stored"], s.offload["cpu_evictions"],
+                       s.offload["chunks_loaded"])
+    # 8 chunks: A and B stored (4 + 4), A2 loads its 4; 4 chunks: B's store evicts A's 4 and
+    # A2 misses both levels, then stores its 4 again (evicting B's)
+    assert got == {8: (0, 64, 8, 0, 4), 4: (0, 0, 12, 8, 0)}

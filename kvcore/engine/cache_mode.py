@@ -7,12 +7,17 @@ is one "step"; its time is its arrival time.
 from __future__ import annotations
 
 from kvcore.engine.context import ReplayContext
+from kvcore.offload.stores import build_connector_meta
+from kvcore.offload.tier import OffloadTier
 
 
 def run_cache(ctx: ReplayContext) -> None:
     kvm = ctx.kvm
     rec = ctx.recorder
     jsonl = ctx.jsonl
+    tier = None
+    if ctx.offload is not None:
+        tier = ctx.tier = OffloadTier(ctx.offload, kvm, enable_events=ctx.vllm is not None)
     skipped: list[tuple[int, str]] = []     # (line, why)
     for k, tr in enumerate(ctx.trace.requests):
         ctx.step = k
@@ -29,7 +34,12 @@ def run_cache(ctx: ReplayContext) -> None:
         blocks, hit, req.shared_prefix_boundary = kvm.get_computed_blocks(req)
         rec.req = tr.id
         rec.on_admit_attempt(req)
-        new = kvm.allocate_slots(req, req.num_tokens - hit, hit, blocks,
+        ext = 0
+        if tier is not None:
+            tier.conn.on_new_request(req)
+            ext = tier.conn.get_num_new_matched_tokens(req, hit)[0] or 0
+        new = kvm.allocate_slots(req, req.num_tokens - hit - ext, hit, blocks,
+                                 num_external_computed_tokens=ext,
                                  full_sequence_must_fit=True)
         if new is None:   # cannot happen after never_fits, kept as vLLM would answer
             rec.on_admit_failed(req)
@@ -40,12 +50,37 @@ def run_cache(ctx: ReplayContext) -> None:
         ctx.count_admission(req, hit, False)
         rec.on_admit(req, hit, False)
         info.first_scheduled_step = k
+        if tier is not None:
+            _through_the_tier(tier, req, hit, ext, ctx, k)
         req.num_computed_tokens = req.num_tokens
+        if tier is not None:
+            tier.conn.request_finished(req)
         kvm.free(req)
+        if tier is not None:        # its last offer and its recency commit, before the next
+            tier.complete_now(build_connector_meta(tier.conn, {}, set(), [], [tr.id]))
+            tier.end_step(None, None, None, None, None)
         info.finish_step = k
         if ctx.vllm is not None:
-            ctx.vllm.batch(tr.arrival_ms / 1000.0, kvm.take_events())
+            events = kvm.take_events()
+            if tier is not None:
+                events += tier.conn.take_events()
+            ctx.vllm.batch(tr.arrival_ms / 1000.0, events)
         ctx.summary.finished += 1
         ctx.progress(1)
     ctx.step = len(ctx.trace.requests)
     ctx.check_rejections(skipped)
+
+
+def _through_the_tier(tier: OffloadTier, req, hit: int, ext: int, ctx: ReplayContext,
+                      k: int) -> None:
+    """The request's load (``ext`` tokens past the GPU hit) and its store offer, both done at
+    once: cache mode has no clock and no other request in between."""
+    conn = tier.conn
+    if ext:     # the allocation cached the loaded blocks already: vLLM's sync-load path
+        conn.sync_loads.add(req.request_id)
+    conn.update_state_after_alloc(req, ext)
+    conn.rec.lookups[req.request_id] = [hit, ext]
+    tier.note_lookups(ctx.records, k)
+    req.num_computed_tokens = hit + ext
+    n = req.num_tokens - hit - ext
+    tier.complete_now(build_connector_meta(conn, {req.request_id: n}, {req.request_id}, [], []))

@@ -60,9 +60,6 @@ def _bandwidth(opts: Any) -> float | None:
 
 def check_supported(opts: Any, groups: list, jsonl_events: bool) -> None:
     """What the tier does not model yet is refused, not run half-right."""
-    if opts.mode != "engine":
-        raise InputError("the CPU tier is modelled in engine mode only (for now)",
-                         field="kv_offloading_size")
     if len(groups) != 1 or type(groups[0].kv_cache_spec).__name__ != "FullAttentionSpec":
         raise InputError("the CPU tier is modelled for one full-attention KV cache group "
                          "(as vLLM's oracle runs it)", field="kv_offloading_size")

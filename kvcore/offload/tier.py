@@ -81,6 +81,21 @@ class OffloadTier:
                 self.reported[j] = kind == "store"
         return done["store"] + done["load"], recv
 
+    def complete_now(self, meta: ConnectorMeta) -> None:
+        """Cache mode: the step's transfers finish at once (no clock, one request at a time)."""
+        w = self.worker
+        done = []
+        for kind, jobs in (("store", meta.store_jobs), ("load", meta.load_jobs)):
+            for jid, job in jobs.items():
+                n = len(job.gpu_block_ids)
+                w.blocks[kind] += n
+                w.bytes[kind] += n * w.block_bytes
+                done.append(jid)
+        t = self.totals
+        t["load_jobs"] += len(meta.load_jobs)
+        t["store_jobs"] += len(meta.store_jobs)
+        self.conn.update_connector_output(done)
+
     def note_lookups(self, records: dict, step: int) -> None:
         """The step's accepted lookups into the requests' records (``extra``: the oracle's
         per-request ``lookups``, ``gpu_hit_tokens``, ``cpu_hit_tokens``); a request's
