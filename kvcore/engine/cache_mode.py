@@ -18,6 +18,8 @@ def run_cache(ctx: ReplayContext) -> None:
     tier = None
     if ctx.offload is not None:
         tier = ctx.tier = OffloadTier(ctx.offload, kvm, enable_events=ctx.vllm is not None)
+        if jsonl is not None:
+            tier.attach_events(rec, jsonl)
     skipped: list[tuple[int, str]] = []     # (line, why)
     for k, tr in enumerate(ctx.trace.requests):
         ctx.step = k
@@ -38,6 +40,7 @@ def run_cache(ctx: ReplayContext) -> None:
         if tier is not None:
             tier.conn.on_new_request(req)
             ext = tier.conn.get_num_new_matched_tokens(req, hit)[0] or 0
+            tier.conn.rec.lookups[tr.id] = [hit, ext]
         new = kvm.allocate_slots(req, req.num_tokens - hit - ext, hit, blocks,
                                  num_external_computed_tokens=ext,
                                  full_sequence_must_fit=True)
@@ -79,7 +82,6 @@ def _through_the_tier(tier: OffloadTier, req, hit: int, ext: int, ctx: ReplayCon
     if ext:     # the allocation cached the loaded blocks already: vLLM's sync-load path
         conn.sync_loads.add(req.request_id)
     conn.update_state_after_alloc(req, ext)
-    conn.rec.lookups[req.request_id] = [hit, ext]
     tier.note_lookups(ctx.records, k)
     req.num_computed_tokens = hit + ext
     n = req.num_tokens - hit - ext

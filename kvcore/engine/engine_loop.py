@@ -50,6 +50,8 @@ class EngineLoop:
         self.tier: OffloadTier | None = None
         if ctx.offload is not None:
             self.tier = OffloadTier(ctx.offload, ctx.kvm, enable_events=ctx.vllm is not None)
+            if ctx.jsonl is not None:
+                self.tier.attach_events(ctx.recorder, ctx.jsonl)
             self.sched.attach_connector(self.tier.conn, self.tier.stats)
             ctx.tier = self.tier
             self.fast_forward = False

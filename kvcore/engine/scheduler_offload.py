@@ -89,7 +89,8 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
         reserved = _reserved_blocks(sched) if load_async else 0
         if tracer is not None:
             tracer.req = rid
-        if obs is not None:
+        if obs is not None and looked_up:
+            # (a request promoted after its load was admitted, with its event, at the lookup)
             obs.on_admit_attempt(req)
         new_blocks = kvm.allocate_slots(
             req, n, num_new_computed_tokens=num_hit, new_computed_blocks=hit_blocks,
@@ -97,7 +98,7 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
             full_sequence_must_fit=cfg.scheduler_reserve_full_isl, reserved_blocks=reserved,
             has_scheduled_reqs=bool(running))
         if new_blocks is None:
-            if obs is not None:
+            if obs is not None and looked_up:
                 obs.on_admit_failed(req)
             sched.blocked = (req, True, budget)
             break

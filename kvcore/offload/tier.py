@@ -49,8 +49,10 @@ def _wait_summary(waits: list[int]) -> dict:
 
 
 class OffloadTier:
-    def __init__(self, cfg: OffloadConfig, kvm: Any, *, enable_events: bool) -> None:
+    def __init__(self, cfg: OffloadConfig, kvm: Any, *, enable_events: bool,
+                 sink: Any = None) -> None:
         self.cfg = cfg
+        self.sink = sink            # our event stream (`JsonlEvents`), or None
         self.conn = OffloadingConnector(cfg, kvm, enable_events=enable_events)
         self.worker = FakeWorker(cfg.store_steps, cfg.load_steps, cfg.kv_bytes_per_block,
                                  cfg.bandwidth)
@@ -81,6 +83,19 @@ class OffloadTier:
                 self.reported[j] = kind == "store"
         return done["store"] + done["load"], recv
 
+    def attach_events(self, recorder: Any, sink: Any) -> None:
+        """Write the tier's events into our stream; `admit` lines gain ``cpu_hit_tokens``."""
+        self.sink = sink
+        plain = recorder.admit_extra
+        lookups = self.conn.rec
+
+        def admit_fields(req: Any) -> dict:
+            out = plain(req) if plain is not None else {}
+            out["cpu_hit_tokens"] = lookups.lookups.get(req.request_id, (0, 0))[1]
+            return out
+
+        recorder.admit_extra = admit_fields
+
     def complete_now(self, meta: ConnectorMeta) -> None:
         """Cache mode: the step's transfers finish at once (no clock, one request at a time)."""
         w = self.worker
@@ -91,6 +106,11 @@ class OffloadTier:
                 w.blocks[kind] += n
                 w.bytes[kind] += n * w.block_bytes
                 done.append(jid)
+                self.reported[jid] = kind == "store"
+        if self.sink is not None:
+            self._events(meta, done)
+        for jid in done:
+            del self.reported[jid]
         t = self.totals
         t["load_jobs"] += len(meta.load_jobs)
         t["store_jobs"] += len(meta.store_jobs)
@@ -148,9 +168,29 @@ class OffloadTier:
         t["chunks_loaded"] += rec.chunks_loaded
         if line is not None:
             line.update(self._fields(sched, meta, done, recv))
+        if self.sink is not None:
+            for rid in rec.alloc_failures:
+                self.sink.write("offload_offer_failed", rid, offered=rec.offers[rid][1])
+            if rec.evicted:
+                self.sink.write("offload_evict", None, keys=[_k(k) for k in rec.evicted])
+            self._events(meta, done)
         rec.reset()
         for j in done or ():
             del self.reported[j]
+
+    def _events(self, meta: ConnectorMeta | None, done: list[int] | None) -> None:
+        """The step's tier events into our stream (docs/events.md), after its block events:
+        failed offers, CPU evictions, the jobs created, the jobs reported."""
+        write = self.sink.write
+        if meta is not None:
+            for jid, job in meta.load_jobs.items():
+                write("offload_load", job.req_id, job=jid, keys=[_k(k) for k in job.keys],
+                      gpu_blocks=len(job.gpu_block_ids), sync=job.sync)
+            for jid, job in meta.store_jobs.items():
+                write("offload_store", job.req_id, job=jid, keys=[_k(k) for k in job.keys],
+                      gpu_blocks=len(job.gpu_block_ids))
+        for jid in done or ():
+            write("offload_done", None, job=jid, store=self.reported[jid])
 
     def _fields(self, sched: Any, meta: ConnectorMeta | None, done: list[int] | None,
                 recv: set[str] | None) -> dict:
