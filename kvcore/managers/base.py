@@ -204,14 +204,7 @@ class SingleTypeKVCacheManager(ABC):
     # --- release ----------------------------------------------------------------------
     def free(self, request_id: str) -> None:
         """Release the request's table, tail first: its deepest blocks are evicted first."""
-        blocks = self.req_to_blocks.pop(request_id, None)
-        self.num_cached_block.pop(request_id, None)
-        if not blocks:
-            return
-        ordered = blocks[::-1]
-        self.block_pool.free_blocks(ordered)
-        if self.tracer is not None:
-            self._trace_free([b for b in ordered if not b.is_null])
+        self.free_popped(self.pop_blocks_for_free(request_id))
 
     def pop_blocks_for_free(self, request_id: str) -> list[KVCacheBlock]:
         """Drop the request's table without releasing it (vLLM's deferred free, under async
@@ -220,7 +213,7 @@ class SingleTypeKVCacheManager(ABC):
         return self.req_to_blocks.pop(request_id, None) or []
 
     def free_popped(self, blocks: list[KVCacheBlock]) -> None:
-        """Release a popped table, tail first (as `free`)."""
+        """Release a table `pop_blocks_for_free` took, tail first."""
         if not blocks:
             return
         ordered = blocks[::-1]

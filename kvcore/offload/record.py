@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kvcore.prefix_cache_stats import PrefixCacheStats
+
 
 @dataclass(slots=True)
 class StepRecord:
@@ -30,34 +32,26 @@ class StepRecord:
         self.chunks_loaded = 0
 
 
-@dataclass(slots=True)
 class ConnectorPrefixStats:
     """vLLM's ``connector_prefix_cache_stats``, summed over the run: per admission that looked
-    up, queries = tokens past the GPU hit, hits = tokens the tier loads; re-admissions after a
-    preemption in ``preempted_*``, the others' hits also by source (the CPU tier: ``host``)."""
+    up, queries = tokens past the GPU hit, hits = tokens the tier loads (vLLM's
+    `PrefixCacheStats` counters); re-admissions after a preemption go to ``preempted_*``, the
+    others' hits are also counted by source (the CPU tier: ``host``)."""
 
-    requests: int = 0
-    queries: int = 0
-    hits: int = 0
-    preempted_requests: int = 0
-    preempted_queries: int = 0
-    preempted_hits: int = 0
-    host_hits: int = 0
+    __slots__ = ("counts", "host_hits")
+
+    def __init__(self) -> None:
+        self.counts = PrefixCacheStats()
+        self.host_hits = 0
 
     def record(self, queries: int, hits: int, preempted: bool) -> None:
-        if preempted:
-            self.preempted_requests += 1
-            self.preempted_queries += queries
-            self.preempted_hits += hits
-        else:
-            self.requests += 1
-            self.queries += queries
-            self.hits += hits
+        self.counts.record(queries, hits, preempted)
+        if not preempted:
             self.host_hits += hits
 
     def to_json(self) -> dict:
-        return {"requests": self.requests, "queries": self.queries, "hits": self.hits,
-                "preempted_requests": self.preempted_requests,
-                "preempted_queries": self.preempted_queries,
-                "preempted_hits": self.preempted_hits,
+        c = self.counts
+        return {"requests": c.requests, "queries": c.queries, "hits": c.hits,
+                "preempted_requests": c.preempted_requests,
+                "preempted_queries": c.preempted_queries, "preempted_hits": c.preempted_hits,
                 "hits_by_source": {"host": self.host_hits} if self.host_hits else {}}
