@@ -196,3 +196,27 @@ def test_cache_mode_has_a_cpu_level(tmp_path: Path) -> None:
     # 8 chunks: A and B stored (4 + 4), A2 loads its 4; 4 chunks: B's store evicts A's 4 and
     # A2 misses both levels, then stores its 4 again (evicting B's)
     assert got == {8: (0, 64, 8, 0, 4), 4: (0, 0, 12, 8, 0)}
+
+
+@pytest.mark.parametrize("trace", RECORDED, ids=lambda p: p.name.split(".")[0])
+def test_stats_reads_the_tier_from_our_stream(trace: Path, tmp_path: Path) -> None:
+    """`kvcli stats` on the stream of a replay with the tier: its `cpu_tier` section agrees
+    with the replay's own `offload` totals, and the GPU side still matches the summary."""
+    from kvcore.analysis.stats import stats_from_lines
+    from kvcore.engine.events import JsonlEvents
+
+    path = tmp_path / "ev.jsonl"
+    with open(path, "wb") as f:
+        s = replay(str(trace), ReplayOptions(arrivals="step", async_scheduling=False),
+                   JsonlEvents(f))
+    lines = path.read_bytes().splitlines()
+    report = stats_from_lines(str(path), lines[0], iter(lines[1:]))
+    cpu, off = report["cpu_tier"], s.offload
+    assert (cpu["cpu_hit_tokens"], cpu["chunks_loaded"], cpu["chunks_stored"],
+            cpu["cpu_evictions"], cpu["failed_offers"], cpu["max_resident_chunks"],
+            cpu["resident_chunks_end"], cpu["loads"], cpu["stores"]) == \
+        (off["counted_cpu_hit_tokens"], off["chunks_loaded"], off["chunks_stored"],
+         off["cpu_evictions"], off["alloc_failures"], off["max_cpu_used"], off["cpu_used_end"],
+         off["load_jobs"], off["store_jobs"])
+    assert cpu["hit_rate_with_cpu"] == off["hit_rate_with_cpu"]
+    assert report["source"]["summary_mismatches"] == {}

@@ -240,6 +240,21 @@ def stats_view(r: dict) -> output.View:
         ("re-admissions", pre["resumed_admissions"]),
         ("hit tokens at re-admission", pre["resumed_hit_tokens"]),
     ]))
+    cpu = r.get("cpu_tier")
+    if cpu is not None:
+        tables.append(output.Table("CPU tier (vLLM's native offloading)", ("", "value"), [
+            ("hit rate with the tier (tokens)", round(cpu["hit_rate_with_cpu"], 5)),
+            ("CPU hit tokens (counted admissions)", cpu["cpu_hit_tokens"]),
+            ("requests with CPU hits", cpu["requests_with_cpu_hits"]),
+            ("loads: jobs / chunks (sync)", (f"{cpu['loads']:,} / {cpu['chunks_loaded']:,} "
+                                             f"({cpu['sync_loads']:,})")),
+            ("stores: jobs / chunks", f"{cpu['stores']:,} / {cpu['chunks_stored']:,}"),
+            ("CPU evictions: chunks / batches", (f"{cpu['cpu_evictions']:,} / "
+                                                 f"{cpu['eviction_batches']:,}")),
+            ("failed offers", cpu["failed_offers"]),
+            ("resident chunks: peak / end", (f"{cpu['max_resident_chunks']:,} / "
+                                             f"{cpu['resident_chunks_end']:,}")),
+        ]))
     tl = mem["timeline"]
     line = sparkline(tl["used_max"], mem["usable_blocks"], width=56)
     per = -(-src["steps"] // max(1, len(line)))

@@ -127,7 +127,7 @@ class ReplayContext:
         self.offload = offload_config(cfg, groups)     # the CPU tier (None: off)
         self.tier: Any = None                    # its `OffloadTier`, set by the engine loop
         if self.offload is not None:
-            check_supported(cfg, groups, self.jsonl is not None)
+            check_supported(cfg, groups)
 
     def warning(self, message: str) -> None:
         """A warning the user needs: in the summary's `warnings` and on the `warn` callback."""

@@ -58,15 +58,11 @@ def _bandwidth(opts: Any) -> float | None:
     return opts.offload_bandwidth_gbps * 1e6
 
 
-def check_supported(opts: Any, groups: list, jsonl_events: bool) -> None:
+def check_supported(opts: Any, groups: list) -> None:
     """What the tier does not model yet is refused, not run half-right."""
     if len(groups) != 1 or type(groups[0].kv_cache_spec).__name__ != "FullAttentionSpec":
         raise InputError("the CPU tier is modelled for one full-attention KV cache group "
                          "(as vLLM's oracle runs it)", field="kv_offloading_size")
-    if jsonl_events:
-        raise InputError("our event stream (replay --events, kvcli stats) does not carry the "
-                         "CPU tier yet; replay --events-format vllm writes vLLM's KV events, "
-                         "CPU medium included", field="kv_offloading_size")
     if not opts.enable_prefix_caching:
         raise InputError("the CPU tier needs prefix caching (its chunks are keyed by block "
                          "hashes)", field="kv_offloading_size")

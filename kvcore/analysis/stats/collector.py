@@ -10,6 +10,7 @@ and one call. `report()` returns the JSON document (documented key by key in doc
 
 from __future__ import annotations
 
+from kvcore.analysis.stats.cpu_tier import CpuTierStats
 from kvcore.analysis.stats.dist import Series
 from kvcore.analysis.stats.eviction import EvictionStats
 from kvcore.analysis.stats.history import EvictedHashes
@@ -65,6 +66,7 @@ class StatsCollector:
         self.miss = MissStats(self.cached, self.evicted, self.ref_group,
                               self.group_bs[self.ref_group], self.swa_groups)
         self.pre = PreemptionStats()
+        self.cpu = CpuTierStats()
         self.series = Series({"used_max": "max", "used_sum": "sum", "cached_sum": "sum",
                               "evictions": "sum", "prompt_tokens": "sum", "hit_tokens": "sum"})
         self.handlers = {
@@ -72,6 +74,9 @@ class StatsCollector:
             "allocate": self._allocate, "cache": self._cache, "evict": self._evict,
             "free": self._free, "preempt": self._preempt, "finish": self._finish,
             "reject": self.reqs.reject, "interrupted": self._interrupted, "end": self._end,
+            "offload_load": self.cpu.load, "offload_store": self.cpu.store,
+            "offload_done": self.cpu.done, "offload_evict": self.cpu.evict,
+            "offload_offer_failed": self.cpu.offer_failed,
         }
 
     # -- steps -------------------------------------------------------------------------------
@@ -120,6 +125,7 @@ class StatsCollector:
             self.pre.resumed += 1
             self.pre.resumed_hit_tokens += hit
             self.pre.resumed_prompt_tokens += prompt
+        self.cpu.admit(ev, ev["counted"])
         if not ev["counted"]:
             if not ev.get("resumed"):
                 self.miss.remember_admission(ev, hit)

@@ -33,6 +33,9 @@ def build_report(c: StatsCollector) -> dict:
         # the replay's own warnings, as its `end` line carries them
         "warnings": list((c.summary or {}).get("warnings") or []),
     }
+    cpu = c.cpu.to_json(out["reuse"]["prompt_tokens"], out["reuse"]["hit_tokens"], c.top)
+    if cpu is not None:         # a replay with a CPU tier (docs/offload.md)
+        out["cpu_tier"] = cpu
     out["source"]["summary_mismatches"] = summary_mismatches(c.summary, out)
     return out
 
