@@ -37,9 +37,14 @@ def build_connector_meta(conn: OffloadingConnector, scheduled: dict[str, int],
     states = conn.states
     allocated = conn.allocated
     tables = conn.kvm.coordinator.single_type_managers[0].req_to_blocks
+    prompt_only = cfg.prompt_only
     for rid in scheduled:
         st = states[rid]
-        if len(st.req.block_hashes) >= bpc * (len(st.keys) + 1):
+        req = st.req
+        # (with prompt-only stores a running request's keys past its prompt wait for the next
+        # reader: its lookup after a preemption, or its finish, both bring them up to date)
+        if len(req.block_hashes) >= bpc * (len(st.keys) + 1) and not (
+                prompt_only and len(st.keys) >= req.num_prompt_tokens // tpc):
             st.update_keys(bpc, tpc)
         table = tables.get(rid)
         if table is None:
@@ -57,10 +62,15 @@ def build_connector_meta(conn: OffloadingConnector, scheduled: dict[str, int],
     if conn.fenced and not conn.fenced.keys().isdisjoint(allocated):
         flush.update(j for bid in allocated if bid in conn.fenced for j in conn.fenced[bid])
     store_jobs: dict[int, Job] = {}
-    for rid in (*scheduled, *finished):
-        offering = states.get(rid)
-        if offering is not None:
-            _offer(conn, offering, scheduled.get(rid, 0), store_jobs)
+    for rid in scheduled:
+        offering = states[rid]
+        if prompt_only and offering.next_stored >= offering.req.num_prompt_tokens // tpc:
+            continue        # its prompt is stored (or offered in full): nothing more to offer
+        _offer(conn, offering, scheduled[rid], store_jobs)
+    for rid in finished:
+        final = states.get(rid)
+        if final is not None:
+            _offer(conn, final, 0, store_jobs)
     meta = ConnectorMeta(conn.load_jobs, store_jobs, flush)
     for rid in finished:
         done = states.get(rid)
