@@ -4,15 +4,19 @@ Miss attribution (cold or evicted?) and regret (is this hash coming back?) need 
 hash ever evicted, which on a long replay is millions. A dict costs ~110 bytes an entry, so
 recent entries live in a dict of at most `LIMIT` entries and are then merged into two sorted
 numpy arrays (8-byte hash, 8-byte value; 16 bytes an entry). Lookups go to the dict first, then
-one vectorized binary search per event for the rest. Values are ``(step << 32) | evictor`` and
+one vectorized binary search per event for the rest (`get_array`: the same as an array, for
+the vectorized miss attribution). Values are ``(step << 32) | evictor`` and
 never negative; a popped array entry is marked -1 and dropped at the next merge.
 """
 
 from __future__ import annotations
 
+from itertools import repeat
+
 import numpy as np
 
 _DEAD = -1
+_M64 = (1 << 64) - 1
 _SHIFT = np.uint64(3)     # filter bit -> byte
 _LOW = np.uint64(7)       # filter bit within its byte
 
@@ -28,6 +32,8 @@ class EvictedHashes:
         self.dead = 0
         self.mask = np.uint64(0)                  # filter size - 1 (bits)
         self.bits = np.zeros(1, dtype=np.uint8)
+        self._mask_int = 0                        # the same two for `_maybe` (Python ints)
+        self._bits_mv = memoryview(self.bits)
 
     def __len__(self) -> int:
         return len(self.recent) + len(self.keys) - self.dead
@@ -57,8 +63,7 @@ class EvictedHashes:
 
     def get_many(self, hashes: list[int]) -> list[int | None]:
         """The value of each hash (None when it is not here)."""
-        recent = self.recent
-        out = [recent.get(h) for h in hashes]
+        out = list(map(self.recent.get, hashes))   # C-level: ~3x the list comprehension
         if len(self.keys):
             rest = [i for i, v in enumerate(out) if v is None]
             pos, idx = self._find([hashes[i] for i in rest])
@@ -66,25 +71,54 @@ class EvictedHashes:
                 out[rest[p]] = v
         return out
 
+    def get_array(self, hashes: list[int]) -> np.ndarray:
+        """`get_many` as an int64 array, -1 where a hash is not here (values are never negative)."""
+        out = np.fromiter(map(self.recent.get, hashes, repeat(_DEAD)), dtype=np.int64,
+                          count=len(hashes))
+        if len(self.keys):
+            rest = np.flatnonzero(out == _DEAD)
+            if len(rest):
+                pos, idx = self._find([hashes[i] for i in rest.tolist()])
+                out[rest[pos]] = self.vals[idx]
+        return out
+
     def pop_many(self, hashes: list[int]) -> list[int]:
         """Remove the hashes that are here; return their values (in no particular order)."""
-        recent = self.recent
-        found = []
-        rest = []
-        for h in hashes:
-            v = recent.pop(h, None)
-            if v is None:
-                rest.append(h)
-            else:
-                found.append(v)
-        if rest and len(self.keys):
-            _, idx = self._find(rest)
-            if len(idx):
-                idx = np.unique(idx)
-                found.extend(self.vals[idx].tolist())
-                self.vals[idx] = _DEAD
-                self.dead += len(idx)
+        got = list(map(self.recent.pop, hashes, repeat(None)))   # one C-level pass
+        n_miss = got.count(None)
+        found = [v for v in got if v is not None] if n_miss < len(got) else []
+        if not n_miss or not len(self.keys):
+            return found
+        rest = hashes if not found else [h for h, v in zip(hashes, got) if v is None]
+        _, idx = self._find(rest)
+        if len(idx):
+            idx = np.unique(idx)
+            found.extend(self.vals[idx].tolist())
+            self.vals[idx] = _DEAD
+            self.dead += len(idx)
         return found
+
+    def pop_one(self, h: int) -> int | None:
+        """`pop_many([h])` for one hash (most cache events name one block): the bit filter is
+        read in Python, no arrays are built for the usual answer (not here)."""
+        v = self.recent.pop(h, None)
+        if v is not None or not len(self.keys) or not self._maybe(h):
+            return v
+        _, idx = self._find([h])
+        if not len(idx):
+            return None
+        i = int(idx[0])
+        v = int(self.vals[i])
+        self.vals[i] = _DEAD
+        self.dead += 1
+        return v
+
+    def _maybe(self, h: int) -> bool:
+        """The bit filter for one hash: False when it is surely not in the arrays."""
+        if type(h) is not int or not 0 <= h <= _M64:
+            return True                           # `_find` raises, as it did
+        b = h & self._mask_int
+        return bool((self._bits_mv[b >> 3] >> (b & 7)) & 1)
 
     def merge(self) -> None:
         # Sort only the new entries, then insert them at their places: one new pair of arrays,
@@ -113,3 +147,5 @@ class EvictedHashes:
             keys = self.keys
         b = keys & self.mask
         np.bitwise_or.at(self.bits, b >> _SHIFT, (1 << (b & _LOW)).astype(np.uint8))
+        self._mask_int = int(self.mask)
+        self._bits_mv = memoryview(self.bits)
