@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kvcore.analysis.stats.blockkeys import _FP, u64
+from kvcore.analysis.stats.history import u64 as exact_u64
 
 if TYPE_CHECKING:
     from kvcore.analysis.stats.misses import MissStats
@@ -50,7 +51,8 @@ def block_reasons(ms: MissStats, ev: dict, hashes: list[int], hit: int, tail: in
     content = ev.get("content_hashes")
     domain = ev.get("hash_domain")
     in_c = _member(c_ref, miss)
-    was = ms.evicted[ref].get_array(miss)
+    q = exact_u64(miss)                      # None: a hash that is no uint64 (hand-built)
+    was = ms.evicted[ref].get_array(miss, q)
     # not cached: evicted (in the history), else domain > partial_block > unknown > cold
     out = ~in_c
     ev_mask = out & (was >= 0)
@@ -58,7 +60,7 @@ def block_reasons(ms: MissStats, ev: dict, hashes: list[int], hit: int, tail: in
         codes[:] = UNKNOWN
     if seen_before is not None:
         seen = seen_before[:m]
-        fp = (u64(miss) & _FP64).astype(np.int64)
+        fp = ((u64(miss) if q is None else q) & _FP64).astype(np.int64)
         codes[(seen >= 0) & (seen != fp)] = PARTIAL
     dc = ms.domain_content[ref]
     if domain is not None and content:

@@ -60,9 +60,9 @@ def root(domain: str | None) -> int:
 
 
 def block_keys(ev: dict, ref: int, hashes: list[int], start: int
-               ) -> tuple[list[int], list[int]] | None:
+               ) -> tuple[list[int], list[int], np.ndarray] | None:
     """Keys and values of the prompt blocks from `start` on (full blocks, then the partial
-    tail), or None when the `admit` carries no `first_tokens`."""
+    tail), and the keys as uint64, or None when the `admit` carries no `first_tokens`."""
     ft = ev.get("first_tokens")
     if not ft or len(ft) <= ref or ft[ref] is None:
         return None
@@ -71,30 +71,31 @@ def block_keys(ev: dict, ref: int, hashes: list[int], start: int
     if len(toks) not in (n_full, n_full + 1):
         raise ValueError(f"first_tokens[{ref}] has {len(toks)} entries for {n_full} full blocks")
     if start >= len(toks):
-        return [], []
+        return [], [], np.empty(0, dtype=np.uint64)
     first_parent = hashes[start - 1] if start else root(ev.get("hash_domain"))
     parents = u64([first_parent, *hashes[start:len(toks) - 1]])
-    keys = mix(parents, u64(toks[start:])).tolist()
+    karr = mix(parents, u64(toks[start:]))
     vals = (u64(hashes[start:]) & np.uint64(_FP)).tolist()
     if len(toks) > n_full:
         vals.append(_TAIL)
-    return keys, vals
+    return karr.tolist(), vals, karr
 
 
-def seen_array(seen: BlockKeys, keys: list[int]) -> np.ndarray:
-    """The value of each key (int64, -1 when never seen)."""
-    return seen.get_array(keys)
+def seen_array(seen: BlockKeys, kv: tuple[list[int], list[int], np.ndarray]) -> np.ndarray:
+    """The value of each key of `block_keys` (int64, -1 when never seen)."""
+    return seen.get_array(kv[0], kv[2])
 
 
-def remember(seen: BlockKeys, keys: list[int], vals: list[int], found: np.ndarray) -> None:
-    """Record the keys not seen before (`found`: `seen_array(seen, keys)`); a key twice in one
+def remember(seen: BlockKeys, kv: tuple[list[int], list[int], np.ndarray],
+             found: np.ndarray) -> None:
+    """Record the keys not seen before (`found`: `seen_array(seen, kv)`); a key twice in one
     call keeps its last value, as one `seen[k] = v` after the other did."""
-    recent = seen.recent
+    keys, vals, karr = kv
     new = np.flatnonzero(found < 0)
     if len(new) == len(keys):
-        recent.update(zip(keys, vals, strict=True))
-    else:
-        for i in new.tolist():
-            recent[keys[i]] = vals[i]
-    if len(recent) >= seen.limit:
+        seen.put_many(keys, vals, karr)
+    elif len(new):
+        ids = new.tolist()
+        seen.put_many([keys[i] for i in ids], [vals[i] for i in ids], karr[new])
+    if seen.full():
         seen.merge()

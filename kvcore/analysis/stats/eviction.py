@@ -27,7 +27,7 @@ class EvictionStats:
         self.evicted_in_use = 0       # evict of a referenced block (evict_blocks / reset), no idle
         self.regret_evictions = 0
         self.regret_tokens = 0
-        self.regret_gap = Dist()
+        self.regret_gap = BulkDist()
         self.by_req: Counter = Counter()   # evicting request (index) -> blocks
 
     def to_json(self, requests: int, t_ms: float, age_at_hit: Dist, top: int, series: dict,

@@ -126,7 +126,7 @@ class MissStats:
             raise ValueError(f"prompt_hashes[{ref}] has {len(hashes)} hashes, the prompt has "
                              f"{n_full} full blocks")
         kv = block_keys(ev, ref, hashes, hit_blocks)
-        seen_before = seen_array(self.seen, kv[0]) if kv is not None else None
+        seen_before = seen_array(self.seen, kv) if kv is not None else None
         try:
             codes, evictors = block_reasons(self, ev, hashes, hit_blocks, tail, seen_before)
         except _BAD_ADMIT:
@@ -144,7 +144,7 @@ class MissStats:
                 if chs is not None:
                     self.domain_content[g].update(chs)
         if kv is not None:
-            remember(self.seen, kv[0], kv[1], seen_before)
+            remember(self.seen, kv, seen_before)
         self.record(counts, tail)
 
     def reasons_per_block(self, ev: dict, hashes: list[int], hit_blocks: int, tail: int,
@@ -239,4 +239,4 @@ class MissStats:
         hashes = ph[ref]
         kv = block_keys(ev, ref, hashes, min(hit_tokens // self.bs, len(hashes)))
         if kv is not None:
-            remember(self.seen, kv[0], kv[1], seen_array(self.seen, kv[0]))
+            remember(self.seen, kv, seen_array(self.seen, kv))

@@ -126,8 +126,10 @@ class PerBlockEvents:
             e = self.ev
             e.regret_evictions += len(back)
             e.regret_tokens += self.group_bs[g] * len(back)
-            for packed in back:
-                e.regret_gap.add(self.step - (packed >> 32))
+            if len(back) == 1:
+                e.regret_gap.add(self.step - (back[0] >> 32))
+            else:
+                e.regret_gap.add_array(self.step - (np.array(back, dtype=np.int64) >> 32))
 
     def _evictor(self, req) -> int:
         rid = self.reqs.index.get(req)
