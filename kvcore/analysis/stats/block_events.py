@@ -79,7 +79,7 @@ class BlockEvents(PerBlockEvents):
         ref, step, adm = self.ref, self.step, self.admissions
         r = self.reuse
         before = ref[idx]
-        fresh = n - np.count_nonzero(before)        # ref count 0: cached, evictable until now
+        fresh = n - int(np.count_nonzero(before))   # ref count 0: cached, evictable until now
         self.cached_free -= fresh
         self.used += fresh
         ref[idx] = before + 1
@@ -188,6 +188,7 @@ class BlockEvents(PerBlockEvents):
                 held = _held(bhash, blocks)
             except Exception:   # noqa: BLE001 - a bad index: the per-block path reports it
                 return self._evict_each(ev)
+            # (`issuperset`: all in `cached`, so the undo below puts back exactly what went)
             if (held != tuple(hashes) or not cached.issuperset(hashes)
                     or (multi and not multi.keys().isdisjoint(hashes))):
                 return self._evict_each(ev)

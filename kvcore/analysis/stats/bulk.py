@@ -21,7 +21,7 @@ from kvcore.analysis.stats.dist import Dist
 
 
 class BulkDist(Dist):
-    __slots__ = ("_bins", "_parts", "_ints", "_pending", "_other", "_counts")
+    __slots__ = ("_bins", "_counts", "_ints", "_other", "_parts", "_pending")
 
     FLUSH = 1 << 18
 

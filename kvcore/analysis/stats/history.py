@@ -42,7 +42,7 @@ class EvictedHashes:
         self._seen = np.zeros(min(size, 1 << 24), dtype=np.uint8)
         self._mask = len(self._seen) - 1
         self._mask64 = np.uint64(self._mask)
-        self._seen_mv = memoryview(self._seen)
+        self._seen_mv = self._seen.data
         self._all = False
 
     def __len__(self) -> int:
@@ -135,16 +135,16 @@ class EvictedHashes:
             return found
         cand = self._in_recent(q)
         found = []
-        rest = np.ones(len(q), dtype=bool)
+        keep = np.ones(len(q), dtype=bool)
         if len(cand):
             ids = cand.tolist()
             got = list(map(self.recent.pop, [hashes[i] for i in ids], repeat(None)))
             for i, v in zip(ids, got):
                 if v is not None:
                     found.append(v)
-                    rest[i] = False
+                    keep[i] = False
         if len(self.old):
-            _, idx = self.old.find(q[rest])
+            _, idx = self.old.find(q[keep])
             if len(idx):
                 found.extend(self.old.kill(np.unique(idx)))
         return found
@@ -163,4 +163,4 @@ class EvictedHashes:
         return old.kill(idx)[0] if len(idx) else None
 
 
-__all__ = ["EvictedHashes", "M64", "u64"]
+__all__ = ["M64", "EvictedHashes", "u64"]

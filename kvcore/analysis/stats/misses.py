@@ -127,6 +127,7 @@ class MissStats:
                              f"{n_full} full blocks")
         kv = block_keys(ev, ref, hashes, hit_blocks)
         seen_before = seen_array(self.seen, kv) if kv is not None else None
+        codes: np.ndarray | list[int]
         try:
             codes, evictors = block_reasons(self, ev, hashes, hit_blocks, tail, seen_before)
         except _BAD_ADMIT:
@@ -143,7 +144,7 @@ class MissStats:
             for g, chs in enumerate(content):
                 if chs is not None:
                     self.domain_content[g].update(chs)
-        if kv is not None:
+        if kv is not None and seen_before is not None:
             remember(self.seen, kv, seen_before)
         self.record(counts, tail)
 
@@ -175,9 +176,9 @@ class MissStats:
                     reason = "window"
                 else:
                     reason = "evicted"
-            elif was_evicted[i - hit_blocks] is not None:
+            elif (packed := was_evicted[i - hit_blocks]) is not None:
                 reason = "evicted"
-                evictors.append(was_evicted[i - hit_blocks] & _RID_MASK)
+                evictors.append(packed & _RID_MASK)
             else:
                 ch = h
                 seen_plain = False

@@ -32,7 +32,7 @@ class SortedArrays:
         self.mask = np.uint64(0)                  # filter size - 1 (bits)
         self.bits = np.zeros(1, dtype=np.uint8)
         self._mask_int = 0                        # the same two for `maybe` (Python ints)
-        self._bits_mv = memoryview(self.bits)
+        self._bits_mv = self.bits.data
         self._width = 0                           # the bucket index (`_index_buckets`)
         self._top = np.uint64(0)
         self._start = np.zeros(1, dtype=np.intp)
@@ -118,4 +118,4 @@ class SortedArrays:
         b = keys & self.mask
         np.bitwise_or.at(self.bits, b >> _SHIFT, (1 << (b & _LOW)).astype(np.uint8))
         self._mask_int = int(self.mask)
-        self._bits_mv = memoryview(self.bits)
+        self._bits_mv = self.bits.data
