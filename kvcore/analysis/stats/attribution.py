@@ -5,9 +5,10 @@ order of the checks is in misses.py's docstring), made with boolean masks over t
 missed blocks: each membership test is one C-level pass (`map(set.__contains__, ...)` into
 `np.fromiter`), each history lookup one vectorized search, and the if-chain becomes masks
 assigned from the last check to the first, so that the first check that holds wins. An
-admission has ~800 missed blocks on the conversation trace; the per-block loop took ~4 µs a
-block, this ~0.3 µs. Nothing here changes any state, so a malformed `admit` can fall back to
-the per-block loop, which raises the reader's error.
+admission has ~800 missed blocks on the conversation trace; with the block keys and the history
+lookups around it, an admission took 2.5 ms in the per-block loop, 1.3 ms so (measured on the
+trace's first 3,000 requests). Nothing here changes any state, so a malformed `admit` can fall
+back to the per-block loop, which raises the reader's error.
 """
 
 from __future__ import annotations

@@ -4,9 +4,10 @@ seen under that key.
 A key names "the block after this prefix block, starting with this token"; its value is the
 `_FP` bits of the block's hash, or `_TAIL` for a prompt's partial tail. Keys are made for every
 missed block and partial tail of every admission, hundreds per admission, so they are mixed in
-numpy (`mix`), a whole admission at once: the per-block Python `hash((parent, token))` this
-replaces was ~1.5 µs a block. The keys live only inside one stats run (`BlockKeys`, compared
-for equality, never written out), so any well-mixed 64-bit function serves.
+numpy (`mix`), a whole admission at once: ~0.3 µs a block with the lists around it, against
+~0.55 µs for the per-block Python `hash((parent, token))` loop it replaces (measured on 800
+blocks). The keys live only inside one stats run (`BlockKeys`, compared for equality, never
+written out), so any well-mixed 64-bit function serves.
 """
 
 from __future__ import annotations

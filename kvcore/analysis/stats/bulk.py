@@ -2,13 +2,14 @@
 event's values at once and counted with `np.bincount` in batches.
 
 The block handlers add one value per block (a block's lifetime, idle time, age ...), several
-million of them on a long replay. Counting each in a `Counter` was ~0.3 µs a value; here an
-event adds one numpy array (or one Python int for a single-block event) to a list, and every
-`FLUSH` values the list is concatenated and bincounted into a growing array of counts (~10 ns a
-value). Memory: the pending values (at most about `FLUSH` + one event) and one count per
-distinct value up to the largest (steps: a few MB). Negative values (a hand-built stream whose
-steps go back) go to a plain Counter instead. `counts` gives the same Counter of Python ints a
-`Dist` holds, so everything that reads a `Dist` reads this one unchanged.
+million of them on a long replay. Counting each in a `Counter` (``c[v] += 1``) measured ~1 µs a
+value; here an event adds one numpy array (or one Python int for a single-block event) to a
+list, and every `FLUSH` values the list is concatenated and bincounted into a growing array of
+counts (~20 ns a value, same measurement). Memory: the pending values (at most about `FLUSH` +
+one event) and one count per distinct value up to the largest (steps: a few MB). Negative
+values (a hand-built stream whose steps go back) go to a plain Counter instead. `counts` gives
+the same Counter of Python ints a `Dist` holds, so everything that reads a `Dist` reads this
+one unchanged.
 """
 
 from __future__ import annotations

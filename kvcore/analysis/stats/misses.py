@@ -18,8 +18,9 @@ else group 0) plus its partial tail. Reasons, checked in this order for each mis
   cannot be hit, since only full blocks are hashed. Decided by the key (hash of the block
   before, or the hash domain's root for block 0; first token of the block), recorded for every
   missed block and partial tail of every admission (`blockkeys.BlockKeys`), whose value is the
-  hash of the first block seen under it: a different hash (or a tail) means `partial_block`; the same hash
-  means the same block was seen but never cached (e.g. still being computed) and stays `cold`.
+  hash of the first block seen under it: a different hash (or a tail) means `partial_block`;
+  the same hash means the same block was seen but never cached (e.g. still being computed) and
+  stays `cold`.
   Needs `admit.first_tokens`.
 * ``in_flight``: the first missed block, never seen at the admission, but cached in the same
   step or the next by a request admitted in an earlier step: a running request was computing it

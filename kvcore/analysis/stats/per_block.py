@@ -102,7 +102,8 @@ class PerBlockEvents:
         g = ev["group"]
         hashes = ev["hashes"]
         cached, multi = self.cached[g], self.multi[g]
-        bhash, cache_step, use_step, use_adm = self.bhash, self.cache_step, self.use_step, self.use_adm
+        bhash, cache_step = self.bhash, self.cache_step
+        use_step, use_adm = self.use_step, self.use_adm
         fresh = []                            # hashes no block held: were they evicted before?
         for i, b in enumerate(ev["blocks"]):
             h = hashes[i]
