@@ -244,14 +244,14 @@ def test_evicted_hashes_dict_and_sorted_arrays_agree():
     big = 2**64 - 5                                   # above 2**63: the unsigned range matters
     for h, v in [(10, 1), (big, 2), (7, 3), (8, 4), (9, 5)]:
         e[h] = v                                     # the third insert merges into the arrays
-    assert len(e.keys) == 3 and set(e.recent) == {8, 9}
+    assert len(e.old.keys) == 3 and set(e.recent) == {8, 9}
     assert e.get_many([7, 8, big, 11]) == [3, 4, 2, None]
     assert sorted(e.pop_many([7, 9, 11])) == [3, 5]  # one from the arrays, one from the dict
     assert e.get_many([7, 9]) == [None, None] and len(e) == 3
     e[7] = 6                                         # evicted again after coming back
     e[1] = 7                                         # merge (8, 7, 1): the dead 7 is dropped
     e[2] = 8
-    assert e.keys.tolist() == [1, 7, 8, 10, big] and e.dead == 0 and e.recent == {2: 8}
+    assert e.old.keys.tolist() == [1, 7, 8, 10, big] and e.old.dead == 0 and e.recent == {2: 8}
     assert e.get_many([7, 10, 2]) == [6, 1, 8] and len(e) == 6
 
 

@@ -62,11 +62,11 @@ def build_connector_meta(conn: OffloadingConnector, scheduled: dict[str, int],
     if conn.fenced and not conn.fenced.keys().isdisjoint(allocated):
         flush.update(j for bid in allocated if bid in conn.fenced for j in conn.fenced[bid])
     store_jobs: dict[int, Job] = {}
-    for rid in scheduled:
+    for rid, n in scheduled.items():
         offering = states[rid]
         if prompt_only and offering.next_stored >= offering.req.num_prompt_tokens // tpc:
             continue        # its prompt is stored (or offered in full): nothing more to offer
-        _offer(conn, offering, scheduled[rid], store_jobs)
+        _offer(conn, offering, n, store_jobs)
     for rid in finished:
         final = states.get(rid)
         if final is not None:

@@ -6,9 +6,12 @@ replay run in-process).
     report = stats_from_lines(name, header_line, lines)   # an event stream, header read already
     feed = StreamingStats(); replay(..., CallbackEvents(feed), ...); report = feed.report()
 
-The modules: `collector.py` (the state machine over the events), one per section (`memory.py`,
-`eviction.py`, `reuse.py`, `misses.py`, `preemption.py`), `requests.py` (per-request scalars),
-`history.py` (compact evicted-hash history), `dist.py` (distributions and timelines) and
+The modules: `collector.py` (the state machine over the events), `block_events.py` (the block
+events, vectorized) and `per_block.py` (the same one block at a time: the reference), one per
+section (`memory.py`, `eviction.py`, `reuse.py`, `misses.py` with `attribution.py` (miss
+reasons, vectorized) and `blockkeys.py` (partial-block keys), `preemption.py`), `requests.py`
+(per-request scalars), `history.py` and `sorted_arrays.py` (compact evicted-hash history),
+`dist.py` (distributions and timelines), `bulk.py` (distributions counted in bulk) and
 `report.py` (the JSON document, docs/stats.md).
 """
 

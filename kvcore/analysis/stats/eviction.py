@@ -14,19 +14,20 @@ from __future__ import annotations
 
 from collections import Counter
 
+from kvcore.analysis.stats.bulk import BulkDist
 from kvcore.analysis.stats.dist import Dist
 
 
 class EvictionStats:
     def __init__(self) -> None:
         self.evictions = 0
-        self.lifetime = Dist()
-        self.idle = Dist()
-        self.age_at_evict = Dist()
+        self.lifetime = BulkDist()    # one value per evicted block: counted in bulk
+        self.idle = BulkDist()
+        self.age_at_evict = BulkDist()
         self.evicted_in_use = 0       # evict of a referenced block (evict_blocks / reset), no idle
         self.regret_evictions = 0
         self.regret_tokens = 0
-        self.regret_gap = Dist()
+        self.regret_gap = BulkDist()
         self.by_req: Counter = Counter()   # evicting request (index) -> blocks
 
     def to_json(self, requests: int, t_ms: float, age_at_hit: Dist, top: int, series: dict,

@@ -17,9 +17,10 @@ else group 0) plus its partial tail. Reasons, checked in this order for each mis
   ended inside the block or went on differently: a shared prefix that ends inside a block
   cannot be hit, since only full blocks are hashed. Decided by the key (hash of the block
   before, or the hash domain's root for block 0; first token of the block), recorded for every
-  missed block and partial tail of every admission (`BlockKeys`), whose value is the hash of the
-  first block seen under it: a different hash (or a tail) means `partial_block`; the same hash
-  means the same block was seen but never cached (e.g. still being computed) and stays `cold`.
+  missed block and partial tail of every admission (`blockkeys.BlockKeys`), whose value is the
+  hash of the first block seen under it: a different hash (or a tail) means `partial_block`;
+  the same hash means the same block was seen but never cached (e.g. still being computed) and
+  stays `cold`.
   Needs `admit.first_tokens`.
 * ``in_flight``: the first missed block, never seen at the admission, but cached in the same
   step or the next by a request admitted in an earlier step: a running request was computing it
@@ -39,59 +40,20 @@ shared inside a block cannot be hit, since only full blocks are hashed.
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 
+import numpy as np
+
+from kvcore.analysis.stats.attribution import REASONS, block_reasons
+from kvcore.analysis.stats.blockkeys import _FP, BlockKeys, block_keys, remember, seen_array
 from kvcore.analysis.stats.dist import Dist
 from kvcore.analysis.stats.history import EvictedHashes
 
 _RID_MASK = (1 << 32) - 1  # evicted[g][h] packs (evict step << 32) | evicting request index
-
-REASONS = ("cold", "evicted", "partial_block", "last_token", "window", "domain", "in_flight",
-           "unknown")
-
-_M64 = (1 << 64) - 1
-_FP = (1 << 62) - 1      # a block's value in `BlockKeys`: the low 62 bits of its hash
-_TAIL = 1 << 62          # ... or this for a partial tail
-
-
-class BlockKeys(EvictedHashes):
-    """(parent hash, first token) key -> the first block seen under it (`_FP` bits of its hash,
-    or `_TAIL`). The same compact dict + sorted-array store as the evicted history."""
-
-
-def _root(domain: str | None) -> int:
-    """The parent of block 0 in a key: 0, or a digest of the hash domain (stable across runs)."""
-    if domain is None:
-        return 0
-    return int.from_bytes(hashlib.blake2b(domain.encode(), digest_size=8).digest(), "big")
-
-
-def block_keys(ev: dict, ref: int, hashes: list[int], start: int
-               ) -> tuple[list[int], list[int]] | None:
-    """Keys and values of the prompt blocks from `start` on (full blocks, then the partial
-    tail), or None when the `admit` carries no `first_tokens`."""
-    ft = ev.get("first_tokens")
-    if not ft or len(ft) <= ref or ft[ref] is None:
-        return None
-    toks = ft[ref]
-    n_full = len(hashes)
-    if len(toks) not in (n_full, n_full + 1):
-        raise ValueError(f"first_tokens[{ref}] has {len(toks)} entries for {n_full} full blocks")
-    keys = []
-    vals = []
-    for i in range(start, len(toks)):
-        parent = hashes[i - 1] if i else _root(ev.get("hash_domain"))
-        keys.append(hash((parent, toks[i])) & _M64)
-        vals.append(hashes[i] & _FP if i < n_full else _TAIL)
-    return keys, vals
-
-
-def remember(seen: BlockKeys, keys: list[int], vals: list[int], found: list) -> None:
-    """Record the keys not seen before (`found`: `seen.get_many(keys)`)."""
-    for k, v, f in zip(keys, vals, found):
-        if f is None:
-            seen[k] = v
+_COLD = REASONS.index("cold")
+# what a malformed `admit` makes the vectorized reasons raise: the per-block loop then runs and
+# raises the error the stream's reader reports (or, if it does not, gives the same answer)
+_BAD_ADMIT = (TypeError, ValueError, IndexError, KeyError, OverflowError, AttributeError)
 
 
 class MissStats:
@@ -100,7 +62,7 @@ class MissStats:
     and keeps its own memory: content hashes requested under a hash domain, and the block keys
     seen (`BlockKeys`, reference group)."""
 
-    def __init__(self, cached: list[dict], evicted: list[EvictedHashes], ref: int,
+    def __init__(self, cached: list[set], evicted: list[EvictedHashes], ref: int,
                  block_size: int, swa_groups: list[int]) -> None:
         self.cached = cached
         self.evicted = evicted
@@ -151,33 +113,60 @@ class MissStats:
 
     def attribute(self, ev: dict, hit_tokens: int) -> None:
         """Attribute the missed tokens of one counted admission (`ev` is the `admit` event)."""
-        ref, bs, cached = self.ref, self.bs, self.cached
+        ref, bs = self.ref, self.bs
         prompt = ev["prompt_tokens"]
         n_full = prompt // bs
         tail = prompt - n_full * bs
         hit_blocks = min(hit_tokens // bs, n_full)
-        counts: dict[str, int] = {}
         ph = ev.get("prompt_hashes")
         if ph is None or len(ph) <= ref or ph[ref] is None:
-            counts["unknown"] = n_full - hit_blocks
-            self.record(counts, tail)
+            self.record({"unknown": n_full - hit_blocks}, tail)
             return
         hashes = ph[ref]
         if len(hashes) != n_full:
             raise ValueError(f"prompt_hashes[{ref}] has {len(hashes)} hashes, the prompt has "
                              f"{n_full} full blocks")
+        kv = block_keys(ev, ref, hashes, hit_blocks)
+        seen_before = seen_array(self.seen, kv) if kv is not None else None
+        codes: np.ndarray | list[int]
+        try:
+            codes, evictors = block_reasons(self, ev, hashes, hit_blocks, tail, seen_before)
+        except _BAD_ADMIT:
+            codes, evictors = self.reasons_per_block(ev, hashes, hit_blocks, tail, seen_before)
+        n = np.bincount(codes, minlength=len(REASONS)).tolist() if len(codes) else []
+        counts = {REASONS[k]: c for k, c in enumerate(n) if c}
+        self.by_evictor.update(evictors)         # in block order: ties of most_common keep it
+        if len(codes) and codes[0] == _COLD:
+            # it may yet turn out to be in flight (`on_cached`)
+            self.maybe_in_flight[hashes[hit_blocks]] = (ev["step"], ev["req"],
+                                                        counts["cold"] == 1)
+        content = ev.get("content_hashes")
+        if ev.get("hash_domain") is not None and content:
+            for g, chs in enumerate(content):
+                if chs is not None:
+                    self.domain_content[g].update(chs)
+        if kv is not None and seen_before is not None:
+            remember(self.seen, kv, seen_before)
+        self.record(counts, tail)
+
+    def reasons_per_block(self, ev: dict, hashes: list[int], hit_blocks: int, tail: int,
+                          seen_before: np.ndarray | None) -> tuple[list[int], list[int]]:
+        """The reason (index in REASONS) of each missed full block, one block at a time, and the
+        evicting request of each `evicted` block whose hash is in the history: the reference
+        the vectorized `block_reasons` must match (and the fallback for a malformed `admit`)."""
+        ref, cached = self.ref, self.cached
+        n_full = len(hashes)
+        ph = ev["prompt_hashes"]
         content = ev.get("content_hashes")
         domain = ev.get("hash_domain")
         c_ref = cached[ref]
         e_ref = self.evicted[ref]
         swa_groups = self.swa_groups
         was_evicted = e_ref.get_many(hashes[hit_blocks:])
-        kv = block_keys(ev, ref, hashes, hit_blocks)
-        if kv is not None:
-            seen_before = self.seen.get_many(kv[0])
         if domain is not None and content:
             content_evicted = e_ref.get_many(content[ref][hit_blocks:])
-        first_cold = False
+        codes = []
+        evictors = []
         for i in range(hit_blocks, n_full):
             h = hashes[i]
             if h in c_ref:
@@ -188,43 +177,34 @@ class MissStats:
                     reason = "window"
                 else:
                     reason = "evicted"
-            elif was_evicted[i - hit_blocks] is not None:
+            elif (packed := was_evicted[i - hit_blocks]) is not None:
                 reason = "evicted"
-                self.by_evictor[was_evicted[i - hit_blocks] & _RID_MASK] += 1
+                evictors.append(packed & _RID_MASK)
             else:
                 ch = h
                 seen_plain = False
                 if domain is not None and content:
                     ch = content[ref][i]
                     seen_plain = ch in c_ref or content_evicted[i - hit_blocks] is not None
+                seen = -1 if seen_before is None else int(seen_before[i - hit_blocks])
                 if (ch != h and seen_plain) or ch in self.domain_content[ref]:
                     reason = "domain"
-                elif kv is not None and seen_before[i - hit_blocks] not in (None, h & _FP):
+                elif seen >= 0 and seen != h & _FP:
                     reason = "partial_block"
                 elif domain is not None and not content:
                     reason = "unknown"    # another domain may hold it: content_hashes missing
                 else:
                     reason = "cold"
-                    if i == hit_blocks:
-                        first_cold = True
-            counts[reason] = counts.get(reason, 0) + 1
-        if first_cold:
-            # it may yet turn out to be in flight (`on_cached`)
-            self.maybe_in_flight[hashes[hit_blocks]] = (ev["step"], ev["req"],
-                                                        counts["cold"] == 1)
-        if domain is not None and content:
-            for g, chs in enumerate(content):
-                if chs is not None:
-                    self.domain_content[g].update(chs)
-        if kv is not None:
-            remember(self.seen, kv[0], kv[1], seen_before)
-        self.record(counts, tail)
+            codes.append(REASONS.index(reason))
+        return codes, evictors
 
     def on_cached(self, hashes: list[int], step: int, req: str) -> None:
         """Blocks the reference group just cached (a hash may be cached by several requests at
         once): a first missed block another request caches in its admission's step or the next
         was `in_flight`, not `cold`."""
         pending = self.maybe_in_flight
+        if pending.keys().isdisjoint(hashes):   # the usual case, in one C-level pass
+            return
         bs = self.bs
         for h in hashes:
             entry = pending.get(h)
@@ -261,4 +241,4 @@ class MissStats:
         hashes = ph[ref]
         kv = block_keys(ev, ref, hashes, min(hit_tokens // self.bs, len(hashes)))
         if kv is not None:
-            remember(self.seen, kv[0], kv[1], self.seen.get_many(kv[0]))
+            remember(self.seen, kv, seen_array(self.seen, kv))

@@ -13,7 +13,8 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 
-from kvcore.analysis.stats.dist import Dist, percentiles_of_counts
+from kvcore.analysis.stats.bulk import BulkDist
+from kvcore.analysis.stats.dist import percentiles_of_counts
 
 
 class ReuseStats:
@@ -31,9 +32,9 @@ class ReuseStats:
         self.hits: list[Counter] = [Counter() for _ in range(groups)]  # per group: hash -> touches
         self.depth: list[dict] = [{} for _ in range(groups)]  # hash -> position in the prompt
         self.touched_blocks = 0
-        self.reuse_gap = Dist()
-        self.reuse_distance = Dist()
-        self.age_at_hit = Dist()
+        self.reuse_gap = BulkDist()           # one value per touched block: counted in bulk
+        self.reuse_distance = BulkDist()
+        self.age_at_hit = BulkDist()
 
     def admit(self, prompt: int, hit: int, t_ms: float) -> None:
         self.requests += 1

@@ -1,0 +1,72 @@
+"""`kvcli stats` speed and memory, old code against new (a benchmark, not a test).
+
+    .venv/bin/python benchmarks/stats_speed.py EVENTS [--old DIR] [--repeat 3]
+
+EVENTS is an event stream (`kvcli replay TRACE --events EVENTS`). DIR is a checkout of the
+code to compare with, e.g. `git worktree add /tmp/base-stats 9a158cb` (default: no
+comparison, only this tree). Each run is its own process (`python -m kvcli stats EVENTS
+--json`, KVCLI_PURE=1, PYTHONPATH set to the tree, run from a scratch folder so that the
+current directory does not shadow it), old and new interleaved, so that a shared machine's
+noise falls on both alike. Prints each run's wall time and peak RSS, the medians, their ratio,
+and whether the JSON documents are byte-identical.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_once(tree: Path, events: str, out: Path) -> tuple[float, float]:
+    """(wall seconds, peak RSS in MB) of one `kvcli stats --json` in a child process."""
+    env = {**os.environ, "PYTHONPATH": str(tree), "KVCLI_PURE": "1"}
+    t0 = time.perf_counter()
+    with out.open("wb") as f:
+        child = subprocess.Popen([sys.executable, "-m", "kvcli", "stats", events, "--json"],
+                                 env=env, stdout=f, cwd=out.parent)
+        _, status, usage = os.wait4(child.pid, 0)     # this child's own rusage
+    wall = time.perf_counter() - t0
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode:
+        raise SystemExit(f"{tree}: kvcli stats exited with {child.returncode}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("events")
+    ap.add_argument("--old", type=Path, help="a checkout of the code to compare with")
+    ap.add_argument("--repeat", type=int, default=3)
+    a = ap.parse_args()
+    events = str(Path(a.events).resolve())
+    trees = {"new": ROOT}
+    if a.old:
+        trees = {"old": a.old.resolve(), "new": ROOT}
+    times: dict[str, list[float]] = {k: [] for k in trees}
+    rss: dict[str, list[float]] = {k: [] for k in trees}
+    with tempfile.TemporaryDirectory() as tmp:
+        outs = {k: Path(tmp) / f"{k}.json" for k in trees}
+        for i in range(a.repeat):
+            for name, tree in trees.items():
+                wall, mb = run_once(tree, events, outs[name])
+                times[name].append(wall)
+                rss[name].append(mb)
+                print(f"run {i + 1} {name}: {wall:7.2f} s, peak RSS {mb:,.0f} MB", flush=True)
+        med = {k: statistics.median(v) for k, v in times.items()}
+        for k, v in med.items():
+            print(f"median {k}: {v:.2f} s, peak RSS {max(rss[k]):,.0f} MB")
+        if "old" in med:
+            same = outs["old"].read_bytes() == outs["new"].read_bytes()
+            print(f"old / new: {med['old'] / med['new']:.2f}x; JSON byte-identical: {same}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+"""The block events one block at a time: the reference semantics of `allocate`, `touch`,
+`cache`, `evict` and `free`, and the fallback of the vectorized handlers (`block_events.py`)
+for whatever they do not take (a block twice in one event, a field of the wrong type, an
+error to report).
+
+The per-block state (`StatsCollector.__init__`): ``ref`` and the steps of each block's
+allocation, caching, last use and last release are int64 arrays; ``bhash`` (the hash a block
+holds, or None) stays a Python list, so hashes keep any int the stream has and a bad block
+index raises the list's error, as before. Per group, ``cached`` is the set of hashes some
+block holds and ``multi`` counts the extra blocks of a hash held by more than one (vLLM's map
+allows that; ``cached`` was a hash -> count dict, but the set takes a whole event in one C
+call). Each loop indexes ``bhash`` first: an index error is the list's, as it was.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from kvcore.analysis.stats.eviction import EvictionStats
+    from kvcore.analysis.stats.history import EvictedHashes
+    from kvcore.analysis.stats.misses import MissStats
+    from kvcore.analysis.stats.requests import RequestLedger
+    from kvcore.analysis.stats.reuse import ReuseStats
+
+
+class PerBlockEvents:
+    # the collector's state these handlers read and write (set by StatsCollector.__init__)
+    ref: np.ndarray
+    bhash: list
+    alloc_step: np.ndarray
+    cache_step: np.ndarray
+    use_step: np.ndarray
+    use_adm: np.ndarray
+    free_step: np.ndarray
+    cached: list[set]
+    multi: list[dict]
+    evicted: list[EvictedHashes]
+    group_bs: list[int]
+    ref_group: int
+    step: int
+    admissions: int
+    used: int
+    cached_free: int
+    step_evictions: int
+    reqs: RequestLedger
+    ev: EvictionStats
+    reuse: ReuseStats
+    miss: MissStats
+
+    def _peak(self) -> None:
+        raise NotImplementedError
+
+    def _allocate_each(self, ev: dict) -> None:
+        ref, bhash, step = self.ref, self.bhash, self.step
+        blocks = ev["blocks"]
+        g = ev["group"]
+        for b in blocks:
+            if bhash[b] is not None or ref[b]:
+                raise ValueError(f"block {b} allocated while in use or still cached "
+                                 f"(ref count {ref[b]})")
+            ref[b] = 1
+            self.alloc_step[b] = step
+        self.used += len(blocks)
+        if g == self.ref_group:
+            self.reqs.hold(ev["req"], len(blocks))
+        self._peak()
+
+    def _touch_each(self, ev: dict) -> None:
+        ref, bhash, step, adm = self.ref, self.bhash, self.step, self.admissions
+        g = ev["group"]
+        blocks = ev["blocks"]
+        hashes = ev["hashes"]
+        r = self.reuse
+        hits = r.hits[g]
+        depth = r.depth[g]
+        use_step, use_adm, cache_step = self.use_step, self.use_adm, self.cache_step
+        for i, b in enumerate(blocks):
+            bhash[b]
+            if ref[b] == 0:
+                self.cached_free -= 1
+                self.used += 1
+            ref[b] += 1
+            h = hashes[i]
+            hits[h] += 1
+            if i > depth.get(h, -1):
+                depth[h] = i
+            r.age_at_hit.add(int(step - cache_step[b]))
+            r.reuse_gap.add(int(step - use_step[b]))
+            r.reuse_distance.add(int(adm - use_adm[b]))
+            use_step[b] = step
+            use_adm[b] = adm
+        r.touched_blocks += len(blocks)
+        if g == self.ref_group:
+            self.reqs.hold(ev["req"], len(blocks))
+        self._peak()
+
+    def _cache_each(self, ev: dict) -> None:
+        step, adm = self.step, self.admissions
+        g = ev["group"]
+        hashes = ev["hashes"]
+        cached, multi = self.cached[g], self.multi[g]
+        bhash, cache_step = self.bhash, self.cache_step
+        use_step, use_adm = self.use_step, self.use_adm
+        fresh = []                            # hashes no block held: were they evicted before?
+        for i, b in enumerate(ev["blocks"]):
+            h = hashes[i]
+            bhash[b] = h
+            cache_step[b] = step
+            use_step[b] = step
+            use_adm[b] = adm
+            if h in cached:
+                multi[h] = multi.get(h, 0) + 1
+            else:
+                cached.add(h)
+                fresh.append(h)
+        if self.miss.maybe_in_flight and g == self.ref_group:
+            self.miss.on_cached(hashes, step, ev["req"])
+        if fresh:
+            self._regret(self.evicted[g].pop_many(fresh), g)
+
+    def _regret(self, back: list[int], g: int) -> None:
+        """Hashes cached again after their eviction (``back``: their history values)."""
+        if back:
+            e = self.ev
+            e.regret_evictions += len(back)
+            e.regret_tokens += self.group_bs[g] * len(back)
+            if len(back) == 1:
+                e.regret_gap.add(self.step - (back[0] >> 32))
+            else:
+                e.regret_gap.add_array(self.step - (np.array(back, dtype=np.int64) >> 32))
+
+    def _evictor(self, req) -> int:
+        rid = self.reqs.index.get(req)
+        if rid is None:
+            rid = 0xFFFFFFFF if req is None else self.reqs.rid(req)
+        return rid
+
+    def _evict_each(self, ev: dict) -> None:
+        step = self.step
+        g = ev["group"]
+        hashes = ev["hashes"]
+        blocks = ev["blocks"]
+        rid = self._evictor(ev["req"])
+        cached, multi = self.cached[g], self.multi[g]
+        history = self.evicted[g]
+        packed = (step << 32) | rid
+        bhash, ref = self.bhash, self.ref
+        e = self.ev
+        for b, h in zip(blocks, hashes, strict=True):
+            if bhash[b] != h:
+                raise ValueError(f"evict of block {b} with hash {h}, which it does not hold")
+            bhash[b] = None
+            extra = multi.get(h)
+            if extra:                            # another block still holds the hash
+                if extra > 1:
+                    multi[h] = extra - 1
+                else:
+                    del multi[h]
+            else:
+                cached.remove(h)
+                history[h] = packed
+            e.lifetime.add(int(step - self.alloc_step[b]))
+            e.age_at_evict.add(int(step - self.cache_step[b]))
+            if ref[b] == 0:
+                self.cached_free -= 1
+                e.idle.add(int(step - self.free_step[b]))
+            else:
+                e.evicted_in_use += 1
+        n = len(blocks)
+        e.evictions += n
+        e.by_req[rid] += n
+        self.step_evictions += n
+
+    def _free_each(self, ev: dict) -> None:
+        ref, bhash = self.ref, self.bhash
+        blocks = ev["blocks"]
+        for b in blocks:
+            bhash[b]
+            ref[b] -= 1
+        step = self.step
+        for b in ev["freed"]:
+            bhash[b]
+            if ref[b] != 0:
+                raise ValueError(f"block {b} listed in 'freed' but its ref count is {ref[b]}")
+            self.used -= 1
+            if bhash[b] is not None:
+                self.cached_free += 1
+            self.free_step[b] = step
+        if ev["group"] == self.ref_group:
+            self.reqs.release(ev["req"], len(blocks))
