@@ -146,30 +146,31 @@ class LRUPolicy(CachePolicy):
         if n == 0:
             return []
         heap, ranks, idle = self.heap, self.ranks, self.idle
+        pop = heapq.heappop
         taken: list[tuple[int, bytes]] = []
-        taken_keys: set[bytes] = set()
         kept: list[tuple[int, bytes]] = []
         while heap and len(taken) < n:
-            entry = heapq.heappop(heap)
-            rank, key = entry
-            if key not in idle or ranks.get(key) != rank or key in taken_keys:
+            entry = pop(heap)
+            key = entry[1]
+            if key not in idle or ranks[key] != entry[0]:
                 continue                  # stale, or a duplicate entry of a chosen key
             if key in protected:
                 kept.append(entry)
                 continue
             taken.append(entry)
-            taken_keys.add(key)
+            idle.discard(key)             # (so a duplicate entry of it is skipped)
         for entry in kept:
             heapq.heappush(heap, entry)
         if len(taken) < n:                # atomic: put the chosen ones back, change nothing
             for entry in taken:
                 heapq.heappush(heap, entry)
+                idle.add(entry[1])
             return None
+        chunks = self.chunks
         out = []
         for _, key in taken:
-            idle.remove(key)
             del ranks[key]
-            out.append((key, self.chunks.pop(key)))
+            out.append((key, chunks.pop(key)))
         self._push([])
         return out
 
