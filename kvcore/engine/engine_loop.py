@@ -45,8 +45,11 @@ class EngineLoop:
         self.sched = Scheduler(
             build(SchedulerConfig, cfg, max_model_len=cfg.max_model_len or NO_MODEL_LEN_LIMIT),
             ctx.kvm, tracer=ctx.recorder, observer=_Observer(ctx))
-        # The CPU offload tier (`kvcore.offload`): the scheduler gets its connector; the
-        # decode shortcuts stay off (the connector reads every scheduled step).
+        # The CPU offload tier (`kvcore.offload`): the scheduler gets its connector. The
+        # fast-forward stays off (the worker runs every step); decode windows stay on under
+        # sync scheduling: a window step allocates nothing, completes no block and, its prompt
+        # being stored, offers nothing, so the connector sees what vLLM's does. Under async
+        # they stay off: vLLM's deferred frees read every scheduled request's last step.
         self.tier: OffloadTier | None = None
         if ctx.offload is not None:
             self.tier = OffloadTier(ctx.offload, ctx.kvm, enable_events=ctx.vllm is not None)
@@ -55,7 +58,7 @@ class EngineLoop:
             self.sched.attach_connector(self.tier.conn, self.tier.stats)
             ctx.tier = self.tier
             self.fast_forward = False
-        elif self.decode_windows:
+        if self.decode_windows and not (self.tier is not None and cfg.async_scheduling):
             self.sched.windows = DecodeWindows(ctx.kvm, self.sched.config.max_model_len,
                                                self.sample_run, cfg.async_scheduling)
         self.pending: deque[TraceRequest] = deque(ctx.order)

@@ -150,6 +150,8 @@ def _holds_blocks(req: Any) -> bool:
 
 def _promote(sched: Scheduler, req: Request) -> None:
     """Its load finished: cache the loaded blocks; a full-prompt hit recomputes one token."""
+    if sched.tracer is not None:
+        sched.tracer.req = req.request_id        # the block events are this request's
     sched.kv_cache_manager.cache_blocks(req, req.num_computed_tokens)
     if req.num_computed_tokens == req.num_tokens:
         req.num_computed_tokens = req.num_tokens - 1
