@@ -2,9 +2,10 @@
 `--kv-offloading-size`, each in its own process, interleaved, the median of the runs.
 
     .venv/bin/python benchmarks/offload_speed.py [TRACE] [--requests 600] [--gib 32] [--runs 3]
+        [--sync]
 
 TRACE defaults to the Mooncake conversation trace (its first --requests requests), block size
-16, 8,192 GPU blocks, the default (async) scheduling. Runs on whichever stack kvcore picks (the
+16, 8,192 GPU blocks, the default (async) scheduling or --sync. Runs on whichever stack kvcore picks (the
 compiled build when it is fresh: `make compiled`; KVCLI_PURE=1 for the pure-Python one) and prints
 wall time, peak RSS, the tier's stores and evictions and the ratio with / without (the issue's
 bound: 1.5).
@@ -26,9 +27,10 @@ ROOT = Path(__file__).resolve().parents[1]
 CONVERSATION = ROOT / "tests" / "data" / "traces" / "mooncake" / "conversation_trace.jsonl.gz"
 
 
-def run(trace: str, extra: list[str]) -> tuple[float, int, dict]:
+def run(trace: str, extra: list[str], sync: bool) -> tuple[float, int, dict]:
     cmd = [sys.executable, "-m", "kvcli", "replay", trace, "--block-size", "16",
-           "--num-blocks", "8192", "--json", *extra]
+           "--num-blocks", "8192", "--json", *extra,
+           *(["--no-async-scheduling"] if sync else [])]
     t0 = time.perf_counter()
     p = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], capture_output=True, text=True,
                        cwd=ROOT, check=True)
@@ -43,6 +45,7 @@ def main() -> int:
     ap.add_argument("--requests", type=int, default=600)
     ap.add_argument("--gib", type=float, default=32.0)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--sync", action="store_true", help="synchronous scheduling")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         trace = a.trace
@@ -57,7 +60,7 @@ def main() -> int:
         last: dict[str, tuple[int, dict]] = {}
         for _ in range(a.runs):
             for name, extra in (("without", []), ("with", ["--kv-offloading-size", str(a.gib)])):
-                wall, rss, summary = run(trace, extra)
+                wall, rss, summary = run(trace, extra, a.sync)
                 times[name].append(wall)
                 last[name] = (rss, summary)
     for name in ("without", "with"):
