@@ -220,3 +220,27 @@ def test_stats_reads_the_tier_from_our_stream(trace: Path, tmp_path: Path) -> No
          off["load_jobs"], off["store_jobs"])
     assert cpu["hit_rate_with_cpu"] == off["hit_rate_with_cpu"]
     assert report["source"]["summary_mismatches"] == {}
+
+
+def test_miss_reasons_with_the_tier(tmp_path: Path) -> None:
+    """With a tier the GPU's misses split: served by the tier (`cpu_tier`), or evicted from
+    both (`evicted_both`); the cache-mode story of `test_cache_mode_has_a_cpu_level`."""
+    from kvcore.analysis.stats import stats_from_lines
+    from kvcore.engine.events import JsonlEvents
+
+    a = list(range(1, 65))
+    b = list(range(1001, 1065))
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("".join(json.dumps({"id": i, "prompt_token_ids": p, "output_length": 1})
+                             + "\n" for i, p in (("A", a), ("B", b), ("A2", a))))
+    got = {}
+    for chunks in (8, 4):
+        path = tmp_path / f"ev{chunks}.jsonl"
+        opts = {"mode": "cache", "num_blocks": 5, "kv_offloading_size_chunks": chunks}
+        with open(path, "wb") as f:
+            replay(str(trace), ReplayOptions(**opts, given=frozenset(opts)), JsonlEvents(f))
+        lines = path.read_bytes().splitlines()
+        tokens = stats_from_lines(str(path), lines[0], iter(lines[1:]))["misses"]["tokens"]
+        got[chunks] = {k: v for k, v in tokens.items() if v}
+    # A and B: cold; A2: its 4 blocks served by the tier, or (tier of 4) evicted from both
+    assert got == {8: {"cold": 128, "cpu_tier": 64}, 4: {"cold": 128, "evicted_both": 64}}

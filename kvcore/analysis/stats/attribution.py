@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 REASONS = ("cold", "evicted", "partial_block", "last_token", "window", "domain", "in_flight",
            "unknown")
 COLD, EVICTED, PARTIAL, LAST_TOKEN, WINDOW, DOMAIN, IN_FLIGHT, UNKNOWN = range(len(REASONS))
+# with a CPU tier (a stream whose header says so): a GPU miss the tier served, and an evicted
+# block whose chunk the tier evicted too (only then: the other streams' reports stay as they were)
+TIER_REASONS = (*REASONS, "cpu_tier", "evicted_both")
+CPU_TIER, EVICTED_BOTH = len(REASONS), len(REASONS) + 1
 _RID_MASK = (1 << 32) - 1
 _FP64 = np.uint64(_FP)
 

@@ -71,10 +71,15 @@ class StatsCollector(BlockEvents):
         self.reqs = RequestLedger(self.mem, self.cache_mode)
         self.ev = EvictionStats()
         self.reuse = ReuseStats(window_requests, window_ms, ng)
+        # a replay with a CPU tier says so in its config (docs/offload.md)
+        cfg = header.get("config") or {}
+        tier = cfg.get("kv_offloading_size") is not None \
+            or cfg.get("kv_offloading_size_chunks") is not None
+        self.cpu = CpuTierStats((cfg.get("offload_block_size") or bs) // bs if tier else 1)
         self.miss = MissStats(self.cached, self.evicted, self.ref_group,
-                              self.group_bs[self.ref_group], self.swa_groups)
+                              self.group_bs[self.ref_group], self.swa_groups,
+                              self.cpu if tier else None)
         self.pre = PreemptionStats()
-        self.cpu = CpuTierStats()
         self.series = Series({"used_max": "max", "used_sum": "sum", "cached_sum": "sum",
                               "evictions": "sum", "prompt_tokens": "sum", "hit_tokens": "sum"})
         self.handlers = {

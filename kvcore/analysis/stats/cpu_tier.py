@@ -11,9 +11,17 @@ pinned while a load reads them. Memory: one entry per job in flight, never per e
 
 from __future__ import annotations
 
+import numpy as np
+
+from kvcore.analysis.stats.attribution import CPU_TIER, EVICTED, EVICTED_BOTH
+
 
 class CpuTierStats:
-    def __init__(self) -> None:
+    def __init__(self, blocks_per_chunk: int = 1) -> None:
+        self.bpc = blocks_per_chunk
+        # chunk keys the tier evicted and did not store again (the miss reasons' split);
+        # one int per such chunk, as the GPU's evicted history keeps one per hash
+        self.gone: set[int] = set()
         self.seen = False                 # any tier event at all (else no section)
         self.jobs: dict[int, tuple[bool, int]] = {}      # in flight: job -> (store, chunks)
         self.loads = self.stores = 0
@@ -42,7 +50,10 @@ class CpuTierStats:
 
     def store(self, ev: dict) -> None:
         self.seen = True
-        n = len(ev["keys"])
+        keys = ev["keys"]
+        n = len(keys)
+        if self.gone:
+            self.gone.difference_update(keys)
         self.stores += 1
         self.blocks_stored += ev["gpu_blocks"]
         self.jobs[ev["job"]] = (True, n)
@@ -61,7 +72,9 @@ class CpuTierStats:
 
     def evict(self, ev: dict) -> None:
         self.seen = True
-        n = len(ev["keys"])
+        keys = ev["keys"]
+        self.gone.update(keys)
+        n = len(keys)
         self.evicted += n
         self.evictions += 1
         self.resident -= n
@@ -80,6 +93,23 @@ class CpuTierStats:
         if counted:
             self.cpu_hit_tokens += cpu
             self.requests_with_cpu_hits += 1
+
+    def split_misses(self, ev: dict, hashes: list[int], hit: int, bs: int, codes) -> np.ndarray:
+        """The GPU miss reasons of an admission's missed blocks with the tier: the first
+        ``cpu_hit_tokens`` of them the tier served (`cpu_tier`); an `evicted` block after them
+        whose chunk the tier evicted too is `evicted_both`."""
+        codes = np.asarray(codes, dtype=np.int8)
+        served = min((ev.get("cpu_hit_tokens") or 0) // bs, len(codes))
+        codes[:served] = CPU_TIER
+        if self.gone:
+            bpc = self.bpc
+            n_full = len(hashes)
+            gone = self.gone
+            for j in np.flatnonzero(codes[served:] == EVICTED).tolist():
+                last = ((hit + served + j) // bpc + 1) * bpc - 1   # the chunk's key block
+                if last < n_full and hashes[last] in gone:
+                    codes[served + j] = EVICTED_BOTH
+        return codes
 
     # -- the section ---------------------------------------------------------------------------
     def to_json(self, prompt_tokens: int, gpu_hit_tokens: int, top: int) -> dict | None:

@@ -30,6 +30,9 @@ else group 0) plus its partial tail. Reasons, checked in this order for each mis
   and a chunked prefill that had not reached the block yet. Decided when that block is cached
   (the admission counts it `cold` until then).
 * ``cold``: never seen.
+* With a CPU tier (a stream of `replay --kv-offloading-size`), two more: ``cpu_tier``, the first
+  `admit.cpu_hit_tokens` of the missed tokens (the tier served them), and ``evicted_both``, an
+  ``evicted`` block whose chunk the tier evicted too (`cpu_tier.CpuTierStats.split_misses`).
 * ``unknown``: the stream's `admit` has no `prompt_hashes`, or the request has a hash domain
   but no `content_hashes` and the block was never cached in its domain (see
   docs/events-requests.md).
@@ -41,13 +44,17 @@ shared inside a block cannot be hit, since only full blocks are hashed.
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kvcore.analysis.stats.attribution import REASONS, block_reasons
+from kvcore.analysis.stats.attribution import REASONS, TIER_REASONS, block_reasons
 from kvcore.analysis.stats.blockkeys import _FP, BlockKeys, block_keys, remember, seen_array
 from kvcore.analysis.stats.dist import Dist
 from kvcore.analysis.stats.history import EvictedHashes
+
+if TYPE_CHECKING:
+    from kvcore.analysis.stats.cpu_tier import CpuTierStats
 
 _RID_MASK = (1 << 32) - 1  # evicted[g][h] packs (evict step << 32) | evicting request index
 _COLD = REASONS.index("cold")
@@ -63,15 +70,20 @@ class MissStats:
     seen (`BlockKeys`, reference group)."""
 
     def __init__(self, cached: list[set], evicted: list[EvictedHashes], ref: int,
-                 block_size: int, swa_groups: list[int]) -> None:
+                 block_size: int, swa_groups: list[int], tier: CpuTierStats | None = None
+                 ) -> None:
+        """``tier``: the CPU tier's section, for a stream with one (its evicted chunk keys
+        split "evicted" in two, and its hits are a reason of their own)."""
+        self.tier = tier
+        self.reasons = TIER_REASONS if tier is not None else REASONS
         self.cached = cached
         self.evicted = evicted
         self.ref = ref                       # the reference group and its block size
         self.bs = block_size
         self.swa_groups = swa_groups
-        self.tokens = dict.fromkeys(REASONS, 0)
-        self.blocks = dict.fromkeys(REASONS, 0)
-        self.requests = dict.fromkeys(REASONS, 0)
+        self.tokens = dict.fromkeys(self.reasons, 0)
+        self.blocks = dict.fromkeys(self.reasons, 0)
+        self.requests = dict.fromkeys(self.reasons, 0)
         self.per_request = Dist()            # missed tokens per counted request
         self.by_evictor: Counter = Counter()
         # per group: content hashes requested under a domain
@@ -101,7 +113,7 @@ class MissStats:
 
     def to_json(self, top: int, evictor_names) -> dict:
         return {
-            "reasons": list(REASONS),
+            "reasons": list(self.reasons),
             "tokens": self.tokens,
             "blocks": self.blocks,
             "requests": self.requests,
@@ -133,8 +145,11 @@ class MissStats:
             codes, evictors = block_reasons(self, ev, hashes, hit_blocks, tail, seen_before)
         except _BAD_ADMIT:
             codes, evictors = self.reasons_per_block(ev, hashes, hit_blocks, tail, seen_before)
-        n = np.bincount(codes, minlength=len(REASONS)).tolist() if len(codes) else []
-        counts = {REASONS[k]: c for k, c in enumerate(n) if c}
+        if self.tier is not None and len(codes):
+            codes = self.tier.split_misses(ev, hashes, hit_blocks, self.bs, codes)
+        names = self.reasons
+        n = np.bincount(codes, minlength=len(names)).tolist() if len(codes) else []
+        counts = {names[k]: c for k, c in enumerate(n) if c}
         self.by_evictor.update(evictors)         # in block order: ties of most_common keep it
         if len(codes) and codes[0] == _COLD:
             # it may yet turn out to be in flight (`on_cached`)
