@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Mapping
-
-import numpy as np
+from typing import Any
 
 from kvcore.hashing import _PROTOCOL, BlockHasher, _dumps, _sha256
 from kvcore.request import Request
@@ -28,7 +27,10 @@ from kvcore.traces import TraceRequest
 # SHORT_BINBYTES parent, MEMOIZE, MARK, ("J" + int32 LE) per token, TUPLE, MEMOIZE, NONE,
 # TUPLE3, MEMOIZE, STOP. Building these bytes directly gives the same sha256 as `BlockHasher`
 # (tests compare them) for much less work.
-_BININT = np.dtype([("op", "u1"), ("v", "<i4")])   # packed: 5 bytes a token
+# numpy and the packed (op, int32) record, 5 bytes a token: imported on first use (a token-id
+# trace never needs them; numpy's import is ~0.09 s of a process's start)
+_np: Any = None
+_BININT: Any = None
 _MID = b"\x94("
 _END = b"t\x94N\x87\x94."
 
@@ -46,6 +48,13 @@ def _pickle_head(bs: int) -> bytes:
 
 def _binint_sections(base: int, n: int, bs: int) -> list[bytes]:
     """The token part of the pickle of each of the `n // bs` blocks of tokens base, base+1, ..."""
+    global _np, _BININT
+    if _np is None:
+        import numpy
+
+        _np = numpy
+        _BININT = numpy.dtype([("op", "u1"), ("v", "<i4")])
+    np = _np
     a = np.empty(n, dtype=_BININT)
     a["op"] = 0x4A
     a["v"] = np.arange(base, base + n, dtype=np.int64)
