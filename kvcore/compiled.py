@@ -42,7 +42,8 @@ MODULES = (
     "kvcore.managers.base", "kvcore.managers.full_attention", "kvcore.managers.sliding_window",
     "kvcore.managers.chunked_local", "kvcore.managers.cross_attention", "kvcore.managers.mamba",
     "kvcore.engine.queues", "kvcore.engine.decode_windows", "kvcore.engine.scheduler",
-    "kvcore.engine.scheduler_update",
+    "kvcore.engine.scheduler_update", "kvcore.engine.scheduler_waiting",
+    "kvcore.engine.deferred_frees",
     "kvcore.engine.engine_loop", "kvcore.engine.async_loop",
     # the CPU offload tier (per chunk work as hot as the pool's per block)
     "kvcore.engine.scheduler_offload", "kvcore.offload.keys", "kvcore.offload.policy",

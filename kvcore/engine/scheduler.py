@@ -24,11 +24,11 @@ replay's event stream); the manager's tracer gets `req` set before each call on 
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable
 from typing import Any, cast
 
 from kvcore.engine.decode_windows import DecodeWindows
+from kvcore.engine.deferred_frees import DeferredFrees
 from kvcore.engine.queues import QUEUES, FCFSQueue, PriorityQueue
 from kvcore.engine.scheduler_io import (
     NO_MODEL_LEN_LIMIT,
@@ -37,8 +37,9 @@ from kvcore.engine.scheduler_io import (
     SchedulerObserver,
     SchedulerOutput,
 )
-from kvcore.engine.scheduler_offload import schedule_waiting
+from kvcore.engine.scheduler_offload import schedule_waiting_with_connector
 from kvcore.engine.scheduler_update import update_from_output
+from kvcore.engine.scheduler_waiting import schedule_waiting
 from kvcore.offload.stores import build_connector_meta
 from kvcore.request import Request, RequestStatus
 
@@ -78,20 +79,14 @@ class Scheduler:
         self.inflight_prefills: set[Request] = set()
         self.finished_order: list[str] = []         # finished_req_ids in finish order
         self.connector_stats: Any = None
-        # Async scheduling with a connector that loads KV (vLLM's `defer_block_free`): a freed
-        # request's blocks go back to the pool only once the last batch that scheduled it is
-        # processed (a load could otherwise overwrite blocks a batch in flight still writes).
-        # Steps that schedule tokens are numbered; the free waits for its number.
-        self.defer_block_free = False
-        self.sched_step_seq = 0
-        self.processed_step_seq = 0
-        self.last_sched_seq: dict[str, int] = {}
-        self.deferred_frees: deque[tuple[int, list]] = deque()
+        # vLLM's deferred block frees (async scheduling with a connector), or None
+        self.deferred: DeferredFrees | None = None
 
     def attach_connector(self, connector: Any, stats: Any) -> None:
         self.connector = connector
         self.connector_stats = stats
-        self.defer_block_free = self.config.async_scheduling
+        if self.config.async_scheduling:
+            self.deferred = DeferredFrees(self.kv_cache_manager)
 
     # -- queue state -----------------------------------------------------------------------------
     def add_request(self, req: Request | LazyRequest) -> None:
@@ -113,7 +108,6 @@ class Scheduler:
         cfg = self.config
         kvm = self.kv_cache_manager
         tracer = self.tracer
-        obs = self.observer
         out = SchedulerOutput()
         self.blocked = None
         now = self.num_schedules
@@ -170,14 +164,11 @@ class Scheduler:
                 new_blocks = kvm.allocate_slots(req, n)
                 if new_blocks is not None:
                     break
-                if self.defer_block_free:
-                    # A victim whose blocks a batch in flight still holds frees nothing now.
-                    pick = max(running, key=_priority_key) if self.policy == "priority" \
-                        else running[-1]
-                    if self.last_sched_seq.get(pick.request_id, 0) > self.processed_step_seq:
-                        break
+                victim = max(running, key=_priority_key) if self.policy == "priority" \
+                    else running[-1]
+                if self.deferred is not None and not self.deferred.can_free(victim):
+                    break       # its blocks are held by a batch in flight: it frees nothing
                 if self.policy == "priority":
-                    victim = max(running, key=_priority_key)
                     idx = running.index(victim)
                     del running[idx]
                     if idx < i:
@@ -186,7 +177,7 @@ class Scheduler:
                         scheduled_running.remove(victim)
                         budget += nst.pop(victim.request_id)
                 else:
-                    victim = running.pop()
+                    running.pop()
                 self._preempt(victim)
                 out.preempted.append(victim.request_id)
                 if victim is req:
@@ -209,57 +200,13 @@ class Scheduler:
         admitted_full: set[str] = set()
         if conn is not None:
             if not out.preempted:
-                budget = schedule_waiting(self, out, budget, threshold, admitted_full)
+                budget = schedule_waiting_with_connector(self, out, budget, threshold,
+                                                         admitted_full)
             out.kv_meta = build_connector_meta(conn, nst, admitted_full, out.preempted,
                                                self.finished_order)
             self.finished_order = []
         elif not out.preempted:
-            waiting = self.waiting
-            while budget > 0 and len(waiting) > 0:
-                if len(running) >= self.max_num_active:
-                    break
-                head: Any = waiting.peek()
-                if head.__class__ is not Request:
-                    # A lazily built request (see `LazyRequest`): build it now that it is next.
-                    head = head.build()
-                    waiting.replace_head(head)
-                    self.requests[head.request_id] = head
-                req = head
-                hit_blocks, num_hit, req.shared_prefix_boundary = kvm.get_computed_blocks(req)
-                n = req.num_tokens - num_hit
-                if 0 < threshold < n:
-                    n = threshold
-                if not cfg.enable_chunked_prefill and n > budget:
-                    self.blocked = (req, False, budget)
-                    break   # no skipping ahead when chunking is off
-                n = min(n, budget)
-                if tracer is not None:
-                    tracer.req = req.request_id
-                if obs is not None:
-                    obs.on_admit_attempt(req)
-                new_blocks = kvm.allocate_slots(
-                    req, n, num_new_computed_tokens=num_hit, new_computed_blocks=hit_blocks,
-                    full_sequence_must_fit=cfg.scheduler_reserve_full_isl,
-                    has_scheduled_reqs=bool(running))
-                if new_blocks is None:
-                    if obs is not None:
-                        obs.on_admit_failed(req)
-                    self.blocked = (req, True, budget)
-                    break
-                kvm.record_prefix_cache_stats(req, num_hit)
-                waiting.pop()
-                running.append(req)
-                resumed = req.status == RequestStatus.PREEMPTED
-                req.status = RequestStatus.RUNNING
-                req.num_computed_tokens = num_hit
-                if req.num_cached_tokens < 0:
-                    req.num_cached_tokens = num_hit
-                nst[req.request_id] = n
-                eager.append(req)
-                out.admitted[req.request_id] = num_hit
-                budget -= n
-                if obs is not None:
-                    obs.on_admit(req, num_hit, resumed)
+            budget = schedule_waiting(self, out, budget, threshold)
 
         assert len(running) <= cfg.max_num_seqs
         # (C) computed (and in-flight) tokens advance at schedule time; a request that reaches
@@ -269,11 +216,8 @@ class Scheduler:
         sampling = out.sampling
         placeholders = self.config.async_scheduling
         eager[:0] = scheduled_running
-        if self.defer_block_free and (plain or nst):
-            self.sched_step_seq += 1
-            seq = self.sched_step_seq
-            for req in eager:
-                self.last_sched_seq[req.request_id] = seq
+        if self.deferred is not None and (plain or nst):
+            self.deferred.scheduled(eager)
         out.plain_decodes = plain
         for req in eager:
             rid = req.request_id
@@ -338,22 +282,10 @@ class Scheduler:
 
 
     def free_blocks(self, req: Request) -> None:
-        """Release a request's blocks, or hold them (`defer_block_free`) until the last batch
-        that scheduled it is processed."""
-        if not self.defer_block_free or \
-                self.last_sched_seq.get(req.request_id, 0) <= self.processed_step_seq:
+        if self.deferred is not None:
+            self.deferred.free(req)
+        else:
             self.kv_cache_manager.free(req)
-            return
-        blocks = self.kv_cache_manager.pop_blocks_for_free(req)
-        if blocks:
-            self.deferred_frees.append((self.sched_step_seq, blocks))
-
-    def drain_deferred_frees(self) -> None:
-        """A batch that scheduled tokens was processed: release the blocks it held."""
-        self.processed_step_seq += 1
-        frees = self.deferred_frees
-        while frees and frees[0][0] <= self.processed_step_seq:
-            self.kv_cache_manager.free_popped(frees.popleft()[1])
 
 
 def _priority_key(r: Request) -> tuple:

@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from kvcore.engine.scheduler_io import SchedulerOutput
 
 
-def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, threshold: int,
-                     admitted_full: set[str]) -> int:
+def schedule_waiting_with_connector(sched: Scheduler, out: SchedulerOutput, budget: int,
+                                    threshold: int, admitted_full: set[str]) -> int:
     """Admit waiting requests into ``out``; the budget left. ``admitted_full`` gets the
     requests scheduled with their whole block table."""
     cfg = sched.config

@@ -37,8 +37,8 @@ def update_from_output(sched: Scheduler, out: SchedulerOutput,
     now = sched.num_schedules
     if out.returned:            # back from decode windows: the schedule's order again
         restore_order(out)
-    if sched.defer_block_free and out.total_num_scheduled_tokens > 0:
-        sched.drain_deferred_frees()
+    if sched.deferred is not None and out.total_num_scheduled_tokens > 0:
+        sched.deferred.processed()
     for scheduled in out.eager:             # (a decode window's steps need no update)
         rid = scheduled.request_id
         req = requests.get(rid)

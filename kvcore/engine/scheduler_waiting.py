@@ -1,0 +1,72 @@
+"""(B) of `Scheduler.schedule()` without a KV connector: the waiting requests, only in a step
+that preempted nobody (`kvcore.engine.scheduler`'s docstring has the rules; with a connector
+the scan is `scheduler_offload.schedule_waiting_with_connector`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kvcore.request import Request, RequestStatus
+
+if TYPE_CHECKING:
+    from kvcore.engine.scheduler import Scheduler
+    from kvcore.engine.scheduler_io import SchedulerOutput
+
+
+def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, threshold: int) -> int:
+    """Admit waiting requests into ``out`` while the budget, the seats and the pool allow; the
+    budget left."""
+    cfg = sched.config
+    kvm = sched.kv_cache_manager
+    obs = sched.observer
+    tracer = sched.tracer
+    running = sched.running
+    nst = out.num_scheduled_tokens
+    eager = out.eager
+    waiting = sched.waiting
+    while budget > 0 and len(waiting) > 0:
+        if len(running) >= sched.max_num_active:
+            break
+        head: Any = waiting.peek()
+        if head.__class__ is not Request:
+            # A lazily built request (see `LazyRequest`): build it now that it is next.
+            head = head.build()
+            waiting.replace_head(head)
+            sched.requests[head.request_id] = head
+        req = head
+        hit_blocks, num_hit, req.shared_prefix_boundary = kvm.get_computed_blocks(req)
+        n = req.num_tokens - num_hit
+        if 0 < threshold < n:
+            n = threshold
+        if not cfg.enable_chunked_prefill and n > budget:
+            sched.blocked = (req, False, budget)
+            break   # no skipping ahead when chunking is off
+        n = min(n, budget)
+        if tracer is not None:
+            tracer.req = req.request_id
+        if obs is not None:
+            obs.on_admit_attempt(req)
+        new_blocks = kvm.allocate_slots(
+            req, n, num_new_computed_tokens=num_hit, new_computed_blocks=hit_blocks,
+            full_sequence_must_fit=cfg.scheduler_reserve_full_isl,
+            has_scheduled_reqs=bool(running))
+        if new_blocks is None:
+            if obs is not None:
+                obs.on_admit_failed(req)
+            sched.blocked = (req, True, budget)
+            break
+        kvm.record_prefix_cache_stats(req, num_hit)
+        waiting.pop()
+        running.append(req)
+        resumed = req.status == RequestStatus.PREEMPTED
+        req.status = RequestStatus.RUNNING
+        req.num_computed_tokens = num_hit
+        if req.num_cached_tokens < 0:
+            req.num_cached_tokens = num_hit
+        nst[req.request_id] = n
+        eager.append(req)
+        out.admitted[req.request_id] = num_hit
+        budget -= n
+        if obs is not None:
+            obs.on_admit(req, num_hit, resumed)
+    return budget
