@@ -66,9 +66,7 @@ class AsyncEngineLoop(EngineLoop):
         if so is not None:
             transfers = None
             if tier is not None:
-                transfers = tier.execute(ctx.step, so.kv_meta, ctx.t_ms, t_end)
-                tier.note_lookups(ctx.records, ctx.step)
-                tier.note_admitted(so.admitted, ctx.step)
+                transfers = tier.scheduled(ctx, so, t_end)
             self.batches.appendleft(Batch(ctx.step, so, transfers))
         if jsonl is not None:
             jsonl.t_ms = t_end
@@ -85,10 +83,7 @@ class AsyncEngineLoop(EngineLoop):
                 reports = batch.transfers
                 tier.deliver(sched, *reports)
             if ctx.vllm is not None:    # vLLM publishes a step's events with its output
-                events = ctx.kvm.take_events()
-                if tier is not None:
-                    events += tier.conn.take_events()
-                ctx.vllm.batch(t_end / 1000.0, events)
+                ctx.vllm.batch(t_end / 1000.0, ctx.take_kv_events())
         preempted = so.preempted if so is not None else []
         line = None
         if ctx.steps_out is not None:

@@ -15,11 +15,7 @@ def run_cache(ctx: ReplayContext) -> None:
     kvm = ctx.kvm
     rec = ctx.recorder
     jsonl = ctx.jsonl
-    tier = None
-    if ctx.offload is not None:
-        tier = ctx.tier = OffloadTier(ctx.offload, kvm, enable_events=ctx.vllm is not None)
-        if jsonl is not None:
-            tier.attach_events(rec, jsonl)
+    tier = ctx.open_tier()
     skipped: list[tuple[int, str]] = []     # (line, why)
     for k, tr in enumerate(ctx.trace.requests):
         ctx.step = k
@@ -64,10 +60,7 @@ def run_cache(ctx: ReplayContext) -> None:
             tier.end_step(None, None, None, None, None)
         info.finish_step = k
         if ctx.vllm is not None:
-            events = kvm.take_events()
-            if tier is not None:
-                events += tier.conn.take_events()
-            ctx.vllm.batch(tr.arrival_ms / 1000.0, events)
+            ctx.vllm.batch(tr.arrival_ms / 1000.0, ctx.take_kv_events())
         ctx.summary.finished += 1
         ctx.progress(1)
     ctx.step = len(ctx.trace.requests)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO
 
 from kvcore.coordinator import check_retention_interval
 from kvcore.engine.admit_fields import AdmitFields
@@ -28,6 +28,7 @@ from kvcore.hashing import BlockHasher
 from kvcore.host_memory import check_pool_fits
 from kvcore.kv_cache_manager import KVCacheManager
 from kvcore.offload.options import check_supported, offload_config
+from kvcore.offload.tier import OffloadTier
 from kvcore.request import LoRARequest, Request
 from kvcore.specs import FullAttentionSpec, cdiv
 from kvcore.traces import Trace, TraceRequest
@@ -125,9 +126,27 @@ class ReplayContext:
             prefix_cache_retention_interval=cfg.prefix_cache_retention_interval)
         assert self.kvm.hash_block_size == hash_block_size
         self.offload = offload_config(cfg, groups)     # the CPU tier (None: off)
-        self.tier: Any = None                    # its `OffloadTier`, set by the engine loop
+        self.tier: OffloadTier | None = None     # its tier, once a mode opens it (`open_tier`)
         if self.offload is not None:
             check_supported(cfg, groups)
+
+    def open_tier(self) -> OffloadTier | None:
+        """The CPU tier's `OffloadTier` for this replay (None without one), writing into our
+        event stream when there is one; kept as ``tier`` for the summary."""
+        if self.offload is None:
+            return None
+        self.tier = OffloadTier(self.offload, self.kvm, enable_events=self.vllm is not None)
+        if self.jsonl is not None:
+            self.tier.attach_events(self.recorder, self.jsonl)
+        return self.tier
+
+    def take_kv_events(self) -> list:
+        """vLLM's KV events of the step: the GPU manager's, then the CPU tier's (vLLM's publish
+        order)."""
+        events = self.kvm.take_events()
+        if self.tier is not None:
+            events += self.tier.conn.take_events()
+        return events
 
     def warning(self, message: str) -> None:
         """A warning the user needs: in the summary's `warnings` and on the `warn` callback."""

@@ -18,6 +18,7 @@ import orjson
 from kvcore.engine.context import ReplayContext
 from kvcore.engine.decode_windows import DecodeWindows
 from kvcore.engine.fast_forward import decode_stretch, run_stretch
+from kvcore.engine.load_check import check_load
 from kvcore.engine.options import build
 from kvcore.engine.scheduler import (
     NO_MODEL_LEN_LIMIT,
@@ -50,13 +51,9 @@ class EngineLoop:
         # sync scheduling: a window step allocates nothing, completes no block and, its prompt
         # being stored, offers nothing, so the connector sees what vLLM's does. Under async
         # they stay off: vLLM's deferred frees read every scheduled request's last step.
-        self.tier: OffloadTier | None = None
-        if ctx.offload is not None:
-            self.tier = OffloadTier(ctx.offload, ctx.kvm, enable_events=ctx.vllm is not None)
-            if ctx.jsonl is not None:
-                self.tier.attach_events(ctx.recorder, ctx.jsonl)
+        self.tier: OffloadTier | None = ctx.open_tier()
+        if self.tier is not None:
             self.sched.attach_connector(self.tier.conn, self.tier.stats)
-            ctx.tier = self.tier
             self.fast_forward = False
         if self.decode_windows and not (self.tier is not None and cfg.async_scheduling):
             self.sched.windows = DecodeWindows(ctx.kvm, self.sched.config.max_model_len,
@@ -152,9 +149,7 @@ class EngineLoop:
         tier = self.tier
         t_end = self.clock(so)
         if tier is not None:
-            done, recv = tier.execute(ctx.step, so.kv_meta, ctx.t_ms, t_end)
-            tier.note_lookups(ctx.records, ctx.step)
-            tier.note_admitted(so.admitted, ctx.step)
+            done, recv = tier.scheduled(ctx, so, t_end)
         if jsonl is not None:
             jsonl.t_ms = t_end
         finished = sched.update_from_output(so, self.sample)
@@ -162,10 +157,7 @@ class EngineLoop:
         if tier is not None:
             tier.deliver(sched, done, recv)
         if ctx.vllm is not None:
-            events = ctx.kvm.take_events()
-            if tier is not None:
-                events += tier.conn.take_events()
-            ctx.vllm.batch(t_end / 1000.0, events)
+            ctx.vllm.batch(t_end / 1000.0, ctx.take_kv_events())
         line = None
         if ctx.steps_out is not None and (nst or so.preempted or tier is not None):
             line = {"step": ctx.step, "t_ms": round(t_end, 6), "scheduled": nst,
@@ -240,39 +232,6 @@ class EngineLoop:
             raise InputError(f"request {tr.id!r} can never be admitted "
                              f"(stalled for {STALL_STEPS} steps)", path=self.ctx.trace.path,
                              line=tr.line)
-
-
-# The engine "fell behind" the trace when the median request waits this long between its
-# arrival and its first scheduled step: many steps' worth at any realistic step time, so the
-# waiting queue grows and the hit rates are those of an overloaded server.
-BEHIND_MEDIAN_DELAY_S = 1.0
-
-
-def check_load(ctx: ReplayContext) -> None:
-    """Queueing delays into the summary; a warning when they come from the default (uncalibrated)
-    clock, and one when the engine fell behind the trace."""
-    delays = sorted(rec.first_scheduled_ms - rec.tr.arrival_ms for rec in ctx.records.values()
-                    if rec.first_scheduled_ms is not None)
-    if not delays:
-        return
-    s = ctx.summary
-
-    def pct(q: float) -> float:
-        return round(delays[min(len(delays) - 1, int(q * len(delays)))] / 1000.0, 6)
-
-    s.queue_delay_p50_s, s.queue_delay_p99_s = pct(0.5), pct(0.99)
-    clock = ctx.cost.uncalibrated_warning()
-    if clock:
-        ctx.warning(clock)      # at the end, with the numbers it qualifies (an error stays one line)
-    if s.queue_delay_p50_s < BEHIND_MEDIAN_DELAY_S:
-        return
-    first, last = ctx.trace.requests[0], ctx.trace.requests[-1]     # in arrival order
-    span_s = (last.arrival_ms - first.arrival_ms) / 1000.0
-    ctx.warning(f"the simulated engine fell behind the trace: it needed {ctx.t_ms / 1000.0:,.0f} s "
-                f"of simulated time for a trace spanning {span_s:,.0f} s; queueing delay to the "
-                f"first scheduled step median {s.queue_delay_p50_s:,.1f} s, p99 "
-                f"{s.queue_delay_p99_s:,.1f} s. The hit rate is that of an overloaded server "
-                "(more KV memory, a faster clock or fewer requests would change it)")
 
 
 class _Lazy:

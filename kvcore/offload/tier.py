@@ -116,6 +116,15 @@ class OffloadTier:
         t["store_jobs"] += len(meta.store_jobs)
         self.conn.update_connector_output(done)
 
+    def scheduled(self, ctx: Any, out: Any, t_end: float) -> tuple[list[int], set[str]]:
+        """After an engine step's `schedule()` (it spans ``ctx.t_ms`` .. ``t_end``): the worker
+        runs its transfers (`execute`), the requests' records get their lookups and load waits.
+        Returns the transfer reports."""
+        reports = self.execute(ctx.step, out.kv_meta, ctx.t_ms, t_end)
+        self.note_lookups(ctx.records, ctx.step)
+        self.note_admitted(out.admitted, ctx.step)
+        return reports
+
     def note_lookups(self, records: dict, step: int) -> None:
         """The step's accepted lookups into the requests' records (``extra``: the oracle's
         per-request ``lookups``, ``gpu_hit_tokens``, ``cpu_hit_tokens``); a request's
