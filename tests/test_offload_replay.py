@@ -178,14 +178,20 @@ def test_transfers_on_the_clock_take_bytes_over_bandwidth() -> None:
     assert waits[0] == 1 and waits[1] > 5
 
 
-def test_cache_mode_has_a_cpu_level(tmp_path: Path) -> None:
-    """Cache mode: a document the GPU lost comes back from the CPU tier, whole prompt (no T-1
-    cap), when the tier kept it; with a tier too small for two documents LRU evicted it."""
+def _a_b_a(tmp_path: Path) -> Path:
+    """Documents A and B (64 tokens each, 4 blocks of 16), then A again."""
     a = list(range(1, 65))
     b = list(range(1001, 1065))
     trace = tmp_path / "t.jsonl"
     trace.write_text("".join(json.dumps({"id": i, "prompt_token_ids": p, "output_length": 1})
                              + "\n" for i, p in (("A", a), ("B", b), ("A2", a))))
+    return trace
+
+
+def test_cache_mode_has_a_cpu_level(tmp_path: Path) -> None:
+    """Cache mode: a document the GPU lost comes back from the CPU tier, whole prompt (no T-1
+    cap), when the tier kept it; with a tier too small for two documents LRU evicted it."""
+    trace = _a_b_a(tmp_path)
     got = {}
     for chunks in (8, 4):
         opts = {"mode": "cache", "num_blocks": 5, "kv_offloading_size_chunks": chunks}
@@ -228,11 +234,7 @@ def test_miss_reasons_with_the_tier(tmp_path: Path) -> None:
     from kvcore.analysis.stats import stats_from_lines
     from kvcore.engine.events import JsonlEvents
 
-    a = list(range(1, 65))
-    b = list(range(1001, 1065))
-    trace = tmp_path / "t.jsonl"
-    trace.write_text("".join(json.dumps({"id": i, "prompt_token_ids": p, "output_length": 1})
-                             + "\n" for i, p in (("A", a), ("B", b), ("A2", a))))
+    trace = _a_b_a(tmp_path)
     got = {}
     for chunks in (8, 4):
         path = tmp_path / f"ev{chunks}.jsonl"

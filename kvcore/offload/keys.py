@@ -1,4 +1,5 @@
-"""The records of the CPU tier: chunk keys, a chunk's status, a request's context, lookup results.
+"""The records of the CPU tier: chunk keys, a chunk's status, a request's context, lookup results,
+an offer's outcome and the tier's events.
 
 vLLM 0.33's `v1/kv_offload/base.py` and `cpu/policies/base.py`. A chunk is `blocks_per_chunk`
 GPU blocks; its key is the hash of its **last** GPU block followed by the KV cache group index
@@ -8,6 +9,7 @@ decides ties in the LRU heap).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 HIT = "HIT"
@@ -75,3 +77,22 @@ def order_request_keys(key_groups: tuple[tuple[bytes, ...], ...], ctx: ReqContex
     if all(k in positions for k in keys):
         keys.sort(key=positions.__getitem__)
     return keys
+
+
+@dataclass(slots=True)
+class StoreOffer:
+    """What a successful `prepare_store` returns: the keys to copy, their slots, the victims."""
+
+    keys_to_store: list[bytes]
+    chunks: list[int]
+    evicted: list[bytes]
+
+
+@dataclass(slots=True)
+class TierEvent:
+    """Chunks stored or removed (vLLM's `OffloadingEvent`); ``metadata_only``: dropped after a
+    failed store, never published as a removal."""
+
+    keys: list[bytes]
+    removed: bool
+    metadata_only: bool = False

@@ -1,7 +1,7 @@
 """`CPUOffloadingManager`: the CPU tier's slots, reference counts, offers, events and stats.
 
 vLLM 0.33's `v1/kv_offload/cpu/manager.py`, with the policy (`policy.py`) deciding order and
-victims. The rules in words (the reference is `../shared/reference/vllm-offload.md`):
+victims. The rules in words (docs/offload.md has them for users):
 
 * Slots: never-used slots first, in increasing order, then freed slots last-freed first.
 * `prepare_store(keys)` is one request's offer, all or nothing: the absent keys (after the
@@ -16,7 +16,6 @@ victims. The rules in words (the reference is `../shared/reference/vllm-offload.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from kvcore.offload.keys import (
@@ -25,9 +24,12 @@ from kvcore.offload.keys import (
     MISS,
     ChunkStatus,
     ReqContext,
+    StoreOffer,
+    TierEvent,
     key_group,
 )
 from kvcore.offload.misuse import OffloadMisuse
+from kvcore.offload.offer_counts import OfferCounts
 from kvcore.offload.policy import make_policy
 
 M_USAGE = "vllm:kv_offload_cpu_cache_usage_perc"
@@ -51,25 +53,6 @@ class RequestCacheAccess:
     finished: bool = False
 
 
-@dataclass(slots=True)
-class StoreOffer:
-    """What a successful `prepare_store` returns: the keys to copy, their slots, the victims."""
-
-    keys_to_store: list[bytes]
-    chunks: list[int]
-    evicted: list[bytes]
-
-
-@dataclass(slots=True)
-class TierEvent:
-    """Chunks stored or removed (vLLM's `OffloadingEvent`); ``metadata_only``: dropped after a
-    failed store, never published as a removal."""
-
-    keys: list[bytes]
-    removed: bool
-    metadata_only: bool = False
-
-
 class CPUOffloadingManager:
     def __init__(self, num_chunks: int, policy: str = "lru", enable_events: bool = False,
                  store_threshold: int = 0, max_tracker_size: int = 64_000) -> None:
@@ -81,10 +64,8 @@ class CPUOffloadingManager:
         self.num_evictable = 0                # resident with ref count 0
         self.num_write_pending = 0            # resident with ref count -1
         self.store_threshold = store_threshold
-        self.max_tracker_size = max_tracker_size
-        # key -> offers seen, least recently offered first (only with a threshold of 2 or more)
-        self.counts: OrderedDict[bytes, int] | None = (
-            OrderedDict() if store_threshold >= 2 else None)
+        # offers seen per key (only with a threshold of 2 or more)
+        self.counts = OfferCounts(max_tracker_size) if store_threshold >= 2 else None
         self.skipped = 0                      # stats interval: keys held back by the threshold
         self.allocation_sizes: list[int] = []  # stats interval: keys per non-empty offer
         self.generation = 0
@@ -125,28 +106,6 @@ class CPUOffloadingManager:
             self.policy.on_request_access(new, ctx)
         # re-reading a chunk the request inserted itself is not a second access
         state.reused.update(k for k in reused if k not in state.inserted)
-
-    def _count_offer(self, keys: list[bytes]) -> None:
-        """Count one offer of each key; when the table is full, the least recently offered key
-        not in this offer makes room (none left: the new key is not counted)."""
-        counts = self.counts
-        assert counts is not None
-        protected = set()
-        for key in keys:
-            if key in counts:
-                counts.move_to_end(key)
-                counts[key] += 1
-                protected.add(key)
-        unprotected = len(counts) - len(protected)
-        for key in keys:
-            if key in counts:
-                continue
-            if len(counts) >= self.max_tracker_size:
-                if unprotected == 0:
-                    continue
-                counts.popitem(last=False)
-                unprotected -= 1
-            counts[key] = 1
 
     # -- the manager's calls ---------------------------------------------------------------------
     def on_new_request(self, ctx: ReqContext) -> None:
@@ -193,7 +152,7 @@ class CPUOffloadingManager:
     def prepare_store(self, keys: list[bytes], ctx: ReqContext) -> StoreOffer | None:
         """One request's offer; None when the victims it needs cannot be found."""
         if self.counts is not None:
-            self._count_offer(keys)
+            self.counts.count(keys)
         policy = self.policy
         get = policy.get
         absent: list[bytes] = []

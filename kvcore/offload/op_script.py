@@ -6,7 +6,7 @@ position on the request's context before the call. Each op answers
 ``{"i", "op", "req"?, "result", "events"}``; a call vLLM asserts against answers
 ``{"i", "op", "req", "error"}`` and the script goes on (the manager may be partly updated, as
 in vLLM). The last line is ``{"summary": {"ops", "errors", "config", "state"}}``.
-(`../shared/oracle/tool/OFFLOAD.md`, section 9.)
+(The format of the fixtures in tests/data/offload_cases/manager/, README there.)
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Per engine step (`kvcore.engine.engine_loop`): `schedule()` (the connector works
 `execute` (the worker runs the step's transfers), the model's update, `after_update` (the
 reported jobs complete; loaded requests may be promoted next step), then `step_fields` for the
 step line. The step line's keys and the summary's `offload` object are the oracle's
-(`../shared/oracle/tool/OFFLOAD.md`, section 4; docs/offload.md).
+(docs/offload.md, "What the outputs gain").
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`FakeWorker`: the worker half of the connector, finishing every transfer after a fixed number
-of engine steps (the oracle's fake worker; `../shared/oracle/tool/OFFLOAD.md`, section 3).
+of engine steps (as the scheduler oracle's fake worker does; docs/offload.md, "Transfer time").
 
 Three FIFO streams (store, load, expedited = sync loads) report their jobs strictly in
 submission order. Per executed step, in the order vLLM's model runner drives the real worker:

@@ -1,7 +1,10 @@
 """Dev tool (not a test): random traces for the CPU offload oracle.
 
     python3 tests/data/offload_fresh/make_traces.py [--async] OUT_DIR SEED...
-    ../shared/oracle/tool/oracle sched_offload [--async] --batch $(for f in OUT_DIR/*.trace.jsonl; do echo $f=${f%.trace.jsonl}.expected.jsonl; done)
+    oracle sched_offload [--async] --batch $(for f in OUT_DIR/*.trace.jsonl; do echo $f=${f%.trace.jsonl}.expected.jsonl; done)
+
+(`oracle`: the vLLM oracle's command, a development tool the tests never run; tests/data/README.md
+says where it lives.)
 
 Each trace is a small GPU pool (so the GPU prefix cache loses documents) and a CPU tier of a
 few to many chunks, with documents that come back (full repeats, extensions, shared heads), so

@@ -1,7 +1,10 @@
 """Random op scripts for the CPU tier's manager (the oracle's `offload_manager` format).
 
     python3 make_ops.py --seeds 1-12 --out-dir .
-    ../../../../shared/oracle/tool/oracle offload_manager --batch $(for f in seed*.ops.jsonl; do echo $f=${f%.ops.jsonl}.expected.jsonl; done)
+    oracle offload_manager --batch $(for f in seed*.ops.jsonl; do echo $f=${f%.ops.jsonl}.expected.jsonl; done)
+
+(`oracle`: the vLLM oracle's command, a development tool the tests never run; tests/data/README.md
+says where it lives.)
 
 Each script runs a few requests over a small key space on a small tier, so offers fail, victims
 are protected, ghosts adapt, loads pin, stores fail, the threshold table overflows. Keys stay
