@@ -127,16 +127,17 @@ def test_a_budget_that_runs_out_before_a_window_stops_it_there(monkeypatch, asyn
     assert on == off
 
 
+@pytest.mark.parametrize("asyn", [False, True], ids=["sync", "async"])
 @pytest.mark.parametrize("events", ["jsonl", "vllm"])
 @pytest.mark.parametrize("tier", [
     {"kv_offloading_size": 2.0},
     {"kv_offloading_size": 1.0, "offload_prompt_only": False},
     {"kv_offloading_size": 2.0, "offload_block_size": 64, "eviction_policy": "arc"},
 ], ids=["lru", "decode-kv-stored", "arc-chunks-of-4"])
-def test_decode_windows_with_the_cpu_tier(monkeypatch, events, tier):
-    """Synchronous scheduling with the CPU tier keeps the windows: the same bytes without them
-    (the tier's events and step keys included)."""
-    opts = ReplayOptions(async_scheduling=False, block_size=16, num_blocks=1500, **tier,
+def test_decode_windows_with_the_cpu_tier(monkeypatch, events, tier, asyn):
+    """The CPU tier keeps the windows, sync and async (vLLM's deferred frees with it): the same
+    bytes without them (the tier's events and step keys included)."""
+    opts = ReplayOptions(async_scheduling=asyn, block_size=16, num_blocks=1500, **tier,
                          given=frozenset(tier))
     on, calls_on = outputs(str(SAMPLE), opts, events, True, monkeypatch)
     off, calls_off = outputs(str(SAMPLE), opts, events, False, monkeypatch)

@@ -29,8 +29,10 @@ RECORDED = sorted((DATA / "offload_cases").glob("*.trace.jsonl"))
 # (trace, answer kind, async): the recorded cases both ways, our random ones as drawn
 CASES = ([(t, "expected", False) for t in RECORDED]
          + [(t, "async.expected", True) for t in RECORDED]
-         + [(t, "expected", False) for t in sorted((DATA / "offload_fresh").glob("oseed*.trace.jsonl"))]
-         + [(t, "expected", True) for t in sorted((DATA / "offload_fresh").glob("oaseed*.trace.jsonl"))])
+         + [(t, "expected", False) for pattern in ("oseed*", "olseed*")
+            for t in sorted((DATA / "offload_fresh").glob(f"{pattern}.trace.jsonl"))]
+         + [(t, "expected", True) for pattern in ("oaseed*", "oalseed*")
+            for t in sorted((DATA / "offload_fresh").glob(f"{pattern}.trace.jsonl"))])
 STEP_KEYS_ASYNC = ("num_free_blocks_after_schedule", "processed", "schedule_called")
 STEP_KEYS = ("step", "scheduled", "admitted", "preempted", "finished", "num_free_blocks",
              "lookups", "lookup_deferred", "waiting_for_kv", "load_jobs", "store_offers",

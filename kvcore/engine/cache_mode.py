@@ -56,7 +56,7 @@ def run_cache(ctx: ReplayContext) -> None:
             tier.conn.request_finished(req)
         kvm.free(req)
         if tier is not None:        # its last offer and its recency commit, before the next
-            tier.complete_now(build_connector_meta(tier.conn, {}, set(), [], [tr.id]))
+            tier.complete_now(build_connector_meta(tier.conn, {}, [], set(), [], [tr.id]))
             tier.end_step(None, None, None, None, None)
         info.finish_step = k
         if ctx.vllm is not None:
@@ -78,4 +78,5 @@ def _through_the_tier(tier: OffloadTier, req, hit: int, ext: int, ctx: ReplayCon
     tier.note_lookups(ctx.records, k)
     req.num_computed_tokens = hit + ext
     n = req.num_tokens - hit - ext
-    tier.complete_now(build_connector_meta(conn, {req.request_id: n}, {req.request_id}, [], []))
+    tier.complete_now(build_connector_meta(conn, {req.request_id: n}, [req], {req.request_id},
+                                           [], []))

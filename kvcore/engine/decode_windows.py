@@ -64,7 +64,8 @@ class DecodeWindows:
     request back to that batch (`SchedulerOutput.eager`) so that its output is processed as the
     plain steps process it."""
 
-    __slots__ = ("async_scheduling", "kvm", "max_len", "sample_run")
+    __slots__ = ("async_scheduling", "deferred", "kvm", "max_len", "offer_failed",
+                 "sample_run")
 
     def __init__(self, kvm: Any, max_model_len: int,
                  sample_run: Callable[[Request, int], list[int]],
@@ -73,6 +74,10 @@ class DecodeWindows:
         self.max_len = max_model_len
         self.sample_run = sample_run
         self.async_scheduling = async_scheduling
+        # vLLM's deferred block frees (`deferred_frees`: async with the CPU tier), or None
+        self.deferred: Any = None
+        # the CPU tier's requests whose last store offer failed (they offer again every step)
+        self.offer_failed: set[str] = set()
 
     def usable(self) -> bool:
         """Whether the manager takes the short path for every decode step (checked each step: a
@@ -87,7 +92,7 @@ class DecodeWindows:
         schedules from ``now`` on that are plain for it (none when the next one opens or closes
         a block or can end it)."""
         if req.decode_window_start <= req.decode_window_end or \
-                req.status != RequestStatus.RUNNING:
+                req.status != RequestStatus.RUNNING or req.request_id in self.offer_failed:
             return                          # (async: a window opened at the batch before)
         c = req.num_computed_tokens
         t = req.num_tokens
@@ -130,6 +135,8 @@ class DecodeWindows:
         if n <= 0:
             return
         req.num_computed_tokens += n
+        if self.deferred is not None:
+            self.deferred.window_closed(req)
         if not self.async_scheduling:
             req.append_output_token_ids(self.sample_run(req, n))
             return

@@ -6,6 +6,11 @@ Steps that schedule tokens are numbered (`scheduled`); each request remembers th
 last one that scheduled it; a free waits for its number to be processed (`processed`). A
 preemption victim whose blocks are held this way frees nothing now, so vLLM does not preempt it
 (`can_free`).
+
+A request inside a decode window (`decode_windows`) was last scheduled by the schedule() call
+before the current one (a window's steps are consecutive and each schedules tokens): its number
+is the latest, `sched_step_seq`, while the window is open and is written down when the window's
+steps are applied (`window_closed`).
 """
 
 from __future__ import annotations
@@ -24,8 +29,16 @@ class DeferredFrees:
         self.last_sched_seq: dict[str, int] = {}
         self.held: deque[tuple[int, list]] = deque()     # (step number, blocks), in order
 
-    def can_free(self, req: Request) -> bool:
+    def can_free(self, req: Request, now: int) -> bool:
+        """Whether the request's blocks can go back now, inside schedule() call ``now``."""
+        if req.decode_window_start < now and req.decode_window_start <= req.decode_window_end:
+            return self.sched_step_seq <= self.processed_step_seq    # scheduled by call now - 1
         return self.last_sched_seq.get(req.request_id, 0) <= self.processed_step_seq
+
+    def window_closed(self, req: Request) -> None:
+        """The steps of the request's window up to the last schedule() call were applied: that
+        call, the latest that scheduled tokens, scheduled it last."""
+        self.last_sched_seq[req.request_id] = self.sched_step_seq
 
     def scheduled(self, reqs: list[Request]) -> None:
         """A step scheduled tokens for these requests."""
@@ -36,7 +49,7 @@ class DeferredFrees:
 
     def free(self, req: Request) -> None:
         """Release the request's blocks now, or hold them until their step is processed."""
-        if self.can_free(req):
+        if self.last_sched_seq.get(req.request_id, 0) <= self.processed_step_seq:
             self.kvm.free(req)
             return
         blocks = self.kvm.pop_blocks_for_free(req)

@@ -47,17 +47,20 @@ class EngineLoop:
             build(SchedulerConfig, cfg, max_model_len=cfg.max_model_len or NO_MODEL_LEN_LIMIT),
             ctx.kvm, tracer=ctx.recorder, observer=_Observer(ctx))
         # The CPU offload tier (`kvcore.offload`): the scheduler gets its connector. The
-        # fast-forward stays off (the worker runs every step); decode windows stay on under
-        # sync scheduling: a window step allocates nothing, completes no block and, its prompt
-        # being stored, offers nothing, so the connector sees what vLLM's does. Under async
-        # they stay off: vLLM's deferred frees read every scheduled request's last step.
+        # fast-forward stays off (the worker runs every step); decode windows stay on: a window
+        # step allocates nothing, completes no block and offers nothing, so the connector sees
+        # what vLLM's does (it looks only at the requests scheduled in full); under async,
+        # vLLM's deferred frees learn a window request's last scheduled step from the window.
         self.tier: OffloadTier | None = ctx.open_tier()
         if self.tier is not None:
             self.sched.attach_connector(self.tier.conn, self.tier.stats)
             self.fast_forward = False
-        if self.decode_windows and not (self.tier is not None and cfg.async_scheduling):
+        if self.decode_windows:
             self.sched.windows = DecodeWindows(ctx.kvm, self.sched.config.max_model_len,
                                                self.sample_run, cfg.async_scheduling)
+            if self.tier is not None:
+                self.sched.windows.deferred = self.sched.deferred
+                self.sched.windows.offer_failed = self.tier.conn.offer_failed
         self.pending: deque[TraceRequest] = deque(ctx.order)
         self.skipped: list[tuple[int, str]] = []     # (line, why)
         self.add_order = 0

@@ -124,7 +124,8 @@ class Scheduler:
         running = self.running
         scheduled_running: list[Request] = []
 
-        num_eligible = len(running) + len(self.waiting)
+        # (vLLM counts the requests held for their KV loads as waiting too)
+        num_eligible = len(running) + len(self.waiting) + len(self.kv_holding)
         # The threshold stops a long prefill from starving others; alone, nobody starves.
         threshold = cfg.long_prefill_token_threshold if num_eligible > 1 else 0
         if threshold > 0 and cfg.long_prefill_token_threshold_adaptive:
@@ -166,7 +167,7 @@ class Scheduler:
                     break
                 victim = max(running, key=_priority_key) if self.policy == "priority" \
                     else running[-1]
-                if self.deferred is not None and not self.deferred.can_free(victim):
+                if self.deferred is not None and not self.deferred.can_free(victim, now):
                     break       # its blocks are held by a batch in flight: it frees nothing
                 if self.policy == "priority":
                     idx = running.index(victim)
@@ -202,11 +203,14 @@ class Scheduler:
             if not out.preempted:
                 budget = schedule_waiting_with_connector(self, out, budget, threshold,
                                                          admitted_full)
-            out.kv_meta = build_connector_meta(conn, nst, admitted_full, out.preempted,
+            eager[:0] = scheduled_running
+            out.kv_meta = build_connector_meta(conn, nst, eager, admitted_full, out.preempted,
                                                self.finished_order)
             self.finished_order = []
-        elif not out.preempted:
-            budget = schedule_waiting(self, out, budget, threshold)
+        else:
+            if not out.preempted:
+                budget = schedule_waiting(self, out, budget, threshold)
+            eager[:0] = scheduled_running
 
         assert len(running) <= cfg.max_num_seqs
         # (C) computed (and in-flight) tokens advance at schedule time; a request that reaches
@@ -215,7 +219,6 @@ class Scheduler:
         total = plain
         sampling = out.sampling
         placeholders = self.config.async_scheduling
-        eager[:0] = scheduled_running
         if self.deferred is not None and (plain or nst):
             self.deferred.scheduled(eager)
         out.plain_decodes = plain

@@ -101,6 +101,9 @@ class OffloadingConnector:
         self.being_loaded: set[bytes] | None = set() if enable_prefix_caching else None
         self.rec = StepRecord()               # what this step did, for the outputs
         self.failures = 0                     # vLLM's kv_offload_allocation_failure
+        # Requests whose last store offer failed: offered again every step they are scheduled,
+        # so no decode window opens for them (`stores.build_connector_meta` skips windows).
+        self.offer_failed: set[str] = set()
 
     # -- requests ----------------------------------------------------------------------------
     def on_new_request(self, req: Request) -> None:

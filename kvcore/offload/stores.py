@@ -24,21 +24,32 @@ from kvcore.offload.connector import ConnectorMeta, Job
 
 if TYPE_CHECKING:
     from kvcore.offload.connector import OffloadingConnector, RequestOffloadState
+    from kvcore.request import Request
 
 
 def build_connector_meta(conn: OffloadingConnector, scheduled: dict[str, int],
-                         admitted: set[str], preempted: list[str],
+                         eager: list[Request], admitted: set[str], preempted: list[str],
                          finished: list[str]) -> ConnectorMeta:
     """``scheduled``: the step's scheduled tokens (running first, then admitted, before the
-    computed tokens advance); ``admitted``: requests scheduled with their whole table this step
-    (admitted or resumed); ``finished``: the requests that finished since the last step."""
+    computed tokens advance); ``eager``: the requests among them scheduled in full, in that
+    order (the others are inside decode windows: `kvcore.engine.decode_windows`);
+    ``admitted``: requests scheduled with their whole table this step (admitted or resumed);
+    ``finished``: the requests that finished since the last step.
+
+    A request inside its decode window is left out of steps 1 and 3: its step allocates no
+    block, completes no block hash (so no new key) and computes no token past its last full
+    chunk, and its last offer did not fail (no window opens after a failed offer:
+    ``conn.offer_failed``), so it offers nothing; vLLM's loop looks at it and does nothing.
+    Gain: with windows on, the loops see about 2 of a decoding request's 16 steps (block size
+    16)."""
     cfg = conn.cfg
     bpc, tpc = cfg.blocks_per_chunk, cfg.tokens_per_chunk
     states = conn.states
     allocated = conn.allocated
     tables = conn.kvm.coordinator.single_type_managers[0].req_to_blocks
     prompt_only = cfg.prompt_only
-    for rid in scheduled:
+    for sreq in eager:
+        rid = sreq.request_id
         st = states[rid]
         req = st.req
         # (with prompt-only stores a running request's keys past its prompt wait for the next
@@ -62,11 +73,11 @@ def build_connector_meta(conn: OffloadingConnector, scheduled: dict[str, int],
     if conn.fenced and not conn.fenced.keys().isdisjoint(allocated):
         flush.update(j for bid in allocated if bid in conn.fenced for j in conn.fenced[bid])
     store_jobs: dict[int, Job] = {}
-    for rid, n in scheduled.items():
-        offering = states[rid]
-        if prompt_only and offering.next_stored >= offering.req.num_prompt_tokens // tpc:
+    for sreq in eager:
+        offering = states[sreq.request_id]
+        if prompt_only and offering.next_stored >= sreq.num_prompt_tokens // tpc:
             continue        # its prompt is stored (or offered in full): nothing more to offer
-        _offer(conn, offering, n, store_jobs)
+        _offer(conn, offering, scheduled[sreq.request_id], store_jobs)
     for rid in finished:
         final = states.get(rid)
         if final is not None:
@@ -77,6 +88,7 @@ def build_connector_meta(conn: OffloadingConnector, scheduled: dict[str, int],
         if done is None:
             continue
         done.finished_signaled = True
+        conn.offer_failed.discard(rid)      # (a finished request offers once)
         conn.manager.on_request_finished(done.ctx)
         if not done.jobs:
             del states[rid]
@@ -117,7 +129,9 @@ def _offer(conn: OffloadingConnector, st: RequestOffloadState, n_scheduled: int,
     if offer is None:
         conn.failures += 1
         rec.alloc_failures.append(req.request_id)
+        conn.offer_failed.add(req.request_id)
         return
+    conn.offer_failed.discard(req.request_id)
     rec.evicted.extend(offer.evicted)
     if not offer.keys_to_store:
         st.next_stored = max(st.next_stored, end)

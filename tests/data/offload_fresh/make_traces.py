@@ -1,6 +1,6 @@
 """Dev tool (not a test): random traces for the CPU offload oracle.
 
-    python3 tests/data/offload_fresh/make_traces.py [--async] OUT_DIR SEED...
+    python3 tests/data/offload_fresh/make_traces.py [--async] [--long] OUT_DIR SEED...
     oracle sched_offload [--async] --batch $(for f in OUT_DIR/*.trace.jsonl; do echo $f=${f%.trace.jsonl}.expected.jsonl; done)
 
 (`oracle`: the vLLM oracle's command, a development tool the tests never run; tests/data/README.md
@@ -11,7 +11,10 @@ few to many chunks, with documents that come back (full repeats, extensions, sha
 that CPU hits, loads, deferred lookups, evictions, failed offers, flushes and preemptions
 happen. The config line draws the tier's knobs: chunk size (1, 2 or 4 blocks), LRU or ARC,
 load and store steps, a store threshold, prompt-only off, a sync-load budget, KV events.
-Cases are named oseedN (oaseedN with --async, which sets "async_scheduling": true).
+Cases are named oseedN (oaseedN with --async, which sets "async_scheduling": true). With
+--long (cases olseedN, oalseedN) outputs run to 200 tokens, so that decoding requests spend
+whole decode windows (`kvcore/engine/decode_windows.py`) in the running list while others are
+admitted, preempted (async: held by vLLM's deferred frees) and stored.
 """
 
 import json
@@ -19,8 +22,9 @@ import random
 import sys
 
 
-def make(seed: int) -> tuple[dict, list[dict]]:
+def make(seed: int, long: bool = False) -> tuple[dict, list[dict]]:
     rng = random.Random(seed)
+    max_out = 200 if long else 40
     bs = rng.choice([4, 8, 16])
     num_blocks = rng.choice([16, 24, 32, 48])
     cfg = {
@@ -62,7 +66,7 @@ def make(seed: int) -> tuple[dict, list[dict]]:
         else:
             p = [rng.randrange(1, 30000) for _ in range(rng.randrange(bs, 10 * bs))]
         p = p[: mml - 40]
-        out = rng.randrange(1, min(40, mml - len(p)))
+        out = rng.randrange(1, min(max_out, mml - len(p)))
         step += rng.choice([0, 0, 1, 3, 8])
         reqs.append({"id": f"o{seed}r{i}", "prompt_token_ids": p, "output_length": out,
                      "arrival_step": step})
@@ -72,13 +76,14 @@ def make(seed: int) -> tuple[dict, list[dict]]:
 if __name__ == "__main__":
     args = sys.argv[1:]
     asyn = "--async" in args
-    args = [a for a in args if a != "--async"]
+    long = "--long" in args
+    args = [a for a in args if a not in ("--async", "--long")]
     out, seeds = args[0], args[1:]
     for s in seeds:
-        cfg, reqs = make(int(s))
+        cfg, reqs = make(int(s), long)
         if asyn:
             cfg["async_scheduling"] = True
-        name = ("oaseed" if asyn else "oseed") + s
+        name = "o" + ("a" if asyn else "") + ("l" if long else "") + "seed" + s
         with open(f"{out}/{name}.trace.jsonl", "w") as f:
             f.write(json.dumps({"config": cfg}) + "\n")
             f.writelines(json.dumps(r) + "\n" for r in reqs)
