@@ -11,16 +11,15 @@ Every chunk has a rank ``(major, minor)``; the lowest idle, unprotected rank is 
   becomes the most recent (`touch` does the same; the connector never calls it);
 * a key inserted without a position gets a fresh number at once.
 
-Idle chunks sit in a heap of ``(rank, key)`` with lazy invalidation: an entry counts only while
-its key is idle and still has that rank, so a re-rank is one push, not a search. A rank is
-stored as one int, ``major << 40 | (minor + 2**39)`` (minor is 0 or minus a position, far under
-2**39): the same order as vLLM's ``(major, minor)`` tuples, and a cheaper compare in the heap.
+Idle chunks are ordered by `idle_runs.IdleRuns` (sorted runs, one per batch of changes, with
+lazy invalidation: a re-rank adds entries, it never searches). A rank is stored as one int,
+``major << 40 | (minor + 2**39)`` (minor is 0 or minus a position, far under 2**39): the same
+order as vLLM's ``(major, minor)`` tuples, and a cheaper compare.
 """
 
 from __future__ import annotations
 
-import heapq
-
+from kvcore.offload.idle_runs import IdleRuns
 from kvcore.offload.keys import ChunkStatus, ReqContext, order_request_keys
 from kvcore.offload.policy import POLICIES, CachePolicy
 
@@ -35,7 +34,7 @@ class LRUPolicy(CachePolicy):
         self.chunks: dict[bytes, ChunkStatus] = {}   # insertion order: the state's tie order
         self.ranks: dict[bytes, int] = {}          # `_rank(major, minor)`
         self.idle: set[bytes] = set()
-        self.heap: list[tuple[int, bytes]] = []
+        self.order = IdleRuns(self.ranks, self.idle)
         self.next_rank = 0
         self.generation = 0
 
@@ -49,22 +48,16 @@ class LRUPolicy(CachePolicy):
     def _rerank(self, keys) -> None:
         """A fresh global rank for each resident key, in the order given."""
         changed = []
+        chunks, ranks, idle = self.chunks, self.ranks, self.idle
+        rank = self.next_rank
         for key in keys:
-            if key in self.chunks:
-                self.next_rank += 1
-                self.ranks[key] = self.next_rank << _SHIFT | _MID
-                if key in self.idle:
+            if key in chunks:
+                rank += 1
+                ranks[key] = rank << _SHIFT | _MID
+                if key in idle:
                     changed.append(key)
-        self._push(changed)
-
-    def _push(self, keys: list[bytes]) -> None:
-        heap, ranks = self.heap, self.ranks
-        for key in keys:
-            heapq.heappush(heap, (ranks[key], key))
-        # Stale entries pile up under re-ranks; rebuild when they outnumber the live ones.
-        if len(heap) > max(64, 2 * len(self.idle)):
-            self.heap = [(ranks[k], k) for k in self.idle]
-            heapq.heapify(self.heap)
+        self.next_rank = rank
+        self.order.add(changed, in_order=True)
 
     # -- the contract ------------------------------------------------------------------------
     def get(self, key: bytes) -> ChunkStatus | None:
@@ -83,7 +76,7 @@ class LRUPolicy(CachePolicy):
             self.ranks[key] = (self._request_rank(ctx) << _SHIFT) + _MID - pos
         if chunk.ref_cnt == 0:
             self.idle.add(key)
-            self._push([key])
+            self.order.add([key])
 
     def remove(self, key: bytes) -> None:
         del self.chunks[key]
@@ -106,18 +99,18 @@ class LRUPolicy(CachePolicy):
             self.ranks[key] = rank
             if key in self.idle:
                 changed.append(key)
-        self._push(changed)
+        self.order.add(changed)
 
     def on_request_finished(self, key_groups, insertion_only, reused, ctx) -> None:
         self._rerank(reversed(order_request_keys(key_groups, ctx)))
 
     def mark_evictable(self, key: bytes) -> None:
         self.idle.add(key)
-        self._push([key])
+        self.order.add([key])
 
     def mark_evictable_many(self, keys: list[bytes]) -> None:
         self.idle.update(keys)
-        self._push(keys)
+        self.order.add(keys)
 
     def insert_many(self, keys: list[bytes], chunks: list[ChunkStatus], ctx: ReqContext
                     ) -> None:
@@ -137,7 +130,7 @@ class LRUPolicy(CachePolicy):
                 ranks[key] = major + _MID - pos
             if chunk.ref_cnt == 0:
                 self.idle.add(key)
-                self._push([key])
+                self.order.add([key])
 
     def mark_non_evictable(self, key: bytes) -> None:
         self.idle.remove(key)
@@ -145,40 +138,22 @@ class LRUPolicy(CachePolicy):
     def evict(self, n: int, protected: set[bytes]) -> list[tuple[bytes, ChunkStatus]] | None:
         if n == 0:
             return []
-        heap, ranks, idle = self.heap, self.ranks, self.idle
-        pop = heapq.heappop
-        taken: list[tuple[int, bytes]] = []
-        kept: list[tuple[int, bytes]] = []
-        while heap and len(taken) < n:
-            entry = pop(heap)
-            key = entry[1]
-            if key not in idle or ranks[key] != entry[0]:
-                continue                  # stale, or a duplicate entry of a chosen key
-            if key in protected:
-                kept.append(entry)
-                continue
-            taken.append(entry)
-            idle.discard(key)             # (so a duplicate entry of it is skipped)
-        for entry in kept:
-            heapq.heappush(heap, entry)
-        if len(taken) < n:                # atomic: put the chosen ones back, change nothing
-            for entry in taken:
-                heapq.heappush(heap, entry)
-                idle.add(entry[1])
+        idle = self.idle
+        # atomic: enough idle keys outside the protected ones, or nothing changes
+        if len(idle) - len(protected & idle) < n:
             return None
-        chunks = self.chunks
+        chunks, ranks = self.chunks, self.ranks
         out = []
-        for _, key in taken:
+        for key in self.order.take(n, protected):
             del ranks[key]
             out.append((key, chunks.pop(key)))
-        self._push([])
         return out
 
     def clear(self) -> None:
         self.chunks.clear()
         self.ranks.clear()
         self.idle.clear()
-        self.heap.clear()
+        self.order.clear()
         self.next_rank = 0
         self.generation += 1
 

@@ -1,0 +1,135 @@
+"""`IdleRuns`: the LRU policy's idle chunks in eviction order, kept as sorted runs.
+
+The LRU policy (`lru.py`) evicts the idle, unprotected chunk of lowest ``(rank, key)``. Its ranks
+change in batches: a store job's chunks become idle together, a finished request re-ranks all
+its chunks at once (fresh, increasing numbers), an access raises a request's chunks. So the idle
+keys are held as **runs**: each batch is one list of keys sorted by ``(rank, key)`` (with its
+ranks in a parallel list), and a small heap orders the runs by their heads. Taking victims walks
+the lowest run until its next entry passes the head of the next run, then switches: the cost is
+one comparison per victim and one heap operation per switch, not a heap push and pop of a
+tuple per chunk.
+
+Entries are never updated in place: an entry counts only while its key is idle and still has
+that rank (a re-rank adds a new entry; a pinned or evicted key leaves stale ones behind), so the
+order of the live entries is exactly the order of ``(rank, key)``. When stale entries outnumber
+the live ones, the runs are rebuilt as one.
+
+Measured (conversation head 600, 8,192 GPU blocks, 32 GiB tier: 499k chunks stored and 483k
+evicted; `benchmarks/offload_speed.py`): the per-chunk heap of ``(rank, key)`` tuples before it
+took about a quarter of the whole compiled replay, a third of that in the cyclic garbage
+collector walking the heap's millions of tuples.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+
+class _Run:
+    """Keys sorted by ``(rank, key)``, their ranks alongside; ``i`` is the next entry."""
+
+    __slots__ = ("i", "keys", "ranks")
+
+    def __init__(self, keys: list[bytes], ranks: list[int]) -> None:
+        self.keys = keys
+        self.ranks = ranks
+        self.i = 0
+
+
+class IdleRuns:
+    """The idle keys of a ``ranks`` dict (key -> rank), in ``(rank, key)`` order.
+
+    The owner keeps ``idle`` (the set of idle keys) and ``ranks`` true and calls `add` with
+    every key that becomes idle or gets a new rank while idle; `take` then yields victims in
+    order."""
+
+    __slots__ = ("heap", "idle", "live_entries", "ranks", "seq")
+
+    def __init__(self, ranks: dict[bytes, int], idle: set[bytes]) -> None:
+        self.ranks = ranks
+        self.idle = idle
+        self.heap: list[tuple[int, bytes, int, _Run]] = []   # (head rank, head key, seq, run)
+        self.seq = 0
+        self.live_entries = 0             # entries not yet walked (live or stale)
+
+    def add(self, keys: list[bytes], in_order: bool = False) -> None:
+        """Entries for these keys at their current ranks (``in_order``: the ranks already
+        increase along ``keys``, e.g. a fresh re-rank)."""
+        if not keys:
+            return
+        ranks = self.ranks
+        if not in_order:
+            keys = sorted(keys, key=ranks.__getitem__)
+        rs = [ranks[k] for k in keys]
+        if not in_order:
+            # equal ranks (keys of several groups at one position) go by key bytes
+            for a, b in zip(rs, rs[1:]):
+                if a == b:
+                    keys = sorted(keys, key=lambda k: (ranks[k], k))
+                    rs = [ranks[k] for k in keys]
+                    break
+        self._push(_Run(list(keys), rs))
+        self.live_entries += len(keys)
+        # Stale entries pile up under re-ranks; rebuild when they outnumber the live ones.
+        if self.live_entries > max(64, 2 * len(self.idle)):
+            self.rebuild()
+
+    def _push(self, run: _Run) -> None:
+        self.seq += 1
+        heapq.heappush(self.heap, (run.ranks[run.i], run.keys[run.i], self.seq, run))
+
+    def rebuild(self) -> None:
+        keys = sorted(self.idle, key=lambda k: (self.ranks[k], k))
+        self.heap = []
+        self.live_entries = 0
+        if keys:
+            self._push(_Run(keys, [self.ranks[k] for k in keys]))
+            self.live_entries = len(keys)
+
+    def take(self, n: int, protected: set[bytes]) -> list[bytes]:
+        """The ``n`` lowest idle keys outside ``protected``, removed from ``idle``; the caller
+        checked that there are that many."""
+        heap, idle, ranks = self.heap, self.idle, self.ranks
+        taken: list[bytes] = []
+        kept: list[bytes] = []           # protected keys passed over, in order
+        walked = 0
+        while len(taken) < n:
+            _, _, _, run = heapq.heappop(heap)
+            keys, rs, i = run.keys, run.ranks, run.i
+            end = len(keys)
+            if heap:
+                lim_rank, lim_key = heap[0][0], heap[0][1]
+            else:
+                lim_rank, lim_key = rs[-1], keys[-1]
+            start = i
+            while i < end:
+                r = rs[i]
+                if r > lim_rank:
+                    break
+                key = keys[i]
+                if r == lim_rank and key > lim_key:
+                    break
+                i += 1
+                if key not in idle or ranks[key] != r:
+                    continue              # stale, or a duplicate entry of a chosen key
+                if key in protected:
+                    kept.append(key)
+                    continue
+                idle.discard(key)
+                taken.append(key)
+                if len(taken) == n:
+                    break
+            walked += i - start
+            run.i = i
+            if i < end:
+                self._push(run)
+        self.live_entries -= walked
+        if kept:
+            # passed over in order, so already sorted; still idle, same ranks
+            self._push(_Run(kept, [ranks[k] for k in kept]))
+            self.live_entries += len(kept)
+        return taken
+
+    def clear(self) -> None:
+        self.heap = []
+        self.live_entries = 0
