@@ -23,6 +23,7 @@ collector walking the heap's millions of tuples.
 from __future__ import annotations
 
 import heapq
+from itertools import pairwise
 
 
 class _Run:
@@ -63,7 +64,7 @@ class IdleRuns:
         rs = [ranks[k] for k in keys]
         if not in_order:
             # equal ranks (keys of several groups at one position) go by key bytes
-            for a, b in zip(rs, rs[1:]):
+            for a, b in pairwise(rs):
                 if a == b:
                     keys = sorted(keys, key=lambda k: (ranks[k], k))
                     rs = [ranks[k] for k in keys]
