@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from kvcore.kv_events import MEDIUM_CPU, BlockRemoved, BlockStored, hash_to_int
 from kvcore.offload.config import OffloadConfig
-from kvcore.offload.keys import HIT_PENDING, MISS, ReqContext, key_hash, make_key
+from kvcore.offload.keys import GROUP0_SUFFIX, HIT_PENDING, MISS, ReqContext, key_hash
 from kvcore.offload.manager import CPUOffloadingManager
 from kvcore.offload.record import StepRecord
 from kvcore.request import Request
@@ -48,10 +48,13 @@ class RequestOffloadState:
     def update_keys(self, bpc: int, tpc: int) -> None:
         hashes = self.req.block_hashes
         keys = self.keys
-        for i in range(bpc * len(keys) + bpc - 1, len(hashes), bpc):
-            key = make_key(hashes[i], 0)
+        positions = self.ctx.positions
+        n = len(keys)
+        for i in range(bpc * n + bpc - 1, len(hashes), bpc):
+            key = hashes[i] + GROUP0_SUFFIX         # `make_key(hash, 0)`
             keys.append(key)
-            self.ctx.set_position(key, len(keys) * tpc)
+            n += 1
+            positions[key] = n * tpc
 
 
 @dataclass(slots=True)
@@ -149,8 +152,9 @@ class OffloadingConnector:
         hits = 0
         pending = False
         lookup = self.manager.lookup
-        for key in keys[start:-(-top // c)]:
-            r = lookup(key)
+        # (by index: a waiting head is looked up every step, and a slice would copy its keys)
+        for i in range(start, -(-top // c)):
+            r = lookup(keys[i])
             if r == MISS:
                 break
             hits += 1

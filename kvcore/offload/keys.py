@@ -17,6 +17,9 @@ MISS = "MISS"
 HIT_PENDING = "HIT_PENDING"     # present, its store not reported yet: not readable
 
 
+GROUP0_SUFFIX = bytes(4)         # the group index of group 0's keys
+
+
 def make_key(block_hash: bytes, group: int = 0) -> bytes:
     """The chunk key of a chunk whose last GPU block has this hash, in this group."""
     return block_hash + group.to_bytes(4, "big")

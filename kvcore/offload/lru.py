@@ -86,6 +86,12 @@ class LRUPolicy(CachePolicy):
     def touch(self, keys: list[bytes], ctx: ReqContext) -> None:
         self._rerank(reversed(keys))
 
+    # vLLM touches a store miss's keys: absent, they have no rank to change
+    watches_store_misses = False
+
+    def on_store_miss(self, keys: list[bytes], ctx: ReqContext) -> None:
+        return
+
     def on_request_access(self, keys: list[bytes], ctx: ReqContext) -> None:
         major = self._request_rank(ctx)
         changed = []

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kvcore.offload.keys import (
+    GROUP0_SUFFIX,
     HIT,
     HIT_PENDING,
     MISS,
@@ -37,7 +38,6 @@ M_ALLOC = "vllm:kv_offload_cpu_allocation_size"
 M_WRITE = "vllm:kv_offload_cpu_cache_write_usage_perc"
 M_READ = "vllm:kv_offload_cpu_cache_read_usage_perc"
 M_SKIPPED = "vllm:kv_offload_stores_skipped"
-_GROUP0 = bytes(4)              # the group suffix of a group-0 key
 
 
 @dataclass(slots=True)
@@ -69,6 +69,9 @@ class CPUOffloadingManager:
         self.skipped = 0                      # stats interval: keys held back by the threshold
         self.allocation_sizes: list[int] = []  # stats interval: keys per non-empty offer
         self.generation = 0
+        # keys absent from the tier in the last offer, before the threshold (the step lines'
+        # `store_offers` count)
+        self.offered_absent = 0
 
     # -- slots -------------------------------------------------------------------------------
     @property
@@ -98,7 +101,7 @@ class CPUOffloadingManager:
                 raise OffloadMisuse("New cache keys observed after request finalization")
             seen.update(new)
             groups = state.key_groups
-            if all(k.endswith(_GROUP0) for k in new):    # one group: the usual case
+            if all(k.endswith(GROUP0_SUFFIX) for k in new):    # one group: the usual case
                 groups.setdefault(0, []).extend(new)
             else:
                 for key in new:
@@ -163,19 +166,24 @@ class CPUOffloadingManager:
                 absent.append(key)
             elif chunk.ref_cnt >= 0:
                 ready.append(key)           # present and still being written: ignored
+        self.offered_absent = len(absent)
         if self.counts is not None:
             counts, threshold = self.counts, self.store_threshold
             kept = [k for k in absent if counts.get(k, 0) >= threshold]
             self.skipped += len(absent) - len(kept)
             absent = kept
         state = self._access(ctx)
-        misses = [k for k in absent if k not in state.store_missed]
-        if misses:
-            policy.on_store_miss(misses, ctx)   # before insert() takes the key off a ghost list
-            state.store_missed.update(misses)
-        observed = set(absent)
-        observed.update(ready)
-        self._observe([k for k in keys if k in observed], ctx, reused=ready)
+        if policy.watches_store_misses:
+            misses = [k for k in absent if k not in state.store_missed]
+            if misses:
+                policy.on_store_miss(misses, ctx)  # before insert() takes a key off a ghost list
+                state.store_missed.update(misses)
+        if len(absent) + len(ready) == len(keys):
+            self._observe(keys, ctx, reused=ready)     # (every key: no need to filter)
+        else:
+            observed = set(absent)
+            observed.update(ready)
+            self._observe([k for k in keys if k in observed], ctx, reused=ready)
         if not absent:
             return StoreOffer([], [], [])
         self.allocation_sizes.append(len(absent))

@@ -28,6 +28,10 @@ class CachePolicy(ABC):
     * `clear` forgets everything, adaptive state included.
     """
 
+    # whether `on_store_miss` does anything (the manager skips its once-per-request filter
+    # when it does not)
+    watches_store_misses = True
+
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
 

@@ -123,9 +123,8 @@ def _offer(conn: OffloadingConnector, st: RequestOffloadState, n_scheduled: int,
     rec = conn.rec
     manager = conn.manager
     first = start
-    absent = sum(1 for k in keys if manager.policy.get(k) is None)
     offer = manager.prepare_store(keys, st.ctx)
-    rec.offers[req.request_id] = [first, len(keys), absent]
+    rec.offers[req.request_id] = [first, len(keys), manager.offered_absent]
     if offer is None:
         conn.failures += 1
         rec.alloc_failures.append(req.request_id)
