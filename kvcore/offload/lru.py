@@ -63,6 +63,10 @@ class LRUPolicy(CachePolicy):
     def get(self, key: bytes) -> ChunkStatus | None:
         return self.chunks.get(key)
 
+    def get_many(self, keys: list[bytes]) -> list[ChunkStatus | None]:
+        get = self.chunks.get
+        return [get(k) for k in keys]
+
     def resident(self):
         return self.chunks.keys()
 
@@ -86,8 +90,10 @@ class LRUPolicy(CachePolicy):
     def touch(self, keys: list[bytes], ctx: ReqContext) -> None:
         self._rerank(reversed(keys))
 
-    # vLLM touches a store miss's keys: absent, they have no rank to change
+    # vLLM touches a store miss's keys: absent, they have no rank to change; and its finish
+    # re-ranks every key the request observed, however it observed them
     watches_store_misses = False
+    watches_reuse = False
 
     def on_store_miss(self, keys: list[bytes], ctx: ReqContext) -> None:
         return

@@ -107,8 +107,9 @@ class CPUOffloadingManager:
                 for key in new:
                     groups.setdefault(key_group(key), []).append(key)
             self.policy.on_request_access(new, ctx)
-        # re-reading a chunk the request inserted itself is not a second access
-        state.reused.update(k for k in reused if k not in state.inserted)
+        if reused and self.policy.watches_reuse:
+            # re-reading a chunk the request inserted itself is not a second access
+            state.reused.update(k for k in reused if k not in state.inserted)
 
     # -- the manager's calls ---------------------------------------------------------------------
     def on_new_request(self, ctx: ReqContext) -> None:
@@ -157,11 +158,9 @@ class CPUOffloadingManager:
         if self.counts is not None:
             self.counts.count(keys)
         policy = self.policy
-        get = policy.get
         absent: list[bytes] = []
         ready: list[bytes] = []
-        for key in keys:
-            chunk = get(key)
+        for key, chunk in zip(keys, policy.get_many(keys)):
             if chunk is None:
                 absent.append(key)
             elif chunk.ref_cnt >= 0:
@@ -204,7 +203,8 @@ class CPUOffloadingManager:
         chunks = self._allocate(len(absent))
         policy.insert_many(absent, chunks, ctx)
         self.num_write_pending += len(absent)
-        state.inserted.update(absent)
+        if policy.watches_reuse:
+            state.inserted.update(absent)
         return StoreOffer(absent, [c.chunk_id for c in chunks], evicted)
 
     def complete_store(self, keys: list[bytes], success: bool = True) -> tuple[list, list]:
@@ -214,7 +214,7 @@ class CPUOffloadingManager:
         policy = self.policy
         get = policy.get
         for key in keys:
-            chunk = get(key)
+            chunk = get(key)       # (one at a time: a failed store removes keys as it goes)
             if chunk is None or chunk.ref_cnt >= 0:
                 continue
             if success:

@@ -29,14 +29,20 @@ class CachePolicy(ABC):
     """
 
     # whether `on_store_miss` does anything (the manager skips its once-per-request filter
-    # when it does not)
+    # when it does not), and whether `on_request_finished` reads ``insertion_only`` and
+    # ``reused`` (the manager keeps those sets only then)
     watches_store_misses = True
+    watches_reuse = True
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
 
     @abstractmethod
     def get(self, key: bytes) -> ChunkStatus | None: ...
+
+    def get_many(self, keys: list[bytes]) -> list[ChunkStatus | None]:
+        """`get` of each key, in order."""
+        return [self.get(k) for k in keys]
 
     @abstractmethod
     def insert(self, key: bytes, chunk: ChunkStatus, ctx: ReqContext) -> None: ...
