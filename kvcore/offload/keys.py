@@ -75,9 +75,11 @@ def order_request_keys(key_groups: tuple[tuple[bytes, ...], ...], ctx: ReqContex
                        ) -> list[bytes]:
     """A request's keys of every group, head to tail: by end position when every key has one,
     else in the order given (first observation)."""
+    if len(key_groups) == 1:
+        return list(key_groups[0])      # (the manager already ordered each group so)
     keys = [k for group in key_groups for k in group]
     positions = ctx.positions
-    if all(k in positions for k in keys):
+    if all(map(positions.__contains__, keys)):
         keys.sort(key=positions.__getitem__)
     return keys
 

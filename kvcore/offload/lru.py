@@ -101,9 +101,12 @@ class LRUPolicy(CachePolicy):
     def on_request_access(self, keys: list[bytes], ctx: ReqContext) -> None:
         major = self._request_rank(ctx)
         changed = []
+        chunks, positions = self.chunks, ctx.positions
         for key in keys:
-            pos = ctx.position(key)
-            if pos is None or key not in self.chunks:
+            if key not in chunks:
+                continue                # (an offer's absent keys: observed before insertion)
+            pos = positions.get(key)
+            if pos is None:
                 continue
             rank = (major << _SHIFT) + _MID - pos
             if self.ranks[key] >= rank:

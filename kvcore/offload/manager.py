@@ -60,7 +60,9 @@ class CPUOffloadingManager:
         self.policy = make_policy(policy, num_chunks)
         self.events: list[TierEvent] | None = [] if enable_events else None
         self.num_allocated = 0                # slots ever handed out (fresh ones come first)
-        self.free_list: list[int] = []
+        # freed slots, last freed last; each keeps its status object, reused when the slot is
+        # handed out again (one object per slot: no allocation per stored chunk)
+        self.free_list: list[ChunkStatus] = []
         self.num_evictable = 0                # resident with ref count 0
         self.num_write_pending = 0            # resident with ref count -1
         self.store_threshold = store_threshold
@@ -82,7 +84,11 @@ class CPUOffloadingManager:
         fresh = min(n, self.num_chunks - self.num_allocated)
         out = [ChunkStatus(self.num_allocated + i) for i in range(fresh)]
         self.num_allocated += fresh
-        out += [ChunkStatus(self.free_list.pop()) for _ in range(n - fresh)]
+        free = self.free_list
+        for _ in range(n - fresh):
+            chunk = free.pop()
+            chunk.ref_cnt = -1
+            out.append(chunk)
         return out
 
     # -- per-request observations --------------------------------------------------------------
@@ -196,7 +202,7 @@ class CPUOffloadingManager:
                 return None
             self.num_evictable -= len(victims)
             for key, chunk in victims:
-                self.free_list.append(chunk.chunk_id)
+                self.free_list.append(chunk)
                 evicted.append(key)
             if self.events is not None:
                 self.events.append(TierEvent(evicted, removed=True))
@@ -222,7 +228,7 @@ class CPUOffloadingManager:
                 stored.append(key)
             else:
                 policy.remove(key)
-                self.free_list.append(chunk.chunk_id)
+                self.free_list.append(chunk)
                 removed.append(key)
         self.num_write_pending -= len(stored) + len(removed)
         if stored:
@@ -243,7 +249,7 @@ class CPUOffloadingManager:
         groups = []
         for g in sorted(state.key_groups):
             keys = state.key_groups[g]
-            if all(ctx.position(k) is not None for k in keys):
+            if all(map(ctx.positions.__contains__, keys)):
                 keys = sorted(keys, key=ctx.positions.__getitem__)
             groups.append(tuple(keys))
         self.policy.on_request_finished(tuple(groups), state.inserted - state.reused,

@@ -59,7 +59,7 @@ class OpScript:
     def state(self) -> dict:
         m = self.m
         out = {"num_chunks": m.num_chunks, "num_allocated": m.num_allocated,
-               "free_list": list(m.free_list), "num_free": m.num_free,
+               "free_list": [c.chunk_id for c in m.free_list], "num_free": m.num_free,
                "num_evictable": m.num_evictable, "num_write_pending": m.num_write_pending}
         out.update(m.policy.state(key_out))
         if m.counts is not None:

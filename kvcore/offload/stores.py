@@ -135,11 +135,15 @@ def _offer(conn: OffloadingConnector, st: RequestOffloadState, n_scheduled: int,
     if not offer.keys_to_store:
         st.next_stored = max(st.next_stored, end)
         return
-    chosen = set(offer.keys_to_store)      # in offer order, so in chunk order
-    src: list[int] = []
-    for i, key in enumerate(keys, start):
-        if key in chosen:
-            src.extend(b.block_id for b in blocks[i * bpc:(i + 1) * bpc])
+    src: list[int]
+    if len(offer.keys_to_store) == len(keys):      # every chunk (the usual case)
+        src = [b.block_id for b in blocks[start * bpc:end * bpc]]
+    else:
+        chosen = set(offer.keys_to_store)      # in offer order, so in chunk order
+        src = []
+        for i, key in enumerate(keys, start):
+            if key in chosen:
+                src.extend(b.block_id for b in blocks[i * bpc:(i + 1) * bpc])
     st.next_stored = max(st.next_stored, end)
     job = Job(conn._new_job_id(), req.request_id, offer.keys_to_store, src, offer.chunks, is_store=True,
               fence_block_ids=src)
