@@ -9,10 +9,10 @@ the lowest run until its next entry passes the head of the next run, then switch
 one comparison per victim and one heap operation per switch, not a heap push and pop of a
 tuple per chunk.
 
-Entries are never updated in place: an entry counts only while its key is idle and still has
-that rank (a re-rank adds a new entry; a pinned or evicted key leaves stale ones behind), so the
-order of the live entries is exactly the order of ``(rank, key)``. When stale entries outnumber
-the live ones, the runs are rebuilt as one.
+Entries are never updated in place: an entry counts only while its key is resident, idle
+(reference count 0) and still has that rank (a re-rank adds a new entry; a pinned or evicted key
+leaves stale ones behind), so the order of the live entries is exactly the order of
+``(rank, key)``. When stale entries outnumber the live ones, the runs are rebuilt as one.
 
 Measured (conversation head 600, 8,192 GPU blocks, 32 GiB tier: 499k chunks stored and 483k
 evicted; `benchmarks/offload_speed.py`): the per-chunk heap of ``(rank, key)`` tuples before it
@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import heapq
 from itertools import pairwise
+
+from kvcore.offload.keys import ChunkStatus
 
 
 class _Run:
@@ -38,41 +40,37 @@ class _Run:
 
 
 class IdleRuns:
-    """The idle keys of a ``ranks`` dict (key -> rank), in ``(rank, key)`` order.
+    """The idle chunks of a ``chunks`` dict (key -> status with its ``rank``), in
+    ``(rank, key)`` order.
 
-    The owner keeps ``idle`` (the set of idle keys) and ``ranks`` true and calls `add` with
-    every key that becomes idle or gets a new rank while idle; `take` then yields victims in
+    The owner calls `add` with every key that becomes idle or gets a new rank while idle (and
+    keeps ``num_idle`` true when a chunk stops being idle otherwise); `take` then evicts in
     order."""
 
-    __slots__ = ("heap", "idle", "live_entries", "ranks", "seq")
+    __slots__ = ("chunks", "heap", "live_entries", "num_idle", "seq")
 
-    def __init__(self, ranks: dict[bytes, int], idle: set[bytes]) -> None:
-        self.ranks = ranks
-        self.idle = idle
+    def __init__(self, chunks: dict[bytes, ChunkStatus]) -> None:
+        self.chunks = chunks
         self.heap: list[tuple[int, bytes, int, _Run]] = []   # (head rank, head key, seq, run)
         self.seq = 0
         self.live_entries = 0             # entries not yet walked (live or stale)
+        self.num_idle = 0
 
-    def add(self, keys: list[bytes], in_order: bool = False) -> None:
+    def add(self, keys: list[bytes], in_order: bool = False, newly_idle: int = 0) -> None:
         """Entries for these keys at their current ranks (``in_order``: the ranks already
-        increase along ``keys``, e.g. a fresh re-rank)."""
+        increase along ``keys``, e.g. a fresh re-rank); ``newly_idle`` of them just became
+        idle."""
+        self.num_idle += newly_idle
         if not keys:
             return
-        ranks = self.ranks
+        chunks = self.chunks
+        rs = [chunks[k].rank for k in keys]
         if not in_order:
-            keys = sorted(keys, key=ranks.__getitem__)
-        rs = [ranks[k] for k in keys]
-        if not in_order:
-            # equal ranks (keys of several groups at one position) go by key bytes
-            for a, b in pairwise(rs):
-                if a == b:
-                    keys = sorted(keys, key=lambda k: (ranks[k], k))
-                    rs = [ranks[k] for k in keys]
-                    break
-        self._push(_Run(list(keys), rs))
+            keys, rs = _sorted(keys, rs)
+        self._push(_Run(keys, rs))
         self.live_entries += len(keys)
         # Stale entries pile up under re-ranks; rebuild when they outnumber the live ones.
-        if self.live_entries > max(64, 2 * len(self.idle)):
+        if self.live_entries > max(64, 2 * self.num_idle):
             self.rebuild()
 
     def _push(self, run: _Run) -> None:
@@ -80,18 +78,28 @@ class IdleRuns:
         heapq.heappush(self.heap, (run.ranks[run.i], run.keys[run.i], self.seq, run))
 
     def rebuild(self) -> None:
-        keys = sorted(self.idle, key=lambda k: (self.ranks[k], k))
+        chunks = self.chunks
+        keys = [k for k, c in chunks.items() if c.ref_cnt == 0]
+        keys, rs = _sorted(keys, [chunks[k].rank for k in keys])
         self.heap = []
         self.live_entries = 0
         if keys:
-            self._push(_Run(keys, [self.ranks[k] for k in keys]))
+            self._push(_Run(keys, rs))
             self.live_entries = len(keys)
 
-    def take(self, n: int, protected: set[bytes]) -> list[bytes]:
-        """The ``n`` lowest idle keys outside ``protected``, removed from ``idle``; the caller
-        checked that there are that many."""
-        heap, idle, ranks = self.heap, self.idle, self.ranks
-        taken: list[bytes] = []
+    def take(self, n: int, protected: set[bytes]) -> list[tuple[bytes, ChunkStatus]] | None:
+        """Evict the ``n`` lowest idle chunks outside ``protected`` (removed from ``chunks``),
+        or none at all (None) when there are fewer."""
+        chunks = self.chunks
+        held = 0
+        for key in protected:
+            chunk = chunks.get(key)
+            if chunk is not None and chunk.ref_cnt == 0:
+                held += 1
+        if self.num_idle - held < n:
+            return None
+        heap = self.heap
+        taken: list[tuple[bytes, ChunkStatus]] = []
         kept: list[bytes] = []           # protected keys passed over, in order
         walked = 0
         while len(taken) < n:
@@ -111,13 +119,14 @@ class IdleRuns:
                 if r == lim_rank and key > lim_key:
                     break
                 i += 1
-                if key not in idle or ranks[key] != r:
+                chunk = chunks.get(key)
+                if chunk is None or chunk.ref_cnt != 0 or chunk.rank != r:
                     continue              # stale, or a duplicate entry of a chosen key
                 if key in protected:
                     kept.append(key)
                     continue
-                idle.discard(key)
-                taken.append(key)
+                del chunks[key]
+                taken.append((key, chunk))
                 if len(taken) == n:
                     break
             walked += i - start
@@ -125,12 +134,26 @@ class IdleRuns:
             if i < end:
                 self._push(run)
         self.live_entries -= walked
+        self.num_idle -= n
         if kept:
             # passed over in order, so already sorted; still idle, same ranks
-            self._push(_Run(kept, [ranks[k] for k in kept]))
+            self._push(_Run(kept, [chunks[k].rank for k in kept]))
             self.live_entries += len(kept)
         return taken
 
     def clear(self) -> None:
         self.heap = []
         self.live_entries = 0
+        self.num_idle = 0
+
+
+def _sorted(keys: list[bytes], rs: list[int]) -> tuple[list[bytes], list[int]]:
+    """``keys`` and their ranks ``rs`` in ``(rank, key)`` order."""
+    order = sorted(range(len(rs)), key=rs.__getitem__)
+    keys = [keys[i] for i in order]
+    rs = [rs[i] for i in order]
+    for a, b in pairwise(rs):
+        if a == b:      # equal ranks (keys of several groups at one position) go by key bytes
+            pairs = sorted(zip(rs, keys))
+            return [k for _, k in pairs], [r for r, _ in pairs]
+    return keys, rs

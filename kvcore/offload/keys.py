@@ -37,13 +37,14 @@ class ChunkStatus:
     """One resident chunk: its CPU slot and how many transfers read it.
 
     ``ref_cnt`` -1 while its store is in flight (not readable), 0 when idle (evictable), n > 0
-    while n loads read it (pinned)."""
+    while n loads read it (pinned). ``rank``: the LRU policy's (`lru.py`), unused by others."""
 
-    __slots__ = ("chunk_id", "ref_cnt")
+    __slots__ = ("chunk_id", "rank", "ref_cnt")
 
     def __init__(self, chunk_id: int) -> None:
         self.chunk_id = chunk_id
         self.ref_cnt = -1
+        self.rank = 0
 
     @property
     def is_ready(self) -> bool:

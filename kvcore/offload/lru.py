@@ -11,10 +11,11 @@ Every chunk has a rank ``(major, minor)``; the lowest idle, unprotected rank is 
   becomes the most recent (`touch` does the same; the connector never calls it);
 * a key inserted without a position gets a fresh number at once.
 
-Idle chunks are ordered by `idle_runs.IdleRuns` (sorted runs, one per batch of changes, with
-lazy invalidation: a re-rank adds entries, it never searches). A rank is stored as one int,
-``major << 40 | (minor + 2**39)`` (minor is 0 or minus a position, far under 2**39): the same
-order as vLLM's ``(major, minor)`` tuples, and a cheaper compare.
+A chunk is idle when its reference count is 0. Idle chunks are ordered by `idle_runs.IdleRuns`
+(sorted runs, one per batch of changes, with lazy invalidation: a re-rank adds entries, it never
+searches). A rank is stored as one int on the chunk's status, ``major << 40 | (minor + 2**39)``
+(minor is 0 or minus a position, far under 2**39): the same order as vLLM's ``(major, minor)``
+tuples, and a cheaper compare.
 """
 
 from __future__ import annotations
@@ -29,12 +30,16 @@ _LOW = (1 << _SHIFT) - 1
 
 
 class LRUPolicy(CachePolicy):
+    # vLLM touches a store miss's keys: absent, they have no rank to change; and its finish
+    # re-ranks every key the request observed, however it observed them
+    watches_store_misses = False
+    watches_reuse = False
+
     def __init__(self, capacity: int) -> None:
         super().__init__(capacity)
-        self.chunks: dict[bytes, ChunkStatus] = {}   # insertion order: the state's tie order
-        self.ranks: dict[bytes, int] = {}          # `_rank(major, minor)`
-        self.idle: set[bytes] = set()
-        self.order = IdleRuns(self.ranks, self.idle)
+        # key -> status (its `rank` is this policy's); insertion order: the state's tie order
+        self.chunks: dict[bytes, ChunkStatus] = {}
+        self.order = IdleRuns(self.chunks)
         self.next_rank = 0
         self.generation = 0
 
@@ -48,13 +53,14 @@ class LRUPolicy(CachePolicy):
     def _rerank(self, keys) -> None:
         """A fresh global rank for each resident key, in the order given."""
         changed = []
-        chunks, ranks, idle = self.chunks, self.ranks, self.idle
+        chunks = self.chunks
         rank = self.next_rank
         for key in keys:
-            if key in chunks:
+            chunk = chunks.get(key)
+            if chunk is not None:
                 rank += 1
-                ranks[key] = rank << _SHIFT | _MID
-                if key in idle:
+                chunk.rank = rank << _SHIFT | _MID
+                if chunk.ref_cnt == 0:
                     changed.append(key)
         self.next_rank = rank
         self.order.add(changed, in_order=True)
@@ -71,48 +77,33 @@ class LRUPolicy(CachePolicy):
         return self.chunks.keys()
 
     def insert(self, key: bytes, chunk: ChunkStatus, ctx: ReqContext) -> None:
-        self.chunks[key] = chunk
-        pos = ctx.position(key)
-        if pos is None:
-            self.next_rank += 1
-            self.ranks[key] = self.next_rank << _SHIFT | _MID
-        else:
-            self.ranks[key] = (self._request_rank(ctx) << _SHIFT) + _MID - pos
-        if chunk.ref_cnt == 0:
-            self.idle.add(key)
-            self.order.add([key])
+        self.insert_many([key], [chunk], ctx)
 
     def remove(self, key: bytes) -> None:
         del self.chunks[key]
-        self.ranks.pop(key, None)
-        self.idle.discard(key)
 
     def touch(self, keys: list[bytes], ctx: ReqContext) -> None:
         self._rerank(reversed(keys))
-
-    # vLLM touches a store miss's keys: absent, they have no rank to change; and its finish
-    # re-ranks every key the request observed, however it observed them
-    watches_store_misses = False
-    watches_reuse = False
 
     def on_store_miss(self, keys: list[bytes], ctx: ReqContext) -> None:
         return
 
     def on_request_access(self, keys: list[bytes], ctx: ReqContext) -> None:
-        major = self._request_rank(ctx)
+        major = self._request_rank(ctx) << _SHIFT
         changed = []
         chunks, positions = self.chunks, ctx.positions
         for key in keys:
-            if key not in chunks:
+            chunk = chunks.get(key)
+            if chunk is None:
                 continue                # (an offer's absent keys: observed before insertion)
             pos = positions.get(key)
             if pos is None:
                 continue
-            rank = (major << _SHIFT) + _MID - pos
-            if self.ranks[key] >= rank:
+            rank = major + _MID - pos
+            if chunk.rank >= rank:
                 continue
-            self.ranks[key] = rank
-            if key in self.idle:
+            chunk.rank = rank
+            if chunk.ref_cnt == 0:
                 changed.append(key)
         self.order.add(changed)
 
@@ -120,66 +111,56 @@ class LRUPolicy(CachePolicy):
         self._rerank(reversed(order_request_keys(key_groups, ctx)))
 
     def mark_evictable(self, key: bytes) -> None:
-        self.idle.add(key)
-        self.order.add([key])
+        self.order.add([key], newly_idle=1)
 
     def mark_evictable_many(self, keys: list[bytes]) -> None:
-        self.idle.update(keys)
-        self.order.add(keys)
+        self.order.add(keys, newly_idle=len(keys))
+
+    def mark_non_evictable(self, key: bytes) -> None:
+        self.order.num_idle -= 1
 
     def insert_many(self, keys: list[bytes], chunks: list[ChunkStatus], ctx: ReqContext
                     ) -> None:
-        # (new chunks have ref count -1: none of them is idle yet)
         positions = ctx.positions
-        ranks = self.ranks
         self.chunks.update(zip(keys, chunks))
         major = None
+        idle = []
         for key, chunk in zip(keys, chunks):
             pos = positions.get(key)
             if pos is None:
                 self.next_rank += 1
-                ranks[key] = self.next_rank << _SHIFT | _MID
+                chunk.rank = self.next_rank << _SHIFT | _MID
             else:
                 if major is None:
                     major = self._request_rank(ctx) << _SHIFT
-                ranks[key] = major + _MID - pos
-            if chunk.ref_cnt == 0:
-                self.idle.add(key)
-                self.order.add([key])
-
-    def mark_non_evictable(self, key: bytes) -> None:
-        self.idle.remove(key)
+                chunk.rank = major + _MID - pos
+            if chunk.ref_cnt == 0:      # (a new chunk's store is in flight: -1)
+                idle.append(key)
+        self.order.add(idle, newly_idle=len(idle))
 
     def evict(self, n: int, protected: set[bytes]) -> list[tuple[bytes, ChunkStatus]] | None:
         if n == 0:
             return []
-        idle = self.idle
-        # atomic: enough idle keys outside the protected ones, or nothing changes
-        if len(idle) - len(protected & idle) < n:
-            return None
-        chunks, ranks = self.chunks, self.ranks
-        out = []
-        for key in self.order.take(n, protected):
-            del ranks[key]
-            out.append((key, chunks.pop(key)))
-        return out
+        return self.order.take(n, protected)
 
     def clear(self) -> None:
         self.chunks.clear()
-        self.ranks.clear()
-        self.idle.clear()
         self.order.clear()
         self.next_rank = 0
         self.generation += 1
 
+    def _by_rank(self) -> list[bytes]:
+        chunks = self.chunks
+        return sorted(chunks, key=lambda k: chunks[k].rank)
+
     def state(self, key_out) -> dict:
-        order = sorted(self.chunks, key=self.ranks.__getitem__)
-        return {"lru": [[key_out(k), self.chunks[k].chunk_id, self.chunks[k].ref_cnt,
-                         [self.ranks[k] >> _SHIFT, (self.ranks[k] & _LOW) - _MID],
-                         k in self.idle] for k in order]}
+        chunks = self.chunks
+        return {"lru": [[key_out(k), chunks[k].chunk_id, chunks[k].ref_cnt,
+                         [chunks[k].rank >> _SHIFT, (chunks[k].rank & _LOW) - _MID],
+                         chunks[k].ref_cnt == 0] for k in self._by_rank()]}
 
     def end_state(self, key_out) -> dict:
-        return {"order": [key_out(k) for k in sorted(self.chunks, key=self.ranks.__getitem__)]}
+        return {"order": [key_out(k) for k in self._by_rank()]}
 
 
 POLICIES["lru"] = LRUPolicy
