@@ -98,7 +98,11 @@ class OffloadingConnector:
         self.sync_loads: set[str] = set()
         self.sync_load_bytes = 0
         self.jobs_to_flush: set[int] = set()
-        self.allocated: set[int] = set()      # GPU block ids handed out (hits included)
+        # GPU blocks handed out this step (hits included), as the lists they came in; their ids
+        # as a set only when a flush check asks (`allocated_ids`: with no store watching a
+        # block, none does)
+        self.handed_out: list[list] = []
+        self._allocated: set[int] | None = None
         # block id -> pending store jobs reading it (finished requests' stores only)
         self.fenced: dict[int, set[int]] = {}
         self.being_loaded: set[bytes] | None = set() if enable_prefix_caching else None
@@ -190,7 +194,7 @@ class OffloadingConnector:
         """The admission allocated (hits included): note its blocks; with ``ext`` loaded tokens,
         the load job."""
         blocks = self.kvm.coordinator.get_blocks(req.request_id)[0]
-        self.allocated.update(b.block_id for b in blocks if b.block_id != 0)
+        self.handed_out.append(blocks)
         if ext == 0:
             return
         cfg = self.cfg
@@ -219,6 +223,21 @@ class OffloadingConnector:
         self.jobs[job.job_id] = job
         if self.being_loaded is not None and not sync:
             self.being_loaded.update(keys)
+
+    def allocated_ids(self) -> set[int]:
+        """The ids of the GPU blocks handed out this step (the null block left out)."""
+        if self._allocated is None:
+            ids: set[int] = set()
+            for blocks in self.handed_out:
+                ids.update([b.block_id for b in blocks])
+            ids.discard(0)
+            self._allocated = ids
+        return self._allocated
+
+    def end_step(self) -> None:
+        """Forget this step's handed-out blocks."""
+        self.handed_out = []
+        self._allocated = None
 
     # -- finish and completions ----------------------------------------------------------------
     def request_finished(self, req: Request) -> None:

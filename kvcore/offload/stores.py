@@ -45,7 +45,7 @@ def build_connector_meta(conn: OffloadingConnector, scheduled: dict[str, int],
     cfg = conn.cfg
     bpc, tpc = cfg.blocks_per_chunk, cfg.tokens_per_chunk
     states = conn.states
-    allocated = conn.allocated
+    handed_out = conn.handed_out
     tables = conn.kvm.coordinator.single_type_managers[0].req_to_blocks
     prompt_only = cfg.prompt_only
     for sreq in eager:
@@ -61,8 +61,10 @@ def build_connector_meta(conn: OffloadingConnector, scheduled: dict[str, int],
         if table is None:
             continue
         # (a table only grows while its request runs: the live list stands for vLLM's copy)
-        new = table if rid in admitted or table is not st.blocks else table[st.n_seen:]
-        allocated.update(b.block_id for b in new if b.block_id != 0)
+        if rid in admitted or table is not st.blocks:
+            handed_out.append(table)
+        elif len(table) > st.n_seen:
+            handed_out.append(table[st.n_seen:])
         st.blocks = table
         st.n_seen = len(table)
     flush = conn.jobs_to_flush
@@ -70,8 +72,10 @@ def build_connector_meta(conn: OffloadingConnector, scheduled: dict[str, int],
         victim = states.get(rid)
         if victim is not None:
             flush.update(j for j in victim.jobs if j not in conn.load_jobs)
-    if conn.fenced and not conn.fenced.keys().isdisjoint(allocated):
-        flush.update(j for bid in allocated if bid in conn.fenced for j in conn.fenced[bid])
+    if conn.fenced:
+        allocated = conn.allocated_ids()
+        if not conn.fenced.keys().isdisjoint(allocated):
+            flush.update(j for bid in allocated if bid in conn.fenced for j in conn.fenced[bid])
     store_jobs: dict[int, Job] = {}
     for sreq in eager:
         offering = states[sreq.request_id]
@@ -96,7 +100,7 @@ def build_connector_meta(conn: OffloadingConnector, scheduled: dict[str, int],
     conn.sync_loads = set()
     conn.sync_load_bytes = 0
     conn.jobs_to_flush = set()
-    conn.allocated = set()
+    conn.end_step()
     return meta
 
 
@@ -153,5 +157,5 @@ def _offer(conn: OffloadingConnector, st: RequestOffloadState, n_scheduled: int,
     if req.is_finished():
         for bid in src:
             conn.fenced.setdefault(bid, set()).add(job.job_id)
-            if bid in conn.allocated:
+            if bid in conn.allocated_ids():
                 conn.jobs_to_flush.add(job.job_id)
