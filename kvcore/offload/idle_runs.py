@@ -149,6 +149,20 @@ class IdleRuns:
 
 def _sorted(keys: list[bytes], rs: list[int]) -> tuple[list[bytes], list[int]]:
     """``keys`` and their ranks ``rs`` in ``(rank, key)`` order."""
+    # A store job's chunks come tail first (ranks falling), a re-rank's rising: one pass tells.
+    rising = falling = True
+    prev = rs[0]
+    for i in range(1, len(rs)):
+        r = rs[i]
+        if r <= prev:
+            rising = False
+        if r >= prev:
+            falling = False
+        prev = r
+    if rising:
+        return keys, rs
+    if falling:
+        return keys[::-1], rs[::-1]
     order = sorted(range(len(rs)), key=rs.__getitem__)
     keys = [keys[i] for i in order]
     rs = [rs[i] for i in order]
