@@ -88,7 +88,8 @@ class OffloadingConnector:
         self.manager = CPUOffloadingManager(cfg.num_chunks, cfg.policy,
                                             enable_events=enable_events,
                                             store_threshold=cfg.store_threshold,
-                                            max_tracker_size=cfg.max_tracker_size)
+                                            max_tracker_size=cfg.max_tracker_size,
+                                            one_group=True)
         self.enable_events = enable_events
         self.states: dict[str, RequestOffloadState] = {}
         self.jobs: dict[int, Job] = {}

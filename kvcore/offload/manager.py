@@ -55,7 +55,8 @@ class RequestCacheAccess:
 
 class CPUOffloadingManager:
     def __init__(self, num_chunks: int, policy: str = "lru", enable_events: bool = False,
-                 store_threshold: int = 0, max_tracker_size: int = 64_000) -> None:
+                 store_threshold: int = 0, max_tracker_size: int = 64_000,
+                 one_group: bool = False) -> None:
         self.num_chunks = num_chunks
         self.policy = make_policy(policy, num_chunks)
         self.events: list[TierEvent] | None = [] if enable_events else None
@@ -71,6 +72,7 @@ class CPUOffloadingManager:
         self.skipped = 0                      # stats interval: keys held back by the threshold
         self.allocation_sizes: list[int] = []  # stats interval: keys per non-empty offer
         self.generation = 0
+        self.one_group = one_group      # every key is group 0's (the connector's)
         # keys absent from the tier in the last offer, before the threshold (the step lines'
         # `store_offers` count)
         self.offered_absent = 0
@@ -98,7 +100,9 @@ class CPUOffloadingManager:
             state = ctx.access = RequestCacheAccess(self.generation)
         return state
 
-    def _observe(self, keys, ctx: ReqContext, reused=()) -> None:
+    def _observe(self, keys, ctx: ReqContext, reused=(), resident=None) -> None:
+        """The request observed ``keys``; ``resident``: those of them the tier holds (None:
+        any may be), the only ones the policy hears of (it ranks only what it holds)."""
         state = self._access(ctx)
         seen = state.seen
         new = [k for k in dict.fromkeys(keys) if k not in seen]
@@ -107,11 +111,14 @@ class CPUOffloadingManager:
                 raise OffloadMisuse("New cache keys observed after request finalization")
             seen.update(new)
             groups = state.key_groups
-            if all(k.endswith(GROUP0_SUFFIX) for k in new):    # one group: the usual case
+            if self.one_group or all(k.endswith(GROUP0_SUFFIX) for k in new):
                 groups.setdefault(0, []).extend(new)
             else:
                 for key in new:
                     groups.setdefault(key_group(key), []).append(key)
+            if resident is not None:
+                held = set(resident)
+                new = [k for k in new if k in held] if held else []
             self.policy.on_request_access(new, ctx)
         if reused and self.policy.watches_reuse:
             # re-reading a chunk the request inserted itself is not a second access
@@ -184,11 +191,12 @@ class CPUOffloadingManager:
                 policy.on_store_miss(misses, ctx)  # before insert() takes a key off a ghost list
                 state.store_missed.update(misses)
         if len(absent) + len(ready) == len(keys):
-            self._observe(keys, ctx, reused=ready)     # (every key: no need to filter)
+            self._observe(keys, ctx, reused=ready, resident=ready)  # (every key: no filter)
         else:
             observed = set(absent)
             observed.update(ready)
-            self._observe([k for k in keys if k in observed], ctx, reused=ready)
+            self._observe([k for k in keys if k in observed], ctx, reused=ready,
+                          resident=ready)
         if not absent:
             return StoreOffer([], [], [])
         self.allocation_sizes.append(len(absent))
@@ -218,15 +226,17 @@ class CPUOffloadingManager:
         stored: list[bytes] = []
         removed: list[bytes] = []
         policy = self.policy
-        get = policy.get
-        for key in keys:
-            chunk = get(key)       # (one at a time: a failed store removes keys as it goes)
-            if chunk is None or chunk.ref_cnt >= 0:
-                continue
-            if success:
-                chunk.ref_cnt = 0
-                stored.append(key)
-            else:
+        if success:
+            for key, chunk in zip(keys, policy.get_many(keys)):
+                if chunk is not None and chunk.ref_cnt < 0:
+                    chunk.ref_cnt = 0
+                    stored.append(key)
+        else:
+            get = policy.get
+            for key in keys:
+                chunk = get(key)   # (one at a time: a failed store removes keys as it goes)
+                if chunk is None or chunk.ref_cnt >= 0:
+                    continue
                 policy.remove(key)
                 self.free_list.append(chunk)
                 removed.append(key)

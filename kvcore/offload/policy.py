@@ -23,7 +23,8 @@ class CachePolicy(ABC):
       in ``protected``, or nothing at all (None): it is atomic.
     * `on_store_miss` sees the absent keys of an offer before they are inserted (once per key
       per request, even when the offer then fails); `on_request_access` the keys a request
-      observes for the first time; `on_request_finished` the request's whole access, once.
+      observes for the first time that the tier holds (called at each first observation,
+      even with none of them); `on_request_finished` the request's whole access, once.
     * `mark_evictable` / `mark_non_evictable`: a chunk's ref count reached 0 / left 0.
     * `clear` forgets everything, adaptive state included.
     """
