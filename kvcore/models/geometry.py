@@ -72,6 +72,13 @@ class ModelGeometry:
     attention_bias: bool = False
     quantization: str | None = None
     source: str = ""
+    # For the work counts (`kvcore.clock`): experts a token is routed to, shared experts, and
+    # the MoE layer count vLLM 0.33's perf.py assumes (every layer when the model has experts,
+    # unless interleave_moe_layer_step or moe_layer_freq say otherwise; Jamba's
+    # expert_layer_period is not read there, so it differs from `moe_layers`).
+    num_experts_per_tok: int = 0
+    num_shared_experts: int = 0
+    counted_moe_layers: int = 0
 
     @property
     def num_layers(self) -> int:

@@ -124,6 +124,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     else:
         moe_layers = tuple(num_experts > 0 for _ in range(n_layers))
     quant = get("quantization_config", {}) or {}
+    counted_moe = _counted_moe_layers(c, n_layers, num_experts)
     max_pos = get_int("max_position_embeddings", required=True)
     return ModelGeometry(
         name=name or str(c.get("_name_or_path", "") or model_type), model_type=model_type,
@@ -135,7 +136,23 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         moe_intermediate_size=moe_inter if num_experts else 0, moe_layers=moe_layers,
         attention_bias=bool(get("attention_bias", False)),
         quantization=quant.get("quant_method") if isinstance(quant, dict) else None,
-        source=source)
+        source=source, num_experts_per_tok=get_int("num_experts_per_tok", 0) or 0,
+        num_shared_experts=get_int("n_shared_experts") or get_int("num_shared_experts") or 0,
+        counted_moe_layers=counted_moe)
+
+
+def _counted_moe_layers(c: dict[str, Any], n: int, num_experts: int) -> int:
+    """The MoE layers vLLM 0.33's perf.py bills: all of them when the model has experts, those
+    with (i + 1) % interleave_moe_layer_step == 0 (Llama 4), or those with
+    i >= first_k_dense_replace and i % moe_layer_freq == 0 (DeepSeek)."""
+    count = n if num_experts else 0
+    step = c.get("interleave_moe_layer_step")
+    if isinstance(step, int) and step > 0:
+        count = sum((i + 1) % step == 0 for i in range(n))
+    freq, first = c.get("moe_layer_freq"), c.get("first_k_dense_replace")
+    if isinstance(freq, int) and freq > 0 and isinstance(first, int):
+        count = sum(i >= first and i % freq == 0 for i in range(n))
+    return count
 
 
 def _layer_kinds(c: dict[str, Any], model_type: str, n: int, get, source: str) -> tuple[str, ...]:

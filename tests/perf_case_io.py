@@ -1,0 +1,44 @@
+"""Reading the oracle's `perf` cases (tests/data/perf_cases): a spec's header into kvcore's
+geometry and options, its steps into `StepBatch`es."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from kvcore.clock.batch import StepBatch
+from kvcore.clock.vllm_count import VllmShape, vllm_shape
+from kvcore.models import read_hf_config
+
+CASES = Path(__file__).parent / "data" / "perf_cases"
+
+
+def load_spec(path: Path) -> tuple[dict, VllmShape, list[StepBatch]]:
+    lines = [json.loads(s) for s in path.read_text().splitlines()
+             if s.strip() and not s.startswith("#")]
+    head = lines[0]
+    cfg = head.get("model_config") or json.loads(
+        (path.parent / head["model_config_file"]).read_text())
+    g = read_hf_config(cfg, name=head.get("name", ""))
+    if head.get("dtype") not in (None, "auto"):
+        g = dataclasses.replace(g, dtype=head["dtype"])
+    cf = head.get("counterfactual_quant_method")
+    shape = vllm_shape(g, tp=head.get("tp", 1), kv_cache_dtype=head.get("kv_cache_dtype", "auto"),
+                       enable_ep=head.get("enable_expert_parallel", False),
+                       online_quant=head.get("quantization"), quant_name=cf)
+    return head, shape, [batch(step) for step in lines[1:]]
+
+
+def batch(step: dict) -> StepBatch:
+    b = StepBatch()
+    for r in step["requests"]:
+        t = r["num_tokens"]
+        c = r["context_len"] if "context_len" in r else r["num_computed_tokens"] + t
+        b.add(t, c, r["is_prefill"], r.get("count", 1))
+    return b
+
+
+def expected(path: Path) -> tuple[dict, list[dict]]:
+    lines = [json.loads(s) for s in path.read_text().splitlines() if s.strip()]
+    return lines[0]["header"], lines[1:]

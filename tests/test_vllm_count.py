@@ -1,0 +1,48 @@
+"""kvcore's vLLM-identical work counts against vLLM 0.33.0's own perf.py (the oracle's
+recordings in tests/data/perf_cases: every key of every breakdown, exact integers)."""
+
+from __future__ import annotations
+
+import pytest
+
+from perf_case_io import CASES, expected, load_spec
+
+SPECS = sorted(CASES.glob("*.steps.jsonl"))
+
+
+def _name(p) -> str:
+    return p.name[: -len(".steps.jsonl")]
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=_name)
+def test_counts_equal_vllm(spec):
+    from kvcore.clock.vllm_count import vllm_counts
+
+    _, shape, batches = load_spec(spec)
+    header, steps = expected(CASES / f"{_name(spec)}.expected.jsonl")
+    assert len(steps) == len(batches)
+    # the geometry perf.py parsed (the header's components) is ours
+    comps = header["components"]
+    if "attn" in comps:
+        a = comps["attn"]
+        assert (a["num_hidden_layers"], a["num_key_value_heads"], a["head_dim"],
+                a["cache_byte_size"], a["weight_byte_size"], a["num_swa_layers"]) == (
+            shape.num_hidden_layers, shape.num_key_value_heads, shape.head_dim,
+            shape.cache_byte_size, shape.weight_byte_size, shape.num_swa_layers)
+    else:
+        assert shape.weight_byte_size is None       # perf.py dropped attn and ffn
+    if "ffn" in comps:
+        f = comps["ffn"]
+        assert (f["intermediate_size"], f["num_experts"], f["num_experts_per_tok"],
+                f["moe_intermediate_size"], f["num_moe_layers"]) == (
+            shape.intermediate_size, shape.num_experts, shape.num_experts_per_tok,
+            shape.moe_intermediate_size, shape.num_moe_layers)
+    assert comps["unembed"]["vocab_size"] == shape.vocab_size
+    for b, want in zip(batches, steps):
+        got = vllm_counts(shape, b)
+        assert got.flops == want["num_flops_per_gpu_breakdown"], want["label"]
+        assert got.read_bytes == want["num_read_bytes_per_gpu_breakdown"], want["label"]
+        assert got.write_bytes == want["num_write_bytes_per_gpu_breakdown"], want["label"]
+        assert (got.num_flops, got.num_read_bytes, got.num_write_bytes) == (
+            want["num_flops_per_gpu"], want["num_read_bytes_per_gpu"],
+            want["num_write_bytes_per_gpu"])
