@@ -14,16 +14,35 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kvcore.clock.batch import StepBatch
+
 
 @dataclass(frozen=True, slots=True)
 class CostModel:
+    """The `linear` clock (`kvcore.clock.base.Clock`): `--clock linear:C0,C1,C2`."""
     step_overhead_ms: float = 5.0
     prefill_ms_per_token: float = 0.05
     decode_ms_per_seq: float = 0.25
+    name = "linear"
+    per_request = False
+    needs_each = False
 
-    def step_ms(self, prefill_tokens: int, decode_seqs: int) -> float:
+    def step_counts(self, prefill_tokens: int, decode_seqs: int) -> float:
         return (self.step_overhead_ms + self.prefill_ms_per_token * prefill_tokens
                 + self.decode_ms_per_seq * decode_seqs)
+
+    def step_ms(self, batch: StepBatch) -> float:
+        return self.step_counts(batch.prefill_tokens, batch.decode_requests)
+
+    def decode_ms(self, n: int, context_sum: int) -> float:
+        return self.step_counts(0, n)
+
+    def describe(self) -> dict:
+        return {"name": "linear", "step_overhead_ms": self.step_overhead_ms,
+                "prefill_ms_per_token": self.prefill_ms_per_token,
+                "decode_ms_per_seq": self.decode_ms_per_seq,
+                "source": ("kvcli's default guess, measured on no GPU" if self == CostModel()
+                           else "given by the user")}
 
     def uncalibrated_warning(self) -> str | None:
         """What a user must be told beside numbers timed by this clock: the defaults are a

@@ -65,3 +65,8 @@ def estimate_weights_bytes(g: ModelGeometry, tp: int = 1) -> int:
     dense, quant = estimate_params(g)
     total = dense * DTYPE_BYTES[g.dtype] + int(quant * MXFP4_BYTES_PER_PARAM)
     return total // tp
+
+
+def mamba_layer_params(g: ModelGeometry) -> int:
+    """Parameters of one Mamba layer (projections, conv, SSM): the clock's weight stream."""
+    return _mamba_params(g) if g.mamba is not None else 0

@@ -1,0 +1,130 @@
+"""The `roofline` clock: a step's time from the model's work and the GPU's datasheet peaks.
+
+Per kernel group (`kvcore.clock.work`: QKV, attention, O, MLP or MoE, Mamba, lm_head):
+
+    t = max(launches * floor, FLOPs / (eta_c * peak), bytes / (eta_m * HBM bandwidth))
+
+summed over the groups (a step runs them one after another: a max per group, not one max over
+the step), plus the tensor-parallel all-reduces (alpha + 2 (n-1)/n * S / bus bandwidth each),
+plus a GPU-side term per step. Under async scheduling (vLLM 0.33's default) the CPU's per-step
+and per-request work overlaps the GPU and shows only when it is longer; without it, it adds.
+GEMMs use the FP8 peak for FP8 weights on a GPU that has one, else the BF16 peak.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvcore.clock.batch import StepBatch
+from kvcore.clock.factors import DEFAULT_FACTORS, FACTORS_SOURCE, Factors
+from kvcore.clock.gpus import Gpu
+from kvcore.clock.work import Component, WorkShape, allreduce_bytes, step_work, work_shape
+from kvcore.errors import InputError
+from kvcore.models.geometry import ModelGeometry
+from kvcore.models.weights import estimate_params
+
+WORK_SOURCE = ("vLLM 0.33 perf.py's FLOP and byte counts, with causal attention, windows and "
+               "local chunks clamped per token, real weight sizes and Mamba layers as Mamba")
+
+
+@dataclass(frozen=True, slots=True)
+class Timed:
+    """One kernel group's time and what bound it."""
+    component: Component
+    ms: float
+    bound: str          # "compute", "memory" or "floor"
+    factor: float       # the efficiency of the binding term (1.0 for a floor)
+
+
+class RooflineClock:
+    name = "roofline"
+    per_request = True
+
+    def __init__(self, g: ModelGeometry, gpu: Gpu, *, tp: int = 1, kv_cache_dtype: str = "auto",
+                 factors: Factors = DEFAULT_FACTORS, async_scheduling: bool = True) -> None:
+        self.g, self.gpu, self.tp, self.factors = g, gpu, tp, factors
+        self.kv_cache_dtype = kv_cache_dtype
+        self.async_scheduling = async_scheduling
+        self.ws: WorkShape = work_shape(g, tp=tp, kv_cache_dtype=kv_cache_dtype)
+        self.needs_each = bool(g.count("sliding") or g.count("chunked"))
+        fp8 = self.ws.fp8_compute and gpu.fp8_tflops is not None
+        self.gemm_peak = (gpu.fp8_tflops if fp8 else gpu.bf16_tflops) * 1e12  # type: ignore[operator]
+        self.attn_peak = gpu.bf16_tflops * 1e12
+        self.bw = gpu.hbm_tbps * 1e12
+        link = gpu.link_gbps * factors.link_fraction if gpu.link_gbps else factors.pcie_gbps
+        self.bus = link * 1e9
+        check_fits(g, gpu, tp, self.ws)
+
+    # -- the clock -----------------------------------------------------------------------------
+    def step_counts(self, prefill_tokens: int, decode_seqs: int) -> float:
+        raise TypeError("the roofline clock needs each request's context (step_ms)")
+
+    def step_ms(self, batch: StepBatch) -> float:
+        gpu_ms = sum(t.ms for t in self.timed(batch)) + self.allreduce_ms(batch)
+        return self.total_ms(gpu_ms, batch.num_requests)
+
+    def decode_ms(self, n: int, context_sum: int) -> float:
+        return self.step_ms(StepBatch(agg_decodes=n, agg_context=context_sum))
+
+    def total_ms(self, gpu_ms: float, requests: int) -> float:
+        f = self.factors
+        gpu = gpu_ms + f.step_gpu_us / 1000.0
+        cpu = (f.cpu_step_us + f.cpu_request_us * requests) / 1000.0
+        return max(gpu, cpu) if self.async_scheduling else gpu + cpu
+
+    # -- the breakdown -------------------------------------------------------------------------
+    def timed(self, batch: StepBatch) -> list[Timed]:
+        return [self.time(c) for c in step_work(self.ws, batch)]
+
+    def time(self, c: Component) -> Timed:
+        f = self.factors
+        if c.kind == "attention":
+            eta_c, peak, eta_m = f.attention_compute, self.attn_peak, f.kv_memory
+            floor_us = f.attention_floor_us
+        else:
+            eta_c, peak, eta_m = f.gemm_compute, self.gemm_peak, f.gemm_memory
+            floor_us = f.gemm_floor_us
+        compute = c.flops / (eta_c * peak) * 1000.0
+        memory = c.bytes / (eta_m * self.bw) * 1000.0
+        floor = c.layers * floor_us / 1000.0
+        if compute >= memory and compute >= floor:
+            return Timed(c, compute, "compute", eta_c)
+        if memory >= floor:
+            return Timed(c, memory, "memory", eta_m)
+        return Timed(c, floor, "floor", 1.0)
+
+    def allreduce_ms(self, batch: StepBatch) -> float:
+        calls, size = allreduce_bytes(self.ws, batch)
+        if not calls:
+            return 0.0
+        n = self.tp
+        each = self.factors.allreduce_us / 1000.0 + 2 * (n - 1) / n * size / self.bus * 1000.0
+        return calls * each
+
+    def describe(self) -> dict:
+        return {"name": "roofline", "model": self.g.name, "gpu": self.gpu.to_dict(),
+                "tp": self.tp, "kv_cache_dtype": self.kv_cache_dtype,
+                "async_scheduling": self.async_scheduling,
+                "factors": self.factors.to_dict(), "factors_source": FACTORS_SOURCE,
+                "work": WORK_SOURCE}
+
+    def uncalibrated_warning(self) -> str | None:
+        return None
+
+
+def weight_bytes_per_gpu(g: ModelGeometry, tp: int, ws: WorkShape) -> int:
+    """The model's weights on one GPU at their stored sizes (embeddings and lm_head unquantised)."""
+    dense, mx = estimate_params(g)
+    embed = g.vocab_size * g.hidden_size * (1 if g.tie_word_embeddings else 2)
+    body = dense - embed
+    total = embed * ws.act + body * ws.ffn_w + mx * ws.expert_w
+    return int(total) // tp
+
+
+def check_fits(g: ModelGeometry, gpu: Gpu, tp: int, ws: WorkShape) -> None:
+    need = weight_bytes_per_gpu(g, tp, ws)
+    have = gpu.mem_gb * 1e9
+    if need > have:
+        raise InputError(f"{g.name}'s weights need {need / 1e9:,.1f} GB per GPU at tp {tp}, "
+                         f"more than the {gpu.name}'s {gpu.mem_gb:g} GB (a larger --tp or GPU "
+                         "would hold them)", field="gpu")
