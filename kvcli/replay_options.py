@@ -18,6 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from kvcli import output
+from kvcore.clock.vllm_count import KV_CACHE_DTYPES
 from kvcore.engine.options import ARRIVALS, ENGINE_NUM_BLOCKS, MODES, ReplayOptions
 from kvcore.engine.queues import QUEUES
 from kvcore.errors import InputError
@@ -41,6 +42,7 @@ Policy = _choices("Policy", QUEUES)
 HashAlgo = _choices("HashAlgo", HASH_FUNCTIONS)
 OffloadPolicy = _choices("OffloadPolicy", ("lru", "arc"))
 KvDtype = _choices("KvDtype", DTYPE_BYTES)
+KvCacheDtype = _choices("KvCacheDtype", KV_CACHE_DTYPES)
 
 
 def _plain_flag(name: str, kind: Any) -> bool:
@@ -109,6 +111,13 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
     "step_overhead_ms": (float, _C, "Fixed cost of one engine step, ms"),
     "prefill_ms_per_token": (float, _C, "Cost of one prefill token, ms"),
     "decode_ms_per_seq": (float, _C, "Cost of one decoding sequence, ms"),
+    "clock": (str, _C, ("roofline (from --model and --gpu), linear:C0,C1,C2 (ms a step, a "
+              "prefill token, a decoding request) or fixed:MS (default: roofline with a model "
+              "and a GPU, else linear from the three options above)")),
+    "gpu": (str, _C, ("GPU preset the roofline clock times (see `kvcli clock gpus`; "
+            "default: none)")),
+    "tp": (int, _C, "Tensor-parallel size the clock times (and the model's KV heads per GPU)"),
+    "kv_cache_dtype": (KvCacheDtype, _C, "KV cache dtype (auto: the model's)"),
     "kv_offloading_size": (float, _O, ("vLLM's --kv-offloading-size: a CPU tier of this many "
                            "GiB (engine mode; default: none, no tier)")),
     "kv_offloading_size_chunks": (int, _O, ("The CPU tier's size in chunks instead (default: "

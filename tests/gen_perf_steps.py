@@ -55,12 +55,12 @@ def step(rng: random.Random, i: int) -> dict:
                      "is_prefill": True})
         reqs.append({"num_tokens": rng.randint(2, 9), "num_computed_tokens": rng.randint(1, 99),
                      "is_prefill": True})
-    elif kind == 6:                 # long contexts (the oracle's self-check refuses steps
-        # whose float products pass 2**53, so these stay below)
-        reqs.append({"num_tokens": 1, "num_computed_tokens": rng.randint(60000, 100000),
-                     "is_prefill": False, "count": rng.randint(16, 64)})
+    elif kind == 6:                 # long contexts; prefills first (vLLM's SchedulerOutput
+        # order: the oracle's self-check compares it with the input order)
         reqs.append({"num_tokens": rng.randint(4000, 8192),
                      "num_computed_tokens": rng.randint(20000, 60000), "is_prefill": True})
+        reqs.append({"num_tokens": 1, "num_computed_tokens": rng.randint(60000, 100000),
+                     "is_prefill": False, "count": rng.randint(16, 64)})
     else:                           # empty or tiny
         if rng.random() < 0.5:
             reqs.append({"num_tokens": 1, "num_computed_tokens": 1, "is_prefill": False})

@@ -15,10 +15,10 @@ from typing import IO
 
 from kvcore.coordinator import check_retention_interval
 from kvcore.engine.admit_fields import AdmitFields
-from kvcore.engine.cost import CostModel
+from kvcore.clock.registry import make_clock
 from kvcore.engine.events import JsonlEvents, Recorder, VllmEvents
 from kvcore.engine.hash_memo import TraceBlockHasher
-from kvcore.engine.options import ReplayOptions, build
+from kvcore.engine.options import ReplayOptions
 from kvcore.engine.replay_pool import check_startup, concurrent_batches, group_type, sized
 from kvcore.engine.request_log import RequestRecord
 from kvcore.engine.results import ReplaySummary
@@ -39,7 +39,7 @@ ENGINE_ONLY = frozenset({"max_num_seqs", "long_prefill_token_threshold",
                          "scheduler_reserve_full_isl", "enable_chunked_prefill",
                          "max_num_active_seqs", "arrivals", "step_overhead_ms",
                          "prefill_ms_per_token", "decode_ms_per_seq", "max_steps",
-                         "async_scheduling"})
+                         "async_scheduling", "clock", "gpu"})
 
 
 class ReplayContext:
@@ -77,8 +77,9 @@ class ReplayContext:
         self.requests_out = requests_out
         self.progress = progress or (lambda n=1: None)
         self.warn = warn or (lambda msg: None)
-        self.cost = build(CostModel, cfg)
-        self.summary = ReplaySummary(trace=trace.path, format=trace.format, mode=cfg.mode,
+        self.cost = make_clock(cfg)
+        clock = self.cost.describe() if (cfg.clock or cfg.gpu) else None
+        self.summary = ReplaySummary(clock=clock, trace=trace.path, format=trace.format, mode=cfg.mode,
                                      requests=len(trace.requests), num_blocks=self.num_blocks,
                                      block_size=cfg.block_size, config=cfg.to_dict())
         # Arrival order: timestamps (ties in file order), or with arrivals=step each request's

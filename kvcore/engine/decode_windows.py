@@ -64,8 +64,8 @@ class DecodeWindows:
     request back to that batch (`SchedulerOutput.eager`) so that its output is processed as the
     plain steps process it."""
 
-    __slots__ = ("async_scheduling", "deferred", "kvm", "max_len", "offer_failed",
-                 "sample_run")
+    __slots__ = ("agg_n", "agg_sum", "async_scheduling", "deferred", "ends", "kvm", "max_len",
+                 "offer_failed", "sample_run")
 
     def __init__(self, kvm: Any, max_model_len: int,
                  sample_run: Callable[[Request, int], list[int]],
@@ -78,6 +78,26 @@ class DecodeWindows:
         self.deferred: Any = None
         # the CPU tier's requests whose last store offer failed (they offer again every step)
         self.offer_failed: set[str] = set()
+        # The clock's aggregate of the windows live at a schedule() call (`context_after`):
+        # how many, and the sum of (computed tokens at the window's opening - its first call);
+        # `ends` holds the same per window end, taken out when the call after it begins. O(1)
+        # per window and per step, never per request per step.
+        self.agg_n = 0
+        self.agg_sum = 0
+        self.ends: dict[int, list[int]] = {}
+
+    def expire(self, now: int) -> None:
+        """At the start of schedule() call ``now``: windows that ended at call ``now - 1`` are
+        no longer in the aggregate."""
+        gone = self.ends.pop(now - 1, None)
+        if gone is not None:
+            self.agg_n -= gone[0]
+            self.agg_sum -= gone[1]
+
+    def context_after(self, now: int) -> int:
+        """The sum of the contexts after schedule() call ``now`` of the requests inside their
+        windows at it (each window step adds one token to computed tokens frozen at opening)."""
+        return self.agg_sum + self.agg_n * (now + 1)
 
     def usable(self) -> bool:
         """Whether the manager takes the short path for every decode step (checked each step: a
@@ -124,13 +144,29 @@ class DecodeWindows:
         k = min(len(table) * bs - c, edge, last, self.max_len - t - 1)
         if k > 0:
             req.decode_window_start = now
-            req.decode_window_end = now + k - 1
+            end = req.decode_window_end = now + k - 1
+            self.agg_n += 1
+            self.agg_sum += c - now
+            bucket = self.ends.get(end)
+            if bucket is None:
+                self.ends[end] = [1, c - now]
+            else:
+                bucket[0] += 1
+                bucket[1] += c - now
 
     def catch_up(self, req: Request, now: int, last: SchedulerOutput | None) -> None:
         """Apply the window's steps before schedule() call ``now`` (all of them once it has
         ended) and close it. ``last``: the output of call ``now - 1`` (async: its batch, still
         queued, takes the request back)."""
         n = pending(req, now)
+        end = req.decode_window_end
+        if end >= now:          # closed early: out of the aggregate now, not at its end
+            key = req.num_computed_tokens - req.decode_window_start
+            self.agg_n -= 1
+            self.agg_sum -= key
+            bucket = self.ends[end]
+            bucket[0] -= 1
+            bucket[1] -= key
         req.decode_window_start, req.decode_window_end = 0, CLOSED
         if n <= 0:
             return

@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from kvcore.clock.batch import StepBatch
 from kvcore.engine.context import ReplayContext
 from kvcore.engine.decode_windows import DecodeWindows
 from kvcore.engine.fast_forward import decode_stretch, run_stretch
@@ -42,6 +43,10 @@ class EngineLoop:
 
     def __init__(self, ctx: ReplayContext) -> None:
         self.ctx = ctx
+        if ctx.cost.needs_each:
+            # Windowed layers clamp each decode's context; windows and the fast-forward report
+            # decodes only as an aggregate (`kvcore.clock.base`).
+            self.decode_windows = self.fast_forward = False
         cfg = ctx.cfg
         self.sched = Scheduler(
             build(SchedulerConfig, cfg, max_model_len=cfg.max_model_len or NO_MODEL_LEN_LIMIT),
@@ -181,7 +186,9 @@ class EngineLoop:
         scheduled before."""
         ctx = self.ctx
         records = ctx.records
+        cost = ctx.cost
         prefill = decodes = 0
+        batch = StepBatch() if cost.per_request else None
         if out is not None:
             nst = out.num_scheduled_tokens
             decodes = out.plain_decodes
@@ -192,12 +199,19 @@ class EngineLoop:
                 if rec.first_scheduled_step is None:
                     rec.first_scheduled_step = ctx.step
                     rec.first_scheduled_ms = ctx.t_ms
-                if n == 1 and req.num_computed_tokens > req.num_prompt_tokens:
+                # (computed tokens have advanced at schedule time: the context after the step)
+                is_decode = n == 1 and req.num_computed_tokens > req.num_prompt_tokens
+                if is_decode:
                     decodes += 1
                 else:
                     prefill += n
+                if batch is not None:
+                    batch.requests.append((n, req.num_computed_tokens, not is_decode))
+            if batch is not None:
+                batch.agg_decodes = out.plain_decodes
+                batch.agg_context = out.plain_context
         used = self.num_usable - ctx.kvm.block_pool.get_num_free_blocks()
-        dt = ctx.cost.step_ms(prefill, decodes)
+        dt = cost.step_counts(prefill, decodes) if batch is None else cost.step_ms(batch)
         self.usage_time += used * dt
         return ctx.t_ms + dt
 
@@ -258,6 +272,10 @@ class _Observer:
 
     def __init__(self, ctx: ReplayContext) -> None:
         self.ctx = ctx
+        if ctx.cost.needs_each:
+            # Windowed layers clamp each decode's context; windows and the fast-forward report
+            # decodes only as an aggregate (`kvcore.clock.base`).
+            self.decode_windows = self.fast_forward = False
         self.rec = ctx.recorder
 
     def on_admit_attempt(self, req: Request) -> None:

@@ -94,7 +94,7 @@ def decode_stretch(loop: EngineLoop) -> int:
     k = min(finish) if waiting else max(finish) + 1
     if cfg.max_steps is not None:
         k = min(k, cfg.max_steps - ctx.step)
-    k = min(k, _until_arrival(loop, k, finish))
+    k = min(k, _until_arrival(loop, k, finish, starts))
     free = kvm.block_pool.free_block_queue.num_free_blocks
     if _need(starts, finish, k, bs) > free:
         lo, hi = 0, k                  # the longest stretch whose new blocks fit
@@ -119,9 +119,12 @@ def _need(starts: list[int], finish: list[int], k: int, bs: int) -> int:
     return total
 
 
-def _until_arrival(loop: EngineLoop, k: int, finish: list[int] | None) -> int:
+def _until_arrival(loop: EngineLoop, k: int, finish: list[int] | None,
+                   starts: list[int] | None = None) -> int:
     """Steps before the next arrival would be added (at the start of a step after this one);
-    without ``finish`` every running request is taken to run the whole ``k`` steps."""
+    without ``finish`` every running request is taken to run the whole ``k`` steps, at context
+    0 (a lower bound on the step time: this cheap check only rules stretches out, the exact
+    one with ``finish`` and the requests' ``starts`` follows)."""
     pending = loop.pending
     if not pending:
         return k
@@ -133,8 +136,14 @@ def _until_arrival(loop: EngineLoop, k: int, finish: list[int] | None) -> int:
         return 0
     t, nxt = ctx.t_ms, pending[0].arrival_ms
     n = len(loop.sched.running)
+    cost = ctx.cost
     for j in range(1, k):          # the clock adds each step's cost, as the plain steps do
-        t += ctx.cost.step_ms(0, n if finish is None else sum(1 for f in finish if f >= j - 1))
+        if finish is None:
+            t += cost.decode_ms(n, 0)
+        else:                       # step j - 1: the requests still running, contexts after it
+            live = [i for i, f in enumerate(finish) if f >= j - 1]
+            t += cost.decode_ms(len(live), sum(starts[i] for i in live) + len(live) * j
+                                if starts is not None and cost.per_request else 0)
         if nxt <= t:
             return j
     return k
@@ -163,6 +172,7 @@ def run_stretch(loop: EngineLoop, k: int) -> int:
     jsonl, vllm, steps_out = ctx.jsonl, ctx.vllm, ctx.steps_out
     tracer, obs, head = sched.tracer, sched.observer, loop.ff_head
     active = list(range(len(running)))
+    start_sum = sum(start)          # of the active requests: the clock's contexts
     scheduled = _scheduled_bytes(running, active)
     at = 0
     done = k
@@ -189,7 +199,7 @@ def run_stretch(loop: EngineLoop, k: int) -> int:
             if obs is not None:
                 obs.on_admit_attempt(head[0])
                 obs.on_admit_failed(head[0])
-        dt = ctx.cost.step_ms(0, len(active))
+        dt = ctx.cost.decode_ms(len(active), start_sum + len(active) * (j + 1))
         loop.usage_time += (loop.num_usable - pool.get_num_free_blocks()) * dt
         t_end = ctx.t_ms + dt
         finished = _finish(loop, running, start, ends.get(j, ()), j, t_end)
@@ -205,6 +215,7 @@ def run_stretch(loop: EngineLoop, k: int) -> int:
         if finished:
             gone = set(ends[j])
             active = [i for i in active if i not in gone]
+            start_sum -= sum(start[i] for i in gone)
             sched.running = [running[i] for i in active]
             scheduled = _scheduled_bytes(running, active)
         ctx.t_ms = t_end

@@ -18,6 +18,7 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from kvcore.clock.vllm_count import KV_CACHE_DTYPES
 from kvcore.engine.cost import CostModel
 from kvcore.engine.queues import QUEUES
 from kvcore.engine.scheduler import SchedulerConfig
@@ -87,6 +88,12 @@ class ReplayOptions:
     step_overhead_ms: float = _knob(_COST.step_overhead_ms, check="at_least", lo=0)
     prefill_ms_per_token: float = _knob(_COST.prefill_ms_per_token, check="at_least", lo=0)
     decode_ms_per_seq: float = _knob(_COST.decode_ms_per_seq, check="at_least", lo=0)
+    # the clock by name (`kvcore.clock.registry`; None: roofline with a model and a GPU, else
+    # linear), the GPU preset, tensor parallelism and the KV cache dtype it times
+    clock: str | None = _knob(None)
+    gpu: str | None = _knob(None)
+    tp: int = _knob(1, check="positive_int")
+    kv_cache_dtype: str = _knob("auto", choices=KV_CACHE_DTYPES)
     skip_bad: bool = _knob(False)                     # skip requests that can never fit
     model: str | None = _knob(None)                   # a model preset: its KV cache groups
     model_config: str | None = _knob(None)            # or a HF config.json
@@ -129,6 +136,9 @@ class ReplayOptions:
         if not self.offloading:
             for k in OFFLOAD_FIELDS:
                 del d[k]
+        if all(d[k] == _CLOCK_DEFAULTS[k] for k in CLOCK_FIELDS):
+            for k in CLOCK_FIELDS:      # (today's outputs, byte for byte, without them)
+                del d[k]
         return d
 
     @property
@@ -141,6 +151,8 @@ OFFLOAD_FIELDS = ("kv_offloading_size", "kv_offloading_size_chunks", "offload_bl
                   "sync_load_budget_bytes", "load_steps", "store_steps",
                   "offload_bandwidth_gbps", "num_layers",
                   "num_kv_heads", "head_size", "kv_dtype")
+CLOCK_FIELDS = ("clock", "gpu", "tp", "kv_cache_dtype")
+_CLOCK_DEFAULTS = {"clock": None, "gpu": None, "tp": 1, "kv_cache_dtype": "auto"}
 KNOBS = tuple(f for f in fields(ReplayOptions) if f.name != "given")
 CONFIG_KEYS = frozenset(f.name for f in KNOBS if f.metadata["config"])
 

@@ -42,7 +42,7 @@ def sized(cfg: ReplayOptions, trace: Trace) -> tuple[ReplayOptions, list[KVCache
             max_num_batched_tokens=cfg.max_num_batched_tokens,
             max_concurrent_batches=concurrent_batches(cfg),
             num_blocks=num_blocks, enable_prefix_caching=cfg.enable_prefix_caching,
-            check_memory=False)
+            kv_cache_dtype=cfg.kv_cache_dtype, tensor_parallel_size=cfg.tp, check_memory=False)
         if cfg.max_model_len is None:
             fill["max_model_len"] = res.ctx.max_model_len
         if cfg.num_blocks is None and (cfg.gpu_memory_gib is not None or cfg.mode == "engine"):

@@ -43,9 +43,14 @@ class ReplaySummary:
     warnings: list[str] = field(default_factory=list)   # also printed on stderr, one line each
     # the CPU offload tier's totals (docs/offload.md); absent when offloading is off
     offload: dict | None = None
+    # the clock that timed the run, its parameters and the source of its numbers
+    # (`Clock.describe()`); absent for the default linear clock, whose constants are in config
+    clock: dict | None = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
         if d["offload"] is None:
             del d["offload"]
+        if d["clock"] is None:
+            del d["clock"]
         return d

@@ -115,6 +115,8 @@ class Scheduler:
         windows = self.windows
         on = self.windows_on = (windows is not None and self.policy == "fcfs"
                                  and windows.usable())
+        if windows is not None:
+            windows.expire(now)
         last = self.last_output
         eager = out.eager
         plain = 0
@@ -222,6 +224,10 @@ class Scheduler:
         if self.deferred is not None and (plain or nst):
             self.deferred.scheduled(eager)
         out.plain_decodes = plain
+        if plain:
+            # The clock's contexts of the window requests (an aggregate, see DecodeWindows).
+            assert windows is not None and windows.agg_n == plain
+            out.plain_context = windows.context_after(now)
         for req in eager:
             rid = req.request_id
             n = nst[rid]

@@ -48,6 +48,8 @@ class SchedulerOutput:
     # (`kvcore.engine.decode_windows`), which are `plain_decodes` one-token decodes.
     eager: list[Request] = field(default_factory=list)
     plain_decodes: int = 0
+    # the sum of their contexts after this step (computed tokens, the new one included)
+    plain_context: int = 0
     # Async: requests a window's catch-up handed back to this batch (appended to `eager`, which
     # its update then puts back in schedule order).
     returned: bool = False

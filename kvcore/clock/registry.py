@@ -1,0 +1,71 @@
+"""Clocks by name: `--clock roofline | linear[:C0,C1,C2] | fixed:MS` (a `calibrated` clock
+from a measured file can register here later, behind the same `Clock` contract).
+
+Without `--clock`: `roofline` when a model and a GPU are given, else today's `linear` defaults.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from kvcore.clock.base import Clock
+from kvcore.clock.fixed import FixedClock
+from kvcore.clock.gpus import find_gpu
+from kvcore.clock.roofline import RooflineClock
+from kvcore.engine.cost import CostModel
+from kvcore.errors import InputError
+from kvcore.models import ModelGeometry, load_hf_config, load_preset, read_hf_config
+
+if TYPE_CHECKING:
+    from kvcore.engine.options import ReplayOptions
+
+CLOCKS = ("roofline", "linear", "fixed")
+
+
+def _numbers(arg: str, n: int, spec: str) -> list[float]:
+    try:
+        vals = [float(x) for x in arg.split(",")]
+    except ValueError:
+        vals = []
+    if len(vals) != n or not all(math.isfinite(v) and v >= 0 for v in vals):
+        raise InputError(f"{spec!r}: expected {n} finite number(s) >= 0 after ':'",
+                         field="clock")
+    return vals
+
+
+def model_geometry(model: str | None, model_config: str | None) -> ModelGeometry | None:
+    if model:
+        return load_preset(model)
+    if model_config:
+        return read_hf_config(load_hf_config(model_config), source=model_config)
+    return None
+
+
+def make_clock(cfg: ReplayOptions) -> Clock:
+    """The replay's clock from its options (`clock`, `gpu`, `model`/`model_config`, `tp`,
+    `kv_cache_dtype`, the linear constants, `async_scheduling`)."""
+    spec = cfg.clock
+    if spec is None:
+        spec = "roofline" if cfg.gpu and (cfg.model or cfg.model_config) else "linear"
+    name, colon, arg = spec.partition(":")
+    if name == "linear":
+        if not colon:
+            return CostModel(cfg.step_overhead_ms, cfg.prefill_ms_per_token,
+                             cfg.decode_ms_per_seq)
+        c0, c1, c2 = _numbers(arg, 3, spec)
+        return CostModel(c0, c1, c2)
+    if name == "fixed":
+        (ms,) = _numbers(arg, 1, spec)
+        return FixedClock(ms)
+    if name == "roofline":
+        if colon:
+            raise InputError("'roofline' takes no parameters", field="clock")
+        g = model_geometry(cfg.model, cfg.model_config)
+        if g is None or not cfg.gpu:
+            raise InputError("the roofline clock needs a model (--model or --model-config) "
+                             "and a GPU (--gpu)", field="clock")
+        return RooflineClock(g, find_gpu(cfg.gpu), tp=cfg.tp, kv_cache_dtype=cfg.kv_cache_dtype,
+                             async_scheduling=cfg.async_scheduling)
+    raise InputError(f"unknown clock {spec!r}; one of roofline, linear:C0,C1,C2, fixed:MS",
+                     field="clock")
