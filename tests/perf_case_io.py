@@ -12,6 +12,7 @@ from kvcore.clock.vllm_count import VllmShape, vllm_shape
 from kvcore.models import read_hf_config
 
 CASES = Path(__file__).parent / "data" / "perf_cases"
+FRESH = Path(__file__).parent / "data" / "perf_fresh"
 
 
 def load_spec(path: Path) -> tuple[dict, VllmShape, list[StepBatch]]:

@@ -5,21 +5,26 @@ from __future__ import annotations
 
 import pytest
 
-from perf_case_io import CASES, expected, load_spec
+from perf_case_io import CASES, FRESH, expected, load_spec
 
-SPECS = sorted(CASES.glob("*.steps.jsonl"))
+# the oracle's recorded sample, then fresh random batches (tests/gen_perf_steps.py)
+SPECS = sorted(CASES.glob("*.steps.jsonl")) + sorted(FRESH.glob("*.steps.jsonl"))
 
 
 def _name(p) -> str:
     return p.name[: -len(".steps.jsonl")]
 
 
-@pytest.mark.parametrize("spec", SPECS, ids=_name)
+def _id(p) -> str:
+    return f"{p.parent.name}/{_name(p)}"
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=_id)
 def test_counts_equal_vllm(spec):
     from kvcore.clock.vllm_count import vllm_counts
 
     _, shape, batches = load_spec(spec)
-    header, steps = expected(CASES / f"{_name(spec)}.expected.jsonl")
+    header, steps = expected(spec.parent / f"{_name(spec)}.expected.jsonl")
     assert len(steps) == len(batches)
     # the geometry perf.py parsed (the header's components) is ours
     comps = header["components"]

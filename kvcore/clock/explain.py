@@ -1,0 +1,130 @@
+"""`kvcli clock explain`: one step's time per kernel group, beside vLLM's own count.
+
+Cases use `vllm bench forward`'s syntax (vLLM 0.33 `benchmarks/forward/shapes.py`), so the two
+talk about the same batches: ``NAME=REQS``, REQS a comma list of ``[N*]Q[@K][c][:D]`` where Q
+is the request's new tokens, K its KV length *after* the step (the prefix plus Q; default Q, a
+fresh prefill), N how many such requests, ``c`` a chunked prefill and D draft tokens. So
+``decode=64*1@4097`` is 64 decodes with 4,096 tokens already computed, ``prefill=2048`` one
+2,048-token prefill from nothing. A request is billed as vLLM's perf.py bills it: a decode when
+Q is 1 and it has a prefix, else a prefill.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kvcore.clock.batch import StepBatch
+from kvcore.clock.gpus import find_gpu
+from kvcore.clock.registry import model_geometry
+from kvcore.clock.roofline import RooflineClock
+from kvcore.clock.vllm_count import vllm_counts, vllm_shape
+from kvcore.errors import InputError
+
+_REQ = re.compile(r"^(?:(\d+)\*)?(\d+)(?:@(\d+))?(c)?(?::(\d+))?$")
+# vLLM's operations summed into each of the clock's kernel groups
+_VLLM_KEYS = {
+    "qkv_proj": ("attn.qkv_proj", "attn.qkv_input", "attn.qkv_weight", "attn.qkv_output"),
+    "attention": ("attn.attn_qk", "attn.attn_av", "attn.attn_input", "attn.kv_cache"),
+    "o_proj": ("attn.out_proj", "attn.out_input", "attn.out_weight", "attn.out_output"),
+    "mlp": ("ffn.dense_",),
+    "moe": ("ffn.routed_", "ffn.shared_"),
+    "lm_head": ("unembed.",),
+}
+
+
+def parse_case(text: str) -> tuple[str, StepBatch]:
+    name, sep, body = text.partition("=")
+    if not sep:
+        name, body = text, text
+    batch = StepBatch()
+    for item in body.split(","):
+        m = _REQ.match(item.strip())
+        if m is None:
+            raise InputError(f"invalid request {item.strip()!r} in case {text!r} (expected "
+                             "[N*]Q[@K][c][:D], e.g. decode=64*1@4097)", field="case")
+        count, q, k, _, drafts = m.groups()
+        query, kv = int(q), int(k or q)
+        if query < 1 or kv < query or int(count or 1) < 1:
+            raise InputError(f"case {text!r}: need N >= 1, Q >= 1 and K >= Q (K is the KV "
+                             "length after the step, the query included)", field="case")
+        if drafts is not None and query != 1 + int(drafts):
+            raise InputError(f"case {text!r}: a verify step has Q = 1 + D", field="case")
+        batch.add(query, kv, not (query == 1 and kv > 1), int(count or 1))
+    return name, batch
+
+
+def _vllm_part(counts, prefixes: tuple[str, ...]) -> tuple[int, int, int]:
+    def pick(d: dict[str, int]) -> int:
+        return sum(v for key, v in d.items() if any(
+            key == p or (p.endswith(("_", ".")) and key.startswith(p)) for p in prefixes))
+    return pick(counts.flops), pick(counts.read_bytes), pick(counts.write_bytes)
+
+
+def explain(*, model: str | None, model_config: str | None, gpu: str, cases: list[str],
+            tp: int = 1, kv_cache_dtype: str = "auto", async_scheduling: bool = True) -> dict:
+    """Per case: the clock's step time and work per kernel group, vLLM's per-GPU counts beside
+    them, and where the two differ."""
+    g = model_geometry(model, model_config)
+    if g is None:
+        raise InputError("a model is needed (--model or --model-config)", field="model")
+    if not cases:
+        raise InputError("give at least one --case (e.g. 'decode=64*1@4097')", field="case")
+    if tp < 1:
+        raise InputError(f"must be a positive integer, got {tp}", field="tp")
+    clock = RooflineClock(g, find_gpu(gpu), tp=tp, kv_cache_dtype=kv_cache_dtype,
+                          async_scheduling=async_scheduling)
+    shape = vllm_shape(g, tp=tp, kv_cache_dtype=kv_cache_dtype)
+    out = []
+    for text in cases:
+        name, batch = parse_case(text)
+        counts = vllm_counts(shape, batch)
+        comps = []
+        for t in clock.timed(batch):
+            c = t.component
+            vf, vr, vw = _vllm_part(counts, _VLLM_KEYS.get(c.name, ()))
+            comps.append({"name": c.name, "kind": c.kind, "flops": c.flops, "bytes": c.bytes,
+                          "bound": t.bound, "ms": round(t.ms, 6), "factor": t.factor,
+                          "source": "default", "vllm_flops": vf,
+                          "vllm_bytes": vr + vw})
+        ar = clock.allreduce_ms(batch)
+        if ar:
+            comps.append({"name": "allreduce", "kind": "comm", "flops": 0, "bytes": 0,
+                          "bound": "link", "ms": round(ar, 6), "factor":
+                          clock.factors.link_fraction, "source": "default", "vllm_flops": 0,
+                          "vllm_bytes": 0})
+        gpu_ms = sum(x["ms"] for x in comps)
+        out.append({
+            "case": name, "spec": text, "requests": batch.num_requests,
+            "tokens": batch.num_tokens,
+            "step_ms": round(clock.total_ms(gpu_ms, batch.num_requests), 6),
+            "gpu_ms": round(gpu_ms, 6),
+            "flops": sum(x["flops"] for x in comps), "bytes": sum(x["bytes"] for x in comps),
+            "vllm_flops": counts.num_flops, "vllm_read_bytes": counts.num_read_bytes,
+            "vllm_write_bytes": counts.num_write_bytes, "components": comps,
+            "differences": differences(g, shape, batch), "clock": clock.describe()})
+    return {"model": g.name, "gpu": clock.gpu.name, "tp": tp, "cases": out}
+
+
+def differences(g, shape, batch: StepBatch) -> list[str]:
+    """Where the clock's work departs from vLLM's count for this model and batch (PERF.md)."""
+    notes = []
+    if shape.weight_byte_size is None:
+        notes.append(f"vLLM drops attention and FFN (quantisation {shape.quant_name!r} is not in "
+                     "perf.py's table): it counts the lm_head only; the clock times them all")
+    if any(t > 1 for t, _, _ in batch.requests):
+        notes.append("prefill attention: the clock counts causal work (a token at position p "
+                     "attends to p keys); vLLM bills every new token against the whole context")
+        notes.append("prefill KV read: the clock reads the context at the KV cache dtype; vLLM "
+                     "bills it at the activation dtype")
+    if g.count("mamba"):
+        notes.append("Mamba layers: the clock times their projections and state; vLLM bills "
+                     "them as attention layers")
+    moe_layers = sum(1 for m in g.moe_layers if m) if g.num_experts else 0
+    if g.num_experts and moe_layers != shape.num_moe_layers:
+        notes.append(f"MoE layers: the clock uses the model's {moe_layers}; vLLM bills "
+                     f"{shape.num_moe_layers}")
+    if g.quantization and shape.weight_byte_size is not None:
+        notes.append("weights at their real stored size (scales included) in the clock")
+    notes.append("the clock adds the attention output write" + (
+        " and the MoE router" if g.num_experts else "") + ", which vLLM does not count")
+    return notes
