@@ -80,7 +80,7 @@ def _window_sum(lo: int, hi: int, w: int) -> int:
         return 0
     below = min(hi, w)
     s = (below * (below + 1) - lo * (lo + 1)) // 2 if below > lo else 0
-    return s + w * (hi - max(lo, w))
+    return s + w * max(0, hi - max(lo, w))
 
 
 def _chunk_sum(lo: int, hi: int, ch: int) -> int:
