@@ -1,0 +1,84 @@
+"""`kvcli clock gpus`, `kvcli clock explain` and the replay's clock options on the command line:
+exact numbers, JSON keys, one-line errors with exit code 2."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from kvcli.app import app
+
+runner = CliRunner()
+SAMPLE = "traces/multiturn-chat.jsonl"
+
+
+def test_clock_gpus_json_has_sources():
+    r = runner.invoke(app, ["clock", "gpus", "--json"])
+    assert r.exit_code == 0
+    gpus = {g["name"]: g for g in json.loads(r.stdout)}
+    assert gpus["h100-sxm"]["bf16_dense_tflops"] == 989.4
+    assert gpus["a100-80gb"]["fp8_dense_tflops"] is None
+    assert all(g["source"] for g in gpus.values())
+
+
+def test_clock_explain_json():
+    r = runner.invoke(app, ["clock", "explain", "--model", "llama-3.1-8b", "--gpu", "h100-sxm",
+                            "--case", "decode=64*1@4097", "--case", "prefill=2048", "--json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    dec, pre = d["cases"]
+    for case in (dec, pre):
+        assert {"step_ms", "flops", "bytes", "vllm_flops", "vllm_read_bytes",
+                "vllm_write_bytes", "components", "clock"} <= set(case)
+    # vLLM's own counts of these two steps (tests/data/perf_cases/clock-worked-example)
+    assert (dec["vllm_flops"], dec["vllm_read_bytes"], dec["vllm_write_bytes"]) == (
+        1098068787200, 49621237760, 259686400)
+    assert (pre["vllm_flops"], pre["vllm_read_bytes"], pre["vllm_write_bytes"]) == (
+        30787376250880, 23062388736, 7784884736)
+    assert dec["flops"] == dec["vllm_flops"]                 # decode: the same work
+    assert pre["vllm_flops"] - pre["flops"] == 4 * 32 * 128 * 32 * (2048 * 2048 - 2048 * 2049 // 2)
+    assert round(pre["step_ms"] - 0.15, 2) == 41.14
+    assert [c["name"] for c in dec["components"]] == ["qkv_proj", "attention", "o_proj", "mlp",
+                                                      "lm_head"]
+    assert dec["clock"]["gpu"]["name"] == "h100-sxm"
+
+
+def test_clock_explain_table_and_quantised_note():
+    r = runner.invoke(app, ["clock", "explain", "--model", "gpt-oss-20b", "--gpu", "h200",
+                            "--case", "mix=2048,8*1@4096"])
+    assert r.exit_code == 0, r.output
+    assert "vLLM drops attention and FFN" in r.stdout and "gpt_oss_mxfp4" in r.stdout
+
+
+def test_bad_case_and_gpu_are_one_line_exit_2():
+    r = runner.invoke(app, ["clock", "explain", "--model", "llama-3.1-8b", "--gpu", "h100-sxm",
+                            "--case", "decode=64x1"])
+    assert r.exit_code == 2 and r.output.count("\n") == 1 and "--case" in r.output
+    r = runner.invoke(app, ["clock", "explain", "--model", "llama-3.1-8b", "--gpu", "tpu",
+                            "--case", "prefill=8"])
+    assert r.exit_code == 2 and "unknown GPU 'tpu'" in r.output and "--gpu" in r.output
+
+
+def test_replay_refuses_a_model_bigger_than_the_gpu():
+    r = runner.invoke(app, ["replay", SAMPLE, "--model", "llama-3.1-70b", "--gpu", "l4"])
+    assert r.exit_code == 2
+    assert r.output.count("\n") == 1 and "option --gpu" in r.output and "24 GB" in r.output
+
+
+def test_replay_clock_options():
+    r = runner.invoke(app, ["replay", SAMPLE, "--clock", "fixed:20", "--json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["clock"] == {"name": "fixed", "step_ms": 20.0, "source": "given by the user"}
+    assert d["sim_time_s"] == round(d["steps"] * 0.020, 6) or abs(
+        d["sim_time_s"] - d["steps"] * 0.020) < 1e-6
+    r = runner.invoke(app, ["replay", SAMPLE, "--clock", "linear:1,2"])
+    assert r.exit_code == 2 and "option --clock" in r.output
+    r = runner.invoke(app, ["replay", SAMPLE, "--clock", "roofline"])
+    assert r.exit_code == 2 and "needs a model" in r.output
+    # linear given explicitly equals the default clock's run
+    a = json.loads(runner.invoke(app, ["replay", SAMPLE, "--json"]).stdout)
+    b = json.loads(runner.invoke(app, ["replay", SAMPLE, "--clock", "linear:5,0.05,0.25",
+                                       "--json"]).stdout)
+    assert a["sim_time_s"] == b["sim_time_s"] and "clock" not in a and "clock" not in a["config"]
