@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kvcore.models.presets import PRESETS  # noqa: E402
+from kvcore.models.presets import PRESETS
 
 SPECS = [  # (name, preset, header extras)
     ("llama-3.1-8b", "llama-3.1-8b", {}),

@@ -4,7 +4,6 @@ recordings in tests/data/perf_cases: every key of every breakdown, exact integer
 from __future__ import annotations
 
 import pytest
-
 from perf_case_io import CASES, FRESH, expected, load_spec
 
 # the oracle's recorded sample, then fresh random batches (tests/gen_perf_steps.py)

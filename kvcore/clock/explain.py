@@ -12,13 +12,15 @@ Q is 1 and it has a prefix, else a prefill.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from kvcore.clock.batch import StepBatch
 from kvcore.clock.gpus import find_gpu
 from kvcore.clock.registry import model_geometry
 from kvcore.clock.roofline import RooflineClock
-from kvcore.clock.vllm_count import vllm_counts, vllm_shape
+from kvcore.clock.vllm_count import Counts, VllmShape, vllm_counts, vllm_shape
 from kvcore.errors import InputError
+from kvcore.models.geometry import ModelGeometry
 
 _REQ = re.compile(r"^(?:(\d+)\*)?(\d+)(?:@(\d+))?(c)?(?::(\d+))?$")
 # vLLM's operations summed into each of the clock's kernel groups
@@ -53,7 +55,7 @@ def parse_case(text: str) -> tuple[str, StepBatch]:
     return name, batch
 
 
-def _vllm_part(counts, prefixes: tuple[str, ...]) -> tuple[int, int, int]:
+def _vllm_part(counts: Counts, prefixes: tuple[str, ...]) -> tuple[int, int, int]:
     def pick(d: dict[str, int]) -> int:
         return sum(v for key, v in d.items() if any(
             key == p or (p.endswith(("_", ".")) and key.startswith(p)) for p in prefixes))
@@ -78,7 +80,7 @@ def explain(*, model: str | None, model_config: str | None, gpu: str, cases: lis
     for text in cases:
         name, batch = parse_case(text)
         counts = vllm_counts(shape, batch)
-        comps = []
+        comps: list[dict[str, Any]] = []
         for t in clock.timed(batch):
             c = t.component
             vf, vr, vw = _vllm_part(counts, _VLLM_KEYS.get(c.name, ()))
@@ -105,7 +107,7 @@ def explain(*, model: str | None, model_config: str | None, gpu: str, cases: lis
     return {"model": g.name, "gpu": clock.gpu.name, "tp": tp, "cases": out}
 
 
-def differences(g, shape, batch: StepBatch) -> list[str]:
+def differences(g: ModelGeometry, shape: VllmShape, batch: StepBatch) -> list[str]:
     """Where the clock's work departs from vLLM's count for this model and batch (PERF.md)."""
     notes = []
     if shape.weight_byte_size is None:

@@ -13,9 +13,9 @@ import math
 from collections.abc import Callable
 from typing import IO
 
+from kvcore.clock.registry import make_clock
 from kvcore.coordinator import check_retention_interval
 from kvcore.engine.admit_fields import AdmitFields
-from kvcore.clock.registry import make_clock
 from kvcore.engine.events import JsonlEvents, Recorder, VllmEvents
 from kvcore.engine.hash_memo import TraceBlockHasher
 from kvcore.engine.options import ReplayOptions
