@@ -81,24 +81,24 @@ def explain(*, model: str | None, model_config: str | None, gpu: str, cases: lis
         name, batch = parse_case(text)
         counts = vllm_counts(shape, batch)
         comps: list[dict[str, Any]] = []
-        for t in clock.timed(batch):
+        timed = clock.timed(batch)
+        for t in timed:
             c = t.component
             vf, vr, vw = _vllm_part(counts, _VLLM_KEYS.get(c.name, ()))
             comps.append({"name": c.name, "kind": c.kind, "flops": c.flops, "bytes": c.bytes,
                           "bound": t.bound, "ms": round(t.ms, 6), "factor": t.factor,
                           "source": "default", "vllm_flops": vf,
                           "vllm_bytes": vr + vw})
-        ar = clock.allreduce_ms(batch)
+        ar = clock.allreduce_ms(batch.num_tokens)
         if ar:
             comps.append({"name": "allreduce", "kind": "comm", "flops": 0, "bytes": 0,
                           "bound": "link", "ms": round(ar, 6), "factor":
                           clock.factors.link_fraction, "source": "default", "vllm_flops": 0,
                           "vllm_bytes": 0})
-        gpu_ms = sum(x["ms"] for x in comps)
+        gpu_ms = sum(t.ms for t in timed) + ar
         out.append({
             "case": name, "spec": text, "requests": batch.num_requests,
-            "tokens": batch.num_tokens,
-            "step_ms": round(clock.total_ms(gpu_ms, batch.num_requests), 6),
+            "tokens": batch.num_tokens, "step_ms": round(clock.step_ms(batch), 6),
             "gpu_ms": round(gpu_ms, 6),
             "flops": sum(x["flops"] for x in comps), "bytes": sum(x["bytes"] for x in comps),
             "vllm_flops": counts.num_flops, "vllm_read_bytes": counts.num_read_bytes,

@@ -18,7 +18,15 @@ from dataclasses import dataclass
 from kvcore.clock.batch import StepBatch
 from kvcore.clock.factors import DEFAULT_FACTORS, FACTORS_SOURCE, Factors
 from kvcore.clock.gpus import Gpu
-from kvcore.clock.work import Component, WorkShape, allreduce_bytes, step_work, work_shape
+from kvcore.clock.work import (
+    Component,
+    WorkShape,
+    aggregate,
+    allreduce_bytes,
+    dot,
+    work_groups,
+    work_shape,
+)
 from kvcore.errors import InputError
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.weights import estimate_params
@@ -54,14 +62,27 @@ class RooflineClock:
         link = gpu.link_gbps * factors.link_fraction if gpu.link_gbps else factors.pcie_gbps
         self.bus = link * 1e9
         check_fits(g, gpu, tp, self.ws)
+        self.groups = work_groups(self.ws)
+        # per group: its linear form and the (eta_c x peak, eta_m x bandwidth, floor) timing it,
+        # in FLOP/ms, bytes/ms and ms
+        self.rates = [self._rates(gr.kind, gr.layers) for gr in self.groups]
 
     # -- the clock -----------------------------------------------------------------------------
     def step_counts(self, prefill_tokens: int, decode_seqs: int) -> float:
         raise TypeError("the roofline clock needs each request's context (step_ms)")
 
     def step_ms(self, batch: StepBatch) -> float:
-        gpu_ms = sum(t.ms for t in self.timed(batch)) + self.allreduce_ms(batch)
-        return self.total_ms(gpu_ms, batch.num_requests)
+        # (the replay's hot path: no objects per group; `timed` gives the same numbers)
+        x = aggregate(self.ws, batch)
+        gpu_ms = 0.0
+        for gr, (compute_rate, memory_rate, floor) in zip(self.groups, self.rates):
+            t = dot(gr.flops, x) / compute_rate
+            m = (gr.bytes0 + dot(gr.bytes, x)) / memory_rate
+            # (if-statements, not max(): this runs per group per step; see plain_step.py)
+            if m > t:  # noqa: PLR1730
+                t = m
+            gpu_ms += t if t > floor else floor  # noqa: FURB136
+        return self.total_ms(gpu_ms + self.allreduce_ms(x[0]), x[1])
 
     def decode_ms(self, n: int, context_sum: int) -> float:
         return self.step_ms(StepBatch(agg_decodes=n, agg_context=context_sum))
@@ -73,28 +94,37 @@ class RooflineClock:
         return max(gpu, cpu) if self.async_scheduling else gpu + cpu
 
     # -- the breakdown -------------------------------------------------------------------------
-    def timed(self, batch: StepBatch) -> list[Timed]:
-        return [self.time(c) for c in step_work(self.ws, batch)]
-
-    def time(self, c: Component) -> Timed:
+    def _etas(self, kind: str) -> tuple[float, float, float, float]:
+        """(eta_c, peak FLOP/s, eta_m, floor us per launch) of a kind of kernel group."""
         f = self.factors
-        if c.kind == "attention":
-            eta_c, peak, eta_m = f.attention_compute, self.attn_peak, f.kv_memory
-            floor_us = f.attention_floor_us
-        else:
-            eta_c, peak, eta_m = f.gemm_compute, self.gemm_peak, f.gemm_memory
-            floor_us = f.gemm_floor_us
-        compute = c.flops / (eta_c * peak) * 1000.0
-        memory = c.bytes / (eta_m * self.bw) * 1000.0
-        floor = c.layers * floor_us / 1000.0
-        if compute >= memory and compute >= floor:
-            return Timed(c, compute, "compute", eta_c)
-        if memory >= floor:
-            return Timed(c, memory, "memory", eta_m)
-        return Timed(c, floor, "floor", 1.0)
+        if kind == "attention":
+            return f.attention_compute, self.attn_peak, f.kv_memory, f.attention_floor_us
+        return f.gemm_compute, self.gemm_peak, f.gemm_memory, f.gemm_floor_us
 
-    def allreduce_ms(self, batch: StepBatch) -> float:
-        calls, size = allreduce_bytes(self.ws, batch)
+    def _rates(self, kind: str, layers: int) -> tuple[float, float, float]:
+        eta_c, peak, eta_m, floor_us = self._etas(kind)
+        return eta_c * peak / 1000.0, eta_m * self.bw / 1000.0, layers * floor_us / 1000.0
+
+    def timed(self, batch: StepBatch) -> list[Timed]:
+        """The step's kernel groups with their times and bounds (what `step_ms` sums)."""
+        x = aggregate(self.ws, batch)
+        out = []
+        for gr, (compute_rate, memory_rate, floor) in zip(self.groups, self.rates):
+            c = Component(gr.name, gr.kind, dot(gr.flops, x), gr.bytes0 + dot(gr.bytes, x),
+                          gr.layers)
+            eta_c, _, eta_m, _ = self._etas(gr.kind)
+            compute, memory = c.flops / compute_rate, c.bytes / memory_rate
+            if memory > compute:
+                out.append(Timed(c, memory, "memory", eta_m) if memory > floor
+                           else Timed(c, floor, "floor", 1.0))
+            else:
+                out.append(Timed(c, compute, "compute", eta_c) if compute > floor
+                           else Timed(c, floor, "floor", 1.0))
+        return out
+
+    def allreduce_ms(self, tokens: int) -> float:
+        """The step's tensor-parallel all-reduces (0 at tp 1), for ``tokens`` new tokens."""
+        calls, size = allreduce_bytes(self.ws, tokens)
         if not calls:
             return 0.0
         n = self.tp

@@ -95,71 +95,82 @@ def _chunk_ctx(c: int, ch: int) -> int:
     return ((c - 1) % ch) + 1 if c > 0 else 0
 
 
-@dataclass(slots=True)
-class _Agg:
-    tokens: int = 0
-    reqs: int = 0
-    full_pairs: int = 0     # causal (query, key) pairs, full attention
-    win_pairs: int = 0
-    chunk_pairs: int = 0
-    full_ctx: int = 0       # KV tokens read
-    win_ctx: int = 0
-    chunk_ctx: int = 0
+# The step's aggregates every group's work is linear in (`aggregate`), in this order:
+# tokens, requests, causal (query, key) pairs in full / sliding / chunked layers, KV tokens read
+# per full / sliding / chunked layer, and the MoE experts the step's tokens reach.
+AGGREGATES = ("tokens", "requests", "full_pairs", "win_pairs", "chunk_pairs", "full_ctx",
+              "win_ctx", "chunk_ctx", "active_experts")
 
 
-def _aggregate(ws: WorkShape, batch: StepBatch) -> _Agg:
+@dataclass(frozen=True, slots=True)
+class Group:
+    """One kernel group's work as ``const + coef . aggregates`` (FLOPs and bytes, integers)."""
+    name: str
+    kind: str
+    layers: int
+    flops: tuple[int, ...]      # per aggregate
+    bytes0: int                 # weights: read once per step
+    bytes: tuple[int, ...]
+
+
+def _vec(**kw: int) -> tuple[int, ...]:
+    return tuple(kw.get(name, 0) for name in AGGREGATES)
+
+
+def aggregate(ws: WorkShape, batch: StepBatch) -> tuple[int, ...]:
+    """The step's `AGGREGATES`."""
     g = ws.g
     w, ch = g.sliding_window or 0, g.attention_chunk_size or 0
-    s = _Agg()
+    T = R = fp = wp = cp = fc = wc = cc = 0
     for t, c_after, _ in batch.requests:
         if t == 0:
             continue
         c = c_after - t
-        s.tokens += t
-        s.reqs += 1
-        s.full_pairs += t * c + t * (t + 1) // 2
-        s.full_ctx += c_after
+        T += t
+        R += 1
+        fp += t * c + t * (t + 1) // 2
+        fc += c_after
         if w:
-            s.win_pairs += _window_sum(c, c_after, w)
-            s.win_ctx += min(c_after, w)
+            wp += _window_sum(c, c_after, w)
+            wc += min(c_after, w)
         if ch:
-            s.chunk_pairs += _chunk_sum(c, c_after, ch)
-            s.chunk_ctx += _chunk_ctx(c_after, ch)
+            cp += _chunk_sum(c, c_after, ch)
+            cc += _chunk_ctx(c_after, ch)
     n, ctx = batch.agg_decodes, batch.agg_context
     if n:
         if w or ch:
             raise ValueError("windowed layers need each decode's context (no aggregate)")
-        s.tokens += n
-        s.reqs += n
-        s.full_pairs += ctx         # one query token at position C attends to C keys
-        s.full_ctx += ctx
-    return s
+        T += n
+        R += n
+        fp += ctx               # one query token at position C attends to C keys
+        fc += ctx
+    active = min(T * (g.num_experts_per_tok or 1), g.num_experts)  # vLLM's perfect balance
+    return (T, R, fp, wp, cp, fc, wc, cc, active)
 
 
-def step_work(ws: WorkShape, batch: StepBatch) -> list[Component]:
-    """The step's kernel groups, per GPU (summed over layers)."""
+def work_groups(ws: WorkShape) -> list[Group]:
+    """The model's kernel groups on one GPU (summed over layers), as linear forms."""
     g, a, tp = ws.g, ws.act, ws.tp
-    s = _aggregate(ws, batch)
-    T, R = s.tokens, s.reqs
     D, d, q, kv = g.hidden_size, g.head_dim, ws.q_heads, ws.kv_heads
     n_full, n_win, n_chunk = g.count("full"), g.count("sliding"), g.count("chunked")
     n_attn = n_full + n_win + n_chunk
     n_mamba = g.count("mamba")
-    qkv_cols = (q + 2 * kv) * d
-    out: list[Component] = []
+    cols = (q + 2 * kv) * d
+    kvb = 2 * kv * d * ws.kv_bytes
+    out: list[Group] = []
     if n_attn:
-        out.append(Component(
-            "qkv_proj", "gemm", 2 * T * D * qkv_cols * n_attn,
-            int(D * qkv_cols * ws.attn_w * n_attn) + (T * D + T * qkv_cols) * a * n_attn, n_attn))
-        pairs = s.full_pairs * n_full + s.win_pairs * n_win + s.chunk_pairs * n_chunk
-        ctx = s.full_ctx * n_full + s.win_ctx * n_win + s.chunk_ctx * n_chunk
-        out.append(Component(
-            "attention", "attention", 4 * q * d * pairs,
-            2 * kv * d * ws.kv_bytes * ctx + 2 * T * q * d * a * n_attn
-            + 2 * T * kv * d * ws.kv_bytes * n_attn, n_attn))
-        out.append(Component(
-            "o_proj", "gemm", 2 * T * q * d * D * n_attn,
-            int(q * d * D * ws.attn_w * n_attn) + (T * q * d + T * D) * a * n_attn, n_attn))
+        out.append(Group("qkv_proj", "gemm", n_attn, _vec(tokens=2 * D * cols * n_attn),
+                         int(D * cols * ws.attn_w * n_attn),
+                         _vec(tokens=(D + cols) * a * n_attn)))
+        # Q read, output written, the new K and V written; every layer reads its KV
+        out.append(Group("attention", "attention", n_attn, _vec(
+            full_pairs=4 * q * d * n_full, win_pairs=4 * q * d * n_win,
+            chunk_pairs=4 * q * d * n_chunk), 0, _vec(
+            tokens=(2 * q * d * a + kvb) * n_attn, full_ctx=kvb * n_full,
+            win_ctx=kvb * n_win, chunk_ctx=kvb * n_chunk)))
+        out.append(Group("o_proj", "gemm", n_attn, _vec(tokens=2 * q * d * D * n_attn),
+                         int(q * d * D * ws.attn_w * n_attn),
+                         _vec(tokens=(q * d + D) * a * n_attn)))
     if n_mamba and g.mamba is not None:
         params = mamba_layer_params(g) // tp
         shapes, _ = mamba_state(g.mamba, g.dtype, tp)
@@ -169,38 +180,50 @@ def step_work(ws: WorkShape, batch: StepBatch) -> list[Component]:
             for dim in shape:
                 size *= dim
             state += size * a
-        out.append(Component(
-            "mamba", "mamba", 2 * T * params * n_mamba,
-            int(params * ws.attn_w * n_mamba) + (2 * R * state + 2 * T * D * a) * n_mamba,
-            n_mamba))
+        out.append(Group("mamba", "mamba", n_mamba, _vec(tokens=2 * params * n_mamba),
+                         int(params * ws.attn_w * n_mamba),
+                         _vec(tokens=2 * D * a * n_mamba, requests=2 * state * n_mamba)))
     n_moe = sum(1 for m in g.moe_layers if m) if g.num_experts else 0
     n_dense = g.num_layers - n_moe if g.intermediate_size else 0
     if n_dense:
         di = g.intermediate_size // tp
-        out.append(Component(
-            "mlp", "gemm", 6 * T * D * di * n_dense,
-            int(3 * D * di * ws.ffn_w * n_dense)
-            + (2 * T * D + 6 * T * di) * a * n_dense, n_dense))
+        # gate+up, SiLU*mul (reads 2 di, writes di), down: vLLM's activation traffic
+        out.append(Group("mlp", "gemm", n_dense, _vec(tokens=6 * D * di * n_dense),
+                         int(3 * D * di * ws.ffn_w * n_dense),
+                         _vec(tokens=(2 * D + 6 * di) * a * n_dense)))
     if n_moe:
         k, E = g.num_experts_per_tok or 1, g.num_experts
         mi = (g.moe_intermediate_size or g.intermediate_size) // tp
-        routed = T * k
-        active = min(routed, E)             # vLLM's perfect-balance count (perf.py)
-        shared = g.num_shared_experts
-        out.append(Component(
-            "moe", "gemm", (6 * D * mi * (routed + shared * T) + 2 * T * D * E) * n_moe,
-            int(3 * D * mi * (active + shared) * ws.expert_w * n_moe) + D * E * a * n_moe
-            + (2 * T * D + 2 * routed * D + 6 * (routed + shared * T) * mi) * a * n_moe,
-            n_moe))
+        per_token = k + g.num_shared_experts      # expert rows a token runs through
+        out.append(Group(
+            "moe", "gemm", n_moe, _vec(tokens=(6 * D * mi * per_token + 2 * D * E) * n_moe),
+            int(3 * D * mi * g.num_shared_experts * ws.expert_w * n_moe) + D * E * a * n_moe,
+            _vec(tokens=(2 * D + 2 * k * D + 6 * per_token * mi) * a * n_moe,
+                 active_experts=int(3 * D * mi * ws.expert_w * n_moe))))
     v = g.vocab_size // tp
-    out.append(Component("lm_head", "gemm", 2 * R * D * v,
-                         D * v * a + R * D * a + R * v * a, 1))
+    out.append(Group("lm_head", "gemm", 1, _vec(requests=2 * D * v), D * v * a,
+                     _vec(requests=(D + v) * a)))
     return out
 
 
-def allreduce_bytes(ws: WorkShape, batch: StepBatch) -> tuple[int, int]:
+def dot(coef: tuple[int, ...], x: tuple[int, ...]) -> int:
+    total = 0
+    for c, v in zip(coef, x):
+        if c:
+            total += c * v
+    return total
+
+
+def step_work(ws: WorkShape, batch: StepBatch) -> list[Component]:
+    """The step's kernel groups, per GPU (summed over layers)."""
+    x = aggregate(ws, batch)
+    return [Component(gr.name, gr.kind, dot(gr.flops, x), gr.bytes0 + dot(gr.bytes, x),
+                      gr.layers) for gr in work_groups(ws)]
+
+
+def allreduce_bytes(ws: WorkShape, tokens: int) -> tuple[int, int]:
     """(all-reduces per step, bytes each) under tensor parallelism: one after the attention
     output projection (or the Mamba output) and one after the MLP / MoE of every layer."""
     if ws.tp <= 1:
         return 0, 0
-    return 2 * ws.g.num_layers, batch.num_tokens * ws.g.hidden_size * ws.act
+    return 2 * ws.g.num_layers, tokens * ws.g.hidden_size * ws.act
