@@ -82,3 +82,11 @@ def test_replay_clock_options():
     b = json.loads(runner.invoke(app, ["replay", SAMPLE, "--clock", "linear:5,0.05,0.25",
                                        "--json"]).stdout)
     assert a["sim_time_s"] == b["sim_time_s"] and "clock" not in a and "clock" not in a["config"]
+
+
+def test_gpu_without_a_model_warns():
+    r = runner.invoke(app, ["replay", SAMPLE, "--gpu", "h100-sxm", "--json"])
+    assert r.exit_code == 0
+    assert "option gpu has no effect without a model" in r.stderr
+    d = json.loads(r.stdout)
+    assert d["clock"]["name"] == "linear" and d["config"]["gpu"] == "h100-sxm"

@@ -8,6 +8,7 @@ import pytest
 from kvcli.replay_options import replay_options
 from kvcore.engine.cost import CostModel
 from kvcore.engine.options import (
+    CLOCK_FIELDS,
     CONFIG_KEYS,
     KNOBS,
     OFFLOAD_FIELDS,
@@ -51,11 +52,14 @@ def test_given_over_the_trace_config_over_the_defaults():
 
 def test_to_dict_is_the_settings_in_field_order():
     d = ReplayOptions().to_dict()
-    # the CPU tier's settings only when it is on: outputs without it stay as they were
-    assert list(d) == [f.name for f in KNOBS if f.name not in OFFLOAD_FIELDS]
+    # the CPU tier's settings only when it is on, the clock's only when one is given: outputs
+    # without them stay as they were
+    assert list(d) == [f.name for f in KNOBS
+                       if f.name not in OFFLOAD_FIELDS and f.name not in CLOCK_FIELDS]
     assert "given" not in d and list(d)[:3] == ["mode", "block_size", "num_blocks"]
-    on = ReplayOptions(kv_offloading_size=8.0).to_dict()
+    on = ReplayOptions(kv_offloading_size=8.0, tp=2).to_dict()
     assert list(on) == [f.name for f in KNOBS] and on["eviction_policy"] == "lru"
+    assert on["tp"] == 2 and on["gpu"] is None and on["clock"] is None
 
 
 @pytest.mark.parametrize("field, value, message", [

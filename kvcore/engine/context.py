@@ -164,6 +164,9 @@ class ReplayContext:
         if "gpu_memory_gib" in given and not (cfg.model or cfg.model_config):
             self.warning("option gpu_memory_gib has no effect without a model (model or "
                          "model_config): num_blocks is not sized from memory")
+        if "gpu" in given and not (cfg.model or cfg.model_config):
+            self.warning("option gpu has no effect without a model (model or model_config): "
+                         "the linear clock times the steps")
         if cfg.mode == "cache":
             unused = sorted(given & ENGINE_ONLY)
             if unused:
