@@ -127,6 +127,6 @@ def differences(g: ModelGeometry, shape: VllmShape, batch: StepBatch) -> list[st
                      f"{shape.num_moe_layers}")
     if g.quantization and shape.weight_byte_size is not None:
         notes.append("weights at their real stored size (scales included) in the clock")
-    notes.append("the clock adds the attention output write" + (
-        " and the MoE router" if g.num_experts else "") + ", which vLLM does not count")
+    if g.num_experts:
+        notes.append("the clock adds the MoE router's GEMM, which vLLM does not count")
     return notes

@@ -162,11 +162,12 @@ def work_groups(ws: WorkShape) -> list[Group]:
         out.append(Group("qkv_proj", "gemm", n_attn, _vec(tokens=2 * D * cols * n_attn),
                          int(D * cols * ws.attn_w * n_attn),
                          _vec(tokens=(D + cols) * a * n_attn)))
-        # Q read, output written, the new K and V written; every layer reads its KV
+        # Q read, the new K and V written, every layer's KV read (its output write, like
+        # vLLM's count, is left to the O projection's input read)
         out.append(Group("attention", "attention", n_attn, _vec(
             full_pairs=4 * q * d * n_full, win_pairs=4 * q * d * n_win,
             chunk_pairs=4 * q * d * n_chunk), 0, _vec(
-            tokens=(2 * q * d * a + kvb) * n_attn, full_ctx=kvb * n_full,
+            tokens=(q * d * a + kvb) * n_attn, full_ctx=kvb * n_full,
             win_ctx=kvb * n_win, chunk_ctx=kvb * n_chunk)))
         out.append(Group("o_proj", "gemm", n_attn, _vec(tokens=2 * q * d * D * n_attn),
                          int(q * d * D * ws.attn_w * n_attn),
@@ -194,11 +195,13 @@ def work_groups(ws: WorkShape) -> list[Group]:
     if n_moe:
         k, E = g.num_experts_per_tok or 1, g.num_experts
         mi = (g.moe_intermediate_size or g.intermediate_size) // tp
-        per_token = k + g.num_shared_experts      # expert rows a token runs through
+        per_token = k + g.num_shared_experts      # expert passes a token runs through
+        # each pass: vLLM's gate+up, SiLU*mul and down traffic; plus the router's GEMM (its
+        # weights, the input read, the logits written), which vLLM does not count
         out.append(Group(
             "moe", "gemm", n_moe, _vec(tokens=(6 * D * mi * per_token + 2 * D * E) * n_moe),
             int(3 * D * mi * g.num_shared_experts * ws.expert_w * n_moe) + D * E * a * n_moe,
-            _vec(tokens=(2 * D + 2 * k * D + 6 * per_token * mi) * a * n_moe,
+            _vec(tokens=((2 * D + 6 * mi) * per_token + D + E) * a * n_moe,
                  active_experts=int(3 * D * mi * ws.expert_w * n_moe))))
     v = g.vocab_size // tp
     out.append(Group("lm_head", "gemm", 1, _vec(requests=2 * D * v), D * v * a,
