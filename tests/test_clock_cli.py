@@ -90,3 +90,14 @@ def test_gpu_without_a_model_warns():
     assert "option gpu has no effect without a model" in r.stderr
     d = json.loads(r.stdout)
     assert d["clock"]["name"] == "linear" and d["config"]["gpu"] == "h100-sxm"
+
+
+def test_stats_records_the_clock():
+    r = runner.invoke(app, ["stats", SAMPLE, "--model", "llama-3.1-8b", "--gpu", "a100-80gb",
+                            "--json"])
+    assert r.exit_code == 0, r.output
+    src = json.loads(r.stdout)["source"]
+    assert src["clock"]["name"] == "roofline" and src["clock"]["gpu"]["name"] == "a100-80gb"
+    assert src["summary_mismatches"] == {}
+    plain = json.loads(runner.invoke(app, ["stats", SAMPLE, "--json"]).stdout)["source"]
+    assert "clock" not in plain

@@ -49,7 +49,7 @@ def test_prefill_worked_example():
 
 def test_decode_worked_example():
     """clock.md 4.2: 17.12 ms (14.83 ideal). The clock bills vLLM's activation traffic (0.46 GB,
-    where the reference estimates 0.32) and the new token's own KV: 17.18 ms, 0.4 % above. The
+    where the reference estimates 0.32) and the new token's own KV: 17.19 ms, 0.4 % above. The
     exact value from vLLM's own recorded byte counts of this step (every group memory bound):
     linear layers and lm_head at 0.80, attention's KV at 0.90 of 3.35 TB/s."""
     _, steps = expected(CASES / "clock-worked-example.expected.jsonl")

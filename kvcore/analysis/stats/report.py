@@ -36,6 +36,9 @@ def build_report(c: StatsCollector) -> dict:
     cpu = c.cpu.to_json(out["reuse"]["prompt_tokens"], out["reuse"]["hit_tokens"], c.top)
     if cpu is not None:         # a replay with a CPU tier (docs/offload.md)
         out["cpu_tier"] = cpu
+    clock = (c.summary or {}).get("clock")
+    if clock is not None:       # a replay timed by a clock other than the default linear one
+        out["source"]["clock"] = clock
     out["source"]["summary_mismatches"] = summary_mismatches(c.summary, out)
     return out
 
