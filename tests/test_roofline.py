@@ -113,6 +113,12 @@ def test_fp8_kv_cache_halves_the_kv_read():
         64 * 2 * 8 * 128 * 32
 
 
+def test_heads_must_divide_by_tp():
+    with pytest.raises(InputError) as err:
+        RooflineClock(LLAMA, H100, tp=3)
+    assert err.value.field == "tp" and "32 attention heads" in err.value.message
+
+
 def test_too_big_for_the_gpu_is_refused():
     with pytest.raises(InputError) as err:
         RooflineClock(load_preset("llama-3.1-70b"), find_gpu("l4"))

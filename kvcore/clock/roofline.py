@@ -50,6 +50,9 @@ class RooflineClock:
 
     def __init__(self, g: ModelGeometry, gpu: Gpu, *, tp: int = 1, kv_cache_dtype: str = "auto",
                  factors: Factors = DEFAULT_FACTORS, async_scheduling: bool = True) -> None:
+        if g.num_attention_heads % tp:       # vLLM's own start-up check (ModelConfig)
+            raise InputError(f"{g.name}'s {g.num_attention_heads} attention heads do not divide "
+                             f"into {tp} tensor-parallel ranks", field="tp")
         self.g, self.gpu, self.tp, self.factors = g, gpu, tp, factors
         self.kv_cache_dtype = kv_cache_dtype
         self.async_scheduling = async_scheduling
