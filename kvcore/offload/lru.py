@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kvcore.offload.idle_runs import IdleRuns
+from kvcore.offload.idle_runs import FREED, IdleRuns
 from kvcore.offload.keys import ChunkStatus, ReqContext, order_request_keys
 from kvcore.offload.policy import POLICIES, CachePolicy
 
@@ -82,7 +82,7 @@ class LRUPolicy(CachePolicy):
         self.insert_many([key], [chunk], ctx)
 
     def remove(self, key: bytes) -> None:
-        del self.chunks[key]
+        self.chunks.pop(key).rank = FREED
 
     def touch(self, keys: list[bytes], ctx: ReqContext) -> None:
         self._rerank(reversed(keys))
