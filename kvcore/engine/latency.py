@@ -72,7 +72,8 @@ def distribution(values: Iterable[float]) -> dict[str, float | int | None]:
     return out
 
 
-def latency_summary(per_request: Iterable[dict[str, float | None]], uncalibrated: bool) -> dict:
+def latency_summary(per_request: Iterable[dict[str, float | None]],
+                    uncalibrated: bool | None) -> dict:
     """The summary's `latency` object over the counted requests' latencies (dicts with `KEYS`):
     whether the clock is the uncalibrated default, and one distribution per key."""
     columns: dict[str, list[float]] = {k: [] for k in KEYS}
