@@ -10,7 +10,13 @@ is loaded. `install()` puts a thin layer in front of typer's ``build_runtime_par
 already of that type, or a string in the plain form (``12``, ``-3``, ``0.5``, ``1e3``), is
 converted here with Python's ``int``/``float``; every other value and every other annotation
 goes to typer's own adapter, built on first use, so messages and edge cases (``007``,
-``1_000``, ``abc``) stay typer's. `tests/test_lean_typer.py` checks that both agree.
+``1_000``, ``abc``) stay typer's. Choices (an ``Enum`` annotation) and paths (``pathlib.Path``)
+go through the very functions typer's adapters wrap (``typer._param_types.coerce_cli_choice``
+and ``coerce_cli_path``, which need no pydantic), called here with the context and parameter
+the adapter would hand them; a value they refuse goes to typer's adapter, which words the error.
+`tests/test_lean_typer.py` checks that both agree. (Without this, the replay's choice options
+alone made every `kvcli replay` import pydantic: 0.1 s of a 1.25 s run of the 2,000-request
+`benchmarks/sched_vs_vllm.py` trace.)
 
 It reads typer's private modules (``typer.core.build_runtime_param``, ``typer._coercion``), so
 pyproject.toml pins typer to 0.29.x and `tests/test_lean_typer.py` fails when `install()` does
@@ -21,7 +27,10 @@ starts slower.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
 from typing import Any
 
 _MISS = object()
@@ -63,6 +72,49 @@ def _is_plain(descriptor: Any) -> bool:
             and getattr(info, "max", None) is None)
 
 
+def _converter(descriptor: Any) -> Callable[[Any, Any, Any], Any] | None:
+    """``(value, param, ctx) -> converted value or _MISS`` for a parameter this module
+    converts itself; None for the others (typer's adapter, as built by typer)."""
+    if _is_plain(descriptor):
+        fast = FAST[descriptor.annotation]
+        return lambda value, param, ctx: fast(value)
+    ann = descriptor.annotation
+    info = descriptor.parameter_info
+    if descriptor.file_annotation is not None or getattr(info, "parser", None) is not None:
+        return None
+    try:
+        from typer._param_types import coerce_cli_choice, coerce_cli_path, routes_to_path
+    except ImportError:
+        return None
+    if isinstance(ann, type) and issubclass(ann, Enum):
+        choices = list(ann)
+        case_sensitive = info.case_sensitive
+
+        def choice(value: Any, param: Any, ctx: Any) -> Any:
+            try:
+                return coerce_cli_choice(value, choices=choices, case_sensitive=case_sensitive,
+                                         ctx=ctx)
+            except ValueError:
+                return _MISS
+
+        return choice
+    if ann is Path and routes_to_path(ann, info):
+        path_type = info.path_type if info.path_type is not None else Path
+
+        def path(value: Any, param: Any, ctx: Any) -> Any:
+            # A string becomes the path type here (pydantic's lax str -> Path is the type's
+            # constructor: tests compare); then typer's checks (a refusal raises typer's own
+            # BadParameter, as under its adapter).
+            if type(value) is str:
+                value = path_type(value)
+            elif not isinstance(value, path_type):
+                return _MISS
+            return coerce_cli_path(value, info, path_type=path_type, param=param, ctx=ctx)
+
+        return path
+    return None
+
+
 def install() -> bool:
     """Route plain parameters through the fast conversion; True when installed."""
     try:
@@ -79,10 +131,11 @@ def install() -> bool:
         """Converts the plain values itself; typer's adapter handles the rest."""
 
         descriptor: Any = None
+        convert: Any = None
         fallback: list = field(default_factory=list)   # typer's own, built on first need
 
         def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
-            out = FAST[self.annotation](value)
+            out = self.convert(value, param, ctx)
             if out is not _MISS:
                 return out
             if not self.fallback:
@@ -90,10 +143,12 @@ def install() -> bool:
             return self.fallback[0]._coerce_value(value, param=param, ctx=ctx)
 
     def build_runtime_param(descriptor: Any) -> Any:
-        if not _is_plain(descriptor):
+        convert = _converter(descriptor)
+        if convert is None:
             return original(descriptor)
         return LeanRuntimeParam(parameter_info=descriptor.parameter_info,
-                                annotation=descriptor.annotation, descriptor=descriptor)
+                                annotation=descriptor.annotation, descriptor=descriptor,
+                                convert=convert)
 
     build_runtime_param._kvcli_lean = True    # type: ignore[attr-defined]
     core.build_runtime_param = build_runtime_param

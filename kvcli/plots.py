@@ -74,7 +74,8 @@ class _Charts:
 
 
 def write_plots(report: dict, folder: str) -> list[str]:
-    """Write usage, hit rate, evictions, lifetime and reuse-gap charts; return their paths."""
+    """Write usage, hit rate, evictions, lifetime and reuse-gap charts, and the latency CDFs
+    when the replay has latencies; return their paths."""
     charts = _Charts(folder)
     plt, save = charts.plt, charts.save
     mem, ev, reuse = report["memory"], report["eviction"], report["reuse"]
@@ -120,7 +121,40 @@ def write_plots(report: dict, folder: str) -> list[str]:
     _hist(plt, ev["idle_before_evict_steps"], "Idle before eviction", save, "idle.png")
     _hist(plt, reuse["reuse_gap_steps"], "Reuse gap (between uses of a cached block)", save,
           "reuse_gap.png")
+    lat = report.get("latency")
+    if lat is not None and any(lat["cdf"].values()):
+        _latency_cdf(plt, lat, save)
     return charts.paths
+
+
+_CDF_LINES = (("ttft_ms", "TTFT"), ("e2e_ms", "end to end"), ("queue_ms", "queueing"))
+
+
+def _latency_cdf(plt, lat: dict, save) -> None:
+    """latency.png: the CDFs of TTFT, end-to-end and queueing time (left) and of TPOT (right,
+    a smaller scale), from the report's 101 quantiles a measure."""
+    cdf = lat["cdf"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.5))
+    ys = list(range(101))       # the report's 101 quantiles: 0, 1, ..., 100 %
+    for key, name in _CDF_LINES:
+        if cdf[key]:
+            left.plot(cdf[key], ys, drawstyle="steps-post",
+                      label=f"{name} (p50 {lat[key]['p50']:,.1f}, p99 {lat[key]['p99']:,.1f})")
+    left.set(xlabel="ms", ylabel="% of requests", title="Time to first token, end to end, queueing")
+    left.legend(loc="lower right", fontsize=8)
+    if cdf["tpot_ms"]:
+        right.plot(cdf["tpot_ms"], ys, drawstyle="steps-post")
+    t = lat["tpot_ms"]
+    right.set(xlabel="ms per output token", title="Time per output token" + (
+        f" (p50 {t['p50']:,.2f}, p99 {t['p99']:,.2f})" if t["count"] else " (none)"))
+    for ax in (left, right):
+        ax.set_ylim(0, 100)
+        ax.grid(True, alpha=0.3)
+    clock = "UNCALIBRATED clock: kvcli's default step-time model" if lat.get("uncalibrated") \
+        else "simulated clock"
+    fig.suptitle(f"Request latency, {lat['e2e_ms']['count']:,} counted requests ({clock})",
+                 fontsize=10)
+    save(fig, "latency.png")
 
 
 def _hist(plt, dist: dict, title: str, save, name: str) -> None:

@@ -25,6 +25,7 @@ def test_take_is_the_sorted_order(seed: int) -> None:
     chunks: dict[bytes, ChunkStatus] = {}
     runs = IdleRuns(chunks)
     counter = 0
+    freed: list[tuple[ChunkStatus, int]] = []     # evicted statuses (and their last rank)
     for _ in range(400):
         op = rng.random()
         if op < 0.35:                               # a batch becomes idle (or is re-ranked)
@@ -32,13 +33,23 @@ def test_take_is_the_sorted_order(seed: int) -> None:
             fresh = rng.random() < 0.5
             newly = 0
             for k in batch:
-                c = chunks.setdefault(k, ChunkStatus(len(chunks)))
+                c = chunks.get(k)
+                reused = None
+                if c is None:
+                    if freed and rng.random() < 0.5:    # a freed slot's status, as the manager
+                        c, reused = freed.pop()
+                        c.ref_cnt = -1
+                    else:
+                        c = ChunkStatus(len(chunks))
+                    chunks[k] = c
                 if c.ref_cnt != 0:
                     newly += 1
                 c.ref_cnt = 0
                 if fresh:                           # increasing, as a finish re-rank
                     counter += 1
                     c.rank = counter
+                elif reused is not None and rng.random() < 0.5:
+                    c.rank = reused                 # the rank its stale entries hold
                 else:                               # arbitrary, ties on purpose
                     c.rank = rng.randrange(0, max(counter, 8))
             runs.add(batch, in_order=fresh, newly_idle=newly)
@@ -52,6 +63,7 @@ def test_take_is_the_sorted_order(seed: int) -> None:
             n = rng.randrange(1, 12)
             want = _expected(chunks, n, protected)
             before = dict(chunks)
+            ranks = {k: c.rank for k, c in chunks.items()}
             got = runs.take(n, protected)
             if len(want) < n:
                 assert got is None and chunks == before
@@ -59,6 +71,7 @@ def test_take_is_the_sorted_order(seed: int) -> None:
             assert got is not None
             assert [k for k, _ in got] == want
             assert all(k not in chunks for k in want)
+            freed.extend((c, ranks[k]) for k, c in got)
 
 
 def test_equal_ranks_go_by_key_bytes_and_protected_keys_stay() -> None:
@@ -73,3 +86,22 @@ def test_equal_ranks_go_by_key_bytes_and_protected_keys_stay() -> None:
     assert [k for k, _ in runs.take(2, {b"c"})] == [b"a", b"b"]
     assert [k for k, _ in runs.take(2, set())] == [b"c", b"d"]
     assert not chunks
+
+
+def test_a_reused_status_under_another_key_at_the_same_rank_is_not_its_old_key():
+    """Two groups' keys of one request at one position share a rank: after ``a`` is evicted its
+    status may serve ``b`` at that very rank, while a duplicate entry of ``a`` is still queued."""
+    c = ChunkStatus(0)
+    c.ref_cnt, c.rank = 0, 5
+    chunks = {b"a": c}
+    runs = IdleRuns(chunks)
+    runs.add([b"a"], newly_idle=1)
+    runs.add([b"a"])                     # a second entry (idle again at the same rank)
+    assert [k for k, _ in runs.take(1, set())] == [b"a"]
+    c.ref_cnt, c.rank = 0, 5            # the freed status reused for b, same rank
+    chunks[b"b"] = c
+    d = ChunkStatus(1)
+    d.ref_cnt, d.rank = 0, 7
+    chunks[b"c"] = d
+    runs.add([b"b", b"c"], newly_idle=2)
+    assert [k for k, _ in runs.take(2, set())] == [b"b", b"c"]

@@ -66,7 +66,7 @@ def test_stats_totals_equal_the_replay_summary(small_trace, tmp_path):
     assert m["missed_tokens"] + r["reuse"]["hit_tokens"] == r["reuse"]["prompt_tokens"]
     assert m["tokens"]["unknown"] == 0
     assert set(r) == {"schema_version", "source", "memory", "eviction", "reuse", "misses",
-                      "preemption", "warnings"}
+                      "preemption", "latency", "warnings"}
 
 
 @pytest.mark.parametrize("mode", ["engine", "cache"])
@@ -183,7 +183,7 @@ def test_plot_writes_pngs(small_trace, tmp_path):
     res = runner.invoke(app, ["stats", small_trace, *FLAGS, "--plot", str(out), "--json"])
     assert res.exit_code == 0, res.output
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["evictions.png", "hit_rate.png", "idle.png", "lifetime.png",
+    assert names == ["evictions.png", "hit_rate.png", "idle.png", "latency.png", "lifetime.png",
                      "reuse_gap.png", "usage.png"]
     assert all((out / n).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for n in names)
     json.loads(res.stdout)            # stdout still carries only the JSON document

@@ -193,4 +193,10 @@ def summary_view(summary):
     caption = ", ".join(f"{k}={cfg[k]}" for k in (
         "max_num_seqs", "max_num_batched_tokens", "max_model_len", "policy", "arrivals")
         if d["mode"] == "engine") or None
-    return View(d, tables=[Table("kvcli replay", ("", "value"), rows, caption=caption)])
+    tables = [Table("kvcli replay", ("", "value"), rows, caption=caption)]
+    if d["latency"] is not None:
+        from kvcli.latency_view import latency_table
+
+        tables.append(latency_table(d["latency"]))
+    return View(d, tables=tables)
+

@@ -255,6 +255,10 @@ def stats_view(r: dict) -> output.View:
             ("resident chunks: peak / end", (f"{cpu['max_resident_chunks']:,} / "
                                              f"{cpu['resident_chunks_end']:,}")),
         ]))
+    if r.get("latency") is not None:
+        from kvcli.latency_view import latency_table
+
+        tables.append(latency_table(r["latency"]))
     tl = mem["timeline"]
     line = sparkline(tl["used_max"], mem["usable_blocks"], width=56)
     per = -(-src["steps"] // max(1, len(line)))

@@ -13,7 +13,9 @@ A clock says how long one engine step takes on the simulated clock, in milliseco
   chunked layers clamp per request): the engine then keeps decode windows and the fast-forward
   off, which report decodes only as an aggregate.
 * `describe()`: the clock's name, parameters and the source of its numbers, for JSON outputs.
-  `uncalibrated_warning()`: a line to show beside times it produced, or None.
+  `uncalibrated`: whether its times are kvcli's default guess (the linear defaults: latencies
+  are labelled "uncalibrated"); `uncalibrated_warning()`: a line to show beside times it
+  produced, or None.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ class Clock(Protocol):
     name: str
     per_request: bool
     needs_each: bool
+
+    @property
+    def uncalibrated(self) -> bool: ...
 
     def step_counts(self, prefill_tokens: int, decode_seqs: int) -> float: ...
 

@@ -13,6 +13,7 @@ class FixedClock:
     name = "fixed"
     per_request = False
     needs_each = False
+    uncalibrated = False        # a number the user chose, not kvcli's guess
 
     def step_counts(self, prefill_tokens: int, decode_seqs: int) -> float:
         return self.ms

@@ -47,6 +47,9 @@ class Timed:
 class RooflineClock:
     name = "roofline"
     per_request = True
+    # Not kvcli's blind guess (the "uncalibrated" latency label is for that): the model's work on
+    # the GPU's datasheet. Its factors are peers' defaults; `describe()` says so.
+    uncalibrated = False
 
     def __init__(self, g: ModelGeometry, gpu: Gpu, *, tp: int = 1, kv_cache_dtype: str = "auto",
                  factors: Factors = DEFAULT_FACTORS, async_scheduling: bool = True) -> None:

@@ -7,7 +7,8 @@ A request is "decoding" in a step when exactly one token was scheduled for it an
 already computed; every other scheduled token counts as prefill. The defaults below (the only
 place they are written: `ReplayOptions` takes its defaults from here) are a rough mid-size model
 on one modern GPU; they only move arrivals relative to steps (what is concurrently resident),
-never the cache rules.
+never the cache rules. `uncalibrated` says whether a clock is that guess (the latencies are
+labelled so).
 """
 
 from __future__ import annotations
@@ -41,13 +42,20 @@ class CostModel:
         return {"name": "linear", "step_overhead_ms": self.step_overhead_ms,
                 "prefill_ms_per_token": self.prefill_ms_per_token,
                 "decode_ms_per_seq": self.decode_ms_per_seq,
-                "source": ("kvcli's default guess, measured on no GPU" if self == CostModel()
+                "source": ("kvcli's default guess, measured on no GPU" if self.uncalibrated
                            else "given by the user")}
+
+    @property
+    def uncalibrated(self) -> bool:
+        """Whether its step times are kvcli's default guess, measured on no GPU (a clock the
+        user set is not): the one answer behind the "uncalibrated" warning and the latency
+        label of the summary, the request distributions and `kvcli stats`."""
+        return self == CostModel()
 
     def uncalibrated_warning(self) -> str | None:
         """What a user must be told beside numbers timed by this clock: the defaults are a
         guess, measured on no GPU (None for a clock the user set)."""
-        if self != CostModel():
+        if not self.uncalibrated:
             return None
         return (f"uncalibrated clock: simulated time and queueing delays come from the default "
                 f"step-time model ({self.step_overhead_ms:g} ms a step + "

@@ -135,7 +135,14 @@ class EngineLoop:
                            or (mode == "step" and pending[0].arrival_step <= ctx.step)
                            or (mode == "timestamp" and pending[0].arrival_ms <= ctx.t_ms)):
             tr = pending.popleft()
-            ctx.records[tr.id].arrival_ms = ctx.t_ms
+            rec = ctx.records[tr.id]
+            rec.arrival_ms = ctx.t_ms
+            # Latency counts from the trace's arrival (the engine takes a request in at the end
+            # of the step running then), or from time 0 when all arrive at once (`latency.py`).
+            if mode == "timestamp":
+                rec.latency_from_ms = tr.arrival_ms
+            elif mode == "ignore":
+                rec.latency_from_ms = ctx.t_ms
             if jsonl is not None:
                 jsonl.step, jsonl.t_ms = ctx.step, ctx.t_ms
                 jsonl.write("arrive", tr.id, prompt_tokens=tr.prompt_len,
@@ -296,4 +303,9 @@ class _Observer:
         self.rec.on_preempt(req, num_computed_tokens)
 
     def on_finish(self, req: Request) -> None:
-        self.rec.on_finish(req)
+        rec = self.ctx.records[req.request_id]
+        rec.generated = req.num_output_tokens
+        jsonl = self.ctx.jsonl
+        # The event carries the request's latencies; its record gets its finish time after the
+        # step's update (`EngineLoop.account`), and every path sets the stream's clock to it first.
+        self.rec.on_finish(req, None if jsonl is None else rec.latency(now=jsonl.t_ms))

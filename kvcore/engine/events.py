@@ -288,8 +288,12 @@ class Recorder:
                 self.flush()
             self.sink.write("preempt", req.request_id, num_computed_tokens=num_computed_tokens)
 
-    def on_finish(self, req: Any) -> None:
+    def on_finish(self, req: Any, latency: dict | None = None) -> None:
+        """``latency``: the request's `ttft_ms`, `tpot_ms`, `e2e_ms`, `queue_ms` (the engine's)."""
         if self.sink is not None:
             if self._ev_blocks:
                 self.flush()
-            self.sink.write("finish", req.request_id, output_tokens=req.num_output_tokens)
+            fields = {"output_tokens": req.num_output_tokens}
+            if latency is not None:
+                fields.update(latency)
+            self.sink.put("finish", req.request_id, None, fields)

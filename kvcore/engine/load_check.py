@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kvcore.engine.latency import percentile
+
 if TYPE_CHECKING:
     from kvcore.engine.context import ReplayContext
 
@@ -25,7 +27,7 @@ def check_load(ctx: ReplayContext) -> None:
     s = ctx.summary
 
     def pct(q: float) -> float:
-        return round(delays[min(len(delays) - 1, int(q * len(delays)))] / 1000.0, 6)
+        return round(percentile(delays, q) / 1000.0, 6)
 
     s.queue_delay_p50_s, s.queue_delay_p99_s = pct(0.5), pct(0.99)
     clock = ctx.cost.uncalibrated_warning()

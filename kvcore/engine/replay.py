@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from typing import IO
 
+from kvcore.engine import latency
 from kvcore.engine.cache_mode import run_cache
 from kvcore.engine.context import ReplayContext
 from kvcore.engine.engine_loop import EngineLoop
@@ -90,6 +91,11 @@ def _summarize(ctx: ReplayContext, t0: float) -> None:
     s.num_free_blocks_end = ctx.kvm.block_pool.get_num_free_blocks()
     if ctx.jsonl is not None:
         s.events = ctx.jsonl.seq + 1   # + the end / interrupted line
+    if latency.applies(ctx.cfg.mode, ctx.cfg.arrivals):
+        # the hit rate's requests (past the warm-up; rejected ones never ran) that finished
+        s.latency = latency.latency_summary(
+            (r.latency() for r in ctx.records.values()
+             if r.pos >= ctx.warmup_start and r.finish_ms is not None), ctx.cost.uncalibrated)
     if ctx.tier is not None:
         extras = [r.extra for r in ctx.records.values() if r.extra is not None]
         s.offload = ctx.tier.summary(sum(x["gpu_hit_tokens"] for x in extras),
@@ -108,7 +114,9 @@ def _header(ctx: ReplayContext) -> None:
         ctx.jsonl.header({"mode": cfg.mode, "block_size": cfg.block_size,
                           "num_blocks": ctx.num_blocks, "groups": ctx.groups,
                           "warmup": cfg.warmup, "trace": ctx.trace.path,
-                          "format": ctx.trace.format, "config": cfg.to_dict()})
+                          "format": ctx.trace.format, "config": cfg.to_dict(),
+                          "uncalibrated_clock": (ctx.cost.uncalibrated if cfg.mode == "engine"
+                                                 else None)})
 
 
 def _finish_outputs(ctx: ReplayContext) -> None:

@@ -8,6 +8,7 @@ from typing import IO
 
 import orjson
 
+from kvcore.engine.latency import request_latency
 from kvcore.traces import TraceRequest
 
 
@@ -27,6 +28,19 @@ class RequestRecord:
     finish_ms: float | None = None
     rejected: str | None = None
     extra: dict | None = None       # more keys for the line (the CPU tier's hits)
+    # Where its latency counts from: its trace timestamp (arrivals by timestamp) or 0 (all at
+    # once); None where latency does not apply (`kvcore.engine.latency.applies`).
+    latency_from_ms: float | None = None
+    generated: int | None = None    # output tokens at its finish (TPOT's divisor)
+
+    def latency(self, now: float | None = None) -> dict[str, float | None]:
+        """Its TTFT, TPOT, E2E and queueing time (`kvcore.engine.latency`). ``now``: the time
+        of the finish being recorded (a `finish` event is written before `finish_ms` is set;
+        a first token not recorded yet came with it)."""
+        finish = self.finish_ms if now is None else now
+        first = self.first_token_ms if self.first_token_ms is not None else now
+        return request_latency(self.latency_from_ms, self.first_scheduled_ms, first, finish,
+                               self.generated)
 
     def line(self) -> dict:
         tr = self.tr
@@ -39,6 +53,7 @@ class RequestRecord:
                 else round(self.first_token_ms, 6),
                 "finish_ms": None if self.finish_ms is None else round(self.finish_ms, 6),
                 "rejected": self.rejected}
+        out.update(self.latency())
         if self.extra is not None:
             out.update(self.extra)
         return out

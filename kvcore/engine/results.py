@@ -40,6 +40,9 @@ class ReplaySummary:
     # scheduled the request, seconds (None when nothing was scheduled or arrivals are not timed)
     queue_delay_p50_s: float | None = None
     queue_delay_p99_s: float | None = None
+    # engine mode, arrivals timed (timestamp or ignore): TTFT, TPOT, E2E and queueing time of the
+    # counted requests that finished (`kvcore.engine.latency`); None otherwise
+    latency: dict | None = None
     warnings: list[str] = field(default_factory=list)   # also printed on stderr, one line each
     # the CPU offload tier's totals (docs/offload.md); absent when offloading is off
     offload: dict | None = None

@@ -22,6 +22,7 @@ by the hash of its last block (`keys.make_key`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kvcore.kv_events import MEDIUM_CPU, BlockRemoved, BlockStored, hash_to_int
 from kvcore.offload.config import OffloadConfig
@@ -29,6 +30,10 @@ from kvcore.offload.keys import GROUP0_SUFFIX, HIT_PENDING, MISS, ReqContext, ke
 from kvcore.offload.manager import CPUOffloadingManager
 from kvcore.offload.record import StepRecord
 from kvcore.request import Request
+
+if TYPE_CHECKING:
+    from kvcore.block import KVCacheBlock
+    from kvcore.kv_cache_manager import KVCacheManager
 
 
 @dataclass(slots=True)
@@ -38,7 +43,8 @@ class RequestOffloadState:
     req: Request
     ctx: ReqContext
     keys: list[bytes] = field(default_factory=list)   # one per keyed chunk, in chunk order
-    blocks: list = field(default_factory=list)        # its GPU blocks as of its last schedule
+    # its GPU blocks as of its last schedule
+    blocks: list[KVCacheBlock] = field(default_factory=list)
     n_seen: int = 0               # how many of them the connector has seen handed out
     next_stored: int = 0          # the store cursor (chunk index)
     num_local: int = 0            # the GPU hit of its last lookup
@@ -81,7 +87,8 @@ class ConnectorMeta:
 
 
 class OffloadingConnector:
-    def __init__(self, cfg: OffloadConfig, kvm, *, enable_prefix_caching: bool = True,
+    def __init__(self, cfg: OffloadConfig, kvm: KVCacheManager, *,
+                 enable_prefix_caching: bool = True,
                  enable_events: bool = False) -> None:
         self.cfg = cfg
         self.kvm = kvm
@@ -102,7 +109,7 @@ class OffloadingConnector:
         # GPU blocks handed out this step (hits included), as the lists they came in; their ids
         # as a set only when a flush check asks (`allocated_ids`: with no store watching a
         # block, none does)
-        self.handed_out: list[list] = []
+        self.handed_out: list[list[KVCacheBlock]] = []
         self._allocated: set[int] | None = None
         # block id -> pending store jobs reading it (finished requests' stores only)
         self.fenced: dict[int, set[int]] = {}

@@ -9,10 +9,15 @@ the lowest run until its next entry passes the head of the next run, then switch
 one comparison per victim and one heap operation per switch, not a heap push and pop of a
 tuple per chunk.
 
-Entries are never updated in place: an entry counts only while its key is resident, idle
-(reference count 0) and still has that rank (a re-rank adds a new entry; a pinned or evicted key
-leaves stale ones behind), so the order of the live entries is exactly the order of
-``(rank, key)``. When stale entries outnumber the live ones, the runs are rebuilt as one.
+Entries are never updated in place: an entry (key, status, rank) counts only while the status
+is idle (reference count 0) and still has that rank (a re-rank adds a new entry; a pinned or
+evicted chunk leaves stale ones behind), so the order of the live entries is exactly the order
+of ``(rank, key)``. The entry holds the status object itself, so checking it reads no dict: an
+evicted or removed chunk's status gets rank -1 (`FREED`) before its slot is reused, and a
+reused status gets a new rank (a request's ``(number, position)`` or a fresh number), so a
+stale entry is told by its rank without a dict lookup; only an entry whose rank matches is
+checked against the dict (keys of several groups share a request's rank at one position). When
+stale entries outnumber the live ones, the runs are rebuilt as one.
 
 Measured (conversation head 600, 8,192 GPU blocks, 32 GiB tier: 499k chunks stored and 483k
 evicted; `benchmarks/offload_speed.py`): the per-chunk heap of ``(rank, key)`` tuples before it
@@ -27,14 +32,18 @@ from itertools import pairwise
 
 from kvcore.offload.keys import ChunkStatus
 
+FREED = -1          # the rank of a status whose chunk left the tier (its slot is free)
+
 
 class _Run:
-    """Keys sorted by ``(rank, key)``, their ranks alongside; ``i`` is the next entry."""
+    """Keys sorted by ``(rank, key)``, their statuses and ranks alongside; ``i`` is the next
+    entry."""
 
-    __slots__ = ("i", "keys", "ranks")
+    __slots__ = ("chunks", "i", "keys", "ranks")
 
-    def __init__(self, keys: list[bytes], ranks: list[int]) -> None:
+    def __init__(self, keys: list[bytes], chunks: list[ChunkStatus], ranks: list[int]) -> None:
         self.keys = keys
+        self.chunks = chunks
         self.ranks = ranks
         self.i = 0
 
@@ -44,8 +53,8 @@ class IdleRuns:
     ``(rank, key)`` order.
 
     The owner calls `add` with every key that becomes idle or gets a new rank while idle (and
-    keeps ``num_idle`` true when a chunk stops being idle otherwise); `take` then evicts in
-    order."""
+    keeps ``num_idle`` true when a chunk stops being idle otherwise, and sets `FREED` on the
+    status of a chunk it removes); `take` then evicts in order."""
 
     __slots__ = ("chunks", "heap", "live_entries", "num_idle", "seq")
 
@@ -64,10 +73,11 @@ class IdleRuns:
         if not keys:
             return
         chunks = self.chunks
-        rs = [chunks[k].rank for k in keys]
+        cs = [chunks[k] for k in keys]
+        rs = [c.rank for c in cs]
         if not in_order:
-            keys, rs = _sorted(keys, rs)
-        self._push(_Run(keys, rs))
+            keys, cs, rs = _sorted(keys, cs, rs)
+        self._push(_Run(keys, cs, rs))
         self.live_entries += len(keys)
         # Stale entries pile up under re-ranks; rebuild when they outnumber the live ones.
         if self.live_entries > max(64, 2 * self.num_idle):
@@ -78,18 +88,18 @@ class IdleRuns:
         heapq.heappush(self.heap, (run.ranks[run.i], run.keys[run.i], self.seq, run))
 
     def rebuild(self) -> None:
-        chunks = self.chunks
-        keys = [k for k, c in chunks.items() if c.ref_cnt == 0]
-        keys, rs = _sorted(keys, [chunks[k].rank for k in keys])
+        keys = [k for k, c in self.chunks.items() if c.ref_cnt == 0]
+        cs = [self.chunks[k] for k in keys]
+        keys, cs, rs = _sorted(keys, cs, [c.rank for c in cs])
         self.heap = []
         self.live_entries = 0
         if keys:
-            self._push(_Run(keys, rs))
+            self._push(_Run(keys, cs, rs))
             self.live_entries = len(keys)
 
     def take(self, n: int, protected: set[bytes]) -> list[tuple[bytes, ChunkStatus]] | None:
-        """Evict the ``n`` lowest idle chunks outside ``protected`` (removed from ``chunks``),
-        or none at all (None) when there are fewer."""
+        """Evict the ``n`` lowest idle chunks outside ``protected`` (removed from ``chunks``,
+        their statuses `FREED`), or none at all (None) when there are fewer."""
         chunks = self.chunks
         held = 0
         for key in protected:
@@ -101,10 +111,11 @@ class IdleRuns:
         heap = self.heap
         taken: list[tuple[bytes, ChunkStatus]] = []
         kept: list[bytes] = []           # protected keys passed over, in order
+        kept_chunks: list[ChunkStatus] = []
         walked = 0
         while len(taken) < n:
             _, _, _, run = heapq.heappop(heap)
-            keys, rs, i = run.keys, run.ranks, run.i
+            keys, cs, rs, i = run.keys, run.chunks, run.ranks, run.i
             end = len(keys)
             if heap:
                 lim_rank, lim_key = heap[0][0], heap[0][1]
@@ -118,14 +129,18 @@ class IdleRuns:
                 key = keys[i]
                 if r == lim_rank and key > lim_key:
                     break
+                chunk = cs[i]
                 i += 1
-                chunk = chunks.get(key)
-                if chunk is None or chunk.ref_cnt != 0 or chunk.rank != r:
-                    continue              # stale, or a duplicate entry of a chosen key
+                if chunk.rank != r or chunk.ref_cnt != 0:
+                    continue              # stale, or a duplicate entry of a chosen chunk
+                if chunks.get(key) is not chunk:
+                    continue              # its status reused under another key at this rank
                 if key in protected:
                     kept.append(key)
+                    kept_chunks.append(chunk)
                     continue
                 del chunks[key]
+                chunk.rank = FREED
                 taken.append((key, chunk))
                 if len(taken) == n:
                     break
@@ -137,7 +152,7 @@ class IdleRuns:
         self.num_idle -= n
         if kept:
             # passed over in order, so already sorted; still idle, same ranks
-            self._push(_Run(kept, [chunks[k].rank for k in kept]))
+            self._push(_Run(kept, kept_chunks, [c.rank for c in kept_chunks]))
             self.live_entries += len(kept)
         return taken
 
@@ -147,8 +162,9 @@ class IdleRuns:
         self.num_idle = 0
 
 
-def _sorted(keys: list[bytes], rs: list[int]) -> tuple[list[bytes], list[int]]:
-    """``keys`` and their ranks ``rs`` in ``(rank, key)`` order."""
+def _sorted(keys: list[bytes], cs: list[ChunkStatus], rs: list[int]
+            ) -> tuple[list[bytes], list[ChunkStatus], list[int]]:
+    """``keys``, their statuses ``cs`` and ranks ``rs`` in ``(rank, key)`` order."""
     # A store job's chunks come tail first (ranks falling), a re-rank's rising: one pass tells.
     rising = falling = True
     prev = rs[0]
@@ -160,14 +176,12 @@ def _sorted(keys: list[bytes], rs: list[int]) -> tuple[list[bytes], list[int]]:
             falling = False
         prev = r
     if rising:
-        return keys, rs
+        return keys, cs, rs
     if falling:
-        return keys[::-1], rs[::-1]
+        return keys[::-1], cs[::-1], rs[::-1]
     order = sorted(range(len(rs)), key=rs.__getitem__)
-    keys = [keys[i] for i in order]
-    rs = [rs[i] for i in order]
-    for a, b in pairwise(rs):
-        if a == b:      # equal ranks (keys of several groups at one position) go by key bytes
-            pairs = sorted(zip(rs, keys))
-            return [k for _, k in pairs], [r for r, _ in pairs]
-    return keys, rs
+    for a, b in pairwise(order):
+        if rs[a] == rs[b]:  # equal ranks (keys of several groups at one position): key bytes
+            order = sorted(range(len(rs)), key=lambda j: (rs[j], keys[j]))
+            break
+    return [keys[j] for j in order], [cs[j] for j in order], [rs[j] for j in order]

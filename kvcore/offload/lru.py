@@ -20,7 +20,9 @@ tuples, and a cheaper compare.
 
 from __future__ import annotations
 
-from kvcore.offload.idle_runs import IdleRuns
+from collections.abc import Iterable
+
+from kvcore.offload.idle_runs import FREED, IdleRuns
 from kvcore.offload.keys import ChunkStatus, ReqContext, order_request_keys
 from kvcore.offload.policy import POLICIES, CachePolicy
 
@@ -50,7 +52,7 @@ class LRUPolicy(CachePolicy):
             ctx.rank = (self.generation, self.next_rank)
         return ctx.rank[1]
 
-    def _rerank(self, keys) -> None:
+    def _rerank(self, keys: Iterable[bytes]) -> None:
         """A fresh global rank for each resident key, in the order given."""
         changed = []
         chunks = self.chunks
@@ -80,7 +82,7 @@ class LRUPolicy(CachePolicy):
         self.insert_many([key], [chunk], ctx)
 
     def remove(self, key: bytes) -> None:
-        del self.chunks[key]
+        self.chunks.pop(key).rank = FREED
 
     def touch(self, keys: list[bytes], ctx: ReqContext) -> None:
         self._rerank(reversed(keys))
@@ -107,7 +109,9 @@ class LRUPolicy(CachePolicy):
                 changed.append(key)
         self.order.add(changed)
 
-    def on_request_finished(self, key_groups, insertion_only, reused, ctx) -> None:
+    def on_request_finished(self, key_groups: tuple[tuple[bytes, ...], ...],
+                            insertion_only: set[bytes], reused: set[bytes], ctx: ReqContext
+                            ) -> None:
         self._rerank(reversed(order_request_keys(key_groups, ctx)))
 
     def mark_evictable(self, key: bytes) -> None:

@@ -100,7 +100,8 @@ class CPUOffloadingManager:
             state = ctx.access = RequestCacheAccess(self.generation)
         return state
 
-    def _observe(self, keys, ctx: ReqContext, reused=(), resident=None) -> None:
+    def _observe(self, keys: list[bytes], ctx: ReqContext, reused: list[bytes] | None = None,
+                 resident: list[bytes] | None = None) -> None:
         """The request observed ``keys``; ``resident``: those of them the tier holds (None:
         any may be), the only ones the policy hears of (it ranks only what it holds)."""
         state = self._access(ctx)
@@ -120,7 +121,7 @@ class CPUOffloadingManager:
                 held = set(resident)
                 new = [k for k in new if k in held] if held else []
             self.policy.on_request_access(new, ctx)
-        if reused and self.policy.watches_reuse:
+        if reused is not None and reused and self.policy.watches_reuse:
             # re-reading a chunk the request inserted itself is not a second access
             state.reused.update(k for k in reused if k not in state.inserted)
 

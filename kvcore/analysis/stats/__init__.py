@@ -11,8 +11,9 @@ events, vectorized) and `per_block.py` (the same one block at a time: the refere
 section (`memory.py`, `eviction.py`, `reuse.py`, `misses.py` with `attribution.py` (miss
 reasons, vectorized) and `blockkeys.py` (partial-block keys), `preemption.py`), `requests.py`
 (per-request scalars), `history.py` and `sorted_arrays.py` (compact evicted-hash history),
-`dist.py` (distributions and timelines), `bulk.py` (distributions counted in bulk) and
-`report.py` (the JSON document, docs/stats.md).
+`latency.py` (the requests' latencies, from `finish` events), `dist.py` (distributions and
+timelines), `bulk.py` (distributions counted in bulk) and `report.py` (the JSON document,
+docs/stats.md).
 """
 
 from __future__ import annotations

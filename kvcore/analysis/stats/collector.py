@@ -19,6 +19,7 @@ from kvcore.analysis.stats.cpu_tier import CpuTierStats
 from kvcore.analysis.stats.dist import Series
 from kvcore.analysis.stats.eviction import EvictionStats
 from kvcore.analysis.stats.history import EvictedHashes
+from kvcore.analysis.stats.latency import LatencyStats
 from kvcore.analysis.stats.memory import MemoryStats
 from kvcore.analysis.stats.misses import MissStats
 from kvcore.analysis.stats.preemption import PreemptionStats
@@ -80,6 +81,7 @@ class StatsCollector(BlockEvents):
                               self.group_bs[self.ref_group], self.swa_groups,
                               self.cpu if tier else None)
         self.pre = PreemptionStats()
+        self.lat = LatencyStats(header)
         self.series = Series({"used_max": "max", "used_sum": "sum", "cached_sum": "sum",
                               "evictions": "sum", "prompt_tokens": "sum", "hit_tokens": "sum"})
         self.handlers = {
@@ -143,6 +145,7 @@ class StatsCollector(BlockEvents):
             self.pre.resumed_hit_tokens += hit
             self.pre.resumed_prompt_tokens += prompt
         self.cpu.admit(ev, ev["counted"])
+        self.lat.admit(ev)
         if not ev["counted"]:
             if not ev.get("resumed"):
                 self.miss.remember_admission(ev, hit)
@@ -156,6 +159,7 @@ class StatsCollector(BlockEvents):
     def _finish(self, ev: dict) -> None:
         self.miss.admitted_step.pop(ev["req"], None)
         self.reqs.finish(ev)
+        self.lat.finish(ev)
 
     def _preempt(self, ev: dict) -> None:
         self.miss.admitted_step.pop(ev["req"], None)

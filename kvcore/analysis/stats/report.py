@@ -30,6 +30,7 @@ def build_report(c: StatsCollector) -> dict:
         "reuse": c.reuse.to_json(c.top, c.group_bs, s),
         "misses": c.miss.to_json(c.top, reqs.name),
         "preemption": c.pre.to_json(c.top),
+        "latency": c.lat.to_json(),
         # the replay's own warnings, as its `end` line carries them
         "warnings": list((c.summary or {}).get("warnings") or []),
     }
@@ -53,5 +54,8 @@ def summary_mismatches(summary: dict | None, report: dict) -> dict | None:
             "evictions": report["eviction"]["evictions"],
             "preemptions": report["preemption"]["preemptions"],
             "peak_usage": report["memory"]["peak_usage"]}
+    if "latency" in summary:    # (a stream from before latencies has none)
+        lat = report["latency"]
+        mine["latency"] = None if lat is None else {k: v for k, v in lat.items() if k != "cdf"}
     return {k: {"stats": v, "replay": summary.get(k)} for k, v in mine.items()
             if summary.get(k) != v}
