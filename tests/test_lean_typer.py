@@ -93,19 +93,6 @@ def test_paths_convert_as_typers_adapter(tmp_path, monkeypatch, value, info):
         assert type(ours[1]) is type(_typers(Path, info, value)[1])
 
 
-def test_the_replay_does_not_import_pydantic(tmp_path):
-    """Its choice and path options included (`--events-format`, `--steps`)."""
-    code = ("import sys; from kvcli.app import app\n"
-            "try:\n    app(['replay', 'missing.jsonl', '--events-format', 'vllm', '--steps', "
-            "'s.jsonl', '--arrivals', 'step', '--json'], standalone_mode=False)\n"
-            "except Exception:\n    pass\n"
-            "print('pydantic' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=tmp_path, check=True,
-                         env={**os.environ, "PYTHONPATH": str(PYPROJECT.parent)}).stdout
-    assert out.strip() == "False"
-
-
 def test_bad_choices_and_paths_keep_typers_message(tmp_path):
     res = CliRunner().invoke(app, ["replay", "t.jsonl", "--events-format", "xml"])
     text = " ".join(res.output.replace("│", " ").split())
@@ -125,14 +112,21 @@ def test_bad_values_keep_typers_message():
     assert res.exit_code == 2 and "Input should be a valid number" in res.output
 
 
-def test_a_plain_command_does_not_import_pydantic(tmp_path):
+@pytest.mark.parametrize("argv", [
+    ["curve", "missing.jsonl", "--rule", "trace", "--warmup", "0.5", "--block-size", "512",
+     "--json"],
+    # choice and path options too (`--events-format`, `--steps`)
+    ["replay", "missing.jsonl", "--events-format", "vllm", "--steps", "s.jsonl", "--arrivals",
+     "step", "--json"],
+], ids=["curve", "replay"])
+def test_a_command_does_not_import_pydantic(tmp_path, argv):
     code = ("import sys; from kvcli.app import app\n"
-            "try:\n    app(['curve', 'missing.jsonl', '--rule', 'trace', '--warmup', '0.5', "
-            "'--block-size', '512', '--json'], standalone_mode=False)\n"
+            f"try:\n    app({argv!r}, standalone_mode=False)\n"
             "except Exception:\n    pass\n"
             "print('pydantic' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=tmp_path, check=True).stdout
+                         cwd=tmp_path, check=True,
+                         env={**os.environ, "PYTHONPATH": str(PYPROJECT.parent)}).stdout
     assert out.strip() == "False"
 
 
