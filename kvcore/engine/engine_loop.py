@@ -279,10 +279,6 @@ class _Observer:
 
     def __init__(self, ctx: ReplayContext) -> None:
         self.ctx = ctx
-        if ctx.cost.needs_each:
-            # Windowed layers clamp each decode's context; windows and the fast-forward report
-            # decodes only as an aggregate (`kvcore.clock.base`).
-            self.decode_windows = self.fast_forward = False
         self.rec = ctx.recorder
 
     def on_admit_attempt(self, req: Request) -> None:
