@@ -23,11 +23,17 @@ class StepRecord:
     chunks_loaded: int = 0
 
     def reset(self) -> None:
-        self.lookups = {}
-        self.deferred = []
-        self.offers = {}
-        self.evicted = []
-        self.alloc_failures = []
+        # (only what the step filled: most steps fill nothing)
+        if self.lookups:
+            self.lookups = {}
+        if self.deferred:
+            self.deferred = []
+        if self.offers:
+            self.offers = {}
+        if self.evicted:
+            self.evicted = []
+        if self.alloc_failures:
+            self.alloc_failures = []
         self.chunks_stored = 0
         self.chunks_loaded = 0
 

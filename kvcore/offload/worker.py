@@ -66,6 +66,10 @@ class FakeWorker:
         jobs reported ({"store": ids, "load": ids}, in report order) and the requests whose
         async load finished."""
         now = step if self.bandwidth is None else t1
+        streams = self.streams
+        if not (meta.store_jobs or meta.load_jobs or meta.jobs_to_flush or self.queued
+                or streams["store"] or streams["load"] or streams["expedited"]):
+            return {"store": [], "load": []}, set()     # no transfer anywhere (most steps)
         flush = meta.jobs_to_flush
         stores = dict(meta.store_jobs)
         for jid in sorted(flush):
