@@ -14,10 +14,10 @@ import pytest
 from typer.testing import CliRunner
 
 from kvcli.app import app
+from kvcore.clock.batch import StepBatch
 from kvcore.clock.calibration import check_calibration
 from kvcore.clock.calibration_fit import fit_tables
 from kvcore.clock.roofline import RooflineClock
-from kvcore.clock.batch import StepBatch
 from kvcore.models import load_hf_config, read_hf_config
 from tests.calibration_synth import document, tables
 
@@ -104,20 +104,20 @@ def test_calibrate_without_a_gpu_exits_3_and_leaves_the_file(tmp_path: Path) -> 
     assert p.returncode == 3
     assert p.stdout == ""
     assert p.stderr.strip().splitlines() == [
-        "error: no CUDA device: `kvcli calibrate --gpu` needs an NVIDIA GPU "
-        "(torch.cuda.is_available() is false)"]
+        ("error: no CUDA device: `kvcli calibrate --gpu` needs an NVIDIA GPU "
+        "(torch.cuda.is_available() is false)")]
     assert out.read_text() == "old" and os.listdir(tmp_path) == ["cal.json"]
 
 
 @pytest.mark.parametrize(("args", "line"), [
-    (["--model", "llama-3.1-8b"], "error: option --gpu: calibration measures a GPU: give --gpu "
-                                  "(kvcli calibrate --gpu --model M -o cal.json)"),
+    (["--model", "llama-3.1-8b"], ("error: option --gpu: calibration measures a GPU: give --gpu "
+                                  "(kvcli calibrate --gpu --model M -o cal.json)")),
     (["--gpu", "--model", "llama-3.1-8b", "--device", "cpu"],
-     "error: option --device: cpu runs the Triton kernel under its interpreter: set "
-     "TRITON_INTERPRET=1"),
+     ("error: option --device: cpu runs the Triton kernel under its interpreter: set "
+     "TRITON_INTERPRET=1")),
     (["--gpu", "--model", "mixtral-8x7b", "--device", "cpu"],
-     "error: option --model: mixtral-8x7b: calibration measures dense, unquantised attention "
-     "models (no MoE, Mamba or quantised weights yet)"),
+     ("error: option --model: mixtral-8x7b: calibration measures dense, unquantised attention "
+     "models (no MoE, Mamba or quantised weights yet)")),
 ])
 def test_calibrate_usage_errors_exit_2(tmp_path: Path, args: list[str], line: str,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
@@ -162,11 +162,11 @@ def _set(doc: dict, value, *keys) -> dict:
     (lambda d: _drop(d, "factors", "eta_kv"), "factors.eta_kv", "missing"),
     (lambda d: _drop(d, "ceilings"), "ceilings", "missing"),
     (lambda d: _set(d, "kvcli-clock-calibration/2", "schema"), "schema",
-     "unsupported schema 'kvcli-clock-calibration/2' (this kvcli reads "
-     "'kvcli-clock-calibration/1')"),
+     ("unsupported schema 'kvcli-clock-calibration/2' (this kvcli reads "
+     "'kvcli-clock-calibration/1')")),
     (lambda d: _set(d, "qwen3-8b", "scope", "model"), "scope.model",
-     "the file was measured for 'qwen3-8b', this run has 'llama-3.1-8b' (calibrate again for "
-     "it)"),
+     ("the file was measured for 'qwen3-8b', this run has 'llama-3.1-8b' (calibrate again for "
+     "it)")),
     (lambda d: _set(d, 2, "scope", "tp"), "scope.tp",
      "the file was measured for 2, this run has 1 (calibrate again for it)"),
     (lambda d: _set(d, -0.5, "factors", "eta_gemm_m"), "factors.eta_gemm_m",

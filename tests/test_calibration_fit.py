@@ -40,7 +40,7 @@ def test_the_synthetic_data_exercises_every_term():
     floor_bound = [r for r in t["gemm"] if r["us"] == pytest.approx(3.5)]
     assert {r["op"] for r in floor_bound} == {"tiny"}
     assert min(r["us"] for r in t["decode_attention"]) == pytest.approx(7.25)
-    big = [r for r in t["gemm"] if r["m"] == 4096 and r["op"] == "gate_up"][0]
+    big = next(r for r in t["gemm"] if r["m"] == 4096 and r["op"] == "gate_up")
     assert big["us"] == pytest.approx(2 * 4096 * 28672 * 4096 / (0.61 * 700e6))
 
 

@@ -71,7 +71,7 @@ def gemm_table(shapes: list[tuple[str, int, int]], ms: list[int], device: torch.
         ws = [torch.randn(k, n, device=device, dtype=dtype) for _ in range(_copies(w_bytes, device))]
         for m in ms:
             x = torch.randn(m, k, device=device, dtype=dtype)
-            us = _us([lambda w=w: x @ w for w in ws])
+            us = _us([lambda w=w, x=x: x @ w for w in ws])
             rows.append({"op": op, "m": m, "n": n, "k": k, "us": us})
         log(f"gemm {op} ({n} x {k}): {len(ms)} sizes")
         del ws
@@ -143,11 +143,11 @@ def elementwise_table(hidden: int, inter: int, tokens: list[int], device: torch.
         w = torch.ones(hidden, device=device, dtype=dtype)
         gu = torch.randn(t, 2 * inter, device=device, dtype=dtype)
         cases = {
-            "rms_norm": (lambda: torch.nn.functional.rms_norm(x, (hidden,), w, 1e-5),
+            "rms_norm": (lambda x=x, w=w: torch.nn.functional.rms_norm(x, (hidden,), w, 1e-5),
                          2 * t * hidden * a),
-            "silu_mul": (lambda: torch.nn.functional.silu(gu[:, :inter]) * gu[:, inter:],
+            "silu_mul": (lambda gu=gu: torch.nn.functional.silu(gu[:, :inter]) * gu[:, inter:],
                          3 * t * inter * a),
-            "residual_add": (lambda: x + r, 3 * t * hidden * a),
+            "residual_add": (lambda x=x, r=r: x + r, 3 * t * hidden * a),
         }
         for op, (fn, nbytes) in cases.items():
             rows.append({"op": op, "tokens": t, "bytes": nbytes, "us": _us([fn])})

@@ -82,7 +82,7 @@ def make_clock(cfg: ReplayOptions) -> Clock:
 
 def calibrated_clock(path: str | None, *, model: str | None, model_config: str | None,
                      gpu: str | None, tp: int, kv_cache_dtype: str, async_scheduling: bool,
-                     colon: str = "") -> Clock:
+                     colon: str = "", geometry: ModelGeometry | None = None) -> Clock:
     """The calibrated clock of a file; `--gpu`, if given, must name the GPU it was measured on."""
     from kvcore.clock.calibrated import CalibratedClock
     from kvcore.clock.calibration import read_calibration
@@ -93,7 +93,7 @@ def calibrated_clock(path: str | None, *, model: str | None, model_config: str |
     if not path:
         raise InputError("the calibrated clock needs a calibration file (kvcli calibrate --gpu)",
                          field="calibration")
-    g = model_geometry(model, model_config)
+    g = geometry or model_geometry(model, model_config)
     if g is None:
         raise InputError("the calibrated clock needs the model it was measured for (--model or "
                          "--model-config)", field="clock")
