@@ -17,7 +17,8 @@ from typing import Any
 from kvcore.errors import InputError, NoDeviceError
 
 # name -> (GEMM M values, decode (batch, ctx), prefill (chunk, ctx), elementwise tokens,
-# ceiling GEMM size). The full grid is about two minutes on an H100/H200 (reference 7.3).
+# ceiling GEMM size). The full grid is sized for about two minutes on an H100/H200 (reference
+# 7.3; not yet timed on one).
 _M = [1 << i for i in range(14)]
 GRIDS: dict[str, tuple[list[int], list[tuple[int, int]], list[tuple[int, int]], list[int], int]] = {
     "full": (_M,
