@@ -82,6 +82,11 @@ def test_replay_and_explain_use_the_cpu_calibration(cpu_calibration: Path) -> No
     assert d["clock"]["name"] == "calibrated" and d["clock"]["calibration"] == cal
     assert d["config"]["calibration"] == cal
     assert d["latency"]["uncalibrated"] is False
+    r = runner.invoke(app, ["stats", "traces/shared-prefix.jsonl", "--model-config", TINY,
+                            "--calibration", cal, "--json"])
+    assert r.exit_code == 0, r.output
+    src = json.loads(r.stdout)["source"]
+    assert src["clock"]["name"] == "calibrated" and src["clock"]["calibration"] == cal
     r = runner.invoke(app, ["clock", "explain", "--model-config", TINY, "--calibration", cal,
                             "--case", "d=3*1@40", "--case", "p=16", "--json"])
     assert r.exit_code == 0, r.output
@@ -188,6 +193,24 @@ def test_bad_calibration_files_exit_2_naming_file_and_field(tmp_path, edit, fiel
         r = runner.invoke(app, args)
         assert r.exit_code == 2, r.output
         assert r.stderr.strip().splitlines() == [want]
+
+
+def test_unreadable_calibration_files_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "half.json"
+    bad.write_text('{"schema": ')
+    for path, line in ((str(bad), f"error: {bad}:1: not valid JSON: Expecting value"),
+                       (str(tmp_path / "nope.json"), (f"error: {tmp_path}/nope.json: no such "
+                                                     "file")),
+                       (str(tmp_path), f"error: {tmp_path}: is a directory, not a file")):
+        r = runner.invoke(app, ["replay", "traces/shared-prefix.jsonl", "--model",
+                                "llama-3.1-8b", "--calibration", path])
+        assert r.exit_code == 2
+        assert r.stderr.strip().splitlines() == [line]
+    (tmp_path / "list.json").write_text("[]")
+    r = runner.invoke(app, ["replay", "traces/shared-prefix.jsonl", "--model", "llama-3.1-8b",
+                            "--calibration", str(tmp_path / "list.json")])
+    assert r.stderr.strip() == (f"error: {tmp_path}/list.json: a calibration file must hold a "
+                                "JSON object")
 
 
 def test_calibration_with_another_clock_or_gpu_is_refused(tmp_path: Path) -> None:
