@@ -182,6 +182,11 @@ def _set(doc: dict, value, *keys) -> dict:
      "must be a finite number > 0, got -3.0"),
     (lambda d: _set(d, 0, "ceilings", "copy_tbps"), "ceilings.copy_tbps",
      "must be a finite number > 0, got 0"),
+    (lambda d: _set(d, 3, "factors", "t_min_us"), "factors.t_min_us", "must be an object"),
+    (lambda d: _set(d, [1], "tables", "decode_attention", 0), "tables.decode_attention[0]",
+     "must be an object"),
+    (lambda d: _set(d, "fast", "tables", "prefill_attention", 1, "chunk"),
+     "tables.prefill_attention[1].chunk", "must be a finite number > 0, got 'fast'"),
 ])
 def test_bad_calibration_files_exit_2_naming_file_and_field(tmp_path, edit, field, message):
     path = _write(tmp_path, edit(_good()))
@@ -230,3 +235,28 @@ def test_calibration_with_another_clock_or_gpu_is_refused(tmp_path: Path) -> Non
                             "--calibration", path, "--gpu", "h100", "--json"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["clock"]["gpu"]["hbm_tbps"] == 3.1
+
+
+def test_the_file_is_checked_before_measuring_and_written_whole(tmp_path: Path,
+                                                               monkeypatch) -> None:
+    from kvcli.calibration import run
+
+    calls = []
+    doc = _good()
+
+    def fake(g, **kw):
+        calls.append(g.name)
+        return doc
+
+    monkeypatch.setattr(run, "calibrate", fake)
+    r = runner.invoke(app, ["calibrate", "--gpu", "--model", "llama-3.1-8b", "-o",
+                            str(tmp_path / "missing" / "cal.json")])
+    assert r.exit_code == 2 and calls == []         # refused before any measurement
+    assert r.stderr.startswith("error: option --output: ")
+    out = tmp_path / "cal.json"
+    out.write_text("old")
+    r = runner.invoke(app, ["calibrate", "--gpu", "--model", "llama-3.1-8b", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert calls == ["llama-3.1-8b"]
+    assert json.loads(out.read_text()) == doc
+    assert os.listdir(tmp_path) == ["cal.json"]     # the temporary file was renamed over it

@@ -55,7 +55,9 @@ def read_calibration(path: str) -> Calibration:
 
 def _get(doc: Any, key: str, path: str, where: str = "") -> Any:
     field = f"{where}.{key}" if where else key
-    if not isinstance(doc, dict) or key not in doc:
+    if not isinstance(doc, dict):
+        raise InputError("must be an object", path=path, field=where)
+    if key not in doc:
         raise InputError("missing", path=path, field=field)
     return doc[key]
 
