@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from kernels.bench import CaseSpec, build
-from kvcli.calibration.micro import _SHORT, DTYPES, causal_sdpa, gemm_shapes
+from kvcli.calibration.micro import DTYPES, SHORT_DTYPE, causal_sdpa, gemm_shapes
 
 
 class SyntheticModel:
@@ -50,7 +50,7 @@ class SyntheticModel:
         if decodes:
             tab = scripted_tables(decodes, block_size=self.block_size, seed=seed,
                                   decode_steps=min(8, min(decodes) - 1))
-            paged = build(CaseSpec("step", self.hq, self.hkv, self.d, _SHORT[g.dtype]), tab,
+            paged = build(CaseSpec("step", self.hq, self.hkv, self.d, SHORT_DTYPE[g.dtype]), tab,
                           self.block_size, dev)
         ctxs = [(torch.randn(1, self.hq, c + x, self.d, device=dev, dtype=dt),
                  torch.randn(1, self.hq, c + x, self.d, device=dev, dtype=dt))

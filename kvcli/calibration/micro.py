@@ -17,7 +17,7 @@ import torch
 from kernels.bench import ROTATE_BYTES, CaseSpec, build, copy_bandwidth, time_launches
 
 DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
-_SHORT = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+SHORT_DTYPE = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 
 
 def _copies(nbytes: int, device: torch.device) -> int:
@@ -90,7 +90,7 @@ def decode_table(heads: tuple[int, int, int], dtype: str, grid: list[tuple[int, 
     for i, (batch, ctx) in enumerate(grid):
         tab = scripted_tables([ctx] * batch, block_size=block_size, seed=i,
                               decode_steps=min(8, ctx - 1))
-        b = build(CaseSpec(f"{batch}x{ctx}", hq, hkv, d, _SHORT[dtype]), tab, block_size, device)
+        b = build(CaseSpec(f"{batch}x{ctx}", hq, hkv, d, SHORT_DTYPE[dtype]), tab, block_size, device)
 
         def one(j: int, b=b) -> object:
             kv = b.kv[j]
