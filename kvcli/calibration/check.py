@@ -7,7 +7,9 @@ synthetic step does not run). MAPE and signed MPE per regime (reference clock.md
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
+
+from kvcore.clock.roofline import RooflineClock
 
 # regime -> steps, each (decode KV lengths, prefill (chunk, computed before))
 STEPS: dict[str, dict[str, list[tuple[list[int], list[tuple[int, int]]]]]] = {
@@ -38,13 +40,15 @@ def check(g: Any, cal_path: str, *, device_name: str, steps: str, tp: int = 1,
     from kvcore.clock.registry import calibrated_clock
 
     device = device_for(device_name)
-    clock = calibrated_clock(cal_path, model=None, model_config=None, gpu=None, tp=tp,
-                             kv_cache_dtype="auto", async_scheduling=True, geometry=g)
+    clock = cast(RooflineClock, calibrated_clock(
+        cal_path, model=None, model_config=None, gpu=None, tp=tp, kv_cache_dtype="auto",
+        async_scheduling=True, geometry=g))
     torch.manual_seed(1)
     model = SyntheticModel(g, tp=tp, device=device)
     out: dict[str, Any] = {"model": g.name, "calibration": cal_path, "regimes": {}}
     for regime, cases in STEPS[steps].items():
-        rows = []
+        rows: list[dict[str, Any]] = []
+        errs: list[float] = []
         for i, (decodes, prefills) in enumerate(cases):
             step = model.prepare(decodes, prefills, seed=i)
             t, how = time_launches([step], reps=5, per_graph=2)
@@ -56,12 +60,12 @@ def check(g: Any, cal_path: str, *, device_name: str, steps: str, tp: int = 1,
             pred_ms = sum(t.ms for t in clock.timed(batch)) + clock.allreduce_ms(
                 batch.num_tokens)
             measured_ms = t * 1e3
+            errs.append(100 * (pred_ms - measured_ms) / measured_ms)
             rows.append({"decodes": len(decodes), "decode_kv": sorted(set(decodes)),
                          "prefills": prefills, "measured_ms": measured_ms,
                          "predicted_ms": pred_ms, "timing": how,
-                         "error_pct": 100 * (pred_ms - measured_ms) / measured_ms})
+                         "error_pct": errs[-1]})
             del step
-        errs = [r["error_pct"] for r in rows]
         out["regimes"][regime] = {"steps": rows,
                                   "mape_pct": sum(abs(e) for e in errs) / len(errs),
                                   "mpe_pct": sum(errs) / len(errs)}

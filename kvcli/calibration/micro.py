@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import torch
@@ -34,7 +35,7 @@ def ceilings(device: torch.device, dtype: torch.dtype, size: int) -> dict[str, A
     bw = copy_bandwidth(device)
     a = torch.randn(size, size, device=device, dtype=dtype)
     b = torch.randn(size, size, device=device, dtype=dtype)
-    us = _us([lambda: a @ b])
+    us = _us([partial(torch.matmul, a, b)])
     fp8 = None
     if device.type == "cuda" and torch.cuda.get_device_capability(device) >= (8, 9):
         fp8 = _fp8_tflops(a, b)
@@ -48,8 +49,8 @@ def _fp8_tflops(a: torch.Tensor, b: torch.Tensor) -> float | None:
         a8 = a.to(torch.float8_e4m3fn)
         b8 = b.t().contiguous().to(torch.float8_e4m3fn).t()     # column-major, as cuBLASLt wants
         one = torch.ones((), device=a.device)
-        us = _us([lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one,
-                                           out_dtype=torch.bfloat16)])
+        us = _us([partial(torch._scaled_mm, a8, b8, scale_a=one, scale_b=one,
+                          out_dtype=torch.bfloat16)])
     except Exception:  # noqa: BLE001 - no FP8 GEMM in this torch/GPU: the ceiling stays unknown
         return None
     return 2 * a.shape[0] ** 3 / us / 1e6
@@ -71,7 +72,7 @@ def gemm_table(shapes: list[tuple[str, int, int]], ms: list[int], device: torch.
         ws = [torch.randn(k, n, device=device, dtype=dtype) for _ in range(_copies(w_bytes, device))]
         for m in ms:
             x = torch.randn(m, k, device=device, dtype=dtype)
-            us = _us([lambda w=w, x=x: x @ w for w in ws])
+            us = _us([partial(torch.matmul, x, w) for w in ws])
             rows.append({"op": op, "m": m, "n": n, "k": k, "us": us})
         log(f"gemm {op} ({n} x {k}): {len(ms)} sizes")
         del ws
@@ -97,7 +98,7 @@ def decode_table(heads: tuple[int, int, int], dtype: str, grid: list[tuple[int, 
             return paged_decode(b.q[j], kv[:, 0], kv[:, 1], b.block_tables, b.seq_lens,
                                 out=b.out[j])
 
-        us = _us([lambda j=j: one(j) for j in range(len(b.kv))])
+        us = _us([partial(one, j) for j in range(len(b.kv))])
         kv_bytes = batch * ctx * 2 * hkv * d * DTYPES[dtype].itemsize
         rows.append({"batch": batch, "ctx": ctx, "kv_bytes": kv_bytes, "us": us})
         del b
@@ -116,7 +117,7 @@ def prefill_table(heads: tuple[int, int, int], grid: list[tuple[int, int]],
         q = torch.randn(1, hq, chunk, d, device=device, dtype=dtype)
         k = torch.randn(1, hq, ctx + chunk, d, device=device, dtype=dtype)
         v = torch.randn_like(k)
-        us = _us([lambda q=q, k=k, v=v, ctx=ctx: causal_sdpa(q, k, v, ctx)])
+        us = _us([partial(causal_sdpa, q, k, v, ctx)])
         rows.append({"chunk": chunk, "ctx": ctx, "us": us})
     log(f"prefill attention (SDPA, causal): {len(grid)} cases")
     return rows
@@ -131,6 +132,10 @@ def causal_sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, ctx: int) -> 
     return sdpa(q, k, v, attn_mask=causal_lower_right(q.shape[-2], k.shape[-2]))
 
 
+def _silu_mul(gu: torch.Tensor, inter: int) -> torch.Tensor:
+    return torch.nn.functional.silu(gu[:, :inter]) * gu[:, inter:]
+
+
 def elementwise_table(hidden: int, inter: int, tokens: list[int], device: torch.device,
                       dtype: torch.dtype, log: Callable[[str], None]) -> list[dict]:
     """RMSNorm, SiLU x mul and the residual add over the token grid; ideal bytes (each input
@@ -142,12 +147,11 @@ def elementwise_table(hidden: int, inter: int, tokens: list[int], device: torch.
         r = torch.randn_like(x)
         w = torch.ones(hidden, device=device, dtype=dtype)
         gu = torch.randn(t, 2 * inter, device=device, dtype=dtype)
-        cases = {
-            "rms_norm": (lambda x=x, w=w: torch.nn.functional.rms_norm(x, (hidden,), w, 1e-5),
+        cases: dict[str, tuple[Callable[[], object], int]] = {
+            "rms_norm": (partial(torch.nn.functional.rms_norm, x, (hidden,), w, 1e-5),
                          2 * t * hidden * a),
-            "silu_mul": (lambda gu=gu: torch.nn.functional.silu(gu[:, :inter]) * gu[:, inter:],
-                         3 * t * inter * a),
-            "residual_add": (lambda x=x, r=r: x + r, 3 * t * hidden * a),
+            "silu_mul": (partial(_silu_mul, gu, inter), 3 * t * inter * a),
+            "residual_add": (partial(torch.add, x, r), 3 * t * hidden * a),
         }
         for op, (fn, nbytes) in cases.items():
             rows.append({"op": op, "tokens": t, "bytes": nbytes, "us": _us([fn])})
