@@ -71,3 +71,17 @@ def test_synthetic_step_attention_is_right() -> None:
     with pytest.raises(AssertionError):     # (a top-left causal mask would differ)
         s = (q[0, :, 0, None] @ k[0, :, :1].transpose(-1, -2))
         assert torch.allclose(out[0, :, 0], (torch.softmax(s, -1) @ v[0, :, :1])[:, 0])
+
+
+def test_calibration_check_without_cuda_exits_3(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = str(ROOT)
+    p = subprocess.run([sys.executable, "benchmarks/calibration_check.py", "--out-dir",
+                        str(tmp_path)], cwd=ROOT, env=env, capture_output=True, text=True,
+                       timeout=300, check=False)
+    assert p.returncode == 3
+    assert p.stderr.strip().splitlines() == [
+        ("error: no CUDA device: `kvcli calibrate --gpu` needs an NVIDIA GPU "
+        "(torch.cuda.is_available() is false)")]
+    assert os.listdir(tmp_path) == []
