@@ -23,7 +23,7 @@ from kvcli.output_files import STDOUT_LABEL, OutputFailed, check_output, open_ou
 from kvcli.signals import install_signal_handlers, interrupt_code
 from kvcore.errors import InputError, NoDeviceError
 
-__all__ = ["OutputFailed", "Table", "View", "check_output", "describe", "emit",
+__all__ = ["OutputFailed", "Table", "View", "check_output", "describe", "dumps_pretty", "emit",
            "emit_lines", "install_signal_handlers", "interrupt_code", "message", "open_output",
            "progress", "run", "warn"]
 
@@ -60,6 +60,11 @@ def stderr_console() -> Console:
 def dumps(obj: Any) -> bytes:
     """Compact JSON bytes (orjson), numpy values allowed."""
     return orjson.dumps(obj, option=_OPTS)
+
+
+def dumps_pretty(obj: Any) -> bytes:
+    """Indented JSON bytes with a final newline (a file a person may read: calibrations)."""
+    return orjson.dumps(obj, option=_OPTS | orjson.OPT_INDENT_2) + b"\n"
 
 
 def _cell(v: Any) -> str:

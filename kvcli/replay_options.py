@@ -111,11 +111,14 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
     "step_overhead_ms": (float, _C, "Fixed cost of one engine step, ms"),
     "prefill_ms_per_token": (float, _C, "Cost of one prefill token, ms"),
     "decode_ms_per_seq": (float, _C, "Cost of one decoding sequence, ms"),
-    "clock": (str, _C, ("roofline (from --model and --gpu), linear:C0,C1,C2 (ms a step, a "
+    "clock": (str, _C, ("roofline (from --model and --gpu), calibrated (from --calibration), "
+              "linear:C0,C1,C2 (ms a step, a "
               "prefill token, a decoding request) or fixed:MS (default: roofline with a model "
               "and a GPU, else linear from the three options above)")),
     "gpu": (str, _C, ("GPU preset the roofline clock times (see `kvcli clock gpus`; "
             "default: none)")),
+    "calibration": (str, _C, ("A `kvcli calibrate --gpu` file: the calibrated clock (its "
+                    "measured ceilings and fitted factors; default: none)")),
     "tp": (int, _C, "Tensor-parallel size the clock times (and the model's KV heads per GPU)"),
     "kv_cache_dtype": (KvCacheDtype, _C, "KV cache dtype (auto: the model's)"),
     "kv_offloading_size": (float, _O, ("vLLM's --kv-offloading-size: a CPU tier of this many "

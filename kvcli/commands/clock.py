@@ -39,7 +39,11 @@ def register(app: typer.Typer) -> None:
         case: Annotated[list[str], typer.Option(
             "--case", help="A step in `vllm bench forward` syntax NAME=[N*]Q[@K][c][:D], K the "
             "KV length after the step (e.g. decode=64*1@4097, prefill=2048); repeatable.")],
-        gpu: Annotated[str, typer.Option("--gpu", help="GPU preset (kvcli clock gpus).")],
+        gpu: Annotated[str | None, typer.Option("--gpu", help="GPU preset (kvcli clock gpus).")]
+        = None,
+        calibration: Annotated[str | None, typer.Option(
+            "--calibration", help="A `kvcli calibrate --gpu` file: the calibrated clock (the "
+            "file's ceilings and fitted factors) instead of a preset.")] = None,
         model: Annotated[str | None, typer.Option("--model", help="Model preset.")] = None,
         model_config: Annotated[str | None, typer.Option(
             "--model-config", help="A Hugging Face config.json instead.")] = None,
@@ -57,7 +61,8 @@ def register(app: typer.Typer) -> None:
 
         def go() -> None:
             data = run_explain(model=model, model_config=model_config, gpu=gpu, cases=case,
-                               tp=tp, kv_cache_dtype=kv_cache_dtype, async_scheduling=not sync)
+                               tp=tp, kv_cache_dtype=kv_cache_dtype, async_scheduling=not sync,
+                               calibration=calibration)
             output.emit(explain_view(data), as_json=as_json)
 
         output.run(go)
@@ -80,6 +85,10 @@ def explain_view(data: dict):
             f"{data['gpu']} at tp {data['tp']}: step {c['step_ms']:.3f} ms",
             ("group", "GFLOP", "MB", "bound", "ms", "factor", "source", "vLLM GFLOP", "vLLM MB"),
             rows, caption="; ".join(c["differences"])))
-    text.append(f"{data['model']} on {data['gpu']}: roofline clock, factors: defaults from "
-                "peers' measurements (docs/clock.md), not calibrated")
+    if data.get("calibration"):
+        text.append(f"{data['model']} on {data['gpu']}: calibrated clock, ceilings and factors "
+                    f"fitted by kvcli calibrate ({data['calibration']}); CPU terms default")
+    else:
+        text.append(f"{data['model']} on {data['gpu']}: roofline clock, factors: defaults from "
+                    "peers' measurements (docs/clock.md), not calibrated")
     return View(data, tables=tables, text=text)

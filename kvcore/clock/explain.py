@@ -12,11 +12,11 @@ Q is 1 and it has a prefix, else a prefill.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from kvcore.clock.batch import StepBatch
 from kvcore.clock.gpus import find_gpu
-from kvcore.clock.registry import model_geometry
+from kvcore.clock.registry import calibrated_clock, model_geometry
 from kvcore.clock.roofline import RooflineClock
 from kvcore.clock.vllm_count import Counts, VllmShape, vllm_counts, vllm_shape
 from kvcore.errors import InputError
@@ -62,10 +62,12 @@ def _vllm_part(counts: Counts, prefixes: tuple[str, ...]) -> tuple[int, int, int
     return pick(counts.flops), pick(counts.read_bytes), pick(counts.write_bytes)
 
 
-def explain(*, model: str | None, model_config: str | None, gpu: str, cases: list[str],
-            tp: int = 1, kv_cache_dtype: str = "auto", async_scheduling: bool = True) -> dict:
+def explain(*, model: str | None, model_config: str | None, gpu: str | None, cases: list[str],
+            tp: int = 1, kv_cache_dtype: str = "auto", async_scheduling: bool = True,
+            calibration: str | None = None) -> dict:
     """Per case: the clock's step time and work per kernel group, vLLM's per-GPU counts beside
-    them, and where the two differ."""
+    them, and where the two differ. With ``calibration`` the calibrated clock (the file's
+    ceilings and fitted factors), else the roofline on the ``gpu`` preset."""
     g = model_geometry(model, model_config)
     if g is None:
         raise InputError("a model is needed (--model or --model-config)", field="model")
@@ -73,8 +75,19 @@ def explain(*, model: str | None, model_config: str | None, gpu: str, cases: lis
         raise InputError("give at least one --case (e.g. 'decode=64*1@4097')", field="case")
     if tp < 1:
         raise InputError(f"must be a positive integer, got {tp}", field="tp")
-    clock = RooflineClock(g, find_gpu(gpu), tp=tp, kv_cache_dtype=kv_cache_dtype,
-                          async_scheduling=async_scheduling)
+    clock: RooflineClock
+    if calibration:
+        clock = cast(RooflineClock, calibrated_clock(
+            calibration, model=model, model_config=model_config, gpu=gpu, tp=tp,
+            kv_cache_dtype=kv_cache_dtype, async_scheduling=async_scheduling))
+        source = "fitted"      # (Mamba groups take the GEMM factors, fitted too)
+    elif gpu:
+        clock = RooflineClock(g, find_gpu(gpu), tp=tp, kv_cache_dtype=kv_cache_dtype,
+                              async_scheduling=async_scheduling)
+        source = "default"
+    else:
+        raise InputError("a GPU preset (--gpu) or a calibration file (--calibration) is needed",
+                         field="gpu")
     shape = vllm_shape(g, tp=tp, kv_cache_dtype=kv_cache_dtype)
     out = []
     for text in cases:
@@ -87,7 +100,7 @@ def explain(*, model: str | None, model_config: str | None, gpu: str, cases: lis
             vf, vr, vw = _vllm_part(counts, _VLLM_KEYS.get(c.name, ()))
             comps.append({"name": c.name, "kind": c.kind, "flops": c.flops, "bytes": c.bytes,
                           "bound": t.bound, "ms": round(t.ms, 6), "factor": t.factor,
-                          "source": "default", "vllm_flops": vf,
+                          "source": source, "vllm_flops": vf,
                           "vllm_bytes": vr + vw})
         ar = clock.allreduce_ms(batch.num_tokens)
         if ar:
@@ -104,7 +117,8 @@ def explain(*, model: str | None, model_config: str | None, gpu: str, cases: lis
             "vllm_flops": counts.num_flops, "vllm_read_bytes": counts.num_read_bytes,
             "vllm_write_bytes": counts.num_write_bytes, "components": comps,
             "differences": differences(g, shape, batch), "clock": clock.describe()})
-    return {"model": g.name, "gpu": clock.gpu.name, "tp": tp, "cases": out}
+    return {"model": g.name, "gpu": clock.gpu.name, "tp": tp, "clock": clock.name,
+            "calibration": calibration, "cases": out}
 
 
 def differences(g: ModelGeometry, shape: VllmShape, batch: StepBatch) -> list[str]:

@@ -1,7 +1,7 @@
-"""Clocks by name: `--clock roofline | linear[:C0,C1,C2] | fixed:MS` (a `calibrated` clock
-from a measured file can register here later, behind the same `Clock` contract).
+"""Clocks by name: `--clock roofline | calibrated | linear[:C0,C1,C2] | fixed:MS`.
 
-Without `--clock`: `roofline` when a model and a GPU are given, else today's `linear` defaults.
+Without `--clock`: `calibrated` when a calibration file is given, `roofline` when a model and a
+GPU are, else today's `linear` defaults.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from kvcore.models import ModelGeometry, load_hf_config, load_preset, read_hf_co
 if TYPE_CHECKING:
     from kvcore.engine.options import ReplayOptions
 
-CLOCKS = ("roofline", "linear", "fixed")
+CLOCKS = ("roofline", "calibrated", "linear", "fixed")
 
 
 def _numbers(arg: str, n: int, spec: str) -> list[float]:
@@ -47,8 +47,12 @@ def make_clock(cfg: ReplayOptions) -> Clock:
     `kv_cache_dtype`, the linear constants, `async_scheduling`)."""
     spec = cfg.clock
     if spec is None:
-        spec = "roofline" if cfg.gpu and (cfg.model or cfg.model_config) else "linear"
+        spec = ("calibrated" if cfg.calibration else
+                "roofline" if cfg.gpu and (cfg.model or cfg.model_config) else "linear")
     name, colon, arg = spec.partition(":")
+    if cfg.calibration and name != "calibrated":
+        raise InputError(f"a calibration file is read by the calibrated clock only, not {spec!r}",
+                         field="calibration")
     if name == "linear":
         if not colon:
             return CostModel(cfg.step_overhead_ms, cfg.prefill_ms_per_token,
@@ -67,5 +71,36 @@ def make_clock(cfg: ReplayOptions) -> Clock:
                              "and a GPU (--gpu)", field="clock")
         return RooflineClock(g, find_gpu(cfg.gpu), tp=cfg.tp, kv_cache_dtype=cfg.kv_cache_dtype,
                              async_scheduling=cfg.async_scheduling)
-    raise InputError(f"unknown clock {spec!r}; one of roofline, linear:C0,C1,C2, fixed:MS",
+    if name == "calibrated":
+        return calibrated_clock(cfg.calibration, model=cfg.model, model_config=cfg.model_config,
+                                gpu=cfg.gpu, tp=cfg.tp, kv_cache_dtype=cfg.kv_cache_dtype,
+                                async_scheduling=cfg.async_scheduling, colon=colon)
+    raise InputError(f"unknown clock {spec!r}; one of roofline, calibrated, linear:C0,C1,C2, "
+                     "fixed:MS",
                      field="clock")
+
+
+def calibrated_clock(path: str | None, *, model: str | None, model_config: str | None,
+                     gpu: str | None, tp: int, kv_cache_dtype: str, async_scheduling: bool,
+                     colon: str = "", geometry: ModelGeometry | None = None) -> Clock:
+    """The calibrated clock of a file; `--gpu`, if given, must name the GPU it was measured on."""
+    from kvcore.clock.calibrated import CalibratedClock
+    from kvcore.clock.calibration import read_calibration
+
+    if colon:
+        raise InputError("'calibrated' takes no parameters (the file is --calibration)",
+                         field="clock")
+    if not path:
+        raise InputError("the calibrated clock needs a calibration file (kvcli calibrate --gpu)",
+                         field="calibration")
+    g = geometry or model_geometry(model, model_config)
+    if g is None:
+        raise InputError("the calibrated clock needs the model it was measured for (--model or "
+                         "--model-config)", field="clock")
+    cal = read_calibration(path)
+    if gpu and find_gpu(gpu).name != cal.gpu.name:
+        raise InputError(f"{cal.path} was measured on {cal.doc['gpu']['name']!r}, not on "
+                         f"{gpu!r} (leave --gpu out: the file's ceilings are the GPU)",
+                         field="gpu")
+    return CalibratedClock(g, cal, tp=tp, kv_cache_dtype=kv_cache_dtype,
+                           async_scheduling=async_scheduling)

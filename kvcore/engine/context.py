@@ -78,7 +78,7 @@ class ReplayContext:
         self.progress = progress or (lambda n=1: None)
         self.warn = warn or (lambda msg: None)
         self.cost = make_clock(cfg)
-        clock = self.cost.describe() if (cfg.clock or cfg.gpu) else None
+        clock = self.cost.describe() if (cfg.clock or cfg.gpu or cfg.calibration) else None
         self.summary = ReplaySummary(clock=clock, trace=trace.path, format=trace.format, mode=cfg.mode,
                                      requests=len(trace.requests), num_blocks=self.num_blocks,
                                      block_size=cfg.block_size, config=cfg.to_dict())

@@ -92,6 +92,7 @@ class ReplayOptions:
     # linear), the GPU preset, tensor parallelism and the KV cache dtype it times
     clock: str | None = _knob(None)
     gpu: str | None = _knob(None)
+    calibration: str | None = _knob(None)             # `kvcli calibrate`'s file (calibrated)
     tp: int = _knob(1, check="positive_int")
     kv_cache_dtype: str = _knob("auto", choices=KV_CACHE_DTYPES)
     skip_bad: bool = _knob(False)                     # skip requests that can never fit
@@ -151,8 +152,9 @@ OFFLOAD_FIELDS = ("kv_offloading_size", "kv_offloading_size_chunks", "offload_bl
                   "sync_load_budget_bytes", "load_steps", "store_steps",
                   "offload_bandwidth_gbps", "num_layers",
                   "num_kv_heads", "head_size", "kv_dtype")
-CLOCK_FIELDS = ("clock", "gpu", "tp", "kv_cache_dtype")
-_CLOCK_DEFAULTS = {"clock": None, "gpu": None, "tp": 1, "kv_cache_dtype": "auto"}
+CLOCK_FIELDS = ("clock", "gpu", "calibration", "tp", "kv_cache_dtype")
+_CLOCK_DEFAULTS = {"clock": None, "gpu": None, "calibration": None, "tp": 1,
+                   "kv_cache_dtype": "auto"}
 KNOBS = tuple(f for f in fields(ReplayOptions) if f.name != "given")
 CONFIG_KEYS = frozenset(f.name for f in KNOBS if f.metadata["config"])
 

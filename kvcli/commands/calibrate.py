@@ -1,0 +1,57 @@
+"""`kvcli calibrate --gpu --model M -o cal.json`: measure this GPU's kernels over the model's
+shapes, fit the roofline's factors and write the calibration file (docs/clock.md)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("calibrate")
+    def calibrate(
+        out: Annotated[str, typer.Option("-o", "--output", help="The calibration file to write "
+                                         "(JSON, written atomically).")],
+        gpu: Annotated[bool, typer.Option("--gpu", help="Measure on this machine's GPU (needs "
+                                          "CUDA, torch and Triton; exit 3 without).")] = False,
+        model: Annotated[str | None, typer.Option("--model", help="Model preset.")] = None,
+        model_config: Annotated[str | None, typer.Option(
+            "--model-config", help="A Hugging Face config.json instead.")] = None,
+        tp: Annotated[int, typer.Option("--tp", min=1, help="Tensor-parallel size: the "
+                                        "per-GPU shapes measured.")] = 1,
+        grid: Annotated[str, typer.Option("--grid", help="full (sized for about two minutes "
+                                          "on an H100/H200) or tiny (the CPU tests').")] = "full",
+        device: Annotated[str, typer.Option("--device", help="cuda, or cpu: the same code on "
+                                            "CPU tensors under TRITON_INTERPRET=1 (tests; the "
+                                            "times describe the CPU).")] = "cuda",
+        block_size: Annotated[int, typer.Option("--block-size", min=1, help="KV block size "
+                                                "of the decode tables.")] = 16,
+        as_json: Annotated[bool, typer.Option("--json", help="Also print the file on "
+                                              "stdout.")] = False,
+    ) -> None:
+        """Measure the model's kernels on this GPU and fit the roofline's factors."""
+        from kvcli import output
+
+        def go() -> None:
+            from kvcli.calibration_view import calibration_view
+            from kvcore.clock.registry import model_geometry
+            from kvcore.errors import InputError
+
+            if not gpu:
+                raise InputError("calibration measures a GPU: give --gpu (kvcli calibrate --gpu "
+                                 "--model M -o cal.json)", field="gpu")
+            g = model_geometry(model, model_config)
+            if g is None:
+                raise InputError("a model is needed (--model or --model-config)", field="model")
+            output.check_output(out, "output")
+            from kvcli.calibration.run import calibrate as run_calibrate
+
+            doc = run_calibrate(g, device_name=device, grid=grid, tp=tp, block_size=block_size,
+                                log=output.message)
+            with output.open_output(out, field="output") as f:
+                f.write(output.dumps_pretty(doc))
+            output.message(f"wrote {out}")
+            output.emit(calibration_view(doc), as_json=as_json)
+
+        output.run(go)

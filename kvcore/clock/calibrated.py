@@ -1,0 +1,39 @@
+"""The `calibrated` clock: the roofline with a calibration file's measured ceilings as the GPU's
+peaks and its fitted factors (`kvcli calibrate --gpu`; `kvcore.clock.calibration`).
+
+Everything else is the roofline's: the same work per kernel group, the same max per group and
+sum, the same all-reduce and fixed terms. The file's CPU terms are the defaults unless its
+``factors.cpu_terms`` says otherwise (micro-benchmarks cannot measure them; reference 7.3).
+"""
+
+from __future__ import annotations
+
+from kvcore.clock.calibration import Calibration, check_scope
+from kvcore.clock.roofline import WORK_SOURCE, RooflineClock
+from kvcore.clock.vllm_count import KV_CACHE_DTYPES
+from kvcore.models.geometry import ModelGeometry
+
+
+class CalibratedClock(RooflineClock):
+    name = "calibrated"
+    uncalibrated = False
+
+    def __init__(self, g: ModelGeometry, cal: Calibration, *, tp: int = 1,
+                 kv_cache_dtype: str = "auto", async_scheduling: bool = True) -> None:
+        check_scope(cal, model=g.name, dtype=g.dtype,
+                    kv_dtype=KV_CACHE_DTYPES.get(kv_cache_dtype) or g.dtype, tp=tp)
+        self.cal = cal
+        super().__init__(g, cal.gpu, tp=tp, kv_cache_dtype=kv_cache_dtype, factors=cal.factors,
+                         async_scheduling=async_scheduling)
+
+    def describe(self) -> dict:
+        doc = self.cal.doc
+        return {"name": "calibrated", "calibration": self.cal.path, "model": self.g.name,
+                "gpu": self.gpu.to_dict(), "measured_on": doc["gpu"],
+                "created": doc.get("created"), "tp": self.tp,
+                "kv_cache_dtype": self.kv_cache_dtype, "async_scheduling": self.async_scheduling,
+                "factors": self.factors.to_dict(),
+                "factors_source": (f"fitted by kvcli calibrate on {doc['gpu']['name']} "
+                                   f"({self.cal.path}); CPU terms "
+                                   f"{doc['factors'].get('cpu_terms', 'default')}"),
+                "loo_mape_pct": doc["fit"]["loo_mape_pct"], "work": WORK_SOURCE}

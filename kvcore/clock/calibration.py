@@ -1,0 +1,159 @@
+"""The calibration file (`kvcli calibrate --gpu`, schema ``kvcli-clock-calibration/1``):
+read, checked field by field, and turned into the roofline's GPU ceilings and factors.
+
+Layout (../shared/reference/clock.md 8.3; docs/clock.md shows a whole file):
+``schema``, ``created``, ``tool``; ``gpu`` {name, mem_gb, ...}; ``scope`` {model, dtype,
+kv_dtype, tp, block_size}; ``ceilings`` {copy_tbps, gemm_bf16_tflops, gemm_fp8_tflops|null};
+``tables`` {gemm, decode_attention, prefill_attention, elementwise: lists of rows};
+``factors`` {eta_gemm_c, eta_gemm_m, eta_attn, eta_kv, eta_elementwise, t_min_us {gemm,
+attention, elementwise}, c_step_us, c_req_us, cpu_terms}; ``fit`` {loo_mape_pct {table: %}};
+``provenance``. A bad file is one `InputError` naming the file and the field (exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kvcore.clock.factors import DEFAULT_FACTORS, Factors
+from kvcore.clock.gpus import Gpu, find_gpu
+from kvcore.errors import InputError
+from kvcore.sources import close_source, open_source, read_text
+
+SCHEMA = "kvcli-clock-calibration/1"
+TABLE_ROWS = {"gemm": ("m", "n", "k", "us"), "decode_attention": ("batch", "ctx", "us"),
+              "prefill_attention": ("chunk", "ctx", "us"),
+              "elementwise": ("tokens", "bytes", "us")}
+# (key, must be > 0): efficiencies divide, floors and CPU terms may be 0
+_FACTOR_KEYS = (("eta_gemm_c", True), ("eta_gemm_m", True), ("eta_attn", True),
+                ("eta_kv", True), ("eta_elementwise", True), ("c_step_us", False),
+                ("c_req_us", False))
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    path: str
+    doc: dict
+    gpu: Gpu
+    factors: Factors
+
+
+def read_calibration(path: str) -> Calibration:
+    name, stream = open_source(path)
+    try:
+        text = read_text(name, stream)
+    finally:
+        close_source(stream)
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError(f"not valid JSON: {err.msg}", path=name, line=err.lineno) from None
+    return check_calibration(doc, name)
+
+
+def _get(doc: Any, key: str, path: str, where: str = "") -> Any:
+    field = f"{where}.{key}" if where else key
+    if not isinstance(doc, dict):
+        raise InputError("must be an object", path=path, field=where)
+    if key not in doc:
+        raise InputError("missing", path=path, field=field)
+    return doc[key]
+
+
+def _number(v: Any, path: str, field: str, *, positive: bool) -> float:
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and (
+        v > 0 if positive else v >= 0)
+    if not ok:
+        raise InputError(f"must be a finite number {'> 0' if positive else '>= 0'}, got {v!r}",
+                         path=path, field=field)
+    return float(v)
+
+
+def _obj(doc: dict, key: str, path: str) -> dict:
+    v = _get(doc, key, path)
+    if not isinstance(v, dict):
+        raise InputError("must be an object", path=path, field=key)
+    return v
+
+
+def _text(d: dict, key: str, path: str, where: str) -> str:
+    v = _get(d, key, path, where)
+    if not isinstance(v, str) or not v:
+        raise InputError(f"must be a non-empty string, got {v!r}", path=path,
+                         field=f"{where}.{key}")
+    return v
+
+
+def check_calibration(doc: Any, path: str) -> Calibration:
+    """The file's content checked; the GPU (its measured ceilings) and factors it gives."""
+    if not isinstance(doc, dict):
+        raise InputError("a calibration file must hold a JSON object", path=path)
+    schema = _get(doc, "schema", path)
+    if schema != SCHEMA:
+        raise InputError(f"unsupported schema {schema!r} (this kvcli reads {SCHEMA!r})",
+                         path=path, field="schema")
+    gpu = _obj(doc, "gpu", path)
+    gpu_name = _text(gpu, "name", path, "gpu")
+    mem_gb = _number(_get(gpu, "mem_gb", path, "gpu"), path, "gpu.mem_gb", positive=True)
+    scope = _obj(doc, "scope", path)
+    for key in ("model", "dtype", "kv_dtype"):
+        _text(scope, key, path, "scope")
+    tp = _get(scope, "tp", path, "scope")
+    if not isinstance(tp, int) or isinstance(tp, bool) or tp < 1:
+        raise InputError(f"must be a positive integer, got {tp!r}", path=path, field="scope.tp")
+    ceil = _obj(doc, "ceilings", path)
+    copy = _number(_get(ceil, "copy_tbps", path, "ceilings"), path, "ceilings.copy_tbps",
+                   positive=True)
+    bf16 = _number(_get(ceil, "gemm_bf16_tflops", path, "ceilings"), path,
+                   "ceilings.gemm_bf16_tflops", positive=True)
+    fp8 = _get(ceil, "gemm_fp8_tflops", path, "ceilings")
+    if fp8 is not None:
+        fp8 = _number(fp8, path, "ceilings.gemm_fp8_tflops", positive=True)
+    tables = _obj(doc, "tables", path)
+    for table, keys in TABLE_ROWS.items():
+        rows = _get(tables, table, path, "tables")
+        if not isinstance(rows, list):
+            raise InputError("must be a list of rows", path=path, field=f"tables.{table}")
+        for i, row in enumerate(rows):
+            for key in keys:
+                _number(_get(row, key, path, f"tables.{table}[{i}]"), path,
+                        f"tables.{table}[{i}].{key}", positive=key != "ctx")
+    fac = _obj(doc, "factors", path)
+    vals = {k: _number(_get(fac, k, path, "factors"), path, f"factors.{k}", positive=pos)
+            for k, pos in _FACTOR_KEYS}
+    floors = _get(fac, "t_min_us", path, "factors")
+    fl = {k: _number(_get(floors, k, path, "factors.t_min_us"), path, f"factors.t_min_us.{k}",
+                     positive=False) for k in ("gemm", "attention", "elementwise")}
+    fit = _obj(doc, "fit", path)
+    if not isinstance(_get(fit, "loo_mape_pct", path, "fit"), dict):
+        raise InputError("must be an object", path=path, field="fit.loo_mape_pct")
+    factors = replace(DEFAULT_FACTORS, gemm_compute=vals["eta_gemm_c"],
+                      gemm_memory=vals["eta_gemm_m"], attention_compute=vals["eta_attn"],
+                      kv_memory=vals["eta_kv"], gemm_floor_us=fl["gemm"],
+                      attention_floor_us=fl["attention"], cpu_step_us=vals["c_step_us"],
+                      cpu_request_us=vals["c_req_us"])
+    return Calibration(path, doc, measured_gpu(gpu_name, mem_gb, copy, bf16, fp8), factors)
+
+
+def measured_gpu(name: str, mem_gb: float, copy_tbps: float, bf16: float,
+                 fp8: float | None) -> Gpu:
+    """A `Gpu` whose peaks are the measured ceilings (links from the preset of that name, if
+    any: one GPU cannot measure them)."""
+    try:
+        preset: Gpu | None = find_gpu(name)
+    except InputError:
+        preset = None
+    return Gpu(preset.name if preset else name, name, mem_gb, copy_tbps, bf16, fp8,
+               preset.link_gbps if preset else None, preset.link_kind if preset else "unknown",
+               False, "measured by kvcli calibrate (ceilings: copy bandwidth, largest GEMM)")
+
+
+def check_scope(cal: Calibration, *, model: str, dtype: str, kv_dtype: str, tp: int) -> None:
+    """Refuse a file made for another model, dtype, KV dtype or tensor-parallel size."""
+    scope = cal.doc["scope"]
+    for key, want in (("model", model), ("dtype", dtype), ("kv_dtype", kv_dtype), ("tp", tp)):
+        if scope[key] != want:
+            raise InputError(f"the file was measured for {scope[key]!r}, this run has {want!r} "
+                             "(calibrate again for it)", path=cal.path, field=f"scope.{key}")

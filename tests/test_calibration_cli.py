@@ -1,0 +1,278 @@
+"""`kvcli calibrate --gpu` end to end on CPU (the Triton kernel under its interpreter, a tiny
+model and grid), the file it writes read back by `--clock calibrated` in a replay and in
+`clock explain`; exit 3 without a GPU; bad files exit 2 with one line naming file and field."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvcli.app import app
+from kvcore.clock.batch import StepBatch
+from kvcore.clock.calibration import check_calibration
+from kvcore.clock.calibration_fit import fit_tables
+from kvcore.clock.roofline import RooflineClock
+from kvcore.models import load_hf_config, read_hf_config
+from tests.calibration_synth import document, tables
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = "tests/data/calibration/tiny-llama.config.json"
+runner = CliRunner()
+
+
+def _kvcli(*args: str, interpret: bool = True) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = str(ROOT)
+    if interpret:
+        env["TRITON_INTERPRET"] = "1"
+    return subprocess.run([sys.executable, "-m", "kvcli", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600, check=False)
+
+
+@pytest.fixture(scope="module")
+def cpu_calibration(tmp_path_factory) -> Path:
+    pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    out = tmp_path_factory.mktemp("cal") / "cal.json"
+    p = _kvcli("calibrate", "--gpu", "--model-config", TINY, "--device", "cpu", "--grid", "tiny",
+               "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.strip().endswith(f"wrote {out}")
+    return out
+
+
+def test_cpu_calibration_is_a_valid_file_of_its_own_fit(cpu_calibration: Path) -> None:
+    doc = json.loads(cpu_calibration.read_text())
+    cal = check_calibration(doc, str(cpu_calibration))
+    assert doc["schema"] == "kvcli-clock-calibration/1"
+    assert doc["scope"] == {"model": "llama", "dtype": "bfloat16", "kv_dtype": "bfloat16",
+                            "tp": 1, "block_size": 16}
+    t = doc["tables"]
+    # the tiny grid: 5 GEMM shapes x 4 M, 3 decode, 3 prefill, 3 ops x 3 token counts
+    assert (len(t["gemm"]), len(t["decode_attention"]), len(t["prefill_attention"]),
+            len(t["elementwise"])) == (20, 3, 3, 9)
+    # the tiny model's GEMMs: qkv (4 + 2 x 2) x 16 = 128 wide, gate_up 2 x 96, lm_head 256
+    assert {(r["op"], r["n"], r["k"]) for r in t["gemm"]} == {
+        ("qkv", 128, 64), ("o", 64, 64), ("gate_up", 192, 64), ("down", 64, 96),
+        ("lm_head", 256, 64)}
+    assert [(r["batch"], r["ctx"], r["kv_bytes"]) for r in t["decode_attention"]] == [
+        (1, 16, 16 * 2 * 2 * 16 * 2), (2, 40, 2 * 40 * 128), (3, 64, 3 * 64 * 128)]
+    assert all(r["us"] > 0 for rows in t.values() for r in rows)
+    # the factors in the file are the fit of the file's tables
+    g = read_hf_config(load_hf_config(TINY), source=TINY)
+    factors, fit = fit_tables(g, t, doc["ceilings"])
+    assert {k: doc["factors"][k] for k in factors} == factors
+    assert doc["fit"] == fit
+    assert cal.factors.gemm_memory == factors["eta_gemm_m"]
+    assert cal.gpu.hbm_tbps == doc["ceilings"]["copy_tbps"]
+
+
+def test_replay_and_explain_use_the_cpu_calibration(cpu_calibration: Path) -> None:
+    cal = str(cpu_calibration)
+    r = runner.invoke(app, ["replay", "traces/shared-prefix.jsonl", "--model-config", TINY,
+                            "--clock", "calibrated", "--calibration", cal, "--json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["clock"]["name"] == "calibrated" and d["clock"]["calibration"] == cal
+    assert d["config"]["calibration"] == cal
+    assert d["latency"]["uncalibrated"] is False
+    r = runner.invoke(app, ["stats", "traces/shared-prefix.jsonl", "--model-config", TINY,
+                            "--calibration", cal, "--json"])
+    assert r.exit_code == 0, r.output
+    src = json.loads(r.stdout)["source"]
+    assert src["clock"]["name"] == "calibrated" and src["clock"]["calibration"] == cal
+    r = runner.invoke(app, ["clock", "explain", "--model-config", TINY, "--calibration", cal,
+                            "--case", "d=3*1@40", "--case", "p=16", "--json"])
+    assert r.exit_code == 0, r.output
+    e = json.loads(r.stdout)
+    assert e["clock"] == "calibrated" and e["calibration"] == cal
+    doc = check_calibration(json.loads(cpu_calibration.read_text()), cal)
+    ref = RooflineClock(read_hf_config(load_hf_config(TINY), source=TINY), doc.gpu,
+                        factors=doc.factors)
+    for case, reqs in zip(e["cases"], ([(1, 40, False)] * 3, [(16, 16, True)])):
+        assert case["step_ms"] == round(ref.step_ms(StepBatch(list(reqs))), 6)
+        assert {c["source"] for c in case["components"]} == {"fitted"}
+        assert case["clock"]["factors"]["kv_memory"] == doc.factors.kv_memory
+
+
+def test_calibrate_without_a_gpu_exits_3_and_leaves_the_file(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    out = tmp_path / "cal.json"
+    out.write_text("old")
+    p = _kvcli("calibrate", "--gpu", "--model", "llama-3.1-8b", "-o", str(out), interpret=False)
+    assert p.returncode == 3
+    assert p.stdout == ""
+    assert p.stderr.strip().splitlines() == [
+        ("error: no CUDA device: `kvcli calibrate --gpu` needs an NVIDIA GPU "
+        "(torch.cuda.is_available() is false)")]
+    assert out.read_text() == "old" and os.listdir(tmp_path) == ["cal.json"]
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    (["--model", "llama-3.1-8b"], ("error: option --gpu: calibration measures a GPU: give --gpu "
+                                  "(kvcli calibrate --gpu --model M -o cal.json)")),
+    (["--gpu", "--model", "llama-3.1-8b", "--device", "cpu"],
+     ("error: option --device: cpu runs the Triton kernel under its interpreter: set "
+     "TRITON_INTERPRET=1")),
+    (["--gpu", "--model", "mixtral-8x7b", "--device", "cpu"],
+     ("error: option --model: mixtral-8x7b: calibration measures dense, unquantised attention "
+     "models (no MoE, Mamba or quantised weights yet)")),
+])
+def test_calibrate_usage_errors_exit_2(tmp_path: Path, args: list[str], line: str,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # (tests/test_kernels.py sets it for the whole session when collected)
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    r = runner.invoke(app, ["calibrate", "-o", str(tmp_path / "c.json"), *args])
+    assert r.exit_code == 2
+    assert r.stderr.strip().splitlines() == [line]
+
+
+def _write(tmp_path: Path, doc: dict) -> str:
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def _good() -> dict:
+    from kvcore.models import load_preset
+
+    factors, fit = fit_tables(load_preset("llama-3.1-8b"), tables(),
+                              {"copy_tbps": 3.1, "gemm_bf16_tflops": 700.0})
+    return document(factors, fit)
+
+
+def _drop(doc: dict, *keys: str) -> dict:
+    d = doc
+    for k in keys[:-1]:
+        d = d[k]
+    del d[keys[-1]]
+    return doc
+
+
+def _set(doc: dict, value, *keys) -> dict:
+    d = doc
+    for k in keys[:-1]:
+        d = d[k]
+    d[keys[-1]] = value
+    return doc
+
+
+@pytest.mark.parametrize(("edit", "field", "message"), [
+    (lambda d: _drop(d, "factors", "eta_kv"), "factors.eta_kv", "missing"),
+    (lambda d: _drop(d, "ceilings"), "ceilings", "missing"),
+    (lambda d: _set(d, "kvcli-clock-calibration/2", "schema"), "schema",
+     ("unsupported schema 'kvcli-clock-calibration/2' (this kvcli reads "
+     "'kvcli-clock-calibration/1')")),
+    (lambda d: _set(d, "qwen3-8b", "scope", "model"), "scope.model",
+     ("the file was measured for 'qwen3-8b', this run has 'llama-3.1-8b' (calibrate again for "
+     "it)")),
+    (lambda d: _set(d, 2, "scope", "tp"), "scope.tp",
+     "the file was measured for 2, this run has 1 (calibrate again for it)"),
+    (lambda d: _set(d, -0.5, "factors", "eta_gemm_m"), "factors.eta_gemm_m",
+     "must be a finite number > 0, got -0.5"),
+    (lambda d: _set(d, -1.0, "factors", "t_min_us", "gemm"), "factors.t_min_us.gemm",
+     "must be a finite number >= 0, got -1.0"),
+    (lambda d: _set(d, -3.0, "tables", "gemm", 2, "us"), "tables.gemm[2].us",
+     "must be a finite number > 0, got -3.0"),
+    (lambda d: _set(d, 0, "ceilings", "copy_tbps"), "ceilings.copy_tbps",
+     "must be a finite number > 0, got 0"),
+    (lambda d: _set(d, 3, "factors", "t_min_us"), "factors.t_min_us", "must be an object"),
+    (lambda d: _set(d, [1], "tables", "decode_attention", 0), "tables.decode_attention[0]",
+     "must be an object"),
+    (lambda d: _set(d, "fast", "tables", "prefill_attention", 1, "chunk"),
+     "tables.prefill_attention[1].chunk", "must be a finite number > 0, got 'fast'"),
+])
+def test_bad_calibration_files_exit_2_naming_file_and_field(tmp_path, edit, field, message):
+    path = _write(tmp_path, edit(_good()))
+    want = f"error: {path}: field '{field}': {message}"
+    for args in (["replay", "traces/shared-prefix.jsonl", "--model", "llama-3.1-8b",
+                  "--calibration", path],
+                 ["clock", "explain", "--model", "llama-3.1-8b", "--calibration", path,
+                  "--case", "d=1*1@100"]):
+        r = runner.invoke(app, args)
+        assert r.exit_code == 2, r.output
+        assert r.stderr.strip().splitlines() == [want]
+
+
+def test_unreadable_calibration_files_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "half.json"
+    bad.write_text('{"schema": ')
+    for path, line in ((str(bad), f"error: {bad}:1: not valid JSON: Expecting value"),
+                       (str(tmp_path / "nope.json"), (f"error: {tmp_path}/nope.json: no such "
+                                                     "file")),
+                       (str(tmp_path), f"error: {tmp_path}: is a directory, not a file")):
+        r = runner.invoke(app, ["replay", "traces/shared-prefix.jsonl", "--model",
+                                "llama-3.1-8b", "--calibration", path])
+        assert r.exit_code == 2
+        assert r.stderr.strip().splitlines() == [line]
+    (tmp_path / "list.json").write_text("[]")
+    r = runner.invoke(app, ["replay", "traces/shared-prefix.jsonl", "--model", "llama-3.1-8b",
+                            "--calibration", str(tmp_path / "list.json")])
+    assert r.stderr.strip() == (f"error: {tmp_path}/list.json: a calibration file must hold a "
+                                "JSON object")
+
+
+def test_calibration_with_another_clock_or_gpu_is_refused(tmp_path: Path) -> None:
+    path = _write(tmp_path, _good())
+    r = runner.invoke(app, ["replay", "traces/shared-prefix.jsonl", "--model", "llama-3.1-8b",
+                            "--calibration", path, "--clock", "roofline", "--gpu", "h100"])
+    assert r.exit_code == 2
+    assert r.stderr.strip() == ("error: option --calibration: a calibration file is read by the "
+                                "calibrated clock only, not 'roofline'")
+    r = runner.invoke(app, ["replay", "traces/shared-prefix.jsonl", "--model", "llama-3.1-8b",
+                            "--calibration", path, "--gpu", "a100"])
+    assert r.exit_code == 2
+    assert r.stderr.strip() == (f"error: option --gpu: {path} was measured on 'NVIDIA H100 80GB "
+                                "HBM3', not on 'a100' (leave --gpu out: the file's ceilings are "
+                                "the GPU)")
+    r = runner.invoke(app, ["replay", "traces/shared-prefix.jsonl", "--model", "llama-3.1-8b",
+                            "--calibration", path, "--gpu", "h100", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["clock"]["gpu"]["hbm_tbps"] == 3.1
+
+
+def test_the_file_is_checked_before_measuring_and_written_whole(tmp_path: Path,
+                                                               monkeypatch) -> None:
+    from kvcli.calibration import run
+
+    calls = []
+    doc = _good()
+
+    def fake(g, **kw):
+        calls.append(g.name)
+        return doc
+
+    monkeypatch.setattr(run, "calibrate", fake)
+    r = runner.invoke(app, ["calibrate", "--gpu", "--model", "llama-3.1-8b", "-o",
+                            str(tmp_path / "missing" / "cal.json")])
+    assert r.exit_code == 2 and calls == []         # refused before any measurement
+    assert r.stderr.startswith("error: option --output: ")
+    out = tmp_path / "cal.json"
+    out.write_text("old")
+    r = runner.invoke(app, ["calibrate", "--gpu", "--model", "llama-3.1-8b", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert calls == ["llama-3.1-8b"]
+    assert json.loads(out.read_text()) == doc
+    assert os.listdir(tmp_path) == ["cal.json"]     # the temporary file was renamed over it
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    (["--model", "llama-3.1-8b", "--clock", "calibrated"],
+     ("error: option --calibration: the calibrated clock needs a calibration file (kvcli "
+     "calibrate --gpu)")),
+    (["--model", "llama-3.1-8b", "--clock", "calibrated:1"],
+     "error: option --clock: 'calibrated' takes no parameters (the file is --calibration)"),
+    (["--calibration", "x.json"],
+     ("error: option --clock: the calibrated clock needs the model it was measured for (--model "
+     "or --model-config)")),
+])
+def test_calibrated_clock_usage_errors(args: list[str], line: str) -> None:
+    r = runner.invoke(app, ["replay", "traces/shared-prefix.jsonl", *args])
+    assert r.exit_code == 2
+    assert r.stderr.strip().splitlines() == [line]
