@@ -44,5 +44,5 @@ class Factors:
 
 
 DEFAULT_FACTORS = Factors()
-FACTORS_SOURCE = ("defaults from peers' measurements (../shared/reference/clock.md sections "
-                  "3.7 and 4), not calibrated on this GPU")
+FACTORS_SOURCE = ("defaults from peers' measurements (docs/clock.md, \"Turning work into "
+                  "time\"), not calibrated on this GPU")
