@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import os
 import sys
 import zlib
 from collections.abc import Iterator
+from typing import Any
 
 from kvcore.errors import InputError
 
@@ -123,6 +125,20 @@ def text_lines(name: str, stream: io.BufferedReader) -> Iterator[tuple[int, str]
             yield n, text
     except READ_ERRORS as err:
         raise InputError(f"cannot read: {err}", path=name) from None
+
+
+def read_json(path: str) -> tuple[str, Any]:
+    """(the name to show, the JSON document) of a whole-file JSON input (a model's config, a
+    calibration file); unreadable or invalid JSON is an `InputError` naming the line."""
+    name, stream = open_source(path)
+    try:
+        text = read_text(name, stream)
+    finally:
+        close_source(stream)
+    try:
+        return name, json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError(f"not valid JSON: {err.msg}", path=name, line=err.lineno) from None
 
 
 def read_text(name: str, stream: io.BufferedReader) -> str:

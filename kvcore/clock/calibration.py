@@ -12,7 +12,6 @@ attention, elementwise}, c_step_us, c_req_us, cpu_terms}; ``fit`` {loo_mape_pct 
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, replace
 from typing import Any
@@ -20,7 +19,7 @@ from typing import Any
 from kvcore.clock.factors import DEFAULT_FACTORS, Factors
 from kvcore.clock.gpus import Gpu, find_gpu
 from kvcore.errors import InputError
-from kvcore.sources import close_source, open_source, read_text
+from kvcore.sources import read_json
 
 SCHEMA = "kvcli-clock-calibration/1"
 TABLE_ROWS = {"gemm": ("m", "n", "k", "us"), "decode_attention": ("batch", "ctx", "us"),
@@ -41,15 +40,7 @@ class Calibration:
 
 
 def read_calibration(path: str) -> Calibration:
-    name, stream = open_source(path)
-    try:
-        text = read_text(name, stream)
-    finally:
-        close_source(stream)
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InputError(f"not valid JSON: {err.msg}", path=name, line=err.lineno) from None
+    name, doc = read_json(path)
     return check_calibration(doc, name)
 
 

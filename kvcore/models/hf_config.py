@@ -19,13 +19,12 @@ needs that is neither given nor defaulted is an InputError naming it.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from kvcore.errors import InputError
 from kvcore.models.geometry import MambaGeometry, ModelGeometry
-from kvcore.sources import close_source, open_source, read_text
+from kvcore.sources import read_json
 
 # Defaults of the transformers config classes for keys real checkpoints omit.
 MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -48,15 +47,7 @@ _LAYER_TYPE_NAMES = {"full_attention": "full", "attention": "full", "sliding_att
 
 def load_hf_config(path: str | Path) -> dict[str, Any]:
     """The JSON object in ``path``; an InputError when it cannot be read or is not an object."""
-    name, stream = open_source(str(path))
-    try:
-        text = read_text(name, stream)
-    finally:
-        close_source(stream)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InputError(f"not valid JSON: {err.msg}", path=name, line=err.lineno) from None
+    name, data = read_json(str(path))
     if not isinstance(data, dict):
         raise InputError("a config.json must hold a JSON object", path=name)
     return data
