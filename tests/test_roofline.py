@@ -1,6 +1,6 @@
-"""The roofline clock: the reference's worked numbers (../shared/reference/clock.md section 4,
-Llama-3.1-8B bf16 on one H100 SXM, default factors), monotone in tokens and context, and a
-model too big for the GPU refused."""
+"""The roofline clock: the reference's worked numbers (docs/clock.md, "The reference's worked
+example": Llama-3.1-8B bf16 on one H100 SXM, default factors), monotone in tokens and context,
+and a model too big for the GPU refused."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The calibration file (`kvcli calibrate --gpu`, schema ``kvcli-clock-calibration/1``):
 read, checked field by field, and turned into the roofline's GPU ceilings and factors.
 
-Layout (../shared/reference/clock.md 8.3; docs/clock.md shows a whole file):
+Layout (docs/clock.md, "Calibration on a GPU", shows a whole file):
 ``schema``, ``created``, ``tool``; ``gpu`` {name, mem_gb, ...}; ``scope`` {model, dtype,
 kv_dtype, tp, block_size}; ``ceilings`` {copy_tbps, gemm_bf16_tflops, gemm_fp8_tflops|null};
 ``tables`` {gemm, decode_attention, prefill_attention, elementwise: lists of rows};

@@ -1,7 +1,7 @@
 """The roofline's efficiency factors and fixed terms, with where each default comes from.
 
 Defaults are the peers' measured efficiencies that the reference's worked example uses
-(../shared/reference/clock.md sections 3.6, 3.7 and 4): with them the roofline gives its
+(docs/clock.md, "Turning work into time" and "The reference's worked example"): with them the roofline gives its
 Llama-3.1-8B / H100 SXM numbers (17.12 ms decode 64 x 4,096, 41.14 ms prefill 2,048 of GPU
 time). They are not calibrated for any GPU: a calibration (a later `calibrated` clock) replaces
 them with measured ones.

@@ -3,7 +3,7 @@
 NVIDIA prints tensor TFLOPs "with sparsity" (an asterisk) for A100/H100/H200/L40S/L4: the dense
 figures here are half of those (`listed_sparse` says the halving was made). Link bandwidths are
 bidirectional totals per GPU, as datasheets print them; the all-reduce term takes a fraction
-(`kvcore.clock.factors`). Numbers and sources: ../shared/reference/clock.md section 5.
+(`kvcore.clock.factors`). Numbers and sources: each preset's `source`, listed by `kvcli clock gpus`.
 """
 
 from __future__ import annotations
