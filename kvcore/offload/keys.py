@@ -1,16 +1,15 @@
-"""The records of the CPU tier: chunk keys, a chunk's status, a request's context, lookup results,
-an offer's outcome and the tier's events.
+"""The records of the CPU tier: chunk keys, a chunk's status, a request's context and what it
+observed, lookup results, an offer's outcome and the tier's events.
 
 vLLM 0.33's `v1/kv_offload/base.py` and `cpu/policies/base.py`. A chunk is `blocks_per_chunk`
 GPU blocks; its key is the hash of its **last** GPU block followed by the KV cache group index
 as 4 big-endian bytes (raw bytes, as vLLM's `OffloadKey`: two keys compare as vLLM's do, which
-decides ties in the LRU heap).
+decides ties in the LRU's eviction order).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
 HIT = "HIT"
 MISS = "MISS"
@@ -51,6 +50,19 @@ class ChunkStatus:
         return self.ref_cnt >= 0
 
 
+@dataclass(slots=True)
+class RequestCacheAccess:
+    """The keys one request observed, per group in first-observation order, and how."""
+
+    generation: int
+    key_groups: dict[int, list[bytes]] = field(default_factory=dict)
+    seen: set[bytes] = field(default_factory=set)
+    inserted: set[bytes] = field(default_factory=set)
+    reused: set[bytes] = field(default_factory=set)
+    store_missed: set[bytes] = field(default_factory=set)
+    finished: bool = False
+
+
 class ReqContext:
     """What the tier knows of one request: its id, the end-token position of each of its
     chunk keys (set by the connector as keys appear; it orders a request's keys head to tail)
@@ -62,14 +74,11 @@ class ReqContext:
     def __init__(self, req_id: str) -> None:
         self.req_id = req_id
         self.positions: dict[bytes, int] = {}
-        self.access: Any = None          # the manager's `RequestCacheAccess`
+        self.access: RequestCacheAccess | None = None   # the manager's
         self.rank: tuple[int, int] | None = None   # the LRU policy's (generation, rank)
 
     def set_position(self, key: bytes, end_token: int) -> None:
         self.positions[key] = end_token
-
-    def position(self, key: bytes) -> int | None:
-        return self.positions.get(key)
 
 
 def order_request_keys(key_groups: tuple[tuple[bytes, ...], ...], ctx: ReqContext

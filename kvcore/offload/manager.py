@@ -16,8 +16,6 @@ victims. The rules in words (docs/offload.md has them for users):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from kvcore.offload.keys import (
     GROUP0_SUFFIX,
     HIT,
@@ -25,6 +23,7 @@ from kvcore.offload.keys import (
     MISS,
     ChunkStatus,
     ReqContext,
+    RequestCacheAccess,
     StoreOffer,
     TierEvent,
     key_group,
@@ -38,19 +37,6 @@ M_ALLOC = "vllm:kv_offload_cpu_allocation_size"
 M_WRITE = "vllm:kv_offload_cpu_cache_write_usage_perc"
 M_READ = "vllm:kv_offload_cpu_cache_read_usage_perc"
 M_SKIPPED = "vllm:kv_offload_stores_skipped"
-
-
-@dataclass(slots=True)
-class RequestCacheAccess:
-    """The keys one request observed, per group in first-observation order, and how."""
-
-    generation: int
-    key_groups: dict[int, list[bytes]] = field(default_factory=dict)
-    seen: set[bytes] = field(default_factory=set)
-    inserted: set[bytes] = field(default_factory=set)
-    reused: set[bytes] = field(default_factory=set)
-    store_missed: set[bytes] = field(default_factory=set)
-    finished: bool = False
 
 
 class CPUOffloadingManager:
@@ -121,7 +107,7 @@ class CPUOffloadingManager:
                 held = set(resident)
                 new = [k for k in new if k in held] if held else []
             self.policy.on_request_access(new, ctx)
-        if reused is not None and reused and self.policy.watches_reuse:
+        if reused and self.policy.watches_reuse:
             # re-reading a chunk the request inserted itself is not a second access
             state.reused.update(k for k in reused if k not in state.inserted)
 
