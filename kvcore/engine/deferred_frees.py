@@ -33,6 +33,10 @@ class DeferredFrees:
         """Whether the request's blocks can go back now, inside schedule() call ``now``."""
         if req.decode_window_start < now and req.decode_window_start <= req.decode_window_end:
             return self.sched_step_seq <= self.processed_step_seq    # scheduled by call now - 1
+        return self._processed(req)
+
+    def _processed(self, req: Request) -> bool:
+        """Whether the last step that scheduled it (outside an open window) was processed."""
         return self.last_sched_seq.get(req.request_id, 0) <= self.processed_step_seq
 
     def window_closed(self, req: Request) -> None:
@@ -49,7 +53,7 @@ class DeferredFrees:
 
     def free(self, req: Request) -> None:
         """Release the request's blocks now, or hold them until their step is processed."""
-        if self.last_sched_seq.get(req.request_id, 0) <= self.processed_step_seq:
+        if self._processed(req):     # (a request being freed is in no open window)
             self.kvm.free(req)
             return
         blocks = self.kvm.pop_blocks_for_free(req)
