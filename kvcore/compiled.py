@@ -44,7 +44,7 @@ MODULES = (
     "kvcore.engine.queues", "kvcore.engine.decode_windows", "kvcore.engine.scheduler",
     "kvcore.engine.scheduler_update", "kvcore.engine.scheduler_waiting",
     "kvcore.engine.deferred_frees",
-    "kvcore.engine.engine_loop", "kvcore.engine.async_loop",
+    "kvcore.engine.engine_loop", "kvcore.engine.replay_observer", "kvcore.engine.async_loop",
     # the CPU offload tier (per chunk work as hot as the pool's per block)
     "kvcore.engine.scheduler_offload", "kvcore.offload.keys", "kvcore.offload.policy",
     "kvcore.offload.lru", "kvcore.offload.idle_runs", "kvcore.offload.arc",

@@ -21,6 +21,7 @@ from kvcore.engine.decode_windows import DecodeWindows
 from kvcore.engine.fast_forward import decode_stretch, run_stretch
 from kvcore.engine.load_check import check_load
 from kvcore.engine.options import build
+from kvcore.engine.replay_observer import ReplayObserver
 from kvcore.engine.scheduler import (
     NO_MODEL_LEN_LIMIT,
     Scheduler,
@@ -50,7 +51,7 @@ class EngineLoop:
         cfg = ctx.cfg
         self.sched = Scheduler(
             build(SchedulerConfig, cfg, max_model_len=cfg.max_model_len or NO_MODEL_LEN_LIMIT),
-            ctx.kvm, tracer=ctx.recorder, observer=_Observer(ctx))
+            ctx.kvm, tracer=ctx.recorder, observer=ReplayObserver(ctx))
         # The CPU offload tier (`kvcore.offload`): the scheduler gets its connector. The
         # fast-forward stays off (the worker runs every step); decode windows stay on: a window
         # step allocates nothing, completes no block and offers nothing, so the connector sees
@@ -272,36 +273,3 @@ class _Lazy:
 
     def build(self) -> Request:
         return self.ctx.make_request(self.tr, int(self.arrival_time))
-
-
-class _Observer:
-    """Scheduler observer: statistics in the context, event lines through the recorder."""
-
-    def __init__(self, ctx: ReplayContext) -> None:
-        self.ctx = ctx
-        self.rec = ctx.recorder
-
-    def on_admit_attempt(self, req: Request) -> None:
-        self.rec.on_admit_attempt(req)
-
-    def on_admit(self, req: Request, hit_tokens: int, resumed: bool) -> None:
-        self.ctx.count_admission(req, hit_tokens, resumed)
-        self.rec.on_admit(req, hit_tokens, resumed)
-
-    def on_admit_failed(self, req: Request) -> None:
-        self.rec.on_admit_failed(req)
-
-    def on_preempt(self, req: Request, num_computed_tokens: int) -> None:
-        s = self.ctx.summary
-        s.preemptions += 1
-        s.recomputed_tokens += num_computed_tokens
-        self.ctx.records[req.request_id].preemptions += 1
-        self.rec.on_preempt(req, num_computed_tokens)
-
-    def on_finish(self, req: Request) -> None:
-        rec = self.ctx.records[req.request_id]
-        rec.generated = req.num_output_tokens
-        jsonl = self.ctx.jsonl
-        # The event carries the request's latencies; its record gets its finish time after the
-        # step's update (`EngineLoop.account`), and every path sets the stream's clock to it first.
-        self.rec.on_finish(req, None if jsonl is None else rec.latency(now=jsonl.t_ms))

@@ -289,7 +289,6 @@ class Scheduler:
         self.free_blocks(req)
         del self.requests[req.request_id]
 
-
     def free_blocks(self, req: Request) -> None:
         if self.deferred is not None:
             self.deferred.free(req)
