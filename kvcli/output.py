@@ -63,7 +63,7 @@ def dumps(obj: Any) -> bytes:
 
 
 def dumps_pretty(obj: Any) -> bytes:
-    """Indented JSON bytes with a final newline (a file a person may read: calibrations)."""
+    """Indented JSON bytes with a final newline (`--json` documents, calibration files)."""
     return orjson.dumps(obj, option=_OPTS | orjson.OPT_INDENT_2) + b"\n"
 
 
@@ -104,8 +104,7 @@ def emit(view: View, *, as_json: bool, to_stderr: bool = False) -> None:
     try:
         if as_json:
             stream = sys.stderr if to_stderr else sys.stdout
-            stream.buffer.write(orjson.dumps(view.data, option=_OPTS | orjson.OPT_INDENT_2)
-                                + b"\n")
+            stream.buffer.write(dumps_pretty(view.data))
             stream.flush()
             return
         console = stderr_console() if to_stderr else stdout_console()
