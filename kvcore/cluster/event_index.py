@@ -1,0 +1,60 @@
+"""`EventIndex`: which replica holds which block, learned from the replicas' vLLM KV events.
+
+This is what llm-d's precise prefix scorer and Dynamo's KV indexer keep: a map from a block's
+64-bit hash (as vLLM's `BlockStored` / `BlockRemoved` carry it) to the replicas holding it, fed
+by each replica's event batches when they reach the router (after `--kv-event-lag-ms`). vLLM
+publishes a block when it is cached and removes it only when its slot is reused or evicted (a
+freed block stays cached), so with no lag the index holds exactly the replica's prefix cache.
+
+Per replica and medium, a count per hash: a hash stored by two groups (hybrid models) or on
+two media stays until each copy is removed. `AllBlocksCleared` forgets the replica.
+"""
+
+from __future__ import annotations
+
+from kvcore.kv_events import AllBlocksCleared, BlockRemoved, BlockStored
+
+
+class EventIndex:
+    __slots__ = ("cpu", "gpu", "n", "received")
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.gpu: list[dict[int, int]] = [{} for _ in range(n)]
+        self.cpu: list[dict[int, int]] = [{} for _ in range(n)]
+        self.received = 0           # event batches applied
+
+    def apply(self, replica: int, events: list) -> None:
+        """One event batch of `replica`, in its order."""
+        self.received += 1
+        for ev in events:
+            if isinstance(ev, BlockStored):
+                held = self.cpu[replica] if ev.medium == "CPU" else self.gpu[replica]
+                for h in ev.block_hashes:
+                    held[h] = held.get(h, 0) + 1
+            elif isinstance(ev, BlockRemoved):
+                held = self.cpu[replica] if ev.medium == "CPU" else self.gpu[replica]
+                for h in ev.block_hashes:
+                    c = held.get(h, 0)
+                    if c <= 1:
+                        held.pop(h, None)
+                    else:
+                        held[h] = c - 1
+            elif isinstance(ev, AllBlocksCleared):
+                self.gpu[replica].clear()
+                self.cpu[replica].clear()
+
+    def match(self, replica: int, block_hashes: list[int], *, cpu: bool = False) -> int:
+        """Consecutive blocks of `block_hashes` from the first that `replica` holds on the GPU
+        (`cpu`: on the CPU tier)."""
+        held = self.cpu[replica] if cpu else self.gpu[replica]
+        k = 0
+        for h in block_hashes:
+            if h not in held:
+                break
+            k += 1
+        return k
+
+    def matches(self, block_hashes: list[int]) -> list[int]:
+        """`match` for every replica."""
+        return [self.match(i, block_hashes) for i in range(self.n)]

@@ -1,0 +1,173 @@
+"""The router contract: what a router is given, what it returns, and the registry by name.
+
+A router sees each request once, when it arrives, and picks a replica: `route(req, view)`. It
+may read only the `ClusterView` (`view.py`): scraped metrics (stale by the sampling interval),
+router-local counters (fresh), the replicas' true prefix hits (for the `oracle` upper bound),
+and an index fed by the replicas' vLLM KV events (when the router says it `needs_events`). It
+may keep its own state (a routing-history index) and update it in the hooks: `on_routed` right
+after its decision, `on_first_token` and `on_finished` when that replica's step ends.
+
+A router is a pure function of its inputs and its `rng` (seeded from `--seed`): same trace,
+same options, same seed, same decisions.
+
+Routers register themselves by name (`@register`); `make_router(name, ...)` builds one with its
+options checked (`--router-opt key=value`: each router declares `OPTIONS`).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from kvcore.errors import InputError
+
+if TYPE_CHECKING:
+    from kvcore.cluster.view import ClusterView
+    from kvcore.traces import TraceRequest
+
+
+@dataclass(slots=True)
+class RouteRequest:
+    """A request as the router sees it at its arrival."""
+
+    id: str
+    index: int                  # position in arrival order (0, 1, ...)
+    arrival_ms: float
+    prompt_len: int
+    output_len: int
+    # vLLM's block hashes of the prompt's full engine blocks (`view.block_size` tokens each),
+    # in their 64-bit external form (as vLLM's KV events carry them): a chained hash, so
+    # ``block_hashes[j]`` names the whole prefix up to block j. A router with a coarser block
+    # of m engine blocks takes every m-th one.
+    block_hashes: list[int]
+    tr: TraceRequest
+
+
+@dataclass(slots=True)
+class Decision:
+    """A router's answer. `reason` says why in one word (`round_robin`, `random`, `least_load`,
+    `best_prefix`, `imbalance`, `below_threshold`, `tie`, `lowest_cost`, `best_score`, ...);
+    `scores` maps each scorer's name to its per-replica scores (for `--decisions`);
+    `predicted_hit` is the hit in tokens the router believed the chosen replica had (None:
+    the router has no prefix notion), compared with the true hit in the report."""
+
+    replica: int
+    reason: str
+    scores: dict[str, list[float]] | None = None
+    predicted_hit: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One `--router-opt` a router takes: its type (int, float, str or bool), default, help."""
+
+    kind: type
+    default: Any
+    help: str
+
+
+class Router(ABC):
+    """A routing rule. Subclasses set `name`, `OPTIONS`, and implement `route`."""
+
+    name: ClassVar[str] = ""
+    # The options this router takes, by name (`--router-opt name=value`).
+    OPTIONS: ClassVar[dict[str, Option]] = {}
+    # True: the view's `events` index is fed with the replicas' KV events (costly; only then).
+    needs_events: ClassVar[bool] = False
+
+    def __init__(self, n: int, opts: dict[str, Any], rng: random.Random,
+                 block_size: int) -> None:
+        """`n` replicas, `opts` every option of `OPTIONS` (defaults filled in), `rng` the
+        router's own seeded generator, `block_size` the engine's block size in tokens."""
+        self.n = n
+        self.opts = opts
+        self.rng = rng
+        self.block_size = block_size
+
+    @abstractmethod
+    def route(self, req: RouteRequest, view: ClusterView) -> Decision:
+        """The replica for `req` (0 <= replica < n), decided at `view.now_ms`."""
+
+    def on_routed(self, req: RouteRequest, replica: int, view: ClusterView) -> None:
+        """Right after `route` (the request is now `replica`'s): history indexes learn here."""
+
+    def on_first_token(self, rid: str, replica: int, t_ms: float) -> None:
+        """The request's first token came out of `replica` at `t_ms`."""
+
+    def on_finished(self, rid: str, replica: int, t_ms: float) -> None:
+        """The request finished on `replica` at `t_ms`."""
+
+
+REGISTRY: dict[str, type[Router]] = {}
+
+
+def register(cls: type[Router]) -> type[Router]:
+    """Class decorator: add a router to the registry under its `name`."""
+    assert cls.name and cls.name not in REGISTRY, cls.name
+    REGISTRY[cls.name] = cls
+    return cls
+
+
+def router_names() -> list[str]:
+    _load_all()
+    return sorted(REGISTRY)
+
+
+def make_router(name: str, n: int, raw_opts: dict[str, str], seed: int,
+                block_size: int) -> Router:
+    """Build router `name` for `n` replicas with `raw_opts` (strings, from `--router-opt`)
+    checked against its `OPTIONS`; an `InputError` naming the option otherwise."""
+    _load_all()
+    cls = REGISTRY.get(name)
+    if cls is None:
+        raise InputError(f"unknown router {name!r}; known: {', '.join(sorted(REGISTRY))}",
+                         field="router")
+    opts = {k: o.default for k, o in cls.OPTIONS.items()}
+    for key, text in raw_opts.items():
+        opt = cls.OPTIONS.get(key)
+        if opt is None:
+            known = ", ".join(sorted(cls.OPTIONS)) or "none"
+            raise InputError(f"router {name} has no option {key!r} (its options: {known})",
+                             field="router_opt")
+        opts[key] = _convert(name, key, opt.kind, text)
+    # each router its own generator, seeded by the seed and its name (same seed, same choices)
+    rng = random.Random(f"{seed}:{name}")
+    return cls(n, opts, rng, block_size)
+
+
+def _convert(router: str, key: str, kind: type, text: str) -> Any:
+    conv: Callable[[str], Any] = kind
+    if kind is bool:
+        low = text.strip().lower()
+        if low not in ("true", "false", "1", "0", "yes", "no"):
+            raise InputError(f"router {router} option {key}: expected true or false, got "
+                             f"{text!r}", field="router_opt")
+        return low in ("true", "1", "yes")
+    try:
+        value = conv(text)
+    except ValueError:
+        raise InputError(f"router {router} option {key}: expected {kind.__name__}, got "
+                         f"{text!r}", field="router_opt") from None
+    if kind is float and math.isnan(value):
+        raise InputError(f"router {router} option {key}: not a number", field="router_opt")
+    return value
+
+
+def _load_all() -> None:
+    """Import every router module (each registers itself)."""
+    from kvcore.cluster import routers  # noqa: F401  (the package imports them all)
+
+
+@dataclass(slots=True)
+class DecisionLog:
+    """What the report keeps of the decisions: counts by reason, index disagreement."""
+
+    reasons: dict[str, int] = field(default_factory=dict)
+    predicted: int = 0          # decisions with a predicted hit
+    false_hit: int = 0          # predicted more than the true hit
+    false_miss: int = 0         # predicted less than the true hit
+    regret_tokens: int = 0      # best true hit of any replica minus the chosen one's

@@ -1,0 +1,10 @@
+"""The routers, one file each; importing this package registers them all
+(`kvcore.cluster.router.REGISTRY`)."""
+
+from kvcore.cluster.routers import (  # noqa: F401
+    least_request,
+    oracle,
+    power_of_two,
+    random_router,
+    round_robin,
+)
