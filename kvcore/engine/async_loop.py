@@ -106,8 +106,11 @@ class AsyncEngineLoop(EngineLoop):
         """First-token and finish times: a token reaches its request when its batch's output
         is processed (this step), not when the batch was scheduled."""
         records = self.ctx.records
+        listener = self.listener
         for rid in out.sampling:
             rec = records[rid]
             if rec.first_token_ms is None:
                 rec.first_token_ms = t_end
+                if listener is not None:
+                    listener.first_token(rid, t_end)
         super().account([], finished, t_end)

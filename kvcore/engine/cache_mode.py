@@ -9,15 +9,32 @@ from __future__ import annotations
 from kvcore.engine.context import ReplayContext
 from kvcore.offload.stores import build_connector_meta
 from kvcore.offload.tier import OffloadTier
+from kvcore.traces import TraceRequest
 
 
 def run_cache(ctx: ReplayContext) -> None:
-    kvm = ctx.kvm
-    rec = ctx.recorder
-    jsonl = ctx.jsonl
-    tier = ctx.open_tier()
-    skipped: list[tuple[int, str]] = []     # (line, why)
+    run = CacheRun(ctx)
     for k, tr in enumerate(ctx.trace.requests):
+        run.one(tr, k)
+    run.close(len(ctx.trace.requests))
+
+
+class CacheRun:
+    """Cache mode request by request: `one(tr, k)` runs the k-th request (`kvcore.cluster`
+    calls it as its router hands each replica a request), `close(n)` ends the run."""
+
+    def __init__(self, ctx: ReplayContext) -> None:
+        self.ctx = ctx
+        self.tier = ctx.open_tier()
+        self.skipped: list[tuple[int, str]] = []     # (line, why)
+
+    def one(self, tr: TraceRequest, k: int) -> None:
+        ctx = self.ctx
+        kvm = ctx.kvm
+        rec = ctx.recorder
+        jsonl = ctx.jsonl
+        tier = self.tier
+        skipped = self.skipped
         ctx.step = k
         ctx.t_ms = tr.arrival_ms
         info = ctx.records[tr.id]
@@ -27,7 +44,7 @@ def run_cache(ctx: ReplayContext) -> None:
             jsonl.write("arrive", tr.id, prompt_tokens=tr.prompt_len,
                         output_tokens=tr.output_len)
         if not ctx.admit_or_reject(tr, skipped):
-            continue
+            return
         req = ctx.make_request(tr, k)
         blocks, hit, req.shared_prefix_boundary = kvm.get_computed_blocks(req)
         rec.req = tr.id
@@ -44,7 +61,7 @@ def run_cache(ctx: ReplayContext) -> None:
             rec.on_admit_failed(req)
             skipped.append((tr.line, "no room in an empty pool"))
             ctx.reject(tr, "no room in an empty pool")
-            continue
+            return
         kvm.record_prefix_cache_stats(req, hit)
         ctx.count_admission(req, hit, False)
         rec.on_admit(req, hit, False)
@@ -63,8 +80,11 @@ def run_cache(ctx: ReplayContext) -> None:
             ctx.vllm.batch(tr.arrival_ms / 1000.0, ctx.take_kv_events())
         ctx.summary.finished += 1
         ctx.progress(1)
-    ctx.step = len(ctx.trace.requests)
-    ctx.check_rejections(skipped)
+
+    def close(self, n: int) -> None:
+        """After the last of `n` requests."""
+        self.ctx.step = n
+        self.ctx.check_rejections(self.skipped)
 
 
 def _through_the_tier(tier: OffloadTier, req, hit: int, ext: int, ctx: ReplayContext,

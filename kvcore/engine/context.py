@@ -47,7 +47,10 @@ class ReplayContext:
                  sink: JsonlEvents | VllmEvents | None, *,
                  steps_out: IO[bytes] | None = None, requests_out: IO[bytes] | None = None,
                  progress: Callable[[int], None] | None = None,
-                 warn: Callable[[str], None] | None = None) -> None:
+                 warn: Callable[[str], None] | None = None,
+                 vllm_sink: VllmEvents | None = None) -> None:
+        """`sink` gets the event stream (ours or vLLM's); `vllm_sink`, vLLM's batches beside
+        our stream (a cluster's replica writes both)."""
         self.trace = trace
         sized_here = cfg.num_blocks is None      # a given num_blocks was checked by `resolve`
         self.cfg, groups = sized(cfg, trace)
@@ -72,7 +75,7 @@ class ReplayContext:
             raise InputError(str(err), field=key) from None
         self.sink = sink
         self.jsonl = sink if isinstance(sink, JsonlEvents) else None
-        self.vllm = sink if isinstance(sink, VllmEvents) else None
+        self.vllm = sink if isinstance(sink, VllmEvents) else vllm_sink
         self.steps_out = steps_out
         self.requests_out = requests_out
         self.progress = progress or (lambda n=1: None)

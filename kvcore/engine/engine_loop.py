@@ -10,6 +10,7 @@ step line and the vLLM event batch).
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from typing import Any
 
@@ -75,6 +76,11 @@ class EngineLoop:
         self.num_usable = ctx.num_blocks - 1
         self.ff_head: Any = None        # a refused waiting head the fast-forward keeps refused
         self.ff_finish: list[int] = []      # the stretch step each running request finishes in
+        # `kvcore.cluster`: told of each first token and finish (`first_token(rid, t_ms)`,
+        # `finished(rid, t_ms)`); and the time before which nothing arrives that `pending`
+        # does not hold yet (the fast-forward stops there)
+        self.listener: Any = None
+        self.horizon_ms = math.inf
 
     def sample(self, req: Request) -> int:
         """The fake model: the next token of a request at the end of its known tokens."""
@@ -87,24 +93,35 @@ class EngineLoop:
             req.num_output_tokens, n, self.ctx.cfg.max_model_len)
 
     def run(self) -> None:
+        while self.advance():
+            pass
+        self.finish()
+
+    def advance(self) -> bool:
+        """One turn of the loop: the arrivals, then one step (or a fast-forwarded stretch), or
+        an idle turn. False when the loop is over (every request done, or `max_steps`).
+        `kvcore.cluster` turns it for each replica when the shared clock reaches it."""
         ctx = self.ctx
+        self.arrivals()
+        if self.done():
+            return False    # like the oracle: no trailing step just to flush finished ids
+        if not self.has_work():
+            if ctx.cfg.arrivals == "step":
+                ctx.step += 1   # idle steps count
+            return True
         max_steps = ctx.cfg.max_steps
-        step_mode = ctx.cfg.arrivals == "step"
-        while True:
-            self.arrivals()
-            if self.done():
-                break   # like the oracle: no trailing step just to flush finished ids
-            if not self.has_work():
-                if step_mode:
-                    ctx.step += 1   # idle steps count
-                continue
-            if max_steps is not None and ctx.step >= max_steps:
-                ctx.warning(f"stopped after max_steps {max_steps}: the summary covers only "
-                            "what ran by then")
-                break
-            k = decode_stretch(self) if self.fast_forward else 0
-            if not k or not run_stretch(self, k):
-                self.step()
+        if max_steps is not None and ctx.step >= max_steps:
+            ctx.warning(f"stopped after max_steps {max_steps}: the summary covers only "
+                        "what ran by then")
+            return False
+        k = decode_stretch(self) if self.fast_forward else 0
+        if not k or not run_stretch(self, k):
+            self.step()
+        return True
+
+    def finish(self) -> None:
+        """After the last turn: open decode windows caught up, mean usage, the warnings."""
+        ctx = self.ctx
         self.sched.catch_up_all()
         ctx.summary.mean_usage = (self.usage_time / ctx.t_ms / max(self.num_usable, 1)
                                   if ctx.t_ms > 0 else 0.0)
@@ -228,17 +245,24 @@ class EngineLoop:
         had their first token before)."""
         ctx = self.ctx
         records = ctx.records
+        listener = self.listener
         for req in scheduled:
             rid = req.request_id
             rec = records[rid]
             if rec.first_token_ms is None and (rid in finished or req.num_output_tokens > 0):
                 rec.first_token_ms = t_end
+                if listener is not None:
+                    listener.first_token(rid, t_end)
         for rid in finished:
             rec = records[rid]
             rec.finish_step = ctx.step
             rec.finish_ms = t_end
             if rec.first_token_ms is None:
                 rec.first_token_ms = t_end
+                if listener is not None:
+                    listener.first_token(rid, t_end)
+            if listener is not None:
+                listener.finished(rid, t_end)
             ctx.summary.finished += 1
             ctx.progress(1)
 

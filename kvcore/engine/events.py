@@ -146,13 +146,14 @@ class VllmEvents:
 
     format = "vllm"
 
-    def __init__(self, out: IO[bytes]) -> None:
+    def __init__(self, out: IO[bytes], rank: int | None = None) -> None:
         self.out = out
+        self.rank = rank            # `data_parallel_rank` (a cluster's replica; None alone)
 
     def batch(self, ts_s: float, events: list) -> None:
         if events:
             self.out.write(_dumps({"ts": round(ts_s, 9), "events": [e.to_dict() for e in events],
-                                   "data_parallel_rank": None}) + b"\n")
+                                   "data_parallel_rank": self.rank}) + b"\n")
 
     def interrupted(self) -> None:
         self.out.write(_dumps({"interrupted": True}) + b"\n")

@@ -28,6 +28,7 @@ compares the bytes). Gain: see `benchmarks/sched_vs_vllm.py` and docs/replay.md 
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import orjson
@@ -126,15 +127,16 @@ def _until_arrival(loop: EngineLoop, k: int, finish: list[int] | None,
     0 (a lower bound on the step time: this cheap check only rules stretches out, the exact
     one with ``finish`` and the requests' ``starts`` follows)."""
     pending = loop.pending
-    if not pending:
+    horizon = loop.horizon_ms           # (a cluster's next arrival anywhere: inf alone)
+    if not pending and horizon == math.inf:
         return k
     ctx = loop.ctx
     mode = ctx.cfg.arrivals
     if mode == "step":
-        return pending[0].arrival_step - ctx.step
+        return pending[0].arrival_step - ctx.step if pending else k
     if mode != "timestamp":
         return 0
-    t, nxt = ctx.t_ms, pending[0].arrival_ms
+    t, nxt = ctx.t_ms, min(pending[0].arrival_ms, horizon) if pending else horizon
     n = len(loop.sched.running)
     cost = ctx.cost
     for j in range(1, k):          # the clock adds each step's cost, as the plain steps do

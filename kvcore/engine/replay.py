@@ -56,7 +56,7 @@ def run(ctx: ReplayContext, loop: EngineLoop | None = None) -> None:
     """Run the context's mode to the end (or Ctrl-C), then fill the summary and end the outputs.
     An engine-mode caller may pass its own `EngineLoop` over `ctx` (to look at the scheduler)."""
     t0 = time.perf_counter()
-    _header(ctx)
+    header(ctx)
     try:
         if ctx.cfg.mode == "cache":
             run_cache(ctx)
@@ -65,8 +65,8 @@ def run(ctx: ReplayContext, loop: EngineLoop | None = None) -> None:
     except KeyboardInterrupt:
         ctx.summary.interrupted = True
     with deferred():          # a signal now would cut the outputs' last records
-        _summarize(ctx, t0)
-        _finish_outputs(ctx)
+        summarize(ctx, t0)
+        finish_outputs(ctx)
 
 
 def engine_loop(ctx: ReplayContext) -> EngineLoop:
@@ -78,7 +78,7 @@ def engine_loop(ctx: ReplayContext) -> EngineLoop:
     return EngineLoop(ctx)
 
 
-def _summarize(ctx: ReplayContext, t0: float) -> None:
+def summarize(ctx: ReplayContext, t0: float) -> None:
     s = ctx.summary
     s.wall_time_s = round(time.perf_counter() - t0, 3)
     s.sim_time_s = round(ctx.t_ms / 1000.0, 6)
@@ -108,7 +108,7 @@ def _summarize(ctx: ReplayContext, t0: float) -> None:
             if s.prompt_tokens else 0.0
 
 
-def _header(ctx: ReplayContext) -> None:
+def header(ctx: ReplayContext) -> None:
     if ctx.jsonl is not None:
         cfg = ctx.cfg
         ctx.jsonl.header({"mode": cfg.mode, "block_size": cfg.block_size,
@@ -119,7 +119,7 @@ def _header(ctx: ReplayContext) -> None:
                                                  else None)})
 
 
-def _finish_outputs(ctx: ReplayContext) -> None:
+def finish_outputs(ctx: ReplayContext) -> None:
     s = ctx.summary
     if ctx.requests_out is not None:
         write_request_lines(ctx.requests_out, ctx.records.values(), s.interrupted)

@@ -1,0 +1,53 @@
+"""`Ceilings`: the hit rates with infinite memory, for the decomposition of lost hits.
+
+* the **trace ceiling**: one cache shared by all replicas, never evicting: a request hits the
+  longest prefix of its blocks that any earlier request had;
+* the **routed ceiling**: each replica its own infinite cache, the requests routed as they
+  were: a request hits the longest prefix an earlier request routed to the same replica had.
+
+Both apply vLLM's cap (the prompt's last token is always computed, hits are whole blocks) and
+count prompt blocks only (a decode block is cached too, but in a trace without its own output
+tokens no later prompt holds it). So routing loss = trace ceiling - routed ceiling (what the
+routing threw away), capacity loss = routed ceiling - achieved (what eviction, and in engine
+mode concurrency, threw away). Blocks are their 64-bit hashes (`RouteRequest.block_hashes`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class Ceilings:
+    __slots__ = ("block_size", "per", "routed_hit", "seen", "trace_hit")
+
+    def __init__(self, n: int, block_size: int) -> None:
+        self.block_size = block_size
+        self.seen: set[int] = set()
+        self.per: list[set[int]] = [set() for _ in range(n)]
+        self.trace_hit: dict[str, int] = {}
+        self.routed_hit: dict[str, int] = {}
+
+    def add(self, rid: str, hashes: list[int], prompt_len: int, replica: int) -> None:
+        """Request `rid` (its prompt blocks' hashes) routed to `replica`: its two ceiling hits,
+        then its blocks join both caches."""
+        cap = min(len(hashes), (prompt_len - 1) // self.block_size)
+        self.trace_hit[rid] = _prefix(hashes, cap, self.seen) * self.block_size
+        mine = self.per[replica]
+        self.routed_hit[rid] = _prefix(hashes, cap, mine) * self.block_size
+        self.seen.update(hashes)
+        mine.update(hashes)
+
+    def totals(self, rids: Iterable[str]) -> tuple[int, int]:
+        """(trace ceiling hit tokens, routed ceiling hit tokens) summed over `rids`."""
+        t = r = 0
+        for rid in rids:
+            t += self.trace_hit[rid]
+            r += self.routed_hit[rid]
+        return t, r
+
+
+def _prefix(hashes: list[int], cap: int, held: set[int]) -> int:
+    k = 0
+    while k < cap and hashes[k] in held:
+        k += 1
+    return k

@@ -1,0 +1,129 @@
+"""`Replica`: one engine of the cluster, the single-engine replay untouched, fed by the router.
+
+Each replica is a `ReplayContext` with its own `KVCacheManager`, scheduler and clock, built on
+the whole trace (so it is sized and checked exactly as `kvcli replay` of that trace would be)
+but holding only the requests routed to it: a request joins its records, its arrival order and
+its loop's `pending` when the router picks the replica, and the engine loop takes it in at its
+next step, as it takes in a trace's arrivals. The cluster turns each replica's loop one step at
+a time (`EngineLoop.advance`) when the shared clock reaches the replica's next step; in cache
+mode a routed request runs at once (`CacheRun.one`).
+
+The router's lookup built the request's `Request` (its block hashes): the replica takes that
+object instead of hashing the prompt again (`make_request`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from typing import Any
+
+from kvcore.cluster.view import Metrics
+from kvcore.engine.cache_mode import CacheRun
+from kvcore.engine.context import ReplayContext
+from kvcore.engine.engine_loop import EngineLoop
+from kvcore.engine.events import JsonlEvents, VllmEvents
+from kvcore.engine.options import ReplayOptions
+from kvcore.engine.replay import engine_loop
+from kvcore.engine.request_log import RequestRecord
+from kvcore.request import Request
+from kvcore.traces import Trace, TraceRequest
+
+
+class ReplicaContext(ReplayContext):
+    """A replay context holding only the requests routed to it (see the module docstring)."""
+
+    def __init__(self, trace: Trace, cfg: ReplayOptions, sink: JsonlEvents | VllmEvents | None,
+                 vllm_sink: VllmEvents | None) -> None:
+        super().__init__(trace, cfg, sink, vllm_sink=vllm_sink)
+        # Warm-up positions stay the whole trace's (the first fraction of the cluster's
+        # requests is the warm-up, wherever they were routed).
+        self.order = []
+        self.records = {}
+        self.summary.requests = 0
+        self.prebuilt: dict[str, Request] = {}
+        self.listener: Any = None       # told of rejections (the loop tells of the rest)
+
+    def make_request(self, tr: TraceRequest, add_order: int) -> Request:
+        req = self.prebuilt.pop(tr.id, None)
+        if req is None:
+            return super().make_request(tr, add_order)
+        req.arrival_time = float(add_order)
+        return req
+
+    def reject(self, tr: TraceRequest, reason: str) -> None:
+        super().reject(tr, reason)
+        if self.listener is not None:
+            self.listener.rejected(tr.id)
+
+
+class Replica:
+    __slots__ = ("cache", "ctx", "index", "loop", "routed", "stopped")
+
+    def __init__(self, index: int, trace: Trace, cfg: ReplayOptions, listener: Any, *,
+                 sink: JsonlEvents | VllmEvents | None = None,
+                 vllm_sink: VllmEvents | None = None) -> None:
+        self.index = index
+        self.ctx = ctx = ReplicaContext(trace, cfg, sink, vllm_sink)
+        ctx.listener = listener
+        self.routed = 0
+        self.stopped = False        # its loop ended early (max_steps)
+        self.loop: EngineLoop | None = None
+        self.cache: CacheRun | None = None
+        if ctx.cfg.mode == "cache":
+            self.cache = CacheRun(ctx)
+        else:
+            self.loop = engine_loop(ctx)
+            self.loop.pending = deque()
+            self.loop.listener = listener
+
+    def add(self, tr: TraceRequest, pos: int, req: Request) -> None:
+        """`tr` (trace position `pos`, its `Request` built) is routed here."""
+        ctx = self.ctx
+        ctx.records[tr.id] = RequestRecord(tr, pos)
+        ctx.order.append(tr)
+        ctx.summary.requests += 1
+        ctx.prebuilt[tr.id] = req
+        if self.cache is not None:
+            self.cache.one(tr, self.routed)
+        else:
+            self.loop.pending.append(tr)    # type: ignore[union-attr]
+        self.routed += 1
+
+    def ready_ms(self) -> float:
+        """When this replica's next loop turn starts (inf: nothing to do until routed to)."""
+        loop = self.loop
+        if loop is None or self.stopped or loop.done():
+            return math.inf
+        t = self.ctx.t_ms
+        if loop.has_work() or not loop.pending:
+            return t
+        return max(t, loop.pending[0].arrival_ms)      # idle: it wakes at the arrival
+
+    def advance(self, horizon_ms: float) -> None:
+        """One loop turn; nothing routed here can arrive before `horizon_ms`."""
+        loop = self.loop
+        assert loop is not None
+        loop.horizon_ms = horizon_ms
+        if not loop.advance() and not loop.done():
+            self.stopped = True
+
+    def metrics(self, t_ms: float) -> Metrics:
+        """What a scrape of this replica's metrics reads now."""
+        ctx = self.ctx
+        if self.loop is None:
+            return Metrics(0, 0, ctx.kvm.usage, t_ms)
+        sched = self.loop.sched
+        return Metrics(len(sched.waiting) + len(sched.kv_holding), len(sched.running),
+                       ctx.kvm.usage, t_ms)
+
+    def hit(self, req: Request) -> int:
+        """The tokens `req` would hit in this replica's prefix cache now (read-only)."""
+        return self.ctx.kvm.get_computed_blocks(req)[1]
+
+    def close(self) -> None:
+        """After the cluster's last event: the loop's end (or cache mode's)."""
+        if self.loop is not None:
+            self.loop.finish()
+        elif self.cache is not None:
+            self.cache.close(self.routed)

@@ -1,0 +1,117 @@
+"""`run_cluster(trace_path, options, cluster_options, ...)`: every router of the comparison on
+the same trace, each with its own N fresh replicas; returns `{"routers": [...]}`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import IO
+
+from kvcore.cluster.loop import ClusterLoop, ReplicaEvents, check_replicas
+from kvcore.cluster.replica import Replica
+from kvcore.cluster.report import router_result
+from kvcore.cluster.router import make_router
+from kvcore.engine.events import JsonlEvents
+from kvcore.engine.options import ReplayOptions, resolve
+from kvcore.engine.replay import finish_outputs, header, summarize
+from kvcore.errors import InputError
+from kvcore.host_memory import check_pool_fits
+from kvcore.traces import Trace, read_trace
+
+# (router, replica, "events" | "vllm") -> the file to write that stream to
+OpenEvents = Callable[[str, int, str], IO[bytes]]
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterOptions:
+    replicas: int = 2
+    routers: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (("round_robin", ()),)
+    seed: int = 0
+    metrics_interval_ms: float = 50.0   # llm-d's scrape interval
+    kv_event_lag_ms: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+
+def run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions, *,
+                open_events: OpenEvents | None = None,
+                decisions_out: IO[bytes] | None = None,
+                warn: Callable[[str], None] | None = None,
+                trace: Trace | None = None) -> dict:
+    check_replicas(copts.replicas)
+    if copts.metrics_interval_ms < 0:
+        raise InputError("must be >= 0", field="metrics_interval_ms")
+    if copts.kv_event_lag_ms < 0:
+        raise InputError("must be >= 0", field="kv_event_lag_ms")
+    if trace is None:
+        trace = read_trace(trace_path)
+    cfg = resolve(options, trace.config, path=trace_path, config_line=trace.config_line)
+    if cfg.mode == "engine" and cfg.arrivals == "step":
+        raise InputError("a cluster needs arrivals by timestamp (or ignore): replicas share "
+                         "one clock, not step numbers", field="arrivals")
+    # the routers' options first: a typo fails before any replay runs
+    n = copts.replicas
+    made = [(name, dict(opts), make_router(name, n, dict(opts), copts.seed, 1))
+            for name, opts in copts.routers]
+    results = []
+    warnings: list[str] = []
+    for name, opts, probe in made:
+        t0 = time.perf_counter()
+        loop = _build(trace, cfg, name, opts, copts, probe.needs_events, open_events,
+                      decisions_out)
+        interrupted = False
+        try:
+            loop.run()
+        except KeyboardInterrupt:
+            interrupted = True
+        for rep in loop.replicas:
+            rep.ctx.summary.interrupted = interrupted
+            summarize(rep.ctx, t0)
+            finish_outputs(rep.ctx)
+            for w in rep.ctx.summary.warnings:
+                if w not in warnings:
+                    warnings.append(w)
+                    if warn is not None:
+                        warn(w)
+        res = router_result(name, opts, loop, time.perf_counter() - t0)
+        res["interrupted"] = interrupted
+        results.append(res)
+        if interrupted:
+            break
+    return {"trace": trace.path, "replicas": n, "seed": copts.seed,
+            "metrics_interval_ms": copts.metrics_interval_ms,
+            "kv_event_lag_ms": copts.kv_event_lag_ms, "config": cfg.to_dict(),
+            "routers": results, "warnings": warnings}
+
+
+def _build(trace: Trace, cfg: ReplayOptions, name: str, opts: dict, copts: ClusterOptions,
+           needs_events: bool, open_events: OpenEvents | None,
+           decisions_out: IO[bytes] | None) -> ClusterLoop:
+    n = copts.replicas
+    replicas: list[Replica] = []
+    sinks: list[ReplicaEvents | None] = []
+    for i in range(n):
+        jsonl = vllm_out = None
+        if open_events is not None:
+            jsonl = JsonlEvents(open_events(name, i, "events"))
+            vllm_out = open_events(name, i, "vllm")
+        fwd = ReplicaEvents(vllm_out, i) if vllm_out is not None or needs_events else None
+        rep = Replica(i, trace, cfg, None, sink=jsonl, vllm_sink=fwd)
+        if i == 0:      # replica 0's pool size is every replica's: all N must fit this machine
+            check_pool_fits(n * rep.ctx.num_blocks, field="replicas")
+        replicas.append(rep)
+        sinks.append(fwd)
+    router = make_router(name, n, dict(opts), copts.seed, replicas[0].ctx.kvm.hash_block_size)
+    loop = ClusterLoop(replicas, router, trace.requests,
+                       metrics_interval_ms=copts.metrics_interval_ms,
+                       kv_event_lag_ms=copts.kv_event_lag_ms, decisions_out=decisions_out)
+    for rep, fwd in zip(replicas, sinks, strict=True):
+        hooks = loop.hooks(rep.index)
+        rep.ctx.listener = hooks
+        if rep.loop is not None:
+            rep.loop.listener = hooks
+        if fwd is not None:
+            fwd.run = loop
+        header(rep.ctx)
+    return loop
