@@ -8,7 +8,18 @@ from typing import Annotated
 import typer
 
 from kvcli import lean_typer
-from kvcli.commands import bench, calibrate, clock, config, curve, gen, replay, script, stats
+from kvcli.commands import (
+    bench,
+    calibrate,
+    clock,
+    cluster,
+    config,
+    curve,
+    gen,
+    replay,
+    script,
+    stats,
+)
 
 lean_typer.install()   # plain option values converted without pydantic (~0.1 s a process)
 
@@ -53,7 +64,7 @@ def _root(
 ) -> None:
     """Replay LLM request traces through vLLM 0.33's KV cache stack and see what the cache does."""
 
-for _module in (script, replay, stats, curve, config, gen, bench, clock, calibrate):
+for _module in (script, replay, cluster, stats, curve, config, gen, bench, clock, calibrate):
     _module.register(app)
 
 

@@ -98,7 +98,7 @@ def check_output(path: str | None, field: str, *, folder: bool = False) -> None:
         return
     if not path:
         raise InputError("an empty path", field=field)
-    if _in_place(path):
+    if _in_place(path) and not (folder and os.path.isdir(path)):
         if os.path.isdir(path):
             raise InputError(f"{path} is a folder, not a file", field=field)
         if os.path.exists(path) and not os.access(path, os.W_OK):

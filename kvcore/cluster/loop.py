@@ -66,7 +66,8 @@ class ClusterLoop:
         self.log = DecisionLog()
         self.ceilings = Ceilings(n, ctx0.kvm.hash_block_size)
         self.decisions_out = decisions_out
-        self.timed = ctx0.cfg.mode == "engine" and ctx0.cfg.arrivals == "timestamp"
+        # arrivals on the clock by their timestamps (engine mode with arrivals=ignore: all at 0)
+        self.timed = ctx0.cfg.mode == "cache" or ctx0.cfg.arrivals == "timestamp"
 
     def _hit(self, replica: int, req: RouteRequest) -> int:
         return self.replicas[replica].hit(self.built[req.id])

@@ -69,11 +69,7 @@ def run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions, 
             rep.ctx.summary.interrupted = interrupted
             summarize(rep.ctx, t0)
             finish_outputs(rep.ctx)
-            for w in rep.ctx.summary.warnings:
-                if w not in warnings:
-                    warnings.append(w)
-                    if warn is not None:
-                        warn(w)
+        _warnings(name, loop, warnings, warn)
         res = router_result(name, opts, loop, time.perf_counter() - t0)
         res["interrupted"] = interrupted
         results.append(res)
@@ -115,3 +111,19 @@ def _build(trace: Trace, cfg: ReplayOptions, name: str, opts: dict, copts: Clust
             fwd.run = loop
         header(rep.ctx)
     return loop
+
+
+def _warnings(router: str, loop: ClusterLoop, seen: list[str],
+              warn: Callable[[str], None] | None) -> None:
+    """The replicas' warnings: one said by every replica once, the others with the router
+    and the replica they came from."""
+    said = [r.ctx.summary.warnings for r in loop.replicas]
+    common = [w for w in said[0] if all(w in s for s in said[1:])]
+    lines = list(common)
+    for i, ws in enumerate(said):
+        lines += [f"{router} replica {i}: {w}" for w in ws if w not in common]
+    for w in lines:
+        if w not in seen:
+            seen.append(w)
+            if warn is not None:
+                warn(w)

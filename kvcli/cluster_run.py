@@ -1,0 +1,136 @@
+"""`kvcli cluster`'s one function: check and open the outputs, run the routers, the view.
+
+The tables: one row per router (hit rate, the ceilings and the two losses, duplication,
+balance, latency, preemptions), then, per router, one row per replica.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+from kvcli import output
+from kvcore.errors import InputError
+
+
+def parse_router_opts(names: list[str], raw: list[str]) -> tuple:
+    """`--router-opt [ROUTER.]KEY=VALUE` entries to ((router, ((key, value), ...)), ...): a
+    bare KEY goes to every chosen router that takes it (and must fit at least one)."""
+    from kvcore.cluster.router import REGISTRY, router_names
+
+    known = router_names()
+    for name in names:
+        if name not in known:
+            raise InputError(f"unknown router {name!r}; known: {', '.join(known)}",
+                             field="router")
+    if len(set(names)) != len(names):
+        raise InputError(f"a router named twice in {','.join(names)}", field="routers")
+    per: dict[str, dict[str, str]] = {n: {} for n in names}
+    for item in raw:
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise InputError(f"expected [ROUTER.]KEY=VALUE, got {item!r}", field="router_opt")
+        target, dot, bare = key.partition(".")
+        if dot and target in per:
+            per[target][bare] = value
+            continue
+        takers = [n for n in names if key in REGISTRY[n].OPTIONS]
+        if not takers:
+            raise InputError(f"no chosen router takes option {key!r} ({item!r})",
+                             field="router_opt")
+        for n in takers:
+            per[n][key] = value
+    return tuple((n, tuple(per[n].items())) for n in names)
+
+
+def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], seed: int,
+        metrics_interval_ms: float, kv_event_lag_ms: float, events: str | None,
+        decisions: str | None, as_json: bool) -> int:
+    from kvcore.cluster.run import ClusterOptions, run_cluster
+    from kvcore.traces import read_trace
+
+    copts = ClusterOptions(replicas=replicas, routers=parse_router_opts(names, raw_opts),
+                           seed=seed, metrics_interval_ms=metrics_interval_ms,
+                           kv_event_lag_ms=kv_event_lag_ms)
+    output.check_output(events, "events", folder=True)
+    output.check_output(decisions, "decisions")
+    if decisions == "-" or events == "-":
+        raise InputError("a file path, not - (stdout carries the result)",
+                         field="decisions" if decisions == "-" else "events")
+    tr = read_trace(trace)
+    with contextlib.ExitStack() as stack:
+        def open_events(router: str, replica: int, kind: str):
+            assert events is not None
+            folder = os.path.join(events, router)
+            os.makedirs(folder, exist_ok=True)
+            path = os.path.join(folder, f"replica-{replica}.{kind}.jsonl")
+            return stack.enter_context(output.open_output(path, field="events",
+                                                          keep_on_interrupt=True))
+
+        dec = None if decisions is None else stack.enter_context(
+            output.open_output(decisions, field="decisions", keep_on_interrupt=True))
+        result = run_cluster(trace, opts, copts, open_events=open_events if events else None,
+                             decisions_out=dec, warn=output.warn, trace=tr)
+    output.emit(result_view(result), as_json=as_json)
+    if any(r.get("interrupted") for r in result["routers"]):
+        output.message("interrupted: the outputs hold what was replayed so far")
+        return output.interrupt_code()
+    return 0
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.2f}%"
+
+
+def _lat(r: dict, key: str, q: str) -> str:
+    lat = r.get("latency")
+    if not lat or lat[key].get(q) is None:
+        return "-"
+    return f"{lat[key][q] / 1000:.3f}"
+
+
+def result_view(result: dict):
+    from kvcli.output import Table, View
+
+    rows = []
+    for r in result["routers"]:
+        rows.append((r["router"], _pct(r["hit_rate"]), _pct(r["trace_ceiling"]),
+                     _pct(r["routed_ceiling"]), _pct(r["routing_loss"]),
+                     _pct(r["capacity_loss"]), f"{r['duplication']:.3f}",
+                     f"{r['balance']['requests']:.2f}",
+                     f"{r['balance']['computed_prefill_tokens']:.2f}",
+                     _lat(r, "ttft_ms", "p50"), _lat(r, "ttft_ms", "p99"), r["preemptions"]))
+    tables = [Table(f"{result['replicas']} replicas: {result['trace']}",
+                    ("router", "hit rate", "trace ceiling", "routed ceiling", "routing loss",
+                     "capacity loss", "duplication", "max/mean requests",
+                     "max/mean prefill", "TTFT p50 s", "TTFT p99 s", "preemptions"),
+                    rows, caption="routing loss = trace ceiling - routed ceiling; capacity "
+                    "loss = routed ceiling - hit rate (docs/cluster.md)")]
+    for r in result["routers"]:
+        tables.append(Table(f"{r['router']}: per replica",
+                            ("replica", "requests", "prompt tokens", "hit tokens", "hit rate",
+                             "computed prefill", "evictions", "preemptions", "peak usage"),
+                            [(x["replica"], x["requests"], x["prompt_tokens"],
+                              x["hit_tokens"], _pct(x["hit_rate"]),
+                              x["computed_prefill_tokens"], x["evictions"], x["preemptions"],
+                              _pct(x["peak_usage"])) for x in r["replicas"]]))
+    return View(result, tables=tables)
+
+
+def routers_view():
+    from kvcli.output import Table, View
+    from kvcore.cluster.router import REGISTRY, router_names
+
+    rows = []
+    data = {}
+    for name in router_names():
+        cls = REGISTRY[name]
+        doc = (cls.__module__ and __import__(cls.__module__, fromlist=["x"]).__doc__ or "")
+        first = doc.strip().splitlines()[0] if doc.strip() else ""
+        opts = ", ".join(f"{k}={o.default}" for k, o in cls.OPTIONS.items()) or "-"
+        rows.append((name, first, opts))
+        data[name] = {"summary": first,
+                      "options": {k: {"default": o.default, "help": o.help}
+                                  for k, o in cls.OPTIONS.items()}}
+    return View(data, tables=[Table("routers (--router NAME, --router-opt KEY=VALUE)",
+                                    ("router", "rule", "options"), rows)])

@@ -1,0 +1,97 @@
+"""`kvcli cluster TRACE`: N replicas of the engine behind a router (docs/cluster.md).
+
+Every replay option applies to each replica (`kvcli/replay_options.py`); this module adds the
+cluster's own: the replicas, the router(s) and their options, what the router may see, and the
+outputs (`--events DIR`, `--decisions FILE`, `--json`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kvcli import replay_options as ro
+from kvcore.engine.options import ReplayOptions
+
+_C = "Cluster"
+_O = "Outputs"
+
+TraceArg = Annotated[str, typer.Argument(help="Trace file (JSONL, .gz, Azure CSV) or - for stdin.")]
+ReplicasOpt = Annotated[int, typer.Option(
+    "--replicas", help="Replicas, each a vLLM engine with the replay options.",
+    rich_help_panel=_C)]
+RouterOpt = Annotated[str, typer.Option(
+    "--router", help="The router (kvcli cluster routers lists them).", rich_help_panel=_C)]
+RoutersOpt = Annotated[str | None, typer.Option(
+    "--routers", metavar="A,B,...", help="Compare several routers on the same trace: one row "
+    "each (overrides --router).", rich_help_panel=_C)]
+RouterOptOpt = Annotated[list[str] | None, typer.Option(
+    "--router-opt", metavar="[ROUTER.]KEY=VALUE", help="A router option (repeat it); KEY alone "
+    "applies to every chosen router that takes it.", rich_help_panel=_C)]
+SeedOpt = Annotated[int, typer.Option(
+    "--seed", help="Seed of the routers' random choices (same seed, same result).",
+    rich_help_panel=_C)]
+IntervalOpt = Annotated[float, typer.Option(
+    "--metrics-interval-ms", help="Routers read replicas' metrics sampled this often "
+    "(simulated ms; llm-d scrapes every 50).", rich_help_panel=_C)]
+LagOpt = Annotated[float, typer.Option(
+    "--kv-event-lag-ms", help="KV events reach an event-fed router this long after vLLM "
+    "publishes them (with the step's output).", rich_help_panel=_C)]
+EventsOpt = Annotated[Path | None, typer.Option(
+    "--events", help="A folder: per router and replica, our event stream and vLLM's "
+    "(ROUTER/replica-K.events.jsonl, ROUTER/replica-K.vllm.jsonl).", rich_help_panel=_O)]
+DecisionsOpt = Annotated[Path | None, typer.Option(
+    "--decisions", help="One JSON line per routing decision.", rich_help_panel=_O)]
+JsonOpt = Annotated[bool, typer.Option("--json", help="The result as JSON: {\"routers\": "
+                                       "[...]}.", rich_help_panel=_O)]
+
+
+def _list_routers(value: bool) -> None:
+    if value:
+        from kvcli import output
+        from kvcli.cluster_run import routers_view
+
+        output.emit(routers_view(), as_json=False)
+        raise typer.Exit(0)
+
+
+ListOpt = Annotated[bool, typer.Option(
+    "--list-routers", is_eager=True, callback=_list_routers, expose_value=True,
+    help="List the routers, their options and defaults, and exit.", rich_help_panel=_C)]
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("cluster")
+    @ro.with_replay_options(first=True)
+    def cluster_cmd(
+        trace: TraceArg,
+        replicas: ReplicasOpt = 2,
+        router: RouterOpt = "round_robin",
+        routers: RoutersOpt = None,
+        router_opt: RouterOptOpt = None,
+        seed: SeedOpt = 0,
+        metrics_interval_ms: IntervalOpt = 50.0,
+        kv_event_lag_ms: LagOpt = 0.0,
+        events: EventsOpt = None,
+        decisions: DecisionsOpt = None,
+        as_json: JsonOpt = False,
+        list_routers: ListOpt = False,
+        opts: ReplayOptions | None = None,
+    ) -> None:
+        """Replay a trace through N vLLM replicas behind a router; where the hits were lost.
+
+        --list-routers lists the routers and their options. See docs/cluster.md for the
+        rules, the decomposition of lost hits and every JSON key.
+        """
+        from kvcli import output
+        from kvcli.cluster_run import run
+
+        names = routers.split(",") if routers is not None else [router]
+        code = output.run(lambda: run(
+            trace, opts, replicas, names, router_opt or [], seed, metrics_interval_ms,
+            kv_event_lag_ms, None if events is None else str(events),
+            None if decisions is None else str(decisions), as_json))
+        if code:
+            raise typer.Exit(code)
