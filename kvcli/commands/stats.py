@@ -16,6 +16,7 @@ import typer
 from kvcli import output
 from kvcli import replay_options as ro
 from kvcore.engine.options import ReplayOptions
+from kvcore.errors import InputError
 
 _ST = "Stats"
 
@@ -49,6 +50,17 @@ def register(app: typer.Typer) -> None:
 
 def run_stats(source: str, opts, *, as_json: bool, plot: str | None,
               window_requests: int, window_s: float, top: int) -> None:
+    import os
+
+    if os.path.isdir(source):       # a cluster's event folder (kvcli cluster --events DIR)
+        from kvcli.cluster_stats import run_cluster_stats
+
+        if plot is not None:
+            raise InputError("not with a cluster's folder: plot one replica's stream",
+                             field="plot")
+        run_cluster_stats(source, as_json=as_json, window_requests=window_requests,
+                          window_ms=window_s * 1000.0, top=top)
+        return
     if plot is not None:
         from kvcli.plots import require_matplotlib
 

@@ -67,6 +67,7 @@ class ClusterLoop:
         self.ceilings = Ceilings(n, ctx0.kvm.hash_block_size)
         self.decisions_out = decisions_out
         # arrivals on the clock by their timestamps (engine mode with arrivals=ignore: all at 0)
+        self.ready: list[float] = []
         self.timed = ctx0.cfg.mode == "cache" or ctx0.cfg.arrivals == "timestamp"
 
     def _hit(self, replica: int, req: RouteRequest) -> int:
@@ -85,17 +86,19 @@ class ClusterLoop:
         replicas = self.replicas
         heap = self.heap
         arrivals = self.arrivals
+        # Each replica's next step time, recomputed only when it changes (it stepped, or a
+        # request was routed to it): scanning every replica at every event was a quarter of
+        # an 8-replica run (cProfile, first 2,000 conversation requests).
+        ready = self.ready = [rep.ready_ms() for rep in replicas]
+        timed = self.timed
+        view = self.view
         while True:
-            a = (arrivals[0].arrival_ms if self.timed else 0.0) if arrivals else math.inf
-            best, t_step = -1, math.inf
-            for i, rep in enumerate(replicas):
-                t = rep.ready_ms()
-                if t < t_step:
-                    best, t_step = i, t
+            a = (arrivals[0].arrival_ms if timed else 0.0) if arrivals else math.inf
+            t_step = min(ready)
             t = min(a, t_step, heap[0][0] if heap else math.inf)
             if t == math.inf:
                 break
-            self.view.now_ms = t
+            view.now_ms = t
             if heap and heap[0][0] <= t:
                 self.deliver(*heapq.heappop(heap)[2])
             elif self.next_sample <= t:
@@ -103,8 +106,11 @@ class ClusterLoop:
             elif a <= t_step:
                 self.route(arrivals.popleft(), a)
             else:
-                nxt = arrivals[0].arrival_ms if arrivals and self.timed else math.inf
-                replicas[best].advance(min(nxt, self.next_sample))
+                best = ready.index(t_step)
+                nxt = arrivals[0].arrival_ms if arrivals and timed else math.inf
+                rep = replicas[best]
+                rep.advance(min(nxt, self.next_sample))
+                ready[best] = rep.ready_ms()
         for rep in replicas:
             rep.close()
 
@@ -168,7 +174,9 @@ class ClusterLoop:
                 "router": self.router.name, "request": tr.id, "t_ms": round(t, 6), "replica": i, "reason": d.reason,
                 "scores": d.scores, "predicted_hit": d.predicted_hit, "true_hits": truth,
             }) + b"\n")
-        self.replicas[i].add(tr, pos, req)
+        rep = self.replicas[i]
+        rep.add(tr, pos, req)
+        self.ready[i] = rep.ready_ms()
 
 
 class _Hooks:

@@ -1,0 +1,70 @@
+"""`kvcli cluster` and `kvcli stats DIR` through the command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from typer.testing import CliRunner
+
+from kvcli.app import app
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from test_cluster import _trace  # noqa: E402
+
+runner = CliRunner()
+
+
+def test_cluster_json_tables_events_and_stats(tmp_path):
+    path = tmp_path / "t.jsonl"
+    _trace(path, n=30)
+    ev = tmp_path / "ev"
+    dec = tmp_path / "dec.jsonl"
+    args = ["cluster", str(path), "--replicas", "2", "--routers", "round_robin,oracle",
+            "--num-blocks", "24", "--block-size", "16", "--events", str(ev),
+            "--decisions", str(dec)]
+    r = runner.invoke(app, [*args, "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert [x["router"] for x in doc["routers"]] == ["round_robin", "oracle"]
+    for x in doc["routers"]:
+        assert {"hit_rate", "hit_tokens", "prompt_tokens", "routing_loss", "capacity_loss",
+                "latency", "replicas"} <= set(x)
+        assert sum(p["requests"] for p in x["replicas"]) == 30
+        assert x["hit_tokens"] == sum(p["hit_tokens"] for p in x["replicas"])
+    lines = dec.read_text().splitlines()
+    assert len(lines) == 60 and json.loads(lines[0])["router"] == "round_robin"
+    assert sorted(p.name for p in (ev / "oracle").iterdir()) == [
+        "replica-0.events.jsonl", "replica-0.vllm.jsonl", "replica-1.events.jsonl",
+        "replica-1.vllm.jsonl"]
+    r = runner.invoke(app, [*args])
+    assert r.exit_code == 0 and "routing loss" in r.stdout and "per replica" in r.stdout
+    # kvcli stats on one router's folder: one report per replica, equal to the cluster's
+    r = runner.invoke(app, ["stats", str(ev / "oracle"), "--json"])
+    assert r.exit_code == 0, r.output
+    st = json.loads(r.stdout)
+    want = doc["routers"][1]["replicas"]
+    assert [x["reuse"]["hit_tokens"] for x in st["replicas"]] == [p["hit_tokens"] for p in want]
+    r = runner.invoke(app, ["stats", str(ev)])
+    assert r.exit_code == 2 and "2 routers" in r.output
+
+
+def test_bad_cluster_options_exit_2(tmp_path):
+    path = tmp_path / "t.jsonl"
+    _trace(path, n=5)
+    for extra, words in ((["--router", "nope"], "unknown router"),
+                         (["--router-opt", "x=1"], "--router-opt"),
+                         (["--router-opt", "novalue"], "KEY=VALUE"),
+                         (["--replicas", "0"], "--replicas"),
+                         (["--routers", "random,random"], "twice")):
+        r = runner.invoke(app, ["cluster", str(path), "--num-blocks", "24", *extra])
+        assert r.exit_code == 2, (extra, r.output)
+        assert words in r.output and "Traceback" not in r.output
+        assert len(r.output.strip().splitlines()) == 1
+
+
+def test_list_routers():
+    r = runner.invoke(app, ["cluster", "--list-routers", "--json"])
+    assert r.exit_code == 0
+    r = runner.invoke(app, ["cluster", "--list-routers"])
+    assert r.exit_code == 0 and "round_robin" in r.stdout and "oracle" in r.stdout
