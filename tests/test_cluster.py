@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import random
+from typing import ClassVar
 
 import orjson
 import pytest
@@ -172,7 +173,7 @@ class _Probe:
     """Registered for one test: routes round robin and records, at each decision, the event
     index's match and the true hit of every replica (in tokens, vLLM's cap applied)."""
 
-    seen: list = []
+    seen: ClassVar[list] = []
 
 
 def _probe_class():

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from kvcli.app import app
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from test_cluster import _trace  # noqa: E402
+from test_cluster import _trace
 
 runner = CliRunner()
 

@@ -31,7 +31,7 @@ import orjson
 from kvcore.cluster.ceiling import Ceilings
 from kvcore.cluster.event_index import EventIndex
 from kvcore.cluster.replica import Replica
-from kvcore.cluster.router import DecisionLog, RouteRequest, Router
+from kvcore.cluster.router import DecisionLog, Router, RouteRequest
 from kvcore.cluster.view import ClusterView
 from kvcore.engine.events import VllmEvents
 from kvcore.errors import InputError
@@ -205,13 +205,14 @@ class ReplicaEvents(VllmEvents):
 
     def __init__(self, out: IO[bytes] | None, rank: int) -> None:
         super().__init__(out, rank)     # type: ignore[arg-type]
+        self.replica = rank
         self.run: ClusterLoop | None = None
 
     def batch(self, ts_s: float, events: list) -> None:
         if self.out is not None:
             super().batch(ts_s, events)
         if events and self.run is not None and self.run.events is not None:
-            self.run.push(ts_s * 1000.0 + self.run.lag, KV, self.rank, events)
+            self.run.push(ts_s * 1000.0 + self.run.lag, KV, self.replica, events)
 
     def interrupted(self) -> None:
         if self.out is not None:
