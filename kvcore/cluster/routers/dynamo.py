@@ -105,6 +105,7 @@ class DynamoRouter(Router):
         self.requests = [0] * self.n
         self.approx = None if self.opts["use_kv_events"] else \
             HistoryLRU(self.n, ttl_ms=self.opts["router_ttl_secs"] * 1000.0)
+        self.last_overlaps: tuple[str, list[int]] = ("", [])
 
     def overlaps(self, req: RouteRequest, view: ClusterView) -> list[int]:
         """Consecutive prompt blocks each worker is believed to cache."""
@@ -114,16 +115,18 @@ class DynamoRouter(Router):
         assert view.events is not None, "dynamo with KV events needs the event index"
         return view.events.matches(req.block_hashes)
 
-    def decode_blocks(self, i: int, hashes: list[int]) -> int:
+    def decode_blocks(self, i: int, hashes: set[int]) -> int:
+        """i's active blocks with the request admitted (its blocks not yet active added)."""
         active = self.blocks[i]
-        return len(active) + sum(1 for h in set(hashes) if h not in active)
+        return len(active) + sum(1 for h in hashes if h not in active)
 
     def costs(self, req: RouteRequest, overlaps: list[int]) -> tuple[list[float], list[float],
                                                                       list[float]]:
         """(cost, raw prefill blocks, decode blocks) per worker."""
         o, bs = self.opts, self.block_size
         raw = [(self.prefill_tokens[i] + req.prompt_len) / bs for i in range(self.n)]
-        decode = [float(self.decode_blocks(i, req.block_hashes)) for i in range(self.n)]
+        unique = set(req.block_hashes)
+        decode = [float(self.decode_blocks(i, unique)) for i in range(self.n)]
         costs = [worker_cost(raw[i], o["overlap_score_credit"] * overlaps[i], decode[i],
                              self.requests[i], o["prefill_load_scale"],
                              o["decode_active_request_weight"]) for i in range(self.n)]
@@ -131,6 +134,7 @@ class DynamoRouter(Router):
 
     def route(self, req: RouteRequest, view: ClusterView) -> Decision:
         overlaps = self.overlaps(req, view)
+        self.last_overlaps = (req.id, overlaps)
         costs, raw, decode = self.costs(req, overlaps)
         temperature = self.opts["router_temperature"]
         if temperature > 0:
@@ -148,7 +152,9 @@ class DynamoRouter(Router):
                                                        req.prompt_len))
 
     def on_routed(self, req: RouteRequest, replica: int, view: ClusterView) -> None:
-        overlap = self.overlaps(req, view)[replica]
+        rid, overlaps = self.last_overlaps
+        # the overlap the decision saw (on_routed follows route with nothing in between)
+        overlap = (overlaps if rid == req.id else self.overlaps(req, view))[replica]
         uncached = max(0, req.prompt_len - overlap * self.block_size)
         self.active[req.id] = _Active(replica, uncached, list(req.block_hashes))
         self.prefill_tokens[replica] += uncached

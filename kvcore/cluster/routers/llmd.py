@@ -15,7 +15,8 @@ Source: llm-d/llm-d-inference-scheduler (module `github.com/llm-d/llm-d-router`)
   `CacheNumBlocks` entries (autoTune) or 31,250;
 * `scheduling/scorer/loadaware/load_aware.go` (not in the default profile; weight 0 here):
   0.5 at q = 0, else 0.5 * (1 - min(q, 128) / 128);
-* the profile sums weight * clamp(score, 0, 1) (`scheduling/scheduler_profile.go`); the
+* the profile (`pkg/epp/config/loader/defaults.go` when no config is given) sums
+  weight * clamp(score, 0, 1) (`pkg/epp/scheduling/scheduler_profile.go`); the
   `max-score-picker` (`scheduling/picker/maxscore/picker.go`) shuffles, then stable-sorts by
   total, highest first.
 
