@@ -1,0 +1,122 @@
+"""`sglang`: SGLang model gateway's `cache_aware` policy: the least-loaded worker when the load is
+imbalanced, else the worker holding the longest matching prefix in the router's history tree,
+or the least-loaded worker when the match is too short.
+
+Source: sgl-project/sglang `sgl-model-gateway/src/policies/cache_aware.rs` @053b63f and
+@b93974f (the newer builds: below the threshold, the min-load worker; older builds took the
+smallest tree), `policies/tree.rs` (the multi-tenant radix tree), defaults from
+`bindings/python/sglang_router/router_args.py` (CLI) and `policies/mod.rs`
+(`CacheAwareConfig::default()`, the library). Per request, with load = requests in flight:
+
+* imbalanced iff max load - min load > balance_abs_threshold AND
+  max load > balance_rel_threshold * min load (both; some docs say or) -> the first worker with
+  the lowest load; the tree still records the prompt for it;
+* else the longest prefix of the prompt in the tree (any worker's); match rate = matched /
+  prompt length; rate > cache_threshold -> the worker that last touched the deepest matched
+  node, else the first lowest-load worker; the prompt is recorded for the chosen worker;
+* every `eviction_interval_secs` each worker's part of the tree is cut to `max_tree_size`
+  characters by dropping its least recently used leaves.
+
+Defaults: preset=cli: cache_threshold 0.3, balance_abs_threshold 64, balance_rel_threshold
+1.5, eviction_interval_secs 120, max_tree_size 2**26; preset=library: 0.5 / 32 / 1.1 / 30 /
+10,000 (for every option left at its CLI default).
+
+Divergences: upstream's tree holds characters of the request text; kvcli's holds engine
+blocks (chained hashes: a node is a hash, `HistoryLRU`), so a match is a whole number of
+blocks, the rate is matched tokens / prompt tokens, and a worker's tree size in characters
+is taken as 4 per token (max_tree_size // (4 * block size) blocks). Eviction runs at the first
+decision after each interval boundary (nothing reads the tree in between).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from kvcore.cluster.history import HistoryLRU, predicted_tokens
+from kvcore.cluster.router import Decision, Option, Router, RouteRequest, register
+from kvcore.cluster.view import ClusterView
+from kvcore.errors import InputError
+
+CHARS_PER_TOKEN = 4
+LIBRARY = {"cache_threshold": 0.5, "balance_abs_threshold": 32, "balance_rel_threshold": 1.1,
+           "eviction_interval_secs": 30.0, "max_tree_size": 10_000}
+
+
+def is_imbalanced(loads: list[int], abs_threshold: int, rel_threshold: float) -> bool:
+    """SGLang's test: BOTH the absolute and the relative gap exceed their thresholds."""
+    lo, hi = min(loads), max(loads)
+    return hi - lo > abs_threshold and hi > rel_threshold * lo
+
+
+@register
+class SglangCacheAware(Router):
+    name = "sglang"
+    OPTIONS: ClassVar[dict[str, Option]] = {
+        "preset": Option(str, "cli", "cli (the router's command-line defaults) or library "
+                         "(CacheAwareConfig::default())"),
+        "cache_threshold": Option(float, 0.3, "minimum prefix match rate for cache routing"),
+        "balance_abs_threshold": Option(int, 64, "imbalance: max - min load above this ..."),
+        "balance_rel_threshold": Option(float, 1.5, "... and max above this times min"),
+        "eviction_interval_secs": Option(float, 120.0, "seconds between tree evictions"),
+        "max_tree_size": Option(int, 2**26, "characters per worker's tree after eviction"),
+    }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        o = self.opts
+        if o["preset"] not in ("cli", "library"):
+            raise InputError(f"router sglang option preset: expected cli or library, got "
+                             f"{o['preset']!r}", field="router_opt")
+        if o["preset"] == "library":
+            for key, value in LIBRARY.items():
+                if o[key] == self.OPTIONS[key].default:
+                    o[key] = value
+        if not 0.0 <= o["cache_threshold"] <= 1.0:
+            raise InputError("router sglang option cache_threshold: must be within [0, 1]",
+                             field="router_opt")
+        for key in ("balance_abs_threshold", "balance_rel_threshold", "max_tree_size"):
+            if o[key] < 0:
+                raise InputError(f"router sglang option {key}: must be >= 0",
+                                 field="router_opt")
+        if o["eviction_interval_secs"] <= 0:
+            raise InputError("router sglang option eviction_interval_secs: must be positive",
+                             field="router_opt")
+        self.tree = HistoryLRU(self.n)
+        self.max_blocks = o["max_tree_size"] // (CHARS_PER_TOKEN * self.block_size)
+        self.next_eviction_ms = o["eviction_interval_secs"] * 1000.0
+
+    def _evict(self, now_ms: float) -> None:
+        interval = self.opts["eviction_interval_secs"] * 1000.0
+        if now_ms < self.next_eviction_ms:
+            return
+        for replica in range(self.n):
+            self.tree.trim(replica, self.max_blocks)
+        self.next_eviction_ms = (now_ms // interval + 1) * interval
+
+    def route(self, req: RouteRequest, view: ClusterView) -> Decision:
+        o = self.opts
+        self._evict(view.now_ms)
+        loads = view.in_flight
+        min_load = loads.index(min(loads))        # Rust's min_by_key: the first minimum
+        hashes = req.block_hashes
+        own = [self.tree.match(i, hashes) for i in range(self.n)]
+        scores = {"in_flight": [float(x) for x in loads],
+                  "match_rate": [k * self.block_size / req.prompt_len if req.prompt_len
+                                 else 0.0 for k in own]}
+        if is_imbalanced(loads, o["balance_abs_threshold"], o["balance_rel_threshold"]):
+            best, reason = min_load, "imbalance"
+        else:
+            deepest = self.tree.longest(hashes)
+            rate = deepest * self.block_size / req.prompt_len if req.prompt_len else 0.0
+            if rate > o["cache_threshold"]:
+                best, reason = self.tree.last_holder(hashes[deepest - 1]), "best_prefix"
+            else:
+                best, reason = min_load, "below_threshold"
+        return Decision(best, reason, scores=scores,
+                        predicted_hit=predicted_tokens(own[best], self.block_size,
+                                                       req.prompt_len))
+
+    def on_routed(self, req: RouteRequest, replica: int, view: ClusterView) -> None:
+        # last to first: a path's leaf is then older than its ancestors, so LRU order drops
+        # leaves first, as the tree's leaf eviction does
+        self.tree.add(replica, reversed(req.block_hashes), view.now_ms)

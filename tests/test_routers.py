@@ -1,0 +1,314 @@
+"""Golden routing decisions for the load- and prefix-aware routers, from the peers' own worked
+examples and rules (Dynamo's 2/5/8 example, llm-d's scorers, SGLang's AND of thresholds,
+AIBrix's sigma gate, vLLM's DP balancer), on hand-built views."""
+
+import pytest
+
+from kvcore.cluster.event_index import EventIndex
+from kvcore.cluster.router import RouteRequest, make_router
+from kvcore.cluster.routers.dynamo import softmax_index, worker_cost
+from kvcore.cluster.routers.llmd import kv_util_scores, load_aware_scores, queue_scores
+from kvcore.cluster.view import ClusterView
+from kvcore.errors import InputError
+from kvcore.kv_events import BlockRemoved, BlockStored
+
+BS = 16
+
+
+def view(n, num_blocks=1000, events=None, now_ms=0.0):
+    v = ClusterView(n, BS, num_blocks, hit=lambda i, r: 0, events=events)
+    v.now_ms = now_ms
+    return v
+
+
+def req(hashes, prompt_len=None, rid="r", index=0):
+    plen = len(hashes) * BS if prompt_len is None else prompt_len
+    return RouteRequest(rid, index, 0.0, plen, 8, list(hashes), None)
+
+
+def mk(name, n=3, seed=0, **opts):
+    return make_router(name, n, {k: str(v) for k, v in opts.items()}, seed, BS)
+
+
+def stored(hashes, medium="GPU"):
+    return BlockStored(list(hashes), None, [], BS, None, medium, None)
+
+
+def routed(router, r, replica, v):
+    router.on_routed(r, replica, v)
+
+
+# --- Dynamo -----------------------------------------------------------------------------------
+
+def test_dynamo_worked_example_costs_18_10_11_pick_worker_1():
+    # docs "Routing Concepts": 10-block request, cached 2/5/8 -> prefill 8/5/2, decode 10/5/9
+    costs = [worker_cost(10, cached, decode) for cached, decode in ((2, 10), (5, 5), (8, 9))]
+    assert costs == [18.0, 10.0, 11.0]
+    assert costs.index(min(costs)) == 1
+
+
+def test_dynamo_route_overlap_from_events_and_local_load():
+    events = EventIndex(3)
+    hashes = list(range(1, 11))
+    for i, k in enumerate((2, 5, 8)):
+        events.apply(i, [stored(hashes[:k])])
+    router, v = mk("dynamo"), view(3, events=events)
+    a = req(hashes, rid="a")
+    d = router.route(a, v)          # no load yet: 8+10, 5+10, 2+10
+    assert d.scores["cost"] == [18.0, 15.0, 12.0]
+    assert (d.replica, d.reason, d.predicted_hit) == (2, "lowest_cost", 128)
+    routed(router, a, 2, v)         # charges 160 - 8*16 = 32 prefill tokens, 10 active blocks
+    d = router.route(req(hashes, rid="b"), v)
+    assert d.scores["prefill_blocks"] == [10.0, 10.0, 12.0]
+    assert d.scores["cost"] == [18.0, 15.0, 14.0]
+    other = req([91, 92], rid="c")
+    assert router.route(other, v).scores["decode_blocks"] == [2.0, 2.0, 12.0]
+    router.on_first_token("a", 2, 1.0)
+    assert router.route(req(hashes, rid="b"), v).scores["cost"] == [18.0, 15.0, 12.0]
+    routed(router, req(hashes, rid="b"), 2, v)     # shared blocks count once
+    assert router.route(req(hashes), v).scores["decode_blocks"][2] == 10.0
+    router.on_finished("a", 2, 2.0)
+    router.on_finished("b", 2, 2.0)
+    assert router.blocks[2] == {} and router.prefill_tokens == [0, 0, 0]
+
+
+def test_dynamo_tie_is_random_and_seeded():
+    picks = [mk("dynamo", seed=s).route(req([1]), view(3, events=EventIndex(3))).replica
+             for s in range(12)]
+    assert len(set(picks)) > 1
+    assert picks == [mk("dynamo", seed=s).route(req([1]), view(3, events=EventIndex(3))).replica
+                     for s in range(12)]
+
+
+def test_dynamo_softmax_over_min_max_normalized_costs():
+    # costs 0 and 1 at T=1: p0 = 1 / (1 + e^-1) = 0.731
+    assert softmax_index([0.0, 1.0], 1.0, 0.73) == 0
+    assert softmax_index([0.0, 1.0], 1.0, 0.74) == 1
+    assert softmax_index([5.0, 5.0], 1.0, 0.5) == 0     # equal costs: uniform
+    assert softmax_index([5.0, 5.0], 1.0, 0.51) == 1
+    d = mk("dynamo", router_temperature=0.5).route(req([1]), view(3, events=EventIndex(3)))
+    assert d.reason == "sampled"
+
+
+def test_dynamo_without_events_predicts_from_its_routing_with_ttl():
+    router = mk("dynamo", use_kv_events="false")
+    v = view(3)
+    a = req(range(1, 11), rid="a")
+    first = router.route(a, v)
+    assert first.reason == "tie"
+    routed(router, a, first.replica, v)
+    router.on_first_token("a", first.replica, 1.0)
+    d = router.route(req(range(1, 11)), v)
+    assert (d.replica, d.reason) == (first.replica, "lowest_cost")
+    assert d.scores["overlap_blocks"][first.replica] == 10.0
+    later = view(3, now_ms=120_001.0)
+    assert router.route(req(range(1, 11)), later).scores["overlap_blocks"] == [0.0] * 3
+
+
+# --- vLLM DP ----------------------------------------------------------------------------------
+
+def test_vllm_dp_legacy_4q_plus_r_with_optimistic_waiting():
+    router, v = mk("vllm_dp", formula="legacy"), view(3)
+    for i, (w, r) in enumerate(((1, 0), (0, 3), (0, 2))):
+        v.metrics[i].waiting, v.metrics[i].running, v.metrics[i].t_ms = w, r, 100.0
+    d = router.route(req([1]), v)
+    assert (d.replica, d.scores["load_score"]) == (2, [4.0, 3.0, 2.0])
+    # same sample: the chosen replica's waiting count was bumped locally (2 -> 6)
+    assert [router.route(req([1]), v).replica for _ in range(2)] == [1, 0]
+    for m in v.metrics:
+        m.t_ms = 200.0              # a fresh sample replaces the bumps
+    assert router.route(req([1]), v).scores["load_score"] == [4.0, 3.0, 2.0]
+
+
+def test_vllm_dp_rotating_start_spreads_equal_scores():
+    def picks(formula):
+        router, v = mk("vllm_dp", formula=formula), view(3)
+        out = []
+        for t in range(4):
+            for m in v.metrics:
+                m.t_ms = float(t + 1)   # a fresh all-zero sample each time
+            out.append(router.route(req([1]), v).replica)
+        return out
+    assert picks("v0.33") == [0, 1, 2, 0]
+    assert picks("legacy") == [0, 0, 0, 0]
+
+
+def test_vllm_dp_v033_score_in_flight_floor_and_kv_penalty():
+    router, v = mk("vllm_dp"), view(3)
+    for i, (w, r, kv) in enumerate(((2, 1, 0.9), (0, 5, 0.0), (1, 6, 0.5))):
+        m = v.metrics[i]
+        m.waiting, m.running, m.kv_usage, m.t_ms = w, r, kv, 50.0
+    v.in_flight[:] = [0, 7, 0]
+    d = router.route(req([1]), v)
+    # 3 + 2*6*0.4, max(7 in flight, 5), 7 + no penalty at 50% usage
+    assert d.scores["load_score"] == pytest.approx([7.8, 7.0, 7.0])
+    assert (d.replica, d.reason) == (1, "tie")
+
+
+# --- llm-d ------------------------------------------------------------------------------------
+
+def test_llmd_scorers():
+    assert queue_scores([3, 3, 3]) == [1.0, 1.0, 1.0]
+    assert queue_scores([0, 5, 10]) == [1.0, 0.5, 0.0]
+    assert kv_util_scores([0.25, 1.0]) == [0.75, 0.0]
+    assert load_aware_scores([0, 64, 128, 500]) == [0.5, 0.25, 0.0, 0.0]
+
+
+def test_llmd_learns_from_routing_history():
+    router, v = mk("llmd"), view(3)
+    first = router.route(req(range(1, 5)), v)
+    assert first.reason == "tie" and first.scores["total"] == [4.0, 4.0, 4.0]
+    routed(router, req(range(1, 5)), first.replica, v)
+    d = router.route(req(range(1, 5), prompt_len=64), v)
+    assert (d.replica, d.reason, d.predicted_hit) == (first.replica, "best_score", 63)
+    assert d.scores["total"][first.replica] == 7.0
+
+
+def test_llmd_router_block_is_every_mth_engine_hash():
+    router, v = mk("llmd", n=2, auto_tune="false", block_size_tokens=32), view(2)
+    routed(router, req(range(1, 9)), 1, v)          # router hashes 2, 4, 6, 8
+    d = router.route(req([1, 2, 3, 4, 90, 91, 92, 93]), v)  # router hashes 2, 4, 91, 93
+    assert d.scores["prefix-cache-scorer"] == [0.0, 0.5]
+    assert (d.replica, d.predicted_hit) == (1, 64)
+
+
+def test_llmd_lru_is_the_replica_num_blocks_and_counts_past_a_lost_first_block():
+    router, v = mk("llmd", n=3), view(3, num_blocks=4)
+    for replica in (0, 1):
+        routed(router, req([1, 2, 3, 4]), replica, v)
+    routed(router, req([9]), 1, v)                  # replica 1's LRU drops hash 1
+    d = router.route(req([1, 2, 3, 4]), v)
+    assert d.scores["prefix-cache-scorer"] == [1.0, 0.75, 0.0]
+
+
+def test_llmd_precise_weights_tiers_from_kv_events():
+    events = EventIndex(3)
+    events.apply(0, [stored([1, 2, 3, 4])])
+    events.apply(1, [stored([1, 2]), stored([3, 4], "CPU")])
+    events.apply(2, [stored([2, 3, 4])])            # no first block: no prefix
+    router, v = mk("llmd_precise"), view(3, events=events)
+    d = router.route(req([1, 2, 3, 4]), v)
+    assert d.scores["precise-prefix-cache-scorer"] == pytest.approx([1.0, 0.9, 0.0])
+    assert d.scores["total"] == pytest.approx([4.0, 3.8, 2.0])
+    assert (d.replica, d.predicted_hit) == (0, 63)
+    events.apply(0, [BlockRemoved([3, 4], "GPU")])
+    d = router.route(req([1, 2, 3, 4]), v)
+    assert (d.replica, d.predicted_hit) == (1, 32)
+
+
+# --- SGLang -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("loads, imbalanced", [
+    ([200, 270], False),    # only abs: 70 > 64, but 270 <= 1.5 * 200
+    ([0, 10], False),       # only rel: 10 > 1.5 * 0, but 10 - 0 <= 64
+    ([100, 170], True),     # both
+])
+def test_sglang_imbalance_needs_both_thresholds(loads, imbalanced):
+    router, v = mk("sglang", n=2), view(2)
+    routed(router, req(range(1, 11)), 1, v)         # the tree says replica 1 holds it
+    v.in_flight[:] = loads
+    d = router.route(req(range(1, 11)), v)
+    assert (d.replica, d.reason) == ((0, "imbalance") if imbalanced else (1, "best_prefix"))
+
+
+def test_sglang_threshold_min_load_and_last_tenant():
+    router, v = mk("sglang", n=3), view(3)
+    routed(router, req(range(1, 4)), 2, v)          # 3 of 10 blocks: rate 0.3, not > 0.3
+    v.in_flight[:] = [4, 1, 1]
+    d = router.route(req(range(1, 11)), v)
+    assert (d.replica, d.reason, d.predicted_hit) == (1, "below_threshold", 0)
+    routed(router, req(range(1, 5)), 0, v)          # 4 of 10: 0.4 -> the last toucher
+    d = router.route(req(range(1, 11)), v)
+    assert (d.replica, d.reason, d.predicted_hit) == (0, "best_prefix", 64)
+
+
+def test_sglang_eviction_drops_leaves_first_at_the_interval():
+    router = mk("sglang", n=2, max_tree_size=128, eviction_interval_secs=1)  # 2 blocks
+    routed(router, req([1, 2, 3, 4]), 0, view(2))
+    router.route(req([7]), view(2, now_ms=999.0))
+    assert router.tree.match(0, [1, 2, 3, 4]) == 4
+    router.route(req([7]), view(2, now_ms=1000.0))
+    assert router.tree.match(0, [1, 2, 3, 4]) == 2
+
+
+def test_sglang_presets():
+    assert mk("sglang", preset="library").opts["cache_threshold"] == 0.5
+    lib = mk("sglang", preset="library", cache_threshold=0.7).opts
+    assert (lib["cache_threshold"], lib["balance_abs_threshold"]) == (0.7, 32)
+    assert mk("sglang").opts["balance_rel_threshold"] == 1.5
+
+
+# --- AIBrix -----------------------------------------------------------------------------------
+
+def aibrix_with(loads, holders, n=3):
+    router, v = mk("aibrix", n=n), view(n)
+    for replica, hashes in holders.items():
+        routed(router, req(hashes), replica, v)
+    v.in_flight[:] = loads
+    return router, v
+
+
+def test_aibrix_sigma_gate_uses_the_sample_deviation():
+    # mean 3, sample sd 3: limit 6 lets the r=6 holder in (the population sd would not)
+    router, v = aibrix_with([0, 3, 6], {2: range(1, 5)})
+    d = router.route(req(range(1, 5)), v)
+    assert (d.replica, d.reason, d.predicted_hit) == (2, "best_prefix", 63)
+    # mean 3.33, sd 3.51: limit 6.85 < 7 -> least request
+    router, v = aibrix_with([0, 3, 7], {2: range(1, 5)})
+    assert router.route(req(range(1, 5)), v).replica == 0
+    assert router.route(req(range(1, 5)), v).reason == "sigma_gate"
+
+
+def test_aibrix_order_by_match_then_running():
+    router, v = aibrix_with([0, 3, 1], {1: range(1, 5), 2: range(1, 5)})
+    assert router.route(req(range(1, 5)), v).replica == 2
+    router, v = aibrix_with([1, 1, 0], {1: range(1, 5), 2: range(1, 3)})
+    d = router.route(req(range(1, 8)), v)
+    assert d.scores["match_percent"] == [0.0, 57.0, 28.0]     # 4*100//7, 2*100//7
+    assert d.replica == 1                           # the better match, though busier
+    # mean 1/3, sd 0.58: the best match (r=1) is over the gate, the next one is taken
+    router, v = aibrix_with([0, 1, 0], {1: range(1, 5), 2: range(1, 3)})
+    assert router.route(req(range(1, 8)), v).replica == 2
+
+
+def test_aibrix_imbalance_restricts_candidates_and_ttl():
+    router, v = aibrix_with([0, 0, 9], {1: range(1, 3), 2: range(1, 5)})
+    d = router.route(req(range(1, 5)), v)
+    assert (d.replica, d.reason) == (1, "imbalance")
+    late = view(3, now_ms=20 * 60_000.0 + 1.0)
+    assert router.route(req(range(1, 5)), late).scores["match_percent"] == [0.0] * 3
+
+
+# --- common -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["vllm_dp", "llmd", "llmd_precise", "dynamo", "sglang", "aibrix"])
+def test_same_seed_same_decisions(name):
+    def run(seed):
+        router, v = mk(name, n=4, seed=seed), view(4, events=EventIndex(4))
+        out = []
+        for k in range(30):
+            r = req([k % 3, 10 + k % 5], rid=f"r{k}", index=k)
+            d = router.route(r, v)
+            routed(router, r, d.replica, v)
+            v.in_flight[d.replica] += 1
+            out.append(d.replica)
+        return out
+    assert run(7) == run(7)
+
+
+@pytest.mark.parametrize("name, opts", [
+    ("llmd", {"auto_tune": "false", "block_size_tokens": "24"}),
+    ("llmd", {"queue_weight": "heavy"}),
+    ("llmd", {"prefix_weight": "-1"}),
+    ("vllm_dp", {"formula": "p2c"}),
+    ("dynamo", {"router_temperature": "-0.5"}),
+    ("dynamo", {"use_kv_events": "maybe"}),
+    ("sglang", {"preset": "server"}),
+    ("sglang", {"cache_threshold": "1.5"}),
+    ("aibrix", {"block_number": "0"}),
+    ("aibrix", {"no_such_option": "1"}),
+])
+def test_bad_router_opt_names_router_opt(name, opts):
+    with pytest.raises(InputError) as err:
+        make_router(name, 3, opts, 0, BS)
+    assert err.value.field == "router_opt"
