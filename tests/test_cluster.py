@@ -221,3 +221,30 @@ def test_event_index_in_engine_mode(tmp_path, monkeypatch, mode):
     hits50, misses50 = _disagreements(tmp_path, monkeypatch, mode, 50.0)
     assert misses0 == 0 and 1 <= hits0 <= 2
     assert misses50 > 0 and hits50 + misses50 > hits0
+
+
+def test_prefix_routers_reach_the_analytic_hit_rate(tmp_path):
+    """SGLang's generated shared-prefix workload (G groups of P prompts, S shared tokens, Q
+    unique), cache mode, infinite caches: a router that keeps each group on one replica hits
+    G*(P-1)*S / (G*P*(S+Q)) exactly; one that ignores prefixes loses the difference to routing."""
+    from kvcore.engine.gen import shared_prefix
+
+    g, p, s, q = 16, 8, 256, 64
+    recs = shared_prefix(groups=g, prompts_per_group=p, system_tokens=s, question_tokens=q,
+                         block_size=16, seed=3)
+    path = tmp_path / "sp.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
+    want = g * (p - 1) * s / (g * p * (s + q))
+    pinning = ("aibrix", "dynamo", "llmd", "llmd_precise", "oracle", "sglang")
+    blind = ("round_robin", "random", "power_of_two", "vllm_dp")
+    got = {r["router"]: r for r in run_cluster(
+        str(path), ReplayOptions(mode="cache", block_size=16),
+        ClusterOptions(replicas=4, routers=tuple((n, ()) for n in pinning + blind)))["routers"]}
+    for name in pinning:
+        r = got[name]
+        assert r["hit_rate"] == r["routed_ceiling"] == r["trace_ceiling"] == want, name
+        assert r["index"]["false_hit"] == r["index"]["false_miss"] == 0, name
+    for name in blind:
+        r = got[name]
+        assert r["trace_ceiling"] == want and r["hit_rate"] == r["routed_ceiling"] < want - 0.1
+        assert r["routing_loss"] == pytest.approx(want - r["routed_ceiling"], abs=1e-12)

@@ -85,7 +85,13 @@ class Replica:
         ctx.summary.requests += 1
         ctx.prebuilt[tr.id] = req
         if self.cache is not None:
+            rejected = ctx.summary.rejected
             self.cache.one(tr, self.routed)
+            listener = ctx.listener
+            if listener is not None and ctx.summary.rejected == rejected:
+                # cache mode: the request runs and ends at its arrival
+                listener.first_token(tr.id, tr.arrival_ms)
+                listener.finished(tr.id, tr.arrival_ms)
         else:
             self.loop.pending.append(tr)    # type: ignore[union-attr]
         self.routed += 1
