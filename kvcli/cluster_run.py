@@ -45,7 +45,7 @@ def parse_router_opts(names: list[str], raw: list[str]) -> tuple:
 
 def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], seed: int,
         metrics_interval_ms: float, kv_event_lag_ms: float, events: str | None,
-        decisions: str | None, as_json: bool) -> int:
+        decisions: str | None, as_json: bool, plot: str | None = None) -> int:
     from kvcore.cluster.run import ClusterOptions, run_cluster
     from kvcore.traces import read_trace
 
@@ -54,6 +54,11 @@ def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], 
                            kv_event_lag_ms=kv_event_lag_ms)
     output.check_output(events, "events", folder=True)
     output.check_output(decisions, "decisions")
+    if plot is not None:
+        from kvcli.plots import require_matplotlib
+
+        output.check_output(plot, "plot", folder=True)
+        require_matplotlib()
     if decisions == "-" or events == "-":
         raise InputError("a file path, not - (stdout carries the result)",
                          field="decisions" if decisions == "-" else "events")
@@ -71,6 +76,11 @@ def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], 
             output.open_output(decisions, field="decisions", keep_on_interrupt=True))
         result = run_cluster(trace, opts, copts, open_events=open_events if events else None,
                              decisions_out=dec, warn=output.warn, trace=tr)
+    if plot is not None:
+        from kvcli.cluster_plots import write_cluster_plot
+
+        for path in write_cluster_plot(result, plot):
+            output.message(f"wrote {path}")
     output.emit(result_view(result), as_json=as_json)
     if any(r.get("interrupted") for r in result["routers"]):
         output.message("interrupted: the outputs hold what was replayed so far")

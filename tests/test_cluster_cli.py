@@ -68,3 +68,13 @@ def test_list_routers():
     assert r.exit_code == 0
     r = runner.invoke(app, ["cluster", "--list-routers"])
     assert r.exit_code == 0 and "round_robin" in r.stdout and "oracle" in r.stdout
+
+
+def test_cluster_plot(tmp_path):
+    path = tmp_path / "t.jsonl"
+    _trace(path, n=20)
+    r = runner.invoke(app, ["cluster", str(path), "--replicas", "2", "--routers",
+                            "round_robin,oracle", "--num-blocks", "24", "--plot",
+                            str(tmp_path / "p")])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "p" / "cluster.png").read_bytes()[:4] == b"\x89PNG"

@@ -44,6 +44,9 @@ EventsOpt = Annotated[Path | None, typer.Option(
     "(ROUTER/replica-K.events.jsonl, ROUTER/replica-K.vllm.jsonl).", rich_help_panel=_O)]
 DecisionsOpt = Annotated[Path | None, typer.Option(
     "--decisions", help="One JSON line per routing decision.", rich_help_panel=_O)]
+PlotOpt = Annotated[str | None, typer.Option(
+    "--plot", metavar="DIR", help="Write cluster.png into DIR: hit rate and losses per router, "
+    "each replica's share of prefill (needs the 'plot' extra).", rich_help_panel=_O)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="The result as JSON: {\"routers\": "
                                        "[...]}.", rich_help_panel=_O)]
 
@@ -77,6 +80,7 @@ def register(app: typer.Typer) -> None:
         events: EventsOpt = None,
         decisions: DecisionsOpt = None,
         as_json: JsonOpt = False,
+        plot: PlotOpt = None,
         list_routers: ListOpt = False,
         opts: ReplayOptions | None = None,
     ) -> None:
@@ -92,6 +96,6 @@ def register(app: typer.Typer) -> None:
         code = output.run(lambda: run(
             trace, opts, replicas, names, router_opt or [], seed, metrics_interval_ms,
             kv_event_lag_ms, None if events is None else str(events),
-            None if decisions is None else str(decisions), as_json))
+            None if decisions is None else str(decisions), as_json, plot))
         if code:
             raise typer.Exit(code)
