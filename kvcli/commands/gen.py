@@ -11,6 +11,13 @@ import typer
 class Kind(str, Enum):
     shared_prefix = "shared-prefix"
     multiturn = "multiturn"
+    b2b = "b2b"
+
+
+class Queries(str, Enum):
+    repeat = "repeat"
+    fresh = "fresh"
+    multiturn = "multiturn"
 
 
 def register(app: typer.Typer) -> None:
@@ -18,13 +25,15 @@ def register(app: typer.Typer) -> None:
     def gen_cmd(
         kind: Annotated[Kind, typer.Argument(help="shared-prefix: groups of prompts sharing a "
                                              "system prompt; multiturn: chats whose next turn "
-                                             "contains the previous turn and its answer.")],
+                                             "contains the previous turn and its answer; b2b: llm-d's "
+                                             "tenants x users workload (docs/replay.md).")],
         out: Annotated[str | None, typer.Option("-o", "--output",
                                                    help="Write here (default stdout; .gz: gzip).")] = None,
         seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
         block_size: Annotated[int, typer.Option(help="Tokens per trace block id.")] = 16,
         rate: Annotated[float | None, typer.Option(
-            help="Arrivals per second (prompts, or conversation starts) [default: 4 / 0.5].")
+            help="Arrivals per second (prompts, or conversation starts) [default: 4 / 0.5]; "
+                 "b2b takes --qps.")
         ] = None,
         groups: Annotated[int, typer.Option(help="shared-prefix: groups.")] = 8,
         prompts_per_group: Annotated[int, typer.Option(help="shared-prefix: prompts a group.")
@@ -38,14 +47,26 @@ def register(app: typer.Typer) -> None:
         user_tokens: Annotated[int, typer.Option(help="multiturn: mean user message tokens.")
                                ] = 200,
         output_tokens: Annotated[int | None, typer.Option(
-            help="Output tokens (mean for multiturn) [default: 128 / 150].")] = None,
+            help="Output tokens (mean for multiturn) [default: 128 / 150 / 1000].")] = None,
         think_time_s: Annotated[float, typer.Option(help="multiturn: mean think time.")] = 20.0,
+        tenants: Annotated[int, typer.Option(help="b2b: tenants (customers).")] = 150,
+        users: Annotated[int, typer.Option(help="b2b: users a tenant.")] = 5,
+        context_tokens: Annotated[int, typer.Option(help="b2b: a tenant's shared context.")
+                                  ] = 6000,
+        query_tokens: Annotated[int, typer.Option(help="b2b: a user's question.")] = 1200,
+        requests: Annotated[int, typer.Option(help="b2b: requests.")] = 7500,
+        qps: Annotated[str | None, typer.Option(
+            help="b2b: Poisson rate, or stages of a ramp (3,10,30,60) [default: 10].")] = None,
+        stage_s: Annotated[float, typer.Option(help="b2b: seconds a --qps stage lasts.")] = 60.0,
+        queries: Annotated[Queries, typer.Option(
+            help="b2b: a user re-sends its question (repeat, as inference-perf), sends a new "
+                 "one (fresh), or continues its conversation (multiturn).")] = Queries.repeat,
     ) -> None:
         """Write a synthetic trace (one JSON object a line) that `kvcli replay` reads."""
         from kvcli import output
 
         def run() -> None:
-            from kvcore.engine import gen
+            from kvcore.engine import gen, gen_b2b
             from kvcore.errors import InputError
 
             output.check_output(out, "output")
@@ -55,7 +76,19 @@ def register(app: typer.Typer) -> None:
                             ("user_tokens", user_tokens), ("question_tokens", question_tokens)):
                 if v < 1:
                     raise InputError(f"must be >= 1, got {v}", field=name)
-            if kind is Kind.shared_prefix:
+            # An option another kind reads would be ignored here: say so instead.
+            if kind is Kind.b2b and rate is not None:
+                raise InputError("b2b takes --qps", field="rate")
+            if kind is not Kind.b2b and qps is not None:
+                raise InputError("only b2b takes it (the others take --rate)", field="qps")
+            if kind is Kind.b2b:
+                recs = gen_b2b.b2b(
+                    tenants=tenants, users=users, context_tokens=context_tokens,
+                    query_tokens=query_tokens,
+                    output_tokens=1000 if output_tokens is None else output_tokens,
+                    requests=requests, qps=gen_b2b.parse_qps("10" if qps is None else qps),
+                    stage_s=stage_s, queries=queries.value, block_size=block_size, seed=seed)
+            elif kind is Kind.shared_prefix:
                 recs = gen.shared_prefix(
                     groups=groups, prompts_per_group=prompts_per_group,
                     system_tokens=1024 if system_tokens is None else system_tokens,
