@@ -22,20 +22,23 @@ class Ceilings:
 
     def __init__(self, n: int, block_size: int) -> None:
         self.block_size = block_size
-        self.seen: set[int] = set()
-        self.per: list[set[int]] = [set() for _ in range(n)]
+        self.seen: set[bytes] = set()
+        self.per: list[set[bytes]] = [set() for _ in range(n)]
         self.trace_hit: dict[str, int] = {}
         self.routed_hit: dict[str, int] = {}
 
-    def add(self, rid: str, hashes: list[int], prompt_len: int, replica: int) -> None:
+    def add(self, rid: str, hashes: list[bytes], prompt_len: int, replica: int) -> None:
         """Request `rid` (its prompt blocks' hashes) routed to `replica`: its two ceiling hits,
         then its blocks join both caches."""
         cap = min(len(hashes), (prompt_len - 1) // self.block_size)
-        self.trace_hit[rid] = _prefix(hashes, cap, self.seen) * self.block_size
-        mine = self.per[replica]
-        self.routed_hit[rid] = _prefix(hashes, cap, mine) * self.block_size
-        self.seen.update(hashes)
-        mine.update(hashes)
+        bs = self.block_size
+        seen, mine = self.seen, self.per[replica]
+        k = _prefix(hashes, len(hashes), seen)
+        self.trace_hit[rid] = min(k, cap) * bs
+        seen.update(hashes[k:])
+        k = _prefix(hashes, len(hashes), mine)
+        self.routed_hit[rid] = min(k, cap) * bs
+        mine.update(hashes[k:])
 
     def totals(self, rids: Iterable[str]) -> tuple[int, int]:
         """(trace ceiling hit tokens, routed ceiling hit tokens) summed over `rids`."""
@@ -46,8 +49,13 @@ class Ceilings:
         return t, r
 
 
-def _prefix(hashes: list[int], cap: int, held: set[int]) -> int:
-    k = 0
-    while k < cap and hashes[k] in held:
-        k += 1
-    return k
+def _prefix(hashes: list[bytes], n: int, held: set[bytes]) -> int:
+    """The number of leading blocks of `hashes[:n]` in `held` (monotone: binary search)."""
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if hashes[mid] in held:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo

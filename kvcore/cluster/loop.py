@@ -35,7 +35,6 @@ from kvcore.cluster.router import DecisionLog, Router, RouteRequest
 from kvcore.cluster.view import ClusterView
 from kvcore.engine.events import VllmEvents
 from kvcore.errors import InputError
-from kvcore.kv_events import hash_to_int
 from kvcore.request import Request
 from kvcore.traces import TraceRequest
 
@@ -142,9 +141,9 @@ class ClusterLoop:
         view.now_ms = t
         rep0 = self.replicas[0]
         req = rep0.ctx.make_request(tr, 0)
-        hashes = [hash_to_int(h) for h in req.block_hashes]
         pos = self.pos[tr.id]
-        rr = RouteRequest(tr.id, pos, tr.arrival_ms, tr.prompt_len, tr.output_len, hashes, tr)
+        rr = RouteRequest(tr.id, pos, tr.arrival_ms, tr.prompt_len, tr.output_len, None, tr,
+                          raw=list(req.block_hashes))   # (the request's list grows in decode)
         self.built[tr.id] = req
         truth = [rep.hit(req) for rep in self.replicas]
         d = self.router.route(rr, view)
@@ -161,7 +160,7 @@ class ClusterLoop:
                 log.false_hit += 1
             elif d.predicted_hit < truth[i]:
                 log.false_miss += 1
-        self.ceilings.add(tr.id, hashes, tr.prompt_len, i)
+        self.ceilings.add(tr.id, req.block_hashes, tr.prompt_len, i)
         view.in_flight[i] += 1
         view.prefilling[i] += 1
         view.prefill_tokens[i] += tr.prompt_len
