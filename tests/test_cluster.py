@@ -268,3 +268,19 @@ def test_event_index_over_reports_on_hybrid_models(tmp_path, monkeypatch):
         assert all(a >= b for a, b in pairs)
         over = [a - b for a, b in pairs if a > b]
         assert (len(over), sum(over), sum(b for _, b in pairs)) == want
+
+
+@pytest.mark.parametrize("sched", ["sync", "async"])
+def test_one_replica_with_the_cpu_tier_is_the_replay(tmp_path, sched):
+    """The CPU tier per replica: one replica gives the replay's GPU and CPU hits."""
+    path = tmp_path / "t.jsonl"
+    _trace(path, n=60, groups=6, gap_ms=10.0)
+    opts = ReplayOptions(num_blocks=24, block_size=16, kv_offloading_size_chunks=40,
+                         async_scheduling=sched == "async")
+    res = run_cluster(str(path), opts, ClusterOptions(replicas=1, routers=(("llmd_precise",
+                                                                           ()),)))["routers"][0]
+    s = replay(str(path), opts)
+    assert s.offload is not None and s.offload["counted_cpu_hit_tokens"] > 0
+    assert res["offload"] == {"cpu_hit_tokens": s.offload["counted_cpu_hit_tokens"],
+                              "hit_rate_with_cpu": s.offload["hit_rate_with_cpu"]}
+    assert res["hit_tokens"] == s.hit_tokens

@@ -63,6 +63,10 @@ def router_result(name: str, opts: dict, loop: ClusterLoop, wall_time_s: float) 
         "replicas": [],
     }
     ctx0 = reps[0].ctx
+    if all(x.offload is not None for x in sums):
+        # the CPU tier (docs/offload.md): its hits on top of the GPU's, summed
+        cpu = [x.offload["counted_cpu_hit_tokens"] for x in sums]   # type: ignore[index]
+        out["offload"] = {"cpu_hit_tokens": sum(cpu), "hit_rate_with_cpu": rate(hit + sum(cpu))}
     if latency.applies(ctx0.cfg.mode, ctx0.cfg.arrivals):
         out["latency"] = latency.latency_summary(
             (rec.latency() for r in reps for rec in r.ctx.records.values()
@@ -72,6 +76,8 @@ def router_result(name: str, opts: dict, loop: ClusterLoop, wall_time_s: float) 
         row = {"replica": i}
         row.update((k, getattr(s, k)) for k in REPLICA_KEYS)
         row["computed_prefill_tokens"] = computed[i]
+        if s.offload is not None:
+            row["cpu_hit_tokens"] = s.offload["counted_cpu_hit_tokens"]
         out["replicas"].append(row)
     return out
 
