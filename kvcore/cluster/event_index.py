@@ -6,11 +6,15 @@ by each replica's event batches when they reach the router (after `--kv-event-la
 publishes a block when it is cached and removes it only when its slot is reused or evicted (a
 freed block stays cached), so with no lag the index holds exactly the replica's prefix cache.
 
-Per replica and medium, a count per hash: a hash stored by two groups (hybrid models) or on
-two media stays until each copy is removed. `AllBlocksCleared` forgets the replica.
+Per replica and medium, a count per hash: a hash stored by two groups (hybrid models) or by
+two blocks stays until each copy is removed. `AllBlocksCleared` forgets the replica. The counts
+are `Counter`s: a stored batch is counted by `Counter.update`'s C loop (a Python loop was 9.7%
+of an 8-replica `llmd_precise` run).
 """
 
 from __future__ import annotations
+
+from collections import Counter
 
 from kvcore.kv_events import AllBlocksCleared, BlockRemoved, BlockStored
 
@@ -20,8 +24,8 @@ class EventIndex:
 
     def __init__(self, n: int) -> None:
         self.n = n
-        self.gpu: list[dict[int, int]] = [{} for _ in range(n)]
-        self.cpu: list[dict[int, int]] = [{} for _ in range(n)]
+        self.gpu: list[Counter[int]] = [Counter() for _ in range(n)]
+        self.cpu: list[Counter[int]] = [Counter() for _ in range(n)]
         self.received = 0           # event batches applied
 
     def apply(self, replica: int, events: list) -> None:
@@ -30,8 +34,7 @@ class EventIndex:
         for ev in events:
             if isinstance(ev, BlockStored):
                 held = self.cpu[replica] if ev.medium == "CPU" else self.gpu[replica]
-                for h in ev.block_hashes:
-                    held[h] = held.get(h, 0) + 1
+                held.update(ev.block_hashes)
             elif isinstance(ev, BlockRemoved):
                 held = self.cpu[replica] if ev.medium == "CPU" else self.gpu[replica]
                 for h in ev.block_hashes:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from kvcore.errors import InputError
-from kvcore.kv_events import hash_to_int
+from kvcore.kv_events import hashes_to_ints
 
 if TYPE_CHECKING:
     from kvcore.cluster.view import ClusterView
@@ -56,7 +56,7 @@ class RouteRequest:
         block of m engine blocks takes every m-th one. Converted on first use (a router that
         never looks pays nothing: the conversion was 3.5% of an 8-replica round-robin run)."""
         if self._ints is None:
-            self._ints = [hash_to_int(h) for h in self.raw or ()]
+            self._ints = hashes_to_ints(self.raw or ())
         return self._ints
 
 
