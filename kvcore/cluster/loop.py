@@ -56,7 +56,7 @@ class ClusterLoop:
         self.heap: list[tuple[float, int, Any]] = []
         self.seq = 0
         self.next_sample = 0.0 if metrics_interval_ms > 0 else math.inf
-        self.events = EventIndex(n) if router.needs_events else None
+        self.events = EventIndex(n) if router.uses_events() else None
         self.view = ClusterView(n, ctx0.kvm.hash_block_size, ctx0.num_blocks - 1, self._hit,
                                 self.events)
         self.built: dict[str, Request] = {}      # requests routed, until their replica builds

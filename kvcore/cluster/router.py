@@ -105,6 +105,11 @@ class Router(ABC):
     def route(self, req: RouteRequest, view: ClusterView) -> Decision:
         """The replica for `req` (0 <= replica < n), decided at `view.now_ms`."""
 
+    def uses_events(self) -> bool:
+        """Whether this router reads `view.events` (the class's `needs_events`; a router
+        whose options can turn the index off says so here: feeding it costs time)."""
+        return self.needs_events
+
     def on_routed(self, req: RouteRequest, replica: int, view: ClusterView) -> None:
         """Right after `route` (the request is now `replica`'s): history indexes learn here."""
 

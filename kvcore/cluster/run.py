@@ -58,7 +58,7 @@ def run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions, 
     warnings: list[str] = []
     for name, opts, probe in made:
         t0 = time.perf_counter()
-        loop = _build(trace, cfg, name, opts, copts, probe.needs_events, open_events,
+        loop = _build(trace, cfg, name, opts, copts, probe.uses_events(), open_events,
                       decisions_out)
         interrupted = False
         try:

@@ -92,6 +92,9 @@ class DynamoRouter(Router):
                                   "is assumed cached"),
     }
 
+    def uses_events(self) -> bool:
+        return bool(self.opts["use_kv_events"])
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         for key in ("overlap_score_credit", "prefill_load_scale", "router_temperature",
