@@ -76,11 +76,31 @@ class Decision:
 
 @dataclass(frozen=True, slots=True)
 class Option:
-    """One `--router-opt` a router takes: its type (int, float, str or bool), default, help."""
+    """One `--router-opt` a router takes: its type (int, float, str or bool), default, help,
+    and the values it allows (`make_router` checks a given value against them): at least `lo`,
+    more than `above`, at most `hi`, one of `choices`."""
 
     kind: type
     default: Any
     help: str
+    lo: float | None = None
+    above: float | None = None
+    hi: float | None = None
+    choices: tuple[str, ...] | None = None
+
+    def check(self, router: str, key: str, v: Any) -> None:
+        """An `InputError` naming `router_opt` if `v` is out of bounds."""
+        why = None
+        if self.choices is not None and v not in self.choices:
+            why = f"expected one of {', '.join(self.choices)}, got {v!r}"
+        elif self.lo is not None and v < self.lo:
+            why = f"must be >= {self.lo:g}, got {v!r}"
+        elif self.above is not None and v <= self.above:
+            why = f"must be > {self.above:g}, got {v!r}"
+        elif self.hi is not None and v > self.hi:
+            why = f"must be <= {self.hi:g}, got {v!r}"
+        if why is not None:
+            raise InputError(f"router {router} option {key}: {why}", field="router_opt")
 
 
 class Router(ABC):
@@ -152,6 +172,7 @@ def make_router(name: str, n: int, raw_opts: dict[str, str], seed: int,
             raise InputError(f"router {name} has no option {key!r} (its options: {known})",
                              field="router_opt")
         opts[key] = _convert(name, key, opt.kind, text)
+        opt.check(name, key, opts[key])
     # each router its own generator, seeded by the seed and its name (same seed, same choices)
     rng = random.Random(f"{seed}:{name}")
     return cls(n, opts, rng, block_size)

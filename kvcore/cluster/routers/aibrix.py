@@ -38,7 +38,6 @@ from typing import Any, ClassVar
 from kvcore.cluster.history import BlockTable, predicted_tokens
 from kvcore.cluster.router import Decision, Option, Router, RouteRequest, register
 from kvcore.cluster.view import ClusterView
-from kvcore.errors import InputError
 
 
 def sigma_gate(loads: list[int], k: float) -> float:
@@ -53,23 +52,16 @@ class AibrixPrefixCache(Router):
     name = "aibrix"
     OPTIONS: ClassVar[dict[str, Option]] = {
         "imbalance_abs_count": Option(int, 8, "imbalance: max - min running above this "
-                                      "restricts candidates to the least running"),
-        "standard_deviation_factor": Option(float, 1.0, "k in r_i <= mean + k * sd"),
-        "block_number": Option(int, 200_000, "blocks in the shared history table"),
-        "eviction_duration_mins": Option(float, 20.0, "minutes an untouched block is kept"),
+                                      "restricts candidates to the least running", lo=0),
+        "standard_deviation_factor": Option(float, 1.0, "k in r_i <= mean + k * sd", lo=0),
+        "block_number": Option(int, 200_000, "blocks in the shared history table", lo=1),
+        "eviction_duration_mins": Option(float, 20.0, "minutes an untouched block is kept",
+                                         lo=0),
     }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         o = self.opts
-        for key in ("imbalance_abs_count", "standard_deviation_factor",
-                    "eviction_duration_mins"):
-            if o[key] < 0:
-                raise InputError(f"router aibrix option {key}: must be >= 0",
-                                 field="router_opt")
-        if o["block_number"] <= 0:
-            raise InputError("router aibrix option block_number: must be positive",
-                             field="router_opt")
         self.table = BlockTable(o["block_number"], o["eviction_duration_mins"] * 60_000.0)
 
     def _least_request(self, loads: list[int]) -> int:

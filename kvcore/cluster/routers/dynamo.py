@@ -36,7 +36,6 @@ from typing import Any, ClassVar
 from kvcore.cluster.history import HistoryLRU, predicted_tokens
 from kvcore.cluster.router import Decision, Option, Router, RouteRequest, register
 from kvcore.cluster.view import ClusterView
-from kvcore.errors import InputError
 
 
 def worker_cost(raw_prefill_blocks: float, credit_blocks: float, decode_blocks: float,
@@ -82,14 +81,14 @@ class DynamoRouter(Router):
     needs_events = True
     OPTIONS: ClassVar[dict[str, Option]] = {
         "overlap_score_credit": Option(float, 1.0, "blocks of prefill credited per cached "
-                                       "block"),
-        "prefill_load_scale": Option(float, 1.0, "weight of the prefill blocks"),
-        "router_temperature": Option(float, 0.0, "0: lowest cost; > 0: softmax sampling"),
-        "decode_active_request_weight": Option(float, 0.0, "cost per active request"),
+                                       "block", lo=0),
+        "prefill_load_scale": Option(float, 1.0, "weight of the prefill blocks", lo=0),
+        "router_temperature": Option(float, 0.0, "0: lowest cost; > 0: softmax sampling", lo=0),
+        "decode_active_request_weight": Option(float, 0.0, "cost per active request", lo=0),
         "use_kv_events": Option(bool, True, "overlap from KV events (false: predicted from "
                                 "routing decisions with a TTL)"),
         "router_ttl_secs": Option(float, 120.0, "approximate mode: seconds a routed block "
-                                  "is assumed cached"),
+                                  "is assumed cached", lo=0),
     }
 
     def uses_events(self) -> bool:
@@ -97,11 +96,6 @@ class DynamoRouter(Router):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        for key in ("overlap_score_credit", "prefill_load_scale", "router_temperature",
-                    "decode_active_request_weight", "router_ttl_secs"):
-            if self.opts[key] < 0:
-                raise InputError(f"router dynamo option {key}: must be >= 0",
-                                 field="router_opt")
         self.active: dict[str, _Active] = {}
         self.prefill_tokens = [0] * self.n
         self.blocks: list[dict[int, int]] = [{} for _ in range(self.n)]   # hash -> refs

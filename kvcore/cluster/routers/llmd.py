@@ -97,36 +97,27 @@ def scored_decision(parts: dict[str, tuple[float, list[float]]], n: int,
                     predicted_hit=predicted[best])
 
 
-def check_weights(router: str, opts: dict[str, Any], keys: Sequence[str]) -> None:
-    for key in keys:
-        if opts[key] < 0:
-            raise InputError(f"router {router} option {key}: a weight must be >= 0",
-                             field="router_opt")
-
-
 @register
 class LlmdRouter(Router):
     name = "llmd"
     OPTIONS: ClassVar[dict[str, Option]] = {
-        "queue_weight": Option(float, 2.0, "queue-scorer weight"),
-        "kv_util_weight": Option(float, 2.0, "kv-cache-utilization-scorer weight"),
-        "prefix_weight": Option(float, 3.0, "prefix-cache-scorer weight"),
+        "queue_weight": Option(float, 2.0, "queue-scorer weight", lo=0),
+        "kv_util_weight": Option(float, 2.0, "kv-cache-utilization-scorer weight", lo=0),
+        "prefix_weight": Option(float, 3.0, "prefix-cache-scorer weight", lo=0),
         "load_aware_weight": Option(float, 0.0, "load-aware-scorer weight (not in the "
-                                    "default profile)"),
+                                    "default profile)", lo=0),
         "auto_tune": Option(bool, True, "take the block size and LRU capacity from the engine "
                             "(llm-d autoTune)"),
         "block_size_tokens": Option(int, 16, "router block in tokens when auto_tune=false "
-                                    "(a multiple of the engine block size)"),
+                                    "(a multiple of the engine block size)", lo=1),
         "lru_capacity_per_server": Option(int, 31250, "router blocks per replica's LRU when "
-                                          "auto_tune=false"),
-        "max_prefix_blocks_to_match": Option(int, 256, "router blocks hashed per prompt"),
+                                          "auto_tune=false", lo=1),
+        "max_prefix_blocks_to_match": Option(int, 256, "router blocks hashed per prompt", lo=1),
     }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         o = self.opts
-        check_weights(self.name, o, ("queue_weight", "kv_util_weight", "prefix_weight",
-                                     "load_aware_weight"))
         if o["auto_tune"]:
             self.m = 1
         else:
@@ -136,10 +127,6 @@ class LlmdRouter(Router):
                                  f"positive multiple of the engine block size "
                                  f"{self.block_size}", field="router_opt")
             self.m = bst // self.block_size
-        for key in ("lru_capacity_per_server", "max_prefix_blocks_to_match"):
-            if o[key] <= 0:
-                raise InputError(f"router llmd option {key}: must be positive",
-                                 field="router_opt")
         self.index: HistoryLRU | None = None     # sized at the first decision (autoTune)
 
     def _hashes(self, req: RouteRequest) -> list[int]:

@@ -19,12 +19,11 @@ GPU-resident blocks only (the true hit it is compared with is the GPU prefix cac
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from kvcore.cluster.history import predicted_tokens
 from kvcore.cluster.router import Decision, Option, Router, RouteRequest, register
 from kvcore.cluster.routers.llmd import (
-    check_weights,
     kv_util_scores,
     queue_scores,
     scored_decision,
@@ -37,16 +36,12 @@ class LlmdPrecise(Router):
     name = "llmd_precise"
     needs_events = True
     OPTIONS: ClassVar[dict[str, Option]] = {
-        "prefix_weight": Option(float, 2.0, "precise-prefix-cache-scorer weight"),
-        "kv_util_weight": Option(float, 1.0, "kv-cache-utilization-scorer weight"),
-        "queue_weight": Option(float, 1.0, "queue-scorer weight"),
-        "gpu_weight": Option(float, 1.0, "per-block weight of a GPU-resident block"),
-        "cpu_weight": Option(float, 0.8, "per-block weight of a CPU-resident block"),
+        "prefix_weight": Option(float, 2.0, "precise-prefix-cache-scorer weight", lo=0),
+        "kv_util_weight": Option(float, 1.0, "kv-cache-utilization-scorer weight", lo=0),
+        "queue_weight": Option(float, 1.0, "queue-scorer weight", lo=0),
+        "gpu_weight": Option(float, 1.0, "per-block weight of a GPU-resident block", lo=0),
+        "cpu_weight": Option(float, 0.8, "per-block weight of a CPU-resident block", lo=0),
     }
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        check_weights(self.name, self.opts, tuple(self.OPTIONS))
 
     def weighted_match(self, replica: int, hashes: list[int], view: ClusterView
                        ) -> tuple[float, int]:

@@ -35,7 +35,6 @@ from typing import Any, ClassVar
 from kvcore.cluster.history import HistoryLRU, predicted_tokens
 from kvcore.cluster.router import Decision, Option, Router, RouteRequest, register
 from kvcore.cluster.view import ClusterView
-from kvcore.errors import InputError
 
 CHARS_PER_TOKEN = 4
 LIBRARY = {"cache_threshold": 0.5, "balance_abs_threshold": 32, "balance_rel_threshold": 1.1,
@@ -53,34 +52,25 @@ class SglangCacheAware(Router):
     name = "sglang"
     OPTIONS: ClassVar[dict[str, Option]] = {
         "preset": Option(str, "cli", "cli (the router's command-line defaults) or library "
-                         "(CacheAwareConfig::default())"),
-        "cache_threshold": Option(float, 0.3, "minimum prefix match rate for cache routing"),
-        "balance_abs_threshold": Option(int, 64, "imbalance: max - min load above this ..."),
-        "balance_rel_threshold": Option(float, 1.5, "... and max above this times min"),
-        "eviction_interval_secs": Option(float, 120.0, "seconds between tree evictions"),
-        "max_tree_size": Option(int, 2**26, "characters per worker's tree after eviction"),
+                         "(CacheAwareConfig::default())", choices=("cli", "library")),
+        "cache_threshold": Option(float, 0.3, "minimum prefix match rate for cache routing",
+                                  lo=0, hi=1),
+        "balance_abs_threshold": Option(int, 64, "imbalance: max - min load above this ...",
+                                        lo=0),
+        "balance_rel_threshold": Option(float, 1.5, "... and max above this times min", lo=0),
+        "eviction_interval_secs": Option(float, 120.0, "seconds between tree evictions",
+                                         above=0),
+        "max_tree_size": Option(int, 2**26, "characters per worker's tree after eviction",
+                                lo=0),
     }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         o = self.opts
-        if o["preset"] not in ("cli", "library"):
-            raise InputError(f"router sglang option preset: expected cli or library, got "
-                             f"{o['preset']!r}", field="router_opt")
         if o["preset"] == "library":
             for key, value in LIBRARY.items():
                 if o[key] == self.OPTIONS[key].default:
                     o[key] = value
-        if not 0.0 <= o["cache_threshold"] <= 1.0:
-            raise InputError("router sglang option cache_threshold: must be within [0, 1]",
-                             field="router_opt")
-        for key in ("balance_abs_threshold", "balance_rel_threshold", "max_tree_size"):
-            if o[key] < 0:
-                raise InputError(f"router sglang option {key}: must be >= 0",
-                                 field="router_opt")
-        if o["eviction_interval_secs"] <= 0:
-            raise InputError("router sglang option eviction_interval_secs: must be positive",
-                             field="router_opt")
         self.tree = HistoryLRU(self.n)
         self.max_blocks = o["max_tree_size"] // (CHARS_PER_TOKEN * self.block_size)
         self.next_eviction_ms = o["eviction_interval_secs"] * 1000.0

@@ -28,7 +28,6 @@ from typing import Any, ClassVar
 
 from kvcore.cluster.router import Decision, Option, Router, RouteRequest, register
 from kvcore.cluster.view import ClusterView
-from kvcore.errors import InputError
 
 FORMULAS = ("v0.33", "legacy")
 
@@ -38,20 +37,14 @@ class VllmDP(Router):
     name = "vllm_dp"
     OPTIONS: ClassVar[dict[str, Option]] = {
         "formula": Option(str, "v0.33", "v0.33 (max(in-flight, waiting+running) + KV-pressure "
-                          "penalty, rotating start) or legacy (4*waiting + running)"),
+                          "penalty, rotating start) or legacy (4*waiting + running)",
+                          choices=FORMULAS),
         "client_count": Option(int, 1, "API-server processes sharing the engines "
-                               "(vLLM's client_count)"),
+                               "(vLLM's client_count)", lo=1),
     }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        if self.opts["formula"] not in FORMULAS:
-            raise InputError(f"router vllm_dp option formula: expected one of "
-                             f"{', '.join(FORMULAS)}, got {self.opts['formula']!r}",
-                             field="router_opt")
-        if self.opts["client_count"] < 1:
-            raise InputError("router vllm_dp option client_count: must be at least 1",
-                             field="router_opt")
         # the client's copy of [waiting, running, kv_usage] per engine, and the sample time
         # it came from (a new sample replaces the optimistic bumps)
         self.counts: list[list[float]] = [[0, 0, 0.0] for _ in range(self.n)]
