@@ -30,8 +30,8 @@ def replica_streams(folder: str) -> tuple[str, list[str]]:
                      if os.path.isdir(os.path.join(folder, d))
                      and streams(os.path.join(folder, d)))
     if not routers:
-        raise InputError("holds no replica-K.events.jsonl (kvcli cluster --events writes "
-                         "them)", path=folder)
+        raise InputError("is a directory, not a file, and holds no replica-K.events.jsonl "
+                         "(the streams kvcli cluster --events writes)", path=folder)
     if len(routers) > 1:
         raise InputError(f"holds the streams of {len(routers)} routers "
                          f"({', '.join(routers)}): give one, e.g. "

@@ -1,4 +1,4 @@
-"""A hostile-input corpus against every command that reads a trace (replay, stats, curve):
+"""A hostile-input corpus against every command that reads a trace (replay, stats, curve, cluster):
 exit code, exactly one line on stderr for an error, never a traceback."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from kvcli.app import app
 
 SAMPLE = Path(__file__).resolve().parents[1] / "traces" / "multiturn-chat.jsonl"
-COMMANDS = ("replay", "stats", "curve")
+COMMANDS = ("replay", "stats", "curve", "cluster")
 
 
 def _lines(n: int = 6) -> list[dict]:
