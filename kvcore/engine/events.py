@@ -190,6 +190,13 @@ class Recorder:
         if not blocks:
             return
         self._ev_blocks, self._ev_hashes, self._ev_groups = [], [], []
+        # A Ctrl-C / SIGTERM can land between `on_evict`'s appends: the last flush (of an
+        # interrupted run) writes only the evictions recorded whole.
+        n = min(len(blocks), len(hashes), len(groups))
+        if n < len(blocks) or n < len(groups):
+            blocks, hashes, groups = blocks[:n], hashes[:n], groups[:n]
+            if not n:
+                return
         req = self._ev_req
         g0 = groups[0]
         if groups.count(g0) == len(groups):
@@ -246,10 +253,10 @@ class Recorder:
         if self.sink is not None:
             if self._ev_blocks:
                 self.flush()
-            self._ev_req = self.req
-            self._ev_blocks = block_ids
-            self._ev_hashes = hash_ints(hashes)
-            self._ev_groups = groups
+            ints = hash_ints(hashes)
+            # one assignment, no call between the stores (a signal cannot split them)
+            self._ev_req, self._ev_blocks, self._ev_hashes, self._ev_groups = \
+                self.req, block_ids, ints, groups
 
     def on_free(self, group: int, block_ids: list[int], freed: list[int],
                 evictable: list[int]) -> None:
