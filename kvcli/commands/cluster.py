@@ -23,7 +23,7 @@ ReplicasOpt = Annotated[int, typer.Option(
     "--replicas", help="Replicas, each a vLLM engine with the replay options.",
     rich_help_panel=_C)]
 RouterOpt = Annotated[str, typer.Option(
-    "--router", help="The router (kvcli cluster routers lists them).", rich_help_panel=_C)]
+    "--router", help="The router (--list-routers lists them).", rich_help_panel=_C)]
 RoutersOpt = Annotated[str | None, typer.Option(
     "--routers", metavar="A,B,...", help="Compare several routers on the same trace: one row "
     "each (overrides --router).", rich_help_panel=_C)]
@@ -67,7 +67,7 @@ ListOpt = Annotated[bool, typer.Option(
 
 def register(app: typer.Typer) -> None:
     @app.command("cluster")
-    @ro.with_replay_options(first=True)
+    @ro.with_replay_options(first=False)    # the cluster's own options first in the help
     def cluster_cmd(
         trace: TraceArg,
         replicas: ReplicasOpt = 2,
