@@ -274,7 +274,7 @@ def test_cluster_replicas_publish_on_offset_ports():
 
     def read(k: int) -> None:
         while subs[k].poll(8000):
-            _, seq, payload = subs[k].recv_multipart()
+            _, _seq, payload = subs[k].recv_multipart()
             got[k].append(DECODER.decode(payload).data_parallel_rank)
 
     threads = [threading.Thread(target=read, args=(k,)) for k in range(2)]

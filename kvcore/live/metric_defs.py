@@ -44,11 +44,11 @@ METRICS: tuple[tuple[str, str, str, tuple[str, ...], str | None], ...] = (
     ("vllm:prefix_cache_hits", "counter",
      "Prefix cache hits, in terms of number of cached tokens.", (), None),
     ("vllm:external_prefix_cache_queries", "counter",
-     "External prefix cache queries from KV connector cross-instance cache sharing, in terms "
-     "of number of queried tokens.", (), None),
+     ("External prefix cache queries from KV connector cross-instance cache sharing, in terms "
+      "of number of queried tokens."), (), None),
     ("vllm:external_prefix_cache_hits", "counter",
-     "External prefix cache hits from KV connector cross-instance cache sharing, in terms of "
-     "number of cached tokens.", (), None),
+     ("External prefix cache hits from KV connector cross-instance cache sharing, in terms of "
+      "number of cached tokens."), (), None),
     ("vllm:num_preemptions", "counter", "Cumulative number of preemption from the engine.",
      (), None),
     ("vllm:prompt_tokens", "counter", "Number of prefill tokens processed.", (), None),

@@ -75,9 +75,9 @@ class EngineMetrics:
 
     def __init__(self, fam: Families, model_name: str, engine: int) -> None:
         lv = (model_name, str(engine))
-        m = {name: (metric.labels(*lv) if name not in ("vllm:request_success",
-                                                       "vllm:kv_offload_total_bytes")
-                    else None) for name, metric in fam.by_name.items()}
+        m: dict[str, Any] = {name: metric.labels(*lv) for name, metric in fam.by_name.items()
+                             if name not in ("vllm:request_success",
+                                             "vllm:kv_offload_total_bytes")}
         self.m = m
         self.success = {r: fam.by_name["vllm:request_success"].labels(*lv, r)
                         for r in FINISH_REASONS}

@@ -108,7 +108,7 @@ class ZmqPublisher:
                 poller.register(self._monitor, zmq.POLLIN)
             if self.replay is not None:
                 poller.register(self.replay, zmq.POLLIN)
-            ready = dict(poller.poll(min(left, 0.1) * 1000))
+            ready = dict(poller.poll(int(min(left, 0.1) * 1000)))
             if self._monitor is not None and self._monitor in ready:
                 self._monitor.recv_multipart()
                 connected = True
@@ -133,7 +133,7 @@ class ZmqPublisher:
         poller.register(self.pub, zmq.POLLIN)
         if self.replay is not None:
             poller.register(self.replay, zmq.POLLIN)
-        ready = dict(poller.poll(max(timeout_s, 0.0) * 1000))
+        ready = dict(poller.poll(int(max(timeout_s, 0.0) * 1000)))
         while self.pub in ready:
             try:
                 msg = self.pub.recv(zmq.NOBLOCK)

@@ -50,7 +50,7 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
             _open(replay, replay_endpoint, "replay_endpoint", bind=False)
         expected = first_seq
         while count is None or st["batches"] < count:
-            if not sub.poll(idle_timeout_s * 1000 if idle_timeout_s > 0 else None):
+            if not sub.poll(int(idle_timeout_s * 1000) if idle_timeout_s > 0 else None):
                 break
             frames = sub.recv_multipart()
             if len(frames) != 3 or len(frames[1]) != 8:
@@ -83,19 +83,20 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
 
 
 def _record(seq: int, payload: bytes, decode: Any, st: dict) -> dict:
+    import msgspec
+
     from kvcore.live.wire import batch_to_dict
 
     st["batches"] += 1
     try:
         return {"seq": seq, **batch_to_dict(decode(payload))}
-    except Exception as err:       # msgspec.DecodeError / ValidationError
+    except (msgspec.DecodeError, msgspec.ValidationError) as err:
         st["bad"] += 1
         return {"seq": seq, "undecodable": str(err)}
 
 
 def _fetch(replay: Any, first: int, stop: int) -> list[tuple[int, bytes]]:
     """Batches ``first .. stop-1`` from the replay socket (what it still buffers)."""
-    import zmq
 
     from kvcore.live.wire import END_SEQ
 
@@ -103,7 +104,7 @@ def _fetch(replay: Any, first: int, stop: int) -> list[tuple[int, bytes]]:
     got: list[tuple[int, bytes]] = []
     deadline = time.monotonic() + REPLAY_TIMEOUT_S
     while (left := deadline - time.monotonic()) > 0:
-        if not replay.poll(left * 1000):
+        if not replay.poll(int(left * 1000)):
             break
         frames = replay.recv_multipart()
         if len(frames) != 4:

@@ -74,9 +74,9 @@ _STRUCTS: dict[type, type] = {kv_events.BlockStored: BlockStored,
                               kv_events.AllBlocksCleared: AllBlocksCleared}
 
 
-def to_struct(event: kv_events.KVCacheEvent) -> KVCacheEvent:
+def to_struct(event: kv_events.KVCacheEvent) -> Any:
     """A kvcore event as vLLM's struct (every field, by name)."""
-    cls = _STRUCTS[type(event)]
+    cls: Any = _STRUCTS[type(event)]
     return cls(**{f: getattr(event, f) for f in cls.__struct_fields__})
 
 
