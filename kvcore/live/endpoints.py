@@ -42,6 +42,10 @@ def check_endpoint(endpoint: str, field: str, *, ranks: int = 1) -> None:
     if endpoint.startswith("ipc://"):
         if len(endpoint) == len("ipc://"):
             raise InputError(f"{endpoint!r}: ipc:// needs a path", field=field)
+        if ranks > 1:
+            raise InputError(f"{endpoint!r}: replicas need tcp:// (replica K publishes on the "
+                             "port + K; vLLM cannot offset an ipc:// endpoint either)",
+                             field=field)
         return
     if not endpoint.startswith("tcp://"):
         raise InputError(f"{endpoint!r}: expected tcp://HOST:PORT (tcp://*:PORT binds) or "
