@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -157,10 +158,12 @@ def test_published_batches_equal_the_vllm_file(tmp_path):
                  "--events-format", "vllm", "--kv-events-endpoint", f"tcp://127.0.0.1:{port}",
                  "--kv-events-topic", "kv", "--json")
     got = []
+    deadline = time.monotonic() + 60
     try:
-        while sub.poll(10_000):
-            got.append(sub.recv_multipart())
-            if proc.poll() is not None and not sub.poll(500):
+        while time.monotonic() < deadline:
+            if sub.poll(300):
+                got.append(sub.recv_multipart())
+            elif proc.poll() is not None:
                 break
         stdout, stderr = proc.communicate(timeout=60)
     finally:
@@ -194,6 +197,7 @@ def test_late_subscriber_recovers_missed_batches(tmp_path):
     dealer = zctx.socket(zmq.DEALER)
     dealer.setsockopt(zmq.LINGER, 0)
     try:
+        time.sleep(2.0)     # late: the replay (4 s at this pace) has published a part by now
         sub.connect(f"tcp://127.0.0.1:{port}")
         assert sub.poll(30_000), proc.stderr.read() if proc.poll() is not None else "no batch"
         live = [sub.recv_multipart()]
@@ -271,17 +275,23 @@ def test_cluster_replicas_publish_on_offset_ports():
         sub.bind(f"tcp://127.0.0.1:{port + k}")
         subs.append(sub)
     got: list[list[int]] = [[], []]
+    done = threading.Event()
 
     def read(k: int) -> None:
-        while subs[k].poll(8000):
-            _, _seq, payload = subs[k].recv_multipart()
-            got[k].append(DECODER.decode(payload).data_parallel_rank)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if subs[k].poll(300):
+                _, _seq, payload = subs[k].recv_multipart()
+                got[k].append(DECODER.decode(payload).data_parallel_rank)
+            elif done.is_set():
+                break
 
     threads = [threading.Thread(target=read, args=(k,)) for k in range(2)]
     for t in threads:
         t.start()
     r = runner.invoke(app, ["cluster", TRACE, "--num-blocks", "96", "--replicas", "2",
                             "--kv-events-endpoint", f"tcp://127.0.0.1:{port}", "--json"])
+    done.set()
     for t in threads:
         t.join(30)
     for s in subs:
