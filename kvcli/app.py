@@ -15,6 +15,7 @@ from kvcli.commands import (
     cluster,
     config,
     curve,
+    events,
     gen,
     replay,
     script,
@@ -64,7 +65,8 @@ def _root(
 ) -> None:
     """Replay LLM request traces through vLLM 0.33's KV cache stack and see what the cache does."""
 
-for _module in (script, replay, cluster, stats, curve, config, gen, bench, clock, calibrate):
+for _module in (script, replay, cluster, stats, curve, config, gen, bench, clock, calibrate,
+                events):
     _module.register(app)
 
 

@@ -45,7 +45,8 @@ def parse_router_opts(names: list[str], raw: list[str]) -> tuple:
 
 def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], seed: int,
         metrics_interval_ms: float, kv_event_lag_ms: float, events: str | None,
-        decisions: str | None, as_json: bool, plot: str | None = None) -> int:
+        decisions: str | None, as_json: bool, plot: str | None = None, live_opts=None,
+        metrics: str | None = None) -> int:
     from kvcore.cluster.run import ClusterOptions, run_cluster
     from kvcore.traces import read_trace
 
@@ -59,6 +60,19 @@ def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], 
 
         output.check_output(plot, "plot", folder=True)
         require_matplotlib()
+    output.check_output(metrics, "metrics")
+    from kvcore.live.options import LiveOptions
+
+    live_opts = live_opts or LiveOptions()
+    is_live = live_opts != LiveOptions() or metrics is not None
+    if is_live:
+        live_opts.check(replicas)
+        if len(names) > 1:
+            raise InputError("a live cluster (published events, pace, metrics) runs one "
+                             "router: its replicas are the engines subscribers see",
+                             field="routers")
+    if metrics == "-":
+        raise InputError("a file path, not - (stdout carries the result)", field="metrics")
     if decisions == "-" or events == "-":
         raise InputError("a file path, not - (stdout carries the result)",
                          field="decisions" if decisions == "-" else "events")
@@ -74,8 +88,15 @@ def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], 
 
         dec = None if decisions is None else stack.enter_context(
             output.open_output(decisions, field="decisions", keep_on_interrupt=True))
+        live = None
+        if is_live:
+            from kvcli.live_run import open_live
+
+            live = open_live(live_opts, None if metrics is None else stack.enter_context(
+                output.open_output(metrics, field="metrics", keep_on_interrupt=True)),
+                ranks=replicas)
         result = run_cluster(trace, opts, copts, open_events=open_events if events else None,
-                             decisions_out=dec, warn=output.warn, trace=tr)
+                             decisions_out=dec, warn=output.warn, trace=tr, live=live)
     if plot is not None:
         from kvcli.cluster_plots import write_cluster_plot
 

@@ -150,12 +150,16 @@ def emit_call_trees(ops: list[dict]) -> None:
                   res["calls"])
 
 
-def emit_lines(lines: Iterator[Any], stream: IO[bytes] | None = None) -> None:
-    """JSON lines on stdout (or ``stream``), one object a line, flushed at the end."""
+def emit_lines(lines: Iterator[Any], stream: IO[bytes] | None = None,
+               flush_each: bool = False) -> None:
+    """JSON lines on stdout (or ``stream``), one object a line, flushed at the end (or after
+    each line: a live stream)."""
     out = stream if stream is not None else sys.stdout.buffer
     try:
         for obj in lines:
             out.write(orjson.dumps(obj, option=_OPTS) + b"\n")
+            if flush_each:
+                out.flush()
         out.flush()
     except BrokenPipeError:
         raise

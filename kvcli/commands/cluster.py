@@ -13,7 +13,9 @@ from typing import Annotated
 import typer
 
 from kvcli import replay_options as ro
+from kvcli.live_options import with_live_options
 from kvcore.engine.options import ReplayOptions
+from kvcore.live.options import LiveOptions
 
 _C = "Cluster"
 _O = "Outputs"
@@ -68,6 +70,7 @@ ListOpt = Annotated[bool, typer.Option(
 def register(app: typer.Typer) -> None:
     @app.command("cluster")
     @ro.with_replay_options(first=False)    # the cluster's own options first in the help
+    @with_live_options()
     def cluster_cmd(
         trace: TraceArg,
         replicas: ReplicasOpt = 2,
@@ -83,6 +86,8 @@ def register(app: typer.Typer) -> None:
         plot: PlotOpt = None,
         list_routers: ListOpt = False,
         opts: ReplayOptions | None = None,
+        live: LiveOptions | None = None,
+        metrics: str | None = None,
     ) -> None:
         """Replay a trace through N vLLM replicas behind a router; where the hits were lost.
 
@@ -96,6 +101,6 @@ def register(app: typer.Typer) -> None:
         code = output.run(lambda: run(
             trace, opts, replicas, names, router_opt or [], seed, metrics_interval_ms,
             kv_event_lag_ms, None if events is None else str(events),
-            None if decisions is None else str(decisions), as_json, plot))
+            None if decisions is None else str(decisions), as_json, plot, live, metrics))
         if code:
             raise typer.Exit(code)

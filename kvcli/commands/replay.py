@@ -13,7 +13,9 @@ from typing import Annotated
 import typer
 
 from kvcli import replay_options as ro
+from kvcli.live_options import with_live_options
 from kvcore.engine.options import ReplayOptions
+from kvcore.live.options import LiveOptions
 
 _O = "Outputs"
 
@@ -48,6 +50,7 @@ ExplainOpt = Annotated[str | None, typer.Option(
 def register(app: typer.Typer) -> None:
     @app.command("replay")
     @ro.with_replay_options(first=True)
+    @with_live_options()
     def replay_cmd(
         trace: TraceArg,
         events: EventsOpt = None,
@@ -58,11 +61,14 @@ def register(app: typer.Typer) -> None:
         explain: ExplainOpt = None,
         calls: CallsOpt = False,
         opts: ReplayOptions | None = None,
+        live: LiveOptions | None = None,
+        metrics: str | None = None,
     ) -> None:
         """Replay a trace through vLLM 0.33's KV cache (and scheduler) and summarize the cache.
 
         Reads Mooncake, Bailian, token-id and length traces (JSONL, .gz, -) and Azure CSV. See
-        docs/replay.md for the modes, the event schemas and every JSON key.
+        docs/replay.md for the modes, the event schemas and every JSON key; docs/live.md for
+        publishing KV events over ZMQ and vLLM's metrics as vLLM does.
         """
         from kvcli import output
 
@@ -71,21 +77,24 @@ def register(app: typer.Typer) -> None:
             from kvcli.commands.replay_explain import run_explain
 
             given = [f for f, v in (("events", events), ("requests", requests),
-                                    ("steps", steps)) if v is not None]
+                                    ("steps", steps), ("metrics", metrics)) if v is not None]
+            if live is not None and live != LiveOptions():
+                given.append("kv_events_endpoint" if live.publishes else "realtime")
             code = output.run(lambda: run_explain(trace, opts, explain, as_json, given,
                                                   calls))
         else:
             code = output.run(lambda: run_replay(trace, opts, events, fmt,
                                                  None if requests is None else str(requests),
                                                  None if steps is None else str(steps),
-                                                 as_json, calls))
+                                                 as_json, calls, live, metrics))
         if code:
             raise typer.Exit(code)
 
 
 def run_replay(trace: str, opts, events: str | None, events_format: str,
                requests: str | None, steps: str | None, as_json: bool,
-               calls: bool = False) -> int:
+               calls: bool = False, live_opts: LiveOptions | None = None,
+               metrics: str | None = None) -> int:
     """Open the outputs, replay, emit the summary; returns 128 + the signal after Ctrl-C
     (130), SIGTERM (143) or SIGHUP (129), else 0. Outputs go through `output.open_output`."""
     import contextlib
@@ -99,11 +108,16 @@ def run_replay(trace: str, opts, events: str | None, events_format: str,
     if calls:
         raise InputError("needs --explain REQUEST_ID (kvcli script --calls draws an op "
                          "script's calls)", field="calls")
-    for name, path in (("requests", requests), ("steps", steps)):
+    for name, path in (("requests", requests), ("steps", steps), ("metrics", metrics)):
         if path == "-":
             raise InputError("only --events may be - (stdout)", field=name)
-    for name, path in (("events", events), ("requests", requests), ("steps", steps)):
+    for name, path in (("events", events), ("requests", requests), ("steps", steps),
+                       ("metrics", metrics)):
         output.check_output(path, name)     # before the work: a bad path fails at once
+    live_opts = live_opts or LiveOptions()
+    is_live = live_opts != LiveOptions() or metrics is not None
+    if is_live:
+        live_opts.check()
     tr = read_trace(trace)
     with contextlib.ExitStack() as stack:
         def open_out(path: str | None, name: str):
@@ -118,9 +132,14 @@ def run_replay(trace: str, opts, events: str | None, events_format: str,
             sink = VllmEvents(ev_file) if events_format == "vllm" else JsonlEvents(ev_file)
         req_file = open_out(requests, "requests")
         step_file = open_out(steps, "steps")
+        live = None
+        if is_live:
+            from kvcli.live_run import open_live
+
+            live = open_live(live_opts, open_out(metrics, "metrics"))
         with output.progress(len(tr.requests), "replay") as advance:
             summary = replay(trace, opts, sink, steps_out=step_file, requests_out=req_file,
-                             progress=advance, warn=output.warn, trace=tr)
+                             progress=advance, warn=output.warn, trace=tr, live=live)
     output.emit(summary_view(summary), as_json=as_json, to_stderr=(events == "-"))
     if summary.interrupted:
         output.message("interrupted: the outputs hold what was replayed so far")

@@ -206,10 +206,13 @@ class ReplicaEvents(VllmEvents):
         super().__init__(out, rank)     # type: ignore[arg-type]
         self.replica = rank
         self.run: ClusterLoop | None = None
+        self.live: VllmEvents | None = None     # a live run's sink (`kvcore.live`), if any
 
     def batch(self, ts_s: float, events: list) -> None:
         if self.out is not None:
             super().batch(ts_s, events)
+        if self.live is not None:
+            self.live.batch(ts_s, events)
         if events and self.run is not None and self.run.events is not None:
             self.run.push(ts_s * 1000.0 + self.run.lag, KV, self.replica, events)
 

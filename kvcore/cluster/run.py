@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Any
 
 from kvcore.cluster.loop import ClusterLoop, ReplicaEvents, check_replicas
 from kvcore.cluster.replica import Replica
@@ -38,8 +38,25 @@ def run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions, 
                 open_events: OpenEvents | None = None,
                 decisions_out: IO[bytes] | None = None,
                 warn: Callable[[str], None] | None = None,
-                trace: Trace | None = None) -> dict:
+                trace: Trace | None = None, live: Any = None) -> dict:
+    """`live` (a `kvcore.live.session.LiveRun` of `replicas` ranks): replica K publishes as
+    vLLM's data-parallel rank K, paced, with its metrics (one router only); closed here."""
+    try:
+        return _run_cluster(trace_path, options, copts, open_events, decisions_out, warn,
+                            trace, live)
+    except BaseException:
+        if live is not None:
+            live.close(final=False)
+        raise
+
+
+def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
+                 open_events: OpenEvents | None, decisions_out: IO[bytes] | None,
+                 warn: Callable[[str], None] | None, trace: Trace | None, live: Any) -> dict:
     check_replicas(copts.replicas)
+    if live is not None and len(copts.routers) > 1:
+        raise InputError("a live cluster (published events, pace, metrics) runs one router: "
+                         "its replicas are the engines subscribers see", field="routers")
     if copts.metrics_interval_ms < 0:
         raise InputError("must be >= 0", field="metrics_interval_ms")
     if copts.kv_event_lag_ms < 0:
@@ -59,7 +76,7 @@ def run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions, 
     for name, opts, probe in made:
         t0 = time.perf_counter()
         loop = _build(trace, cfg, name, opts, copts, probe.uses_events(), open_events,
-                      decisions_out)
+                      decisions_out, live)
         interrupted = False
         try:
             loop.run()
@@ -72,6 +89,8 @@ def run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions, 
         _warnings(name, loop, warnings, warn)
         res = router_result(name, opts, loop, time.perf_counter() - t0)
         res["interrupted"] = interrupted
+        if live is not None:
+            res["live"] = live.close(max(rep.ctx.t_ms for rep in loop.replicas))
         results.append(res)
         if interrupted:
             break
@@ -83,7 +102,7 @@ def run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions, 
 
 def _build(trace: Trace, cfg: ReplayOptions, name: str, opts: dict, copts: ClusterOptions,
            needs_events: bool, open_events: OpenEvents | None,
-           decisions_out: IO[bytes] | None) -> ClusterLoop:
+           decisions_out: IO[bytes] | None, live: Any = None) -> ClusterLoop:
     n = copts.replicas
     replicas: list[Replica] = []
     sinks: list[ReplicaEvents | None] = []
@@ -92,7 +111,10 @@ def _build(trace: Trace, cfg: ReplayOptions, name: str, opts: dict, copts: Clust
         if open_events is not None:
             jsonl = JsonlEvents(open_events(name, i, "events"))
             vllm_out = open_events(name, i, "vllm")
-        fwd = ReplicaEvents(vllm_out, i) if vllm_out is not None or needs_events else None
+        fwd = (ReplicaEvents(vllm_out, i)
+               if vllm_out is not None or needs_events or live is not None else None)
+        if fwd is not None and live is not None:
+            fwd.live = live.sink(i, None)
         rep = Replica(i, trace, cfg, None, sink=jsonl, vllm_sink=fwd)
         if i == 0:      # replica 0's pool size is every replica's: all N must fit this machine
             check_pool_fits(n * rep.ctx.num_blocks, field="replicas")
@@ -107,10 +129,32 @@ def _build(trace: Trace, cfg: ReplayOptions, name: str, opts: dict, copts: Clust
         rep.ctx.listener = hooks
         if rep.loop is not None:
             rep.loop.listener = hooks
+        if live is not None:
+            em = live.attach(rep.index, rep.ctx, rep.loop)
+            if em is not None and rep.loop is not None:
+                rep.loop.listener = Both(hooks, em)
         if fwd is not None:
             fwd.run = loop
         header(rep.ctx)
     return loop
+
+
+class Both:
+    """Two engine-loop listeners (the router's hooks and a live run's metrics)."""
+
+    __slots__ = ("a", "b")
+
+    def __init__(self, a: Any, b: Any) -> None:
+        self.a = a
+        self.b = b
+
+    def first_token(self, rid: str, t_ms: float) -> None:
+        self.a.first_token(rid, t_ms)
+        self.b.first_token(rid, t_ms)
+
+    def finished(self, rid: str, t_ms: float) -> None:
+        self.a.finished(rid, t_ms)
+        self.b.finished(rid, t_ms)
 
 
 def _warnings(router: str, loop: ClusterLoop, seen: list[str],

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import IO
+from typing import IO, Any
 
 from kvcore.engine import latency
 from kvcore.engine.cache_mode import run_cache
@@ -35,20 +35,39 @@ __all__ = ["ReplayOptions", "ReplaySummary", "replay"]
 def replay(trace_path: str, options: ReplayOptions, sink: JsonlEvents | VllmEvents | None = None,
            *, steps_out: IO[bytes] | None = None, requests_out: IO[bytes] | None = None,
            progress: Callable[[int], None] | None = None,
-           warn: Callable[[str], None] | None = None, trace: Trace | None = None
-           ) -> ReplaySummary:
+           warn: Callable[[str], None] | None = None, trace: Trace | None = None,
+           live: Any = None) -> ReplaySummary:
     """Replay `trace_path` (or an already read `trace`) and return the summary.
 
     `sink` receives the event stream; `steps_out` / `requests_out` get JSON lines (binary files).
     Bad input raises `InputError`; Ctrl-C returns a summary with `interrupted=True` after ending
-    every output with an `interrupted` record.
+    every output with an `interrupted` record. `live` (a `kvcore.live.session.LiveRun`) makes
+    the replay a stand-in vLLM: its batches published, paced, its metrics; it is closed here.
     """
     if trace is None:
         trace = read_trace(trace_path)
     cfg = resolve(options, trace.config, path=trace_path, config_line=trace.config_line)
-    ctx = ReplayContext(trace, cfg, sink, steps_out=steps_out, requests_out=requests_out,
-                        progress=progress, warn=warn)
-    run(ctx)
+    vllm_sink = None
+    if live is not None:
+        if isinstance(sink, VllmEvents):     # the file behind the live sink
+            sink = live.sink(0, sink)
+        else:
+            vllm_sink = live.sink(0, None)
+    try:
+        ctx = ReplayContext(trace, cfg, sink, steps_out=steps_out, requests_out=requests_out,
+                            progress=progress, warn=warn, vllm_sink=vllm_sink)
+        loop = engine_loop(ctx) if cfg.mode != "cache" else None
+        if live is not None:
+            listener = live.attach(0, ctx, loop)
+            if loop is not None and listener is not None:
+                loop.listener = listener
+        run(ctx, loop)
+    except BaseException:
+        if live is not None:
+            live.close(final=False)
+        raise
+    if live is not None:
+        ctx.summary.live = live.close(ctx.t_ms)
     return ctx.summary
 
 

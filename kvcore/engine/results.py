@@ -49,6 +49,8 @@ class ReplaySummary:
     # the clock that timed the run, its parameters and the source of its numbers
     # (`Clock.describe()`); absent for the default linear clock, whose constants are in config
     clock: dict | None = None
+    # a live replay (kvcore.live, docs/live.md): its publishers and snapshots; absent otherwise
+    live: dict | None = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -56,4 +58,6 @@ class ReplaySummary:
             del d["offload"]
         if d["clock"] is None:
             del d["clock"]
+        if d["live"] is None:
+            del d["live"]
         return d

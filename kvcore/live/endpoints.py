@@ -1,0 +1,63 @@
+"""ZMQ endpoints as vLLM 0.33's `ZmqEventPublisher` reads them.
+
+* bind or connect: a wildcard (``*``), an IPv6 ``::`` or an ``ipc://`` / ``inproc://`` endpoint
+  is bound; any other (``tcp://host:port``) is connected to (a subscriber bound there);
+* a data-parallel rank ``r > 0`` (a `kvcli cluster` replica) offsets a tcp port by ``r``
+  (port 0 is left to the OS) and suffixes an inproc name with ``_dp<r>``.
+
+`check_endpoint` refuses what cannot work here before any socket opens (one line, the option).
+"""
+
+from __future__ import annotations
+
+from kvcore.errors import InputError
+
+
+def is_bind_endpoint(endpoint: str) -> bool:
+    return "*" in endpoint or "::" in endpoint or endpoint.startswith(("ipc://", "inproc://"))
+
+
+def offset_endpoint_port(endpoint: str | None, rank: int) -> str | None:
+    """The endpoint of data-parallel rank `rank` (vLLM's `offset_endpoint_port`)."""
+    if not endpoint or rank == 0:
+        return endpoint
+    if "inproc" in endpoint:
+        return f"{endpoint}_dp{rank}"
+    if "tcp" in endpoint:
+        head, sep, port = endpoint.rpartition(":")
+        if not sep:
+            return endpoint
+        base = int(port)
+        return endpoint if base == 0 else f"{head}:{base + rank}"
+    raise ValueError("Invalid endpoint: must contain 'inproc' or 'tcp'")
+
+
+def check_endpoint(endpoint: str, field: str, *, ranks: int = 1) -> None:
+    """Refuse an endpoint no subscriber could reach: not tcp:// or ipc://, a tcp endpoint
+    without host:port, port 0 (subscribers must know the port), or a port out of range for
+    some rank's offset port. (The replay socket is always bound, as vLLM binds it.)"""
+    if endpoint.startswith("inproc://"):
+        raise InputError(f"{endpoint!r}: inproc:// reaches only this process; use tcp:// or "
+                         "ipc://", field=field)
+    if endpoint.startswith("ipc://"):
+        if len(endpoint) == len("ipc://"):
+            raise InputError(f"{endpoint!r}: ipc:// needs a path", field=field)
+        if ranks > 1:
+            raise InputError(f"{endpoint!r}: replicas need tcp:// (replica K publishes on the "
+                             "port + K; vLLM cannot offset an ipc:// endpoint either)",
+                             field=field)
+        return
+    if not endpoint.startswith("tcp://"):
+        raise InputError(f"{endpoint!r}: expected tcp://HOST:PORT (tcp://*:PORT binds) or "
+                         "ipc://PATH", field=field)
+    host, sep, port = endpoint[len("tcp://"):].rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise InputError(f"{endpoint!r}: expected tcp://HOST:PORT (tcp://*:PORT binds)",
+                         field=field)
+    first = int(port)
+    if first == 0:
+        raise InputError(f"{endpoint!r}: port 0: give the port subscribers will use",
+                         field=field)
+    if first + ranks - 1 > 65535:
+        what = f" (rank {ranks - 1} uses {first + ranks - 1})" if ranks > 1 else ""
+        raise InputError(f"{endpoint!r}: port out of range{what}", field=field)

@@ -1,0 +1,202 @@
+"""vLLM's Prometheus metrics of a replay, built with `prometheus_client` (the library vLLM uses)
+in a registry of the replay's own (`metric_defs.py` lists them).
+
+`Families` creates the metrics once per registry; `EngineMetrics` is one engine's children
+(labels ``model_name``, ``engine``) and its bookkeeping: after every step it reads the replay's
+cumulative counts (the manager's `PrefixCacheStats`, the CPU tier's connector stats and bytes,
+the summary's preemptions) and the scheduler's queues, and it observes a request's latencies
+when the engine loop reports its first token and its finish (`first_token`, `finished`: the
+loop's listener). Observations wait for the step's `update`, so that a snapshot due before
+the step does not see them. `Snapshots` writes the registry as text exposition every interval
+of simulated time, each stamped with that time.
+
+Where vLLM observes per token (inter-token latency), the replay knows a request's decode only
+as a whole (decode windows, the fast-forward): it observes the request's mean inter-token
+time once per inter-token gap, so the count and the sum are vLLM's, the spread is not. Tokens
+are counted when a request's first token comes (prompt) and when it finishes (generation).
+"""
+
+from __future__ import annotations
+
+from typing import IO, Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.exposition import generate_latest
+
+from kvcore.live.metric_defs import (
+    ENGINE_LABELS,
+    FAMILIES,
+    FINISH_REASONS,
+    METRICS,
+    OFFLOAD_METRICS,
+    TRANSFER_TYPES,
+    request_tokens_buckets,
+)
+
+
+class Families:
+    def __init__(self, registry: CollectorRegistry, max_model_len: int, offload: bool) -> None:
+        self.registry = registry
+        self.by_name: dict[str, Any] = {}
+        for name, kind, doc, extra, family in METRICS + (OFFLOAD_METRICS if offload else ()):
+            labels = list(ENGINE_LABELS + extra)
+            if kind == "gauge":
+                m: Any = Gauge(name, doc, labels, registry=registry,
+                               multiprocess_mode="mostrecent")
+            elif kind == "counter":
+                m = Counter(name, doc, labels, registry=registry)
+            else:
+                buckets = (request_tokens_buckets(max_model_len) if family == "request_tokens"
+                           else FAMILIES[family])    # type: ignore[index]
+                m = Histogram(name, doc, labels, registry=registry, buckets=buckets)
+            self.by_name[name] = m
+        self.offload = offload
+
+
+def observe_many(hist: Any, value: float, n: int) -> None:
+    """`n` observations of `value` at once (prometheus_client's child internals, else a loop)."""
+    if n <= 0:
+        return
+    buckets, bounds, total = (getattr(hist, a, None) for a in ("_buckets", "_upper_bounds",
+                                                                 "_sum"))
+    if buckets is None or bounds is None or total is None:
+        for _ in range(n):
+            hist.observe(value)
+        return
+    total.inc(value * n)
+    for i, bound in enumerate(bounds):
+        if value <= bound:
+            buckets[i].inc(n)
+            break
+
+
+class EngineMetrics:
+    """One engine's (replay's, replica's) metrics."""
+
+    def __init__(self, fam: Families, model_name: str, engine: int) -> None:
+        lv = (model_name, str(engine))
+        m: dict[str, Any] = {name: metric.labels(*lv) for name, metric in fam.by_name.items()
+                             if name not in ("vllm:request_success",
+                                             "vllm:kv_offload_total_bytes")}
+        self.m = m
+        self.success = {r: fam.by_name["vllm:request_success"].labels(*lv, r)
+                        for r in FINISH_REASONS}
+        self.transfer = ({t: fam.by_name["vllm:kv_offload_total_bytes"].labels(*lv, t)
+                          for t in TRANSFER_TYPES} if fam.offload else {})
+        self.seen: dict[str, float] = {}        # cumulative counts already added
+        self.pending: list[tuple[str, str]] = []     # ("first" | "finish", request id)
+        self.ctx: Any = None
+        self.sched: Any = None
+
+    def attach(self, ctx: Any, sched: Any) -> None:
+        self.ctx = ctx
+        self.sched = sched
+
+    # -- the engine loop's listener ------------------------------------------------------------
+    def first_token(self, rid: str, t_ms: float) -> None:
+        self.pending.append(("first", rid))
+
+    def finished(self, rid: str, t_ms: float) -> None:
+        self.pending.append(("finish", rid))
+
+    # -- after each step -----------------------------------------------------------------------
+    def _add(self, name: str, total: float, child: Any = None) -> None:
+        delta = total - self.seen.get(name, 0)
+        if delta > 0:
+            (child or self.m[name]).inc(delta)
+            self.seen[name] = total
+
+    def update(self) -> None:
+        ctx = self.ctx
+        if ctx is None:
+            return
+        m = self.m
+        st = ctx.kvm.prefix_cache_stats
+        if st is not None:
+            self._add("vllm:prefix_cache_queries", st.queries)
+            self._add("vllm:prefix_cache_hits", st.hits)
+        tier = ctx.tier
+        if tier is not None:
+            c = tier.stats.counts
+            self._add("vllm:external_prefix_cache_queries", c.queries)
+            self._add("vllm:external_prefix_cache_hits", c.hits)
+            if self.transfer:
+                loaded, stored = tier.worker.bytes["load"], tier.worker.bytes["store"]
+                self._add("vllm:kv_offload_load_bytes", loaded)
+                self._add("vllm:kv_offload_store_bytes", stored)
+                self._add("load_total", loaded, self.transfer["CPU_to_GPU"])
+                self._add("store_total", stored, self.transfer["GPU_to_CPU"])
+        self._add("vllm:num_preemptions", ctx.summary.preemptions)
+        sched = self.sched
+        if sched is not None:
+            m["vllm:num_requests_running"].set(len(sched.running))
+            m["vllm:num_requests_waiting"].set(len(sched.waiting))
+        m["vllm:kv_cache_usage_perc"].set(ctx.kvm.block_pool.get_usage())
+        if self.pending:
+            pending, self.pending = self.pending, []
+            for kind, rid in pending:
+                self._observe(kind, ctx.records[rid])
+
+    def _observe(self, kind: str, rec: Any) -> None:
+        m = self.m
+        if kind == "first":
+            m["vllm:prompt_tokens"].inc(rec.tr.prompt_len)
+            if rec.latency_from_ms is not None and rec.first_token_ms is not None:
+                m["vllm:time_to_first_token_seconds"].observe(
+                    (rec.first_token_ms - rec.latency_from_ms) / 1000.0)
+            return
+        out = rec.generated or 0
+        m["vllm:generation_tokens"].inc(out)
+        self.success["length"].inc()       # every replayed request ends at its output length
+        m["vllm:request_prompt_tokens"].observe(rec.tr.prompt_len)
+        m["vllm:request_generation_tokens"].observe(out)
+        m["vllm:request_num_preemptions"].observe(rec.preemptions)
+        t0, sched_ms = rec.latency_from_ms, rec.first_scheduled_ms
+        first, end = rec.first_token_ms, rec.finish_ms
+        if t0 is None or sched_ms is None or first is None or end is None:
+            return
+        decode = (end - first) / 1000.0
+        tpot = decode / (out - 1) if out > 1 else 0.0
+        m["vllm:e2e_request_latency_seconds"].observe((end - t0) / 1000.0)
+        m["vllm:request_queue_time_seconds"].observe((sched_ms - t0) / 1000.0)
+        m["vllm:request_prefill_time_seconds"].observe((first - sched_ms) / 1000.0)
+        m["vllm:request_decode_time_seconds"].observe(decode)
+        m["vllm:request_inference_time_seconds"].observe((end - sched_ms) / 1000.0)
+        m["vllm:request_time_per_output_token_seconds"].observe(tpot)
+        observe_many(m["vllm:inter_token_latency_seconds"], tpot, out - 1)
+
+
+class Snapshots:
+    """The registry as text exposition every `interval_ms` of simulated time. Each snapshot
+    starts with ``# kvcli snapshot sim_time_s=<t>`` and its samples carry the simulated time
+    (ms) as their timestamp."""
+
+    def __init__(self, out: IO[bytes], registry: CollectorRegistry, interval_ms: float) -> None:
+        self.out = out
+        self.registry = registry
+        self.interval_ms = interval_ms
+        self.next_ms = interval_ms
+        self.last_ms: float | None = None
+        self.count = 0
+
+    def due(self, t_ms: float) -> None:
+        """Write the snapshots due before `t_ms` (the registry holds the state before it)."""
+        while self.next_ms < t_ms:
+            self.write(self.next_ms)
+            self.next_ms += self.interval_ms
+
+    def write(self, t_ms: float) -> None:
+        stamp = b" %d" % round(t_ms)
+        text = generate_latest(self.registry)
+        lines = [line if line.startswith(b"#") or not line else line + stamp
+                 for line in text.split(b"\n")]
+        self.out.write(b"# kvcli snapshot sim_time_s=%.6f\n" % (t_ms / 1000.0)
+                       + b"\n".join(lines))
+        self.last_ms = t_ms
+        self.count += 1
+
+    def end(self, t_ms: float) -> None:
+        """The last snapshot: the state at the end of the replay."""
+        self.due(t_ms)
+        if self.last_ms != t_ms:
+            self.write(t_ms)

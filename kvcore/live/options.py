@@ -1,0 +1,76 @@
+"""`LiveOptions`: how a replay (or a cluster) stands in for a live vLLM: KV events over ZMQ,
+the wall-clock pace, vLLM's metrics. They change nothing the replay computes (a trace's config
+line cannot set them, `kvcli stats` has no use for them), hence their own dataclass beside
+`ReplayOptions`. Defaults are vLLM's `KVEventsConfig` where it has the knob."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from kvcore.errors import InputError
+from kvcore.live.endpoints import check_endpoint
+
+DEFAULT_ENDPOINT = "tcp://*:5557"   # vLLM's KVEventsConfig.endpoint
+
+
+@dataclass(frozen=True, slots=True)
+class LiveOptions:
+    kv_events_endpoint: str | None = None       # None: no publishing
+    kv_events_replay_endpoint: str | None = None
+    kv_events_topic: str = ""
+    kv_events_hwm: int = 100_000
+    kv_events_buffer_steps: int = 10_000
+    kv_events_wait_s: float = 5.0           # for a first subscriber, before the first batch
+    kv_events_linger_s: float = 0.0         # answering replay requests after the last batch
+    realtime: float | None = None           # SPEED: simulated seconds per wall second
+    metrics_interval_s: float = 10.0        # simulated seconds between snapshots
+    metrics_port: int | None = None         # serve /metrics during a realtime replay
+
+    @property
+    def publishes(self) -> bool:
+        return self.kv_events_endpoint is not None
+
+    def check(self, ranks: int = 1) -> None:
+        """Refuse values that cannot work, one field at a time."""
+        if self.kv_events_endpoint is not None:
+            check_endpoint(self.kv_events_endpoint, "kv_events_endpoint", ranks=ranks)
+        if self.kv_events_replay_endpoint is not None:
+            if self.kv_events_endpoint is None:
+                raise InputError("needs kv_events_endpoint (the replay socket resends what "
+                                 "the publisher sent)", field="kv_events_replay_endpoint")
+            check_endpoint(self.kv_events_replay_endpoint, "kv_events_replay_endpoint",
+                           ranks=ranks)
+            if self.kv_events_replay_endpoint == self.kv_events_endpoint:
+                raise InputError("the same endpoint as kv_events_endpoint",
+                                 field="kv_events_replay_endpoint")
+        for name in ("kv_events_hwm", "kv_events_buffer_steps"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < (0 if name.endswith(
+                    "hwm") else 1):
+                raise InputError(f"must be an integer >= {0 if name.endswith('hwm') else 1}, "
+                                 f"got {v!r}", field=name)
+        for name in ("kv_events_wait_s", "kv_events_linger_s"):
+            _finite(getattr(self, name), name, allow_zero=True)
+        if self.kv_events_linger_s and self.kv_events_replay_endpoint is None:
+            raise InputError("has no effect without kv_events_replay_endpoint (it keeps the "
+                             "replay socket answering)", field="kv_events_linger_s")
+        if self.realtime is not None:
+            _finite(self.realtime, "realtime", allow_zero=False)
+        _finite(self.metrics_interval_s, "metrics_interval_s", allow_zero=False)
+        if self.metrics_port is not None:
+            p = self.metrics_port
+            if isinstance(p, bool) or not isinstance(p, int) or not 1 <= p <= 65535:
+                raise InputError(f"must be a port 1..65535, got {p!r}", field="metrics_port")
+            if self.realtime is None:
+                raise InputError("needs realtime: without a pace the replay is over before a "
+                                 "scrape (write snapshots with metrics FILE)",
+                                 field="metrics_port")
+
+
+def _finite(v: float, name: str, *, allow_zero: bool) -> None:
+    ok = isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and (
+        v >= 0 if allow_zero else v > 0)
+    if not ok:
+        raise InputError(f"must be a finite number {'>= 0' if allow_zero else '> 0'}, "
+                         f"got {v!r}", field=name)

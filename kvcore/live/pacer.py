@@ -1,0 +1,34 @@
+"""`Pacer`: a replay on the wall clock (`--realtime SPEED`): a step that ends at simulated time
+``t`` is let out at ``t / SPEED`` seconds of wall time after the replay started, so subscribers
+and scrapers see batches and metrics when vLLM would produce them (SPEED times faster)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+
+class Pacer:
+    def __init__(self, speed: float, idle: Callable[[float], None] | None = None) -> None:
+        """`idle(seconds)` is called instead of sleeping (it may return early: the publishers
+        answer replay requests while they wait)."""
+        self.speed = speed
+        self.idle = idle or time.sleep
+        self.t0: float | None = None
+        self.max_behind_s = 0.0     # how far the replay fell behind the wall clock
+
+    def start(self) -> None:
+        if self.t0 is None:
+            self.t0 = time.monotonic()
+
+    def wait_until(self, t_ms: float) -> None:
+        """Return when the wall clock reaches simulated time `t_ms` at this speed."""
+        self.start()
+        assert self.t0 is not None
+        target = self.t0 + t_ms / 1000.0 / self.speed
+        while True:
+            left = target - time.monotonic()
+            if left <= 0:
+                self.max_behind_s = max(self.max_behind_s, -left)
+                return
+            self.idle(min(left, 0.05))

@@ -1,0 +1,184 @@
+"""`LiveRun`: the live side of one replay or cluster: the ZMQ publishers (one per engine rank,
+ports offset as vLLM offsets them for data-parallel ranks), the pacer, vLLM's metrics (a
+snapshot file, an HTTP endpoint), built before the replay and closed after it.
+
+`LiveEvents` is the vLLM sink a replay gets (`ReplayContext(vllm_sink=...)`, or as its event
+sink with ``--events-format vllm``): at the end of every engine step it writes the snapshots
+due, waits for the step's wall-clock time, writes the batch to the file (if any), publishes it
+and updates the metrics.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from typing import IO, Any
+
+from kvcore.engine.events import VllmEvents
+from kvcore.errors import InputError
+from kvcore.live.endpoints import offset_endpoint_port
+from kvcore.live.options import LiveOptions
+from kvcore.live.pacer import Pacer
+
+
+class LiveRun:
+    def __init__(self, opts: LiveOptions, *, ranks: int = 1, metrics_out: IO[bytes] | None = None,
+                 warn: Callable[[str], None] | None = None) -> None:
+        opts.check(ranks)
+        self.opts = opts
+        self.warn = warn or (lambda msg: None)
+        self.publishers: list[Any] = []
+        self.zctx: Any = None
+        self.server: Any = None
+        self.engines: list[Any] = []          # per rank, once attached
+        self.families: Any = None
+        self.registry: Any = None
+        self.snapshots: Any = None
+        self.ranks = ranks
+        try:
+            if opts.publishes:
+                self._open_publishers(ranks)
+            self.pacer = (Pacer(opts.realtime, self._idle) if opts.realtime is not None
+                          else None)
+            if metrics_out is not None or opts.metrics_port is not None:
+                self._open_metrics(metrics_out)
+        except BaseException:
+            self.close(final=False)
+            raise
+
+    def _open_publishers(self, ranks: int) -> None:
+        import zmq
+
+        from kvcore.live.publisher import ZmqPublisher
+
+        o = self.opts
+        self.zctx = zmq.Context()
+        for r in range(ranks):
+            self.publishers.append(ZmqPublisher(
+                self.zctx, offset_endpoint_port(o.kv_events_endpoint, r),  # type: ignore[arg-type]
+                replay_endpoint=offset_endpoint_port(o.kv_events_replay_endpoint, r),
+                topic=o.kv_events_topic, hwm=o.kv_events_hwm,
+                buffer_steps=o.kv_events_buffer_steps, rank=r, wait_s=o.kv_events_wait_s,
+                warn=self.warn))
+
+    def _open_metrics(self, out: IO[bytes] | None) -> None:
+        """The registry, its snapshot file and its HTTP server; the metrics themselves come
+        with the first replay attached (they need its options)."""
+        from prometheus_client import CollectorRegistry
+
+        from kvcore.live.metrics import Snapshots
+
+        self.registry = registry = CollectorRegistry()
+        self.engines = [None] * self.ranks
+        if out is not None:
+            self.snapshots = Snapshots(out, registry, self.opts.metrics_interval_s * 1000.0)
+        if self.opts.metrics_port is not None:
+            from prometheus_client import start_http_server
+
+            try:
+                self.server = start_http_server(self.opts.metrics_port, registry=registry)
+            except OSError as err:
+                raise InputError(f"port {self.opts.metrics_port}: {err.strerror or err}",
+                                 field="metrics_port") from None
+
+    def _idle(self, seconds: float) -> None:
+        """The pacer's wait: the publishers answer replay requests meanwhile."""
+        if not self.publishers:
+            time.sleep(seconds)
+            return
+        share = seconds / len(self.publishers)
+        for pub in self.publishers:
+            pub.service(share)
+
+    # -- per replay / replica --------------------------------------------------------------------
+    def sink(self, rank: int, file: VllmEvents | None) -> LiveEvents:
+        return LiveEvents(self, rank, file)
+
+    def attach(self, rank: int, ctx: Any, loop: Any) -> Any:
+        """Point engine `rank`'s metrics at its replay; returns the loop listener they need
+        (None without metrics)."""
+        if not self.engines:
+            return None
+        from kvcore.live.metrics import EngineMetrics, Families
+
+        cfg = ctx.cfg
+        if self.families is None:
+            longest = max((r.prompt_len + r.output_len for r in ctx.trace.requests), default=1)
+            self.families = Families(self.registry, cfg.max_model_len or longest,
+                                     ctx.offload is not None)
+        em = EngineMetrics(self.families, cfg.model or "kvcli", rank)
+        em.attach(ctx, getattr(loop, "sched", None))
+        self.engines[rank] = em
+        return em
+
+    def step(self, rank: int, ts_s: float, events: list, file: VllmEvents | None) -> None:
+        t_ms = ts_s * 1000.0
+        if self.snapshots is not None:
+            self.snapshots.due(t_ms)
+        if self.pacer is not None:
+            self.pacer.wait_until(t_ms)
+        if file is not None:
+            file.batch(ts_s, events)
+        if events and self.publishers:
+            self.publishers[rank].publish(round(ts_s, 9), events)
+        if self.engines and self.engines[rank] is not None:
+            self.engines[rank].update()
+
+    def close(self, end_ms: float | None = None, final: bool = True) -> dict:
+        """The last snapshot (at `end_ms`), the replay socket's linger, every socket closed;
+        the warnings; returns the summary's `live` object."""
+        out: dict[str, Any] = {}
+        if final:
+            for em in self.engines:
+                if em is not None:
+                    em.update()
+            if self.snapshots is not None and end_ms is not None:
+                self.snapshots.end(end_ms)
+                out["metrics_snapshots"] = self.snapshots.count
+            if self.publishers and self.opts.kv_events_linger_s > 0:
+                deadline = time.monotonic() + self.opts.kv_events_linger_s
+                while (left := deadline - time.monotonic()) > 0:
+                    self._idle(min(left, 0.1))
+        for pub in self.publishers:
+            if final and pub.dropped:
+                self.warn(f"kv events: {pub.dropped:,} of {pub.seq:,} batches on "
+                          f"{pub.endpoint} were dropped: a subscriber fell kv_events_hwm "
+                          f"({pub.hwm:,}) messages behind (pace the replay with realtime, or "
+                          "raise kv_events_hwm; the replay socket resends the last batches)")
+            pub.close()
+        if self.publishers:
+            out["kv_events"] = [p.stats() for p in self.publishers]
+        if self.zctx is not None:
+            self.zctx.term()        # waits for the queued messages (each socket's linger)
+            self.zctx = None
+        if self.server is not None:
+            with contextlib.suppress(Exception):
+                server = self.server[0] if isinstance(self.server, tuple) else self.server
+                server.shutdown()
+                server.server_close()
+            self.server = None
+        if final and self.pacer is not None:
+            out["realtime_max_behind_s"] = round(self.pacer.max_behind_s, 3)
+            if self.pacer.max_behind_s > 1.0:
+                self.warn(f"the replay fell up to {self.pacer.max_behind_s:.1f} s behind "
+                          f"realtime {self.opts.realtime:g} (this machine replays slower than "
+                          "that pace)")
+        return out
+
+
+class LiveEvents(VllmEvents):
+    """A replay's vLLM sink when it is live: the file (if any), the publisher, pace, metrics."""
+
+    def __init__(self, run: LiveRun, rank: int, file: VllmEvents | None) -> None:
+        super().__init__(None, rank)     # type: ignore[arg-type]
+        self.run = run
+        self.file = file
+        self.rank_index = rank
+
+    def batch(self, ts_s: float, events: list) -> None:
+        self.run.step(self.rank_index, ts_s, events, self.file)
+
+    def interrupted(self) -> None:
+        if self.file is not None:
+            self.file.interrupted()

@@ -1,0 +1,119 @@
+"""`listen`: a subscriber to vLLM's KV events (a kvcli replay's, or a real vLLM's) for people
+and tests, as vLLM's own example subscriber reads them.
+
+A SUB socket (bound for ``tcp://*:PORT`` / ``ipc://``, else connected, the publisher's rule
+mirrored) reads ``(topic, seq, payload)`` messages and yields one dict per batch: ``seq``,
+``ts``, ``events``, ``data_parallel_rank`` (vLLM's JSON form, `wire.batch_to_dict`). It checks
+that sequence numbers follow each other from the first expected one (0 unless told): a gap is
+filled from the publisher's replay socket (a DEALER sends the 8-byte start, the ROUTER answers
+with the buffered batches and vLLM's end marker) when one is given, else reported as a
+``{"gap": [first, last]}`` record. Every wait has a deadline: it ends after `idle_timeout_s`
+without a message, after `count` batches, or when a replay answer does not come in time.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from kvcore.errors import InputError
+from kvcore.live.endpoints import check_endpoint, is_bind_endpoint
+
+REPLAY_TIMEOUT_S = 5.0
+
+
+def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = "",
+           idle_timeout_s: float = 10.0, count: int | None = None, first_seq: int = 0,
+           stats: dict | None = None) -> Iterator[dict]:
+    """The batches as they come (gaps filled or reported); `stats` gets the counts."""
+    import zmq
+
+    from kvcore.live.publisher import _open
+    from kvcore.live.wire import decode_batch
+
+    check_endpoint(endpoint, "endpoint")
+    if replay_endpoint is not None:
+        check_endpoint(replay_endpoint, "replay_endpoint")
+    st = stats if stats is not None else {}
+    st.update(batches=0, replayed=0, gaps=0, missing=0, bad=0)
+    zctx = zmq.Context()
+    sub = zctx.socket(zmq.SUB)
+    sub.setsockopt(zmq.LINGER, 0)
+    sub.setsockopt(zmq.SUBSCRIBE, topic.encode("utf-8"))
+    replay = None
+    try:
+        _open(sub, endpoint, "endpoint", bind=is_bind_endpoint(endpoint))
+        if replay_endpoint is not None:
+            replay = zctx.socket(zmq.DEALER)
+            replay.setsockopt(zmq.LINGER, 0)
+            _open(replay, replay_endpoint, "replay_endpoint", bind=False)
+        expected = first_seq
+        while count is None or st["batches"] < count:
+            if not sub.poll(int(idle_timeout_s * 1000) if idle_timeout_s > 0 else None):
+                break
+            frames = sub.recv_multipart()
+            if len(frames) != 3 or len(frames[1]) != 8:
+                st["bad"] += 1
+                continue
+            seq = int.from_bytes(frames[1], "big")
+            if seq < expected:
+                continue                    # already had it (from a replay)
+            if seq > expected:
+                filled: list[tuple[int, bytes]] = []
+                if replay is not None:
+                    filled = _fetch(replay, expected, seq)
+                    st["replayed"] += len(filled)
+                for s, payload in filled:
+                    if s != expected:
+                        break
+                    yield _record(s, payload, decode_batch, st)
+                    expected += 1
+                if expected < seq:
+                    st["gaps"] += 1
+                    st["missing"] += seq - expected
+                    yield {"gap": [expected, seq - 1]}
+            yield _record(seq, frames[2], decode_batch, st)
+            expected = seq + 1
+    finally:
+        sub.close(linger=0)
+        if replay is not None:
+            replay.close(linger=0)
+        zctx.term()
+
+
+def _record(seq: int, payload: bytes, decode: Any, st: dict) -> dict:
+    import msgspec
+
+    from kvcore.live.wire import batch_to_dict
+
+    st["batches"] += 1
+    try:
+        return {"seq": seq, **batch_to_dict(decode(payload))}
+    except (msgspec.DecodeError, msgspec.ValidationError) as err:
+        st["bad"] += 1
+        return {"seq": seq, "undecodable": str(err)}
+
+
+def _fetch(replay: Any, first: int, stop: int) -> list[tuple[int, bytes]]:
+    """Batches ``first .. stop-1`` from the replay socket (what it still buffers)."""
+
+    from kvcore.live.wire import END_SEQ
+
+    replay.send_multipart((b"", first.to_bytes(8, "big")))
+    got: list[tuple[int, bytes]] = []
+    deadline = time.monotonic() + REPLAY_TIMEOUT_S
+    while (left := deadline - time.monotonic()) > 0:
+        if not replay.poll(int(left * 1000)):
+            break
+        frames = replay.recv_multipart()
+        if len(frames) != 4:
+            continue
+        _, _, seq_bytes, payload = frames
+        if seq_bytes == END_SEQ:
+            return got
+        seq = int.from_bytes(seq_bytes, "big")
+        if first <= seq < stop:
+            got.append((seq, payload))
+    raise InputError(f"no end of the replay answer in {REPLAY_TIMEOUT_S:g} s (is a vLLM replay "
+                     "socket there?)", field="replay_endpoint")

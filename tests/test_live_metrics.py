@@ -1,0 +1,187 @@
+"""vLLM's Prometheus metrics from a replay (docs/live.md): names, types, labels and buckets as
+vLLM 0.33 defines them; snapshots that parse with prometheus_client and end at the summary."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+import urllib.request
+from pathlib import Path
+
+from prometheus_client.parser import text_string_to_metric_families
+from typer.testing import CliRunner
+
+from kvcli.app import app
+from kvcore.live.metric_defs import (
+    INTER_TOKEN_LATENCY,
+    METRICS,
+    OFFLOAD_METRICS,
+    REQUEST_LATENCY,
+    TIME_TO_FIRST_TOKEN,
+    request_tokens_buckets,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+TRACE = str(ROOT / "traces" / "shared-prefix.jsonl")
+runner = CliRunner()
+E = ["model_name", "engine"]
+
+# From vLLM 0.33's source: vllm/v1/metrics/loggers.py (PrometheusStatLogger), and
+# vllm/distributed/kv_transfer/kv_connector/v1/offloading/metrics.py for the CPU tier.
+VLLM = {
+    "vllm:num_requests_running": ("gauge", E),
+    "vllm:num_requests_waiting": ("gauge", E),
+    "vllm:kv_cache_usage_perc": ("gauge", E),
+    "vllm:prefix_cache_queries": ("counter", E),
+    "vllm:prefix_cache_hits": ("counter", E),
+    "vllm:external_prefix_cache_queries": ("counter", E),
+    "vllm:external_prefix_cache_hits": ("counter", E),
+    "vllm:num_preemptions": ("counter", E),
+    "vllm:prompt_tokens": ("counter", E),
+    "vllm:generation_tokens": ("counter", E),
+    "vllm:request_success": ("counter", E + ["finished_reason"]),
+    "vllm:request_prompt_tokens": ("histogram", E),
+    "vllm:request_generation_tokens": ("histogram", E),
+    "vllm:time_to_first_token_seconds": ("histogram", E),
+    "vllm:inter_token_latency_seconds": ("histogram", E),
+    "vllm:request_time_per_output_token_seconds": ("histogram", E),
+    "vllm:e2e_request_latency_seconds": ("histogram", E),
+    "vllm:request_queue_time_seconds": ("histogram", E),
+    "vllm:request_inference_time_seconds": ("histogram", E),
+    "vllm:request_prefill_time_seconds": ("histogram", E),
+    "vllm:request_decode_time_seconds": ("histogram", E),
+    "vllm:request_num_preemptions": ("histogram", E),
+}
+VLLM_OFFLOAD = {
+    "vllm:kv_offload_load_bytes": ("counter", E),
+    "vllm:kv_offload_store_bytes": ("counter", E),
+    "vllm:kv_offload_total_bytes": ("counter", E + ["transfer_type"]),
+}
+# vllm/v1/metrics/buckets.py
+VLLM_BUCKETS = {
+    "vllm:time_to_first_token_seconds": [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25,
+                                         0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0,
+                                         160.0, 640.0, 2560.0],
+    "vllm:inter_token_latency_seconds": [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5,
+                                         0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0],
+    "vllm:e2e_request_latency_seconds": [0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0,
+                                         20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0,
+                                         960.0, 1920.0, 7680.0],
+    "vllm:request_num_preemptions": [1, 2, 3, 4, 5, 10, 20],
+}
+
+
+def test_definitions_are_vllms():
+    ours = {name: (kind, ["model_name", "engine", *extra]) for name, kind, _, extra, _ in METRICS}
+    assert ours == VLLM
+    assert {n: (k, ["model_name", "engine", *x]) for n, k, _, x, _ in OFFLOAD_METRICS} == \
+        VLLM_OFFLOAD
+    assert list(TIME_TO_FIRST_TOKEN) == VLLM_BUCKETS["vllm:time_to_first_token_seconds"]
+    assert list(INTER_TOKEN_LATENCY) == VLLM_BUCKETS["vllm:inter_token_latency_seconds"]
+    assert list(REQUEST_LATENCY) == VLLM_BUCKETS["vllm:e2e_request_latency_seconds"]
+    assert request_tokens_buckets(100) == (1, 2, 5, 10, 20, 50, 100)   # build_1_2_5_buckets
+
+
+def snapshots(text: str) -> list[tuple[float, dict]]:
+    """[(sim_time_s, {family name: family})] of a --metrics file."""
+    out = []
+    for chunk in text.split("# kvcli snapshot sim_time_s=")[1:]:
+        head, _, body = chunk.partition("\n")
+        out.append((float(head), {f.name: f for f in text_string_to_metric_families(body)}))
+    return out
+
+
+def value(fam, sample: str, **labels) -> float:
+    return next(s.value for s in fam.samples if s.name == sample
+                and all(s.labels.get(k) == v for k, v in labels.items()))
+
+
+def test_snapshots_parse_and_end_at_the_summary(tmp_path):
+    out = tmp_path / "m.prom"
+    r = runner.invoke(app, ["replay", TRACE, "--num-blocks", "96", "--metrics", str(out),
+                            "--metrics-interval-s", "5", "--json"])
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    snaps = snapshots(out.read_text())
+    times = [t for t, _ in snaps]
+    assert times == sorted(times) and times[:3] == [5.0, 10.0, 15.0]
+    assert times[-1] == round(s["sim_time_s"], 6) and len(snaps) == s["live"]["metrics_snapshots"]
+    for t, fams in snaps:           # every sample stamped with its snapshot's simulated time
+        stamps = {smp.timestamp for f in fams.values() for smp in f.samples}
+        assert len(stamps) == 1 and abs(stamps.pop() - t) <= 0.0005   # (integer ms)
+        for name, (kind, labels) in VLLM.items():
+            fam = fams[name]
+            assert fam.type == kind
+            assert all(set(smp.labels) == set(labels) | ({"le"} if smp.name.endswith("_bucket")
+                                                         else set()) for smp in fam.samples)
+    assert s["preemptions"] > 0 and s["warmup_requests"] == 0
+    first, last = snaps[0][1], snaps[-1][1]
+    eng = {"engine": "0", "model_name": "kvcli"}
+    for name, key in (("vllm:prefix_cache_queries", "prompt_tokens"),
+                      ("vllm:prefix_cache_hits", "hit_tokens"),
+                      ("vllm:num_preemptions", "preemptions")):
+        assert value(last[name], name + "_total", **eng) == s[key]
+        assert value(first[name], name + "_total", **eng) < s[key]      # counters grow
+    assert value(last["vllm:request_success"], "vllm:request_success_total",
+                 finished_reason="length") == s["finished"]
+    e2e = last["vllm:e2e_request_latency_seconds"]
+    assert value(e2e, "vllm:e2e_request_latency_seconds_count") == s["latency"]["e2e_ms"]["count"]
+    assert abs(value(e2e, "vllm:e2e_request_latency_seconds_sum") * 1000
+               - s["latency"]["e2e_ms"]["mean"] * s["latency"]["e2e_ms"]["count"]) < 1.0
+    buckets = [smp.labels["le"] for smp in e2e.samples if smp.name.endswith("_bucket")]
+    assert [float(b) for b in buckets[:-1]] == VLLM_BUCKETS["vllm:e2e_request_latency_seconds"]
+    assert value(last["vllm:kv_cache_usage_perc"], "vllm:kv_cache_usage_perc") == 0.0
+    assert value(last["vllm:num_requests_running"], "vllm:num_requests_running") == 0.0
+
+
+def test_offload_metrics_with_the_cpu_tier(tmp_path):
+    out = tmp_path / "m.prom"
+    r = runner.invoke(app, ["replay", TRACE, "--num-blocks", "96", "--metrics", str(out),
+                            "--kv-offloading-size", "0.01", "--json"])
+    if r.exit_code == 2 and "kv-offloading-size" in r.stderr:
+        raise AssertionError(r.stderr)
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    last = snapshots(out.read_text())[-1][1]
+    off = s["offload"]
+    assert value(last["vllm:kv_offload_store_bytes"], "vllm:kv_offload_store_bytes_total") == \
+        off["bytes_stored"]
+    assert value(last["vllm:kv_offload_total_bytes"], "vllm:kv_offload_total_bytes_total",
+                 transfer_type="CPU_to_GPU") == off["bytes_loaded"]
+    ext = off["connector_prefix_cache_stats"]
+    assert value(last["vllm:external_prefix_cache_hits"],
+                 "vllm:external_prefix_cache_hits_total") == ext["hits"]
+
+
+def test_metrics_port_serves_during_realtime(tmp_path):
+    import threading
+
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        port = sk.getsockname()[1]
+    res = {}
+
+    def replay():
+        res["r"] = runner.invoke(app, ["replay", TRACE, "--num-blocks", "96", "--realtime",
+                                       "40", "--metrics-port", str(port), "--json"])
+
+    t = threading.Thread(target=replay)
+    t.start()
+    body = None
+    deadline = time.monotonic() + 20
+    while body is None and time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as resp:
+                body = resp.read().decode()
+        except OSError:
+            time.sleep(0.1)
+    t.join(60)
+    assert res["r"].exit_code == 0, res["r"].output
+    assert body is not None and "vllm:prefix_cache_queries_total" in body
+    with socket.socket() as taken:
+        taken.bind(("0.0.0.0", 0))
+        taken.listen()
+        r = runner.invoke(app, ["replay", TRACE, "--num-blocks", "96", "--realtime", "1000",
+                                "--metrics-port", str(taken.getsockname()[1])])
+    assert r.exit_code == 2 and r.stderr.startswith("error: option --metrics-port:")
