@@ -21,10 +21,10 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from kvcore.cluster.run import ClusterOptions, run_cluster  # noqa: E402
-from kvcore.engine.options import ReplayOptions  # noqa: E402
-from kvcore.engine.replay import replay  # noqa: E402
-from kvcore.traces import read_trace  # noqa: E402
+from kvcore.cluster.run import ClusterOptions, run_cluster
+from kvcore.engine.options import ReplayOptions
+from kvcore.engine.replay import replay
+from kvcore.traces import read_trace
 
 DEFAULT = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "traces", "mooncake",
                        "conversation_trace.jsonl")
@@ -42,9 +42,8 @@ def main() -> None:
     if a.head:
         with open(path, "rb") as f:
             lines = list(itertools.islice(f, a.head))
-        tmp = tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False)
-        tmp.write(b"".join(lines))
-        tmp.close()
+        with tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False) as tmp:
+            tmp.write(b"".join(lines))
         path = tmp.name
     trace = read_trace(path)
     opts = ReplayOptions(skip_bad=True)
