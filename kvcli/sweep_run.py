@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,11 +134,11 @@ def report(a: SweepArgs, names: list[str] | None) -> int:
     return 0
 
 
-def grid_document(command: str, swept: list[str], rows: list[dict | None],
+def grid_document(command: str, swept: list[str], rows: Sequence[dict | None],
                   names: list[str] | None, jobs: list[tuple[int, str, str, dict]]) -> dict:
     """The JSON document: every job in order with its swept values, metrics and result (null
     for a job not finished). No wall-clock time: the same sweep gives the same bytes."""
-    out = []
+    out: list[dict[str, Any]] = []
     for (index, jid, trace, config), line in zip(jobs, rows, strict=True):
         result = None if line is None else line["result"]
         out.append({"index": index, "job_id": jid, "trace": trace, "config": config,

@@ -44,7 +44,10 @@ class RayExecutor:
         self.puts = 0               # traces put in the object store (one each)
 
     def describe(self) -> str:
-        return f"ray: {self.where}" if self.where else "ray"
+        if not self.where:
+            return "ray"
+        puts = f"{self.puts} trace{'s' if self.puts != 1 else ''} put in the object store"
+        return f"ray: {self.where}; {puts}"
 
     def _connect(self, store_bytes: int) -> Any:
         import ray

@@ -102,6 +102,8 @@ def expand(spec: SweepSpec, *, traces: dict[str, tuple[str, Trace]] | None = Non
         sha, trace = read[path]
         for point in itertools.product(*(values for _, values in spec.grid)):
             config = {**spec.fixed, **dict(zip(names, point, strict=True))}
+            if spec.command == "cluster":
+                _own_router_opts(config)
             canonical, jid = job_id(spec.command, config, sha)
             if jid in seen:         # the same trace listed twice
                 raise InputError(f"the trace {path} is listed twice (same content)",
@@ -112,6 +114,26 @@ def expand(spec: SweepSpec, *, traces: dict[str, tuple[str, Trace]] | None = Non
             jobs.append(job)
     swept = (["trace"] if len(spec.traces) > 1 else []) + names
     return Plan(spec, jobs, {sha: tr for sha, tr in read.values()}, swept)
+
+
+def _own_router_opts(config: dict[str, Any]) -> None:
+    """Keep of `router_opt` what this job's router is given: `ROUTER.KEY=V` entries of another
+    router are left out (a sweep over routers names each one's options; a job's id then
+    depends only on what it runs)."""
+    from kvcore.cluster.router import router_names
+
+    if "router_opt" not in config:
+        return
+    router = config.get("router", CLUSTER_DEFAULTS["router"])
+    known = set(router_names())
+    own = [o for o in config["router_opt"]
+           if not (o.partition("=")[0].partition(".")[0] in known
+                   and "." in o.partition("=")[0]
+                   and o.partition("=")[0].partition(".")[0] != router)]
+    if own:
+        config["router_opt"] = own
+    else:
+        del config["router_opt"]
 
 
 def _check(spec: SweepSpec, job: Job, trace: Trace) -> None:
@@ -128,22 +150,23 @@ def _check(spec: SweepSpec, job: Job, trace: Trace) -> None:
             check_replicas(copts.replicas)
             for name, raw in copts.routers:
                 make_router(name, copts.replicas, dict(raw), copts.seed, cfg.block_size)
-            for key in ("metrics_interval_ms", "kv_event_lag_ms"):
-                if getattr(copts, key) < 0:
-                    raise InputError("must be >= 0", field=key)
+            for name in ("metrics_interval_ms", "kv_event_lag_ms"):
+                if getattr(copts, name) < 0:
+                    raise InputError("must be >= 0", field=name)
             if cfg.mode == "engine" and cfg.arrivals == "step":
                 raise InputError("a cluster needs arrivals by timestamp (or ignore)",
                                  field="arrivals")
     except InputError as err:
         if err.path is not None:            # the trace's own config line: its file and line
             raise
-        key = err.field if err.field in config else _owner(err.field, config)
-        if key is None:
+        owner: str | None = err.field if err.field is not None and err.field in config \
+            else _owner(err.field, config)
+        if owner is None:
             raise InputError(f"{err.message} (job {job.index}: "
                              f"{_point(spec, config)})", path=spec.path, field=err.field) \
                 from None
-        raise spec.error(key, f"{err.message}" + (f" (with {_point(spec, config, key)})"
-                                                  if len(spec.grid) > 1 else "")) from None
+        raise spec.error(owner, f"{err.message}" + (f" (with {_point(spec, config, owner)})"
+                                                    if len(spec.grid) > 1 else "")) from None
     except TypeError as err:                # a value of a type the rule cannot compare
         raise InputError(str(err), path=spec.path) from None
 
@@ -152,7 +175,7 @@ def _owner(field: str | None, config: dict[str, Any]) -> str | None:
     """The option an error about `field` belongs to: routers' options are `router_opt`'s."""
     if field in ("router", "routers") and "router" in config:
         return "router"
-    if field == "router_opt" and "router_opt" in config:
+    if field == "router_opt":
         return "router_opt"
     return None
 

@@ -27,7 +27,7 @@ def _kind(annotation: str) -> tuple[str, bool]:
     return (_KINDS.get(base[0], "any") if len(base) == 1 else "any"), optional
 
 
-REPLAY_KEYS: dict[str, tuple[str, bool]] = {f.name: _kind(f.type) for f in KNOBS}
+REPLAY_KEYS: dict[str, tuple[str, bool]] = {f.name: _kind(str(f.type)) for f in KNOBS}
 # prefix_cache_retention_interval: an integer or "dense" (None)
 REPLAY_KEYS["prefix_cache_retention_interval"] = ("int", True)
 # `kvcli cluster`'s own options (`ClusterOptions`); `router` is one router a job

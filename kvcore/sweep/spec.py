@@ -71,9 +71,9 @@ def load_spec(path: str) -> SweepSpec:
         raise InputError(f"not JSON: {err.msg}", path=path, line=err.lineno) from None
     except tomllib.TOMLDecodeError as err:
         m = re.search(r"\(at line (\d+), column \d+\)", str(err))
-        msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(err))
-        raise InputError(f"not TOML: {msg}", path=path,
-                         line=int(m.group(1)) if m else None) from None
+        msg = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(err))
+        at = int(m.group(1)) if m else max(1, len(text.splitlines()))  # at end of document
+        raise InputError(f"not TOML: {msg}", path=path, line=at) from None
     if not isinstance(doc, dict):
         raise InputError("must be a table (an object) of command, traces, options, grid",
                          path=path, line=1)
@@ -116,7 +116,8 @@ def load_spec(path: str) -> SweepSpec:
             raise InputError("must be a table of option = value", path=path,
                              line=lines.find(None, section), field=section)
         for key, value in table.items():
-            name, line = f"{section}.{key}", lines.find(section, key)
+            name = f"{section}.{key}"
+            line: int | None = lines.find(section, key)
             if key not in keys:
                 raise InputError(unknown_key_message(key, command), path=path, line=line,
                                  field=name)
