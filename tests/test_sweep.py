@@ -183,3 +183,14 @@ def test_results_reader_skips_a_cut_line_and_refuses_a_foreign_file(tmp_path):
     p.write_text('{"x": 1}\n{"job_id": "b", "config": {}, "result": {}}\n')
     with pytest.raises(InputError, match="r.jsonl:1: not a results line"):
         read_results(str(p))
+
+
+def test_a_results_file_that_cannot_be_appended_to_exits_2_before_any_job(tmp_path):
+    for path, words in ((tmp_path / "no" / "r.jsonl", "does not exist"),
+                        (tmp_path / "r.jsonl.gz", "not - or .gz"),
+                        (tmp_path, "is a folder")):
+        r = runner.invoke(app, ["sweep", "--trace", CHAT, "--set", "num_blocks=512,1024",
+                                "--results", str(path)])
+        assert r.exit_code == 2 and "option --results: " in r.stderr and words in r.stderr, \
+            r.stderr
+        assert "sweep:" not in r.stderr                 # nothing started

@@ -18,7 +18,7 @@ _O = "Outputs"
 
 ArgsArg = Annotated[list[str] | None, typer.Argument(
     metavar="SPEC | report RESULTS",
-    help="A spec file (TOML, or JSON by its .json suffix: traces, [options], [grid]); or "
+    help="A spec file (TOML, or JSON by its .json suffix: traces, \\[options], \\[grid]); or "
     "`report RESULTS.jsonl` to show a finished or partial sweep's results.", show_default=False)]
 TraceOpt = Annotated[list[str] | None, typer.Option(
     "--trace", metavar="TRACE", help="A trace to sweep (repeat it for several).",
