@@ -244,15 +244,20 @@ class Appender:
             raise OutputFailed(self.label, err) from None
 
 
+def check_append(path: str, field: str) -> None:
+    """`check_output` for a file `open_append` will append to (not ``-``, not ``.gz``)."""
+    if path == "-" or path.endswith(".gz"):
+        raise InputError("a plain file that lines are appended to (not - or .gz)", field=field)
+    check_output(path, field)
+
+
 @contextlib.contextmanager
 def open_append(path: str, *, field: str = "output") -> Iterator[Appender]:
     """A file kvcli adds lines to as work finishes (`kvcli sweep`'s results): opened for
     appending (created when missing), never replaced, each line written whole and synced. A
     last line cut short by a crash (no newline) is cut off first. ``-`` and ``.gz`` are
     refused (`InputError`), as is anything `check_output` refuses."""
-    if path == "-" or path.endswith(".gz"):
-        raise InputError("a plain file that lines are appended to (not - or .gz)", field=field)
-    check_output(path, field)
+    check_append(path, field)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
     except OSError as err:

@@ -64,7 +64,7 @@ def run(a: SweepArgs) -> int:
             raise InputError("needed with --trace/--set: the file each finished job is "
                              "appended to", field="results")
         path = os.path.splitext(spec)[0] + ".results.jsonl"
-    output.check_output(path, "results")
+    output.check_append(path, "results")
     held = read_results(path, missing_ok=True)
     ids = {j.job_id for j in plan.jobs}
     finished = set(held.by_id) & ids
