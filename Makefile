@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q --upgrade pip
 	# torch is pinned: 2.13.0 is a local CPU wheel here; an unpinned torch pulls a CUDA build.
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[dev,kernels,plot,live]'
+	$(BIN)/pip install -q -e '.[dev,kernels,plot,live,ray]'
 	touch $(STAMP)
 
 demo: install

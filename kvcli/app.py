@@ -20,6 +20,7 @@ from kvcli.commands import (
     replay,
     script,
     stats,
+    sweep,
 )
 
 lean_typer.install()   # plain option values converted without pydantic (~0.1 s a process)
@@ -65,8 +66,8 @@ def _root(
 ) -> None:
     """Replay LLM request traces through vLLM 0.33's KV cache stack and see what the cache does."""
 
-for _module in (script, replay, cluster, stats, curve, config, gen, bench, clock, calibrate,
-                events):
+for _module in (script, replay, cluster, sweep, stats, curve, config, gen, bench, clock,
+                calibrate, events):
     _module.register(app)
 
 

@@ -10,37 +10,8 @@ import contextlib
 import os
 
 from kvcli import output
+from kvcore.cluster.router_opts import parse_router_opts
 from kvcore.errors import InputError
-
-
-def parse_router_opts(names: list[str], raw: list[str]) -> tuple:
-    """`--router-opt [ROUTER.]KEY=VALUE` entries to ((router, ((key, value), ...)), ...): a
-    bare KEY goes to every chosen router that takes it (and must fit at least one)."""
-    from kvcore.cluster.router import REGISTRY, router_names
-
-    known = router_names()
-    for name in names:
-        if name not in known:
-            raise InputError(f"unknown router {name!r}; known: {', '.join(known)}",
-                             field="router")
-    if len(set(names)) != len(names):
-        raise InputError(f"a router named twice in {','.join(names)}", field="routers")
-    per: dict[str, dict[str, str]] = {n: {} for n in names}
-    for item in raw:
-        key, eq, value = item.partition("=")
-        if not eq or not key:
-            raise InputError(f"expected [ROUTER.]KEY=VALUE, got {item!r}", field="router_opt")
-        target, dot, bare = key.partition(".")
-        if dot and target in per:
-            per[target][bare] = value
-            continue
-        takers = [n for n in names if key in REGISTRY[n].OPTIONS]
-        if not takers:
-            raise InputError(f"no chosen router takes option {key!r} ({item!r})",
-                             field="router_opt")
-        for n in takers:
-            per[n][key] = value
-    return tuple((n, tuple(per[n].items())) for n in names)
 
 
 def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], seed: int,

@@ -19,12 +19,20 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from kvcli.output_files import STDOUT_LABEL, OutputFailed, check_output, open_output
+from kvcli.output_files import (
+    STDOUT_LABEL,
+    OutputFailed,
+    check_append,
+    check_output,
+    open_append,
+    open_output,
+)
 from kvcli.signals import install_signal_handlers, interrupt_code
 from kvcore.errors import InputError, NoDeviceError
 
-__all__ = ["OutputFailed", "Table", "View", "check_output", "describe", "dumps_pretty", "emit",
-           "emit_lines", "install_signal_handlers", "interrupt_code", "message", "open_output",
+__all__ = ["OutputFailed", "Table", "View", "check_append", "check_output", "describe", "dumps_pretty", "emit",
+           "emit_lines", "install_signal_handlers", "interrupt_code", "message", "open_append",
+           "open_output",
            "progress", "run", "warn"]
 
 _OPTS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS

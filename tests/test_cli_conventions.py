@@ -15,7 +15,7 @@ from kvcli.app import app
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ROOT / "traces" / "shared-prefix.jsonl"
-COMMANDS = ("script", "replay", "stats", "curve", "config", "gen", "bench")
+COMMANDS = ("script", "replay", "stats", "curve", "config", "gen", "bench", "sweep")
 runner = CliRunner()
 
 

@@ -1,0 +1,212 @@
+"""`kvcli sweep`'s one function: check everything, run what is left, the grid's table.
+
+Order of work: the arguments, the executor (installed?), the plot folder, the spec and every
+job's options (`plan_sweep`: a bad key fails here, naming its line), the results file (held
+jobs and `--resume`), then the jobs. Each finished job's line is appended and synced at once
+(`output.open_append`); the table and `--json` come from the results file, in the grid's order.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kvcli import output
+from kvcore.errors import InputError
+from kvcore.sweep.metrics import METRICS, chosen, metric_values, swept_keys
+
+
+@dataclass(frozen=True, slots=True)
+class SweepArgs:
+    args: list[str]
+    traces: list[str]
+    sets: list[str]
+    command: str | None
+    results: str | None
+    resume: bool
+    executor: str
+    jobs: int | None
+    ray_address: str | None
+    metrics: str | None
+    as_json: bool
+    plot: str | None
+
+
+def run(a: SweepArgs) -> int:
+    names = _metric_names(a.metrics)
+    if a.args[:1] == ["report"]:
+        return report(a, names)
+    if len(a.args) > 1:
+        raise InputError(f"one SPEC file, got {len(a.args)} arguments ({' '.join(a.args)}); "
+                         "`kvcli sweep report RESULTS` shows a results file", field="spec")
+    spec = a.args[0] if a.args else None
+    if spec is not None and (a.traces or a.sets or a.command):
+        given = "--trace" if a.traces else "--set" if a.sets else "--command"
+        raise InputError(f"give a SPEC file or {given} (the grid on the command line), not "
+                         "both", field="spec")
+    if a.jobs is not None and a.jobs < 1:
+        raise InputError(f"must be >= 1, got {a.jobs}", field="jobs")
+    if a.ray_address is not None and a.executor != "ray":
+        raise InputError("needs --executor ray", field="ray_address")
+    from kvcore.sweep.executor import ExecutorSettings, check_executor, make_executor
+    from kvcore.sweep.results import read_results
+    from kvcore.sweep.run import plan_sweep, run_sweep
+
+    check_executor(a.executor)
+    _check_plot(a.plot)
+    plan = plan_sweep(spec, command=a.command or "replay", traces=a.traces, sets=a.sets)
+    path = a.results or plan.spec.results
+    if path is None:
+        if spec is None:
+            raise InputError("needed with --trace/--set: the file each finished job is "
+                             "appended to", field="results")
+        path = os.path.splitext(spec)[0] + ".results.jsonl"
+    output.check_append(path, "results")
+    held = read_results(path, missing_ok=True)
+    ids = {j.job_id for j in plan.jobs}
+    finished = set(held.by_id) & ids
+    if held.lines and not a.resume:
+        raise InputError(f"{path} already holds {len(held.lines)} finished job(s) "
+                         f"({len(finished)} of this sweep): --resume runs only the missing "
+                         "ones; or remove the file", field="results")
+    todo = len(plan.jobs) - len(finished)
+    ex = make_executor(a.executor, ExecutorSettings(jobs=a.jobs, address=a.ray_address))
+    output.message(f"sweep: {len(plan.jobs)} jobs ({', '.join(plan.swept)} swept), "
+                   f"{len(finished)} finished before, {todo} to run; executor {ex.name}; "
+                   f"results: {path}")
+    t0 = time.perf_counter()
+    try:
+        with output.open_append(path, field="results") as out, \
+                output.progress(todo, "sweep") as advance:
+            done = run_sweep(plan, ex, finished=finished,
+                             record=lambda line: out.line(output.dumps(line)),
+                             progress=advance,
+                             on_failure=lambda job, err: output.warn(
+                                 f"job {job.index} ({job.job_id}) failed: "
+                                 f"{err.splitlines()[0]}"))
+    except KeyboardInterrupt:
+        output.message(f"interrupted: the finished jobs are in {path}; --resume runs the rest")
+        return output.interrupt_code()
+    output.message(f"ran {done.ran} job(s) in {time.perf_counter() - t0:.1f} s "
+                   f"({ex.describe()})")
+    lines = read_results(path).by_id
+    rows = [lines.get(j.job_id) for j in plan.jobs]
+    doc = grid_document(plan.spec.command, plan.swept, rows, names,
+                        [(j.index, j.job_id, j.trace, j.config) for j in plan.jobs])
+    _emit(doc, a)
+    if done.failed:
+        output.message(f"{len(done.failed)} job(s) failed (not recorded; --resume runs them "
+                       "again)")
+        return 1
+    return 0
+
+
+def report(a: SweepArgs, names: list[str] | None) -> int:
+    """`kvcli sweep report RESULTS`: the table of a results file, finished or partial."""
+    from kvcore.sweep.results import read_results
+
+    if len(a.args) != 2:
+        raise InputError("usage: kvcli sweep report RESULTS.jsonl", field="spec")
+    for flag, v in (("trace", a.traces), ("set", a.sets), ("command", a.command),
+                    ("results", a.results), ("resume", a.resume), ("jobs", a.jobs),
+                    ("ray_address", a.ray_address)):
+        if v:
+            raise InputError("not with report (it reads a results file)", field=flag)
+    _check_plot(a.plot)
+    res = read_results(a.args[1])
+    if not res.lines:
+        raise InputError("no finished job in it", path=a.args[1])
+    if res.partial_tail:
+        output.warn(f"{a.args[1]}: its last line was cut short (a job in flight when the "
+                    "sweep was killed); left out")
+    lines = res.sorted()
+    commands = {d.get("command", "replay") for d in lines}
+    if len(commands) > 1:
+        raise InputError(f"mixes commands {sorted(commands)}", path=a.args[1])
+    swept = swept_keys(lines)
+    doc = grid_document(commands.pop(), swept, lines, names,
+                        [(d.get("index", i), d["job_id"], d["trace"], d["config"])
+                         for i, d in enumerate(lines)])
+    _emit(doc, a)
+    return 0
+
+
+def grid_document(command: str, swept: list[str], rows: Sequence[dict | None],
+                  names: list[str] | None, jobs: list[tuple[int, str, str, dict]]) -> dict:
+    """The JSON document: every job in order with its swept values, metrics and result (null
+    for a job not finished). No wall-clock time: the same sweep gives the same bytes."""
+    out: list[dict[str, Any]] = []
+    for (index, jid, trace, config), line in zip(jobs, rows, strict=True):
+        result = None if line is None else line["result"]
+        out.append({"index": index, "job_id": jid, "trace": trace, "config": config,
+                    "swept": {k: (trace if k == "trace" else config.get(k)) for k in swept},
+                    "metrics": None if result is None else metric_values(command, result),
+                    "result": result})
+    shown = chosen(command, names, [j["metrics"] for j in out if j["metrics"]])
+    return {"command": command, "swept": swept, "metrics": shown, "jobs_total": len(out),
+            "jobs_finished": sum(1 for j in out if j["result"] is not None), "jobs": out}
+
+
+def _emit(doc: dict, a: SweepArgs) -> None:
+    if a.plot is not None:
+        from kvcli.sweep_plots import write_sweep_plots
+
+        paths = write_sweep_plots(doc, a.plot)
+        for p in paths:
+            output.message(f"wrote {p}")
+        if not paths:
+            output.warn("no swept numeric option with two values or more: no plot")
+    output.emit(view(doc), as_json=a.as_json)
+
+
+_PCT = frozenset({"hit_rate", "hit_rate_with_cpu", "routing_loss", "capacity_loss"})
+
+
+def _fmt(name: str, v: Any) -> Any:
+    if v is None:
+        return "-"
+    if name in _PCT:
+        return f"{100 * v:.2f}%"
+    if name.endswith("_ms"):
+        return f"{v:,.1f}"
+    return v
+
+
+def view(doc: dict) -> output.View:
+    swept, shown = doc["swept"], doc["metrics"]
+    rows = []
+    for j in doc["jobs"]:
+        cells = [os.path.basename(str(v)) if k == "trace" else ("none" if v is None else v)
+                 for k, v in j["swept"].items()]
+        m = j["metrics"]
+        rows.append((j["index"], *cells, *(_fmt(n, None if m is None else m[n])
+                                           for n in shown), j["job_id"]))
+    title = (f"kvcli sweep ({doc['command']}): {doc['jobs_finished']} of {doc['jobs_total']} "
+             "jobs finished")
+    table = output.Table(title, ("#", *swept, *(METRICS[n][0] for n in shown), "job id"), rows,
+                         caption="- : not finished (or not in the result); rows in the grid's "
+                         "order")
+    return output.View(doc, tables=[table])
+
+
+def _metric_names(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    for n in names:
+        if n not in METRICS:
+            raise InputError(f"unknown metric {n!r}; known: {', '.join(METRICS)}",
+                             field="metrics")
+    return names or None
+
+
+def _check_plot(folder: str | None) -> None:
+    if folder is None:
+        return
+    from kvcli.plots import require_matplotlib
+
+    output.check_output(folder, "plot", folder=True)
+    require_matplotlib()

@@ -1,0 +1,91 @@
+"""The `local` executor: a pool of worker processes on this machine's cores (stdlib only).
+
+Workers are started with `spawn` (a clean interpreter: no locks or threads inherited from the
+command) and each receives the traces once, when it starts; a job then carries only its
+options. Workers ignore Ctrl-C (the command handles it and ends them) and, on Linux, die with
+the command (`PR_SET_PDEATHSIG`), so a killed sweep leaves no replay running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import signal
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Any
+
+from kvcore.sweep.executor import ExecutorSettings
+from kvcore.sweep.grid import Job
+from kvcore.sweep.job import run_job
+from kvcore.traces import Trace
+
+_TRACES: dict[str, Trace] = {}      # in a worker: the traces, by sha256
+
+
+def _init(traces: dict[str, Trace]) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(Exception):        # Linux: end with the parent
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
+    _TRACES.update(traces)
+
+
+def _work(job: Job) -> dict[str, Any]:
+    return run_job(job, _TRACES[job.trace_sha256])
+
+
+class LocalExecutor:
+    name = "local"
+
+    def __init__(self, settings: ExecutorSettings) -> None:
+        self.workers = settings.jobs or os.cpu_count() or 1
+        self.pool: ProcessPoolExecutor | None = None
+
+    def describe(self) -> str:
+        return f"local: {self.workers} worker process{'es' if self.workers != 1 else ''}"
+
+    def run(self, jobs: list[Job], traces: dict[str, Trace]) -> Iterator[tuple[Job, dict]]:
+        if not jobs:
+            return
+        needed = {j.trace_sha256 for j in jobs}
+        workers = min(self.workers, len(jobs))
+        self.pool = ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init,
+            initargs=({k: v for k, v in traces.items() if k in needed},))
+        try:
+            # at most two jobs a worker queued: a Ctrl-C cancels the rest at once
+            pending: dict[Future, Job] = {}
+            todo = iter(jobs)
+            for job in todo:
+                pending[self.pool.submit(_work, job)] = job
+                if len(pending) >= 2 * workers:
+                    break
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    job = pending.pop(fut)
+                    nxt = next(todo, None)
+                    if nxt is not None:
+                        pending[self.pool.submit(_work, nxt)] = nxt
+                    yield job, fut.result()
+            pool, self.pool = self.pool, None
+            pool.shutdown(wait=True)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        pool, self.pool = self.pool, None
+        if pool is None:
+            return
+        procs = list(getattr(pool, "_processes", {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for p in procs:             # a job in flight is abandoned, not waited for
+            with contextlib.suppress(Exception):
+                if p.is_alive():
+                    p.terminate()
+        for p in procs:
+            with contextlib.suppress(Exception):
+                p.join(5)

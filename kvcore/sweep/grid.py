@@ -1,0 +1,184 @@
+"""A spec's grid as frozen jobs, each checked before any runs, with a stable id.
+
+Jobs come in one order (the traces as listed, then the grid's Cartesian product with its last
+option changing fastest): the order of every table and JSON document, whatever order the jobs
+finish in. A job's id is the sha256 of its canonical form: the command, its options (the fixed
+ones and its grid point, sorted by name, floats as floats) and the sha256 of its trace's bytes,
+so the same job is the same id in any spec, on any machine, under any path of the trace.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from kvcore.engine.options import ReplayOptions, resolve
+from kvcore.errors import InputError
+from kvcore.sweep.keys import CLUSTER_DEFAULTS, CLUSTER_KEYS
+from kvcore.sweep.spec import SweepSpec
+from kvcore.traces import Trace, read_trace
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    index: int                  # position in the sweep's order
+    command: str                # "replay" | "cluster"
+    trace: str                  # the trace's path
+    trace_sha256: str
+    canonical: str              # {"command", "config", "trace_sha256"} as sorted compact JSON
+    job_id: str
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The options the job sets (fixed and swept), by name."""
+        return json.loads(self.canonical)["config"]
+
+    def replay_options(self) -> ReplayOptions:
+        """The job's `ReplayOptions`: what it sets is `given` (over the trace's config line),
+        exactly as the same options typed on `kvcli replay`'s command line."""
+        given = {k: v for k, v in self.config.items() if k not in CLUSTER_KEYS}
+        if isinstance(given.get("groups"), list):
+            given["groups"] = tuple(given["groups"])
+        return ReplayOptions(**given, given=frozenset(given))
+
+    def cluster_options(self):
+        """The job's `ClusterOptions` (a cluster job: one router)."""
+        from kvcore.cluster.router_opts import parse_router_opts
+        from kvcore.cluster.run import ClusterOptions
+
+        c = {**CLUSTER_DEFAULTS, **{k: v for k, v in self.config.items() if k in CLUSTER_KEYS}}
+        return ClusterOptions(replicas=c["replicas"],
+                              routers=parse_router_opts([c["router"]], list(c["router_opt"])),
+                              seed=c["seed"], metrics_interval_ms=c["metrics_interval_ms"],
+                              kv_event_lag_ms=c["kv_event_lag_ms"])
+
+
+def job_id(command: str, config: dict[str, Any], trace_sha256: str) -> tuple[str, str]:
+    """(canonical JSON, id): the id is the first 16 hex digits of the canonical form's sha256."""
+    canonical = json.dumps({"command": command, "config": config, "trace_sha256": trace_sha256},
+                           sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return canonical, hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def file_sha256(path: str) -> str:
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror or err}", path=path) from None
+    return h.hexdigest()
+
+
+@dataclass(slots=True)
+class Plan:
+    """A sweep ready to run: its jobs in order, the traces they read (by sha256), the options
+    the grid sweeps (the table's columns)."""
+
+    spec: SweepSpec
+    jobs: list[Job]
+    traces: dict[str, Trace]            # sha256 -> the trace, read once
+    swept: list[str]
+
+
+def expand(spec: SweepSpec, *, traces: dict[str, tuple[str, Trace]] | None = None) -> Plan:
+    """Read every trace once, expand the grid and check every job's options against its
+    trace (`ReplayOptions`' rules, the routers' options): a bad one raises `InputError` naming
+    the spec's key and line before any job runs. `traces` (path -> (sha256, trace)) skips
+    reading them again."""
+    read: dict[str, tuple[str, Trace]] = dict(traces or {})
+    for path in spec.traces:
+        if path not in read:
+            sha = file_sha256(path)
+            read[path] = (sha, read_trace(path))
+    names = [k for k, _ in spec.grid]
+    jobs: list[Job] = []
+    seen: dict[str, int] = {}
+    for path in spec.traces:
+        sha, trace = read[path]
+        for point in itertools.product(*(values for _, values in spec.grid)):
+            config = {**spec.fixed, **dict(zip(names, point, strict=True))}
+            if spec.command == "cluster":
+                _own_router_opts(config)
+            canonical, jid = job_id(spec.command, config, sha)
+            if jid in seen:         # the same trace listed twice
+                raise InputError(f"the trace {path} is listed twice (same content)",
+                                 path=spec.path, field="traces")
+            seen[jid] = len(jobs)
+            job = Job(len(jobs), spec.command, path, sha, canonical, jid)
+            _check(spec, job, trace)
+            jobs.append(job)
+    swept = (["trace"] if len(spec.traces) > 1 else []) + names
+    return Plan(spec, jobs, {sha: tr for sha, tr in read.values()}, swept)
+
+
+def _own_router_opts(config: dict[str, Any]) -> None:
+    """Keep of `router_opt` what this job's router is given: `ROUTER.KEY=V` entries of another
+    router are left out (a sweep over routers names each one's options; a job's id then
+    depends only on what it runs)."""
+    from kvcore.cluster.router import router_names
+
+    if "router_opt" not in config:
+        return
+    router = config.get("router", CLUSTER_DEFAULTS["router"])
+    known = set(router_names())
+    own = [o for o in config["router_opt"]
+           if not (o.partition("=")[0].partition(".")[0] in known
+                   and "." in o.partition("=")[0]
+                   and o.partition("=")[0].partition(".")[0] != router)]
+    if own:
+        config["router_opt"] = own
+    else:
+        del config["router_opt"]
+
+
+def _check(spec: SweepSpec, job: Job, trace: Trace) -> None:
+    """The job's options as its run will see them: an error names the spec's key."""
+    config = job.config
+    try:
+        opts = job.replay_options()
+        cfg = resolve(opts, trace.config, path=job.trace, config_line=trace.config_line)
+        if job.command == "cluster":
+            from kvcore.cluster.loop import check_replicas
+            from kvcore.cluster.router import make_router
+
+            copts = job.cluster_options()
+            check_replicas(copts.replicas)
+            for name, raw in copts.routers:
+                make_router(name, copts.replicas, dict(raw), copts.seed, cfg.block_size)
+            for name in ("metrics_interval_ms", "kv_event_lag_ms"):
+                if getattr(copts, name) < 0:
+                    raise InputError("must be >= 0", field=name)
+            if cfg.mode == "engine" and cfg.arrivals == "step":
+                raise InputError("a cluster needs arrivals by timestamp (or ignore)",
+                                 field="arrivals")
+    except InputError as err:
+        if err.path is not None:            # the trace's own config line: its file and line
+            raise
+        owner: str | None = err.field if err.field is not None and err.field in config \
+            else _owner(err.field, config)
+        if owner is None:
+            raise InputError(f"{err.message} (job {job.index}: "
+                             f"{_point(spec, config)})", path=spec.path, field=err.field) \
+                from None
+        raise spec.error(owner, f"{err.message}" + (f" (with {_point(spec, config, owner)})"
+                                                    if len(spec.grid) > 1 else "")) from None
+    except TypeError as err:                # a value of a type the rule cannot compare
+        raise InputError(str(err), path=spec.path) from None
+
+
+def _owner(field: str | None, config: dict[str, Any]) -> str | None:
+    """The option an error about `field` belongs to: routers' options are `router_opt`'s."""
+    if field in ("router", "routers") and "router" in config:
+        return "router"
+    if field == "router_opt":
+        return "router_opt"
+    return None
+
+
+def _point(spec: SweepSpec, config: dict[str, Any], but: str | None = None) -> str:
+    return ", ".join(f"{k}={config[k]}" for k, _ in spec.grid if k != but)

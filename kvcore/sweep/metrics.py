@@ -1,0 +1,70 @@
+"""The numbers a sweep's table and plots show, taken from each job's result.
+
+A replay's come from its summary, a cluster run's from its one router's result. A metric a
+job does not have (no CPU tier, no latencies in cache mode) is None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+def _lat(key: str, q: str) -> Callable[[dict], Any]:
+    def get(r: dict) -> Any:
+        lat = r.get("latency")
+        return None if not lat else lat.get(key, {}).get(q)
+    return get
+
+
+def _offload(key: str) -> Callable[[dict], Any]:
+    return lambda r: (r.get("offload") or {}).get(key)
+
+
+# name -> (column title, how to take it from a replay's summary or a router's result)
+METRICS: dict[str, tuple[str, Callable[[dict], Any]]] = {
+    "hit_rate": ("hit rate", lambda r: r.get("hit_rate")),
+    "hit_rate_with_cpu": ("hit rate with CPU", _offload("hit_rate_with_cpu")),
+    "ttft_p50_ms": ("TTFT p50 ms", _lat("ttft_ms", "p50")),
+    "ttft_p99_ms": ("TTFT p99 ms", _lat("ttft_ms", "p99")),
+    "tpot_p99_ms": ("TPOT p99 ms", _lat("tpot_ms", "p99")),
+    "e2e_p99_ms": ("E2E p99 ms", _lat("e2e_ms", "p99")),
+    "queue_p99_ms": ("queueing p99 ms", _lat("queue_ms", "p99")),
+    "preemptions": ("preemptions", lambda r: r.get("preemptions")),
+    "evictions": ("evictions", lambda r: r.get("evictions")),
+    "rejected": ("rejected", lambda r: r.get("rejected")),
+    "sim_time_s": ("simulated s", lambda r: r.get("sim_time_s")),
+    "routing_loss": ("routing loss", lambda r: r.get("routing_loss")),
+    "capacity_loss": ("capacity loss", lambda r: r.get("capacity_loss")),
+    "duplication": ("duplication", lambda r: r.get("duplication")),
+}
+DEFAULTS = {"replay": ("hit_rate", "hit_rate_with_cpu", "ttft_p99_ms", "preemptions",
+                       "evictions"),
+            "cluster": ("hit_rate", "routing_loss", "capacity_loss", "ttft_p99_ms",
+                        "preemptions")}
+
+
+def metric_values(command: str, result: dict) -> dict[str, Any]:
+    """Every metric of one job's result (None where it has none)."""
+    base = result["routers"][0] if command == "cluster" and result.get("routers") else result
+    return {name: get(base) for name, (_, get) in METRICS.items()}
+
+
+def chosen(command: str, names: list[str] | None, rows: list[dict[str, Any]]) -> list[str]:
+    """The metrics a table shows: `names`, or the command's defaults that some job has."""
+    if names:
+        return names
+    return [m for m in DEFAULTS[command] if any(r.get(m) is not None for r in rows)]
+
+
+def swept_keys(lines: list[dict[str, Any]]) -> list[str]:
+    """The options whose value differs between jobs (and `trace` if several): what a results
+    file sweeps, read back without its spec. Options in the first line's order."""
+    out = ["trace"] if len({d["trace_sha256"] for d in lines}) > 1 else []
+    keys: list[str] = []
+    for d in lines:
+        keys += [k for k in d["config"] if k not in keys]
+    for k in keys:
+        if len({repr(d["config"].get(k)) for d in lines}) > 1:
+            out.append(k)
+    return out

@@ -1,0 +1,88 @@
+"""A sweep's results file: one JSON line a finished job, appended the moment it finishes.
+
+    {"job_id": "9f3c...", "index": 4, "command": "replay", "trace": "conv.jsonl",
+     "trace_sha256": "...", "config": {...}, "result": {...}, "kvcli_version": "0.1.0",
+     "wall_time_s": 41.2}
+
+`result` is the job's `--json` document less its wall-clock times (`kvcore.sweep.job`); the
+job's wall time is `wall_time_s` beside it. Lines are in completion order; readers sort by
+`index` (the sweep's order), so nothing a person or a program reads depends on it. A line cut
+short by a crash (the last one, without its newline) is not a finished job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from kvcore.errors import InputError
+from kvcore.sources import open_source
+from kvcore.sweep.grid import Job
+
+_KEYS = ("job_id", "config", "result")
+
+
+def results_line(job: Job, outcome: dict[str, Any]) -> dict[str, Any]:
+    """The results line of a finished job (an outcome with a `result`)."""
+    return {"job_id": job.job_id, "index": job.index, "command": job.command,
+            "trace": job.trace, "trace_sha256": job.trace_sha256, "config": job.config,
+            "result": outcome["result"], "kvcli_version": outcome["kvcli_version"],
+            "wall_time_s": outcome["wall_time_s"]}
+
+
+@dataclass(slots=True)
+class Results:
+    path: str
+    lines: list[dict[str, Any]] = field(default_factory=list)   # one a job, in file order
+    partial_tail: bool = False          # the last line was cut short (ignored)
+    duplicates: int = 0                 # lines of a job already seen (the first is kept)
+
+    @property
+    def by_id(self) -> dict[str, dict[str, Any]]:
+        return {d["job_id"]: d for d in self.lines}
+
+    def sorted(self) -> list[dict[str, Any]]:
+        """The lines in the sweep's order (`index`, then the id), never the finishing order."""
+        return sorted(self.lines, key=lambda d: (d.get("index", 0), d["job_id"]))
+
+
+def read_results(path: str, *, missing_ok: bool = False) -> Results:
+    """Read a results file; a line that is not a results line is an `InputError` naming it,
+    except a last line cut short (`partial_tail`). A missing file is empty with
+    `missing_ok`."""
+    import os
+
+    out = Results(path)
+    if missing_ok and not os.path.exists(path):
+        return out
+    name, stream = open_source(path)
+    seen: set[str] = set()
+    with stream:
+        data = stream.read()
+    lines = data.split(b"\n")
+    for no, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        last = no == len(lines)         # no newline after it: cut short by a crash
+        try:
+            d = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            if last:
+                out.partial_tail = True
+                continue
+            raise InputError("not a JSON line (is this a kvcli sweep results file?)",
+                             path=name, line=no) from None
+        if not isinstance(d, dict) or any(k not in d for k in _KEYS):
+            if last:
+                out.partial_tail = True
+                continue
+            raise InputError(f"not a results line: it needs {', '.join(_KEYS)}", path=name,
+                             line=no)
+        if d["job_id"] in seen:
+            out.duplicates += 1
+            continue
+        seen.add(d["job_id"])
+        out.lines.append(d)
+    return out

@@ -1,0 +1,155 @@
+"""`kvcli sweep` end to end on the local executor: results equal to each job run alone, a
+SIGKILLed sweep resumed, `report`, `--json`, `--plot`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvcli.app import app
+from kvcore.engine.options import ReplayOptions
+from kvcore.engine.replay import replay
+from kvcore.sweep.job import strip_wall_times
+from kvcore.sweep.run import plan_sweep
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[1]
+CHAT = str(ROOT / "traces" / "multiturn-chat.jsonl")
+PREFIX = str(ROOT / "traces" / "shared-prefix.jsonl")
+
+
+def _lines(path) -> list[dict]:
+    return [json.loads(x) for x in Path(path).read_text().splitlines()]
+
+
+def _kvcli_json(*args) -> dict:
+    r = runner.invoke(app, [*args, "--json"])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+def test_results_equal_each_job_run_alone(tmp_path):
+    res = tmp_path / "r.jsonl"
+    sets = ["num_blocks=512,2048", "eviction_policy=lru,arc", "kv_offloading_size=0.5",
+            "max_num_seqs=64"]
+    args = ["sweep", "--trace", CHAT, *(x for s in sets for x in ("--set", s)),
+            "--results", str(res), "--jobs", "2"]
+    doc = _kvcli_json(*args)
+    assert doc["jobs_total"] == doc["jobs_finished"] == 4
+    assert doc["swept"] == ["num_blocks", "eviction_policy"]
+    lines = {d["job_id"]: d for d in _lines(res)}
+    assert len(lines) == 4
+    plan = plan_sweep(None, traces=[CHAT], sets=sets)
+    assert [j["job_id"] for j in doc["jobs"]] == [j.job_id for j in plan.jobs]  # grid order
+    for job, shown in zip(plan.jobs, doc["jobs"], strict=True):
+        line = lines[job.job_id]
+        assert line["config"] == job.config and line["index"] == job.index
+        assert line["kvcli_version"] and line["wall_time_s"] >= 0
+        assert shown["result"] == line["result"]
+        # the pure function, called directly
+        direct = replay(CHAT, job.replay_options()).to_dict()
+        assert line["result"] == strip_wall_times(direct)
+        assert line["result"]["config"]["num_blocks"] == job.config["num_blocks"]
+    # and `kvcli replay --json` with the same options on its command line
+    j = plan.jobs[3]
+    alone = _kvcli_json("replay", CHAT, "--num-blocks", "2048", "--offload-eviction-policy",
+                        "arc", "--kv-offloading-size", "0.5", "--max-num-seqs", "64")
+    assert j.config["num_blocks"] == 2048 and j.config["eviction_policy"] == "arc"
+    assert lines[j.job_id]["result"] == strip_wall_times(alone)
+    assert ReplayOptions(num_blocks=2048).num_blocks == 2048
+
+
+def test_cluster_results_equal_kvcli_cluster(tmp_path):
+    spec = tmp_path / "c.toml"
+    spec.write_text(f'command = "cluster"\ntraces = ["{PREFIX}"]\n[options]\nnum_blocks = 256\n'
+                    'router_opt = ["llmd.prefix_weight=2"]\n'
+                    '[grid]\nrouter = ["round_robin", "llmd"]\nreplicas = [2, 3]\n')
+    doc = _kvcli_json("sweep", str(spec))
+    assert (tmp_path / "c.results.jsonl").exists()          # the default results file
+    assert doc["swept"] == ["router", "replicas"] and doc["jobs_finished"] == 4
+    last = doc["jobs"][3]
+    assert last["swept"] == {"router": "llmd", "replicas": 3}
+    alone = _kvcli_json("cluster", PREFIX, "--num-blocks", "256", "--replicas", "3",
+                        "--router", "llmd", "--router-opt", "prefix_weight=2")
+    assert last["result"] == strip_wall_times(alone)
+    assert last["metrics"]["routing_loss"] == alone["routers"][0]["routing_loss"]
+
+
+def test_report_json_and_plots(tmp_path):
+    res = tmp_path / "r.jsonl"
+    r = runner.invoke(app, ["sweep", "--trace", CHAT, "--set", "num_blocks=512,1024,2048",
+                            "--set", "policy=fcfs,priority", "--results", str(res),
+                            "--plot", str(tmp_path / "plots"), "--metrics",
+                            "hit_rate,ttft_p99_ms"])
+    assert r.exit_code == 0, r.output
+    assert "6 of 6 jobs finished" in r.stdout and "TTFT p99 ms" in r.stdout
+    assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == ["sweep-num_blocks.png"]
+    rep = _kvcli_json("sweep", "report", str(res))
+    swept = _kvcli_json("sweep", "--trace", CHAT, "--set", "num_blocks=512,1024,2048",
+                        "--set", "policy=fcfs,priority", "--results", str(res), "--resume")
+    assert rep == swept              # nothing ran again; the report is the sweep's document
+    assert [j["index"] for j in rep["jobs"]] == list(range(6))
+    # a partial results file: the report shows what finished
+    res.write_text("\n".join(res.read_text().splitlines()[::2]) + "\n")
+    r = runner.invoke(app, ["sweep", "report", str(res)])
+    assert r.exit_code == 0 and "3 of 3 jobs finished" in r.stdout, r.output
+    r = runner.invoke(app, ["sweep", "report", str(res), "--resume"])
+    assert r.exit_code == 2 and "not with report" in r.stderr
+    r = runner.invoke(app, ["sweep", "--trace", CHAT, "--set", "num_blocks=512,1024",
+                            "--results", str(res)])
+    assert r.exit_code == 2 and "--resume runs only the missing ones" in r.stderr
+
+
+def test_sigkill_then_resume_runs_only_the_missing_jobs(tmp_path):
+    """A sweep killed with SIGKILL after some jobs finished, then `--resume`: only the missing
+    jobs run, and every job is in the results exactly once."""
+    res = tmp_path / "r.jsonl"
+    grid = ["--trace", CHAT, "--set", "num_blocks=400,500,600,700,800,900,1000,1100,1200,1300",
+            "--set", "max_num_seqs=32,64", "--results", str(res), "--jobs", "1"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "kvcli", "sweep", *grid], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if res.exists() and res.read_text().count("\n") >= 2:
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the sweep ended before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(30)
+    before = _lines(res)
+    assert 2 <= len(before) < 20
+    r = subprocess.run([sys.executable, "-m", "kvcli", "sweep", *grid, "--resume", "--json"],
+                       cwd=ROOT, env=env, capture_output=True, timeout=300, check=False)
+    assert r.returncode == 0, r.stderr.decode()
+    err = r.stderr.decode()
+    assert f"{len(before)} finished before, {20 - len(before)} to run" in err, err
+    assert f"ran {20 - len(before)} job(s)" in err, err
+    after = _lines(res)
+    assert after[:len(before)] == before                # appended, never rewritten
+    ids = [d["job_id"] for d in after]
+    assert len(ids) == len(set(ids)) == 20
+    doc = json.loads(r.stdout)
+    assert doc["jobs_finished"] == 20 and [j["index"] for j in doc["jobs"]] == list(range(20))
+
+
+@pytest.mark.parametrize("cut", [b'{"job_id": "x", "conf', b"\x00\x00"])
+def test_resume_cuts_a_line_a_crash_left_half_written(tmp_path, cut):
+    res = tmp_path / "r.jsonl"
+    args = ["sweep", "--trace", CHAT, "--set", "num_blocks=512,1024", "--results", str(res),
+            "--jobs", "1"]
+    assert runner.invoke(app, args).exit_code == 0
+    whole = res.read_bytes()
+    res.write_bytes(whole.splitlines(keepends=True)[0] + cut)
+    r = runner.invoke(app, [*args, "--resume"])
+    assert r.exit_code == 0, r.output
+    lines = _lines(res)
+    assert len(lines) == 2 and {d["index"] for d in lines} == {0, 1}
