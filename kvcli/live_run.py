@@ -32,8 +32,9 @@ def open_live(opts: LiveOptions, metrics_out: IO[bytes] | None, ranks: int = 1):
 
 
 def run_listen(endpoint: str, replay_endpoint: str | None, topic: str, count: int | None,
-               idle_timeout_s: float, first_seq: int) -> int:
-    """`kvcli events listen`: the batches as JSON lines on stdout, the tally on stderr."""
+               idle_timeout_s: float, first_seq: int, live_view: bool = False) -> int:
+    """`kvcli events listen`: the batches as JSON lines on stdout (`live_view`: a live
+    summary instead), the tally on stderr."""
     import math
 
     if count is not None and count < 1:
@@ -47,11 +48,59 @@ def run_listen(endpoint: str, replay_endpoint: str | None, topic: str, count: in
     from kvcore.live.subscriber import listen
 
     stats: dict = {}
-    output.emit_lines(listen(endpoint, replay_endpoint=replay_endpoint, topic=topic,
-                             idle_timeout_s=idle_timeout_s, count=count, first_seq=first_seq,
-                             stats=stats), flush_each=True)
+    batches = listen(endpoint, replay_endpoint=replay_endpoint, topic=topic,
+                     idle_timeout_s=idle_timeout_s, count=count, first_seq=first_seq,
+                     stats=stats)
+    if live_view:
+        tally = ListenTally()
+        output.emit_live(batches, tally.fold, tally.table)
+    else:
+        output.emit_lines(batches, flush_each=True)
     gaps = (f", {stats['gaps']} gap(s) of {stats['missing']:,} batch(es) not recovered"
             if stats.get("gaps") else "")
     output.message(f"{stats.get('batches', 0):,} batch(es), {stats.get('replayed', 0):,} "
                    f"from the replay socket{gaps}")
     return 0
+
+
+class ListenTally:
+    """What `kvcli events listen` shows live on a terminal: batches, events by kind, blocks
+    stored and removed per rank and medium, the last sequence number and time, gaps."""
+
+    def __init__(self) -> None:
+        self.batches = 0
+        self.last_seq: int | None = None
+        self.last_ts: float | None = None
+        self.gaps = 0
+        self.missing = 0
+        # (rank, medium) -> [batches, stored blocks, removed blocks, clears]
+        self.rows: dict[tuple[str, str], list[int]] = {}
+
+    def fold(self, rec: dict) -> None:
+        if "gap" in rec:
+            first, last = rec["gap"]
+            self.gaps += 1
+            self.missing += last - first + 1
+            return
+        self.batches += 1
+        self.last_seq = rec.get("seq")
+        self.last_ts = rec.get("ts")
+        rank = str(rec.get("data_parallel_rank"))
+        for ev in rec.get("events", ()):
+            medium = str(ev.get("medium") or "-")
+            row = self.rows.setdefault((rank, medium), [0, 0, 0, 0])
+            kind = ev.get("type")
+            if kind == "BlockStored":
+                row[1] += len(ev.get("block_hashes") or ())
+            elif kind == "BlockRemoved":
+                row[2] += len(ev.get("block_hashes") or ())
+            elif kind == "AllBlocksCleared":
+                row[3] += 1
+
+    def table(self) -> output.Table:
+        ts = "-" if self.last_ts is None else f"{self.last_ts:.3f}"
+        gaps = f"; {self.gaps} gap(s), {self.missing} batch(es) missing" if self.gaps else ""
+        return output.Table(
+            f"{self.batches:,} batch(es), last seq {self.last_seq}, last ts {ts} s{gaps}",
+            ("rank", "medium", "blocks stored", "blocks removed", "clears"),
+            [(r, m, v[1], v[2], v[3]) for (r, m), v in sorted(self.rows.items())])

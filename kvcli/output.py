@@ -158,6 +158,27 @@ def emit_call_trees(ops: list[dict]) -> None:
                   res["calls"])
 
 
+def emit_live(items: Iterator[Any], fold: Callable[[Any], None],
+              table: Callable[[], Table]) -> None:
+    """A live view on a terminal's stdout: each item is folded into the caller's state
+    (`fold`), and `table()` is redrawn in place (4 times a second at most)."""
+    from rich.live import Live
+
+    def rich_table() -> RichTable:
+        t = table()
+        rt = RichTable(title=t.title, caption=t.caption, title_justify="left")
+        for i, c in enumerate(t.columns):
+            rt.add_column(c, justify="left" if i == 0 else "right")
+        for row in t.rows:
+            rt.add_row(*(_cell(v) for v in row))
+        return rt
+
+    with Live(rich_table(), console=stdout_console(), refresh_per_second=4) as live:
+        for item in items:
+            fold(item)
+            live.update(rich_table())
+
+
 def emit_lines(lines: Iterator[Any], stream: IO[bytes] | None = None,
                flush_each: bool = False) -> None:
     """JSON lines on stdout (or ``stream``), one object a line, flushed at the end (or after

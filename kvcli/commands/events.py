@@ -23,6 +23,9 @@ CountOpt = Annotated[int | None, typer.Option(
 IdleOpt = Annotated[float, typer.Option(
     "--idle-timeout-s", rich_help_panel=_P,
     help="Stop after this long without a message (0: never).")]
+LinesOpt = Annotated[bool, typer.Option(
+    "--lines", rich_help_panel=_P, help="JSON lines even when stdout is a terminal (which "
+    "otherwise gets a live summary).")]
 FirstOpt = Annotated[int, typer.Option(
     "--first-seq", rich_help_panel=_P, help="The first sequence number expected (0: from the "
     "publisher's start; a gap before the first batch is filled from the replay socket).")]
@@ -41,14 +44,20 @@ def register(app: typer.Typer) -> None:
         count: CountOpt = None,
         idle_timeout_s: IdleOpt = 10.0,
         first_seq: FirstOpt = 0,
+        lines: LinesOpt = False,
     ) -> None:
         """Print the KV event batches a publisher sends, one JSON line each ({"seq", "ts",
         "events", "data_parallel_rank"}); check sequence gaps and fill them from the replay
-        socket ({"gap": [first, last]} where it cannot). A one-line tally goes to stderr."""
+        socket ({"gap": [first, last]} where it cannot). On a terminal, unless --lines: a
+        live summary (blocks stored and removed per rank and medium). A one-line tally goes to
+        stderr."""
+        import sys
+
         from kvcli import output
         from kvcli.live_run import run_listen
 
+        live_view = sys.stdout.isatty() and not lines
         code = output.run(lambda: run_listen(endpoint, replay_endpoint, topic, count,
-                                             idle_timeout_s, first_seq))
+                                             idle_timeout_s, first_seq, live_view))
         if code:
             raise typer.Exit(code)
