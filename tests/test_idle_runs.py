@@ -41,6 +41,7 @@ def test_take_is_the_sorted_order(seed: int) -> None:
                         c.ref_cnt = -1
                     else:
                         c = ChunkStatus(len(chunks))
+                    c.key = k                   # (the manager keeps a resident status's key)
                     chunks[k] = c
                 if c.ref_cnt != 0:
                     newly += 1
@@ -64,44 +65,45 @@ def test_take_is_the_sorted_order(seed: int) -> None:
             want = _expected(chunks, n, protected)
             before = dict(chunks)
             ranks = {k: c.rank for k, c in chunks.items()}
-            got = runs.take(n, protected)
+            out: list[ChunkStatus] = []
+            got = runs.take(n, protected, out)
             if len(want) < n:
-                assert got is None and chunks == before
+                assert got is None and chunks == before and not out
                 continue
-            assert got is not None
-            assert [k for k, _ in got] == want
+            assert got == want
+            assert [before[k] for k in want] == out
             assert all(k not in chunks for k in want)
-            freed.extend((c, ranks[k]) for k, c in got)
+            freed.extend((c, ranks[k]) for k, c in zip(got, out))
 
 
 def test_equal_ranks_go_by_key_bytes_and_protected_keys_stay() -> None:
     chunks = {}
     for i, (k, r) in enumerate([(b"b", 5), (b"a", 5), (b"c", 1), (b"d", 7)]):
-        chunks[k] = ChunkStatus(i)
+        chunks[k] = ChunkStatus(i, k)
         chunks[k].ref_cnt, chunks[k].rank = 0, r
     runs = IdleRuns(chunks)
     runs.add([b"d", b"b"], newly_idle=2)
     runs.add([b"a", b"c"], newly_idle=2)
-    assert runs.take(3, {b"c", b"a"}) is None       # only 2 outside the protected ones
-    assert [k for k, _ in runs.take(2, {b"c"})] == [b"a", b"b"]
-    assert [k for k, _ in runs.take(2, set())] == [b"c", b"d"]
+    assert runs.take(3, {b"c", b"a"}, []) is None       # only 2 outside the protected ones
+    assert runs.take(2, {b"c"}, []) == [b"a", b"b"]
+    assert runs.take(2, set(), []) == [b"c", b"d"]
     assert not chunks
 
 
 def test_a_reused_status_under_another_key_at_the_same_rank_is_not_its_old_key():
     """Two groups' keys of one request at one position share a rank: after ``a`` is evicted its
     status may serve ``b`` at that very rank, while a duplicate entry of ``a`` is still queued."""
-    c = ChunkStatus(0)
+    c = ChunkStatus(0, b"a")
     c.ref_cnt, c.rank = 0, 5
     chunks = {b"a": c}
     runs = IdleRuns(chunks)
     runs.add([b"a"], newly_idle=1)
     runs.add([b"a"])                     # a second entry (idle again at the same rank)
-    assert [k for k, _ in runs.take(1, set())] == [b"a"]
-    c.ref_cnt, c.rank = 0, 5            # the freed status reused for b, same rank
+    assert runs.take(1, set(), []) == [b"a"]
+    c.ref_cnt, c.rank, c.key = 0, 5, b"b"   # the freed status reused for b, same rank
     chunks[b"b"] = c
-    d = ChunkStatus(1)
+    d = ChunkStatus(1, b"c")
     d.ref_cnt, d.rank = 0, 7
     chunks[b"c"] = d
     runs.add([b"b", b"c"], newly_idle=2)
-    assert [k for k, _ in runs.take(2, set())] == [b"b", b"c"]
+    assert runs.take(2, set(), []) == [b"b", b"c"]

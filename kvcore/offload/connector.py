@@ -26,7 +26,14 @@ from typing import TYPE_CHECKING
 
 from kvcore.kv_events import MEDIUM_CPU, BlockRemoved, BlockStored, hash_to_int
 from kvcore.offload.config import OffloadConfig
-from kvcore.offload.keys import GROUP0_SUFFIX, HIT_PENDING, MISS, ReqContext, key_hash
+from kvcore.offload.keys import (
+    GROUP0_SUFFIX,
+    HIT_PENDING,
+    MISS,
+    ChunkStatus,
+    ReqContext,
+    key_hash,
+)
 from kvcore.offload.manager import CPUOffloadingManager
 from kvcore.offload.record import StepRecord
 from kvcore.request import Request
@@ -75,6 +82,7 @@ class Job:
     is_store: bool
     sync: bool = False            # a load inside the step (`sync_load_budget_bytes`)
     fence_block_ids: list[int] = field(default_factory=list)   # store: blocks it reads
+    statuses: list[ChunkStatus] = field(default_factory=list)  # store: its slots' statuses
 
 
 @dataclass(slots=True)
@@ -267,7 +275,7 @@ class OffloadingConnector:
             job = self.jobs.pop(jid)
             st = self.states[job.req_id]
             if job.is_store:
-                stored, _ = manager.complete_store(job.keys)
+                stored, _ = manager.complete_store(job.keys, chunks=job.statuses)
                 rec.chunks_stored += len(stored)
             else:
                 manager.complete_load(job.keys)

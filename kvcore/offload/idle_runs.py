@@ -16,7 +16,8 @@ of ``(rank, key)``. The entry holds the status object itself, so checking it rea
 evicted or removed chunk's status gets rank -1 (`FREED`) before its slot is reused, and a
 reused status gets a new rank (a request's ``(number, position)`` or a fresh number), so a
 stale entry is told by its rank without a dict lookup; only an entry whose rank matches is
-checked against the dict (keys of several groups share a request's rank at one position). When
+checked against the status's own key (keys of several groups share a request's rank at one
+position; the manager keeps a resident status's key, `keys.ChunkStatus`). When
 stale entries outnumber the live ones, the runs are rebuilt as one.
 
 Measured (conversation head 600, 8,192 GPU blocks, 32 GiB tier: 499k chunks stored and 483k
@@ -30,7 +31,7 @@ from __future__ import annotations
 import heapq
 from itertools import pairwise
 
-from kvcore.offload.keys import ChunkStatus
+from kvcore.offload.keys import NO_KEY, ChunkStatus
 
 FREED = -1          # the rank of a status whose chunk left the tier (its slot is free)
 
@@ -65,15 +66,17 @@ class IdleRuns:
         self.live_entries = 0             # entries not yet walked (live or stale)
         self.num_idle = 0
 
-    def add(self, keys: list[bytes], in_order: bool = False, newly_idle: int = 0) -> None:
-        """Entries for these keys at their current ranks (``in_order``: the ranks already
-        increase along ``keys``, e.g. a fresh re-rank); ``newly_idle`` of them just became
-        idle."""
+    def add(self, keys: list[bytes], cs: list[ChunkStatus] | None = None,
+            in_order: bool = False, newly_idle: int = 0) -> None:
+        """Entries for these keys at their current ranks (``cs``: their statuses, when the
+        caller has them: no dict lookup; ``in_order``: the ranks already increase along
+        ``keys``, e.g. a fresh re-rank); ``newly_idle`` of them just became idle."""
         self.num_idle += newly_idle
         if not keys:
             return
-        chunks = self.chunks
-        cs = [chunks[k] for k in keys]
+        if cs is None:
+            chunks = self.chunks
+            cs = [chunks[k] for k in keys]
         rs = [c.rank for c in cs]
         if not in_order:
             keys, cs, rs = _sorted(keys, cs, rs)
@@ -97,9 +100,11 @@ class IdleRuns:
             self._push(_Run(keys, cs, rs))
             self.live_entries = len(keys)
 
-    def take(self, n: int, protected: set[bytes]) -> list[tuple[bytes, ChunkStatus]] | None:
-        """Evict the ``n`` lowest idle chunks outside ``protected`` (removed from ``chunks``,
-        their statuses `FREED`), or none at all (None) when there are fewer."""
+    def take(self, n: int, protected: set[bytes], freed: list[ChunkStatus]
+             ) -> list[bytes] | None:
+        """Evict the ``n`` lowest idle chunks outside ``protected``: removed from ``chunks``,
+        their statuses `FREED` (key `NO_KEY`) and appended to ``freed``, their keys returned in
+        order; or none at all (None) when there are fewer."""
         chunks = self.chunks
         held = 0
         for key in protected:
@@ -109,7 +114,7 @@ class IdleRuns:
         if self.num_idle - held < n:
             return None
         heap = self.heap
-        taken: list[tuple[bytes, ChunkStatus]] = []
+        taken: list[bytes] = []
         kept: list[bytes] = []           # protected keys passed over, in order
         kept_chunks: list[ChunkStatus] = []
         walked = 0
@@ -133,15 +138,21 @@ class IdleRuns:
                 i += 1
                 if chunk.rank != r or chunk.ref_cnt != 0:
                     continue              # stale, or a duplicate entry of a chosen chunk
-                if chunks.get(key) is not chunk:
-                    continue              # its status reused under another key at this rank
-                if key in protected:
+                # its status reused under another key at this rank (keys of several groups
+                # share a request's rank at one position); the status's own key tells, where a
+                # dict lookup per victim did (MEASURE)
+                own = chunk.key
+                if own is not key and own != key:
+                    continue
+                if protected and key in protected:
                     kept.append(key)
                     kept_chunks.append(chunk)
                     continue
                 del chunks[key]
                 chunk.rank = FREED
-                taken.append((key, chunk))
+                chunk.key = NO_KEY
+                taken.append(key)
+                freed.append(chunk)
                 if len(taken) == n:
                     break
             walked += i - start

@@ -17,6 +17,7 @@ HIT_PENDING = "HIT_PENDING"     # present, its store not reported yet: not reada
 
 
 GROUP0_SUFFIX = bytes(4)         # the group index of group 0's keys
+NO_KEY = b""                     # a freed status's key (a chunk key is never empty)
 
 
 def make_key(block_hash: bytes, group: int = 0) -> bytes:
@@ -33,15 +34,18 @@ def key_group(key: bytes) -> int:
 
 
 class ChunkStatus:
-    """One resident chunk: its CPU slot and how many transfers read it.
+    """One resident chunk: its CPU slot, its key and how many transfers read it.
 
     ``ref_cnt`` -1 while its store is in flight (not readable), 0 when idle (evictable), n > 0
-    while n loads read it (pinned). ``rank``: the LRU policy's (`lru.py`), unused by others."""
+    while n loads read it (pinned). ``key``: the key it is resident under, `NO_KEY` once its
+    slot is freed (the manager sets both: a status whose ``key`` is a key is that key's, with no
+    dict lookup). ``rank``: the LRU policy's (`lru.py`), unused by others."""
 
-    __slots__ = ("chunk_id", "rank", "ref_cnt")
+    __slots__ = ("chunk_id", "key", "rank", "ref_cnt")
 
-    def __init__(self, chunk_id: int) -> None:
+    def __init__(self, chunk_id: int, key: bytes = b"") -> None:
         self.chunk_id = chunk_id
+        self.key = key
         self.ref_cnt = -1
         self.rank = 0
 
@@ -96,11 +100,13 @@ def order_request_keys(key_groups: tuple[tuple[bytes, ...], ...], ctx: ReqContex
 
 @dataclass(slots=True)
 class StoreOffer:
-    """What a successful `prepare_store` returns: the keys to copy, their slots, the victims."""
+    """What a successful `prepare_store` returns: the keys to copy, their slots, the victims,
+    and the slots' statuses (for `complete_store`)."""
 
     keys_to_store: list[bytes]
     chunks: list[int]
     evicted: list[bytes]
+    statuses: list[ChunkStatus] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -55,6 +55,7 @@ class LRUPolicy(CachePolicy):
     def _rerank(self, keys: Iterable[bytes]) -> None:
         """A fresh global rank for each resident key, in the order given."""
         changed = []
+        changed_chunks = []     # (handed to the runs: no second lookup per key)
         chunks = self.chunks
         rank = self.next_rank
         for key in keys:
@@ -64,8 +65,9 @@ class LRUPolicy(CachePolicy):
                 chunk.rank = rank << _SHIFT | _MID
                 if chunk.ref_cnt == 0:
                     changed.append(key)
+                    changed_chunks.append(chunk)
         self.next_rank = rank
-        self.order.add(changed, in_order=True)
+        self.order.add(changed, changed_chunks, in_order=True)
 
     # -- the contract ------------------------------------------------------------------------
     def get(self, key: bytes) -> ChunkStatus | None:
@@ -82,7 +84,7 @@ class LRUPolicy(CachePolicy):
         self.insert_many([key], [chunk], ctx)
 
     def remove(self, key: bytes) -> None:
-        self.chunks.pop(key).rank = FREED
+        self.chunks.pop(key).rank = FREED     # (the manager resets its key)
 
     def touch(self, keys: list[bytes], ctx: ReqContext) -> None:
         self._rerank(reversed(keys))
@@ -117,8 +119,8 @@ class LRUPolicy(CachePolicy):
     def mark_evictable(self, key: bytes) -> None:
         self.order.add([key], newly_idle=1)
 
-    def mark_evictable_many(self, keys: list[bytes]) -> None:
-        self.order.add(keys, newly_idle=len(keys))
+    def mark_evictable_many(self, keys: list[bytes], chunks: list[ChunkStatus]) -> None:
+        self.order.add(keys, chunks, newly_idle=len(keys))
 
     def mark_non_evictable(self, key: bytes) -> None:
         self.order.num_idle -= 1
@@ -142,10 +144,11 @@ class LRUPolicy(CachePolicy):
                 idle.append(key)
         self.order.add(idle, newly_idle=len(idle))
 
-    def evict(self, n: int, protected: set[bytes]) -> list[tuple[bytes, ChunkStatus]] | None:
+    def evict(self, n: int, protected: set[bytes], freed: list[ChunkStatus]
+              ) -> list[bytes] | None:
         if n == 0:
             return []
-        return self.order.take(n, protected)
+        return self.order.take(n, protected, freed)
 
     def clear(self) -> None:
         self.chunks.clear()

@@ -21,6 +21,7 @@ from kvcore.offload.keys import (
     HIT,
     HIT_PENDING,
     MISS,
+    NO_KEY,
     ChunkStatus,
     ReqContext,
     RequestCacheAccess,
@@ -68,14 +69,18 @@ class CPUOffloadingManager:
     def num_free(self) -> int:
         return len(self.free_list) + self.num_chunks - self.num_allocated
 
-    def _allocate(self, n: int) -> list[ChunkStatus]:
+    def _allocate(self, keys: list[bytes]) -> list[ChunkStatus]:
+        """A slot's status for each key (its ``key`` set, its store in flight)."""
+        n = len(keys)
         fresh = min(n, self.num_chunks - self.num_allocated)
-        out = [ChunkStatus(self.num_allocated + i) for i in range(fresh)]
+        base = self.num_allocated
+        out = [ChunkStatus(base + i, keys[i]) for i in range(fresh)]
         self.num_allocated += fresh
         free = self.free_list
-        for _ in range(n - fresh):
+        for i in range(fresh, n):
             chunk = free.pop()
             chunk.ref_cnt = -1
+            chunk.key = keys[i]
             out.append(chunk)
         return out
 
@@ -192,32 +197,43 @@ class CPUOffloadingManager:
         if need > 0:
             if need > self.num_evictable:
                 return None
-            victims = policy.evict(need, set(keys))
+            # Only the offer's resident keys can be passed over (an absent key is not there to
+            # evict, a pending one is not idle): the set of those alone, mostly empty.
+            victims = policy.evict(need, set(ready), self.free_list)
             if victims is None:
                 return None
             self.num_evictable -= len(victims)
-            for key, chunk in victims:
-                self.free_list.append(chunk)
-                evicted.append(key)
+            evicted = victims
             if self.events is not None:
                 self.events.append(TierEvent(evicted, removed=True))
-        chunks = self._allocate(len(absent))
+        chunks = self._allocate(absent)
         policy.insert_many(absent, chunks, ctx)
         self.num_write_pending += len(absent)
         if policy.watches_reuse:
             state.inserted.update(absent)
-        return StoreOffer(absent, [c.chunk_id for c in chunks], evicted)
+        return StoreOffer(absent, [c.chunk_id for c in chunks], evicted, chunks)
 
-    def complete_store(self, keys: list[bytes], success: bool = True) -> tuple[list, list]:
-        """The copy of these keys finished (or failed): (keys now readable, keys dropped)."""
+    def complete_store(self, keys: list[bytes], success: bool = True,
+                       chunks: list[ChunkStatus] | None = None) -> tuple[list, list]:
+        """The copy of these keys finished (or failed): (keys now readable, keys dropped).
+        ``chunks``: the statuses `prepare_store` gave them (the connector's store jobs), read
+        instead of looking each key up while a status is still its key's (offload_speed
+        compiled: MEASURE)."""
         stored: list[bytes] = []
+        stored_chunks: list[ChunkStatus] = []
         removed: list[bytes] = []
         policy = self.policy
         if success:
-            for key, chunk in zip(keys, policy.get_many(keys)):
+            found: list[ChunkStatus | None] = policy.get_many(keys) if chunks is None \
+                else list(chunks)
+            get = policy.get
+            for key, chunk in zip(keys, found):
+                if chunk is not None and chunk.key is not key:
+                    chunk = get(key)        # (its slot moved on: whatever the key has now)
                 if chunk is not None and chunk.ref_cnt < 0:
                     chunk.ref_cnt = 0
                     stored.append(key)
+                    stored_chunks.append(chunk)
         else:
             get = policy.get
             for key in keys:
@@ -225,12 +241,13 @@ class CPUOffloadingManager:
                 if chunk is None or chunk.ref_cnt >= 0:
                     continue
                 policy.remove(key)
+                chunk.key = NO_KEY
                 self.free_list.append(chunk)
                 removed.append(key)
         self.num_write_pending -= len(stored) + len(removed)
         if stored:
             self.num_evictable += len(stored)
-            policy.mark_evictable_many(stored)
+            policy.mark_evictable_many(stored, stored_chunks)
         if self.events is not None:
             if removed:
                 self.events.append(TierEvent(removed, removed=True, metadata_only=True))
@@ -254,6 +271,10 @@ class CPUOffloadingManager:
 
     def reset(self) -> None:
         """Drop every chunk (vLLM's `reset_cache`); requests start new observations."""
+        for key in list(self.policy.resident()):
+            chunk = self.policy.get(key)
+            if chunk is not None:
+                chunk.key = NO_KEY      # (a store job's status no longer stands for its key)
         self.policy.clear()
         self.generation += 1
         self.num_evictable = 0

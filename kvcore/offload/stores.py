@@ -149,8 +149,8 @@ def _offer(conn: OffloadingConnector, st: RequestOffloadState, n_scheduled: int,
             if key in chosen:
                 src.extend(b.block_id for b in blocks[i * bpc:(i + 1) * bpc])
     st.next_stored = max(st.next_stored, end)
-    job = Job(conn._new_job_id(), req.request_id, offer.keys_to_store, src, offer.chunks, is_store=True,
-              fence_block_ids=src)
+    job = Job(conn._new_job_id(), req.request_id, offer.keys_to_store, src, offer.chunks,
+              is_store=True, fence_block_ids=src, statuses=offer.statuses)
     st.jobs.add(job.job_id)
     conn.jobs[job.job_id] = job
     store_jobs[job.job_id] = job
