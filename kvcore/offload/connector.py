@@ -26,14 +26,7 @@ from typing import TYPE_CHECKING
 
 from kvcore.kv_events import MEDIUM_CPU, BlockRemoved, BlockStored, hash_to_int
 from kvcore.offload.config import OffloadConfig
-from kvcore.offload.keys import (
-    GROUP0_SUFFIX,
-    HIT_PENDING,
-    MISS,
-    ChunkStatus,
-    ReqContext,
-    key_hash,
-)
+from kvcore.offload.keys import GROUP0_SUFFIX, HIT_PENDING, MISS, ReqContext, key_hash
 from kvcore.offload.manager import CPUOffloadingManager
 from kvcore.offload.record import StepRecord
 from kvcore.request import Request
@@ -41,6 +34,7 @@ from kvcore.request import Request
 if TYPE_CHECKING:
     from kvcore.block import KVCacheBlock
     from kvcore.kv_cache_manager import KVCacheManager
+    from kvcore.offload.keys import ChunkStatus
 
 
 @dataclass(slots=True)
@@ -58,16 +52,13 @@ class RequestOffloadState:
     jobs: set[int] = field(default_factory=set)       # in flight: one load, or stores
     finished_signaled: bool = False
 
-    def update_keys(self, bpc: int, tpc: int) -> None:
+    def update_keys(self, bpc: int) -> None:
+        """The keys of its chunks completed since (chunk i ends at token (i + 1) x tokens per chunk: the
+        context's ``chunk_keys`` is this list)."""
         hashes = self.req.block_hashes
         keys = self.keys
-        positions = self.ctx.positions
-        n = len(keys)
-        for i in range(bpc * n + bpc - 1, len(hashes), bpc):
-            key = hashes[i] + GROUP0_SUFFIX         # `make_key(hash, 0)`
-            keys.append(key)
-            n += 1
-            positions[key] = n * tpc
+        for i in range(bpc * len(keys) + bpc - 1, len(hashes), bpc):
+            keys.append(hashes[i] + GROUP0_SUFFIX)         # `make_key(hash, 0)`
 
 
 @dataclass(slots=True)
@@ -130,9 +121,10 @@ class OffloadingConnector:
 
     # -- requests ----------------------------------------------------------------------------
     def on_new_request(self, req: Request) -> None:
-        ctx = ReqContext(req.request_id)
+        keys: list[bytes] = []
+        ctx = ReqContext(req.request_id, keys, self.cfg.tokens_per_chunk)
         self.manager.on_new_request(ctx)
-        self.states[req.request_id] = RequestOffloadState(req, ctx)
+        self.states[req.request_id] = RequestOffloadState(req, ctx, keys)
 
     def has_pending_work(self) -> bool:
         return bool(self.jobs)
@@ -152,7 +144,7 @@ class OffloadingConnector:
             self.rec.deferred.append(req.request_id)
             return None, False
         cfg = self.cfg
-        st.update_keys(cfg.blocks_per_chunk, cfg.tokens_per_chunk)
+        st.update_keys(cfg.blocks_per_chunk)
         st.num_local = num_local
         hit = 0 if req.skip_reading_prefix_cache else self._lookup(st)
         if hit is None:
@@ -231,7 +223,7 @@ class OffloadingConnector:
         keys = st.keys[start_block // bpc:n_chunks] if n_gpu > start_block else []
         dst = [b.block_id for b in blocks[start_block:n_gpu]]
         st.next_stored = n_chunks     # neither the loaded chunks nor the hit before are offered
-        slots = self.manager.prepare_load(keys, st.ctx)
+        slots = self.manager.prepare_load(keys, st.ctx, start_block // bpc)
         job = Job(self._new_job_id(), rid, keys, dst, slots, is_store=False, sync=sync)
         self.load_jobs[job.job_id] = job
         assert not st.jobs
@@ -262,7 +254,7 @@ class OffloadingConnector:
         st = self.states.get(req.request_id)
         if st is None:
             return
-        st.update_keys(self.cfg.blocks_per_chunk, self.cfg.tokens_per_chunk)
+        st.update_keys(self.cfg.blocks_per_chunk)
         for jid in st.jobs:
             for bid in self.jobs[jid].fence_block_ids:
                 self.fenced.setdefault(bid, set()).add(jid)

@@ -56,7 +56,9 @@ class ChunkStatus:
 
 @dataclass(slots=True)
 class RequestCacheAccess:
-    """The keys one request observed, per group in first-observation order, and how."""
+    """The keys one request observed, per group in first-observation order, and how.
+    ``observed``: for a context with `ReqContext.chunk_keys`, which of its chunks it observed
+    (a flag per chunk index, instead of ``seen`` and ``key_groups``)."""
 
     generation: int
     key_groups: dict[int, list[bytes]] = field(default_factory=dict)
@@ -65,19 +67,29 @@ class RequestCacheAccess:
     reused: set[bytes] = field(default_factory=set)
     store_missed: set[bytes] = field(default_factory=set)
     finished: bool = False
+    observed: bytearray = field(default_factory=bytearray)
 
 
 class ReqContext:
     """What the tier knows of one request: its id, the end-token position of each of its
-    chunk keys (set by the connector as keys appear; it orders a request's keys head to tail)
+    chunk keys (set by the caller as keys appear; it orders a request's keys head to tail)
     and the per-request state the manager and the policy keep, each tagged with the cache
-    generation it belongs to (a `reset` starts new ones)."""
+    generation it belongs to (a `reset` starts new ones).
 
-    __slots__ = ("access", "positions", "rank", "req_id")
+    The connector's requests name their keys by chunk index instead: ``chunk_keys`` is the
+    request's list of chunk keys (chunk i ends at token ``(i + 1) * tokens_per_chunk``, its
+    position), and the manager's calls say which chunk their first key is. Then
+    ``positions`` stays empty: the manager hands the policy positions computed from indices
+    (no dict entry per chunk)."""
 
-    def __init__(self, req_id: str) -> None:
+    __slots__ = ("access", "chunk_keys", "positions", "rank", "req_id", "tokens_per_chunk")
+
+    def __init__(self, req_id: str, chunk_keys: list[bytes] | None = None,
+                 tokens_per_chunk: int = 0) -> None:
         self.req_id = req_id
         self.positions: dict[bytes, int] = {}
+        self.chunk_keys = chunk_keys
+        self.tokens_per_chunk = tokens_per_chunk
         self.access: RequestCacheAccess | None = None   # the manager's
         self.rank: tuple[int, int] | None = None   # the LRU policy's (generation, rank)
 

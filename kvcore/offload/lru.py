@@ -92,17 +92,23 @@ class LRUPolicy(CachePolicy):
     def on_store_miss(self, keys: list[bytes], ctx: ReqContext) -> None:
         return
 
-    def on_request_access(self, keys: list[bytes], ctx: ReqContext) -> None:
+    def on_request_access(self, keys: list[bytes], ctx: ReqContext,
+                          positions: list[int] | None = None) -> None:
         major = self._request_rank(ctx) << _SHIFT
         changed = []
-        chunks, positions = self.chunks, ctx.positions
-        for key in keys:
+        chunks = self.chunks
+        by_key = ctx.positions
+        for j, key in enumerate(keys):
             chunk = chunks.get(key)
             if chunk is None:
                 continue                # (an offer's absent keys: observed before insertion)
-            pos = positions.get(key)
-            if pos is None:
-                continue
+            if positions is not None:
+                pos = positions[j]
+            else:
+                p = by_key.get(key)
+                if p is None:
+                    continue
+                pos = p
             rank = major + _MID - pos
             if chunk.rank >= rank:
                 continue
@@ -125,21 +131,29 @@ class LRUPolicy(CachePolicy):
     def mark_non_evictable(self, key: bytes) -> None:
         self.order.num_idle -= 1
 
-    def insert_many(self, keys: list[bytes], chunks: list[ChunkStatus], ctx: ReqContext
-                    ) -> None:
-        positions = ctx.positions
+    def insert_many(self, keys: list[bytes], chunks: list[ChunkStatus], ctx: ReqContext,
+                    positions: list[int] | None = None) -> None:
         self.chunks.update(zip(keys, chunks))
-        major = None
         idle = []
+        if positions is not None:       # (a position for every key)
+            major = self._request_rank(ctx) << _SHIFT if keys else 0
+            for j, chunk in enumerate(chunks):
+                chunk.rank = major + _MID - positions[j]
+                if chunk.ref_cnt == 0:  # (a new chunk's store is in flight: -1)
+                    idle.append(keys[j])
+            self.order.add(idle, newly_idle=len(idle))
+            return
+        by_key = ctx.positions
+        req_major = -1
         for key, chunk in zip(keys, chunks):
-            pos = positions.get(key)
+            pos = by_key.get(key)
             if pos is None:
                 self.next_rank += 1
                 chunk.rank = self.next_rank << _SHIFT | _MID
             else:
-                if major is None:
-                    major = self._request_rank(ctx) << _SHIFT
-                chunk.rank = major + _MID - pos
+                if req_major < 0:
+                    req_major = self._request_rank(ctx) << _SHIFT
+                chunk.rank = req_major + _MID - pos
             if chunk.ref_cnt == 0:      # (a new chunk's store is in flight: -1)
                 idle.append(key)
         self.order.add(idle, newly_idle=len(idle))

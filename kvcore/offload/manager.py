@@ -16,8 +16,8 @@ victims. The rules in words (docs/offload.md has them for users):
 
 from __future__ import annotations
 
+from kvcore.offload.access import finish_groups, observe, observe_at, observe_offer, positions_of
 from kvcore.offload.keys import (
-    GROUP0_SUFFIX,
     HIT,
     HIT_PENDING,
     MISS,
@@ -27,7 +27,6 @@ from kvcore.offload.keys import (
     RequestCacheAccess,
     StoreOffer,
     TierEvent,
-    key_group,
 )
 from kvcore.offload.misuse import OffloadMisuse
 from kvcore.offload.offer_counts import OfferCounts
@@ -91,31 +90,6 @@ class CPUOffloadingManager:
             state = ctx.access = RequestCacheAccess(self.generation)
         return state
 
-    def _observe(self, keys: list[bytes], ctx: ReqContext, reused: list[bytes] | None = None,
-                 resident: list[bytes] | None = None) -> None:
-        """The request observed ``keys``; ``resident``: those of them the tier holds (None:
-        any may be), the only ones the policy hears of (it ranks only what it holds)."""
-        state = self._access(ctx)
-        seen = state.seen
-        new = [k for k in dict.fromkeys(keys) if k not in seen]
-        if new:
-            if state.finished:
-                raise OffloadMisuse("New cache keys observed after request finalization")
-            seen.update(new)
-            groups = state.key_groups
-            if self.one_group or all(k.endswith(GROUP0_SUFFIX) for k in new):
-                groups.setdefault(0, []).extend(new)
-            else:
-                for key in new:
-                    groups.setdefault(key_group(key), []).append(key)
-            if resident is not None:
-                held = set(resident)
-                new = [k for k in new if k in held] if held else []
-            self.policy.on_request_access(new, ctx)
-        if reused and self.policy.watches_reuse:
-            # re-reading a chunk the request inserted itself is not a second access
-            state.reused.update(k for k in reused if k not in state.inserted)
-
     # -- the manager's calls ---------------------------------------------------------------------
     def on_new_request(self, ctx: ReqContext) -> None:
         self._access(ctx)
@@ -126,8 +100,9 @@ class CPUOffloadingManager:
             return MISS
         return HIT if chunk.is_ready else HIT_PENDING
 
-    def prepare_load(self, keys: list[bytes], ctx: ReqContext) -> list[int]:
-        """Pin the chunks for a load; their slots, in order."""
+    def prepare_load(self, keys: list[bytes], ctx: ReqContext, first: int = -1) -> list[int]:
+        """Pin the chunks for a load; their slots, in order. ``first``: the chunk index of
+        ``keys[0]`` in ``ctx.chunk_keys`` (the keys are consecutive chunks), -1 without."""
         slots = []
         for key in keys:
             chunk = self.policy.get(key)
@@ -140,7 +115,11 @@ class CPUOffloadingManager:
                 self.num_evictable -= 1
             chunk.ref_cnt += 1
             slots.append(chunk.chunk_id)
-        self._observe(keys, ctx, reused=keys)
+        state = self._access(ctx)
+        if first >= 0:
+            observe_at(self.policy, state, keys, first, ctx, None, keys, None)
+        else:
+            observe(self.policy, state, keys, ctx, self.one_group, keys, None)
         return slots
 
     def complete_load(self, keys: list[bytes]) -> None:
@@ -158,8 +137,10 @@ class CPUOffloadingManager:
     def touch(self, keys: list[bytes], ctx: ReqContext) -> None:
         self.policy.touch(keys, ctx)
 
-    def prepare_store(self, keys: list[bytes], ctx: ReqContext) -> StoreOffer | None:
-        """One request's offer; None when the victims it needs cannot be found."""
+    def prepare_store(self, keys: list[bytes], ctx: ReqContext, first: int = -1
+                      ) -> StoreOffer | None:
+        """One request's offer; None when the victims it needs cannot be found. ``first``: as
+        `prepare_load`'s."""
         if self.counts is not None:
             self.counts.count(keys)
         policy = self.policy
@@ -182,13 +163,7 @@ class CPUOffloadingManager:
             if misses:
                 policy.on_store_miss(misses, ctx)  # before insert() takes a key off a ghost list
                 state.store_missed.update(misses)
-        if len(absent) + len(ready) == len(keys):
-            self._observe(keys, ctx, reused=ready, resident=ready)  # (every key: no filter)
-        else:
-            observed = set(absent)
-            observed.update(ready)
-            self._observe([k for k in keys if k in observed], ctx, reused=ready,
-                          resident=ready)
+        observe_offer(policy, state, keys, first, ctx, self.one_group, absent, ready)
         if not absent:
             return StoreOffer([], [], [])
         self.allocation_sizes.append(len(absent))
@@ -207,7 +182,8 @@ class CPUOffloadingManager:
             if self.events is not None:
                 self.events.append(TierEvent(evicted, removed=True))
         chunks = self._allocate(absent)
-        policy.insert_many(absent, chunks, ctx)
+        policy.insert_many(absent, chunks, ctx, None if first < 0 else
+                           positions_of(keys, first, ctx.tokens_per_chunk, absent))
         self.num_write_pending += len(absent)
         if policy.watches_reuse:
             state.inserted.update(absent)
@@ -260,13 +236,7 @@ class CPUOffloadingManager:
         if state is None or state.generation != self.generation or state.finished:
             return
         state.finished = True
-        groups = []
-        for g in sorted(state.key_groups):
-            keys = state.key_groups[g]
-            if all(map(ctx.positions.__contains__, keys)):
-                keys = sorted(keys, key=ctx.positions.__getitem__)
-            groups.append(tuple(keys))
-        self.policy.on_request_finished(tuple(groups), state.inserted - state.reused,
+        self.policy.on_request_finished(finish_groups(state, ctx), state.inserted - state.reused,
                                         state.reused, ctx)
 
     def reset(self) -> None:

@@ -75,7 +75,9 @@ class CachePolicy(ABC):
     def on_store_miss(self, keys: list[bytes], ctx: ReqContext) -> None:
         self.touch(keys, ctx)
 
-    def on_request_access(self, keys: list[bytes], ctx: ReqContext) -> None:
+    def on_request_access(self, keys: list[bytes], ctx: ReqContext,
+                          positions: list[int] | None = None) -> None:
+        """``positions``: each key's end position (None: ``ctx.positions``)."""
         return
 
     def on_request_finished(self, key_groups: tuple[tuple[bytes, ...], ...],
@@ -92,9 +94,10 @@ class CachePolicy(ABC):
         for key in keys:
             self.mark_evictable(key)
 
-    def insert_many(self, keys: list[bytes], chunks: list[ChunkStatus], ctx: ReqContext
-                    ) -> None:
-        """`insert` of each key with its chunk, in order."""
+    def insert_many(self, keys: list[bytes], chunks: list[ChunkStatus], ctx: ReqContext,
+                    positions: list[int] | None = None) -> None:
+        """`insert` of each key with its chunk, in order (``positions``: as
+        `on_request_access`'s)."""
         for key, chunk in zip(keys, chunks):
             self.insert(key, chunk, ctx)
 
