@@ -4,7 +4,8 @@ observed, lookup results, an offer's outcome and the tier's events.
 vLLM 0.33's `v1/kv_offload/base.py` and `cpu/policies/base.py`. A chunk is `blocks_per_chunk`
 GPU blocks; its key is the hash of its **last** GPU block followed by the KV cache group index
 as 4 big-endian bytes (raw bytes, as vLLM's `OffloadKey`: two keys compare as vLLM's do, which
-decides ties in the LRU's eviction order).
+decides ties in the LRU's eviction order). The connector, whose keys are all group 0's, keys a
+chunk by the block hash alone (`connector.py`): the same order and the same equalities.
 """
 
 from __future__ import annotations
@@ -39,15 +40,17 @@ class ChunkStatus:
     ``ref_cnt`` -1 while its store is in flight (not readable), 0 when idle (evictable), n > 0
     while n loads read it (pinned). ``key``: the key it is resident under, `NO_KEY` once its
     slot is freed (the manager sets both: a status whose ``key`` is a key is that key's, with no
-    dict lookup). ``rank``: the LRU policy's (`lru.py`), unused by others."""
+    dict lookup). ``rank`` and ``run``: the LRU policy's (`lru.py`, `idle_runs.py`: the run
+    holding its live entry, 0 for none), unused by others."""
 
-    __slots__ = ("chunk_id", "key", "rank", "ref_cnt")
+    __slots__ = ("chunk_id", "key", "rank", "ref_cnt", "run")
 
     def __init__(self, chunk_id: int, key: bytes = b"") -> None:
         self.chunk_id = chunk_id
         self.key = key
         self.ref_cnt = -1
         self.rank = 0
+        self.run = 0
 
     @property
     def is_ready(self) -> bool:

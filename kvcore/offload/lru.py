@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kvcore.offload.idle_runs import FREED, IdleRuns
+from kvcore.offload.idle_runs import IdleRuns
 from kvcore.offload.keys import ChunkStatus, ReqContext, order_request_keys
 from kvcore.offload.policy import POLICIES, CachePolicy
 
@@ -67,7 +67,7 @@ class LRUPolicy(CachePolicy):
                     changed.append(key)
                     changed_chunks.append(chunk)
         self.next_rank = rank
-        self.order.add(changed, changed_chunks, in_order=True)
+        self.order.add(changed, changed_chunks)
 
     # -- the contract ------------------------------------------------------------------------
     def get(self, key: bytes) -> ChunkStatus | None:
@@ -84,7 +84,8 @@ class LRUPolicy(CachePolicy):
         self.insert_many([key], [chunk], ctx)
 
     def remove(self, key: bytes) -> None:
-        self.chunks.pop(key).rank = FREED     # (the manager resets its key)
+        self.chunks.pop(key).run = 0     # (a chunk being written has no entry; the manager
+                                         # resets its key)
 
     def touch(self, keys: list[bytes], ctx: ReqContext) -> None:
         self._rerank(reversed(keys))
