@@ -63,7 +63,9 @@ def observe_at(policy: CachePolicy, state: RequestCacheAccess, keys: list[bytes]
     if len(obs) < end:
         obs.extend(bytes(end - len(obs)))
     new: list[int] | None = None        # the j observed first (None: every one, the usual)
-    if idx is not None or obs.find(1, first, end) >= 0:
+    if idx is None and obs.find(0, first, end) < 0:
+        new = []                        # every one seen before (a re-offer after preemption)
+    elif idx is not None or obs.find(1, first, end) >= 0:
         new = [j for j in (range(len(keys)) if idx is None else idx) if not obs[first + j]]
     if new is None or new:
         _first_time(state)
@@ -72,10 +74,13 @@ def observe_at(policy: CachePolicy, state: RequestCacheAccess, keys: list[bytes]
         else:
             for j in new:
                 obs[first + j] = 1
-        heard: list[int] = list(range(len(keys))) if new is None else new
-        if resident is not None:
-            held = set(resident)
-            heard = [j for j in heard if keys[j] in held] if held else []
+        # (an offer of absent chunks, the usual, holds none: no list of every j)
+        heard: list[int] = []
+        if resident is None or resident:
+            heard = list(range(len(keys))) if new is None else new
+            if resident is not None:
+                held = set(resident)
+                heard = [j for j in heard if keys[j] in held]
         tpc = ctx.tokens_per_chunk
         policy.on_request_access([keys[j] for j in heard], ctx,
                                  [(first + j + 1) * tpc for j in heard])

@@ -74,8 +74,8 @@ class LRUPolicy(CachePolicy):
         return self.chunks.get(key)
 
     def get_many(self, keys: list[bytes]) -> list[ChunkStatus | None]:
-        get = self.chunks.get
-        return [get(k) for k in keys]
+        chunks = self.chunks
+        return [chunks.get(k) for k in keys]    # (a native dict call each, no bound method)
 
     def resident(self):
         return self.chunks.keys()
@@ -134,16 +134,22 @@ class LRUPolicy(CachePolicy):
 
     def insert_many(self, keys: list[bytes], chunks: list[ChunkStatus], ctx: ReqContext,
                     positions: list[int] | None = None) -> None:
-        self.chunks.update(zip(keys, chunks))
         idle = []
         if positions is not None:       # (a position for every key)
-            major = self._request_rank(ctx) << _SHIFT if keys else 0
-            for j, chunk in enumerate(chunks):
-                chunk.rank = major + _MID - positions[j]
+            # one native loop inserts and ranks (dict.update(zip(...)) and a second loop
+            # before; with access.py's offer of absent chunks building no list of indices:
+            # offload_speed's workload compiled 2.47 -> 2.45 s CPU with the tier, medians of 7
+            # on a loaded machine, 0.29G fewer instructions)
+            resident = self.chunks
+            base = (self._request_rank(ctx) << _SHIFT) + _MID if keys else 0
+            for key, chunk, p in zip(keys, chunks, positions):
+                resident[key] = chunk
+                chunk.rank = base - p
                 if chunk.ref_cnt == 0:  # (a new chunk's store is in flight: -1)
-                    idle.append(keys[j])
+                    idle.append(key)
             self.order.add(idle, newly_idle=len(idle))
             return
+        self.chunks.update(zip(keys, chunks))
         by_key = ctx.positions
         req_major = -1
         for key, chunk in zip(keys, chunks):
