@@ -22,8 +22,10 @@ class FullAttentionManager(SingleTypeKVCacheManager):
         n = min(max_length // bs, len(hashes))
         cmap = block_pool.cached_block_hash_to_block
         if len(kv_cache_group_ids) == 1:
-            # (typed: the compiled build gets and tests natively, where a generic method call
-            # and attribute read per block cost a waiting head's every-step lookup ~4x)
+            # (typed: the compiled build gets and tests natively, not by a generic method call
+            # and attribute read per block; a waiting head refused every step is looked up
+            # every step with the CPU tier: offload_speed --sync with the tier 0.73G fewer
+            # instructions of 19.4G, 1.53x -> 1.50x CPU time)
             m: dict[bytes, CachedBlocks] = cmap.group_map(kv_cache_group_ids[0])
             hit: list[KVCacheBlock] = []
             for i in range(n):

