@@ -47,7 +47,7 @@ MODULES = (
     "kvcore.engine.engine_loop", "kvcore.engine.replay_observer", "kvcore.engine.async_loop",
     # the CPU offload tier (per chunk work as hot as the pool's per block)
     "kvcore.engine.scheduler_offload", "kvcore.offload.keys", "kvcore.offload.policy",
-    "kvcore.offload.lru", "kvcore.offload.idle_runs", "kvcore.offload.arc",
+    "kvcore.offload.lru", "kvcore.offload.idle_runs", "kvcore.offload.arc", "kvcore.offload.access",
     "kvcore.offload.manager",
     "kvcore.offload.connector", "kvcore.offload.stores", "kvcore.offload.worker",
     "kvcore.offload.record", "kvcore.offload.config", "kvcore.offload.tier",

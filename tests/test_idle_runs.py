@@ -30,6 +30,8 @@ def test_take_is_the_sorted_order(seed: int) -> None:
         op = rng.random()
         if op < 0.35:                               # a batch becomes idle (or is re-ranked)
             batch = rng.sample(keys, rng.randrange(1, min(len(keys), 30) + 1))
+            if rng.random() < 0.2:                  # a key named twice (a touch may): its last
+                batch.insert(rng.randrange(len(batch) + 1), rng.choice(batch))   # rank counts
             fresh = rng.random() < 0.5
             newly = 0
             for k in batch:
@@ -41,6 +43,7 @@ def test_take_is_the_sorted_order(seed: int) -> None:
                         c.ref_cnt = -1
                     else:
                         c = ChunkStatus(len(chunks))
+                    c.key = k                   # (the manager keeps a resident status's key)
                     chunks[k] = c
                 if c.ref_cnt != 0:
                     newly += 1
@@ -52,7 +55,7 @@ def test_take_is_the_sorted_order(seed: int) -> None:
                     c.rank = reused                 # the rank its stale entries hold
                 else:                               # arbitrary, ties on purpose
                     c.rank = rng.randrange(0, max(counter, 8))
-            runs.add(batch, in_order=fresh, newly_idle=newly)
+            runs.add(batch, newly_idle=newly)
         elif op < 0.5:                              # pinned (leaves stale entries)
             idle = sorted(k for k, c in chunks.items() if c.ref_cnt == 0)
             for k in rng.sample(idle, min(len(idle), rng.randrange(1, 5))):
@@ -64,44 +67,45 @@ def test_take_is_the_sorted_order(seed: int) -> None:
             want = _expected(chunks, n, protected)
             before = dict(chunks)
             ranks = {k: c.rank for k, c in chunks.items()}
-            got = runs.take(n, protected)
+            out: list[ChunkStatus] = []
+            got = runs.take(n, protected, out)
             if len(want) < n:
-                assert got is None and chunks == before
+                assert got is None and chunks == before and not out
                 continue
-            assert got is not None
-            assert [k for k, _ in got] == want
+            assert got == want
+            assert [before[k] for k in want] == out
             assert all(k not in chunks for k in want)
-            freed.extend((c, ranks[k]) for k, c in got)
+            freed.extend((c, ranks[k]) for k, c in zip(got, out))
 
 
 def test_equal_ranks_go_by_key_bytes_and_protected_keys_stay() -> None:
     chunks = {}
     for i, (k, r) in enumerate([(b"b", 5), (b"a", 5), (b"c", 1), (b"d", 7)]):
-        chunks[k] = ChunkStatus(i)
+        chunks[k] = ChunkStatus(i, k)
         chunks[k].ref_cnt, chunks[k].rank = 0, r
     runs = IdleRuns(chunks)
     runs.add([b"d", b"b"], newly_idle=2)
     runs.add([b"a", b"c"], newly_idle=2)
-    assert runs.take(3, {b"c", b"a"}) is None       # only 2 outside the protected ones
-    assert [k for k, _ in runs.take(2, {b"c"})] == [b"a", b"b"]
-    assert [k for k, _ in runs.take(2, set())] == [b"c", b"d"]
+    assert runs.take(3, {b"c", b"a"}, []) is None       # only 2 outside the protected ones
+    assert runs.take(2, {b"c"}, []) == [b"a", b"b"]
+    assert runs.take(2, set(), []) == [b"c", b"d"]
     assert not chunks
 
 
 def test_a_reused_status_under_another_key_at_the_same_rank_is_not_its_old_key():
     """Two groups' keys of one request at one position share a rank: after ``a`` is evicted its
     status may serve ``b`` at that very rank, while a duplicate entry of ``a`` is still queued."""
-    c = ChunkStatus(0)
+    c = ChunkStatus(0, b"a")
     c.ref_cnt, c.rank = 0, 5
     chunks = {b"a": c}
     runs = IdleRuns(chunks)
     runs.add([b"a"], newly_idle=1)
     runs.add([b"a"])                     # a second entry (idle again at the same rank)
-    assert [k for k, _ in runs.take(1, set())] == [b"a"]
-    c.ref_cnt, c.rank = 0, 5            # the freed status reused for b, same rank
+    assert runs.take(1, set(), []) == [b"a"]
+    c.ref_cnt, c.rank, c.key = 0, 5, b"b"   # the freed status reused for b, same rank
     chunks[b"b"] = c
-    d = ChunkStatus(1)
+    d = ChunkStatus(1, b"c")
     d.ref_cnt, d.rank = 0, 7
     chunks[b"c"] = d
     runs.add([b"b", b"c"], newly_idle=2)
-    assert [k for k, _ in runs.take(2, set())] == [b"b", b"c"]
+    assert runs.take(2, set(), []) == [b"b", b"c"]

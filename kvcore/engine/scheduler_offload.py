@@ -26,6 +26,7 @@ from kvcore.request import Request, RequestStatus
 if TYPE_CHECKING:
     from kvcore.engine.scheduler import Scheduler
     from kvcore.engine.scheduler_io import SchedulerOutput
+    from kvcore.offload.connector import OffloadingConnector
 
 
 def schedule_waiting_with_connector(sched: Scheduler, out: SchedulerOutput, budget: int,
@@ -34,7 +35,8 @@ def schedule_waiting_with_connector(sched: Scheduler, out: SchedulerOutput, budg
     requests scheduled with their whole block table."""
     cfg = sched.config
     kvm = sched.kv_cache_manager
-    conn: Any = sched.connector
+    # (typed: the compiled build calls it natively, not by a generic call each step)
+    conn: OffloadingConnector = sched.connector
     obs = sched.observer
     tracer = sched.tracer
     running = sched.running

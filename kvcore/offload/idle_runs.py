@@ -3,20 +3,20 @@
 The LRU policy (`lru.py`) evicts the idle, unprotected chunk of lowest ``(rank, key)``. Its ranks
 change in batches: a store job's chunks become idle together, a finished request re-ranks all
 its chunks at once (fresh, increasing numbers), an access raises a request's chunks. So the idle
-keys are held as **runs**: each batch is one list of keys sorted by ``(rank, key)`` (with its
-ranks in a parallel list), and a small heap orders the runs by their heads. Taking victims walks
-the lowest run until its next entry passes the head of the next run, then switches: the cost is
-one comparison per victim and one heap operation per switch, not a heap push and pop of a
-tuple per chunk.
+chunks are held as **runs**: each batch is one list of statuses sorted by ``(rank, key)``, and a
+small heap orders the runs by their heads. Taking victims walks the lowest run until its next
+entry passes the head of the next run, then switches: the cost is one comparison per victim and
+one heap operation per switch, not a heap push and pop of a tuple per chunk.
 
-Entries are never updated in place: an entry (key, status, rank) counts only while the status
-is idle (reference count 0) and still has that rank (a re-rank adds a new entry; a pinned or
-evicted chunk leaves stale ones behind), so the order of the live entries is exactly the order
-of ``(rank, key)``. The entry holds the status object itself, so checking it reads no dict: an
-evicted or removed chunk's status gets rank -1 (`FREED`) before its slot is reused, and a
-reused status gets a new rank (a request's ``(number, position)`` or a fresh number), so a
-stale entry is told by its rank without a dict lookup; only an entry whose rank matches is
-checked against the dict (keys of several groups share a request's rank at one position). When
+Entries are never updated in place: each run has a number, and a status names the run of its
+latest entry (``ChunkStatus.run``); an entry counts only while its status is idle (reference
+count 0) and still names that run. Every change of an idle chunk's rank adds a new entry
+(`add`), a chunk that becomes idle again gets a new one too, an evicted chunk's status names no
+run: so a live entry's status still has the rank it was sorted by, and the live entries are
+exactly the idle chunks, in ``(rank, key)`` order. A stale entry is told without a dict lookup
+and without remembering its rank: a run is only its statuses (their keys and ranks are read off
+them), no parallel lists of keys and boxed ranks (offload_speed's workload compiled: 2.39 ->
+2.25 s CPU with the tier, medians of 7; 0.59G fewer instructions). When
 stale entries outnumber the live ones, the runs are rebuilt as one.
 
 Measured (conversation head 600, 8,192 GPU blocks, 32 GiB tier: 499k chunks stored and 483k
@@ -30,21 +30,17 @@ from __future__ import annotations
 import heapq
 from itertools import pairwise
 
-from kvcore.offload.keys import ChunkStatus
-
-FREED = -1          # the rank of a status whose chunk left the tier (its slot is free)
+from kvcore.offload.keys import NO_KEY, ChunkStatus
 
 
 class _Run:
-    """Keys sorted by ``(rank, key)``, their statuses and ranks alongside; ``i`` is the next
-    entry."""
+    """Statuses sorted by ``(rank, key)``; ``seq`` the run's number, ``i`` the next entry."""
 
-    __slots__ = ("chunks", "i", "keys", "ranks")
+    __slots__ = ("chunks", "i", "seq")
 
-    def __init__(self, keys: list[bytes], chunks: list[ChunkStatus], ranks: list[int]) -> None:
-        self.keys = keys
+    def __init__(self, chunks: list[ChunkStatus], seq: int) -> None:
         self.chunks = chunks
-        self.ranks = ranks
+        self.seq = seq
         self.i = 0
 
 
@@ -53,53 +49,56 @@ class IdleRuns:
     ``(rank, key)`` order.
 
     The owner calls `add` with every key that becomes idle or gets a new rank while idle (and
-    keeps ``num_idle`` true when a chunk stops being idle otherwise, and sets `FREED` on the
-    status of a chunk it removes); `take` then evicts in order."""
+    keeps ``num_idle`` true when a chunk stops being idle otherwise); `take` then evicts in
+    order."""
 
     __slots__ = ("chunks", "heap", "live_entries", "num_idle", "seq")
 
     def __init__(self, chunks: dict[bytes, ChunkStatus]) -> None:
         self.chunks = chunks
         self.heap: list[tuple[int, bytes, int, _Run]] = []   # (head rank, head key, seq, run)
-        self.seq = 0
+        self.seq = 0                      # the last run's number (runs start at 1)
         self.live_entries = 0             # entries not yet walked (live or stale)
         self.num_idle = 0
 
-    def add(self, keys: list[bytes], in_order: bool = False, newly_idle: int = 0) -> None:
-        """Entries for these keys at their current ranks (``in_order``: the ranks already
-        increase along ``keys``, e.g. a fresh re-rank); ``newly_idle`` of them just became
-        idle."""
+    def add(self, keys: list[bytes], cs: list[ChunkStatus] | None = None,
+            newly_idle: int = 0) -> None:
+        """Entries for these keys at their current ranks (``cs``: their statuses, when the
+        caller has them: no dict lookup); ``newly_idle`` of them just became idle."""
         self.num_idle += newly_idle
         if not keys:
             return
-        chunks = self.chunks
-        cs = [chunks[k] for k in keys]
-        rs = [c.rank for c in cs]
-        if not in_order:
-            keys, cs, rs = _sorted(keys, cs, rs)
-        self._push(_Run(keys, cs, rs))
-        self.live_entries += len(keys)
+        if cs is None:
+            chunks = self.chunks
+            cs = [chunks[k] for k in keys]
+        self._push(_sorted(cs))
         # Stale entries pile up under re-ranks; rebuild when they outnumber the live ones.
         if self.live_entries > max(64, 2 * self.num_idle):
             self.rebuild()
 
-    def _push(self, run: _Run) -> None:
+    def _push(self, cs: list[ChunkStatus]) -> None:
+        """A new run of these sorted statuses (their latest entries). (A status twice, as a
+        key touched twice, sits twice side by side: the second entry dies with the first.)"""
         self.seq += 1
-        heapq.heappush(self.heap, (run.ranks[run.i], run.keys[run.i], self.seq, run))
+        seq = self.seq
+        for c in cs:
+            c.run = seq
+        head = cs[0]
+        heapq.heappush(self.heap, (head.rank, head.key, seq, _Run(cs, seq)))
+        self.live_entries += len(cs)
 
     def rebuild(self) -> None:
-        keys = [k for k, c in self.chunks.items() if c.ref_cnt == 0]
-        cs = [self.chunks[k] for k in keys]
-        keys, cs, rs = _sorted(keys, cs, [c.rank for c in cs])
         self.heap = []
         self.live_entries = 0
-        if keys:
-            self._push(_Run(keys, cs, rs))
-            self.live_entries = len(keys)
+        cs = [c for c in self.chunks.values() if c.ref_cnt == 0]
+        if cs:
+            self._push(_sorted(cs))
 
-    def take(self, n: int, protected: set[bytes]) -> list[tuple[bytes, ChunkStatus]] | None:
-        """Evict the ``n`` lowest idle chunks outside ``protected`` (removed from ``chunks``,
-        their statuses `FREED`), or none at all (None) when there are fewer."""
+    def take(self, n: int, protected: set[bytes], freed: list[ChunkStatus]
+             ) -> list[bytes] | None:
+        """Evict the ``n`` lowest idle chunks outside ``protected``: removed from ``chunks``,
+        their statuses appended to ``freed`` (naming no run, key `NO_KEY`), their keys returned
+        in order; or none at all (None) when there are fewer."""
         chunks = self.chunks
         held = 0
         for key in protected:
@@ -109,51 +108,45 @@ class IdleRuns:
         if self.num_idle - held < n:
             return None
         heap = self.heap
-        taken: list[tuple[bytes, ChunkStatus]] = []
-        kept: list[bytes] = []           # protected keys passed over, in order
-        kept_chunks: list[ChunkStatus] = []
-        walked = 0
+        taken: list[bytes] = []
+        kept: list[ChunkStatus] = []       # protected chunks passed over, in order
         while len(taken) < n:
-            _, _, _, run = heapq.heappop(heap)
-            keys, cs, rs, i = run.keys, run.chunks, run.ranks, run.i
-            end = len(keys)
-            if heap:
-                lim_rank, lim_key = heap[0][0], heap[0][1]
-            else:
-                lim_rank, lim_key = rs[-1], keys[-1]
+            _, _, seq, run = heapq.heappop(heap)
+            cs, i = run.chunks, run.i
+            end = len(cs)
+            bounded = len(heap) > 0         # (the last run: no bound, to its end)
+            lim_rank, lim_key = (heap[0][0], heap[0][1]) if bounded else (0, NO_KEY)
             start = i
             while i < end:
-                r = rs[i]
-                if r > lim_rank:
-                    break
-                key = keys[i]
-                if r == lim_rank and key > lim_key:
-                    break
                 chunk = cs[i]
+                if chunk.run != seq or chunk.ref_cnt != 0:
+                    i += 1
+                    continue              # stale (re-ranked, pinned or evicted since)
+                r = chunk.rank
+                key = chunk.key
+                if bounded and (r > lim_rank or (r == lim_rank and key > lim_key)):
+                    break
                 i += 1
-                if chunk.rank != r or chunk.ref_cnt != 0:
-                    continue              # stale, or a duplicate entry of a chosen chunk
-                if chunks.get(key) is not chunk:
-                    continue              # its status reused under another key at this rank
-                if key in protected:
-                    kept.append(key)
-                    kept_chunks.append(chunk)
+                if protected and key in protected:
+                    kept.append(chunk)
                     continue
                 del chunks[key]
-                chunk.rank = FREED
-                taken.append((key, chunk))
+                chunk.run = 0
+                chunk.key = NO_KEY
+                taken.append(key)
+                freed.append(chunk)
                 if len(taken) == n:
                     break
-            walked += i - start
+            # the run's next live entry heads it again (its rank is a lower bound of the rest)
+            while i < end and (cs[i].run != seq or cs[i].ref_cnt != 0):
+                i += 1
+            self.live_entries -= i - start
             run.i = i
             if i < end:
-                self._push(run)
-        self.live_entries -= walked
+                heapq.heappush(heap, (cs[i].rank, cs[i].key, seq, run))
         self.num_idle -= n
         if kept:
-            # passed over in order, so already sorted; still idle, same ranks
-            self._push(_Run(kept, kept_chunks, [c.rank for c in kept_chunks]))
-            self.live_entries += len(kept)
+            self._push(kept)        # passed over in order, so already sorted; still idle
         return taken
 
     def clear(self) -> None:
@@ -162,26 +155,32 @@ class IdleRuns:
         self.num_idle = 0
 
 
-def _sorted(keys: list[bytes], cs: list[ChunkStatus], rs: list[int]
-            ) -> tuple[list[bytes], list[ChunkStatus], list[int]]:
-    """``keys``, their statuses ``cs`` and ranks ``rs`` in ``(rank, key)`` order."""
+def _sorted(cs: list[ChunkStatus]) -> list[ChunkStatus]:
+    """The statuses in ``(rank, key)`` order."""
     # A store job's chunks come tail first (ranks falling), a re-rank's rising: one pass tells.
     rising = falling = True
-    prev = rs[0]
-    for i in range(1, len(rs)):
-        r = rs[i]
+    prev = cs[0].rank
+    for i in range(1, len(cs)):
+        r = cs[i].rank
         if r <= prev:
             rising = False
         if r >= prev:
             falling = False
         prev = r
     if rising:
-        return keys, cs, rs
+        return cs
     if falling:
-        return keys[::-1], cs[::-1], rs[::-1]
-    order = sorted(range(len(rs)), key=rs.__getitem__)
-    for a, b in pairwise(order):
-        if rs[a] == rs[b]:  # equal ranks (keys of several groups at one position): key bytes
-            order = sorted(range(len(rs)), key=lambda j: (rs[j], keys[j]))
-            break
-    return [keys[j] for j in order], [cs[j] for j in order], [rs[j] for j in order]
+        return cs[::-1]
+    out = sorted(cs, key=_rank)
+    for a, b in pairwise(out):
+        if a.rank == b.rank:    # equal ranks (keys of several groups at one position): key bytes
+            return sorted(cs, key=_rank_key)
+    return out
+
+
+def _rank(c: ChunkStatus) -> int:
+    return c.rank
+
+
+def _rank_key(c: ChunkStatus) -> tuple[int, bytes]:
+    return c.rank, c.key

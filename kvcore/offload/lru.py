@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kvcore.offload.idle_runs import FREED, IdleRuns
+from kvcore.offload.idle_runs import IdleRuns
 from kvcore.offload.keys import ChunkStatus, ReqContext, order_request_keys
 from kvcore.offload.policy import POLICIES, CachePolicy
 
@@ -55,6 +55,7 @@ class LRUPolicy(CachePolicy):
     def _rerank(self, keys: Iterable[bytes]) -> None:
         """A fresh global rank for each resident key, in the order given."""
         changed = []
+        changed_chunks = []     # (handed to the runs: no second lookup per key)
         chunks = self.chunks
         rank = self.next_rank
         for key in keys:
@@ -64,16 +65,17 @@ class LRUPolicy(CachePolicy):
                 chunk.rank = rank << _SHIFT | _MID
                 if chunk.ref_cnt == 0:
                     changed.append(key)
+                    changed_chunks.append(chunk)
         self.next_rank = rank
-        self.order.add(changed, in_order=True)
+        self.order.add(changed, changed_chunks)
 
     # -- the contract ------------------------------------------------------------------------
     def get(self, key: bytes) -> ChunkStatus | None:
         return self.chunks.get(key)
 
     def get_many(self, keys: list[bytes]) -> list[ChunkStatus | None]:
-        get = self.chunks.get
-        return [get(k) for k in keys]
+        chunks = self.chunks
+        return [chunks.get(k) for k in keys]    # (a native dict call each, no bound method)
 
     def resident(self):
         return self.chunks.keys()
@@ -82,7 +84,8 @@ class LRUPolicy(CachePolicy):
         self.insert_many([key], [chunk], ctx)
 
     def remove(self, key: bytes) -> None:
-        self.chunks.pop(key).rank = FREED
+        self.chunks.pop(key).run = 0     # (a chunk being written has no entry; the manager
+                                         # resets its key)
 
     def touch(self, keys: list[bytes], ctx: ReqContext) -> None:
         self._rerank(reversed(keys))
@@ -90,17 +93,23 @@ class LRUPolicy(CachePolicy):
     def on_store_miss(self, keys: list[bytes], ctx: ReqContext) -> None:
         return
 
-    def on_request_access(self, keys: list[bytes], ctx: ReqContext) -> None:
+    def on_request_access(self, keys: list[bytes], ctx: ReqContext,
+                          positions: list[int] | None = None) -> None:
         major = self._request_rank(ctx) << _SHIFT
         changed = []
-        chunks, positions = self.chunks, ctx.positions
-        for key in keys:
+        chunks = self.chunks
+        by_key = ctx.positions
+        for j, key in enumerate(keys):
             chunk = chunks.get(key)
             if chunk is None:
                 continue                # (an offer's absent keys: observed before insertion)
-            pos = positions.get(key)
-            if pos is None:
-                continue
+            if positions is not None:
+                pos = positions[j]
+            else:
+                p = by_key.get(key)
+                if p is None:
+                    continue
+                pos = p
             rank = major + _MID - pos
             if chunk.rank >= rank:
                 continue
@@ -117,35 +126,50 @@ class LRUPolicy(CachePolicy):
     def mark_evictable(self, key: bytes) -> None:
         self.order.add([key], newly_idle=1)
 
-    def mark_evictable_many(self, keys: list[bytes]) -> None:
-        self.order.add(keys, newly_idle=len(keys))
+    def mark_evictable_many(self, keys: list[bytes], chunks: list[ChunkStatus]) -> None:
+        self.order.add(keys, chunks, newly_idle=len(keys))
 
     def mark_non_evictable(self, key: bytes) -> None:
         self.order.num_idle -= 1
 
-    def insert_many(self, keys: list[bytes], chunks: list[ChunkStatus], ctx: ReqContext
-                    ) -> None:
-        positions = ctx.positions
-        self.chunks.update(zip(keys, chunks))
-        major = None
+    def insert_many(self, keys: list[bytes], chunks: list[ChunkStatus], ctx: ReqContext,
+                    positions: list[int] | None = None) -> None:
         idle = []
+        if positions is not None:       # (a position for every key)
+            # one native loop inserts and ranks (dict.update(zip(...)) and a second loop
+            # before; with access.py's offer of absent chunks building no list of indices:
+            # offload_speed's workload compiled 2.47 -> 2.45 s CPU with the tier, medians of 7
+            # on a loaded machine, 0.29G fewer instructions)
+            resident = self.chunks
+            base = (self._request_rank(ctx) << _SHIFT) + _MID if keys else 0
+            for key, chunk, p in zip(keys, chunks, positions):
+                resident[key] = chunk
+                chunk.rank = base - p
+                if chunk.ref_cnt == 0:  # (a new chunk's store is in flight: -1)
+                    idle.append(key)
+            self.order.add(idle, newly_idle=len(idle))
+            return
+        self.chunks.update(zip(keys, chunks))
+        by_key = ctx.positions
+        req_major = -1
         for key, chunk in zip(keys, chunks):
-            pos = positions.get(key)
+            pos = by_key.get(key)
             if pos is None:
                 self.next_rank += 1
                 chunk.rank = self.next_rank << _SHIFT | _MID
             else:
-                if major is None:
-                    major = self._request_rank(ctx) << _SHIFT
-                chunk.rank = major + _MID - pos
+                if req_major < 0:
+                    req_major = self._request_rank(ctx) << _SHIFT
+                chunk.rank = req_major + _MID - pos
             if chunk.ref_cnt == 0:      # (a new chunk's store is in flight: -1)
                 idle.append(key)
         self.order.add(idle, newly_idle=len(idle))
 
-    def evict(self, n: int, protected: set[bytes]) -> list[tuple[bytes, ChunkStatus]] | None:
+    def evict(self, n: int, protected: set[bytes], freed: list[ChunkStatus]
+              ) -> list[bytes] | None:
         if n == 0:
             return []
-        return self.order.take(n, protected)
+        return self.order.take(n, protected, freed)
 
     def clear(self) -> None:
         self.chunks.clear()

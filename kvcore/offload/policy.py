@@ -19,8 +19,9 @@ class CachePolicy(ABC):
     * `get` finds a resident chunk (None when absent); `insert` adds a freshly allocated one
       (its store in flight: ref count -1) on behalf of a request; `remove` drops one (a failed
       store).
-    * `evict(n, protected)` takes exactly ``n`` chunks whose ref count is 0 and whose key is not
-      in ``protected``, or nothing at all (None): it is atomic.
+    * `evict(n, protected, freed)` takes exactly ``n`` chunks whose ref count is 0 and whose key
+      is not in ``protected`` (their keys, in order; their statuses appended to ``freed``, their
+      ``key`` `NO_KEY`), or nothing at all (None): it is atomic.
     * `on_store_miss` sees the absent keys of an offer before they are inserted (once per key
       per request, even when the offer then fails); `on_request_access` the keys a request
       observes for the first time that the tier holds (called at each first observation,
@@ -55,7 +56,8 @@ class CachePolicy(ABC):
     def touch(self, keys: list[bytes], ctx: ReqContext) -> None: ...
 
     @abstractmethod
-    def evict(self, n: int, protected: set[bytes]) -> list[tuple[bytes, ChunkStatus]] | None: ...
+    def evict(self, n: int, protected: set[bytes], freed: list[ChunkStatus]
+              ) -> list[bytes] | None: ...
 
     @abstractmethod
     def clear(self) -> None: ...
@@ -73,7 +75,9 @@ class CachePolicy(ABC):
     def on_store_miss(self, keys: list[bytes], ctx: ReqContext) -> None:
         self.touch(keys, ctx)
 
-    def on_request_access(self, keys: list[bytes], ctx: ReqContext) -> None:
+    def on_request_access(self, keys: list[bytes], ctx: ReqContext,
+                          positions: list[int] | None = None) -> None:
+        """``positions``: each key's end position (None: ``ctx.positions``)."""
         return
 
     def on_request_finished(self, key_groups: tuple[tuple[bytes, ...], ...],
@@ -85,14 +89,15 @@ class CachePolicy(ABC):
     def mark_evictable(self, key: bytes) -> None:
         return
 
-    def mark_evictable_many(self, keys: list[bytes]) -> None:
-        """`mark_evictable` of each key, in order."""
+    def mark_evictable_many(self, keys: list[bytes], chunks: list[ChunkStatus]) -> None:
+        """`mark_evictable` of each key (``chunks``: their statuses), in order."""
         for key in keys:
             self.mark_evictable(key)
 
-    def insert_many(self, keys: list[bytes], chunks: list[ChunkStatus], ctx: ReqContext
-                    ) -> None:
-        """`insert` of each key with its chunk, in order."""
+    def insert_many(self, keys: list[bytes], chunks: list[ChunkStatus], ctx: ReqContext,
+                    positions: list[int] | None = None) -> None:
+        """`insert` of each key with its chunk, in order (``positions``: as
+        `on_request_access`'s)."""
         for key, chunk in zip(keys, chunks):
             self.insert(key, chunk, ctx)
 

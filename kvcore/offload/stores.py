@@ -56,7 +56,7 @@ def build_connector_meta(conn: OffloadingConnector, scheduled: dict[str, int],
         # reader: its lookup after a preemption, or its finish, both bring them up to date)
         if len(req.block_hashes) >= bpc * (len(st.keys) + 1) and not (
                 prompt_only and len(st.keys) >= req.num_prompt_tokens // tpc):
-            st.update_keys(bpc, tpc)
+            st.update_keys(bpc)
         table = tables.get(rid)
         if table is None:
             continue
@@ -127,7 +127,7 @@ def _offer(conn: OffloadingConnector, st: RequestOffloadState, n_scheduled: int,
     rec = conn.rec
     manager = conn.manager
     first = start
-    offer = manager.prepare_store(keys, st.ctx)
+    offer = manager.prepare_store(keys, st.ctx, start)
     rec.offers[req.request_id] = [first, len(keys), manager.offered_absent]
     if offer is None:
         conn.failures += 1
@@ -149,8 +149,8 @@ def _offer(conn: OffloadingConnector, st: RequestOffloadState, n_scheduled: int,
             if key in chosen:
                 src.extend(b.block_id for b in blocks[i * bpc:(i + 1) * bpc])
     st.next_stored = max(st.next_stored, end)
-    job = Job(conn._new_job_id(), req.request_id, offer.keys_to_store, src, offer.chunks, is_store=True,
-              fence_block_ids=src)
+    job = Job(conn._new_job_id(), req.request_id, offer.keys_to_store, src, offer.chunks,
+              is_store=True, fence_block_ids=src, statuses=offer.statuses)
     st.jobs.add(job.job_id)
     conn.jobs[job.job_id] = job
     store_jobs[job.job_id] = job

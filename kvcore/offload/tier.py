@@ -12,17 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcore.kv_events import hash_to_int
 from kvcore.offload.config import OffloadConfig
 from kvcore.offload.connector import ConnectorMeta, Job, OffloadingConnector
-from kvcore.offload.keys import key_hash
+from kvcore.offload.keys import key_int
 from kvcore.offload.record import ConnectorPrefixStats
 from kvcore.offload.worker import FakeWorker
 from kvcore.request import RequestStatus
 
 
 def _k(key: bytes) -> int:
-    return hash_to_int(key_hash(key))
+    return key_int(key)
 
 
 def _jobs(jobs: dict[int, Job], load: bool) -> dict[str, dict]:
