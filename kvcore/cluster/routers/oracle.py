@@ -4,7 +4,8 @@ ties, then the lowest index: the upper bound a prefix-aware router can reach at 
 It reads every replica's real prefix cache (`ClusterView.true_hit`: vLLM's
 `get_computed_blocks`, read-only), which no deployed router can. Greedy per decision: it does
 not plan for the requests to come, so it bounds the routers' hit at each decision, not the
-trace's best routing.
+trace's best routing: when every request shares a prefix (a common system prompt), the
+replica that served the first one always has the longest hit, and everything herds there.
 """
 
 from __future__ import annotations
