@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvcore.errors import InputError
+from kvcore.sources import close_source, open_source, read_text
 from kvcore.sweep.keys import COMMANDS, BadValue, coerce, from_text, keys_for, unknown_key_message
 
 _TOP = ("command", "traces", "results", "options", "grid")
@@ -51,19 +52,11 @@ class SweepSpec:
 
 def load_spec(path: str) -> SweepSpec:
     """Read and check a spec file (TOML, or JSON by its `.json` suffix)."""
+    name, stream = open_source(path)    # the one opener: its wording for a missing file, ...
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
-        raise InputError("no such file", path=path) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, not a file", path=path) from None
-    except OSError as err:
-        raise InputError(f"cannot read: {err.strerror or err}", path=path) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise InputError(f"not UTF-8 ({err.reason})", path=path) from None
+        text = read_text(name, stream)
+    finally:
+        close_source(stream)
     is_json = path.lower().endswith(".json")
     try:
         doc = json.loads(text) if is_json else tomllib.loads(text)
