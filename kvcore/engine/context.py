@@ -16,9 +16,10 @@ from typing import IO
 from kvcore.clock.registry import make_clock
 from kvcore.coordinator import check_retention_interval
 from kvcore.engine.admit_fields import AdmitFields
-from kvcore.engine.events import JsonlEvents, Recorder, VllmEvents
+from kvcore.engine.events import JsonlEvents, VllmEvents
 from kvcore.engine.hash_memo import TraceBlockHasher
 from kvcore.engine.options import ReplayOptions
+from kvcore.engine.recorder import Recorder
 from kvcore.engine.replay_pool import check_startup, concurrent_batches, group_type, sized
 from kvcore.engine.request_log import RequestRecord
 from kvcore.engine.results import ReplaySummary
