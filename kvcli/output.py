@@ -27,12 +27,13 @@ from kvcli.output_files import (
     open_append,
     open_output,
 )
+from kvcli.progress_bar import Advance, progress
 from kvcli.signals import install_signal_handlers, interrupt_code
 from kvcore.errors import InputError, NoDeviceError
 
-__all__ = ["OutputFailed", "Table", "View", "check_append", "check_output", "describe", "dumps_pretty", "emit",
-           "emit_lines", "install_signal_handlers", "interrupt_code", "message", "open_append",
-           "open_output",
+__all__ = ["Advance", "OutputFailed", "Table", "View", "check_append", "check_output",
+           "describe", "dumps_pretty", "emit", "emit_lines", "emit_live",
+           "install_signal_handlers", "interrupt_code", "message", "open_append", "open_output",
            "progress", "run", "warn"]
 
 _OPTS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
@@ -83,12 +84,17 @@ def _cell(v: Any) -> str:
     return "" if v is None else str(v)
 
 
-def render_table(t: Table, console: Console) -> None:
+def _rich_table(t: Table) -> RichTable:
     rt = RichTable(title=t.title, caption=t.caption, title_justify="left")
     for i, c in enumerate(t.columns):
         rt.add_column(c, justify="left" if i == 0 else "right")
     for row in t.rows:
         rt.add_row(*(_cell(v) for v in row))
+    return rt
+
+
+def render_table(t: Table, console: Console) -> None:
+    rt = _rich_table(t)
     if console.is_terminal:
         console.print(rt)
         return
@@ -164,19 +170,10 @@ def emit_live(items: Iterator[Any], fold: Callable[[Any], None],
     (`fold`), and `table()` is redrawn in place (4 times a second at most)."""
     from rich.live import Live
 
-    def rich_table() -> RichTable:
-        t = table()
-        rt = RichTable(title=t.title, caption=t.caption, title_justify="left")
-        for i, c in enumerate(t.columns):
-            rt.add_column(c, justify="left" if i == 0 else "right")
-        for row in t.rows:
-            rt.add_row(*(_cell(v) for v in row))
-        return rt
-
-    with Live(rich_table(), console=stdout_console(), refresh_per_second=4) as live:
+    with Live(_rich_table(table()), console=stdout_console(), refresh_per_second=4) as live:
         for item in items:
             fold(item)
-            live.update(rich_table())
+            live.update(_rich_table(table()))
 
 
 def emit_lines(lines: Iterator[Any], stream: IO[bytes] | None = None,
@@ -205,38 +202,6 @@ def message(text: str) -> None:
 
 def warn(text: str) -> None:
     stderr_console().print(f"warning: {text}", markup=False, highlight=False, style="yellow")
-
-
-class Advance:
-    """What `progress` yields: ``advance(n)`` moves the bar by n; ``advance.total(n)`` sets
-    the end once the work knows it (the curve learns its run count after reading the trace)."""
-
-    def __init__(self, bar=None, task=None) -> None:
-        self._bar, self._task = bar, task
-
-    def __call__(self, n: int = 1) -> None:
-        if self._bar is not None:
-            self._bar.advance(self._task, n)
-
-    def total(self, n: int) -> None:
-        if self._bar is not None:
-            self._bar.update(self._task, total=n)
-
-
-@contextlib.contextmanager
-def progress(total: int | None, description: str) -> Iterator[Advance]:
-    """A progress bar (count, rate, ETA) on stderr when stderr is a terminal; a no-op
-    otherwise."""
-    if not sys.stderr.isatty():
-        yield Advance()
-        return
-    from rich import progress as rp
-
-    columns = (rp.TextColumn("{task.description}"), rp.BarColumn(), rp.MofNCompleteColumn(),
-               rp.TaskProgressColumn(), rp.TimeElapsedColumn(), rp.TextColumn("ETA"),
-               rp.TimeRemainingColumn())
-    with rp.Progress(*columns, console=stderr_console(), transient=True) as bar:
-        yield Advance(bar, bar.add_task(description, total=total))
 
 
 # Fields whose option is not their name in kebab case (the CPU tier's: vLLM's and the issue's
