@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 
 from kvcli import output
 from kvcore.cluster.router_opts import parse_router_opts
@@ -127,7 +128,7 @@ def routers_view():
     data = {}
     for name in router_names():
         cls = REGISTRY[name]
-        doc = (cls.__module__ and __import__(cls.__module__, fromlist=["x"]).__doc__ or "")
+        doc = sys.modules[cls.__module__].__doc__ or ""
         first = doc.strip().splitlines()[0] if doc.strip() else ""
         opts = ", ".join(f"{k}={o.default}" for k, o in cls.OPTIONS.items()) or "-"
         rows.append((name, first, opts))

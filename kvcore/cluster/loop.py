@@ -35,7 +35,6 @@ from kvcore.cluster.router import DecisionLog, Router, RouteRequest
 from kvcore.cluster.view import ClusterView
 from kvcore.engine.events import VllmEvents
 from kvcore.errors import InputError
-from kvcore.request import Request
 from kvcore.traces import TraceRequest
 
 FIRST, FINISH, REJECT, KV = range(4)
@@ -59,8 +58,9 @@ class ClusterLoop:
         self.events = EventIndex(n) if router.uses_events() else None
         self.view = ClusterView(n, ctx0.kvm.hash_block_size, ctx0.num_blocks - 1, self._hit,
                                 self.events)
-        self.built: dict[str, Request] = {}      # requests routed, until their replica builds
-        self.where: dict[str, int] = {}
+        # the request being routed and every replica's true hit for it (computed once: the
+        # report's disagreement and regret need it, the oracle router reads it)
+        self.truth: tuple[str, list[int]] = ("", [])
         self.prompt: dict[str, int] = {}
         self.log = DecisionLog()
         self.ceilings = Ceilings(n, ctx0.kvm.hash_block_size)
@@ -70,7 +70,9 @@ class ClusterLoop:
         self.timed = ctx0.cfg.mode == "cache" or ctx0.cfg.arrivals == "timestamp"
 
     def _hit(self, replica: int, req: RouteRequest) -> int:
-        return self.replicas[replica].hit(self.built[req.id])
+        rid, truth = self.truth
+        assert req.id == rid, "a router asked the true hit of a request it is not routing"
+        return truth[replica]
 
     # -- what the replicas tell ---------------------------------------------------------------
     def push(self, t_ms: float, kind: int, replica: int, payload: Any) -> None:
@@ -144,13 +146,12 @@ class ClusterLoop:
         pos = self.pos[tr.id]
         rr = RouteRequest(tr.id, pos, tr.arrival_ms, tr.prompt_len, tr.output_len, None, tr,
                           raw=list(req.block_hashes))   # (the request's list grows in decode)
-        self.built[tr.id] = req
         truth = [rep.hit(req) for rep in self.replicas]
+        self.truth = (tr.id, truth)
         d = self.router.route(rr, view)
         i = d.replica
         if not (isinstance(i, int) and 0 <= i < self.n):
             raise AssertionError(f"router {self.router.name} chose replica {i!r} of {self.n}")
-        self.built.pop(tr.id)
         log = self.log
         log.reasons[d.reason] = log.reasons.get(d.reason, 0) + 1
         log.regret_tokens += max(truth) - truth[i]
@@ -166,7 +167,6 @@ class ClusterLoop:
         view.prefill_tokens[i] += tr.prompt_len
         self.prompt[tr.id] = tr.prompt_len
         view.routed[i] += 1
-        self.where[tr.id] = i
         self.router.on_routed(rr, i, view)
         if self.decisions_out is not None:
             self.decisions_out.write(orjson.dumps({
