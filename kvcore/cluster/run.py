@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import IO, Any
 
 from kvcore.cluster.loop import ClusterLoop, ReplicaEvents, check_replicas
@@ -31,7 +31,6 @@ class ClusterOptions:
     seed: int = 0
     metrics_interval_ms: float = 50.0   # llm-d's scrape interval
     kv_event_lag_ms: float = 0.0
-    extra: dict = field(default_factory=dict)
 
 
 def run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions, *,
