@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import pairwise
-from typing import Any
 
 from kvcore.block import KVCacheBlock
 
@@ -65,16 +64,17 @@ class FreeKVCacheBlockQueue:
         assert self.num_free_blocks >= n, "not enough free blocks"
         self.num_free_blocks -= n
         head = self.fake_free_list_head
-        # Any: every link inside the list is set (the sentinels end it).
-        cur: Any = head.next_free_block
-        out: list[Any] = [None] * n
-        for i in range(n):
-            out[i] = cur
+        nxt: KVCacheBlock | None = head.next_free_block
+        out: list[KVCacheBlock] = []
+        for _ in range(n):
+            assert nxt is not None      # every link inside the list is set (sentinels end it)
+            cur = nxt
+            out.append(cur)
             nxt = cur.next_free_block
             cur.prev_free_block = cur.next_free_block = None
-            cur = nxt
-        head.next_free_block = cur
-        cur.prev_free_block = head
+        assert nxt is not None
+        head.next_free_block = nxt
+        nxt.prev_free_block = head
         return out
 
     def remove(self, block: KVCacheBlock) -> None:

@@ -17,6 +17,7 @@ from kvcore.engine.events import JsonlEvents
 from kvcore.engine.options import ReplayOptions, resolve
 from kvcore.engine.replay import finish_outputs, header, summarize
 from kvcore.errors import InputError
+from kvcore.gc_pause import gc_paused
 from kvcore.host_memory import check_pool_fits
 from kvcore.traces import Trace, read_trace
 
@@ -41,8 +42,9 @@ def run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions, 
     """`live` (a `kvcore.live.session.LiveRun` of `replicas` ranks): replica K publishes as
     vLLM's data-parallel rank K, paced, with its metrics (one router only); closed here."""
     try:
-        return _run_cluster(trace_path, options, copts, open_events, decisions_out, warn,
-                            trace, live)
+        with gc_paused():
+            return _run_cluster(trace_path, options, copts, open_events, decisions_out, warn,
+                                trace, live)
     except BaseException:
         if live is not None:
             live.close(final=False)

@@ -26,6 +26,7 @@ from kvcore.engine.events import JsonlEvents, VllmEvents
 from kvcore.engine.options import ReplayOptions, resolve
 from kvcore.engine.request_log import write_request_lines
 from kvcore.engine.results import ReplaySummary
+from kvcore.gc_pause import gc_paused
 from kvcore.interrupts import deferred
 from kvcore.traces import Trace, read_trace
 
@@ -44,6 +45,15 @@ def replay(trace_path: str, options: ReplayOptions, sink: JsonlEvents | VllmEven
     every output with an `interrupted` record. `live` (a `kvcore.live.session.LiveRun`) makes
     the replay a stand-in vLLM: its batches published, paced, its metrics; it is closed here.
     """
+    with gc_paused():
+        return _replay(trace_path, options, sink, steps_out, requests_out, progress, warn,
+                       trace, live)
+
+
+def _replay(trace_path: str, options: ReplayOptions, sink: JsonlEvents | VllmEvents | None,
+            steps_out: IO[bytes] | None, requests_out: IO[bytes] | None,
+            progress: Callable[[int], None] | None, warn: Callable[[str], None] | None,
+            trace: Trace | None, live: Any) -> ReplaySummary:
     if trace is None:
         trace = read_trace(trace_path)
     cfg = resolve(options, trace.config, path=trace_path, config_line=trace.config_line)
