@@ -168,26 +168,31 @@ class BlockHasher:
         bs = self.block_size
         hashes = request.block_hashes
         start = len(hashes) * bs
-        num_tokens = len(request.all_token_ids)
+        num_tokens = request.num_tokens
         if start + bs > num_tokens:
             return []
-        toks = request.all_token_ids
+        # the new blocks' tokens only (a request may compute its prompt's tokens on demand);
+        # `toks[i]` is the token at position `first + i`
+        first = start
+        toks = request.token_ids(first, num_tokens - (num_tokens - start) % bs)
         parent = hashes[-1] if hashes else self.none_hash
         out: list[bytes] = []
         if request.lora_request is None and not request.mm_features and not request.cache_salt:
             # Fast path (no extra keys), the same bytes as the general path below.
+            i = 0
+            end = len(toks)
             if self.hash_name == "sha256":
-                while start + bs <= num_tokens:
-                    parent = _sha256(_dumps((parent, tuple(toks[start:start + bs]), None),
+                while i < end:
+                    parent = _sha256(_dumps((parent, tuple(toks[i:i + bs]), None),
                                             protocol=_PROTOCOL)).digest()
                     out.append(parent)
-                    start += bs
+                    i += bs
                 return out
             fn = self.hash_fn
-            while start + bs <= num_tokens:
-                parent = fn((parent, tuple(toks[start:start + bs]), None))
+            while i < end:
+                parent = fn((parent, tuple(toks[i:i + bs]), None))
                 out.append(parent)
-                start += bs
+                i += bs
             return out
         mm_idx = 0
         if start > 0 and request.mm_features:
@@ -197,7 +202,7 @@ class BlockHasher:
         fn = self.hash_fn
         while start + bs <= num_tokens:
             extra, mm_idx = generate_block_hash_extra_keys(request, start, start + bs, mm_idx)
-            parent = fn((parent, tuple(toks[start:start + bs]), extra))
+            parent = fn((parent, tuple(toks[start - first:start - first + bs]), extra))
             out.append(parent)
             start += bs
         return out

@@ -112,8 +112,8 @@ def block_stored_event(request: Request, blocks: list[KVCacheBlock], hashes: Seq
         block_hashes=hashes_to_ints(stored_hashes),
         parent_block_hash=(hash_to_int(hashes[num_cached_blocks - 1])
                            if num_cached_blocks > 0 else None),
-        token_ids=request.all_token_ids[num_cached_blocks * block_size:
-                                        num_full_blocks * block_size],
+        token_ids=request.token_ids(num_cached_blocks * block_size,
+                                    num_full_blocks * block_size),
         block_size=block_size,
         lora_id=lora.lora_int_id if lora is not None else None,
         medium=medium,

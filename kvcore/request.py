@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 
 class RequestStatus(enum.IntEnum):
@@ -55,12 +56,23 @@ class MultiModalFeature:
     length: int
 
 
+class TokenSource(Protocol):
+    """A prompt whose token ids are computed on demand (`kvcore.traces.request.HashIdTokens`)."""
+
+    def tokens(self, start: int, end: int, step: int = 1) -> list[int]:
+        """The token ids at positions ``range(start, end, step)`` (0 <= start, end <= length)."""
+        ...
+
+
 class Request:
     __slots__ = (
         "__weakref__",
         "_block_hasher",
         "_hash_block_size",
-        "all_token_ids",
+        "_outputs",
+        "_prompt",
+        "_source",
+        "_tokens",
         "arrival_time",
         "block_hashes",
         "cache_salt",
@@ -78,7 +90,6 @@ class Request:
         "num_stale_output_tokens",
         "num_tokens",
         "priority",
-        "prompt_token_ids",
         "request_id",
         "session_id",
         "shared_prefix_boundary",
@@ -86,16 +97,33 @@ class Request:
         "status",
     )
 
-    def __init__(self, request_id: str, prompt_token_ids: list[int],
+    def __init__(self, request_id: str, prompt_token_ids: list[int] | None,
                  block_hasher: Callable[[Request], list[bytes]] | None = None, *,
                  arrival_time: float = 0.0, priority: int = 0, max_tokens: int | None = None,
                  lora_request: LoRARequest | None = None, cache_salt: str | None = None,
                  mm_features: list[MultiModalFeature] | None = None,
-                 skip_reading_prefix_cache: bool = False, session_id: str | None = None) -> None:
+                 skip_reading_prefix_cache: bool = False, session_id: str | None = None,
+                 prompt_source: TokenSource | None = None,
+                 num_prompt_tokens: int = 0) -> None:
+        """``prompt_token_ids``, or ``prompt_source`` with ``num_prompt_tokens`` (and None).
+
+        With a source the token list is built only when someone reads `all_token_ids`; the
+        hashers, the events and `token_ids` read slices of it without building it. Why: a
+        Mooncake prompt is 12,000 tokens on average, and building every prompt's list of ints
+        (and freeing it) was 10-15% of a replay of the conversation trace, for lists that the
+        stack never reads whole.
+        """
         self.request_id = request_id
-        self.prompt_token_ids = prompt_token_ids
-        self.all_token_ids = list(prompt_token_ids)
-        self.num_prompt_tokens = len(prompt_token_ids)
+        self._prompt = prompt_token_ids
+        self._source = prompt_source
+        self._outputs: list[int] = []
+        self._tokens: list[int] | None = None
+        if prompt_token_ids is not None:
+            self._tokens = list(prompt_token_ids)
+            self.num_prompt_tokens = len(prompt_token_ids)
+        else:
+            assert prompt_source is not None, "a request needs its prompt's tokens or source"
+            self.num_prompt_tokens = num_prompt_tokens
         # An attribute, not a property: read on every manager call.
         self.num_tokens = self.num_prompt_tokens
         self.num_computed_tokens = 0
@@ -133,8 +161,44 @@ class Request:
             self.block_hashes = block_hasher(self)
 
     @property
+    def all_token_ids(self) -> list[int]:
+        """Prompt then outputs (built here, once, when the prompt came as a source)."""
+        toks = self._tokens
+        if toks is None:
+            toks = self.token_ids(0, self.num_tokens)
+            self._tokens = toks
+            self._outputs = []
+        return toks
+
+    @property
+    def prompt_token_ids(self) -> list[int]:
+        if self._prompt is not None:
+            return self._prompt
+        return self.token_ids(0, self.num_prompt_tokens)
+
+    def token_ids(self, start: int, end: int, step: int = 1) -> list[int]:
+        """``all_token_ids[start:end:step]`` for ``0 <= start <= end`` (no negative indices),
+        without building the whole list."""
+        toks = self._tokens
+        if toks is not None:
+            return toks[start:end:step]
+        n_prompt = self.num_prompt_tokens
+        end = min(end, self.num_tokens)
+        src = self._source
+        assert src is not None
+        if start >= end:
+            return []
+        if end <= n_prompt:
+            return src.tokens(start, end, step)
+        if start >= n_prompt:
+            return self._outputs[start - n_prompt:end - n_prompt:step]
+        head = src.tokens(start, n_prompt, step)
+        nxt = start + len(head) * step          # the first position past the prompt
+        return head + self._outputs[nxt - n_prompt:end - n_prompt:step]
+
+    @property
     def output_token_ids(self) -> list[int]:
-        return self.all_token_ids[self.num_prompt_tokens:]
+        return self.token_ids(self.num_prompt_tokens, self.num_tokens)
 
     @property
     def num_output_tokens(self) -> int:
@@ -142,11 +206,13 @@ class Request:
 
     def append_output_token_ids(self, token_ids: int | list[int]) -> None:
         """Append sampled token(s); hash every block they complete."""
+        toks = self._tokens if self._tokens is not None else self._outputs
         if isinstance(token_ids, int):
-            self.all_token_ids.append(token_ids)
+            toks.append(token_ids)
+            n = self.num_tokens = self.num_tokens + 1
         else:
-            self.all_token_ids.extend(token_ids)
-        n = self.num_tokens = len(self.all_token_ids)
+            toks.extend(token_ids)
+            n = self.num_tokens = self.num_tokens + len(token_ids)
         if self._block_hasher is not None and \
                 n - len(self.block_hashes) * self._hash_block_size >= self._hash_block_size:
             self.block_hashes.extend(self._block_hasher(self))

@@ -39,7 +39,7 @@ class AdmitFields:
                                           else "") if p)
         n_prompt = req.num_prompt_tokens
         hashes = hash_ints(req.block_hashes[:n_prompt // hbs])
-        first = req.all_token_ids[0:n_prompt:hbs]
+        first = req.token_ids(0, n_prompt, hbs)
         out = {"prompt_hashes": [hashes if x else None for x in same],
                "hash_domain": domain,
                "first_tokens": [first if x else None for x in same]}

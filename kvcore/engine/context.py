@@ -185,9 +185,15 @@ class ReplayContext:
         lora = None
         if tr.lora is not None:
             lora = LoRARequest(tr.lora, self.lora_ids[tr.lora])
-        return Request(tr.id, tr.prompt_tokens(), self.hasher, arrival_time=float(add_order),
+        if tr.prompt_token_ids is not None:
+            return Request(tr.id, tr.prompt_token_ids, self.hasher,
+                           arrival_time=float(add_order), priority=tr.priority,
+                           max_tokens=tr.output_len, lora_request=lora, cache_salt=tr.cache_salt)
+        # hash ids: the prompt's tokens are computed when read, never built whole
+        return Request(tr.id, None, self.hasher, arrival_time=float(add_order),
                        priority=tr.priority, max_tokens=tr.output_len, lora_request=lora,
-                       cache_salt=tr.cache_salt)
+                       cache_salt=tr.cache_salt, prompt_source=tr.prompt_source(),
+                       num_prompt_tokens=tr.prompt_len)
 
     def never_fits(self, tr: TraceRequest) -> str | None:
         """Why `tr` can never run (None if it can): a prompt at max_model_len or longer, or

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from kvcore.kv_cache_manager import KVCacheManager
 from kvcore.request import Request, RequestStatus
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ class DecodeWindows:
     __slots__ = ("agg_n", "agg_sum", "async_scheduling", "deferred", "ends", "kvm", "max_len",
                  "offer_failed", "sample_run")
 
-    def __init__(self, kvm: Any, max_model_len: int,
+    def __init__(self, kvm: KVCacheManager, max_model_len: int,
                  sample_run: Callable[[Request, int], list[int]],
                  async_scheduling: bool = False) -> None:
         self.kvm = kvm

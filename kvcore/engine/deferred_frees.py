@@ -16,13 +16,13 @@ steps are applied (`window_closed`).
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
 
+from kvcore.kv_cache_manager import KVCacheManager
 from kvcore.request import Request
 
 
 class DeferredFrees:
-    def __init__(self, kvm: Any) -> None:
+    def __init__(self, kvm: KVCacheManager) -> None:
         self.kvm = kvm
         self.sched_step_seq = 0
         self.processed_step_seq = 0

@@ -103,7 +103,6 @@ class TraceBlockHasher(BlockHasher):
         fn = self.hash_fn
         sha = self.hash_name == "sha256"
         memo = self.memo
-        toks = request.all_token_ids
         parent = self.none_hash
         size = len(parent)
         out: list[bytes] = []
@@ -131,12 +130,13 @@ class TraceBlockHasher(BlockHasher):
                     parent = _sha256(b"".join((head, parent, _MID, sec, _END))).digest()
                     new.append(parent)
             else:
-                for start in range(pos, pos + k * bs, bs):
+                toks = request.token_ids(pos, pos + k * bs)
+                for i in range(0, k * bs, bs):
                     if sha:      # BlockHasher's sha256 fast path, the same bytes
-                        parent = _sha256(_dumps((parent, tuple(toks[start:start + bs]), None),
+                        parent = _sha256(_dumps((parent, tuple(toks[i:i + bs]), None),
                                                 protocol=_PROTOCOL)).digest()
                     else:
-                        parent = fn((parent, tuple(toks[start:start + bs]), None))
+                        parent = fn((parent, tuple(toks[i:i + bs]), None))
                     new.append(parent)
             out.extend(new)
             if n < tb:

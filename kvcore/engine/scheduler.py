@@ -40,6 +40,7 @@ from kvcore.engine.scheduler_io import (
 from kvcore.engine.scheduler_offload import schedule_waiting_with_connector
 from kvcore.engine.scheduler_update import update_from_output
 from kvcore.engine.scheduler_waiting import schedule_waiting
+from kvcore.kv_cache_manager import KVCacheManager
 from kvcore.offload.stores import build_connector_meta
 from kvcore.request import Request, RequestStatus
 
@@ -47,7 +48,7 @@ __all__ = ["NO_MODEL_LEN_LIMIT", "LazyRequest", "Scheduler", "SchedulerConfig",
            "SchedulerObserver", "SchedulerOutput"]
 
 class Scheduler:
-    def __init__(self, config: SchedulerConfig, kv_cache_manager: Any, *,
+    def __init__(self, config: SchedulerConfig, kv_cache_manager: KVCacheManager, *,
                  tracer: Any = None, observer: SchedulerObserver | None = None) -> None:
         self.config = config
         self.kv_cache_manager = kv_cache_manager

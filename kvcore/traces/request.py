@@ -45,15 +45,12 @@ class TraceRequest:
         """The prompt as token ids (derived from the trace block ids when the trace has no tokens)."""
         if self.prompt_token_ids is not None:
             return self.prompt_token_ids
-        tb = self.trace_block_size
-        toks: list[int] = []
-        left = self.prompt_len
-        for h in self.hash_ids:
-            n = min(tb, left)
-            base = h * tb
-            toks.extend(range(base, base + n))
-            left -= n
-        return toks
+        return self.prompt_source().tokens(0, self.prompt_len)
+
+    def prompt_source(self) -> HashIdTokens:
+        """The prompt of a hash-id request as a `kvcore.request.TokenSource`."""
+        assert self.hash_ids is not None and self.trace_block_size is not None
+        return HashIdTokens(self.hash_ids, self.trace_block_size, self.prompt_len)
 
     def output_token(self, position: int, max_model_len: int | None) -> int:
         """The token sampled at output `position` (the trace's own, else the oracle's formula)."""
@@ -96,4 +93,32 @@ class TraceRequest:
             chunk = tuple(toks[s:s + 16])
             parent = hash((parent, chunk, self.cache_salt, self.lora))
             out.append((parent, len(chunk)))
+        return out
+
+
+class HashIdTokens:
+    """A hash-id prompt's token ids, computed for any range on demand: position ``p`` holds
+    ``hash_ids[p // tb] * tb + p % tb`` (the module docstring's rule)."""
+
+    __slots__ = ("hash_ids", "length", "tb")
+
+    def __init__(self, hash_ids: list[int], tb: int, length: int) -> None:
+        self.hash_ids = hash_ids
+        self.tb = tb
+        self.length = length
+
+    def tokens(self, start: int, end: int, step: int = 1) -> list[int]:
+        tb = self.tb
+        ids = self.hash_ids
+        end = min(end, self.length)
+        if step != 1:
+            return [ids[p // tb] * tb + p % tb for p in range(start, end, step)]
+        out: list[int] = []
+        p = start
+        while p < end:
+            i, off = divmod(p, tb)
+            n = min(tb - off, end - p)
+            base = ids[i] * tb + off
+            out.extend(range(base, base + n))
+            p += n
         return out
