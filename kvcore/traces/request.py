@@ -112,7 +112,16 @@ class HashIdTokens:
         ids = self.hash_ids
         end = min(end, self.length)
         if step != 1:
-            return [ids[p // tb] * tb + p % tb for p in range(start, end, step)]
+            if start % step or tb % step:
+                return [ids[p // tb] * tb + p % tb for p in range(start, end, step)]
+            # every trace block starts on the stride (the admit event's first token of each
+            # engine block): one range per trace block
+            out = []
+            for i in range(start // tb, -(-end // tb)):
+                lo = max(start, i * tb)
+                base = ids[i] * tb - i * tb
+                out.extend(range(base + lo, base + min(end, i * tb + tb), step))
+            return out
         out: list[int] = []
         p = start
         while p < end:
