@@ -22,6 +22,7 @@ import orjson
 from kvcore.kv_events import hashes_to_ints
 
 _dumps = orjson.dumps
+_NEWLINE = orjson.OPT_APPEND_NEWLINE   # orjson adds the "\n": no copy of a long line to add it
 _frombuffer: Any = None     # numpy's, imported on first use: a replay without events never
                             # needs numpy (its import is ~0.09 s of every process's start)
 
@@ -86,7 +87,7 @@ class JsonlEvents:
 
     def emit(self, obj: dict) -> None:
         """Write one event object (override to consume events in-process)."""
-        self.out.write(_dumps(obj) + b"\n")
+        self.out.write(_dumps(obj, option=_NEWLINE))
 
     def evict(self, req: str | None, group: int, block_ids: list[int], hashes: list[int]
               ) -> None:
@@ -151,7 +152,7 @@ class VllmEvents:
     def batch(self, ts_s: float, events: list) -> None:
         if events:
             self.out.write(_dumps({"ts": round(ts_s, 9), "events": [e.to_dict() for e in events],
-                                   "data_parallel_rank": self.rank}) + b"\n")
+                                   "data_parallel_rank": self.rank}, option=_NEWLINE))
 
     def interrupted(self) -> None:
         self.out.write(_dumps({"interrupted": True}) + b"\n")
