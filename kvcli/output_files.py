@@ -177,8 +177,7 @@ def open_output(path: str, *, field: str = "output", keep_on_interrupt: bool = F
         except OSError as err:
             raise InputError(f"cannot write {path}: {err.strerror}", field=field) from None
         raw.label = label
-        # 1 MiB, not io's 8 KiB: an event stream is hundreds of MB (fewer write calls)
-        buf = io.BufferedWriter(raw, 1 << 20)
+        buf = io.BufferedWriter(raw)
     f: Any = gzip.GzipFile(fileobj=buf, mode="wb", filename="", mtime=0) if gz else buf
 
     def close() -> None:
