@@ -112,7 +112,7 @@ def production() -> list[Resources]:
     """The configurations the GPU runs: every launch config the benchmark sweeps (bf16, Llama
     heads), the split path with either merge, MHA in fp16, page 32, a head dim that is not a
     power of two, and fp8 caches under bf16 and fp16 queries (single pass and fused split)."""
-    from .bench import SWEEP
+    from .bench_case import SWEEP
 
     out = [compile_stage1(config=LaunchConfig(*c)) for c in SWEEP]
     out += [compile_stage1(split=True), compile_stage1(split=True, fused=False),

@@ -46,11 +46,20 @@ TIMED = ("triton", "gather_sdpa", "sdpa_contig")
 
 
 def check_device(device: torch.device) -> dict:
-    """Every spec of `checks.device_specs` on the device; returns counts and the failures."""
-    from .checks import check, device_specs
+    """Every spec of `checks.device_specs` on the device; returns counts and the failures (a
+    spec that raises, e.g. a compile the device's Triton refuses, is a failure with its error)."""
+    from .checks import Result, check, device_specs
 
-    results = [check(s, device, seed=1000 + i) for i, s in enumerate(device_specs())]
+    results, errors = [], []
+    for i, s in enumerate(device_specs()):
+        try:
+            results.append(check(s, device, seed=1000 + i))
+        except Exception as err:  # noqa: BLE001 - one spec's error must not hide the others
+            errors.append({"name": s.name, "error": str(err).strip().splitlines()[-1][:300]})
+            results.append(Result(s.name, float("nan"), float("nan"), float("inf"), False))
     bad = [r._asdict() for r in results if not r.ok]
+    for b in bad:
+        b.update(next((e for e in errors if e["name"] == b["name"]), {}))
     worst = max(results, key=lambda r: r.score)
     return {"checked": len(results), "failed": len(bad), "failures": bad,
             "worst": worst._asdict()}
@@ -119,8 +128,16 @@ def run(cases: list[str] | None = None, tables: str | Path | dict | None = None,
         t0 = time.time()
         # (the smoke run sweeps one small grid: the code path, not the numbers, is its point)
         once = cpu_smoke and any("small_grid_sweep" in c for c in doc["cases"])
-        res = run_case(case, tab, block_size, device, sweep=sweep and i == 0, config=config,
-                       small_grid=small_grid and not once, sms=sms)
+        try:
+            res = run_case(case, tab, block_size, device, sweep=sweep and i == 0,
+                           config=config, small_grid=small_grid and not once, sms=sms)
+        except Exception as err:  # noqa: BLE001 - a case that fails must not hide the others
+            msg = str(err).strip().splitlines()[-1][:300] if str(err).strip() else repr(err)
+            doc["cases"].append({"case": case.label, "error": msg, "correct": False})
+            log(f"{case.label}: error: {msg}")
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
+            continue
         if sweep and i == 0:
             from .triton_decode import LaunchConfig
             config = LaunchConfig(*res["config"])
@@ -153,6 +170,9 @@ def rows(doc: dict) -> list[tuple]:
     was the legacy rule with the merge kernel) shows its numbers as ``old``."""
     out = []
     for c in doc["cases"]:
+        if "error" in c:
+            out.append((c["case"],) + ("-",) * (len(COLUMNS) - 2) + (c["error"][:60],))
+            continue
         strategies = c.get("strategies") or {"old": {**c["triton"],
                                                      "num_splits": c["num_splits"]}}
         new, old = strategies.get("new"), strategies["old"]

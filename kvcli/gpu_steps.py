@@ -13,7 +13,8 @@ JSON (stable keys): ``kind`` ("kvcli-gpu-steps"), ``version`` (1), ``device``, `
 ``torch``, ``triton``, ``trace``, ``model``, ``heads`` {``num_q_heads``, ``num_kv_heads``,
 ``head_dim``}, ``dtype`` (q's), ``kv_dtypes``, ``block_size``, ``num_blocks``, ``groups`` [{``kind``,
 ``block_size``, ``sliding_window``, ``num_layers``, ``timed``}], ``total_steps``, ``decode_steps``,
-``sample_steps``, ``sample_rule``, ``copy_bytes_per_s``, ``bandwidth``, ``steps`` [{``step``,
+``sample_steps``, ``sample_rule``, ``copy_bytes_per_s``, ``bandwidth``, ``errors`` {kv dtype: the
+error that stopped its timings}, ``steps`` [{``step``,
 ``ordinal``, ``batch``, ``kv_tokens`` (sum of lengths), ``max_len``, ``scheduled_tokens``,
 ``kernels`` [{``group``, ``kv_dtype``, ``window``, ``tokens_read``, ``bytes``, ``new`` and ``old``
 {``num_splits``, ``time_us``, ``gbps``, ``pct_copy``, ``copies``, ``timing``}}], ``layers_us``
@@ -58,10 +59,6 @@ def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_na
     import torch
     import triton
 
-    from kernels.checks import DTYPES, FP8_SCALES
-    from kernels.checks import KV_DTYPES as FP8
-    from kernels.splits import STRATEGIES
-    from kernels.steps import make_pool, time_step
     from kernels.timing import copy_bandwidth
     from kvcore.engine.decode_capture import capture_decode_steps
     from kvcore.engine.options import ReplayOptions
@@ -98,28 +95,50 @@ def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_na
                    "kv_tokens": sum(s.seq_lens), "max_len": max(s.seq_lens),
                    "scheduled_tokens": s.num_scheduled_tokens, "kernels": [],
                    "layers_us": {}} for s in cap.steps]}
+    doc["errors"] = {}
     for kv in KV_DTYPES:
-        kv_dtype = FP8[kv] if kv == "fp8" else DTYPES[q_dtype]
-        scales = FP8_SCALES if kv == "fp8" else (1.0, 1.0)
-        pool = make_pool(cap.num_blocks, block_size, hkv, d, kv_dtype, device, scale=scales[0])
-        for s, rec in zip(cap.steps, doc["steps"]):
-            for g in timed:
-                info = cap.groups[g]
-                k: dict[str, Any] = {"group": g, "kv_dtype": kv, "window": info.sliding_window}
-                for name_s, strategy in STRATEGIES.items():
-                    r = time_step(pool, s.block_tables[g], s.seq_lens, num_q_heads=hq,
-                                  q_dtype=DTYPES[q_dtype], window=info.sliding_window,
-                                  scales=scales, strategy=strategy)
-                    k.update(tokens_read=r.pop("tokens_read"), bytes=r.pop("bytes"))
-                    r["pct_copy"] = 100 * r["gbps"] * 1e9 / copy
-                    k[name_s] = r
-                rec["kernels"].append(k)
-            rec["layers_us"][kv] = sum(cap.groups[k["group"]].num_layers * k["new"]["time_us"]
-                                       for k in rec["kernels"] if k["kv_dtype"] == kv)
-        del pool
+        try:
+            _time_dtype(doc, cap, timed, kv, device, (hq, hkv, d, q_dtype), block_size)
+        except Exception as err:  # noqa: BLE001 - one dtype's failure must not hide the other
+            msg = str(err).strip().splitlines()[-1][:300] if str(err).strip() else repr(err)
+            doc["errors"][kv] = msg
+            for rec in doc["steps"]:
+                rec["kernels"] = [k for k in rec["kernels"] if k["kv_dtype"] != kv]
+                rec["layers_us"].pop(kv, None)
+            log(f"{kv}: error: {msg}")
+            continue
         log(f"{kv}: timed {len(cap.steps)} steps x {len(timed)} group(s)")
     doc["summary"] = summarize(doc)
     return doc
+
+
+def _time_dtype(doc: dict, cap: Any, timed: list[int], kv: str, device: Any,
+                heads: tuple[int, int, int, str], block_size: int) -> None:
+    """Time every captured step's kernels with a ``kv`` cache into ``doc["steps"]``."""
+    from kernels.checks import DTYPES, FP8_SCALES
+    from kernels.checks import KV_DTYPES as FP8
+    from kernels.splits import STRATEGIES
+    from kernels.steps import make_pool, time_step
+
+    hq, hkv, d, q_dtype = heads
+    copy = doc["copy_bytes_per_s"]
+    kv_dtype = FP8[kv] if kv == "fp8" else DTYPES[q_dtype]
+    scales = FP8_SCALES if kv == "fp8" else (1.0, 1.0)
+    pool = make_pool(cap.num_blocks, block_size, hkv, d, kv_dtype, device, scale=scales[0])
+    for s, rec in zip(cap.steps, doc["steps"]):
+        for g in timed:
+            info = cap.groups[g]
+            k: dict[str, Any] = {"group": g, "kv_dtype": kv, "window": info.sliding_window}
+            for name, strategy in STRATEGIES.items():
+                r = time_step(pool, s.block_tables[g], s.seq_lens, num_q_heads=hq,
+                              q_dtype=DTYPES[q_dtype], window=info.sliding_window,
+                              scales=scales, strategy=strategy)
+                k.update(tokens_read=r.pop("tokens_read"), bytes=r.pop("bytes"))
+                r["pct_copy"] = 100 * r["gbps"] * 1e9 / copy
+                k[name] = r
+            rec["kernels"].append(k)
+        rec["layers_us"][kv] = sum(cap.groups[k["group"]].num_layers * k["new"]["time_us"]
+                                   for k in rec["kernels"] if k["kv_dtype"] == kv)
 
 
 def summarize(doc: dict) -> dict:

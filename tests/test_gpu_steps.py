@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 HYBRID = ROOT / "tests" / "data" / "sched_fresh_hybrid" / "hseed209.trace.jsonl"
 KEYS = {"kind", "version", "device", "sms", "torch", "triton", "trace", "model", "heads",
         "dtype", "kv_dtypes", "block_size", "num_blocks", "groups", "total_steps",
-        "decode_steps", "sample_steps", "sample_rule", "copy_bytes_per_s", "bandwidth", "steps",
-        "summary"}
+        "decode_steps", "sample_steps", "sample_rule", "copy_bytes_per_s", "bandwidth", "errors",
+        "steps", "summary"}
 
 
 def _kvcli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -55,6 +55,7 @@ def test_the_replay_driven_run_on_cpu() -> None:
     assert p.returncode == 0, p.stderr[-3000:]
     doc = json.loads(p.stdout)
     assert set(doc) == KEYS and doc["kind"] == "kvcli-gpu-steps" and doc["version"] == 1
+    assert doc["errors"] == {}
     assert [g["sliding_window"] for g in doc["groups"]] == [None, 48, 48]
     assert all(g["timed"] for g in doc["groups"])
     cap = capture_decode_steps(str(HYBRID), ReplayOptions(), 1)
