@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import torch
 
+from .reference import gather
+
 E4M3 = torch.float8_e4m3fn
 E4M3_MAX = 448.0
 
@@ -58,7 +60,8 @@ def output_sigma(q: torch.Tensor, k_stored: torch.Tensor, v_stored: torch.Tensor
             continue
         pos = torch.arange(start, n)
         blocks = block_tables[s].long()[pos // block_size]
-        ks, vs = k_stored[blocks, pos % block_size], v_stored[blocks, pos % block_size]
+        ks = gather(k_stored, blocks, pos % block_size)
+        vs = gather(v_stored, blocks, pos % block_size)
         k = (ks.double() * k_scale).repeat_interleave(group, dim=1)           # [n, Hq, D]
         v = (vs.double() * v_scale).repeat_interleave(group, dim=1)
         var_k = ((half_spacing(ks) * k_scale) ** 2 / 3).repeat_interleave(group, dim=1)

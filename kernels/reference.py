@@ -10,6 +10,14 @@ from __future__ import annotations
 import torch
 
 
+def gather(cache: torch.Tensor, blocks: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
+    """``cache[blocks, slots]``; a 1-byte cache (fp8) is indexed as its bytes, since advanced
+    indexing of float8 tensors is not implemented on every device."""
+    if cache.element_size() == 1 and cache.dtype != torch.uint8:
+        return cache.view(torch.uint8)[blocks, slots].view(cache.dtype)
+    return cache[blocks, slots]
+
+
 def paged_decode_reference(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
                            block_tables: torch.Tensor, seq_lens: torch.Tensor, *,
                            scale: float | None = None, sliding_window: int | None = None,
@@ -38,8 +46,8 @@ def paged_decode_reference(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
             continue  # nothing to attend to: zeros
         pos = torch.arange(start, n, device=q.device)
         blocks = block_tables[s].long()[pos // block_size]
-        k = k_cache[blocks, pos % block_size].to(compute_dtype) * k_scale   # [n, Hkv, D]
-        v = v_cache[blocks, pos % block_size].to(compute_dtype) * v_scale
+        k = gather(k_cache, blocks, pos % block_size).to(compute_dtype) * k_scale  # [n, Hkv, D]
+        v = gather(v_cache, blocks, pos % block_size).to(compute_dtype) * v_scale
         k = k.repeat_interleave(group, dim=1)                      # [n, Hq, D]
         v = v.repeat_interleave(group, dim=1)
         scores = torch.einsum("hd,nhd->hn", q[s].to(compute_dtype), k) * scale
