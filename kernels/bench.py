@@ -207,7 +207,9 @@ def _kv_dtypes(text: str) -> tuple[str | None, ...]:
     out = []
     for x in text.split(","):
         if x.strip() not in known:
-            raise SystemExit(f"error: option --kv-dtypes: unknown {x.strip()!r} (bf16, fp8)")
+            print(f"error: option --kv-dtypes: unknown {x.strip()!r} (bf16, fp8)",
+                  file=sys.stderr)
+            raise SystemExit(2)
         out.append(known[x.strip()])
     return tuple(out)
 

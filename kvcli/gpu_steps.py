@@ -50,7 +50,7 @@ def heads_of(model: str | None) -> tuple[int, int, int, str]:
 
 
 def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_name: str,
-                  log: Callable[[str], None], options: Any = None) -> dict:
+                  log: Callable[[str], None]) -> dict:
     """Capture, then time (see the module docstring); the JSON document. No CUDA (and not
     ``device_name == "cpu"`` under the interpreter): `NoDeviceError` before any replay."""
     from kvcli.calibration.run import device_for
@@ -64,9 +64,8 @@ def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_na
     from kvcore.engine.options import ReplayOptions
 
     hq, hkv, d, q_dtype = heads_of(model)
-    opts = options or ReplayOptions(model=model)
     # (the replay's own warnings, e.g. its uncalibrated clock, are `kvcli replay`'s business)
-    cap = capture_decode_steps(trace, opts, sample_steps)
+    cap = capture_decode_steps(trace, ReplayOptions(model=model), sample_steps)
     log(f"captured {len(cap.steps)} of {cap.decode_steps} decode steps "
         f"({cap.total_steps} steps)")
     bw = copy_bandwidth(device)
