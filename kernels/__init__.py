@@ -7,7 +7,8 @@ can set ``TRITON_INTERPRET=1`` after ``import kernels`` and before calling ``pag
 
 from __future__ import annotations
 
-__all__ = ["LaunchConfig", "choose_num_splits", "paged_decode", "paged_decode_reference"]
+__all__ = ["STRATEGIES", "LaunchConfig", "SplitStrategy", "choose_num_splits", "paged_decode",
+           "paged_decode_reference"]
 
 
 def __getattr__(name: str):
@@ -17,4 +18,7 @@ def __getattr__(name: str):
     if name in ("paged_decode", "choose_num_splits", "LaunchConfig"):
         from . import triton_decode
         return getattr(triton_decode, name)
+    if name in ("SplitStrategy", "STRATEGIES"):
+        from . import splits
+        return getattr(splits, name)
     raise AttributeError(f"module 'kernels' has no attribute {name!r}")

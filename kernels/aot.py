@@ -22,9 +22,10 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
-from .triton_decode import DEFAULT_CONFIG, LaunchConfig, _pow2, _stage1, _stage2
+from .merge import _stage2
+from .triton_decode import DEFAULT_CONFIG, LaunchConfig, _pow2, _stage1
 
-_DTYPES = {"fp32": "fp32", "fp16": "fp16", "bf16": "bf16"}
+_DTYPES = {"fp32": "fp32", "fp16": "fp16", "bf16": "bf16", "fp8": "fp8e4nv"}
 
 
 class Resources(NamedTuple):
@@ -67,16 +68,22 @@ def _aligned(fn, names: list[str]) -> dict:
 
 def compile_stage1(dtype: str = "bf16", group: int = 4, head_dim: int = 128, block_size: int = 16,
                    split: bool = False, config: LaunchConfig = DEFAULT_CONFIG,
-                   capability: int = 90) -> Resources:
+                   capability: int = 90, kv_dtype: str | None = None,
+                   fused: bool = True) -> Resources:
+    """Stage 1 for q in ``dtype`` over a cache in ``kv_dtype`` (default: ``dtype``); a split
+    launch merges ``fused`` (the last program) or leaves it to stage 2."""
     e = _DTYPES[dtype]
-    ptrs = {"Q": e, "K": e, "V": e, "BT": "i32", "SL": "i32", "O": e, "PO": "fp32", "PL": "fp32"}
+    kv = _DTYPES[kv_dtype or dtype]
+    ptrs = {"Q": e, "K": kv, "V": kv, "BT": "i32", "SL": "i32", "O": e, "PO": "fp32",
+            "PL": "fp32", "CNT": "i32"}
     ints = ["stride_qs", "stride_qh", "stride_kb", "stride_kt", "stride_kh", "stride_vb",
             "stride_vt", "stride_vh", "stride_bts", "stride_os", "stride_oh"]
     sig = {k: "*" + v for k, v in ptrs.items()} | {k: "i32" for k in ints}
-    sig |= {"qk_scale": "fp32", "window": "i32"}
+    sig |= {"qk_scale": "fp32", "v_scale": "fp32", "window": "i32"}
     consts = {"GROUP": group, "GROUP_PAD": _pow2(group, 16), "HEAD_DIM": head_dim,
               "D_PAD": _pow2(head_dim, 16), "BLOCK_SIZE": block_size, "TILE_N": config.tile_n,
-              "SPLIT": split, "DOT_FP32": False, "IEEE": dtype == "fp32"}
+              "SPLIT": split, "FUSED": split and fused, "KV_CAST": kv != e, "DOT_FP32": False,
+              "IEEE": dtype == "fp32"}
     sig |= {k: "constexpr" for k in consts}
     # Every stride of a [blocks, page, heads, 128] cache and of q/out is a multiple of 16 elements;
     # the block-table row stride usually is too (max_blocks padded), as the JIT would see it.
@@ -84,7 +91,9 @@ def compile_stage1(dtype: str = "bf16", group: int = 4, head_dim: int = 128, blo
     src = ASTSource(_stage1, sig, consts, attrs)
     k = triton.compile(src, target=GPUTarget("cuda", capability, 32),
                        options={"num_warps": config.num_warps, "num_stages": config.num_stages})
-    name = f"stage1 {dtype} group={group} d={head_dim} page={block_size} split={split} {config}"
+    merge = ("fused" if fused else "kernel") if split else "none"
+    name = (f"stage1 {dtype} kv={kv_dtype or dtype} group={group} d={head_dim} "
+            f"page={block_size} split={split} merge={merge} {config}")
     return Resources(name, *_usage(k.asm["ptx"], capability), k.metadata.shared, k.asm["ptx"])
 
 
@@ -101,12 +110,16 @@ def compile_stage2(head_dim: int = 128, splits_pad: int = 64, capability: int = 
 
 def production() -> list[Resources]:
     """The configurations the GPU runs: every launch config the benchmark sweeps (bf16, Llama
-    heads), the split path, MHA in fp16, page 32, a head dim that is not a power of two."""
-    from .bench import SWEEP
+    heads), the split path with either merge, MHA in fp16, page 32, a head dim that is not a
+    power of two, and fp8 caches under bf16 and fp16 queries (single pass and fused split)."""
+    from .bench_case import SWEEP
 
     out = [compile_stage1(config=LaunchConfig(*c)) for c in SWEEP]
-    out += [compile_stage1(split=True), compile_stage1(dtype="fp16", group=1, block_size=32),
-            compile_stage1(dtype="bf16", group=3, head_dim=80), compile_stage2()]
+    out += [compile_stage1(split=True), compile_stage1(split=True, fused=False),
+            compile_stage1(dtype="fp16", group=1, block_size=32),
+            compile_stage1(dtype="bf16", group=3, head_dim=80),
+            compile_stage1(kv_dtype="fp8"), compile_stage1(kv_dtype="fp8", split=True),
+            compile_stage1(dtype="fp16", kv_dtype="fp8", group=1), compile_stage2()]
     return out
 
 

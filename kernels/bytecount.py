@@ -24,12 +24,19 @@ def _span(t: torch.Tensor) -> tuple[int, int]:
 
 
 class ByteCount:
-    """Bytes loaded and stored per named tensor (``other`` for addresses in none of them)."""
+    """Bytes loaded and stored per named tensor (``other`` for addresses in none of them);
+    for the tensors named in ``keep``, every loaded byte's address too (`loaded_at`)."""
 
-    def __init__(self, tensors: dict[str, torch.Tensor]) -> None:
+    def __init__(self, tensors: dict[str, torch.Tensor], keep: tuple[str, ...] = ()) -> None:
         self.spans = {name: _span(t) for name, t in tensors.items()}
         self.loaded: Counter[str] = Counter()
         self.stored: Counter[str] = Counter()
+        self._kept: dict[str, list[np.ndarray]] = {name: [] for name in keep}
+
+    def loaded_at(self, name: str) -> np.ndarray:
+        """Addresses of the bytes loaded from ``name`` (one per byte, in load order)."""
+        parts = self._kept[name]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
 
     def _add(self, counter: Counter, ptrs: np.ndarray, mask: np.ndarray, nbytes: int) -> None:
         ptrs = np.broadcast_to(ptrs, np.broadcast_shapes(ptrs.shape, mask.shape))
@@ -38,19 +45,25 @@ class ByteCount:
         for name, (lo, hi) in self.spans.items():
             inside = left & (live >= lo) & (live < hi)
             counter[name] += int(inside.sum()) * nbytes
+            if counter is self.loaded and name in self._kept:
+                start = live[inside]
+                self._kept[name].append((start[:, None] + np.arange(nbytes, dtype=np.uint64))
+                                        .reshape(-1))
             left &= ~inside
         if left.any():
             counter["other"] += int(left.sum()) * nbytes
 
 
 @contextlib.contextmanager
-def count_bytes(tensors: dict[str, torch.Tensor]) -> Iterator[ByteCount]:
-    """Within the block, every interpreted load/store is counted into the yielded `ByteCount`."""
+def count_bytes(tensors: dict[str, torch.Tensor], keep: tuple[str, ...] = ()
+                ) -> Iterator[ByteCount]:
+    """Within the block, every interpreted load/store is counted into the yielded `ByteCount`
+    (which keeps the loaded addresses of the tensors named in ``keep``)."""
     from triton.runtime import interpreter
 
     builder = interpreter.InterpreterBuilder
     orig_load, orig_store = builder.create_masked_load, builder.create_masked_store
-    count = ByteCount(tensors)
+    count = ByteCount(tensors, keep)
 
     def load(self, ptrs, mask, other, *args, **kwargs):
         nbytes = ptrs.get_element_ty().primitive_bitwidth // 8

@@ -2,8 +2,8 @@
 
 The one place that joins kvcore's block tables and the kernels. Block tables come from
 
-* ``--trace T``: a replay of the trace (engine mode) through kvcore; the tables of the running
-  requests at the step whose batch holds the most KV blocks become the case ``replay``;
+* ``--trace T``: the per-step benchmark instead (`kvcli.gpu_steps`: a sample of the replay's
+  decode steps, each timed on its own tables and exact lengths);
 * otherwise the shipped file ``kernels/data/block_tables.json.gz``, made here by driving kvcore's
   `KVCacheManager` (`ScriptRunner`) through a churned pool: background requests allocate and free
   in random order (which scrambles the free queue as it does in a server), then each case's
@@ -14,8 +14,9 @@ The one place that joins kvcore's block tables and the kernels. Block tables com
 ``--model`` picks the head layout (default: Llama-3.1-8B's 32 query heads, 8 KV heads, dim 128).
 The benchmark itself is `kernels.bench` (torch + Triton only). Without torch or CUDA this raises
 `NoDeviceError` (exit 3). JSON keys: see `kernels.bench` (``device``, ``copy_bytes_per_s``,
-``device_check``, ``cases[]`` with ``triton``/``gather_sdpa``/``sdpa_contig`` each
-``time_us``/``gbps``/``pct_copy``, ``bytes``, ``num_splits``, ``correct``, ...).
+``device_check``, ``cases[]`` with ``kv_dtype``, ``window``, ``strategies`` {``new``, ``old``} and
+``triton``/``gather_sdpa``/``sdpa_contig`` each ``time_us``/``gbps``/``pct_copy``, ``bytes``,
+``num_splits``, ``correct``, ...); with ``--trace``, `kvcli.gpu_steps`.
 """
 
 from __future__ import annotations
@@ -112,49 +113,15 @@ def write_tables(path: Path = SHIPPED) -> dict:
     return doc
 
 
-def replay_tables(trace: str, block_size: int = BLOCK_SIZE) -> dict:
-    """Replay ``trace`` (engine mode) and take the running requests' block tables (group 0) at
-    the end of the step that held the most blocks. Lengths count the last block full: the
-    event stream says which blocks a request holds, not how full its last one is."""
-    from kvcore.engine.events import CallbackEvents
-    from kvcore.engine.replay import ReplayOptions, replay
-
-    live: dict[str, list[int]] = {}
-    state = {"step": None, "blocks": 0, "best": 0, "best_step": None, "snapshot": {}}
-
-    def close_step() -> None:
-        if state["blocks"] > state["best"]:
-            state.update(best=state["blocks"], best_step=state["step"],
-                         snapshot={r: list(b) for r, b in live.items() if b})
-
-    def on_event(ev: dict) -> None:
-        if ev.get("step") != state["step"]:
-            close_step()
-            state["step"] = ev.get("step")
-        kind, req = ev.get("kind"), ev.get("req")
-        if ev.get("group") not in (0, None):
-            return
-        if kind in ("touch", "allocate"):
-            live.setdefault(req, []).extend(ev["blocks"])
-            state["blocks"] += len(ev["blocks"])
-        elif kind == "free":
-            state["blocks"] -= len(live.pop(req, []))
-
-    replay(trace, ReplayOptions(block_size=block_size), CallbackEvents(on_event))
-    close_step()
-    snap = state["snapshot"]
-    if not snap:
-        raise InputError("the replay never held a block, so there is nothing to decode",
-                         path=trace)
-    rows = list(snap.values())
-    lens = [len(r) * block_size for r in rows]
-    num_blocks = max(b for r in rows for b in r) + 1
-    return {"num_blocks": num_blocks, "seq_lens": lens, "block_tables": rows,
-            "source": f"replay of {trace}, step {state['best_step']} ({len(rows)} requests)"}
-
-
 def run_gpu_bench(*, as_json: bool, trace: str | None, model: str | None,
-                  cases: str | None) -> View:
+                  cases: str | None, sample_steps: int = 32, device: str = "cuda") -> View:
+    """``--trace``: the per-step benchmark (`kvcli.gpu_steps`); otherwise `kernels.bench` over
+    the shipped tables. No torch or no CUDA: `NoDeviceError` (exit 3) before anything runs."""
+    if trace:
+        from kvcli.gpu_steps import run_gpu_steps, steps_view
+
+        return steps_view(run_gpu_steps(trace, model=model, sample_steps=sample_steps,
+                                        device_name=device, log=message))
     try:
         import torch
     except ImportError:
@@ -164,18 +131,16 @@ def run_gpu_bench(*, as_json: bool, trace: str | None, model: str | None,
         raise NoDeviceError("no CUDA device: `kvcli bench --gpu` needs an NVIDIA GPU "
                             "(torch.cuda.is_available() is false)")
     from kernels import bench
+    from kernels.cases import CaseSpec, load_tables
 
     spec = None
     if model:
-        from kvcore.models.presets import load_preset
+        from kvcli.gpu_steps import heads_of
 
-        g = load_preset(model)
-        spec = bench.CaseSpec("", g.num_attention_heads, g.num_kv_heads, g.head_dim)
-    tables = bench.load_tables(SHIPPED)
+        hq, hkv, d, dtype = heads_of(model)
+        spec = CaseSpec("", hq, hkv, d, dtype)
+    tables = load_tables(SHIPPED)
     names = [c.strip() for c in cases.split(",")] if cases else None
-    if trace:
-        tables["cases"]["replay"] = replay_tables(trace, int(tables["block_size"]))
-        names = names or ["replay"]
     unknown = [n for n in names or [] if n not in tables["cases"]]
     if unknown:
         raise InputError(f"unknown case {unknown[0]!r} (known: {', '.join(tables['cases'])})",
@@ -186,7 +151,8 @@ def run_gpu_bench(*, as_json: bool, trace: str | None, model: str | None,
     caption = (f"{doc['device']}; copy (read + write) {doc['copy_bytes_per_s'] / 1e9:.0f} GB/s "
                f"(best of memcpy {bw['memcpy'] / 1e9:.0f}, triton copy {bw['triton_copy'] / 1e9:.0f}); "
                f"read-only {bw['read'] / 1e9:.0f} GB/s; "
-               f"% copy = ideal bytes / time / copy bandwidth")
+               f"% copy = ideal bytes / time / copy bandwidth; new = waves rule + fused merge, "
+               f"old = legacy rule + merge kernel")
     return View(doc, [Table("paged-attention decode", bench.COLUMNS, rows, caption)])
 
 

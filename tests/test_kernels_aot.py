@@ -46,6 +46,20 @@ def test_default_config_fits_four_programs_per_sm(compiled: list[dict]) -> None:
     assert 4 * default["shared"] <= 228 * 1024
 
 
+def test_programs_per_sm_of_the_split_rule_fit(compiled: list[dict]) -> None:
+    """`kernels.splits` counts PROGRAMS_PER_SM (bf16) and PROGRAMS_PER_SM_FP8 resident programs
+    per SM; registers (granted 8 at a time per thread) and shared memory must allow them."""
+    from kernels.splits import PROGRAMS_PER_SM, PROGRAMS_PER_SM_FP8
+
+    for kv, n in (("kv=bf16", PROGRAMS_PER_SM), ("kv=fp8", PROGRAMS_PER_SM_FP8)):
+        rows = [r for r in compiled if r["name"].startswith("stage1 bf16 " + kv)
+                and "tile_n=64, num_warps=4, num_stages=2" in r["name"]]
+        assert rows, kv
+        for r in rows:
+            regs = -(-r["regs"] // 8) * 8
+            assert n * 128 * regs <= 65536 and n * r["shared"] <= 228 * 1024, (r["name"], n)
+
+
 def test_kernels_use_tensor_cores_and_async_copies(compiled: list[dict]) -> None:
     stage1 = [r for r in compiled if r["name"].startswith("stage1")]
     assert all(r["mma"] for r in stage1)

@@ -70,7 +70,7 @@ def test_import_boundaries() -> None:
 
 
 def test_ideal_bytes_of_the_llama_64x4k_step() -> None:
-    from kernels.bench import ideal_bytes
+    from kernels.cases import ideal_bytes
 
     # 1 GiB of KV + 2 x 512 KiB of q/out + 64 x 256 table entries + 64 lengths (int32).
     assert ideal_bytes([4096] * 64, 32, 8, 128, 2, 16) == 1_074_856_192
@@ -102,19 +102,6 @@ def test_scripted_tables_are_scattered_and_consistent() -> None:
     assert len({r[4] for r in p}) == 3
 
 
-def test_replay_tables_from_a_trace() -> None:
-    trace = TRACES / "generated" / "vllm_prefix_repetition_default_bs16.jsonl"
-    from kvcli.gpu_bench import replay_tables
-
-    t = replay_tables(str(trace))
-    rows = t["block_tables"]
-    assert rows and len(rows) == len(t["seq_lens"])
-    assert all(n == 16 * len(r) for n, r in zip(t["seq_lens"], rows))
-    assert all(0 <= b < t["num_blocks"] for r in rows for b in r)
-    assert all(len(set(r)) == len(r) for r in rows)             # a table never repeats a block
-    assert "step" in t["source"]
-
-
 def test_gpu_bench_view_from_a_device_run(monkeypatch: pytest.MonkeyPatch) -> None:
     """The CLI's table from the JSON an H200 run wrote (benchmarks/data), no GPU needed."""
     torch = pytest.importorskip("torch")
@@ -139,7 +126,10 @@ def test_gpu_bench_view_from_a_device_run(monkeypatch: pytest.MonkeyPatch) -> No
     assert table.columns == bench.COLUMNS and len(table.rows) == len(doc["cases"])
     row = dict(zip(table.columns, table.rows[0]))
     c = doc["cases"][0]
-    assert row["case"] == c["case"] and row["triton us"] == round(c["triton"]["time_us"], 1)
+    # that run timed one strategy, the legacy rule with the merge kernel: shown as "old"
+    assert row["case"] == c["case"] and row["old us"] == round(c["triton"]["time_us"], 1)
+    assert row["old splits"] == c["num_splits"] and row["new us"] == "-"
+    assert row["kv"] == "bf16" and row["window"] == "-"
     with pytest.raises(Exception, match="unknown case 'nope'"):
         gpu_bench.run_gpu_bench(as_json=True, trace=None, model=None, cases="nope")
 
@@ -148,10 +138,30 @@ def test_benchmark_runs_end_to_end_on_cpu_under_the_interpreter() -> None:
     p = _py("-m", "kernels.bench", "--cpu-smoke", "--json", env={"TRITON_INTERPRET": "1"})
     assert p.returncode == 0, p.stderr[-3000:]
     doc = json.loads(p.stdout)
-    assert [c["case"] for c in doc["cases"]] == ["4x100", "3xvar"]
+    assert [c["case"] for c in doc["cases"]] == [
+        "4x100", "4x100-fp8", "3xvar", "3xvar-fp8", "1x600", "1x600-fp8", "3xvar-w40",
+        "3xvar-fp8-w40"]
     for c in doc["cases"]:
-        assert c["correct"] and c["max_err_vs_sdpa"] < 2e-2
-        for m in ("triton", "gather_sdpa", "sdpa_contig"):
-            assert c[m]["time_us"] > 0
-    # 4 x 100 tokens, 8 q / 2 kv heads of 32, bf16: KV + q/out + 4 x 7 table entries + lengths
-    assert doc["cases"][0]["bytes"] == 400 * 2 * 32 * 2 * 2 + 2 * 4 * 8 * 32 * 2 + 28 * 4 + 16
+        assert c["correct"]
+        for s in ("new", "old"):
+            assert c["strategies"][s]["time_us"] > 0
+        assert c["triton"]["time_us"] == c["strategies"]["new"]["time_us"]
+        baselines = c["kv_dtype"] == "bf16" and not c["window"]
+        assert ("gather_sdpa" in c) == ("sdpa_contig" in c) == baselines
+        if baselines:
+            assert c["max_err_vs_sdpa"] < 2e-2
+    by = {c["case"]: c for c in doc["cases"]}
+    # 4 x 100 tokens, 8 q / 2 kv heads of 32, bf16 q: KV + q/out + 4 x 7 table entries + lengths
+    assert by["4x100"]["bytes"] == 400 * 2 * 32 * 2 * 2 + 2 * 4 * 8 * 32 * 2 + 28 * 4 + 16
+    assert by["4x100-fp8"]["bytes"] == 400 * 2 * 32 * 2 * 1 + 2 * 4 * 8 * 32 * 2 + 28 * 4 + 16
+    # window 40 over lengths 0, 37, 250: 0 + 37 + 40 keys; blocks 0 + 3 + (249//16 - 210//16 + 1)
+    assert by["3xvar-w40"]["keys_read"] == 77
+    assert by["3xvar-w40"]["bytes"] == 77 * 2 * 32 * 2 * 2 + 2 * 3 * 8 * 32 * 2 + 6 * 4 + 12
+    # the smoke run's pretend GPU (4 SMs) splits 1 x 600 (2 programs): waves 2, legacy 3
+    one = by["1x600"]["strategies"]
+    assert (one["new"]["num_splits"], one["old"]["num_splits"]) == (2, 3)
+    assert [a["num_splits"] for a in one["new"]["split_sweep"]] == [1, 2, 4]
+    grid = by["1x600"]["small_grid_sweep"]
+    assert len(grid) == 5 * 2 * 2 and {g["merge"] for g in grid} == {"fused", "kernel"}
+    assert all("time_us" in g for g in grid)
+    assert sum("small_grid_sweep" in c for c in doc["cases"]) == 1   # once in a smoke run

@@ -33,7 +33,7 @@ def check(g: Any, cal_path: str, *, device_name: str, steps: str, tp: int = 1,
           log: Callable[[str], None] = lambda s: None) -> dict:
     import torch
 
-    from kernels.bench import time_launches
+    from kernels.timing import time_launches
     from kvcli.calibration.forward_step import SyntheticModel
     from kvcli.calibration.run import device_for
     from kvcore.clock.batch import StepBatch

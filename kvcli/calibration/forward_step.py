@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from kernels.bench import CaseSpec, build
+from kernels.cases import CaseSpec, build
 from kvcli.calibration.micro import DTYPES, SHORT_DTYPE, causal_sdpa, gemm_shapes
 
 

@@ -1,6 +1,6 @@
 """The micro-benchmarks of `kvcli calibrate --gpu` (reference clock.md 7.3), on one device.
 
-The same code runs on a CUDA device (CUDA events and graphs, `kernels.bench.time_launches`) and
+The same code runs on a CUDA device (CUDA events and graphs, `kernels.timing.time_launches`) and
 on CPU tensors under Triton's interpreter (the tests: tiny shapes, wall-clock times that mean
 nothing). Inputs rotate over copies larger than L2 on a GPU, so that a weight or a KV cache is
 read from HBM as in a real step, where the other layers evict it.
@@ -15,7 +15,8 @@ from typing import Any
 
 import torch
 
-from kernels.bench import ROTATE_BYTES, CaseSpec, build, copy_bandwidth, time_launches
+from kernels.cases import CaseSpec, build
+from kernels.timing import ROTATE_BYTES, copy_bandwidth, time_launches
 
 DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
 SHORT_DTYPE = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}

@@ -31,13 +31,14 @@ GRIDS: dict[str, tuple[list[int], list[tuple[int, int]], list[tuple[int, int]], 
 }
 
 
-def device_for(name: str) -> Any:
-    """The torch device to measure on; `NoDeviceError` (exit 3) without torch or CUDA."""
+def device_for(name: str, command: str = "kvcli calibrate --gpu") -> Any:
+    """The torch device to measure on; `NoDeviceError` (exit 3) without torch or CUDA.
+    ``command`` names the command in the messages."""
     try:
         import torch
     except ImportError:
         raise NoDeviceError("torch is not installed (pip install 'kvcli[kernels]'); "
-                            "`kvcli calibrate --gpu` needs torch with CUDA") from None
+                            f"`{command}` needs torch with CUDA") from None
     if name == "cpu":
         if os.environ.get("TRITON_INTERPRET", "0") in ("", "0"):
             raise InputError("cpu runs the Triton kernel under its interpreter: set "
@@ -46,7 +47,7 @@ def device_for(name: str) -> Any:
     if name != "cuda":
         raise InputError(f"must be cuda or cpu, got {name!r}", field="device")
     if not torch.cuda.is_available():
-        raise NoDeviceError("no CUDA device: `kvcli calibrate --gpu` needs an NVIDIA GPU "
+        raise NoDeviceError(f"no CUDA device: `{command}` needs an NVIDIA GPU "
                             "(torch.cuda.is_available() is false)")
     return torch.device("cuda")
 

@@ -1,4 +1,6 @@
-"""`kvcli bench`: how fast kvcore's KV cache manager replays a workload (CPU), or `--gpu`.
+"""`kvcli bench`: how fast kvcore's KV cache manager replays a workload (CPU), or `--gpu`
+(`kvcli.gpu_bench`: the decode kernel over the shipped tables, or with ``--trace`` over a
+replay's own steps, `kvcli.gpu_steps`).
 
 Without ``--ops`` it generates the benchmark workload (`kvcore.engine.bench_workload`, the recipe of the
 oracle's bench-2000 file). Only the manager calls are timed for the headline rate (lookup,
@@ -34,12 +36,20 @@ def register(app: typer.Typer) -> None:
         = False,
         gpu: Annotated[bool, typer.Option("--gpu", help="Run the GPU paged-attention benchmark "
                                           "instead (needs CUDA and torch).")] = False,
-        trace: Annotated[str | None, typer.Option("--trace", help="(--gpu) trace to drive it.")]
-        = None,
-        model: Annotated[str | None, typer.Option("--model", help="(--gpu) model geometry.")]
-        = None,
+        trace: Annotated[str | None, typer.Option(
+            "--trace", help="(--gpu) replay this trace and time the decode of a sample of its "
+            "engine steps on their own block tables.")] = None,
+        model: Annotated[str | None, typer.Option(
+            "--model", help="(--gpu) model preset: head layout (and, with --trace, the "
+            "replay's KV cache groups).")] = None,
         cases: Annotated[str | None, typer.Option("--cases", help="(--gpu) which cases to run.")]
         = None,
+        sample_steps: Annotated[int | None, typer.Option(
+            "--sample-steps", min=1, help="(--gpu --trace) decode steps to time, spread evenly "
+            "[default: 32].")] = None,
+        device: Annotated[str | None, typer.Option(
+            "--device", help="(--gpu --trace) cuda, or cpu: the same code on CPU tensors under "
+            "TRITON_INTERPRET=1 (tests; the times describe the CPU) [default: cuda].")] = None,
     ) -> None:
         """Time kvcore's KV cache manager on a workload (CPU), or the decode kernels (--gpu)."""
         from kvcli import output
@@ -56,10 +66,19 @@ def register(app: typer.Typer) -> None:
                     raise NoDeviceError("the GPU benchmark (kvcli.gpu_bench) is not "
                                         "installed in this build") from None
 
-                view = run_gpu_bench(trace=trace, model=model, cases=cases, as_json=as_json)
+                if trace and cases:
+                    output.warn("option --cases: no effect with --trace (the replay's steps "
+                                "are the cases)")
+                unused = [f"--{k}" for k, v in (("sample-steps", sample_steps),
+                                                ("device", device)) if v is not None]
+                if unused and not trace:
+                    output.warn(f"option(s) {', '.join(unused)}: no effect without --trace")
+                view = run_gpu_bench(trace=trace, model=model, cases=cases, as_json=as_json,
+                                     sample_steps=sample_steps or 32, device=device or "cuda")
             else:
                 unused = [f"--{k}" for k, v in (("trace", trace), ("model", model),
-                                                ("cases", cases)) if v is not None]
+                                                ("cases", cases), ("sample-steps", sample_steps),
+                                                ("device", device)) if v is not None]
                 if unused:
                     output.warn(f"option(s) {', '.join(unused)}: no effect without --gpu (the "
                                 "CPU benchmark replays the bench workload or --ops)")

@@ -60,6 +60,8 @@ class AsyncEngineLoop(EngineLoop):
         tier = self.tier
         if called:
             so = sched.schedule()
+            if self.watcher is not None:
+                self.watcher.scheduled(ctx.step, so)
             nst = so.num_scheduled_tokens
         free_after_schedule = pool.get_num_free_blocks()
         t_end = self.clock(so)

@@ -81,6 +81,10 @@ class EngineLoop:
         # does not hold yet (the fast-forward stops there)
         self.listener: Any = None
         self.horizon_ms = math.inf
+        # Told of each batch right after `schedule()` (`watcher.scheduled(step, out)`), while
+        # the batch's block tables are what its forward reads: `kvcore.engine.decode_capture`
+        # (it turns decode windows and the fast-forward off, so every step is one schedule()).
+        self.watcher: Any = None
 
     def sample(self, req: Request) -> int:
         """The fake model: the next token of a request at the end of its known tokens."""
@@ -178,6 +182,8 @@ class EngineLoop:
         if jsonl is not None:
             jsonl.step, jsonl.t_ms = ctx.step, ctx.t_ms
         so = sched.schedule()
+        if self.watcher is not None:
+            self.watcher.scheduled(ctx.step, so)
         nst = so.num_scheduled_tokens
         tier = self.tier
         t_end = self.clock(so)

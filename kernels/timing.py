@@ -1,0 +1,104 @@
+"""Timing on a GPU as the benchmarks do it, and the memory ceiling they are compared with.
+
+`time_launches` warms up, captures several launches in a CUDA graph (no Python launch overhead
+in the measurement) and takes the median of event-timed replays; `copy_bandwidth` measures
+device-to-device copies (``cudaMemcpy`` and a Triton copy) and a read-only stream on the same
+GPU. On CPU tensors (the interpreter smoke runs) both run once on the wall clock: the numbers
+mean nothing there, the code path is what is exercised.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+import torch
+
+ROTATE_BYTES = 512 << 20   # each timed launch reads a different copy until this much is cycled
+
+
+class NoDevice(RuntimeError):
+    """Raised when CUDA is not available (the CLIs map it to exit code 3)."""
+
+
+def copies_for(nbytes: int, device: torch.device, most: int = 8) -> int:
+    """How many copies of ``nbytes`` of inputs to rotate over so that consecutive timed launches
+    never find their data in L2 (at least ``ROTATE_BYTES`` cycled; one on CPU)."""
+    if device.type != "cuda":
+        return 1
+    return max(1, min(most, -(-ROTATE_BYTES // max(1, nbytes))))
+
+
+def time_launches(fns: list[Callable[[], object]], *, reps: int = 15, per_graph: int = 0
+                  ) -> tuple[float, str]:
+    """Median seconds per call of ``fns`` (called round-robin), and how it was timed.
+
+    Warm up eagerly, then capture ``per_graph`` calls in a CUDA graph (taking Python launch
+    overhead out) and time ``reps`` replays with events; fall back to eager launches between
+    events when capture fails.
+    """
+    n = per_graph or max(len(fns), 4)
+    if not torch.cuda.is_available():   # the CPU smoke run (interpreter): wall clock, no meaning
+        t0 = time.perf_counter()        # (each call once: the interpreter has nothing to warm)
+        for i in range(len(fns)):
+            fns[i]()
+        return (time.perf_counter() - t0) / len(fns), "cpu-eager"
+    for i in range(max(3, len(fns))):
+        fns[i % len(fns)]()
+    torch.cuda.synchronize()
+    method = "cuda-graph"
+    try:
+        graph = torch.cuda.CUDAGraph()
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            for i in range(len(fns)):   # warm up on the capture stream too
+                fns[i]()
+        torch.cuda.current_stream().wait_stream(stream)
+        torch.cuda.synchronize()
+        with torch.cuda.graph(graph):
+            for i in range(n):
+                fns[i % len(fns)]()
+        run = graph.replay
+        graph.replay()
+    except Exception:  # noqa: BLE001 - any capture failure: time eagerly instead
+        torch.cuda.synchronize()
+        method = "eager"
+
+        def run():
+            for i in range(n):
+                fns[i % len(fns)]()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        run()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3 / n)
+    return statistics.median(times), method
+
+
+def copy_bandwidth(device: torch.device, nbytes: int = 4 << 30) -> dict:
+    """Bytes/s of large device-to-device copies, counting bytes read plus bytes written:
+    torch's ``copy_`` (``cudaMemcpy``) and a Triton copy kernel; ``best`` is the larger, the
+    ceiling the kernels are compared with. ``read`` is a read-only stream (bytes read / s)."""
+    from . import stream
+
+    if device.type != "cuda":
+        nbytes = 1 << 20
+    n = nbytes // 4
+    src = torch.empty(n, dtype=torch.int32, device=device).random_(0, 1 << 20)
+    dst = torch.empty_like(src)
+    partial = torch.empty(-(-n // stream.BLOCK), dtype=torch.int32, device=device)
+    t_memcpy, _ = time_launches([lambda: dst.copy_(src)], reps=10, per_graph=3)
+    t_kernel, _ = time_launches([lambda: stream.copy(src, dst)], reps=10, per_graph=3)
+    ok = torch.equal(src, dst)
+    t_read, _ = time_launches([lambda: stream.read(src, partial)], reps=10, per_graph=3)
+    res = {"memcpy": 2 * nbytes / t_memcpy, "triton_copy": 2 * nbytes / t_kernel,
+           "read": nbytes / t_read, "bytes": nbytes, "triton_copy_correct": ok}
+    res["best"] = max(res["memcpy"], res["triton_copy"] if ok else 0.0)
+    return res
+
