@@ -53,11 +53,10 @@ class EngineLoop:
         self.sched = Scheduler(
             build(SchedulerConfig, cfg, max_model_len=cfg.max_model_len or NO_MODEL_LEN_LIMIT),
             ctx.kvm, tracer=ctx.recorder, observer=ReplayObserver(ctx))
-        # The CPU offload tier (`kvcore.offload`): the scheduler gets its connector. The
-        # fast-forward stays off (the worker runs every step); decode windows stay on: a window
-        # step allocates nothing, completes no block and offers nothing, so the connector sees
-        # what vLLM's does (it looks only at the requests scheduled in full); under async,
-        # vLLM's deferred frees learn a window request's last scheduled step from the window.
+        # The CPU offload tier (`kvcore.offload`): the scheduler gets its connector. No
+        # fast-forward (the worker runs every step); decode windows stay on: a window step
+        # allocates, completes and offers nothing, so the connector sees what vLLM's does; under
+        # async, vLLM's deferred frees learn a window request's last scheduled step from it.
         self.tier: OffloadTier | None = ctx.open_tier()
         if self.tier is not None:
             self.sched.attach_connector(self.tier.conn, self.tier.stats)
@@ -76,14 +75,12 @@ class EngineLoop:
         self.num_usable = ctx.num_blocks - 1
         self.ff_head: Any = None        # a refused waiting head the fast-forward keeps refused
         self.ff_finish: list[int] = []      # the stretch step each running request finishes in
-        # `kvcore.cluster`: told of each first token and finish (`first_token(rid, t_ms)`,
-        # `finished(rid, t_ms)`); and the time before which nothing arrives that `pending`
-        # does not hold yet (the fast-forward stops there)
+        # `kvcore.cluster`: told of first tokens and finishes (`first_token` / `finished(rid,
+        # t_ms)`); before `horizon_ms` nothing arrives that `pending` lacks (fast-forward bound)
         self.listener: Any = None
         self.horizon_ms = math.inf
-        # Told of each batch right after `schedule()` (`watcher.scheduled(step, out)`), while
-        # the batch's block tables are what its forward reads: `kvcore.engine.decode_capture`
-        # (it turns decode windows and the fast-forward off, so every step is one schedule()).
+        # `watcher.scheduled(step, out)` right after `schedule()`, when the batch's tables are
+        # what its forward reads (`kvcore.engine.decode_capture`)
         self.watcher: Any = None
 
     def sample(self, req: Request) -> int:
