@@ -25,7 +25,9 @@ from kvcore.kv_events import (
     KVCacheEvent,
     block_stored_event,
     hash_to_int,
+    hashes_to_ints,
 )
+from kvcore.lean_events import LeanBatch
 
 if TYPE_CHECKING:
     from kvcore.request import Request
@@ -53,6 +55,10 @@ class BlockPool:
         self.null_block.is_null = True
         self.enable_kv_cache_events = enable_kv_cache_events
         self.kv_event_queue: list[KVCacheEvent] = []
+        # With events on, `lean_events` queues only the hashes (`kvcore/lean_events.py`): set
+        # by a cluster whose router's index is the events' only reader.
+        self.lean_events = False
+        self.lean_batch = LeanBatch()
         self.tracer = tracer
         if tracer is not None:
             tracer.attach(self)
@@ -113,7 +119,11 @@ class BlockPool:
         hs: list[bytes] = [b.block_hash for b in stored]  # type: ignore[misc]  # all just set
         if tracer is not None and stored:
             tracer.on_cache(group, [b.block_id for b in stored], hs)
-        if events:
+        if events and self.lean_events:
+            # Only the hashes, for a cluster's index (`kvcore/lean_events.py`: why its counts
+            # stay the same): no token ids, no extra keys. MEASURE
+            self.lean_batch.stored += hashes_to_ints(hs)
+        elif events:
             # vLLM publishes the call's BlockStored even when every block was null or masked
             # out (a sparse-retention sliding group's decode block: empty block_hashes).
             self.kv_event_queue.append(block_stored_event(
@@ -181,7 +191,9 @@ class BlockPool:
         nxt.prev_free_block = head
         q.num_free_blocks -= num_blocks
         if evicted:
-            if events:
+            if events and self.lean_events:
+                self.lean_batch.removed += hashes_to_ints(ev_hashes)
+            elif events:
                 medium = self.medium
                 self.kv_event_queue.extend([
                     BlockRemoved(block_hashes=[hash_to_int(h)], medium=medium, group_idx=g)
@@ -199,7 +211,9 @@ class BlockPool:
         blk.block_hash = None
         blk.hash_group = -1
         if removed:
-            if self.enable_kv_cache_events:
+            if self.enable_kv_cache_events and self.lean_events:
+                self.lean_batch.removed.append(hash_to_int(h))
+            elif self.enable_kv_cache_events:
                 self.kv_event_queue.append(BlockRemoved(block_hashes=[hash_to_int(h)],
                                                         medium=self.medium, group_idx=g))
             if self.tracer is not None:
@@ -283,7 +297,9 @@ class BlockPool:
         for blk in self.blocks:
             blk.block_hash = None
             blk.hash_group = -1
-        if self.enable_kv_cache_events:
+        if self.enable_kv_cache_events and self.lean_events:
+            self.lean_batch = LeanBatch(cleared=True, medium=self.medium)
+        elif self.enable_kv_cache_events:
             self.kv_event_queue.append(AllBlocksCleared())
         return True
 
@@ -301,5 +317,16 @@ class BlockPool:
     def take_events(self) -> list[KVCacheEvent]:
         if not self.enable_kv_cache_events:
             return []
+        if self.lean_events:
+            return self.take_lean_batch()
         events, self.kv_event_queue = self.kv_event_queue, []
         return events
+
+    def take_lean_batch(self) -> list[KVCacheEvent]:
+        """`take_events` with `lean_events`: the step's `LeanBatch`, or nothing when it changed
+        no count (see `kvcore/lean_events.py`)."""
+        batch = self.lean_batch
+        if not (batch.cleared or batch.stored or batch.removed):
+            return []
+        self.lean_batch = LeanBatch(medium=self.medium)
+        return [batch]

@@ -117,6 +117,9 @@ def _build(trace: Trace, cfg: ReplayOptions, name: str, opts: dict, copts: Clust
         if fwd is not None and live is not None:
             fwd.live = live.sink(i, None)
         rep = Replica(i, trace, cfg, None, sink=jsonl, vllm_sink=fwd)
+        if fwd is not None and vllm_out is None and live is None:
+            # the router's index is the only reader of this replica's vLLM events
+            rep.ctx.kvm.block_pool.lean_events = True
         if i == 0:      # replica 0's pool size is every replica's: all N must fit this machine
             check_pool_fits(n * rep.ctx.num_blocks, field="replicas")
         replicas.append(rep)
