@@ -74,7 +74,8 @@ def run(tree: Path, args: list[str], out: Path, files: bool, pure: bool) -> floa
         cmd += ["--events", str(out / "events")]
     t = time.perf_counter()
     with (out / "summary.json").open("wb") as f, (out / "stderr.txt").open("wb") as err:
-        code = subprocess.run(cmd, env=env, stdout=f, stderr=err, cwd=out).returncode
+        code = subprocess.run(cmd, env=env, stdout=f, stderr=err, cwd=out,
+                              check=False).returncode
     if code:
         raise SystemExit(f"{tree}: exit {code}: {' '.join(cmd)}\n"
                          f"{(out / 'stderr.txt').read_text()[-2000:]}")

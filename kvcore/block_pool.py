@@ -25,7 +25,6 @@ from kvcore.kv_events import (
     KVCacheEvent,
     block_stored_event,
     hash_to_int,
-    hashes_to_ints,
 )
 from kvcore.lean_events import LeanBatch
 
@@ -122,7 +121,7 @@ class BlockPool:
         if events and self.lean_events:
             # Only the hashes, for a cluster's index (`kvcore/lean_events.py`: why its counts
             # stay the same): no token ids, no extra keys. MEASURE
-            self.lean_batch.stored += hashes_to_ints(hs)
+            self.lean_batch.stored += hs
         elif events:
             # vLLM publishes the call's BlockStored even when every block was null or masked
             # out (a sparse-retention sliding group's decode block: empty block_hashes).
@@ -192,7 +191,7 @@ class BlockPool:
         q.num_free_blocks -= num_blocks
         if evicted:
             if events and self.lean_events:
-                self.lean_batch.removed += hashes_to_ints(ev_hashes)
+                self.lean_batch.removed += ev_hashes
             elif events:
                 medium = self.medium
                 self.kv_event_queue.extend([
@@ -212,7 +211,7 @@ class BlockPool:
         blk.hash_group = -1
         if removed:
             if self.enable_kv_cache_events and self.lean_events:
-                self.lean_batch.removed.append(hash_to_int(h))
+                self.lean_batch.removed.append(h)
             elif self.enable_kv_cache_events:
                 self.kv_event_queue.append(BlockRemoved(block_hashes=[hash_to_int(h)],
                                                         medium=self.medium, group_idx=g))

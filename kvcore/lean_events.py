@@ -1,12 +1,12 @@
-"""`LeanBatch`: one step's prefix-cache changes as 64-bit hashes, for an in-process index only.
+"""`LeanBatch`: one step's prefix-cache changes as block hashes, for an in-process index only.
 
 A cluster replica behind an event-fed router whose vLLM KV events are neither written
 (`--events DIR`) nor published (`--kv-events-endpoint`) has one reader of them: the router's
 `EventIndex`, which keeps, per replica and medium, how many cache entries hold each hash. It
 needs the hashes stored and removed and whether the cache was cleared, nothing else of vLLM's
-`BlockStored` (token ids, extra keys, LoRA, spec kind) or `BlockRemoved`. So the pool, told
-`lean_events`, queues the step's hashes here instead of building vLLM's events (measured in
-`kvcore/block_pool.py`, `BlockPool.cache_full_blocks`).
+`BlockStored` (token ids, extra keys, LoRA, spec kind) or `BlockRemoved`, and their 64-bit form
+only when it applies them. So the pool, told `lean_events`, queues the step's hashes here
+instead of building vLLM's events (measured in `kvcore/block_pool.py`, `cache_full_blocks`).
 
 Why the index gets the same counts from a `LeanBatch` as from the step's vLLM events, though it
 applies the stores before the removals and not in the events' order: the pool announces every
@@ -34,8 +34,10 @@ class LeanBatch(KVCacheEvent):
     those after it, with `cleared`). kvcli's, not vLLM's: it rides in the pool's event list
     only so that the engine loops hand it on unchanged."""
 
-    stored: list[int] = field(default_factory=list)
-    removed: list[int] = field(default_factory=list)
+    # the pool's own hashes (bytes): the index turns a step's into their 64-bit event form in
+    # one pass when it applies them (`kvcore.engine.events.hash_ints`)
+    stored: list[bytes] = field(default_factory=list)
+    removed: list[bytes] = field(default_factory=list)
     cleared: bool = False
     medium: str = MEDIUM_GPU
 
