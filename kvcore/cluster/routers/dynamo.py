@@ -115,7 +115,10 @@ class DynamoRouter(Router):
     def decode_blocks(self, i: int, hashes: set[int]) -> int:
         """i's active blocks with the request admitted (its blocks not yet active added)."""
         active = self.blocks[i]
-        return len(active) + sum(1 for h in hashes if h not in active)
+        # the set's difference with a dict walks the set in C: the same count as a generator
+        # over `h not in active` (8 replicas, first 3,000 conversation requests: 9.4% -> 7.4%
+        # of the run, py-spy; the lookups, not the loop, are most of it)
+        return len(active) + len(hashes.difference(active))
 
     def costs(self, req: RouteRequest, overlaps: list[int]) -> tuple[list[float], list[float],
                                                                       list[float]]:
