@@ -54,8 +54,8 @@ class BlockPool:
         self.null_block.is_null = True
         self.enable_kv_cache_events = enable_kv_cache_events
         self.kv_event_queue: list[KVCacheEvent] = []
-        # With events on, `lean_events` queues only the hashes (`kvcore/lean_events.py`): set
-        # by a cluster whose router's index is the events' only reader.
+        # With events on, `lean_events` queues only hashes (`kvcore/lean_events.py`): set by a
+        # cluster whose router's index is the events' only reader.
         self.lean_events = False
         self.lean_batch = LeanBatch()
         self.tracer = tracer
@@ -298,7 +298,7 @@ class BlockPool:
             blk.block_hash = None
             blk.hash_group = -1
         if self.enable_kv_cache_events and self.lean_events:
-            self.lean_batch = LeanBatch(cleared=True, medium=self.medium)
+            self.lean_batch = LeanBatch(cleared=True)
         elif self.enable_kv_cache_events:
             self.kv_event_queue.append(AllBlocksCleared())
         return True
@@ -317,16 +317,8 @@ class BlockPool:
     def take_events(self) -> list[KVCacheEvent]:
         if not self.enable_kv_cache_events:
             return []
-        if self.lean_events:
-            return self.take_lean_batch()
+        if self.lean_events:    # the step's batch; none if it changes no count
+            batch, self.lean_batch = self.lean_batch, LeanBatch()
+            return [batch] if batch else []
         events, self.kv_event_queue = self.kv_event_queue, []
         return events
-
-    def take_lean_batch(self) -> list[KVCacheEvent]:
-        """`take_events` with `lean_events`: the step's `LeanBatch`, or nothing when it changed
-        no count (see `kvcore/lean_events.py`)."""
-        batch = self.lean_batch
-        if not (batch.cleared or batch.stored or batch.removed):
-            return []
-        self.lean_batch = LeanBatch(medium=self.medium)
-        return [batch]

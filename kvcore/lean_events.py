@@ -25,13 +25,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kvcore.kv_events import MEDIUM_GPU, KVCacheEvent
+from kvcore.kv_events import KVCacheEvent
 
 
 @dataclass(slots=True)
 class LeanBatch(KVCacheEvent):
-    """The hashes a pool stored and removed since its last `take_events` (after a reset, only
-    those after it, with `cleared`). kvcli's, not vLLM's: it rides in the pool's event list
+    """The hashes the (GPU) pool stored and removed since its last `take_events` (after a reset,
+    only those after it, with `cleared`). kvcli's, not vLLM's: it rides in the pool's event list
     only so that the engine loops hand it on unchanged."""
 
     # the pool's own hashes (bytes): the index turns a step's into their 64-bit event form in
@@ -39,7 +39,6 @@ class LeanBatch(KVCacheEvent):
     stored: list[bytes] = field(default_factory=list)
     removed: list[bytes] = field(default_factory=list)
     cleared: bool = False
-    medium: str = MEDIUM_GPU
 
     def __bool__(self) -> bool:
         return self.cleared or bool(self.stored) or bool(self.removed)

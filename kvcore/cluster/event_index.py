@@ -42,7 +42,7 @@ class EventIndex:
                 if ev.cleared:
                     self.gpu[replica].clear()
                     self.cpu[replica].clear()
-                held = self.cpu[replica] if ev.medium == "CPU" else self.gpu[replica]
+                held = self.gpu[replica]        # (the CPU tier's events stay vLLM's)
                 if ev.stored:
                     held.update(hash_ints(ev.stored))
                 if ev.removed:
