@@ -145,6 +145,13 @@ def test_cluster_with_lean_events_decides_as_with_vllm_events(tmp_path, monkeypa
     from kvcore.cluster import router as rmod
 
     monkeypatch.setitem(rmod.REGISTRY, "snap", _snapshot_class())
+    kinds: set[str] = set()         # what the index was fed
+    apply = EventIndex.apply
+
+    def spy(self, replica, events):
+        kinds.update(type(e).__name__ for e in events)
+        apply(self, replica, events)
+    monkeypatch.setattr(EventIndex, "apply", spy)
     path = tmp_path / "t.jsonl"
     _trace(path, n=80, groups=5, gap_ms=4.0)
     copts = ClusterOptions(replicas=3, routers=(("snap", ()), ("llmd_precise", ()),
@@ -153,12 +160,16 @@ def test_cluster_with_lean_events_decides_as_with_vllm_events(tmp_path, monkeypa
     runs = []
     for written in (True, False):
         _Snap.seen = []
+        kinds.clear()
         decisions = io.BytesIO()
         res = run_cluster(str(path), OPTS[case], copts, decisions_out=decisions,
                           open_events=_open_events() if written else None)
         for r in res["routers"]:
             r.pop("wall_time_s")
         runs.append((decisions.getvalue(), res, _Snap.seen))
+        # lean batches exactly when nothing writes vLLM's events (the CPU tier's stay vLLM's)
+        assert ("LeanBatch" in kinds) != written and ("BlockRemoved" in kinds) == (
+            written or case == "cpu-tier")
     assert runs[0][0] == runs[1][0] and runs[0][1] == runs[1][1]
     assert runs[0][2] == runs[1][2] and any(any(g) for g, _ in runs[0][2])
     if case == "cpu-tier":
