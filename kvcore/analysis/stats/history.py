@@ -149,15 +149,6 @@ class EvictedHashes:
                 found.extend(self.old.kill(np.unique(idx)))
         return found
 
-    def take(self, hashes: list[int], q: np.ndarray) -> np.ndarray:
-        """`pop_many` with the values in the hashes' order (distinct uint64 hashes, ``q`` as
-        uint64): the value of each (-1 where absent), the ones found removed."""
-        vals = self.get_array(hashes, q)
-        found = np.flatnonzero(vals >= 0)
-        if len(found):
-            self.pop_many([hashes[i] for i in found.tolist()])
-        return vals
-
     def pop_one(self, h: int) -> int | None:
         """`pop_many([h])` for one hash (most cache events name one block), no arrays built
         for the usual answers (in the dict, or ruled out by both filters)."""

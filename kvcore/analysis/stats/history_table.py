@@ -96,7 +96,14 @@ class TableHistory(EvictedHashes):
             found.extend(vals[vals >= 0].tolist())
         return found
 
-    def take(self, hashes: list[int], q: np.ndarray) -> np.ndarray:
+    def get_q(self, q: np.ndarray) -> np.ndarray:
+        """`get_array` of uint64 keys (the dict moved into the table first)."""
+        if self.recent:
+            self.merge()
+        return self.old.get(q)
+
+    def take_q(self, q: np.ndarray) -> np.ndarray:
+        """The values of distinct uint64 keys (-1 where absent), those found removed."""
         if self.recent:
             self.merge()
         return self.old.take(q)

@@ -1,20 +1,17 @@
-"""The block events of a segment (the events between two admissions), all at once: the same
-state transitions as `per_block.py`, computed over columns instead of one block at a time.
+"""The block events of a chunk of the stream, all at once: the same state transitions as
+`per_block.py`, computed over columns instead of one block at a time.
 
-A segment's block events become *ops*, one per block mention, in stream order: `ALLOC`,
+A chunk's block events become *ops*, one per block mention, in stream order: `ALLOC`,
 `TOUCH`, `CACHE`, `EVICT`, and a `free` event's `DEC` (each of its ``blocks``) then `FRD` (each
 of its ``freed``). Each block's ops are gathered by a stable sort on the block id, so the state a
 block had before an op is either the state the previous op of that block left (a prefix sum of
 the ref-count changes, or the last op that set a field: a running maximum of indices) or, for
-its first op, the per-block arrays. Hashes go the same way, sorted by hash: how many blocks held
-a hash before an op (the sets and `multi` give the count before the segment), so a `cache` of a
-hash nobody held is fresh (was it evicted? the history, or an `evict` earlier in the segment),
-and an `evict` that leaves nobody holding it goes into the history.
+its first op, the per-block arrays (hashes: chunk_hashes.py).
 
-`block_pass` and `hash_pass` only compute; the caller commits. Whenever the reference would
+`BlockPass` only computes; the caller commits. Whenever the reference would
 raise or do something unusual (an `allocate` of a block in use or cached, an `evict` of a hash
 the block does not hold, a `freed` block still referenced, a `cache` of a block that holds a
-hash), `block_pass` returns None and the segment goes through the per-block handlers instead,
+hash), ``ok`` is False and the chunk goes through the per-block handlers instead,
 which raise the reader's error or do what they do.
 """
 
@@ -55,20 +52,21 @@ def _last_set(mask: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 class BlockPass:
-    """The per-op state of one segment's block ops, and the per-block state after them.
+    """The per-op state of one chunk's block ops, and the per-block state after them.
 
     Built from the ops in stream order: ``block``, ``code``, ``step`` (int64), ``hsh``
     (uint64; 0 where the op has no hash), and the collector's per-block arrays. ``ok`` is False
-    when the segment needs the per-block handlers (nothing is computed then)."""
+    when the chunk needs the per-block handlers (nothing is computed then)."""
 
     def __init__(self, c, block: np.ndarray, code: np.ndarray, step: np.ndarray,
-                 hsh: np.ndarray) -> None:
+                 hsh: np.ndarray, adm: np.ndarray) -> None:
         order = np.argsort(block, kind="stable")
         self.order = order
         b = block[order]
         cs = code[order]
         ss = step[order]
         hs = hsh[order]
+        self.adm = adm[order]
         start, _, last = _runs(b)
         delta = _REF_DELTA[cs]
         inc = np.cumsum(delta)
@@ -110,12 +108,12 @@ class BlockPass:
         p = self.fields[name][0][where]
         return np.where(p >= 0, self.ss[p], getattr(c, name)[self.b[where]])
 
-    def use_adm_before(self, c, where: np.ndarray, adm: int) -> np.ndarray:
+    def use_adm_before(self, c, where: np.ndarray) -> np.ndarray:
         p = self.fields["use_step"][0][where]
-        return np.where(p >= 0, adm, c.use_adm[self.b[where]])
+        return np.where(p >= 0, self.adm[p], c.use_adm[self.b[where]])
 
-    def commit(self, c, adm: int) -> None:
-        """Write the per-block state the segment leaves into the collector's arrays."""
+    def commit(self, c) -> None:
+        """Write the per-block state the chunk leaves into the collector's arrays."""
         blocks = self.b[self.last]
         c.ref[blocks] = self.ref_final
         lh = self.l_hash
@@ -128,90 +126,11 @@ class BlockPass:
             if ok.any():
                 getattr(c, name)[blocks[ok]] = self.ss[li[ok]]
                 if name == "use_step":
-                    c.use_adm[blocks[ok]] = adm
+                    c.use_adm[blocks[ok]] = self.adm[li[ok]]
 
 
-class HashPass:
-    """The `cache` and `evict` ops of one group in a segment, by hash: which caches are fresh
-    (no block held the hash), the history values they take back (regret), and the set, `multi`
-    and history changes the segment leaves. ``ok`` is False when the reference would raise (an
-    `evict` of a hash no block holds)."""
-
-    def __init__(self, cached: set, multi: dict, hsh: np.ndarray, code: np.ndarray,
-                 step: np.ndarray, packed: np.ndarray) -> None:
-        order = np.argsort(hsh, kind="stable")
-        hs = hsh[order]
-        cs = code[order]
-        ss = step[order]
-        pk = packed[order]
-        start, first, last = _runs(hs)
-        delta = np.where(cs == CACHE, 1, -1)
-        inc = np.cumsum(delta)
-        base = inc[start] - delta[start]
-        firsts = np.flatnonzero(first)
-        # how many blocks held each hash before the segment: the set says 0 or >= 1, `multi`
-        # the blocks past one (usually empty: then one C-level set call per question)
-        fh = hs[firsts].tolist()
-        if multi:
-            held0 = np.array([(h in cached) + multi.get(h, 0) for h in fh], dtype=np.int64)
-        else:
-            held0 = np.fromiter(map(cached.__contains__, fh), dtype=np.int64, count=len(fh))
-        run = np.cumsum(first) - 1
-        before = held0[run] + (inc - delta - base)
-        self.ok = not ((cs == EVICT) & (before <= 0)).any()
-        if not self.ok:
-            return
-        fresh = (cs == CACHE) & (before == 0)
-        # a fresh cache right after the evict that emptied the hash: regret within the segment
-        again = fresh & ~first
-        ia = np.flatnonzero(again)
-        self.gaps = ss[ia] - (pk[ia - 1] >> 32)
-        # a fresh cache as the hash's first op: the history from before the segment answers
-        self.pop_q = hs[fresh & first]
-        self.pop_steps = ss[fresh & first]
-        final = held0 + (inc[last] - base[last])
-        lh = hs[last]
-        self.add = lh[(held0 == 0) & (final > 0)].tolist()
-        self.remove = lh[(held0 > 0) & (final == 0)].tolist()
-        # puts: runs that end with the evict that emptied the hash
-        put = (cs[last] == EVICT) & (final == 0)
-        self.put_q = lh[put]
-        self.put_vals = pk[last][put]
-        self.multi = [(h, n) for h, a, n in zip(lh.tolist(), held0.tolist(), final.tolist())
-                      if a > 1 or n > 1] if (held0 > 1).any() or (final > 1).any() else []
-
-    def commit(self, c, g: int) -> None:
-        """Apply the set, `multi` and history changes; count the regret."""
-        cached = c.cached[g]
-        if self.remove:
-            cached.difference_update(self.remove)
-        if self.add:
-            cached.update(self.add)
-        multi = c.multi[g]
-        for h, n in self.multi:
-            if n > 1:
-                multi[h] = n - 1
-            else:
-                multi.pop(h, None)
-        history = c.evicted[g]
-        gaps = [self.gaps]
-        if len(self.pop_q) and len(history):
-            vals = history.take(self.pop_q.tolist(), self.pop_q)
-            hit = vals >= 0
-            if hit.any():
-                gaps.append(self.pop_steps[hit] - (vals[hit] >> 32))
-        if len(self.put_q):
-            history.put_array(self.put_q, self.put_vals)
-        for gap in gaps:
-            if len(gap):
-                e = c.ev
-                e.regret_evictions += len(gap)
-                e.regret_tokens += c.group_bs[g] * len(gap)
-                e.regret_gap.add_array(gap)
-
-
-def block_effects(c, bp: BlockPass, evi: np.ndarray, n_events: int, adm: int) -> tuple:
-    """Count the distributions of the segment's `touch` and `evict` ops (order does not matter:
+def block_effects(c, bp: BlockPass, evi: np.ndarray, n_events: int) -> tuple:
+    """Count the distributions of the chunk's `touch` and `evict` ops (order does not matter:
     histograms) and return, per event, the touched blocks that were free (ref count 0), the
     evicted blocks that were idle, and the freed blocks that hold a hash."""
     ev_sorted = evi[bp.order]
@@ -222,7 +141,7 @@ def block_effects(c, bp: BlockPass, evi: np.ndarray, n_events: int, adm: int) ->
     if len(t):
         r.age_at_hit.add_array(ss[t] - bp.before(c, "cache_step", t))
         r.reuse_gap.add_array(ss[t] - bp.before(c, "use_step", t))
-        r.reuse_distance.add_array(adm - bp.use_adm_before(c, t, adm))
+        r.reuse_distance.add_array(bp.adm[t] - bp.use_adm_before(c, t))
         fresh = np.bincount(ev_sorted[t[bp.ref_before[t] == 0]], minlength=n_events)
     x = np.flatnonzero(bp.is_evict)
     if len(x):
