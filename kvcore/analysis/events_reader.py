@@ -123,33 +123,22 @@ def read_stream(name: str, lines: Iterator[bytes], sink: EventSink) -> str:
             handler(ev)
             if kind == "end" or kind == "interrupted":
                 last = kind
-    except EVENT_ERRORS as err:
-        raise event_error(err, name, lineno, ev) from None
+    except InputError:
+        raise
+    except READ_ERRORS as err:          # a broken gzip stream
+        raise InputError(f"cannot read: {err}", path=name) from None
+    except orjson.JSONDecodeError as err:
+        raise InputError(f"not JSON ({err}); truncated or corrupt stream", path=name,
+                         line=lineno) from None
+    except KeyError as err:
+        raise InputError(f"missing in a {_kind(ev)} event", path=name, line=lineno,
+                         field=str(err.args[0])) from None
+    except (TypeError, ValueError, IndexError, AttributeError) as err:
+        raise InputError(f"bad {_kind(ev)} event: {err}", path=name, line=lineno) from None
     if last is None:
         raise InputError("truncated stream: ends without an 'end' (or 'interrupted') line",
                          path=name, line=lineno)
     return last
-
-
-# what a line's handling may raise that the reader reports as one line (`event_error`)
-EVENT_ERRORS = (InputError, *READ_ERRORS, KeyError, TypeError, ValueError, IndexError,
-                AttributeError)
-
-
-def event_error(err: BaseException, name: str, lineno: int, ev) -> InputError:
-    """The `InputError` the reader reports for ``err`` (one of `EVENT_ERRORS`), raised while
-    handling line ``lineno`` (``ev``: its event, or what was parsed of it)."""
-    if isinstance(err, InputError):
-        return err
-    if isinstance(err, READ_ERRORS):          # a broken gzip stream
-        return InputError(f"cannot read: {err}", path=name)
-    if isinstance(err, orjson.JSONDecodeError):
-        return InputError(f"not JSON ({err}); truncated or corrupt stream", path=name,
-                          line=lineno)
-    if isinstance(err, KeyError):
-        return InputError(f"missing in a {_kind(ev)} event", path=name, line=lineno,
-                          field=str(err.args[0]))
-    return InputError(f"bad {_kind(ev)} event: {err}", path=name, line=lineno)
 
 
 def _kind(ev) -> str:

@@ -20,19 +20,12 @@ from __future__ import annotations
 
 from kvcore.analysis.events_reader import parse_header, read_stream
 from kvcore.analysis.stats.collector import StatsCollector
-from kvcore.analysis.stats.chunks import read_chunks
 
 
-def stats_from_lines(name: str, header_line: bytes, lines, *, chunks: bool = True,
-                     **options) -> dict:
-    """The report of an event stream whose first line has been read already. ``chunks``:
-    read it a chunk of events at a time (`chunks.read_chunks`, the fast path), else one event
-    at a time (`read_stream`, the reference; also with ``per_block``)."""
+def stats_from_lines(name: str, header_line: bytes, lines, **options) -> dict:
+    """The report of an event stream whose first line has been read already."""
     collector = StatsCollector(parse_header(header_line, name), **options)
-    if chunks and not options.get("per_block"):
-        read_chunks(name, lines, collector)
-    else:
-        read_stream(name, lines, collector)
+    read_stream(name, lines, collector)
     collector.finish()
     return collector.report()
 

@@ -41,12 +41,9 @@ def _member(container, values: list) -> np.ndarray:
 
 
 def block_reasons(ms: MissStats, ev: dict, hashes: list[int], hit: int, tail: int,
-                  seen_before: np.ndarray | None, in_c: np.ndarray | None = None,
-                  was: np.ndarray | None = None) -> tuple[np.ndarray, list[int]]:
+                  seen_before: np.ndarray | None) -> tuple[np.ndarray, list[int]]:
     """(reason index of each missed full block, evicting request of each `evicted` block found
-    in the history, in block order); `seen_before`: the block keys' values (-1: never seen);
-    `in_c`, `was`: whether each missed block's hash is cached and its history value (-1: none),
-    when the caller looked them up already (chunks.py)."""
+    in the history, in block order); `seen_before`: the block keys' values (-1: never seen)."""
     ref, cached = ms.ref, ms.cached
     n_full = len(hashes)
     miss = hashes[hit:]
@@ -58,10 +55,9 @@ def block_reasons(ms: MissStats, ev: dict, hashes: list[int], hit: int, tail: in
     ph = ev["prompt_hashes"]
     content = ev.get("content_hashes")
     domain = ev.get("hash_domain")
+    in_c = _member(c_ref, miss)
     q = exact_u64(miss)                      # None: a hash that is no uint64 (hand-built)
-    if in_c is None or was is None:
-        in_c = _member(c_ref, miss)
-        was = ms.evicted[ref].get_array(miss, q)
+    was = ms.evicted[ref].get_array(miss, q)
     # not cached: evicted (in the history), else domain > partial_block > unknown > cold
     out = ~in_c
     ev_mask = out & (was >= 0)

@@ -136,9 +136,7 @@ class StatsCollector(BlockEvents):
                 self.mem.peak_step = self.step
 
     # -- request events (arrive, finish and reject go to the ledger) -----------------------------
-    def _admit(self, ev: dict, pre: tuple | None = None) -> None:
-        """``pre``: what the chunk reader (chunks.py) looked up for a counted admission (see
-        `MissStats.attribute`), or () for another; it records their block keys itself."""
+    def _admit(self, ev: dict) -> None:
         self.miss.admitted_step[ev["req"]] = self.step
         hit = ev["hit_tokens"]
         prompt = ev["prompt_tokens"]
@@ -149,14 +147,14 @@ class StatsCollector(BlockEvents):
         self.cpu.admit(ev, ev["counted"])
         self.lat.admit(ev)
         if not ev["counted"]:
-            if not ev.get("resumed") and pre is None:
+            if not ev.get("resumed"):
                 self.miss.remember_admission(ev, hit)
             return
         self.admissions += 1
         self.reuse.admit(prompt, hit, ev["t_ms"])
         self.series.add("prompt_tokens", self.step, prompt)
         self.series.add("hit_tokens", self.step, hit)
-        self.miss.attribute(ev, hit, pre)
+        self.miss.attribute(ev, hit)
 
     def _finish(self, ev: dict) -> None:
         self.miss.admitted_step.pop(ev["req"], None)

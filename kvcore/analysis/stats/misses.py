@@ -123,10 +123,8 @@ class MissStats:
                            for r, n in self.by_evictor.most_common(top)],
         }
 
-    def attribute(self, ev: dict, hit_tokens: int, pre: tuple | None = None) -> None:
-        """Attribute the missed tokens of one counted admission (`ev` is the `admit` event).
-        ``pre``: (block keys, their values, cached?, history values) of its missed blocks,
-        looked up by the chunk reader (chunks.py), which records the block keys itself."""
+    def attribute(self, ev: dict, hit_tokens: int) -> None:
+        """Attribute the missed tokens of one counted admission (`ev` is the `admit` event)."""
         ref, bs = self.ref, self.bs
         prompt = ev["prompt_tokens"]
         n_full = prompt // bs
@@ -140,19 +138,12 @@ class MissStats:
         if len(hashes) != n_full:
             raise ValueError(f"prompt_hashes[{ref}] has {len(hashes)} hashes, the prompt has "
                              f"{n_full} full blocks")
-        if pre is None:
-            kv = block_keys(ev, ref, hashes, hit_blocks)
-            seen_before = seen_array(self.seen, kv) if kv is not None else None
-            in_c = was = None
-        else:
-            kv, seen_before, in_c, was = pre
+        kv = block_keys(ev, ref, hashes, hit_blocks)
+        seen_before = seen_array(self.seen, kv) if kv is not None else None
         codes: np.ndarray | list[int]
         try:
-            codes, evictors = block_reasons(self, ev, hashes, hit_blocks, tail, seen_before,
-                                            in_c, was)
+            codes, evictors = block_reasons(self, ev, hashes, hit_blocks, tail, seen_before)
         except _BAD_ADMIT:
-            if pre is not None:     # (the chunk reader takes only admissions it can answer)
-                raise
             codes, evictors = self.reasons_per_block(ev, hashes, hit_blocks, tail, seen_before)
         if self.tier is not None and len(codes):
             codes = self.tier.split_misses(ev, hashes, hit_blocks, self.bs, codes)
@@ -169,7 +160,7 @@ class MissStats:
             for g, chs in enumerate(content):
                 if chs is not None:
                     self.domain_content[g].update(chs)
-        if pre is None and kv is not None and seen_before is not None:
+        if kv is not None and seen_before is not None:
             remember(self.seen, kv, seen_before)
         self.record(counts, tail)
 
