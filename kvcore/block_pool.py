@@ -112,7 +112,7 @@ class BlockPool:
             return
         hs: list[bytes] = [b.block_hash for b in stored]  # type: ignore[misc]  # all just set
         if tracer is not None and stored:
-            tracer.on_cache(group, [b.block_id for b in stored], hs)
+            tracer.on_cache(group, [b.id_obj for b in stored], hs)
         if events:
             # vLLM publishes the call's BlockStored even when every block was null or masked
             # out (a sparse-retention sliding group's decode block: empty block_hashes).
@@ -172,7 +172,7 @@ class BlockPool:
                 blk.block_hash = None
                 blk.hash_group = -1
                 if removed and evicted is not None:
-                    evicted.append(blk.block_id)
+                    evicted.append(blk.id_obj)
                     ev_hashes.append(h)
                     ev_groups.append(g)
             blk.ref_cnt = 1
