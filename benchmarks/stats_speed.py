@@ -7,13 +7,16 @@ code to compare with, e.g. `git worktree add /tmp/base-stats 9a158cb` (default: 
 comparison, only this tree). Each run is its own process (`python -m kvcli stats EVENTS
 --json`, KVCLI_PURE=1, PYTHONPATH set to the tree, run from a scratch folder so that the
 current directory does not shadow it), old and new interleaved, so that a shared machine's
-noise falls on both alike. Prints each run's wall time and peak RSS, the medians, their ratio,
-and whether the JSON documents are byte-identical.
+noise falls on both alike. Prints each run's wall time, CPU time (user + system) and peak RSS,
+the medians, their ratios, and whether the JSON documents are byte-identical; when they are not,
+whether they are the same apart from top-level keys only one tree writes (a section added since,
+e.g. `latency` against 9a158cb).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -25,8 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_once(tree: Path, events: str, out: Path) -> tuple[float, float]:
-    """(wall seconds, peak RSS in MB) of one `kvcli stats --json` in a child process."""
+def run_once(tree: Path, events: str, out: Path) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds, peak RSS in MB) of one `kvcli stats --json` in a child
+    process."""
     env = {**os.environ, "PYTHONPATH": str(tree), "KVCLI_PURE": "1"}
     t0 = time.perf_counter()
     with out.open("wb") as f:
@@ -37,7 +41,15 @@ def run_once(tree: Path, events: str, out: Path) -> tuple[float, float]:
     child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode:
         raise SystemExit(f"{tree}: kvcli stats exited with {child.returncode}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def same_but_added(a: bytes, b: bytes) -> list[str] | None:
+    """The top-level keys only one document has, when the rest is equal; else None."""
+    da, db = json.loads(a), json.loads(b)
+    extra = sorted(set(da) ^ set(db))
+    common = set(da) & set(db)
+    return extra if all(da[k] == db[k] for k in common) else None
 
 
 def main() -> None:
@@ -51,21 +63,31 @@ def main() -> None:
     if a.old:
         trees = {"old": a.old.resolve(), "new": ROOT}
     times: dict[str, list[float]] = {k: [] for k in trees}
+    cpu: dict[str, list[float]] = {k: [] for k in trees}
     rss: dict[str, list[float]] = {k: [] for k in trees}
     with tempfile.TemporaryDirectory() as tmp:
         outs = {k: Path(tmp) / f"{k}.json" for k in trees}
         for i in range(a.repeat):
             for name, tree in trees.items():
-                wall, mb = run_once(tree, events, outs[name])
+                wall, cpu_s, mb = run_once(tree, events, outs[name])
                 times[name].append(wall)
+                cpu[name].append(cpu_s)
                 rss[name].append(mb)
-                print(f"run {i + 1} {name}: {wall:7.2f} s, peak RSS {mb:,.0f} MB", flush=True)
+                print(f"run {i + 1} {name}: {wall:7.2f} s wall, {cpu_s:7.2f} s CPU, "
+                      f"peak RSS {mb:,.0f} MB", flush=True)
         med = {k: statistics.median(v) for k, v in times.items()}
+        med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
         for k, v in med.items():
-            print(f"median {k}: {v:.2f} s, peak RSS {max(rss[k]):,.0f} MB")
+            print(f"median {k}: {v:.2f} s wall, {med_cpu[k]:.2f} s CPU, "
+                  f"peak RSS {max(rss[k]):,.0f} MB")
         if "old" in med:
-            same = outs["old"].read_bytes() == outs["new"].read_bytes()
-            print(f"old / new: {med['old'] / med['new']:.2f}x; JSON byte-identical: {same}")
+            a, b = outs["old"].read_bytes(), outs["new"].read_bytes()
+            print(f"old / new: {med['old'] / med['new']:.2f}x wall, "
+                  f"{med_cpu['old'] / med_cpu['new']:.2f}x CPU; JSON byte-identical: {a == b}")
+            if a != b:
+                extra = same_but_added(a, b)
+                print("  the same apart from keys only one writes: " + ", ".join(extra)
+                      if extra is not None else "  and they differ in common keys")
 
 
 if __name__ == "__main__":

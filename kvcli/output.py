@@ -12,12 +12,10 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 import typer
-from rich.console import Console
-from rich.table import Table as RichTable
 
 from kvcli.output_files import (
     STDOUT_LABEL,
@@ -30,6 +28,12 @@ from kvcli.output_files import (
 from kvcli.progress_bar import Advance, progress
 from kvcli.signals import install_signal_handlers, interrupt_code
 from kvcore.errors import InputError, NoDeviceError
+
+if TYPE_CHECKING:
+    # rich is imported on first use: a `--json` run that prints no message never needs it
+    # (~25 ms of a process's start)
+    from rich.console import Console
+    from rich.table import Table as RichTable
 
 __all__ = ["Advance", "OutputFailed", "Table", "View", "check_append", "check_output",
            "describe", "dumps_pretty", "emit", "emit_lines", "emit_live",
@@ -59,10 +63,14 @@ class View:
 
 
 def stdout_console() -> Console:
+    from rich.console import Console
+
     return Console(file=sys.stdout, highlight=False, soft_wrap=False)
 
 
 def stderr_console() -> Console:
+    from rich.console import Console
+
     return Console(file=sys.stderr, highlight=False, soft_wrap=True)
 
 
@@ -85,6 +93,8 @@ def _cell(v: Any) -> str:
 
 
 def _rich_table(t: Table) -> RichTable:
+    from rich.table import Table as RichTable
+
     rt = RichTable(title=t.title, caption=t.caption, title_justify="left")
     for i, c in enumerate(t.columns):
         rt.add_column(c, justify="left" if i == 0 else "right")

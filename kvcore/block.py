@@ -13,7 +13,7 @@ never concatenates bytes. `block_hash_with_group_id` rebuilds vLLM's form when w
 
 from __future__ import annotations
 
-from typing import final
+from typing import Any, final
 
 
 @final  # no subclasses: hot loops test ``type(v) is KVCacheBlock`` (and mypy narrows on it)
@@ -22,6 +22,7 @@ class KVCacheBlock:
         "block_hash",
         "block_id",
         "hash_group",
+        "id_obj",
         "is_null",
         "next_free_block",
         "prev_free_block",
@@ -30,6 +31,11 @@ class KVCacheBlock:
 
     def __init__(self, block_id: int) -> None:
         self.block_id = block_id
+        # The same id as one Python int object, for the id lists the tracer gets: the compiled
+        # build keeps `block_id` unboxed and would allocate a new int object each time it puts
+        # one in a list (four or five times per block over a replay: allocate, cache, evict,
+        # free). Measured: 5.9 -> 5.5 s CPU, the first 3,000 conversation requests with events.
+        self.id_obj: Any = block_id      # Any: stored as the object itself
         # Number of live block tables (requests x groups) holding this block.
         self.ref_cnt = 0
         # Set only while the block is full and registered in the prefix cache.

@@ -117,7 +117,7 @@ class BlockPool:
             return
         hs: list[bytes] = [b.block_hash for b in stored]  # type: ignore[misc]  # all just set
         if tracer is not None and stored:
-            tracer.on_cache(group, [b.block_id for b in stored], hs)
+            tracer.on_cache(group, [b.id_obj for b in stored], hs)
         if events and self.lean_events:
             # Only the hashes, for a cluster's index (`kvcore/lean_events.py`: why its counts
             # stay the same): no token ids, no extra keys, no event objects. 8 replicas behind
@@ -182,7 +182,7 @@ class BlockPool:
                 blk.block_hash = None
                 blk.hash_group = -1
                 if removed and evicted is not None:
-                    evicted.append(blk.block_id)
+                    evicted.append(blk.id_obj)
                     ev_hashes.append(h)
                     ev_groups.append(g)
             blk.ref_cnt = 1

@@ -20,18 +20,18 @@ from kvcore.traces import read_trace
 SAMPLE = Path(__file__).resolve().parents[1] / "traces" / "multiturn-chat.jsonl"
 
 CASES = {
-    "sync": dict(async_scheduling=False),
-    "async": dict(async_scheduling=True),
-    "small pool (preemptions)": dict(async_scheduling=False, num_blocks=400, skip_bad=True),
-    "cpu tier": dict(kv_offloading_size=0.05, num_layers=2, num_kv_heads=2, head_size=64),
-    "hybrid": dict(model="gemma-3-27b", gpu_memory_gib=80),
+    "sync": {"async_scheduling": False},
+    "async": {"async_scheduling": True},
+    "small pool (preemptions)": {"async_scheduling": False, "num_blocks": 400, "skip_bad": True},
+    "cpu tier": {"kv_offloading_size": 0.05, "num_layers": 2, "num_kv_heads": 2, "head_size": 64},
+    "hybrid": {"model": "gemma-3-27b", "gpu_memory_gib": 80},
 }
 
 
 @pytest.mark.parametrize("name", list(CASES))
 @pytest.mark.parametrize("events", ["ours", "vllm"])
 def test_steps_leave_no_cyclic_garbage(name: str, events: str, tmp_path: Path) -> None:
-    opts = dict(block_size=16, num_blocks=2048)
+    opts = {"block_size": 16, "num_blocks": 2048}
     opts.update(CASES[name])
     tr = read_trace(str(SAMPLE))
     with (tmp_path / "ev.jsonl").open("wb") as f:

@@ -1,103 +1,32 @@
 """kvcli as a stand-in vLLM: KV events over ZMQ exactly as vLLM 0.33's ZmqEventPublisher
-(docs/live.md). Every socket here has a timeout; every subprocess a deadline."""
+(docs/live.md): the wire, the endpoints, what subscribers receive. Every socket here has a
+timeout; every subprocess a deadline. Failures: tests/test_live_failures.py."""
 
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
-from typing import Any
 
-import msgspec
 import pytest
 import zmq
+from live_helpers import (
+    DATA,
+    DECODER,
+    TRACE,
+    as_dict,
+    file_batches,
+    free_port,
+    kvcli,
+)
 from typer.testing import CliRunner
 
 from kvcli.app import app
 from kvcore.live.endpoints import is_bind_endpoint, offset_endpoint_port
 from kvcore.live.wire import Encoder, batch_to_dict
 
-ROOT = Path(__file__).resolve().parents[1]
-TRACE = str(ROOT / "traces" / "shared-prefix.jsonl")
-DATA = Path(__file__).parent / "data" / "live"
 runner = CliRunner()
-
-
-# -- vLLM 0.33's structs, declared here as vllm/distributed/kv_events.py declares them ----------
-class EventBatch(msgspec.Struct, array_like=True, omit_defaults=True, gc=False):
-    ts: float
-    events: list[Any]
-    data_parallel_rank: int | None = None
-
-
-class KVCacheEvent(msgspec.Struct, omit_defaults=True, gc=False, tag=True):
-    pass
-
-
-class BlockStored(KVCacheEvent):
-    block_hashes: list[bytes | int]
-    parent_block_hash: bytes | int | None
-    token_ids: list[int]
-    block_size: int
-    lora_id: int | None
-    medium: str | None
-    lora_name: str | None
-    extra_keys: list[tuple[Any, ...] | None] | None = None
-    group_idx: int | None = None
-    kv_cache_spec_kind: str | None = None
-    kv_cache_spec_sliding_window: int | None = None
-    locality: str | None = None
-    ownership: str | None = None
-    session_id: str | None = None
-    lookahead_token_ids: list[list[int]] | None = None
-
-
-class BlockRemoved(KVCacheEvent):
-    block_hashes: list[bytes | int]
-    medium: str | None
-    group_idx: int | None = None
-    locality: str | None = None
-    ownership: str | None = None
-
-
-class AllBlocksCleared(KVCacheEvent):
-    pass
-
-
-class KVEventBatch(EventBatch):
-    events: list[BlockStored | BlockRemoved | AllBlocksCleared]
-
-
-DECODER = msgspec.msgpack.Decoder(KVEventBatch)
-
-
-def as_dict(batch: KVEventBatch) -> dict:
-    return json.loads(msgspec.json.encode(
-        {"ts": batch.ts, "events": [{"type": type(e).__name__,
-                                     **{f: getattr(e, f) for f in e.__struct_fields__}}
-                                    for e in batch.events],
-         "data_parallel_rank": batch.data_parallel_rank}))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def kvcli(*args: str, timeout: float = 60) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.Popen([sys.executable, "-m", "kvcli", *args], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def file_batches(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 # -- the wire ------------------------------------------------------------------------------------
@@ -305,74 +234,3 @@ def test_cluster_replicas_publish_on_offset_ports():
 
 
 # -- errors: one line, exit 2; warnings; never a hang --------------------------------------------
-def test_port_in_use_and_bad_endpoints_are_one_line():
-    with socket.socket() as taken:
-        taken.bind(("0.0.0.0", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        r = runner.invoke(app, ["replay", TRACE, "--num-blocks", "96",
-                                "--kv-events-endpoint", f"tcp://*:{port}"])
-        assert r.exit_code == 2
-        assert "option --kv-events-endpoint:" in r.stderr and "in use" in r.stderr
-        assert len(r.stderr.strip().splitlines()) == 1
-    for args, flag in (
-            (["--kv-events-endpoint", "localhost:5557"], "--kv-events-endpoint"),
-            (["--kv-events-endpoint", "tcp://*:0"], "--kv-events-endpoint"),
-            (["--kv-events-endpoint", "tcp://*:70000"], "--kv-events-endpoint"),
-            (["--kv-events-endpoint", "inproc://x"], "--kv-events-endpoint"),
-            (["--kv-events-replay-endpoint", "tcp://*:5558"], "--kv-events-replay-endpoint"),
-            (["--metrics-port", "9100"], "--metrics-port"),
-            (["--realtime", "0"], "--realtime"),
-            (["--realtime", "nan"], "--realtime"),
-            (["--metrics-interval-s", "-1"], "--metrics-interval-s"),
-            (["--kv-events-hwm", "-1"], "--kv-events-hwm")):
-        r = runner.invoke(app, ["replay", TRACE, "--num-blocks", "96", *args])
-        assert r.exit_code == 2, (args, r.output)
-        assert r.stderr.startswith(f"error: option {flag}:"), (args, r.stderr)
-        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
-    r = runner.invoke(app, ["events", "listen", "http://x"])
-    assert r.exit_code == 2 and "option --endpoint" in r.stderr or "endpoint" in r.stderr
-
-
-def test_a_subscriber_that_never_connects_is_a_warning():
-    port = free_port()
-    r = runner.invoke(app, ["replay", TRACE, "--num-blocks", "96", "--kv-events-endpoint",
-                            f"tcp://127.0.0.1:{port}", "--kv-events-wait-s", "0.3", "--json"])
-    assert r.exit_code == 0, r.output
-    assert "nothing accepted the connection" in r.stderr
-    assert json.loads(r.stdout)["live"]["kv_events"][0]["batches"] > 0
-
-
-def test_listen_ends_by_itself():
-    r = runner.invoke(app, ["events", "listen", f"tcp://127.0.0.1:{free_port()}",
-                            "--idle-timeout-s", "0.2"])
-    assert r.exit_code == 0 and r.stdout == ""
-    assert "0 batch(es)" in r.stderr
-
-
-def test_a_slow_subscriber_makes_drops_that_are_counted_and_warned():
-    """A SUB that never reads and high-water marks of 1 (inproc: no kernel buffers between):
-    batches drop, each is counted and kept for the replay socket, and closing warns."""
-    from kvcore.kv_events import AllBlocksCleared as A
-    from kvcore.live.options import LiveOptions
-    from kvcore.live.publisher import ZmqPublisher
-    from kvcore.live.session import LiveRun
-
-    zctx = zmq.Context()
-    warnings: list[str] = []
-    pub = ZmqPublisher(zctx, "inproc://slow", hwm=1, wait_s=5, warn=warnings.append)
-    sub = zctx.socket(zmq.SUB)
-    sub.setsockopt(zmq.RCVHWM, 1)
-    sub.setsockopt(zmq.SUBSCRIBE, b"")
-    sub.connect("inproc://slow")
-    for i in range(50):
-        pub.publish(i / 10, [A()])
-    assert pub.subscriptions == 1 and not warnings      # it waited for the subscription
-    assert pub.seq == 50 and 0 < pub.dropped < 50 and len(pub.buffer) == 50
-    run = LiveRun(LiveOptions(), warn=warnings.append)
-    run.publishers = [pub]
-    run.close(0.0)
-    sub.close(linger=0)
-    zctx.term()
-    assert len(warnings) == 1 and f"{pub.dropped:,} of 50 batches" in warnings[0]
-    assert "kv_events_hwm" in warnings[0]

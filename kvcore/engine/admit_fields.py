@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from kvcore.engine.events import hash_ints
+from kvcore.engine.events import hash_array, hash_ints
 from kvcore.request import Request
 from kvcore.traces import TraceRequest
 
@@ -21,8 +21,10 @@ class AdmitFields:
 
     def __init__(self, hash_block_size: int, group_block_sizes: Sequence[int],
                  hasher: Callable[[Request], list[bytes]] | None,
-                 trace_request: Callable[[str], TraceRequest]) -> None:
+                 trace_request: Callable[[str], TraceRequest], *, arrays: bool = False) -> None:
+        """`arrays`: the hashes may be numpy arrays (`events.hash_array`: the sink writes them)."""
         self.hbs = hash_block_size
+        self.hash_ints = hash_array if arrays else hash_ints
         # Per group at the group's block size; groups hashed at a coarser size get null.
         self.same = [bs == hash_block_size for bs in group_block_sizes]
         self.hasher = hasher
@@ -38,7 +40,7 @@ class AdmitFields:
                                           f"salt={tr.cache_salt}" if tr.cache_salt is not None
                                           else "") if p)
         n_prompt = req.num_prompt_tokens
-        hashes = hash_ints(req.block_hashes[:n_prompt // hbs])
+        hashes = self.hash_ints(req.block_hashes[:n_prompt // hbs])
         first = req.token_ids(0, n_prompt, hbs)
         out = {"prompt_hashes": [hashes if x else None for x in same],
                "hash_domain": domain,
@@ -46,6 +48,6 @@ class AdmitFields:
         if domain is not None and self.hasher is not None:
             plain = Request(req.request_id, tr.prompt_tokens()[:n_prompt - n_prompt % hbs],
                             self.hasher)
-            content = hash_ints(plain.block_hashes)
+            content = self.hash_ints(plain.block_hashes)
             out["content_hashes"] = [content if x else None for x in same]
         return out

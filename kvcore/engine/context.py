@@ -118,7 +118,8 @@ class ReplayContext:
         if self.jsonl is not None:
             plain = BlockHasher(hash_block_size, cfg.hash_algo) if self.hasher else None
             admit_extra = AdmitFields(hash_block_size, [g["block_size"] for g in self.groups],
-                                      plain, lambda rid: self.records[rid].tr)
+                                      plain, lambda rid: self.records[rid].tr,
+                                      arrays=self.jsonl.writes_arrays())
         self._no_effect_warnings()
         self.recorder = Recorder(self.jsonl, self.num_blocks - 1, is_counted=self.is_counted,
                                  admit_extra=admit_extra)

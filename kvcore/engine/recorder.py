@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kvcore.engine.events import JsonlEvents, hash_ints
+from kvcore.engine.events import JsonlEvents, hash_array, hash_ints
 from kvcore.kv_events import hash_to_int
 
 
@@ -24,6 +24,8 @@ class Recorder:
         warm-up); `admit_extra(req)` gives the extra fields of an `admit` line."""
         self.req: str | None = None
         self.sink = sink
+        # the 64-bit hashes of an event: numpy arrays when the sink writes its JSON itself
+        self.hash_ints = hash_array if sink is not None and sink.writes_arrays() else hash_ints
         self.pool: Any = None            # the pool watched: its constructor calls `attach`
         self.num_usable = max(num_usable, 1)
         self.evictions = 0
@@ -80,14 +82,14 @@ class Recorder:
             if self._ev_blocks:
                 self.flush()
             self.sink.put("touch", self.req, group, {"blocks": list(block_ids),
-                                                     "hashes": hash_ints(hashes)})
+                                                     "hashes": self.hash_ints(hashes)})
 
     def on_cache(self, group: int, block_ids: list[int], hashes: list[bytes]) -> None:
         if self.sink is not None:
             if self._ev_blocks:
                 self.flush()
             self.sink.put("cache", self.req, group, {"blocks": list(block_ids),
-                                                     "hashes": hash_ints(hashes)})
+                                                     "hashes": self.hash_ints(hashes)})
 
     def on_evict(self, group: int, block_id: int, block_hash: bytes) -> None:
         self.evictions += 1
@@ -108,7 +110,7 @@ class Recorder:
         if self.sink is not None:
             if self._ev_blocks:
                 self.flush()
-            ints = hash_ints(hashes)
+            ints = self.hash_ints(hashes)
             # one assignment, no call between the stores (a signal cannot split them)
             self._ev_req, self._ev_blocks, self._ev_hashes, self._ev_groups = \
                 self.req, block_ids, ints, groups

@@ -140,7 +140,7 @@ class SingleTypeKVCacheManager(ABC):
                 if real:
                     # Hits are cached blocks, so every one has a hash.
                     hashes: list[bytes] = [b.block_hash for b in real]  # type: ignore[misc]
-                    self.tracer.on_touch(self.kv_cache_group_id, [b.block_id for b in real],
+                    self.tracer.on_touch(self.kv_cache_group_id, [b.id_obj for b in real],
                                          hashes)
         else:
             assert not any(new_computed_blocks), "no hits without prefix caching"
@@ -163,7 +163,7 @@ class SingleTypeKVCacheManager(ABC):
             new = self.block_pool.get_new_blocks(n)
             req_blocks.extend(new)
             if self.tracer is not None:
-                self.tracer.on_allocate(self.kv_cache_group_id, [b.block_id for b in new])
+                self.tracer.on_allocate(self.kv_cache_group_id, [b.id_obj for b in new])
 
     # --- allocation -------------------------------------------------------------------
     def allocate_new_blocks(self, request_id: str, num_tokens: int) -> list[KVCacheBlock]:
@@ -177,7 +177,7 @@ class SingleTypeKVCacheManager(ABC):
         new = self.block_pool.get_new_blocks(n)
         req_blocks.extend(new)
         if self.tracer is not None:
-            self.tracer.on_allocate(self.kv_cache_group_id, [b.block_id for b in new])
+            self.tracer.on_allocate(self.kv_cache_group_id, [b.id_obj for b in new])
         return new
 
     def cache_blocks(self, request: Request, num_tokens: int) -> None:
@@ -226,9 +226,9 @@ class SingleTypeKVCacheManager(ABC):
         if not released or tracer is None:
             return
         freed = [b for b in released if b.ref_cnt == 0]
-        tracer.on_free(self.kv_cache_group_id, [b.block_id for b in released],
-                       [b.block_id for b in freed],
-                       [b.block_id for b in freed if b.block_hash is not None])
+        tracer.on_free(self.kv_cache_group_id, [b.id_obj for b in released],
+                       [b.id_obj for b in freed],
+                       [b.id_obj for b in freed if b.block_hash is not None])
 
     def remove_skipped_blocks(self, request_id: str, num_computed_tokens: int) -> None:
         """Free the blocks attention no longer reads and null their table entries.

@@ -87,7 +87,7 @@ class MambaManager(SingleTypeKVCacheManager):
         blocks.extend(new)
         self._allocated.add(request_id)
         if new and self.tracer is not None:
-            self.tracer.on_allocate(self.kv_cache_group_id, [b.block_id for b in new])
+            self.tracer.on_allocate(self.kv_cache_group_id, [b.id_obj for b in new])
         return new
 
     def cache_blocks(self, request, num_tokens: int) -> None:

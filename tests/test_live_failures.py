@@ -1,0 +1,91 @@
+"""kvcli as a stand-in vLLM, when things go wrong: ports in use, bad endpoints, a subscriber
+that never connects, a slow one (docs/live.md). Every wait has a deadline."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import zmq
+from live_helpers import (
+    TRACE,
+    free_port,
+)
+from typer.testing import CliRunner
+
+from kvcli.app import app
+
+runner = CliRunner()
+
+
+def test_port_in_use_and_bad_endpoints_are_one_line():
+    with socket.socket() as taken:
+        taken.bind(("0.0.0.0", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = runner.invoke(app, ["replay", TRACE, "--num-blocks", "96",
+                                "--kv-events-endpoint", f"tcp://*:{port}"])
+        assert r.exit_code == 2
+        assert "option --kv-events-endpoint:" in r.stderr and "in use" in r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+    for args, flag in (
+            (["--kv-events-endpoint", "localhost:5557"], "--kv-events-endpoint"),
+            (["--kv-events-endpoint", "tcp://*:0"], "--kv-events-endpoint"),
+            (["--kv-events-endpoint", "tcp://*:70000"], "--kv-events-endpoint"),
+            (["--kv-events-endpoint", "inproc://x"], "--kv-events-endpoint"),
+            (["--kv-events-replay-endpoint", "tcp://*:5558"], "--kv-events-replay-endpoint"),
+            (["--metrics-port", "9100"], "--metrics-port"),
+            (["--realtime", "0"], "--realtime"),
+            (["--realtime", "nan"], "--realtime"),
+            (["--metrics-interval-s", "-1"], "--metrics-interval-s"),
+            (["--kv-events-hwm", "-1"], "--kv-events-hwm")):
+        r = runner.invoke(app, ["replay", TRACE, "--num-blocks", "96", *args])
+        assert r.exit_code == 2, (args, r.output)
+        assert r.stderr.startswith(f"error: option {flag}:"), (args, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    r = runner.invoke(app, ["events", "listen", "http://x"])
+    assert r.exit_code == 2 and "option --endpoint" in r.stderr or "endpoint" in r.stderr
+
+
+def test_a_subscriber_that_never_connects_is_a_warning():
+    port = free_port()
+    r = runner.invoke(app, ["replay", TRACE, "--num-blocks", "96", "--kv-events-endpoint",
+                            f"tcp://127.0.0.1:{port}", "--kv-events-wait-s", "0.3", "--json"])
+    assert r.exit_code == 0, r.output
+    assert "nothing accepted the connection" in r.stderr
+    assert json.loads(r.stdout)["live"]["kv_events"][0]["batches"] > 0
+
+
+def test_listen_ends_by_itself():
+    r = runner.invoke(app, ["events", "listen", f"tcp://127.0.0.1:{free_port()}",
+                            "--idle-timeout-s", "0.2"])
+    assert r.exit_code == 0 and r.stdout == ""
+    assert "0 batch(es)" in r.stderr
+
+
+def test_a_slow_subscriber_makes_drops_that_are_counted_and_warned():
+    """A SUB that never reads and high-water marks of 1 (inproc: no kernel buffers between):
+    batches drop, each is counted and kept for the replay socket, and closing warns."""
+    from kvcore.kv_events import AllBlocksCleared as A
+    from kvcore.live.options import LiveOptions
+    from kvcore.live.publisher import ZmqPublisher
+    from kvcore.live.session import LiveRun
+
+    zctx = zmq.Context()
+    warnings: list[str] = []
+    pub = ZmqPublisher(zctx, "inproc://slow", hwm=1, wait_s=5, warn=warnings.append)
+    sub = zctx.socket(zmq.SUB)
+    sub.setsockopt(zmq.RCVHWM, 1)
+    sub.setsockopt(zmq.SUBSCRIBE, b"")
+    sub.connect("inproc://slow")
+    for i in range(50):
+        pub.publish(i / 10, [A()])
+    assert pub.subscriptions == 1 and not warnings      # it waited for the subscription
+    assert pub.seq == 50 and 0 < pub.dropped < 50 and len(pub.buffer) == 50
+    run = LiveRun(LiveOptions(), warn=warnings.append)
+    run.publishers = [pub]
+    run.close(0.0)
+    sub.close(linger=0)
+    zctx.term()
+    assert len(warnings) == 1 and f"{pub.dropped:,} of 50 batches" in warnings[0]
+    assert "kv_events_hwm" in warnings[0]
