@@ -120,15 +120,15 @@ def test_curve_huge_capacities_allocate_nothing():
 # -- pools too large for the machine ---------------------------------------------------------------
 
 def test_pool_arithmetic():
-    assert BYTES_PER_BLOCK == POOL_BYTES_PER_BLOCK + CACHED_BYTES_PER_BLOCK == 384
-    assert pool_bytes(1_000_000_000) == 384_000_000_000
+    assert BYTES_PER_BLOCK == POOL_BYTES_PER_BLOCK + CACHED_BYTES_PER_BLOCK == 396
+    assert pool_bytes(1_000_000_000) == 396_000_000_000
     check_pool_fits(1000, available=1000 * BYTES_PER_BLOCK)        # exactly fits
     with pytest.raises(InputError) as e:
         check_pool_fits(1_000_000_000, available=64 * GiB)
     assert e.value.field == "num_blocks"
     assert e.value.message == (
-        "1,000,000,000 blocks need ~357.6 GiB of host memory for the pool (384 bytes a block: "
-        "128 for the block, 256 for its prefix-cache entry); this machine has 64.0 GiB "
+        "1,000,000,000 blocks need ~368.8 GiB of host memory for the pool (396 bytes a block: "
+        "140 for the block, 256 for its prefix-cache entry); this machine has 64.0 GiB "
         "available")
     with pytest.raises(InputError) as e:
         check_pool_fits(1001, available=1000 * BYTES_PER_BLOCK, field="capacities")
@@ -166,7 +166,7 @@ def test_replay_num_blocks_beyond_the_machine():
     line = refused(["replay", MT, "--num-blocks", "1000000000000"], "--num-blocks",
                    "1,000,000,000,000 blocks need ~", "GiB of host memory for the pool",
                    "this machine has")
-    assert "357,627.9 GiB" in line
+    assert "368,803.7 GiB" in line
 
 
 def test_trace_config_num_blocks_beyond_the_machine(tmp_path):
@@ -352,8 +352,8 @@ def test_a_pool_sized_from_gpu_memory_is_refused_before_it_is_built(monkeypatch)
                                    "--model", "llama-3.1-8b", "--gpu-memory-gib", "1000000"])
     assert res.exit_code == 2 and "Traceback" not in res.output
     assert res.stderr == (
-        "error: option --gpu-memory-gib: 460,792,341 blocks need ~164.8 GiB of host memory for "
-        "the pool (384 bytes a block: 128 for the block, 256 for its prefix-cache entry); this "
+        "error: option --gpu-memory-gib: 460,792,341 blocks need ~169.9 GiB of host memory for "
+        "the pool (396 bytes a block: 140 for the block, 256 for its prefix-cache entry); this "
         "machine has 8.0 GiB available\n")
 
 
