@@ -29,10 +29,9 @@ _frombuffer: Any = None     # numpy's, imported on first use: a replay without e
                             # needs numpy (its import is ~0.09 s of every process's start)
 
 
-def hash_ints(hashes: list[bytes]) -> list[int]:
-    """The 64-bit event form of block hashes (`kvcore.kv_events.hashes_to_ints`: this runs for
-    every block of every event). Long lists of equal-length hashes (one hash algorithm) go
-    through numpy: the last 8 bytes of each, big-endian, in one pass."""
+def _last_words(hashes: list[bytes]) -> Any:
+    """The last 8 bytes of each hash as a big-endian uint64 numpy view, in one pass, for long
+    lists of equal-length hashes (one hash algorithm); None otherwise (numpy would not pay)."""
     n = len(hashes)
     if n >= 12:
         size = len(hashes[0])
@@ -44,27 +43,26 @@ def hash_ints(hashes: list[bytes]) -> list[int]:
                     import numpy
                     _frombuffer = numpy.frombuffer
                 k = size // 8
-                return _frombuffer(raw, dtype=">u8")[k - 1::k].tolist()
-    return hashes_to_ints(hashes)
+                return _frombuffer(raw, dtype=">u8")[k - 1::k]
+    return None
+
+
+def hash_ints(hashes: list[bytes]) -> list[int]:
+    """The 64-bit event form of block hashes (`kvcore.kv_events.hashes_to_ints`: this runs for
+    every block of every event)."""
+    words = _last_words(hashes)
+    return hashes_to_ints(hashes) if words is None else words.tolist()
 
 
 def hash_array(hashes: list[bytes]) -> Any:
     """`hash_ints` for a sink that writes JSON itself (`JsonlEvents.writes_arrays`): a long list
-    comes back as a numpy uint64 array, which orjson writes as the same digits without making
-    a Python int per hash (4% of a conversation replay with events: 5.28 -> 5.08 s CPU on its
-    first 3,000 requests, medians of 4 interleaved runs); a short one as `hash_ints`' list."""
-    n = len(hashes)
-    if n >= 12:
-        size = len(hashes[0])
-        if size % 8 == 0:
-            raw = b"".join(hashes)
-            if len(raw) == size * n:
-                import numpy
-
-                k = size // 8
-                return numpy.ascontiguousarray(numpy.frombuffer(raw, dtype=">u8")[k - 1::k],
-                                               dtype=numpy.uint64)
-    return hashes_to_ints(hashes)
+    comes back as a native uint64 numpy array, which orjson writes as the same digits without
+    making a Python int per hash (4% of a conversation replay with events: 5.28 -> 5.08 s CPU
+    on its first 3,000 requests, medians of 4 interleaved runs); a short one as a list."""
+    words = _last_words(hashes)
+    if words is None:
+        return hashes_to_ints(hashes)
+    return words.astype("u8")      # a contiguous copy in native order (orjson needs both)
 
 
 class JsonlEvents:
