@@ -240,42 +240,7 @@ class BlockPool:
         0.33: blocks reaching 0 without a hash are *prepended* (scratch, reused first, "LIFO
         for GPU locality"); hashed ones are *appended* (evicted last, which gives LRU).
         """
-        # One pass: the blocks reaching 0 are linked into two detached chains on the way and
-        # the queue splices them in; lists for `prepend_n` / `append_n` cost +1% of the
-        # manager's instructions on `kvcli bench`.
-        caching = self.enable_caching
-        front: KVCacheBlock | None = None
-        front_last: KVCacheBlock | None = None
-        back: KVCacheBlock | None = None
-        back_last: KVCacheBlock | None = None
-        n_front = n_back = 0
-        for blk in ordered_blocks:
-            if blk.is_null:
-                continue
-            rc = blk.ref_cnt - 1
-            blk.ref_cnt = rc
-            if rc:
-                continue
-            if blk.block_hash is None or not caching:
-                if front_last is None:
-                    front = blk
-                else:
-                    front_last.next_free_block = blk
-                    blk.prev_free_block = front_last
-                front_last = blk
-                n_front += 1
-            else:
-                if back_last is None:
-                    back = blk
-                else:
-                    back_last.next_free_block = blk
-                    blk.prev_free_block = back_last
-                back_last = blk
-                n_back += 1
-        if front is not None and front_last is not None:
-            self.free_block_queue.splice_front(front, front_last, n_front)
-        if back is not None and back_last is not None:
-            self.free_block_queue.splice_back(back, back_last, n_back)
+        self.free_block_queue.release(ordered_blocks, self.enable_caching)
 
     def evict_blocks(self, block_ids: Iterable[int]) -> None:
         """Drop these blocks' hashes from the prefix cache (ref counts and queue untouched)."""

@@ -15,7 +15,7 @@ eviction, the hottest loop of all); every other change to the links goes through
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from itertools import pairwise
 
 from kvcore.block import KVCacheBlock
@@ -114,10 +114,49 @@ class FreeKVCacheBlockQueue:
         if blocks:
             self.splice_front(*_chain(blocks), len(blocks))
 
+    def release(self, ordered_blocks: Iterable[KVCacheBlock], caching: bool) -> None:
+        """`BlockPool.free_blocks`: drop one reference from each block; those reaching 0 come
+        back, blocks without a hash (or every block, without caching) at the front, in the given
+        order, hashed ones at the back. The null block is skipped."""
+        # One pass: the blocks reaching 0 are linked into two detached chains on the way and
+        # spliced in; lists for `prepend_n` / `append_n` cost +1% of the manager's instructions
+        # on `kvcli bench`.
+        front: KVCacheBlock | None = None
+        front_last: KVCacheBlock | None = None
+        back: KVCacheBlock | None = None
+        back_last: KVCacheBlock | None = None
+        n_front = n_back = 0
+        for blk in ordered_blocks:
+            if blk.is_null:
+                continue
+            rc = blk.ref_cnt - 1
+            blk.ref_cnt = rc
+            if rc:
+                continue
+            if blk.block_hash is None or not caching:
+                if front_last is None:
+                    front = blk
+                else:
+                    front_last.next_free_block = blk
+                    blk.prev_free_block = front_last
+                front_last = blk
+                n_front += 1
+            else:
+                if back_last is None:
+                    back = blk
+                else:
+                    back_last.next_free_block = blk
+                    blk.prev_free_block = back_last
+                back_last = blk
+                n_back += 1
+        if front is not None and front_last is not None:
+            self.splice_front(front, front_last, n_front)
+        if back is not None and back_last is not None:
+            self.splice_back(back, back_last, n_back)
+
     # `splice_front` / `splice_back` take a chain the caller already linked (``first`` ... ``last``
-    # through ``next_free_block`` / ``prev_free_block``, ``n`` blocks): `BlockPool.free_blocks`
-    # links the blocks it frees while walking them instead of collecting lists for
-    # `prepend_n` / `append_n`.
+    # through ``next_free_block`` / ``prev_free_block``, ``n`` blocks): `release` links the
+    # blocks it frees while walking them instead of collecting lists for `prepend_n` / `append_n`.
     def splice_front(self, first: KVCacheBlock, last: KVCacheBlock, n: int) -> None:
         """Put the chain ``first`` ... ``last`` at the front (``first`` is reused first)."""
         head = self.fake_free_list_head
