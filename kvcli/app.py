@@ -78,8 +78,10 @@ def main() -> None:
     from typer._click import exceptions as usage
 
     from kvcli.output import install_signal_handlers
+    from kvcore.gc_pause import one_shot_process
 
     install_signal_handlers()   # SIGTERM / SIGHUP stop a command as Ctrl-C does
+    one_shot_process()          # the process ends after this command (kvcore/gc_pause.py)
     try:
         code = app(standalone_mode=False)
         # Without standalone mode typer returns a command's exit code instead of exiting.

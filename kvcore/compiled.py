@@ -44,7 +44,11 @@ MODULES = (
     "kvcore.engine.queues", "kvcore.engine.decode_windows", "kvcore.engine.scheduler",
     "kvcore.engine.scheduler_update", "kvcore.engine.scheduler_waiting",
     "kvcore.engine.deferred_frees",
+    # block hashing (a decode block's hash is one call per block: interpreted, its overhead
+    # was twice the pickle and sha256 it wraps)
+    "kvcore.hashing", "kvcore.engine.hash_memo", "kvcore.engine.prompt_prefixes",
     "kvcore.engine.engine_loop", "kvcore.engine.replay_observer", "kvcore.engine.async_loop",
+    "kvcore.engine.fake_model",
     # the CPU offload tier (per chunk work as hot as the pool's per block)
     "kvcore.engine.scheduler_offload", "kvcore.offload.keys", "kvcore.offload.policy",
     "kvcore.offload.lru", "kvcore.offload.idle_runs", "kvcore.offload.arc", "kvcore.offload.access",

@@ -97,12 +97,9 @@ def run_replay(trace: str, opts, events: str | None, events_format: str,
                metrics: str | None = None) -> int:
     """Open the outputs, replay, emit the summary; returns 128 + the signal after Ctrl-C
     (130), SIGTERM (143) or SIGHUP (129), else 0. Outputs go through `output.open_output`."""
-    import contextlib
-
     from kvcli import output
-    from kvcore.engine.events import JsonlEvents, VllmEvents
-    from kvcore.engine.replay import replay
     from kvcore.errors import InputError
+    from kvcore.gc_pause import gc_paused
     from kvcore.traces import read_trace
 
     if calls:
@@ -118,7 +115,21 @@ def run_replay(trace: str, opts, events: str | None, events_format: str,
     is_live = live_opts != LiveOptions() or metrics is not None
     if is_live:
         live_opts.check()
-    tr = read_trace(trace)
+    # reading and replaying make no cycles; what they leave lives until the process ends
+    with gc_paused(freeze=True):
+        return _replay_outputs(read_trace(trace), trace, opts, events, events_format, requests,
+                               steps, as_json, live_opts, is_live, metrics)
+
+
+def _replay_outputs(tr, trace: str, opts, events: str | None, events_format: str,
+                    requests: str | None, steps: str | None, as_json: bool,
+                    live_opts: LiveOptions, is_live: bool, metrics: str | None) -> int:
+    import contextlib
+
+    from kvcli import output
+    from kvcore.engine.events import JsonlEvents, VllmEvents
+    from kvcore.engine.replay import replay
+
     with contextlib.ExitStack() as stack:
         def open_out(path: str | None, name: str):
             if path is None:

@@ -19,6 +19,7 @@ import orjson
 from kvcore.clock.batch import StepBatch
 from kvcore.engine.context import ReplayContext
 from kvcore.engine.decode_windows import DecodeWindows
+from kvcore.engine.fake_model import next_token, next_tokens
 from kvcore.engine.fast_forward import decode_stretch, run_stretch
 from kvcore.engine.load_check import check_load
 from kvcore.engine.options import build
@@ -85,13 +86,13 @@ class EngineLoop:
 
     def sample(self, req: Request) -> int:
         """The fake model: the next token of a request at the end of its known tokens."""
-        return self.ctx.records[req.request_id].tr.output_token(req.num_output_tokens,
-                                                                 self.ctx.cfg.max_model_len)
+        return next_token(self.ctx.records[req.request_id], req.num_output_tokens,
+                          self.ctx.cfg.max_model_len)
 
     def sample_run(self, req: Request, n: int) -> list[int]:
         """The fake model's next ``n`` tokens of a decoding request (a decode window's)."""
-        return self.ctx.records[req.request_id].tr.output_tokens(
-            req.num_output_tokens, n, self.ctx.cfg.max_model_len)
+        return next_tokens(self.ctx.records[req.request_id], req.num_output_tokens, n,
+                           self.ctx.cfg.max_model_len)
 
     def run(self) -> None:
         while self.advance():

@@ -18,6 +18,7 @@ import struct
 from collections.abc import Mapping
 from typing import Any
 
+from kvcore.engine.prompt_prefixes import PromptPrefixes
 from kvcore.hashing import _PROTOCOL, BlockHasher, _dumps, _sha256
 from kvcore.request import Request
 from kvcore.traces import TraceRequest
@@ -68,12 +69,12 @@ class TraceBlockHasher(BlockHasher):
     they are built from (the replay's own map); a prompt whose request id is there, with that
     trace request's prompt and no extra keys, is hashed through the table."""
 
-    __slots__ = ("head", "limit", "memo", "traces")
+    __slots__ = ("head", "limit", "memo", "prefixes", "traces")
 
     # Trace blocks remembered, LRU. Each keeps its engine hashes as one bytes object (32 x 32
     # bytes at 512 / 16 with sha256): about 70 MB when full. On the Mooncake conversation trace
     # it serves 37% of the full trace blocks (an unbounded table: 38%).
-    LIMIT = 1 << 16
+    LIMIT = 65_536
 
     def __init__(self, block_size: int, hash_name: str = "sha256",
                  limit: int | None = None,
@@ -82,6 +83,7 @@ class TraceBlockHasher(BlockHasher):
         self.limit = limit or self.LIMIT
         self.memo: dict[tuple[bytes, int, int], bytes] = {}
         self.traces: Mapping[str, TraceRequest] = traces if traces is not None else {}
+        self.prefixes = PromptPrefixes(block_size)    # token-id prompts (prompt_prefixes.py)
         # direct pickle bytes only for sha256 with 32-byte hashes (the default)
         # (pickle writes 1- to 3-tuples with other opcodes, and splits a pickle longer than its
         # 64 KiB frame target into several frames: blocks of more than ~13k tokens)
@@ -92,13 +94,26 @@ class TraceBlockHasher(BlockHasher):
 
     def __call__(self, request: Request) -> list[bytes]:
         bs = self.block_size
-        tr = None if request.block_hashes else self.traces.get(request.request_id)
-        if (tr is None or tr.hash_ids is None
-                or request.lora_request is not None or request.mm_features
-                or request.cache_salt or tr.trace_block_size % bs
-                or request.num_tokens != tr.prompt_len):
+        if request.block_hashes:            # blocks completed by decode tokens
+            return BlockHasher.__call__(self, request)
+        plain = (request.lora_request is None and not request.mm_features
+                 and not request.cache_salt)
+        tr = self.traces.get(request.request_id)
+        if tr is None or tr.hash_ids is None:     # token ids: an earlier request's prefix
+            if plain:
+                ids = None if tr is None else tr.prompt_array
+                return self.prefixes.hash_prompt(request, ids, self._hash_rest)
             return BlockHasher.__call__(self, request)
         tb = tr.trace_block_size
+        if not plain or tb is None or tb % bs or request.num_tokens != tr.prompt_len:
+            return BlockHasher.__call__(self, request)
+        return self._hash_ids(request, tr.hash_ids, tb, tr.prompt_len)
+
+    def _hash_ids(self, request: Request, hash_ids: list[int], tb: int, left: int
+                  ) -> list[bytes]:
+        """A hash-id prompt's hashes through the trace-block table (``tb``: the trace's block
+        size, a multiple of ours; ``left``: the prompt's tokens)."""
+        bs = self.block_size
         per = tb // bs
         fn = self.hash_fn
         sha = self.hash_name == "sha256"
@@ -107,8 +122,7 @@ class TraceBlockHasher(BlockHasher):
         size = len(parent)
         out: list[bytes] = []
         pos = 0
-        left = tr.prompt_len
-        for h in tr.hash_ids:
+        for h in hash_ids:
             n = min(tb, left)
             left -= n
             k = per if n == tb else n // bs
@@ -146,3 +160,6 @@ class TraceBlockHasher(BlockHasher):
             if len(memo) > self.limit:
                 del memo[next(iter(memo))]   # least recently used
         return out
+
+    def _hash_rest(self, request: Request) -> list[bytes]:
+        return BlockHasher.__call__(self, request)

@@ -32,6 +32,7 @@ class RequestRecord:
     # once); None where latency does not apply (`kvcore.engine.latency.applies`).
     latency_from_ms: float | None = None
     generated: int | None = None    # output tokens at its finish (TPOT's divisor)
+    output_base: int = -2           # `kvcore.engine.fake_model`'s, read on first use
 
     def latency(self, now: float | None = None) -> dict[str, float | None]:
         """Its TTFT, TPOT, E2E and queueing time (`kvcore.engine.latency`). ``now``: the time

@@ -43,6 +43,9 @@ class _Ctx:
         self.line = 0
         self.next_unique_id = 0
         self.t0: datetime | None = None
+        # True when the line being parsed has no JSON `true` / `false` anywhere (the reader sets
+        # it from the line's text): then no list on it can hold a bool (`_int_list`)
+        self.no_bools = False
 
     def err(self, field: str | None, msg: str) -> InputError:
         return InputError(msg, path=self.path, line=self.line, field=field)
@@ -93,23 +96,31 @@ def _num(obj: dict, key: str, ctx: _Ctx, default: float = 0.0) -> float:
 
 
 def _int_list(obj: dict, key: str, ctx: _Ctx) -> list[int]:
+    return _ids(obj, key, ctx)[0]
+
+
+def _ids(obj: dict, key: str, ctx: _Ctx) -> tuple[list[int], _array | None]:
+    """The list of non-negative integer ids at ``key``, and the same ids as ``array("Q")`` (the
+    check builds it; None for ids of 2**64 and more)."""
     v = obj.get(key)
     if not isinstance(v, list):
         raise ctx.err(key, "missing" if v is None else "must be a list of integers")
     # Fast path in C (a trace has millions of ids); the loop finds the bad one. `array("Q")`
     # takes only ints in [0, 2**64): a float, a string, None or a negative id fails it. A bool
-    # passes it (True is 1), and one can hide only where the smallest id is 0 or 1. (2.4x faster
-    # than checking the set of types: `benchmarks/sched_vs_vllm.py` reads 3.2 M token ids.)
+    # passes it (True is 1): none can be there when the line has no `true` / `false` (a
+    # substring search of the line, ~1 instruction a byte), and one can hide only where the
+    # smallest id is 0 or 1. (`min` took 8% of `benchmarks/sched_vs_vllm.py`'s instructions:
+    # ~200 a token id; the set of types is slower still.)
     try:
-        _array("Q", v)
-        if not v or min(v) > 1 or set(map(type, v)) <= {int}:
-            return v
+        arr = _array("Q", v)
+        if not v or ctx.no_bools or min(v) > 1 or set(map(type, v)) <= {int}:
+            return v, arr
     except (TypeError, OverflowError):
-        pass
+        arr = None
     for x in v:
         if isinstance(x, bool) or not isinstance(x, int) or x < 0:
             raise ctx.err(key, f"must hold non-negative integers, got {x!r}")
-    return v
+    return v, arr
 
 
 def _hashed(obj: dict, ctx: _Ctx, index: int, *, tb: int, ts_scale: float, rid: str) -> TraceRequest:
@@ -145,7 +156,7 @@ def parse_bailian(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
 
 
 def parse_tokens(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
-    prompt = _int_list(obj, "prompt_token_ids", ctx)
+    prompt, prompt_array = _ids(obj, "prompt_token_ids", ctx)
     if not prompt:
         raise ctx.err("prompt_token_ids", "is empty (vLLM rejects an empty prompt)")
     _check_ids(prompt, "prompt_token_ids", ctx)
@@ -164,7 +175,7 @@ def parse_tokens(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
     return TraceRequest(index=index, line=ctx.line, id=rid, arrival_ms=_num(obj, "timestamp", ctx),
                         arrival_step=_int(obj, "arrival_step", ctx, default=0),
                         prompt_len=len(prompt), output_len=n_out, prompt_token_ids=prompt,
-                        output_token_ids=out_ids,
+                        prompt_array=prompt_array, output_token_ids=out_ids,
                         priority=_int(obj, "priority", ctx, default=0, minimum=-(1 << 62)),
                         cache_salt=None if salt is None else str(salt),
                         lora=None if lora is None else str(lora))

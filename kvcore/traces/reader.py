@@ -107,7 +107,9 @@ def _read_jsonl(path: str, ctx: _Ctx, first, lines) -> Trace:
         add(n, o)
     for n, text in lines:
         ctx.line = n
+        ctx.no_bools = "true" not in text and "false" not in text
         add(n, _decode(text, ctx))
+    ctx.no_bools = False
     return trace
 
 
