@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from kvcli import output
-from kvcore.clock.vllm_count import KV_CACHE_DTYPES
+from kvcore.clock.kv_dtypes import KV_CACHE_DTYPES
 from kvcore.engine.options import ARRIVALS, ENGINE_NUM_BLOCKS, MODES, ReplayOptions
 from kvcore.engine.queues import QUEUES
 from kvcore.errors import InputError

@@ -10,15 +10,14 @@ import math
 from typing import TYPE_CHECKING
 
 from kvcore.clock.base import Clock
-from kvcore.clock.fixed import FixedClock
-from kvcore.clock.gpus import find_gpu
-from kvcore.clock.roofline import RooflineClock
 from kvcore.engine.cost import CostModel
 from kvcore.errors import InputError
-from kvcore.models import ModelGeometry, load_hf_config, load_preset, read_hf_config
 
+# The clocks other than `linear` (and the models they read) are imported by the branch that
+# makes one: a replay with the default clock never loads them (~30 ms of a process's start).
 if TYPE_CHECKING:
     from kvcore.engine.options import ReplayOptions
+    from kvcore.models import ModelGeometry
 
 CLOCKS = ("roofline", "calibrated", "linear", "fixed")
 
@@ -35,6 +34,8 @@ def _numbers(arg: str, n: int, spec: str) -> list[float]:
 
 
 def model_geometry(model: str | None, model_config: str | None) -> ModelGeometry | None:
+    from kvcore.models import load_hf_config, load_preset, read_hf_config
+
     if model:
         return load_preset(model)
     if model_config:
@@ -60,9 +61,14 @@ def make_clock(cfg: ReplayOptions) -> Clock:
         c0, c1, c2 = _numbers(arg, 3, spec)
         return CostModel(c0, c1, c2)
     if name == "fixed":
+        from kvcore.clock.fixed import FixedClock
+
         (ms,) = _numbers(arg, 1, spec)
         return FixedClock(ms)
     if name == "roofline":
+        from kvcore.clock.gpus import find_gpu
+        from kvcore.clock.roofline import RooflineClock
+
         if colon:
             raise InputError("'roofline' takes no parameters", field="clock")
         g = model_geometry(cfg.model, cfg.model_config)
@@ -86,6 +92,7 @@ def calibrated_clock(path: str | None, *, model: str | None, model_config: str |
     """The calibrated clock of a file; `--gpu`, if given, must name the GPU it was measured on."""
     from kvcore.clock.calibrated import CalibratedClock
     from kvcore.clock.calibration import read_calibration
+    from kvcore.clock.gpus import find_gpu
 
     if colon:
         raise InputError("'calibrated' takes no parameters (the file is --calibration)",

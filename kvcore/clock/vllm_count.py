@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvcore.clock.batch import StepBatch
+from kvcore.clock.kv_dtypes import KV_CACHE_DTYPES
 from kvcore.errors import InputError
 from kvcore.models.geometry import ModelGeometry
 from kvcore.specs import DTYPE_BYTES
@@ -33,9 +34,6 @@ QUANT_WEIGHT_BYTES: dict[str, float] = {
 # The name vLLM 0.33's config resolution gives a checkpoint's `quant_method` on a GPU (what
 # perf.py looks up): these resolve to names its table lacks (tool/PERF.md, surprise 1).
 RESOLVED_QUANT_NAME = {"awq": "auto_awq", "gptq": "auto_gptq"}
-KV_CACHE_DTYPES = {"auto": None, "bfloat16": "bfloat16", "float16": "float16",
-                   "fp8": "float8_e4m3fn", "fp8_e4m3": "float8_e4m3fn",
-                   "fp8_e5m2": "float8_e4m3fn"}
 
 
 def resolved_quant_name(g: ModelGeometry, online: str | None = None) -> str | None:

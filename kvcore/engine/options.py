@@ -18,7 +18,7 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from kvcore.clock.vllm_count import KV_CACHE_DTYPES
+from kvcore.clock.kv_dtypes import KV_CACHE_DTYPES
 from kvcore.engine.cost import CostModel
 from kvcore.engine.queues import QUEUES
 from kvcore.engine.scheduler import SchedulerConfig
