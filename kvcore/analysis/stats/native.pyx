@@ -219,6 +219,9 @@ cdef class Kernel:
         if k < 0 or self._hashes(hashes) != k:
             return -1
         for i in range(k):
+            map_prefetch(&self.cached, self.hs[i])
+            map_prefetch(&self.evicted, self.hs[i])
+        for i in range(k):
             b, h = self.bs[i], self.hs[i]
             self.bhash[b] = h
             self.has[b] = 1
@@ -227,12 +230,12 @@ cdef class Kernel:
             self.use_adm[b] = adm
             j = map_find(&self.cached, h)
             if j >= 0:
-                self.cached.vals[j] += 1
+                self.cached.slots[j].val += 1
                 continue
             map_put(&self.cached, h, 1)
             j = map_find(&self.evicted, h)
             if j >= 0:
-                self.regret_gap.push(step - (self.evicted.vals[j] >> 32))
+                self.regret_gap.push(step - (self.evicted.slots[j].val >> 32))
                 map_del(&self.evicted, j)
                 back += 1
         return back
@@ -246,6 +249,9 @@ cdef class Kernel:
         if k < 0 or self._hashes(hashes) != k:
             return -1
         for i in range(k):
+            map_prefetch(&self.cached, self.hs[i])
+            map_prefetch(&self.evicted, self.hs[i])
+        for i in range(k):
             b, h = self.bs[i], self.hs[i]
             if not self.has[b] or self.bhash[b] != h or map_find(&self.cached, h) < 0:
                 return -1
@@ -253,8 +259,8 @@ cdef class Kernel:
             b, h = self.bs[i], self.hs[i]
             self.has[b] = 0
             j = map_find(&self.cached, h)
-            if self.cached.vals[j] > 1:           # another block still holds the hash
-                self.cached.vals[j] -= 1
+            if self.cached.slots[j].val > 1:           # another block still holds the hash
+                self.cached.slots[j].val -= 1
             else:
                 map_del(&self.cached, j)
                 map_put(&self.evicted, h, packed)

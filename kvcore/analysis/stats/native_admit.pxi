@@ -30,6 +30,8 @@ cdef Py_ssize_t _keys(Kernel kn, list hashes, Py_ssize_t start, object toks) exc
         parent = kn.hs[i - 1] if i > 0 else 0     # block 0's parent: the root, 0 (no domain)
         kn.ks[i - start] = mix(parent, tok)
     for i in range(nt - start):
+        map_prefetch(&kn.seen, kn.ks[i])
+    for i in range(nt - start):
         kn.fs[i] = map_get(&kn.seen, kn.ks[i], -1)
     return nt - start
 
@@ -61,6 +63,9 @@ def reasons(Kernel kn, hashes, Py_ssize_t hit, Py_ssize_t tail, toks):
     codes = np.empty(nf - hit, dtype=np.int8)
     cdef int8_t[::1] cv = codes
     evictors = []
+    for j in range(nf - hit):
+        map_prefetch(&kn.cached, kn.hs[hit + j])
+        map_prefetch(&kn.evicted, kn.hs[hit + j])
     for j in range(nf - hit):
         h = kn.hs[hit + j]
         code = COLD

@@ -42,8 +42,12 @@ def available() -> bool:
 
 
 def _history(store: EvictedHashes, keys, vals) -> EvictedHashes:
+    """``store`` with the entries, where the Python path would have put them: in the dict up
+    to its limit (the arrays take no hash that is no uint64, and such hashes may come next)."""
     if len(keys):
-        store.old.merge(keys, vals)
+        store.put_many(keys.tolist(), vals.tolist(), keys)
+        if store.full():
+            store.merge()
     return store
 
 
