@@ -64,8 +64,8 @@ def main() -> None:
                     help="run this tree with its compiled build (it must be fresh)")
     a = ap.parse_args()
     if a.compiled:
-        check = subprocess.run([sys.executable, "-c", "from kvcore import compiled; "
-                                "print(compiled.status())"], capture_output=True, text=True,
+        probe = "from kvcore import compiled; print(compiled.status())"
+        check = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                                env={**os.environ, "PYTHONPATH": str(ROOT), "KVCLI_PURE": ""},
                                cwd=tempfile.gettempdir(), check=True).stdout.strip()
         if check != "compiled":

@@ -4,7 +4,9 @@
 of its allocation, caching, last use and last release), per group the hashes blocks hold and
 the history of evicted ones (`EvictedHashes`, compact); per-request scalars live in the
 `RequestLedger`; never a list per event. The block events are handled in `block_events.py`
-(vectorized) and `per_block.py` (the reference, one block at a time). Each section gets what
+(vectorized) and `per_block.py` (the reference, one block at a time), or, when the compiled
+build has it, by the native kernel (`native_events.py`, `native.pyx`: the hashes then live in
+C until an event it does not take hands them back). Each section gets what
 it reads in its constructor. `handlers` maps each event kind to a bound method, so the
 reader's hot loop is one dict lookup and one call. `report()` returns the JSON document
 (documented key by key in docs/stats.md).

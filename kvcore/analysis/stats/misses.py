@@ -53,7 +53,7 @@ from kvcore.analysis.stats.attribution import REASONS, TIER_REASONS, block_reaso
 from kvcore.analysis.stats.blockkeys import _FP, BlockKeys, block_keys, remember, seen_array
 from kvcore.analysis.stats.dist import Dist
 from kvcore.analysis.stats.history import EvictedHashes
-from kvcore.analysis.stats.native_events import native_remember, native_reasons
+from kvcore.analysis.stats.native_events import native_reasons, native_remember
 
 if TYPE_CHECKING:
     from kvcore.analysis.stats.cpu_tier import CpuTierStats

@@ -18,7 +18,7 @@ commit that brought it; the per-event Python work left is the counters, `reqs` a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kvcore.analysis.stats.block_events import BlockEvents
 from kvcore.analysis.stats.blockkeys import BlockKeys
@@ -29,10 +29,11 @@ if TYPE_CHECKING:
 
 native: Any
 try:
-    from kvcore.analysis.stats import native     # type: ignore[attr-defined, no-redef]
+    from kvcore.analysis.stats import native  # type: ignore[attr-defined, no-redef]
 except ImportError:                               # not built, stale, or KVCLI_PURE=1
     native = None
 
+H = TypeVar("H", bound=EvictedHashes)
 # what an argument the kernel converts to a C integer raises when it is not one
 _NOT_C_INT = (OverflowError, TypeError)
 
@@ -41,7 +42,7 @@ def available() -> bool:
     return native is not None
 
 
-def _history(store: EvictedHashes, keys, vals) -> EvictedHashes:
+def _history(store: H, keys, vals) -> H:
     """``store`` with the entries, where the Python path would have put them: in the dict up
     to its limit (the arrays take no hash that is no uint64, and such hashes may come next)."""
     if len(keys):
@@ -168,7 +169,7 @@ class NativeEvents(BlockEvents):
 
     def _n_free(self, ev: dict) -> None:
         blocks = ev["blocks"]
-        freed = ev.get("freed")                   # (missing: the Python path raises)
+        freed: Any = ev.get("freed")              # (missing: the Python path raises)
         try:
             cached = self.kernel.free(blocks, freed, self.step)
         except _NOT_C_INT:
@@ -205,7 +206,7 @@ def native_reasons(ms: MissStats, ev: dict, hashes: list, hit: int, tail: int) -
             got = None
         if got is not None:
             return got
-    ms.leave_native()
+    _leave(ms)
     return None
 
 
@@ -218,5 +219,10 @@ def native_remember(ms: MissStats, ev: dict, hashes: list, start: int) -> bool:
                 return True
         except _NOT_C_INT:
             pass
-    ms.leave_native()
+    _leave(ms)
     return False
+
+
+def _leave(ms: MissStats) -> None:
+    if ms.leave_native is not None:             # (set with the kernel)
+        ms.leave_native()
