@@ -46,10 +46,11 @@ def main() -> int:
     staged = tmp / "lib"
     os.chdir(ROOT)              # mypycify names the modules by their paths from here
     try:
-        # A bare Distribution: setup() would read pyproject.toml, which is not this build.
+        # the native kernels' C goes to the scratch folder, not beside their .pyx
         native = cythonize([Extension(m, [str(source(m).relative_to(ROOT))]) for m in NATIVE],
                            build_dir=str(tmp / "cy"), quiet=True,
                            compiler_directives={"language_level": 3})
+        # A bare Distribution: setup() would read pyproject.toml, which is not this build.
         dist = Distribution({"name": "kvcore-compiled",
                              "ext_modules": mypycify(paths, opt_level="3",
                                                      target_dir=str(tmp / "c")) + native})
