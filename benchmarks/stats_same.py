@@ -1,7 +1,7 @@
 """`kvcli stats --json` of two code trees on a folder of event streams, byte for byte (a check,
 not a test: the JSON of a stats change must not move).
 
-    .venv/bin/python benchmarks/stats_same.py DIR --other TREE [--make] [EVENTS ...]
+    .venv/bin/python benchmarks/stats_same.py DIR --other TREE [--make] [--compiled] [EVENTS ...]
 
 TREE is another checkout, e.g. `git worktree add /tmp/stats-ref main`. With ``--make``, DIR is
 first filled with streams made by this tree's `kvcli replay` from the shipped samples
@@ -10,8 +10,9 @@ preemption-heavy (few blocks), the CPU tier (--kv-offloading-size 1), the hybrid
 (gemma-3-27b, gpt-oss-20b), a LoRA / cache-salt trace made from a sample, and malformed copies
 of one stream (not JSON, a seq gap, truncated, a block out of range, a string hash, a bool
 block). Then every `*.jsonl` in DIR, and each EVENTS given, goes through
-`python -m kvcli stats S --json` with PYTHONPATH set to each tree (KVCLI_PURE=1, from a scratch
-folder): stdout, the last stderr line and the exit code must be the same. Exit status 1 when
+`python -m kvcli stats S --json` with PYTHONPATH set to each tree (KVCLI_PURE=1; with
+``--compiled``, this tree's stats run on its compiled build instead, native stats kernel
+included; from a scratch folder): stdout, the last stderr line and the exit code must be the same. Exit status 1 when
 one differs.
 """
 
@@ -40,8 +41,9 @@ VARIANTS = (
 )
 
 
-def kvcli(tree: Path, args: list[str], cwd: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(tree), "KVCLI_PURE": "1"}
+def kvcli(tree: Path, args: list[str], cwd: str, pure: bool = True
+          ) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(tree), "KVCLI_PURE": "1" if pure else ""}
     return subprocess.run([sys.executable, "-m", "kvcli", *args], env=env, cwd=cwd,
                           capture_output=True, check=False)  # the exit code is compared
 
@@ -100,7 +102,16 @@ def main() -> int:
     ap.add_argument("events", nargs="*", type=Path)
     ap.add_argument("--other", type=Path, required=True, help="the code tree to compare with")
     ap.add_argument("--make", action="store_true", help="first write the streams into DIR")
+    ap.add_argument("--compiled", action="store_true",
+                    help="run this tree's stats on its compiled build (it must be fresh)")
     a = ap.parse_args()
+    if a.compiled:
+        probe = "from kvcore import compiled; print(compiled.status())"
+        status = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                                env={**os.environ, "PYTHONPATH": str(ROOT), "KVCLI_PURE": ""},
+                                cwd=tempfile.gettempdir(), check=True).stdout.strip()
+        if status != "compiled":
+            raise SystemExit(f"--compiled: this tree's stack is {status}")
     bad = 0
     with tempfile.TemporaryDirectory() as scratch:
         if a.make:
@@ -108,7 +119,8 @@ def main() -> int:
         streams = sorted(a.folder.glob("*.jsonl")) + a.events
         for s in streams:
             args = ["stats", str(s.resolve()), "--json"]
-            mine, other = kvcli(ROOT, args, scratch), kvcli(a.other.resolve(), args, scratch)
+            mine = kvcli(ROOT, args, scratch, pure=not a.compiled)
+            other = kvcli(a.other.resolve(), args, scratch)
             last = [r.stderr.decode().strip().splitlines()[-1:] for r in (mine, other)]
             same = (mine.returncode, mine.stdout, last[0]) == (other.returncode, other.stdout,
                                                                last[1])

@@ -1,11 +1,13 @@
 """`kvcli stats` speed and memory, old code against new (a benchmark, not a test).
 
-    .venv/bin/python benchmarks/stats_speed.py EVENTS [--old DIR] [--repeat 3]
+    .venv/bin/python benchmarks/stats_speed.py EVENTS [--old DIR] [--repeat 3] [--compiled]
 
 EVENTS is an event stream (`kvcli replay TRACE --events EVENTS`). DIR is a checkout of the
 code to compare with, e.g. `git worktree add /tmp/base-stats 9a158cb` (default: no
 comparison, only this tree). Each run is its own process (`python -m kvcli stats EVENTS
---json`, KVCLI_PURE=1, PYTHONPATH set to the tree, run from a scratch folder so that the
+--json`, KVCLI_PURE=1 (with ``--compiled``: not for this tree, which then uses its compiled
+build, `compiled/build.py`, and its native stats kernel; the old tree stays pure), PYTHONPATH
+set to the tree, run from a scratch folder so that the
 current directory does not shadow it), old and new interleaved, so that a shared machine's
 noise falls on both alike. Prints each run's wall time, CPU time (user + system) and peak RSS,
 the medians, their ratios, and whether the JSON documents are byte-identical; when they are not,
@@ -28,10 +30,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_once(tree: Path, events: str, out: Path) -> tuple[float, float, float]:
+def run_once(tree: Path, events: str, out: Path, pure: bool = True
+             ) -> tuple[float, float, float]:
     """(wall seconds, CPU seconds, peak RSS in MB) of one `kvcli stats --json` in a child
-    process."""
-    env = {**os.environ, "PYTHONPATH": str(tree), "KVCLI_PURE": "1"}
+    process (``pure``: with KVCLI_PURE=1)."""
+    env = {**os.environ, "PYTHONPATH": str(tree), "KVCLI_PURE": "1" if pure else ""}
     t0 = time.perf_counter()
     with out.open("wb") as f:
         child = subprocess.Popen([sys.executable, "-m", "kvcli", "stats", events, "--json"],
@@ -57,7 +60,16 @@ def main() -> None:
     ap.add_argument("events")
     ap.add_argument("--old", type=Path, help="a checkout of the code to compare with")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--compiled", action="store_true",
+                    help="run this tree with its compiled build (it must be fresh)")
     a = ap.parse_args()
+    if a.compiled:
+        probe = "from kvcore import compiled; print(compiled.status())"
+        check = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                               env={**os.environ, "PYTHONPATH": str(ROOT), "KVCLI_PURE": ""},
+                               cwd=tempfile.gettempdir(), check=True).stdout.strip()
+        if check != "compiled":
+            raise SystemExit(f"--compiled: this tree's stack is {check}")
     events = str(Path(a.events).resolve())
     trees = {"new": ROOT}
     if a.old:
@@ -69,7 +81,8 @@ def main() -> None:
         outs = {k: Path(tmp) / f"{k}.json" for k in trees}
         for i in range(a.repeat):
             for name, tree in trees.items():
-                wall, cpu_s, mb = run_once(tree, events, outs[name])
+                wall, cpu_s, mb = run_once(tree, events, outs[name],
+                                           pure=not (a.compiled and name == "new"))
                 times[name].append(wall)
                 cpu[name].append(cpu_s)
                 rss[name].append(mb)

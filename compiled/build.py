@@ -1,6 +1,7 @@
 """Build the compiled stack (`make compiled`): mypyc compiles `kvcore.compiled.MODULES` from
-their Python source into `compiled/lib/` and writes the manifest kvcore checks before it uses
-them (`kvcore/compiled.py`). Needs mypy (the dev extra) and a C compiler.
+their Python source, and Cython the native kernels (`kvcore.compiled.NATIVE`), into
+`compiled/lib/`, and writes the manifest kvcore checks before it uses them
+(`kvcore/compiled.py`). Needs mypy and Cython (the dev extra) and a C compiler.
 
     .venv/bin/python compiled/build.py
 """
@@ -17,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kvcore.compiled import LIB, MANIFEST, MODULES, PYTHON_TAG, digest, source
+from kvcore.compiled import LIB, MANIFEST, MODULES, NATIVE, PYTHON_TAG, digest, source
 
 
 def up_to_date(digests: dict[str, str]) -> bool:
@@ -31,11 +32,13 @@ def up_to_date(digests: dict[str, str]) -> bool:
 
 
 def main() -> int:
+    from Cython.Build import cythonize
     from mypyc.build import mypycify
-    from setuptools import Distribution
+    from setuptools import Distribution, Extension
 
     paths = [str(source(m).relative_to(ROOT)) for m in MODULES]
-    digests = {m: digest(m) for m in MODULES}
+    built = (*MODULES, *NATIVE)
+    digests = {m: digest(m) for m in built}
     if up_to_date(digests):
         print(f"compiled stack up to date ({MANIFEST.parent})", file=sys.stderr)
         return 0
@@ -43,10 +46,14 @@ def main() -> int:
     staged = tmp / "lib"
     os.chdir(ROOT)              # mypycify names the modules by their paths from here
     try:
+        # the native kernels' C goes to the scratch folder, not beside their .pyx
+        native = cythonize([Extension(m, [str(source(m).relative_to(ROOT))]) for m in NATIVE],
+                           build_dir=str(tmp / "cy"), quiet=True,
+                           compiler_directives={"language_level": 3})
         # A bare Distribution: setup() would read pyproject.toml, which is not this build.
         dist = Distribution({"name": "kvcore-compiled",
                              "ext_modules": mypycify(paths, opt_level="3",
-                                                     target_dir=str(tmp / "c"))})
+                                                     target_dir=str(tmp / "c")) + native})
         dist.verbose = False            # no compiler command lines
         cmd = dist.get_command_obj("build_ext")
         cmd.build_lib, cmd.build_temp = str(staged), str(tmp / "obj")
@@ -58,11 +65,11 @@ def main() -> int:
             "modules": {m: {"sha256": digests[m],
                             "file": str(Path(*m.split(".")).with_name(
                                 m.rsplit(".", 1)[1] + "." + suffix))}
-                        for m in MODULES},
+                        for m in built},
             "shared": ({"module": shared[0].name.split(".", 1)[0], "file": shared[0].name}
                        if shared else None),
         }
-        for m in MODULES:
+        for m in built:
             if not (staged / manifest["modules"][m]["file"]).exists():
                 raise SystemExit(f"build: no extension for {m}")
         (staged / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
@@ -71,11 +78,12 @@ def main() -> int:
         shutil.move(str(staged), str(LIB))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    changed = [m for m in MODULES if digest(m) != digests[m]]
+    changed = [m for m in built if digest(m) != digests[m]]
     if changed:
         print(f"build: {changed[0]} changed during the build; run it again", file=sys.stderr)
         return 1
-    print(f"compiled {len(MODULES)} modules into {MANIFEST.parent}", file=sys.stderr)
+    print(f"compiled {len(MODULES)} modules and {len(NATIVE)} native kernels into "
+          f"{MANIFEST.parent}", file=sys.stderr)
     return 0
 
 

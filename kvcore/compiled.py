@@ -57,15 +57,28 @@ MODULES = (
     "kvcore.offload.record", "kvcore.offload.config", "kvcore.offload.tier",
 )
 
+# Native kernels (Cython, built alongside): module -> its .pyx and the .pxi files it includes,
+# beside it. They have no .py: without a fresh build, importing one fails and its callers keep
+# to the pure path (kvcore/analysis/stats/native_events.py).
+NATIVE = {
+    "kvcore.analysis.stats.native": ("native.pyx", "native_map.pxi", "native_admit.pxi"),
+}
+
 _state = {"status": "pure (not built: make compiled)"}
 
 
 def source(module: str) -> Path:
-    return ROOT.joinpath(*module.split(".")).with_suffix(".py")
+    """The module's source: its .py, or a native kernel's .pyx."""
+    path = ROOT.joinpath(*module.split("."))
+    return path.with_name(NATIVE[module][0]) if module in NATIVE else path.with_suffix(".py")
 
 
 def digest(module: str) -> str:
-    return hashlib.sha256(source(module).read_bytes()).hexdigest()
+    """The sha256 of the module's source (a native kernel's: of its .pyx and .pxi files)."""
+    h = hashlib.sha256(source(module).read_bytes())
+    for extra in NATIVE.get(module, ())[1:]:
+        h.update(source(module).with_name(extra).read_bytes())
+    return h.hexdigest()
 
 
 def status() -> str:
@@ -103,7 +116,7 @@ def decide(lib: Path = LIB) -> tuple[str, dict[str, Path]]:
     if manifest.get("python") != PYTHON_TAG:
         return f"pure (built for {manifest.get('python')}, this is {PYTHON_TAG})", {}
     files: dict[str, Path] = {}
-    for module in MODULES:
+    for module in (*MODULES, *NATIVE):
         entry = manifest.get("modules", {}).get(module)
         try:
             fresh = entry is not None and entry["sha256"] == digest(module)

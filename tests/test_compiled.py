@@ -14,7 +14,7 @@ from kvcore import compiled
 def fake_build(tmp_path, **changes) -> None:
     """A build folder as `compiled/build.py` writes it (empty files stand for the extensions)."""
     modules = {m: {"sha256": compiled.digest(m), "file": m.replace(".", "/") + ".so"}
-               for m in compiled.MODULES}
+               for m in (*compiled.MODULES, *compiled.NATIVE)}
     manifest = {"python": compiled.PYTHON_TAG, "modules": modules,
                 "shared": {"module": "abc__mypyc", "file": "abc__mypyc.so"}}
     manifest.update(changes)
@@ -30,7 +30,7 @@ def test_a_fresh_complete_build_is_used(tmp_path, monkeypatch):
     fake_build(tmp_path)
     status, files = compiled.decide(tmp_path)
     assert status == "compiled"
-    assert set(files) == {*compiled.MODULES, "abc__mypyc"}
+    assert set(files) == {*compiled.MODULES, *compiled.NATIVE, "abc__mypyc"}
     assert files["kvcore.block_pool"] == tmp_path / "kvcore/block_pool.so"
 
 
@@ -46,11 +46,17 @@ def test_no_build_a_stale_build_another_python_or_a_missing_file_is_not_used(tmp
                                                                              monkeypatch):
     monkeypatch.delenv("KVCLI_PURE", raising=False)
     assert compiled.decide(tmp_path) == ("pure (not built: make compiled)", {})
-    stale = {m: {"sha256": compiled.digest(m), "file": m + ".so"} for m in compiled.MODULES}
+    stale = {m: {"sha256": compiled.digest(m), "file": m + ".so"}
+             for m in (*compiled.MODULES, *compiled.NATIVE)}
     stale["kvcore.block_pool"]["sha256"] = "0" * 64      # the source changed since
     fake_build(tmp_path, modules=stale)
     assert compiled.decide(tmp_path) == (
         "pure (stale build: kvcore.block_pool changed since make compiled)", {})
+    stale["kvcore.block_pool"]["sha256"] = compiled.digest("kvcore.block_pool")
+    stale["kvcore.analysis.stats.native"]["sha256"] = "0" * 64   # a .pyx or .pxi changed
+    fake_build(tmp_path, modules=stale)
+    assert compiled.decide(tmp_path)[0] == (
+        "pure (stale build: kvcore.analysis.stats.native changed since make compiled)")
     fake_build(tmp_path, python="cpython-399-linux")
     assert compiled.decide(tmp_path)[0].startswith("pure (built for cpython-399-linux")
     fake_build(tmp_path)

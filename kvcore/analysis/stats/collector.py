@@ -4,7 +4,9 @@
 of its allocation, caching, last use and last release), per group the hashes blocks hold and
 the history of evicted ones (`EvictedHashes`, compact); per-request scalars live in the
 `RequestLedger`; never a list per event. The block events are handled in `block_events.py`
-(vectorized) and `per_block.py` (the reference, one block at a time). Each section gets what
+(vectorized) and `per_block.py` (the reference, one block at a time), or, when the compiled
+build has it, by the native kernel (`native_events.py`, `native.pyx`: the hashes then live in
+C until an event it does not take hands them back). Each section gets what
 it reads in its constructor. `handlers` maps each event kind to a bound method, so the
 reader's hot loop is one dict lookup and one call. `report()` returns the JSON document
 (documented key by key in docs/stats.md).
@@ -14,7 +16,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from kvcore.analysis.stats.block_events import BlockEvents
 from kvcore.analysis.stats.cpu_tier import CpuTierStats
 from kvcore.analysis.stats.dist import Series
 from kvcore.analysis.stats.eviction import EvictionStats
@@ -22,16 +23,19 @@ from kvcore.analysis.stats.history import EvictedHashes
 from kvcore.analysis.stats.latency import LatencyStats
 from kvcore.analysis.stats.memory import MemoryStats
 from kvcore.analysis.stats.misses import MissStats
+from kvcore.analysis.stats.native_events import NativeEvents, available
 from kvcore.analysis.stats.preemption import PreemptionStats
 from kvcore.analysis.stats.report import build_report
 from kvcore.analysis.stats.requests import RequestLedger
 from kvcore.analysis.stats.reuse import ReuseStats
 
 
-class StatsCollector(BlockEvents):
+class StatsCollector(NativeEvents):
     def __init__(self, header: dict, *, window_requests: int = 1000,
-                 window_ms: float = 60_000.0, top: int = 10, per_block: bool = False) -> None:
-        """``per_block``: the reference handlers, one block at a time (tests compare them)."""
+                 window_ms: float = 60_000.0, top: int = 10, per_block: bool = False,
+                 native: bool = True) -> None:
+        """``per_block``: the reference handlers, one block at a time (tests compare them);
+        ``native``: the native kernel when it is built and takes the stream (native_events.py)."""
         self.header = header
         self.top = top
         bs = header["block_size"]
@@ -93,6 +97,9 @@ class StatsCollector(BlockEvents):
             "offload_done": self.cpu.done, "offload_evict": self.cpu.evict,
             "offload_offer_failed": self.cpu.offer_failed,
         }
+        if native and not per_block and available() and ng == 1 and not self.swa_groups \
+                and not tier:
+            self.use_native()
         if per_block:
             self.handlers.update(touch=self._touch_each, allocate=self._allocate_each,
                                  cache=self._cache_each, evict=self._evict_each,
@@ -181,4 +188,5 @@ class StatsCollector(BlockEvents):
 
     def report(self) -> dict:
         """The JSON document (docs/stats.md)."""
+        self.flush_native()
         return build_report(self)

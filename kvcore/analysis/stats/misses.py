@@ -44,7 +44,8 @@ shared inside a block cannot be hit, since only full blocks are hashed.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -52,6 +53,7 @@ from kvcore.analysis.stats.attribution import REASONS, TIER_REASONS, block_reaso
 from kvcore.analysis.stats.blockkeys import _FP, BlockKeys, block_keys, remember, seen_array
 from kvcore.analysis.stats.dist import Dist
 from kvcore.analysis.stats.history import EvictedHashes
+from kvcore.analysis.stats.native_events import native_reasons, native_remember
 
 if TYPE_CHECKING:
     from kvcore.analysis.stats.cpu_tier import CpuTierStats
@@ -95,6 +97,9 @@ class MissStats:
         # The step each request holding blocks was admitted in (the collector keeps it): only
         # a request already running before an admission was computing its blocks "in flight".
         self.admitted_step: dict[str, int] = {}
+        # The native kernel, while the collector uses it (native_events.py), and how to leave it
+        self.kernel: Any = None
+        self.leave_native: Callable[[], None] | None = None
 
     def record(self, counts: dict[str, int], tail: int) -> None:
         bs = self.bs
@@ -138,13 +143,21 @@ class MissStats:
         if len(hashes) != n_full:
             raise ValueError(f"prompt_hashes[{ref}] has {len(hashes)} hashes, the prompt has "
                              f"{n_full} full blocks")
-        kv = block_keys(ev, ref, hashes, hit_blocks)
-        seen_before = seen_array(self.seen, kv) if kv is not None else None
         codes: np.ndarray | list[int]
-        try:
-            codes, evictors = block_reasons(self, ev, hashes, hit_blocks, tail, seen_before)
-        except _BAD_ADMIT:
-            codes, evictors = self.reasons_per_block(ev, hashes, hit_blocks, tail, seen_before)
+        got = None
+        if self.kernel is not None:
+            got = native_reasons(self, ev, hashes, hit_blocks, tail)   # (keys remembered)
+        kv = seen_before = None
+        if got is not None:
+            codes, evictors = got
+        else:
+            kv = block_keys(ev, ref, hashes, hit_blocks)
+            seen_before = seen_array(self.seen, kv) if kv is not None else None
+            try:
+                codes, evictors = block_reasons(self, ev, hashes, hit_blocks, tail, seen_before)
+            except _BAD_ADMIT:
+                codes, evictors = self.reasons_per_block(ev, hashes, hit_blocks, tail,
+                                                         seen_before)
         if self.tier is not None and len(codes):
             codes = self.tier.split_misses(ev, hashes, hit_blocks, self.bs, codes)
         names = self.reasons
@@ -254,6 +267,9 @@ class MissStats:
         if ph is None or len(ph) <= ref or ph[ref] is None:
             return
         hashes = ph[ref]
-        kv = block_keys(ev, ref, hashes, min(hit_tokens // self.bs, len(hashes)))
+        start = min(hit_tokens // self.bs, len(hashes))
+        if self.kernel is not None and native_remember(self, ev, hashes, start):
+            return
+        kv = block_keys(ev, ref, hashes, start)
         if kv is not None:
             remember(self.seen, kv, seen_array(self.seen, kv))
