@@ -32,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from stack_status import stack_status  # beside this script
+
 ROOT = Path(__file__).resolve().parents[1]
 ORACLE = ROOT.parent / "shared" / "oracle" / "tool" / "oracle"
 OUTPUT_BASE = 1_000_000            # the oracle's fake model: base + index*(max_model_len+1) + p
@@ -76,14 +78,6 @@ def run(cmd: list[str], env: dict | None = None) -> tuple[float, subprocess.Comp
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False,
                           env=None if env is None else {**os.environ, **env})
     return time.perf_counter() - t0, proc
-
-
-def stack_status() -> str:
-    """Whether kvcli runs on the compiled build (`make compiled`) or the pure-Python modules."""
-    proc = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-c",
-                           "import kvcore.compiled as c; print(c.status())"],
-                          capture_output=True, text=True, check=True, env=dict(os.environ))
-    return proc.stdout.strip()
 
 
 def same_steps(ours: Path, theirs: Path, asyn: bool) -> tuple[bool, int]:
@@ -135,7 +129,7 @@ def main() -> int:
           f"{timing['loop_s']:.2f} s ({timing['steps']:,} steps)")
     # The pure-Python stack always; the compiled build too when there is a fresh one.
     stacks = [("pure Python", {"KVCLI_PURE": "1"})]
-    status = stack_status()
+    status = stack_status(ROOT)
     if status == "compiled":
         stacks.append(("compiled", {"KVCLI_PURE": ""}))
     else:

@@ -26,6 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from stack_status import require_compiled  # beside this script
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ("multiturn-chat.jsonl", "shared-prefix.jsonl")
 # (name, replay options): the shapes of stream the stats reader meets
@@ -106,12 +108,7 @@ def main() -> int:
                     help="run this tree's stats on its compiled build (it must be fresh)")
     a = ap.parse_args()
     if a.compiled:
-        probe = "from kvcore import compiled; print(compiled.status())"
-        status = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                                env={**os.environ, "PYTHONPATH": str(ROOT), "KVCLI_PURE": ""},
-                                cwd=tempfile.gettempdir(), check=True).stdout.strip()
-        if status != "compiled":
-            raise SystemExit(f"--compiled: this tree's stack is {status}")
+        require_compiled(ROOT)
     bad = 0
     with tempfile.TemporaryDirectory() as scratch:
         if a.make:

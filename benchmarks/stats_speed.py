@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from stack_status import require_compiled  # beside this script
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -64,12 +66,7 @@ def main() -> None:
                     help="run this tree with its compiled build (it must be fresh)")
     a = ap.parse_args()
     if a.compiled:
-        probe = "from kvcore import compiled; print(compiled.status())"
-        check = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                               env={**os.environ, "PYTHONPATH": str(ROOT), "KVCLI_PURE": ""},
-                               cwd=tempfile.gettempdir(), check=True).stdout.strip()
-        if check != "compiled":
-            raise SystemExit(f"--compiled: this tree's stack is {check}")
+        require_compiled(ROOT)
     events = str(Path(a.events).resolve())
     trees = {"new": ROOT}
     if a.old:

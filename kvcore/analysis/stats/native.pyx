@@ -209,17 +209,25 @@ cdef class Kernel:
             self.use_adm[b] = adm
         return fresh
 
-    def cache(self, blocks, hashes, int64_t step, int64_t adm):
-        """The hashes cached again after their eviction (their gaps go to `regret_gap`)."""
+    cdef Py_ssize_t _pairs(self, blocks, hashes, bint distinct) except -2:
+        """A cache or evict event's blocks and hashes into `bs` / `hs` (their count), their
+        slots in both maps prefetched; -1 when it is not the plain case."""
         if type(blocks) is not list or type(hashes) is not list:
             return -1
-        cdef Py_ssize_t i, j, b, back = 0, k = self._blocks(blocks, False, False)
-        cdef uint64_t h
+        cdef Py_ssize_t i, k = self._blocks(blocks, False, distinct)
         if k < 0 or self._hashes(hashes) != k:
             return -1
         for i in range(k):
             map_prefetch(&self.cached, self.hs[i])
             map_prefetch(&self.evicted, self.hs[i])
+        return k
+
+    def cache(self, blocks, hashes, int64_t step, int64_t adm):
+        """The hashes cached again after their eviction (their gaps go to `regret_gap`)."""
+        cdef Py_ssize_t i, j, b, back = 0, k = self._pairs(blocks, hashes, False)
+        cdef uint64_t h
+        if k < 0:
+            return -1
         for i in range(k):
             b, h = self.bs[i], self.hs[i]
             self.bhash[b] = h
@@ -241,15 +249,10 @@ cdef class Kernel:
 
     def evict(self, blocks, hashes, int64_t packed, int64_t step):
         """The evicted blocks nobody referenced (their idle times go to `idle`)."""
-        if type(blocks) is not list or type(hashes) is not list:
-            return -1
-        cdef Py_ssize_t i, j, b, idle = 0, k = self._blocks(blocks, False, True)
+        cdef Py_ssize_t i, j, b, idle = 0, k = self._pairs(blocks, hashes, True)
         cdef uint64_t h
-        if k < 0 or self._hashes(hashes) != k:
+        if k < 0:
             return -1
-        for i in range(k):
-            map_prefetch(&self.cached, self.hs[i])
-            map_prefetch(&self.evicted, self.hs[i])
         for i in range(k):
             b, h = self.bs[i], self.hs[i]
             if not self.has[b] or self.bhash[b] != h or map_find(&self.cached, h) < 0:
