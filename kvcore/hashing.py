@@ -165,8 +165,13 @@ class BlockHasher:
         self.none_hash = self.hash_fn(self.seed)
 
     def __call__(self, request: Request) -> list[bytes]:
+        return self.hash_after(request, request.block_hashes)
+
+    def hash_after(self, request: Request, hashes: list[bytes]) -> list[bytes]:
+        """The hashes of ``request``'s full blocks after the first ``len(hashes)``, whose hashes
+        ``hashes`` are (the request's own, or an earlier request's that shares them:
+        `kvcore.engine.prompt_prefixes`)."""
         bs = self.block_size
-        hashes = request.block_hashes
         start = len(hashes) * bs
         num_tokens = request.num_tokens
         if start + bs > num_tokens:

@@ -8,8 +8,10 @@ is a multiple of the engine's, the engine hashes of `(parent hash, trace block i
 remembered (a bounded LRU table) and reused when the same prefix comes back, which multi-turn
 traces do all the time. A trace block not in the table is hashed with its pickle bytes built
 directly (numpy packs the tokens) when the tokens allow it, instead of `pickle.dumps` per
-block. The hashes are the same bytes as `BlockHasher` gives (tests check): only work is saved. Requests with extra keys (LoRA, salt, mm), token-id traces and decode
-blocks take `BlockHasher`'s path.
+block. The hashes are the same bytes as `BlockHasher` gives (tests check): only work is saved.
+A token-id prompt reuses the hashes of an earlier request sharing its prefix
+(`prompt_prefixes.py`); requests with extra keys (LoRA, salt, mm) and decode blocks take
+`BlockHasher`'s path.
 """
 
 from __future__ import annotations
@@ -66,8 +68,9 @@ def _binint_sections(base: int, n: int, bs: int) -> list[bytes]:
 
 class TraceBlockHasher(BlockHasher):
     """`BlockHasher` plus the trace-block table. `traces` maps request ids to the trace requests
-    they are built from (the replay's own map); a prompt whose request id is there, with that
-    trace request's prompt and no extra keys, is hashed through the table."""
+    they are built from (the replay's own map); a hash-id prompt whose request id is there,
+    with that trace request's prompt and no extra keys, is hashed through the table, a token-id
+    one through `prefixes`."""
 
     __slots__ = ("head", "limit", "memo", "prefixes", "traces")
 
@@ -102,7 +105,7 @@ class TraceBlockHasher(BlockHasher):
         if tr is None or tr.hash_ids is None:     # token ids: an earlier request's prefix
             if plain:
                 ids = None if tr is None else tr.prompt_array
-                return self.prefixes.hash_prompt(request, ids, self._hash_rest)
+                return self.prefixes.hash_prompt(request, ids, self.hash_after)
             return BlockHasher.__call__(self, request)
         tb = tr.trace_block_size
         if not plain or tb is None or tb % bs or request.num_tokens != tr.prompt_len:
@@ -160,6 +163,3 @@ class TraceBlockHasher(BlockHasher):
             if len(memo) > self.limit:
                 del memo[next(iter(memo))]   # least recently used
         return out
-
-    def _hash_rest(self, request: Request) -> list[bytes]:
-        return BlockHasher.__call__(self, request)

@@ -58,24 +58,18 @@ class PromptPrefixes:
         self.firsts: dict[tuple[int, ...], tuple[int, Request, array | None]] = {}
 
     def hash_prompt(self, request: Request, ids: array | None,
-                    hash_rest: Callable[[Request], list[bytes]]) -> list[bytes]:
+                    hash_after: Callable[[Request, list[bytes]], list[bytes]]) -> list[bytes]:
         """``request``'s prompt hashes (its `block_hashes` empty; ``ids``: its prompt as
-        ``array("Q")``, or None): the shared prefix's reused, the rest from ``hash_rest`` (a
-        `BlockHasher` call, which starts after the hashes the request holds). The request is
-        indexed."""
+        ``array("Q")``, or None): the shared prefix's reused, the rest from ``hash_after``
+        (`BlockHasher.hash_after`). The request is indexed."""
         n_full = request.num_tokens // self.bs
         if n_full == 0:
             return []
         toks = request.all_token_ids
-        reused = self.lookup(toks, ids, n_full)
-        if reused:
-            request.block_hashes = reused    # `hash_rest` starts after these
-            reused = reused + hash_rest(request)
-            request.block_hashes = []
-        else:
-            reused = hash_rest(request)
-        self.index((len(reused), request, ids), toks)
-        return reused
+        hashes = self.lookup(toks, ids, n_full)
+        hashes += hash_after(request, hashes)
+        self.index((len(hashes), request, ids), toks)
+        return hashes
 
     def lookup(self, toks: list[int], ids: array | None, n_full: int) -> list[bytes]:
         """The hashes of the longest prefix of the first ``n_full`` blocks of ``toks`` that an
