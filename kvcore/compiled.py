@@ -48,7 +48,7 @@ MODULES = (
     # was twice the pickle and sha256 it wraps)
     "kvcore.hashing", "kvcore.engine.hash_memo", "kvcore.engine.prompt_prefixes",
     "kvcore.engine.engine_loop", "kvcore.engine.replay_observer", "kvcore.engine.async_loop",
-    "kvcore.engine.fake_model",
+    "kvcore.engine.fake_model", "kvcore.engine.lazy_request",
     # the CPU offload tier (per chunk work as hot as the pool's per block)
     "kvcore.engine.scheduler_offload", "kvcore.offload.keys", "kvcore.offload.policy",
     "kvcore.offload.lru", "kvcore.offload.idle_runs", "kvcore.offload.arc", "kvcore.offload.access",

@@ -21,6 +21,7 @@ from kvcore.engine.context import ReplayContext
 from kvcore.engine.decode_windows import DecodeWindows
 from kvcore.engine.fake_model import next_token, next_tokens
 from kvcore.engine.fast_forward import decode_stretch, run_stretch
+from kvcore.engine.lazy_request import LazyTraceRequest
 from kvcore.engine.load_check import check_load
 from kvcore.engine.options import build
 from kvcore.engine.replay_observer import ReplayObserver
@@ -168,7 +169,7 @@ class EngineLoop:
                 jsonl.write("arrive", tr.id, prompt_tokens=tr.prompt_len,
                             output_tokens=tr.output_len)
             if ctx.admit_or_reject(tr, self.skipped):
-                self.sched.add_request(_Lazy(ctx, tr, self.add_order))
+                self.sched.add_request(LazyTraceRequest(ctx, tr, self.add_order))
                 self.add_order += 1
 
     def step(self) -> None:
@@ -286,18 +287,3 @@ class EngineLoop:
                              f"(stalled for {STALL_STEPS} steps)", path=self.ctx.trace.path,
                              line=tr.line)
 
-
-class _Lazy:
-    """A request waiting to be built (`kvcore.engine.scheduler.LazyRequest`)."""
-
-    __slots__ = ("arrival_time", "ctx", "priority", "request_id", "tr")
-
-    def __init__(self, ctx: ReplayContext, tr: TraceRequest, add_order: int) -> None:
-        self.ctx = ctx
-        self.tr = tr
-        self.request_id = tr.id
-        self.priority = tr.priority
-        self.arrival_time = float(add_order)
-
-    def build(self) -> Request:
-        return self.ctx.make_request(self.tr, int(self.arrival_time))

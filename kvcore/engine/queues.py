@@ -46,8 +46,14 @@ class FCFSQueue:
         return iter(self._q)
 
 
+def priority_order(req: Any) -> tuple:
+    """The priority policy's order, lowest first (the scheduler preempts the highest)."""
+    return (req.priority, req.arrival_time)
+
+
 class PriorityQueue:
-    """Lowest `(priority, arrival_time)` first; a preempted request re-enters by the same key."""
+    """Lowest `priority_order` first (ties by request id); a preempted request re-enters by the
+    same key."""
 
     __slots__ = ("_h",)
 

@@ -29,7 +29,7 @@ from typing import Any, cast
 
 from kvcore.engine.decode_windows import DecodeWindows
 from kvcore.engine.deferred_frees import DeferredFrees
-from kvcore.engine.queues import QUEUES, FCFSQueue, PriorityQueue
+from kvcore.engine.queues import QUEUES, FCFSQueue, PriorityQueue, priority_order
 from kvcore.engine.scheduler_io import (
     NO_MODEL_LEN_LIMIT,
     LazyRequest,
@@ -168,7 +168,7 @@ class Scheduler:
                 new_blocks = kvm.allocate_slots(req, n)
                 if new_blocks is not None:
                     break
-                victim = max(running, key=_priority_key) if self.policy == "priority" \
+                victim = max(running, key=priority_order) if self.policy == "priority" \
                     else running[-1]
                 if self.deferred is not None and not self.deferred.can_free(victim, now):
                     break       # its blocks are held by a batch in flight: it frees nothing
@@ -295,7 +295,3 @@ class Scheduler:
             self.deferred.free(req)
         else:
             self.kv_cache_manager.free(req)
-
-
-def _priority_key(r: Request) -> tuple:
-    return (r.priority, r.arrival_time)
