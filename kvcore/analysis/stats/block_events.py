@@ -86,11 +86,7 @@ class BlockEvents(PerBlockEvents):
         self.cached_free -= fresh
         self.used += fresh
         ref[idx] = before + 1
-        r.hits[g].update(hashes)                  # block order: ties of most_common keep it
-        depth = r.depth[g]
-        for i, h in enumerate(hashes):
-            if i > depth.get(h, -1):
-                depth[h] = i
+        r.hit_hashes(g, hashes)
         r.age_at_hit.add_array(step - self.cache_step[idx])
         r.reuse_gap.add_array(step - self.use_step[idx])
         r.reuse_distance.add_array(adm - self.use_adm[idx])

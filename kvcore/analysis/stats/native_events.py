@@ -121,11 +121,7 @@ class NativeEvents(BlockEvents):
         self.cached_free -= fresh
         self.used += fresh
         r = self.reuse
-        r.hits[0].update(hashes)                  # block order: ties of most_common keep it
-        depth = r.depth[0]
-        for i, h in enumerate(hashes):
-            if i > depth.get(h, -1):
-                depth[h] = i
+        r.hit_hashes(0, hashes)
         r.touched_blocks += len(hashes)
         if g == self.ref_group:
             self.reqs.hold(ev["req"], len(hashes))

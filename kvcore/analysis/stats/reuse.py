@@ -36,6 +36,14 @@ class ReuseStats:
         self.reuse_distance = BulkDist()
         self.age_at_hit = BulkDist()
 
+    def hit_hashes(self, g: int, hashes: list) -> None:
+        """A touch event's hashes: one more hit each, and the deepest prompt position seen."""
+        self.hits[g].update(hashes)               # block order: ties of most_common keep it
+        depth = self.depth[g]
+        for i, h in enumerate(hashes):
+            if i > depth.get(h, -1):
+                depth[h] = i
+
     def admit(self, prompt: int, hit: int, t_ms: float) -> None:
         self.requests += 1
         self.prompt_tokens += prompt
