@@ -21,6 +21,13 @@ sys.path.insert(0, str(ROOT))
 from kvcore.compiled import LIB, MANIFEST, MODULES, NATIVE, PYTHON_TAG, digest, source
 
 
+# What a native kernel links to beyond Python: the trace-block hasher calls OpenSSL's sha256
+# (libcrypto, which Python's own hashlib links to; its headers come with libssl-dev, which
+# building Python needs too). Its sha256 functions are deprecated in OpenSSL 3, not removed.
+LINK = {"kvcore.engine.native_hash": {"libraries": ["crypto"],
+                                      "define_macros": [("OPENSSL_SUPPRESS_DEPRECATED", None)]}}
+
+
 def up_to_date(digests: dict[str, str]) -> bool:
     try:
         built = json.loads(MANIFEST.read_text())
@@ -47,7 +54,8 @@ def main() -> int:
     os.chdir(ROOT)              # mypycify names the modules by their paths from here
     try:
         # the native kernels' C goes to the scratch folder, not beside their .pyx
-        native = cythonize([Extension(m, [str(source(m).relative_to(ROOT))]) for m in NATIVE],
+        native = cythonize([Extension(m, [str(source(m).relative_to(ROOT))], **LINK.get(m, {}))
+                            for m in NATIVE],
                            build_dir=str(tmp / "cy"), quiet=True,
                            compiler_directives={"language_level": 3})
         # A bare Distribution: setup() would read pyproject.toml, which is not this build.

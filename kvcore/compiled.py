@@ -62,6 +62,7 @@ MODULES = (
 # to the pure path (kvcore/analysis/stats/native_events.py).
 NATIVE = {
     "kvcore.analysis.stats.native": ("native.pyx", "native_map.pxi", "native_admit.pxi"),
+    "kvcore.engine.native_hash": ("native_hash.pyx",),
 }
 
 _state = {"status": "pure (not built: make compiled)"}

@@ -94,3 +94,39 @@ def test_huge_blocks_take_the_pickle_path_where_pickle_splits_frames(bs):
     if direct_ok:
         from kvcore.engine.hash_memo import _pickle_head
         assert b"".join((_pickle_head(bs), b"x" * 32, _MID, sec, _END)) == want
+
+
+def test_native_hasher_gives_the_pickle_hashes():
+    """The compiled build's C hasher (`native_hash.pyx`): sha256 over exactly the bytes
+    `pickle.dumps((parent, tokens, None), 5)` gives, for several block sizes and parents; bad
+    arguments refused. (The pure suite has no native hasher: there it checks that.)"""
+    import hashlib
+    import os
+    import pickle
+
+    from kvcore.engine import hash_memo
+
+    native = hash_memo._native_hasher()
+    if native is None:
+        assert os.environ.get("KVCLI_TEST_COMPILED", "") in ("", "0"), "compiled, no hasher"
+        pytest.skip("no native hasher (pure, or not built)")
+    rng = random.Random(3)
+    for bs in (4, 16, 64, 1000):
+        parent = BlockHasher(bs).none_hash
+        for _ in range(5):
+            k = rng.randint(0, 4)
+            base = rng.randint(65536, (1 << 31) - k * bs)
+            blob = native(hash_memo._pickle_head(bs), parent, base, k, bs)
+            assert len(blob) == 32 * k
+            p = parent
+            for i in range(k):
+                toks = tuple(range(base + i * bs, base + (i + 1) * bs))
+                p = hashlib.sha256(pickle.dumps((p, toks, None), protocol=5)).digest()
+                assert blob[32 * i:32 * (i + 1)] == p
+            if k:
+                parent = blob[-32:]
+    head = hash_memo._pickle_head(16)
+    for args in ((head, b"x" * 31, 65536, 1, 16), (head, parent, 65535, 1, 16),
+                 (head, parent, (1 << 31) - 15, 1, 16), (head, parent, 65536, 1, 0)):
+        with pytest.raises(ValueError):
+            native(*args)

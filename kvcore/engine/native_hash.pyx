@@ -1,0 +1,70 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The native trace-block hasher: the engine hashes of one hash-id trace block, in C (Cython).
+
+`hash_memo.TraceBlockHasher` hashes a trace block it has not seen as `k` chained sha256 over the
+pickle bytes vLLM hashes, `pickle.dumps((parent, tokens, None), 5)`, which it builds directly
+(`hash_memo.py` has their layout: a fixed head, the 32-byte parent, `(`, one `J` + int32 LE per
+token, a fixed end). Here the bytes are built in one C buffer and hashed with OpenSSL's sha256
+functions (the library Python's `hashlib` uses, without its per-call digest fetch and object):
+the same bytes, so the same hashes (tests compare them with `BlockHasher`'s). Built by `make
+compiled` beside the mypyc modules (`kvcore.compiled.NATIVE`); without a fresh build the caller
+keeps to its Python path.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from libc.stdint cimport int64_t, uint8_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
+
+cdef extern from "openssl/sha.h":
+    ctypedef struct SHA256_CTX:
+        pass
+    int SHA256_Init(SHA256_CTX *c) nogil
+    int SHA256_Update(SHA256_CTX *c, const void *data, size_t n) nogil
+    int SHA256_Final(unsigned char *md, SHA256_CTX *c) nogil
+
+DEF HASH = 32
+cdef bytes MID = b"\x94("               # MEMOIZE, MARK
+cdef bytes END = b"t\x94N\x87\x94."     # TUPLE, MEMOIZE, NONE, TUPLE3, MEMOIZE, STOP
+
+
+def trace_block_hashes(bytes head, bytes parent, int64_t base, Py_ssize_t k, Py_ssize_t bs):
+    """The `k` chained hashes of the blocks of tokens `base, base+1, ...` (`bs` a block), the
+    first chained to `parent`, as one bytes object of `k * 32` bytes. `head` is the pickle's
+    head up to the parent (`hash_memo._pickle_head(bs)`); the caller checks that every token
+    pickles as BININT (65536 <= token < 2**31) and that `parent` is 32 bytes."""
+    cdef Py_ssize_t hlen = PyBytes_GET_SIZE(head)
+    cdef Py_ssize_t size = hlen + HASH + 2 + 5 * bs + 6
+    cdef Py_ssize_t i, j
+    cdef int64_t t = base
+    cdef uint8_t *toks
+    cdef SHA256_CTX ctx
+    if PyBytes_GET_SIZE(parent) != HASH or k < 0 or bs <= 0:
+        raise ValueError("trace_block_hashes: a 32-byte parent, k >= 0 and bs > 0")
+    if base < 65536 or base + k * bs > (<int64_t>1 << 31):
+        raise ValueError("trace_block_hashes: every token must pickle as BININT")
+    out = PyBytes_FromStringAndSize(NULL, k * HASH)
+    cdef uint8_t *dst = <uint8_t *>PyBytes_AS_STRING(out)
+    cdef uint8_t *buf = <uint8_t *>malloc(size)
+    if buf == NULL:
+        raise MemoryError()
+    memcpy(buf, PyBytes_AS_STRING(head), hlen)
+    memcpy(buf + hlen, PyBytes_AS_STRING(parent), HASH)
+    memcpy(buf + hlen + HASH, PyBytes_AS_STRING(MID), 2)
+    memcpy(buf + size - 6, PyBytes_AS_STRING(END), 6)
+    toks = buf + hlen + HASH + 2
+    with nogil:
+        for i in range(k):
+            for j in range(bs):
+                toks[5 * j] = 0x4A      # BININT: "J" and the token as int32 little-endian
+                toks[5 * j + 1] = <uint8_t>(t & 0xFF)
+                toks[5 * j + 2] = <uint8_t>((t >> 8) & 0xFF)
+                toks[5 * j + 3] = <uint8_t>((t >> 16) & 0xFF)
+                toks[5 * j + 4] = <uint8_t>((t >> 24) & 0xFF)
+                t += 1
+            SHA256_Init(&ctx)
+            SHA256_Update(&ctx, buf, size)
+            SHA256_Final(dst + i * HASH, &ctx)
+            memcpy(buf + hlen, dst + i * HASH, HASH)      # the next block's parent
+    free(buf)
+    return out
