@@ -18,12 +18,14 @@ the oracle, scenario and replay tests both ways: `make test`); only speed differ
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.abc
 import importlib.machinery
 import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 LIB = ROOT / "compiled" / "lib"
@@ -33,8 +35,7 @@ PYTHON_TAG = f"{sys.implementation.cache_tag}-{sys.platform}"
 
 # The compiled modules: the stack, the scheduler and the synchronous and async engine loops.
 # A class a module outside this list subclasses cannot be compiled (mypyc's native classes take
-# no interpreted subclasses): hashing (TraceBlockHasher), the tracer protocol (runtime-checked)
-# and the events stay Python.
+# no interpreted subclasses): the tracer protocol (runtime-checked) stays Python.
 MODULES = (
     "kvcore.block", "kvcore.free_queue", "kvcore.block_hash_map", "kvcore.block_pool",
     "kvcore.request", "kvcore.kv_cache_blocks", "kvcore.plain_step",
@@ -49,6 +50,9 @@ MODULES = (
     "kvcore.hashing", "kvcore.engine.hash_memo", "kvcore.engine.prompt_prefixes",
     "kvcore.engine.engine_loop", "kvcore.engine.replay_observer", "kvcore.engine.async_loop",
     "kvcore.engine.fake_model", "kvcore.engine.lazy_request",
+    # our event stream (a line per block operation: interpreted, the recorder and the sink
+    # were a quarter of a replay with events)
+    "kvcore.engine.events", "kvcore.engine.recorder",
     # the CPU offload tier (per chunk work as hot as the pool's per block)
     "kvcore.engine.scheduler_offload", "kvcore.offload.keys", "kvcore.offload.policy",
     "kvcore.offload.lru", "kvcore.offload.idle_runs", "kvcore.offload.arc", "kvcore.offload.access",
@@ -63,6 +67,7 @@ MODULES = (
 NATIVE = {
     "kvcore.analysis.stats.native": ("native.pyx", "native_map.pxi", "native_admit.pxi"),
     "kvcore.engine.native_hash": ("native_hash.pyx",),
+    "kvcore.engine.native_lines": ("native_lines.pyx",),
 }
 
 _state = {"status": "pure (not built: make compiled)"}
@@ -80,6 +85,14 @@ def digest(module: str) -> str:
     for extra in NATIVE.get(module, ())[1:]:
         h.update(source(module).with_name(extra).read_bytes())
     return h.hexdigest()
+
+
+def native(module: str) -> Any:
+    """The native kernel ``module`` (one of `NATIVE`) when the compiled build is in use, else
+    None (its caller keeps to its Python path)."""
+    if not active():
+        return None
+    return importlib.import_module(module)
 
 
 def status() -> str:

@@ -25,6 +25,7 @@ _dumps = orjson.dumps
 _NUMPY = orjson.OPT_SERIALIZE_NUMPY     # `hash_array`'s arrays are written as JSON lists of ints
 # orjson adds the "\n": no copy of a long line to add it
 _LINE = orjson.OPT_APPEND_NEWLINE | _NUMPY
+_native_json: Any = False   # `native_lines.hashes_json` once looked up (None: not built)
 _frombuffer: Any = None     # numpy's, imported on first use: a replay without events never
                             # needs numpy (its import is ~0.09 s of every process's start)
 
@@ -65,6 +66,19 @@ def hash_array(hashes: list[bytes]) -> Any:
     return words.astype("u8")      # a contiguous copy in native order (orjson needs both)
 
 
+def hashes_json(hashes: list[bytes]) -> bytes:
+    """The JSON text orjson writes for `hash_ints(hashes)`, in C on the compiled build
+    (`native_lines.pyx`: XX)."""
+    global _native_json
+    if _native_json is False:
+        from kvcore import compiled
+        mod = compiled.native("kvcore.engine.native_lines")
+        _native_json = None if mod is None else mod.hashes_json
+    if _native_json is not None:
+        return _native_json(hashes)
+    return _dumps(hash_array(hashes), option=_NUMPY)
+
+
 class JsonlEvents:
     """Our event stream. The replay sets `step` and `t_ms` as the clock moves."""
 
@@ -72,12 +86,18 @@ class JsonlEvents:
 
     def __init__(self, out: IO[bytes]) -> None:
         self.out = out
+        # Whether this class's own `emit` writes the lines (not a subclass's): then block lines
+        # may come as text (`block_line`) and events may carry numpy arrays (`writes_arrays`).
+        self._direct = type(self) is JsonlEvents
         self.seq = 0
         self.step = 0
         self._t = 0.0
         self._held: list[tuple] | None = None
-        self._evict_key: tuple | None = None
-        self._evict_head = b""
+        # `block_line`'s pieces, kept while they stay the same: the step and time, the request
+        self._head_key: tuple | None = None
+        self._head = b""
+        self._req_key: str | None = None
+        self._req_json = b""
 
     @property
     def t_ms(self) -> float:
@@ -90,7 +110,7 @@ class JsonlEvents:
     def writes_arrays(self) -> bool:
         """Whether events may carry `hash_array`'s numpy arrays: only when this class's own
         `emit` writes them (a subclass that consumes event dicts gets plain lists)."""
-        return type(self).emit is JsonlEvents.emit
+        return self._direct
 
     def header(self, fields: dict) -> None:
         self.emit({"kind": "header", "schema_version": 1, **fields})
@@ -113,23 +133,28 @@ class JsonlEvents:
         """Write one event object (override to consume events in-process)."""
         self.out.write(_dumps(obj, option=_LINE))
 
-    def evict(self, req: str | None, group: int, block_ids: list[int], hashes: list[int]
+    def evict(self, req: str | None, group: int, block_ids: list[int], hashes: Any
               ) -> None:
-        """One `evict` line for the blocks one allocation evicted in one group. Evictions are
-        most of a long replay's lines, so when nothing overrides `emit` the line is formatted
-        directly; the bytes are what `put` would write (orjson encodes the strings, the float
-        and the lists)."""
-        if self._held is not None or type(self).emit is not JsonlEvents.emit:
-            self.put("evict", req, group, {"blocks": block_ids, "hashes": hashes})
+        """One `evict` line for the blocks one allocation evicted in one group."""
+        self.put("evict", req, group, {"blocks": block_ids, "hashes": hashes})
+
+    def block_line(self, kind: bytes, req: str | None, group: int, body: bytes) -> None:
+        """A block operation's line, its fields after `group` given as JSON text (``body``:
+        ``,"blocks":[...]...``); only where `writes_arrays()` (this class's own lines). Block
+        lines are most of a long replay's lines: formatted directly, not as a dict for orjson,
+        the same bytes (orjson still encodes the float and the strings). Held like `put`'s."""
+        if self._held is not None:
+            self._held.append((kind, req, group, body))
             return
-        key = (self.step, self._t, req)
-        if key != self._evict_key:
-            self._evict_key = key
-            self._evict_head = (b',"step":%d,"t_ms":%s,"kind":"evict","req":%s,"group":'
-                                % (self.step, _dumps(self._t), _dumps(req)))
-        self.out.write(b'{"seq":%d%s%d,"blocks":%s,"hashes":%s}\n'
-                       % (self.seq, self._evict_head, group, _dumps(block_ids),
-                          _dumps(hashes, option=_NUMPY)))
+        key = (self.step, self._t)
+        if key != self._head_key:
+            self._head_key = key
+            self._head = b',"step":%d,"t_ms":%s' % (self.step, _dumps(self._t))
+        if req != self._req_key or self._req_json == b"":
+            self._req_key = req
+            self._req_json = _dumps(req)
+        self.out.write(b'{"seq":%d%s,"kind":"%s","req":%s,"group":%d%s}\n'
+                       % (self.seq, self._head, kind, self._req_json, group, body))
         self.seq += 1
 
     # An admission attempt's block events are held until we know whether it was admitted, so the
@@ -142,7 +167,10 @@ class JsonlEvents:
         if first is not None:
             self.put(*first)
         for item in held:
-            self.put(*item)
+            if isinstance(item[3], bytes):
+                self.block_line(*item)
+            else:
+                self.put(*item)
 
     def end(self, summary: dict) -> None:
         self.write("end", None, summary=summary)

@@ -71,15 +71,12 @@ def _binint_sections(base: int, n: int, bs: int) -> list[bytes]:
 
 
 def _native_hasher() -> Any:
-    """`kvcore.engine.native_hash`'s `trace_block_hashes` when the compiled build is in use,
-    else None."""
+    """`native_hash.trace_block_hashes` on the compiled build, else None."""
     global _native
     if _native is False:
-        _native = None
         from kvcore import compiled
-        if compiled.active():
-            from kvcore.engine import native_hash  # type: ignore[attr-defined]
-            _native = native_hash.trace_block_hashes
+        mod = compiled.native("kvcore.engine.native_hash")
+        _native = None if mod is None else mod.trace_block_hashes
     return _native
 
 

@@ -10,8 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kvcore.engine.events import JsonlEvents, hash_array, hash_ints
+import orjson
+
+from kvcore.engine.events import JsonlEvents, hash_array, hash_ints, hashes_json
 from kvcore.kv_events import hash_to_int
+
+_dumps = orjson.dumps
 
 
 class Recorder:
@@ -24,8 +28,12 @@ class Recorder:
         warm-up); `admit_extra(req)` gives the extra fields of an `admit` line."""
         self.req: str | None = None
         self.sink = sink
+        # Block lines as text when the sink writes its own lines (`JsonlEvents.block_line`):
+        # no dict, no int per hash (the recorder and the sink were a quarter of a replay with
+        # events; XX); as dicts for a sink that consumes them.
+        self.text = sink is not None and sink.writes_arrays()
         # the 64-bit hashes of an event: numpy arrays when the sink writes its JSON itself
-        self.hash_ints = hash_array if sink is not None and sink.writes_arrays() else hash_ints
+        self.hash_ints = hash_array if self.text else hash_ints
         self.pool: Any = None            # the pool watched: its constructor calls `attach`
         self.num_usable = max(num_usable, 1)
         self.evictions = 0
@@ -35,7 +43,7 @@ class Recorder:
         # Evictions wait here until the allocation that caused them is reported, then go out
         # as one `evict` line per group (blocks in eviction order).
         self._ev_blocks: list[int] = []
-        self._ev_hashes: list[int] = []
+        self._ev_hashes: Any = []    # list[int], or `hash_array`'s numpy array
         self._ev_groups: list[int] = []
         self._ev_req: str | None = None
 
@@ -44,7 +52,8 @@ class Recorder:
         Called before any other line (the pool reports an allocation's evictions before the
         allocation itself) and at the end."""
         blocks, hashes, groups = self._ev_blocks, self._ev_hashes, self._ev_groups
-        if not blocks:
+        sink = self.sink
+        if not blocks or sink is None:
             return
         self._ev_blocks, self._ev_hashes, self._ev_groups = [], [], []
         # A Ctrl-C / SIGTERM can land between `on_evict`'s appends: the last flush (of an
@@ -57,11 +66,20 @@ class Recorder:
         req = self._ev_req
         g0 = groups[0]
         if groups.count(g0) == len(groups):
-            self.sink.evict(req, g0, blocks, hashes)
+            self._evict_line(sink, req, g0, blocks, hashes)
             return
         for g in dict.fromkeys(groups):
             idx = [i for i, x in enumerate(groups) if x == g]
-            self.sink.evict(req, g, [blocks[i] for i in idx], [hashes[i] for i in idx])
+            self._evict_line(sink, req, g, [blocks[i] for i in idx], [hashes[i] for i in idx])
+
+    def _evict_line(self, sink: JsonlEvents, req: str | None, group: int, blocks: list[int],
+                    hashes: Any) -> None:
+        """``hashes``: the raw hashes when the lines are text, else their 64-bit forms."""
+        if self.text:
+            sink.block_line(b"evict", req, group, b',"blocks":%s,"hashes":%s'
+                            % (_dumps(blocks), hashes_json(hashes)))
+        else:
+            sink.evict(req, group, blocks, hashes)
 
     # -- BlockTracer ---------------------------------------------------------------------------
     def attach(self, pool: Any) -> None:
@@ -73,7 +91,11 @@ class Recorder:
         if self.sink is not None:
             if self._ev_blocks:
                 self.flush()
-            self.sink.put("allocate", self.req, group, {"blocks": list(block_ids)})
+            if self.text:
+                self.sink.block_line(b"allocate", self.req, group,
+                                     b',"blocks":' + _dumps(block_ids))
+            else:
+                self.sink.put("allocate", self.req, group, {"blocks": list(block_ids)})
 
     def on_touch(self, group: int, block_ids: list[int], hashes: list[bytes]) -> None:
         used = self.num_usable - self.pool.free_block_queue.num_free_blocks
@@ -81,15 +103,24 @@ class Recorder:
         if self.sink is not None:
             if self._ev_blocks:
                 self.flush()
-            self.sink.put("touch", self.req, group, {"blocks": list(block_ids),
-                                                     "hashes": self.hash_ints(hashes)})
+            self._hashed_line(b"touch", "touch", group, block_ids, hashes)
 
     def on_cache(self, group: int, block_ids: list[int], hashes: list[bytes]) -> None:
         if self.sink is not None:
             if self._ev_blocks:
                 self.flush()
-            self.sink.put("cache", self.req, group, {"blocks": list(block_ids),
-                                                     "hashes": self.hash_ints(hashes)})
+            self._hashed_line(b"cache", "cache", group, block_ids, hashes)
+
+    def _hashed_line(self, kind: bytes, name: str, group: int, block_ids: list[int],
+                     hashes: list[bytes]) -> None:
+        sink = self.sink
+        assert sink is not None
+        if self.text:
+            sink.block_line(kind, self.req, group, b',"blocks":%s,"hashes":%s'
+                            % (_dumps(block_ids), hashes_json(hashes)))
+        else:
+            sink.put(name, self.req, group, {"blocks": list(block_ids),
+                                             "hashes": self.hash_ints(hashes)})
 
     def on_evict(self, group: int, block_id: int, block_hash: bytes) -> None:
         self.evictions += 1
@@ -100,7 +131,7 @@ class Recorder:
                 self.flush()
                 self._ev_req = self.req
             self._ev_blocks.append(block_id)
-            self._ev_hashes.append(hash_to_int(block_hash))
+            self._ev_hashes.append(block_hash if self.text else hash_to_int(block_hash))
             self._ev_groups.append(group)
 
     def on_evict_many(self, groups: list[int], block_ids: list[int], hashes: list[bytes]
@@ -110,19 +141,24 @@ class Recorder:
         if self.sink is not None:
             if self._ev_blocks:
                 self.flush()
-            ints = self.hash_ints(hashes)
+            kept = hashes if self.text else self.hash_ints(hashes)
             # one assignment, no call between the stores (a signal cannot split them)
             self._ev_req, self._ev_blocks, self._ev_hashes, self._ev_groups = \
-                self.req, block_ids, ints, groups
+                self.req, block_ids, kept, groups
 
     def on_free(self, group: int, block_ids: list[int], freed: list[int],
                 evictable: list[int]) -> None:
         if self.sink is not None:
             if self._ev_blocks:
                 self.flush()
-            self.sink.put("free", self.req, group, {"blocks": list(block_ids),
-                                                    "freed": list(freed),
-                                                    "evictable": list(evictable)})
+            if self.text:
+                self.sink.block_line(b"free", self.req, group,
+                                     b',"blocks":%s,"freed":%s,"evictable":%s'
+                                     % (_dumps(block_ids), _dumps(freed), _dumps(evictable)))
+            else:
+                self.sink.put("free", self.req, group, {"blocks": list(block_ids),
+                                                        "freed": list(freed),
+                                                        "evictable": list(evictable)})
 
     # -- scheduler observer ----------------------------------------------------------------------
     def on_admit_attempt(self, req: Any) -> None:

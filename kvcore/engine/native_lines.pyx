@@ -1,0 +1,60 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The native part of our event lines: block hashes as the JSON list of their 64-bit forms.
+
+Every `cache`, `touch` and `evict` line lists the hashes of its blocks as `kv_events.hash_to_int`
+gives them (the last 8 bytes, big-endian; a shorter hash whole). The Python path makes an int
+(or a numpy array) of each and has orjson write it; here the digits are written straight from
+the bytes into the line's text, the same text (tests compare). Built by `make compiled`
+(`kvcore.compiled.NATIVE`); without a fresh build `events.hashes_json` keeps to Python.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_Check, PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_GET_SIZE
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from libc.stdint cimport uint8_t, uint64_t
+from libc.stdlib cimport free, malloc
+
+
+cdef inline Py_ssize_t put_u64(char *p, uint64_t v) noexcept nogil:
+    """The decimal digits of v at p; how many."""
+    cdef char tmp[20]
+    cdef Py_ssize_t n = 0, i
+    while True:
+        tmp[n] = <char>(48 + v % 10)
+        n += 1
+        v //= 10
+        if v == 0:
+            break
+    for i in range(n):
+        p[i] = tmp[n - 1 - i]
+    return n
+
+
+def hashes_json(list hashes):
+    """`orjson.dumps([hash_to_int(h) for h in hashes])`: e.g. b"[1,2]" (bytes items only)."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(hashes), i, j, size, pos = 1
+    cdef object h
+    cdef const uint8_t *b
+    cdef uint64_t v
+    cdef char *buf = <char *>malloc(21 * n + 2)
+    if buf == NULL:
+        raise MemoryError()
+    try:
+        buf[0] = b"["
+        for i in range(n):
+            h = <object>PyList_GET_ITEM(hashes, i)
+            if not PyBytes_Check(h):
+                raise TypeError(f"a block hash is bytes, not {type(h).__name__}")
+            size = PyBytes_GET_SIZE(h)
+            b = <const uint8_t *>PyBytes_AS_STRING(h)
+            v = 0
+            for j in range(size - 8 if size > 8 else 0, size):
+                v = (v << 8) | b[j]
+            if i:
+                buf[pos] = b","
+                pos += 1
+            pos += put_u64(buf + pos, v)
+        buf[pos] = b"]"
+        return PyBytes_FromStringAndSize(buf, pos + 1)
+    finally:
+        free(buf)
