@@ -34,6 +34,8 @@ class OutputFailed(Exception):
 
 
 STDOUT_LABEL = "stdout"
+# A regular file's buffer: its chunks go to the writer thread (`output_thread.py`)
+_BUFFER = 1 << 20
 
 
 class _Raw(io.FileIO):
@@ -173,11 +175,13 @@ def open_output(path: str, *, field: str = "output", keep_on_interrupt: bool = F
                 umask = os.umask(0)
                 os.umask(umask)
                 os.chmod(tmp, 0o666 & ~umask)
-                raw = _Raw(fd, "w")
+                from kvcli.output_thread import ThreadedRaw  # (it imports OutputFailed)
+
+                raw = ThreadedRaw(fd, label)
         except OSError as err:
             raise InputError(f"cannot write {path}: {err.strerror}", field=field) from None
         raw.label = label
-        buf = io.BufferedWriter(raw)
+        buf = io.BufferedWriter(raw, _BUFFER if tmp is not None else io.DEFAULT_BUFFER_SIZE)
     f: Any = gzip.GzipFile(fileobj=buf, mode="wb", filename="", mtime=0) if gz else buf
 
     def close() -> None:

@@ -158,3 +158,31 @@ def test_fast_evict_lines_equal_the_generic_ones():
     assert sum(1 for x in a if b'"kind":"evict"' in x) > 100
     assert any(x.count(b",") > 12 for x in a if b'"kind":"evict"' in x)    # multi-block lines
     assert [json.loads(x) for x in a] == [json.loads(x) for x in b]
+
+
+def test_hashes_json_is_what_orjson_writes_for_the_ints():
+    """`events.hashes_json` (in C on the compiled build: native_lines.pyx) against orjson over
+    `hash_ints`: hashes of 32, 16, 8 and fewer bytes, 64-bit words with every digit count
+    (0, 9, 10, 99, 100, ..., 2**64 - 1), empty and long lists."""
+    import os
+    import random
+
+    import orjson
+
+    from kvcore import compiled
+    from kvcore.engine.events import hash_ints, hashes_json
+
+    if os.environ.get("KVCLI_TEST_COMPILED", "") not in ("", "0"):
+        assert compiled.native("kvcore.engine.native_lines") is not None
+    rng = random.Random(5)
+    words = [0, 1, 9, 10, 99, 100, 2**64 - 1] + [10**k + d for k in range(1, 20) for d in (-1, 0)]
+    cases = [[], [bytes(32)], [w.to_bytes(8, "big") for w in words]]
+    for size in (32, 16, 8, 7, 3, 1, 0):
+        cases.append([rng.randbytes(size) for _ in range(rng.randint(1, 40))])
+    cases.append([rng.randbytes(24) + w.to_bytes(8, "big") for w in words])
+    for hashes in cases:
+        assert hashes_json(hashes) == orjson.dumps(hash_ints(hashes)), hashes
+    native = compiled.native("kvcore.engine.native_lines")
+    if native is not None:
+        with pytest.raises(TypeError):
+            native.hashes_json([b"x" * 32, 5])

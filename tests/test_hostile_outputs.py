@@ -171,18 +171,21 @@ def test_read_only_folder_as_a_user(tmp_path):
         ro.chmod(0o700)
 
 
-def test_disk_full_while_writing_a_file_leaves_no_temp(tmp_path, monkeypatch):
-    from kvcli import output_files
+@pytest.mark.parametrize("size", [100_000, 5_000_000])
+def test_disk_full_in_the_writer_thread_leaves_no_temp(tmp_path, monkeypatch, size):
+    """A regular file is written by a thread (`output_thread.py`): its failure surfaces on the
+    main thread (at a later write, or at the close), the temporary file goes."""
+    from kvcli import output_thread
 
-    class FullRaw(output_files._Raw):
-        def write(self, b):
-            raise output.OutputFailed(self.label, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(output_files, "_Raw", FullRaw)
+    monkeypatch.setattr(output_thread, "_write", full)
     target = tmp_path / "t.jsonl"
     with pytest.raises(output.OutputFailed) as e, output.open_output(str(target)) as f:
-        f.write(b"x" * 100_000)
-    assert "No space left on device" in str(e.value)
+        for _ in range(size // 100_000):
+            f.write(b"x" * 100_000)
+    assert "No space left on device" in str(e.value) and str(target) in str(e.value)
     assert list(tmp_path.iterdir()) == []
 
 

@@ -13,21 +13,35 @@ from cpython.bytes cimport PyBytes_GET_SIZE
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from libc.stdint cimport uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
+
+
+# "00" "01" ... "99": two digits a division (a 20-digit hash: 10 divisions, not 20)
+cdef char DIGITS[200]
+for _i in range(100):
+    DIGITS[2 * _i] = <char>(48 + _i // 10)
+    DIGITS[2 * _i + 1] = <char>(48 + _i % 10)
 
 
 cdef inline Py_ssize_t put_u64(char *p, uint64_t v) noexcept nogil:
     """The decimal digits of v at p; how many."""
     cdef char tmp[20]
-    cdef Py_ssize_t n = 0, i
-    while True:
-        tmp[n] = <char>(48 + v % 10)
-        n += 1
-        v //= 10
-        if v == 0:
-            break
-    for i in range(n):
-        p[i] = tmp[n - 1 - i]
-    return n
+    cdef Py_ssize_t n = 20, d
+    while v >= 100:
+        d = <Py_ssize_t>(v % 100) * 2
+        v //= 100
+        n -= 2
+        tmp[n] = DIGITS[d]
+        tmp[n + 1] = DIGITS[d + 1]
+    if v >= 10:
+        n -= 2
+        tmp[n] = DIGITS[2 * v]
+        tmp[n + 1] = DIGITS[2 * v + 1]
+    else:
+        n -= 1
+        tmp[n] = <char>(48 + v)
+    memcpy(p, tmp + n, 20 - n)
+    return 20 - n
 
 
 def hashes_json(list hashes):

@@ -1,0 +1,93 @@
+"""`ThreadedRaw`: a file written by a background thread, for `open_output`'s regular files.
+
+A replay with events writes a gigabyte; the kernel's copy of it into the page cache was 4-6% of
+the replay's time on the main thread. `write` here queues the buffer's chunk and returns; a
+thread makes the `os.write` calls, which release the GIL, so on a machine with a spare core the
+writing overlaps the work (the conversation trace with events, this 2-core machine: XX). The
+queue is bounded (`DEPTH` chunks of the buffer's size), so a slow disk slows the writer, never
+fills memory. A failed write (a full disk) is kept and raised as `OutputFailed` by the next
+`write`, `flush` or `close` on the main thread, where `open_output` handles it.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import queue
+import threading
+from typing import Any
+
+from kvcli.output_files import OutputFailed
+
+DEPTH = 8                    # chunks in flight (of `open_output`'s buffer size: 1 MiB)
+_FLUSH: Any = object()       # a flush marker: the thread acknowledges it through `done`
+_END: Any = None             # the last item: the thread returns
+_write = os.write            # (tests replace it to fill the disk)
+
+
+class ThreadedRaw(io.RawIOBase):
+    """The raw file under an output's buffer: writes ``fd`` from a thread (closes it at the
+    end). `flush` waits for every queued chunk; `close` also ends the thread."""
+
+    def __init__(self, fd: int, label: str) -> None:
+        super().__init__()
+        self.fd, self.label = fd, label
+        self.chunks: queue.Queue[Any] = queue.Queue(DEPTH)   # bytes, _FLUSH or _END
+        self.done = threading.Semaphore(0)       # one release per flush marker handled
+        self.error: OSError | None = None
+        self.ended = False                       # the thread was told to end (by `close`)
+        self.thread = threading.Thread(target=self._drain, name=f"write {label}", daemon=True)
+        self.thread.start()
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def write(self, b) -> int:  # type: ignore[override]
+        self._check()
+        data = bytes(b)            # the buffer reuses its memory once this returns
+        if data:
+            self.chunks.put(data)
+        return len(data)
+
+    def flush(self) -> None:
+        if self.closed or self.ended:
+            return
+        self.chunks.put(_FLUSH)
+        self.done.acquire()
+        self._check()
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        if not self.ended:
+            self.ended = True
+            self.chunks.put(_END)
+            self.thread.join()
+            os.close(self.fd)
+        super().close()       # (IOBase's close calls `flush`: nothing left to wait for)
+        self._check()
+
+    def _check(self) -> None:
+        """Raise the thread's failure (again at every call: nothing after it is written)."""
+        if self.error is not None:
+            raise OutputFailed(self.label, self.error)
+
+    def _drain(self) -> None:
+        while True:
+            data = self.chunks.get()
+            if data is _END:
+                return
+            if data is _FLUSH:
+                self.done.release()
+                continue
+            if self.error is not None:
+                continue               # the first failure is kept; the rest is dropped
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[_write(self.fd, view):]
+            except OSError as err:
+                self.error = err
