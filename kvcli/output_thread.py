@@ -3,7 +3,8 @@
 A replay with events writes a gigabyte; the kernel's copy of it into the page cache was 4-6% of
 the replay's time on the main thread. `write` here queues the buffer's chunk and returns; a
 thread makes the `os.write` calls, which release the GIL, so on a machine with a spare core the
-writing overlaps the work (the conversation trace with events, this 2-core machine: XX). The
+writing overlaps the work (the first 3,000 conversation requests with events on this 2-core
+machine: 6.79 -> 6.08 s, medians of 3 interleaved runs, with the 1 MiB buffer it gets). The
 queue is bounded (`DEPTH` chunks of the buffer's size), so a slow disk slows the writer, never
 fills memory. A failed write (a full disk) is kept and raised as `OutputFailed` by the next
 `write`, `flush` or `close` on the main thread, where `open_output` handles it.

@@ -105,11 +105,13 @@ def test_native_hasher_gives_the_pickle_hashes():
     import pickle
 
     from kvcore.engine import hash_memo
+    from kvcore.hashing import native_hash
 
-    native = hash_memo._native_hasher()
-    if native is None:
+    mod = native_hash()
+    if mod is None:
         assert os.environ.get("KVCLI_TEST_COMPILED", "") in ("", "0"), "compiled, no hasher"
         pytest.skip("no native hasher (pure, or not built)")
+    native = mod.trace_block_hashes
     rng = random.Random(3)
     for bs in (4, 16, 64, 1000):
         parent = BlockHasher(bs).none_hash
@@ -130,3 +132,51 @@ def test_native_hasher_gives_the_pickle_hashes():
                  (head, parent, (1 << 31) - 15, 1, 16), (head, parent, 65536, 1, 0)):
         with pytest.raises(ValueError):
             native(*args)
+
+
+def test_native_token_blocks_equal_pickle_and_fall_back():
+    """`native_hash.token_block_hashes` (BlockHasher's sha256 path on the compiled build): the
+    pickle's int opcodes by size (BININT1 / BININT2 / BININT, at their edges), several block
+    sizes, a partial block left out; None (the Python path) for a token that is no int in
+    0 .. 2**31 - 1 (negative, 2**31, a bool, a float). `BlockHasher` itself then agrees with
+    the pure pickle + sha256 on random requests."""
+    import hashlib
+    import os
+    import pickle
+
+    from kvcore.hashing import native_hash
+
+    mod = native_hash()
+    if mod is None:
+        assert os.environ.get("KVCLI_TEST_COMPILED", "") in ("", "0"), "compiled, no hasher"
+        pytest.skip("no native hasher (pure, or not built)")
+    rng = random.Random(11)
+    edges = [0, 1, 255, 256, 65535, 65536, (1 << 31) - 1]
+    for bs in (4, 5, 16, 33):
+        parent = BlockHasher(bs).none_hash
+        toks = edges + [rng.choice([rng.randrange(256), rng.randrange(65536),
+                                    rng.randrange(1 << 31)]) for _ in range(5 * bs)]
+        blob = mod.token_block_hashes(parent, toks, bs)
+        p, want = parent, []
+        for i in range(len(toks) // bs):
+            p = hashlib.sha256(pickle.dumps((p, tuple(toks[i * bs:(i + 1) * bs]), None),
+                                            protocol=5)).digest()
+            want.append(p)
+        assert mod.split_hashes(blob, len(want)) == want
+        for bad in (-1, 1 << 31, True, 1.0):
+            assert mod.token_block_hashes(parent, toks[:bs - 1] + [bad], bs) is None
+    # through BlockHasher: decode blocks and token-id prompts, against the plain pickle path
+    for _ in range(20):
+        bs = rng.choice([4, 16])
+        toks = [rng.randrange(1 << 31) for _ in range(rng.randint(0, 100))]
+        got = Request("r", toks, BlockHasher(bs)).block_hashes
+        p, want = BlockHasher(bs).none_hash, []
+        for i in range(len(toks) // bs):
+            p = hashlib.sha256(pickle.dumps((p, tuple(toks[i * bs:(i + 1) * bs]), None),
+                                            protocol=5)).digest()
+            want.append(p)
+        assert got == want
+    with pytest.raises(ValueError):
+        mod.token_block_hashes(b"x", [1, 2, 3, 4], 4)
+    with pytest.raises(ValueError):
+        mod.split_hashes(b"x" * 40, 2)

@@ -11,9 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from kvcore.engine.events import hash_array, hash_ints
+import orjson
+
+from kvcore.engine.events import hash_ints, hashes_json
 from kvcore.request import Request
 from kvcore.traces import TraceRequest
+
+
+def _hash_text(hashes: list[bytes]) -> orjson.Fragment:
+    return orjson.Fragment(hashes_json(hashes))
 
 
 class AdmitFields:
@@ -22,9 +28,11 @@ class AdmitFields:
     def __init__(self, hash_block_size: int, group_block_sizes: Sequence[int],
                  hasher: Callable[[Request], list[bytes]] | None,
                  trace_request: Callable[[str], TraceRequest], *, arrays: bool = False) -> None:
-        """`arrays`: the hashes may be numpy arrays (`events.hash_array`: the sink writes them)."""
+        """`arrays`: the sink writes the lines itself (`JsonlEvents.writes_arrays`): the hash
+        lists may then come as JSON text already (an `orjson.Fragment` of `hashes_json`: in
+        C on the compiled build, no int per hash)."""
         self.hbs = hash_block_size
-        self.hash_ints = hash_array if arrays else hash_ints
+        self.hash_ints = _hash_text if arrays else hash_ints
         # Per group at the group's block size; groups hashed at a coarser size get null.
         self.same = [bs == hash_block_size for bs in group_block_sizes]
         self.hasher = hasher

@@ -68,7 +68,8 @@ def hash_array(hashes: list[bytes]) -> Any:
 
 def hashes_json(hashes: list[bytes]) -> bytes:
     """The JSON text orjson writes for `hash_ints(hashes)`, in C on the compiled build
-    (`native_lines.pyx`: XX)."""
+    (`native_lines.pyx`: for a line's typical few hashes 46 ns a hash where numpy and orjson
+    took 371, 167 ns for one hash against 856; the same 24 ns for 750)."""
     global _native_json
     if _native_json is False:
         from kvcore import compiled

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kvcore.engine.prompt_prefixes import PromptPrefixes
-from kvcore.hashing import _PROTOCOL, BlockHasher, _dumps, _sha256
+from kvcore.hashing import _PROTOCOL, BlockHasher, _dumps, _sha256, native_hash
 from kvcore.request import Request
 from kvcore.traces import TraceRequest
 
@@ -35,9 +35,6 @@ from kvcore.traces import TraceRequest
 # trace never needs them; numpy's import is ~0.09 s of a process's start)
 _np: Any = None
 _BININT: Any = None
-# The native hasher (`native_hash.pyx`) where the compiled build has it: the same bytes hashed
-# in C. Imported on first use (`_native_hasher`).
-_native: Any = False
 _MID = b"\x94("
 _END = b"t\x94N\x87\x94."
 
@@ -68,16 +65,6 @@ def _binint_sections(base: int, n: int, bs: int) -> list[bytes]:
     raw = a.tobytes()
     w = 5 * bs
     return [raw[i:i + w] for i in range(0, (n // bs) * w, w)]
-
-
-def _native_hasher() -> Any:
-    """`native_hash.trace_block_hashes` on the compiled build, else None."""
-    global _native
-    if _native is False:
-        from kvcore import compiled
-        mod = compiled.native("kvcore.engine.native_hash")
-        _native = None if mod is None else mod.trace_block_hashes
-    return _native
 
 
 class TraceBlockHasher(BlockHasher):
@@ -141,6 +128,7 @@ class TraceBlockHasher(BlockHasher):
         memo = self.memo
         parent = self.none_hash
         size = len(parent)
+        native = native_hash() if size == 32 else None
         out: list[bytes] = []
         pos = 0
         for h in hash_ids:
@@ -151,7 +139,10 @@ class TraceBlockHasher(BlockHasher):
             got = memo.get(key)
             if got is not None:
                 memo.move_to_end(key)      # most recently used: to the back
-                out.extend([got[i:i + size] for i in range(0, k * size, size)])
+                if native is not None:
+                    out.extend(native.split_hashes(got, k))
+                else:
+                    out.extend([got[i:i + size] for i in range(0, k * size, size)])
                 if n < tb:
                     break
                 parent = out[-1]
@@ -161,12 +152,11 @@ class TraceBlockHasher(BlockHasher):
             base = h * tb
             head = self.head
             if head is not None and 65536 <= base and base + k * bs <= 1 << 31:
-                native = _native_hasher()
                 if native is not None:
                     # the same bytes hashed in C (native_hash.pyx): 154 ns a block where
                     # numpy's sections and hashlib took 696 ns
-                    blob = native(head, parent, base, k, bs)
-                    new = [blob[i:i + size] for i in range(0, k * size, size)]
+                    blob = native.trace_block_hashes(head, parent, base, k, bs)
+                    new = native.split_hashes(blob, k)
                     if new:
                         parent = new[-1]
                 else:

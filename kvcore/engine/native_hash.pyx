@@ -1,17 +1,23 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""The native trace-block hasher: the engine hashes of one hash-id trace block, in C (Cython).
+"""The native block hasher: chained sha256 over vLLM's pickle bytes, built in C (Cython).
 
 `hash_memo.TraceBlockHasher` hashes a trace block it has not seen as `k` chained sha256 over the
 pickle bytes vLLM hashes, `pickle.dumps((parent, tokens, None), 5)`, which it builds directly
 (`hash_memo.py` has their layout: a fixed head, the 32-byte parent, `(`, one `J` + int32 LE per
 token, a fixed end). Here the bytes are built in one C buffer and hashed with OpenSSL's sha256
 functions (the library Python's `hashlib` uses, without its per-call digest fetch and object):
-the same bytes, so the same hashes (tests compare them with `BlockHasher`'s). Built by `make
-compiled` beside the mypyc modules (`kvcore.compiled.NATIVE`); without a fresh build the caller
-keeps to its Python path.
+the same bytes, so the same hashes (tests compare them with `BlockHasher`'s). `token_block_hashes`
+does the same for any list of small tokens (`BlockHasher.hash_after`: decode blocks, token-id
+prompts), pickling each token as pickle does (BININT1, BININT2 or BININT by its size). Built by
+`make compiled` beside the mypyc modules (`kvcore.compiled.NATIVE`); without a fresh build the
+callers keep to their Python path.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.exc cimport PyErr_Clear
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
+from cpython.long cimport PyLong_AsLong, PyLong_CheckExact
+from cpython.ref cimport Py_INCREF
 from libc.stdint cimport int64_t, uint8_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
@@ -67,4 +73,91 @@ def trace_block_hashes(bytes head, bytes parent, int64_t base, Py_ssize_t k, Py_
             SHA256_Final(dst + i * HASH, &ctx)
             memcpy(buf + hlen, dst + i * HASH, HASH)      # the next block's parent
     free(buf)
+    return out
+
+
+cdef inline Py_ssize_t put_token(uint8_t *p, long t) noexcept nogil:
+    """pickle's opcode for a small int (0 <= t < 2**31) at p: BININT1, BININT2 or BININT."""
+    if t < 256:
+        p[0] = 0x4B                 # "K"
+        p[1] = <uint8_t>t
+        return 2
+    if t < 65536:
+        p[0] = 0x4D                 # "M"
+        p[1] = <uint8_t>(t & 0xFF)
+        p[2] = <uint8_t>(t >> 8)
+        return 3
+    p[0] = 0x4A                     # "J"
+    p[1] = <uint8_t>(t & 0xFF)
+    p[2] = <uint8_t>((t >> 8) & 0xFF)
+    p[3] = <uint8_t>((t >> 16) & 0xFF)
+    p[4] = <uint8_t>((t >> 24) & 0xFF)
+    return 5
+
+
+def token_block_hashes(bytes parent, list toks, Py_ssize_t bs):
+    """The chained hashes of the ``len(toks) // bs`` full blocks of ``toks`` (the first chained
+    to ``parent``, 32 bytes) as one bytes object, or None when a token is not an int in
+    0 .. 2**31 - 1 (the caller's Python path pickles it). Needs 4 <= bs < 13,000 (pickle writes
+    shorter tuples with other opcodes, and splits a frame past 64 KiB)."""
+    cdef Py_ssize_t k = PyList_GET_SIZE(toks) // bs, i, j, n
+    cdef Py_ssize_t fixed = 11 + 2 + HASH + 2       # PROTO, FRAME n, "C" 32, MEMOIZE MARK
+    cdef uint8_t *buf
+    cdef uint8_t *dst
+    cdef object o
+    cdef long t
+    cdef Py_ssize_t frame
+    cdef SHA256_CTX ctx
+    if PyBytes_GET_SIZE(parent) != HASH or bs < 4 or bs >= 13000:
+        raise ValueError("token_block_hashes: a 32-byte parent and 4 <= bs < 13,000")
+    for i in range(k * bs):
+        o = <object>PyList_GET_ITEM(toks, i)
+        if not PyLong_CheckExact(o):
+            return None
+        t = PyLong_AsLong(o)
+        if t < 0 or t >= 2147483648:
+            PyErr_Clear()
+            return None
+    out = PyBytes_FromStringAndSize(NULL, k * HASH)
+    dst = <uint8_t *>PyBytes_AS_STRING(out)
+    buf = <uint8_t *>malloc(fixed + 5 * bs + 6)
+    if buf == NULL:
+        raise MemoryError()
+    buf[0] = 0x80
+    buf[1] = 5
+    buf[2] = 0x95
+    buf[11] = 0x43                                  # SHORT_BINBYTES, 32 bytes
+    buf[12] = HASH
+    memcpy(buf + 13, PyBytes_AS_STRING(parent), HASH)
+    buf[13 + HASH] = 0x94
+    buf[14 + HASH] = 0x28
+    for i in range(k):
+        n = fixed
+        for j in range(bs):
+            n += put_token(buf + n, PyLong_AsLong(<object>PyList_GET_ITEM(toks, i * bs + j)))
+        memcpy(buf + n, PyBytes_AS_STRING(END), 6)
+        n += 6
+        frame = n - 11
+        for j in range(8):
+            buf[3 + j] = <uint8_t>((frame >> (8 * j)) & 0xFF)
+        SHA256_Init(&ctx)
+        SHA256_Update(&ctx, buf, n)
+        SHA256_Final(dst + i * HASH, &ctx)
+        memcpy(buf + 13, dst + i * HASH, HASH)
+    free(buf)
+    return out
+
+
+def split_hashes(bytes blob, Py_ssize_t k):
+    """The ``k`` 32-byte hashes at the start of ``blob``, as a list of bytes objects (the
+    Python path slices them one by one)."""
+    cdef const char *p = PyBytes_AS_STRING(blob)
+    cdef Py_ssize_t i
+    if k < 0 or k * HASH > PyBytes_GET_SIZE(blob):
+        raise ValueError("split_hashes: the blob is shorter than k hashes")
+    out = PyList_New(k)
+    for i in range(k):
+        h = PyBytes_FromStringAndSize(p + i * HASH, HASH)
+        Py_INCREF(h)
+        PyList_SET_ITEM(out, i, h)
     return out

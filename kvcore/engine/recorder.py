@@ -29,8 +29,9 @@ class Recorder:
         self.req: str | None = None
         self.sink = sink
         # Block lines as text when the sink writes its own lines (`JsonlEvents.block_line`):
-        # no dict, no int per hash (the recorder and the sink were a quarter of a replay with
-        # events; XX); as dicts for a sink that consumes them.
+        # no dict, no int per hash (the event path, interpreted and through dicts, was 29% of
+        # the samples of the first 3,000 conversation requests with events; compiled and as
+        # text 23%, of a run a quarter shorter); as dicts for a sink that consumes them.
         self.text = sink is not None and sink.writes_arrays()
         # the 64-bit hashes of an event: numpy arrays when the sink writes its JSON itself
         self.hash_ints = hash_array if self.text else hash_ints
