@@ -15,8 +15,8 @@ import io
 import json
 from pathlib import Path
 
-from kvcore.engine.events import VllmEvents
 from kvcore.engine.replay import ReplayOptions, replay
+from kvcore.engine.vllm_events import VllmEvents
 
 SYNC_KEYS = ("step", "scheduled", "admitted", "preempted", "finished", "num_free_blocks")
 ASYNC_KEYS = (*SYNC_KEYS, "num_free_blocks_after_schedule", "processed", "schedule_called")

@@ -11,8 +11,9 @@ import re
 from pathlib import Path
 
 from kvcore.engine.engine_loop import EngineLoop
-from kvcore.engine.events import JsonlEvents, VllmEvents
+from kvcore.engine.events import JsonlEvents
 from kvcore.engine.replay import ReplayOptions, replay
+from kvcore.engine.vllm_events import VllmEvents
 
 HERE = Path(__file__).resolve().parent
 SAMPLE = HERE.parent / "traces" / "multiturn-chat.jsonl"

@@ -12,9 +12,10 @@ import pytest
 
 from kvcore.cluster.router import router_names
 from kvcore.cluster.run import ClusterOptions, run_cluster
-from kvcore.engine.events import JsonlEvents, VllmEvents
+from kvcore.engine.events import JsonlEvents
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.replay import replay
+from kvcore.engine.vllm_events import VllmEvents
 from kvcore.errors import InputError
 
 

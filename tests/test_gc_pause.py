@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from kvcore.engine.context import ReplayContext
-from kvcore.engine.events import JsonlEvents, VllmEvents
+from kvcore.engine.events import JsonlEvents
 from kvcore.engine.options import ReplayOptions, resolve
 from kvcore.engine.replay import engine_loop, replay
+from kvcore.engine.vllm_events import VllmEvents
 from kvcore.gc_pause import gc_paused
 from kvcore.traces import read_trace
 

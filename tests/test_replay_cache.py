@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kvcore.engine.events import VllmEvents
 from kvcore.engine.replay import ReplayOptions, replay
+from kvcore.engine.vllm_events import VllmEvents
 
 HERE = Path(__file__).resolve().parent
 TRACES = HERE / "data" / "traces"              # see data/README.md

@@ -127,8 +127,9 @@ def _replay_outputs(tr, trace: str, opts, events: str | None, events_format: str
     import contextlib
 
     from kvcli import output
-    from kvcore.engine.events import JsonlEvents, VllmEvents
+    from kvcore.engine.events import JsonlEvents
     from kvcore.engine.replay import replay
+    from kvcore.engine.vllm_events import VllmEvents
 
     with contextlib.ExitStack() as stack:
         def open_out(path: str | None, name: str):

@@ -33,7 +33,7 @@ from kvcore.cluster.event_index import EventIndex
 from kvcore.cluster.replica import Replica
 from kvcore.cluster.router import DecisionLog, Router, RouteRequest
 from kvcore.cluster.view import ClusterView
-from kvcore.engine.events import VllmEvents
+from kvcore.engine.vllm_events import VllmEvents
 from kvcore.errors import InputError
 from kvcore.traces import TraceRequest
 

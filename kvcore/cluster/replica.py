@@ -22,10 +22,11 @@ from kvcore.cluster.view import Metrics
 from kvcore.engine.cache_mode import CacheRun
 from kvcore.engine.context import ReplayContext
 from kvcore.engine.engine_loop import EngineLoop
-from kvcore.engine.events import JsonlEvents, VllmEvents
+from kvcore.engine.events import JsonlEvents
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.replay import engine_loop
 from kvcore.engine.request_log import RequestRecord
+from kvcore.engine.vllm_events import VllmEvents
 from kvcore.request import Request
 from kvcore.traces import Trace, TraceRequest
 

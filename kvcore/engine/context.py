@@ -16,7 +16,7 @@ from typing import IO
 from kvcore.clock.registry import make_clock
 from kvcore.coordinator import check_retention_interval
 from kvcore.engine.admit_fields import AdmitFields
-from kvcore.engine.events import JsonlEvents, VllmEvents
+from kvcore.engine.events import JsonlEvents
 from kvcore.engine.hash_memo import TraceBlockHasher
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.recorder import Recorder
@@ -24,6 +24,7 @@ from kvcore.engine.replay_pool import check_startup, concurrent_batches, group_t
 from kvcore.engine.request_log import RequestRecord
 from kvcore.engine.results import ReplaySummary
 from kvcore.engine.scheduler_io import NO_MODEL_LEN_LIMIT
+from kvcore.engine.vllm_events import VllmEvents
 from kvcore.errors import InputError
 from kvcore.hashing import BlockHasher
 from kvcore.host_memory import check_pool_fits

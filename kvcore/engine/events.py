@@ -6,7 +6,8 @@ Two formats (documented in docs/events.md):
   group (`allocate`, `touch`, `cache`, `evict`, `free`) and per request event (`arrive`, `admit`,
   `preempt`, `finish`, `reject`), each with `seq`, `step`, `t_ms`, `kind`, `req`, `group`; the
   stream ends with `end` (the summary) or, after Ctrl-C, `interrupted`.
-* `VllmEvents`: vLLM's own KV event batches, `{"ts", "events": [BlockStored | BlockRemoved |
+* `VllmEvents` (`vllm_events.py`: interpreted, the live and cluster sinks subclass it): vLLM's
+  own KV event batches, `{"ts", "events": [BlockStored | BlockRemoved |
   AllBlocksCleared, ...], "data_parallel_rank": null}`, one line per engine step that published
   events, exactly what vLLM's `KVEventBatch` carries (the stream KV-aware routers index).
 
@@ -191,22 +192,3 @@ class CallbackEvents(JsonlEvents):
 
     def emit(self, obj: dict) -> None:
         self.fn(obj)
-
-
-class VllmEvents:
-    """vLLM's KV event batches (needs the manager built with KV events enabled)."""
-
-    format = "vllm"
-
-    def __init__(self, out: IO[bytes], rank: int | None = None) -> None:
-        self.out = out
-        self.rank = rank            # `data_parallel_rank` (a cluster's replica; None alone)
-
-    def batch(self, ts_s: float, events: list) -> None:
-        if events:
-            self.out.write(_dumps({"ts": round(ts_s, 9), "events": [e.to_dict() for e in events],
-                                   "data_parallel_rank": self.rank},
-                                  option=orjson.OPT_APPEND_NEWLINE))
-
-    def interrupted(self) -> None:
-        self.out.write(_dumps({"interrupted": True}) + b"\n")

@@ -22,10 +22,11 @@ from kvcore.engine import latency
 from kvcore.engine.cache_mode import run_cache
 from kvcore.engine.context import ReplayContext
 from kvcore.engine.engine_loop import EngineLoop
-from kvcore.engine.events import JsonlEvents, VllmEvents
+from kvcore.engine.events import JsonlEvents
 from kvcore.engine.options import ReplayOptions, resolve
 from kvcore.engine.request_log import write_request_lines
 from kvcore.engine.results import ReplaySummary
+from kvcore.engine.vllm_events import VllmEvents
 from kvcore.gc_pause import gc_paused
 from kvcore.interrupts import deferred
 from kvcore.traces import Trace, read_trace

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import IO, Any
 
-from kvcore.engine.events import VllmEvents
+from kvcore.engine.vllm_events import VllmEvents
 from kvcore.errors import InputError
 from kvcore.live.endpoints import offset_endpoint_port
 from kvcore.live.options import LiveOptions
