@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import os
 import queue
+import signal
 import threading
 from typing import Any
 
@@ -38,7 +39,15 @@ class ThreadedRaw(io.RawIOBase):
         self.error: OSError | None = None
         self.ended = False                       # the thread was told to end (by `close`)
         self.thread = threading.Thread(target=self._drain, name=f"write {label}", daemon=True)
-        self.thread.start()
+        # The thread starts with every signal blocked (it inherits the mask it is started
+        # under): the kernel then delivers a Ctrl-C to the main thread. One that landed here
+        # would trip Python's flag without waking the main thread's check (3.11 sets that only
+        # from the main thread), so `interrupts.deferred()` could miss it: a lost Ctrl-C.
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+        try:
+            self.thread.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
     def writable(self) -> bool:
         return True
