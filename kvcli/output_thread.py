@@ -41,8 +41,9 @@ class ThreadedRaw(io.RawIOBase):
         self.thread = threading.Thread(target=self._drain, name=f"write {label}", daemon=True)
         # The thread starts with every signal blocked (it inherits the mask it is started
         # under): the kernel then delivers a Ctrl-C to the main thread. One that landed here
-        # would trip Python's flag without waking the main thread's check (3.11 sets that only
-        # from the main thread), so `interrupts.deferred()` could miss it: a lost Ctrl-C.
+        # would reach the main thread's check late (3.11 flags a signal for the main thread
+        # only when that thread next takes the GIL), possibly after `interrupts.deferred()`
+        # had ended.
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
         try:
             self.thread.start()

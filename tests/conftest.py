@@ -6,6 +6,7 @@ allow: they run on the pure-Python modules only."""
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 
@@ -14,6 +15,12 @@ if not COMPILED:
     os.environ["KVCLI_PURE"] = "1"      # before kvcore is imported (CLI subprocesses inherit it)
 else:
     os.environ.pop("KVCLI_PURE", None)
+
+# A run started in the background by a shell without job control (`sh -c 'make test &'`)
+# inherits Ctrl-C ignored, and Python then keeps it ignored: the Ctrl-C tests (and the kvcli
+# processes they start, which inherit an ignored signal) need it handled as at a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 from kvcore import compiled
 
