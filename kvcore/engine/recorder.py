@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from kvcore.engine.events import JsonlEvents, hash_array, hash_ints, hashes_json
+from kvcore.engine.events import JsonlEvents, hash_ints, hashes_json
 from kvcore.kv_events import hash_to_int
 
 _dumps = orjson.dumps
@@ -33,8 +33,6 @@ class Recorder:
         # the samples of the first 3,000 conversation requests with events; compiled and as
         # text 23%, of a run a quarter shorter); as dicts for a sink that consumes them.
         self.text = sink is not None and sink.writes_arrays()
-        # the 64-bit hashes of an event: numpy arrays when the sink writes its JSON itself
-        self.hash_ints = hash_array if self.text else hash_ints
         self.pool: Any = None            # the pool watched: its constructor calls `attach`
         self.num_usable = max(num_usable, 1)
         self.evictions = 0
@@ -44,7 +42,7 @@ class Recorder:
         # Evictions wait here until the allocation that caused them is reported, then go out
         # as one `evict` line per group (blocks in eviction order).
         self._ev_blocks: list[int] = []
-        self._ev_hashes: Any = []    # list[int], or `hash_array`'s numpy array
+        self._ev_hashes: Any = []    # the raw hashes (text lines), else their 64-bit ints
         self._ev_groups: list[int] = []
         self._ev_req: str | None = None
 
@@ -121,7 +119,7 @@ class Recorder:
                             % (_dumps(block_ids), hashes_json(hashes)))
         else:
             sink.put(name, self.req, group, {"blocks": list(block_ids),
-                                             "hashes": self.hash_ints(hashes)})
+                                             "hashes": hash_ints(hashes)})
 
     def on_evict(self, group: int, block_id: int, block_hash: bytes) -> None:
         self.evictions += 1
@@ -142,7 +140,7 @@ class Recorder:
         if self.sink is not None:
             if self._ev_blocks:
                 self.flush()
-            kept = hashes if self.text else self.hash_ints(hashes)
+            kept = hashes if self.text else hash_ints(hashes)
             # one assignment, no call between the stores (a signal cannot split them)
             self._ev_req, self._ev_blocks, self._ev_hashes, self._ev_groups = \
                 self.req, block_ids, kept, groups
