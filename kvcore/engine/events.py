@@ -99,7 +99,7 @@ class JsonlEvents:
         self._head_key: tuple | None = None
         self._head = b""
         self._req_key: str | None = None
-        self._req_json = b""
+        self._req_json = b"null"
 
     @property
     def t_ms(self) -> float:
@@ -152,7 +152,7 @@ class JsonlEvents:
         if key != self._head_key:
             self._head_key = key
             self._head = b',"step":%d,"t_ms":%s' % (self.step, _dumps(self._t))
-        if req != self._req_key or self._req_json == b"":
+        if req != self._req_key:
             self._req_key = req
             self._req_json = _dumps(req)
         self.out.write(b'{"seq":%d%s,"kind":"%s","req":%s,"group":%d%s}\n'

@@ -8,8 +8,8 @@ is a multiple of the engine's, the engine hashes of `(parent hash, trace block i
 remembered (a bounded LRU table) and reused when the same prefix comes back, which multi-turn
 traces do all the time. A trace block not in the table is hashed with its pickle bytes built
 directly when the tokens allow it (in C, `native_hash.pyx`, on the compiled build; else numpy
-packs the tokens), instead of `pickle.dumps` per block. The hashes are the same bytes as `BlockHasher` gives (tests check): only work is saved.
-A token-id prompt reuses the hashes of an earlier request sharing its prefix
+packs the tokens), instead of `pickle.dumps` per block. The hashes are the same bytes as
+`BlockHasher` gives (tests check): only work is saved. A token-id prompt reuses the hashes of an earlier request sharing its prefix
 (`prompt_prefixes.py`); requests with extra keys (LoRA, salt, mm) and decode blocks take
 `BlockHasher`'s path.
 """
@@ -149,14 +149,15 @@ class TraceBlockHasher(BlockHasher):
                 pos += tb
                 continue
             new = []
+            joined = b""       # `new` as one bytes object, when the native hasher gave it so
             base = h * tb
             head = self.head
             if head is not None and 65536 <= base and base + k * bs <= 1 << 31:
                 if native is not None:
                     # the same bytes hashed in C (native_hash.pyx): 154 ns a block where
                     # numpy's sections and hashlib took 696 ns
-                    blob = native.trace_block_hashes(head, parent, base, k, bs)
-                    new = native.split_hashes(blob, k)
+                    joined = native.trace_block_hashes(head, parent, base, k, bs)
+                    new = native.split_hashes(joined, k)
                     if new:
                         parent = new[-1]
                 else:
@@ -176,7 +177,7 @@ class TraceBlockHasher(BlockHasher):
             if n < tb:
                 break
             pos += tb
-            memo[key] = b"".join(new)
+            memo[key] = joined or b"".join(new)
             if len(memo) > self.limit:
                 memo.popitem(last=False)     # least recently used
         return out

@@ -102,15 +102,15 @@ class Recorder:
         if self.sink is not None:
             if self._ev_blocks:
                 self.flush()
-            self._hashed_line(b"touch", "touch", group, block_ids, hashes)
+            self._hashed_line(b"touch", group, block_ids, hashes)
 
     def on_cache(self, group: int, block_ids: list[int], hashes: list[bytes]) -> None:
         if self.sink is not None:
             if self._ev_blocks:
                 self.flush()
-            self._hashed_line(b"cache", "cache", group, block_ids, hashes)
+            self._hashed_line(b"cache", group, block_ids, hashes)
 
-    def _hashed_line(self, kind: bytes, name: str, group: int, block_ids: list[int],
+    def _hashed_line(self, kind: bytes, group: int, block_ids: list[int],
                      hashes: list[bytes]) -> None:
         sink = self.sink
         assert sink is not None
@@ -118,8 +118,8 @@ class Recorder:
             sink.block_line(kind, self.req, group, b',"blocks":%s,"hashes":%s'
                             % (_dumps(block_ids), hashes_json(hashes)))
         else:
-            sink.put(name, self.req, group, {"blocks": list(block_ids),
-                                             "hashes": hash_ints(hashes)})
+            sink.put(kind.decode(), self.req, group, {"blocks": list(block_ids),
+                                                      "hashes": hash_ints(hashes)})
 
     def on_evict(self, group: int, block_id: int, block_hash: bytes) -> None:
         self.evictions += 1
