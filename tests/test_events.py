@@ -186,3 +186,41 @@ def test_hashes_json_is_what_orjson_writes_for_the_ints():
     if native is not None:
         with pytest.raises(TypeError):
             native.hashes_json([b"x" * 32, 5])
+
+
+def test_stride_json_is_what_orjson_writes_for_the_hash_id_tokens():
+    """`events.stride_json` (C: native_lines.pyx) against orjson over `HashIdTokens.tokens`
+    (the admit line's first tokens of a hash-id prompt), at strides that divide the trace
+    block and ones that do not, ends inside and at the edges of blocks, negative and large
+    ids; and the cases it must leave to Python (None)."""
+    import os
+    import random
+
+    import orjson
+
+    from kvcore import compiled
+    from kvcore.engine.events import stride_json
+    from kvcore.traces.request import HashIdTokens
+
+    native = compiled.native("kvcore.engine.native_lines")
+    if os.environ.get("KVCLI_TEST_COMPILED", "") not in ("", "0"):
+        assert native is not None
+    if native is None:
+        assert stride_json([1, 2], 512, 600, 16) is None
+        return
+    rng = random.Random(7)
+    big = (2**63 - 1 - 512) // 512
+    for ids in ([0], [5, 7, 9], [rng.randrange(10**7) for _ in range(60)], [-3, 4, -5],
+                [big, -big, 2**31 - 1]):
+        for tb in (512, 16, 48, 1):
+            length = len(ids) * tb
+            for step in (16, 1, 7, 512, 32):
+                for end in {0, 1, length, length - 1, length // 2, tb, min(tb + 1, length)}:
+                    want = orjson.dumps(HashIdTokens(ids, tb, length).tokens(0, end, step)
+                                        if end else [])
+                    assert stride_json(ids, tb, end, step) == want, (ids, tb, end, step)
+    assert stride_json([1, 2], 512, 1025, 16) is None          # a position past the ids
+    assert stride_json([1, True], 512, 1024, 16) is None       # not an int
+    assert stride_json([2**62], 512, 512, 16) is None          # a token past int64
+    assert stride_json([2**70], 512, 512, 16) is None
+    assert stride_json([1], 0, 512, 16) is None and stride_json([1], 512, 512, 0) is None

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 import orjson
 
-from kvcore.engine.events import hash_ints, hashes_json
+from kvcore.engine.events import hash_ints, hashes_json, stride_json
 from kvcore.request import Request
 from kvcore.traces import TraceRequest
 
@@ -32,6 +32,7 @@ class AdmitFields:
         lists may then come as JSON text already (an `orjson.Fragment` of `hashes_json`: in
         C on the compiled build, no int per hash)."""
         self.hbs = hash_block_size
+        self.arrays = arrays
         self.hash_ints = _hash_text if arrays else hash_ints
         # Per group at the group's block size; groups hashed at a coarser size get null.
         self.same = [bs == hash_block_size for bs in group_block_sizes]
@@ -49,7 +50,7 @@ class AdmitFields:
                                           else "") if p)
         n_prompt = req.num_prompt_tokens
         hashes = self.hash_ints(req.block_hashes[:n_prompt // hbs])
-        first = req.token_ids(0, n_prompt, hbs)
+        first = self._first_tokens(req, tr, n_prompt)
         out = {"prompt_hashes": [hashes if x else None for x in same],
                "hash_domain": domain,
                "first_tokens": [first if x else None for x in same]}
@@ -59,3 +60,15 @@ class AdmitFields:
             content = self.hash_ints(plain.block_hashes)
             out["content_hashes"] = [content if x else None for x in same]
         return out
+
+    def _first_tokens(self, req: Request, tr: TraceRequest, n_prompt: int) -> object:
+        """The first token of every prompt block: for a hash-id prompt, written by the sink,
+        as JSON text made in C from the trace's ids (no int per block: 3% of a conversation
+        replay with events); else the list."""
+        hbs = self.hbs
+        if self.arrays and tr.hash_ids is not None and tr.prompt_token_ids is None \
+                and tr.trace_block_size is not None:
+            text = stride_json(tr.hash_ids, tr.trace_block_size, n_prompt, hbs)
+            if text is not None:
+                return orjson.Fragment(text)
+        return req.token_ids(0, n_prompt, hbs)

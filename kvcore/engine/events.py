@@ -27,6 +27,7 @@ _NUMPY = orjson.OPT_SERIALIZE_NUMPY     # `hash_array`'s arrays are written as J
 # orjson adds the "\n": no copy of a long line to add it
 _LINE = orjson.OPT_APPEND_NEWLINE | _NUMPY
 _native_json: Any = False   # `native_lines.hashes_json` once looked up (None: not built)
+_native_stride: Any = False  # `native_lines.stride_json`, likewise
 _frombuffer: Any = None     # numpy's, imported on first use: a replay without events never
                             # needs numpy (its import is ~0.09 s of every process's start)
 
@@ -79,6 +80,22 @@ def hashes_json(hashes: list[bytes]) -> bytes:
     if _native_json is not None:
         return _native_json(hashes)
     return _dumps(hash_array(hashes), option=_NUMPY)
+
+
+def stride_json(ids: list[int], tb: int, end: int, step: int) -> bytes | None:
+    """The JSON of ``[ids[p // tb] * tb + p % tb for p in range(0, end, step)]`` (a hash-id
+    prompt's tokens every ``step`` positions: `admit` lines' `first_tokens`) in C on the
+    compiled build; None without it, or for what the C path leaves to Python (an id past the
+    list, a token outside int64)."""
+    global _native_stride
+    if _native_stride is False:
+        from kvcore import compiled
+        mod = compiled.native("kvcore.engine.native_lines")
+        _native_stride = None if mod is None else mod.stride_json
+    if _native_stride is None:
+        return None
+    out: bytes | None = _native_stride(ids, tb, end, step)
+    return out
 
 
 class JsonlEvents:

@@ -72,3 +72,53 @@ def hashes_json(list hashes):
         return PyBytes_FromStringAndSize(buf, pos + 1)
     finally:
         free(buf)
+
+
+def stride_json(list ids, Py_ssize_t tb, Py_ssize_t end, Py_ssize_t step):
+    """The JSON of a hash-id prompt's tokens at positions ``0, step, 2*step ... < end``: position
+    ``p`` holds ``ids[p // tb] * tb + p % tb`` (`traces.request.HashIdTokens`); `admit` lines'
+    `first_tokens` (9M ints on the conversation trace, built and written one by one before).
+    None where Python must do it: a position past the ids, a non-int id, or a token outside
+    int64."""
+    if tb <= 0 or step <= 0:
+        return None
+    cdef Py_ssize_t n = (end + step - 1) // step if end > 0 else 0
+    cdef Py_ssize_t nids = PyList_GET_SIZE(ids), k, p, i, pos = 1, last = -1
+    cdef long long hid = 0, v
+    cdef long long limit = (<long long>0x7FFFFFFFFFFFFFFF - tb) // tb
+    cdef object o
+    if n and (n - 1) * step // tb >= nids:
+        return None
+    cdef char *buf = <char *>malloc(21 * n + 2)
+    if buf == NULL:
+        raise MemoryError()
+    try:
+        buf[0] = b"["
+        for k in range(n):
+            p = k * step
+            i = p // tb
+            if i != last:
+                o = <object>PyList_GET_ITEM(ids, i)
+                if type(o) is not int:
+                    return None
+                try:
+                    hid = o
+                except OverflowError:
+                    return None
+                if hid > limit or hid < -limit:
+                    return None
+                last = i
+            v = hid * tb + p % tb
+            if k:
+                buf[pos] = b","
+                pos += 1
+            if v < 0:
+                buf[pos] = b"-"
+                pos += 1
+                pos += put_u64(buf + pos, <uint64_t>(-v))
+            else:
+                pos += put_u64(buf + pos, <uint64_t>v)
+        buf[pos] = b"]"
+        return PyBytes_FromStringAndSize(buf, pos + 1)
+    finally:
+        free(buf)
