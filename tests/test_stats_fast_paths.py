@@ -20,6 +20,7 @@ from kvcore.analysis.stats.collector import StatsCollector
 from kvcore.analysis.stats.dist import Dist
 from kvcore.analysis.stats.history import EvictedHashes
 from kvcore.analysis.stats.misses import MissStats
+from kvcore.errors import InputError
 
 
 def both(s: Stream) -> tuple[dict, dict]:
@@ -90,13 +91,25 @@ def test_in_flight_is_found_by_both_paths():
 
 @pytest.mark.parametrize("bad, message", [
     ({"kind": "allocate", "blocks": [7, 7]}, "block 7 allocated while in use"),
-    ({"kind": "allocate", "blocks": [3, 99]}, "list index out of range"),
+    ({"kind": "allocate", "blocks": [3, 99]}, "'blocks' holds 99, not a block id (0..9)"),
     ({"kind": "evict", "blocks": [1, 1], "hashes": [11, 11]},
      "evict of block 1 with hash 11, which it does not hold"),
     ({"kind": "evict", "blocks": [1, 2], "hashes": [11, 13]}, "with hash 13"),
     ({"kind": "free", "blocks": [1], "freed": [1, 2]}, "block 2 listed in 'freed'"),
-    ({"kind": "cache", "blocks": [3, 99], "hashes": [5, 6]}, "list assignment index"),
-    ({"kind": "touch", "blocks": ["x"], "hashes": [5]}, "list indices must be integers"),
+    ({"kind": "cache", "blocks": [3, 99], "hashes": [5, 6]}, "'blocks' holds 99, not a"),
+    ({"kind": "touch", "blocks": ["x"], "hashes": [5]}, "'blocks' holds \"x\", not a"),
+    # what a list index takes but is no block id: JSON true (block 1), -1 (the last block)
+    ({"kind": "touch", "blocks": [True], "hashes": [11]}, "'blocks' holds true, not a"),
+    ({"kind": "touch", "blocks": [1, True], "hashes": [11, 11]}, "holds true, not"),
+    ({"kind": "allocate", "blocks": [-1]}, "'blocks' holds -1, not a block id (0..9)"),
+    ({"kind": "allocate", "blocks": [3, -1]}, "'blocks' holds -1, not a block id"),
+    ({"kind": "allocate", "blocks": [False]}, "'blocks' holds false, not a"),
+    ({"kind": "cache", "blocks": [-8], "hashes": [5]}, "'blocks' holds -8, not a"),
+    ({"kind": "cache", "blocks": [3, 1.0], "hashes": [5, 6]}, "'blocks' holds 1.0, not a"),
+    ({"kind": "evict", "blocks": [-9], "hashes": [11]}, "'blocks' holds -9, not a"),
+    ({"kind": "evict", "blocks": [True, 2], "hashes": [11, 12]}, "'blocks' holds true"),
+    ({"kind": "free", "blocks": [-10], "freed": []}, "'blocks' holds -10, not a"),
+    ({"kind": "free", "blocks": [1, 2], "freed": [True]}, "'freed' holds true, not a"),
 ])
 def test_bad_block_events_give_the_per_block_error(bad, message, tmp_path):
     s = Stream(block_size=4, num_blocks=10)
@@ -108,6 +121,10 @@ def test_bad_block_events_give_the_per_block_error(bad, message, tmp_path):
     res = CliRunner().invoke(app, ["stats", s.write(p)])
     assert res.exit_code == 2
     assert f"bad.jsonl:6: bad '{kind}' event: " in res.stderr and message in res.stderr
+    lines = s.lines()                       # the per-block reference says the same
+    with pytest.raises(InputError) as err:
+        stats_from_lines("t.jsonl", lines[0], iter(lines[1:]), per_block=True)
+    assert message in str(err.value)
 
 
 def test_vectorized_miss_reasons_match_the_per_block_loop():

@@ -24,9 +24,23 @@ import numpy as np
 
 from kvcore.analysis.stats.per_block import PerBlockEvents
 
+_INT = {int}
+
+
+def _ids_ok(blocks: list, n: int) -> bool:
+    """Whether ``blocks`` are all block ids (ints in 0..n-1), by checks that run in C: a list
+    index would also take a bool or a negative int. The per-block path reports what is not."""
+    try:
+        return not blocks or (set(map(type, blocks)) == _INT and min(blocks) >= 0
+                              and max(blocks) < n)
+    except TypeError:       # not a list
+        return False
+
 
 def _held(bhash: list, blocks: list) -> tuple:
-    """The hash each block holds (raises the list's error for a bad index)."""
+    """The hash each block holds; raises for what is not a block id."""
+    if not _ids_ok(blocks, len(bhash)):
+        raise IndexError("not block ids")
     if len(blocks) > 1:
         return itemgetter(*blocks)(bhash)
     return (bhash[blocks[0]],) if blocks else ()
@@ -52,7 +66,7 @@ class BlockEvents(PerBlockEvents):
         ref = self.ref
         if type(blocks) is not list:
             return self._allocate_each(ev)
-        if len(blocks) == 1 and type(b := blocks[0]) is int and -len(ref) <= b < len(ref):
+        if len(blocks) == 1 and type(b := blocks[0]) is int and 0 <= b < len(ref):
             if self.bhash[b] is not None or ref[b]:
                 return self._allocate_each(ev)
             ref[b] = 1
@@ -106,9 +120,12 @@ class BlockEvents(PerBlockEvents):
         n = len(blocks)
         step, adm = self.step, self.admissions
         cached = self.cached[g]
-        if n == 1 and len(hashes) == 1 and type(b := blocks[0]) is int:
+        if not _ids_ok(blocks, len(self.bhash)):
+            return self._cache_each(ev)           # it reports the bad id
+        if n == 1 and len(hashes) == 1:
+            b = blocks[0]
             h = hashes[0]
-            self.bhash[b] = h                     # first: a bad index raises as before
+            self.bhash[b] = h
             self.cache_step[b] = step
             self.use_step[b] = step
             self.use_adm[b] = adm
@@ -121,9 +138,8 @@ class BlockEvents(PerBlockEvents):
         else:
             if len(hashes) != n:
                 return self._cache_each(ev)
-            # No checks needed: a cache event checks nothing, and a block named twice ends as
-            # the per-block loop leaves it (the last hash, both hashes counted). A bad index
-            # raises here, in the same loop and order as the reference's.
+            # No more checks needed: a cache event checks nothing else, and a block named
+            # twice ends as the per-block loop leaves it (the last hash, both hashes counted).
             bhash = self.bhash
             for b, h in zip(blocks, hashes):
                 bhash[b] = h
@@ -178,7 +194,7 @@ class BlockEvents(PerBlockEvents):
         bhash = self.bhash
         cached = self.cached[g]
         # the plain case: each block holds its hash, no other block holds it
-        if n == 1 and type(b := blocks[0]) is int and len(hashes) == 1:
+        if n == 1 and type(b := blocks[0]) is int and b >= 0 and len(hashes) == 1:
             h = hashes[0]
             if bhash[b] != h or h in multi or h not in cached:
                 return self._evict_each(ev)

@@ -9,7 +9,8 @@ holds, or None) stays a Python list, so hashes keep any int the stream has and a
 index raises the list's error, as before. Per group, ``cached`` is the set of hashes some
 block holds and ``multi`` counts the extra blocks of a hash held by more than one (vLLM's map
 allows that; ``cached`` was a hash -> count dict, but the set takes a whole event in one C
-call). Each loop indexes ``bhash`` first: an index error is the list's, as it was.
+call). Each handler first checks that its block lists hold block ids (`check_ids`): a list
+index would take a bool or a negative int (JSON `true` as block 1, -1 as the last block).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+import orjson
 
 if TYPE_CHECKING:
     from kvcore.analysis.stats.eviction import EvictionStats
@@ -24,6 +26,16 @@ if TYPE_CHECKING:
     from kvcore.analysis.stats.misses import MissStats
     from kvcore.analysis.stats.requests import RequestLedger
     from kvcore.analysis.stats.reuse import ReuseStats
+
+
+def check_ids(blocks, n: int, field: str = "blocks") -> None:
+    """Raise ValueError unless ``blocks`` is a list of block ids, ints in ``0 .. n - 1``."""
+    if type(blocks) is not list:
+        raise ValueError(f"'{field}' is not a list of block ids")
+    for b in blocks:
+        if type(b) is not int or not 0 <= b < n:
+            raise ValueError(f"'{field}' holds {orjson.dumps(b).decode()}, not a block id "
+                             f"(0..{n - 1})")
 
 
 class PerBlockEvents:
@@ -56,6 +68,7 @@ class PerBlockEvents:
     def _allocate_each(self, ev: dict) -> None:
         ref, bhash, step = self.ref, self.bhash, self.step
         blocks = ev["blocks"]
+        check_ids(blocks, len(ref))
         g = ev["group"]
         for b in blocks:
             if bhash[b] is not None or ref[b]:
@@ -69,16 +82,16 @@ class PerBlockEvents:
         self._peak()
 
     def _touch_each(self, ev: dict) -> None:
-        ref, bhash, step, adm = self.ref, self.bhash, self.step, self.admissions
+        ref, step, adm = self.ref, self.step, self.admissions
         g = ev["group"]
         blocks = ev["blocks"]
         hashes = ev["hashes"]
+        check_ids(blocks, len(ref))
         r = self.reuse
         hits = r.hits[g]
         depth = r.depth[g]
         use_step, use_adm, cache_step = self.use_step, self.use_adm, self.cache_step
         for i, b in enumerate(blocks):
-            bhash[b]
             if ref[b] == 0:
                 self.cached_free -= 1
                 self.used += 1
@@ -105,6 +118,7 @@ class PerBlockEvents:
         bhash, cache_step = self.bhash, self.cache_step
         use_step, use_adm = self.use_step, self.use_adm
         fresh = []                            # hashes no block held: were they evicted before?
+        check_ids(ev["blocks"], len(self.ref))
         for i, b in enumerate(ev["blocks"]):
             h = hashes[i]
             bhash[b] = h
@@ -143,6 +157,7 @@ class PerBlockEvents:
         g = ev["group"]
         hashes = ev["hashes"]
         blocks = ev["blocks"]
+        check_ids(blocks, len(self.ref))
         rid = self._evictor(ev["req"])
         cached, multi = self.cached[g], self.multi[g]
         history = self.evicted[g]
@@ -177,12 +192,12 @@ class PerBlockEvents:
     def _free_each(self, ev: dict) -> None:
         ref, bhash = self.ref, self.bhash
         blocks = ev["blocks"]
+        check_ids(blocks, len(ref))
+        check_ids(ev["freed"], len(ref), "freed")
         for b in blocks:
-            bhash[b]
             ref[b] -= 1
         step = self.step
         for b in ev["freed"]:
-            bhash[b]
             if ref[b] != 0:
                 raise ValueError(f"block {b} listed in 'freed' but its ref count is {ref[b]}")
             self.used -= 1
