@@ -1,5 +1,5 @@
 """The latency table a person sees (`kvcli replay`'s summary and `kvcli stats`): one row per
-measure of a `latency` object (docs/replay.md, "Latency"), labelled when the clock is kvcli's
+measure of a `latency` object (docs/replay-engine.md, "Latency"), labelled when the clock is kvcli's
 uncalibrated default."""
 
 from __future__ import annotations

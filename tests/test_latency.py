@@ -1,4 +1,4 @@
-"""Latency per request (docs/replay.md, "Latency"): TTFT, TPOT, E2E and queueing time worked out
+"""Latency per request (docs/replay-engine.md, "Latency"): TTFT, TPOT, E2E and queueing time worked out
 by hand from the clock's formula, the percentile method, the JSON keys, the "uncalibrated" label,
 who is counted, `--arrivals step`, `kvcli stats` against the replay, and the CDF chart."""
 

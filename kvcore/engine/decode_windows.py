@@ -19,7 +19,7 @@ step lines, both event streams, the stats and the clock come out byte for byte
 (`tests/test_decode_windows.py` compares them with windows on and off, sync and async).
 Under async scheduling the same holds one step shifted (see `DecodeWindows`). Windows are off
 under the PRIORITY policy, hybrid groups and while a call recorder watches (the manager's
-short path is then off). Gain: docs/replay.md ("Speed").
+short path is then off). Gain: docs/replay-speed.md.
 """
 
 from __future__ import annotations

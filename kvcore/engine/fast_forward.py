@@ -23,7 +23,7 @@ pairs, in (step, running order) as the plain steps do, with the request's comput
 tokens (the fake model's, a function of the position) brought to that step; every other call of
 those steps is a no-op of the short path. Step lines, both event streams, the records, the clock
 and the usage integral come out per step as the plain steps write them (`tests/test_fast_forward.py`
-compares the bytes). Gain: see `benchmarks/sched_vs_vllm.py` and docs/replay.md ("Speed").
+compares the bytes). Gain: see `benchmarks/sched_vs_vllm.py` and docs/replay-speed.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Latency per request on the simulated clock: time to first token (TTFT), time per output token
 (TPOT), end-to-end latency (E2E) and queueing time, for the request lines, the `finish` events
-and the summary's distributions (docs/replay.md, "Latency").
+and the summary's distributions (docs/replay-engine.md, "Latency").
 
 Everything is computed from the four times a request's record already holds (its arrival, the
 start of its first scheduled step, its first token, its finish), which the engine loop sets as
