@@ -12,7 +12,6 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_Check, PyBytes_FromStringA
 from cpython.bytes cimport PyBytes_GET_SIZE
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from libc.stdint cimport uint8_t, uint64_t
-from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
 
@@ -50,28 +49,24 @@ def hashes_json(list hashes):
     cdef object h
     cdef const uint8_t *b
     cdef uint64_t v
-    cdef char *buf = <char *>malloc(21 * n + 2)
-    if buf == NULL:
-        raise MemoryError()
-    try:
-        buf[0] = b"["
-        for i in range(n):
-            h = <object>PyList_GET_ITEM(hashes, i)
-            if not PyBytes_Check(h):
-                raise TypeError(f"a block hash is bytes, not {type(h).__name__}")
-            size = PyBytes_GET_SIZE(h)
-            b = <const uint8_t *>PyBytes_AS_STRING(h)
-            v = 0
-            for j in range(size - 8 if size > 8 else 0, size):
-                v = (v << 8) | b[j]
-            if i:
-                buf[pos] = b","
-                pos += 1
-            pos += put_u64(buf + pos, v)
-        buf[pos] = b"]"
-        return PyBytes_FromStringAndSize(buf, pos + 1)
-    finally:
-        free(buf)
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, 21 * n + 2)   # room for the longest
+    cdef char *buf = PyBytes_AS_STRING(out)
+    buf[0] = b"["
+    for i in range(n):
+        h = <object>PyList_GET_ITEM(hashes, i)
+        if not PyBytes_Check(h):
+            raise TypeError(f"a block hash is bytes, not {type(h).__name__}")
+        size = PyBytes_GET_SIZE(h)
+        b = <const uint8_t *>PyBytes_AS_STRING(h)
+        v = 0
+        for j in range(size - 8 if size > 8 else 0, size):
+            v = (v << 8) | b[j]
+        if i:
+            buf[pos] = b","
+            pos += 1
+        pos += put_u64(buf + pos, v)
+    buf[pos] = b"]"
+    return out[:pos + 1]
 
 
 def stride_json(list ids, Py_ssize_t tb, Py_ssize_t end, Py_ssize_t step):
@@ -89,36 +84,31 @@ def stride_json(list ids, Py_ssize_t tb, Py_ssize_t end, Py_ssize_t step):
     cdef object o
     if n and (n - 1) * step // tb >= nids:
         return None
-    cdef char *buf = <char *>malloc(21 * n + 2)
-    if buf == NULL:
-        raise MemoryError()
-    try:
-        buf[0] = b"["
-        for k in range(n):
-            p = k * step
-            i = p // tb
-            if i != last:
-                o = <object>PyList_GET_ITEM(ids, i)
-                if type(o) is not int:
-                    return None
-                try:
-                    hid = o
-                except OverflowError:
-                    return None
-                if hid > limit or hid < -limit:
-                    return None
-                last = i
-            v = hid * tb + p % tb
-            if k:
-                buf[pos] = b","
-                pos += 1
-            if v < 0:
-                buf[pos] = b"-"
-                pos += 1
-                pos += put_u64(buf + pos, <uint64_t>(-v))
-            else:
-                pos += put_u64(buf + pos, <uint64_t>v)
-        buf[pos] = b"]"
-        return PyBytes_FromStringAndSize(buf, pos + 1)
-    finally:
-        free(buf)
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, 21 * n + 2)
+    cdef char *buf = PyBytes_AS_STRING(out)
+    buf[0] = b"["
+    for k in range(n):
+        p = k * step
+        i = p // tb
+        if i != last:
+            o = <object>PyList_GET_ITEM(ids, i)
+            if type(o) is not int:
+                return None
+            try:
+                hid = o
+            except OverflowError:
+                return None
+            if hid > limit or hid < -limit:
+                return None
+            last = i
+        v = hid * tb + p % tb
+        if k:
+            buf[pos] = b","
+            pos += 1
+        if v < 0:
+            buf[pos] = b"-"
+            pos += 1
+            v = -v
+        pos += put_u64(buf + pos, <uint64_t>v)
+    buf[pos] = b"]"
+    return out[:pos + 1]
