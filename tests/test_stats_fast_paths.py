@@ -107,6 +107,7 @@ def test_in_flight_is_found_by_both_paths():
     ({"kind": "cache", "blocks": [-8], "hashes": [5]}, "'blocks' holds -8, not a"),
     ({"kind": "cache", "blocks": [3, 1.0], "hashes": [5, 6]}, "'blocks' holds 1.0, not a"),
     ({"kind": "evict", "blocks": [-9], "hashes": [11]}, "'blocks' holds -9, not a"),
+    ({"kind": "evict", "blocks": [99], "hashes": [11]}, "'blocks' holds 99, not a"),
     ({"kind": "evict", "blocks": [True, 2], "hashes": [11, 12]}, "'blocks' holds true"),
     ({"kind": "free", "blocks": [-10], "freed": []}, "'blocks' holds -10, not a"),
     ({"kind": "free", "blocks": [1, 2], "freed": [True]}, "'freed' holds true, not a"),

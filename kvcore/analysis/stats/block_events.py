@@ -194,7 +194,7 @@ class BlockEvents(PerBlockEvents):
         bhash = self.bhash
         cached = self.cached[g]
         # the plain case: each block holds its hash, no other block holds it
-        if n == 1 and type(b := blocks[0]) is int and b >= 0 and len(hashes) == 1:
+        if n == 1 and type(b := blocks[0]) is int and 0 <= b < len(bhash) and len(hashes) == 1:
             h = hashes[0]
             if bhash[b] != h or h in multi or h not in cached:
                 return self._evict_each(ev)
