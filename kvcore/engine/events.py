@@ -26,8 +26,10 @@ _dumps = orjson.dumps
 _NUMPY = orjson.OPT_SERIALIZE_NUMPY     # `hash_array`'s arrays are written as JSON lists of ints
 # orjson adds the "\n": no copy of a long line to add it
 _LINE = orjson.OPT_APPEND_NEWLINE | _NUMPY
-_native_json: Any = False   # `native_lines.hashes_json` once looked up (None: not built)
-_native_stride: Any = False  # `native_lines.stride_json`, likewise
+# `native_lines.hashes_json` / `.stride_json` once looked up (`_load_native`; None: not built),
+# kept as functions: a module attribute read per line costs more than it is worth
+_native_json: Any = False
+_native_stride: Any = None
 _frombuffer: Any = None     # numpy's, imported on first use: a replay without events never
                             # needs numpy (its import is ~0.09 s of every process's start)
 
@@ -68,15 +70,20 @@ def hash_array(hashes: list[bytes]) -> Any:
     return words.astype("u8")      # a contiguous copy in native order (orjson needs both)
 
 
+def _load_native() -> None:
+    global _native_json, _native_stride
+    from kvcore import compiled
+    mod = compiled.native("kvcore.engine.native_lines")
+    _native_json = None if mod is None else mod.hashes_json
+    _native_stride = None if mod is None else mod.stride_json
+
+
 def hashes_json(hashes: list[bytes]) -> bytes:
     """The JSON text orjson writes for `hash_ints(hashes)`, in C on the compiled build
     (`native_lines.pyx`: for a line's typical few hashes 46 ns a hash where numpy and orjson
     took 371, 167 ns for one hash against 856; the same 24 ns for 750)."""
-    global _native_json
     if _native_json is False:
-        from kvcore import compiled
-        mod = compiled.native("kvcore.engine.native_lines")
-        _native_json = None if mod is None else mod.hashes_json
+        _load_native()
     if _native_json is not None:
         return _native_json(hashes)
     return _dumps(hash_array(hashes), option=_NUMPY)
@@ -87,11 +94,8 @@ def stride_json(ids: list[int], tb: int, end: int, step: int) -> bytes | None:
     prompt's tokens every ``step`` positions: `admit` lines' `first_tokens`) in C on the
     compiled build; None without it, or for what the C path leaves to Python (an id past the
     list, a token outside int64)."""
-    global _native_stride
-    if _native_stride is False:
-        from kvcore import compiled
-        mod = compiled.native("kvcore.engine.native_lines")
-        _native_stride = None if mod is None else mod.stride_json
+    if _native_json is False:
+        _load_native()
     if _native_stride is None:
         return None
     out: bytes | None = _native_stride(ids, tb, end, step)
