@@ -86,6 +86,15 @@ class BlockPool:
         if num_cached_blocks >= num_full_blocks:
             return
         hashes = resolve_block_hashes(request.block_hashes, self.hash_block_size, block_size)
+        # A list indexed as one (a typed index, not the generic `hashes[i]`: 1.1% of a replay
+        # of the conversation trace went to that path); another block size's view is read
+        # once into one, from `num_cached_blocks` on (`off`).
+        if isinstance(hashes, list):
+            hl: list[bytes] = hashes
+            off = 0
+        else:
+            hl = [hashes[i] for i in range(num_cached_blocks, num_full_blocks)]
+            off = num_cached_blocks
         group = kv_cache_group_id
         cmap = self.cached_block_hash_to_block.group_map(group)
         setdefault = cmap.setdefault
@@ -96,7 +105,7 @@ class BlockPool:
             blk = blocks[i]
             if blk.is_null or (block_mask is not None and not block_mask[i - num_cached_blocks]):
                 continue
-            h = hashes[i]
+            h = hl[i - off]
             if blk.block_hash is not None:
                 if blk.block_hash == h and blk.hash_group == group:
                     continue

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from kvcore.block import KVCacheBlock
 from kvcore.specs import KVCacheSpec, cdiv
@@ -219,16 +219,29 @@ class SingleTypeKVCacheManager(ABC):
         ordered = blocks[::-1]
         self.block_pool.free_blocks(ordered)
         if self.tracer is not None:
-            self._trace_free([b for b in ordered if not b.is_null])
+            self._trace_free(ordered)
 
     def _trace_free(self, released: list[KVCacheBlock]) -> None:
+        """Tell the tracer which blocks were released (null blocks left out), which of them
+        reached 0 references, and which of those stay cached (evictable)."""
         tracer = self.tracer
-        if not released or tracer is None:
+        if tracer is None:
             return
-        freed = [b for b in released if b.ref_cnt == 0]
-        tracer.on_free(self.kv_cache_group_id, [b.id_obj for b in released],
-                       [b.id_obj for b in freed],
-                       [b.id_obj for b in freed if b.block_hash is not None])
+        # One pass for the three lists (four comprehensions were 2.5% of a replay of the
+        # conversation trace with events).
+        ids: list[Any] = []
+        freed: list[Any] = []
+        evictable: list[Any] = []
+        for b in released:
+            if b.is_null:
+                continue
+            ids.append(b.id_obj)
+            if b.ref_cnt == 0:
+                freed.append(b.id_obj)
+                if b.block_hash is not None:
+                    evictable.append(b.id_obj)
+        if ids:
+            tracer.on_free(self.kv_cache_group_id, ids, freed, evictable)
 
     def remove_skipped_blocks(self, request_id: str, num_computed_tokens: int) -> None:
         """Free the blocks attention no longer reads and null their table entries.
