@@ -188,6 +188,24 @@ def test_hashes_json_is_what_orjson_writes_for_the_ints():
             native.hashes_json([b"x" * 32, 5])
 
 
+def test_hash_ints_of_long_lists_of_odd_hashes():
+    """The numpy path of `hash_ints` / `hash_array` (12 hashes or more) must give what
+    `hashes_to_ints` gives: twelve empty hashes (numpy's view of none raised before) and sizes
+    that only add up to the first's (16 + 48 + 32 x 10: read as 32-byte words before)."""
+    import orjson
+
+    from kvcore.engine.events import hash_array, hash_ints, hashes_json
+    from kvcore.kv_events import hashes_to_ints
+
+    mixed = [b"\x01" * 32, b"\x02" * 16, b"\x03" * 48] + [bytes([i]) * 32 for i in range(9)]
+    for hashes in ([b""] * 12, mixed, [b"\x05" * 4] * 20):
+        want = hashes_to_ints(hashes)
+        assert hash_ints(hashes) == want
+        assert orjson.dumps(hash_array(hashes), option=orjson.OPT_SERIALIZE_NUMPY) == \
+            orjson.dumps(want)
+        assert hashes_json(hashes) == orjson.dumps(want)
+
+
 def test_stride_json_is_what_orjson_writes_for_the_hash_id_tokens():
     """`events.stride_json` (C: native_lines.pyx) against orjson over `HashIdTokens.tokens`
     (the admit line's first tokens of a hash-id prompt), at strides that divide the trace

@@ -40,7 +40,9 @@ def _last_words(hashes: list[bytes]) -> Any:
     n = len(hashes)
     if n >= 12:
         size = len(hashes[0])
-        if size % 8 == 0:
+        # every hash as long as the first (a total that merely adds up would misread them),
+        # and at least one word long (an empty hash is the int 0, and a view of none fails)
+        if size >= 8 and size % 8 == 0 and len(set(map(len, hashes))) == 1:
             raw = b"".join(hashes)
             if len(raw) == size * n:
                 global _frombuffer
