@@ -17,6 +17,7 @@ from kvcore.errors import InputError
 
 PAGE = 4096                    # mmap.PAGESIZE on the hosts vLLM runs on
 GIB = 1 << 30
+MAX_GIB = float(1 << 20)       # 1 PiB, as `kvcore.sizing.resolve` bounds memory options
 DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float8_e4m3fn": 1}
 
 
@@ -71,6 +72,8 @@ def blocks_per_chunk_of(offload_block_size: int | None, block_size: int,
 
 def chunks_of(gib: float, kv_bytes_per_chunk: int, field: str = "kv_offloading_size") -> int:
     """vLLM's chunk count for ``gib`` GiB; at least one chunk or it is bad input."""
+    if not gib <= MAX_GIB:         # NaN, infinities and 1e300 would not make bytes
+        raise InputError(f"must be at most {MAX_GIB:,.0f} GiB (1 PiB), got {gib:g}", field=field)
     n = int(gib * GIB) // kv_bytes_per_chunk
     if n < 1:
         raise InputError(f"{gib:g} GiB holds no chunk of {kv_bytes_per_chunk:,} bytes "
