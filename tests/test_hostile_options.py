@@ -40,3 +40,40 @@ def test_replay_cpu_tier_is_bounded():
     refused(["replay", MT, "--kv-offloading-size", "1e300"],
             "error: option --kv-offloading-size: must be at most 1,048,576 GiB (1 PiB), "
             "got 1e+300")
+
+
+# -- a config.json's zero sizes and periods divided by zero; billions of layers ran out of memory
+
+def _config_json(tmp_path: Path, **over) -> str:
+    import json
+
+    cfg = {"model_type": "llama", "num_hidden_layers": 32, "num_attention_heads": 32,
+           "hidden_size": 4096, "num_key_value_heads": 8, "max_position_embeddings": 8192,
+           "torch_dtype": "bfloat16", **over}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    return str(path)
+
+
+@pytest.mark.parametrize("over, said", [
+    ({"num_hidden_layers": 0}, ("field 'num_hidden_layers': expected an integer >= 1 and <= "
+                               "100,000, got 0")),
+    ({"num_hidden_layers": 10**10}, ("field 'num_hidden_layers': expected an integer >= 1 and "
+                                    "<= 100,000, got 10000000000")),
+    ({"num_attention_heads": 0}, "field 'num_attention_heads': expected an integer >= 1, got 0"),
+    ({"hidden_size": 0}, "field 'hidden_size': expected an integer >= 1, got 0"),
+    ({"num_key_value_heads": 0}, "field 'num_key_value_heads': expected an integer >= 1, got 0"),
+    ({"num_attention_heads": 8192}, ("field 'head_dim': hidden_size 4096 over "
+                                    "num_attention_heads 8192 leaves no head_dim")),
+    ({"model_type": "gemma3_text", "sliding_window_pattern": 0},
+     "field 'sliding_window_pattern': expected an integer >= 1, got 0"),
+    ({"model_type": "jamba", "attn_layer_period": 0},
+     "field 'attn_layer_period': expected an integer >= 1, got 0"),
+    ({"model_type": "jamba", "expert_layer_period": 0},
+     "field 'expert_layer_period': expected an integer >= 1, got 0"),
+])
+def test_config_json_sizes_are_positive(tmp_path, over, said):
+    path = _config_json(tmp_path, **over)
+    refused(["config", "--model-config", path, "--num-blocks", "1000", "--max-model-len",
+             "1024"], f"error: {path}: {said}")
+

@@ -40,6 +40,10 @@ DTYPE_ALIASES = {"float16": "float16", "fp16": "float16", "half": "float16",
                  "bfloat16": "bfloat16", "bf16": "bfloat16", "float32": "float32",
                  "fp32": "float32", "float": "float32"}
 
+# The most layers a config may give (the largest models have a few hundred); a layer count in
+# the billions would build per-layer tuples until memory ran out.
+MAX_LAYERS = 100_000
+
 _LAYER_TYPE_NAMES = {"full_attention": "full", "attention": "full", "sliding_attention": "sliding",
                      "chunked_attention": "chunked", "mamba": "mamba", "full": "full",
                      "sliding": "sliding", "chunked": "chunked"}
@@ -87,17 +91,29 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
                              field=key)
         return v
 
-    n_layers = get_int("num_hidden_layers", required=True)
-    heads = get_int("num_attention_heads", required=True)
-    hidden = get_int("hidden_size", required=True)
-    kv_heads = get_int("num_key_value_heads", heads)
-    head_dim = get_int("head_dim") or (hidden // heads if heads else 0)
+    def get_dim(key: str, default: Any = None, *, required: bool = False) -> Any:
+        """A size or a period: a zero divides by zero or sizes nothing; layers are bounded."""
+        v = get_int(key, default, required=required)
+        most = MAX_LAYERS if key == "num_hidden_layers" else None
+        if v is not None and (v < 1 or (most is not None and v > most)):
+            raise InputError(f"expected an integer >= 1{'' if most is None else f' and <= {most:,}'}"
+                             f", got {v!r}", path=source or None, field=key)
+        return v
+
+    n_layers = get_dim("num_hidden_layers", required=True)
+    heads = get_dim("num_attention_heads", required=True)
+    hidden = get_dim("hidden_size", required=True)
+    kv_heads = get_dim("num_key_value_heads", heads)
+    head_dim = get_dim("head_dim") or hidden // heads
+    if head_dim < 1:
+        raise InputError(f"hidden_size {hidden} over num_attention_heads {heads} leaves no "
+                         "head_dim (give 'head_dim')", path=source or None, field="head_dim")
     raw_dtype = str(get("torch_dtype") or get("dtype") or "bfloat16")
     dtype = DTYPE_ALIASES.get(raw_dtype)
     if dtype is None:
         raise InputError(f"unsupported dtype {raw_dtype!r}", path=source or None,
                          field="torch_dtype")
-    kinds = _layer_kinds(c, model_type, n_layers, get, source)
+    kinds = _layer_kinds(c, model_type, n_layers, get, get_dim, source)
     window = get_int("sliding_window") if "sliding" in kinds else None
     if "sliding" in kinds and not window:
         raise InputError("sliding-window layers but no 'sliding_window'", path=source or None,
@@ -110,7 +126,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     num_experts = get_int("num_local_experts") or get_int("num_experts") or 0
     moe_inter = get_int("moe_intermediate_size") or get_int("intermediate_size", 0)
     if model_type == "jamba":
-        period, offset = get_int("expert_layer_period"), get_int("expert_layer_offset")
+        period, offset = get_dim("expert_layer_period"), get_int("expert_layer_offset")
         moe_layers = tuple(i % period == offset for i in range(n_layers))
     else:
         moe_layers = tuple(num_experts > 0 for _ in range(n_layers))
@@ -146,7 +162,8 @@ def _counted_moe_layers(c: dict[str, Any], n: int, num_experts: int) -> int:
     return count
 
 
-def _layer_kinds(c: dict[str, Any], model_type: str, n: int, get, source: str) -> tuple[str, ...]:
+def _layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
+                 source: str) -> tuple[str, ...]:
     types = c.get("layer_types")
     if types is not None:
         if not isinstance(types, list) or len(types) != n:
@@ -160,7 +177,7 @@ def _layer_kinds(c: dict[str, Any], model_type: str, n: int, get, source: str) -
             out.append(_LAYER_TYPE_NAMES[t])
         return tuple(out)
     if model_type == "gemma3_text":
-        p = get("sliding_window_pattern")
+        p = get_dim("sliding_window_pattern")
         return tuple("full" if (i + 1) % p == 0 else "sliding" for i in range(n))
     if model_type == "gpt_oss":
         return tuple("sliding" if i % 2 == 0 else "full" for i in range(n))
@@ -170,7 +187,7 @@ def _layer_kinds(c: dict[str, Any], model_type: str, n: int, get, source: str) -
         # (no_rope_layers[i] == 0) attend globally.
         return tuple("full" if flag == 0 else "chunked" for flag in nope)
     if model_type == "jamba":
-        period, offset = get("attn_layer_period"), get("attn_layer_offset")
+        period, offset = get_dim("attn_layer_period"), get("attn_layer_offset")
         return tuple("full" if i % period == offset else "mamba" for i in range(n))
     if c.get("sliding_window") and c.get("use_sliding_window", True) is not False:
         return ("sliding",) * n
