@@ -77,3 +77,29 @@ def test_config_json_sizes_are_positive(tmp_path, over, said):
     refused(["config", "--model-config", path, "--num-blocks", "1000", "--max-model-len",
              "1024"], f"error: {path}: {said}")
 
+
+# -- explicit geometry: a negative window was sized as if real; a billion layers never returned;
+# -- with a preset, --kv-heads and the window options were silently ignored
+
+GEOMETRY = ["config", "--layers", "32", "--kv-heads", "8", "--head-dim", "128",
+            "--max-model-len", "1024", "--num-blocks", "1000"]
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--sliding-window", "-5"], "error: option --sliding-window: must be >= 0 (0: none), got -5"),
+    (["--attention-chunk-size", "-64"],
+     "error: option --attention-chunk-size: must be >= 0 (0: none), got -64"),
+    (["--layers", "1000000000"], ("error: option --layers: must be at most 100,000, got "
+                                 "1,000,000,000")),
+])
+def test_explicit_geometry_is_bounded(args, said):
+    assert refused([*GEOMETRY, *args], said) == said
+
+
+@pytest.mark.parametrize("flag, value", [("--kv-heads", "0"), ("--head-dim", "64"),
+                                         ("--sliding-window", "128"),
+                                         ("--chunked-layers", "1:1")])
+def test_geometry_flags_need_layers(flag, value):
+    refused(["config", "llama-3.1-8b", "--gpu-memory-gib", "80", flag, value],
+            f"error: option {flag}: describes a model's layers: give it with layers (and "
+            "kv_heads, head_dim), or use a model preset")

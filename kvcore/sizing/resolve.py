@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from kvcore.errors import InputError
 from kvcore.models.geometry import ModelGeometry, layer_specs
-from kvcore.models.hf_config import DTYPE_ALIASES, load_hf_config, read_hf_config
+from kvcore.models.hf_config import DTYPE_ALIASES, MAX_LAYERS, load_hf_config, read_hf_config
 from kvcore.models.presets import load_preset
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.sizing.config import (
@@ -82,6 +82,12 @@ def explicit_geometry(*, layers: int, kv_heads: int, head_dim: int, dtype: str,
     for name, v in (("layers", layers), ("kv_heads", kv_heads), ("head_dim", head_dim)):
         if v <= 0:
             raise InputError(f"must be positive, got {v}", field=name)
+    if layers > MAX_LAYERS:
+        raise InputError(f"must be at most {MAX_LAYERS:,}, got {layers:,}", field="layers")
+    for name, v in (("sliding_window", sliding_window),
+                    ("attention_chunk_size", attention_chunk_size)):
+        if v is not None and v < 0:
+            raise InputError(f"must be >= 0 (0: none), got {v}", field=name)
     kinds = ["full"] * layers
     if sliding_window:
         sel = (parse_layer_selection(sliding_layers, layers, "sliding_layers")
@@ -112,6 +118,13 @@ def load_geometry(model: str | None = None, *, model_config: str | None = None,
     if sum(given) != 1:
         raise InputError("give exactly one of a model preset, a model config (config.json), or "
                          "explicit geometry (layers, kv_heads, head_dim)", field="model")
+    explicit = {"kv_heads": kv_heads, "head_dim": head_dim, "sliding_window": sliding_window,
+                "sliding_layers": sliding_layers, "attention_chunk_size": attention_chunk_size,
+                "chunked_layers": chunked_layers}
+    extra = [k for k, v in explicit.items() if v is not None]
+    if extra and layers is None:       # a preset or a config.json has its own: not overridden
+        raise InputError("describes a model's layers: give it with layers (and kv_heads, "
+                         "head_dim), or use a model preset", field=extra[0])
     if geometry is not None:
         return geometry
     if model is not None:
