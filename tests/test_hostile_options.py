@@ -103,3 +103,16 @@ def test_geometry_flags_need_layers(flag, value):
     refused(["config", "llama-3.1-8b", "--gpu-memory-gib", "80", flag, value],
             f"error: option {flag}: describes a model's layers: give it with layers (and "
             "kv_heads, head_dim), or use a model preset")
+
+
+# -- clock explain: a case of 10^8 requests listed them one by one and never returned ------------
+
+@pytest.mark.parametrize("case, said", [
+    ("decode=99999999*1@4097", "more than 1,000,000 requests in one step"),
+    ("decode=600000*1,600000*1@5", "more than 1,000,000 requests in one step"),
+    ("prefill=99999999999", ("K 99,999,999,999 is more than the limit of 10,000,000 tokens a "
+                            "request")),
+])
+def test_clock_case_is_bounded(case, said):
+    refused(["clock", "explain", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--case", case],
+            f"error: option --case: case {case!r}: {said}")

@@ -21,7 +21,10 @@ from kvcore.clock.roofline import RooflineClock
 from kvcore.clock.vllm_count import Counts, VllmShape, vllm_counts, vllm_shape
 from kvcore.errors import InputError
 from kvcore.models.geometry import ModelGeometry
+from kvcore.traces.formats import MAX_REQUEST_TOKENS
 
+# A step's requests are listed one by one: a count in the billions would not return.
+MAX_CASE_REQUESTS = 1_000_000
 _REQ = re.compile(r"^(?:(\d+)\*)?(\d+)(?:@(\d+))?(c)?(?::(\d+))?$")
 # vLLM's operations summed into each of the clock's kernel groups
 _VLLM_KEYS = {
@@ -51,6 +54,12 @@ def parse_case(text: str) -> tuple[str, StepBatch]:
                              "length after the step, the query included)", field="case")
         if drafts is not None and query != 1 + int(drafts):
             raise InputError(f"case {text!r}: a verify step has Q = 1 + D", field="case")
+        if kv > MAX_REQUEST_TOKENS:
+            raise InputError(f"case {text!r}: K {kv:,} is more than the limit of "
+                             f"{MAX_REQUEST_TOKENS:,} tokens a request", field="case")
+        if batch.num_requests + int(count or 1) > MAX_CASE_REQUESTS:
+            raise InputError(f"case {text!r}: more than {MAX_CASE_REQUESTS:,} requests in one "
+                             "step", field="case")
         batch.add(query, kv, not (query == 1 and kv > 1), int(count or 1))
     return name, batch
 
