@@ -116,3 +116,35 @@ def test_geometry_flags_need_layers(flag, value):
 def test_clock_case_is_bounded(case, said):
     refused(["clock", "explain", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--case", case],
             f"error: option --case: case {case!r}: {said}")
+
+
+# -- kvcli script: a config's hash or a Mamba group's state_size of the wrong type raised
+# -- TypeError with a traceback; a negative state_size was taken
+
+def _ops(tmp_path: Path, **config) -> str:
+    import json
+
+    path = tmp_path / "t.ops.jsonl"
+    path.write_text(json.dumps({"config": {"block_size": 4, "num_blocks": 6, **config}}) + "\n"
+                    + json.dumps({"op": "new", "id": "a", "prompt": list(range(10))}) + "\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("config, said", [
+    ({"hash": [1]}, ("field 'hash': unknown hash [1] (one of sha256, sha256_cbor, xxhash, "
+                    "xxhash_cbor)")),
+    ({"groups": [{"type": "mamba", "state_size": [1]}]},
+     "field 'state_size': must be a positive integer, got [1]"),
+    ({"groups": [{"type": "mamba", "state_size": None}]},
+     "field 'state_size': must be a positive integer, got None"),
+    ({"groups": [{"type": "mamba", "state_size": -3}]},
+     "field 'state_size': must be a positive integer, got -3"),
+])
+def test_script_config_types(tmp_path, config, said):
+    path = _ops(tmp_path, **config)
+    refused(["script", path], f"error: {path}:1: {said}")
+
+
+def test_script_mamba_state_size_defaults_to_one(tmp_path):
+    res = runner.invoke(app, ["script", _ops(tmp_path, groups=[{"type": "mamba"}])])
+    assert res.exit_code == 0, res.output

@@ -136,7 +136,7 @@ def parse_config(obj: Any, path: str, line: int) -> ScriptConfig:
     except InputError as err:
         raise InputError(err.message, path=path, line=line, field="num_blocks") from None
     max_model_len = _int(cfg, "max_model_len", path, line, 1)
-    if cfg["hash"] not in HASH_FUNCTIONS:
+    if not isinstance(cfg["hash"], str) or cfg["hash"] not in HASH_FUNCTIONS:
         raise InputError(f"unknown hash {cfg['hash']!r} (one of {', '.join(HASH_FUNCTIONS)})",
                          path=path, line=line, field="hash")
     if cfg["hash_seed"] is not None and not isinstance(cfg["hash_seed"], str):

@@ -116,5 +116,6 @@ register_group_type(
 # A Mamba group in an op script: one float32 state of `state_size` values (sizes do not matter).
 register_group_type(
     "mamba",
-    lambda cfg, bs: MambaSpec(block_size=bs, shapes=((int(cfg.get("state_size", 1)),),),
+    lambda cfg, bs: MambaSpec(block_size=bs, shapes=((_positive_int({"state_size": 1, **cfg},
+                                                                    "state_size"),),),
                               dtypes=("float32",)))
