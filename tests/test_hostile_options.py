@@ -148,3 +148,20 @@ def test_script_config_types(tmp_path, config, said):
 def test_script_mamba_state_size_defaults_to_one(tmp_path):
     res = runner.invoke(app, ["script", _ops(tmp_path, groups=[{"type": "mamba"}])])
     assert res.exit_code == 0, res.output
+
+
+# -- kvcli cluster: a metrics interval of 1e-300 ms never moved the clock (hung); NaN sampled
+# -- nothing and an infinite KV event lag was taken, silently
+
+@pytest.mark.parametrize("args, said", [
+    (["--metrics-interval-ms", "1e-300"],
+     "option --metrics-interval-ms: must be 0 (no samples) or at least 0.001 ms, got 1e-300"),
+    (["--metrics-interval-ms", "nan"],
+     "option --metrics-interval-ms: must be a finite number >= 0, got nan"),
+    (["--kv-event-lag-ms", "inf"], ("option --kv-event-lag-ms: must be a finite number >= 0, "
+                                   "got inf")),
+    (["--kv-event-lag-ms", "-1"], ("option --kv-event-lag-ms: must be a finite number >= 0, "
+                                  "got -1.0")),
+])
+def test_cluster_time_options(args, said):
+    refused(["cluster", MT, *args], f"error: {said}")

@@ -4,6 +4,7 @@ the same trace, each with its own N fresh replicas; returns `{"routers": [...]}`
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +21,8 @@ from kvcore.errors import InputError
 from kvcore.gc_pause import gc_paused
 from kvcore.host_memory import check_pool_fits
 from kvcore.traces import Trace, read_trace
+
+MIN_METRICS_INTERVAL_MS = 0.001     # 1 us
 
 # (router, replica, "events" | "vllm") -> the file to write that stream to
 OpenEvents = Callable[[str, int, str], IO[bytes]]
@@ -58,10 +61,14 @@ def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
     if live is not None and len(copts.routers) > 1:
         raise InputError("a live cluster (published events, pace, metrics) runs one router: "
                          "its replicas are the engines subscribers see", field="routers")
-    if copts.metrics_interval_ms < 0:
-        raise InputError("must be >= 0", field="metrics_interval_ms")
-    if copts.kv_event_lag_ms < 0:
-        raise InputError("must be >= 0", field="kv_event_lag_ms")
+    for name in ("metrics_interval_ms", "kv_event_lag_ms"):
+        v = getattr(copts, name)
+        if not 0 <= v < math.inf:          # NaN fails too (it sampled nothing, silently)
+            raise InputError(f"must be a finite number >= 0, got {v}", field=name)
+    if 0 < copts.metrics_interval_ms < MIN_METRICS_INTERVAL_MS:
+        # Sample times step by the interval: one too small to move the clock never returns.
+        raise InputError(f"must be 0 (no samples) or at least {MIN_METRICS_INTERVAL_MS} ms, got "
+                         f"{copts.metrics_interval_ms}", field="metrics_interval_ms")
     if trace is None:
         trace = read_trace(trace_path)
     cfg = resolve(options, trace.config, path=trace_path, config_line=trace.config_line)
