@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from kvcore.block import KVCacheBlock
 from kvcore.block_hash_map import BlockHashToBlockMap
+from kvcore.errors import InputError
 from kvcore.free_queue import FreeKVCacheBlockQueue
 from kvcore.hashing import resolve_block_hashes
 from kvcore.kv_events import (
@@ -78,22 +79,27 @@ class BlockPool:
     def cache_full_blocks(self, request: Request, blocks: list[KVCacheBlock],
                           num_cached_blocks: int, num_full_blocks: int, block_size: int,
                           kv_cache_group_id: int, block_mask: list[bool] | None = None) -> None:
-        """Register ``blocks[num_cached_blocks:num_full_blocks]`` under the request's hashes.
-
-        Null blocks (and blocks the mask leaves out) are skipped. With events on, one
-        `BlockStored` covers the whole call.
-        """
+        """Register ``blocks[num_cached_blocks:num_full_blocks]`` under the request's hashes
+        (null blocks and those the mask leaves out skipped); with events on, one `BlockStored`
+        covers the call. As vLLM's slice, a shorter table (an op script's request past
+        max_model_len) caches what it holds; with events on vLLM then indexes past it building
+        the event (IndexError), so kvcli stops there, in one line."""
         if num_cached_blocks >= num_full_blocks:
             return
+        end = min(num_full_blocks, len(blocks))
+        if end < num_full_blocks and self.enable_kv_cache_events:
+            raise InputError(f"a request of {request.num_tokens} tokens fills {num_full_blocks} "
+                             f"blocks but max_model_len gave it {len(blocks)}: vLLM 0.33 fails "
+                             "here with KV cache events on (IndexError in cache_full_blocks)",
+                             field="kv_events")
         hashes = resolve_block_hashes(request.block_hashes, self.hash_block_size, block_size)
-        # A list indexed as one (a typed index, not the generic `hashes[i]`: 1.1% of a replay
-        # of the conversation trace went to that path); another block size's view is read
-        # once into one, from `num_cached_blocks` on (`off`).
+        # A list indexed as one (the generic `hashes[i]` was 1.1% of a conversation replay);
+        # another block size's view is read into one from `num_cached_blocks` on (`off`).
         if isinstance(hashes, list):
             hl: list[bytes] = hashes
             off = 0
         else:
-            hl = [hashes[i] for i in range(num_cached_blocks, num_full_blocks)]
+            hl = [hashes[i] for i in range(num_cached_blocks, end)]
             off = num_cached_blocks
         group = kv_cache_group_id
         cmap = self.cached_block_hash_to_block.group_map(group)
@@ -101,7 +107,7 @@ class BlockPool:
         events = self.enable_kv_cache_events
         tracer = self.tracer
         stored: list[KVCacheBlock] | None = [] if (events or tracer is not None) else None
-        for i in range(num_cached_blocks, num_full_blocks):
+        for i in range(num_cached_blocks, end):
             blk = blocks[i]
             if blk.is_null or (block_mask is not None and not block_mask[i - num_cached_blocks]):
                 continue
@@ -142,10 +148,8 @@ class BlockPool:
     # --- allocation -------------------------------------------------------------------
     def get_new_blocks(self, num_blocks: int) -> list[KVCacheBlock]:
         """Pop ``num_blocks`` from the front of the free queue; evict their cached hashes.
-
         The tracer hears of this call's evictions in one `on_evict_many`, in eviction order;
-        with events on, one `BlockRemoved` per evicted key follows in the same order.
-        """
+        with events on, one `BlockRemoved` per evicted key follows in the same order."""
         q = self.free_block_queue
         if num_blocks > q.num_free_blocks:
             raise ValueError(f"Cannot get {num_blocks} free blocks from the pool")
@@ -284,9 +288,7 @@ class BlockPool:
 
     def get_usage(self) -> float:
         total = self.num_gpu_blocks - 1
-        if not total:
-            return 0
-        return 1.0 - (self.free_block_queue.num_free_blocks / total)
+        return 1.0 - (self.free_block_queue.num_free_blocks / total) if total else 0
 
     def take_events(self) -> list[KVCacheEvent]:
         if not self.enable_kv_cache_events:

@@ -165,3 +165,26 @@ def test_script_mamba_state_size_defaults_to_one(tmp_path):
 ])
 def test_cluster_time_options(args, said):
     refused(["cluster", MT, *args], f"error: {said}")
+
+
+# -- kvcli script: a request past max_model_len (blocks of 4, max_model_len 10: three blocks)
+# -- raised IndexError in cache_full_blocks; vLLM caches the slice of its table it has (the
+# -- fixture tests/data/oracle_fresh/past-max-model-len), and fails itself with KV events on
+
+def test_script_past_max_model_len(tmp_path):
+    import json
+
+    plain = _ops(tmp_path, max_model_len=10, num_blocks=20)
+    lines = [json.loads(x) for x in Path(plain).read_text().splitlines()]
+    lines[1]["prompt"] = list(range(1, 31))
+    Path(plain).write_text("".join(json.dumps(x) + "\n" for x in lines))
+    res = runner.invoke(app, ["script", plain])
+    assert res.exit_code == 0, res.output
+    first = json.loads(res.stdout.splitlines()[0])
+    assert (first["ok"], first["block_table"], first["computed"]) == (True, [[1, 2, 3]], 30)
+    assert json.loads(res.stdout.splitlines()[-1])["cached_block_hashes"] == 3
+    lines[0]["config"]["kv_events"] = True
+    Path(plain).write_text("".join(json.dumps(x) + "\n" for x in lines))
+    refused(["script", plain], f"error: {plain}:2: field 'kv_events': a request of 30 tokens "
+            "fills 7 blocks but max_model_len gave it 3: vLLM 0.33 fails here with KV cache "
+            "events on (IndexError in cache_full_blocks)")

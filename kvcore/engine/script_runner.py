@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kvcore.engine.op_script import Op, ScriptConfig, check_op
+from kvcore.errors import InputError
 from kvcore.hashing import BlockHasher
 from kvcore.host_memory import check_pool_fits
 from kvcore.kv_cache_manager import KVCacheManager, KVCachePoolConfig
@@ -64,6 +65,15 @@ class ScriptRunner:
     def apply(self, op: Op | dict) -> dict:
         if not isinstance(op, Op):
             op = Op(op, 0)
+        try:
+            return self._apply(op)
+        except InputError as err:     # raised by the stack (it knows no file): name the op's
+            if err.path is not None:
+                raise
+            raise InputError(err.message, path=self.path, line=op.line or None,
+                             field=err.field) from None
+
+    def _apply(self, op: Op) -> dict:
         d = check_op(op, self.path)
         kind = d["op"]
         if self.tracer is not None:
