@@ -188,3 +188,19 @@ def test_script_past_max_model_len(tmp_path):
     refused(["script", plain], f"error: {plain}:2: field 'kv_events': a request of 30 tokens "
             "fills 7 blocks but max_model_len gave it 3: vLLM 0.33 fails here with KV cache "
             "events on (IndexError in cache_full_blocks)")
+
+
+# -- a tensor-parallel size that does not divide the attention heads: vLLM refuses to start
+# -- (ModelConfig.verify_with_parallel_config); kvcli sized it, rc 0
+
+@pytest.mark.parametrize("tp", ["3", "1000000"])
+def test_tensor_parallel_must_divide_the_heads(tp):
+    refused(["config", "llama-3.1-8b", "--gpu-memory-gib", "80", "--tp", tp],
+            "error: option --tensor-parallel-size: llama-3.1-8b's 32 attention heads must be "
+            f"divisible by it, as vLLM requires; got {tp}")
+    res = runner.invoke(app, ["config", "llama-3.1-8b", "--gpu-memory-gib", "80", "--tp", "8"])
+    assert res.exit_code == 0, res.output
+    # explicit geometry names no attention head count: not checked
+    res = runner.invoke(app, ["config", "--layers", "4", "--kv-heads", "8", "--head-dim", "128",
+                              "--num-blocks", "100", "--max-model-len", "1024", "--tp", "3"])
+    assert res.exit_code == 0, res.output

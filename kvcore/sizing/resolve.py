@@ -188,6 +188,12 @@ def resolve_kv_cache_config(
                      ("max_concurrent_batches", max_concurrent_batches)):
         if v <= 0:
             raise InputError(f"must be positive, got {v}", field=fname)
+    if g.model_type != "custom" and g.num_attention_heads % tensor_parallel_size:
+        # vLLM's ModelConfig.verify_with_parallel_config refuses to start (explicit geometry
+        # gives no attention head count to check)
+        raise InputError(f"{g.name}'s {g.num_attention_heads} attention heads must be divisible "
+                         f"by it, as vLLM requires; got {tensor_parallel_size}",
+                         field="tensor_parallel_size")
     for fname, x, lo_open in (("gpu_memory_gib", gpu_memory_gib, True),
                               ("weights_gib", weights_gib, False),
                               ("activation_gib", activation_gib, False)):
