@@ -204,3 +204,21 @@ def test_tensor_parallel_must_divide_the_heads(tp):
     res = runner.invoke(app, ["config", "--layers", "4", "--kv-heads", "8", "--head-dim", "128",
                               "--num-blocks", "100", "--max-model-len", "1024", "--tp", "3"])
     assert res.exit_code == 0, res.output
+
+
+# -- kvcli gen: an option only another kind reads was dropped silently (gen shared-prefix
+# -- --turns 3 wrote a trace without turns, rc 0)
+
+@pytest.mark.parametrize("args, said", [
+    (["shared-prefix", "--turns", "3"], "--turns: shared-prefix does not take it (only multiturn)"),
+    (["multiturn", "--groups", "2"], "--groups: multiturn does not take it (only shared-prefix)"),
+    (["b2b", "--system-tokens", "5"],
+     "--system-tokens: b2b does not take it (only shared-prefix and multiturn)"),
+    (["shared-prefix", "--tenants", "3"], "--tenants: shared-prefix does not take it (only b2b)"),
+])
+def test_gen_refuses_another_kinds_options(args, said):
+    refused(["gen", *args], f"error: option {said}")
+    # the kind's own options, and a default left alone, still pass
+    res = runner.invoke(app, ["gen", "multiturn", "--conversations", "2", "--turns", "2",
+                              "--system-tokens", "32"])
+    assert res.exit_code == 0, res.output

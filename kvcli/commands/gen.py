@@ -20,9 +20,19 @@ class Queries(str, Enum):
     multiturn = "multiturn"
 
 
+# The options only some kinds read (the rest read every one): given to another kind, refused.
+_ONLY = {"groups": ("shared-prefix",), "prompts_per_group": ("shared-prefix",),
+         "question_tokens": ("shared-prefix",), "system_tokens": ("shared-prefix", "multiturn"),
+         "conversations": ("multiturn",), "turns": ("multiturn",), "user_tokens": ("multiturn",),
+         "think_time_s": ("multiturn",), "tenants": ("b2b",), "users": ("b2b",),
+         "context_tokens": ("b2b",), "query_tokens": ("b2b",), "requests": ("b2b",),
+         "stage_s": ("b2b",), "queries": ("b2b",)}
+
+
 def register(app: typer.Typer) -> None:
     @app.command("gen")
     def gen_cmd(
+        ctx: typer.Context,
         kind: Annotated[Kind, typer.Argument(help="shared-prefix: groups of prompts sharing a "
                                              "system prompt; multiturn: chats whose next turn "
                                              "contains the previous turn and its answer; b2b: llm-d's "
@@ -81,6 +91,11 @@ def register(app: typer.Typer) -> None:
                 raise InputError("b2b takes --qps", field="rate")
             if kind is not Kind.b2b and qps is not None:
                 raise InputError("only b2b takes it (the others take --rate)", field="qps")
+            for name, kinds in _ONLY.items():
+                source = ctx.get_parameter_source(name)    # (typer's click: compare by name)
+                if kind.value not in kinds and getattr(source, "name", "") == "COMMANDLINE":
+                    raise InputError(f"{kind.value} does not take it (only {' and '.join(kinds)})",
+                                     field=name)
             if kind is Kind.b2b:
                 recs = gen_b2b.b2b(
                     tenants=tenants, users=users, context_tokens=context_tokens,
