@@ -222,3 +222,13 @@ def test_gen_refuses_another_kinds_options(args, said):
     res = runner.invoke(app, ["gen", "multiturn", "--conversations", "2", "--turns", "2",
                               "--system-tokens", "32"])
     assert res.exit_code == 0, res.output
+
+
+# -- a trace whose first line is a JSON list was read as Azure's CSV (its comma), and the
+# -- message asked for a CSV header
+
+@pytest.mark.parametrize("command", ["curve", "replay"])
+def test_a_json_list_line_is_not_csv(tmp_path, command):
+    path = tmp_path / "t.jsonl"
+    path.write_text("[1, 2]\n")
+    refused([command, str(path)], f"error: {path}:1: expected a JSON object")

@@ -38,7 +38,8 @@ def read_trace(path: str) -> Trace:
         if first is None:
             raise InputError("empty trace: no requests", path=name, line=1)
         ctx.line, text = first
-        if text.startswith("TIMESTAMP") or (not text.startswith("{") and "," in text):
+        # a JSON line (an object, or a list the JSON reader refuses by its type) or Azure's CSV
+        if text.startswith("TIMESTAMP") or (text[0] not in "{[" and "," in text):
             trace = _read_csv(path, ctx, first, lines)
         else:
             trace = _read_jsonl(path, ctx, first, lines)
