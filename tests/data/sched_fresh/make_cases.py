@@ -55,23 +55,48 @@ def make(seed: int, follow_ups: bool = False) -> tuple[dict, list[dict]]:
                      "priority": rng.randrange(0, 3)})
     reqs.sort(key=lambda r: r["arrival_step"])
     if follow_ups:
-        stride = cfg["max_model_len"] + 1
-        for i in range(1, len(reqs)):
-            if rng.random() < 0.4:
-                j = rng.randrange(i)
-                src = reqs[j]
-                m = rng.randrange(1, src["output_length"] + 1)
-                outs = [OUTPUT_TOKEN_BASE + j * stride + q for q in range(m)]
-                p = (src["prompt_token_ids"] + outs)[: min(150, cfg["max_model_len"] - 80)]
-                reqs[i]["prompt_token_ids"] = p
-                reqs[i]["arrival_step"] = max(reqs[i]["arrival_step"], src["arrival_step"] + m)
-        reqs.sort(key=lambda r: r["arrival_step"])     # stable: a source stays before
+        add_follow_ups(reqs, rng, cfg["max_model_len"], min(150, cfg["max_model_len"] - 80))
     # Every request must fit alone (else vLLM stalls): the pool holds the longest sequence,
     # plus a random margin that decides how much preemption there is.
     need = max(-(-(len(r["prompt_token_ids"]) + r["output_length"]) // bs) for r in reqs)
     need += int(cfg["watermark"] * cfg["num_blocks"]) + 2
     cfg["num_blocks"] = max(cfg["num_blocks"], need + rng.choice([0, 2, 8, need]))
     return cfg, reqs
+
+
+def add_follow_ups(reqs: list[dict], rng: random.Random, max_model_len: int, cap: int) -> None:
+    """Make some requests follow-ups: an earlier request's prompt plus its first outputs (the
+    oracle's output-token formula), cut at ``cap`` tokens, arriving once those are out."""
+    stride = max_model_len + 1
+    for i in range(1, len(reqs)):
+        if rng.random() < 0.4:
+            j = rng.randrange(i)
+            src = reqs[j]
+            m = rng.randrange(1, src["output_length"] + 1)
+            outs = [OUTPUT_TOKEN_BASE + j * stride + q for q in range(m)]
+            reqs[i]["prompt_token_ids"] = (src["prompt_token_ids"] + outs)[:cap]
+            reqs[i]["arrival_step"] = max(reqs[i]["arrival_step"], src["arrival_step"] + m)
+    reqs.sort(key=lambda r: r["arrival_step"])     # stable: a source stays before
+
+
+def write_cases(make_case, prefix: str) -> None:
+    """The command line: ``[--async] [--hybrid] OUT_DIR SEED...``; ``make_case(seed, asyn)``
+    gives a case's config and requests, written as ``OUT_DIR/<prefix>[h][a]seedN.trace.jsonl``."""
+    args = sys.argv[1:]
+    asyn = "--async" in args
+    hybrid = "--hybrid" in args
+    args = [a for a in args if a not in ("--async", "--hybrid")]
+    out, seeds = args[0], args[1:]
+    name = prefix + ("h" if hybrid else "") + ("a" if asyn else "") + "seed"
+    for s in seeds:
+        cfg, reqs = make_case(int(s), asyn)
+        if hybrid:
+            add_groups(cfg, reqs, int(s), asyn)
+        if asyn:
+            cfg["async_scheduling"] = True
+        with open(f"{out}/{name}{s}.trace.jsonl", "w") as f:
+            f.write(json.dumps({"config": cfg}) + "\n")
+            f.writelines(json.dumps(r) + "\n" for r in reqs)
 
 
 def cdiv(a: int, b: int) -> int:
@@ -109,18 +134,4 @@ def add_groups(cfg: dict, reqs: list[dict], seed: int, asyn: bool) -> None:
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    asyn = "--async" in args
-    hybrid = "--hybrid" in args
-    args = [a for a in args if a not in ("--async", "--hybrid")]
-    out, seeds = args[0], args[1:]
-    prefix = ("h" if hybrid else "") + ("a" if asyn else "") + "seed"
-    for s in seeds:
-        cfg, reqs = make(int(s), follow_ups=asyn)
-        if hybrid:
-            add_groups(cfg, reqs, int(s), asyn)
-        if asyn:
-            cfg["async_scheduling"] = True
-        with open(f"{out}/{prefix}{s}.trace.jsonl", "w") as f:
-            f.write(json.dumps({"config": cfg}) + "\n")
-            f.writelines(json.dumps(r) + "\n" for r in reqs)
+    write_cases(lambda seed, asyn: make(seed, follow_ups=asyn), "")

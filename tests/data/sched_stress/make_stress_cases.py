@@ -11,13 +11,12 @@ Cases are named xseedN (xaseedN with --async, xhseedN / xhaseedN with --hybrid: 
 and follow-ups come from make_cases.py).
 """
 
-import json
 import random
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sched_fresh"))
-from make_cases import OUTPUT_TOKEN_BASE, add_groups
+from make_cases import add_follow_ups, write_cases
 
 
 def make(seed: int, asyn: bool) -> tuple[dict, list[dict]]:
@@ -60,34 +59,12 @@ def make(seed: int, asyn: bool) -> tuple[dict, list[dict]]:
                      "priority": rng.choice([0, 0, 1, 2])})
     reqs.sort(key=lambda r: r["arrival_step"])
     if asyn:
-        stride = mml + 1
-        for i in range(1, len(reqs)):
-            if rng.random() < 0.4:
-                j = rng.randrange(i)
-                src = reqs[j]
-                m = rng.randrange(1, src["output_length"] + 1)
-                outs = [OUTPUT_TOKEN_BASE + j * stride + q for q in range(m)]
-                reqs[i]["prompt_token_ids"] = (src["prompt_token_ids"] + outs)[:cap]
-                reqs[i]["arrival_step"] = max(reqs[i]["arrival_step"], src["arrival_step"] + m)
-        reqs.sort(key=lambda r: r["arrival_step"])
+        add_follow_ups(reqs, rng, mml, cap)
     need = max(-(-(len(r["prompt_token_ids"]) + r["output_length"]) // bs) for r in reqs)
     need += int(cfg["watermark"] * cfg["num_blocks"]) + 2
     cfg["num_blocks"] = max(cfg["num_blocks"], need + rng.choice([0, 0, 1, 3, need]))
     return cfg, reqs
 
+
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    asyn = "--async" in args
-    hybrid = "--hybrid" in args
-    args = [a for a in args if not a.startswith("--")]
-    out, seeds = args[0], args[1:]
-    prefix = "x" + ("h" if hybrid else "") + ("a" if asyn else "") + "seed"
-    for s in seeds:
-        cfg, reqs = make(int(s), asyn)
-        if hybrid:
-            add_groups(cfg, reqs, int(s), asyn)
-        if asyn:
-            cfg["async_scheduling"] = True
-        with open(f"{out}/{prefix}{s}.trace.jsonl", "w") as f:
-            f.write(json.dumps({"config": cfg}) + "\n")
-            f.writelines(json.dumps(r) + "\n" for r in reqs)
+    write_cases(make, "x")
