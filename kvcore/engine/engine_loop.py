@@ -110,7 +110,10 @@ class EngineLoop:
             return False    # like the oracle: no trailing step just to flush finished ids
         if not self.has_work():
             if ctx.cfg.arrivals == "step":
-                ctx.step += 1   # idle steps count
+                # Idle steps count, and do nothing else: on to the next arrival's step at once
+                # (an arrival_step of 10^12 idled that many turns, deaf to Ctrl-C when compiled).
+                nxt = self.pending[0].arrival_step if self.pending else 0
+                ctx.step = max(ctx.step + 1, nxt)
             return True
         max_steps = ctx.cfg.max_steps
         if max_steps is not None and ctx.step >= max_steps:
