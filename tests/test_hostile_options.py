@@ -264,3 +264,27 @@ def test_a_far_arrival_step_is_reached_at_once(tmp_path):
     assert [s["step"] for s in far_steps] == [s["step"] + (shift if s["step"] >= 10 else 0)
                                               for s in near_steps]
     assert [s["scheduled"] for s in far_steps] == [s["scheduled"] for s in near_steps]
+
+
+# -- arrival times past 10^13 ms: a cluster's metrics clock stopped moving (1e20 + a step is
+# -- 1e20 in a float) and the command never returned; every latency would have read 0
+
+@pytest.mark.parametrize("line, said", [
+    ({"timestamp": 1e20, "input_length": 10, "output_length": 2, "hash_ids": [0]},
+     "field 'timestamp': is 1e+20 ms, past the limit of 1e+13 ms"),
+    ({"chat_id": 1, "timestamp": 2e10, "input_length": 10, "output_length": 2,
+      "hash_ids": [0]}, "field 'timestamp': is 2e+13 ms, past the limit"),      # bailian: s
+    ({"prompt_token_ids": [1, 2], "output_length": 2, "timestamp": 1e300},
+     "field 'timestamp': is 1e+300 ms, past the limit"),
+])
+def test_arrival_times_are_bounded(tmp_path, line, said):
+    import json
+
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    for command in ("cluster", "replay"):
+        refused([command, str(path)], f"error: {path}:1: {said}")
+    # Unix times in ms (1.7e12) stay in
+    ok = dict(line, timestamp=1.7e12 if "chat_id" not in line else 1.7e9)
+    path.write_text(json.dumps(ok) + "\n")
+    assert runner.invoke(app, ["replay", str(path), "--json"]).exit_code == 0

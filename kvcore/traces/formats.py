@@ -33,6 +33,10 @@ UNIQUE_BLOCK = 512
 # ids in memory (about 40 bytes a token) when it is replayed, so a line beyond this could take
 # the machine's memory (a 10 MB line of 1.3M hash ids of 512 tokens is 666M tokens, 27 GB).
 MAX_REQUEST_TOKENS = 10_000_000
+# Arrival times in ms, at most 10^13 (about 317 years; Unix times in ms are 1.7e12): there a
+# float still holds microseconds. At 10^20 ms a 5 ms step added to the clock left it unchanged
+# (a cluster's metrics clock never moved on: it hung), and every latency would have read 0.
+MAX_TIMESTAMP_MS = 1e13
 
 
 class _Ctx:
@@ -95,6 +99,20 @@ def _num(obj: dict, key: str, ctx: _Ctx, default: float = 0.0) -> float:
     return float(v)
 
 
+def _timestamp(obj: dict, ctx: _Ctx, scale: float = 1.0) -> float:
+    """The arrival time in ms (the trace's ``timestamp`` times ``scale``), within
+    `MAX_TIMESTAMP_MS`."""
+    t = _num(obj, "timestamp", ctx) * scale
+    _check_time(t, "timestamp", ctx)
+    return t
+
+
+def _check_time(t_ms: float, key: str, ctx: _Ctx) -> None:
+    if t_ms > MAX_TIMESTAMP_MS:
+        raise ctx.err(key, f"is {t_ms:.6g} ms, past the limit of {MAX_TIMESTAMP_MS:.0e} ms (about "
+                           "317 years: beyond it the clock cannot keep steps apart)")
+
+
 def _int_list(obj: dict, key: str, ctx: _Ctx) -> list[int]:
     return _ids(obj, key, ctx)[0]
 
@@ -136,7 +154,7 @@ def _hashed(obj: dict, ctx: _Ctx, index: int, *, tb: int, ts_scale: float, rid: 
         raise ctx.err("hash_ids", f"has {len(ids)} ids but input_length {n_in} needs "
                                   f"ceil({n_in}/{tb}) = {want}")
     return TraceRequest(index=index, line=ctx.line, id=rid,
-                        arrival_ms=_num(obj, "timestamp", ctx) * ts_scale,
+                        arrival_ms=_timestamp(obj, ctx, ts_scale),
                         arrival_step=_int(obj, "arrival_step", ctx, default=0),
                         prompt_len=n_in, output_len=n_out, hash_ids=ids, trace_block_size=tb,
                         priority=_int(obj, "priority", ctx, default=0, minimum=-(1 << 62)))
@@ -172,7 +190,7 @@ def parse_tokens(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
     rid = str(obj["id"]) if obj.get("id") is not None else str(ctx.line)
     salt = obj.get("cache_salt")
     lora = obj.get("lora")
-    return TraceRequest(index=index, line=ctx.line, id=rid, arrival_ms=_num(obj, "timestamp", ctx),
+    return TraceRequest(index=index, line=ctx.line, id=rid, arrival_ms=_timestamp(obj, ctx),
                         arrival_step=_int(obj, "arrival_step", ctx, default=0),
                         prompt_len=len(prompt), output_len=n_out, prompt_token_ids=prompt,
                         prompt_array=prompt_array, output_token_ids=out_ids,
@@ -194,7 +212,7 @@ def _unique(ctx: _Ctx, index: int, rid: str, n_in: int, n_out: int, t_ms: float,
 def parse_lengths(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
     rid = str(obj["id"]) if obj.get("id") is not None else str(index)
     return _unique(ctx, index, rid, _tokens(obj, "input_length", ctx),
-                   _tokens(obj, "output_length", ctx), _num(obj, "timestamp", ctx),
+                   _tokens(obj, "output_length", ctx), _timestamp(obj, ctx),
                    _int(obj, "arrival_step", ctx, default=0))
 
 
@@ -227,6 +245,7 @@ def parse_azure_row(row: list[str], ctx: _Ctx, index: int) -> TraceRequest:
     t_ms = (t - ctx.t0).total_seconds() * 1000.0
     if t_ms < 0:
         raise ctx.err("TIMESTAMP", "earlier than the first row")
+    _check_time(t_ms, "TIMESTAMP", ctx)
     return _unique(ctx, index, str(index), vals["ContextTokens"], vals["GeneratedTokens"], t_ms)
 
 
