@@ -77,6 +77,10 @@ def test_to_dict_is_the_settings_in_field_order():
     ("warmup", math.nan, "must be in [0, 1), got nan"),
     ("step_overhead_ms", -1.0, "must be >= 0, got -1.0"),
     ("decode_ms_per_seq", math.nan, "must be >= 0, got nan"),
+    # an hour a step at most: 1e308 made the clock infinite and every latency null
+    ("decode_ms_per_seq", 1e308, "must be at most 3,600,000, got 1e+308"),
+    ("step_overhead_ms", 3_600_001, "must be at most 3,600,000, got 3600001"),
+    ("prefill_ms_per_token", 1e300, "must be at most 3,600,000, got 1e+300"),
 ])
 def test_each_rule_names_its_field(field, value, message):
     with pytest.raises(InputError) as e:

@@ -36,15 +36,20 @@ _IGNORED_CONFIG_KEYS = frozenset({"kv_events"})
 
 
 def _knob(default: Any, *, config: bool = False, choices: Any = None, check: str | None = None,
-          lo: float | None = None, message: str | None = None, pool: bool = False) -> Any:
+          lo: float | None = None, hi: float | None = None, message: str | None = None,
+          pool: bool = False) -> Any:
     """A field with its rule: `choices` (a table's keys), or `check` = "positive_int",
     "int_at_least" / "at_least" (an integer / a finite number >= `lo`), "positive" (a finite
-    number > 0), "fraction" (in [0, 1)); `message` replaces the rule's wording. None passes
+    number > 0), "fraction" (in [0, 1)); `hi` bounds "at_least" above; `message` replaces the
+    rule's wording. None passes
     where None is the default. With `pool`, the value is a pool's block count, which must also
     fit this machine's memory (`kvcore.host_memory`)."""
     meta = {"config": config, "choices": tuple(choices) if choices is not None else None,
-            "check": check, "lo": lo, "message": message, "pool": pool}
+            "check": check, "lo": lo, "hi": hi, "message": message, "pool": pool}
     return field(default=default, metadata=meta)
+
+
+HOUR_MS = 3_600_000.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,9 +90,11 @@ class ReplayOptions:
     arrivals: str = _knob("timestamp", choices=ARRIVALS)
     warmup: float = _knob(0.0, check="fraction")      # fraction of requests left out of hit rate
     # the simulated clock (`cost.py`)
-    step_overhead_ms: float = _knob(_COST.step_overhead_ms, check="at_least", lo=0)
-    prefill_ms_per_token: float = _knob(_COST.prefill_ms_per_token, check="at_least", lo=0)
-    decode_ms_per_seq: float = _knob(_COST.decode_ms_per_seq, check="at_least", lo=0)
+    # (at most an hour each: 1e308 ms made the clock infinite and every latency null)
+    step_overhead_ms: float = _knob(_COST.step_overhead_ms, check="at_least", lo=0, hi=HOUR_MS)
+    prefill_ms_per_token: float = _knob(_COST.prefill_ms_per_token, check="at_least", lo=0,
+                                        hi=HOUR_MS)
+    decode_ms_per_seq: float = _knob(_COST.decode_ms_per_seq, check="at_least", lo=0, hi=HOUR_MS)
     # the clock by name (`kvcore.clock.registry`; None: roofline with a model and a GPU, else
     # linear), the GPU preset, tensor parallelism and the KV cache dtype it times
     clock: str | None = _knob(None)
@@ -218,6 +225,8 @@ def _check(f: dataclasses.Field, v: Any) -> None:
             raise InputError(f"{head}, got {v!r}", field=f.name)
         if not math.isfinite(v):    # an int always is; inf would make the clock spin forever
             raise InputError(f"must be a finite number, got {v!r}", field=f.name)
+        if meta["hi"] is not None and v > meta["hi"]:
+            raise InputError(f"must be at most {meta['hi']:,.0f}, got {v!r}", field=f.name)
         if meta["pool"]:
             check_pool_fits(v, field=f.name)
 
