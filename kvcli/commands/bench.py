@@ -90,10 +90,11 @@ def register(app: typer.Typer) -> None:
 
 def cpu_bench_view(ops_path: str | None, n: int, seed: int):
     from kvcli.output import Table, View
-    from kvcore.engine.bench_workload import BENCH_CONFIG, bench_ops, run_bench
+    from kvcore.engine.bench_workload import BENCH_CONFIG, bench_ops, check_workload_fits, run_bench
     from kvcore.engine.op_script import load_script, parse_config
 
     if ops_path is None:
+        check_workload_fits(n)
         cfg = parse_config(BENCH_CONFIG, "<generated>", 1)
         ops = bench_ops(n, seed=seed)
         workload = f"generated: {n} requests, seed {seed}"

@@ -1,0 +1,81 @@
+"""Limits that keep a run finite: far arrival steps and arrival times, the benchmark's generated
+stream against the host's memory. Each refusal is one line `error: ...`, exit code 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from test_hostile_options import ROOT, app, refused, runner
+
+# -- an arrival_step of 10^12 (--arrivals step): the engine idled that many turns one by one
+# -- (and, compiled, was deaf to Ctrl-C and SIGTERM while it did); now it goes to the step at once
+
+def test_a_far_arrival_step_is_reached_at_once(tmp_path):
+    import json
+
+    def run(step: int) -> tuple[dict, list[dict]]:
+        trace, steps = tmp_path / f"t{step}.jsonl", tmp_path / f"s{step}.jsonl"
+        trace.write_text(json.dumps({"prompt_token_ids": [1, 2, 3, 4, 5], "output_length": 3})
+                         + "\n" + json.dumps({"prompt_token_ids": [1, 2, 3, 4, 5, 6],
+                                              "output_length": 2, "arrival_step": step}) + "\n")
+        # a child process with a time limit: the old loop would not return (nor hear SIGTERM)
+        res = subprocess.run([sys.executable, "-c", "from kvcli.app import main; main()",
+                              "replay", str(trace), "--arrivals", "step", "--block-size", "4",
+                              "--num-blocks", "16", "--steps", str(steps), "--json"],
+                             capture_output=True, text=True, timeout=120, cwd=ROOT, check=False)
+        assert res.returncode == 0, res.stderr
+        return json.loads(res.stdout), [json.loads(x) for x in steps.read_text().splitlines()]
+
+    near, near_steps = run(10)
+    far, far_steps = run(10**12)
+    assert far["steps"] == near["steps"] - 10 + 10**12
+    assert (far["hit_tokens"], far["finished"]) == (near["hit_tokens"], near["finished"]) == (4, 2)
+    # the same lines, the second request's steps shifted by the gap
+    shift = 10**12 - 10
+    assert [s["step"] for s in far_steps] == [s["step"] + (shift if s["step"] >= 10 else 0)
+                                              for s in near_steps]
+    assert [s["scheduled"] for s in far_steps] == [s["scheduled"] for s in near_steps]
+
+
+# -- arrival times past 10^13 ms: a cluster's metrics clock stopped moving (1e20 + a step is
+# -- 1e20 in a float) and the command never returned; every latency would have read 0
+
+@pytest.mark.parametrize("line, said", [
+    ({"timestamp": 1e20, "input_length": 10, "output_length": 2, "hash_ids": [0]},
+     "field 'timestamp': is 1e+20 ms, past the limit of 1e+13 ms"),
+    ({"chat_id": 1, "timestamp": 2e10, "input_length": 10, "output_length": 2,
+      "hash_ids": [0]}, "field 'timestamp': is 2e+13 ms, past the limit"),      # bailian: s
+    ({"prompt_token_ids": [1, 2], "output_length": 2, "timestamp": 1e300},
+     "field 'timestamp': is 1e+300 ms, past the limit"),
+])
+def test_arrival_times_are_bounded(tmp_path, line, said):
+    import json
+
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    for command in ("cluster", "replay"):
+        refused([command, str(path)], f"error: {path}:1: {said}")
+    # Unix times in ms (1.7e12) stay in
+    ok = dict(line, timestamp=1.7e12 if "chat_id" not in line else 1.7e9)
+    path.write_text(json.dumps(ok) + "\n")
+    assert runner.invoke(app, ["replay", str(path), "--json"]).exit_code == 0
+
+
+# -- kvcli bench --n 10^8: the generated stream (every op made first) grew by 150 MB a second
+# -- until the machine ran out of memory
+
+def test_bench_workload_must_fit_memory():
+    from kvcore.engine.bench_workload import check_workload_fits
+    from kvcore.errors import InputError
+
+    check_workload_fits(2000, available=1 << 30)            # 86 MB: fits
+    with pytest.raises(InputError) as e:
+        check_workload_fits(100_000, available=2 << 30)      # 4.0 GiB
+    assert e.value.field == "n"
+    assert e.value.message == ("100,000 generated requests need ~4.0 GiB of host memory (~43 KB a "
+                            "request: the whole stream is made first); this machine has 2.0 GiB "
+                            "available")
+    refused(["bench", "--n", "100000000000"], "error: option --n: 100,000,000,000 generated "
+            "requests need ~4,004,")
