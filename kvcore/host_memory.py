@@ -20,6 +20,9 @@ import os
 from kvcore.errors import InputError
 
 GiB = 1 << 30
+# The most GiB a memory option takes: 1 PiB, thousands of times any GPU (and far from the floats
+# that overflow when multiplied out to bytes). The sizing layer and the CPU tier check it.
+MAX_GIB = float(1 << 20)
 POOL_BYTES_PER_BLOCK = 140      # a KVCacheBlock in the pool (measured, see above)
 CACHED_BYTES_PER_BLOCK = 256    # its hash and prefix-cache entry once it holds a cached block
 BYTES_PER_BLOCK = POOL_BYTES_PER_BLOCK + CACHED_BYTES_PER_BLOCK
@@ -72,11 +75,10 @@ def available_bytes() -> int | None:
     return min(known) if known else None
 
 
-def check_pool_fits(num_blocks: int, *, field: str = "num_blocks",
-                    available: int | None = None) -> None:
-    """Raise `InputError` (naming `field`) when a pool of `num_blocks` blocks cannot fit the
-    host memory left (`available` bytes; default: `available_bytes()`)."""
-    need = pool_bytes(num_blocks)
+def check_fits(need: int, what: str, *, field: str, available: int | None = None) -> None:
+    """Raise `InputError` (naming `field`) when ``need`` bytes cannot fit the host memory left
+    (`available` bytes; default: `available_bytes()`, not read for less than a GiB); the message
+    is ``what`` (what needs them, and why) followed by what this machine has."""
     if available is None:
         if need < GiB:          # never worth a look at /proc
             return
@@ -84,8 +86,16 @@ def check_pool_fits(num_blocks: int, *, field: str = "num_blocks",
         if available is None:
             return
     if need > available:
-        raise InputError(
-            f"{num_blocks:,} blocks need ~{need / GiB:,.1f} GiB of host memory for the pool "
-            f"({BYTES_PER_BLOCK} bytes a block: {POOL_BYTES_PER_BLOCK} for the block, "
-            f"{CACHED_BYTES_PER_BLOCK} for its prefix-cache entry); this machine has "
-            f"{available / GiB:,.1f} GiB available", field=field)
+        raise InputError(f"{what}; this machine has {available / GiB:,.1f} GiB available",
+                         field=field)
+
+
+def check_pool_fits(num_blocks: int, *, field: str = "num_blocks",
+                    available: int | None = None) -> None:
+    """Raise `InputError` (naming `field`) when a pool of `num_blocks` blocks cannot fit the
+    host memory left (`available` bytes; default: `available_bytes()`)."""
+    need = pool_bytes(num_blocks)
+    check_fits(need, f"{num_blocks:,} blocks need ~{need / GiB:,.1f} GiB of host memory for the "
+               f"pool ({BYTES_PER_BLOCK} bytes a block: {POOL_BYTES_PER_BLOCK} for the block, "
+               f"{CACHED_BYTES_PER_BLOCK} for its prefix-cache entry)", field=field,
+               available=available)

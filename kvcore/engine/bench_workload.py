@@ -30,21 +30,12 @@ def check_workload_fits(n: int, available: int | None = None) -> None:
     """Raise `InputError` (field ``n``) when ``n`` generated requests cannot fit the host memory
     left (``available`` bytes; default: `kvcore.host_memory.available_bytes()`): --n 10^8 grew
     by 150 MB a second until the machine ran out."""
-    from kvcore.errors import InputError
-    from kvcore.host_memory import GiB, available_bytes
+    from kvcore.host_memory import GiB, check_fits
 
     need = n * BYTES_PER_REQUEST
-    if available is None:
-        if need < GiB:
-            return
-        available = available_bytes()
-        if available is None:
-            return
-    if need > available:
-        raise InputError(f"{n:,} generated requests need ~{need / GiB:,.1f} GiB of host memory "
-                         f"(~{BYTES_PER_REQUEST // 1000} KB a request: the whole stream is made "
-                         f"first); this machine has {available / GiB:,.1f} GiB available",
-                         field="n")
+    check_fits(need, f"{n:,} generated requests need ~{need / GiB:,.1f} GiB of host memory "
+               f"(~{BYTES_PER_REQUEST // 1000} KB a request: the whole stream is made first)",
+               field="n", available=available)
 
 
 def bench_ops(n: int = 2000, seed: int = 1234, n_prefixes: int = 100, min_len: int = 1024,

@@ -43,14 +43,12 @@ def _last_words(hashes: list[bytes]) -> Any:
         # every hash as long as the first (a total that merely adds up would misread them),
         # and at least one word long (an empty hash is the int 0, and a view of none fails)
         if size >= 8 and size % 8 == 0 and len(set(map(len, hashes))) == 1:
-            raw = b"".join(hashes)
-            if len(raw) == size * n:
-                global _frombuffer
-                if _frombuffer is None:
-                    import numpy
-                    _frombuffer = numpy.frombuffer
-                k = size // 8
-                return _frombuffer(raw, dtype=">u8")[k - 1::k]
+            global _frombuffer
+            if _frombuffer is None:
+                import numpy
+                _frombuffer = numpy.frombuffer
+            k = size // 8
+            return _frombuffer(b"".join(hashes), dtype=">u8")[k - 1::k]
     return None
 
 

@@ -41,9 +41,8 @@ def _knob(default: Any, *, config: bool = False, choices: Any = None, check: str
     """A field with its rule: `choices` (a table's keys), or `check` = "positive_int",
     "int_at_least" / "at_least" (an integer / a finite number >= `lo`), "positive" (a finite
     number > 0), "fraction" (in [0, 1)); `hi` bounds "at_least" above; `message` replaces the
-    rule's wording. None passes
-    where None is the default. With `pool`, the value is a pool's block count, which must also
-    fit this machine's memory (`kvcore.host_memory`)."""
+    rule's wording. None passes where None is the default. With `pool`, the value is a pool's
+    block count, which must also fit this machine's memory (`kvcore.host_memory`)."""
     meta = {"config": config, "choices": tuple(choices) if choices is not None else None,
             "check": check, "lo": lo, "hi": hi, "message": message, "pool": pool}
     return field(default=default, metadata=meta)

@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvcore.errors import InputError
+from kvcore.host_memory import MAX_GIB
 
 PAGE = 4096                    # mmap.PAGESIZE on the hosts vLLM runs on
 GIB = 1 << 30
-MAX_GIB = float(1 << 20)       # 1 PiB, as `kvcore.sizing.resolve` bounds memory options
 DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float8_e4m3fn": 1}
 
 

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 
 from kvcore.errors import InputError
+from kvcore.host_memory import MAX_GIB
 from kvcore.models.geometry import ModelGeometry, layer_specs
 from kvcore.models.hf_config import DTYPE_ALIASES, MAX_LAYERS, load_hf_config, read_hf_config
 from kvcore.models.presets import load_preset
@@ -29,9 +30,6 @@ from kvcore.sizing.grouping import PageSizeError, get_kv_cache_groups
 from kvcore.sizing_context import DEFAULT_MAX_NUM_BATCHED_TOKENS
 from kvcore.specs import DTYPE_BYTES, KVCacheConfig, SizingContext
 
-# The most GiB a memory option takes: 1 PiB, thousands of times any GPU (and far from the floats
-# that overflow when multiplied out to bytes).
-MAX_GIB = float(1 << 20)
 KV_CACHE_DTYPES = {"auto": "auto", "fp8": "fp8", "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2",
                    "int8": "int8", **DTYPE_ALIASES}
 

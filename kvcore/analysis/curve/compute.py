@@ -14,7 +14,7 @@ from kvcore.analysis.curve.knees import knees_of
 from kvcore.analysis.curve.onepass import one_pass
 from kvcore.analysis.policies import POLICIES
 from kvcore.errors import InputError
-from kvcore.host_memory import check_pool_fits
+from kvcore.host_memory import MAX_GIB, check_pool_fits
 
 # Bounds that keep every number of the answer a 64-bit integer (blocks x block size in tokens):
 # far beyond any cache (10^12 blocks of 16 tokens are ~100,000x the largest GPU pools).
@@ -135,12 +135,9 @@ def check_options(opts: CurveOptions) -> None:
             raise InputError("must be finite numbers", field=f)
         if vals is not None and f != "capacity_gib" and max(vals) > MAX_CAPACITY:
             raise InputError(f"must be at most {MAX_CAPACITY:,}, got {max(vals):,}", field=f)
-    if opts.capacity_gib is not None:
-        from kvcore.sizing.resolve import MAX_GIB  # the sizing layer, only when sizing
-
-        if max(opts.capacity_gib) > MAX_GIB:
-            raise InputError(f"must be at most {MAX_GIB:,.0f} GiB (1 PiB), got "
-                             f"{max(opts.capacity_gib):g}", field="capacity_gib")
+    if opts.capacity_gib is not None and max(opts.capacity_gib) > MAX_GIB:
+        raise InputError(f"must be at most {MAX_GIB:,.0f} GiB (1 PiB), got "
+                         f"{max(opts.capacity_gib):g}", field="capacity_gib")
 
 
 def parse_numbers(text: str | None, field: str, kind=int) -> list | None:
