@@ -5,7 +5,8 @@
 Replays TRACE (default: the Mooncake conversation trace in tests/data) in engine mode at
 block size 16 three ways, each in its own process so peak RSS is its own:
   1. no event stream (the baseline),
-  2. our event stream written to a file,
+  2. our event stream written to a file (by a line thread on the compiled build, as
+     `kvcli replay` writes it),
   3. the same with only the first quarter of the requests,
 and reports wall time, CPU time, requests/s, blocks/s (blocks allocated + adopted as hits) and
 peak RSS. Events are streamed, so (2) should not need more memory than (1), and (3) vs (2) shows
@@ -39,7 +40,7 @@ if events == "-":
     nbytes = 0
 else:
     with open(events, "wb", buffering=1 << 20) as f:
-        s = replay(trace, ReplayOptions(block_size=bs), JsonlEvents(f))
+        s = replay(trace, ReplayOptions(block_size=bs), JsonlEvents(f, line_thread=True))
     nbytes = os.path.getsize(events)
 print(json.dumps({"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0,
                   "requests": s.requests, "steps": s.steps, "events": s.events,

@@ -67,7 +67,8 @@ MODULES = (
 NATIVE = {
     "kvcore.analysis.stats.native": ("native.pyx", "native_map.pxi", "native_admit.pxi"),
     "kvcore.engine.native_hash": ("native_hash.pyx",),
-    "kvcore.engine.native_lines": ("native_lines.pyx",),
+    "kvcore.engine.native_lines": ("native_lines.pyx", "digits.pxi"),
+    "kvcore.engine.native_pipe": ("native_pipe.pyx", "digits.pxi", "pipe_format.pxi"),
 }
 
 _state = {"status": "pure (not built: make compiled)"}

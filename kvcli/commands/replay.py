@@ -141,7 +141,8 @@ def _replay_outputs(tr, trace: str, opts, events: str | None, events_format: str
         ev_file = open_out(events, "events")
         sink = None
         if ev_file is not None:
-            sink = VllmEvents(ev_file) if events_format == "vllm" else JsonlEvents(ev_file)
+            sink = (VllmEvents(ev_file) if events_format == "vllm"
+                    else JsonlEvents(ev_file, line_thread=True))
         req_file = open_out(requests, "requests")
         step_file = open_out(steps, "steps")
         live = None

@@ -74,6 +74,8 @@ def _replay(trace_path: str, options: ReplayOptions, sink: JsonlEvents | VllmEve
                 loop.listener = listener
         run(ctx, loop)
     except BaseException:
+        if isinstance(sink, JsonlEvents):
+            sink.abandon()      # its line thread (the output is discarded)
         if live is not None:
             live.close(final=False)
         raise
