@@ -52,7 +52,7 @@ MODULES = (
     "kvcore.engine.fake_model", "kvcore.engine.lazy_request",
     # our event stream (a line per block operation: interpreted, the recorder and the sink
     # were a quarter of a replay with events)
-    "kvcore.engine.events", "kvcore.engine.recorder",
+    "kvcore.engine.events", "kvcore.engine.hash_json", "kvcore.engine.recorder",
     # the CPU offload tier (per chunk work as hot as the pool's per block)
     "kvcore.engine.scheduler_offload", "kvcore.offload.keys", "kvcore.offload.policy",
     "kvcore.offload.lru", "kvcore.offload.idle_runs", "kvcore.offload.arc", "kvcore.offload.access",

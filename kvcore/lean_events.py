@@ -35,7 +35,7 @@ class LeanBatch(KVCacheEvent):
     only so that the engine loops hand it on unchanged."""
 
     # the pool's own hashes (bytes): the index turns a step's into their 64-bit event form in
-    # one pass when it applies them (`kvcore.engine.events.hash_ints`)
+    # one pass when it applies them (`kvcore.engine.hash_json.hash_ints`)
     stored: list[bytes] = field(default_factory=list)
     removed: list[bytes] = field(default_factory=list)
     cleared: bool = False

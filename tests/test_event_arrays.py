@@ -10,7 +10,8 @@ from pathlib import Path
 
 import orjson
 
-from kvcore.engine.events import CallbackEvents, JsonlEvents, hash_array, hash_ints
+from kvcore.engine.events import CallbackEvents, JsonlEvents
+from kvcore.engine.hash_json import hash_array, hash_ints
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.replay import replay
 

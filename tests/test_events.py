@@ -161,7 +161,7 @@ def test_fast_evict_lines_equal_the_generic_ones():
 
 
 def test_hashes_json_is_what_orjson_writes_for_the_ints():
-    """`events.hashes_json` (in C on the compiled build: native_lines.pyx) against orjson over
+    """`hash_json.hashes_json` (in C on the compiled build: native_lines.pyx) against orjson over
     `hash_ints`: hashes of 32, 16, 8 and fewer bytes, 64-bit words with every digit count
     (0, 9, 10, 99, 100, ..., 2**64 - 1), empty and long lists."""
     import os
@@ -170,7 +170,7 @@ def test_hashes_json_is_what_orjson_writes_for_the_ints():
     import orjson
 
     from kvcore import compiled
-    from kvcore.engine.events import hash_ints, hashes_json
+    from kvcore.engine.hash_json import hash_ints, hashes_json
 
     if os.environ.get("KVCLI_TEST_COMPILED", "") not in ("", "0"):
         assert compiled.native("kvcore.engine.native_lines") is not None
@@ -194,7 +194,7 @@ def test_hash_ints_of_long_lists_of_odd_hashes():
     that only add up to the first's (16 + 48 + 32 x 10: read as 32-byte words before)."""
     import orjson
 
-    from kvcore.engine.events import hash_array, hash_ints, hashes_json
+    from kvcore.engine.hash_json import hash_array, hash_ints, hashes_json
     from kvcore.kv_events import hashes_to_ints
 
     mixed = [b"\x01" * 32, b"\x02" * 16, b"\x03" * 48] + [bytes([i]) * 32 for i in range(9)]
@@ -207,7 +207,7 @@ def test_hash_ints_of_long_lists_of_odd_hashes():
 
 
 def test_stride_json_is_what_orjson_writes_for_the_hash_id_tokens():
-    """`events.stride_json` (C: native_lines.pyx) against orjson over `HashIdTokens.tokens`
+    """`hash_json.stride_json` (C: native_lines.pyx) against orjson over `HashIdTokens.tokens`
     (the admit line's first tokens of a hash-id prompt), at strides that divide the trace
     block and ones that do not, ends inside and at the edges of blocks, negative and large
     ids; and the cases it must leave to Python (None)."""
@@ -217,7 +217,7 @@ def test_stride_json_is_what_orjson_writes_for_the_hash_id_tokens():
     import orjson
 
     from kvcore import compiled
-    from kvcore.engine.events import stride_json
+    from kvcore.engine.hash_json import stride_json
     from kvcore.traces.request import HashIdTokens
 
     native = compiled.native("kvcore.engine.native_lines")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from kvcore.engine.events import hash_ints
+from kvcore.engine.hash_json import hash_ints
 from kvcore.kv_events import AllBlocksCleared, BlockRemoved, BlockStored
 from kvcore.lean_events import LeanBatch
 

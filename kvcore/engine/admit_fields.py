@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 import orjson
 
-from kvcore.engine.events import hash_ints, hashes_json, stride_json
+from kvcore.engine.hash_json import hash_ints, hashes_json, stride_json
 from kvcore.request import Request
 from kvcore.traces import TraceRequest
 

@@ -5,7 +5,7 @@ Every `cache`, `touch` and `evict` line lists the hashes of its blocks as `kv_ev
 gives them (the last 8 bytes, big-endian; a shorter hash whole). The Python path makes an int
 (or a numpy array) of each and has orjson write it; here the digits are written straight from
 the bytes into the line's text, the same text (tests compare). Built by `make compiled`
-(`kvcore.compiled.NATIVE`); without a fresh build `events.hashes_json` keeps to Python.
+(`kvcore.compiled.NATIVE`); without a fresh build `hash_json.hashes_json` keeps to Python.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_Check, PyBytes_FromStringAndSize

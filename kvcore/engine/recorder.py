@@ -18,8 +18,8 @@ from kvcore.engine.events import (
     KINDS,
     TOUCH,
     JsonlEvents,
-    hash_ints,
 )
+from kvcore.engine.hash_json import hash_ints
 from kvcore.kv_events import hash_to_int
 
 
