@@ -1,7 +1,7 @@
 """kvcli's engine mode against vLLM 0.33.0's own `Scheduler` loop, side by side (a benchmark).
 
     .venv/bin/python benchmarks/sched_vs_vllm.py [--requests 2000] [--seed 1] [--async]
-        [--oracle ../shared/oracle/tool/oracle] [--keep DIR]
+        [--oracle ../shared/oracle/tool/oracle] [--keep DIR] [--repeat 1]
 
 Writes a token-id trace with vLLM's default scheduler settings (block 16, 128 seqs, 2,048
 batched tokens, whole-prompt admission, chunked prefill, FCFS): a few shared system prompts,
@@ -16,7 +16,9 @@ output tokens) plus a new message, outputs of 50-400 tokens, arrivals spread ove
 
 checks that the step lines are identical (scheduled in order, admitted hits, preempted,
 finished, free blocks; async adds processed / schedule_called) and prints both times and the
-ratio. Needs the oracle environment (`../shared/oracle/tool/setup.sh`); a development tool,
+ratio. With `--repeat N` each of the three runs N times, interleaved (vLLM, pure, compiled,
+vLLM, ...) so that a shared machine's noise falls on all alike, and the ratio is of the medians
+(single runs of either side vary by 20% or more on a 2-core machine). Needs the oracle environment (`../shared/oracle/tool/setup.sh`); a development tool,
 never run by the tests.
 """
 
@@ -26,6 +28,7 @@ import argparse
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -102,6 +105,7 @@ def main() -> int:
     ap.add_argument("--async", dest="asyn", action="store_true")
     ap.add_argument("--oracle", default=str(ORACLE))
     ap.add_argument("--keep", help="write the trace and outputs here")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each side (medians)")
     args = ap.parse_args()
     if not Path(args.oracle).exists():
         print(f"no oracle at {args.oracle} (../shared/oracle/tool/setup.sh builds it)",
@@ -118,15 +122,7 @@ def main() -> int:
           f"{sum(r['output_length'] for r in reqs):,} output tokens ({trace})")
 
     vllm_out = folder / "vllm.jsonl"
-    _, proc = run([args.oracle, "sched", str(trace), "-o", str(vllm_out), "--no-queues"])
-    if proc.returncode != 0:
-        print(proc.stderr[-2000:], file=sys.stderr)
-        return 1
-    timing = next(json.loads(x)["timing"] for x in proc.stderr.splitlines()
-                  if x.startswith('{"timing"'))
     mode = "async" if args.asyn else "sync"
-    print(f"vLLM 0.33.0 {'AsyncScheduler' if args.asyn else 'Scheduler'} loop: "
-          f"{timing['loop_s']:.2f} s ({timing['steps']:,} steps)")
     # The pure-Python stack always; the compiled build too when there is a fresh one.
     stacks = [("pure Python", {"KVCLI_PURE": "1"})]
     status = stack_status(ROOT)
@@ -134,21 +130,44 @@ def main() -> int:
         stacks.append(("compiled", {"KVCLI_PURE": ""}))
     else:
         print(f"(no compiled run: the stack is {status})")
+    loops: list[float] = []
+    walls: dict[str, list[float]] = {name: [] for name, _ in stacks}
     all_same = True
-    for name, env in stacks:
-        ours_steps = folder / f"kvcli.{name.split()[0]}.steps.jsonl"
-        kvcli = [str(ROOT / ".venv" / "bin" / "kvcli"), "replay", str(trace), "--arrivals",
-                 "step", "--steps", str(ours_steps), "--json"]
-        if not args.asyn:
-            kvcli.append("--no-async-scheduling")
-        wall, proc = run(kvcli, env)
+    steps = {}
+    for _ in range(max(1, args.repeat)):
+        _, proc = run([args.oracle, "sched", str(trace), "-o", str(vllm_out), "--no-queues"])
         if proc.returncode != 0:
             print(proc.stderr[-2000:], file=sys.stderr)
             return 1
-        same, n = same_steps(ours_steps, vllm_out, args.asyn)
-        all_same = all_same and same
-        print(f"kvcli replay ({mode}, {name}), whole process: {wall:.2f} s ({n:,} step lines), "
-              f"step lines identical: {same}, {timing['loop_s'] / wall:.1f}x vLLM's loop")
+        timing = next(json.loads(x)["timing"] for x in proc.stderr.splitlines()
+                      if x.startswith('{"timing"'))
+        loops.append(timing["loop_s"])
+        for name, env in stacks:
+            ours_steps = folder / f"kvcli.{name.split()[0]}.steps.jsonl"
+            kvcli = [str(ROOT / ".venv" / "bin" / "kvcli"), "replay", str(trace), "--arrivals",
+                     "step", "--steps", str(ours_steps), "--json"]
+            if not args.asyn:
+                kvcli.append("--no-async-scheduling")
+            wall, proc = run(kvcli, env)
+            if proc.returncode != 0:
+                print(proc.stderr[-2000:], file=sys.stderr)
+                return 1
+            same, n = same_steps(ours_steps, vllm_out, args.asyn)
+            all_same = all_same and same
+            walls[name].append(wall)
+            steps[name] = (same, n)
+    loop = statistics.median(loops)
+    runs = "" if len(loops) == 1 else f", median of {len(loops)}: " + \
+        " ".join(f"{x:.2f}" for x in loops)
+    print(f"vLLM 0.33.0 {'AsyncScheduler' if args.asyn else 'Scheduler'} loop: "
+          f"{loop:.2f} s ({timing['steps']:,} steps{runs})")
+    for name, _ in stacks:
+        wall = statistics.median(walls[name])
+        runs = "" if len(loops) == 1 else f", median of {len(loops)}: " + \
+            " ".join(f"{x:.2f}" for x in walls[name])
+        same, n = steps[name]
+        print(f"kvcli replay ({mode}, {name}), whole process: {wall:.2f} s ({n:,} step lines"
+              f"{runs}), step lines identical: {same}, {loop / wall:.1f}x vLLM's loop")
     return 0 if all_same else 1
 
 
