@@ -15,11 +15,11 @@ from __future__ import annotations
 import io
 import os
 import queue
-import signal
 import threading
 from typing import Any
 
 from kvcli.output_files import OutputFailed
+from kvcore.interrupts import start_without_signals
 
 DEPTH = 8                    # chunks in flight (of `open_output`'s buffer size: 1 MiB)
 _FLUSH: Any = object()       # a flush marker: the thread acknowledges it through `done`
@@ -39,16 +39,7 @@ class ThreadedRaw(io.RawIOBase):
         self.error: OSError | None = None
         self.ended = False                       # the thread was told to end (by `close`)
         self.thread = threading.Thread(target=self._drain, name=f"write {label}", daemon=True)
-        # The thread starts with every signal blocked (it inherits the mask it is started
-        # under): the kernel then delivers a Ctrl-C to the main thread. One that landed here
-        # would reach the main thread's check late (3.11 flags a signal for the main thread
-        # only when that thread next takes the GIL), possibly after `interrupts.deferred()`
-        # had ended.
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
-        try:
-            self.thread.start()
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        start_without_signals(self.thread)      # Ctrl-C goes to the main thread
 
     def writable(self) -> bool:
         return True

@@ -39,3 +39,14 @@ def deferred() -> Iterator[None]:
         if got:
             signal.raise_signal(got[0])
 
+
+def start_without_signals(thread: threading.Thread) -> None:
+    """Start a helper thread with every signal blocked (a thread inherits the mask it is started
+    under), so that the kernel delivers Ctrl-C, SIGTERM and SIGHUP to the main thread. One that
+    landed on the helper would reach the main thread's check late (3.11 flags a signal for the
+    main thread only when that thread next takes the GIL), possibly after `deferred()` ended."""
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+    try:
+        thread.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)

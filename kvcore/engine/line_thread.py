@@ -17,11 +17,10 @@ by the next hand-over or by `close`; nothing after it is written.
 from __future__ import annotations
 
 import queue
-import signal
 import threading
 from typing import IO, Any
 
-from kvcore.interrupts import deferred
+from kvcore.interrupts import deferred, start_without_signals
 
 DEPTH = 4          # chunks in flight (`JsonlEvents` hands one over at `events.CHUNK` bytes)
 
@@ -42,13 +41,7 @@ class LineThread:
         self.error: BaseException | None = None
         self.closed = False
         self.thread = threading.Thread(target=self._drain, name="event lines", daemon=True)
-        # Started with every signal blocked (the mask is inherited), so that a Ctrl-C always
-        # reaches the replay's thread (as `kvcli.output_thread.ThreadedRaw`'s thread).
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
-        try:
-            self.thread.start()
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        start_without_signals(self.thread)    # a Ctrl-C always reaches the replay's thread
 
     def submit(self) -> None:
         """Hand the records so far to the thread (not while lines are held for an `admit`)."""
