@@ -115,7 +115,7 @@ def token_block_hashes(bytes parent, list toks, Py_ssize_t bs):
         if not PyLong_CheckExact(o):
             return None
         t = PyLong_AsLong(o)
-        if t < 0 or t >= 2147483648:
+        if t < 0 or t > 0x7FFFFFFF:     # (2147483648 was a Python int: an object compare a token)
             PyErr_Clear()
             return None
     out = PyBytes_FromStringAndSize(NULL, k * HASH)

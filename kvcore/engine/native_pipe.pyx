@@ -79,7 +79,7 @@ cdef class Records:
     cdef int text(self, uint8_t op, bytes line) except -1:
         cdef Py_ssize_t size = PyBytes_GET_SIZE(line)
         cdef uint32_t size32 = <uint32_t>size
-        if size > 0xFFFFFFFF:
+        if <Py_ssize_t>size32 != size:          # (a C test: 0xFFFFFFFF would be an object)
             raise ValueError("an event line longer than 4 GiB")
         cdef uint8_t *p = self.room(5 + size)
         p[0] = op
