@@ -1,11 +1,10 @@
 """Hostile inputs (issue 11, item 2): numbers are checked where they enter. NaN, infinities and
 out-of-range floats, pools too large for the machine, a trace line too long, `kvcli gen` options
-that would write a trace the replay rejects, and a UTF-8 byte-order mark: each is one line on
-stderr and exit code 2 (a BOM is simply accepted), quickly, without a traceback."""
+that would write a trace the replay rejects: each is one line on stderr and exit code 2, quickly,
+without a traceback (a UTF-8 byte-order mark, accepted: test_hostile_bom.py)."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import resource
 import subprocess
@@ -285,76 +284,6 @@ def test_gen_think_time_zero_replays():
     assert res.exit_code == 0, res.output
     recs = [orjson.loads(x) for x in res.stdout.splitlines()]
     assert recs and all(r["timestamp"] >= 0 for r in recs)
-
-
-# -- a UTF-8 byte-order mark is accepted ------------------------------------------------------------
-
-BOM = b"\xef\xbb\xbf"
-
-
-def _summary(args: list[str]) -> dict:
-    res = runner.invoke(app, [*args, "--json"])
-    assert res.exit_code == 0, res.output
-    doc = orjson.loads(res.stdout)
-    for key in ("trace", "wall_time_s"):
-        doc.pop(key, None)
-    return doc
-
-
-@pytest.mark.parametrize("gz", [False, True])
-def test_bom_trace(tmp_path, gz):
-    data = BOM + Path(SP).read_bytes()
-    trace = tmp_path / ("t.jsonl.gz" if gz else "t.jsonl")
-    trace.write_bytes(gzip.compress(data) if gz else data)
-    assert _summary(["replay", str(trace)]) == _summary(["replay", SP])
-    assert _summary(["curve", str(trace)]) == _summary(["curve", SP])
-
-
-def test_bom_trace_on_stdin():
-    res = runner.invoke(app, ["replay", "-", "--json"], input=BOM + Path(SP).read_bytes())
-    assert res.exit_code == 0, res.output
-
-
-def test_bom_csv_trace(tmp_path):
-    trace = tmp_path / "t.csv"
-    trace.write_bytes(BOM + b"TIMESTAMP,ContextTokens,GeneratedTokens\n"
-                            b"2023-11-16 18:15:46.6805900,374,44\n")
-    res = runner.invoke(app, ["replay", str(trace), "--json"])
-    assert res.exit_code == 0, res.output
-
-
-def test_bom_event_stream(tmp_path):
-    ev = tmp_path / "ev.jsonl"
-    assert runner.invoke(app, ["replay", SP, "--events", str(ev)]).exit_code == 0
-    bom = tmp_path / "bom.jsonl"
-    bom.write_bytes(BOM + ev.read_bytes())
-    assert _summary(["stats", str(bom)]) == _summary(["stats", str(ev)])
-
-
-def test_bom_op_script(tmp_path):
-    ops = ROOT / "tests" / "data" / "oracle_cases" / "chunked-1.ops.jsonl"
-    bom = tmp_path / "ops.jsonl"
-    bom.write_bytes(BOM + ops.read_bytes())
-    a = runner.invoke(app, ["script", str(ops)])
-    b = runner.invoke(app, ["script", str(bom)])
-    assert a.exit_code == b.exit_code == 0, b.output
-    assert a.stdout == b.stdout
-
-
-def test_a_pool_sized_from_gpu_memory_is_refused_before_it_is_built(monkeypatch):
-    from typer.testing import CliRunner
-
-    from kvcli.app import app
-    from kvcore import host_memory
-
-    monkeypatch.setattr(host_memory, "available_bytes", lambda: 8 << 30)
-    res = CliRunner().invoke(app, ["replay", str(ROOT / "traces" / "multiturn-chat.jsonl"),
-                                   "--model", "llama-3.1-8b", "--gpu-memory-gib", "1000000"])
-    assert res.exit_code == 2 and "Traceback" not in res.output
-    assert res.stderr == (
-        "error: option --gpu-memory-gib: 460,792,341 blocks need ~169.9 GiB of host memory for "
-        "the pool (396 bytes a block: 140 for the block, 256 for its prefix-cache entry); this "
-        "machine has 8.0 GiB available\n")
 
 
 def test_curve_fast_reader_keeps_the_token_bound(tmp_path):

@@ -79,3 +79,16 @@ def test_bench_workload_must_fit_memory():
                             "available")
     refused(["bench", "--n", "100000000000"], "error: option --n: 100,000,000,000 generated "
             "requests need ~4,004,")
+
+
+def test_a_pool_sized_from_gpu_memory_is_refused_before_it_is_built(monkeypatch):
+    from kvcore import host_memory
+
+    monkeypatch.setattr(host_memory, "available_bytes", lambda: 8 << 30)
+    res = runner.invoke(app, ["replay", str(ROOT / "traces" / "multiturn-chat.jsonl"),
+                             "--model", "llama-3.1-8b", "--gpu-memory-gib", "1000000"])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert res.stderr == (
+        "error: option --gpu-memory-gib: 460,792,341 blocks need ~169.9 GiB of host memory for "
+        "the pool (396 bytes a block: 140 for the block, 256 for its prefix-cache entry); this "
+        "machine has 8.0 GiB available\n")
