@@ -69,6 +69,7 @@ NATIVE = {
     "kvcore.engine.native_hash": ("native_hash.pyx",),
     "kvcore.engine.native_lines": ("native_lines.pyx", "digits.pxi"),
     "kvcore.engine.native_pipe": ("native_pipe.pyx", "digits.pxi", "pipe_format.pxi"),
+    "kvcore.traces.native_ids": ("native_ids.pyx",),
 }
 
 _state = {"status": "pure (not built: make compiled)"}

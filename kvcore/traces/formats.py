@@ -50,6 +50,9 @@ class _Ctx:
         # True when the line being parsed has no JSON `true` / `false` anywhere (the reader sets
         # it from the line's text): then no list on it can hold a bool (`_int_list`)
         self.no_bools = False
+        # The line's prompt ids as array("Q") when `fast_ids.cut_prompt` read them (in C,
+        # digits only: no bool among them); `_ids` takes them for `prompt_token_ids`
+        self.prompt_ids: _array | None = None
 
     def err(self, field: str | None, msg: str) -> InputError:
         return InputError(msg, path=self.path, line=self.line, field=field)
@@ -123,6 +126,8 @@ def _ids(obj: dict, key: str, ctx: _Ctx) -> tuple[list[int], _array | None]:
     v = obj.get(key)
     if not isinstance(v, list):
         raise ctx.err(key, "missing" if v is None else "must be a list of integers")
+    if ctx.prompt_ids is not None and key == "prompt_token_ids":
+        return v, ctx.prompt_ids
     # Fast path in C (a trace has millions of ids); the loop finds the bad one. `array("Q")`
     # takes only ints in [0, 2**64): a float, a string, None or a negative id fails it. A bool
     # passes it (True is 1): none can be there when the line has no `true` / `false` (a

@@ -11,7 +11,8 @@ import orjson
 
 from kvcore.errors import InputError
 from kvcore.sources import close_source, open_source, text_lines
-from kvcore.traces.formats import PARSERS, _Ctx, detect, parse_azure_row
+from kvcore.traces import fast_ids
+from kvcore.traces.formats import MAX_REQUEST_TOKENS, PARSERS, _Ctx, detect, parse_azure_row
 from kvcore.traces.request import TraceRequest
 
 
@@ -106,8 +107,16 @@ def _read_jsonl(path: str, ctx: _Ctx, first, lines) -> Trace:
 
     for n, o in pending:
         add(n, o)
+    fast = fast_ids.available()
     for n, text in lines:
         ctx.line = n
+        got = fast_ids.cut_prompt(text, MAX_REQUEST_TOKENS) if fast else None
+        if got is not None:         # the prompt's ids read in C (compiled build): no bools
+            ctx.no_bools = False
+            obj, ctx.prompt_ids = got
+            add(n, obj)
+            ctx.prompt_ids = None
+            continue
         ctx.no_bools = "true" not in text and "false" not in text
         add(n, _decode(text, ctx))
     ctx.no_bools = False
