@@ -104,24 +104,33 @@ def token_block_hashes(bytes parent, list toks, Py_ssize_t bs):
     cdef Py_ssize_t fixed = 11 + 2 + HASH + 2       # PROTO, FRAME n, "C" 32, MEMOIZE MARK
     cdef uint8_t *buf
     cdef uint8_t *dst
+    cdef long *vals
     cdef object o
     cdef long t
     cdef Py_ssize_t frame
     cdef SHA256_CTX ctx
     if PyBytes_GET_SIZE(parent) != HASH or bs < 4 or bs >= 13000:
         raise ValueError("token_block_hashes: a 32-byte parent and 4 <= bs < 13,000")
+    # The tokens are checked and kept as C values in one pass (the pickling reads those)
+    vals = <long *>malloc((k * bs + 1) * sizeof(long))
+    if vals == NULL:
+        raise MemoryError()
     for i in range(k * bs):
         o = <object>PyList_GET_ITEM(toks, i)
         if not PyLong_CheckExact(o):
+            free(vals)
             return None
         t = PyLong_AsLong(o)
         if t < 0 or t > 0x7FFFFFFF:     # (2147483648 was a Python int: an object compare a token)
             PyErr_Clear()
+            free(vals)
             return None
+        vals[i] = t
     out = PyBytes_FromStringAndSize(NULL, k * HASH)
     dst = <uint8_t *>PyBytes_AS_STRING(out)
     buf = <uint8_t *>malloc(fixed + 5 * bs + 6)
     if buf == NULL:
+        free(vals)
         raise MemoryError()
     buf[0] = 0x80
     buf[1] = 5
@@ -134,7 +143,7 @@ def token_block_hashes(bytes parent, list toks, Py_ssize_t bs):
     for i in range(k):
         n = fixed
         for j in range(bs):
-            n += put_token(buf + n, PyLong_AsLong(<object>PyList_GET_ITEM(toks, i * bs + j)))
+            n += put_token(buf + n, vals[i * bs + j])
         memcpy(buf + n, PyBytes_AS_STRING(END), 6)
         n += 6
         frame = n - 11
@@ -145,6 +154,7 @@ def token_block_hashes(bytes parent, list toks, Py_ssize_t bs):
         SHA256_Final(dst + i * HASH, &ctx)
         memcpy(buf + 13, dst + i * HASH, HASH)
     free(buf)
+    free(vals)
     return out
 
 
