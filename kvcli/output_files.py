@@ -79,12 +79,19 @@ class _StreamRaw(io.RawIOBase):
             raise OutputFailed(self.label, err) from None
 
 
+# Names of the process's own descriptors: a rename would not reach what they point at (through
+# /proc/self/fd it would replace the file the shell opened for the stream)
+_DESCRIPTORS = ("/dev/stdin", "/dev/stdout", "/dev/stderr")
+_DESCRIPTOR_DIRS = ("/dev/fd/", "/proc/")
+
+
 def _in_place(path: str) -> bool:
     """True when ``path`` is written where it stands (never replaced): it exists and is not a
     regular file (a device, a FIFO, a socket), or it names a descriptor (``/dev/stdout``,
-    ``/dev/fd/N``, ``/proc/...``), whose target a rename would not reach."""
+    ``/dev/fd/N``, ``/proc/...``). A regular file elsewhere under /dev (``/dev/shm/x``, on a
+    tmpfs) is a file like any other: written under a temporary name and renamed."""
     a = os.path.abspath(path)
-    if a.startswith(("/dev/", "/proc/")):
+    if a in _DESCRIPTORS or a.startswith(_DESCRIPTOR_DIRS):
         return True
     try:
         return not stat.S_ISREG(os.stat(path).st_mode)

@@ -246,3 +246,28 @@ def test_ctrl_c_stops_curve_jobs_at_once(tmp_path):
     _, err = p.communicate(timeout=60)
     assert time.perf_counter() - t < 5 and p.returncode == 130
     assert b"Traceback" not in err and err.strip().splitlines()[-1] == b"interrupted"
+
+
+def test_a_regular_file_under_dev_is_renamed_into_place(tmp_path):
+    """/dev/stdout, /dev/fd/N, /proc/... and devices are written in place; a regular file under
+    /dev (a tmpfs's /dev/shm) is written under a temporary name and renamed, as anywhere else
+    (it was written in place: a failed run left it half-written)."""
+    from kvcli.output_files import _in_place
+
+    assert _in_place("/dev/stdout") and _in_place("/dev/fd/1") and _in_place("/proc/self/fd/1")
+    assert _in_place("/dev/null")
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or not os.access(shm, os.W_OK):
+        pytest.skip("no writable /dev/shm")
+    target = shm / f"kvcli-test-{os.getpid()}.jsonl"
+    try:
+        assert not _in_place(str(target))
+        target.write_text("old\n")
+        inode = target.stat().st_ino
+        assert kvcli("replay", SMALL, "--events", target).returncode == 0
+        assert target.stat().st_ino != inode          # a new file, renamed over the old one
+        lines = target.read_bytes().splitlines()
+        assert json.loads(lines[0])["kind"] == "header" and json.loads(lines[-1])["kind"] == "end"
+        assert [p for p in shm.iterdir() if p.name.startswith(f".{target.name}.")] == []
+    finally:
+        target.unlink(missing_ok=True)
