@@ -115,47 +115,47 @@ def token_block_hashes(bytes parent, list toks, Py_ssize_t bs):
     vals = <long *>malloc((k * bs + 1) * sizeof(long))
     if vals == NULL:
         raise MemoryError()
-    for i in range(k * bs):
-        o = <object>PyList_GET_ITEM(toks, i)
-        if not PyLong_CheckExact(o):
-            free(vals)
-            return None
-        t = PyLong_AsLong(o)
-        if t < 0 or t > 0x7FFFFFFF:     # (2147483648 was a Python int: an object compare a token)
-            PyErr_Clear()
-            free(vals)
-            return None
-        vals[i] = t
-    out = PyBytes_FromStringAndSize(NULL, k * HASH)
-    dst = <uint8_t *>PyBytes_AS_STRING(out)
-    buf = <uint8_t *>malloc(fixed + 5 * bs + 6)
-    if buf == NULL:
+    buf = NULL
+    try:
+        for i in range(k * bs):
+            o = <object>PyList_GET_ITEM(toks, i)
+            if not PyLong_CheckExact(o):
+                return None
+            t = PyLong_AsLong(o)
+            if t < 0 or t > 0x7FFFFFFF:  # (2147483648 was a Python int: an object compare a token)
+                PyErr_Clear()
+                return None
+            vals[i] = t
+        out = PyBytes_FromStringAndSize(NULL, k * HASH)
+        dst = <uint8_t *>PyBytes_AS_STRING(out)
+        buf = <uint8_t *>malloc(fixed + 5 * bs + 6)
+        if buf == NULL:
+            raise MemoryError()
+        buf[0] = 0x80
+        buf[1] = 5
+        buf[2] = 0x95
+        buf[11] = 0x43                              # SHORT_BINBYTES, 32 bytes
+        buf[12] = HASH
+        memcpy(buf + 13, PyBytes_AS_STRING(parent), HASH)
+        buf[13 + HASH] = 0x94
+        buf[14 + HASH] = 0x28
+        for i in range(k):
+            n = fixed
+            for j in range(bs):
+                n += put_token(buf + n, vals[i * bs + j])
+            memcpy(buf + n, PyBytes_AS_STRING(END), 6)
+            n += 6
+            frame = n - 11
+            for j in range(8):
+                buf[3 + j] = <uint8_t>((frame >> (8 * j)) & 0xFF)
+            SHA256_Init(&ctx)
+            SHA256_Update(&ctx, buf, n)
+            SHA256_Final(dst + i * HASH, &ctx)
+            memcpy(buf + 13, dst + i * HASH, HASH)
+        return out
+    finally:
+        free(buf)
         free(vals)
-        raise MemoryError()
-    buf[0] = 0x80
-    buf[1] = 5
-    buf[2] = 0x95
-    buf[11] = 0x43                                  # SHORT_BINBYTES, 32 bytes
-    buf[12] = HASH
-    memcpy(buf + 13, PyBytes_AS_STRING(parent), HASH)
-    buf[13 + HASH] = 0x94
-    buf[14 + HASH] = 0x28
-    for i in range(k):
-        n = fixed
-        for j in range(bs):
-            n += put_token(buf + n, vals[i * bs + j])
-        memcpy(buf + n, PyBytes_AS_STRING(END), 6)
-        n += 6
-        frame = n - 11
-        for j in range(8):
-            buf[3 + j] = <uint8_t>((frame >> (8 * j)) & 0xFF)
-        SHA256_Init(&ctx)
-        SHA256_Update(&ctx, buf, n)
-        SHA256_Final(dst + i * HASH, &ctx)
-        memcpy(buf + 13, dst + i * HASH, HASH)
-    free(buf)
-    free(vals)
-    return out
 
 
 def split_hashes(bytes blob, Py_ssize_t k):

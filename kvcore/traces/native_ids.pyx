@@ -74,11 +74,10 @@ cdef int _scan(const unsigned char *s, Py_ssize_t n, Py_ssize_t *pos, uint64_t *
             return -1
         buf[k] = value
         k += 1
-        while c == 32 or c == 9 or c == 10 or c == 13:
-            i += 1
-            if i >= n:
-                return -1
-            c = s[i]
+        i = _skip_ws(s, i, n)
+        if i >= n:
+            return -1
+        c = s[i]
         if c == 44:                                        # ","
             i = _skip_ws(s, i + 1, n)
             continue
