@@ -110,7 +110,9 @@ def _read_jsonl(path: str, ctx: _Ctx, first, lines) -> Trace:
     fast = fast_ids.available()
     for n, text in lines:
         ctx.line = n
-        got = fast_ids.cut_prompt(text, MAX_REQUEST_TOKENS) if fast else None
+        # (only where the token-id parser reads the prompt ids: its format, or not known yet)
+        got = (fast_ids.cut_prompt(text, MAX_REQUEST_TOKENS)
+               if fast and trace.format in ("", "tokens") else None)
         if got is not None:         # the prompt's ids read in C (compiled build): no bools
             ctx.no_bools = False
             obj, ctx.prompt_ids = got
