@@ -17,14 +17,8 @@ from typing import IO, TYPE_CHECKING, Any
 import orjson
 import typer
 
-from kvcli.output_files import (
-    STDOUT_LABEL,
-    OutputFailed,
-    check_append,
-    check_output,
-    open_append,
-    open_output,
-)
+from kvcli.output_append import check_append, open_append
+from kvcli.output_files import STDOUT_LABEL, OutputFailed, check_output, open_output
 from kvcli.progress_bar import Advance, progress
 from kvcli.signals import install_signal_handlers, interrupt_code
 from kvcore.errors import InputError, NoDeviceError
