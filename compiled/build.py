@@ -21,11 +21,11 @@ sys.path.insert(0, str(ROOT))
 from kvcore.compiled import LIB, MANIFEST, MODULES, NATIVE, PYTHON_TAG, digest, source
 
 
-# What a native kernel links to beyond Python: the trace-block hasher calls OpenSSL's sha256
+# What a native kernel links to beyond Python: the block hashers call OpenSSL's sha256
 # (libcrypto, which Python's own hashlib links to; its headers come with libssl-dev, which
 # building Python needs too). Its sha256 functions are deprecated in OpenSSL 3, not removed.
-LINK = {"kvcore.engine.native_hash": {"libraries": ["crypto"],
-                                      "define_macros": [("OPENSSL_SUPPRESS_DEPRECATED", None)]}}
+_SHA256 = {"libraries": ["crypto"], "define_macros": [("OPENSSL_SUPPRESS_DEPRECATED", None)]}
+LINK = {"kvcore.engine.native_hash": _SHA256, "kvcore.engine.native_ahead": _SHA256}
 
 
 def up_to_date(digests: dict[str, str]) -> bool:

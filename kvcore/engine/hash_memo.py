@@ -73,7 +73,7 @@ class TraceBlockHasher(BlockHasher):
     with that trace request's prompt and no extra keys, is hashed through the table, a token-id
     one through `prefixes`."""
 
-    __slots__ = ("head", "limit", "memo", "prefixes", "traces")
+    __slots__ = ("ahead", "head", "limit", "memo", "prefixes", "traces")
 
     # Trace blocks remembered, LRU. Each keeps its engine hashes as one bytes object (32 x 32
     # bytes at 512 / 16 with sha256): about 70 MB when full. On the Mooncake conversation trace
@@ -92,6 +92,8 @@ class TraceBlockHasher(BlockHasher):
         self.memo: OrderedDict[tuple[bytes, int, int], bytes] = OrderedDict()
         self.traces: Mapping[str, TraceRequest] = traces if traces is not None else {}
         self.prefixes = PromptPrefixes(block_size)    # token-id prompts (prompt_prefixes.py)
+        # hash-id prompts hashed ahead on a second thread (`hash_ahead.py`), when it runs
+        self.ahead: Any = None
         # direct pickle bytes only for sha256 with 32-byte hashes (the default)
         # (pickle writes 1- to 3-tuples with other opcodes, and splits a pickle longer than its
         # 64 KiB frame target into several frames: blocks of more than ~13k tokens)
@@ -115,6 +117,11 @@ class TraceBlockHasher(BlockHasher):
         tb = tr.trace_block_size
         if not plain or tb is None or tb % bs or request.num_tokens != tr.prompt_len:
             return BlockHasher.__call__(self, request)
+        ahead = self.ahead
+        if ahead is not None:
+            got: list[bytes] | None = ahead.take(tr.index)
+            if got is not None:
+                return got
         return self._hash_ids(request, tr.hash_ids, tb, tr.prompt_len)
 
     def _hash_ids(self, request: Request, hash_ids: list[int], tb: int, left: int

@@ -76,23 +76,7 @@ def trace_block_hashes(bytes head, bytes parent, int64_t base, Py_ssize_t k, Py_
     return out
 
 
-cdef inline Py_ssize_t put_token(uint8_t *p, long t) noexcept nogil:
-    """pickle's opcode for a small int (0 <= t < 2**31) at p: BININT1, BININT2 or BININT."""
-    if t < 256:
-        p[0] = 0x4B                 # "K"
-        p[1] = <uint8_t>t
-        return 2
-    if t < 65536:
-        p[0] = 0x4D                 # "M"
-        p[1] = <uint8_t>(t & 0xFF)
-        p[2] = <uint8_t>(t >> 8)
-        return 3
-    p[0] = 0x4A                     # "J"
-    p[1] = <uint8_t>(t & 0xFF)
-    p[2] = <uint8_t>((t >> 8) & 0xFF)
-    p[3] = <uint8_t>((t >> 16) & 0xFF)
-    p[4] = <uint8_t>((t >> 24) & 0xFF)
-    return 5
+include "pickle_token.pxi"
 
 
 def token_block_hashes(bytes parent, list toks, Py_ssize_t bs):

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import IO, Any
 
-from kvcore.engine import latency
+from kvcore.engine import hash_ahead, latency
 from kvcore.engine.cache_mode import run_cache
 from kvcore.engine.context import ReplayContext
 from kvcore.engine.engine_loop import EngineLoop
@@ -89,6 +89,8 @@ def run(ctx: ReplayContext, loop: EngineLoop | None = None) -> None:
     An engine-mode caller may pass its own `EngineLoop` over `ctx` (to look at the scheduler)."""
     t0 = time.perf_counter()
     header(ctx)
+    # the prompts' hashes computed ahead on a second thread (compiled build; `hash_ahead.py`)
+    hashing = hash_ahead.start(ctx.hasher, ctx.order, len(ctx.order))
     try:
         if ctx.cfg.mode == "cache":
             run_cache(ctx)
@@ -96,6 +98,9 @@ def run(ctx: ReplayContext, loop: EngineLoop | None = None) -> None:
             (loop or engine_loop(ctx)).run()
     except KeyboardInterrupt:
         ctx.summary.interrupted = True
+    finally:
+        if hashing is not None:
+            hashing.close()
     with deferred():          # a signal now would cut the outputs' last records
         summarize(ctx, t0)
         finish_outputs(ctx)
