@@ -14,6 +14,7 @@ from kvcore.cluster.loop import ClusterLoop, ReplicaEvents, check_replicas
 from kvcore.cluster.replica import Replica
 from kvcore.cluster.report import router_result
 from kvcore.cluster.router import make_router
+from kvcore.engine import hash_ahead
 from kvcore.engine.events import JsonlEvents
 from kvcore.engine.options import ReplayOptions, resolve
 from kvcore.engine.replay import finish_outputs, header, summarize
@@ -86,10 +87,17 @@ def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
         loop = _build(trace, cfg, name, opts, copts, probe.uses_events(), open_events,
                       decisions_out, live)
         interrupted = False
+        # every request is built by replica 0's context when routed, in arrival order: its
+        # hasher takes the prompts' hashes from the thread (`kvcore/engine/hash_ahead.py`)
+        hashing = hash_ahead.start(loop.replicas[0].ctx.hasher, trace.requests,
+                                   len(trace.requests))
         try:
             loop.run()
         except KeyboardInterrupt:
             interrupted = True
+        finally:
+            if hashing is not None:
+                hashing.close()
         for rep in loop.replicas:
             rep.ctx.summary.interrupted = interrupted
             summarize(rep.ctx, t0)
