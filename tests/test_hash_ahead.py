@@ -67,7 +67,10 @@ def test_the_same_bytes_as_the_block_hasher(bs, per, data):
     ahead = ahead_of(trs, bs)
     t = run_thread(ahead)
     for tr in trs:
-        assert ahead.take(tr.index) == plain_hashes(tr, bs)
+        got = ahead.take(tr.index)
+        assert got == plain_hashes(tr, bs)
+        # each object's hash, stored by the thread, is the one Python computes for a copy
+        assert [hash(h) for h in got] == [hash(bytes(bytearray(h))) for h in got]
         assert ahead.take(tr.index) is None         # handed over once
     t.join()
 

@@ -1,42 +1,16 @@
 """Golden routing decisions for the load- and prefix-aware routers, from the peers' own worked
-examples and rules (Dynamo's 2/5/8 example, llm-d's scorers, SGLang's AND of thresholds,
-AIBrix's sigma gate, vLLM's DP balancer), on hand-built views."""
+examples and rules (Dynamo's 2/5/8 example, llm-d's scorers, vLLM's DP balancer), on hand-built
+views (SGLang and AIBrix: `test_routers_sglang_aibrix.py`)."""
 
 import pytest
+from router_helpers import BS, mk, req, routed, stored, view
 
 from kvcore.cluster.event_index import EventIndex
-from kvcore.cluster.router import RouteRequest, make_router
+from kvcore.cluster.router import make_router
 from kvcore.cluster.routers.dynamo import softmax_index, worker_cost
 from kvcore.cluster.routers.llmd import kv_util_scores, load_aware_scores, queue_scores
-from kvcore.cluster.view import ClusterView
 from kvcore.errors import InputError
-from kvcore.kv_events import BlockRemoved, BlockStored
-
-BS = 16
-
-
-def view(n, num_blocks=1000, events=None, now_ms=0.0):
-    v = ClusterView(n, BS, num_blocks, hit=lambda i, r: 0, events=events)
-    v.now_ms = now_ms
-    return v
-
-
-def req(hashes, prompt_len=None, rid="r", index=0):
-    plen = len(hashes) * BS if prompt_len is None else prompt_len
-    return RouteRequest(rid, index, 0.0, plen, 8, list(hashes), None)
-
-
-def mk(name, n=3, seed=0, **opts):
-    return make_router(name, n, {k: str(v) for k, v in opts.items()}, seed, BS)
-
-
-def stored(hashes, medium="GPU"):
-    return BlockStored(list(hashes), None, [], BS, None, medium, None)
-
-
-def routed(router, r, replica, v):
-    router.on_routed(r, replica, v)
-
+from kvcore.kv_events import BlockRemoved
 
 # --- Dynamo -----------------------------------------------------------------------------------
 
@@ -194,89 +168,6 @@ def test_llmd_precise_weights_tiers_from_kv_events():
     events.apply(0, [BlockRemoved([3, 4], "GPU")])
     d = router.route(req([1, 2, 3, 4]), v)
     assert (d.replica, d.predicted_hit) == (1, 32)
-
-
-# --- SGLang -----------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("loads, imbalanced", [
-    ([200, 270], False),    # only abs: 70 > 64, but 270 <= 1.5 * 200
-    ([0, 10], False),       # only rel: 10 > 1.5 * 0, but 10 - 0 <= 64
-    ([100, 170], True),     # both
-])
-def test_sglang_imbalance_needs_both_thresholds(loads, imbalanced):
-    router, v = mk("sglang", n=2), view(2)
-    routed(router, req(range(1, 11)), 1, v)         # the tree says replica 1 holds it
-    v.in_flight[:] = loads
-    d = router.route(req(range(1, 11)), v)
-    assert (d.replica, d.reason) == ((0, "imbalance") if imbalanced else (1, "best_prefix"))
-
-
-def test_sglang_threshold_min_load_and_last_tenant():
-    router, v = mk("sglang", n=3), view(3)
-    routed(router, req(range(1, 4)), 2, v)          # 3 of 10 blocks: rate 0.3, not > 0.3
-    v.in_flight[:] = [4, 1, 1]
-    d = router.route(req(range(1, 11)), v)
-    assert (d.replica, d.reason, d.predicted_hit) == (1, "below_threshold", 0)
-    routed(router, req(range(1, 5)), 0, v)          # 4 of 10: 0.4 -> the last toucher
-    d = router.route(req(range(1, 11)), v)
-    assert (d.replica, d.reason, d.predicted_hit) == (0, "best_prefix", 64)
-
-
-def test_sglang_eviction_drops_leaves_first_at_the_interval():
-    router = mk("sglang", n=2, max_tree_size=128, eviction_interval_secs=1)  # 2 blocks
-    routed(router, req([1, 2, 3, 4]), 0, view(2))
-    router.route(req([7]), view(2, now_ms=999.0))
-    assert router.tree.match(0, [1, 2, 3, 4]) == 4
-    router.route(req([7]), view(2, now_ms=1000.0))
-    assert router.tree.match(0, [1, 2, 3, 4]) == 2
-
-
-def test_sglang_presets():
-    assert mk("sglang", preset="library").opts["cache_threshold"] == 0.5
-    lib = mk("sglang", preset="library", cache_threshold=0.7).opts
-    assert (lib["cache_threshold"], lib["balance_abs_threshold"]) == (0.7, 32)
-    assert mk("sglang").opts["balance_rel_threshold"] == 1.5
-
-
-# --- AIBrix -----------------------------------------------------------------------------------
-
-def aibrix_with(loads, holders, n=3):
-    router, v = mk("aibrix", n=n), view(n)
-    for replica, hashes in holders.items():
-        routed(router, req(hashes), replica, v)
-    v.in_flight[:] = loads
-    return router, v
-
-
-def test_aibrix_sigma_gate_uses_the_sample_deviation():
-    # mean 3, sample sd 3: limit 6 lets the r=6 holder in (the population sd would not)
-    router, v = aibrix_with([0, 3, 6], {2: range(1, 5)})
-    d = router.route(req(range(1, 5)), v)
-    assert (d.replica, d.reason, d.predicted_hit) == (2, "best_prefix", 63)
-    # mean 3.33, sd 3.51: limit 6.85 < 7 -> least request
-    router, v = aibrix_with([0, 3, 7], {2: range(1, 5)})
-    assert router.route(req(range(1, 5)), v).replica == 0
-    assert router.route(req(range(1, 5)), v).reason == "sigma_gate"
-
-
-def test_aibrix_order_by_match_then_running():
-    router, v = aibrix_with([0, 3, 1], {1: range(1, 5), 2: range(1, 5)})
-    assert router.route(req(range(1, 5)), v).replica == 2
-    router, v = aibrix_with([1, 1, 0], {1: range(1, 5), 2: range(1, 3)})
-    d = router.route(req(range(1, 8)), v)
-    assert d.scores["match_percent"] == [0.0, 57.0, 28.0]     # 4*100//7, 2*100//7
-    assert d.replica == 1                           # the better match, though busier
-    # mean 1/3, sd 0.58: the best match (r=1) is over the gate, the next one is taken
-    router, v = aibrix_with([0, 1, 0], {1: range(1, 5), 2: range(1, 3)})
-    assert router.route(req(range(1, 8)), v).replica == 2
-
-
-def test_aibrix_imbalance_restricts_candidates_and_ttl():
-    router, v = aibrix_with([0, 0, 9], {1: range(1, 3), 2: range(1, 5)})
-    d = router.route(req(range(1, 5)), v)
-    assert (d.replica, d.reason) == (1, "imbalance")
-    late = view(3, now_ms=20 * 60_000.0 + 1.0)
-    assert router.route(req(range(1, 5)), late).scores["match_percent"] == [0.0] * 3
 
 
 # --- common -----------------------------------------------------------------------------------

@@ -45,7 +45,26 @@ cdef extern from "<pthread.h>" nogil:
 
 include "pickle_token.pxi"
 
+cdef extern from *:
+    """
+    /* A bytes object's hash is siphash13 of its bytes with the process's key: a pure function
+       (`_Py_HashBytes`), so the thread computes it too, and `take` stores it in the new object
+       (3.11's `ob_shash`, which `hash()` fills on first use) instead of the prefix-cache
+       dict's first lookup computing it on the replay's thread. */
+    static inline Py_hash_t kv_hash_bytes(const void *p, Py_ssize_t n) {
+        return _Py_HashBytes(p, n);
+    }
+    static inline void kv_set_bytes_hash(PyObject *b, Py_hash_t h) {
+    #if PY_VERSION_HEX < 0x030D0000
+        ((PyBytesObject *)b)->ob_shash = h;
+    #endif
+    }
+    """
+    Py_hash_t kv_hash_bytes(const void *p, Py_ssize_t n) nogil
+    void kv_set_bytes_hash(object b, Py_hash_t h)
+
 DEF HASH = 32
+DEF SLOT = 40       # a block's hash and, after all k of them, its Python hash (8 bytes)
 # a job's state
 DEF PENDING = 0     # to compute
 DEF READY = 1       # computed (out[j]: its hashes; NULL when it has no full block)
@@ -153,6 +172,7 @@ cdef class HashAhead:
         """The prompt hashes of the trace request at `index` (a list of 32-byte bytes), once,
         or None (no job, dropped, stopped). Waits, without the lock, for the thread to reach it."""
         cdef Py_ssize_t j, k, i
+        cdef Py_hash_t *py_hashes
         cdef uint8_t st = GONE
         cdef uint8_t *p = NULL
         if index < 0 or index >= self.n_index or self.job_of[index] < 0:
@@ -179,14 +199,16 @@ cdef class HashAhead:
             p = self.out[j]
             self.out[j] = NULL
             self.state[j] = GONE
-            self.held -= k * HASH
+            self.held -= k * SLOT
         pthread_mutex_unlock(&self.mu)
         if st != READY:
             return None
+        py_hashes = <Py_hash_t *>(p + k * HASH)
         try:
             out = PyList_New(k)
             for i in range(k):
                 h = PyBytes_FromStringAndSize(<char *>p + i * HASH, HASH)
+                kv_set_bytes_hash(h, py_hashes[i])
                 Py_INCREF(h)
                 PyList_SET_ITEM(out, i, h)
             return out
@@ -201,7 +223,7 @@ cdef class HashAhead:
             if self.state[j] == READY:
                 free(self.out[j])
                 self.out[j] = NULL
-                self.held -= self.blocks[j] * HASH
+                self.held -= self.blocks[j] * SLOT
             self.state[j] = GONE
             self.lo += 1
 
@@ -229,7 +251,7 @@ cdef class HashAhead:
             else:
                 self.out[j] = p
                 self.state[j] = READY
-                self.held += self.blocks[j] * HASH
+                self.held += self.blocks[j] * SLOT
             self.next_job += 1
             if self.waiting == j:
                 pthread_cond_broadcast(&self.cv)   # a take waits for this job
@@ -248,14 +270,16 @@ cdef class HashAhead:
         cdef uint8_t *dst
         cdef uint8_t *buf
         cdef SHA256_CTX ctx
+        cdef Py_hash_t *py_hashes
         if k <= 0:
             return NULL
-        dst = <uint8_t *>malloc(k * HASH)
+        dst = <uint8_t *>malloc(k * SLOT)
         buf = <uint8_t *>malloc(fixed + 5 * bs + 6)
         if dst == NULL or buf == NULL:
             free(dst)
             free(buf)
             return NULL
+        py_hashes = <Py_hash_t *>(dst + k * HASH)
         buf[0] = 0x80
         buf[1] = 5
         buf[2] = 0x95
@@ -284,5 +308,6 @@ cdef class HashAhead:
             SHA256_Update(&ctx, buf, n)
             SHA256_Final(dst + i * HASH, &ctx)
             memcpy(buf + 13, dst + i * HASH, HASH)
+            py_hashes[i] = kv_hash_bytes(dst + i * HASH, HASH)
         free(buf)
         return dst
