@@ -7,6 +7,7 @@ an int per hash, `hashes_json` the JSON text itself (in C on the compiled build)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -78,7 +79,7 @@ def hashes_json(hashes: list[bytes]) -> bytes:
     return _dumps(hash_array(hashes), option=_NUMPY)
 
 
-def stride_json(ids: list[int], tb: int, end: int, step: int) -> bytes | None:
+def stride_json(ids: Sequence[int], tb: int, end: int, step: int) -> bytes | None:
     """The JSON of ``[ids[p // tb] * tb + p % tb for p in range(0, end, step)]`` (a hash-id
     prompt's tokens every ``step`` positions: `admit` lines' `first_tokens`) in C on the
     compiled build; None without it, or for what the C path leaves to Python (an id past the
@@ -87,5 +88,6 @@ def stride_json(ids: list[int], tb: int, end: int, step: int) -> bytes | None:
         _load_native()
     if _native_stride is None:
         return None
-    out: bytes | None = _native_stride(ids, tb, end, step)
+    # (the C path reads a list: a trace's array("Q") of ids is one per request, ~24 ids)
+    out: bytes | None = _native_stride(ids if type(ids) is list else list(ids), tb, end, step)
     return out

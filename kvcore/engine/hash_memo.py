@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import struct
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kvcore.engine.prompt_prefixes import PromptPrefixes
@@ -124,7 +124,7 @@ class TraceBlockHasher(BlockHasher):
                 return got
         return self._hash_ids(request, tr.hash_ids, tb, tr.prompt_len)
 
-    def _hash_ids(self, request: Request, hash_ids: list[int], tb: int, left: int
+    def _hash_ids(self, request: Request, hash_ids: Sequence[int], tb: int, left: int
                   ) -> list[bytes]:
         """A hash-id prompt's hashes through the trace-block table (``tb``: the trace's block
         size, a multiple of ours; ``left``: the prompt's tokens)."""

@@ -153,7 +153,10 @@ def _hashed(obj: dict, ctx: _Ctx, index: int, *, tb: int, ts_scale: float, rid: 
         _check_ids(v, "hash_ids", ctx, tb)
     n_in = _tokens(obj, "input_length", ctx)
     n_out = _tokens(obj, "output_length", ctx)
-    ids = _int_list(obj, "hash_ids", ctx)
+    listed, packed = _ids(obj, "hash_ids", ctx)
+    # kept as the check's array("Q") where it made one: 8 bytes an id, where the list held about
+    # 40 (a pointer and an int object each): most of a hash-id request's memory
+    ids = listed if packed is None else packed
     want = -(-n_in // tb)
     if len(ids) != want:
         raise ctx.err("hash_ids", f"has {len(ids)} ids but input_length {n_in} needs "
@@ -207,7 +210,7 @@ def parse_tokens(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
 def _unique(ctx: _Ctx, index: int, rid: str, n_in: int, n_out: int, t_ms: float,
             step: int = 0) -> TraceRequest:
     nb = -(-n_in // UNIQUE_BLOCK)
-    ids = list(range(ctx.next_unique_id, ctx.next_unique_id + nb))
+    ids = _array("Q", range(ctx.next_unique_id, ctx.next_unique_id + nb))
     ctx.next_unique_id += nb
     return TraceRequest(index=index, line=ctx.line, id=rid, arrival_ms=t_ms, arrival_step=step,
                         prompt_len=n_in, output_len=n_out, hash_ids=ids,

@@ -16,6 +16,7 @@ hashes and KV events agree with it.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 OUTPUT_TOKEN_BASE = 1_000_000
@@ -34,7 +35,9 @@ class TraceRequest:
     arrival_step: int           # engine step at whose start it arrives (`--arrivals step`)
     prompt_len: int
     output_len: int
-    hash_ids: list[int] | None = None          # trace block ids (hash-id formats)
+    # trace block ids (hash-id formats): an array("Q") as the reader keeps them (a list for
+    # ids of 2**64 and more, or when built by hand)
+    hash_ids: Sequence[int] | None = None
     trace_block_size: int | None = None        # tokens per trace block id
     prompt_token_ids: list[int] | None = None  # token-id format
     # the same ids as array("Q") when the reader made one (its check does): compared in C by
@@ -106,7 +109,7 @@ class HashIdTokens:
 
     __slots__ = ("hash_ids", "length", "tb")
 
-    def __init__(self, hash_ids: list[int], tb: int, length: int) -> None:
+    def __init__(self, hash_ids: Sequence[int], tb: int, length: int) -> None:
         self.hash_ids = hash_ids
         self.tb = tb
         self.length = length

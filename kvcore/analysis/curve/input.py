@@ -26,7 +26,7 @@ is fixed by the ids it covers; token-id traces give the tokens themselves.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -39,7 +39,7 @@ class PromptSource(Protocol):
     """The fields of a trace request this module reads (`kvcore.traces.TraceRequest` has them)."""
 
     prompt_len: int
-    hash_ids: list[int] | None
+    hash_ids: Sequence[int] | None
     trace_block_size: int | None
     prompt_token_ids: list[int] | None
 
