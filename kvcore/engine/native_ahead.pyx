@@ -22,13 +22,6 @@ from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
-cdef extern from "openssl/sha.h":
-    ctypedef struct SHA256_CTX:
-        pass
-    int SHA256_Init(SHA256_CTX *c) nogil
-    int SHA256_Update(SHA256_CTX *c, const void *data, size_t n) nogil
-    int SHA256_Final(unsigned char *md, SHA256_CTX *c) nogil
-
 cdef extern from "<pthread.h>" nogil:
     ctypedef struct pthread_mutex_t:
         pass
@@ -43,7 +36,7 @@ cdef extern from "<pthread.h>" nogil:
     int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
     int pthread_cond_broadcast(pthread_cond_t *c)
 
-include "pickle_token.pxi"
+include "block_pickle.pxi"
 
 cdef extern from *:
     """
@@ -260,54 +253,32 @@ cdef class HashAhead:
         pthread_mutex_unlock(&self.mu)
 
     cdef uint8_t *_compute(self, Py_ssize_t j) noexcept nogil:
-        """Job j's hashes (blocks[j] x 32 bytes, malloc'd; NULL when none or out of memory):
-        block i holds the tokens ids[b] * tb + o .. + bs - 1 (b, o: its trace block and offset),
-        pickled as `(parent, tokens, None)` with protocol 5 and chained through sha256."""
-        cdef Py_ssize_t k = self.blocks[j], bs = self.bs, i, x, n, frame
+        """Job j's hashes, then their Python hashes (blocks[j] x SLOT bytes, malloc'd; NULL when
+        none or out of memory): block i holds the tokens ids[b] * tb + o .. + bs - 1 (b, o: its
+        trace block and offset), chained through sha256 as `native_hash.token_block_hashes`."""
+        cdef Py_ssize_t k = self.blocks[j], bs = self.bs, i, x, n
         cdef int64_t tb = self.tbs[j], pos, t
         cdef const int64_t *hids = self.ids + self.first[j]
-        cdef Py_ssize_t fixed = 11 + 2 + HASH + 2       # PROTO, FRAME n, "C" 32, MEMOIZE MARK
         cdef uint8_t *dst
         cdef uint8_t *buf
-        cdef SHA256_CTX ctx
         cdef Py_hash_t *py_hashes
         if k <= 0:
             return NULL
         dst = <uint8_t *>malloc(k * SLOT)
-        buf = <uint8_t *>malloc(fixed + 5 * bs + 6)
+        buf = <uint8_t *>malloc(PICKLE_HEAD + 5 * bs + PICKLE_TAIL)
         if dst == NULL or buf == NULL:
             free(dst)
             free(buf)
             return NULL
         py_hashes = <Py_hash_t *>(dst + k * HASH)
-        buf[0] = 0x80
-        buf[1] = 5
-        buf[2] = 0x95
-        buf[11] = 0x43                                  # SHORT_BINBYTES, 32 bytes
-        buf[12] = HASH
-        memcpy(buf + 13, self.parent0, HASH)
-        buf[13 + HASH] = 0x94
-        buf[14 + HASH] = 0x28
+        start_pickle(buf, self.parent0)
         for i in range(k):
             pos = i * bs
             t = hids[pos // tb] * tb + pos % tb         # (tb is a multiple of bs)
-            n = fixed
+            n = PICKLE_HEAD
             for x in range(bs):
                 n += put_token(buf + n, <long>(t + x))
-            buf[n] = 0x74                               # TUPLE, MEMOIZE, NONE, TUPLE3, ...
-            buf[n + 1] = 0x94
-            buf[n + 2] = 0x4E
-            buf[n + 3] = 0x87
-            buf[n + 4] = 0x94
-            buf[n + 5] = 0x2E                           # ... MEMOIZE, STOP
-            n += 6
-            frame = n - 11
-            for x in range(8):
-                buf[3 + x] = <uint8_t>((frame >> (8 * x)) & 0xFF)
-            SHA256_Init(&ctx)
-            SHA256_Update(&ctx, buf, n)
-            SHA256_Final(dst + i * HASH, &ctx)
-            memcpy(buf + 13, dst + i * HASH, HASH)
+            hash_pickle(buf, n, dst + i * HASH)
             py_hashes[i] = kv_hash_bytes(dst + i * HASH, HASH)
         free(buf)
         return dst

@@ -22,12 +22,7 @@ from libc.stdint cimport int64_t, uint8_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
-cdef extern from "openssl/sha.h":
-    ctypedef struct SHA256_CTX:
-        pass
-    int SHA256_Init(SHA256_CTX *c) nogil
-    int SHA256_Update(SHA256_CTX *c, const void *data, size_t n) nogil
-    int SHA256_Final(unsigned char *md, SHA256_CTX *c) nogil
+include "block_pickle.pxi"
 
 DEF HASH = 32
 cdef bytes MID = b"\x94("               # MEMOIZE, MARK
@@ -76,23 +71,17 @@ def trace_block_hashes(bytes head, bytes parent, int64_t base, Py_ssize_t k, Py_
     return out
 
 
-include "pickle_token.pxi"
-
-
 def token_block_hashes(bytes parent, list toks, Py_ssize_t bs):
     """The chained hashes of the ``len(toks) // bs`` full blocks of ``toks`` (the first chained
     to ``parent``, 32 bytes) as one bytes object, or None when a token is not an int in
     0 .. 2**31 - 1 (the caller's Python path pickles it). Needs 4 <= bs < 13,000 (pickle writes
     shorter tuples with other opcodes, and splits a frame past 64 KiB)."""
     cdef Py_ssize_t k = PyList_GET_SIZE(toks) // bs, i, j, n
-    cdef Py_ssize_t fixed = 11 + 2 + HASH + 2       # PROTO, FRAME n, "C" 32, MEMOIZE MARK
     cdef uint8_t *buf
     cdef uint8_t *dst
     cdef long *vals
     cdef object o
     cdef long t
-    cdef Py_ssize_t frame
-    cdef SHA256_CTX ctx
     if PyBytes_GET_SIZE(parent) != HASH or bs < 4 or bs >= 13000:
         raise ValueError("token_block_hashes: a 32-byte parent and 4 <= bs < 13,000")
     # The tokens are checked and kept as C values in one pass (the pickling reads those)
@@ -112,30 +101,15 @@ def token_block_hashes(bytes parent, list toks, Py_ssize_t bs):
             vals[i] = t
         out = PyBytes_FromStringAndSize(NULL, k * HASH)
         dst = <uint8_t *>PyBytes_AS_STRING(out)
-        buf = <uint8_t *>malloc(fixed + 5 * bs + 6)
+        buf = <uint8_t *>malloc(PICKLE_HEAD + 5 * bs + PICKLE_TAIL)
         if buf == NULL:
             raise MemoryError()
-        buf[0] = 0x80
-        buf[1] = 5
-        buf[2] = 0x95
-        buf[11] = 0x43                              # SHORT_BINBYTES, 32 bytes
-        buf[12] = HASH
-        memcpy(buf + 13, PyBytes_AS_STRING(parent), HASH)
-        buf[13 + HASH] = 0x94
-        buf[14 + HASH] = 0x28
+        start_pickle(buf, <uint8_t *>PyBytes_AS_STRING(parent))
         for i in range(k):
-            n = fixed
+            n = PICKLE_HEAD
             for j in range(bs):
                 n += put_token(buf + n, vals[i * bs + j])
-            memcpy(buf + n, PyBytes_AS_STRING(END), 6)
-            n += 6
-            frame = n - 11
-            for j in range(8):
-                buf[3 + j] = <uint8_t>((frame >> (8 * j)) & 0xFF)
-            SHA256_Init(&ctx)
-            SHA256_Update(&ctx, buf, n)
-            SHA256_Final(dst + i * HASH, &ctx)
-            memcpy(buf + 13, dst + i * HASH, HASH)
+            hash_pickle(buf, n, dst + i * HASH)
         return out
     finally:
         free(buf)
