@@ -110,7 +110,8 @@ def test_the_hasher_takes_them_where_it_would_hash_them():
     bs, tb = 16, 64
     trs = [trace_request(i, [0, i + 5000], 2 * tb - 3, tb) for i in range(5)]
     hasher = TraceBlockHasher(bs, traces={tr.id: tr for tr in trs})
-    running = hash_ahead.start(hasher, trs, len(trs))
+    order = trs[3:] + trs[1:3]          # built in this order; request 0 is not replayed
+    running = hash_ahead.start(hasher, order)
     assert running is not None and hasher.ahead is not None
     taken = []
     real = hasher.ahead
@@ -122,9 +123,12 @@ def test_the_hasher_takes_them_where_it_would_hash_them():
             return got
 
     hasher.ahead = Spy()
-    for tr in trs:
+    for tr in order:
         assert Request(tr.id, tr.prompt_tokens(), hasher).block_hashes == plain_hashes(tr, bs)
-    assert taken == [True] * 5 and not hasher.memo     # the trace-block table never ran
+    assert taken == [True] * 4 and not hasher.memo     # the trace-block table never ran
+    tr = trs[0]                         # no job: the table hashes it, the same bytes
+    assert Request(tr.id, tr.prompt_tokens(), hasher).block_hashes == plain_hashes(tr, bs)
+    assert taken == [True] * 4 + [False] and hasher.memo
     hasher.ahead = real
     running.close()
     assert hasher.ahead is None

@@ -89,8 +89,7 @@ def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
         interrupted = False
         # every request is built by replica 0's context when routed, in arrival order: its
         # hasher takes the prompts' hashes from the thread (`kvcore/engine/hash_ahead.py`)
-        hashing = hash_ahead.start(loop.replicas[0].ctx.hasher, trace.requests,
-                                   len(trace.requests))
+        hashing = hash_ahead.start(loop.replicas[0].ctx.hasher, trace.requests)
         try:
             loop.run()
         except KeyboardInterrupt:

@@ -57,11 +57,11 @@ def eligible(tr: TraceRequest, bs: int) -> bool:
             and (not ids or (min(ids) >= 0 and (max(ids) + 1) * tb <= TOKEN_LIMIT)))
 
 
-def start(hasher: TraceBlockHasher | None, order: Sequence[TraceRequest], n_index: int
+def start(hasher: TraceBlockHasher | None, order: Sequence[TraceRequest]
           ) -> PromptHashThread | None:
-    """Start hashing the prompts of `order` (the order their requests will be built in; trace
-    indexes below `n_index`) for `hasher`, or None where it does not apply: the pure-Python
-    build, no prefix caching, a hash other than the default sha256, no eligible request."""
+    """Start hashing the prompts of `order` (the order their requests will be built in) for
+    `hasher`, or None where it does not apply: the pure-Python build, no prefix caching, a hash
+    other than the default sha256, no eligible request."""
     native = compiled.native("kvcore.engine.native_ahead")
     if native is None or hasher is None or hasher.head is None:
         return None
@@ -72,5 +72,7 @@ def start(hasher: TraceBlockHasher | None, order: Sequence[TraceRequest], n_inde
             if eligible(tr, bs) else (tr.index, None, 0, 0) for tr in order]
     if not any(job[1] for job in jobs):
         return None
+    # (a caller may replay some of a trace's requests: the indexes need not be 0 .. n - 1)
+    n_index = max(tr.index for tr in order) + 1
     return PromptHashThread(native.HashAhead(hasher.none_hash, bs, jobs, n_index, WINDOW,
                                              MAX_BYTES), hasher)

@@ -90,7 +90,7 @@ def run(ctx: ReplayContext, loop: EngineLoop | None = None) -> None:
     t0 = time.perf_counter()
     header(ctx)
     # the prompts' hashes computed ahead on a second thread (compiled build; `hash_ahead.py`)
-    hashing = hash_ahead.start(ctx.hasher, ctx.order, len(ctx.order))
+    hashing = hash_ahead.start(ctx.hasher, ctx.order)
     try:
         if ctx.cfg.mode == "cache":
             run_cache(ctx)
