@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from kvcore.block import KVCacheBlock
 from kvcore.block_hash_map import BlockHashToBlockMap
 from kvcore.errors import InputError
-from kvcore.free_queue import FreeKVCacheBlockQueue
+from kvcore.free_queue import FreeKVCacheBlockQueue, FreeLists
 from kvcore.hashing import resolve_block_hashes
 from kvcore.kv_events import (
     MEDIUM_GPU,
@@ -247,13 +247,15 @@ class BlockPool:
         if idle:
             self.free_block_queue.remove_n(idle)
 
-    def free_blocks(self, ordered_blocks: Iterable[KVCacheBlock]) -> None:
+    def free_blocks(self, ordered_blocks: Iterable[KVCacheBlock],
+                    trace: FreeLists | None = None) -> None:
         """Drop one reference from each block; the first given is the first to be evicted.
 
         0.33: blocks reaching 0 without a hash are *prepended* (scratch, reused first, "LIFO
         for GPU locality"); hashed ones are *appended* (evicted last, which gives LRU).
+        ``trace``: three lists to fill for the tracer's `on_free` (`FreeKVCacheBlockQueue.release`).
         """
-        self.free_block_queue.release(ordered_blocks, self.enable_caching)
+        self.free_block_queue.release(ordered_blocks, self.enable_caching, trace)
 
     def evict_blocks(self, block_ids: Iterable[int]) -> None:
         """Drop these blocks' hashes from the prefix cache (ref counts and queue untouched)."""

@@ -17,8 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from itertools import pairwise
+from typing import Any
 
 from kvcore.block import KVCacheBlock
+
+# A release's lists for the tracer's `on_free`: the block ids released, those that reached 0
+# references, and those of them still cached (evictable).
+FreeLists = tuple[list[Any], list[Any], list[Any]]
+_NO_LIST: list[Any] = []      # (never appended to: `tracing` is False where it stands in)
 
 
 class FreeKVCacheBlockQueue:
@@ -114,10 +120,17 @@ class FreeKVCacheBlockQueue:
         if blocks:
             self.splice_front(*_chain(blocks), len(blocks))
 
-    def release(self, ordered_blocks: Iterable[KVCacheBlock], caching: bool) -> None:
+    def release(self, ordered_blocks: Iterable[KVCacheBlock], caching: bool,
+                trace: FreeLists | None = None) -> None:
         """`BlockPool.free_blocks`: drop one reference from each block; those reaching 0 come
         back, blocks without a hash (or every block, without caching) at the front, in the given
-        order, hashed ones at the back. The null block is skipped."""
+        order, hashed ones at the back. The null block is skipped. With ``trace`` the tracer's
+        `on_free` lists are filled on the way: the ids released, those reaching 0, those of them
+        that stay cached (a second walk over the blocks was 2.4% of a conversation replay)."""
+        ids = freed = evictable = _NO_LIST
+        tracing = trace is not None
+        if trace is not None:
+            ids, freed, evictable = trace
         # One pass: the blocks reaching 0 are linked into two detached chains on the way and
         # spliced in; lists for `prepend_n` / `append_n` cost +1% of the manager's instructions
         # on `kvcli bench`.
@@ -131,8 +144,14 @@ class FreeKVCacheBlockQueue:
                 continue
             rc = blk.ref_cnt - 1
             blk.ref_cnt = rc
+            if tracing:
+                ids.append(blk.id_obj)
             if rc:
                 continue
+            if tracing:
+                freed.append(blk.id_obj)
+                if blk.block_hash is not None:
+                    evictable.append(blk.id_obj)
             if blk.block_hash is None or not caching:
                 if front_last is None:
                     front = blk
