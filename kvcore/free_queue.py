@@ -128,7 +128,7 @@ class FreeKVCacheBlockQueue:
         `on_free` lists are filled on the way: the ids released, those reaching 0, those of them
         that stay cached (a second walk over the blocks was 2.4% of a conversation replay)."""
         ids = freed = evictable = _NO_LIST
-        tracing = trace is not None
+        tracing = trace is not None     # (a bool for the loop; mypy narrows on the test below)
         if trace is not None:
             ids, freed, evictable = trace
         # One pass: the blocks reaching 0 are linked into two detached chains on the way and

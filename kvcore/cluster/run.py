@@ -87,16 +87,13 @@ def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
         loop = _build(trace, cfg, name, opts, copts, probe.uses_events(), open_events,
                       decisions_out, live)
         interrupted = False
-        # every request is built by replica 0's context when routed, in arrival order: its
-        # hasher takes the prompts' hashes from the thread (`kvcore/engine/hash_ahead.py`)
-        hashing = hash_ahead.start(loop.replicas[0].ctx.hasher, trace.requests)
         try:
-            loop.run()
+            # every request is built by replica 0's context when routed, in arrival order: its
+            # hasher takes the prompts' hashes from the thread (`kvcore/engine/hash_ahead.py`)
+            with hash_ahead.running(loop.replicas[0].ctx.hasher, trace.requests):
+                loop.run()
         except KeyboardInterrupt:
             interrupted = True
-        finally:
-            if hashing is not None:
-                hashing.close()
         for rep in loop.replicas:
             rep.ctx.summary.interrupted = interrupted
             summarize(rep.ctx, t0)

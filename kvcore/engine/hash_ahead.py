@@ -16,7 +16,8 @@ Measured: see docs/replay-speed.md ("Prompt hashes on the second thread").
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from kvcore import compiled
@@ -76,3 +77,14 @@ def start(hasher: TraceBlockHasher | None, order: Sequence[TraceRequest]
     n_index = max(tr.index for tr in order) + 1
     return PromptHashThread(native.HashAhead(hasher.none_hash, bs, jobs, n_index, WINDOW,
                                              MAX_BYTES), hasher)
+
+
+@contextmanager
+def running(hasher: TraceBlockHasher | None, order: Sequence[TraceRequest]) -> Iterator[None]:
+    """`start` for the block, the thread stopped and joined when it ends (however it ends)."""
+    hashing = start(hasher, order)
+    try:
+        yield
+    finally:
+        if hashing is not None:
+            hashing.close()

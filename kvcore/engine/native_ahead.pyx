@@ -84,7 +84,7 @@ cdef class HashAhead:
     cdef pthread_cond_t cv
 
     def __cinit__(self, bytes none_hash, Py_ssize_t bs, list jobs, Py_ssize_t n_index,
-                  Py_ssize_t window=512, Py_ssize_t max_bytes=64 << 20):
+                  Py_ssize_t window, Py_ssize_t max_bytes):
         """`jobs`, in the order the requests will be built: (trace index, trace block ids,
         trace block size, prompt tokens), or (trace index, None, 0, 0) for a request not hashed
         here. The caller checked eligibility: no extra keys, the trace block size a multiple of

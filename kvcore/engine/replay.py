@@ -89,18 +89,15 @@ def run(ctx: ReplayContext, loop: EngineLoop | None = None) -> None:
     An engine-mode caller may pass its own `EngineLoop` over `ctx` (to look at the scheduler)."""
     t0 = time.perf_counter()
     header(ctx)
-    # the prompts' hashes computed ahead on a second thread (compiled build; `hash_ahead.py`)
-    hashing = hash_ahead.start(ctx.hasher, ctx.order)
     try:
-        if ctx.cfg.mode == "cache":
-            run_cache(ctx)
-        else:
-            (loop or engine_loop(ctx)).run()
+        # the prompts' hashes computed ahead on a second thread (compiled build; `hash_ahead.py`)
+        with hash_ahead.running(ctx.hasher, ctx.order):
+            if ctx.cfg.mode == "cache":
+                run_cache(ctx)
+            else:
+                (loop or engine_loop(ctx)).run()
     except KeyboardInterrupt:
         ctx.summary.interrupted = True
-    finally:
-        if hashing is not None:
-            hashing.close()
     with deferred():          # a signal now would cut the outputs' last records
         summarize(ctx, t0)
         finish_outputs(ctx)
