@@ -249,12 +249,10 @@ class BlockPool:
 
     def free_blocks(self, ordered_blocks: Iterable[KVCacheBlock],
                     trace: FreeLists | None = None) -> None:
-        """Drop one reference from each block; the first given is the first to be evicted.
-
-        0.33: blocks reaching 0 without a hash are *prepended* (scratch, reused first, "LIFO
-        for GPU locality"); hashed ones are *appended* (evicted last, which gives LRU).
-        ``trace``: three lists to fill for the tracer's `on_free` (`FreeKVCacheBlockQueue.release`).
-        """
+        """Drop one reference from each block; the first given is the first to be evicted. 0.33:
+        blocks reaching 0 without a hash are *prepended* (reused first, "LIFO for GPU locality"),
+        hashed ones *appended* (evicted last: LRU). ``trace``: the tracer's `on_free` lists, filled
+        on the way (`FreeKVCacheBlockQueue.release`)."""
         self.free_block_queue.release(ordered_blocks, self.enable_caching, trace)
 
     def evict_blocks(self, block_ids: Iterable[int]) -> None:
