@@ -61,6 +61,19 @@ class ThreadedRaw(io.RawIOBase):
         self.done.acquire()
         self._check()
 
+    def lend_fd(self) -> int:
+        """Write out what is queued and give the file descriptor to a writer that writes it
+        directly from here on (the event lines' native pump: `kvcore/engine/line_thread.py`,
+        which never takes the interpreter's lock); nothing else writes meanwhile."""
+        self.flush()
+        return self.fd
+
+    def failed(self, err: OSError) -> OutputFailed:
+        """A direct writer's failed write: kept as this file's (later calls raise it too), and
+        the exception for that writer to raise."""
+        self.error = self.error or err
+        return OutputFailed(self.label, err)
+
     def close(self) -> None:
         if self.closed:
             return

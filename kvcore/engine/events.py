@@ -60,8 +60,8 @@ class JsonlEvents:
             from kvcore import compiled
             native = compiled.native("kvcore.engine.native_pipe")
             if native is not None:
-                from kvcore.engine.line_thread import LineThread
-                self._pipe = LineThread(out, native)
+                from kvcore.engine import line_thread as lines
+                self._pipe = lines.line_thread(out, native)
         self._records: Any = None if self._pipe is None else self._pipe.records
         self._chunk = max(chunk, 1)
         self.seq = 0

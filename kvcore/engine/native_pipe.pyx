@@ -3,7 +3,8 @@
 records (`Records`), the line thread turns them into the lines' text (`Formatter`) without the
 interpreter's lock, so the digits of a gigabyte of lines (about a third of a conversation replay
 with events, measured) run on the other core. Used by `kvcore/engine/line_thread.py`; the text
-is the same bytes `JsonlEvents` writes itself (tests compare).
+is the same bytes `JsonlEvents` writes itself (tests compare). Where the output is a file descriptor
+the line thread may write itself, `Pump` runs its whole loop without the interpreter's lock.
 
 A record is an op byte and its payload (native byte order; the two ends run in one process):
 
@@ -193,3 +194,5 @@ cdef class Records:
 
 
 include "pipe_format.pxi"
+include "pthreads.pxi"
+include "pipe_pump.pxi"
