@@ -60,6 +60,20 @@ def test_a_pump_writes_its_chunks_in_order_and_waits_at_its_depth(tmp_path):
         pipe.Pump(pipe.Formatter(), fd, 0)
 
 
+def test_chunks_below_the_wake_mark_are_written_at_the_close(tmp_path):
+    """A waiting pump is woken once half its depth is queued; fewer wait for `close`."""
+    path = tmp_path / "out"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
+    pump = pipe.Pump(pipe.Formatter(), fd, 8)
+    t = threading.Thread(target=pump.run)
+    t.start()
+    assert all(pump.put(_lines(10, 10 * k)) for k in range(3))
+    pump.close()
+    t.join()
+    os.close(fd)
+    assert path.read_bytes() == _text(30)
+
+
 def test_a_dropping_close_writes_nothing_more(tmp_path):
     path = tmp_path / "out"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT)

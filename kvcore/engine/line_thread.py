@@ -30,6 +30,7 @@ from typing import IO, Any
 from kvcore.interrupts import deferred, start_without_signals
 
 DEPTH = 4          # chunks in flight (`JsonlEvents` hands one over at `events.CHUNK` bytes)
+PUMP_DEPTH = 8     # the pump's (it is woken once half of them are queued)
 
 
 def line_thread(out: IO[bytes], native: Any) -> LineThread | PumpLines:
@@ -148,7 +149,7 @@ class PumpLines:
 
     def _start(self) -> None:
         self.out.flush()
-        self.pump = self.native.Pump(self.formatter, self.raw.lend_fd(), DEPTH)
+        self.pump = self.native.Pump(self.formatter, self.raw.lend_fd(), PUMP_DEPTH)
         self.thread = threading.Thread(target=self.pump.run, name="event lines", daemon=True)
         start_without_signals(self.thread)
 
