@@ -69,8 +69,8 @@ NATIVE = {
     "kvcore.engine.native_hash": ("native_hash.pyx", "block_pickle.pxi"),
     "kvcore.engine.native_ahead": ("native_ahead.pyx", "block_pickle.pxi", "pthreads.pxi"),
     "kvcore.engine.native_lines": ("native_lines.pyx", "digits.pxi"),
-    "kvcore.engine.native_pipe": ("native_pipe.pyx", "digits.pxi", "pipe_format.pxi",
-                                   "pipe_pump.pxi", "pthreads.pxi"),
+    "kvcore.engine.native_pipe": ("native_pipe.pyx", "digits.pxi", "segments.pxi",
+                                   "pipe_format.pxi", "pipe_pump.pxi", "pthreads.pxi"),
     "kvcore.traces.native_ids": ("native_ids.pyx",),
 }
 

@@ -104,6 +104,12 @@ class JsonlEvents:
         `emit` writes them (a subclass that consumes event dicts gets plain lists)."""
         return self._direct
 
+    def segment_marks(self) -> Any:
+        """Where the line thread writes the digits of an `admit` line's lists (`release`'s
+        ``parts``): the function giving the mark of list k in a line (`native_pipe`'s
+        `segment_mark`); else None."""
+        return None if self._pipe is None else self._pipe.native.segment_mark
+
     def header(self, fields: dict) -> None:
         obj = {"kind": "header", "schema_version": 1, **fields}
         if self._pipe is not None and not len(self._records) and not self.seq:
@@ -209,11 +215,13 @@ class JsonlEvents:
             return
         self._held = []
 
-    def release(self, first: tuple | None = None) -> None:
+    def release(self, first: tuple | None = None, parts: list | None = None) -> None:
+        """End a hold; ``first`` (a `put`'s arguments) goes before the lines held. ``parts``:
+        the lists its marks stand for (`segment_marks`; only with the line thread)."""
         pipe = self._pipe
         if pipe is not None:
             # the first line goes before the held ones, and the line thread numbers them all
-            pipe.records.release(None if first is None else self._unnumbered(*first))
+            pipe.records.release(None if first is None else self._unnumbered(*first), parts)
             if first is not None:
                 self.seq += 1
             if len(pipe.records) >= self._chunk:

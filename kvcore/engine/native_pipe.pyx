@@ -14,6 +14,8 @@ A record is an op byte and its payload (native byte order; the two ends run in o
   block lines after it carry.
 * ``LISTS``: u8 kind, i64 group, then the kind's lists (`KIND_FIELDS`), each a u32 count and
   that many 8-byte values: block ids as signed, hashes as their 64-bit event form.
+* ``SEGS``: u32 length, then a numbered line in pieces (`segments.pxi`): its text with lists
+  whose digits the formatter writes (an `admit` line's prompt hashes and first tokens).
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_Check, PyBytes_FromStringAndSize
@@ -34,6 +36,7 @@ cdef enum:
     HEAD = 3
     REQ = 4
     LISTS = 5
+    SEGS = 6
 
 # The block kinds, as `Records.lists` takes them, and their lists' names in line order.
 KINDS = (b"allocate", b"touch", b"cache", b"evict", b"free")
@@ -155,27 +158,37 @@ cdef class Records:
         if self.hold_at < 0:
             self.hold_at = self.n
 
-    def release(self, bytes numbered_line=None):
+    def release(self, bytes numbered_line=None, list parts=None):
         """End the hold; ``numbered_line`` (a `raw` line without its `seq`) goes before the
-        lines held."""
-        cdef Py_ssize_t at = self.hold_at, size, tail
+        lines held. With ``parts`` its ``\\x01 k`` marks stand for the lists ``parts[k]``
+        (`segments.pxi`)."""
+        cdef Py_ssize_t at = self.hold_at, size, end = self.n
         cdef uint32_t size32
         cdef uint8_t *p
-        self.hold_at = -1
         if numbered_line is None:
+            self.hold_at = -1
             return
         if at < 0:
             at = self.n
-        size = PyBytes_GET_SIZE(numbered_line)
-        size32 = <uint32_t>size
-        self.room(5 + size)
-        tail = self.n - at
-        p = self.buf + at
-        memmove(p + 5 + size, p, tail)
-        p[0] = RAW_SEQ
-        memcpy(p + 1, &size32, 4)
-        memcpy(p + 5, PyBytes_AS_STRING(numbered_line), size)
-        self.n += 5 + size
+        if parts is not None:
+            put_segments(self, numbered_line, parts)    # at the end, then moved to `at`
+            size = self.n - end
+            self.n = end
+        else:
+            size = 5 + PyBytes_GET_SIZE(numbered_line)
+            p = self.room(size)
+            size32 = <uint32_t>(size - 5)
+            p[0] = RAW_SEQ
+            memcpy(p + 1, &size32, 4)
+            memcpy(p + 5, PyBytes_AS_STRING(numbered_line), size - 5)
+        self.hold_at = -1
+        if at < end:                # the record before the lines held: rotate it into place
+            self.room(2 * size)
+            memcpy(self.buf + end + size, self.buf + end, size)
+            p = self.buf + at
+            memmove(p + size, p, end - at)
+            memcpy(p, self.buf + end + size, size)
+        self.n = end + size
 
     @property
     def holding(self):
@@ -193,6 +206,7 @@ cdef class Records:
         return out
 
 
+include "segments.pxi"
 include "pipe_format.pxi"
 include "pthreads.pxi"
 include "pipe_pump.pxi"

@@ -60,6 +60,61 @@ cdef class Formatter:
         self.out, self.cap = grown, cap
         return 0
 
+    cdef Py_ssize_t segments(self, const uint8_t *p, Py_ssize_t size, Py_ssize_t pos
+                             ) noexcept nogil:
+        """A ``SEGS`` record's line (`segments.pxi`) at ``pos``: where the text ends, or -1 (out
+        of memory) or -2 (malformed)."""
+        cdef const uint8_t *end = p + size
+        cdef const uint8_t *q = p
+        cdef Py_ssize_t need = pos + 32, n, j
+        cdef uint32_t n32
+        cdef uint8_t kind
+        cdef uint64_t w
+        cdef char *o
+        while q < end:                   # the room, and the pieces checked
+            if end - q < 5 or q[0] > SEG_INTS:
+                return -2
+            memcpy(&n32, q + 1, 4)
+            n = (n32 if q[0] == SEG_TEXT else 8 * <Py_ssize_t>n32)
+            if end - q - 5 < n:
+                return -2
+            need += (n if q[0] == SEG_TEXT else 2 + 21 * <Py_ssize_t>n32)
+            q += 5 + n
+        if size < 6 or p[0] != SEG_TEXT or p[5] != b"{":
+            return -2
+        if self.grow(need) < 0:
+            return -1
+        o = self.out + pos
+        memcpy(o, b'{"seq":', 7)
+        o += 7
+        o += put_u64(o, <uint64_t>self.seq)
+        self.seq += 1
+        o[0] = b","
+        o += 1
+        q = p
+        while q < end:
+            kind = q[0]
+            memcpy(&n32, q + 1, 4)
+            q += 5
+            if kind == SEG_TEXT:
+                j = 1 if q == p + 5 else 0          # (the line's "{", written above)
+                memcpy(o, q + j, n32 - j)
+                o += n32 - j
+                q += n32
+                continue
+            o[0] = b"["
+            o += 1
+            for j in range(n32):
+                if j:
+                    o[0] = b","
+                    o += 1
+                memcpy(&w, q, 8)
+                o += put_u64(o, w) if kind == SEG_HASHES else put_i64(o, <int64_t>w)
+                q += 8
+            o[0] = b"]"
+            o += 1
+        return o - self.out
+
     cdef Py_ssize_t run(self, const uint8_t *p, Py_ssize_t size) noexcept nogil:
         """The text's length in ``self.out``; -1: out of memory; -2: a malformed chunk."""
         cdef const uint8_t *end = p + size
@@ -166,6 +221,10 @@ cdef class Formatter:
                     memcpy(o, p, length)
                     o += length
                 pos = o - self.out
+            elif op == SEGS:
+                pos = self.segments(p, length, pos)
+                if pos < 0:
+                    return pos
             elif op == HEAD or op == REQ:
                 copy = <char *>malloc(length if length else 1)
                 if copy == NULL:

@@ -28,9 +28,11 @@ class Recorder:
 
     def __init__(self, sink: JsonlEvents | None, num_usable: int, *,
                  is_counted: Callable[[Any, bool], bool] = lambda req, resumed: not resumed,
-                 admit_extra: Callable[[Any], dict] | None = None) -> None:
+                 admit_extra: Callable[[Any], dict] | None = None,
+                 admit_parts: Callable[[], list | None] | None = None) -> None:
         """`is_counted(req, resumed)` says whether an admission counts in the hit rate (the
-        warm-up); `admit_extra(req)` gives the extra fields of an `admit` line."""
+        warm-up); `admit_extra(req)` gives the extra fields of an `admit` line, and then
+        `admit_parts()` the lists its marks stand for (`JsonlEvents.segment_marks`)."""
         self.req: str | None = None
         self.sink = sink
         # Block lines from their lists when the sink writes its own lines
@@ -45,6 +47,7 @@ class Recorder:
         self.peak_used = 0
         self.is_counted = is_counted
         self.admit_extra = admit_extra
+        self.admit_parts = admit_parts
         # Evictions wait here until the allocation that caused them is reported, then go out
         # as one `evict` line per group (blocks in eviction order).
         self._ev_blocks: list[int] = []
@@ -175,7 +178,8 @@ class Recorder:
                 fields.update(self.admit_extra(req))
             if self._ev_blocks:
                 self.flush()
-            self.sink.release(("admit", req.request_id, None, fields))
+            parts = self.admit_parts() if self.admit_parts is not None else None
+            self.sink.release(("admit", req.request_id, None, fields), parts)
 
     def on_admit_failed(self, req: Any) -> None:
         if self.sink is not None:
