@@ -13,6 +13,7 @@ import os
 import threading
 
 import pytest
+from line_streams import interrupted, stream
 from replay_bytes import SAMPLE, head
 
 from kvcli.output_files import OutputFailed, open_output
@@ -105,21 +106,6 @@ def test_only_kvcli_files_get_the_pump(tmp_path):
         assert isinstance(line_thread(out, pipe), LineThread)
 
 
-def _stream(tmp_path, trace: str, opts: ReplayOptions, *, threaded: bool, chunk: int = 1 << 20
-            ) -> tuple[bytes, dict]:
-    path = tmp_path / f"ev-{threaded}-{chunk}.jsonl"
-    with open_output(str(path)) as f:
-        sink = JsonlEvents(f, line_thread=threaded, chunk=chunk)
-        assert isinstance(sink._pipe, PumpLines) == threaded
-        s = replay(trace, opts, sink)
-    d = s.to_dict()
-    d.pop("wall_time_s")
-    lines = path.read_bytes().splitlines()
-    end = json.loads(lines[-1])
-    end["summary"].pop("wall_time_s")
-    return b"\n".join(lines[:-1]), {**end, "summary_": d}
-
-
 @pytest.mark.parametrize("case", ["sample", "async-small-pool", "conversation"])
 def test_a_replay_writes_the_same_file_with_the_pump(tmp_path, case):
     trace, extra = {
@@ -128,29 +114,14 @@ def test_a_replay_writes_the_same_file_with_the_pump(tmp_path, case):
         "conversation": (head(tmp_path, 300), {"num_blocks": 20000}),
     }[case]
     opts = ReplayOptions(block_size=16, **extra)
-    want = _stream(tmp_path, trace, opts, threaded=False)
-    assert _stream(tmp_path, trace, opts, threaded=True) == want
-    assert _stream(tmp_path, trace, opts, threaded=True, chunk=5000) == want
+    want = stream(trace, opts, threaded=False, path=tmp_path / "plain.jsonl")
+    assert stream(trace, opts, threaded=True, path=tmp_path / "pump.jsonl") == want
+    assert stream(trace, opts, threaded=True, chunk=5000, path=tmp_path / "small.jsonl") == want
 
 
 def test_an_interrupted_replay_ends_the_file_as_without_the_pump(tmp_path):
-    def runs(threaded: bool) -> bytes:
-        done = [0]
-
-        def progress(n: int = 1) -> None:
-            done[0] += n
-            if done[0] == 40:
-                raise KeyboardInterrupt
-
-        path = tmp_path / f"ev-{threaded}.jsonl"
-        with open_output(str(path), keep_on_interrupt=True) as f:
-            s = replay(str(SAMPLE), ReplayOptions(block_size=16, num_blocks=1200,
-                                                  async_scheduling=False),
-                       JsonlEvents(f, line_thread=threaded, chunk=3000), progress=progress)
-        assert s.interrupted
-        return path.read_bytes()
-
-    plain, pumped = runs(False), runs(True)
+    plain = interrupted(False, tmp_path / "plain.jsonl")
+    pumped = interrupted(True, tmp_path / "pump.jsonl")
     assert pumped == plain
     assert json.loads(pumped.splitlines()[-1])["kind"] == "interrupted"
 

@@ -13,6 +13,7 @@ import json
 import random
 
 import pytest
+from line_streams import interrupted, stream
 from replay_bytes import SAMPLE, head, random_token_trace
 
 from kvcore import compiled
@@ -103,18 +104,6 @@ def test_bad_records_are_refused_and_leave_the_buffer_whole():
     assert pipe.Formatter().format(chunk).endswith(b'"blocks":[1]}\n')
 
 
-def _stream(trace: str, opts: ReplayOptions, *, threaded: bool, chunk: int = 1 << 20
-            ) -> tuple[bytes, dict]:
-    out = io.BytesIO()
-    s = replay(trace, opts, JsonlEvents(out, line_thread=threaded, chunk=chunk))
-    d = s.to_dict()
-    d.pop("wall_time_s")
-    lines = out.getvalue().splitlines()
-    end = json.loads(lines[-1])
-    end["summary"].pop("wall_time_s")
-    return b"\n".join(lines[:-1]), {**end, "summary_": d}
-
-
 @pytest.mark.parametrize("case", ["sample", "small-pool", "async-small-pool", "conversation",
                                   "hybrid", "cpu-tier", "tokens"])
 def test_a_replay_writes_the_same_stream_with_the_line_thread(tmp_path, case):
@@ -131,31 +120,15 @@ def test_a_replay_writes_the_same_stream_with_the_line_thread(tmp_path, case):
                    {"num_blocks": 64}),
     }[case]
     opts = ReplayOptions(**base, **extra)
-    want = _stream(trace, opts, threaded=False)
-    assert _stream(trace, opts, threaded=True) == want
+    want = stream(trace, opts, threaded=False)
+    assert stream(trace, opts, threaded=True) == want
     # small chunks: holds, heads and requests cross the hand-overs
-    assert _stream(trace, opts, threaded=True, chunk=5000) == want
+    assert stream(trace, opts, threaded=True, chunk=5000) == want
 
 
 def test_an_interrupted_replay_ends_the_stream_as_without_the_thread():
-    """Ctrl-C after the 40th request finishes (the progress callback raises it): the same lines,
-    held ones included, then `interrupted`."""
-    def runs(threaded: bool) -> bytes:
-        done = [0]
-
-        def progress(n: int = 1) -> None:
-            done[0] += n
-            if done[0] == 40:
-                raise KeyboardInterrupt
-
-        out = io.BytesIO()
-        s = replay(str(SAMPLE), ReplayOptions(block_size=16, num_blocks=1200,
-                                              async_scheduling=False),
-                   JsonlEvents(out, line_thread=threaded, chunk=3000), progress=progress)
-        assert s.interrupted
-        return out.getvalue()
-
-    plain, threaded = runs(False), runs(True)
+    """Ctrl-C midway: the same lines, held ones included, then `interrupted`."""
+    plain, threaded = interrupted(False), interrupted(True)
     assert threaded == plain
     assert json.loads(threaded.splitlines()[-1])["kind"] == "interrupted"
 
