@@ -18,8 +18,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kvcore.compiled import LIB, MANIFEST, MODULES, NATIVE, PYTHON_TAG, digest, source
-
+from kvcore.compiled import (
+    LIB,
+    MANIFEST,
+    MODULES,
+    NATIVE,
+    PYTHON_TAG,
+    digest,
+    source,
+    unlisted_includes,
+)
 
 # What a native kernel links to beyond Python: the block hashers call OpenSSL's sha256
 # (libcrypto, which Python's own hashlib links to; its headers come with libssl-dev, which
@@ -43,6 +51,10 @@ def main() -> int:
     from mypyc.build import mypycify
     from setuptools import Distribution, Extension
 
+    unlisted = unlisted_includes()
+    if unlisted:
+        raise SystemExit("build: kvcore/compiled.py's NATIVE does not list what a native kernel "
+                         f"includes (an edit to it would go unseen): {', '.join(unlisted)}")
     paths = [str(source(m).relative_to(ROOT)) for m in MODULES]
     built = (*MODULES, *NATIVE)
     digests = {m: digest(m) for m in built}

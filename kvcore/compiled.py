@@ -91,6 +91,25 @@ def digest(module: str) -> str:
     return h.hexdigest()
 
 
+def unlisted_includes() -> list[str]:
+    """Each file a native kernel includes (``include "x.pxi"``, also from its .pxi files) that
+    `NATIVE` does not list with it: `digest` would miss it, and an edit to it would leave a
+    build that says it is fresh. `compiled/build.py` refuses to build while there is one."""
+    out = []
+    for module, files in NATIVE.items():
+        folder = source(module).parent
+        seen: set[str] = set()
+        todo = [files[0]]
+        while todo:
+            name = todo.pop()
+            if name not in seen:
+                seen.add(name)
+                todo += [line.split('"')[1] for line in (folder / name).read_text().splitlines()
+                         if line.startswith('include "')]
+        out += [f"{module}: {name}" for name in sorted(seen - set(files))]
+    return out
+
+
 def native(module: str) -> Any:
     """The native kernel ``module`` (one of `NATIVE`) when the compiled build is in use, else
     None (its caller keeps to its Python path)."""

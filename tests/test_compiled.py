@@ -70,3 +70,14 @@ def test_the_call_recorder_refuses_the_compiled_stack(monkeypatch):
     monkeypatch.setitem(compiled._state, "status", "compiled")
     with pytest.raises(RuntimeError, match="KVCLI_PURE=1"), CallRecorder():
         pass
+
+
+def test_every_file_a_native_kernel_includes_is_listed(tmp_path, monkeypatch):
+    """An include `NATIVE` misses would leave its edits out of the build's digest."""
+    assert compiled.unlisted_includes() == []
+    (tmp_path / "k.pyx").write_text('include "a.pxi"\n')
+    (tmp_path / "a.pxi").write_text('include "b.pxi"\n')
+    (tmp_path / "b.pxi").write_text("")
+    monkeypatch.setattr(compiled, "NATIVE", {"x.k": ("k.pyx", "a.pxi")})
+    monkeypatch.setattr(compiled, "source", lambda m: tmp_path / "k.pyx")
+    assert compiled.unlisted_includes() == ["x.k: b.pxi"]
