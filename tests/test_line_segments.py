@@ -84,6 +84,11 @@ def test_bad_pieces_are_refused_and_leave_the_records_whole():
         rec.release(_line({"a": orjson.Fragment(mark(0))}), [("h", ["x"], 1)])
     with pytest.raises(ValueError):
         pipe.segment_mark(64)
+    # what AdmitFields asks before it marks a tokens list (else it writes the list itself)
+    assert pipe.stride_count([1, 2], 16, 32, 16) == 2
+    assert [pipe.stride_count(*a) for a in (([1], 16, 32, 16), ([1], 0, 16, 16),
+                                           ([2**62], 16, 16, 16), (["1"], 16, 16, 16))] \
+        == [-1] * 4
     assert len(rec) == size and rec.holding
     rec.release()
     assert pipe.Formatter().format(rec.take()).count(b"\n") == 1

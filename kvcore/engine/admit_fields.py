@@ -23,26 +23,22 @@ def _hash_text(hashes: list[bytes]) -> orjson.Fragment:
     return orjson.Fragment(hashes_json(hashes))
 
 
-_INT64 = (1 << 63) - 1
-
-
 class AdmitFields:
     """`fields(req) -> dict`, the extra `admit` fields of one admission."""
 
     def __init__(self, hash_block_size: int, group_block_sizes: Sequence[int],
                  hasher: Callable[[Request], list[bytes]] | None,
                  trace_request: Callable[[str], TraceRequest], *, arrays: bool = False,
-                 segments: Any = None) -> None:
+                 pieces: Any = None) -> None:
         """`arrays`: the sink writes the lines itself (`JsonlEvents.writes_arrays`): the hash
         lists may then come as JSON text already (an `orjson.Fragment` of `hashes_json`: in
-        C on the compiled build, no int per hash). `segments`: the sink's line thread writes
-        the lists' digits (`JsonlEvents.segment_marks`: its `native_pipe`): the fields then
-        hold a mark for each, and `take_parts` gives the lists (`native_pipe`'s
-        segments.pxi)."""
+        C on the compiled build, no int per hash). `pieces`: the sink's line thread writes the
+        lists' digits (`JsonlEvents.pieces`: its `native_pipe`): the fields then hold a mark
+        for each, and `take_parts` gives the lists (`native_pipe`'s segments.pxi)."""
         self.hbs = hash_block_size
         self.arrays = arrays
         self.hash_ints = _hash_text if arrays else hash_ints
-        self.segments = segments
+        self.pieces = pieces
         self.parts: list[tuple] | None = None
         # Per group at the group's block size; groups hashed at a coarser size get null.
         self.same = [bs == hash_block_size for bs in group_block_sizes]
@@ -59,7 +55,7 @@ class AdmitFields:
                                           f"salt={tr.cache_salt}" if tr.cache_salt is not None
                                           else "") if p)
         n_prompt = req.num_prompt_tokens
-        if self.segments is not None:
+        if self.pieces is not None:
             self.parts = []
             hashes = self._mark(("h", req.block_hashes, n_prompt // hbs))
         else:
@@ -71,7 +67,7 @@ class AdmitFields:
         if domain is not None and self.hasher is not None:
             plain = Request(req.request_id, tr.prompt_tokens()[:n_prompt - n_prompt % hbs],
                             self.hasher)
-            content = (self.hash_ints(plain.block_hashes) if self.segments is None
+            content = (self.hash_ints(plain.block_hashes) if self.pieces is None
                        else self._mark(("h", plain.block_hashes, len(plain.block_hashes))))
             out["content_hashes"] = [content if x else None for x in same]
         return out
@@ -84,13 +80,9 @@ class AdmitFields:
         if self.arrays and tr.hash_ids is not None and tr.prompt_token_ids is None \
                 and tr.trace_block_size is not None:
             tb = tr.trace_block_size
-            if self.segments is not None and tb > 0 and hbs > 0:
+            if self.pieces is not None:
                 ids = list(tr.hash_ids)
-                n = (n_prompt + hbs - 1) // hbs if n_prompt > 0 else 0
-                # (the line thread's own conditions: `segments.pxi`'s `part_count`)
-                lim = (_INT64 - tb) // tb
-                if (not n or (n - 1) * hbs // tb < len(ids)) and \
-                        (not ids or (max(ids) <= lim and min(ids) >= -lim)):
+                if self.pieces.stride_count(ids, tb, n_prompt, hbs) >= 0:
                     return self._mark(("s", ids, tb, n_prompt, hbs))
             text = stride_json(tr.hash_ids, tb, n_prompt, hbs)
             if text is not None:
@@ -101,7 +93,7 @@ class AdmitFields:
         """The line's mark for ``part``, kept for `take_parts`."""
         assert self.parts is not None
         self.parts.append(part)
-        return orjson.Fragment(self.segments(len(self.parts) - 1))
+        return orjson.Fragment(self.pieces.segment_mark(len(self.parts) - 1))
 
     def take_parts(self) -> list[tuple] | None:
         """The lists the last fields' marks stand for (None: no marks)."""

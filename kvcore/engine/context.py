@@ -121,11 +121,11 @@ class ReplayContext:
             admit_extra = AdmitFields(hash_block_size, [g["block_size"] for g in self.groups],
                                       plain, lambda rid: self.records[rid].tr,
                                       arrays=self.jsonl.writes_arrays(),
-                                      segments=self.jsonl.segment_marks())
+                                      pieces=self.jsonl.pieces())
         self._no_effect_warnings()
         self.recorder = Recorder(
             self.jsonl, self.num_blocks - 1, is_counted=self.is_counted, admit_extra=admit_extra,
-            admit_parts=None if admit_extra is None or admit_extra.segments is None
+            admit_parts=None if admit_extra is None or admit_extra.pieces is None
             else admit_extra.take_parts)
         self.kvm = KVCacheManager(
             groups, cfg.max_model_len or NO_MODEL_LEN_LIMIT, num_blocks=self.num_blocks,

@@ -56,12 +56,14 @@ class JsonlEvents:
         # may come as text (`block_line`) and events may carry numpy arrays (`writes_arrays`).
         self._direct = type(self) is JsonlEvents
         self._pipe: Any = None
+        self._native: Any = None        # native_pipe, with a line thread
         if line_thread and self._direct:
             from kvcore import compiled
             native = compiled.native("kvcore.engine.native_pipe")
             if native is not None:
                 from kvcore.engine import line_thread as lines
                 self._pipe = lines.line_thread(out, native)
+                self._native = native
         self._records: Any = None if self._pipe is None else self._pipe.records
         self._chunk = max(chunk, 1)
         self.seq = 0
@@ -104,11 +106,10 @@ class JsonlEvents:
         `emit` writes them (a subclass that consumes event dicts gets plain lists)."""
         return self._direct
 
-    def segment_marks(self) -> Any:
+    def pieces(self) -> Any:
         """Where the line thread writes the digits of an `admit` line's lists (`release`'s
-        ``parts``): the function giving the mark of list k in a line (`native_pipe`'s
-        `segment_mark`); else None."""
-        return None if self._pipe is None else self._pipe.native.segment_mark
+        ``parts``): `native_pipe`, whose `segment_mark(k)` marks list k in a line; else None."""
+        return self._native
 
     def header(self, fields: dict) -> None:
         obj = {"kind": "header", "schema_version": 1, **fields}
@@ -217,7 +218,7 @@ class JsonlEvents:
 
     def release(self, first: tuple | None = None, parts: list | None = None) -> None:
         """End a hold; ``first`` (a `put`'s arguments) goes before the lines held. ``parts``:
-        the lists its marks stand for (`segment_marks`; only with the line thread)."""
+        the lists its marks stand for (`pieces`; only with the line thread)."""
         pipe = self._pipe
         if pipe is not None:
             # the first line goes before the held ones, and the line thread numbers them all

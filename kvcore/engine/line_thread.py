@@ -51,7 +51,6 @@ class LineThread:
 
     def __init__(self, out: IO[bytes], native: Any) -> None:
         self.out = out
-        self.native = native
         self.records = native.Records()
         self.formatter = native.Formatter()
         self.chunks: queue.Queue[bytes | None] = queue.Queue(DEPTH)

@@ -32,7 +32,7 @@ class Recorder:
                  admit_parts: Callable[[], list | None] | None = None) -> None:
         """`is_counted(req, resumed)` says whether an admission counts in the hit rate (the
         warm-up); `admit_extra(req)` gives the extra fields of an `admit` line, and then
-        `admit_parts()` the lists its marks stand for (`JsonlEvents.segment_marks`)."""
+        `admit_parts()` the lists its marks stand for (`JsonlEvents.pieces`)."""
         self.req: str | None = None
         self.sink = sink
         # Block lines from their lists when the sink writes its own lines

@@ -27,27 +27,36 @@ def segment_mark(Py_ssize_t k):
     return b"\x01" + bytes([0x30 + k])
 
 
+def stride_count(list ids, Py_ssize_t tb, Py_ssize_t end, Py_ssize_t step):
+    """How many tokens a ``("s", ids, tb, end, step)`` part has, or -1 where it cannot be one
+    (tb or step not positive, a position past the ids, an id that is not an int or whose
+    tokens leave int64): `AdmitFields` then writes the list itself."""
+    cdef Py_ssize_t n
+    cdef long long limit
+    if tb <= 0 or step <= 0:
+        return -1
+    n = (end + step - 1) // step if end > 0 else 0
+    if n and (n - 1) * step // tb >= len(ids):
+        return -1
+    limit = (<long long>0x7FFFFFFFFFFFFFFF - tb) // tb
+    for hid in ids:
+        if type(hid) is not int or not -limit <= hid <= limit:
+            return -1
+    return n
+
+
 cdef Py_ssize_t part_count(object part) except -1:
     """How many values ``part`` has (checking it as `put_part` will read it)."""
-    cdef Py_ssize_t tb, end, step, n, nids
-    cdef long long limit
+    cdef Py_ssize_t n
     if part[0] == "h":
         if not isinstance(part[1], list) or not 0 <= part[2] <= len(part[1]):
             raise ValueError("a hashes part: (\"h\", list, count <= its length)")
         return part[2]
     if part[0] != "s" or not isinstance(part[1], list):
         raise ValueError("a part is (\"h\", hashes, count) or (\"s\", ids, tb, end, step)")
-    tb, end, step = part[2], part[3], part[4]
-    if tb <= 0 or step <= 0:
-        raise ValueError("a tokens part needs tb > 0 and step > 0")
-    n = (end + step - 1) // step if end > 0 else 0
-    nids = len(part[1])
-    if n and (n - 1) * step // tb >= nids:
-        raise ValueError("a tokens part reads past its ids")
-    limit = (<long long>0x7FFFFFFFFFFFFFFF - tb) // tb
-    for hid in part[1]:
-        if type(hid) is not int or not -limit <= hid <= limit:
-            raise ValueError("a tokens part's ids are ints whose tokens fit in int64")
+    n = stride_count(part[1], part[2], part[3], part[4])
+    if n < 0:
+        raise ValueError("a tokens part reads past its ids, or is not one (`stride_count`)")
     return n
 
 
