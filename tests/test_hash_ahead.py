@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import random
 import threading
+from contextlib import contextmanager
 
 import orjson
 import pytest
@@ -158,8 +159,8 @@ def test_a_replay_writes_the_same_bytes_with_and_without_it(tmp_path, monkeypatc
     path.write_text(mooncake(120, 5))
     opts = ReplayOptions(block_size=16, num_blocks=600)
 
-    def once(start):
-        monkeypatch.setattr(hash_ahead, "start", start)
+    def once(segments):
+        monkeypatch.setattr(hash_ahead, "segments", segments)
         steps, reqs, ev = io.BytesIO(), io.BytesIO(), io.BytesIO()
         s = replay(str(path), opts, JsonlEvents(ev), steps_out=steps, requests_out=reqs)
         d = s.to_dict()
@@ -167,17 +168,22 @@ def test_a_replay_writes_the_same_bytes_with_and_without_it(tmp_path, monkeypatc
         lines = ev.getvalue().splitlines()
         return steps.getvalue(), reqs.getvalue(), lines[:-1], d
 
-    real = hash_ahead.start
-    used = []
+    real_take = hash_ahead.Segments.take
+    taken = []
 
-    def counted(*a):
-        got = real(*a)
-        used.append(got is not None)
+    def counted(self, index):
+        got = real_take(self, index)
+        taken.append(got is not None)
         return got
 
+    @contextmanager
+    def none(hasher):
+        yield None
+
     monkeypatch.setattr(hash_ahead, "WINDOW", window)
-    with_it = once(counted)
-    without = once(lambda *a: None)
-    assert used == [True]
+    monkeypatch.setattr(hash_ahead.Segments, "take", counted)
+    with_it = once(hash_ahead.segments)
+    without = once(none)
+    assert len(taken) == 120 and sum(taken) > 100      # (a job dropped behind hashes here)
     assert with_it == without
     assert with_it[3]["evictions"] > 0      # a pool small enough to evict

@@ -38,15 +38,15 @@ def test_a_signal_is_held_to_the_end_of_the_block_then_delivered():
 
 def test_ctrl_c_while_the_replay_writes_its_last_records_leaves_whole_files(tmp_path,
                                                                             monkeypatch):
-    import kvcore.engine.replay as replay_module
+    from kvcore.engine.request_book import RequestBook
 
-    real = replay_module.write_request_lines
+    real = RequestBook.write_lines
 
-    def interrupted_midway(out, records, interrupted):
-        os.kill(os.getpid(), signal.SIGINT)      # Ctrl-C as the request lines start
-        real(out, records, interrupted)
+    def interrupted_midway(self, interrupted, unreached=()):
+        os.kill(os.getpid(), signal.SIGINT)      # Ctrl-C as the last request lines start
+        real(self, interrupted, unreached)
 
-    monkeypatch.setattr(replay_module, "write_request_lines", interrupted_midway)
+    monkeypatch.setattr(RequestBook, "write_lines", interrupted_midway)
     ev, req = tmp_path / "ev.jsonl.gz", tmp_path / "req.jsonl"
     res = CliRunner().invoke(app, ["replay", SAMPLE, "--events", str(ev), "--requests",
                                    str(req), "--mode", "cache"])

@@ -2,7 +2,7 @@
 
 Each replica is a `ReplayContext` with its own `KVCacheManager`, scheduler and clock, built on
 the whole trace (so it is sized and checked exactly as `kvcli replay` of that trace would be)
-but holding only the requests routed to it: a request joins its records, its arrival order and
+but holding only the requests routed to it: a request joins its records and
 its loop's `pending` when the router picks the replica, and the engine loop takes it in at its
 next step, as it takes in a trace's arrivals. The cluster turns each replica's loop one step at
 a time (`EngineLoop.advance`) when the shared clock reaches the replica's next step; in cache
@@ -25,7 +25,6 @@ from kvcore.engine.engine_loop import EngineLoop
 from kvcore.engine.events import JsonlEvents
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.replay import engine_loop
-from kvcore.engine.request_log import RequestRecord
 from kvcore.engine.vllm_events import VllmEvents
 from kvcore.request import Request
 from kvcore.traces import Trace, TraceRequest
@@ -39,9 +38,10 @@ class ReplicaContext(ReplayContext):
         super().__init__(trace, cfg, sink, vllm_sink=vllm_sink)
         # Warm-up positions stay the whole trace's (the first fraction of the cluster's
         # requests is the warm-up, wherever they were routed).
-        self.order = []
-        self.records = {}
+        self.order = ()                 # (its loop takes requests from `Replica.add` alone)
+        self.book.keep = True           # the cluster's report reads the records at the end
         self.summary.requests = 0
+        self.prompt_tokens_total = 0
         self.prebuilt: dict[str, Request] = {}
         self.listener: Any = None       # told of rejections (the loop tells of the rest)
 
@@ -75,15 +75,16 @@ class Replica:
             self.cache = CacheRun(ctx)
         else:
             self.loop = engine_loop(ctx)
-            self.loop.pending = deque()
+            self.loop.pending = deque()     # `add` brings its requests, none come from a trace
+            self.loop.incoming = None
             self.loop.listener = listener
 
     def add(self, tr: TraceRequest, pos: int, req: Request) -> None:
         """`tr` (trace position `pos`, its `Request` built) is routed here."""
         ctx = self.ctx
-        ctx.records[tr.id] = RequestRecord(tr, pos)
-        ctx.order.append(tr)
+        ctx.book.open(tr, pos)
         ctx.summary.requests += 1
+        ctx.prompt_tokens_total += tr.prompt_len
         ctx.prebuilt[tr.id] = req
         if self.cache is not None:
             rejected = ctx.summary.rejected

@@ -90,7 +90,7 @@ def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
         try:
             # every request is built by replica 0's context when routed, in arrival order: its
             # hasher takes the prompts' hashes from the thread (`kvcore/engine/hash_ahead.py`)
-            with hash_ahead.running(loop.replicas[0].ctx.hasher, trace.requests):
+            with hash_ahead.running(loop.replicas[0].ctx.hasher, trace.held()):
                 loop.run()
         except KeyboardInterrupt:
             interrupted = True
@@ -136,7 +136,7 @@ def _build(trace: Trace, cfg: ReplayOptions, name: str, opts: dict, copts: Clust
         replicas.append(rep)
         sinks.append(fwd)
     router = make_router(name, n, dict(opts), copts.seed, replicas[0].ctx.kvm.hash_block_size)
-    loop = ClusterLoop(replicas, router, trace.requests,
+    loop = ClusterLoop(replicas, router, trace.held(),
                        metrics_interval_ms=copts.metrics_interval_ms,
                        kv_event_lag_ms=copts.kv_event_lag_ms, decisions_out=decisions_out)
     for rep, fwd in zip(replicas, sinks, strict=True):

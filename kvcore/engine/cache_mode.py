@@ -7,6 +7,7 @@ is one "step"; its time is its arrival time.
 from __future__ import annotations
 
 from kvcore.engine.context import ReplayContext
+from kvcore.engine.read_ahead import read_ahead
 from kvcore.offload.stores import build_connector_meta
 from kvcore.offload.tier import OffloadTier
 from kvcore.traces import TraceRequest
@@ -14,9 +15,11 @@ from kvcore.traces import TraceRequest
 
 def run_cache(ctx: ReplayContext) -> None:
     run = CacheRun(ctx)
-    for k, tr in enumerate(ctx.trace.requests):
+    k = 0
+    for tr in read_ahead(ctx.order, lambda: ctx.prompt_hashes):
         run.one(tr, k)
-    run.close(len(ctx.trace.requests))
+        k += 1
+    run.close(k)
 
 
 class CacheRun:
@@ -37,7 +40,8 @@ class CacheRun:
         skipped = self.skipped
         ctx.step = k
         ctx.t_ms = tr.arrival_ms
-        info = ctx.records[tr.id]
+        # (a cluster's replica opened it when the request was routed there)
+        info = ctx.records.get(tr.id) or ctx.book.open(tr, k)
         info.arrival_ms = tr.arrival_ms
         if jsonl is not None:
             jsonl.step, jsonl.t_ms = k, tr.arrival_ms
@@ -79,6 +83,7 @@ class CacheRun:
         if ctx.vllm is not None:
             ctx.vllm.batch(tr.arrival_ms / 1000.0, ctx.take_kv_events())
         ctx.summary.finished += 1
+        ctx.book.retire(tr.id)
         ctx.progress(1)
 
     def close(self, n: int) -> None:

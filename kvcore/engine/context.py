@@ -2,7 +2,7 @@
 
 The resolved options with the pool sized (a model's groups, `gpu_memory_gib`, the engine's
 16,384 blocks or, in cache mode, room for every prompt block), the `KVCacheManager` with the
-`Recorder` as its tracer, the block hasher, one `RequestRecord` per request, the summary being
+`Recorder` as its tracer, the block hasher, the requests' records (`RequestBook`), the summary being
 filled, and the rules both modes apply to a request: whether it can ever run, how an admission
 counts in the hit rate.
 """
@@ -10,18 +10,19 @@ counts in the hit rate.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import IO
+from collections.abc import Callable, Iterable
+from typing import IO, Any
 
 from kvcore.clock.registry import make_clock
 from kvcore.coordinator import check_retention_interval
+from kvcore.engine import latency
 from kvcore.engine.admit_fields import AdmitFields
 from kvcore.engine.events import JsonlEvents
 from kvcore.engine.hash_memo import TraceBlockHasher
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.recorder import Recorder
 from kvcore.engine.replay_pool import check_startup, concurrent_batches, group_type, sized
-from kvcore.engine.request_log import RequestRecord
+from kvcore.engine.request_book import RequestBook
 from kvcore.engine.results import ReplaySummary
 from kvcore.engine.scheduler_io import NO_MODEL_LEN_LIMIT
 from kvcore.engine.vllm_events import VllmEvents
@@ -34,6 +35,7 @@ from kvcore.offload.tier import OffloadTier
 from kvcore.request import LoRARequest, Request
 from kvcore.specs import FullAttentionSpec, cdiv
 from kvcore.traces import Trace, TraceRequest
+from kvcore.traces.stream import TraceStream
 
 # Options that only the engine mode's scheduler and clock read.
 ENGINE_ONLY = frozenset({"max_num_seqs", "long_prefill_token_threshold",
@@ -89,21 +91,31 @@ class ReplayContext:
                                      block_size=cfg.block_size, config=cfg.to_dict())
         # Arrival order: timestamps (ties in file order), or with arrivals=step each request's
         # step, in file order within a step (as the scheduler oracle adds them).
-        order = trace.requests
+        order: Iterable[TraceRequest] = trace.requests
         if cfg.mode == "engine" and cfg.arrivals == "step":
-            order = sorted(order, key=lambda r: (r.arrival_step, r.index))
-        self.order: list[TraceRequest] = order
-        self.records = {tr.id: RequestRecord(tr, pos) for pos, tr in enumerate(order)}
+            order = (trace.requests.by_step() if isinstance(trace.requests, TraceStream)
+                     else sorted(trace.requests, key=lambda r: (r.arrival_step, r.index)))
+        # (a `TraceStream` reads the file again each time it is iterated)
+        self.order: Iterable[TraceRequest] = order
         self.warmup_start = int(len(trace.requests) * cfg.warmup)
+        # The requests' records (`request_book.py`): ``records`` holds those arrived and not
+        # finished (a cluster's replica and a live replay keep them all).
+        self.book = RequestBook(requests_out, self.warmup_start,
+                                latency.applies(cfg.mode, cfg.arrivals), keep=False)
+        self.records = self.book.live
+        # prompt tokens of the requests this replay runs, and of those it rejected (a warning)
+        self.prompt_tokens_total = trace.prompt_tokens
+        self.rejected_prompt_tokens = 0
+        # the prompt-hash thread's chunks (`hash_ahead.Segments`) while a replay runs
+        self.prompt_hashes: Any = None
+        # the requests that never arrived, in arrival order (the engine loop's, at the end)
+        self.unreached: Callable[[], Iterable[TraceRequest]] = tuple
         self.step = 0
         self.t_ms = 0.0
         self.request_hit_sum = 0.0
         # LoRA adapters get ids 1, 2, 3, ... in order of first appearance in the trace file (a
         # stable `lora_int_id`, which vLLM's BlockStored events carry as `lora_id`).
-        self.lora_ids: dict[str, int] = {}
-        for r in sorted(trace.requests, key=lambda r: r.index):
-            if r.lora is not None and r.lora not in self.lora_ids:
-                self.lora_ids[r.lora] = len(self.lora_ids) + 1
+        self.lora_ids = {name: i for i, name in enumerate(trace.lora_names, 1)}
         # The header's group list (`docs/events.md`): vLLM's spec kind names.
         self.groups = [{"type": group_type(g.kv_cache_spec),
                         "block_size": g.kv_cache_spec.block_size,
@@ -112,7 +124,11 @@ class ReplayContext:
         self.all_full = all(isinstance(g.kv_cache_spec, FullAttentionSpec) for g in groups)
         # The manager hashes at the gcd of the groups' block sizes (as vLLM's does).
         hash_block_size = math.gcd(*(g.kv_cache_spec.block_size for g in groups))
-        traces = {tr.id: tr for tr in trace.requests}
+        # the hasher finds a request's trace request here: among the records of a streamed
+        # trace (the requests in flight), else in the whole trace (a cluster builds requests
+        # before they reach a replica)
+        traces = (self.book.traces() if isinstance(trace.requests, TraceStream)
+                  else {tr.id: tr for tr in trace.requests})
         self.hasher = (TraceBlockHasher(hash_block_size, cfg.hash_algo, traces=traces)
                        if cfg.enable_prefix_caching else None)
         admit_extra = None
@@ -242,8 +258,10 @@ class ReplayContext:
     def reject(self, tr: TraceRequest, reason: str) -> None:
         self.records[tr.id].rejected = reason
         self.summary.rejected += 1
+        self.rejected_prompt_tokens += tr.prompt_len
         if self.jsonl is not None:
             self.jsonl.write("reject", tr.id, reason=reason)
+        self.book.retire(tr.id)
         self.progress(1)
 
     def check_rejections(self, skipped: list[tuple[int, str]]) -> None:
@@ -255,10 +273,9 @@ class ReplayContext:
             raise InputError(f"no request fits: {why}", path=self.trace.path, line=line,
                              field="num_blocks")
         more = f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else ""
-        left_out = sum(r.tr.prompt_len for r in self.records.values() if r.rejected is not None)
-        total = sum(r.tr.prompt_len for r in self.records.values())
         self.warning(f"skipped {len(skipped)} request(s) that can never fit, counted as "
-                     f"rejected and left out of the hit rate ({left_out:,} of {total:,} prompt "
+                     f"rejected and left out of the hit rate ({self.rejected_prompt_tokens:,} of "
+                     f"{self.prompt_tokens_total:,} prompt "
                      f"tokens): {self.trace.path}:{line}: {why}{more}")
 
     def count_admission(self, req: Request, hit: int, resumed: bool) -> None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Iterator
+from itertools import chain
 from typing import Any
 
 import orjson
@@ -22,8 +24,9 @@ from kvcore.engine.decode_windows import DecodeWindows
 from kvcore.engine.fake_model import next_token, next_tokens
 from kvcore.engine.fast_forward import decode_stretch, run_stretch
 from kvcore.engine.lazy_request import LazyTraceRequest
-from kvcore.engine.load_check import check_load
+from kvcore.engine.load_check import check_load, stalled
 from kvcore.engine.options import build
+from kvcore.engine.read_ahead import read_ahead
 from kvcore.engine.replay_observer import ReplayObserver
 from kvcore.engine.scheduler import (
     NO_MODEL_LEN_LIMIT,
@@ -31,7 +34,6 @@ from kvcore.engine.scheduler import (
     SchedulerConfig,
     SchedulerOutput,
 )
-from kvcore.errors import InputError
 from kvcore.offload.tier import OffloadTier
 from kvcore.request import Request
 from kvcore.traces import TraceRequest
@@ -55,10 +57,9 @@ class EngineLoop:
         self.sched = Scheduler(
             build(SchedulerConfig, cfg, max_model_len=cfg.max_model_len or NO_MODEL_LEN_LIMIT),
             ctx.kvm, tracer=ctx.recorder, observer=ReplayObserver(ctx))
-        # The CPU offload tier (`kvcore.offload`): the scheduler gets its connector. No
-        # fast-forward (the worker runs every step); decode windows stay on: a window step
-        # allocates, completes and offers nothing, so the connector sees what vLLM's does; under
-        # async, vLLM's deferred frees learn a window request's last scheduled step from it.
+        # The CPU tier (`kvcore.offload`): no fast-forward (its worker runs every step); decode
+        # windows stay on (a window step allocates, completes and offers nothing; under async,
+        # vLLM's deferred frees learn a window request's last scheduled step from it).
         self.tier: OffloadTier | None = ctx.open_tier()
         if self.tier is not None:
             self.sched.attach_connector(self.tier.conn, self.tier.stats)
@@ -69,7 +70,11 @@ class EngineLoop:
             if self.tier is not None:
                 self.sched.windows.deferred = self.sched.deferred
                 self.sched.windows.offer_failed = self.tier.conn.offer_failed
-        self.pending: deque[TraceRequest] = deque(ctx.order)
+        # The next request to arrive (none: none is left), then the others (`read_ahead.py`).
+        self.pending: deque[TraceRequest] = deque()
+        self.incoming: Iterator[TraceRequest] | None = read_ahead(ctx.order,
+                                                                  lambda: ctx.prompt_hashes)
+        ctx.unreached = lambda: chain(self.pending, self.incoming or ())
         self.skipped: list[tuple[int, str]] = []     # (line, why)
         self.add_order = 0
         self.idle_run = 0
@@ -101,13 +106,12 @@ class EngineLoop:
         self.finish()
 
     def advance(self) -> bool:
-        """One turn of the loop: the arrivals, then one step (or a fast-forwarded stretch), or
-        an idle turn. False when the loop is over (every request done, or `max_steps`).
-        `kvcore.cluster` turns it for each replica when the shared clock reaches it."""
+        """One turn: the arrivals, then one step (or a fast-forwarded stretch), or an idle turn.
+        False when the loop is over (all done, or `max_steps`); `kvcore.cluster` calls it too."""
         ctx = self.ctx
         self.arrivals()
         if self.done():
-            return False    # like the oracle: no trailing step just to flush finished ids
+            return False    # (as the oracle: no trailing step just to flush finished ids)
         if not self.has_work():
             if ctx.cfg.arrivals == "step":
                 # Idle steps count, and do nothing else: on to the next arrival's step at once
@@ -151,15 +155,15 @@ class EngineLoop:
         ctx = self.ctx
         pending = self.pending
         mode = ctx.cfg.arrivals
-        if mode == "timestamp" and pending and not self.has_work() \
+        if mode == "timestamp" and (pending or self.pull()) and not self.has_work() \
                 and pending[0].arrival_ms > ctx.t_ms:
             ctx.t_ms = pending[0].arrival_ms
         jsonl = ctx.jsonl
-        while pending and (mode == "ignore"
-                           or (mode == "step" and pending[0].arrival_step <= ctx.step)
-                           or (mode == "timestamp" and pending[0].arrival_ms <= ctx.t_ms)):
+        while (pending or self.pull()) and (
+                mode == "ignore" or (mode == "step" and pending[0].arrival_step <= ctx.step)
+                or (mode == "timestamp" and pending[0].arrival_ms <= ctx.t_ms)):
             tr = pending.popleft()
-            rec = ctx.records[tr.id]
+            rec = ctx.records.get(tr.id) or ctx.book.open(tr)   # (a replica's: opened when routed)
             rec.arrival_ms = ctx.t_ms
             # Latency counts from the trace's arrival (the engine takes a request in at the end
             # of the step running then), or from time 0 when all arrive at once (`latency.py`).
@@ -174,6 +178,15 @@ class EngineLoop:
             if ctx.admit_or_reject(tr, self.skipped):
                 self.sched.add_request(LazyTraceRequest(ctx, tr, self.add_order))
                 self.add_order += 1
+
+    def pull(self) -> bool:
+        """The next request to arrive into `pending`; False when none is left."""
+        tr = None if self.incoming is None else next(self.incoming, None)
+        if tr is None:
+            self.incoming = None
+            return False
+        self.pending.append(tr)
+        return True
 
     def step(self) -> None:
         """One engine step: schedule, the fake model's tokens, update, account."""
@@ -213,10 +226,8 @@ class EngineLoop:
         ctx.step += 1
 
     def clock(self, out: SchedulerOutput | None) -> float:
-        """The end of this step on the simulated clock (`cost.py`: prefill tokens and decoding
-        sequences) for the step's batch (None: it scheduled nothing); first scheduled steps and
-        the usage integral on the way. The requests inside decode windows are decodes, each
-        scheduled before."""
+        """The end of this step on the simulated clock for its batch (None: nothing scheduled);
+        first scheduled steps and the usage integral on the way (decode windows: decodes)."""
         ctx = self.ctx
         records = ctx.records
         cost = ctx.cost
@@ -272,6 +283,7 @@ class EngineLoop:
             if listener is not None:
                 listener.finished(rid, t_end)
             ctx.summary.finished += 1
+            ctx.book.retire(rid)
             ctx.progress(1)
 
     def stall_guard(self, progressed: bool) -> None:
@@ -284,9 +296,5 @@ class EngineLoop:
             return
         self.idle_run += 1
         if self.idle_run > STALL_STEPS:
-            head = next(iter(sched.waiting))
-            tr = self.ctx.records[head.request_id].tr
-            raise InputError(f"request {tr.id!r} can never be admitted "
-                             f"(stalled for {STALL_STEPS} steps)", path=self.ctx.trace.path,
-                             line=tr.line)
+            raise stalled(self.ctx, next(iter(sched.waiting)), STALL_STEPS)
 

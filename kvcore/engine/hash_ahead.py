@@ -88,3 +88,96 @@ def running(hasher: TraceBlockHasher | None, order: Sequence[TraceRequest]) -> I
     finally:
         if hashing is not None:
             hashing.close()
+
+
+class Segments:
+    """The prompt-hash thread of a replay that reads its requests as it goes (`read_ahead`):
+    each chunk of requests read (`feed`, in arrival order) gets its own `HashAhead`, started
+    when the requests built reach it: the first chunk at once, the next one once half of the
+    one before is taken, so that at most two threads run and the hashes held are those of
+    about one chunk ahead of the requests built (which, on an engine behind its trace, lag
+    far behind the arrivals). A chunk is dropped once a later one is taken from: a request
+    built that late (out of arrival order) hashes on the replay's thread, as any request
+    without a job does. Same hashes either way."""
+
+    __slots__ = ("bs", "chunks", "hasher", "native", "next_no", "where")
+
+    def __init__(self, native: Any, hasher: TraceBlockHasher) -> None:
+        self.native = native
+        self.hasher = hasher
+        self.bs = hasher.block_size
+        # chunk number -> [its jobs, its trace indexes, its thread once started]
+        self.chunks: dict[int, list[Any]] = {}
+        self.next_no = 0
+        self.where: dict[int, tuple[int, int]] = {}    # trace index -> (chunk number, job)
+
+    def feed(self, chunk: list[TraceRequest]) -> None:
+        """The next requests read, in the order they arrive."""
+        if self.native is None:             # closed: the replay is over
+            return
+        bs = self.bs
+        jobs = [(i, tr.hash_ids, tr.trace_block_size, tr.prompt_len) if eligible(tr, bs)
+                else (i, None, 0, 0) for i, tr in enumerate(chunk)]
+        if not any(job[1] for job in jobs):
+            return
+        no = self.next_no
+        self.next_no += 1
+        indexes = [tr.index for tr in chunk]
+        self.chunks[no] = [jobs, indexes, None]
+        for i, index in enumerate(indexes):
+            self.where[index] = (no, i)
+        if not any(c[2] is not None for c in self.chunks.values()):
+            self._start(no)
+        self.hasher.ahead = self
+
+    def take(self, index: int) -> list[bytes] | None:
+        got = self.where.pop(index, None)
+        if got is None or got[0] not in self.chunks:
+            return None
+        no, job = got
+        for old in [n for n in self.chunks if n < no]:      # behind the requests built
+            self._drop(old)
+        c = self.chunks[no]
+        if c[2] is None:
+            self._start(no)
+        if 2 * job >= len(c[1]) and no + 1 in self.chunks and self.chunks[no + 1][2] is None:
+            self._start(no + 1)
+        return c[2].ahead.take(job)
+
+    def close(self) -> None:
+        for no in list(self.chunks):
+            self._drop(no)
+        self.hasher.ahead = None
+        self.native = None
+
+    def _start(self, no: int) -> None:
+        c = self.chunks[no]
+        ahead = self.native.HashAhead(self.hasher.none_hash, self.bs, c[0], len(c[0]), WINDOW,
+                                      MAX_BYTES)
+        c[0] = None                         # (the thread holds its own copy of the ids)
+        c[2] = PromptHashThread(ahead, self.hasher)
+        self.hasher.ahead = self            # (PromptHashThread set its own)
+
+    def _drop(self, no: int) -> None:
+        _, indexes, thread = self.chunks.pop(no)
+        if thread is not None:
+            thread.ahead.close()
+            thread.thread.join()
+        for index in indexes:
+            self.where.pop(index, None)
+
+
+@contextmanager
+def segments(hasher: TraceBlockHasher | None) -> Iterator[Segments | None]:
+    """A `Segments` for the block (None where it does not apply: see `start`), closed when it
+    ends (however it ends)."""
+    native = compiled.native("kvcore.engine.native_ahead")
+    if native is None or hasher is None or hasher.head is None \
+            or not 4 <= hasher.block_size < 13_000:
+        yield None
+        return
+    parts = Segments(native, hasher)
+    try:
+        yield parts
+    finally:
+        parts.close()

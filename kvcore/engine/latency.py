@@ -14,7 +14,7 @@ before the record holds its finish, carries exactly the values of the line.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 # The per-request keys (request lines, `finish` events) and the summary's distributions.
 KEYS = ("ttft_ms", "tpot_ms", "e2e_ms", "queue_ms")
@@ -82,6 +82,12 @@ def latency_summary(per_request: Iterable[dict[str, float | None]],
             v = lat[k]
             if v is not None:
                 columns[k].append(v)
+    return columns_summary(columns, uncalibrated)
+
+
+def columns_summary(columns: Mapping[str, Iterable[float]], uncalibrated: bool | None) -> dict:
+    """`latency_summary` of the values already in columns (one per key of `KEYS`, Nones left
+    out; any order)."""
     out: dict = {"uncalibrated": uncalibrated}
     for k in KEYS:
         out[k] = distribution(columns[k])

@@ -4,9 +4,10 @@ behind the trace (engine mode, arrivals by timestamp)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kvcore.engine.latency import percentile
+from kvcore.errors import InputError
 
 if TYPE_CHECKING:
     from kvcore.engine.context import ReplayContext
@@ -20,8 +21,8 @@ BEHIND_MEDIAN_DELAY_S = 1.0
 def check_load(ctx: ReplayContext) -> None:
     """Queueing delays into the summary; a warning when they come from the default (uncalibrated)
     clock, and one when the engine fell behind the trace."""
-    delays = sorted(rec.first_scheduled_ms - rec.tr.arrival_ms for rec in ctx.records.values()
-                    if rec.first_scheduled_ms is not None)
+    ctx.book.settle()
+    delays = sorted(ctx.book.delays)
     if not delays:
         return
     s = ctx.summary
@@ -35,10 +36,17 @@ def check_load(ctx: ReplayContext) -> None:
         ctx.warning(clock)      # at the end, with the numbers it qualifies (an error stays one line)
     if s.queue_delay_p50_s < BEHIND_MEDIAN_DELAY_S:
         return
-    first, last = ctx.trace.requests[0], ctx.trace.requests[-1]     # in arrival order
-    span_s = (last.arrival_ms - first.arrival_ms) / 1000.0
+    span_s = (ctx.trace.last_arrival_ms - ctx.trace.first_arrival_ms) / 1000.0
     ctx.warning(f"the simulated engine fell behind the trace: it needed {ctx.t_ms / 1000.0:,.0f} s "
                 f"of simulated time for a trace spanning {span_s:,.0f} s; queueing delay to the "
                 f"first scheduled step median {s.queue_delay_p50_s:,.1f} s, p99 "
                 f"{s.queue_delay_p99_s:,.1f} s. The hit rate is that of an overloaded server "
                 "(more KV memory, a faster clock or fewer requests would change it)")
+
+
+def stalled(ctx: ReplayContext, head: Any, steps: int) -> InputError:
+    """The error of an engine that scheduled nothing for `steps` steps with `head` (a
+    `Request`) first in its waiting queue: it can never be admitted (vLLM would spin)."""
+    tr = ctx.records[head.request_id].tr
+    return InputError(f"request {tr.id!r} can never be admitted (stalled for {steps} steps)",
+                      path=ctx.trace.path, line=tr.line)

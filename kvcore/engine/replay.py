@@ -24,7 +24,6 @@ from kvcore.engine.context import ReplayContext
 from kvcore.engine.engine_loop import EngineLoop
 from kvcore.engine.events import JsonlEvents
 from kvcore.engine.options import ReplayOptions, resolve
-from kvcore.engine.request_log import write_request_lines
 from kvcore.engine.results import ReplaySummary
 from kvcore.engine.vllm_events import VllmEvents
 from kvcore.gc_pause import gc_paused
@@ -90,8 +89,9 @@ def run(ctx: ReplayContext, loop: EngineLoop | None = None) -> None:
     t0 = time.perf_counter()
     header(ctx)
     try:
-        # the prompts' hashes computed ahead on a second thread (compiled build; `hash_ahead.py`)
-        with hash_ahead.running(ctx.hasher, ctx.order):
+        # the prompts' hashes computed ahead on a second thread (compiled build; `hash_ahead.py`),
+        # fed as the requests are read (`read_ahead.py`)
+        with hash_ahead.segments(ctx.hasher) as ctx.prompt_hashes:
             if ctx.cfg.mode == "cache":
                 run_cache(ctx)
             else:
@@ -125,18 +125,15 @@ def summarize(ctx: ReplayContext, t0: float) -> None:
     s.num_free_blocks_end = ctx.kvm.block_pool.get_num_free_blocks()
     if ctx.jsonl is not None:
         s.events = ctx.jsonl.seq + 1   # + the end / interrupted line
+    book = ctx.book
+    book.settle()
     if latency.applies(ctx.cfg.mode, ctx.cfg.arrivals):
         # the hit rate's requests (past the warm-up; rejected ones never ran) that finished
-        s.latency = latency.latency_summary(
-            (r.latency() for r in ctx.records.values()
-             if r.pos >= ctx.warmup_start and r.finish_ms is not None), ctx.cost.uncalibrated)
+        s.latency = latency.columns_summary(book.latency, ctx.cost.uncalibrated)
     if ctx.tier is not None:
-        extras = [r.extra for r in ctx.records.values() if r.extra is not None]
-        s.offload = ctx.tier.summary(sum(x["gpu_hit_tokens"] for x in extras),
-                                     sum(x["cpu_hit_tokens"] for x in extras))
+        s.offload = ctx.tier.summary(book.gpu_hits, book.cpu_hits)
         # the hit rate's requests (first admissions past the warm-up), CPU hits included
-        cpu = sum(r.extra["lookups"][0][2] for r in ctx.records.values()
-                  if r.extra is not None and r.pos >= ctx.warmup_start)
+        cpu = book.counted_cpu_hits
         s.offload["counted_cpu_hit_tokens"] = cpu
         s.offload["hit_rate_with_cpu"] = (s.hit_tokens + cpu) / s.prompt_tokens \
             if s.prompt_tokens else 0.0
@@ -156,7 +153,7 @@ def header(ctx: ReplayContext) -> None:
 def finish_outputs(ctx: ReplayContext) -> None:
     s = ctx.summary
     if ctx.requests_out is not None:
-        write_request_lines(ctx.requests_out, ctx.records.values(), s.interrupted)
+        ctx.book.write_lines(s.interrupted, ctx.unreached())
     if ctx.jsonl is not None:
         ctx.recorder.flush()   # evictions not followed by an allocation (none in a replay)
     if s.interrupted:

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import IO
-
-import orjson
 
 from kvcore.engine.latency import request_latency
 from kvcore.traces import TraceRequest
@@ -58,12 +54,3 @@ class RequestRecord:
         if self.extra is not None:
             out.update(self.extra)
         return out
-
-
-def write_request_lines(out: IO[bytes], records: Iterable[RequestRecord],
-                        interrupted: bool) -> None:
-    """One line per request in arrival order; after Ctrl-C only those the replay reached."""
-    for rec in records:
-        if interrupted and rec.first_scheduled_step is None and rec.rejected is None:
-            continue
-        out.write(orjson.dumps(rec.line()) + b"\n")

@@ -102,9 +102,10 @@ class LiveRun:
             return None
         from kvcore.live.metrics import EngineMetrics, Families
 
+        ctx.book.keep = True    # the metrics read a request's record after its finish
         cfg = ctx.cfg
         if self.families is None:
-            longest = max((r.prompt_len + r.output_len for r in ctx.trace.requests), default=1)
+            longest = ctx.trace.max_total_tokens or 1
             self.families = Families(self.registry, cfg.max_model_len or longest,
                                      ctx.offload is not None)
         em = EngineMetrics(self.families, cfg.model or "kvcli", rank)

@@ -1,9 +1,9 @@
-"""Read a whole trace into `TraceRequest`s in arrival order (see `kvcore.traces`)."""
+"""Read a trace into `TraceRequest`s in arrival order, whole or as a stream (see `kvcore.traces`)."""
 
 from __future__ import annotations
 
 import csv
-import math
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -14,6 +14,7 @@ from kvcore.sources import close_source, open_source, text_lines
 from kvcore.traces import fast_ids
 from kvcore.traces.formats import MAX_REQUEST_TOKENS, PARSERS, _Ctx, detect, parse_azure_row
 from kvcore.traces.request import TraceRequest
+from kvcore.traces.stream import Survey, TraceStream
 
 
 @dataclass(slots=True)
@@ -22,40 +23,99 @@ class Trace:
     format: str
     config: dict = field(default_factory=dict)       # the optional first {"config": {...}} line
     config_line: int | None = None
-    requests: list[TraceRequest] = field(default_factory=list)  # arrival order (stable)
+    # arrival order (stable); a `TraceStream` (read again from the file) for a trace of more
+    # requests than `read_trace`'s ``keep``
+    requests: list[TraceRequest] | TraceStream = field(default_factory=list)
     # requests whose timestamp is earlier than one on a line before them (replayed in
     # timestamp order all the same; the replay warns)
     out_of_order: int = 0
+    # over every request, whether kept or streamed (`Survey`)
+    prompt_tokens: int = 0                              # their prompt tokens
+    first_arrival_ms: float = 0.0
+    last_arrival_ms: float = 0.0
+    max_total_tokens: int = 0                           # the longest prompt + output
+    lora_names: list[str] = field(default_factory=list)  # in file order of first appearance
+
+    def held(self) -> list[TraceRequest]:
+        """The requests of a trace read whole (`read_trace` without ``keep``)."""
+        assert isinstance(self.requests, list), "a trace read whole"
+        return self.requests
 
 
-def read_trace(path: str) -> Trace:
+def read_trace(path: str, *, keep: int | None = None) -> Trace:
     """Read, validate and order a trace (a path, or ``-`` for stdin; gzip ok). Raises
-    `InputError` (file:line: field) on bad input."""
+    `InputError` (file:line: field) on bad input. With ``keep``, a trace of more requests than
+    that in a file that can be read again is not held: its `requests` are a `TraceStream`,
+    which reads them again, one at a time, in arrival order (`kvcore.traces.stream`)."""
     name, stream = open_source(path)
+    trace = Trace(path=path, format="")
+    survey = Survey()
+    kept: list[TraceRequest] | None = []
+    seen: set[str] | None = set()
+    rereadable = keep is not None and path != "-" and os.path.isfile(path)
     try:
-        lines = _content_lines(name, stream)
-        ctx = _Ctx(name)
-        first = next(lines, None)
-        if first is None:
-            raise InputError("empty trace: no requests", path=name, line=1)
-        ctx.line, text = first
-        # a JSON line (an object, or a list the JSON reader refuses by its type) or Azure's CSV
-        if text.startswith("TIMESTAMP") or (text[0] not in "{[" and "," in text):
-            trace = _read_csv(path, ctx, first, lines)
-        else:
-            trace = _read_jsonl(path, ctx, first, lines)
+        for req in _file_requests(name, stream, trace):
+            survey.add(req)
+            if seen is not None:
+                if req.id in seen:
+                    raise InputError(f"duplicate request id {req.id!r}", path=name,
+                                     line=req.line, field="id")
+                seen.add(req.id)
+            if kept is not None:
+                kept.append(req)
+                if rereadable and len(kept) > keep:     # type: ignore[operator]
+                    survey.hash_ids(kept)               # duplicates: by hash from here on
+                    kept = seen = None
     finally:
         close_source(stream)
-    if not trace.requests:
-        raise InputError("empty trace: no requests", path=name, line=(ctx.line or 1))
-    latest = -math.inf
-    for r in trace.requests:
-        if r.arrival_ms < latest:
-            trace.out_of_order += 1
-        latest = max(latest, r.arrival_ms)
+    if not survey.count:
+        raise InputError("empty trace: no requests", path=name,
+                         line=survey.last_line or trace.config_line or 1)
+    survey.fill(trace)
+    if kept is None:
+        if survey.id_collision():
+            _raise_duplicate(path)
+        trace.requests = TraceStream(path, survey)
+        return trace
     # Arrival order: timestamp, ties in file order (a stable sort keeps file order).
-    trace.requests.sort(key=lambda r: r.arrival_ms)
+    kept.sort(key=lambda r: r.arrival_ms)
+    trace.requests = kept
     return trace
+
+
+def file_requests(path: str, trace: Trace | None = None) -> Iterator[TraceRequest]:
+    """The requests of the trace at `path` in file order, read and checked one line at a time
+    (`trace`, when given, gets the format and the config line)."""
+    name, stream = open_source(path)
+    try:
+        yield from _file_requests(name, stream, trace or Trace(path=path, format=""))
+    finally:
+        close_source(stream)
+
+
+def _raise_duplicate(path: str) -> None:
+    """Two ids share a hash: read the ids again to name the line of the first duplicate (none
+    when the hashes merely collide)."""
+    seen: set[str] = set()
+    for req in file_requests(path):
+        if req.id in seen:
+            raise InputError(f"duplicate request id {req.id!r}", path=path, line=req.line,
+                             field="id")
+        seen.add(req.id)
+
+
+def _file_requests(name: str, stream, trace: Trace) -> Iterator[TraceRequest]:
+    lines = _content_lines(name, stream)
+    ctx = _Ctx(name)
+    first = next(lines, None)
+    if first is None:
+        return
+    ctx.line, text = first
+    # a JSON line (an object, or a list the JSON reader refuses by its type) or Azure's CSV
+    if text.startswith("TIMESTAMP") or (text[0] not in "{[" and "," in text):
+        yield from _read_csv(trace, ctx, first, lines)
+    else:
+        yield from _read_jsonl(trace, ctx, first, lines)
 
 
 def _content_lines(name: str, stream) -> Iterator[tuple[int, str]]:
@@ -76,8 +136,7 @@ def _decode(text: str, ctx: _Ctx) -> dict:
     return obj
 
 
-def _read_jsonl(path: str, ctx: _Ctx, first, lines) -> Trace:
-    trace = Trace(path=path, format="")
+def _read_jsonl(trace: Trace, ctx: _Ctx, first, lines) -> Iterator[TraceRequest]:
     obj = _decode(first[1], ctx)
     pending = [(ctx.line, obj)]
     if "config" in obj:
@@ -88,10 +147,10 @@ def _read_jsonl(path: str, ctx: _Ctx, first, lines) -> Trace:
         trace.config_line = ctx.line
         pending = []
     parser = None
-    seen: set[str] = set()
+    index = 0
 
-    def add(n: int, o: dict) -> None:
-        nonlocal parser
+    def parse(n: int, o: dict) -> TraceRequest:
+        nonlocal parser, index
         ctx.line = n
         if parser is None:
             try:
@@ -99,14 +158,11 @@ def _read_jsonl(path: str, ctx: _Ctx, first, lines) -> Trace:
             except ValueError as err:
                 raise ctx.err(None, str(err)) from None
             parser = PARSERS[trace.format]
-        req = parser(o, ctx, len(trace.requests))
-        if req.id in seen:
-            raise ctx.err("id", f"duplicate request id {req.id!r}")
-        seen.add(req.id)
-        trace.requests.append(req)
+        index += 1
+        return parser(o, ctx, index - 1)
 
     for n, o in pending:
-        add(n, o)
+        yield parse(n, o)
     fast = fast_ids.available()
     for n, text in lines:
         ctx.line = n
@@ -116,23 +172,23 @@ def _read_jsonl(path: str, ctx: _Ctx, first, lines) -> Trace:
         if got is not None:         # the prompt's ids read in C (compiled build): no bools
             ctx.no_bools = False
             obj, ctx.prompt_ids = got
-            add(n, obj)
+            req = parse(n, obj)
             ctx.prompt_ids = None
+            yield req
             continue
         ctx.no_bools = "true" not in text and "false" not in text
-        add(n, _decode(text, ctx))
-    ctx.no_bools = False
-    return trace
+        req = parse(n, _decode(text, ctx))
+        ctx.no_bools = False
+        yield req
 
 
-def _read_csv(path: str, ctx: _Ctx, first, lines) -> Trace:
+def _read_csv(trace: Trace, ctx: _Ctx, first, lines) -> Iterator[TraceRequest]:
     header = [h.strip() for h in first[1].split(",")]
     if header != ["TIMESTAMP", "ContextTokens", "GeneratedTokens"]:
         raise ctx.err(None, "CSV header must be TIMESTAMP,ContextTokens,GeneratedTokens "
                             "(Azure LLM inference trace)")
-    trace = Trace(path=path, format="azure")
-    for n, text in lines:
+    trace.format = "azure"
+    for index, (n, text) in enumerate(lines):
         ctx.line = n
         row = next(csv.reader([text]))
-        trace.requests.append(parse_azure_row(row, ctx, len(trace.requests)))
-    return trace
+        yield parse_azure_row(row, ctx, index)
