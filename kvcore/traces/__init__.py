@@ -9,6 +9,9 @@
         r.prompt_tokens()             # token ids (derived from hash_ids when needed)
         r.trace_blocks()              # [(trace block key, tokens), ...]
 
+`read_trace(path, keep=K)` holds at most K requests: a longer trace in a file comes back as a
+`TraceStream` (`stream.py`) that reads its requests again, in arrival order, when iterated.
+
 Formats are detected from the first request's fields (`formats.detect`); every malformed line is
 an `InputError` naming the file, the line and the field. Inputs are opened by `kvcore.sources`.
 """
