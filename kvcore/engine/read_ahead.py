@@ -16,7 +16,7 @@ from typing import Any
 
 from kvcore.traces import TraceRequest
 
-CHUNK = 512
+CHUNK = 256
 
 
 def read_ahead(order: Iterable[TraceRequest], hashes: Callable[[], Any]
