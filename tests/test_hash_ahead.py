@@ -187,3 +187,42 @@ def test_a_replay_writes_the_same_bytes_with_and_without_it(tmp_path, monkeypatc
     assert len(taken) == 120 and sum(taken) > 100      # (a job dropped behind hashes here)
     assert with_it == without
     assert with_it[3]["evictions"] > 0      # a pool small enough to evict
+
+
+def test_chunks_start_as_the_requests_built_reach_them(tmp_path, monkeypatch):
+    """All 120 requests arrive at once and are built 4 at a time, long after they were read:
+    every chunk of 8 is started when the builds reach it, so every take finds its job (chunks
+    started as they were read and dropped by count threw most jobs away), with the same bytes
+    as hashing on the replay's thread."""
+    from kvcore.engine import read_ahead
+
+    path = tmp_path / "t.jsonl"
+    path.write_text(mooncake(120, 9))
+    opts = ReplayOptions(block_size=16, num_blocks=2000, arrivals="ignore", max_num_seqs=4)
+    monkeypatch.setattr(read_ahead, "CHUNK", 8)
+    real_take, real_start = hash_ahead.Segments.take, hash_ahead.Segments._start
+    taken, running = [], []
+
+    def take(self, index):
+        got = real_take(self, index)
+        taken.append(got is not None)
+        return got
+
+    def start(self, no):
+        real_start(self, no)
+        running.append(sum(c[2] is not None for c in self.chunks.values()))
+
+    monkeypatch.setattr(hash_ahead.Segments, "take", take)
+    monkeypatch.setattr(hash_ahead.Segments, "_start", start)
+    ev = io.BytesIO()
+    replay(str(path), opts, JsonlEvents(ev))
+    assert taken == [True] * 120 and len(running) == 15 and max(running) == 2
+
+    @contextmanager
+    def none(hasher):
+        yield None
+
+    monkeypatch.setattr(hash_ahead, "segments", none)
+    plain = io.BytesIO()
+    replay(str(path), opts, JsonlEvents(plain))
+    assert ev.getvalue().splitlines()[:-1] == plain.getvalue().splitlines()[:-1]

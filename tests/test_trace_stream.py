@@ -176,3 +176,28 @@ def test_a_duplicate_id_past_keep_names_its_line(tmp_path, monkeypatch):
     fine = token_trace(tmp_path / "u.jsonl", random.Random(4), n=30)
     assert len(read_trace(fine, keep=5).requests) == 30
     os.remove(fine)
+
+
+def test_kvcli_replay_streams_a_trace_past_held_requests(tmp_path, monkeypatch):
+    """The command reads a trace of more than `HELD_REQUESTS` as a stream: same files."""
+    from typer.testing import CliRunner
+
+    import kvcli.commands.replay as replay_command
+    import kvcore.traces.reader as reader_module
+    from kvcli.app import app
+
+    path = token_trace(tmp_path / "t.jsonl", random.Random(8), lora=True)
+    streamed = []
+
+    def files(held: int) -> list[bytes]:
+        monkeypatch.setattr(replay_command, "HELD_REQUESTS", held)
+        out = [tmp_path / f"{name}-{held}.jsonl" for name in ("events", "requests", "steps")]
+        res = CliRunner().invoke(app, ["replay", path, "--block-size", "16", "--num-blocks",
+                                       "64", "--events", str(out[0]), "--requests",
+                                       str(out[1]), "--steps", str(out[2])])
+        assert res.exit_code == 0, res.output
+        return [re.sub(rb'"wall_time_s":[0-9.e+-]+', b"", p.read_bytes()) for p in out]
+
+    monkeypatch.setattr(reader_module, "TraceStream",
+                        lambda *a: streamed.append(1) or TraceStream(*a))
+    assert files(5) == files(1000) and streamed == [1]      # (60 requests: 5 < 60 < 1000)

@@ -64,7 +64,7 @@ class RequestBook:
         self.latency: dict[str, array] = {k: array("d") for k in KEYS}
         self.delays = array("d")
         self.gpu_hits = self.cpu_hits = self.counted_cpu_hits = 0
-        self.settled: set[int] = set()      # positions of open records folded by `settle`
+        self.settled = False                # the open records folded (`settle`)
 
     def traces(self) -> LiveTraces:
         """The trace requests of the open records by id (the hasher's ``traces``)."""
@@ -89,12 +89,13 @@ class RequestBook:
             self._write_ready()
 
     def settle(self) -> None:
-        """Fold the records still open (once: the summary and the load check both ask), so that
-        the columns hold every request the replay reached."""
+        """Fold the records still open, once (the load check and the summary both ask, after
+        the last step), so that the columns hold every request the replay reached."""
+        if self.settled:
+            return
+        self.settled = True
         for rec in self.live.values():
-            if rec.pos not in self.settled:
-                self.settled.add(rec.pos)
-                self._fold(rec)
+            self._fold(rec)
 
     def write_lines(self, interrupted: bool, unreached: Iterable[TraceRequest] = ()) -> None:
         """The end, with a lines file: every line left, in arrival order. After Ctrl-C only
