@@ -18,7 +18,6 @@ from array import array
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-import numpy as np
 import xxhash
 
 from kvcore.errors import InputError
@@ -87,6 +86,8 @@ class Survey:
 
     def id_collision(self) -> bool:
         """Whether two ids share a hash (a duplicate id, or very rarely a collision)."""
+        import numpy as np  # (here: a replay of a trace held whole never pays its import)
+
         h = np.frombuffer(self.id_hashes, dtype=np.uint64)     # type: ignore[arg-type]
         h = np.sort(h)
         return bool(np.any(h[1:] == h[:-1]))
@@ -119,9 +120,9 @@ class TraceStream:
         # its arrival times and steps.
         self.order: array | None = None
         if by_step and survey.steps_out_of_order:
-            self.order = _stable_order(np.frombuffer(survey.steps, dtype=np.int64))
+            self.order = _stable_order(survey.steps)
         elif not by_step and survey.out_of_order:
-            self.order = _stable_order(np.frombuffer(survey.arrivals))
+            self.order = _stable_order(survey.arrivals)
         if not (survey.out_of_order or survey.steps_out_of_order):
             survey.arrivals = array("d")
             survey.steps = array("q")
@@ -165,10 +166,14 @@ class TraceStream:
                           "to check it, then request by request)", path=self.path)
 
 
-def _stable_order(keys: np.ndarray) -> array:
-    """The positions of `keys` in ascending order, ties in position order."""
+def _stable_order(keys: array) -> array:
+    """The positions of `keys` (an array of "d" or "q") in ascending order, ties in position
+    order."""
+    import numpy as np
+
     order = array("q")
-    order.frombytes(np.argsort(keys, kind="stable").astype(np.int64).tobytes())
+    values = np.frombuffer(keys, dtype=np.float64 if keys.typecode == "d" else np.int64)
+    order.frombytes(np.argsort(values, kind="stable").astype(np.int64).tobytes())
     return order
 
 
