@@ -68,9 +68,9 @@ def router_result(name: str, opts: dict, loop: ClusterLoop, wall_time_s: float) 
         cpu = [x.offload["counted_cpu_hit_tokens"] for x in sums]   # type: ignore[index]
         out["offload"] = {"cpu_hit_tokens": sum(cpu), "hit_rate_with_cpu": rate(hit + sum(cpu))}
     if latency.applies(ctx0.cfg.mode, ctx0.cfg.arrivals):
-        out["latency"] = latency.latency_summary(
-            (rec.latency() for r in reps for rec in r.ctx.records.values()
-             if rec.pos >= r.ctx.warmup_start and rec.finish_ms is not None),
+        # every replica's counted finished requests, as each summary folded them
+        out["latency"] = latency.columns_summary(
+            {k: [v for r in reps for v in r.ctx.book.latency[k]] for k in latency.KEYS},
             ctx0.cost.uncalibrated)
     for i, (r, s) in enumerate(zip(reps, sums, strict=True)):
         row = {"replica": i}

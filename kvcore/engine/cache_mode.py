@@ -40,8 +40,7 @@ class CacheRun:
         skipped = self.skipped
         ctx.step = k
         ctx.t_ms = tr.arrival_ms
-        # (a cluster's replica opened it when the request was routed there)
-        info = ctx.records.get(tr.id) or ctx.book.open(tr, k)
+        info = ctx.book.arrived(tr, k)
         info.arrival_ms = tr.arrival_ms
         if jsonl is not None:
             jsonl.step, jsonl.t_ms = k, tr.arrival_ms

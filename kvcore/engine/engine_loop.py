@@ -163,7 +163,7 @@ class EngineLoop:
                 mode == "ignore" or (mode == "step" and pending[0].arrival_step <= ctx.step)
                 or (mode == "timestamp" and pending[0].arrival_ms <= ctx.t_ms)):
             tr = pending.popleft()
-            rec = ctx.records.get(tr.id) or ctx.book.open(tr)   # (a replica's: opened when routed)
+            rec = ctx.book.arrived(tr)
             rec.arrival_ms = ctx.t_ms
             # Latency counts from the trace's arrival (the engine takes a request in at the end
             # of the step running then), or from time 0 when all arrive at once (`latency.py`).

@@ -63,20 +63,33 @@ def start(hasher: TraceBlockHasher | None, order: Sequence[TraceRequest]
     """Start hashing the prompts of `order` (the order their requests will be built in) for
     `hasher`, or None where it does not apply: the pure-Python build, no prefix caching, a hash
     other than the default sha256, no eligible request."""
-    native = compiled.native("kvcore.engine.native_ahead")
-    if native is None or hasher is None or hasher.head is None:
+    native = _native_for(hasher)
+    if native is None or hasher is None:
         return None
-    bs = hasher.block_size
-    if not 4 <= bs < 13_000:
-        return None
-    jobs = [(tr.index, tr.hash_ids, tr.trace_block_size, tr.prompt_len)
-            if eligible(tr, bs) else (tr.index, None, 0, 0) for tr in order]
-    if not any(job[1] for job in jobs):
+    jobs = _jobs(order, hasher.block_size, [tr.index for tr in order])
+    if jobs is None:
         return None
     # (a caller may replay some of a trace's requests: the indexes need not be 0 .. n - 1)
     n_index = max(tr.index for tr in order) + 1
-    return PromptHashThread(native.HashAhead(hasher.none_hash, bs, jobs, n_index, WINDOW,
-                                             MAX_BYTES), hasher)
+    return PromptHashThread(native.HashAhead(hasher.none_hash, hasher.block_size, jobs, n_index,
+                                             WINDOW, MAX_BYTES), hasher)
+
+
+def _native_for(hasher: TraceBlockHasher | None) -> Any:
+    """`native_ahead` where the thread applies to `hasher` (see `start`), else None."""
+    native = compiled.native("kvcore.engine.native_ahead")
+    if native is None or hasher is None or hasher.head is None \
+            or not 4 <= hasher.block_size < 13_000:
+        return None
+    return native
+
+
+def _jobs(requests: Sequence[TraceRequest], bs: int, numbers: Sequence[int]) -> list | None:
+    """`HashAhead`'s jobs for `requests` (in the order they will be built), numbered by
+    `numbers`; None when none is eligible."""
+    jobs = [(n, tr.hash_ids, tr.trace_block_size, tr.prompt_len) if eligible(tr, bs)
+            else (n, None, 0, 0) for n, tr in zip(numbers, requests, strict=True)]
+    return jobs if any(job[1] for job in jobs) else None
 
 
 @contextmanager
@@ -110,15 +123,14 @@ class Segments:
         self.chunks: dict[int, list[Any]] = {}
         self.next_no = 0
         self.where: dict[int, tuple[int, int]] = {}    # trace index -> (chunk number, job)
+        hasher.ahead = self
 
     def feed(self, chunk: list[TraceRequest]) -> None:
         """The next requests read, in the order they arrive."""
         if self.native is None:             # closed: the replay is over
             return
-        bs = self.bs
-        jobs = [(i, tr.hash_ids, tr.trace_block_size, tr.prompt_len) if eligible(tr, bs)
-                else (i, None, 0, 0) for i, tr in enumerate(chunk)]
-        if not any(job[1] for job in jobs):
+        jobs = _jobs(chunk, self.bs, range(len(chunk)))
+        if jobs is None:
             return
         no = self.next_no
         self.next_no += 1
@@ -128,7 +140,6 @@ class Segments:
             self.where[index] = (no, i)
         if not any(c[2] is not None for c in self.chunks.values()):
             self._start(no)
-        self.hasher.ahead = self
 
     def take(self, index: int) -> list[bytes] | None:
         got = self.where.pop(index, None)
@@ -171,9 +182,8 @@ class Segments:
 def segments(hasher: TraceBlockHasher | None) -> Iterator[Segments | None]:
     """A `Segments` for the block (None where it does not apply: see `start`), closed when it
     ends (however it ends)."""
-    native = compiled.native("kvcore.engine.native_ahead")
-    if native is None or hasher is None or hasher.head is None \
-            or not 4 <= hasher.block_size < 13_000:
+    native = _native_for(hasher)
+    if native is None or hasher is None:
         yield None
         return
     parts = Segments(native, hasher)

@@ -78,6 +78,11 @@ class RequestBook:
         rec = self.live[tr.id] = RequestRecord(tr, pos)
         return rec
 
+    def arrived(self, tr: TraceRequest, pos: int | None = None) -> RequestRecord:
+        """The record of `tr`, which arrives now: the one a cluster's replica opened when the
+        request was routed there, else a new one (`open`)."""
+        return self.live.get(tr.id) or self.open(tr, pos)
+
     def retire(self, rid: str) -> None:
         """Request `rid` finished or was rejected: nothing changes its record any more."""
         if self.keep:
@@ -85,7 +90,7 @@ class RequestBook:
         rec = self.live.pop(rid)
         self._fold(rec)
         if self.out is not None:
-            self.lines[rec.pos] = orjson.dumps(rec.line()) + b"\n"
+            self.lines[rec.pos] = _line(rec)
             self._write_ready()
 
     def settle(self) -> None:
@@ -107,13 +112,13 @@ class RequestBook:
         for rec in self.live.values():
             if not interrupted or rec.first_scheduled_step is not None \
                     or rec.rejected is not None:
-                lines[rec.pos] = orjson.dumps(rec.line()) + b"\n"
+                lines[rec.pos] = _line(rec)
         for pos in sorted(lines):
             out.write(lines[pos])
         lines.clear()
         if not interrupted:
             for tr in unreached:
-                out.write(orjson.dumps(RequestRecord(tr, self.opened).line()) + b"\n")
+                out.write(_line(RequestRecord(tr, self.opened)))
                 self.opened += 1
 
     def _write_ready(self) -> None:
@@ -138,6 +143,11 @@ class RequestBook:
             self.cpu_hits += extra["cpu_hit_tokens"]
             if counted:
                 self.counted_cpu_hits += extra["lookups"][0][2]
+
+
+def _line(rec: RequestRecord) -> bytes:
+    """The record's request line (`kvcli replay --requests`)."""
+    return orjson.dumps(rec.line()) + b"\n"
 
 
 class LiveTraces(Mapping[str, TraceRequest]):

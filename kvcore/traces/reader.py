@@ -57,10 +57,7 @@ def read_trace(path: str, *, keep: int | None = None) -> Trace:
         for req in _file_requests(name, stream, trace):
             survey.add(req)
             if seen is not None:
-                if req.id in seen:
-                    raise InputError(f"duplicate request id {req.id!r}", path=name,
-                                     line=req.line, field="id")
-                seen.add(req.id)
+                _check_unique(req, seen, name)
             if kept is not None:
                 kept.append(req)
                 if rereadable and len(kept) > keep:     # type: ignore[operator]
@@ -98,10 +95,15 @@ def _raise_duplicate(path: str) -> None:
     when the hashes merely collide)."""
     seen: set[str] = set()
     for req in file_requests(path):
-        if req.id in seen:
-            raise InputError(f"duplicate request id {req.id!r}", path=path, line=req.line,
-                             field="id")
-        seen.add(req.id)
+        _check_unique(req, seen, path)
+
+
+def _check_unique(req: TraceRequest, seen: set[str], name: str) -> None:
+    """`req`'s id is not among `seen` (bad input, naming its line), and now is."""
+    if req.id in seen:
+        raise InputError(f"duplicate request id {req.id!r}", path=name, line=req.line,
+                         field="id")
+    seen.add(req.id)
 
 
 def _file_requests(name: str, stream, trace: Trace) -> Iterator[TraceRequest]:
