@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from kvcli import lean_typer
+from kvcli import help_layout, lean_typer
 from kvcli.commands import (
     bench,
     calibrate,
@@ -24,6 +24,7 @@ from kvcli.commands import (
 )
 
 lean_typer.install()   # plain option values converted without pydantic (~0.1 s a process)
+help_layout.install()  # option names whole in --help at any width
 
 VLLM_MODELLED = "0.33.0"
 

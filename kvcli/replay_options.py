@@ -115,14 +115,14 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
               "linear:C0,C1,C2 (ms a step, a "
               "prefill token, a decoding request) or fixed:MS (default: roofline with a model "
               "and a GPU, else linear from the three options above)")),
-    "gpu": (str, _C, ("GPU preset the roofline clock times (see `kvcli clock gpus`; "
-            "default: none)")),
+    "gpu": (str, _C, ("GPU preset the roofline clock times (see `kvcli clock gpus`) "
+            "(default: none)")),
     "calibration": (str, _C, ("A `kvcli calibrate --gpu` file: the calibrated clock (its "
-                    "measured ceilings and fitted factors; default: none)")),
+                    "measured ceilings and fitted factors) (default: none)")),
     "tp": (int, _C, "Tensor-parallel size the clock times (and the model's KV heads per GPU)"),
     "kv_cache_dtype": (KvCacheDtype, _C, "KV cache dtype (auto: the model's)"),
     "kv_offloading_size": (float, _O, ("vLLM's --kv-offloading-size: a CPU tier of this many "
-                           "GiB (engine mode; default: none, no tier)")),
+                           "GiB, engine mode (default: none, no tier)")),
     "kv_offloading_size_chunks": (int, _O, ("The CPU tier's size in chunks instead (default: "
                                   "none)")),
     "offload_block_size": (int, _O, ("Tokens per CPU chunk, a multiple of the block size "

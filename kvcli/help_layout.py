@@ -1,0 +1,107 @@
+"""Option names whole in `--help`, at any terminal width.
+
+Typer 0.29 draws each option panel as a rich table of six columns (name, short name, negative
+name, negative short name, type, help) whose cells rich cuts with an ellipsis when the table is
+wider than the terminal. kvcli's options carry vLLM's long names
+(``--prefix-cache-retention-interval``, ``--no-scheduler-reserve-full-isl``): at 80 columns
+`kvcli replay --help` showed 13 of them cut (``--enable-prefix-…``), at 120 still 3, so the
+help could not tell a user what to type. `install()` changes the layout only: a flag's negative
+name goes under its name in the same cell, name cells never wrap or shorten, the type column
+folds, and the help column takes the width left. Rows, texts and styles stay typer's.
+
+It replaces the ``Table`` that ``typer.rich_utils`` draws with, the first time help is shown:
+rich's table (and typer's rich_utils) are imported then, not at start-up (~23 ms a command). typer is pinned (pyproject.toml);
+`tests/test_help_layout.py` fails when the layout no longer applies.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+
+def _stack(first: Any, second: Any) -> Any:
+    """One cell for a name and its negative: ``first`` above ``second``."""
+    from rich.text import Text
+
+    if not str(second):
+        return first
+    if not str(first):
+        return second
+    return Text.assemble(first, "\n", second)
+
+
+TYPE_WIDTH = 16
+
+
+def _choices(kind: Any) -> Any:
+    """A long choice list (``<timestamp|ignore|step>``) broken after its bars, lines of at most
+    `TYPE_WIDTH` where the choices allow, instead of cut inside a word."""
+    from rich.text import Text
+
+    if not isinstance(kind, Text) or len(kind.plain) <= TYPE_WIDTH or "|" not in kind.plain:
+        return kind
+    cuts, start = [], 0
+    bars = [i + 1 for i, c in enumerate(kind.plain) if c == "|"]
+    for prev, bar in zip([0, *bars], [*bars, len(kind.plain)]):
+        if bar - start > TYPE_WIDTH and prev > start:
+            cuts.append(prev)
+            start = prev
+    return Text("\n").join(kind.divide(cuts)) if cuts else kind
+
+
+@cache
+def options_table() -> type:
+    """typer's options table with names stacked and whole: a subclass of rich's ``Table``
+    (made on first use, so that rich's table is not imported at start-up)."""
+    from rich.table import Table
+
+    class OptionsTable(Table):
+        """typer's options table with names stacked and whole (see the module docstring)."""
+
+        _stacked = False
+
+        def add_row(self, *cells: Any, **kwargs: Any) -> None:
+            # typer's row: [required,] long, short, negative long, negative short, type, help
+            # (typer's options table declares no columns; its other tables do, and pass through)
+            if len(cells) not in (6, 7) or (self.columns and not self._stacked):
+                super().add_row(*cells, **kwargs)
+                return
+            lead, rest = cells[:len(cells) - 6], cells[len(cells) - 6:]
+            long, short, neg_long, neg_short, kind, text = rest
+            row = (*lead, _stack(long, neg_long), _stack(short, neg_short), _choices(kind), text)
+            if not self.columns:
+                self._stacked = True
+                for _ in lead:
+                    self.add_column(no_wrap=True)
+                self.add_column(no_wrap=True, overflow="fold")    # names: whole
+                self.add_column(no_wrap=True, overflow="fold")    # short names
+                self.add_column(overflow="fold", max_width=TYPE_WIDTH)    # type / choices
+                self.add_column(overflow="fold", ratio=1)         # help: the rest
+            super().add_row(*row, **kwargs)
+
+    return OptionsTable
+
+
+def install() -> bool:
+    """Use `options_table()` in typer's help; True when installed (typer 0.29's layout)."""
+    try:
+        from typer import core
+    except ImportError:
+        return False
+    done = False
+    for cls in (core.TyperCommand, core.TyperGroup):
+        original = cls.format_help
+        if getattr(original, "_kvcli_layout", False):
+            continue
+
+        def format_help(self: Any, ctx: Any, formatter: Any, _original: Any = original) -> None:
+            from typer import rich_utils
+
+            rich_utils.Table = options_table()      # type: ignore[misc]
+            return _original(self, ctx, formatter)
+
+        format_help._kvcli_layout = True     # type: ignore[attr-defined]
+        cls.format_help = format_help        # type: ignore[method-assign]
+        done = True
+    return done
