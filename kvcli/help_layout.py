@@ -7,7 +7,11 @@ wider than the terminal. kvcli's options carry vLLM's long names
 `kvcli replay --help` showed 13 of them cut (``--enable-prefix-…``), at 120 still 3, so the
 help could not tell a user what to type. `install()` changes the layout only: a flag's negative
 name goes under its name in the same cell, name cells never wrap or shorten, the type column
-folds, and the help column takes the width left. Rows, texts and styles stay typer's.
+folds, and the help column takes the width left. Rows, texts and styles stay typer's, but a
+command's description is re-flowed: typer's rich mode keeps a docstring's line breaks, which cut
+its lines short at every width but the source's (``its ceiling and`` / ``knees``), and square
+brackets are escaped: rich's markup took ``[default: 10]``, ``[first, last]`` and the ``[@K][c]``
+of ``kvcli clock explain --case``'s syntax for style tags and dropped them from the help.
 
 It replaces the ``Table`` that ``typer.rich_utils`` draws with, the first time help is shown:
 rich's table (and typer's rich_utils) are imported then, not at start-up (~23 ms a command). typer is pinned (pyproject.toml);
@@ -16,8 +20,12 @@ rich's table (and typer's rich_utils) are imported then, not at start-up (~23 ms
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from typing import Any
+
+# what rich's markup reads as a tag (``[bold]``, ``[default: 10]``), not already escaped
+_TAG = re.compile(r"(?<!\\)\[(?=[a-z#/@][^[]*?\])")
 
 
 def _stack(first: Any, second: Any) -> Any:
@@ -83,6 +91,29 @@ def options_table() -> type:
     return OptionsTable
 
 
+def _literal(text: str | None) -> str | None:
+    """Square brackets shown as written (escaped for rich's markup; escaping twice is a no-op)."""
+    return _TAG.sub(r"\\[", text) if text else text
+
+
+def _reflow(text: str | None) -> str | None:
+    """A docstring's paragraphs each on one line (typer wraps them to the terminal); a paragraph
+    that starts with click's ``\\b`` keeps its lines."""
+    if not text:
+        return text
+    paragraphs = text.split("\n\n")
+    return "\n\n".join(p if p.startswith("\b") else " ".join(x.strip() for x in p.splitlines())
+                       for p in paragraphs)
+
+
+def _prepare(cmd: Any) -> None:
+    """A command's and its options' help texts as `install()` shows them (idempotent)."""
+    cmd.help = _literal(_reflow(cmd.help))
+    for param in getattr(cmd, "params", ()):
+        if getattr(param, "help", None):
+            param.help = _literal(param.help)
+
+
 def install() -> bool:
     """Use `options_table()` in typer's help; True when installed (typer 0.29's layout)."""
     try:
@@ -99,6 +130,8 @@ def install() -> bool:
             from typer import rich_utils
 
             rich_utils.Table = options_table()      # type: ignore[misc]
+            for cmd in (self, *getattr(self, "commands", {}).values()):   # a group lists its own
+                _prepare(cmd)
             return _original(self, ctx, formatter)
 
         format_help._kvcli_layout = True     # type: ignore[attr-defined]

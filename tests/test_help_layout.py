@@ -76,3 +76,27 @@ def test_tables_with_their_own_columns_pass_through():
         t.add_column()
     t.add_row(*"abcdef")
     assert len(t.columns) == 6 and t.row_count == 1
+
+
+@pytest.mark.parametrize("path,words", [
+    (["clock", "explain"], ["NAME=[N*]Q[@K][c][:D]"]),
+    (["gen"], ["[default: 4 / 0.5]", "[default: 1024 / 512]", "[default: 128 / 150 / 1000]"]),
+    (["events", "listen"], ['{"gap": [first, last]}']),
+    (["sweep"], ["[options], [grid]"]),
+])
+def test_square_brackets_shown_as_written(path, words):
+    # rich's markup took these for style tags and dropped them; twice: escaping is idempotent
+    for _ in range(2):
+        res = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "250"})
+        flat = " ".join(x.strip("│ ") for x in res.output.splitlines())
+        for w in words:
+            assert w in flat, w
+        assert "\\[" not in res.output
+
+
+def test_descriptions_reflowed_to_the_width():
+    res = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "160"})
+    assert ("the whole LRU curve in one pass, its ceiling and knees, and other eviction "
+            "policies") in res.output
+    res = CliRunner().invoke(app, ["replay", "--help"], env={"COLUMNS": "160"})
+    assert "(JSONL, .gz, -) and Azure CSV. See docs/replay.md for the modes" in res.output
