@@ -56,16 +56,18 @@ class View:
     text: list[str] = field(default_factory=list)  # free lines (timelines, notes) after the tables
 
 
+# markup=False: every string these consoles draw is data (a trace's path, a request id, a model
+# name), never rich markup: with markup on, "run[red]1.jsonl" was drawn as "run1.jsonl".
 def stdout_console() -> Console:
     from rich.console import Console
 
-    return Console(file=sys.stdout, highlight=False, soft_wrap=False)
+    return Console(file=sys.stdout, highlight=False, soft_wrap=False, markup=False)
 
 
 def stderr_console() -> Console:
     from rich.console import Console
 
-    return Console(file=sys.stderr, highlight=False, soft_wrap=True)
+    return Console(file=sys.stderr, highlight=False, soft_wrap=True, markup=False)
 
 
 def dumps(obj: Any) -> bytes:

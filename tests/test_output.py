@@ -63,3 +63,19 @@ def test_an_option_error_names_the_flag():
         "option --num-blocks: must be >= 2")
     assert output.describe(InputError("bad", path="t.jsonl", field="num_blocks")) == (
         "t.jsonl: field 'num_blocks': bad")
+
+
+def test_tables_draw_data_not_markup(capsys):
+    # a trace's path, an id or a model name with square brackets is data: rich's markup drew
+    # "run[red]1.jsonl" as "run1.jsonl" and "[bold]" as nothing
+    view = output.View({}, tables=[output.Table("t[bold]itle", ("k[i]", "v"),
+                                                [("trace", "run[red]1.jsonl"), ("id", "[b]")],
+                                                caption="c[dim]ap")])
+    output.emit(view, as_json=False)
+    out = capsys.readouterr().out
+    for s in ("t[bold]itle", "k[i]", "run[red]1.jsonl", "[b]", "c[dim]ap"):
+        assert s in out, s
+    output.emit_tree("op [red]1", [{"call": "f", "args": {"h": "[ab]"}, "returns": None,
+                                    "children": []}])
+    out = capsys.readouterr().out
+    assert "op [red]1" in out and "f(h=[ab])" in out
