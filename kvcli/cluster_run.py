@@ -129,7 +129,8 @@ def routers_view():
     for name in router_names():
         cls = REGISTRY[name]
         doc = sys.modules[cls.__module__].__doc__ or ""
-        first = doc.strip().splitlines()[0] if doc.strip() else ""
+        # the docstring's first paragraph, whole (its first line alone stopped mid-sentence)
+        first = " ".join(doc.strip().split("\n\n")[0].split())
         opts = ", ".join(f"{k}={o.default}" for k, o in cls.OPTIONS.items()) or "-"
         rows.append((name, first, opts))
         data[name] = {"summary": first,

@@ -93,7 +93,9 @@ def _rich_table(t: Table) -> RichTable:
 
     rt = RichTable(title=t.title, caption=t.caption, title_justify="left")
     for i, c in enumerate(t.columns):
-        rt.add_column(c, justify="left" if i == 0 else "right")
+        # numbers line up on the right; a column of text only (a router's rule) reads from the left
+        numeric = any(isinstance(row[i], int | float) for row in t.rows if i < len(row))
+        rt.add_column(c, justify="right" if i and (numeric or not t.rows) else "left")
     for row in t.rows:
         rt.add_row(*(_cell(v) for v in row))
     return rt

@@ -64,10 +64,21 @@ def test_bad_cluster_options_exit_2(tmp_path):
 
 
 def test_list_routers():
-    r = runner.invoke(app, ["cluster", "--list-routers", "--json"])
-    assert r.exit_code == 0
-    r = runner.invoke(app, ["cluster", "--list-routers"])
+    # --json after --list-routers counts (an eager callback printed the table before it was read)
+    for args in (["--list-routers", "--json"], ["--json", "--list-routers"]):
+        r = runner.invoke(app, ["cluster", *args])
+        assert r.exit_code == 0, r.output
+        data = json.loads(r.stdout)
+        assert data["round_robin"] == {"summary": "`round_robin`: request k goes to replica k "
+                                       "mod N.", "options": {}}
+        # the whole first paragraph, not its first line
+        assert data["aibrix"]["summary"].endswith("only the least-loaded pods are candidates "
+                                                  "when the load is imbalanced.")
+        assert data["dynamo"]["options"]["router_ttl_secs"]["default"] == 120.0
+    r = runner.invoke(app, ["cluster", "--list-routers"], env={"COLUMNS": "100"})
     assert r.exit_code == 0 and "round_robin" in r.stdout and "oracle" in r.stdout
+    r = runner.invoke(app, ["cluster", "--replicas", "2"])
+    assert r.exit_code == 2 and "Missing argument 'trace'" in r.output
 
 
 def test_cluster_plot(tmp_path):

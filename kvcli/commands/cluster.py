@@ -20,7 +20,9 @@ from kvcore.live.options import LiveOptions
 _C = "Cluster"
 _O = "Outputs"
 
-TraceArg = Annotated[str, typer.Argument(help="Trace file (JSONL, .gz, Azure CSV) or - for stdin.")]
+# optional only so that `--list-routers [--json]` runs without one (the body asks for it)
+TraceArg = Annotated[str | None, typer.Argument(
+    help="Trace file (JSONL, .gz, Azure CSV) or - for stdin (not with --list-routers).")]
 ReplicasOpt = Annotated[int, typer.Option(
     "--replicas", help="Replicas, each a vLLM engine with the replay options.",
     rich_help_panel=_C)]
@@ -53,18 +55,9 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="The result as JSON: {\"ro
                                        "[...]}.", rich_help_panel=_O)]
 
 
-def _list_routers(value: bool) -> None:
-    if value:
-        from kvcli import output
-        from kvcli.cluster_run import routers_view
-
-        output.emit(routers_view(), as_json=False)
-        raise typer.Exit(0)
-
-
 ListOpt = Annotated[bool, typer.Option(
-    "--list-routers", is_eager=True, callback=_list_routers, expose_value=True,
-    help="List the routers, their options and defaults, and exit.", rich_help_panel=_C)]
+    "--list-routers", help="List the routers, their options and defaults (with --json: as JSON), "
+    "and exit.", rich_help_panel=_C)]
 
 
 def register(app: typer.Typer) -> None:
@@ -72,7 +65,8 @@ def register(app: typer.Typer) -> None:
     @ro.with_replay_options(first=False)    # the cluster's own options first in the help
     @with_live_options()
     def cluster_cmd(
-        trace: TraceArg,
+        ctx: typer.Context,
+        trace: TraceArg = None,
         replicas: ReplicasOpt = 2,
         router: RouterOpt = "round_robin",
         routers: RoutersOpt = None,
@@ -95,8 +89,16 @@ def register(app: typer.Typer) -> None:
         rules, the decomposition of lost hits and every JSON key.
         """
         from kvcli import output
-        from kvcli.cluster_run import run
+        from kvcli.cluster_run import routers_view, run
 
+        if list_routers:
+            # (not an eager callback: that ran before --json was read, and printed the table)
+            output.emit(routers_view(), as_json=as_json)
+            return
+        if trace is None:
+            from typer._click.exceptions import MissingParameter
+
+            raise MissingParameter(ctx=ctx, param=ctx.command.params[0])
         names = routers.split(",") if routers is not None else [router]
         code = output.run(lambda: run(
             trace, opts, replicas, names, router_opt or [], seed, metrics_interval_ms,
