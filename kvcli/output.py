@@ -88,13 +88,21 @@ def _cell(v: Any) -> str:
     return "" if v is None else str(v)
 
 
+def _numeric(v: Any) -> bool:
+    """A number, or a number already formatted ("2,444.856", "100.00%", "-3 / 4")."""
+    if isinstance(v, str):
+        head = v.lstrip("+-")
+        return head[:1].isdigit()
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
 def _rich_table(t: Table) -> RichTable:
     from rich.table import Table as RichTable
 
     rt = RichTable(title=t.title, caption=t.caption, title_justify="left")
     for i, c in enumerate(t.columns):
         # numbers line up on the right; a column of text only (a router's rule) reads from the left
-        numeric = any(isinstance(row[i], int | float) for row in t.rows if i < len(row))
+        numeric = any(_numeric(row[i]) for row in t.rows if i < len(row))
         rt.add_column(c, justify="right" if i and (numeric or not t.rows) else "left")
     for row in t.rows:
         rt.add_row(*(_cell(v) for v in row))

@@ -79,3 +79,17 @@ def test_tables_draw_data_not_markup(capsys):
                                     "children": []}])
     out = capsys.readouterr().out
     assert "op [red]1" in out and "f(h=[ab])" in out
+
+
+def test_numbers_right_text_left(capsys):
+    view = output.View({}, tables=[output.Table("t", ("name", "n", "formatted", "rule"),
+                                                [("a", 5, "2,444.856", "the first rule"),
+                                                 ("b", 12345, "-3.5%", "x")])])
+    output.emit(view, as_json=False)
+    lines = capsys.readouterr().out.splitlines()
+    row = next(x for x in lines if x.startswith("│ a"))
+    cells = [c for c in row.split("│")[1:-1]]
+    assert cells[1].endswith("5 ") and cells[2].endswith("2,444.856 ")      # right
+    assert cells[3].startswith(" the first rule")                           # left
+    row = next(x for x in lines if x.startswith("│ b"))
+    assert row.split("│")[4].startswith(" x ")
