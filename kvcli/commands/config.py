@@ -72,7 +72,7 @@ def register(app: typer.Typer) -> None:
         enable_prefix_caching: Annotated[bool, typer.Option(
             "--enable-prefix-caching/--no-enable-prefix-caching",
             help="vLLM's flag (as in `kvcli replay`); off: Mamba 'none' mode, one state per "
-            "request.")] = True,
+            "request (default: on).", show_default=False)] = True,
         kv_offloading_size: Annotated[float | None, typer.Option(
             "--kv-offloading-size", help="A CPU offload tier of this many GiB (vLLM's flag: "
             "the total over TP ranks): its chunks and tokens.")] = None,
