@@ -1,18 +1,22 @@
 """Hash-id (Mooncake-format) traces = vLLM 0.33.0's schedulers, step for step.
 
-`data/sched_fresh/bseedN.hash.jsonl` (sync) and `data/sched_fresh_async/baseedN.hash.jsonl`
-(async) are the token-id cases beside them (`*.trace.jsonl`, answered by the scheduler oracle,
-which reads token ids only) written as trace block ids with a per-line `block_size`
-(`data/sched_fresh/make_hash_cases.py`; token p of a prompt is `ids[p // TB] * TB + p % TB`).
-kvcli's replay of the hash form must give the oracle's answer to the token form, read whole or
-streamed (`read_trace(keep=...)`), and in the compiled build every prompt's block hashes must
-come from the prompt-hash thread (`kvcore/engine/hash_ahead.py`), the path these cases were
-drawn to put under the oracle.
+`data/sched_fresh/ebseed5928.hash.jsonl` (sync) and `data/sched_fresh_async/baseed5663.hash.jsonl`
+(async) are trace block ids with a per-line `block_size` TB (`data/sched_fresh/make_hash_cases.py`).
+The scheduler oracle reads token ids only: it answered their token forms (token p of a prompt is
+`ids[p // TB] * TB + p % TB`; not committed, `token_form` rebuilds them). kvcli's replay of the
+hash form must give the oracle's answer, and the same bytes as its replay of the token form, read
+whole or
+streamed (`read_trace(keep=...)`), and in the compiled build the prompt-hash thread
+(`kvcore/engine/hash_ahead.py`), the path these cases were drawn to put under the oracle, must
+give every prompt's block hashes but those it cannot: ebseed5928 (`--edges`) has trace block ids
+whose tokens cross pickle's integer opcodes (256, 65536) and, in 4 of its 62 prompts, 2**31 (a
+long int to pickle, so the replay's thread hashes those).
 """
 
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -25,10 +29,11 @@ from kvcore.engine.vllm_events import VllmEvents
 from kvcore.traces import read_trace
 
 DATA = Path(__file__).resolve().parent / "data"
-CASES = [DATA / "sched_fresh" / "bseed5659.hash.jsonl",
+CASES = [DATA / "sched_fresh" / "ebseed5928.hash.jsonl",
          DATA / "sched_fresh_async" / "baseed5663.hash.jsonl"]
-# requests in each case; all have a trace block size that is a multiple of the block size
-REQUESTS = {"bseed5659": 30, "baseed5663": 21}
+# (requests, those whose tokens all stay below 2**31): the trace block sizes are multiples of
+# the block size, so only tokens past 2**31 keep a prompt from the thread
+REQUESTS = {"ebseed5928": (62, 58), "baseed5663": (21, 21)}
 
 
 def _name(trace: Path) -> str:
@@ -37,6 +42,22 @@ def _name(trace: Path) -> str:
 
 def _asyn(trace: Path) -> bool:
     return config_of(trace).get("async_scheduling", False)
+
+
+def token_form(trace: Path, out: Path) -> Path:
+    """The case as the oracle read it: each prompt's tokens from its ids, in the same lines."""
+    lines = trace.read_text().splitlines()
+    rows = [json.loads(x) for x in lines[1:]]
+    with open(out, "w") as f:
+        f.write(lines[0] + "\n")
+        for r in rows:
+            ids, tb = r["hash_ids"], r["block_size"]
+            tokens = [ids[p // tb] * tb + p % tb for p in range(r["input_length"])]
+            f.write(json.dumps({"id": r["id"], "timestamp": r["timestamp"],
+                                "prompt_token_ids": tokens, "output_length": r["output_length"],
+                                "arrival_step": r["arrival_step"],
+                                "priority": r["priority"]}) + "\n")
+    return out
 
 
 def _outputs(trace: Path, keep: int | None) -> tuple[bytes, bytes, bytes]:
@@ -53,9 +74,15 @@ def test_hash_case(trace: Path):
     expected = load_lines(trace.with_name(trace.name.replace(".hash.", ".expected.")))
     run = replay_case(trace, async_scheduling=_asyn(trace))
     assert run[0].config["block_size"] == config_of(trace)["block_size"]
-    assert len(run[2]) == REQUESTS[_name(trace)]
+    assert len(run[2]) == REQUESTS[_name(trace)][0]
     assert_matches(expected, run, asyn=_asyn(trace),
                    kv_events=config_of(trace).get("kv_events", False))
+
+
+@pytest.mark.parametrize("trace", CASES, ids=_name)
+def test_the_token_form_writes_the_same_bytes(trace: Path, tmp_path: Path):
+    # the answer was recorded on the token form: both forms are one case to kvcli too
+    assert _outputs(token_form(trace, tmp_path / "t.jsonl"), None) == _outputs(trace, None)
 
 
 @pytest.mark.parametrize("trace", CASES, ids=_name)
@@ -66,8 +93,9 @@ def test_streamed_reading_writes_the_same_bytes(trace: Path):
 
 @pytest.mark.parametrize("trace", CASES, ids=_name)
 def test_prompt_hashes_come_from_the_thread(trace: Path, monkeypatch):
-    """Compiled build: every request's prompt hashes are taken from the thread's jobs (none
-    hashed on the replay's thread); pure build: there is no thread."""
+    """Compiled build: every request asks the thread for its prompt hashes, and each whose
+    tokens stay below 2**31 gets them (the others are hashed on the replay's thread); pure
+    build: there is no thread."""
     taken = []
     take = hash_ahead.Segments.take
 
@@ -78,8 +106,7 @@ def test_prompt_hashes_come_from_the_thread(trace: Path, monkeypatch):
 
     monkeypatch.setattr(hash_ahead.Segments, "take", counting)
     replay_case(trace, async_scheduling=_asyn(trace))
-    n = REQUESTS[_name(trace)]
     if compiled.active():
-        assert (len(taken), sum(taken)) == (n, n)
+        assert (len(taken), sum(taken)) == REQUESTS[_name(trace)]
     else:
         assert taken == []

@@ -18,7 +18,8 @@ plus new ones; the last trace block is cut short at random. Flags (name prefix i
 the smallest pool that fits: preemptions), --huge ("u": 600-2500 requests, over several of the
 replay's read-ahead chunks), --shuffle ("s": file order no longer arrival order, timestamps
 unrelated to arrival steps), --offload ("o": a CPU tier, keys as offload_fresh/make_traces.py;
-answer with `oracle sched_offload`). Cases are named [o][u][s]b[h][a]seedN.
+answer with `oracle sched_offload`), --edges ("e": trace block ids whose tokens cross 256,
+65536 and 2**31). Cases are named [e][o][u][s]b[h][a]seedN.
 """
 
 import json
@@ -29,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from make_cases import add_groups
 
-FLAGS = ("--async", "--hybrid", "--huge", "--shuffle", "--offload", "--small")
+FLAGS = ("--async", "--hybrid", "--huge", "--shuffle", "--offload", "--small", "--edges")
 
 
 def make(seed: int, flags: set[str]) -> tuple[dict, list[dict], int]:
@@ -53,8 +54,17 @@ def make(seed: int, flags: set[str]) -> tuple[dict, list[dict], int]:
     mml = cfg["max_model_len"]
     cap = mml - 60
     next_id = [1]
+    # --edges: ids from bands whose tokens (id * TB + j) cross pickle's integer opcodes (256,
+    # 65536) and 2**31, past which a prompt is no longer the prompt-hash thread's
+    bands = [1, 256 // tb - 2, 65536 // tb - 3, (1 << 31) // tb - 40]
+    band_rng = random.Random(seed * 13 + 5) if "--edges" in flags else None
 
     def fresh(n: int) -> list[int]:
+        if band_rng is not None:
+            b = band_rng.randrange(len(bands))
+            out = list(range(bands[b], bands[b] + n))
+            bands[b] += n
+            return out
         out = list(range(next_id[0], next_id[0] + n))
         next_id[0] += n
         return out
@@ -161,7 +171,8 @@ def main() -> None:
         cfg, reqs, tb = make(int(s), flags)
         if "--shuffle" in flags:
             shuffle(reqs, int(s))
-        name = "".join(p for f, p in (("--offload", "o"), ("--huge", "u"), ("--shuffle", "s"))
+        name = "".join(p for f, p in (("--edges", "e"), ("--offload", "o"), ("--huge", "u"),
+                                      ("--shuffle", "s"))
                        if f in flags) + "b" + "".join(
             p for f, p in (("--hybrid", "h"), ("--async", "a")) if f in flags) + "seed" + s
         write(out, name, cfg, reqs, tb)
