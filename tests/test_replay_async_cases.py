@@ -2,7 +2,7 @@
 queue of 2, step for step.
 
 The eight cases of the shared sched-cases-async (copied to tests/data/sched_cases_async/, see
-data/README.md) and six fresh random ones (tests/data/sched_fresh_async/) carry `"async_scheduling": true` in their config line; they are replayed with
+data/README.md) and seven fresh random ones (tests/data/sched_fresh_async/) carry `"async_scheduling": true` in their config line; they are replayed with
 no scheduling flag at all (kvcli's default is async, as `vllm serve` on a GPU). Every step line
 the oracle wrote for a non-idle step must be ours, field for field (scheduled in vLLM's order,
 admitted hits, preempted, finished, free blocks after the schedule and at the end, the batch
@@ -20,7 +20,8 @@ from oracle_sched import answer_of, assert_matches, config_of, replay_case
 
 DATA = Path(__file__).resolve().parent / "data"
 CASES = sorted((DATA / "sched_cases_async").glob("*.trace.jsonl"))
-# random async cases with follow-up prompts (make_cases.py --async; 32 of 32 matched)
+# random async cases with follow-up prompts (make_cases.py --async; 32 of 32 matched, then 40
+# of 40 on 2026-12-03)
 FRESH = sorted((DATA / "sched_fresh_async").glob("*.trace.jsonl"))
 
 
@@ -42,7 +43,7 @@ def test_async_case(trace: Path):
 def test_the_cases_are_all_there():
     assert [t.name.split("_")[0] for t in CASES] == list("abcdefgh")
     assert [t.name.split(".")[0] for t in FRESH] == [f"aseed{n}" for n in
-                                                     (102, 108, 111, 122, 124, 125)]
+                                                     (102, 108, 111, 122, 124, 125, 5103)]
     for t in CASES + FRESH:
         assert t.with_name(t.name.replace(".trace.", ".expected.")).exists()
 
