@@ -85,6 +85,8 @@ def test_decode_windows_on_random_token_traces(tmp_path, monkeypatch):
                "max_num_batched_tokens": rng.choice([8, 24, 64, 512]),
                "max_model_len": rng.choice([None, 70, 120])}
         cfg = {k: v for k, v in cfg.items() if v is not None}
+        # vLLM refuses a budget below max_num_seqs at start-up (kvcore.engine.sched_limits)
+        cfg["max_num_seqs"] = min(cfg["max_num_seqs"], cfg["max_num_batched_tokens"])
         trace = random_token_trace(tmp_path / f"t{seed}.jsonl", rng, cfg)
         for asyn, ff in ((False, True), (False, False), (True, False)):
             opts = ReplayOptions(async_scheduling=asyn, arrivals="step", skip_bad=True)

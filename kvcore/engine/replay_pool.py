@@ -27,24 +27,21 @@ def concurrent_batches(cfg: ReplayOptions) -> int:
 
 
 def sized(cfg: ReplayOptions, trace: Trace) -> tuple[ReplayOptions, list[KVCacheGroupSpec]]:
-    """The options with `num_blocks` (and, from a model, `max_model_len`) filled in, and the
-    KV cache groups: the model's (the sizing layer), else one full-attention group."""
+    """The options with `num_blocks` (and, from a model, `max_model_len`) filled in, vLLM's
+    start-up scheduler defaults applied (`sched_limits`), and the KV cache groups: the model's
+    (the sizing layer), else one full-attention group."""
+    from kvcore.engine import sched_limits
+
     fill: dict = {}
     if cfg.model or cfg.model_config:
-        from kvcore.sizing.resolve import resolve_kv_cache_config
-
-        num_blocks = cfg.num_blocks
-        if num_blocks is None and cfg.gpu_memory_gib is None and cfg.mode == "engine":
-            num_blocks = ENGINE_NUM_BLOCKS
-        res = resolve_kv_cache_config(
-            cfg.model, model_config=cfg.model_config, gpu_memory_gib=cfg.gpu_memory_gib,
-            block_size=cfg.block_size, max_model_len=cfg.max_model_len,
-            max_num_batched_tokens=cfg.max_num_batched_tokens,
-            max_concurrent_batches=concurrent_batches(cfg),
-            num_blocks=num_blocks, enable_prefix_caching=cfg.enable_prefix_caching,
-            kv_cache_dtype=cfg.kv_cache_dtype, tensor_parallel_size=cfg.tp, check_memory=False)
+        res = _resolve_model(cfg)
         if cfg.max_model_len is None:
             fill["max_model_len"] = res.ctx.max_model_len
+        limited = sched_limits.apply(dataclasses.replace(cfg, **fill), trace)
+        if limited.max_num_batched_tokens != cfg.max_num_batched_tokens:
+            # vLLM sizes the pool after its defaults: the windows' in-flight tokens follow them
+            res = _resolve_model(dataclasses.replace(
+                cfg, max_num_batched_tokens=limited.max_num_batched_tokens))
         if cfg.num_blocks is None and (cfg.gpu_memory_gib is not None or cfg.mode == "engine"):
             fill["num_blocks"] = res.config.num_blocks
         groups = list(res.config.kv_cache_groups)
@@ -61,7 +58,23 @@ def sized(cfg: ReplayOptions, trace: Trace) -> tuple[ReplayOptions, list[KVCache
                                                    for r in trace.requests) + 2
         else:
             fill["num_blocks"] = ENGINE_NUM_BLOCKS
-    return dataclasses.replace(cfg, **fill), groups
+    return sched_limits.apply(dataclasses.replace(cfg, **fill), trace), groups
+
+
+def _resolve_model(cfg: ReplayOptions):
+    """The sizing layer's answer for the options' model."""
+    from kvcore.sizing.resolve import resolve_kv_cache_config
+
+    num_blocks = cfg.num_blocks
+    if num_blocks is None and cfg.gpu_memory_gib is None and cfg.mode == "engine":
+        num_blocks = ENGINE_NUM_BLOCKS
+    return resolve_kv_cache_config(
+        cfg.model, model_config=cfg.model_config, gpu_memory_gib=cfg.gpu_memory_gib,
+        block_size=cfg.block_size, max_model_len=cfg.max_model_len,
+        max_num_batched_tokens=cfg.max_num_batched_tokens,
+        max_concurrent_batches=concurrent_batches(cfg),
+        num_blocks=num_blocks, enable_prefix_caching=cfg.enable_prefix_caching,
+        kv_cache_dtype=cfg.kv_cache_dtype, tensor_parallel_size=cfg.tp, check_memory=False)
 
 
 def group_type(spec) -> str:

@@ -1,0 +1,79 @@
+"""vLLM's scheduler limits at start-up, applied to an engine replay's options.
+
+`vllm serve` derives two defaults from what the user set (`EngineArgs`, vLLM 0.33
+`engine/arg_utils.py`), then `SchedulerConfig.verify_max_model_len` refuses four combinations
+(`config/scheduler.py`). kvcli replayed those combinations without a word, and with
+`--max-num-batched-tokens 64` alone it ran 128 sequences where vLLM runs 64: a silent
+difference. Here, in vLLM's order:
+
+1. the token budget, when the user did not set it: with chunked prefill off, at least
+   `max_model_len` (so a whole prompt fits one step); then at most
+   `max_num_seqs * max_model_len`;
+2. `max_num_seqs`, when the user did not set it: at most the budget;
+3. refused (an `InputError` naming the option, or the trace's config line): a budget below
+   `max_model_len` with chunked prefill off, a budget below `max_num_seqs`,
+   `max_num_active_seqs` above `max_num_seqs`, a long-prefill threshold above `max_model_len`.
+
+"Set" means given on the command line or in the trace's config line. Without a model or
+`--max-model-len` kvcli has no `max_model_len` (no limit), and the rules that use it are left
+out. The scheduler oracle's recorded cases build `SchedulerConfig` directly, which applies 3
+and not 1-2; none of them sets what 1-2 would change.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from kvcore.engine.options import ReplayOptions
+from kvcore.errors import InputError
+from kvcore.traces import Trace
+
+
+def apply(cfg: ReplayOptions, trace: Trace) -> ReplayOptions:
+    """`cfg` with vLLM's start-up defaults filled in (engine mode); raises what vLLM refuses."""
+    if cfg.mode != "engine":
+        return cfg
+    user = (cfg.given or frozenset()) | set(trace.config)
+    fill: dict = {}
+    budget, seqs, model_len = cfg.max_num_batched_tokens, cfg.max_num_seqs, cfg.max_model_len
+    if "max_num_batched_tokens" not in user and model_len is not None:
+        if not cfg.enable_chunked_prefill:
+            budget = max(model_len, budget)
+        budget = min(seqs * model_len, budget)
+    if "max_num_seqs" not in user:
+        seqs = min(seqs, budget)
+    if budget != cfg.max_num_batched_tokens:
+        fill["max_num_batched_tokens"] = budget
+    if seqs != cfg.max_num_seqs:
+        fill["max_num_seqs"] = seqs
+    out = dataclasses.replace(cfg, **fill) if fill else cfg
+    _verify(out, trace)
+    return out
+
+
+def _verify(cfg: ReplayOptions, trace: Trace) -> None:
+    budget, seqs, model_len = cfg.max_num_batched_tokens, cfg.max_num_seqs, cfg.max_model_len
+    refusal = "vLLM refuses this at start-up"
+    if model_len is not None and not cfg.enable_chunked_prefill and budget < model_len:
+        _refuse(cfg, trace, "max_num_batched_tokens",
+                f"{budget} is below max_model_len {model_len} with chunked prefill off: {refusal} "
+                "(a prompt must fit one step)")
+    if budget < seqs:
+        _refuse(cfg, trace, "max_num_batched_tokens",
+                f"{budget} is below max_num_seqs {seqs}: {refusal} (left unset, max_num_seqs "
+                "follows the budget down)")
+    active = cfg.max_num_active_seqs
+    if active is not None and active > seqs:
+        _refuse(cfg, trace, "max_num_active_seqs",
+                f"{active} is above max_num_seqs {seqs}: {refusal}")
+    threshold = cfg.long_prefill_token_threshold
+    if model_len is not None and threshold > model_len:
+        _refuse(cfg, trace, "long_prefill_token_threshold",
+                f"{threshold} is above max_model_len {model_len}: {refusal}")
+
+
+def _refuse(cfg: ReplayOptions, trace: Trace, name: str, message: str) -> None:
+    if name in trace.config and name not in (cfg.given or ()):
+        raise InputError(message, path=trace.path, line=trace.config_line,
+                         field=f"config.{name}")
+    raise InputError(message, field=name)
