@@ -18,7 +18,13 @@ import orjson
 import typer
 
 from kvcli.output_append import check_append, open_append
-from kvcli.output_files import STDOUT_LABEL, OutputFailed, check_output, open_output
+from kvcli.output_files import (
+    STDOUT_LABEL,
+    OutputFailed,
+    check_distinct,
+    check_output,
+    open_output,
+)
 from kvcli.progress_bar import Advance, progress
 from kvcli.signals import install_signal_handlers, interrupt_code
 from kvcore.errors import InputError, NoDeviceError
@@ -29,7 +35,8 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table as RichTable
 
-__all__ = ["Advance", "OutputFailed", "Table", "View", "check_append", "check_output",
+__all__ = ["Advance", "OutputFailed", "Table", "View", "check_append", "check_distinct",
+           "check_output",
            "describe", "dumps_pretty", "emit", "emit_lines", "emit_live",
            "install_signal_handlers", "interrupt_code", "message", "open_append", "open_output",
            "progress", "run", "warn"]
