@@ -1,0 +1,42 @@
+"""Hostile event streams given to `kvcli stats`: a header's pool too large for the machine.
+Each is one line `error: FILE:LINE: ...`, exit code 2, without a traceback (it raised numpy's
+MemoryError)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_hostile_options import refused, runner
+
+from kvcli.app import app
+
+ROOT = Path(__file__).resolve().parents[1]
+SP = str(ROOT / "traces" / "shared-prefix.jsonl")
+
+
+@pytest.fixture(scope="module")
+def stream(tmp_path_factory) -> list[dict]:
+    path = tmp_path_factory.mktemp("ev") / "ev.jsonl"
+    res = runner.invoke(app, ["replay", SP, "--num-blocks", "200", "--events", str(path)])
+    assert res.exit_code == 0, res.output
+    return [json.loads(x) for x in path.read_text().splitlines()]
+
+
+def _write(tmp_path: Path, events: list[dict]) -> Path:
+    path = tmp_path / "ev.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return path
+
+
+def test_a_header_pool_beyond_the_machine(tmp_path, stream, monkeypatch):
+    from kvcore import host_memory
+
+    monkeypatch.setattr(host_memory, "available_bytes", lambda: 8 << 30)
+    path = _write(tmp_path, [dict(stream[0], num_blocks=10**12), *stream[1:]])
+    refused(["stats", str(path)], f"error: {path}:1: field 'num_blocks': 1,000,000,000,000 "
+            "blocks need ~52,154.1 GiB of host memory for stats' per-block state (56 bytes a "
+            "block); this machine has 8.0 GiB available")
+    path = _write(tmp_path, stream)       # the replay's own pool passes
+    assert runner.invoke(app, ["stats", str(path), "--json"]).exit_code == 0
