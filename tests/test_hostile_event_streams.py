@@ -1,6 +1,6 @@
-"""Hostile event streams given to `kvcli stats`: a header's pool too large for the machine.
-Each is one line `error: FILE:LINE: ...`, exit code 2, without a traceback (it raised numpy's
-MemoryError)."""
+"""Hostile event streams given to `kvcli stats`: a header's pool too large for the machine, an
+`end` line whose summary is not an object. Each is one line `error: FILE:LINE: ...`, exit code
+2, without a traceback (they raised numpy's MemoryError, AttributeError or TypeError)."""
 
 from __future__ import annotations
 
@@ -40,3 +40,14 @@ def test_a_header_pool_beyond_the_machine(tmp_path, stream, monkeypatch):
             "block); this machine has 8.0 GiB available")
     path = _write(tmp_path, stream)       # the replay's own pool passes
     assert runner.invoke(app, ["stats", str(path), "--json"]).exit_code == 0
+
+
+@pytest.mark.parametrize("summary, said", [
+    (5, "'summary' must be an object, got 5"),
+    ([1], "'summary' must be an object, got [1]"),
+    ({"warnings": 5}, "'summary.warnings' must be a list of strings, got 5"),
+    ({"warnings": "abc"}, "'summary.warnings' must be a list of strings, got 'abc'"),
+])
+def test_an_end_line_summary_that_is_not_one(tmp_path, stream, summary, said):
+    path = _write(tmp_path, [*stream[:-1], dict(stream[-1], summary=summary)])
+    refused(["stats", str(path)], f"error: {path}:{len(stream)}: bad 'end' event: {said}")

@@ -189,7 +189,16 @@ class StatsCollector(NativeEvents):
         self.interrupted = True
 
     def _end(self, ev: dict) -> None:
-        self.summary = ev.get("summary")
+        # (checked here, where the reader names the line: the report read a summary of 5, or
+        # warnings of 5, with an AttributeError's or a TypeError's traceback after the stream)
+        summary = ev.get("summary")
+        if summary is not None and not isinstance(summary, dict):
+            raise TypeError(f"'summary' must be an object, got {summary!r:.40}")
+        warnings = (summary or {}).get("warnings")
+        if warnings is not None and not (isinstance(warnings, list)
+                                         and all(isinstance(w, str) for w in warnings)):
+            raise TypeError(f"'summary.warnings' must be a list of strings, got {warnings!r:.40}")
+        self.summary = summary
 
     # -- the report ----------------------------------------------------------------------------
     def finish(self) -> None:
