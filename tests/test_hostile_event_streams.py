@@ -51,3 +51,22 @@ def test_a_header_pool_beyond_the_machine(tmp_path, stream, monkeypatch):
 def test_an_end_line_summary_that_is_not_one(tmp_path, stream, summary, said):
     path = _write(tmp_path, [*stream[:-1], dict(stream[-1], summary=summary)])
     refused(["stats", str(path)], f"error: {path}:{len(stream)}: bad 'end' event: {said}")
+
+
+# -- a header's groups or config of another shape raised AttributeError / TypeError before the
+# -- first event; a block_size of true was taken as 1
+
+@pytest.mark.parametrize("over, said", [
+    ({"groups": "x"}, "field 'groups': must be a list of objects (one a KV cache group), got 'x'"),
+    ({"groups": [5]}, "field 'groups': must be a list of objects (one a KV cache group), got [5]"),
+    ({"groups": [{"type": 5}]}, "field 'groups': a group's type must be a string, got 5"),
+    ({"groups": [{"type": "full_attention", "block_size": "x"}]},
+     "field 'groups': a group's block_size must be a positive integer, got 'x'"),
+    ({"config": 5}, "field 'config': must be an object, got 5"),
+    ({"config": {"kv_offloading_size": 1, "offload_block_size": "x"}},
+     "field 'config.offload_block_size': must be a positive integer, got 'x'"),
+    ({"block_size": True}, "field 'block_size': missing or not a positive integer"),
+])
+def test_a_header_of_another_shape(tmp_path, stream, over, said):
+    path = _write(tmp_path, [{**stream[0], **over}, *stream[1:]])
+    refused(["stats", str(path)], f"error: {path}:1: {said}")
