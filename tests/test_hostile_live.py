@@ -46,3 +46,12 @@ def test_snapshots_up_to_the_last_arrival_are_bounded(tmp_path, command):
         assert res.exit_code == 0, res.output
         assert out.read_bytes().count(b"# kvcli snapshot") <= 1001
 
+
+# -- kvcli events listen --idle-timeout-s 1e300 (or anything past 2^31 - 1 ms, ZMQ's C int)
+# -- raised OverflowError with a traceback at the first wait
+
+@pytest.mark.parametrize("value", ["1e300", "2147484"])
+def test_an_idle_timeout_past_zmq_poll(value):
+    refused(["events", "listen", "tcp://127.0.0.1:5611", "--idle-timeout-s", value, "--count",
+             "1"], "error: option --idle-timeout-s: must be at most 2,147,483 s (about 24 days; "
+            f"0 waits forever), got {float(value)!r}")
