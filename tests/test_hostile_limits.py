@@ -112,3 +112,15 @@ def test_gen_arrivals_stay_within_the_timestamp_limit(tmp_path, args, option, at
     res = runner.invoke(app, ["gen", "b2b", "--qps", "1e-9", "--requests", "3", "-o", str(out)])
     assert res.exit_code == 0, res.output      # ~10^12 ms: within it
     assert runner.invoke(app, ["replay", str(out), "--mode", "cache"]).exit_code == 0
+
+
+# -- --clock fixed:1e300 (or linear:1e300,0,0) was taken where --step-overhead-ms stops at an
+# -- hour: simulated time went past where a float keeps steps apart and kvcli cluster hung
+
+@pytest.mark.parametrize("spec, n", [("fixed:1e300", 1), ("linear:1e300,0,0", 3),
+                                     ("linear:1,3600001,0", 3)])
+@pytest.mark.parametrize("command", ["cluster", "replay"])
+def test_clock_spec_numbers_are_bounded(command, spec, n):
+    refused([command, str(ROOT / "traces" / "shared-prefix.jsonl"), "--clock", spec],
+            f"error: option --clock: {spec!r}: expected {n} finite number(s) >= 0 and at most "
+            "3,600,000 (an hour, in ms) after ':'")
