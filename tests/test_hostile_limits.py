@@ -124,3 +124,13 @@ def test_clock_spec_numbers_are_bounded(command, spec, n):
     refused([command, str(ROOT / "traces" / "shared-prefix.jsonl"), "--clock", spec],
             f"error: option --clock: {spec!r}: expected {n} finite number(s) >= 0 and at most "
             "3,600,000 (an hour, in ms) after ':'")
+
+
+# -- --offload-bandwidth-gbps 1e-300 made a chunk's transfer 1e306 ms: kvcli cluster hung
+
+@pytest.mark.parametrize("value", ["1e-300", "0.0009"])
+@pytest.mark.parametrize("command", ["cluster", "replay"])
+def test_offload_bandwidth_is_bounded_below(command, value):
+    refused([command, str(ROOT / "traces" / "shared-prefix.jsonl"), "--kv-offloading-size-chunks",
+             "100", "--offload-bandwidth-gbps", value],
+            f"error: option --offload-bandwidth-gbps: must be >= 0.001, got {float(value)!r}")
