@@ -64,9 +64,20 @@ class View:
 
 
 def stdout_console() -> Console:
+    return _console_class()(file=sys.stdout, highlight=False, soft_wrap=False)
+
+
+def _console_class() -> type[Console]:
+    """Rich's Console, but a reader that leaves (`kvcli ... | head -1`) is a BrokenPipeError for
+    `run` (exit 0, as with --json): Rich's own answer was a silent exit code 1."""
     from rich.console import Console
 
-    return Console(file=sys.stdout, highlight=False, soft_wrap=False)
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError
+
+    return _Console
 
 
 def stderr_console() -> Console:
