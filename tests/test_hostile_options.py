@@ -257,3 +257,21 @@ def test_a_sweep_grid_is_bounded(tmp_path):
     refused(["sweep", str(spec)], f"error: {spec}: field 'grid': 120,000 jobs (1 trace(s) x "
             "400 num_blocks x 300 max_num_seqs) is more than the limit of 100,000 a sweep")
     assert not (tmp_path / "r.jsonl").exists()
+
+
+# -- the CPU tier's options without a tier (--offload-load-steps 5, --num-layers 4) were dropped
+# -- from the config without a word, exit 0
+
+def test_tier_options_without_a_tier_warn():
+    import json
+
+    res = runner.invoke(app, ["replay", MT, "--mode", "cache", "--offload-load-steps", "5",
+                              "--num-layers", "4", "--json"])
+    assert res.exit_code == 0, res.output
+    said = ("option(s) load_steps, num_layers: no effect without a CPU tier (kv_offloading_size "
+            "or kv_offloading_size_chunks)")
+    assert json.loads(res.stdout)["warnings"] == [said]
+    assert res.stderr == f"warning: {said}\n"
+    res = runner.invoke(app, ["replay", MT, "--mode", "cache", "--offload-load-steps", "5",
+                              "--kv-offloading-size-chunks", "64", "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["warnings"] == [], res.output
