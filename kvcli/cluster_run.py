@@ -33,6 +33,10 @@ def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], 
         output.check_output(plot, "plot", folder=True)
         require_matplotlib()
     output.check_output(metrics, "metrics")
+    output.check_distinct(
+        [("the trace", trace), ("--model-config's file", getattr(opts, "model_config", None)),
+         ("--calibration's file", getattr(opts, "calibration", None))],
+        [("decisions", decisions), ("metrics", metrics)])
     from kvcore.live.options import LiveOptions
 
     live_opts = live_opts or LiveOptions()

@@ -12,13 +12,20 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 import typer
 
 from kvcli.output_append import check_append, open_append
-from kvcli.output_files import STDOUT_LABEL, OutputFailed, check_output, open_output
+from kvcli.output_files import (
+    STDOUT_LABEL,
+    OutputFailed,
+    check_distinct,
+    check_output,
+    open_output,
+)
 from kvcli.progress_bar import Advance, progress
 from kvcli.signals import install_signal_handlers, interrupt_code
 from kvcore.errors import InputError, NoDeviceError
@@ -29,7 +36,8 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table as RichTable
 
-__all__ = ["Advance", "OutputFailed", "Table", "View", "check_append", "check_output",
+__all__ = ["Advance", "OutputFailed", "Table", "View", "check_append", "check_distinct",
+           "check_output",
            "describe", "dumps_pretty", "emit", "emit_lines", "emit_live",
            "install_signal_handlers", "interrupt_code", "message", "open_append", "open_output",
            "progress", "run", "warn"]
@@ -59,9 +67,21 @@ class View:
 # markup=False: every string these consoles draw is data (a trace's path, a request id, a model
 # name), never rich markup: with markup on, "run[red]1.jsonl" was drawn as "run1.jsonl".
 def stdout_console() -> Console:
+    return _console_class()(file=sys.stdout, highlight=False, soft_wrap=False, markup=False)
+
+
+@cache
+def _console_class() -> type[Console]:
+    """Rich's Console, but a reader that leaves (`kvcli ... | head -1`) is a BrokenPipeError for
+    `run` (exit 0, as with --json): Rich's own answer was a silent exit code 1."""
     from rich.console import Console
 
-    return Console(file=sys.stdout, highlight=False, soft_wrap=False, markup=False)
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError
+
+    return _Console
 
 
 def stderr_console() -> Console:

@@ -142,6 +142,50 @@ def check_output(path: str | None, field: str, *, folder: bool = False) -> None:
                          "(permission denied)", field=field)
 
 
+def check_distinct(inputs: list[tuple[str, str | None]],
+                   outputs: list[tuple[str, str | None]]) -> None:
+    """Refuse, before any work, an output file that is one of the run's inputs or another of
+    its outputs, by whatever name (a symlink, a relative path, a hard link): renamed over the
+    input at the end, it destroyed the trace the run had read (`--events TRACE` exited 0 with
+    the trace gone); two outputs on one file kept only the one renamed last. ``inputs`` and
+    ``outputs`` are (what to call it, path) pairs: an input's name as a message says it ("the
+    trace"), an output's its field. ``-`` (stdout) and None pass, as do outputs written in place (a
+    device, a FIFO: ``--events /dev/null --steps /dev/null`` is fine). Raises `InputError`
+    naming the output's field."""
+    from kvcli.output import flag
+
+    seen: list[tuple[tuple, str, bool]] = []     # (the file's key, its name, an input)
+    for is_input, pairs in ((True, inputs), (False, outputs)):
+        for name, path in pairs:
+            if path is None or (path == "-" and not is_input) or (
+                    not is_input and _in_place(path)):
+                continue
+            key = _file_key(path, is_input)
+            if key is None:
+                continue
+            for other_key, other, other_input in seen:
+                if key != other_key:
+                    continue
+                if other_input:
+                    raise InputError(f"{path} is {other}, which this run reads: writing it would "
+                                     "replace it", field=name)
+                raise InputError(f"{path} is also {flag(other)}'s output: one would replace "
+                                 "the other", field=name)
+            seen.append((key, name, is_input))
+
+
+def _file_key(path: str, is_input: bool) -> tuple | None:
+    """What names one file however it is spelled: its device and inode where it exists, else
+    (an output still to be made) its real path; None for an input that is missing (its reader
+    says so) or not a regular file (a FIFO, a device: nothing to replace)."""
+    try:
+        # (``-``: stdin, which a shell may have opened on the very file an output names)
+        st = os.fstat(sys.stdin.fileno()) if path == "-" else os.stat(path)
+    except (OSError, ValueError):
+        return None if is_input else ("path", os.path.realpath(path))
+    return ("inode", st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+
 @contextlib.contextmanager
 def open_output(path: str, *, field: str = "output", keep_on_interrupt: bool = False
                 ) -> Iterator[IO[bytes]]:

@@ -75,10 +75,12 @@ def available_bytes() -> int | None:
     return min(known) if known else None
 
 
-def check_fits(need: int, what: str, *, field: str, available: int | None = None) -> None:
-    """Raise `InputError` (naming `field`) when ``need`` bytes cannot fit the host memory left
-    (`available` bytes; default: `available_bytes()`, not read for less than a GiB); the message
-    is ``what`` (what needs them, and why) followed by what this machine has."""
+def check_fits(need: int, what: str, *, field: str, available: int | None = None,
+               path: str | None = None, line: int | None = None) -> None:
+    """Raise `InputError` (naming `field`, and the file and line that asked, when given) when
+    ``need`` bytes cannot fit the host memory left (`available` bytes; default:
+    `available_bytes()`, not read for less than a GiB); the message is ``what`` (what needs
+    them, and why) followed by what this machine has."""
     if available is None:
         if need < GiB:          # never worth a look at /proc
             return
@@ -87,7 +89,7 @@ def check_fits(need: int, what: str, *, field: str, available: int | None = None
             return
     if need > available:
         raise InputError(f"{what}; this machine has {available / GiB:,.1f} GiB available",
-                         field=field)
+                         field=field, path=path, line=line)
 
 
 def check_pool_fits(num_blocks: int, *, field: str = "num_blocks",

@@ -140,3 +140,23 @@ def test_a_bad_option_is_one_line_exit_2(args, says):
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(says), proc.stderr
     assert proc.stdout == ""
+
+
+@pytest.mark.parametrize("args", [["clock", "gpus"], ["replay", SMALL, "--mode", "cache"],
+                                  ["replay", SMALL, "--mode", "cache", "--json"]])
+def test_a_reader_that_left_is_exit_0(args):
+    """`kvcli ... | head -1`: a table's reader gone made Rich exit 1 without a word (the JSON
+    path already exited 0). The pipe's reader is closed before kvcli writes a byte."""
+    import os
+    import subprocess
+    import sys
+
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        res = subprocess.run([sys.executable, "-m", "kvcli", *map(str, args)], cwd=ROOT,
+                             stdout=w, stderr=subprocess.PIPE, timeout=120, check=False)
+    finally:
+        os.close(w)
+    assert res.returncode == 0, res.stderr.decode()
+    assert b"Traceback" not in res.stderr

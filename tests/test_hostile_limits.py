@@ -92,3 +92,45 @@ def test_a_pool_sized_from_gpu_memory_is_refused_before_it_is_built(monkeypatch)
         "error: option --gpu-memory-gib: 460,792,341 blocks need ~169.9 GiB of host memory for "
         "the pool (396 bytes a block: 140 for the block, 256 for its prefix-cache entry); this "
         "machine has 8.0 GiB available\n")
+
+
+# -- kvcli gen with a rate of 1e-300 (or a think time of 1e300 s) wrote timestamps of 1e302 ms,
+# -- exit 0: a trace every command then refused
+
+@pytest.mark.parametrize("args, option, at", [
+    (["b2b", "--qps", "1e-300"], "--qps", "7.52229e+306"),
+    (["shared-prefix", "--rate", "1e-300"], "--rate", "1.18999e+305"),
+    (["multiturn", "--rate", "1e-300"], "--rate", "4.74564e+304"),
+    (["multiturn", "--think-time-s", "1e9"], "--think-time-s", "1.29436e+13"),
+])
+def test_gen_arrivals_stay_within_the_timestamp_limit(tmp_path, args, option, at):
+    out = tmp_path / "t.jsonl"
+    refused(["gen", *args, "-o", str(out)], f"error: option {option}: the last request would "
+            f"arrive at {at} ms, past the limit of 1e+13 ms a trace's timestamps have (about "
+            "317 years)")
+    assert not out.exists()
+    res = runner.invoke(app, ["gen", "b2b", "--qps", "1e-9", "--requests", "3", "-o", str(out)])
+    assert res.exit_code == 0, res.output      # ~10^12 ms: within it
+    assert runner.invoke(app, ["replay", str(out), "--mode", "cache"]).exit_code == 0
+
+
+# -- --clock fixed:1e300 (or linear:1e300,0,0) was taken where --step-overhead-ms stops at an
+# -- hour: simulated time went past where a float keeps steps apart and kvcli cluster hung
+
+@pytest.mark.parametrize("spec, n", [("fixed:1e300", 1), ("linear:1e300,0,0", 3),
+                                     ("linear:1,3600001,0", 3)])
+@pytest.mark.parametrize("command", ["cluster", "replay"])
+def test_clock_spec_numbers_are_bounded(command, spec, n):
+    refused([command, str(ROOT / "traces" / "shared-prefix.jsonl"), "--clock", spec],
+            f"error: option --clock: {spec!r}: expected {n} finite number(s) >= 0 and at most "
+            "3,600,000 (an hour, in ms) after ':'")
+
+
+# -- --offload-bandwidth-gbps 1e-300 made a chunk's transfer 1e306 ms: kvcli cluster hung
+
+@pytest.mark.parametrize("value", ["1e-300", "0.0009"])
+@pytest.mark.parametrize("command", ["cluster", "replay"])
+def test_offload_bandwidth_is_bounded_below(command, value):
+    refused([command, str(ROOT / "traces" / "shared-prefix.jsonl"), "--kv-offloading-size-chunks",
+             "100", "--offload-bandwidth-gbps", value],
+            f"error: option --offload-bandwidth-gbps: must be >= 0.001, got {float(value)!r}")

@@ -232,3 +232,46 @@ def test_a_json_list_line_is_not_csv(tmp_path, command):
     path = tmp_path / "t.jsonl"
     path.write_text("[1, 2]\n")
     refused([command, str(path)], f"error: {path}:1: expected a JSON object")
+
+
+# -- kvcli sweep: nine --set of ten values (10^9 jobs) were all made and checked before the
+# -- first ran: minutes of a growing memory, never a job
+
+def test_a_sweep_grid_is_bounded(tmp_path):
+    sets = [f"num_blocks={','.join(str(n) for n in range(1000, 1010))}",
+            f"max_num_seqs={','.join(str(n) for n in range(1, 11))}",
+            f"max_num_batched_tokens={','.join(str(n) for n in range(2048, 2058))}",
+            f"step_overhead_ms={','.join(str(n) for n in range(1, 11))}",
+            f"long_prefill_token_threshold={','.join(str(n) for n in range(0, 100, 10))}",
+            f"decode_ms_per_seq={','.join(str(n) for n in range(1, 11))}"]
+    args = ["sweep", "--trace", MT, "--results", str(tmp_path / "r.jsonl")]
+    for s in sets:
+        args += ["--set", s]
+    refused(args, "error: option --set: 1,000,000 jobs (1 trace(s) x 10 num_blocks x 10 "
+            "max_num_seqs x 10 max_num_batched_tokens x 10 step_overhead_ms x 10 "
+            "long_prefill_token_threshold x 10 decode_ms_per_seq) is more than the limit of "
+            "100,000 a sweep")
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'traces = ["{MT}"]\n[grid]\nnum_blocks = {list(range(1000, 1400))}\n'
+                    f"max_num_seqs = {list(range(1, 301))}\n")
+    refused(["sweep", str(spec)], f"error: {spec}: field 'grid': 120,000 jobs (1 trace(s) x "
+            "400 num_blocks x 300 max_num_seqs) is more than the limit of 100,000 a sweep")
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+# -- the CPU tier's options without a tier (--offload-load-steps 5, --num-layers 4) were dropped
+# -- from the config without a word, exit 0
+
+def test_tier_options_without_a_tier_warn():
+    import json
+
+    res = runner.invoke(app, ["replay", MT, "--mode", "cache", "--offload-load-steps", "5",
+                              "--num-layers", "4", "--json"])
+    assert res.exit_code == 0, res.output
+    said = ("option(s) load_steps, num_layers: no effect without a CPU tier (kv_offloading_size "
+            "or kv_offloading_size_chunks)")
+    assert json.loads(res.stdout)["warnings"] == [said]
+    assert res.stderr == f"warning: {said}\n"
+    res = runner.invoke(app, ["replay", MT, "--mode", "cache", "--offload-load-steps", "5",
+                              "--kv-offloading-size-chunks", "64", "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["warnings"] == [], res.output

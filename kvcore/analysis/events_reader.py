@@ -78,10 +78,41 @@ def parse_header(line: bytes, name: str) -> dict:
         raise InputError(f"unsupported schema_version {hdr.get('schema_version')!r} "
                          f"(this kvcli reads {SCHEMA_VERSION})", path=name, line=1,
                          field="schema_version")
-    for key, typ in (("block_size", int), ("num_blocks", int)):
-        if not isinstance(hdr.get(key), typ) or hdr[key] <= 0:
+    for key in ("block_size", "num_blocks"):
+        if not _positive_int(hdr.get(key)):
             raise InputError("missing or not a positive integer", path=name, line=1, field=key)
+    _check_header_shapes(hdr, name)
     return hdr
+
+
+def _positive_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v > 0
+
+
+def _check_header_shapes(hdr: dict, name: str) -> None:
+    """The header's optional parts a reader takes apart, of the shapes a replay writes: a
+    ``groups`` of 5 or "x", a ``config`` of 5 or an ``offload_block_size`` of "x" raised
+    AttributeError or TypeError with a traceback before the first event was read."""
+    def bad(field: str, msg: str) -> InputError:
+        return InputError(msg, path=name, line=1, field=field)
+
+    groups = hdr.get("groups")
+    if groups is not None:
+        if not isinstance(groups, list) or not all(isinstance(g, dict) for g in groups):
+            raise bad("groups", f"must be a list of objects (one a KV cache group), got "
+                                f"{groups!r:.40}")
+        for g in groups:
+            if not isinstance(g.get("type", ""), str):
+                raise bad("groups", f"a group's type must be a string, got {g['type']!r:.40}")
+            if g.get("block_size") is not None and not _positive_int(g["block_size"]):
+                raise bad("groups", f"a group's block_size must be a positive integer, got "
+                                    f"{g['block_size']!r:.40}")
+    cfg = hdr.get("config")
+    if cfg is not None and not isinstance(cfg, dict):
+        raise bad("config", f"must be an object, got {cfg!r:.40}")
+    obs = (cfg or {}).get("offload_block_size")
+    if obs is not None and not _positive_int(obs):
+        raise bad("config.offload_block_size", f"must be a positive integer, got {obs!r:.40}")
 
 
 def read_stream(name: str, lines: Iterator[bytes], sink: EventSink) -> str:

@@ -23,13 +23,18 @@ CLOCKS = ("roofline", "calibrated", "linear", "fixed")
 
 
 def _numbers(arg: str, n: int, spec: str) -> list[float]:
+    """The ms of `linear:C0,C1,C2` or `fixed:MS`: each within the hour the step cost options
+    allow (`HOUR_MS`): `fixed:1e300` took simulated time past where a float keeps a step
+    apart, and `kvcli cluster`'s metrics clock never moved on (it hung)."""
+    from kvcore.engine.options import HOUR_MS
+
     try:
         vals = [float(x) for x in arg.split(",")]
     except ValueError:
         vals = []
-    if len(vals) != n or not all(math.isfinite(v) and v >= 0 for v in vals):
-        raise InputError(f"{spec!r}: expected {n} finite number(s) >= 0 after ':'",
-                         field="clock")
+    if len(vals) != n or not all(math.isfinite(v) and 0 <= v <= HOUR_MS for v in vals):
+        raise InputError(f"{spec!r}: expected {n} finite number(s) >= 0 and at most "
+                         f"{HOUR_MS:,.0f} (an hour, in ms) after ':'", field="clock")
     return vals
 
 

@@ -30,7 +30,7 @@ from kvcore.errors import InputError
 from kvcore.hashing import BlockHasher
 from kvcore.host_memory import check_pool_fits
 from kvcore.kv_cache_manager import KVCacheManager
-from kvcore.offload.options import check_supported, offload_config
+from kvcore.offload.options import check_supported, offload_config, unused_tier_options
 from kvcore.offload.tier import OffloadTier
 from kvcore.request import LoRARequest, Request
 from kvcore.specs import FullAttentionSpec, cdiv
@@ -192,6 +192,8 @@ class ReplayContext:
         if "gpu" in given and not (cfg.model or cfg.model_config):
             self.warning("option gpu has no effect without a model (model or model_config): "
                          "the linear clock times the steps")
+        if (unused_tier := unused_tier_options(cfg)) is not None:
+            self.warning(unused_tier)
         if cfg.mode == "cache":
             unused = sorted(given & ENGINE_ONLY)
             if unused:

@@ -21,7 +21,7 @@ import random
 from dataclasses import dataclass
 
 from kvcore.errors import InputError
-from kvcore.traces.formats import MAX_REQUEST_TOKENS
+from kvcore.traces.formats import MAX_REQUEST_TOKENS, MAX_TIMESTAMP_MS
 
 # The most requests one call writes (each is a few hundred bytes of JSON, and all are held to
 # sort them): 10 million, a trace of a few GB.
@@ -50,6 +50,16 @@ def _float(name: str, v: float, *, positive: bool) -> None:
 def _at_most(what: str, n: int, limit: int, field: str) -> None:
     if n > limit:
         raise InputError(f"{what} {n:,} is more than the limit of {limit:,}", field=field)
+
+
+def _check_last_arrival(last_ms: float, field: str) -> None:
+    """The trace's last arrival within what the replay reads (`MAX_TIMESTAMP_MS`): a rate of
+    1e-300 (or a think time of 1e300 s) wrote timestamps of 1e302 ms, exit 0, into a trace
+    every command then refused."""
+    if last_ms > MAX_TIMESTAMP_MS:
+        raise InputError(f"the last request would arrive at {last_ms:.6g} ms, past the limit "
+                         f"of {MAX_TIMESTAMP_MS:.0e} ms a trace's timestamps have (about 317 "
+                         "years)", field=field)
 
 
 @dataclass(slots=True)
@@ -104,7 +114,9 @@ def shared_prefix(*, groups: int = 8, prompts_per_group: int = 16, system_tokens
             recs.append({"input_length": total, "output_length": output_tokens,
                          "block_size": bs, "hash_ids": stream[: -(-total // bs)]})
     rng.shuffle(recs)
-    for r, t in zip(recs, _arrivals(rng, len(recs), rate)):
+    times = _arrivals(rng, len(recs), rate)
+    _check_last_arrival(times[-1] * 1000.0, "rate")
+    for r, t in zip(recs, times):
         r["timestamp"] = round(t * 1000.0, 3)
     return [{"timestamp": r["timestamp"], **{k: v for k, v in r.items() if k != "timestamp"}}
             for r in recs]
@@ -160,6 +172,9 @@ def multiturn(*, conversations: int = 40, turns: int = 5, system_tokens: int = 5
             think = rng.expovariate(1.0 / think_time_s) if think_time_s > 0 else 0.0
             t += out * decode_ms_per_token / 1000.0 + think
     recs.sort(key=lambda r: r["timestamp"])
+    # (the conversations' starts, else their turns' think times, took it that far)
+    _check_last_arrival(recs[-1]["timestamp"],
+                        "rate" if starts[-1] * 1000.0 > MAX_TIMESTAMP_MS else "think_time_s")
     return recs
 
 

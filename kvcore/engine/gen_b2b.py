@@ -41,7 +41,15 @@ import math
 import random
 from collections.abc import Sequence
 
-from kvcore.engine.gen import MAX_REQUESTS, _at_most, _blocks, _float, _Ids, _ints
+from kvcore.engine.gen import (
+    MAX_REQUESTS,
+    _at_most,
+    _blocks,
+    _check_last_arrival,
+    _float,
+    _Ids,
+    _ints,
+)
 from kvcore.errors import InputError
 from kvcore.traces.formats import MAX_REQUEST_TOKENS
 
@@ -137,6 +145,7 @@ def b2b(*, tenants: int = 150, users: int = 5, context_tokens: int = 6000,
     streams = {s: list(contexts[s[0]]) for s in slots} if queries == "multiturn" else {}
     repeat_ids: dict[tuple[int, int], list[int]] = {}
     times = _arrivals(rng, requests, qps, stage_s)
+    _check_last_arrival(times[-1] * 1000.0, "qps")
     recs = []
     for i, (t_s, prompt_len) in enumerate(zip(times, lengths)):
         slot = slots[i % len(slots)]

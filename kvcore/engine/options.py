@@ -118,8 +118,10 @@ class ReplayOptions:
     load_steps: int = _knob(1, config=True, check="positive_int")   # transfer times, in steps
     store_steps: int = _knob(1, config=True, check="positive_int")
     # on the simulated clock (arrivals other than step): transfers take bytes / this, GB/s
-    # (10^9 bytes) each way; 64 = PCIe 5.0 x16 per direction before protocol overhead
-    offload_bandwidth_gbps: float = _knob(64.0, check="positive")
+    # (10^9 bytes) each way; 64 = PCIe 5.0 x16 per direction before protocol overhead. At
+    # least 1 MB/s: 1e-300 made a chunk's transfer 1e306 ms, past where a float keeps steps
+    # apart (kvcli cluster hung).
+    offload_bandwidth_gbps: float = _knob(64.0, check="at_least", lo=0.001)
     # the KV geometry of the offloaded group (bytes per block): Llama-3-8B at TP 1 by default
     num_layers: int = _knob(32, config=True, check="positive_int")
     num_kv_heads: int = _knob(8, config=True, check="positive_int")

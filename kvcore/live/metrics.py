@@ -23,6 +23,7 @@ from typing import IO, Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import generate_latest
 
+from kvcore.errors import InputError
 from kvcore.live.metric_defs import (
     ENGINE_LABELS,
     FAMILIES,
@@ -166,6 +167,12 @@ class EngineMetrics:
         observe_many(m["vllm:inter_token_latency_seconds"], tpot, out - 1)
 
 
+# The most snapshots a file gets up to the trace's last arrival (`Snapshots.check_span`): each
+# is a few KB of text (~0.6 ms to write), and an idle gap gets one every interval all the same:
+# two requests 10^12 ms apart wrote 10^8 snapshots (~360 GB) at the default 10 s.
+MAX_SNAPSHOTS = 1_000_000
+
+
 class Snapshots:
     """The registry as text exposition every `interval_ms` of simulated time. Each snapshot
     starts with ``# kvcli snapshot sim_time_s=<t>`` and its samples carry the simulated time
@@ -178,6 +185,16 @@ class Snapshots:
         self.next_ms = interval_ms
         self.last_ms: float | None = None
         self.count = 0
+
+    def check_span(self, last_arrival_ms: float) -> None:
+        """Refuse (before the replay) a file of more than `MAX_SNAPSHOTS` snapshots up to the
+        trace's last arrival."""
+        n = int(last_arrival_ms // self.interval_ms)
+        if n > MAX_SNAPSHOTS:
+            raise InputError(f"{n:,} snapshots up to the trace's last arrival "
+                             f"({last_arrival_ms / 1000.0:,.0f} s of simulated time) is more than "
+                             f"the limit of {MAX_SNAPSHOTS:,} (a few KB each): raise it",
+                             field="metrics_interval_s")
 
     def due(self, t_ms: float) -> None:
         """Write the snapshots due before `t_ms` (the registry holds the state before it)."""

@@ -12,6 +12,7 @@ from kvcore.errors import InputError
 from kvcore.live.endpoints import check_endpoint
 
 DEFAULT_ENDPOINT = "tcp://*:5557"   # vLLM's KVEventsConfig.endpoint
+MIN_METRICS_INTERVAL_S = 0.001      # a metrics snapshot a simulated ms at most
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +59,11 @@ class LiveOptions:
         if self.realtime is not None:
             _finite(self.realtime, "realtime", allow_zero=False)
         _finite(self.metrics_interval_s, "metrics_interval_s", allow_zero=False)
+        if self.metrics_interval_s < MIN_METRICS_INTERVAL_S:
+            # (1e-300: the snapshot clock's sum stopped moving and snapshots were written
+            # forever, 3.6 GB in 10 minutes, deaf to SIGTERM in the end-of-run flush)
+            raise InputError(f"must be at least {MIN_METRICS_INTERVAL_S} s of simulated time, "
+                             f"got {self.metrics_interval_s!r}", field="metrics_interval_s")
         if self.metrics_port is not None:
             p = self.metrics_port
             if isinstance(p, bool) or not isinstance(p, int) or not 1 <= p <= 65535:

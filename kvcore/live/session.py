@@ -104,6 +104,8 @@ class LiveRun:
 
         ctx.book.keep = True    # the metrics read a request's record after its finish
         cfg = ctx.cfg
+        if self.snapshots is not None and cfg.arrivals == "timestamp":
+            self.snapshots.check_span(ctx.trace.last_arrival_ms)
         if self.families is None:
             longest = ctx.trace.max_total_tokens or 1
             self.families = Families(self.registry, cfg.max_model_len or longest,

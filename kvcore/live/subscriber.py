@@ -21,6 +21,9 @@ from kvcore.errors import InputError
 from kvcore.live.endpoints import check_endpoint, is_bind_endpoint
 
 REPLAY_TIMEOUT_S = 5.0
+# The longest idle timeout: ZMQ's poll takes its milliseconds as a C int (2^31 - 1 ms, ~24.9
+# days); 1e300 (or 2,147,484 s) raised OverflowError with a traceback at the first wait.
+MAX_IDLE_TIMEOUT_S = (2**31 - 1) // 1000
 
 
 def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = "",
@@ -35,6 +38,9 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
     check_endpoint(endpoint, "endpoint")
     if replay_endpoint is not None:
         check_endpoint(replay_endpoint, "replay_endpoint")
+    if idle_timeout_s > MAX_IDLE_TIMEOUT_S:
+        raise InputError(f"must be at most {MAX_IDLE_TIMEOUT_S:,} s (about 24 days; 0 waits "
+                         f"forever), got {idle_timeout_s!r}", field="idle_timeout_s")
     st = stats if stats is not None else {}
     st.update(batches=0, replayed=0, gaps=0, missing=0, bad=0)
     zctx = zmq.Context()

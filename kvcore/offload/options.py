@@ -49,6 +49,19 @@ def offload_config(opts: Any, groups: list) -> OffloadConfig | None:
         store_steps=opts.store_steps, bandwidth=_bandwidth(opts))
 
 
+def unused_tier_options(opts: Any) -> str | None:
+    """The warning for the tier's options given without a tier (they were dropped from the
+    config without a word), or None."""
+    from kvcore.engine.options import OFFLOAD_FIELDS
+
+    sizes = {"kv_offloading_size", "kv_offloading_size_chunks"}
+    given = sorted((opts.given or frozenset()) & (set(OFFLOAD_FIELDS) - sizes))
+    if not given or opts.offloading:
+        return None
+    return (f"option(s) {', '.join(given)}: no effect without a CPU tier (kv_offloading_size "
+            "or kv_offloading_size_chunks)")
+
+
 def _bandwidth(opts: Any) -> float | None:
     """Bytes per ms on the simulated clock; None (fixed step counts) under arrivals=step or
     when the step counts were given."""

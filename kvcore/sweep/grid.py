@@ -21,6 +21,11 @@ from kvcore.sweep.keys import CLUSTER_DEFAULTS, CLUSTER_KEYS
 from kvcore.sweep.spec import SweepSpec
 from kvcore.traces import Trace, read_trace
 
+# The most jobs one sweep plans: every job is made and checked (against its trace) before the
+# first runs, so a grid of 10^9 (nine --set of ten values) filled the memory for minutes and
+# never started; 100,000 replays are already days of a machine's cores.
+MAX_JOBS = 100_000
+
 
 @dataclass(frozen=True, slots=True)
 class Job:
@@ -90,6 +95,7 @@ def expand(spec: SweepSpec, *, traces: dict[str, tuple[str, Trace]] | None = Non
     trace (`ReplayOptions`' rules, the routers' options): a bad one raises `InputError` naming
     the spec's key and line before any job runs. `traces` (path -> (sha256, trace)) skips
     reading them again."""
+    _check_size(spec)
     read: dict[str, tuple[str, Trace]] = dict(traces or {})
     for path in spec.traces:
         if path not in read:
@@ -114,6 +120,22 @@ def expand(spec: SweepSpec, *, traces: dict[str, tuple[str, Trace]] | None = Non
             jobs.append(job)
     swept = (["trace"] if len(spec.traces) > 1 else []) + names
     return Plan(spec, jobs, {sha: tr for sha, tr in read.values()}, swept)
+
+
+def _check_size(spec: SweepSpec) -> None:
+    """At most `MAX_JOBS` jobs, counted before one is made (nor a trace read)."""
+    counts = [len(spec.traces), *(len(values) for _, values in spec.grid)]
+    n = 1
+    for c in counts:
+        n *= c
+    if n <= MAX_JOBS:
+        return
+    what = (f"{n:,} jobs ({len(spec.traces)} trace(s) x "
+            + " x ".join(f"{len(v)} {k}" for k, v in spec.grid)
+            + f") is more than the limit of {MAX_JOBS:,} a sweep")
+    if spec.path is None:
+        raise InputError(what, field="set")
+    raise InputError(what, path=spec.path, field="grid")
 
 
 def _own_router_opts(config: dict[str, Any]) -> None:

@@ -37,6 +37,11 @@ MAX_REQUEST_TOKENS = 10_000_000
 # float still holds microseconds. At 10^20 ms a 5 ms step added to the clock left it unchanged
 # (a cluster's metrics clock never moved on: it hung), and every latency would have read 0.
 MAX_TIMESTAMP_MS = 1e13
+# Arrival steps (`--arrivals step`), at most 2^53: the step lines and events carry every step
+# after it, exact in a JSON reader that holds numbers as doubles (jq, JavaScript) only below
+# 2^53. An arrival_step of 10^20 raised OverflowError (a traceback) in the trace survey's
+# int64 array, and one of 2^63 - 1 in `kvcli stats`' step columns a few steps later.
+MAX_ARRIVAL_STEP = 1 << 53
 
 
 class _Ctx:
@@ -116,6 +121,15 @@ def _check_time(t_ms: float, key: str, ctx: _Ctx) -> None:
                            "317 years: beyond it the clock cannot keep steps apart)")
 
 
+def _arrival_step(obj: dict, ctx: _Ctx) -> int:
+    """The optional ``arrival_step`` (default 0), within `MAX_ARRIVAL_STEP`."""
+    step = _int(obj, "arrival_step", ctx, default=0)
+    if step > MAX_ARRIVAL_STEP:
+        raise ctx.err("arrival_step", f"is {step:,}, past the limit of 2^53 = "
+                                      f"{MAX_ARRIVAL_STEP:,} steps")
+    return step
+
+
 def _int_list(obj: dict, key: str, ctx: _Ctx) -> list[int]:
     return _ids(obj, key, ctx)[0]
 
@@ -163,7 +177,7 @@ def _hashed(obj: dict, ctx: _Ctx, index: int, *, tb: int, ts_scale: float, rid: 
                                   f"ceil({n_in}/{tb}) = {want}")
     return TraceRequest(index=index, line=ctx.line, id=rid,
                         arrival_ms=_timestamp(obj, ctx, ts_scale),
-                        arrival_step=_int(obj, "arrival_step", ctx, default=0),
+                        arrival_step=_arrival_step(obj, ctx),
                         prompt_len=n_in, output_len=n_out, hash_ids=ids, trace_block_size=tb,
                         priority=_int(obj, "priority", ctx, default=0, minimum=-(1 << 62)))
 
@@ -199,7 +213,7 @@ def parse_tokens(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
     salt = obj.get("cache_salt")
     lora = obj.get("lora")
     return TraceRequest(index=index, line=ctx.line, id=rid, arrival_ms=_timestamp(obj, ctx),
-                        arrival_step=_int(obj, "arrival_step", ctx, default=0),
+                        arrival_step=_arrival_step(obj, ctx),
                         prompt_len=len(prompt), output_len=n_out, prompt_token_ids=prompt,
                         prompt_array=prompt_array, output_token_ids=out_ids,
                         priority=_int(obj, "priority", ctx, default=0, minimum=-(1 << 62)),
@@ -221,7 +235,7 @@ def parse_lengths(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
     rid = str(obj["id"]) if obj.get("id") is not None else str(index)
     return _unique(ctx, index, rid, _tokens(obj, "input_length", ctx),
                    _tokens(obj, "output_length", ctx), _timestamp(obj, ctx),
-                   _int(obj, "arrival_step", ctx, default=0))
+                   _arrival_step(obj, ctx))
 
 
 def parse_azure_row(row: list[str], ctx: _Ctx, index: int) -> TraceRequest:

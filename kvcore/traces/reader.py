@@ -53,6 +53,9 @@ def read_trace(path: str, *, keep: int | None = None) -> Trace:
     kept: list[TraceRequest] | None = []
     seen: set[str] | None = set()
     rereadable = keep is not None and path != "-" and os.path.isfile(path)
+    # (a file replaced or edited while this reading ran: the stream would read again what
+    # this reading never checked nor counted, the survey's totals another file's)
+    before = _stamp(path) if rereadable else None
     try:
         for req in _file_requests(name, stream, trace):
             survey.add(req)
@@ -70,6 +73,9 @@ def read_trace(path: str, *, keep: int | None = None) -> Trace:
                          line=survey.last_line or trace.config_line or 1)
     survey.fill(trace)
     if kept is None:
+        if _stamp(path) != before:
+            raise InputError("the trace changed while it was read (a trace of more than "
+                             f"{keep:,} requests is read twice: it must stay as it is)", path=path)
         if survey.id_collision():
             _raise_duplicate(path)
         trace.requests = TraceStream(path, survey)
@@ -78,6 +84,14 @@ def read_trace(path: str, *, keep: int | None = None) -> Trace:
     kept.sort(key=lambda r: r.arrival_ms)
     trace.requests = kept
     return trace
+
+
+def _stamp(path: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:         # (removed meanwhile: a change too)
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def file_requests(path: str, trace: Trace | None = None) -> Iterator[TraceRequest]:

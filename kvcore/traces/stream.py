@@ -137,10 +137,13 @@ class TraceStream:
     def __iter__(self) -> Iterator[TraceRequest]:
         from kvcore.traces.reader import file_requests
 
-        st = os.stat(self.path)
+        try:
+            st = os.stat(self.path)
+        except OSError:         # (removed since: FileNotFoundError's traceback)
+            raise self._changed() from None
         if (st.st_size, st.st_mtime_ns) != self.stat:
             raise self._changed()
-        requests = file_requests(self.path)
+        requests = self._reread(file_requests(self.path))
         if self.order is None:
             n = 0
             for r in requests:
@@ -161,9 +164,20 @@ class TraceStream:
                 early[r.index] = r
             yield early.pop(want)
 
-    def _changed(self) -> InputError:
+    def _reread(self, requests: Iterator[TraceRequest]) -> Iterator[TraceRequest]:
+        """`requests`, a line the first reading passed and this one refuses being the file's
+        change (it was worded as a plain bad line: `t.jsonl:1005: malformed JSON`, a line
+        that was whole when checked)."""
+        try:
+            yield from requests
+        except InputError as err:
+            what = (f"field '{err.field}': " if err.field else "") + err.message
+            raise self._changed(f": {what}", err.line) from None
+
+    def _changed(self, now: str = "", line: int | None = None) -> InputError:
         return InputError("the trace changed while it was replayed (it is read twice: once "
-                          "to check it, then request by request)", path=self.path)
+                          f"to check it, then request by request){now}", path=self.path,
+                          line=line)
 
 
 def _stable_order(keys: array) -> array:

@@ -28,18 +28,29 @@ from kvcore.analysis.stats.preemption import PreemptionStats
 from kvcore.analysis.stats.report import build_report
 from kvcore.analysis.stats.requests import RequestLedger
 from kvcore.analysis.stats.reuse import ReuseStats
+from kvcore.host_memory import GiB, check_fits
+
+# What the per-block state costs (six int64 arrays and a list slot, measured with tracemalloc):
+# a header's num_blocks is checked against the host's memory before it is allocated (a header
+# saying 10^12 raised numpy's MemoryError with a traceback; 10^9 took 56 GB).
+STATE_BYTES_PER_BLOCK = 56
 
 
 class StatsCollector(NativeEvents):
     def __init__(self, header: dict, *, window_requests: int = 1000,
                  window_ms: float = 60_000.0, top: int = 10, per_block: bool = False,
-                 native: bool = True) -> None:
+                 native: bool = True, name: str | None = None) -> None:
         """``per_block``: the reference handlers, one block at a time (tests compare them);
-        ``native``: the native kernel when it is built and takes the stream (native_events.py)."""
+        ``native``: the native kernel when it is built and takes the stream (native_events.py);
+        ``name``: the stream's file, which a header too large for this machine names."""
         self.header = header
         self.top = top
         bs = header["block_size"]
         n = header["num_blocks"]
+        need = n * STATE_BYTES_PER_BLOCK
+        check_fits(need, f"{n:,} blocks need ~{need / GiB:,.1f} GiB of host memory for stats' "
+                   f"per-block state ({STATE_BYTES_PER_BLOCK} bytes a block)", field="num_blocks",
+                   path=name, line=None if name is None else 1)
         groups = header.get("groups") or [{"type": "full_attention"}]
         self.group_types = [g.get("type", "full_attention") for g in groups]
         self.group_bs = [g.get("block_size") or bs for g in groups]
@@ -178,7 +189,16 @@ class StatsCollector(NativeEvents):
         self.interrupted = True
 
     def _end(self, ev: dict) -> None:
-        self.summary = ev.get("summary")
+        # (checked here, where the reader names the line: the report read a summary of 5, or
+        # warnings of 5, with an AttributeError's or a TypeError's traceback after the stream)
+        summary = ev.get("summary")
+        if summary is not None and not isinstance(summary, dict):
+            raise TypeError(f"'summary' must be an object, got {summary!r:.40}")
+        warnings = (summary or {}).get("warnings")
+        if warnings is not None and not (isinstance(warnings, list)
+                                         and all(isinstance(w, str) for w in warnings)):
+            raise TypeError(f"'summary.warnings' must be a list of strings, got {warnings!r:.40}")
+        self.summary = summary
 
     # -- the report ----------------------------------------------------------------------------
     def finish(self) -> None:

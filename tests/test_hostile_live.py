@@ -1,0 +1,57 @@
+"""Live options (docs/live.md) that never ended or broke: a metrics interval of 1e-300 s wrote
+snapshots forever (the snapshot clock's sum stopped moving; 3.6 GB in 10 minutes, deaf to
+SIGTERM at the end of the run); two requests 10^12 ms apart wrote a snapshot every 10 s of the
+idle gap (10^8, ~360 GB). Each is now one line, exit code 2, before the replay."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_hostile_options import refused, runner
+
+from kvcli.app import app
+
+REQ = {"prompt_token_ids": [1, 2, 3, 4, 5], "output_length": 3}
+
+
+def _far(tmp_path, gap_ms: float):
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(dict(REQ, timestamp=0)) + "\n"
+                    + json.dumps(dict(REQ, timestamp=gap_ms)) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("value", ["1e-300", "0.0009"])
+def test_a_metrics_interval_below_a_simulated_ms(tmp_path, value):
+    out = tmp_path / "m.prom"
+    refused(["replay", str(_far(tmp_path, 10)), "--metrics", str(out), "--metrics-interval-s",
+             value], "error: option --metrics-interval-s: must be at least 0.001 s of simulated "
+            f"time, got {float(value)!r}")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["replay", "cluster"])
+def test_snapshots_up_to_the_last_arrival_are_bounded(tmp_path, command):
+    out = tmp_path / "m.prom"
+    refused([command, str(_far(tmp_path, 1e12)), "--metrics", str(out)],
+            "error: option --metrics-interval-s: 100,000,000 snapshots up to the trace's last "
+            "arrival (1,000,000,000 s of simulated time) is more than the limit of 1,000,000 (a "
+            "few KB each): raise it")
+    assert not out.exists()
+    # the same trace with a longer interval, or not replayed by its timestamps, is fine
+    for extra in (["--metrics-interval-s", "1e6"], ["--arrivals", "ignore"]):
+        res = runner.invoke(app, [command, str(_far(tmp_path, 1e12)), "--metrics", str(out),
+                                  *extra, "--json"])
+        assert res.exit_code == 0, res.output
+        assert out.read_bytes().count(b"# kvcli snapshot") <= 1001
+
+
+# -- kvcli events listen --idle-timeout-s 1e300 (or anything past 2^31 - 1 ms, ZMQ's C int)
+# -- raised OverflowError with a traceback at the first wait
+
+@pytest.mark.parametrize("value", ["1e300", "2147484"])
+def test_an_idle_timeout_past_zmq_poll(value):
+    refused(["events", "listen", "tcp://127.0.0.1:5611", "--idle-timeout-s", value, "--count",
+             "1"], "error: option --idle-timeout-s: must be at most 2,147,483 s (about 24 days; "
+            f"0 waits forever), got {float(value)!r}")

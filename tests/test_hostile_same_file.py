@@ -1,0 +1,83 @@
+"""An output that is the run's input, or another output, by any name: refused before the work
+(`kvcli.output_files.check_distinct`). `kvcli replay T --events T` (or `--requests`, `--steps`,
+`--metrics`; `kvcli cluster T --decisions T`) exited 0 and renamed its output over the trace it
+had read; two outputs on one path kept only the one renamed last."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_hostile_options import refused, runner
+
+from kvcli.app import app
+
+ROOT = Path(__file__).resolve().parents[1]
+SP = ROOT / "traces" / "shared-prefix.jsonl"
+
+
+@pytest.fixture
+def trace(tmp_path) -> Path:
+    path = tmp_path / "t.jsonl"
+    shutil.copy(SP, path)
+    return path
+
+
+@pytest.mark.parametrize("command, flag", [("replay", "--events"), ("replay", "--requests"),
+                                           ("replay", "--steps"), ("replay", "--metrics"),
+                                           ("cluster", "--decisions"), ("cluster", "--metrics")])
+def test_an_output_on_the_trace_is_refused(trace, command, flag):
+    refused([command, str(trace), flag, str(trace)],
+            f"error: option {flag}: {trace} is the trace, which this run reads: writing it "
+            "would replace it")
+    assert trace.read_bytes() == SP.read_bytes()
+
+
+def test_any_name_of_the_trace_is_refused(trace, tmp_path):
+    link, hard = tmp_path / "link.jsonl", tmp_path / "hard.jsonl"
+    link.symlink_to(trace.name)
+    os.link(trace, hard)
+    odd = f"{tmp_path}/../{tmp_path.name}/t.jsonl"
+    for name in (link, hard, odd):
+        refused(["replay", str(trace), "--events", str(name)],
+                f"error: option --events: {name} is the trace, which this run reads")
+    assert trace.read_bytes() == SP.read_bytes()
+
+
+def test_stdin_opened_on_the_output_is_refused(trace):
+    """`kvcli replay - --events T < T`: the shell opened the trace as stdin."""
+    with open(trace, "rb") as stdin:
+        res = subprocess.run([sys.executable, "-m", "kvcli", "replay", "-", "--events",
+                              str(trace)], stdin=stdin, capture_output=True, text=True,
+                             cwd=ROOT, timeout=120, check=False)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr == (f"error: option --events: {trace} is the trace, which this run "
+                          "reads: writing it would replace it\n")
+    assert trace.read_bytes() == SP.read_bytes()
+
+
+def test_a_model_config_as_output_is_refused(trace, tmp_path):
+    cfg = tmp_path / "config.json"
+    cfg.write_text("{}")
+    refused(["replay", str(trace), "--model-config", str(cfg), "--requests", str(cfg)],
+            f"error: option --requests: {cfg} is --model-config's file, which this run reads")
+    assert cfg.read_text() == "{}"
+
+
+def test_two_outputs_on_one_file_are_refused(trace, tmp_path):
+    out = tmp_path / "out.jsonl"
+    refused(["replay", str(trace), "--events", str(out), "--steps", str(out)],
+            f"error: option --steps: {out} is also --events's output: one would replace the "
+            "other")
+    refused(["cluster", str(trace), "--decisions", str(out), "--metrics", str(out)],
+            f"error: option --metrics: {out} is also --decisions's output")
+    assert not out.exists()
+    # outputs written in place (a device) may share it; distinct files are fine
+    res = runner.invoke(app, ["replay", str(trace), "--events", os.devnull, "--steps",
+                              os.devnull, "--requests", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    assert out.read_bytes().count(b"\n") > 10
