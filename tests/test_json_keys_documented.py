@@ -93,7 +93,9 @@ REPLAYS = {
 }
 
 
-@pytest.mark.parametrize("name", REPLAYS)
+# --calls records the stack's calls, which only the pure-Python stack allows
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.pure_python)
+                                  if "--calls" in REPLAYS[n] else n for n in REPLAYS])
 def test_replay_summary_keys(trace, tmp_path, name):
     args = ["replay", trace, "--num-blocks", "512", *REPLAYS[name], "--json"]
     files = {}
@@ -161,12 +163,16 @@ def test_clock_keys():
         check(("docs/clock.md",), doc, f"clock explain {m}")
 
 
-def test_bench_script_and_gen_keys():
-    check(("README.md",), json.loads(run("bench", "--json", "--n", "40")), "bench")
+@pytest.mark.pure_python      # --calls (as above)
+def test_script_keys():
     for ops in ("four-paths", "decode-paths"):
         for line in lines(run("script", ROOT / "traces" / f"{ops}.ops.jsonl", "--calls",
                               "--json")):
             check(("README.md",), line, "script")
+
+
+def test_bench_and_gen_keys():
+    check(("README.md",), json.loads(run("bench", "--json", "--n", "40")), "bench")
     for kind in ("multiturn", "shared-prefix"):
         for line in lines(run("gen", kind, "--seed", "1"))[:50]:
             check(("docs/replay.md",), line, f"gen {kind}")
