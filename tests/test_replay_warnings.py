@@ -117,3 +117,16 @@ def test_replay_options_given_to_stats_with_an_event_stream_are_named(tmp_path):
     runner.invoke(app, ["replay", SAMPLE, "--step-overhead-ms", "200", "--events", str(ev)])
     assert json.loads(runner.invoke(app, ["stats", str(ev), "--json"]).stdout)["warnings"] == \
         from_trace
+
+
+def test_timestamps_out_of_order_are_named_only_where_they_order(tmp_path):
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"timestamp": 5, "arrival_step": 0, "input_length": 32, "output_length": 2}'
+                     '\n{"timestamp": 1, "arrival_step": 1, "input_length": 32, '
+                     '"output_length": 2}\n')
+    said = ("1 request(s) have a timestamp earlier than a line before them: replayed in "
+            "timestamp order (ties in file order)")
+    for kw, named in (({}, True), ({"mode": "cache"}, True), ({"arrivals": "ignore"}, True),
+                      ({"arrivals": "step"}, False)):
+        s = replay(str(trace), ReplayOptions(**kw))
+        assert (said in s.warnings) is named, kw

@@ -182,7 +182,7 @@ class ReplayContext:
     def _no_effect_warnings(self) -> None:
         """Warnings decided by the options and the trace alone, before the first step."""
         cfg = self.cfg
-        if self.trace.out_of_order:
+        if self.trace.out_of_order and not (cfg.mode == "engine" and cfg.arrivals == "step"):
             self.warning(f"{self.trace.out_of_order:,} request(s) have a timestamp earlier than "
                          "a line before them: replayed in timestamp order (ties in file order)")
         given = cfg.given or frozenset()
