@@ -178,6 +178,11 @@ def test_errors_exit_2_with_what_is_missing() -> None:
     assert "the largest max_model_len that fits is" in r.output
     r = run("llama-3.1-8b")
     assert r.exit_code == 2 and "--gpu-memory-gib" in r.output
+    # not one block beyond the null block fits: the block size is named, not max_model_len
+    r = run("llama-3.1-8b", "--gpu-memory-gib", "80", "--block-size", "100000000000")
+    assert r.exit_code == 2 and "option --block-size: " in r.output
+    assert "available 0.00 GiB (0 blocks)" in r.output and "not even one token fits" in r.output
+    assert "option --max-model-len" in run("llama-3.1-8b", "--gpu-memory-gib", "16.7").output
 
 
 def test_model_config_file(tmp_path) -> None:

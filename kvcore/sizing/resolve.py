@@ -244,7 +244,10 @@ def resolve_kv_cache_config(
         try:
             check_enough_memory(groups, ctx, available)
         except NotEnoughMemory as err:
-            raise InputError(str(err), field="max_model_len") from None
+            # no usable block at all (block 0 is the null block): no max_model_len helps, the
+            # blocks are too large for the memory (`--block-size 1e11` was blamed on the length)
+            field = "block_size" if err.available == 0 and available > 0 else "max_model_len"
+            raise InputError(str(err), field=field) from None
     config = kv_cache_config_from_groups(groups, available, num_blocks)
     cap = capacity(config, ctx, available, max(mml, g.max_position_embeddings))
     return SizingResult(config, ctx, g, available, weights, estimated, cap,
