@@ -26,6 +26,9 @@ MAX_GIB = float(1 << 20)
 POOL_BYTES_PER_BLOCK = 140      # a KVCacheBlock in the pool (measured, see above)
 CACHED_BYTES_PER_BLOCK = 256    # its hash and prefix-cache entry once it holds a cached block
 BYTES_PER_BLOCK = POOL_BYTES_PER_BLOCK + CACHED_BYTES_PER_BLOCK
+# A worker process (`kvcli sweep`, `kvcli curve --jobs`) before its first replay: 26-37 MB RSS
+# measured for Python with kvcore's replay imported (`/usr/bin/time -f %M`), rounded up.
+WORKER_BYTES = 48 << 20
 
 
 def pool_bytes(num_blocks: int) -> int:
@@ -100,4 +103,13 @@ def check_pool_fits(num_blocks: int, *, field: str = "num_blocks",
     check_fits(need, f"{num_blocks:,} blocks need ~{need / GiB:,.1f} GiB of host memory for the "
                f"pool ({BYTES_PER_BLOCK} bytes a block: {POOL_BYTES_PER_BLOCK} for the block, "
                f"{CACHED_BYTES_PER_BLOCK} for its prefix-cache entry)", field=field,
+               available=available)
+
+
+def check_workers(n: int, *, field: str = "jobs", available: int | None = None) -> None:
+    """Raise `InputError` (naming `field`) when `n` worker processes cannot fit the host memory
+    left: `--jobs 100000` started as many Python processes and took the machine down."""
+    need = n * WORKER_BYTES
+    check_fits(need, f"{n:,} worker processes need ~{need / GiB:,.1f} GiB of host memory "
+               f"(~{WORKER_BYTES >> 20} MiB each before their first replay)", field=field,
                available=available)

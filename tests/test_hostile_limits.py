@@ -134,3 +134,37 @@ def test_offload_bandwidth_is_bounded_below(command, value):
     refused([command, str(ROOT / "traces" / "shared-prefix.jsonl"), "--kv-offloading-size-chunks",
              "100", "--offload-bandwidth-gbps", value],
             f"error: option --offload-bandwidth-gbps: must be >= 0.001, got {float(value)!r}")
+
+
+def test_worker_processes_are_bounded_by_memory():
+    # `--jobs 100000` started as many Python processes (~48 MiB each) and took the machine down
+    from kvcore.errors import InputError
+    from kvcore.host_memory import WORKER_BYTES, check_workers
+
+    check_workers(100, available=100 * WORKER_BYTES)
+    with pytest.raises(InputError) as err:
+        check_workers(101, available=100 * WORKER_BYTES)
+    assert err.value.field == "jobs"
+    assert err.value.message.startswith("101 worker processes need ~4.7 GiB of host memory "
+                                        "(~48 MiB each before their first replay)")
+
+
+def test_curve_jobs_beyond_the_machine_are_refused(tmp_path):
+    # 5,000 exact points at --jobs 100000: 5,000 workers, ~234 GiB (only min(jobs, points) start)
+    caps = ",".join(str(c) for c in range(1, 5001))
+    res = runner.invoke(app, ["curve", str(ROOT / "traces" / "multiturn-chat.jsonl"),
+                              "--policies", "fifo", "--capacities", caps, "--jobs",
+                              "100000"])
+    assert res.exit_code == 2, res.output
+    assert res.stderr.startswith("error: option --jobs: 5,000 worker processes need ~234.4 GiB")
+
+
+def test_sweep_jobs_beyond_the_machine_are_refused_before_the_results_file(tmp_path):
+    results = tmp_path / "r.jsonl"
+    values = ",".join(str(v) for v in range(100, 1100))         # 1,000 jobs, ~47 GiB of workers
+    res = runner.invoke(app, ["sweep", "--trace", str(ROOT / "traces" / "multiturn-chat.jsonl"),
+                              "--set", f"num_blocks={values}", "--results", str(results),
+                              "--jobs", "100000"])
+    assert res.exit_code == 2, res.output
+    assert "error: option --jobs: 1,000 worker processes need ~46.9 GiB" in res.stderr
+    assert not results.exists()

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
 
+from kvcore.host_memory import check_workers
 from kvcore.sweep.executor import ExecutorSettings
 from kvcore.sweep.grid import Job
 from kvcore.sweep.job import run_job
@@ -52,6 +53,7 @@ class LocalExecutor:
             return
         needed = {j.trace_sha256 for j in jobs}
         workers = min(self.workers, len(jobs))
+        check_workers(workers)
         self.pool = ProcessPoolExecutor(
             workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init,
             initargs=({k: v for k, v in traces.items() if k in needed},))

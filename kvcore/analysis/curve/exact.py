@@ -84,6 +84,10 @@ def run_tasks(tasks: list[Task], inp: CurveInput, trace, warmup: float, jobs: in
     # Imported here: multiprocessing costs start-up time that the one pass alone does not need.
     import multiprocessing
 
+    from kvcore.host_memory import check_workers
+
+    check_workers(min(jobs, len(tasks)))
+
     done = multiprocessing.Value("q", 0)
     pool = multiprocessing.Pool(min(jobs, len(tasks)), _init_worker,
                                 (inp, trace, warmup, done))
