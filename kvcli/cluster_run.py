@@ -11,6 +11,7 @@ import os
 import sys
 
 from kvcli import output
+from kvcli import replay_options as ro
 from kvcore.cluster.router_opts import parse_router_opts
 from kvcore.errors import InputError
 
@@ -33,10 +34,8 @@ def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], 
         output.check_output(plot, "plot", folder=True)
         require_matplotlib()
     output.check_output(metrics, "metrics")
-    output.check_distinct(
-        [("the trace", trace), ("--model-config's file", getattr(opts, "model_config", None)),
-         ("--calibration's file", getattr(opts, "calibration", None))],
-        [("decisions", decisions), ("metrics", metrics)])
+    output.check_distinct(ro.read_files(trace, opts),
+                          [("decisions", decisions), ("metrics", metrics)])
     from kvcore.live.options import LiveOptions
 
     live_opts = live_opts or LiveOptions()

@@ -149,6 +149,14 @@ ModelOpt, ModelConfigOpt, GpuMemOpt = (OPTIONS[k]
 
 
 
+def read_files(trace: str, opts: Any) -> list[tuple[str, str | None]]:
+    """The files a replay reads (`output.check_distinct`'s inputs): the trace, and the model
+    config and calibration files its options name."""
+    return [("the trace", trace),
+            ("--model-config's file", getattr(opts, "model_config", None)),
+            ("--calibration's file", getattr(opts, "calibration", None))]
+
+
 def replay_options(params: dict[str, Any]) -> ReplayOptions:
     """The `ReplayOptions` of the replay options' values: those the user gave (not None),
     enums as their values; the rest stay defaults."""

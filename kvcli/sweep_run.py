@@ -74,12 +74,7 @@ def run(a: SweepArgs) -> int:
                          "ones; or remove the file", field="results")
     todo = len(plan.jobs) - len(finished)
     ex = make_executor(a.executor, ExecutorSettings(jobs=a.jobs, address=a.ray_address))
-    from kvcore.sweep.executor_local import LocalExecutor
-
-    if isinstance(ex, LocalExecutor) and todo:      # (before the results file is opened)
-        from kvcore.host_memory import check_workers
-
-        check_workers(min(ex.workers, todo))
+    ex.check(todo)          # (before the results file is opened: a refusal leaves no file)
     output.message(f"sweep: {len(plan.jobs)} jobs ({', '.join(plan.swept)} swept), "
                    f"{len(finished)} finished before, {todo} to run; executor {ex.name}; "
                    f"results: {path}")

@@ -98,7 +98,8 @@ def register(app: typer.Typer) -> None:
         if trace is None:
             from typer._click.exceptions import MissingParameter
 
-            raise MissingParameter(ctx=ctx, param=ctx.command.params[0])
+            raise MissingParameter(ctx=ctx, param=next(p for p in ctx.command.params
+                                                       if p.name == "trace"))
         names = routers.split(",") if routers is not None else [router]
         code = output.run(lambda: run(
             trace, opts, replicas, names, router_opt or [], seed, metrics_interval_ms,

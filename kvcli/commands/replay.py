@@ -116,10 +116,8 @@ def run_replay(trace: str, opts, events: str | None, events_format: str,
     for name, path in (("events", events), ("requests", requests), ("steps", steps),
                        ("metrics", metrics)):
         output.check_output(path, name)     # before the work: a bad path fails at once
-    output.check_distinct(
-        [("the trace", trace), ("--model-config's file", getattr(opts, "model_config", None)),
-         ("--calibration's file", getattr(opts, "calibration", None))],
-        [("events", events), ("requests", requests), ("steps", steps), ("metrics", metrics)])
+    output.check_distinct(ro.read_files(trace, opts), [("events", events), ("requests", requests),
+                                                         ("steps", steps), ("metrics", metrics)])
     live_opts = live_opts or LiveOptions()
     is_live = live_opts != LiveOptions() or metrics is not None
     if is_live:

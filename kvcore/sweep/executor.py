@@ -33,6 +33,11 @@ class Executor(Protocol):
         """One line for a person: where the jobs run."""
         ...
 
+    def check(self, n_jobs: int) -> None:
+        """Raise `InputError` when this executor cannot start what `n_jobs` jobs take here
+        (`run` checks too; a caller with an output to open calls it first)."""
+        ...
+
     def run(self, jobs: list[Job], traces: dict[str, Trace]) -> Iterator[tuple[Job, dict[str,
                                                                                        Any]]]:
         """Run `jobs` (each reads `traces[job.trace_sha256]`); yield each with its outcome

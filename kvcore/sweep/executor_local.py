@@ -48,12 +48,16 @@ class LocalExecutor:
     def describe(self) -> str:
         return f"local: {self.workers} worker process{'es' if self.workers != 1 else ''}"
 
+    def check(self, n_jobs: int) -> None:
+        """The worker processes `n_jobs` start (at most one a job) fit the host's memory."""
+        check_workers(min(self.workers, n_jobs))
+
     def run(self, jobs: list[Job], traces: dict[str, Trace]) -> Iterator[tuple[Job, dict]]:
         if not jobs:
             return
         needed = {j.trace_sha256 for j in jobs}
+        self.check(len(jobs))
         workers = min(self.workers, len(jobs))
-        check_workers(workers)
         self.pool = ProcessPoolExecutor(
             workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init,
             initargs=({k: v for k, v in traces.items() if k in needed},))

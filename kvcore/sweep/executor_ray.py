@@ -43,6 +43,9 @@ class RayExecutor:
         self.pending: dict[Any, Job] = {}
         self.puts = 0               # traces put in the object store (one each)
 
+    def check(self, n_jobs: int) -> None:
+        """Nothing to check here: Ray's workers live in its cluster (its own limits)."""
+
     def describe(self) -> str:
         if not self.where:
             return "ray"

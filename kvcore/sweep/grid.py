@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,10 +125,7 @@ def expand(spec: SweepSpec, *, traces: dict[str, tuple[str, Trace]] | None = Non
 
 def _check_size(spec: SweepSpec) -> None:
     """At most `MAX_JOBS` jobs, counted before one is made (nor a trace read)."""
-    counts = [len(spec.traces), *(len(values) for _, values in spec.grid)]
-    n = 1
-    for c in counts:
-        n *= c
+    n = math.prod([len(spec.traces), *(len(values) for _, values in spec.grid)])
     if n <= MAX_JOBS:
         return
     what = (f"{n:,} jobs ({len(spec.traces)} trace(s) x "
