@@ -12,8 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import cache
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 import orjson
 import typer
@@ -26,15 +25,10 @@ from kvcli.output_files import (
     check_output,
     open_output,
 )
+from kvcli.output_terminal import render_table, rich_table, stderr_console, stdout_console
 from kvcli.progress_bar import Advance, progress
 from kvcli.signals import install_signal_handlers, interrupt_code
 from kvcore.errors import InputError, NoDeviceError
-
-if TYPE_CHECKING:
-    # rich is imported on first use: a `--json` run that prints no message never needs it
-    # (~25 ms of a process's start)
-    from rich.console import Console
-    from rich.table import Table as RichTable
 
 __all__ = ["Advance", "OutputFailed", "Table", "View", "check_append", "check_distinct",
            "check_output",
@@ -64,32 +58,6 @@ class View:
     text: list[str] = field(default_factory=list)  # free lines (timelines, notes) after the tables
 
 
-# markup=False: every string these consoles draw is data (a trace's path, a request id, a model
-# name), never rich markup: with markup on, "run[red]1.jsonl" was drawn as "run1.jsonl".
-def stdout_console() -> Console:
-    return _console_class()(file=sys.stdout, highlight=False, soft_wrap=False, markup=False)
-
-
-@cache
-def _console_class() -> type[Console]:
-    """Rich's Console, but a reader that leaves (`kvcli ... | head -1`) is a BrokenPipeError for
-    `run` (exit 0, as with --json): Rich's own answer was a silent exit code 1."""
-    from rich.console import Console
-
-    class _Console(Console):
-        def on_broken_pipe(self) -> None:
-            self.quiet = True
-            raise BrokenPipeError
-
-    return _Console
-
-
-def stderr_console() -> Console:
-    from rich.console import Console
-
-    return Console(file=sys.stderr, highlight=False, soft_wrap=True, markup=False)
-
-
 def dumps(obj: Any) -> bytes:
     """Compact JSON bytes (orjson), numpy values allowed."""
     return orjson.dumps(obj, option=_OPTS)
@@ -98,52 +66,6 @@ def dumps(obj: Any) -> bytes:
 def dumps_pretty(obj: Any) -> bytes:
     """Indented JSON bytes with a final newline (`--json` documents, calibration files)."""
     return orjson.dumps(obj, option=_OPTS | orjson.OPT_INDENT_2) + b"\n"
-
-
-def _cell(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.5g}" if abs(v) < 1e6 else f"{v:,.0f}"
-    if isinstance(v, int) and not isinstance(v, bool):
-        return f"{v:,}"
-    return "" if v is None else str(v)
-
-
-def _numeric(v: Any) -> bool:
-    """A number, or a number already formatted ("2,444.856", "100.00%", "-3 / 4")."""
-    if isinstance(v, str):
-        head = v.lstrip("+-")
-        return head[:1].isdigit()
-    return isinstance(v, int | float) and not isinstance(v, bool)
-
-
-def _rich_table(t: Table) -> RichTable:
-    from rich.table import Table as RichTable
-
-    rt = RichTable(title=t.title, caption=t.caption, title_justify="left")
-    for i, c in enumerate(t.columns):
-        # numbers line up on the right; a column of text only (a router's rule) reads from the left
-        numeric = any(_numeric(row[i]) for row in t.rows if i < len(row))
-        rt.add_column(c, justify="right" if i and (numeric or not t.rows) else "left")
-    for row in t.rows:
-        rt.add_row(*(_cell(v) for v in row))
-    return rt
-
-
-def render_table(t: Table, console: Console) -> None:
-    rt = _rich_table(t)
-    if console.is_terminal:
-        console.print(rt)
-        return
-    # Piped or redirected: never crop a cell to fit 80 columns; the table takes its width.
-    from rich.measure import Measurement
-
-    narrow = console.width
-    wide = Measurement.get(console, console.options.update(width=1 << 16), rt).maximum
-    console.width = max(narrow, wide)
-    try:
-        console.print(rt)
-    finally:
-        console.width = narrow
 
 
 def emit(view: View, *, as_json: bool, to_stderr: bool = False) -> None:
@@ -206,10 +128,10 @@ def emit_live(items: Iterator[Any], fold: Callable[[Any], None],
     (`fold`), and `table()` is redrawn in place (4 times a second at most)."""
     from rich.live import Live
 
-    with Live(_rich_table(table()), console=stdout_console(), refresh_per_second=4) as live:
+    with Live(rich_table(table()), console=stdout_console(), refresh_per_second=4) as live:
         for item in items:
             fold(item)
-            live.update(_rich_table(table()))
+            live.update(rich_table(table()))
 
 
 def emit_lines(lines: Iterator[Any], stream: IO[bytes] | None = None,

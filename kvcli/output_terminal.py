@@ -1,0 +1,90 @@
+"""What kvcli draws on a terminal (`kvcli.output` writes through it): the consoles, and a
+`Table` as a rich table.
+
+rich is imported on first use: a `--json` run that prints no message never needs it (~25 ms of
+a process's start).
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table as RichTable
+
+    from kvcli.output import Table
+
+
+# markup=False: every string these consoles draw is data (a trace's path, a request id, a model
+# name), never rich markup: with markup on, "run[red]1.jsonl" was drawn as "run1.jsonl".
+def stdout_console() -> Console:
+    return _console_class()(file=sys.stdout, highlight=False, soft_wrap=False, markup=False)
+
+
+@cache
+def _console_class() -> type[Console]:
+    """Rich's Console, but a reader that leaves (`kvcli ... | head -1`) is a BrokenPipeError for
+    `run` (exit 0, as with --json): Rich's own answer was a silent exit code 1."""
+    from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError
+
+    return _Console
+
+
+def stderr_console() -> Console:
+    from rich.console import Console
+
+    return Console(file=sys.stderr, highlight=False, soft_wrap=True, markup=False)
+
+
+def _cell(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.5g}" if abs(v) < 1e6 else f"{v:,.0f}"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}"
+    return "" if v is None else str(v)
+
+
+def _numeric(v: Any) -> bool:
+    """A number, or a number already formatted ("2,444.856", "100.00%", "-3 / 4")."""
+    if isinstance(v, str):
+        head = v.lstrip("+-")
+        return head[:1].isdigit()
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def rich_table(t: Table) -> RichTable:
+    from rich.table import Table as RichTable
+
+    rt = RichTable(title=t.title, caption=t.caption, title_justify="left")
+    for i, c in enumerate(t.columns):
+        # numbers line up on the right; a column of text only (a router's rule) reads from the left
+        numeric = any(_numeric(row[i]) for row in t.rows if i < len(row))
+        rt.add_column(c, justify="right" if i and (numeric or not t.rows) else "left")
+    for row in t.rows:
+        rt.add_row(*(_cell(v) for v in row))
+    return rt
+
+
+def render_table(t: Table, console: Console) -> None:
+    rt = rich_table(t)
+    if console.is_terminal:
+        console.print(rt)
+        return
+    # Piped or redirected: never crop a cell to fit 80 columns; the table takes its width.
+    from rich.measure import Measurement
+
+    narrow = console.width
+    wide = Measurement.get(console, console.options.update(width=1 << 16), rt).maximum
+    console.width = max(narrow, wide)
+    try:
+        console.print(rt)
+    finally:
+        console.width = narrow
