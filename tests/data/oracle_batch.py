@@ -20,6 +20,10 @@ from pathlib import Path
 
 TOOL = os.environ.get("ORACLE_TOOL",
                       str(Path(__file__).resolve().parents[3] / "shared" / "oracle" / "tool"))
+if not (Path(TOOL) / "sched.py").is_file():
+    # a development tool only: the tests read the answers it recorded (copied into tests/data);
+    # without the oracle, `import sched` below would quietly take the standard library's
+    sys.exit(f"oracle_batch: no oracle at {TOOL} (set ORACLE_TOOL to the oracle's tool folder)")
 sys.path.insert(0, TOOL)
 # (first on the path: the oracle's sched.py, not the standard library's sched)
 import sched as oracle
