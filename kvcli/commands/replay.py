@@ -168,6 +168,19 @@ def _replay_outputs(tr, trace: str, opts, events: str | None, events_format: str
     return 0
 
 
+def groups_text(groups: list[dict]) -> str:
+    """The pool's groups in a line: runs of equal groups counted, e.g. '5 sliding_window
+    (1,024 tokens) + 1 full_attention'."""
+    runs: list[list] = []
+    for g in groups:
+        name = g["type"] + (f" ({g['sliding_window']:,} tokens)" if g["sliding_window"] else "")
+        if runs and runs[-1][1] == name:
+            runs[-1][0] += 1
+        else:
+            runs.append([1, name])
+    return " + ".join(f"{n} {name}" for n, name in runs)
+
+
 def summary_view(summary):
     """The summary as a View: the JSON document and a two-column table for people."""
     from kvcli.output import Table, View
@@ -200,6 +213,9 @@ def summary_view(summary):
                  ("simulated time (s)", d["sim_time_s"])]
     cfg = d["config"]
     if cfg["model"] or cfg["model_config"] or cfg["groups"]:
+        rows.append(("KV cache groups", groups_text(d["groups"])))
+    # retention applies to sliding-window groups only (a full-attention model has none)
+    if any(g["type"] == "sliding_window" for g in d["groups"]):
         r = cfg["prefix_cache_retention_interval"]
         rows.append(("prefix cache retention", "dense (every full block)" if r is None else
                      "0 (sliding windows keep reachable tails only)" if r == 0 else
@@ -223,7 +239,10 @@ def summary_view(summary):
             ("steps waiting for a load: p50 / p99",
              "none" if not w["count"] else f"{w['p50']} / {w['p99']} ({w['count']:,} loads)"),
         ]
-    rows += [("blocks", f"{d['num_blocks']:,} x {d['block_size']} tokens"),
+    # a model's groups may page larger blocks than --block-size (Jamba's mamba-sized pages)
+    sizes = "/".join(f"{b:,}" for b in sorted({g["block_size"] for g in d["groups"]})) \
+        or d["block_size"]
+    rows += [("blocks", f"{d['num_blocks']:,} x {sizes} tokens"),
              ("wall time (s)", d["wall_time_s"])]
     if d["events"]:
         rows.append(("events written", d["events"]))

@@ -25,25 +25,18 @@ from kvcore.engine.replay_pool import check_startup, concurrent_batches, group_t
 from kvcore.engine.request_book import RequestBook
 from kvcore.engine.results import ReplaySummary
 from kvcore.engine.scheduler_io import NO_MODEL_LEN_LIMIT
+from kvcore.engine.start_warnings import start_warnings
 from kvcore.engine.vllm_events import VllmEvents
 from kvcore.errors import InputError
 from kvcore.hashing import BlockHasher
 from kvcore.host_memory import check_pool_fits
 from kvcore.kv_cache_manager import KVCacheManager
-from kvcore.offload.options import check_supported, offload_config, unused_tier_options
+from kvcore.offload.options import check_supported, offload_config
 from kvcore.offload.tier import OffloadTier
 from kvcore.request import LoRARequest, Request
 from kvcore.specs import FullAttentionSpec, cdiv
 from kvcore.traces import Trace, TraceRequest
 from kvcore.traces.stream import TraceStream
-
-# Options that only the engine mode's scheduler and clock read.
-ENGINE_ONLY = frozenset({"max_num_seqs", "long_prefill_token_threshold",
-                         "long_prefill_token_threshold_adaptive", "policy",
-                         "scheduler_reserve_full_isl", "enable_chunked_prefill",
-                         "max_num_active_seqs", "arrivals", "step_overhead_ms",
-                         "prefill_ms_per_token", "decode_ms_per_seq", "max_steps",
-                         "async_scheduling", "clock", "gpu"})
 
 
 class ReplayContext:
@@ -121,6 +114,7 @@ class ReplayContext:
                         "block_size": g.kv_cache_spec.block_size,
                         "sliding_window": getattr(g.kv_cache_spec, "sliding_window", None)}
                        for g in groups]
+        self.summary.groups = self.groups
         self.all_full = all(isinstance(g.kv_cache_spec, FullAttentionSpec) for g in groups)
         # The manager hashes at the gcd of the groups' block sizes (as vLLM's does).
         hash_block_size = math.gcd(*(g.kv_cache_spec.block_size for g in groups))
@@ -138,7 +132,8 @@ class ReplayContext:
                                       plain, lambda rid: self.records[rid].tr,
                                       arrays=self.jsonl.writes_arrays(),
                                       pieces=self.jsonl.pieces())
-        self._no_effect_warnings()
+        for message in start_warnings(self.cfg, self.trace):
+            self.warning(message)
         self.recorder = Recorder(
             self.jsonl, self.num_blocks - 1, is_counted=self.is_counted, admit_extra=admit_extra,
             admit_parts=None if admit_extra is None or admit_extra.pieces is None
@@ -178,27 +173,6 @@ class ReplayContext:
         """A warning the user needs: in the summary's `warnings` and on the `warn` callback."""
         self.summary.warnings.append(message)
         self.warn(message)
-
-    def _no_effect_warnings(self) -> None:
-        """Warnings decided by the options and the trace alone, before the first step."""
-        cfg = self.cfg
-        if self.trace.out_of_order and not (cfg.mode == "engine" and cfg.arrivals == "step"):
-            self.warning(f"{self.trace.out_of_order:,} request(s) have a timestamp earlier than "
-                         "a line before them: replayed in timestamp order (ties in file order)")
-        given = cfg.given or frozenset()
-        if "gpu_memory_gib" in given and not (cfg.model or cfg.model_config):
-            self.warning("option gpu_memory_gib has no effect without a model (model or "
-                         "model_config): num_blocks is not sized from memory")
-        if "gpu" in given and not (cfg.model or cfg.model_config):
-            self.warning("option gpu has no effect without a model (model or model_config): "
-                         "the linear clock times the steps")
-        if (unused_tier := unused_tier_options(cfg)) is not None:
-            self.warning(unused_tier)
-        if cfg.mode == "cache":
-            unused = sorted(given & ENGINE_ONLY)
-            if unused:
-                self.warning(f"option(s) {', '.join(unused)}: no effect in cache mode (no "
-                             "scheduler, no clock; requests run one at a time)")
 
     # -- the rules both modes apply ----------------------------------------------------------
     def is_counted(self, req: Request, resumed: bool) -> bool:

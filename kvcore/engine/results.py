@@ -29,6 +29,9 @@ class ReplaySummary:
     mean_usage: float = 0.0           # time-weighted mean after each step's scheduling
     num_blocks: int = 0
     block_size: int = 0
+    # the pool's KV cache groups, as the event header's `groups`: [{type, block_size,
+    # sliding_window}] (one full-attention group without a model)
+    groups: list[dict] = field(default_factory=list)
     num_free_blocks_end: int = 0      # the pool's free count at the end (num_blocks - 1 when done)
     steps: int = 0
     sim_time_s: float = 0.0

@@ -1,0 +1,49 @@
+"""The warnings a replay can decide from its options and its trace alone, before the first step:
+options with no effect in this combination, a pool not sized from the GPU, an out-of-order trace.
+Each is one line, in the summary's `warnings` and on stderr (docs/replay.md, "Warnings")."""
+
+from __future__ import annotations
+
+from kvcore.engine.options import ReplayOptions
+from kvcore.offload.options import unused_tier_options
+from kvcore.traces import Trace
+
+# Options that only the engine mode's scheduler and clock read.
+ENGINE_ONLY = frozenset({"max_num_seqs", "long_prefill_token_threshold",
+                         "long_prefill_token_threshold_adaptive", "policy",
+                         "scheduler_reserve_full_isl", "enable_chunked_prefill",
+                         "max_num_active_seqs", "arrivals", "step_overhead_ms",
+                         "prefill_ms_per_token", "decode_ms_per_seq", "max_steps",
+                         "async_scheduling", "clock", "gpu"})
+
+
+def start_warnings(cfg: ReplayOptions, trace: Trace) -> list[str]:
+    """The warnings, in this order, for the resolved (sized) options `cfg` over `trace`."""
+    out = []
+    if trace.out_of_order and not (cfg.mode == "engine" and cfg.arrivals == "step"):
+        out.append(f"{trace.out_of_order:,} request(s) have a timestamp earlier than a line "
+                   "before them: replayed in timestamp order (ties in file order)")
+    given = cfg.given or frozenset()
+    model = cfg.model or cfg.model_config
+    if "gpu_memory_gib" in given and not model:
+        out.append("option gpu_memory_gib has no effect without a model (model or "
+                   "model_config): num_blocks is not sized from memory")
+    if "gpu" in given and not model:
+        out.append("option gpu has no effect without a model (model or model_config): the "
+                   "linear clock times the steps")
+    user = given | set(trace.config)        # a flag or the trace's config line
+    if ("gpu" in user and model and cfg.mode == "engine"
+            and not user & {"num_blocks", "gpu_memory_gib"}):
+        # vllm serve sizes its pool from the memory CUDA reports, which is not the datasheet's
+        # "80 GB" (about 79 GiB on an H100 80GB): that number stays the user's to give
+        out.append(f"option gpu times the steps but does not size the KV pool: it is the "
+                   f"default {cfg.num_blocks:,} blocks; give gpu_memory_gib (the memory CUDA "
+                   "reports) or num_blocks for the pool vllm serve would have")
+    if (unused_tier := unused_tier_options(cfg)) is not None:
+        out.append(unused_tier)
+    if cfg.mode == "cache":
+        unused = sorted(given & ENGINE_ONLY)
+        if unused:
+            out.append(f"option(s) {', '.join(unused)}: no effect in cache mode (no scheduler, "
+                       "no clock; requests run one at a time)")
+    return out
