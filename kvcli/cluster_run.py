@@ -19,12 +19,12 @@ from kvcore.errors import InputError
 def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], seed: int,
         metrics_interval_ms: float, kv_event_lag_ms: float, events: str | None,
         decisions: str | None, as_json: bool, plot: str | None = None, live_opts=None,
-        metrics: str | None = None) -> int:
+        metrics: str | None = None, names_field: str = "router") -> int:
     from kvcore.cluster.run import ClusterOptions, run_cluster
     from kvcore.traces import read_trace
 
-    copts = ClusterOptions(replicas=replicas, routers=parse_router_opts(names, raw_opts),
-                           seed=seed, metrics_interval_ms=metrics_interval_ms,
+    copts = ClusterOptions(replicas=replicas,
+                           routers=parse_router_opts(names, raw_opts, names_field), seed=seed, metrics_interval_ms=metrics_interval_ms,
                            kv_event_lag_ms=kv_event_lag_ms)
     output.check_output(events, "events", folder=True)
     output.check_output(decisions, "decisions")

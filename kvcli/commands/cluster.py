@@ -104,6 +104,7 @@ def register(app: typer.Typer) -> None:
         code = output.run(lambda: run(
             trace, opts, replicas, names, router_opt or [], seed, metrics_interval_ms,
             kv_event_lag_ms, None if events is None else str(events),
-            None if decisions is None else str(decisions), as_json, plot, live, metrics))
+            None if decisions is None else str(decisions), as_json, plot, live, metrics,
+            "router" if routers is None else "routers"))
         if code:
             raise typer.Exit(code)

@@ -155,6 +155,19 @@ def router_names() -> list[str]:
     return sorted(REGISTRY)
 
 
+def unknown_router(name: str, known: list[str], field: str = "router") -> InputError:
+    """The error for a router name not registered: the known names, the closest one, and
+    `--routers` for a comma list given to `--router`."""
+    import difflib
+
+    hint = ""
+    if "," in name:
+        hint = " (several routers: --routers A,B,...)"
+    elif close := difflib.get_close_matches(name.replace("-", "_"), known, n=1, cutoff=0.6):
+        hint = f" (did you mean {close[0]}?)"
+    return InputError(f"unknown router {name!r}{hint}; known: {', '.join(known)}", field=field)
+
+
 def make_router(name: str, n: int, raw_opts: dict[str, str], seed: int,
                 block_size: int) -> Router:
     """Build router `name` for `n` replicas with `raw_opts` (strings, from `--router-opt`)
@@ -162,8 +175,7 @@ def make_router(name: str, n: int, raw_opts: dict[str, str], seed: int,
     _load_all()
     cls = REGISTRY.get(name)
     if cls is None:
-        raise InputError(f"unknown router {name!r}; known: {', '.join(sorted(REGISTRY))}",
-                         field="router")
+        raise unknown_router(name, sorted(REGISTRY))
     opts = {k: o.default for k, o in cls.OPTIONS.items()}
     for key, text in raw_opts.items():
         opt = cls.OPTIONS.get(key)

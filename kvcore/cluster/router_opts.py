@@ -6,16 +6,16 @@ from __future__ import annotations
 from kvcore.errors import InputError
 
 
-def parse_router_opts(names: list[str], raw: list[str]) -> tuple:
+def parse_router_opts(names: list[str], raw: list[str], field: str = "router") -> tuple:
     """`--router-opt [ROUTER.]KEY=VALUE` entries to ((router, ((key, value), ...)), ...): a
-    bare KEY goes to every chosen router that takes it (and must fit at least one)."""
-    from kvcore.cluster.router import REGISTRY, router_names
+    bare KEY goes to every chosen router that takes it (and must fit at least one). `field`: the
+    option the names came from, for the error."""
+    from kvcore.cluster.router import REGISTRY, router_names, unknown_router
 
     known = router_names()
     for name in names:
         if name not in known:
-            raise InputError(f"unknown router {name!r}; known: {', '.join(known)}",
-                             field="router")
+            raise unknown_router(name, known, field)
     if len(set(names)) != len(names):
         raise InputError(f"a router named twice in {','.join(names)}", field="routers")
     per: dict[str, dict[str, str]] = {n: {} for n in names}
