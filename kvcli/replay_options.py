@@ -115,8 +115,8 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
               "linear:C0,C1,C2 (ms a step, a "
               "prefill token, a decoding request) or fixed:MS (default: roofline with a model "
               "and a GPU, else linear from the three options above)")),
-    "gpu": (str, _C, ("GPU preset the roofline clock times (see `kvcli clock gpus`) "
-            "(default: none)")),
+    "gpu": (str, _C, ("GPU preset the roofline clock times (see `kvcli clock gpus`); the "
+            "pool is sized by --gpu-memory-gib, not by this (default: none)")),
     "calibration": (str, _C, ("A `kvcli calibrate --gpu` file: the calibrated clock (its "
                     "measured ceilings and fitted factors) (default: none)")),
     "tp": (int, _C, "Tensor-parallel size the clock times (and the model's KV heads per GPU)"),
