@@ -147,7 +147,7 @@ def test_llmd_router_block_is_every_mth_engine_hash():
 
 
 def test_llmd_lru_is_the_replica_num_blocks_and_counts_past_a_lost_first_block():
-    router, v = mk("llmd", n=3), view(3, num_blocks=4)
+    router, v = mk("llmd", n=3), view(3, num_blocks=3)     # 3 usable: a pool of 4
     for replica in (0, 1):
         routed(router, req([1, 2, 3, 4]), replica, v)
     routed(router, req([9]), 1, v)                  # replica 1's LRU drops hash 1

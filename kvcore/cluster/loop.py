@@ -135,8 +135,9 @@ class ClusterLoop:
                 self.router.on_first_token(rid, i, view.now_ms)
         if kind in (FINISH, REJECT):
             view.in_flight[i] -= 1
-            if kind == FINISH:
-                self.router.on_finished(rid, i, view.now_ms)
+            # a rejected request's stream ends too (vLLM answers it with an error): a router
+            # frees what it charged for it, as it does at a finish (Dynamo's `free`)
+            self.router.on_finished(rid, i, view.now_ms)
 
     def route(self, tr: TraceRequest, t: float) -> None:
         view = self.view

@@ -137,7 +137,8 @@ class Router(ABC):
         """The request's first token came out of `replica` at `t_ms`."""
 
     def on_finished(self, rid: str, replica: int, t_ms: float) -> None:
-        """The request finished on `replica` at `t_ms`."""
+        """The request finished on `replica` at `t_ms`, or `replica` rejected it (it never
+        runs: no first token came before)."""
 
 
 REGISTRY: dict[str, type[Router]] = {}

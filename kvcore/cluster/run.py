@@ -82,10 +82,14 @@ def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
             for name, opts in copts.routers]
     results = []
     warnings: list[str] = []
+    effective = cfg
     for name, opts, probe in made:
         t0 = time.perf_counter()
         loop = _build(trace, cfg, name, opts, copts, probe.uses_events(), open_events,
                       decisions_out, live)
+        # what each replica runs: num_blocks and max_model_len sized from a model, vLLM's
+        # start-up scheduler defaults applied (as `kvcli replay` reports its `config`)
+        effective = loop.replicas[0].ctx.cfg
         interrupted = False
         try:
             # every request is built by replica 0's context when routed, in arrival order: its
@@ -108,7 +112,7 @@ def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
             break
     return {"trace": trace.path, "replicas": n, "seed": copts.seed,
             "metrics_interval_ms": copts.metrics_interval_ms,
-            "kv_event_lag_ms": copts.kv_event_lag_ms, "config": cfg.to_dict(),
+            "kv_event_lag_ms": copts.kv_event_lag_ms, "config": effective.to_dict(),
             "routers": results, "warnings": warnings}
 
 

@@ -12,7 +12,8 @@ Source: llm-d/llm-d-inference-scheduler (module `github.com/llm-d/llm-d-router`)
   pod whose LRU holds the block counts one, until no pod holds a block (a pod missing an early
   block still counts later ones, as upstream). After the decision (`PreRequest`) the prompt's
   hashes are added to the chosen pod's LRU, first to last; the LRU holds the pod's
-  `CacheNumBlocks` entries (autoTune) or 31,250;
+  `CacheNumGPUBlocks` entries (autoTune: vLLM's `num_gpu_blocks`, the pool with its null
+  block) or 31,250;
 * `scheduling/scorer/loadaware/load_aware.go` (not in the default profile; weight 0 here):
   0.5 at q = 0, else 0.5 * (1 - min(q, 128) / 128);
 * the profile (`pkg/epp/config/loader/defaults.go` when no config is given) sums
@@ -134,7 +135,9 @@ class LlmdRouter(Router):
 
     def _index(self, view: ClusterView) -> HistoryLRU:
         if self.index is None:
-            cap = view.num_blocks if self.opts["auto_tune"] and view.num_blocks > 0 \
+            # autoTune reads vLLM's `num_gpu_blocks` (the `cache_config_info` metric): the
+            # whole pool, its null block included, one more than the view's usable blocks
+            cap = view.num_blocks + 1 if self.opts["auto_tune"] and view.num_blocks > 0 \
                 else self.opts["lru_capacity_per_server"]
             self.index = HistoryLRU(self.n, capacity=cap)
         return self.index

@@ -5,7 +5,8 @@ Sources: llm-d/llm-d-inference-scheduler @520af478
 `pkg/epp/framework/plugins/scheduling/scorer/preciseprefixcache/{precise_prefix_cache.go,utils.go}`
 (score = min(1, weighted match / total blocks)), llm-d/llm-d-kv-cache `pkg/kvcache/kvblock_scorer.go`
 (`LongestPrefixScorer`: walk the request's block keys from the first while the pod holds each
-one on some tier, adding the pod's best tier weight per block: gpu 1.0, cpu 0.8), and the
+one on some tier, adding the pod's best tier weight per block (the largest weight of the tiers
+holding it): gpu 1.0, cpu 0.8), and the
 sample profile `deploy/config/epp-precise-prefix-cache-config.yaml` (precise-prefix-cache-scorer
 2, kv-cache-utilization-scorer 1, queue-scorer 1, max-score-picker). The queue and
 KV-utilization scorers and the picker are `llmd`'s.
@@ -49,14 +50,18 @@ class LlmdPrecise(Router):
         events = view.events
         assert events is not None, "llmd_precise needs the event index (needs_events)"
         gpu, cpu = events.gpu[replica], events.cpu[replica]
+        gpu_w, cpu_w = self.opts["gpu_weight"], self.opts["cpu_weight"]
+        cpu_better = cpu_w > gpu_w      # (only then does a GPU block's CPU copy matter)
         weighted, on_gpu, gpu_run = 0.0, 0, True
         for h in hashes:
             if h in gpu:
-                weighted += self.opts["gpu_weight"]
+                # a block on both tiers counts its best tier's weight (upstream's
+                # fillMaxWeights), whichever tier that is
+                weighted += cpu_w if cpu_better and h in cpu else gpu_w
                 if gpu_run:
                     on_gpu += 1
             elif h in cpu:
-                weighted += self.opts["cpu_weight"]
+                weighted += cpu_w
                 gpu_run = False     # the GPU prefix ends here; the walk goes on
             else:
                 break
