@@ -32,13 +32,13 @@ TOOL = os.environ.get("ORACLE_TOOL",
 VENV_HINT = "~/.cache/vllm-oracle/venv/bin/python"
 if not (Path(TOOL) / "sched.py").is_file():
     sys.exit(f"oracle_mamba: no oracle at {TOOL} (set ORACLE_TOOL to the oracle's tool folder)")
-try:
-    import torch  # noqa: F401  (only the oracle's venv has it)
-except ImportError:
-    sys.exit(f"oracle_mamba: run me with the oracle venv's interpreter ({VENV_HINT})")
 sys.path.insert(0, TOOL)
-# (first on the path: the oracle's sched.py, not the standard library's sched)
-import sched as oracle  # noqa: E402
+try:
+    # (first on the path: the oracle's sched.py, not the standard library's sched)
+    import sched as oracle
+except ImportError as err:     # another interpreter: vLLM's dependencies are missing
+    sys.exit(f"oracle_mamba: vLLM does not import here ({err}); run me with the oracle "
+             f"venv's interpreter, {VENV_HINT}")
 
 GROUP_TYPES = ("mamba", "full")
 
@@ -64,12 +64,22 @@ def kv_cache_groups(groups: list, block_size: int) -> list:
 
 def build_mamba_scheduler(cfg: dict, async_scheduling: bool = False):
     """`sched.build_scheduler`'s construction with align-mode Mamba groups."""
-    from vllm.config import (CacheConfig, DeviceConfig, KVEventsConfig, ModelConfig,
-                             ParallelConfig, SchedulerConfig, VllmConfig)
+    from vllm.config import (
+        CacheConfig,
+        DeviceConfig,
+        KVEventsConfig,
+        ModelConfig,
+        ParallelConfig,
+        SchedulerConfig,
+        VllmConfig,
+    )
     from vllm.utils.hashing import get_hash_fn_by_name
-    from vllm.v1.core.kv_cache_utils import (get_request_block_hasher, init_none_hash,
-                                             resolve_cache_hit_alignment_tokens,
-                                             resolve_kv_cache_block_sizes)
+    from vllm.v1.core.kv_cache_utils import (
+        get_request_block_hasher,
+        init_none_hash,
+        resolve_cache_hit_alignment_tokens,
+        resolve_kv_cache_block_sizes,
+    )
     from vllm.v1.core.sched.scheduler import Scheduler
     from vllm.v1.core.single_type_kv_cache_manager import register_all_kvcache_specs
     from vllm.v1.kv_cache_interface import KVCacheConfig
