@@ -1,0 +1,68 @@
+"""Mamba groups at the scheduler level = vLLM 0.33.0's Scheduler in ``align`` mode.
+
+The six cases of tests/data/sched_mamba/ (README there: Jamba's layout of seven Mamba groups and
+one full-attention group at block 80, shared prefixes, small budgets, preemption) were answered
+by the real Scheduler and AsyncScheduler through tests/data/oracle_mamba.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from oracle_sched import answer_of, replay_case
+
+from kvcore.engine.mamba_split import mamba_aligned_split
+from kvcore.request import Request
+
+DATA = Path(__file__).resolve().parent / "data" / "sched_mamba"
+CASES = sorted(DATA.glob("*.trace.jsonl"))
+SYNC_KEYS = ("step", "scheduled", "admitted", "preempted", "finished", "num_free_blocks")
+
+
+def case(name: str) -> Path:
+    return next(t for t in CASES if t.name.startswith(name))
+
+
+def test_the_cases_are_all_there():
+    assert [t.name.split("_")[0] for t in CASES] == list("abcdef")
+
+
+def _req(prompt: int, computed: int = 0, junction: int = 0) -> Request:
+    r = Request("r", list(range(prompt)))
+    r.num_computed_tokens = computed
+    r.shared_prefix_boundary = junction
+    return r
+
+
+@pytest.mark.parametrize("prompt, start, n, junction, budget, want", [
+    (257, 0, 257, 0, 512, 240),   # a0 step 0: not past the last block boundary before the end
+    (257, 240, 17, 0, 512, 17),   # a0 step 1: the prompt's last chunk runs to its end
+    (330, 0, 330, 160, 512, 160),  # a1 step 4: stops at the shared-prefix junction
+    (415, 0, 100, 0, 100, 80),    # c0 step 0: a chunk short of the end is floored to a block
+    (310, 0, 64, 0, 64, 64),      # d0 step 0: a block wider than the budget: sub-block
+    (310, 64, 64, 0, 64, 16),     # d0 step 1: a chunk starting mid-block stops at its end
+    (160, 0, 160, 0, 512, 80),    # e0 step 0
+    (66, 0, 66, 0, 96, 64),       # f0 (block 16 below)
+])
+def test_the_split_clips_as_recorded(prompt, start, n, junction, budget, want):
+    bs = 16 if prompt == 66 else 80
+    assert mamba_aligned_split(_req(prompt, start, junction), n, start, bs, budget) == want
+
+
+def test_decodes_are_not_clipped():
+    r = _req(257, 257)
+    r.num_tokens = 258                           # one output token appended
+    assert mamba_aligned_split(r, 1, 257, 80, 512) == 1
+
+
+def test_the_first_steps_of_a_shared_prefix_case_are_vllms():
+    """a_shared_long, sync: steps 0-5 (a0's 240 + 17, a1's junction stop at 160) line for line."""
+    t = case("a_")
+    _, ours, _, _ = replay_case(t, async_scheduling=False)
+    theirs = [e for e in answer_of(t)[:-1] if e["scheduled"] or e["preempted"]]
+    assert [{k: e[k] for k in SYNC_KEYS} for e in ours[:6]] == \
+        [{k: e[k] for k in SYNC_KEYS} for e in theirs[:6]]
+    assert [e["scheduled"] for e in ours[:6]] == [
+        {"a0": 240}, {"a0": 17}, {"a0": 1}, {"a0": 1}, {"a0": 1, "a1": 160},
+        {"a0": 1, "a1": 160}]
