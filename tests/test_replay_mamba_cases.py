@@ -66,3 +66,18 @@ def test_the_first_steps_of_a_shared_prefix_case_are_vllms():
     assert [e["scheduled"] for e in ours[:6]] == [
         {"a0": 240}, {"a0": 17}, {"a0": 1}, {"a0": 1}, {"a0": 1, "a1": 160},
         {"a0": 1, "a1": 160}]
+
+
+@pytest.mark.parametrize("name", ["a_", "e_", "f_"])
+def test_every_step_frees_what_vllm_frees(name):
+    """An aligned prefill leaves null entries between the states it keeps (a junction's, the
+    last chunk's): vLLM's skip frees each of them once the request computes past it, where an
+    attention-style walk stops at the first null (a, step 6: 380 free blocks, not 373: a1's
+    junction state in each of the seven Mamba groups)."""
+    t = case(name)
+    _, ours, _, _ = replay_case(t, async_scheduling=False)
+    theirs = [e for e in answer_of(t)[:-1] if e["scheduled"] or e["preempted"]]
+    assert [{k: e[k] for k in SYNC_KEYS} for e in ours] == \
+        [{k: e[k] for k in SYNC_KEYS} for e in theirs]
+    if name == "a_":
+        assert [e["num_free_blocks"] for e in ours[5:8]] == [370, 380, 387]

@@ -36,6 +36,8 @@ class MambaManager(SingleTypeKVCacheManager):
         assert isinstance(spec, MambaSpec)
         self.num_speculative_blocks = spec.num_speculative_blocks
         self._allocated: set[str] = set()
+        # Table entries below this index were walked by a skip already (vLLM's retired count).
+        self._retired: dict[str, int] = {}
 
     @classmethod
     def find_longest_cache_hit(cls, block_hashes, max_length, kv_cache_group_ids, block_pool,
@@ -56,6 +58,32 @@ class MambaManager(SingleTypeKVCacheManager):
 
     def get_num_skipped_tokens(self, num_computed_tokens: int) -> int:
         return num_computed_tokens - 1
+
+    def remove_skipped_blocks(self, request_id: str, num_computed_tokens: int) -> None:
+        """Free every state before the running one, the later first (vLLM 0.33's align mode).
+
+        Unlike attention's walk this one passes over null entries: an aligned prefill leaves
+        nulls between the states it kept (a junction's, the last chunk's), and each of those
+        states is freed once the request computes past it.
+        """
+        skipped_tokens = self.get_num_skipped_tokens(num_computed_tokens)
+        if skipped_tokens <= 0:
+            return
+        blocks = self.req_to_blocks.setdefault(request_id, [])
+        first = self._retired.get(request_id, 0)
+        k = min(skipped_tokens // self.block_size, len(blocks))
+        if first >= k:
+            return
+        null = self._null_block
+        removed = []
+        for i in range(k - 1, first - 1, -1):
+            blk = blocks[i]
+            if blk is not null:
+                removed.append(blk)
+                blocks[i] = null
+        if removed:
+            self._release(removed)
+        self._retired[request_id] = k
 
     def _physical_cap(self, request_id: str) -> int:
         return 1 + (0 if request_id in self._allocated else self.num_speculative_blocks)
@@ -114,4 +142,5 @@ class MambaManager(SingleTypeKVCacheManager):
 
     def free(self, request_id: str) -> None:
         self._allocated.discard(request_id)
+        self._retired.pop(request_id, None)
         super().free(request_id)
