@@ -1,8 +1,10 @@
 """Mamba groups at the scheduler level = vLLM 0.33.0's Scheduler in ``align`` mode.
 
-The six cases of tests/data/sched_mamba/ (README there: Jamba's layout of seven Mamba groups and
+The seven cases of tests/data/sched_mamba/ (README there: Jamba's layout of seven Mamba groups and
 one full-attention group at block 80, shared prefixes, small budgets, preemption) were answered
-by the real Scheduler and AsyncScheduler through tests/data/oracle_mamba.py.
+by the real Scheduler and AsyncScheduler through tests/data/oracle_mamba.py. Replayed with
+`--arrivals step` in each mode, every step line, every request's hit, preemptions, first and last
+step, the prefix-cache stats and (a, e) the vLLM event batches must be the oracle's.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from oracle_sched import answer_of, replay_case
+from oracle_sched import answer_of, assert_matches, config_of, replay_case
 
 from kvcore.engine.mamba_split import mamba_aligned_split
 from kvcore.request import Request
@@ -25,7 +27,7 @@ def case(name: str) -> Path:
 
 
 def test_the_cases_are_all_there():
-    assert [t.name.split("_")[0] for t in CASES] == list("abcdef")
+    assert [t.name.split("_")[0] for t in CASES] == list("abcdefg")
 
 
 def _req(prompt: int, computed: int = 0, junction: int = 0) -> Request:
@@ -81,3 +83,22 @@ def test_every_step_frees_what_vllm_frees(name):
         [{k: e[k] for k in SYNC_KEYS} for e in theirs]
     if name == "a_":
         assert [e["num_free_blocks"] for e in ours[5:8]] == [370, 380, 387]
+
+
+@pytest.mark.parametrize("asyn", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("trace", CASES, ids=lambda p: p.name[:-12])
+def test_mamba_case(trace: Path, asyn: bool):
+    assert_matches(answer_of(trace, "async.expected" if asyn else "expected"),
+                   replay_case(trace, async_scheduling=asyn), asyn=asyn,
+                   kv_events=config_of(trace).get("kv_events", False))
+
+
+def test_only_states_a_later_hit_can_start_from_are_cached_at_retention_0():
+    """c and g are the same requests: at vLLM's default retention 0 c0's state at 240 is
+    neither its replay boundary (414, floored: 400) nor a junction, so it is not cached and c1
+    (sharing c0's first 240 tokens) hits nothing; dense retention (g) caches it: 240."""
+    hits = {}
+    for name in ("c_", "g_"):
+        s, _, reqs, _ = replay_case(case(name), async_scheduling=False)
+        hits[name] = (s.hit_tokens, reqs["c1"]["hit_tokens"], reqs["c2"]["hit_tokens"])
+    assert hits == {"c_": (240, 0, 240), "g_": (480, 240, 240)}

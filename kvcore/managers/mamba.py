@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from kvcore.hashing import resolve_block_hashes
 from kvcore.managers.base import SingleTypeKVCacheManager
+from kvcore.managers.sliding_window import replay_boundaries
+from kvcore.request import Request
 from kvcore.specs import MambaSpec, cdiv
 
 
@@ -119,7 +121,8 @@ class MambaManager(SingleTypeKVCacheManager):
         return new
 
     def cache_blocks(self, request, num_tokens: int) -> None:
-        """Register only a state that sits exactly on its block's end.
+        """Register only a state that sits exactly on its block's end, and (vLLM 0.33's
+        prefix_cache_retention_interval, default 0) only one a later hit can reach.
 
         The running state lives in block ``cdiv(n, bs) - 1``; it is the state of a whole block
         only when ``n`` is a multiple of the block size. vLLM's scheduler keeps align-mode
@@ -134,11 +137,43 @@ class MambaManager(SingleTypeKVCacheManager):
             return
         mask = [False] * (num_full - num_cached)
         if num_tokens % self.block_size == 0 and num_full == num_tokens // self.block_size:
-            mask[-1] = True
+            reach = self.reachable_block_mask(num_cached, num_full, request)
+            mask[-1] = reach is None or reach[-1]
         self.block_pool.cache_full_blocks(request, self.req_to_blocks[rid], num_cached,
                                           num_full, self.block_size, self.kv_cache_group_id,
                                           mask)
         self.num_cached_block[rid] = num_full
+
+    def reachable_block_mask(self, start_block: int, end_block: int,
+                             request: Request | None = None) -> list[bool] | None:
+        """vLLM 0.33's sparse retention of Mamba states (None: every state). Retention None is
+        dense; 0 (vLLM's default) keeps only the states a later hit can start from: the
+        request's replay boundary (``num_prompt_tokens - 1``, floored: a resend's hit) and the
+        shared-prefix junction its lookup reported; N > 0 also one state every N tokens."""
+        retention = self.retention_interval
+        if retention is None or request is None:
+            return None
+        bs = self.block_size
+        align = self.cache_hit_alignment_tokens
+        mask = [False] * (end_block - start_block)
+        if retention > 0:
+            per_segment = retention // bs
+            if per_segment <= 1:
+                return None
+            first = (start_block + per_segment) // per_segment * per_segment - 1
+            for i in range(first - start_block, len(mask), per_segment):
+                mask[i] = True
+        boundaries = replay_boundaries(request.num_prompt_tokens, self.scheduler_block_size,
+                                       self.use_eagle)
+        if request.shared_prefix_boundary:
+            boundaries.append(request.shared_prefix_boundary)
+            if self.use_eagle:
+                boundaries.append(request.shared_prefix_boundary - bs)
+        for tokens in boundaries:
+            block = tokens // align * align // bs - 1
+            if start_block <= block < end_block:
+                mask[block - start_block] = True
+        return mask
 
     def free(self, request_id: str) -> None:
         self._allocated.discard(request_id)

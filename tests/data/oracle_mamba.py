@@ -104,7 +104,10 @@ def build_mamba_scheduler(cfg: dict, async_scheduling: bool = False):
     cache_config = CacheConfig(block_size=bs, gpu_memory_utilization=0.9, cache_dtype="auto",
                                enable_prefix_caching=cfg["enable_prefix_caching"],
                                prefix_caching_hash_algo=cfg["hash_algo"],
-                               mamba_cache_mode="align", mamba_block_size=bs)
+                               mamba_cache_mode="align", mamba_block_size=bs,
+                               **({"prefix_cache_retention_interval":
+                                   cfg["prefix_cache_retention_interval"]}
+                                  if "prefix_cache_retention_interval" in cfg else {}))
     vllm_config = VllmConfig(
         scheduler_config=scheduler_config, model_config=model_config,
         cache_config=cache_config, parallel_config=ParallelConfig(),

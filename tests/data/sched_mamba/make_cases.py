@@ -50,6 +50,10 @@ def cases():
     c = [req("c0", pre + tokens(rng, 175), 4, 0), req("c1", pre + tokens(rng, 33), 4, 0),
          req("c2", pre + tokens(rng, 90), 3, 8), req("c3", tokens(rng, 95), 3, 9)]
     yield "c_chunked_budget_100", config(max_num_batched_tokens=100), c
+    # g: c's requests with dense retention (every block-aligned state cached, not only those
+    # a later hit can start from): c1 hits c0's state at 240
+    yield "g_dense_retention", config(max_num_batched_tokens=100,
+                                      prefix_cache_retention_interval=None), c
     # d: a budget narrower than a block (64 < 80): chunks advance sub-block
     d = [req("d0", pre + tokens(rng, 70), 3, 0), req("d1", pre + tokens(rng, 21), 3, 2)]
     yield "d_budget_below_block", config(max_num_batched_tokens=64), d
