@@ -136,6 +136,8 @@ class Scheduler:
             threshold = max(threshold, cfg.max_num_batched_tokens // num_eligible)
 
         mamba_bs = cfg.mamba_align_block_size
+        if mamba_bs:
+            kvm.new_step_starts()
         max_prefill = max_prefill_tokens(cfg)
 
         # (A) running requests.

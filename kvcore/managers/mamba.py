@@ -40,6 +40,9 @@ class MambaManager(SingleTypeKVCacheManager):
         self._allocated: set[str] = set()
         # Table entries below this index were walked by a skip already (vLLM's retired count).
         self._retired: dict[str, int] = {}
+        # The hashes of the states this group cached in the current schedule() (vLLM's
+        # cached_blocks_this_step): the worker writes them only when that batch runs.
+        self._cached_this_step: set[bytes] = set()
 
     @classmethod
     def find_longest_cache_hit(cls, block_hashes, max_length, kv_cache_group_ids, block_pool,
@@ -93,6 +96,10 @@ class MambaManager(SingleTypeKVCacheManager):
     def get_num_blocks_to_allocate(self, request_id, num_tokens, new_computed_blocks,
                                    total_computed_tokens=0, num_local_computed_tokens=0,
                                    apply_admission_cap=False):
+        if new_computed_blocks and new_computed_blocks[-1].block_hash in self._cached_this_step:
+            # A state another request caches in this very step is not written yet: vLLM
+            # answers "more than the pool holds", so the request waits for the next step.
+            return self.block_pool.num_gpu_blocks + 1
         required = cdiv(num_tokens, self.block_size) + self.num_speculative_blocks
         held = len(self.req_to_blocks.get(request_id, ()))
         new = required - len(new_computed_blocks) - held
@@ -139,10 +146,17 @@ class MambaManager(SingleTypeKVCacheManager):
         if num_tokens % self.block_size == 0 and num_full == num_tokens // self.block_size:
             reach = self.reachable_block_mask(num_cached, num_full, request)
             mask[-1] = reach is None or reach[-1]
-        self.block_pool.cache_full_blocks(request, self.req_to_blocks[rid], num_cached,
-                                          num_full, self.block_size, self.kv_cache_group_id,
-                                          mask)
+        blocks = self.req_to_blocks[rid]
+        self.block_pool.cache_full_blocks(request, blocks, num_cached, num_full,
+                                          self.block_size, self.kv_cache_group_id, mask)
         self.num_cached_block[rid] = num_full
+        for i in range(num_cached, num_full):
+            h = blocks[i].block_hash
+            if h is not None and not blocks[i].is_null:
+                self._cached_this_step.add(h)
+
+    def new_step_starts(self) -> None:
+        self._cached_this_step.clear()
 
     def reachable_block_mask(self, start_block: int, end_block: int,
                              request: Request | None = None) -> list[bool] | None:
