@@ -1,25 +1,38 @@
 """Mamba (and other recurrent) layers: one fixed-size state per request, not one entry per token.
 
 A block holds the state after the tokens up to its end. Only the latest state is needed to go
-on, so (vLLM 0.33's ``align`` mode, simplified):
+on, so (vLLM 0.33's ``align`` mode, the cache mode vLLM runs a hybrid Mamba model in whenever
+prefix caching is on):
 
 * lookup: scan right to left for the LATEST cached state (not a prefix run): the result is
   ``[null] * i + [hit]`` so its length times the block size is the hit length; a state that
   does not end on the scheduler's alignment is passed over;
+* a hit on a state cached in the current ``schedule()`` is refused (more blocks than the pool
+  holds) until the next one: the worker has not written it yet (``new_step_starts`` forgets);
 * skipped tokens are ``n - 1``: once ``n`` tokens are computed only the block holding the last
-  one matters, so older states are freed (the walk stops at the first null entry);
+  one matters, so every older state is freed, later first, null entries passed over;
 * an allocation pads the table with nulls up to the block that will hold the new running state
   and takes at most ``1 + num_speculative_blocks`` fresh blocks; the previous state stays until
   the next step's skip, so a request holds at most two states (vLLM sizes it the same way:
-  ``page * (2 + speculative)``).
+  ``page * (2 + speculative)``);
+* only a state that ends exactly on its block's end is cached, and at
+  ``prefix_cache_retention_interval`` 0 (vLLM's default) only one a later hit can start from
+  (the replay boundary ``num_prompt_tokens - 1`` floored, the shared-prefix junction).
 
-Where this may differ from 0.33's ``align`` mode (no oracle covers Mamba groups): no internal
-prefill checkpoint blocks, no partial-block hits and their copy-on-write, no deferral of a hit
-on a state cached in the same step (vLLM refuses it until the next step), no relocation of
-speculative blocks, no sparse retention; the state a hit adopts is the block's, and every full
-block's state is registered when its block fills (vLLM likewise caches every block-aligned state
-in align mode, but only those its worker actually wrote).
+The scheduler's half is `kvcore.engine.mamba_split`: prefill chunks end on block boundaries, so
+the states above land where a hit can use them. Checked step for step and event for event
+against the real vLLM 0.33 Scheduler and AsyncScheduler (tests/data/sched_mamba/: Jamba's
+layout, every group at one block size, no speculative decoding, sync and async, FCFS and
+priority, preemption, retention 0 and dense).
+
+Where this may still differ from 0.33 (not covered by those cases): Mamba layers that declare
+prefill checkpoint blocks (Mamba2, ``MambaMixer2``: vLLM writes a checkpoint inside a chunk,
+reserves a block for it and does not split there); partial-block hits when the hash block is
+finer than the Mamba block, their copy-on-write, and shared-prefix checkpoints
+(``enable_mamba_shared_prefix_checkpoint``); relocation of speculative blocks; positive
+retention intervals (modelled as vLLM's mask, not recorded); a KV connector with Mamba groups.
 """
+
 
 from __future__ import annotations
 
