@@ -17,7 +17,9 @@ full-attention group, block size 80). Every group gets the same page size (a Mam
 padded up to the attention page, as vLLM pads), one layer per group. Jamba's Mamba layers
 (`MambaMixer`, mamba1) declare no prefill checkpoint blocks and no speculative blocks; the
 hash block size equals the block size, so no partial-block hits and no shared-prefix
-checkpoints (`Scheduler.mamba_partial_cache_hit` is False).
+checkpoints (`Scheduler.mamba_partial_cache_hit` is False). `{"type": "mamba", "checkpoint":
+true}` is a Mamba2 layer instead (`MambaMixer2`: one prefill checkpoint block, alignment 1);
+vLLM uses checkpoints only when every Mamba group has them.
 """
 
 import json
@@ -55,9 +57,15 @@ def kv_cache_groups(groups: list, block_size: int) -> list:
         if g["type"] == "full":
             spec = full
         else:
+            # "checkpoint": true is a Mamba2 layer (MambaMixer2.get_kv_cache_spec): it exports
+            # the block-boundary state from inside a chunk (one checkpoint block, alignment 1)
+            ckpt = bool(g.get("checkpoint"))
             spec = MambaSpec(shapes=((1,),), dtypes=(torch.float32,), block_size=block_size,
-                             page_size_padded=full.page_size_bytes, mamba_type="mamba1",
-                             mamba_cache_mode="align", num_speculative_blocks=0)
+                             page_size_padded=full.page_size_bytes,
+                             mamba_type="mamba2" if ckpt else "mamba1",
+                             mamba_cache_mode="align", num_speculative_blocks=0,
+                             num_prefill_checkpoint_blocks=int(ckpt),
+                             prefill_checkpoint_alignment=1 if ckpt else None)
         out.append(KVCacheGroupSpec([f"layer{i}"], spec))
     return out
 
