@@ -44,7 +44,7 @@ MODULES = (
     "kvcore.managers.chunked_local", "kvcore.managers.cross_attention", "kvcore.managers.mamba",
     "kvcore.engine.queues", "kvcore.engine.decode_windows", "kvcore.engine.scheduler",
     "kvcore.engine.scheduler_update", "kvcore.engine.scheduler_waiting",
-    "kvcore.engine.deferred_frees",
+    "kvcore.engine.deferred_frees", "kvcore.engine.mamba_split",
     # block hashing (a decode block's hash is one call per block: interpreted, its overhead
     # was twice the pickle and sha256 it wraps)
     "kvcore.hashing", "kvcore.engine.hash_memo", "kvcore.engine.prompt_prefixes",

@@ -251,6 +251,11 @@ class KVCacheManager:
         if self.enable_caching:
             self.coordinator.cache_blocks(request, num_computed_tokens)
 
+    def new_step_starts(self) -> None:
+        """A schedule() begins (vLLM's hook: Mamba forgets the states cached in the last one)."""
+        for m in self.coordinator.single_type_managers:
+            m.new_step_starts()
+
     # --- cache control ----------------------------------------------------------------
     def evict_blocks(self, block_ids: Iterable[int]) -> None:
         """Drop these blocks' hashes from the prefix cache (e.g. a failed KV load)."""

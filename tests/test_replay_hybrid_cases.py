@@ -140,7 +140,6 @@ def test_sliding_window_models_replay_to_the_end_and_say_how(tmp_path, model):
     ({"groups": "x"}, "config.groups", "must be a non-empty list of groups"),
     ({"groups": [{"type": "weird"}]}, "config.groups", "unknown group type 'weird'"),
     ({"groups": [{"type": "sliding_window"}]}, "config.groups", "missing"),
-    ({"groups": [{"type": "mamba"}]}, "config.groups", "not modelled at the scheduler level"),
     ({"prefix_cache_retention_interval": "abc"}, "config.prefix_cache_retention_interval",
      "must be dense (null) or an integer >= 0, got 'abc'"),
     ({"groups": [{"type": "full"}, {"type": "sliding_window", "sliding_window": 32}],

@@ -52,6 +52,14 @@ ExplainOpt = Annotated[str | None, typer.Option(
     "and who later hit or evicted its cached blocks.", rich_help_panel=_O)]
 
 
+# (sliding group, Mamba group) -> what retention 0 keeps, what a positive interval keeps
+RETENTION_KEPT = {
+    (True, False): ("sliding windows keep reachable tails only", "one window tail"),
+    (False, True): ("Mamba keeps reachable states only", "one Mamba state"),
+    (True, True): ("sliding windows and Mamba keep reachable tails and states only",
+                   "one window tail and one Mamba state"),
+}
+
 def register(app: typer.Typer) -> None:
     @app.command("replay")
     @ro.with_replay_options(first=True)
@@ -214,12 +222,13 @@ def summary_view(summary):
     cfg = d["config"]
     if cfg["model"] or cfg["model_config"] or cfg["groups"]:
         rows.append(("KV cache groups", groups_text(d["groups"])))
-    # retention applies to sliding-window groups only (a full-attention model has none)
-    if any(g["type"] == "sliding_window" for g in d["groups"]):
+    # retention applies to sliding-window and Mamba groups only (a full-attention model has none)
+    kinds = {g["type"] for g in d["groups"]}
+    kept = RETENTION_KEPT.get((("sliding_window" in kinds), ("mamba" in kinds)))
+    if kept is not None:
         r = cfg["prefix_cache_retention_interval"]
         rows.append(("prefix cache retention", "dense (every full block)" if r is None else
-                     "0 (sliding windows keep reachable tails only)" if r == 0 else
-                     f"one window tail per {r:,} tokens"))
+                     f"0 ({kept[0]})" if r == 0 else f"{kept[1]} per {r:,} tokens"))
     off = d.get("offload")
     if off:
         w = off["load_wait_steps"]

@@ -29,6 +29,7 @@ from typing import Any, cast
 
 from kvcore.engine.decode_windows import DecodeWindows
 from kvcore.engine.deferred_frees import DeferredFrees
+from kvcore.engine.mamba_split import mamba_aligned_split, max_prefill_tokens
 from kvcore.engine.queues import QUEUES, FCFSQueue, PriorityQueue, priority_order
 from kvcore.engine.scheduler_io import (
     NO_MODEL_LEN_LIMIT,
@@ -134,6 +135,11 @@ class Scheduler:
         if threshold > 0 and cfg.long_prefill_token_threshold_adaptive:
             threshold = max(threshold, cfg.max_num_batched_tokens // num_eligible)
 
+        mamba_bs = cfg.mamba_align_block_size
+        if mamba_bs:
+            kvm.new_step_starts()
+        max_prefill = max_prefill_tokens(cfg)
+
         # (A) running requests.
         i = 0
         while i < len(running) and budget > 0:
@@ -158,6 +164,8 @@ class Scheduler:
             if 0 < threshold < n:
                 n = threshold
             n = min(n, budget, max_len - req.num_computed_tokens - 1)
+            if mamba_bs and n > 0:
+                n = mamba_aligned_split(req, n, req.num_computed_tokens, mamba_bs, max_prefill)
             if n <= 0:
                 # Nothing to do for it now; `continue`, not `break`, so later ones still run.
                 i += 1

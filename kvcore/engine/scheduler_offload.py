@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kvcore.engine.mamba_split import mamba_aligned_split, max_prefill_tokens
 from kvcore.request import Request, RequestStatus
 
 if TYPE_CHECKING:
@@ -88,6 +89,12 @@ def schedule_waiting_with_connector(sched: Scheduler, out: SchedulerOutput, budg
                 sched.blocked = (req, False, budget)
                 break
             n = min(n, budget)
+            if cfg.mamba_align_block_size:
+                n = mamba_aligned_split(req, n, computed, cfg.mamba_align_block_size,
+                                        max_prefill_tokens(cfg))
+                if n == 0:
+                    sched.blocked = (req, False, budget)
+                    break
         reserved = _reserved_blocks(sched) if load_async else 0
         if tracer is not None:
             tracer.req = rid

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kvcore.engine.mamba_split import mamba_aligned_split, max_prefill_tokens
 from kvcore.request import Request, RequestStatus
 
 if TYPE_CHECKING:
@@ -42,6 +43,12 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
             sched.blocked = (req, False, budget)
             break   # no skipping ahead when chunking is off
         n = min(n, budget)
+        if cfg.mamba_align_block_size:
+            n = mamba_aligned_split(req, n, num_hit, cfg.mamba_align_block_size,
+                                    max_prefill_tokens(cfg))
+            if n == 0:
+                sched.blocked = (req, False, budget)
+                break   # no block-aligned chunk fits what is left of the budget
         if tracer is not None:
             tracer.req = req.request_id
         if obs is not None:

@@ -76,6 +76,9 @@ class ScriptRunner:
     def _apply(self, op: Op) -> dict:
         d = check_op(op, self.path)
         kind = d["op"]
+        # An op script has no steps: each op is a step of its own, so a Mamba state cached by
+        # one op serves the next (the scheduler's same-step deferral never applies).
+        self.mgr.new_step_starts()
         if self.tracer is not None:
             self.tracer.req = None if kind == "summary" else str(d.get("id"))
         if kind == "new":

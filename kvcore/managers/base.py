@@ -256,6 +256,9 @@ class SingleTypeKVCacheManager(ABC):
         if removed:
             self._release(removed)
 
+    def new_step_starts(self) -> None:
+        """A schedule() begins (only Mamba acts on it)."""
+
     def get_num_skipped_tokens(self, num_computed_tokens: int) -> int:
         """Leading tokens attention no longer reads once ``num_computed_tokens`` are computed."""
         return 0

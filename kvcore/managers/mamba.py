@@ -1,30 +1,45 @@
 """Mamba (and other recurrent) layers: one fixed-size state per request, not one entry per token.
 
 A block holds the state after the tokens up to its end. Only the latest state is needed to go
-on, so (vLLM 0.33's ``align`` mode, simplified):
+on, so (vLLM 0.33's ``align`` mode, the cache mode vLLM runs a hybrid Mamba model in whenever
+prefix caching is on):
 
 * lookup: scan right to left for the LATEST cached state (not a prefix run): the result is
   ``[null] * i + [hit]`` so its length times the block size is the hit length; a state that
   does not end on the scheduler's alignment is passed over;
+* a hit on a state cached in the current ``schedule()`` is refused (more blocks than the pool
+  holds) until the next one: the worker has not written it yet (``new_step_starts`` forgets);
 * skipped tokens are ``n - 1``: once ``n`` tokens are computed only the block holding the last
-  one matters, so older states are freed (the walk stops at the first null entry);
+  one matters, so every older state is freed, later first, null entries passed over;
 * an allocation pads the table with nulls up to the block that will hold the new running state
   and takes at most ``1 + num_speculative_blocks`` fresh blocks; the previous state stays until
   the next step's skip, so a request holds at most two states (vLLM sizes it the same way:
-  ``page * (2 + speculative)``).
+  ``page * (2 + speculative)``);
+* only a state that ends exactly on its block's end is cached, and at
+  ``prefix_cache_retention_interval`` 0 (vLLM's default) only one a later hit can start from
+  (the replay boundary ``num_prompt_tokens - 1`` floored, the shared-prefix junction).
 
-Where this may differ from 0.33's ``align`` mode (no oracle covers Mamba groups): no internal
-prefill checkpoint blocks, no partial-block hits and their copy-on-write, no deferral of a hit
-on a state cached in the same step (vLLM refuses it until the next step), no relocation of
-speculative blocks, no sparse retention; the state a hit adopts is the block's, and every full
-block's state is registered when its block fills (vLLM likewise caches every block-aligned state
-in align mode, but only those its worker actually wrote).
+The scheduler's half is `kvcore.engine.mamba_split`: prefill chunks end on block boundaries, so
+the states above land where a hit can use them. Checked step for step and event for event
+against the real vLLM 0.33 Scheduler and AsyncScheduler (tests/data/sched_mamba/: Jamba's
+layout, every group at one block size, no speculative decoding, sync and async, FCFS and
+priority, preemption, retention 0 and dense).
+
+Where this may still differ from 0.33 (not covered by those cases): Mamba layers that declare
+prefill checkpoint blocks (Mamba2, ``MambaMixer2``: vLLM writes a checkpoint inside a chunk,
+reserves a block for it and does not split there); partial-block hits when the hash block is
+finer than the Mamba block, their copy-on-write, and shared-prefix checkpoints
+(``enable_mamba_shared_prefix_checkpoint``); relocation of speculative blocks; positive
+retention intervals (modelled as vLLM's mask, not recorded); a KV connector with Mamba groups.
 """
+
 
 from __future__ import annotations
 
 from kvcore.hashing import resolve_block_hashes
 from kvcore.managers.base import SingleTypeKVCacheManager
+from kvcore.managers.sliding_window import replay_boundaries
+from kvcore.request import Request
 from kvcore.specs import MambaSpec, cdiv
 
 
@@ -36,6 +51,11 @@ class MambaManager(SingleTypeKVCacheManager):
         assert isinstance(spec, MambaSpec)
         self.num_speculative_blocks = spec.num_speculative_blocks
         self._allocated: set[str] = set()
+        # Table entries below this index were walked by a skip already (vLLM's retired count).
+        self._retired: dict[str, int] = {}
+        # The hashes of the states this group cached in the current schedule() (vLLM's
+        # cached_blocks_this_step): the worker writes them only when that batch runs.
+        self._cached_this_step: set[bytes] = set()
 
     @classmethod
     def find_longest_cache_hit(cls, block_hashes, max_length, kv_cache_group_ids, block_pool,
@@ -57,12 +77,42 @@ class MambaManager(SingleTypeKVCacheManager):
     def get_num_skipped_tokens(self, num_computed_tokens: int) -> int:
         return num_computed_tokens - 1
 
+    def remove_skipped_blocks(self, request_id: str, num_computed_tokens: int) -> None:
+        """Free every state before the running one, the later first (vLLM 0.33's align mode).
+
+        Unlike attention's walk this one passes over null entries: an aligned prefill leaves
+        nulls between the states it kept (a junction's, the last chunk's), and each of those
+        states is freed once the request computes past it.
+        """
+        skipped_tokens = self.get_num_skipped_tokens(num_computed_tokens)
+        if skipped_tokens <= 0:
+            return
+        blocks = self.req_to_blocks.setdefault(request_id, [])
+        first = self._retired.get(request_id, 0)
+        k = min(skipped_tokens // self.block_size, len(blocks))
+        if first >= k:
+            return
+        null = self._null_block
+        removed = []
+        for i in range(k - 1, first - 1, -1):
+            blk = blocks[i]
+            if blk is not null:
+                removed.append(blk)
+                blocks[i] = null
+        if removed:
+            self._release(removed)
+        self._retired[request_id] = k
+
     def _physical_cap(self, request_id: str) -> int:
         return 1 + (0 if request_id in self._allocated else self.num_speculative_blocks)
 
     def get_num_blocks_to_allocate(self, request_id, num_tokens, new_computed_blocks,
                                    total_computed_tokens=0, num_local_computed_tokens=0,
                                    apply_admission_cap=False):
+        if new_computed_blocks and new_computed_blocks[-1].block_hash in self._cached_this_step:
+            # A state another request caches in this very step is not written yet: vLLM
+            # answers "more than the pool holds", so the request waits for the next step.
+            return self.block_pool.num_gpu_blocks + 1
         required = cdiv(num_tokens, self.block_size) + self.num_speculative_blocks
         held = len(self.req_to_blocks.get(request_id, ()))
         new = required - len(new_computed_blocks) - held
@@ -91,7 +141,8 @@ class MambaManager(SingleTypeKVCacheManager):
         return new
 
     def cache_blocks(self, request, num_tokens: int) -> None:
-        """Register only a state that sits exactly on its block's end.
+        """Register only a state that sits exactly on its block's end, and (vLLM 0.33's
+        prefix_cache_retention_interval, default 0) only one a later hit can reach.
 
         The running state lives in block ``cdiv(n, bs) - 1``; it is the state of a whole block
         only when ``n`` is a multiple of the block size. vLLM's scheduler keeps align-mode
@@ -106,12 +157,52 @@ class MambaManager(SingleTypeKVCacheManager):
             return
         mask = [False] * (num_full - num_cached)
         if num_tokens % self.block_size == 0 and num_full == num_tokens // self.block_size:
-            mask[-1] = True
-        self.block_pool.cache_full_blocks(request, self.req_to_blocks[rid], num_cached,
-                                          num_full, self.block_size, self.kv_cache_group_id,
-                                          mask)
+            reach = self.reachable_block_mask(num_cached, num_full, request)
+            mask[-1] = reach is None or reach[-1]
+        blocks = self.req_to_blocks[rid]
+        self.block_pool.cache_full_blocks(request, blocks, num_cached, num_full,
+                                          self.block_size, self.kv_cache_group_id, mask)
         self.num_cached_block[rid] = num_full
+        for i in range(num_cached, num_full):
+            h = blocks[i].block_hash
+            if h is not None and not blocks[i].is_null:
+                self._cached_this_step.add(h)
+
+    def new_step_starts(self) -> None:
+        self._cached_this_step.clear()
+
+    def reachable_block_mask(self, start_block: int, end_block: int,
+                             request: Request | None = None) -> list[bool] | None:
+        """vLLM 0.33's sparse retention of Mamba states (None: every state). Retention None is
+        dense; 0 (vLLM's default) keeps only the states a later hit can start from: the
+        request's replay boundary (``num_prompt_tokens - 1``, floored: a resend's hit) and the
+        shared-prefix junction its lookup reported; N > 0 also one state every N tokens."""
+        retention = self.retention_interval
+        if retention is None or request is None:
+            return None
+        bs = self.block_size
+        align = self.cache_hit_alignment_tokens
+        mask = [False] * (end_block - start_block)
+        if retention > 0:
+            per_segment = retention // bs
+            if per_segment <= 1:
+                return None
+            first = (start_block + per_segment) // per_segment * per_segment - 1
+            for i in range(first - start_block, len(mask), per_segment):
+                mask[i] = True
+        boundaries = replay_boundaries(request.num_prompt_tokens, self.scheduler_block_size,
+                                       self.use_eagle)
+        if request.shared_prefix_boundary:
+            boundaries.append(request.shared_prefix_boundary)
+            if self.use_eagle:
+                boundaries.append(request.shared_prefix_boundary - bs)
+        for tokens in boundaries:
+            block = tokens // align * align // bs - 1
+            if start_block <= block < end_block:
+                mask[block - start_block] = True
+        return mask
 
     def free(self, request_id: str) -> None:
         self._allocated.discard(request_id)
+        self._retired.pop(request_id, None)
         super().free(request_id)

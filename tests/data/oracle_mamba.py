@@ -1,0 +1,204 @@
+"""Dev tool (not a test, not run by CI): vLLM 0.33.0's real Scheduler over Mamba groups.
+
+    R=~/.cache/vllm-oracle
+    VLLM_ORACLE_SRC=$R/src VLLM_LOGGING_LEVEL=ERROR $R/venv/bin/python \\
+        tests/data/oracle_mamba.py [--async] IN.trace.jsonl=OUT.expected.jsonl ...
+
+The oracle's `sched.py` (../shared/oracle/tool, or $ORACLE_TOOL) has no Mamba groups. This
+builds what `EngineCore` hands the Scheduler for a hybrid Mamba model with prefix caching on
+(`MambaModelConfig` then sets `mamba_cache_mode='align'` and `mamba_block_size` to the
+attention block size) and drives it with `sched.py`'s own step loop (`run` / `run_async`,
+imported, so the lines are exactly the format of the other scheduler fixtures): only the
+Scheduler's construction is ours.
+
+The trace's config line is `sched.py`'s, with `"groups"` a list of `{"type": "mamba"}` and
+`{"type": "full"}` in group order (Jamba, kvcli's `jamba-v0.1`: seven Mamba groups, then the
+full-attention group, block size 80). Every group gets the same page size (a Mamba state is
+padded up to the attention page, as vLLM pads), one layer per group. Jamba's Mamba layers
+(`MambaMixer`, mamba1) declare no prefill checkpoint blocks and no speculative blocks; the
+hash block size equals the block size, so no partial-block hits and no shared-prefix
+checkpoints (`Scheduler.mamba_partial_cache_hit` is False). `{"type": "mamba", "checkpoint":
+true}` is a Mamba2 layer instead (`MambaMixer2`: one prefill checkpoint block, alignment 1);
+vLLM uses checkpoints only when every Mamba group has them.
+"""
+
+import json
+import os
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+TOOL = os.environ.get("ORACLE_TOOL",
+                      str(Path(__file__).resolve().parents[3] / "shared" / "oracle" / "tool"))
+VENV_HINT = "~/.cache/vllm-oracle/venv/bin/python"
+if not (Path(TOOL) / "sched.py").is_file():
+    sys.exit(f"oracle_mamba: no oracle at {TOOL} (set ORACLE_TOOL to the oracle's tool folder)")
+sys.path.insert(0, TOOL)
+try:
+    # (first on the path: the oracle's sched.py, not the standard library's sched)
+    import sched as oracle
+except ImportError as err:     # another interpreter: vLLM's dependencies are missing
+    sys.exit(f"oracle_mamba: vLLM does not import here ({err}); run me with the oracle "
+             f"venv's interpreter, {VENV_HINT}")
+
+GROUP_TYPES = ("mamba", "full")
+
+
+def kv_cache_groups(groups: list, block_size: int) -> list:
+    """One KVCacheGroupSpec per entry; a Mamba state padded to the attention page."""
+    import torch
+    from vllm.v1.kv_cache_interface import FullAttentionSpec, KVCacheGroupSpec, MambaSpec
+
+    full = FullAttentionSpec(block_size=block_size, num_kv_heads=1, head_size=1,
+                             dtype=torch.float32)
+    out = []
+    for i, g in enumerate(groups):
+        if g["type"] == "full":
+            spec = full
+        else:
+            # "checkpoint": true is a Mamba2 layer (MambaMixer2.get_kv_cache_spec): it exports
+            # the block-boundary state from inside a chunk (one checkpoint block, alignment 1)
+            ckpt = bool(g.get("checkpoint"))
+            spec = MambaSpec(shapes=((1,),), dtypes=(torch.float32,), block_size=block_size,
+                             page_size_padded=full.page_size_bytes,
+                             mamba_type="mamba2" if ckpt else "mamba1",
+                             mamba_cache_mode="align", num_speculative_blocks=0,
+                             num_prefill_checkpoint_blocks=int(ckpt),
+                             prefill_checkpoint_alignment=1 if ckpt else None)
+        out.append(KVCacheGroupSpec([f"layer{i}"], spec))
+    return out
+
+
+def build_mamba_scheduler(cfg: dict, async_scheduling: bool = False):
+    """`sched.build_scheduler`'s construction with align-mode Mamba groups."""
+    from vllm.config import (
+        CacheConfig,
+        DeviceConfig,
+        KVEventsConfig,
+        ModelConfig,
+        ParallelConfig,
+        SchedulerConfig,
+        VllmConfig,
+    )
+    from vllm.utils.hashing import get_hash_fn_by_name
+    from vllm.v1.core.kv_cache_utils import (
+        get_request_block_hasher,
+        init_none_hash,
+        resolve_cache_hit_alignment_tokens,
+        resolve_kv_cache_block_sizes,
+    )
+    from vllm.v1.core.sched.scheduler import Scheduler
+    from vllm.v1.core.single_type_kv_cache_manager import register_all_kvcache_specs
+    from vllm.v1.kv_cache_interface import KVCacheConfig
+    from vllm.v1.structured_output import StructuredOutputManager
+
+    bs = cfg["block_size"]
+    model_config = ModelConfig(model=oracle.ensure_tiny_model(oracle.TINY_MODEL_DIR),
+                               dtype="float16", seed=0, skip_tokenizer_init=True,
+                               max_model_len=cfg["max_model_len"])
+    scheduler_config = SchedulerConfig(
+        max_num_seqs=cfg["max_num_seqs"], max_num_active_seqs=cfg["max_num_active_seqs"],
+        max_num_batched_tokens=cfg["max_num_batched_tokens"],
+        max_model_len=cfg["max_model_len"],
+        long_prefill_token_threshold=cfg["long_prefill_token_threshold"],
+        long_prefill_token_threshold_adaptive=cfg["long_prefill_token_threshold_adaptive"],
+        enable_chunked_prefill=cfg["enable_chunked_prefill"], is_encoder_decoder=False,
+        policy=cfg["policy"], watermark=cfg["watermark"],
+        scheduler_reserve_full_isl=cfg["scheduler_reserve_full_isl"],
+        async_scheduling=bool(async_scheduling))
+    # What MambaModelConfig.verify_and_update_config sets for a hybrid model with prefix
+    # caching: align mode, the Mamba block size = the attention block size.
+    cache_config = CacheConfig(block_size=bs, gpu_memory_utilization=0.9, cache_dtype="auto",
+                               enable_prefix_caching=cfg["enable_prefix_caching"],
+                               prefix_caching_hash_algo=cfg["hash_algo"],
+                               mamba_cache_mode="align", mamba_block_size=bs,
+                               **({"prefix_cache_retention_interval":
+                                   cfg["prefix_cache_retention_interval"]}
+                                  if "prefix_cache_retention_interval" in cfg else {}))
+    vllm_config = VllmConfig(
+        scheduler_config=scheduler_config, model_config=model_config,
+        cache_config=cache_config, parallel_config=ParallelConfig(),
+        device_config=DeviceConfig(device="cpu"),
+        kv_events_config=(KVEventsConfig(enable_kv_cache_events=True, publisher="null")
+                          if cfg.get("kv_events") else None))
+    assert vllm_config.cache_config.mamba_cache_mode == "align"
+    groups = kv_cache_groups(cfg["groups"], bs)
+    kcc = KVCacheConfig(num_blocks=cfg["num_blocks"], kv_cache_tensors=[],
+                        kv_cache_groups=groups,
+                        prefix_cache_retention_interval=cache_config.prefix_cache_retention_interval)
+    # get_kv_cache_configs' start-up check (all pages are one size: bytes compare as blocks)
+    needed = sum(-(-g.kv_cache_spec.max_memory_usage_bytes(vllm_config)
+                   // g.kv_cache_spec.page_size_bytes) for g in groups)
+    if needed > cfg["num_blocks"] - 1:
+        raise SystemExit(f"vLLM would refuse to start: one max_model_len request needs "
+                         f"{needed} blocks, {cfg['num_blocks'] - 1} usable")
+    cache_config.num_gpu_blocks = cfg["num_blocks"]
+    register_all_kvcache_specs(vllm_config)
+    sched_bs, hash_bs = resolve_kv_cache_block_sizes(kcc, vllm_config)
+    assert sched_bs == hash_bs == bs, (sched_bs, hash_bs, bs)
+    kcc.hash_block_size = hash_bs
+    kcc.cache_hit_alignment_tokens = resolve_cache_hit_alignment_tokens(
+        kcc, vllm_config, sched_bs, hash_bs)
+    if async_scheduling:
+        from vllm.v1.core.sched.async_scheduler import AsyncScheduler
+        cls = vllm_config.scheduler_config.get_scheduler_cls()
+        assert cls is AsyncScheduler, cls
+    else:
+        cls = Scheduler
+    scheduler = cls(vllm_config=vllm_config, kv_cache_config=kcc,
+                    structured_output_manager=StructuredOutputManager(vllm_config),
+                    block_size=bs, log_stats=True, hash_block_size=hash_bs)
+    assert scheduler.need_mamba_block_aligned_split
+    assert not scheduler.mamba_partial_cache_hit
+    hash_fn = get_hash_fn_by_name(cache_config.prefix_caching_hash_algo)
+    init_none_hash(hash_fn)
+    hasher = get_request_block_hasher(bs, hash_fn, vllm_config.num_hash_lookahead_tokens)
+    return scheduler, hasher, vllm_config
+
+
+def read_trace(path: str):
+    """sched.read_input, whose group check knows no Mamba: ours checks, then it reads."""
+    with open(path) as f:
+        first = json.loads(f.readline())
+    groups = first["config"].get("groups")
+    if not (isinstance(groups, list) and groups
+            and all(isinstance(g, dict) and g.get("type") in GROUP_TYPES for g in groups)
+            and any(g["type"] == "mamba" for g in groups)):
+        raise SystemExit(f"{path}: line 1: config.groups must list mamba and full groups")
+    first["config"]["groups"] = [{"type": "full"}]     # passes sched.read_input's check
+    with open(path) as f:
+        rest = f.read().splitlines()[1:]
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl") as tmp:
+        tmp.write("\n".join([json.dumps(first), *rest]) + "\n")
+        tmp.flush()
+        cfg, reqs = oracle.read_input(tmp.name)
+    cfg["groups"] = groups
+    return cfg, reqs
+
+
+def main() -> int:
+    asyn = "--async" in sys.argv[1:]
+    oracle.build_scheduler = build_mamba_scheduler     # the loop is sched.py's, the build ours
+    rc = 0
+    for pair in [a for a in sys.argv[1:] if a != "--async"]:
+        inp, outp = pair.split("=", 1)
+        cfg, reqs = read_trace(inp)
+        if asyn:
+            cfg["async_scheduling"] = True
+        driver = oracle.run_async if cfg.get("async_scheduling") else oracle.run
+        try:
+            with open(outp, "w") as out:
+                r = driver(cfg, reqs, out, emit_steps=True, emit_queues=True, max_steps=None)
+        except Exception as e:  # noqa: BLE001  (vLLM refused: say so, go on)
+            traceback.print_exc()
+            with open(outp, "a") as f:
+                f.write(json.dumps({"error": f"{type(e).__name__}: {e}"}) + "\n")
+            r = 1
+        print(json.dumps({"done": inp, "rc": r}), file=sys.stderr, flush=True)
+        rc = rc or r
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

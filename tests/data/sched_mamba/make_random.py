@@ -1,0 +1,63 @@
+"""Writes random Mamba scheduler traces (a dev tool, not a test): ``mseedN.trace.jsonl``.
+
+    python tests/data/sched_mamba/make_random.py OUT_DIR FIRST LAST   # seeds FIRST..LAST-1
+
+Each seed draws a block size (16 or 80), 1, 2, 3 or 7 Mamba groups with the full-attention group
+at a random place, a pool from just what one max_model_len request needs to 400 blocks more,
+2-8 sequences, a budget of 48-512 tokens, a long-prefill threshold, FCFS or priority, whole-
+prompt admission on or off, KV events 3 times in 10, and 3-9 requests built from three shared
+prefixes (resends and truncations of earlier prompts too). Answers: ../oracle_mamba.py (README).
+"""
+
+import json
+import random
+import sys
+
+
+def trace(seed: int) -> list[str]:
+    rng = random.Random(seed)
+    bs = rng.choice([16, 80])
+    nm = rng.choice([1, 2, 3, 7])
+    groups = [{"type": "mamba"}] * nm
+    groups.insert(rng.randrange(nm + 1), {"type": "full"})
+    mml = 512 if bs == 16 else 800
+    need = nm * 2 + -(-mml // bs)        # vLLM's start-up check: one max_model_len request
+    cfg = {"block_size": bs, "num_blocks": need + 1 + rng.choice([0, 5, 20, 100, 400]),
+           "max_num_seqs": rng.choice([2, 4, 8]),
+           "max_num_batched_tokens": rng.choice([48, 64, 100, 128, 256, 512]),
+           "max_model_len": mml, "groups": groups,
+           "long_prefill_token_threshold": rng.choice([0, 0, 40, 96]),
+           "policy": rng.choice(["fcfs", "fcfs", "priority"]),
+           "scheduler_reserve_full_isl": rng.choice([True, False]),
+           "kv_events": rng.random() < 0.3}
+    if cfg["max_num_batched_tokens"] < cfg["max_num_seqs"]:
+        cfg["max_num_seqs"] = 2
+    prefixes = [[rng.randrange(3, 30000) for _ in range(rng.randrange(1, 3 * bs + 20))]
+                for _ in range(3)]
+    lines = [json.dumps({"config": cfg})]
+    step = 0
+    prev: list[list[int]] = []
+    for i in range(rng.randrange(3, 10)):
+        r = rng.random()
+        if r < 0.2 and prev:
+            p = list(rng.choice(prev))
+        elif r < 0.35 and prev:
+            p = rng.choice(prev)[:rng.randrange(1, len(rng.choice(prev)) + 1)]
+            p = p or [5]
+        else:
+            p = list(rng.choice(prefixes))[:rng.randrange(1, 3 * bs + 20)] + \
+                [rng.randrange(3, 30000) for _ in range(rng.randrange(0, 2 * bs))]
+        p = p[:mml - 100]
+        prev.append(p)
+        step += rng.choice([0, 0, 1, 2, 5, 10])
+        lines.append(json.dumps({"id": f"r{i}", "prompt_token_ids": p,
+                                 "output_length": rng.randrange(1, 60), "arrival_step": step,
+                                 "priority": rng.randrange(3)}))
+    return lines
+
+
+if __name__ == "__main__":
+    out, first, last = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    for seed in range(first, last):
+        with open(f"{out}/mseed{seed}.trace.jsonl", "w") as f:
+            f.write("\n".join(trace(seed)) + "\n")
