@@ -58,11 +58,11 @@ def test_bad_cluster_options_exit_2(tmp_path):
                          (["--replicas", "0"], "--replicas"),
                          (["--routers", "random,random"], "twice"),
                          # a comma list to --router, a near miss, each option named as typed
-                         (["--router", "llmd,random"], "option --router: unknown router "
-                          "'llmd,random' (several routers: --routers A,B,...)"),
+                         (["--router", "llmd,random"], ("option --router: unknown router "
+                          "'llmd,random' (several routers: --routers A,B,...)")),
                          (["--router", "round-robin"], "(did you mean round_robin?)"),
-                         (["--routers", "llmd,lmd"], "option --routers: unknown router 'lmd' "
-                          "(did you mean llmd?)")):
+                         (["--routers", "llmd,lmd"], ("option --routers: unknown router 'lmd' "
+                          "(did you mean llmd?)"))):
         r = runner.invoke(app, ["cluster", str(path), "--num-blocks", "24", *extra])
         assert r.exit_code == 2, (extra, r.output)
         assert words in r.output and "Traceback" not in r.output
