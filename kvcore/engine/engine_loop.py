@@ -25,7 +25,6 @@ from kvcore.engine.fake_model import next_token, next_tokens
 from kvcore.engine.fast_forward import decode_stretch, run_stretch
 from kvcore.engine.lazy_request import LazyTraceRequest
 from kvcore.engine.load_check import check_load, stalled
-from kvcore.engine.mamba_split import align_block_size
 from kvcore.engine.options import build
 from kvcore.engine.read_ahead import read_ahead
 from kvcore.engine.replay_observer import ReplayObserver
@@ -56,8 +55,7 @@ class EngineLoop:
             self.decode_windows = self.fast_forward = False
         cfg = ctx.cfg
         self.sched = Scheduler(
-            build(SchedulerConfig, cfg, max_model_len=cfg.max_model_len or NO_MODEL_LEN_LIMIT,
-                  mamba_align_block_size=align_block_size(ctx.kvm)),
+            build(SchedulerConfig, cfg, max_model_len=cfg.max_model_len or NO_MODEL_LEN_LIMIT),
             ctx.kvm, tracer=ctx.recorder, observer=ReplayObserver(ctx))
         # The CPU tier (`kvcore.offload`): no fast-forward (its worker runs every step); decode
         # windows stay on (a window step allocates, completes and offers nothing; under async,

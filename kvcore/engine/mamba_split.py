@@ -25,7 +25,8 @@ from kvcore.specs import MambaSpec
 
 
 def align_block_size(kvm: KVCacheManager) -> int:
-    """The block size prefill chunks are clipped to (`SchedulerConfig.mamba_align_block_size`):
+    """The block size prefill chunks are clipped to (`Scheduler.mamba_bs`, as vLLM's scheduler
+    derives `need_mamba_block_aligned_split` from its KV cache config):
     the scheduler's, when a Mamba group runs in ``align`` mode (prefix caching on); else 0."""
     if not kvm.enable_caching or not any(
             isinstance(m.kv_cache_spec, MambaSpec)

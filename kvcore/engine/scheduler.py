@@ -29,7 +29,7 @@ from typing import Any, cast
 
 from kvcore.engine.decode_windows import DecodeWindows
 from kvcore.engine.deferred_frees import DeferredFrees
-from kvcore.engine.mamba_split import mamba_aligned_split, max_prefill_tokens
+from kvcore.engine.mamba_split import align_block_size, mamba_aligned_split, max_prefill_tokens
 from kvcore.engine.queues import QUEUES, FCFSQueue, PriorityQueue, priority_order
 from kvcore.engine.scheduler_io import (
     NO_MODEL_LEN_LIMIT,
@@ -39,7 +39,7 @@ from kvcore.engine.scheduler_io import (
     SchedulerOutput,
 )
 from kvcore.engine.scheduler_offload import schedule_waiting_with_connector
-from kvcore.engine.scheduler_update import update_from_output
+from kvcore.engine.scheduler_update import advance_scheduled, update_from_output
 from kvcore.engine.scheduler_waiting import schedule_waiting
 from kvcore.kv_cache_manager import KVCacheManager
 from kvcore.offload.stores import build_connector_meta
@@ -59,6 +59,9 @@ class Scheduler:
         self.waiting = cast(FCFSQueue | PriorityQueue, QUEUES[config.policy]())
         self.running: list[Request] = []
         self.requests: dict[str, Request] = {}
+        # Mamba groups in vLLM's ``align`` cache mode (prefix caching on): prefill chunks are
+        # clipped to this block size (`kvcore.engine.mamba_split`); 0: no Mamba group, no clip.
+        self.mamba_bs = align_block_size(kv_cache_manager)
         self.max_num_active = (config.max_num_active_seqs if config.max_num_active_seqs
                                is not None else config.max_num_seqs)
         self.finished_req_ids: set[str] = set()
@@ -135,7 +138,7 @@ class Scheduler:
         if threshold > 0 and cfg.long_prefill_token_threshold_adaptive:
             threshold = max(threshold, cfg.max_num_batched_tokens // num_eligible)
 
-        mamba_bs = cfg.mamba_align_block_size
+        mamba_bs = self.mamba_bs
         if mamba_bs:
             kvm.new_step_starts()
         max_prefill = max_prefill_tokens(cfg)
@@ -224,32 +227,8 @@ class Scheduler:
             eager[:0] = scheduled_running
 
         assert len(running) <= cfg.max_num_seqs
-        # (C) computed (and in-flight) tokens advance at schedule time; a request that reaches
-        # the end of its known tokens (plus placeholders) samples, and under async gets a
-        # placeholder for that token.
-        total = plain
-        sampling = out.sampling
-        placeholders = self.config.async_scheduling
-        if self.deferred is not None and (plain or nst):
-            self.deferred.scheduled(eager)
-        out.plain_decodes = plain
-        if plain:
-            # The clock's contexts of the window requests (an aggregate, see DecodeWindows).
-            assert windows is not None and windows.agg_n == plain
-            out.plain_context = windows.context_after(now)
-        for req in eager:
-            rid = req.request_id
-            n = nst[rid]
-            c = req.num_computed_tokens = req.num_computed_tokens + n
-            req.num_in_flight_tokens += n
-            if c >= req.num_tokens + req.num_output_placeholders:
-                sampling.add(rid)
-                if placeholders:
-                    req.num_output_placeholders += 1
-            total += n
-            if conn is not None and c >= req.num_tokens + req.num_output_placeholders:
-                self.inflight_prefills.discard(req)    # no longer prefilling
-        out.total_num_scheduled_tokens = total
+        # (C) computed (and in-flight) tokens advance at schedule time
+        advance_scheduled(self, out, plain, now)
         self.finished_req_ids = set()
         self.last_output = out
         return out

@@ -31,9 +31,6 @@ class SchedulerConfig:
     # vLLM's AsyncScheduler: one sampled-token placeholder per scheduled non-chunk request
     # (the engine loop runs the batch queue: `kvcore.engine.async_loop`).
     async_scheduling: bool = False
-    # Mamba groups in vLLM's ``align`` cache mode (prefix caching on): prefill chunks are clipped
-    # to this block size (`kvcore.engine.mamba_split`); 0: no Mamba group, no clip.
-    mamba_align_block_size: int = 0
 
 
 @dataclass(slots=True)

@@ -89,9 +89,8 @@ def schedule_waiting_with_connector(sched: Scheduler, out: SchedulerOutput, budg
                 sched.blocked = (req, False, budget)
                 break
             n = min(n, budget)
-            if cfg.mamba_align_block_size:
-                n = mamba_aligned_split(req, n, computed, cfg.mamba_align_block_size,
-                                        max_prefill_tokens(cfg))
+            if sched.mamba_bs:
+                n = mamba_aligned_split(req, n, computed, sched.mamba_bs, max_prefill_tokens(cfg))
                 if n == 0:
                     sched.blocked = (req, False, budget)
                     break

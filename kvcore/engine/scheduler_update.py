@@ -1,4 +1,5 @@
-"""`Scheduler.update_from_output`: the (fake) model's output of one scheduled batch.
+"""`Scheduler.update_from_output`: the (fake) model's output of one scheduled batch; and
+`advance_scheduled`, the step (C) of `Scheduler.schedule` that makes a batch of a plan.
 
 Each request of the batch that samples gets one token; those at `max_tokens` (or
 `max_model_len`) finish and are freed, in schedule order. Under async scheduling this runs one
@@ -19,6 +20,40 @@ from kvcore.request import Request, RequestStatus
 
 if TYPE_CHECKING:
     from kvcore.engine.scheduler import Scheduler
+
+
+def advance_scheduled(sched: Scheduler, out: SchedulerOutput, plain: int, now: int) -> None:
+    """Step (C) of `schedule()`: every scheduled request's computed (and in-flight) tokens
+    advance at schedule time; one that reaches the end of its known tokens (plus placeholders)
+    samples, and under async gets a placeholder for that token. `plain`: the decodes inside
+    decode windows (in no `eager` list), `now`: the schedule() call's index."""
+    nst = out.num_scheduled_tokens
+    eager = out.eager
+    conn = sched.connector
+    total = plain
+    sampling = out.sampling
+    placeholders = sched.config.async_scheduling
+    if sched.deferred is not None and (plain or nst):
+        sched.deferred.scheduled(eager)
+    out.plain_decodes = plain
+    if plain:
+        # The clock's contexts of the window requests (an aggregate, see DecodeWindows).
+        windows = sched.windows
+        assert windows is not None and windows.agg_n == plain
+        out.plain_context = windows.context_after(now)
+    for req in eager:
+        rid = req.request_id
+        n = nst[rid]
+        c = req.num_computed_tokens = req.num_computed_tokens + n
+        req.num_in_flight_tokens += n
+        if c >= req.num_tokens + req.num_output_placeholders:
+            sampling.add(rid)
+            if placeholders:
+                req.num_output_placeholders += 1
+        total += n
+        if conn is not None and c >= req.num_tokens + req.num_output_placeholders:
+            sched.inflight_prefills.discard(req)    # no longer prefilling
+    out.total_num_scheduled_tokens = total
 
 
 def update_from_output(sched: Scheduler, out: SchedulerOutput,

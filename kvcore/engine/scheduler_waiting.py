@@ -43,9 +43,8 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
             sched.blocked = (req, False, budget)
             break   # no skipping ahead when chunking is off
         n = min(n, budget)
-        if cfg.mamba_align_block_size:
-            n = mamba_aligned_split(req, n, num_hit, cfg.mamba_align_block_size,
-                                    max_prefill_tokens(cfg))
+        if sched.mamba_bs:
+            n = mamba_aligned_split(req, n, num_hit, sched.mamba_bs, max_prefill_tokens(cfg))
             if n == 0:
                 sched.blocked = (req, False, budget)
                 break   # no block-aligned chunk fits what is left of the budget
