@@ -120,7 +120,9 @@ EXCERPTS = [
                   "--capacities 512,1024,2048,4096"), 80),
     ("README.md", "kvcli config llama-3.1-8b --gpu-memory-gib 80", 80),
     ("README.md", "kvcli script traces/tiny.ops.jsonl", 80),
-    ("README.md", "kvcli script traces/four-paths.ops.jsonl --calls --calls-depth 3", 100),
+    # (--calls records the stack's calls: the compiled build cannot)
+    pytest.param("README.md", "kvcli script traces/four-paths.ops.jsonl --calls --calls-depth 3",
+                 100, marks=pytest.mark.pure_python),
     ("docs/events.md", ("kvcli replay tests/data/sched_cases/b_preemption.trace.jsonl --arrivals "
                        "step --no-async-scheduling --events -"), 80),
 ]
@@ -148,7 +150,8 @@ def shown_line(line: str) -> re.Pattern[str]:
     return re.compile(".*".join(re.escape(part) for part in line.split("...")))
 
 
-@pytest.mark.parametrize(("doc", "command", "width"), EXCERPTS, ids=[c for _, c, _ in EXCERPTS])
+@pytest.mark.parametrize(("doc", "command", "width"), EXCERPTS,
+                         ids=[getattr(c, "values", c)[1] for c in EXCERPTS])
 def test_documented_output_is_what_the_command_prints(doc, command, width, monkeypatch):
     monkeypatch.chdir(ROOT)                        # the docs' paths are the repo's
     shown = excerpt(doc, command)
@@ -161,6 +164,7 @@ def test_documented_output_is_what_the_command_prints(doc, command, width, monke
     assert not missing, f"{doc}: `{command}` no longer prints:\n" + "\n".join(missing)
 
 
+@pytest.mark.pure_python          # --calls records the stack's calls: the compiled build cannot
 def test_the_walkthrough_trees_are_the_scripts_output(monkeypatch):
     monkeypatch.chdir(ROOT)
     printed: set[str] = set()
