@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from kvcore.engine.mamba_split import align_block_size
+from kvcore.engine.mamba_split import align_block_size, checkpoint_alignment
 from kvcore.kv_cache_manager import KVCacheManager
 from kvcore.sizing import blocks_per_request, resolve_kv_cache_config
 from kvcore.specs import MambaSpec
@@ -53,8 +53,9 @@ def test_kvcli_takes_vllms_start_up_defaults(want: dict) -> None:
     # no partial-block hits (hash block = Mamba block), so no shared-prefix checkpoints either
     assert want["partial_hash_hits"] is False
     assert kvm.hash_block_size == mamba.block_size
-    # the scheduler clips prefills to the Mamba block
+    # the scheduler clips prefills to the Mamba block, and (Mamba2) checkpoints inside a chunk
     assert align_block_size(kvm) == want["mamba_block_size"]
+    assert checkpoint_alignment(kvm) == (ws["prefill_checkpoint_alignment"] or 0)
 
 
 def test_the_recorded_answers_are_the_two_layouts() -> None:
