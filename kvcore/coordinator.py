@@ -96,8 +96,12 @@ class KVCacheCoordinator:
                                    total_computed_tokens: int = 0,
                                    num_local_computed_tokens: int = 0,
                                    num_encoder_tokens: int = 0,
-                                   apply_admission_cap: bool = False) -> int:
+                                   apply_admission_cap: bool = False,
+                                   prefill_end: int = 0) -> int:
         total = 0
+        if self.retention_interval != 0:
+            # (vLLM: under dense or segment retention every chunk's checkpoint is kept)
+            prefill_end = 0
         for i, m in enumerate(self.single_type_managers):
             if m.uses_encoder_tokens:
                 total += m.get_num_blocks_to_allocate(request_id, num_encoder_tokens, (), 0, 0,
@@ -105,7 +109,7 @@ class KVCacheCoordinator:
             else:
                 total += m.get_num_blocks_to_allocate(
                     request_id, num_tokens, new_computed_blocks[i], total_computed_tokens,
-                    num_local_computed_tokens, apply_admission_cap)
+                    num_local_computed_tokens, apply_admission_cap, prefill_end)
         return total
 
     def allocate_new_computed_blocks(self, request_id: str,

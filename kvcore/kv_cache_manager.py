@@ -193,11 +193,13 @@ class KVCacheManager:
                 RequestStatus.WAITING, RequestStatus.PREEMPTED):
             watermark = self.watermark_blocks
         free = self.block_pool.free_block_queue
+        # (as the scheduler's Mamba split: resumed requests replay their outputs as prefill)
+        prefill_end = max(request.num_prompt_tokens, request.num_tokens - 1)
         if full_sequence_must_fit:
             full = min(request.num_tokens, self.max_model_len)
             need = coord.get_num_blocks_to_allocate(request.request_id, full, hits,
                                                     total_computed, num_local,
-                                                    num_encoder_tokens, True)
+                                                    num_encoder_tokens, True, prefill_end)
             if need + watermark > free.num_free_blocks:
                 return None
         num_tokens_main = total_computed + num_new_tokens
@@ -212,7 +214,8 @@ class KVCacheManager:
             # this step allocates the whole sequence that count is this one.)
             need = coord.get_num_blocks_to_allocate(request.request_id, num_need_slot, hits,
                                                     num_local + num_external_computed_tokens,
-                                                    num_local, num_encoder_tokens)
+                                                    num_local, num_encoder_tokens, False,
+                                                    prefill_end)
         if need + watermark > free.num_free_blocks - reserved_blocks:
             return None
         if hits is not empty or num_external_computed_tokens > 0:

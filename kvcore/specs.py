@@ -219,6 +219,8 @@ class MambaSpec(KVCacheSpec):
     page_size_padded: int | None = None
     mamba_type: str = "mamba2"
     num_speculative_blocks: int = 0
+    num_prefill_checkpoint_blocks: int = 0  # Mamba2 (MambaMixer2): 1, a state written
+    prefill_checkpoint_alignment: int | None = None  # inside a prefill chunk, at any offset
 
     kind = "mamba"
 
@@ -233,9 +235,9 @@ class MambaSpec(KVCacheSpec):
         return self.real_page_size_bytes
 
     def max_memory_usage_bytes(self, ctx: SizingContext) -> int:
-        # 0.33: constant per request. "align" mode keeps the running state plus the last
-        # block-aligned checkpoint (2 blocks); "none" keeps one.
-        base = 2 if ctx.mamba_cache_mode == "align" else 1
+        # 0.33: constant per request. "align" mode keeps the running state, the last aligned
+        # one and the declared prefill checkpoint blocks; "none" keeps one.
+        base = 2 + self.num_prefill_checkpoint_blocks if ctx.mamba_cache_mode == "align" else 1
         return self.page_size_bytes * (base + self.num_speculative_blocks)
 
 
@@ -279,8 +281,9 @@ class UniformTypeKVCacheSpecs(KVCacheSpec):
             return (isinstance(b, ChunkedLocalAttentionSpec)
                     and a.attention_chunk_size == b.attention_chunk_size)
         if isinstance(a, MambaSpec):
-            return (isinstance(b, MambaSpec) and a.page_size_bytes == b.page_size_bytes
-                    and a.num_speculative_blocks == b.num_speculative_blocks)
+            return isinstance(b, MambaSpec) and all(getattr(a, f) == getattr(b, f) for f in (
+                "page_size_bytes", "num_speculative_blocks", "num_prefill_checkpoint_blocks",
+                "prefill_checkpoint_alignment"))
         return type(a) is type(b)
 
     @classmethod

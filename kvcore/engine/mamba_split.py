@@ -9,17 +9,24 @@ token, nor past the block-floored junction of a shared prefix the lookup found c
 some groups (``shared_prefix_boundary``). Without the clip a prompt's states would land at
 arbitrary positions and no Mamba state but decode's would ever be cached (hit rate 0).
 
+Mamba2 layers (``MambaMixer2``: Bamba, Granite-4.0-H, Nemotron-H) declare a prefill checkpoint
+block: the worker can write the state at the prefill's last block boundary from inside a chunk.
+When every Mamba group declares one, a chunk that reaches the prefill's end and holds that
+boundary past its first block (``checkpoint_fits``) is not clipped there: it runs to its end in
+one piece, and the manager reserves a block for the checkpoint (`kvcore.managers.mamba`).
+
 Modelled: the layouts where every group has the scheduler's block size (hash block = block,
-so no partial-block hits and no shared-prefix checkpoints, ``mamba_partial_cache_hit`` False)
-and no Mamba layer exports checkpoints from inside a chunk (``num_prefill_checkpoint_blocks``
-0: Jamba's ``MambaMixer``); no EAGLE block drop, no hash lookahead. Checked step for step
-against the real Scheduler: tests/data/sched_mamba/ (``tests/test_replay_mamba_cases.py``).
+so no partial-block hits and no shared-prefix checkpoints, ``mamba_partial_cache_hit`` False,
+as vLLM derives for Jamba and Mamba2 hybrids by default); no EAGLE block drop, no hash
+lookahead. Checked step for step against the real Scheduler: tests/data/sched_mamba/
+(``tests/test_replay_mamba_cases.py``, ``tests/test_replay_mamba2_cases.py``).
 """
 
 from __future__ import annotations
 
 from kvcore.engine.scheduler_io import SchedulerConfig
 from kvcore.kv_cache_manager import KVCacheManager
+from kvcore.managers.mamba import checkpoint_fits
 from kvcore.request import Request
 from kvcore.specs import MambaSpec
 
@@ -35,6 +42,19 @@ def align_block_size(kvm: KVCacheManager) -> int:
     return kvm.scheduler_block_size
 
 
+def checkpoint_alignment(kvm: KVCacheManager) -> int:
+    """The token alignment of the prefill checkpoints the scheduler may leave inside a chunk
+    (vLLM's ``mamba_has_prefill_checkpoint_blocks``, every Mamba group declaring a checkpoint
+    block, with the first Mamba group's ``prefill_checkpoint_alignment``); 0: none."""
+    if not align_block_size(kvm):
+        return 0
+    specs = [m.kv_cache_spec for m in kvm.coordinator.single_type_managers
+             if isinstance(m.kv_cache_spec, MambaSpec)]
+    if any(s.num_prefill_checkpoint_blocks <= 0 for s in specs):
+        return 0
+    return specs[0].prefill_checkpoint_alignment or 0
+
+
 def max_prefill_tokens(cfg: SchedulerConfig) -> int:
     """The widest prefill chunk the configuration allows (the step budget, or the long-prefill
     threshold when set and lower; the configured one, not a step's effective one)."""
@@ -43,18 +63,24 @@ def max_prefill_tokens(cfg: SchedulerConfig) -> int:
 
 
 def mamba_aligned_split(req: Request, num_new_tokens: int, start: int, block_size: int,
-                        max_prefill_tokens: int) -> int:
+                        max_prefill_tokens: int, checkpoint_align: int = 0) -> int:
     """The tokens of a chunk of ``num_new_tokens`` from position ``start`` that vLLM schedules
     (possibly 0: the caller skips the request). ``max_prefill_tokens``: the step budget, or the
     configured long-prefill threshold when lower (a block wider than that may advance sub-block
-    and re-align at the next boundary)."""
+    and re-align at the next boundary). ``checkpoint_align``: `checkpoint_alignment`."""
     # Resumed requests replay their output tokens as prefill too (up to the last one).
     prefill_end = max(req.num_prompt_tokens, req.num_tokens - 1)
     if start >= prefill_end:
         return num_new_tokens
+    end = start + num_new_tokens
     # The last block boundary whose state can be cached: the last token is always recomputed.
     last_cache_position = max((req.num_tokens - 1) // block_size * block_size, 0)
-    end = start + num_new_tokens
+    # A last chunk that holds the prefill's checkpoint writes it from inside: no stop there.
+    internal = checkpoint_align > 0 and end >= prefill_end and checkpoint_fits(
+        start, end, max((prefill_end - 1) // block_size * block_size, 0), block_size,
+        checkpoint_align)
+    if internal:
+        last_cache_position = 0
     if end < prefill_end:
         # A chunk that stops short of the prefill's end must end on a block boundary (its state
         # is the block's), unless the block cannot be reached by any chunk from here.
@@ -62,7 +88,7 @@ def mamba_aligned_split(req: Request, num_new_tokens: int, start: int, block_siz
         if aligned_end > start or block_size <= max_prefill_tokens:
             end = aligned_end
     stop = end
-    if start % block_size != 0:
+    if start % block_size != 0 and not internal:
         # a chunk that starts mid-block stops at that block's end
         stop = _earlier(start, (start // block_size + 1) * block_size, stop)
     stop = _earlier(start, last_cache_position, stop)

@@ -29,7 +29,12 @@ from typing import Any, cast
 
 from kvcore.engine.decode_windows import DecodeWindows
 from kvcore.engine.deferred_frees import DeferredFrees
-from kvcore.engine.mamba_split import align_block_size, mamba_aligned_split, max_prefill_tokens
+from kvcore.engine.mamba_split import (
+    align_block_size,
+    checkpoint_alignment,
+    mamba_aligned_split,
+    max_prefill_tokens,
+)
 from kvcore.engine.queues import QUEUES, FCFSQueue, PriorityQueue, priority_order
 from kvcore.engine.scheduler_io import (
     NO_MODEL_LEN_LIMIT,
@@ -61,7 +66,9 @@ class Scheduler:
         self.requests: dict[str, Request] = {}
         # Mamba groups in vLLM's ``align`` cache mode (prefix caching on): prefill chunks are
         # clipped to this block size (`kvcore.engine.mamba_split`); 0: no Mamba group, no clip.
+        # Mamba2 (`mamba_ckpt` > 0): a last chunk may write its checkpoint from inside.
         self.mamba_bs = align_block_size(kv_cache_manager)
+        self.mamba_ckpt = checkpoint_alignment(kv_cache_manager)
         self.max_num_active = (config.max_num_active_seqs if config.max_num_active_seqs
                                is not None else config.max_num_seqs)
         self.finished_req_ids: set[str] = set()
@@ -168,7 +175,8 @@ class Scheduler:
                 n = threshold
             n = min(n, budget, max_len - req.num_computed_tokens - 1)
             if mamba_bs and n > 0:
-                n = mamba_aligned_split(req, n, req.num_computed_tokens, mamba_bs, max_prefill)
+                n = mamba_aligned_split(req, n, req.num_computed_tokens, mamba_bs, max_prefill,
+                                        self.mamba_ckpt)
             if n <= 0:
                 # Nothing to do for it now; `continue`, not `break`, so later ones still run.
                 i += 1

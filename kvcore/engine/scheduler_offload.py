@@ -90,7 +90,8 @@ def schedule_waiting_with_connector(sched: Scheduler, out: SchedulerOutput, budg
                 break
             n = min(n, budget)
             if sched.mamba_bs:
-                n = mamba_aligned_split(req, n, computed, sched.mamba_bs, max_prefill_tokens(cfg))
+                n = mamba_aligned_split(req, n, computed, sched.mamba_bs,
+                                        max_prefill_tokens(cfg), sched.mamba_ckpt)
                 if n == 0:
                     sched.blocked = (req, False, budget)
                     break

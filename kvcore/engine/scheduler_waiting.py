@@ -44,7 +44,8 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
             break   # no skipping ahead when chunking is off
         n = min(n, budget)
         if sched.mamba_bs:
-            n = mamba_aligned_split(req, n, num_hit, sched.mamba_bs, max_prefill_tokens(cfg))
+            n = mamba_aligned_split(req, n, num_hit, sched.mamba_bs, max_prefill_tokens(cfg),
+                                    sched.mamba_ckpt)
             if n == 0:
                 sched.blocked = (req, False, budget)
                 break   # no block-aligned chunk fits what is left of the budget

@@ -95,8 +95,10 @@ class SingleTypeKVCacheManager(ABC):
                                    new_computed_blocks: Sequence[KVCacheBlock],
                                    total_computed_tokens: int = 0,
                                    num_local_computed_tokens: int = 0,
-                                   apply_admission_cap: bool = False) -> int:
+                                   apply_admission_cap: bool = False,
+                                   prefill_end: int = 0) -> int:
         """Blocks this group must take from the free queue to hold ``num_tokens`` slots.
+        (``prefill_end``: where the request's prefill ends; only Mamba2's checkpoints read it.)
 
         Hits that sit in the free queue (ref 0) leave it when touched, so they count too.
         """

@@ -13,24 +13,32 @@ prefix caching is on):
   one matters, so every older state is freed, later first, null entries passed over;
 * an allocation pads the table with nulls up to the block that will hold the new running state
   and takes at most ``1 + num_speculative_blocks`` fresh blocks; the previous state stays until
-  the next step's skip, so a request holds at most two states (vLLM sizes it the same way:
-  ``page * (2 + speculative)``);
+  the next step's skip, so a request holds at most two states (three with a Mamba2 checkpoint
+  below; vLLM sizes it the same way: ``page * (2 + speculative + checkpoint blocks)``);
 * only a state that ends exactly on its block's end is cached, and at
   ``prefix_cache_retention_interval`` 0 (vLLM's default) only one a later hit can start from
   (the replay boundary ``num_prompt_tokens - 1`` floored, the shared-prefix junction).
 
+Mamba2 layers (vLLM's ``MambaMixer2``; ``num_prefill_checkpoint_blocks`` 1 in the spec) write
+a checkpoint from inside a chunk: the state at the last block boundary before the chunk's last
+token. When a chunk holds it (`checkpoint_fits`) and reaches the prefill's end (at a retention
+other than 0: any chunk), its allocation takes one block more, just before the running state's,
+and the caching registers that block as the state at its end (``_checkpoints``: the decision is
+made when the blocks are counted, as in vLLM, and kept for the allocation and the caching); the
+skip frees it once the request computes past it.
+
 The scheduler's half is `kvcore.engine.mamba_split`: prefill chunks end on block boundaries, so
 the states above land where a hit can use them. Checked step for step and event for event
 against the real vLLM 0.33 Scheduler and AsyncScheduler (tests/data/sched_mamba/: Jamba's
-layout, every group at one block size, no speculative decoding, sync and async, FCFS and
-priority, preemption, retention 0 and dense).
+layout and the same with Mamba2 groups, every group at one block size, no speculative decoding,
+sync and async, FCFS and priority, preemption, retention 0, dense and 2 or 4 blocks, 200 random
+Mamba2 runs).
 
-Where this may still differ from 0.33 (not covered by those cases): Mamba layers that declare
-prefill checkpoint blocks (Mamba2, ``MambaMixer2``: vLLM writes a checkpoint inside a chunk,
-reserves a block for it and does not split there); partial-block hits when the hash block is
-finer than the Mamba block, their copy-on-write, and shared-prefix checkpoints
-(``enable_mamba_shared_prefix_checkpoint``); relocation of speculative blocks; positive
-retention intervals (modelled as vLLM's mask, not recorded); a KV connector with Mamba groups.
+Where this may still differ from 0.33 (not covered by those cases): partial-block hits when the
+hash block is finer than the Mamba block (``prefix_match_unit``), their copy-on-write and the
+re-keying of a checkpoint inside a block, shared-prefix checkpoints
+(``enable_mamba_shared_prefix_checkpoint``); speculative blocks and their relocation; EAGLE's
+block drop; a KV connector with Mamba groups.
 """
 
 
@@ -41,6 +49,17 @@ from kvcore.managers.base import SingleTypeKVCacheManager
 from kvcore.managers.sliding_window import replay_boundaries
 from kvcore.request import Request
 from kvcore.specs import MambaSpec, cdiv
+
+
+def checkpoint_fits(start: int, end: int, position: int, block_size: int, align: int) -> bool:
+    """Whether a chunk ``[start, end)`` can write the state at ``position`` from inside (vLLM
+    0.33's is_mamba_prefill_checkpoint_valid with the hash block = the Mamba block): the chunk
+    starts on a block boundary, reaches a block past its first, the checkpoint lies at least a
+    block after its start and before its end, at a multiple of ``align`` from its start."""
+    return (start % block_size == 0
+            and cdiv(end, block_size) - 2 > (start - 1) // block_size
+            and start + block_size <= position < end
+            and (position - start) % align == 0)
 
 
 class MambaManager(SingleTypeKVCacheManager):
@@ -56,6 +75,13 @@ class MambaManager(SingleTypeKVCacheManager):
         # The hashes of the states this group cached in the current schedule() (vLLM's
         # cached_blocks_this_step): the worker writes them only when that batch runs.
         self._cached_this_step: set[bytes] = set()
+        # Mamba2: a prefill checkpoint written from inside a chunk (align mode only).
+        self.checkpoint_align = (spec.prefill_checkpoint_alignment or 1
+                                 if spec.num_prefill_checkpoint_blocks > 0
+                                 and self.enable_caching else 0)
+        # request -> (checkpoint position, table index of the block reserved for it) for the
+        # allocation being made (vLLM's _checkpoints).
+        self._checkpoints: dict[str, tuple[int, int]] = {}
 
     @classmethod
     def find_longest_cache_hit(cls, block_hashes, max_length, kv_cache_group_ids, block_pool,
@@ -106,9 +132,20 @@ class MambaManager(SingleTypeKVCacheManager):
     def _physical_cap(self, request_id: str) -> int:
         return 1 + (0 if request_id in self._allocated else self.num_speculative_blocks)
 
+    def _checkpoint_needed(self, request_id: str, start: int, end: int, position: int,
+                           prefill_end: int) -> bool:
+        """Whether the chunk ``[start, end)`` writes the checkpoint at ``position`` from inside
+        (vLLM's _needs_internal_checkpoint, no speculative blocks)."""
+        index = cdiv(end, self.block_size) - 2
+        blocks = self.req_to_blocks.get(request_id, [])
+        return (self.checkpoint_align > 0 and end >= prefill_end
+                and checkpoint_fits(start, end, position, self.block_size,
+                                    self.checkpoint_align)
+                and index >= 0 and (index >= len(blocks) or blocks[index].is_null))
+
     def get_num_blocks_to_allocate(self, request_id, num_tokens, new_computed_blocks,
                                    total_computed_tokens=0, num_local_computed_tokens=0,
-                                   apply_admission_cap=False):
+                                   apply_admission_cap=False, prefill_end=0):
         if new_computed_blocks and new_computed_blocks[-1].block_hash in self._cached_this_step:
             # A state another request caches in this very step is not written yet: vLLM
             # answers "more than the pool holds", so the request waits for the next step.
@@ -116,8 +153,20 @@ class MambaManager(SingleTypeKVCacheManager):
         required = cdiv(num_tokens, self.block_size) + self.num_speculative_blocks
         held = len(self.req_to_blocks.get(request_id, ()))
         new = required - len(new_computed_blocks) - held
+        # The chunk's checkpoint (the last aligned position before its end) takes a block of
+        # its own when the chunk writes it from inside; decided here, as vLLM does, and kept
+        # for the allocation and the caching that follow (not by the full-sequence check).
+        align = self.cache_hit_alignment_tokens
+        position = max((num_tokens - 1) // align * align, 0)
+        ckpt = 1 if self._checkpoint_needed(request_id, total_computed_tokens, num_tokens,
+                                            position, prefill_end) else 0
+        if not apply_admission_cap:
+            if ckpt:
+                self._checkpoints[request_id] = (position, cdiv(num_tokens, self.block_size) - 2)
+            else:
+                self._checkpoints.pop(request_id, None)
         if new > 0:
-            new = min(new, self._physical_cap(request_id))
+            new = min(new, self._physical_cap(request_id) + ckpt)
         new = max(new, 0)
         evictable = sum(1 for b in new_computed_blocks if b.ref_cnt == 0 and not b.is_null)
         return new + evictable
@@ -125,14 +174,16 @@ class MambaManager(SingleTypeKVCacheManager):
     def allocate_new_blocks(self, request_id, num_tokens):
         blocks = self.req_to_blocks.setdefault(request_id, [])
         required = cdiv(num_tokens, self.block_size) + self.num_speculative_blocks
-        if required <= len(blocks):
+        ckpt = 1 if request_id in self._checkpoints else 0
+        if required <= len(blocks) and not ckpt:
             self._allocated.add(request_id)
             return []
-        # Positions before the new running state hold no state of this request: nulls.
+        # Positions before the new running state hold no state of this request: nulls, but
+        # for the checkpoint's block just before it.
         state_index = required - self.num_speculative_blocks - 1
         if len(blocks) < state_index:
-            blocks.extend([self._null_block] * (state_index - len(blocks)))
-        n = min(required - len(blocks), self._physical_cap(request_id))
+            blocks.extend([self._null_block] * (state_index - ckpt - len(blocks)))
+        n = min(max(required - len(blocks), 0), self._physical_cap(request_id) + ckpt)
         new = self.block_pool.get_new_blocks(n) if n > 0 else []
         blocks.extend(new)
         self._allocated.add(request_id)
@@ -156,9 +207,16 @@ class MambaManager(SingleTypeKVCacheManager):
         if num_cached >= num_full:
             return
         mask = [False] * (num_full - num_cached)
+        reach = self.reachable_block_mask(num_cached, num_full, request)
         if num_tokens % self.block_size == 0 and num_full == num_tokens // self.block_size:
-            reach = self.reachable_block_mask(num_cached, num_full, request)
             mask[-1] = reach is None or reach[-1]
+        checkpoint = self._checkpoints.get(rid)
+        if checkpoint is not None and num_cached <= checkpoint[1] < num_full:
+            # The block reserved for a checkpoint written inside this chunk holds the state at
+            # its own end (with the hash block = the block, vLLM's partial-block re-keying of
+            # it adds nothing to this; a checkpoint it would not keep has no hash to drop).
+            i = checkpoint[1] - num_cached
+            mask[i] = reach is None or reach[i]
         blocks = self.req_to_blocks[rid]
         self.block_pool.cache_full_blocks(request, blocks, num_cached, num_full,
                                           self.block_size, self.kv_cache_group_id, mask)
@@ -204,5 +262,6 @@ class MambaManager(SingleTypeKVCacheManager):
 
     def free(self, request_id: str) -> None:
         self._allocated.discard(request_id)
+        self._checkpoints.pop(request_id, None)
         self._retired.pop(request_id, None)
         super().free(request_id)

@@ -113,9 +113,18 @@ register_group_type(
     lambda cfg, bs: ChunkedLocalAttentionSpec(
         block_size=bs, attention_chunk_size=_positive_int(cfg, "attention_chunk_size")),
     aliases=("chunked",))
-# A Mamba group in an op script: one float32 state of `state_size` values (sizes do not matter).
-register_group_type(
-    "mamba",
-    lambda cfg, bs: MambaSpec(block_size=bs, shapes=((_positive_int({"state_size": 1, **cfg},
-                                                                    "state_size"),),),
-                              dtypes=("float32",)))
+def _mamba_group(cfg: dict, bs: int) -> MambaSpec:
+    """A Mamba group in an op script or a trace's config line: one float32 state of
+    `state_size` values (sizes do not matter); ``"checkpoint": true`` is a Mamba2 layer
+    (vLLM's MambaMixer2: one prefill checkpoint block, alignment 1), else Jamba's Mamba1."""
+    ckpt = cfg.get("checkpoint", False)
+    if not isinstance(ckpt, bool):
+        # ValueError, like every other bad-config answer here (the caller reports them all).
+        raise ValueError(f"field 'checkpoint': must be true or false, got {ckpt!r}")  # noqa: TRY004
+    return MambaSpec(block_size=bs,
+                     shapes=((_positive_int({"state_size": 1, **cfg}, "state_size"),),),
+                     dtypes=("float32",), num_prefill_checkpoint_blocks=int(ckpt),
+                     prefill_checkpoint_alignment=1 if ckpt else None)
+
+
+register_group_type("mamba", _mamba_group)

@@ -14,7 +14,10 @@ Per layer kind:
   `mamba_state`), in the model dtype. As vLLM's platform code does for hybrid models, the
   attention block size is raised until an attention page holds a Mamba state (in steps of the
   attention kernel's block alignment, 16 for FlashAttention), and the Mamba page is padded to the
-  attention page.
+  attention page. A Mamba2 layer (vLLM's ``MambaMixer2``) declares one prefill checkpoint block
+  (alignment 1), Jamba's Mamba1 none: in ``align`` mode that is a third block per request, and
+  the scheduler does not split a prefill's last chunk at its last block boundary.
+  Checked against vLLM's own start-up (tests/data/mamba/start_defaults.json).
 """
 
 from __future__ import annotations
@@ -137,8 +140,12 @@ def layer_specs(g: ModelGeometry, *, block_size: int = 16, kv_cache_dtype: str =
         else:
             padded = None
         mamba_bs = block_size if mamba_cache_mode == "align" else (max_model_len or block_size)
+        # vLLM's MambaMixer2 (Mamba2 models) writes a prefill checkpoint inside a chunk: one
+        # block for it, at any token offset; Jamba's MambaMixer declares none.
+        ckpt = g.mamba.version == "mamba2"
         mamba = MambaSpec(mamba_bs, shapes=shapes, dtypes=dtypes, page_size_padded=padded,
-                          mamba_type=g.mamba.version)
+                          mamba_type=g.mamba.version, num_prefill_checkpoint_blocks=int(ckpt),
+                          prefill_checkpoint_alignment=1 if ckpt else None)
     out: dict[str, KVCacheSpec] = {}
     for i, kind in enumerate(g.layer_kinds):
         name = f"layers.{i}"

@@ -1,6 +1,10 @@
 """Writes the Mamba scheduler traces of this folder (a dev tool, not a test).
 
     python tests/data/sched_mamba/make_cases.py tests/data/sched_mamba
+    python tests/data/sched_mamba/make_cases.py tests/data/sched_mamba --mamba2
+
+(``--mamba2``: the same requests, every Mamba group a Mamba2 one, ``{"type": "mamba",
+"checkpoint": true}``, written as ``m2_X.trace.jsonl``.)
 
 Token ids from a seeded random.Random; the config line is the scheduler oracle's with the
 Jamba layout of kvcli's `jamba-v0.1` (seven Mamba groups, then full attention, block 80)
@@ -72,11 +76,19 @@ def cases():
                                       {"type": "mamba"}]), f
 
 
-def main(out_dir: str) -> None:
+def mamba2(cfg):
+    groups = cfg["config"].get("groups", JAMBA)
+    return {"config": {**cfg["config"], "groups": [
+        {**g, "checkpoint": True} if g["type"] == "mamba" else g for g in groups]}}
+
+
+def main(out_dir: str, ckpt: bool) -> None:
     for name, cfg, reqs in cases():
+        if ckpt:
+            name, cfg = f"m2_{name}", mamba2(cfg)
         lines = [json.dumps(cfg)] + [json.dumps(r) for r in reqs]
         (Path(out_dir) / f"{name}.trace.jsonl").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], "--mamba2" in sys.argv[2:])

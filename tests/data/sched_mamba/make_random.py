@@ -1,6 +1,11 @@
 """Writes random Mamba scheduler traces (a dev tool, not a test): ``mseedN.trace.jsonl``.
 
     python tests/data/sched_mamba/make_random.py OUT_DIR FIRST LAST   # seeds FIRST..LAST-1
+    python tests/data/sched_mamba/make_random.py OUT_DIR FIRST LAST --mamba2   # m2seedN
+
+(``--mamba2``: every Mamba group a Mamba2 one, ``"checkpoint": true``, one prefill checkpoint
+block more a request in vLLM's start-up check, and, drawn last, a retention interval: vLLM's
+default 0 half the time, else dense (null) or 2 or 4 blocks; the other draws are the same.)
 
 Each seed draws a block size (16 or 80), 1, 2, 3 or 7 Mamba groups with the full-attention group
 at a random place, a pool from just what one max_model_len request needs to 400 blocks more,
@@ -14,14 +19,15 @@ import random
 import sys
 
 
-def trace(seed: int) -> list[str]:
+def trace(seed: int, ckpt: bool = False) -> list[str]:
     rng = random.Random(seed)
     bs = rng.choice([16, 80])
     nm = rng.choice([1, 2, 3, 7])
-    groups = [{"type": "mamba"}] * nm
+    groups = [{"type": "mamba", "checkpoint": True} if ckpt else {"type": "mamba"}] * nm
     groups.insert(rng.randrange(nm + 1), {"type": "full"})
     mml = 512 if bs == 16 else 800
-    need = nm * 2 + -(-mml // bs)        # vLLM's start-up check: one max_model_len request
+    # vLLM's start-up check: one max_model_len request
+    need = nm * (3 if ckpt else 2) + -(-mml // bs)
     cfg = {"block_size": bs, "num_blocks": need + 1 + rng.choice([0, 5, 20, 100, 400]),
            "max_num_seqs": rng.choice([2, 4, 8]),
            "max_num_batched_tokens": rng.choice([48, 64, 100, 128, 256, 512]),
@@ -53,11 +59,15 @@ def trace(seed: int) -> list[str]:
         lines.append(json.dumps({"id": f"r{i}", "prompt_token_ids": p,
                                  "output_length": rng.randrange(1, 60), "arrival_step": step,
                                  "priority": rng.randrange(3)}))
+    if ckpt:
+        cfg["prefix_cache_retention_interval"] = rng.choice([0, 0, None, 2 * bs, 4 * bs])
+        lines[0] = json.dumps({"config": cfg})
     return lines
 
 
 if __name__ == "__main__":
     out, first, last = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    ckpt = "--mamba2" in sys.argv[4:]
     for seed in range(first, last):
-        with open(f"{out}/mseed{seed}.trace.jsonl", "w") as f:
-            f.write("\n".join(trace(seed)) + "\n")
+        with open(f"{out}/{'m2seed' if ckpt else 'mseed'}{seed}.trace.jsonl", "w") as f:
+            f.write("\n".join(trace(seed, ckpt)) + "\n")

@@ -1,0 +1,123 @@
+"""Dev tool (not a test, not run by CI): what vLLM 0.33.0's start-up derives for a hybrid
+Mamba model with prefix caching on (its defaults), recorded into start_defaults.json.
+
+    R=~/.cache/vllm-oracle
+    PYTHONPATH=$R/src VLLM_LOGGING_LEVEL=ERROR $R/venv/bin/python \\
+        tests/data/mamba/record_start_defaults.py > tests/data/mamba/start_defaults.json
+
+No GPU: the real `VllmConfig` is built from the config.json (its `MambaModelConfig` hook sets
+the cache mode and `mamba_block_size`), then the real `Platform._align_hybrid_block_size` runs
+with the FlashAttention backend (what a Hopper GPU selects; kvcli assumes it); the Mamba spec is
+the real layer class's `get_kv_cache_spec` (`MambaMixer` for Jamba, `MambaMixer2` for the
+Granite-4.0-H style config) on an instance whose state shapes come from the model class;
+the groups are vLLM's `get_kv_cache_groups`; the scheduler's block sizes are
+`resolve_kv_cache_block_sizes`, partial hash hits `partial_hash_hits_enabled`.
+"""
+# ruff: noqa
+import json
+import sys
+import tempfile
+from pathlib import Path
+from types import SimpleNamespace as NS
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[2]))
+
+from kvcore.models.presets import PRESETS  # noqa: E402
+
+
+def model_dir(cfg: dict) -> str:
+    d = tempfile.mkdtemp()
+    (Path(d) / "config.json").write_text(json.dumps(cfg))
+    return d
+
+
+def answer(name: str, cfg: dict, mixer: str) -> dict:
+    from vllm.config import (CacheConfig, DeviceConfig, ModelConfig, ParallelConfig,
+                             SchedulerConfig, VllmConfig)
+    from vllm.model_executor.models import ModelRegistry
+    from vllm.platforms.interface import Platform
+    from vllm.v1.attention.backends.flash_attn import FlashAttentionBackend
+    from vllm.v1.core import kv_cache_planning as P
+    from vllm.v1.core.kv_cache_utils import (partial_hash_hits_enabled,
+                                             resolve_kv_cache_block_sizes)
+    from vllm.v1.kv_cache_interface import FullAttentionSpec, KVCacheConfig, MambaSpec
+    from vllm.v1.kv_cache_layout import KVCacheLayout
+    import vllm.model_executor.layers.mamba.mamba_mixer as m1
+    import vllm.model_executor.layers.mamba.mamba_mixer2 as m2
+
+    mml = 8192
+    mc = ModelConfig(model=model_dir(cfg), skip_tokenizer_init=True, max_model_len=mml,
+                     dtype="auto")
+    vc = VllmConfig(model_config=mc, cache_config=CacheConfig(enable_prefix_caching=True),
+                    scheduler_config=SchedulerConfig(max_model_len=mml,
+                                                     is_encoder_decoder=False,
+                                                     enable_chunked_prefill=True),
+                    parallel_config=ParallelConfig(), device_config=DeviceConfig(device="cpu"))
+    cc = vc.cache_config
+    after_hook = {"block_size": cc.block_size, "mamba_cache_mode": cc.mamba_cache_mode,
+                  "mamba_block_size": cc.mamba_block_size}
+    Platform._align_hybrid_block_size(vc, FlashAttentionBackend)
+    cls, _ = ModelRegistry.resolve_model_cls(mc.architecture, model_config=mc)
+    shapes = cls.get_mamba_state_shape_from_config(vc)
+    dtypes = cls.get_mamba_state_dtype_from_config(vc)
+    layer_cls = m2.MambaMixer2 if mixer == "mamba2" else m1.MambaMixer
+    inst = object.__new__(layer_cls)
+    inst.__dict__.update(get_state_shape=lambda: shapes, get_state_dtype=lambda: dtypes)
+    mspec = inst.get_kv_cache_spec(vc)
+    aspec = FullAttentionSpec(block_size=cc.block_size,
+                              num_kv_heads=mc.get_num_kv_heads(vc.parallel_config),
+                              head_size=mc.get_head_size(), dtype=mc.dtype)
+    kinds = [("attention" if k == "full" else "mamba") for k in load_kinds(cfg)]
+    specs = {f"layers.{i}": (mspec if k == "mamba" else aspec) for i, k in enumerate(kinds)}
+    pc = NS(scheduler_config=NS(disable_hybrid_kv_cache_manager=False,
+                                max_num_batched_tokens=8192),
+            cache_config=NS(num_gpu_blocks_override=None, prefix_cache_retention_interval=0,
+                            mamba_cache_mode=cc.mamba_cache_mode,
+                            get_resolved_kv_cache_layout=lambda: KVCacheLayout.LBNHC),
+            model_config=NS(max_model_len=mml), attention_config=NS(hisparse_config=None),
+            max_in_flight_tokens=16384, parallel_config=NS(decode_context_parallel_size=1))
+    groups = P.get_kv_cache_groups(pc, dict(specs))
+    kcc = KVCacheConfig(num_blocks=1000, kv_cache_tensors=[], kv_cache_groups=groups)
+    sched_bs, hash_bs = resolve_kv_cache_block_sizes(kcc, vc)
+    return {
+        "name": name, "after_model_hook": after_hook,
+        "block_size": cc.block_size, "mamba_block_size": cc.mamba_block_size,
+        "mamba_page_size_padded": cc.mamba_page_size_padded,
+        "mamba_page_size_real": mspec.real_page_size_bytes,
+        "attention_page_size": aspec.page_size_bytes,
+        "mamba_spec": {"block_size": mspec.block_size, "mamba_type": str(mspec.mamba_type),
+                       "mamba_cache_mode": mspec.mamba_cache_mode,
+                       "num_speculative_blocks": mspec.num_speculative_blocks,
+                       "num_prefill_checkpoint_blocks": mspec.num_prefill_checkpoint_blocks,
+                       "prefill_checkpoint_alignment": mspec.prefill_checkpoint_alignment,
+                       "max_memory_usage_pages": mspec.max_memory_usage_bytes(vc)
+                       // mspec.page_size_bytes},
+        "groups": [{"kind": "mamba" if isinstance(g.kv_cache_spec, MambaSpec) else "full",
+                    "block_size": g.kv_cache_spec.block_size, "num_layers": len(g.layer_names)}
+                   for g in groups],
+        "scheduler_block_size": sched_bs, "hash_block_size": hash_bs,
+        "partial_hash_hits": partial_hash_hits_enabled(groups, hash_bs, 1),
+        "prefix_match_unit": cc.prefix_match_unit,
+        "enable_mamba_shared_prefix_checkpoint": cc.enable_mamba_shared_prefix_checkpoint,
+    }
+
+
+def load_kinds(cfg: dict) -> tuple:
+    from kvcore.models.hf_config import read_hf_config
+    return read_hf_config(cfg).layer_kinds
+
+
+def main() -> None:
+    jamba = dict(PRESETS["jamba-v0.1"][1])
+    granite = json.loads((HERE / "granite-4.0-h-tiny-style.config.json").read_text())
+    out = {"generator": "vLLM 0.33.0 VllmConfig + Platform._align_hybrid_block_size "
+                        "(FlashAttention) + get_kv_cache_groups + resolve_kv_cache_block_sizes "
+                        "(real code, CPU); max_model_len 8192, prefix caching on",
+           "cases": [answer("jamba-v0.1", jamba, "mamba1"),
+                     answer("granite-4.0-h-tiny-style", granite, "mamba2")]}
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
