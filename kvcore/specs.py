@@ -211,7 +211,8 @@ class MambaSpec(KVCacheSpec):
 
     ``shapes``/``dtypes`` are the state tensors (conv state, SSM state) of ONE request on one
     worker; a block holds one state. ``block_size`` is how many tokens a state stands for
-    (vLLM: the attention block size in ``align`` mode, max_model_len otherwise).
+    (vLLM: the attention block size in ``align`` mode, max_model_len otherwise). Mamba2
+    (MambaMixer2) declares one prefill checkpoint block: a state written inside a prefill chunk.
     """
 
     shapes: tuple[tuple[int, ...], ...] = ()
@@ -219,8 +220,8 @@ class MambaSpec(KVCacheSpec):
     page_size_padded: int | None = None
     mamba_type: str = "mamba2"
     num_speculative_blocks: int = 0
-    num_prefill_checkpoint_blocks: int = 0  # Mamba2 (MambaMixer2): 1, a state written
-    prefill_checkpoint_alignment: int | None = None  # inside a prefill chunk, at any offset
+    num_prefill_checkpoint_blocks: int = 0
+    prefill_checkpoint_alignment: int | None = None
 
     kind = "mamba"
 
