@@ -81,9 +81,8 @@ class AttentionSpec(KVCacheSpec):
 
     @property
     def page_size_bytes(self) -> int:
-        if self.page_size_padded is not None:
-            return self.page_size_padded
-        return self.real_page_size_bytes
+        padded = self.page_size_padded
+        return self.real_page_size_bytes if padded is None else padded
 
     def _same_geometry(self, other: AttentionSpec) -> bool:
         return (self.block_size, self.num_kv_heads, self.head_size, self.dtype,
@@ -211,8 +210,8 @@ class MambaSpec(KVCacheSpec):
 
     ``shapes``/``dtypes`` are the state tensors (conv state, SSM state) of ONE request on one
     worker; a block holds one state. ``block_size`` is how many tokens a state stands for
-    (vLLM: the attention block size in ``align`` mode, max_model_len otherwise). Mamba2
-    (MambaMixer2) declares one prefill checkpoint block: a state written inside a prefill chunk.
+    (vLLM: the attention block size in ``align`` mode, max_model_len otherwise). Mamba2 declares
+    a prefill checkpoint block (a state written inside a prefill chunk).
     """
 
     shapes: tuple[tuple[int, ...], ...] = ()
@@ -231,9 +230,8 @@ class MambaSpec(KVCacheSpec):
 
     @property
     def page_size_bytes(self) -> int:
-        if self.page_size_padded is not None:
-            return self.page_size_padded
-        return self.real_page_size_bytes
+        padded = self.page_size_padded
+        return self.real_page_size_bytes if padded is None else padded
 
     def max_memory_usage_bytes(self, ctx: SizingContext) -> int:
         # 0.33: constant per request. "align" mode keeps the running state, the last aligned
