@@ -67,11 +67,11 @@ def test_the_budget_sizes_the_windows(trace):
 @pytest.mark.parametrize("settings, line", [
     (["--max-model-len", "4096", "--max-num-batched-tokens", "1024",
       "--no-enable-chunked-prefill"],
-     "option --max-num-batched-tokens: 1024 is below max_model_len 4096 with chunked prefill "
-     "off: vLLM refuses this at start-up (a prompt must fit one step)"),
+     ("option --max-num-batched-tokens: 1024 is below max_model_len 4096 with chunked prefill "
+     "off: vLLM refuses this at start-up (a prompt must fit one step)")),
     (["--max-num-batched-tokens", "64", "--max-num-seqs", "128"],
-     "option --max-num-batched-tokens: 64 is below max_num_seqs 128: vLLM refuses this at "
-     "start-up (left unset, max_num_seqs follows the budget down)"),
+     ("option --max-num-batched-tokens: 64 is below max_num_seqs 128: vLLM refuses this at "
+     "start-up (left unset, max_num_seqs follows the budget down)")),
     (["--max-num-seqs", "0"], "option --max-num-seqs: must be a positive integer, got 0"),
 ])
 def test_config_refuses_what_replay_refuses(trace, settings, line):

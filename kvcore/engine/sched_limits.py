@@ -24,6 +24,7 @@ and not 1-2; none of them sets what 1-2 would change.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from kvcore.engine.options import ReplayOptions, resolve
 from kvcore.errors import InputError
@@ -35,9 +36,10 @@ def serve_limits(*, max_num_seqs: int | None, max_num_batched_tokens: int | None
     """What `vllm serve` starts with (`kvcli config`): the options, None where not given,
     checked as a replay checks them, with vLLM's defaults filled in; raises what vLLM
     refuses, naming the option."""
-    given = {"max_model_len": max_model_len, "enable_chunked_prefill": enable_chunked_prefill,
-             "max_num_seqs": max_num_seqs, "max_num_batched_tokens": max_num_batched_tokens}
-    given = {k: v for k, v in given.items() if v is not None}
+    values: dict[str, Any] = {
+        "max_model_len": max_model_len, "enable_chunked_prefill": enable_chunked_prefill,
+        "max_num_seqs": max_num_seqs, "max_num_batched_tokens": max_num_batched_tokens}
+    given = {k: v for k, v in values.items() if v is not None}
     cfg = resolve(ReplayOptions(**given, given=frozenset(given)), {})
     return apply(cfg, None)
 

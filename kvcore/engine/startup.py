@@ -44,7 +44,8 @@ def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
     """The resolved options' start-up on `trace`; raises `InputError` for what a run refuses."""
     sized_here = cfg.num_blocks is None      # a given num_blocks was checked by `resolve`
     cfg, groups = sized(cfg, trace)
-    num_blocks: int = cfg.num_blocks         # type: ignore[assignment]  (sized above)
+    num_blocks = cfg.num_blocks
+    assert num_blocks is not None            # (sized above)
     if sized_here:
         # A pool sized here (from GPU memory, or cache mode's room for every prompt block)
         # is refused up front when this machine cannot hold it.
