@@ -26,28 +26,31 @@ def test_listen_lines_and_the_replay_live_object(tmp_path):
     from live_helpers import free_port, kvcli
 
     port, odd_port = free_port(), free_port()
-    listen = kvcli("events", "listen", f"tcp://*:{port}", "--idle-timeout-s", "3")
-    # a second listener gets the two other kinds of line from the test's own publisher: a
-    # batch 5 past the first expected (a gap: no replay endpoint) whose payload is no batch
+    # a listener gets the two other kinds of line from the test's own publisher: a batch 5
+    # past the first expected (a gap: no replay endpoint) whose payload is no batch
     # (undecodable); (on one socket with the replay's, the two publishers' queues interleave)
     odd = kvcli("events", "listen", f"tcp://*:{odd_port}", "--count", "1",
                 "--idle-timeout-s", "60")
+    listen = None
     zctx = zmq.Context()
     pub = zctx.socket(zmq.XPUB)
     pub.setsockopt(zmq.LINGER, 1000)
     try:
         pub.connect(f"tcp://127.0.0.1:{odd_port}")
-        assert pub.poll(30_000), "the listener did not subscribe"
+        assert pub.poll(60_000), "the listener did not subscribe"
         pub.recv()
         pub.send_multipart([b"", (5).to_bytes(8, "big"), b"\xc1"])
+        # (started now: its idle timeout runs from its start, and the replay waits for it)
+        listen = kvcli("events", "listen", f"tcp://*:{port}", "--idle-timeout-s", "3")
         trace = ROOT / "traces" / "shared-prefix.jsonl"
         doc = json.loads(run("replay", trace, "--num-blocks", "96", "--kv-events-endpoint",
-                             f"tcp://127.0.0.1:{port}", "--kv-events-wait-s", "30",
+                             f"tcp://127.0.0.1:{port}", "--kv-events-wait-s", "60",
                              "--metrics", tmp_path / "m.prom", "--realtime", "1000", "--json"))
         stdout, stderr = listen.communicate(timeout=60)
         odd_out, odd_err = odd.communicate(timeout=60)
     finally:
-        listen.kill()
+        if listen is not None:
+            listen.kill()
         odd.kill()
         pub.close()
         zctx.term()
