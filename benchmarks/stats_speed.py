@@ -1,12 +1,15 @@
 """`kvcli stats` speed and memory, old code against new (a benchmark, not a test).
 
     .venv/bin/python benchmarks/stats_speed.py EVENTS [--old DIR] [--repeat 3] [--compiled]
+                                               [--old-compiled]
 
 EVENTS is an event stream (`kvcli replay TRACE --events EVENTS`). DIR is a checkout of the
 code to compare with, e.g. `git worktree add /tmp/base-stats 9a158cb` (default: no
 comparison, only this tree). Each run is its own process (`python -m kvcli stats EVENTS
 --json`, KVCLI_PURE=1 (with ``--compiled``: not for this tree, which then uses its compiled
-build, `compiled/build.py`, and its native stats kernel; the old tree stays pure), PYTHONPATH
+build, `compiled/build.py`, and its native stats kernel; the old tree stays pure unless
+``--old-compiled``: then it too runs its own fresh build, e.g. a copy of this tree's
+`compiled/lib` when the compiled modules did not change), PYTHONPATH
 set to the tree, run from a scratch folder so that the
 current directory does not shadow it), old and new interleaved, so that a shared machine's
 noise falls on both alike. Prints each run's wall time, CPU time (user + system) and peak RSS,
@@ -64,9 +67,15 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--compiled", action="store_true",
                     help="run this tree with its compiled build (it must be fresh)")
+    ap.add_argument("--old-compiled", action="store_true",
+                    help="run the old tree with its compiled build too (it must be fresh)")
     a = ap.parse_args()
     if a.compiled:
         require_compiled(ROOT)
+    if a.old_compiled:
+        if not a.old:
+            ap.error("--old-compiled needs --old")
+        require_compiled(a.old.resolve(), "--old-compiled")
     events = str(Path(a.events).resolve())
     trees = {"new": ROOT}
     if a.old:
@@ -78,8 +87,8 @@ def main() -> None:
         outs = {k: Path(tmp) / f"{k}.json" for k in trees}
         for i in range(a.repeat):
             for name, tree in trees.items():
-                wall, cpu_s, mb = run_once(tree, events, outs[name],
-                                           pure=not (a.compiled and name == "new"))
+                compiled = a.compiled if name == "new" else a.old_compiled
+                wall, cpu_s, mb = run_once(tree, events, outs[name], pure=not compiled)
                 times[name].append(wall)
                 cpu[name].append(cpu_s)
                 rss[name].append(mb)

@@ -73,6 +73,23 @@ def test_cpu_calibration_is_a_valid_file_of_its_own_fit(cpu_calibration: Path) -
     assert cal.gpu.hbm_tbps == doc["ceilings"]["copy_tbps"]
 
 
+def _paths(obj, path: str = "") -> set[str]:
+    """Every key's path (list items merged)."""
+    if isinstance(obj, dict):
+        return {p for k, v in obj.items() for p in ({f"{path}.{k}"} | _paths(v, f"{path}.{k}"))}
+    if isinstance(obj, list):
+        return set().union(*(_paths(x, path + "[]") for x in obj))
+    return set()
+
+
+def test_the_committed_sample_has_a_fresh_files_keys(cpu_calibration: Path) -> None:
+    """tests/data's sample (whose keys test_json_keys_live.py checks against docs/clock.md
+    without torch) is what calibrate writes now: regenerate it (tests/data/README.md)."""
+    sample = ROOT / "tests" / "data" / "calibration" / "tiny-cpu.calibration.json"
+    assert _paths(json.loads(cpu_calibration.read_text())) == \
+        _paths(json.loads(sample.read_text()))
+
+
 def test_replay_and_explain_use_the_cpu_calibration(cpu_calibration: Path) -> None:
     cal = str(cpu_calibration)
     r = runner.invoke(app, ["replay", "traces/shared-prefix.jsonl", "--model-config", TINY,

@@ -91,7 +91,9 @@ def test_config_and_replay_share_the_max_num_batched_tokens_default():
 
     params = typer.main.get_command(app).commands["config"].params
     opt = next(p for p in params if "--max-num-batched-tokens" in p.opts)
-    assert opt.default == 2048 and "DEFAULT_MAX_NUM_BATCHED_TOKENS" in opt.help
+    # unset by default (vLLM's start-up rules may change it, as for a replay: sched_limits);
+    # the help says the value it starts from
+    assert opt.default is None and "(default: 2048, vLLM 0.33's SchedulerConfig" in opt.help
 
 
 def test_stats_on_an_event_file_reports_its_bytes_to_the_progress_bar(tmp_path):

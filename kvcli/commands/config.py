@@ -13,8 +13,10 @@ import typer
 
 from kvcore.engine.options import ReplayOptions
 
-# One default for both commands: the replay's (kvcore's SchedulerConfig, vLLM's 2048).
-_MAX_NUM_BATCHED_TOKENS = ReplayOptions().max_num_batched_tokens
+# One default for both commands: the replay's (kvcore's SchedulerConfig, vLLM's 2048, 128, on),
+# shown in the help; left unset, vLLM's start-up rules may change the first two
+# (`kvcore.engine.sched_limits`), as they do for a replay.
+_D = ReplayOptions()
 
 
 def register(app: typer.Typer) -> None:
@@ -41,13 +43,24 @@ def register(app: typer.Typer) -> None:
         block_size: Annotated[int, typer.Option("--block-size")] = 16,
         max_model_len: Annotated[int | None, typer.Option(
             "--max-model-len", help="Default: the model's max_position_embeddings.")] = None,
-        max_num_batched_tokens: Annotated[int, typer.Option(
-            "--max-num-batched-tokens",
+        max_num_batched_tokens: Annotated[int | None, typer.Option(
+            "--max-num-batched-tokens", show_default=False,
             help="Token budget per step; sizes the sliding-window and chunked-local groups' "
-            "blocks per request. The default is vLLM 0.33's SchedulerConfig default "
-            "(DEFAULT_MAX_NUM_BATCHED_TOKENS), the one `kvcli replay` uses; vLLM's entry "
-            "points may raise it by usage context and GPU: pass the value your server runs "
-            "with (vLLM logs it at start-up).")] = _MAX_NUM_BATCHED_TOKENS,
+            f"blocks per request (default: {_D.max_num_batched_tokens}, vLLM 0.33's "
+            "SchedulerConfig default, the one `kvcli replay` uses; unset, at least "
+            "--max-model-len with chunked prefill off and at most --max-num-seqs x "
+            "--max-model-len, as vLLM's EngineArgs set it). vLLM's entry points may raise it by "
+            "usage context and GPU: pass the value your server runs with (vLLM logs it at "
+            "start-up).")] = None,
+        max_num_seqs: Annotated[int | None, typer.Option(
+            "--max-num-seqs", show_default=False,
+            help=f"Requests running at once (default: {_D.max_num_seqs}; unset, at most the "
+            "token budget).")] = None,
+        enable_chunked_prefill: Annotated[bool, typer.Option(
+            "--enable-chunked-prefill/--no-enable-chunked-prefill", show_default=False,
+            help="Chunked prefill, as in `kvcli replay` (default: "
+            f"{'on' if _D.enable_chunked_prefill else 'off'}); off, a whole prompt must fit "
+            "one step.")] = _D.enable_chunked_prefill,
         max_concurrent_batches: Annotated[int, typer.Option(
             "--max-concurrent-batches",
             help="Batches in flight (2 = vLLM's async scheduling default, 1 = sync).")] = 2,
@@ -88,23 +101,44 @@ def register(app: typer.Typer) -> None:
             if list_presets:
                 output.emit(list_view(), as_json=as_json)
                 return
+            from kvcore.engine.sched_limits import serve_limits
             from kvcore.sizing.resolve import resolve_kv_cache_config
 
-            result = resolve_kv_cache_config(
-                model, model_config=model_config, layers=layers, kv_heads=kv_heads,
-                head_dim=head_dim, dtype=dtype, sliding_window=sliding_window,
-                sliding_layers=sliding_layers, attention_chunk_size=attention_chunk_size,
-                chunked_layers=chunked_layers, gpu_memory_gib=gpu_memory_gib,
-                gpu_memory_utilization=gpu_memory_utilization, weights_gib=weights_gib,
-                activation_gib=activation_gib, kv_cache_dtype=kv_cache_dtype,
-                block_size=block_size, max_model_len=max_model_len,
-                max_num_batched_tokens=max_num_batched_tokens,
-                max_concurrent_batches=max_concurrent_batches, num_blocks=num_blocks,
-                tensor_parallel_size=tensor_parallel_size, disable_hybrid=disable_hybrid,
-                pad_pages=pad_pages, enable_prefix_caching=enable_prefix_caching)
+            def sized(budget: int) -> Any:
+                return resolve_kv_cache_config(
+                    model, model_config=model_config, layers=layers, kv_heads=kv_heads,
+                    head_dim=head_dim, dtype=dtype, sliding_window=sliding_window,
+                    sliding_layers=sliding_layers, attention_chunk_size=attention_chunk_size,
+                    chunked_layers=chunked_layers, gpu_memory_gib=gpu_memory_gib,
+                    gpu_memory_utilization=gpu_memory_utilization, weights_gib=weights_gib,
+                    activation_gib=activation_gib, kv_cache_dtype=kv_cache_dtype,
+                    block_size=block_size, max_model_len=max_model_len,
+                    max_num_batched_tokens=budget,
+                    max_concurrent_batches=max_concurrent_batches, num_blocks=num_blocks,
+                    tensor_parallel_size=tensor_parallel_size, disable_hybrid=disable_hybrid,
+                    pad_pages=pad_pages, enable_prefix_caching=enable_prefix_caching)
+
+            first = max_num_batched_tokens or _D.max_num_batched_tokens
+            result = sized(first)
+            # vLLM's start-up scheduler defaults and refusals on the model's max_model_len,
+            # as a replay applies them (then the pool is sized again on the budget, as vLLM
+            # sizes it after its defaults: the windows' in-flight tokens follow it)
+            limits = serve_limits(max_num_seqs=max_num_seqs,
+                                  max_num_batched_tokens=max_num_batched_tokens,
+                                  max_model_len=result.ctx.max_model_len,
+                                  enable_chunked_prefill=enable_chunked_prefill)
+            if limits.max_num_batched_tokens != first:
+                result = sized(limits.max_num_batched_tokens)
             view = sizing_view(result, gpu_memory_gib=gpu_memory_gib,
                                gpu_memory_utilization=gpu_memory_utilization,
                                activation_gib=activation_gib, tp=tensor_parallel_size)
+            view.data = {k: v for key, value in view.data.items() for k, v in (
+                ((key, value), ("max_num_seqs", limits.max_num_seqs),
+                 ("enable_chunked_prefill", enable_chunked_prefill))
+                if key == "max_num_batched_tokens" else ((key, value),))}
+            view.text.insert(0, f"scheduler: max_num_seqs {limits.max_num_seqs:,}, "
+                             f"max_num_batched_tokens {limits.max_num_batched_tokens:,}, "
+                             f"chunked prefill {'on' if enable_chunked_prefill else 'off'}")
             if kv_offloading_size is not None:
                 add_cpu_tier(view, kv_offloading_size, kv_offloading_block_size, block_size,
                              tensor_parallel_size)

@@ -3,7 +3,8 @@
 The stream is never held in memory: lines are parsed with orjson one at a time. Problems are
 reported as `InputError` naming the file and the 1-based line number: a line that is not a JSON
 object, an unknown `kind`, a `seq` out of order, a field missing or of the wrong type (caught
-where the sink uses it), lines after `end`, or a stream that stops without `end`/`interrupted`
+where the sink uses it; a sink may raise `InputError` naming the field, the reader adds the file
+and the line), lines after `end`, or a stream that stops without `end`/`interrupted`
 (truncated).
 """
 
@@ -154,8 +155,11 @@ def read_stream(name: str, lines: Iterator[bytes], sink: EventSink) -> str:
             handler(ev)
             if kind == "end" or kind == "interrupted":
                 last = kind
-    except InputError:
-        raise
+    except InputError as err:
+        if err.path is not None:
+            raise
+        # a sink's error about the event's field (`group`): this file and line
+        raise InputError(err.message, path=name, line=lineno, field=err.field) from None
     except READ_ERRORS as err:          # a broken gzip stream
         raise InputError(f"cannot read: {err}", path=name) from None
     except orjson.JSONDecodeError as err:

@@ -18,6 +18,7 @@ from kvcore.engine import hash_ahead
 from kvcore.engine.events import JsonlEvents
 from kvcore.engine.options import ReplayOptions, resolve
 from kvcore.engine.replay import finish_outputs, header, summarize
+from kvcore.engine.startup import StartUp, start_up
 from kvcore.errors import InputError
 from kvcore.gc_pause import gc_paused
 from kvcore.host_memory import check_pool_fits
@@ -58,25 +59,12 @@ def run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions, 
 def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
                  open_events: OpenEvents | None, decisions_out: IO[bytes] | None,
                  warn: Callable[[str], None] | None, trace: Trace | None, live: Any) -> dict:
-    check_replicas(copts.replicas)
-    if live is not None and len(copts.routers) > 1:
-        raise InputError("a live cluster (published events, pace, metrics) runs one router: "
-                         "its replicas are the engines subscribers see", field="routers")
-    for name in ("metrics_interval_ms", "kv_event_lag_ms"):
-        v = getattr(copts, name)
-        if not 0 <= v < math.inf:          # NaN fails too (it sampled nothing, silently)
-            raise InputError(f"must be a finite number >= 0, got {v}", field=name)
-    if 0 < copts.metrics_interval_ms < MIN_METRICS_INTERVAL_MS:
-        # Sample times step by the interval: one too small to move the clock never returns.
-        raise InputError(f"must be 0 (no samples) or at least {MIN_METRICS_INTERVAL_MS} ms, got "
-                         f"{copts.metrics_interval_ms}", field="metrics_interval_ms")
+    check_cluster(copts, live)
     if trace is None:
         trace = read_trace(trace_path)
     cfg = resolve(options, trace.config, path=trace_path, config_line=trace.config_line)
-    if cfg.mode == "engine" and cfg.arrivals == "step":
-        raise InputError("a cluster needs arrivals by timestamp (or ignore): replicas share "
-                         "one clock, not step numbers", field="arrivals")
-    # the routers' options first: a typo fails before any replay runs
+    # every router's options and the N pools first: a typo fails before any replay runs
+    check_on_trace(cfg, copts, start_up(trace, cfg))
     n = copts.replicas
     made = [(name, dict(opts), make_router(name, n, dict(opts), copts.seed, 1))
             for name, opts in copts.routers]
@@ -116,6 +104,37 @@ def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
             "routers": results, "warnings": warnings}
 
 
+def check_cluster(copts: ClusterOptions, live: Any = None) -> None:
+    """What a cluster refuses of its own options, before a trace is read (`kvcli sweep` checks
+    every cluster job with it while it plans)."""
+    check_replicas(copts.replicas)
+    if live is not None and len(copts.routers) > 1:
+        raise InputError("a live cluster (published events, pace, metrics) runs one router: "
+                         "its replicas are the engines subscribers see", field="routers")
+    for name in ("metrics_interval_ms", "kv_event_lag_ms"):
+        v = getattr(copts, name)
+        if not 0 <= v < math.inf:          # NaN fails too (it sampled nothing, silently)
+            raise InputError(f"must be a finite number >= 0, got {v}", field=name)
+    if 0 < copts.metrics_interval_ms < MIN_METRICS_INTERVAL_MS:
+        # Sample times step by the interval: one too small to move the clock never returns.
+        raise InputError(f"must be 0 (no samples) or at least {MIN_METRICS_INTERVAL_MS} ms, got "
+                         f"{copts.metrics_interval_ms}", field="metrics_interval_ms")
+
+
+def check_on_trace(cfg: ReplayOptions, copts: ClusterOptions, start: StartUp) -> None:
+    """What a cluster refuses once its options are resolved on the trace (`start`: a replica's
+    start-up): arrivals by step, a router's options (against the engines' hash block size, as
+    the run makes the router), N pools this machine cannot hold."""
+    if cfg.mode == "engine" and cfg.arrivals == "step":
+        raise InputError("a cluster needs arrivals by timestamp (or ignore): replicas share "
+                         "one clock, not step numbers", field="arrivals")
+    for name, opts in copts.routers:
+        make_router(name, copts.replicas, dict(opts), copts.seed, start.hash_block_size)
+    # (one replica's pool size is every replica's: all N must fit this machine)
+    check_pool_fits(copts.replicas * start.cfg.num_blocks,     # type: ignore[operator]
+                    field="replicas")
+
+
 def _build(trace: Trace, cfg: ReplayOptions, name: str, opts: dict, copts: ClusterOptions,
            needs_events: bool, open_events: OpenEvents | None,
            decisions_out: IO[bytes] | None, live: Any = None) -> ClusterLoop:
@@ -135,8 +154,6 @@ def _build(trace: Trace, cfg: ReplayOptions, name: str, opts: dict, copts: Clust
         if fwd is not None and vllm_out is None and live is None:
             # the router's index is the only reader of this replica's vLLM events
             rep.ctx.kvm.block_pool.lean_events = True
-        if i == 0:      # replica 0's pool size is every replica's: all N must fit this machine
-            check_pool_fits(n * rep.ctx.num_blocks, field="replicas")
         replicas.append(rep)
         sinks.append(fwd)
     router = make_router(name, n, dict(opts), copts.seed, replicas[0].ctx.kvm.hash_block_size)

@@ -1,7 +1,8 @@
 """`ReplayContext`: what both replay modes share, built in one place.
 
 The resolved options with the pool sized (a model's groups, `gpu_memory_gib`, the engine's
-16,384 blocks or, in cache mode, room for every prompt block), the `KVCacheManager` with the
+16,384 blocks or, in cache mode, room for every prompt block), the clock and the CPU tier's
+config, all from `startup.start_up` (what is refused is refused there), the `KVCacheManager` with the
 `Recorder` as its tracer, the block hasher, the requests' records (`RequestBook`), the summary being
 filled, and the rules both modes apply to a request: whether it can ever run, how an admission
 counts in the hit rate.
@@ -9,29 +10,25 @@ counts in the hit rate.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from typing import IO, Any
 
-from kvcore.clock.registry import make_clock
-from kvcore.coordinator import check_retention_interval
 from kvcore.engine import latency
 from kvcore.engine.admit_fields import AdmitFields
 from kvcore.engine.events import JsonlEvents
 from kvcore.engine.hash_memo import TraceBlockHasher
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.recorder import Recorder
-from kvcore.engine.replay_pool import check_startup, concurrent_batches, group_type, sized
+from kvcore.engine.replay_pool import concurrent_batches, group_type
 from kvcore.engine.request_book import RequestBook
 from kvcore.engine.results import ReplaySummary
 from kvcore.engine.scheduler_io import NO_MODEL_LEN_LIMIT
 from kvcore.engine.start_warnings import start_warnings
+from kvcore.engine.startup import start_up
 from kvcore.engine.vllm_events import VllmEvents
 from kvcore.errors import InputError
 from kvcore.hashing import BlockHasher
-from kvcore.host_memory import check_pool_fits
 from kvcore.kv_cache_manager import KVCacheManager
-from kvcore.offload.options import check_supported, offload_config
 from kvcore.offload.tier import OffloadTier
 from kvcore.request import LoRARequest, Request
 from kvcore.specs import FullAttentionSpec, cdiv
@@ -49,27 +46,10 @@ class ReplayContext:
         """`sink` gets the event stream (ours or vLLM's); `vllm_sink`, vLLM's batches beside
         our stream (a cluster's replica writes both)."""
         self.trace = trace
-        sized_here = cfg.num_blocks is None      # a given num_blocks was checked by `resolve`
-        self.cfg, groups = sized(cfg, trace)
-        cfg = self.cfg
-        self.num_blocks: int = cfg.num_blocks    # type: ignore[assignment]  (sized above)
-        if sized_here:
-            # A pool sized here (from GPU memory, or cache mode's room for every prompt block)
-            # is refused up front when this machine cannot hold it.
-            check_pool_fits(self.num_blocks, field="gpu_memory_gib"
-                            if cfg.gpu_memory_gib is not None else "num_blocks")
-        if cfg.groups is not None:      # (a model keeps per-request rejection: see docs)
-            check_startup(groups, cfg, self.num_blocks, trace)
-        try:
-            check_retention_interval(cfg.prefix_cache_retention_interval,
-                                     math.lcm(*(g.kv_cache_spec.block_size for g in groups)),
-                                     [g.kv_cache_spec for g in groups])
-        except ValueError as err:
-            key = "prefix_cache_retention_interval"
-            if key not in (cfg.given or ()) and key in trace.config:
-                raise InputError(str(err), path=trace.path, line=trace.config_line,
-                                 field=f"config.{key}") from None
-            raise InputError(str(err), field=key) from None
+        start = start_up(trace, cfg)
+        self.cfg = cfg = start.cfg
+        groups = start.groups
+        self.num_blocks: int = cfg.num_blocks    # type: ignore[assignment]  (sized by start_up)
         self.sink = sink
         self.jsonl = sink if isinstance(sink, JsonlEvents) else None
         self.vllm = sink if isinstance(sink, VllmEvents) else vllm_sink
@@ -77,7 +57,7 @@ class ReplayContext:
         self.requests_out = requests_out
         self.progress = progress or (lambda n=1: None)
         self.warn = warn or (lambda msg: None)
-        self.cost = make_clock(cfg)
+        self.cost = start.clock
         clock = self.cost.describe() if (cfg.clock or cfg.gpu or cfg.calibration) else None
         self.summary = ReplaySummary(clock=clock, trace=trace.path, format=trace.format, mode=cfg.mode,
                                      requests=len(trace.requests), num_blocks=self.num_blocks,
@@ -116,8 +96,7 @@ class ReplayContext:
                        for g in groups]
         self.summary.groups = self.groups
         self.all_full = all(isinstance(g.kv_cache_spec, FullAttentionSpec) for g in groups)
-        # The manager hashes at the gcd of the groups' block sizes (as vLLM's does).
-        hash_block_size = math.gcd(*(g.kv_cache_spec.block_size for g in groups))
+        hash_block_size = start.hash_block_size
         # the hasher finds a request's trace request here: among the records of a streamed
         # trace (the requests in flight), else in the whole trace (a cluster builds requests
         # before they reach a replica)
@@ -146,10 +125,8 @@ class ReplayContext:
             watermark=cfg.watermark, tracer=self.recorder,
             prefix_cache_retention_interval=cfg.prefix_cache_retention_interval)
         assert self.kvm.hash_block_size == hash_block_size
-        self.offload = offload_config(cfg, groups)     # the CPU tier (None: off)
+        self.offload = start.offload              # the CPU tier (None: off)
         self.tier: OffloadTier | None = None     # its tier, once a mode opens it (`open_tier`)
-        if self.offload is not None:
-            check_supported(cfg, groups)
 
     def open_tier(self) -> OffloadTier | None:
         """The CPU tier's `OffloadTier` for this replay (None without one), writing into our

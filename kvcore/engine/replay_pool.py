@@ -68,13 +68,19 @@ def _resolve_model(cfg: ReplayOptions):
     num_blocks = cfg.num_blocks
     if num_blocks is None and cfg.gpu_memory_gib is None and cfg.mode == "engine":
         num_blocks = ENGINE_NUM_BLOCKS
-    return resolve_kv_cache_config(
-        cfg.model, model_config=cfg.model_config, gpu_memory_gib=cfg.gpu_memory_gib,
-        block_size=cfg.block_size, max_model_len=cfg.max_model_len,
-        max_num_batched_tokens=cfg.max_num_batched_tokens,
-        max_concurrent_batches=concurrent_batches(cfg),
-        num_blocks=num_blocks, enable_prefix_caching=cfg.enable_prefix_caching,
-        kv_cache_dtype=cfg.kv_cache_dtype, tensor_parallel_size=cfg.tp, check_memory=False)
+    try:
+        return resolve_kv_cache_config(
+            cfg.model, model_config=cfg.model_config, gpu_memory_gib=cfg.gpu_memory_gib,
+            block_size=cfg.block_size, max_model_len=cfg.max_model_len,
+            max_num_batched_tokens=cfg.max_num_batched_tokens,
+            max_concurrent_batches=concurrent_batches(cfg),
+            num_blocks=num_blocks, enable_prefix_caching=cfg.enable_prefix_caching,
+            kv_cache_dtype=cfg.kv_cache_dtype, tensor_parallel_size=cfg.tp, check_memory=False)
+    except InputError as err:
+        # the sizing layer spells vLLM's name; the replay's option (and a sweep's key) is `tp`
+        if err.field == "tensor_parallel_size" and err.path is None:
+            raise InputError(err.message, field="tp") from None
+        raise
 
 
 def group_type(spec) -> str:

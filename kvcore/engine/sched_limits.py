@@ -16,24 +16,40 @@ difference. Here, in vLLM's order:
 
 "Set" means given on the command line or in the trace's config line. Without a model or
 `--max-model-len` kvcli has no `max_model_len` (no limit), and the rules that use it are left
-out. The scheduler oracle's recorded cases build `SchedulerConfig` directly, which applies 3
+out. `kvcli config` describes what `vllm serve` would start with: it applies the same rules
+(`serve_limits`), so that config and replay never disagree on the same settings. The scheduler oracle's recorded cases build `SchedulerConfig` directly, which applies 3
 and not 1-2; none of them sets what 1-2 would change.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
-from kvcore.engine.options import ReplayOptions
+from kvcore.engine.options import ReplayOptions, resolve
 from kvcore.errors import InputError
 from kvcore.traces import Trace
 
 
-def apply(cfg: ReplayOptions, trace: Trace) -> ReplayOptions:
-    """`cfg` with vLLM's start-up defaults filled in (engine mode); raises what vLLM refuses."""
+def serve_limits(*, max_num_seqs: int | None, max_num_batched_tokens: int | None,
+                 max_model_len: int, enable_chunked_prefill: bool) -> ReplayOptions:
+    """What `vllm serve` starts with (`kvcli config`): the options, None where not given,
+    checked as a replay checks them, with vLLM's defaults filled in; raises what vLLM
+    refuses, naming the option."""
+    values: dict[str, Any] = {
+        "max_model_len": max_model_len, "enable_chunked_prefill": enable_chunked_prefill,
+        "max_num_seqs": max_num_seqs, "max_num_batched_tokens": max_num_batched_tokens}
+    given = {k: v for k, v in values.items() if v is not None}
+    cfg = resolve(ReplayOptions(**given, given=frozenset(given)), {})
+    return apply(cfg, None)
+
+
+def apply(cfg: ReplayOptions, trace: Trace | None) -> ReplayOptions:
+    """`cfg` with vLLM's start-up defaults filled in (engine mode); raises what vLLM refuses.
+    ``trace``: its config line's values count as set (None: the options alone)."""
     if cfg.mode != "engine":
         return cfg
-    user = (cfg.given or frozenset()) | set(trace.config)
+    user = (cfg.given or frozenset()) | set(trace.config if trace is not None else ())
     fill: dict = {}
     budget, seqs, model_len = cfg.max_num_batched_tokens, cfg.max_num_seqs, cfg.max_model_len
     if "max_num_batched_tokens" not in user and model_len is not None:
@@ -51,7 +67,7 @@ def apply(cfg: ReplayOptions, trace: Trace) -> ReplayOptions:
     return out
 
 
-def _verify(cfg: ReplayOptions, trace: Trace) -> None:
+def _verify(cfg: ReplayOptions, trace: Trace | None) -> None:
     budget, seqs, model_len = cfg.max_num_batched_tokens, cfg.max_num_seqs, cfg.max_model_len
     refusal = "vLLM refuses this at start-up"
     if model_len is not None and not cfg.enable_chunked_prefill and budget < model_len:
@@ -72,8 +88,8 @@ def _verify(cfg: ReplayOptions, trace: Trace) -> None:
                 f"{threshold} is above max_model_len {model_len}: {refusal}")
 
 
-def _refuse(cfg: ReplayOptions, trace: Trace, name: str, message: str) -> None:
-    if name in trace.config and name not in (cfg.given or ()):
+def _refuse(cfg: ReplayOptions, trace: Trace | None, name: str, message: str) -> None:
+    if trace is not None and name in trace.config and name not in (cfg.given or ()):
         raise InputError(message, path=trace.path, line=trace.config_line,
                          field=f"config.{name}")
     raise InputError(message, field=name)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvcore.engine.options import ReplayOptions, resolve
+from kvcore.engine.startup import start_up
 from kvcore.errors import InputError
 from kvcore.sweep.keys import CLUSTER_DEFAULTS, CLUSTER_KEYS
 from kvcore.sweep.spec import SweepSpec
@@ -157,34 +158,37 @@ def _own_router_opts(config: dict[str, Any]) -> None:
 
 
 def _check(spec: SweepSpec, job: Job, trace: Trace) -> None:
-    """The job's options as its run will see them: an error names the spec's key."""
+    """The job's options as its run will see them: the checks its run makes before it
+    allocates anything (`engine/startup.py`: the pool's size, vLLM's start-up refusals, the
+    clock, the CPU tier; a cluster's own), so that a value only a run refused (`clock=bogus`)
+    stops the sweep before any job runs. An error names the spec's key."""
     config = job.config
     try:
         opts = job.replay_options()
-        cfg = resolve(opts, trace.config, path=job.trace, config_line=trace.config_line)
+        copts = None
         if job.command == "cluster":
-            from kvcore.cluster.loop import check_replicas
-            from kvcore.cluster.router import make_router
+            from kvcore.cluster.run import check_cluster
 
             copts = job.cluster_options()
-            check_replicas(copts.replicas)
-            for name, raw in copts.routers:
-                make_router(name, copts.replicas, dict(raw), copts.seed, cfg.block_size)
-            for name in ("metrics_interval_ms", "kv_event_lag_ms"):
-                if getattr(copts, name) < 0:
-                    raise InputError("must be >= 0", field=name)
-            if cfg.mode == "engine" and cfg.arrivals == "step":
-                raise InputError("a cluster needs arrivals by timestamp (or ignore)",
-                                 field="arrivals")
+            check_cluster(copts)
+        cfg = resolve(opts, trace.config, path=job.trace, config_line=trace.config_line)
+        start = start_up(trace, cfg)
+        if copts is not None:
+            from kvcore.cluster.run import check_on_trace
+
+            check_on_trace(cfg, copts, start)
     except InputError as err:
         if err.path is not None:            # the trace's own config line: its file and line
             raise
         owner: str | None = err.field if err.field is not None and err.field in config \
             else _owner(err.field, config)
         if owner is None:
-            raise InputError(f"{err.message} (job {job.index}: "
-                             f"{_point(spec, config)})", path=spec.path, field=err.field) \
-                from None
+            point = _point(spec, config)
+            what = f"{err.message} (job {job.index}: {point})" if point else err.message
+            if spec.path is None:           # the flags' form: the option is --set
+                raise InputError(f"{err.field}: {what}" if err.field else what,
+                                 field="set") from None
+            raise InputError(what, path=spec.path, field=err.field) from None
         raise spec.error(owner, f"{err.message}" + (f" (with {_point(spec, config, owner)})"
                                                     if len(spec.grid) > 1 else "")) from None
     except TypeError as err:                # a value of a type the rule cannot compare

@@ -22,7 +22,7 @@ from operator import itemgetter
 
 import numpy as np
 
-from kvcore.analysis.stats.per_block import PerBlockEvents
+from kvcore.analysis.stats.per_block import PerBlockEvents, bad_group
 
 _INT = {int}
 
@@ -63,6 +63,8 @@ class BlockEvents(PerBlockEvents):
     def _allocate(self, ev: dict) -> None:
         blocks = ev["blocks"]
         g = ev["group"]
+        if type(g) is not int or not 0 <= g < self.n_groups:
+            bad_group(g, self.n_groups)
         ref = self.ref
         if type(blocks) is not list:
             return self._allocate_each(ev)
@@ -84,6 +86,8 @@ class BlockEvents(PerBlockEvents):
 
     def _touch(self, ev: dict) -> None:
         g = ev["group"]
+        if type(g) is not int or not 0 <= g < self.n_groups:
+            bad_group(g, self.n_groups)
         blocks = ev["blocks"]
         hashes = ev["hashes"]
         if type(blocks) is not list or type(hashes) is not list:
@@ -113,6 +117,8 @@ class BlockEvents(PerBlockEvents):
 
     def _cache(self, ev: dict) -> None:
         g = ev["group"]
+        if type(g) is not int or not 0 <= g < self.n_groups:
+            bad_group(g, self.n_groups)
         hashes = ev["hashes"]
         blocks = ev["blocks"]
         if type(blocks) is not list or type(hashes) is not list:
@@ -184,6 +190,8 @@ class BlockEvents(PerBlockEvents):
 
     def _evict(self, ev: dict) -> None:
         g = ev["group"]
+        if type(g) is not int or not 0 <= g < self.n_groups:
+            bad_group(g, self.n_groups)
         hashes = ev["hashes"]
         blocks = ev["blocks"]
         rid = self._evictor(ev["req"])
@@ -252,6 +260,9 @@ class BlockEvents(PerBlockEvents):
     def _free(self, ev: dict) -> None:
         # Blocks or freed named twice need no per-block path: the decrement is `subtract.at`
         # (once per mention) and the counts below count every mention, as the loop did.
+        g = ev["group"]
+        if type(g) is not int or not 0 <= g < self.n_groups:
+            bad_group(g, self.n_groups)
         blocks = ev["blocks"]
         bhash = self.bhash
         if type(blocks) is not list:
@@ -274,5 +285,5 @@ class BlockEvents(PerBlockEvents):
         self.used -= len(freed)
         self.cached_free += len(freed) - fheld.count(None)
         self.free_step[fidx] = self.step
-        if ev["group"] == self.ref_group:
+        if g == self.ref_group:
             self.reqs.release(ev["req"], len(blocks))

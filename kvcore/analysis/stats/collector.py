@@ -66,8 +66,8 @@ class StatsCollector(NativeEvents):
         self.use_step = np.zeros(n, dtype=np.int64)
         self.use_adm = np.zeros(n, dtype=np.int64)
         self.free_step = np.zeros(n, dtype=np.int64)
-        # per group
-        ng = len(groups)
+        # per group (an event's `group` is checked against them: per_block.bad_group)
+        ng = self.n_groups = len(groups)
         # the hashes blocks hold, and how many more blocks than one hold a hash (vLLM's map
         # allows one hash on several blocks)
         self.cached = [set() for _ in range(ng)]

@@ -5,7 +5,8 @@ while it matches its sources, never with KVCLI_PURE=1).
 The kernel keeps the per-block and per-hash state in C (the hash each block holds, the held
 hashes, the evicted history, the block keys); these handlers call it and keep the counters and
 sections in Python. It takes only single-group streams without a CPU tier or hash domains,
-and only the plain case of each event: on anything else (a field of another type, a hash that
+and only the plain case of each event (touch, cache and evict of group 0: another group goes
+to the Python path, which refuses it): on anything else (a field of another type, a hash that
 is no uint64, an error to report, an admission under a hash domain) it changes nothing and
 says so, and the collector leaves it for good (`leave_native`): the kernel's state goes into
 the Python structures and the Python path (`block_events.py`, `attribution.py`) redoes the
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from kvcore.analysis.stats.block_events import BlockEvents
 from kvcore.analysis.stats.blockkeys import BlockKeys
 from kvcore.analysis.stats.history import EvictedHashes
+from kvcore.analysis.stats.per_block import bad_group
 
 if TYPE_CHECKING:
     from kvcore.analysis.stats.misses import MissStats
@@ -95,6 +97,8 @@ class NativeEvents(BlockEvents):
     def _n_allocate(self, ev: dict) -> None:
         blocks = ev["blocks"]
         g = ev["group"]
+        if type(g) is not int or not 0 <= g < self.n_groups:
+            bad_group(g, self.n_groups)
         try:
             n = self.kernel.allocate(blocks, self.step)
         except _NOT_C_INT:
@@ -168,6 +172,9 @@ class NativeEvents(BlockEvents):
         self.step_evictions += n
 
     def _n_free(self, ev: dict) -> None:
+        g = ev["group"]
+        if type(g) is not int or not 0 <= g < self.n_groups:
+            bad_group(g, self.n_groups)
         blocks = ev["blocks"]
         freed: Any = ev.get("freed")              # (missing: the Python path raises)
         try:
@@ -178,7 +185,7 @@ class NativeEvents(BlockEvents):
             return self._leave(ev)
         self.used -= len(freed)
         self.cached_free += cached
-        if ev["group"] == self.ref_group:
+        if g == self.ref_group:
             self.reqs.release(ev["req"], len(blocks))
 
 

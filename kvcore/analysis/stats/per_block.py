@@ -11,14 +11,19 @@ block holds and ``multi`` counts the extra blocks of a hash held by more than on
 allows that; ``cached`` was a hash -> count dict, but the set takes a whole event in one C
 call). Each handler first checks that its block lists hold block ids (`check_ids`): a list
 index would take a bool or a negative int (JSON `true` as block 1, -1 as the last block).
+The same goes for an event's ``group`` (`check_group`): a group index past the header's groups
+raised IndexError (cache, touch, evict) or, where the group is only compared with the reference
+group (allocate, free), was taken silently, the request's blocks then left uncounted.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import numpy as np
 import orjson
+
+from kvcore.errors import InputError
 
 if TYPE_CHECKING:
     from kvcore.analysis.stats.eviction import EvictionStats
@@ -38,6 +43,14 @@ def check_ids(blocks, n: int, field: str = "blocks") -> None:
                              f"(0..{n - 1})")
 
 
+def bad_group(g: object, n: int) -> NoReturn:
+    """Raise the error of an event whose ``group`` is not one of the header's ``n`` groups: an
+    `InputError` with the field, the reader adds the file and the line."""
+    which = "0, its only one" if n == 1 else f"0..{n - 1}"
+    raise InputError(f"{orjson.dumps(g).decode()[:40]} is not a KV cache group index of this "
+                     f"stream (the header's groups: {which})", field="group")
+
+
 class PerBlockEvents:
     # the collector's state these handlers read and write (set by StatsCollector.__init__)
     ref: np.ndarray
@@ -51,6 +64,7 @@ class PerBlockEvents:
     multi: list[dict]
     evicted: list[EvictedHashes]
     group_bs: list[int]
+    n_groups: int               # the header's groups: an event's `group` is 0 .. n_groups - 1
     ref_group: int
     step: int
     admissions: int
@@ -70,6 +84,8 @@ class PerBlockEvents:
         blocks = ev["blocks"]
         check_ids(blocks, len(ref))
         g = ev["group"]
+        if type(g) is not int or not 0 <= g < self.n_groups:
+            bad_group(g, self.n_groups)
         for b in blocks:
             if bhash[b] is not None or ref[b]:
                 raise ValueError(f"block {b} allocated while in use or still cached "
@@ -84,6 +100,8 @@ class PerBlockEvents:
     def _touch_each(self, ev: dict) -> None:
         ref, step, adm = self.ref, self.step, self.admissions
         g = ev["group"]
+        if type(g) is not int or not 0 <= g < self.n_groups:
+            bad_group(g, self.n_groups)
         blocks = ev["blocks"]
         hashes = ev["hashes"]
         check_ids(blocks, len(ref))
@@ -113,6 +131,8 @@ class PerBlockEvents:
     def _cache_each(self, ev: dict) -> None:
         step, adm = self.step, self.admissions
         g = ev["group"]
+        if type(g) is not int or not 0 <= g < self.n_groups:
+            bad_group(g, self.n_groups)
         hashes = ev["hashes"]
         cached, multi = self.cached[g], self.multi[g]
         bhash, cache_step = self.bhash, self.cache_step
@@ -155,6 +175,8 @@ class PerBlockEvents:
     def _evict_each(self, ev: dict) -> None:
         step = self.step
         g = ev["group"]
+        if type(g) is not int or not 0 <= g < self.n_groups:
+            bad_group(g, self.n_groups)
         hashes = ev["hashes"]
         blocks = ev["blocks"]
         check_ids(blocks, len(self.ref))
@@ -191,6 +213,9 @@ class PerBlockEvents:
 
     def _free_each(self, ev: dict) -> None:
         ref, bhash = self.ref, self.bhash
+        g = ev["group"]
+        if type(g) is not int or not 0 <= g < self.n_groups:
+            bad_group(g, self.n_groups)
         blocks = ev["blocks"]
         check_ids(blocks, len(ref))
         check_ids(ev["freed"], len(ref), "freed")
@@ -204,5 +229,5 @@ class PerBlockEvents:
             if bhash[b] is not None:
                 self.cached_free += 1
             self.free_step[b] = step
-        if ev["group"] == self.ref_group:
+        if g == self.ref_group:
             self.reqs.release(ev["req"], len(blocks))

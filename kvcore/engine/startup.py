@@ -1,0 +1,70 @@
+"""A replay's start-up: what it decides and refuses from its options before it allocates anything.
+
+`start_up(trace, cfg)` sizes the pool (`replay_pool.sized`: a model's groups, vLLM's scheduler
+defaults and refusals in `sched_limits`), checks it fits this machine, applies vLLM's start-up
+check (`check_startup`) and the retention interval's rule, makes the clock and the CPU tier's
+config. `ReplayContext` builds on its answer; `kvcli sweep` calls it for every job while it
+plans, so that a value only a run would refuse (`clock=bogus`, a model that is no preset, a
+CPU tier too small for one chunk) stops the sweep before any job runs and before its results
+file is opened, instead of failing job by job. Nothing here allocates the pool.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from kvcore.clock.base import Clock
+from kvcore.clock.registry import make_clock
+from kvcore.coordinator import check_retention_interval
+from kvcore.engine.options import ReplayOptions
+from kvcore.engine.replay_pool import check_startup, sized
+from kvcore.errors import InputError
+from kvcore.host_memory import check_pool_fits
+from kvcore.offload.config import OffloadConfig
+from kvcore.offload.options import check_supported, offload_config
+from kvcore.specs import KVCacheGroupSpec
+from kvcore.traces import Trace
+
+
+@dataclass(frozen=True, slots=True)
+class StartUp:
+    cfg: ReplayOptions                  # `num_blocks` filled in, vLLM's defaults applied
+    groups: list[KVCacheGroupSpec]
+    clock: Clock
+    offload: OffloadConfig | None       # the CPU tier's (None: off)
+
+    @property
+    def hash_block_size(self) -> int:
+        """The block size the manager hashes at: the gcd of the groups' (as vLLM's does)."""
+        return math.gcd(*(g.kv_cache_spec.block_size for g in self.groups))
+
+
+def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
+    """The resolved options' start-up on `trace`; raises `InputError` for what a run refuses."""
+    sized_here = cfg.num_blocks is None      # a given num_blocks was checked by `resolve`
+    cfg, groups = sized(cfg, trace)
+    num_blocks = cfg.num_blocks
+    assert num_blocks is not None            # (sized above)
+    if sized_here:
+        # A pool sized here (from GPU memory, or cache mode's room for every prompt block)
+        # is refused up front when this machine cannot hold it.
+        check_pool_fits(num_blocks, field="gpu_memory_gib"
+                        if cfg.gpu_memory_gib is not None else "num_blocks")
+    if cfg.groups is not None:      # (a model keeps per-request rejection: see docs)
+        check_startup(groups, cfg, num_blocks, trace)
+    try:
+        check_retention_interval(cfg.prefix_cache_retention_interval,
+                                 math.lcm(*(g.kv_cache_spec.block_size for g in groups)),
+                                 [g.kv_cache_spec for g in groups])
+    except ValueError as err:
+        key = "prefix_cache_retention_interval"
+        if key not in (cfg.given or ()) and key in trace.config:
+            raise InputError(str(err), path=trace.path, line=trace.config_line,
+                             field=f"config.{key}") from None
+        raise InputError(str(err), field=key) from None
+    clock = make_clock(cfg)
+    offload = offload_config(cfg, groups)
+    if offload is not None:
+        check_supported(cfg, groups)
+    return StartUp(cfg, groups, clock, offload)

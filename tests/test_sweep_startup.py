@@ -1,0 +1,104 @@
+"""`kvcli sweep` checks each job's start-up while it plans (`kvcore/engine/startup.py`, the
+cluster's `check_cluster` / `check_on_trace`): a value only a run refused (`--set clock=bogus`,
+a model that is no preset, a CPU tier too small for a chunk, ...) failed job by job after the
+sweep had started (exit 1, the results file opened and the other jobs run); now one line naming
+`--set` and the key, exit 2, before any job runs and before the results file is opened."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvcli.app import app
+from kvcore.sweep.grid import Job, file_sha256, job_id
+from kvcore.sweep.job import run_job
+from kvcore.traces import read_trace
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[1]
+PREFIX = str(ROOT / "traces" / "shared-prefix.jsonl")
+
+# (command, --set values, the key the error names, the run's own words)
+REFUSED = [
+    ("replay", ["clock=linear,bogus"], "clock",
+     "unknown clock 'bogus'; one of roofline, calibrated, linear:C0,C1,C2, fixed:MS"),
+    ("replay", ["clock=roofline"], "clock",
+     "the roofline clock needs a model (--model or --model-config) and a GPU (--gpu)"),
+    ("replay", ["model=no-such-model"], "model", "unknown model 'no-such-model'; presets: "),
+    ("replay", ["model=qwen3-8b", "gpu_memory_gib=80,0.01"], "gpu_memory_gib",
+     ("no memory left for the KV cache: 0.01 GiB x 0.9 = 0.01 GiB, weights 15.26 GiB "
+     "(estimated); short by 15.25 GiB")),
+    ("replay", ["model=qwen3-8b", "tp=1,3"], "tp",
+     "qwen3-8b's 32 attention heads must be divisible by it, as vLLM requires; got 3"),
+    ("replay", ["max_num_active_seqs=500"], "max_num_active_seqs",
+     "500 is above max_num_seqs 128: vLLM refuses this at start-up"),
+    ("replay", ["prefix_cache_retention_interval=7"], "prefix_cache_retention_interval",
+     ("prefix_cache_retention_interval 7 has no effect: no sliding-window or Mamba KV cache "
+     "group (set it to 0)")),
+    ("replay", ["kv_offloading_size=0.0000001"], "kv_offloading_size",
+     "1e-07 GiB holds no chunk of 2,097,152 bytes (one chunk needs 0.00195312 GiB)"),
+    ("replay", ["kv_offloading_size=1", "offload_block_size=24"], "offload_block_size",
+     "must be a multiple of the block size 16, got 24"),
+    ("replay", ["kv_offloading_size=1", "enable_prefix_caching=false"], "kv_offloading_size",
+     "the CPU tier needs prefix caching (its chunks are keyed by block hashes)"),
+    ("cluster", ["metrics_interval_ms=0.0001"], "metrics_interval_ms",
+     "must be 0 (no samples) or at least 0.001 ms, got 0.0001"),
+]
+
+
+@pytest.mark.parametrize("command, sets, key, words", REFUSED)
+def test_a_value_only_a_run_refused_stops_the_sweep_before_any_job(command, sets, key, words,
+                                                                    tmp_path):
+    results = tmp_path / "r.jsonl"
+    args = ["sweep", "--trace", PREFIX, "--command", command, "--results", str(results),
+            "--jobs", "1", *(x for s in sets for x in ("--set", s))]
+    r = runner.invoke(app, args)
+    assert r.exit_code == 2, r.output
+    err = r.stderr.strip()
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith(f"error: option --set: {key}: {words}"), err
+    assert "Traceback" not in r.output
+    assert not results.exists()                 # nothing opened, no job run
+    # the planner's check is the run's own: the job, run without planning, fails in its words
+    config = {}
+    for s in sets:
+        name, _, values = s.partition("=")
+        value = values.split(",")[-1]           # the refused value is the last
+        config[name] = _typed(value)
+    trace = read_trace(PREFIX)
+    canonical, jid = job_id(command, config, file_sha256(PREFIX))
+    out = run_job(Job(0, command, PREFIX, file_sha256(PREFIX), canonical, jid), trace)
+    assert out.get("input_error") is True, out
+    assert words in out["error"]
+
+
+def _typed(text: str):
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return {"true": True, "false": False}.get(text, text)
+
+
+def test_a_spec_file_names_its_line_and_key(tmp_path):
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'command = "replay"\ntraces = ["{PREFIX}"]\n[grid]\n'
+                    'clock = ["linear", "bogus"]\n')
+    r = runner.invoke(app, ["sweep", str(spec)])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.strip() == (f"error: {spec}:4: field 'grid.clock': unknown clock 'bogus'; "
+                                "one of roofline, calibrated, linear:C0,C1,C2, fixed:MS")
+    assert not (tmp_path / "s.results.jsonl").exists()
+
+
+def test_values_a_run_takes_still_plan(tmp_path):
+    from kvcore.sweep.run import plan_sweep
+
+    plan = plan_sweep(None, traces=[PREFIX], sets=["clock=linear,fixed:5", "num_blocks=512,1024",
+                                                   "kv_offloading_size=0.5"])
+    assert [j.config for j in plan.jobs] == [
+        {"clock": c, "num_blocks": n, "kv_offloading_size": 0.5}
+        for c in ("linear", "fixed:5") for n in (512, 1024)]
