@@ -40,6 +40,9 @@ class CacheRun:
         skipped = self.skipped
         ctx.step = k
         ctx.t_ms = tr.arrival_ms
+        # Each request is a step of its own: a Mamba state the last one cached is written by
+        # now, so a hit on it is not deferred (the same-step refusal would reject it here).
+        kvm.new_step_starts()
         info = ctx.book.arrived(tr, k)
         info.arrival_ms = tr.arrival_ms
         if jsonl is not None:
