@@ -69,6 +69,7 @@ class Scheduler:
         # Mamba2 (`mamba_ckpt` > 0): a last chunk may write its checkpoint from inside.
         self.mamba_bs = align_block_size(kv_cache_manager)
         self.mamba_ckpt = checkpoint_alignment(kv_cache_manager)
+        self.mamba_max_prefill = max_prefill_tokens(config)
         self.max_num_active = (config.max_num_active_seqs if config.max_num_active_seqs
                                is not None else config.max_num_seqs)
         self.finished_req_ids: set[str] = set()
@@ -148,7 +149,6 @@ class Scheduler:
         mamba_bs = self.mamba_bs
         if mamba_bs:
             kvm.new_step_starts()
-        max_prefill = max_prefill_tokens(cfg)
 
         # (A) running requests.
         i = 0
@@ -175,8 +175,8 @@ class Scheduler:
                 n = threshold
             n = min(n, budget, max_len - req.num_computed_tokens - 1)
             if mamba_bs and n > 0:
-                n = mamba_aligned_split(req, n, req.num_computed_tokens, mamba_bs, max_prefill,
-                                        self.mamba_ckpt)
+                n = mamba_aligned_split(req, n, req.num_computed_tokens, mamba_bs,
+                                        self.mamba_max_prefill, self.mamba_ckpt)
             if n <= 0:
                 # Nothing to do for it now; `continue`, not `break`, so later ones still run.
                 i += 1

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kvcore.engine.mamba_split import mamba_aligned_split, max_prefill_tokens
+from kvcore.engine.mamba_split import mamba_aligned_split
 from kvcore.request import Request, RequestStatus
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ def schedule_waiting_with_connector(sched: Scheduler, out: SchedulerOutput, budg
             n = min(n, budget)
             if sched.mamba_bs:
                 n = mamba_aligned_split(req, n, computed, sched.mamba_bs,
-                                        max_prefill_tokens(cfg), sched.mamba_ckpt)
+                                        sched.mamba_max_prefill, sched.mamba_ckpt)
                 if n == 0:
                     sched.blocked = (req, False, budget)
                     break

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kvcore.engine.mamba_split import mamba_aligned_split, max_prefill_tokens
+from kvcore.engine.mamba_split import mamba_aligned_split
 from kvcore.request import Request, RequestStatus
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
             break   # no skipping ahead when chunking is off
         n = min(n, budget)
         if sched.mamba_bs:
-            n = mamba_aligned_split(req, n, num_hit, sched.mamba_bs, max_prefill_tokens(cfg),
+            n = mamba_aligned_split(req, n, num_hit, sched.mamba_bs, sched.mamba_max_prefill,
                                     sched.mamba_ckpt)
             if n == 0:
                 sched.blocked = (req, False, budget)
