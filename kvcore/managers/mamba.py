@@ -156,15 +156,19 @@ class MambaManager(SingleTypeKVCacheManager):
         # The chunk's checkpoint (the last aligned position before its end) takes a block of
         # its own when the chunk writes it from inside; decided here, as vLLM does, and kept
         # for the allocation and the caching that follow (not by the full-sequence check).
-        align = self.cache_hit_alignment_tokens
-        position = max((num_tokens - 1) // align * align, 0)
-        ckpt = 1 if self._checkpoint_needed(request_id, total_computed_tokens, num_tokens,
-                                            position, prefill_end) else 0
-        if not apply_admission_cap:
-            if ckpt:
-                self._checkpoints[request_id] = (position, cdiv(num_tokens, self.block_size) - 2)
-            else:
-                self._checkpoints.pop(request_id, None)
+        # Mamba1 (no checkpoint block) skips all of it: this runs per group per allocation.
+        ckpt = 0
+        if self.checkpoint_align:
+            align = self.cache_hit_alignment_tokens
+            position = max((num_tokens - 1) // align * align, 0)
+            ckpt = 1 if self._checkpoint_needed(request_id, total_computed_tokens, num_tokens,
+                                                position, prefill_end) else 0
+            if not apply_admission_cap:
+                if ckpt:
+                    self._checkpoints[request_id] = (position,
+                                                     cdiv(num_tokens, self.block_size) - 2)
+                else:
+                    self._checkpoints.pop(request_id, None)
         if new > 0:
             new = min(new, self._physical_cap(request_id) + ckpt)
         new = max(new, 0)
