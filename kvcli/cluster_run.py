@@ -24,7 +24,8 @@ def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], 
     from kvcore.traces import read_trace
 
     copts = ClusterOptions(replicas=replicas,
-                           routers=parse_router_opts(names, raw_opts, names_field), seed=seed, metrics_interval_ms=metrics_interval_ms,
+                           routers=parse_router_opts(names, raw_opts, names_field), seed=seed,
+                           metrics_interval_ms=metrics_interval_ms,
                            kv_event_lag_ms=kv_event_lag_ms)
     output.check_output(events, "events", folder=True)
     output.check_output(decisions, "decisions")

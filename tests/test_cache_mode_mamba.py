@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 
 from kvcli.app import app
 
-GRANITE = Path(__file__).resolve().parent / "data" / "mamba" / "granite-4.0-h-tiny-style.config.json"
+GRANITE = (Path(__file__).resolve().parent / "data" / "mamba"
+           / "granite-4.0-h-tiny-style.config.json")
 
 
 def test_cache_mode_hits_the_last_requests_mamba2_checkpoint(tmp_path: Path) -> None:

@@ -2,10 +2,10 @@
 
 The resolved options with the pool sized (a model's groups, `gpu_memory_gib`, the engine's
 16,384 blocks or, in cache mode, room for every prompt block), the clock and the CPU tier's
-config, all from `startup.start_up` (what is refused is refused there), the `KVCacheManager` with the
-`Recorder` as its tracer, the block hasher, the requests' records (`RequestBook`), the summary being
-filled, and the rules both modes apply to a request: whether it can ever run, how an admission
-counts in the hit rate.
+config, all from `startup.start_up` (what is refused is refused there), the `KVCacheManager`
+with the `Recorder` as its tracer, the block hasher, the requests' records (`RequestBook`), the
+summary being filled, and the rules both modes apply to a request: whether it can ever run, how
+an admission counts in the hit rate.
 """
 
 from __future__ import annotations

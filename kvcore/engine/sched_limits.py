@@ -17,8 +17,9 @@ difference. Here, in vLLM's order:
 "Set" means given on the command line or in the trace's config line. Without a model or
 `--max-model-len` kvcli has no `max_model_len` (no limit), and the rules that use it are left
 out. `kvcli config` describes what `vllm serve` would start with: it applies the same rules
-(`serve_limits`), so that config and replay never disagree on the same settings. The scheduler oracle's recorded cases build `SchedulerConfig` directly, which applies 3
-and not 1-2; none of them sets what 1-2 would change.
+(`serve_limits`), so that config and replay never disagree on the same settings. The
+scheduler oracle's recorded cases build `SchedulerConfig` directly, which applies 3 and not
+1-2; none of them sets what 1-2 would change.
 """
 
 from __future__ import annotations
