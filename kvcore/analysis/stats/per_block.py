@@ -11,9 +11,11 @@ block holds and ``multi`` counts the extra blocks of a hash held by more than on
 allows that; ``cached`` was a hash -> count dict, but the set takes a whole event in one C
 call). Each handler first checks that its block lists hold block ids (`check_ids`): a list
 index would take a bool or a negative int (JSON `true` as block 1, -1 as the last block).
-The same goes for an event's ``group`` (`check_group`): a group index past the header's groups
-raised IndexError (cache, touch, evict) or, where the group is only compared with the reference
-group (allocate, free), was taken silently, the request's blocks then left uncounted.
+The same goes for an event's ``group``: each handler compares it with the header's groups in
+line (a call per event would cost more than the check) and raises through `bad_group`; a group
+index past them raised IndexError (cache, touch, evict) or, where the group is only compared
+with the reference group (allocate, free), was taken silently, the request's blocks then left
+uncounted.
 """
 
 from __future__ import annotations
