@@ -73,6 +73,9 @@ def test_the_budget_sizes_the_windows(trace):
      ("option --max-num-batched-tokens: 64 is below max_num_seqs 128: vLLM refuses this at "
      "start-up (left unset, max_num_seqs follows the budget down)")),
     (["--max-num-seqs", "0"], "option --max-num-seqs: must be a positive integer, got 0"),
+    # (config checked it in the sizing layer's words: 'must be positive, got -5')
+    (["--max-num-batched-tokens", "-5"],
+     "option --max-num-batched-tokens: must be a positive integer, got -5"),
 ])
 def test_config_refuses_what_replay_refuses(trace, settings, line):
     for args in (["config", *MODEL, *settings], ["replay", trace, "--model", *MODEL, *settings]):

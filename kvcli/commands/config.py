@@ -16,7 +16,7 @@ from kvcore.engine.options import ReplayOptions
 # One default for both commands: the replay's (kvcore's SchedulerConfig, vLLM's 2048, 128, on),
 # shown in the help; left unset, vLLM's start-up rules may change the first two
 # (`kvcore.engine.sched_limits`), as they do for a replay.
-_D = ReplayOptions()
+_DEFAULTS = ReplayOptions()
 
 
 def register(app: typer.Typer) -> None:
@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
         max_num_batched_tokens: Annotated[int | None, typer.Option(
             "--max-num-batched-tokens", show_default=False,
             help="Token budget per step; sizes the sliding-window and chunked-local groups' "
-            f"blocks per request (default: {_D.max_num_batched_tokens}, vLLM 0.33's "
+            f"blocks per request (default: {_DEFAULTS.max_num_batched_tokens}, vLLM 0.33's "
             "SchedulerConfig default, the one `kvcli replay` uses; unset, at least "
             "--max-model-len with chunked prefill off and at most --max-num-seqs x "
             "--max-model-len, as vLLM's EngineArgs set it). vLLM's entry points may raise it by "
@@ -54,13 +54,13 @@ def register(app: typer.Typer) -> None:
             "start-up).")] = None,
         max_num_seqs: Annotated[int | None, typer.Option(
             "--max-num-seqs", show_default=False,
-            help=f"Requests running at once (default: {_D.max_num_seqs}; unset, at most the "
+            help=f"Requests running at once (default: {_DEFAULTS.max_num_seqs}; unset, at most the "
             "token budget).")] = None,
         enable_chunked_prefill: Annotated[bool, typer.Option(
             "--enable-chunked-prefill/--no-enable-chunked-prefill", show_default=False,
             help="Chunked prefill, as in `kvcli replay` (default: "
-            f"{'on' if _D.enable_chunked_prefill else 'off'}); off, a whole prompt must fit "
-            "one step.")] = _D.enable_chunked_prefill,
+            f"{'on' if _DEFAULTS.enable_chunked_prefill else 'off'}); off, a whole prompt must fit "
+            "one step.")] = _DEFAULTS.enable_chunked_prefill,
         max_concurrent_batches: Annotated[int, typer.Option(
             "--max-concurrent-batches",
             help="Batches in flight (2 = vLLM's async scheduling default, 1 = sync).")] = 2,
@@ -118,7 +118,13 @@ def register(app: typer.Typer) -> None:
                     tensor_parallel_size=tensor_parallel_size, disable_hybrid=disable_hybrid,
                     pad_pages=pad_pages, enable_prefix_caching=enable_prefix_caching)
 
-            first = max_num_batched_tokens or _D.max_num_batched_tokens
+            # the scheduler options' own checks first, in the replay's words (the sizing
+            # layer's differ); the budget is the given one or the default here
+            first = serve_limits(max_num_seqs=max_num_seqs,
+                                 max_num_batched_tokens=max_num_batched_tokens,
+                                 max_model_len=max_model_len,
+                                 enable_chunked_prefill=enable_chunked_prefill
+                                 ).max_num_batched_tokens
             result = sized(first)
             # vLLM's start-up scheduler defaults and refusals on the model's max_model_len,
             # as a replay applies them (then the pool is sized again on the budget, as vLLM

@@ -33,10 +33,10 @@ from kvcore.traces import Trace
 
 
 def serve_limits(*, max_num_seqs: int | None, max_num_batched_tokens: int | None,
-                 max_model_len: int, enable_chunked_prefill: bool) -> ReplayOptions:
+                 max_model_len: int | None, enable_chunked_prefill: bool) -> ReplayOptions:
     """What `vllm serve` starts with (`kvcli config`): the options, None where not given,
     checked as a replay checks them, with vLLM's defaults filled in; raises what vLLM
-    refuses, naming the option."""
+    refuses, naming the option. (``max_model_len`` None: the rules that need it wait.)"""
     values: dict[str, Any] = {
         "max_model_len": max_model_len, "enable_chunked_prefill": enable_chunked_prefill,
         "max_num_seqs": max_num_seqs, "max_num_batched_tokens": max_num_batched_tokens}
