@@ -8,7 +8,8 @@ scheduling (the code before that work had no async default), our event stream wr
 file. DIR is a checkout of the code to compare with, e.g.
 `git worktree add --detach /tmp/base13 e782ce1^` (the commit before issue 13's work). Each run is
 its own process (`python -m kvcli replay ... --json`, PYTHONPATH set to the tree, run from a
-scratch folder): the old tree on its pure-Python stack (it has no compiled build), this tree on
+scratch folder): the old tree on its pure-Python stack (`--old-compiled`: on its own compiled
+build, made there by `python compiled/build.py`), this tree on
 whatever `kvcore.compiled.status()` says (the compiled build when `make compiled` made a fresh
 one), old and new interleaved so that a shared machine's noise falls on both alike. Prints each
 run's wall time, CPU time (user + system: steadier than wall time on a loaded machine) and peak
@@ -84,11 +85,21 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--async", dest="asyn", action="store_true", help="async scheduling")
     ap.add_argument("--no-events", action="store_true", help="no event stream")
+    ap.add_argument("--old-compiled", action="store_true",
+                    help="the old tree on its own compiled build (its `compiled/build.py` run)")
     ap.add_argument("extra", nargs="*", help="more replay options (after --)")
     a = ap.parse_args()
     status = subprocess.run([sys.executable, "-c", "import kvcore.compiled as c; print(c.status())"],
                             capture_output=True, text=True, check=True, cwd=ROOT).stdout.strip()
-    print(f"new: {ROOT} ({status}); old: {a.old} (pure Python)", flush=True)
+    old_status = "pure Python"
+    if a.old_compiled:
+        old_status = subprocess.run(
+            [sys.executable, "-c", "import kvcore.compiled as c; print(c.status())"],
+            capture_output=True, text=True, check=True, cwd=a.old,
+            env={**os.environ, "PYTHONPATH": str(a.old)}).stdout.strip()
+        if not old_status.startswith("compiled"):
+            raise SystemExit(f"--old-compiled: {a.old} is {old_status}")
+    print(f"new: {ROOT} ({status}); old: {a.old} ({old_status})", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
         trace = Path(a.trace).resolve()
@@ -106,7 +117,7 @@ def main() -> int:
                     args.append("--no-async-scheduling")
                 if not a.no_events:
                     args += ["--events", str(scratch / f"{name}.events.jsonl")]
-                r = run_once(tree, args, scratch, pure=name == "old")
+                r = run_once(tree, args, scratch, pure=name == "old" and not a.old_compiled)
                 runs[name].append(r)
                 print(f"run {i + 1} {name}: wall {r['wall_s']:7.2f} s  cpu {r['cpu_s']:7.2f} s  "
                       f"peak RSS {r['peak_rss_mb']:6.0f} MB", flush=True)
