@@ -17,6 +17,7 @@ from pathlib import Path
 
 from kvcore.engine.replay import ReplayOptions, replay
 from kvcore.engine.vllm_events import VllmEvents
+from kvcore.request import Request
 
 SYNC_KEYS = ("step", "scheduled", "admitted", "preempted", "finished", "num_free_blocks")
 ASYNC_KEYS = (*SYNC_KEYS, "num_free_blocks_after_schedule", "processed", "schedule_called")
@@ -73,3 +74,12 @@ def assert_matches(expected: list[dict], run, asyn: bool, kv_events: bool) -> No
     assert s.steps == summary["num_steps"]
     if kv_events:
         assert ours_ev == [e["events"] for e in lines if e.get("events")]
+
+
+def mamba_request(prompt: int, computed: int = 0, junction: int = 0) -> Request:
+    """A request of `prompt` tokens at `computed`, with a shared-prefix junction (the Mamba
+    split's inputs, for the unit cases of the recorded chunks)."""
+    r = Request("r", list(range(prompt)))
+    r.num_computed_tokens = computed
+    r.shared_prefix_boundary = junction
+    return r

@@ -16,11 +16,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from oracle_sched import answer_of, assert_matches, config_of, replay_case
+from oracle_sched import answer_of, assert_matches, config_of, mamba_request, replay_case
 
 from kvcore.engine.mamba_split import mamba_aligned_split
 from kvcore.managers.mamba import checkpoint_fits
-from kvcore.request import Request
 
 DATA = Path(__file__).resolve().parent / "data" / "sched_mamba"
 CASES = sorted(DATA.glob("m2_*.trace.jsonl")) + sorted(DATA.glob("m2seed*.trace.jsonl"))
@@ -40,13 +39,6 @@ def test_the_cases_are_all_there():
         assert all(g.get("checkpoint") for g in config_of(t)["groups"] if g["type"] == "mamba")
 
 
-def _req(prompt: int, computed: int = 0, junction: int = 0) -> Request:
-    r = Request("r", list(range(prompt)))
-    r.num_computed_tokens = computed
-    r.shared_prefix_boundary = junction
-    return r
-
-
 @pytest.mark.parametrize("prompt, start, n, junction, budget, bs, mamba2, mamba1", [
     (257, 0, 257, 0, 512, 80, 257, 240),    # a0 step 0: the checkpoint at 240 from inside
     (160, 0, 160, 0, 512, 80, 160, 80),     # b0, e0: exactly two blocks, checkpoint at 80
@@ -59,7 +51,7 @@ def _req(prompt: int, computed: int = 0, junction: int = 0) -> Request:
 ])
 def test_a_last_chunk_holding_the_checkpoint_is_not_split(prompt, start, n, junction, budget,
                                                           bs, mamba2, mamba1):
-    r = _req(prompt, start, junction)
+    r = mamba_request(prompt, start, junction)
     assert mamba_aligned_split(r, n, start, bs, budget, 1) == mamba2
     assert mamba_aligned_split(r, n, start, bs, budget, 0) == mamba1
 

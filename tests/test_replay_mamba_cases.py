@@ -12,10 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from oracle_sched import answer_of, assert_matches, config_of, replay_case
+from oracle_sched import answer_of, assert_matches, config_of, mamba_request, replay_case
 
 from kvcore.engine.mamba_split import mamba_aligned_split
-from kvcore.request import Request
 
 DATA = Path(__file__).resolve().parent / "data" / "sched_mamba"
 CASES = sorted(DATA.glob("[a-z]_*.trace.jsonl"))
@@ -34,13 +33,6 @@ def test_the_cases_are_all_there():
     assert [t.name.split(".")[0] for t in FRESH] == ["mseed32", "mseed33", "mseed9"]
 
 
-def _req(prompt: int, computed: int = 0, junction: int = 0) -> Request:
-    r = Request("r", list(range(prompt)))
-    r.num_computed_tokens = computed
-    r.shared_prefix_boundary = junction
-    return r
-
-
 @pytest.mark.parametrize("prompt, start, n, junction, budget, want", [
     (257, 0, 257, 0, 512, 240),   # a0 step 0: not past the last block boundary before the end
     (257, 240, 17, 0, 512, 17),   # a0 step 1: the prompt's last chunk runs to its end
@@ -53,11 +45,11 @@ def _req(prompt: int, computed: int = 0, junction: int = 0) -> Request:
 ])
 def test_the_split_clips_as_recorded(prompt, start, n, junction, budget, want):
     bs = 16 if prompt == 66 else 80
-    assert mamba_aligned_split(_req(prompt, start, junction), n, start, bs, budget) == want
+    assert mamba_aligned_split(mamba_request(prompt, start, junction), n, start, bs, budget) == want
 
 
 def test_decodes_are_not_clipped():
-    r = _req(257, 257)
+    r = mamba_request(257, 257)
     r.num_tokens = 258                           # one output token appended
     assert mamba_aligned_split(r, 1, 257, 80, 512) == 1
 
