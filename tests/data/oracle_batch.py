@@ -29,23 +29,30 @@ sys.path.insert(0, TOOL)
 import sched as oracle
 
 
+def answer(inp: str, outp: str, cfg: dict, reqs: list, queues: bool = True) -> int:
+    """Write the oracle's answer to trace `inp` (read as `cfg`, `reqs`) into `outp` with
+    `sched.py`'s own driver (`run_async` by the config line, else `run`); its exit code. A case
+    vLLM refuses gets an `{"error": ...}` line. (oracle_mamba.py answers through this too.)"""
+    driver = oracle.run_async if cfg.get("async_scheduling") else oracle.run
+    try:
+        with open(outp, "w") as out:
+            r = driver(cfg, reqs, out, emit_steps=True, emit_queues=queues, max_steps=None)
+    except Exception as e:  # noqa: BLE001  (vLLM refused the config: say so, go on)
+        traceback.print_exc()
+        with open(outp, "a") as f:
+            f.write(json.dumps({"error": f"{type(e).__name__}: {e}"}) + "\n")
+        r = 1
+    print(json.dumps({"done": inp, "rc": r}), file=sys.stderr, flush=True)
+    return r
+
+
 def main() -> int:
     queues = "--no-queues" not in sys.argv[1:]
     rc = 0
     for pair in [a for a in sys.argv[1:] if a != "--no-queues"]:
         inp, outp = pair.split("=", 1)
         cfg, reqs = oracle.read_input(inp)
-        driver = oracle.run_async if cfg.get("async_scheduling") else oracle.run
-        try:
-            with open(outp, "w") as out:
-                r = driver(cfg, reqs, out, emit_steps=True, emit_queues=queues, max_steps=None)
-        except Exception as e:  # noqa: BLE001  (vLLM refused the config: say so, go on)
-            traceback.print_exc()
-            with open(outp, "a") as f:
-                f.write(json.dumps({"error": f"{type(e).__name__}: {e}"}) + "\n")
-            r = 1
-        print(json.dumps({"done": inp, "rc": r}), file=sys.stderr, flush=True)
-        rc = rc or r
+        rc = answer(inp, outp, cfg, reqs, queues) or rc
     return rc
 
 

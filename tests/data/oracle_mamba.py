@@ -26,7 +26,6 @@ import json
 import os
 import sys
 import tempfile
-import traceback
 from pathlib import Path
 
 TOOL = os.environ.get("ORACLE_TOOL",
@@ -41,6 +40,8 @@ try:
 except ImportError as err:     # another interpreter: vLLM's dependencies are missing
     sys.exit(f"oracle_mamba: vLLM does not import here ({err}); run me with the oracle "
              f"venv's interpreter, {VENV_HINT}")
+# the same driver call and error line as the plain scheduler oracle (this folder's script)
+from oracle_batch import answer
 
 GROUP_TYPES = ("mamba", "full")
 
@@ -186,17 +187,7 @@ def main() -> int:
         cfg, reqs = read_trace(inp)
         if asyn:
             cfg["async_scheduling"] = True
-        driver = oracle.run_async if cfg.get("async_scheduling") else oracle.run
-        try:
-            with open(outp, "w") as out:
-                r = driver(cfg, reqs, out, emit_steps=True, emit_queues=True, max_steps=None)
-        except Exception as e:  # noqa: BLE001  (vLLM refused: say so, go on)
-            traceback.print_exc()
-            with open(outp, "a") as f:
-                f.write(json.dumps({"error": f"{type(e).__name__}: {e}"}) + "\n")
-            r = 1
-        print(json.dumps({"done": inp, "rc": r}), file=sys.stderr, flush=True)
-        rc = rc or r
+        rc = answer(inp, outp, cfg, reqs) or rc
     return rc
 
 
