@@ -43,7 +43,7 @@ def test_async_case(trace: Path):
 def test_the_cases_are_all_there():
     assert [t.name.split("_")[0] for t in CASES] == list("abcdefgh")
     assert [t.name.split(".")[0] for t in FRESH] == [f"aseed{n}" for n in
-                                                     (102, 108, 111, 122, 124, 125, 5103)]
+                                                     (102, 108, 111, 122, 124, 125, 5103, 7027)]
     for t in CASES + FRESH:
         assert t.with_name(t.name.replace(".trace.", ".expected.")).exists()
 

@@ -1,7 +1,8 @@
 """Hash-id (Mooncake-format) traces = vLLM 0.33.0's schedulers, step for step.
 
-`data/sched_fresh/ebseed5928.hash.jsonl` (sync) and `data/sched_fresh_async/baseed5663.hash.jsonl`
-(async) are trace block ids with a per-line `block_size` TB (`data/sched_fresh/make_hash_cases.py`).
+`data/sched_fresh/ebseed5928.hash.jsonl` (sync), `data/sched_fresh_async/baseed5663.hash.jsonl`
+and `baseed7320.hash.jsonl` (async; 7320: 14 preemptions on a 31-block pool) are trace block ids
+with a per-line `block_size` TB (`data/sched_fresh/make_hash_cases.py`).
 The scheduler oracle reads token ids only: it answered their token forms (token p of a prompt is
 `ids[p // TB] * TB + p % TB`; not committed, `token_form` rebuilds them). kvcli's replay of the
 hash form must give the oracle's answer, and the same bytes as its replay of the token form, read
@@ -30,10 +31,11 @@ from kvcore.traces import read_trace
 
 DATA = Path(__file__).resolve().parent / "data"
 CASES = [DATA / "sched_fresh" / "ebseed5928.hash.jsonl",
-         DATA / "sched_fresh_async" / "baseed5663.hash.jsonl"]
+         DATA / "sched_fresh_async" / "baseed5663.hash.jsonl",
+         DATA / "sched_fresh_async" / "baseed7320.hash.jsonl"]
 # (requests, those whose tokens all stay below 2**31): the trace block sizes are multiples of
 # the block size, so only tokens past 2**31 keep a prompt from the thread
-REQUESTS = {"ebseed5928": (62, 58), "baseed5663": (21, 21)}
+REQUESTS = {"ebseed5928": (62, 58), "baseed5663": (21, 21), "baseed7320": (26, 26)}
 
 
 def _name(trace: Path) -> str:

@@ -27,8 +27,8 @@ def test_stress_case(trace: Path):
 
 def test_the_stress_cases_are_all_there():
     assert [t.name.split(".")[0] for t in CASES] == [
-        "xaseed3104", "xhaseed3304", "xhseed3204", "xhseed3210", "xhseed5310", "xseed3014",
-        "xseed3024"]
+        "xaseed3104", "xhaseed3304", "xhaseed7272", "xhseed3204", "xhseed3210", "xhseed5310",
+        "xseed3014", "xseed3024", "xseed7202"]
     for t in CASES:
         assert t.with_name(t.name.replace(".trace.", ".expected.")).exists()
     # the edges they were picked for: blocks of 2, one running sequence, a 1-token threshold
