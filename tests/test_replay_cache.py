@@ -57,6 +57,21 @@ def test_mooncake_conversation_matches_vllm(num_blocks, hit_tokens, hit_rate):
     ("shared-prefix-bs32.jsonl", {"block_size": 16, "warmup": 0.5}, 20160, 23700, 0),
     ("shared-prefix-bs32.jsonl", {"block_size": 16, "num_blocks": 201, "warmup": 0.5}, 12016,
      23700, 0),
+    # campaign of 2026-12-03 (cache_mode/README.md): --block-size 16 --capacities 96,1904
+    # (96 blocks: the 63 prompts longer than that rejected), --block-size 4 --capacities 7582
+    # --warmup 0.25, --block-size 64 --capacities 24
+    ("multiturn-7701-bs64.jsonl", {"block_size": 16, "num_blocks": 97}, 57616, 111591, 63),
+    ("multiturn-7701-bs64.jsonl", {"block_size": 16, "num_blocks": 1905}, 179776, 242415, 0),
+    ("multiturn-7701-bs64.jsonl", {"block_size": 4, "num_blocks": 7583, "warmup": 0.25}, 150656,
+     200257, 0),
+    ("multiturn-7701-bs64.jsonl", {"block_size": 64, "num_blocks": 25}, 57600, 111591, 63),
+    # a file whose lines are not in timestamp order: kvcli takes them in arrival order, so these
+    # are the oracle's answers to the same lines sorted by timestamp (ties in file order); the
+    # oracle reads a file in file order, and on this file as written answers 388 / 918 and
+    # 352 / 1018 (cache_mode/README.md)
+    ("shuffled-7317.jsonl", {"block_size": 4, "num_blocks": 26, "warmup": 0.25}, 456, 1007, 7),
+    ("shuffled-7317.jsonl", {"block_size": 16, "num_blocks": 7}, 384, 1018, 8),
+    ("shuffled-7317.jsonl", {"block_size": 16, "num_blocks": 19}, 1200, 2169, 0),
 ])
 def test_generated_traces_match_vllm(trace, kw, hit_tokens, prompt_tokens, rejected):
     s = cache(DATA / trace, **kw)
