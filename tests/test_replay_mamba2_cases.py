@@ -34,7 +34,7 @@ def test_the_cases_are_all_there():
     assert [t.name.split(".")[0] for t in CASES] == [
         "m2_a_shared_long", "m2_b_shared_short", "m2_c_chunked_budget_100",
         "m2_d_budget_below_block", "m2_e_preemption", "m2_f_block16", "m2_g_dense_retention",
-        "m2seed13", "m2seed14", "m2seed18"]
+        "m2seed13", "m2seed14", "m2seed18", "m2seed7887"]
     for t in CASES:
         assert all(g.get("checkpoint") for g in config_of(t)["groups"] if g["type"] == "mamba")
 
