@@ -39,6 +39,8 @@ def start_warnings(cfg: ReplayOptions, trace: Trace) -> list[str]:
         out.append(f"option gpu times the steps but does not size the KV pool: it is the "
                    f"default {cfg.num_blocks:,} blocks; give gpu_memory_gib (the memory CUDA "
                    "reports) or num_blocks for the pool vllm serve would have")
+    if model and "block_size" not in user and (note := _mla_block_note(cfg)) is not None:
+        out.append(note)
     if (unused_tier := unused_tier_options(cfg)) is not None:
         out.append(unused_tier)
     if cfg.mode == "cache":
@@ -47,3 +49,14 @@ def start_warnings(cfg: ReplayOptions, trace: Trace) -> list[str]:
             out.append(f"option(s) {', '.join(unused)}: no effect in cache mode (no scheduler, "
                        "no clock; requests run one at a time)")
     return out
+
+
+def _mla_block_note(cfg: ReplayOptions) -> str | None:
+    """The warning for an MLA model replayed at the default block size (vLLM picks its block
+    size by attention backend), or None for any other model."""
+    from kvcore.models import load_hf_config, load_preset, read_hf_config
+    from kvcore.models.mla import mla_block_size_note
+
+    g = (load_preset(cfg.model) if cfg.model else
+         read_hf_config(load_hf_config(cfg.model_config), source=cfg.model_config or ""))
+    return None if g.mla is None else mla_block_size_note(g.name, cfg.block_size)

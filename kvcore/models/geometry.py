@@ -18,6 +18,11 @@ Per layer kind:
   (alignment 1), Jamba's Mamba1 none: in ``align`` mode that is a third block per request, and
   the scheduler does not split a prefill's last chunk at its last block boundary.
   Checked against vLLM's own start-up (tests/data/mamba/start_defaults.json).
+* ``mla``: multi-head latent attention (DeepSeek-V2/V3, Kimi-K2): ``MLAAttentionSpec``, one
+  latent vector of ``kv_lora_rank + qk_rope_head_dim`` values a token in the KV cache dtype, no
+  separate K and V, and one "head" on every tensor-parallel rank (vLLM's ``get_num_kv_heads``
+  is 1 under MLA: the latent is replicated, not split). Checked against vLLM's own layer and
+  planning (tests/data/mla/answers.json).
 """
 
 from __future__ import annotations
@@ -30,11 +35,12 @@ from kvcore.specs import (
     FullAttentionSpec,
     KVCacheSpec,
     MambaSpec,
+    MLAAttentionSpec,
     SlidingWindowSpec,
     cdiv,
 )
 
-LAYER_KINDS = ("full", "sliding", "chunked", "mamba")
+LAYER_KINDS = ("full", "sliding", "chunked", "mamba", "mla")
 # FlashAttention's smallest kernel block (vLLM: MultipleOf(16)); hybrid block sizes step by it.
 ATTENTION_KERNEL_BLOCK_ALIGNMENT = 16
 
@@ -52,6 +58,22 @@ class MambaGeometry:
 
 
 @dataclass(frozen=True, slots=True)
+class MlaGeometry:
+    """DeepSeek's multi-head latent attention: what the KV cache keeps (``kv_lora_rank`` +
+    ``qk_rope_head_dim`` a token) and what the weights estimate needs."""
+    kv_lora_rank: int
+    qk_rope_head_dim: int
+    qk_nope_head_dim: int
+    v_head_dim: int
+    q_lora_rank: int | None  # None: queries projected from the hidden state directly (V2-Lite)
+
+    @property
+    def latent_size(self) -> int:
+        """vLLM's ``get_head_size()`` under MLA: the cached vector's length."""
+        return self.kv_lora_rank + self.qk_rope_head_dim
+
+
+@dataclass(frozen=True, slots=True)
 class ModelGeometry:
     name: str
     model_type: str
@@ -65,6 +87,7 @@ class ModelGeometry:
     sliding_window: int | None = None
     attention_chunk_size: int | None = None
     mamba: MambaGeometry | None = None
+    mla: MlaGeometry | None = None
     # For the weights estimate only.
     intermediate_size: int = 0
     vocab_size: int = 0
@@ -154,6 +177,13 @@ def layer_specs(g: ModelGeometry, *, block_size: int = 16, kv_cache_dtype: str =
                 raise ValueError(f"{g.name}: layer {i} is a Mamba layer but the model has no "
                                  "Mamba geometry")
             out[name] = mamba
+        elif kind == "mla":
+            if g.mla is None:
+                raise ValueError(f"{g.name}: layer {i} is an MLA layer but the model has no "
+                                 "MLA geometry")
+            # vLLM's MLAAttention.get_kv_cache_spec: one head of the latent size, whatever tp
+            out[name] = MLAAttentionSpec(block_size, 1, g.mla.latent_size, kv_dtype,
+                                         cache_dtype_str=kv_cache_dtype)
         elif kind == "full":
             out[name] = FullAttentionSpec(block_size, heads, g.head_dim, kv_dtype)
         elif kind == "sliding":

@@ -12,6 +12,9 @@ What decides each layer's kind, in this order (as vLLM's model code reads it):
   Mamba elsewhere);
 * otherwise a ``sliding_window`` (unless ``use_sliding_window`` is false) makes every layer
   slide, else every layer is full attention.
+DeepSeek-V2/V3 and Kimi-K2 (``model_type`` deepseek_v2, deepseek_v3, kimi_k2 with a
+``kv_lora_rank``) are read as vLLM serves them, with multi-head latent attention: every layer
+``mla`` (`kvcore.models.mla`). The other model types vLLM serves with MLA are refused by name.
 A multimodal config's ``text_config`` is read in place of the top level. Missing keys that the
 model's own config class defaults are filled from `MODEL_TYPE_DEFAULTS`; a key the geometry
 needs that is neither given nor defaulted is an InputError naming it.
@@ -24,6 +27,7 @@ from typing import Any
 
 from kvcore.errors import InputError
 from kvcore.models.geometry import MambaGeometry, ModelGeometry
+from kvcore.models.mla import MLA_DEFAULTS, read_mla
 from kvcore.sources import read_json
 
 # Defaults of the transformers config classes for keys real checkpoints omit.
@@ -34,6 +38,7 @@ MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
     "jamba": {"attn_layer_period": 8, "attn_layer_offset": 4, "expert_layer_period": 2,
               "expert_layer_offset": 1, "mamba_d_state": 16, "mamba_d_conv": 4,
               "mamba_expand": 2, "mamba_dt_rank": "auto", "num_experts": 16},
+    **MLA_DEFAULTS,
 }
 
 DTYPE_ALIASES = {"float16": "float16", "fp16": "float16", "half": "float16",
@@ -113,7 +118,9 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     if dtype is None:
         raise InputError(f"unsupported dtype {raw_dtype!r}", path=source or None,
                          field="torch_dtype")
-    kinds = _layer_kinds(c, model_type, n_layers, get, get_dim, source)
+    mla = read_mla(c, model_type, get, get_dim, source)
+    kinds = (("mla",) * n_layers if mla is not None
+             else _layer_kinds(c, model_type, n_layers, get, get_dim, source))
     window = get_int("sliding_window") if "sliding" in kinds else None
     if "sliding" in kinds and not window:
         raise InputError("sliding-window layers but no 'sliding_window'", path=source or None,
@@ -123,11 +130,18 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         raise InputError("chunked-local layers but no 'attention_chunk_size'",
                          path=source or None, field="attention_chunk_size")
     mamba = _mamba(c, model_type, hidden, get, get_int) if "mamba" in kinds else None
-    num_experts = get_int("num_local_experts") or get_int("num_experts") or 0
+    # vLLM's aliases: n_routed_experts is DeepSeek's name
+    num_experts = (get_int("num_local_experts") or get_int("num_experts")
+                   or get_int("n_routed_experts") or 0)
     moe_inter = get_int("moe_intermediate_size") or get_int("intermediate_size", 0)
     if model_type == "jamba":
         period, offset = get_dim("expert_layer_period"), get_int("expert_layer_offset")
         moe_layers = tuple(i % period == offset for i in range(n_layers))
+    elif num_experts and get("first_k_dense_replace") is not None:
+        # DeepSeek (vLLM's deepseek_v2.py): dense feed-forward in the first k layers, then
+        # MoE every moe_layer_freq-th layer
+        first, freq = get_int("first_k_dense_replace"), get_dim("moe_layer_freq", 1)
+        moe_layers = tuple(i >= first and i % freq == 0 for i in range(n_layers))
     else:
         moe_layers = tuple(num_experts > 0 for _ in range(n_layers))
     quant = get("quantization_config", {}) or {}
@@ -137,7 +151,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         name=name or str(c.get("_name_or_path", "") or model_type), model_type=model_type,
         layer_kinds=kinds, num_attention_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim,
         hidden_size=hidden, dtype=dtype, max_position_embeddings=max_pos, sliding_window=window,
-        attention_chunk_size=chunk, mamba=mamba,
+        attention_chunk_size=chunk, mamba=mamba, mla=mla,
         intermediate_size=get_int("intermediate_size", 0), vocab_size=get_int("vocab_size", 0),
         tie_word_embeddings=bool(get("tie_word_embeddings", False)), num_experts=num_experts,
         moe_intermediate_size=moe_inter if num_experts else 0, moe_layers=moe_layers,
