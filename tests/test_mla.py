@@ -171,3 +171,27 @@ def test_replay_events_name_the_mla_kind(tmp_path) -> None:
                                                "sliding_window": None}]
     assert '"mla_attention"' in events.read_text()
     assert any("uses MLA" in w for w in json.loads(r.stdout)["warnings"])
+
+
+@pytest.mark.parametrize("preset", ["deepseek-v3", "deepseek-v2-lite"])
+def test_presets_are_the_published_configs(preset) -> None:
+    """The presets size exactly as the config files the vLLM answers were recorded from."""
+    r = runner.invoke(app, ["config", preset, "--gpu-memory-gib", "141", "--tp", "8",
+                            "--block-size", "16", "--json"])
+    f = runner.invoke(app, ["config", "--model-config", str(DATA / f"{preset}.config.json"),
+                            "--gpu-memory-gib", "141", "--tp", "8", "--block-size", "16",
+                            "--json"])
+    a, b = json.loads(r.stdout), json.loads(f.stdout)
+    assert {k: v for k, v in a.items() if k not in ("model", "source")} == \
+        {k: v for k, v in b.items() if k not in ("model", "source")}
+    listed = {p["name"]: p for p in json.loads(runner.invoke(
+        app, ["config", "--list", "--json"]).stdout)["presets"]}
+    assert (listed[preset]["kv_heads"], listed[preset]["head_dim"]) == (1, 576)
+
+
+def test_gpu_decode_benchmark_refuses_mla() -> None:
+    from kvcli.gpu_steps import heads_of
+
+    with pytest.raises(InputError) as e:
+        heads_of("deepseek-v3")
+    assert e.value.field == "model"

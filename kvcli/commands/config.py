@@ -249,11 +249,13 @@ def list_view():
     for key, (repo, _) in PRESETS.items():
         g = load_preset(key)
         kinds = ", ".join(f"{n} {k}" for k, n in Counter(g.layer_kinds).items())
-        rows.append((key, repo, g.num_layers, kinds, g.num_kv_heads, g.head_dim, g.dtype,
+        # what the KV cache holds: an MLA model caches one latent vector, not its heads
+        kv_heads, head_dim = (1, g.mla.latent_size) if g.mla else (g.num_kv_heads, g.head_dim)
+        rows.append((key, repo, g.num_layers, kinds, kv_heads, head_dim, g.dtype,
                      g.max_position_embeddings))
         data.append({"name": key, "repo": repo, "layers": g.num_layers,
-                     "layer_kinds": dict(Counter(g.layer_kinds)), "kv_heads": g.num_kv_heads,
-                     "head_dim": g.head_dim, "dtype": g.dtype,
+                     "layer_kinds": dict(Counter(g.layer_kinds)), "kv_heads": kv_heads,
+                     "head_dim": head_dim, "dtype": g.dtype,
                      "max_position_embeddings": g.max_position_embeddings})
     return View({"presets": data}, tables=[Table("model presets", (
         "name", "repo", "layers", "kinds", "kv heads", "head dim", "dtype", "max len"), rows)])
