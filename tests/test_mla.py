@@ -195,3 +195,11 @@ def test_gpu_decode_benchmark_refuses_mla() -> None:
     with pytest.raises(InputError) as e:
         heads_of("deepseek-v3")
     assert e.value.field == "model"
+
+
+def test_calibrate_refuses_mla_before_measuring(tmp_path) -> None:
+    out = tmp_path / "cal.json"
+    r = runner.invoke(app, ["calibrate", "--gpu", "--model", "deepseek-v2-lite", "-o", str(out),
+                            "--device", "cpu", "--grid", "tiny"])
+    assert r.exit_code == 2 and "option --model: deepseek-v2-lite uses multi-head" in r.stderr
+    assert not out.exists()
