@@ -4,7 +4,9 @@ What decides each layer's kind, in this order (as vLLM's model code reads it):
 * ``layer_types`` ("full_attention", "sliding_attention", "chunked_attention", "mamba",
   "attention"), when present;
 * Gemma-3 without ``layer_types``: ``sliding_window_pattern`` P (layer i slides unless
-  (i+1) % P == 0);
+  (i+1) % P == 0); Cohere2 (Command R7B, Command A) the same with P defaulting to 4, and vLLM
+  gives its sliding layers a window of ``sliding_window + 1`` (commandr.py: the training
+  convention); Gemma 2 without ``layer_types``: even layers slide (transformers' default);
 * gpt-oss without ``layer_types``: even layers slide;
 * Llama 4: ``attention_chunk_size`` with ``no_rope_layers`` (chunked local attention on RoPE
   layers, full attention on NoPE layers, where the flag is 0);
@@ -35,6 +37,11 @@ MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
     "gemma3_text": {"vocab_size": 262208, "sliding_window_pattern": 6, "head_dim": 256,
                     "max_position_embeddings": 131072, "sliding_window": 4096,
                     "tie_word_embeddings": True, "num_key_value_heads": 4},
+    "gemma2": {"head_dim": 256, "sliding_window": 4096, "max_position_embeddings": 8192,
+               "vocab_size": 256000, "tie_word_embeddings": True},
+    "cohere2": {"sliding_window": 4096, "sliding_window_pattern": 4,
+                "max_position_embeddings": 8192, "vocab_size": 256000,
+                "tie_word_embeddings": True},
     "jamba": {"attn_layer_period": 8, "attn_layer_offset": 4, "expert_layer_period": 2,
               "expert_layer_offset": 1, "mamba_d_state": 16, "mamba_d_conv": 4,
               "mamba_expand": 2, "mamba_dt_rank": "auto", "num_experts": 16},
@@ -118,6 +125,11 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     if dtype is None:
         raise InputError(f"unsupported dtype {raw_dtype!r}", path=source or None,
                          field="torch_dtype")
+    if dtype == "float32":
+        # vLLM's --dtype auto downcasts a float32 checkpoint (Gemma 2's) to the platform's
+        # preferred dtype, bfloat16 on the GPUs it serves (_resolve_auto_dtype); --dtype
+        # float32 still asks for float32
+        dtype = "bfloat16"
     mla = read_mla(c, model_type, get, get_dim, source)
     kinds = (("mla",) * n_layers if mla is not None
              else _layer_kinds(c, model_type, n_layers, get, get_dim, source))
@@ -125,6 +137,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     if "sliding" in kinds and not window:
         raise InputError("sliding-window layers but no 'sliding_window'", path=source or None,
                          field="sliding_window")
+    if window and model_type == "cohere2":
+        window += 1  # vLLM's commandr.py: a Cohere2 sliding layer sees sliding_window + 1
     chunk = get_int("attention_chunk_size") if "chunked" in kinds else None
     if "chunked" in kinds and not chunk:
         raise InputError("chunked-local layers but no 'attention_chunk_size'",
@@ -190,9 +204,11 @@ def _layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
                                  field="layer_types")
             out.append(_LAYER_TYPE_NAMES[t])
         return tuple(out)
-    if model_type == "gemma3_text":
+    if model_type in ("gemma3_text", "cohere2"):
         p = get_dim("sliding_window_pattern")
         return tuple("full" if (i + 1) % p == 0 else "sliding" for i in range(n))
+    if model_type == "gemma2":
+        return tuple("sliding" if i % 2 == 0 else "full" for i in range(n))
     if model_type == "gpt_oss":
         return tuple("sliding" if i % 2 == 0 else "full" for i in range(n))
     nope = c.get("no_rope_layers")
