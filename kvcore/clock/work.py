@@ -62,14 +62,20 @@ class WorkShape:
 
 
 def work_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto") -> WorkShape:
+    preset = g.source.startswith("preset ")
     if g.mla is not None:
         # Timing MLA as the GQA attention below would count 128 heads of K and V per token
         # where the kernel reads one 576-wide latent: refused rather than wrong.
-        preset = g.source.startswith("preset ")
         raise InputError(f"{g.name} uses multi-head latent attention (MLA), which the roofline "
                          "and calibrated clocks do not count (vLLM's perf.py counts it apart, "
                          "MLAAttentionMetrics); time it with --clock linear:C0,C1,C2 or "
                          "fixed:MS", field="model" if preset else "model_config")
+    if "mlp" in g.layer_kinds:
+        # the counts below give every layer a mixer and a feed-forward block
+        raise InputError(f"{g.name} has feed-forward-only and mixer-only layers (Nemotron-H), "
+                         "which the roofline and calibrated clocks do not count; time it with "
+                         "--clock linear:C0,C1,C2 or fixed:MS",
+                         field="model" if preset else "model_config")
     a = DTYPE_BYTES[g.dtype]
     kv_dtype = KV_CACHE_DTYPES.get(kv_cache_dtype) or g.dtype
     q = g.quantization

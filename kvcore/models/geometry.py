@@ -40,7 +40,9 @@ from kvcore.specs import (
     cdiv,
 )
 
-LAYER_KINDS = ("full", "sliding", "chunked", "mamba", "mla")
+# "mlp": a feed-forward-only layer (Nemotron-H's '-' and 'E'): no KV cache, no spec
+LAYER_KINDS = ("full", "sliding", "chunked", "mamba", "mla", "mlp")
+NO_KV_KINDS = ("mamba", "mlp")  # layers whose pages are not attention pages
 # FlashAttention's smallest kernel block (vLLM: MultipleOf(16)); hybrid block sizes step by it.
 ATTENTION_KERNEL_BLOCK_ALIGNMENT = 16
 
@@ -55,6 +57,9 @@ class MambaGeometry:
     d_head: int = 0
     n_groups: int = 1
     dt_rank: int = 0  # mamba1 only
+    # the SSM state's dtype when it is not the model's: vLLM keeps Nemotron-H's in float32
+    # (NemotronHForCausalLMConfig, unless the config's mamba_ssm_cache_dtype says otherwise)
+    ssm_dtype: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +131,8 @@ def mamba_state(m: MambaGeometry, dtype: str, tp: int) -> tuple[tuple[tuple[int,
     mamba1: conv (d_conv - 1, d_inner/tp), SSM (d_inner/tp, d_state).
     mamba2: conv (d_conv - 1, (d_inner + 2*n_groups'*d_state)/tp), SSM (n_heads/tp, d_head,
     d_state), n_groups' = n_groups rounded so every head shard has its group.
-    Both states in the model dtype (vLLM's mamba_cache_dtype "auto").
+    Both states in the model dtype (vLLM's mamba_cache_dtype "auto"), the SSM state in
+    ``ssm_dtype`` where the model's config hook sets one.
     """
     if m.version == "mamba1":
         shapes = ((m.d_conv - 1, m.d_inner // tp), (m.d_inner // tp, m.d_state))
@@ -134,7 +140,7 @@ def mamba_state(m: MambaGeometry, dtype: str, tp: int) -> tuple[tuple[tuple[int,
         groups = m.n_groups + (0 if m.n_groups % tp == 0 else tp - m.n_groups)
         conv_dim = m.d_inner + 2 * groups * m.d_state
         shapes = ((m.d_conv - 1, conv_dim // tp), (m.n_heads // tp, m.d_head, m.d_state))
-    return shapes, (dtype, dtype)
+    return shapes, (dtype, m.ssm_dtype or dtype)
 
 
 def hybrid_block_size(attn_page_per_token: int, mamba_page: int, block_size: int) -> int:
@@ -155,7 +161,7 @@ def layer_specs(g: ModelGeometry, *, block_size: int = 16, kv_cache_dtype: str =
     if g.mamba is not None and "mamba" in g.layer_kinds:
         shapes, dtypes = mamba_state(g.mamba, g.dtype, tp)
         mamba = MambaSpec(block_size, shapes=shapes, dtypes=dtypes, mamba_type=g.mamba.version)
-        if any(k != "mamba" for k in g.layer_kinds):
+        if any(k not in NO_KV_KINDS for k in g.layer_kinds):
             per_token = 2 * heads * g.head_dim * DTYPE_BYTES[kv_dtype]
             block_size = hybrid_block_size(per_token, mamba.page_size_bytes, block_size)
             attn_page = block_size * per_token
@@ -172,6 +178,8 @@ def layer_specs(g: ModelGeometry, *, block_size: int = 16, kv_cache_dtype: str =
     out: dict[str, KVCacheSpec] = {}
     for i, kind in enumerate(g.layer_kinds):
         name = f"layers.{i}"
+        if kind == "mlp":
+            continue
         if kind == "mamba":
             if mamba is None:
                 raise ValueError(f"{g.name}: layer {i} is a Mamba layer but the model has no "

@@ -17,6 +17,9 @@ What decides each layer's kind, in this order (as vLLM's model code reads it):
 DeepSeek-V2/V3 and Kimi-K2 (``model_type`` deepseek_v2, deepseek_v3, kimi_k2 with a
 ``kv_lora_rank``) are read as vLLM serves them, with multi-head latent attention: every layer
 ``mla`` (`kvcore.models.mla`). The other model types vLLM serves with MLA are refused by name.
+Nemotron-H (``nemotron_h``): ``hybrid_override_pattern`` (or ``layers_block_type``), one mixer a
+layer: Mamba2, attention, or a feed-forward layer with no KV cache (kind ``mlp``;
+`kvcore.models.nemotron_h`).
 A multimodal config's ``text_config`` is read in place of the top level. Missing keys that the
 model's own config class defaults are filled from `MODEL_TYPE_DEFAULTS`; a key the geometry
 needs that is neither given nor defaulted is an InputError naming it.
@@ -30,6 +33,7 @@ from typing import Any
 from kvcore.errors import InputError
 from kvcore.models.geometry import MambaGeometry, ModelGeometry
 from kvcore.models.mla import MLA_DEFAULTS, read_mla
+from kvcore.models.nemotron_h import NEMOTRON_H_DEFAULTS, nemotron_h_layers, nemotron_h_mamba_keys
 from kvcore.sources import read_json
 
 # Defaults of the transformers config classes for keys real checkpoints omit.
@@ -46,6 +50,7 @@ MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
               "expert_layer_offset": 1, "mamba_d_state": 16, "mamba_d_conv": 4,
               "mamba_expand": 2, "mamba_dt_rank": "auto", "num_experts": 16},
     **MLA_DEFAULTS,
+    "nemotron_h": NEMOTRON_H_DEFAULTS,
 }
 
 DTYPE_ALIASES = {"float16": "float16", "fp16": "float16", "half": "float16",
@@ -112,7 +117,9 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
                              f", got {v!r}", path=source or None, field=key)
         return v
 
-    n_layers = get_dim("num_hidden_layers", required=True)
+    nemotron = nemotron_h_layers(c, source) if model_type == "nemotron_h" else None
+    # vLLM builds a Nemotron-H's layers from its pattern, whatever num_hidden_layers says
+    n_layers = len(nemotron[0]) if nemotron else get_dim("num_hidden_layers", required=True)
     heads = get_dim("num_attention_heads", required=True)
     hidden = get_dim("hidden_size", required=True)
     kv_heads = get_dim("num_key_value_heads", heads)
@@ -131,7 +138,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         # float32 still asks for float32
         dtype = "bfloat16"
     mla = read_mla(c, model_type, get, get_dim, source)
-    kinds = (("mla",) * n_layers if mla is not None
+    kinds = (("mla",) * n_layers if mla is not None else nemotron[0] if nemotron
              else _layer_kinds(c, model_type, n_layers, get, get_dim, source))
     window = get_int("sliding_window") if "sliding" in kinds else None
     if "sliding" in kinds and not window:
@@ -143,7 +150,10 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     if "chunked" in kinds and not chunk:
         raise InputError("chunked-local layers but no 'attention_chunk_size'",
                          path=source or None, field="attention_chunk_size")
-    mamba = _mamba(c, model_type, hidden, get, get_int) if "mamba" in kinds else None
+    mamba = None
+    if "mamba" in kinds:
+        mamba = (_nemotron_mamba(get, get_int, source) if nemotron
+                 else _mamba(c, model_type, hidden, get, get_int))
     # vLLM's aliases: n_routed_experts is DeepSeek's name
     num_experts = (get_int("num_local_experts") or get_int("num_experts")
                    or get_int("n_routed_experts") or 0)
@@ -151,6 +161,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     if model_type == "jamba":
         period, offset = get_dim("expert_layer_period"), get_int("expert_layer_offset")
         moe_layers = tuple(i % period == offset for i in range(n_layers))
+    elif nemotron:
+        moe_layers = nemotron[1]
     elif num_experts and get("first_k_dense_replace") is not None:
         # DeepSeek (vLLM's deepseek_v2.py): dense feed-forward in the first k layers, then
         # MoE every moe_layer_freq-th layer
@@ -237,3 +249,15 @@ def _mamba(c: dict[str, Any], model_type: str, hidden: int, get, get_int) -> Mam
     d_head = get_int("mamba_d_head", required=True)
     return MambaGeometry("mamba2", n_heads * d_head, d_state, d_conv, n_heads=n_heads,
                          d_head=d_head, n_groups=get_int("mamba_n_groups", 1))
+
+
+def _nemotron_mamba(get, get_int, source: str) -> MambaGeometry:
+    k = nemotron_h_mamba_keys(get_int)
+    raw = str(get("mamba_ssm_cache_dtype") or "float32")
+    ssm = DTYPE_ALIASES.get(raw)
+    if ssm is None:
+        raise InputError(f"unsupported dtype {raw!r}", path=source or None,
+                         field="mamba_ssm_cache_dtype")
+    return MambaGeometry("mamba2", k["n_heads"] * k["d_head"], k["d_state"], k["d_conv"],
+                         n_heads=k["n_heads"], d_head=k["d_head"], n_groups=k["n_groups"],
+                         ssm_dtype=ssm)

@@ -52,9 +52,23 @@ def _param_split(g: ModelGeometry) -> tuple[int, int, int]:
     quant = 0
     layers = 0
     for i, kind in enumerate(g.layer_kinds):
+        moe = g.moe_layers[i] if i < len(g.moe_layers) else False
+        if g.model_type == "nemotron_h":
+            # one block a layer, one norm: a mixer, or a squared-ReLU feed-forward (up and
+            # down, no gate), dense or experts
+            dense += g.hidden_size
+            if kind == "mamba":
+                layers += _mamba_params(g)
+            elif kind != "mlp":
+                layers += _attention_params(g)
+            elif moe:
+                layers += g.num_experts * (2 * g.hidden_size * g.moe_intermediate_size
+                                           + g.hidden_size)
+            else:
+                layers += 2 * g.hidden_size * g.intermediate_size
+            continue
         layers += _mamba_params(g) if kind == "mamba" else _attention_params(g)
         dense += 2 * g.hidden_size  # the layer's norms
-        moe = g.moe_layers[i] if i < len(g.moe_layers) else False
         if moe:
             experts = g.num_experts * 3 * g.hidden_size * g.moe_intermediate_size
             layers += (g.hidden_size * g.num_experts
