@@ -70,11 +70,12 @@ def work_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto") -
                          "and calibrated clocks do not count (vLLM's perf.py counts it apart, "
                          "MLAAttentionMetrics); time it with --clock linear:C0,C1,C2 or "
                          "fixed:MS", field="model" if preset else "model_config")
-    if "mlp" in g.layer_kinds:
-        # the counts below give every layer a mixer and a feed-forward block
-        raise InputError(f"{g.name} has feed-forward-only and mixer-only layers (Nemotron-H), "
-                         "which the roofline and calibrated clocks do not count; time it with "
-                         "--clock linear:C0,C1,C2 or fixed:MS",
+    if "mlp" in g.layer_kinds or "parallel" in g.layer_kinds:
+        # the counts below give every layer one mixer and a feed-forward block
+        what = ("feed-forward-only and mixer-only layers (Nemotron-H)" if "mlp" in g.layer_kinds
+                else "attention and Mamba2 side by side in every layer (Falcon-H1)")
+        raise InputError(f"{g.name} has {what}, which the roofline and calibrated clocks do not "
+                         "count; time it with --clock linear:C0,C1,C2 or fixed:MS",
                          field="model" if preset else "model_config")
     a = DTYPE_BYTES[g.dtype]
     kv_dtype = KV_CACHE_DTYPES.get(kv_cache_dtype) or g.dtype

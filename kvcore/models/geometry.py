@@ -40,8 +40,9 @@ from kvcore.specs import (
     cdiv,
 )
 
-# "mlp": a feed-forward-only layer (Nemotron-H's '-' and 'E'): no KV cache, no spec
-LAYER_KINDS = ("full", "sliding", "chunked", "mamba", "mla", "mlp")
+# "mlp": a feed-forward-only layer (Nemotron-H's '-' and 'E'): no KV cache, no spec;
+# "parallel": attention and a Mamba2 mixer side by side in one layer (Falcon-H1): two specs
+LAYER_KINDS = ("full", "sliding", "chunked", "mamba", "mla", "mlp", "parallel")
 NO_KV_KINDS = ("mamba", "mlp")  # layers whose pages are not attention pages
 # FlashAttention's smallest kernel block (vLLM: MultipleOf(16)); hybrid block sizes step by it.
 ATTENTION_KERNEL_BLOCK_ALIGNMENT = 16
@@ -158,7 +159,7 @@ def layer_specs(g: ModelGeometry, *, block_size: int = 16, kv_cache_dtype: str =
     kv_dtype = g.dtype if kv_cache_dtype == "auto" else kv_cache_dtype
     heads = kv_heads_per_worker(g.num_kv_heads, tp)
     mamba = None
-    if g.mamba is not None and "mamba" in g.layer_kinds:
+    if g.mamba is not None and ("mamba" in g.layer_kinds or "parallel" in g.layer_kinds):
         shapes, dtypes = mamba_state(g.mamba, g.dtype, tp)
         mamba = MambaSpec(block_size, shapes=shapes, dtypes=dtypes, mamba_type=g.mamba.version)
         if any(k not in NO_KV_KINDS for k in g.layer_kinds):
@@ -179,6 +180,15 @@ def layer_specs(g: ModelGeometry, *, block_size: int = 16, kv_cache_dtype: str =
     for i, kind in enumerate(g.layer_kinds):
         name = f"layers.{i}"
         if kind == "mlp":
+            continue
+        if kind == "parallel":
+            # vLLM's FalconH1ParallelHybrid: the attention layer keeps the layer's index, its
+            # Mamba mixer is registered as layer num_layers + i
+            if mamba is None:
+                raise ValueError(f"{g.name}: layer {i} has a Mamba mixer but the model has no "
+                                 "Mamba geometry")
+            out[name] = FullAttentionSpec(block_size, heads, g.head_dim, kv_dtype)
+            out[f"layers.{g.num_layers + i}"] = mamba
             continue
         if kind == "mamba":
             if mamba is None:

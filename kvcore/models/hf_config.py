@@ -17,6 +17,7 @@ What decides each layer's kind, in this order (as vLLM's model code reads it):
 DeepSeek-V2/V3 and Kimi-K2 (``model_type`` deepseek_v2, deepseek_v3, kimi_k2 with a
 ``kv_lora_rank``) are read as vLLM serves them, with multi-head latent attention: every layer
 ``mla`` (`kvcore.models.mla`). The other model types vLLM serves with MLA are refused by name.
+Falcon-H1 (``falcon_h1``): every layer ``parallel``, attention and a Mamba2 mixer side by side.
 Nemotron-H (``nemotron_h``): ``hybrid_override_pattern`` (or ``layers_block_type``), one mixer a
 layer: Mamba2, attention, or a feed-forward layer with no KV cache (kind ``mlp``;
 `kvcore.models.nemotron_h`).
@@ -46,6 +47,9 @@ MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
     "cohere2": {"sliding_window": 4096, "sliding_window_pattern": 4,
                 "max_position_embeddings": 8192, "vocab_size": 256000,
                 "tie_word_embeddings": True},
+    "falcon_h1": {"mamba_d_ssm": 1024, "mamba_n_heads": 128, "mamba_d_head": 8,
+                  "mamba_n_groups": 1, "mamba_d_state": 256, "mamba_d_conv": 4,
+                  "mamba_expand": 2, "max_position_embeddings": 8192, "vocab_size": 128000},
     "jamba": {"attn_layer_period": 8, "attn_layer_offset": 4, "expert_layer_period": 2,
               "expert_layer_offset": 1, "mamba_d_state": 16, "mamba_d_conv": 4,
               "mamba_expand": 2, "mamba_dt_rank": "auto", "num_experts": 16},
@@ -151,7 +155,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         raise InputError("chunked-local layers but no 'attention_chunk_size'",
                          path=source or None, field="attention_chunk_size")
     mamba = None
-    if "mamba" in kinds:
+    if "mamba" in kinds or "parallel" in kinds:
         mamba = (_nemotron_mamba(get, get_int, source) if nemotron
                  else _mamba(c, model_type, hidden, get, get_int))
     # vLLM's aliases: n_routed_experts is DeepSeek's name
@@ -204,6 +208,9 @@ def _counted_moe_layers(c: dict[str, Any], n: int, num_experts: int) -> int:
 
 def _layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
                  source: str) -> tuple[str, ...]:
+    if model_type == "falcon_h1":
+        # every layer both (transformers' FalconH1Config says "hybrid" for each)
+        return ("parallel",) * n
     types = c.get("layer_types")
     if types is not None:
         if not isinstance(types, list) or len(types) != n:
@@ -247,7 +254,15 @@ def _mamba(c: dict[str, Any], model_type: str, hidden: int, get, get_int) -> Mam
         return MambaGeometry("mamba1", expand * hidden, d_state, d_conv, dt_rank=int(dt_rank))
     n_heads = get_int("mamba_n_heads", required=True)
     d_head = get_int("mamba_d_head", required=True)
-    return MambaGeometry("mamba2", n_heads * d_head, d_state, d_conv, n_heads=n_heads,
+    d_inner = n_heads * d_head
+    if model_type == "falcon_h1":
+        # FalconH1ForCausalLM.get_mamba_state_shape_from_config: mamba_d_ssm, else
+        # mamba_expand x hidden_size
+        # (an explicit null takes the second; a missing key the config class's 1024)
+        d_ssm = c["mamba_d_ssm"] if "mamba_d_ssm" in c else get_int("mamba_d_ssm")
+        d_inner = (get_int("mamba_d_ssm") if d_ssm is not None
+                   else int(get("mamba_expand", 2) * hidden))
+    return MambaGeometry("mamba2", d_inner, d_state, d_conv, n_heads=n_heads,
                          d_head=d_head, n_groups=get_int("mamba_n_groups", 1))
 
 

@@ -68,6 +68,8 @@ def _param_split(g: ModelGeometry) -> tuple[int, int, int]:
                 layers += 2 * g.hidden_size * g.intermediate_size
             continue
         layers += _mamba_params(g) if kind == "mamba" else _attention_params(g)
+        if kind == "parallel":
+            layers += _mamba_params(g)  # Falcon-H1: a Mamba2 mixer beside the attention
         dense += 2 * g.hidden_size  # the layer's norms
         if moe:
             experts = g.num_experts * 3 * g.hidden_size * g.moe_intermediate_size
