@@ -158,6 +158,11 @@ def register(app: typer.Typer) -> None:
                 from kvcore.models.mla import mla_block_size_note
 
                 output.warn(mla_block_size_note(result.geometry.name, bs))
+            m = result.geometry.mamba
+            if m is not None and m.version == "gdn" and enable_prefix_caching:
+                from kvcore.models.qwen3_next import gdn_note
+
+                output.warn(gdn_note(result.geometry.name))
             output.emit(view, as_json=as_json)
 
         output.run(go)

@@ -70,6 +70,10 @@ def work_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto") -
                          "and calibrated clocks do not count (vLLM's perf.py counts it apart, "
                          "MLAAttentionMetrics); time it with --clock linear:C0,C1,C2 or "
                          "fixed:MS", field="model" if preset else "model_config")
+    if g.mamba is not None and g.mamba.version == "gdn":
+        raise InputError(f"{g.name} has Gated DeltaNet layers, which the roofline and "
+                         "calibrated clocks do not count; time it with --clock "
+                         "linear:C0,C1,C2 or fixed:MS", field="model" if preset else "model_config")
     if "mlp" in g.layer_kinds or "parallel" in g.layer_kinds:
         # the counts below give every layer one mixer and a feed-forward block
         what = ("feed-forward-only and mixer-only layers (Nemotron-H)" if "mlp" in g.layer_kinds

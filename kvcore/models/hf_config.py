@@ -17,6 +17,7 @@ What decides each layer's kind, in this order (as vLLM's model code reads it):
 DeepSeek-V2/V3 and Kimi-K2 (``model_type`` deepseek_v2, deepseek_v3, kimi_k2 with a
 ``kv_lora_rank``) are read as vLLM serves them, with multi-head latent attention: every layer
 ``mla`` (`kvcore.models.mla`). The other model types vLLM serves with MLA are refused by name.
+Qwen3-Next (``qwen3_next``): Gated DeltaNet layers as Mamba states (`kvcore.models.qwen3_next`).
 Falcon-H1 (``falcon_h1``): every layer ``parallel``, attention and a Mamba2 mixer side by side.
 Nemotron-H (``nemotron_h``): ``hybrid_override_pattern`` (or ``layers_block_type``), one mixer a
 layer: Mamba2, attention, or a feed-forward layer with no KV cache (kind ``mlp``;
@@ -35,6 +36,7 @@ from kvcore.errors import InputError
 from kvcore.models.geometry import MambaGeometry, ModelGeometry
 from kvcore.models.mla import MLA_DEFAULTS, read_mla
 from kvcore.models.nemotron_h import NEMOTRON_H_DEFAULTS, nemotron_h_layers, nemotron_h_mamba_keys
+from kvcore.models.qwen3_next import QWEN3_NEXT_DEFAULTS, qwen3_next_kinds
 from kvcore.sources import read_json
 
 # Defaults of the transformers config classes for keys real checkpoints omit.
@@ -55,6 +57,7 @@ MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
               "mamba_expand": 2, "mamba_dt_rank": "auto", "num_experts": 16},
     **MLA_DEFAULTS,
     "nemotron_h": NEMOTRON_H_DEFAULTS,
+    "qwen3_next": QWEN3_NEXT_DEFAULTS,
 }
 
 DTYPE_ALIASES = {"float16": "float16", "fp16": "float16", "half": "float16",
@@ -157,6 +160,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     mamba = None
     if "mamba" in kinds or "parallel" in kinds:
         mamba = (_nemotron_mamba(get, get_int, source) if nemotron
+                 else _gdn(get_dim) if model_type == "qwen3_next"
                  else _mamba(c, model_type, hidden, get, get_int))
     # vLLM's aliases: n_routed_experts is DeepSeek's name
     num_experts = (get_int("num_local_experts") or get_int("num_experts")
@@ -211,6 +215,8 @@ def _layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
     if model_type == "falcon_h1":
         # every layer both (transformers' FalconH1Config says "hybrid" for each)
         return ("parallel",) * n
+    if model_type == "qwen3_next":
+        return qwen3_next_kinds(c, n, get_dim, source)
     types = c.get("layer_types")
     if types is not None:
         if not isinstance(types, list) or len(types) != n:
@@ -276,3 +282,11 @@ def _nemotron_mamba(get, get_int, source: str) -> MambaGeometry:
     return MambaGeometry("mamba2", k["n_heads"] * k["d_head"], k["d_state"], k["d_conv"],
                          n_heads=k["n_heads"], d_head=k["d_head"], n_groups=k["n_groups"],
                          ssm_dtype=ssm)
+
+
+def _gdn(get_dim) -> MambaGeometry:
+    """Qwen3-Next's Gated DeltaNet state in kvcore's Mamba fields (`kvcore.models.qwen3_next`)."""
+    nv, dv = get_dim("linear_num_value_heads"), get_dim("linear_value_head_dim")
+    return MambaGeometry("gdn", nv * dv, get_dim("linear_key_head_dim"),
+                         get_dim("linear_conv_kernel_dim"), n_heads=nv, d_head=dv,
+                         n_groups=get_dim("linear_num_key_heads"))

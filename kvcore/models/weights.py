@@ -38,6 +38,13 @@ def _attention_params(g: ModelGeometry) -> int:
 def _mamba_params(g: ModelGeometry) -> int:
     m = g.mamba
     h, di = g.hidden_size, m.d_inner
+    if m.version == "gdn":
+        # Gated DeltaNet: q, k (key heads) and v, z (value heads) projected from the hidden
+        # state, a beta and a decay a value head, the conv over q, k, v, per-head A and dt
+        # bias, the gated norm, the output projection
+        qk, v = m.n_groups * m.d_state, m.n_heads * m.d_head
+        return (h * (2 * qk + 2 * v) + h * 2 * m.n_heads + (2 * qk + v) * m.d_conv
+                + 2 * m.n_heads + m.d_head + v * h)
     if m.version == "mamba1":
         return (h * 2 * di + di * m.d_conv + di + di * (m.dt_rank + 2 * m.d_state)
                 + m.dt_rank * di + di + di * m.d_state + di + di * h)
