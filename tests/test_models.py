@@ -139,3 +139,19 @@ def test_llama4_chunked_local_layers() -> None:
     # 6 chunked + 2 full: group size 2 -> 3 chunked groups and 1 full group
     kinds = [grp.kv_cache_spec.kind for grp in r.config.kv_cache_groups]
     assert kinds == ["chunked_local"] * 3 + ["full"]
+
+
+def test_architectures_with_unmodelled_state_are_refused() -> None:
+    """Mamba-only, Zamba2, LFM2, Qwen3.5...: read as attention they would size a cache vLLM
+    never allocates (before: Mamba2ForCausalLM was sized as 64 full-attention layers)."""
+    import pytest
+
+    from kvcore.errors import InputError
+
+    cfg = {"architectures": ["Mamba2ForCausalLM"], "model_type": "mamba2",
+           "num_hidden_layers": 64, "num_attention_heads": 128, "hidden_size": 4096,
+           "max_position_embeddings": 4096}
+    with pytest.raises(InputError) as e:
+        read_hf_config(cfg, source="m.json")
+    assert e.value.field == "architectures"
+    assert "Mamba2 layers only (attention-free)" in e.value.message

@@ -16,7 +16,8 @@ What decides each layer's kind, in this order (as vLLM's model code reads it):
   slide, else every layer is full attention.
 DeepSeek-V2/V3 and Kimi-K2 (``model_type`` deepseek_v2, deepseek_v3, kimi_k2 with a
 ``kv_lora_rank``) are read as vLLM serves them, with multi-head latent attention: every layer
-``mla`` (`kvcore.models.mla`). The other model types vLLM serves with MLA are refused by name.
+``mla`` (`kvcore.models.mla`). The other model types vLLM serves with MLA are refused by name, and so are the architectures
+with recurrent or linear-attention layers kvcli does not model (`kvcore.models.unsupported`).
 Qwen3-Next (``qwen3_next``): Gated DeltaNet layers as Mamba states (`kvcore.models.qwen3_next`).
 Falcon-H1 (``falcon_h1``): every layer ``parallel``, attention and a Mamba2 mixer side by side.
 Nemotron-H (``nemotron_h``): ``hybrid_override_pattern`` (or ``layers_block_type``), one mixer a
@@ -37,6 +38,7 @@ from kvcore.models.geometry import MambaGeometry, ModelGeometry
 from kvcore.models.mla import MLA_DEFAULTS, read_mla
 from kvcore.models.nemotron_h import NEMOTRON_H_DEFAULTS, nemotron_h_layers, nemotron_h_mamba_keys
 from kvcore.models.qwen3_next import QWEN3_NEXT_DEFAULTS, qwen3_next_kinds
+from kvcore.models.unsupported import not_modelled
 from kvcore.sources import read_json
 
 # Defaults of the transformers config classes for keys real checkpoints omit.
@@ -95,6 +97,11 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     """The geometry of a Hugging Face config dict (``source`` names it in error messages)."""
     c = _text_config(cfg)
     model_type = str(c.get("model_type", ""))
+    archs = cfg.get("architectures")
+    if (why := not_modelled(archs)) is not None:
+        raise InputError(f"{archs[0]}: vLLM 0.33 serves it with {why}, which kvcli does not "
+                         "model (sizing it as attention would not be vLLM's cache)",
+                         path=source or None, field="architectures")
     defaults = MODEL_TYPE_DEFAULTS.get(model_type, {})
 
     def get(key: str, default: Any = None, *, required: bool = False) -> Any:
