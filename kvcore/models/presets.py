@@ -6,8 +6,9 @@ Sources (Hugging Face model repositories, config.json):
   meta-llama/Llama-3.1-8B, meta-llama/Llama-3.1-70B, Qwen/Qwen3-8B,
   mistralai/Mistral-7B-Instruct-v0.3, mistralai/Mixtral-8x7B-v0.1, google/gemma-3-27b-it,
   openai/gpt-oss-20b, ai21labs/Jamba-v0.1, deepseek-ai/DeepSeek-V3,
-  deepseek-ai/DeepSeek-V2-Lite (the published shapes; keys that only name tokens, initialisers
-  or code left out).
+  deepseek-ai/DeepSeek-V2-Lite, Qwen/Qwen3-Next-80B-A3B-Instruct,
+  nvidia/NVIDIA-Nemotron-Nano-9B-v2 (the published shapes; keys that only name tokens,
+  initialisers, dropout or kernels left out).
 """
 
 from __future__ import annotations
@@ -135,6 +136,33 @@ PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
         "rope_theta": 10000, "routed_scaling_factor": 1.0, "scoring_func": "softmax",
         "tie_word_embeddings": False, "topk_group": 1, "topk_method": "greedy",
         "torch_dtype": "bfloat16", "v_head_dim": 128, "vocab_size": 102400}),
+    # Gated DeltaNet (kvcore.models.qwen3_next): every 4th layer full attention, the rest kept
+    # as Mamba states; 512 experts.
+    "qwen3-next-80b-a3b": ("Qwen/Qwen3-Next-80B-A3B-Instruct", {
+        "architectures": ["Qwen3NextForCausalLM"], "attention_bias": False,
+        "decoder_sparse_step": 1, "full_attention_interval": 4, "head_dim": 256,
+        "hidden_act": "silu", "hidden_size": 2048, "intermediate_size": 5120,
+        "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_num_key_heads": 16,
+        "linear_num_value_heads": 32, "linear_value_head_dim": 128,
+        "max_position_embeddings": 262144, "mlp_only_layers": [], "model_type": "qwen3_next",
+        "moe_intermediate_size": 512, "norm_topk_prob": True, "num_attention_heads": 16,
+        "num_experts": 512, "num_experts_per_tok": 10, "num_hidden_layers": 48,
+        "num_key_value_heads": 2, "partial_rotary_factor": 0.25, "rms_norm_eps": 1e-06,
+        "rope_scaling": None, "rope_theta": 10000000, "shared_expert_intermediate_size": 512,
+        "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_sliding_window": False,
+        "vocab_size": 151936}),
+    # Nemotron-H (kvcore.models.nemotron_h): 27 Mamba2, 4 attention and 25 feed-forward-only
+    # layers; the SSM state in float32.
+    "nemotron-nano-9b-v2": ("nvidia/NVIDIA-Nemotron-Nano-9B-v2", {
+        "architectures": ["NemotronHForCausalLM"], "attention_bias": False, "conv_kernel": 4,
+        "head_dim": 128, "hidden_size": 4480,
+        "hybrid_override_pattern": "M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-",
+        "intermediate_size": 15680, "layer_norm_epsilon": 1e-05, "mamba_head_dim": 80,
+        "mamba_hidden_act": "silu", "mamba_num_heads": 128, "max_position_embeddings": 131072,
+        "mlp_hidden_act": "relu2", "model_type": "nemotron_h", "n_groups": 8,
+        "num_attention_heads": 40, "num_hidden_layers": 56, "num_key_value_heads": 8,
+        "rms_norm_eps": 1e-05, "sliding_window": None, "ssm_state_size": 128,
+        "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 131072}),
 }
 
 
