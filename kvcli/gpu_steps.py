@@ -45,6 +45,12 @@ def heads_of(model: str | None) -> tuple[int, int, int, str]:
     from kvcore.models.presets import load_preset
 
     g = load_preset(model)
+    if g.mla is not None:
+        from kvcore.errors import InputError
+
+        # the paged decode kernel reads K and V heads; an MLA model's decode reads a latent
+        raise InputError(f"{model} uses multi-head latent attention: the paged decode kernel "
+                         "benchmarked here is the K/V-head one, not MLA's", field="model")
     dtype = {"float16": "fp16", "float32": "fp32"}.get(g.dtype, "bf16")
     return g.num_attention_heads, g.num_kv_heads, g.head_dim, dtype
 

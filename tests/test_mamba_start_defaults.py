@@ -25,7 +25,10 @@ DATA = Path(__file__).resolve().parent / "data" / "mamba"
 CASES = json.loads((DATA / "start_defaults.json").read_text())["cases"]
 SOURCES = {"jamba-v0.1": {"model": "jamba-v0.1"},
            "granite-4.0-h-tiny-style": {
-               "model_config": str(DATA / "granite-4.0-h-tiny-style.config.json")}}
+               "model_config": str(DATA / "granite-4.0-h-tiny-style.config.json")},
+           "nemotron-nano-9b-v2": {
+               "model_config": str(DATA / "nemotron-nano-9b-v2.config.json")},
+           "falcon-h1-7b": {"model_config": str(DATA / "falcon-h1-7b.config.json")}}
 
 
 @pytest.mark.parametrize("want", CASES, ids=lambda c: c["name"])
@@ -58,13 +61,18 @@ def test_kvcli_takes_vllms_start_up_defaults(want: dict) -> None:
     assert checkpoint_alignment(kvm) == (ws["prefill_checkpoint_alignment"] or 0)
 
 
-def test_the_recorded_answers_are_the_two_layouts() -> None:
+def test_the_recorded_answers_are_the_four_layouts() -> None:
     """What vLLM derived, spelled out: Jamba's attention block is raised to 80 (a Mamba1 state,
-    311296 B, padded to 5 x 16 tokens x 4096 B), Granite's to 400; only Mamba2 reserves a
-    third block per request for its prefill checkpoint."""
+    311296 B, padded to 5 x 16 tokens x 4096 B), Granite's to 400, Nemotron Nano 9B v2's to
+    1,312 (27 Mamba2 layers in 7 groups beside its 4 attention layers; its 25 feed-forward
+    layers keep nothing), Falcon-H1 7B's to 3,120 (attention and Mamba2 in every layer: 44
+    of each, two groups); only Mamba2 reserves a third block per request for its prefill
+    checkpoint."""
     got = {c["name"]: (c["block_size"], c["mamba_page_size_padded"],
                        c["mamba_spec"]["num_prefill_checkpoint_blocks"],
                        c["mamba_spec"]["max_memory_usage_pages"], c["hash_block_size"])
            for c in CASES}
     assert got == {"jamba-v0.1": (80, 327680, 0, 2, 80),
-                   "granite-4.0-h-tiny-style": (400, 819200, 1, 3, 400)}
+                   "granite-4.0-h-tiny-style": (400, 819200, 1, 3, 400),
+                   "nemotron-nano-9b-v2": (1312, 5373952, 1, 3, 1312),
+                   "falcon-h1-7b": (3120, 3194880, 1, 3, 3120)}

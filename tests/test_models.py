@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -139,3 +140,30 @@ def test_llama4_chunked_local_layers() -> None:
     # 6 chunked + 2 full: group size 2 -> 3 chunked groups and 1 full group
     kinds = [grp.kv_cache_spec.kind for grp in r.config.kv_cache_groups]
     assert kinds == ["chunked_local"] * 3 + ["full"]
+
+
+def test_architectures_with_unmodelled_state_are_refused() -> None:
+    """Mamba-only, Zamba2, LFM2, Qwen3.5...: read as attention they would size a cache vLLM
+    never allocates (before: Mamba2ForCausalLM was sized as 64 full-attention layers)."""
+    cfg = {"architectures": ["Mamba2ForCausalLM"], "model_type": "mamba2",
+           "num_hidden_layers": 64, "num_attention_heads": 128, "hidden_size": 4096,
+           "max_position_embeddings": 4096}
+    with pytest.raises(InputError) as e:
+        read_hf_config(cfg, source="m.json")
+    assert e.value.field == "architectures"
+    assert "Mamba2 layers only (attention-free)" in e.value.message
+
+
+@pytest.mark.parametrize("preset, path", [
+    ("qwen3-next-80b-a3b", "mamba/qwen3-next-80b-a3b.config.json"),
+    ("nemotron-nano-9b-v2", "mamba/nemotron-nano-9b-v2.config.json"),
+    ("deepseek-v3", "mla/deepseek-v3.config.json"),
+    ("deepseek-v2-lite", "mla/deepseek-v2-lite.config.json")])
+def test_new_presets_are_their_recorded_configs(preset, path) -> None:
+    """The presets give the geometry of the config files vLLM's answers were recorded from."""
+    import dataclasses
+
+    a = load_preset(preset)
+    b = read_hf_config(load_hf_config(Path(__file__).resolve().parent / "data" / path))
+    assert dataclasses.replace(a, name="", source="") == dataclasses.replace(b, name="",
+                                                                             source="")

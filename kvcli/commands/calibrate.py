@@ -44,6 +44,9 @@ def register(app: typer.Typer) -> None:
             g = model_geometry(model, model_config)
             if g is None:
                 raise InputError("a model is needed (--model or --model-config)", field="model")
+            from kvcore.clock.work import work_shape
+
+            work_shape(g, tp=tp)  # a model the clock cannot count (MLA) is refused before measuring
             output.check_output(out, "output")
             from kvcli.calibration.run import calibrate as run_calibrate
 

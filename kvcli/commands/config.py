@@ -40,7 +40,9 @@ def register(app: typer.Typer) -> None:
         dtype: Annotated[str | None, typer.Option(
             "--dtype", help="Model dtype: float16/fp16/half, bfloat16/bf16, float32/fp32.")]
         = None,
-        block_size: Annotated[int, typer.Option("--block-size")] = 16,
+        block_size: Annotated[int | None, typer.Option(
+            "--block-size", show_default=False, help="Tokens per block (default: 16; vLLM "
+            "picks an MLA model's by its attention backend: a warning says so).")] = None,
         max_model_len: Annotated[int | None, typer.Option(
             "--max-model-len", help="Default: the model's max_position_embeddings.")] = None,
         max_num_batched_tokens: Annotated[int | None, typer.Option(
@@ -104,6 +106,8 @@ def register(app: typer.Typer) -> None:
             from kvcore.engine.sched_limits import serve_limits
             from kvcore.sizing.resolve import resolve_kv_cache_config
 
+            bs = 16 if block_size is None else block_size
+
             def sized(budget: int) -> Any:
                 return resolve_kv_cache_config(
                     model, model_config=model_config, layers=layers, kv_heads=kv_heads,
@@ -112,7 +116,7 @@ def register(app: typer.Typer) -> None:
                     chunked_layers=chunked_layers, gpu_memory_gib=gpu_memory_gib,
                     gpu_memory_utilization=gpu_memory_utilization, weights_gib=weights_gib,
                     activation_gib=activation_gib, kv_cache_dtype=kv_cache_dtype,
-                    block_size=block_size, max_model_len=max_model_len,
+                    block_size=bs, max_model_len=max_model_len,
                     max_num_batched_tokens=budget,
                     max_concurrent_batches=max_concurrent_batches, num_blocks=num_blocks,
                     tensor_parallel_size=tensor_parallel_size, disable_hybrid=disable_hybrid,
@@ -145,9 +149,20 @@ def register(app: typer.Typer) -> None:
             view.text.insert(0, f"scheduler: max_num_seqs {limits.max_num_seqs:,}, "
                              f"max_num_batched_tokens {limits.max_num_batched_tokens:,}, "
                              f"chunked prefill {'on' if enable_chunked_prefill else 'off'}")
+            mla = result.geometry.mla is not None
             if kv_offloading_size is not None:
-                add_cpu_tier(view, kv_offloading_size, kv_offloading_block_size, block_size,
-                             tensor_parallel_size)
+                # vLLM's CPU tier keeps one copy of a latent every TP rank holds whole
+                add_cpu_tier(view, kv_offloading_size, kv_offloading_block_size, bs,
+                             1 if mla else tensor_parallel_size)
+            if mla and block_size is None:
+                from kvcore.models.mla import mla_block_size_note
+
+                output.warn(mla_block_size_note(result.geometry.name, bs))
+            m = result.geometry.mamba
+            if m is not None and m.version == "gdn" and enable_prefix_caching:
+                from kvcore.models.qwen3_next import gdn_note
+
+                output.warn(gdn_note(result.geometry.name))
             output.emit(view, as_json=as_json)
 
         output.run(go)
@@ -239,11 +254,13 @@ def list_view():
     for key, (repo, _) in PRESETS.items():
         g = load_preset(key)
         kinds = ", ".join(f"{n} {k}" for k, n in Counter(g.layer_kinds).items())
-        rows.append((key, repo, g.num_layers, kinds, g.num_kv_heads, g.head_dim, g.dtype,
+        # what the KV cache holds: an MLA model caches one latent vector, not its heads
+        kv_heads, head_dim = (1, g.mla.latent_size) if g.mla else (g.num_kv_heads, g.head_dim)
+        rows.append((key, repo, g.num_layers, kinds, kv_heads, head_dim, g.dtype,
                      g.max_position_embeddings))
         data.append({"name": key, "repo": repo, "layers": g.num_layers,
-                     "layer_kinds": dict(Counter(g.layer_kinds)), "kv_heads": g.num_kv_heads,
-                     "head_dim": g.head_dim, "dtype": g.dtype,
+                     "layer_kinds": dict(Counter(g.layer_kinds)), "kv_heads": kv_heads,
+                     "head_dim": head_dim, "dtype": g.dtype,
                      "max_position_embeddings": g.max_position_embeddings})
     return View({"presets": data}, tables=[Table("model presets", (
         "name", "repo", "layers", "kinds", "kv heads", "head dim", "dtype", "max len"), rows)])

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from kvcore.clock.batch import StepBatch
 from kvcore.clock.vllm_count import KV_CACHE_DTYPES
+from kvcore.errors import InputError
 from kvcore.models.geometry import ModelGeometry, mamba_state
 from kvcore.models.weights import mamba_layer_params
 from kvcore.specs import DTYPE_BYTES
@@ -61,6 +62,25 @@ class WorkShape:
 
 
 def work_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto") -> WorkShape:
+    preset = g.source.startswith("preset ")
+    if g.mla is not None:
+        # Timing MLA as the GQA attention below would count 128 heads of K and V per token
+        # where the kernel reads one 576-wide latent: refused rather than wrong.
+        raise InputError(f"{g.name} uses multi-head latent attention (MLA), which the roofline "
+                         "and calibrated clocks do not count (vLLM's perf.py counts it apart, "
+                         "MLAAttentionMetrics); time it with --clock linear:C0,C1,C2 or "
+                         "fixed:MS", field="model" if preset else "model_config")
+    if g.mamba is not None and g.mamba.version == "gdn":
+        raise InputError(f"{g.name} has Gated DeltaNet layers, which the roofline and "
+                         "calibrated clocks do not count; time it with --clock "
+                         "linear:C0,C1,C2 or fixed:MS", field="model" if preset else "model_config")
+    if "mlp" in g.layer_kinds or "parallel" in g.layer_kinds:
+        # the counts below give every layer one mixer and a feed-forward block
+        what = ("feed-forward-only and mixer-only layers (Nemotron-H)" if "mlp" in g.layer_kinds
+                else "attention and Mamba2 side by side in every layer (Falcon-H1)")
+        raise InputError(f"{g.name} has {what}, which the roofline and calibrated clocks do not "
+                         "count; time it with --clock linear:C0,C1,C2 or fixed:MS",
+                         field="model" if preset else "model_config")
     a = DTYPE_BYTES[g.dtype]
     kv_dtype = KV_CACHE_DTYPES.get(kv_cache_dtype) or g.dtype
     q = g.quantization

@@ -39,6 +39,8 @@ def start_warnings(cfg: ReplayOptions, trace: Trace) -> list[str]:
         out.append(f"option gpu times the steps but does not size the KV pool: it is the "
                    f"default {cfg.num_blocks:,} blocks; give gpu_memory_gib (the memory CUDA "
                    "reports) or num_blocks for the pool vllm serve would have")
+    if model:
+        out.extend(_model_notes(cfg, "block_size" not in user))
     if (unused_tier := unused_tier_options(cfg)) is not None:
         out.append(unused_tier)
     if cfg.mode == "cache":
@@ -47,3 +49,21 @@ def start_warnings(cfg: ReplayOptions, trace: Trace) -> list[str]:
             out.append(f"option(s) {', '.join(unused)}: no effect in cache mode (no scheduler, "
                        "no clock; requests run one at a time)")
     return out
+
+
+def _model_notes(cfg: ReplayOptions, default_block_size: bool) -> list[str]:
+    """What the model's sizing assumes about the GPU: an MLA model's block size (vLLM picks it
+    by attention backend) when the replay runs at the default one, the Gated DeltaNet prefill
+    kernel (FlashInfer's, Hopper) in align mode."""
+    from kvcore.models import load_hf_config, load_preset, read_hf_config
+    from kvcore.models.mla import mla_block_size_note
+    from kvcore.models.qwen3_next import gdn_note
+
+    g = (load_preset(cfg.model) if cfg.model else
+         read_hf_config(load_hf_config(cfg.model_config), source=cfg.model_config or ""))
+    notes = []
+    if g.mla is not None and default_block_size:
+        notes.append(mla_block_size_note(g.name, cfg.block_size))
+    if g.mamba is not None and g.mamba.version == "gdn" and cfg.enable_prefix_caching:
+        notes.append(gdn_note(g.name))
+    return notes

@@ -29,6 +29,7 @@ from kvcore.specs import (
     FullAttentionSpec,
     KVCacheSpec,
     MambaSpec,
+    MLAAttentionSpec,
     SlidingWindowSpec,
 )
 
@@ -96,6 +97,8 @@ def spec_from_group_config(cfg: Any, block_size: int) -> KVCacheSpec:
 
 
 register_manager(FullAttentionSpec, FullAttentionManager, "full_attention")
+# vLLM: MLA layers run the full-attention manager; their events say "mla_attention"
+register_manager(MLAAttentionSpec, FullAttentionManager, "mla_attention")
 register_manager(SlidingWindowSpec, SlidingWindowManager, "sliding_window")
 register_manager(ChunkedLocalAttentionSpec, ChunkedLocalAttentionManager,
                  "chunked_local_attention")

@@ -18,30 +18,43 @@ Per layer kind:
   (alignment 1), Jamba's Mamba1 none: in ``align`` mode that is a third block per request, and
   the scheduler does not split a prefill's last chunk at its last block boundary.
   Checked against vLLM's own start-up (tests/data/mamba/start_defaults.json).
+* ``mla``: multi-head latent attention (DeepSeek-V2/V3, Kimi-K2): ``MLAAttentionSpec``, one
+  latent vector of ``kv_lora_rank + qk_rope_head_dim`` values a token in the KV cache dtype, no
+  separate K and V, and one "head" on every tensor-parallel rank (vLLM's ``get_num_kv_heads``
+  is 1 under MLA: the latent is replicated, not split). Checked against vLLM's own layer and
+  planning (tests/data/mla/answers.json).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
+from kvcore.models.qwen3_next import FLASHINFER_GDN_CHECKPOINT_ALIGNMENT
 from kvcore.specs import (
     DTYPE_BYTES,
     ChunkedLocalAttentionSpec,
     FullAttentionSpec,
     KVCacheSpec,
     MambaSpec,
+    MLAAttentionSpec,
     SlidingWindowSpec,
     cdiv,
 )
 
-LAYER_KINDS = ("full", "sliding", "chunked", "mamba")
+# "mlp": a feed-forward-only layer (Nemotron-H's '-' and 'E'): no KV cache, no spec;
+# "parallel": attention and a Mamba2 mixer side by side in one layer (Falcon-H1): two specs
+LAYER_KINDS = ("full", "sliding", "chunked", "mamba", "mla", "mlp", "parallel")
+NO_KV_KINDS = ("mamba", "mlp")  # layers whose pages are not attention pages
 # FlashAttention's smallest kernel block (vLLM: MultipleOf(16)); hybrid block sizes step by it.
 ATTENTION_KERNEL_BLOCK_ALIGNMENT = 16
 
 
 @dataclass(frozen=True, slots=True)
 class MambaGeometry:
-    version: str  # "mamba1" (Jamba) or "mamba2" (Bamba, Granite-4.0-H, Nemotron-H)
+    # "mamba1" (Jamba), "mamba2" (Granite-4.0-H, Nemotron-H, Falcon-H1) or "gdn" (Qwen3-Next's
+    # Gated DeltaNet: n_heads/d_head the value heads and dim, n_groups/d_state the key ones)
+    version: str
     d_inner: int  # intermediate size = expand * hidden_size (or mamba_n_heads * mamba_d_head)
     d_state: int
     d_conv: int
@@ -49,6 +62,25 @@ class MambaGeometry:
     d_head: int = 0
     n_groups: int = 1
     dt_rank: int = 0  # mamba1 only
+    # the SSM state's dtype when it is not the model's: vLLM keeps Nemotron-H's in float32
+    # (NemotronHForCausalLMConfig, unless the config's mamba_ssm_cache_dtype says otherwise)
+    ssm_dtype: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MlaGeometry:
+    """DeepSeek's multi-head latent attention: what the KV cache keeps (``kv_lora_rank`` +
+    ``qk_rope_head_dim`` a token) and what the weights estimate needs."""
+    kv_lora_rank: int
+    qk_rope_head_dim: int
+    qk_nope_head_dim: int
+    v_head_dim: int
+    q_lora_rank: int | None  # None: queries projected from the hidden state directly (V2-Lite)
+
+    @property
+    def latent_size(self) -> int:
+        """vLLM's ``get_head_size()`` under MLA: the cached vector's length."""
+        return self.kv_lora_rank + self.qk_rope_head_dim
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +97,7 @@ class ModelGeometry:
     sliding_window: int | None = None
     attention_chunk_size: int | None = None
     mamba: MambaGeometry | None = None
+    mla: MlaGeometry | None = None
     # For the weights estimate only.
     intermediate_size: int = 0
     vocab_size: int = 0
@@ -103,20 +136,31 @@ def mamba_state(m: MambaGeometry, dtype: str, tp: int) -> tuple[tuple[tuple[int,
     mamba1: conv (d_conv - 1, d_inner/tp), SSM (d_inner/tp, d_state).
     mamba2: conv (d_conv - 1, (d_inner + 2*n_groups'*d_state)/tp), SSM (n_heads/tp, d_head,
     d_state), n_groups' = n_groups rounded so every head shard has its group.
-    Both states in the model dtype (vLLM's mamba_cache_dtype "auto").
+    gdn: conv (d_conv - 1, (2*key heads*key dim + value heads*value dim)/tp), SSM (value
+    heads/tp, value dim, key dim).
+    Both states in the model dtype (vLLM's mamba_cache_dtype "auto"), the SSM state in
+    ``ssm_dtype`` where the model's config hook sets one.
     """
     if m.version == "mamba1":
         shapes = ((m.d_conv - 1, m.d_inner // tp), (m.d_inner // tp, m.d_state))
+    elif m.version == "gdn":
+        # gated_delta_net_state_shape: conv over q, k (key heads) and v (value heads); the
+        # recurrent state (value heads, value dim, key dim)
+        conv_dim = 2 * m.n_groups * m.d_state + m.n_heads * m.d_head
+        shapes = ((m.d_conv - 1, conv_dim // tp), (m.n_heads // tp, m.d_head, m.d_state))
     else:
         groups = m.n_groups + (0 if m.n_groups % tp == 0 else tp - m.n_groups)
         conv_dim = m.d_inner + 2 * groups * m.d_state
         shapes = ((m.d_conv - 1, conv_dim // tp), (m.n_heads // tp, m.d_head, m.d_state))
-    return shapes, (dtype, dtype)
+    return shapes, (dtype, m.ssm_dtype or dtype)
 
 
-def hybrid_block_size(attn_page_per_token: int, mamba_page: int, block_size: int) -> int:
-    """The attention block size vLLM picks so that one attention page holds a Mamba state."""
-    align = max(ATTENTION_KERNEL_BLOCK_ALIGNMENT, block_size)
+def hybrid_block_size(attn_page_per_token: int, mamba_page: int, block_size: int,
+                      checkpoint_align: int = 1) -> int:
+    """The attention block size vLLM picks so that one attention page holds a Mamba state
+    (a multiple of the layers' prefill checkpoint alignment in align mode: 64 for FlashInfer's
+    Gated DeltaNet kernel)."""
+    align = math.lcm(max(ATTENTION_KERNEL_BLOCK_ALIGNMENT, block_size), checkpoint_align)
     needed = align * cdiv(mamba_page, align * attn_page_per_token)
     needed = ATTENTION_KERNEL_BLOCK_ALIGNMENT * cdiv(needed, ATTENTION_KERNEL_BLOCK_ALIGNMENT)
     return max(block_size, needed)
@@ -124,36 +168,62 @@ def hybrid_block_size(attn_page_per_token: int, mamba_page: int, block_size: int
 
 def layer_specs(g: ModelGeometry, *, block_size: int = 16, kv_cache_dtype: str = "auto",
                 tp: int = 1, max_model_len: int | None = None,
-                mamba_cache_mode: str = "align") -> dict[str, KVCacheSpec]:
-    """Layer name -> spec for one tensor-parallel worker, in model order."""
+                mamba_cache_mode: str = "align",
+                gdn_prefill_checkpoint: bool = True) -> dict[str, KVCacheSpec]:
+    """Layer name -> spec for one tensor-parallel worker, in model order.
+    ``gdn_prefill_checkpoint``: Gated DeltaNet layers on FlashInfer's kernel (Hopper, what
+    kvcli assumes) checkpoint inside a prefill; False: the Triton kernel's layout."""
     kv_dtype = g.dtype if kv_cache_dtype == "auto" else kv_cache_dtype
     heads = kv_heads_per_worker(g.num_kv_heads, tp)
     mamba = None
-    if g.mamba is not None and "mamba" in g.layer_kinds:
+    if g.mamba is not None and ("mamba" in g.layer_kinds or "parallel" in g.layer_kinds):
         shapes, dtypes = mamba_state(g.mamba, g.dtype, tp)
         mamba = MambaSpec(block_size, shapes=shapes, dtypes=dtypes, mamba_type=g.mamba.version)
-        if any(k != "mamba" for k in g.layer_kinds):
+        gdn = (g.mamba.version == "gdn" and mamba_cache_mode == "align"
+               and gdn_prefill_checkpoint)
+        if any(k not in NO_KV_KINDS for k in g.layer_kinds):
             per_token = 2 * heads * g.head_dim * DTYPE_BYTES[kv_dtype]
-            block_size = hybrid_block_size(per_token, mamba.page_size_bytes, block_size)
+            block_size = hybrid_block_size(per_token, mamba.page_size_bytes, block_size,
+                                           FLASHINFER_GDN_CHECKPOINT_ALIGNMENT if gdn else 1)
             attn_page = block_size * per_token
             padded = attn_page if attn_page != mamba.page_size_bytes else None
         else:
             padded = None
         mamba_bs = block_size if mamba_cache_mode == "align" else (max_model_len or block_size)
         # vLLM's MambaMixer2 (Mamba2 models) writes a prefill checkpoint inside a chunk: one
-        # block for it, at any token offset; Jamba's MambaMixer declares none.
-        ckpt = g.mamba.version == "mamba2"
+        # block for it, at any token offset; Jamba's MambaMixer declares none; a Gated
+        # DeltaNet layer on FlashInfer's kernel (assumed: Hopper) one on the Mamba block grid.
+        ckpt = g.mamba.version == "mamba2" or gdn
         mamba = MambaSpec(mamba_bs, shapes=shapes, dtypes=dtypes, page_size_padded=padded,
                           mamba_type=g.mamba.version, num_prefill_checkpoint_blocks=int(ckpt),
-                          prefill_checkpoint_alignment=1 if ckpt else None)
+                          prefill_checkpoint_alignment=(mamba_bs if gdn else 1) if ckpt
+                          else None)
     out: dict[str, KVCacheSpec] = {}
     for i, kind in enumerate(g.layer_kinds):
         name = f"layers.{i}"
+        if kind == "mlp":
+            continue
+        if kind == "parallel":
+            # vLLM's FalconH1ParallelHybrid: the attention layer keeps the layer's index, its
+            # Mamba mixer is registered as layer num_layers + i
+            if mamba is None:
+                raise ValueError(f"{g.name}: layer {i} has a Mamba mixer but the model has no "
+                                 "Mamba geometry")
+            out[name] = FullAttentionSpec(block_size, heads, g.head_dim, kv_dtype)
+            out[f"layers.{g.num_layers + i}"] = mamba
+            continue
         if kind == "mamba":
             if mamba is None:
                 raise ValueError(f"{g.name}: layer {i} is a Mamba layer but the model has no "
                                  "Mamba geometry")
             out[name] = mamba
+        elif kind == "mla":
+            if g.mla is None:
+                raise ValueError(f"{g.name}: layer {i} is an MLA layer but the model has no "
+                                 "MLA geometry")
+            # vLLM's MLAAttention.get_kv_cache_spec: one head of the latent size, whatever tp
+            out[name] = MLAAttentionSpec(block_size, 1, g.mla.latent_size, kv_dtype,
+                                         cache_dtype_str=kv_cache_dtype)
         elif kind == "full":
             out[name] = FullAttentionSpec(block_size, heads, g.head_dim, kv_dtype)
         elif kind == "sliding":

@@ -4,7 +4,9 @@ What decides each layer's kind, in this order (as vLLM's model code reads it):
 * ``layer_types`` ("full_attention", "sliding_attention", "chunked_attention", "mamba",
   "attention"), when present;
 * Gemma-3 without ``layer_types``: ``sliding_window_pattern`` P (layer i slides unless
-  (i+1) % P == 0);
+  (i+1) % P == 0); Cohere2 (Command R7B, Command A) the same with P defaulting to 4, and vLLM
+  gives its sliding layers a window of ``sliding_window + 1`` (commandr.py: the training
+  convention); Gemma 2 without ``layer_types``: even layers slide (transformers' default);
 * gpt-oss without ``layer_types``: even layers slide;
 * Llama 4: ``attention_chunk_size`` with ``no_rope_layers`` (chunked local attention on RoPE
   layers, full attention on NoPE layers, where the flag is 0);
@@ -12,6 +14,15 @@ What decides each layer's kind, in this order (as vLLM's model code reads it):
   Mamba elsewhere);
 * otherwise a ``sliding_window`` (unless ``use_sliding_window`` is false) makes every layer
   slide, else every layer is full attention.
+DeepSeek-V2/V3 and Kimi-K2 (``model_type`` deepseek_v2, deepseek_v3, kimi_k2 with a
+``kv_lora_rank``) are read as vLLM serves them, with multi-head latent attention: every layer
+``mla`` (`kvcore.models.mla`). The other model types vLLM serves with MLA are refused by name, and so are the architectures
+with recurrent or linear-attention layers kvcli does not model (`kvcore.models.unsupported`).
+Qwen3-Next (``qwen3_next``): Gated DeltaNet layers as Mamba states (`kvcore.models.qwen3_next`).
+Falcon-H1 (``falcon_h1``): every layer ``parallel``, attention and a Mamba2 mixer side by side.
+Nemotron-H (``nemotron_h``): ``hybrid_override_pattern`` (or ``layers_block_type``), one mixer a
+layer: Mamba2, attention, or a feed-forward layer with no KV cache (kind ``mlp``;
+`kvcore.models.nemotron_h`).
 A multimodal config's ``text_config`` is read in place of the top level. Missing keys that the
 model's own config class defaults are filled from `MODEL_TYPE_DEFAULTS`; a key the geometry
 needs that is neither given nor defaulted is an InputError naming it.
@@ -24,6 +35,10 @@ from typing import Any
 
 from kvcore.errors import InputError
 from kvcore.models.geometry import MambaGeometry, ModelGeometry
+from kvcore.models.mla import MLA_DEFAULTS, read_mla
+from kvcore.models.nemotron_h import NEMOTRON_H_DEFAULTS, nemotron_h_layers, nemotron_h_mamba_keys
+from kvcore.models.qwen3_next import QWEN3_NEXT_DEFAULTS, qwen3_next_kinds
+from kvcore.models.unsupported import not_modelled
 from kvcore.sources import read_json
 
 # Defaults of the transformers config classes for keys real checkpoints omit.
@@ -31,9 +46,20 @@ MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
     "gemma3_text": {"vocab_size": 262208, "sliding_window_pattern": 6, "head_dim": 256,
                     "max_position_embeddings": 131072, "sliding_window": 4096,
                     "tie_word_embeddings": True, "num_key_value_heads": 4},
+    "gemma2": {"head_dim": 256, "sliding_window": 4096, "max_position_embeddings": 8192,
+               "vocab_size": 256000, "tie_word_embeddings": True},
+    "cohere2": {"sliding_window": 4096, "sliding_window_pattern": 4,
+                "max_position_embeddings": 8192, "vocab_size": 256000,
+                "tie_word_embeddings": True},
+    "falcon_h1": {"mamba_d_ssm": 1024, "mamba_n_heads": 128, "mamba_d_head": 8,
+                  "mamba_n_groups": 1, "mamba_d_state": 256, "mamba_d_conv": 4,
+                  "mamba_expand": 2, "max_position_embeddings": 8192, "vocab_size": 128000},
     "jamba": {"attn_layer_period": 8, "attn_layer_offset": 4, "expert_layer_period": 2,
               "expert_layer_offset": 1, "mamba_d_state": 16, "mamba_d_conv": 4,
               "mamba_expand": 2, "mamba_dt_rank": "auto", "num_experts": 16},
+    **MLA_DEFAULTS,
+    "nemotron_h": NEMOTRON_H_DEFAULTS,
+    "qwen3_next": QWEN3_NEXT_DEFAULTS,
 }
 
 DTYPE_ALIASES = {"float16": "float16", "fp16": "float16", "half": "float16",
@@ -71,6 +97,11 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     """The geometry of a Hugging Face config dict (``source`` names it in error messages)."""
     c = _text_config(cfg)
     model_type = str(c.get("model_type", ""))
+    archs = cfg.get("architectures")
+    if (why := not_modelled(archs)) is not None:
+        raise InputError(f"{archs[0]}: vLLM 0.33 serves it with {why}, which kvcli does not "
+                         "model (sizing it as attention would not be vLLM's cache)",
+                         path=source or None, field="architectures")
     defaults = MODEL_TYPE_DEFAULTS.get(model_type, {})
 
     def get(key: str, default: Any = None, *, required: bool = False) -> Any:
@@ -100,7 +131,9 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
                              f", got {v!r}", path=source or None, field=key)
         return v
 
-    n_layers = get_dim("num_hidden_layers", required=True)
+    nemotron = nemotron_h_layers(c, source) if model_type == "nemotron_h" else None
+    # vLLM builds a Nemotron-H's layers from its pattern, whatever num_hidden_layers says
+    n_layers = len(nemotron[0]) if nemotron else get_dim("num_hidden_layers", required=True)
     heads = get_dim("num_attention_heads", required=True)
     hidden = get_dim("hidden_size", required=True)
     kv_heads = get_dim("num_key_value_heads", heads)
@@ -113,21 +146,43 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     if dtype is None:
         raise InputError(f"unsupported dtype {raw_dtype!r}", path=source or None,
                          field="torch_dtype")
-    kinds = _layer_kinds(c, model_type, n_layers, get, get_dim, source)
+    if dtype == "float32":
+        # vLLM's --dtype auto downcasts a float32 checkpoint (Gemma 2's) to the platform's
+        # preferred dtype, bfloat16 on the GPUs it serves (_resolve_auto_dtype); --dtype
+        # float32 still asks for float32
+        dtype = "bfloat16"
+    mla = read_mla(c, model_type, get, get_dim, source)
+    kinds = (("mla",) * n_layers if mla is not None else nemotron[0] if nemotron
+             else _layer_kinds(c, model_type, n_layers, get, get_dim, source))
     window = get_int("sliding_window") if "sliding" in kinds else None
     if "sliding" in kinds and not window:
         raise InputError("sliding-window layers but no 'sliding_window'", path=source or None,
                          field="sliding_window")
+    if window and model_type == "cohere2":
+        window += 1  # vLLM's commandr.py: a Cohere2 sliding layer sees sliding_window + 1
     chunk = get_int("attention_chunk_size") if "chunked" in kinds else None
     if "chunked" in kinds and not chunk:
         raise InputError("chunked-local layers but no 'attention_chunk_size'",
                          path=source or None, field="attention_chunk_size")
-    mamba = _mamba(c, model_type, hidden, get, get_int) if "mamba" in kinds else None
-    num_experts = get_int("num_local_experts") or get_int("num_experts") or 0
+    mamba = None
+    if "mamba" in kinds or "parallel" in kinds:
+        mamba = (_nemotron_mamba(get, get_int, source) if nemotron
+                 else _gdn(get_dim) if model_type == "qwen3_next"
+                 else _mamba(c, model_type, hidden, get, get_int))
+    # vLLM's aliases: n_routed_experts is DeepSeek's name
+    num_experts = (get_int("num_local_experts") or get_int("num_experts")
+                   or get_int("n_routed_experts") or 0)
     moe_inter = get_int("moe_intermediate_size") or get_int("intermediate_size", 0)
     if model_type == "jamba":
         period, offset = get_dim("expert_layer_period"), get_int("expert_layer_offset")
         moe_layers = tuple(i % period == offset for i in range(n_layers))
+    elif nemotron:
+        moe_layers = nemotron[1]
+    elif num_experts and get("first_k_dense_replace") is not None:
+        # DeepSeek (vLLM's deepseek_v2.py): dense feed-forward in the first k layers, then
+        # MoE every moe_layer_freq-th layer
+        first, freq = get_int("first_k_dense_replace"), get_dim("moe_layer_freq", 1)
+        moe_layers = tuple(i >= first and i % freq == 0 for i in range(n_layers))
     else:
         moe_layers = tuple(num_experts > 0 for _ in range(n_layers))
     quant = get("quantization_config", {}) or {}
@@ -137,7 +192,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         name=name or str(c.get("_name_or_path", "") or model_type), model_type=model_type,
         layer_kinds=kinds, num_attention_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim,
         hidden_size=hidden, dtype=dtype, max_position_embeddings=max_pos, sliding_window=window,
-        attention_chunk_size=chunk, mamba=mamba,
+        attention_chunk_size=chunk, mamba=mamba, mla=mla,
         intermediate_size=get_int("intermediate_size", 0), vocab_size=get_int("vocab_size", 0),
         tie_word_embeddings=bool(get("tie_word_embeddings", False)), num_experts=num_experts,
         moe_intermediate_size=moe_inter if num_experts else 0, moe_layers=moe_layers,
@@ -164,6 +219,11 @@ def _counted_moe_layers(c: dict[str, Any], n: int, num_experts: int) -> int:
 
 def _layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
                  source: str) -> tuple[str, ...]:
+    if model_type == "falcon_h1":
+        # every layer both (transformers' FalconH1Config says "hybrid" for each)
+        return ("parallel",) * n
+    if model_type == "qwen3_next":
+        return qwen3_next_kinds(c, n, get_dim, source)
     types = c.get("layer_types")
     if types is not None:
         if not isinstance(types, list) or len(types) != n:
@@ -176,9 +236,11 @@ def _layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
                                  field="layer_types")
             out.append(_LAYER_TYPE_NAMES[t])
         return tuple(out)
-    if model_type == "gemma3_text":
+    if model_type in ("gemma3_text", "cohere2"):
         p = get_dim("sliding_window_pattern")
         return tuple("full" if (i + 1) % p == 0 else "sliding" for i in range(n))
+    if model_type == "gemma2":
+        return tuple("sliding" if i % 2 == 0 else "full" for i in range(n))
     if model_type == "gpt_oss":
         return tuple("sliding" if i % 2 == 0 else "full" for i in range(n))
     nope = c.get("no_rope_layers")
@@ -205,5 +267,33 @@ def _mamba(c: dict[str, Any], model_type: str, hidden: int, get, get_int) -> Mam
         return MambaGeometry("mamba1", expand * hidden, d_state, d_conv, dt_rank=int(dt_rank))
     n_heads = get_int("mamba_n_heads", required=True)
     d_head = get_int("mamba_d_head", required=True)
-    return MambaGeometry("mamba2", n_heads * d_head, d_state, d_conv, n_heads=n_heads,
+    d_inner = n_heads * d_head
+    if model_type == "falcon_h1":
+        # FalconH1ForCausalLM.get_mamba_state_shape_from_config: mamba_d_ssm, else
+        # mamba_expand x hidden_size
+        # (an explicit null takes the second; a missing key the config class's 1024)
+        d_ssm = c["mamba_d_ssm"] if "mamba_d_ssm" in c else get_int("mamba_d_ssm")
+        d_inner = (get_int("mamba_d_ssm") if d_ssm is not None
+                   else int(get("mamba_expand", 2) * hidden))
+    return MambaGeometry("mamba2", d_inner, d_state, d_conv, n_heads=n_heads,
                          d_head=d_head, n_groups=get_int("mamba_n_groups", 1))
+
+
+def _nemotron_mamba(get, get_int, source: str) -> MambaGeometry:
+    k = nemotron_h_mamba_keys(get_int)
+    raw = str(get("mamba_ssm_cache_dtype") or "float32")
+    ssm = DTYPE_ALIASES.get(raw)
+    if ssm is None:
+        raise InputError(f"unsupported dtype {raw!r}", path=source or None,
+                         field="mamba_ssm_cache_dtype")
+    return MambaGeometry("mamba2", k["n_heads"] * k["d_head"], k["d_state"], k["d_conv"],
+                         n_heads=k["n_heads"], d_head=k["d_head"], n_groups=k["n_groups"],
+                         ssm_dtype=ssm)
+
+
+def _gdn(get_dim) -> MambaGeometry:
+    """Qwen3-Next's Gated DeltaNet state in kvcore's Mamba fields (`kvcore.models.qwen3_next`)."""
+    nv, dv = get_dim("linear_num_value_heads"), get_dim("linear_value_head_dim")
+    return MambaGeometry("gdn", nv * dv, get_dim("linear_key_head_dim"),
+                         get_dim("linear_conv_kernel_dim"), n_heads=nv, d_head=dv,
+                         n_groups=get_dim("linear_num_key_heads"))

@@ -5,7 +5,10 @@ with --model-config, so a preset and its real config.json size the same.
 Sources (Hugging Face model repositories, config.json):
   meta-llama/Llama-3.1-8B, meta-llama/Llama-3.1-70B, Qwen/Qwen3-8B,
   mistralai/Mistral-7B-Instruct-v0.3, mistralai/Mixtral-8x7B-v0.1, google/gemma-3-27b-it,
-  openai/gpt-oss-20b, ai21labs/Jamba-v0.1.
+  openai/gpt-oss-20b, ai21labs/Jamba-v0.1, deepseek-ai/DeepSeek-V3,
+  deepseek-ai/DeepSeek-V2-Lite, Qwen/Qwen3-Next-80B-A3B-Instruct,
+  nvidia/NVIDIA-Nemotron-Nano-9B-v2 (the published shapes; keys that only name tokens,
+  initialisers, dropout or kernels left out).
 """
 
 from __future__ import annotations
@@ -96,6 +99,70 @@ PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
         "num_hidden_layers": 32, "num_key_value_heads": 8, "rms_norm_eps": 1e-06,
         "sliding_window": None, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
         "use_mamba_kernels": True, "vocab_size": 65536}),
+    # Multi-head latent attention (kvcore.models.mla): every layer caches one 576-wide latent;
+    # fp8 weights with 128x128 block scales; 3 dense layers, then 256 routed experts + 1 shared.
+    "deepseek-v3": ("deepseek-ai/DeepSeek-V3", {
+        "architectures": ["DeepseekV3ForCausalLM"], "attention_bias": False,
+        "first_k_dense_replace": 3, "hidden_act": "silu", "hidden_size": 7168,
+        "intermediate_size": 18432, "kv_lora_rank": 512, "max_position_embeddings": 163840,
+        "model_type": "deepseek_v3", "moe_intermediate_size": 2048, "moe_layer_freq": 1,
+        "n_group": 8, "n_routed_experts": 256, "n_shared_experts": 1, "norm_topk_prob": True,
+        "num_attention_heads": 128, "num_experts_per_tok": 8, "num_hidden_layers": 61,
+        "num_key_value_heads": 128, "num_nextn_predict_layers": 1, "q_lora_rank": 1536,
+        "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+        "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3",
+                                "quant_method": "fp8", "weight_block_size": [128, 128]},
+        "rms_norm_eps": 1e-06,
+        "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 1.0,
+                         "mscale_all_dim": 1.0, "original_max_position_embeddings": 4096,
+                         "type": "yarn"},
+        "rope_theta": 10000, "routed_scaling_factor": 2.5, "scoring_func": "sigmoid",
+        "tie_word_embeddings": False, "topk_group": 4, "topk_method": "noaux_tc",
+        "torch_dtype": "bfloat16", "v_head_dim": 128, "vocab_size": 129280}),
+    # The small MLA model (one GPU): no query compression (q_lora_rank null), 1 dense layer,
+    # then 64 routed experts + 2 shared; bf16 weights.
+    "deepseek-v2-lite": ("deepseek-ai/DeepSeek-V2-Lite", {
+        "architectures": ["DeepseekV2ForCausalLM"], "attention_bias": False,
+        "first_k_dense_replace": 1, "hidden_act": "silu", "hidden_size": 2048,
+        "intermediate_size": 10944, "kv_lora_rank": 512, "max_position_embeddings": 163840,
+        "model_type": "deepseek_v2", "moe_intermediate_size": 1408, "moe_layer_freq": 1,
+        "n_group": 1, "n_routed_experts": 64, "n_shared_experts": 2, "norm_topk_prob": False,
+        "num_attention_heads": 16, "num_experts_per_tok": 6, "num_hidden_layers": 27,
+        "num_key_value_heads": 16, "q_lora_rank": None, "qk_nope_head_dim": 128,
+        "qk_rope_head_dim": 64, "rms_norm_eps": 1e-06,
+        "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 0.707,
+                         "mscale_all_dim": 0.707, "original_max_position_embeddings": 4096,
+                         "type": "yarn"},
+        "rope_theta": 10000, "routed_scaling_factor": 1.0, "scoring_func": "softmax",
+        "tie_word_embeddings": False, "topk_group": 1, "topk_method": "greedy",
+        "torch_dtype": "bfloat16", "v_head_dim": 128, "vocab_size": 102400}),
+    # Gated DeltaNet (kvcore.models.qwen3_next): every 4th layer full attention, the rest kept
+    # as Mamba states; 512 experts.
+    "qwen3-next-80b-a3b": ("Qwen/Qwen3-Next-80B-A3B-Instruct", {
+        "architectures": ["Qwen3NextForCausalLM"], "attention_bias": False,
+        "decoder_sparse_step": 1, "full_attention_interval": 4, "head_dim": 256,
+        "hidden_act": "silu", "hidden_size": 2048, "intermediate_size": 5120,
+        "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_num_key_heads": 16,
+        "linear_num_value_heads": 32, "linear_value_head_dim": 128,
+        "max_position_embeddings": 262144, "mlp_only_layers": [], "model_type": "qwen3_next",
+        "moe_intermediate_size": 512, "norm_topk_prob": True, "num_attention_heads": 16,
+        "num_experts": 512, "num_experts_per_tok": 10, "num_hidden_layers": 48,
+        "num_key_value_heads": 2, "partial_rotary_factor": 0.25, "rms_norm_eps": 1e-06,
+        "rope_scaling": None, "rope_theta": 10000000, "shared_expert_intermediate_size": 512,
+        "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_sliding_window": False,
+        "vocab_size": 151936}),
+    # Nemotron-H (kvcore.models.nemotron_h): 27 Mamba2, 4 attention and 25 feed-forward-only
+    # layers; the SSM state in float32.
+    "nemotron-nano-9b-v2": ("nvidia/NVIDIA-Nemotron-Nano-9B-v2", {
+        "architectures": ["NemotronHForCausalLM"], "attention_bias": False, "conv_kernel": 4,
+        "head_dim": 128, "hidden_size": 4480,
+        "hybrid_override_pattern": "M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-",
+        "intermediate_size": 15680, "layer_norm_epsilon": 1e-05, "mamba_head_dim": 80,
+        "mamba_hidden_act": "silu", "mamba_num_heads": 128, "max_position_embeddings": 131072,
+        "mlp_hidden_act": "relu2", "model_type": "nemotron_h", "n_groups": 8,
+        "num_attention_heads": 40, "num_hidden_layers": 56, "num_key_value_heads": 8,
+        "rms_norm_eps": 1e-05, "sliding_window": None, "ssm_state_size": 128,
+        "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 131072}),
 }
 
 

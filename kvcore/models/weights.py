@@ -3,9 +3,12 @@
 Parameters counted: embeddings (and an untied LM head), per attention layer q/k/v/o (+ biases
 when the config has them, + one sink per head for gpt-oss), per Mamba layer the in/out
 projections, conv and SSM parameters, per layer a dense gated MLP (3 * hidden * intermediate)
-or a MoE block (experts * 3 * hidden * moe_intermediate + router), and the norms. Bytes: the
-model dtype, except MXFP4-quantised experts (gpt-oss: 4 bits plus one 8-bit scale per 32 values
-= 4.25 bits). Vision towers of multimodal checkpoints are not counted. It is an estimate (within
+or a MoE block (experts * 3 * hidden * moe_intermediate + router, + DeepSeek's shared experts),
+and the norms; an MLA layer (DeepSeek, Kimi-K2) its latent projections (`kvcore.models.mla`).
+Bytes: the model dtype, except MXFP4-quantised experts (gpt-oss: 4 bits plus one 8-bit scale per
+32 values = 4.25 bits) and fp8 checkpoints (``quant_method`` fp8: every decoder layer's matrices
+at 1 byte, embeddings and norms in the model dtype; the block scales, 1/16,384 of them, left
+out). Vision towers of multimodal checkpoints are not counted. It is an estimate (within
 a few per cent for the presets); vLLM measures the real figure, so pass --weights-gib to match a
 real deployment.
 """
@@ -13,12 +16,15 @@ real deployment.
 from __future__ import annotations
 
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.mla import mla_attention_params
 from kvcore.specs import DTYPE_BYTES
 
 MXFP4_BYTES_PER_PARAM = 4.25 / 8
 
 
 def _attention_params(g: ModelGeometry) -> int:
+    if g.mla is not None:
+        return mla_attention_params(g.mla, g.hidden_size, g.num_attention_heads)
     q = g.num_attention_heads * g.head_dim
     kv = g.num_kv_heads * g.head_dim
     p = g.hidden_size * (q + 2 * kv) + q * g.hidden_size
@@ -32,6 +38,13 @@ def _attention_params(g: ModelGeometry) -> int:
 def _mamba_params(g: ModelGeometry) -> int:
     m = g.mamba
     h, di = g.hidden_size, m.d_inner
+    if m.version == "gdn":
+        # Gated DeltaNet: q, k (key heads) and v, z (value heads) projected from the hidden
+        # state, a beta and a decay a value head, the conv over q, k, v, per-head A and dt
+        # bias, the gated norm, the output projection
+        qk, v = m.n_groups * m.d_state, m.n_heads * m.d_head
+        return (h * (2 * qk + 2 * v) + h * 2 * m.n_heads + (2 * qk + v) * m.d_conv
+                + 2 * m.n_heads + m.d_head + v * h)
     if m.version == "mamba1":
         return (h * 2 * di + di * m.d_conv + di + di * (m.dt_rank + 2 * m.d_state)
                 + m.dt_rank * di + di + di * m.d_state + di + di * h)
@@ -40,30 +53,56 @@ def _mamba_params(g: ModelGeometry) -> int:
             + conv_dim + 3 * m.n_heads + di + di * h)
 
 
-def estimate_params(g: ModelGeometry) -> tuple[int, int]:
-    """(parameters in the model dtype, parameters in MXFP4)."""
+def _param_split(g: ModelGeometry) -> tuple[int, int, int]:
+    """(embeddings and norms, the decoder layers' matrices, MXFP4 experts), in parameters."""
     dense = g.vocab_size * g.hidden_size * (1 if g.tie_word_embeddings else 2) + g.hidden_size
     quant = 0
+    layers = 0
     for i, kind in enumerate(g.layer_kinds):
-        dense += _mamba_params(g) if kind == "mamba" else _attention_params(g)
-        dense += 2 * g.hidden_size  # the layer's norms
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
+        if g.model_type == "nemotron_h":
+            # one block a layer, one norm: a mixer, or a squared-ReLU feed-forward (up and
+            # down, no gate), dense or experts
+            dense += g.hidden_size
+            if kind == "mamba":
+                layers += _mamba_params(g)
+            elif kind != "mlp":
+                layers += _attention_params(g)
+            elif moe:
+                layers += g.num_experts * (2 * g.hidden_size * g.moe_intermediate_size
+                                           + g.hidden_size)
+            else:
+                layers += 2 * g.hidden_size * g.intermediate_size
+            continue
+        layers += _mamba_params(g) if kind == "mamba" else _attention_params(g)
+        if kind == "parallel":
+            layers += _mamba_params(g)  # Falcon-H1: a Mamba2 mixer beside the attention
+        dense += 2 * g.hidden_size  # the layer's norms
         if moe:
             experts = g.num_experts * 3 * g.hidden_size * g.moe_intermediate_size
-            dense += g.hidden_size * g.num_experts
+            layers += (g.hidden_size * g.num_experts
+                       + g.num_shared_experts * 3 * g.hidden_size * g.moe_intermediate_size)
             if g.quantization == "mxfp4":
                 quant += experts
             else:
-                dense += experts
+                layers += experts
         elif g.intermediate_size:
-            dense += 3 * g.hidden_size * g.intermediate_size
-    return dense, quant
+            layers += 3 * g.hidden_size * g.intermediate_size
+    return dense, layers, quant
+
+
+def estimate_params(g: ModelGeometry) -> tuple[int, int]:
+    """(parameters not in MXFP4, parameters in MXFP4)."""
+    dense, layers, quant = _param_split(g)
+    return dense + layers, quant
 
 
 def estimate_weights_bytes(g: ModelGeometry, tp: int = 1) -> int:
     """Weight bytes on one tensor-parallel worker (the total split evenly)."""
-    dense, quant = estimate_params(g)
-    total = dense * DTYPE_BYTES[g.dtype] + int(quant * MXFP4_BYTES_PER_PARAM)
+    dense, layers, quant = _param_split(g)
+    layer_bytes = 1 if g.quantization == "fp8" else DTYPE_BYTES[g.dtype]
+    total = (dense * DTYPE_BYTES[g.dtype] + layers * layer_bytes
+             + int(quant * MXFP4_BYTES_PER_PARAM))
     return total // tp
 
 

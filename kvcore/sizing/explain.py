@@ -39,8 +39,10 @@ def page_formula(spec: KVCacheSpec) -> str:
         parts = Counter(s.page_size_bytes for s in spec.kv_cache_specs.values())
         return " + ".join(f"{n} x {p}" for p, n in parts.items()) + f" = {spec.page_size_bytes}"
     if isinstance(spec, MLAAttentionSpec):
-        text = (f"block {spec.block_size} x {spec.num_kv_heads} x {spec.head_size} x "
-                f"{DTYPE_BYTES[spec.dtype]} B ({spec.dtype}) = {spec.real_page_size_bytes}")
+        # one latent vector a token: no factor 2 for K and V, the same on every TP rank
+        text = (f"MLA: block {spec.block_size} x latent {spec.head_size} x "
+                f"{DTYPE_BYTES[spec.dtype]} B ({spec.dtype}), no K/V pair, not split by TP = "
+                f"{spec.real_page_size_bytes}")
     elif isinstance(spec, AttentionSpec):
         text = (f"2 (K,V) x block {spec.block_size} x {spec.num_kv_heads} kv heads x head dim "
                 f"{spec.head_size} x {DTYPE_BYTES[spec.dtype]} B ({spec.dtype}) = "

@@ -9,7 +9,9 @@ No GPU: the real `VllmConfig` is built from the config.json (its `MambaModelConf
 the cache mode and `mamba_block_size`), then the real `Platform._align_hybrid_block_size` runs
 with the FlashAttention backend (what a Hopper GPU selects; kvcli assumes it); the Mamba spec is
 the real layer class's `get_kv_cache_spec` (`MambaMixer` for Jamba, `MambaMixer2` for the
-Granite-4.0-H style config) on an instance whose state shapes come from the model class;
+Granite-4.0-H style config and Nemotron Nano 9B v2, its published shape typed in: Mamba2,
+attention and feed-forward-only layers, the last with no spec; a config in Falcon-H1 7B's
+shape, typed in: attention and Mamba2 side by side in every layer) on an instance whose state shapes come from the model class;
 the groups are vLLM's `get_kv_cache_groups`; the scheduler's block sizes are
 `resolve_kv_cache_block_sizes`, partial hash hits `partial_hash_hits_enabled`.
 """
@@ -68,8 +70,16 @@ def answer(name: str, cfg: dict, mixer: str) -> dict:
     aspec = FullAttentionSpec(block_size=cc.block_size,
                               num_kv_heads=mc.get_num_kv_heads(vc.parallel_config),
                               head_size=mc.get_head_size(), dtype=mc.dtype)
-    kinds = [("attention" if k == "full" else "mamba") for k in load_kinds(cfg)]
-    specs = {f"layers.{i}": (mspec if k == "mamba" else aspec) for i, k in enumerate(kinds)}
+    # a Nemotron-H feed-forward layer ("mlp") keeps no KV cache: no spec; a Falcon-H1 layer
+    # ("parallel") registers its attention as layer i and its Mamba mixer as layer n + i
+    # (FalconH1ParallelHybrid)
+    kinds = load_kinds(cfg)
+    specs = {}
+    for i, k in enumerate(kinds):
+        if k == "parallel":
+            specs[f"layers.{i}"], specs[f"layers.{len(kinds) + i}"] = aspec, mspec
+        elif k != "mlp":
+            specs[f"layers.{i}"] = mspec if k == "mamba" else aspec
     pc = NS(scheduler_config=NS(disable_hybrid_kv_cache_manager=False,
                                 max_num_batched_tokens=8192),
             cache_config=NS(num_gpu_blocks_override=None, prefix_cache_retention_interval=0,
@@ -111,11 +121,15 @@ def load_kinds(cfg: dict) -> tuple:
 def main() -> None:
     jamba = dict(PRESETS["jamba-v0.1"][1])
     granite = json.loads((HERE / "granite-4.0-h-tiny-style.config.json").read_text())
+    nemotron = json.loads((HERE / "nemotron-nano-9b-v2.config.json").read_text())
+    falcon = json.loads((HERE / "falcon-h1-7b.config.json").read_text())
     out = {"generator": "vLLM 0.33.0 VllmConfig + Platform._align_hybrid_block_size "
                         "(FlashAttention) + get_kv_cache_groups + resolve_kv_cache_block_sizes "
                         "(real code, CPU); max_model_len 8192, prefix caching on",
            "cases": [answer("jamba-v0.1", jamba, "mamba1"),
-                     answer("granite-4.0-h-tiny-style", granite, "mamba2")]}
+                     answer("granite-4.0-h-tiny-style", granite, "mamba2"),
+                     answer("nemotron-nano-9b-v2", nemotron, "mamba2"),
+                     answer("falcon-h1-7b", falcon, "mamba2")]}
     print(json.dumps(out, indent=1))
 
 

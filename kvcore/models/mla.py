@@ -1,0 +1,108 @@
+"""Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2) as vLLM 0.33 serves it.
+
+What vLLM does (`ModelArchConfigConvertor.is_deepseek_mla`, `ModelConfig.use_mla`,
+`MLAAttention.get_kv_cache_spec`, `DeepseekV2MLAAttention`):
+
+* a config uses MLA when its ``model_type`` is one of vLLM's MLA types and it has a
+  ``kv_lora_rank`` (the transformers config class defaults one for deepseek_v2/v3, so a config
+  that omits it still uses MLA; kimi_k2 is read with DeepSeek-V3's class);
+* every decoder layer then keeps ONE latent vector a token: ``kv_lora_rank +
+  qk_rope_head_dim`` values (512 + 64 = 576 for all three families) in the KV cache dtype, no
+  separate K and V, and the same vector on every tensor-parallel rank (``get_num_kv_heads`` is
+  1, ``max_tp_shards`` 1): tensor parallelism does not shrink the page;
+* the page is ``block_size x 576 x dtype bytes`` (`MLAAttentionSpec`), 1,152 bytes a token in
+  bf16 and 576 with an fp8 cache;
+* vLLM picks the block size with the attention backend (below), not 16 everywhere.
+
+Not modelled, refused by name: the other model types vLLM serves with MLA (DeepSeek-V3.2's
+sparse attention and its indexer cache, DeepSeek-V4's compressed caches, Kimi-Linear, GLM's
+MLA models, LongCat, ...), and a deepseek config with ``index_topk`` (V3.2's indexer). Not
+read: ``VLLM_MLA_DISABLE`` (kvcli always sizes the MLA cache vLLM uses by default) and the
+multi-token-prediction layers (``num_nextn_predict_layers``: only with speculative decoding).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvcore.errors import InputError
+from kvcore.models.geometry import MlaGeometry
+
+# The model types kvcli reads as MLA models.
+MLA_MODEL_TYPES = ("deepseek_v2", "deepseek_v3", "kimi_k2")
+# vLLM 0.33's other MLA model types (is_deepseek_mla): kvcli does not model them.
+MLA_NOT_MODELLED = (
+    "axk1", "deepseek_v32", "deepseek_v4", "deepseek_v41", "dots3_note", "deepseek_mtp",
+    "k3_dspark", "glm5_next", "glm5_next_text", "glm_moe_dsa", "glm4_moe_lite",
+    "glm4_moe_lite_mtp", "kimi_linear", "longcat_flash", "pangu_ultra_moe",
+    "pangu_ultra_moe_mtp", "bailing_hybrid", "bailing_hybrid_mtp", "bailing_hybrid_v3_mtp",
+    "hy_v4", "hy_v4_mtp")
+
+# transformers' DeepseekV2Config / DeepseekV3Config defaults (the oracle's transformers), for
+# keys a config omits; vLLM reads kimi_k2 with DeepseekV3Config.
+_V3 = {"kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128,
+       "q_lora_rank": 1536, "max_position_embeddings": 4096, "n_routed_experts": 256,
+       "first_k_dense_replace": 3, "n_shared_experts": 1, "moe_intermediate_size": 2048,
+       "vocab_size": 129280}
+MLA_DEFAULTS: dict[str, dict[str, Any]] = {
+    "deepseek_v2": {"kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
+                    "v_head_dim": 128, "q_lora_rank": 1536, "max_position_embeddings": 2048,
+                    "n_routed_experts": 64, "first_k_dense_replace": 0, "n_shared_experts": 2,
+                    "moe_intermediate_size": 1407, "vocab_size": 102400},
+    "deepseek_v3": _V3,
+    "kimi_k2": _V3,
+}
+
+
+def read_mla(c: dict[str, Any], model_type: str, get, get_dim, source: str) -> MlaGeometry | None:
+    """The MLA geometry of a config vLLM serves with MLA, None for any other config; an
+    InputError for an MLA model kvcli does not model."""
+    if model_type in MLA_NOT_MODELLED and c.get("kv_lora_rank") is not None:
+        raise InputError(f"model_type {model_type!r}: vLLM 0.33 serves it with a multi-head "
+                         "latent attention variant kvcli does not model (it models MLA for "
+                         f"{', '.join(MLA_MODEL_TYPES)})", path=source or None,
+                         field="model_type")
+    if model_type not in MLA_MODEL_TYPES or get("kv_lora_rank") is None:
+        return None
+    if c.get("index_topk") is not None:
+        raise InputError("'index_topk' is DeepSeek-V3.2's sparse attention (an indexer cache "
+                         "beside the latent one), which kvcli does not model",
+                         path=source or None, field="index_topk")
+    if c.get("is_causal", True) is False:
+        # vLLM's ModelConfig.use_mla: bidirectional DeepSeek variants take the non-MLA path
+        raise InputError("a bidirectional DeepSeek model ('is_causal' false) is served without "
+                         "MLA, which kvcli does not model", path=source or None,
+                         field="is_causal")
+    # an explicit null q_lora_rank (DeepSeek-V2-Lite) means no query compression, unlike a
+    # missing key, which takes the config class's default
+    q_lora = c["q_lora_rank"] if "q_lora_rank" in c else get("q_lora_rank")
+    if q_lora is not None:
+        q_lora = get_dim("q_lora_rank")
+    return MlaGeometry(kv_lora_rank=get_dim("kv_lora_rank"),
+                       qk_rope_head_dim=get_dim("qk_rope_head_dim"),
+                       qk_nope_head_dim=get_dim("qk_nope_head_dim"),
+                       v_head_dim=get_dim("v_head_dim"), q_lora_rank=q_lora)
+
+
+def mla_attention_params(m: MlaGeometry, hidden: int, heads: int) -> int:
+    """Parameters of one MLA attention layer (DeepseekV2MLAAttention's projections and norms):
+    queries through the q_lora_rank bottleneck (or straight from the hidden state), the
+    latent and rope key from the hidden state, the latent expanded to every head's no-rope key
+    and value, the output projection."""
+    qk = m.qk_nope_head_dim + m.qk_rope_head_dim
+    if m.q_lora_rank is None:
+        q = hidden * heads * qk
+    else:
+        q = hidden * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * heads * qk
+    kv = (hidden * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank
+          + m.kv_lora_rank * heads * (m.qk_nope_head_dim + m.v_head_dim))
+    return q + kv + heads * m.v_head_dim * hidden
+
+
+def mla_block_size_note(model: str, block_size: int) -> str:
+    """The warning for an MLA model sized at a block size the user did not choose."""
+    return (f"{model} uses MLA: vLLM 0.33 takes its block size from the attention backend it "
+            "picks for the GPU and KV cache dtype (Hopper: 16 with FLASH_ATTN_MLA, 64 with an "
+            "fp8 cache, FLASHMLA; Blackwell: 32, FLASHINFER_MLA; others: 16, TRITON_MLA); "
+            f"sized at block_size {block_size}: give block_size to match your server (it logs "
+            "the backend and the block size at start-up)")

@@ -1,0 +1,60 @@
+"""NVIDIA Nemotron-H (Nemotron-H 8B/47B/56B, Nemotron Nano 9B v2, ...) as vLLM 0.33 reads it.
+
+A Nemotron-H layer has ONE mixer, no feed-forward beside it: ``hybrid_override_pattern`` gives
+one character a layer (vLLM's nemotron_h.py `ALL_DECODER_LAYER_TYPES`): ``M`` a Mamba2 layer
+(`MambaMixer2`), ``*`` an attention layer, ``-`` a feed-forward layer, ``E`` a mixture-of-
+experts feed-forward layer. vLLM builds ``len(hybrid_override_pattern)`` layers; the
+feed-forward layers keep no KV cache (kvcli's kind ``mlp``). Newer transformers configs give
+the same as ``layers_block_type`` / ``layer_types`` (``linear_attention``, ``full_attention``,
+``mlp``, ``moe``).
+
+The Mamba2 state (`NemotronHForCausalLM.get_mamba_state_shape_from_config`): intermediate size
+``mamba_num_heads x mamba_head_dim``, ``n_groups``, ``ssm_state_size``, ``conv_kernel``.
+Its SSM state is float32 whatever the model dtype (vLLM's `NemotronHForCausalLMConfig` sets
+``mamba_ssm_cache_dtype`` to the config's value, else float32): the page of Nemotron Nano 9B v2
+is 5,316,608 bytes, not the 2,695,168 a bf16 state would give. Attention: ``head_dim``
+(transformers' default 128), else hidden / heads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvcore.errors import InputError
+
+# transformers' NemotronHConfig defaults (the oracle's transformers) for keys a config omits.
+NEMOTRON_H_DEFAULTS: dict[str, Any] = {
+    "head_dim": 128, "mamba_num_heads": 128, "mamba_head_dim": 64, "n_groups": 8,
+    "ssm_state_size": 128, "conv_kernel": 4, "max_position_embeddings": 4096,
+    "vocab_size": 131072}
+
+_PATTERN = {"M": "mamba", "*": "full", "-": "mlp", "E": "mlp"}
+_TYPES = {"linear_attention": "mamba", "mamba": "mamba", "full_attention": "full",
+          "attention": "full", "mlp": "mlp", "moe": "mlp"}
+
+
+def nemotron_h_layers(c: dict[str, Any], source: str) -> tuple[tuple[str, ...], tuple[bool, ...]]:
+    """(each layer's kind, whether it is a mixture-of-experts layer), from the config's
+    ``layers_block_type`` / ``layer_types`` list or its ``hybrid_override_pattern``."""
+    listed = c.get("layers_block_type") or c.get("layer_types")
+    if listed is not None:
+        field = "layers_block_type" if c.get("layers_block_type") else "layer_types"
+        if not isinstance(listed, list) or not all(t in _TYPES for t in listed):
+            raise InputError(f"expected a list of {', '.join(sorted(_TYPES))}", path=source or None,
+                             field=field)
+        return tuple(_TYPES[t] for t in listed), tuple(t == "moe" for t in listed)
+    pattern = c.get("hybrid_override_pattern")
+    if not isinstance(pattern, str) or not pattern or set(pattern) - set(_PATTERN):
+        raise InputError("a Nemotron-H config needs 'hybrid_override_pattern', one of M (Mamba2), "
+                         "* (attention), - (MLP), E (MoE) a layer", path=source or None,
+                         field="hybrid_override_pattern")
+    return tuple(_PATTERN[ch] for ch in pattern), tuple(ch == "E" for ch in pattern)
+
+
+def nemotron_h_mamba_keys(get_int) -> dict[str, int]:
+    """The Mamba2 state's numbers under kvcore's names."""
+    return {"n_heads": get_int("mamba_num_heads", required=True),
+            "d_head": get_int("mamba_head_dim", required=True),
+            "n_groups": get_int("n_groups", required=True),
+            "d_state": get_int("ssm_state_size", required=True),
+            "d_conv": get_int("conv_kernel", required=True)}

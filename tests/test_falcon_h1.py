@@ -1,0 +1,52 @@
+"""Falcon-H1: attention and a Mamba2 mixer side by side in every layer (vLLM's
+FalconH1ParallelHybrid). vLLM's own start-up answer for the 7B shape is in
+tests/data/mamba/start_defaults.json (test_mamba_start_defaults.py). Before Falcon-H1 was read,
+kvcli sized it as 44 full-attention layers with no Mamba state at all.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvcli.app import app
+from kvcore.models import layer_specs, load_hf_config, read_hf_config
+from kvcore.specs import FullAttentionSpec, MambaSpec
+
+CONFIG = Path(__file__).resolve().parent / "data" / "mamba" / "falcon-h1-7b.config.json"
+runner = CliRunner()
+
+
+def test_every_layer_has_both_caches() -> None:
+    g = read_hf_config(load_hf_config(CONFIG))
+    specs = layer_specs(g, max_model_len=8192)
+    assert [n for n, s in specs.items() if isinstance(s, FullAttentionSpec)] == [
+        f"layers.{i}" for i in range(44)]
+    assert [n for n, s in specs.items() if isinstance(s, MambaSpec)] == [
+        f"layers.{44 + i}" for i in range(44)]
+    # conv (3, 6144 + 2 x 1 x 256) and SSM (48, 128, 256), bf16: FalconH1's own shapes
+    mamba = specs["layers.44"]
+    assert isinstance(mamba, MambaSpec)
+    assert mamba.shapes == ((3, 6656), (48, 128, 256))
+
+
+@pytest.mark.parametrize("d_ssm, d_inner", [(None, 2 * 3072), (4096, 4096)])
+def test_mamba_width_from_d_ssm_or_expand(d_ssm, d_inner) -> None:
+    g = read_hf_config({**load_hf_config(CONFIG), "mamba_d_ssm": d_ssm})
+    assert g.mamba is not None and g.mamba.d_inner == d_inner
+
+
+def test_clock_refuses_falcon_h1(tmp_path) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"timestamp": 0, "input_length": 100, "output_length": 4, '
+                     '"hash_ids": [1]}\n')
+    r = runner.invoke(app, ["replay", str(trace), "--model-config", str(CONFIG), "--gpu",
+                            "h100-sxm", "--num-blocks", "100", "--max-model-len", "8192"])
+    assert r.exit_code == 2
+    assert "attention and Mamba2 side by side in every layer (Falcon-H1)" in r.stderr
+    r = runner.invoke(app, ["config", "--model-config", str(CONFIG), "--num-blocks", "100",
+                            "--max-model-len", "8192", "--json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["layer_kinds"] == {"parallel": 44}

@@ -1,0 +1,205 @@
+"""MLA models (DeepSeek-V3, DeepSeek-V2-Lite, Kimi-K2) against vLLM 0.33.0's own answers.
+
+tests/data/mla/answers.json was recorded from the real vLLM (record_mla_answers.py there): per
+config and case, what its `ModelConfig` says (MLA, head size 576, one KV head a rank), the
+layer's `MLAAttentionSpec`, and its planning on one spec a decoder layer. Before MLA was read,
+kvcli sized DeepSeek-V3 at TP 8 with 16 KV heads of hidden/heads = 56 and a K/V pair: a page
+of 57,344 bytes at block 16 where vLLM's is 18,432.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvcli.app import app
+from kvcore.errors import InputError
+from kvcore.models import layer_specs, load_hf_config, read_hf_config
+from kvcore.models.mla import mla_block_size_note
+from kvcore.models.weights import estimate_params
+from kvcore.sizing import get_kv_cache_groups, kv_cache_config_from_groups
+from kvcore.sizing.config import capacity
+from kvcore.specs import MLAAttentionSpec, SizingContext
+
+DATA = Path(__file__).resolve().parent / "data" / "mla"
+ANSWERS = json.loads((DATA / "answers.json").read_text())
+VLLM_DTYPES = {"bfloat16": "bfloat16", "uint8": "fp8"}  # vLLM stores an fp8 MLA cache as uint8
+runner = CliRunner()
+
+
+def geometry(name: str):
+    return read_hf_config(load_hf_config(DATA / f"{name}.config.json"))
+
+
+def case_id(c: dict) -> str:
+    return f"{c['config']}-tp{c['tp']}-{c['kv_cache_dtype']}-bs{c['block_size']}"
+
+
+@pytest.mark.parametrize("case", ANSWERS["cases"], ids=case_id)
+def test_specs_and_planning_as_vllm(case) -> None:
+    g = geometry(case["config"])
+    assert g.mla is not None and g.mla.latent_size == case["model"]["head_size"]
+    assert g.num_layers == case["model"]["num_layers"]
+    specs = layer_specs(g, block_size=case["block_size"], kv_cache_dtype=case["kv_cache_dtype"],
+                        tp=case["tp"], max_model_len=case["max_model_len"])
+    want = case["spec"]
+    for spec in specs.values():
+        assert isinstance(spec, MLAAttentionSpec)
+        assert (spec.block_size, spec.num_kv_heads, spec.head_size, spec.dtype,
+                spec.page_size_bytes) == (want["block_size"], want["num_kv_heads"],
+                                          want["head_size"], VLLM_DTYPES[want["dtype"]],
+                                          want["page_size_bytes"])
+    assert case["model"]["num_kv_heads_per_rank"] == 1
+    ctx = SizingContext(max_model_len=case["max_model_len"], max_num_batched_tokens=2048,
+                        max_concurrent_batches=2)
+    groups = get_kv_cache_groups(specs)
+    config = kv_cache_config_from_groups(groups, case["available"])
+    cap = capacity(config, ctx, case["available"], case["max_model_len"])
+    exp = case["expected"]
+    assert [{"num_layers": len(gr.layer_names), "spec": type(gr.kv_cache_spec).__name__,
+             "block_size": gr.kv_cache_spec.block_size,
+             "page_size_bytes": gr.kv_cache_spec.page_size_bytes} for gr in groups] \
+        == exp["groups"]
+    # (tensors not compared: kvcore describes one a layer, 0.33 one shared buffer; same bytes)
+    assert (config.num_blocks, cap.max_concurrency, cap.kv_cache_tokens,
+            cap.max_model_len_fits) == (exp["num_blocks"], exp["max_concurrency"],
+                                        exp["kv_cache_tokens"], exp["max_model_len_fits"])
+
+
+def test_block_size_note_says_what_vllm_recorded() -> None:
+    """The warning's backends and block sizes are vLLM's recorded ones where this CPU could
+    import the backend: FLASHMLA 64 (Hopper, fp8 cache), TRITON_MLA 16 (Ampere); and the
+    backends it names first lead vLLM's priorities (FLASH_ATTN_MLA on Hopper, FLASHINFER_MLA on
+    Blackwell)."""
+    note = mla_block_size_note("m", 16)
+    rows = {(b["capability"], b["kv_cache_dtype"]): b["priorities"] for b in ANSWERS["backends"]}
+    first = {k: v[0]["backend"] for k, v in rows.items()}
+    assert f"Hopper: 16 with {first[('9.0', 'auto')]}" in note
+    assert f"Blackwell: 32, {first[('10.0', 'auto')]}" in note
+    hopper_fp8 = next(r for r in rows[("9.0", "fp8")] if r.get("kv_cache_dtype_ok"))
+    assert f"{hopper_fp8['preferred_block_size']} with an fp8 cache, {hopper_fp8['backend']}" \
+        in note
+    ampere = next(r for r in rows[("8.0", "auto")] if r.get("capability_ok"))
+    assert f"others: {ampere['preferred_block_size']}, {ampere['backend']}" in note
+
+
+def test_weights_estimate_counts_the_published_parameters() -> None:
+    """671B (DeepSeek-V3 without its MTP layer), 15.7B (V2-Lite), about 1T (Kimi-K2): MLA
+    projections, 256/64/384 routed experts after the dense layers, shared experts."""
+    assert sum(estimate_params(geometry("deepseek-v3"))) == 671_026_404_352
+    assert sum(estimate_params(geometry("deepseek-v2-lite"))) == 15_706_484_224
+    assert sum(estimate_params(geometry("kimi-k2"))) == 1_026_408_209_408
+
+
+def config_json(*args: str):
+    r = runner.invoke(app, ["config", "--model-config", str(DATA / "deepseek-v3.config.json"),
+                            "--tp", "8", "--gpu-memory-gib", "141", *args, "--json"])
+    return r, (json.loads(r.stdout) if r.exit_code == 0 else None)
+
+
+def test_config_cli_sizes_the_latent_and_warns_about_the_block_size() -> None:
+    r, d = config_json()
+    assert r.exit_code == 0, r.output
+    assert d["layer_kinds"] == {"mla": 61}
+    assert [(g["kind"], g["block_size"], g["page_size_bytes"]) for g in d["groups"]] == [
+        ("mla", 16, 18432)]
+    # fp8 weights: 78.33 GiB a rank at TP 8, not the 8.98 of a model without experts
+    assert round(d["memory"]["weights_gib"], 2) == 78.33
+    assert d["num_blocks"] == 46380        # = the recorded vLLM case at this memory
+    assert "uses MLA" in r.stderr and "FLASHMLA" in r.stderr
+    r, d = config_json("--block-size", "64", "--kv-cache-dtype", "fp8")
+    assert r.exit_code == 0 and "uses MLA" not in r.stderr
+    assert d["groups"][0]["page_size_bytes"] == 64 * 576
+
+
+def test_cpu_tier_keeps_one_copy_of_the_replicated_latent() -> None:
+    """vLLM's CPU spec with an MLA model at TP > 1 (replicated layout): one copy, not tp."""
+    _, d = config_json("--block-size", "16", "--kv-offloading-size", "10")
+    assert d["cpu_offload"]["kv_bytes_per_chunk"] == -(-61 * 18432 // 4096) * 4096
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"model_type": "deepseek_v32"}, "model_type"),
+    ({"model_type": "kimi_linear"}, "model_type"),
+    ({"index_topk": 2048}, "index_topk"),
+])
+def test_mla_variants_not_modelled_are_refused(change, field) -> None:
+    cfg = {**load_hf_config(DATA / "deepseek-v3.config.json"), **change}
+    with pytest.raises(InputError) as e:
+        read_hf_config(cfg, source="x.json")
+    assert e.value.field == field
+
+
+def test_missing_mla_keys_take_the_config_class_defaults() -> None:
+    """transformers' DeepseekV3Config defaults kv_lora_rank 512 and qk_rope_head_dim 64: vLLM
+    uses MLA for a config that omits them; an explicit null q_lora_rank is no query LoRA."""
+    cfg = {k: v for k, v in load_hf_config(DATA / "deepseek-v3.config.json").items()
+           if k not in ("kv_lora_rank", "qk_rope_head_dim", "q_lora_rank")}
+    g = read_hf_config(cfg)
+    assert g.mla is not None and (g.mla.latent_size, g.mla.q_lora_rank) == (576, 1536)
+    assert geometry("deepseek-v2-lite").mla.q_lora_rank is None
+
+
+def test_roofline_clock_refuses_mla(tmp_path) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"timestamp": 0, "input_length": 100, "output_length": 4, '
+                     '"hash_ids": [1]}\n')
+    r = runner.invoke(app, ["replay", str(trace), "--model-config",
+                            str(DATA / "deepseek-v3.config.json"), "--tp", "8", "--gpu", "h200",
+                            "--num-blocks", "100", "--block-size", "16", "--max-model-len",
+                            "4096"])
+    assert r.exit_code == 2
+    assert r.stderr.strip().splitlines() == [(
+        "error: option --model-config: deepseek_v3 uses multi-head latent attention (MLA), "
+        "which the roofline and calibrated clocks do not count (vLLM's perf.py counts it apart, "
+        "MLAAttentionMetrics); time it with --clock linear:C0,C1,C2 or fixed:MS")]
+
+
+def test_replay_events_name_the_mla_kind(tmp_path) -> None:
+    trace, events = tmp_path / "t.jsonl", tmp_path / "ev.jsonl"
+    trace.write_text('{"timestamp": 0, "input_length": 100, "output_length": 4, '
+                     '"hash_ids": [1]}\n')
+    r = runner.invoke(app, ["replay", str(trace), "--model-config",
+                            str(DATA / "deepseek-v2-lite.config.json"), "--num-blocks", "100",
+                            "--max-model-len", "4096", "--events", str(events),
+                            "--events-format", "vllm", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["groups"] == [{"type": "mla", "block_size": 16,
+                                               "sliding_window": None}]
+    assert '"mla_attention"' in events.read_text()
+    assert any("uses MLA" in w for w in json.loads(r.stdout)["warnings"])
+
+
+@pytest.mark.parametrize("preset", ["deepseek-v3", "deepseek-v2-lite"])
+def test_presets_are_the_published_configs(preset) -> None:
+    """The presets size exactly as the config files the vLLM answers were recorded from."""
+    r = runner.invoke(app, ["config", preset, "--gpu-memory-gib", "141", "--tp", "8",
+                            "--block-size", "16", "--json"])
+    f = runner.invoke(app, ["config", "--model-config", str(DATA / f"{preset}.config.json"),
+                            "--gpu-memory-gib", "141", "--tp", "8", "--block-size", "16",
+                            "--json"])
+    a, b = json.loads(r.stdout), json.loads(f.stdout)
+    assert {k: v for k, v in a.items() if k not in ("model", "source")} == \
+        {k: v for k, v in b.items() if k not in ("model", "source")}
+    listed = {p["name"]: p for p in json.loads(runner.invoke(
+        app, ["config", "--list", "--json"]).stdout)["presets"]}
+    assert (listed[preset]["kv_heads"], listed[preset]["head_dim"]) == (1, 576)
+
+
+def test_gpu_decode_benchmark_refuses_mla() -> None:
+    from kvcli.gpu_steps import heads_of
+
+    with pytest.raises(InputError) as e:
+        heads_of("deepseek-v3")
+    assert e.value.field == "model"
+
+
+def test_calibrate_refuses_mla_before_measuring(tmp_path) -> None:
+    out = tmp_path / "cal.json"
+    r = runner.invoke(app, ["calibrate", "--gpu", "--model", "deepseek-v2-lite", "-o", str(out),
+                            "--device", "cpu", "--grid", "tiny"])
+    assert r.exit_code == 2 and "option --model: deepseek-v2-lite uses multi-head" in r.stderr
+    assert not out.exists()
