@@ -1,6 +1,8 @@
 """Random engine-step batches for `oracle perf` (fresh parity fixtures, tests/data/perf_fresh).
 
-    python tests/gen_perf_steps.py OUT_DIR [--seed N]
+    python tests/gen_perf_steps.py OUT_DIR [--seed N] [--mla]
+
+`--mla` writes MLA_SPECS instead (tests/data/perf_mla: DeepSeek-V3, V2-Lite, Kimi-K2).
 
 One spec per (preset, parallelism, KV dtype) below, 40 steps each: decode batches with mixed
 contexts (some across the sliding windows), prefill chunks from 0 and after a hit, mixed steps,
@@ -29,6 +31,22 @@ SPECS = [  # (name, preset, header extras)
     ("gemma-3-27b-tp2", "gemma-3-27b", {"tp": 2, "architectures": ["Gemma3ForCausalLM"]}),
     ("gpt-oss-20b-counterfactual", "gpt-oss-20b", {"counterfactual_quant_method": "mxfp4"}),
     ("jamba-v0.1-tp2", "jamba-v0.1", {"tp": 2}),
+]
+# Multi-head latent attention (perf.py's `mla_attn` component). A name ending in .json is a
+# config file here (Kimi-K2 has no preset); DeepSeek-V3 and Kimi-K2 keep their fp8
+# quantization_config (perf.py bills their attention and FFN weights at 1 byte), the bf16 spec
+# drops it.
+MLA = Path(__file__).parent / "data" / "mla"
+MLA_SPECS = [
+    ("deepseek-v3-tp8", "deepseek-v3", {"tp": 8}),
+    ("deepseek-v3-tp8-ep", "deepseek-v3", {"tp": 8, "enable_expert_parallel": True}),
+    ("deepseek-v3-tp8-kvfp8", "deepseek-v3", {"tp": 8, "kv_cache_dtype": "fp8"}),
+    ("deepseek-v3-bf16-tp16", "deepseek-v3", {"tp": 16, "drop_quantization": True}),
+    ("deepseek-v2-lite", "deepseek-v2-lite", {}),
+    ("deepseek-v2-lite-tp2-kvfp8", "deepseek-v2-lite", {"tp": 2, "kv_cache_dtype": "fp8"}),
+    ("kimi-k2-tp16", str(MLA / "kimi-k2.config.json"), {"tp": 16}),
+    ("kimi-k2-tp8-ep", str(MLA / "kimi-k2.config.json"), {"tp": 8,
+                                                          "enable_expert_parallel": True}),
 ]
 
 
@@ -70,10 +88,16 @@ def step(rng: random.Random, i: int) -> dict:
 def main() -> None:
     out = Path(sys.argv[1])
     seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 15
+    mla = "--mla" in sys.argv
     out.mkdir(parents=True, exist_ok=True)
-    for n, (name, preset, extra) in enumerate(SPECS):
-        rng = random.Random(seed * 1000 + n)
-        head = {"name": name, "model_config": PRESETS[preset][1], "dtype": "bfloat16",
+    for n, (name, preset, extra) in enumerate(MLA_SPECS if mla else SPECS):
+        rng = random.Random(seed * 1000 + n + (100 if mla else 0))
+        extra = dict(extra)
+        cfg = (json.loads(Path(preset).read_text()) if preset.endswith(".json")
+               else dict(PRESETS[preset][1]))
+        if extra.pop("drop_quantization", False):
+            cfg.pop("quantization_config", None)
+        head = {"name": name, "model_config": cfg, "dtype": "bfloat16",
                 "kv_cache_dtype": "auto", "tp": 1, **extra}
         lines = [head] + [step(rng, i) for i in range(40)]
         (out / f"{name}.steps.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))

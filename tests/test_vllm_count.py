@@ -4,10 +4,12 @@ recordings in tests/data/perf_cases: every key of every breakdown, exact integer
 from __future__ import annotations
 
 import pytest
-from perf_case_io import CASES, FRESH, expected, load_spec
+from perf_case_io import CASES, FRESH, MLA, expected, load_spec
 
-# the oracle's recorded sample, then fresh random batches (tests/gen_perf_steps.py)
-SPECS = sorted(CASES.glob("*.steps.jsonl")) + sorted(FRESH.glob("*.steps.jsonl"))
+# the oracle's recorded sample, then fresh random batches (tests/gen_perf_steps.py; MLA models
+# with --mla)
+SPECS = (sorted(CASES.glob("*.steps.jsonl")) + sorted(FRESH.glob("*.steps.jsonl"))
+         + sorted(MLA.glob("*.steps.jsonl")))
 
 
 def _name(p) -> str:
@@ -33,6 +35,15 @@ def test_counts_equal_vllm(spec):
                 a["cache_byte_size"], a["weight_byte_size"], a["num_swa_layers"]) == (
             shape.num_hidden_layers, shape.num_key_value_heads, shape.head_dim,
             shape.cache_byte_size, shape.weight_byte_size, shape.num_swa_layers)
+    elif "mla_attn" in comps:
+        a, m = comps["mla_attn"], shape.mla
+        assert m is not None
+        assert (a["num_hidden_layers"], a["num_attention_heads"], a["kv_lora_rank"],
+                a["qk_nope_head_dim"], a["qk_rope_head_dim"], a["v_head_dim"], a["q_lora_rank"],
+                a["cache_byte_size"], a["weight_byte_size"]) == (
+            shape.num_hidden_layers, shape.num_attention_heads, m.kv_lora_rank,
+            m.qk_nope_head_dim, m.qk_rope_head_dim, m.v_head_dim, m.q_lora_rank,
+            shape.cache_byte_size, shape.weight_byte_size)
     else:
         assert shape.weight_byte_size is None       # perf.py dropped attn and ffn
     if "ffn" in comps:
@@ -41,6 +52,7 @@ def test_counts_equal_vllm(spec):
                 f["moe_intermediate_size"], f["num_moe_layers"]) == (
             shape.intermediate_size, shape.num_experts, shape.num_experts_per_tok,
             shape.moe_intermediate_size, shape.num_moe_layers)
+        assert f["num_shared_experts"] == shape.num_shared_experts
     assert comps["unembed"]["vocab_size"] == shape.vocab_size
     for b, want in zip(batches, steps):
         got = vllm_counts(shape, b)

@@ -5,8 +5,9 @@ This is the parity count, not what the roofline times (`kvcore.clock.work`): it 
 simplifications on purpose (attention billed against the whole context, not causally; prefill KV
 read at the activation byte size; Mamba layers billed as attention layers; quantised methods
 missing from perf.py's byte-size table drop the attention and FFN components, so gpt-oss's MXFP4,
-AWQ, GPTQ and online fp8 count the unembedding only). `tests/test_vllm_count.py` checks every
-key against the oracle's recordings.
+AWQ, GPTQ and online fp8 count the unembedding only). MLA models (DeepSeek, Kimi-K2) take
+perf.py's `mla_attn` component (`kvcore.clock.mla_count`) instead of `attn`.
+`tests/test_vllm_count.py` checks every key against the oracle's recordings.
 
 Arithmetic follows perf.py's: attention terms are products with float layer counts truncated by
 `int()` (so exact below 2**53 and rounded as vLLM rounds above it), FFN and unembedding terms
@@ -19,8 +20,9 @@ from dataclasses import dataclass
 
 from kvcore.clock.batch import StepBatch
 from kvcore.clock.kv_dtypes import KV_CACHE_DTYPES
+from kvcore.clock.mla_count import mla_attention
 from kvcore.errors import InputError
-from kvcore.models.geometry import ModelGeometry
+from kvcore.models.geometry import MlaGeometry, ModelGeometry
 from kvcore.specs import DTYPE_BYTES
 
 # perf.py's `_QUANT_WEIGHT_BYTE_SIZE`: the weight byte size per quantisation config name.
@@ -75,6 +77,7 @@ class VllmShape:
     dp_size: int = 1
     enable_ep: bool = False
     quant_name: str | None = None
+    mla: MlaGeometry | None = None       # perf.py's `is_deepseek_mla`: `mla_attn`, not `attn`
 
     @property
     def ffn_tp_size(self) -> int:
@@ -111,7 +114,7 @@ def vllm_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto",
         num_experts=g.num_experts, num_experts_per_tok=g.num_experts_per_tok,
         moe_intermediate_size=g.moe_intermediate_size or g.intermediate_size,
         num_shared_experts=g.num_shared_experts, num_moe_layers=g.counted_moe_layers,
-        tp_size=tp, enable_ep=enable_ep, quant_name=name)
+        tp_size=tp, enable_ep=enable_ep, quant_name=name, mla=g.mla)
 
 
 @dataclass(slots=True)
@@ -185,7 +188,10 @@ def vllm_counts(shape: VllmShape, batch: StepBatch) -> Counts:
     s = _sums(batch, shape.sliding_window if shape.num_swa_layers else None)
     out = Counts({}, {}, {})
     if shape.weight_byte_size is not None:
-        _attention(shape, s, out)
+        if shape.mla is not None:
+            mla_attention(shape, shape.mla, s, out)
+        else:
+            _attention(shape, s, out)
         _ffn(shape, s, out)
     _unembed(shape, s, out)
     return out
