@@ -143,21 +143,6 @@ def test_missing_mla_keys_take_the_config_class_defaults() -> None:
     assert geometry("deepseek-v2-lite").mla.q_lora_rank is None
 
 
-def test_roofline_clock_refuses_mla(tmp_path) -> None:
-    trace = tmp_path / "t.jsonl"
-    trace.write_text('{"timestamp": 0, "input_length": 100, "output_length": 4, '
-                     '"hash_ids": [1]}\n')
-    r = runner.invoke(app, ["replay", str(trace), "--model-config",
-                            str(DATA / "deepseek-v3.config.json"), "--tp", "8", "--gpu", "h200",
-                            "--num-blocks", "100", "--block-size", "16", "--max-model-len",
-                            "4096"])
-    assert r.exit_code == 2
-    assert r.stderr.strip().splitlines() == [(
-        "error: option --model-config: deepseek_v3 uses multi-head latent attention (MLA), "
-        "which the roofline and calibrated clocks do not count (vLLM's perf.py counts it apart, "
-        "MLAAttentionMetrics); time it with --clock linear:C0,C1,C2 or fixed:MS")]
-
-
 def test_replay_events_name_the_mla_kind(tmp_path) -> None:
     trace, events = tmp_path / "t.jsonl", tmp_path / "ev.jsonl"
     trace.write_text('{"timestamp": 0, "input_length": 100, "output_length": 4, '

@@ -46,7 +46,14 @@ def register(app: typer.Typer) -> None:
                 raise InputError("a model is needed (--model or --model-config)", field="model")
             from kvcore.clock.work import work_shape
 
-            work_shape(g, tp=tp)  # a model the clock cannot count (MLA) is refused before measuring
+            work_shape(g, tp=tp)  # a model the clock cannot count is refused before measuring
+            if g.mla is not None:
+                # the micro-benchmarks time K/V-head kernels (the Triton paged decode, SDPA);
+                # none of them is MLA's latent attention, so no factor would be MLA's
+                raise InputError(f"{g.name} uses multi-head latent attention (MLA), whose "
+                                 "kernels kvcli calibrate does not measure; time it with the "
+                                 "roofline clock (--gpu) or --clock linear:C0,C1,C2",
+                                 field="model" if model else "model_config")
             output.check_output(out, "output")
             from kvcli.calibration.run import calibrate as run_calibrate
 

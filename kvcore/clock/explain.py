@@ -26,11 +26,16 @@ from kvcore.traces.formats import MAX_REQUEST_TOKENS
 # A step's requests are listed one by one: a count in the billions would not return.
 MAX_CASE_REQUESTS = 1_000_000
 _REQ = re.compile(r"^(?:(\d+)\*)?(\d+)(?:@(\d+))?(c)?(?::(\d+))?$")
-# vLLM's operations summed into each of the clock's kernel groups
+# vLLM's operations summed into each of the clock's kernel groups (MLA: `mla_attn.*`)
 _VLLM_KEYS = {
     "qkv_proj": ("attn.qkv_proj", "attn.qkv_input", "attn.qkv_weight", "attn.qkv_output"),
-    "attention": ("attn.attn_qk", "attn.attn_av", "attn.attn_input", "attn.kv_cache"),
-    "o_proj": ("attn.out_proj", "attn.out_input", "attn.out_weight", "attn.out_output"),
+    "q_proj": ("mla_attn.q_",),
+    "kv_proj": ("mla_attn.kv_a_", "mla_attn.kv_b_"),
+    "attention": ("attn.attn_qk", "attn.attn_av", "attn.attn_input", "attn.kv_cache",
+                  "mla_attn.attn_qk", "mla_attn.attn_av", "mla_attn.attn_input",
+                  "mla_attn.kv_cache"),
+    "o_proj": ("attn.out_proj", "attn.out_input", "attn.out_weight", "attn.out_output",
+               "mla_attn.out_"),
     "mlp": ("ffn.dense_",),
     "moe": ("ffn.routed_", "ffn.shared_"),
     "lm_head": ("unembed.",),
@@ -139,8 +144,19 @@ def differences(g: ModelGeometry, shape: VllmShape, batch: StepBatch) -> list[st
     if any(t > 1 for t, _, _ in batch.requests):
         notes.append("prefill attention: the clock counts causal work (a token at position p "
                      "attends to p keys); vLLM bills every new token against the whole context")
-        notes.append("prefill KV read: the clock reads the context at the KV cache dtype; vLLM "
-                     "bills it at the activation dtype")
+        if g.mla is None:
+            notes.append("prefill KV read: the clock reads the context at the KV cache dtype; "
+                         "vLLM bills it at the activation dtype")
+        elif any(t > 1 and c > t for t, c, _ in batch.requests):
+            notes.append("MLA prefill after a cached prefix: the clock reads the prefix's "
+                         "latents and up-projects them (kv_b), which vLLM does not bill")
+    if g.mla is not None and (batch.agg_decodes or any(t == 1 for t, _, _ in batch.requests)):
+        m = g.mla
+        notes.append(f"MLA one-token requests: the clock counts the absorbed attention (QK over "
+                     f"the {m.latent_size}-wide latent, AV over {m.kv_lora_rank}) and reads "
+                     "latents; vLLM counts the heads' "
+                     f"{m.qk_nope_head_dim + m.qk_rope_head_dim} and {m.v_head_dim} dims (and "
+                     "bills a one-token prefill's KV decompressed)")
     if g.count("mamba"):
         notes.append("Mamba layers: the clock times their projections and state; vLLM bills "
                      "them as attention layers")

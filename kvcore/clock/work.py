@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvcore.clock.batch import StepBatch
+from kvcore.clock.linear_form import Group, dot, vec
+from kvcore.clock.mla_work import mla_groups
 from kvcore.clock.vllm_count import KV_CACHE_DTYPES
 from kvcore.errors import InputError
 from kvcore.models.geometry import ModelGeometry, mamba_state
@@ -63,13 +65,6 @@ class WorkShape:
 
 def work_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto") -> WorkShape:
     preset = g.source.startswith("preset ")
-    if g.mla is not None:
-        # Timing MLA as the GQA attention below would count 128 heads of K and V per token
-        # where the kernel reads one 576-wide latent: refused rather than wrong.
-        raise InputError(f"{g.name} uses multi-head latent attention (MLA), which the roofline "
-                         "and calibrated clocks do not count (vLLM's perf.py counts it apart, "
-                         "MLAAttentionMetrics); time it with --clock linear:C0,C1,C2 or "
-                         "fixed:MS", field="model" if preset else "model_config")
     if g.mamba is not None and g.mamba.version == "gdn":
         raise InputError(f"{g.name} has Gated DeltaNet layers, which the roofline and "
                          "calibrated clocks do not count; time it with --clock "
@@ -115,33 +110,11 @@ def _chunk_ctx(c: int, ch: int) -> int:
     return ((c - 1) % ch) + 1 if c > 0 else 0
 
 
-# The step's aggregates every group's work is linear in (`aggregate`), in this order:
-# tokens, requests, causal (query, key) pairs in full / sliding / chunked layers, KV tokens read
-# per full / sliding / chunked layer, and the MoE experts the step's tokens reach.
-AGGREGATES = ("tokens", "requests", "full_pairs", "win_pairs", "chunk_pairs", "full_ctx",
-              "win_ctx", "chunk_ctx", "active_experts")
-
-
-@dataclass(frozen=True, slots=True)
-class Group:
-    """One kernel group's work as ``const + coef . aggregates`` (FLOPs and bytes, integers)."""
-    name: str
-    kind: str
-    layers: int
-    flops: tuple[int, ...]      # per aggregate
-    bytes0: int                 # weights: read once per step
-    bytes: tuple[int, ...]
-
-
-def _vec(**kw: int) -> tuple[int, ...]:
-    return tuple(kw.get(name, 0) for name in AGGREGATES)
-
-
 def aggregate(ws: WorkShape, batch: StepBatch) -> tuple[int, ...]:
-    """The step's `AGGREGATES`."""
+    """The step's `linear_form.AGGREGATES`."""
     g = ws.g
     w, ch = g.sliding_window or 0, g.attention_chunk_size or 0
-    T = R = fp = wp = cp = fc = wc = cc = 0
+    T = R = fp = wp = cp = fc = wc = cc = lc = pc = 0
     for t, c_after, _ in batch.requests:
         if t == 0:
             continue
@@ -150,6 +123,10 @@ def aggregate(ws: WorkShape, batch: StepBatch) -> tuple[int, ...]:
         R += 1
         fp += t * c + t * (t + 1) // 2
         fc += c_after
+        if t == 1:
+            lc += c_after
+        else:
+            pc += c
         if w:
             wp += _window_sum(c, c_after, w)
             wc += min(c_after, w)
@@ -164,8 +141,9 @@ def aggregate(ws: WorkShape, batch: StepBatch) -> tuple[int, ...]:
         R += n
         fp += ctx               # one query token at position C attends to C keys
         fc += ctx
+        lc += ctx
     active = min(T * (g.num_experts_per_tok or 1), g.num_experts)  # vLLM's perfect balance
-    return (T, R, fp, wp, cp, fc, wc, cc, active)
+    return (T, R, fp, wp, cp, fc, wc, cc, active, lc, pc)
 
 
 def work_groups(ws: WorkShape) -> list[Group]:
@@ -177,21 +155,21 @@ def work_groups(ws: WorkShape) -> list[Group]:
     n_mamba = g.count("mamba")
     cols = (q + 2 * kv) * d
     kvb = 2 * kv * d * ws.kv_bytes
-    out: list[Group] = []
+    out: list[Group] = mla_groups(ws) if g.mla is not None else []
     if n_attn:
-        out.append(Group("qkv_proj", "gemm", n_attn, _vec(tokens=2 * D * cols * n_attn),
+        out.append(Group("qkv_proj", "gemm", n_attn, vec(tokens=2 * D * cols * n_attn),
                          int(D * cols * ws.attn_w * n_attn),
-                         _vec(tokens=(D + cols) * a * n_attn)))
+                         vec(tokens=(D + cols) * a * n_attn)))
         # Q read, the new K and V written, every layer's KV read (its output write, like
         # vLLM's count, is left to the O projection's input read)
-        out.append(Group("attention", "attention", n_attn, _vec(
+        out.append(Group("attention", "attention", n_attn, vec(
             full_pairs=4 * q * d * n_full, win_pairs=4 * q * d * n_win,
-            chunk_pairs=4 * q * d * n_chunk), 0, _vec(
+            chunk_pairs=4 * q * d * n_chunk), 0, vec(
             tokens=(q * d * a + kvb) * n_attn, full_ctx=kvb * n_full,
             win_ctx=kvb * n_win, chunk_ctx=kvb * n_chunk)))
-        out.append(Group("o_proj", "gemm", n_attn, _vec(tokens=2 * q * d * D * n_attn),
+        out.append(Group("o_proj", "gemm", n_attn, vec(tokens=2 * q * d * D * n_attn),
                          int(q * d * D * ws.attn_w * n_attn),
-                         _vec(tokens=(q * d + D) * a * n_attn)))
+                         vec(tokens=(q * d + D) * a * n_attn)))
     if n_mamba and g.mamba is not None:
         params = mamba_layer_params(g) // tp
         shapes, _ = mamba_state(g.mamba, g.dtype, tp)
@@ -201,40 +179,35 @@ def work_groups(ws: WorkShape) -> list[Group]:
             for dim in shape:
                 size *= dim
             state += size * a
-        out.append(Group("mamba", "mamba", n_mamba, _vec(tokens=2 * params * n_mamba),
+        out.append(Group("mamba", "mamba", n_mamba, vec(tokens=2 * params * n_mamba),
                          int(params * ws.attn_w * n_mamba),
-                         _vec(tokens=2 * D * a * n_mamba, requests=2 * state * n_mamba)))
+                         vec(tokens=2 * D * a * n_mamba, requests=2 * state * n_mamba)))
     n_moe = sum(1 for m in g.moe_layers if m) if g.num_experts else 0
     n_dense = g.num_layers - n_moe if g.intermediate_size else 0
     if n_dense:
         di = g.intermediate_size // tp
         # gate+up, SiLU*mul (reads 2 di, writes di), down: vLLM's activation traffic
-        out.append(Group("mlp", "gemm", n_dense, _vec(tokens=6 * D * di * n_dense),
+        out.append(Group("mlp", "gemm", n_dense, vec(tokens=6 * D * di * n_dense),
                          int(3 * D * di * ws.ffn_w * n_dense),
-                         _vec(tokens=(2 * D + 6 * di) * a * n_dense)))
+                         vec(tokens=(2 * D + 6 * di) * a * n_dense)))
     if n_moe:
         k, E = g.num_experts_per_tok or 1, g.num_experts
         mi = (g.moe_intermediate_size or g.intermediate_size) // tp
-        per_token = k + g.num_shared_experts      # expert passes a token runs through
-        # each pass: vLLM's gate+up, SiLU*mul and down traffic; plus the router's GEMM (its
-        # weights, the input read, the logits written), which vLLM does not count
+        S = g.num_shared_experts
+        # each routed pass: vLLM's gate+up, SiLU*mul and down traffic; the shared experts run
+        # as one MLP S times as wide (vLLM's DeepSeek builds them so: the token read and its
+        # output written once, where perf.py bills S outputs and one input); plus the router's
+        # GEMM (its weights, the input read, the logits written), which vLLM does not count
+        shared_act = 2 * D + 6 * mi * S if S else 0
         out.append(Group(
-            "moe", "gemm", n_moe, _vec(tokens=(6 * D * mi * per_token + 2 * D * E) * n_moe),
-            int(3 * D * mi * g.num_shared_experts * ws.expert_w * n_moe) + D * E * a * n_moe,
-            _vec(tokens=((2 * D + 6 * mi) * per_token + D + E) * a * n_moe,
+            "moe", "gemm", n_moe, vec(tokens=(6 * D * mi * (k + S) + 2 * D * E) * n_moe),
+            int(3 * D * mi * S * ws.expert_w * n_moe) + D * E * a * n_moe,
+            vec(tokens=((2 * D + 6 * mi) * k + shared_act + D + E) * a * n_moe,
                  active_experts=int(3 * D * mi * ws.expert_w * n_moe))))
     v = g.vocab_size // tp
-    out.append(Group("lm_head", "gemm", 1, _vec(requests=2 * D * v), D * v * a,
-                     _vec(requests=(D + v) * a)))
+    out.append(Group("lm_head", "gemm", 1, vec(requests=2 * D * v), D * v * a,
+                     vec(requests=(D + v) * a)))
     return out
-
-
-def dot(coef: tuple[int, ...], x: tuple[int, ...]) -> int:
-    total = 0
-    for c, v in zip(coef, x):
-        if c:
-            total += c * v
-    return total
 
 
 def step_work(ws: WorkShape, batch: StepBatch) -> list[Component]:
