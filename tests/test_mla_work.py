@@ -93,3 +93,22 @@ def test_roofline_replays_deepseek_v3(tmp_path):
     doc = json.loads(r.stdout)
     assert (doc["clock"]["name"], doc["clock"]["model"], doc["clock"]["tp"]) == (
         "roofline", "deepseek-v3", 8)
+
+
+def test_decode_windows_aggregate_prices_mla_as_listed_decodes():
+    """Decodes inside decode windows come as one aggregate (count, context sum): the MLA
+    groups must price them as the same decodes listed one by one (latent path)."""
+    from kvcore.clock.batch import StepBatch
+    from kvcore.clock.work import aggregate
+    from kvcore.models.presets import load_preset
+
+    ws = work_shape(load_preset("deepseek-v2-lite"))
+    listed, agg = StepBatch(), StepBatch(agg_decodes=3, agg_context=100 + 4097 + 20000)
+    for c in (100, 4097, 20000):
+        listed.add(1, c, False)
+    listed.add(512, 9000, True)
+    agg.add(512, 9000, True)
+    assert aggregate(ws, agg) == aggregate(ws, listed)
+    assert aggregate(ws, agg)[-2:] == (100 + 4097 + 20000, 9000 - 512)
+    assert [(c.flops, c.bytes) for c in step_work(ws, agg)] == [
+        (c.flops, c.bytes) for c in step_work(ws, listed)]
