@@ -204,6 +204,9 @@ def summary_view(summary):
         ("hit rate (tokens)", round(d["hit_rate"], 5)),
         ("hit rate (mean per request)", round(d["request_hit_rate_mean"], 5)),
     ]
+    if not d["prompt_content"]:
+        # a 0 here is the trace's, not the cache's: say so beside it
+        rows.append(("prompt content", "lengths only (hit rate 0 by construction)"))
     if d["warmup_requests"]:
         rows.append(("warm-up requests (not counted)", d["warmup_requests"]))
     if d["mode"] == "engine":
