@@ -42,7 +42,7 @@ def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], 
     live_opts = live_opts or LiveOptions()
     is_live = live_opts != LiveOptions() or metrics is not None
     if is_live:
-        live_opts.check(replicas)
+        live_opts.check(replicas, metrics_file=metrics is not None)
         if len(names) > 1:
             raise InputError("a live cluster (published events, pace, metrics) runs one "
                              "router: its replicas are the engines subscribers see",

@@ -129,7 +129,7 @@ def run_replay(trace: str, opts, events: str | None, events_format: str,
     live_opts = live_opts or LiveOptions()
     is_live = live_opts != LiveOptions() or metrics is not None
     if is_live:
-        live_opts.check()
+        live_opts.check(metrics_file=metrics is not None)
     # reading and replaying make no cycles; what they leave lives until the process ends
     with gc_paused(freeze=True):
         return _replay_outputs(read_trace(trace, keep=HELD_REQUESTS), trace, opts, events,
