@@ -1,0 +1,57 @@
+"""Options a run would not read, and empty names, found by an adversarial pass over the
+commands: each was accepted and silently did nothing (or read '' as "none given"); each is now
+one line `error: option --X: ...` on stderr, exit code 2, no output file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvcli.app import app
+
+ROOT = Path(__file__).resolve().parents[1]
+SP = str(ROOT / "traces" / "shared-prefix.jsonl")
+runner = CliRunner()
+
+
+def refused(args: list[str], line: str) -> None:
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2, (res.exit_code, res.output)
+    assert res.stdout == "" and res.stderr == line + "\n", res.stderr
+
+
+def test_events_format_without_an_events_stream(tmp_path):
+    # --events-format vllm with no --events wrote nothing and said nothing
+    refused(["replay", SP, "--events-format", "vllm"],
+            "error: option --events-format: needs --events PATH (it chooses that stream's "
+            "format; --kv-events-endpoint publishes vLLM's batches whatever it is)")
+    refused(["replay", SP, "--events-format", "vllm", "--explain", "0"],
+            "error: option --explain: writes no other output (--events-format given)")
+    ev = tmp_path / "ev.jsonl"
+    assert runner.invoke(app, ["replay", SP, "--events-format", "vllm", "--events",
+                               str(ev)]).exit_code == 0 and ev.stat().st_size > 0
+
+
+def test_steps_in_cache_mode(tmp_path):
+    # cache mode runs no engine step: the file was left empty without a word
+    out = tmp_path / "steps.jsonl"
+    refused(["replay", SP, "--mode", "cache", "--steps", str(out)],
+            "error: option --steps: engine mode only: cache mode runs no engine steps (the "
+            "file would stay empty)")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("flag", ["--model", "--model-config", "--gpu", "--calibration"])
+@pytest.mark.parametrize("command", ["replay", "cluster"])
+def test_an_empty_name_is_not_none_given(command, flag):
+    # '' (an unset shell variable) ran the replay without a model, a GPU or a calibration
+    refused([command, SP, flag, ""],
+            f"error: option {flag}: must be a non-empty name or path, got ''")
+
+
+@pytest.mark.parametrize("flag", ["--requests", "--steps"])
+def test_an_empty_output_path(flag):
+    # said "option --requests: . is a folder, not a file" (Path('') is '.')
+    refused(["replay", SP, flag, ""], f"error: option {flag}: an empty path")
