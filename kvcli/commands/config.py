@@ -189,9 +189,12 @@ def sizing_view(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utiliza
             + (f" per worker (tensor parallel {tp})" if tp > 1 else ""))
     widest = max((g["num_layers"] for g in data["groups"]), default=0)
     text.append(f"bytes per block = {widest} layers x page = {data['bytes_per_block']:,}")
+    fit = (None if m["gpu_memory_gib"] is None
+           else m["available_kv_cache_bytes"] // data["bytes_per_block"])
     text.append(f"num_blocks = {data['num_blocks']:,}"
-                + ("" if m["gpu_memory_gib"] is None else
-                   f" = {m['available_kv_cache_bytes']:,} // {data['bytes_per_block']:,}")
+                + ("" if fit is None else
+                   f" = {m['available_kv_cache_bytes']:,} // {data['bytes_per_block']:,}"
+                   if fit == data["num_blocks"] else f" (--num-blocks; {fit:,} fit the memory)")
                 + " (block 0 is the null block)")
     per_req = sum(g["blocks_per_request"] for g in data["groups"])
     text.append(f"max concurrency at max_model_len {data['max_model_len']:,} = "
