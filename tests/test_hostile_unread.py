@@ -55,3 +55,18 @@ def test_an_empty_name_is_not_none_given(command, flag):
 def test_an_empty_output_path(flag):
     # said "option --requests: . is a folder, not a file" (Path('') is '.')
     refused(["replay", SP, flag, ""], f"error: option {flag}: an empty path")
+
+
+def test_config_options_of_something_not_there():
+    # both printed the model's table as if they were not given
+    refused(["config", "llama-3.1-8b", "--gpu-memory-gib", "80", "--kv-offloading-block-size",
+             "32"], "error: option --kv-offloading-block-size: needs --kv-offloading-size (the "
+            "CPU tier it sizes the chunks of)")
+    geometry = ["config", "--layers", "4", "--kv-heads", "8", "--head-dim", "128",
+                "--gpu-memory-gib", "80"]
+    for extra in ([], ["--attention-chunk-size", "0"]):     # 0: none, as --sliding-window 0
+        refused([*geometry, *extra, "--chunked-layers", "0"],
+                "error: option --chunked-layers: needs an attention_chunk_size")
+    res = runner.invoke(app, [*geometry, "--attention-chunk-size", "64", "--chunked-layers", "0",
+                              "--json"])
+    assert res.exit_code == 0 and '"chunked_local"' in res.stdout.replace(" ", "")

@@ -102,7 +102,13 @@ def register(app: typer.Typer) -> None:
                 output.emit(list_view(), as_json=as_json)
                 return
             from kvcore.engine.sched_limits import serve_limits
+            from kvcore.errors import InputError
             from kvcore.sizing.resolve import resolve_kv_cache_config
+
+            if kv_offloading_block_size is not None and kv_offloading_size is None:
+                # the chunk size of a tier that is not there: it was dropped without a word
+                raise InputError("needs --kv-offloading-size (the CPU tier it sizes the chunks "
+                                 "of)", field="kv_offloading_block_size")
 
             def sized(budget: int) -> Any:
                 return resolve_kv_cache_config(

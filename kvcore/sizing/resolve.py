@@ -99,6 +99,9 @@ def explicit_geometry(*, layers: int, kv_heads: int, head_dim: int, dtype: str,
                if chunked_layers else set(range(layers)))
         for i in sel:
             kinds[i] = "chunked"
+    elif chunked_layers:
+        # (as sliding_layers: the selection was dropped and every layer stayed full attention)
+        raise InputError("needs an attention_chunk_size", field="chunked_layers")
     return ModelGeometry(name="custom", model_type="custom", layer_kinds=tuple(kinds),
                          num_attention_heads=kv_heads, num_kv_heads=kv_heads, head_dim=head_dim,
                          hidden_size=kv_heads * head_dim, dtype=dtype,
