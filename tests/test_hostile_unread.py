@@ -70,3 +70,17 @@ def test_config_options_of_something_not_there():
     res = runner.invoke(app, [*geometry, "--attention-chunk-size", "64", "--chunked-layers", "0",
                               "--json"])
     assert res.exit_code == 0 and '"chunked_local"' in res.stdout.replace(" ", "")
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    # each policy's rows came twice, and its exact runs ran twice
+    (["--policies", "lru,optimal,LRU"], "error: option --policies: policy 'lru' named twice"),
+    # the model only turns --capacity-gib into blocks: without it, dropped without a word
+    (["--model", "llama-3.1-8b"],
+     "error: option --model: has no effect without capacity_gib (it turns GiB into blocks)"),
+    # a row each, and for every policy but one-pass LRU a whole replay each: bounded
+    (["--capacities", ",".join(map(str, range(1, 10_002)))],
+     "error: option --capacities: 10,001 capacities is more than the limit of 10,000 a curve"),
+])
+def test_curve_refuses(args, line):
+    refused(["curve", SP, *args], line)
