@@ -110,3 +110,24 @@ def test_a_warning_of_many_replicas_is_said_once(tmp_path):
     assert len(lines) == 1 and lines[0].startswith(
         "warning: round_robin replicas 0-3: uncalibrated clock: "), r.stderr
     assert json.loads(r.stdout)["warnings"] == [lines[0][len("warning: "):]]
+
+
+def test_router_with_routers_and_a_lag_no_router_reads(tmp_path):
+    path = tmp_path / "t.jsonl"
+    _trace(path, n=8)
+    base = ["cluster", str(path), "--num-blocks", "24", "--block-size", "16"]
+    # --routers replaced a --router given with it, without a word
+    r = runner.invoke(app, [*base, "--router", "llmd", "--routers", "round_robin"])
+    assert r.exit_code == 2 and r.stdout == "", r.output
+    assert r.stderr == ("error: option --router: give --router or --routers, not both "
+                        "(--routers would replace --router llmd)\n")
+    # a lag on the events of routers that read none changed nothing, silently
+    r = runner.invoke(app, [*base, "--routers", "round_robin,llmd", "--kv-event-lag-ms", "5",
+                            "--json"])
+    assert r.exit_code == 0, r.output
+    line = ("option kv_event_lag_ms: no effect: no chosen router reads KV events "
+            "(round_robin, llmd)")
+    assert json.loads(r.stdout)["warnings"][0] == line
+    assert f"warning: {line}\n" in r.stderr
+    r = runner.invoke(app, [*base, "--router", "llmd_precise", "--kv-event-lag-ms", "5"])
+    assert r.exit_code == 0 and "kv_event_lag_ms" not in r.stderr, r.output

@@ -101,10 +101,14 @@ def register(app: typer.Typer) -> None:
             raise MissingParameter(ctx=ctx, param=next(p for p in ctx.command.params
                                                        if p.name == "trace"))
         names = routers.split(",") if routers is not None else [router]
+        # --routers overrides --router: a --router given with it was dropped without a word
+        source = ctx.get_parameter_source("router")
+        dropped = router if routers is not None and source and source.name != "DEFAULT" \
+            else None
         code = output.run(lambda: run(
             trace, opts, replicas, names, router_opt or [], seed, metrics_interval_ms,
             kv_event_lag_ms, None if events is None else str(events),
             None if decisions is None else str(decisions), as_json, plot, live, metrics,
-            "router" if routers is None else "routers"))
+            "router" if routers is None else "routers", dropped))
         if code:
             raise typer.Exit(code)

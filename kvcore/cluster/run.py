@@ -70,6 +70,12 @@ def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
             for name, opts in copts.routers]
     results = []
     warnings: list[str] = []
+    if copts.kv_event_lag_ms and not any(probe.uses_events() for _, _, probe in made):
+        # the lag delays the events an event-fed router reads: here none reads them
+        warnings.append(f"option kv_event_lag_ms: no effect: no chosen router reads KV events "
+                        f"({', '.join(name for name, _, _ in made)})")
+        if warn is not None:
+            warn(warnings[-1])
     effective = cfg
     for name, opts, probe in made:
         t0 = time.perf_counter()
