@@ -30,7 +30,7 @@ RouterOpt = Annotated[str, typer.Option(
     "--router", help="The router (--list-routers lists them).", rich_help_panel=_C)]
 RoutersOpt = Annotated[str | None, typer.Option(
     "--routers", metavar="A,B,...", help="Compare several routers on the same trace: one row "
-    "each (overrides --router).", rich_help_panel=_C)]
+    "each (not with --router).", rich_help_panel=_C)]
 RouterOptOpt = Annotated[list[str] | None, typer.Option(
     "--router-opt", metavar="[ROUTER.]KEY=VALUE", help="A router option (repeat it); KEY alone "
     "applies to every chosen router that takes it.", rich_help_panel=_C)]
