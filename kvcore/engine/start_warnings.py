@@ -39,6 +39,10 @@ def start_warnings(cfg: ReplayOptions, trace: Trace) -> list[str]:
         out.append(f"option gpu times the steps but does not size the KV pool: it is the "
                    f"default {cfg.num_blocks:,} blocks; give gpu_memory_gib (the memory CUDA "
                    "reports) or num_blocks for the pool vllm serve would have")
+    if model and {"gpu_memory_gib", "num_blocks"} <= user:
+        # num_blocks wins (vLLM's num_gpu_blocks_override); the memory sized nothing
+        out.append(f"option gpu_memory_gib has no effect with num_blocks: the pool is "
+                   f"num_blocks' {cfg.num_blocks:,} blocks, not sized from the memory")
     if (unused_tier := unused_tier_options(cfg)) is not None:
         out.append(unused_tier)
     if cfg.mode == "cache":
