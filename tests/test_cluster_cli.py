@@ -131,3 +131,32 @@ def test_router_with_routers_and_a_lag_no_router_reads(tmp_path):
     assert f"warning: {line}\n" in r.stderr
     r = runner.invoke(app, [*base, "--router", "llmd_precise", "--kv-event-lag-ms", "5"])
     assert r.exit_code == 0 and "kv_event_lag_ms" not in r.stderr, r.output
+
+
+def test_stats_of_a_cluster_folder_with_a_replica_missing_or_twice(tmp_path):
+    import gzip
+    import shutil
+
+    path = tmp_path / "t.jsonl"
+    _trace(path, n=8)
+    ev = tmp_path / "ev"
+    assert runner.invoke(app, ["cluster", str(path), "--replicas", "2", "--num-blocks", "24",
+                               "--block-size", "16", "--events", str(ev)]).exit_code == 0
+    folder = ev / "round_robin"
+    # replica-0 gone: its row 0 showed replica-1's stream
+    gap = tmp_path / "gap"
+    shutil.copytree(folder, gap)
+    (gap / "replica-0.events.jsonl").unlink()
+    r = runner.invoke(app, ["stats", str(gap)])
+    assert r.exit_code == 2 and r.stdout == "", r.output
+    assert r.stderr == (f"error: {gap}: no replica-0.events.jsonl (found replica-1.events.jsonl)"
+                        ": a kvcli cluster --events folder holds one stream per replica, "
+                        "replica-0 to replica-(N-1)\n")
+    # replica 1 in two files (.gz and not): counted as replicas 1 and 2
+    twice = tmp_path / "twice"
+    shutil.copytree(folder, twice)
+    (twice / "replica-1.events.jsonl.gz").write_bytes(
+        gzip.compress((folder / "replica-1.events.jsonl").read_bytes()))
+    r = runner.invoke(app, ["stats", str(twice)])
+    assert r.exit_code == 2 and r.stderr.startswith(f"error: {twice}: two streams of replica 1:")
+    assert runner.invoke(app, ["stats", str(folder)]).exit_code == 0
