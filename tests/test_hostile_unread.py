@@ -84,3 +84,15 @@ def test_config_options_of_something_not_there():
 ])
 def test_curve_refuses(args, line):
     refused(["curve", SP, *args], line)
+
+
+@pytest.mark.parametrize("command", [["script"], ["bench", "--ops"]])
+def test_an_op_key_no_op_reads(tmp_path, command):
+    # 'num_new_tokens' (for num_tokens) ran the op without it: the whole prompt, silently
+    ops = tmp_path / "a.ops.jsonl"
+    ops.write_text('{"config": {"groups": [{"type": "full"}], "block_size": 4, '
+                   '"num_blocks": 8}}\n{"op": "new", "id": "a", "prompt": [1, 2, 3], '
+                   '"num_new_tokens": 1}\n')
+    refused([*command, str(ops)],
+            f"error: {ops}:2: field 'num_new_tokens': unknown key(s) ['num_new_tokens'] for op "
+            "'new' (it takes id, num_tokens, op, prompt)")
