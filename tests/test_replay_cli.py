@@ -93,6 +93,9 @@ def test_stdin_trace():
     ([mc(100), mc(600)], ["--num-blocks", "5", "--mode", "cache"],
      ":1: field 'num_blocks': no request fits"),
     ([mc(100), mc(600)], ["--num-blocks", "5"], ":1: field 'num_blocks': request '0' can never"),
+    # every prompt too long: named num_blocks, though max_model_len made it never fit
+    ([mc(700), mc(800)], ["--max-model-len", "600", "--skip-bad"],
+     ":1: field 'input_length': no request fits: prompt of 700 tokens >= max_model_len 600"),
     ([], [], ":1: empty trace"),
 ])
 def test_bad_input_exits_2_without_output(tmp_path, lines, args, where):

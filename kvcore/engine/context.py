@@ -225,8 +225,9 @@ class ReplayContext:
             return
         line, why = skipped[0]
         if self.summary.rejected == self.summary.requests:
+            # the field that made it never fit, as `admit_or_reject` names it
             raise InputError(f"no request fits: {why}", path=self.trace.path, line=line,
-                             field="num_blocks")
+                             field="input_length" if "max_model_len" in why else "num_blocks")
         more = f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else ""
         self.warning(f"skipped {len(skipped)} request(s) that can never fit, counted as "
                      f"rejected and left out of the hit rate ({self.rejected_prompt_tokens:,} of "
