@@ -138,7 +138,7 @@ def test_gpu_memory_with_num_blocks_is_said_to_size_nothing():
     s = run(block_size=16, mode="cache", model="llama-3.1-8b", gpu_memory_gib=80.0,
             num_blocks=3000)
     assert s.num_blocks == 3000
-    assert s.warnings == ["option gpu_memory_gib has no effect with num_blocks: the pool is "
-                          "num_blocks' 3,000 blocks, not sized from the memory"]
+    assert s.warnings == [("option gpu_memory_gib has no effect with num_blocks: the pool is "
+                           "num_blocks' 3,000 blocks, not sized from the memory")]
     assert run(block_size=16, mode="cache", model="llama-3.1-8b",
                gpu_memory_gib=80.0).warnings == []
