@@ -96,3 +96,19 @@ def test_an_op_key_no_op_reads(tmp_path, command):
     refused([*command, str(ops)],
             f"error: {ops}:2: field 'num_new_tokens': unknown key(s) ['num_new_tokens'] for op "
             "'new' (it takes id, num_tokens, op, prompt)")
+
+
+@pytest.mark.parametrize("command", [
+    ["clock", "explain", "--case", "decode=64*1@4097", "--gpu", "h100"],
+    ["calibrate", "--gpu", "-o", "cal.json"]])
+def test_a_preset_and_a_config_json_together(tmp_path, command):
+    # the preset won and the config.json was dropped without a word (replay refuses the pair)
+    cfg = tmp_path / "config.json"
+    cfg.write_text('{"num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 8,'
+                   ' "hidden_size": 1024, "head_dim": 128, "max_position_embeddings": 8192, '
+                   '"vocab_size": 32000, "intermediate_size": 4096}')
+    args = [str(tmp_path / a) if a == "cal.json" else a for a in command]
+    refused([*args, "--model", "llama-3.1-8b", "--model-config", str(cfg)],
+            "error: option --model: give a model preset or a model config (config.json), not "
+            "both")
+    assert not (tmp_path / "cal.json").exists()
