@@ -112,3 +112,11 @@ def test_a_preset_and_a_config_json_together(tmp_path, command):
             "error: option --model: give a model preset or a model config (config.json), not "
             "both")
     assert not (tmp_path / "cal.json").exists()
+
+
+def test_listen_with_the_publisher_as_its_replay_socket():
+    # the replay socket asked the publisher's PUB socket, which never answers; nothing said
+    refused(["events", "listen", "tcp://127.0.0.1:5999", "--replay-endpoint",
+             "tcp://127.0.0.1:5999", "--idle-timeout-s", "1"],
+            "error: option --replay-endpoint: the same endpoint as the publisher's (ENDPOINT): "
+            "the replay socket is another one")
