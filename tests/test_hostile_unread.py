@@ -120,3 +120,10 @@ def test_listen_with_the_publisher_as_its_replay_socket():
              "tcp://127.0.0.1:5999", "--idle-timeout-s", "1"],
             "error: option --replay-endpoint: the same endpoint as the publisher's (ENDPOINT): "
             "the replay socket is another one")
+
+
+def test_config_list_with_a_model():
+    # printed the presets' table and sized nothing, as if MODEL were not given
+    refused(["config", "--list", "llama-3.1-8b"], "error: option --list: lists the presets: not "
+            "with a MODEL ('llama-3.1-8b'); drop --list to size it")
+    assert runner.invoke(app, ["config", "--list"]).exit_code == 0

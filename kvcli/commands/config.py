@@ -98,11 +98,16 @@ def register(app: typer.Typer) -> None:
         from kvcli import output
 
         def go() -> None:
+            from kvcore.errors import InputError
+
             if list_presets:
+                if model is not None:
+                    # the table of every preset came, and MODEL's sizing did not, silently
+                    raise InputError(f"lists the presets: not with a MODEL ({model!r}); drop "
+                                     "--list to size it", field="list")
                 output.emit(list_view(), as_json=as_json)
                 return
             from kvcore.engine.sched_limits import serve_limits
-            from kvcore.errors import InputError
             from kvcore.sizing.resolve import resolve_kv_cache_config
 
             if kv_offloading_block_size is not None and kv_offloading_size is None:
