@@ -19,10 +19,14 @@ from kvcore.errors import InputError
 def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], seed: int,
         metrics_interval_ms: float, kv_event_lag_ms: float, events: str | None,
         decisions: str | None, as_json: bool, plot: str | None = None, live_opts=None,
-        metrics: str | None = None, names_field: str = "router") -> int:
+        metrics: str | None = None, names_field: str = "router",
+        router_dropped: str | None = None) -> int:
     from kvcore.cluster.run import ClusterOptions, run_cluster
     from kvcore.traces import read_trace
 
+    if router_dropped is not None:
+        raise InputError(f"give --router or --routers, not both (--routers would replace "
+                         f"--router {router_dropped})", field="router")
     copts = ClusterOptions(replicas=replicas,
                            routers=parse_router_opts(names, raw_opts, names_field), seed=seed,
                            metrics_interval_ms=metrics_interval_ms,
@@ -42,7 +46,7 @@ def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], 
     live_opts = live_opts or LiveOptions()
     is_live = live_opts != LiveOptions() or metrics is not None
     if is_live:
-        live_opts.check(replicas)
+        live_opts.check(replicas, metrics_file=metrics is not None)
         if len(names) > 1:
             raise InputError("a live cluster (published events, pace, metrics) runs one "
                              "router: its replicas are the engines subscribers see",

@@ -19,16 +19,24 @@ _REPLICA = re.compile(r"replica-(\d+)\.events\.jsonl(\.gz)?$")
 
 def replica_streams(folder: str) -> tuple[str, list[str]]:
     """(the router's folder, its replicas' streams in replica order)."""
-    def streams(d: str) -> list[str]:
-        found = [(int(m.group(1)), f) for f in os.listdir(d) if (m := _REPLICA.match(f))]
-        return [os.path.join(d, f) for _, f in sorted(found)]
+    def streams(d: str, check: bool = True) -> list[str]:
+        found = sorted((int(m.group(1)), f) for f in os.listdir(d) if (m := _REPLICA.match(f)))
+        for want, (k, f) in enumerate(found if check else ()):
+            # the table numbers its rows 0..N-1: a missing replica-0 showed replica-1's
+            # stream as replica 0, and a stream in two files (.gz and not) counted twice
+            if k != want:
+                what = (f"two streams of replica {k}" if k < want else
+                        f"no replica-{want}.events.jsonl (found {f})")
+                raise InputError(f"{what}: a kvcli cluster --events folder holds one stream "
+                                 "per replica, replica-0 to replica-(N-1)", path=d)
+        return [os.path.join(d, f) for _, f in found]
 
     mine = streams(folder)
     if mine:
         return folder, mine
     routers = sorted(d for d in os.listdir(folder)
                      if os.path.isdir(os.path.join(folder, d))
-                     and streams(os.path.join(folder, d)))
+                     and streams(os.path.join(folder, d), check=False))
     if not routers:
         raise InputError("is a directory, not a file, and holds no replica-K.events.jsonl "
                          "(the streams kvcli cluster --events writes)", path=folder)

@@ -75,7 +75,8 @@ def run(a: SweepArgs) -> int:
     todo = len(plan.jobs) - len(finished)
     ex = make_executor(a.executor, ExecutorSettings(jobs=a.jobs, address=a.ray_address))
     ex.check(todo)          # (before the results file is opened: a refusal leaves no file)
-    output.message(f"sweep: {len(plan.jobs)} jobs ({', '.join(plan.swept)} swept), "
+    swept = f"{', '.join(plan.swept)} swept" if plan.swept else "nothing swept"
+    output.message(f"sweep: {len(plan.jobs)} job(s) ({swept}), "
                    f"{len(finished)} finished before, {todo} to run; executor {ex.name}; "
                    f"results: {path}")
     t0 = time.perf_counter()
@@ -196,12 +197,15 @@ def view(doc: dict) -> output.View:
 def _metric_names(text: str | None) -> list[str] | None:
     if text is None:
         return None
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    for n in names:
+    names = [n.strip() for n in text.split(",")]
+    for i, n in enumerate(names):
+        # ('' was dropped and an empty list meant the default: --metrics '' showed the default)
         if n not in METRICS:
             raise InputError(f"unknown metric {n!r}; known: {', '.join(METRICS)}",
                              field="metrics")
-    return names or None
+        if n in names[:i]:
+            raise InputError(f"metric {n!r} named twice", field="metrics")
+    return names
 
 
 def _check_plot(folder: str | None) -> None:

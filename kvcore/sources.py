@@ -10,16 +10,19 @@ command:
 
 ``-`` opens the same stream every time for the same ``sys.stdin``: what one reader only peeked at
 is still there for the next one. Opening fails with `InputError` naming the file: "no such file",
-"is a directory, not a file", "permission denied", or "cannot open: <reason>"; reading a broken
-gzip stream fails with "cannot read: <reason>".
+"is a directory, not a file", "is a device, not a file" (one that never ends: /dev/zero; /dev/null
+and a terminal are read), "permission denied", or "cannot open: <reason>"; reading a broken
+gzip stream fails with "cannot read: <reason>", a line past `MAX_LINE_BYTES` with its number.
 """
 
 from __future__ import annotations
 
+import functools
 import gzip
 import io
 import json
 import os
+import stat
 import sys
 import zlib
 from collections.abc import Iterator
@@ -35,6 +38,10 @@ BUFFER_SIZE = 1 << 16
 # What reading a (possibly gzipped) stream raises besides a decode error: an I/O error, a gzip
 # stream cut short (EOFError), corrupt deflate data (zlib.error).
 READ_ERRORS = (OSError, EOFError, zlib.error)
+# The longest line a line reader takes: a request at its 10,000,000-token limit, written as
+# token ids (prompt and output), is well under it. Past it the input is no trace: a stream of
+# zeros (`cat /dev/zero | kvcli replay -`) grew one "line" until the machine ran out of memory.
+MAX_LINE_BYTES = 1 << 30
 
 _stdin: tuple[object, io.BufferedReader] | None = None    # (sys.stdin.buffer, its stream)
 
@@ -54,6 +61,11 @@ def open_source(path: str, *, buffer_size: int = BUFFER_SIZE) -> tuple[str, io.B
         raise InputError("permission denied", path=path) from None
     except OSError as err:
         raise InputError(f"cannot open: {err.strerror or err}", path=path) from None
+    if _endless_device(f):
+        f.close()
+        # /dev/zero, /dev/full, /dev/urandom never end: reading one ate the machine's memory
+        raise InputError("is a device, not a file (of devices only /dev/null and a terminal "
+                         "are read; - reads stdin)", path=path)
     try:
         magic = f.peek(2)[:2]
     except OSError as err:
@@ -68,6 +80,19 @@ def open_source(path: str, *, buffer_size: int = BUFFER_SIZE) -> tuple[str, io.B
         f.close()
         raise InputError(f"cannot read: {err}", path=path) from None
     return path, f
+
+
+def _endless_device(f: io.BufferedReader) -> bool:
+    """A character device other than /dev/null and a terminal (those end, or a person ends
+    them)."""
+    st = os.fstat(f.fileno())
+    if not stat.S_ISCHR(st.st_mode) or f.isatty():
+        return False
+    try:
+        null = os.stat(os.devnull)
+    except OSError:
+        return True
+    return st.st_rdev != null.st_rdev
 
 
 def _skip_bom(stream: io.BufferedReader) -> None:
@@ -117,7 +142,13 @@ def text_lines(name: str, stream: io.BufferedReader) -> Iterator[tuple[int, str]
     """Every line (its newline kept) with its 1-based number, decoded one line at a time, so a
     binary or non-UTF-8 line is an `InputError` naming its line."""
     try:
-        for n, raw in enumerate(stream, 1):
+        # (readline with a bound, not iteration, which reads a line whatever its length)
+        for n, raw in enumerate(iter(functools.partial(stream.readline, MAX_LINE_BYTES + 1),
+                                     b""), 1):
+            if len(raw) > MAX_LINE_BYTES:
+                raise InputError(f"a line longer than {MAX_LINE_BYTES:,} bytes: no trace line "
+                                 "is this long (a request holds at most 10,000,000 tokens)",
+                                 path=name, line=n)
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as err:

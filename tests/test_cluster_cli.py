@@ -95,3 +95,68 @@ def test_cluster_plot(tmp_path):
                             str(tmp_path / "p")])
     assert r.exit_code == 0, r.output
     assert (tmp_path / "p" / "cluster.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_warning_of_many_replicas_is_said_once(tmp_path):
+    # 4 requests round-robin over 12 replicas: replicas 0-3 each warn of the default clock;
+    # that was 4 lines 'round_robin replica K: uncalibrated clock ...' (128 with 1,000 replicas)
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps({"timestamp": i, "input_length": 40, "output_length": 2})
+                            + "\n" for i in range(4)))
+    r = runner.invoke(app, ["cluster", str(path), "--replicas", "12", "--num-blocks", "24",
+                            "--json"])
+    assert r.exit_code == 0, r.output
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "warning: round_robin replicas 0-3: uncalibrated clock: "), r.stderr
+    assert json.loads(r.stdout)["warnings"] == [lines[0][len("warning: "):]]
+
+
+def test_router_with_routers_and_a_lag_no_router_reads(tmp_path):
+    path = tmp_path / "t.jsonl"
+    _trace(path, n=8)
+    base = ["cluster", str(path), "--num-blocks", "24", "--block-size", "16"]
+    # --routers replaced a --router given with it, without a word
+    r = runner.invoke(app, [*base, "--router", "llmd", "--routers", "round_robin"])
+    assert r.exit_code == 2 and r.stdout == "", r.output
+    assert r.stderr == ("error: option --router: give --router or --routers, not both "
+                        "(--routers would replace --router llmd)\n")
+    # a lag on the events of routers that read none changed nothing, silently
+    r = runner.invoke(app, [*base, "--routers", "round_robin,llmd", "--kv-event-lag-ms", "5",
+                            "--json"])
+    assert r.exit_code == 0, r.output
+    line = ("option kv_event_lag_ms: no effect: no chosen router reads KV events "
+            "(round_robin, llmd)")
+    assert json.loads(r.stdout)["warnings"][0] == line
+    assert f"warning: {line}\n" in r.stderr
+    r = runner.invoke(app, [*base, "--router", "llmd_precise", "--kv-event-lag-ms", "5"])
+    assert r.exit_code == 0 and "kv_event_lag_ms" not in r.stderr, r.output
+
+
+def test_stats_of_a_cluster_folder_with_a_replica_missing_or_twice(tmp_path):
+    import gzip
+    import shutil
+
+    path = tmp_path / "t.jsonl"
+    _trace(path, n=8)
+    ev = tmp_path / "ev"
+    assert runner.invoke(app, ["cluster", str(path), "--replicas", "2", "--num-blocks", "24",
+                               "--block-size", "16", "--events", str(ev)]).exit_code == 0
+    folder = ev / "round_robin"
+    # replica-0 gone: its row 0 showed replica-1's stream
+    gap = tmp_path / "gap"
+    shutil.copytree(folder, gap)
+    (gap / "replica-0.events.jsonl").unlink()
+    r = runner.invoke(app, ["stats", str(gap)])
+    assert r.exit_code == 2 and r.stdout == "", r.output
+    assert r.stderr == (f"error: {gap}: no replica-0.events.jsonl (found replica-1.events.jsonl)"
+                        ": a kvcli cluster --events folder holds one stream per replica, "
+                        "replica-0 to replica-(N-1)\n")
+    # replica 1 in two files (.gz and not): counted as replicas 1 and 2
+    twice = tmp_path / "twice"
+    shutil.copytree(folder, twice)
+    (twice / "replica-1.events.jsonl.gz").write_bytes(
+        gzip.compress((folder / "replica-1.events.jsonl").read_bytes()))
+    r = runner.invoke(app, ["stats", str(twice)])
+    assert r.exit_code == 2 and r.stderr.startswith(f"error: {twice}: two streams of replica 1:")
+    assert runner.invoke(app, ["stats", str(folder)]).exit_code == 0

@@ -236,3 +236,23 @@ def test_list_presets() -> None:
                      "nemotron-nano-9b-v2"]
     r = run("gemma-3-27b", "--gpu-memory-gib", "80")
     assert r.exit_code == 0 and "page, groups 0,1,2,3,4,5,6: 2 (K,V) x block 16" in r.stdout
+
+
+def test_num_blocks_over_gpu_memory_keeps_the_memory_lines_true():
+    # llama-3.1-8b: weights 8,030,261,248 params x 2 B, a block 32 layers x 65,536 B
+    memory = BUDGET - 8_030_261_248 * 2
+    per_block = 32 * 65_536
+    # --num-blocks under what fits: the memory is the GPU's, not num_blocks x bytes per block
+    # (which said 80 GiB x 0.9 - 14.96 GiB = 39.06 GiB)
+    d = ok("llama-3.1-8b", "--gpu-memory-gib", "80", "--num-blocks", "20000")
+    assert d["memory"]["available_kv_cache_bytes"] == memory == 61_248_888_832
+    assert d["num_blocks"] == 20_000
+    text = run("llama-3.1-8b", "--gpu-memory-gib", "80", "--num-blocks", "20000").stdout
+    assert f"= {memory:,} bytes" in text
+    assert f"num_blocks = 20,000 (--num-blocks; {memory // per_block:,} fit the memory)" in text
+    # more than the memory holds: vLLM would fail allocating them; was printed as fitting 80 GiB
+    r = run("llama-3.1-8b", "--gpu-memory-gib", "80", "--num-blocks", str(10**18))
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr == ("error: option --num-blocks: 1,000,000,000,000,000,000 blocks need "
+                        "1,953,125,000,000,000.00 GiB of KV cache, more than the 57.04 GiB left "
+                        "of 80 GiB (vLLM would fail allocating them); at most 29,205 fit\n")

@@ -40,3 +40,35 @@ def test_arrival_step_at_the_bound_replays(tmp_path):
         res = runner.invoke(app, [command, str(path), "--arrivals", "step", "--json"])
         assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["steps"] >= 2**53        # replay's
+
+
+# -- an id of 2^64 or more: the JSON reader takes it as a float, and the message showed
+# -- 'got 1.8446744073709552e+19', not what the line holds; 2^64 - 1 replays
+
+@pytest.mark.parametrize("field", ["prompt_token_ids", "hash_ids"])
+@pytest.mark.parametrize("command", ["replay", "curve"])
+def test_an_id_past_2_64_says_so(tmp_path, command, field):
+    req = (dict(REQ, prompt_token_ids=[1, 2**64]) if field == "prompt_token_ids" else
+           {"input_length": 600, "output_length": 2, "hash_ids": [1, 2**64]})
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(req) + "\n")
+    refused([command, str(path)], f"error: {path}:1: field '{field}': must hold integers below "
+            "2^64, got 1.84467e+19 (an integer this large reads as a float)")
+    path.write_text(json.dumps(dict(req, **{field: [1, 2**64 - 1]})) + "\n")
+    assert runner.invoke(app, [command, str(path)]).exit_code == 0
+
+
+@pytest.mark.parametrize("big", [2**63, 2**64 - 1])
+def test_curve_of_hash_ids_past_2_63_equals_small_ids(tmp_path, big):
+    # the fast path's int64 array raised OverflowError (a traceback, exit 1) for ids >= 2^63
+    def points(top: int) -> list:
+        path = tmp_path / f"t{top}.jsonl"
+        path.write_text("".join(json.dumps({"timestamp": t, "input_length": 600,
+                                            "output_length": 2, "hash_ids": [1, top]}) + "\n"
+                                for t in range(3)))
+        res = runner.invoke(app, ["curve", str(path), "--capacities", "1,2", "--json"])
+        assert res.exit_code == 0, res.output
+        return [(p["capacity_blocks"], p["hit_rate"]) for p in json.loads(res.stdout)["points"]]
+    # 3 prompts of 600 tokens at 512-token blocks: with room for 2 blocks (a running request
+    # holds both) the 2nd and 3rd hit their first block; with 1, none can run
+    assert points(big) == points(2) == [(1, 0.0), (2, 2 * 512 / 1800)]

@@ -89,3 +89,23 @@ def test_a_slow_subscriber_makes_drops_that_are_counted_and_warned():
     zctx.term()
     assert len(warnings) == 1 and f"{pub.dropped:,} of 50 batches" in warnings[0]
     assert "kv_events_hwm" in warnings[0]
+
+
+def test_live_options_that_nothing_would_read_are_refused(tmp_path):
+    # each was accepted and silently did nothing: no publisher, no replay socket, no metrics file
+    for args, flag, need in (
+            (["--kv-events-hwm", "5"], "--kv-events-hwm", "kv_events_endpoint"),
+            (["--kv-events-topic", "kv"], "--kv-events-topic", "kv_events_endpoint"),
+            (["--kv-events-wait-s", "1"], "--kv-events-wait-s", "kv_events_endpoint"),
+            (["--kv-events-endpoint", "tcp://127.0.0.1:1", "--kv-events-buffer-steps", "5"],
+             "--kv-events-buffer-steps", "kv_events_replay_endpoint"),
+            (["--metrics-interval-s", "5"], "--metrics-interval-s", "metrics FILE")):
+        for command in ("replay", "cluster"):
+            r = runner.invoke(app, [command, TRACE, "--num-blocks", "96", *args])
+            assert r.exit_code == 2, (args, r.output)
+            assert r.stderr == f"error: option {flag}: has no effect without {need}\n", r.stderr
+    # with what reads it, the same option runs
+    out = tmp_path / "m.prom"
+    r = runner.invoke(app, ["replay", TRACE, "--num-blocks", "96", "--metrics", str(out),
+                            "--metrics-interval-s", "5"])
+    assert r.exit_code == 0, r.output

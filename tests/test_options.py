@@ -70,7 +70,10 @@ def test_to_dict_is_the_settings_in_field_order():
     ("block_size", 0, "must be a positive integer, got 0"),
     ("max_num_seqs", 2.5, "must be a positive integer, got 2.5"),
     ("num_blocks", 1, "must be >= 2 (block 0 is the null block), got 1"),
-    ("num_blocks", 2.5, "must be >= 2 (block 0 is the null block), got 2.5"),
+    # (said 'must be >= 2 (block 0 is the null block), got 2.5': the wrong rule)
+    ("num_blocks", 2.5, "must be an integer, got 2.5"),
+    ("num_blocks", 1e18, "must be an integer, got 1e+18"),
+    ("max_model_len", 4096.0, "must be an integer, got 4096.0"),
     ("max_model_len", 1, "must be >= 2, got 1"),
     ("long_prefill_token_threshold", -1, "must be >= 0, got -1"),
     ("watermark", 1.0, "must be in [0, 1), got 1.0"),

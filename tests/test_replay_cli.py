@@ -93,6 +93,9 @@ def test_stdin_trace():
     ([mc(100), mc(600)], ["--num-blocks", "5", "--mode", "cache"],
      ":1: field 'num_blocks': no request fits"),
     ([mc(100), mc(600)], ["--num-blocks", "5"], ":1: field 'num_blocks': request '0' can never"),
+    # every prompt too long: named num_blocks, though max_model_len made it never fit
+    ([mc(700), mc(800)], ["--max-model-len", "600", "--skip-bad"],
+     ":1: field 'input_length': no request fits: prompt of 700 tokens >= max_model_len 600"),
     ([], [], ":1: empty trace"),
 ])
 def test_bad_input_exits_2_without_output(tmp_path, lines, args, where):
@@ -228,3 +231,22 @@ def test_lora_ids_are_stable_across_processes(tmp_path):
               if e["type"] == "BlockStored"]
     assert [(e["lora_name"], e["lora_id"]) for e in stored] == [
         ("sql", 1), ("chat", 2), ("sql", 1), (None, None)]
+
+
+def test_lengths_only_trace_says_its_hit_rate_is_zero_by_construction(tmp_path):
+    # an Azure CSV (and a lengths trace) has no prompt content: every prompt is unique, so the
+    # hit rate is 0 whatever the cache; the table and the JSON say so beside the 0
+    az = tmp_path / "az.csv"
+    az.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                  "2023-11-16 18:15:46.6805900,374,44\n2023-11-16 18:15:50.9951690,396,109\n")
+    res = invoke(az, "--num-blocks", 100)
+    assert res.exit_code == 0, res.output
+    row = [ln for ln in res.stdout.splitlines() if "prompt content" in ln]
+    assert len(row) == 1 and "lengths only (hit rate 0 by construction)" in row[0]
+    d = json.loads(invoke(az, "--num-blocks", 100, "--json").stdout)
+    assert (d["format"], d["prompt_content"], d["hit_rate"]) == ("azure", False, 0.0)
+    lengths = write(tmp_path, [{"input_length": 40, "output_length": 2}] * 2)
+    assert json.loads(invoke(lengths, "--json").stdout)["prompt_content"] is False
+    # a trace with content: true, and no such row
+    assert json.loads(invoke(SAMPLE, "--json").stdout)["prompt_content"] is True
+    assert "prompt content" not in invoke(SAMPLE).stdout

@@ -130,3 +130,15 @@ def test_timestamps_out_of_order_are_named_only_where_they_order(tmp_path):
                       ({"arrivals": "step"}, False)):
         s = replay(str(trace), ReplayOptions(**kw))
         assert (said in s.warnings) is named, kw
+
+
+def test_gpu_memory_with_num_blocks_is_said_to_size_nothing():
+    # num_blocks wins (vLLM's override): the memory was silently left unused ('kvcli script'
+    # refuses the pair; a replay keeps the override and says the memory sized nothing)
+    s = run(block_size=16, mode="cache", model="llama-3.1-8b", gpu_memory_gib=80.0,
+            num_blocks=3000)
+    assert s.num_blocks == 3000
+    assert s.warnings == [("option gpu_memory_gib has no effect with num_blocks: the pool is "
+                           "num_blocks' 3,000 blocks, not sized from the memory")]
+    assert run(block_size=16, mode="cache", model="llama-3.1-8b",
+               gpu_memory_gib=80.0).warnings == []

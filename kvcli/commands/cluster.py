@@ -30,7 +30,7 @@ RouterOpt = Annotated[str, typer.Option(
     "--router", help="The router (--list-routers lists them).", rich_help_panel=_C)]
 RoutersOpt = Annotated[str | None, typer.Option(
     "--routers", metavar="A,B,...", help="Compare several routers on the same trace: one row "
-    "each (overrides --router).", rich_help_panel=_C)]
+    "each (not with --router).", rich_help_panel=_C)]
 RouterOptOpt = Annotated[list[str] | None, typer.Option(
     "--router-opt", metavar="[ROUTER.]KEY=VALUE", help="A router option (repeat it); KEY alone "
     "applies to every chosen router that takes it.", rich_help_panel=_C)]
@@ -101,10 +101,14 @@ def register(app: typer.Typer) -> None:
             raise MissingParameter(ctx=ctx, param=next(p for p in ctx.command.params
                                                        if p.name == "trace"))
         names = routers.split(",") if routers is not None else [router]
+        # --routers overrides --router: a --router given with it was dropped without a word
+        source = ctx.get_parameter_source("router")
+        dropped = router if routers is not None and source and source.name != "DEFAULT" \
+            else None
         code = output.run(lambda: run(
             trace, opts, replicas, names, router_opt or [], seed, metrics_interval_ms,
             kv_event_lag_ms, None if events is None else str(events),
             None if decisions is None else str(decisions), as_json, plot, live, metrics,
-            "router" if routers is None else "routers"))
+            "router" if routers is None else "routers", dropped))
         if code:
             raise typer.Exit(code)

@@ -100,13 +100,23 @@ def register(app: typer.Typer) -> None:
         from kvcli import output
 
         def go() -> None:
+            from kvcore.errors import InputError
+
             if list_presets:
+                if model is not None:
+                    # the table of every preset came, and MODEL's sizing did not, silently
+                    raise InputError(f"lists the presets: not with a MODEL ({model!r}); drop "
+                                     "--list to size it", field="list")
                 output.emit(list_view(), as_json=as_json)
                 return
             from kvcore.engine.sched_limits import serve_limits
             from kvcore.sizing.resolve import resolve_kv_cache_config
 
             bs = 16 if block_size is None else block_size
+            if kv_offloading_block_size is not None and kv_offloading_size is None:
+                # the chunk size of a tier that is not there: it was dropped without a word
+                raise InputError("needs --kv-offloading-size (the CPU tier it sizes the chunks "
+                                 "of)", field="kv_offloading_block_size")
 
             def sized(budget: int) -> Any:
                 return resolve_kv_cache_config(
@@ -204,9 +214,12 @@ def sizing_view(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utiliza
             + (f" per worker (tensor parallel {tp})" if tp > 1 else ""))
     widest = max((g["num_layers"] for g in data["groups"]), default=0)
     text.append(f"bytes per block = {widest} layers x page = {data['bytes_per_block']:,}")
+    fit = (None if m["gpu_memory_gib"] is None
+           else m["available_kv_cache_bytes"] // data["bytes_per_block"])
     text.append(f"num_blocks = {data['num_blocks']:,}"
-                + ("" if m["gpu_memory_gib"] is None else
-                   f" = {m['available_kv_cache_bytes']:,} // {data['bytes_per_block']:,}")
+                + ("" if fit is None else
+                   f" = {m['available_kv_cache_bytes']:,} // {data['bytes_per_block']:,}"
+                   if fit == data["num_blocks"] else f" (--num-blocks; {fit:,} fit the memory)")
                 + " (block 0 is the null block)")
     per_req = sum(g["blocks_per_request"] for g in data["groups"])
     text.append(f"max concurrency at max_model_len {data['max_model_len']:,} = "

@@ -7,7 +7,6 @@ outputs (event stream, step and request lines, JSON).
 from __future__ import annotations
 
 from enum import Enum
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -37,9 +36,9 @@ EventsOpt = Annotated[str | None, typer.Option(
 EventsFormatOpt = Annotated[EventsFormat, typer.Option(
     "--events-format", help="jsonl: ours (every block operation); vllm: vLLM's KV event "
     "batches.", rich_help_panel=_O)]
-RequestsOpt = Annotated[Path | None, typer.Option(
+RequestsOpt = Annotated[str | None, typer.Option(
     "--requests", help="One JSON line per request.", rich_help_panel=_O)]
-StepsOpt = Annotated[Path | None, typer.Option(
+StepsOpt = Annotated[str | None, typer.Option(
     "--steps", help="One JSON line per engine step.", rich_help_panel=_O)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="The summary as JSON.",
                                        rich_help_panel=_O)]
@@ -91,6 +90,8 @@ def register(app: typer.Typer) -> None:
 
             given = [f for f, v in (("events", events), ("requests", requests),
                                     ("steps", steps), ("metrics", metrics)) if v is not None]
+            if fmt != "jsonl":
+                given.append("events_format")
             if live is not None and live != LiveOptions():
                 given.append("kv_events_endpoint" if live.publishes else "realtime")
             code = output.run(lambda: run_explain(trace, opts, explain, as_json, given,
@@ -118,6 +119,13 @@ def run_replay(trace: str, opts, events: str | None, events_format: str,
     if calls:
         raise InputError("needs --explain REQUEST_ID (kvcli script --calls draws an op "
                          "script's calls)", field="calls")
+    if events_format != "jsonl" and events is None:
+        raise InputError("needs --events PATH (it chooses that stream's format; "
+                         "--kv-events-endpoint publishes vLLM's batches whatever it is)",
+                         field="events_format")
+    if steps is not None and opts is not None and opts.mode == "cache":
+        raise InputError("engine mode only: cache mode runs no engine steps (the file would "
+                         "stay empty)", field="steps")
     for name, path in (("requests", requests), ("steps", steps), ("metrics", metrics)):
         if path == "-":
             raise InputError("only --events may be - (stdout)", field=name)
@@ -129,7 +137,7 @@ def run_replay(trace: str, opts, events: str | None, events_format: str,
     live_opts = live_opts or LiveOptions()
     is_live = live_opts != LiveOptions() or metrics is not None
     if is_live:
-        live_opts.check()
+        live_opts.check(metrics_file=metrics is not None)
     # reading and replaying make no cycles; what they leave lives until the process ends
     with gc_paused(freeze=True):
         return _replay_outputs(read_trace(trace, keep=HELD_REQUESTS), trace, opts, events,
@@ -204,6 +212,9 @@ def summary_view(summary):
         ("hit rate (tokens)", round(d["hit_rate"], 5)),
         ("hit rate (mean per request)", round(d["request_hit_rate_mean"], 5)),
     ]
+    if not d["prompt_content"]:
+        # a 0 here is the trace's, not the cache's: say so beside it
+        rows.append(("prompt content", "lengths only (hit rate 0 by construction)"))
     if d["warmup_requests"]:
         rows.append(("warm-up requests (not counted)", d["warmup_requests"]))
     if d["mode"] == "engine":

@@ -17,7 +17,8 @@ def run_explain(trace: str, opts, rid: str, as_json: bool, given: list[str],
     from kvcore.traces import read_trace
 
     if given:
-        raise InputError(f"writes no other output (--{given[0]} given)", field="explain")
+        flag = given[0].replace("_", "-")
+        raise InputError(f"writes no other output (--{flag} given)", field="explain")
     tr = read_trace(trace)
     if not any(r.id == rid for r in tr.requests):
         raise InputError(f"no request {rid!r} in {tr.path}", field="explain")

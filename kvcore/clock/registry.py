@@ -41,6 +41,11 @@ def _numbers(arg: str, n: int, spec: str) -> list[float]:
 def model_geometry(model: str | None, model_config: str | None) -> ModelGeometry | None:
     from kvcore.models import load_hf_config, load_preset, read_hf_config
 
+    if model and model_config:
+        # (the preset won and the config.json was dropped without a word, as `kvcli replay`
+        # and `kvcli config` refuse the pair)
+        raise InputError("give a model preset or a model config (config.json), not both",
+                         field="model")
     if model:
         return load_preset(model)
     if model_config:

@@ -33,6 +33,7 @@ from kvcore.offload.tier import OffloadTier
 from kvcore.request import LoRARequest, Request
 from kvcore.specs import FullAttentionSpec, cdiv
 from kvcore.traces import Trace, TraceRequest
+from kvcore.traces.formats import CONTENTLESS_FORMATS
 from kvcore.traces.stream import TraceStream
 
 
@@ -60,6 +61,7 @@ class ReplayContext:
         self.cost = start.clock
         clock = self.cost.describe() if (cfg.clock or cfg.gpu or cfg.calibration) else None
         self.summary = ReplaySummary(clock=clock, trace=trace.path, format=trace.format, mode=cfg.mode,
+                                     prompt_content=trace.format not in CONTENTLESS_FORMATS,
                                      requests=len(trace.requests), num_blocks=self.num_blocks,
                                      block_size=cfg.block_size, config=cfg.to_dict())
         # Arrival order: timestamps (ties in file order), or with arrivals=step each request's
@@ -223,8 +225,9 @@ class ReplayContext:
             return
         line, why = skipped[0]
         if self.summary.rejected == self.summary.requests:
+            # the field that made it never fit, as `admit_or_reject` names it
             raise InputError(f"no request fits: {why}", path=self.trace.path, line=line,
-                             field="num_blocks")
+                             field="input_length" if "max_model_len" in why else "num_blocks")
         more = f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else ""
         self.warning(f"skipped {len(skipped)} request(s) that can never fit, counted as "
                      f"rejected and left out of the hit rate ({self.rejected_prompt_tokens:,} of "

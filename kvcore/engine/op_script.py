@@ -33,6 +33,12 @@ DEFAULTS: dict[str, Any] = {"groups": [{"type": "full"}], "block_size": 16, "num
                             "hash": "sha256", "hash_seed": None, "max_model_len": 32768,
                             "full_sequence_must_fit": True, "kv_events": False}
 OPS = ("new", "prefill", "decode", "free", "hashes", "summary")
+# The keys each op reads (the oracle's contract).
+OP_KEYS = {"new": frozenset({"op", "id", "prompt", "num_tokens"}),
+           "prefill": frozenset({"op", "id", "num_tokens"}),
+           "decode": frozenset({"op", "id", "token"}),
+           "free": frozenset({"op", "id"}), "hashes": frozenset({"op", "id"}),
+           "summary": frozenset({"op"})}
 
 
 @dataclass(slots=True)
@@ -240,6 +246,11 @@ def check_op(op: Op, path: str) -> dict:
     if kind not in OPS:
         raise InputError(f"unknown op {kind!r} (one of {', '.join(OPS)})", field="op",
                          **where)
+    unknown = sorted(set(d) - OP_KEYS[kind])
+    if unknown:
+        # a misspelt key (num_new_tokens for num_tokens) ran the op without it, silently
+        raise InputError(f"unknown key(s) {unknown} for op {kind!r} (it takes "
+                         f"{', '.join(sorted(OP_KEYS[kind]))})", field=unknown[0], **where)
     if kind == "summary":
         return d
     rid = d.get("id")

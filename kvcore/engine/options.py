@@ -38,8 +38,8 @@ _IGNORED_CONFIG_KEYS = frozenset({"kv_events"})
 def _knob(default: Any, *, config: bool = False, choices: Any = None, check: str | None = None,
           lo: float | None = None, hi: float | None = None, message: str | None = None,
           pool: bool = False) -> Any:
-    """A field with its rule: `choices` (a table's keys), or `check` = "positive_int",
-    "int_at_least" / "at_least" (an integer / a finite number >= `lo`), "positive" (a finite
+    """A field with its rule: `choices` (a table's keys), or `check` = "name" (a non-empty
+    string), "positive_int", "int_at_least" / "at_least" (an integer / a finite number >= `lo`), "positive" (a finite
     number > 0), "fraction" (in [0, 1)); `hi` bounds "at_least" above; `message` replaces the
     rule's wording. None passes where None is the default. With `pool`, the value is a pool's
     block count, which must also fit this machine's memory (`kvcore.host_memory`)."""
@@ -97,13 +97,13 @@ class ReplayOptions:
     # the clock by name (`kvcore.clock.registry`; None: roofline with a model and a GPU, else
     # linear), the GPU preset, tensor parallelism and the KV cache dtype it times
     clock: str | None = _knob(None)
-    gpu: str | None = _knob(None)
-    calibration: str | None = _knob(None)             # `kvcli calibrate`'s file (calibrated)
+    gpu: str | None = _knob(None, check="name")
+    calibration: str | None = _knob(None, check="name")             # `kvcli calibrate`'s file (calibrated)
     tp: int = _knob(1, check="positive_int")
     kv_cache_dtype: str = _knob("auto", choices=KV_CACHE_DTYPES)
     skip_bad: bool = _knob(False)                     # skip requests that can never fit
-    model: str | None = _knob(None)                   # a model preset: its KV cache groups
-    model_config: str | None = _knob(None)            # or a HF config.json
+    model: str | None = _knob(None, check="name")                   # a model preset: its KV cache groups
+    model_config: str | None = _knob(None, check="name")            # or a HF config.json
     gpu_memory_gib: float | None = _knob(None, check="positive")  # with a model: num_blocks
     max_steps: int | None = _knob(None)               # stop after this many steps (safety net)
     # vLLM's native CPU offloading (`kvcore.offload`, docs/offload.md): the tier's size in GiB
@@ -207,6 +207,11 @@ def _check(f: dataclasses.Field, v: Any) -> None:
             raise InputError(f"must be dense (null) or an integer >= 0, got {v!r}",
                              field=f.name)
         return
+    if check == "name":
+        # '' (an unset shell variable) was read as "none given" and the run went on without it
+        if not isinstance(v, str) or not v.strip():
+            raise InputError(f"must be a non-empty name or path, got {v!r}", field=f.name)
+        return
     if check == "groups":
         _check_groups(v)
         return
@@ -221,6 +226,10 @@ def _check(f: dataclasses.Field, v: Any) -> None:
             raise InputError(f"must be a finite number > 0, got {v!r}", field=f.name)
     else:
         number = (int,) if check == "int_at_least" else (int, float)
+        if check == "int_at_least" and _is_number(v, (float,)) and math.isfinite(v) \
+                and v >= meta["lo"]:
+            # a config line's 1e18 or 4.0: 'must be >= 2, got 1e+18' named the wrong rule
+            raise InputError(f"must be an integer, got {v!r}", field=f.name)
         if not _is_number(v, number) or not v >= meta["lo"]:  # and NaN
             head = meta["message"] or f"must be >= {meta['lo']:g}"
             raise InputError(f"{head}, got {v!r}", field=f.name)

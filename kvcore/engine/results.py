@@ -10,6 +10,9 @@ class ReplaySummary:
     trace: str
     format: str
     mode: str
+    # False for a trace of prompt lengths only (lengths, Azure CSV): every prompt is unique
+    # content, so the hit rate is 0 by construction, not a finding about the cache
+    prompt_content: bool = True
     requests: int = 0                 # every request of the trace
     rejected: int = 0                 # never admitted (could never fit; skipped)
     finished: int = 0

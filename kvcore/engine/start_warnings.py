@@ -41,6 +41,10 @@ def start_warnings(cfg: ReplayOptions, trace: Trace) -> list[str]:
                    "reports) or num_blocks for the pool vllm serve would have")
     if model:
         out.extend(_model_notes(cfg, "block_size" not in user))
+    if model and {"gpu_memory_gib", "num_blocks"} <= user:
+        # num_blocks wins (vLLM's num_gpu_blocks_override); the memory sized nothing
+        out.append(f"option gpu_memory_gib has no effect with num_blocks: the pool is "
+                   f"num_blocks' {cfg.num_blocks:,} blocks, not sized from the memory")
     if (unused_tier := unused_tier_options(cfg)) is not None:
         out.append(unused_tier)
     if cfg.mode == "cache":

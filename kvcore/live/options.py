@@ -32,8 +32,9 @@ class LiveOptions:
     def publishes(self) -> bool:
         return self.kv_events_endpoint is not None
 
-    def check(self, ranks: int = 1) -> None:
-        """Refuse values that cannot work, one field at a time."""
+    def check(self, ranks: int = 1, metrics_file: bool = False) -> None:
+        """Refuse values that cannot work, one field at a time; `metrics_file`: a metrics FILE
+        is written (its interval has an effect)."""
         if self.kv_events_endpoint is not None:
             check_endpoint(self.kv_events_endpoint, "kv_events_endpoint", ranks=ranks)
         if self.kv_events_replay_endpoint is not None:
@@ -72,6 +73,24 @@ class LiveOptions:
                 raise InputError("needs realtime: without a pace the replay is over before a "
                                  "scrape (write snapshots with metrics FILE)",
                                  field="metrics_port")
+        self._check_used(metrics_file)
+
+
+    def _check_used(self, metrics_file: bool) -> None:
+        """An option moved from its default where nothing reads it is refused, as
+        kv_events_linger_s is: the user asked for something the run would not do."""
+        needs = (("kv_events_endpoint", self.kv_events_endpoint is not None,
+                  ("kv_events_topic", "kv_events_hwm", "kv_events_wait_s")),
+                 ("kv_events_replay_endpoint", self.kv_events_replay_endpoint is not None,
+                  ("kv_events_buffer_steps",)),
+                 ("metrics FILE", metrics_file, ("metrics_interval_s",)))
+        for need, present, names in needs:
+            for name in names:
+                if not present and getattr(self, name) != getattr(_DEFAULTS, name):
+                    raise InputError(f"has no effect without {need}", field=name)
+
+
+_DEFAULTS = LiveOptions()
 
 
 def _finite(v: float, name: str, *, allow_zero: bool) -> None:

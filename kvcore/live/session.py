@@ -25,7 +25,7 @@ from kvcore.live.pacer import Pacer
 class LiveRun:
     def __init__(self, opts: LiveOptions, *, ranks: int = 1, metrics_out: IO[bytes] | None = None,
                  warn: Callable[[str], None] | None = None) -> None:
-        opts.check(ranks)
+        opts.check(ranks, metrics_file=metrics_out is not None)
         self.opts = opts
         self.warn = warn or (lambda msg: None)
         self.publishers: list[Any] = []

@@ -38,6 +38,11 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
     check_endpoint(endpoint, "endpoint")
     if replay_endpoint is not None:
         check_endpoint(replay_endpoint, "replay_endpoint")
+        if replay_endpoint == endpoint:
+            # (the replay socket asked the publisher's PUB socket, which never answers: every
+            # gap waited out as missing; a replay refuses the same pair)
+            raise InputError("the same endpoint as the publisher's (ENDPOINT): the replay "
+                             "socket is another one", field="replay_endpoint")
     if idle_timeout_s > MAX_IDLE_TIMEOUT_S:
         raise InputError(f"must be at most {MAX_IDLE_TIMEOUT_S:,} s (about 24 days; 0 waits "
                          f"forever), got {idle_timeout_s!r}", field="idle_timeout_s")

@@ -99,6 +99,9 @@ def explicit_geometry(*, layers: int, kv_heads: int, head_dim: int, dtype: str,
                if chunked_layers else set(range(layers)))
         for i in sel:
             kinds[i] = "chunked"
+    elif chunked_layers:
+        # (as sliding_layers: the selection was dropped and every layer stayed full attention)
+        raise InputError("needs an attention_chunk_size", field="chunked_layers")
     return ModelGeometry(name="custom", model_type="custom", layer_kinds=tuple(kinds),
                          num_attention_heads=kv_heads, num_kv_heads=kv_heads, head_dim=head_dim,
                          hidden_size=kv_heads * head_dim, dtype=dtype,
@@ -221,15 +224,13 @@ def resolve_kv_cache_config(
     estimated = weights_gib is None
     weights = estimate_weights_bytes(g, tp) if estimated else int(weights_gib * GiB / tp)
     per_block = bytes_per_block(groups)
-    if num_blocks is not None:
-        if num_blocks < 1:
-            raise InputError(f"must be at least 1 (the null block), got {num_blocks}",
-                             field="num_blocks")
-        available = num_blocks * per_block
-    else:
-        if gpu_memory_gib is None:
-            raise InputError("needed to size the KV cache (or give num_blocks)",
-                             field="gpu_memory_gib")
+    if num_blocks is not None and num_blocks < 1:
+        raise InputError(f"must be at least 1 (the null block), got {num_blocks}",
+                         field="num_blocks")
+    if num_blocks is None and gpu_memory_gib is None:
+        raise InputError("needed to size the KV cache (or give num_blocks)",
+                         field="gpu_memory_gib")
+    if gpu_memory_gib is not None:
         budget = int(gpu_memory_gib * GiB * gpu_memory_utilization)
         available = budget - weights - int(activation_gib * GiB)
         if available <= 0:
@@ -240,6 +241,16 @@ def resolve_kv_cache_config(
                 + (f" per worker (tensor parallel {tp})" if tp > 1 else "")
                 + (f", activations {activation_gib:g} GiB" if activation_gib else "")
                 + f"; short by {-available / GiB:.2f} GiB", field="gpu_memory_gib")
+    memory = available if gpu_memory_gib is not None else None
+    if num_blocks is not None:
+        available = num_blocks * per_block      # the override's pool is what vLLM allocates
+        if check_memory and memory is not None and available > memory:
+            # vLLM overrides its count and then fails allocating the tensors (out of memory);
+            # the memory lines would have claimed the GPU holds them
+            raise InputError(
+                f"{num_blocks:,} blocks need {available / GiB:,.2f} GiB of KV cache, more than "
+                f"the {memory / GiB:,.2f} GiB left of {gpu_memory_gib:g} GiB (vLLM would fail "
+                f"allocating them); at most {memory // per_block:,} fit", field="num_blocks")
     if check_memory:
         try:
             check_enough_memory(groups, ctx, available)
@@ -250,5 +261,6 @@ def resolve_kv_cache_config(
             raise InputError(str(err), field=field) from None
     config = kv_cache_config_from_groups(groups, available, num_blocks)
     cap = capacity(config, ctx, available, max(mml, g.max_position_embeddings))
-    return SizingResult(config, ctx, g, available, weights, estimated, cap,
+    return SizingResult(config, ctx, g, available if memory is None else memory, weights,
+                        estimated, cap,
                         g.dtype if kv_dtype == "auto" else kv_dtype)

@@ -17,6 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from typing import Any
 
 from kvcore.host_memory import check_workers
+from kvcore.interrupts import deferred
 from kvcore.sweep.executor import ExecutorSettings
 from kvcore.sweep.grid import Job
 from kvcore.sweep.job import run_job
@@ -43,10 +44,13 @@ class LocalExecutor:
 
     def __init__(self, settings: ExecutorSettings) -> None:
         self.workers = settings.jobs or os.cpu_count() or 1
+        self.started = 0            # worker processes the last run started (one a job at most)
         self.pool: ProcessPoolExecutor | None = None
 
     def describe(self) -> str:
-        return f"local: {self.workers} worker process{'es' if self.workers != 1 else ''}"
+        # what ran, not what was asked: --jobs 100000 on 2 jobs starts 2 processes
+        n = self.started or self.workers
+        return f"local: {n} worker process{'es' if n != 1 else ''}"
 
     def check(self, n_jobs: int) -> None:
         """The worker processes `n_jobs` start (at most one a job) fit the host's memory."""
@@ -57,7 +61,7 @@ class LocalExecutor:
             return
         needed = {j.trace_sha256 for j in jobs}
         self.check(len(jobs))
-        workers = min(self.workers, len(jobs))
+        workers = self.started = min(self.workers, len(jobs))
         self.pool = ProcessPoolExecutor(
             workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init,
             initargs=({k: v for k, v in traces.items() if k in needed},))
@@ -66,7 +70,7 @@ class LocalExecutor:
             pending: dict[Future, Job] = {}
             todo = iter(jobs)
             for job in todo:
-                pending[self.pool.submit(_work, job)] = job
+                pending[self._submit(job)] = job
                 if len(pending) >= 2 * workers:
                     break
             while pending:
@@ -75,12 +79,21 @@ class LocalExecutor:
                     job = pending.pop(fut)
                     nxt = next(todo, None)
                     if nxt is not None:
-                        pending[self.pool.submit(_work, nxt)] = nxt
+                        pending[self._submit(nxt)] = nxt
                     yield job, fut.result()
             pool, self.pool = self.pool, None
             pool.shutdown(wait=True)
         finally:
             self.close()
+
+    def _submit(self, job: Job) -> Future:
+        """Submit with Ctrl-C held: a submit may start a worker, writing it the traces through
+        a pipe; a Ctrl-C inside that write closed the pipe mid-pickle (the worker printed an
+        UnpicklingError traceback) before the pool knew the process (`close` could not end
+        it). Held, it lands once the worker is the pool's; the hold is one process start."""
+        assert self.pool is not None
+        with deferred():
+            return self.pool.submit(_work, job)
 
     def close(self) -> None:
         pool, self.pool = self.pool, None
@@ -95,3 +108,11 @@ class LocalExecutor:
         for p in procs:
             with contextlib.suppress(Exception):
                 p.join(5)
+        # The pool's manager thread closes its wake-up pipe as it ends; if the interpreter
+        # exits meanwhile, 3.11's exit hook can write to that pipe as it closes ("Exception
+        # ignored ... OSError: Bad file descriptor" after a Ctrl-C). Its end is bounded: its
+        # workers are gone.
+        manager = getattr(pool, "_executor_manager_thread", None)
+        if manager is not None:
+            with contextlib.suppress(Exception):
+                manager.join(5)

@@ -26,6 +26,9 @@ BAILIAN_BLOCK = 16
 # Prompts with no content (lengths, azure) get fresh trace block ids of this size from a counter,
 # so every prompt is unique content.
 UNIQUE_BLOCK = 512
+# The formats that carry prompt lengths only: their prefix hit rate is 0 by construction, which
+# a summary says (`prompt_content` in docs/replay.md) so that a 0 is not read as a cache result.
+CONTENTLESS_FORMATS = frozenset({"lengths", "azure"})
 
 
 # The most tokens one request may have, prompt or output: 10 million, the longest context of any
@@ -155,6 +158,11 @@ def _ids(obj: dict, key: str, ctx: _Ctx) -> tuple[list[int], _array | None]:
     except (TypeError, OverflowError):
         arr = None
     for x in v:
+        if isinstance(x, float) and x >= 2**64:
+            # the JSON reader takes an integer past 2^64 - 1 as a float: 'got 1.8446744073709552e+19'
+            # did not look like what the line holds
+            raise ctx.err(key, f"must hold integers below 2^64, got {x:.6g} (an integer this "
+                          "large reads as a float)")
         if isinstance(x, bool) or not isinstance(x, int) or x < 0:
             raise ctx.err(key, f"must hold non-negative integers, got {x!r}")
     return v, arr

@@ -20,6 +20,7 @@ from kvcore.host_memory import MAX_GIB, check_pool_fits
 # far beyond any cache (10^12 blocks of 16 tokens are ~100,000x the largest GPU pools).
 MAX_CAPACITY = 10**12           # blocks (capacities) or tokens (capacity_tokens)
 MAX_BLOCK_SIZE = 1 << 20        # tokens per block
+MAX_CAPACITIES = 10_000         # values in one capacity list
 DEFAULT_SWEEP_POINTS = 24
 
 
@@ -108,6 +109,9 @@ def check_options(opts: CurveOptions) -> None:
     if unknown or not opts.policies:
         raise InputError(f"unknown policy {unknown[0] if unknown else ''!r}; "
                          f"choose from {', '.join(POLICIES)}", field="policies")
+    twice = [p for i, p in enumerate(opts.policies) if p in opts.policies[:i]]
+    if twice:       # (its rows came twice, its runs ran twice)
+        raise InputError(f"policy {twice[0]!r} named twice", field="policies")
     if opts.rule not in RULES:
         raise InputError(f"must be one of {', '.join(RULES)}, got {opts.rule!r}", field="rule")
     if opts.block_size is not None and opts.block_size < 1:
@@ -127,12 +131,20 @@ def check_options(opts: CurveOptions) -> None:
     if opts.capacity_gib is not None and opts.model is None:
         raise InputError("needs a model (bytes per block come from the model)",
                          field="capacity_gib")
+    if opts.model is not None and opts.capacity_gib is None:
+        # the model only turns GiB into blocks: without them it was dropped without a word
+        raise InputError("has no effect without capacity_gib (it turns GiB into blocks)",
+                         field="model")
     for f, vals in (("capacities", opts.capacities), ("capacity_tokens", opts.capacity_tokens),
                     ("capacity_gib", opts.capacity_gib)):
         if vals is not None and (not vals or any(not v > 0 for v in vals)):   # and NaN
             raise InputError("must be positive numbers", field=f)
         if vals is not None and any(not math.isfinite(v) for v in vals):
             raise InputError("must be finite numbers", field=f)
+        if vals is not None and len(vals) > MAX_CAPACITIES:
+            # each is a row, and for a policy other than one-pass LRU a whole replay
+            raise InputError(f"{len(vals):,} capacities is more than the limit of "
+                             f"{MAX_CAPACITIES:,} a curve", field=f)
         if vals is not None and f != "capacity_gib" and max(vals) > MAX_CAPACITY:
             raise InputError(f"must be at most {MAX_CAPACITY:,}, got {max(vals):,}", field=f)
     if opts.capacity_gib is not None and max(opts.capacity_gib) > MAX_GIB:

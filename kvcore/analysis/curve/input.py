@@ -136,8 +136,13 @@ def _chained_ids(requests: list, rule: str, bs: int) -> CurveInput | None:
         return None
     n_tok = np.fromiter((r.prompt_len for r in requests), dtype=np.int64, count=len(requests))
     lens = np.fromiter((len(r.hash_ids) for r in requests), dtype=np.int64, count=len(requests))
-    ids = np.array(list(itertools.chain.from_iterable(r.hash_ids for r in requests)),
-                   dtype=np.int64)
+    try:
+        ids = np.array(list(itertools.chain.from_iterable(r.hash_ids for r in requests)),
+                       dtype=np.int64)
+    except OverflowError:
+        # an id of 2^63 or more (a trace may hold ids up to 2^64 - 1; this raised a traceback):
+        # the interning path takes any int
+        return None
     return chained_input(ids, lens, n_tok, rule, bs)
 
 

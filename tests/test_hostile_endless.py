@@ -1,0 +1,50 @@
+"""Inputs that never end, found by an adversarial pass: /dev/zero (or /dev/full, /dev/urandom)
+given as a trace, a script, a config.json or a results file was read until the machine ran out
+of memory (`kvcli sweep --results /dev/full`: 10 GB in 12 s); a stream of zeros on stdin grew
+one line without bound. Each is now one line on stderr and exit code 2."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from test_hostile_options import refused, runner
+
+import kvcore.sources
+from kvcli.app import app
+
+SP = os.path.join(os.path.dirname(__file__), "..", "traces", "shared-prefix.jsonl")
+DEVICE = ("is a device, not a file (of devices only /dev/null and a terminal are read; - reads "
+          "stdin)")
+
+
+@pytest.mark.parametrize("args", [
+    ["replay", "/dev/zero"], ["stats", "/dev/zero"], ["curve", "/dev/zero"],
+    ["cluster", "/dev/urandom"], ["script", "/dev/zero"], ["bench", "--ops", "/dev/zero"],
+    ["config", "--model-config", "/dev/zero", "--gpu-memory-gib", "80"],
+    ["sweep", "report", "/dev/zero"]])
+def test_an_endless_device_is_refused(args):
+    refused(args, f"error: {args[-1] if args[-1] != '80' else '/dev/zero'}: {DEVICE}")
+
+
+def test_a_results_file_on_an_endless_device(tmp_path):
+    # the sweep reads its results file first (to resume): /dev/full reads as zeros forever
+    refused(["sweep", "--trace", SP, "--set", "num_blocks=100,200", "--results", "/dev/full"],
+            f"error: /dev/full: {DEVICE}")
+
+
+def test_dev_null_still_reads_as_empty():
+    refused(["replay", "/dev/null"], "error: /dev/null:1: empty trace: no requests")
+
+
+def test_a_line_past_the_bound_is_refused(monkeypatch):
+    # (the bound is 1 GiB; a small one here so that the test reads little)
+    monkeypatch.setattr(kvcore.sources, "MAX_LINE_BYTES", 100)
+    line = '{"input_length": 10, "output_length": 5}'
+    res = runner.invoke(app, ["replay", "-"], input=line + "\n" + "0" * 500)
+    assert res.exit_code == 2 and res.stdout == "", res.output
+    assert res.stderr == ("error: <stdin>:2: a line longer than 100 bytes: no trace line is this "
+                          "long (a request holds at most 10,000,000 tokens)\n")
+    # a line of the bound, newline included, reads (here: malformed JSON, not a length refusal)
+    res = runner.invoke(app, ["replay", "-"], input=line + "\n" + "0" * 99 + "\n")
+    assert res.exit_code == 2 and "longer than" not in res.stderr, res.stderr
