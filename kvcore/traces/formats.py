@@ -26,8 +26,7 @@ BAILIAN_BLOCK = 16
 # Prompts with no content (lengths, azure) get fresh trace block ids of this size from a counter,
 # so every prompt is unique content.
 UNIQUE_BLOCK = 512
-# The formats that carry prompt lengths only: their prefix hit rate is 0 by construction, which
-# a summary says (`prompt_content` in docs/replay.md) so that a 0 is not read as a cache result.
+# Prompt lengths only: hit rate 0 by construction, which a summary says (`prompt_content`)
 CONTENTLESS_FORMATS = frozenset({"lengths", "azure"})
 
 

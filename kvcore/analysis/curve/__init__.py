@@ -17,8 +17,8 @@ Capacities are usable blocks (the null block not counted). Hit rates are token-w
 the requests past the warm-up that ran (rejected requests are left out and counted).
 
 The modules: `compute.py` (the driver), `input.py` (a trace reduced to block keys),
-`fastread.py` (plain Mooncake files straight to arrays), `onepass.py`, `sim.py` and `exact.py`
-(the per-capacity points, in parallel processes); the policies are `kvcore.analysis.policies`.
+`option_numbers.py` (an option's comma list), `fastread.py` (plain Mooncake files straight to
+arrays), `onepass.py`, `sim.py` and `exact.py` (the per-capacity points, in parallel processes); the policies are `kvcore.analysis.policies`.
 """
 
 from kvcore.analysis.curve.compute import (
@@ -26,7 +26,7 @@ from kvcore.analysis.curve.compute import (
     CurvePoint,
     CurveResult,
     compute_curve,
-    parse_numbers,
 )
+from kvcore.analysis.curve.option_numbers import parse_numbers
 
 __all__ = ["CurveOptions", "CurvePoint", "CurveResult", "compute_curve", "parse_numbers"]

@@ -152,28 +152,6 @@ def check_options(opts: CurveOptions) -> None:
                          f"{max(opts.capacity_gib):g}", field="capacity_gib")
 
 
-def parse_numbers(text: str | None, field: str, kind=int) -> list | None:
-    """``"6,64,640"`` -> [6, 64, 640]; a clear `InputError` naming the option otherwise."""
-    if text is None:
-        return None
-    out = []
-    for part in text.split(","):
-        part = part.strip().replace("_", "")
-        try:
-            v = float(part)
-            if not math.isfinite(v):     # nan, inf, and 1e400 (which float() reads as inf)
-                raise InputError(f"not a finite number: {part!r}", field=field)
-            if kind is int:
-                if v != int(v):
-                    raise ValueError
-                v = int(v)
-        except ValueError:
-            raise InputError(f"not a {'whole ' if kind is int else ''}number: {part!r}",
-                             field=field) from None
-        out.append(v)
-    return out
-
-
 def bytes_per_block_of(model: str, block_size: int) -> int:
     """Bytes one block id costs in the model's KV cache pool (`kvcore.sizing`)."""
     from kvcore.models import layer_specs

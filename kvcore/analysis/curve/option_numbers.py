@@ -1,0 +1,29 @@
+"""Comma-separated numbers given to one option (`--capacities 6,64,640`), parsed for `kvcli curve`."""
+
+from __future__ import annotations
+
+import math
+
+from kvcore.errors import InputError
+
+
+def parse_numbers(text: str | None, field: str, kind=int) -> list | None:
+    """``"6,64,640"`` -> [6, 64, 640]; a clear `InputError` naming the option otherwise."""
+    if text is None:
+        return None
+    out = []
+    for part in text.split(","):
+        part = part.strip().replace("_", "")
+        try:
+            v = float(part)
+            if not math.isfinite(v):     # nan, inf, and 1e400 (which float() reads as inf)
+                raise InputError(f"not a finite number: {part!r}", field=field)
+            if kind is int:
+                if v != int(v):
+                    raise ValueError
+                v = int(v)
+        except ValueError:
+            raise InputError(f"not a {'whole ' if kind is int else ''}number: {part!r}",
+                             field=field) from None
+        out.append(v)
+    return out
