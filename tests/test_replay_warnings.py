@@ -142,3 +142,31 @@ def test_gpu_memory_with_num_blocks_is_said_to_size_nothing():
                            "num_blocks' 3,000 blocks, not sized from the memory")]
     assert run(block_size=16, mode="cache", model="llama-3.1-8b",
                gpu_memory_gib=80.0).warnings == []
+
+
+def test_a_misspelt_field_of_the_first_request_is_named_with_the_one_it_nearly_spells(tmp_path):
+    # 'timestmap' read as no timestamp: every request arrived at 0 ms, without a word.
+    # Fields near no read one (kvcli gen's 'conversation', Bailian's 'turn') are not named.
+    t = tmp_path / "t.jsonl"
+    line = ('{{"timestmap": {ts}, "input_length": 40, "output_length": 3, "hash_ids": [1, 2, 3],'
+            ' "block_size": 16, "conversation": 0, "turn": 1, "prority": 2}}\n')
+    t.write_text('{"config": {}}\n' + line.format(ts=5) + line.format(ts=9))
+    told: list[str] = []
+    s = replay(str(t), ReplayOptions(num_blocks=64, decode_ms_per_seq=0.3), warn=told.append)
+    assert told == s.warnings == [
+        (f"{t}:2: field 'timestmap' is not read (did you mean 'timestamp'? it is taken as "
+         "absent)"),
+        f"{t}:2: field 'prority' is not read (did you mean 'priority'? it is taken as absent)"]
+
+
+def test_the_shipped_traces_and_a_token_trace_spelt_right_warn_of_no_field():
+    from kvcore.traces.fields import near_misses
+
+    assert near_misses({"prompt_token_ids": [1], "output_length": 2, "cache_salt": "a",
+                        "lora": "x", "timestamp": 1, "id": "r"}, "tokens") == []
+    assert near_misses({"timestamp_ms": 3, "output_tokens_ids": [1]}, "tokens") == [
+        ("timestamp_ms", "timestamp"), ("output_tokens_ids", "output_token_ids")]
+    for name in ("multiturn-chat.jsonl", "shared-prefix.jsonl"):
+        s = replay(str(Path(SAMPLE).parent / name), ReplayOptions(block_size=16,
+                                                                  decode_ms_per_seq=0.3))
+        assert not any("is not read" in w for w in s.warnings)

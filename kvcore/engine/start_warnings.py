@@ -23,6 +23,9 @@ def start_warnings(cfg: ReplayOptions, trace: Trace) -> list[str]:
     if trace.out_of_order and not (cfg.mode == "engine" and cfg.arrivals == "step"):
         out.append(f"{trace.out_of_order:,} request(s) have a timestamp earlier than a line "
                    "before them: replayed in timestamp order (ties in file order)")
+    for key, read in trace.near_misses:
+        out.append(f"{trace.path}:{trace.near_miss_line}: field {key!r} is not read (did you mean "
+                   f"{read!r}? it is taken as absent)")
     given = cfg.given or frozenset()
     model = cfg.model or cfg.model_config
     if "gpu_memory_gib" in given and not model:

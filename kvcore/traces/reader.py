@@ -12,6 +12,7 @@ import orjson
 from kvcore.errors import InputError
 from kvcore.sources import close_source, open_source, text_lines
 from kvcore.traces import fast_ids
+from kvcore.traces.fields import near_misses
 from kvcore.traces.formats import MAX_REQUEST_TOKENS, PARSERS, _Ctx, detect, parse_azure_row
 from kvcore.traces.request import TraceRequest
 from kvcore.traces.stream import Survey, TraceStream
@@ -29,6 +30,10 @@ class Trace:
     # requests whose timestamp is earlier than one on a line before them (replayed in
     # timestamp order all the same; the replay warns)
     out_of_order: int = 0
+    # the first request's fields that nearly spell one its format reads (`fields.near_misses`:
+    # a 'timestmap' reads as no timestamp), and its line
+    near_misses: list[tuple[str, str]] = field(default_factory=list)
+    near_miss_line: int = 0
     # over every request, whether kept or streamed (`Survey`)
     prompt_tokens: int = 0                              # their prompt tokens
     first_arrival_ms: float = 0.0
@@ -174,6 +179,7 @@ def _read_jsonl(trace: Trace, ctx: _Ctx, first, lines) -> Iterator[TraceRequest]
             except ValueError as err:
                 raise ctx.err(None, str(err)) from None
             parser = PARSERS[trace.format]
+            trace.near_misses, trace.near_miss_line = near_misses(o, trace.format), n
         index += 1
         return parser(o, ctx, index - 1)
 
