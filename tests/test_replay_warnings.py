@@ -170,3 +170,10 @@ def test_the_shipped_traces_and_a_token_trace_spelt_right_warn_of_no_field():
         s = replay(str(Path(SAMPLE).parent / name), ReplayOptions(block_size=16,
                                                                   decode_ms_per_seq=0.3))
         assert not any("is not read" in w for w in s.warnings)
+
+
+def test_every_format_lists_the_fields_it_reads():
+    from kvcore.traces.fields import READ_FIELDS
+    from kvcore.traces.formats import PARSERS
+
+    assert set(READ_FIELDS) == set(PARSERS)
