@@ -183,7 +183,7 @@ def test_a_block_longer_than_every_request_says_the_hit_rate_is_0_by_constructio
     s = run(block_size=8192, num_blocks=64, decode_ms_per_seq=0.3)
     assert s.hit_rate == 0.0
     assert s.warnings == [
-        "block_size 8,192 is more than any request's tokens (at most 5,105, prompt and output): "
-        "no block is ever full, so nothing is cached and the hit rate is 0 by construction"]
+        ("block_size 8,192 is more than any request's tokens (at most 5,105, prompt and output): "
+         "no block is ever full, so nothing is cached and the hit rate is 0 by construction")]
     # at 4,096 some blocks fill: nothing said
     assert run(block_size=4096, num_blocks=64, decode_ms_per_seq=0.3).warnings == []
