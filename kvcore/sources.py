@@ -173,11 +173,16 @@ def read_json(path: str) -> tuple[str, Any]:
 
 
 def read_text(name: str, stream: io.BufferedReader) -> str:
-    """The whole stream as text; bytes that are not UTF-8 are an `InputError` naming the line."""
+    """The whole stream as text; bytes that are not UTF-8 are an `InputError` naming the line,
+    more than `MAX_LINE_BYTES` one naming the limit (an endless pipe, `cat /dev/zero | kvcli
+    script -`, was read until the machine's memory ran out)."""
     try:
-        raw = stream.read()
+        raw = stream.read(MAX_LINE_BYTES + 1)
     except READ_ERRORS as err:
         raise InputError(f"cannot read: {err}", path=name) from None
+    if len(raw) > MAX_LINE_BYTES:
+        raise InputError(f"more than {MAX_LINE_BYTES:,} bytes: no input read whole is that "
+                         "large (an endless stream?)", path=name)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -48,3 +48,17 @@ def test_a_line_past_the_bound_is_refused(monkeypatch):
     # a line of the bound, newline included, reads (here: malformed JSON, not a length refusal)
     res = runner.invoke(app, ["replay", "-"], input=line + "\n" + "0" * 99 + "\n")
     assert res.exit_code == 2 and "longer than" not in res.stderr, res.stderr
+
+
+def test_an_input_read_whole_past_the_bound_is_refused(monkeypatch, tmp_path):
+    # an op script, a config.json or a sweep spec from an endless pipe was read until memory ran
+    # out (the bound is 1 GiB; a small one here)
+    monkeypatch.setattr(kvcore.sources, "MAX_LINE_BYTES", 100)
+    res = runner.invoke(app, ["script", "-"], input="\n" * 101)
+    assert res.exit_code == 2 and res.stdout == "", res.output
+    assert res.stderr == ("error: <stdin>: more than 100 bytes: no input read whole is that "
+                          "large (an endless stream?)\n")
+    cfg = tmp_path / "c.json"
+    cfg.write_text("{" + " " * 200 + "}")
+    res = runner.invoke(app, ["config", "--model-config", str(cfg)])
+    assert res.exit_code == 2 and "more than 100 bytes" in res.stderr, res.output
