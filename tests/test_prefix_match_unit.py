@@ -20,8 +20,12 @@ from typer.testing import CliRunner
 
 from kvcli.app import app
 from kvcore.errors import InputError
-from kvcore.prefix_match import (cache_hit_alignment, partial_hash_hits, resolve_block_sizes,
-                                 unmodelled)
+from kvcore.prefix_match import (
+    cache_hit_alignment,
+    partial_hash_hits,
+    resolve_block_sizes,
+    unmodelled,
+)
 from kvcore.sizing.resolve import resolve_kv_cache_config
 from kvcore.specs import FullAttentionSpec, MambaSpec
 
