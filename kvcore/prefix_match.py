@@ -100,10 +100,10 @@ def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
     coarser = sorted({s.block_size for s in specs if s.block_size != hash_bs})
     if not enable_caching or not coarser:
         return None
-    what = ("partial-block hits inside a Mamba block (their copy-on-write, the partial tails "
+    what = ("hits inside a block (partial-block hits: their copy-on-write, the partial tails "
             "registered, the split at the prompt's hash boundary)"
             if partial_hash_hits(specs, hash_bs, enable_caching)
-            else "the partial prompt tails full attention registers")
+            else "registers a prompt's partial last block under a finer hash in full attention")
     blocks = ", ".join(f"{b:,}" for b in coarser)
-    return (f"{prefix_match_unit} is finer than the block ({blocks} tokens): vLLM then makes "
-            f"{what}, which kvcli does not model yet; leave it unset or set it to the block")
+    return (f"{prefix_match_unit} is finer than the block ({blocks} tokens): vLLM then {what}, "
+            "which kvcli does not model yet; leave it unset or set it to the block")

@@ -27,7 +27,7 @@ from kvcore.prefix_match import (
     unmodelled,
 )
 from kvcore.sizing.resolve import resolve_kv_cache_config
-from kvcore.specs import FullAttentionSpec, MambaSpec
+from kvcore.specs import FullAttentionSpec, MambaSpec, SlidingWindowSpec
 
 DATA = Path(__file__).resolve().parent / "data"
 CASES = json.loads((DATA / "mamba" / "prefix_match_unit.json").read_text())["cases"]
@@ -38,6 +38,7 @@ SOURCES = {"jamba-v0.1": {"model": "jamba-v0.1"},
                "model_config": str(DATA / "mamba" / "qwen3-next-80b-a3b.config.json")}}
 HYBRID = [c for c in CASES if c["name"] in SOURCES]
 SINGLE = [c for c in CASES if c["name"] == "single-full-16"]
+SLIDING = [c for c in CASES if c["name"] == "sliding-full-16"]
 runner = CliRunner()
 
 
@@ -103,6 +104,23 @@ def test_single_group_as_vllm(want: dict) -> None:
             want["scheduler_block_size"], want["hash_block_size"])
 
 
+@pytest.mark.parametrize("want", SLIDING, ids=_id)
+def test_no_mamba_no_partial_hits_as_vllm(want: dict) -> None:
+    """A sliding-window and a full-attention group: a finer unit hashes finer, hits stay on the
+    block; kvcli still refuses it (full attention registers the prompt's partial last block)."""
+    specs = [SlidingWindowSpec(block_size=16, sliding_window=1024),
+             FullAttentionSpec(block_size=16)]
+    unit = want["prefix_match_unit"]
+    assert resolve_block_sizes(specs, unit, True) == (want["scheduler_block_size"],
+                                                      want["hash_block_size"])
+    assert partial_hash_hits(specs, want["hash_block_size"], True) is want["partial_hash_hits"]
+    assert cache_hit_alignment(specs, unit, True) == 16
+    why = unmodelled(specs, unit, True)
+    assert (why is None) is (unit == 16)
+    if why is not None:
+        assert "registers a prompt's partial last block under a finer hash" in why
+
+
 def _replay(*args: str) -> tuple[int, str, str]:
     r = runner.invoke(app, ["replay", str(DATA / "sched_mamba" / "a_shared_long.trace.jsonl"),
                             "--arrivals", "step", "--json", *args])
@@ -115,7 +133,7 @@ def test_replay_refuses_what_it_does_not_model() -> None:
     assert err.count("\n") == 1 and err.startswith("error: option --prefix-match-unit: must be "
                                                    "the block size here: 16 is finer than the "
                                                    "block (80 tokens)")
-    assert "partial-block hits" in err
+    assert "hits inside a block (partial-block hits" in err
     code, out, err = _replay("--prefix-match-unit", "64")
     assert code == 2 and out == ""
     assert err == ("error: option --prefix-match-unit: vLLM refuses to start: Invalid "

@@ -46,7 +46,7 @@ def test_partial_block_hits_are_refused_not_replayed_wrong(trace: Path):
     assert r.exit_code == 2 and r.stdout == ""
     assert r.stderr.startswith(f"error: {trace}:1: field 'config.prefix_match_unit': must be "
                                "the block size here: 16 is finer than the block (80 tokens): "
-                               "vLLM then makes partial-block hits")
+                               "vLLM then hits inside a block (partial-block hits")
     assert r.stderr.count("\n") == 1
 
 
