@@ -53,11 +53,12 @@ def test_given_over_the_trace_config_over_the_defaults():
 def test_to_dict_is_the_settings_in_field_order():
     d = ReplayOptions().to_dict()
     # the CPU tier's settings only when it is on, the clock's only when one is given: outputs
-    # without them stay as they were
-    assert list(d) == [f.name for f in KNOBS
-                       if f.name not in OFFLOAD_FIELDS and f.name not in CLOCK_FIELDS]
+    # without them stay as they were (and prefix_match_unit's only when set)
+    assert list(d) == [f.name for f in KNOBS if f.name not in OFFLOAD_FIELDS
+                       and f.name not in CLOCK_FIELDS and f.name != "prefix_match_unit"]
+    assert ReplayOptions(prefix_match_unit=16).to_dict()["prefix_match_unit"] == 16
     assert "given" not in d and list(d)[:3] == ["mode", "block_size", "num_blocks"]
-    on = ReplayOptions(kv_offloading_size=8.0, tp=2).to_dict()
+    on = ReplayOptions(kv_offloading_size=8.0, tp=2, prefix_match_unit=16).to_dict()
     assert list(on) == [f.name for f in KNOBS] and on["eviction_policy"] == "lru"
     assert on["tp"] == 2 and on["gpu"] is None and on["clock"] is None
 

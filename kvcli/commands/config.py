@@ -88,6 +88,10 @@ def register(app: typer.Typer) -> None:
             "--enable-prefix-caching/--no-enable-prefix-caching",
             help="vLLM's flag (as in `kvcli replay`); off: Mamba 'none' mode, one state per "
             "request (default: on).", show_default=False)] = True,
+        prefix_match_unit: Annotated[int | None, typer.Option(
+            "--prefix-match-unit", help="vLLM's flag: hash every N tokens (a divisor of every "
+            "group's block); the hash block, partial-block hits and where hits land "
+            "(default: the block).")] = None,
         kv_offloading_size: Annotated[float | None, typer.Option(
             "--kv-offloading-size", help="A CPU offload tier of this many GiB (vLLM's flag: "
             "the total over TP ranks): its chunks and tokens.")] = None,
@@ -130,7 +134,8 @@ def register(app: typer.Typer) -> None:
                     max_num_batched_tokens=budget,
                     max_concurrent_batches=max_concurrent_batches, num_blocks=num_blocks,
                     tensor_parallel_size=tensor_parallel_size, disable_hybrid=disable_hybrid,
-                    pad_pages=pad_pages, enable_prefix_caching=enable_prefix_caching)
+                    pad_pages=pad_pages, enable_prefix_caching=enable_prefix_caching,
+                    prefix_match_unit=prefix_match_unit)
 
             # the scheduler options' own checks first, in the replay's words (the sizing
             # layer's differ); the budget is the given one or the default here
@@ -159,6 +164,8 @@ def register(app: typer.Typer) -> None:
             view.text.insert(0, f"scheduler: max_num_seqs {limits.max_num_seqs:,}, "
                              f"max_num_batched_tokens {limits.max_num_batched_tokens:,}, "
                              f"chunked prefill {'on' if enable_chunked_prefill else 'off'}")
+            if prefix_match_unit is not None:
+                view.text.append(prefix_match_line(view.data["prefix_match"]))
             mla = result.geometry.mla is not None
             if kv_offloading_size is not None:
                 # vLLM's CPU tier keeps one copy of a latent every TP rank holds whole
@@ -277,3 +284,13 @@ def list_view():
                      "max_position_embeddings": g.max_position_embeddings})
     return View({"presets": data}, tables=[Table("model presets", (
         "name", "repo", "layers", "kinds", "kv heads", "head dim", "dtype", "max len"), rows)])
+
+
+def prefix_match_line(pm: dict) -> str:
+    """--prefix-match-unit's effect, a line under the table."""
+    line = (f"prefix matching: hash block {pm['hash_block_size']:,} tokens, scheduler block "
+            f"{pm['scheduler_block_size']:,}; hits land every "
+            f"{pm['cache_hit_alignment_tokens']:,} tokens")
+    if pm["partial_hash_hits"]:
+        line += " (vLLM's partial-block hits; `kvcli replay` refuses this unit: not modelled)"
+    return line

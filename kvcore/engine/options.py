@@ -84,6 +84,10 @@ class ReplayOptions:
     # N > 0 one window tail per N tokens
     prefix_cache_retention_interval: int | None = _knob(0, config=True, check="retention")
     enable_prefix_caching: bool = _knob(True, config=True)
+    # vLLM's CacheConfig.prefix_match_unit (--prefix-match-unit): the block size requests are
+    # hashed at (None: the gcd of the groups' blocks). `kvcore.prefix_match`: vLLM's refusals,
+    # and kvcli's of a unit finer than a block (partial-block hits, not modelled yet)
+    prefix_match_unit: int | None = _knob(None, config=True, check="positive_int")
     max_num_active_seqs: int | None = _knob(_SCHED.max_num_active_seqs, config=True)
     hash_algo: str = _knob("sha256", config=True, choices=HASH_FUNCTIONS, message="unknown hash")
     arrivals: str = _knob("timestamp", choices=ARRIVALS)
@@ -139,7 +143,7 @@ class ReplayOptions:
 
     def to_dict(self) -> dict:
         """The settings (not `given`), in field order: the `config` of the JSON outputs (the
-        offload settings only when offloading is on)."""
+        offload settings only when offloading is on, `prefix_match_unit` only when set)."""
         d = asdict(self)
         del d["given"]
         if not self.offloading:
@@ -148,6 +152,8 @@ class ReplayOptions:
         if all(d[k] == _CLOCK_DEFAULTS[k] for k in CLOCK_FIELDS):
             for k in CLOCK_FIELDS:      # (today's outputs, byte for byte, without them)
                 del d[k]
+        if self.prefix_match_unit is None:
+            del d["prefix_match_unit"]  # (the same: outputs and sweep job ids unchanged)
         return d
 
     @property

@@ -75,7 +75,8 @@ def _resolve_model(cfg: ReplayOptions):
             max_num_batched_tokens=cfg.max_num_batched_tokens,
             max_concurrent_batches=concurrent_batches(cfg),
             num_blocks=num_blocks, enable_prefix_caching=cfg.enable_prefix_caching,
-            kv_cache_dtype=cfg.kv_cache_dtype, tensor_parallel_size=cfg.tp, check_memory=False)
+            kv_cache_dtype=cfg.kv_cache_dtype, tensor_parallel_size=cfg.tp, check_memory=False,
+            prefix_match_unit=cfg.prefix_match_unit)
     except InputError as err:
         # the sizing layer spells vLLM's name; the replay's option (and a sweep's key) is `tp`
         if err.field == "tensor_parallel_size" and err.path is None:

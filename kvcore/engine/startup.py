@@ -23,6 +23,7 @@ from kvcore.errors import InputError
 from kvcore.host_memory import check_pool_fits
 from kvcore.offload.config import OffloadConfig
 from kvcore.offload.options import check_supported, offload_config
+from kvcore.prefix_match import unmodelled
 from kvcore.specs import KVCacheGroupSpec
 from kvcore.traces import Trace
 
@@ -40,6 +41,28 @@ class StartUp:
         return math.gcd(*(g.kv_cache_spec.block_size for g in self.groups))
 
 
+def check_prefix_match_unit(cfg: ReplayOptions, groups: list[KVCacheGroupSpec],
+                            trace: Trace) -> None:
+    """vLLM's refusals of `prefix_match_unit` on these groups, then kvcli's own of a unit it
+    cannot replay exactly (`kvcore.prefix_match`), on the option or the trace's config line."""
+    unit = cfg.prefix_match_unit
+    if unit is None:
+        return
+    specs = [g.kv_cache_spec for g in groups]
+    try:
+        why = unmodelled(specs, unit, cfg.enable_prefix_caching)
+        message = None if why is None else f"must be the block size here: {why}"
+    except ValueError as err:
+        message = f"vLLM refuses to start: {err}"
+    if message is None:
+        return
+    key = "prefix_match_unit"
+    if key not in (cfg.given or ()) and key in trace.config:
+        raise InputError(message, path=trace.path, line=trace.config_line,
+                         field=f"config.{key}")
+    raise InputError(message, field=key)
+
+
 def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
     """The resolved options' start-up on `trace`; raises `InputError` for what a run refuses."""
     sized_here = cfg.num_blocks is None      # a given num_blocks was checked by `resolve`
@@ -53,6 +76,7 @@ def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
                         if cfg.gpu_memory_gib is not None else "num_blocks")
     if cfg.groups is not None:      # (a model keeps per-request rejection: see docs)
         check_startup(groups, cfg, num_blocks, trace)
+    check_prefix_match_unit(cfg, groups, trace)
     try:
         check_retention_interval(cfg.prefix_cache_retention_interval,
                                  math.lcm(*(g.kv_cache_spec.block_size for g in groups)),

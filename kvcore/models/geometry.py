@@ -31,6 +31,7 @@ import math
 from dataclasses import dataclass, field
 
 from kvcore.models.qwen3_next import FLASHINFER_GDN_CHECKPOINT_ALIGNMENT
+from kvcore.prefix_match import checkpoint_grid
 from kvcore.specs import (
     DTYPE_BYTES,
     ChunkedLocalAttentionSpec,
@@ -169,10 +170,12 @@ def hybrid_block_size(attn_page_per_token: int, mamba_page: int, block_size: int
 def layer_specs(g: ModelGeometry, *, block_size: int = 16, kv_cache_dtype: str = "auto",
                 tp: int = 1, max_model_len: int | None = None,
                 mamba_cache_mode: str = "align",
-                gdn_prefill_checkpoint: bool = True) -> dict[str, KVCacheSpec]:
+                gdn_prefill_checkpoint: bool = True,
+                prefix_match_unit: int | None = None) -> dict[str, KVCacheSpec]:
     """Layer name -> spec for one tensor-parallel worker, in model order.
     ``gdn_prefill_checkpoint``: Gated DeltaNet layers on FlashInfer's kernel (Hopper, what
-    kvcli assumes) checkpoint inside a prefill; False: the Triton kernel's layout."""
+    kvcli assumes) checkpoint inside a prefill; False: the Triton kernel's layout.
+    ``prefix_match_unit`` (vLLM's): moves a Gated DeltaNet layer's checkpoint grid."""
     kv_dtype = g.dtype if kv_cache_dtype == "auto" else kv_cache_dtype
     heads = kv_heads_per_worker(g.num_kv_heads, tp)
     mamba = None
@@ -196,8 +199,10 @@ def layer_specs(g: ModelGeometry, *, block_size: int = 16, kv_cache_dtype: str =
         ckpt = g.mamba.version == "mamba2" or gdn
         mamba = MambaSpec(mamba_bs, shapes=shapes, dtypes=dtypes, page_size_padded=padded,
                           mamba_type=g.mamba.version, num_prefill_checkpoint_blocks=int(ckpt),
-                          prefill_checkpoint_alignment=(mamba_bs if gdn else 1) if ckpt
-                          else None)
+                          prefill_checkpoint_alignment=(
+                              checkpoint_grid(prefix_match_unit,
+                                              FLASHINFER_GDN_CHECKPOINT_ALIGNMENT, mamba_bs)
+                              if gdn else 1) if ckpt else None)
     out: dict[str, KVCacheSpec] = {}
     for i, kind in enumerate(g.layer_kinds):
         name = f"layers.{i}"

@@ -13,7 +13,9 @@ JSON keys (stable):
   kv_cache_tokens (vLLM 0.33's "GPU KV cache size": int(max_concurrency * max_model_len)),
   pool_tokens (num_blocks - 1 usable blocks x smallest block size),
   max_concurrency (requests at max_model_len at once), max_model_len_fits (the largest
-  max_model_len whose one request fits, searched up to the model's max position embeddings).
+  max_model_len whose one request fits, searched up to the model's max position embeddings),
+  prefix_match: {prefix_match_unit, scheduler_block_size, hash_block_size, partial_hash_hits,
+                 cache_hit_alignment_tokens} (vLLM's --prefix-match-unit, kvcore.prefix_match).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from kvcore.prefix_match import cache_hit_alignment, partial_hash_hits, resolve_block_sizes
 from kvcore.sizing.config import GiB, blocks_per_request
 from kvcore.specs import (
     DTYPE_BYTES,
@@ -88,5 +91,17 @@ def to_json(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utilization
         "num_tensors": len(cfg.kv_cache_tensors), "kv_cache_tokens": cap.kv_cache_tokens,
         "pool_tokens": max(cap.num_blocks - 1, 0) * cfg.block_size,
         "max_concurrency": cap.max_concurrency, "max_model_len_fits": cap.max_model_len_fits,
+        "prefix_match": prefix_match_json(result),
     }
+
+
+def prefix_match_json(result: Any) -> dict[str, Any]:
+    """How vLLM hashes and where its hits land, with the given --prefix-match-unit."""
+    specs = [g.kv_cache_spec for g in result.config.kv_cache_groups]
+    unit, caching = result.prefix_match_unit, result.enable_prefix_caching
+    scheduler, hash_bs = resolve_block_sizes(specs, unit, caching)
+    return {"prefix_match_unit": unit, "scheduler_block_size": scheduler,
+            "hash_block_size": hash_bs,
+            "partial_hash_hits": partial_hash_hits(specs, hash_bs, caching),
+            "cache_hit_alignment_tokens": cache_hit_alignment(specs, unit, caching)}
 

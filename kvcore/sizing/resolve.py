@@ -17,6 +17,7 @@ from kvcore.models.geometry import ModelGeometry, layer_specs
 from kvcore.models.hf_config import DTYPE_ALIASES, MAX_LAYERS, load_hf_config, read_hf_config
 from kvcore.models.presets import load_preset
 from kvcore.models.weights import estimate_weights_bytes
+from kvcore.prefix_match import resolve_block_sizes
 from kvcore.sizing.config import (
     Capacity,
     GiB,
@@ -44,6 +45,8 @@ class SizingResult:
     weights_estimated: bool
     capacity: Capacity
     kv_cache_dtype: str       # resolved ("auto" -> the model dtype)
+    prefix_match_unit: int | None = None      # vLLM's, as given (kvcore.prefix_match)
+    enable_prefix_caching: bool = True
 
     @property
     def bytes_per_block(self) -> int:
@@ -162,6 +165,7 @@ def resolve_kv_cache_config(
     max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS, max_concurrent_batches: int = 2,
     num_blocks: int | None = None, tensor_parallel_size: int = 1, disable_hybrid: bool = False,
     pad_pages: bool = False, enable_prefix_caching: bool = True, check_memory: bool = True,
+    prefix_match_unit: int | None = None,
 ) -> SizingResult:
     """Size the KV cache of a model on one GPU (per tensor-parallel worker).
 
@@ -214,12 +218,21 @@ def resolve_kv_cache_config(
                         max_concurrent_batches=max_concurrent_batches,
                         mamba_cache_mode="align" if enable_prefix_caching else "none")
     tp = tensor_parallel_size
+    if prefix_match_unit is not None and prefix_match_unit < 1:
+        raise InputError(f"must be a positive integer, got {prefix_match_unit}",
+                         field="prefix_match_unit")
     specs = layer_specs(g, block_size=block_size, kv_cache_dtype=kv_dtype, tp=tp,
-                        max_model_len=mml, mamba_cache_mode=ctx.mamba_cache_mode)
+                        max_model_len=mml, mamba_cache_mode=ctx.mamba_cache_mode,
+                        prefix_match_unit=prefix_match_unit)
     try:
         groups = get_kv_cache_groups(specs, disable_hybrid=disable_hybrid, pad_pages=pad_pages)
     except (PageSizeError, ValueError, AssertionError) as err:
         raise InputError(str(err), field="model") from None
+    try:
+        resolve_block_sizes([grp.kv_cache_spec for grp in groups], prefix_match_unit,
+                            enable_prefix_caching)
+    except ValueError as err:
+        raise InputError(f"vLLM refuses to start: {err}", field="prefix_match_unit") from None
 
     estimated = weights_gib is None
     weights = estimate_weights_bytes(g, tp) if estimated else int(weights_gib * GiB / tp)
@@ -262,5 +275,5 @@ def resolve_kv_cache_config(
     config = kv_cache_config_from_groups(groups, available, num_blocks)
     cap = capacity(config, ctx, available, max(mml, g.max_position_embeddings))
     return SizingResult(config, ctx, g, available if memory is None else memory, weights,
-                        estimated, cap,
-                        g.dtype if kv_dtype == "auto" else kv_dtype)
+                        estimated, cap, g.dtype if kv_dtype == "auto" else kv_dtype,
+                        prefix_match_unit, enable_prefix_caching)

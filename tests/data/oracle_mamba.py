@@ -20,6 +20,11 @@ hash block size equals the block size, so no partial-block hits and no shared-pr
 checkpoints (`Scheduler.mamba_partial_cache_hit` is False). `{"type": "mamba", "checkpoint":
 true}` is a Mamba2 layer instead (`MambaMixer2`: one prefill checkpoint block, alignment 1);
 vLLM uses checkpoints only when every Mamba group has them.
+
+A config line's `"prefix_match_unit": N` is vLLM's `--prefix-match-unit` (CacheConfig's): the
+requests are hashed every N tokens, and with N finer than the block the Scheduler runs with
+partial hash hits (`mamba_partial_cache_hit`; what `resolve_kv_cache_block_sizes` and the
+coordinator decide from the groups, real code).
 """
 
 import json
@@ -114,6 +119,7 @@ def build_mamba_scheduler(cfg: dict, async_scheduling: bool = False):
                                enable_prefix_caching=cfg["enable_prefix_caching"],
                                prefix_caching_hash_algo=cfg["hash_algo"],
                                mamba_cache_mode="align", mamba_block_size=bs,
+                               prefix_match_unit=cfg.get("prefix_match_unit"),
                                **({"prefix_cache_retention_interval":
                                    cfg["prefix_cache_retention_interval"]}
                                   if "prefix_cache_retention_interval" in cfg else {}))
@@ -137,7 +143,8 @@ def build_mamba_scheduler(cfg: dict, async_scheduling: bool = False):
     cache_config.num_gpu_blocks = cfg["num_blocks"]
     register_all_kvcache_specs(vllm_config)
     sched_bs, hash_bs = resolve_kv_cache_block_sizes(kcc, vllm_config)
-    assert sched_bs == hash_bs == bs, (sched_bs, hash_bs, bs)
+    assert sched_bs == bs and hash_bs == (cfg.get("prefix_match_unit") or bs), (sched_bs,
+                                                                               hash_bs, bs)
     kcc.hash_block_size = hash_bs
     kcc.cache_hit_alignment_tokens = resolve_cache_hit_alignment_tokens(
         kcc, vllm_config, sched_bs, hash_bs)
@@ -151,10 +158,10 @@ def build_mamba_scheduler(cfg: dict, async_scheduling: bool = False):
                     structured_output_manager=StructuredOutputManager(vllm_config),
                     block_size=bs, log_stats=True, hash_block_size=hash_bs)
     assert scheduler.need_mamba_block_aligned_split
-    assert not scheduler.mamba_partial_cache_hit
+    assert scheduler.mamba_partial_cache_hit is (hash_bs < bs)
     hash_fn = get_hash_fn_by_name(cache_config.prefix_caching_hash_algo)
     init_none_hash(hash_fn)
-    hasher = get_request_block_hasher(bs, hash_fn, vllm_config.num_hash_lookahead_tokens)
+    hasher = get_request_block_hasher(hash_bs, hash_fn, vllm_config.num_hash_lookahead_tokens)
     return scheduler, hasher, vllm_config
 
 
@@ -168,6 +175,7 @@ def read_trace(path: str):
             and any(g["type"] == "mamba" for g in groups)):
         raise SystemExit(f"{path}: line 1: config.groups must list mamba and full groups")
     first["config"]["groups"] = [{"type": "full"}]     # passes sched.read_input's check
+    unit = first["config"].pop("prefix_match_unit", None)      # (sched.py knows no such key)
     with open(path) as f:
         rest = f.read().splitlines()[1:]
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl") as tmp:
@@ -175,6 +183,8 @@ def read_trace(path: str):
         tmp.flush()
         cfg, reqs = oracle.read_input(tmp.name)
     cfg["groups"] = groups
+    if unit is not None:
+        cfg["prefix_match_unit"] = unit
     return cfg, reqs
 
 

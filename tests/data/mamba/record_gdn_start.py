@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
 
 
-def answer(kernel: str, tp: int, mml: int) -> dict:
+def answer(kernel: str, tp: int, mml: int, pmu: int | None = None) -> dict:
     from vllm.config import (CacheConfig, DeviceConfig, ModelConfig, ParallelConfig,
                              SchedulerConfig, VllmConfig)
     from vllm.model_executor.layers.mamba import abstract
@@ -47,7 +47,8 @@ def answer(kernel: str, tp: int, mml: int) -> dict:
     d = tempfile.mkdtemp()
     (Path(d) / "config.json").write_text((HERE / "qwen3-next-80b-a3b.config.json").read_text())
     mc = ModelConfig(model=d, skip_tokenizer_init=True, max_model_len=mml, dtype="auto")
-    vc = VllmConfig(model_config=mc, cache_config=CacheConfig(enable_prefix_caching=True),
+    vc = VllmConfig(model_config=mc, cache_config=CacheConfig(enable_prefix_caching=True,
+                                                            prefix_match_unit=pmu),
                     scheduler_config=SchedulerConfig(max_model_len=mml, is_encoder_decoder=False,
                                                      enable_chunked_prefill=True),
                     parallel_config=ParallelConfig(tensor_parallel_size=tp),
@@ -75,7 +76,21 @@ def answer(kernel: str, tp: int, mml: int) -> dict:
             model_config=NS(max_model_len=mml), attention_config=NS(hisparse_config=None),
             max_in_flight_tokens=16384, parallel_config=NS(decode_context_parallel_size=1))
     groups = P.get_kv_cache_groups(pc, dict(specs))
-    return {"kernel": kernel, "tp": tp, "max_model_len": mml, "layer_types": list(types),
+    from vllm.v1.core.kv_cache_utils import (partial_hash_hits_enabled,
+                                             resolve_cache_hit_alignment_tokens,
+                                             resolve_kv_cache_block_sizes)
+    from vllm.v1.kv_cache_interface import KVCacheConfig
+    kcc = KVCacheConfig(num_blocks=1000, kv_cache_tensors=[], kv_cache_groups=groups)
+    try:
+        sched_bs, hash_bs = resolve_kv_cache_block_sizes(kcc, vc)
+    except ValueError as err:       # vLLM refuses the prefix_match_unit (record_prefix_match_unit)
+        return {"kernel": kernel, "tp": tp, "prefix_match_unit": pmu, "refused": str(err)}
+    sizes = {"scheduler_block_size": sched_bs, "hash_block_size": hash_bs,
+             "partial_hash_hits": partial_hash_hits_enabled(groups, hash_bs, 1),
+             "cache_hit_alignment_tokens": resolve_cache_hit_alignment_tokens(kcc, vc, sched_bs,
+                                                                              hash_bs),
+             "prefix_match_unit": cc.prefix_match_unit}
+    return {**sizes, "kernel": kernel, "tp": tp, "max_model_len": mml, "layer_types": list(types),
             "block_size": cc.block_size, "mamba_block_size": cc.mamba_block_size,
             "mamba_page_size_padded": cc.mamba_page_size_padded,
             "mamba_spec": {"shapes": [list(s) for s in mspec.shapes],

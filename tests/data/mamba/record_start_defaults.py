@@ -34,7 +34,7 @@ def model_dir(cfg: dict) -> str:
     return d
 
 
-def answer(name: str, cfg: dict, mixer: str) -> dict:
+def answer(name: str, cfg: dict, mixer: str, pmu: int | None = None) -> dict:
     from vllm.config import (CacheConfig, DeviceConfig, ModelConfig, ParallelConfig,
                              SchedulerConfig, VllmConfig)
     from vllm.model_executor.models import ModelRegistry
@@ -42,6 +42,7 @@ def answer(name: str, cfg: dict, mixer: str) -> dict:
     from vllm.v1.attention.backends.flash_attn import FlashAttentionBackend
     from vllm.v1.core import kv_cache_planning as P
     from vllm.v1.core.kv_cache_utils import (partial_hash_hits_enabled,
+                                             resolve_cache_hit_alignment_tokens,
                                              resolve_kv_cache_block_sizes)
     from vllm.v1.kv_cache_interface import FullAttentionSpec, KVCacheConfig, MambaSpec
     from vllm.v1.kv_cache_layout import KVCacheLayout
@@ -51,7 +52,8 @@ def answer(name: str, cfg: dict, mixer: str) -> dict:
     mml = 8192
     mc = ModelConfig(model=model_dir(cfg), skip_tokenizer_init=True, max_model_len=mml,
                      dtype="auto")
-    vc = VllmConfig(model_config=mc, cache_config=CacheConfig(enable_prefix_caching=True),
+    vc = VllmConfig(model_config=mc, cache_config=CacheConfig(enable_prefix_caching=True,
+                                                            prefix_match_unit=pmu),
                     scheduler_config=SchedulerConfig(max_model_len=mml,
                                                      is_encoder_decoder=False,
                                                      enable_chunked_prefill=True),
@@ -89,7 +91,10 @@ def answer(name: str, cfg: dict, mixer: str) -> dict:
             max_in_flight_tokens=16384, parallel_config=NS(decode_context_parallel_size=1))
     groups = P.get_kv_cache_groups(pc, dict(specs))
     kcc = KVCacheConfig(num_blocks=1000, kv_cache_tensors=[], kv_cache_groups=groups)
-    sched_bs, hash_bs = resolve_kv_cache_block_sizes(kcc, vc)
+    try:
+        sched_bs, hash_bs = resolve_kv_cache_block_sizes(kcc, vc)
+    except ValueError as err:       # vLLM refuses the prefix_match_unit (record_prefix_match_unit)
+        return {"name": name, "prefix_match_unit": pmu, "refused": str(err)}
     return {
         "name": name, "after_model_hook": after_hook,
         "block_size": cc.block_size, "mamba_block_size": cc.mamba_block_size,
@@ -108,6 +113,8 @@ def answer(name: str, cfg: dict, mixer: str) -> dict:
                    for g in groups],
         "scheduler_block_size": sched_bs, "hash_block_size": hash_bs,
         "partial_hash_hits": partial_hash_hits_enabled(groups, hash_bs, 1),
+        "cache_hit_alignment_tokens": resolve_cache_hit_alignment_tokens(kcc, vc, sched_bs,
+                                                                         hash_bs),
         "prefix_match_unit": cc.prefix_match_unit,
         "enable_mamba_shared_prefix_checkpoint": cc.enable_mamba_shared_prefix_checkpoint,
     }

@@ -4,7 +4,8 @@
     python tests/data/sched_mamba/make_cases.py tests/data/sched_mamba --mamba2
 
 (``--mamba2``: the same requests, every Mamba group a Mamba2 one, ``{"type": "mamba",
-"checkpoint": true}``, written as ``m2_X.trace.jsonl``.)
+"checkpoint": true}``, written as ``m2_X.trace.jsonl``; ``--prefix-match-unit N``: the config
+line's ``prefix_match_unit`` N, vLLM's partial-block hits, written as ``pN_X.trace.jsonl``.)
 
 Token ids from a seeded random.Random; the config line is the scheduler oracle's with the
 Jamba layout of kvcli's `jamba-v0.1` (seven Mamba groups, then full attention, block 80)
@@ -82,13 +83,20 @@ def mamba2(cfg):
         {**g, "checkpoint": True} if g["type"] == "mamba" else g for g in groups]}}
 
 
-def main(out_dir: str, ckpt: bool) -> None:
+def main(out_dir: str, ckpt: bool, unit: int | None) -> None:
     for name, cfg, reqs in cases():
         if ckpt:
             name, cfg = f"m2_{name}", mamba2(cfg)
+        if unit is not None:
+            # vLLM's --prefix-match-unit: hashes every `unit` tokens, partial-block hits
+            name, cfg = f"p{unit}_{name}", {"config": {**cfg["config"],
+                                                        "prefix_match_unit": unit}}
         lines = [json.dumps(cfg)] + [json.dumps(r) for r in reqs]
         (Path(out_dir) / f"{name}.trace.jsonl").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], "--mamba2" in sys.argv[2:])
+    args = sys.argv[2:]
+    main(sys.argv[1], "--mamba2" in args,
+         int(args[args.index("--prefix-match-unit") + 1])
+         if "--prefix-match-unit" in args else None)

@@ -1,0 +1,119 @@
+"""vLLM 0.33's `--prefix-match-unit N` (CacheConfig.prefix_match_unit) at start-up: the block
+size requests are hashed at, and whether hits may land inside a Mamba block.
+
+vLLM (`kv_cache_utils.resolve_kv_cache_block_sizes`, `partial_hash_hits_enabled`,
+`resolve_cache_hit_alignment_tokens`; `mamba/abstract.get_mamba_prefill_checkpoint_grid`):
+
+* one KV cache group: the hash block is the block; any other unit is refused while prefix
+  caching is on;
+* several groups: the scheduler block is the lcm of the groups' blocks; with prefix caching off
+  the hash block is the scheduler block (the unit is ignored); else the unit, or the gcd of the
+  prefix-cacheable groups' blocks, which every one of them must be a multiple of (refused
+  otherwise);
+* partial hash hits: some Mamba group (align mode) has a block larger than the hash block, and
+  every other prefix-cacheable group's manager looks up at hash granularity (full attention and
+  Mamba do; sliding window, chunked local and cross-attention do not, unless their block is
+  the hash block);
+  then hits land on the hash block (`cache_hit_alignment_tokens`), else on the scheduler block;
+* a Gated DeltaNet layer's prefill checkpoints sit on lcm(unit, its kernel's alignment), the
+  Mamba block without a unit. The block sizes themselves do not change.
+
+kvcli models the scheduling of none of what a unit finer than a block changes, and a replay
+refuses such a unit (`unmodelled` says why). vLLM 0.33's pieces, all needed together
+(tests/data/sched_mamba/p16_* hold its answers): `BlockPool.cache_partial_block` /
+`move_block_hashes` / `_remove_cached_block_hashes` (a block under several hashes,
+`block_hash_num_tokens`, each hash removed and announced on eviction);
+`FullAttentionManager.find_longest_cache_hit` phase 2 and `_cache_partial_tail_block` (the
+prompt's last hash boundary inside a block); `MambaManager.find_longest_cache_hit` at hash
+granularity, `_partial_hit_reqs` and the copy-on-write in `get_num_blocks_to_allocate` /
+`allocate_new_blocks` (`_apply_cow`; `Scheduler._free_cow_retained_blocks` frees the copies'
+endpoints after the step, deferred under async scheduling), `_cache_partial_tail_block` (the
+producer's tail, the checkpoint re-keyed with `replace_existing_hashes`);
+`HybridKVCacheCoordinator._align_cacheable` (no rounding) and `_cache_hit_alignment_tokens`;
+`Scheduler._mamba_block_aligned_split` (`ckpt_block_size`, `tail_boundary`).
+Start-up values recorded from the real vLLM in tests/data/mamba/prefix_match_unit.json.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from kvcore.specs import FullAttentionSpec, KVCacheSpec, MambaSpec
+
+# (every kvcli spec is prefix-cacheable in vLLM's sense, cross-attention's included: its
+# manager ignores the cache, the spec does not opt out)
+
+
+def resolve_block_sizes(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
+                        enable_caching: bool) -> tuple[int, int]:
+    """(scheduler block, hash block) as vLLM resolves them; ValueError in vLLM's words when it
+    refuses the unit."""
+    sizes = [s.block_size for s in specs]
+    if len(specs) <= 1:
+        bs = sizes[0] if sizes else 0
+        if prefix_match_unit not in (None, bs) and len(specs) == 1 and enable_caching:
+            raise ValueError(f"Invalid prefix_match_unit={prefix_match_unit}; with a single "
+                             "KV cache group, prefix-cache hits land on the block size "
+                             f"({bs}). Unset it or set it to {bs}.")
+        return bs, bs
+    scheduler = math.lcm(*sizes)
+    if not enable_caching:
+        return scheduler, scheduler
+    hashing = sizes
+    hash_bs = prefix_match_unit if prefix_match_unit is not None else math.gcd(*hashing)
+    if any(b % hash_bs for b in hashing):
+        raise ValueError(f"Invalid prefix_match_unit={hash_bs}; prefix-cacheable KV cache group "
+                         "block sizes must be divisible by prefix_match_unit. Got group block "
+                         f"sizes={sizes}, prefix-cacheable={hashing}.")
+    return scheduler, hash_bs
+
+
+def partial_hash_hits(specs: Sequence[KVCacheSpec], hash_block_size: int,
+                      enable_caching: bool) -> bool:
+    """vLLM's partial_hash_hits_enabled with the managers' classes (as its coordinator asks):
+    a Mamba group in align mode (kvcli's whenever prefix caching is on) coarser than the hash
+    block, and no block-aligned-only manager at another block size."""
+    if not enable_caching or not any(isinstance(s, MambaSpec) and s.block_size > hash_block_size
+                                     for s in specs):
+        return False
+    # (full attention's and Mamba's managers look up at hash granularity; the others not)
+    return not any(not isinstance(s, (FullAttentionSpec, MambaSpec))
+                   and s.block_size != hash_block_size for s in specs)
+
+
+def cache_hit_alignment(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
+                        enable_caching: bool) -> int:
+    """The token grid hits land on (vLLM's resolve_cache_hit_alignment_tokens)."""
+    scheduler, hash_bs = resolve_block_sizes(specs, prefix_match_unit, enable_caching)
+    if not enable_caching or len(specs) <= 1:
+        return scheduler
+    return hash_bs if partial_hash_hits(specs, hash_bs, enable_caching) else scheduler
+
+
+def checkpoint_grid(prefix_match_unit: int | None, layer_alignment: int,
+                    mamba_block_size: int) -> int:
+    """vLLM's get_mamba_prefill_checkpoint_grid: where a checkpointing layer's prefill
+    checkpoints may sit."""
+    if prefix_match_unit is not None:
+        return math.lcm(prefix_match_unit, layer_alignment)
+    return mamba_block_size
+
+
+def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
+               enable_caching: bool) -> str | None:
+    """Why kvcli cannot replay this unit exactly (None: it can): vLLM accepted it and it hashes
+    finer than some prefix-cacheable group's block."""
+    if prefix_match_unit is None:
+        return None
+    _, hash_bs = resolve_block_sizes(specs, prefix_match_unit, enable_caching)
+    coarser = sorted({s.block_size for s in specs if s.block_size != hash_bs})
+    if not enable_caching or not coarser:
+        return None
+    what = ("hits inside a block (partial-block hits: their copy-on-write, the partial tails "
+            "registered, the split at the prompt's hash boundary)"
+            if partial_hash_hits(specs, hash_bs, enable_caching)
+            else "registers a prompt's partial last block under a finer hash in full attention")
+    blocks = ", ".join(f"{b:,}" for b in coarser)
+    return (f"{prefix_match_unit} is finer than the block ({blocks} tokens): vLLM then {what}, "
+            "which kvcli does not model yet; leave it unset or set it to the block")

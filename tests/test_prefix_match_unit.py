@@ -1,0 +1,182 @@
+"""vLLM 0.33's --prefix-match-unit (CacheConfig.prefix_match_unit) at start-up, as kvcli takes it.
+
+tests/data/mamba/prefix_match_unit.json was recorded from the real vLLM 0.33.0 on the CPU
+(tests/data/mamba/record_prefix_match_unit.py: the real CacheConfig with the unit,
+`Platform._align_hybrid_block_size`, the layers' specs, `get_kv_cache_groups`,
+`resolve_kv_cache_block_sizes`, `partial_hash_hits_enabled`,
+`resolve_cache_hit_alignment_tokens`) for Jamba, Nemotron Nano 9B v2 and Qwen3-Next with units
+16, 64 and the block, and one full-attention group with 16, 8 and 32. Before these tests kvcli
+had no such option: `kvcli replay --prefix-match-unit` and `kvcli config --prefix-match-unit`
+were unknown options.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvcli.app import app
+from kvcore.errors import InputError
+from kvcore.prefix_match import (
+    cache_hit_alignment,
+    partial_hash_hits,
+    resolve_block_sizes,
+    unmodelled,
+)
+from kvcore.sizing.resolve import resolve_kv_cache_config
+from kvcore.specs import FullAttentionSpec, MambaSpec, SlidingWindowSpec
+
+DATA = Path(__file__).resolve().parent / "data"
+CASES = json.loads((DATA / "mamba" / "prefix_match_unit.json").read_text())["cases"]
+SOURCES = {"jamba-v0.1": {"model": "jamba-v0.1"},
+           "nemotron-nano-9b-v2": {
+               "model_config": str(DATA / "mamba" / "nemotron-nano-9b-v2.config.json")},
+           "qwen3-next-80b-a3b": {
+               "model_config": str(DATA / "mamba" / "qwen3-next-80b-a3b.config.json")}}
+HYBRID = [c for c in CASES if c["name"] in SOURCES]
+SINGLE = [c for c in CASES if c["name"] == "single-full-16"]
+SLIDING = [c for c in CASES if c["name"] == "sliding-full-16"]
+runner = CliRunner()
+
+
+def _id(c: dict) -> str:
+    return f"{c['name']}-{c['prefix_match_unit']}"
+
+
+@pytest.mark.parametrize("want", HYBRID, ids=_id)
+def test_hybrid_start_up_as_vllm(want: dict) -> None:
+    unit = want["prefix_match_unit"]
+    if "refused" in want:
+        with pytest.raises(InputError) as err:
+            resolve_kv_cache_config(**SOURCES[want["name"]], max_model_len=8192,
+                                    num_blocks=1000, prefix_match_unit=unit)
+        assert err.value.field == "prefix_match_unit"
+        assert err.value.message == f"vLLM refuses to start: {want['refused']}"
+        return
+    r = resolve_kv_cache_config(**SOURCES[want["name"]], max_model_len=8192, num_blocks=1000,
+                                prefix_match_unit=unit)
+    specs = [g.kv_cache_spec for g in r.config.kv_cache_groups]
+    mamba = next(s for s in specs if isinstance(s, MambaSpec))
+    # the blocks do not move with the unit
+    assert {s.block_size for s in specs} == {want["block_size"]} == {want["mamba_block_size"]}
+    scheduler, hash_bs = resolve_block_sizes(specs, unit, True)
+    assert (scheduler, hash_bs) == (want["scheduler_block_size"], want["hash_block_size"])
+    assert partial_hash_hits(specs, hash_bs, True) is want["partial_hash_hits"]
+    assert cache_hit_alignment(specs, unit, True) == want["cache_hit_alignment_tokens"]
+    assert mamba.prefill_checkpoint_alignment == want["mamba_spec"][
+        "prefill_checkpoint_alignment"]
+    # kvcli replays a unit only where it changes nothing
+    assert (unmodelled(specs, unit, True) is None) is (not want["partial_hash_hits"])
+
+
+def test_the_recorded_answers() -> None:
+    """Spelled out: 16 divides 80, 1,312 and 576, 64 only 576; every accepted unit finer than
+    the block turns partial-block hits on; Qwen3-Next's checkpoint grid becomes lcm(unit, 64)."""
+    got = {_id(c): ("refused" if "refused" in c else
+                    (c["hash_block_size"], c["partial_hash_hits"],
+                     c["mamba_spec"]["prefill_checkpoint_alignment"]))
+           for c in HYBRID}
+    assert got == {"jamba-v0.1-16": (16, True, None), "jamba-v0.1-64": "refused",
+                   "jamba-v0.1-80": (80, False, None),
+                   "nemotron-nano-9b-v2-16": (16, True, 1),
+                   "nemotron-nano-9b-v2-64": "refused",
+                   "nemotron-nano-9b-v2-1312": (1312, False, 1),
+                   "qwen3-next-80b-a3b-16": (16, True, 64),
+                   "qwen3-next-80b-a3b-64": (64, True, 64),
+                   "qwen3-next-80b-a3b-576": (576, False, 576)}
+
+
+@pytest.mark.parametrize("want", SINGLE, ids=_id)
+def test_single_group_as_vllm(want: dict) -> None:
+    specs = [FullAttentionSpec(block_size=16)]
+    unit = want["prefix_match_unit"]
+    if "refused" in want:
+        with pytest.raises(ValueError) as err:
+            resolve_block_sizes(specs, unit, True)
+        assert str(err.value) == want["refused"]
+        # (vLLM refuses only while blocks are hashed)
+        assert resolve_block_sizes(specs, unit, False) == (16, 16)
+    else:
+        assert resolve_block_sizes(specs, unit, True) == (
+            want["scheduler_block_size"], want["hash_block_size"])
+
+
+@pytest.mark.parametrize("want", SLIDING, ids=_id)
+def test_no_mamba_no_partial_hits_as_vllm(want: dict) -> None:
+    """A sliding-window and a full-attention group: a finer unit hashes finer, hits stay on the
+    block; kvcli still refuses it (full attention registers the prompt's partial last block)."""
+    specs = [SlidingWindowSpec(block_size=16, sliding_window=1024),
+             FullAttentionSpec(block_size=16)]
+    unit = want["prefix_match_unit"]
+    assert resolve_block_sizes(specs, unit, True) == (want["scheduler_block_size"],
+                                                      want["hash_block_size"])
+    assert partial_hash_hits(specs, want["hash_block_size"], True) is want["partial_hash_hits"]
+    assert cache_hit_alignment(specs, unit, True) == 16
+    why = unmodelled(specs, unit, True)
+    assert (why is None) is (unit == 16)
+    if why is not None:
+        assert "registers a prompt's partial last block under a finer hash" in why
+
+
+def _replay(*args: str) -> tuple[int, str, str]:
+    r = runner.invoke(app, ["replay", str(DATA / "sched_mamba" / "a_shared_long.trace.jsonl"),
+                            "--arrivals", "step", "--json", *args])
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_replay_refuses_what_it_does_not_model() -> None:
+    code, out, err = _replay("--prefix-match-unit", "16")
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("error: option --prefix-match-unit: must be "
+                                                   "the block size here: 16 is finer than the "
+                                                   "block (80 tokens)")
+    assert "hits inside a block (partial-block hits" in err
+    code, out, err = _replay("--prefix-match-unit", "64")
+    assert code == 2 and out == ""
+    assert err == ("error: option --prefix-match-unit: vLLM refuses to start: Invalid "
+                   "prefix_match_unit=64; prefix-cacheable KV cache group block sizes must be "
+                   "divisible by prefix_match_unit. Got group block sizes=[80, 80, 80, 80, 80, "
+                   "80, 80, 80], prefix-cacheable=[80, 80, 80, 80, 80, 80, 80, 80].\n")
+
+
+def test_replay_with_the_block_as_unit_is_unchanged() -> None:
+    code, plain, _ = _replay()
+    assert code == 0
+    code, unit, _ = _replay("--prefix-match-unit", "80")
+    assert code == 0
+    a, b = json.loads(plain), json.loads(unit)
+    assert b["config"].pop("prefix_match_unit") == 80
+    assert "prefix_match_unit" not in a["config"]
+    for d in (a, b):
+        d.pop("wall_time_s")
+    assert a == b and a["hit_tokens"] == 560
+
+
+def test_config_line_unit_is_refused_at_its_line(tmp_path) -> None:
+    src = (DATA / "sched_mamba" / "a_shared_long.trace.jsonl").read_text().splitlines()
+    head = json.loads(src[0])
+    head["config"]["prefix_match_unit"] = 40
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join([json.dumps(head), *src[1:]]) + "\n")
+    r = runner.invoke(app, ["replay", str(path), "--json"])
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr.startswith(f"error: {path}:1: field 'config.prefix_match_unit': must be "
+                               "the block size here: 40 is finer")
+
+
+def test_config_shows_vllms_hashing() -> None:
+    r = runner.invoke(app, ["config", "jamba-v0.1", "--num-blocks", "1000", "--max-model-len",
+                            "8192", "--prefix-match-unit", "16", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["prefix_match"] == {
+        "prefix_match_unit": 16, "scheduler_block_size": 80, "hash_block_size": 16,
+        "partial_hash_hits": True, "cache_hit_alignment_tokens": 16}
+    r = runner.invoke(app, ["config", "llama-3.1-8b", "--num-blocks", "1000",
+                            "--prefix-match-unit", "32", "--json"])
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr == ("error: option --prefix-match-unit: vLLM refuses to start: Invalid "
+                        "prefix_match_unit=32; with a single KV cache group, prefix-cache hits "
+                        "land on the block size (16). Unset it or set it to 16.\n")

@@ -1,0 +1,64 @@
+"""Mamba groups with vLLM's --prefix-match-unit 16 (a config line's `prefix_match_unit`).
+
+tests/data/sched_mamba/p16_*: make_cases.py's a, b, d and f (and their Mamba2 versions) with
+`"prefix_match_unit": 16`, answered by the real Scheduler and AsyncScheduler through
+tests/data/oracle_mamba.py (README there). With f's block of 16 the unit is the block: vLLM's
+answers are f's own (kvcli replays them, exact). In a, b and d the unit is finer than the block
+of 80 and vLLM makes partial-block hits (a: 576 hit tokens, not 560; b: 144, not 80); kvcli does
+not model those yet and refuses such a trace, naming its line and key. Before, kvcli refused
+every one of these traces as having an unknown config key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from oracle_sched import answer_of, assert_matches, config_of, replay_case
+from typer.testing import CliRunner
+
+from kvcli.app import app
+
+DATA = Path(__file__).resolve().parent / "data" / "sched_mamba"
+BLOCK_UNIT = sorted(DATA.glob("p16_*f_block16.trace.jsonl"))
+PARTIAL = sorted(t for t in DATA.glob("p16_*.trace.jsonl") if t not in BLOCK_UNIT)
+
+
+def test_the_cases_are_all_there():
+    assert [t.name[:-12] for t in BLOCK_UNIT] == ["p16_f_block16", "p16_m2_f_block16"]
+    assert [t.name[:-12] for t in PARTIAL] == [
+        "p16_a_shared_long", "p16_b_shared_short", "p16_d_budget_below_block",
+        "p16_m2_a_shared_long", "p16_m2_b_shared_short", "p16_m2_d_budget_below_block"]
+
+
+@pytest.mark.parametrize("asyn", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("trace", BLOCK_UNIT, ids=lambda p: p.name[:-12])
+def test_a_unit_equal_to_the_block_replays_as_vllm(trace: Path, asyn: bool):
+    assert config_of(trace)["prefix_match_unit"] == 16 == config_of(trace)["block_size"]
+    assert_matches(answer_of(trace, "async.expected" if asyn else "expected"),
+                   replay_case(trace, async_scheduling=asyn), asyn=asyn,
+                   kv_events=config_of(trace).get("kv_events", False))
+
+
+@pytest.mark.parametrize("trace", PARTIAL, ids=lambda p: p.name[:-12])
+def test_partial_block_hits_are_refused_not_replayed_wrong(trace: Path):
+    r = CliRunner().invoke(app, ["replay", str(trace), "--arrivals", "step", "--json"])
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr.startswith(f"error: {trace}:1: field 'config.prefix_match_unit': must be "
+                               "the block size here: 16 is finer than the block (80 tokens): "
+                               "vLLM then hits inside a block (partial-block hits")
+    assert r.stderr.count("\n") == 1
+
+
+def _hits(name: str) -> dict[str, int]:
+    summary = answer_of(DATA / f"{name}.trace.jsonl")[-1]["summary"]
+    return {r["id"]: r["num_cached_tokens"] for r in summary["requests"]}
+
+
+def test_vllm_hits_inside_a_block_in_the_recorded_answers():
+    """What kvcli will have to match: a resent prompt hits its prompt's last 16-token boundary
+    inside a block (a4, a0's 257 tokens again: 256, not 240 at the block boundary; b4, b2's
+    160 tokens and 45 more: 144, the partial tail b2 registered, not 80)."""
+    assert _hits("p16_a_shared_long") == {"a0": 0, "a1": 0, "a2": 160, "a3": 160, "a4": 256}
+    assert _hits("a_shared_long")["a4"] == 240
+    assert _hits("p16_b_shared_short")["b4"] == 144 and _hits("b_shared_short")["b4"] == 80
