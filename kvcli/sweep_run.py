@@ -16,7 +16,9 @@ from typing import Any
 
 from kvcli import output
 from kvcore.errors import InputError
+from kvcore.index_runs import index_runs
 from kvcore.sweep.metrics import METRICS, chosen, metric_values, swept_keys
+from kvcore.sweep.results import job_warnings
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +100,7 @@ def run(a: SweepArgs) -> int:
     rows = [lines.get(j.job_id) for j in plan.jobs]
     doc = grid_document(plan.spec.command, plan.swept, rows, names,
                         [(j.index, j.job_id, j.trace, j.config) for j in plan.jobs])
+    _say_warnings(rows)
     _emit(doc, a)
     if done.failed:
         output.message(f"{len(done.failed)} job(s) failed (not recorded; --resume runs them "
@@ -132,8 +135,15 @@ def report(a: SweepArgs, names: list[str] | None) -> int:
     doc = grid_document(commands.pop(), swept, lines, names,
                         [(d.get("index", i), d["job_id"], d["trace"], d["config"])
                          for i, d in enumerate(lines)])
+    _say_warnings(lines)
     _emit(doc, a)
     return 0
+
+
+def _say_warnings(rows: Sequence[dict | None]) -> None:
+    """The jobs' warnings (in their results lines), each said once with the jobs that gave it."""
+    for text, which in job_warnings(list(rows)):
+        output.warn(f"job{'s' if len(which) > 1 else ''} {index_runs(which)}: {text}")
 
 
 def grid_document(command: str, swept: list[str], rows: Sequence[dict | None],

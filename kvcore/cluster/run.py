@@ -22,6 +22,7 @@ from kvcore.engine.startup import StartUp, start_up
 from kvcore.errors import InputError
 from kvcore.gc_pause import gc_paused
 from kvcore.host_memory import check_pool_fits
+from kvcore.index_runs import index_runs
 from kvcore.traces import Trace, read_trace
 
 MIN_METRICS_INTERVAL_MS = 0.001     # 1 us
@@ -220,11 +221,5 @@ def _warnings(router: str, loop: ClusterLoop, seen: list[str],
 
 def _replicas(ids: list[int]) -> str:
     """'replica 3', 'replicas 0-127', 'replicas 0, 2, 5-7' (runs of consecutive ids)."""
-    runs: list[list[int]] = []
-    for i in ids:
-        if runs and runs[-1][1] == i - 1:
-            runs[-1][1] = i
-        else:
-            runs.append([i, i])
-    text = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+    text = index_runs(ids)
     return f"replica{'s' if len(ids) > 1 else ''} {text}"

@@ -86,3 +86,16 @@ def read_results(path: str, *, missing_ok: bool = False) -> Results:
         seen.add(d["job_id"])
         out.lines.append(d)
     return out
+
+
+def job_warnings(rows: list[dict | None]) -> list[tuple[str, list[int]]]:
+    """Each distinct warning of the finished jobs' results (``rows`` in the grid's order, None
+    where a job has not finished; a results line's ``index`` where it has one) with the grid indices of the jobs that gave it, in order of
+    first appearance: a sweep says each once, not once a job (the uncalibrated clock's in every
+    one of a hundred jobs)."""
+    said: dict[str, list[int]] = {}
+    for position, row in enumerate(rows):
+        result = row.get("result") if row else None
+        for w in (result.get("warnings") or []) if isinstance(result, dict) else []:
+            said.setdefault(str(w), []).append(row.get("index", position))  # type: ignore[union-attr]
+    return list(said.items())
