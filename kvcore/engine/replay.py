@@ -64,13 +64,19 @@ def _replay(trace_path: str, options: ReplayOptions, sink: JsonlEvents | VllmEve
         else:
             vllm_sink = live.sink(0, None)
     try:
+        # The start-up warnings are held until every start-up check has passed (the live
+        # sinks' below): a refusal stays one line, not a warning and then the error.
+        held: list[str] = []
         ctx = ReplayContext(trace, cfg, sink, steps_out=steps_out, requests_out=requests_out,
-                            progress=progress, warn=warn, vllm_sink=vllm_sink)
+                            progress=progress, warn=held.append, vllm_sink=vllm_sink)
         loop = engine_loop(ctx) if cfg.mode != "cache" else None
         if live is not None:
             listener = live.attach(0, ctx, loop)
             if loop is not None and listener is not None:
                 loop.listener = listener
+        ctx.warn = warn or (lambda msg: None)
+        for message in held:
+            ctx.warn(message)
         run(ctx, loop)
     except BaseException:
         if isinstance(sink, JsonlEvents):
