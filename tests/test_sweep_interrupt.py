@@ -32,6 +32,11 @@ def test_ctrl_c_while_a_worker_starts_leaves_no_worker(tmp_path, monkeypatch):
                                 "--results", str(tmp_path / "r.jsonl"), "--jobs", "2"])
         assert r.exit_code == 130, r.output
         assert "Traceback" not in r.output
+        # (a worker the sweep ended may take a moment to be reaped on a loaded machine: 1 run
+        # in 5 under three busy cores; the one the bug left waited for work until the command
+        # exited, so 10 s apiece still tells them apart)
+        for p in multiprocessing.active_children():
+            p.join(10)
         left = [p for p in multiprocessing.active_children() if p.is_alive()]
         assert left == [], left
     finally:
