@@ -144,6 +144,16 @@ def test_gpu_memory_with_num_blocks_is_said_to_size_nothing():
                gpu_memory_gib=80.0).warnings == []
 
 
+def test_num_blocks_runs_where_the_memory_would_not_hold_the_weights():
+    # the warning says the memory sizes nothing; it was refused all the same ('no memory left
+    # for the KV cache: 10 GiB x 0.9 = 9.00 GiB, weights 16.43 GiB'), a replay that ran before
+    s = run(block_size=16, mode="cache", model="llama-3.1-70b", tp=8, gpu_memory_gib=10.0,
+            num_blocks=1000)
+    assert s.num_blocks == 1000
+    assert s.warnings == [("option gpu_memory_gib has no effect with num_blocks: the pool is "
+                           "num_blocks' 1,000 blocks, not sized from the memory")]
+
+
 def test_a_misspelt_field_of_the_first_request_is_named_with_the_one_it_nearly_spells(tmp_path):
     # 'timestmap' read as no timestamp: every request arrived at 0 ms, without a word.
     # Fields near no read one (kvcli gen's 'conversation', Bailian's 'turn') are not named.
