@@ -189,11 +189,21 @@ def test_every_format_lists_the_fields_it_reads():
     assert set(READ_FIELDS) == set(PARSERS)
 
 
-def test_a_block_longer_than_every_request_says_the_hit_rate_is_0_by_construction():
+def test_a_block_at_least_every_prompt_says_the_hit_rate_is_0_by_construction():
     s = run(block_size=8192, num_blocks=64, decode_ms_per_seq=0.3)
-    assert s.hit_rate == 0.0
-    assert s.warnings == [
-        ("block_size 8,192 is more than any request's tokens (at most 5,105, prompt and output): "
-         "no block is ever full, so nothing is cached and the hit rate is 0 by construction")]
-    # at 4,096 some blocks fill: nothing said
+    assert s.hit_rate == 0.0 and s.warnings == [said(8192)]
+    # the longest prompt is 4,877 tokens (and the longest request 5,105): a block of 4,877 to
+    # 5,105 tokens fills in decodes, but no prompt can hit one (a hit stops short of the last
+    # prompt token); these were 0 without a word
+    for bs in (5105, 4877):
+        s = run(block_size=bs, num_blocks=64, decode_ms_per_seq=0.3)
+        assert s.hit_rate == 0.0 and s.warnings == [said(bs)]
+    # at 4,876 a prompt could hit a block: nothing said
+    assert run(block_size=4876, num_blocks=64, decode_ms_per_seq=0.3).warnings == []
     assert run(block_size=4096, num_blocks=64, decode_ms_per_seq=0.3).warnings == []
+
+
+def said(bs: int) -> str:
+    return (f"block_size {bs:,} is at least every prompt's tokens (at most 4,877): a hit is "
+            "whole blocks and leaves a prompt's last token to compute, so no prompt can hit and "
+            "the hit rate is 0 by construction")
