@@ -203,6 +203,18 @@ def test_a_block_at_least_every_prompt_says_the_hit_rate_is_0_by_construction():
     assert run(block_size=4096, num_blocks=64, decode_ms_per_seq=0.3).warnings == []
 
 
+def test_a_one_block_prompt_can_hit_the_cpu_tier_so_nothing_is_said(tmp_path):
+    # the CPU tier loads a whole prompt (the GPU stops one token short): 16 of 32 tokens hit
+    t = tmp_path / "t.jsonl"
+    t.write_text("".join(f'{{"timestamp": {i * 1000}, "prompt_token_ids": {list(range(1, 17))}, '
+                         '"output_length": 4}\n' for i in range(2)))
+    s = replay(str(t), ReplayOptions(block_size=16, num_blocks=64, decode_ms_per_seq=0.3,
+                                     kv_offloading_size=1.0, offload_block_size=16))
+    assert s.offload["hit_rate_with_cpu"] == 0.5 and s.warnings == []
+    s = replay(str(t), ReplayOptions(block_size=16, num_blocks=64, decode_ms_per_seq=0.3))
+    assert s.hit_rate == 0.0 and s.warnings == [said(16).replace("4,877", "16")]
+
+
 def said(bs: int) -> str:
     return (f"block_size {bs:,} is at least every prompt's tokens (at most 4,877): a hit is "
             "whole blocks and leaves a prompt's last token to compute, so no prompt can hit and "
