@@ -144,6 +144,16 @@ def test_gpu_memory_with_num_blocks_is_said_to_size_nothing():
                gpu_memory_gib=80.0).warnings == []
 
 
+def test_num_blocks_runs_where_the_memory_would_not_hold_the_weights():
+    # the warning says the memory sizes nothing; it was refused all the same ('no memory left
+    # for the KV cache: 10 GiB x 0.9 = 9.00 GiB, weights 16.43 GiB'), a replay that ran before
+    s = run(block_size=16, mode="cache", model="llama-3.1-70b", tp=8, gpu_memory_gib=10.0,
+            num_blocks=1000)
+    assert s.num_blocks == 1000
+    assert s.warnings == [("option gpu_memory_gib has no effect with num_blocks: the pool is "
+                           "num_blocks' 1,000 blocks, not sized from the memory")]
+
+
 def test_a_misspelt_field_of_the_first_request_is_named_with_the_one_it_nearly_spells(tmp_path):
     # 'timestmap' read as no timestamp: every request arrived at 0 ms, without a word.
     # Fields near no read one (kvcli gen's 'conversation', Bailian's 'turn') are not named.
@@ -179,11 +189,33 @@ def test_every_format_lists_the_fields_it_reads():
     assert set(READ_FIELDS) == set(PARSERS)
 
 
-def test_a_block_longer_than_every_request_says_the_hit_rate_is_0_by_construction():
+def test_a_block_at_least_every_prompt_says_the_hit_rate_is_0_by_construction():
     s = run(block_size=8192, num_blocks=64, decode_ms_per_seq=0.3)
-    assert s.hit_rate == 0.0
-    assert s.warnings == [
-        ("block_size 8,192 is more than any request's tokens (at most 5,105, prompt and output): "
-         "no block is ever full, so nothing is cached and the hit rate is 0 by construction")]
-    # at 4,096 some blocks fill: nothing said
+    assert s.hit_rate == 0.0 and s.warnings == [said(8192)]
+    # the longest prompt is 4,877 tokens (and the longest request 5,105): a block of 4,877 to
+    # 5,105 tokens fills in decodes, but no prompt can hit one (a hit stops short of the last
+    # prompt token); these were 0 without a word
+    for bs in (5105, 4877):
+        s = run(block_size=bs, num_blocks=64, decode_ms_per_seq=0.3)
+        assert s.hit_rate == 0.0 and s.warnings == [said(bs)]
+    # at 4,876 a prompt could hit a block: nothing said
+    assert run(block_size=4876, num_blocks=64, decode_ms_per_seq=0.3).warnings == []
     assert run(block_size=4096, num_blocks=64, decode_ms_per_seq=0.3).warnings == []
+
+
+def test_a_one_block_prompt_can_hit_the_cpu_tier_so_nothing_is_said(tmp_path):
+    # the CPU tier loads a whole prompt (the GPU stops one token short): 16 of 32 tokens hit
+    t = tmp_path / "t.jsonl"
+    t.write_text("".join(f'{{"timestamp": {i * 1000}, "prompt_token_ids": {list(range(1, 17))}, '
+                         '"output_length": 4}\n' for i in range(2)))
+    s = replay(str(t), ReplayOptions(block_size=16, num_blocks=64, decode_ms_per_seq=0.3,
+                                     kv_offloading_size=1.0, offload_block_size=16))
+    assert s.offload["hit_rate_with_cpu"] == 0.5 and s.warnings == []
+    s = replay(str(t), ReplayOptions(block_size=16, num_blocks=64, decode_ms_per_seq=0.3))
+    assert s.hit_rate == 0.0 and s.warnings == [said(16).replace("4,877", "16")]
+
+
+def said(bs: int) -> str:
+    return (f"block_size {bs:,} is at least every prompt's tokens (at most 4,877): a hit is "
+            "whole blocks and leaves a prompt's last token to compute, so no prompt can hit and "
+            "the hit rate is 0 by construction")

@@ -48,11 +48,16 @@ def start_warnings(cfg: ReplayOptions, trace: Trace) -> list[str]:
         # num_blocks wins (vLLM's num_gpu_blocks_override); the memory sized nothing
         out.append(f"option gpu_memory_gib has no effect with num_blocks: the pool is "
                    f"num_blocks' {cfg.num_blocks:,} blocks, not sized from the memory")
-    if cfg.enable_prefix_caching and 0 < trace.max_total_tokens < cfg.block_size:
-        # no block is ever full, so none is ever cached: a 0 that says nothing of the cache
-        out.append(f"block_size {cfg.block_size:,} is more than any request's tokens (at most "
-                   f"{trace.max_total_tokens:,}, prompt and output): no block is ever full, so "
-                   "nothing is cached and the hit rate is 0 by construction")
+    # (the CPU tier may load a whole prompt: a prompt of one block can hit there)
+    if cfg.enable_prefix_caching and 0 < trace.max_prompt_tokens <= cfg.block_size - (
+            1 if cfg.offloading else 0):
+        # a hit is whole blocks and at most prompt - 1 tokens, so none can hit: a 0 that says
+        # nothing of the cache (it was said only past prompt + output, so block_size 5,105 on
+        # the multiturn sample, its longest request, and 4,877 to 5,104 gave 0 without a word)
+        out.append(f"block_size {cfg.block_size:,} is at least every prompt's tokens (at most "
+                   f"{trace.max_prompt_tokens:,}): a hit is whole blocks and leaves a prompt's "
+                   "last token to compute, so no prompt can hit and the hit rate is 0 by "
+                   "construction")
     if (unused_tier := unused_tier_options(cfg)) is not None:
         out.append(unused_tier)
     if cfg.mode == "cache":

@@ -75,7 +75,6 @@ class LiveOptions:
                                  field="metrics_port")
         self._check_used(metrics_file)
 
-
     def _check_used(self, metrics_file: bool) -> None:
         """An option moved from its default where nothing reads it is refused, as
         kv_events_linger_s is: the user asked for something the run would not do."""

@@ -99,6 +99,14 @@ def mla_attention_params(m: MlaGeometry, hidden: int, heads: int) -> int:
     return q + kv + heads * m.v_head_dim * hidden
 
 
+def mla_replicated_params(m: MlaGeometry, hidden: int) -> int:
+    """The parameters of one MLA layer that vLLM does not split by tensor parallelism: the
+    projections from the hidden state to the query bottleneck and to the latent with its rope
+    key (DeepseekV2MLAAttention: fused_qkv_a_proj with disable_tp, or kv_a_proj_with_mqa a
+    ReplicatedLinear when there is no q_lora_rank)."""
+    return hidden * ((m.q_lora_rank or 0) + m.kv_lora_rank + m.qk_rope_head_dim)
+
+
 def mla_block_size_note(model: str, block_size: int) -> str:
     """The warning for an MLA model sized at a block size the user did not choose."""
     return (f"{model} uses MLA: vLLM 0.33 takes its block size from the attention backend it "

@@ -16,7 +16,7 @@ real deployment.
 from __future__ import annotations
 
 from kvcore.models.geometry import ModelGeometry
-from kvcore.models.mla import mla_attention_params
+from kvcore.models.mla import mla_attention_params, mla_replicated_params
 from kvcore.specs import DTYPE_BYTES
 
 MXFP4_BYTES_PER_PARAM = 4.25 / 8
@@ -98,12 +98,16 @@ def estimate_params(g: ModelGeometry) -> tuple[int, int]:
 
 
 def estimate_weights_bytes(g: ModelGeometry, tp: int = 1) -> int:
-    """Weight bytes on one tensor-parallel worker (the total split evenly)."""
+    """Weight bytes on one tensor-parallel worker: the total split evenly, except an MLA
+    layer's down-projections, which every worker holds whole."""
     dense, layers, quant = _param_split(g)
     layer_bytes = 1 if g.quantization == "fp8" else DTYPE_BYTES[g.dtype]
-    total = (dense * DTYPE_BYTES[g.dtype] + layers * layer_bytes
+    # vLLM builds q_a/kv_a (fused_qkv_a_proj) with disable_tp, or kv_a as a ReplicatedLinear:
+    # split by TP they were 0.75 GiB a rank short for DeepSeek-V3 at TP 8
+    whole = g.count("mla") * mla_replicated_params(g.mla, g.hidden_size) if g.mla else 0
+    total = (dense * DTYPE_BYTES[g.dtype] + (layers - whole) * layer_bytes
              + int(quant * MXFP4_BYTES_PER_PARAM))
-    return total // tp
+    return total // tp + whole * layer_bytes
 
 
 def mamba_layer_params(g: ModelGeometry) -> int:

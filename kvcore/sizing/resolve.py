@@ -243,7 +243,10 @@ def resolve_kv_cache_config(
     if num_blocks is None and gpu_memory_gib is None:
         raise InputError("needed to size the KV cache (or give num_blocks)",
                          field="gpu_memory_gib")
-    if gpu_memory_gib is not None:
+    # A replay (check_memory False) takes num_blocks as the pool whatever the memory, and says
+    # so in a warning: the memory is not its to refuse then
+    memory_sized = gpu_memory_gib is not None and (num_blocks is None or check_memory)
+    if memory_sized:
         budget = int(gpu_memory_gib * GiB * gpu_memory_utilization)
         available = budget - weights - int(activation_gib * GiB)
         if available <= 0:
@@ -254,7 +257,7 @@ def resolve_kv_cache_config(
                 + (f" per worker (tensor parallel {tp})" if tp > 1 else "")
                 + (f", activations {activation_gib:g} GiB" if activation_gib else "")
                 + f"; short by {-available / GiB:.2f} GiB", field="gpu_memory_gib")
-    memory = available if gpu_memory_gib is not None else None
+    memory = available if memory_sized else None
     if num_blocks is not None:
         available = num_blocks * per_block      # the override's pool is what vLLM allocates
         if check_memory and memory is not None and available > memory:

@@ -39,6 +39,7 @@ class Trace:
     first_arrival_ms: float = 0.0
     last_arrival_ms: float = 0.0
     max_total_tokens: int = 0                           # the longest prompt + output
+    max_prompt_tokens: int = 0                          # the longest prompt
     lora_names: list[str] = field(default_factory=list)  # in file order of first appearance
 
     def held(self) -> list[TraceRequest]:

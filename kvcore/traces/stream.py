@@ -38,6 +38,7 @@ class Survey:
         "last_arrival",
         "last_line",
         "lora_names",
+        "max_prompt",
         "max_total",
         "out_of_order",
         "prompt_tokens",
@@ -50,6 +51,7 @@ class Survey:
         self.last_line = 0
         self.prompt_tokens = 0
         self.max_total = 0
+        self.max_prompt = 0
         self.out_of_order = 0           # requests earlier than one on a line before them
         self.steps_out_of_order = False
         self.first_arrival = self.last_arrival = 0.0
@@ -73,6 +75,7 @@ class Survey:
         self.last_line = r.line
         self.prompt_tokens += r.prompt_len
         self.max_total = max(self.max_total, r.prompt_len + r.output_len)
+        self.max_prompt = max(self.max_prompt, r.prompt_len)
         if r.lora is not None:
             self.lora_names.setdefault(r.lora)
         self.arrivals.append(r.arrival_ms)
@@ -99,6 +102,7 @@ class Survey:
         trace.first_arrival_ms = self.first_arrival
         trace.last_arrival_ms = self.last_arrival
         trace.max_total_tokens = self.max_total
+        trace.max_prompt_tokens = self.max_prompt
         trace.lora_names = list(self.lora_names)
 
 
