@@ -201,3 +201,30 @@ def test_calibrate_refuses_mla_before_measuring(tmp_path) -> None:
                             "--device", "cpu", "--grid", "tiny"])
     assert r.exit_code == 2 and "option --model: deepseek-v2-lite uses multi-head" in r.stderr
     assert not out.exists()
+
+
+def test_with_a_known_gpu_the_block_size_note_names_vllms_pick_or_is_quiet() -> None:
+    """--gpu h200 with the default cache: vLLM's FLASH_ATTN_MLA takes 16, the block kvcli
+    sized at: nothing to say (it warned before); an fp8 cache (FLASHMLA: 64, as recorded) and
+    Blackwell (32) name the block to give; a GPU without a known pick keeps the whole table."""
+    from kvcore.engine.options import ReplayOptions
+    from kvcore.engine.replay import replay
+
+    trace = str(Path(__file__).resolve().parents[1] / "traces" / "multiturn-chat.jsonl")
+
+    def mla_notes(**kw):
+        s = replay(trace, ReplayOptions(model="deepseek-v3", tp=8, gpu_memory_gib=141,
+                                        max_steps=1, **kw))
+        return [w for w in s.warnings if "MLA" in w]
+
+    assert mla_notes(gpu="h200") == []
+    rows = {(b["capability"], b["kv_cache_dtype"]): b["priorities"] for b in ANSWERS["backends"]}
+    fp8 = next(r for r in rows[("9.0", "fp8")] if r.get("kv_cache_dtype_ok"))
+    assert mla_notes(gpu="h200", kv_cache_dtype="fp8") == [
+        f"deepseek-v3 uses MLA: on h200 with kv_cache_dtype fp8 vLLM 0.33 picks "
+        f"{fp8['backend']}, block_size {fp8['preferred_block_size']}; sized at block_size 16: "
+        f"give block_size {fp8['preferred_block_size']}"]
+    assert mla_notes(gpu="b200")[0].startswith(
+        "deepseek-v3 uses MLA: on b200 with kv_cache_dtype auto vLLM 0.33 picks FLASHINFER_MLA")
+    assert mla_notes(gpu="mi300x") == [mla_block_size_note("deepseek-v3", 16)]
+    assert mla_notes(gpu="h200", kv_cache_dtype="fp8", block_size=64) == []

@@ -174,6 +174,7 @@ def test_the_shipped_traces_and_a_token_trace_spelt_right_warn_of_no_field():
 
     assert near_misses({"prompt_token_ids": [1], "output_length": 2, "cache_salt": "a",
                         "lora": "x", "timestamp": 1, "id": "r"}, "tokens") == []
+    assert near_misses({"input_length": 3, "chat_id": 1}, "tokens") == []   # other formats'
     assert near_misses({"timestamp_ms": 3, "output_tokens_ids": [1]}, "tokens") == [
         ("timestamp_ms", "timestamp"), ("output_tokens_ids", "output_token_ids")]
     for name in ("multiturn-chat.jsonl", "shared-prefix.jsonl"):

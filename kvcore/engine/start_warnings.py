@@ -73,14 +73,23 @@ def _model_notes(cfg: ReplayOptions, default_block_size: bool) -> list[str]:
     by attention backend) when the replay runs at the default one, the Gated DeltaNet prefill
     kernel (FlashInfer's, Hopper) in align mode."""
     from kvcore.models import load_hf_config, load_preset, read_hf_config
-    from kvcore.models.mla import mla_block_size_note
+    from kvcore.clock.gpus import find_gpu
+    from kvcore.models.mla import mla_backend_block_size, mla_block_size_note
     from kvcore.models.qwen3_next import gdn_note
 
     g = (load_preset(cfg.model) if cfg.model else
          read_hf_config(load_hf_config(cfg.model_config), source=cfg.model_config or ""))
     notes = []
     if g.mla is not None and default_block_size:
-        notes.append(mla_block_size_note(g.name, cfg.block_size))
+        picked = mla_backend_block_size(cfg.gpu and find_gpu(cfg.gpu).name, cfg.kv_cache_dtype)
+        if picked is None:
+            notes.append(mla_block_size_note(g.name, cfg.block_size))
+        elif picked[1] != cfg.block_size:
+            # (the GPU is known: say what vLLM picks there, not the whole table)
+            notes.append(f"{g.name} uses MLA: on {cfg.gpu} with kv_cache_dtype "
+                         f"{cfg.kv_cache_dtype} vLLM 0.33 picks {picked[0]}, block_size "
+                         f"{picked[1]}; sized at block_size {cfg.block_size}: give block_size "
+                         f"{picked[1]}")
     if g.mamba is not None and g.mamba.version == "gdn" and cfg.enable_prefix_caching:
         notes.append(gdn_note(g.name))
     return notes

@@ -114,3 +114,23 @@ def mla_block_size_note(model: str, block_size: int) -> str:
             "fp8 cache, FLASHMLA; Blackwell: 32, FLASHINFER_MLA; others: 16, TRITON_MLA); "
             f"sized at block_size {block_size}: give block_size to match your server (it logs "
             "the backend and the block size at start-up)")
+
+
+# The GPU presets by the MLA backend vLLM 0.33 puts first for them (platforms/cuda.py's
+# priorities, each backend's compute capabilities and cache dtypes): Hopper takes
+# FLASH_ATTN_MLA (no fp8 cache: then FLASHMLA), Blackwell FLASHINFER_MLA, Ampere and Ada
+# TRITON_MLA. (AMD's ROCm backends are not read: no preset answers there.)
+_HOPPER = frozenset({"h100-sxm", "h100-pcie", "h100-nvl", "h200"})
+_TRITON = frozenset({"a100-80gb", "l40s", "l4"})
+
+
+def mla_backend_block_size(gpu: str | None, kv_cache_dtype: str) -> tuple[str, int] | None:
+    """(backend, block size) vLLM 0.33 picks for an MLA model on the preset ``gpu`` (None: a
+    GPU whose pick is not known here)."""
+    if gpu in _HOPPER:
+        return ("FLASHMLA", 64) if kv_cache_dtype.startswith("fp8") else ("FLASH_ATTN_MLA", 16)
+    if gpu == "b200":
+        return ("FLASHINFER_MLA", 32)
+    if gpu in _TRITON:
+        return ("TRITON_MLA", 16)
+    return None

@@ -22,6 +22,8 @@ READ_FIELDS: dict[str, frozenset[str]] = {
     "lengths": frozenset(_COMMON + ("input_length",)),
 }
 
+_ANY_READ = frozenset().union(*READ_FIELDS.values())
+
 
 def near_misses(obj: dict, fmt: str) -> list[tuple[str, str]]:
     """(field, the read field it is close to) for each of ``obj``'s fields that ``fmt`` does
@@ -31,7 +33,9 @@ def near_misses(obj: dict, fmt: str) -> list[tuple[str, str]]:
         return []
     out = []
     for key in obj:
-        if key in read or not isinstance(key, str):
+        # (a field another format reads is a field, not a misspelling: a token-id trace's
+        # input_length is not 'output_length')
+        if key in _ANY_READ or not isinstance(key, str):
             continue
         close = get_close_matches(key, read, n=1, cutoff=0.8)
         if close:
