@@ -72,8 +72,8 @@ def _model_notes(cfg: ReplayOptions, default_block_size: bool) -> list[str]:
     """What the model's sizing assumes about the GPU: an MLA model's block size (vLLM picks it
     by attention backend) when the replay runs at the default one, the Gated DeltaNet prefill
     kernel (FlashInfer's, Hopper) in align mode."""
-    from kvcore.models import load_hf_config, load_preset, read_hf_config
     from kvcore.clock.gpus import find_gpu
+    from kvcore.models import load_hf_config, load_preset, read_hf_config
     from kvcore.models.mla import mla_backend_block_size, mla_block_size_note
     from kvcore.models.qwen3_next import gdn_note
 
