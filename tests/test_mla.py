@@ -221,9 +221,9 @@ def test_with_a_known_gpu_the_block_size_note_names_vllms_pick_or_is_quiet() -> 
     rows = {(b["capability"], b["kv_cache_dtype"]): b["priorities"] for b in ANSWERS["backends"]}
     fp8 = next(r for r in rows[("9.0", "fp8")] if r.get("kv_cache_dtype_ok"))
     assert mla_notes(gpu="h200", kv_cache_dtype="fp8") == [
-        f"deepseek-v3 uses MLA: on h200 with kv_cache_dtype fp8 vLLM 0.33 picks "
-        f"{fp8['backend']}, block_size {fp8['preferred_block_size']}; sized at block_size 16: "
-        f"give block_size {fp8['preferred_block_size']}"]
+        (f"deepseek-v3 uses MLA: on h200 with kv_cache_dtype fp8 vLLM 0.33 picks "
+         f"{fp8['backend']}, block_size {fp8['preferred_block_size']}; sized at block_size 16: "
+         f"give block_size {fp8['preferred_block_size']}")]
     assert mla_notes(gpu="b200")[0].startswith(
         "deepseek-v3 uses MLA: on b200 with kv_cache_dtype auto vLLM 0.33 picks FLASHINFER_MLA")
     assert mla_notes(gpu="mi300x") == [mla_block_size_note("deepseek-v3", 16)]
