@@ -39,14 +39,7 @@ def test_mamba_width_from_d_ssm_or_expand(d_ssm, d_inner) -> None:
     assert g.mamba is not None and g.mamba.d_inner == d_inner
 
 
-def test_clock_refuses_falcon_h1(tmp_path) -> None:
-    trace = tmp_path / "t.jsonl"
-    trace.write_text('{"timestamp": 0, "input_length": 100, "output_length": 4, '
-                     '"hash_ids": [1]}\n')
-    r = runner.invoke(app, ["replay", str(trace), "--model-config", str(CONFIG), "--gpu",
-                            "h100-sxm", "--num-blocks", "100", "--max-model-len", "8192"])
-    assert r.exit_code == 2
-    assert "attention and Mamba2 side by side in every layer (Falcon-H1)" in r.stderr
+def test_config_cli_layer_kinds() -> None:
     r = runner.invoke(app, ["config", "--model-config", str(CONFIG), "--num-blocks", "100",
                             "--max-model-len", "8192", "--json"])
     assert r.exit_code == 0 and json.loads(r.stdout)["layer_kinds"] == {"parallel": 44}

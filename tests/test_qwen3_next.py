@@ -66,13 +66,3 @@ def test_layer_types_key_is_read() -> None:
     types = ["linear_attention", "full_attention"] * 24
     g = read_hf_config({**cfg, "layer_types": types})
     assert Counter(g.layer_kinds) == {"mamba": 24, "full": 24}
-
-
-def test_clock_refuses_gated_deltanet(tmp_path) -> None:
-    trace = tmp_path / "t.jsonl"
-    trace.write_text('{"timestamp": 0, "input_length": 100, "output_length": 4, '
-                     '"hash_ids": [1]}\n')
-    r = runner.invoke(app, ["replay", str(trace), "--model-config", str(CONFIG), "--gpu",
-                            "h100-sxm", "--num-blocks", "100", "--max-model-len", "8192"])
-    assert r.exit_code == 2
-    assert "option --model-config: " in r.stderr and "Gated DeltaNet layers" in r.stderr
