@@ -22,10 +22,11 @@ import json
 import sys
 import tempfile
 from pathlib import Path
-from types import SimpleNamespace as NS
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
+sys.path.insert(0, str(HERE.parent))      # vllm_planning.py
+from vllm_planning import planning_config  # noqa: E402
 
 
 def answer(kernel: str, tp: int, mml: int, pmu: int | None = None) -> dict:
@@ -40,7 +41,6 @@ def answer(kernel: str, tp: int, mml: int, pmu: int | None = None) -> dict:
     from vllm.v1.attention.backends.gdn_attn import FLASHINFER_GDN_CHECKPOINT_ALIGNMENT
     from vllm.v1.core import kv_cache_planning as P
     from vllm.v1.kv_cache_interface import FullAttentionSpec, MambaSpec
-    from vllm.v1.kv_cache_layout import KVCacheLayout
 
     align = FLASHINFER_GDN_CHECKPOINT_ALIGNMENT if kernel == "flashinfer" else None
     abstract.get_mamba_prefill_checkpoint_alignment = lambda vc: align
@@ -68,13 +68,9 @@ def answer(kernel: str, tp: int, mml: int, pmu: int | None = None) -> dict:
     types = mc.hf_text_config.layer_types
     specs = {f"layers.{i}": (mspec if t == "linear_attention" else aspec)
              for i, t in enumerate(types)}
-    pc = NS(scheduler_config=NS(disable_hybrid_kv_cache_manager=False,
-                                max_num_batched_tokens=8192),
-            cache_config=NS(num_gpu_blocks_override=None, prefix_cache_retention_interval=0,
-                            mamba_cache_mode=cc.mamba_cache_mode,
-                            get_resolved_kv_cache_layout=lambda: KVCacheLayout.LBNHC),
-            model_config=NS(max_model_len=mml), attention_config=NS(hisparse_config=None),
-            max_in_flight_tokens=16384, parallel_config=NS(decode_context_parallel_size=1))
+    pc = planning_config(max_model_len=mml, max_num_batched_tokens=8192,
+                         max_in_flight_tokens=16384, retention=0,
+                         mamba_cache_mode=cc.mamba_cache_mode)
     groups = P.get_kv_cache_groups(pc, dict(specs))
     from vllm.v1.core.kv_cache_utils import (partial_hash_hits_enabled,
                                              resolve_cache_hit_alignment_tokens,

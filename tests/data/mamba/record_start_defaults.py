@@ -20,10 +20,11 @@ import json
 import sys
 import tempfile
 from pathlib import Path
-from types import SimpleNamespace as NS
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
+sys.path.insert(0, str(HERE.parent))      # vllm_planning.py
+from vllm_planning import planning_config  # noqa: E402
 
 from kvcore.models.presets import PRESETS  # noqa: E402
 
@@ -45,7 +46,6 @@ def answer(name: str, cfg: dict, mixer: str, pmu: int | None = None) -> dict:
                                              resolve_cache_hit_alignment_tokens,
                                              resolve_kv_cache_block_sizes)
     from vllm.v1.kv_cache_interface import FullAttentionSpec, KVCacheConfig, MambaSpec
-    from vllm.v1.kv_cache_layout import KVCacheLayout
     import vllm.model_executor.layers.mamba.mamba_mixer as m1
     import vllm.model_executor.layers.mamba.mamba_mixer2 as m2
 
@@ -82,13 +82,9 @@ def answer(name: str, cfg: dict, mixer: str, pmu: int | None = None) -> dict:
             specs[f"layers.{i}"], specs[f"layers.{len(kinds) + i}"] = aspec, mspec
         elif k != "mlp":
             specs[f"layers.{i}"] = mspec if k == "mamba" else aspec
-    pc = NS(scheduler_config=NS(disable_hybrid_kv_cache_manager=False,
-                                max_num_batched_tokens=8192),
-            cache_config=NS(num_gpu_blocks_override=None, prefix_cache_retention_interval=0,
-                            mamba_cache_mode=cc.mamba_cache_mode,
-                            get_resolved_kv_cache_layout=lambda: KVCacheLayout.LBNHC),
-            model_config=NS(max_model_len=mml), attention_config=NS(hisparse_config=None),
-            max_in_flight_tokens=16384, parallel_config=NS(decode_context_parallel_size=1))
+    pc = planning_config(max_model_len=mml, max_num_batched_tokens=8192,
+                         max_in_flight_tokens=16384, retention=0,
+                         mamba_cache_mode=cc.mamba_cache_mode)
     groups = P.get_kv_cache_groups(pc, dict(specs))
     kcc = KVCacheConfig(num_blocks=1000, kv_cache_tensors=[], kv_cache_groups=groups)
     try:

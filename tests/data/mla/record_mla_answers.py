@@ -30,6 +30,9 @@ from pathlib import Path
 from types import SimpleNamespace as NS
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))      # vllm_planning.py
+from vllm_planning import plan as planned  # noqa: E402
+from vllm_planning import planning_config  # noqa: E402
 
 CASES = [  # (config, tp, kv_cache_dtype, block_size, available bytes per rank, max_model_len)
     ("deepseek-v3", 8, "auto", 16, 52_147_756_953, 163840),
@@ -64,31 +67,16 @@ def layer_spec(mc, kv_cache_dtype: str, block_size: int):
 
 
 def plan(specs: dict, available: int, mml: int, mnbt: int = 2048) -> dict:
-    from vllm.v1.core import kv_cache_planning as P
-    from vllm.v1.core.kv_cache_planning import (DefaultKVCacheConfigBuilder,
-                                                _estimate_max_model_len_from_groups,
-                                                _pool_bytes_per_block)
-    from vllm.v1.core.kv_cache_utils import (get_kv_cache_capacity,
-                                             get_max_concurrency_for_kv_cache_config)
-    from vllm.v1.kv_cache_layout import KVCacheLayout
-
-    c = NS(scheduler_config=NS(disable_hybrid_kv_cache_manager=False, max_num_batched_tokens=mnbt),
-           cache_config=NS(num_gpu_blocks_override=None, prefix_cache_retention_interval=None,
-                           mamba_cache_mode="align",
-                           get_resolved_kv_cache_layout=lambda: KVCacheLayout.LBNHC),
-           model_config=NS(max_model_len=mml), attention_config=NS(hisparse_config=None),
-           max_in_flight_tokens=2 * mnbt, parallel_config=NS(decode_context_parallel_size=1))
-    groups = P.get_kv_cache_groups(c, dict(specs))
-    kc = P.get_kv_cache_config_from_groups(c, groups, available)
-    tokens, _ = get_kv_cache_capacity(c, kc)
-    est = _estimate_max_model_len_from_groups(DefaultKVCacheConfigBuilder(), c, groups,
-                                              available - _pool_bytes_per_block(c, groups))
+    c = planning_config(max_model_len=mml, max_num_batched_tokens=mnbt,
+                        max_in_flight_tokens=2 * mnbt)
+    groups, kc, numbers = planned(c, specs, available)
     return {"groups": [{"num_layers": len(g.layer_names), "spec": type(g.kv_cache_spec).__name__,
                         "block_size": g.kv_cache_spec.block_size,
                         "page_size_bytes": g.kv_cache_spec.page_size_bytes} for g in groups],
             "num_blocks": kc.num_blocks, "num_tensors": len(kc.kv_cache_tensors),
-            "max_concurrency": get_max_concurrency_for_kv_cache_config(c, kc),
-            "kv_cache_tokens": tokens, "max_model_len_fits": est}
+            "max_concurrency": numbers["max_concurrency"],
+            "kv_cache_tokens": numbers["kv_cache_tokens"],
+            "max_model_len_fits": numbers["max_model_len_fits"]}
 
 
 def case(name, tp, kv_dtype, bs, available, mml) -> dict:

@@ -20,9 +20,10 @@ import json
 import sys
 import tempfile
 from pathlib import Path
-from types import SimpleNamespace as NS
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))      # vllm_planning.py
+from vllm_planning import plan, planning_config  # noqa: E402
 CASES = [  # (config, tp, available bytes per rank, max_model_len, max_num_batched_tokens)
     ("gemma-2-9b", 1, 40 << 30, 8192, 2048),
     ("gemma-2-9b", 2, 1 << 30, 8192, 8192),
@@ -34,14 +35,7 @@ CASES = [  # (config, tp, available bytes per rank, max_model_len, max_num_batch
 def case(name, tp, available, mml, mnbt) -> dict:
     import torch
     from vllm.config import ModelConfig, ParallelConfig
-    from vllm.v1.core import kv_cache_planning as P
-    from vllm.v1.core.kv_cache_planning import (DefaultKVCacheConfigBuilder,
-                                                _estimate_max_model_len_from_groups,
-                                                _pool_bytes_per_block)
-    from vllm.v1.core.kv_cache_utils import (get_kv_cache_capacity,
-                                             get_max_concurrency_for_kv_cache_config)
     from vllm.v1.kv_cache_interface import FullAttentionSpec, SlidingWindowSpec
-    from vllm.v1.kv_cache_layout import KVCacheLayout
 
     d = tempfile.mkdtemp()
     (Path(d) / "config.json").write_text((HERE / f"{name}.config.json").read_text())
@@ -53,17 +47,9 @@ def case(name, tp, available, mml, mnbt) -> dict:
     specs = {f"layers.{i}": (SlidingWindowSpec(**kw, sliding_window=cfg.sliding_window + extra)
                              if t == "sliding_attention" else FullAttentionSpec(**kw))
              for i, t in enumerate(cfg.layer_types)}
-    c = NS(scheduler_config=NS(disable_hybrid_kv_cache_manager=False, max_num_batched_tokens=mnbt),
-           cache_config=NS(num_gpu_blocks_override=None, prefix_cache_retention_interval=None,
-                           mamba_cache_mode="align",
-                           get_resolved_kv_cache_layout=lambda: KVCacheLayout.LBNHC),
-           model_config=NS(max_model_len=mml), attention_config=NS(hisparse_config=None),
-           max_in_flight_tokens=2 * mnbt, parallel_config=NS(decode_context_parallel_size=1))
-    groups = P.get_kv_cache_groups(c, dict(specs))
-    kc = P.get_kv_cache_config_from_groups(c, groups, available)
-    tokens, _ = get_kv_cache_capacity(c, kc)
-    est = _estimate_max_model_len_from_groups(DefaultKVCacheConfigBuilder(), c, groups,
-                                              available - _pool_bytes_per_block(c, groups))
+    c = planning_config(max_model_len=mml, max_num_batched_tokens=mnbt,
+                        max_in_flight_tokens=2 * mnbt)
+    groups, _, numbers = plan(c, specs, available)
     return {"config": name, "tp": tp, "available": available, "max_model_len": mml,
             "max_num_batched_tokens": mnbt,
             "model": {"dtype": str(mc.dtype).removeprefix("torch."),
@@ -75,9 +61,7 @@ def case(name, tp, available, mml, mnbt) -> dict:
                                      "block_size": g.kv_cache_spec.block_size,
                                      "page_size_bytes": g.kv_cache_spec.page_size_bytes}
                                     for g in groups],
-                         "num_blocks": kc.num_blocks,
-                         "max_concurrency": get_max_concurrency_for_kv_cache_config(c, kc),
-                         "kv_cache_tokens": tokens, "max_model_len_fits": est}}
+                         **numbers}}
 
 
 def main() -> None:
