@@ -99,15 +99,28 @@ def estimate_params(g: ModelGeometry) -> tuple[int, int]:
 
 def estimate_weights_bytes(g: ModelGeometry, tp: int = 1) -> int:
     """Weight bytes on one tensor-parallel worker: the total split evenly, except an MLA
-    layer's down-projections, which every worker holds whole."""
+    layer's down-projections and the MoE routers, which every worker holds whole."""
     dense, layers, quant = _param_split(g)
     layer_bytes = 1 if g.quantization == "fp8" else DTYPE_BYTES[g.dtype]
     # vLLM builds q_a/kv_a (fused_qkv_a_proj) with disable_tp, or kv_a as a ReplicatedLinear:
     # split by TP they were 0.75 GiB a rank short for DeepSeek-V3 at TP 8
     whole = g.count("mla") * mla_replicated_params(g.mla, g.hidden_size) if g.mla else 0
-    total = (dense * DTYPE_BYTES[g.dtype] + (layers - whole) * layer_bytes
+    # the MoE router is a GateLinear (a ReplicatedLinear, no quantisation): whole on every
+    # rank, in the model dtype (DeepSeek-V3 at TP 8: 0.19 GiB a rank more than split)
+    router = _router_params(g)
+    total = (dense * DTYPE_BYTES[g.dtype] + (layers - whole - router) * layer_bytes
              + int(quant * MXFP4_BYTES_PER_PARAM))
-    return total // tp + whole * layer_bytes
+    return total // tp + whole * layer_bytes + router * DTYPE_BYTES[g.dtype]
+
+
+def _router_params(g: ModelGeometry) -> int:
+    """The MoE layers' routers (hidden x experts each), as `_param_split` counts them."""
+    n = 0
+    for i, kind in enumerate(g.layer_kinds):
+        if i < len(g.moe_layers) and g.moe_layers[i] and (
+                g.model_type != "nemotron_h" or kind == "mlp"):
+            n += 1
+    return n * g.hidden_size * g.num_experts
 
 
 def mamba_layer_params(g: ModelGeometry) -> int:
