@@ -92,7 +92,9 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
                        "(default: none)")),
     "max_num_seqs": (int, _S, "Requests running at once"),
     "max_num_batched_tokens": (int, _S, "Token budget per step"),
-    "max_model_len": (int, _S, "Prompts this long or longer are rejected (default: no limit)"),
+    "max_model_len": (int, _S, ("A prompt this long or longer can never run (an error, or "
+                      "skipped with --skip-bad and in cache mode); a request stops at it "
+                      "(default: the model's, else no limit)")),
     "long_prefill_token_threshold": (int, _S, ("Cap on one request's tokens per step when "
                                      "others wait (0 = off)")),
     "policy": (Policy, _S, "Scheduling policy"),
@@ -125,7 +127,7 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
     "tp": (int, _C, "Tensor-parallel size the clock times (and the model's KV heads per GPU)"),
     "kv_cache_dtype": (KvCacheDtype, _C, "KV cache dtype (auto: the model's)"),
     "kv_offloading_size": (float, _O, ("vLLM's --kv-offloading-size: a CPU tier of this many "
-                           "GiB, engine mode (default: none, no tier)")),
+                           "GiB, engine or cache mode (default: none, no tier)")),
     "kv_offloading_size_chunks": (int, _O, ("The CPU tier's size in chunks instead (default: "
                                   "none)")),
     "offload_block_size": (int, _O, ("Tokens per CPU chunk, a multiple of the block size "

@@ -17,6 +17,7 @@ from kvcore.engine.options import ReplayOptions
 # shown in the help; left unset, vLLM's start-up rules may change the first two
 # (`kvcore.engine.sched_limits`), as they do for a replay.
 _DEFAULTS = ReplayOptions()
+_GEO = "Explicit geometry instead of a preset: "
 
 
 def register(app: typer.Typer) -> None:
@@ -24,13 +25,13 @@ def register(app: typer.Typer) -> None:
     def config(
         model: Annotated[str | None, typer.Argument(
             help="A preset (see --list) or its HF repo id.")] = None,
-        list_presets: Annotated[bool, typer.Option("--list", help="List the model presets.")]
-        = False,
+        list_presets: Annotated[bool, typer.Option("--list", help="List the presets.")] = False,
         model_config: Annotated[str | None, typer.Option(
             "--model-config", help="A Hugging Face config.json on disk.")] = None,
         gpu_memory_gib: Annotated[float | None, typer.Option(
             "--gpu-memory-gib", help="GPU memory in GiB (e.g. 80).")] = None,
-        gpu_memory_utilization: Annotated[float, typer.Option("--gpu-memory-utilization")] = 0.9,
+        gpu_memory_utilization: Annotated[float, typer.Option("--gpu-memory-utilization", help=(
+            "Fraction of --gpu-memory-gib vLLM may use (weights, activations, KV cache)."))] = 0.9,
         weights_gib: Annotated[float | None, typer.Option(
             "--weights-gib", help="Weights in GiB (default: estimated from the config).")] = None,
         activation_gib: Annotated[float, typer.Option(
@@ -66,19 +67,22 @@ def register(app: typer.Typer) -> None:
         max_concurrent_batches: Annotated[int, typer.Option(
             "--max-concurrent-batches",
             help="Batches in flight (2 = vLLM's async scheduling default, 1 = sync).")] = 2,
-        num_blocks: Annotated[int | None, typer.Option("--num-blocks", help="Override.")] = None,
-        tensor_parallel_size: Annotated[int, typer.Option("--tensor-parallel-size", "--tp")] = 1,
-        layers: Annotated[int | None, typer.Option(
-            "--layers", help="Explicit geometry: layers.")] = None,
-        kv_heads: Annotated[int | None, typer.Option("--kv-heads")] = None,
-        head_dim: Annotated[int | None, typer.Option("--head-dim")] = None,
-        sliding_window: Annotated[int | None, typer.Option("--sliding-window")] = None,
+        num_blocks: Annotated[int | None, typer.Option("--num-blocks", help=(
+            "vLLM's num_gpu_blocks override, the null block included."))] = None,
+        tensor_parallel_size: Annotated[int, typer.Option("--tensor-parallel-size", "--tp", help=(
+            "Tensor-parallel size: the sizes are per GPU."))] = 1,
+        layers: Annotated[int | None, typer.Option("--layers", help=_GEO + "layers.")] = None,
+        kv_heads: Annotated[int | None, typer.Option("--kv-heads", help=_GEO + "KV heads.")] = None,
+        head_dim: Annotated[int | None, typer.Option("--head-dim", help=_GEO + "head dim.")] = None,
+        sliding_window: Annotated[int | None, typer.Option(
+            "--sliding-window", help=_GEO + "window (tokens).")] = None,
         sliding_layers: Annotated[str | None, typer.Option(
             "--sliding-layers", help="Which layers slide: '5:1' (5 sliding, 1 full, "
             "repeating) or indices '0,2,4-9'. Default: all.")] = None,
-        attention_chunk_size: Annotated[int | None, typer.Option("--attention-chunk-size")]
-        = None,
-        chunked_layers: Annotated[str | None, typer.Option("--chunked-layers")] = None,
+        attention_chunk_size: Annotated[int | None, typer.Option("--attention-chunk-size",
+            help=_GEO + "chunked-local attention chunk (tokens).")] = None,
+        chunked_layers: Annotated[str | None, typer.Option("--chunked-layers", help=(
+            "Which layers are chunked-local: as --sliding-layers (default: all)."))] = None,
         disable_hybrid: Annotated[bool, typer.Option(
             "--disable-hybrid-kv-cache-manager",
             help="Treat sliding/chunked layers as full attention (vLLM's flag).")] = False,

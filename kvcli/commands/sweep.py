@@ -32,7 +32,8 @@ CommandOpt = Annotated[str | None, typer.Option(
     rich_help_panel=_G)]
 ResultsOpt = Annotated[str | None, typer.Option(
     "--results", metavar="FILE", help="The results file each finished job is appended to "
-    "(default with a SPEC: its results key, else SPEC's name + .results.jsonl).",
+    "(default with a SPEC: its results key, else SPEC's name + .results.jsonl; needed with "
+    "--trace/--set).",
     rich_help_panel=_O)]
 ResumeOpt = Annotated[bool, typer.Option(
     "--resume", help="Continue a sweep: run only the jobs the results file does not hold.",

@@ -18,7 +18,9 @@ the requests past the warm-up that ran (rejected requests are left out and count
 
 The modules: `compute.py` (the driver), `input.py` (a trace reduced to block keys),
 `option_numbers.py` (an option's comma list), `fastread.py` (plain Mooncake files straight to
-arrays), `onepass.py`, `sim.py` and `exact.py` (the per-capacity points, in parallel processes); the policies are `kvcore.analysis.policies`.
+arrays), `onepass.py`, `sim.py` and `exact.py` (the per-capacity points, in parallel processes),
+`knees.py` (the smallest capacity reaching each fraction of the ceiling); the policies are
+`kvcore.analysis.policies`.
 """
 
 from kvcore.analysis.curve.compute import (
