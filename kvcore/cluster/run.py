@@ -202,13 +202,16 @@ class Both:
 
 def _warnings(router: str, loop: ClusterLoop, seen: list[str],
               warn: Callable[[str], None] | None) -> None:
-    """The replicas' warnings, each said once: plain when every replica said it, else with the
-    router and the replicas that said it (1,000 replicas, 128 of them given a request, said
-    the same line 128 times)."""
+    """The replicas' warnings, each said once: plain when every replica said it or when it is
+    a fact of the whole run (the clock's: every router and replica runs the same one, so
+    `--routers a,b,c` says it once, not once a router), else with the router and the
+    replicas that said it (1,000 replicas, 128 of them given a request, said the same line
+    128 times)."""
     groups = warning_groups((i, r.ctx.summary.warnings) for i, r in enumerate(loop.replicas))
     n = len(loop.replicas)
-    lines = [w if len(ids) == n else f"{router} {sources_named('replica', ids)}: {w}"
-             for w, ids in groups]
+    run_wide = loop.replicas[0].ctx.cost.uncalibrated_warning()
+    lines = [w if len(ids) == n or w == run_wide
+             else f"{router} {sources_named('replica', ids)}: {w}" for w, ids in groups]
     for w in lines:
         if w not in seen:
             seen.append(w)
