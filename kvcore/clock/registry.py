@@ -66,10 +66,12 @@ def make_clock(cfg: ReplayOptions) -> Clock:
                          field="calibration")
     if name == "linear":
         if not colon:
+            # the step options given are the user's numbers, the defaults spelt out included
+            steps = {"step_overhead_ms", "prefill_ms_per_token", "decode_ms_per_seq"}
             return CostModel(cfg.step_overhead_ms, cfg.prefill_ms_per_token,
-                             cfg.decode_ms_per_seq)
+                             cfg.decode_ms_per_seq, user_set=bool(steps & (cfg.given or set())))
         c0, c1, c2 = _numbers(arg, 3, spec)
-        return CostModel(c0, c1, c2)
+        return CostModel(c0, c1, c2, user_set=True)
     if name == "fixed":
         from kvcore.clock.fixed import FixedClock
 
