@@ -103,16 +103,19 @@ def checkpoint_grid(prefix_match_unit: int | None, layer_alignment: int,
 def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
                enable_caching: bool) -> str | None:
     """Why kvcli cannot replay this unit exactly (None: it can): vLLM accepted it and it hashes
-    finer than some prefix-cacheable group's block."""
+    finer than some prefix-cacheable group's block, but not in the layout kvcli models (partial
+    hash hits over full-attention and Mamba groups only)."""
     if prefix_match_unit is None:
         return None
     _, hash_bs = resolve_block_sizes(specs, prefix_match_unit, enable_caching)
     coarser = sorted({s.block_size for s in specs if s.block_size != hash_bs})
     if not enable_caching or not coarser:
         return None
-    what = ("hits inside a block (partial-block hits: their copy-on-write, the partial tails "
-            "registered, the split at the prompt's hash boundary)"
-            if partial_hash_hits(specs, hash_bs, enable_caching)
+    partial = partial_hash_hits(specs, hash_bs, enable_caching)
+    if partial and all(isinstance(s, (FullAttentionSpec, MambaSpec)) for s in specs):
+        return None
+    what = ("hits inside a block next to a group that is neither full attention nor Mamba"
+            if partial
             else "registers a prompt's partial last block under a finer hash in full attention")
     blocks = ", ".join(f"{b:,}" for b in coarser)
     return (f"{prefix_match_unit} is finer than the block ({blocks} tokens): vLLM then {what}, "

@@ -3,10 +3,9 @@
 tests/data/sched_mamba/p16_*: make_cases.py's a, b, d and f (and their Mamba2 versions) with
 `"prefix_match_unit": 16`, answered by the real Scheduler and AsyncScheduler through
 tests/data/oracle_mamba.py (README there). With f's block of 16 the unit is the block: vLLM's
-answers are f's own (kvcli replays them, exact). In a, b and d the unit is finer than the block
-of 80 and vLLM makes partial-block hits (a: 576 hit tokens, not 560; b: 144, not 80); kvcli does
-not model those yet and refuses such a trace, naming its line and key. Before, kvcli refused
-every one of these traces as having an unknown config key.
+answers are f's own. In a, b and d the unit is finer than the block of 80 and vLLM makes
+partial-block hits (a: 576 hit tokens, not 560; b: 144, not 80): kvcli replays every one
+exactly, sync and async (before, it refused them in one line).
 """
 
 from __future__ import annotations
@@ -15,9 +14,6 @@ from pathlib import Path
 
 import pytest
 from oracle_sched import answer_of, assert_matches, config_of, replay_case
-from typer.testing import CliRunner
-
-from kvcli.app import app
 
 DATA = Path(__file__).resolve().parent / "data" / "sched_mamba"
 BLOCK_UNIT = sorted(DATA.glob("p16_*f_block16.trace.jsonl"))
@@ -40,14 +36,14 @@ def test_a_unit_equal_to_the_block_replays_as_vllm(trace: Path, asyn: bool):
                    kv_events=config_of(trace).get("kv_events", False))
 
 
+@pytest.mark.parametrize("asyn", [False, True], ids=["sync", "async"])
 @pytest.mark.parametrize("trace", PARTIAL, ids=lambda p: p.name[:-12])
-def test_partial_block_hits_are_refused_not_replayed_wrong(trace: Path):
-    r = CliRunner().invoke(app, ["replay", str(trace), "--arrivals", "step", "--json"])
-    assert r.exit_code == 2 and r.stdout == ""
-    assert r.stderr.startswith(f"error: {trace}:1: field 'config.prefix_match_unit': must be "
-                               "the block size here: 16 is finer than the block (80 tokens): "
-                               "vLLM then hits inside a block (partial-block hits")
-    assert r.stderr.count("\n") == 1
+def test_partial_block_hits_replay_as_vllm(trace: Path, asyn: bool):
+    """Step lines, KV events (a and b), hits, preemptions and stats, exactly."""
+    assert config_of(trace)["prefix_match_unit"] == 16 < config_of(trace)["block_size"] == 80
+    assert_matches(answer_of(trace, "async.expected" if asyn else "expected"),
+                   replay_case(trace, async_scheduling=asyn), asyn=asyn,
+                   kv_events=config_of(trace).get("kv_events", False))
 
 
 def _hits(name: str) -> dict[str, int]:

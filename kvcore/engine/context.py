@@ -121,7 +121,7 @@ class ReplayContext:
             else admit_extra.take_parts)
         self.kvm = KVCacheManager(
             groups, cfg.max_model_len or NO_MODEL_LEN_LIMIT, num_blocks=self.num_blocks,
-            enable_caching=cfg.enable_prefix_caching, log_stats=True,
+            hash_block_size=hash_block_size, enable_caching=cfg.enable_prefix_caching, log_stats=True,
             enable_kv_cache_events=self.vllm is not None,
             max_in_flight_tokens=concurrent_batches(cfg) * cfg.max_num_batched_tokens,
             watermark=cfg.watermark, tracer=self.recorder,

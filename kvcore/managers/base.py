@@ -13,8 +13,9 @@ A subclass decides three things: how to find the longest cached prefix
 (`get_num_skipped_tokens`; their blocks are freed early and nulled), and which full blocks are
 worth caching (`reachable_block_mask`).
 
-Not modelled (outside kvcli's scope): partial-block hits and their copy-on-write, KV connectors'
-external blocks beyond a plain allocation, zeroing lists, sparse retention intervals.
+Partial-block hits (`--prefix-match-unit`) are full attention's and Mamba's own
+(`fine_full_attention`, `mamba_partial`). Not modelled (outside kvcli's scope): KV connectors'
+external blocks beyond a plain allocation, zeroing lists.
 """
 
 from __future__ import annotations
@@ -66,6 +67,9 @@ class SingleTypeKVCacheManager(ABC):
         self.retention_interval: int | None = None
         self._null_block = block_pool.null_block
         self.tracer = tracer
+        # Partial hash hits: this step's copy-on-writes (source, copy), both ends held until
+        # the scheduler frees them after the step (`take_cow_blocks`); empty otherwise.
+        self.pending_cow: list[tuple[KVCacheBlock, KVCacheBlock]] = []
         self._finish_init()
 
     def _finish_init(self) -> None:
@@ -260,6 +264,14 @@ class SingleTypeKVCacheManager(ABC):
 
     def new_step_starts(self) -> None:
         """A schedule() begins (only Mamba acts on it)."""
+
+    def take_cow_blocks(self) -> list[KVCacheBlock]:
+        """The step's copies' ends, (source, copy) per copy, to free once; forgotten here."""
+        if not self.pending_cow:
+            return []
+        out = [b for pair in self.pending_cow for b in pair]
+        self.pending_cow = []
+        return out
 
     def get_num_skipped_tokens(self, num_computed_tokens: int) -> int:
         """Leading tokens attention no longer reads once ``num_computed_tokens`` are computed."""

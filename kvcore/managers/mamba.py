@@ -44,21 +44,25 @@ block drop; a KV connector with Mamba groups.
 
 from __future__ import annotations
 
+from kvcore.block import KVCacheBlock
 from kvcore.hashing import resolve_block_hashes
 from kvcore.managers.base import SingleTypeKVCacheManager
+from kvcore.managers.fine_lookup import mamba_hit
+from kvcore.managers.mamba_partial import after_caching, copy_on_write
 from kvcore.managers.sliding_window import replay_boundaries
 from kvcore.request import Request
 from kvcore.specs import MambaSpec, cdiv
 
 
-def checkpoint_fits(start: int, end: int, position: int, block_size: int, align: int) -> bool:
+def checkpoint_fits(start: int, end: int, position: int, block_size: int, align: int,
+                    unit: int) -> bool:
     """Whether a chunk ``[start, end)`` can write the state at ``position`` from inside (vLLM
-    0.33's is_mamba_prefill_checkpoint_valid with the hash block = the Mamba block): the chunk
-    starts on a block boundary, reaches a block past its first, the checkpoint lies at least a
-    block after its start and before its end, at a multiple of ``align`` from its start."""
-    return (start % block_size == 0
+    0.33's is_mamba_prefill_checkpoint_valid; ``unit``: the hash block): the chunk starts on a
+    hash boundary, reaches a block past its first, the checkpoint lies at least a hash block
+    after its start and before its end, at a multiple of ``align`` from its start."""
+    return (start % unit == 0
             and cdiv(end, block_size) - 2 > (start - 1) // block_size
-            and start + block_size <= position < end
+            and start + unit <= position < end
             and (position - start) % align == 0)
 
 
@@ -82,6 +86,10 @@ class MambaManager(SingleTypeKVCacheManager):
         # request -> (checkpoint position, table index of the block reserved for it) for the
         # allocation being made (vLLM's _checkpoints).
         self._checkpoints: dict[str, tuple[int, int]] = {}
+        # Partial hash hits (`kvcore.managers.mamba_partial`): request -> (table index, block)
+        # of a state inside a block to copy before the request writes on (a hit's, or the
+        # producer's own tail).
+        self.partial_hits: dict[str, tuple[int, KVCacheBlock]] = {}
 
     @classmethod
     def find_longest_cache_hit(cls, block_hashes, max_length, kv_cache_group_ids, block_pool,
@@ -89,6 +97,9 @@ class MambaManager(SingleTypeKVCacheManager):
         bs = kv_cache_spec.block_size
         if alignment_tokens is None:
             alignment_tokens = bs
+        elif alignment_tokens < bs:
+            return mamba_hit(block_hashes, max_length, kv_cache_group_ids, block_pool, bs,
+                             alignment_tokens)
         hashes = resolve_block_hashes(block_hashes, block_pool.hash_block_size, bs)
         null = block_pool.null_block
         for i in range(min(max_length // bs, len(hashes)) - 1, -1, -1):
@@ -140,7 +151,7 @@ class MambaManager(SingleTypeKVCacheManager):
         blocks = self.req_to_blocks.get(request_id, [])
         return (self.checkpoint_align > 0 and end >= prefill_end
                 and checkpoint_fits(start, end, position, self.block_size,
-                                    self.checkpoint_align)
+                                    self.checkpoint_align, self.block_pool.hash_block_size)
                 and index >= 0 and (index >= len(blocks) or blocks[index].is_null))
 
     def get_num_blocks_to_allocate(self, request_id, num_tokens, new_computed_blocks,
@@ -153,6 +164,10 @@ class MambaManager(SingleTypeKVCacheManager):
         required = cdiv(num_tokens, self.block_size) + self.num_speculative_blocks
         held = len(self.req_to_blocks.get(request_id, ()))
         new = required - len(new_computed_blocks) - held
+        partial = 1 if (new_computed_blocks and num_local_computed_tokens % self.block_size
+                        or request_id in self.partial_hits) else 0
+        if partial:
+            new = max(new, 0) + 1       # the copy of the state inside a block
         # The chunk's checkpoint (the last aligned position before its end) takes a block of
         # its own when the chunk writes it from inside; decided here, as vLLM does, and kept
         # for the allocation and the caching that follow (not by the full-sequence check).
@@ -170,7 +185,7 @@ class MambaManager(SingleTypeKVCacheManager):
                 else:
                     self._checkpoints.pop(request_id, None)
         if new > 0:
-            new = min(new, self._physical_cap(request_id) + ckpt)
+            new = min(new, self._physical_cap(request_id) + partial + ckpt)
         new = max(new, 0)
         evictable = sum(1 for b in new_computed_blocks if b.ref_cnt == 0 and not b.is_null)
         return new + evictable
@@ -179,7 +194,8 @@ class MambaManager(SingleTypeKVCacheManager):
         blocks = self.req_to_blocks.setdefault(request_id, [])
         required = cdiv(num_tokens, self.block_size) + self.num_speculative_blocks
         ckpt = 1 if request_id in self._checkpoints else 0
-        if required <= len(blocks) and not ckpt:
+        partial = self.partial_hits.pop(request_id, None)
+        if required <= len(blocks) and not ckpt and partial is None:
             self._allocated.add(request_id)
             return []
         # Positions before the new running state hold no state of this request: nulls, but
@@ -187,12 +203,16 @@ class MambaManager(SingleTypeKVCacheManager):
         state_index = required - self.num_speculative_blocks - 1
         if len(blocks) < state_index:
             blocks.extend([self._null_block] * (state_index - ckpt - len(blocks)))
-        n = min(max(required - len(blocks), 0), self._physical_cap(request_id) + ckpt)
+        n = max(required - len(blocks), 0) + (0 if partial is None else 1)
+        n = min(n, self._physical_cap(request_id) + ckpt + (0 if partial is None else 1))
         new = self.block_pool.get_new_blocks(n) if n > 0 else []
-        blocks.extend(new)
-        self._allocated.add(request_id)
         if new and self.tracer is not None:
             self.tracer.on_allocate(self.kv_cache_group_id, [b.id_obj for b in new])
+        if partial is not None:
+            copy_on_write(self, request_id, partial, new[0])
+            new = new[1:]
+        blocks.extend(new)
+        self._allocated.add(request_id)
         return new
 
     def cache_blocks(self, request, num_tokens: int) -> None:
@@ -205,6 +225,12 @@ class MambaManager(SingleTypeKVCacheManager):
         unaligned chunks, and then the blocks it passed over hold no reusable state.
         """
         rid = request.request_id
+        if self.cache_hit_alignment_tokens < self.block_size:
+            # Partial hash hits: vLLM's template caching, then the keys inside a block.
+            before = self.num_cached_block.get(rid, 0)
+            super().cache_blocks(request, num_tokens)
+            after_caching(self, request, num_tokens, before)
+            return
         num_cached = self.num_cached_block.get(rid, 0)
         num_full = min(num_tokens, len(request.block_hashes) * self.block_pool.hash_block_size
                        ) // self.block_size
@@ -268,4 +294,5 @@ class MambaManager(SingleTypeKVCacheManager):
         self._allocated.discard(request_id)
         self._checkpoints.pop(request_id, None)
         self._retired.pop(request_id, None)
+        self.partial_hits.pop(request_id, None)
         super().free(request_id)
