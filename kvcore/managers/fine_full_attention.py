@@ -26,10 +26,6 @@ from kvcore.request import Request
 
 
 class FineFullAttentionManager(FullAttentionManager):
-    def _finish_init(self) -> None:
-        # request -> (table index, shared block) of a hit ending inside that block
-        self.partial_hits: dict[str, tuple[int, KVCacheBlock]] = {}
-
     def _partial(self, new_computed_blocks: Sequence[KVCacheBlock], num_local: int) -> bool:
         return len(new_computed_blocks) > 0 and num_local % self.block_size != 0
 
@@ -46,18 +42,6 @@ class FineFullAttentionManager(FullAttentionManager):
                 self._partial(new_computed_blocks, num_local_computed_tokens):
             n += 1      # the copy of the partly hit block
         return n
-
-    def add_local_computed_blocks(self, request_id: str,
-                                  new_computed_blocks: Sequence[KVCacheBlock],
-                                  num_local_computed_tokens: int,
-                                  num_external_computed_tokens: int = 0) -> None:
-        super().add_local_computed_blocks(request_id, new_computed_blocks,
-                                          num_local_computed_tokens,
-                                          num_external_computed_tokens)
-        if self._partial(new_computed_blocks, num_local_computed_tokens):
-            index = num_local_computed_tokens // self.block_size
-            self.partial_hits[request_id] = (index, new_computed_blocks[-1])
-            self.num_cached_block[request_id] = index
 
     def allocate_new_blocks(self, request_id: str, num_tokens: int) -> list[KVCacheBlock]:
         hit = self.partial_hits.pop(request_id, None)
@@ -88,7 +72,3 @@ class FineFullAttentionManager(FullAttentionManager):
         assert partial is not None
         partial.cache_partial_block(request, blocks[index], boundary, self.kv_cache_group_id,
                                     self.block_size, (index + 1) * self.block_size)
-
-    def pop_blocks_for_free(self, request_id: str) -> list[KVCacheBlock]:
-        self.partial_hits.pop(request_id, None)
-        return super().pop_blocks_for_free(request_id)

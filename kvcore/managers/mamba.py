@@ -44,7 +44,6 @@ block drop; a KV connector with Mamba groups.
 
 from __future__ import annotations
 
-from kvcore.block import KVCacheBlock
 from kvcore.hashing import resolve_block_hashes
 from kvcore.managers.base import SingleTypeKVCacheManager
 from kvcore.managers.fine_lookup import mamba_hit
@@ -86,10 +85,6 @@ class MambaManager(SingleTypeKVCacheManager):
         # request -> (checkpoint position, table index of the block reserved for it) for the
         # allocation being made (vLLM's _checkpoints).
         self._checkpoints: dict[str, tuple[int, int]] = {}
-        # Partial hash hits (`kvcore.managers.mamba_partial`): request -> (table index, block)
-        # of a state inside a block to copy before the request writes on (a hit's, or the
-        # producer's own tail).
-        self.partial_hits: dict[str, tuple[int, KVCacheBlock]] = {}
 
     @classmethod
     def find_longest_cache_hit(cls, block_hashes, max_length, kv_cache_group_ids, block_pool,
@@ -294,5 +289,4 @@ class MambaManager(SingleTypeKVCacheManager):
         self._allocated.discard(request_id)
         self._checkpoints.pop(request_id, None)
         self._retired.pop(request_id, None)
-        self.partial_hits.pop(request_id, None)
         super().free(request_id)
