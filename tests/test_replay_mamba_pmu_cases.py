@@ -1,11 +1,11 @@
-"""Mamba groups with vLLM's --prefix-match-unit 16 (a config line's `prefix_match_unit`).
+"""Mamba groups with vLLM's --prefix-match-unit (a config line's `prefix_match_unit`).
 
 tests/data/sched_mamba/p16_*: make_cases.py's a, b, d and f (and their Mamba2 versions) with
-`"prefix_match_unit": 16`, answered by the real Scheduler and AsyncScheduler through
-tests/data/oracle_mamba.py (README there). With f's block of 16 the unit is the block: vLLM's
-answers are f's own. In a, b and d the unit is finer than the block of 80 and vLLM makes
-partial-block hits (a: 576 hit tokens, not 560; b: 144, not 80): kvcli replays every one
-exactly, sync and async (before, it refused them in one line).
+`"prefix_match_unit": 16`, and four random cases (make_random.py --prefix-match-unit), answered
+by the real Scheduler and AsyncScheduler through tests/data/oracle_mamba.py (README there). With
+f's block of 16 the unit is the block: vLLM's answers are f's own. Elsewhere the unit is finer
+than the block and vLLM makes partial-block hits (a: 576 hit tokens, not 560; b: 144, not 80):
+kvcli replays every one exactly, sync and async (before, it refused them in one line).
 """
 
 from __future__ import annotations
@@ -17,14 +17,15 @@ from oracle_sched import answer_of, assert_matches, config_of, replay_case
 
 DATA = Path(__file__).resolve().parent / "data" / "sched_mamba"
 BLOCK_UNIT = sorted(DATA.glob("p16_*f_block16.trace.jsonl"))
-PARTIAL = sorted(t for t in DATA.glob("p16_*.trace.jsonl") if t not in BLOCK_UNIT)
+PARTIAL = sorted(t for t in DATA.glob("p[0-9]*_*.trace.jsonl") if t not in BLOCK_UNIT)
 
 
 def test_the_cases_are_all_there():
     assert [t.name[:-12] for t in BLOCK_UNIT] == ["p16_f_block16", "p16_m2_f_block16"]
     assert [t.name[:-12] for t in PARTIAL] == [
         "p16_a_shared_long", "p16_b_shared_short", "p16_d_budget_below_block",
-        "p16_m2_a_shared_long", "p16_m2_b_shared_short", "p16_m2_d_budget_below_block"]
+        "p16_m2_a_shared_long", "p16_m2_b_shared_short", "p16_m2_d_budget_below_block",
+        "p16_m2seed122", "p16_m2seed13", "p16_mseed13", "p8_mseed219"]
 
 
 @pytest.mark.parametrize("asyn", [False, True], ids=["sync", "async"])
@@ -39,8 +40,10 @@ def test_a_unit_equal_to_the_block_replays_as_vllm(trace: Path, asyn: bool):
 @pytest.mark.parametrize("asyn", [False, True], ids=["sync", "async"])
 @pytest.mark.parametrize("trace", PARTIAL, ids=lambda p: p.name[:-12])
 def test_partial_block_hits_replay_as_vllm(trace: Path, asyn: bool):
-    """Step lines, KV events (a and b), hits, preemptions and stats, exactly."""
-    assert config_of(trace)["prefix_match_unit"] == 16 < config_of(trace)["block_size"] == 80
+    """Step lines, KV events (where the case has them), hits, preemptions and stats, exactly.
+    The random ones (README): unit 16 at block 80 and 48, unit 8 at block 80, pools of 13-47
+    blocks with preemptions, KV events, Mamba2 at retention 0 and 192 (4-block segments)."""
+    assert config_of(trace)["prefix_match_unit"] < config_of(trace)["block_size"]
     assert_matches(answer_of(trace, "async.expected" if asyn else "expected"),
                    replay_case(trace, async_scheduling=asyn), asyn=asyn,
                    kv_events=config_of(trace).get("kv_events", False))
