@@ -15,10 +15,10 @@ When every Mamba group declares one, a chunk that reaches the prefill's end and 
 boundary past its first block (``checkpoint_fits``) is not clipped there: it runs to its end in
 one piece, and the manager reserves a block for the checkpoint (`kvcore.managers.mamba`).
 
-Modelled: the layouts where every group has the scheduler's block size (hash block = block,
-so no partial-block hits and no shared-prefix checkpoints, ``mamba_partial_cache_hit`` False,
-as vLLM derives for Jamba and Mamba2 hybrids by default); no EAGLE block drop, no hash
-lookahead. Checked step for step against the real Scheduler: tests/data/sched_mamba/
+With a hash block finer than the block (``--prefix-match-unit``, vLLM's
+``mamba_partial_cache_hit``) the checkpoint sits on the hash grid and a chunk also stops at the
+prompt's last hash boundary (``tail_boundary``: the state a resend hits inside a block). Not
+modelled: shared-prefix checkpoints, the EAGLE block drop, hash lookahead. Checked step for step against the real Scheduler: tests/data/sched_mamba/
 (``tests/test_replay_mamba_cases.py``, ``tests/test_replay_mamba2_cases.py``).
 """
 

@@ -34,9 +34,12 @@ layout and the same with Mamba2 groups, every group at one block size, no specul
 sync and async, FCFS and priority, preemption, retention 0, dense and 2 or 4 blocks, 200 random
 Mamba2 runs).
 
-Where this may still differ from 0.33 (not covered by those cases): partial-block hits when the
-hash block is finer than the Mamba block (``prefix_match_unit``), their copy-on-write and the
-re-keying of a checkpoint inside a block, shared-prefix checkpoints
+With a hash block finer than the Mamba block (``--prefix-match-unit``, partial hash hits) the
+lookup runs at hash granularity (`kvcore.managers.fine_lookup`), a hit or the producer's own
+tail inside a block is copied (a block more), and caching follows `kvcore.managers.mamba_partial`
+(also checked against vLLM: tests/data/sched_mamba/p16_*, p8_*).
+
+Where this may still differ from 0.33 (not covered by those cases): shared-prefix checkpoints
 (``enable_mamba_shared_prefix_checkpoint``); speculative blocks and their relocation; EAGLE's
 block drop; a KV connector with Mamba groups.
 """
