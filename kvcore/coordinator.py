@@ -21,9 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from kvcore.block import KVCacheBlock
 from kvcore.block_pool import BlockPool
 from kvcore.managers.base import SingleTypeKVCacheManager
-from kvcore.managers.fine_full_attention import FineFullAttentionManager
-from kvcore.managers.full_attention import FullAttentionManager
-from kvcore.managers.registry import get_manager_class
+from kvcore.managers.registry import fine_manager_class, get_manager_class
 from kvcore.partial_hashes import PartialHashes
 from kvcore.prefix_match import partial_hash_hits
 from kvcore.retention import check_retention_interval
@@ -67,9 +65,8 @@ class KVCacheCoordinator:
         managers = []
         for i, g in enumerate(groups):
             cls = get_manager_class(g.kv_cache_spec)
-            if self.partial_hits and cls is FullAttentionManager \
-                    and g.kv_cache_spec.block_size != hash_block_size:
-                cls = FineFullAttentionManager
+            if self.partial_hits and g.kv_cache_spec.block_size != hash_block_size:
+                cls = fine_manager_class(cls)
             managers.append(cls(g.kv_cache_spec, self.block_pool, enable_caching, i,
                                 scheduler_block_size=scheduler_block_size,
                                 max_admission_blocks_per_request=cls.admission_cap(

@@ -36,8 +36,9 @@ Mamba2 runs).
 
 With a hash block finer than the Mamba block (``--prefix-match-unit``, partial hash hits) the
 lookup runs at hash granularity (`kvcore.managers.fine_lookup`), a hit or the producer's own
-tail inside a block is copied (a block more), and caching follows `kvcore.managers.mamba_partial`
-(also checked against vLLM: tests/data/sched_mamba/p16_*, p8_*).
+tail inside a block is copied (a block more), and caching keys states inside blocks: the
+subclass `kvcore.managers.mamba_partial.FineMambaManager` (also checked against vLLM:
+tests/data/sched_mamba/p16_*, p8_*).
 
 Where this may still differ from 0.33 (not covered by those cases): shared-prefix checkpoints
 (``enable_mamba_shared_prefix_checkpoint``); speculative blocks and their relocation; EAGLE's
@@ -50,7 +51,6 @@ from __future__ import annotations
 from kvcore.hashing import resolve_block_hashes
 from kvcore.managers.base import SingleTypeKVCacheManager
 from kvcore.managers.fine_lookup import mamba_hit
-from kvcore.managers.mamba_partial import after_caching, copy_on_write
 from kvcore.managers.sliding_window import replay_boundaries
 from kvcore.request import Request
 from kvcore.specs import MambaSpec, cdiv
@@ -162,10 +162,6 @@ class MambaManager(SingleTypeKVCacheManager):
         required = cdiv(num_tokens, self.block_size) + self.num_speculative_blocks
         held = len(self.req_to_blocks.get(request_id, ()))
         new = required - len(new_computed_blocks) - held
-        partial = 1 if (new_computed_blocks and num_local_computed_tokens % self.block_size
-                        or request_id in self.partial_hits) else 0
-        if partial:
-            new = max(new, 0) + 1       # the copy of the state inside a block
         # The chunk's checkpoint (the last aligned position before its end) takes a block of
         # its own when the chunk writes it from inside; decided here, as vLLM does, and kept
         # for the allocation and the caching that follow (not by the full-sequence check).
@@ -183,7 +179,7 @@ class MambaManager(SingleTypeKVCacheManager):
                 else:
                     self._checkpoints.pop(request_id, None)
         if new > 0:
-            new = min(new, self._physical_cap(request_id) + partial + ckpt)
+            new = min(new, self._physical_cap(request_id) + ckpt)
         new = max(new, 0)
         evictable = sum(1 for b in new_computed_blocks if b.ref_cnt == 0 and not b.is_null)
         return new + evictable
@@ -192,8 +188,7 @@ class MambaManager(SingleTypeKVCacheManager):
         blocks = self.req_to_blocks.setdefault(request_id, [])
         required = cdiv(num_tokens, self.block_size) + self.num_speculative_blocks
         ckpt = 1 if request_id in self._checkpoints else 0
-        partial = self.partial_hits.pop(request_id, None)
-        if required <= len(blocks) and not ckpt and partial is None:
+        if required <= len(blocks) and not ckpt:
             self._allocated.add(request_id)
             return []
         # Positions before the new running state hold no state of this request: nulls, but
@@ -201,16 +196,12 @@ class MambaManager(SingleTypeKVCacheManager):
         state_index = required - self.num_speculative_blocks - 1
         if len(blocks) < state_index:
             blocks.extend([self._null_block] * (state_index - ckpt - len(blocks)))
-        n = max(required - len(blocks), 0) + (0 if partial is None else 1)
-        n = min(n, self._physical_cap(request_id) + ckpt + (0 if partial is None else 1))
+        n = min(max(required - len(blocks), 0), self._physical_cap(request_id) + ckpt)
         new = self.block_pool.get_new_blocks(n) if n > 0 else []
-        if new and self.tracer is not None:
-            self.tracer.on_allocate(self.kv_cache_group_id, [b.id_obj for b in new])
-        if partial is not None:
-            copy_on_write(self, request_id, partial, new[0])
-            new = new[1:]
         blocks.extend(new)
         self._allocated.add(request_id)
+        if new and self.tracer is not None:
+            self.tracer.on_allocate(self.kv_cache_group_id, [b.id_obj for b in new])
         return new
 
     def cache_blocks(self, request, num_tokens: int) -> None:
@@ -223,12 +214,6 @@ class MambaManager(SingleTypeKVCacheManager):
         unaligned chunks, and then the blocks it passed over hold no reusable state.
         """
         rid = request.request_id
-        if self.cache_hit_alignment_tokens < self.block_size:
-            # Partial hash hits: vLLM's template caching, then the keys inside a block.
-            before = self.num_cached_block.get(rid, 0)
-            super().cache_blocks(request, num_tokens)
-            after_caching(self, request, num_tokens, before)
-            return
         num_cached = self.num_cached_block.get(rid, 0)
         num_full = min(num_tokens, len(request.block_hashes) * self.block_pool.hash_block_size
                        ) // self.block_size
@@ -253,6 +238,11 @@ class MambaManager(SingleTypeKVCacheManager):
             h = blocks[i].block_hash
             if h is not None and not blocks[i].is_null:
                 self._cached_this_step.add(h)
+
+    def _template_cache_blocks(self, request: Request, num_tokens: int) -> None:
+        """vLLM's template caching (every non-null block the retention mask keeps), for
+        `kvcore.managers.mamba_partial`."""
+        super().cache_blocks(request, num_tokens)
 
     def new_step_starts(self) -> None:
         self._cached_this_step.clear()
