@@ -127,6 +127,13 @@ class ReplayContext:
             watermark=cfg.watermark, tracer=self.recorder,
             prefix_cache_retention_interval=cfg.prefix_cache_retention_interval)
         assert self.kvm.hash_block_size == hash_block_size
+        if self.jsonl is not None and self.kvm.coordinator.partial_hits:
+            # Our stream holds one hash a block (what `kvcli stats` / `curve` rebuild); a block
+            # under several keys and the copies' held references are not in its vocabulary.
+            raise InputError("our event stream (--events-format jsonl) does not model "
+                             "partial-block hits (a --prefix-match-unit finer than the block): "
+                             "use --events-format vllm, or leave the unit unset",
+                             field="events")
         self.offload = start.offload              # the CPU tier (None: off)
         self.tier: OffloadTier | None = None     # its tier, once a mode opens it (`open_tier`)
 
