@@ -183,3 +183,20 @@ def test_config_shows_vllms_hashing() -> None:
     assert r.stderr == ("error: option --prefix-match-unit: vLLM refuses to start: Invalid "
                         "prefix_match_unit=32; with a single KV cache group, prefix-cache hits "
                         "land on the block size (16). Unset it or set it to 16.\n")
+
+
+def test_our_event_stream_is_refused_with_partial_hits(tmp_path) -> None:
+    """Our stream holds one hash a block (what `kvcli stats` rebuilds); vLLM's carries the
+    partial keys and is written."""
+    ours, theirs = tmp_path / "ours.jsonl", tmp_path / "theirs.jsonl"
+    code, out, err = _replay("--prefix-match-unit", "16", "--events", str(ours))
+    assert code == 2 and out == "" and not ours.exists()
+    assert err == ("error: option --events: our event stream (--events-format jsonl) does not "
+                   "model partial-block hits (a --prefix-match-unit finer than the block): use "
+                   "--events-format vllm, or leave the unit unset\n")
+    code, out, _ = _replay("--prefix-match-unit", "16", "--events", str(theirs),
+                           "--events-format", "vllm")
+    assert code == 0 and json.loads(out)["hit_tokens"] == 576
+    stored = [e for line in theirs.read_text().splitlines()
+              for e in json.loads(line).get("events", ()) if e.get("type") == "BlockStored"]
+    assert any(e["block_size"] == 16 for e in stored)    # a partial key's, 16 tokens
