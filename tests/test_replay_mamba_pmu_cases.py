@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from oracle_sched import answer_of, assert_matches, config_of, replay_case
 
+from kvcore.engine.replay import ReplayOptions, replay
+
 DATA = Path(__file__).resolve().parent / "data" / "sched_mamba"
 BLOCK_UNIT = sorted(DATA.glob("p16_*f_block16.trace.jsonl"))
 PARTIAL = sorted(t for t in DATA.glob("p[0-9]*_*.trace.jsonl") if t not in BLOCK_UNIT)
@@ -61,3 +63,11 @@ def test_vllm_hits_inside_a_block_in_the_recorded_answers():
     assert _hits("p16_a_shared_long") == {"a0": 0, "a1": 0, "a2": 160, "a3": 160, "a4": 256}
     assert _hits("a_shared_long")["a4"] == 240
     assert _hits("p16_b_shared_short")["b4"] == 144 and _hits("b_shared_short")["b4"] == 80
+
+
+def test_cache_mode_frees_the_copies_held_ends():
+    """Cache mode (a request a step, no scheduler): a4 hits a0's Mamba2 checkpoint at 256,
+    inside a block, through a copy; the copy's held ends go after the allocation as after a
+    schedule(), so the pool is whole again at the end (it ended 16 blocks short before)."""
+    s = replay(str(DATA / "p16_m2_a_shared_long.trace.jsonl"), ReplayOptions(mode="cache"))
+    assert (s.hit_tokens, s.num_free_blocks_end, s.num_blocks) == (256, 399, 400)
