@@ -6,8 +6,7 @@ N-1 usable blocks and `get_usage` divides by N-1.
 
 The prefix cache is lazy: a freed block keeps its hash and goes back on the free queue, still
 hittable. Its hash is dropped only when `get_new_blocks` hands the block out again (that is the
-eviction, and the moment `BlockRemoved` is emitted), or through `evict_blocks` / a reset. A
-block under several keys (partial hash hits) is `kvcore.partial_hashes`' business.
+eviction, and the moment `BlockRemoved` is emitted), or through `evict_blocks` / a reset.
 """
 
 from __future__ import annotations
@@ -57,12 +56,10 @@ class BlockPool:
         self.null_block.is_null = True
         self.enable_kv_cache_events = enable_kv_cache_events
         self.kv_event_queue: list[KVCacheEvent] = []
-        # With events on, `lean_events` queues only hashes (`kvcore/lean_events.py`): set by a
-        # cluster whose router's index is the events' only reader.
+        # `lean_events`: only hashes queued (a cluster's router index: `kvcore/lean_events.py`)
         self.lean_events = False
         self.lean_batch = LeanBatch()
-        # A block under several keys (partial hash hits, `kvcore.partial_hashes`), or None.
-        self.partial: PartialHashes | None = None
+        self.partial: PartialHashes | None = None   # several keys a block: partial_hashes.py
         self.tracer = tracer
         if tracer is not None:
             tracer.attach(self)
