@@ -106,8 +106,8 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
         "use (vLLM's default), N one window tail per N tokens, 'dense' every full block "
         "(default: 0)")),
     "prefix_match_unit": (int, _S, ("vLLM's --prefix-match-unit: hash requests every N "
-                          "tokens; must divide every KV cache group's block, and (not "
-                          "modelled yet) be the block itself (default: the block)")),
+                          "tokens, a divisor of every KV cache group's block; finer than a "
+                          "Mamba block, prefix hits land inside blocks (default: the block)")),
     "async_scheduling": (bool, _S, ("vLLM's async scheduling (a batch queue of 2, as `vllm "
                          "serve` runs on a GPU): finishes, frees and decode-completed blocks "
                          "come one step later")),

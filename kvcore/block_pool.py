@@ -28,6 +28,7 @@ from kvcore.kv_events import (
     hash_to_int,
 )
 from kvcore.lean_events import LeanBatch
+from kvcore.partial_hashes import PartialHashes
 
 if TYPE_CHECKING:
     from kvcore.request import Request
@@ -55,15 +56,14 @@ class BlockPool:
         self.null_block.is_null = True
         self.enable_kv_cache_events = enable_kv_cache_events
         self.kv_event_queue: list[KVCacheEvent] = []
-        # With events on, `lean_events` queues only hashes (`kvcore/lean_events.py`): set by a
-        # cluster whose router's index is the events' only reader.
+        # `lean_events`: only hashes queued (a cluster's router index: `kvcore/lean_events.py`)
         self.lean_events = False
         self.lean_batch = LeanBatch()
+        self.partial: PartialHashes | None = None   # several keys a block: partial_hashes.py
         self.tracer = tracer
         if tracer is not None:
             tracer.attach(self)
 
-    # --- lookup -----------------------------------------------------------------------
     def get_cached_block(self, block_hash: bytes, kv_cache_group_ids: Sequence[int]
                          ) -> list[KVCacheBlock] | None:
         """One cached block per group for this hash, or None if any group misses."""
@@ -75,7 +75,6 @@ class BlockPool:
             out.append(blk)
         return out
 
-    # --- caching ----------------------------------------------------------------------
     def cache_full_blocks(self, request: Request, blocks: list[KVCacheBlock],
                           num_cached_blocks: int, num_full_blocks: int, block_size: int,
                           kv_cache_group_id: int, block_mask: list[bool] | None = None) -> None:
@@ -93,8 +92,8 @@ class BlockPool:
                              "here with KV cache events on (IndexError in cache_full_blocks)",
                              field="kv_events")
         hashes = resolve_block_hashes(request.block_hashes, self.hash_block_size, block_size)
-        # A list indexed as one (the generic `hashes[i]` was 1.1% of a conversation replay);
-        # another block size's view is read into one from `num_cached_blocks` on (`off`).
+        # A list indexed as one (generic `hashes[i]`: 1.1% of a conversation replay); another
+        # block size's view is read into one from `num_cached_blocks` on (`off`).
         if isinstance(hashes, list):
             hl: list[bytes] = hashes
             off = 0
@@ -145,7 +144,6 @@ class BlockPool:
                 request, blocks, hashes, hs, num_cached_blocks, num_full_blocks, block_size,
                 group, block_mask, self.medium))
 
-    # --- allocation -------------------------------------------------------------------
     def get_new_blocks(self, num_blocks: int) -> list[KVCacheBlock]:
         """Pop ``num_blocks`` from the front of the free queue; evict their cached hashes.
         The tracer hears of this call's evictions in one `on_evict_many`, in eviction order;
@@ -158,6 +156,8 @@ class BlockPool:
             for b in fresh:
                 b.ref_cnt = 1
             return fresh
+        if self.partial is not None:
+            return self.partial.get_new_blocks(num_blocks)
         tracer = self.tracer
         events = self.enable_kv_cache_events
         evicted: list[int] | None = [] if (tracer is not None or events) else None
@@ -167,9 +167,8 @@ class BlockPool:
         # One pass: pop (the queue's `popleft_n`), evict (`_drop_hash`, the map's `pop`) and
         # reference, inlined: without it the manager runs +20% instructions on `kvcli bench`.
         head = q.fake_free_list_head
-        # Typed, not Any: the compiled build then reads the block's fields directly, not by
-        # name lookup (py-spy: the generic getters were 5% of a replay of the first 3,000
-        # conversation requests with events; 7.56 -> 7.1 s CPU).
+        # Typed, not Any: the compiled build reads the block's fields directly (py-spy: generic
+        # getters were 5% of 3,000 conversation requests with events; 7.56 -> 7.1 s CPU).
         nxt: KVCacheBlock | None = head.next_free_block
         ret: list[KVCacheBlock] = []
         for _ in range(num_blocks):
@@ -217,6 +216,8 @@ class BlockPool:
 
     def _drop_hash(self, blk: KVCacheBlock) -> bool:
         """Remove the block's key from the map (if it is there), clear its hash, report it."""
+        if self.partial is not None:
+            return self.partial.evict(blk)
         h, g = blk.block_hash, blk.hash_group
         if h is None:
             return False
@@ -234,9 +235,8 @@ class BlockPool:
         return removed
 
     def touch(self, blocks: Iterable[KVCacheBlock]) -> None:
-        """Take a reference on hit blocks; a free one leaves the queue (no longer evictable)."""
-        # Free hits leave the queue in one `remove_n` call: a `remove` call per block costs +1%
-        # of the manager's instructions on `kvcli bench`.
+        """Take a reference on hit blocks; a free one leaves the queue (no longer evictable).
+        (One `remove_n` call: a `remove` per block costs +1% of `kvcli bench`'s instructions.)"""
         idle = []
         for blk in blocks:
             if blk.is_null:
@@ -249,10 +249,9 @@ class BlockPool:
 
     def free_blocks(self, ordered_blocks: Iterable[KVCacheBlock],
                     trace: FreeLists | None = None) -> None:
-        """Drop one reference from each block; the first given is the first to be evicted. 0.33:
-        blocks reaching 0 without a hash are *prepended* (reused first, "LIFO for GPU locality"),
-        hashed ones *appended* (evicted last: LRU). ``trace``: the tracer's `on_free` lists, filled
-        on the way (`FreeKVCacheBlockQueue.release`)."""
+        """Drop one reference from each block, the first given evicted first. 0.33: blocks at 0
+        without a hash are *prepended* (reused first), hashed ones *appended* (LRU). ``trace``:
+        the tracer's `on_free` lists, filled on the way (`FreeKVCacheBlockQueue.release`)."""
         self.free_block_queue.release(ordered_blocks, self.enable_caching, trace)
 
     def evict_blocks(self, block_ids: Iterable[int]) -> None:
@@ -275,13 +274,14 @@ class BlockPool:
         for blk in self.blocks:
             blk.block_hash = None
             blk.hash_group = -1
+        if self.partial is not None:
+            self.partial.reset()
         if self.enable_kv_cache_events and self.lean_events:
             self.lean_batch = LeanBatch(cleared=True)
         elif self.enable_kv_cache_events:
             self.kv_event_queue.append(AllBlocksCleared())
         return True
 
-    # --- state ------------------------------------------------------------------------
     def get_num_free_blocks(self) -> int:
         """Free blocks, including cached ones no request holds (they are evictable)."""
         return self.free_block_queue.num_free_blocks

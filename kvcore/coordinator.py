@@ -9,6 +9,8 @@ draws from. Three kinds, chosen by `get_kv_cache_coordinator`:
   (every one of them must hold a block); the spec groups are visited full attention first, each
   lookup capped by the length the previous one reached, until a whole round changes nothing
   (0.33's fixed point). Full attention is looked up once: any prefix of its hit is a hit.
+  With partial hash hits (`kvcore.prefix_match`) hits land on the hash block, full attention
+  is `FineFullAttentionManager` and the pool keeps blocks under several keys.
 """
 
 from __future__ import annotations
@@ -19,29 +21,15 @@ from typing import TYPE_CHECKING, NamedTuple
 from kvcore.block import KVCacheBlock
 from kvcore.block_pool import BlockPool
 from kvcore.managers.base import SingleTypeKVCacheManager
-from kvcore.managers.registry import get_manager_class
-from kvcore.specs import FullAttentionSpec, KVCacheSpec, MambaSpec, SlidingWindowSpec, cdiv
+from kvcore.managers.registry import fine_manager_class, get_manager_class
+from kvcore.partial_hashes import PartialHashes
+from kvcore.prefix_match import partial_hash_hits
+from kvcore.retention import check_retention_interval
+from kvcore.specs import FullAttentionSpec, KVCacheSpec, cdiv
 
 if TYPE_CHECKING:
     from kvcore.request import Request
     from kvcore.tracing import BlockTracer
-
-
-def check_retention_interval(interval: int | None, scheduler_block_size: int,
-                             specs: list) -> None:
-    """vLLM's rule for prefix_cache_retention_interval: None (dense) or 0 always; a positive
-    value only with a sliding-window (or Mamba) group, and a multiple of the scheduler block
-    size. Raises ValueError with the numbers."""
-    if interval is None:
-        return
-    if not any(isinstance(s, (SlidingWindowSpec, MambaSpec)) for s in specs):
-        if interval == 0:
-            return
-        raise ValueError(f"prefix_cache_retention_interval {interval} has no effect: no "
-                         "sliding-window or Mamba KV cache group (set it to 0)")
-    if interval < 0 or interval % scheduler_block_size != 0:
-        raise ValueError(f"prefix_cache_retention_interval {interval} must be >= 0 and a "
-                         f"multiple of the scheduler block size {scheduler_block_size}")
 
 
 class KVCacheCoordinator:
@@ -53,8 +41,7 @@ class KVCacheCoordinator:
     def __init__(self, kv_cache_config, max_model_len: int, enable_caching: bool,
                  enable_kv_cache_events: bool, scheduler_block_size: int, hash_block_size: int,
                  max_in_flight_tokens: int | None = None, use_eagle: bool = False,
-                 tracer: BlockTracer | None = None,
-                 retention_interval: int | None = None) -> None:
+                 tracer: BlockTracer | None = None, retention_interval: int | None = None) -> None:
         groups = list(kv_cache_config.kv_cache_groups)
         check_retention_interval(retention_interval, scheduler_block_size,
                                  [g.kv_cache_spec for g in groups])
@@ -66,12 +53,20 @@ class KVCacheCoordinator:
         self.enable_caching = enable_caching
         self.use_eagle = use_eagle
         self.block_pool = BlockPool(kv_cache_config.num_blocks, enable_caching, hash_block_size,
-                                    enable_kv_cache_events, tracer=tracer,
-                                    num_groups=len(groups))
+                                    enable_kv_cache_events, tracer=tracer, num_groups=len(groups))
         in_flight = max_model_len if max_in_flight_tokens is None else max_in_flight_tokens
+        # vLLM's enable_partial_hash_hits (`kvcore.prefix_match`): hits inside a block, on
+        # the hash block's grid; else hybrid hits end on the scheduler block (the groups' lcm)
+        self.partial_hits = enable_caching and len(groups) > 1 and partial_hash_hits(
+            [g.kv_cache_spec for g in groups], hash_block_size, True)
+        self.hit_alignment = hash_block_size if self.partial_hits else scheduler_block_size
+        if self.partial_hits:
+            self.block_pool.partial = PartialHashes(self.block_pool)
         managers = []
         for i, g in enumerate(groups):
             cls = get_manager_class(g.kv_cache_spec)
+            if self.partial_hits and g.kv_cache_spec.block_size != hash_block_size:
+                cls = fine_manager_class(cls)
             managers.append(cls(g.kv_cache_spec, self.block_pool, enable_caching, i,
                                 scheduler_block_size=scheduler_block_size,
                                 max_admission_blocks_per_request=cls.admission_cap(
@@ -81,16 +76,13 @@ class KVCacheCoordinator:
             m.retention_interval = retention_interval
         self.retention_interval = retention_interval
         self.single_type_managers: tuple[SingleTypeKVCacheManager, ...] = tuple(managers)
-        # Managers whose remove_skipped_blocks can free anything (sliding window, chunked);
-        # the facade skips the call when there are none.
+        # Managers whose remove_skipped_blocks can free anything (none: the call is skipped).
         self.skipping_managers = tuple(m for m in managers if m.skips_tokens)
         self._finish_init()
 
     def _finish_init(self) -> None:
-        """A subclass's own set-up, once the shared fields exist (one constructor signature for
-        all: the compiled build takes no `*args` forwarding)."""
+        """A subclass's own set-up, once the shared fields exist (one constructor signature)."""
 
-    # --- fan-out ----------------------------------------------------------------------
     def get_num_blocks_to_allocate(self, request_id: str, num_tokens: int,
                                    new_computed_blocks: tuple[Sequence[KVCacheBlock], ...],
                                    total_computed_tokens: int = 0,
@@ -120,8 +112,7 @@ class KVCacheCoordinator:
         allocation cannot evict another group's untouched hit) blocks for external tokens."""
         managers = self.single_type_managers
         if any(request_id in m.num_cached_block for m in managers):
-            # A running request: no new hits.
-            return
+            return      # a running request: no new hits
         for i, m in enumerate(managers):
             m.add_local_computed_blocks(request_id, new_computed_blocks[i],
                                         num_local_computed_tokens, num_external_computed_tokens)
@@ -138,6 +129,15 @@ class KVCacheCoordinator:
 
     def get_num_cacheable_tokens(self, num_computed_tokens: int) -> int:
         return num_computed_tokens
+
+    def take_cow_blocks(self) -> list[KVCacheBlock]:
+        """The step's copy-on-writes' held ends, group by group, for the scheduler to free once
+        the step is planned (the retained blocks of vLLM's `take_kv_cache_block_copies`)."""
+        out: list[KVCacheBlock] = []
+        for m in self.single_type_managers:
+            if m.pending_cow:
+                out += m.take_cow_blocks()
+        return out
 
     def cache_blocks(self, request: Request, num_computed_tokens: int) -> None:
         n = self.get_num_cacheable_tokens(num_computed_tokens)
@@ -214,11 +214,10 @@ class HybridKVCacheCoordinator(KVCacheCoordinator):
 
     def _finish_init(self) -> None:
         assert not self.use_eagle, "EAGLE with several KV cache groups is not modelled"
-        self.cacheable_alignment = self.scheduler_block_size
+        self.cacheable_alignment = 1 if self.partial_hits else self.scheduler_block_size
         for m in self.single_type_managers:
             assert m.block_size % self.hash_block_size == 0
-            # Hits must end on a scheduler block boundary (the lcm of the groups' sizes).
-            m.cache_hit_alignment_tokens = self.scheduler_block_size
+            m.cache_hit_alignment_tokens = self.hit_alignment
         spec_groups: list[SpecGroup] = []
         for i, m in enumerate(self.single_type_managers):
             if not m.prefix_cacheable:
@@ -235,7 +234,7 @@ class HybridKVCacheCoordinator(KVCacheCoordinator):
         self.attention_groups = spec_groups
 
     def get_num_cacheable_tokens(self, num_computed_tokens: int) -> int:
-        # Only prefixes a later hit could end on: scheduler-block aligned.
+        # Only prefixes a later hit could end on (scheduler-block aligned; partial hits: all).
         return num_computed_tokens - num_computed_tokens % self.cacheable_alignment
 
     def find_longest_cache_hit(self, block_hashes, max_cache_hit_length):
@@ -247,7 +246,7 @@ class HybridKVCacheCoordinator(KVCacheCoordinator):
         groups = self.attention_groups
         # One full-attention spec group plus one other: a single round is enough.
         simple = len(groups) == 2 and isinstance(groups[0].spec, FullAttentionSpec)
-        align = self.scheduler_block_size
+        align = self.hit_alignment
         while True:
             cur = hit_length
             for spec, group_ids, manager_cls in groups:

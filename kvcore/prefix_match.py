@@ -18,19 +18,21 @@ vLLM (`kv_cache_utils.resolve_kv_cache_block_sizes`, `partial_hash_hits_enabled`
 * a Gated DeltaNet layer's prefill checkpoints sit on lcm(unit, its kernel's alignment), the
   Mamba block without a unit. The block sizes themselves do not change.
 
-kvcli models the scheduling of none of what a unit finer than a block changes, and a replay
-refuses such a unit (`unmodelled` says why). vLLM 0.33's pieces, all needed together
-(tests/data/sched_mamba/p16_* hold its answers): `BlockPool.cache_partial_block` /
-`move_block_hashes` / `_remove_cached_block_hashes` (a block under several hashes,
-`block_hash_num_tokens`, each hash removed and announced on eviction);
-`FullAttentionManager.find_longest_cache_hit` phase 2 and `_cache_partial_tail_block` (the
-prompt's last hash boundary inside a block); `MambaManager.find_longest_cache_hit` at hash
-granularity, `_partial_hit_reqs` and the copy-on-write in `get_num_blocks_to_allocate` /
-`allocate_new_blocks` (`_apply_cow`; `Scheduler._free_cow_retained_blocks` frees the copies'
-endpoints after the step, deferred under async scheduling), `_cache_partial_tail_block` (the
-producer's tail, the checkpoint re-keyed with `replace_existing_hashes`);
-`HybridKVCacheCoordinator._align_cacheable` (no rounding) and `_cache_hit_alignment_tokens`;
-`Scheduler._mamba_block_aligned_split` (`ckpt_block_size`, `tail_boundary`).
+A replay models what a unit finer than a block changes, as vLLM 0.33 does, when every group
+is full attention or Mamba (`unmodelled` refuses the rest in one line): a block under several
+keys in the pool (`kvcore.partial_hashes`: `BlockPool.cache_partial_block` /
+`move_block_hashes` / `_remove_cached_block_hashes`, `block_hash_num_tokens`, each key removed
+and announced on eviction); `FullAttentionManager.find_longest_cache_hit` phase 2 and
+`_cache_partial_tail_block` (`kvcore.managers.fine_lookup`, `fine_full_attention`);
+`MambaManager.find_longest_cache_hit` at hash granularity, `_partial_hit_reqs` and the
+copy-on-write in `get_num_blocks_to_allocate` / `allocate_new_blocks` (`_apply_cow`), the
+producer's tail and the Mamba2 checkpoint re-keyed (`replace_existing_hashes`)
+(`kvcore.managers.mamba_partial`); `Scheduler._free_cow_retained_blocks` (at the end of each
+schedule(): vLLM defers it only with a KV connector); `HybridKVCacheCoordinator._align_cacheable`
+(no rounding) and `_cache_hit_alignment_tokens` (`kvcore.coordinator`);
+`Scheduler._mamba_block_aligned_split` (`ckpt_block_size`, `tail_boundary`:
+`kvcore.engine.mamba_split`). Checked against the real Scheduler and AsyncScheduler:
+tests/data/sched_mamba/p16_* and p8_* (548 random runs, README there).
 Start-up values recorded from the real vLLM in tests/data/mamba/prefix_match_unit.json.
 """
 
@@ -103,16 +105,19 @@ def checkpoint_grid(prefix_match_unit: int | None, layer_alignment: int,
 def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
                enable_caching: bool) -> str | None:
     """Why kvcli cannot replay this unit exactly (None: it can): vLLM accepted it and it hashes
-    finer than some prefix-cacheable group's block."""
+    finer than some prefix-cacheable group's block, but not in the layout kvcli models (partial
+    hash hits over full-attention and Mamba groups only)."""
     if prefix_match_unit is None:
         return None
     _, hash_bs = resolve_block_sizes(specs, prefix_match_unit, enable_caching)
     coarser = sorted({s.block_size for s in specs if s.block_size != hash_bs})
     if not enable_caching or not coarser:
         return None
-    what = ("hits inside a block (partial-block hits: their copy-on-write, the partial tails "
-            "registered, the split at the prompt's hash boundary)"
-            if partial_hash_hits(specs, hash_bs, enable_caching)
+    partial = partial_hash_hits(specs, hash_bs, enable_caching)
+    if partial and all(isinstance(s, (FullAttentionSpec, MambaSpec)) for s in specs):
+        return None
+    what = ("hits inside a block next to a group that is neither full attention nor Mamba"
+            if partial
             else "registers a prompt's partial last block under a finer hash in full attention")
     blocks = ", ".join(f"{b:,}" for b in coarser)
     return (f"{prefix_match_unit} is finer than the block ({blocks} tokens): vLLM then {what}, "

@@ -66,7 +66,7 @@ def test_a_last_chunk_holding_the_checkpoint_is_not_split(prompt, start, n, junc
     (0, 240, 240, False),   # not strictly inside the chunk
 ])
 def test_checkpoint_fits(start, end, position, fits):
-    assert checkpoint_fits(start, end, position, 80, 1) is fits
+    assert checkpoint_fits(start, end, position, 80, 1, 80) is fits
 
 
 def test_the_checkpoint_takes_a_block_and_is_what_a_resend_hits():

@@ -298,5 +298,5 @@ def prefix_match_line(pm: dict) -> str:
             f"{pm['scheduler_block_size']:,}; hits land every "
             f"{pm['cache_hit_alignment_tokens']:,} tokens")
     if pm["partial_hash_hits"]:
-        line += " (vLLM's partial-block hits; `kvcli replay` refuses this unit: not modelled)"
+        line += " (vLLM's partial-block hits)"
     return line

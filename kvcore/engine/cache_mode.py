@@ -68,6 +68,9 @@ class CacheRun:
             skipped.append((tr.line, "no room in an empty pool"))
             ctx.reject(tr, "no room in an empty pool")
             return
+        if kvm.coordinator.partial_hits:
+            # the step's copy-on-writes ran with it: their held ends go, as after a schedule()
+            kvm.block_pool.free_blocks(kvm.coordinator.take_cow_blocks())
         kvm.record_prefix_cache_stats(req, hit)
         ctx.count_admission(req, hit, False)
         rec.on_admit(req, hit, False)

@@ -121,12 +121,19 @@ class ReplayContext:
             else admit_extra.take_parts)
         self.kvm = KVCacheManager(
             groups, cfg.max_model_len or NO_MODEL_LEN_LIMIT, num_blocks=self.num_blocks,
-            enable_caching=cfg.enable_prefix_caching, log_stats=True,
+            hash_block_size=hash_block_size, enable_caching=cfg.enable_prefix_caching, log_stats=True,
             enable_kv_cache_events=self.vllm is not None,
             max_in_flight_tokens=concurrent_batches(cfg) * cfg.max_num_batched_tokens,
             watermark=cfg.watermark, tracer=self.recorder,
             prefix_cache_retention_interval=cfg.prefix_cache_retention_interval)
         assert self.kvm.hash_block_size == hash_block_size
+        if self.jsonl is not None and self.kvm.coordinator.partial_hits:
+            # Our stream holds one hash a block (what `kvcli stats` / `curve` rebuild); a block
+            # under several keys and the copies' held references are not in its vocabulary.
+            raise InputError("our event stream (--events-format jsonl) does not model "
+                             "partial-block hits (a --prefix-match-unit finer than the block): "
+                             "use --events-format vllm, or leave the unit unset",
+                             field="events")
         self.offload = start.offload              # the CPU tier (None: off)
         self.tier: OffloadTier | None = None     # its tier, once a mode opens it (`open_tier`)
 

@@ -15,10 +15,10 @@ When every Mamba group declares one, a chunk that reaches the prefill's end and 
 boundary past its first block (``checkpoint_fits``) is not clipped there: it runs to its end in
 one piece, and the manager reserves a block for the checkpoint (`kvcore.managers.mamba`).
 
-Modelled: the layouts where every group has the scheduler's block size (hash block = block,
-so no partial-block hits and no shared-prefix checkpoints, ``mamba_partial_cache_hit`` False,
-as vLLM derives for Jamba and Mamba2 hybrids by default); no EAGLE block drop, no hash
-lookahead. Checked step for step against the real Scheduler: tests/data/sched_mamba/
+With a hash block finer than the block (``--prefix-match-unit``, vLLM's
+``mamba_partial_cache_hit``) the checkpoint sits on the hash grid and a chunk also stops at the
+prompt's last hash boundary (``tail_boundary``: the state a resend hits inside a block). Not
+modelled: shared-prefix checkpoints, the EAGLE block drop, hash lookahead. Checked step for step against the real Scheduler: tests/data/sched_mamba/
 (``tests/test_replay_mamba_cases.py``, ``tests/test_replay_mamba2_cases.py``).
 """
 
@@ -55,6 +55,16 @@ def checkpoint_alignment(kvm: KVCacheManager) -> int:
     return specs[0].prefill_checkpoint_alignment or 0
 
 
+def partial_hit_unit(kvm: KVCacheManager) -> int:
+    """The hash block when Mamba states may be hit inside a block (vLLM's
+    ``mamba_partial_cache_hit``: the coordinator's partial hash hits); else 0."""
+    coord = kvm.coordinator
+    if not align_block_size(kvm) or not coord.partial_hits \
+            or kvm.hash_block_size >= kvm.scheduler_block_size:
+        return 0
+    return kvm.hash_block_size
+
+
 def max_prefill_tokens(cfg: SchedulerConfig) -> int:
     """The widest prefill chunk the configuration allows (the step budget, or the long-prefill
     threshold when set and lower; the configured one, not a step's effective one)."""
@@ -63,11 +73,14 @@ def max_prefill_tokens(cfg: SchedulerConfig) -> int:
 
 
 def mamba_aligned_split(req: Request, num_new_tokens: int, start: int, block_size: int,
-                        max_prefill_tokens: int, checkpoint_align: int = 0) -> int:
+                        max_prefill_tokens: int, checkpoint_align: int = 0,
+                        unit: int = 0) -> int:
     """The tokens of a chunk of ``num_new_tokens`` from position ``start`` that vLLM schedules
     (possibly 0: the caller skips the request). ``max_prefill_tokens``: the step budget, or the
     configured long-prefill threshold when lower (a block wider than that may advance sub-block
-    and re-align at the next boundary). ``checkpoint_align``: `checkpoint_alignment`."""
+    and re-align at the next boundary). ``checkpoint_align``: `checkpoint_alignment`. ``unit``:
+    `partial_hit_unit` (then the checkpoint sits on that grid, and a chunk stops at the prompt's
+    last hash boundary, ``num_prompt - 1`` floored, whose state a resend hits)."""
     # Resumed requests replay their output tokens as prefill too (up to the last one).
     prefill_end = max(req.num_prompt_tokens, req.num_tokens - 1)
     if start >= prefill_end:
@@ -76,9 +89,10 @@ def mamba_aligned_split(req: Request, num_new_tokens: int, start: int, block_siz
     # The last block boundary whose state can be cached: the last token is always recomputed.
     last_cache_position = max((req.num_tokens - 1) // block_size * block_size, 0)
     # A last chunk that holds the prefill's checkpoint writes it from inside: no stop there.
+    grid = unit or block_size
     internal = checkpoint_align > 0 and end >= prefill_end and checkpoint_fits(
-        start, end, max((prefill_end - 1) // block_size * block_size, 0), block_size,
-        checkpoint_align)
+        start, end, max((prefill_end - 1) // grid * grid, 0), block_size, checkpoint_align,
+        grid)
     if internal:
         last_cache_position = 0
     if end < prefill_end:
@@ -92,6 +106,10 @@ def mamba_aligned_split(req: Request, num_new_tokens: int, start: int, block_siz
         # a chunk that starts mid-block stops at that block's end
         stop = _earlier(start, (start // block_size + 1) * block_size, stop)
     stop = _earlier(start, last_cache_position, stop)
+    if unit and not internal:
+        tail = max((req.num_prompt_tokens - 1) // unit * unit, 0)
+        if last_cache_position < tail < req.num_prompt_tokens:
+            stop = _earlier(start, tail, stop)
     junction = req.shared_prefix_boundary
     if start < junction < end:
         # (block-floored: a state inside a block is not cacheable)

@@ -34,6 +34,7 @@ from kvcore.engine.mamba_split import (
     checkpoint_alignment,
     mamba_aligned_split,
     max_prefill_tokens,
+    partial_hit_unit,
 )
 from kvcore.engine.queues import QUEUES, FCFSQueue, PriorityQueue, priority_order
 from kvcore.engine.scheduler_io import (
@@ -69,6 +70,7 @@ class Scheduler:
         # Mamba2 (`mamba_ckpt` > 0): a last chunk may write its checkpoint from inside.
         self.mamba_bs = align_block_size(kv_cache_manager)
         self.mamba_ckpt = checkpoint_alignment(kv_cache_manager)
+        self.mamba_unit = partial_hit_unit(kv_cache_manager)    # hits inside a Mamba block
         self.mamba_max_prefill = max_prefill_tokens(config)
         self.max_num_active = (config.max_num_active_seqs if config.max_num_active_seqs
                                is not None else config.max_num_seqs)
@@ -176,7 +178,8 @@ class Scheduler:
             n = min(n, budget, max_len - req.num_computed_tokens - 1)
             if mamba_bs and n > 0:
                 n = mamba_aligned_split(req, n, req.num_computed_tokens, mamba_bs,
-                                        self.mamba_max_prefill, self.mamba_ckpt)
+                                        self.mamba_max_prefill, self.mamba_ckpt,
+                                        self.mamba_unit)
             if n <= 0:
                 # Nothing to do for it now; `continue`, not `break`, so later ones still run.
                 i += 1
@@ -235,6 +238,10 @@ class Scheduler:
             eager[:0] = scheduled_running
 
         assert len(running) <= cfg.max_num_seqs
+        if self.mamba_unit:
+            # The step's copy-on-writes have run with it: their held ends go (vLLM's
+            # `_free_cow_retained_blocks`; no deferral here: that needs a KV connector).
+            kvm.block_pool.free_blocks(kvm.coordinator.take_cow_blocks())
         # (C) computed (and in-flight) tokens advance at schedule time
         advance_scheduled(self, out, plain, now)
         self.finished_req_ids = set()

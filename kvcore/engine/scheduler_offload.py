@@ -91,7 +91,8 @@ def schedule_waiting_with_connector(sched: Scheduler, out: SchedulerOutput, budg
             n = min(n, budget)
             if sched.mamba_bs:
                 n = mamba_aligned_split(req, n, computed, sched.mamba_bs,
-                                        sched.mamba_max_prefill, sched.mamba_ckpt)
+                                        sched.mamba_max_prefill, sched.mamba_ckpt,
+                                        sched.mamba_unit)
                 if n == 0:
                     sched.blocked = (req, False, budget)
                     break

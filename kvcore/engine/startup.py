@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 from kvcore.clock.base import Clock
 from kvcore.clock.registry import make_clock
-from kvcore.coordinator import check_retention_interval
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.replay_pool import check_startup, sized
 from kvcore.errors import InputError
@@ -25,6 +24,7 @@ from kvcore.models.geometry import ModelGeometry
 from kvcore.offload.config import OffloadConfig
 from kvcore.offload.options import check_supported, offload_config
 from kvcore.prefix_match import unmodelled
+from kvcore.retention import check_retention_interval
 from kvcore.specs import KVCacheGroupSpec
 from kvcore.traces import Trace
 
@@ -39,7 +39,10 @@ class StartUp:
 
     @property
     def hash_block_size(self) -> int:
-        """The block size the manager hashes at: the gcd of the groups' (as vLLM's does)."""
+        """The block size the manager hashes at: `--prefix-match-unit` with prefix caching on
+        (vLLM refuses any other with one group), else the gcd of the groups' (as vLLM's)."""
+        if self.cfg.prefix_match_unit is not None and self.cfg.enable_prefix_caching:
+            return self.cfg.prefix_match_unit
         return math.gcd(*(g.kv_cache_spec.block_size for g in self.groups))
 
 

@@ -13,8 +13,9 @@ A subclass decides three things: how to find the longest cached prefix
 (`get_num_skipped_tokens`; their blocks are freed early and nulled), and which full blocks are
 worth caching (`reachable_block_mask`).
 
-Not modelled (outside kvcli's scope): partial-block hits and their copy-on-write, KV connectors'
-external blocks beyond a plain allocation, zeroing lists, sparse retention intervals.
+Partial-block hits (`--prefix-match-unit`) are full attention's and Mamba's own
+(`fine_full_attention`, `mamba_partial`). Not modelled (outside kvcli's scope): KV connectors'
+external blocks beyond a plain allocation, zeroing lists.
 """
 
 from __future__ import annotations
@@ -66,6 +67,10 @@ class SingleTypeKVCacheManager(ABC):
         self.retention_interval: int | None = None
         self._null_block = block_pool.null_block
         self.tracer = tracer
+        # Partial hash hits: request -> (index, block) of a hit inside a block, to copy; the
+        # step's copies (source, copy), held until the scheduler frees them (`take_cow_blocks`)
+        self.partial_hits: dict[str, tuple[int, KVCacheBlock]] = {}
+        self.pending_cow: list[tuple[KVCacheBlock, KVCacheBlock]] = []
         self._finish_init()
 
     def _finish_init(self) -> None:
@@ -127,7 +132,8 @@ class SingleTypeKVCacheManager(ABC):
                                   num_external_computed_tokens: int = 0) -> None:
         """Adopt a new request's prefix hit: touch the blocks and start its table with them.
 
-        Hits below the attention window become null entries instead of being touched.
+        Hits below the attention window become null entries instead of being touched. A hit
+        ending inside its last block (partial hash hits) is cached only up to that block.
         """
         req_blocks = self.req_to_blocks.setdefault(request_id, [])
         assert not req_blocks, "hits are only added to a request with no blocks yet"
@@ -151,6 +157,10 @@ class SingleTypeKVCacheManager(ABC):
         req_blocks.extend(new_computed_blocks)
         # Every adopted entry (nulls included) is already cached.
         self.num_cached_block[request_id] = len(req_blocks)
+        if new_computed_blocks and num_local_computed_tokens % self.block_size:
+            index = num_local_computed_tokens // self.block_size
+            self.partial_hits[request_id] = (index, new_computed_blocks[-1])
+            self.num_cached_block[request_id] = index
 
     def allocate_external_computed_blocks(self, request_id: str, num_local_computed_tokens: int,
                                           num_external_computed_tokens: int) -> None:
@@ -212,6 +222,8 @@ class SingleTypeKVCacheManager(ABC):
         """Drop the request's table without releasing it (vLLM's deferred free, under async
         scheduling with a KV connector); `free_popped` releases it later."""
         self.num_cached_block.pop(request_id, None)
+        if self.partial_hits:
+            self.partial_hits.pop(request_id, None)
         return self.req_to_blocks.pop(request_id, None) or []
 
     def free_popped(self, blocks: list[KVCacheBlock]) -> None:
@@ -261,6 +273,14 @@ class SingleTypeKVCacheManager(ABC):
     def new_step_starts(self) -> None:
         """A schedule() begins (only Mamba acts on it)."""
 
+    def take_cow_blocks(self) -> list[KVCacheBlock]:
+        """The step's copies' ends, (source, copy) per copy, to free once; forgotten here."""
+        if not self.pending_cow:
+            return []
+        out = [b for pair in self.pending_cow for b in pair]
+        self.pending_cow = []
+        return out
+
     def get_num_skipped_tokens(self, num_computed_tokens: int) -> int:
         """Leading tokens attention no longer reads once ``num_computed_tokens`` are computed."""
         return 0
@@ -268,7 +288,6 @@ class SingleTypeKVCacheManager(ABC):
     def get_num_common_prefix_blocks(self, request_id: str) -> int:
         return 0
 
-    # --- lookup -----------------------------------------------------------------------
     @classmethod
     @abstractmethod
     def find_longest_cache_hit(cls, block_hashes, max_length: int,

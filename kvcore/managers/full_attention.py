@@ -6,6 +6,7 @@ from kvcore.block import KVCacheBlock
 from kvcore.block_hash_map import CachedBlocks
 from kvcore.hashing import resolve_block_hashes
 from kvcore.managers.base import SingleTypeKVCacheManager
+from kvcore.managers.fine_lookup import full_attention_hit
 from kvcore.specs import cdiv
 
 
@@ -18,6 +19,10 @@ class FullAttentionManager(SingleTypeKVCacheManager):
         bs = kv_cache_spec.block_size
         if alignment_tokens is None:
             alignment_tokens = bs
+        elif alignment_tokens < bs:
+            # Partial hash hits: hits may end inside a block (`kvcore.managers.fine_lookup`).
+            return full_attention_hit(block_hashes, max_length, kv_cache_group_ids, block_pool,
+                                      bs, alignment_tokens)
         hashes = resolve_block_hashes(block_hashes, block_pool.hash_block_size, bs)
         n = min(max_length // bs, len(hashes))
         cmap = block_pool.cached_block_hash_to_block

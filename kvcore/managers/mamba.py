@@ -34,9 +34,13 @@ layout and the same with Mamba2 groups, every group at one block size, no specul
 sync and async, FCFS and priority, preemption, retention 0, dense and 2 or 4 blocks, 200 random
 Mamba2 runs).
 
-Where this may still differ from 0.33 (not covered by those cases): partial-block hits when the
-hash block is finer than the Mamba block (``prefix_match_unit``), their copy-on-write and the
-re-keying of a checkpoint inside a block, shared-prefix checkpoints
+With a hash block finer than the Mamba block (``--prefix-match-unit``, partial hash hits) the
+lookup runs at hash granularity (`kvcore.managers.fine_lookup`), a hit or the producer's own
+tail inside a block is copied (a block more), and caching keys states inside blocks: the
+subclass `kvcore.managers.mamba_partial.FineMambaManager` (also checked against vLLM:
+tests/data/sched_mamba/p16_*, p8_*).
+
+Where this may still differ from 0.33 (not covered by those cases): shared-prefix checkpoints
 (``enable_mamba_shared_prefix_checkpoint``); speculative blocks and their relocation; EAGLE's
 block drop; a KV connector with Mamba groups.
 """
@@ -46,19 +50,21 @@ from __future__ import annotations
 
 from kvcore.hashing import resolve_block_hashes
 from kvcore.managers.base import SingleTypeKVCacheManager
+from kvcore.managers.fine_lookup import mamba_hit
 from kvcore.managers.sliding_window import replay_boundaries
 from kvcore.request import Request
 from kvcore.specs import MambaSpec, cdiv
 
 
-def checkpoint_fits(start: int, end: int, position: int, block_size: int, align: int) -> bool:
+def checkpoint_fits(start: int, end: int, position: int, block_size: int, align: int,
+                    unit: int) -> bool:
     """Whether a chunk ``[start, end)`` can write the state at ``position`` from inside (vLLM
-    0.33's is_mamba_prefill_checkpoint_valid with the hash block = the Mamba block): the chunk
-    starts on a block boundary, reaches a block past its first, the checkpoint lies at least a
-    block after its start and before its end, at a multiple of ``align`` from its start."""
-    return (start % block_size == 0
+    0.33's is_mamba_prefill_checkpoint_valid; ``unit``: the hash block): the chunk starts on a
+    hash boundary, reaches a block past its first, the checkpoint lies at least a hash block
+    after its start and before its end, at a multiple of ``align`` from its start."""
+    return (start % unit == 0
             and cdiv(end, block_size) - 2 > (start - 1) // block_size
-            and start + block_size <= position < end
+            and start + unit <= position < end
             and (position - start) % align == 0)
 
 
@@ -89,6 +95,9 @@ class MambaManager(SingleTypeKVCacheManager):
         bs = kv_cache_spec.block_size
         if alignment_tokens is None:
             alignment_tokens = bs
+        elif alignment_tokens < bs:
+            return mamba_hit(block_hashes, max_length, kv_cache_group_ids, block_pool, bs,
+                             alignment_tokens)
         hashes = resolve_block_hashes(block_hashes, block_pool.hash_block_size, bs)
         null = block_pool.null_block
         for i in range(min(max_length // bs, len(hashes)) - 1, -1, -1):
@@ -140,7 +149,7 @@ class MambaManager(SingleTypeKVCacheManager):
         blocks = self.req_to_blocks.get(request_id, [])
         return (self.checkpoint_align > 0 and end >= prefill_end
                 and checkpoint_fits(start, end, position, self.block_size,
-                                    self.checkpoint_align)
+                                    self.checkpoint_align, self.block_pool.hash_block_size)
                 and index >= 0 and (index >= len(blocks) or blocks[index].is_null))
 
     def get_num_blocks_to_allocate(self, request_id, num_tokens, new_computed_blocks,
@@ -229,6 +238,11 @@ class MambaManager(SingleTypeKVCacheManager):
             h = blocks[i].block_hash
             if h is not None and not blocks[i].is_null:
                 self._cached_this_step.add(h)
+
+    def _template_cache_blocks(self, request: Request, num_tokens: int) -> None:
+        """vLLM's template caching (every non-null block the retention mask keeps), for
+        `kvcore.managers.mamba_partial`."""
+        super().cache_blocks(request, num_tokens)
 
     def new_step_starts(self) -> None:
         self._cached_this_step.clear()

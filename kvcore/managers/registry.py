@@ -20,8 +20,10 @@ from typing import Any
 from kvcore.managers.base import SingleTypeKVCacheManager
 from kvcore.managers.chunked_local import ChunkedLocalAttentionManager
 from kvcore.managers.cross_attention import CrossAttentionManager
+from kvcore.managers.fine_full_attention import FineFullAttentionManager
 from kvcore.managers.full_attention import FullAttentionManager
 from kvcore.managers.mamba import MambaManager
+from kvcore.managers.mamba_partial import FineMambaManager
 from kvcore.managers.sliding_window import SlidingWindowManager
 from kvcore.specs import (
     ChunkedLocalAttentionSpec,
@@ -55,6 +57,16 @@ def _lookup(table: dict[type, Any], spec: KVCacheSpec) -> Any:
         if cls in table:
             return table[cls]
     return None
+
+
+# With partial hash hits (`--prefix-match-unit` finer than a block), the managers of the groups
+# coarser than the hash block: hits inside a block (a kind not listed has no such mode).
+FINE_MANAGERS: dict[type, type[SingleTypeKVCacheManager]] = {
+    FullAttentionManager: FineFullAttentionManager, MambaManager: FineMambaManager}
+
+
+def fine_manager_class(cls: type[SingleTypeKVCacheManager]) -> type[SingleTypeKVCacheManager]:
+    return FINE_MANAGERS.get(cls, cls)
 
 
 def get_manager_class(spec: KVCacheSpec) -> type[SingleTypeKVCacheManager]:

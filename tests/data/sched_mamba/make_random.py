@@ -2,10 +2,13 @@
 
     python tests/data/sched_mamba/make_random.py OUT_DIR FIRST LAST   # seeds FIRST..LAST-1
     python tests/data/sched_mamba/make_random.py OUT_DIR FIRST LAST --mamba2   # m2seedN
+    python tests/data/sched_mamba/make_random.py OUT_DIR FIRST LAST [--mamba2] --prefix-match-unit 16
 
 (``--mamba2``: every Mamba group a Mamba2 one, ``"checkpoint": true``, one prefill checkpoint
 block more a request in vLLM's start-up check, and, drawn last, a retention interval: vLLM's
-default 0 half the time, else dense (null) or 2 or 4 blocks; the other draws are the same.)
+default 0 half the time, else dense (null) or 2 or 4 blocks; the other draws are the same.
+``--prefix-match-unit N``: the config line's ``prefix_match_unit`` N, vLLM's partial-block hits,
+written as ``pN_mseedS`` / ``pN_m2seedS``; a block of 16 is drawn as 48, so the unit is finer.)
 
 Each seed draws a block size (16 or 80), 1, 2, 3 or 7 Mamba groups with the full-attention group
 at a random place, a pool from just what one max_model_len request needs to 400 blocks more,
@@ -19,9 +22,11 @@ import random
 import sys
 
 
-def trace(seed: int, ckpt: bool = False) -> list[str]:
+def trace(seed: int, ckpt: bool = False, unit: int | None = None) -> list[str]:
     rng = random.Random(seed)
     bs = rng.choice([16, 80])
+    if unit is not None and bs <= unit:
+        bs = 48
     nm = rng.choice([1, 2, 3, 7])
     groups = [{"type": "mamba", "checkpoint": True} if ckpt else {"type": "mamba"}] * nm
     groups.insert(rng.randrange(nm + 1), {"type": "full"})
@@ -61,13 +66,20 @@ def trace(seed: int, ckpt: bool = False) -> list[str]:
                                  "priority": rng.randrange(3)}))
     if ckpt:
         cfg["prefix_cache_retention_interval"] = rng.choice([0, 0, None, 2 * bs, 4 * bs])
-        lines[0] = json.dumps({"config": cfg})
+    if unit is not None:
+        cfg["prefix_match_unit"] = unit
+    lines[0] = json.dumps({"config": cfg})
     return lines
 
 
 if __name__ == "__main__":
     out, first, last = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    ckpt = "--mamba2" in sys.argv[4:]
+    rest = sys.argv[4:]
+    ckpt = "--mamba2" in rest
+    unit = (int(rest[rest.index("--prefix-match-unit") + 1]) if "--prefix-match-unit" in rest
+            else None)
+    prefix = f"p{unit}_" if unit is not None else ""
     for seed in range(first, last):
-        with open(f"{out}/{'m2seed' if ckpt else 'mseed'}{seed}.trace.jsonl", "w") as f:
-            f.write("\n".join(trace(seed, ckpt)) + "\n")
+        name = f"{prefix}{'m2seed' if ckpt else 'mseed'}{seed}"
+        with open(f"{out}/{name}.trace.jsonl", "w") as f:
+            f.write("\n".join(trace(seed, ckpt, unit)) + "\n")

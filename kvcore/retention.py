@@ -1,0 +1,23 @@
+"""vLLM 0.33's rule for `prefix_cache_retention_interval` (CacheConfig), checked at start-up by
+the coordinator and by a replay's start-up (`kvcore.engine.startup`)."""
+
+from __future__ import annotations
+
+from kvcore.specs import MambaSpec, SlidingWindowSpec
+
+
+def check_retention_interval(interval: int | None, scheduler_block_size: int,
+                             specs: list) -> None:
+    """vLLM's rule for prefix_cache_retention_interval: None (dense) or 0 always; a positive
+    value only with a sliding-window (or Mamba) group, and a multiple of the scheduler block
+    size. Raises ValueError with the numbers."""
+    if interval is None:
+        return
+    if not any(isinstance(s, (SlidingWindowSpec, MambaSpec)) for s in specs):
+        if interval == 0:
+            return
+        raise ValueError(f"prefix_cache_retention_interval {interval} has no effect: no "
+                         "sliding-window or Mamba KV cache group (set it to 0)")
+    if interval < 0 or interval % scheduler_block_size != 0:
+        raise ValueError(f"prefix_cache_retention_interval {interval} must be >= 0 and a "
+                         f"multiple of the scheduler block size {scheduler_block_size}")
