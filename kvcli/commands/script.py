@@ -29,8 +29,8 @@ def _in_panel(alias, panel: str = _M):
     return Annotated[kind, info]
 
 
-def _opt(kind, flag: str, help_text: str):
-    return Annotated[kind, typer.Option(flag, help=help_text, rich_help_panel=_M,
+def _opt(kind, flag: str, help_text: str, *aliases: str):
+    return Annotated[kind, typer.Option(flag, *aliases, help=help_text, rich_help_panel=_M,
                                         show_default=False)]
 
 
@@ -40,7 +40,8 @@ ScriptGpuMemOpt = _in_panel(GpuMemOpt)
 ScriptBlockSizeOpt = _opt(int | None, "--block-size", "Tokens per block (overrides the "
                           "script's block_size). [default: 16]")
 ScriptNumBlocksOpt = _opt(int | None, "--num-blocks", "Blocks in the pool, the null block "
-                          "included (overrides the script's num_blocks). [default: 1024]")
+                          "included (overrides the script's num_blocks). [default: 1024]",
+                          "--num-gpu-blocks-override")
 ScriptMaxLenOpt = _opt(int | None, "--max-model-len", "Overrides the script's max_model_len "
                        "[default: 32768, or the model's]")
 LayersOpt = _opt(int | None, "--layers", "Explicit geometry instead of a preset: layers "
