@@ -40,7 +40,8 @@ KvCacheDtypeOpt = Annotated[str, typer.Option(
     "not modelled.")]
 DtypeOpt = Annotated[str | None, typer.Option(
     "--dtype", metavar="|".join(VLLM_MODEL_DTYPES), show_default=False,
-    help="Model dtype, vLLM's names (fp16, bf16, fp32 too). [default: auto, the model's]")]
+    help="Model dtype, vLLM's names (fp16, bf16, fp32 too); auto: the model's, a float32 "
+    "checkpoint downcast as vLLM does. [default: auto]")]
 BlockSizeOpt = Annotated[int | None, typer.Option(
     "--block-size", show_default=False, help="Tokens per block; vLLM picks an MLA model's by "
     "its attention backend: a warning says so. [default: 16]")]
@@ -71,8 +72,9 @@ BatchesOpt = Annotated[int | None, typer.Option(
     "--max-concurrent-batches", show_default=False,
     help="Batches in flight (2 = vLLM's async scheduling default, 1 = sync). [default: 2]")]
 NumBlocksOpt = Annotated[int | None, typer.Option(
-    "--num-blocks", "--num-gpu-blocks-override",
-    help="vLLM's num_gpu_blocks override, the null block included.")]
+    "--num-blocks", "--num-gpu-blocks-override", show_default=False,
+    help="vLLM's num_gpu_blocks override, the null block included. [default: what "
+    "--gpu-memory-gib fits]")]
 TpOpt = Annotated[int, typer.Option(
     "--tensor-parallel-size", "--tp", "-tp", help="Tensor-parallel size: the sizes are per GPU.")]
 LayersOpt = Annotated[int | None, typer.Option("--layers", help=_GEO + "layers.")]
@@ -102,8 +104,8 @@ UnitOpt = Annotated[int | None, typer.Option(
     "divisor of every group's block); the hash block, partial-block hits and where hits "
     "land. [default: the block]")]
 OffloadOpt = Annotated[float | None, typer.Option(
-    "--kv-offloading-size", help="A CPU offload tier of this many GiB (vLLM's flag: the total "
-    "over TP ranks): its chunks and tokens.")]
+    "--kv-offloading-size", show_default=False, help="A CPU offload tier of this many GiB "
+    "(vLLM's flag: the total over TP ranks): its chunks and tokens. [default: none, no tier]")]
 OffloadBackendOpt = Annotated[str | None, typer.Option(
     "--kv-offloading-backend", metavar="native|lmcache", show_default=False,
     help="vLLM's CPU tier backend: native is the tier kvcli models; lmcache is refused. "

@@ -29,6 +29,11 @@ VLLM_MODEL_DTYPES = ("auto", "half", "float16", "bfloat16", "float", "float32")
 VLLM_KV_OFFLOADING_BACKENDS = ("native", "lmcache")
 KV_OFFLOADING_BACKENDS = ("native",)
 
+# vLLM's names (its EngineArgs fields) of settings kvcli names otherwise: a sweep's keys (spec
+# file, --set) read them as kvcli's, as the command line reads vLLM's flags
+VLLM_KEYS = {"num_gpu_blocks_override": "num_blocks", "prefix_caching_hash_algo": "hash_algo",
+             "scheduling_policy": "policy", "tensor_parallel_size": "tp"}
+
 
 def kv_cache_dtype(name: str, field: str = "kv_cache_dtype") -> str:
     """The KV cache dtype `name` as kvcli models it (vLLM's name); an InputError, saying why,
