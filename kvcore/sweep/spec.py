@@ -112,7 +112,7 @@ def load_spec(path: str) -> SweepSpec:
         for key, value in table.items():
             name = f"{section}.{key}"
             line: int | None = lines.find(section, key)
-            key = VLLM_KEYS.get(key, key)       # vLLM's name of a kvcli key
+            key = VLLM_KEYS.get(str(key), str(key))     # vLLM's name of a kvcli key
             if key not in keys:
                 raise InputError(unknown_key_message(key, command), path=path, line=line,
                                  field=name)
