@@ -71,6 +71,7 @@ def _resolve_model(cfg: ReplayOptions):
     try:
         return resolve_kv_cache_config(
             cfg.model, model_config=cfg.model_config, gpu_memory_gib=cfg.gpu_memory_gib,
+            gpu_memory_utilization=cfg.gpu_memory_utilization,
             block_size=cfg.block_size, max_model_len=cfg.max_model_len,
             max_num_batched_tokens=cfg.max_num_batched_tokens,
             max_concurrent_batches=concurrent_batches(cfg),
