@@ -25,6 +25,7 @@ from kvcore.engine.scheduler import SchedulerConfig
 from kvcore.errors import InputError
 from kvcore.hashing import HASH_FUNCTIONS
 from kvcore.host_memory import check_pool_fits
+from kvcore.vllm_values import kv_cache_dtype
 
 ENGINE_NUM_BLOCKS = 16_384          # engine mode's pool without a model or a memory size
 MODES = ("engine", "cache")
@@ -202,6 +203,8 @@ def resolve(opts: ReplayOptions, trace_config: dict, *, path: str = "",
 def _check(f: dataclasses.Field, v: Any) -> None:
     meta = f.metadata
     if meta["choices"] is not None:
+        if f.name == "kv_cache_dtype" and isinstance(v, str):
+            kv_cache_dtype(v)       # a vLLM dtype kvcli does not model: refused, saying why
         if v not in meta["choices"]:
             if meta["message"]:
                 raise InputError(f"{meta['message']} {v!r}", field=f.name)
