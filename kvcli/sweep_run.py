@@ -16,9 +16,9 @@ from typing import Any
 
 from kvcli import output
 from kvcore.errors import InputError
-from kvcore.index_runs import index_runs
 from kvcore.sweep.metrics import METRICS, chosen, metric_values, swept_keys
 from kvcore.sweep.results import job_warnings
+from kvcore.warning_groups import sources_named
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +143,7 @@ def report(a: SweepArgs, names: list[str] | None) -> int:
 def _say_warnings(rows: Sequence[dict | None]) -> None:
     """The jobs' warnings (in their results lines), each said once with the jobs that gave it."""
     for text, which in job_warnings(list(rows)):
-        output.warn(f"job{'s' if len(which) > 1 else ''} {index_runs(which)}: {text}")
+        output.warn(f"{sources_named('job', which)}: {text}")
 
 
 def grid_document(command: str, swept: list[str], rows: Sequence[dict | None],

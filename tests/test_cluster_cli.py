@@ -97,18 +97,19 @@ def test_cluster_plot(tmp_path):
     assert (tmp_path / "p" / "cluster.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_a_warning_of_many_replicas_is_said_once(tmp_path):
-    # 4 requests round-robin over 12 replicas: replicas 0-3 each warn of the default clock;
-    # that was 4 lines 'round_robin replica K: uncalibrated clock ...' (128 with 1,000 replicas)
+def test_the_clock_warning_is_said_once_a_run(tmp_path):
+    # 4 requests over 12 replicas: replicas 0-3 each warn of the default clock; that was 4
+    # lines 'round_robin replica K: uncalibrated clock ...' (128 with 1,000 replicas), then
+    # one a router ('round_robin replicas 0-3: ...', 'random replicas 2-3, 8-9: ...'): the
+    # clock is one fact of the run, said once, plain
     path = tmp_path / "t.jsonl"
     path.write_text("".join(json.dumps({"timestamp": i, "input_length": 40, "output_length": 2})
                             + "\n" for i in range(4)))
     r = runner.invoke(app, ["cluster", str(path), "--replicas", "12", "--num-blocks", "24",
-                            "--json"])
+                            "--routers", "round_robin,random,least_request", "--json"])
     assert r.exit_code == 0, r.output
     lines = r.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith(
-        "warning: round_robin replicas 0-3: uncalibrated clock: "), r.stderr
+    assert len(lines) == 1 and lines[0].startswith("warning: uncalibrated clock: "), r.stderr
     assert json.loads(r.stdout)["warnings"] == [lines[0][len("warning: "):]]
 
 

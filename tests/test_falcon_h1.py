@@ -27,10 +27,10 @@ def test_every_layer_has_both_caches() -> None:
         f"layers.{i}" for i in range(44)]
     assert [n for n, s in specs.items() if isinstance(s, MambaSpec)] == [
         f"layers.{44 + i}" for i in range(44)]
-    # conv (3, 6144 + 2 x 1 x 256) and SSM (48, 128, 256), bf16: FalconH1's own shapes
+    # conv (3, 3072 + 2 x 1 x 256) and SSM (24, 128, 256), bf16: FalconH1's own shapes
     mamba = specs["layers.44"]
     assert isinstance(mamba, MambaSpec)
-    assert mamba.shapes == ((3, 6656), (48, 128, 256))
+    assert mamba.shapes == ((3, 3584), (24, 128, 256))
 
 
 @pytest.mark.parametrize("d_ssm, d_inner", [(None, 2 * 3072), (4096, 4096)])
@@ -43,3 +43,12 @@ def test_config_cli_layer_kinds() -> None:
     r = runner.invoke(app, ["config", "--model-config", str(CONFIG), "--num-blocks", "100",
                             "--max-model-len", "8192", "--json"])
     assert r.exit_code == 0 and json.loads(r.stdout)["layer_kinds"] == {"parallel": 44}
+
+
+def test_the_fixture_is_tii_s_7_6_b() -> None:
+    """The fixture's widths (tests/data/README.md): TII publishes Falcon-H1-7B at 7.6 B
+    parameters; the Mamba2 typed twice too wide before (48 heads, d_ssm 6144) made 8.8 B."""
+    from kvcore.models.weights import estimate_params
+
+    total, _ = estimate_params(read_hf_config(load_hf_config(CONFIG)))
+    assert total == 7_585_648_736 and round(total / 1e9, 1) == 7.6

@@ -26,7 +26,7 @@ def test_defaults_come_from_the_classes_that_use_them():
         (CostModel().step_overhead_ms, CostModel().prefill_ms_per_token,
          CostModel().decode_ms_per_seq)
     assert (d.max_num_seqs, d.max_num_batched_tokens, d.policy) == (128, 2048, "fcfs")
-    assert build(CostModel, d) == CostModel()
+    assert build(CostModel, d, user_set=False) == CostModel()
     s = build(SchedulerConfig, ReplayOptions(max_num_seqs=7, policy="priority"),
               max_model_len=99)
     assert (s.max_num_seqs, s.policy, s.max_model_len, s.max_num_batched_tokens) == \

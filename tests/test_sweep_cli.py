@@ -156,24 +156,27 @@ def test_resume_cuts_a_line_a_crash_left_half_written(tmp_path, cut):
 
 
 def test_each_distinct_warning_of_the_jobs_is_said_once_with_its_jobs(tmp_path):
-    # four jobs: the two at the default 5 ms a step run on the uncalibrated clock, the two at
-    # 200 ms fall behind the trace; before, the warnings were only in the results file
+    # four jobs on the default (uncalibrated) clock; the two running one request at a time
+    # fall behind the trace; before, the warnings were only in the results file (a job setting
+    # step_overhead_ms, even to the default 5, runs the user's clock: test_clock_user_set.py)
     res = tmp_path / "r.jsonl"
-    r = runner.invoke(app, ["sweep", "--trace", CHAT, "--set", "step_overhead_ms=5,200",
+    r = runner.invoke(app, ["sweep", "--trace", CHAT, "--set", "max_num_seqs=128,1",
                             "--set", "block_size=16,32", "--jobs", "1", "--results", str(res)])
     assert r.exit_code == 0, r.output
     said = [x for x in r.stderr.splitlines() if x.startswith("warning: job")]
-    by_index = {d["index"]: (d["config"]["step_overhead_ms"], d["result"]["warnings"])
+    by_index = {d["index"]: (d["config"]["max_num_seqs"], d["result"]["warnings"])
                 for d in _lines(res)}
-    slow = sorted(i for i, (ms, _) in by_index.items() if ms == 200)
-    fast = sorted(i for i, (ms, _) in by_index.items() if ms == 5)
-    assert all(len(w) == 1 for _, w in by_index.values())
+    slow = sorted(i for i, (n, _) in by_index.items() if n == 1)
+    fast = sorted(i for i, (n, _) in by_index.items() if n == 128)
+    assert [len(by_index[i][1]) for i in range(4)] == [1, 1, 2, 2]
     assert (fast, slow) == ([0, 1], [2, 3])
     # the same text once with its jobs; job 2's and job 3's delays differ: said apiece
-    assert by_index[0][1] == by_index[1][1] and by_index[2][1] != by_index[3][1]
-    assert said == [f"warning: jobs 0-1: {by_index[0][1][0]}",
-                    f"warning: job 2: {by_index[2][1][0]}", f"warning: job 3: {by_index[3][1][0]}"]
-    assert said[0].startswith("warning: jobs 0-1: uncalibrated clock: ")
+    clock = by_index[0][1][0]
+    assert all(w[0] == clock for _, w in by_index.values())
+    assert by_index[2][1][1] != by_index[3][1][1]
+    assert said == [f"warning: jobs 0-3: {clock}",
+                    f"warning: job 2: {by_index[2][1][1]}", f"warning: job 3: {by_index[3][1][1]}"]
+    assert said[0].startswith("warning: jobs 0-3: uncalibrated clock: ")
     assert said[1].startswith("warning: job 2: the simulated engine fell behind the trace")
     again = runner.invoke(app, ["sweep", "report", str(res)])
     assert [x for x in again.stderr.splitlines() if x.startswith("warning: job")] == said

@@ -127,9 +127,11 @@ def register(app: typer.Typer) -> None:
                 view.text.append(prefix_match_line(view.data["prefix_match"]))
             mla = result.geometry.mla is not None
             if kv_offloading_size is not None:
+                from kvcore.offload.config import tier_copies
+
                 # vLLM's CPU tier keeps one copy of a latent every TP rank holds whole
                 add_cpu_tier(view, kv_offloading_size, kv_offloading_block_size, bs,
-                             1 if mla else tensor_parallel_size)
+                             tier_copies(tensor_parallel_size, mla))
             if mla and block_size is None:
                 from kvcore.models.mla import mla_block_size_note
 

@@ -53,9 +53,10 @@ def model_geometry(model: str | None, model_config: str | None) -> ModelGeometry
     return None
 
 
-def make_clock(cfg: ReplayOptions) -> Clock:
+def make_clock(cfg: ReplayOptions, geometry: ModelGeometry | None = None) -> Clock:
     """The replay's clock from its options (`clock`, `gpu`, `model`/`model_config`, `tp`,
-    `kv_cache_dtype`, the linear constants, `async_scheduling`)."""
+    `kv_cache_dtype`, the linear constants, `async_scheduling`); ``geometry``: the options'
+    model as the start-up read it (else read here)."""
     spec = cfg.clock
     if spec is None:
         spec = ("calibrated" if cfg.calibration else
@@ -66,10 +67,12 @@ def make_clock(cfg: ReplayOptions) -> Clock:
                          field="calibration")
     if name == "linear":
         if not colon:
+            # the step options given are the user's numbers, the defaults spelt out included
+            steps = {"step_overhead_ms", "prefill_ms_per_token", "decode_ms_per_seq"}
             return CostModel(cfg.step_overhead_ms, cfg.prefill_ms_per_token,
-                             cfg.decode_ms_per_seq)
+                             cfg.decode_ms_per_seq, user_set=bool(steps & (cfg.given or set())))
         c0, c1, c2 = _numbers(arg, 3, spec)
-        return CostModel(c0, c1, c2)
+        return CostModel(c0, c1, c2, user_set=True)
     if name == "fixed":
         from kvcore.clock.fixed import FixedClock
 
@@ -81,7 +84,7 @@ def make_clock(cfg: ReplayOptions) -> Clock:
 
         if colon:
             raise InputError("'roofline' takes no parameters", field="clock")
-        g = model_geometry(cfg.model, cfg.model_config)
+        g = geometry or model_geometry(cfg.model, cfg.model_config)
         if g is None or not cfg.gpu:
             raise InputError("the roofline clock needs a model (--model or --model-config) "
                              "and a GPU (--gpu)", field="clock")
@@ -90,7 +93,8 @@ def make_clock(cfg: ReplayOptions) -> Clock:
     if name == "calibrated":
         return calibrated_clock(cfg.calibration, model=cfg.model, model_config=cfg.model_config,
                                 gpu=cfg.gpu, tp=cfg.tp, kv_cache_dtype=cfg.kv_cache_dtype,
-                                async_scheduling=cfg.async_scheduling, colon=colon)
+                                async_scheduling=cfg.async_scheduling, colon=colon,
+                                geometry=geometry)
     raise InputError(f"unknown clock {spec!r}; one of roofline, calibrated, linear:C0,C1,C2, "
                      "fixed:MS",
                      field="clock")

@@ -22,8 +22,8 @@ from kvcore.engine.startup import StartUp, start_up
 from kvcore.errors import InputError
 from kvcore.gc_pause import gc_paused
 from kvcore.host_memory import check_pool_fits
-from kvcore.index_runs import index_runs
 from kvcore.traces import Trace, read_trace
+from kvcore.warning_groups import sources_named, warning_groups
 
 MIN_METRICS_INTERVAL_MS = 0.001     # 1 us
 
@@ -202,24 +202,18 @@ class Both:
 
 def _warnings(router: str, loop: ClusterLoop, seen: list[str],
               warn: Callable[[str], None] | None) -> None:
-    """The replicas' warnings, each said once: plain when every replica said it, else with the
-    router and the replicas that said it (1,000 replicas, 128 of them given a request, said
-    the same line 128 times)."""
-    said: dict[str, list[int]] = {}
-    for i, r in enumerate(loop.replicas):
-        for w in r.ctx.summary.warnings:
-            said.setdefault(w, []).append(i)
+    """The replicas' warnings, each said once: plain when every replica said it or when it is
+    a fact of the whole run (the clock's: every router and replica runs the same one, so
+    `--routers a,b,c` says it once, not once a router), else with the router and the
+    replicas that said it (1,000 replicas, 128 of them given a request, said the same line
+    128 times)."""
+    groups = warning_groups((i, r.ctx.summary.warnings) for i, r in enumerate(loop.replicas))
     n = len(loop.replicas)
-    lines = [w if len(ids) == n else f"{router} {_replicas(ids)}: {w}"
-             for w, ids in said.items()]
+    run_wide = loop.replicas[0].ctx.cost.uncalibrated_warning()
+    lines = [w if len(ids) == n or w == run_wide
+             else f"{router} {sources_named('replica', ids)}: {w}" for w, ids in groups]
     for w in lines:
         if w not in seen:
             seen.append(w)
             if warn is not None:
                 warn(w)
-
-
-def _replicas(ids: list[int]) -> str:
-    """'replica 3', 'replicas 0-127', 'replicas 0, 2, 5-7' (runs of consecutive ids)."""
-    text = index_runs(ids)
-    return f"replica{'s' if len(ids) > 1 else ''} {text}"

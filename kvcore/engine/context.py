@@ -113,7 +113,7 @@ class ReplayContext:
                                       plain, lambda rid: self.records[rid].tr,
                                       arrays=self.jsonl.writes_arrays(),
                                       pieces=self.jsonl.pieces())
-        for message in start_warnings(self.cfg, self.trace):
+        for message in start_warnings(self.cfg, self.trace, start.geometry):
             self.warning(message)
         self.recorder = Recorder(
             self.jsonl, self.num_blocks - 1, is_counted=self.is_counted, admit_extra=admit_extra,

@@ -8,7 +8,9 @@ already computed; every other scheduled token counts as prefill. The defaults be
 place they are written: `ReplayOptions` takes its defaults from here) are a rough mid-size model
 on one modern GPU; they only move arrivals relative to steps (what is concurrently resident),
 never the cache rules. `uncalibrated` says whether a clock is that guess (the latencies are
-labelled so).
+labelled so): the defaults the user did not set. Numbers the user set (`--clock linear:C0,C1,C2`,
+or any of the three step options given) are the user's choice, even when they are the defaults
+spelt out: the clock remembers that it was set (`user_set`, decided when it is made).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ class CostModel:
     step_overhead_ms: float = 5.0
     prefill_ms_per_token: float = 0.05
     decode_ms_per_seq: float = 0.25
+    user_set: bool = False          # the user gave these numbers (not kvcli's default guess)
     name = "linear"
     per_request = False
     needs_each = False
@@ -50,7 +53,7 @@ class CostModel:
         """Whether its step times are kvcli's default guess, measured on no GPU (a clock the
         user set is not): the one answer behind the "uncalibrated" warning and the latency
         label of the summary, the request distributions and `kvcli stats`."""
-        return self == CostModel()
+        return not self.user_set and self == CostModel()
 
     def uncalibrated_warning(self) -> str | None:
         """What a user must be told beside numbers timed by this clock: the defaults are a

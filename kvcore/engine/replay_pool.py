@@ -15,6 +15,7 @@ from kvcore.engine.options import ENGINE_NUM_BLOCKS, ReplayOptions
 from kvcore.engine.scheduler_io import ASYNC_BATCH_QUEUE_DEPTH
 from kvcore.errors import InputError
 from kvcore.managers.registry import spec_from_group_config
+from kvcore.models.geometry import ModelGeometry
 from kvcore.sizing_context import SizingContext
 from kvcore.specs import FullAttentionSpec, KVCacheGroupSpec, cdiv
 from kvcore.traces import Trace
@@ -26,22 +27,26 @@ def concurrent_batches(cfg: ReplayOptions) -> int:
     return ASYNC_BATCH_QUEUE_DEPTH if cfg.mode == "engine" and cfg.async_scheduling else 1
 
 
-def sized(cfg: ReplayOptions, trace: Trace) -> tuple[ReplayOptions, list[KVCacheGroupSpec]]:
+def sized(cfg: ReplayOptions, trace: Trace
+          ) -> tuple[ReplayOptions, list[KVCacheGroupSpec], ModelGeometry | None]:
     """The options with `num_blocks` (and, from a model, `max_model_len`) filled in, vLLM's
-    start-up scheduler defaults applied (`sched_limits`), and the KV cache groups: the model's
-    (the sizing layer), else one full-attention group."""
+    start-up scheduler defaults applied (`sched_limits`), the KV cache groups: the model's
+    (the sizing layer), else one full-attention group; and the model's geometry (None without
+    a model), read once here for whatever else the start-up asks of the model."""
     from kvcore.engine import sched_limits
 
     fill: dict = {}
+    geometry = None
     if cfg.model or cfg.model_config:
         res = _resolve_model(cfg)
+        geometry = res.geometry
         if cfg.max_model_len is None:
             fill["max_model_len"] = res.ctx.max_model_len
         limited = sched_limits.apply(dataclasses.replace(cfg, **fill), trace)
         if limited.max_num_batched_tokens != cfg.max_num_batched_tokens:
             # vLLM sizes the pool after its defaults: the windows' in-flight tokens follow them
             res = _resolve_model(dataclasses.replace(
-                cfg, max_num_batched_tokens=limited.max_num_batched_tokens))
+                cfg, max_num_batched_tokens=limited.max_num_batched_tokens), geometry)
         if cfg.num_blocks is None and (cfg.gpu_memory_gib is not None or cfg.mode == "engine"):
             fill["num_blocks"] = res.config.num_blocks
         groups = list(res.config.kv_cache_groups)
@@ -58,11 +63,12 @@ def sized(cfg: ReplayOptions, trace: Trace) -> tuple[ReplayOptions, list[KVCache
                                                    for r in trace.requests) + 2
         else:
             fill["num_blocks"] = ENGINE_NUM_BLOCKS
-    return sched_limits.apply(dataclasses.replace(cfg, **fill), trace), groups
+    return sched_limits.apply(dataclasses.replace(cfg, **fill), trace), groups, geometry
 
 
-def _resolve_model(cfg: ReplayOptions):
-    """The sizing layer's answer for the options' model."""
+def _resolve_model(cfg: ReplayOptions, geometry: ModelGeometry | None = None):
+    """The sizing layer's answer for the options' model (``geometry``: the model as read
+    already, not read again)."""
     from kvcore.sizing.resolve import resolve_kv_cache_config
 
     num_blocks = cfg.num_blocks
@@ -70,8 +76,9 @@ def _resolve_model(cfg: ReplayOptions):
         num_blocks = ENGINE_NUM_BLOCKS
     try:
         return resolve_kv_cache_config(
-            cfg.model, model_config=cfg.model_config, gpu_memory_gib=cfg.gpu_memory_gib,
-            gpu_memory_utilization=cfg.gpu_memory_utilization,
+            None if geometry else cfg.model,
+            model_config=None if geometry else cfg.model_config, geometry=geometry,
+            gpu_memory_gib=cfg.gpu_memory_gib, gpu_memory_utilization=cfg.gpu_memory_utilization,
             block_size=cfg.block_size, max_model_len=cfg.max_model_len,
             max_num_batched_tokens=cfg.max_num_batched_tokens,
             max_concurrent_batches=concurrent_batches(cfg),

@@ -5,6 +5,7 @@ Each is one line, in the summary's `warnings` and on stderr (docs/replay.md, "Wa
 from __future__ import annotations
 
 from kvcore.engine.options import ReplayOptions
+from kvcore.models.geometry import ModelGeometry
 from kvcore.offload.options import unused_tier_options
 from kvcore.traces import Trace
 
@@ -17,8 +18,10 @@ ENGINE_ONLY = frozenset({"max_num_seqs", "long_prefill_token_threshold",
                          "async_scheduling", "clock", "gpu"})
 
 
-def start_warnings(cfg: ReplayOptions, trace: Trace) -> list[str]:
-    """The warnings, in this order, for the resolved (sized) options `cfg` over `trace`."""
+def start_warnings(cfg: ReplayOptions, trace: Trace,
+                   geometry: ModelGeometry | None = None) -> list[str]:
+    """The warnings, in this order, for the resolved (sized) options `cfg` over `trace`;
+    ``geometry``: the options' model as the start-up read it (`StartUp.geometry`)."""
     out = []
     if trace.out_of_order and not (cfg.mode == "engine" and cfg.arrivals == "step"):
         out.append(f"{trace.out_of_order:,} request(s) have a timestamp earlier than a line "
@@ -42,8 +45,8 @@ def start_warnings(cfg: ReplayOptions, trace: Trace) -> list[str]:
         out.append(f"option gpu times the steps but does not size the KV pool: it is the "
                    f"default {cfg.num_blocks:,} blocks; give gpu_memory_gib (the memory CUDA "
                    "reports) or num_blocks for the pool vllm serve would have")
-    if model:
-        out.extend(_model_notes(cfg, "block_size" not in user))
+    if geometry is not None:
+        out.extend(_model_notes(cfg, geometry, "block_size" not in user))
     if model and {"gpu_memory_gib", "num_blocks"} <= user:
         # num_blocks wins (vLLM's num_gpu_blocks_override); the memory sized nothing
         out.append(f"option gpu_memory_gib has no effect with num_blocks: the pool is "
@@ -68,17 +71,14 @@ def start_warnings(cfg: ReplayOptions, trace: Trace) -> list[str]:
     return out
 
 
-def _model_notes(cfg: ReplayOptions, default_block_size: bool) -> list[str]:
+def _model_notes(cfg: ReplayOptions, g: ModelGeometry, default_block_size: bool) -> list[str]:
     """What the model's sizing assumes about the GPU: an MLA model's block size (vLLM picks it
     by attention backend) when the replay runs at the default one, the Gated DeltaNet prefill
     kernel (FlashInfer's, Hopper) in align mode."""
     from kvcore.clock.gpus import find_gpu
-    from kvcore.models import load_hf_config, load_preset, read_hf_config
     from kvcore.models.mla import mla_backend_block_size, mla_block_size_note
     from kvcore.models.qwen3_next import gdn_note
 
-    g = (load_preset(cfg.model) if cfg.model else
-         read_hf_config(load_hf_config(cfg.model_config), source=cfg.model_config or ""))
     notes = []
     if g.mla is not None and default_block_size:
         picked = mla_backend_block_size(cfg.gpu and find_gpu(cfg.gpu).name, cfg.kv_cache_dtype)

@@ -21,6 +21,7 @@ from kvcore.engine.options import ReplayOptions
 from kvcore.engine.replay_pool import check_startup, sized
 from kvcore.errors import InputError
 from kvcore.host_memory import check_pool_fits
+from kvcore.models.geometry import ModelGeometry
 from kvcore.offload.config import OffloadConfig
 from kvcore.offload.options import check_supported, offload_config
 from kvcore.prefix_match import unmodelled
@@ -34,6 +35,7 @@ class StartUp:
     groups: list[KVCacheGroupSpec]
     clock: Clock
     offload: OffloadConfig | None       # the CPU tier's (None: off)
+    geometry: ModelGeometry | None      # the model's, read once (None: no model)
 
     @property
     def hash_block_size(self) -> int:
@@ -66,7 +68,7 @@ def check_prefix_match_unit(cfg: ReplayOptions, groups: list[KVCacheGroupSpec],
 def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
     """The resolved options' start-up on `trace`; raises `InputError` for what a run refuses."""
     sized_here = cfg.num_blocks is None      # a given num_blocks was checked by `resolve`
-    cfg, groups = sized(cfg, trace)
+    cfg, groups, geometry = sized(cfg, trace)
     num_blocks = cfg.num_blocks
     assert num_blocks is not None            # (sized above)
     if sized_here:
@@ -87,8 +89,8 @@ def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
             raise InputError(str(err), path=trace.path, line=trace.config_line,
                              field=f"config.{key}") from None
         raise InputError(str(err), field=key) from None
-    clock = make_clock(cfg)
+    clock = make_clock(cfg, geometry)
     offload = offload_config(cfg, groups)
     if offload is not None:
         check_supported(cfg, groups)
-    return StartUp(cfg, groups, clock, offload)
+    return StartUp(cfg, groups, clock, offload, geometry)

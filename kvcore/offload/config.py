@@ -7,6 +7,11 @@ offload block size (tokens, a multiple of the GPU block size) over the GPU block
 1. Bytes per GPU block come from the KV geometry of the one full-attention group
 (2 x block_size x KV heads x head size x dtype bytes x layers; Llama-3-8B at TP 1 by default:
 128 KiB a token).
+
+The size is the engine's, over every tensor-parallel rank: a chunk holds each rank's share of
+its blocks (`CPUOffloadingSpec`: ``worker_kv_bytes_per_block x world_size``), except an MLA
+model's, whose latent every rank holds whole: vLLM keeps one copy of it (its replicated layout,
+single-node ``mp`` executor on CUDA, the executor vLLM picks for TP on one node).
 """
 
 from __future__ import annotations
@@ -26,6 +31,12 @@ def kv_bytes_per_block(block_size: int, num_layers: int, num_kv_heads: int, head
     return 2 * block_size * num_kv_heads * head_size * DTYPE_BYTES[kv_dtype] * num_layers
 
 
+def tier_copies(tp: int, mla: bool) -> int:
+    """How many ranks' copies of a block a chunk holds: one for an MLA model (every rank holds
+    the same latent), else one a tensor-parallel rank."""
+    return 1 if mla else tp
+
+
 def chunk_bytes(block_bytes: int, blocks_per_chunk: int) -> int:
     return -(-block_bytes * blocks_per_chunk // PAGE) * PAGE
 
@@ -35,7 +46,7 @@ class OffloadConfig:
     num_chunks: int
     block_size: int                 # GPU tokens per block
     blocks_per_chunk: int
-    kv_bytes_per_block: int
+    kv_bytes_per_block: int         # one rank's (what a rank's transfer moves)
     gib: float                      # the size asked for (what vLLM got as --kv-offloading-size)
     policy: str = "lru"
     prompt_only: bool = True        # vLLM's offload_prompt_only: decode KV is never stored
@@ -46,6 +57,7 @@ class OffloadConfig:
     store_steps: int = 1            # ... and a store, from its submission
     # on the simulated clock instead: bytes per ms each way (None: the step counts above)
     bandwidth: float | None = None
+    copies: int = 1                 # ranks' copies of a block in a chunk (`tier_copies`)
 
     @property
     def tokens_per_chunk(self) -> int:
@@ -57,7 +69,8 @@ class OffloadConfig:
 
     @property
     def kv_bytes_per_chunk(self) -> int:
-        return chunk_bytes(self.kv_bytes_per_block, self.blocks_per_chunk)
+        """A chunk's bytes in the tier: every copy, rounded up to the page."""
+        return chunk_bytes(self.kv_bytes_per_block * self.copies, self.blocks_per_chunk)
 
 
 def blocks_per_chunk_of(offload_block_size: int | None, block_size: int,

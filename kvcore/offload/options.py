@@ -13,14 +13,17 @@ from kvcore.offload.config import (
     chunks_of,
     gib_of_chunks,
     kv_bytes_per_block,
+    tier_copies,
 )
 
 GEOMETRY = ("num_layers", "num_kv_heads", "head_size", "kv_dtype")
 
 
 def offload_config(opts: Any, groups: list) -> OffloadConfig | None:
-    """``groups``: the replay's KV cache groups; with a model (`model`, `model_config`) the
-    bytes per block are its group's (page bytes x layers), else the geometry options'."""
+    """``groups``: the replay's KV cache groups; with a model (`model`, `model_config`) a rank's
+    bytes per block are its group's (page bytes x layers), else the geometry options' (a rank's
+    geometry); a chunk holds ``opts.tp`` ranks' copies, or one of an MLA latent
+    (`tier_copies`)."""
     if not opts.offloading:
         return None
     if opts.kv_offloading_size is not None and opts.kv_offloading_size_chunks is not None:
@@ -36,7 +39,8 @@ def offload_config(opts: Any, groups: list) -> OffloadConfig | None:
     else:
         block_bytes = kv_bytes_per_block(bs, opts.num_layers, opts.num_kv_heads,
                                          opts.head_size, opts.kv_dtype)
-    per_chunk = chunk_bytes(block_bytes, bpc)
+    copies = tier_copies(opts.tp, any(_is_mla(g) for g in groups))
+    per_chunk = chunk_bytes(block_bytes * copies, bpc)
     if opts.kv_offloading_size_chunks is not None:
         gib = gib_of_chunks(opts.kv_offloading_size_chunks, per_chunk)
     else:
@@ -46,7 +50,7 @@ def offload_config(opts: Any, groups: list) -> OffloadConfig | None:
         kv_bytes_per_block=block_bytes, gib=gib, policy=opts.eviction_policy,
         prompt_only=opts.offload_prompt_only, store_threshold=opts.store_threshold,
         sync_load_budget_bytes=opts.sync_load_budget_bytes, load_steps=opts.load_steps,
-        store_steps=opts.store_steps, bandwidth=_bandwidth(opts))
+        store_steps=opts.store_steps, bandwidth=_bandwidth(opts), copies=copies)
 
 
 def unused_tier_options(opts: Any) -> str | None:
@@ -71,9 +75,16 @@ def _bandwidth(opts: Any) -> float | None:
     return opts.offload_bandwidth_gbps * 1e6
 
 
+def _is_mla(group: Any) -> bool:
+    return type(group.kv_cache_spec).__name__ == "MLAAttentionSpec"
+
+
 def check_supported(opts: Any, groups: list) -> None:
-    """What the tier does not model yet is refused, not run half-right."""
-    if len(groups) != 1 or type(groups[0].kv_cache_spec).__name__ != "FullAttentionSpec":
+    """What the tier does not model yet is refused, not run half-right. An MLA group is a
+    full-attention group to vLLM's connector (`MLAAttentionSpec` is a `FullAttentionSpec`: no
+    window, every chunk kept)."""
+    full = ("FullAttentionSpec", "MLAAttentionSpec")
+    if len(groups) != 1 or type(groups[0].kv_cache_spec).__name__ not in full:
         raise InputError("the CPU tier is modelled for one full-attention KV cache group "
                          "(as vLLM's oracle runs it)", field="kv_offloading_size")
     if not opts.enable_prefix_caching:

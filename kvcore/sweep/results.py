@@ -20,6 +20,7 @@ import orjson
 from kvcore.errors import InputError
 from kvcore.sources import open_source
 from kvcore.sweep.grid import Job
+from kvcore.warning_groups import warning_groups
 
 _KEYS = ("job_id", "config", "result")
 
@@ -90,12 +91,12 @@ def read_results(path: str, *, missing_ok: bool = False) -> Results:
 
 def job_warnings(rows: list[dict | None]) -> list[tuple[str, list[int]]]:
     """Each distinct warning of the finished jobs' results (``rows`` in the grid's order, None
-    where a job has not finished; a results line's ``index`` where it has one) with the grid indices of the jobs that gave it, in order of
-    first appearance: a sweep says each once, not once a job (the uncalibrated clock's in every
-    one of a hundred jobs)."""
-    said: dict[str, list[int]] = {}
-    for position, row in enumerate(rows):
+    where a job has not finished; a results line's ``index`` where it has one) with the grid
+    indices of the jobs that gave it, in order of first appearance (`warning_groups`): a sweep
+    says each once, not once a job (the uncalibrated clock's in every one of a hundred jobs)."""
+    def warnings_of(row: dict | None) -> list:
         result = row.get("result") if row else None
-        for w in (result.get("warnings") or []) if isinstance(result, dict) else []:
-            said.setdefault(str(w), []).append(row.get("index", position))  # type: ignore[union-attr]
-    return list(said.items())
+        return (result.get("warnings") or []) if isinstance(result, dict) else []
+
+    return warning_groups((row.get("index", position) if row else position, warnings_of(row))
+                          for position, row in enumerate(rows))

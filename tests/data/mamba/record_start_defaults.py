@@ -10,8 +10,9 @@ the cache mode and `mamba_block_size`), then the real `Platform._align_hybrid_bl
 with the FlashAttention backend (what a Hopper GPU selects; kvcli assumes it); the Mamba spec is
 the real layer class's `get_kv_cache_spec` (`MambaMixer` for Jamba, `MambaMixer2` for the
 Granite-4.0-H style config and Nemotron Nano 9B v2, its published shape typed in: Mamba2,
-attention and feed-forward-only layers, the last with no spec; a config in Falcon-H1 7B's
-shape, typed in: attention and Mamba2 side by side in every layer) on an instance whose state shapes come from the model class;
+attention and feed-forward-only layers, the last with no spec; Falcon-H1-7B-Base's config
+(its sizing fields checked against public copies, tests/data/README.md): attention and Mamba2
+side by side in every layer) on an instance whose state shapes come from the model class;
 the groups are vLLM's `get_kv_cache_groups`; the scheduler's block sizes are
 `resolve_kv_cache_block_sizes`, partial hash hits `partial_hash_hits_enabled`.
 """
