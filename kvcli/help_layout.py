@@ -39,6 +39,17 @@ def _stack(first: Any, second: Any) -> Any:
     return Text.assemble(first, "\n", second)
 
 
+def _one_a_line(names: Any) -> Any:
+    """An option's names, "--num-blocks,--num-gpu-blocks-override" as typer joins them, one a
+    line: vLLM's long aliases side by side widened the names column until the help column
+    cut words at 80 columns."""
+    from rich.text import Text
+
+    if not isinstance(names, Text) or "," not in names.plain:
+        return names
+    return Text("\n").join(names.split(",", include_separator=False))
+
+
 TYPE_WIDTH = 16
 
 
@@ -77,7 +88,8 @@ def options_table() -> type:
                 return
             lead, rest = cells[:len(cells) - 6], cells[len(cells) - 6:]
             long, short, neg_long, neg_short, kind, text = rest
-            row = (*lead, _stack(long, neg_long), _stack(short, neg_short), _choices(kind), text)
+            row = (*lead, _stack(_one_a_line(long), neg_long), _stack(_one_a_line(short), neg_short),
+                   _choices(kind), text)
             if not self.columns:
                 self._stacked = True
                 for _ in lead:

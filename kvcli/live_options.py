@@ -47,8 +47,8 @@ OPTIONS: dict[str, Any] = {
         "this long after the last batch.")],
     "realtime": Annotated[float | None, typer.Option(
         "--realtime", metavar="SPEED", rich_help_panel=_L, help="Replay on the wall clock: "
-        "1 = the simulated clock's pace, 10 = ten times faster (default: as fast as "
-        "possible).")],
+        "1 = the simulated clock's pace, 10 = ten times faster. [default: as fast as "
+        "possible]", show_default=False)],
     "metrics": Annotated[str | None, typer.Option(
         "--metrics", metavar="FILE", rich_help_panel=_L, help="Write vLLM's Prometheus "
         "metrics as text exposition snapshots, one per --metrics-interval-s of simulated "

@@ -18,12 +18,12 @@ from typing import Annotated, Any
 import typer
 
 from kvcli import output
-from kvcore.clock.kv_dtypes import KV_CACHE_DTYPES
 from kvcore.engine.options import ARRIVALS, ENGINE_NUM_BLOCKS, MODES, ReplayOptions
 from kvcore.engine.queues import QUEUES
 from kvcore.errors import InputError
 from kvcore.hashing import HASH_FUNCTIONS
 from kvcore.offload.config import DTYPE_BYTES
+from kvcore.vllm_values import KV_CACHE_DTYPES, kv_cache_dtype, kv_offloading_backend
 
 _R = "Replay"   # help panels
 _O = "CPU offload (vLLM's native tier, docs/offload.md)"
@@ -42,7 +42,6 @@ Policy = _choices("Policy", QUEUES)
 HashAlgo = _choices("HashAlgo", HASH_FUNCTIONS)
 OffloadPolicy = _choices("OffloadPolicy", ("lru", "arc"))
 KvDtype = _choices("KvDtype", DTYPE_BYTES)
-KvCacheDtype = _choices("KvCacheDtype", KV_CACHE_DTYPES)
 
 
 def _plain_flag(name: str, kind: Any) -> bool:
@@ -58,18 +57,31 @@ def _option(name: str, kind: Any, panel: str, help: str) -> Any:
     plain = _plain_flag(name, kind)
     if kind is bool and not plain:
         flag = f"{flag}/--no-{flag[2:]}"
-    if "(default:" not in help and kind is not bool or default is True:
+    # the default last, in typer's own style (as its other options show theirs)
+    text, said, own_default = help.partition(" [default: ")
+    help = text + "." + (f" [default: {own_default}" if said else "")
+    if not said and (kind is not bool or default is True):
         shown = {True: "on", False: "off"}.get(default, default) \
             if isinstance(default, bool) else default
-        help = f"{help} (default: {shown})"
+        help = f"{help} [default: {shown}]"
     value_type = kind if plain else kind | None
-    return Annotated[value_type, typer.Option(flag, help=help + ".", rich_help_panel=panel,
-                                              show_default=False,
+    return Annotated[value_type, typer.Option(flag, *ALIASES.get(name, ()), help=help,
+                                              rich_help_panel=panel, show_default=False,
                                               metavar=_METAVARS.get(name))]
 
 
 # Values typer cannot show by their type
-_METAVARS = {"prefix_cache_retention_interval": "0|N|dense"}
+_METAVARS = {"prefix_cache_retention_interval": "0|N|dense",
+             "kv_cache_dtype": "|".join(KV_CACHE_DTYPES)}
+# vLLM 0.33's spellings of options kvcli first named otherwise (`vllm serve`'s flags, copied
+# from a server's command line); kvcli's own names stay, for the scripts that use them
+ALIASES: dict[str, tuple[str, ...]] = {
+    "num_blocks": ("--num-gpu-blocks-override",),
+    "hash_algo": ("--prefix-caching-hash-algo",),
+    "policy": ("--scheduling-policy",),
+    "tp": ("--tensor-parallel-size", "-tp"),
+    "gpu_memory_utilization": ("--device-memory-utilization",),
+}
 
 
 # Field -> (type, help panel, help): the only list of the replay's options on the CLI side.
@@ -77,24 +89,26 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
     "mode": (Mode, _R, ("engine: vLLM's scheduler step by step; cache: one request at a time "
              "(lookup, allocate, free)")),
     "block_size": (int, _R, "Tokens per KV block, unless the trace's config line says"),
-    "num_blocks": (int, _R, ("vLLM's num_gpu_blocks, the null block included (default: engine "
+    "num_blocks": (int, _R, ("vLLM's num_gpu_blocks, the null block included [default: engine "
                    f"{ENGINE_NUM_BLOCKS} or the model's at --gpu-memory-gib; cache: room for "
-                   "every block)")),
+                   "every block]")),
     "warmup": (float, _R, "Fraction of requests (arrival order) left out of the hit rate"),
     "hash_algo": (HashAlgo, _R, "Block hash (vLLM's prefix_caching_hash_algo)"),
     "enable_prefix_caching": (bool, _R, "Prefix caching"),
     "skip_bad": (bool, _R, ("Engine mode: skip requests that can never fit (counted as "
                  "rejected) instead of stopping")),
     "model": (str, _R, ("Model preset (see `kvcli config`): its KV cache groups; with "
-              "--gpu-memory-gib also num_blocks; its max_model_len unless given (default: none)")),
-    "model_config": (str, _R, "A Hugging Face config.json instead of a preset (default: none)"),
+              "--gpu-memory-gib also num_blocks; its max_model_len unless given [default: none]")),
+    "model_config": (str, _R, "A Hugging Face config.json instead of a preset [default: none]"),
     "gpu_memory_gib": (float, _R, ("With a model: size num_blocks from this much GPU memory "
-                       "(default: none)")),
+                       "[default: none]")),
+    "gpu_memory_utilization": (float, _R, ("With --gpu-memory-gib: the fraction vLLM may use; "
+                               "vLLM 0.33's default is 0.92, kvcli's 0.9")),
     "max_num_seqs": (int, _S, "Requests running at once"),
     "max_num_batched_tokens": (int, _S, "Token budget per step"),
     "max_model_len": (int, _S, ("A prompt this long or longer can never run (an error, or "
                       "skipped with --skip-bad and in cache mode); a request stops at it "
-                      "(default: the model's, else no limit)")),
+                      "[default: the model's, else no limit]")),
     "long_prefill_token_threshold": (int, _S, ("Cap on one request's tokens per step when "
                                      "others wait (0 = off)")),
     "policy": (Policy, _S, "Scheduling policy"),
@@ -104,10 +118,10 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
     "prefix_cache_retention_interval": (str, _S, (
         "vLLM's retention for sliding-window groups: 0 caches only the blocks a later hit can "
         "use (vLLM's default), N one window tail per N tokens, 'dense' every full block "
-        "(default: 0)")),
+        "[default: 0]")),
     "prefix_match_unit": (int, _S, ("vLLM's --prefix-match-unit: hash requests every N "
                           "tokens, a divisor of every KV cache group's block; finer than a "
-                          "Mamba block, prefix hits land inside blocks (default: the block)")),
+                          "Mamba block, prefix hits land inside blocks [default: the block]")),
     "async_scheduling": (bool, _S, ("vLLM's async scheduling (a batch queue of 2, as `vllm "
                          "serve` runs on a GPU): finishes, frees and decode-completed blocks "
                          "come one step later")),
@@ -118,20 +132,21 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
     "decode_ms_per_seq": (float, _C, "Cost of one decoding sequence, ms"),
     "clock": (str, _C, ("roofline (from --model and --gpu), calibrated (from --calibration), "
               "linear:C0,C1,C2 (ms a step, a "
-              "prefill token, a decoding request) or fixed:MS (default: roofline with a model "
-              "and a GPU, else linear from the three options above)")),
+              "prefill token, a decoding request) or fixed:MS [default: roofline with a model "
+              "and a GPU, else linear from the three options above]")),
     "gpu": (str, _C, ("GPU preset the roofline clock times (see `kvcli clock gpus`); the "
-            "pool is sized by --gpu-memory-gib, not by this (default: none)")),
+            "pool is sized by --gpu-memory-gib, not by this [default: none]")),
     "calibration": (str, _C, ("A `kvcli calibrate --gpu` file: the calibrated clock (its "
-                    "measured ceilings and fitted factors) (default: none)")),
+                    "measured ceilings and fitted factors) [default: none]")),
     "tp": (int, _C, "Tensor-parallel size the clock times (and the model's KV heads per GPU)"),
-    "kv_cache_dtype": (KvCacheDtype, _C, "KV cache dtype (auto: the model's)"),
+    "kv_cache_dtype": (str, _C, ("vLLM's --kv-cache-dtype (auto: the model's); its "
+                       "other dtypes are refused, not modelled")),
     "kv_offloading_size": (float, _O, ("vLLM's --kv-offloading-size: a CPU tier of this many "
-                           "GiB, engine or cache mode (default: none, no tier)")),
-    "kv_offloading_size_chunks": (int, _O, ("The CPU tier's size in chunks instead (default: "
-                                  "none)")),
+                           "GiB, engine or cache mode [default: none, no tier]")),
+    "kv_offloading_size_chunks": (int, _O, ("The CPU tier's size in chunks instead [default: "
+                                  "none]")),
     "offload_block_size": (int, _O, ("Tokens per CPU chunk, a multiple of the block size "
-                           "(default: the block size)")),
+                           "[default: the block size]")),
     "eviction_policy": (OffloadPolicy, _O, "The CPU tier's eviction policy"),
     "offload_prompt_only": (bool, _O, "Store prompt chunks only (vLLM's default), not decode KV"),
     "store_threshold": (int, _O, "Store a chunk on its N-th offer (< 2: on the first)"),
@@ -147,6 +162,13 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
     "kv_dtype": (KvDtype, _O, "KV geometry: dtype"),
 }
 OPTIONS: dict[str, Any] = {name: _option(name, *spec) for name, spec in _SPEC.items()}
+# vLLM's flags that choose what kvcli has one of: read so that a server's command line runs,
+# checked, and not kept (no `ReplayOptions` field: the one value kvcli models is its default)
+CHECKED_ONLY = {"kv_offloading_backend": kv_offloading_backend}
+OPTIONS["kv_offloading_backend"] = Annotated[str | None, typer.Option(
+    "--kv-offloading-backend", metavar="native|lmcache", rich_help_panel=_O, show_default=False,
+    help="vLLM's CPU tier backend: native is the tier kvcli models; lmcache is refused. "
+    "[default: native]")]
 _PLAIN_FLAGS = frozenset(name for name, (kind, _, _) in _SPEC.items() if _plain_flag(name, kind))
 # for commands that take only the model options (`kvcli script`)
 ModelOpt, ModelConfigOpt, GpuMemOpt = (OPTIONS[k]
@@ -167,6 +189,11 @@ def replay_options(params: dict[str, Any]) -> ReplayOptions:
     enums as their values; the rest stay defaults."""
     given = {k: (v.value if isinstance(v, Enum) else v) for k, v in params.items()
              if v is not None and not (k in _PLAIN_FLAGS and v is False)}   # a flag left off
+    for name, check in CHECKED_ONLY.items():
+        if name in given:
+            check(given.pop(name))
+    if "kv_cache_dtype" in given:      # vLLM's names (and kvcli's fp16, bf16); not modelled: why
+        given["kv_cache_dtype"] = kv_cache_dtype(given["kv_cache_dtype"])
     if "prefix_cache_retention_interval" in given:
         given["prefix_cache_retention_interval"] = _retention(
             given["prefix_cache_retention_interval"])

@@ -93,7 +93,8 @@ def test_config_and_replay_share_the_max_num_batched_tokens_default():
     opt = next(p for p in params if "--max-num-batched-tokens" in p.opts)
     # unset by default (vLLM's start-up rules may change it, as for a replay: sched_limits);
     # the help says the value it starts from
-    assert opt.default is None and "(default: 2048, vLLM 0.33's SchedulerConfig" in opt.help
+    assert opt.default is None and "vLLM 0.33's SchedulerConfig default" in opt.help \
+        and opt.help.endswith("[default: 2048]")
 
 
 def test_stats_on_an_event_file_reports_its_bytes_to_the_progress_bar(tmp_path):

@@ -41,6 +41,9 @@ FOREIGN = {
     "--node-ip-address": "`ray start`'s option",
     "-f": "/usr/bin/time -f %M",
     "-end": "a tuple's negated member, not an option",
+    "--kv-cache-memory-bytes": "vllm serve's flag kvcli does not take (docs/replay.md)",
+    "--max-num-active-seqs": "vllm serve's flag kvcli does not take (docs/replay.md)",
+    "--max-num-partial-prefills": "not a vLLM 0.33 flag (docs/replay.md)",
 }
 
 

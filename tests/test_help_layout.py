@@ -51,6 +51,8 @@ def test_option_names_whole(path, cmd, columns):
     assert set(_names(cmd)) - {"--help"} <= cells, sorted(set(_names(cmd)) - cells)
     assert not any(re.match(r"│ (?:[* ]  )?--[\w-]*…", x) for x in lines)
     assert "(default: None)" not in res.output
+    # one style for defaults, typer's: "[default: X]" ("(default: X)" was half the options')
+    assert "(default" not in " ".join(x.strip("│ ") for x in res.output.splitlines())
 
 
 def test_flag_and_negative_share_a_cell():
@@ -58,6 +60,21 @@ def test_flag_and_negative_share_a_cell():
     lines = res.output.splitlines()
     at = next(i for i, x in enumerate(lines) if "│ --enable-prefix-caching " in x)
     assert lines[at + 1].startswith("│ --no-enable-prefix-caching ")
+
+
+def test_router_opt_metavar_whole_at_120():
+    # "[ROUTER.]KEY=VALUE" was wider than the type column and folded as "KEY=VAL" / "UE"
+    res = CliRunner().invoke(app, ["cluster", "--help"], env={"COLUMNS": "120"})
+    row = next(x for x in res.output.splitlines() if "│ --router-opt " in x)
+    assert " KEY=VALUE " in row
+
+
+def test_aliases_one_a_line():
+    # vLLM's spellings beside kvcli's, each whole on a line of its own
+    res = CliRunner().invoke(app, ["replay", "--help"], env={"COLUMNS": "80"})
+    lines = res.output.splitlines()
+    at = next(i for i, x in enumerate(lines) if x.startswith("│ --num-blocks "))
+    assert lines[at + 1].startswith("│ --num-gpu-blocks-override ")
 
 
 def test_long_choices_break_after_a_bar():

@@ -54,11 +54,15 @@ def test_to_dict_is_the_settings_in_field_order():
     d = ReplayOptions().to_dict()
     # the CPU tier's settings only when it is on, the clock's only when one is given: outputs
     # without them stay as they were (and prefix_match_unit's only when set)
+    # (and gpu_memory_utilization's only when not kvcli's 0.9)
     assert list(d) == [f.name for f in KNOBS if f.name not in OFFLOAD_FIELDS
-                       and f.name not in CLOCK_FIELDS and f.name != "prefix_match_unit"]
+                       and f.name not in CLOCK_FIELDS
+                       and f.name not in ("prefix_match_unit", "gpu_memory_utilization")]
     assert ReplayOptions(prefix_match_unit=16).to_dict()["prefix_match_unit"] == 16
+    assert ReplayOptions(gpu_memory_utilization=0.92).to_dict()["gpu_memory_utilization"] == 0.92
     assert "given" not in d and list(d)[:3] == ["mode", "block_size", "num_blocks"]
-    on = ReplayOptions(kv_offloading_size=8.0, tp=2, prefix_match_unit=16).to_dict()
+    on = ReplayOptions(kv_offloading_size=8.0, tp=2, prefix_match_unit=16,
+                       gpu_memory_utilization=0.92).to_dict()
     assert list(on) == [f.name for f in KNOBS] and on["eviction_policy"] == "lru"
     assert on["tp"] == 2 and on["gpu"] is None and on["clock"] is None
 
@@ -93,12 +97,14 @@ def test_each_rule_names_its_field(field, value, message):
 
 
 def test_every_knob_has_one_cli_option():
-    from kvcli.replay_options import OPTIONS
+    from kvcli.replay_options import CHECKED_ONLY, OPTIONS
 
     # set only by a trace's config line (the oracle's), or by Python callers
     not_on_the_cli = {"max_steps", "max_num_active_seqs", "long_prefill_token_threshold_adaptive",
                       "groups"}
-    assert set(OPTIONS) == {f.name for f in KNOBS} - not_on_the_cli
+    # and vLLM's flags read, checked and not kept (--kv-offloading-backend: native only)
+    assert set(OPTIONS) - set(CHECKED_ONLY) == {f.name for f in KNOBS} - not_on_the_cli
+    assert not set(CHECKED_ONLY) & {f.name for f in KNOBS}
 
 
 def test_the_commands_take_the_options_they_were_given(tmp_path):

@@ -26,7 +26,8 @@ def register(app: typer.Typer) -> None:
     @app.command("bench")
     def bench(
         ops: Annotated[str | None, typer.Option(
-            "--ops", help="Op script to replay (default: the generated benchmark workload).")]
+            "--ops", help="Op script to replay. [default: the generated benchmark workload]",
+            show_default=False)]
         = None,
         n: Annotated[int, typer.Option("--n", min=1, help="Requests in the generated workload.")]
         = 2000,

@@ -18,7 +18,8 @@ def register(app: typer.Typer) -> None:
         model: Annotated[str | None, typer.Option("--model", help="Model preset.")] = None,
         model_config: Annotated[str | None, typer.Option(
             "--model-config", help="A Hugging Face config.json instead.")] = None,
-        tp: Annotated[int, typer.Option("--tp", min=1, help="Tensor-parallel size: the "
+        tp: Annotated[int, typer.Option("--tp", "--tensor-parallel-size", "-tp", min=1,
+                                        help="Tensor-parallel size: the "
                                         "per-GPU shapes measured.")] = 1,
         grid: Annotated[str, typer.Option("--grid", help="full (sized for about two minutes "
                                           "on an H100/H200) or tiny (the CPU tests').")] = "full",

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from kvcore.vllm_values import KV_CACHE_DTYPES
+
 
 def register(app: typer.Typer) -> None:
     clock_app = typer.Typer(help="The simulated clock: GPU presets and step-time breakdowns.",
@@ -47,21 +49,27 @@ def register(app: typer.Typer) -> None:
         model: Annotated[str | None, typer.Option("--model", help="Model preset.")] = None,
         model_config: Annotated[str | None, typer.Option(
             "--model-config", help="A Hugging Face config.json instead.")] = None,
-        tp: Annotated[int, typer.Option("--tp", help="Tensor-parallel size.")] = 1,
+        tp: Annotated[int, typer.Option("--tp", "--tensor-parallel-size", "-tp",
+                                        help="Tensor-parallel size.")] = 1,
         kv_cache_dtype: Annotated[str, typer.Option(
-            "--kv-cache-dtype", help="auto|bfloat16|float16|fp8|fp8_e4m3|fp8_e5m2")] = "auto",
-        sync: Annotated[bool, typer.Option(
-            "--no-async-scheduling", help="CPU time adds to the step instead of overlapping.")]
-        = False,
+            "--kv-cache-dtype", metavar="|".join(KV_CACHE_DTYPES), help="vLLM's "
+            "--kv-cache-dtype (auto: the model's); its other dtypes are refused, not "
+            "modelled.")] = "auto",
+        async_scheduling: Annotated[bool, typer.Option(
+            "--async-scheduling/--no-async-scheduling", show_default=False,
+            help="vLLM's flag; off, CPU time adds to the step instead of overlapping. "
+            "[default: on]")] = True,
         as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
     ) -> None:
         """One step's time per kernel group under the roofline clock, vLLM's count beside it."""
         from kvcli import output
         from kvcore.clock.explain import explain as run_explain
+        from kvcore.vllm_values import kv_cache_dtype as vllm_kv_dtype
 
         def go() -> None:
             data = run_explain(model=model, model_config=model_config, gpu=gpu, cases=case,
-                               tp=tp, kv_cache_dtype=kv_cache_dtype, async_scheduling=not sync,
+                               tp=tp, kv_cache_dtype=vllm_kv_dtype(kv_cache_dtype),
+                               async_scheduling=async_scheduling,
                                calibration=calibration)
             output.emit(explain_view(data), as_json=as_json)
 

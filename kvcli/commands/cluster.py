@@ -32,8 +32,8 @@ RoutersOpt = Annotated[str | None, typer.Option(
     "--routers", metavar="A,B,...", help="Compare several routers on the same trace: one row "
     "each (not with --router).", rich_help_panel=_C)]
 RouterOptOpt = Annotated[list[str] | None, typer.Option(
-    "--router-opt", metavar="[ROUTER.]KEY=VALUE", help="A router option (repeat it); KEY alone "
-    "applies to every chosen router that takes it.", rich_help_panel=_C)]
+    "--router-opt", metavar="KEY=VALUE", help="A router option (repeat it); KEY alone applies "
+    "to every chosen router that takes it, ROUTER.KEY to that router only.", rich_help_panel=_C)]
 SeedOpt = Annotated[int, typer.Option(
     "--seed", help="Seed of the routers' random choices (same seed, same result).",
     rich_help_panel=_C)]

@@ -7,108 +7,57 @@ keys are documented in `kvcore.sizing.explain`. ``--list`` lists the presets.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
-from kvcore.engine.options import ReplayOptions
-
-# One default for both commands: the replay's (kvcore's SchedulerConfig, vLLM's 2048, 128, on),
-# shown in the help; left unset, vLLM's start-up rules may change the first two
-# (`kvcore.engine.sched_limits`), as they do for a replay.
-_DEFAULTS = ReplayOptions()
-_GEO = "Explicit geometry instead of a preset: "
+from kvcli import config_options as co
 
 
 def register(app: typer.Typer) -> None:
     @app.command("config")
     def config(
-        model: Annotated[str | None, typer.Argument(
-            help="A preset (see --list) or its HF repo id.")] = None,
-        list_presets: Annotated[bool, typer.Option("--list", help="List the presets.")] = False,
-        model_config: Annotated[str | None, typer.Option(
-            "--model-config", help="A Hugging Face config.json on disk.")] = None,
-        gpu_memory_gib: Annotated[float | None, typer.Option(
-            "--gpu-memory-gib", help="GPU memory in GiB (e.g. 80).")] = None,
-        gpu_memory_utilization: Annotated[float, typer.Option("--gpu-memory-utilization", help=(
-            "Fraction of --gpu-memory-gib vLLM may use (weights, activations, KV cache)."))] = 0.9,
-        weights_gib: Annotated[float | None, typer.Option(
-            "--weights-gib", help="Weights in GiB (default: estimated from the config).")] = None,
-        activation_gib: Annotated[float, typer.Option(
-            "--activation-gib", help="Activation/other memory to hold back, GiB.")] = 0.0,
-        kv_cache_dtype: Annotated[str, typer.Option(
-            "--kv-cache-dtype", help="auto|fp16|bf16|fp32|fp8|fp8_e4m3|fp8_e5m2")] = "auto",
-        dtype: Annotated[str | None, typer.Option(
-            "--dtype", help="Model dtype: float16/fp16/half, bfloat16/bf16, float32/fp32.")]
-        = None,
-        block_size: Annotated[int | None, typer.Option(
-            "--block-size", show_default=False, help="Tokens per block (default: 16; vLLM "
-            "picks an MLA model's by its attention backend: a warning says so).")] = None,
-        max_model_len: Annotated[int | None, typer.Option(
-            "--max-model-len", help="Default: the model's max_position_embeddings.")] = None,
-        max_num_batched_tokens: Annotated[int | None, typer.Option(
-            "--max-num-batched-tokens", show_default=False,
-            help="Token budget per step; sizes the sliding-window and chunked-local groups' "
-            f"blocks per request (default: {_DEFAULTS.max_num_batched_tokens}, vLLM 0.33's "
-            "SchedulerConfig default, the one `kvcli replay` uses; unset, at least "
-            "--max-model-len with chunked prefill off and at most --max-num-seqs x "
-            "--max-model-len, as vLLM's EngineArgs set it). vLLM's entry points may raise it by "
-            "usage context and GPU: pass the value your server runs with (vLLM logs it at "
-            "start-up).")] = None,
-        max_num_seqs: Annotated[int | None, typer.Option(
-            "--max-num-seqs", show_default=False,
-            help=f"Requests running at once (default: {_DEFAULTS.max_num_seqs}; unset, at most the "
-            "token budget).")] = None,
-        enable_chunked_prefill: Annotated[bool, typer.Option(
-            "--enable-chunked-prefill/--no-enable-chunked-prefill", show_default=False,
-            help="Chunked prefill, as in `kvcli replay` (default: "
-            f"{'on' if _DEFAULTS.enable_chunked_prefill else 'off'}); off, a whole prompt must fit "
-            "one step.")] = _DEFAULTS.enable_chunked_prefill,
-        max_concurrent_batches: Annotated[int, typer.Option(
-            "--max-concurrent-batches",
-            help="Batches in flight (2 = vLLM's async scheduling default, 1 = sync).")] = 2,
-        num_blocks: Annotated[int | None, typer.Option("--num-blocks", help=(
-            "vLLM's num_gpu_blocks override, the null block included."))] = None,
-        tensor_parallel_size: Annotated[int, typer.Option("--tensor-parallel-size", "--tp", help=(
-            "Tensor-parallel size: the sizes are per GPU."))] = 1,
-        layers: Annotated[int | None, typer.Option("--layers", help=_GEO + "layers.")] = None,
-        kv_heads: Annotated[int | None, typer.Option("--kv-heads", help=_GEO + "KV heads.")] = None,
-        head_dim: Annotated[int | None, typer.Option("--head-dim", help=_GEO + "head dim.")] = None,
-        sliding_window: Annotated[int | None, typer.Option(
-            "--sliding-window", help=_GEO + "window (tokens).")] = None,
-        sliding_layers: Annotated[str | None, typer.Option(
-            "--sliding-layers", help="Which layers slide: '5:1' (5 sliding, 1 full, "
-            "repeating) or indices '0,2,4-9'. Default: all.")] = None,
-        attention_chunk_size: Annotated[int | None, typer.Option("--attention-chunk-size",
-            help=_GEO + "chunked-local attention chunk (tokens).")] = None,
-        chunked_layers: Annotated[str | None, typer.Option("--chunked-layers", help=(
-            "Which layers are chunked-local: as --sliding-layers (default: all)."))] = None,
-        disable_hybrid: Annotated[bool, typer.Option(
-            "--disable-hybrid-kv-cache-manager",
-            help="Treat sliding/chunked layers as full attention (vLLM's flag).")] = False,
-        pad_pages: Annotated[bool, typer.Option(
-            "--pad-pages", help="Pad attention pages that do not divide (vLLM 0.33).")] = False,
-        enable_prefix_caching: Annotated[bool, typer.Option(
-            "--enable-prefix-caching/--no-enable-prefix-caching",
-            help="vLLM's flag (as in `kvcli replay`); off: Mamba 'none' mode, one state per "
-            "request (default: on).", show_default=False)] = True,
-        prefix_match_unit: Annotated[int | None, typer.Option(
-            "--prefix-match-unit", help="vLLM's flag: hash every N tokens (a divisor of every "
-            "group's block); the hash block, partial-block hits and where hits land "
-            "(default: the block).")] = None,
-        kv_offloading_size: Annotated[float | None, typer.Option(
-            "--kv-offloading-size", help="A CPU offload tier of this many GiB (vLLM's flag: "
-            "the total over TP ranks): its chunks and tokens.")] = None,
-        kv_offloading_block_size: Annotated[int | None, typer.Option(
-            "--kv-offloading-block-size", help="Tokens per CPU chunk, a multiple of "
-            "--block-size (default: the block size).")] = None,
-        as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
+        model: co.ModelArg = None,
+        list_presets: co.ListOpt = False,
+        model_config: co.ModelConfigOpt = None,
+        gpu_memory_gib: co.GpuMemOpt = None,
+        gpu_memory_utilization: co.UtilOpt = 0.9,
+        weights_gib: co.WeightsOpt = None,
+        activation_gib: co.ActivationOpt = 0.0,
+        kv_cache_dtype: co.KvCacheDtypeOpt = "auto",
+        dtype: co.DtypeOpt = None,
+        block_size: co.BlockSizeOpt = None,
+        max_model_len: co.MaxModelLenOpt = None,
+        max_num_batched_tokens: co.BudgetOpt = None,
+        max_num_seqs: co.SeqsOpt = None,
+        enable_chunked_prefill: co.ChunkedOpt = True,
+        async_scheduling: co.AsyncOpt = None,
+        max_concurrent_batches: co.BatchesOpt = None,
+        num_blocks: co.NumBlocksOpt = None,
+        tensor_parallel_size: co.TpOpt = 1,
+        layers: co.LayersOpt = None,
+        kv_heads: co.KvHeadsOpt = None,
+        head_dim: co.HeadDimOpt = None,
+        sliding_window: co.WindowOpt = None,
+        sliding_layers: co.SlidingLayersOpt = None,
+        attention_chunk_size: co.ChunkOpt = None,
+        chunked_layers: co.ChunkedLayersOpt = None,
+        disable_hybrid: co.NoHybridOpt = False,
+        pad_pages: co.PadOpt = False,
+        enable_prefix_caching: co.PrefixOpt = True,
+        prefix_match_unit: co.UnitOpt = None,
+        kv_offloading_size: co.OffloadOpt = None,
+        kv_offloading_backend: co.OffloadBackendOpt = None,
+        kv_offloading_block_size: co.OffloadBlockOpt = None,
+        as_json: co.JsonOpt = False,
     ) -> None:
         """How many KV cache blocks fit a model on a GPU: groups, page formulas, capacity."""
         from kvcli import output
 
         def go() -> None:
             from kvcore.errors import InputError
+            from kvcore.vllm_values import kv_cache_dtype as vllm_kv_dtype
+            from kvcore.vllm_values import kv_offloading_backend as check_backend
 
             if list_presets:
                 if model is not None:
@@ -121,6 +70,12 @@ def register(app: typer.Typer) -> None:
             from kvcore.sizing.resolve import resolve_kv_cache_config
 
             bs = 16 if block_size is None else block_size
+            # vLLM's value names (kvcore.vllm_values): its unmodelled ones refused, saying why
+            kv_dtype = vllm_kv_dtype(kv_cache_dtype)
+            model_dtype = None if dtype is None or dtype.strip().lower() == "auto" else dtype
+            if kv_offloading_backend is not None:
+                check_backend(kv_offloading_backend)
+            batches = concurrent_batches(async_scheduling, max_concurrent_batches)
             if kv_offloading_block_size is not None and kv_offloading_size is None:
                 # the chunk size of a tier that is not there: it was dropped without a word
                 raise InputError("needs --kv-offloading-size (the CPU tier it sizes the chunks "
@@ -129,14 +84,14 @@ def register(app: typer.Typer) -> None:
             def sized(budget: int) -> Any:
                 return resolve_kv_cache_config(
                     model, model_config=model_config, layers=layers, kv_heads=kv_heads,
-                    head_dim=head_dim, dtype=dtype, sliding_window=sliding_window,
+                    head_dim=head_dim, dtype=model_dtype, sliding_window=sliding_window,
                     sliding_layers=sliding_layers, attention_chunk_size=attention_chunk_size,
                     chunked_layers=chunked_layers, gpu_memory_gib=gpu_memory_gib,
                     gpu_memory_utilization=gpu_memory_utilization, weights_gib=weights_gib,
-                    activation_gib=activation_gib, kv_cache_dtype=kv_cache_dtype,
+                    activation_gib=activation_gib, kv_cache_dtype=kv_dtype,
                     block_size=bs, max_model_len=max_model_len,
                     max_num_batched_tokens=budget,
-                    max_concurrent_batches=max_concurrent_batches, num_blocks=num_blocks,
+                    max_concurrent_batches=batches, num_blocks=num_blocks,
                     tensor_parallel_size=tensor_parallel_size, disable_hybrid=disable_hybrid,
                     pad_pages=pad_pages, enable_prefix_caching=enable_prefix_caching,
                     prefix_match_unit=prefix_match_unit)
@@ -189,6 +144,20 @@ def register(app: typer.Typer) -> None:
             output.emit(view, as_json=as_json)
 
         output.run(go)
+
+
+def concurrent_batches(async_scheduling: bool | None, given: int | None) -> int:
+    """Batches in flight: --max-concurrent-batches, or vLLM's --[no-]async-scheduling (on: 2,
+    off: 1; neither: 2, vLLM's on a GPU); both, they must agree."""
+    from kvcore.errors import InputError
+
+    implied = None if async_scheduling is None else 2 if async_scheduling else 1
+    if given is not None and implied is not None and given != implied:
+        flag = "--async-scheduling" if async_scheduling else "--no-async-scheduling"
+        raise InputError(f"{given} disagrees with {flag} ({implied} batch"
+                         f"{'es' if implied > 1 else ''} in flight); give one",
+                         field="max_concurrent_batches")
+    return given if given is not None else implied if implied is not None else 2
 
 
 def _short_layers(names: list[str]) -> str:

@@ -28,8 +28,8 @@ def register(app: typer.Typer) -> None:
                                           "trace block (partial included) is cacheable.")]
         = "vllm",
         block_size: Annotated[int | None, typer.Option(
-            help="Tokens per block (default: 16 with --model, else the trace's block size, "
-            "else 16).")] = None,
+            show_default=False, help="Tokens per block. [default: 16 with --model, else the "
+            "trace's block size, else 16]")] = None,
         warmup: Annotated[float, typer.Option(help="Fraction of the requests (the first ones) "
                                               "left out of the hit rate.")] = 0.0,
         capacities: Annotated[str | None, typer.Option(

@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
                                              "contains the previous turn and its answer; b2b: llm-d's "
                                              "tenants x users workload (docs/replay.md).")],
         out: Annotated[str | None, typer.Option("-o", "--output",
-                                                   help="Write here (default stdout; .gz: gzip).")] = None,
+                                                   help="Write here (.gz: gzip). [default: stdout]")] = None,
         seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
         block_size: Annotated[int, typer.Option(help="Tokens per trace block id.")] = 16,
         rate: Annotated[float | None, typer.Option(

@@ -29,8 +29,8 @@ def _in_panel(alias, panel: str = _M):
     return Annotated[kind, info]
 
 
-def _opt(kind, flag: str, help_text: str):
-    return Annotated[kind, typer.Option(flag, help=help_text, rich_help_panel=_M,
+def _opt(kind, flag: str, help_text: str, *aliases: str):
+    return Annotated[kind, typer.Option(flag, *aliases, help=help_text, rich_help_panel=_M,
                                         show_default=False)]
 
 
@@ -38,22 +38,23 @@ ScriptModelOpt = _in_panel(ModelOpt)
 ScriptModelConfigOpt = _in_panel(ModelConfigOpt)
 ScriptGpuMemOpt = _in_panel(GpuMemOpt)
 ScriptBlockSizeOpt = _opt(int | None, "--block-size", "Tokens per block (overrides the "
-                          "script's block_size; default 16).")
+                          "script's block_size). [default: 16]")
 ScriptNumBlocksOpt = _opt(int | None, "--num-blocks", "Blocks in the pool, the null block "
-                          "included (overrides the script's num_blocks; default 1024).")
+                          "included (overrides the script's num_blocks). [default: 1024]",
+                          "--num-gpu-blocks-override")
 ScriptMaxLenOpt = _opt(int | None, "--max-model-len", "Overrides the script's max_model_len "
-                       "(default 32768, or the model's).")
+                       "[default: 32768, or the model's]")
 LayersOpt = _opt(int | None, "--layers", "Explicit geometry instead of a preset: layers "
                  "(with --kv-heads --head-dim).")
 KvHeadsOpt = _opt(int | None, "--kv-heads", "Explicit geometry: KV heads.")
 HeadDimOpt = _opt(int | None, "--head-dim", "Explicit geometry: head size.")
 SlidingWindowOpt = _opt(int | None, "--sliding-window", "Explicit geometry: window (tokens).")
 SlidingLayersOpt = _opt(str | None, "--sliding-layers", "Which layers slide: '5:1' or "
-                        "'0,2,4-9' (default: all).")
+                        "'0,2,4-9'. [default: all]")
 ChunkOpt = _opt(int | None, "--attention-chunk-size", "Explicit geometry: chunked-local "
                 "attention chunk (tokens).")
 ChunkedLayersOpt = _opt(str | None, "--chunked-layers", "Which layers are chunked-local "
-                        "(default: all).")
+                        "[default: all]")
 
 
 def register(app: typer.Typer) -> None:
@@ -69,7 +70,7 @@ def register(app: typer.Typer) -> None:
             "people; with --json, a 'calls' list on each op's line)."))] = False,
         calls_depth: Annotated[int | None, typer.Option(
             "--calls-depth", help="Layers shown: 1 the facade, 2 + the coordinator, 3 + "
-            "the managers, 4 + the block pool (default: all).")] = None,
+            "the managers, 4 + the block pool. [default: all]", show_default=False)] = None,
         as_json: Annotated[bool, typer.Option("--json", help="With --calls: JSON lines.")]
         = False,
         hash_seed: Annotated[str | None, typer.Option(

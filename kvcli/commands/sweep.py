@@ -28,12 +28,12 @@ SetOpt = Annotated[list[str] | None, typer.Option(
     "config names it: num_blocks=4096,8192); one value: every job's; repeat it.",
     rich_help_panel=_G)]
 CommandOpt = Annotated[str | None, typer.Option(
-    "--command", metavar="replay|cluster", help="What each job runs (default: replay).",
+    "--command", metavar="replay|cluster", help="What each job runs. [default: replay]",
     rich_help_panel=_G)]
 ResultsOpt = Annotated[str | None, typer.Option(
     "--results", metavar="FILE", help="The results file each finished job is appended to "
-    "(default with a SPEC: its results key, else SPEC's name + .results.jsonl; needed with "
-    "--trace/--set).",
+    "(needed with --trace/--set). [default with a SPEC: its results key, else SPEC's name + "
+    ".results.jsonl]",
     rich_help_panel=_O)]
 ResumeOpt = Annotated[bool, typer.Option(
     "--resume", help="Continue a sweep: run only the jobs the results file does not hold.",
@@ -42,15 +42,15 @@ ExecutorOpt = Annotated[str, typer.Option(
     "--executor", metavar="local|ray", help="local: worker processes on this machine; ray: "
     "Ray tasks (the 'ray' extra).", rich_help_panel=_E)]
 JobsOpt = Annotated[int | None, typer.Option(
-    "--jobs", help="local: worker processes (default: the cores); ray: jobs in flight at most "
-    "(default: twice the cluster's CPUs; a local Ray gets this many CPUs).",
+    "--jobs", help="local: worker processes; ray: jobs in flight at most (a local Ray gets this many "
+    "CPUs). [default: local: the cores; ray: twice the cluster's CPUs]",
     rich_help_panel=_E, show_default=False)]
 RayAddressOpt = Annotated[str | None, typer.Option(
-    "--ray-address", metavar="ADDRESS", help="The Ray cluster to run on (default: "
-    "RAY_ADDRESS, else a local Ray started for the sweep).", rich_help_panel=_E)]
+    "--ray-address", metavar="ADDRESS", help="The Ray cluster to run on. [default: "
+    "RAY_ADDRESS, else a local Ray started for the sweep]", rich_help_panel=_E)]
 MetricsOpt = Annotated[str | None, typer.Option(
-    "--metrics", metavar="A,B,...", help="The table's metrics (default: hit rate, with the CPU "
-    "tier, TTFT p99, preemptions, evictions; cluster: losses too). docs/sweep.md lists them.",
+    "--metrics", metavar="A,B,...", help="The table's metrics; docs/sweep.md lists them. [default: hit rate, with "
+    "the CPU tier, TTFT p99, preemptions, evictions; cluster: losses too]",
     rich_help_panel=_O)]
 JsonOpt = Annotated[bool, typer.Option(
     "--json", help="The grid as JSON (jobs in the sweep's order).", rich_help_panel=_O)]

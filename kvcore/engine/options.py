@@ -25,6 +25,7 @@ from kvcore.engine.scheduler import SchedulerConfig
 from kvcore.errors import InputError
 from kvcore.hashing import HASH_FUNCTIONS
 from kvcore.host_memory import check_pool_fits
+from kvcore.vllm_values import kv_cache_dtype
 
 ENGINE_NUM_BLOCKS = 16_384          # engine mode's pool without a model or a memory size
 MODES = ("engine", "cache")
@@ -109,6 +110,9 @@ class ReplayOptions:
     model: str | None = _knob(None, check="name")                   # a model preset: its KV cache groups
     model_config: str | None = _knob(None, check="name")            # or a HF config.json
     gpu_memory_gib: float | None = _knob(None, check="positive")  # with a model: num_blocks
+    # the fraction of it vLLM may use: kvcli's 0.9, not vLLM 0.33's 0.92 (every quoted sizing
+    # was made with 0.9; docs/replay.md, vLLM's flags)
+    gpu_memory_utilization: float = _knob(0.9, check="utilization")
     max_steps: int | None = _knob(None)               # stop after this many steps (safety net)
     # vLLM's native CPU offloading (`kvcore.offload`, docs/offload.md): the tier's size in GiB
     # (vLLM's --kv-offloading-size) or, as the oracle's config line may say, in chunks
@@ -154,6 +158,8 @@ class ReplayOptions:
                 del d[k]
         if self.prefix_match_unit is None:
             del d["prefix_match_unit"]  # (the same: outputs and sweep job ids unchanged)
+        if self.gpu_memory_utilization == 0.9:
+            del d["gpu_memory_utilization"]     # (the same)
         return d
 
     @property
@@ -197,6 +203,8 @@ def resolve(opts: ReplayOptions, trace_config: dict, *, path: str = "",
 def _check(f: dataclasses.Field, v: Any) -> None:
     meta = f.metadata
     if meta["choices"] is not None:
+        if f.name == "kv_cache_dtype" and isinstance(v, str):
+            kv_cache_dtype(v)       # a vLLM dtype kvcli does not model: refused, saying why
         if v not in meta["choices"]:
             if meta["message"]:
                 raise InputError(f"{meta['message']} {v!r}", field=f.name)
@@ -207,6 +215,10 @@ def _check(f: dataclasses.Field, v: Any) -> None:
     if f.type == "bool" and not isinstance(v, bool):     # a config line's "yes" is no switch
         raise InputError(f"must be true or false, got {v!r}", field=f.name)
     if check is None or (v is None and f.default is None):
+        return
+    if check == "utilization":      # vLLM's rule: 0 < x <= 1
+        if not _is_number(v, (int, float)) or not 0 < v <= 1:
+            raise InputError(f"must be in (0, 1], got {v!r}", field=f.name)
         return
     if check == "retention":
         if v is not None and (not _is_number(v, (int,)) or v < 0):

@@ -78,7 +78,7 @@ def _resolve_model(cfg: ReplayOptions, geometry: ModelGeometry | None = None):
         return resolve_kv_cache_config(
             None if geometry else cfg.model,
             model_config=None if geometry else cfg.model_config, geometry=geometry,
-            gpu_memory_gib=cfg.gpu_memory_gib,
+            gpu_memory_gib=cfg.gpu_memory_gib, gpu_memory_utilization=cfg.gpu_memory_utilization,
             block_size=cfg.block_size, max_model_len=cfg.max_model_len,
             max_num_batched_tokens=cfg.max_num_batched_tokens,
             max_concurrent_batches=concurrent_batches(cfg),

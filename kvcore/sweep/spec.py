@@ -27,6 +27,7 @@ from typing import Any
 from kvcore.errors import InputError
 from kvcore.sources import close_source, open_source, read_text
 from kvcore.sweep.keys import COMMANDS, BadValue, coerce, from_text, keys_for, unknown_key_message
+from kvcore.vllm_values import VLLM_KEYS
 
 _TOP = ("command", "traces", "results", "options", "grid")
 
@@ -111,6 +112,7 @@ def load_spec(path: str) -> SweepSpec:
         for key, value in table.items():
             name = f"{section}.{key}"
             line: int | None = lines.find(section, key)
+            key = VLLM_KEYS.get(str(key), str(key))     # vLLM's name of a kvcli key
             if key not in keys:
                 raise InputError(unknown_key_message(key, command), path=path, line=line,
                                  field=name)
@@ -149,7 +151,7 @@ def spec_from_flags(command: str, traces: list[str], sets: list[str]) -> SweepSp
     where: dict[str, tuple[str, int | None]] = {}
     for item in sets:
         key, eq, text = item.partition("=")
-        key = key.strip()
+        key = VLLM_KEYS.get(key.strip(), key.strip())
         if not eq or not key or not text:
             raise InputError(f"expected KEY=V1,V2,..., got {item!r}", field="set")
         if key not in keys:

@@ -1,0 +1,116 @@
+"""`kvcli config`'s options as Typer declarations: vLLM 0.33's flag names, value names and
+defaults where `vllm serve` takes the same setting (`tests/data/vllm_flags.json` holds the
+table a test checks them against), kvcli's own for the geometry a preset would give.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from kvcore.engine.options import ReplayOptions
+from kvcore.vllm_values import KV_CACHE_DTYPES, VLLM_MODEL_DTYPES
+
+# One default for both commands: the replay's (kvcore's SchedulerConfig, vLLM's 2048, 128, on),
+# shown in the help; left unset, vLLM's start-up rules may change the first two
+# (`kvcore.engine.sched_limits`), as they do for a replay.
+_DEFAULTS = ReplayOptions()
+_GEO = "Explicit geometry instead of a preset: "
+
+ModelArg = Annotated[str | None, typer.Argument(help="A preset (see --list) or its HF repo id.")]
+ListOpt = Annotated[bool, typer.Option("--list", help="List the presets.")]
+ModelConfigOpt = Annotated[str | None, typer.Option(
+    "--model-config", help="A Hugging Face config.json on disk.")]
+GpuMemOpt = Annotated[float | None, typer.Option(
+    "--gpu-memory-gib", help="GPU memory in GiB (e.g. 80).")]
+# kvcli's 0.9 (every quoted sizing was made with it) is not vLLM 0.33's 0.92: the help says so
+UtilOpt = Annotated[float, typer.Option(
+    "--gpu-memory-utilization", "--device-memory-utilization", help="Fraction of "
+    "--gpu-memory-gib vLLM may use (weights, activations, KV cache); vLLM 0.33's default is "
+    "0.92, kvcli's 0.9 (as `kvcli replay --gpu-memory-gib` sizes): pass your server's.")]
+WeightsOpt = Annotated[float | None, typer.Option(
+    "--weights-gib", show_default=False,
+    help="Weights in GiB. [default: estimated from the config]")]
+ActivationOpt = Annotated[float, typer.Option(
+    "--activation-gib", help="Activation/other memory to hold back, GiB.")]
+KvCacheDtypeOpt = Annotated[str, typer.Option(
+    "--kv-cache-dtype", metavar="|".join(KV_CACHE_DTYPES), help="vLLM's --kv-cache-dtype "
+    "(auto: the model's; kvcli's fp16, bf16, fp32 still read); its other dtypes are refused, "
+    "not modelled.")]
+DtypeOpt = Annotated[str | None, typer.Option(
+    "--dtype", metavar="|".join(VLLM_MODEL_DTYPES), show_default=False,
+    help="Model dtype, vLLM's names (fp16, bf16, fp32 too); auto: the model's, a float32 "
+    "checkpoint downcast as vLLM does. [default: auto]")]
+BlockSizeOpt = Annotated[int | None, typer.Option(
+    "--block-size", show_default=False, help="Tokens per block; vLLM picks an MLA model's by "
+    "its attention backend: a warning says so. [default: 16]")]
+MaxModelLenOpt = Annotated[int | None, typer.Option(
+    "--max-model-len", show_default=False,
+    help="The longest request, prompt and output. [default: the model's "
+    "max_position_embeddings]")]
+BudgetOpt = Annotated[int | None, typer.Option(
+    "--max-num-batched-tokens", show_default=False,
+    help="Token budget per step; sizes the sliding-window and chunked-local groups' blocks per "
+    "request (vLLM 0.33's SchedulerConfig default, the one `kvcli replay` uses; unset, at "
+    "least --max-model-len with chunked prefill off and at most --max-num-seqs x "
+    "--max-model-len, as vLLM's EngineArgs set it). vLLM's entry points may raise it by usage "
+    "context and GPU: pass the value your server runs with (vLLM logs it at start-up). "
+    f"[default: {_DEFAULTS.max_num_batched_tokens}]")]
+SeqsOpt = Annotated[int | None, typer.Option(
+    "--max-num-seqs", show_default=False, help="Requests running at once (unset, at most the "
+    f"token budget). [default: {_DEFAULTS.max_num_seqs}]")]
+ChunkedOpt = Annotated[bool, typer.Option(
+    "--enable-chunked-prefill/--no-enable-chunked-prefill", show_default=False,
+    help="Chunked prefill, as in `kvcli replay`; off, a whole prompt must fit one step. "
+    f"[default: {'on' if _DEFAULTS.enable_chunked_prefill else 'off'}]")]
+AsyncOpt = Annotated[bool | None, typer.Option(
+    "--async-scheduling/--no-async-scheduling", show_default=False,
+    help="vLLM's flag: on, 2 batches in flight (--max-concurrent-batches 2), off 1. "
+    "[default: on]")]
+BatchesOpt = Annotated[int | None, typer.Option(
+    "--max-concurrent-batches", show_default=False,
+    help="Batches in flight (2 = vLLM's async scheduling default, 1 = sync). [default: 2]")]
+NumBlocksOpt = Annotated[int | None, typer.Option(
+    "--num-blocks", "--num-gpu-blocks-override", show_default=False,
+    help="vLLM's num_gpu_blocks override, the null block included. [default: what "
+    "--gpu-memory-gib fits]")]
+TpOpt = Annotated[int, typer.Option(
+    "--tensor-parallel-size", "--tp", "-tp", help="Tensor-parallel size: the sizes are per GPU.")]
+LayersOpt = Annotated[int | None, typer.Option("--layers", help=_GEO + "layers.")]
+KvHeadsOpt = Annotated[int | None, typer.Option("--kv-heads", help=_GEO + "KV heads.")]
+HeadDimOpt = Annotated[int | None, typer.Option("--head-dim", help=_GEO + "head dim.")]
+WindowOpt = Annotated[int | None, typer.Option(
+    "--sliding-window", help=_GEO + "window (tokens).")]
+SlidingLayersOpt = Annotated[str | None, typer.Option(
+    "--sliding-layers", show_default=False, help="Which layers slide: '5:1' (5 sliding, 1 "
+    "full, repeating) or indices '0,2,4-9'. [default: all]")]
+ChunkOpt = Annotated[int | None, typer.Option(
+    "--attention-chunk-size", help=_GEO + "chunked-local attention chunk (tokens).")]
+ChunkedLayersOpt = Annotated[str | None, typer.Option(
+    "--chunked-layers", show_default=False,
+    help="Which layers are chunked-local: as --sliding-layers. [default: all]")]
+NoHybridOpt = Annotated[bool, typer.Option(
+    "--disable-hybrid-kv-cache-manager",
+    help="Treat sliding/chunked layers as full attention (vLLM's flag).")]
+PadOpt = Annotated[bool, typer.Option(
+    "--pad-pages", help="Pad attention pages that do not divide (vLLM 0.33).")]
+PrefixOpt = Annotated[bool, typer.Option(
+    "--enable-prefix-caching/--no-enable-prefix-caching", show_default=False,
+    help="vLLM's flag (as in `kvcli replay`); off: Mamba 'none' mode, one state per request. "
+    "[default: on]")]
+UnitOpt = Annotated[int | None, typer.Option(
+    "--prefix-match-unit", show_default=False, help="vLLM's flag: hash every N tokens (a "
+    "divisor of every group's block); the hash block, partial-block hits and where hits "
+    "land. [default: the block]")]
+OffloadOpt = Annotated[float | None, typer.Option(
+    "--kv-offloading-size", show_default=False, help="A CPU offload tier of this many GiB "
+    "(vLLM's flag: the total over TP ranks): its chunks and tokens. [default: none, no tier]")]
+OffloadBackendOpt = Annotated[str | None, typer.Option(
+    "--kv-offloading-backend", metavar="native|lmcache", show_default=False,
+    help="vLLM's CPU tier backend: native is the tier kvcli models; lmcache is refused. "
+    "[default: native]")]
+OffloadBlockOpt = Annotated[int | None, typer.Option(
+    "--kv-offloading-block-size", show_default=False,
+    help="Tokens per CPU chunk, a multiple of --block-size. [default: the block size]")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="JSON on stdout.")]

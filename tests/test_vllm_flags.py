@@ -1,0 +1,198 @@
+"""kvcli's options that `vllm serve` also takes: vLLM 0.33's spellings, value names and
+defaults, or a difference the table states (tests/data/vllm_flags.json, its README line).
+
+The table is the contract: every kvcli command that takes one of its options is listed with the
+option's names, choices and the default its help shows; a drift (a new command or alias, a
+default or a choice changed) fails here until the table, and docs/config.md's section, say it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import typer.main
+from typer.testing import CliRunner
+
+from kvcli.app import app
+from kvcore.engine.options import CONFIG_KEYS, KNOBS
+from kvcore.sweep.keys import REPLAY_KEYS
+
+TABLE = json.loads((Path(__file__).parent / "data" / "vllm_flags.json").read_text())
+ROWS = TABLE["rows"]
+ROOT = typer.main.get_command(app)
+TRACE = str(Path(__file__).parents[1] / "traces" / "shared-prefix.jsonl")
+# the least each command needs to reach its options' checks
+BASE = {"replay": ["replay", TRACE, "--json"],
+        "config": ["config", "llama-3.1-8b", "--gpu-memory-gib", "80", "--json"],
+        "clock explain": ["clock", "explain", "--model", "llama-3.1-8b", "--gpu", "h100-sxm",
+                          "--case", "decode=8*1@1024", "--json"]}
+
+
+def _commands():
+    for name, cmd in ROOT.commands.items():
+        subs = getattr(cmd, "commands", None)
+        yield from (((f"{name} {k}", v) for k, v in subs.items()) if subs else [(name, cmd)])
+
+
+def _choices(p) -> list[str] | None:
+    listed = getattr(p.type_descriptor, "choices", None)
+    if listed:
+        return [c.value for c in listed]
+    return p.metavar.split("|") if p.metavar and "|" in p.metavar else None
+
+
+def _shown_default(p) -> str | None:
+    """The default the help shows: its "[default: X]", as kvcli writes it or typer adds it."""
+    said = re.search(r"\[default: (.*)\]$", p.help or "", re.DOTALL)
+    if said:
+        return " ".join(said.group(1).split())
+    if p.is_bool_flag and p.default is False:
+        return "off"                # a plain switch: off unless given
+    if p.show_default and p.default is not None:
+        return str(p.default)
+    return None
+
+
+def _seen(row: dict) -> dict[str, dict]:
+    """{command: its option's names, choices, shown default} for every command that takes one
+    of the row's names."""
+    names = set(row["kvcli_names"])
+    out = {}
+    for path, cmd in _commands():
+        for p in cmd.params:
+            flags = [*p.opts, *getattr(p, "secondary_opts", ())]
+            if names & set(flags):
+                out[path] = {"flags": flags, "choices": _choices(p),
+                             "default": _shown_default(p)}
+    return out
+
+
+IDS = [r["vllm"]["flags"][0] for r in ROWS]
+
+
+@pytest.mark.parametrize("row", ROWS, ids=IDS)
+def test_every_command_as_the_table_says(row):
+    assert _seen(row) == row["commands"]
+
+
+@pytest.mark.parametrize("row", ROWS, ids=IDS)
+def test_vllm_spellings_choices_and_defaults(row):
+    v = row["vllm"]
+    for path, c in row["commands"].items():
+        # every vLLM spelling is accepted where kvcli takes the option at all
+        assert set(v["flags"]) <= set(c["flags"]) or path in row["differs"], path
+        if c["choices"] is not None and v["choices"] is not None:
+            assert set(c["choices"]) <= set(v["choices"]), path        # vLLM's value names
+            assert c["choices"] == v["choices"] or path in row["differs"], path
+        assert c["default"] == v["default"] or path in row["differs"], path
+    assert set(row["differs"]) <= set(row["commands"])
+    for path in row["absent"]:
+        assert path in dict(_commands()) and path not in row["commands"], path
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if r["key"]], ids=lambda r: r["key"])
+def test_sweep_and_config_line_keys(row):
+    from kvcore.sweep.spec import spec_from_flags
+
+    key = row["key"]
+    assert key in REPLAY_KEYS                               # sweep's --set and spec keys
+    assert (key in CONFIG_KEYS) == row["config_line"]       # a trace's config line
+    if row["vllm_key"]:                                     # vLLM's name, read as kvcli's
+        spec = spec_from_flags("replay", [TRACE], [f"{row['vllm_key']}=2,4"])
+        assert [k for k, _ in spec.grid] == [key]
+    knob = next(f for f in KNOBS if f.name == key)
+    replay = row["commands"].get("replay")
+    if knob.metadata["choices"] is not None and replay is not None:
+        # the same choices for a sweep's --set and a config line as on the command line
+        assert sorted(knob.metadata["choices"]) == sorted(replay["choices"])
+
+
+def _invoke(path: str, flag: str, value: str):
+    args = list(BASE[path])
+    if value.startswith("-"):
+        extra = value.split()
+    else:
+        extra = [flag, value]
+    return CliRunner().invoke(app, [*args, *extra])
+
+
+REFUSALS = [(r["vllm"]["flags"][0], x["value"], x["says"], path)
+            for r in ROWS for x in r.get("refuse", []) for path in x["commands"]]
+
+
+@pytest.mark.parametrize("flag,value,says,path", REFUSALS)
+def test_a_vllm_value_kvcli_cannot_model_is_refused_saying_why(flag, value, says, path):
+    res = _invoke(path, flag, value)
+    assert res.exit_code == 2, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0] and flag in lines[0], res.stderr
+    assert "Traceback" not in res.output
+
+
+ACCEPTED = [(r["vllm"]["flags"][0], x["value"], path)
+            for r in ROWS for x in r.get("accept", []) for path in x["commands"]]
+
+
+@pytest.mark.parametrize("flag,value,path", ACCEPTED)
+def test_vllm_values_and_old_spellings_run(flag, value, path):
+    res = _invoke(path, flag, value)
+    assert res.exit_code == 0, res.stderr
+
+
+def test_the_replay_reads_vllm_spellings_as_its_own():
+    def config(*extra: str) -> dict:
+        res = CliRunner().invoke(app, [*BASE["replay"], *extra])
+        assert res.exit_code == 0, res.stderr
+        return json.loads(res.stdout)["config"]
+
+    assert config("-tp", "2")["tp"] == config("--tp", "2")["tp"] == 2
+    assert config("--num-gpu-blocks-override", "100")["num_blocks"] == 100
+    assert config("--scheduling-policy", "priority")["policy"] == "priority"
+    assert config("--prefix-caching-hash-algo", "xxhash")["hash_algo"] == "xxhash"
+    assert config("--kv-cache-dtype", "bf16")["kv_cache_dtype"] == "bfloat16"
+
+
+def test_config_reads_vllm_names_as_the_old_ones():
+    def blocks(*extra: str) -> int:
+        res = CliRunner().invoke(app, [*BASE["config"], *extra])
+        assert res.exit_code == 0, res.stderr
+        return json.loads(res.stdout)["num_blocks"]
+
+    # Llama-3.1-8B on 80 GiB at 0.9: 29,205 blocks of 2 MiB in bf16, 58,411 in fp8
+    assert blocks("--kv-cache-dtype", "bfloat16") == blocks("--kv-cache-dtype", "bf16") == 29_205
+    assert blocks("--kv-cache-dtype", "fp8_e5m2") == 58_411
+    assert blocks("--dtype", "auto") == 29_205
+    assert blocks("--device-memory-utilization", "0.92") == 30_024
+    assert blocks("-tp", "2") == blocks("--tensor-parallel-size", "2") == 66_069
+    res = CliRunner().invoke(app, [*BASE["config"], "--no-async-scheduling",
+                                   "--max-concurrent-batches", "2"])
+    assert res.exit_code == 2 and "disagrees with --no-async-scheduling" in res.stderr
+
+
+def test_the_modelled_kv_dtypes_are_the_clocks():
+    from kvcore.clock.kv_dtypes import KV_CACHE_DTYPES as CLOCK
+    from kvcore.vllm_values import KV_CACHE_DTYPES, VLLM_KV_CACHE_DTYPES
+
+    assert set(CLOCK) == set(KV_CACHE_DTYPES)
+    kv_row = next(r for r in ROWS if r["vllm"]["flags"] == ["--kv-cache-dtype"])
+    assert list(VLLM_KV_CACHE_DTYPES) == kv_row["vllm"]["choices"]
+
+
+def test_replay_sizes_at_the_utilization_given_as_config_does():
+    def blocks(*extra: str) -> tuple[int, object]:
+        res = CliRunner().invoke(app, [*BASE["replay"], "--model", "llama-3.1-8b",
+                                       "--gpu-memory-gib", "80", *extra])
+        assert res.exit_code == 0, res.stderr
+        d = json.loads(res.stdout)
+        return d["num_blocks"], d["config"].get("gpu_memory_utilization")
+
+    # kvcli config's numbers (test_config_reads_vllm_names_as_the_old_ones); the key is in
+    # the config only when not kvcli's 0.9 (sweep job ids of old results unchanged)
+    assert blocks() == (29_205, None)
+    assert blocks("--device-memory-utilization", "0.92") == (30_024, 0.92)
+    res = CliRunner().invoke(app, [*BASE["replay"], "--gpu-memory-utilization", "0"])
+    assert res.exit_code == 2
+    assert res.stderr.strip() == "error: option --gpu-memory-utilization: must be in (0, 1], got 0.0"
