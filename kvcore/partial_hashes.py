@@ -72,15 +72,20 @@ class PartialHashes:
         """`BlockRemoved` per key (vLLM's `_emit_block_removed_events`), and the tracer."""
         pool = self.pool
         if pool.enable_kv_cache_events:
-            if pool.lean_events:
-                pool.lean_batch.removed += [h for h, _ in removed]
-            else:
-                pool.kv_event_queue.extend(
-                    [BlockRemoved(block_hashes=[hash_to_int(h)], medium=pool.medium,
-                                  group_idx=g) for h, g in removed])
+            self._removed_events(removed)
         if pool.tracer is not None:
             for h, g in removed:
                 pool.tracer.on_evict(g, blk.block_id, h)
+
+    def _removed_events(self, removed: list[tuple[bytes, int]]) -> None:
+        """One `BlockRemoved` per key, in order (events on)."""
+        pool = self.pool
+        if pool.lean_events:
+            pool.lean_batch.removed += [h for h, _ in removed]
+        else:
+            pool.kv_event_queue.extend(
+                [BlockRemoved(block_hashes=[hash_to_int(h)], medium=pool.medium, group_idx=g)
+                 for h, g in removed])
 
     def evict(self, blk: KVCacheBlock) -> bool:
         """vLLM's `_maybe_evict_cached_block`: every key goes, each announced."""
@@ -173,12 +178,7 @@ class PartialHashes:
         for blk in ret:
             removed = self.remove_all(blk)
             if removed and events:
-                if pool.lean_events:
-                    pool.lean_batch.removed += [h for h, _ in removed]
-                else:
-                    pool.kv_event_queue.extend(
-                        [BlockRemoved(block_hashes=[hash_to_int(h)], medium=pool.medium,
-                                      group_idx=g) for h, g in removed])
+                self._removed_events(removed)
             if tracer is not None:
                 ev += removed
                 ids += [blk.id_obj] * len(removed)

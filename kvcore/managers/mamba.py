@@ -166,23 +166,29 @@ class MambaManager(SingleTypeKVCacheManager):
         # its own when the chunk writes it from inside; decided here, as vLLM does, and kept
         # for the allocation and the caching that follow (not by the full-sequence check).
         # Mamba1 (no checkpoint block) skips all of it: this runs per group per allocation.
-        ckpt = 0
-        if self.checkpoint_align:
-            align = self.cache_hit_alignment_tokens
-            position = max((num_tokens - 1) // align * align, 0)
-            ckpt = 1 if self._checkpoint_needed(request_id, total_computed_tokens, num_tokens,
-                                                position, prefill_end) else 0
-            if not apply_admission_cap:
-                if ckpt:
-                    self._checkpoints[request_id] = (position,
-                                                     cdiv(num_tokens, self.block_size) - 2)
-                else:
-                    self._checkpoints.pop(request_id, None)
+        ckpt = self._checkpoint_block(request_id, num_tokens, total_computed_tokens,
+                                      prefill_end, apply_admission_cap) \
+            if self.checkpoint_align else 0
         if new > 0:
             new = min(new, self._physical_cap(request_id) + ckpt)
         new = max(new, 0)
         evictable = sum(1 for b in new_computed_blocks if b.ref_cnt == 0 and not b.is_null)
         return new + evictable
+
+    def _checkpoint_block(self, request_id: str, num_tokens: int, total_computed_tokens: int,
+                          prefill_end: int, apply_admission_cap: bool) -> int:
+        """1 when the chunk writes its checkpoint (its last aligned position) from inside and so
+        needs a block of its own; remembered for the allocation that follows (Mamba2 only)."""
+        align = self.cache_hit_alignment_tokens
+        position = max((num_tokens - 1) // align * align, 0)
+        ckpt = 1 if self._checkpoint_needed(request_id, total_computed_tokens, num_tokens,
+                                            position, prefill_end) else 0
+        if not apply_admission_cap:
+            if ckpt:
+                self._checkpoints[request_id] = (position, cdiv(num_tokens, self.block_size) - 2)
+            else:
+                self._checkpoints.pop(request_id, None)
+        return ckpt
 
     def allocate_new_blocks(self, request_id, num_tokens):
         blocks = self.req_to_blocks.setdefault(request_id, [])

@@ -58,18 +58,9 @@ class FineMambaManager(MambaManager):
                 or request_id in self.partial_hits:
             partial = 1
             new = max(new, 0) + 1
-        ckpt = 0
-        if self.checkpoint_align:
-            align = self.cache_hit_alignment_tokens
-            position = max((num_tokens - 1) // align * align, 0)
-            ckpt = 1 if self._checkpoint_needed(request_id, total_computed_tokens, num_tokens,
-                                                position, prefill_end) else 0
-            if not apply_admission_cap:
-                if ckpt:
-                    self._checkpoints[request_id] = (position,
-                                                     cdiv(num_tokens, self.block_size) - 2)
-                else:
-                    self._checkpoints.pop(request_id, None)
+        ckpt = self._checkpoint_block(request_id, num_tokens, total_computed_tokens,
+                                      prefill_end, apply_admission_cap) \
+            if self.checkpoint_align else 0
         if new > 0:
             new = min(new, self._physical_cap(request_id) + partial + ckpt)
         new = max(new, 0)
