@@ -24,11 +24,10 @@ ModelConfigOpt = Annotated[str | None, typer.Option(
     "--model-config", help="A Hugging Face config.json on disk.")]
 GpuMemOpt = Annotated[float | None, typer.Option(
     "--gpu-memory-gib", help="GPU memory in GiB (e.g. 80).")]
-# kvcli's 0.9 (every quoted sizing was made with it) is not vLLM 0.33's 0.92: the help says so
 UtilOpt = Annotated[float, typer.Option(
     "--gpu-memory-utilization", "--device-memory-utilization", help="Fraction of "
-    "--gpu-memory-gib vLLM may use (weights, activations, KV cache); vLLM 0.33's default is "
-    "0.92, kvcli's 0.9 (as `kvcli replay --gpu-memory-gib` sizes): pass your server's.")]
+    "--gpu-memory-gib vLLM may use (weights, activations, KV cache), as `kvcli replay "
+    "--gpu-memory-gib` sizes; vLLM 0.33's default: pass your server's if it differs.")]
 WeightsOpt = Annotated[float | None, typer.Option(
     "--weights-gib", show_default=False,
     help="Weights in GiB. [default: estimated from the config]")]

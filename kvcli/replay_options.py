@@ -102,8 +102,8 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
     "model_config": (str, _R, "A Hugging Face config.json instead of a preset [default: none]"),
     "gpu_memory_gib": (float, _R, ("With a model: size num_blocks from this much GPU memory "
                        "[default: none]")),
-    "gpu_memory_utilization": (float, _R, ("With --gpu-memory-gib: the fraction vLLM may use; "
-                               "vLLM 0.33's default is 0.92, kvcli's 0.9")),
+    "gpu_memory_utilization": (float, _R, ("With --gpu-memory-gib: the fraction vLLM may use "
+                               "(vLLM 0.33's default)")),
     "max_num_seqs": (int, _S, "Requests running at once"),
     "max_num_batched_tokens": (int, _S, "Token budget per step"),
     "max_model_len": (int, _S, ("A prompt this long or longer can never run (an error, or "

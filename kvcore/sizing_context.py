@@ -8,6 +8,10 @@ from dataclasses import dataclass, replace
 # vLLM 0.33's SchedulerConfig class default (what `vllm serve` starts from before a device
 # picks another); the one default of kvcli's scheduler, replay, config and sizing API.
 DEFAULT_MAX_NUM_BATCHED_TOKENS = 2048
+# vLLM 0.33's CacheConfig default: the fraction of GPU memory vLLM may use (weights, activations,
+# KV cache). The one default of kvcli's config, replay and sizing API, so that a sizing from
+# --gpu-memory-gib alone gives the blocks `vllm serve` would.
+DEFAULT_GPU_MEMORY_UTILIZATION = 0.92
 
 
 @dataclass(frozen=True, slots=True)

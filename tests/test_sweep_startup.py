@@ -28,7 +28,7 @@ REFUSED = [
      "the roofline clock needs a model (--model or --model-config) and a GPU (--gpu)"),
     ("replay", ["model=no-such-model"], "model", "unknown model 'no-such-model'; presets: "),
     ("replay", ["model=qwen3-8b", "gpu_memory_gib=80,0.01"], "gpu_memory_gib",
-     ("no memory left for the KV cache: 0.01 GiB x 0.9 = 0.01 GiB, weights 15.26 GiB "
+     ("no memory left for the KV cache: 0.01 GiB x 0.92 = 0.01 GiB, weights 15.26 GiB "
      "(estimated); short by 15.25 GiB")),
     ("replay", ["model=qwen3-8b", "tp=1,3"], "tp",
      "qwen3-8b's 32 attention heads must be divisible by it, as vLLM requires; got 3"),

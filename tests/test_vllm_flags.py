@@ -161,12 +161,13 @@ def test_config_reads_vllm_names_as_the_old_ones():
         assert res.exit_code == 0, res.stderr
         return json.loads(res.stdout)["num_blocks"]
 
-    # Llama-3.1-8B on 80 GiB at 0.9: 29,205 blocks of 2 MiB in bf16, 58,411 in fp8
-    assert blocks("--kv-cache-dtype", "bfloat16") == blocks("--kv-cache-dtype", "bf16") == 29_205
-    assert blocks("--kv-cache-dtype", "fp8_e5m2") == 58_411
-    assert blocks("--dtype", "auto") == 29_205
-    assert blocks("--device-memory-utilization", "0.92") == 30_024
-    assert blocks("-tp", "2") == blocks("--tensor-parallel-size", "2") == 66_069
+    # Llama-3.1-8B on 80 GiB at vLLM's default 0.92: 30,024 blocks of 2 MiB in bf16, 60,049 in
+    # fp8 ((80 x 0.92 GiB - 14.96 GiB weights) // page); 29,205 at 0.9
+    assert blocks("--kv-cache-dtype", "bfloat16") == blocks("--kv-cache-dtype", "bf16") == 30_024
+    assert blocks("--kv-cache-dtype", "fp8_e5m2") == 60_049
+    assert blocks("--dtype", "auto") == 30_024
+    assert blocks("--device-memory-utilization", "0.9") == 29_205
+    assert blocks("-tp", "2") == blocks("--tensor-parallel-size", "2") == 67_708
     res = CliRunner().invoke(app, [*BASE["config"], "--no-async-scheduling",
                                    "--max-concurrent-batches", "2"])
     assert res.exit_code == 2 and "disagrees with --no-async-scheduling" in res.stderr
@@ -190,9 +191,10 @@ def test_replay_sizes_at_the_utilization_given_as_config_does():
         return d["num_blocks"], d["config"].get("gpu_memory_utilization")
 
     # kvcli config's numbers (test_config_reads_vllm_names_as_the_old_ones); the key is in
-    # the config only when not kvcli's 0.9 (sweep job ids of old results unchanged)
-    assert blocks() == (29_205, None)
-    assert blocks("--device-memory-utilization", "0.92") == (30_024, 0.92)
+    # the config only when not the default, vLLM's 0.92
+    assert blocks() == (30_024, None)
+    assert blocks("--device-memory-utilization", "0.92") == (30_024, None)
+    assert blocks("--device-memory-utilization", "0.9") == (29_205, 0.9)
     res = CliRunner().invoke(app, [*BASE["replay"], "--gpu-memory-utilization", "0"])
     assert res.exit_code == 2
     assert res.stderr.strip() == "error: option --gpu-memory-utilization: must be in (0, 1], got 0.0"

@@ -12,6 +12,7 @@ from typing import Any
 import typer
 
 from kvcli import config_options as co
+from kvcore.sizing_context import DEFAULT_GPU_MEMORY_UTILIZATION
 
 
 def register(app: typer.Typer) -> None:
@@ -21,7 +22,7 @@ def register(app: typer.Typer) -> None:
         list_presets: co.ListOpt = False,
         model_config: co.ModelConfigOpt = None,
         gpu_memory_gib: co.GpuMemOpt = None,
-        gpu_memory_utilization: co.UtilOpt = 0.9,
+        gpu_memory_utilization: co.UtilOpt = DEFAULT_GPU_MEMORY_UTILIZATION,
         weights_gib: co.WeightsOpt = None,
         activation_gib: co.ActivationOpt = 0.0,
         kv_cache_dtype: co.KvCacheDtypeOpt = "auto",

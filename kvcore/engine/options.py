@@ -25,6 +25,7 @@ from kvcore.engine.scheduler import SchedulerConfig
 from kvcore.errors import InputError
 from kvcore.hashing import HASH_FUNCTIONS
 from kvcore.host_memory import check_pool_fits
+from kvcore.sizing_context import DEFAULT_GPU_MEMORY_UTILIZATION
 from kvcore.vllm_values import kv_cache_dtype
 
 ENGINE_NUM_BLOCKS = 16_384          # engine mode's pool without a model or a memory size
@@ -110,9 +111,8 @@ class ReplayOptions:
     model: str | None = _knob(None, check="name")                   # a model preset: its KV cache groups
     model_config: str | None = _knob(None, check="name")            # or a HF config.json
     gpu_memory_gib: float | None = _knob(None, check="positive")  # with a model: num_blocks
-    # the fraction of it vLLM may use: kvcli's 0.9, not vLLM 0.33's 0.92 (every quoted sizing
-    # was made with 0.9; docs/replay.md, vLLM's flags)
-    gpu_memory_utilization: float = _knob(0.9, check="utilization")
+    # the fraction of it vLLM may use: vLLM 0.33's default, 0.92 (docs/replay.md, vLLM's flags)
+    gpu_memory_utilization: float = _knob(DEFAULT_GPU_MEMORY_UTILIZATION, check="utilization")
     max_steps: int | None = _knob(None)               # stop after this many steps (safety net)
     # vLLM's native CPU offloading (`kvcore.offload`, docs/offload.md): the tier's size in GiB
     # (vLLM's --kv-offloading-size) or, as the oracle's config line may say, in chunks
@@ -158,7 +158,7 @@ class ReplayOptions:
                 del d[k]
         if self.prefix_match_unit is None:
             del d["prefix_match_unit"]  # (the same: outputs and sweep job ids unchanged)
-        if self.gpu_memory_utilization == 0.9:
+        if self.gpu_memory_utilization == DEFAULT_GPU_MEMORY_UTILIZATION:
             del d["gpu_memory_utilization"]     # (the same)
         return d
 

@@ -5,7 +5,7 @@ Entry points:
     resolve_kv_cache_config(model=None, *, model_config=None, geometry=None, layers=None,
         kv_heads=None, head_dim=None, dtype=None, sliding_window=None, sliding_layers=None,
         attention_chunk_size=None, chunked_layers=None, gpu_memory_gib=None,
-        gpu_memory_utilization=0.9, weights_gib=None, activation_gib=0.0, kv_cache_dtype="auto",
+        gpu_memory_utilization=0.92, weights_gib=None, activation_gib=0.0, kv_cache_dtype="auto",
         block_size=16, max_model_len=None, max_num_batched_tokens=2048,
         max_concurrent_batches=2, num_blocks=None, tensor_parallel_size=1,
         disable_hybrid=False, pad_pages=False, enable_prefix_caching=True,
@@ -45,8 +45,9 @@ from kvcore.sizing.config import (
 )
 from kvcore.sizing.grouping import PageSizeError, get_kv_cache_groups
 from kvcore.sizing.resolve import SizingResult, resolve_kv_cache_config
+from kvcore.sizing_context import DEFAULT_GPU_MEMORY_UTILIZATION
 
-__all__ = ["Capacity", "NotEnoughMemory", "PageSizeError", "SizingResult", "blocks_per_request",
+__all__ = ["DEFAULT_GPU_MEMORY_UTILIZATION", "Capacity", "NotEnoughMemory", "PageSizeError", "SizingResult", "blocks_per_request",
            "bytes_per_block", "check_enough_memory", "estimate_max_model_len",
            "estimate_max_model_len_from_groups", "get_kv_cache_groups",
            "kv_cache_config_from_groups", "kv_cache_tokens", "max_concurrency",

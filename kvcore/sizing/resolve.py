@@ -28,7 +28,7 @@ from kvcore.sizing.config import (
     kv_cache_config_from_groups,
 )
 from kvcore.sizing.grouping import PageSizeError, get_kv_cache_groups
-from kvcore.sizing_context import DEFAULT_MAX_NUM_BATCHED_TOKENS
+from kvcore.sizing_context import DEFAULT_GPU_MEMORY_UTILIZATION, DEFAULT_MAX_NUM_BATCHED_TOKENS
 from kvcore.specs import DTYPE_BYTES, KVCacheConfig, SizingContext
 
 KV_CACHE_DTYPES = {"auto": "auto", "fp8": "fp8", "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2",
@@ -159,7 +159,7 @@ def resolve_kv_cache_config(
     kv_heads: int | None = None, head_dim: int | None = None, dtype: str | None = None,
     sliding_window: int | None = None, sliding_layers: str | None = None,
     attention_chunk_size: int | None = None, chunked_layers: str | None = None,
-    gpu_memory_gib: float | None = None, gpu_memory_utilization: float = 0.9,
+    gpu_memory_gib: float | None = None, gpu_memory_utilization: float = DEFAULT_GPU_MEMORY_UTILIZATION,
     weights_gib: float | None = None, activation_gib: float = 0.0,
     kv_cache_dtype: str = "auto", block_size: int = 16, max_model_len: int | None = None,
     max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS, max_concurrent_batches: int = 2,
