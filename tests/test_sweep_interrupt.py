@@ -3,8 +3,11 @@ its workers and options: found by an adversarial pass."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import os
 import signal
+import time
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -15,7 +18,38 @@ runner = CliRunner()
 PREFIX = str(Path(__file__).resolve().parents[1] / "traces" / "shared-prefix.jsonl")
 
 
-def test_ctrl_c_while_a_worker_starts_leaves_no_worker(tmp_path, monkeypatch):
+def _running(pid: int | None) -> bool:
+    """The process runs (not gone, not a zombie), asked of the OS. `Process.is_alive()` can say
+    True of a dead worker: the pool's manager thread joins its workers too, and when its
+    waitpid reaps one first, ours fails (ECHILD) and multiprocessing reads that as "still
+    running" until that thread records the exit code (CI, 1 run in ~50 under load: the
+    worker's /proc entry was already gone when is_alive() said True)."""
+    if pid is None:
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:                 # no /proc: ask for the process by its pid
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _still_running(pids: list[int], seconds: float = 10.0) -> list[int]:
+    """The pids still running after up to `seconds` (a worker the sweep ended may take a moment
+    to go on a loaded machine: 1 run in 5 under three busy cores; the one a bug leaves waits
+    for work, or for a pipe, until the command exits, so 10 s still tells them apart)."""
+    deadline = time.monotonic() + seconds
+    while (left := [pid for pid in pids if _running(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+def test_ctrl_c_while_a_worker_starts_leaves_no_worker(tmp_path, monkeypatch, capfd):
     # A Ctrl-C inside a worker's start (the traces written to it through a pipe) came before
     # the pool knew the process: the sweep ended (130) but could not end that worker, which
     # waited for work until the command exited (and a cut pipe printed its traceback).
@@ -32,14 +66,47 @@ def test_ctrl_c_while_a_worker_starts_leaves_no_worker(tmp_path, monkeypatch):
                                 "--results", str(tmp_path / "r.jsonl"), "--jobs", "2"])
         assert r.exit_code == 130, r.output
         assert "Traceback" not in r.output
-        # (a worker the sweep ended may take a moment to be reaped on a loaded machine: 1 run
-        # in 5 under three busy cores; the one the bug left waited for work until the command
-        # exited, so 10 s apiece still tells them apart)
-        for p in multiprocessing.active_children():
-            p.join(10)
-        left = [p for p in multiprocessing.active_children() if p.is_alive()]
-        assert left == [], left
+        assert _still_running([p.pid for p in multiprocessing.active_children()]) == []
+        # the worker's stderr is the command's: unknown to the pool, it read its start from a
+        # pipe whose queues' semaphores were gone and printed a FileNotFoundError traceback
+        err = capfd.readouterr().err
+        assert "Traceback" not in err, err
     finally:
+        for p in multiprocessing.active_children():
+            p.kill()
+            p.join()
+
+
+def test_ctrl_c_between_a_workers_spawn_and_its_traces_is_held(tmp_path, monkeypatch, capfd):
+    # The Ctrl-C lands inside the start itself: the worker's process exists, the traces are not
+    # yet written to its pipe. Unheld, the start stopped there: the worker read a cut pipe and
+    # printed its traceback on the terminal (its stderr is the command's), and the pool never
+    # knew it. Held (`deferred()` around the submit), the start completes and the pool ends it.
+    import multiprocessing.util as mp_util
+
+    spawnv = mp_util.spawnv_passfds
+    spawned: list[int] = []
+
+    def spawn_then_ctrl_c(*args, **kwargs):
+        spawned.append(spawnv(*args, **kwargs))
+        signal.raise_signal(signal.SIGINT)
+        return spawned[-1]
+
+    monkeypatch.setattr(mp_util, "spawnv_passfds", spawn_then_ctrl_c)
+    try:
+        r = runner.invoke(app, ["sweep", "--trace", PREFIX, "--set", "num_blocks=200,300",
+                                "--results", str(tmp_path / "r.jsonl"), "--jobs", "2"])
+        assert r.exit_code == 130, r.output
+        assert len(spawned) == 1
+        # unheld, this worker (never a multiprocessing child: its start did not finish) waited
+        # on its pipe for good
+        assert _still_running(spawned) == [], spawned
+        assert "Traceback" not in capfd.readouterr().err
+    finally:
+        for pid in spawned:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
         for p in multiprocessing.active_children():
             p.kill()
             p.join()
