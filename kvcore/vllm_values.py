@@ -48,6 +48,15 @@ def kv_cache_dtype(name: str, field: str = "kv_cache_dtype") -> str:
     return v
 
 
+def kv_cache_dtype_name(value: object) -> object:
+    """`value` under vLLM's name when it is one of kvcli's older spellings (bf16 -> bfloat16),
+    else as given: what a sweep key or a trace's config line holds reads as the command line
+    does (the rule that refuses a value stays the caller's, which knows the line)."""
+    if isinstance(value, str):
+        return KV_CACHE_DTYPE_ALIASES.get(value.strip().lower(), value)
+    return value
+
+
 def kv_offloading_backend(name: str, field: str = "kv_offloading_backend") -> str:
     """vLLM's --kv-offloading-backend: 'native' (the tier kvcli models); 'lmcache' refused."""
     v = name.strip().lower()

@@ -166,6 +166,10 @@ def test_config_reads_vllm_names_as_the_old_ones():
     assert blocks("--kv-cache-dtype", "bfloat16") == blocks("--kv-cache-dtype", "bf16") == 30_024
     assert blocks("--kv-cache-dtype", "fp8_e5m2") == 60_049
     assert blocks("--dtype", "auto") == 30_024
+    # int8 was sized at 1 byte: no vLLM 0.33 --kv-cache-dtype (its int8_per_token_head keeps
+    # scales in the page), nor a kvcli spelling the help listed
+    res = CliRunner().invoke(app, [*BASE["config"], "--kv-cache-dtype", "int8"])
+    assert res.exit_code == 2 and "unknown dtype 'int8'" in res.stderr, res.stderr
     assert blocks("--device-memory-utilization", "0.9") == 29_205
     assert blocks("-tp", "2") == blocks("--tensor-parallel-size", "2") == 67_708
     res = CliRunner().invoke(app, [*BASE["config"], "--no-async-scheduling",
@@ -198,3 +202,41 @@ def test_replay_sizes_at_the_utilization_given_as_config_does():
     res = CliRunner().invoke(app, [*BASE["replay"], "--gpu-memory-utilization", "0"])
     assert res.exit_code == 2
     assert res.stderr.strip() == "error: option --gpu-memory-utilization: must be in (0, 1], got 0.0"
+
+
+def _trace_with(tmp_path, config: dict) -> str:
+    lines = Path(TRACE).read_text().splitlines()[:40]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join([json.dumps({"config": config}), *lines]) + "\n")
+    return str(path)
+
+
+def test_a_config_line_and_a_sweep_read_vllm_names_and_old_spellings(tmp_path):
+    from kvcore.sweep.spec import spec_from_flags
+
+    # was refused: "must be auto, bfloat16, ..., got 'bf16'" from --set and a config line,
+    # while the command line read bf16; and a config line knew only kvcli's key names
+    spec = spec_from_flags("replay", [TRACE], ["kv_cache_dtype=bf16,fp8"])
+    assert spec.grid == (("kv_cache_dtype", ("bfloat16", "fp8")),)
+    t = _trace_with(tmp_path, {"num_gpu_blocks_override": 120, "scheduling_policy": "priority",
+                               "prefix_caching_hash_algo": "xxhash"})
+    res = CliRunner().invoke(app, ["replay", t, "--json"])
+    assert res.exit_code == 0, res.stderr
+    config = json.loads(res.stdout)["config"]
+    assert (config["num_blocks"], config["policy"], config["hash_algo"]) == \
+        (120, "priority", "xxhash")
+    assert config == json.loads(CliRunner().invoke(app, [
+        "replay", _trace_with(tmp_path, {"num_blocks": 120, "policy": "priority",
+                                         "hash_algo": "xxhash"}), "--json"]).stdout)["config"]
+    # an error names the key as the line wrote it
+    t = _trace_with(tmp_path, {"num_gpu_blocks_override": -1})
+    res = CliRunner().invoke(app, ["replay", t, "--json"])
+    assert res.exit_code == 2 and "config.num_gpu_blocks_override" in res.stderr, res.stderr
+    t = _trace_with(tmp_path, {"num_blocks": 100, "num_gpu_blocks_override": 120})
+    res = CliRunner().invoke(app, ["replay", t, "--json"])
+    assert res.exit_code == 2, res.stderr
+    assert "'num_blocks' given twice, as 'num_blocks' and as vLLM's " \
+        "'num_gpu_blocks_override'" in res.stderr, res.stderr
+    t = _trace_with(tmp_path, {"tensor_parallel_size": 2})     # tp is no config line key
+    res = CliRunner().invoke(app, ["replay", t, "--json"])
+    assert res.exit_code == 2 and "unknown key(s) ['tensor_parallel_size']" in res.stderr

@@ -26,7 +26,7 @@ from kvcore.errors import InputError
 from kvcore.hashing import HASH_FUNCTIONS
 from kvcore.host_memory import check_pool_fits
 from kvcore.sizing_context import DEFAULT_GPU_MEMORY_UTILIZATION
-from kvcore.vllm_values import kv_cache_dtype
+from kvcore.vllm_values import VLLM_KEYS, kv_cache_dtype, kv_cache_dtype_name
 
 ENGINE_NUM_BLOCKS = 16_384          # engine mode's pool without a model or a memory size
 MODES = ("engine", "cache")
@@ -141,6 +141,8 @@ class ReplayOptions:
     given: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
+        # kvcli's older spellings (bf16) read as vLLM's name from a config line too
+        object.__setattr__(self, "kv_cache_dtype", kv_cache_dtype_name(self.kv_cache_dtype))
         if self.given is None:
             object.__setattr__(self, "given", frozenset(
                 f.name for f in KNOBS if getattr(self, f.name) != f.default))
@@ -181,11 +183,18 @@ CONFIG_KEYS = frozenset(f.name for f in KNOBS if f.metadata["config"])
 
 def resolve(opts: ReplayOptions, trace_config: dict, *, path: str = "",
             config_line: int | None = None) -> ReplayOptions:
-    """What the caller gave over the trace's config line over the defaults; validated."""
+    """What the caller gave over the trace's config line over the defaults; validated. The
+    line may use vLLM's names of kvcli's keys (num_gpu_blocks_override for num_blocks)."""
+    for vllm_name, name in VLLM_KEYS.items():
+        if vllm_name in trace_config and name in trace_config:
+            raise InputError(f"{name!r} given twice, as {name!r} and as vLLM's {vllm_name!r}",
+                             path=path, line=config_line, field="config")
+    written = {VLLM_KEYS.get(k, k): k for k in trace_config}     # kvcli's name -> the line's
+    trace_config = {VLLM_KEYS.get(k, k): v for k, v in trace_config.items()}
     unknown = set(trace_config) - CONFIG_KEYS - _IGNORED_CONFIG_KEYS
     if unknown:
-        raise InputError(f"unknown key(s) {sorted(unknown)}", path=path, line=config_line,
-                         field="config")
+        raise InputError(f"unknown key(s) {sorted(written[k] for k in unknown)}", path=path,
+                         line=config_line, field="config")
     assert opts.given is not None
     fill = {k: v for k, v in trace_config.items() if k in CONFIG_KEYS and k not in opts.given}
     out = dataclasses.replace(opts, **fill) if fill else opts
@@ -195,7 +204,7 @@ def resolve(opts: ReplayOptions, trace_config: dict, *, path: str = "",
         except InputError as err:
             if f.name in fill:      # the value came from the trace's config line
                 raise InputError(err.message, path=path, line=config_line,
-                                 field=f"config.{f.name}") from None
+                                 field=f"config.{written[f.name]}") from None
             raise
     return out
 

@@ -32,7 +32,7 @@ from kvcore.sizing_context import DEFAULT_GPU_MEMORY_UTILIZATION, DEFAULT_MAX_NU
 from kvcore.specs import DTYPE_BYTES, KVCacheConfig, SizingContext
 
 KV_CACHE_DTYPES = {"auto": "auto", "fp8": "fp8", "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2",
-                   "int8": "int8", **DTYPE_ALIASES}
+                   **DTYPE_ALIASES}
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from kvcore.engine.options import KNOBS
+from kvcore.vllm_values import kv_cache_dtype_name
 
 COMMANDS = ("replay", "cluster")
 
@@ -87,7 +88,7 @@ def coerce(key: str, value: Any, command: str) -> Any:
         raise BadValue(f"must be a number, got {value!r}")
     if kind == "str":
         if isinstance(value, str):
-            return value
+            return kv_cache_dtype_name(value) if key == "kv_cache_dtype" else value
         raise BadValue(f"must be a string, got {value!r}")
     if kind == "strs":
         if isinstance(value, str):
@@ -122,4 +123,6 @@ def from_text(key: str, text: str, command: str) -> Any:
         raise BadValue(f"must be true or false, got {t!r}")
     if kind == "any":
         raise BadValue("takes a structured value: set it in a spec file")
+    if key == "kv_cache_dtype":         # bf16 and bfloat16: one job
+        return kv_cache_dtype_name(t)
     return [t] if kind == "strs" else t
