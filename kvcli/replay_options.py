@@ -44,9 +44,13 @@ OffloadPolicy = _choices("OffloadPolicy", ("lru", "arc"))
 KvDtype = _choices("KvDtype", DTYPE_BYTES)
 
 
+# vLLM's switches off by default that `vllm serve` spells --x/--no-x, as kvcli does then
+_PAIRED = frozenset({"long_prefill_token_threshold_adaptive"})
+
+
 def _plain_flag(name: str, kind: Any) -> bool:
     """A switch off by default (`--skip-bad`): a plain flag, False when left off (not given)."""
-    return kind is bool and getattr(D, name) is False
+    return kind is bool and getattr(D, name) is False and name not in _PAIRED
 
 
 def _option(name: str, kind: Any, panel: str, help: str) -> Any:
@@ -111,6 +115,12 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
                       "[default: the model's, else no limit]")),
     "long_prefill_token_threshold": (int, _S, ("Cap on one request's tokens per step when "
                                      "others wait (0 = off)")),
+    "long_prefill_token_threshold_adaptive": (bool, _S, (
+        "vLLM's: the long-prefill cap at least the token budget / the requests queued and "
+        "running (with a threshold only) [default: off]")),
+    "max_num_active_seqs": (int, _S, ("vLLM's: requests admitted into running at most, <= "
+                            "--max-num-seqs (smaller decode batches) [default: none, "
+                            "--max-num-seqs]")),
     "policy": (Policy, _S, "Scheduling policy"),
     "watermark": (float, _S, "Fraction of blocks kept free when admitting"),
     "enable_chunked_prefill": (bool, _S, "Chunked prefill"),

@@ -101,8 +101,7 @@ def test_every_knob_has_one_cli_option():
     from kvcli.replay_options import CHECKED_ONLY, OPTIONS
 
     # set only by a trace's config line (the oracle's), or by Python callers
-    not_on_the_cli = {"max_steps", "max_num_active_seqs", "long_prefill_token_threshold_adaptive",
-                      "groups"}
+    not_on_the_cli = {"max_steps", "groups"}
     # and vLLM's flags read, checked and not kept (--kv-offloading-backend: native only)
     assert set(OPTIONS) - set(CHECKED_ONLY) == {f.name for f in KNOBS} - not_on_the_cli
     assert not set(CHECKED_ONLY) & {f.name for f in KNOBS}

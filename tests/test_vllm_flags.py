@@ -240,3 +240,26 @@ def test_a_config_line_and_a_sweep_read_vllm_names_and_old_spellings(tmp_path):
     t = _trace_with(tmp_path, {"tensor_parallel_size": 2})     # tp is no config line key
     res = CliRunner().invoke(app, ["replay", t, "--json"])
     assert res.exit_code == 2 and "unknown key(s) ['tensor_parallel_size']" in res.stderr
+
+
+def test_the_scheduler_flags_vllm_has_run_as_the_config_line(tmp_path):
+    # --max-num-active-seqs and --long-prefill-token-threshold-adaptive had no flag (a config
+    # line or a sweep key only): the same run either way, and not the run without them
+    def run(args: list[str], config: dict) -> dict:
+        res = CliRunner().invoke(app, ["replay", _trace_with(tmp_path, config), "--num-blocks",
+                                       "400", "--json", *args])
+        assert res.exit_code == 0, res.stderr
+        out = json.loads(res.stdout)
+        return {k: out[k] for k in ("hit_tokens", "steps", "config")}
+
+    base = run([], {})
+    active = run(["--max-num-active-seqs", "2"], {})
+    assert active == run([], {"max_num_active_seqs": 2}) != base
+    assert active["config"]["max_num_active_seqs"] == 2
+    cap = run(["--long-prefill-token-threshold", "64"], {})
+    adaptive = run(["--long-prefill-token-threshold", "64",
+                    "--long-prefill-token-threshold-adaptive"], {})
+    assert adaptive == run(["--long-prefill-token-threshold", "64"],
+                           {"long_prefill_token_threshold_adaptive": True}) != cap
+    res = CliRunner().invoke(app, [*BASE["replay"], "--max-num-active-seqs", "200"])
+    assert res.exit_code == 2 and "200 is above max_num_seqs 128" in res.stderr, res.stderr
