@@ -263,3 +263,10 @@ def test_the_scheduler_flags_vllm_has_run_as_the_config_line(tmp_path):
                            {"long_prefill_token_threshold_adaptive": True}) != cap
     res = CliRunner().invoke(app, [*BASE["replay"], "--max-num-active-seqs", "200"])
     assert res.exit_code == 2 and "200 is above max_num_seqs 128" in res.stderr, res.stderr
+    # 0 ran until "can never be admitted (stalled for 1000 steps)"; vLLM refuses it (ge=1)
+    res = CliRunner().invoke(app, [*BASE["replay"], "--max-num-active-seqs", "0"])
+    assert res.exit_code == 2, res.stderr
+    assert "--max-num-active-seqs: must be a positive integer, got 0" in res.stderr
+    res = CliRunner().invoke(app, ["replay", _trace_with(tmp_path, {"max_num_active_seqs": 0}),
+                                   "--json"])
+    assert res.exit_code == 2 and "config.max_num_active_seqs" in res.stderr, res.stderr

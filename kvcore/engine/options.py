@@ -88,9 +88,10 @@ class ReplayOptions:
     enable_prefix_caching: bool = _knob(True, config=True)
     # vLLM's CacheConfig.prefix_match_unit (--prefix-match-unit): the block size requests are
     # hashed at (None: the gcd of the groups' blocks). `kvcore.prefix_match`: vLLM's refusals,
-    # and kvcli's of a unit finer than a block (partial-block hits, not modelled yet)
+    # and kvcli's of a unit finer than a block beside groups it does not model partial hits for
     prefix_match_unit: int | None = _knob(None, config=True, check="positive_int")
-    max_num_active_seqs: int | None = _knob(_SCHED.max_num_active_seqs, config=True)
+    max_num_active_seqs: int | None = _knob(_SCHED.max_num_active_seqs, config=True,
+                                            check="positive_int")     # vLLM: ge=1
     hash_algo: str = _knob("sha256", config=True, choices=HASH_FUNCTIONS, message="unknown hash")
     arrivals: str = _knob("timestamp", choices=ARRIVALS)
     warmup: float = _knob(0.0, check="fraction")      # fraction of requests left out of hit rate
