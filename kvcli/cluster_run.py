@@ -40,7 +40,8 @@ def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], 
         require_matplotlib()
     output.check_output(metrics, "metrics")
     output.check_distinct(ro.read_files(trace, opts),
-                          [("decisions", decisions), ("metrics", metrics)])
+                          [("decisions", decisions), ("metrics", metrics)],
+                          folders=[("events", events), ("plot", plot)])
     from kvcore.live.options import LiveOptions
 
     live_opts = live_opts or LiveOptions()

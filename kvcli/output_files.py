@@ -16,7 +16,7 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 from kvcore.errors import InputError
@@ -143,7 +143,8 @@ def check_output(path: str | None, field: str, *, folder: bool = False) -> None:
 
 
 def check_distinct(inputs: list[tuple[str, str | None]],
-                   outputs: list[tuple[str, str | None]]) -> None:
+                   outputs: list[tuple[str, str | None]],
+                   folders: Iterable[tuple[str, str | None]] = ()) -> None:
     """Refuse, before any work, an output file that is one of the run's inputs or another of
     its outputs, by whatever name (a symlink, a relative path, a hard link): renamed over the
     input at the end, it destroyed the trace the run had read (`--events TRACE` exited 0 with
@@ -151,8 +152,21 @@ def check_distinct(inputs: list[tuple[str, str | None]],
     ``outputs`` are (what to call it, path) pairs: an input's name as a message says it ("the
     trace"), an output's its field. ``-`` (stdout) and None pass, as do outputs written in place (a
     device, a FIFO: ``--events /dev/null --steps /dev/null`` is fine). Raises `InputError`
-    naming the output's field."""
+    naming the output's field. ``folders``: outputs written into a folder (made if missing),
+    which no file output may name or lie above (`--events X --decisions X` ended in an
+    IsADirectoryError traceback; `--plot X --results X` failed after the work)."""
     from kvcli.output import flag
+
+    for name, folder in folders:
+        where = os.path.realpath(folder) if folder else ""
+        for other, path in outputs:
+            file = os.path.realpath(path) if path and path != "-" else None
+            if file == where:
+                raise InputError(f"{folder} is also {flag(other)}'s output, a file: it cannot "
+                                 "be a folder too", field=name)
+            if file and where.startswith(file + os.sep):
+                raise InputError(f"{folder} lies under {flag(other)}'s output file {path}: "
+                                 "that cannot be a folder too", field=name)
 
     seen: list[tuple[tuple, str, bool]] = []     # (the file's key, its name, an input)
     for is_input, pairs in ((True, inputs), (False, outputs)):

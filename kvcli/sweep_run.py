@@ -67,6 +67,7 @@ def run(a: SweepArgs) -> int:
                              "appended to", field="results")
         path = os.path.splitext(spec)[0] + ".results.jsonl"
     output.check_append(path, "results")
+    output.check_distinct([], [("results", path)], folders=[("plot", a.plot)])
     held = read_results(path, missing_ok=True)
     ids = {j.job_id for j in plan.jobs}
     finished = set(held.by_id) & ids

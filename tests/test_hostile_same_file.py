@@ -81,3 +81,28 @@ def test_two_outputs_on_one_file_are_refused(trace, tmp_path):
                               os.devnull, "--requests", str(out), "--json"])
     assert res.exit_code == 0, res.output
     assert out.read_bytes().count(b"\n") > 10
+
+
+def test_a_folder_output_on_a_file_outputs_path_is_refused(trace, tmp_path):
+    # found by a random pass over the options: `cluster --events X --decisions X` wrote the
+    # events folder, then died renaming the decisions over it (IsADirectoryError, exit 1, a
+    # traceback); `--plot X --decisions X` and `sweep --plot X --results X` ran the whole
+    # work, wrote the file, then failed making the plot folder (exit 2, the file left)
+    x = tmp_path / "x"
+    refused(["cluster", str(trace), "--events", str(x), "--decisions", str(x)],
+            f"error: option --events: {x} is also --decisions's output, a file: it cannot be "
+            "a folder too")
+    refused(["cluster", str(trace), "--plot", str(x), "--decisions", str(x)],
+            "error: option --plot: ")
+    refused(["cluster", str(trace), "--events", str(x / "sub"), "--metrics", str(x)],
+            f"error: option --events: {x / 'sub'} lies under --metrics's output file {x}: "
+            "that cannot be a folder too")
+    refused(["sweep", "--trace", str(trace), "--set", "num_blocks=200,300", "--plot", str(x),
+             "--results", str(x)],
+            f"error: option --plot: {x} is also --results's output, a file")
+    assert not x.exists()
+    # two folders may be one, or one under the other: each writes its own files' names
+    res = runner.invoke(app, ["cluster", str(trace), "--num-blocks", "300", "--events", str(x),
+                              "--plot", str(x / "p")])
+    assert res.exit_code == 0, res.output
+    assert (x / "p" / "cluster.png").exists() and (x / "round_robin").is_dir()
