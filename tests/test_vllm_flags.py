@@ -261,6 +261,11 @@ def test_the_scheduler_flags_vllm_has_run_as_the_config_line(tmp_path):
                     "--long-prefill-token-threshold-adaptive"], {})
     assert adaptive == run(["--long-prefill-token-threshold", "64"],
                            {"long_prefill_token_threshold_adaptive": True}) != cap
+    # without a threshold vLLM's switch changes nothing: the same run, and a warning says so
+    res = CliRunner().invoke(app, [*BASE["replay"], "--long-prefill-token-threshold-adaptive"])
+    assert res.exit_code == 0, res.stderr
+    assert "warning: option long_prefill_token_threshold_adaptive has no effect without " \
+        "long_prefill_token_threshold (0: no cap to floor)" in res.stderr, res.stderr
     res = CliRunner().invoke(app, [*BASE["replay"], "--max-num-active-seqs", "200"])
     assert res.exit_code == 2 and "200 is above max_num_seqs 128" in res.stderr, res.stderr
     # 0 ran until "can never be admitted (stalled for 1000 steps)"; vLLM refuses it (ge=1)

@@ -38,6 +38,11 @@ def start_warnings(cfg: ReplayOptions, trace: Trace,
         out.append("option gpu has no effect without a model (model or model_config): the "
                    "linear clock times the steps")
     user = given | set(trace.config)        # a flag or the trace's config line
+    if cfg.long_prefill_token_threshold_adaptive and not cfg.long_prefill_token_threshold \
+            and cfg.mode == "engine":
+        # vLLM floors a nonzero threshold only: with none, the switch changes nothing
+        out.append("option long_prefill_token_threshold_adaptive has no effect without "
+                   "long_prefill_token_threshold (0: no cap to floor)")
     if ("gpu" in user and model and cfg.mode == "engine"
             and not user & {"num_blocks", "gpu_memory_gib"}):
         # vllm serve sizes its pool from the memory CUDA reports, which is not the datasheet's
