@@ -75,6 +75,8 @@ def run(a: SweepArgs) -> int:
         raise InputError(f"{path} already holds {len(held.lines)} finished job(s) "
                          f"({len(finished)} of this sweep): --resume runs only the missing "
                          "ones; or remove the file", field="results")
+    _check_same_defaults([d for d in held.lines if d["job_id"] in finished], path,
+                         plan.spec.command)
     todo = len(plan.jobs) - len(finished)
     ex = make_executor(a.executor, ExecutorSettings(jobs=a.jobs, address=a.ray_address))
     ex.check(todo)          # (before the results file is opened: a refusal leaves no file)
@@ -132,6 +134,10 @@ def report(a: SweepArgs, names: list[str] | None) -> int:
     commands = {d.get("command", "replay") for d in lines}
     if len(commands) > 1:
         raise InputError(f"mixes commands {sorted(commands)}", path=a.args[1])
+    defaults = {d.get("defaults") for d in lines}
+    if len(defaults) > 1:
+        output.warn(f"{a.args[1]}: its jobs ran under {len(defaults)} sets of option defaults "
+                    "(kvcli versions): their numbers may not compare")
     swept = swept_keys(lines)
     doc = grid_document(commands.pop(), swept, lines, names,
                         [(d.get("index", i), d["job_id"], d["trace"], d["config"])
@@ -217,6 +223,20 @@ def _metric_names(text: str | None) -> list[str] | None:
         if n in names[:i]:
             raise InputError(f"metric {n!r} named twice", field="metrics")
     return names
+
+
+def _check_same_defaults(lines: list[dict], path: str, command: str) -> None:
+    """Refuse to resume beside this sweep's finished `lines` when they ran under other option
+    defaults (an older kvcli): their ids are today's, their numbers not (`defaults_id`)."""
+    from kvcore.sweep.results import defaults_id
+
+    other = sum(1 for d in lines if d.get("defaults") != defaults_id(command))
+    if other:
+        raise InputError(f"{path}: {other} of this sweep's {len(lines)} finished job(s) in it "
+                         "ran under other option defaults (an older kvcli; e.g. "
+                         "gpu_memory_utilization was 0.9, vLLM's 0.92 now): resumed, the sweep "
+                         "would mix them with today's; resume into a new file",
+                         field="results")
 
 
 def _check_plot(folder: str | None) -> None:

@@ -187,3 +187,35 @@ def test_index_runs():
 
     assert index_runs([0, 1, 2, 5, 7, 8]) == "0-2, 5, 7-8"
     assert index_runs([3]) == "3"
+
+
+def test_resume_refuses_jobs_run_under_other_defaults(tmp_path):
+    """A job's id names the keys its sweep sets, not the defaults: a file from before
+    gpu_memory_utilization became vLLM's 0.92 held 0.9-sized jobs under today's ids, and
+    `--resume` kept them beside 0.92-sized ones. Each line now names its defaults."""
+    from kvcore.sweep.results import defaults_id
+
+    res = tmp_path / "r.jsonl"
+    grid = ["sweep", "--trace", CHAT, "--set", "num_blocks=400,500", "--results", str(res)]
+    r = runner.invoke(app, grid)
+    assert r.exit_code == 0, r.output
+    lines = _lines(res)
+    assert [d["defaults"] for d in lines] == [defaults_id("replay")] * 2
+    assert defaults_id("cluster") != defaults_id("replay")
+    # an older kvcli's line (no "defaults"), and a job left to run
+    old = {k: v for k, v in lines[0].items() if k != "defaults"}
+    res.write_text(json.dumps(old) + "\n")
+    r = runner.invoke(app, [*grid, "--resume"])
+    assert r.exit_code == 2, r.output
+    assert (f"error: option --results: {res}: 1 of this sweep's 1 finished job(s) in it ran "
+            "under other option defaults") in r.stderr, r.stderr
+    assert _lines(res) == [old]                     # nothing run, nothing appended
+    res.write_text(json.dumps(old) + "\n" + json.dumps(lines[1]) + "\n")
+    r = runner.invoke(app, ["sweep", "report", str(res)])
+    assert r.exit_code == 0, r.output
+    assert f"warning: {res}: its jobs ran under 2 sets of option defaults" in r.stderr
+    # today's line resumes
+    res.write_text(json.dumps(lines[0]) + "\n")
+    r = runner.invoke(app, [*grid, "--resume"])
+    assert r.exit_code == 0, r.output
+    assert [d["job_id"] for d in _lines(res)] == [d["job_id"] for d in lines]

@@ -2,7 +2,7 @@
 
     {"job_id": "9f3c...", "index": 4, "command": "replay", "trace": "conv.jsonl",
      "trace_sha256": "...", "config": {...}, "result": {...}, "kvcli_version": "0.1.0",
-     "wall_time_s": 41.2}
+     "defaults": "5d0c...", "wall_time_s": 41.2}
 
 `result` is the job's `--json` document less its wall-clock times (`kvcore.sweep.job`); the
 job's wall time is `wall_time_s` beside it. Lines are in completion order; readers sort by
@@ -12,7 +12,9 @@ short by a crash (the last one, without its newline) is not a finished job.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+import hashlib
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 import orjson
@@ -30,7 +32,25 @@ def results_line(job: Job, outcome: dict[str, Any]) -> dict[str, Any]:
     return {"job_id": job.job_id, "index": job.index, "command": job.command,
             "trace": job.trace, "trace_sha256": job.trace_sha256, "config": job.config,
             "result": outcome["result"], "kvcli_version": outcome["kvcli_version"],
-            "wall_time_s": outcome["wall_time_s"]}
+            "defaults": defaults_id(job.command), "wall_time_s": outcome["wall_time_s"]}
+
+
+@functools.cache
+def defaults_id(command: str) -> str:
+    """16 hex digits naming the defaults the options a job leaves unset take (the replay's
+    knobs; a cluster's too). A job's id names only the keys its sweep sets, so a default that
+    changed between two kvcli versions (gpu_memory_utilization 0.9 -> vLLM's 0.92) would give
+    the same id to jobs that ran differently; a resume compares this instead."""
+    from kvcore.engine.options import KNOBS
+
+    defaults = {f.name: f.default for f in KNOBS if f.default is not MISSING}
+    if command == "cluster":
+        from kvcore.cluster.run import ClusterOptions
+
+        defaults |= {f"cluster.{f.name}": f.default for f in fields(ClusterOptions)
+                     if f.default is not MISSING}
+    canonical = orjson.dumps(defaults, option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(canonical).hexdigest()[:16]
 
 
 @dataclass(slots=True)
