@@ -273,3 +273,23 @@ def test_in_flight_miss_reason_on_the_followup_gap_case():
                                          {"cold": 2, "partial_block": 4, "in_flight": 1}, 48)
     assert got["--no-async-scheduling"] == ({"cold": 32, "partial_block": 32},
                                             {"cold": 2, "partial_block": 4}, 64)
+
+
+def test_stats_of_a_replay_with_prefix_caching_off(tmp_path):
+    # found by a random pass over the options: `kvcli stats TRACE --no-enable-prefix-caching`
+    # crashed (ValueError: prompt_hashes[0] has 0 hashes, the prompt has 72 full blocks), and
+    # `kvcli stats` of such a replay's events refused the stream as a bad 'admit' event
+    trace = str(Path(__file__).resolve().parents[1] / "traces" / "shared-prefix.jsonl")
+    args = [trace, "--num-blocks", "400", "--no-enable-prefix-caching"]
+    r = CliRunner().invoke(app, ["stats", *args, "--json"])
+    assert r.exit_code == 0, r.output
+    misses = json.loads(r.stdout)["misses"]
+    # 128 prompts of 1,152 tokens (72 blocks of 16), nothing hit: every block unattributed
+    assert misses["tokens"]["unknown"] == 128 * 1152 == misses["missed_tokens"]
+    assert misses["blocks"]["unknown"] == 128 * 72 and misses["requests"]["unknown"] == 128
+    events = tmp_path / "ev.jsonl"
+    r = CliRunner().invoke(app, ["replay", *args, "--events", str(events)])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(app, ["stats", str(events), "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["misses"] == misses

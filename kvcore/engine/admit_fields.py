@@ -57,7 +57,9 @@ class AdmitFields:
         n_prompt = req.num_prompt_tokens
         if self.pieces is not None:
             self.parts = []
-            hashes = self._mark(("h", req.block_hashes, n_prompt // hbs))
+            # (as the slice below: none with prefix caching off, which hashes nothing)
+            hashes = self._mark(("h", req.block_hashes,
+                                 min(n_prompt // hbs, len(req.block_hashes))))
         else:
             hashes = self.hash_ints(req.block_hashes[:n_prompt // hbs])
         first = self._first_tokens(req, tr, n_prompt)

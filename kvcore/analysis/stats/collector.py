@@ -94,7 +94,8 @@ class StatsCollector(NativeEvents):
         self.cpu = CpuTierStats((cfg.get("offload_block_size") or bs) // bs if tier else 1)
         self.miss = MissStats(self.cached, self.evicted, self.ref_group,
                               self.group_bs[self.ref_group], self.swa_groups,
-                              self.cpu if tier else None)
+                              self.cpu if tier else None,
+                              hashed=cfg.get("enable_prefix_caching") is not False)
         self.pre = PreemptionStats()
         self.lat = LatencyStats(header)
         self.series = Series({"used_max": "max", "used_sum": "sum", "cached_sum": "sum",

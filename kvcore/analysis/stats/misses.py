@@ -72,11 +72,13 @@ class MissStats:
     seen (`BlockKeys`, reference group)."""
 
     def __init__(self, cached: list[set], evicted: list[EvictedHashes], ref: int,
-                 block_size: int, swa_groups: list[int], tier: CpuTierStats | None = None
-                 ) -> None:
+                 block_size: int, swa_groups: list[int], tier: CpuTierStats | None = None,
+                 *, hashed: bool = True) -> None:
         """``tier``: the CPU tier's section, for a stream with one (its evicted chunk keys
-        split "evicted" in two, and its hits are a reason of their own)."""
+        split "evicted" in two, and its hits are a reason of their own). ``hashed``: False
+        for a replay with prefix caching off, whose `admit` lines carry no block hashes."""
         self.tier = tier
+        self.hashed = hashed
         self.reasons = TIER_REASONS if tier is not None else REASONS
         self.cached = cached
         self.evicted = evicted
@@ -136,7 +138,8 @@ class MissStats:
         tail = prompt - n_full * bs
         hit_blocks = min(hit_tokens // bs, n_full)
         ph = ev.get("prompt_hashes")
-        if ph is None or len(ph) <= ref or ph[ref] is None:
+        # (prefix caching off: nothing hashed, nothing can hit; the misses are not told apart)
+        if ph is None or len(ph) <= ref or ph[ref] is None or not (self.hashed or ph[ref]):
             self.record({"unknown": n_full - hit_blocks}, tail)
             return
         hashes = ph[ref]
@@ -264,7 +267,8 @@ class MissStats:
         """Record the block keys of an admission left out of the hit rate (warm-up)."""
         ref = self.ref
         ph = ev.get("prompt_hashes")
-        if ph is None or len(ph) <= ref or ph[ref] is None:
+        # (prefix caching off: nothing hashed, nothing can hit; the misses are not told apart)
+        if ph is None or len(ph) <= ref or ph[ref] is None or not (self.hashed or ph[ref]):
             return
         hashes = ph[ref]
         start = min(hit_tokens // self.bs, len(hashes))
