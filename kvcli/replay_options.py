@@ -98,6 +98,9 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
                    "every block]")),
     "warmup": (float, _R, "Fraction of requests (arrival order) left out of the hit rate"),
     "hash_algo": (HashAlgo, _R, "Block hash (vLLM's prefix_caching_hash_algo)"),
+    "hash_seed": (str, _R, ("vLLM's PYTHONHASHSEED: the seed of the first block's parent hash, "
+                  "for event hashes equal to a server's that set it [default: vLLM's fixed "
+                  "seed, its own for sha256 without PYTHONHASHSEED]")),
     "enable_prefix_caching": (bool, _R, "Prefix caching"),
     "skip_bad": (bool, _R, ("Engine mode: skip requests that can never fit (counted as "
                  "rejected) instead of stopping")),

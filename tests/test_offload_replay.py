@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 
 import pytest
-from oracle_sched import answer_of, config_of, replay_case
+from oracle_sched import answer_of, assert_prefix_cache_stats, config_of, replay_case
 
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.replay import replay
@@ -82,9 +82,7 @@ def test_offload_case(trace: Path, kind: str, asyn: bool) -> None:
     assert s.offload["bytes_loaded"] == summary["kv_connector_stats"].get(
         "kv_offload_load_bytes", 0)
     assert s.steps == summary["num_steps"]
-    pcs = summary["prefix_cache_stats"]
-    assert (s.counted_requests, s.prompt_tokens, s.hit_tokens) == \
-        (pcs["requests"], pcs["queries"], pcs["hits"])
+    assert_prefix_cache_stats(s, summary)
     if config_of(trace).get("kv_events"):
         assert [_events(b) for b in events] == \
             [_events(e["events"]) for e in lines if e.get("events")]

@@ -41,8 +41,6 @@ REFUSED = [
      "1e-07 GiB holds no chunk of 2,097,152 bytes (one chunk needs 0.00195312 GiB)"),
     ("replay", ["kv_offloading_size=1", "offload_block_size=24"], "offload_block_size",
      "must be a multiple of the block size 16, got 24"),
-    ("replay", ["kv_offloading_size=1", "enable_prefix_caching=false"], "kv_offloading_size",
-     "the CPU tier needs prefix caching (its chunks are keyed by block hashes)"),
     ("cluster", ["metrics_interval_ms=0.0001"], "metrics_interval_ms",
      "must be 0 (no samples) or at least 0.001 ms, got 0.0001"),
 ]

@@ -104,17 +104,25 @@ class ReplayContext:
         # before they reach a replica)
         traces = (self.book.traces() if isinstance(trace.requests, TraceStream)
                   else {tr.id: tr for tr in trace.requests})
-        self.hasher = (TraceBlockHasher(hash_block_size, cfg.hash_algo, traces=traces)
-                       if cfg.enable_prefix_caching else None)
+        self.hasher = (TraceBlockHasher(hash_block_size, cfg.hash_algo, cfg.hash_seed,
+                                        traces=traces)
+                       if cfg.enable_prefix_caching or cfg.offloading else None)
         admit_extra = None
         if self.jsonl is not None:
-            plain = BlockHasher(hash_block_size, cfg.hash_algo) if self.hasher else None
+            # (prefix caching off, a CPU tier's hashes are the connector's: the stream says none)
+            plain = (BlockHasher(hash_block_size, cfg.hash_algo, cfg.hash_seed)
+                     if cfg.enable_prefix_caching else None)
             admit_extra = AdmitFields(hash_block_size, [g["block_size"] for g in self.groups],
                                       plain, lambda rid: self.records[rid].tr,
                                       arrays=self.jsonl.writes_arrays(),
                                       pieces=self.jsonl.pieces())
         for message in start_warnings(self.cfg, self.trace, start.geometry):
             self.warning(message)
+        if (self.hasher and (self.jsonl or self.vllm) and cfg.hash_algo.startswith("xxhash")
+                and cfg.hash_seed is None):
+            self.warning(f"event hashes: vLLM seeds {cfg.hash_algo} at random unless "
+                         "PYTHONHASHSEED is set, so no server's hashes are these; give its "
+                         "PYTHONHASHSEED as hash_seed")
         self.recorder = Recorder(
             self.jsonl, self.num_blocks - 1, is_counted=self.is_counted, admit_extra=admit_extra,
             admit_parts=None if admit_extra is None or admit_extra.pieces is None

@@ -80,10 +80,10 @@ class TraceBlockHasher(BlockHasher):
     # it serves 37% of the full trace blocks (an unbounded table: 38%).
     LIMIT = 65_536
 
-    def __init__(self, block_size: int, hash_name: str = "sha256",
+    def __init__(self, block_size: int, hash_name: str = "sha256", seed: str | None = None,
                  limit: int | None = None,
                  traces: Mapping[str, TraceRequest] | None = None) -> None:
-        super().__init__(block_size, hash_name)
+        super().__init__(block_size, hash_name, seed)
         self.limit = limit or self.LIMIT
         # An OrderedDict, not a dict: evicting a dict's first key (`next(iter(d))`) walks past
         # every entry deleted since the dict last resized, and the LRU deletes all the time

@@ -93,6 +93,9 @@ class ReplayOptions:
     max_num_active_seqs: int | None = _knob(_SCHED.max_num_active_seqs, config=True,
                                             check="positive_int")     # vLLM: ge=1
     hash_algo: str = _knob("sha256", config=True, choices=HASH_FUNCTIONS, message="unknown hash")
+    # vLLM's PYTHONHASHSEED, NONE_HASH's seed. None: vLLM's fixed seed (its choice for sha256
+    # without PYTHONHASHSEED; for xxhash it draws a random one no replay can match)
+    hash_seed: str | None = _knob(None, config=True, check="name")
     arrivals: str = _knob("timestamp", choices=ARRIVALS)
     warmup: float = _knob(0.0, check="fraction")      # fraction of requests left out of hit rate
     # the simulated clock (`cost.py`)
@@ -150,7 +153,7 @@ class ReplayOptions:
 
     def to_dict(self) -> dict:
         """The settings (not `given`), in field order: the `config` of the JSON outputs (the
-        offload settings only when offloading is on, `prefix_match_unit` only when set)."""
+        offload settings only when offloading is on, `prefix_match_unit`, `hash_seed` if set)."""
         d = asdict(self)
         del d["given"]
         if not self.offloading:
@@ -159,8 +162,9 @@ class ReplayOptions:
         if all(d[k] == _CLOCK_DEFAULTS[k] for k in CLOCK_FIELDS):
             for k in CLOCK_FIELDS:      # (today's outputs, byte for byte, without them)
                 del d[k]
-        if self.prefix_match_unit is None:
-            del d["prefix_match_unit"]  # (the same: outputs and sweep job ids unchanged)
+        for k in ("prefix_match_unit", "hash_seed"):
+            if d[k] is None:
+                del d[k]        # (the same: outputs and sweep job ids unchanged)
         if self.gpu_memory_utilization == DEFAULT_GPU_MEMORY_UTILIZATION:
             del d["gpu_memory_utilization"]     # (the same)
         return d

@@ -87,6 +87,3 @@ def check_supported(opts: Any, groups: list) -> None:
     if len(groups) != 1 or type(groups[0].kv_cache_spec).__name__ not in full:
         raise InputError("the CPU tier is modelled for one full-attention KV cache group "
                          "(as vLLM's oracle runs it)", field="kv_offloading_size")
-    if not opts.enable_prefix_caching:
-        raise InputError("the CPU tier needs prefix caching (its chunks are keyed by block "
-                         "hashes)", field="kv_offloading_size")

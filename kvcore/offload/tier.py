@@ -52,7 +52,9 @@ class OffloadTier:
                  sink: Any = None) -> None:
         self.cfg = cfg
         self.sink = sink            # our event stream (`JsonlEvents`), or None
-        self.conn = OffloadingConnector(cfg, kvm, enable_events=enable_events)
+        # (prefix caching off: no GPU sharing, so nothing waits for another request's load)
+        self.conn = OffloadingConnector(cfg, kvm, enable_events=enable_events,
+                                        enable_prefix_caching=kvm.enable_caching)
         self.worker = FakeWorker(cfg.store_steps, cfg.load_steps, cfg.kv_bytes_per_block,
                                  cfg.bandwidth)
         self.stats = ConnectorPrefixStats()

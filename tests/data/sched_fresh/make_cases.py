@@ -7,6 +7,11 @@ With --hybrid the config line gives random KV cache groups (full + sliding windo
 chunked local, sliding window only, full + two sliding windows; cases named hseedN, or haseedN
 with --async too), a max_model_len, and a pool that passes vLLM's start-up check.
 
+With --knobs the config line also draws the vLLM options the other cases leave at their
+defaults (prefix caching off, `max_num_active_seqs`, the adaptive long-prefill threshold, the
+prefix-caching hash algorithm; cases named kseedN, khseedN, ...), from a generator of their own,
+so every other draw of a seed stays as it was.
+
 With --async the config line says "async_scheduling": true (vLLM's AsyncScheduler; the
 cases are named aseedN) and some requests are follow-ups: an earlier request's prompt plus its
 first outputs (the oracle's output-token formula), arriving while it decodes, so a block that
@@ -85,18 +90,36 @@ def write_cases(make_case, prefix: str) -> None:
     args = sys.argv[1:]
     asyn = "--async" in args
     hybrid = "--hybrid" in args
-    args = [a for a in args if a not in ("--async", "--hybrid")]
+    knobs = "--knobs" in args
+    args = [a for a in args if a not in ("--async", "--hybrid", "--knobs")]
     out, seeds = args[0], args[1:]
-    name = prefix + ("h" if hybrid else "") + ("a" if asyn else "") + "seed"
+    name = (prefix + ("k" if knobs else "") + ("h" if hybrid else "") + ("a" if asyn else "")
+            + "seed")
     for s in seeds:
         cfg, reqs = make_case(int(s), asyn)
         if hybrid:
             add_groups(cfg, reqs, int(s), asyn)
+        if knobs:
+            add_knobs(cfg, int(s))
         if asyn:
             cfg["async_scheduling"] = True
         with open(f"{out}/{name}{s}.trace.jsonl", "w") as f:
             f.write(json.dumps({"config": cfg}) + "\n")
             f.writelines(json.dumps(r) + "\n" for r in reqs)
+
+
+def add_knobs(cfg: dict, seed: int) -> None:
+    """vLLM options no other case draws: prefix caching off (a third of the cases), an active
+    sequence cap below max_num_seqs, the adaptive long-prefill threshold (with and without a
+    threshold), and each of vLLM 0.33's four prefix-caching hash algorithms."""
+    rng = random.Random(seed * 104729 + 3)
+    cfg["enable_prefix_caching"] = rng.choice([False, True, True])
+    if rng.random() < 0.6:
+        cfg["max_num_active_seqs"] = rng.randrange(1, cfg["max_num_seqs"] + 1)
+    cfg["long_prefill_token_threshold_adaptive"] = rng.choice([True, False])
+    if cfg["long_prefill_token_threshold_adaptive"] and rng.random() < 0.7:
+        cfg["long_prefill_token_threshold"] = rng.choice([8, 24, 40, 100])
+    cfg["hash_algo"] = rng.choice(["sha256", "sha256_cbor", "xxhash", "xxhash_cbor"])
 
 
 def cdiv(a: int, b: int) -> int:

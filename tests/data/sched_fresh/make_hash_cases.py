@@ -19,7 +19,8 @@ the smallest pool that fits: preemptions), --huge ("u": 600-2500 requests, over 
 replay's read-ahead chunks), --shuffle ("s": file order no longer arrival order, timestamps
 unrelated to arrival steps), --offload ("o": a CPU tier, keys as offload_fresh/make_traces.py;
 answer with `oracle sched_offload`), --edges ("e": trace block ids whose tokens cross 256,
-65536 and 2**31). Cases are named [e][o][u][s]b[h][a]seedN.
+65536 and 2**31), --knobs ("k": `make_cases.add_knobs`, prefix caching off, active sequence caps,
+the adaptive threshold, hash algorithms). Cases are named [e][o][u][s][k]b[h][a]seedN.
 """
 
 import json
@@ -28,9 +29,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from make_cases import add_groups
+from make_cases import add_groups, add_knobs
 
-FLAGS = ("--async", "--hybrid", "--huge", "--shuffle", "--offload", "--small", "--edges")
+FLAGS = ("--async", "--hybrid", "--huge", "--shuffle", "--offload", "--small", "--edges",
+         "--knobs")
 
 
 def make(seed: int, flags: set[str]) -> tuple[dict, list[dict], int]:
@@ -113,6 +115,8 @@ def make(seed: int, flags: set[str]) -> tuple[dict, list[dict], int]:
             r["out"] = f["output_length"]
     if "--offload" in flags:
         add_tier(cfg, random.Random(seed * 31 + 7), need)
+    if "--knobs" in flags:
+        add_knobs(cfg, seed)
     if "--async" in flags:
         cfg["async_scheduling"] = True
     return cfg, reqs, tb
@@ -172,7 +176,7 @@ def main() -> None:
         if "--shuffle" in flags:
             shuffle(reqs, int(s))
         name = "".join(p for f, p in (("--edges", "e"), ("--offload", "o"), ("--huge", "u"),
-                                      ("--shuffle", "s"))
+                                      ("--shuffle", "s"), ("--knobs", "k"))
                        if f in flags) + "b" + "".join(
             p for f, p in (("--hybrid", "h"), ("--async", "a")) if f in flags) + "seed" + s
         write(out, name, cfg, reqs, tb)
