@@ -11,6 +11,7 @@ batches, event for event.
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 from pathlib import Path
@@ -24,7 +25,12 @@ ASYNC_KEYS = (*SYNC_KEYS, "num_free_blocks_after_schedule", "processed", "schedu
 
 
 def load_lines(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    """The JSON lines of ``path``, or of ``path.gz`` where only that is kept (a large answer)."""
+    if not path.exists() and path.with_name(path.name + ".gz").exists():
+        text = gzip.decompress(path.with_name(path.name + ".gz").read_bytes()).decode()
+    else:
+        text = path.read_text()
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def config_of(trace: Path) -> dict:
@@ -32,8 +38,10 @@ def config_of(trace: Path) -> dict:
 
 
 def answer_of(trace: Path, kind: str = "expected") -> list[dict]:
-    """The oracle's lines for ``X.trace.jsonl``: ``X.expected.jsonl`` (or ``X.<kind>.jsonl``)."""
-    return load_lines(trace.with_name(trace.name.replace(".trace.", f".{kind}.")))
+    """The oracle's lines for ``X.trace.jsonl`` (or the hash-id form ``X.hash.jsonl``):
+    ``X.expected.jsonl`` (or ``X.<kind>.jsonl``)."""
+    form = ".hash." if trace.name.endswith(".hash.jsonl") else ".trace."
+    return load_lines(trace.with_name(trace.name.replace(form, f".{kind}.")))
 
 
 def replay_case(trace: Path, **options):

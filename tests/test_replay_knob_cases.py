@@ -1,0 +1,103 @@
+"""vLLM options no other oracle case sets = vLLM 0.33.0, step for step (`data/sched_knobs/`).
+
+Random cases drawn with `make_cases.py --knobs` / `make_hash_cases.py --knobs` (README there):
+prefix caching off, `max_num_active_seqs`, the adaptive long-prefill threshold, the four hash
+algorithms, with KV events, sync, async, hybrid groups, a hash-id trace and a CPU tier. The
+scheduler oracle's answers were recorded with `PYTHONHASHSEED=0`, which vLLM takes as NONE_HASH's
+seed, so those traces say `"hash_seed": "0"` (kvcli's `--hash-seed`); the CPU-tier answers come
+from `sched_offload`, which runs without `PYTHONHASHSEED` (its sha256 case keeps vLLM's fixed
+seed; its xxhash one was answered with the seed fixed at "0", README).
+
+Each case must match as the other oracle cases do (`oracle_sched.assert_matches`,
+`test_offload_replay.test_offload_case`), and each knob must matter to the cases that carry it:
+replayed with the knob changed, the same case no longer matches.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+import test_offload_replay as offload_cases  # (a module: its tests are not collected here again)
+from oracle_sched import answer_of, assert_matches, config_of, replay_case
+
+from kvcore.engine.replay import ReplayOptions, replay
+from kvcore.engine.vllm_events import VllmEvents
+
+DATA = Path(__file__).resolve().parent / "data" / "sched_knobs"
+SCHED = sorted(DATA.glob("k*.trace.jsonl")) + sorted(DATA.glob("k*.hash.jsonl"))
+OFFLOAD = sorted(DATA.glob("o*.hash.jsonl"))
+
+
+def _asyn(trace: Path) -> bool:
+    return config_of(trace).get("async_scheduling", False)
+
+
+def _matches(trace: Path, **changed) -> bool:
+    """Whether the replay, with ``changed`` options over the config line, gives the answer."""
+    asyn = _asyn(trace)
+    given = frozenset({"arrivals", "async_scheduling", *changed})
+    try:
+        assert_matches(answer_of(trace), replay_case(trace, async_scheduling=asyn, given=given,
+                                                     **changed),
+                       asyn=asyn, kv_events=config_of(trace).get("kv_events", False))
+    except AssertionError:
+        return False
+    return True
+
+
+def test_the_cases_cover_the_knobs() -> None:
+    cfgs = [config_of(t) for t in SCHED + OFFLOAD]
+    assert {c["hash_algo"] for c in cfgs} == {"sha256", "sha256_cbor", "xxhash", "xxhash_cbor"}
+    assert sum(not c["enable_prefix_caching"] for c in cfgs) >= 4
+    assert any(c.get("max_num_active_seqs") for c in cfgs)
+    assert any(c["long_prefill_token_threshold_adaptive"] for c in cfgs)
+    assert any(c.get("groups") for c in cfgs) and any(_asyn(t) for t in SCHED)
+    assert any("kv_offloading_size_chunks" in c and not c["enable_prefix_caching"] for c in cfgs)
+
+
+@pytest.mark.parametrize("trace", SCHED, ids=lambda t: t.name.split(".")[0])
+def test_scheduler_case(trace: Path) -> None:
+    assert _matches(trace)
+
+
+@pytest.mark.parametrize("trace", OFFLOAD, ids=lambda t: t.name.split(".")[0])
+def test_cpu_tier_case(trace: Path) -> None:
+    """Prefix caching off with a CPU tier: requests are hashed for the connector alone, and a
+    chunk another request loads does not defer a lookup (kvcli refused the combination)."""
+    assert not config_of(trace)["enable_prefix_caching"]
+    offload_cases.test_offload_case(trace, "expected", _asyn(trace))
+
+
+@pytest.mark.parametrize(("case", "changed"), [
+    ("kseed8006", {"hash_seed": "vllm-none-hash"}),     # xxhash_cbor's event hashes
+    ("kaseed8046", {"hash_seed": "vllm-none-hash"}),    # xxhash's
+    ("khseed8099", {"hash_algo": "sha256"}),             # sha256_cbor's
+    ("kseed8006", {"long_prefill_token_threshold_adaptive": True}),
+    ("kseed8009", {"long_prefill_token_threshold_adaptive": False}),
+    ("kseed8009", {"max_num_active_seqs": None}),
+    ("khaseed8111", {"max_num_active_seqs": None}),
+    ("kaseed8057", {"enable_prefix_caching": True}),
+    ("kseed8021", {"enable_prefix_caching": False}),
+])
+def test_each_knob_matters(case: str, changed: dict) -> None:
+    trace = DATA / f"{case}.trace.jsonl"
+    assert _matches(trace)
+    assert not _matches(trace, **changed)
+
+
+def test_xxhash_events_without_a_seed_are_said_to_match_no_server(tmp_path: Path) -> None:
+    trace = DATA / "kseed8006.trace.jsonl"
+    said = ("event hashes: vLLM seeds xxhash_cbor at random unless PYTHONHASHSEED is set, so no "
+            "server's hashes are these; give its PYTHONHASHSEED as hash_seed")
+    base = {"arrivals": "step", "async_scheduling": False}
+    seeded = replay(str(trace), ReplayOptions(**base), VllmEvents(io.BytesIO()))
+    unseeded = replay(str(trace), ReplayOptions(**base, hash_seed=None,
+                                                given=frozenset({*base, "hash_seed"})),
+                      VllmEvents(io.BytesIO()))
+    without_events = replay(str(trace), ReplayOptions(**base, hash_seed=None,
+                                                      given=frozenset({*base, "hash_seed"})))
+    assert said not in seeded.warnings and seeded.config["hash_seed"] == "0"
+    assert said in unseeded.warnings and "hash_seed" not in unseeded.config
+    assert said not in without_events.warnings
