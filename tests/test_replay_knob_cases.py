@@ -2,7 +2,8 @@
 
 Random cases drawn with `make_cases.py --knobs` / `make_hash_cases.py --knobs` (README there):
 prefix caching off, `max_num_active_seqs`, the adaptive long-prefill threshold, the four hash
-algorithms, with KV events, sync, async, hybrid groups, a hash-id trace and a CPU tier. The
+algorithms, with KV events, sync, async, hybrid groups, a hash-id trace and a CPU tier; and with
+`make_cases.py --retention`: a sliding-window group's `prefix_cache_retention_interval`. The
 scheduler oracle's answers were recorded with `PYTHONHASHSEED=0`, which vLLM takes as NONE_HASH's
 seed, so those traces say `"hash_seed": "0"` (kvcli's `--hash-seed`); the CPU-tier answers come
 from `sched_offload`, which runs without `PYTHONHASHSEED` (its sha256 case keeps vLLM's fixed
@@ -26,7 +27,7 @@ from kvcore.engine.replay import ReplayOptions, replay
 from kvcore.engine.vllm_events import VllmEvents
 
 DATA = Path(__file__).resolve().parent / "data" / "sched_knobs"
-SCHED = sorted(DATA.glob("k*.trace.jsonl")) + sorted(DATA.glob("k*.hash.jsonl"))
+SCHED = sorted(DATA.glob("*.trace.jsonl")) + sorted(DATA.glob("k*.hash.jsonl"))
 OFFLOAD = sorted(DATA.glob("o*.hash.jsonl"))
 
 
@@ -49,12 +50,14 @@ def _matches(trace: Path, **changed) -> bool:
 
 def test_the_cases_cover_the_knobs() -> None:
     cfgs = [config_of(t) for t in SCHED + OFFLOAD]
-    assert {c["hash_algo"] for c in cfgs} == {"sha256", "sha256_cbor", "xxhash", "xxhash_cbor"}
-    assert sum(not c["enable_prefix_caching"] for c in cfgs) >= 4
+    assert {c.get("hash_algo") for c in cfgs} - {None} == {"sha256", "sha256_cbor", "xxhash", "xxhash_cbor"}
+    assert sum(not c.get("enable_prefix_caching", True) for c in cfgs) >= 4
     assert any(c.get("max_num_active_seqs") for c in cfgs)
-    assert any(c["long_prefill_token_threshold_adaptive"] for c in cfgs)
+    assert any(c.get("long_prefill_token_threshold_adaptive") for c in cfgs)
     assert any(c.get("groups") for c in cfgs) and any(_asyn(t) for t in SCHED)
-    assert any("kv_offloading_size_chunks" in c and not c["enable_prefix_caching"] for c in cfgs)
+    assert any("kv_offloading_size_chunks" in c and not c.get("enable_prefix_caching", True)
+               for c in cfgs)
+    assert {c.get("prefix_cache_retention_interval", 0) for c in cfgs} >= {0, None, 4, 16, 32}
 
 
 @pytest.mark.parametrize("trace", SCHED, ids=lambda t: t.name.split(".")[0])
@@ -80,6 +83,12 @@ def test_cpu_tier_case(trace: Path) -> None:
     ("khaseed8111", {"max_num_active_seqs": None}),
     ("kaseed8057", {"enable_prefix_caching": True}),
     ("kseed8021", {"enable_prefix_caching": False}),
+    # a sliding-window group's retention: periodic, dense, or only what a hit can use
+    ("rhseed8307", {"prefix_cache_retention_interval": 0}),     # 16
+    ("rhaseed8356", {"prefix_cache_retention_interval": 64}),   # 32
+    ("rhseed8324", {"prefix_cache_retention_interval": 0}),     # dense
+    ("rhaseed8396", {"prefix_cache_retention_interval": None}),  # 0
+    ("xrhseed8432", {"prefix_cache_retention_interval": 0}),    # 4, blocks of 2
 ])
 def test_each_knob_matters(case: str, changed: dict) -> None:
     trace = DATA / f"{case}.trace.jsonl"

@@ -12,6 +12,10 @@ defaults (prefix caching off, `max_num_active_seqs`, the adaptive long-prefill t
 prefix-caching hash algorithm; cases named kseedN, khseedN, ...), from a generator of their own,
 so every other draw of a seed stays as it was.
 
+With --retention (and --hybrid) a case with a sliding-window group also draws vLLM's
+`prefix_cache_retention_interval`: 0, None (dense) or a multiple of the block size (cases named
+rhseedN, ...).
+
 With --async the config line says "async_scheduling": true (vLLM's AsyncScheduler; the
 cases are named aseedN) and some requests are follow-ups: an earlier request's prompt plus its
 first outputs (the oracle's output-token formula), arriving while it decodes, so a block that
@@ -91,16 +95,21 @@ def write_cases(make_case, prefix: str) -> None:
     asyn = "--async" in args
     hybrid = "--hybrid" in args
     knobs = "--knobs" in args
-    args = [a for a in args if a not in ("--async", "--hybrid", "--knobs")]
+    retention = "--retention" in args
+    args = [a for a in args if a not in ("--async", "--hybrid", "--knobs", "--retention")]
     out, seeds = args[0], args[1:]
-    name = (prefix + ("k" if knobs else "") + ("h" if hybrid else "") + ("a" if asyn else "")
-            + "seed")
+    name = (prefix + ("k" if knobs else "") + ("r" if retention else "") + ("h" if hybrid else "")
+            + ("a" if asyn else "") + "seed")
     for s in seeds:
         cfg, reqs = make_case(int(s), asyn)
         if hybrid:
             add_groups(cfg, reqs, int(s), asyn)
         if knobs:
             add_knobs(cfg, int(s))
+        if retention and any(g["type"] == "sliding_window" for g in cfg.get("groups", ())):
+            bs = cfg["block_size"]
+            cfg["prefix_cache_retention_interval"] = random.Random(int(s) * 7 + 11).choice(
+                [0, None, None, bs, 2 * bs, 4 * bs, 16 * bs])
         if asyn:
             cfg["async_scheduling"] = True
         with open(f"{out}/{name}{s}.trace.jsonl", "w") as f:
