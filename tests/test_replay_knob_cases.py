@@ -3,7 +3,8 @@
 Random cases drawn with `make_cases.py --knobs` / `make_hash_cases.py --knobs` (README there):
 prefix caching off, `max_num_active_seqs`, the adaptive long-prefill threshold, the four hash
 algorithms, with KV events, sync, async, hybrid groups, a hash-id trace and a CPU tier; and with
-`make_cases.py --retention`: a sliding-window group's `prefix_cache_retention_interval`. The
+`make_cases.py --retention`: a sliding-window group's `prefix_cache_retention_interval`; and
+Mamba groups with `sched_mamba/make_random.py --knobs`. The
 scheduler oracle's answers were recorded with `PYTHONHASHSEED=0`, which vLLM takes as NONE_HASH's
 seed, so those traces say `"hash_seed": "0"` (kvcli's `--hash-seed`); the CPU-tier answers come
 from `sched_offload`, which runs without `PYTHONHASHSEED` (its sha256 case keeps vLLM's fixed
@@ -35,13 +36,21 @@ def _asyn(trace: Path) -> bool:
     return config_of(trace).get("async_scheduling", False)
 
 
-def _matches(trace: Path, **changed) -> bool:
+# (trace, async): as its config line says, and the Mamba cases (kmseed, km2seed: answered by
+# `oracle_mamba.py` both ways, `X.async.expected.jsonl`) async too
+RUNS = [(t, _asyn(t)) for t in SCHED] + [
+    (t, True) for t in SCHED if t.with_name(t.name.replace(".trace.", ".async.expected.")).exists()]
+
+
+def _matches(trace: Path, asyn: bool | None = None, **changed) -> bool:
     """Whether the replay, with ``changed`` options over the config line, gives the answer."""
-    asyn = _asyn(trace)
+    if asyn is None:
+        asyn = _asyn(trace)
+    kind = "async.expected" if asyn and not _asyn(trace) else "expected"
     given = frozenset({"arrivals", "async_scheduling", *changed})
     try:
-        assert_matches(answer_of(trace), replay_case(trace, async_scheduling=asyn, given=given,
-                                                     **changed),
+        assert_matches(answer_of(trace, kind),
+                       replay_case(trace, async_scheduling=asyn, given=given, **changed),
                        asyn=asyn, kv_events=config_of(trace).get("kv_events", False))
     except AssertionError:
         return False
@@ -60,9 +69,10 @@ def test_the_cases_cover_the_knobs() -> None:
     assert {c.get("prefix_cache_retention_interval", 0) for c in cfgs} >= {0, None, 4, 16, 32}
 
 
-@pytest.mark.parametrize("trace", SCHED, ids=lambda t: t.name.split(".")[0])
-def test_scheduler_case(trace: Path) -> None:
-    assert _matches(trace)
+@pytest.mark.parametrize(("trace", "asyn"), RUNS,
+                         ids=[f"{t.name.split('.')[0]}{'-async' if a else ''}" for t, a in RUNS])
+def test_scheduler_case(trace: Path, asyn: bool) -> None:
+    assert _matches(trace, asyn)
 
 
 @pytest.mark.parametrize("trace", OFFLOAD, ids=lambda t: t.name.split(".")[0])
@@ -83,6 +93,11 @@ def test_cpu_tier_case(trace: Path) -> None:
     ("khaseed8111", {"max_num_active_seqs": None}),
     ("kaseed8057", {"enable_prefix_caching": True}),
     ("kseed8021", {"enable_prefix_caching": False}),
+    # Mamba groups (align mode): Jamba's layout, Mamba2's with checkpoints
+    ("kmseed8508", {"max_num_active_seqs": None}),
+    ("kmseed8508", {"long_prefill_token_threshold_adaptive": True}),
+    ("kmseed8534", {"hash_seed": "vllm-none-hash"}),
+    ("km2seed8568", {"max_num_active_seqs": None}),
     # a sliding-window group's retention: periodic, dense, or only what a hit can use
     ("rhseed8307", {"prefix_cache_retention_interval": 0}),     # 16
     ("rhaseed8356", {"prefix_cache_retention_interval": 64}),   # 32

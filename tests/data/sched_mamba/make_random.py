@@ -7,7 +7,8 @@
 (``--mamba2``: every Mamba group a Mamba2 one, ``"checkpoint": true``, one prefill checkpoint
 block more a request in vLLM's start-up check, and, drawn last, a retention interval: vLLM's
 default 0 half the time, else dense (null) or 2 or 4 blocks; the other draws are the same.
-``--prefix-match-unit N``: the config line's ``prefix_match_unit`` N, vLLM's partial-block hits,
+``--knobs``: also vLLM's ``max_num_active_seqs``, the adaptive long-prefill threshold and a hash
+algorithm, from a generator of their own (named kmseedN, km2seedN). ``--prefix-match-unit N``: the config line's ``prefix_match_unit`` N, vLLM's partial-block hits,
 written as ``pN_mseedS`` / ``pN_m2seedS``; a block of 16 is drawn as 48, so the unit is finer.)
 
 Each seed draws a block size (16 or 80), 1, 2, 3 or 7 Mamba groups with the full-attention group
@@ -22,7 +23,8 @@ import random
 import sys
 
 
-def trace(seed: int, ckpt: bool = False, unit: int | None = None) -> list[str]:
+def trace(seed: int, ckpt: bool = False, unit: int | None = None,
+          knobs: bool = False) -> list[str]:
     rng = random.Random(seed)
     bs = rng.choice([16, 80])
     if unit is not None and bs <= unit:
@@ -68,6 +70,12 @@ def trace(seed: int, ckpt: bool = False, unit: int | None = None) -> list[str]:
         cfg["prefix_cache_retention_interval"] = rng.choice([0, 0, None, 2 * bs, 4 * bs])
     if unit is not None:
         cfg["prefix_match_unit"] = unit
+    if knobs:
+        knob_rng = random.Random(seed * 104729 + 5)
+        if knob_rng.random() < 0.6:
+            cfg["max_num_active_seqs"] = knob_rng.randrange(1, cfg["max_num_seqs"] + 1)
+        cfg["long_prefill_token_threshold_adaptive"] = knob_rng.choice([True, False])
+        cfg["hash_algo"] = knob_rng.choice(["sha256", "sha256_cbor", "xxhash", "xxhash_cbor"])
     lines[0] = json.dumps({"config": cfg})
     return lines
 
@@ -78,8 +86,9 @@ if __name__ == "__main__":
     ckpt = "--mamba2" in rest
     unit = (int(rest[rest.index("--prefix-match-unit") + 1]) if "--prefix-match-unit" in rest
             else None)
-    prefix = f"p{unit}_" if unit is not None else ""
+    knobs = "--knobs" in rest
+    prefix = (f"p{unit}_" if unit is not None else "") + ("k" if knobs else "")
     for seed in range(first, last):
         name = f"{prefix}{'m2seed' if ckpt else 'mseed'}{seed}"
         with open(f"{out}/{name}.trace.jsonl", "w") as f:
-            f.write("\n".join(trace(seed, ckpt, unit)) + "\n")
+            f.write("\n".join(trace(seed, ckpt, unit, knobs)) + "\n")
