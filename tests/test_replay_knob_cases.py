@@ -36,7 +36,7 @@ def _asyn(trace: Path) -> bool:
     return config_of(trace).get("async_scheduling", False)
 
 
-# (trace, async): as its config line says, and the Mamba cases (kmseed, km2seed: answered by
+# (trace, async): as its config line says, and the Mamba cases ([n]kmseed, [n]km2seed: answered by
 # `oracle_mamba.py` both ways, `X.async.expected.jsonl`) async too
 RUNS = [(t, _asyn(t)) for t in SCHED] + [
     (t, True) for t in SCHED if t.with_name(t.name.replace(".trace.", ".async.expected.")).exists()]
@@ -98,6 +98,9 @@ def test_cpu_tier_case(trace: Path) -> None:
     ("kmseed8508", {"long_prefill_token_threshold_adaptive": True}),
     ("kmseed8534", {"hash_seed": "vllm-none-hash"}),
     ("km2seed8568", {"max_num_active_seqs": None}),
+    # prefix caching off: vLLM's "none" Mamba mode, a block of max_model_len tokens a request
+    ("nkmseed8531", {"enable_prefix_caching": True}),
+    ("nkm2seed8547", {"enable_prefix_caching": True}),
     # a sliding-window group's retention: periodic, dense, or only what a hit can use
     ("rhseed8307", {"prefix_cache_retention_interval": 0}),     # 16
     ("rhaseed8356", {"prefix_cache_retention_interval": 64}),   # 32

@@ -17,8 +17,17 @@ from kvcore.errors import InputError
 from kvcore.managers.registry import spec_from_group_config
 from kvcore.models.geometry import ModelGeometry
 from kvcore.sizing_context import SizingContext
-from kvcore.specs import FullAttentionSpec, KVCacheGroupSpec, cdiv
+from kvcore.specs import FullAttentionSpec, KVCacheGroupSpec, KVCacheSpec, MambaSpec, cdiv
 from kvcore.traces import Trace
+
+
+def _config_group(group: dict, cfg: ReplayOptions) -> KVCacheSpec:
+    """A config line's group. With prefix caching off vLLM runs Mamba in "none" mode
+    (`MambaModelConfig`): a Mamba block holds max_model_len tokens, one a request."""
+    spec = spec_from_group_config(group, cfg.block_size)
+    if isinstance(spec, MambaSpec) and not cfg.enable_prefix_caching and cfg.max_model_len:
+        spec = dataclasses.replace(spec, block_size=cfg.max_model_len)
+    return spec
 
 
 def concurrent_batches(cfg: ReplayOptions) -> int:
@@ -51,7 +60,7 @@ def sized(cfg: ReplayOptions, trace: Trace
             fill["num_blocks"] = res.config.num_blocks
         groups = list(res.config.kv_cache_groups)
     elif cfg.groups is not None:
-        groups = [KVCacheGroupSpec((f"layer{i}",), spec_from_group_config(g, cfg.block_size))
+        groups = [KVCacheGroupSpec((f"layer{i}",), _config_group(g, cfg))
                   for i, g in enumerate(cfg.groups)]
     else:
         groups = [KVCacheGroupSpec(("layer",), FullAttentionSpec(block_size=cfg.block_size))]

@@ -51,8 +51,10 @@ from oracle_batch import answer
 GROUP_TYPES = ("mamba", "full")
 
 
-def kv_cache_groups(groups: list, block_size: int) -> list:
-    """One KVCacheGroupSpec per entry; a Mamba state padded to the attention page."""
+def kv_cache_groups(groups: list, block_size: int, mode: str = "align",
+                    mamba_block_size: int | None = None) -> list:
+    """One KVCacheGroupSpec per entry; a Mamba state padded to the attention page. ``mode``
+    "none" (prefix caching off): vLLM's Mamba block is ``mamba_block_size`` (max_model_len)."""
     import torch
     from vllm.v1.kv_cache_interface import FullAttentionSpec, KVCacheGroupSpec, MambaSpec
 
@@ -66,10 +68,11 @@ def kv_cache_groups(groups: list, block_size: int) -> list:
             # "checkpoint": true is a Mamba2 layer (MambaMixer2.get_kv_cache_spec): it exports
             # the block-boundary state from inside a chunk (one checkpoint block, alignment 1)
             ckpt = bool(g.get("checkpoint"))
-            spec = MambaSpec(shapes=((1,),), dtypes=(torch.float32,), block_size=block_size,
+            spec = MambaSpec(shapes=((1,),), dtypes=(torch.float32,),
+                             block_size=mamba_block_size or block_size,
                              page_size_padded=full.page_size_bytes,
                              mamba_type="mamba2" if ckpt else "mamba1",
-                             mamba_cache_mode="align", num_speculative_blocks=0,
+                             mamba_cache_mode=mode, num_speculative_blocks=0,
                              num_prefill_checkpoint_blocks=int(ckpt),
                              prefill_checkpoint_alignment=1 if ckpt else None)
         out.append(KVCacheGroupSpec([f"layer{i}"], spec))
@@ -114,11 +117,14 @@ def build_mamba_scheduler(cfg: dict, async_scheduling: bool = False):
         scheduler_reserve_full_isl=cfg["scheduler_reserve_full_isl"],
         async_scheduling=bool(async_scheduling))
     # What MambaModelConfig.verify_and_update_config sets for a hybrid model with prefix
-    # caching: align mode, the Mamba block size = the attention block size.
+    # caching: align mode, the Mamba block size = the attention block size; without it
+    # "none" mode, one Mamba block of max_model_len tokens a request.
+    mode = "align" if cfg["enable_prefix_caching"] else "none"
+    mamba_bs = bs if mode == "align" else cfg["max_model_len"]
     cache_config = CacheConfig(block_size=bs, gpu_memory_utilization=0.9, cache_dtype="auto",
                                enable_prefix_caching=cfg["enable_prefix_caching"],
                                prefix_caching_hash_algo=cfg["hash_algo"],
-                               mamba_cache_mode="align", mamba_block_size=bs,
+                               mamba_cache_mode=mode, mamba_block_size=mamba_bs,
                                prefix_match_unit=cfg.get("prefix_match_unit"),
                                **({"prefix_cache_retention_interval":
                                    cfg["prefix_cache_retention_interval"]}
@@ -129,8 +135,8 @@ def build_mamba_scheduler(cfg: dict, async_scheduling: bool = False):
         device_config=DeviceConfig(device="cpu"),
         kv_events_config=(KVEventsConfig(enable_kv_cache_events=True, publisher="null")
                           if cfg.get("kv_events") else None))
-    assert vllm_config.cache_config.mamba_cache_mode == "align"
-    groups = kv_cache_groups(cfg["groups"], bs)
+    assert vllm_config.cache_config.mamba_cache_mode == mode
+    groups = kv_cache_groups(cfg["groups"], bs, mode, mamba_bs)
     kcc = KVCacheConfig(num_blocks=cfg["num_blocks"], kv_cache_tensors=[],
                         kv_cache_groups=groups,
                         prefix_cache_retention_interval=cache_config.prefix_cache_retention_interval)
@@ -143,8 +149,10 @@ def build_mamba_scheduler(cfg: dict, async_scheduling: bool = False):
     cache_config.num_gpu_blocks = cfg["num_blocks"]
     register_all_kvcache_specs(vllm_config)
     sched_bs, hash_bs = resolve_kv_cache_block_sizes(kcc, vllm_config)
-    assert sched_bs == bs and hash_bs == (cfg.get("prefix_match_unit") or bs), (sched_bs,
-                                                                               hash_bs, bs)
+    # ("none" mode: vLLM's resolution gives the Mamba block, max_model_len, as the scheduler's
+    # and the hash block size, which EngineCore passes on as they are)
+    assert mode == "none" or (sched_bs == bs and hash_bs == (cfg.get("prefix_match_unit") or bs)), \
+        (sched_bs, hash_bs, bs)
     kcc.hash_block_size = hash_bs
     kcc.cache_hit_alignment_tokens = resolve_cache_hit_alignment_tokens(
         kcc, vllm_config, sched_bs, hash_bs)
@@ -156,9 +164,9 @@ def build_mamba_scheduler(cfg: dict, async_scheduling: bool = False):
         cls = Scheduler
     scheduler = cls(vllm_config=vllm_config, kv_cache_config=kcc,
                     structured_output_manager=StructuredOutputManager(vllm_config),
-                    block_size=bs, log_stats=True, hash_block_size=hash_bs)
-    assert scheduler.need_mamba_block_aligned_split
-    assert scheduler.mamba_partial_cache_hit is (hash_bs < bs)
+                    block_size=sched_bs, log_stats=True, hash_block_size=hash_bs)
+    assert scheduler.need_mamba_block_aligned_split == (mode == "align")
+    assert scheduler.mamba_partial_cache_hit is (hash_bs < sched_bs)
     hash_fn = get_hash_fn_by_name(cache_config.prefix_caching_hash_algo)
     init_none_hash(hash_fn)
     hasher = get_request_block_hasher(hash_bs, hash_fn, vllm_config.num_hash_lookahead_tokens)
