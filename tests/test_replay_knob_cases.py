@@ -59,7 +59,8 @@ def _matches(trace: Path, asyn: bool | None = None, **changed) -> bool:
 
 def test_the_cases_cover_the_knobs() -> None:
     cfgs = [config_of(t) for t in SCHED + OFFLOAD]
-    assert {c.get("hash_algo") for c in cfgs} - {None} == {"sha256", "sha256_cbor", "xxhash", "xxhash_cbor"}
+    assert {c.get("hash_algo") for c in cfgs} - {None} == {"sha256", "sha256_cbor", "xxhash",
+                                                             "xxhash_cbor"}
     assert sum(not c.get("enable_prefix_caching", True) for c in cfgs) >= 4
     assert any(c.get("max_num_active_seqs") for c in cfgs)
     assert any(c.get("long_prefill_token_threshold_adaptive") for c in cfgs)

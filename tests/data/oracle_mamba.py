@@ -151,7 +151,8 @@ def build_mamba_scheduler(cfg: dict, async_scheduling: bool = False):
     sched_bs, hash_bs = resolve_kv_cache_block_sizes(kcc, vllm_config)
     # ("none" mode: vLLM's resolution gives the Mamba block, max_model_len, as the scheduler's
     # and the hash block size, which EngineCore passes on as they are)
-    assert mode == "none" or (sched_bs == bs and hash_bs == (cfg.get("prefix_match_unit") or bs)), \
+    assert mode == "none" or (sched_bs == bs
+                              and hash_bs == (cfg.get("prefix_match_unit") or bs)), \
         (sched_bs, hash_bs, bs)
     kcc.hash_block_size = hash_bs
     kcc.cache_hit_alignment_tokens = resolve_cache_hit_alignment_tokens(

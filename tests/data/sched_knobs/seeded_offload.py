@@ -13,6 +13,9 @@ import os
 import runpy
 import sys
 
+if "VLLM_ORACLE_SRC" not in os.environ or len(sys.argv) < 2:
+    sys.exit("seeded_offload: set VLLM_ORACLE_SRC (the oracle's vLLM source) and name the "
+             "oracle's sched_offload.py (../shared/oracle/tool), as the docstring says")
 os.environ["_SCHED_OFFLOAD_HASHSEED"] = "1"      # it is already 0: no re-exec
 sys.path.insert(0, os.environ["VLLM_ORACLE_SRC"])
 from vllm.v1.core import kv_cache_utils

@@ -8,7 +8,8 @@
 block more a request in vLLM's start-up check, and, drawn last, a retention interval: vLLM's
 default 0 half the time, else dense (null) or 2 or 4 blocks; the other draws are the same.
 ``--knobs``: also vLLM's ``max_num_active_seqs``, the adaptive long-prefill threshold and a hash
-algorithm, from a generator of their own (named kmseedN, km2seedN). ``--prefix-match-unit N``: the config line's ``prefix_match_unit`` N, vLLM's partial-block hits,
+algorithm, from a generator of their own (named kmseedN, km2seedN).
+``--prefix-match-unit N``: the config line's ``prefix_match_unit`` N, vLLM's partial-block hits,
 written as ``pN_mseedS`` / ``pN_m2seedS``; a block of 16 is drawn as 48, so the unit is finer.)
 
 Each seed draws a block size (16 or 80), 1, 2, 3 or 7 Mamba groups with the full-attention group
