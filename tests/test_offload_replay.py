@@ -29,9 +29,9 @@ RECORDED = sorted((DATA / "offload_cases").glob("*.trace.jsonl"))
 # (trace, answer kind, async): the recorded cases both ways, our random ones as drawn
 CASES = ([(t, "expected", False) for t in RECORDED]
          + [(t, "async.expected", True) for t in RECORDED]
-         + [(t, "expected", False) for pattern in ("oseed*", "olseed*")
+         + [(t, "expected", False) for pattern in ("oseed*", "olseed*", "koseed*", "kolseed*")
             for t in sorted((DATA / "offload_fresh").glob(f"{pattern}.trace.jsonl"))]
-         + [(t, "expected", True) for pattern in ("oaseed*", "oalseed*")
+         + [(t, "expected", True) for pattern in ("oaseed*", "oalseed*", "koaseed*", "koalseed*")
             for t in sorted((DATA / "offload_fresh").glob(f"{pattern}.trace.jsonl"))])
 STEP_KEYS_ASYNC = ("num_free_blocks_after_schedule", "processed", "schedule_called")
 STEP_KEYS = ("step", "scheduled", "admitted", "preempted", "finished", "num_free_blocks",
@@ -61,8 +61,10 @@ def _events(batch: list[dict]) -> list:
 @pytest.mark.parametrize(("trace", "kind", "asyn"), CASES,
                          ids=[f"{t.name.split('.')[0]}{'-async' if a else ''}"
                               for t, _, a in CASES])
-def test_offload_case(trace: Path, kind: str, asyn: bool) -> None:
-    s, ours, by_id, events = replay_case(trace, async_scheduling=asyn)
+def test_offload_case(trace: Path, kind: str, asyn: bool, **changed) -> None:
+    """(``changed``: options over the config line's, for the knob cases' mutation rows.)"""
+    given = {"given": frozenset({"arrivals", "async_scheduling", *changed})} if changed else {}
+    s, ours, by_id, events = replay_case(trace, async_scheduling=asyn, **given, **changed)
     expected = answer_of(trace, kind)
     summary = expected[-1]["summary"]
     lines = [e for e in expected[:-1] if not e.get("idle")]

@@ -115,6 +115,30 @@ def test_each_knob_matters(case: str, changed: dict) -> None:
     assert not _matches(trace, **changed)
 
 
+# The CPU tier under the scheduler's options (`offload_fresh/make_traces.py --knobs`, kos...):
+# the priority policy, a watermark, scheduler_reserve_full_isl, max_num_active_seqs, the adaptive
+# threshold, prefix caching off; each case matches there (test_offload_replay), and not changed.
+@pytest.mark.parametrize(("case", "changed"), [
+    ("koseed9009", {"policy": "fcfs"}),                  # caching off, 6 flushes
+    ("koseed9009", {"watermark": 0.0}),                  # 0.05
+    ("koseed9009", {"enable_prefix_caching": True}),
+    ("koseed9003", {"max_num_active_seqs": None}),       # 1
+    ("koseed9003", {"long_prefill_token_threshold_adaptive": False}),
+    ("koaseed9033", {"scheduler_reserve_full_isl": True}),
+    ("koaseed9033", {"watermark": 0.0}),
+    ("koaseed9049", {"policy": "fcfs"}),                 # async, caching off, 9 failed offers
+    ("koaseed9049", {"long_prefill_token_threshold_adaptive": False}),
+    ("koalseed9079", {"max_num_active_seqs": None}),     # 3, outputs to 200 tokens
+    ("koalseed9079", {"scheduler_reserve_full_isl": False}),
+])
+def test_each_knob_matters_with_a_cpu_tier(case: str, changed: dict) -> None:
+    trace = DATA.parent / "offload_fresh" / f"{case}.trace.jsonl"
+    asyn = _asyn(trace)
+    offload_cases.test_offload_case(trace, "expected", asyn)
+    with pytest.raises(AssertionError):
+        offload_cases.test_offload_case(trace, "expected", asyn, **changed)
+
+
 def test_xxhash_events_without_a_seed_are_said_to_match_no_server(tmp_path: Path) -> None:
     trace = DATA / "kseed8006.trace.jsonl"
     said = ("event hashes: vLLM seeds xxhash_cbor at random unless PYTHONHASHSEED is set, so no "

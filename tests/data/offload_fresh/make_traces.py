@@ -1,6 +1,6 @@
 """Dev tool (not a test): random traces for the CPU offload oracle.
 
-    python3 tests/data/offload_fresh/make_traces.py [--async] [--long] OUT_DIR SEED...
+    python3 tests/data/offload_fresh/make_traces.py [--async] [--long] [--knobs] OUT_DIR SEED...
     oracle sched_offload [--async] --batch $(for f in OUT_DIR/*.trace.jsonl; do echo $f=${f%.trace.jsonl}.expected.jsonl; done)
 
 (`oracle`: the vLLM oracle's command, a development tool the tests never run; tests/data/README.md
@@ -15,6 +15,10 @@ Cases are named oseedN (oaseedN with --async, which sets "async_scheduling": tru
 --long (cases olseedN, oalseedN) outputs run to 200 tokens, so that decoding requests spend
 whole decode windows (`kvcore/engine/decode_windows.py`) in the running list while others are
 admitted, preempted (async: held by vLLM's deferred frees) and stored.
+With --knobs (cases named kos..., from a generator of their own, so every other draw of a seed
+is unchanged) the scheduler options no other CPU-tier case draws: the priority policy (requests
+get priorities), a watermark, scheduler_reserve_full_isl off, max_num_active_seqs, the adaptive
+long-prefill threshold, prefix caching off, and sha256_cbor.
 """
 
 import json
@@ -73,17 +77,38 @@ def make(seed: int, long: bool = False) -> tuple[dict, list[dict]]:
     return cfg, reqs
 
 
+def add_knobs(cfg: dict, reqs: list[dict], seed: int) -> None:
+    """Scheduler options the other CPU-tier cases leave at vLLM's defaults."""
+    rng = random.Random(seed * 104723 + 11)
+    if rng.random() < 0.5:
+        cfg["policy"] = "priority"
+        for r in reqs:
+            r["priority"] = rng.randrange(0, 3)
+    cfg["watermark"] = rng.choice([0.0, 0.0, 0.05, 0.1])
+    cfg["scheduler_reserve_full_isl"] = rng.choice([True, False])
+    if rng.random() < 0.5:
+        cfg["max_num_active_seqs"] = rng.randrange(1, cfg["max_num_seqs"] + 1)
+    if rng.random() < 0.4:
+        cfg["long_prefill_token_threshold_adaptive"] = True
+        cfg.setdefault("long_prefill_token_threshold", rng.choice([2, 3, 4]) * cfg["block_size"])
+    cfg["enable_prefix_caching"] = rng.choice([False, True, True, True])
+    cfg["hash_algo"] = rng.choice(["sha256", "sha256_cbor"])
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
     asyn = "--async" in args
     long = "--long" in args
-    args = [a for a in args if a not in ("--async", "--long")]
+    knobs = "--knobs" in args
+    args = [a for a in args if a not in ("--async", "--long", "--knobs")]
     out, seeds = args[0], args[1:]
     for s in seeds:
         cfg, reqs = make(int(s), long)
+        if knobs:
+            add_knobs(cfg, reqs, int(s))
         if asyn:
             cfg["async_scheduling"] = True
-        name = "o" + ("a" if asyn else "") + ("l" if long else "") + "seed" + s
+        name = ("k" if knobs else "") + "o" + ("a" if asyn else "") + ("l" if long else "") + "seed" + s
         with open(f"{out}/{name}.trace.jsonl", "w") as f:
             f.write(json.dumps({"config": cfg}) + "\n")
             f.writelines(json.dumps(r) + "\n" for r in reqs)
