@@ -222,3 +222,24 @@ def said(bs: int) -> str:
     return (f"block_size {bs:,} is at least every prompt's tokens (at most 4,877): a hit is "
             "whole blocks and leaves a prompt's last token to compute, so no prompt can hit and "
             "the hit rate is 0 by construction")
+
+
+def test_a_model_pool_vllm_would_not_start_with_is_said_so(tmp_path):
+    # `kvcli config llama-3.1-8b --gpu-memory-gib 20` refuses (the largest max_model_len that
+    # fits is 28,176); a replay runs the pool (per-request refusals) and said nothing
+    t = tmp_path / "t.jsonl"
+    t.write_text('{"input_length": 40, "output_length": 3, "hash_ids": [1, 2, 3], '
+                 '"block_size": 16}\n')
+
+    def told(**kw) -> list[str]:
+        s = replay(str(t), ReplayOptions(model="llama-3.1-8b", gpu_memory_gib=20.0, **kw))
+        assert s.num_blocks == 1762
+        return [w for w in s.warnings if not w.startswith("uncalibrated")]
+    assert told() == [
+        ("one request of max_model_len 131,072 tokens needs 8,192 blocks (8,192 full_attention) "
+        "but only 1,761 are usable (num_blocks 1,762): vLLM refuses to start; replayed all the "
+        "same (a request that can never fit is refused alone): give max_model_len as vllm serve "
+        "would need it (kvcli config reports the largest that fits)")]
+    assert told(max_model_len=28176) == []
+    assert len(told(max_model_len=28177)) == 1
+    assert told(max_model_len=28177, mode="cache") == []

@@ -5,9 +5,11 @@
 * the **routed ceiling**: each replica its own infinite cache, the requests routed as they
   were: a request hits the longest prefix an earlier request routed to the same replica had.
 
-Both apply vLLM's cap (the prompt's last token is always computed, hits are whole blocks) and
-count prompt blocks only (a decode block is cached too, but in a trace without its own output
-tokens no later prompt holds it). So routing loss = trace ceiling - routed ceiling (what the
+Both apply vLLM's cap (the prompt's last token is always computed, hits are whole blocks). A
+request's prompt blocks join the caches when it is routed; in engine mode, when the trace gives
+its output tokens, its decode blocks join them when it finishes (`add_output`): a later prompt
+that repeats the conversation holds them, and the engine caches them (random outputs no later
+prompt holds are left out: they cost memory and change nothing). So routing loss = trace ceiling - routed ceiling (what the
 routing threw away), capacity loss = routed ceiling - achieved (what eviction, and in engine
 mode concurrency, threw away). Blocks are their 64-bit hashes (`RouteRequest.block_hashes`).
 """
@@ -39,6 +41,11 @@ class Ceilings:
         k = _prefix(hashes, len(hashes), mine)
         self.routed_hit[rid] = min(k, cap) * bs
         mine.update(hashes[k:])
+
+    def add_output(self, hashes: list[bytes], replica: int) -> None:
+        """A finished request's decode blocks (engine mode, output tokens from the trace)."""
+        self.seen.update(hashes)
+        self.per[replica].update(hashes)
 
     def totals(self, rids: Iterable[str]) -> tuple[int, int]:
         """(trace ceiling hit tokens, routed ceiling hit tokens) summed over `rids`."""

@@ -64,6 +64,10 @@ class ClusterLoop:
         self.prompt: dict[str, int] = {}
         self.log = DecisionLog()
         self.ceilings = Ceilings(n, ctx0.kvm.hash_block_size)
+        # engine mode, outputs from the trace: (request, prompt blocks) until it finishes, when
+        # its decode blocks join the ceilings' caches
+        self.decoding: dict[str, tuple[Any, int]] = {}
+        self.engine = ctx0.cfg.mode != "cache"
         self.decisions_out = decisions_out
         # arrivals on the clock by their timestamps (engine mode with arrivals=ignore: all at 0)
         self.ready: list[float] = []
@@ -135,6 +139,12 @@ class ClusterLoop:
                 self.router.on_first_token(rid, i, view.now_ms)
         if kind in (FINISH, REJECT):
             view.in_flight[i] -= 1
+            held = self.decoding.pop(rid, None)
+            if held is not None and kind == FINISH:
+                # the blocks it computed: its last sampled token never was
+                req, first = held
+                done = (req.num_tokens - 1) // self.ceilings.block_size
+                self.ceilings.add_output(req.block_hashes[first:done], i)
             # a rejected request's stream ends too (vLLM answers it with an error): a router
             # frees what it charged for it, as it does at a finish (Dynamo's `free`)
             self.router.on_finished(rid, i, view.now_ms)
@@ -163,6 +173,8 @@ class ClusterLoop:
             elif d.predicted_hit < truth[i]:
                 log.false_miss += 1
         self.ceilings.add(tr.id, req.block_hashes, tr.prompt_len, i)
+        if self.engine and tr.output_token_ids is not None:
+            self.decoding[tr.id] = (req, len(req.block_hashes))
         view.in_flight[i] += 1
         view.prefilling[i] += 1
         view.prefill_tokens[i] += tr.prompt_len

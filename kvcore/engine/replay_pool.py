@@ -106,13 +106,14 @@ def group_type(spec) -> str:
     return "full_attention" if kind == "full" else kind
 
 
-def check_startup(groups: list[KVCacheGroupSpec], cfg: ReplayOptions, num_blocks: int,
-                  trace: Trace) -> None:
-    """vLLM's start-up check (`get_kv_cache_configs` with a block-count override): one request
-    of `max_model_len` tokens must fit in the usable blocks, each group counting the pages its
-    spec can hold at once (the window or chunk plus what is in flight, for the local ones)."""
+def startup_shortfall(groups: list[KVCacheGroupSpec], cfg: ReplayOptions,
+                      num_blocks: int) -> str | None:
+    """Why vLLM's start-up check (`get_kv_cache_configs` with a block-count override) refuses
+    the pool, or None: one request of `max_model_len` tokens must fit in the usable blocks, each
+    group counting the pages its spec can hold at once (the window or chunk plus what is in
+    flight, for the local ones)."""
     if cfg.max_model_len is None:
-        return
+        return None
     ctx = SizingContext(max_model_len=cfg.max_model_len,
                         max_num_batched_tokens=cfg.max_num_batched_tokens,
                         max_concurrent_batches=concurrent_batches(cfg))
@@ -126,9 +127,17 @@ def check_startup(groups: list[KVCacheGroupSpec], cfg: ReplayOptions, num_blocks
     if need > num_blocks - 1:
         why = (" (async scheduling: 2 batches in flight; --no-async-scheduling reserves for 1)"
                if ctx.max_concurrent_batches > 1 and len(parts) > 1 else "")
-        message = (f"one request of max_model_len {cfg.max_model_len:,} tokens needs {need:,} "
-                   f"blocks ({' + '.join(parts)}) but only {num_blocks - 1:,} are usable "
-                   f"(num_blocks {num_blocks:,}): vLLM refuses to start{why}")
+        return (f"one request of max_model_len {cfg.max_model_len:,} tokens needs {need:,} "
+                f"blocks ({' + '.join(parts)}) but only {num_blocks - 1:,} are usable "
+                f"(num_blocks {num_blocks:,}): vLLM refuses to start{why}")
+    return None
+
+
+def check_startup(groups: list[KVCacheGroupSpec], cfg: ReplayOptions, num_blocks: int,
+                  trace: Trace) -> None:
+    """`startup_shortfall` as an error: groups from a config line, where vLLM's refusal holds."""
+    message = startup_shortfall(groups, cfg, num_blocks)
+    if message is not None:
         if "num_blocks" not in (cfg.given or ()) and "num_blocks" in trace.config:
             raise InputError(message, path=trace.path, line=trace.config_line,
                              field="config.num_blocks")

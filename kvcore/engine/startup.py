@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from kvcore.clock.base import Clock
 from kvcore.clock.registry import make_clock
 from kvcore.engine.options import ReplayOptions
-from kvcore.engine.replay_pool import check_startup, sized
+from kvcore.engine.replay_pool import check_startup, sized, startup_shortfall
 from kvcore.errors import InputError
 from kvcore.host_memory import check_pool_fits
 from kvcore.models.geometry import ModelGeometry
@@ -36,6 +36,7 @@ class StartUp:
     clock: Clock
     offload: OffloadConfig | None       # the CPU tier's (None: off)
     geometry: ModelGeometry | None      # the model's, read once (None: no model)
+    notes: tuple[str, ...] = ()         # warnings only the start-up can tell (the replay's)
 
     @property
     def hash_block_size(self) -> int:
@@ -79,8 +80,17 @@ def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
         # is refused up front when this machine cannot hold it.
         check_pool_fits(num_blocks, field="gpu_memory_gib"
                         if cfg.gpu_memory_gib is not None else "num_blocks")
-    if cfg.groups is not None:      # (a model keeps per-request rejection: see docs)
+    notes: tuple[str, ...] = ()
+    if cfg.groups is not None:
         check_startup(groups, cfg, num_blocks, trace)
+    elif geometry is not None and cfg.mode == "engine":
+        # A model keeps per-request rejection (a model's max_model_len would refuse every small
+        # pool a study of eviction uses), but says that vllm serve would not start.
+        short = startup_shortfall(groups, cfg, num_blocks)
+        if short is not None:
+            notes = ((f"{short}; replayed all the same (a request that can never fit is refused "
+                     "alone): give max_model_len as vllm serve would need it (kvcli config "
+                     "reports the largest that fits)"),)
     check_prefix_match_unit(cfg, groups, trace)
     try:
         check_retention_interval(cfg.prefix_cache_retention_interval,
@@ -96,4 +106,4 @@ def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
     offload = offload_config(cfg, groups)
     if offload is not None:
         check_supported(cfg, groups)
-    return StartUp(cfg, groups, clock, offload, geometry)
+    return StartUp(cfg, groups, clock, offload, geometry, notes)

@@ -198,6 +198,7 @@ def compute_curve(trace_path: str, opts: CurveOptions, *, trace=None,
 
         block_size = ReplayOptions().block_size
     inp = None
+    notes: list[str] = []
     if trace is None and block_size in (None, MOONCAKE_BLOCK):
         # A plain Mooncake file: arrays straight from the bytes, no per-request objects.
         arrays = read_hash_id_trace(trace_path)
@@ -211,9 +212,21 @@ def compute_curve(trace_path: str, opts: CurveOptions, *, trace=None,
             from kvcore.traces import read_trace
 
             trace = read_trace(trace_path)
+        from kvcore.traces.formats import CONTENTLESS_FORMATS
+
         bs = block_size
+        contentless = trace.format in CONTENTLESS_FORMATS
         if bs is None:
-            bs = next((r.trace_block_size for r in trace.requests if r.trace_block_size), 16)
+            # (a lengths-only trace's ids are made up, of UNIQUE_BLOCK tokens: not its size)
+            bs = 16 if contentless else next(
+                (r.trace_block_size for r in trace.requests if r.trace_block_size), 16)
+        if any(r.output_token_ids is not None for r in trace.requests):
+            notes.append("the trace gives output tokens: the curve counts prompt blocks (as "
+                         "cache mode), an engine replay also caches the outputs a later prompt "
+                         "may repeat")
+        if contentless:
+            notes.append(f"{trace.format} trace: prompt lengths only, so every prompt is unique "
+                         "and the hit rate is 0 by construction")
         inp = build_input(trace.requests, rule=opts.rule, block_size=bs, warmup=opts.warmup)
     lru = one_pass(inp)
     lo, hi = lru.exact_min, lru.exact_max
@@ -238,7 +251,7 @@ def compute_curve(trace_path: str, opts: CurveOptions, *, trace=None,
             else:
                 tasks.append(("simulation", policy, c))
     replays = [c for kind, _, c in tasks if kind == "replay"]
-    warnings = [lru.not_exact_warning(replays)] if replays else []
+    warnings = notes + ([lru.not_exact_warning(replays)] if replays else [])
     if replays:
         # A replay allocates its pool (the simulations and the one pass do not): refused up
         # front, before any point runs, when the largest cannot fit this machine's memory.

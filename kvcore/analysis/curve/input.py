@@ -126,6 +126,29 @@ def _block_contents(req, bs: int, n_blocks: int):
     return out
 
 
+def _token_runs(req, bs: int, n_blocks: int):
+    """Content labels that compare across trace block sizes: each block's tokens as maximal runs
+    of consecutive token values ``(first, count)`` (id ``h`` of block size TB is ``h*TB + j``).
+    For a trace whose lines give different block sizes, where ``_block_contents``' labels of one
+    size never equal another's although `kvcli replay` sees the same tokens."""
+    ids, tb, n = req.hash_ids, req.trace_block_size, req.prompt_len
+    out = []
+    for k in range(n_blocks):
+        lo, hi = k * bs, min((k + 1) * bs, n)
+        runs: list[int] = []
+        p = lo
+        while p < hi:
+            end = min((p // tb + 1) * tb, hi)
+            first = ids[p // tb] * tb + p % tb
+            if runs and runs[-2] + runs[-1] == first:
+                runs[-1] += end - p
+            else:
+                runs += [first, end - p]
+            p = end
+        out.append(tuple(runs))
+    return out
+
+
 def _chained_ids(requests: list, rule: str, bs: int) -> CurveInput | None:
     """Fast path: when every trace block id already names its whole prefix (each id always
     follows the same parent id, as in Mooncake traces) and engine blocks are trace blocks, the
@@ -192,6 +215,9 @@ def build_input(requests: Iterable[PromptSource], *, rule: str, block_size: int,
         fast.first_counted = warmup_start(len(requests), warmup)
         return fast
     bs = block_size
+    # one trace block size (the usual case): ids name content; several: compare token runs
+    contents = (_token_runs if len({r.trace_block_size for r in requests
+                                    if r.hash_ids is not None}) > 1 else _block_contents)
     chain = _Chain()
     keys: list[int] = []
     weights: list[int] = []
@@ -205,7 +231,7 @@ def build_input(requests: Iterable[PromptSource], *, rule: str, block_size: int,
         else:
             n_keys = cap = total
         parent = _root(chain, req)
-        for c in _block_contents(req, bs, n_keys):
+        for c in (_block_contents if req.hash_ids is None else contents)(req, bs, n_keys):
             parent = chain.key(parent, c)
             keys.append(parent)
         weights.extend([bs] * n_keys)

@@ -79,8 +79,9 @@ class OnePass:
         lo, hi = self.exact_min, self.exact_max
         why = (f"below {lo:,} blocks (the largest request's) some requests cannot run"
                if min(capacities) < lo else f"above {hi:,.0f} blocks the one pass is not exact")
-        return (f"the one-pass LRU curve is exact only for capacities of {lo:,} to {hi:,.0f} "
-                f"blocks: {why}, so {len(capacities)} LRU point(s) run as cache-mode replays "
+        span = (f"only for capacities of {lo:,} to {hi:,.0f} blocks" if lo <= hi
+                else "for no capacity of this trace")
+        return (f"the one-pass LRU curve is exact {span}: {why}, so {len(capacities)} LRU point(s) run as cache-mode replays "
                 "instead (slower)")
 
 
