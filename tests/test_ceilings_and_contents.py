@@ -82,3 +82,24 @@ def test_ceilings_count_the_output_blocks_the_engine_cached(tmp_path):
     assert res["hit_tokens"] == 4 * 64 and res["trace_ceiling"] == 256 / prompt
     doc, err = _json("curve", str(path))
     assert doc["ceiling"] == 256 / prompt and "engine replay also caches the outputs" in err
+
+
+def test_curve_says_it_reordered_an_out_of_order_trace(tmp_path):
+    # replay said so; curve took the same order without a word (both readers: the fast one
+    # for plain Mooncake files, the full one for the rest)
+    lines = [(5, [1, 2]), (1, [1, 3]), (3, [4]), (9, [1, 2])]
+    moon = tmp_path / "m.jsonl"
+    moon.write_text("".join(json.dumps({"timestamp": t, "input_length": 512 * len(ids),
+                                        "output_length": 2, "hash_ids": ids}) + "\n"
+                            for t, ids in lines))
+    tokens = tmp_path / "t.jsonl"
+    tokens.write_text("".join(json.dumps({"timestamp": t, "prompt_token_ids": ids * 20,
+                                          "output_length": 2}) + "\n" for t, ids in lines))
+    said = ("2 request(s) have a timestamp earlier than a line before them: taken in timestamp "
+            "order (ties in file order)")
+    for path in (moon, tokens):
+        _, err = _json("curve", str(path))
+        assert said in err, path
+        assert said.replace("taken", "replayed") in replay(str(path), ReplayOptions()).warnings
+    _, err = _json("curve", str(moon), "--block-size", "16")
+    assert said in err

@@ -72,3 +72,26 @@ def test_curve_of_hash_ids_past_2_63_equals_small_ids(tmp_path, big):
     # 3 prompts of 600 tokens at 512-token blocks: with room for 2 blocks (a running request
     # holds both) the 2nd and 3rd hit their first block; with 1, none can run
     assert points(big) == points(2) == [(1, 0.0), (2, 2 * 512 / 1800)]
+
+
+# -- an event stream given as a trace: its header holds a `config`, so it read as a config line
+# -- and the error came at line 2 as "unknown trace format"; a config line's other keys were
+# -- dropped without a word
+
+@pytest.mark.parametrize("command", ["replay", "curve", "cluster"])
+def test_an_event_stream_is_not_a_trace(tmp_path, command):
+    path = _trace(tmp_path, dict(REQ, prompt_token_ids=list(range(1, 41))))  # 2 blocks stored
+    for fmt, says in (("jsonl", ("this is kvcli's event stream (replay --events), not a trace: "
+                                "kvcli stats reads it")),
+                      ("vllm", "this is vLLM's KV event format (events-format vllm), not a trace")):
+        events = tmp_path / f"{fmt}.events"
+        res = runner.invoke(app, ["replay", str(path), "--events", str(events),
+                                  "--events-format", fmt, "--arrivals", "step"])
+        assert res.exit_code == 0, res.output
+        refused([command, str(events)], f"error: {events}:1: {says}")
+
+
+def test_a_config_line_holds_only_config(tmp_path):
+    path = _trace(tmp_path, {"config": {"num_blocks": 500}, "extra": 1}, REQ)
+    refused(["replay", str(path)], f"error: {path}:1: a config line holds only 'config'; "
+            "unknown key(s) 'extra' (the options go inside it)")

@@ -136,10 +136,26 @@ def test_sliding_window_models_replay_to_the_end_and_say_how(tmp_path, model):
     assert "0 (sliding windows keep reachable tails only)" in table
 
 
+def test_the_summarys_groups_paste_back_into_a_config_line(tmp_path):
+    # the summary names a group by vLLM's kind ('full_attention'), which a config line refused
+    trace = tmp_path / "t.jsonl"
+    req = {"id": "a", "prompt_token_ids": list(range(40)), "output_length": 3}
+    trace.write_text(json.dumps({"config": {"groups": [{"type": "full"}, {
+        "type": "sliding_window", "sliding_window": 16}]}}) + "\n" + json.dumps(req) + "\n")
+    groups = replay(str(trace), ReplayOptions()).groups
+    assert [g["type"] for g in groups] == ["full_attention", "sliding_window"]
+    trace.write_text(json.dumps({"config": {"groups": groups}}) + "\n" + json.dumps(req) + "\n")
+    assert replay(str(trace), ReplayOptions()).groups == groups
+
+
 @pytest.mark.parametrize("config, field, says", [
     ({"groups": "x"}, "config.groups", "must be a non-empty list of groups"),
     ({"groups": [{"type": "weird"}]}, "config.groups", "unknown group type 'weird'"),
     ({"groups": [{"type": "sliding_window"}]}, "config.groups", "missing"),
+    # a group's own block size was ignored: the groups ran at 16 without a word
+    ({"groups": [{"type": "sliding_window", "sliding_window": 64, "block_size": 32},
+                 {"type": "full_attention", "block_size": 16}]}, "config.groups",
+     "a sliding_window group's block_size 32 is not the 16 it runs at"),
     ({"prefix_cache_retention_interval": "abc"}, "config.prefix_cache_retention_interval",
      "must be dense (null) or an integer >= 0, got 'abc'"),
     ({"groups": [{"type": "full"}, {"type": "sliding_window", "sliding_window": 32}],

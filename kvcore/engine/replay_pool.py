@@ -21,12 +21,22 @@ from kvcore.specs import FullAttentionSpec, KVCacheGroupSpec, KVCacheSpec, Mamba
 from kvcore.traces import Trace
 
 
-def _config_group(group: dict, cfg: ReplayOptions) -> KVCacheSpec:
+def _config_group(group: dict, cfg: ReplayOptions, trace: Trace) -> KVCacheSpec:
     """A config line's group. With prefix caching off vLLM runs Mamba in "none" mode
-    (`MambaModelConfig`): a Mamba block holds max_model_len tokens, one a request."""
+    (`MambaModelConfig`): a Mamba block holds max_model_len tokens, one a request. A group's
+    own `block_size` (a replay's summary names it) must be the one it runs at."""
     spec = spec_from_group_config(group, cfg.block_size)
     if isinstance(spec, MambaSpec) and not cfg.enable_prefix_caching and cfg.max_model_len:
         spec = dataclasses.replace(spec, block_size=cfg.max_model_len)
+    given = group.get("block_size", spec.block_size)
+    if given != spec.block_size:
+        message = (f"a {group.get('type')} group's block_size {given!r} is not the "
+                   f"{spec.block_size} it runs at: a config line's groups run at the replay's "
+                   "block_size (a Mamba group with prefix caching off at max_model_len)")
+        if "groups" not in (cfg.given or ()) and "groups" in trace.config:
+            raise InputError(message, path=trace.path, line=trace.config_line,
+                             field="config.groups")
+        raise InputError(message, field="groups")
     return spec
 
 
@@ -60,7 +70,7 @@ def sized(cfg: ReplayOptions, trace: Trace
             fill["num_blocks"] = res.config.num_blocks
         groups = list(res.config.kv_cache_groups)
     elif cfg.groups is not None:
-        groups = [KVCacheGroupSpec((f"layer{i}",), _config_group(g, cfg))
+        groups = [KVCacheGroupSpec((f"layer{i}",), _config_group(g, cfg, trace))
                   for i, g in enumerate(cfg.groups)]
     else:
         groups = [KVCacheGroupSpec(("layer",), FullAttentionSpec(block_size=cfg.block_size))]

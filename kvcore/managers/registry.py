@@ -117,7 +117,9 @@ register_manager(ChunkedLocalAttentionSpec, ChunkedLocalAttentionManager,
 register_manager(MambaSpec, MambaManager, "mamba")
 register_manager(CrossAttentionSpec, CrossAttentionManager, "cross_attention")
 
-register_group_type("full", lambda cfg, bs: FullAttentionSpec(block_size=bs))
+# (aliases: the kinds a replay's summary and event header name its groups by, so they paste back)
+register_group_type("full", lambda cfg, bs: FullAttentionSpec(block_size=bs),
+                    aliases=("full_attention",))
 register_group_type(
     "sliding_window",
     lambda cfg, bs: SlidingWindowSpec(block_size=bs,
@@ -127,7 +129,7 @@ register_group_type(
     "chunked_local",
     lambda cfg, bs: ChunkedLocalAttentionSpec(
         block_size=bs, attention_chunk_size=_positive_int(cfg, "attention_chunk_size")),
-    aliases=("chunked",))
+    aliases=("chunked", "chunked_local_attention"))
 def _mamba_group(cfg: dict, bs: int) -> MambaSpec:
     """A Mamba group in an op script or a trace's config line: one float32 state of
     `state_size` values (sizes do not matter); ``"checkpoint": true`` is a Mamba2 layer

@@ -158,10 +158,25 @@ def _decode(text: str, ctx: _Ctx) -> dict:
     return obj
 
 
+def _not_a_trace(obj: dict, ctx: _Ctx) -> None:
+    """An event stream given where a trace goes: its own line (its header holds a `config`, which
+    read as a config line, and the error came at line 2 as 'unknown trace format')."""
+    if obj.get("kind") == "header" and "schema_version" in obj:
+        raise ctx.err(None, "this is kvcli's event stream (replay --events), not a trace: "
+                            "kvcli stats reads it")
+    if "ts" in obj and "events" in obj:
+        raise ctx.err(None, "this is vLLM's KV event format (events-format vllm), not a trace")
+
+
 def _read_jsonl(trace: Trace, ctx: _Ctx, first, lines) -> Iterator[TraceRequest]:
     obj = _decode(first[1], ctx)
+    _not_a_trace(obj, ctx)
     pending = [(ctx.line, obj)]
     if "config" in obj:
+        if len(obj) > 1:
+            extra = ", ".join(repr(k) for k in obj if k != "config")
+            raise ctx.err(None, f"a config line holds only 'config'; unknown key(s) {extra} (the "
+                                "options go inside it)")
         cfg = obj["config"]
         if cfg is not None and not isinstance(cfg, dict):
             raise ctx.err("config", "must be an object")

@@ -16,7 +16,8 @@ How each point is computed (its ``method``):
 Capacities are usable blocks (the null block not counted). Hit rates are token-weighted over
 the requests past the warm-up that ran (rejected requests are left out and counted).
 
-The modules: `compute.py` (the driver), `input.py` (a trace reduced to block keys),
+The modules: `compute.py` (the driver), `reading.py` (a trace file to that input, its block
+size and warnings), `input.py` (a trace reduced to block keys),
 `option_numbers.py` (an option's comma list), `fastread.py` (plain Mooncake files straight to
 arrays), `onepass.py`, `sim.py` and `exact.py` (the per-capacity points, in parallel processes),
 `knees.py` (the smallest capacity reaching each fraction of the ceiling); the policies are

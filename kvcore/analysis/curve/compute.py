@@ -8,10 +8,10 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from kvcore.analysis.curve.fastread import MOONCAKE_BLOCK, read_hash_id_trace
-from kvcore.analysis.curve.input import RULES, build_input, chained_input, warmup_start
+from kvcore.analysis.curve.input import RULES
 from kvcore.analysis.curve.knees import knees_of
 from kvcore.analysis.curve.onepass import one_pass
+from kvcore.analysis.curve.reading import read_input
 from kvcore.analysis.policies import POLICIES
 from kvcore.errors import InputError
 from kvcore.host_memory import MAX_GIB, check_pool_fits
@@ -197,37 +197,7 @@ def compute_curve(trace_path: str, opts: CurveOptions, *, trace=None,
         from kvcore.engine.options import ReplayOptions
 
         block_size = ReplayOptions().block_size
-    inp = None
-    notes: list[str] = []
-    if trace is None and block_size in (None, MOONCAKE_BLOCK):
-        # A plain Mooncake file: arrays straight from the bytes, no per-request objects.
-        arrays = read_hash_id_trace(trace_path)
-        if arrays is not None:
-            bs = arrays.trace_block_size
-            inp = chained_input(arrays.ids, arrays.lens, arrays.num_tokens, opts.rule, bs)
-            if inp is not None:
-                inp.first_counted = warmup_start(inp.num_requests, opts.warmup)
-    if inp is None:
-        if trace is None:
-            from kvcore.traces import read_trace
-
-            trace = read_trace(trace_path)
-        from kvcore.traces.formats import CONTENTLESS_FORMATS
-
-        bs = block_size
-        contentless = trace.format in CONTENTLESS_FORMATS
-        if bs is None:
-            # (a lengths-only trace's ids are made up, of UNIQUE_BLOCK tokens: not its size)
-            bs = 16 if contentless else next(
-                (r.trace_block_size for r in trace.requests if r.trace_block_size), 16)
-        if any(r.output_token_ids is not None for r in trace.requests):
-            notes.append("the trace gives output tokens: the curve counts prompt blocks (as "
-                         "cache mode), an engine replay also caches the outputs a later prompt "
-                         "may repeat")
-        if contentless:
-            notes.append(f"{trace.format} trace: prompt lengths only, so every prompt is unique "
-                         "and the hit rate is 0 by construction")
-        inp = build_input(trace.requests, rule=opts.rule, block_size=bs, warmup=opts.warmup)
+    inp, bs, notes, trace = read_input(trace_path, opts.rule, opts.warmup, block_size, trace)
     lru = one_pass(inp)
     lo, hi = lru.exact_min, lru.exact_max
     ceiling_cap = max(lru.ceiling_capacity, 1)

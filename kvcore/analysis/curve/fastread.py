@@ -42,6 +42,7 @@ class HashIdTrace:
     ids: np.ndarray          # int64, every request's hash ids concatenated
     trace_block_size: int = MOONCAKE_BLOCK
     format: str = "mooncake"
+    out_of_order: int = 0    # requests earlier than a line before them (as `Trace`'s)
 
     @property
     def num_requests(self) -> int:
@@ -127,10 +128,11 @@ def read_hash_id_trace(path: str) -> HashIdTrace | None:
     lens = np.fromiter(map(len, id_lists), dtype=np.int64, count=len(id_lists))
     if np.any(lens != -(-num_tokens // MOONCAKE_BLOCK)):
         return None
-    if np.any(arrival[1:] < arrival[:-1]):     # not in arrival order: a stable reorder
+    late = int(np.count_nonzero(arrival[1:] < np.maximum.accumulate(arrival)[:-1]))
+    if late:                                   # not in arrival order: a stable reorder
         order = np.argsort(arrival, kind="stable")
         starts = np.concatenate(([0], np.cumsum(lens)))
         lens, num_tokens = lens[order], num_tokens[order]
         new_starts = np.concatenate(([0], np.cumsum(lens)))
         ids = ids[np.repeat(starts[order] - new_starts[:-1], lens) + np.arange(len(ids))]
-    return HashIdTrace(path=path, num_tokens=num_tokens, lens=lens, ids=ids)
+    return HashIdTrace(path=path, num_tokens=num_tokens, lens=lens, ids=ids, out_of_order=late)
