@@ -227,7 +227,8 @@ def summary_view(summary):
     if d["mode"] == "engine":
         rows += [("scheduling", "async (batch queue of 2)" if d["config"]["async_scheduling"]
                   else "sync"),
-                 ("mean KV usage", f"{d['mean_usage']:.2%}"),
+                 # (None when interrupted before the end: measured over the whole run only)
+                 ("mean KV usage", "-" if d["mean_usage"] is None else f"{d['mean_usage']:.2%}"),
                  ("steps", d["steps"]),
                  ("simulated time (s)", d["sim_time_s"])]
     cfg = d["config"]

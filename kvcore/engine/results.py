@@ -29,7 +29,7 @@ class ReplaySummary:
     recomputed_tokens: int = 0        # computed tokens thrown away by preemptions
     evictions: int = 0                # cached hashes dropped because their block was reused
     peak_usage: float = 0.0           # max fraction of usable blocks held (after every allocation)
-    mean_usage: float = 0.0           # time-weighted mean after each step's scheduling
+    mean_usage: float | None = None   # engine mode: time-weighted mean after each step's scheduling
     num_blocks: int = 0
     block_size: int = 0
     # the pool's KV cache groups, as the event header's `groups`: [{type, block_size,
