@@ -95,3 +95,18 @@ def test_a_config_line_holds_only_config(tmp_path):
     path = _trace(tmp_path, {"config": {"num_blocks": 500}, "extra": 1}, REQ)
     refused(["replay", str(path)], f"error: {path}:1: a config line holds only 'config'; "
             "unknown key(s) 'extra' (the options go inside it)")
+
+
+# -- a request a windowed pool can never admit: "can never be admitted (stalled for 1000
+# -- steps)" named no option, and --skip-bad (which promises to skip such requests) did nothing
+
+@pytest.mark.parametrize("skip", [[], ["--skip-bad"]])
+def test_a_stall_names_the_pool_and_what_skip_bad_cannot_see(tmp_path, skip):
+    groups = [{"type": "full"}, {"type": "sliding_window", "sliding_window": 32}]
+    path = _trace(tmp_path, {"config": {"groups": groups, "num_blocks": 10}},
+                  dict(REQ, id="a", prompt_token_ids=list(range(1, 50))),
+                  dict(REQ, id="b", prompt_token_ids=list(range(1, 400))))
+    refused(["replay", str(path), *skip], f"error: {path}:3: request 'b' can never be admitted "
+            "(stalled for 1000 steps with nothing running: vLLM would wait forever): the pool of "
+            "10 blocks never has room for it; give more num_blocks; with sliding-window, "
+            "chunked-local or Mamba groups skip_bad cannot tell in advance")

@@ -48,5 +48,11 @@ def stalled(ctx: ReplayContext, head: Any, steps: int) -> InputError:
     """The error of an engine that scheduled nothing for `steps` steps with `head` (a
     `Request`) first in its waiting queue: it can never be admitted (vLLM would spin)."""
     tr = ctx.records[head.request_id].tr
-    return InputError(f"request {tr.id!r} can never be admitted (stalled for {steps} steps)",
-                      path=ctx.trace.path, line=tr.line)
+    # (full-attention groups alone: a request that cannot fit is refused before it runs, or
+    # skipped with skip_bad; a window's or a Mamba group's reserve is left to this guard)
+    blind = "" if ctx.all_full else (
+        "; with sliding-window, chunked-local or Mamba groups skip_bad cannot tell in advance")
+    return InputError(f"request {tr.id!r} can never be admitted (stalled for {steps} steps with "
+                      f"nothing running: vLLM would wait forever): the pool of "
+                      f"{ctx.num_blocks:,} blocks never has room for it; give more num_blocks"
+                      f"{blind}", path=ctx.trace.path, line=tr.line)
