@@ -9,9 +9,10 @@ Both apply vLLM's cap (the prompt's last token is always computed, hits are whol
 request's prompt blocks join the caches when it is routed; in engine mode, when the trace gives
 its output tokens, its decode blocks join them when it finishes (`add_output`): a later prompt
 that repeats the conversation holds them, and the engine caches them (random outputs no later
-prompt holds are left out: they cost memory and change nothing). So routing loss = trace ceiling - routed ceiling (what the
-routing threw away), capacity loss = routed ceiling - achieved (what eviction, and in engine
-mode concurrency, threw away). Blocks are their 64-bit hashes (`RouteRequest.block_hashes`).
+prompt holds are left out: they cost memory and change nothing). So routing loss = trace
+ceiling - routed ceiling (what the routing threw away), capacity loss = routed ceiling -
+achieved (what eviction, and in engine mode concurrency, threw away). Blocks are their 64-bit
+hashes (`RouteRequest.block_hashes`).
 """
 
 from __future__ import annotations

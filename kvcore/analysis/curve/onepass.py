@@ -81,8 +81,8 @@ class OnePass:
                if min(capacities) < lo else f"above {hi:,.0f} blocks the one pass is not exact")
         span = (f"only for capacities of {lo:,} to {hi:,.0f} blocks" if lo <= hi
                 else "for no capacity of this trace")
-        return (f"the one-pass LRU curve is exact {span}: {why}, so {len(capacities)} LRU point(s) run as cache-mode replays "
-                "instead (slower)")
+        return (f"the one-pass LRU curve is exact {span}: {why}, so {len(capacities)} LRU "
+                "point(s) run as cache-mode replays instead (slower)")
 
 
 def _count_before(a: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarray:
