@@ -168,6 +168,10 @@ def test_the_cli_prints_trees_or_json_lines(tmp_path):
     assert lines[0]["calls"][1]["call"] == "KVCacheManager.allocate_slots"
     res = runner.invoke(app, ["script", str(path), "--json"])
     assert res.exit_code == 2 and res.stderr.startswith("error: option --json: needs --calls")
+    res = runner.invoke(app, ["script", str(path), "--calls", "--view"])   # --view was dropped
+    assert res.exit_code == 2 and res.stdout == "" and res.stderr == (
+        "error: option --view: not with --calls: one renders block tables, the other call "
+        "trees; give one\n")
 
 
 def test_the_walkthrough_shows_real_output():

@@ -234,3 +234,42 @@ def test_cluster_replicas_publish_on_offset_ports():
 
 
 # -- errors: one line, exit 2; warnings; never a hang --------------------------------------------
+
+
+def test_listen_started_after_the_last_batch_gets_them_all(tmp_path):
+    """A listener that joins once the publisher has sent everything (its replay socket still
+    up, lingering): it asked the replay socket only on a live batch past a gap, so it got none
+    ("0 batch(es)"); now a quiet idle timeout asks it for what it buffered."""
+    port, rport = free_port(), free_port()
+    out = tmp_path / "vllm.jsonl"
+    proc = kvcli("replay", TRACE, "--num-blocks", "96", "--events", str(out),
+                 "--events-format", "vllm", "--kv-events-endpoint", f"tcp://*:{port}",
+                 "--kv-events-replay-endpoint", f"tcp://*:{rport}", "--kv-events-wait-s", "0",
+                 "--kv-events-linger-s", "15")
+    sub = zmq.Context.instance().socket(zmq.SUB)
+    try:
+        # published when a subscriber of our own, having had batches, hears none for 2 s
+        sub.setsockopt(zmq.LINGER, 0)
+        sub.setsockopt(zmq.SUBSCRIBE, b"")
+        sub.connect(f"tcp://127.0.0.1:{port}")
+        heard, deadline = False, time.monotonic() + 40
+        while time.monotonic() < deadline:
+            if sub.poll(2000):
+                sub.recv_multipart()
+                heard = True
+            elif heard:
+                break
+        sub.close()
+        listen = kvcli("events", "listen", f"tcp://127.0.0.1:{port}", "--replay-endpoint",
+                       f"tcp://127.0.0.1:{rport}", "--idle-timeout-s", "1")
+        stdout, stderr = listen.communicate(timeout=60)
+        proc.communicate(timeout=60)        # (the file is written when the lingering ends)
+    finally:
+        proc.kill()
+    assert listen.returncode == 0, stderr
+    lines = [json.loads(x) for x in stdout.decode().splitlines()]
+    want = file_batches(out)
+    assert len(want) > 5 and [x["seq"] for x in lines] == list(range(len(want)))
+    assert [{k: v for k, v in x.items() if k != "seq"} for x in lines] == \
+        [{**b, "data_parallel_rank": 0} for b in want]
+    assert f"{len(want):,} batch(es), {len(want):,} from the replay socket" in stderr.decode()

@@ -73,6 +73,15 @@ def test_view_renders_blocks_per_op():
     assert "prefix cache: 3 admitted requests, 20 of 32 prompt tokens hit" in out
 
 
+def test_view_of_a_refused_decode_shows_the_blocks_still_held():
+    # the refused decode's row had a blank table, as if request a had lost blocks 1-4
+    ops = CASES.parents[2] / "traces" / "decode-paths.ops.jsonl"
+    res = runner.invoke(app, ["script", "--view", str(ops)], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    row = next(ln for ln in res.stdout.splitlines() if "decode a +97" in ln)
+    assert "refused" in row and "1,2,3,4 (held)" in row
+
+
 BAD = [
     ('{"config": {"block_size": 0}}\n', ":1: field 'block_size'"),
     ('{"config": {"block_size": -4}}\n', ":1: field 'block_size'"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import os
 import platform
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -41,8 +42,13 @@ def device_for(name: str, command: str = "kvcli calibrate --gpu") -> Any:
                             f"`{command}` needs torch with CUDA") from None
     if name == "cpu":
         if os.environ.get("TRITON_INTERPRET", "0") in ("", "0"):
-            raise InputError("cpu runs the Triton kernel under its interpreter: set "
-                             "TRITON_INTERPRET=1", field="device")
+            # Triton reads it when a kernel is defined: the kernels' module is imported on first
+            # use, so setting it here is in time unless Triton's kernels were defined already.
+            if any(m in sys.modules for m in ("kernels.triton_decode", "kernels.merge",
+                                               "kernels.stream")):
+                raise InputError("cpu runs the Triton kernel under its interpreter: set "
+                                 "TRITON_INTERPRET=1", field="device")
+            os.environ["TRITON_INTERPRET"] = "1"
         return torch.device("cpu")
     if name != "cuda":
         raise InputError(f"must be cuda or cpu, got {name!r}", field="device")

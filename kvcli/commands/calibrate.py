@@ -22,7 +22,8 @@ def register(app: typer.Typer) -> None:
                                         help="Tensor-parallel size: the "
                                         "per-GPU shapes measured.")] = 1,
         grid: Annotated[str, typer.Option("--grid", help="full (sized for about two minutes "
-                                          "on an H100/H200) or tiny (the CPU tests').")] = "full",
+                                          "on an H100/H200, not yet timed on one) or tiny (the "
+                                          "CPU tests').")] = "full",
         device: Annotated[str, typer.Option("--device", help="cuda, or cpu: the same code on "
                                             "CPU tensors under TRITON_INTERPRET=1 (tests; the "
                                             "times describe the CPU).")] = "cuda",

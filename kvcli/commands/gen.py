@@ -53,7 +53,9 @@ def register(app: typer.Typer) -> None:
         question_tokens: Annotated[int, typer.Option(help="shared-prefix: question tokens.")
                                    ] = 128,
         conversations: Annotated[int, typer.Option(help="multiturn: conversations.")] = 40,
-        turns: Annotated[int, typer.Option(help="multiturn: mean turns a conversation.")] = 5,
+        turns: Annotated[int, typer.Option(help=(
+            "multiturn: the likeliest number of turns a conversation (triangular on 1 .. 2T-1, "
+            "rounded down: a mean of about T - 0.5)."))] = 5,
         user_tokens: Annotated[int, typer.Option(help="multiturn: mean user message tokens.")
                                ] = 200,
         output_tokens: Annotated[int | None, typer.Option(

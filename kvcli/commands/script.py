@@ -100,11 +100,14 @@ def register(app: typer.Typer) -> None:
         def go() -> None:
             from kvcore.engine.op_script import load_script, with_model
             from kvcore.engine.script_runner import run_ops
+            from kvcore.errors import InputError
 
             if calls_depth is not None and calls_depth < 1:
-                from kvcore.errors import InputError
-
                 raise InputError(f"must be >= 1, got {calls_depth}", field="calls_depth")
+            if view and calls:
+                # (--calls drew its trees and dropped --view without a word)
+                raise InputError("not with --calls: one renders block tables, the other call "
+                                 "trees; give one", field="view")
             cfg, op_list = load_script(ops)
             if hash_seed is not None:
                 cfg.hash_seed = hash_seed
@@ -124,8 +127,6 @@ def register(app: typer.Typer) -> None:
                     output.emit_call_trees(lines)
                 return
             if calls_depth is not None or as_json:
-                from kvcore.errors import InputError
-
                 raise InputError("needs --calls", field="calls_depth" if calls_depth is not None
                                  else "json")
             if view:
@@ -157,6 +158,7 @@ def script_view(cfg, op_list, path: str):
     n = len(cfg.groups)
     rows = []
     data = []
+    last: dict = {}     # request id -> its last block table
     for i, op in enumerate(op_list, start=1):
         res = runner.apply(op)
         got: dict[str, list[list[int]]] = {k: [[] for _ in range(n)] for k in
@@ -181,10 +183,19 @@ def script_view(cfg, op_list, path: str):
             label += f" {res['n']} tok"
         status = "ok" if res.get("ok", True) else (res.get("error") or "refused")
         table = res.get("block_table")
+        rid = res.get("id")
+        if table:
+            last[rid] = table
+        elif kind == "free":
+            last.pop(rid, None)
+        shown = _fmt_groups(table) if table else ""
+        if not table and status != "ok" and rid in last:
+            # a refused op changes nothing: the request still holds its blocks (a blank read
+            # as if it had lost them)
+            shown = _fmt_groups(last[rid]) + " (held)"
         rows.append((i, label, status, _fmt_groups(got["touch"]), _fmt_groups(got["allocate"]),
                      _fmt_groups(got["cache"]), _fmt_groups(got["evict"]),
-                     _fmt_groups(got["free"]), res.get("free", ""),
-                     _fmt_groups(table) if table else ""))
+                     _fmt_groups(got["free"]), res.get("free", ""), shown))
         data.append({"op": res, **{k: v for k, v in got.items()}})
     summary = runner.summary()
     st = summary["prefix_cache_stats"]

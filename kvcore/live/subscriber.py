@@ -21,6 +21,8 @@ from kvcore.errors import InputError
 from kvcore.live.endpoints import check_endpoint, is_bind_endpoint
 
 REPLAY_TIMEOUT_S = 5.0
+# after a quiet idle timeout: a replay socket still up answers at once; a gone one never does
+QUIET_REPLAY_TIMEOUT_S = 1.0
 # The longest idle timeout: ZMQ's poll takes its milliseconds as a C int (2^31 - 1 ms, ~24.9
 # days); 1e300 (or 2,147,484 s) raised OverflowError with a traceback at the first wait.
 MAX_IDLE_TIMEOUT_S = (2**31 - 1) // 1000
@@ -62,7 +64,25 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
         expected = first_seq
         while count is None or st["batches"] < count:
             if not sub.poll(int(idle_timeout_s * 1000) if idle_timeout_s > 0 else None):
-                break
+                # Quiet: a listener that joined after the last batch (or missed the last ones)
+                # asks the replay socket for what it buffered since `expected` (it asked only
+                # on a live batch past a gap, so a late start got nothing); on then.
+                late = _fetch(replay, expected, None, QUIET_REPLAY_TIMEOUT_S) \
+                    if replay is not None else []
+                st["replayed"] += len(late)
+                if late and late[0][0] > expected:      # the oldest ones left its buffer
+                    st["gaps"] += 1
+                    st["missing"] += late[0][0] - expected
+                    yield {"gap": [expected, late[0][0] - 1]}
+                    expected = late[0][0]
+                for s, payload in late:
+                    if s != expected or (count is not None and st["batches"] >= count):
+                        break
+                    yield _record(s, payload, decode_batch, st)
+                    expected += 1
+                if not late:
+                    break
+                continue
             frames = sub.recv_multipart()
             if len(frames) != 3 or len(frames[1]) != 8:
                 st["bad"] += 1
@@ -106,14 +126,17 @@ def _record(seq: int, payload: bytes, decode: Any, st: dict) -> dict:
         return {"seq": seq, "undecodable": str(err)}
 
 
-def _fetch(replay: Any, first: int, stop: int) -> list[tuple[int, bytes]]:
-    """Batches ``first .. stop-1`` from the replay socket (what it still buffers)."""
+def _fetch(replay: Any, first: int, stop: int | None,
+           timeout_s: float = REPLAY_TIMEOUT_S) -> list[tuple[int, bytes]]:
+    """Batches ``first .. stop-1`` from the replay socket (what it still buffers). ``stop``
+    None: every batch from ``first`` on, and no answer is no batch (the publisher may be gone)
+    rather than an error."""
 
     from kvcore.live.wire import END_SEQ
 
     replay.send_multipart((b"", first.to_bytes(8, "big")))
     got: list[tuple[int, bytes]] = []
-    deadline = time.monotonic() + REPLAY_TIMEOUT_S
+    deadline = time.monotonic() + timeout_s
     while (left := deadline - time.monotonic()) > 0:
         if not replay.poll(int(left * 1000)):
             break
@@ -124,7 +147,9 @@ def _fetch(replay: Any, first: int, stop: int) -> list[tuple[int, bytes]]:
         if seq_bytes == END_SEQ:
             return got
         seq = int.from_bytes(seq_bytes, "big")
-        if first <= seq < stop:
+        if first <= seq and (stop is None or seq < stop):
             got.append((seq, payload))
+    if stop is None:
+        return []
     raise InputError(f"no end of the replay answer in {REPLAY_TIMEOUT_S:g} s (is a vLLM replay "
                      "socket there?)", field="replay_endpoint")
