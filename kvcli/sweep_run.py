@@ -142,8 +142,13 @@ def report(a: SweepArgs, names: list[str] | None) -> int:
     doc = grid_document(commands.pop(), swept, lines, names,
                         [(d.get("index", i), d["job_id"], d["trace"], d["config"])
                          for i, d in enumerate(lines)])
+    indexes = [j["index"] for j in doc["jobs"]]
+    if len(set(indexes)) < len(indexes):
+        # (a file resumed with another grid keeps the first grid's lines: docs/sweep.md)
+        output.warn(f"{a.args[1]}: its jobs come from more than one grid (their indexes "
+                    "repeat): '#' is each job's place in its own grid")
     _say_warnings(lines)
-    _emit(doc, a)
+    _emit(doc, a, report=os.path.basename(a.args[1]))
     return 0
 
 
@@ -169,7 +174,7 @@ def grid_document(command: str, swept: list[str], rows: Sequence[dict | None],
             "jobs_finished": sum(1 for j in out if j["result"] is not None), "jobs": out}
 
 
-def _emit(doc: dict, a: SweepArgs) -> None:
+def _emit(doc: dict, a: SweepArgs, report: str | None = None) -> None:
     if a.plot is not None:
         from kvcli.sweep_plots import write_sweep_plots
 
@@ -178,7 +183,7 @@ def _emit(doc: dict, a: SweepArgs) -> None:
             output.message(f"wrote {p}")
         if not paths:
             output.warn("no swept numeric option with two values or more: no plot")
-    output.emit(view(doc), as_json=a.as_json)
+    output.emit(view(doc, report), as_json=a.as_json)
 
 
 _PCT = frozenset({"hit_rate", "hit_rate_with_cpu", "routing_loss", "capacity_loss"})
@@ -194,20 +199,26 @@ def _fmt(name: str, v: Any) -> Any:
     return v
 
 
-def view(doc: dict) -> output.View:
+def view(doc: dict, report: str | None = None) -> output.View:
+    """The table; ``report``: the results file's name when `sweep report` reads one (it holds
+    no grid size: its jobs are the finished ones)."""
     swept, shown = doc["swept"], doc["metrics"]
     rows = []
     for j in doc["jobs"]:
-        cells = [os.path.basename(str(v)) if k == "trace" else ("none" if v is None else v)
+        # a key a job's config does not name (a line of another grid) ran at its default
+        cells = [os.path.basename(str(v)) if k == "trace" else
+                 ("default" if k not in j["config"] else "none" if v is None else v)
                  for k, v in j["swept"].items()]
         m = j["metrics"]
         rows.append((j["index"], *cells, *(_fmt(n, None if m is None else m[n])
                                            for n in shown), j["job_id"]))
     title = (f"kvcli sweep ({doc['command']}): {doc['jobs_finished']} of {doc['jobs_total']} "
-             "jobs finished")
+             "jobs finished") if report is None else (
+        f"kvcli sweep report ({doc['command']}): {doc['jobs_finished']} finished job(s) in "
+        f"{report} (a results file holds no grid size)")
     table = output.Table(title, ("#", *swept, *(METRICS[n][0] for n in shown), "job id"), rows,
                          caption="- : not finished (or not in the result); rows in the grid's "
-                         "order")
+                         "order" + ("" if report is None else " (each job's place in its grid)"))
     return output.View(doc, tables=[table])
 
 

@@ -100,7 +100,9 @@ def test_report_json_and_plots(tmp_path):
     # a partial results file: the report shows what finished
     res.write_text("\n".join(res.read_text().splitlines()[::2]) + "\n")
     r = runner.invoke(app, ["sweep", "report", str(res)])
-    assert r.exit_code == 0 and "3 of 3 jobs finished" in r.stdout, r.output
+    # ("3 of 3 jobs finished" read as complete: a results file holds no grid size)
+    assert r.exit_code == 0 and "3 finished job(s) in r.jsonl (a results file holds no grid " \
+        "size)" in " ".join(r.stdout.split()), r.output
     r = runner.invoke(app, ["sweep", "report", str(res), "--resume"])
     assert r.exit_code == 2 and "not with report" in r.stderr
     r = runner.invoke(app, ["sweep", "--trace", CHAT, "--set", "num_blocks=512,1024",
@@ -219,3 +221,23 @@ def test_resume_refuses_jobs_run_under_other_defaults(tmp_path):
     r = runner.invoke(app, [*grid, "--resume"])
     assert r.exit_code == 0, r.output
     assert [d["job_id"] for d in _lines(res)] == [d["job_id"] for d in lines]
+
+
+def test_report_of_a_file_holding_two_grids(tmp_path):
+    # a file resumed with another grid keeps the first grid's lines (docs/sweep.md): '#' repeated
+    # without a word, and a job of the first grid showed 'block_size none' (it ran at 16)
+    head = tmp_path / "t.jsonl"
+    head.write_text("".join(Path(CHAT).read_text().splitlines(keepends=True)[:20]))
+    res = tmp_path / "r.jsonl"
+    for extra in ([], ["--set", "block_size=16,32"]):
+        r = runner.invoke(app, ["sweep", "--trace", str(head), "--set", "num_blocks=128,256",
+                                *extra, "--results", str(res), "--resume"])
+        assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["sweep", "report", str(res)], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    assert f"{res}: its jobs come from more than one grid (their indexes repeat): '#' is each " \
+        "job's place in its own grid" in " ".join(r.stderr.split())
+    rows = [ln.split("│")[1:4] for ln in r.stdout.splitlines() if ln.startswith("│")]
+    cells = sorted((c.strip(), b.strip()) for _, b, c in rows)    # (num_blocks, block_size)
+    assert cells == [("128", "16"), ("128", "32"), ("128", "default"), ("256", "16"),
+                     ("256", "32"), ("256", "default")], r.stdout
