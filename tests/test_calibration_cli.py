@@ -149,19 +149,6 @@ def test_calibrate_usage_errors_exit_2(tmp_path: Path, args: list[str], line: st
     assert r.stderr.strip().splitlines() == [line]
 
 
-def test_device_cpu_after_the_kernels_were_defined_asks_for_the_interpreter(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Triton reads TRITON_INTERPRET when a kernel is defined: too late to set it then
-    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
-    monkeypatch.setitem(sys.modules, "kernels.triton_decode", sys)
-    r = runner.invoke(app, ["calibrate", "-o", str(tmp_path / "c.json"), "--gpu", "--model",
-                            "llama-3.1-8b", "--device", "cpu"])
-    assert r.exit_code == 2 and "TRITON_INTERPRET" not in os.environ
-    assert r.stderr.strip().splitlines() == [
-        ("error: option --device: cpu runs the Triton kernel under its interpreter: set "
-        "TRITON_INTERPRET=1")]
-
-
 def _write(tmp_path: Path, doc: dict) -> str:
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(doc))

@@ -1,5 +1,5 @@
 """`kvcli bench --gpu --trace`: without CUDA it exits 3 before replaying anything; with
-``--device cpu`` under TRITON_INTERPRET=1 the whole path runs on a hybrid replay (capture, pool,
+``--device cpu`` (which sets TRITON_INTERPRET=1) the whole path runs on a hybrid replay (capture, pool,
 both strategies, both cache dtypes, every group), and its JSON says exactly what was read."""
 
 from __future__ import annotations
@@ -79,3 +79,21 @@ def test_the_replay_driven_run_on_cpu() -> None:
                 k["new"]["time_us"] for k in rec["kernels"] if k["kv_dtype"] == kv))
     assert set(doc["summary"]) == {"bf16", "fp8"}
     assert doc["summary"]["fp8"]["new"]["kernels"] == 3
+
+
+def test_device_cpu_after_the_kernels_were_defined_asks_for_the_interpreter(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # --device cpu sets TRITON_INTERPRET itself (bench and calibrate share `device_for`), but
+    # Triton reads it when a kernel is defined: too late once one is
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    monkeypatch.setitem(sys.modules, "kernels.triton_decode", sys)
+    r = CliRunner().invoke(app, ["calibrate", "-o", str(tmp_path / "c.json"), "--gpu",
+                                 "--model", "llama-3.1-8b", "--device", "cpu"])
+    assert r.exit_code == 2 and "TRITON_INTERPRET" not in os.environ
+    assert r.stderr.strip().splitlines() == [
+        ("error: option --device: cpu runs the Triton kernel under its interpreter: set "
+         "TRITON_INTERPRET=1")]
