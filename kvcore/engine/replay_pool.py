@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 from kvcore.engine.options import ENGINE_NUM_BLOCKS, ReplayOptions
+from kvcore.engine.refusal import refusal
 from kvcore.engine.scheduler_io import ASYNC_BATCH_QUEUE_DEPTH
 from kvcore.errors import InputError
 from kvcore.managers.registry import spec_from_group_config
@@ -33,10 +34,7 @@ def _config_group(group: dict, cfg: ReplayOptions, trace: Trace) -> KVCacheSpec:
         message = (f"a {group.get('type')} group's block_size {given!r} is not the "
                    f"{spec.block_size} it runs at: a config line's groups run at the replay's "
                    "block_size (a Mamba group with prefix caching off at max_model_len)")
-        if "groups" not in (cfg.given or ()) and "groups" in trace.config:
-            raise InputError(message, path=trace.path, line=trace.config_line,
-                             field="config.groups")
-        raise InputError(message, field="groups")
+        raise refusal(cfg, trace, "groups", message)
     return spec
 
 
@@ -148,7 +146,4 @@ def check_startup(groups: list[KVCacheGroupSpec], cfg: ReplayOptions, num_blocks
     """`startup_shortfall` as an error: groups from a config line, where vLLM's refusal holds."""
     message = startup_shortfall(groups, cfg, num_blocks)
     if message is not None:
-        if "num_blocks" not in (cfg.given or ()) and "num_blocks" in trace.config:
-            raise InputError(message, path=trace.path, line=trace.config_line,
-                             field="config.num_blocks")
-        raise InputError(message, field="num_blocks")
+        raise refusal(cfg, trace, "num_blocks", message)

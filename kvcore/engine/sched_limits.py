@@ -28,7 +28,7 @@ import dataclasses
 from typing import Any
 
 from kvcore.engine.options import ReplayOptions, resolve
-from kvcore.errors import InputError
+from kvcore.engine.refusal import refusal
 from kvcore.traces import Trace
 
 
@@ -70,27 +70,21 @@ def apply(cfg: ReplayOptions, trace: Trace | None) -> ReplayOptions:
 
 def _verify(cfg: ReplayOptions, trace: Trace | None) -> None:
     budget, seqs, model_len = cfg.max_num_batched_tokens, cfg.max_num_seqs, cfg.max_model_len
-    refusal = "vLLM refuses this at start-up"
+    refused = "vLLM refuses this at start-up"
     if model_len is not None and not cfg.enable_chunked_prefill and budget < model_len:
-        _refuse(cfg, trace, "max_num_batched_tokens",
-                f"{budget} is below max_model_len {model_len} with chunked prefill off: {refusal} "
-                "(a prompt must fit one step)")
+        raise refusal(cfg, trace, "max_num_batched_tokens",
+                      f"{budget} is below max_model_len {model_len} with chunked prefill off: "
+                      f"{refused} (a prompt must fit one step)")
     if budget < seqs:
-        _refuse(cfg, trace, "max_num_batched_tokens",
-                f"{budget} is below max_num_seqs {seqs}: {refusal} (left unset, max_num_seqs "
-                "follows the budget down)")
+        raise refusal(cfg, trace, "max_num_batched_tokens",
+                      f"{budget} is below max_num_seqs {seqs}: {refused} (left unset, "
+                      "max_num_seqs follows the budget down)")
     active = cfg.max_num_active_seqs
     if active is not None and active > seqs:
-        _refuse(cfg, trace, "max_num_active_seqs",
-                f"{active} is above max_num_seqs {seqs}: {refusal}")
+        raise refusal(cfg, trace, "max_num_active_seqs",
+                      f"{active} is above max_num_seqs {seqs}: {refused}")
     threshold = cfg.long_prefill_token_threshold
     if model_len is not None and threshold > model_len:
-        _refuse(cfg, trace, "long_prefill_token_threshold",
-                f"{threshold} is above max_model_len {model_len}: {refusal}")
+        raise refusal(cfg, trace, "long_prefill_token_threshold",
+                      f"{threshold} is above max_model_len {model_len}: {refused}")
 
-
-def _refuse(cfg: ReplayOptions, trace: Trace | None, name: str, message: str) -> None:
-    if trace is not None and name in trace.config and name not in (cfg.given or ()):
-        raise InputError(message, path=trace.path, line=trace.config_line,
-                         field=f"config.{name}")
-    raise InputError(message, field=name)

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from kvcore.clock.base import Clock
 from kvcore.clock.registry import make_clock
 from kvcore.engine.options import ReplayOptions
+from kvcore.engine.refusal import refusal
 from kvcore.engine.replay_pool import check_startup, sized, startup_shortfall
-from kvcore.errors import InputError
 from kvcore.host_memory import check_pool_fits
 from kvcore.models.geometry import ModelGeometry
 from kvcore.offload.config import OffloadConfig
@@ -62,11 +62,7 @@ def check_prefix_match_unit(cfg: ReplayOptions, groups: list[KVCacheGroupSpec],
         message = f"vLLM refuses to start: {err}"
     if message is None:
         return
-    key = "prefix_match_unit"
-    if key not in (cfg.given or ()) and key in trace.config:
-        raise InputError(message, path=trace.path, line=trace.config_line,
-                         field=f"config.{key}")
-    raise InputError(message, field=key)
+    raise refusal(cfg, trace, "prefix_match_unit", message)
 
 
 def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
@@ -97,11 +93,7 @@ def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
                                  math.lcm(*(g.kv_cache_spec.block_size for g in groups)),
                                  [g.kv_cache_spec for g in groups])
     except ValueError as err:
-        key = "prefix_cache_retention_interval"
-        if key not in (cfg.given or ()) and key in trace.config:
-            raise InputError(str(err), path=trace.path, line=trace.config_line,
-                             field=f"config.{key}") from None
-        raise InputError(str(err), field=key) from None
+        raise refusal(cfg, trace, "prefix_cache_retention_interval", str(err)) from None
     clock = make_clock(cfg, geometry)
     offload = offload_config(cfg, groups)
     if offload is not None:
