@@ -13,7 +13,8 @@ cryptographic functions) for **all four** functions unless a seed is given expli
 (``--hash-seed`` of replay, stats, cluster and script). vLLM itself reads ``PYTHONHASHSEED``
 when set and otherwise draws a random seed for the xxhash functions; kvcore reads neither, so
 every replay is reproducible and two runs of the same trace give the same hashes. To compare
-with a vLLM run that used ``PYTHONHASHSEED=S``, pass ``S`` as the seed. There is no module-level NONE_HASH: each `BlockHasher` carries its own.
+with a vLLM run that used ``PYTHONHASHSEED=S``, pass ``S`` as the seed. There is no
+module-level NONE_HASH: each `BlockHasher` carries its own.
 
 Extra keys use 0.33's tagged form, in the order lora + mm + cache_salt:
 ``("lora", name, path)`` on every block of a LoRA request, ``("mm", identifier, offset - start)``

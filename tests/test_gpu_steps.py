@@ -1,6 +1,6 @@
 """`kvcli bench --gpu --trace`: without CUDA it exits 3 before replaying anything; with
-``--device cpu`` (which sets TRITON_INTERPRET=1) the whole path runs on a hybrid replay (capture, pool,
-both strategies, both cache dtypes, every group), and its JSON says exactly what was read."""
+``--device cpu`` (which sets TRITON_INTERPRET=1) the whole path runs on a hybrid replay (capture,
+pool, both strategies, both cache dtypes, every group), and its JSON says exactly what was read."""
 
 from __future__ import annotations
 

@@ -64,9 +64,9 @@ class ClusterLoop:
         self.prompt: dict[str, int] = {}
         self.log = DecisionLog()
         self.ceilings = Ceilings(n, ctx0.kvm.hash_block_size)
-        # engine mode, outputs from the trace: (request, prompt blocks) until it finishes, when
-        # its decode blocks join the ceilings' caches
-        self.decoding: dict[str, tuple[Any, int]] = {}
+        # engine mode, outputs from the trace: the request until it finishes, when its decode
+        # blocks join the ceilings' caches
+        self.decoding: dict[str, Any] = {}
         self.engine = ctx0.cfg.mode != "cache"
         self.decisions_out = decisions_out
         # arrivals on the clock by their timestamps (engine mode with arrivals=ignore: all at 0)
@@ -139,12 +139,12 @@ class ClusterLoop:
                 self.router.on_first_token(rid, i, view.now_ms)
         if kind in (FINISH, REJECT):
             view.in_flight[i] -= 1
-            held = self.decoding.pop(rid, None)
-            if held is not None and kind == FINISH:
-                # the blocks it computed: its last sampled token never was
-                req, first = held
-                done = (req.num_tokens - 1) // self.ceilings.block_size
-                self.ceilings.add_output(req.block_hashes[first:done], i)
+            req = self.decoding.pop(rid, None)
+            if req is not None and kind == FINISH:
+                # the blocks past its prompt's that it computed: its last sampled token never was
+                bs = self.ceilings.block_size
+                self.ceilings.add_output(
+                    req.block_hashes[req.num_prompt_tokens // bs:(req.num_tokens - 1) // bs], i)
             # a rejected request's stream ends too (vLLM answers it with an error): a router
             # frees what it charged for it, as it does at a finish (Dynamo's `free`)
             self.router.on_finished(rid, i, view.now_ms)
@@ -174,7 +174,7 @@ class ClusterLoop:
                 log.false_miss += 1
         self.ceilings.add(tr.id, req.block_hashes, tr.prompt_len, i)
         if self.engine and tr.output_token_ids is not None:
-            self.decoding[tr.id] = (req, len(req.block_hashes))
+            self.decoding[tr.id] = req
         view.in_flight[i] += 1
         view.prefilling[i] += 1
         view.prefill_tokens[i] += tr.prompt_len

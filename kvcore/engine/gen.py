@@ -5,9 +5,10 @@
   followed by a unique question (Q tokens) — SGLang's generated-shared-prefix benchmark.
   Infinite-cache token hit rate (no last-token cap): G*(P-1)*S / (G*P*(S+Q)).
 * `multiturn`: C conversations of about T turns (a triangular draw on 1 .. 2T-1 with mode T,
-  rounded down: a mean of about T - 0.5; the shipped samples were made so); turn k's prompt is turn k-1's prompt, its answer and a
-  new user message (every conversation opens with a system prompt shared by all of them). Turns
-  follow each other after the answer plus a think time; conversations start as a Poisson process.
+  rounded down: a mean of about T - 0.5; the shipped samples were made so); turn k's prompt is
+  turn k-1's prompt, its answer and a new user message (every conversation opens with a system
+  prompt shared by all of them). Turns follow each other after the answer plus a think time;
+  conversations start as a Poisson process.
 
 Content model: every conversation (or group) is one token stream; block j of a prompt that is a
 full block of the stream gets the stream's id for block j, so a later turn that contains it has

@@ -7,7 +7,7 @@ from __future__ import annotations
 from kvcore.engine.options import ReplayOptions
 from kvcore.models.geometry import ModelGeometry
 from kvcore.offload.options import unused_tier_options
-from kvcore.traces import Trace
+from kvcore.traces import Trace, out_of_order_warning
 
 # Options that only the engine mode's scheduler and clock read.
 ENGINE_ONLY = frozenset({"max_num_seqs", "long_prefill_token_threshold",
@@ -23,9 +23,9 @@ def start_warnings(cfg: ReplayOptions, trace: Trace,
     """The warnings, in this order, for the resolved (sized) options `cfg` over `trace`;
     ``geometry``: the options' model as the start-up read it (`StartUp.geometry`)."""
     out = []
-    if trace.out_of_order and not (cfg.mode == "engine" and cfg.arrivals == "step"):
-        out.append(f"{trace.out_of_order:,} request(s) have a timestamp earlier than a line "
-                   "before them: replayed in timestamp order (ties in file order)")
+    late = out_of_order_warning(trace.out_of_order)
+    if late and not (cfg.mode == "engine" and cfg.arrivals == "step"):
+        out.append(late)
     for key, read in trace.near_misses:
         out.append(f"{trace.path}:{trace.near_miss_line}: field {key!r} is not read (did you mean "
                    f"{read!r}? it is taken as absent)")

@@ -14,7 +14,7 @@ without a message, after `count` batches, or when a replay answer does not come 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 from kvcore.errors import InputError
@@ -71,15 +71,9 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
                     if replay is not None else []
                 st["replayed"] += len(late)
                 if late and late[0][0] > expected:      # the oldest ones left its buffer
-                    st["gaps"] += 1
-                    st["missing"] += late[0][0] - expected
-                    yield {"gap": [expected, late[0][0] - 1]}
+                    yield _gap(st, expected, late[0][0])
                     expected = late[0][0]
-                for s, payload in late:
-                    if s != expected or (count is not None and st["batches"] >= count):
-                        break
-                    yield _record(s, payload, decode_batch, st)
-                    expected += 1
+                expected = yield from _in_order(late, expected, decode_batch, st, count)
                 if not late:
                     break
                 continue
@@ -95,15 +89,9 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
                 if replay is not None:
                     filled = _fetch(replay, expected, seq)
                     st["replayed"] += len(filled)
-                for s, payload in filled:
-                    if s != expected:
-                        break
-                    yield _record(s, payload, decode_batch, st)
-                    expected += 1
+                expected = yield from _in_order(filled, expected, decode_batch, st)
                 if expected < seq:
-                    st["gaps"] += 1
-                    st["missing"] += seq - expected
-                    yield {"gap": [expected, seq - 1]}
+                    yield _gap(st, expected, seq)
             yield _record(seq, frames[2], decode_batch, st)
             expected = seq + 1
     finally:
@@ -111,6 +99,25 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
         if replay is not None:
             replay.close(linger=0)
         zctx.term()
+
+
+def _in_order(got: list[tuple[int, bytes]], expected: int, decode: Any, st: dict,
+              count: int | None = None) -> Generator[dict, None, int]:
+    """The records of the replayed batches `got` that follow on from `expected` without a hole
+    (at most until `count` batches in all); returns the next sequence number expected."""
+    for seq, payload in got:
+        if seq != expected or (count is not None and st["batches"] >= count):
+            break
+        yield _record(seq, payload, decode, st)
+        expected += 1
+    return expected
+
+
+def _gap(st: dict, first: int, stop: int) -> dict:
+    """The line of batches `first .. stop-1` missed for good, counted."""
+    st["gaps"] += 1
+    st["missing"] += stop - first
+    return {"gap": [first, stop - 1]}
 
 
 def _record(seq: int, payload: bytes, decode: Any, st: dict) -> dict:

@@ -16,7 +16,7 @@ Formats are detected from the first request's fields (`formats.detect`); every m
 an `InputError` naming the file, the line and the field. Inputs are opened by `kvcore.sources`.
 """
 
-from kvcore.traces.reader import Trace, read_trace
+from kvcore.traces.reader import Trace, out_of_order_warning, read_trace
 from kvcore.traces.request import TraceRequest
 
-__all__ = ["Trace", "TraceRequest", "read_trace"]
+__all__ = ["Trace", "TraceRequest", "out_of_order_warning", "read_trace"]

@@ -18,6 +18,13 @@ from kvcore.traces.request import TraceRequest
 from kvcore.traces.stream import Survey, TraceStream
 
 
+def out_of_order_warning(n: int, done: str = "replayed") -> str | None:
+    """The warning for `n` requests with a timestamp earlier than a line before them (None for
+    0): every command takes them in timestamp order."""
+    return (f"{n:,} request(s) have a timestamp earlier than a line before them: {done} in "
+            "timestamp order (ties in file order)") if n else None
+
+
 @dataclass(slots=True)
 class Trace:
     path: str

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from kvcore.analysis.curve.fastread import MOONCAKE_BLOCK, read_hash_id_trace
 from kvcore.analysis.curve.input import CurveInput, build_input, chained_input, warmup_start
+from kvcore.traces import out_of_order_warning
 
 
 def read_input(trace_path: str, rule: str, warmup: float, block_size: int | None, trace=None
@@ -43,5 +44,5 @@ def read_input(trace_path: str, rule: str, warmup: float, block_size: int | None
 
 
 def _late(n: int) -> list[str]:
-    return [(f"{n:,} request(s) have a timestamp earlier than a line before them: taken in "
-            "timestamp order (ties in file order)")] if n else []
+    said = out_of_order_warning(n, "taken")
+    return [said] if said else []

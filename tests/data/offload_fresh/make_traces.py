@@ -108,7 +108,8 @@ if __name__ == "__main__":
             add_knobs(cfg, reqs, int(s))
         if asyn:
             cfg["async_scheduling"] = True
-        name = ("k" if knobs else "") + "o" + ("a" if asyn else "") + ("l" if long else "") + "seed" + s
+        name = (("k" if knobs else "") + "o" + ("a" if asyn else "") + ("l" if long else "")
+                + "seed" + s)
         with open(f"{out}/{name}.trace.jsonl", "w") as f:
             f.write(json.dumps({"config": cfg}) + "\n")
             f.writelines(json.dumps(r) + "\n" for r in reqs)
