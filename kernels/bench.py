@@ -42,27 +42,49 @@ from .cases import (
 )
 from .timing import NoDevice, copy_bandwidth
 
-TIMED = ("triton", "gather_sdpa", "sdpa_contig")
+TIMED = ("triton", "gather_sdpa", "sdpa_contig", "read_same_bytes")
 
 
-def check_device(device: torch.device) -> dict:
+def check_device(device: torch.device, save: Callable[[dict], None] | None = None) -> dict:
     """Every spec of `checks.device_specs` on the device; returns counts and the failures (a
-    spec that raises, e.g. a compile the device's Triton refuses, is a failure with its error)."""
+    spec that raises, e.g. a compile the device's Triton refuses, is a failure with its error).
+    ``save`` gets the counts so far after each spec (a run cut short by its time limit still
+    says what it checked)."""
     from .checks import Result, check, device_specs
 
+    specs = device_specs()
     results, errors = [], []
-    for i, s in enumerate(device_specs()):
+    for i, s in enumerate(specs):
         try:
             results.append(check(s, device, seed=1000 + i))
         except Exception as err:  # noqa: BLE001 - one spec's error must not hide the others
             errors.append({"name": s.name, "error": str(err).strip().splitlines()[-1][:300]})
             results.append(Result(s.name, float("nan"), float("nan"), float("inf"), False))
+        if save:
+            save({**_check_counts(results, errors), "of": len(specs)})
+    return _check_counts(results, errors)
+
+
+def _check_counts(results: list, errors: list[dict]) -> dict:
     bad = [r._asdict() for r in results if not r.ok]
     for b in bad:
         b.update(next((e for e in errors if e["name"] == b["name"]), {}))
     worst = max(results, key=lambda r: r.score)
     return {"checked": len(results), "failed": len(bad), "failures": bad,
             "worst": worst._asdict()}
+
+
+def save_json(path: str | Path) -> Callable[[dict], None]:
+    """A writer of the document to ``path`` that replaces the file whole (a temporary file, then
+    a rename): called after each case, so a run stopped by its time limit leaves the cases it
+    finished, never half a file."""
+    path = Path(path)
+
+    def save(doc: dict) -> None:
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(doc, indent=2))
+        tmp.replace(path)
+    return save
 
 
 def _pct(rec: dict, copy: float, read: float) -> None:
@@ -76,7 +98,7 @@ def run(cases: list[str] | None = None, tables: str | Path | dict | None = None,
         spec: CaseSpec | None = None, cpu_smoke: bool = False,
         kv_dtypes: tuple[str | None, ...] = (None, "fp8"),
         windows: list[tuple[str, int]] | None = None, small_grid: bool = True,
-        sms: int | None = None) -> dict:
+        sms: int | None = None, save: Callable[[dict], None] | None = None) -> dict:
     """Run the benchmark on the current CUDA device; returns the JSON document.
 
     ``cases`` are table names; each runs with every cache dtype in ``kv_dtypes`` (None: q's
@@ -84,7 +106,8 @@ def run(cases: list[str] | None = None, tables: str | Path | dict | None = None,
     `cases.WINDOW_CASES`; [] for none). ``cpu_smoke`` runs the same code on
     CPU tensors under the interpreter (``TRITON_INTERPRET=1``) with small shapes (``spec``): it
     exercises the benchmark, its times mean nothing; ``sms`` then pretends an SM count so that
-    the split rules split.
+    the split rules split. ``save`` gets the document after each case (``done`` false until
+    the last).
     """
     import triton
 
@@ -137,6 +160,8 @@ def run(cases: list[str] | None = None, tables: str | Path | dict | None = None,
             log(f"{case.label}: error: {msg}")
             if device.type == "cuda":
                 torch.cuda.empty_cache()
+            if save:
+                save({**doc, "done": False})
             continue
         if sweep and i == 0:
             from .triton_decode import LaunchConfig
@@ -144,14 +169,20 @@ def run(cases: list[str] | None = None, tables: str | Path | dict | None = None,
         for m in TIMED:
             if m in res:
                 _pct(res[m], doc["copy_bytes_per_s"], bw["read"])
+        same = res.get("read_same_bytes", {}).get("time_us")
         for s in res["strategies"].values():
             _pct(s, doc["copy_bytes_per_s"], bw["read"])
+            if same and "time_us" in s:   # 100: as fast as a plain read of the same bytes
+                s["pct_same_size_read"] = 100 * same / s["time_us"]
         doc["cases"].append(res)
         new, old = res["strategies"]["new"], res["strategies"]["old"]
         log(f"{res['case']}: new {new.get('time_us', 0):.1f} us ({new.get('pct_copy', 0):.0f}% "
             f"of copy, {new['num_splits']} splits), old {old.get('time_us', 0):.1f} us "
             f"({old.get('pct_copy', 0):.0f}%), correct={res['correct']} "
             f"({time.time() - t0:.0f} s)")
+        if save:
+            save({**doc, "done": False})
+    doc["done"] = True
     doc["ok"] = all(c["correct"] for c in doc["cases"]) and (
         not check or doc["device_check"]["failed"] == 0)
     return doc
@@ -226,7 +257,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="skip the config x splits x merge sweep of the cases that split")
     ap.add_argument("--no-check", action="store_true", help="skip the device correctness matrix")
     ap.add_argument("--check", action="store_true", help="only the device correctness matrix")
-    ap.add_argument("--out", help="also write the JSON document to this file")
+    ap.add_argument("--out", help="also write the JSON document to this file (rewritten after "
+                    "each case or check, so a run cut short leaves what it finished)")
     ap.add_argument("--cpu-smoke", action="store_true",
                     help="tiny run on CPU under TRITON_INTERPRET=1 (exercises the code only)")
     args = ap.parse_args(argv)
@@ -234,29 +266,32 @@ def main(argv: list[str] | None = None) -> int:
 
     def log(s: str) -> None:
         print(s, file=sys.stderr, flush=True)
+    save = save_json(args.out) if args.out else None
     try:
         if args.check:
             if not torch.cuda.is_available():
                 raise NoDevice("no CUDA device (torch.cuda.is_available() is false)")
-            doc = check_device(torch.device("cuda"))
+            doc = check_device(torch.device("cuda"), save)
             doc["ok"] = doc["failed"] == 0
+            if save:
+                save(doc)
             print(json.dumps(doc, indent=2))
             return 0 if doc["ok"] else 1
         if args.cpu_smoke:
             data = smoke_tables()
             doc = run(list(data["cases"]), data, sweep=False, check=False, log=log,
                       spec=CaseSpec("", 8, 2, 32), cpu_smoke=True, kv_dtypes=kv_dtypes,
-                      windows=[] if args.no_windows else SMOKE_WINDOW_CASES, sms=4)
+                      windows=[] if args.no_windows else SMOKE_WINDOW_CASES, sms=4, save=save)
         else:
             doc = run(args.cases.split(",") if args.cases else None, args.tables,
                       sweep=not args.no_sweep, check=not args.no_check, log=log,
                       kv_dtypes=kv_dtypes, windows=[] if args.no_windows else None,
-                      small_grid=not args.no_small_grid)
+                      small_grid=not args.no_small_grid, save=save)
     except NoDevice as err:
         print(f"error: {err}", file=sys.stderr)
         return 3
-    if args.out:
-        Path(args.out).write_text(json.dumps(doc, indent=2))
+    if save:
+        save(doc)
     print(json.dumps(doc, indent=2) if args.json else format_table(doc))
     return 0 if doc["ok"] else 1
 

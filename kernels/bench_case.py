@@ -8,7 +8,9 @@ torch reference on the device (and SDPA for a bf16 case without window), then th
 * ``sweep`` (the run's first case only): launch configs, ``new`` strategy;
 * ``small_grid_sweep`` (cases that split): launch configs x split counts x both merges, so a
   GPU session can see which combination a small grid wants;
-* ``gather_sdpa`` and ``sdpa_contig``: the torch baselines (bf16 cache, no window only).
+* ``gather_sdpa`` and ``sdpa_contig``: the torch baselines (bf16 cache, no window only);
+* ``read_same_bytes``: a plain read of the case's bytes (`timing.read_at_size`), the ceiling at
+  this size, fixed costs included.
 
 Bytes are the ideal bytes of the step (`cases.ideal_bytes`: fp8's are half for the KV part, a
 window's only its keys); GB/s = bytes / time.
@@ -21,7 +23,7 @@ from typing import Any
 import torch
 
 from .cases import CaseSpec, build, gather_kv, ideal_bytes, keys_read, length_mask, sdpa
-from .timing import time_launches
+from .timing import read_at_size, time_launches
 
 SWEEP = [(64, 4, 2), (64, 4, 3), (64, 8, 2), (128, 4, 2), (128, 8, 2), (128, 8, 3), (32, 4, 3),
          (32, 2, 4)]
@@ -122,6 +124,10 @@ def run_case(spec: CaseSpec, tab: dict, block_size: int, device: torch.device, *
                                  STRATEGIES[name].merge, **_timed(launches(
                                      strategy=name, cfg=LaunchConfig(*c), p=n), nbytes)})
         res["small_grid_sweep"] = grid
+    try:
+        res["read_same_bytes"] = read_at_size(nbytes, device)
+    except Exception as err:  # noqa: BLE001 - a reference number must not lose the case
+        res["read_same_bytes"] = {"error": str(err).splitlines()[0][:200]}
     if baselines:
         res["gather_sdpa"] = _timed([lambda i=i: sdpa(b.q[i], *gather_kv(b, i, block_size), mask)
                                      for i in range(len(b.kv))], nbytes)

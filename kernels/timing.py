@@ -102,3 +102,21 @@ def copy_bandwidth(device: torch.device, nbytes: int = 4 << 30) -> dict:
     res["best"] = max(res["memcpy"], res["triton_copy"] if ok else 0.0)
     return res
 
+
+
+def read_at_size(nbytes: int, device: torch.device) -> dict:
+    """The read-only stream over ``nbytes`` (rounded down to 4-byte words), rotated over copies as
+    a case's inputs are (`copies_for`): what reading a step's bytes costs with nothing else in
+    the kernel, fixed costs included. A small step cannot reach the large-copy ceiling (launch,
+    ramp-up, the last wave's tail); this says how far below it a plain read of that size lands.
+    On CPU a 1 MiB read stands in (the smoke run: the code path, not the number)."""
+    from . import stream
+
+    if device.type != "cuda":
+        nbytes = min(nbytes, 1 << 20)
+    n = max(1, nbytes // 4)
+    bufs = [torch.ones(n, dtype=torch.int32, device=device)
+            for _ in range(copies_for(4 * n, device))]
+    partial = torch.empty(-(-n // stream.BLOCK), dtype=torch.int32, device=device)
+    t, how = time_launches([lambda b=b: stream.read(b, partial) for b in bufs])
+    return {"bytes": 4 * n, "time_us": t * 1e6, "gbps": 4 * n / t / 1e9, "timing": how}

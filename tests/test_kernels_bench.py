@@ -165,3 +165,31 @@ def test_benchmark_runs_end_to_end_on_cpu_under_the_interpreter() -> None:
     assert len(grid) == 5 * 2 * 2 and {g["merge"] for g in grid} == {"fused", "kernel"}
     assert all("time_us" in g for g in grid)
     assert sum("small_grid_sweep" in c for c in doc["cases"]) == 1   # once in a smoke run
+
+
+
+SAVE_EACH = """
+import json, sys
+from pathlib import Path
+from kernels import bench
+from kernels.cases import CaseSpec, smoke_tables
+out = Path(sys.argv[1])
+write, seen = bench.save_json(out), []
+def save(doc):
+    write(doc)
+    on_disk = json.loads(out.read_text())
+    seen.append([len(on_disk["cases"]), on_disk["done"]])
+doc = bench.run(["4x100", "3xvar"], smoke_tables(), sweep=False, check=False,
+                spec=CaseSpec("", 8, 2, 32), cpu_smoke=True, kv_dtypes=(None,), windows=[],
+                small_grid=False, sms=4, save=save)
+print(json.dumps({"seen": seen, "done": doc["done"]}))
+"""
+
+
+def test_a_run_saves_each_finished_case_whole(tmp_path: Path) -> None:
+    """The GPU script's parts run under time limits: ``--out`` is rewritten after every case (a
+    killed run leaves the cases it finished, marked not done), whole, and the run ends done."""
+    p = _py("-c", SAVE_EACH, str(tmp_path / "b.json"), env={"TRITON_INTERPRET": "1"})
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert json.loads(p.stdout) == {"seen": [[1, False], [2, False]], "done": True}
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["b.json"]   # no .tmp left behind
