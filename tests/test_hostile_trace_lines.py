@@ -98,15 +98,30 @@ def test_a_config_line_holds_only_config(tmp_path):
 
 
 # -- a request a windowed pool can never admit: "can never be admitted (stalled for 1000
-# -- steps)" named no option, and --skip-bad (which promises to skip such requests) did nothing
+# -- steps)" named no option, and --skip-bad (which promises to skip such requests) did nothing.
+# -- Now the full-attention groups' blocks are checked in advance (a lower bound), and a head an
+# -- empty pool refuses is refused at once (tests/test_stall.py has the rules).
 
-@pytest.mark.parametrize("skip", [[], ["--skip-bad"]])
-def test_a_stall_names_the_pool_and_what_skip_bad_cannot_see(tmp_path, skip):
+def test_a_hybrid_pool_refuses_in_advance_what_its_full_layers_cannot_hold(tmp_path):
     groups = [{"type": "full"}, {"type": "sliding_window", "sliding_window": 32}]
     path = _trace(tmp_path, {"config": {"groups": groups, "num_blocks": 10}},
                   dict(REQ, id="a", prompt_token_ids=list(range(1, 50))),
                   dict(REQ, id="b", prompt_token_ids=list(range(1, 400))))
-    refused(["replay", str(path), *skip], f"error: {path}:3: request 'b' can never be admitted "
-            "(stalled for 1000 steps with nothing running: vLLM would wait forever): the pool of "
-            "10 blocks never has room for it; give more num_blocks; with sliding-window, "
-            "chunked-local or Mamba groups skip_bad cannot tell in advance")
+    refused(["replay", str(path)], f"error: {path}:3: field 'num_blocks': request 'b' can never "
+            "run: needs 26 blocks of 16 tokens for its full-attention layers alone but only 9 are "
+            "usable (num_blocks 10) (--skip-bad skips such requests)")
+    res = runner.invoke(app, ["replay", str(path), "--skip-bad", "--json"])
+    assert res.exit_code == 0, res.output
+    assert "needs 26 blocks of 16 tokens for its full-attention layers alone" in res.stderr
+    doc = json.loads(res.stdout)
+    assert (doc["requests"], doc["finished"], doc["rejected"]) == (2, 1, 1)
+
+
+def test_a_head_the_empty_windowed_pool_refuses_stops_at_once(tmp_path):
+    groups = [{"type": "full"}, {"type": "sliding_window", "sliding_window": 32}]
+    path = _trace(tmp_path, {"config": {"groups": groups, "num_blocks": 10}},
+                  dict(REQ, id="a", prompt_token_ids=list(range(1, 50))),
+                  dict(REQ, id="b", prompt_token_ids=list(range(1, 120))))
+    refused(["replay", str(path)], f"error: {path}:3: field 'num_blocks': request 'b' can never "
+            "be admitted: refused with nothing running and all 9 usable blocks free (num_blocks "
+            "10): vLLM would wait forever; give more num_blocks (--skip-bad skips such requests)")

@@ -118,6 +118,9 @@ class ClusterLoop:
                 ready[best] = rep.ready_ms()
         for rep in replicas:
             rep.close()
+        firsts = [r.ctx.first_skip for r in replicas if r.ctx.first_skip is not None]
+        if firsts and all(r.ctx.summary.rejected == r.ctx.summary.requests for r in replicas):
+            raise replicas[0].ctx.none_fits(*min(firsts))
 
     def sample(self, t: float) -> None:
         """Scrape every replica at the last sample time at or before `t` (nothing changed

@@ -44,6 +44,14 @@ class ReplicaContext(ReplayContext):
         self.prompt_tokens_total = 0
         self.prebuilt: dict[str, Request] = {}
         self.listener: Any = None       # told of rejections (the loop tells of the rest)
+        self.first_skip: tuple[int, str] | None = None      # (line, why) of its first rejection
+
+    all_rejected_is_bad = False     # (every request routed here may be rejected: no error)
+
+    def check_rejections(self, skipped: list[tuple[int, str]]) -> None:
+        if skipped:
+            self.first_skip = skipped[0]
+        super().check_rejections(skipped)
 
     def make_request(self, tr: TraceRequest, add_order: int) -> Request:
         req = self.prebuilt.pop(tr.id, None)

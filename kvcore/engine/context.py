@@ -97,7 +97,9 @@ class ReplayContext:
                         "sliding_window": getattr(g.kv_cache_spec, "sliding_window", None)}
                        for g in groups]
         self.summary.groups = self.groups
-        self.all_full = all(isinstance(g.kv_cache_spec, FullAttentionSpec) for g in groups)
+        self.full_block_sizes = [g.kv_cache_spec.block_size for g in groups
+                                 if isinstance(g.kv_cache_spec, FullAttentionSpec)]
+        self.all_full = len(self.full_block_sizes) == len(groups)
         hash_block_size = start.hash_block_size
         # the hasher finds a request's trace request here: among the records of a streamed
         # trace (the requests in flight), else in the whole trace (a cluster builds requests
@@ -189,7 +191,7 @@ class ReplayContext:
     def never_fits(self, tr: TraceRequest) -> str | None:
         """Why `tr` can never run (None if it can): a prompt at max_model_len or longer, or
         more blocks than the pool has for its longest computed sequence (engine) or its prompt
-        (cache). Windowed groups are left to the admission check and the stall guard."""
+        (cache); with windowed or Mamba groups, of the full-attention groups' blocks alone."""
         cfg = self.cfg
         if cfg.max_model_len is not None and tr.prompt_len >= cfg.max_model_len:
             return f"prompt of {tr.prompt_len} tokens >= max_model_len {cfg.max_model_len}"
@@ -200,11 +202,17 @@ class ReplayContext:
             tokens = tr.prompt_len + tr.output_len - 1
             if cfg.max_model_len is not None:
                 tokens = min(tokens, cfg.max_model_len - 1)
-        if not self.all_full:
-            return None
-        need = sum(cdiv(tokens, g["block_size"]) for g in self.groups)
+        # A full-attention group holds a block per block_size tokens until the request ends, and
+        # every group draws on the one pool: the full groups' blocks alone are a lower bound
+        # (the whole need when all groups are full). Windowed and Mamba groups hold what their
+        # chunk and window need at a time; a head that can never get that is caught when an
+        # empty pool refuses it (`kvcore.engine.stall`).
+        need = sum(cdiv(tokens, bs) for bs in self.full_block_sizes)
         if need > self.num_blocks - 1:
-            return (f"needs {need} blocks of {cfg.block_size} tokens but only "
+            alone = "" if self.all_full else " for its full-attention layers alone"
+            sizes = set(self.full_block_sizes)
+            of = f" of {sizes.pop()} tokens" if len(sizes) == 1 else ""
+            return (f"needs {need} blocks{of}{alone} but only "
                     f"{self.num_blocks - 1} are usable (num_blocks {self.num_blocks})")
         return None
 
@@ -239,15 +247,23 @@ class ReplayContext:
         if not skipped:
             return
         line, why = skipped[0]
-        if self.summary.rejected == self.summary.requests:
-            # the field that made it never fit, as `admit_or_reject` names it
-            raise InputError(f"no request fits: {why}", path=self.trace.path, line=line,
-                             field="input_length" if "max_model_len" in why else "num_blocks")
+        if self.summary.rejected == self.summary.requests and self.all_rejected_is_bad:
+            raise self.none_fits(line, why)
         more = f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else ""
         self.warning(f"skipped {len(skipped)} request(s) that can never fit, counted as "
                      f"rejected and left out of the hit rate ({self.rejected_prompt_tokens:,} of "
                      f"{self.prompt_tokens_total:,} prompt "
                      f"tokens): {self.trace.path}:{line}: {why}{more}")
+
+    # A cluster's replica holds only what was routed to it: the whole cluster's rejections
+    # decide (`kvcore.cluster.loop`), so it says False.
+    all_rejected_is_bad = True
+
+    def none_fits(self, line: int, why: str) -> InputError:
+        """The error of a replay that rejected every request, the first at `line` for `why`
+        (the field that made it never fit, as `admit_or_reject` names it)."""
+        return InputError(f"no request fits: {why}", path=self.trace.path, line=line,
+                          field="input_length" if "max_model_len" in why else "num_blocks")
 
     def count_admission(self, req: Request, hit: int, resumed: bool) -> None:
         """An admission in the hit statistics: first admissions past the warm-up count;

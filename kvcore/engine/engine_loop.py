@@ -24,7 +24,7 @@ from kvcore.engine.decode_windows import DecodeWindows
 from kvcore.engine.fake_model import next_token, next_tokens
 from kvcore.engine.fast_forward import decode_stretch, run_stretch
 from kvcore.engine.lazy_request import LazyTraceRequest
-from kvcore.engine.load_check import check_load, stalled
+from kvcore.engine.load_check import check_load
 from kvcore.engine.options import build
 from kvcore.engine.read_ahead import read_ahead
 from kvcore.engine.replay_observer import ReplayObserver
@@ -34,11 +34,10 @@ from kvcore.engine.scheduler import (
     SchedulerConfig,
     SchedulerOutput,
 )
+from kvcore.engine.stall import guard
 from kvcore.offload.tier import OffloadTier
 from kvcore.request import Request
 from kvcore.traces import TraceRequest
-
-STALL_STEPS = 1000      # steps with nothing schedulable before the replay gives up
 
 
 class EngineLoop:
@@ -287,14 +286,6 @@ class EngineLoop:
             ctx.progress(1)
 
     def stall_guard(self, progressed: bool) -> None:
-        """Nothing can ever be scheduled again (e.g. a watermark that never clears): vLLM
-        would spin forever; here it is bad input after `STALL_STEPS` idle steps."""
-        sched = self.sched
-        if progressed or sched.running or self.pending or (
-                self.tier is not None and self.tier.conn.jobs):     # a transfer will finish
-            self.idle_run = 0
-            return
-        self.idle_run += 1
-        if self.idle_run > STALL_STEPS:
-            raise stalled(self.ctx, next(iter(sched.waiting)), STALL_STEPS)
-
+        """After each step: a waiting head that can never be admitted ends the run, or with
+        skip_bad is rejected (`kvcore.engine.stall.guard`)."""
+        guard(self, progressed)

@@ -4,10 +4,9 @@ behind the trace (engine mode, arrivals by timestamp)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kvcore.engine.latency import percentile
-from kvcore.errors import InputError
 
 if TYPE_CHECKING:
     from kvcore.engine.context import ReplayContext
@@ -43,16 +42,3 @@ def check_load(ctx: ReplayContext) -> None:
                 f"{s.queue_delay_p99_s:,.1f} s. The hit rate is that of an overloaded server "
                 "(more KV memory, a faster clock or fewer requests would change it)")
 
-
-def stalled(ctx: ReplayContext, head: Any, steps: int) -> InputError:
-    """The error of an engine that scheduled nothing for `steps` steps with `head` (a
-    `Request`) first in its waiting queue: it can never be admitted (vLLM would spin)."""
-    tr = ctx.records[head.request_id].tr
-    # (full-attention groups alone: a request that cannot fit is refused before it runs, or
-    # skipped with skip_bad; a window's or a Mamba group's reserve is left to this guard)
-    blind = "" if ctx.all_full else (
-        "; with sliding-window, chunked-local or Mamba groups skip_bad cannot tell in advance")
-    return InputError(f"request {tr.id!r} can never be admitted (stalled for {steps} steps with "
-                      f"nothing running: vLLM would wait forever): the pool of "
-                      f"{ctx.num_blocks:,} blocks never has room for it; give more num_blocks"
-                      f"{blind}", path=ctx.trace.path, line=tr.line)

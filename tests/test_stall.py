@@ -1,0 +1,145 @@
+"""A waiting head the engine can never admit (`kvcore.engine.stall`): refused at once when every
+later step must repeat the refusal, skipped with --skip-bad at the step that proves it, and not
+refused while an arrival could still change it (the priority policy, a long-prefill threshold)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_hostile_options import refused, runner
+
+from kvcli.app import app
+
+# A full-attention group beside a 32-token window in a pool of 10 blocks (9 usable): 'b' (119
+# tokens) passes the check in advance (8 full blocks <= 9) but its one prefill chunk needs 8 + 8.
+GROUPS = [{"type": "full"}, {"type": "sliding_window", "sliding_window": 32}]
+
+
+def _req(rid: str, tokens: list[int], **kw) -> dict:
+    return {"id": rid, "prompt_token_ids": tokens, "output_length": 3, **kw}
+
+
+def _trace(tmp_path: Path, config: dict, *reqs: dict) -> Path:
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in ({"config": config}, *reqs)))
+    return path
+
+
+def _replay(path: Path, *args: str) -> tuple[dict, list[dict], list[dict]]:
+    """The summary, the events (arrive / admit / preempt / finish / reject) and the step lines."""
+    events, steps = path.with_suffix(".events"), path.with_suffix(".steps")
+    res = runner.invoke(app, ["replay", str(path), "--json", "--events", str(events),
+                              "--steps", str(steps), *args])
+    assert res.exit_code == 0, res.output
+    kinds = {"arrive", "admit", "preempt", "finish", "reject"}
+    evs = [e for e in map(json.loads, events.read_text().splitlines()[1:]) if e["kind"] in kinds]
+    return (json.loads(res.stdout), [{k: e[k] for k in ("step", "kind", "req")} for e in evs],
+            [json.loads(x) for x in steps.read_text().splitlines()])
+
+
+@pytest.mark.parametrize(("schedule", "at"), [("--no-async-scheduling", 3),
+                                              ("--async-scheduling", 4)])
+def test_skip_bad_rejects_the_head_at_the_step_that_proves_it(tmp_path, schedule, at):
+    path = _trace(tmp_path, {"groups": GROUPS, "num_blocks": 10},
+                  _req("a", list(range(1, 50))), _req("b", list(range(1, 120))),
+                  _req("c", list(range(1, 30))))
+    doc, evs, steps = _replay(path, "--skip-bad", schedule)
+    assert (doc["requests"], doc["finished"], doc["rejected"]) == (3, 2, 1)
+    # 'a' finishes (its blocks freed at `at - 1`); the next schedule() refuses 'b' with all 9
+    # blocks free and nothing running: rejected there, and 'c' admitted the step after
+    assert [(e["step"], e["kind"], e["req"]) for e in evs if e["req"] != "a"] == [
+        (0, "arrive", "b"), (0, "arrive", "c"), (at, "reject", "b"), (at + 1, "admit", "c"),
+        (at + 3 + (at == 4), "finish", "c")]
+    assert [s["step"] for s in steps if s["scheduled"]][:4] == [0, 1, 2, at + 1]
+    assert len(steps) < 15          # (the old guard idled 1,000 steps, then stopped the run)
+
+
+def test_an_arrival_under_a_long_prefill_threshold_can_still_admit_the_head(tmp_path):
+    """'b' alone gets its whole prompt as one chunk, which the empty pool refuses; once 'c'
+    waits too, the threshold cuts it to 16 tokens and it runs: no refusal while 'c' is to come."""
+    path = _trace(tmp_path, {"groups": GROUPS, "num_blocks": 12,
+                             "long_prefill_token_threshold": 16,
+                             "scheduler_reserve_full_isl": False},
+                  _req("b", list(range(200, 300)), arrival_step=0),
+                  _req("c", list(range(1, 30)), arrival_step=20))
+    doc, evs, _ = _replay(path, "--skip-bad", "--arrivals", "step")
+    assert (doc["finished"], doc["rejected"]) == (2, 0)
+    assert evs[:4] == [{"step": 0, "kind": "arrive", "req": "b"},
+                       {"step": 20, "kind": "arrive", "req": "c"},
+                       {"step": 20, "kind": "admit", "req": "b"},
+                       {"step": 20, "kind": "admit", "req": "c"}]
+
+
+def test_a_priority_arrival_can_cache_the_heads_prefix_and_let_it_in(tmp_path):
+    """Under the priority policy 'c' overtakes the refused 'b', runs, and leaves 80 of b's
+    tokens cached: 'b' then fits. No refusal while 'c' is to come."""
+    b = list(range(200, 300))
+    path = _trace(tmp_path, {"groups": GROUPS, "num_blocks": 12, "policy": "priority"},
+                  _req("b", b, arrival_step=0, priority=5),
+                  _req("c", b[:80], arrival_step=20, priority=0))
+    doc, evs, _ = _replay(path, "--skip-bad", "--arrivals", "step")
+    assert (doc["finished"], doc["rejected"]) == (2, 0)
+    admits = [(e["step"], e["req"]) for e in evs if e["kind"] == "admit"]
+    assert admits[0] == (20, "c") and admits[-1] == (25, "b")
+
+
+def test_the_guard_is_certain_once_nothing_is_left_to_arrive(tmp_path):
+    """The same refusal with 'c' too short to help: once 'c' has arrived and run (nothing left
+    to arrive), the refusal is certain and 'b' is rejected, at the step after c's last."""
+    b = list(range(200, 300))
+    path = _trace(tmp_path, {"groups": GROUPS, "num_blocks": 12, "policy": "priority"},
+                  _req("b", b, arrival_step=0, priority=5),
+                  _req("c", b[:48], arrival_step=20, priority=0))
+    refused(["replay", str(path), "--arrivals", "step"], f"error: {path}:2: field 'num_blocks': "
+            "request 'b' can never be admitted: refused with nothing running and all 11 usable "
+            "blocks free (num_blocks 12): vLLM would wait forever; give more num_blocks "
+            "(--skip-bad skips such requests)")
+    doc, evs, _ = _replay(path, "--skip-bad", "--arrivals", "step")
+    assert (doc["finished"], doc["rejected"]) == (1, 1)
+    finish_c = next(e["step"] for e in evs if e["kind"] == "finish")
+    assert evs[-1] == {"step": finish_c + 1, "kind": "reject", "req": "b"}
+
+
+def test_a_mamba_hybrid_skips_what_its_empty_pool_refuses(tmp_path):
+    """nemotron-nano-9b-v2: 7 Mamba groups and a full-attention one of 1,312-token blocks."""
+    path = tmp_path / "m.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in (
+        _req("a", list(range(1, 50))), _req("b", list(range(1, 3000))),
+        _req("c", list(range(1, 30))))))
+    model = ["--model", "nemotron-nano-9b-v2"]
+    res = runner.invoke(app, ["replay", str(path), *model, "--num-blocks", "4"])
+    # (after the warning that vllm serve would not start with such a pool)
+    assert res.exit_code == 2 and res.stderr.splitlines()[-1] == (
+        f"error: {path}:1: field 'num_blocks': request 'a' can never be admitted: refused with "
+        "nothing running and all 3 usable blocks free (num_blocks 4): vLLM would wait forever; "
+        "give more num_blocks (--skip-bad skips such requests)")
+    doc, evs, _ = _replay(path, *model, "--num-blocks", "12", "--skip-bad")
+    assert (doc["finished"], doc["rejected"]) == (2, 1)
+    assert [e["req"] for e in evs if e["kind"] == "reject"] == ["b"]
+    doc, _, _ = _replay(path, *model, "--num-blocks", "25")
+    assert (doc["finished"], doc["rejected"]) == (3, 0)
+
+
+def test_a_cluster_replica_whose_requests_are_all_skipped_is_no_error(tmp_path):
+    """round_robin sends 'b' alone to replica 1: every request there is rejected, which stopped
+    the cluster with "no request fits" (a replica's check); only the whole cluster's counts."""
+    up_front = ("needs 26 blocks of 16 tokens for its full-attention layers alone but only 9 are "
+                "usable (num_blocks 10)")
+    at_once = ("can never be admitted: refused with nothing running and all 9 usable blocks "
+               "free (num_blocks 10)")
+    for big, why in ((list(range(1, 400)), up_front), (list(range(1, 120)), at_once)):
+        path = _trace(tmp_path, {"groups": GROUPS, "num_blocks": 10},
+                      _req("a", list(range(1, 50))), _req("b", big), _req("c", list(range(1, 30))))
+        res = runner.invoke(app, ["cluster", str(path), "--replicas", "2", "--skip-bad", "--json"])
+        assert res.exit_code == 0, res.output
+        assert f"round_robin replica 1: skipped 1 request(s) that can never fit, counted as " \
+               f"rejected and left out of the hit rate ({len(big)} of {len(big)} prompt tokens):" \
+               f" {path}:3: {why}" in res.stderr
+        reps = json.loads(res.stdout)["routers"][0]["replicas"]
+        assert [(r["requests"], r["rejected"]) for r in reps] == [(2, 0), (1, 1)]
+        path = _trace(tmp_path, {"groups": GROUPS, "num_blocks": 10}, _req("b", big),
+                      _req("b2", big))
+        refused(["cluster", str(path), "--replicas", "2", "--skip-bad"],
+                f"error: {path}:2: field 'num_blocks': no request fits: {why}")
