@@ -2,7 +2,8 @@
 
 Left: per router, the trace ceiling split into the hit rate achieved, the capacity loss and the
 routing loss (stacked: the bar's top is the trace ceiling). Right: per router, each replica's
-share of the computed prefill tokens (a bar per replica; even = 1/N, the dashed line).
+share of the computed prefill tokens (a bar per replica, replica 0 first, in the key up to 16
+replicas; even = 1/N, the dashed line).
 """
 
 from __future__ import annotations
@@ -28,16 +29,22 @@ def write_cluster_plot(result: dict, folder: str) -> list[str]:
     left.set_xticks(list(xs), names, rotation=30, ha="right")
     left.set(ylabel="% of prompt tokens",
              title=f"Token hit rate and its losses ({n} replicas; top = trace ceiling)")
-    left.legend(fontsize=8)
+    # (headroom above 100% for the key, which sat on the bars' tops)
+    left.set_ylim(0, 130)
+    left.set_yticks(range(0, 101, 20))
+    left.legend(fontsize=8, ncol=3, loc="upper center")
     width = 0.8 / n
     for i in range(n):
         shares = []
         for r in routers:
             total = sum(x["computed_prefill_tokens"] for x in r["replicas"])
             shares.append(r["replicas"][i]["computed_prefill_tokens"] / total if total else 0)
-        right.bar([x + i * width for x in xs], shares, width=width)
-    right.axhline(1 / n, color="grey", linestyle="--", linewidth=0.8)
+        right.bar([x + i * width for x in xs], shares, width=width, label=f"replica {i}")
+    right.axhline(1 / n, color="grey", linestyle="--", linewidth=0.8, label=f"even (1/{n})")
     right.set_xticks([x + 0.4 - width / 2 for x in xs], names, rotation=30, ha="right")
     right.set(ylabel="share of computed prefill tokens", title="Balance: one bar per replica")
+    # (bars are replicas 0..N-1 left to right in each group; past 16 a key would hide them)
+    if n <= 16:
+        right.legend(fontsize=7, ncol=1 + n // 9, loc="upper left", bbox_to_anchor=(1.01, 1))
     charts.save(fig, "cluster.png")
     return charts.paths

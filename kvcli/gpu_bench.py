@@ -116,12 +116,25 @@ def write_tables(path: Path = SHIPPED) -> dict:
 def run_gpu_bench(*, as_json: bool, trace: str | None, model: str | None,
                   cases: str | None, sample_steps: int = 32, device: str = "cuda") -> View:
     """``--trace``: the per-step benchmark (`kvcli.gpu_steps`); otherwise `kernels.bench` over
-    the shipped tables. No torch or no CUDA: `NoDeviceError` (exit 3) before anything runs."""
+    the shipped tables. Bad input first (exit 2: the model, the cases), then no torch or no
+    CUDA: `NoDeviceError` (exit 3) before anything runs."""
     if trace:
         from kvcli.gpu_steps import run_gpu_steps, steps_view
 
         return steps_view(run_gpu_steps(trace, model=model, sample_steps=sample_steps,
                                         device_name=device, log=message))
+    spec_heads = None
+    if model:
+        from kvcli.gpu_steps import heads_of
+
+        spec_heads = heads_of(model)
+    with gzip.open(SHIPPED, "rt") as f:     # (kernels.cases.load_tables, without torch)
+        tables = json.load(f)
+    names = [c.strip() for c in cases.split(",")] if cases else None
+    unknown = [n for n in names or [] if n not in tables["cases"]]
+    if unknown:
+        raise InputError(f"unknown case {unknown[0]!r} (known: {', '.join(tables['cases'])})",
+                         field="cases")
     try:
         import torch
     except ImportError:
@@ -131,20 +144,9 @@ def run_gpu_bench(*, as_json: bool, trace: str | None, model: str | None,
         raise NoDeviceError("no CUDA device: `kvcli bench --gpu` needs an NVIDIA GPU "
                             "(torch.cuda.is_available() is false)")
     from kernels import bench
-    from kernels.cases import CaseSpec, load_tables
+    from kernels.cases import CaseSpec
 
-    spec = None
-    if model:
-        from kvcli.gpu_steps import heads_of
-
-        hq, hkv, d, dtype = heads_of(model)
-        spec = CaseSpec("", hq, hkv, d, dtype)
-    tables = load_tables(SHIPPED)
-    names = [c.strip() for c in cases.split(",")] if cases else None
-    unknown = [n for n in names or [] if n not in tables["cases"]]
-    if unknown:
-        raise InputError(f"unknown case {unknown[0]!r} (known: {', '.join(tables['cases'])})",
-                         field="cases")
+    spec = CaseSpec("", *spec_heads) if spec_heads else None
     doc = bench.run(names, tables, spec=spec, log=message)
     rows = bench.rows(doc)
     bw = doc["bandwidth"]

@@ -61,6 +61,7 @@ def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_na
     ``device_name == "cpu"`` under the interpreter): `NoDeviceError` before any replay."""
     from kvcli.calibration.run import device_for
 
+    hq, hkv, d, q_dtype = heads_of(model)   # (a bad model is bad input, exit 2, GPU or not)
     device = device_for(device_name, "kvcli bench --gpu")
     import torch
     import triton
@@ -69,7 +70,6 @@ def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_na
     from kvcore.engine.decode_capture import capture_decode_steps
     from kvcore.engine.options import ReplayOptions
 
-    hq, hkv, d, q_dtype = heads_of(model)
     # (the replay's own warnings, e.g. its uncalibrated clock, are `kvcli replay`'s business)
     cap = capture_decode_steps(trace, ReplayOptions(model=model), sample_steps)
     log(f"captured {len(cap.steps)} of {cap.decode_steps} decode steps "

@@ -171,6 +171,10 @@ FLAGS = {"offload_block_size": "kv-offloading-block-size",
          "load_steps": "offload-load-steps", "store_steps": "offload-store-steps"}
 
 
+# Fields that a command takes as a positional argument, not an option: its metavar.
+ARGUMENTS = {"endpoint": "ENDPOINT"}
+
+
 def flag(field: str) -> str:
     """The option of a field: ``--kebab-case`` (or its `FLAGS` spelling)."""
     return "--" + FLAGS.get(field, field.replace("_", "-"))
@@ -178,13 +182,16 @@ def flag(field: str) -> str:
 
 def describe(err: InputError) -> str:
     """One line for an input error: ``file:line: field 'x': ...`` for a file's problem (as
-    `InputError` words it), ``option --x-y: ...`` for an option's (a field without a file);
+    `InputError` words it), ``option --x-y: ...`` for an option's (a field without a file;
+    ``argument ENDPOINT: ...`` for a positional one);
     a remedy names its flag: ``(--skip-bad skips such requests)``."""
     if err.remedy:
         name, does = err.remedy
         err = InputError(f"{err.message} ({flag(name)} {does})", path=err.path,
                          line=err.line, field=err.field)
     if err.field and err.path is None and err.line is None:
+        if err.field in ARGUMENTS:
+            return f"argument {ARGUMENTS[err.field]}: {err.message}"
         return f"option {flag(err.field)}: {err.message}"
     return str(err)
 

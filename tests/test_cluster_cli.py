@@ -97,6 +97,27 @@ def test_cluster_plot(tmp_path):
     assert (tmp_path / "p" / "cluster.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_the_balance_chart_says_which_bar_is_which_replica(tmp_path, monkeypatch):
+    """The balance chart had one unlabelled colour per replica."""
+    from kvcli import plots
+
+    keys: list[list[str]] = []
+    save = plots._Charts.save
+
+    def keep(self, fig, name, dpi=100):
+        keys.extend([t.get_text() for t in ax.get_legend().get_texts()] for ax in fig.axes)
+        save(self, fig, name, dpi)
+    monkeypatch.setattr(plots._Charts, "save", keep)
+    path = tmp_path / "t.jsonl"
+    _trace(path, n=20)
+    r = runner.invoke(app, ["cluster", str(path), "--replicas", "3", "--routers",
+                            "round_robin,oracle", "--num-blocks", "24", "--plot",
+                            str(tmp_path / "p")])
+    assert r.exit_code == 0, r.output
+    assert keys == [["hit rate", "capacity loss", "routing loss"],
+                    ["even (1/3)", "replica 0", "replica 1", "replica 2"]]
+
+
 def test_the_clock_warning_is_said_once_a_run(tmp_path):
     # 4 requests over 12 replicas: replicas 0-3 each warn of the default clock; that was 4
     # lines 'round_robin replica K: uncalibrated clock ...' (128 with 1,000 replicas), then

@@ -44,7 +44,27 @@ def test_port_in_use_and_bad_endpoints_are_one_line():
         assert r.stderr.startswith(f"error: option {flag}:"), (args, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     r = runner.invoke(app, ["events", "listen", "http://x"])
-    assert r.exit_code == 2 and "option --endpoint" in r.stderr or "endpoint" in r.stderr
+    # (ENDPOINT is a positional argument: "option --endpoint" named a flag that does not exist)
+    assert r.exit_code == 2 and r.stderr == ("error: argument ENDPOINT: 'http://x': expected "
+                                             "tcp://HOST:PORT (tcp://*:PORT binds) or ipc://PATH\n")
+
+
+def test_a_listener_on_a_port_in_use_names_the_likely_holder():
+    """vLLM binds its publisher, so a listener that binds the same port is the usual clash: it
+    said "another vLLM or kvcli publishing there?" as if the listener published."""
+    import zmq
+
+    zctx = zmq.Context()
+    pub = zctx.socket(zmq.PUB)
+    try:
+        port = pub.bind_to_random_port("tcp://*")
+        r = runner.invoke(app, ["events", "listen", f"tcp://*:{port}"])
+    finally:
+        pub.close(linger=0)
+        zctx.term()
+    assert r.exit_code == 2 and r.stderr == (
+        f"error: argument ENDPOINT: tcp://*:{port}: address already in use (a publisher bound "
+        "there? connect to it instead, tcp://HOST:PORT; or another listener)\n")
 
 
 def test_a_subscriber_that_never_connects_is_a_warning():

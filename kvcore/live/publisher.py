@@ -196,8 +196,10 @@ class ZmqPublisher:
                 "batches": self.seq, "dropped": self.dropped, "replay_requests": self.replays}
 
 
-def _open(sock: zmq.Socket, endpoint: str, field: str, *, bind: bool) -> None:
-    """Bind or connect, a ZMQ error as one line naming the option."""
+def _open(sock: zmq.Socket, endpoint: str, field: str, *, bind: bool,
+          in_use: str = "another vLLM or kvcli publishing there?") -> None:
+    """Bind or connect, a ZMQ error as one line naming the option; `in_use` is the likely
+    holder of an address already in use (a listener's differs from a publisher's)."""
     try:
         if bind:
             sock.bind(endpoint)
@@ -205,7 +207,7 @@ def _open(sock: zmq.Socket, endpoint: str, field: str, *, bind: bool) -> None:
             sock.connect(endpoint)
     except zmq.ZMQError as err:
         if err.errno == zmq.EADDRINUSE:
-            raise InputError(f"{endpoint}: address already in use (another vLLM or kvcli "
-                             "publishing there?)", field=field) from None
+            raise InputError(f"{endpoint}: address already in use ({in_use})",
+                             field=field) from None
         what = "bind" if bind else "connect to"
         raise InputError(f"{endpoint}: cannot {what} it: {err.strerror}", field=field) from None

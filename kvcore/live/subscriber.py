@@ -56,7 +56,10 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
     sub.setsockopt(zmq.SUBSCRIBE, topic.encode("utf-8"))
     replay = None
     try:
-        _open(sub, endpoint, "endpoint", bind=is_bind_endpoint(endpoint))
+        # (vLLM binds its publisher: a listener binding the same port is the usual clash)
+        _open(sub, endpoint, "endpoint", bind=is_bind_endpoint(endpoint),
+              in_use="a publisher bound there? connect to it instead, tcp://HOST:PORT; or "
+              "another listener")
         if replay_endpoint is not None:
             replay = zctx.socket(zmq.DEALER)
             replay.setsockopt(zmq.LINGER, 0)
