@@ -124,8 +124,19 @@ def test_stats_on_an_event_file_reports_its_bytes_to_the_progress_bar(tmp_path):
 
 
 @pytest.mark.parametrize("args, says", [
-    (["bench", "--n", "0"], ("error: Invalid value for '--n': Input should be greater than or "
-                            "equal to 1 (kvcli bench -h for help)")),
+    (["bench", "--n", "0"], ("error: option --n: Input should be greater than or equal to 1 "
+                            "(kvcli bench -h for help)")),
+    # typer's "Invalid value for 'kind': Value error, 'foo' is not one of ..." in kvcli's words
+    (["gen", "foo"], ("error: argument KIND: 'foo' is not one of 'shared-prefix', 'multiturn', "
+                      "'b2b' (kvcli gen -h for help)")),
+    (["replay", "x.jsonl", "--num-blocks", "x"], ("error: option --num-blocks: Input should be "
+                                                  "a valid integer, unable to parse string as an "
+                                                  "integer (kvcli replay -h for help)")),
+    # (the group reports a missing value: it said "kvcli -h" and "Option '--gpu' requires...")
+    (["clock", "explain", "--gpu"],
+     "error: option --gpu: needs a value (kvcli clock explain -h for help)"),
+    (["replay", "x.jsonl", "--arrivals"],
+     "error: option --arrivals: needs a value (kvcli replay -h for help)"),
     (["replay"], "error: Missing argument 'trace'. (kvcli replay -h for help)"),
     (["replay", "x.jsonl", "--no-such-flag"], "error: No such option: --no-such-flag"),
     (["nosuch"], "error: No such command 'nosuch'. (kvcli -h for help)"),

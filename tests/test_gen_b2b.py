@@ -145,7 +145,7 @@ def test_b2b_unknown_queries_is_one_line_from_the_installed_command():
                           capture_output=True, text=True, check=False, cwd=ROOT)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1
-    assert proc.stderr.startswith("error: Invalid value for '--queries'"), proc.stderr
+    assert proc.stderr.startswith("error: option --queries: 'chat' is not one of"), proc.stderr
 
 
 def test_qps_is_b2b_only():
