@@ -3,7 +3,6 @@ a command only declares typed options and calls one function (see `kvcli.output.
 
 from __future__ import annotations
 
-import re
 from typing import Annotated
 
 import typer
@@ -80,6 +79,7 @@ def main() -> None:
     from typer._click import exceptions as usage
 
     from kvcli.output import install_signal_handlers
+    from kvcli.usage_errors import command_words, usage_line
     from kvcore.gc_pause import one_shot_process
 
     install_signal_handlers()   # SIGTERM / SIGHUP stop a command as Ctrl-C does
@@ -94,14 +94,8 @@ def main() -> None:
     except usage.UsageError as err:
         # A bad option or argument is one line, exit 2, as every other input error is (typer
         # would draw a usage box); -h shows the usage.
-        path = err.ctx.command_path.split(" ")[1:] if err.ctx is not None else []
-        commands = {c.name for c in app.registered_commands} | {
-            g.name for g in app.registered_groups}
-        if not path and len(sys.argv) > 1 and sys.argv[1] in commands:
-            # (an option's missing value is reported by the group: the command from argv)
-            path = sys.argv[1:3] if sys.argv[1] in {g.name for g in app.registered_groups} \
-                and len(sys.argv) > 2 and not sys.argv[2].startswith("-") else sys.argv[1:2]
-        print(f"error: {usage_line(err.format_message())} ({' '.join(['kvcli', *path])} -h "
+        words = command_words(err.ctx, sys.argv[1:], app)
+        print(f"error: {usage_line(err.format_message())} ({' '.join(['kvcli', *words])} -h "
               "for help)", file=sys.stderr)
         sys.exit(2)
     except typer.Exit as done:
@@ -110,22 +104,3 @@ def main() -> None:
         print("Aborted.", file=sys.stderr)
         sys.exit(130)
 
-
-# typer's (and pydantic's) wording of a bad value, and kvcli's: `option --x: ...` as every
-# other input error (`kvcli.output.describe`), `argument KIND: ...` for a positional one.
-_BAD_VALUE = re.compile(r"Invalid value for '([^']+)'(?: / '[^']+')*: (?:Value error, )?(.*)",
-                        re.DOTALL)
-_NO_VALUE = re.compile(r"Option '([^']+)' requires an argument\.?")
-
-
-def usage_line(message: str) -> str:
-    """A usage error's message in kvcli's words (other messages as they are)."""
-    m = _BAD_VALUE.fullmatch(message)
-    if m:
-        name, what = m.groups()
-        where = f"option {name}" if name.startswith("-") else f"argument {name.upper()}"
-        return f"{where}: {what.rstrip('.')}"
-    m = _NO_VALUE.fullmatch(message)
-    if m:
-        return f"option {m.group(1)}: needs a value"
-    return message

@@ -58,11 +58,17 @@ def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], 
         raise InputError("a file path, not - (stdout carries the result)",
                          field="decisions" if decisions == "-" else "events")
     tr = read_trace(trace)
+    made: list[str] = []    # the folders --events made, removed if the run fails (when empty)
     with contextlib.ExitStack() as stack:
+        stack.callback(_remove_empty, made)
+
         def open_events(router: str, replica: int, kind: str):
             assert events is not None
             folder = os.path.join(events, router)
-            os.makedirs(folder, exist_ok=True)
+            for d in (events, folder):
+                if not os.path.isdir(d):
+                    os.makedirs(d)
+                    made.append(d)
             path = os.path.join(folder, f"replica-{replica}.{kind}.jsonl")
             return stack.enter_context(output.open_output(path, field="events",
                                                           keep_on_interrupt=True))
@@ -78,6 +84,7 @@ def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], 
                 ranks=replicas)
         result = run_cluster(trace, opts, copts, open_events=open_events if events else None,
                              decisions_out=dec, warn=output.warn, trace=tr, live=live)
+        made.clear()        # (the run is whole: its folders stay)
     if plot is not None:
         from kvcli.cluster_plots import write_cluster_plot
 
@@ -88,6 +95,14 @@ def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], 
         output.message("interrupted: the outputs hold what was replayed so far")
         return output.interrupt_code()
     return 0
+
+
+def _remove_empty(folders: list[str]) -> None:
+    """A failed run's --events folders, newest first, each only if nothing is left in it
+    (the event files themselves were never renamed into place)."""
+    for d in reversed(folders):
+        with contextlib.suppress(OSError):
+            os.rmdir(d)
 
 
 def _pct(x: float | None) -> str:

@@ -57,11 +57,18 @@ def heads_of(model: str | None) -> tuple[int, int, int, str]:
 
 def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_name: str,
                   log: Callable[[str], None]) -> dict:
-    """Capture, then time (see the module docstring); the JSON document. No CUDA (and not
-    ``device_name == "cpu"`` under the interpreter): `NoDeviceError` before any replay."""
+    """Capture, then time (see the module docstring); the JSON document. Bad input is an
+    `InputError` on any machine; then no CUDA (and not ``device_name == "cpu"`` under the
+    interpreter) is `NoDeviceError`, before any replay."""
     from kvcli.calibration.run import device_for
+    from kvcore.errors import InputError
+    from kvcore.traces import read_trace
 
-    hq, hkv, d, q_dtype = heads_of(model)   # (a bad model is bad input, exit 2, GPU or not)
+    # bad input first (exit 2, GPU or not): the model, the count, the trace (read once here)
+    hq, hkv, d, q_dtype = heads_of(model)
+    if sample_steps < 1:
+        raise InputError("must be at least 1", field="sample_steps")
+    parsed = read_trace(trace)
     device = device_for(device_name, "kvcli bench --gpu")
     import torch
     import triton
@@ -71,7 +78,7 @@ def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_na
     from kvcore.engine.options import ReplayOptions
 
     # (the replay's own warnings, e.g. its uncalibrated clock, are `kvcli replay`'s business)
-    cap = capture_decode_steps(trace, ReplayOptions(model=model), sample_steps)
+    cap = capture_decode_steps(trace, ReplayOptions(model=model), sample_steps, trace=parsed)
     log(f"captured {len(cap.steps)} of {cap.decode_steps} decode steps "
         f"({cap.total_steps} steps)")
     bw = copy_bandwidth(device)

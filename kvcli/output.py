@@ -172,7 +172,7 @@ FLAGS = {"offload_block_size": "kv-offloading-block-size",
 
 
 # Fields that a command takes as a positional argument, not an option: its metavar.
-ARGUMENTS = {"endpoint": "ENDPOINT"}
+ARGUMENTS = {"endpoint": "ENDPOINT", "spec": "SPEC"}
 
 
 def flag(field: str) -> str:

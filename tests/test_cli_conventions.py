@@ -137,8 +137,13 @@ def test_stats_on_an_event_file_reports_its_bytes_to_the_progress_bar(tmp_path):
      "error: option --gpu: needs a value (kvcli clock explain -h for help)"),
     (["replay", "x.jsonl", "--arrivals"],
      "error: option --arrivals: needs a value (kvcli replay -h for help)"),
-    (["replay"], "error: Missing argument 'trace'. (kvcli replay -h for help)"),
-    (["replay", "x.jsonl", "--no-such-flag"], "error: No such option: --no-such-flag"),
+    (["replay"], "error: argument TRACE: missing (kvcli replay -h for help)"),
+    (["replay", "x.jsonl", "--no-such-flag"], "error: option --no-such-flag: no such option"),
+    # (typer's was four lines: "Missing argument 'kind'. Choose from:" and a line a choice)
+    (["gen"], ("error: argument KIND: missing; choose from shared-prefix, multiturn, b2b "
+               "(kvcli gen -h for help)")),
+    (["clock", "explain"], "error: option --case: missing (kvcli clock explain -h for help)"),
+    (["sweep", "report"], "error: argument SPEC: usage: kvcli sweep report RESULTS.jsonl"),
     (["nosuch"], "error: No such command 'nosuch'. (kvcli -h for help)"),
     (["script", "x.jsonl", "--calls", "--calls-depth", "0"],
      "error: option --calls-depth: must be >= 1, got 0"),
@@ -154,6 +159,17 @@ def test_a_bad_option_is_one_line_exit_2(args, says):
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(says), proc.stderr
     assert proc.stdout == ""
+
+
+def test_the_help_hint_names_the_command_under_python_m():
+    """`python -m kvcli replay` said '(kvcli -m kvcli replay -h for help)'."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "kvcli", "replay"], capture_output=True,
+                          text=True, check=False, cwd=ROOT)
+    assert proc.returncode == 2
+    assert proc.stderr == "error: argument TRACE: missing (kvcli replay -h for help)\n"
 
 
 @pytest.mark.parametrize("args", [["clock", "gpus"], ["replay", SMALL, "--mode", "cache"],

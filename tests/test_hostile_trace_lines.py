@@ -107,21 +107,25 @@ def test_a_hybrid_pool_refuses_in_advance_what_its_full_layers_cannot_hold(tmp_p
     path = _trace(tmp_path, {"config": {"groups": groups, "num_blocks": 10}},
                   dict(REQ, id="a", prompt_token_ids=list(range(1, 50))),
                   dict(REQ, id="b", prompt_token_ids=list(range(1, 400))))
+    # 401 tokens at its last: 26 full-attention blocks and the 3 its window reads
     refused(["replay", str(path)], f"error: {path}:3: field 'num_blocks': request 'b' can never "
-            "run: needs 26 blocks of 16 tokens for its full-attention layers alone but only 9 are "
-            "usable (num_blocks 10) (--skip-bad skips such requests)")
+            "run: needs 29 blocks of 16 tokens at its last token (its attention layers alone) but "
+            "only 9 are usable (num_blocks 10) (--skip-bad skips such requests)")
     res = runner.invoke(app, ["replay", str(path), "--skip-bad", "--json"])
     assert res.exit_code == 0, res.output
-    assert "needs 26 blocks of 16 tokens for its full-attention layers alone" in res.stderr
+    assert "needs 29 blocks of 16 tokens at its last token (its attention layers alone)" \
+        in res.stderr
     doc = json.loads(res.stdout)
     assert (doc["requests"], doc["finished"], doc["rejected"]) == (2, 1, 1)
 
 
 def test_a_head_the_empty_windowed_pool_refuses_stops_at_once(tmp_path):
+    """'b' holds 10 blocks at its last token (7 full, 3 in its window) but its one prefill
+    chunk of 100 tokens needs 7 + 7: an empty pool of 11 refuses it."""
     groups = [{"type": "full"}, {"type": "sliding_window", "sliding_window": 32}]
-    path = _trace(tmp_path, {"config": {"groups": groups, "num_blocks": 10}},
+    path = _trace(tmp_path, {"config": {"groups": groups, "num_blocks": 12}},
                   dict(REQ, id="a", prompt_token_ids=list(range(1, 50))),
-                  dict(REQ, id="b", prompt_token_ids=list(range(1, 120))))
+                  dict(REQ, id="b", prompt_token_ids=list(range(200, 300))))
     refused(["replay", str(path)], f"error: {path}:3: field 'num_blocks': request 'b' can never "
-            "be admitted: refused with nothing running and all 9 usable blocks free (num_blocks "
-            "10): vLLM would wait forever; give more num_blocks (--skip-bad skips such requests)")
+            "be admitted: refused with nothing running and all 11 usable blocks free (num_blocks "
+            "12): vLLM would wait forever; give more num_blocks (--skip-bad skips such requests)")

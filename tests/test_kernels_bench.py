@@ -38,15 +38,20 @@ def test_kvcli_bench_gpu_without_cuda_exits_3_with_one_line() -> None:
 CONVERSATION = str(TRACES / "mooncake" / "conversation_trace.jsonl.gz")
 
 
-@pytest.mark.parametrize("args", [["--model", "bogus"], ["--cases", "64x4k,nope"],
-                                  ["--trace", CONVERSATION, "--model", "bogus"]])
-def test_kvcli_bench_gpu_says_bad_input_before_the_missing_gpu(args: list[str]) -> None:
-    """Bad input is exit 2 on any machine: an unknown model or case exited 3 ('no CUDA device')
-    on one without a GPU, so the mistake surfaced only on the GPU machine."""
+@pytest.mark.parametrize(("args", "says"), [
+    (["--model", "bogus"], "option --model: unknown model 'bogus'"),
+    (["--cases", "64x4k,nope"], "option --cases: unknown case 'nope'"),
+    (["--trace", CONVERSATION, "--model", "bogus"], "option --model: unknown model 'bogus'"),
+    (["--trace", "/nonexistent.jsonl"], "/nonexistent.jsonl: no such file"),
+    (["--trace", CONVERSATION, "--sample-steps", "0"], "option --sample-steps: "),
+])
+def test_kvcli_bench_gpu_says_bad_input_before_the_missing_gpu(args: list[str],
+                                                               says: str) -> None:
+    """Bad input is exit 2 on any machine: an unknown model, case or trace exited 3 ('no CUDA
+    device') on one without a GPU, so the mistake surfaced only on the GPU machine."""
     p = _py("-m", "kvcli", "bench", "--gpu", *args)
     assert p.returncode == 2, p.stderr
-    what = "--cases: unknown case 'nope'" if "--cases" in args else "--model: unknown model 'bogus'"
-    assert p.stderr.startswith(f"error: option {what}") and len(p.stderr.splitlines()) == 1
+    assert p.stderr.startswith(f"error: {says}") and len(p.stderr.splitlines()) == 1
 
 
 def test_gpu_bench_without_torch_raises_no_device() -> None:

@@ -12,8 +12,9 @@ from test_hostile_options import refused, runner
 
 from kvcli.app import app
 
-# A full-attention group beside a 32-token window in a pool of 10 blocks (9 usable): 'b' (119
-# tokens) passes the check in advance (8 full blocks <= 9) but its one prefill chunk needs 8 + 8.
+# A full-attention group beside a 32-token window in a pool of 12 blocks (11 usable): 'b' (100
+# tokens) passes the check in advance (at its last token 7 full blocks and 3 in its window) but
+# its one prefill chunk needs 7 + 7.
 GROUPS = [{"type": "full"}, {"type": "sliding_window", "sliding_window": 32}]
 
 
@@ -42,12 +43,12 @@ def _replay(path: Path, *args: str) -> tuple[dict, list[dict], list[dict]]:
 @pytest.mark.parametrize(("schedule", "at"), [("--no-async-scheduling", 3),
                                               ("--async-scheduling", 4)])
 def test_skip_bad_rejects_the_head_at_the_step_that_proves_it(tmp_path, schedule, at):
-    path = _trace(tmp_path, {"groups": GROUPS, "num_blocks": 10},
-                  _req("a", list(range(1, 50))), _req("b", list(range(1, 120))),
+    path = _trace(tmp_path, {"groups": GROUPS, "num_blocks": 12},
+                  _req("a", list(range(1, 50))), _req("b", list(range(200, 300))),
                   _req("c", list(range(1, 30))))
     doc, evs, steps = _replay(path, "--skip-bad", schedule)
     assert (doc["requests"], doc["finished"], doc["rejected"]) == (3, 2, 1)
-    # 'a' finishes (its blocks freed at `at - 1`); the next schedule() refuses 'b' with all 9
+    # 'a' finishes (its blocks freed at `at - 1`); the next schedule() refuses 'b' with all 11
     # blocks free and nothing running: rejected there, and 'c' admitted the step after
     assert [(e["step"], e["kind"], e["req"]) for e in evs if e["req"] != "a"] == [
         (0, "arrive", "b"), (0, "arrive", "c"), (at, "reject", "b"), (at + 1, "admit", "c"),
@@ -125,12 +126,12 @@ def test_a_mamba_hybrid_skips_what_its_empty_pool_refuses(tmp_path):
 def test_a_cluster_replica_whose_requests_are_all_skipped_is_no_error(tmp_path):
     """round_robin sends 'b' alone to replica 1: every request there is rejected, which stopped
     the cluster with "no request fits" (a replica's check); only the whole cluster's counts."""
-    up_front = ("needs 26 blocks of 16 tokens for its full-attention layers alone but only 9 are "
-                "usable (num_blocks 10)")
-    at_once = ("can never be admitted: refused with nothing running and all 9 usable blocks "
-               "free (num_blocks 10)")
-    for big, why in ((list(range(1, 400)), up_front), (list(range(1, 120)), at_once)):
-        path = _trace(tmp_path, {"groups": GROUPS, "num_blocks": 10},
+    up_front = ("needs 29 blocks of 16 tokens at its last token (its attention layers alone) but "
+                "only 11 are usable (num_blocks 12)")
+    at_once = ("can never be admitted: refused with nothing running and all 11 usable blocks "
+               "free (num_blocks 12)")
+    for big, why in ((list(range(1, 400)), up_front), (list(range(200, 300)), at_once)):
+        path = _trace(tmp_path, {"groups": GROUPS, "num_blocks": 12},
                       _req("a", list(range(1, 50))), _req("b", big), _req("c", list(range(1, 30))))
         res = runner.invoke(app, ["cluster", str(path), "--replicas", "2", "--skip-bad", "--json"])
         assert res.exit_code == 0, res.output
@@ -139,7 +140,109 @@ def test_a_cluster_replica_whose_requests_are_all_skipped_is_no_error(tmp_path):
                f" {path}:3: {why}" in res.stderr
         reps = json.loads(res.stdout)["routers"][0]["replicas"]
         assert [(r["requests"], r["rejected"]) for r in reps] == [(2, 0), (1, 1)]
-        path = _trace(tmp_path, {"groups": GROUPS, "num_blocks": 10}, _req("b", big),
+        path = _trace(tmp_path, {"groups": GROUPS, "num_blocks": 12}, _req("b", big),
                       _req("b2", big))
         refused(["cluster", str(path), "--replicas", "2", "--skip-bad"],
                 f"error: {path}:2: field 'num_blocks': no request fits: {why}")
+
+
+@pytest.mark.parametrize(("schedule", "steps"), [("--no-async-scheduling", 1005),
+                                                 ("--async-scheduling", 1006)])
+def test_a_head_waiting_for_a_far_arrival_waits_without_stepping(tmp_path, schedule, steps):
+    """Under the priority policy 'c', 1,000 s away, could still lift the refused 'b': the
+    engine steps 1,000 idle steps as vLLM would, then waits for 'c' at once (it stepped each
+    5 ms: 200,000 steps here, millions for a gap of hours), and rejects 'b' once 'c' is done."""
+    path = _trace(tmp_path, {"groups": GROUPS, "num_blocks": 12},
+                  _req("b", list(range(200, 300)), timestamp=0, priority=5),
+                  _req("c", list(range(1, 30)), timestamp=1e6, priority=0))
+    doc, evs, _ = _replay(path, "--policy", "priority", "--skip-bad", schedule)
+    assert (doc["steps"], doc["finished"], doc["rejected"]) == (steps, 1, 1)
+    assert [(e["step"], e["kind"], e["req"]) for e in evs] == [
+        (0, "arrive", "b"), (1001, "arrive", "c"), (1001, "admit", "c"),
+        (steps - 2, "finish", "c"), (steps - 1, "reject", "b")]
+
+
+@pytest.mark.parametrize("metrics", [[], ["--metrics-interval-ms", "0"]])
+@pytest.mark.parametrize(("replicas", "counts"), [(1, [(2, 1)]), (2, [(1, 1), (1, 0)])])
+def test_a_cluster_replica_skips_under_priority_and_waits_for_its_arrivals(
+        tmp_path, metrics, replicas, counts):
+    """A replica learns of its requests only as they are routed: it waited for none (stalled
+    for 1,000 steps, exit 2) or never saw that none was left (the metrics samples kept its
+    horizon finite). Now 'bad' is rejected once the last request is routed (with 2 replicas to
+    the other one: the waiting replica is woken) and nothing is left that could lift it."""
+    path = _trace(tmp_path, {"groups": GROUPS, "num_blocks": 12},
+                  _req("bad", list(range(200, 300)), timestamp=0, priority=5),
+                  _req("ok", list(range(1, 30)), timestamp=3_600_000, priority=0))
+    res = runner.invoke(app, ["cluster", str(path), "--replicas", str(replicas), "--routers",
+                              "round_robin", "--policy", "priority", "--skip-bad", "--json",
+                              *metrics])
+    assert res.exit_code == 0, res.output
+    r = json.loads(res.stdout)["routers"][0]
+    assert [(x["requests"], x["rejected"]) for x in r["replicas"]] == counts
+    assert r["replicas"][0]["steps"] < 1100
+
+
+def test_a_request_whose_window_outgrows_the_pool_is_refused_in_advance(tmp_path):
+    """'a' (16 tokens, 120 out) holds 9 full blocks and 3 in its window at its last token: more
+    than 9. It ran, preempted itself and stopped the run as 'can never be admitted'."""
+    path = _trace(tmp_path, {"groups": GROUPS, "num_blocks": 10},
+                  {"id": "a", "prompt_token_ids": list(range(1, 17)), "output_length": 120},
+                  _req("c", list(range(1, 30))))
+    refused(["replay", str(path)], f"error: {path}:2: field 'num_blocks': request 'a' can never "
+            "run: needs 12 blocks of 16 tokens at its last token (its attention layers alone) but "
+            "only 9 are usable (num_blocks 10) (--skip-bad skips such requests)")
+    doc, evs, _ = _replay(path, "--skip-bad")
+    assert (doc["finished"], doc["rejected"]) == (1, 1)
+    assert [e["kind"] for e in evs if e["req"] == "a"] == ["arrive", "reject"]
+
+
+def test_a_prompt_over_the_token_budget_names_the_budget(tmp_path):
+    """Chunked prefill off: a 100-token prompt never fits a budget of 64 (it blamed num_blocks,
+    with 16,383 blocks free)."""
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps(_req("a", list(range(1, 101)))) + "\n")
+    refused(["replay", str(path), "--no-enable-chunked-prefill", "--max-num-batched-tokens",
+             "64"], f"error: {path}:1: field 'max_num_batched_tokens': request 'a' can never be "
+            "admitted: its prompt of 100 tokens never fits max_num_batched_tokens 64 (with chunked "
+            "prefill off its prefill is one chunk): vLLM would wait forever; give more "
+            "max_num_batched_tokens (--skip-bad skips such requests)")
+
+
+def test_a_request_that_ran_and_cannot_come_back_says_so(tmp_path):
+    """nemotron-nano-9b-v2 at 20 blocks: the 4,200-token prompt is admitted, preempted, and no
+    empty pool re-admits it (its Mamba groups hold what no check in advance counts). It said
+    'can never be admitted', which it had been; skip_bad leaves a request that ran."""
+    path = tmp_path / "m.jsonl"
+    path.write_text(json.dumps(_req("x", list(range(1, 4201)))) + "\n")
+    res = runner.invoke(app, ["replay", str(path), "--model", "nemotron-nano-9b-v2",
+                              "--num-blocks", "20", "--skip-bad"])
+    assert res.exit_code == 2 and res.stderr.splitlines()[-1] == (
+        f"error: {path}:1: field 'num_blocks': request 'x' ran, was preempted, and can never be "
+        "re-admitted: refused with nothing running and all 19 usable blocks free (num_blocks 20): "
+        "vLLM would wait forever; give more num_blocks (skip_bad skips only requests that never "
+        "ran)")
+
+
+def test_curve_answers_a_capacity_no_request_fits(tmp_path):
+    """A config line's groups need more than the curve's own block count: the replay at that
+    capacity rejected every request and the curve stopped ('field num_blocks', no such option
+    there); it is the answer 0% with every request rejected."""
+    path = _trace(tmp_path, {"groups": GROUPS, "num_blocks": 10},
+                  _req("a", list(range(1, 60))), _req("b", list(range(100, 180))))
+    res = runner.invoke(app, ["curve", str(path), "--capacities", "3,40", "--json"])
+    assert res.exit_code == 0, res.output
+    points = {p["capacity_blocks"]: p for p in json.loads(res.stdout)["points"]}
+    assert (points[3]["hit_tokens"], points[3]["rejected"]) == (0, 2)
+    assert points[40]["rejected"] == 0
+
+
+def test_a_failed_cluster_leaves_no_events_folders(tmp_path):
+    path = _trace(tmp_path, {"groups": GROUPS, "num_blocks": 12},
+                  _req("a", list(range(1, 50))), _req("b", list(range(200, 300))))
+    out, given = tmp_path / "made", tmp_path / "given"
+    given.mkdir()
+    for folder in (out, given):
+        res = runner.invoke(app, ["cluster", str(path), "--replicas", "2", "--events",
+                                  str(folder)])
+        assert res.exit_code == 2 and "request 'b' can never be admitted" in res.stderr
+    assert not out.exists() and list(given.iterdir()) == []   # (a folder given stays)

@@ -110,17 +110,30 @@ class ClusterLoop:
                 self.sample(t)
             elif a <= t_step:
                 self.route(arrivals.popleft(), a)
+                if not arrivals:
+                    self.wake(a)
             else:
                 best = ready.index(t_step)
                 nxt = arrivals[0].arrival_ms if arrivals and timed else math.inf
                 rep = replicas[best]
-                rep.advance(min(nxt, self.next_sample))
+                rep.advance(min(nxt, self.next_sample), nxt)
                 ready[best] = rep.ready_ms()
         for rep in replicas:
             rep.close()
         firsts = [r.ctx.first_skip for r in replicas if r.ctx.first_skip is not None]
         if firsts and all(r.ctx.summary.rejected == r.ctx.summary.requests for r in replicas):
             raise replicas[0].ctx.none_fits(*min(firsts))
+
+    def wake(self, t: float) -> None:
+        """The last request is routed: a replica whose refused head waited for an arrival
+        (`EngineLoop.waiting_for_arrival`) steps again at `t`, and now nothing can lift it."""
+        for i, rep in enumerate(self.replicas):
+            loop = rep.loop
+            if loop is not None and loop.waiting_for_arrival:
+                loop.waiting_for_arrival = False
+                loop.next_arrival_ms = math.inf
+                rep.ctx.t_ms = max(rep.ctx.t_ms, t)
+                self.ready[i] = rep.ready_ms()
 
     def sample(self, t: float) -> None:
         """Scrape every replica at the last sample time at or before `t` (nothing changed

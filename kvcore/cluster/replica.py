@@ -112,15 +112,19 @@ class Replica:
         if loop is None or self.stopped or loop.done():
             return math.inf
         t = self.ctx.t_ms
+        if loop.waiting_for_arrival:    # a refused head waits for what is routed here next
+            return max(t, loop.pending[0].arrival_ms) if loop.pending else math.inf
         if loop.has_work() or not loop.pending:
             return t
         return max(t, loop.pending[0].arrival_ms)      # idle: it wakes at the arrival
 
-    def advance(self, horizon_ms: float) -> None:
-        """One loop turn; nothing routed here can arrive before `horizon_ms`."""
+    def advance(self, horizon_ms: float, next_arrival_ms: float) -> None:
+        """One loop turn; nothing routed here can arrive before `horizon_ms` (the next arrival
+        or metrics sample anywhere); the next request to route arrives at `next_arrival_ms`."""
         loop = self.loop
         assert loop is not None
         loop.horizon_ms = horizon_ms
+        loop.next_arrival_ms = next_arrival_ms
         if not loop.advance() and not loop.done():
             self.stopped = True
 

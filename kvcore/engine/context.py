@@ -26,15 +26,22 @@ from kvcore.engine.scheduler_io import NO_MODEL_LEN_LIMIT
 from kvcore.engine.start_warnings import start_warnings
 from kvcore.engine.startup import start_up
 from kvcore.engine.vllm_events import VllmEvents
-from kvcore.errors import InputError
+from kvcore.errors import InputError, NoRequestFits
 from kvcore.hashing import BlockHasher
 from kvcore.kv_cache_manager import KVCacheManager
 from kvcore.offload.tier import OffloadTier
 from kvcore.request import LoRARequest, Request
-from kvcore.specs import FullAttentionSpec, cdiv
+from kvcore.specs import (
+    ChunkedLocalAttentionSpec,
+    FullAttentionSpec,
+    SlidingWindowSpec,
+    cdiv,
+)
 from kvcore.traces import Trace, TraceRequest
 from kvcore.traces.formats import CONTENTLESS_FORMATS
 from kvcore.traces.stream import TraceStream
+
+LENGTH_SPECS = (FullAttentionSpec, SlidingWindowSpec, ChunkedLocalAttentionSpec)
 
 
 class ReplayContext:
@@ -97,9 +104,7 @@ class ReplayContext:
                         "sliding_window": getattr(g.kv_cache_spec, "sliding_window", None)}
                        for g in groups]
         self.summary.groups = self.groups
-        self.full_block_sizes = [g.kv_cache_spec.block_size for g in groups
-                                 if isinstance(g.kv_cache_spec, FullAttentionSpec)]
-        self.all_full = len(self.full_block_sizes) == len(groups)
+        self.all_full = all(isinstance(g.kv_cache_spec, FullAttentionSpec) for g in groups)
         hash_block_size = start.hash_block_size
         # the hasher finds a request's trace request here: among the records of a streamed
         # trace (the requests in flight), else in the whole trace (a cluster builds requests
@@ -137,6 +142,9 @@ class ReplayContext:
             watermark=cfg.watermark, tracer=self.recorder,
             prefix_cache_retention_interval=cfg.prefix_cache_retention_interval)
         assert self.kvm.hash_block_size == hash_block_size
+        # the groups whose holding follows from a request's length (`never_fits`)
+        self.length_managers = [m for m in self.kvm.coordinator.single_type_managers
+                                if isinstance(m.kv_cache_spec, LENGTH_SPECS)]
         if self.jsonl is not None and self.kvm.coordinator.partial_hits:
             # Our stream holds one hash a block (what `kvcli stats` / `curve` rebuild); a block
             # under several keys and the copies' held references are not in its vocabulary.
@@ -191,7 +199,8 @@ class ReplayContext:
     def never_fits(self, tr: TraceRequest) -> str | None:
         """Why `tr` can never run (None if it can): a prompt at max_model_len or longer, or
         more blocks than the pool has for its longest computed sequence (engine) or its prompt
-        (cache); with windowed or Mamba groups, of the full-attention groups' blocks alone."""
+        (cache); with windowed or Mamba groups, of what its attention layers hold at its last
+        token."""
         cfg = self.cfg
         if cfg.max_model_len is not None and tr.prompt_len >= cfg.max_model_len:
             return f"prompt of {tr.prompt_len} tokens >= max_model_len {cfg.max_model_len}"
@@ -202,15 +211,17 @@ class ReplayContext:
             tokens = tr.prompt_len + tr.output_len - 1
             if cfg.max_model_len is not None:
                 tokens = min(tokens, cfg.max_model_len - 1)
-        # A full-attention group holds a block per block_size tokens until the request ends, and
-        # every group draws on the one pool: the full groups' blocks alone are a lower bound
-        # (the whole need when all groups are full). Windowed and Mamba groups hold what their
-        # chunk and window need at a time; a head that can never get that is caught when an
-        # empty pool refuses it (`kvcore.engine.stall`).
-        need = sum(cdiv(tokens, bs) for bs in self.full_block_sizes)
+        # At its last token a request holds, in one pool and all at once, every block of each
+        # full-attention group and the blocks of each window or local chunk that token reads
+        # (the earlier ones vLLM has freed: `get_num_skipped_tokens`): a lower bound (the whole
+        # need when all groups are full). Mamba groups and larger chunks earlier are left to
+        # the admission check and `kvcore.engine.stall`.
+        last = max(tokens - 1, 0)
+        need = sum(cdiv(tokens, m.block_size) - m.get_num_skipped_tokens(last) // m.block_size
+                   for m in self.length_managers)
         if need > self.num_blocks - 1:
-            alone = "" if self.all_full else " for its full-attention layers alone"
-            sizes = set(self.full_block_sizes)
+            alone = "" if self.all_full else " at its last token (its attention layers alone)"
+            sizes = {m.block_size for m in self.length_managers}
             of = f" of {sizes.pop()} tokens" if len(sizes) == 1 else ""
             return (f"needs {need} blocks{of}{alone} but only "
                     f"{self.num_blocks - 1} are usable (num_blocks {self.num_blocks})")
@@ -259,11 +270,11 @@ class ReplayContext:
     # decide (`kvcore.cluster.loop`), so it says False.
     all_rejected_is_bad = True
 
-    def none_fits(self, line: int, why: str) -> InputError:
+    def none_fits(self, line: int, why: str) -> NoRequestFits:
         """The error of a replay that rejected every request, the first at `line` for `why`
         (the field that made it never fit, as `admit_or_reject` names it)."""
-        return InputError(f"no request fits: {why}", path=self.trace.path, line=line,
-                          field="input_length" if "max_model_len" in why else "num_blocks")
+        return NoRequestFits(f"no request fits: {why}", path=self.trace.path, line=line,
+                             field="input_length" if "max_model_len" in why else "num_blocks")
 
     def count_admission(self, req: Request, hit: int, resumed: bool) -> None:
         """An admission in the hit statistics: first admissions past the warm-up count;

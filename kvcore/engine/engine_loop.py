@@ -77,14 +77,17 @@ class EngineLoop:
         self.skipped: list[tuple[int, str]] = []     # (line, why)
         self.add_order = 0
         self.idle_run = 0
+        # a refused head with nothing else to change waits for the next arrival (`stall.guard`)
+        self.waiting_for_arrival = False
         self.usage_time = 0.0
         self.num_usable = ctx.num_blocks - 1
         self.ff_head: Any = None        # a refused waiting head the fast-forward keeps refused
         self.ff_finish: list[int] = []      # the stretch step each running request finishes in
         # `kvcore.cluster`: told of first tokens and finishes (`first_token` / `finished(rid,
-        # t_ms)`); before `horizon_ms` nothing arrives that `pending` lacks (fast-forward bound)
+        # t_ms)`); before `horizon_ms` nothing arrives that `pending` lacks (fast-forward bound);
+        # `next_arrival_ms`: the next request to route, anywhere (inf: none is left)
         self.listener: Any = None
-        self.horizon_ms = math.inf
+        self.horizon_ms = self.next_arrival_ms = math.inf
         # `watcher.scheduled(step, out)` right after `schedule()`, when the batch's tables are
         # what its forward reads (`kvcore.engine.decode_capture`)
         self.watcher: Any = None
@@ -111,7 +114,7 @@ class EngineLoop:
         self.arrivals()
         if self.done():
             return False    # (as the oracle: no trailing step just to flush finished ids)
-        if not self.has_work():
+        if self.waiting_for_arrival or not self.has_work():
             if ctx.cfg.arrivals == "step":
                 # Idle steps count, and do nothing else: on to the next arrival's step at once
                 # (an arrival_step of 10^12 idled that many turns, deaf to Ctrl-C when compiled).
@@ -154,7 +157,8 @@ class EngineLoop:
         ctx = self.ctx
         pending = self.pending
         mode = ctx.cfg.arrivals
-        if mode == "timestamp" and (pending or self.pull()) and not self.has_work() \
+        if mode == "timestamp" and (pending or self.pull()) and (
+                self.waiting_for_arrival or not self.has_work()) \
                 and pending[0].arrival_ms > ctx.t_ms:
             ctx.t_ms = pending[0].arrival_ms
         jsonl = ctx.jsonl
@@ -162,6 +166,7 @@ class EngineLoop:
                 mode == "ignore" or (mode == "step" and pending[0].arrival_step <= ctx.step)
                 or (mode == "timestamp" and pending[0].arrival_ms <= ctx.t_ms)):
             tr = pending.popleft()
+            self.waiting_for_arrival = False
             rec = ctx.book.arrived(tr)
             rec.arrival_ms = ctx.t_ms
             # Latency counts from the trace's arrival (the engine takes a request in at the end

@@ -1,0 +1,54 @@
+"""typer's usage errors in kvcli's words: one line, `option --x: ...` or `argument NAME: ...`
+as every other input error (`kvcli.output.describe`), and the command whose `-h` helps.
+
+typer (with pydantic) says "Invalid value for 'kind': Value error, 'foo' is not one of ...",
+"Option '--gpu' requires an argument." or, over four lines, "Missing argument 'kind'. Choose
+from: ...". A message no rule here knows is kept, on one line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_RULES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"Invalid value for '([^']+)'(?: / '[^']+')*: (?:Value error, )?(?P<what>.*?)\.?",
+                re.DOTALL), "{where}: {what}"),
+    (re.compile(r"Option '([^']+)' requires an argument\.?"), "{where}: needs a value"),
+    (re.compile(r"Missing (?:argument|option) '([^']+)'\.(?:\s*Choose from:\s*(?P<what>.*))?",
+                re.DOTALL), "{where}: missing{choices}"),
+    (re.compile(r"No such option: (\S+)(?: \(Possible options: (?P<what>.*)\))?"),
+     "{where}: no such option{similar}"),
+]
+
+
+def usage_line(message: str) -> str:
+    """A usage error's message in kvcli's words (one line whatever it was)."""
+    for pattern, form in _RULES:
+        m = pattern.fullmatch(message.strip())
+        if m is None:
+            continue
+        name = m.group(1)
+        where = f"option {name}" if name.startswith("-") else f"argument {name.upper()}"
+        what = " ".join((m.groupdict().get("what") or "").split())
+        return form.format(where=where, what=what,
+                           choices=f"; choose from {what.rstrip(',')}" if what else "",
+                           similar=f" (similar: {what})" if what else "")
+    return " ".join(message.split())
+
+
+def command_words(ctx: Any, argv: list[str], app: Any) -> list[str]:
+    """The command and subcommand the error is about (``["clock", "explain"]``), for its
+    ``kvcli ... -h`` hint: from the context, whatever the program was called (``python -m
+    kvcli`` too), else from `argv` (a missing option value is reported by the group)."""
+    if ctx is not None:
+        words = ctx.command_path[len(ctx.find_root().command_path):].split()
+        if words:
+            return words
+    groups = {g.name for g in app.registered_groups}
+    commands = {c.name for c in app.registered_commands} | groups
+    if not argv or argv[0] not in commands:
+        return []
+    if argv[0] in groups and len(argv) > 1 and not argv[1].startswith("-"):
+        return argv[:2]
+    return argv[:1]
