@@ -129,9 +129,14 @@ def test_stats_on_an_event_file_reports_its_bytes_to_the_progress_bar(tmp_path):
     # typer's "Invalid value for 'kind': Value error, 'foo' is not one of ..." in kvcli's words
     (["gen", "foo"], ("error: argument KIND: 'foo' is not one of 'shared-prefix', 'multiturn', "
                       "'b2b' (kvcli gen -h for help)")),
-    (["replay", "x.jsonl", "--num-blocks", "x"], ("error: option --num-blocks: Input should be "
-                                                  "a valid integer, unable to parse string as an "
-                                                  "integer (kvcli replay -h for help)")),
+    # (both spellings, as typer names them: the one typed stays in the line)
+    (["replay", "x.jsonl", "--num-gpu-blocks-override", "x"],
+     ("error: option --num-blocks / --num-gpu-blocks-override: Input should be a valid integer, "
+      "unable to parse string as an integer (kvcli replay -h for help)")),
+    (["replay", "x.jsonl", "--json=3"],
+     "error: option --json: takes no value (kvcli replay -h for help)"),
+    (["replay", "x.jsonl", "extra"],
+     "error: unexpected extra argument(s): extra (kvcli replay -h for help)"),
     # (the group reports a missing value: it said "kvcli -h" and "Option '--gpu' requires...")
     (["clock", "explain", "--gpu"],
      "error: option --gpu: needs a value (kvcli clock explain -h for help)"),
@@ -144,7 +149,7 @@ def test_stats_on_an_event_file_reports_its_bytes_to_the_progress_bar(tmp_path):
                "(kvcli gen -h for help)")),
     (["clock", "explain"], "error: option --case: missing (kvcli clock explain -h for help)"),
     (["sweep", "report"], "error: argument SPEC: usage: kvcli sweep report RESULTS.jsonl"),
-    (["nosuch"], "error: No such command 'nosuch'. (kvcli -h for help)"),
+    (["nosuch"], "error: no such command: nosuch (kvcli -h for help)"),
     (["script", "x.jsonl", "--calls", "--calls-depth", "0"],
      "error: option --calls-depth: must be >= 1, got 0"),
 ])

@@ -246,3 +246,66 @@ def test_a_failed_cluster_leaves_no_events_folders(tmp_path):
                                   str(folder)])
         assert res.exit_code == 2 and "request 'b' can never be admitted" in res.stderr
     assert not out.exists() and list(given.iterdir()) == []   # (a folder given stays)
+
+
+@pytest.mark.parametrize(("groups", "blocks", "out", "need", "at"), [
+    # a local chunk of 256 peaks at its last position (255): 16 full + 16 local blocks; at the
+    # last token (256) the chunk has restarted and holds 1 (17 + 1 = 18: it fitted 18)
+    ([{"type": "full"}, {"type": "chunked_local", "attention_chunk_size": 256}], 19, 242, 32,
+     "256 of 257"),
+    # a window's count cycles with the block size: 11 at tokens 113 and 127, 10 at the last
+    (GROUPS, 11, 113, 11, "127 of 128"),
+])
+@pytest.mark.parametrize("schedule", ["--no-async-scheduling", "--async-scheduling"])
+def test_the_check_in_advance_takes_the_peak_not_the_last_token(tmp_path, groups, blocks, out,
+                                                                need, at, schedule):
+    """Counting the last token only let these run; each preempted itself and stopped the run
+    ('ran, was preempted, and can never be re-admitted', which --skip-bad cannot skip)."""
+    path = _trace(tmp_path, {"groups": groups, "num_blocks": blocks},
+                  {"id": "a", "prompt_token_ids": list(range(1, 17)), "output_length": out},
+                  _req("c", list(range(1000, 1030))))
+    doc, evs, _ = _replay(path, "--skip-bad", schedule)
+    assert (doc["finished"], doc["rejected"]) == (1, 1)
+    assert [e["kind"] for e in evs if e["req"] == "a"] == ["arrive", "reject"]
+    res = runner.invoke(app, ["replay", str(path), schedule])
+    assert res.exit_code == 2 and (
+        f"request 'a' can never run: needs {need} blocks of 16 tokens at its token {at} (its "
+        f"attention layers alone) but only {blocks - 1} are usable") in res.stderr
+    # with `need` usable blocks it runs to its end under sync: the count is the peak, not
+    # above it. (Under async a window's or chunk's blocks leave a token later, with the token
+    # in flight: the local chunk needs one more there. The check stays a lower bound.)
+    path.write_text(path.read_text().replace(f'"num_blocks": {blocks}',
+                                             f'"num_blocks": {need + 1}'))
+    doc, _, _ = _replay(path, "--no-async-scheduling")
+    assert (doc["finished"], doc["rejected"]) == (2, 0)
+
+
+def test_a_cpu_tier_stall_waits_for_a_far_arrival_then_stops(tmp_path):
+    """With a CPU tier the refusal is not proved at once, and every idle step waited for the
+    arrival 10^9 ms away (~2e8 steps, a hang): after 1,000 idle steps it waits at once, and
+    with nothing left to come stops, naming the budget."""
+    path = _trace(tmp_path, {"enable_chunked_prefill": False, "max_num_batched_tokens": 64},
+                  _req("big", list(range(100)), timestamp=0),
+                  _req("x", list(range(500, 530)), timestamp=1e9))
+    res = runner.invoke(app, ["replay", str(path), "--kv-offloading-size", "1", "--skip-bad"])
+    assert res.exit_code == 2 and res.stderr.splitlines()[-1] == (
+        f"error: {path}:2: field 'max_num_batched_tokens': request 'big' can never be admitted "
+        "(stalled for 1000 steps with nothing running: vLLM would wait forever): its prompt of "
+        "100 tokens never fits max_num_batched_tokens 64 (with chunked prefill off its prefill "
+        "is one chunk); give more max_num_batched_tokens; with a CPU tier skip_bad cannot tell "
+        "in advance")
+
+
+def test_an_idle_jump_stops_at_max_steps():
+    """arrivals by step: an idle engine jumps to the next arrival's step, and went past
+    max_steps (steps 1,000,000,000 reported for max_steps 1,001)."""
+    import tempfile
+
+    from kvcore.engine.replay import ReplayOptions, replay
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "t.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in (
+            _req("a", list(range(1, 30)), arrival_step=0),
+            _req("b", list(range(1, 30)), arrival_step=10**9))))
+        s = replay(str(path), ReplayOptions(max_steps=50, arrivals="step"))
+    assert (s.steps, s.finished) == (50, 1)

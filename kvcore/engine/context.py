@@ -211,21 +211,44 @@ class ReplayContext:
             tokens = tr.prompt_len + tr.output_len - 1
             if cfg.max_model_len is not None:
                 tokens = min(tokens, cfg.max_model_len - 1)
-        # At its last token a request holds, in one pool and all at once, every block of each
-        # full-attention group and the blocks of each window or local chunk that token reads
-        # (the earlier ones vLLM has freed: `get_num_skipped_tokens`): a lower bound (the whole
-        # need when all groups are full). Mamba groups and larger chunks earlier are left to
-        # the admission check and `kvcore.engine.stall`.
-        last = max(tokens - 1, 0)
-        need = sum(cdiv(tokens, m.block_size) - m.get_num_skipped_tokens(last) // m.block_size
-                   for m in self.length_managers)
+        need, at = self.held_at_peak(tr.prompt_len - 1, tokens - 1)
         if need > self.num_blocks - 1:
-            alone = "" if self.all_full else " at its last token (its attention layers alone)"
+            where = ("at its last token" if at == tokens - 1
+                     else f"at its token {at + 1:,} of {tokens:,}")
+            alone = "" if self.all_full else f" {where} (its attention layers alone)"
             sizes = {m.block_size for m in self.length_managers}
             of = f" of {sizes.pop()} tokens" if len(sizes) == 1 else ""
             return (f"needs {need} blocks{of}{alone} but only "
                     f"{self.num_blocks - 1} are usable (num_blocks {self.num_blocks})")
         return None
+
+    def held_at_peak(self, lo: int, hi: int) -> tuple[int, int]:
+        """The most blocks a request holds at once in its attention groups (and the position),
+        over some of the positions it surely computes one by one or last in its prefill: `lo`
+        (its prompt's last token, never a hit) to `hi` (its last computed token). At position
+        q a group holds a block per block_size tokens up to q, less the blocks before what q
+        reads (`get_num_skipped_tokens`: vLLM frees them early); all groups share the pool
+        and hold theirs at once. Any subset of the positions gives a lower bound of the peak,
+        never a false "can never run": `hi`, the last block of positions before it (a window's
+        count cycles with the block size), and each local chunk's last position (its peak).
+        With full attention alone the peak is at `hi`."""
+        managers = self.length_managers
+        qs = {hi}
+        if not self.all_full:
+            span = max(m.block_size for m in managers)
+            qs.update(range(max(lo, hi - span + 1), hi))
+            for m in managers:
+                chunk = getattr(m, "attention_chunk_size", 0)
+                if chunk and (hi + 1) // chunk * chunk - 1 >= lo:
+                    qs.add((hi + 1) // chunk * chunk - 1)
+        best = (-1, hi)
+        for q in sorted(qs):
+            if q < 0:
+                continue
+            held = sum(cdiv(q + 1, m.block_size) - m.get_num_skipped_tokens(q) // m.block_size
+                       for m in managers)
+            best = max(best, (held, q))
+        return max(best[0], 0), best[1]
 
     def admit_or_reject(self, tr: TraceRequest, skipped: list[tuple[int, str]]) -> bool:
         """True if `tr` may run. Else, with `skip_bad` (or in cache mode, for a capacity

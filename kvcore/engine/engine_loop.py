@@ -114,14 +114,17 @@ class EngineLoop:
         self.arrivals()
         if self.done():
             return False    # (as the oracle: no trailing step just to flush finished ids)
-        if self.waiting_for_arrival or not self.has_work():
-            if ctx.cfg.arrivals == "step":
-                # Idle steps count, and do nothing else: on to the next arrival's step at once
-                # (an arrival_step of 10^12 idled that many turns, deaf to Ctrl-C when compiled).
-                nxt = self.pending[0].arrival_step if self.pending else 0
-                ctx.step = max(ctx.step + 1, nxt)
-            return True
         max_steps = ctx.cfg.max_steps
+        if self.waiting_for_arrival or not self.has_work():
+            if ctx.cfg.arrivals != "step":
+                return True
+            # Idle steps count, and do nothing else: on to the next arrival's step at once
+            # (an arrival_step of 10^12 idled that many turns, deaf to Ctrl-C when compiled),
+            # not past max_steps (it reported the arrival's step as the steps run).
+            ctx.step = max(ctx.step + 1, self.pending[0].arrival_step if self.pending else 0)
+            if max_steps is None or ctx.step < max_steps:
+                return True
+            ctx.step = max_steps
         if max_steps is not None and ctx.step >= max_steps:
             ctx.warning(f"stopped after max_steps {max_steps}: the summary covers only "
                         "what ran by then")

@@ -3,10 +3,10 @@
 vLLM's scheduler refuses such a head every step and waits forever: nothing it waits for can
 change. The replay proves it after one refusal when every step to come must repeat the one just
 taken (`blocked_head`, `certain`), then stops with one line or, with ``skip_bad``, rejects the
-request and goes on (`refuse`). A refusal that an arrival could still lift is stepped as vLLM
-steps it, and after `STALL_STEPS` idle steps the engine waits for that arrival at once instead
-(`EngineLoop.waiting_for_arrival`: a gap of hours was millions of idle steps). What it cannot
-prove (a CPU tier's transfers) stops the run after `STALL_STEPS` idle steps (`stalled`).
+request and goes on (`refuse`). Idle steps it cannot prove stuck (an arrival could still lift
+the refusal; a CPU tier is attached) are stepped as vLLM steps them, and after `STALL_STEPS`
+the engine waits for the next arrival at once (`EngineLoop.waiting_for_arrival`: a gap of hours
+was millions of idle steps), or with none left to come stops the run (`stalled`).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ STALL_STEPS = 1000      # idle steps, nothing schedulable, before the replay giv
 
 def guard(loop: EngineLoop, progressed: bool) -> None:
     """After each engine step: a head that can never be admitted is bad input, or with
-    skip_bad a rejection, as soon as that is certain; one an arrival may still let in waits for
-    it; any other stall is bad input after `STALL_STEPS` idle steps with nothing to arrive."""
+    skip_bad a rejection, as soon as that is certain; after `STALL_STEPS` idle steps otherwise,
+    the engine waits for the next arrival, or with none left to come stops."""
     if progressed or loop.sched.running or (
             loop.tier is not None and loop.tier.conn.jobs):     # a transfer will finish
         loop.idle_run = 0
@@ -39,12 +39,12 @@ def guard(loop: EngineLoop, progressed: bool) -> None:
         refuse(loop, head)
         loop.idle_run = 0
         return
-    if to_come and head is None:
-        loop.idle_run = 0
-        return
+    # Not provably stuck (an arrival may lift it, or a CPU tier is attached): step on as vLLM
+    # does; after STALL_STEPS idle steps wait for the next arrival at once, or with none left
+    # to come, stop (nothing else changed in all those steps).
     loop.idle_run += 1
     if loop.idle_run > STALL_STEPS:
-        if head is None:
+        if not to_come:
             raise stalled(loop, STALL_STEPS)
         loop.waiting_for_arrival = True
 
@@ -126,4 +126,4 @@ def stalled(loop: EngineLoop, steps: int) -> InputError:
              if ctx.cfg.skip_bad and loop.tier is not None else "")
     return InputError(f"request {tr.id!r} can never be admitted (stalled for {steps} steps with "
                       f"nothing running: vLLM would wait forever): {what}; {fix}{blind}",
-                      path=ctx.trace.path, line=tr.line)
+                      path=ctx.trace.path, line=tr.line, field=field)
