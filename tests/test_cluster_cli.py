@@ -87,13 +87,17 @@ def test_list_routers():
     assert r.exit_code == 2 and "Missing argument 'trace'" in r.output
 
 
-def test_cluster_plot(tmp_path):
+def _plot_run(tmp_path, replicas: int) -> None:
     path = tmp_path / "t.jsonl"
     _trace(path, n=20)
-    r = runner.invoke(app, ["cluster", str(path), "--replicas", "2", "--routers",
+    r = runner.invoke(app, ["cluster", str(path), "--replicas", str(replicas), "--routers",
                             "round_robin,oracle", "--num-blocks", "24", "--plot",
                             str(tmp_path / "p")])
     assert r.exit_code == 0, r.output
+
+
+def test_cluster_plot(tmp_path):
+    _plot_run(tmp_path, 2)
     assert (tmp_path / "p" / "cluster.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -108,12 +112,7 @@ def test_the_balance_chart_says_which_bar_is_which_replica(tmp_path, monkeypatch
         keys.extend([t.get_text() for t in ax.get_legend().get_texts()] for ax in fig.axes)
         save(self, fig, name, dpi)
     monkeypatch.setattr(plots._Charts, "save", keep)
-    path = tmp_path / "t.jsonl"
-    _trace(path, n=20)
-    r = runner.invoke(app, ["cluster", str(path), "--replicas", "3", "--routers",
-                            "round_robin,oracle", "--num-blocks", "24", "--plot",
-                            str(tmp_path / "p")])
-    assert r.exit_code == 0, r.output
+    _plot_run(tmp_path, 3)
     assert keys == [["hit rate", "capacity loss", "routing loss"],
                     ["even (1/3)", "replica 0", "replica 1", "replica 2"]]
 

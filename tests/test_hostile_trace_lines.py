@@ -99,14 +99,19 @@ def test_a_config_line_holds_only_config(tmp_path):
 
 # -- a request a windowed pool can never admit: "can never be admitted (stalled for 1000
 # -- steps)" named no option, and --skip-bad (which promises to skip such requests) did nothing.
-# -- Now the full-attention groups' blocks are checked in advance (a lower bound), and a head an
-# -- empty pool refuses is refused at once (tests/test_stall.py has the rules).
+# -- Now what the attention layers hold at once is checked in advance (a lower bound), and a head
+# -- an empty pool refuses is refused at once (tests/test_stall.py has the rules).
+
+def _hybrid(tmp_path: Path, num_blocks: int, b: list[int]) -> Path:
+    """A full-attention group beside a 32-token window; 'a' fits, 'b' is the one to refuse."""
+    groups = [{"type": "full"}, {"type": "sliding_window", "sliding_window": 32}]
+    return _trace(tmp_path, {"config": {"groups": groups, "num_blocks": num_blocks}},
+                  dict(REQ, id="a", prompt_token_ids=list(range(1, 50))),
+                  dict(REQ, id="b", prompt_token_ids=b))
+
 
 def test_a_hybrid_pool_refuses_in_advance_what_its_full_layers_cannot_hold(tmp_path):
-    groups = [{"type": "full"}, {"type": "sliding_window", "sliding_window": 32}]
-    path = _trace(tmp_path, {"config": {"groups": groups, "num_blocks": 10}},
-                  dict(REQ, id="a", prompt_token_ids=list(range(1, 50))),
-                  dict(REQ, id="b", prompt_token_ids=list(range(1, 400))))
+    path = _hybrid(tmp_path, 10, list(range(1, 400)))
     # 401 tokens at its last: 26 full-attention blocks and the 3 its window reads
     refused(["replay", str(path)], f"error: {path}:3: field 'num_blocks': request 'b' can never "
             "run: needs 29 blocks of 16 tokens at its last token (its attention layers alone) but "
@@ -122,10 +127,7 @@ def test_a_hybrid_pool_refuses_in_advance_what_its_full_layers_cannot_hold(tmp_p
 def test_a_head_the_empty_windowed_pool_refuses_stops_at_once(tmp_path):
     """'b' holds 10 blocks at its last token (7 full, 3 in its window) but its one prefill
     chunk of 100 tokens needs 7 + 7: an empty pool of 11 refuses it."""
-    groups = [{"type": "full"}, {"type": "sliding_window", "sliding_window": 32}]
-    path = _trace(tmp_path, {"config": {"groups": groups, "num_blocks": 12}},
-                  dict(REQ, id="a", prompt_token_ids=list(range(1, 50))),
-                  dict(REQ, id="b", prompt_token_ids=list(range(200, 300))))
+    path = _hybrid(tmp_path, 12, list(range(200, 300)))
     refused(["replay", str(path)], f"error: {path}:3: field 'num_blocks': request 'b' can never "
             "be admitted: refused with nothing running and all 11 usable blocks free (num_blocks "
             "12): vLLM would wait forever; give more num_blocks (--skip-bad skips such requests)")
