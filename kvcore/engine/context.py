@@ -235,7 +235,9 @@ class ReplayContext:
         managers = self.length_managers
         qs = {hi}
         if not self.all_full:
-            span = max(m.block_size for m in managers)
+            # (only a window's count cycles; full attention grows, a local chunk peaks at its end)
+            span = max((m.block_size for m in managers
+                        if isinstance(m.kv_cache_spec, SlidingWindowSpec)), default=1)
             qs.update(range(max(lo, hi - span + 1), hi))
             for m in managers:
                 chunk = getattr(m, "attention_chunk_size", 0)
