@@ -12,16 +12,16 @@ import re
 from typing import Any
 
 _RULES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"Invalid value for '([^']+(?:' / '[^']+)*)': (?:Value error, )?(?P<what>.*?)\.?",
-                re.DOTALL), "{where}: {what}"),
-    (re.compile(r"Option '([^']+)' does not take a value\.?"), "{where}: takes no value"),
+    (re.compile(r"Invalid value for '(?P<name>[^']+(?:' / '[^']+)*)': (?:Value error, )?"
+                r"(?P<what>.*?)\.?", re.DOTALL), "{where}: {what}"),
+    (re.compile(r"Option '(?P<name>[^']+)' does not take a value\.?"), "{where}: takes no value"),
     (re.compile(r"Got unexpected extra argument(?:s|\(s\))? \((?P<what>.*)\)"),
      "unexpected extra argument(s): {what}"),
-    (re.compile(r"No such command '([^']+)'\.?"), "no such command: {name}"),
-    (re.compile(r"Option '([^']+)' requires an argument\.?"), "{where}: needs a value"),
-    (re.compile(r"Missing (?:argument|option) '([^']+)'\.(?:\s*Choose from:\s*(?P<what>.*))?",
-                re.DOTALL), "{where}: missing{choices}"),
-    (re.compile(r"No such option: (\S+)(?: \(Possible options: (?P<what>.*)\))?"),
+    (re.compile(r"No such command '(?P<name>[^']+)'\.?"), "no such command: {name}"),
+    (re.compile(r"Option '(?P<name>[^']+)' requires an argument\.?"), "{where}: needs a value"),
+    (re.compile(r"Missing (?:argument|option) '(?P<name>[^']+)'\."
+                r"(?:\s*Choose from:\s*(?P<what>.*))?", re.DOTALL), "{where}: missing{choices}"),
+    (re.compile(r"No such option: (?P<name>\S+)(?: \(Possible options: (?P<what>.*)\))?"),
      "{where}: no such option{similar}"),
 ]
 
@@ -32,12 +32,12 @@ def usage_line(message: str) -> str:
         m = pattern.fullmatch(message.strip())
         if m is None:
             continue
-        name = m.group(1) if m.re.groups and m.re.groupindex.get("what") != 1 else ""
+        found = m.groupdict()
         # (an option's aliases as typer names them, "--num-blocks / --num-gpu-blocks-override":
         # the spelling the user typed stays in the line)
-        name = name.replace("' / '", " / ")
+        name = (found.get("name") or "").replace("' / '", " / ")
         where = f"option {name}" if name.startswith("-") else f"argument {name.upper()}"
-        what = " ".join((m.groupdict().get("what") or "").split())
+        what = " ".join((found.get("what") or "").split())
         return form.format(where=where, what=what, name=name,
                            choices=f"; choose from {what.rstrip(',')}" if what else "",
                            similar=f" (similar: {what})" if what else "")

@@ -16,6 +16,7 @@ from typing import IO, Any
 from kvcore.engine import latency
 from kvcore.engine.admit_fields import AdmitFields
 from kvcore.engine.events import JsonlEvents
+from kvcore.engine.fits import length_managers, never_fits
 from kvcore.engine.hash_memo import TraceBlockHasher
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.recorder import Recorder
@@ -31,17 +32,10 @@ from kvcore.hashing import BlockHasher
 from kvcore.kv_cache_manager import KVCacheManager
 from kvcore.offload.tier import OffloadTier
 from kvcore.request import LoRARequest, Request
-from kvcore.specs import (
-    ChunkedLocalAttentionSpec,
-    FullAttentionSpec,
-    SlidingWindowSpec,
-    cdiv,
-)
+from kvcore.specs import FullAttentionSpec
 from kvcore.traces import Trace, TraceRequest
 from kvcore.traces.formats import CONTENTLESS_FORMATS
 from kvcore.traces.stream import TraceStream
-
-LENGTH_SPECS = (FullAttentionSpec, SlidingWindowSpec, ChunkedLocalAttentionSpec)
 
 
 class ReplayContext:
@@ -142,9 +136,7 @@ class ReplayContext:
             watermark=cfg.watermark, tracer=self.recorder,
             prefix_cache_retention_interval=cfg.prefix_cache_retention_interval)
         assert self.kvm.hash_block_size == hash_block_size
-        # the groups whose holding follows from a request's length (`never_fits`)
-        self.length_managers = [m for m in self.kvm.coordinator.single_type_managers
-                                if isinstance(m.kv_cache_spec, LENGTH_SPECS)]
+        self.length_managers = length_managers(self.kvm)     # (`fits.never_fits`)
         if self.jsonl is not None and self.kvm.coordinator.partial_hits:
             # Our stream holds one hash a block (what `kvcli stats` / `curve` rebuild); a block
             # under several keys and the copies' held references are not in its vocabulary.
@@ -196,68 +188,12 @@ class ReplayContext:
                        cache_salt=tr.cache_salt, prompt_source=tr.prompt_source(),
                        num_prompt_tokens=tr.prompt_len)
 
-    def never_fits(self, tr: TraceRequest) -> str | None:
-        """Why `tr` can never run (None if it can): a prompt at max_model_len or longer, or
-        more blocks than the pool has for its longest computed sequence (engine) or its prompt
-        (cache); with windowed or Mamba groups, of what its attention layers hold at its last
-        token."""
-        cfg = self.cfg
-        if cfg.max_model_len is not None and tr.prompt_len >= cfg.max_model_len:
-            return f"prompt of {tr.prompt_len} tokens >= max_model_len {cfg.max_model_len}"
-        if cfg.mode == "cache":
-            tokens = tr.prompt_len
-        else:
-            # The last sampled token is never computed; max_model_len stops it earlier.
-            tokens = tr.prompt_len + tr.output_len - 1
-            if cfg.max_model_len is not None:
-                tokens = min(tokens, cfg.max_model_len - 1)
-        need, at = self.held_at_peak(tr.prompt_len - 1, tokens - 1)
-        if need > self.num_blocks - 1:
-            where = ("at its last token" if at == tokens - 1
-                     else f"at its token {at + 1:,} of {tokens:,}")
-            alone = "" if self.all_full else f" {where} (its attention layers alone)"
-            sizes = {m.block_size for m in self.length_managers}
-            of = f" of {sizes.pop()} tokens" if len(sizes) == 1 else ""
-            return (f"needs {need} blocks{of}{alone} but only "
-                    f"{self.num_blocks - 1} are usable (num_blocks {self.num_blocks})")
-        return None
-
-    def held_at_peak(self, lo: int, hi: int) -> tuple[int, int]:
-        """The most blocks a request holds at once in its attention groups (and the position),
-        over some of the positions it surely computes one by one or last in its prefill: `lo`
-        (its prompt's last token, never a hit) to `hi` (its last computed token). At position
-        q a group holds a block per block_size tokens up to q, less the blocks before what q
-        reads (`get_num_skipped_tokens`: vLLM frees them early); all groups share the pool
-        and hold theirs at once. Any subset of the positions gives a lower bound of the peak,
-        never a false "can never run": `hi`, the last block of positions before it (a window's
-        count cycles with the block size), and each local chunk's last position (its peak).
-        With full attention alone the peak is at `hi`."""
-        managers = self.length_managers
-        qs = {hi}
-        if not self.all_full:
-            # (only a window's count cycles; full attention grows, a local chunk peaks at its end)
-            span = max((m.block_size for m in managers
-                        if isinstance(m.kv_cache_spec, SlidingWindowSpec)), default=1)
-            qs.update(range(max(lo, hi - span + 1), hi))
-            for m in managers:
-                chunk = getattr(m, "attention_chunk_size", 0)
-                if chunk and (hi + 1) // chunk * chunk - 1 >= lo:
-                    qs.add((hi + 1) // chunk * chunk - 1)
-        best = (-1, hi)
-        for q in sorted(qs):
-            if q < 0:
-                continue
-            held = sum(cdiv(q + 1, m.block_size) - m.get_num_skipped_tokens(q) // m.block_size
-                       for m in managers)
-            best = max(best, (held, q))
-        return max(best[0], 0), best[1]
-
     def admit_or_reject(self, tr: TraceRequest, skipped: list[tuple[int, str]]) -> bool:
         """True if `tr` may run. Else, with `skip_bad` (or in cache mode, for a capacity
         reason), record it as rejected in `skipped` and return False; otherwise it is bad
         input. vLLM refuses a prompt at max_model_len outright, so that is never skipped
         silently."""
-        why = self.never_fits(tr)
+        why = never_fits(self, tr)
         if why is None:
             return True
         too_long = "max_model_len" in why
