@@ -34,12 +34,12 @@ from .cases import (
     DEFAULT_CASES,
     SMOKE_WINDOW_CASES,
     CaseSpec,
-    load_tables,
     matrix,
     random_tables,
     smoke_tables,
     synthetic_lens,
 )
+from .tables import load_tables
 from .timing import NoDevice, copy_bandwidth
 
 TIMED = ("triton", "gather_sdpa", "sdpa_contig", "read_same_bytes")

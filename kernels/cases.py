@@ -5,16 +5,11 @@ contiguous KV). torch only: no Triton, no kvcore.
 
 from __future__ import annotations
 
-import gzip
-import json
-from pathlib import Path
 from typing import NamedTuple
 
 import torch
 
 from .timing import copies_for
-
-DATA = Path(__file__).resolve().parent / "data" / "block_tables.json.gz"
 
 
 class CaseSpec(NamedTuple):
@@ -62,15 +57,6 @@ def matrix(names: list[str], kv_dtypes: tuple[str | None, ...] = (None, "fp8"),
             for n, w in (WINDOW_CASES if windows is None else windows)
             if n in names for kv in kv_dtypes]
     return out
-
-
-def load_tables(path: str | Path | None = None) -> dict:
-    """The tables file: ``{"source", "block_size", "cases": {name: {num_blocks, seq_lens,
-    block_tables}}}`` (gzipped JSON, so that no numpy is needed to read it)."""
-    path = Path(path) if path else DATA
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt") as f:
-        return json.load(f)
 
 
 def random_tables(seq_lens: list[int], block_size: int, seed: int = 0) -> dict:

@@ -123,13 +123,14 @@ def run_gpu_bench(*, as_json: bool, trace: str | None, model: str | None,
 
         return steps_view(run_gpu_steps(trace, model=model, sample_steps=sample_steps,
                                         device_name=device, log=message))
+    from kernels.tables import load_tables
+
     spec_heads = None
     if model:
         from kvcli.gpu_steps import heads_of
 
         spec_heads = heads_of(model)
-    with gzip.open(SHIPPED, "rt") as f:     # (kernels.cases.load_tables, without torch)
-        tables = json.load(f)
+    tables = load_tables(SHIPPED)
     names = [c.strip() for c in cases.split(",")] if cases else None
     unknown = [n for n in names or [] if n not in tables["cases"]]
     if unknown:

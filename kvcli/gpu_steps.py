@@ -61,20 +61,18 @@ def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_na
     `InputError` on any machine; then no CUDA (and not ``device_name == "cpu"`` under the
     interpreter) is `NoDeviceError`, before any replay."""
     from kvcli.calibration.run import device_for
-    from kvcore.errors import InputError
+    from kvcore.engine.decode_capture import capture_decode_steps, check_sample
     from kvcore.traces import read_trace
 
     # bad input first (exit 2, GPU or not): the model, the count, the trace (read once here)
     hq, hkv, d, q_dtype = heads_of(model)
-    if sample_steps < 1:
-        raise InputError("must be at least 1", field="sample_steps")
+    check_sample(sample_steps)
     parsed = read_trace(trace)
     device = device_for(device_name, "kvcli bench --gpu")
     import torch
     import triton
 
     from kernels.timing import copy_bandwidth
-    from kvcore.engine.decode_capture import capture_decode_steps
     from kvcore.engine.options import ReplayOptions
 
     # (the replay's own warnings, e.g. its uncalibrated clock, are `kvcli replay`'s business)

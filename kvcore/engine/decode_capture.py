@@ -130,12 +130,17 @@ def _run(trace: Trace, opts: ReplayOptions, make_watcher: Callable[[ReplayContex
     return ctx, watcher
 
 
+def check_sample(sample: int) -> None:
+    """The number of steps to capture: at least one."""
+    if sample < 1:
+        raise InputError("must be at least 1", field="sample_steps")
+
+
 def capture_decode_steps(trace_path: str, options: ReplayOptions, sample: int, *,
                          warn: Callable[[str], None] | None = None,
                          trace: Trace | None = None) -> Capture:
     """Replay ``trace_path`` (engine mode) and capture ``sample`` of its decode steps."""
-    if sample < 1:
-        raise InputError("must be at least 1", field="sample_steps")
+    check_sample(sample)
     if trace is None:
         trace = read_trace(trace_path)
     ctx, counter = _run(trace, options, lambda ctx: _Counter(), warn)
