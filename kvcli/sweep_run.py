@@ -81,6 +81,9 @@ def run(a: SweepArgs) -> int:
     ex = make_executor(a.executor, ExecutorSettings(jobs=a.jobs, address=a.ray_address))
     ex.check(todo)          # (before the results file is opened: a refusal leaves no file)
     swept = f"{', '.join(plan.swept)} swept" if plan.swept else "nothing swept"
+    if plan.folded:
+        swept += (f"; {plan.folded} grid point(s) differ only in options of a router they do "
+                  "not run: each is the job it equals")
     output.message(f"sweep: {len(plan.jobs)} job(s) ({swept}), "
                    f"{len(finished)} finished before, {todo} to run; executor {ex.name}; "
                    f"results: {path}")

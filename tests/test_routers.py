@@ -196,6 +196,9 @@ def test_same_seed_same_decisions(name):
     ("dynamo", {"use_kv_events": "maybe"}),
     ("sglang", {"preset": "server"}),
     ("sglang", {"cache_threshold": "1.5"}),
+    ("llmd", {"prefix_weight": "inf"}),
+    ("aibrix", {"standard_deviation_factor": "Infinity"}),
+    ("dynamo", {"prefill_load_scale": "-inf"}),
     ("aibrix", {"block_number": "0"}),
     ("aibrix", {"no_such_option": "1"}),
 ])

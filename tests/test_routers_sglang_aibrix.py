@@ -45,6 +45,10 @@ def test_sglang_presets():
     lib = mk("sglang", preset="library", cache_threshold=0.7).opts
     assert (lib["cache_threshold"], lib["balance_abs_threshold"]) == (0.7, 32)
     assert mk("sglang").opts["balance_rel_threshold"] == 1.5
+    # a value given explicitly stays, even when it equals the CLI default
+    explicit = mk("sglang", preset="library", cache_threshold=0.3, balance_abs_threshold=64).opts
+    assert (explicit["cache_threshold"], explicit["balance_abs_threshold"],
+            explicit["balance_rel_threshold"]) == (0.3, 64, 1.1)
 
 
 # --- AIBrix -----------------------------------------------------------------------------------

@@ -174,15 +174,56 @@ def test_without_ray_the_ray_executor_exits_2_with_the_install_command(tmp_path,
                                 "is not installed: pip install 'kvcli[ray]'")
 
 
+LINE = '"trace": "t.jsonl", "trace_sha256": "00", "config": {}, "result": {}'
+
+
 def test_results_reader_skips_a_cut_line_and_refuses_a_foreign_file(tmp_path):
     p = tmp_path / "r.jsonl"
-    p.write_text('{"job_id": "a", "config": {}, "result": {}, "index": 1}\n'
-                 '{"job_id": "b", "config": {}, "result": {}, "index": 0}\n{"job_id": "c", "co')
+    p.write_text(f'{{"job_id": "a", {LINE}, "index": 1}}\n'
+                 f'{{"job_id": "b", {LINE}, "index": 0}}\n{{"job_id": "c", "co')
     res = read_results(str(p))
     assert res.partial_tail and [d["job_id"] for d in res.sorted()] == ["b", "a"]
-    p.write_text('{"x": 1}\n{"job_id": "b", "config": {}, "result": {}}\n')
+    p.write_text(f'{{"x": 1}}\n{{"job_id": "b", {LINE}}}\n')
     with pytest.raises(InputError, match="r.jsonl:1: not a results line"):
         read_results(str(p))
+
+
+@pytest.mark.parametrize("line, words", [
+    ('{"job_id": "a", "config": {}, "result": {}}', "field 'trace': missing"),
+    (f'{{"job_id": "a", {LINE}, "command": "bogus"}}',
+     "field 'command': must be one of replay, cluster, got 'bogus'"),
+    (f'{{"job_id": "a", {LINE}, "index": "zz"}}', "field 'index': must be an integer"),
+    (f'{{"job_id": "a", {LINE}, "index": true}}', "field 'index': must be an integer"),
+    (f'{{"job_id": 7, {LINE}}}', "field 'job_id': must be a string, got 7"),
+    (f'{{"job_id": "a", {LINE}, "wall_time_s": "1"}}', "field 'wall_time_s': must be a number"),
+])
+def test_sweep_report_names_a_results_lines_bad_field(tmp_path, line, words):
+    p = tmp_path / "r.jsonl"
+    p.write_text(f'{{"job_id": "b", {LINE}, "index": 3}}\n{line}\n')
+    r = runner.invoke(app, ["sweep", "report", str(p)])
+    assert r.exit_code == 2 and f"r.jsonl:2: {words}" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_points_differing_only_in_another_routers_options_are_one_job(tmp_path):
+    import os
+
+    doc = {"command": "cluster", "traces": [f"{os.getcwd()}/{PREFIX}"],
+           "options": {"num_blocks": 256},
+           "grid": {"router": ["llmd", "random"], "seed": [0, 7],
+                    "router_opt": ["llmd.prefix_weight=0", "llmd.prefix_weight=3"]}}
+    plan = expand(load_spec(str(_spec(tmp_path, json.dumps(doc), "s.json"))))
+    # llmd: 2 seeds x 2 weights; random: 2 seeds (its 2 weights are the same job)
+    assert [(j.config["router"], j.config["seed"], j.config.get("router_opt"))
+            for j in plan.jobs] == [
+        ("llmd", 0, ["llmd.prefix_weight=0"]), ("llmd", 0, ["llmd.prefix_weight=3"]),
+        ("llmd", 7, ["llmd.prefix_weight=0"]), ("llmd", 7, ["llmd.prefix_weight=3"]),
+        ("random", 0, None), ("random", 7, None)]
+    assert plan.folded == 2 and [j.index for j in plan.jobs] == list(range(6))
+    # the same trace twice is still refused
+    doc["traces"] *= 2
+    with pytest.raises(InputError, match="listed twice"):
+        expand(load_spec(str(_spec(tmp_path, json.dumps(doc), "s2.json"))))
 
 
 def test_a_results_file_that_cannot_be_appended_to_exits_2_before_any_job(tmp_path):

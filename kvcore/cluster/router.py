@@ -121,6 +121,11 @@ class Router(ABC):
         self.rng = rng
         self.block_size = block_size
 
+    @classmethod
+    def settle(cls, opts: dict[str, Any], given: frozenset[str]) -> None:
+        """Fill in options that depend on others (a preset's values), in place, before the
+        router is built; `given` names the options the user set (never overridden)."""
+
     @abstractmethod
     def route(self, req: RouteRequest, view: ClusterView) -> Decision:
         """The replica for `req` (0 <= replica < n), decided at `view.now_ms`."""
@@ -186,6 +191,7 @@ def make_router(name: str, n: int, raw_opts: dict[str, str], seed: int,
                              field="router_opt")
         opts[key] = _convert(name, key, opt.kind, text)
         opt.check(name, key, opts[key])
+    cls.settle(opts, frozenset(raw_opts))
     # each router its own generator, seeded by the seed and its name (same seed, same choices)
     rng = random.Random(f"{seed}:{name}")
     return cls(n, opts, rng, block_size)
@@ -206,6 +212,11 @@ def _convert(router: str, key: str, kind: type, text: str) -> Any:
                          f"{text!r}", field="router_opt") from None
     if kind is float and math.isnan(value):
         raise InputError(f"router {router} option {key}: not a number", field="router_opt")
+    if kind is float and math.isinf(value):
+        # a weight of inf scores inf * 0 = NaN somewhere, and the router then quietly ties
+        raise InputError(f"router {router} option {key}: must be finite, got {text!r} (a large "
+                         "number such as 1e9 stands for 'never' or 'always')",
+                         field="router_opt")
     return value
 
 

@@ -90,6 +90,8 @@ class Plan:
     jobs: list[Job]
     traces: dict[str, Trace]            # sha256 -> the trace, read once
     swept: list[str]
+    folded: int = 0                     # grid points run as another's job (another router's
+                                        # options only)
 
 
 def expand(spec: SweepSpec, *, traces: dict[str, tuple[str, Trace]] | None = None) -> Plan:
@@ -105,23 +107,27 @@ def expand(spec: SweepSpec, *, traces: dict[str, tuple[str, Trace]] | None = Non
             read[path] = (sha, read_trace(path))
     names = [k for k, _ in spec.grid]
     jobs: list[Job] = []
-    seen: dict[str, int] = {}
-    for path in spec.traces:
+    seen: dict[str, int] = {}           # job id -> the place in `traces` of the trace that made it
+    folded = 0
+    for t, path in enumerate(spec.traces):
         sha, trace = read[path]
         for point in itertools.product(*(values for _, values in spec.grid)):
             config = {**spec.fixed, **dict(zip(names, point, strict=True))}
             if spec.command == "cluster":
                 _own_router_opts(config)
             canonical, jid = job_id(spec.command, config, sha)
-            if jid in seen:         # the same trace listed twice
+            if jid in seen:
+                if seen[jid] == t:   # points that differ only in another router's options:
+                    folded += 1         # one job (its router ignores them)
+                    continue
                 raise InputError(f"the trace {path} is listed twice (same content)",
                                  path=spec.path, field="traces")
-            seen[jid] = len(jobs)
+            seen[jid] = t
             job = Job(len(jobs), spec.command, path, sha, canonical, jid)
             _check(spec, job, trace)
             jobs.append(job)
     swept = (["trace"] if len(spec.traces) > 1 else []) + names
-    return Plan(spec, jobs, {sha: tr for sha, tr in read.values()}, swept)
+    return Plan(spec, jobs, {sha: tr for sha, tr in read.values()}, swept, folded)
 
 
 def _check_size(spec: SweepSpec) -> None:

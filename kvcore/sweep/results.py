@@ -101,12 +101,44 @@ def read_results(path: str, *, missing_ok: bool = False) -> Results:
                 continue
             raise InputError(f"not a results line: it needs {', '.join(_KEYS)}", path=name,
                              line=no)
+        _check_line(d, name, no)
         if d["job_id"] in seen:
             out.duplicates += 1
             continue
         seen.add(d["job_id"])
         out.lines.append(d)
     return out
+
+
+# each field a results line may hold: its types, and whether every line must have it
+_FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
+    "job_id": ((str,), True), "config": ((dict,), True), "result": ((dict,), True),
+    "trace": ((str,), True), "trace_sha256": ((str,), True), "index": ((int,), False),
+    "command": ((str,), False), "kvcli_version": ((str,), False), "defaults": ((str,), False),
+    "wall_time_s": ((int, float), False)}
+_COMMANDS = ("replay", "cluster")
+
+
+def _check_line(d: dict[str, Any], name: str, line: int) -> None:
+    """A results line's fields are the types kvcli writes (a hand-edited or foreign line is
+    named here, not met later as a KeyError in the table)."""
+    for key, (types, required) in _FIELDS.items():
+        if key not in d:
+            if required:
+                raise InputError("missing (not a kvcli sweep results line?)", path=name,
+                                 line=line, field=key)
+            continue
+        v = d[key]
+        if isinstance(v, bool) or not isinstance(v, types):
+            what = _TYPE_NAMES[types[-1]]       # (int, float): a number
+            raise InputError(f"must be {what}, got {orjson.dumps(v).decode()[:40]}", path=name,
+                             line=line, field=key)
+    if d.get("command", "replay") not in _COMMANDS:
+        raise InputError(f"must be one of {', '.join(_COMMANDS)}, got {d['command']!r}",
+                         path=name, line=line, field="command")
+
+
+_TYPE_NAMES = {str: "a string", dict: "a JSON object", int: "an integer", float: "a number"}
 
 
 def job_warnings(rows: list[dict | None]) -> list[tuple[str, list[int]]]:

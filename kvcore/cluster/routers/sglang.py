@@ -19,7 +19,7 @@ smallest tree), `policies/tree.rs` (the multi-tenant radix tree), defaults from
 
 Defaults: preset=cli: cache_threshold 0.3, balance_abs_threshold 64, balance_rel_threshold
 1.5, eviction_interval_secs 120, max_tree_size 2**26; preset=library: 0.5 / 32 / 1.1 / 30 /
-10,000 (for every option left at its CLI default).
+10,000 (for every option not given explicitly).
 
 Divergences: upstream's tree holds characters of the request text; kvcli's holds engine
 blocks (chained hashes: a node is a hash, `HistoryLRU`), so a match is a whole number of
@@ -64,13 +64,16 @@ class SglangCacheAware(Router):
                                 lo=0),
     }
 
+    @classmethod
+    def settle(cls, opts: dict[str, Any], given: frozenset[str]) -> None:
+        """`preset=library`: the library's value for every option not set explicitly (an
+        explicit `cache_threshold=0.3`, the CLI default, stays 0.3)."""
+        if opts["preset"] == "library":
+            opts.update({k: v for k, v in LIBRARY.items() if k not in given})
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         o = self.opts
-        if o["preset"] == "library":
-            for key, value in LIBRARY.items():
-                if o[key] == self.OPTIONS[key].default:
-                    o[key] = value
         self.tree = HistoryLRU(self.n)
         self.max_blocks = o["max_tree_size"] // (CHARS_PER_TOKEN * self.block_size)
         self.next_eviction_ms = o["eviction_interval_secs"] * 1000.0
