@@ -81,18 +81,25 @@ def test_a_hand_worked_trace_under_sync_scheduling(tmp_path):
     assert {r: lat(e) for r, e in fin.items()} == {x["id"]: lat(x) for x in lines}
 
 
-def test_the_same_trace_under_async_scheduling_gets_each_token_a_step_later(tmp_path):
-    """Async (the default): a batch's tokens reach their requests when the next step processes
-    it. step 0 [0, 10] a 100; step 1 [10, 17.25] a 1 + b 40, batch 0 processed: a's first token;
-    step 2 [17.25, 22.5] a 1, batch 1: a's 2nd, b's only (b done); step 3 [22.5, 27.5] nothing
-    new (a's last token is in flight), batch 2: a done; c: [100, 207.4] 2,048, [207.4, 260] 952,
-    [260, 265.25] c's decode while the 952 batch gives its first token, [265.25, 270.25] c done."""
+def test_under_async_scheduling_a_token_comes_when_its_own_batch_ends_on_the_gpu(tmp_path):
+    """Async (the default): the GPU runs the queued batches back to back; a step that processes
+    a batch ends when that batch ends (the engine blocks on it), a step that returns early takes
+    no time. Step 0 at 0 schedules a 100 (batch 0 on the GPU [0, 10]) and returns early; step 1
+    at 0 schedules a's decode ([10, 15.25]) and processes batch 0: ends at 10, a's first token;
+    b (arrived at 2) is taken in then. Step 2 at 10: a 1 + b 40 ([15.25, 22.5]), processes batch
+    1: ends at 15.25 (a's 2nd). Step 3 at 15.25: nothing left to schedule (an empty batch, [22.5,
+    27.5]), processes batch 2: ends at 22.5, a done and b's only token (b done). c: step 5 at 100
+    schedules 2,048 ([100, 207.4]) and returns early; step 6 schedules 952 ([207.4, 260]) and
+    ends at 207.4; step 7 schedules c's decode ([260, 265.25]) and ends at 260 (c's first
+    token); step 8 ends at 265.25, c done. So a and c see what sync gives them (their steps
+    cost the same: the pipeline hides no work); b waits for the batch a put in the GPU's queue
+    before it arrived (sync: 15.25), and so did the old one-step-late stamps: a 17.25 / 27.5."""
     s, lines, _ = replay(write(tmp_path, ABC), tmp_path, "--block-size", 16)
-    assert [lat(x) for x in lines] == [(17.25, 5.125, 27.5, 0.0), (20.5, None, 20.5, 8.0),
-                                       (165.25, 5.0, 170.25, 0.0)]
-    assert [s["latency"]["ttft_ms"][k] for k in DIST] == [3, 67.666667, 20.5, 165.25, 165.25,
-                                                           165.25]
-    assert [s["latency"]["tpot_ms"][k] for k in DIST] == [2, 5.0625, 5.125, 5.125, 5.125, 5.125]
+    assert [lat(x) for x in lines] == [(10.0, 6.25, 22.5, 0.0), (20.5, None, 20.5, 8.0),
+                                       (160.0, 5.25, 165.25, 0.0)]
+    assert [s["latency"]["ttft_ms"][k] for k in DIST] == [3, 63.5, 20.5, 160.0, 160.0, 160.0]
+    assert [s["latency"]["tpot_ms"][k] for k in DIST] == [2, 5.75, 6.25, 6.25, 6.25, 6.25]
+    assert s["sim_time_s"] == 0.26525
 
 
 def test_a_preempted_request_keeps_its_first_token(tmp_path):
@@ -161,9 +168,11 @@ def test_queue_ms_is_the_summary_queue_delay_on_the_sample(tmp_path):
     q = s["latency"]["queue_ms"]
     assert q["count"] == s["counted_requests"] == s["finished"] == 294
     assert (round(q["p50"] / 1000, 6), round(q["p99"] / 1000, 6)) == \
-        (s["queue_delay_p50_s"], s["queue_delay_p99_s"]) == (0.005185, 0.746006)
-    assert [s["latency"]["ttft_ms"][k] for k in DIST] == [294, 129.323833, 81.86, 281.217,
-                                                           832.227, 925.103]
+        (s["queue_delay_p50_s"], s["queue_delay_p99_s"]) == (0.005032, 0.749627)
+    # (before a token was stamped with the end of its own batch on the GPU, under async: the
+    # next step's end, one batch late: mean 129.323833, p50 81.86, p90 281.217)
+    assert [s["latency"]["ttft_ms"][k] for k in DIST] == [294, 116.572983, 76.968, 202.631,
+                                                           821.922, 932.603]
 
 
 def test_json_keys_are_stable(tmp_path):
@@ -192,8 +201,9 @@ def test_the_uncalibrated_label_comes_from_the_clock(tmp_path):
     assert s["latency"]["uncalibrated"] is False and events[0]["uncalibrated_clock"] is False
     res = runner.invoke(app, ["replay", trace, "--block-size", "16", "--decode-ms-per-seq", "0.3"])
     assert "Latency, ms (simulated clock)" in res.stdout and "UNCALIBRATED" not in res.stdout
-    # a's TPOT under async with 0.3 ms a decoding request: two 5.3 ms steps a token
-    assert s["latency"]["tpot_ms"]["max"] == 5.15
+    # a's TPOT under async with 0.3 ms a decoding request: its tokens at the ends of its
+    # batches, 10, 15.3 (a alone) and 22.6 (with b's 40-token prefill): (22.6 - 10) / 2
+    assert s["latency"]["tpot_ms"]["max"] == 6.3
 
 
 def _stats(*args) -> dict:

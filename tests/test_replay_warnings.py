@@ -24,14 +24,14 @@ CLOCK = ("uncalibrated clock: simulated time and queueing delays come from the d
 def test_an_engine_that_keeps_up_reports_its_queueing_delay_and_whose_clock_it_is():
     s = run(block_size=16)
     assert s.warnings == [CLOCK]
-    assert (s.queue_delay_p50_s, s.queue_delay_p99_s) == (0.004346, 0.031522)
+    assert (s.queue_delay_p50_s, s.queue_delay_p99_s) == (0.004113, 0.030673)
     s = run(block_size=16, decode_ms_per_seq=0.3)        # a clock the user chose: nothing said
     assert s.warnings == [] and s.queue_delay_p50_s is not None
 
 
 def test_an_engine_that_falls_behind_says_so_with_the_numbers():
     s = run(block_size=16, step_overhead_ms=200.0)
-    assert (s.queue_delay_p50_s, s.queue_delay_p99_s) == (15.231386, 37.139801)
+    assert (s.queue_delay_p50_s, s.queue_delay_p99_s) == (15.169736, 37.145464)
     assert s.sim_time_s == 168.6379
     assert s.warnings == [
         ("the simulated engine fell behind the trace: it needed 169 s of simulated time for a "
@@ -88,8 +88,8 @@ def test_the_conversation_trace_on_llama_8b_at_80_gib_falls_behind(tmp_path):
     s = replay(str(head), ReplayOptions(model="llama-3.1-8b", gpu_memory_gib=80.0))
     assert s.warnings == [CLOCK,
         ("the simulated engine fell behind the trace: it needed 1,239 s of simulated time for a "
-        "trace spanning 510 s; queueing delay to the first scheduled step median 352.8 s, p99 "
-        "711.4 s. The hit rate is that of an overloaded server (more KV memory, a faster clock "
+        "trace spanning 510 s; queueing delay to the first scheduled step median 352.7 s, p99 "
+        "711.3 s. The hit rate is that of an overloaded server (more KV memory, a faster clock "
         "or fewer requests would change it)")]
 
 

@@ -5,6 +5,7 @@ and a model too big for the GPU refused."""
 from __future__ import annotations
 
 import dataclasses
+import io
 
 import pytest
 from hypothesis import given, settings
@@ -148,3 +149,31 @@ def test_more_tokens_or_context_never_take_less_time(k, reqs, which, more, token
     # and one more request never takes less time either
     assert clock.step_ms(dataclasses.replace(bigger, requests=bigger.requests + [(1, 5, False)])) \
         >= clock.step_ms(bigger)
+
+
+def test_a_batch_with_nothing_scheduled_costs_the_cpus_step_only():
+    """vLLM's model runner returns its empty output without a forward pass when nothing is
+    scheduled: no weight read (8B in bf16: ~6 ms on an H100), only the CPU's step."""
+    for asyn in (True, False):
+        clock = RooflineClock(LLAMA, H100, async_scheduling=asyn)
+        assert clock.step_ms(StepBatch()) == clock.factors.cpu_step_us / 1000.0 == 0.15
+        assert clock.step_ms(StepBatch([(1, 2, False)])) > 6.0
+
+
+def test_an_idle_servers_first_token_comes_when_the_prefill_ends(tmp_path):
+    """One request on an idle engine, async (the default): its prefill batch runs [0, g0] and
+    its first token is stamped g0 (it was g0 + the decode batch after it, one batch late); each
+    later token ends its own decode batch; the empty batch after the last adds nothing."""
+    import json
+
+    from kvcore.engine.replay import ReplayOptions, replay
+
+    trace = tmp_path / "one.jsonl"
+    trace.write_text(json.dumps({"timestamp": 0, "input_length": 100, "output_length": 3}))
+    clock = RooflineClock(LLAMA, H100)
+    g0 = clock.step_ms(StepBatch([(100, 100, True)]))
+    g1, g2 = (clock.step_ms(StepBatch([(1, c, False)])) for c in (101, 102))
+    reqs = io.BytesIO()
+    replay(str(trace), ReplayOptions(model="llama-3.1-8b", gpu="h100-sxm"), requests_out=reqs)
+    line = json.loads(reqs.getvalue())
+    assert line["ttft_ms"] == round(g0, 6) and abs(line["e2e_ms"] - (g0 + g1 + g2)) < 1e-5

@@ -79,6 +79,10 @@ class RooflineClock:
 
     def step_ms(self, batch: StepBatch) -> float:
         # (the replay's hot path: no objects per group; `timed` gives the same numbers)
+        if not batch.requests and not batch.agg_decodes:
+            # nothing scheduled: vLLM's model runner returns its empty output without a forward
+            # pass (gpu_model_runner.py, EMPTY_MODEL_RUNNER_OUTPUT), so only the CPU's step
+            return self.factors.cpu_step_us / 1000.0
         x = aggregate(self.ws, batch)
         gpu_ms = 0.0
         for gr, (compute_rate, memory_rate, floor) in zip(self.groups, self.rates):

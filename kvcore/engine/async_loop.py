@@ -8,6 +8,11 @@ state batch k-1's). A step with nothing to schedule but a batch queued only proc
 drain). So a request finishes, frees its blocks and has its decode-completed block cached one
 step later than under sync, and vLLM's KV events (published by output processing) come with the
 step that processes the batch.
+
+Time: the GPU runs the queued batches back to back, each for its clock cost, from when it is
+scheduled or when the one before ends. A step that processes a batch ends when that batch ends
+(the engine blocks on it), so the batch's tokens are stamped with the end of their own forward
+pass; a step that returns early takes no time (the next schedules at once, while the GPU runs).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from kvcore.engine.scheduler_io import SchedulerOutput
 class Batch(NamedTuple):
     step: int                   # the step that scheduled it
     out: SchedulerOutput
+    end_ms: float               # when the GPU finishes it (its output can be processed)
     # with the CPU tier: the worker ran the batch's transfers when it was scheduled; their
     # reports ride with its output (jobs reported, requests whose load finished)
     transfers: tuple[list[int], set[str]] | None = None
@@ -35,6 +41,7 @@ class AsyncEngineLoop(EngineLoop):
     def __init__(self, ctx: ReplayContext) -> None:
         super().__init__(ctx)
         self.batches: deque[Batch] = deque()
+        self.gpu_free_ms = 0.0      # when the GPU finishes the batches queued so far
 
     def done(self) -> bool:
         # The oracle's stop: what is still queued schedules nothing (the engine would process
@@ -64,19 +71,29 @@ class AsyncEngineLoop(EngineLoop):
                 self.watcher.scheduled(ctx.step, so)
             nst = so.num_scheduled_tokens
         free_after_schedule = pool.get_num_free_blocks()
-        t_end = self.clock(so)
+        start = ctx.t_ms
         if so is not None:
+            # The GPU runs the batches one after another: this one starts when it is scheduled
+            # or when the one before it ends, whichever is later.
+            end_ms = max(start, self.gpu_free_ms) + self.batch_ms(so)
+            self.gpu_free_ms = end_ms
             transfers = None
             if tier is not None:
-                transfers = tier.scheduled(ctx, so, t_end)
-            self.batches.appendleft(Batch(ctx.step, so, transfers))
-        if jsonl is not None:
-            jsonl.t_ms = t_end
+                transfers = tier.scheduled(ctx, so, end_ms)
+            self.batches.appendleft(Batch(ctx.step, so, end_ms, transfers))
         processed = None
         finished: list[str] = []
         reports = None
-        if so is None or not (len(self.batches) < QUEUE_DEPTH
-                              and (so.total_num_scheduled_tokens or sched.has_requests())):
+        process = so is None or not (len(self.batches) < QUEUE_DEPTH
+                                     and (so.total_num_scheduled_tokens or sched.has_requests()))
+        # The step ends when the batch it processes is done on the GPU (the engine blocks on
+        # it), its tokens reaching their requests then; a step that returns early, without
+        # processing, takes no time: the next one schedules while the GPU runs this batch.
+        t_end = max(start, self.batches[-1].end_ms) if process else start
+        self.usage_time += (self.num_usable - free_after_schedule) * (t_end - start)
+        if jsonl is not None:
+            jsonl.t_ms = t_end
+        if process:
             batch = self.batches.pop()
             processed = batch.step
             finished = sched.update_from_output(batch.out, self.sample)
@@ -106,7 +123,7 @@ class AsyncEngineLoop(EngineLoop):
 
     def account_output(self, out: SchedulerOutput, finished: list[str], t_end: float) -> None:
         """First-token and finish times: a token reaches its request when its batch's output
-        is processed (this step), not when the batch was scheduled."""
+        is processed (the end of this step: when the GPU finished that batch)."""
         records = self.ctx.records
         listener = self.listener
         for rid in out.sampling:

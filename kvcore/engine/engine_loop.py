@@ -233,8 +233,15 @@ class EngineLoop:
         ctx.step += 1
 
     def clock(self, out: SchedulerOutput | None) -> float:
-        """The end of this step on the simulated clock for its batch (None: nothing scheduled);
-        first scheduled steps and the usage integral on the way (decode windows: decodes)."""
+        """The end of this (sync) step on the simulated clock: it runs its batch start to end;
+        the usage integral on the way."""
+        dt = self.batch_ms(out)
+        self.usage_time += (self.num_usable - self.ctx.kvm.block_pool.get_num_free_blocks()) * dt
+        return self.ctx.t_ms + dt
+
+    def batch_ms(self, out: SchedulerOutput | None) -> float:
+        """How long the batch takes (None: nothing scheduled); first scheduled steps on the way
+        (decode windows: decodes)."""
         ctx = self.ctx
         records = ctx.records
         cost = ctx.cost
@@ -261,10 +268,7 @@ class EngineLoop:
             if batch is not None:
                 batch.agg_decodes = out.plain_decodes
                 batch.agg_context = out.plain_context
-        used = self.num_usable - ctx.kvm.block_pool.get_num_free_blocks()
-        dt = cost.step_counts(prefill, decodes) if batch is None else cost.step_ms(batch)
-        self.usage_time += used * dt
-        return ctx.t_ms + dt
+        return cost.step_counts(prefill, decodes) if batch is None else cost.step_ms(batch)
 
     def account(self, scheduled: list[Request], finished: list[str], t_end: float) -> None:
         """First-token and finish times of the step's requests (those inside a decode window
