@@ -42,10 +42,10 @@ def run_listen(endpoint: str, replay_endpoint: str | None, topic: str, count: in
     if not (math.isfinite(idle_timeout_s) and idle_timeout_s >= 0):
         raise InputError(f"must be a finite number >= 0, got {idle_timeout_s!r}",
                          field="idle_timeout_s")
-    if first_seq < 0:
-        raise InputError(f"must be >= 0, got {first_seq}", field="first_seq")
+    if not 0 <= first_seq < 2**64:      # (sequence numbers travel as 8 bytes)
+        raise InputError(f"must be from 0 to 2**64 - 1, got {first_seq}", field="first_seq")
     require_live()
-    from kvcore.live.subscriber import listen
+    from kvcore.live.subscriber import REPLAY_TIMEOUT_S, listen
 
     stats: dict = {}
     batches = listen(endpoint, replay_endpoint=replay_endpoint, topic=topic,
@@ -58,8 +58,14 @@ def run_listen(endpoint: str, replay_endpoint: str | None, topic: str, count: in
         output.emit_lines(batches, flush_each=True)
     gaps = (f", {stats['gaps']} gap(s) of {stats['missing']:,} batch(es) not recovered"
             if stats.get("gaps") else "")
+    restarts = (f", the publisher started again {stats['restarts']} time(s) (its numbers "
+                "from 0 again)" if stats.get("restarts") else "")
     output.message(f"{stats.get('batches', 0):,} batch(es), {stats.get('replayed', 0):,} "
-                   f"from the replay socket{gaps}")
+                   f"from the replay socket{gaps}{restarts}")
+    if stats.get("unanswered"):
+        output.warn(f"the replay socket did not answer {stats['unanswered']} request(s) for a "
+                    f"gap in {REPLAY_TIMEOUT_S:g} s (gone with its publisher, or no vLLM replay "
+                    "socket there): those batches are reported as gaps")
     return 0
 
 
@@ -81,6 +87,8 @@ class ListenTally:
             first, last = rec["gap"]
             self.gaps += 1
             self.missing += last - first + 1
+            return
+        if "restart" in rec:
             return
         self.batches += 1
         self.last_seq = rec.get("seq")

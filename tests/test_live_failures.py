@@ -38,11 +38,20 @@ def test_port_in_use_and_bad_endpoints_are_one_line():
             (["--realtime", "0"], "--realtime"),
             (["--realtime", "nan"], "--realtime"),
             (["--metrics-interval-s", "-1"], "--metrics-interval-s"),
-            (["--kv-events-hwm", "-1"], "--kv-events-hwm")):
+            (["--kv-events-hwm", "-1"], "--kv-events-hwm"),
+            # (C ints in ZMQ: an OverflowError traceback when the socket opened)
+            (["--kv-events-endpoint", "tcp://*:5557", "--kv-events-wait-s", "0",
+              "--kv-events-hwm", "10000000000"], "--kv-events-hwm"),
+            (["--kv-events-endpoint", "tcp://*:5557", "--kv-events-replay-endpoint",
+              "tcp://*:5558", "--kv-events-buffer-steps", "2000000000"],
+             "--kv-events-buffer-steps")):
         r = runner.invoke(app, ["replay", TRACE, "--num-blocks", "96", *args])
         assert r.exit_code == 2, (args, r.output)
         assert r.stderr.startswith(f"error: option {flag}:"), (args, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    r = runner.invoke(app, ["events", "listen", "tcp://127.0.0.1:5557", "--first-seq",
+                            str(2**64)])
+    assert r.exit_code == 2 and r.stderr.startswith("error: option --first-seq: must be from 0")
     r = runner.invoke(app, ["events", "listen", "http://x"])
     # (ENDPOINT is a positional argument: "option --endpoint" named a flag that does not exist)
     assert r.exit_code == 2 and r.stderr == ("error: argument ENDPOINT: 'http://x': expected "
@@ -129,3 +138,36 @@ def test_live_options_that_nothing_would_read_are_refused(tmp_path):
     r = runner.invoke(app, ["replay", TRACE, "--num-blocks", "96", "--metrics", str(out),
                             "--metrics-interval-s", "5"])
     assert r.exit_code == 0, r.output
+
+
+def test_the_wait_for_a_subscriber_is_not_the_replay_falling_behind_its_pace():
+    """`--kv-events-wait-s 1.5` with no subscriber, paced at 1000x: the pace starts after the
+    wait (it counted the wait as 1.5 s behind, sent what that stretch held in one burst and
+    warned that the machine was too slow)."""
+    r = runner.invoke(app, ["replay", TRACE, "--num-blocks", "96", "--kv-events-endpoint",
+                            f"tcp://*:{free_port()}", "--kv-events-wait-s", "1.5",
+                            "--realtime", "1000", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["live"]["realtime_max_behind_s"] < 0.5
+    assert "behind realtime" not in r.stderr
+
+
+def test_ctrl_c_while_lingering_ends_the_linger_and_keeps_the_summary():
+    """The replay has finished; Ctrl-C in `--kv-events-linger-s` used to skip the summary
+    (empty stdout, exit 130). It now ends the linger, and `close` returns the live object."""
+    from kvcore.live.options import LiveOptions
+    from kvcore.live.session import LiveRun
+
+    pub, rep = f"tcp://*:{free_port()}", f"tcp://*:{free_port()}"
+    run = LiveRun(LiveOptions(kv_events_endpoint=pub, kv_events_linger_s=30,
+                              kv_events_replay_endpoint=rep, kv_events_wait_s=0), warn=print)
+    assert len(run.publishers) == 1         # (LiveRun opened it)
+    idles: list[float] = []
+
+    def ctrl_c(seconds: float) -> None:
+        idles.append(seconds)
+        raise KeyboardInterrupt
+
+    run._idle = ctrl_c
+    out = run.close(0.0)
+    assert len(idles) == 1 and out["kv_events"][0]["endpoint"] == pub

@@ -46,12 +46,14 @@ class LiveOptions:
             if self.kv_events_replay_endpoint == self.kv_events_endpoint:
                 raise InputError("the same endpoint as kv_events_endpoint",
                                  field="kv_events_replay_endpoint")
-        for name in ("kv_events_hwm", "kv_events_buffer_steps"):
+        # ZMQ's high-water marks are C ints (the replay socket's is 2 x (steps + 1)): more
+        # raised OverflowError with a traceback when the socket opened
+        for name, lo, hi in (("kv_events_hwm", 0, 2**31 - 1),
+                             ("kv_events_buffer_steps", 1, 2**30 - 2)):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < (0 if name.endswith(
-                    "hwm") else 1):
-                raise InputError(f"must be an integer >= {0 if name.endswith('hwm') else 1}, "
-                                 f"got {v!r}", field=name)
+            if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+                raise InputError(f"must be an integer from {lo} to {hi:,}, got {v!r}",
+                                 field=name)
         for name in ("kv_events_wait_s", "kv_events_linger_s"):
             _finite(getattr(self, name), name, allow_zero=True)
         if self.kv_events_linger_s and self.kv_events_replay_endpoint is None:

@@ -21,6 +21,12 @@ class Pacer:
         if self.t0 is None:
             self.t0 = time.monotonic()
 
+    def pause(self, seconds: float) -> None:
+        """Wall time spent on something else (a wait for a subscriber): the pace moves on by
+        that much, not counted as falling behind."""
+        if self.t0 is not None:
+            self.t0 += seconds
+
     def wait_until(self, t_ms: float) -> None:
         """Return when the wall clock reaches simulated time `t_ms` at this speed."""
         self.start()

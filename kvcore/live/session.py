@@ -119,6 +119,13 @@ class LiveRun:
         t_ms = ts_s * 1000.0
         if self.snapshots is not None:
             self.snapshots.due(t_ms)
+        if events and self.publishers and not self.publishers[rank].waited:
+            # the wait for a subscriber (kv_events_wait_s) before the first batch is not the
+            # replay falling behind its pace: the pace starts after it
+            waited_from = time.monotonic()
+            self.publishers[rank].wait_for_subscriber()
+            if self.pacer is not None:
+                self.pacer.pause(time.monotonic() - waited_from)
         if self.pacer is not None:
             self.pacer.wait_until(t_ms)
         if file is not None:
@@ -141,14 +148,19 @@ class LiveRun:
                 out["metrics_snapshots"] = self.snapshots.count
             if self.publishers and self.opts.kv_events_linger_s > 0:
                 deadline = time.monotonic() + self.opts.kv_events_linger_s
-                while (left := deadline - time.monotonic()) > 0:
-                    self._idle(min(left, 0.1))
+                # Ctrl-C ends the linger, not the run: the replay is complete, its summary
+                # still comes (it was lost: the interrupt skipped it)
+                with contextlib.suppress(KeyboardInterrupt):
+                    while (left := deadline - time.monotonic()) > 0:
+                        self._idle(min(left, 0.1))
         for pub in self.publishers:
             if final and pub.dropped:
                 self.warn(f"kv events: {pub.dropped:,} of {pub.seq:,} batches on "
                           f"{pub.endpoint} were dropped: a subscriber fell kv_events_hwm "
                           f"({pub.hwm:,}) messages behind (pace the replay with realtime, or "
-                          "raise kv_events_hwm; the replay socket resends the last batches)")
+                          "raise kv_events_hwm" + ("; the replay socket resends the last "
+                                                   "batches)" if pub.replay is not None else
+                                                   ")"))
             pub.close()
         if self.publishers:
             out["kv_events"] = [p.stats() for p in self.publishers]

@@ -49,7 +49,7 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
         raise InputError(f"must be at most {MAX_IDLE_TIMEOUT_S:,} s (about 24 days; 0 waits "
                          f"forever), got {idle_timeout_s!r}", field="idle_timeout_s")
     st = stats if stats is not None else {}
-    st.update(batches=0, replayed=0, gaps=0, missing=0, bad=0)
+    st.update(batches=0, replayed=0, gaps=0, missing=0, bad=0, restarts=0, unanswered=0)
     zctx = zmq.Context()
     sub = zctx.socket(zmq.SUB)
     sub.setsockopt(zmq.LINGER, 0)
@@ -65,18 +65,15 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
             replay.setsockopt(zmq.LINGER, 0)
             _open(replay, replay_endpoint, "replay_endpoint", bind=False)
         expected = first_seq
+        last_live = -1                      # the highest sequence number read live
         while count is None or st["batches"] < count:
             if not sub.poll(int(idle_timeout_s * 1000) if idle_timeout_s > 0 else None):
                 # Quiet: a listener that joined after the last batch (or missed the last ones)
                 # asks the replay socket for what it buffered since `expected` (it asked only
                 # on a live batch past a gap, so a late start got nothing); on then.
-                late = _fetch(replay, expected, None, QUIET_REPLAY_TIMEOUT_S) \
+                late = (_fetch(replay, expected, None, QUIET_REPLAY_TIMEOUT_S) or []) \
                     if replay is not None else []
-                st["replayed"] += len(late)
-                if late and late[0][0] > expected:      # the oldest ones left its buffer
-                    yield _gap(st, expected, late[0][0])
-                    expected = late[0][0]
-                expected = yield from _in_order(late, expected, decode_batch, st, count)
+                expected = yield from _replayed(late, expected, st, count, decode_batch)
                 if not late:
                     break
                 continue
@@ -85,14 +82,25 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
                 st["bad"] += 1
                 continue
             seq = int.from_bytes(frames[1], "big")
+            if seq <= last_live:
+                # One publisher's live numbers only grow: it started again (a new replay on
+                # the same port, a restarted vLLM), its numbers from 0 again.
+                st["restarts"] += 1
+                yield {"restart": [last_live, seq]}
+                expected = seq
+            last_live = seq
             if seq < expected:
                 continue                    # already had it (from a replay)
             if seq > expected:
                 filled: list[tuple[int, bytes]] = []
                 if replay is not None:
-                    filled = _fetch(replay, expected, seq)
-                    st["replayed"] += len(filled)
-                expected = yield from _in_order(filled, expected, decode_batch, st)
+                    got = _fetch(replay, expected, seq)
+                    if got is None:         # no answer (gone, as a finished replay's is)
+                        st["unanswered"] += 1
+                    filled = got or []
+                expected = yield from _replayed(filled, expected, st, count, decode_batch)
+                if count is not None and st["batches"] >= count:
+                    break
                 if expected < seq:
                     yield _gap(st, expected, seq)
             yield _record(seq, frames[2], decode_batch, st)
@@ -104,10 +112,15 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
         zctx.term()
 
 
-def _in_order(got: list[tuple[int, bytes]], expected: int, decode: Any, st: dict,
-              count: int | None = None) -> Generator[dict, None, int]:
-    """The records of the replayed batches `got` that follow on from `expected` without a hole
-    (at most until `count` batches in all); returns the next sequence number expected."""
+def _replayed(got: list[tuple[int, bytes]], expected: int, st: dict, count: int | None,
+              decode: Any) -> Generator[dict, None, int]:
+    """The records of the replayed batches `got` (what the replay socket still buffers from
+    `expected` on): a gap first when its oldest left the buffer, then those that follow on
+    without a hole, at most until `count` batches in all; returns the next number expected."""
+    st["replayed"] += len(got)
+    if got and got[0][0] > expected:
+        yield _gap(st, expected, got[0][0])
+        expected = got[0][0]
     for seq, payload in got:
         if seq != expected or (count is not None and st["batches"] >= count):
             break
@@ -137,16 +150,16 @@ def _record(seq: int, payload: bytes, decode: Any, st: dict) -> dict:
 
 
 def _fetch(replay: Any, first: int, stop: int | None,
-           timeout_s: float = REPLAY_TIMEOUT_S) -> list[tuple[int, bytes]]:
-    """Batches ``first .. stop-1`` from the replay socket (what it still buffers). ``stop``
-    None: every batch from ``first`` on, and no answer is no batch (the publisher may be gone)
-    rather than an error."""
+           timeout_s: float | None = None) -> list[tuple[int, bytes]] | None:
+    """Batches ``first .. stop-1`` from the replay socket (what it still buffers; ``stop``
+    None: every batch from ``first`` on); None when no answer ends in time (the publisher may
+    be gone: a replay's socket closes with it)."""
 
     from kvcore.live.wire import END_SEQ
 
     replay.send_multipart((b"", first.to_bytes(8, "big")))
     got: list[tuple[int, bytes]] = []
-    deadline = time.monotonic() + timeout_s
+    deadline = time.monotonic() + (REPLAY_TIMEOUT_S if timeout_s is None else timeout_s)
     while (left := deadline - time.monotonic()) > 0:
         if not replay.poll(int(left * 1000)):
             break
@@ -159,7 +172,4 @@ def _fetch(replay: Any, first: int, stop: int | None,
         seq = int.from_bytes(seq_bytes, "big")
         if first <= seq and (stop is None or seq < stop):
             got.append((seq, payload))
-    if stop is None:
-        return []
-    raise InputError(f"no end of the replay answer in {REPLAY_TIMEOUT_S:g} s (is a vLLM replay "
-                     "socket there?)", field="replay_endpoint")
+    return None

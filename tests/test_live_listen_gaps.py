@@ -1,0 +1,87 @@
+"""`listen`'s sequence rules against a scripted publisher (an XPUB that sends once the listener
+has subscribed, and a ROUTER answering replay requests from a buffer the test sets): a gap
+filled within `count`, a buffer that lost the oldest missing batches, a replay socket that never
+answers, a publisher that starts again from 0."""
+
+from __future__ import annotations
+
+import threading
+
+import msgspec
+import zmq
+from live_helpers import free_port
+
+from kvcore.live import subscriber
+from kvcore.live.subscriber import listen
+from kvcore.live.wire import END_SEQ, KVEventBatch
+
+
+def payload(seq: int) -> bytes:
+    return msgspec.msgpack.encode(KVEventBatch(ts=float(seq), events=[]))
+
+
+def run(live: list[int], buffered: list[int] | None, **kw) -> tuple[list, dict]:
+    """Publish `live` (in order) once the listener subscribed; the ROUTER (None: none bound)
+    answers a request from START with the `buffered` numbers >= START and the end marker."""
+    port, rport = free_port(), free_port()
+    zctx = zmq.Context()
+    pub = zctx.socket(zmq.XPUB)
+    pub.setsockopt(zmq.LINGER, 0)
+    pub.bind(f"tcp://127.0.0.1:{port}")
+    router = None
+    if buffered is not None:
+        router = zctx.socket(zmq.ROUTER)
+        router.setsockopt(zmq.LINGER, 0)
+        router.bind(f"tcp://127.0.0.1:{rport}")
+    stop = threading.Event()
+
+    def serve() -> None:
+        pub.recv()                          # the listener's subscription
+        for seq in live:
+            pub.send_multipart((b"", seq.to_bytes(8, "big"), payload(seq)))
+        while router is not None and not stop.is_set():
+            if router.poll(50):
+                ident, _, start = router.recv_multipart()
+                first = int.from_bytes(start, "big")
+                for seq in (s for s in buffered or () if s >= first):
+                    router.send_multipart((ident, b"", b"", seq.to_bytes(8, "big"),
+                                           payload(seq)))
+                router.send_multipart((ident, b"", b"", END_SEQ, b""))
+
+    t = threading.Thread(target=serve)
+    t.start()
+    stats: dict = {}
+    try:
+        got = list(listen(f"tcp://127.0.0.1:{port}", replay_endpoint=f"tcp://127.0.0.1:{rport}",
+                          idle_timeout_s=0.5, stats=stats, **kw))
+    finally:
+        stop.set()
+        t.join(10)
+        pub.close()
+        if router is not None:
+            router.close()
+        zctx.term()
+    return [x.get("seq", x) if "seq" in x else x for x in got], stats
+
+
+def test_a_gap_filled_from_the_replay_socket_stops_at_count():
+    got, stats = run([5, 6], buffered=[0, 1, 2, 3, 4], count=3)
+    assert got == [0, 1, 2] and stats["batches"] == 3        # (it printed 195 of --count 3)
+
+
+def test_a_buffer_that_lost_the_oldest_gives_the_gap_then_what_it_still_holds():
+    got, stats = run([5, 6], buffered=[2, 3, 4])
+    assert got == [{"gap": [0, 1]}, 2, 3, 4, 5, 6]           # (it printed gap [0, 4], then 5)
+    assert (stats["replayed"], stats["gaps"], stats["missing"]) == (3, 1, 2)
+
+
+def test_a_replay_socket_that_never_answers_is_a_gap_not_an_error(monkeypatch):
+    monkeypatch.setattr(subscriber, "REPLAY_TIMEOUT_S", 0.3)
+    got, stats = run([0, 1, 3, 4, 5], buffered=None)
+    assert got == [0, 1, {"gap": [2, 2]}, 3, 4, 5]           # (it stopped at 1 with exit 2)
+    assert stats["unanswered"] == 1
+
+
+def test_a_publisher_that_starts_again_from_0_is_said_and_read():
+    got, stats = run([0, 1, 2, 0, 1], buffered=[])
+    assert got == [0, 1, 2, {"restart": [2, 0]}, 0, 1] and stats["restarts"] == 1
