@@ -199,6 +199,14 @@ def _set(doc: dict, value, *keys) -> dict:
     (lambda d: _set(d, 0, "ceilings", "copy_tbps"), "ceilings.copy_tbps",
      "must be a finite number > 0, got 0"),
     (lambda d: _set(d, 3, "factors", "t_min_us"), "factors.t_min_us", "must be an object"),
+    # finite but no GPU's: a step of 1e297 ms (a --metrics replay wrote snapshots for ever, a
+    # cluster hung) or an infinite one (eta_kv 1e-320)
+    (lambda d: _set(d, 1e300, "factors", "c_step_us"), "factors.c_step_us",
+     "must be from 0 to 3.6e+09, got 1e+300"),
+    (lambda d: _set(d, 1e-320, "factors", "eta_kv"), "factors.eta_kv",
+     "must be from 1e-06 to 100, got 1e-320"),
+    (lambda d: _set(d, 1e-9, "ceilings", "gemm_bf16_tflops"), "ceilings.gemm_bf16_tflops",
+     "must be from 1e-06 to 1e+06, got 1e-09"),
     (lambda d: _set(d, [1], "tables", "decode_attention", 0), "tables.decode_attention[0]",
      "must be an object"),
     (lambda d: _set(d, "fast", "tables", "prefill_attention", 1, "chunk"),

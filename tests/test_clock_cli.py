@@ -102,3 +102,30 @@ def test_stats_records_the_clock():
     assert src["summary_mismatches"] == {}
     plain = json.loads(runner.invoke(app, ["stats", SAMPLE, "--json"]).stdout)["source"]
     assert "clock" not in plain
+
+
+def test_options_the_chosen_clock_does_not_read_are_said_and_a_gpu_name_is_checked(tmp_path):
+    """The linear constants under another clock, and --gpu under linear or fixed, were accepted,
+    echoed in `config` and read by nothing; a GPU name no clock read was never checked."""
+    trace = tmp_path / "one.jsonl"
+    trace.write_text('{"timestamp": 0, "input_length": 100, "output_length": 3}\n')
+    base = ["replay", str(trace), "--json"]
+    cases = [
+        (["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--step-overhead-ms", "100",
+          "--decode-ms-per-seq", "9"],
+         "options decode_ms_per_seq, step_overhead_ms have no effect with the roofline clock"),
+        (["--clock", "fixed:3", "--prefill-ms-per-token", "1"],
+         "option prefill_ms_per_token has no effect with the fixed:3 clock"),
+        (["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--clock", "fixed:3"],
+         "option gpu has no effect with the fixed clock"),
+    ]
+    for args, words in cases:
+        r = runner.invoke(app, base + args)
+        assert r.exit_code == 0, r.output
+        assert any(w.startswith(words) for w in json.loads(r.stdout)["warnings"]), args
+    r = runner.invoke(app, base + ["--step-overhead-ms", "100"])     # the linear clock's own
+    assert json.loads(r.stdout)["warnings"] == []
+    for args in (["--model", "llama-3.1-8b", "--clock", "fixed:3"], []):
+        r = runner.invoke(app, base + ["--gpu", "nonsense-gpu", *args])
+        assert r.exit_code == 2 and r.stderr.startswith(
+            "error: option --gpu: unknown GPU 'nonsense-gpu'"), r.output

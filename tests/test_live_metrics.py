@@ -185,3 +185,17 @@ def test_metrics_port_serves_during_realtime(tmp_path):
         r = runner.invoke(app, ["replay", TRACE, "--num-blocks", "96", "--realtime", "1000",
                                 "--metrics-port", str(taken.getsockname()[1])])
     assert r.exit_code == 2 and r.stderr.startswith("error: option --metrics-port:")
+
+
+def test_a_clock_whose_steps_outrun_the_snapshot_limit_stops_with_one_line(tmp_path):
+    """Every request at time 0 (the check before the run sees no span) and steps of an hour at
+    a 1 ms interval: 3.6 million snapshots a step; refused when due (it wrote on for ever with a
+    calibration's huge step), and no metrics file is left."""
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"timestamp": 0, "input_length": 32, "output_length": 2}\n')
+    out = tmp_path / "m.prom"
+    r = runner.invoke(app, ["replay", str(trace), "--clock", "fixed:3600000", "--metrics",
+                            str(out), "--metrics-interval-s", "0.001"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith("error: option --metrics-interval-s: the replay ran to 3,600 s")
+    assert not out.exists() and not list(tmp_path.glob("m.prom*"))

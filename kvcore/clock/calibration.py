@@ -26,6 +26,7 @@ TABLE_ROWS = {"gemm": ("m", "n", "k", "us"), "decode_attention": ("batch", "ctx"
               "prefill_attention": ("chunk", "ctx", "us"),
               "elementwise": ("tokens", "bytes", "us")}
 # (key, must be > 0): efficiencies divide, floors and CPU terms may be 0
+# (name, an efficiency: else microseconds)
 _FACTOR_KEYS = (("eta_gemm_c", True), ("eta_gemm_m", True), ("eta_attn", True),
                 ("eta_kv", True), ("eta_elementwise", True), ("c_step_us", False),
                 ("c_req_us", False))
@@ -62,6 +63,22 @@ def _number(v: Any, path: str, field: str, *, positive: bool) -> float:
     return float(v)
 
 
+# What the clock reads from a file, within bounds no GPU is outside of: a step time follows
+# from them, and c_step_us 1e300 (or eta_kv 1e-320: an infinite step) made a replay's metrics
+# snapshots and a cluster's clock loop for ever, as `fixed:1e300` did (the clocks' hour cap).
+_HOUR_US = 3.6e9
+BOUNDS = {"eta": (1e-6, 100.0), "us": (0.0, _HOUR_US), "copy_tbps": (1e-6, 1e3),
+          "tflops": (1e-6, 1e6), "mem_gb": (1e-3, 1e6)}
+
+
+def _bounded(v: Any, path: str, field: str, kind: str) -> float:
+    x = _number(v, path, field, positive=kind != "us")
+    lo, hi = BOUNDS[kind]
+    if not lo <= x <= hi:
+        raise InputError(f"must be from {lo:g} to {hi:g}, got {v!r}", path=path, field=field)
+    return x
+
+
 def _obj(doc: dict, key: str, path: str) -> dict:
     v = _get(doc, key, path)
     if not isinstance(v, dict):
@@ -87,7 +104,7 @@ def check_calibration(doc: Any, path: str) -> Calibration:
                          path=path, field="schema")
     gpu = _obj(doc, "gpu", path)
     gpu_name = _text(gpu, "name", path, "gpu")
-    mem_gb = _number(_get(gpu, "mem_gb", path, "gpu"), path, "gpu.mem_gb", positive=True)
+    mem_gb = _bounded(_get(gpu, "mem_gb", path, "gpu"), path, "gpu.mem_gb", "mem_gb")
     scope = _obj(doc, "scope", path)
     for key in ("model", "dtype", "kv_dtype"):
         _text(scope, key, path, "scope")
@@ -95,13 +112,13 @@ def check_calibration(doc: Any, path: str) -> Calibration:
     if not isinstance(tp, int) or isinstance(tp, bool) or tp < 1:
         raise InputError(f"must be a positive integer, got {tp!r}", path=path, field="scope.tp")
     ceil = _obj(doc, "ceilings", path)
-    copy = _number(_get(ceil, "copy_tbps", path, "ceilings"), path, "ceilings.copy_tbps",
-                   positive=True)
-    bf16 = _number(_get(ceil, "gemm_bf16_tflops", path, "ceilings"), path,
-                   "ceilings.gemm_bf16_tflops", positive=True)
+    copy = _bounded(_get(ceil, "copy_tbps", path, "ceilings"), path, "ceilings.copy_tbps",
+                    "copy_tbps")
+    bf16 = _bounded(_get(ceil, "gemm_bf16_tflops", path, "ceilings"), path,
+                    "ceilings.gemm_bf16_tflops", "tflops")
     fp8 = _get(ceil, "gemm_fp8_tflops", path, "ceilings")
     if fp8 is not None:
-        fp8 = _number(fp8, path, "ceilings.gemm_fp8_tflops", positive=True)
+        fp8 = _bounded(fp8, path, "ceilings.gemm_fp8_tflops", "tflops")
     tables = _obj(doc, "tables", path)
     for table, keys in TABLE_ROWS.items():
         rows = _get(tables, table, path, "tables")
@@ -112,11 +129,11 @@ def check_calibration(doc: Any, path: str) -> Calibration:
                 _number(_get(row, key, path, f"tables.{table}[{i}]"), path,
                         f"tables.{table}[{i}].{key}", positive=key != "ctx")
     fac = _obj(doc, "factors", path)
-    vals = {k: _number(_get(fac, k, path, "factors"), path, f"factors.{k}", positive=pos)
-            for k, pos in _FACTOR_KEYS}
+    vals = {k: _bounded(_get(fac, k, path, "factors"), path, f"factors.{k}",
+                        "eta" if eta else "us") for k, eta in _FACTOR_KEYS}
     floors = _get(fac, "t_min_us", path, "factors")
-    fl = {k: _number(_get(floors, k, path, "factors.t_min_us"), path, f"factors.t_min_us.{k}",
-                     positive=False) for k in ("gemm", "attention", "elementwise")}
+    fl = {k: _bounded(_get(floors, k, path, "factors.t_min_us"), path,
+                      f"factors.t_min_us.{k}", "us") for k in ("gemm", "attention", "elementwise")}
     fit = _obj(doc, "fit", path)
     if not isinstance(_get(fit, "loo_mape_pct", path, "fit"), dict):
         raise InputError("must be an object", path=path, field="fit.loo_mape_pct")

@@ -65,6 +65,10 @@ def make_clock(cfg: ReplayOptions, geometry: ModelGeometry | None = None) -> Clo
     if cfg.calibration and name != "calibrated":
         raise InputError(f"a calibration file is read by the calibrated clock only, not {spec!r}",
                          field="calibration")
+    if cfg.gpu and name in ("linear", "fixed"):
+        from kvcore.clock.gpus import find_gpu
+
+        find_gpu(cfg.gpu)       # a name no clock reads is still checked (it was echoed as is)
     if name == "linear":
         if not colon:
             # the step options given are the user's numbers, the defaults spelt out included

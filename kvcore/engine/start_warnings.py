@@ -34,16 +34,28 @@ def start_warnings(cfg: ReplayOptions, trace: Trace,
     if "gpu_memory_gib" in given and not model:
         out.append("option gpu_memory_gib has no effect without a model (model or "
                    "model_config): num_blocks is not sized from memory")
+    clock = (cfg.clock or "").partition(":")[0]
     if "gpu" in given and not model:
         out.append("option gpu has no effect without a model (model or model_config): the "
                    "linear clock times the steps")
+    elif "gpu" in given and clock in ("linear", "fixed"):
+        out.append(f"option gpu has no effect with the {clock} clock: it times the steps "
+                   "without a GPU")
+    steps = sorted(given & {"step_overhead_ms", "prefill_ms_per_token", "decode_ms_per_seq"})
+    if steps and (clock not in ("", "linear") or ":" in (cfg.clock or "")
+                  or (not cfg.clock and (cfg.calibration or (cfg.gpu and model)))):
+        # they are the linear clock's constants (`linear:C0,C1,C2` spells its own)
+        out.append(f"option{'s' if len(steps) > 1 else ''} {', '.join(steps)} "
+                   f"{'have' if len(steps) > 1 else 'has'} no effect with the "
+                   f"{cfg.clock or ('calibrated' if cfg.calibration else 'roofline')} clock "
+                   "(the default linear clock's constants)")
     user = given | set(trace.config)        # a flag or the trace's config line
     if cfg.long_prefill_token_threshold_adaptive and not cfg.long_prefill_token_threshold \
             and cfg.mode == "engine":
         # vLLM floors a nonzero threshold only: with none, the switch changes nothing
         out.append("option long_prefill_token_threshold_adaptive has no effect without "
                    "long_prefill_token_threshold (0: no cap to floor)")
-    if ("gpu" in user and model and cfg.mode == "engine"
+    if ("gpu" in user and model and cfg.mode == "engine" and clock not in ("linear", "fixed")
             and not user & {"num_blocks", "gpu_memory_gib"}):
         # vllm serve sizes its pool from the memory CUDA reports, which is not the datasheet's
         # "80 GB" (about 79 GiB on an H100 80GB): that number stays the user's to give

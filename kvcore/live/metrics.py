@@ -197,7 +197,13 @@ class Snapshots:
                              field="metrics_interval_s")
 
     def due(self, t_ms: float) -> None:
-        """Write the snapshots due before `t_ms` (the registry holds the state before it)."""
+        """Write the snapshots due before `t_ms` (the registry holds the state before it); more
+        than `MAX_SNAPSHOTS` in all is refused (a clock's hour-long steps: it wrote on for
+        ever)."""
+        if self.count + (t_ms - self.next_ms) / self.interval_ms > MAX_SNAPSHOTS:
+            raise InputError(f"the replay ran to {t_ms / 1000.0:,.0f} s of simulated time: "
+                             f"more than the limit of {MAX_SNAPSHOTS:,} snapshots (raise it)",
+                             field="metrics_interval_s")
         while self.next_ms < t_ms:
             self.write(self.next_ms)
             self.next_ms += self.interval_ms
