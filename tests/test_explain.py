@@ -104,8 +104,8 @@ def test_explain_with_calls_adds_the_requests_call_trees_and_changes_nothing_els
     assert {c["args"]["request"] for c in calls} == {"5"}
     first = calls[0]
     assert (first["call"], first["args"]["step"], first["returns"]["hit_tokens"]) == \
-        ("KVCacheManager.get_computed_blocks", 282, 1024)
-    assert calls[-1]["call"] == "KVCacheManager.free" and calls[-1]["args"]["step"] == 355
+        ("KVCacheManager.get_computed_blocks", 283, 1024)
+    assert calls[-1]["call"] == "KVCacheManager.free" and calls[-1]["args"]["step"] == 356
     admit = next(c for c in calls if c["call"] == "KVCacheManager.allocate_slots")
     touch = [n for n in admit["children"] if n["call"].endswith("allocate_new_computed_blocks")]
     assert touch and touch[0]["children"][0]["children"][0]["call"] == "BlockPool.touch"
