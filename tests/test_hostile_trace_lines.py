@@ -131,3 +131,46 @@ def test_a_head_the_empty_windowed_pool_refuses_stops_at_once(tmp_path):
     refused(["replay", str(path)], f"error: {path}:3: field 'num_blocks': request 'b' can never "
             "be admitted: refused with nothing running and all 11 usable blocks free (num_blocks "
             "12): vLLM would wait forever; give more num_blocks (--skip-bad skips such requests)")
+
+
+# -- a line of another format was read by the first request's rules (its hash_ids dropped: a
+# -- hit rate of 0 without a word); mixed UTC offsets in an Azure CSV were a TypeError traceback
+
+@pytest.mark.parametrize("first, later, field, fmt", [
+    ({"input_length": 600, "output_length": 5}, {"hash_ids": [1, 2]}, "hash_ids", "lengths"),
+    ({"input_length": 600, "output_length": 5, "hash_ids": [1, 2]}, {"chat_id": 7}, "chat_id",
+     "mooncake"),
+    ({"input_length": 600, "output_length": 5}, {"prompt_token_ids": [1, 2]},
+     "prompt_token_ids", "lengths"),
+])
+@pytest.mark.parametrize("command", ["replay", "curve", "stats"])
+def test_a_line_of_another_format_is_named(tmp_path, command, first, later, field, fmt):
+    path = _trace(tmp_path, first, {**first, **later})
+    refused([command, str(path), "--mode", "cache"] if command != "curve" else
+            [command, str(path)], f"error: {path}:2: field '{field}': a field of the ",
+            f"made it a {fmt} trace")
+
+
+def test_azure_rows_with_and_without_a_utc_offset(tmp_path):
+    path = tmp_path / "a.csv"
+    path.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:04,4808,10\n"
+                    "2023-11-16 18:17:05+05:00,4808,10\n")
+    refused(["replay", str(path), "--mode", "cache"], f"error: {path}:3: field 'TIMESTAMP': ",
+            "has a UTC offset and the first row's has none")
+    # seven fractional digits and an offset: the offset is kept (it was cut with the digits)
+    path.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                    "2023-11-16 18:17:04.1234567+05:00,4808,10\n"
+                    "2023-11-16 18:17:05.1234567+04:00,4808,10\n")
+    reqs = tmp_path / "r.jsonl"
+    r = runner.invoke(app, ["replay", str(path), "--mode", "cache", "--requests", str(reqs)])
+    assert r.exit_code == 0, r.output
+    # 13:17:04.123456 and 14:17:05.123456 UTC: 3,601 s apart (1 s with the offsets dropped)
+    assert [json.loads(x)["arrival"] for x in reqs.read_text().splitlines()] == [0.0, 3601000.0]
+
+
+def test_curve_refuses_a_timestamp_past_the_bound_as_the_full_reader_does(tmp_path):
+    path = _trace(tmp_path, {"timestamp": 0, "input_length": 600, "output_length": 5,
+                             "hash_ids": [1, 2]},
+                  {"timestamp": 1e14, "input_length": 600, "output_length": 5,
+                   "hash_ids": [1, 2]})
+    refused(["curve", str(path)], f"error: {path}:2: field 'timestamp': is 1e+14 ms")

@@ -8,7 +8,8 @@
 | lengths  | input_length, output_length[, timestamp (ms)]: every prompt unique    | -              |
 | azure    | CSV TIMESTAMP,ContextTokens,GeneratedTokens: every prompt unique       | -              |
 
-Each parser turns one decoded object into a `TraceRequest` or raises `InputError` naming the field.
+Each parser turns one decoded object into a `TraceRequest` or raises `InputError` naming the field
+(the Azure CSV rows: `azure_csv.py`).
 """
 
 from __future__ import annotations
@@ -189,12 +190,29 @@ def _hashed(obj: dict, ctx: _Ctx, index: int, *, tb: int, ts_scale: float, rid: 
                         priority=_int(obj, "priority", ctx, default=0, minimum=-(1 << 62)))
 
 
+# The field that makes each format (`detect`'s order); a line of one format in a trace of another
+# was read by the first request's rules, its own fields ignored (a lengths first line and later
+# hash_ids: every hit lost without a word).
+_MARKS = (("prompt_token_ids", "tokens"), ("chat_id", "bailian"), ("hash_ids", "mooncake"))
+
+
+def _same_format(obj: dict, ctx: _Ctx, fmt: str) -> None:
+    for field, other in _MARKS:
+        if other == fmt:
+            return
+        if field in obj:
+            raise ctx.err(field, f"a field of the {other} format, but the trace's first "
+                                 f"request made it a {fmt} trace (one format a trace)")
+
+
 def parse_mooncake(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
+    _same_format(obj, ctx, "mooncake")
     rid = str(obj["id"]) if obj.get("id") is not None else str(index)
     return _hashed(obj, ctx, index, tb=MOONCAKE_BLOCK, ts_scale=1.0, rid=rid)
 
 
 def parse_bailian(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
+    _same_format(obj, ctx, "bailian")
     if obj.get("chat_id") is None:
         raise ctx.err("chat_id", "missing")
     # A chat id names a conversation turn; keep ids unique by suffixing the line's index.
@@ -239,43 +257,11 @@ def _unique(ctx: _Ctx, index: int, rid: str, n_in: int, n_out: int, t_ms: float,
 
 
 def parse_lengths(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
+    _same_format(obj, ctx, "lengths")
     rid = str(obj["id"]) if obj.get("id") is not None else str(index)
     return _unique(ctx, index, rid, _tokens(obj, "input_length", ctx),
                    _tokens(obj, "output_length", ctx), _timestamp(obj, ctx),
                    _arrival_step(obj, ctx))
-
-
-def parse_azure_row(row: list[str], ctx: _Ctx, index: int) -> TraceRequest:
-    if len(row) != 3:
-        raise ctx.err(None, f"expected 3 columns TIMESTAMP,ContextTokens,GeneratedTokens, "
-                            f"got {len(row)}")
-    try:
-        # Python's fromisoformat takes at most 6 fractional digits; Azure writes 7.
-        ts = row[0].strip()
-        if "." in ts:
-            head, frac = ts.split(".", 1)
-            ts = f"{head}.{frac[:6]}"
-        t = datetime.fromisoformat(ts)
-    except ValueError:
-        raise ctx.err("TIMESTAMP", f"not a date-time: {row[0]!r}") from None
-    if ctx.t0 is None:
-        ctx.t0 = t
-    vals = {}
-    for key, text in (("ContextTokens", row[1]), ("GeneratedTokens", row[2])):
-        try:
-            vals[key] = int(text)
-        except ValueError:
-            raise ctx.err(key, f"must be an integer, got {text!r}") from None
-        if vals[key] < 1:
-            raise ctx.err(key, f"must be >= 1, got {vals[key]}")
-        if vals[key] > MAX_REQUEST_TOKENS:
-            raise ctx.err(key, f"{vals[key]:,} tokens is more than the limit of "
-                               f"{MAX_REQUEST_TOKENS:,} tokens a request")
-    t_ms = (t - ctx.t0).total_seconds() * 1000.0
-    if t_ms < 0:
-        raise ctx.err("TIMESTAMP", "earlier than the first row")
-    _check_time(t_ms, "TIMESTAMP", ctx)
-    return _unique(ctx, index, str(index), vals["ContextTokens"], vals["GeneratedTokens"], t_ms)
 
 
 PARSERS: dict[str, Callable[[dict, _Ctx, int], TraceRequest]] = {

@@ -12,8 +12,9 @@ import orjson
 from kvcore.errors import InputError
 from kvcore.sources import close_source, open_source, text_lines
 from kvcore.traces import fast_ids
+from kvcore.traces.azure_csv import parse_azure_row
 from kvcore.traces.fields import near_misses
-from kvcore.traces.formats import MAX_REQUEST_TOKENS, PARSERS, _Ctx, detect, parse_azure_row
+from kvcore.traces.formats import MAX_REQUEST_TOKENS, PARSERS, _Ctx, detect
 from kvcore.traces.request import TraceRequest
 from kvcore.traces.stream import Survey, TraceStream
 

@@ -23,7 +23,7 @@ import orjson
 
 from kvcore.errors import InputError
 from kvcore.sources import READ_ERRORS, STDIN, open_source
-from kvcore.traces.formats import MAX_REQUEST_TOKENS
+from kvcore.traces.formats import MAX_REQUEST_TOKENS, MAX_TIMESTAMP_MS
 
 # = kvcore.traces.formats.MOONCAKE_BLOCK (a test checks it), not imported: the trace package
 # costs start-up time that this path exists to save.
@@ -121,7 +121,7 @@ def read_hash_id_trace(path: str) -> HashIdTrace | None:
     # Past the bound a request may hold (`MAX_REQUEST_TOKENS`): the full reader says which line.
     num_tokens = _column(n_in, (INT,), 1, MAX_REQUEST_TOKENS)
     out_ok = _column(n_out, (INT,), 1, MAX_REQUEST_TOKENS) is not None
-    arrival = _column(ts, (INT, FLOAT), 0)
+    arrival = _column(ts, (INT, FLOAT), 0, MAX_TIMESTAMP_MS)
     ids = _column(list(itertools.chain.from_iterable(id_lists)), (INT,), 0)
     if num_tokens is None or not out_ok or arrival is None or ids is None:
         return None
