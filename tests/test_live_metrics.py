@@ -154,6 +154,41 @@ def test_offload_metrics_with_the_cpu_tier(tmp_path):
                  "vllm:external_prefix_cache_hits_total") == ext["hits"]
 
 
+def test_offload_bytes_sum_the_tp_ranks(tmp_path):
+    """At --tp 2 each rank moves the summary's `bytes_loaded`; vLLM's aggregator sums its
+    workers' stats, so the metric is twice that (it was one rank's)."""
+    out = tmp_path / "m.prom"
+    r = runner.invoke(app, ["replay", TRACE, "--model", "llama-3.1-8b", "--num-blocks", "256",
+                            "--max-model-len", "32768", "--tp", "2", "--kv-offloading-size",
+                            "1", "--metrics", str(out), "--json"])
+    assert r.exit_code == 0, r.output
+    off = json.loads(r.stdout)["offload"]
+    last = snapshots(out.read_text())[-1][1]
+    assert off["bytes_loaded"] > 0
+    assert value(last["vllm:kv_offload_load_bytes"], "vllm:kv_offload_load_bytes_total") == \
+        2 * off["bytes_loaded"]
+    assert value(last["vllm:kv_offload_store_bytes"], "vllm:kv_offload_store_bytes_total") == \
+        2 * off["bytes_stored"]
+
+
+def test_queue_time_is_vllms_from_the_engines_intake(tmp_path):
+    """Sync, the default clock: a at 0 (100 tokens, step [0, 10]), b at 2 is taken in at 10
+    and scheduled at once: vLLM's queued time (from add_request) is 0, where the summary's
+    queue_ms (from the arrival) is 8."""
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"timestamp": 0, "input_length": 100, "output_length": 3}\n'
+                     '{"timestamp": 2, "input_length": 40, "output_length": 1}\n')
+    out = tmp_path / "m.prom"
+    r = runner.invoke(app, ["replay", str(trace), "--block-size", "16", "--metrics", str(out),
+                            "--no-async-scheduling", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["latency"]["queue_ms"]["max"] == 8.0
+    last = snapshots(out.read_text())[-1][1]
+    fam = last["vllm:request_queue_time_seconds"]
+    assert value(fam, "vllm:request_queue_time_seconds_count") == 2
+    assert value(fam, "vllm:request_queue_time_seconds_sum") == 0.0
+
+
 def test_metrics_port_serves_during_realtime(tmp_path):
     import threading
 

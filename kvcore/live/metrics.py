@@ -122,7 +122,10 @@ class EngineMetrics:
             self._add("vllm:external_prefix_cache_queries", c.queries)
             self._add("vllm:external_prefix_cache_hits", c.hits)
             if self.transfer:
-                loaded, stored = tier.worker.bytes["load"], tier.worker.bytes["store"]
+                # the worker's bytes are one rank's; vLLM's aggregator sums every worker's
+                # transfer stats (TransferStats.aggregate): the metrics count all tp ranks
+                tp = ctx.cfg.tp
+                loaded, stored = tp * tier.worker.bytes["load"], tp * tier.worker.bytes["store"]
                 self._add("vllm:kv_offload_load_bytes", loaded)
                 self._add("vllm:kv_offload_store_bytes", stored)
                 self._add("load_total", loaded, self.transfer["CPU_to_GPU"])
@@ -159,7 +162,10 @@ class EngineMetrics:
         decode = (end - first) / 1000.0
         tpot = decode / (out - 1) if out > 1 else 0.0
         m["vllm:e2e_request_latency_seconds"].observe((end - t0) / 1000.0)
-        m["vllm:request_queue_time_seconds"].observe((sched_ms - t0) / 1000.0)
+        # vLLM's queued time starts when the engine core adds the request (between steps:
+        # `arrival_ms`, its intake), not at its arrival: the step in progress is not counted
+        intake = rec.arrival_ms if rec.arrival_ms is not None else t0
+        m["vllm:request_queue_time_seconds"].observe((sched_ms - intake) / 1000.0)
         m["vllm:request_prefill_time_seconds"].observe((first - sched_ms) / 1000.0)
         m["vllm:request_decode_time_seconds"].observe(decode)
         m["vllm:request_inference_time_seconds"].observe((end - sched_ms) / 1000.0)
