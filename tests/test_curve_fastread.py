@@ -144,3 +144,33 @@ def test_stable_order_equals_a_stable_argsort():
                  np.array([3, 1, 3, 0, 1, 3]), np.array([5, -1, 5, 2]),   # negative: fallback
                  np.array([1 << 61, 0, 1 << 61]), np.zeros(0, dtype=np.int64)):
         assert stable_order(keys).tolist() == np.argsort(keys, kind="stable").tolist()
+
+
+def test_curve_reads_the_config_lines_block_size_as_replay_does(tmp_path):
+    """A config line's block_size 8: the curve ran at the hash ids' 16 where `kvcli replay
+    --mode cache --num-blocks 41` runs at 8; now both at 8 (--block-size still wins)."""
+    import json as _json
+
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+
+    runner = CliRunner()
+    rows = [{"timestamp": i, "input_length": 96, "output_length": 1, "block_size": 16,
+             "hash_ids": [i % 3, 100 + i, 200 + i, 300 + i, 400 + i, 500 + i]}
+            for i in range(30)]
+    path = tmp_path / "c.jsonl"
+    path.write_text("\n".join(_json.dumps(x) for x in [{"config": {"block_size": 8}}, *rows]))
+    curve = _json.loads(runner.invoke(app, ["curve", str(path), "--capacities", "40",
+                                            "--json"]).stdout)
+    replay = _json.loads(runner.invoke(app, ["replay", str(path), "--mode", "cache",
+                                             "--num-blocks", "41", "--json"]).stdout)
+    assert curve["block_size"] == replay["block_size"] == 8
+    assert curve["points"][0]["hit_tokens"] == replay["hit_tokens"]
+    flag = _json.loads(runner.invoke(app, ["curve", str(path), "--capacities", "40",
+                                           "--block-size", "16", "--json"]).stdout)
+    assert flag["block_size"] == 16
+    path.write_text("\n".join(_json.dumps(x) for x in [
+        {"config": {"enable_prefix_caching": False}}, *rows]))
+    r = runner.invoke(app, ["curve", str(path)])
+    assert r.exit_code == 2 and "field 'config.enable_prefix_caching'" in r.stderr

@@ -180,17 +180,17 @@ def test_a_request_that_ran_and_cannot_come_back_says_so(tmp_path):
         "ran)")
 
 
-def test_curve_answers_a_capacity_no_request_fits(tmp_path):
-    """A config line's groups need more than the curve's own block count: the replay at that
-    capacity rejected every request and the curve stopped ('field num_blocks', no such option
-    there); it is the answer 0% with every request rejected."""
+def test_curve_refuses_a_config_lines_groups(tmp_path):
+    """A config line's groups: the curve's one pass models one full-attention group, and only
+    its replayed points read the groups (a capacity the groups could not serve answered 0% while
+    the one-pass points beside it ignored them); refused, naming the key and the way round."""
     path = _trace(tmp_path, {"groups": GROUPS, "num_blocks": 10},
                   _req("a", list(range(1, 60))), _req("b", list(range(100, 180))))
     res = runner.invoke(app, ["curve", str(path), "--capacities", "3,40", "--json"])
-    assert res.exit_code == 0, res.output
-    points = {p["capacity_blocks"]: p for p in json.loads(res.stdout)["points"]}
-    assert (points[3]["hit_tokens"], points[3]["rejected"]) == (0, 2)
-    assert points[40]["rejected"] == 0
+    assert res.exit_code == 2 and res.stderr.startswith(
+        f"error: {path}:1: field 'config.groups': the curve models one full-attention group"), \
+        res.output
+    assert "kvcli replay --num-blocks C+1" in res.stderr and res.stdout == ""
 
 
 @pytest.mark.parametrize(("groups", "blocks", "out", "need", "at"), [

@@ -30,6 +30,8 @@ def read_input(trace_path: str, rule: str, warmup: float, block_size: int | None
     contentless = trace.format in CONTENTLESS_FORMATS
     bs = block_size
     if bs is None:
+        bs = _config_line(trace)
+    if bs is None:
         # (a lengths-only trace's ids are made up, of UNIQUE_BLOCK tokens: not its size)
         bs = 16 if contentless else next(
             (r.trace_block_size for r in trace.requests if r.trace_block_size), 16)
@@ -41,6 +43,37 @@ def read_input(trace_path: str, rule: str, warmup: float, block_size: int | None
         notes.append(f"{trace.format} trace: prompt lengths only, so every prompt is unique and "
                      "the hit rate is 0 by construction")
     return build_input(trace.requests, rule=rule, block_size=bs, warmup=warmup), bs, notes, trace
+
+
+# A config line's keys that change what cache mode hits, which the curve's one pass and
+# simulations do not model (its replayed points read them): refused rather than half applied.
+# (Scheduler keys change nothing in cache mode.)
+UNMODELLED = ("groups", "prefix_match_unit", "prefix_cache_retention_interval", "max_model_len",
+              "kv_offloading_size", "kv_offloading_size_chunks", "model", "model_config")
+
+
+def _config_line(trace) -> int | None:
+    """The config line's block size (the curve reads it as `kvcli replay` does: a flag wins);
+    an `InputError` for a key the curve cannot honour (it was ignored: a config line's block
+    size 8 gave a curve at 16, prefix caching off a ceiling of 60%)."""
+    from kvcore.errors import InputError
+
+    cfg = trace.config or {}
+    where = {"path": trace.path, "line": trace.config_line}
+    if cfg.get("enable_prefix_caching") is False:
+        raise InputError("turns prefix caching off: no capacity hits anything (a curve needs "
+                         "it on)", field="config.enable_prefix_caching", **where)
+    for key in UNMODELLED:
+        if cfg.get(key) is not None:
+            raise InputError("the curve models one full-attention group with prefix caching "
+                             "and the trace's prompts alone; it does not read this key (kvcli "
+                             "replay --num-blocks C+1 runs one capacity with it)",
+                             field=f"config.{key}", **where)
+    bs = cfg.get("block_size")
+    if bs is not None and (isinstance(bs, bool) or not isinstance(bs, int) or bs < 1):
+        raise InputError(f"must be a positive integer, got {bs!r}", field="config.block_size",
+                         **where)
+    return bs
 
 
 def _late(n: int) -> list[str]:
