@@ -174,3 +174,32 @@ def test_curve_reads_the_config_lines_block_size_as_replay_does(tmp_path):
         {"config": {"enable_prefix_caching": False}}, *rows]))
     r = runner.invoke(app, ["curve", str(path)])
     assert r.exit_code == 2 and "field 'config.enable_prefix_caching'" in r.stderr
+
+
+def test_the_ceiling_capacity_is_one_a_replay_reaches(tmp_path):
+    """A block-aligned prompt repeated while cached (the one pass is exact for no capacity of
+    this trace): it said "reached at 3 blocks" and swept no further, where a replay at 3 hits
+    16 tokens and at 4 the ceiling's 32; the sweep now goes on and finds 4."""
+    import json as _json
+
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+
+    rows = [{"timestamp": 0, "input_length": 38, "output_length": 1, "block_size": 16,
+             "hash_ids": [7, 1, 6]},
+            {"timestamp": 1, "input_length": 16, "output_length": 1, "block_size": 16,
+             "hash_ids": [18]},
+            {"timestamp": 2, "input_length": 16, "output_length": 1, "block_size": 16,
+             "hash_ids": [18]},
+            {"timestamp": 3, "input_length": 48, "output_length": 1, "block_size": 16,
+             "hash_ids": [7, 1, 6]}]
+    path = tmp_path / "m.jsonl"
+    path.write_text("\n".join(_json.dumps(x) for x in rows))
+    r = CliRunner().invoke(app, ["curve", str(path), "--json"])
+    doc = _json.loads(r.stdout)
+    hits = {p["capacity_blocks"]: p["hit_tokens"] for p in doc["points"]}
+    assert (hits[3], hits[4]) == (16, 32) and doc["ceiling_capacity_blocks"] == 4
+    r = CliRunner().invoke(app, ["curve", str(path), "--capacities", "3"])
+    assert "not reached at the capacities evaluated" in r.stdout
+    assert "exact for no capacity of this trace" in r.stdout

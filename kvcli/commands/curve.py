@@ -118,8 +118,12 @@ def view(result) -> output.View:
                          ("policy", "50%", "90%", "95%", "99%", "from"), knee_rows)
     lo, hi = result.one_pass_exact
     top = "any" if math.isinf(hi) else f"{int(hi):,}"
-    text = [(f"ceiling (infinite cache): {_pct(ceiling)}, reached at "
-             f"{result.ceiling_capacity_blocks:,} blocks; {result.distinct_blocks:,} distinct "
-             f"blocks; {result.counted_requests:,} of {result.requests:,} requests counted"),
-            f"one-pass LRU exact for capacities {lo:,} to {top}"]
+    cap = result.ceiling_capacity_blocks
+    reached = (f"reached at {cap:,} blocks" if cap is not None else
+               "not reached at the capacities evaluated")
+    text = [(f"ceiling (infinite cache): {_pct(ceiling)}, {reached}; "
+             f"{result.distinct_blocks:,} distinct blocks; {result.counted_requests:,} of "
+             f"{result.requests:,} requests counted"),
+            (f"one-pass LRU exact for capacities {lo:,} to {top}" if lo <= hi else
+             "one-pass LRU exact for no capacity of this trace (every LRU point is a replay)")]
     return output.View(d, tables=[points, knees], text=text)

@@ -72,7 +72,7 @@ class CurveResult:
     counted_requests: int
     distinct_blocks: int
     ceiling: float                       # hit rate of an infinite cache
-    ceiling_capacity_blocks: int         # smallest LRU capacity reaching it
+    ceiling_capacity_blocks: int | None  # smallest LRU capacity reaching it (None: not found)
     one_pass_exact: tuple[int, float]    # capacities where the LRU one pass is exact
     points: list[CurvePoint] = field(default_factory=list)
     knees: dict[str, dict[str, int | None]] = field(default_factory=dict)
@@ -200,13 +200,18 @@ def compute_curve(trace_path: str, opts: CurveOptions, *, trace=None,
     inp, bs, notes, trace = read_input(trace_path, opts.rule, opts.warmup, block_size, trace)
     lru = one_pass(inp)
     lo, hi = lru.exact_min, lru.exact_max
-    ceiling_cap = max(lru.ceiling_capacity, 1)
+    # The one pass's ceiling capacity, no smaller than the largest request (below it requests
+    # are rejected); trusted only where the one pass is exact, else found among the points
+    # (the one pass said "reached at 3 blocks" where a replay at 3 hit half the ceiling).
+    one_pass_cap = max(lru.ceiling_capacity, lo, 1)
+    cap_exact = lru.is_exact(one_pass_cap)
     caps = capacities_in_blocks(opts, bs)
     gib = dict(zip(caps, opts.capacity_gib)) if caps and opts.capacity_gib else {}
     if caps is None:
         # Below the largest request (rule vllm) some requests cannot run at all: the sweep
-        # starts there; ask for capacities to replay smaller pools.
-        caps = geometric_sweep(lo, max(ceiling_cap, lo))
+        # starts there; ask for capacities to replay smaller pools. Past the exact range the
+        # ceiling may come later than the one pass says: the sweep goes on to twice that.
+        caps = geometric_sweep(lo, one_pass_cap if cap_exact else 2 * one_pass_cap)
     caps = sorted(set(caps))
 
     points: list[CurvePoint] = []
@@ -252,6 +257,9 @@ def compute_curve(trace_path: str, opts: CurveOptions, *, trace=None,
     points.sort(key=lambda p: (order[p.policy], p.capacity_blocks))
 
     ceiling = lru.hit_rate(math.inf)
+    ceiling_cap: int | None = one_pass_cap if cap_exact else next(
+        (p.capacity_blocks for p in points if p.policy == "lru" and p.hit_rate is not None
+         and p.hit_tokens >= lru.ceiling_tokens), None)
     knees: dict[str, dict[str, int | None]] = {}
     knee_method: dict[str, dict[str, str | None]] = {}
     for policy in opts.policies:

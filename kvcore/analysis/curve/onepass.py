@@ -77,8 +77,14 @@ class OnePass:
     def not_exact_warning(self, capacities: list[int]) -> str:
         """Why LRU points at `capacities` (outside the exact range) run as replays instead."""
         lo, hi = self.exact_min, self.exact_max
-        why = (f"below {lo:,} blocks (the largest request's) some requests cannot run"
-               if min(capacities) < lo else f"above {hi:,.0f} blocks the one pass is not exact")
+        whys = []
+        if min(capacities) < lo:
+            whys.append(f"below {lo:,} blocks (the largest request's) some requests cannot run")
+        if max(capacities) > hi:
+            whys.append(f"from {hi + 1:,.0f} blocks a block-aligned prompt repeated while its "
+                        "last block is cached allocates that block again (the one pass does "
+                        "not model it)")
+        why = "; ".join(whys)
         span = (f"only for capacities of {lo:,} to {hi:,.0f} blocks" if lo <= hi
                 else "for no capacity of this trace")
         return (f"the one-pass LRU curve is exact {span}: {why}, so {len(capacities)} LRU "
