@@ -243,3 +243,16 @@ def test_a_model_pool_vllm_would_not_start_with_is_said_so(tmp_path):
     assert told(max_model_len=28176) == []
     assert len(told(max_model_len=28177)) == 1
     assert told(max_model_len=28177, mode="cache") == []
+
+
+def test_a_max_model_len_past_the_models_is_said():
+    """vLLM refuses max_model_len 200,000 for Llama-3.1-8B (131,072) unless
+    VLLM_ALLOW_LONG_MAX_MODEL_LEN=1; kvcli sized it without a word."""
+    s = replay(str(Path(__file__).parents[1] / "traces" / "shared-prefix.jsonl"),
+               ReplayOptions(model="llama-3.1-8b", max_model_len=200_000))
+    assert ("max_model_len 200,000 is above llama-3.1-8b's 131,072 (max_position_embeddings): "
+            "vLLM 0.33 refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (positions past it "
+            "give NaNs under RoPE)") in s.warnings
+    s = replay(str(Path(__file__).parents[1] / "traces" / "shared-prefix.jsonl"),
+               ReplayOptions(model="llama-3.1-8b", max_model_len=131_072))
+    assert not any("max_position_embeddings" in w for w in s.warnings)

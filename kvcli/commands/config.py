@@ -133,6 +133,10 @@ def register(app: typer.Typer) -> None:
                 # vLLM's CPU tier keeps one copy of a latent every TP rank holds whole
                 add_cpu_tier(view, kv_offloading_size, kv_offloading_block_size, bs,
                              tier_copies(tensor_parallel_size, mla))
+            from kvcore.models.geometry import long_context_note
+
+            if note := long_context_note(result.geometry, max_model_len):
+                output.warn(note)
             if mla and block_size is None:
                 from kvcore.models.mla import mla_block_size_note
 

@@ -93,10 +93,11 @@ def _model_notes(cfg: ReplayOptions, g: ModelGeometry, default_block_size: bool)
     by attention backend) when the replay runs at the default one, the Gated DeltaNet prefill
     kernel (FlashInfer's, Hopper) in align mode."""
     from kvcore.clock.gpus import find_gpu
+    from kvcore.models.geometry import long_context_note
     from kvcore.models.mla import mla_backend_block_size, mla_block_size_note
     from kvcore.models.qwen3_next import gdn_note
 
-    notes = []
+    notes = [n for n in (long_context_note(g, cfg.max_model_len),) if n]
     if g.mla is not None and default_block_size:
         picked = mla_backend_block_size(cfg.gpu and find_gpu(cfg.gpu).name, cfg.kv_cache_dtype)
         if picked is None:

@@ -240,3 +240,13 @@ def layer_specs(g: ModelGeometry, *, block_size: int = 16, kv_cache_dtype: str =
         else:
             raise ValueError(f"unknown layer kind {kind!r}")
     return out
+
+
+def long_context_note(g: ModelGeometry, max_model_len: int | None) -> str | None:
+    """vLLM refuses a max_model_len above the model's own (`_get_and_verify_max_len`) unless
+    VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; kvcli sizes it either way, and says so."""
+    if max_model_len is None or max_model_len <= g.max_position_embeddings:
+        return None
+    return (f"max_model_len {max_model_len:,} is above {g.name}'s {g.max_position_embeddings:,} "
+            "(max_position_embeddings): vLLM 0.33 refuses it unless "
+            "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (positions past it give NaNs under RoPE)")
