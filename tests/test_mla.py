@@ -21,7 +21,7 @@ from kvcore.models import layer_specs, load_hf_config, read_hf_config
 from kvcore.models.mla import mla_block_size_note
 from kvcore.models.weights import estimate_params
 from kvcore.sizing import get_kv_cache_groups, kv_cache_config_from_groups
-from kvcore.sizing.config import capacity
+from kvcore.sizing.config import capacity, vllm_tensor_count
 from kvcore.specs import MLAAttentionSpec, SizingContext
 
 DATA = Path(__file__).resolve().parent / "data" / "mla"
@@ -63,7 +63,9 @@ def test_specs_and_planning_as_vllm(case) -> None:
              "block_size": gr.kv_cache_spec.block_size,
              "page_size_bytes": gr.kv_cache_spec.page_size_bytes} for gr in groups] \
         == exp["groups"]
-    # (tensors not compared: kvcore describes one a layer, 0.33 one shared buffer; same bytes)
+    # (kvcore's tensors describe the bytes one layer at a time; `kvcli config` reports vLLM
+    # 0.33's count: one a group and distinct spec)
+    assert vllm_tensor_count(groups) == exp["num_tensors"]
     assert (config.num_blocks, cap.max_concurrency, cap.kv_cache_tokens,
             cap.max_model_len_fits) == (exp["num_blocks"], exp["max_concurrency"],
                                         exp["kv_cache_tokens"], exp["max_model_len_fits"])

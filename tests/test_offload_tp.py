@@ -60,3 +60,31 @@ def test_an_mla_replay_is_the_full_attention_replay_of_its_pool(case: str) -> No
                                                          full.steps)
     # the bytes a rank moves: DeepSeek-V3's 1,124,352 a block against Llama-3-8B's 2 MiB
     assert mla.offload["bytes_loaded"] * (2 << 20) == full.offload["bytes_loaded"] * 1_124_352
+
+
+def test_config_sizes_a_mamba_hybrids_cpu_tier_at_its_own_block_size() -> None:
+    """Nemotron-Nano's groups run at 1,312 tokens a block: vLLM's CPU tier counts chunks of
+    that block (799 of 21,495,808 bytes hold 1,048,288 tokens at 16 GiB, TP 4); kvcli said 799
+    chunks of 16 tokens, took an offload block of 1,312 as 82 blocks a chunk and accepted 32."""
+    args = ["config", "nemotron-nano-9b-v2", "--gpu-memory-gib", "141", "--tp", "4",
+            "--kv-offloading-size", "16", "--json"]
+    for extra in ([], ["--kv-offloading-block-size", "1312"]):
+        r = CliRunner().invoke(app, args + extra)
+        assert r.exit_code == 0, r.output
+        tier = json.loads(r.stdout)["cpu_offload"]
+        assert (tier["blocks_per_chunk"], tier["tokens_per_chunk"], tier["cpu_num_chunks"],
+                tier["kv_bytes_per_chunk"], tier["cpu_kv_cache_size_tokens"]) == \
+            (1, 1312, 799, 21_495_808, 1_048_288)
+    r = CliRunner().invoke(app, args + ["--kv-offloading-block-size", "32"])
+    assert r.exit_code == 2 and "must be a multiple of the block size 1312" in r.stderr
+
+
+@pytest.mark.parametrize("model, tensors", [("llama-3.1-8b", 1), ("gpt-oss-20b", 2),
+                                            ("gemma-3-27b", 7)])
+def test_config_counts_kv_cache_tensors_as_vllm_033(model: str, tensors: int) -> None:
+    """vLLM 0.33's planner makes one tensor a group and distinct spec (its answers, from
+    `kv_cache_planning.py` run under the oracle's vLLM on these models' layer specs: 1, 2, 7);
+    `kvcli config` said one a layer (32, 12, 10)."""
+    r = CliRunner().invoke(app, ["config", model, "--gpu-memory-gib", "141", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["num_tensors"] == tensors

@@ -131,8 +131,10 @@ def register(app: typer.Typer) -> None:
                 from kvcore.offload.config import tier_copies
 
                 # vLLM's CPU tier keeps one copy of a latent every TP rank holds whole
-                add_cpu_tier(view, kv_offloading_size, kv_offloading_block_size, bs,
-                             tier_copies(tensor_parallel_size, mla))
+                # (at the groups' block size: a Mamba hybrid's is the model's, 1,312 tokens for
+                # Nemotron-Nano, not --block-size's 16)
+                add_cpu_tier(view, kv_offloading_size, kv_offloading_block_size,
+                             view.data["block_size"], tier_copies(tensor_parallel_size, mla))
             from kvcore.models.geometry import long_context_note
 
             if note := long_context_note(result.geometry, max_model_len):

@@ -155,6 +155,21 @@ def kv_cache_config_from_groups(groups: list[KVCacheGroupSpec], available: int,
     return KVCacheConfig(num_blocks, tuple(tensors), tuple(groups))
 
 
+def vllm_tensor_count(groups: list[KVCacheGroupSpec]) -> int:
+    """How many KV cache tensors vLLM 0.33's planner makes (`kv_cache_planning.py`): one a
+    group and distinct layer spec, each as large as the whole pool, the groups aliasing from
+    byte 0 (kvcore's `kv_cache_tensors` describe the same bytes one layer at a time, the layout
+    vLLM had before)."""
+    n = 0
+    for g in groups:
+        spec = g.kv_cache_spec
+        if isinstance(spec, UniformTypeKVCacheSpecs):
+            n += len(set(spec.kv_cache_specs.values()))
+        elif g.layer_names:
+            n += 1
+    return n
+
+
 class Capacity(NamedTuple):
     num_blocks: int
     bytes_per_block: int

@@ -24,7 +24,7 @@ from collections import Counter
 from typing import Any
 
 from kvcore.prefix_match import cache_hit_alignment, partial_hash_hits, resolve_block_sizes
-from kvcore.sizing.config import GiB, blocks_per_request
+from kvcore.sizing.config import GiB, blocks_per_request, vllm_tensor_count
 from kvcore.specs import (
     DTYPE_BYTES,
     AttentionSpec,
@@ -88,7 +88,8 @@ def to_json(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utilization
             "available_kv_cache_gib": result.available_bytes / GiB,
         },
         "groups": groups, "bytes_per_block": cap.bytes_per_block, "num_blocks": cap.num_blocks,
-        "num_tensors": len(cfg.kv_cache_tensors), "kv_cache_tokens": cap.kv_cache_tokens,
+        "num_tensors": vllm_tensor_count(list(cfg.kv_cache_groups)),
+        "kv_cache_tokens": cap.kv_cache_tokens,
         "pool_tokens": max(cap.num_blocks - 1, 0) * cfg.block_size,
         "max_concurrency": cap.max_concurrency, "max_model_len_fits": cap.max_model_len_fits,
         "prefix_match": prefix_match_json(result),
