@@ -88,3 +88,24 @@ def test_config_counts_kv_cache_tensors_as_vllm_033(model: str, tensors: int) ->
     r = CliRunner().invoke(app, ["config", model, "--gpu-memory-gib", "141", "--json"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["num_tensors"] == tensors
+
+
+def test_the_tiers_dtype_follows_kv_cache_dtype_and_a_models_geometry_is_not_echoed() -> None:
+    """No model: --kv-cache-dtype fp8 halves a chunk as in vLLM (it was ignored: 2 MiB blocks
+    and 512 chunks for 1 GiB, with kv_cache_dtype fp8 and kv_dtype bfloat16 side by side); at
+    odds with --kv-dtype it is refused. A model: its geometry sized the tier, and the geometry
+    options' unused defaults (32 layers, 8 heads, bfloat16) are no longer echoed."""
+    trace = "traces/shared-prefix.jsonl"
+    base = ["replay", trace, "--num-blocks", "512", "--kv-offloading-size", "1", "--json"]
+    r = CliRunner().invoke(app, base + ["--kv-cache-dtype", "fp8"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert (d["offload"]["kv_bytes_per_block"], d["config"]["kv_dtype"]) == \
+        (1 << 20, "float8_e4m3fn")
+    r = CliRunner().invoke(app, base + ["--kv-cache-dtype", "fp8", "--kv-dtype", "bfloat16"])
+    assert r.exit_code == 2 and r.stderr.startswith("error: option --kv-dtype: is bfloat16 but")
+    r = CliRunner().invoke(app, ["replay", trace, "--model", "llama-3.1-8b", "--num-blocks",
+                                 "512", "--kv-offloading-size", "1", "--json"])
+    assert r.exit_code == 0, r.output
+    assert not {"num_layers", "num_kv_heads", "head_size", "kv_dtype"} & set(
+        json.loads(r.stdout)["config"])

@@ -25,6 +25,7 @@ from kvcore.engine.scheduler import SchedulerConfig
 from kvcore.errors import InputError
 from kvcore.hashing import HASH_FUNCTIONS
 from kvcore.host_memory import check_pool_fits
+from kvcore.offload.options import OFFLOAD_FIELDS
 from kvcore.sizing_context import DEFAULT_GPU_MEMORY_UTILIZATION
 from kvcore.vllm_values import VLLM_KEYS, kv_cache_dtype, kv_cache_dtype_name
 
@@ -159,6 +160,10 @@ class ReplayOptions:
         if not self.offloading:
             for k in OFFLOAD_FIELDS:
                 del d[k]
+        else:
+            from kvcore.offload.options import tier_settings
+
+            tier_settings(self, d)
         if all(d[k] == _CLOCK_DEFAULTS[k] for k in CLOCK_FIELDS):
             for k in CLOCK_FIELDS:      # (today's outputs, byte for byte, without them)
                 del d[k]
@@ -174,11 +179,6 @@ class ReplayOptions:
         return self.kv_offloading_size is not None or self.kv_offloading_size_chunks is not None
 
 
-OFFLOAD_FIELDS = ("kv_offloading_size", "kv_offloading_size_chunks", "offload_block_size",
-                  "eviction_policy", "offload_prompt_only", "store_threshold",
-                  "sync_load_budget_bytes", "load_steps", "store_steps",
-                  "offload_bandwidth_gbps", "num_layers",
-                  "num_kv_heads", "head_size", "kv_dtype")
 CLOCK_FIELDS = ("clock", "gpu", "calibration", "tp", "kv_cache_dtype")
 _CLOCK_DEFAULTS = {"clock": None, "gpu": None, "calibration": None, "tp": 1,
                    "kv_cache_dtype": "auto"}

@@ -17,6 +17,11 @@ from kvcore.offload.config import (
 )
 
 GEOMETRY = ("num_layers", "num_kv_heads", "head_size", "kv_dtype")
+# a replay's settings of the tier (`ReplayOptions`' fields), echoed only when it is on
+OFFLOAD_FIELDS = ("kv_offloading_size", "kv_offloading_size_chunks", "offload_block_size",
+                  "eviction_policy", "offload_prompt_only", "store_threshold",
+                  "sync_load_budget_bytes", "load_steps", "store_steps",
+                  "offload_bandwidth_gbps", *GEOMETRY)
 
 
 def offload_config(opts: Any, groups: list) -> OffloadConfig | None:
@@ -38,7 +43,7 @@ def offload_config(opts: Any, groups: list) -> OffloadConfig | None:
         block_bytes = sum(g.kv_cache_spec.page_size_bytes * len(g.layer_names) for g in groups)
     else:
         block_bytes = kv_bytes_per_block(bs, opts.num_layers, opts.num_kv_heads,
-                                         opts.head_size, opts.kv_dtype)
+                                         opts.head_size, tier_kv_dtype(opts))
     copies = tier_copies(opts.tp, any(_is_mla(g) for g in groups))
     per_chunk = chunk_bytes(block_bytes * copies, bpc)
     if opts.kv_offloading_size_chunks is not None:
@@ -53,11 +58,35 @@ def offload_config(opts: Any, groups: list) -> OffloadConfig | None:
         store_steps=opts.store_steps, bandwidth=_bandwidth(opts), copies=copies)
 
 
+def tier_kv_dtype(opts: Any) -> str:
+    """The dtype of the geometry options' KV cache (no model): `kv_dtype`, or what
+    `kv_cache_dtype` stores (`--kv-cache-dtype fp8` halves a chunk, as in vLLM; it was ignored
+    for the tier); the two at odds are refused."""
+    from kvcore.clock.kv_dtypes import KV_CACHE_DTYPES
+
+    stored = KV_CACHE_DTYPES.get(opts.kv_cache_dtype)
+    if stored is None:
+        return opts.kv_dtype
+    if "kv_dtype" in (opts.given or ()) and opts.kv_dtype != stored:
+        raise InputError(f"is {opts.kv_dtype} but kv_cache_dtype {opts.kv_cache_dtype} stores "
+                         f"the KV cache as {stored}: give one of them", field="kv_dtype")
+    return stored
+
+
+def tier_settings(opts: Any, d: dict) -> None:
+    """The tier's geometry in a replay's echoed settings (`ReplayOptions.to_dict`, in place): a
+    model's sized it, so the geometry options' defaults go (they were echoed, unused); else the
+    dtype the tier counts bytes in."""
+    if opts.model or opts.model_config:
+        for k in GEOMETRY:
+            del d[k]
+    else:
+        d["kv_dtype"] = tier_kv_dtype(opts)
+
+
 def unused_tier_options(opts: Any) -> str | None:
     """The warning for the tier's options given without a tier (they were dropped from the
     config without a word), or None."""
-    from kvcore.engine.options import OFFLOAD_FIELDS
-
     sizes = {"kv_offloading_size", "kv_offloading_size_chunks"}
     given = sorted((opts.given or frozenset()) & (set(OFFLOAD_FIELDS) - sizes))
     if not given or opts.offloading:
