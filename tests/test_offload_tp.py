@@ -109,3 +109,24 @@ def test_the_tiers_dtype_follows_kv_cache_dtype_and_a_models_geometry_is_not_ech
     assert r.exit_code == 0, r.output
     assert not {"num_layers", "num_kv_heads", "head_size", "kv_dtype"} & set(
         json.loads(r.stdout)["config"])
+
+
+def test_a_config_lines_tier_keys_are_named_there_and_warned_without_a_tier(tmp_path) -> None:
+    """A bad offload_block_size from the config line was blamed on
+    --kv-offloading-block-size, a flag never typed; the tier's keys in the line with no tier
+    were dropped without the warning the same flags get."""
+    rows = [json.dumps({"timestamp": i, "input_length": 64, "output_length": 2})
+            for i in range(3)]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join([json.dumps({"config": {"kv_offloading_size": 1,
+                                                      "offload_block_size": 24}}), *rows]))
+    r = CliRunner().invoke(app, ["replay", str(path), "--num-blocks", "512"])
+    assert r.exit_code == 2 and r.stderr.startswith(
+        f"error: {path}:1: field 'config.offload_block_size': must be a multiple of the block "
+        "size 16, got 24"), r.stderr
+    path.write_text("\n".join([json.dumps({"config": {"offload_block_size": 32,
+                                                      "eviction_policy": "arc"}}), *rows]))
+    r = CliRunner().invoke(app, ["replay", str(path), "--num-blocks", "512", "--json"])
+    assert r.exit_code == 0, r.output
+    assert ("option(s) eviction_policy, offload_block_size: no effect without a CPU tier "
+            "(kv_offloading_size or kv_offloading_size_chunks)") in json.loads(r.stdout)["warnings"]

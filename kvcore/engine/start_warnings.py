@@ -78,7 +78,7 @@ def start_warnings(cfg: ReplayOptions, trace: Trace,
                    f"{trace.max_prompt_tokens:,}): a hit is whole blocks and leaves a prompt's "
                    "last token to compute, so no prompt can hit and the hit rate is 0 by "
                    "construction")
-    if (unused_tier := unused_tier_options(cfg)) is not None:
+    if (unused_tier := unused_tier_options(cfg, trace.config)) is not None:
         out.append(unused_tier)
     if cfg.mode == "cache":
         unused = sorted(given & ENGINE_ONLY)

@@ -19,6 +19,7 @@ from kvcore.clock.registry import make_clock
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.refusal import refusal
 from kvcore.engine.replay_pool import check_startup, sized, startup_shortfall
+from kvcore.errors import InputError
 from kvcore.host_memory import check_pool_fits
 from kvcore.models.geometry import ModelGeometry
 from kvcore.offload.config import OffloadConfig
@@ -95,7 +96,13 @@ def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
     except ValueError as err:
         raise refusal(cfg, trace, "prefix_cache_retention_interval", str(err)) from None
     clock = make_clock(cfg, geometry)
-    offload = offload_config(cfg, groups)
+    try:
+        offload = offload_config(cfg, groups)
+    except InputError as err:
+        # (a value the config line gave is named there: it was blamed on a flag never typed)
+        if err.field is None or err.path is not None:
+            raise
+        raise refusal(cfg, trace, err.field, err.message) from None
     if offload is not None:
         check_supported(cfg, groups)
     return StartUp(cfg, groups, clock, offload, geometry, notes)
