@@ -72,6 +72,9 @@ class CacheRun:
             # the step's copy-on-writes ran with it: their held ends go, as after a schedule()
             kvm.block_pool.free_blocks(kvm.coordinator.take_cow_blocks())
         kvm.record_prefix_cache_stats(req, hit)
+        if tier is not None and req.num_tokens > hit:
+            # vLLM's connector prefix-cache stats, as engine mode's admission records them
+            tier.stats.record(req.num_tokens - hit, ext, False)
         ctx.count_admission(req, hit, False)
         rec.on_admit(req, hit, False)
         info.first_scheduled_step = k

@@ -63,6 +63,9 @@ class OffloadTier:
                        "chunks_stored": 0, "chunks_loaded": 0}
         self.max_cpu_used = 0
         self.reported: dict[int, bool] = {}    # job id -> is a store, until its line is out
+        # cache mode's jobs, done at once, written by `end_step` after the step's evictions
+        # (in the order engine mode writes them: they came before the evictions that made room)
+        self.held: list[tuple[ConnectorMeta, list[int]]] = []
         self.load_started: dict[str, int] = {}  # req -> the step its async load was created
         self.load_waits: list[int] = []        # steps from that step to its first compute
 
@@ -109,9 +112,10 @@ class OffloadTier:
                 done.append(jid)
                 self.reported[jid] = kind == "store"
         if self.sink is not None:
-            self._events(meta, done)
-        for jid in done:
-            del self.reported[jid]
+            self.held.append((meta, done))
+        else:
+            for jid in done:
+                del self.reported[jid]
         t = self.totals
         t["load_jobs"] += len(meta.load_jobs)
         t["store_jobs"] += len(meta.store_jobs)
@@ -183,6 +187,11 @@ class OffloadTier:
                 self.sink.write("offload_offer_failed", rid, offered=rec.offers[rid][1])
             if rec.evicted:
                 self.sink.write("offload_evict", None, keys=[_k(k) for k in rec.evicted])
+            for held_meta, held_done in self.held:
+                self._events(held_meta, held_done)
+                for jid in held_done:
+                    del self.reported[jid]
+            self.held.clear()
             self._events(meta, done)
         rec.reset()
         for j in done or ():

@@ -1,0 +1,88 @@
+"""The CPU tier's options as the commands take them: the tier's dtype without a model, the
+echoed settings with one, a config line's tier keys; `kvcli config`'s tensor count; and cache
+mode's tier events and connector statistics."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from kvcli.app import app
+
+
+@pytest.mark.parametrize("model, tensors", [("llama-3.1-8b", 1), ("gpt-oss-20b", 2),
+                                            ("gemma-3-27b", 7)])
+def test_config_counts_kv_cache_tensors_as_vllm_033(model: str, tensors: int) -> None:
+    """vLLM 0.33's planner makes one tensor a group and distinct spec (its answers, from
+    `kv_cache_planning.py` run under the oracle's vLLM on these models' layer specs: 1, 2, 7);
+    `kvcli config` said one a layer (32, 12, 10)."""
+    r = CliRunner().invoke(app, ["config", model, "--gpu-memory-gib", "141", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["num_tensors"] == tensors
+
+
+def test_the_tiers_dtype_follows_kv_cache_dtype_and_a_models_geometry_is_not_echoed() -> None:
+    """No model: --kv-cache-dtype fp8 halves a chunk as in vLLM (it was ignored: 2 MiB blocks
+    and 512 chunks for 1 GiB, with kv_cache_dtype fp8 and kv_dtype bfloat16 side by side); at
+    odds with --kv-dtype it is refused. A model: its geometry sized the tier, and the geometry
+    options' unused defaults (32 layers, 8 heads, bfloat16) are no longer echoed."""
+    trace = "traces/shared-prefix.jsonl"
+    base = ["replay", trace, "--num-blocks", "512", "--kv-offloading-size", "1", "--json"]
+    r = CliRunner().invoke(app, base + ["--kv-cache-dtype", "fp8"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert (d["offload"]["kv_bytes_per_block"], d["config"]["kv_dtype"]) == \
+        (1 << 20, "float8_e4m3fn")
+    r = CliRunner().invoke(app, base + ["--kv-cache-dtype", "fp8", "--kv-dtype", "bfloat16"])
+    assert r.exit_code == 2 and r.stderr.startswith("error: option --kv-dtype: is bfloat16 but")
+    r = CliRunner().invoke(app, ["replay", trace, "--model", "llama-3.1-8b", "--num-blocks",
+                                 "512", "--kv-offloading-size", "1", "--json"])
+    assert r.exit_code == 0, r.output
+    assert not {"num_layers", "num_kv_heads", "head_size", "kv_dtype"} & set(
+        json.loads(r.stdout)["config"])
+
+
+def test_a_config_lines_tier_keys_are_named_there_and_warned_without_a_tier(tmp_path) -> None:
+    """A bad offload_block_size from the config line was blamed on
+    --kv-offloading-block-size, a flag never typed; the tier's keys in the line with no tier
+    were dropped without the warning the same flags get."""
+    rows = [json.dumps({"timestamp": i, "input_length": 64, "output_length": 2})
+            for i in range(3)]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join([json.dumps({"config": {"kv_offloading_size": 1,
+                                                      "offload_block_size": 24}}), *rows]))
+    r = CliRunner().invoke(app, ["replay", str(path), "--num-blocks", "512"])
+    assert r.exit_code == 2 and r.stderr.startswith(
+        f"error: {path}:1: field 'config.offload_block_size': must be a multiple of the block "
+        "size 16, got 24"), r.stderr
+    path.write_text("\n".join([json.dumps({"config": {"offload_block_size": 32,
+                                                      "eviction_policy": "arc"}}), *rows]))
+    r = CliRunner().invoke(app, ["replay", str(path), "--num-blocks", "512", "--json"])
+    assert r.exit_code == 0, r.output
+    assert ("option(s) eviction_policy, offload_block_size: no effect without a CPU tier "
+            "(kv_offloading_size or kv_offloading_size_chunks)") in json.loads(r.stdout)["warnings"]
+
+
+def test_cache_mode_writes_a_steps_evictions_before_its_jobs_and_counts_connector_stats(
+        tmp_path) -> None:
+    """Cache mode wrote a request's store and done lines before the CPU eviction that made room,
+    so `kvcli stats` counted more resident chunks (2,223) than the tier holds (2,048); and it
+    never recorded vLLM's connector prefix-cache stats (all zero, as were the metrics)."""
+    trace = tmp_path / "t.jsonl"
+    with open("traces/multiturn-chat.jsonl") as f:
+        trace.write_text("".join(line for _, line in zip(range(200), f)))
+    events = tmp_path / "ev.jsonl"
+    r = CliRunner().invoke(app, ["replay", str(trace), "--mode", "cache", "--num-blocks", "256",
+                                 "--kv-offloading-size", "4", "--events", str(events),
+                                 "--json"])
+    assert r.exit_code == 0, r.output
+    off = json.loads(r.stdout)["offload"]
+    assert off["max_cpu_used"] == 2048
+    stats = off["connector_prefix_cache_stats"]
+    assert (stats["requests"], stats["hits"], stats["hits_by_source"]) == \
+        (200, off["cpu_hit_tokens"], {"host": off["cpu_hit_tokens"]}) and stats["hits"] > 0
+    s = CliRunner().invoke(app, ["stats", str(events), "--json"])
+    assert s.exit_code == 0, s.output
+    assert json.loads(s.stdout)["cpu_tier"]["max_resident_chunks"] == 2048
