@@ -109,3 +109,27 @@ def test_explain_with_calls_adds_the_requests_call_trees_and_changes_nothing_els
     admit = next(c for c in calls if c["call"] == "KVCacheManager.allocate_slots")
     touch = [n for n in admit["children"] if n["call"].endswith("allocate_new_computed_blocks")]
     assert touch and touch[0]["children"][0]["children"][0]["call"] == "BlockPool.touch"
+
+
+def test_explain_tells_a_requests_cpu_tier_part_as_the_events_and_requests_say(tmp_path):
+    """With a CPU tier the story left out the CPU hit and the load and store jobs (`--requests`
+    said 176 CPU hit tokens that --explain never showed)."""
+    trace = tmp_path / "t.jsonl"
+    with open(SAMPLE) as f:
+        trace.write_text("".join(line for _, line in zip(range(200), f)))
+    opts = [str(trace), "--num-blocks", "256", "--kv-offloading-size", "4", "--warmup", "0.25"]
+    ev, req = tmp_path / "ev.jsonl", tmp_path / "req.jsonl"
+    assert runner.invoke(app, ["replay", *opts, "--events", str(ev), "--requests", str(req),
+                               "--json"]).exit_code == 0
+    line = next(r for r in map(json.loads, req.read_text().splitlines()) if r["id"] == "11")
+    events = [json.loads(x) for x in ev.read_text().splitlines()]
+    jobs = {e["job"]: e["kind"][8:] for e in events
+            if e["kind"] in ("offload_load", "offload_store") and e.get("req") == "11"}
+    story = json.loads(runner.invoke(app, ["replay", *opts, "--explain", "11",
+                                           "--json"]).stdout)["events"]
+    admit = next(e for e in story if e["what"] == "admitted")
+    assert admit["cpu_hit_tokens"] == line["cpu_hit_tokens"] > 0
+    started = {e["job"]: e["what"] for e in story if e["what"].endswith(" started")}
+    done = {e["job"]: e["what"] for e in story if e["what"].endswith(" done")}
+    assert started == {j: f"CPU tier {k} started" for j, k in jobs.items()} and jobs
+    assert done == {j: f"CPU tier {k} done" for j, k in jobs.items()}

@@ -4,7 +4,8 @@
 keeps what concerns one request: its arrival, the steps it was scheduled in and with how many
 tokens (as runs of equal steps), each admission with its hit and who had cached the blocks it
 hit, the blocks it allocated and cached, a preemption and what it lost, its finish, and what
-happened to its cached blocks afterwards (which later requests hit them, which evicted them).
+happened to its cached blocks afterwards (which later requests hit them, which evicted them);
+with a CPU tier, its CPU hit and its load and store jobs.
 Memory: the block-to-cacher map (one entry per cached block) and the request's own lines.
 """
 
@@ -24,6 +25,7 @@ class RequestStory:
         self.hit_by: Counter[str] = Counter()            # later requests: blocks of its they hit
         self.evicted_by: Counter[str] = Counter()        # requests whose allocations evicted them
         self.seen = False
+        self.jobs: dict[int, str] = {}                   # its CPU tier jobs: id -> load | store
 
     # -- the event stream --------------------------------------------------------------------
     def event(self, ev: dict) -> None:
@@ -54,6 +56,8 @@ class RequestStory:
             if n:
                 self.hit_by[req] += n
                 self._line(ev, "its cached blocks hit", by=req, group=g, blocks=n)
+        if kind == "offload_done" and ev.get("job") in self.jobs:
+            self._line(ev, f"CPU tier {self.jobs.pop(ev['job'])} done", job=ev["job"])
         if req != self.rid or kind in ("evict",):
             return
         self.seen = True
@@ -61,8 +65,17 @@ class RequestStory:
             self._line(ev, "arrived", prompt_tokens=ev["prompt_tokens"],
                        output_tokens=ev["output_tokens"])
         elif kind == "admit":
+            cpu = {"cpu_hit_tokens": ev["cpu_hit_tokens"]} if "cpu_hit_tokens" in ev else {}
             self._line(ev, "re-admitted" if ev.get("resumed") else "admitted",
-                       prompt_tokens=ev["prompt_tokens"], hit_tokens=ev["hit_tokens"])
+                       prompt_tokens=ev["prompt_tokens"], hit_tokens=ev["hit_tokens"], **cpu)
+        elif kind in ("offload_load", "offload_store"):
+            what = "load" if kind == "offload_load" else "store"
+            self.jobs[ev["job"]] = what
+            sync = {"sync": ev["sync"]} if "sync" in ev else {}
+            self._line(ev, f"CPU tier {what} started", job=ev["job"], chunks=len(ev["keys"]),
+                       gpu_blocks=ev["gpu_blocks"], **sync)
+        elif kind == "offload_offer_failed":
+            self._line(ev, "CPU tier offer failed", offered=ev["offered"])
         elif kind == "touch":
             owners = Counter(self.cacher.get((g, b)) for b in ev["blocks"])
             self._line(ev, "hit cached blocks", group=g, blocks=ev["blocks"],
