@@ -102,8 +102,8 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
                   "for event hashes equal to a server's that set it [default: vLLM's fixed "
                   "seed, its own for sha256 without PYTHONHASHSEED]")),
     "enable_prefix_caching": (bool, _R, "Prefix caching"),
-    "skip_bad": (bool, _R, ("Engine mode: skip requests that can never fit (counted as "
-                 "rejected) instead of stopping")),
+    "skip_bad": (bool, _R, ("Skip requests that can never fit (counted as rejected) "
+                 "instead of stopping")),
     "model": (str, _R, ("Model preset (see `kvcli config`): its KV cache groups; with "
               "--gpu-memory-gib also num_blocks; its max_model_len unless given [default: none]")),
     "model_config": (str, _R, "A Hugging Face config.json instead of a preset [default: none]"),
@@ -114,7 +114,7 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
     "max_num_seqs": (int, _S, "Requests running at once"),
     "max_num_batched_tokens": (int, _S, "Token budget per step"),
     "max_model_len": (int, _S, ("A prompt this long or longer can never run (an error, or "
-                      "skipped with --skip-bad and in cache mode); a request stops at it "
+                      "skipped with --skip-bad); a request stops at it "
                       "[default: the model's, else no limit]")),
     "long_prefill_token_threshold": (int, _S, ("Cap on one request's tokens per step when "
                                      "others wait (0 = off)")),

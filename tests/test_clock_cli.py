@@ -118,6 +118,8 @@ def test_options_the_chosen_clock_does_not_read_are_said_and_a_gpu_name_is_check
          "option prefill_ms_per_token has no effect with the fixed:3 clock"),
         (["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--clock", "fixed:3"],
          "option gpu has no effect with the fixed clock"),
+        (["--tp", "2", "--kv-cache-dtype", "fp8"],
+         "options kv_cache_dtype, tp have no effect without a model"),
     ]
     for args, words in cases:
         r = runner.invoke(app, base + args)

@@ -174,3 +174,15 @@ def test_curve_refuses_a_timestamp_past_the_bound_as_the_full_reader_does(tmp_pa
                   {"timestamp": 1e14, "input_length": 600, "output_length": 5,
                    "hash_ids": [1, 2]})
     refused(["curve", str(path)], f"error: {path}:2: field 'timestamp': is 1e+14 ms")
+
+
+def test_a_too_long_prompt_names_the_formats_field_and_azure_counts_are_plain_digits(tmp_path):
+    """A token-id trace's too-long prompt named 'input_length', a field it has none of; an
+    Azure count of '4_808' read as 4808 (Python's int takes underscores)."""
+    path = _trace(tmp_path, {"prompt_token_ids": list(range(1, 11)), "output_length": 5})
+    refused(["replay", str(path), "--mode", "cache", "--block-size", "4", "--max-model-len",
+             "10"], f"error: {path}:1: field 'prompt_token_ids': request '1' can never run")
+    csv = tmp_path / "a.csv"
+    csv.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:04,4_808,10\n")
+    refused(["replay", str(csv), "--mode", "cache"],
+            f"error: {csv}:2: field 'ContextTokens': must be an integer, got '4_808'")

@@ -170,7 +170,9 @@ def test_a_duplicate_id_past_keep_names_its_line(tmp_path, monkeypatch):
     Path(path).write_text("\n".join(lines) + "\n")
     with pytest.raises(InputError) as err:
         read_trace(path, keep=5)
-    assert str(err.value) == f"{path}:26: field 'id': duplicate request id 'q3'"
+    assert str(err.value) == (f"{path}:26: field 'id': duplicate request id 'q3' (a line "
+                              "without an id is named by its place in the trace, which may be "
+                              "another line's id)")
     # ids whose hashes merely collide are not duplicates
     monkeypatch.setattr(stream_module.xxhash, "xxh3_64_intdigest", lambda s: 7)
     fine = token_trace(tmp_path / "u.jsonl", random.Random(4), n=30)

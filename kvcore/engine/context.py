@@ -199,7 +199,7 @@ class ReplayContext:
         too_long = "max_model_len" in why
         if not self.cfg.skip_bad and (too_long or self.cfg.mode == "engine"):
             raise InputError(f"request {tr.id!r} can never run: {why}", path=self.trace.path,
-                             line=tr.line, field="input_length" if too_long else "num_blocks",
+                             line=tr.line, field=self.prompt_field if too_long else "num_blocks",
                              remedy=("skip_bad", "skips such requests"))
         skipped.append((tr.line, why))
         self.reject(tr, why)
@@ -235,7 +235,14 @@ class ReplayContext:
         """The error of a replay that rejected every request, the first at `line` for `why`
         (the field that made it never fit, as `admit_or_reject` names it)."""
         return NoRequestFits(f"no request fits: {why}", path=self.trace.path, line=line,
-                             field="input_length" if "max_model_len" in why else "num_blocks")
+                             field=self.prompt_field if "max_model_len" in why else "num_blocks")
+
+    @property
+    def prompt_field(self) -> str:
+        """The trace's field of a prompt's length, as its format spells it (a token-id trace
+        was told of an 'input_length' it has no such field)."""
+        return {"tokens": "prompt_token_ids", "azure": "ContextTokens"}.get(
+            self.trace.format, "input_length")
 
     def count_admission(self, req: Request, hit: int, resumed: bool) -> None:
         """An admission in the hit statistics: first admissions past the warm-up count;

@@ -41,6 +41,13 @@ def start_warnings(cfg: ReplayOptions, trace: Trace,
     elif "gpu" in given and clock in ("linear", "fixed"):
         out.append(f"option gpu has no effect with the {clock} clock: it times the steps "
                    "without a GPU")
+    if not model and not cfg.offloading:
+        # (they size a model's pages, time its steps on a GPU, and shape a CPU tier's chunks)
+        idle = sorted(given & {"tp", "kv_cache_dtype"})
+        if idle:
+            out.append(f"option{'s' if len(idle) > 1 else ''} {', '.join(idle)} "
+                       f"{'have' if len(idle) > 1 else 'has'} no effect without a model "
+                       "(model or model_config) or a CPU tier")
     steps = sorted(given & {"step_overhead_ms", "prefill_ms_per_token", "decode_ms_per_seq"})
     if steps and (clock not in ("", "linear") or ":" in (cfg.clock or "")
                   or (not cfg.clock and (cfg.calibration or (cfg.gpu and model)))):

@@ -33,10 +33,10 @@ def parse_azure_row(row: list[str], ctx: _Ctx, index: int) -> TraceRequest:
                                    f"{'has one' if t.tzinfo is None else 'has none'}")
     vals = {}
     for key, text in (("ContextTokens", row[1]), ("GeneratedTokens", row[2])):
-        try:
-            vals[key] = int(text)
-        except ValueError:
-            raise ctx.err(key, f"must be an integer, got {text!r}") from None
+        digits = text.strip().removeprefix("-")
+        if not (digits.isascii() and digits.isdigit()):     # (int() takes "4_808", "٤")
+            raise ctx.err(key, f"must be an integer, got {text!r}")
+        vals[key] = int(text)
         if vals[key] < 1:
             raise ctx.err(key, f"must be >= 1, got {vals[key]}")
         if vals[key] > MAX_REQUEST_TOKENS:

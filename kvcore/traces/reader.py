@@ -129,8 +129,9 @@ def _raise_duplicate(path: str) -> None:
 def _check_unique(req: TraceRequest, seen: set[str], name: str) -> None:
     """`req`'s id is not among `seen` (bad input, naming its line), and now is."""
     if req.id in seen:
-        raise InputError(f"duplicate request id {req.id!r}", path=name, line=req.line,
-                         field="id")
+        raise InputError(f"duplicate request id {req.id!r} (a line without an id is named by "
+                         "its place in the trace, which may be another line's id)", path=name,
+                         line=req.line, field="id")
     seen.add(req.id)
 
 
