@@ -284,19 +284,3 @@ def test_the_file_is_checked_before_measuring_and_written_whole(tmp_path: Path,
     assert calls == ["llama-3.1-8b"]
     assert json.loads(out.read_text()) == doc
     assert os.listdir(tmp_path) == ["cal.json"]     # the temporary file was renamed over it
-
-
-@pytest.mark.parametrize(("args", "line"), [
-    (["--model", "llama-3.1-8b", "--clock", "calibrated"],
-     ("error: option --calibration: the calibrated clock needs a calibration file (kvcli "
-     "calibrate --gpu)")),
-    (["--model", "llama-3.1-8b", "--clock", "calibrated:1"],
-     "error: option --clock: 'calibrated' takes no parameters (the file is --calibration)"),
-    (["--calibration", "x.json"],
-     ("error: option --clock: the calibrated clock needs the model it was measured for (--model "
-     "or --model-config)")),
-])
-def test_calibrated_clock_usage_errors(args: list[str], line: str) -> None:
-    r = runner.invoke(app, ["replay", "traces/shared-prefix.jsonl", *args])
-    assert r.exit_code == 2
-    assert r.stderr.strip().splitlines() == [line]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from kvcli.app import app
@@ -131,3 +132,19 @@ def test_options_the_chosen_clock_does_not_read_are_said_and_a_gpu_name_is_check
         r = runner.invoke(app, base + ["--gpu", "nonsense-gpu", *args])
         assert r.exit_code == 2 and r.stderr.startswith(
             "error: option --gpu: unknown GPU 'nonsense-gpu'"), r.output
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    (["--model", "llama-3.1-8b", "--clock", "calibrated"],
+     ("error: option --calibration: the calibrated clock needs a calibration file (kvcli "
+     "calibrate --gpu)")),
+    (["--model", "llama-3.1-8b", "--clock", "calibrated:1"],
+     "error: option --clock: 'calibrated' takes no parameters (the file is --calibration)"),
+    (["--calibration", "x.json"],
+     ("error: option --clock: the calibrated clock needs the model it was measured for (--model "
+     "or --model-config)")),
+])
+def test_calibrated_clock_usage_errors(args: list[str], line: str) -> None:
+    r = runner.invoke(app, ["replay", "traces/shared-prefix.jsonl", *args])
+    assert r.exit_code == 2
+    assert r.stderr.strip().splitlines() == [line]

@@ -233,15 +233,13 @@ class EngineLoop:
         ctx.step += 1
 
     def clock(self, out: SchedulerOutput | None) -> float:
-        """The end of this (sync) step on the simulated clock: it runs its batch start to end;
-        the usage integral on the way."""
+        """The end of a sync step (its batch run start to end); the usage integral on the way."""
         dt = self.batch_ms(out)
         self.usage_time += (self.num_usable - self.ctx.kvm.block_pool.get_num_free_blocks()) * dt
         return self.ctx.t_ms + dt
 
     def batch_ms(self, out: SchedulerOutput | None) -> float:
-        """How long the batch takes (None: nothing scheduled); first scheduled steps on the way
-        (decode windows: decodes)."""
+        """How long the batch takes (None: nothing scheduled); first scheduled steps noted."""
         ctx = self.ctx
         records = ctx.records
         cost = ctx.cost
@@ -271,8 +269,7 @@ class EngineLoop:
         return cost.step_counts(prefill, decodes) if batch is None else cost.step_ms(batch)
 
     def account(self, scheduled: list[Request], finished: list[str], t_end: float) -> None:
-        """First-token and finish times of the step's requests (those inside a decode window
-        had their first token before)."""
+        """First-token and finish times of the step's requests (a decode window's: before)."""
         ctx = self.ctx
         records = ctx.records
         listener = self.listener
