@@ -201,5 +201,23 @@ def test_the_ceiling_capacity_is_one_a_replay_reaches(tmp_path):
     hits = {p["capacity_blocks"]: p["hit_tokens"] for p in doc["points"]}
     assert (hits[3], hits[4]) == (16, 32) and doc["ceiling_capacity_blocks"] == 4
     r = CliRunner().invoke(app, ["curve", str(path), "--capacities", "3"])
-    assert "not reached at the capacities evaluated" in r.stdout
+    assert "not reached at the LRU capacities evaluated" in r.stdout
     assert "exact for no capacity of this trace" in r.stdout
+
+
+def test_a_config_lines_key_is_refused_with_block_size_given_too(tmp_path):
+    """The config-line check ran only when --block-size was not given: with it, prefix caching
+    off gave a 58.9% one-pass ceiling beside 0% replayed points."""
+    import json as _json
+
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+
+    rows = [{"config": {"block_size": 16, "enable_prefix_caching": False}}] + [
+        {"timestamp": i, "input_length": 48, "output_length": 1, "block_size": 16,
+         "hash_ids": [i % 2, 10 + i % 2, 20 + i]} for i in range(10)]
+    path = tmp_path / "c.jsonl"
+    path.write_text("\n".join(_json.dumps(x) for x in rows))
+    r = CliRunner().invoke(app, ["curve", str(path), "--block-size", "16"])
+    assert r.exit_code == 2 and "field 'config.enable_prefix_caching'" in r.stderr

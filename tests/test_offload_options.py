@@ -86,3 +86,40 @@ def test_cache_mode_writes_a_steps_evictions_before_its_jobs_and_counts_connecto
     s = CliRunner().invoke(app, ["stats", str(events), "--json"])
     assert s.exit_code == 0, s.output
     assert json.loads(s.stdout)["cpu_tier"]["max_resident_chunks"] == 2048
+
+
+@pytest.mark.parametrize("sched", [[], ["--no-async-scheduling"]])
+def test_an_engine_idle_on_a_load_whose_empty_steps_cost_nothing_moves_on_to_it(
+        tmp_path, sched) -> None:
+    """A clock that charges an empty step 0 ms (`linear:0,...`, or a calibration's c_step_us 0)
+    and a request waiting for its CPU load, which ends on the clock: the idle steps never got
+    there and the replay looped for ever (5 million steps in a minute). After 1,000 idle steps
+    the clock goes on to the transfer's end, as to an arrival."""
+    rows = [{"timestamp": 0, "input_length": 128, "output_length": 4, "block_size": 16,
+             "hash_ids": list(range(1, 9))},
+            {"timestamp": 1000, "input_length": 256, "output_length": 4, "block_size": 16,
+             "hash_ids": list(range(100, 116))},
+            {"timestamp": 2000, "input_length": 128, "output_length": 4, "block_size": 16,
+             "hash_ids": list(range(1, 9))}]
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    r = CliRunner().invoke(app, ["replay", str(trace), "--clock", "linear:0,0.05,0.25",
+                                 "--num-blocks", "18", "--kv-offloading-size-chunks", "64",
+                                 "--json", *sched])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["finished"] == 3 and d["offload"]["load_jobs"] == 1 and d["steps"] < 1100
+    assert d["offload"]["cpu_hit_tokens"] > 0
+
+
+def test_a_config_lines_kv_dtype_at_odds_with_kv_cache_dtype_is_refused(tmp_path) -> None:
+    """A config line's kv_dtype float32 was silently replaced by --kv-cache-dtype fp8 (a quarter
+    of the bytes the line asked for); refused as the two flags are, naming the line."""
+    rows = [json.dumps({"config": {"kv_offloading_size_chunks": 64, "kv_dtype": "float32"}})]
+    rows += [json.dumps({"timestamp": i, "input_length": 64, "output_length": 2})
+             for i in range(3)]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(rows))
+    r = CliRunner().invoke(app, ["replay", str(path), "--kv-cache-dtype", "fp8"])
+    assert r.exit_code == 2 and r.stderr.startswith(
+        f"error: {path}:1: field 'config.kv_dtype': is float32 but kv_cache_dtype fp8"), r.stderr

@@ -120,7 +120,7 @@ def view(result) -> output.View:
     top = "any" if math.isinf(hi) else f"{int(hi):,}"
     cap = result.ceiling_capacity_blocks
     reached = (f"reached at {cap:,} blocks" if cap is not None else
-               "not reached at the capacities evaluated")
+               "not reached at the LRU capacities evaluated")
     text = [(f"ceiling (infinite cache): {_pct(ceiling)}, {reached}; "
              f"{result.distinct_blocks:,} distinct blocks; {result.counted_requests:,} of "
              f"{result.requests:,} requests counted"),

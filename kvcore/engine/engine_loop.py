@@ -79,6 +79,7 @@ class EngineLoop:
         self.idle_run = 0
         # a refused head with nothing else to change waits for the next arrival (`stall.guard`)
         self.waiting_for_arrival = False
+        self.transfer_wait_ms = 0.0     # idle on a CPU tier's transfer: the clock goes on to it
         self.usage_time = 0.0
         self.num_usable = ctx.num_blocks - 1
         self.ff_head: Any = None        # a refused waiting head the fast-forward keeps refused
@@ -151,8 +152,7 @@ class EngineLoop:
             return not self.pending and not self.sched.has_requests()
         return not self.pending and not self.sched.has_unfinished_requests()
 
-    def has_work(self) -> bool:
-        """The engine steps (else it idles until the next arrival)."""
+    def has_work(self) -> bool:     # (else it idles until the next arrival)
         return self.sched.has_requests()
 
     def arrivals(self) -> None:
@@ -160,6 +160,7 @@ class EngineLoop:
         ctx = self.ctx
         pending = self.pending
         mode = ctx.cfg.arrivals
+        ctx.t_ms = max(ctx.t_ms, self.transfer_wait_ms)
         if mode == "timestamp" and (pending or self.pull()) and (
                 self.waiting_for_arrival or not self.has_work()) \
                 and pending[0].arrival_ms > ctx.t_ms:
@@ -295,6 +296,5 @@ class EngineLoop:
             ctx.progress(1)
 
     def stall_guard(self, progressed: bool) -> None:
-        """After each step: a waiting head that can never be admitted ends the run, or with
-        skip_bad is rejected (`kvcore.engine.stall.guard`)."""
+        """After each step: `kvcore.engine.stall.guard` (a head never admitted, idle waits)."""
         guard(self, progressed)

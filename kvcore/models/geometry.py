@@ -116,6 +116,7 @@ class ModelGeometry:
     num_experts_per_tok: int = 0
     num_shared_experts: int = 0
     counted_moe_layers: int = 0
+    context_limit: int = 0      # the longest max_model_len vLLM accepts (0: max_position_...)
 
     @property
     def num_layers(self) -> int:
@@ -245,8 +246,9 @@ def layer_specs(g: ModelGeometry, *, block_size: int = 16, kv_cache_dtype: str =
 def long_context_note(g: ModelGeometry, max_model_len: int | None) -> str | None:
     """vLLM refuses a max_model_len above the model's own (`_get_and_verify_max_len`) unless
     VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; kvcli sizes it either way, and says so."""
-    if max_model_len is None or max_model_len <= g.max_position_embeddings:
+    limit = g.context_limit or g.max_position_embeddings
+    if max_model_len is None or max_model_len <= limit:
         return None
-    return (f"max_model_len {max_model_len:,} is above {g.name}'s {g.max_position_embeddings:,} "
-            "(max_position_embeddings): vLLM 0.33 refuses it unless "
+    return (f"max_model_len {max_model_len:,} is above {g.name}'s {limit:,} "
+            "(max_position_embeddings, RoPE-scaled): vLLM 0.33 refuses it unless "
             "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (positions past it give NaNs under RoPE)")

@@ -61,13 +61,17 @@ def offload_config(opts: Any, groups: list) -> OffloadConfig | None:
 def tier_kv_dtype(opts: Any) -> str:
     """The dtype of the geometry options' KV cache (no model): `kv_dtype`, or what
     `kv_cache_dtype` stores (`--kv-cache-dtype fp8` halves a chunk, as in vLLM; it was ignored
-    for the tier); the two at odds are refused."""
+    for the tier); the two at odds are refused (`kv_dtype` set, by a flag or a config line: a
+    value other than its default)."""
     from kvcore.clock.kv_dtypes import KV_CACHE_DTYPES
+    from kvcore.engine.options import KNOBS
 
     stored = KV_CACHE_DTYPES.get(opts.kv_cache_dtype)
     if stored is None:
         return opts.kv_dtype
-    if "kv_dtype" in (opts.given or ()) and opts.kv_dtype != stored:
+    default = next(f.default for f in KNOBS if f.name == "kv_dtype")
+    if ("kv_dtype" in (opts.given or ()) or opts.kv_dtype != default) and \
+            opts.kv_dtype != stored:
         raise InputError(f"is {opts.kv_dtype} but kv_cache_dtype {opts.kv_cache_dtype} stores "
                          f"the KV cache as {stored}: give one of them", field="kv_dtype")
     return stored

@@ -46,6 +46,12 @@ class FakeWorker:
     def in_flight(self) -> int:
         return len(self.queued) + sum(len(s) for s in self.streams.values())
 
+    def next_done_ms(self) -> float | None:
+        """On the clock (a bandwidth): when the first job in flight finishes; else None."""
+        if self.bandwidth is None:
+            return None
+        return min((s[0][1] for s in self.streams.values() if s), default=None)
+
     def _wait(self, job_ids: set[int], now: float) -> None:
         for stream in self.streams.values():
             last = max((i for i, e in enumerate(stream) if e[0] in job_ids), default=-1)

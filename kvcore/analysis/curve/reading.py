@@ -28,9 +28,8 @@ def read_input(trace_path: str, rule: str, warmup: float, block_size: int | None
     from kvcore.traces.formats import CONTENTLESS_FORMATS
 
     contentless = trace.format in CONTENTLESS_FORMATS
-    bs = block_size
-    if bs is None:
-        bs = _config_line(trace)
+    line_bs = _config_line(trace)      # (checked with --block-size too: it was skipped)
+    bs = block_size if block_size is not None else line_bs
     if bs is None:
         # (a lengths-only trace's ids are made up, of UNIQUE_BLOCK tokens: not its size)
         bs = 16 if contentless else next(
