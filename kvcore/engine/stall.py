@@ -27,16 +27,17 @@ def guard(loop: EngineLoop, progressed: bool) -> None:
     skip_bad a rejection, as soon as that is certain; after `STALL_STEPS` idle steps otherwise,
     the engine waits for the next arrival, or with none left to come stops."""
     if progressed or loop.sched.running:
-        loop.idle_run = 0
+        loop.idle_run = loop.transfer_idle = 0
         loop.waiting_for_arrival = False
         return
     if loop.tier is not None and loop.tier.conn.jobs:     # a transfer will finish
+        loop.idle_run = 0
         loop.waiting_for_arrival = False
-        loop.idle_run += 1
-        if loop.idle_run > STALL_STEPS:
+        loop.transfer_idle += 1
+        if loop.transfer_idle > STALL_STEPS:
             # idle steps that cost nothing (a clock of 0 ms an empty step) never reach the
             # transfer's end on the clock (it looped for ever): on to it at once
-            loop.idle_run = 0
+            loop.transfer_idle = 0
             loop.transfer_wait_ms = loop.tier.worker.next_done_ms() or 0.0
         return
     # (a cluster's replica learns of its requests as they are routed: `next_arrival_ms` is the
