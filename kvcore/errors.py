@@ -37,10 +37,5 @@ class InputError(Exception):
         return f"{where}{what}{self.message}{how}"
 
 
-class NoRequestFits(InputError):
-    """A replay rejected every request (none fits the pool): bad input for `kvcli replay`, an
-    answer (no hit, all rejected) for a capacity `kvcli curve` tries."""
-
-
 class NoDeviceError(Exception):
     """A GPU command on a machine without CUDA or torch (exit code 3)."""

@@ -25,8 +25,7 @@ SCHEMA = "kvcli-clock-calibration/1"
 TABLE_ROWS = {"gemm": ("m", "n", "k", "us"), "decode_attention": ("batch", "ctx", "us"),
               "prefill_attention": ("chunk", "ctx", "us"),
               "elementwise": ("tokens", "bytes", "us")}
-# (key, must be > 0): efficiencies divide, floors and CPU terms may be 0
-# (name, an efficiency: else microseconds)
+# (key, an efficiency: > 0, it divides; else microseconds, a CPU term that may be 0)
 _FACTOR_KEYS = (("eta_gemm_c", True), ("eta_gemm_m", True), ("eta_attn", True),
                 ("eta_kv", True), ("eta_elementwise", True), ("c_step_us", False),
                 ("c_req_us", False))

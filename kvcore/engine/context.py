@@ -27,7 +27,7 @@ from kvcore.engine.scheduler_io import NO_MODEL_LEN_LIMIT
 from kvcore.engine.start_warnings import start_warnings
 from kvcore.engine.startup import start_up
 from kvcore.engine.vllm_events import VllmEvents
-from kvcore.errors import InputError, NoRequestFits
+from kvcore.errors import InputError
 from kvcore.hashing import BlockHasher
 from kvcore.kv_cache_manager import KVCacheManager
 from kvcore.offload.tier import OffloadTier
@@ -231,11 +231,11 @@ class ReplayContext:
     # decide (`kvcore.cluster.loop`), so it says False.
     all_rejected_is_bad = True
 
-    def none_fits(self, line: int, why: str) -> NoRequestFits:
+    def none_fits(self, line: int, why: str) -> InputError:
         """The error of a replay that rejected every request, the first at `line` for `why`
         (the field that made it never fit, as `admit_or_reject` names it)."""
-        return NoRequestFits(f"no request fits: {why}", path=self.trace.path, line=line,
-                             field=self.prompt_field if "max_model_len" in why else "num_blocks")
+        return InputError(f"no request fits: {why}", path=self.trace.path, line=line,
+                          field=self.prompt_field if "max_model_len" in why else "num_blocks")
 
     @property
     def prompt_field(self) -> str:

@@ -190,13 +190,15 @@ def _hashed(obj: dict, ctx: _Ctx, index: int, *, tb: int, ts_scale: float, rid: 
                         priority=_int(obj, "priority", ctx, default=0, minimum=-(1 << 62)))
 
 
-# The field that makes each format (`detect`'s order); a line of one format in a trace of another
-# was read by the first request's rules, its own fields ignored (a lengths first line and later
-# hash_ids: every hit lost without a word).
-_MARKS = (("prompt_token_ids", "tokens"), ("chat_id", "bailian"), ("hash_ids", "mooncake"))
+# The field that makes each format, first match wins (`detect`). A line of one format in a trace
+# of another was read by the first request's rules, its own fields ignored (a lengths first line
+# and later hash_ids: every hit lost without a word): `_same_format` refuses it.
+_MARKS = (("prompt_token_ids", "tokens"), ("chat_id", "bailian"), ("hash_ids", "mooncake"),
+          ("input_length", "lengths"))
 
 
 def _same_format(obj: dict, ctx: _Ctx, fmt: str) -> None:
+    """No field of a format that `detect` ranks before `fmt` (which would have made it that)."""
     for field, other in _MARKS:
         if other == fmt:
             return
@@ -274,13 +276,8 @@ PARSERS: dict[str, Callable[[dict, _Ctx, int], TraceRequest]] = {
 
 def detect(obj: dict) -> str:
     """The format of a request object, from its fields."""
-    if "prompt_token_ids" in obj:
-        return "tokens"
-    if "chat_id" in obj:
-        return "bailian"
-    if "hash_ids" in obj:
-        return "mooncake"
-    if "input_length" in obj:
-        return "lengths"
+    for field, fmt in _MARKS:
+        if field in obj:
+            return fmt
     raise ValueError("unknown trace format: expected hash_ids (Mooncake), chat_id (Bailian), "
                      "prompt_token_ids (token ids) or input_length")
