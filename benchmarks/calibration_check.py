@@ -25,6 +25,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
+def _write(path: Path, doc: dict) -> None:
+    """Written whole or not at all (a killed run leaves no half file)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
 def main(argv: list[str] | None = None) -> int:
     from kvcli.calibration.check import check
     from kvcli.calibration.run import calibrate
@@ -44,23 +51,23 @@ def main(argv: list[str] | None = None) -> int:
 
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    models = ([model_geometry(None, args.model_config)] if args.model_config else
-              [model_geometry(m, None) for m in args.models.split(",")])
     summary = []
     try:
+        models = ([model_geometry(None, args.model_config)] if args.model_config else
+                  [model_geometry(m, None) for m in args.models.split(",")])
         for g in models:
             assert g is not None
             t0 = time.time()
             doc = calibrate(g, device_name=args.device, grid=args.grid, tp=1, block_size=16,
                             log=log)
             cal = out / f"calibration-{g.name}.json"
-            cal.write_text(json.dumps(doc, indent=2) + "\n")
+            _write(cal, doc)
             log(f"{g.name}: calibrated in {time.time() - t0:.0f} s: LOO MAPE "
-                f"{doc['fit']['loo_mape_pct']}")
+                f"{doc['fit']['loo_mape_pct']}, undetermined {doc['fit']['undetermined']}")
             t0 = time.time()
             res = check(g, str(cal), device_name=args.device,
                         steps="tiny" if args.grid == "tiny" else "full", log=log)
-            (out / f"check-{g.name}.json").write_text(json.dumps(res, indent=2) + "\n")
+            _write(out / f"check-{g.name}.json", res)
             log(f"{g.name}: checked in {time.time() - t0:.0f} s")
             summary.append((g.name, doc, res))
     except NoDeviceError as err:

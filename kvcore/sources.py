@@ -170,6 +170,9 @@ def read_json(path: str) -> tuple[str, Any]:
         return name, json.loads(text)
     except json.JSONDecodeError as err:
         raise InputError(f"not valid JSON: {err.msg}", path=name, line=err.lineno) from None
+    except RecursionError:
+        # ('[' x 100,000 was a traceback): no config or calibration nests past a few levels
+        raise InputError("nested too deeply to be a kvcli input", path=name) from None
 
 
 def read_text(name: str, stream: io.BufferedReader) -> str:

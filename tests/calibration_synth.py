@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from kvcore.clock.batch import StepBatch
-from kvcore.clock.calibration import SCHEMA, measured_gpu
+from kvcore.clock.calibration import SCHEMA, measured_gpu, scope_geometry
 from kvcore.clock.calibration_fit import one_layer
 from kvcore.clock.factors import Factors
 from kvcore.clock.roofline import RooflineClock
@@ -60,7 +60,7 @@ def document(factors: dict, fit: dict) -> dict:
     return {"schema": SCHEMA, "created": "2026-12-02T00:00:00+00:00", "tool": "tests",
             "gpu": {"name": GPU.label, "mem_gb": 80.0},
             "scope": {"model": MODEL, "dtype": "bfloat16", "kv_dtype": "bfloat16", "tp": 1,
-                      "block_size": 16},
+                      "block_size": 16, "geometry": scope_geometry(load_preset(MODEL))},
             "ceilings": dict(CEILINGS), "tables": tables(),
             "factors": {**factors, "c_step_us": 150.0, "c_req_us": 5.0, "cpu_terms": "default"},
             "fit": fit, "provenance": {"tables": "the roofline with chosen factors"}}

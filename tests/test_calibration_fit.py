@@ -32,6 +32,33 @@ def test_fit_recovers_the_chosen_factors_exactly():
     assert all(v == pytest.approx(0, abs=1e-8) for v in fit_doc["loo_mape_pct"].values())
     assert fit_doc["points"] == {"gemm": 24, "decode_attention": 9, "prefill_attention": 4,
                                  "elementwise": 4}
+    assert fit_doc["undetermined"] == []
+    # the tiny 128 x 128 GEMM's 4 M at the floor, M 1 and 16 memory bound, 256 and 4096
+    # compute bound; attention: 4 decodes at the 7.25 us floor, 3 prefills compute bound;
+    # elementwise: 1 and 64 tokens at the 2 us floor
+    assert fit_doc["bound_points"] == {"gemm": {"floor": 4, "compute": 10, "memory": 10},
+                                       "attention": {"floor": 4, "compute": 3, "memory": 6},
+                                       "elementwise": {"floor": 2, "compute": 0, "memory": 2}}
+
+
+def test_a_factor_no_point_binds_is_named_and_warned_about():
+    """The tiny grid's shapes (no compute-bound attention point) on a roofline GPU: eta_attn
+    stays the fit's starting value, a lower bound far below the true 0.44, at 0 % fit error.
+    The file says so, and the calibrated clock warns beside its times."""
+    t = tables()
+    t["decode_attention"] = [r for r in t["decode_attention"] if r["batch"] == 1]
+    t["prefill_attention"] = []
+    factors, fit_doc = fit_tables(load_preset(MODEL), t, CEILINGS)
+    assert fit_doc["undetermined"] == ["eta_attn"]
+    assert fit_doc["bound_points"]["attention"]["compute"] == 0
+    assert factors["eta_attn"] < 0.44 / 25 and fit_doc["in_sample_mape_pct"]["attention"] == 0
+    cal = check_calibration(document(factors, fit_doc), "cal.json")
+    clock = CalibratedClock(load_preset(MODEL), cal)
+    assert clock.uncalibrated_warning() == (
+        "calibration cal.json: no measured point determined eta_attn (a lower bound: times that "
+        "depend on it are too long; calibrate with --grid full)")
+    good = CalibratedClock(load_preset(MODEL), check_calibration(document(*_fitted()), "ok"))
+    assert good.uncalibrated_warning() is None
 
 
 def test_the_synthetic_data_exercises_every_term():

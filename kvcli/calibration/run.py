@@ -9,6 +9,7 @@ document (schema `kvcore.clock.calibration.SCHEMA`).
 from __future__ import annotations
 
 import datetime
+import importlib.util
 import os
 import platform
 import sys
@@ -40,6 +41,11 @@ def device_for(name: str, command: str = "kvcli calibrate --gpu") -> Any:
     except ImportError:
         raise NoDeviceError("torch is not installed (pip install 'kvcli[kernels]'); "
                             f"`{command}` needs torch with CUDA") from None
+    # (a CPU build of torch comes without Triton; found, not imported: Triton must not load
+    # before TRITON_INTERPRET is set below)
+    if importlib.util.find_spec("triton") is None:
+        raise NoDeviceError("Triton is not installed (pip install 'kvcli[kernels]'); "
+                            f"`{command}` runs the Triton paged-decode kernel")
     if name == "cpu":
         if os.environ.get("TRITON_INTERPRET", "0") in ("", "0"):
             # Triton reads it when a kernel is defined: the kernels' module is imported on first
@@ -79,7 +85,7 @@ def calibrate(g: Any, *, device_name: str, grid: str, tp: int, block_size: int,
               log: Callable[[str], None]) -> dict:
     """Measure, fit and return the calibration document for model geometry ``g``."""
     from kvcli.app import version_line
-    from kvcore.clock.calibration import SCHEMA, check_calibration
+    from kvcore.clock.calibration import SCHEMA, check_calibration, scope_geometry
     from kvcore.clock.calibration_fit import fit_tables
     from kvcore.clock.factors import DEFAULT_FACTORS
 
@@ -91,6 +97,11 @@ def calibrate(g: Any, *, device_name: str, grid: str, tp: int, block_size: int,
                          f"into {tp} tensor-parallel ranks", field="tp")
     if grid not in GRIDS:
         raise InputError(f"must be one of {', '.join(GRIDS)}, got {grid!r}", field="grid")
+    if grid == "tiny" and device_name != "cpu":
+        # its few points bind no compute-bound attention: eta_attn stayed the fit's lower bound
+        # (600x small), and the clock's prefills came out 16-33x too slow, at 0 % fit error
+        raise InputError("the tiny grid is the CPU tests' (--device cpu): its points leave "
+                         "factors undetermined; calibrate a GPU with --grid full", field="grid")
     device = device_for(device_name)
     import torch
 
@@ -125,7 +136,7 @@ def calibrate(g: Any, *, device_name: str, grid: str, tp: int, block_size: int,
         "tool": f"calibrate: {version_line()}",
         "gpu": gpu,
         "scope": {"model": g.name, "dtype": g.dtype, "kv_dtype": g.dtype, "tp": tp,
-                  "block_size": block_size},
+                  "block_size": block_size, "geometry": scope_geometry(g)},
         "ceilings": ceilings, "ceilings_detail": {"copy": ceil["copy"],
                                                   "gemm_size": ceil["gemm_size"]},
         "grid": grid, "tables": tables, "factors": factors, "fit": fit,

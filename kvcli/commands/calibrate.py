@@ -23,14 +23,14 @@ def register(app: typer.Typer) -> None:
                                         "per-GPU shapes measured.")] = 1,
         grid: Annotated[str, typer.Option("--grid", help="full (sized for about two minutes "
                                           "on an H100/H200, not yet timed on one) or tiny (the "
-                                          "CPU tests').")] = "full",
+                                          "CPU tests', with --device cpu only).")] = "full",
         device: Annotated[str, typer.Option("--device", help="cuda, or cpu: the same code on "
                                             "CPU tensors under TRITON_INTERPRET=1 (tests; the "
                                             "times describe the CPU).")] = "cuda",
         block_size: Annotated[int, typer.Option("--block-size", min=1, help="KV block size "
                                                 "of the decode tables.")] = 16,
         as_json: Annotated[bool, typer.Option("--json", help="Also print the file on "
-                                              "stdout.")] = False,
+                                              "stdout (with -o -, it is printed once).")] = False,
     ) -> None:
         """Measure the model's kernels on this GPU and fit the roofline's factors."""
         from kvcli import output
@@ -63,7 +63,15 @@ def register(app: typer.Typer) -> None:
                                 log=output.message)
             with output.open_output(out, field="output") as f:
                 f.write(output.dumps_pretty(doc))
-            output.message(f"wrote {out}")
-            output.emit(calibration_view(doc), as_json=as_json)
+            from kvcore.clock.calibration import calibration_caveat, check_calibration
+
+            if out != "-":
+                output.message(f"wrote {out}")
+            caveat = calibration_caveat(check_calibration(doc, out))
+            if caveat:
+                output.warn(caveat)
+            # with -o -, stdout holds the file: the tables go to stderr (--json: no second copy)
+            output.emit(calibration_view(doc), as_json=as_json and out != "-",
+                        to_stderr=out == "-")
 
         output.run(go)

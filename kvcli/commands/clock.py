@@ -71,6 +71,8 @@ def register(app: typer.Typer) -> None:
                                tp=tp, kv_cache_dtype=vllm_kv_dtype(kv_cache_dtype),
                                async_scheduling=async_scheduling,
                                calibration=calibration)
+            if data["warning"]:
+                output.warn(data["warning"])
             output.emit(explain_view(data), as_json=as_json)
 
         output.run(go)
@@ -93,10 +95,11 @@ def explain_view(data: dict):
             f"{data['gpu']} at tp {data['tp']}: step {c['step_ms']:.3f} ms",
             ("group", "GFLOP", "MB", "bound", "ms", "factor", "source", "vLLM GFLOP", "vLLM MB"),
             rows, caption="; ".join(c["differences"])))
+    cpu = f"CPU terms {data['cpu_step_us']:g} us a step, {data['cpu_request_us']:g} us a request"
     if data.get("calibration"):
         text.append(f"{data['model']} on {data['gpu']}: calibrated clock, ceilings and factors "
-                    f"fitted by kvcli calibrate ({data['calibration']}); CPU terms default")
+                    f"fitted by kvcli calibrate ({data['calibration']}); {cpu} (the file's)")
     else:
         text.append(f"{data['model']} on {data['gpu']}: roofline clock, factors: defaults from "
-                    "peers' measurements (docs/clock.md), not calibrated")
+                    f"peers' measurements (docs/clock.md), not calibrated; {cpu}")
     return View(data, tables=tables, text=text)

@@ -2,13 +2,15 @@
 peaks and its fitted factors (`kvcli calibrate --gpu`; `kvcore.clock.calibration`).
 
 Everything else is the roofline's: the same work per kernel group, the same max per group and
-sum, the same all-reduce and fixed terms. The file's CPU terms are the defaults unless its
-``factors.cpu_terms`` says otherwise (micro-benchmarks cannot measure them; reference 7.3).
+sum, the same all-reduce and fixed terms, and the file's CPU terms (``c_step_us``, ``c_req_us``:
+`kvcli calibrate` writes the defaults, as micro-benchmarks cannot measure them; reference 7.3,
+and ``factors.cpu_terms`` says where they come from). A file measured on a CPU, or with factors
+no measurement determined, gets a warning beside the times (`calibration_caveat`).
 """
 
 from __future__ import annotations
 
-from kvcore.clock.calibration import Calibration, check_scope
+from kvcore.clock.calibration import Calibration, calibration_caveat, check_scope
 from kvcore.clock.roofline import WORK_SOURCE, RooflineClock
 from kvcore.clock.vllm_count import KV_CACHE_DTYPES
 from kvcore.models.geometry import ModelGeometry
@@ -20,8 +22,7 @@ class CalibratedClock(RooflineClock):
 
     def __init__(self, g: ModelGeometry, cal: Calibration, *, tp: int = 1,
                  kv_cache_dtype: str = "auto", async_scheduling: bool = True) -> None:
-        check_scope(cal, model=g.name, dtype=g.dtype,
-                    kv_dtype=KV_CACHE_DTYPES.get(kv_cache_dtype) or g.dtype, tp=tp)
+        check_scope(cal, g, kv_dtype=KV_CACHE_DTYPES.get(kv_cache_dtype) or g.dtype, tp=tp)
         self.cal = cal
         super().__init__(g, cal.gpu, tp=tp, kv_cache_dtype=kv_cache_dtype, factors=cal.factors,
                          async_scheduling=async_scheduling)
@@ -37,3 +38,6 @@ class CalibratedClock(RooflineClock):
                                    f"({self.cal.path}); CPU terms "
                                    f"{doc['factors'].get('cpu_terms', 'default')}"),
                 "loo_mape_pct": doc["fit"]["loo_mape_pct"], "work": WORK_SOURCE}
+
+    def uncalibrated_warning(self) -> str | None:
+        return calibration_caveat(self.cal)

@@ -3,10 +3,11 @@ read, checked field by field, and turned into the roofline's GPU ceilings and fa
 
 Layout (docs/clock.md, "Calibration on a GPU", shows a whole file):
 ``schema``, ``created``, ``tool``; ``gpu`` {name, mem_gb, ...}; ``scope`` {model, dtype,
-kv_dtype, tp, block_size}; ``ceilings`` {copy_tbps, gemm_bf16_tflops, gemm_fp8_tflops|null};
+kv_dtype, tp, block_size, geometry {GEOMETRY_KEYS}}; ``ceilings`` {copy_tbps, gemm_bf16_tflops, gemm_fp8_tflops|null};
 ``tables`` {gemm, decode_attention, prefill_attention, elementwise: lists of rows};
 ``factors`` {eta_gemm_c, eta_gemm_m, eta_attn, eta_kv, eta_elementwise, t_min_us {gemm,
-attention, elementwise}, c_step_us, c_req_us, cpu_terms}; ``fit`` {loo_mape_pct {table: %}};
+attention, elementwise}, c_step_us, c_req_us, cpu_terms}; ``fit`` {loo_mape_pct {table: %},
+undetermined [factor keys no point binds]};
 ``provenance``. A bad file is one `InputError` naming the file and the field (exit 2).
 """
 
@@ -19,9 +20,11 @@ from typing import Any
 from kvcore.clock.factors import DEFAULT_FACTORS, Factors
 from kvcore.clock.gpus import Gpu, find_gpu
 from kvcore.errors import InputError
+from kvcore.models.geometry import ModelGeometry
 from kvcore.sources import read_json
 
 SCHEMA = "kvcli-clock-calibration/1"
+CPU_NAME_PREFIX = "cpu ("       # gpu.name of a `kvcli calibrate --device cpu` file
 TABLE_ROWS = {"gemm": ("m", "n", "k", "us"), "decode_attention": ("batch", "ctx", "us"),
               "prefill_attention": ("chunk", "ctx", "us"),
               "elementwise": ("tokens", "bytes", "us")}
@@ -29,6 +32,16 @@ TABLE_ROWS = {"gemm": ("m", "n", "k", "us"), "decode_attention": ("batch", "ctx"
 _FACTOR_KEYS = (("eta_gemm_c", True), ("eta_gemm_m", True), ("eta_attn", True),
                 ("eta_kv", True), ("eta_elementwise", True), ("c_step_us", False),
                 ("c_req_us", False))
+# The shapes a file's GEMMs and attention were measured at: a file is for the model whose
+# geometry this is, whatever its name (a config.json without _name_or_path is named by its
+# model_type, so every such Llama was "llama" and a 2-layer test model's file was accepted
+# for Llama-3.1-8B)
+GEOMETRY_KEYS = ("num_layers", "hidden_size", "num_attention_heads", "num_kv_heads", "head_dim",
+                 "intermediate_size", "vocab_size")
+
+
+def scope_geometry(g: ModelGeometry) -> dict[str, int]:
+    return {k: int(getattr(g, k)) for k in GEOMETRY_KEYS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,10 +91,10 @@ def _bounded(v: Any, path: str, field: str, kind: str) -> float:
     return x
 
 
-def _obj(doc: dict, key: str, path: str) -> dict:
-    v = _get(doc, key, path)
+def _obj(doc: dict, key: str, path: str, where: str = "") -> dict:
+    v = _get(doc, key, path, where)
     if not isinstance(v, dict):
-        raise InputError("must be an object", path=path, field=key)
+        raise InputError("must be an object", path=path, field=f"{where}.{key}" if where else key)
     return v
 
 
@@ -107,9 +120,12 @@ def check_calibration(doc: Any, path: str) -> Calibration:
     scope = _obj(doc, "scope", path)
     for key in ("model", "dtype", "kv_dtype"):
         _text(scope, key, path, "scope")
-    tp = _get(scope, "tp", path, "scope")
-    if not isinstance(tp, int) or isinstance(tp, bool) or tp < 1:
-        raise InputError(f"must be a positive integer, got {tp!r}", path=path, field="scope.tp")
+    for field, v in (("tp", _get(scope, "tp", path, "scope")),
+                     *((f"geometry.{k}", _get(_obj(scope, "geometry", path, "scope"), k, path,
+                                              "scope.geometry")) for k in GEOMETRY_KEYS)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise InputError(f"must be a positive integer, got {v!r}", path=path,
+                             field=f"scope.{field}")
     ceil = _obj(doc, "ceilings", path)
     copy = _bounded(_get(ceil, "copy_tbps", path, "ceilings"), path, "ceilings.copy_tbps",
                     "copy_tbps")
@@ -136,6 +152,11 @@ def check_calibration(doc: Any, path: str) -> Calibration:
     fit = _obj(doc, "fit", path)
     if not isinstance(_get(fit, "loo_mape_pct", path, "fit"), dict):
         raise InputError("must be an object", path=path, field="fit.loo_mape_pct")
+    loose = _get(fit, "undetermined", path, "fit")
+    names = [k for k, _ in _FACTOR_KEYS]
+    if not isinstance(loose, list) or not all(x in names for x in loose):
+        raise InputError(f"must be a list of factor keys ({', '.join(names)}), got {loose!r}",
+                         path=path, field="fit.undetermined")
     factors = replace(DEFAULT_FACTORS, gemm_compute=vals["eta_gemm_c"],
                       gemm_memory=vals["eta_gemm_m"], attention_compute=vals["eta_attn"],
                       kv_memory=vals["eta_kv"], gemm_floor_us=fl["gemm"],
@@ -157,10 +178,31 @@ def measured_gpu(name: str, mem_gb: float, copy_tbps: float, bf16: float,
                False, "measured by kvcli calibrate (ceilings: copy bandwidth, largest GEMM)")
 
 
-def check_scope(cal: Calibration, *, model: str, dtype: str, kv_dtype: str, tp: int) -> None:
-    """Refuse a file made for another model, dtype, KV dtype or tensor-parallel size."""
+def check_scope(cal: Calibration, g: ModelGeometry, *, kv_dtype: str, tp: int) -> None:
+    """Refuse a file made for another model geometry, dtype, KV dtype or tensor-parallel size
+    (the name is not compared: the same shapes under another name are the same kernels)."""
     scope = cal.doc["scope"]
-    for key, want in (("model", model), ("dtype", dtype), ("kv_dtype", kv_dtype), ("tp", tp)):
+    for key, have in scope_geometry(g).items():
+        if scope["geometry"][key] != have:
+            raise InputError(f"the file was measured for {scope['model']!r} with {key} "
+                             f"{scope['geometry'][key]}, {g.name} has {have} (calibrate again "
+                             "for it)", path=cal.path, field=f"scope.geometry.{key}")
+    for key, want in (("dtype", g.dtype), ("kv_dtype", kv_dtype), ("tp", tp)):
         if scope[key] != want:
             raise InputError(f"the file was measured for {scope[key]!r}, this run has {want!r} "
                              "(calibrate again for it)", path=cal.path, field=f"scope.{key}")
+
+
+def calibration_caveat(cal: Calibration) -> str | None:
+    """What a user must be told beside a calibrated clock's times: a file measured on a CPU
+    (`kvcli calibrate --device cpu`, the tests' smoke run), or factors no measurement
+    determined (their times are upper bounds); None for a sound file."""
+    notes = []
+    if str(cal.doc["gpu"]["name"]).startswith(CPU_NAME_PREFIX):
+        notes.append("it was measured on a CPU under the Triton interpreter (a smoke run: its "
+                     "numbers describe no GPU)")
+    loose = cal.doc["fit"]["undetermined"]
+    if loose:
+        notes.append(f"no measured point determined {', '.join(loose)} (a lower bound: times "
+                     "that depend on it are too long; calibrate with --grid full)")
+    return f"calibration {cal.path}: {'; '.join(notes)}" if notes else None

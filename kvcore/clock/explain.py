@@ -52,13 +52,20 @@ def parse_case(text: str) -> tuple[str, StepBatch]:
         if m is None:
             raise InputError(f"invalid request {item.strip()!r} in case {text!r} (expected "
                              "[N*]Q[@K][c][:D], e.g. decode=64*1@4097)", field="case")
-        count, q, k, _, drafts = m.groups()
+        count, q, k, chunk, drafts = m.groups()
         query, kv = int(q), int(k or q)
         if query < 1 or kv < query or int(count or 1) < 1:
             raise InputError(f"case {text!r}: need N >= 1, Q >= 1 and K >= Q (K is the KV "
                              "length after the step, the query included)", field="case")
-        if drafts is not None and query != 1 + int(drafts):
-            raise InputError(f"case {text!r}: a verify step has Q = 1 + D", field="case")
+        # `vllm bench forward`'s own rules (benchmarks/forward/shapes.py, BenchRequest): a
+        # decode or verify has a prefix and Q = 1 + D; a chunk is a prefill with a prefix
+        decode = kv > query and query == 1 + int(drafts or 0)
+        if drafts is not None and int(drafts) and not decode:
+            raise InputError(f"case {text!r}: a verify step has Q = 1 + D and a prefix (K > Q)",
+                             field="case")
+        if chunk and (decode or kv == query):
+            raise InputError(f"case {text!r}: a chunk ('c') is a prefill with a prefix "
+                             "(Q > 1 + D and K > Q)", field="case")
         if kv > MAX_REQUEST_TOKENS:
             raise InputError(f"case {text!r}: K {kv:,} is more than the limit of "
                              f"{MAX_REQUEST_TOKENS:,} tokens a request", field="case")
@@ -132,7 +139,9 @@ def explain(*, model: str | None, model_config: str | None, gpu: str | None, cas
             "vllm_write_bytes": counts.num_write_bytes, "components": comps,
             "differences": differences(g, shape, batch), "clock": clock.describe()})
     return {"model": g.name, "gpu": clock.gpu.name, "tp": tp, "clock": clock.name,
-            "calibration": calibration, "cases": out}
+            "calibration": calibration, "cpu_step_us": clock.factors.cpu_step_us,
+            "cpu_request_us": clock.factors.cpu_request_us,
+            "warning": clock.uncalibrated_warning(), "cases": out}
 
 
 def differences(g: ModelGeometry, shape: VllmShape, batch: StepBatch) -> list[str]:

@@ -10,7 +10,9 @@ the others a value below it. So the fit starts from max(c), max(m), min(t) (exac
 roofline made), then alternates: assign each point to the term that binds under the current
 factors, and set each term to the geometric mean of its points' inverted values (the least
 squares of log t, a relative error, for that assignment), until the assignment holds. A term
-no point binds keeps its lower bound (the factor) or 0 (the floor: "below every point").
+no point binds keeps its lower bound (the factor) or 0 (the floor: "below every point"):
+`Fitted.bound` counts the points each term binds, so a caller can tell a fitted factor from
+such a bound.
 Factors are not clamped to 1: a kernel can beat the measured copy (L2 reuse, kernels/README.md).
 """
 
@@ -33,6 +35,9 @@ class Fitted:
     compute: float      # eta_c (1.0 when no point has FLOPs)
     memory: float       # eta_m
     floor_us: float
+    # points each term binds under the fitted factors (floor, compute, memory): a factor no
+    # point binds is only the lower bound the fit started from (`fit_tables` says so)
+    bound: tuple[int, int, int] = (0, 0, 0)
 
 
 def predict(p: Point, f: Fitted, peak: float, bw: float) -> float:
@@ -71,7 +76,9 @@ def fit(points: Sequence[Point], peak: float, bw: float, *, max_rounds: int = 10
         f = Fitted(_geomean(comp) if comp else f.compute,
                    _geomean(mem) if mem else f.memory,
                    _geomean(floors) if floors else 0.0)
-    return f
+    final = [_binds(p, f, peak, bw) for p in points]
+    return Fitted(f.compute, f.memory, f.floor_us, (final.count(0), final.count(1),
+                                                    final.count(2)))
 
 
 def loo_mape(points: Sequence[Point], peak: float, bw: float,

@@ -219,7 +219,10 @@ def step_work(ws: WorkShape, batch: StepBatch) -> list[Component]:
 
 def allreduce_bytes(ws: WorkShape, tokens: int) -> tuple[int, int]:
     """(all-reduces per step, bytes each) under tensor parallelism: one after the attention
-    output projection (or the Mamba output) and one after the MLP / MoE of every layer."""
+    output projection (or the Mamba output) and one after the MLP / MoE of every layer, and
+    the vocabulary-parallel embedding's (each rank looks up its share of the vocabulary; vLLM
+    0.33's `VocabParallelEmbedding.forward` all-reduces the T x d rows). The logits' gather
+    to the first rank (num_seqs x vocab) is not counted."""
     if ws.tp <= 1:
         return 0, 0
-    return 2 * ws.g.num_layers, tokens * ws.g.hidden_size * ws.act
+    return 2 * ws.g.num_layers + 1, tokens * ws.g.hidden_size * ws.act

@@ -68,6 +68,8 @@ def load_spec(path: str) -> SweepSpec:
         msg = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(err))
         at = int(m.group(1)) if m else max(1, len(text.splitlines()))  # at end of document
         raise InputError(f"not TOML: {msg}", path=path, line=at) from None
+    except RecursionError:
+        raise InputError("nested too deeply to be a sweep spec", path=path) from None
     if not isinstance(doc, dict):
         raise InputError("must be a table (an object) of command, traces, options, grid",
                          path=path, line=1)
