@@ -95,7 +95,7 @@ def test_lifetime_idle_and_regret_from_known_steps():
     m = r["misses"]
     # A: 2 cold blocks; B: 4 cold; C: 2 evicted (by B) and 1 token in a partial block
     assert m["tokens"] == {"cold": 24, "evicted": 8, "partial_block": 1, "last_token": 0,
-                           "window": 0, "domain": 0, "in_flight": 0, "unknown": 0}
+                           "window": 0, "domain": 0, "in_flight": 0, "unknown": 0, "mamba_state": 0}
     assert m["blocks"]["evicted"] == 2 and m["requests"]["cold"] == 2
     assert m["by_evictor"] == [{"req": "B", "blocks": 2}]
     assert m["missed_tokens"] == r["reuse"]["prompt_tokens"] - r["reuse"]["hit_tokens"] == 33
@@ -156,11 +156,11 @@ def test_every_miss_class():
     r = report(classes_stream())
     m = r["misses"]
     assert m["tokens"] == {"cold": 16, "evicted": 0, "partial_block": 4, "last_token": 4,
-                           "window": 0, "domain": 8, "in_flight": 0, "unknown": 4}
+                           "window": 0, "domain": 8, "in_flight": 0, "unknown": 4, "mamba_state": 0}
     assert m["blocks"] == {"cold": 4, "evicted": 0, "partial_block": 0, "last_token": 1,
-                           "window": 0, "domain": 2, "in_flight": 0, "unknown": 1}
+                           "window": 0, "domain": 2, "in_flight": 0, "unknown": 1, "mamba_state": 0}
     assert m["requests"] == {"cold": 2, "evicted": 0, "partial_block": 2, "last_token": 1,
-                             "window": 0, "domain": 1, "in_flight": 0, "unknown": 1}
+                             "window": 0, "domain": 1, "in_flight": 0, "unknown": 1, "mamba_state": 0}
     # prompt 8 + 8 + 10 + 12 + 6 = 44 = hits 4 + 4 + misses 36
     assert m["missed_tokens"] == 36
     u = r["reuse"]

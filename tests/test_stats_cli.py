@@ -205,7 +205,7 @@ def test_miss_classes_on_a_real_replay(tmp_path):
     assert summary["hit_tokens"] == 4 + 4
     r = stats_json(str(events))
     assert r["misses"]["tokens"] == {"cold": 8 + 4, "evicted": 0, "partial_block": 1,
-                                     "last_token": 4, "window": 0, "domain": 8, "in_flight": 0, "unknown": 0}
+                                     "last_token": 4, "window": 0, "domain": 8, "in_flight": 0, "unknown": 0, "mamba_state": 0}
     assert r["misses"]["requests"]["last_token"] == 1
 
 
@@ -235,7 +235,7 @@ def test_domain_misses_on_a_real_replay(tmp_path):
     assert all(a["first_tokens"] == [[1, 5]] for a in admits)
     m = stats_json(str(events))["misses"]
     assert m["tokens"] == {"cold": 8, "evicted": 0, "partial_block": 0, "last_token": 4,
-                           "window": 0, "domain": 24, "in_flight": 0, "unknown": 0}
+                           "window": 0, "domain": 24, "in_flight": 0, "unknown": 0, "mamba_state": 0}
     assert m["requests"]["domain"] == 3
 
 

@@ -137,7 +137,8 @@ def test_vectorized_miss_reasons_match_the_per_block_loop():
         for g in (0, 1):
             for h in rng.sample([h for h in pool if h not in cached[g]], 15):
                 evicted[g][h] = rng.randrange(1 << 40)
-        ms = MissStats(cached, evicted, 0, 4, [1] if trial % 2 else [])
+        ms = MissStats(cached, evicted, 0, 4, ["full_attention", ("full_attention",
+                                                                  "sliding_window", "mamba")[trial % 3]])
         ms.domain_content[0].update(rng.sample(pool, 5))
         n = rng.randrange(0, 12)
         hashes = [rng.choice(pool) for _ in range(n)]

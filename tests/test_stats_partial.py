@@ -60,7 +60,7 @@ def test_partial_block_a_shared_prefix_ending_inside_a_block():
     # A: cold 8 + tail 2; B: partial 4 (hit 8); C: partial 4 (hit 4); D: cold 4 (hit 4);
     # E, F: cold 8 each. Prompt 10 + 12 + 8 * 4 = 54 = hits 16 + misses 38.
     assert m["tokens"] == {"cold": 28, "evicted": 0, "partial_block": 10, "last_token": 0,
-                           "window": 0, "domain": 0, "in_flight": 0, "unknown": 0}
+                           "window": 0, "domain": 0, "in_flight": 0, "unknown": 0, "mamba_state": 0}
     assert m["blocks"]["partial_block"] == 2 and m["blocks"]["cold"] == 7
     assert m["requests"]["partial_block"] == 3      # A (tail), B, C: each once
     assert m["missed_tokens"] == 38

@@ -25,8 +25,9 @@ if TYPE_CHECKING:
     from kvcore.analysis.stats.misses import MissStats
 
 REASONS = ("cold", "evicted", "partial_block", "last_token", "window", "domain", "in_flight",
-           "unknown")
-COLD, EVICTED, PARTIAL, LAST_TOKEN, WINDOW, DOMAIN, IN_FLIGHT, UNKNOWN = range(len(REASONS))
+           "unknown", "mamba_state")
+(COLD, EVICTED, PARTIAL, LAST_TOKEN, WINDOW, DOMAIN, IN_FLIGHT, UNKNOWN,
+ MAMBA_STATE) = range(len(REASONS))
 # with a CPU tier (a stream whose header says so): a GPU miss the tier served, and an evicted
 # block whose chunk the tier evicted too (only then: the other streams' reports stay as they were)
 TIER_REASONS = (*REASONS, "cpu_tier", "evicted_both")
@@ -52,7 +53,6 @@ def block_reasons(ms: MissStats, ev: dict, hashes: list[int], hit: int, tail: in
     codes = np.full(m, COLD, dtype=np.int8)
     if not m:
         return codes, []
-    ph = ev["prompt_hashes"]
     content = ev.get("content_hashes")
     domain = ev.get("hash_domain")
     in_c = _member(c_ref, miss)
@@ -81,15 +81,13 @@ def block_reasons(ms: MissStats, ev: dict, hashes: list[int], hit: int, tail: in
     elif dc:
         codes[_member(dc, miss)] = DOMAIN
     codes[ev_mask] = EVICTED
-    # cached: last_token > window > evicted (an earlier block of the chain was evicted)
+    # cached: last_token > the hybrid's other groups (full attention holds the block and every
+    # block before it: another group stopped the lookup) > evicted (an earlier block of the
+    # chain is not cached)
     codes[in_c] = EVICTED
-    if ms.swa_groups and in_c.any():
-        window = np.zeros(m, dtype=bool)
-        for g in ms.swa_groups:
-            if g < len(ph) and ph[g] is not None:
-                sub = ph[g][hit:n_full]
-                window[:len(sub)] |= ~_member(cached[g], sub)
-        codes[in_c & window] = WINDOW
+    if ms.junction is not None and in_c.any():
+        reach = m if in_c.all() else int(np.argmin(in_c))
+        codes[:reach] = ms.junction
     if m == 1 and tail == 0 and in_c[0]:      # the prompt's last block, all before it hit
         codes[0] = LAST_TOKEN
     evictors = (was[ev_mask] & _RID_MASK).tolist() if ev_mask.any() else []

@@ -93,7 +93,7 @@ class StatsCollector(NativeEvents):
             or cfg.get("kv_offloading_size_chunks") is not None
         self.cpu = CpuTierStats((cfg.get("offload_block_size") or bs) // bs if tier else 1)
         self.miss = MissStats(self.cached, self.evicted, self.ref_group,
-                              self.group_bs[self.ref_group], self.swa_groups,
+                              self.group_bs[self.ref_group], self.group_types,
                               self.cpu if tier else None,
                               hashed=cfg.get("enable_prefix_caching") is not False)
         self.pre = PreemptionStats()

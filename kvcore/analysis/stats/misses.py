@@ -6,8 +6,11 @@ else group 0) plus its partial tail. Reasons, checked in this order for each mis
 
 * ``last_token``: the block is the prompt's last, the prompt is a whole number of blocks, every
   earlier block hit and this one was cached: vLLM caps the lookup at ``num_tokens - 1``.
-* ``window``: the reference group had the block cached but a sliding-window group did not hold
-  the window's blocks (hybrid models).
+* ``window`` (a model with sliding-window or chunked local groups) or ``mamba_state`` (a
+  hybrid Mamba model): the reference group had the block cached, and every block from the hit
+  to it, so full attention alone would have hit it: another group stopped the lookup (a
+  sliding window lacked the blocks before a junction; a Mamba group held no state at a block
+  boundary that far: vLLM caches one only where a request's scheduled chunk ended).
 * ``evicted``: the block's hash was cached earlier and has been evicted (or it is cached but an
   earlier block of the chain was evicted); ``by_evictor`` says which requests evicted it.
 * ``domain``: never cached under this hash, but the same content was cached under another hash
@@ -49,7 +52,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kvcore.analysis.stats.attribution import REASONS, TIER_REASONS, block_reasons
+from kvcore.analysis.stats.attribution import (
+    MAMBA_STATE,
+    REASONS,
+    TIER_REASONS,
+    WINDOW,
+    block_reasons,
+)
 from kvcore.analysis.stats.blockkeys import _FP, BlockKeys, block_keys, remember, seen_array
 from kvcore.analysis.stats.dist import Dist
 from kvcore.analysis.stats.history import EvictedHashes
@@ -72,7 +81,7 @@ class MissStats:
     seen (`BlockKeys`, reference group)."""
 
     def __init__(self, cached: list[set], evicted: list[EvictedHashes], ref: int,
-                 block_size: int, swa_groups: list[int], tier: CpuTierStats | None = None,
+                 block_size: int, group_types: list[str], tier: CpuTierStats | None = None,
                  *, hashed: bool = True) -> None:
         """``tier``: the CPU tier's section, for a stream with one (its evicted chunk keys
         split "evicted" in two, and its hits are a reason of their own). ``hashed``: False
@@ -84,7 +93,13 @@ class MissStats:
         self.evicted = evicted
         self.ref = ref                       # the reference group and its block size
         self.bs = block_size
-        self.swa_groups = swa_groups
+        # A hybrid model's reason for a block full attention holds with its whole chain but the
+        # lookup did not reach: a sliding-window (or chunked local) group lacked the blocks
+        # before it, or a Mamba group held no state at a boundary that far (vLLM caches a Mamba
+        # state only at some block boundaries). None: one kind of group, `evicted` as before.
+        kinds = set(group_types) - {"full_attention", "mla"}
+        self.junction: int | None = (
+            None if not kinds else MAMBA_STATE if kinds <= {"mamba"} else WINDOW)
         self.tokens = dict.fromkeys(self.reasons, 0)
         self.blocks = dict.fromkeys(self.reasons, 0)
         self.requests = dict.fromkeys(self.reasons, 0)
@@ -187,12 +202,13 @@ class MissStats:
         the vectorized `block_reasons` must match (and the fallback for a malformed `admit`)."""
         ref, cached = self.ref, self.cached
         n_full = len(hashes)
-        ph = ev["prompt_hashes"]
         content = ev.get("content_hashes")
         domain = ev.get("hash_domain")
         c_ref = cached[ref]
         e_ref = self.evicted[ref]
-        swa_groups = self.swa_groups
+        reach = hit_blocks          # full attention's chain: cached from the hit up to here
+        while reach < n_full and hashes[reach] in c_ref:
+            reach += 1
         was_evicted = e_ref.get_many(hashes[hit_blocks:])
         if domain is not None and content:
             content_evicted = e_ref.get_many(content[ref][hit_blocks:])
@@ -203,9 +219,8 @@ class MissStats:
             if h in c_ref:
                 if i == n_full - 1 and tail == 0 and i == hit_blocks:
                     reason = "last_token"
-                elif swa_groups and any(g < len(ph) and ph[g] is not None and i < len(ph[g])
-                                        and ph[g][i] not in cached[g] for g in swa_groups):
-                    reason = "window"
+                elif self.junction is not None and i < reach:
+                    reason = REASONS[self.junction]
                 else:
                     reason = "evicted"
             elif (packed := was_evicted[i - hit_blocks]) is not None:
