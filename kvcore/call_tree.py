@@ -12,7 +12,11 @@ calls the managers directly, where vLLM's `allocate_slots` goes through the coor
 general path it then takes gives the same blocks (it is the reference the short path is checked
 against). `BlockPool.get_new_blocks` pops the free queue and evicts in one inlined loop; its node
 gets the children vLLM's method has: `FreeKVCacheBlockQueue.popleft_n` and one
-`BlockPool._maybe_evict_cached_block` per block that still held a hash.
+`BlockPool._maybe_evict_cached_block` per block that still held a hash. `BlockPool.free_blocks`
+links the released blocks in one pass; its node gets vLLM's `prepend_n` and `append_n`. And
+vLLM's `allocate_slots` calls `remove_skipped_blocks` on every manager (full attention's
+returns at once), where kvcore calls only the managers that can free something: while
+recording, every manager is called.
 """
 
 from __future__ import annotations
@@ -54,6 +58,13 @@ def _arg(name: str, value: Any) -> Any:
         return getattr(value, "request_id", value)
     if name == "block_hashes":
         return f"{len(value)} hashes"
+    if name == "ordered_blocks" and isinstance(value, list):
+        # vLLM frees reversed(trim_null_head(table)): a sliding window's nulls at the head of
+        # the table (the tail of this list) are not passed
+        end = len(value)
+        while end and value[end - 1].is_null:
+            end -= 1
+        return _ids(value[:end])
     return _ids(value)
 
 
@@ -110,9 +121,12 @@ class CallRecorder:
         return roots
 
     def watch(self, kvm: Any) -> None:
-        """Turn the manager's short decode path off while recording (see the module doc)."""
-        self._managers.append((kvm, kvm.all_groups_plain))
+        """Turn the manager's short decode path off while recording, and let every manager's
+        `remove_skipped_blocks` run (see the module doc)."""
+        coord = kvm.coordinator
+        self._managers.append((kvm, kvm.all_groups_plain, coord.skipping_managers))
         kvm.all_groups_plain = False
+        coord.skipping_managers = tuple(coord.single_type_managers)
 
     def __enter__(self) -> Self:
         import importlib
@@ -149,7 +163,7 @@ class CallRecorder:
                 rec.watch(kvm)
             self._saved.append((KVCacheManager, "__init__", init))
             KVCacheManager.__init__ = watched_init      # type: ignore[method-assign]
-        for kvm, _ in self._managers:
+        for kvm, _, _ in self._managers:
             coord = kvm.coordinator
             if hasattr(coord, "_lookup"):       # the one-group coordinator's bound lookup
                 self._lookups.append((coord, coord._lookup))
@@ -163,8 +177,9 @@ class CallRecorder:
         for cls, meth, raw in reversed(self._saved):
             setattr(cls, meth, raw)
         self._saved.clear()
-        for kvm, plain in self._managers:
+        for kvm, plain, skipping in self._managers:
             kvm.all_groups_plain = plain
+            kvm.coordinator.skipping_managers = skipping
         self._managers.clear()
 
     def _wrap(self, fn: Any, meth: str, level: int, params: list[str], is_cls: bool) -> Any:
@@ -189,8 +204,11 @@ class CallRecorder:
             if not rec._stack and rec.tag is not None:
                 node.args = {**rec.tag(), **node.args}
             (rec._stack[-1].children if rec._stack else rec.roots).append(node)
-            if meth == "get_new_blocks" and (rec.depth is None or level + 1 <= rec.depth):
-                rec._pop_children(first, named.get("num_blocks", 0), node)
+            if rec.depth is None or level + 1 <= rec.depth:
+                if meth == "get_new_blocks":
+                    rec._pop_children(first, named.get("num_blocks", 0), node)
+                elif meth == "free_blocks":
+                    rec._free_children(first, named.get("ordered_blocks"), node)
             rec._stack.append(node)
             try:
                 result = fn(first, *args, **kw)
@@ -215,6 +233,22 @@ class CallRecorder:
             if b.block_hash is not None:
                 node.children.append(CallNode("BlockPool._maybe_evict_cached_block",
                                               {"block": b.block_id}, True))
+
+
+    @staticmethod
+    def _free_children(pool: Any, ordered: Any, node: CallNode) -> None:
+        """vLLM's free_blocks: the blocks reaching 0 references go back through
+        `FreeKVCacheBlockQueue.prepend_n` (no hash, or no caching: reused first) and then
+        `append_n` (hashed: evicted last), both always called (kvcore links them in one pass)."""
+        if not isinstance(ordered, (list, tuple)):
+            return                      # (a one-shot iterator: never consumed here)
+        first, last = [], []
+        for b in ordered:
+            if not b.is_null and b.ref_cnt == 1:
+                (last if b.block_hash is not None and pool.enable_caching else first).append(
+                    b.block_id)
+        node.children.append(CallNode("FreeKVCacheBlockQueue.prepend_n", {"blocks": first}))
+        node.children.append(CallNode("FreeKVCacheBlockQueue.append_n", {"blocks": last}))
 
 
 def _returns(meth: str, result: Any) -> Any:

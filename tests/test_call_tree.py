@@ -45,6 +45,10 @@ def tree(node: dict) -> tuple:
     return (node["call"], node["returns"], [tree(c) for c in node["children"]])
 
 
+# vLLM's allocate_slots calls remove_skipped_blocks on every manager, before its fit check
+SKIP = (f"{U}.remove_skipped_blocks", None, [(f"{F}.remove_skipped_blocks", None, [])])
+
+
 def lookup(coord: str, hit: dict, managers: list[str]) -> tuple:
     return ("KVCacheManager.get_computed_blocks", hit,
             [(f"{coord}.find_longest_cache_hit", hit,
@@ -61,6 +65,7 @@ def test_the_four_paths_with_one_full_attention_group(tmp_path):
         lookup(U, miss, [F]),
         ("KVCacheManager.allocate_slots", [[1, 2, 3]], [
             (f"{U}.get_num_blocks_to_allocate", 3, [(f"{F}.get_num_blocks_to_allocate", 3, [])]),
+            SKIP,
             (f"{U}.get_num_blocks_to_allocate", 3, [(f"{F}.get_num_blocks_to_allocate", 3, [])]),
             (f"{U}.allocate_new_blocks", [[1, 2, 3]], [(f"{F}.allocate_new_blocks", [1, 2, 3], [
                 ("BlockPool.get_new_blocks", [1, 2, 3],
@@ -71,42 +76,49 @@ def test_the_four_paths_with_one_full_attention_group(tmp_path):
                                          "num_new_computed_tokens": 0,
                                          "new_computed_blocks": [[]],
                                          "full_sequence_must_fit": True}
-    cache = new_a["calls"][1]["children"][3]["children"][0]["children"][0]["args"]
+    cache = new_a["calls"][1]["children"][4]["children"][0]["children"][0]["args"]
     assert (cache["blocks"], cache["num_cached_blocks"], cache["num_full_blocks"]) == \
         ([1, 2, 3], 0, 2)
     assert new_a["free_queue"] == {"before": {"head": [1, 2, 3], "tail": [3, 4, 5], "free": 5},
                                    "after": {"head": [4, 5], "tail": [4, 5], "free": 2}}
     # decode with room in the last block: nothing reaches the pool; the next one fills block 3
     room = ("KVCacheManager.allocate_slots", [[]], [
+        SKIP,
         (f"{U}.get_num_blocks_to_allocate", 0, [(f"{F}.get_num_blocks_to_allocate", 0, [])]),
         (f"{U}.allocate_new_blocks", [[]], [(f"{F}.allocate_new_blocks", [], [])]),
         (f"{U}.cache_blocks", None, [(f"{F}.cache_blocks", None, [])])])
     assert [tree(n) for n in dec1["calls"]] == [room]
-    assert tree(dec2["calls"][0])[2][2] == (f"{U}.cache_blocks", None, [
+    assert tree(dec2["calls"][0])[2][3] == (f"{U}.cache_blocks", None, [
         (f"{F}.cache_blocks", None, [("BlockPool.cache_full_blocks", None, [])])])
-    # the free: tail first to the queue's tail, hashes kept (lazy eviction)
+    # the free: tail first, all three hashed (block 3 filled by the two decodes), so all to
+    # the queue's tail (append_n; prepend_n, for unhashed blocks, gets none), hashes kept
     assert [tree(n) for n in free_a["calls"]] == [("KVCacheManager.free", None, [
-        (f"{U}.free", None, [(f"{F}.free", None, [("BlockPool.free_blocks", None, [])])])])]
-    assert free_a["calls"][0]["children"][0]["children"][0]["children"][0]["args"] == \
-        {"ordered_blocks": [3, 2, 1]}
+        (f"{U}.free", None, [(f"{F}.free", None, [("BlockPool.free_blocks", None, [
+            ("FreeKVCacheBlockQueue.prepend_n", None, []),
+            ("FreeKVCacheBlockQueue.append_n", None, [])])])])])]
+    free_blocks = free_a["calls"][0]["children"][0]["children"][0]["children"][0]
+    assert free_blocks["args"] == {"ordered_blocks": [3, 2, 1]}
+    assert [c["args"] for c in free_blocks["children"]] == [{"blocks": []},
+                                                             {"blocks": [3, 2, 1]}]
     assert free_a["free_queue"]["after"] == {"head": [4, 5, 3], "tail": [3, 2, 1], "free": 5}
     # a prefix hit: 2 cached blocks taken back out of the free queue (touch), 1 new one
     hit = {"blocks": [[1, 2]], "hit_tokens": 8}
     assert tree(new_b["calls"][0]) == lookup(U, hit, [F])
-    assert tree(new_b["calls"][1])[2][2] == (f"{U}.allocate_new_computed_blocks", None, [
+    assert tree(new_b["calls"][1])[2][3] == (f"{U}.allocate_new_computed_blocks", None, [
         (f"{F}.add_local_computed_blocks", None, [
             ("BlockPool.touch", None, [("FreeKVCacheBlockQueue.remove_n", None, [])])])])
     # lazy eviction: c's second block is 3, still holding a's third block's hash
-    pop = tree(new_c["calls"][1])[2][2][2][0][2][0]
+    pop = tree(new_c["calls"][1])[2][3][2][0][2][0]
     assert pop == ("BlockPool.get_new_blocks", [5, 3], [
         ("FreeKVCacheBlockQueue.popleft_n", [5, 3], []),
         ("BlockPool._maybe_evict_cached_block", True, [])])
-    evict = new_c["calls"][1]["children"][2]["children"][0]["children"][0]["children"][1]
+    evict = new_c["calls"][1]["children"][3]["children"][0]["children"][0]["children"][1]
     assert evict["args"] == {"block": 3}
     # decodes of b: the last block fills (11, 12 tokens), then none is left: refused
     assert [tree(n)[1] for n in (*dec_b1["calls"], *dec_b2["calls"])] == [[[]], [[]]]
     assert dec_b3["ok"] is False and [tree(n) for n in dec_b3["calls"]] == [
         ("KVCacheManager.allocate_slots", None, [
+            SKIP,
             (f"{U}.get_num_blocks_to_allocate", 1, [(f"{F}.get_num_blocks_to_allocate", 1, [])])])]
 
 
@@ -131,14 +143,23 @@ def test_a_hybrid_model_fans_out_and_the_window_frees_what_slid_out(tmp_path):
         (f"{S}.allocate_new_blocks", [5, 6, 7, 8], [("BlockPool.get_new_blocks", [5, 6, 7, 8],
          [("FreeKVCacheBlockQueue.popleft_n", [5, 6, 7, 8], [])])])]
     # the decode: the window's first block (5) slid out and goes back to the free queue
+    # (vLLM calls every manager's; full attention's returns at once)
     skipped = dec["calls"][0]["children"][0]
     assert tree(skipped) == (f"{H}.remove_skipped_blocks", None, [
-        (f"{S}.remove_skipped_blocks", None, [("BlockPool.free_blocks", None, [])])])
-    assert skipped["children"][0]["children"][0]["args"] == {"ordered_blocks": [5]}
+        (f"{F}.remove_skipped_blocks", None, []),
+        (f"{S}.remove_skipped_blocks", None, [("BlockPool.free_blocks", None, [
+            ("FreeKVCacheBlockQueue.prepend_n", None, []),
+            ("FreeKVCacheBlockQueue.append_n", None, [])])])])
+    free_5 = skipped["children"][1]["children"][0]
+    assert free_5["args"] == {"ordered_blocks": [5]}
+    assert [c["args"] for c in free_5["children"]] == [{"blocks": []}, {"blocks": [5]}]
     assert dec["block_table"] == [[1, 2, 3, 4], [0, 6, 7, 8]]
     assert dec["free_queue"]["after"]["tail"] == [18, 19, 5]
     assert [tree(c)[0] for c in free_a["calls"][0]["children"][0]["children"]] == [
         f"{F}.free", f"{S}.free"]
+    # the window's table is [0, 6, 7, 8] (5 slid out): vLLM frees reversed(trim_null_head(...))
+    sw_free = free_a["calls"][0]["children"][0]["children"][1]["children"][0]
+    assert sw_free["args"] == {"ordered_blocks": [8, 7, 6]}
 
 
 def test_depth_limits_the_tree_and_recording_off_patches_nothing(tmp_path):
