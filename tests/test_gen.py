@@ -7,6 +7,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from kvcli.app import app
@@ -73,3 +74,35 @@ def test_shipped_samples_are_small_and_replay():
         assert p.stat().st_size < 300_000
     s = replay(str(ROOT / "traces" / "shared-prefix.jsonl"), ReplayOptions(mode="cache"))
     assert s.hit_rate == 8 * 15 * 1024 / (128 * 1152)
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    # (a MemoryError traceback after minutes: billions of hash ids held to be sorted)
+    (["shared-prefix", "--groups", "100", "--prompts-per-group", "1000", "--system-tokens",
+      "1000000"], ("error: option --prompts-per-group: the trace's block count 6,250,800,000 "
+                  "is more than the limit of 100,000,000")),
+    (["multiturn", "--conversations", "100000", "--turns", "50", "--user-tokens", "10000",
+      "--output-tokens", "10000"], ("error: option --conversations: the trace's block count of "
+                                   "about 156,410,000,000 is more than the limit of 100,000,000")),
+])
+def test_a_trace_too_large_to_hold_is_refused_up_front(tmp_path, args, line):
+    out = tmp_path / "x.jsonl"
+    res = CliRunner().invoke(app, ["gen", *args, "-o", str(out)])
+    assert res.exit_code == 2
+    assert res.stderr.strip().splitlines() == [line]
+    assert not out.exists()
+
+
+def test_multiturn_counts_its_blocks_as_it_grows(monkeypatch):
+    from kvcore.engine import gen
+    from kvcore.errors import InputError
+
+    # seed 1's trace holds 2,793 blocks; the estimate, 5 x (5 x 512 + 25 x 350 // 2) // 16 =
+    # 2,167, passes a limit of 2,500: the exact count stops the trace as it grows
+    monkeypatch.setattr(gen, "MAX_TRACE_BLOCKS", 2_500)
+    with pytest.raises(InputError,
+                       match=r"the trace's block count 2,520 is more than the limit of 2,500$"):
+        gen.multiturn(conversations=5, turns=5, seed=1)
+    monkeypatch.setattr(gen, "MAX_TRACE_BLOCKS", 2_793)
+    assert sum(len(r["hash_ids"]) for r in gen.multiturn(conversations=5, turns=5, seed=1)) \
+        == 2_793

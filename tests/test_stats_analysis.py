@@ -281,3 +281,21 @@ def test_evicted_history_filter_never_loses_an_entry():
     q = keys[::3] + [rng.getrandbits(64) for _ in range(5000)]
     assert e.get_many(q) == [ref.get(k) for k in q]
     assert len(e) == len(ref)
+
+
+def test_top_prefixes_find_the_deepest_block_of_a_count_however_few_hits_it_has():
+    from kvcore.analysis.stats.reuse import ReuseStats
+
+    # 60 blocks hit 5 times (one chain of 60), then a chain of 239 blocks hit twice: the
+    # deepest block with 2 hits is the 239th; it was outside the 50 x top most hit blocks, so
+    # --top 1 and --top 2 said prefixes of different lengths for the same count
+    r = ReuseStats(10, 1000.0)
+    r.hits[0].update({h: 5 for h in range(60)})
+    r.depth[0].update({h: h for h in range(60)})
+    r.hits[0].update({1000 + i: 2 for i in range(239)})
+    r.depth[0].update({1000 + i: 60 + i for i in range(239)})
+    rows = [{"group": 0, "hits": 5, "prefix_tokens": 60 * 16, "hash": 59},
+            {"group": 0, "hits": 2, "prefix_tokens": 299 * 16, "hash": 1238}]
+    assert r._prefixes(2, [16]) == rows
+    assert r._prefixes(1, [16]) == rows[:1]
+    assert r._prefixes(10, [16]) == rows

@@ -86,3 +86,27 @@ def test_jamba_replay_misses_nothing_as_evicted_without_an_eviction(tmp_path):
     assert tokens["evicted"] == 0 and tokens["window"] == 0
     assert (tokens["cold"], tokens["partial_block"], tokens["mamba_state"]) == (18560, 13696,
                                                                                 7680)
+
+
+def test_a_sliding_window_requests_kv_tokens_are_those_of_the_blocks_it_holds():
+    from kvcore.analysis.stats.memory import MemoryStats
+
+    m = MemoryStats(usable=63, block_size=16)
+    m.request_end(4, 173)       # a window's 4 last blocks of 11: 3 full, the last 13 of 16
+    m.request_end(11, 173)      # full attention: all 11 blocks
+    m.request_end(3, 48)        # exactly full
+    assert m.kv_tokens.summary()["max"] == 173 and sorted(m.kv_tokens.counts) == [48, 61, 173]
+    assert sorted(m.empty_slots.counts) == [0, 3]         # (61 was 64: as if the first blocks)
+    assert m.empty_slots.counts[3] == 2
+
+
+def test_sliding_window_only_replay_has_last_block_fragmentation(tmp_path):
+    events = tmp_path / "ev.jsonl"
+    r = CliRunner().invoke(app, ["replay", "tests/data/sched_cases_hybrid/c_swa_only.trace.jsonl",
+                                 "--arrivals", "step", "--events", str(events)])
+    assert r.exit_code == 0, r.output
+    mem = json.loads(CliRunner().invoke(app, ["stats", str(events), "--json"]).stdout)["memory"]
+    # every request ends holding its window's blocks, the last one part filled: empty slots
+    # are each one's (-tokens) mod 16, never a whole block (they were all 0 before)
+    assert mem["empty_slots_per_request"]["max"] == 15
+    assert mem["empty_slots_per_request"]["mean"] == 8.0 and mem["empty_slots_fraction"] == 0.125

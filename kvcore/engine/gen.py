@@ -3,7 +3,8 @@
 
 * `shared_prefix`: G groups of P prompts; each prompt is the group's system prompt (S tokens)
   followed by a unique question (Q tokens) — SGLang's generated-shared-prefix benchmark.
-  Infinite-cache token hit rate (no last-token cap): G*(P-1)*S / (G*P*(S+Q)).
+  Infinite-cache token hit rate (no last-token cap): G*(P-1)*S' / (G*P*(S+Q)), S' =
+  floor(S / block_size) * block_size (only the system prompt's full blocks are shared).
 * `multiturn`: C conversations of about T turns (a triangular draw on 1 .. 2T-1 with mode T,
   rounded down: a mean of about T - 0.5; the shipped samples were made so); turn k's prompt is
   turn k-1's prompt, its answer and a new user message (every conversation opens with a system
@@ -28,6 +29,10 @@ from kvcore.traces.formats import MAX_REQUEST_TOKENS, MAX_TIMESTAMP_MS
 # The most requests one call writes (each is a few hundred bytes of JSON, and all are held to
 # sort them): 10 million, a trace of a few GB.
 MAX_REQUESTS = 10_000_000
+# Every record holds its hash ids until the trace is written; 100 million of them is a few GB
+# of memory and well under a GB of JSON; past it the caller would run out of memory first
+# (shared-prefix with a 1M-token system prompt was a MemoryError traceback).
+MAX_TRACE_BLOCKS = 100_000_000
 
 
 def _ints(**values: tuple[int, int]) -> None:
@@ -102,6 +107,8 @@ def shared_prefix(*, groups: int = 8, prompts_per_group: int = 16, system_tokens
              "groups" if groups > prompts_per_group else "prompts_per_group")
     _at_most("system_tokens + question_tokens =", system_tokens + question_tokens,
              MAX_REQUEST_TOKENS, "system_tokens")
+    _at_most("the trace's block count", groups * prompts_per_group * -(-(system_tokens
+             + question_tokens) // block_size), MAX_TRACE_BLOCKS, "prompts_per_group")
     rng = random.Random(seed)
     ids = _Ids()
     bs = block_size
@@ -143,6 +150,13 @@ def multiturn(*, conversations: int = 40, turns: int = 5, system_tokens: int = 5
     _at_most("a last prompt of about system_tokens + (2 x turns - 1) x 2 x (user_tokens + "
              "output_tokens) =", system_tokens + most_turns * 2 * (user_tokens + output_tokens),
              MAX_REQUEST_TOKENS, "turns")
+    # a conversation of n turns holds about n system prompts and n^2 / 2 messages and
+    # answers; n is about `turns` (the triangular draw's mode): refused before the work, and
+    # the exact count is checked as the trace grows
+    _at_most("the trace's block count of about", conversations * (
+        turns * system_tokens + turns * turns * (user_tokens + output_tokens) // 2) // block_size,
+        MAX_TRACE_BLOCKS, "conversations")
+    total_blocks = 0
     rng = random.Random(seed)
     ids = _Ids()
     bs = block_size
@@ -166,6 +180,8 @@ def multiturn(*, conversations: int = 40, turns: int = 5, system_tokens: int = 5
                          "output_length": out, "block_size": bs,
                          "hash_ids": _blocks(stream, prompt_len, bs, ids),
                          "conversation": c})
+            total_blocks += len(recs[-1]["hash_ids"])
+            _at_most("the trace's block count", total_blocks, MAX_TRACE_BLOCKS, "conversations")
             # The next turn contains this prompt and its answer.
             stream_len = prompt_len + out
             need_full = stream_len // bs

@@ -43,6 +43,7 @@ from collections.abc import Sequence
 
 from kvcore.engine.gen import (
     MAX_REQUESTS,
+    MAX_TRACE_BLOCKS,
     _at_most,
     _blocks,
     _check_last_arrival,
@@ -54,9 +55,6 @@ from kvcore.errors import InputError
 from kvcore.traces.formats import MAX_REQUEST_TOKENS
 
 QUERIES = ("repeat", "fresh", "multiturn")
-# Every record holds its hash ids until the trace is written; 100 million of them is a few GB
-# of memory and well under a GB of JSON; past it the caller would run out of memory first.
-MAX_TRACE_BLOCKS = 100_000_000
 
 
 def parse_qps(text: str) -> tuple[float, ...]:

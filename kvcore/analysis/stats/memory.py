@@ -40,8 +40,14 @@ class MemoryStats:
             self.time_ms += dt_ms
 
     def request_end(self, blocks: int, kv_tokens: int) -> None:
+        """``blocks`` held at the end (null entries left out), ``kv_tokens`` the request's."""
         slots = blocks * self.block_size
-        kv = min(max(kv_tokens, 0), slots)
+        kv = max(kv_tokens, 0)
+        if kv > slots:
+            # fewer blocks than the tokens need: a sliding window's table, whose nulls are the
+            # blocks that left the window: the blocks held are the last ones, full but the
+            # last (10 blocks of 16 held at 173 tokens hold 157, not 160)
+            kv = max(0, slots - (-kv) % self.block_size)
         self.kv_tokens.add(kv)
         self.slots.add(slots)
         self.empty_slots.add(slots - kv)

@@ -68,11 +68,21 @@ class ReuseStats:
     def _prefixes(self, top: int, block_sizes: list[int]) -> list[dict]:
         """The most shared prefixes: a chain's blocks all have the hits of its least used block,
         so for each hit count keep only the deepest block (the longest prefix with that many
-        hits). Drawn from the 50 x `top` most hit blocks of each group."""
+        hits). Every block whose hit count can make the first `top` rows is read (drawing from
+        the 50 x `top` most hit blocks missed the deepest block of a count: a 3,824-token
+        prefix two admissions adopted was reported as 1,888 tokens, and `--top` changed it)."""
         best: dict[tuple[int, int], tuple[int, int]] = {}      # (group, hits) -> (depth, hash)
+        pairs = sorted(((k, g) for g, c in enumerate(self.hits) for k in set(c.values())),
+                       reverse=True)
+        if not pairs or top <= 0:
+            return []
+        least = pairs[min(top, len(pairs)) - 1][0]      # rows come from counts >= this one
         for g, c in enumerate(self.hits):
-            for h, k in c.most_common(top * 50):
-                d = self.depth[g].get(h, 0)
+            depth = self.depth[g]
+            for h, k in c.items():
+                if k < least:
+                    continue
+                d = depth.get(h, 0)
                 if d >= best.get((g, k), (-1, 0))[0]:
                     best[(g, k)] = (d, h)
         out = [{"group": g, "hits": k, "prefix_tokens": (d + 1) * block_sizes[g], "hash": h}
