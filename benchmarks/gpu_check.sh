@@ -11,12 +11,15 @@
 #   3. the shape benchmark (kernels.bench): every case in bf16 and fp8, window cases, the new and
 #      old split strategies side by side, the launch-config sweep on the first case, and per case
 #      a plain read of the same bytes (the ceiling at that size)
-#   4. kvcli itself, installed from the carried wheelhouse (benchmarks/gpu_wheelhouse.sh; carry
-#      `wheelhouse`), replaying the first CONV_REQUESTS requests of the Mooncake conversation
-#      trace and timing SAMPLE_STEPS of its decode steps on their own block tables
+#   4. kvcli itself, from this checkout, with its dependencies installed from the carried
+#      wheelhouse (benchmarks/gpu_wheelhouse.sh; carry `wheelhouse`), replaying the first
+#      CONV_REQUESTS requests of the Mooncake conversation trace and timing SAMPLE_STEPS of its
+#      decode steps on their own block tables
 #   5. the same with gpt-oss-20b's groups (sliding window 128 beside full attention), fewer steps
 #   6. the small-grid sweep (launch configs x split counts x merges) of the cases that split
-#   7. a summary: per case the better strategy and whether every bf16 case reached 90% of copy
+#   7. a summary: per case the better strategy and whether every bf16 case without a window
+#      reached 90% of copy (the window cases are listed apart: a window of 1,024-4,096 tokens
+#      is a small read, which the issue's 90% does not cover)
 #
 # With $OUT set, writes there (8 files, the most a call returns): log.txt (aot's stderr too),
 # aot.json, device_check.json, gpu_bench.json, gpu_small_grid.json, gpu_steps.json,
@@ -74,24 +77,30 @@ wait $AOT
 part "shape benchmark (kernels.bench: bf16 + fp8 + windows, new and old strategies)" 150 \
   "$PY" -m kernels.bench --no-check --no-small-grid --out "$OUT/gpu_bench.json"
 
-# 4-5: kvcli from the wheelhouse (pip --target: the image's python3 is a venv itself)
+# 4-5: kvcli's dependencies from the wheelhouse (pip --target: the image's python3 is a venv
+# itself); kvcli itself from this checkout, so the code timed is the code carried (a kvcli
+# wheel in the wheelhouse may be older than the tree)
 SITE=/tmp/kvcli-site
 if [ -d "$REPO/wheelhouse" ]; then
+  deps=()
+  for w in "$REPO"/wheelhouse/*.whl; do
+    case "$(basename "$w")" in kvcli-*) ;; *) deps+=("$w") ;; esac
+  done
   "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target "$SITE" "$REPO"/wheelhouse/*.whl || { echo "wheelhouse install failed"; status=1; }
+    --target "$SITE" "${deps[@]}" || { echo "wheelhouse install failed"; status=1; }
 else
   echo "no wheelhouse/ (bash benchmarks/gpu_wheelhouse.sh, then carry it): kvcli parts skipped"
   status=1
 fi
 TRACE=/tmp/conversation_first_${CONV_REQUESTS}.jsonl
 gzip -dc "$REPO/tests/data/traces/mooncake/conversation_trace.jsonl.gz" | head -n "$CONV_REQUESTS" > "$TRACE"
-# the installed wheel, not the checkout: run from /tmp with only the target on the path
-KVCLI=(env -C /tmp PYTHONPATH="$SITE" "$PY" -m kvcli)
-if [ -d "$SITE/kvcli" ]; then
+# run from /tmp with the checkout and the installed dependencies on the path
+KVCLI=(env -C /tmp PYTHONPATH="$REPO:$SITE" "$PY" -m kvcli)
+if [ -d "$SITE/typer" ]; then
   part "kvcli bench --gpu --trace (first $CONV_REQUESTS conversation requests, $SAMPLE_STEPS steps)" 60 \
     "${KVCLI[@]}" bench --gpu --trace "$TRACE" --sample-steps "$SAMPLE_STEPS" --json \
     > "$OUT/gpu_steps.json"
-  part "kvcli bench --gpu --trace --model gpt-oss-20b (8 steps)" 35 \
+  part "kvcli bench --gpu --trace --model gpt-oss-20b (8 steps)" 60 \
     "${KVCLI[@]}" bench --gpu --trace "$TRACE" --model gpt-oss-20b --sample-steps 8 --json \
     > "$OUT/gpu_steps_gpt-oss-20b.json"
 fi
@@ -136,11 +145,11 @@ if bench:
               f"{s['new']['num_splits']:6d} {s['old']['num_splits']:6d} "
               f"{read.get('pct_copy', 0):6.1f} {s['new'].get('pct_same_size_read', 0):8.1f}"
               f"  {best}  ({top:.1f}%)")
-        if c["kv_dtype"] == "bf16":
+        if c["kv_dtype"] == "bf16" and not c.get("window"):
             for k in pct:
                 worst[k] = min(worst.get(k, 1e9), pct[k])
     for k, v in worst.items():
-        print(f"bf16, strategy {k}: lowest % copy over the cases {v:.1f} "
+        print(f"bf16 without a window, strategy {k}: lowest % copy over the cases {v:.1f} "
               f"({'>= 90: done' if v >= 90 else 'below 90'})")
 for c in (grid_doc or {}).get("cases", []):
     sweep = [g for g in c.get("small_grid_sweep", []) if "time_us" in g]
@@ -156,7 +165,10 @@ for name in ("gpu_steps.json", "gpu_steps_gpt-oss-20b.json"):
         for kv, by in d["summary"].items():
             for strat, v in by.items():
                 print(f"  {kv} {strat}: {v['kernels']} kernels, {v['pct_copy']:.1f}% of copy "
-                      f"overall, median {v['pct_copy_median']:.1f}, min {v['pct_copy_min']:.1f}")
+                      f"overall, median {v['pct_copy_median']:.1f}, min {v['pct_copy_min']:.1f}"
+                      f" ({v.get('warm_l2_kernels', 0)} more may have read L2)")
 PY
+# a part stopped while saving leaves its FILE.tmp: a ninth file, past the 8 a call returns
+rm -f "$OUT"/*.tmp
 echo "== done in $SECONDS s, status $status"
 exit $status

@@ -119,7 +119,9 @@ def build(spec: CaseSpec, tab: dict, block_size: int, device: torch.device) -> B
     lens = list(tab["seq_lens"])
     kv_bytes = (tab["num_blocks"] * 2 * block_size * spec.num_kv_heads * spec.head_dim
                 * kv_dtype.itemsize)
-    copies = copies_for(kv_bytes, device)
+    # sized by what a launch reads (a window reads a fraction of the pool), each copy a pool
+    read = keys_read(lens, spec.window) * 2 * spec.num_kv_heads * spec.head_dim * kv_dtype.itemsize
+    copies = copies_for(read, device, each=kv_bytes)
     max_blocks = max(1, max(len(r) for r in tab["block_tables"]))
     bt = torch.zeros(len(lens), max_blocks, dtype=torch.int32)
     for s, row in enumerate(tab["block_tables"]):

@@ -14,22 +14,21 @@ from typing import Any
 import torch
 
 from .cases import ideal_bytes, keys_read, random_kv
-from .timing import copies_for, time_launches
+from .timing import copies_for, l2_bytes, time_launches
 
 
 def make_pool(num_blocks: int, block_size: int, num_kv_heads: int, head_dim: int,
               kv_dtype: torch.dtype, device: torch.device, *, scale: float = 1.0,
-              most: int = 8, memory_share: float = 0.25) -> list[torch.Tensor]:
+              least_read: int = 0, memory_share: float = 0.25) -> list[torch.Tensor]:
     """Copies of one layer's paged cache ``[num_blocks, 2, page, Hkv, D]`` with random values
-    (stored as value / ``scale``): ``most`` on a GPU, as a step may read only a few MB of it
-    (`time_step` rotates over as many as the step needs), unless that would take more than
-    ``memory_share`` of the free memory (at least one); one on CPU."""
+    (stored as value / ``scale``): on a GPU as many as the step reading the fewest bytes
+    (``least_read``) needs to cycle past L2 (`timing.copies_for`: a sliding window of 128 reads
+    a few MB; 8 copies cycled 9-42 MB for gpt-oss-20b's window, all in L2), within
+    ``memory_share`` of the free memory (at least one); one on CPU. `time_step` rotates over
+    as many as its step needs."""
     shape = (num_blocks, 2, block_size, num_kv_heads, head_dim)
     nbytes = num_blocks * 2 * block_size * num_kv_heads * head_dim * kv_dtype.itemsize
-    copies = 1
-    if device.type == "cuda":
-        free, _ = torch.cuda.mem_get_info(device)
-        copies = max(1, min(most, int(free * memory_share) // max(1, nbytes)))
+    copies = copies_for(least_read or nbytes, device, each=nbytes, memory_share=memory_share)
     return [random_kv(shape, kv_dtype, device, scale) for _ in range(copies)]
 
 
@@ -39,7 +38,8 @@ def time_step(pool: list[torch.Tensor], rows: list[list[int]], lens: list[int], 
               config: Any = None) -> dict[str, Any]:
     """Time the kernel over one step's tables (``rows[i]``: request i's block ids, ``lens[i]``
     its length); the record: ``num_splits``, ``tokens_read``, ``bytes`` (ideal), ``time_us``,
-    ``gbps``, ``copies``, ``timing``."""
+    ``gbps``, ``copies``, ``cycled_bytes`` (KV bytes the copies rotate over), ``warm_l2``
+    (under twice the L2: the time may be L2's), ``timing``."""
     from .splits import DEFAULT_STRATEGY, num_sms, pick_num_splits
     from .triton_decode import DEFAULT_CONFIG, FP8_DTYPES, paged_decode
 
@@ -58,7 +58,7 @@ def time_step(pool: list[torch.Tensor], rows: list[list[int]], lens: list[int], 
     nbytes = ideal_bytes(lens, num_q_heads, num_kv_heads, head_dim, q_dtype.itemsize, block_size,
                          kv_elem=pool[0].element_size(), window=window)
     kv_read = read * num_kv_heads * head_dim * 2 * pool[0].element_size()
-    copies = min(len(pool), copies_for(kv_read, device))
+    copies = min(len(pool), copies_for(kv_read, device, each=pool[0].nbytes))
     q = [torch.randn(len(rows), num_q_heads, head_dim, device=device, dtype=q_dtype)
          for _ in range(copies)]
     out = [torch.empty_like(x) for x in q]
@@ -75,5 +75,8 @@ def time_step(pool: list[torch.Tensor], rows: list[list[int]], lens: list[int], 
                             strategy=strategy, config=config, out=out[i])
 
     t, how = time_launches([lambda i=i: one(i) for i in range(copies)])
+    # a kernel whose copies cycle less than twice the L2 may find its data there: said, and
+    # left out of the summary's percentages (`kvcli.gpu_steps.summarize`)
     return {"num_splits": splits, "tokens_read": read, "bytes": nbytes, "time_us": t * 1e6,
-            "gbps": nbytes / t / 1e9, "copies": copies, "timing": how}
+            "gbps": nbytes / t / 1e9, "copies": copies, "cycled_bytes": copies * kv_read,
+            "warm_l2": copies * kv_read < 2 * l2_bytes(device), "timing": how}

@@ -17,10 +17,13 @@ JSON (stable keys): ``kind`` ("kvcli-gpu-steps"), ``version`` (1), ``device``, `
 error that stopped its timings}, ``steps`` [{``step``,
 ``ordinal``, ``batch``, ``kv_tokens`` (sum of lengths), ``max_len``, ``scheduled_tokens``,
 ``kernels`` [{``group``, ``kv_dtype``, ``window``, ``tokens_read``, ``bytes``, ``new`` and ``old``
-{``num_splits``, ``time_us``, ``gbps``, ``pct_copy``, ``copies``, ``timing``}}], ``layers_us``
+{``num_splits``, ``time_us``, ``gbps``, ``pct_copy``, ``copies``, ``cycled_bytes`` (KV bytes
+the timed copies rotate over), ``warm_l2`` (under twice the L2 cache: the time may be L2's),
+``timing``}}], ``layers_us``
 {kv dtype: the step's decode attention over every layer, new strategy: sum of a group's layers x
 its kernel's time}}], ``summary`` {kv dtype: {strategy: {``kernels``, ``bytes``, ``time_us``,
-``pct_copy`` (all bytes / all time), ``pct_copy_median``, ``pct_copy_min``}}}.
+``pct_copy`` (all bytes / all time), ``pct_copy_median``, ``pct_copy_min`` (over the kernels not
+``warm_l2``, unless all are), ``warm_l2_kernels``}}}.
 """
 
 from __future__ import annotations
@@ -134,7 +137,12 @@ def _time_dtype(doc: dict, cap: Any, timed: list[int], kv: str, device: Any,
     copy = doc["copy_bytes_per_s"]
     kv_dtype = FP8[kv] if kv == "fp8" else DTYPES[q_dtype]
     scales = FP8_SCALES if kv == "fp8" else (1.0, 1.0)
-    pool = make_pool(cap.num_blocks, block_size, hkv, d, kv_dtype, device, scale=scales[0])
+    from kernels.cases import keys_read
+
+    least = min((keys_read(st.seq_lens, cap.groups[g].sliding_window) for st in cap.steps
+                 for g in timed), default=0) * 2 * hkv * d * kv_dtype.itemsize
+    pool = make_pool(cap.num_blocks, block_size, hkv, d, kv_dtype, device, scale=scales[0],
+                     least_read=least)
     for s, rec in zip(cap.steps, doc["steps"]):
         for g in timed:
             info = cap.groups[g]
@@ -159,10 +167,15 @@ def summarize(doc: dict) -> dict:
         for strategy in ("new", "old"):
             if not ks:
                 continue
-            pct = [k[strategy]["pct_copy"] for k in ks]
-            nbytes = sum(k["bytes"] for k in ks)
-            us = sum(k[strategy]["time_us"] for k in ks)
-            out[kv][strategy] = {"kernels": len(ks), "bytes": nbytes, "time_us": us,
+            # kernels that may have read from L2 (their copies cycle under twice its size)
+            # are counted apart, not in the percentages, unless every one is
+            cold = [k for k in ks if not k[strategy].get("warm_l2")] or ks
+            pct = [k[strategy]["pct_copy"] for k in cold]
+            nbytes = sum(k["bytes"] for k in cold)
+            us = sum(k[strategy]["time_us"] for k in cold)
+            out[kv][strategy] = {"kernels": len(cold), "bytes": nbytes, "time_us": us,
+                                 "warm_l2_kernels": sum(bool(k[strategy].get("warm_l2"))
+                                                        for k in ks),
                                  "pct_copy": 100 * nbytes / (us * 1e-6) / doc["copy_bytes_per_s"],
                                  "pct_copy_median": statistics.median(pct),
                                  "pct_copy_min": min(pct)}
