@@ -75,6 +75,12 @@ def run(a: SweepArgs) -> int:
         raise InputError(f"{path} already holds {len(held.lines)} finished job(s) "
                          f"({len(finished)} of this sweep): --resume runs only the missing "
                          "ones; or remove the file", field="results")
+    other = sorted({d.get("command") for d in held.lines} - {plan.spec.command}, key=str)
+    if other:
+        # (it ran, and `sweep report` then refused the file for good: "mixes commands")
+        raise InputError(f"{path} holds results of `kvcli sweep --command {other[0]}`, this "
+                         f"sweep runs {plan.spec.command}: give another results file",
+                         field="results")
     _check_same_defaults([d for d in held.lines if d["job_id"] in finished], path,
                          plan.spec.command)
     todo = len(plan.jobs) - len(finished)
@@ -88,6 +94,7 @@ def run(a: SweepArgs) -> int:
                    f"{len(finished)} finished before, {todo} to run; executor {ex.name}; "
                    f"results: {path}")
     t0 = time.perf_counter()
+    created = not os.path.exists(path)
     try:
         with output.open_append(path, field="results") as out, \
                 output.progress(todo, "sweep") as advance:
@@ -100,6 +107,11 @@ def run(a: SweepArgs) -> int:
     except KeyboardInterrupt:
         output.message(f"interrupted: the finished jobs are in {path}; --resume runs the rest")
         return output.interrupt_code()
+    except InputError:
+        # refused before a job finished (Ray could not start or be reached): no file left
+        if created and os.path.isfile(path) and os.path.getsize(path) == 0:
+            os.remove(path)
+        raise
     output.message(f"ran {done.ran} job(s) in {time.perf_counter() - t0:.1f} s "
                    f"({ex.describe()})")
     lines = read_results(path).by_id

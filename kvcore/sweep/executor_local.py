@@ -3,7 +3,10 @@
 Workers are started with `spawn` (a clean interpreter: no locks or threads inherited from the
 command) and each receives the traces once, when it starts; a job then carries only its
 options. Workers ignore Ctrl-C (the command handles it and ends them) and, on Linux, die with
-the command (`PR_SET_PDEATHSIG`), so a killed sweep leaves no replay running.
+the command (`PR_SET_PDEATHSIG`), so a killed sweep leaves no replay running. A worker that dies
+(the OOM killer) breaks the pool with every job in flight: a new pool runs them again one at a
+time, and a job whose worker dies while it runs alone more than `MAX_LOST` times fails alone (it
+was a `BrokenProcessPool` traceback that ended the sweep, its queued jobs never run).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import os
 import signal
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from kvcore.host_memory import check_workers
@@ -24,6 +28,7 @@ from kvcore.sweep.job import run_job
 from kvcore.traces import Trace
 
 _TRACES: dict[str, Trace] = {}      # in a worker: the traces, by sha256
+MAX_LOST = 3        # deaths of a job's worker while it runs alone before the job fails
 
 
 def _init(traces: dict[str, Trace]) -> None:
@@ -62,29 +67,80 @@ class LocalExecutor:
         needed = {j.trace_sha256 for j in jobs}
         self.check(len(jobs))
         workers = self.started = min(self.workers, len(jobs))
-        self.pool = ProcessPoolExecutor(
-            workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init,
-            initargs=({k: v for k, v in traces.items() if k in needed},))
+        mine = {k: v for k, v in traces.items() if k in needed}
+        self._start(workers, mine)
+        died: dict[int, int] = {}       # job index -> its worker's deaths while it ran alone
         try:
             # at most two jobs a worker queued: a Ctrl-C cancels the rest at once
             pending: dict[Future, Job] = {}
             todo = iter(jobs)
-            for job in todo:
-                pending[self._submit(job)] = job
-                if len(pending) >= 2 * workers:
+            suspects: list[Job] = []    # jobs a broken pool took with it: run again one at a time
+            solo: Job | None = None     # the suspect running alone: a death then is its own
+            while True:
+                broken = False
+                if solo is None and suspects and not pending:
+                    solo = suspects.pop(0)
+                    broken = not self._put(pending, solo)
+                while solo is None and not suspects and not broken \
+                        and len(pending) < 2 * workers:
+                    job = next(todo, None)
+                    if job is None:
+                        break
+                    if not self._put(pending, job):
+                        suspects.append(job)
+                        broken = True
+                if not pending and not broken:
                     break
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    job = pending.pop(fut)
-                    nxt = next(todo, None)
-                    if nxt is not None:
-                        pending[self._submit(nxt)] = nxt
-                    yield job, fut.result()
+                if not broken:
+                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        job = pending.pop(fut)
+                        try:
+                            outcome = fut.result()
+                        except BrokenProcessPool:
+                            broken = True
+                            if job is not solo:
+                                suspects.append(job)
+                            continue
+                        if job is solo:
+                            solo = None
+                        yield job, outcome
+                if broken:
+                    # A worker died (the OOM killer, a signal): the pool is gone with every
+                    # job in it. A new pool runs them again one at a time, as Ray retries a
+                    # dead worker's task; a job whose worker dies while it runs alone more
+                    # than MAX_LOST times fails (the jobs beside it are not blamed).
+                    suspects += [j for j in pending.values() if j is not solo]
+                    pending.clear()
+                    self.close()
+                    if solo is not None:
+                        died[solo.index] = died.get(solo.index, 0) + 1
+                        if died[solo.index] > MAX_LOST:
+                            yield solo, {"error": f"its worker process died {MAX_LOST + 1} "
+                                         "times (out of memory? killed?)",
+                                         "input_error": False}
+                        else:
+                            suspects.insert(0, solo)
+                        solo = None
+                    self._start(workers, mine)
             pool, self.pool = self.pool, None
+            assert pool is not None
             pool.shutdown(wait=True)
         finally:
             self.close()
+
+    def _put(self, pending: dict[Future, Job], job: Job) -> bool:
+        """Submit ``job`` into ``pending``; False when the pool broke (a worker died)."""
+        try:
+            pending[self._submit(job)] = job
+        except BrokenProcessPool:
+            return False
+        return True
+
+    def _start(self, workers: int, traces: dict[str, Trace]) -> None:
+        self.pool = ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init,
+            initargs=(traces,))
 
     def _submit(self, job: Job) -> Future:
         """Submit with Ctrl-C held: a submit may start a worker, writing it the traces through

@@ -16,10 +16,13 @@ import contextlib
 import logging
 import os
 import pickle
+import signal
+import socket
 from collections.abc import Iterator
 from typing import Any
 
 from kvcore.errors import InputError
+from kvcore.host_memory import check_workers
 from kvcore.sweep.executor import ExecutorSettings
 from kvcore.sweep.grid import Job
 from kvcore.sweep.job import run_job
@@ -28,8 +31,27 @@ from kvcore.traces import Trace
 _MIN_STORE = 256 * 2**20        # a local cluster's object store: this plus 4x the traces
 
 
+# A Ray worker process holds more than a local one (Ray's core worker): counted as two
+_RAY_WORKER_FACTOR = 2
+_REACH_S = 10.0
+
+
 def _run(trace: Trace, job: Job) -> dict[str, Any]:
     return run_job(job, trace)
+
+
+def _reach(address: str) -> None:
+    """A ``host:port`` address must accept a connection within `_REACH_S` seconds (``auto``,
+    ``local`` and ``ray://`` are Ray's to resolve, and fail at once when nothing is there)."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "://" in address or not host:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=_REACH_S).close()
+    except OSError as err:
+        raise InputError(f"cannot reach Ray at {address}: {err.strerror or err} (a cluster's "
+                         "head: `ray start --head` prints its address)",
+                         field="ray_address") from None
 
 
 class RayExecutor:
@@ -44,7 +66,13 @@ class RayExecutor:
         self.puts = 0               # traces put in the object store (one each)
 
     def check(self, n_jobs: int) -> None:
-        """Nothing to check here: Ray's workers live in its cluster (its own limits)."""
+        """Before the results file is opened: a cluster's address must answer (`ray.init` on
+        an address where nothing listens retried for ever); a local Ray's worker processes,
+        one a CPU it is given, must fit this host's memory (`--jobs 100000` passed)."""
+        if self.address is not None:
+            _reach(self.address)
+        else:
+            check_workers(min(self.cap or os.cpu_count() or 1, n_jobs) * _RAY_WORKER_FACTOR)
 
     def describe(self) -> str:
         if not self.where:
@@ -59,6 +87,11 @@ class RayExecutor:
             self.where = "the running Ray session"
             return ray
         common: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
+        # Ray's core logs a failed token handshake once a second for 20 s before it raises
+        os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "error")
+        # ray.init puts its own SIGTERM / SIGHUP handlers in (sys.exit(1) or sys.exit(15)):
+        # kvcli's (exit 143, "interrupted", the workers ended) go back after it
+        saved = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
         try:
             if self.address is not None:
                 ray.init(address=self.address, **common)
@@ -79,6 +112,10 @@ class RayExecutor:
                     if self.address is not None else "")
             raise InputError(f"cannot start or reach Ray: {str(err).splitlines()[0]}{hint}",
                              field="ray_address" if self.address else "executor") from None
+        finally:
+            for sig, handler in saved.items():
+                if handler is not None:
+                    signal.signal(sig, handler)
         return ray
 
     def run(self, jobs: list[Job], traces: dict[str, Trace]) -> Iterator[tuple[Job, dict]]:

@@ -40,9 +40,11 @@ def run_job(job: Job, trace: Trace) -> dict[str, Any]:
                 "input_error": False}
     if _interrupted(result):
         return {"error": "interrupted", "input_error": False}
+    from kvcore.sweep.results import defaults_id
+
     return {"result": strip_wall_times(result),
             "wall_time_s": round(time.perf_counter() - t0, 3),
-            "kvcli_version": kvcli_version()}
+            "kvcli_version": kvcli_version(), "defaults": defaults_id(job.command)}
 
 
 def compute(job: Job, trace: Trace) -> dict[str, Any]:

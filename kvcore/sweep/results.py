@@ -32,7 +32,9 @@ def results_line(job: Job, outcome: dict[str, Any]) -> dict[str, Any]:
     return {"job_id": job.job_id, "index": job.index, "command": job.command,
             "trace": job.trace, "trace_sha256": job.trace_sha256, "config": job.config,
             "result": outcome["result"], "kvcli_version": outcome["kvcli_version"],
-            "defaults": defaults_id(job.command), "wall_time_s": outcome["wall_time_s"]}
+            # (the worker's: a node running another kvcli records its own defaults)
+            "defaults": outcome.get("defaults") or defaults_id(job.command),
+            "wall_time_s": outcome["wall_time_s"]}
 
 
 @functools.cache
@@ -86,19 +88,18 @@ def read_results(path: str, *, missing_ok: bool = False) -> Results:
     for no, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
-        last = no == len(lines)         # no newline after it: cut short by a crash
+        if no == len(lines):
+            # no newline after it: cut short by a crash, even where it parses (a write that
+            # stopped just before its newline); `open_append` cuts it off before appending,
+            # so it is never counted as finished (it was, then cut: a finished job lost)
+            out.partial_tail = True
+            continue
         try:
             d = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            if last:
-                out.partial_tail = True
-                continue
             raise InputError("not a JSON line (is this a kvcli sweep results file?)",
                              path=name, line=no) from None
         if not isinstance(d, dict) or any(k not in d for k in _KEYS):
-            if last:
-                out.partial_tail = True
-                continue
             raise InputError(f"not a results line: it needs {', '.join(_KEYS)}", path=name,
                              line=no)
         _check_line(d, name, no)
