@@ -14,7 +14,8 @@ goes to typer's own adapter, built on first use, so messages and edge cases (``0
 go through the very functions typer's adapters wrap (``typer._param_types.coerce_cli_choice``
 and ``coerce_cli_path``, which need no pydantic), called here with the context and parameter
 the adapter would hand them; a value they refuse goes to typer's adapter, which words the error.
-`tests/test_lean_typer.py` checks that both agree. (Without this, the replay's choice options
+`tests/test_lean_typer.py` checks that both agree. Every integer option, converted here or by
+typer, is refused at 2**63 or beyond (`INT64`). (Without this, the replay's choice options
 alone made every `kvcli replay` import pydantic: 0.1 s of a 1.25 s run of the 2,000-request
 `benchmarks/sched_vs_vllm.py` trace.)
 
@@ -115,6 +116,18 @@ def _converter(descriptor: Any) -> Callable[[Any, Any, Any], Any] | None:
     return None
 
 
+INT64 = 1 << 63
+
+
+def _none(value: Any, param: Any, ctx: Any) -> Any:
+    return _MISS
+
+
+def _int_like(ann: Any) -> bool:
+    """``int``, or a union holding it (``int | None``)."""
+    return ann is int or int in getattr(ann, "__args__", ())
+
+
 def install() -> bool:
     """Route plain parameters through the fast conversion; True when installed."""
     try:
@@ -136,14 +149,23 @@ def install() -> bool:
 
         def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
             out = self.convert(value, param, ctx)
-            if out is not _MISS:
-                return out
-            if not self.fallback:
-                self.fallback.append(original(self.descriptor))
-            return self.fallback[0]._coerce_value(value, param=param, ctx=ctx)
+            if out is _MISS:
+                if not self.fallback:
+                    self.fallback.append(original(self.descriptor))
+                out = self.fallback[0]._coerce_value(value, param=param, ctx=ctx)
+            if type(out) is int and not -INT64 <= out < INT64:
+                # 2**64 was taken, run, and then crashed the JSON writer (orjson keeps 64
+                # bits); no count, size or seed of kvcli's is near it
+                from typer._click.exceptions import BadParameter
+
+                raise BadParameter(f"must be a 64-bit integer (below 2**63 in size), got {out}",
+                                   ctx=ctx, param=param)
+            return out
 
     def build_runtime_param(descriptor: Any) -> Any:
         convert = _converter(descriptor)
+        if convert is None and _int_like(descriptor.annotation):
+            convert = _none        # typer's adapter converts; the range is checked above
         if convert is None:
             return original(descriptor)
         return LeanRuntimeParam(parameter_info=descriptor.parameter_info,

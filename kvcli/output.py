@@ -60,12 +60,34 @@ class View:
 
 def dumps(obj: Any) -> bytes:
     """Compact JSON bytes (orjson), numpy values allowed."""
-    return orjson.dumps(obj, option=_OPTS)
+    try:
+        return orjson.dumps(obj, option=_OPTS)
+    except TypeError:
+        return _wide(obj, None)
 
 
 def dumps_pretty(obj: Any) -> bytes:
     """Indented JSON bytes with a final newline (`--json` documents, calibration files)."""
-    return orjson.dumps(obj, option=_OPTS | orjson.OPT_INDENT_2) + b"\n"
+    try:
+        return orjson.dumps(obj, option=_OPTS | orjson.OPT_INDENT_2) + b"\n"
+    except TypeError:
+        return _wide(obj, 2) + b"\n"
+
+
+def _wide(obj: Any, indent: int | None) -> bytes:
+    """The stdlib's JSON, for what orjson refuses: an integer past 64 bits that an input
+    carried through (a model config's 2**64 max_position_embeddings crashed `--json` after the
+    run; the options refuse such values, inputs' free fields can still hold them)."""
+    import json
+
+    return json.dumps(obj, indent=indent, default=_plain, ensure_ascii=False).encode()
+
+
+def _plain(x: Any) -> Any:
+    tolist = getattr(x, "tolist", None)     # numpy values and arrays
+    if tolist is not None:
+        return tolist()
+    raise TypeError(f"not JSON: {type(x).__name__}")
 
 
 def emit(view: View, *, as_json: bool, to_stderr: bool = False) -> None:

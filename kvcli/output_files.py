@@ -107,6 +107,9 @@ def check_output(path: str | None, field: str, *, folder: bool = False) -> None:
         return
     if not path:
         raise InputError("an empty path", field=field)
+    if folder and os.path.exists(path) and not os.path.isdir(path):
+        # (a device passed as in place: /dev/null ran the whole job, then 'cannot create')
+        raise InputError(f"{path} is a file, not a folder", field=field)
     if _in_place(path) and not (folder and os.path.isdir(path)):
         if os.path.isdir(path):
             raise InputError(f"{path} is a folder, not a file", field=field)

@@ -15,12 +15,13 @@ from kvcli.plots import _Charts
 
 def _numeric(values: list) -> bool:
     nums = [v for v in values if v is not None]
-    return len(set(nums)) >= 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                       for v in nums)
+    # (the types first: a list or object value is not hashable)
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in nums) \
+        and len(set(nums)) >= 2
 
 
 def _label(k: str, v) -> str:
-    return f"{k}={os.path.basename(v) if k == 'trace' else v}"
+    return f"{k}={os.path.basename(v) if k == 'trace' and isinstance(v, str) else v}"
 
 
 def write_sweep_plots(doc: dict, folder: str) -> list[str]:

@@ -44,6 +44,30 @@ READ_ERRORS = (OSError, EOFError, zlib.error)
 MAX_LINE_BYTES = 1 << 30
 
 _stdin: tuple[object, io.BufferedReader] | None = None    # (sys.stdin.buffer, its stream)
+# A named pipe (a FIFO, `<(cat T)`, /dev/stdin on a pipe) can be read once: opened once and kept
+# open, as stdin, for the command's next reader (`kvcli stats` sniffs, then replays: the second
+# open found it empty, "empty trace", or blocked for ever on a FIFO)
+_pipes: dict[str, io.BufferedReader] = {}
+
+
+def _same_file(stream: io.BufferedReader, path: str) -> bool:
+    """Whether ``path`` still names the pipe ``stream`` reads (not a new one made there)."""
+    try:
+        raw = stream.raw
+        fd = raw.fileno() if not isinstance(raw, gzip.GzipFile) else raw.fileobj.fileno()  # type: ignore[union-attr]
+        a, b = os.fstat(fd), os.stat(path)
+    except (OSError, AttributeError, ValueError):
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def is_pipe(path: str) -> bool:
+    """Whether ``path`` names a pipe or socket (readable once), not a file."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 def open_source(path: str, *, buffer_size: int = BUFFER_SIZE) -> tuple[str, io.BufferedReader]:
@@ -51,6 +75,10 @@ def open_source(path: str, *, buffer_size: int = BUFFER_SIZE) -> tuple[str, io.B
     magic bytes. ``buffer_size`` bounds what one `peek` shows (stdin keeps its own buffer)."""
     if path == STDIN:
         return STDIN_NAME, _stdin_stream(buffer_size)
+    kept = _pipes.pop(path, None)
+    if kept is not None and not kept.closed and _same_file(kept, path):
+        _pipes[path] = kept
+        return path, kept
     try:
         f = open(path, "rb", buffering=buffer_size)  # noqa: SIM115 (returned open)
     except FileNotFoundError:
@@ -71,7 +99,10 @@ def open_source(path: str, *, buffer_size: int = BUFFER_SIZE) -> tuple[str, io.B
     except OSError as err:
         f.close()
         raise InputError(f"cannot read: {err.strerror or err}", path=path) from None
-    if magic == GZIP_MAGIC:
+    pipe = stat.S_ISFIFO(os.fstat(f.fileno()).st_mode)
+    if magic == GZIP_MAGIC and pipe:        # (read on from the bytes peeked: no second open)
+        f = io.BufferedReader(gzip.GzipFile(fileobj=f, mode="rb"), buffer_size)  # type: ignore[arg-type]
+    elif magic == GZIP_MAGIC:
         f.close()
         f = io.BufferedReader(gzip.open(path, "rb"), buffer_size)  # noqa: SIM115
     try:
@@ -79,6 +110,8 @@ def open_source(path: str, *, buffer_size: int = BUFFER_SIZE) -> tuple[str, io.B
     except READ_ERRORS as err:
         f.close()
         raise InputError(f"cannot read: {err}", path=path) from None
+    if pipe:
+        _pipes[path] = f
     return path, f
 
 
@@ -105,14 +138,15 @@ def _skip_bom(stream: io.BufferedReader) -> None:
 def source_size(path: str, stream: io.BufferedReader) -> int | None:
     """The bytes a reader of `stream` (from `open_source(path)`) will see: a plain file's size;
     None for stdin and for gzip (its decompressed size is not known up front)."""
-    if path == STDIN or isinstance(stream.raw, gzip.GzipFile):
+    if path == STDIN or isinstance(stream.raw, gzip.GzipFile) or path in _pipes:
         return None
     return os.fstat(stream.fileno()).st_size
 
 
 def close_source(stream: io.BufferedReader) -> None:
-    """Close a stream from `open_source`; stdin's stays open for the next reader."""
-    if _stdin is None or stream is not _stdin[1]:
+    """Close a stream from `open_source`; stdin's and a named pipe's stay open for the next
+    reader."""
+    if (_stdin is None or stream is not _stdin[1]) and stream not in _pipes.values():
         stream.close()
 
 

@@ -51,7 +51,8 @@ def test_port_in_use_and_bad_endpoints_are_one_line():
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     r = runner.invoke(app, ["events", "listen", "tcp://127.0.0.1:5557", "--first-seq",
                             str(2**64)])
-    assert r.exit_code == 2 and r.stderr.startswith("error: option --first-seq: must be from 0")
+    # (refused as it is parsed: every integer option stops below 2**63)
+    assert r.exit_code == 2 and "64-bit integer" in r.stderr
     r = runner.invoke(app, ["events", "listen", "http://x"])
     # (ENDPOINT is a positional argument: "option --endpoint" named a flag that does not exist)
     assert r.exit_code == 2 and r.stderr == ("error: argument ENDPOINT: 'http://x': expected "

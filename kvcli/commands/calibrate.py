@@ -27,8 +27,9 @@ def register(app: typer.Typer) -> None:
         device: Annotated[str, typer.Option("--device", help="cuda, or cpu: the same code on "
                                             "CPU tensors under TRITON_INTERPRET=1 (tests; the "
                                             "times describe the CPU).")] = "cuda",
-        block_size: Annotated[int, typer.Option("--block-size", min=1, help="KV block size "
-                                                "of the decode tables.")] = 16,
+        block_size: Annotated[int, typer.Option("--block-size", min=1, max=4096,
+                                                help="KV block size of the decode tables "
+                                                "(at most 4,096).")] = 16,
         as_json: Annotated[bool, typer.Option("--json", help="Also print the file on "
                                               "stdout (with -o -, it is printed once).")] = False,
     ) -> None:
@@ -57,6 +58,8 @@ def register(app: typer.Typer) -> None:
                                  "roofline clock (--gpu) or --clock linear:C0,C1,C2",
                                  field="model" if model else "model_config")
             output.check_output(out, "output")
+            # (-o cfg.json --model-config cfg.json wrote the calibration over the model's config)
+            output.check_distinct([("the model config", model_config)], [("output", out)])
             from kvcli.calibration.run import calibrate as run_calibrate
 
             doc = run_calibrate(g, device_name=device, grid=grid, tp=tp, block_size=block_size,

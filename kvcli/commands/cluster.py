@@ -7,7 +7,6 @@ outputs (`--events DIR`, `--decisions FILE`, `--json`).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -43,11 +42,12 @@ IntervalOpt = Annotated[float, typer.Option(
 LagOpt = Annotated[float, typer.Option(
     "--kv-event-lag-ms", help="KV events reach an event-fed router this long after vLLM "
     "publishes them (with the step's output).", rich_help_panel=_C)]
-EventsOpt = Annotated[Path | None, typer.Option(
-    "--events", help="A folder: per router and replica, our event stream and vLLM's "
+# (str, not Path: typer made '' the path '.', and --events '' wrote into the working folder)
+EventsOpt = Annotated[str | None, typer.Option(
+    "--events", metavar="DIR", help="A folder: per router and replica, our event stream and vLLM's "
     "(ROUTER/replica-K.events.jsonl, ROUTER/replica-K.vllm.jsonl).", rich_help_panel=_O)]
-DecisionsOpt = Annotated[Path | None, typer.Option(
-    "--decisions", help="One JSON line per routing decision.", rich_help_panel=_O)]
+DecisionsOpt = Annotated[str | None, typer.Option(
+    "--decisions", metavar="FILE", help="One JSON line per routing decision.", rich_help_panel=_O)]
 PlotOpt = Annotated[str | None, typer.Option(
     "--plot", metavar="DIR", help="Write cluster.png into DIR: hit rate and losses per router, "
     "each replica's share of prefill (needs the 'plot' extra).", rich_help_panel=_O)]
@@ -107,8 +107,7 @@ def register(app: typer.Typer) -> None:
             else None
         code = output.run(lambda: run(
             trace, opts, replicas, names, router_opt or [], seed, metrics_interval_ms,
-            kv_event_lag_ms, None if events is None else str(events),
-            None if decisions is None else str(decisions), as_json, plot, live, metrics,
+            kv_event_lag_ms, events, decisions, as_json, plot, live, metrics,
             "router" if routers is None else "routers", dropped))
         if code:
             raise typer.Exit(code)

@@ -77,7 +77,7 @@ def _arrivals(rng: random.Random, n: int, rates: Sequence[float], stage_s: float
     while len(out) < n:
         end = (k + 1) * stage_s if k < len(rates) - 1 else math.inf
         nxt = t + rng.expovariate(rates[k])
-        if nxt >= end:
+        if nxt >= end and end != math.inf:      # (a gap of inf, at 1e-320 qps, is no stage's end)
             t, k = end, k + 1
             continue
         t = nxt

@@ -230,6 +230,8 @@ def _check(f: dataclasses.Field, v: Any) -> None:
         raise InputError(f"must be true or false, got {v!r}", field=f.name)
     if check is None or (v is None and f.default is None):
         return
+    if _is_number(v, (int,)) and not -(1 << 63) <= v < 1 << 63:    # (the JSON writer's range)
+        raise InputError(f"must be a 64-bit integer (below 2**63 in size), got {v}", field=f.name)
     if check == "utilization":      # vLLM's rule: 0 < x <= 1
         if not _is_number(v, (int, float)) or not 0 < v <= 1:
             raise InputError(f"must be in (0, 1], got {v!r}", field=f.name)
@@ -250,8 +252,8 @@ def _check(f: dataclasses.Field, v: Any) -> None:
     if check == "positive_int":
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise InputError(f"must be a positive integer, got {v!r}", field=f.name)
-    elif check == "fraction":
-        if not 0.0 <= v < 1.0:      # also refuses NaN
+    elif check == "fraction":       # (a config line's "0.01" was a TypeError traceback)
+        if not _is_number(v, (int, float)) or not 0.0 <= v < 1.0:      # also refuses NaN
             raise InputError(f"must be in [0, 1), got {v}", field=f.name)
     elif check == "positive":
         if not _is_number(v, (int, float)) or not math.isfinite(v) or not v > 0:

@@ -8,10 +8,21 @@ from kvcore.errors import InputError
 from kvcore.traces import Trace
 
 
-def refusal(cfg: ReplayOptions, trace: Trace | None, name: str, message: str) -> InputError:
+def refusal(cfg: ReplayOptions, trace: Trace | None, name: str, message: str,
+            also: tuple[str, ...] = ()) -> InputError:
     """The error refusing option `name` (raise it): ``FILE:LINE: field 'config.NAME'`` when the
-    trace's config line gave the value, else the option's."""
-    if trace is not None and name in trace.config and name not in (cfg.given or ()):
+    trace's config line gave the value, else the option's. ``also``: the other options of a
+    refused pair (a budget below max_num_seqs): the first of them a flag set, else one the
+    config line set, is named when `name` was neither (a config line's max_num_seqs 4096
+    was blamed on --max-num-batched-tokens, which nobody gave)."""
+    names = (name, *also)
+    given = cfg.given or set()
+    lined = set(trace.config) if trace is not None else set()
+    flag = next((n for n in names if n in given), None)
+    if flag is not None:
+        return InputError(message, field=flag)
+    line = next((n for n in names if n in lined), None)
+    if trace is not None and line is not None:
         return InputError(message, path=trace.path, line=trace.config_line,
-                          field=f"config.{name}")
+                          field=f"config.{line}")
     return InputError(message, field=name)

@@ -74,17 +74,19 @@ def _verify(cfg: ReplayOptions, trace: Trace | None) -> None:
     if model_len is not None and not cfg.enable_chunked_prefill and budget < model_len:
         raise refusal(cfg, trace, "max_num_batched_tokens",
                       f"{budget} is below max_model_len {model_len} with chunked prefill off: "
-                      f"{refused} (a prompt must fit one step)")
+                      f"{refused} (a prompt must fit one step)",
+                      ("max_model_len", "enable_chunked_prefill"))
     if budget < seqs:
         raise refusal(cfg, trace, "max_num_batched_tokens",
                       f"{budget} is below max_num_seqs {seqs}: {refused} (left unset, "
-                      "max_num_seqs follows the budget down)")
+                      "max_num_seqs follows the budget down)", ("max_num_seqs",))
     active = cfg.max_num_active_seqs
     if active is not None and active > seqs:
         raise refusal(cfg, trace, "max_num_active_seqs",
-                      f"{active} is above max_num_seqs {seqs}: {refused}")
+                      f"{active} is above max_num_seqs {seqs}: {refused}", ("max_num_seqs",))
     threshold = cfg.long_prefill_token_threshold
     if model_len is not None and threshold > model_len:
         raise refusal(cfg, trace, "long_prefill_token_threshold",
-                      f"{threshold} is above max_model_len {model_len}: {refused}")
+                      f"{threshold} is above max_model_len {model_len}: {refused}",
+                      ("max_model_len",))
 

@@ -10,15 +10,21 @@ from collections.abc import Callable
 from typing import Any
 
 
+def _at(d: Any, *keys: str) -> Any:
+    """``d[k1][k2]...``, None where a level is missing or not an object."""
+    for k in keys:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(k)
+    return d
+
+
 def _lat(key: str, q: str) -> Callable[[dict], Any]:
-    def get(r: dict) -> Any:
-        lat = r.get("latency")
-        return None if not lat else lat.get(key, {}).get(q)
-    return get
+    return lambda r: _at(r, "latency", key, q)
 
 
 def _offload(key: str) -> Callable[[dict], Any]:
-    return lambda r: (r.get("offload") or {}).get(key)
+    return lambda r: _at(r, "offload", key)
 
 
 # name -> (column title, how to take it from a replay's summary or a router's result)
@@ -46,8 +52,13 @@ DEFAULTS = {"replay": ("hit_rate", "hit_rate_with_cpu", "ttft_p99_ms", "preempti
 
 def metric_values(command: str, result: dict) -> dict[str, Any]:
     """Every metric of one job's result (None where it has none)."""
-    base = result["routers"][0] if command == "cluster" and result.get("routers") else result
-    return {name: get(base) for name, (_, get) in METRICS.items()}
+    routers = result.get("routers")
+    base = routers[0] if command == "cluster" and isinstance(routers, list) and routers \
+        else result
+    base = base if isinstance(base, dict) else {}
+    # a number or nothing: a hand-edited line's "0.5" (a string) broke the table's format
+    return {name: v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+            for name, (_, get) in METRICS.items() for v in (get(base),)}
 
 
 def chosen(command: str, names: list[str] | None, rows: list[dict[str, Any]]) -> list[str]:

@@ -124,17 +124,33 @@ def load_spec(path: str) -> SweepSpec:
             where[key] = (name, line)
             try:
                 if section == "options":
-                    fixed[key] = coerce(key, value, command)
+                    fixed[key] = _beside(coerce(key, value, command), key, base)
                     continue
                 if not isinstance(value, list) or not value:
                     raise BadValue("a grid key takes a non-empty list of values")
-                grid.append((key, _distinct(key, [coerce(key, v, command) for v in value])))
+                grid.append((key, _distinct(key, [_beside(coerce(key, v, command), key, base)
+                                                  for v in value])))
             except BadValue as err:
                 raise InputError(str(err), path=path, line=line, field=name) from None
     if not grid:
         raise InputError("no [grid]: a sweep needs at least one option with its values",
                          path=path, field="grid")
     return SweepSpec(command, tuple(traces), fixed, tuple(grid), results, path, where)
+
+
+_PATH_KEYS = ("model_config", "calibration")     # files a job reads, as the traces are
+
+
+def _beside(value: Any, key: str, base: str) -> Any:
+    """A path option's value relative to the spec's folder, as its traces are (it was the
+    working folder's: the sweep ran from one folder and not from another); it must exist."""
+    if key not in _PATH_KEYS or not isinstance(value, str) or not value:
+        return value
+    path = value if os.path.isabs(value) else os.path.normpath(os.path.join(base, value))
+    if not os.path.isfile(path):
+        raise BadValue(f"{path} {'is not a file' if os.path.exists(path) else 'does not exist'}"
+                       " (a path in a spec is relative to the spec's folder)")
+    return path
 
 
 def spec_from_flags(command: str, traces: list[str], sets: list[str]) -> SweepSpec:

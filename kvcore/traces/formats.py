@@ -169,7 +169,7 @@ def _ids(obj: dict, key: str, ctx: _Ctx) -> tuple[list[int], _array | None]:
 
 
 def _hashed(obj: dict, ctx: _Ctx, index: int, *, tb: int, ts_scale: float, rid: str) -> TraceRequest:
-    tb = _int(obj, "block_size", ctx, default=tb, minimum=1)
+    tb = _int(obj, "block_size", ctx, default=tb, minimum=1, maximum=MAX_REQUEST_TOKENS)
     v = obj.get("hash_ids")
     if isinstance(v, list):     # the limit first: the message says what the line holds
         _check_ids(v, "hash_ids", ctx, tb)

@@ -5,7 +5,9 @@ A trace names prompt content in one of two ways:
 * trace block ids (`hash_ids`, one id per `trace_block_size` tokens, the last block may be
   partial): block `i` with id `h` becomes the tokens `h*TB, h*TB+1, ...` (TB = the trace's block
   size), so equal ids are equal content and different ids differ, at any engine block size
-  (this is what the cache-mode oracle does, so hit rates agree with it token for token).
+  (this is what the cache-mode oracle does, so hit rates agree with it token for token). A
+  token past 64 bits (an id near 2^64) is taken modulo 2^64: the event streams write tokens as
+  JSON integers, which orjson (and every reader in C) keeps to 64 bits.
 
 Output tokens are unique to their request unless the trace gives them: the token at output
 position `p` of the request with index `i` (0-based, file order) is
@@ -20,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 OUTPUT_TOKEN_BASE = 1_000_000
+_WIDE = 1 << 64
 # The scheduler oracle's max_model_len when a trace gives none; it sets the output token stride.
 DEFAULT_TOKEN_STRIDE_MODEL_LEN = 8192
 
@@ -57,7 +60,10 @@ class TraceRequest:
     def prompt_source(self) -> HashIdTokens:
         """The prompt of a hash-id request as a `kvcore.request.TokenSource`."""
         assert self.hash_ids is not None and self.trace_block_size is not None
-        return HashIdTokens(self.hash_ids, self.trace_block_size, self.prompt_len)
+        ids, tb = self.hash_ids, self.trace_block_size
+        if ids and max(ids) >= _WIDE // tb:     # (a C-level pass over ~24 ids a request)
+            return WideHashIdTokens(ids, tb, self.prompt_len)
+        return HashIdTokens(ids, tb, self.prompt_len)
 
     def output_token(self, position: int, max_model_len: int | None) -> int:
         """The token sampled at output `position` (the trace's own, else the oracle's formula)."""
@@ -138,3 +144,13 @@ class HashIdTokens:
             out.extend(range(base, base + n))
             p += n
         return out
+
+
+class WideHashIdTokens(HashIdTokens):
+    """`HashIdTokens` of a prompt whose tokens pass 64 bits, each taken modulo 2^64 (`replay
+    --events` of an id of 2^64 - 1 was a TypeError from the event writer, after the replay)."""
+
+    __slots__ = ()
+
+    def tokens(self, start: int, end: int, step: int = 1) -> list[int]:
+        return [t & (_WIDE - 1) for t in HashIdTokens.tokens(self, start, end, step)]

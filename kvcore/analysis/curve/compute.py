@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from kvcore.analysis.curve.input import RULES
+from kvcore.analysis.curve.input import MAX_BLOCK_SIZE, RULES
 from kvcore.analysis.curve.knees import knees_of
 from kvcore.analysis.curve.onepass import one_pass
 from kvcore.analysis.curve.reading import read_input
@@ -19,7 +19,6 @@ from kvcore.host_memory import MAX_GIB, check_pool_fits
 # Bounds that keep every number of the answer a 64-bit integer (blocks x block size in tokens):
 # far beyond any cache (10^12 blocks of 16 tokens are ~100,000x the largest GPU pools).
 MAX_CAPACITY = 10**12           # blocks (capacities) or tokens (capacity_tokens)
-MAX_BLOCK_SIZE = 1 << 20        # tokens per block
 MAX_CAPACITIES = 10_000         # values in one capacity list
 DEFAULT_SWEEP_POINTS = 24
 

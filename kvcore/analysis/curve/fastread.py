@@ -22,7 +22,7 @@ import numpy as np
 import orjson
 
 from kvcore.errors import InputError
-from kvcore.sources import READ_ERRORS, STDIN, open_source
+from kvcore.sources import READ_ERRORS, STDIN, is_pipe, open_source
 from kvcore.traces.formats import MAX_REQUEST_TOKENS, MAX_TIMESTAMP_MS
 
 # = kvcore.traces.formats.MOONCAKE_BLOCK (a test checks it), not imported: the trace package
@@ -50,8 +50,8 @@ class HashIdTrace:
 
 
 def _read_bytes(path: str) -> bytes | None:
-    if path == STDIN:
-        return None      # stdin can be read once only: the full reader takes it
+    if path == STDIN or is_pipe(path):
+        return None      # stdin (or a pipe) can be read once only: the full reader takes it
     try:
         _, stream = open_source(path)
     except InputError:

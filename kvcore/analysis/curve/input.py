@@ -32,6 +32,7 @@ from typing import Protocol
 
 import numpy as np
 
+MAX_BLOCK_SIZE = 1 << 20        # tokens per block (--block-size, a config line's)
 RULES = ("vllm", "trace")
 
 

@@ -4,7 +4,13 @@ and what the reading has to say about the trace (warnings, in the result's `warn
 from __future__ import annotations
 
 from kvcore.analysis.curve.fastread import MOONCAKE_BLOCK, read_hash_id_trace
-from kvcore.analysis.curve.input import CurveInput, build_input, chained_input, warmup_start
+from kvcore.analysis.curve.input import (
+    MAX_BLOCK_SIZE,
+    CurveInput,
+    build_input,
+    chained_input,
+    warmup_start,
+)
 from kvcore.traces import out_of_order_warning
 
 
@@ -72,6 +78,9 @@ def _config_line(trace) -> int | None:
     if bs is not None and (isinstance(bs, bool) or not isinstance(bs, int) or bs < 1):
         raise InputError(f"must be a positive integer, got {bs!r}", field="config.block_size",
                          **where)
+    if bs is not None and bs > MAX_BLOCK_SIZE:     # (as --block-size: 2**63 overflowed numpy)
+        raise InputError(f"must be at most {MAX_BLOCK_SIZE:,}, got {bs:,}",
+                         field="config.block_size", **where)
     return bs
 
 
