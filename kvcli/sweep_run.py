@@ -75,7 +75,8 @@ def run(a: SweepArgs) -> int:
         raise InputError(f"{path} already holds {len(held.lines)} finished job(s) "
                          f"({len(finished)} of this sweep): --resume runs only the missing "
                          "ones; or remove the file", field="results")
-    other = sorted({d.get("command") for d in held.lines} - {plan.spec.command}, key=str)
+    other = sorted({d.get("command", "replay") for d in held.lines} - {plan.spec.command},
+                   key=str)
     if other:
         # (it ran, and `sweep report` then refused the file for good: "mixes commands")
         raise InputError(f"{path} holds results of `kvcli sweep --command {other[0]}`, this "
@@ -85,7 +86,8 @@ def run(a: SweepArgs) -> int:
                          plan.spec.command)
     todo = len(plan.jobs) - len(finished)
     ex = make_executor(a.executor, ExecutorSettings(jobs=a.jobs, address=a.ray_address))
-    ex.check(todo)          # (before the results file is opened: a refusal leaves no file)
+    if todo:
+        ex.check(todo)      # (before the results file is opened: a refusal leaves no file)
     swept = f"{', '.join(plan.swept)} swept" if plan.swept else "nothing swept"
     if plan.folded:
         swept += (f"; {plan.folded} grid point(s) differ only in options of a router they do "

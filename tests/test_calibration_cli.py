@@ -65,7 +65,8 @@ def test_cpu_calibration_is_a_valid_file_of_its_own_fit(cpu_calibration: Path) -
                             "tp": 1, "block_size": 16, "geometry": {
                                 "num_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
                                 "num_kv_heads": 2, "head_dim": 16, "intermediate_size": 96,
-                                "vocab_size": 256}}
+                                "vocab_size": 256, "num_experts": 0, "quantization": None,
+                                "layer_kinds": ["full"]}}
     t = doc["tables"]
     # the tiny grid: 5 GEMM shapes x 4 M, 3 decode, 3 prefill, 3 ops x 3 token counts
     assert (len(t["gemm"]), len(t["decode_attention"]), len(t["prefill_attention"]),
@@ -204,7 +205,14 @@ def _set(doc: dict, value, *keys) -> dict:
     (lambda d: _set(d, 5120, "scope", "geometry", "hidden_size"), "scope.geometry.hidden_size",
      ("the file was measured for 'llama-3.1-8b' with hidden_size 5120, llama-3.1-8b has 4096 "
       "(calibrate again for it)")),
-    (lambda d: _drop(d, "scope", "geometry"), "scope.geometry", "missing"),
+    (lambda d: _drop(d, "scope", "geometry"), "scope.geometry",
+     "missing: a file from before kvcli recorded the model's geometry (calibrate again)"),
+    # Mixtral has Mistral's seven numbers: the experts tell them apart
+    (lambda d: _set(d, 8, "scope", "geometry", "num_experts"), "scope.geometry.num_experts",
+     ("the file was measured for 'llama-3.1-8b' with num_experts 8, llama-3.1-8b has 0 "
+      "(calibrate again for it)")),
+    (lambda d: _drop(d, "scope", "geometry", "quantization"), "scope.geometry.quantization",
+     "missing"),
     (lambda d: _set(d, 0, "scope", "geometry", "vocab_size"), "scope.geometry.vocab_size",
      "must be a positive integer, got 0"),
     (lambda d: _set(d, ["eta_fast"], "fit", "undetermined"), "fit.undetermined",

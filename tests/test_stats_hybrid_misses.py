@@ -73,6 +73,17 @@ def test_a_mamba_group_without_the_state_is_mamba_state():
     assert m["reasons"][-1] == "mamba_state"
 
 
+def test_a_whole_block_prompts_last_block_is_last_token_even_past_a_junction():
+    # B is A's 16 tokens, 4 whole blocks: the Mamba state at block 2 gives a hit of 8; block 3
+    # is mamba_state, but block 4 could not hit even in full attention (the lookup stops at
+    # num_tokens - 1): last_token
+    s = _cached_prompt(Stream(block_size=4, num_blocks=10, groups=MAMBA), 1, 0, [2])
+    s.at(2).arrive("B", 16).admit("B", 16, 8, [[1, 2, 3, 4], [1, 2, 3, 4]])
+    s.touch("B", [1, 2], [1, 2], 1)
+    m = report(s.end())["misses"]
+    assert (m["tokens"]["mamba_state"], m["tokens"]["last_token"]) == (4, 4)
+
+
 def test_jamba_replay_misses_nothing_as_evicted_without_an_eviction(tmp_path):
     # (the second request already had 6 full-attention blocks `evicted` with no Mamba state)
     events = tmp_path / "ev.jsonl"

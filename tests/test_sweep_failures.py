@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import signal
 import sys
 import textwrap
@@ -161,3 +162,42 @@ def test_a_results_line_records_the_workers_defaults():
     assert outcome["defaults"] == defaults_id("replay")
     assert results_line(job, {**outcome, "defaults": "0123456789abcdef"})["defaults"] == \
         "0123456789abcdef"
+
+
+_DIES_AT_START = """
+import os, signal, sys
+D = {tmp!r}
+if "--multiprocessing-fork" in sys.argv:
+    with open(os.path.join(D, "spawns"), "a") as f:
+        f.write("x")
+    if os.path.getsize(os.path.join(D, "spawns")) == 2:     # the replacement worker
+        os.kill(os.getpid(), signal.SIGKILL)                   # dies as it starts
+    import kvcore.sweep.job as job
+    _compute = job.compute
+    def compute(j, trace):
+        mark = os.path.join(D, "killed")
+        if j.config.get("num_blocks") == 410 and not os.path.exists(mark):
+            open(mark, "w").close()
+            os.kill(os.getpid(), signal.SIGKILL)
+        return _compute(j, trace)
+    job.compute = compute
+"""
+
+
+def test_a_replacement_worker_that_dies_as_it_starts_does_not_hang_the_sweep(tmp_path,
+                                                                               monkeypatch):
+    # (the traces went down the start-up pipe: a worker dead before reading them left the
+    # command blocked in write(), deaf to Ctrl-C, for ever)
+    import subprocess
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(textwrap.dedent(
+        _DIES_AT_START.format(tmp=str(tmp_path))))
+    env = {**os.environ, "PYTHONPATH": f"{site}:{ROOT}"}
+    res = tmp_path / "r.jsonl"
+    proc = subprocess.run([sys.executable, "-m", "kvcli", "sweep", "--trace", PREFIX, "--set",
+                           "num_blocks=400,410,420", "--results", str(res), "--jobs", "1"],
+                          env=env, capture_output=True, text=True, timeout=180, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert len(res.read_text().splitlines()) == 3

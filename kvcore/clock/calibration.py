@@ -38,10 +38,14 @@ _FACTOR_KEYS = (("eta_gemm_c", True), ("eta_gemm_m", True), ("eta_attn", True),
 # for Llama-3.1-8B)
 GEOMETRY_KEYS = ("num_layers", "hidden_size", "num_attention_heads", "num_kv_heads", "head_dim",
                  "intermediate_size", "vocab_size")
+# ... and what else makes its kernels other ones with the same shapes (Mixtral has Mistral's
+# seven numbers): compared as they are, checked present
+KIND_KEYS = ("num_experts", "quantization", "layer_kinds")
 
 
-def scope_geometry(g: ModelGeometry) -> dict[str, int]:
-    return {k: int(getattr(g, k)) for k in GEOMETRY_KEYS}
+def scope_geometry(g: ModelGeometry) -> dict[str, Any]:
+    return {**{k: int(getattr(g, k)) for k in GEOMETRY_KEYS}, "num_experts": g.num_experts,
+            "quantization": g.quantization, "layer_kinds": sorted(set(g.layer_kinds))}
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,9 +124,15 @@ def check_calibration(doc: Any, path: str) -> Calibration:
     scope = _obj(doc, "scope", path)
     for key in ("model", "dtype", "kv_dtype"):
         _text(scope, key, path, "scope")
+    if "geometry" not in scope:
+        raise InputError("missing: a file from before kvcli recorded the model's geometry "
+                         "(calibrate again)", path=path, field="scope.geometry")
+    geo = _obj(scope, "geometry", path, "scope")
+    for key in KIND_KEYS:
+        _get(geo, key, path, "scope.geometry")
     for field, v in (("tp", _get(scope, "tp", path, "scope")),
-                     *((f"geometry.{k}", _get(_obj(scope, "geometry", path, "scope"), k, path,
-                                              "scope.geometry")) for k in GEOMETRY_KEYS)):
+                     *((f"geometry.{k}", _get(geo, k, path, "scope.geometry"))
+                       for k in GEOMETRY_KEYS)):
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise InputError(f"must be a positive integer, got {v!r}", path=path,
                              field=f"scope.{field}")

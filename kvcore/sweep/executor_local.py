@@ -1,8 +1,8 @@
 """The `local` executor: a pool of worker processes on this machine's cores (stdlib only).
 
 Workers are started with `spawn` (a clean interpreter: no locks or threads inherited from the
-command) and each receives the traces once, when it starts; a job then carries only its
-options. Workers ignore Ctrl-C (the command handles it and ends them) and, on Linux, die with
+command) and each reads the traces once, when it starts, from a file the command wrote (removed
+at the end); a job then carries only its options. Workers ignore Ctrl-C (the command handles it and ends them) and, on Linux, die with
 the command (`PR_SET_PDEATHSIG`), so a killed sweep leaves no replay running. A worker that dies
 (the OOM killer) breaks the pool with every job in flight: a new pool runs them again one at a
 time, and a job whose worker dies while it runs alone more than `MAX_LOST` times fails alone (it
@@ -14,7 +14,9 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import pickle
 import signal
+import tempfile
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -31,13 +33,14 @@ _TRACES: dict[str, Trace] = {}      # in a worker: the traces, by sha256
 MAX_LOST = 3        # deaths of a job's worker while it runs alone before the job fails
 
 
-def _init(traces: dict[str, Trace]) -> None:
+def _init(traces_file: str) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with contextlib.suppress(Exception):        # Linux: end with the parent
         import ctypes
 
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
-    _TRACES.update(traces)
+    with open(traces_file, "rb") as f:
+        _TRACES.update(pickle.load(f))
 
 
 def _work(job: Job) -> dict[str, Any]:
@@ -67,7 +70,12 @@ class LocalExecutor:
         needed = {j.trace_sha256 for j in jobs}
         self.check(len(jobs))
         workers = self.started = min(self.workers, len(jobs))
-        mine = {k: v for k, v in traces.items() if k in needed}
+        # The traces reach the workers through a file, not the start-up pipe: a worker that
+        # died before reading them all left the command blocked in that pipe's write, deaf to
+        # Ctrl-C (a replacement pool after a worker's death made that likely)
+        fd, mine = tempfile.mkstemp(prefix="kvcli-sweep-", suffix=".traces")
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump({k: v for k, v in traces.items() if k in needed}, f, protocol=5)
         self._start(workers, mine)
         died: dict[int, int] = {}       # job index -> its worker's deaths while it ran alone
         try:
@@ -128,6 +136,8 @@ class LocalExecutor:
             pool.shutdown(wait=True)
         finally:
             self.close()
+            with contextlib.suppress(OSError):
+                os.remove(mine)
 
     def _put(self, pending: dict[Future, Job], job: Job) -> bool:
         """Submit ``job`` into ``pending``; False when the pool broke (a worker died)."""
@@ -137,7 +147,7 @@ class LocalExecutor:
             return False
         return True
 
-    def _start(self, workers: int, traces: dict[str, Trace]) -> None:
+    def _start(self, workers: int, traces: str) -> None:
         self.pool = ProcessPoolExecutor(
             workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init,
             initargs=(traces,))

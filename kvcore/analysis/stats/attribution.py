@@ -88,6 +88,8 @@ def block_reasons(ms: MissStats, ev: dict, hashes: list[int], hit: int, tail: in
     if ms.junction is not None and in_c.any():
         reach = m if in_c.all() else int(np.argmin(in_c))
         codes[:reach] = ms.junction
+        if reach == m and tail == 0:        # the last whole block: past the lookup's cap
+            codes[m - 1] = LAST_TOKEN
     if m == 1 and tail == 0 and in_c[0]:      # the prompt's last block, all before it hit
         codes[0] = LAST_TOKEN
     evictors = (was[ev_mask] & _RID_MASK).tolist() if ev_mask.any() else []

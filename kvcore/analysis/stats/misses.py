@@ -5,7 +5,8 @@ prompt blocks past the hit (block size of the reference group: the first full-at
 else group 0) plus its partial tail. Reasons, checked in this order for each missed full block:
 
 * ``last_token``: the block is the prompt's last, the prompt is a whole number of blocks, every
-  earlier block hit and this one was cached: vLLM caps the lookup at ``num_tokens - 1``.
+  earlier block hit (or, in a hybrid model, full attention held every one from the hit) and
+  this one was cached: vLLM caps the lookup at ``num_tokens - 1``.
 * ``window`` (a model with sliding-window or chunked local groups) or ``mamba_state`` (a
   hybrid Mamba model): the reference group had the block cached, and every block from the hit
   to it, so full attention alone would have hit it: another group stopped the lookup (a
@@ -217,7 +218,8 @@ class MissStats:
         for i in range(hit_blocks, n_full):
             h = hashes[i]
             if h in c_ref:
-                if i == n_full - 1 and tail == 0 and i == hit_blocks:
+                if i == n_full - 1 and tail == 0 and (
+                        i == hit_blocks or (self.junction is not None and i < reach)):
                     reason = "last_token"
                 elif self.junction is not None and i < reach:
                     reason = REASONS[self.junction]
