@@ -141,7 +141,8 @@ def test_sweep_report_of_hand_edited_values(tmp_path):
     res = tmp_path / "r.jsonl"
     assert runner.invoke(app, ["sweep", "--trace", PREFIX, "--set", "num_blocks=200,300",
                                "--results", str(res)]).exit_code == 0
-    lines = [json.loads(x) for x in res.read_text().splitlines()]
+    lines = sorted((json.loads(x) for x in res.read_text().splitlines()),
+                   key=lambda d: d["index"])        # (file order is finishing order)
     lines[0]["result"]["hit_rate"] = "0.5"          # (ValueError: Unknown format code 'f')
     lines[1]["result"]["latency"] = "x"             # (AttributeError)
     lines[1]["config"]["num_blocks"] = [1, 2]       # (--plot: unhashable type)
@@ -197,3 +198,16 @@ def test_a_spec_path_option_is_relative_to_the_spec(tmp_path, monkeypatch):
     _one_line(["sweep", "sp/rel.toml", "--results", "x.jsonl"],
               "error: sp/rel.toml:3: field 'options.model_config': sp/nope.json does not "
               "exist (a path in a spec is relative to the spec's folder)")
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    # (each ran or blocked silently: 23 us a step for 10^11 steps; 30 years a simulated s)
+    (["--kv-offloading-size", "0.5", "--offload-store-steps", "99999999999"],
+     "error: option --offload-store-steps: must be at most 100,000, got 99999999999"),
+    (["--realtime", "1e-9"], ("error: option --realtime: must be at least 0.001 (a thousandth "
+                             "of the simulated pace), got 1e-09")),
+    (["--kv-events-endpoint", "tcp://*:5599", "--kv-events-wait-s", "1e308"],
+     "error: option --kv-events-wait-s: must be at most 86,400 s (a day), got 1e+308"),
+])
+def test_runs_that_would_not_end_are_refused(args, line):
+    _one_line(["replay", PREFIX, *args], line)

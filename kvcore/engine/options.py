@@ -128,8 +128,9 @@ class ReplayOptions:
     offload_prompt_only: bool = _knob(True, config=True)
     store_threshold: int = _knob(0, config=True, check="int_at_least", lo=0)
     sync_load_budget_bytes: int = _knob(0, config=True, check="int_at_least", lo=0)
-    load_steps: int = _knob(1, config=True, check="positive_int")   # transfer times, in steps
-    store_steps: int = _knob(1, config=True, check="positive_int")
+    # transfer times, in steps (99,999,999,999 stepped for ever, 23 us a step, without a word)
+    load_steps: int = _knob(1, config=True, check="int_at_least", lo=1, hi=100_000)
+    store_steps: int = _knob(1, config=True, check="int_at_least", lo=1, hi=100_000)
     # on the simulated clock (arrivals other than step): transfers take bytes / this, GB/s
     # (10^9 bytes) each way; 64 = PCIe 5.0 x16 per direction before protocol overhead. At
     # least 1 MB/s: 1e-300 made a chunk's transfer 1e306 ms, past where a float keeps steps

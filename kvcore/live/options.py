@@ -13,6 +13,8 @@ from kvcore.live.endpoints import check_endpoint
 
 DEFAULT_ENDPOINT = "tcp://*:5557"   # vLLM's KVEventsConfig.endpoint
 MIN_METRICS_INTERVAL_S = 0.001      # a metrics snapshot a simulated ms at most
+MAX_WAIT_S = 86_400.0              # --kv-events-wait-s / --kv-events-linger-s: a day
+MIN_REALTIME = 0.001               # --realtime: a thousandth of the simulated pace
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,11 +58,17 @@ class LiveOptions:
                                  field=name)
         for name in ("kv_events_wait_s", "kv_events_linger_s"):
             _finite(getattr(self, name), name, allow_zero=True)
+            if getattr(self, name) > MAX_WAIT_S:    # (1e308 s: blocked without a word)
+                raise InputError(f"must be at most {MAX_WAIT_S:,.0f} s (a day), got "
+                                 f"{getattr(self, name)!r}", field=name)
         if self.kv_events_linger_s and self.kv_events_replay_endpoint is None:
             raise InputError("has no effect without kv_events_replay_endpoint (it keeps the "
                              "replay socket answering)", field="kv_events_linger_s")
         if self.realtime is not None:
             _finite(self.realtime, "realtime", allow_zero=False)
+            if self.realtime < MIN_REALTIME:        # (1e-9: a second of simulation took 30 years)
+                raise InputError(f"must be at least {MIN_REALTIME:g} (a thousandth of the "
+                                 f"simulated pace), got {self.realtime!r}", field="realtime")
         _finite(self.metrics_interval_s, "metrics_interval_s", allow_zero=False)
         if self.metrics_interval_s < MIN_METRICS_INTERVAL_S:
             # (1e-300: the snapshot clock's sum stopped moving and snapshots were written
