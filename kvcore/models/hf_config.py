@@ -118,9 +118,9 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
 
     def get_int(key: str, default: Any = None, *, required: bool = False) -> Any:
         v = get(key, default, required=required)
-        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
-            raise InputError(f"expected a non-negative integer, got {v!r}", path=source or None,
-                             field=key)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < 2**63):
+            raise InputError(f"expected a non-negative integer below 2^63, got {v!r}",
+                             path=source or None, field=key)
         return v
 
     def get_dim(key: str, default: Any = None, *, required: bool = False) -> Any:
