@@ -19,7 +19,7 @@ import threading
 from typing import Any
 
 from kvcli.output_files import OutputFailed
-from kvcore.interrupts import start_without_signals
+from kvcore.interrupts import deferred, start_without_signals
 
 DEPTH = 8                    # chunks in flight (of `open_output`'s buffer size: 1 MiB)
 _FLUSH: Any = object()       # a flush marker: the thread acknowledges it through `done`
@@ -51,13 +51,22 @@ class ThreadedRaw(io.RawIOBase):
         self._check()
         data = bytes(b)            # the buffer reuses its memory once this returns
         if data:
-            self.chunks.put(data)
+            self._put(data)
         return len(data)
+
+    def _put(self, item: Any) -> None:
+        """Queue ``item`` with signals held: a SIGHUP / Ctrl-C raised inside `Queue.put` left
+        the queue's lock taken (the `with` had taken it, the handler's exception came before
+        its cleanup), so the interrupted run's own close then waited on it for ever (a
+        replay stopped by SIGHUP never exited: `test_hostile_outputs.py`, once in a loaded
+        run). Held, it lands after the put; a full queue empties as the thread writes."""
+        with deferred():
+            self.chunks.put(item)
 
     def flush(self) -> None:
         if self.closed or self.ended:
             return
-        self.chunks.put(_FLUSH)
+        self._put(_FLUSH)
         self.done.acquire()
         self._check()
 
@@ -79,7 +88,7 @@ class ThreadedRaw(io.RawIOBase):
             return
         if not self.ended:
             self.ended = True
-            self.chunks.put(_END)
+            self._put(_END)
             self.thread.join()
             os.close(self.fd)
         super().close()       # (IOBase's close calls `flush`: nothing left to wait for)

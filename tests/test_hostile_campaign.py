@@ -223,3 +223,37 @@ def test_a_spec_path_option_is_relative_to_the_spec(tmp_path, monkeypatch):
 ])
 def test_runs_that_would_not_end_are_refused(args, line):
     _one_line(["replay", PREFIX, *args], line)
+
+
+def test_a_signal_during_an_outputs_queue_put_lands_after_it(tmp_path):
+    # SIGHUP raised inside Queue.put left the queue's lock taken: the interrupted replay's
+    # own close then waited on it for ever (seen once: the process sat in futex waits for an
+    # hour). The put now runs with signals held; the signal lands once the chunk is queued.
+    import signal
+
+    from kvcli.output_thread import ThreadedRaw
+
+    class Boom(Exception):
+        pass
+
+    def raise_boom(signum, frame):
+        raise Boom
+
+    fd = os.open(tmp_path / "out.bin", os.O_WRONLY | os.O_CREAT)
+    raw = ThreadedRaw(fd, "out.bin")
+    real_put = raw.chunks.put
+
+    def put_with_a_signal(item, *a, **kw):
+        os.kill(os.getpid(), signal.SIGHUP)      # arrives inside the put
+        real_put(item, *a, **kw)
+
+    old = signal.signal(signal.SIGHUP, raise_boom)
+    try:
+        raw.chunks.put = put_with_a_signal       # type: ignore[method-assign]
+        with pytest.raises(Boom):
+            raw.write(b"whole chunk")
+        raw.chunks.put = real_put                # type: ignore[method-assign]
+    finally:
+        signal.signal(signal.SIGHUP, old)
+    raw.close()                                  # (it waited for ever on the queue's lock)
+    assert (tmp_path / "out.bin").read_bytes() == b"whole chunk"
