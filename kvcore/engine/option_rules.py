@@ -1,0 +1,98 @@
+"""The rules a `ReplayOptions` field's value is checked by (`check_value`): its metadata's
+`choices`, or its `check` ("utilization", "retention", "name", "groups", "positive_int",
+"fraction", "positive", "int_at_least" / "at_least" with `lo` and `hi`, `pool`). Every integer
+stays below 2**63, the JSON writer's range."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+from kvcore.errors import InputError
+from kvcore.host_memory import check_pool_fits
+from kvcore.vllm_values import kv_cache_dtype
+
+
+def check_value(f: dataclasses.Field, v: Any) -> None:
+    """Raise `InputError` naming ``f`` when ``v`` breaks the field's `choices` or `check`
+    rule (its metadata, `options._knob`)."""
+    meta = f.metadata
+    if meta["choices"] is not None:
+        if f.name == "kv_cache_dtype" and isinstance(v, str):
+            kv_cache_dtype(v)       # a vLLM dtype kvcli does not model: refused, saying why
+        if v not in meta["choices"]:
+            if meta["message"]:
+                raise InputError(f"{meta['message']} {v!r}", field=f.name)
+            *head, last = meta["choices"]
+            raise InputError(f"must be {', '.join(head)} or {last}, got {v!r}", field=f.name)
+        return
+    check = meta["check"]
+    if f.type == "bool" and not isinstance(v, bool):     # a config line's "yes" is no switch
+        raise InputError(f"must be true or false, got {v!r}", field=f.name)
+    if check is None or (v is None and f.default is None):
+        return
+    if _is_number(v, (int,)) and not -(1 << 63) <= v < 1 << 63:    # (the JSON writer's range)
+        raise InputError(f"must be a 64-bit integer (below 2**63 in size), got {v}", field=f.name)
+    if check == "utilization":      # vLLM's rule: 0 < x <= 1
+        if not _is_number(v, (int, float)) or not 0 < v <= 1:
+            raise InputError(f"must be in (0, 1], got {v!r}", field=f.name)
+        return
+    if check == "retention":
+        if v is not None and (not _is_number(v, (int,)) or v < 0):
+            raise InputError(f"must be dense (null) or an integer >= 0, got {v!r}",
+                             field=f.name)
+        return
+    if check == "name":
+        # '' (an unset shell variable) was read as "none given" and the run went on without it
+        if not isinstance(v, str) or not v.strip():
+            raise InputError(f"must be a non-empty name or path, got {v!r}", field=f.name)
+        return
+    if check == "groups":
+        _check_groups(v)
+        return
+    if check == "positive_int":
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise InputError(f"must be a positive integer, got {v!r}", field=f.name)
+    elif check == "fraction":       # (a config line's "0.01" was a TypeError traceback)
+        if not _is_number(v, (int, float)) or not 0.0 <= v < 1.0:      # also refuses NaN
+            raise InputError(f"must be in [0, 1), got {v}", field=f.name)
+    elif check == "positive":
+        if not _is_number(v, (int, float)) or not math.isfinite(v) or not v > 0:
+            raise InputError(f"must be a finite number > 0, got {v!r}", field=f.name)
+    else:
+        number = (int,) if check == "int_at_least" else (int, float)
+        if check == "int_at_least" and _is_number(v, (float,)) and math.isfinite(v) \
+                and v >= meta["lo"]:
+            # a config line's 1e18 or 4.0: 'must be >= 2, got 1e+18' named the wrong rule
+            raise InputError(f"must be an integer, got {v!r}", field=f.name)
+        if not _is_number(v, number) or not v >= meta["lo"]:  # and NaN
+            head = meta["message"] or f"must be >= {meta['lo']:g}"
+            raise InputError(f"{head}, got {v!r}", field=f.name)
+        if not math.isfinite(v):    # an int always is; inf would make the clock spin forever
+            raise InputError(f"must be a finite number, got {v!r}", field=f.name)
+        if meta["hi"] is not None and v > meta["hi"]:
+            raise InputError(f"must be at most {meta['hi']:,.0f}, got {v!r}", field=f.name)
+        if meta["pool"]:
+            check_pool_fits(v, field=f.name)
+
+
+def _check_groups(groups: Any) -> None:
+    """A non-empty list of group objects each `spec_from_group_config` builds."""
+    from kvcore.managers.registry import spec_from_group_config
+
+    if not isinstance(groups, (list, tuple)) or not groups:
+        raise InputError("must be a non-empty list of groups", field="groups")
+    for g in groups:
+        try:
+            spec = spec_from_group_config(g, 16)
+        except ValueError as err:
+            raise InputError(str(err), field="groups") from None
+        if spec.kind not in ("full", "sliding_window", "chunked_local", "mamba"):
+            raise InputError(f"group type {g.get('type')!r} is not modelled at the scheduler "
+                             "level (full, sliding_window, chunked_local and mamba are)",
+                             field="groups")
+
+
+def _is_number(v: Any, types: tuple[type, ...]) -> bool:
+    return isinstance(v, types) and not isinstance(v, bool)
