@@ -80,3 +80,18 @@ def test_bench_on_a_recorded_case_matches_the_oracle_summary():
     assert r.rejected == summary["totals"]["rejected"]
     assert (r.free_blocks, r.cached_hashes) == (summary["free_blocks"],
                                                 summary["cached_block_hashes"])
+
+
+def test_workload_options_with_ops_are_named_not_dropped():
+    """--n and --seed shape the generated workload: with --ops they did nothing, unsaid."""
+    ops = str(CASES / "full-3.ops.jsonl")
+    res = CliRunner().invoke(app, ["bench", "--ops", ops, "--n", "40", "--seed", "7", "--json"])
+    assert res.exit_code == 0, res.output
+    assert res.stderr == ("warning: option(s) --n, --seed: no effect with --ops (they shape "
+                          "the generated workload)\n")
+    assert json.loads(res.stdout)["workload"] == ops
+    res = CliRunner().invoke(app, ["bench", "--ops", ops, "--json"])
+    assert res.exit_code == 0 and res.stderr == ""
+    # the defaults still shape the generated workload when neither is given
+    res = CliRunner().invoke(app, ["bench", "--n", "30", "--json"])
+    assert json.loads(res.stdout)["workload"] == "generated: 30 requests, seed 1234"

@@ -47,6 +47,11 @@ def test_cluster_json_tables_events_and_stats(tmp_path):
     assert [x["reuse"]["hit_tokens"] for x in st["replicas"]] == [p["hit_tokens"] for p in want]
     r = runner.invoke(app, ["stats", str(ev)])
     assert r.exit_code == 2 and "2 routers" in r.output
+    # a replay option on a cluster's streams replays nothing: said, and the reports unchanged
+    r = runner.invoke(app, ["stats", str(ev / "oracle"), "--num-blocks", "5", "--json"])
+    assert r.exit_code == 0 and json.loads(r.stdout) == st
+    assert r.stderr == ("warning: option(s) --num-blocks: no effect on an event stream (the "
+                        "replay options apply when SOURCE is a trace)\n")
 
 
 def test_bad_cluster_options_exit_2(tmp_path):
@@ -85,6 +90,14 @@ def test_list_routers():
     assert r.exit_code == 0 and "round_robin" in r.stdout and "oracle" in r.stdout
     r = runner.invoke(app, ["cluster", "--replicas", "2"])
     assert r.exit_code == 2 and "Missing argument 'trace'" in r.output
+    # the listing runs nothing: a trace and options beside it were dropped without a word
+    r = runner.invoke(app, ["cluster", "t.jsonl", "--list-routers", "--replicas", "3",
+                            "--num-blocks", "4", "--json"])
+    assert r.exit_code == 0 and "round_robin" in json.loads(r.stdout)
+    assert r.stderr == ("warning: argument TRACE, option --replicas, option --num-blocks: no "
+                        "effect with --list-routers (it lists the routers and exits)\n")
+    r = runner.invoke(app, ["cluster", "--list-routers", "--json"])
+    assert r.exit_code == 0 and r.stderr == ""
 
 
 def _plot_run(tmp_path, replicas: int) -> None:

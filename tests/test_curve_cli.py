@@ -110,6 +110,25 @@ def test_capacity_gib_uses_the_models_bytes_per_block(tmp_path):
     assert [p["capacity_blocks"] for p in doc["points"]] == [255, 511]
 
 
+@pytest.mark.parametrize("model, has", [
+    # a Mamba hybrid's attention block is raised to 576 tokens: 1 GiB read as 74 blocks of 16
+    ("qwen3-next-80b-a3b", "3 mamba groups and 1 full group of 576-token blocks"),
+    # a block id is spent in every group: the one group's capacity overstated
+    ("gemma-3-27b", "6 sliding_window groups and 1 full group of 16-token blocks"),
+    ("gpt-oss-20b", "1 sliding_window group and 1 full group of 16-token blocks")])
+def test_capacity_gib_of_a_model_of_several_groups_is_refused(tmp_path, model, has):
+    trace = str(make_trace(tmp_path / "g.jsonl", seed=8, n=20))
+    res = runner.invoke(app, ["curve", trace, "--capacity-gib", "1", "--model", model])
+    assert res.exit_code == 2
+    assert res.stderr == ("error: option --capacity-gib: the curve replays one full-attention "
+                          f"group of 16-token blocks; {model}'s KV cache has {has}, so its "
+                          "GiB are not that group's blocks: replay the model (kvcli replay "
+                          "--model M --gpu-memory-gib G) or give --capacities\n")
+    # an MLA model is one group: its GiB convert
+    assert runner.invoke(app, ["curve", trace, "--capacity-gib", "1", "--model",
+                               "deepseek-v3"]).exit_code == 0
+
+
 @pytest.mark.parametrize("args,needle", [
     (["--policies", "lru,arc"], "option --policies: unknown policy 'arc'"),
     (["--rule", "exact"], "option --rule:"),
@@ -171,3 +190,20 @@ def test_capacity_gib_with_a_model_uses_the_replays_block_size(tmp_path):
     table = CliRunner().invoke(app, ["curve", trace, "--capacity-gib", "0.5,1,4",
                                      "--model", "llama-3.1-8b"])
     assert "GiB" in table.stdout
+
+
+def test_jobs_with_nothing_to_spread_is_said(tmp_path):
+    """--jobs spreads the exact points over processes; where the one pass gives every point
+    (or one point is left) it did nothing, and said nothing."""
+    trace = str(make_trace(tmp_path / "g.jsonl", seed=9))
+    said = ("option --jobs: no effect: 0 exact point(s) to run (the one-pass LRU gives the "
+            "others in this process)")
+    doc = curve_json(trace, "--rule", "trace", "--jobs", "2")
+    assert doc["warnings"] == [said]
+    assert curve_json(trace, "--rule", "trace")["warnings"] == []
+    one = curve_json(trace, "--rule", "trace", "--jobs", "2", "--policies", "fifo",
+                     "--capacities", "4")
+    assert one["warnings"] == [said.replace("0 exact", "1 exact")]
+    two = curve_json(trace, "--rule", "trace", "--jobs", "2", "--policies", "fifo",
+                     "--capacities", "4,8")
+    assert two["warnings"] == []

@@ -139,6 +139,18 @@ def _ops(tmp_path: Path, **config) -> str:
      "field 'state_size': must be a positive integer, got None"),
     ({"groups": [{"type": "mamba", "state_size": -3}]},
      "field 'state_size': must be a positive integer, got -3"),
+    # a misspelt or misplaced key ran the group without it, and a group's own block size was
+    # dropped, without a word
+    ({"groups": [{"type": "sliding_window", "sliding_window": 8, "window": 4}]},
+     ("field 'window': not a key of a sliding_window group (it takes type, block_size, "
+      "sliding_window)")),
+    ({"groups": [{"type": "full", "checkpoint": True}]},
+     "field 'checkpoint': not a key of a full group (it takes type, block_size)"),
+    ({"groups": [{"type": "full", "sliding_window": 8}]},
+     "field 'sliding_window': not a key of a full group (it takes type, block_size)"),
+    ({"groups": [{"type": "full"}, {"type": "swa", "sliding_window": 8, "block_size": 16}]},
+     ("field 'groups': a swa group's block_size 16 is not the script's 4: its groups run at "
+      "the script's block_size")),
 ])
 def test_script_config_types(tmp_path, config, said):
     path = _ops(tmp_path, **config)
@@ -147,6 +159,14 @@ def test_script_config_types(tmp_path, config, said):
 
 def test_script_mamba_state_size_defaults_to_one(tmp_path):
     res = runner.invoke(app, ["script", _ops(tmp_path, groups=[{"type": "mamba"}])])
+    assert res.exit_code == 0, res.output
+
+
+def test_script_groups_as_an_event_header_names_them_paste_back(tmp_path):
+    # (the header writes every group's block size and a null window)
+    groups = [{"type": "full_attention", "block_size": 4, "sliding_window": None},
+              {"type": "sliding_window", "block_size": 4, "sliding_window": 8}]
+    res = runner.invoke(app, ["script", _ops(tmp_path, groups=groups)])
     assert res.exit_code == 0, res.output
 
 

@@ -252,7 +252,7 @@ def test_a_regular_file_under_dev_is_renamed_into_place(tmp_path):
     """/dev/stdout, /dev/fd/N, /proc/... and devices are written in place; a regular file under
     /dev (a tmpfs's /dev/shm) is written under a temporary name and renamed, as anywhere else
     (it was written in place: a failed run left it half-written)."""
-    from kvcli.output_files import _in_place
+    from kvcli.output_checks import in_place as _in_place
 
     assert _in_place("/dev/stdout") and _in_place("/dev/fd/1") and _in_place("/proc/self/fd/1")
     assert _in_place("/dev/null")

@@ -1,5 +1,5 @@
 """An output that is the run's input, or another output, by any name: refused before the work
-(`kvcli.output_files.check_distinct`). `kvcli replay T --events T` (or `--requests`, `--steps`,
+(`kvcli.output_checks.check_distinct`). `kvcli replay T --events T` (or `--requests`, `--steps`,
 `--metrics`; `kvcli cluster T --decisions T`) exited 0 and renamed its output over the trace it
 had read; two outputs on one path kept only the one renamed last."""
 
@@ -106,3 +106,30 @@ def test_a_folder_output_on_a_file_outputs_path_is_refused(trace, tmp_path):
                               "--plot", str(x / "p")])
     assert res.exit_code == 0, res.output
     assert (x / "p" / "cluster.png").exists() and (x / "round_robin").is_dir()
+
+
+@pytest.mark.parametrize("args", [["replay", "{t}", "--requests", "/dev/stdout", "--json"],
+                                  ["replay", "{t}", "--steps", "/dev/fd/1"],
+                                  ["replay", "{t}", "--events", "/dev/stdout"],
+                                  ["cluster", "{t}", "--decisions", "/dev/stdout", "--json"]])
+def test_an_output_on_the_commands_own_stdout_is_refused(trace, tmp_path, args):
+    """`--requests /dev/stdout --json` put the request lines inside the JSON document (a pipe
+    or a file on stdout: a terminal shows both, as asked)."""
+    args = [a.replace("{t}", str(trace)) for a in args]
+    flag, path = args[2], args[3]
+    res = subprocess.run([sys.executable, "-m", "kvcli", *args], capture_output=True,
+                         text=True, cwd=ROOT, timeout=120, check=False)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr == (f"error: option {flag}: {path} is this command's stdout, where its "
+                          "result goes: the two would mix (give another file)\n")
+    # stdout on /dev/null or a terminal: nothing to spoil
+    res = subprocess.run([sys.executable, "-m", "kvcli", *args], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=120, check=False)
+    assert res.returncode == 0, res.stderr
+    # a file on stdout is the same file by its name
+    out = tmp_path / "out.txt"
+    with open(out, "wb") as f:
+        res = subprocess.run([sys.executable, "-m", "kvcli", *args[:3], str(out), *args[4:]],
+                             stdout=f, stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=120,
+                             check=False)
+    assert res.returncode == 2 and "is this command's stdout" in res.stderr

@@ -57,6 +57,18 @@ def test_options_without_effect_are_named():
         ("option(s) max_num_seqs, step_overhead_ms: no effect in cache mode (no scheduler, no "
         "clock; requests run one at a time)")]
 
+    # the block hash is read by the prefix cache and by a CPU tier's connector only
+    said = ("options hash_algo, hash_seed have no effect with prefix caching off and no CPU "
+            "tier: no block is hashed")
+    s = run(mode="cache", enable_prefix_caching=False, hash_algo="xxhash", hash_seed="0")
+    assert s.warnings == [said]
+    s = run(mode="cache", enable_prefix_caching=False, hash_algo="xxhash")
+    assert s.warnings == [said.replace("options hash_algo, hash_seed have", "option hash_algo "
+                                       "has")]
+    assert run(mode="cache", hash_algo="xxhash").warnings == []
+    assert run(mode="cache", enable_prefix_caching=False, hash_algo="xxhash",
+               kv_offloading_size=1.0).warnings == []
+
 
 def test_skipped_requests_say_what_they_take_out_of_the_hit_rate():
     s = run(mode="cache", num_blocks=300)

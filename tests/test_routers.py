@@ -206,3 +206,21 @@ def test_bad_router_opt_names_router_opt(name, opts):
     with pytest.raises(InputError) as err:
         make_router(name, 3, opts, 0, BS)
     assert err.value.field == "router_opt"
+
+
+def test_router_opts_repeated_the_same_way_are_refused_and_router_key_wins():
+    """The last of two `--router-opt prefix_weight=...` won without a word; ROUTER.KEY beside a
+    bare KEY wins in either order."""
+    from kvcore.cluster.router_opts import parse_router_opts
+
+    with pytest.raises(InputError) as err:
+        parse_router_opts(["llmd"], ["prefix_weight=2", "prefix_weight=3"])
+    assert (err.value.field, err.value.message) == (
+        "router_opt", ("llmd's option 'prefix_weight' given twice ('prefix_weight=2' and "
+                       "'prefix_weight=3')"))
+    with pytest.raises(InputError, match="given twice"):
+        parse_router_opts(["llmd", "random"], ["llmd.prefix_weight=2", "llmd.prefix_weight=2"])
+    for raw in (["prefix_weight=2", "llmd.prefix_weight=5"],
+                ["llmd.prefix_weight=5", "prefix_weight=2"]):
+        assert parse_router_opts(["llmd", "dynamo"], raw) == (
+            ("llmd", (("prefix_weight", "5"),)), ("dynamo", ()))

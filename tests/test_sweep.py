@@ -100,6 +100,22 @@ def test_json_spec_and_two_traces(tmp_path):
     assert "router_opt" not in plan.jobs[0].config      # llmd's option: not a round_robin job's
 
 
+def test_a_json_spec_with_a_key_twice_is_refused_at_the_repeat(tmp_path):
+    """TOML refuses a key given twice; JSON kept the last one, and the sweep ran it unsaid."""
+    import os
+
+    text = (f'{{"traces": ["{os.getcwd()}/{CHAT}"],\n "grid": {{"num_blocks": [64, 128],\n'
+            '  "max_num_seqs": [4],\n  "num_blocks": [256]}}\n')
+    p = _spec(tmp_path, text, "s.json")
+    with pytest.raises(InputError) as err:
+        load_spec(str(p))
+    assert str(err.value) == (f"{p}:4: field 'num_blocks': key 'num_blocks' is given twice in "
+                              "one object (JSON would keep the last without a word): give it "
+                              "once")
+    p.write_text(text.replace('"num_blocks": [256]', '"block_size": [16]'))
+    assert load_spec(str(p)).grid[0] == ("num_blocks", (64, 128))
+
+
 BAD = [
     # (spec body after the traces line, line, key, words)
     ("[options]\nnum_blocks = 0\n[grid]\nblock_size = [16]\n", 4, "options.num_blocks", ">= 2"),

@@ -201,3 +201,48 @@ def test_a_replacement_worker_that_dies_as_it_starts_does_not_hang_the_sweep(tmp
                           env=env, capture_output=True, text=True, timeout=180, check=False)
     assert proc.returncode == 0, proc.stderr
     assert len(res.read_text().splitlines()) == 3
+
+
+def test_a_killed_sweeps_traces_file_is_removed_by_the_next(tmp_path, monkeypatch):
+    """A SIGKILLed sweep left its `kvcli-sweep-*.traces` (the whole traces, pickled) in the
+    temp folder for good. A live sweep holds a lock on its file; the next sweep removes the
+    unlocked ones past a minute old."""
+    import fcntl
+    import subprocess
+    import tempfile
+    import time
+
+    from kvcore.sweep import executor_local as ex
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    code = (f"import os, signal, tempfile; tempfile.tempdir = {str(tmp_path)!r}\n"
+            "from kvcore.sweep.executor_local import _write_traces\n"
+            "path, fd = _write_traces({'x': 1}); print(path, flush=True)\n"
+            "os.kill(os.getpid(), signal.SIGKILL)\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=60, check=False)
+    assert res.returncode == -signal.SIGKILL
+    killed = Path(res.stdout.strip())
+    assert killed.exists() and killed.name.startswith("kvcli-sweep-")
+    old = time.time() - 3600
+    os.utime(killed, (old, old))
+    live = tmp_path / "kvcli-sweep-live.traces"          # a running sweep's: locked
+    live.write_bytes(b"x")
+    os.utime(live, (old, old))
+    fresh = tmp_path / "kvcli-sweep-fresh.traces"        # just made, not yet locked
+    fresh.write_bytes(b"x")
+    other = tmp_path / "someone-else.traces"
+    other.write_bytes(b"x")
+    os.utime(other, (old, old))
+    with open(live, "rb") as held:
+        fcntl.flock(held, fcntl.LOCK_SH)
+        ex._remove_stale()
+        assert not killed.exists()
+        assert live.exists() and fresh.exists() and other.exists()
+        # and a sweep's own file, locked while it runs, is gone when it ends
+        path, fd = ex._write_traces({"x": 1})
+        ex._remove_stale(min_age_s=0)
+        assert os.path.exists(path)
+        os.close(fd)
+    ex._remove_stale(min_age_s=0)
+    assert not os.path.exists(path) and not live.exists() and other.exists()

@@ -29,10 +29,12 @@ def register(app: typer.Typer) -> None:
             "--ops", help="Op script to replay. [default: the generated benchmark workload]",
             show_default=False)]
         = None,
-        n: Annotated[int, typer.Option("--n", min=1, help="Requests in the generated workload.")]
-        = 2000,
-        seed: Annotated[int, typer.Option("--seed", help="Seed of the generated workload.")]
-        = 1234,
+        n: Annotated[int | None, typer.Option(
+            "--n", min=1, help="Requests in the generated workload [default: 2000].",
+            show_default=False)] = None,
+        seed: Annotated[int | None, typer.Option(
+            "--seed", help="Seed of the generated workload [default: 1234].",
+            show_default=False)] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
         = False,
         gpu: Annotated[bool, typer.Option("--gpu", help="Run the GPU paged-attention benchmark "
@@ -74,6 +76,11 @@ def register(app: typer.Typer) -> None:
                                                 ("device", device)) if v is not None]
                 if unused and not trace:
                     output.warn(f"option(s) {', '.join(unused)}: no effect without --trace")
+                cpu_only = [f"--{k}" for k, v in (("ops", ops), ("n", n), ("seed", seed))
+                            if v is not None]
+                if cpu_only:
+                    output.warn(f"option(s) {', '.join(cpu_only)}: no effect with --gpu (they "
+                                "shape the CPU benchmark's workload)")
                 view = run_gpu_bench(trace=trace, model=model, cases=cases, as_json=as_json,
                                      sample_steps=sample_steps or 32, device=device or "cuda")
             else:
@@ -83,7 +90,12 @@ def register(app: typer.Typer) -> None:
                 if unused:
                     output.warn(f"option(s) {', '.join(unused)}: no effect without --gpu (the "
                                 "CPU benchmark replays the bench workload or --ops)")
-                view = cpu_bench_view(ops, n, seed)
+                generated = [f"--{k}" for k, v in (("n", n), ("seed", seed)) if v is not None]
+                if ops is not None and generated:
+                    output.warn(f"option(s) {', '.join(generated)}: no effect with --ops (they "
+                                "shape the generated workload)")
+                view = cpu_bench_view(ops, 2000 if n is None else n, 1234 if seed is None
+                                      else seed)
             output.emit(view, as_json=as_json)
 
         output.run(go)

@@ -32,7 +32,8 @@ RoutersOpt = Annotated[str | None, typer.Option(
     "each (not with --router).", rich_help_panel=_C)]
 RouterOptOpt = Annotated[list[str] | None, typer.Option(
     "--router-opt", metavar="KEY=VALUE", help="A router option (repeat it); KEY alone applies "
-    "to every chosen router that takes it, ROUTER.KEY to that router only.", rich_help_panel=_C)]
+    "to every chosen router that takes it, ROUTER.KEY to that router only (and wins over KEY).",
+    rich_help_panel=_C)]
 SeedOpt = Annotated[int, typer.Option(
     "--seed", help="Seed of the routers' random choices (same seed, same result).",
     rich_help_panel=_C)]
@@ -58,6 +59,22 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="The result as JSON: {\"ro
 ListOpt = Annotated[bool, typer.Option(
     "--list-routers", help="List the routers, their options and defaults (with --json: as JSON), "
     "and exit.", rich_help_panel=_C)]
+
+
+def _given_besides_listing(ctx: typer.Context) -> list[str]:
+    """What the command line gave beside --list-routers and --json, as the user would name it
+    (``argument TRACE``, ``--replicas``): the listing runs nothing with them."""
+    from typer._click.core import ParameterSource
+
+    out = []
+    for p in ctx.command.params:
+        if p.name in ("list_routers", "as_json") or p.name is None:
+            continue
+        if ctx.get_parameter_source(p.name) != ParameterSource.COMMANDLINE:
+            continue
+        out.append(f"argument {p.name.upper()}" if not p.opts[0].startswith("-")
+                   else f"option {p.opts[0]}")
+    return out
 
 
 def register(app: typer.Typer) -> None:
@@ -93,6 +110,10 @@ def register(app: typer.Typer) -> None:
 
         if list_routers:
             # (not an eager callback: that ran before --json was read, and printed the table)
+            ignored = _given_besides_listing(ctx)
+            if ignored:
+                output.warn(f"{', '.join(ignored)}: no effect with --list-routers (it lists "
+                            "the routers and exits)")
             output.emit(routers_view(), as_json=as_json)
             return
         if trace is None:

@@ -58,6 +58,9 @@ def run_stats(source: str, opts, *, as_json: bool, plot: str | None,
         if plot is not None:
             raise InputError("not with a cluster's folder: plot one replica's stream",
                              field="plot")
+        unused = _unused_replay_options(opts)
+        if unused:
+            output.warn(unused)
         run_cluster_stats(source, as_json=as_json, window_requests=window_requests,
                           window_ms=window_s * 1000.0, top=top)
         return
@@ -89,12 +92,10 @@ def compute(source: str, opts, **options) -> dict:
     name, stream = open_source(source, buffer_size=SNIFF_BUFFER_SIZE)
     try:
         if is_event_stream(name, stream):       # peeks: the first line stays unread
-            warnings = []
-            if opts is not None and opts.given:
-                flags = ", ".join(f"--{k.replace('_', '-')}" for k in sorted(opts.given))
-                warnings.append(f"option(s) {flags}: no effect on an event stream (the replay "
-                                "options apply when SOURCE is a trace)")
-                output.warn(warnings[-1])
+            unused = _unused_replay_options(opts)
+            warnings = [unused] if unused else []
+            if unused:
+                output.warn(unused)
             header = stream.readline()
             with output.progress(source_size(source, stream),
                                  "reading events (bytes)") as advance:
@@ -104,6 +105,16 @@ def compute(source: str, opts, **options) -> dict:
     finally:
         close_source(stream)                    # stdin stays open for the trace reader
     return _replay_stats(source, opts, **options)
+
+
+def _unused_replay_options(opts) -> str | None:
+    """The warning for replay options given with an event stream or a cluster's folder
+    (they apply only when SOURCE is a trace), or None."""
+    if opts is None or not opts.given:
+        return None
+    flags = ", ".join(f"--{k.replace('_', '-')}" for k in sorted(opts.given))
+    return (f"option(s) {flags}: no effect on an event stream (the replay options apply "
+            "when SOURCE is a trace)")
 
 
 def _counted(lines, advance, every: int = 1 << 20):

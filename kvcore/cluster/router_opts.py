@@ -8,8 +8,10 @@ from kvcore.errors import InputError
 
 def parse_router_opts(names: list[str], raw: list[str], field: str = "router") -> tuple:
     """`--router-opt [ROUTER.]KEY=VALUE` entries to ((router, ((key, value), ...)), ...): a
-    bare KEY goes to every chosen router that takes it (and must fit at least one). `field`: the
-    option the names came from, for the error."""
+    bare KEY goes to every chosen router that takes it (and must fit at least one), and
+    ROUTER.KEY wins over it whatever their order; the same key given twice the same way is
+    refused (the last one won, unsaid). `field`: the option the names came from, for the
+    error."""
     from kvcore.cluster.router import REGISTRY, router_names, unknown_router
 
     known = router_names()
@@ -19,18 +21,23 @@ def parse_router_opts(names: list[str], raw: list[str], field: str = "router") -
     if len(set(names)) != len(names):
         raise InputError(f"a router named twice in {','.join(names)}", field="routers")
     per: dict[str, dict[str, str]] = {n: {} for n in names}
+    said: dict[tuple[str, str, bool], str] = {}     # (router, key, qualified) -> the entry
     for item in raw:
         key, eq, value = item.partition("=")
         if not eq or not key:
             raise InputError(f"expected [ROUTER.]KEY=VALUE, got {item!r}", field="router_opt")
         target, dot, bare = key.partition(".")
-        if dot and target in per:
-            per[target][bare] = value
-            continue
-        takers = [n for n in names if key in REGISTRY[n].OPTIONS]
+        qualified = bool(dot) and target in per
+        takers = [target] if qualified else [n for n in names if key in REGISTRY[n].OPTIONS]
         if not takers:
             raise InputError(f"no chosen router takes option {key!r} ({item!r})",
                              field="router_opt")
+        opt = bare if qualified else key
         for n in takers:
-            per[n][key] = value
+            if (n, opt, qualified) in said:
+                raise InputError(f"{n}'s option {opt!r} given twice ({said[n, opt, qualified]!r}"
+                                 f" and {item!r})", field="router_opt")
+            said[n, opt, qualified] = item
+            if qualified or (n, opt, True) not in said:
+                per[n][opt] = value
     return tuple((n, tuple(per[n].items())) for n in names)

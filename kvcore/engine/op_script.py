@@ -158,6 +158,11 @@ def parse_config(obj: Any, path: str, line: int) -> ScriptConfig:
             spec_from_group_config(g, block_size)
         except ValueError as err:
             raise InputError(str(err), path=path, line=line) from None
+        if g.get("block_size", block_size) != block_size:
+            # a script's groups all run at its block_size: another one was dropped unsaid
+            raise InputError(f"a {g['type']} group's block_size {g['block_size']!r} is not the "
+                             f"script's {block_size}: its groups run at the script's "
+                             "block_size", path=path, line=line, field="groups")
     return ScriptConfig(groups, block_size, num_blocks, cfg["hash"], cfg["hash_seed"],
                         max_model_len, cfg["full_sequence_must_fit"], cfg["kv_events"],
                         given=frozenset(obj))

@@ -85,6 +85,12 @@ def start_warnings(cfg: ReplayOptions, trace: Trace,
                    f"{trace.max_prompt_tokens:,}): a hit is whole blocks and leaves a prompt's "
                    "last token to compute, so no prompt can hit and the hit rate is 0 by "
                    "construction")
+    hashing = sorted(given & {"hash_algo", "hash_seed"})
+    if hashing and not cfg.enable_prefix_caching and not cfg.offloading:
+        # vLLM hashes a request's blocks only for the prefix cache or a KV connector
+        out.append(f"option{'s' if len(hashing) > 1 else ''} {', '.join(hashing)} "
+                   f"{'have' if len(hashing) > 1 else 'has'} no effect with prefix caching "
+                   "off and no CPU tier: no block is hashed")
     if (unused_tier := unused_tier_options(cfg, trace.config)) is not None:
         out.append(unused_tier)
     if cfg.mode == "cache":

@@ -5,7 +5,8 @@ Two tables, each extended by one call:
 * `register_manager(SpecClass, ManagerClass, kind=...)`: the manager for a spec type (looked up
   along the spec's MRO, so a subclass inherits its parent's manager unless registered itself)
   and the ``kv_cache_spec_kind`` string vLLM puts in `BlockStored` events.
-* `register_group_type(name, build)`: an op-script group type, e.g. ``{"type": "full"}``;
+* `register_group_type(name, build, keys=...)`: an op-script group type, e.g. ``{"type":
+  "full"}``, and the keys it reads beside ``type`` and ``block_size`` (any other is refused);
   ``build(group_config: dict, block_size: int) -> spec`` raises ValueError with a message naming
   the bad field.
 
@@ -38,6 +39,7 @@ from kvcore.specs import (
 MANAGERS: dict[type, type[SingleTypeKVCacheManager]] = {}
 SPEC_KINDS: dict[type, str] = {}
 GROUP_TYPES: dict[str, Callable[[dict, int], KVCacheSpec]] = {}
+GROUP_KEYS: dict[str, tuple[str, ...]] = {}     # a group type's own keys (beside type, block_size)
 
 
 def register_manager(spec_cls: type, manager_cls: type[SingleTypeKVCacheManager],
@@ -47,9 +49,10 @@ def register_manager(spec_cls: type, manager_cls: type[SingleTypeKVCacheManager]
 
 
 def register_group_type(name: str, build: Callable[[dict, int], KVCacheSpec],
-                        aliases: tuple[str, ...] = ()) -> None:
+                        aliases: tuple[str, ...] = (), keys: tuple[str, ...] = ()) -> None:
     for n in (name, *aliases):
         GROUP_TYPES[n] = build
+        GROUP_KEYS[n] = keys
 
 
 def _lookup(table: dict[type, Any], spec: KVCacheSpec) -> Any:
@@ -105,6 +108,14 @@ def spec_from_group_config(cfg: Any, block_size: int) -> KVCacheSpec:
     if build is None:
         raise ValueError(f"field 'type': unknown group type {kind!r} "
                          f"(known: {', '.join(sorted(GROUP_TYPES))})")
+    own = ("type", "block_size", *GROUP_KEYS[kind])  # type: ignore[index]
+    # a misspelt key ("window" for "sliding_window") ran the group without it, silently; an
+    # event header's null window or chunk of another group type pastes back
+    unknown = [k for k in cfg if k not in own and not (
+        k in ("sliding_window", "attention_chunk_size") and cfg[k] is None)]
+    if unknown:
+        raise ValueError(f"field {unknown[0]!r}: not a key of a {kind} group (it takes "
+                         f"{', '.join(own)})")
     return build(cfg, block_size)
 
 
@@ -124,12 +135,12 @@ register_group_type(
     "sliding_window",
     lambda cfg, bs: SlidingWindowSpec(block_size=bs,
                                       sliding_window=_positive_int(cfg, "sliding_window")),
-    aliases=("sliding", "swa"))
+    aliases=("sliding", "swa"), keys=("sliding_window",))
 register_group_type(
     "chunked_local",
     lambda cfg, bs: ChunkedLocalAttentionSpec(
         block_size=bs, attention_chunk_size=_positive_int(cfg, "attention_chunk_size")),
-    aliases=("chunked", "chunked_local_attention"))
+    aliases=("chunked", "chunked_local_attention"), keys=("attention_chunk_size",))
 def _mamba_group(cfg: dict, bs: int) -> MambaSpec:
     """A Mamba group in an op script or a trace's config line: one float32 state of
     `state_size` values (sizes do not matter); ``"checkpoint": true`` is a Mamba2 layer
@@ -144,4 +155,4 @@ def _mamba_group(cfg: dict, bs: int) -> MambaSpec:
                      prefill_checkpoint_alignment=1 if ckpt else None)
 
 
-register_group_type("mamba", _mamba_group)
+register_group_type("mamba", _mamba_group, keys=("checkpoint", "state_size"))

@@ -2,26 +2,63 @@
 (`config/model.py`, `_get_and_verify_max_len`): `max_position_embeddings` times the RoPE scaling
 factor (not for YaRN, LongRoPE, su, Llama 3 or DeepSeek's scalings, which leave it already
 scaled, nor for Gemma 3, whose length is scaled already), or the config's `model_max_length` when
-that is larger."""
+that is larger; and the one it runs at when none is given (`default_len`): the scaled length,
+or a LongRoPE model's `original_max_position_embeddings`."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from kvcore.errors import InputError
+
 # RoPE types whose max_position_embeddings is already the scaled length (vLLM's list)
 UNSCALED = ("su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling")
 
 
+def lengths(cfg: dict[str, Any], max_position_embeddings: int, source: str) -> tuple[int, int]:
+    """(`context_limit`, `default_len`); an `InputError` naming ``source`` for a RoPE factor no
+    length comes from."""
+    try:
+        return (context_limit(cfg, max_position_embeddings),
+                default_len(cfg, max_position_embeddings))
+    except ValueError as err:
+        raise InputError(str(err), path=source or None, field="rope_scaling") from None
+
+
 def context_limit(cfg: dict[str, Any], max_position_embeddings: int) -> int:
+    limit = _scaled(cfg, max_position_embeddings)
+    longest = cfg.get("model_max_length")
+    return max(limit, longest) if isinstance(longest, int) else limit
+
+
+def default_len(cfg: dict[str, Any], max_position_embeddings: int) -> int:
+    """vLLM's max_model_len when none is given: the RoPE-scaled length (a linear factor of 4 on
+    16,384 positions: 65,536), or, for LongRoPE, `original_max_position_embeddings` ("to
+    avoid performance degradation for shorter sequences": Phi-3-128k runs at 4,096)."""
+    original = cfg.get("original_max_position_embeddings")
+    if (any(_kind(rp) == "longrope" for rp in _rope_parameters(cfg))
+            and isinstance(original, int) and not isinstance(original, bool) and original > 0):
+        return original
+    return _scaled(cfg, max_position_embeddings)
+
+
+def _scaled(cfg: dict[str, Any], max_position_embeddings: int) -> int:
+    """ValueError for a factor no length can come from (0, negative, inf, past 2**63)."""
     factor = 1.0
     if "gemma3" not in str(cfg.get("model_type", "")):
         for rp in _rope_parameters(cfg):
-            kind = rp.get("rope_type", rp.get("type", "default"))
-            if kind not in UNSCALED and isinstance(rp.get("factor"), (int, float)):
+            if _kind(rp) not in UNSCALED and isinstance(rp.get("factor"), (int, float)) \
+                    and not isinstance(rp.get("factor"), bool):
                 factor = float(rp["factor"])
-    limit = int(max_position_embeddings * factor)
-    longest = cfg.get("model_max_length")
-    return max(limit, longest) if isinstance(longest, int) else limit
+    scaled = max_position_embeddings * factor
+    if not 1 <= scaled < 2 ** 63:
+        raise ValueError(f"a RoPE scaling factor of {factor!r} makes the model's length "
+                         f"{scaled!r}: it must be a positive number")
+    return int(scaled)
+
+
+def _kind(rp: dict[str, Any]) -> str:
+    return str(rp.get("rope_type", rp.get("type", "default")))
 
 
 def _rope_parameters(cfg: dict[str, Any]) -> list[dict[str, Any]]:

@@ -117,6 +117,11 @@ class ModelGeometry:
     num_shared_experts: int = 0
     counted_moe_layers: int = 0
     context_limit: int = 0      # the longest max_model_len vLLM accepts (0: max_position_...)
+    default_len: int = 0        # the max_model_len vLLM runs at when none is given (0: the same)
+
+    @property
+    def default_max_model_len(self) -> int:
+        return self.default_len or self.max_position_embeddings
 
     @property
     def num_layers(self) -> int:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from kvcore.errors import InputError
-from kvcore.models.context_limit import context_limit
+from kvcore.models.context_limit import lengths
 from kvcore.models.geometry import MambaGeometry, ModelGeometry
 from kvcore.models.mla import MLA_DEFAULTS, read_mla
 from kvcore.models.nemotron_h import NEMOTRON_H_DEFAULTS, nemotron_h_layers, nemotron_h_mamba_keys
@@ -189,6 +189,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     quant = get("quantization_config", {}) or {}
     counted_moe = _counted_moe_layers(c, n_layers, num_experts)
     max_pos = get_int("max_position_embeddings", required=True)
+    limit, default = lengths(c, max_pos, source)
     return ModelGeometry(
         name=name or str(c.get("_name_or_path", "") or model_type), model_type=model_type,
         layer_kinds=kinds, num_attention_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim,
@@ -201,7 +202,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         quantization=quant.get("quant_method") if isinstance(quant, dict) else None,
         source=source, num_experts_per_tok=get_int("num_experts_per_tok", 0) or 0,
         num_shared_experts=get_int("n_shared_experts") or get_int("num_shared_experts") or 0,
-        counted_moe_layers=counted_moe, context_limit=context_limit(c, max_pos))
+        counted_moe_layers=counted_moe, context_limit=limit, default_len=default)
 
 
 def _counted_moe_layers(c: dict[str, Any], n: int, num_experts: int) -> int:

@@ -211,7 +211,8 @@ def resolve_kv_cache_config(
     if not 0 < gpu_memory_utilization <= 1:
         raise InputError(f"must be in (0, 1], got {gpu_memory_utilization}",
                          field="gpu_memory_utilization")
-    mml = max_model_len if max_model_len is not None else g.max_position_embeddings
+    # (vLLM's default: the RoPE-scaled length, LongRoPE's original one; `default_len`)
+    mml = max_model_len if max_model_len is not None else g.default_max_model_len
     if mml <= 0:
         raise InputError(f"must be positive, got {mml}", field="max_model_len")
     ctx = SizingContext(max_model_len=mml, max_num_batched_tokens=max_num_batched_tokens,
@@ -276,7 +277,7 @@ def resolve_kv_cache_config(
             field = "block_size" if err.available == 0 and available > 0 else "max_model_len"
             raise InputError(str(err), field=field) from None
     config = kv_cache_config_from_groups(groups, available, num_blocks)
-    cap = capacity(config, ctx, available, max(mml, g.max_position_embeddings))
+    cap = capacity(config, ctx, available, max(mml, g.default_max_model_len))
     return SizingResult(config, ctx, g, available if memory is None else memory, weights,
                         estimated, cap, g.dtype if kv_dtype == "auto" else kv_dtype,
                         prefix_match_unit, enable_prefix_caching)

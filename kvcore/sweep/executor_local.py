@@ -2,7 +2,9 @@
 
 Workers are started with `spawn` (a clean interpreter: no locks or threads inherited from the
 command) and each reads the traces once, when it starts, from a file the command wrote (removed
-at the end); a job then carries only its options. Workers ignore Ctrl-C (the command handles it and ends them) and, on Linux, die with
+at the end; a sweep killed before that leaves it, and the next sweep removes it: a live sweep
+holds a lock on its file, which the kernel drops with the process); a job then carries only its
+options. Workers ignore Ctrl-C (the command handles it and ends them) and, on Linux, die with
 the command (`PR_SET_PDEATHSIG`), so a killed sweep leaves no replay running. A worker that dies
 (the OOM killer) breaks the pool with every job in flight: a new pool runs them again one at a
 time, and a job whose worker dies while it runs alone more than `MAX_LOST` times fails alone (it
@@ -12,11 +14,14 @@ was a `BrokenProcessPool` traceback that ended the sweep, its queued jobs never 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import glob
 import multiprocessing
 import os
 import pickle
 import signal
 import tempfile
+import time
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -31,6 +36,37 @@ from kvcore.traces import Trace
 
 _TRACES: dict[str, Trace] = {}      # in a worker: the traces, by sha256
 MAX_LOST = 3        # deaths of a job's worker while it runs alone before the job fails
+_PREFIX = "kvcli-sweep-"
+
+
+def _write_traces(traces: dict[str, Trace]) -> tuple[str, int]:
+    """The workers' traces file: (its path, a descriptor holding a shared lock on it, which
+    says the file is in use until the command closes it or dies)."""
+    _remove_stale()
+    fd, path = tempfile.mkstemp(prefix=_PREFIX, suffix=".traces")
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    with open(fd, "wb", closefd=False) as f:
+        pickle.dump(traces, f, protocol=5)
+    return path, fd
+
+
+def _remove_stale(min_age_s: float = 60.0) -> None:
+    """Remove the traces files of sweeps that died without their cleanup (a SIGKILL left one
+    in the temp folder each): no lock on it, and older than `min_age_s` (a file just made,
+    not yet locked, stays)."""
+    for path in glob.glob(os.path.join(tempfile.gettempdir(), _PREFIX + "*.traces")):
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)     # OSError: a live sweep's
+            if time.time() - os.fstat(fd).st_mtime > min_age_s:
+                os.remove(path)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
 
 def _init(traces_file: str) -> None:
@@ -73,12 +109,10 @@ class LocalExecutor:
         # The traces reach the workers through a file, not the start-up pipe: a worker that
         # died before reading them all left the command blocked in that pipe's write, deaf to
         # Ctrl-C (a replacement pool after a worker's death made that likely)
-        fd, mine = tempfile.mkstemp(prefix="kvcli-sweep-", suffix=".traces")
-        with os.fdopen(fd, "wb") as f:
-            pickle.dump({k: v for k, v in traces.items() if k in needed}, f, protocol=5)
-        self._start(workers, mine)
+        mine, lock = _write_traces({k: v for k, v in traces.items() if k in needed})
         died: dict[int, int] = {}       # job index -> its worker's deaths while it ran alone
         try:
+            self._start(workers, mine)
             # at most two jobs a worker queued: a Ctrl-C cancels the rest at once
             pending: dict[Future, Job] = {}
             todo = iter(jobs)
@@ -138,6 +172,7 @@ class LocalExecutor:
             self.close()
             with contextlib.suppress(OSError):
                 os.remove(mine)
+            os.close(lock)
 
     def _put(self, pending: dict[Future, Job], job: Job) -> bool:
         """Submit ``job`` into ``pending``; False when the pool broke (a worker died)."""

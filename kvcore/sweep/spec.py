@@ -60,7 +60,12 @@ def load_spec(path: str) -> SweepSpec:
         close_source(stream)
     is_json = path.lower().endswith(".json")
     try:
-        doc = json.loads(text) if is_json else tomllib.loads(text)
+        doc = json.loads(text, object_pairs_hook=_once) if is_json else tomllib.loads(text)
+    except _Repeated as err:
+        # TOML refuses a key given twice; JSON kept the last one without a word
+        raise InputError(f"key {err.key!r} is given twice in one object (JSON would keep the "
+                         "last without a word): give it once", path=path,
+                         line=_LineFinder(text, True).last(err.key), field=err.key) from None
     except json.JSONDecodeError as err:
         raise InputError(f"not JSON: {err.msg}", path=path, line=err.lineno) from None
     except tomllib.TOMLDecodeError as err:
@@ -197,6 +202,21 @@ def _distinct(key: str, values: list[Any]) -> tuple[Any, ...]:
     return tuple(values)
 
 
+class _Repeated(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refusing a key given twice (`json`'s object_pairs_hook)."""
+    doc: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in doc:
+            raise _Repeated(key)
+        doc[key] = value
+    return doc
+
+
 class _LineFinder:
     """The line a key is written on (for messages): the first `key =` (TOML) or `"key":`
     (JSON) after its section's header, else anywhere; None when not found."""
@@ -222,3 +242,9 @@ class _LineFinder:
             if pat.search(self.lines[i]):
                 return i + 1
         return None
+
+    def last(self, key: str) -> int | None:
+        """The last line `key` is written on (a key given twice: the repeat)."""
+        pat = self._pattern(key)
+        return next((i + 1 for i in range(len(self.lines) - 1, -1, -1)
+                     if pat.search(self.lines[i])), None)

@@ -157,9 +157,24 @@ def bytes_per_block_of(model: str, block_size: int) -> int:
     from kvcore.sizing.config import bytes_per_block
     from kvcore.sizing.grouping import get_kv_cache_groups
     from kvcore.sizing.resolve import load_geometry
+    from kvcore.specs import kind_of
 
     geometry = load_geometry(model)
-    return bytes_per_block(get_kv_cache_groups(layer_specs(geometry, block_size=block_size)))
+    groups = get_kv_cache_groups(layer_specs(geometry, block_size=block_size))
+    kinds = [kind_of(g.kv_cache_spec) for g in groups]
+    if kinds not in (["full"], ["mla"]) or groups[0].kv_cache_spec.block_size != block_size:
+        # A block id is spent in every group, and a Mamba hybrid's attention block is raised
+        # to fit its state (Qwen3-Next: 576 tokens): GiB as blocks of one full-attention group
+        # of `block_size` tokens said 1 GiB held 74 blocks of 16 tokens there, 36x too few.
+        counts = {k: kinds.count(k) for k in kinds}
+        sizes = sorted({g.kv_cache_spec.block_size for g in groups})
+        has = " and ".join(f"{n} {k} group{'s' if n > 1 else ''}" for k, n in counts.items())
+        raise InputError(f"the curve replays one full-attention group of {block_size}-token "
+                         f"blocks; {model}'s KV cache has {has} of "
+                         f"{'/'.join(map(str, sizes))}-token blocks, so its GiB are not that "
+                         "group's blocks: replay the model (kvcli replay --model M "
+                         "--gpu-memory-gib G) or give --capacities", field="capacity_gib")
+    return bytes_per_block(groups)
 
 
 def capacities_in_blocks(opts: CurveOptions, block_size: int) -> list[int] | None:
@@ -226,6 +241,10 @@ def compute_curve(trace_path: str, opts: CurveOptions, *, trace=None,
                 tasks.append(("simulation", policy, c))
     replays = [c for kind, _, c in tasks if kind == "replay"]
     warnings = notes + ([lru.not_exact_warning(replays)] if replays else [])
+    if opts.jobs > 1 and len(tasks) <= 1:
+        # --jobs spreads the exact points over processes: with one or none it changed nothing
+        warnings.append(f"option --jobs: no effect: {len(tasks)} exact point(s) to run (the "
+                        "one-pass LRU gives the others in this process)")
     if replays:
         # A replay allocates its pool (the simulations and the one pass do not): refused up
         # front, before any point runs, when the largest cannot fit this machine's memory.

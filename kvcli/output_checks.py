@@ -1,0 +1,158 @@
+"""Outputs refused before the work starts (one line, exit 2): `check_output` (a path that
+cannot be written) and `check_distinct` (an output that is an input, another output, or the
+command's own stdout). `in_place` says which paths are written where they stand (a device, a
+FIFO, a descriptor) rather than under a temporary name and renamed (`kvcli.output_files`)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from collections.abc import Iterable
+
+from kvcore.errors import InputError
+
+_DESCRIPTORS = ("/dev/stdin", "/dev/stdout", "/dev/stderr")
+_DESCRIPTOR_DIRS = ("/dev/fd/", "/proc/")
+
+
+def in_place(path: str) -> bool:
+    """True when ``path`` is written where it stands (never replaced): it exists and is not a
+    regular file (a device, a FIFO, a socket), or it names a descriptor (``/dev/stdout``,
+    ``/dev/fd/N``, ``/proc/...``). A regular file elsewhere under /dev (``/dev/shm/x``, on a
+    tmpfs) is a file like any other: written under a temporary name and renamed."""
+    a = os.path.abspath(path)
+    if a in _DESCRIPTORS or a.startswith(_DESCRIPTOR_DIRS):
+        return True
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def check_output(path: str | None, field: str, *, folder: bool = False) -> None:
+    """Refuse, before any work, an output that cannot be written: its folder missing, a folder
+    given as a file (or a file as a folder with ``folder``), a place without write permission.
+    Raises `InputError` (one line, exit 2). ``-`` and None pass."""
+    if path is None or path == "-":
+        return
+    if not path:
+        raise InputError("an empty path", field=field)
+    if folder and os.path.exists(path) and not os.path.isdir(path):
+        # (a device passed as in place: /dev/null ran the whole job, then 'cannot create')
+        raise InputError(f"{path} is a file, not a folder", field=field)
+    if in_place(path) and not (folder and os.path.isdir(path)):
+        if os.path.isdir(path):
+            raise InputError(f"{path} is a folder, not a file", field=field)
+        if os.path.exists(path) and not os.access(path, os.W_OK):
+            raise InputError(f"cannot write {path}: permission denied", field=field)
+        return
+    target = os.path.realpath(path)   # a symlink: its target is written, the link stays
+    if folder:
+        if os.path.exists(target):
+            if not os.path.isdir(target):
+                raise InputError(f"{path} is a file, not a folder", field=field)
+            if not os.access(target, os.W_OK | os.X_OK):
+                raise InputError(f"cannot write in {path}: permission denied", field=field)
+            return
+        top = target           # created with its parents: the nearest existing one decides
+        while not os.path.exists(top):
+            top = os.path.dirname(top)
+        if not os.path.isdir(top):
+            raise InputError(f"cannot create {path}: {top} is a file", field=field)
+        if not os.access(top, os.W_OK | os.X_OK):
+            raise InputError(f"cannot create {path}: {top} is not writable (permission "
+                             "denied)", field=field)
+        return
+    if os.path.isdir(target) or path.endswith(os.sep):
+        raise InputError(f"{path} is a folder, not a file", field=field)
+    parent = os.path.dirname(target)
+    shown = parent if os.path.islink(path) else (os.path.dirname(path) or ".")
+    if not os.path.isdir(parent):
+        what = "is not a folder" if os.path.exists(parent) else "does not exist"
+        raise InputError(f"cannot write {path}: the folder {shown} {what}", field=field)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(f"cannot write {path}: the folder {shown} is not writable "
+                         "(permission denied)", field=field)
+
+
+def check_distinct(inputs: list[tuple[str, str | None]],
+                   outputs: list[tuple[str, str | None]],
+                   folders: Iterable[tuple[str, str | None]] = ()) -> None:
+    """Refuse, before any work, an output file that is one of the run's inputs or another of
+    its outputs, by whatever name (a symlink, a relative path, a hard link): renamed over the
+    input at the end, it destroyed the trace the run had read (`--events TRACE` exited 0 with
+    the trace gone); two outputs on one file kept only the one renamed last. ``inputs`` and
+    ``outputs`` are (what to call it, path) pairs: an input's name as a message says it ("the
+    trace"), an output's its field. ``-`` (stdout) and None pass, as do outputs written in place (a
+    device, a FIFO: ``--events /dev/null --steps /dev/null`` is fine). Raises `InputError`
+    naming the output's field. ``folders``: outputs written into a folder (made if missing),
+    which no file output may name or lie above (`--events X --decisions X` ended in an
+    IsADirectoryError traceback; `--plot X --results X` failed after the work)."""
+    from kvcli.output import flag
+
+    for name, folder in folders:
+        where = os.path.realpath(folder) if folder else ""
+        for other, path in outputs:
+            file = os.path.realpath(path) if path and path != "-" else None
+            if file == where:
+                raise InputError(f"{folder} is also {flag(other)}'s output, a file: it cannot "
+                                 "be a folder too", field=name)
+            if file and where.startswith(file + os.sep):
+                raise InputError(f"{folder} lies under {flag(other)}'s output file {path}: "
+                                 "that cannot be a folder too", field=name)
+
+    out = _stdout_key()
+    for name, path in outputs:
+        if path and path != "-" and out is not None and _same_file(path, out):
+            # (--requests /dev/stdout --json: the request lines inside the JSON document)
+            raise InputError(f"{path} is this command's stdout, where its result goes: the two "
+                             "would mix (give another file)", field=name)
+    seen: list[tuple[tuple, str, bool]] = []     # (the file's key, its name, an input)
+    for is_input, pairs in ((True, inputs), (False, outputs)):
+        for name, path in pairs:
+            if path is None or (path == "-" and not is_input) or (
+                    not is_input and in_place(path)):
+                continue
+            key = _file_key(path, is_input)
+            if key is None:
+                continue
+            for other_key, other, other_input in seen:
+                if key != other_key:
+                    continue
+                if other_input:
+                    raise InputError(f"{path} is {other}, which this run reads: writing it would "
+                                     "replace it", field=name)
+                raise InputError(f"{path} is also {flag(other)}'s output: one would replace "
+                                 "the other", field=name)
+            seen.append((key, name, is_input))
+
+
+def _stdout_key() -> tuple[int, int] | None:
+    """fd 1's (device, inode) where a file written there would mix with the command's own
+    output: a pipe, a FIFO or a regular file; None for a terminal or a device (/dev/null)."""
+    try:
+        st = os.fstat(1)
+    except OSError:
+        return None
+    return None if stat.S_ISCHR(st.st_mode) else (st.st_dev, st.st_ino)
+
+
+def _same_file(path: str, key: tuple[int, int]) -> bool:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return (st.st_dev, st.st_ino) == key
+
+
+def _file_key(path: str, is_input: bool) -> tuple | None:
+    """What names one file however it is spelled: its device and inode where it exists, else
+    (an output still to be made) its real path; None for an input that is missing (its reader
+    says so) or not a regular file (a FIFO, a device: nothing to replace)."""
+    try:
+        # (``-``: stdin, which a shell may have opened on the very file an output names)
+        st = os.fstat(sys.stdin.fileno()) if path == "-" else os.stat(path)
+    except (OSError, ValueError):
+        return None if is_input else ("path", os.path.realpath(path))
+    return ("inode", st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
