@@ -45,6 +45,19 @@ def test_clock_explain_json():
     assert dec["clock"]["gpu"]["name"] == "h100-sxm"
 
 
+def test_the_prefill_kv_read_difference_is_said_only_where_the_dtypes_differ():
+    """The clock reads a prefill's context at the KV cache dtype, vLLM bills it at the
+    activation dtype: with --kv-cache-dtype auto they are one dtype, and nothing differs."""
+    said = ("prefill KV read: the clock reads the context at the KV cache dtype; vLLM bills it "
+            "at the activation dtype")
+    for dtype, noted in (("auto", False), ("fp8", True)):
+        r = runner.invoke(app, ["clock", "explain", "--model", "llama-3.1-8b", "--gpu", "h100",
+                                "--case", "mix=8192,32*1@8192", "--kv-cache-dtype", dtype,
+                                "--json"])
+        assert r.exit_code == 0, r.output
+        assert (said in json.loads(r.stdout)["cases"][0]["differences"]) is noted
+
+
 def test_clock_explain_table_and_quantised_note():
     r = runner.invoke(app, ["clock", "explain", "--model", "gpt-oss-20b", "--gpu", "h200",
                             "--case", "mix=2048,8*1@4096"])

@@ -188,6 +188,26 @@ def test_errors_exit_2_with_what_is_missing() -> None:
     assert "option --max-model-len" in run("llama-3.1-8b", "--gpu-memory-gib", "16.7").output
 
 
+def test_kv_heads_and_tensor_parallel_must_divide_one_another(tmp_path) -> None:
+    """vLLM's QKVParallelLinear splits the KV heads over the ranks, or replicates each over
+    tp / heads of them, and asserts the division is exact; kvcli sized 8 // 3 = 2 a rank."""
+    r = run("--layers", "4", "--kv-heads", "8", "--head-dim", "128", "--tp", "3",
+            "--num-blocks", "1000", "--max-model-len", "4096")
+    assert r.exit_code == 2 and r.stderr == (
+        "error: option --tensor-parallel-size: --kv-heads' 8 KV heads and it must divide one "
+        "another, as vLLM requires; got 3\n")
+    cfg = {"model_type": "llama", "num_hidden_layers": 4, "num_attention_heads": 12,
+           "num_key_value_heads": 6, "hidden_size": 768, "max_position_embeddings": 4096}
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(cfg))
+    r = run("--model-config", str(p), "--tp", "4", "--num-blocks", "1000")
+    assert r.exit_code == 2 and "6 KV heads and it must divide one another" in r.stderr
+    # 6 heads at tp 2 (3 a rank) and at tp 12 (each on 2 ranks, 1 a rank) start
+    for tp, heads in (("2", 3), ("12", 1)):
+        d = ok("--model-config", str(p), "--tp", tp, "--num-blocks", "1000")
+        assert d["groups"][0]["page_size_bytes"] == 2 * 16 * heads * 64 * 2
+
+
 def test_model_config_file(tmp_path) -> None:
     cfg = {"model_type": "llama", "num_hidden_layers": 4, "num_attention_heads": 8,
            "num_key_value_heads": 2, "hidden_size": 512, "intermediate_size": 1024,

@@ -36,6 +36,9 @@ def test_the_story_agrees_with_the_event_stream(run, rid):
     assert res.exit_code == 0, res.output
     story = json.loads(res.stdout)
     assert story["request"] == rid
+    # the replay's warnings, on stderr and in the JSON, as a plain replay's (the clock's here)
+    assert len(story["warnings"]) == 1 and story["warnings"][0].startswith("uncalibrated clock")
+    assert res.stderr == f"warning: {story['warnings'][0]}\n"
     # its own lines: the stream's, kind for kind and block for block
     kinds = {"arrive": "arrived", "admit": None, "touch": "hit cached blocks",
              "allocate": "allocated", "cache": "cached", "free": "freed",

@@ -70,6 +70,50 @@ def test_config_options_of_something_not_there():
     res = runner.invoke(app, [*geometry, "--attention-chunk-size", "64", "--chunked-layers", "0",
                               "--json"])
     assert res.exit_code == 0 and '"chunked_local"' in res.stdout.replace(" ", "")
+    refused(["config", "llama-3.1-8b", "--num-blocks", "10000", "--kv-offloading-backend",
+             "native"], "error: option --kv-offloading-backend: needs --kv-offloading-size (the "
+            "CPU tier it moves)")
+
+
+NO_MEMORY = ("option(s) --gpu-memory-utilization, --weights-gib, --activation-gib: no effect "
+             "without --gpu-memory-gib (the pool is --num-blocks, not sized from memory)")
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["llama-3.1-8b", "--num-blocks", "10000", "--gpu-memory-utilization", "0.5",
+      "--weights-gib", "3", "--activation-gib", "2"], [NO_MEMORY]),
+    (["llama-3.1-8b", "--num-blocks", "10000", "--disable-hybrid-kv-cache-manager",
+      "--pad-pages"], [("option(s) --disable-hybrid-kv-cache-manager, --pad-pages: no effect on "
+                       "llama-3.1-8b, whose layers are all full (one kind: nothing to pad or to "
+                       "keep apart)")]),
+    (["llama-3.1-8b", "--num-blocks", "10000", "--max-concurrent-batches", "1",
+      "--no-async-scheduling"],
+     [("option(s) --max-concurrent-batches, --async-scheduling: no effect on llama-3.1-8b's "
+      "sizing (only sliding-window and chunked-local groups reserve blocks for the tokens in "
+      "flight)")]),
+    (["llama-3.1-8b", "--num-blocks", "10000", "--prefix-match-unit", "16",
+      "--no-enable-prefix-caching"],
+     [("option --prefix-match-unit: no effect with prefix caching off and no CPU tier (no block "
+      "is hashed)")]),
+    (["--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--gpu-memory-gib", "80"],
+     [("weights estimated from --layers, --kv-heads and --head-dim alone (0.25 GiB: no MLP, no "
+      "vocabulary), so the KV memory is overstated: give --weights-gib")]),
+    # where they do act, nothing is said
+    (["gpt-oss-20b", "--num-blocks", "10000", "--max-concurrent-batches", "1",
+      "--disable-hybrid-kv-cache-manager"], []),
+    (["llama-3.1-8b", "--gpu-memory-gib", "80", "--weights-gib", "3", "--prefix-match-unit",
+      "16"], []),
+    (["--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--gpu-memory-gib", "80",
+      "--weights-gib", "15"], []),
+])
+def test_config_says_what_changed_nothing(args, said):
+    """Each printed the same table as without it, and said nothing (the JSON too)."""
+    import json
+
+    res = runner.invoke(app, ["config", *args, "--max-model-len", "4096", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["warnings"] == said
+    assert res.stderr == "".join(f"warning: {w}\n" for w in said)
 
 
 @pytest.mark.parametrize(("args", "line"), [

@@ -68,6 +68,12 @@ def test_options_without_effect_are_named():
     assert run(mode="cache", hash_algo="xxhash").warnings == []
     assert run(mode="cache", enable_prefix_caching=False, hash_algo="xxhash",
                kv_offloading_size=1.0).warnings == []
+    # a share of gpu_memory_gib: it sizes nothing when num_blocks is the pool
+    said = ("option gpu_memory_utilization has no effect unless the pool is sized from a "
+            "model's gpu_memory_gib (not with num_blocks)")
+    assert run(mode="cache", num_blocks=2048, gpu_memory_utilization=0.5).warnings == [said]
+    assert said not in run(mode="cache", model="llama-3.1-8b", gpu_memory_gib=80.0,
+                           gpu_memory_utilization=0.5).warnings
 
 
 def test_skipped_requests_say_what_they_take_out_of_the_hit_rate():

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import typer
+from typer._click.core import ParameterSource
 
 from kvcli import config_options as co
 from kvcore.sizing_context import DEFAULT_GPU_MEMORY_UTILIZATION
@@ -18,6 +19,7 @@ from kvcore.sizing_context import DEFAULT_GPU_MEMORY_UTILIZATION
 def register(app: typer.Typer) -> None:
     @app.command("config")
     def config(
+        ctx: typer.Context,
         model: co.ModelArg = None,
         list_presets: co.ListOpt = False,
         model_config: co.ModelConfigOpt = None,
@@ -77,10 +79,14 @@ def register(app: typer.Typer) -> None:
             if kv_offloading_backend is not None:
                 check_backend(kv_offloading_backend)
             batches = concurrent_batches(async_scheduling, max_concurrent_batches)
-            if kv_offloading_block_size is not None and kv_offloading_size is None:
-                # the chunk size of a tier that is not there: it was dropped without a word
-                raise InputError("needs --kv-offloading-size (the CPU tier it sizes the chunks "
-                                 "of)", field="kv_offloading_block_size")
+            for name, v in (("kv_offloading_block_size", kv_offloading_block_size),
+                            ("kv_offloading_backend", kv_offloading_backend)):
+                if v is not None and kv_offloading_size is None:
+                    # an option of a tier that is not there: it was dropped without a word
+                    raise InputError("needs --kv-offloading-size (the CPU tier it sizes the "
+                                     "chunks of)" if name == "kv_offloading_block_size" else
+                                     "needs --kv-offloading-size (the CPU tier it moves)",
+                                     field=name)
 
             def sized(budget: int) -> Any:
                 return resolve_kv_cache_config(
@@ -135,19 +141,18 @@ def register(app: typer.Typer) -> None:
                 # Nemotron-Nano, not --block-size's 16)
                 add_cpu_tier(view, kv_offloading_size, kv_offloading_block_size,
                              view.data["block_size"], tier_copies(tensor_parallel_size, mla))
-            from kvcore.models.geometry import long_context_note
+            from kvcli.config_warnings import config_warnings
 
-            if note := long_context_note(result.geometry, max_model_len):
-                output.warn(note)
-            if mla and block_size is None:
-                from kvcore.models.mla import mla_block_size_note
-
-                output.warn(mla_block_size_note(result.geometry.name, bs))
-            m = result.geometry.mamba
-            if m is not None and m.version == "gdn" and enable_prefix_caching:
-                from kvcore.models.qwen3_next import gdn_note
-
-                output.warn(gdn_note(result.geometry.name))
+            given = {p.name for p in ctx.command.params if p.name is not None
+                     and ctx.get_parameter_source(p.name) == ParameterSource.COMMANDLINE}
+            warnings = config_warnings(result, given, gpu_memory_gib=gpu_memory_gib,
+                                       max_model_len=max_model_len, block_size=bs,
+                                       block_size_given=block_size is not None,
+                                       enable_prefix_caching=enable_prefix_caching,
+                                       offloading=kv_offloading_size is not None)
+            for w in warnings:
+                output.warn(w)
+            view.data["warnings"] = warnings
             output.emit(view, as_json=as_json)
 
         output.run(go)

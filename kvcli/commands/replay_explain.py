@@ -35,6 +35,7 @@ def run_explain(trace: str, opts, rid: str, as_json: bool, given: list[str],
         summary = replay(trace, opts, sink, steps_out=StepLines(story.step_line),
                          warn=output.warn, trace=tr)
     doc = story.to_dict()
+    doc["warnings"] = list(summary.warnings)       # (a plain replay's JSON carries them too)
     if rec is not None:
         doc["calls"] = [n.to_dict() for n in rec.take()]
     output.emit(story_view(doc), as_json=as_json)

@@ -153,7 +153,8 @@ def differences(g: ModelGeometry, shape: VllmShape, batch: StepBatch) -> list[st
     if any(t > 1 for t, _, _ in batch.requests):
         notes.append("prefill attention: the clock counts causal work (a token at position p "
                      "attends to p keys); vLLM bills every new token against the whole context")
-        if g.mla is None:
+        if g.mla is None and shape.cache_byte_size != shape.activation_byte_size:
+            # (the same size, e.g. --kv-cache-dtype auto: the two counts agree)
             notes.append("prefill KV read: the clock reads the context at the KV cache dtype; "
                          "vLLM bills it at the activation dtype")
         elif any(t > 1 and c > t for t, c, _ in batch.requests):

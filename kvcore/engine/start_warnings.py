@@ -34,6 +34,11 @@ def start_warnings(cfg: ReplayOptions, trace: Trace,
     if "gpu_memory_gib" in given and not model:
         out.append("option gpu_memory_gib has no effect without a model (model or "
                    "model_config): num_blocks is not sized from memory")
+    if "gpu_memory_utilization" in given and (not model or cfg.gpu_memory_gib is None
+                                              or "num_blocks" in given | set(trace.config)):
+        # (it is a share of gpu_memory_gib, which sizes the pool only from a model)
+        out.append("option gpu_memory_utilization has no effect unless the pool is sized from "
+                   "a model's gpu_memory_gib (not with num_blocks)")
     clock = (cfg.clock or "").partition(":")[0]
     if "gpu" in given and not model:
         out.append("option gpu has no effect without a model (model or model_config): the "

@@ -199,6 +199,13 @@ def resolve_kv_cache_config(
         raise InputError(f"{g.name}'s {g.num_attention_heads} attention heads must be divisible "
                          f"by it, as vLLM requires; got {tensor_parallel_size}",
                          field="tensor_parallel_size")
+    kv, tp = g.num_kv_heads, tensor_parallel_size
+    if g.mla is None and kv > 0 and (tp % kv if tp >= kv else kv % tp):
+        # QKVParallelLinear splits the KV heads (or replicates each over tp / heads ranks):
+        # vLLM asserts either division is exact (8 KV heads at tp 3 were sized as 2 a rank)
+        whose = "--kv-heads'" if g.model_type == "custom" else f"{g.name}'s"
+        raise InputError(f"{whose} {kv} KV heads and it must divide one another, as vLLM "
+                         f"requires; got {tp}", field="tensor_parallel_size")
     for fname, x, lo_open in (("gpu_memory_gib", gpu_memory_gib, True),
                               ("weights_gib", weights_gib, False),
                               ("activation_gib", activation_gib, False)):

@@ -1,0 +1,61 @@
+"""`kvcli config`'s warnings: what the sizing assumes about the GPU (an MLA model's block size, a
+Gated DeltaNet prefill kernel, a length past the model's), and the options given that change
+nothing in this combination (they printed the same table as without them, unsaid). Each is one
+line on stderr and in the JSON's `warnings` (docs/config.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Options that only shape the memory the pool is sized from (`--gpu-memory-gib`).
+_MEMORY = ("gpu_memory_utilization", "weights_gib", "activation_gib")
+# Options that only change groups other than full attention's.
+_HYBRID = ("disable_hybrid", "pad_pages")
+_IN_FLIGHT = ("max_concurrent_batches", "async_scheduling")
+
+
+def _flags(names: list[str]) -> str:
+    spell = {"disable_hybrid": "disable-hybrid-kv-cache-manager"}
+    return ", ".join(f"--{spell.get(n, n.replace('_', '-'))}" for n in names)
+
+
+def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | None,
+                    max_model_len: int | None, block_size: int, block_size_given: bool,
+                    enable_prefix_caching: bool, offloading: bool) -> list[str]:
+    """The warnings for a sizing `result` (`resolve_kv_cache_config`) of the options `given`
+    on the command line (their parameter names)."""
+    from kvcore.models.geometry import long_context_note
+    from kvcore.models.mla import mla_block_size_note
+    from kvcore.models.qwen3_next import gdn_note
+
+    g = result.geometry
+    out = []
+    if note := long_context_note(g, max_model_len):
+        out.append(note)
+    if g.mla is not None and not block_size_given:
+        out.append(mla_block_size_note(g.name, block_size))
+    if g.mamba is not None and g.mamba.version == "gdn" and enable_prefix_caching:
+        out.append(gdn_note(g.name))
+    memory = [n for n in _MEMORY if n in given]
+    if memory and gpu_memory_gib is None:
+        out.append(f"option(s) {_flags(memory)}: no effect without --gpu-memory-gib (the pool "
+                   "is --num-blocks, not sized from memory)")
+    if gpu_memory_gib is not None and result.weights_estimated and g.model_type == "custom":
+        # --layers/--kv-heads/--head-dim give no MLP and no vocabulary: "0.02 GiB" of weights
+        out.append(f"weights estimated from --layers, --kv-heads and --head-dim alone "
+                   f"({result.weights_bytes / (1 << 30):.2f} GiB: no MLP, no vocabulary), so "
+                   "the KV memory is overstated: give --weights-gib")
+    kinds = set(g.layer_kinds) - {"mlp"}           # (an MLP-only layer holds no KV)
+    hybrid = [n for n in _HYBRID if n in given]
+    if hybrid and len(kinds) == 1:
+        out.append(f"option(s) {_flags(hybrid)}: no effect on {g.name}, whose layers are all "
+                   f"{next(iter(kinds))} (one kind: nothing to pad or to keep apart)")
+    in_flight = [n for n in _IN_FLIGHT if n in given]
+    if in_flight and not kinds & {"sliding", "chunked"}:
+        out.append(f"option(s) {_flags(in_flight)}: no effect on {g.name}'s sizing (only "
+                   "sliding-window and chunked-local groups reserve blocks for the tokens in "
+                   "flight)")
+    if "prefix_match_unit" in given and not enable_prefix_caching and not offloading:
+        out.append("option --prefix-match-unit: no effect with prefix caching off and no CPU "
+                   "tier (no block is hashed)")
+    return out
