@@ -161,7 +161,7 @@ def test_curve_jobs_beyond_the_machine_are_refused(tmp_path):
 
 def test_sweep_jobs_beyond_the_machine_are_refused_before_the_results_file(tmp_path):
     results = tmp_path / "r.jsonl"
-    values = ",".join(str(v) for v in range(100, 1100))         # 1,000 jobs, ~47 GiB of workers
+    values = ",".join(str(v) for v in range(400, 1400))         # 1,000 jobs, ~47 GiB of workers
     res = runner.invoke(app, ["sweep", "--trace", str(ROOT / "traces" / "multiturn-chat.jsonl"),
                               "--set", f"num_blocks={values}", "--results", str(results),
                               "--jobs", "100000"])

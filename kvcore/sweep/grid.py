@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvcore.engine.options import ReplayOptions, resolve
+from kvcore.engine.preflight import first_refusal
 from kvcore.engine.startup import start_up
 from kvcore.errors import InputError
 from kvcore.sweep.keys import CLUSTER_DEFAULTS, CLUSTER_KEYS
@@ -179,6 +180,9 @@ def _check(spec: SweepSpec, job: Job, trace: Trace) -> None:
             check_cluster(copts)
         cfg = resolve(opts, trace.config, path=job.trace, config_line=trace.config_line)
         start = start_up(trace, cfg)
+        if (refused := first_refusal(trace, start,
+                                     all_rejected_is_bad=job.command == "replay")) is not None:
+            raise refused
         if copts is not None:
             from kvcore.cluster.run import check_on_trace
 
