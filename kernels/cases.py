@@ -78,6 +78,19 @@ def keys_read(seq_lens: list[int], window: int | None = None) -> int:
     return sum(min(n, window) if window else n for n in seq_lens)
 
 
+def distinct_blocks(rows: list[list[int]], seq_lens: list[int], block_size: int,
+                    window: int | None = None) -> int:
+    """Distinct blocks a decode step reads: a prefix block that several requests share is
+    one block in memory, read from HBM once and from L2 after (a batch of one system prompt
+    reads it once however many requests attend to it)."""
+    seen: set[int] = set()
+    for row, n in zip(rows, seq_lens):
+        if n > 0:
+            first = (max(0, n - window) if window else 0) // block_size
+            seen.update(row[first:(n - 1) // block_size + 1])
+    return len(seen)
+
+
 def ideal_bytes(seq_lens: list[int], num_q_heads: int, num_kv_heads: int, head_dim: int,
                 elem: int, block_size: int, *, kv_elem: int | None = None,
                 window: int | None = None) -> int:

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from .cases import ideal_bytes, keys_read, random_kv
+from .cases import distinct_blocks, ideal_bytes, keys_read, random_kv
 from .timing import ROTATE_BYTES, copies_for, l2_bytes, time_launches
 
 
@@ -38,8 +38,9 @@ def time_step(pool: list[torch.Tensor], rows: list[list[int]], lens: list[int], 
               config: Any = None) -> dict[str, Any]:
     """Time the kernel over one step's tables (``rows[i]``: request i's block ids, ``lens[i]``
     its length); the record: ``num_splits``, ``tokens_read``, ``bytes`` (ideal), ``time_us``,
-    ``gbps``, ``copies``, ``cycled_bytes`` (KV bytes the copies rotate over), ``warm_l2``
-    (under twice the L2: the time may be L2's), ``timing``."""
+    ``gbps``, ``copies``, ``cycled_bytes`` (the distinct KV bytes the copies rotate over: a
+    block several requests share counts once), ``warm_l2`` (under twice the L2: the time may
+    be L2's), ``timing``."""
     from .splits import DEFAULT_STRATEGY, num_sms, pick_num_splits
     from .triton_decode import DEFAULT_CONFIG, FP8_DTYPES, paged_decode
 
@@ -57,7 +58,10 @@ def time_step(pool: list[torch.Tensor], rows: list[list[int]], lens: list[int], 
     read = keys_read(lens, window)
     nbytes = ideal_bytes(lens, num_q_heads, num_kv_heads, head_dim, q_dtype.itemsize, block_size,
                          kv_elem=pool[0].element_size(), window=window)
-    kv_read = read * num_kv_heads * head_dim * 2 * pool[0].element_size()
+    # what the step must bring from memory: its distinct blocks (a shared prefix block is
+    # read once from HBM, then from L2), whole, which rounds a window's partial blocks up
+    kv_read = distinct_blocks(rows, lens, block_size, window) * block_size * num_kv_heads \
+        * head_dim * 2 * pool[0].element_size()
     # the pool's copies were sized within memory already (`make_pool`): as many as this step
     # needs of them (a second memory check, with the pool allocated, allowed ~3/4 of them)
     copies = min(len(pool), -(-ROTATE_BYTES // max(1, kv_read))) if device.type == "cuda" else 1

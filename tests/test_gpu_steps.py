@@ -49,6 +49,7 @@ def test_bad_options_name_themselves() -> None:
 
 def test_the_replay_driven_run_on_cpu() -> None:
     pytest.importorskip("torch")
+    from kernels.cases import distinct_blocks
     from kvcore.engine.decode_capture import capture_decode_steps
     from kvcore.engine.options import ReplayOptions
 
@@ -76,8 +77,10 @@ def test_the_replay_driven_run_on_cpu() -> None:
             assert k["tokens_read"] == keys
             assert k["bytes"] == keys * hkv * d * 2 * elem + 2 * len(s.seq_lens) * hq * d * 2 \
                 + blocks * 4 + 4 * len(s.seq_lens)
+            distinct = distinct_blocks(s.block_tables[k["group"]], s.seq_lens, 16, w)
             for strategy in ("new", "old"):
                 assert k[strategy]["time_us"] > 0 and k[strategy]["num_splits"] == 1
+                assert k[strategy]["cycled_bytes"] == distinct * 16 * hkv * d * 2 * elem
         for kv in ("bf16", "fp8"):
             assert rec["layers_us"][kv] == pytest.approx(sum(
                 k["new"]["time_us"] for k in rec["kernels"] if k["kv_dtype"] == kv))

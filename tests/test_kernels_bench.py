@@ -212,3 +212,19 @@ def test_a_run_saves_each_finished_case_whole(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr[-3000:]
     assert json.loads(p.stdout) == {"seen": [[1, False], [2, False]], "done": True}
     assert sorted(x.name for x in tmp_path.iterdir()) == ["b.json"]   # no .tmp left behind
+
+
+def test_distinct_blocks_count_a_shared_prefix_block_once() -> None:
+    """What a step must bring from memory: its warm-L2 judgment used the logical reads, so 64
+    requests on one system prompt looked 64 times colder than they are."""
+    from kernels.cases import distinct_blocks
+
+    shared = [7, 8, 9]                                     # three blocks of a prompt
+    rows = [[*shared, 20 + i, 40 + i] for i in range(4)]   # each then two blocks of its own
+    assert distinct_blocks(rows, [80] * 4, 16) == 3 + 4 * 2
+    assert distinct_blocks(rows, [49] * 4, 16) == 3 + 4     # positions 48..: the 4th block
+    # a window of 20 at length 80 reads positions 60..79: blocks 3 and 4 only
+    assert distinct_blocks(rows, [80] * 4, 16, window=20) == 4 * 2
+    # a window reaching into the prefix: positions 40..79, blocks 2..4
+    assert distinct_blocks(rows, [80] * 4, 16, window=40) == 1 + 4 * 2
+    assert distinct_blocks([[], [5]], [0, 3], 16) == 1
