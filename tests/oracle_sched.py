@@ -55,6 +55,20 @@ def replay_case(trace: Path, **options):
             [json.loads(x)["events"] for x in events.getvalue().splitlines()])
 
 
+def assert_same_steps(ours: list[dict], theirs: list[dict], keys) -> None:
+    """Our step lines against vLLM's on ``keys``, and the scheduled dicts' order (vLLM's:
+    running first, then admitted); a failure names the first step that differs, both lines
+    (fuzz_compare prints it)."""
+    mine = [{k: e[k] for k in keys} | {"order": list(e["scheduled"])} for e in ours]
+    vllm = [{k: e[k] for k in keys} | {"order": list(e["scheduled"])} for e in theirs]
+    if mine != vllm:
+        i = next((i for i, (a, b) in enumerate(zip(mine, vllm)) if a != b),
+                 min(len(mine), len(vllm)))
+        raise AssertionError(f"step line {i} of {len(mine)} (vLLM: {len(vllm)}) differs:\n"
+                             f"  ours: {mine[i] if i < len(mine) else None}\n"
+                             f"  vLLM: {vllm[i] if i < len(vllm) else None}")
+
+
 def assert_matches(expected: list[dict], run, asyn: bool, kv_events: bool) -> None:
     """Our `replay_case` result ``run`` against the oracle's lines ``expected``."""
     s, ours, by_id, ours_ev = run
@@ -64,9 +78,7 @@ def assert_matches(expected: list[dict], run, asyn: bool, kv_events: bool) -> No
         keys, theirs = ASYNC_KEYS, [e for e in lines if not e.get("idle")]
     else:
         keys, theirs = SYNC_KEYS, [e for e in lines if e["scheduled"] or e["preempted"]]
-    assert [{k: e[k] for k in keys} for e in ours] == [{k: e[k] for k in keys} for e in theirs]
-    # The scheduled dict's order is vLLM's (running first, then admitted).
-    assert [list(e["scheduled"]) for e in ours] == [list(e["scheduled"]) for e in theirs]
+    assert_same_steps(ours, theirs, keys)
     for r in summary["requests"]:
         o = by_id[r["id"]]
         assert (o["hit_tokens"], o["preemptions"], o["first_scheduled_step"], o["finish_step"]) \

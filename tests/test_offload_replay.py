@@ -18,7 +18,13 @@ import json
 from pathlib import Path
 
 import pytest
-from oracle_sched import answer_of, assert_prefix_cache_stats, config_of, replay_case
+from oracle_sched import (
+    answer_of,
+    assert_prefix_cache_stats,
+    assert_same_steps,
+    config_of,
+    replay_case,
+)
 
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.replay import replay
@@ -69,8 +75,7 @@ def test_offload_case(trace: Path, kind: str, asyn: bool, **changed) -> None:
     summary = expected[-1]["summary"]
     lines = [e for e in expected[:-1] if not e.get("idle")]
     keys = STEP_KEYS + (STEP_KEYS_ASYNC if asyn else ())
-    assert [{k: o[k] for k in keys} for o in ours] == [{k: e[k] for k in keys} for e in lines]
-    assert [list(o["scheduled"]) for o in ours] == [list(e["scheduled"]) for e in lines]
+    assert_same_steps(ours, lines, keys)
     for r in summary["requests"]:
         o = by_id[r["id"]]
         assert (o["hit_tokens"], o["gpu_hit_tokens"], o["cpu_hit_tokens"], o["lookups"],
