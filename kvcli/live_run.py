@@ -28,7 +28,8 @@ def open_live(opts: LiveOptions, metrics_out: IO[bytes] | None, ranks: int = 1):
     require_live()
     from kvcore.live.session import LiveRun
 
-    return LiveRun(opts, ranks=ranks, metrics_out=metrics_out, warn=output.warn)
+    return LiveRun(opts, ranks=ranks, metrics_out=metrics_out, warn=output.warn,
+                   say=output.message)
 
 
 def run_listen(endpoint: str, replay_endpoint: str | None, topic: str, count: int | None,

@@ -83,7 +83,11 @@ def test_a_subscriber_that_never_connects_is_a_warning():
                             f"tcp://127.0.0.1:{port}", "--kv-events-wait-s", "0.3", "--json"])
     assert r.exit_code == 0, r.output
     assert "nothing accepted the connection" in r.stderr
-    assert json.loads(r.stdout)["live"]["kv_events"][0]["batches"] > 0
+    doc = json.loads(r.stdout)
+    assert doc["live"]["kv_events"][0]["batches"] > 0
+    # in the JSON's warnings too (they reached stderr only)
+    said = [w for w in doc["warnings"] if "nothing accepted the connection" in w]
+    assert len(said) == 1 and f"warning: {said[0]}" in r.stderr
 
 
 def test_listen_ends_by_itself():
@@ -172,3 +176,86 @@ def test_ctrl_c_while_lingering_ends_the_linger_and_keeps_the_summary():
     run._idle = ctrl_c
     out = run.close(0.0)
     assert len(idles) == 1 and out["kv_events"][0]["endpoint"] == pub
+
+
+def test_an_interrupted_replay_does_not_linger():
+    """Ctrl-C (or SIGTERM) mid-replay waited out the whole --kv-events-linger-s (up to a day)
+    before the outputs were written, without a word."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from live_helpers import ROOT
+
+    args = [sys.executable, "-m", "kvcli", "replay", TRACE, "--num-blocks", "96",
+            "--kv-events-endpoint", f"tcp://*:{free_port()}", "--kv-events-replay-endpoint",
+            f"tcp://*:{free_port()}", "--kv-events-wait-s", "0", "--kv-events-linger-s", "60",
+            "--realtime", "0.05", "--json"]
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(4)
+    start = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert time.monotonic() - start < 20, err       # not the linger's 60 s
+    assert proc.returncode == 130, err
+    assert b"stays up" not in err and json.loads(out)["interrupted"] is True
+
+
+def test_a_finished_replay_says_it_lingers_and_a_close_cut_short_keeps_the_summary():
+    from kvcore.live.options import LiveOptions
+    from kvcore.live.session import LiveRun
+
+    said: list[str] = []
+    pub = f"tcp://*:{free_port()}"
+    run = LiveRun(LiveOptions(kv_events_endpoint=pub, kv_events_linger_s=0.2,
+                              kv_events_replay_endpoint=f"tcp://*:{free_port()}",
+                              kv_events_wait_s=0), warn=said.append, say=said.append)
+    out = run.close(0.0)
+    assert said == [("kv events: the replay socket stays up 0.2 s for late subscribers "
+                    "(kv_events_linger_s; Ctrl-C ends it)")] and out["kv_events"][0]["batches"] == 0
+
+    class Term:
+        def term(self) -> None:     # Ctrl-C while the queued batches leave
+            raise KeyboardInterrupt
+
+    said.clear()
+    run = LiveRun(LiveOptions(kv_events_endpoint=f"tcp://*:{free_port()}", kv_events_wait_s=0),
+                  warn=said.append)
+    real, run.zctx = run.zctx, Term()
+    out = run.close(0.0)
+    assert said == run.said == [("kv events: interrupted while the last queued batches were "
+                                "leaving: a subscriber may have missed them")]
+    assert out["kv_events"][0]["endpoint"].startswith("tcp://*:")
+    real.term()
+
+
+def test_batches_still_queued_at_close_are_said_lost():
+    """A subscriber that does not read: ZMQ discards what is still queued after the close's
+    5 s, which no `dropped` count sees (1,100 of 2,806 batches lost with "dropped 0")."""
+    from kvcore.kv_events import BlockStored
+    from kvcore.live.options import LiveOptions
+    from kvcore.live.session import LiveRun
+
+    port = free_port()
+    said: list[str] = []
+    run = LiveRun(LiveOptions(kv_events_endpoint=f"tcp://*:{port}", kv_events_wait_s=5),
+                  warn=said.append)
+    zctx = zmq.Context()
+    sub = zctx.socket(zmq.SUB)
+    sub.setsockopt(zmq.RCVHWM, 1)
+    sub.setsockopt(zmq.RCVBUF, 4096)
+    sub.setsockopt(zmq.SUBSCRIBE, b"")
+    sub.connect(f"tcp://127.0.0.1:{port}")
+    big = [BlockStored(block_hashes=list(range(16)), parent_block_hash=None,
+                       token_ids=list(range(4096)), block_size=16, lora_id=None, medium="GPU",
+                       lora_name=None)]
+    for i in range(300):                    # ~5 MB a hundred: past the kernel's buffers
+        run.publishers[0].publish(i / 100, big)
+    out = run.close(1.0)
+    sub.close(linger=0)
+    zctx.term()
+    assert out["kv_events"][0]["dropped"] == 0
+    assert said == run.said == [("kv events: the last batches were still queued after 5 s (a "
+                                "subscriber not reading?) and were discarded: it missed them "
+                                "(not counted in dropped)")]

@@ -16,8 +16,9 @@ from kvcore.live.subscriber import listen
 from kvcore.live.wire import END_SEQ, KVEventBatch
 
 
-def payload(seq: int) -> bytes:
-    return msgspec.msgpack.encode(KVEventBatch(ts=float(seq), events=[]))
+def payload(seq: int, run: int = 1) -> bytes:
+    """Batch `seq` of publisher run `run` (a restarted one's batch 0 is not the first's)."""
+    return msgspec.msgpack.encode(KVEventBatch(ts=float(seq + 1000 * (run - 1)), events=[]))
 
 
 def run(live: list[int], buffered: list[int] | None, **kw) -> tuple[list, dict]:
@@ -85,3 +86,66 @@ def test_a_replay_socket_that_never_answers_is_a_gap_not_an_error(monkeypatch):
 def test_a_publisher_that_starts_again_from_0_is_said_and_read():
     got, stats = run([0, 1, 2, 0, 1], buffered=[])
     assert got == [0, 1, 2, {"restart": [2, 0]}, 0, 1] and stats["restarts"] == 1
+
+
+
+def run_late(first: list[int], second: list[int]) -> tuple[list, dict]:
+    """A listener that joined after a run ended: its batches `first` only from the replay
+    socket (answered once the quiet listener asks); then `second` published live (``(seq,
+    run)``: run 1's bytes are the first run's batch again, run 2's a new run's), and the
+    replay socket holds them from then on."""
+    port, rport = free_port(), free_port()
+    zctx = zmq.Context()
+    pub = zctx.socket(zmq.XPUB)
+    pub.setsockopt(zmq.LINGER, 0)
+    pub.bind(f"tcp://127.0.0.1:{port}")
+    router = zctx.socket(zmq.ROUTER)
+    router.setsockopt(zmq.LINGER, 0)
+    router.bind(f"tcp://127.0.0.1:{rport}")
+    stop = threading.Event()
+
+    def answer(buffer: list[tuple[int, int]]) -> bool:
+        if not router.poll(50):
+            return False
+        ident, _, start = router.recv_multipart()
+        for seq, r in (x for x in buffer if x[0] >= int.from_bytes(start, "big")):
+            router.send_multipart((ident, b"", b"", seq.to_bytes(8, "big"), payload(seq, r)))
+        router.send_multipart((ident, b"", b"", END_SEQ, b""))
+        return True
+
+    def serve() -> None:
+        pub.recv()                          # the listener's subscription
+        while not stop.is_set() and not answer([(x, 1) for x in first]):
+            pass
+        for seq, r in second:
+            pub.send_multipart((b"", seq.to_bytes(8, "big"), payload(seq, r)))
+        while not stop.is_set():
+            answer([x for x in second if x[1] == 2])
+
+    t = threading.Thread(target=serve)
+    t.start()
+    stats: dict = {}
+    try:
+        got = list(listen(f"tcp://127.0.0.1:{port}", replay_endpoint=f"tcp://127.0.0.1:{rport}",
+                          idle_timeout_s=0.5, stats=stats))
+    finally:
+        stop.set()
+        t.join(10)
+        pub.close()
+        router.close()
+        zctx.term()
+    return [x.get("seq", x) if "seq" in x else x for x in got], stats
+
+
+def test_a_new_run_after_batches_read_only_from_the_replay_socket_is_a_restart():
+    """The listener joined late: the first run's 0..4 came from the replay socket, so no live
+    number was read. The next run's live 0, 1 were dropped as "already had" (and a longer one
+    would have been printed as if it continued the first)."""
+    got, stats = run_late([0, 1, 2, 3, 4], [(0, 2), (1, 2)])
+    assert got == [0, 1, 2, 3, 4, {"restart": [4, 0]}, 0, 1] and stats["restarts"] == 1
+
+
+def test_a_live_copy_of_a_replayed_batch_is_not_a_restart():
+    # the same bytes live as the replay socket gave: published while it answered
+    got, stats = run_late([0, 1, 2, 3, 4], [(3, 1), (4, 1), (5, 2)])
+    assert got == [0, 1, 2, 3, 4, 5] and stats["restarts"] == 0

@@ -101,7 +101,9 @@ def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
         res = router_result(name, opts, loop, time.perf_counter() - t0)
         res["interrupted"] = interrupted
         if live is not None:
-            res["live"] = live.close(max(rep.ctx.t_ms for rep in loop.replicas))
+            res["live"] = live.close(max(rep.ctx.t_ms for rep in loop.replicas),
+                                     linger=not interrupted)
+            warnings += live.said           # (said on stderr as they came)
         results.append(res)
         if interrupted:
             break

@@ -1,7 +1,10 @@
 """ZMQ endpoints as vLLM 0.33's `ZmqEventPublisher` reads them.
 
 * bind or connect: a wildcard (``*``), an IPv6 ``::`` or an ``ipc://`` / ``inproc://`` endpoint
-  is bound; any other (``tcp://host:port``) is connected to (a subscriber bound there);
+  is bound; any other (``tcp://host:port``) is connected to (a subscriber bound there). A
+  listener (`listener_binds`) binds only a wildcard (``tcp://*:PORT``, ``tcp://[::]:PORT``,
+  ``tcp://0.0.0.0:PORT``: a publisher connects to it) and connects to the rest, an ipc path
+  or an IPv6 host included (vLLM's publisher binds those);
 * a data-parallel rank ``r > 0`` (a `kvcli cluster` replica) offsets a tcp port by ``r``
   (port 0 is left to the OS) and suffixes an inproc name with ``_dp<r>``.
 
@@ -30,6 +33,17 @@ def offset_endpoint_port(endpoint: str | None, rank: int) -> str | None:
         base = int(port)
         return endpoint if base == 0 else f"{head}:{base + rank}"
     raise ValueError("Invalid endpoint: must contain 'inproc' or 'tcp'")
+
+
+def listener_binds(endpoint: str) -> bool:
+    """Whether a subscriber binds `endpoint` (it connects otherwise). Not the publisher's rule
+    mirrored: vLLM binds an ipc path and an IPv6 host (``::`` in it) for its publisher, so a
+    listener binding them took the path over (it heard nothing, and the publisher's other
+    subscribers lost it) or failed (``tcp://[::1]:PORT``: "No such device")."""
+    if not endpoint.startswith("tcp://"):
+        return False
+    host = endpoint[len("tcp://"):].rpartition(":")[0]
+    return host in ("*", "[::]", "0.0.0.0")
 
 
 def check_endpoint(endpoint: str, field: str, *, ranks: int = 1) -> None:

@@ -1,8 +1,8 @@
 """`listen`: a subscriber to vLLM's KV events (a kvcli replay's, or a real vLLM's) for people
 and tests, as vLLM's own example subscriber reads them.
 
-A SUB socket (bound for ``tcp://*:PORT`` / ``ipc://``, else connected, the publisher's rule
-mirrored) reads ``(topic, seq, payload)`` messages and yields one dict per batch: ``seq``,
+A SUB socket (bound for a wildcard ``tcp://*:PORT``, else connected: an ipc path and an IPv6
+host too, which vLLM's publisher binds; `endpoints.listener_binds`) reads ``(topic, seq, payload)`` messages and yields one dict per batch: ``seq``,
 ``ts``, ``events``, ``data_parallel_rank`` (vLLM's JSON form, `wire.batch_to_dict`). It checks
 that sequence numbers follow each other from the first expected one (0 unless told): a gap is
 filled from the publisher's replay socket (a DEALER sends the 8-byte start, the ROUTER answers
@@ -14,11 +14,12 @@ without a message, after `count` batches, or when a replay answer does not come 
 from __future__ import annotations
 
 import time
+import zlib
 from collections.abc import Generator, Iterator
 from typing import Any
 
 from kvcore.errors import InputError
-from kvcore.live.endpoints import check_endpoint, is_bind_endpoint
+from kvcore.live.endpoints import check_endpoint, listener_binds
 
 REPLAY_TIMEOUT_S = 5.0
 # after a quiet idle timeout: a replay socket still up answers at once; a gone one never does
@@ -57,7 +58,7 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
     replay = None
     try:
         # (vLLM binds its publisher: a listener binding the same port is the usual clash)
-        _open(sub, endpoint, "endpoint", bind=is_bind_endpoint(endpoint),
+        _open(sub, endpoint, "endpoint", bind=listener_binds(endpoint),
               in_use="a publisher bound there? connect to it instead, tcp://HOST:PORT; or "
               "another listener")
         if replay_endpoint is not None:
@@ -66,6 +67,7 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
             _open(replay, replay_endpoint, "replay_endpoint", bind=False)
         expected = first_seq
         last_live = -1                      # the highest sequence number read live
+        had: dict[int, int] = {}            # the last replay answer's batches: seq -> crc32
         while count is None or st["batches"] < count:
             if not sub.poll(int(idle_timeout_s * 1000) if idle_timeout_s > 0 else None):
                 # Quiet: a listener that joined after the last batch (or missed the last ones)
@@ -73,6 +75,7 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
                 # on a live batch past a gap, so a late start got nothing); on then.
                 late = (_fetch(replay, expected, None, QUIET_REPLAY_TIMEOUT_S) or []) \
                     if replay is not None else []
+                had = _digests(late) or had
                 expected = yield from _replayed(late, expected, st, count, decode_batch)
                 if not late:
                     break
@@ -82,12 +85,14 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
                 st["bad"] += 1
                 continue
             seq = int.from_bytes(frames[1], "big")
-            if seq <= last_live:
+            if seq <= last_live or (seq < expected and had.get(seq) != zlib.crc32(frames[2])):
                 # One publisher's live numbers only grow: it started again (a new replay on
-                # the same port, a restarted vLLM), its numbers from 0 again.
+                # the same port, a restarted vLLM), its numbers from 0 again. Below what the
+                # replay socket gave, a number is that batch again only with its bytes (a
+                # new run after a listener that read only replayed batches was dropped).
                 st["restarts"] += 1
-                yield {"restart": [last_live, seq]}
-                expected = seq
+                yield {"restart": [max(last_live, expected - 1), seq]}
+                expected, had = seq, {}
             last_live = seq
             if seq < expected:
                 continue                    # already had it (from a replay)
@@ -98,6 +103,7 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
                     if got is None:         # no answer (gone, as a finished replay's is)
                         st["unanswered"] += 1
                     filled = got or []
+                    had = _digests(filled) or had
                 expected = yield from _replayed(filled, expected, st, count, decode_batch)
                 if count is not None and st["batches"] >= count:
                     break
@@ -127,6 +133,10 @@ def _replayed(got: list[tuple[int, bytes]], expected: int, st: dict, count: int 
         yield _record(seq, payload, decode, st)
         expected += 1
     return expected
+
+
+def _digests(got: list[tuple[int, bytes]]) -> dict[int, int]:
+    return {seq: zlib.crc32(payload) for seq, payload in got}
 
 
 def _gap(st: dict, first: int, stop: int) -> dict:

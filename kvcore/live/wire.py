@@ -101,14 +101,24 @@ def decode_batch(payload: bytes) -> KVEventBatch:
 
 def batch_to_dict(batch: KVEventBatch) -> dict:
     """The JSON form of `--events-format vllm`: ``{"ts", "events": [{"type", <every field>}],
-    "data_parallel_rank"}`` (tuples in `extra_keys` become lists, as in JSON)."""
+    "data_parallel_rank"}`` (tuples in `extra_keys` become lists, as in JSON; a bytes block
+    hash, which vLLM sends with VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES=0, its hex string: it
+    ended `events listen` in a TypeError traceback)."""
     events = []
     for e in batch.events:
         d: dict[str, Any] = {"type": type(e).__name__}
         for f in e.__struct_fields__:
             v = getattr(e, f)
-            if f == "extra_keys" and v is not None:
-                v = [None if k is None else list(k) for k in v]
-            d[f] = v
+            d[f] = _plain(v) if f in _MAY_HOLD_BYTES else v
         events.append(d)
     return {"ts": batch.ts, "events": events, "data_parallel_rank": batch.data_parallel_rank}
+
+
+_MAY_HOLD_BYTES = frozenset({"block_hashes", "parent_block_hash", "extra_keys"})
+
+
+def _plain(v: Any) -> Any:
+    """`v` in JSON's types: tuples as lists, bytes as hex."""
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v.hex() if isinstance(v, (bytes, bytearray, memoryview)) else v
