@@ -34,10 +34,12 @@ def test_a_metrics_interval_below_a_simulated_ms(tmp_path, value):
 @pytest.mark.parametrize("command", ["replay", "cluster"])
 def test_snapshots_up_to_the_last_arrival_are_bounded(tmp_path, command):
     out = tmp_path / "m.prom"
+    limit = ("100,000 (~30 KB each)" if command == "replay" else
+             "50,000 (~60 KB each, 2 engines)")      # (a snapshot is ~30 KB an engine)
     refused([command, str(_far(tmp_path, 1e12)), "--metrics", str(out)],
             "error: option --metrics-interval-s: 100,000,000 snapshots up to the trace's last "
-            "arrival (1,000,000,000 s of simulated time) is more than the limit of 1,000,000 (a "
-            "few KB each): raise it")
+            f"arrival (1,000,000,000 s of simulated time) is more than the limit of {limit}: "
+            "raise it")
     assert not out.exists()
     # the same trace with a longer interval, or not replayed by its timestamps, is fine
     for extra in (["--metrics-interval-s", "1e6"], ["--arrivals", "ignore"]):

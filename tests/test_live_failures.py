@@ -143,6 +143,14 @@ def test_live_options_that_nothing_would_read_are_refused(tmp_path):
     r = runner.invoke(app, ["replay", TRACE, "--num-blocks", "96", "--metrics", str(out),
                             "--metrics-interval-s", "5"])
     assert r.exit_code == 0, r.output
+    # cache mode runs no step and no request for vLLM's metrics: zeros beside the cache's counts
+    for command in ("replay", "cluster"):
+        r = runner.invoke(app, [command, TRACE, "--num-blocks", "96", "--mode", "cache",
+                                "--metrics", str(tmp_path / "c.prom")])
+        assert r.exit_code == 2 and r.stderr == (
+            "error: option --metrics: engine mode only: cache mode runs no scheduler and no "
+            "steps for vLLM's metrics to measure\n"), r.output
+        assert not (tmp_path / "c.prom").exists()
 
 
 def test_the_wait_for_a_subscriber_is_not_the_replay_falling_behind_its_pace():
@@ -178,7 +186,7 @@ def test_ctrl_c_while_lingering_ends_the_linger_and_keeps_the_summary():
     assert len(idles) == 1 and out["kv_events"][0]["endpoint"] == pub
 
 
-def test_an_interrupted_replay_does_not_linger():
+def test_an_interrupted_replay_does_not_linger(tmp_path):
     """Ctrl-C (or SIGTERM) mid-replay waited out the whole --kv-events-linger-s (up to a day)
     before the outputs were written, without a word."""
     import signal
@@ -191,7 +199,7 @@ def test_an_interrupted_replay_does_not_linger():
     args = [sys.executable, "-m", "kvcli", "replay", TRACE, "--num-blocks", "96",
             "--kv-events-endpoint", f"tcp://*:{free_port()}", "--kv-events-replay-endpoint",
             f"tcp://*:{free_port()}", "--kv-events-wait-s", "0", "--kv-events-linger-s", "60",
-            "--realtime", "0.05", "--json"]
+            "--realtime", "0.05", "--metrics", str(tmp_path / "m.prom"), "--json"]
     proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     time.sleep(4)
     start = time.monotonic()
@@ -200,6 +208,9 @@ def test_an_interrupted_replay_does_not_linger():
     assert time.monotonic() - start < 20, err       # not the linger's 60 s
     assert proc.returncode == 130, err
     assert b"stays up" not in err and json.loads(out)["interrupted"] is True
+    # the metrics file says so, as the event files do (its snapshots parse all the same)
+    last = (tmp_path / "m.prom").read_text().splitlines()[-1]
+    assert last.startswith("# kvcli interrupted sim_time_s=")
 
 
 def test_a_finished_replay_says_it_lingers_and_a_close_cut_short_keeps_the_summary():
@@ -259,3 +270,56 @@ def test_batches_still_queued_at_close_are_said_lost():
     assert said == run.said == [("kv events: the last batches were still queued after 5 s (a "
                                 "subscriber not reading?) and were discarded: it missed them "
                                 "(not counted in dropped)")]
+
+
+def test_a_subscriber_to_another_topic_is_said_and_not_waited_for():
+    """llm-d's listeners subscribe to `kv@POD@MODEL`; a replay publishing under '' sent them
+    nothing, and said nothing."""
+    from kvcore.kv_events import AllBlocksCleared as A
+    from kvcore.live.publisher import ZmqPublisher
+
+    zctx = zmq.Context()
+    said: list[str] = []
+    pub = ZmqPublisher(zctx, "inproc://topics", topic="kv@pod-0@m", wait_s=0.3,
+                       warn=said.append)
+    sub = zctx.socket(zmq.SUB)
+    sub.setsockopt(zmq.SUBSCRIBE, b"kv@pod-1")
+    sub.connect("inproc://topics")
+    pub.publish(0.0, [A()])
+    assert pub.subscriptions == 0
+    assert said[0] == ("kv events: a subscriber subscribed to topic 'kv@pod-1', which this "
+                       "publisher's topic 'kv@pod-0@m' does not start with: it receives "
+                       "nothing (kv_events_topic)")
+    assert len(said) == 2 and "no subscriber connected" in said[1]
+    ok = zctx.socket(zmq.SUB)
+    ok.setsockopt(zmq.SUBSCRIBE, b"kv@pod-0")        # a prefix of it: it hears every batch
+    ok.connect("inproc://topics")
+    pub.service(0.2)
+    assert pub.subscriptions == 1 and len(said) == 2
+    pub.close()
+    sub.close(linger=0)
+    ok.close(linger=0)
+    zctx.term()
+
+
+def test_a_clusters_publishers_wait_for_subscribers_to_one_deadline(monkeypatch):
+    """Each replica waited up to --kv-events-wait-s in turn (8 replicas: 40 s by default)."""
+    from kvcore.kv_events import AllBlocksCleared as A
+    from kvcore.live.options import LiveOptions
+    from kvcore.live.publisher import ZmqPublisher
+    from kvcore.live.session import LiveRun
+
+    deadlines: list[tuple[int, float | None]] = []
+
+    def wait(self, deadline=None):
+        self.waited = True
+        deadlines.append((self.rank, deadline))
+
+    monkeypatch.setattr(ZmqPublisher, "wait_for_subscriber", wait)
+    run = LiveRun(LiveOptions(kv_events_endpoint=f"tcp://*:{free_port()}",
+                              kv_events_wait_s=2.0), ranks=3)
+    run.step(1, 0.0, [A()], None)           # replica 1's first batch
+    assert [r for r, _ in deadlines] == [0, 1, 2] and len({d for _, d in deadlines}) == 1
+    run.step(0, 0.1, [A()], None)
+    assert len(deadlines) == 3              # waited once, for all
+    run.close(0.0)

@@ -102,7 +102,7 @@ def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
         res["interrupted"] = interrupted
         if live is not None:
             res["live"] = live.close(max(rep.ctx.t_ms for rep in loop.replicas),
-                                     linger=not interrupted)
+                                     interrupted=interrupted)
             warnings += live.said           # (said on stderr as they came)
         results.append(res)
         if interrupted:

@@ -85,7 +85,7 @@ def _replay(trace_path: str, options: ReplayOptions, sink: JsonlEvents | VllmEve
             live.close(final=False)
         raise
     if live is not None:
-        ctx.summary.live = live.close(ctx.t_ms, linger=not ctx.summary.interrupted)
+        ctx.summary.live = live.close(ctx.t_ms, interrupted=ctx.summary.interrupted)
         ctx.summary.warnings += live.said   # (said on stderr as they came)
     return ctx.summary
 

@@ -173,10 +173,11 @@ class EngineMetrics:
         observe_many(m["vllm:inter_token_latency_seconds"], tpot, out - 1)
 
 
-# The most snapshots a file gets up to the trace's last arrival (`Snapshots.check_span`): each
-# is a few KB of text (~0.6 ms to write), and an idle gap gets one every interval all the same:
-# two requests 10^12 ms apart wrote 10^8 snapshots (~360 GB) at the default 10 s.
-MAX_SNAPSHOTS = 1_000_000
+# The most snapshots a file gets up to the trace's last arrival for one engine
+# (`Snapshots.check_span`; N replicas: a 1/N of it): each is ~30 KB of text an engine (31 of
+# the shared-prefix sample's made 934 KB), and an idle gap gets one every interval all the same:
+# two requests 10^12 ms apart wrote 10^8 snapshots at the default 10 s. 100,000 is ~3 GB.
+MAX_SNAPSHOTS = 100_000
 
 
 class Snapshots:
@@ -192,14 +193,16 @@ class Snapshots:
         self.last_ms: float | None = None
         self.count = 0
 
-    def check_span(self, last_arrival_ms: float) -> None:
-        """Refuse (before the replay) a file of more than `MAX_SNAPSHOTS` snapshots up to the
-        trace's last arrival."""
+    def check_span(self, last_arrival_ms: float, engines: int = 1) -> None:
+        """Refuse (before the replay) a file of more than `MAX_SNAPSHOTS` / `engines`
+        snapshots up to the trace's last arrival."""
         n = int(last_arrival_ms // self.interval_ms)
-        if n > MAX_SNAPSHOTS:
+        limit = MAX_SNAPSHOTS // max(1, engines)
+        if n > limit:
+            of = "" if engines == 1 else f", {engines} engines"
             raise InputError(f"{n:,} snapshots up to the trace's last arrival "
                              f"({last_arrival_ms / 1000.0:,.0f} s of simulated time) is more than "
-                             f"the limit of {MAX_SNAPSHOTS:,} (a few KB each): raise it",
+                             f"the limit of {limit:,} (~{30 * engines} KB each{of}): raise it",
                              field="metrics_interval_s")
 
     def due(self, t_ms: float) -> None:
@@ -224,8 +227,12 @@ class Snapshots:
         self.last_ms = t_ms
         self.count += 1
 
-    def end(self, t_ms: float) -> None:
-        """The last snapshot: the state at the end of the replay."""
+    def end(self, t_ms: float, interrupted: bool = False) -> None:
+        """The last snapshot: the state at the end of the replay; an interrupted one's file
+        ends with the comment ``# kvcli interrupted sim_time_s=T`` (as the event files end
+        with their `interrupted` record; parsers skip comments)."""
         self.due(t_ms)
         if self.last_ms != t_ms:
             self.write(t_ms)
+        if interrupted:
+            self.out.write(f"# kvcli interrupted sim_time_s={t_ms / 1000.0:.6f}\n".encode())

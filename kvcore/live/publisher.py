@@ -49,6 +49,7 @@ class ZmqPublisher:
         self.seq = 0
         self.dropped = 0
         self.subscriptions = 0              # subscribe minus unsubscribe messages seen
+        self.foreign: set[bytes] = set()     # topics subscribed to that this one is not
         self.replays = 0                    # replay requests answered
         self.waited = False
         self.connects = is_bind_endpoint(endpoint) is False
@@ -91,12 +92,13 @@ class ZmqPublisher:
         self.buffer.append((seq, payload))
         self.service(0)
 
-    def wait_for_subscriber(self) -> None:
-        """Wait up to `wait_s` for a first subscription; warn if none came."""
+    def wait_for_subscriber(self, deadline: float | None = None) -> None:
+        """Wait up to `wait_s` (or until the monotonic `deadline`, shared by a cluster's
+        publishers) for a first subscription; warn if none came."""
         self.waited = True
         if self.wait_s <= 0:
             return
-        deadline = time.monotonic() + self.wait_s
+        deadline = time.monotonic() + self.wait_s if deadline is None else deadline
         connected = False
         while self.subscriptions <= 0:
             left = deadline - time.monotonic()
@@ -139,7 +141,17 @@ class ZmqPublisher:
                 msg = self.pub.recv(zmq.NOBLOCK)
             except zmq.Again:
                 break
-            if msg[:1] == b"\x01":
+            prefix = msg[1:]
+            if not self.topic.startswith(prefix):
+                # it hears nothing (llm-d's `kv@POD@MODEL` topic against a replay's ''):
+                # not a subscriber to wait for, and said once
+                if msg[:1] == b"\x01" and prefix not in self.foreign:
+                    self.foreign.add(prefix)
+                    self.warn(f"kv events: a subscriber subscribed to topic "
+                              f"{prefix.decode('utf-8', 'replace')!r}, which this "
+                              f"publisher's topic {self.topic.decode('utf-8', 'replace')!r} "
+                              "does not start with: it receives nothing (kv_events_topic)")
+            elif msg[:1] == b"\x01":
                 self.subscriptions += 1
             elif msg[:1] == b"\x00":
                 self.subscriptions -= 1

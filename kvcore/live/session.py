@@ -107,12 +107,18 @@ class LiveRun:
         (None without metrics)."""
         if not self.engines:
             return None
+        if ctx.cfg.mode == "cache":
+            # no request runs there, no step: zeros beside prefix-cache counts (queries
+            # 147,456 against prompt tokens 0), which looked like a measurement
+            raise InputError("engine mode only: cache mode runs no scheduler and no steps for "
+                             "vLLM's metrics to measure",
+                             field="metrics" if self.snapshots is not None else "metrics_port")
         from kvcore.live.metrics import EngineMetrics, Families
 
         ctx.book.keep = True    # the metrics read a request's record after its finish
         cfg = ctx.cfg
         if self.snapshots is not None and cfg.arrivals == "timestamp":
-            self.snapshots.check_span(ctx.trace.last_arrival_ms)
+            self.snapshots.check_span(ctx.trace.last_arrival_ms, self.ranks)
         if self.families is None:
             longest = ctx.trace.max_total_tokens or 1
             self.families = Families(self.registry, cfg.max_model_len or longest,
@@ -130,7 +136,12 @@ class LiveRun:
             # the wait for a subscriber (kv_events_wait_s) before the first batch is not the
             # replay falling behind its pace: the pace starts after it
             waited_from = time.monotonic()
-            self.publishers[rank].wait_for_subscriber()
+            # every replica's publisher at once, to one deadline: one after the other, 8
+            # replicas waited up to 8 x kv_events_wait_s (40 s by default)
+            deadline = waited_from + self.opts.kv_events_wait_s
+            for pub in self.publishers:
+                if not pub.waited:
+                    pub.wait_for_subscriber(deadline)
             if self.pacer is not None:
                 self.pacer.pause(time.monotonic() - waited_from)
         if self.pacer is not None:
@@ -143,19 +154,20 @@ class LiveRun:
             self.engines[rank].update()
 
     def close(self, end_ms: float | None = None, final: bool = True,
-              linger: bool = True) -> dict:
-        """The last snapshot (at `end_ms`), the replay socket's linger (not after an
-        interrupted run: Ctrl-C waited out the whole linger, up to a day, its outputs not yet
-        written), every socket closed; the warnings; returns the summary's `live` object."""
+              interrupted: bool = False) -> dict:
+        """The last snapshot (at `end_ms`; marked when the run was `interrupted`), the replay
+        socket's linger (not after an interrupted run: Ctrl-C waited out the whole linger, up
+        to a day, its outputs not yet written), every socket closed; the warnings; returns the
+        summary's `live` object."""
         out: dict[str, Any] = {}
         if final:
             for em in self.engines:
                 if em is not None:
                     em.update()
             if self.snapshots is not None and end_ms is not None:
-                self.snapshots.end(end_ms)
+                self.snapshots.end(end_ms, interrupted)
                 out["metrics_snapshots"] = self.snapshots.count
-            if self.publishers and self.opts.kv_events_linger_s > 0 and linger:
+            if self.publishers and self.opts.kv_events_linger_s > 0 and not interrupted:
                 self.say(f"kv events: the replay socket stays up "
                          f"{self.opts.kv_events_linger_s:g} s for late subscribers "
                          "(kv_events_linger_s; Ctrl-C ends it)")
