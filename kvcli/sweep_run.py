@@ -224,7 +224,9 @@ def view(doc: dict, report: str | None = None) -> output.View:
     for j in doc["jobs"]:
         # a key a job's config does not name (a line of another grid) ran at its default
         cells = [os.path.basename(str(v)) if k == "trace" else
-                 ("default" if k not in j["config"] else "none" if v is None else v)
+                 ("default" if k not in j["config"] else "none" if v is None else
+                  # (a list as Python writes it: "['llmd.prefix_weight=0']")
+                  ", ".join(map(str, v)) if isinstance(v, list) else v)
                  for k, v in j["swept"].items()]
         m = j["metrics"]
         rows.append((j["index"], *cells, *(_fmt(n, None if m is None else m[n])

@@ -241,3 +241,18 @@ def test_report_of_a_file_holding_two_grids(tmp_path):
     cells = sorted((c.strip(), b.strip()) for _, b, c in rows)    # (num_blocks, block_size)
     assert cells == [("128", "16"), ("128", "32"), ("128", "default"), ("256", "16"),
                      ("256", "32"), ("256", "default")], r.stdout
+
+
+def test_a_swept_list_is_one_readable_cell():
+    """router_opt's values are lists: the table showed "['llmd.prefix_weight=3', ...]"."""
+    from kvcli.sweep_run import view
+
+    jobs = [{"index": 0, "job_id": "a", "metrics": None,
+             "config": {"router_opt": ["llmd.prefix_weight=3", "llmd.queue_weight=1"]},
+             "swept": {"router_opt": ["llmd.prefix_weight=3", "llmd.queue_weight=1"]}},
+            {"index": 1, "job_id": "b", "metrics": None, "config": {},
+             "swept": {"router_opt": None}}]
+    doc = {"swept": ["router_opt"], "metrics": [], "jobs": jobs, "command": "cluster",
+           "jobs_finished": 0, "jobs_total": 2}
+    rows = view(doc).tables[0].rows
+    assert [r[1] for r in rows] == ["llmd.prefix_weight=3, llmd.queue_weight=1", "default"]
