@@ -55,6 +55,10 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
         out.append(f"option(s) {_flags(in_flight)}: no effect on {g.name}'s sizing (only "
                    "sliding-window and chunked-local groups reserve blocks for the tokens in "
                    "flight)")
+    if "kv_offloading_backend" in given and not offloading:
+        # (a replay warns the same; vLLM's value names are still checked)
+        out.append("option --kv-offloading-backend: no effect without --kv-offloading-size "
+                   "(the CPU tier it moves)")
     if "prefix_match_unit" in given and not enable_prefix_caching and not offloading:
         out.append("option --prefix-match-unit: no effect with prefix caching off and no CPU "
                    "tier (no block is hashed)")

@@ -70,9 +70,6 @@ def test_config_options_of_something_not_there():
     res = runner.invoke(app, [*geometry, "--attention-chunk-size", "64", "--chunked-layers", "0",
                               "--json"])
     assert res.exit_code == 0 and '"chunked_local"' in res.stdout.replace(" ", "")
-    refused(["config", "llama-3.1-8b", "--num-blocks", "10000", "--kv-offloading-backend",
-             "native"], "error: option --kv-offloading-backend: needs --kv-offloading-size (the "
-            "CPU tier it moves)")
 
 
 NO_MEMORY = ("option(s) --gpu-memory-utilization, --weights-gib, --activation-gib: no effect "
@@ -91,6 +88,9 @@ NO_MEMORY = ("option(s) --gpu-memory-utilization, --weights-gib, --activation-gi
      [("option(s) --max-concurrent-batches, --async-scheduling: no effect on llama-3.1-8b's "
       "sizing (only sliding-window and chunked-local groups reserve blocks for the tokens in "
       "flight)")]),
+    (["llama-3.1-8b", "--num-blocks", "10000", "--kv-offloading-backend", "native"],
+     [("option --kv-offloading-backend: no effect without --kv-offloading-size (the CPU tier "
+      "it moves)")]),
     (["llama-3.1-8b", "--num-blocks", "10000", "--prefix-match-unit", "16",
       "--no-enable-prefix-caching"],
      [("option --prefix-match-unit: no effect with prefix caching off and no CPU tier (no block "

@@ -79,14 +79,10 @@ def register(app: typer.Typer) -> None:
             if kv_offloading_backend is not None:
                 check_backend(kv_offloading_backend)
             batches = concurrent_batches(async_scheduling, max_concurrent_batches)
-            for name, v in (("kv_offloading_block_size", kv_offloading_block_size),
-                            ("kv_offloading_backend", kv_offloading_backend)):
-                if v is not None and kv_offloading_size is None:
-                    # an option of a tier that is not there: it was dropped without a word
-                    raise InputError("needs --kv-offloading-size (the CPU tier it sizes the "
-                                     "chunks of)" if name == "kv_offloading_block_size" else
-                                     "needs --kv-offloading-size (the CPU tier it moves)",
-                                     field=name)
+            if kv_offloading_block_size is not None and kv_offloading_size is None:
+                # the chunk size of a tier that is not there: it was dropped without a word
+                raise InputError("needs --kv-offloading-size (the CPU tier it sizes the chunks "
+                                 "of)", field="kv_offloading_block_size")
 
             def sized(budget: int) -> Any:
                 return resolve_kv_cache_config(
