@@ -89,6 +89,14 @@ def test_a_publisher_that_starts_again_from_0_is_said_and_read():
 
 
 
+def test_numbers_below_first_seq_are_skipped_not_a_restart():
+    # (--first-seq 5 heard live 3 first: it was said as a restart [4, 3], then 3 and 4 printed)
+    got, stats = run([3, 4, 5, 6], buffered=[], first_seq=5)
+    assert got == [5, 6] and stats["restarts"] == 0
+    got, stats = run([5, 6, 0, 1], buffered=[], first_seq=5)   # a new run after 5, 6 is one
+    assert got == [5, 6, {"restart": [6, 0]}, 0, 1] and stats["restarts"] == 1
+
+
 def run_late(first: list[int], second: list[int]) -> tuple[list, dict]:
     """A listener that joined after a run ended: its batches `first` only from the replay
     socket (answered once the quiet listener asks); then `second` published live (``(seq,
@@ -149,3 +157,45 @@ def test_a_live_copy_of_a_replayed_batch_is_not_a_restart():
     # the same bytes live as the replay socket gave: published while it answered
     got, stats = run_late([0, 1, 2, 3, 4], [(3, 1), (4, 1), (5, 2)])
     assert got == [0, 1, 2, 3, 4, 5] and stats["restarts"] == 0
+
+
+def test_a_listener_binds_an_ipv6_wildcard_for_a_publisher_that_connects():
+    """docs/live.md: `listen tcp://[::]:PORT` binds (a vLLM told `tcp://[::1]:PORT` connects
+    to it); without zmq.IPV6 the bind failed with "No such device"."""
+    import socket
+
+    import pytest
+
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    port = free_port()
+    zctx = zmq.Context()
+    pub = zctx.socket(zmq.PUB)
+    pub.setsockopt(zmq.LINGER, 0)
+    pub.setsockopt(zmq.IPV6, 1)
+    stop = threading.Event()
+
+    def serve() -> None:
+        pub.connect(f"tcp://[::1]:{port}")
+        seq = 0
+        while not stop.is_set():            # until the listener has two (a PUB that connects
+            pub.send_multipart((b"", seq.to_bytes(8, "big"), payload(seq)))   # drops what it
+            seq += 1                        # sends before the link is up: a gap first)
+            stop.wait(0.05)
+
+    t = threading.Thread(target=serve)
+    t.start()
+    stats: dict = {}
+    try:
+        got = list(listen(f"tcp://[::]:{port}", idle_timeout_s=5, count=2, stats=stats,
+                          first_seq=0))
+    finally:
+        stop.set()
+        t.join(10)
+        pub.close()
+        zctx.term()
+    seqs = [x["seq"] for x in got if "seq" in x]
+    assert len(seqs) == 2 and seqs[1] == seqs[0] + 1 and stats["batches"] == 2

@@ -46,6 +46,14 @@ def listener_binds(endpoint: str) -> bool:
     return host in ("*", "[::]", "0.0.0.0")
 
 
+def is_ipv6(endpoint: str) -> bool:
+    """A tcp endpoint with a bracketed IPv6 host (``tcp://[::]:PORT``, ``tcp://[::1]:PORT``).
+    A listener's sockets need ``zmq.IPV6`` for it (without it, binding ``[::]`` fails with "No
+    such device" and a connect never comes up); vLLM's publisher does not set it for a host it
+    is given, so kvcli's, which mirrors it, does not either."""
+    return endpoint.startswith("tcp://[")
+
+
 def check_endpoint(endpoint: str, field: str, *, ranks: int = 1) -> None:
     """Refuse an endpoint no subscriber could reach: not tcp:// or ipc://, a tcp endpoint
     without host:port, port 0 (subscribers must know the port), or a port out of range for

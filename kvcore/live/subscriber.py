@@ -19,7 +19,7 @@ from collections.abc import Generator, Iterator
 from typing import Any
 
 from kvcore.errors import InputError
-from kvcore.live.endpoints import check_endpoint, listener_binds
+from kvcore.live.endpoints import check_endpoint, is_ipv6, listener_binds
 
 REPLAY_TIMEOUT_S = 5.0
 # after a quiet idle timeout: a replay socket still up answers at once; a gone one never does
@@ -55,6 +55,7 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
     sub = zctx.socket(zmq.SUB)
     sub.setsockopt(zmq.LINGER, 0)
     sub.setsockopt(zmq.SUBSCRIBE, topic.encode("utf-8"))
+    sub.setsockopt(zmq.IPV6, int(is_ipv6(endpoint)))
     replay = None
     try:
         # (vLLM binds its publisher: a listener binding the same port is the usual clash)
@@ -64,6 +65,7 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
         if replay_endpoint is not None:
             replay = zctx.socket(zmq.DEALER)
             replay.setsockopt(zmq.LINGER, 0)
+            replay.setsockopt(zmq.IPV6, int(is_ipv6(replay_endpoint)))
             _open(replay, replay_endpoint, "replay_endpoint", bind=False)
         expected = first_seq
         last_live = -1                      # the highest sequence number read live
@@ -85,11 +87,13 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
                 st["bad"] += 1
                 continue
             seq = int.from_bytes(frames[1], "big")
-            if seq <= last_live or (seq < expected and had.get(seq) != zlib.crc32(frames[2])):
+            if seq <= last_live or (seq < expected and st["batches"] > 0
+                                    and had.get(seq) != zlib.crc32(frames[2])):
                 # One publisher's live numbers only grow: it started again (a new replay on
                 # the same port, a restarted vLLM), its numbers from 0 again. Below what the
                 # replay socket gave, a number is that batch again only with its bytes (a
                 # new run after a listener that read only replayed batches was dropped).
+                # Before anything was read, a number below --first-seq is only skipped.
                 st["restarts"] += 1
                 yield {"restart": [max(last_live, expected - 1), seq]}
                 expected, had = seq, {}
