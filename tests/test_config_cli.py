@@ -232,36 +232,6 @@ def test_model_config_file(tmp_path) -> None:
     assert r.exit_code == 2 and "missing.json: no such file" in r.output
 
 
-def test_the_default_max_model_len_is_vllms_scaled_one(tmp_path) -> None:
-    """vLLM runs at max_position_embeddings times a linear or dynamic RoPE factor when no
-    max_model_len is given, and at a LongRoPE model's original_max_position_embeddings (it sized
-    at 4,096 and 131,072: 4x too few and 32x too many tokens a request)."""
-    cfg = {"model_type": "llama", "num_hidden_layers": 4, "num_attention_heads": 8,
-           "num_key_value_heads": 2, "hidden_size": 512, "intermediate_size": 1024,
-           "vocab_size": 1000, "max_position_embeddings": 4096, "torch_dtype": "float16"}
-    p = tmp_path / "config.json"
-    for rope, want in (({"type": "linear", "factor": 4}, 16384),
-                       ({"rope_type": "dynamic", "factor": 2.0}, 8192),
-                       ({"rope_type": "yarn", "factor": 4.0}, 4096),
-                       (None, 4096)):
-        p.write_text(json.dumps({**cfg, "rope_scaling": rope}))
-        d = ok("--model-config", str(p), "--num-blocks", "100000")
-        assert (d["max_model_len"], d["max_model_len_fits"]) == (want, want), rope
-        assert d["max_concurrency"] == 100000 / (want // 16)
-    phi3 = {**cfg, "max_position_embeddings": 131072, "original_max_position_embeddings": 4096,
-            "rope_scaling": {"type": "longrope", "short_factor": [1.0], "long_factor": [2.0]}}
-    p.write_text(json.dumps(phi3))
-    assert ok("--model-config", str(p), "--num-blocks", "100000")["max_model_len"] == 4096
-    # a longer one is still accepted up to max_position_embeddings, without a note
-    r = run("--model-config", str(p), "--num-blocks", "100000", "--max-model-len", "131072")
-    assert r.exit_code == 0 and "VLLM_ALLOW_LONG_MAX_MODEL_LEN" not in r.output
-    for factor in (0, -2, 1e300):
-        p.write_text(json.dumps({**cfg, "rope_scaling": {"type": "linear", "factor": factor}}))
-        r = run("--model-config", str(p), "--num-blocks", "100")
-        assert r.exit_code == 2 and r.stderr.startswith(f"error: {p}: field 'rope_scaling': a "
-                                                        "RoPE scaling factor of "), r.output
-
-
 def test_explicit_geometry_and_dtypes() -> None:
     d = ok("--layers", "8", "--kv-heads", "4", "--head-dim", "64", "--dtype", "half",
            "--sliding-window", "256", "--sliding-layers", "3:1", "--num-blocks", "5000",

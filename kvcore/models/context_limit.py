@@ -3,7 +3,11 @@
 factor (not for YaRN, LongRoPE, su, Llama 3 or DeepSeek's scalings, which leave it already
 scaled, nor for Gemma 3, whose length is scaled already), or the config's `model_max_length` when
 that is larger; and the one it runs at when none is given (`default_len`): the scaled length,
-or a LongRoPE model's `original_max_position_embeddings`."""
+or a LongRoPE model's `original_max_position_embeddings`. The length before scaling is vLLM's too
+(`derive_max_model_len_and_key`): the smallest of the length keys a config has, unless it has a
+`model_max_length` (Command-R: 8,192 positions, 131,072 by default). Legacy RoPE names are read
+as vLLM patches them (`su` is LongRoPE, `telechat3-yarn` YaRN, `mrope` the default). (vLLM also
+caps the length at a tokenizer_config.json's model_max_length, which kvcli does not read.)"""
 
 from __future__ import annotations
 
@@ -13,6 +17,12 @@ from kvcore.errors import InputError
 
 # RoPE types whose max_position_embeddings is already the scaled length (vLLM's list)
 UNSCALED = ("su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling")
+# legacy rope_type names vLLM's `patch_rope_parameters` renames on loading a config
+LEGACY = {"su": "longrope", "telechat3-yarn": "yarn", "mrope": "default"}
+# the config keys vLLM reads a model's length from (the smallest wins), in its order
+LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length",
+               "model_max_length", "max_target_positions", "max_sequence_length",
+               "max_seq_length", "seq_len")
 
 
 def lengths(cfg: dict[str, Any], max_position_embeddings: int, source: str) -> tuple[int, int]:
@@ -27,8 +37,22 @@ def lengths(cfg: dict[str, Any], max_position_embeddings: int, source: str) -> t
 
 def context_limit(cfg: dict[str, Any], max_position_embeddings: int) -> int:
     limit = _scaled(cfg, max_position_embeddings)
-    longest = cfg.get("model_max_length")
-    return max(limit, longest) if isinstance(longest, int) else limit
+    longest = _length(cfg.get("model_max_length"))
+    return max(limit, longest) if longest else limit
+
+
+def derived_length(cfg: dict[str, Any], max_position_embeddings: int) -> int:
+    """The model's length before RoPE scaling, as vLLM derives it."""
+    override = _length(cfg.get("model_max_length"))
+    if override:
+        return override
+    found = [n for n in (_length(cfg.get(k)) for k in LENGTH_KEYS[1:]) if n]
+    return min([max_position_embeddings, *found])
+
+
+def _length(value: Any) -> int:
+    """A positive int length key's value, else 0 (absent, null, a bool, a float)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def default_len(cfg: dict[str, Any], max_position_embeddings: int) -> int:
@@ -50,7 +74,7 @@ def _scaled(cfg: dict[str, Any], max_position_embeddings: int) -> int:
             if _kind(rp) not in UNSCALED and isinstance(rp.get("factor"), (int, float)) \
                     and not isinstance(rp.get("factor"), bool):
                 factor = float(rp["factor"])
-    scaled = max_position_embeddings * factor
+    scaled = derived_length(cfg, max_position_embeddings) * factor
     if not 1 <= scaled < 2 ** 63:
         raise ValueError(f"a RoPE scaling factor of {factor!r} makes the model's length "
                          f"{scaled!r}: it must be a positive number")
@@ -58,7 +82,8 @@ def _scaled(cfg: dict[str, Any], max_position_embeddings: int) -> int:
 
 
 def _kind(rp: dict[str, Any]) -> str:
-    return str(rp.get("rope_type", rp.get("type", "default")))
+    kind = str(rp.get("rope_type", rp.get("type", "default")))
+    return LEGACY.get(kind, kind)
 
 
 def _rope_parameters(cfg: dict[str, Any]) -> list[dict[str, Any]]:

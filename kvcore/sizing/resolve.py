@@ -284,7 +284,9 @@ def resolve_kv_cache_config(
             field = "block_size" if err.available == 0 and available > 0 else "max_model_len"
             raise InputError(str(err), field=field) from None
     config = kv_cache_config_from_groups(groups, available, num_blocks)
-    cap = capacity(config, ctx, available, max(mml, g.default_max_model_len))
+    # (the longest length vLLM accepts, not the default: a LongRoPE model runs at 4,096 by
+    # default, but 131,072 fits its memory)
+    cap = capacity(config, ctx, available, max(mml, g.context_limit or g.max_position_embeddings))
     return SizingResult(config, ctx, g, available if memory is None else memory, weights,
                         estimated, cap, g.dtype if kv_dtype == "auto" else kv_dtype,
                         prefix_match_unit, enable_prefix_caching)

@@ -1,0 +1,66 @@
+"""The length a model runs at when no --max-model-len is given, and the longest one it takes,
+as vLLM 0.33 derives them from config.json (`_get_and_verify_max_len`,
+`derive_max_model_len_and_key`): RoPE scaling, LongRoPE, legacy RoPE names, the length keys."""
+
+from __future__ import annotations
+
+import json
+
+from test_config_cli import ok, run
+
+
+def test_the_default_max_model_len_is_vllms_scaled_one(tmp_path) -> None:
+    """vLLM runs at max_position_embeddings times a linear or dynamic RoPE factor when no
+    max_model_len is given, and at a LongRoPE model's original_max_position_embeddings (it sized
+    at 4,096 and 131,072: 4x too few and 32x too many tokens a request)."""
+    cfg = {"model_type": "llama", "num_hidden_layers": 4, "num_attention_heads": 8,
+           "num_key_value_heads": 2, "hidden_size": 512, "intermediate_size": 1024,
+           "vocab_size": 1000, "max_position_embeddings": 4096, "torch_dtype": "float16"}
+    p = tmp_path / "config.json"
+    for rope, want in (({"type": "linear", "factor": 4}, 16384),
+                       ({"rope_type": "dynamic", "factor": 2.0}, 8192),
+                       ({"rope_type": "yarn", "factor": 4.0}, 4096),
+                       (None, 4096)):
+        p.write_text(json.dumps({**cfg, "rope_scaling": rope}))
+        d = ok("--model-config", str(p), "--num-blocks", "100000")
+        assert (d["max_model_len"], d["max_model_len_fits"]) == (want, want), rope
+        assert d["max_concurrency"] == 100000 / (want // 16)
+    phi3 = {**cfg, "max_position_embeddings": 131072, "original_max_position_embeddings": 4096,
+            "rope_scaling": {"type": "longrope", "short_factor": [1.0], "long_factor": [2.0]}}
+    p.write_text(json.dumps(phi3))
+    d = ok("--model-config", str(p), "--num-blocks", "100000")
+    # it runs at 4,096, but 131,072 is accepted and fits (max_model_len_fits said 4,096)
+    assert (d["max_model_len"], d["max_model_len_fits"]) == (4096, 131072)
+    # vLLM reads the legacy "su" as LongRoPE (it ran at 131,072)
+    p.write_text(json.dumps({**phi3, "rope_scaling": {**phi3["rope_scaling"], "type": "su"}}))
+    assert ok("--model-config", str(p), "--num-blocks", "100000")["max_model_len"] == 4096
+    # a longer one is still accepted up to max_position_embeddings, without a note
+    r = run("--model-config", str(p), "--num-blocks", "100000", "--max-model-len", "131072")
+    assert r.exit_code == 0 and "VLLM_ALLOW_LONG_MAX_MODEL_LEN" not in r.output
+    for factor in (0, -2, 1e300):
+        p.write_text(json.dumps({**cfg, "rope_scaling": {"type": "linear", "factor": factor}}))
+        r = run("--model-config", str(p), "--num-blocks", "100")
+        assert r.exit_code == 2 and r.stderr.startswith(f"error: {p}: field 'rope_scaling': a "
+                                                        "RoPE scaling factor of "), r.output
+
+
+def test_the_length_keys_are_vllms(tmp_path) -> None:
+    """The smallest length key wins; a config's model_max_length overrides them all (Command-R:
+    8,192 positions, run at 131,072, not 8,192); telechat3-yarn is YaRN (its factor unused)."""
+    from kvcore.models.context_limit import context_limit, default_len
+
+    assert default_len({"model_max_length": 131072}, 8192) == 131072
+    assert context_limit({"model_max_length": 131072}, 8192) == 131072
+    assert default_len({"seq_length": 2048}, 32768) == 2048
+    assert default_len({"seq_length": 65536, "n_positions": None}, 32768) == 32768
+    assert default_len({"rope_scaling": {"type": "linear", "factor": 2}, "max_seq_len": 1000},
+                       4096) == 2000
+    assert default_len({"rope_scaling": {"rope_type": "telechat3-yarn", "factor": 4}},
+                       4096) == 4096
+    cfg = {"model_type": "cohere", "num_hidden_layers": 4, "num_attention_heads": 8,
+           "num_key_value_heads": 2, "hidden_size": 512, "intermediate_size": 1024,
+           "vocab_size": 1000, "max_position_embeddings": 8192, "model_max_length": 131072,
+           "torch_dtype": "float16"}
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(cfg))
+    assert ok("--model-config", str(p), "--num-blocks", "100000")["max_model_len"] == 131072
