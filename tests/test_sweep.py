@@ -193,6 +193,18 @@ def test_a_request_that_can_never_run_past_one_that_can(tmp_path):
                               "(num_blocks 10)")
     p.write_text(p.read_text().replace("[grid]", "[options]\nskip_bad = true\n[grid]"))
     assert len(expand(load_spec(str(p))).jobs) == 2
+    # a run stopped at max_steps may never meet it: no pre-flight refusal
+    p.write_text(p.read_text().replace("skip_bad = true", "max_steps = 3"))
+    assert len(expand(load_spec(str(p))).jobs) == 2
+    # a cluster refuses when every replica rejected all it was routed, as a replay does
+    trace.write_text('{"timestamp": 0, "input_length": 1000, "output_length": 2}\n' * 3)
+    p.write_text(f'command = "cluster"\ntraces = ["{trace}"]\n[options]\nskip_bad = true\n'
+                 '[grid]\nnum_blocks = [100, 10]\n')
+    with pytest.raises(InputError) as err:
+        expand(load_spec(str(p)))
+    assert str(err.value) == (f"{p}:6: field 'grid.num_blocks': {trace}:1: no request fits: "
+                              "needs 63 blocks of 16 tokens but only 9 are usable "
+                              "(num_blocks 10)")
 
 
 def test_missing_trace_and_bad_flags_exit_2(tmp_path):

@@ -49,12 +49,12 @@ def first_refusal(trace: Trace, start: Any, *, all_rejected_is_bad: bool = True
     its first request that can never run, naming the option that made it so (max_model_len or
     num_blocks) and the request's file and line; or, where such requests are skipped
     (`skip_bad`, cache mode's too-big ones), its "no request fits" when every one is (a
-    cluster's replicas say False to `all_rejected_is_bad`: they never refuse that). None when
-    nothing is found this way."""
+    cluster too: its loop refuses when every replica rejected all it was routed). None when
+    nothing is found this way, or when `max_steps` may stop the run first."""
     cfg = start.cfg
     reqs = trace.requests
-    if not isinstance(reqs, list) or not reqs:
-        return None
+    if not isinstance(reqs, list) or not reqs or cfg.max_steps is not None:
+        return None                 # (a run stopped at max_steps may never meet the request)
     if _LONGEST[0] is not trace:
         _LONGEST[:] = [trace, max(reqs, key=lambda r: r.prompt_len),
                        max(reqs, key=lambda r: r.prompt_len + r.output_len)]

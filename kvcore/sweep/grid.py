@@ -180,8 +180,7 @@ def _check(spec: SweepSpec, job: Job, trace: Trace) -> None:
             check_cluster(copts)
         cfg = resolve(opts, trace.config, path=job.trace, config_line=trace.config_line)
         start = start_up(trace, cfg)
-        if (refused := first_refusal(trace, start,
-                                     all_rejected_is_bad=job.command == "replay")) is not None:
+        if (refused := first_refusal(trace, start)) is not None:
             raise refused
         if copts is not None:
             from kvcore.cluster.run import check_on_trace
