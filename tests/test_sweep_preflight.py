@@ -1,0 +1,72 @@
+"""A sweep's pre-flight (kvcore/engine/preflight.py): a job whose trace has a request that can
+never run stops the sweep before any job runs, as that job's run would refuse it."""
+
+from __future__ import annotations
+
+import pytest
+from test_sweep import PREFIX, _spec
+from typer.testing import CliRunner
+
+from kvcli.app import app
+from kvcore.errors import InputError
+from kvcore.sweep.grid import expand
+from kvcore.sweep.spec import load_spec
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("body, said", [
+    # its checks passed and the job ran to the request, then failed as a job (exit 1)
+    ("[grid]\nmax_model_len = [8192, 100]\n",
+     ("4: field 'grid.max_model_len': {t}:1: request '0' can never run: prompt of 1152 tokens >= "
+     "max_model_len 100")),
+    ("[grid]\nnum_blocks = [2000, 5]\n",
+     ("4: field 'grid.num_blocks': {t}:1: request '0' can never run: needs 80 blocks of 16 tokens "
+     "but only 4 are usable (num_blocks 5)")),
+    # skipped one by one, every request: the run's own "no request fits"
+    ("[options]\nskip_bad = true\n[grid]\nnum_blocks = [2000, 5]\n",
+     ("6: field 'grid.num_blocks': {t}:1: no request fits: needs 80 blocks of 16 tokens but only "
+     "4 are usable (num_blocks 5)")),
+    ("[options]\nmode = \"cache\"\n[grid]\nnum_blocks = [2000, 5]\n",
+     ("6: field 'grid.num_blocks': {t}:1: no request fits: needs 72 blocks of 16 tokens but only "
+     "4 are usable (num_blocks 5)")),
+])
+def test_a_job_whose_requests_can_never_run_stops_the_sweep_before_any_job(tmp_path, body,
+                                                                          said):
+    import os
+
+    trace = f"{os.getcwd()}/{PREFIX}"
+    p = _spec(tmp_path, f'command = "replay"\ntraces = ["{trace}"]\n' + body)
+    r = runner.invoke(app, ["sweep", str(p)])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == f"error: {p}:{said.format(t=trace)}\n"
+    assert not (tmp_path / "s.results.jsonl").exists()
+
+
+
+def test_a_request_that_can_never_run_past_one_that_can(tmp_path):
+    """The first refused request in arrival order, as the run meets it; skipped (skip_bad) while
+    another runs, the sweep runs, as the replay does."""
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"timestamp": 0, "input_length": 32, "output_length": 2}\n'
+                     '{"timestamp": 1, "input_length": 1000, "output_length": 2}\n')
+    p = _spec(tmp_path, f'traces = ["{trace}"]\n[grid]\nnum_blocks = [100, 10]\n')
+    with pytest.raises(InputError) as err:
+        expand(load_spec(str(p)))
+    assert str(err.value) == (f"{p}:3: field 'grid.num_blocks': {trace}:2: request '1' can never "
+                              "run: needs 63 blocks of 16 tokens but only 9 are usable "
+                              "(num_blocks 10)")
+    p.write_text(p.read_text().replace("[grid]", "[options]\nskip_bad = true\n[grid]"))
+    assert len(expand(load_spec(str(p))).jobs) == 2
+    # a run stopped at max_steps may never meet it: no pre-flight refusal
+    p.write_text(p.read_text().replace("skip_bad = true", "max_steps = 3"))
+    assert len(expand(load_spec(str(p))).jobs) == 2
+    # a cluster refuses when every replica rejected all it was routed, as a replay does
+    trace.write_text('{"timestamp": 0, "input_length": 1000, "output_length": 2}\n' * 3)
+    p.write_text(f'command = "cluster"\ntraces = ["{trace}"]\n[options]\nskip_bad = true\n'
+                 '[grid]\nnum_blocks = [100, 10]\n')
+    with pytest.raises(InputError) as err:
+        expand(load_spec(str(p)))
+    assert str(err.value) == (f"{p}:6: field 'grid.num_blocks': {trace}:1: no request fits: "
+                              "needs 63 blocks of 16 tokens but only 9 are usable "
+                              "(num_blocks 10)")
