@@ -109,11 +109,18 @@ def test_a_json_spec_with_a_key_twice_is_refused_at_the_repeat(tmp_path):
     p = _spec(tmp_path, text, "s.json")
     with pytest.raises(InputError) as err:
         load_spec(str(p))
-    assert str(err.value) == (f"{p}:4: field 'num_blocks': key 'num_blocks' is given twice in "
-                              "one object (JSON would keep the last without a word): give it "
-                              "once")
+    assert str(err.value) == (f"{p}:4: field 'grid.num_blocks': key 'num_blocks' is given "
+                              "twice in one object (JSON would keep the last without a word): "
+                              "give it once")
     p.write_text(text.replace('"num_blocks": [256]', '"block_size": [16]'))
     assert load_spec(str(p)).grid[0] == ("num_blocks", (64, 128))
+    # the repeat's own line, not the key's last one in the file (another object's: line 5)
+    p.write_text('{"options": {"num_blocks": 64, "x": {"num_blocks": 1},\n'
+                 '  "block_size": 16,\n "num_blocks": 128},\n'
+                 ' "grid": {"eviction_policy": ["lru"],\n  "num_blocks": [256]}}\n')
+    with pytest.raises(InputError) as err:
+        load_spec(str(p))
+    assert (err.value.line, err.value.field) == (3, "options.num_blocks")
 
 
 BAD = [

@@ -26,6 +26,7 @@ from typing import Any
 
 from kvcore.errors import InputError
 from kvcore.sources import close_source, open_source, read_text
+from kvcore.sweep.json_spec import loads_spec
 from kvcore.sweep.keys import COMMANDS, BadValue, coerce, from_text, keys_for, unknown_key_message
 from kvcore.vllm_values import VLLM_KEYS
 
@@ -60,12 +61,8 @@ def load_spec(path: str) -> SweepSpec:
         close_source(stream)
     is_json = path.lower().endswith(".json")
     try:
-        doc = json.loads(text, object_pairs_hook=_once) if is_json else tomllib.loads(text)
-    except _Repeated as err:
-        # TOML refuses a key given twice; JSON kept the last one without a word
-        raise InputError(f"key {err.key!r} is given twice in one object (JSON would keep the "
-                         "last without a word): give it once", path=path,
-                         line=_LineFinder(text, True).last(err.key), field=err.key) from None
+        # (TOML refuses a key given twice; a JSON spec refuses it as TOML does)
+        doc = loads_spec(text, path) if is_json else tomllib.loads(text)
     except json.JSONDecodeError as err:
         raise InputError(f"not JSON: {err.msg}", path=path, line=err.lineno) from None
     except tomllib.TOMLDecodeError as err:
@@ -202,21 +199,6 @@ def _distinct(key: str, values: list[Any]) -> tuple[Any, ...]:
     return tuple(values)
 
 
-class _Repeated(Exception):
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-
-def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object, refusing a key given twice (`json`'s object_pairs_hook)."""
-    doc: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in doc:
-            raise _Repeated(key)
-        doc[key] = value
-    return doc
-
-
 class _LineFinder:
     """The line a key is written on (for messages): the first `key =` (TOML) or `"key":`
     (JSON) after its section's header, else anywhere; None when not found."""
@@ -242,9 +224,3 @@ class _LineFinder:
             if pat.search(self.lines[i]):
                 return i + 1
         return None
-
-    def last(self, key: str) -> int | None:
-        """The last line `key` is written on (a key given twice: the repeat)."""
-        pat = self._pattern(key)
-        return next((i + 1 for i in range(len(self.lines) - 1, -1, -1)
-                     if pat.search(self.lines[i])), None)
