@@ -13,6 +13,9 @@ from collections.abc import Iterable
 from kvcore.errors import InputError
 
 _DESCRIPTORS = ("/dev/stdin", "/dev/stdout", "/dev/stderr")
+# outputs whose `-` puts them on stdout and the result on stderr: the way to have them there
+_TO_STDOUT = {"events": "give another file, or -: the events on stdout, the summary on stderr",
+              "output": "give another file, or -: it on stdout, the summary on stderr"}
 _DESCRIPTOR_DIRS = ("/dev/fd/", "/proc/")
 
 
@@ -106,8 +109,9 @@ def check_distinct(inputs: list[tuple[str, str | None]],
     for name, path in outputs:
         if path and path != "-" and out is not None and _same_file(path, out):
             # (--requests /dev/stdout --json: the request lines inside the JSON document)
+            hint = _TO_STDOUT.get(name, "give another file")
             raise InputError(f"{path} is this command's stdout, where its result goes: the two "
-                             "would mix (give another file)", field=name)
+                             f"would mix ({hint})", field=name)
     seen: list[tuple[tuple, str, bool]] = []     # (the file's key, its name, an input)
     for is_input, pairs in ((True, inputs), (False, outputs)):
         for name, path in pairs:

@@ -120,8 +120,10 @@ def test_an_output_on_the_commands_own_stdout_is_refused(trace, tmp_path, args):
     res = subprocess.run([sys.executable, "-m", "kvcli", *args], capture_output=True,
                          text=True, cwd=ROOT, timeout=120, check=False)
     assert res.returncode == 2 and res.stdout == ""
+    hint = ("give another file, or -: the events on stdout, the summary on stderr"
+            if flag == "--events" else "give another file")
     assert res.stderr == (f"error: option {flag}: {path} is this command's stdout, where its "
-                          "result goes: the two would mix (give another file)\n")
+                          f"result goes: the two would mix ({hint})\n")
     # stdout on /dev/null or a terminal: nothing to spoil
     res = subprocess.run([sys.executable, "-m", "kvcli", *args], stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=120, check=False)
