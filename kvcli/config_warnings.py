@@ -11,7 +11,8 @@ from typing import Any
 _MEMORY = ("gpu_memory_utilization", "weights_gib", "activation_gib")
 # Options that only change groups other than full attention's.
 _HYBRID = ("disable_hybrid", "pad_pages")
-_IN_FLIGHT = ("max_concurrent_batches", "async_scheduling")
+# (`no_async_scheduling`: --no-async-scheduling, as the caller names the flag typed)
+_IN_FLIGHT = ("max_concurrent_batches", "async_scheduling", "no_async_scheduling")
 
 
 def _flags(names: list[str]) -> str:
@@ -47,14 +48,14 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
                    "the KV memory is overstated: give --weights-gib")
     kinds = set(g.layer_kinds) - {"mlp"}           # (an MLP-only layer holds no KV)
     hybrid = [n for n in _HYBRID if n in given]
-    if hybrid and len(kinds) == 1:
+    if hybrid and len(kinds) == 1 and kinds != {"parallel"}:   # (Falcon-H1's: two specs)
         out.append(f"option(s) {_flags(hybrid)}: no effect on {g.name}, whose layers are all "
                    f"{next(iter(kinds))} (one kind: nothing to pad or to keep apart)")
     in_flight = [n for n in _IN_FLIGHT if n in given]
     if in_flight and not kinds & {"sliding", "chunked"}:
-        out.append(f"option(s) {_flags(in_flight)}: no effect on {g.name}'s sizing (only "
-                   "sliding-window and chunked-local groups reserve blocks for the tokens in "
-                   "flight)")
+        out.append(f"option(s) {_flags(in_flight)}: only max_in_flight_tokens changes: no "
+                   f"block count of {g.name}'s depends on it (only sliding-window and "
+                   "chunked-local groups reserve blocks for the tokens in flight)")
     if "kv_offloading_backend" in given and not offloading:
         # (a replay warns the same; vLLM's value names are still checked)
         out.append("option --kv-offloading-backend: no effect without --kv-offloading-size "

@@ -85,9 +85,9 @@ NO_MEMORY = ("option(s) --gpu-memory-utilization, --weights-gib, --activation-gi
                        "keep apart)")]),
     (["llama-3.1-8b", "--num-blocks", "10000", "--max-concurrent-batches", "1",
       "--no-async-scheduling"],
-     [("option(s) --max-concurrent-batches, --async-scheduling: no effect on llama-3.1-8b's "
-      "sizing (only sliding-window and chunked-local groups reserve blocks for the tokens in "
-      "flight)")]),
+     [("option(s) --max-concurrent-batches, --no-async-scheduling: only max_in_flight_tokens "
+      "changes: no block count of llama-3.1-8b's depends on it (only sliding-window and "
+      "chunked-local groups reserve blocks for the tokens in flight)")]),
     (["llama-3.1-8b", "--num-blocks", "10000", "--kv-offloading-backend", "native"],
      [("option --kv-offloading-backend: no effect without --kv-offloading-size (the CPU tier "
       "it moves)")]),

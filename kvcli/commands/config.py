@@ -141,6 +141,8 @@ def register(app: typer.Typer) -> None:
 
             given = {p.name for p in ctx.command.params if p.name is not None
                      and ctx.get_parameter_source(p.name) == ParameterSource.COMMANDLINE}
+            if async_scheduling is False and "async_scheduling" in given:
+                given ^= {"async_scheduling", "no_async_scheduling"}     # the flag as typed
             warnings = config_warnings(result, given, gpu_memory_gib=gpu_memory_gib,
                                        max_model_len=max_model_len, block_size=bs,
                                        block_size_given=block_size is not None,
