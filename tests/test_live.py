@@ -298,26 +298,3 @@ def test_listen_connects_to_an_ipc_publisher(tmp_path):
     assert listener_binds("tcp://*:5557") and listener_binds("tcp://[::]:5557")
     assert not listener_binds("tcp://[::1]:5557") and not listener_binds(sock)
     assert not listener_binds("tcp://127.0.0.1:5557")
-
-
-def test_bytes_block_hashes_are_written_as_hex():
-    """vLLM sends bytes hashes with VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES=0: `events listen`
-    ended in "TypeError: Type is not JSON serializable: bytes" with a traceback."""
-    import msgspec
-    import orjson
-    from live_helpers import BlockRemoved, BlockStored, EventBatch
-
-    from kvcore.live.wire import decode_batch
-
-    stored = BlockStored(block_hashes=[b"\x01\x02", b"\xff"], parent_block_hash=b"\xab",
-                         token_ids=[1, 2, 3], block_size=16, lora_id=None, medium="GPU",
-                         lora_name=None, extra_keys=[(b"\x10", 7), None])
-    removed = BlockRemoved(block_hashes=[b"\x01\x02"], medium="GPU")
-    payload = msgspec.msgpack.encode(EventBatch(ts=1.5, events=[stored, removed],
-                                                data_parallel_rank=0))
-    d = batch_to_dict(decode_batch(payload))
-    assert [e["block_hashes"] for e in d["events"]] == [["0102", "ff"], ["0102"]]
-    assert d["events"][0]["parent_block_hash"] == "ab"
-    assert d["events"][0]["extra_keys"] == [["10", 7], None]
-    assert d["events"][0]["token_ids"] == [1, 2, 3]
-    assert orjson.loads(orjson.dumps(d)) == d

@@ -1,4 +1,5 @@
-"""`kvcli events listen` on a terminal: the live summary's tally and its rendering."""
+"""What `kvcli events listen` writes: the live summary's tally and its rendering on a terminal,
+and a batch as a JSON line."""
 
 from __future__ import annotations
 
@@ -31,3 +32,26 @@ def test_emit_live_draws_the_final_table(capsys):
     output.emit_live(_batches(), t.fold, t.table)
     out = capsys.readouterr().out
     assert "last seq 3" in out and "blocks removed" in out
+
+
+def test_bytes_block_hashes_are_written_as_hex():
+    """vLLM sends bytes hashes with VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES=0: `events listen`
+    ended in "TypeError: Type is not JSON serializable: bytes" with a traceback."""
+    import msgspec
+    import orjson
+    from live_helpers import BlockRemoved, BlockStored, EventBatch
+
+    from kvcore.live.wire import batch_to_dict, decode_batch
+
+    stored = BlockStored(block_hashes=[b"\x01\x02", b"\xff"], parent_block_hash=b"\xab",
+                         token_ids=[1, 2, 3], block_size=16, lora_id=None, medium="GPU",
+                         lora_name=None, extra_keys=[(b"\x10", 7), None])
+    removed = BlockRemoved(block_hashes=[b"\x01\x02"], medium="GPU")
+    payload = msgspec.msgpack.encode(EventBatch(ts=1.5, events=[stored, removed],
+                                                data_parallel_rank=0))
+    d = batch_to_dict(decode_batch(payload))
+    assert [e["block_hashes"] for e in d["events"]] == [["0102", "ff"], ["0102"]]
+    assert d["events"][0]["parent_block_hash"] == "ab"
+    assert d["events"][0]["extra_keys"] == [["10", 7], None]
+    assert d["events"][0]["token_ids"] == [1, 2, 3]
+    assert orjson.loads(orjson.dumps(d)) == d
