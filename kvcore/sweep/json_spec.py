@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 import json.scanner
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # (typeshed omits it)
 from typing import Any
 
 from kvcore.errors import InputError
@@ -40,7 +40,7 @@ class _Decoder(json.JSONDecoder):
     def __init__(self) -> None:
         super().__init__(object_pairs_hook=_once)
         self.starts: list[int] = []
-        inner = self.parse_object
+        inner = self.parse_object  # type: ignore[has-type]
 
         def parse_object(s_and_end: tuple[str, int], *args: Any) -> Any:
             self.starts.append(s_and_end[1])
@@ -49,7 +49,7 @@ class _Decoder(json.JSONDecoder):
             return result
 
         self.parse_object = parse_object
-        self.scan_once = json.scanner.py_make_scanner(self)
+        self.scan_once = json.scanner.py_make_scanner(self)  # type: ignore[attr-defined]
 
 
 def loads_spec(text: str, path: str) -> Any:
