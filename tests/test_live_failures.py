@@ -214,3 +214,14 @@ def test_a_subscriber_to_another_topic_is_said_and_not_waited_for():
     sub.close(linger=0)
     ok.close(linger=0)
     zctx.term()
+
+
+def test_an_ipv6_publisher_endpoint_fails_as_vllms_and_says_why():
+    """vLLM 0.33 binds `tcp://[::]:PORT` without ZMQ's IPv6 option: "No such device". kvcli
+    fails the same way, and says what vLLM does not (a listener there sets the option)."""
+    r = runner.invoke(app, ["replay", TRACE, "--num-blocks", "96",
+                            "--kv-events-endpoint", f"tcp://[::]:{free_port()}"])
+    assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "cannot bind it: No such device" in r.stderr
+    assert r.stderr.endswith(" (vLLM's publisher fails here too: it binds without IPv6; use "
+                             "tcp://*:PORT)\n"), r.stderr

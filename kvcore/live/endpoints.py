@@ -38,8 +38,8 @@ def offset_endpoint_port(endpoint: str | None, rank: int) -> str | None:
 def listener_binds(endpoint: str) -> bool:
     """Whether a subscriber binds `endpoint` (it connects otherwise). Not the publisher's rule
     mirrored: vLLM binds an ipc path and an IPv6 host (``::`` in it) for its publisher, so a
-    listener binding them took the path over (it heard nothing, and the publisher's other
-    subscribers lost it) or failed (``tcp://[::1]:PORT``: "No such device")."""
+    listener binding an ipc path took it over (it heard nothing, and the publisher's other
+    subscribers lost it), and one binding ``tcp://[::1]:PORT`` failed ("No such device")."""
     if not endpoint.startswith("tcp://"):
         return False
     host = endpoint[len("tcp://"):].rpartition(":")[0]

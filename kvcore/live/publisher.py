@@ -27,7 +27,7 @@ from collections.abc import Callable
 import zmq
 
 from kvcore.errors import InputError
-from kvcore.live.endpoints import is_bind_endpoint
+from kvcore.live.endpoints import is_bind_endpoint, is_ipv6
 from kvcore.live.wire import END_SEQ, Encoder
 
 CLOSE_TIMEOUT_S = 5.0   # how long closing waits for queued messages to leave
@@ -222,4 +222,10 @@ def _open(sock: zmq.Socket, endpoint: str, field: str, *, bind: bool,
             raise InputError(f"{endpoint}: address already in use ({in_use})",
                              field=field) from None
         what = "bind" if bind else "connect to"
-        raise InputError(f"{endpoint}: cannot {what} it: {err.strerror}", field=field) from None
+        why = ""
+        if bind and is_ipv6(endpoint) and not sock.getsockopt(zmq.IPV6):
+            # (vLLM 0.33's publisher sets no IPv6 option for an endpoint it is given: it fails
+            # on this endpoint the same way, and kvcli's mirrors it)
+            why = " (vLLM's publisher fails here too: it binds without IPv6; use tcp://*:PORT)"
+        raise InputError(f"{endpoint}: cannot {what} it: {err.strerror}{why}",
+                         field=field) from None
