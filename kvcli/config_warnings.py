@@ -60,6 +60,12 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
         # (a replay warns the same; vLLM's value names are still checked)
         out.append("option --kv-offloading-backend: no effect without --kv-offloading-size "
                    "(the CPU tier it moves)")
+    if "enable_prefix_caching" in given and not enable_prefix_caching and g.mamba is None \
+            and "prefix_match_unit" not in given:
+        # (a Mamba model's cache mode and a unit's hashing depend on it; a replay's hits do)
+        out.append(f"option --no-enable-prefix-caching: no effect on {g.name}'s sizing (only a "
+                   "Mamba model's cache and a --prefix-match-unit depend on it here; a replay's "
+                   "hits do)")
     if "prefix_match_unit" in given and not enable_prefix_caching and not offloading:
         out.append("option --prefix-match-unit: no effect with prefix caching off and no CPU "
                    "tier (no block is hashed)")

@@ -88,6 +88,9 @@ NO_MEMORY = ("option(s) --gpu-memory-utilization, --weights-gib, --activation-gi
      [("option(s) --max-concurrent-batches, --no-async-scheduling: only max_in_flight_tokens "
       "changes: no block count of llama-3.1-8b's depends on it (only sliding-window and "
       "chunked-local groups reserve blocks for the tokens in flight)")]),
+    (["gemma-3-27b", "--num-blocks", "10000", "--no-enable-prefix-caching"],
+     [("option --no-enable-prefix-caching: no effect on gemma-3-27b's sizing (only a Mamba "
+       "model's cache and a --prefix-match-unit depend on it here; a replay's hits do)")]),
     (["llama-3.1-8b", "--num-blocks", "10000", "--kv-offloading-backend", "native"],
      [("option --kv-offloading-backend: no effect without --kv-offloading-size (the CPU tier "
       "it moves)")]),
