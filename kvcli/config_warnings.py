@@ -28,6 +28,7 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
     from kvcore.models.geometry import long_context_note
     from kvcore.models.mla import mla_block_size_note
     from kvcore.models.qwen3_next import gdn_note
+    from kvcore.specs import AttentionSpec
 
     g = result.geometry
     out = []
@@ -51,6 +52,12 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
     if hybrid and len(kinds) == 1 and kinds != {"parallel"}:   # (Falcon-H1's: two specs)
         out.append(f"option(s) {_flags(hybrid)}: no effect on {g.name}, whose layers are all "
                    f"{next(iter(kinds))} (one kind: nothing to pad or to keep apart)")
+    elif "pad_pages" in given and not any(
+            isinstance(grp.kv_cache_spec, AttentionSpec) and grp.kv_cache_spec.page_size_padded
+            for grp in result.config.kv_cache_groups):
+        # (Gemma 3's pages are all one size: nothing padded, the same table unsaid)
+        out.append(f"option --pad-pages: no effect on {g.name} (no attention page needs "
+                   "padding: the pages divide one another)")
     in_flight = [n for n in _IN_FLIGHT if n in given]
     if in_flight and not kinds & {"sliding", "chunked"}:
         out.append(f"option(s) {_flags(in_flight)}: only max_in_flight_tokens changes: no "

@@ -134,6 +134,23 @@ def test_pages_that_do_not_divide_are_an_error_unless_padded() -> None:
     groups = get_kv_cache_groups({"l1": full(64), "l2": swa(96)}, pad_pages=True)
     assert groups[0].kv_cache_spec.page_size_bytes == M * 96 // 64
     assert groups[0].kv_cache_spec.page_size_padded == M * 96 // 64
+    # `kvcli config --pad-pages` says it changed nothing only where no attention page is padded
+    from types import SimpleNamespace
+
+    from kvcli.config_warnings import config_warnings
+    from kvcore.models import load_preset
+
+    def said(gs: list) -> list[str]:
+        result = SimpleNamespace(geometry=load_preset("gemma-3-27b"), weights_estimated=False,
+                                 config=SimpleNamespace(kv_cache_groups=gs))
+        return config_warnings(result, {"pad_pages"}, gpu_memory_gib=None, max_model_len=None,
+                               block_size=16, block_size_given=True, enable_prefix_caching=True,
+                               offloading=False)
+
+    assert said(groups) == []
+    assert said(get_kv_cache_groups({"l1": full(64), "l2": swa(128)}, pad_pages=True)) == [
+        ("option --pad-pages: no effect on gemma-3-27b (no attention page needs padding: the "
+         "pages divide one another)")]
 
 
 def test_num_blocks_override() -> None:
