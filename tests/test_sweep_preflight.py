@@ -58,9 +58,15 @@ def test_a_request_that_can_never_run_past_one_that_can(tmp_path):
                               "(num_blocks 10)")
     p.write_text(p.read_text().replace("[grid]", "[options]\nskip_bad = true\n[grid]"))
     assert len(expand(load_spec(str(p))).jobs) == 2
-    # a run stopped at max_steps may never meet it: no pre-flight refusal
+    # a run stopped at max_steps may never meet the second request: no pre-flight refusal;
+    # the first it meets before any step, so a first that can never run is still refused
     p.write_text(p.read_text().replace("skip_bad = true", "max_steps = 3"))
     assert len(expand(load_spec(str(p))).jobs) == 2
+    trace.write_text('{"timestamp": 0, "input_length": 1000, "output_length": 2}\n'
+                     '{"timestamp": 1, "input_length": 32, "output_length": 2}\n')
+    with pytest.raises(InputError) as err:
+        expand(load_spec(str(p)))
+    assert f"{trace}:1: request '0' can never run" in str(err.value)
     # a cluster refuses when every replica rejected all it was routed, as a replay does
     trace.write_text('{"timestamp": 0, "input_length": 1000, "output_length": 2}\n' * 3)
     p.write_text(f'command = "cluster"\ntraces = ["{trace}"]\n[options]\nskip_bad = true\n'

@@ -43,18 +43,18 @@ class _Probe:
         self.length_managers = length_managers(kvm)
 
 
-def first_refusal(trace: Trace, start: Any, *, all_rejected_is_bad: bool = True
-                  ) -> InputError | None:
+def first_refusal(trace: Trace, start: Any) -> InputError | None:
     """The refusal the run of `trace` with the started-up options (`StartUp`) would raise at
     its first request that can never run, naming the option that made it so (max_model_len or
     num_blocks) and the request's file and line; or, where such requests are skipped
     (`skip_bad`, cache mode's too-big ones), its "no request fits" when every one is (a
     cluster too: its loop refuses when every replica rejected all it was routed). None when
-    nothing is found this way, or when `max_steps` may stop the run first."""
+    nothing is found this way; with `max_steps`, only the first request is judged (a run
+    stopped there may never meet the others, nor reject them all)."""
     cfg = start.cfg
     reqs = trace.requests
-    if not isinstance(reqs, list) or not reqs or cfg.max_steps is not None:
-        return None                 # (a run stopped at max_steps may never meet the request)
+    if not isinstance(reqs, list) or not reqs:
+        return None
     if _LONGEST[0] is not trace:
         _LONGEST[:] = [trace, max(reqs, key=lambda r: r.prompt_len),
                        max(reqs, key=lambda r: r.prompt_len + r.output_len)]
@@ -64,7 +64,12 @@ def first_refusal(trace: Trace, start: Any, *, all_rejected_is_bad: bool = True
     order = (sorted(reqs, key=lambda r: (r.arrival_step, r.index))
              if cfg.mode == "engine" and cfg.arrivals == "step" else reqs)
     first, some_fit = None, False
-    for tr in order:                # as the run meets them
+    for k, tr in enumerate(order):  # as the run meets them
+        if cfg.max_steps is not None and (k or (
+                cfg.arrivals == "step" and tr.arrival_step >= max(cfg.max_steps, 1))):
+            # (stopped at max_steps, a run may never meet it: it meets only the first request
+            # for sure, added before any step, or at its arrival step if that comes first)
+            return None
         why = never_fits(probe, tr)
         if why is None:
             some_fit = True
@@ -75,7 +80,7 @@ def first_refusal(trace: Trace, start: Any, *, all_rejected_is_bad: bool = True
             return InputError(f"{trace.path}:{tr.line}: request {tr.id!r} can never run: {why}",
                               field=field)
         first = first or (tr.line, why, field)
-    if first is None or some_fit or not all_rejected_is_bad:
+    if first is None or some_fit:
         return None
     line, why, field = first
     return InputError(f"{trace.path}:{line}: no request fits: {why}", field=field)
