@@ -121,6 +121,13 @@ def test_a_json_spec_with_a_key_twice_is_refused_at_the_repeat(tmp_path):
     with pytest.raises(InputError) as err:
         load_spec(str(p))
     assert (err.value.line, err.value.field) == (3, "options.num_blocks")
+    # inside lists: the indexes too (it said 'grid.sliding_window', no such option)
+    p.write_text('{"grid": {"groups": [[{"type": "full_attention"}],\n'
+                 '  [{"type": "sliding_window", "sliding_window": 64, "x": [1, "]", {}],\n'
+                 '    "sliding_window": 128}]]}}\n')
+    with pytest.raises(InputError) as err:
+        load_spec(str(p))
+    assert (err.value.line, err.value.field) == (3, "grid.groups[1][0].sliding_window")
 
 
 BAD = [
