@@ -59,7 +59,10 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
         out.append(f"option --pad-pages: no effect on {g.name} (no attention page needs "
                    "padding: the pages divide one another)")
     in_flight = [n for n in _IN_FLIGHT if n in given]
-    if in_flight and not kinds & {"sliding", "chunked"}:
+    # (2 batches in flight is the default, vLLM's async scheduling: restated, nothing changes,
+    # and nothing is said, as for any option given its default)
+    if in_flight and result.ctx.max_concurrent_batches != 2 and not kinds & {"sliding",
+                                                                            "chunked"}:
         out.append(f"option(s) {_flags(in_flight)}: only max_in_flight_tokens changes: no "
                    f"block count of {g.name}'s depends on it (only sliding-window and "
                    "chunked-local groups reserve blocks for the tokens in flight)")

@@ -108,6 +108,9 @@ NO_MEMORY = ("option(s) --gpu-memory-utilization, --weights-gib, --activation-gi
       "16"], []),
     (["--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--gpu-memory-gib", "80",
       "--weights-gib", "15"], []),
+    # a default restated (2 batches in flight: vLLM's async scheduling) is not an option unread
+    (["llama-3.1-8b", "--num-blocks", "10000", "--async-scheduling"], []),
+    (["llama-3.1-8b", "--num-blocks", "10000", "--max-concurrent-batches", "2"], []),
 ])
 def test_config_says_what_changed_nothing(args, said):
     """Each printed the same table as without it, and said nothing (the JSON too)."""
