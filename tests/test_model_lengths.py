@@ -57,6 +57,9 @@ def test_the_length_keys_are_vllms(tmp_path) -> None:
                        4096) == 2000
     assert default_len({"rope_scaling": {"rope_type": "telechat3-yarn", "factor": 4}},
                        4096) == 4096
+    # a float length is vLLM's too (it ran at 4,096: the float was passed over)
+    assert default_len({"max_seq_len": 1024.0}, 4096) == 1024
+    assert default_len({"model_max_length": 8192.0}, 4096) == 8192
     cfg = {"model_type": "cohere", "num_hidden_layers": 4, "num_attention_heads": 8,
            "num_key_value_heads": 2, "hidden_size": 512, "intermediate_size": 1024,
            "vocab_size": 1000, "max_position_embeddings": 8192, "model_max_length": 131072,
@@ -64,3 +67,11 @@ def test_the_length_keys_are_vllms(tmp_path) -> None:
     p = tmp_path / "config.json"
     p.write_text(json.dumps(cfg))
     assert ok("--model-config", str(p), "--num-blocks", "100000")["max_model_len"] == 131072
+    # a length no run can have is blamed on its key, not on RoPE (a factor of 1.0)
+    for key, value in (("model_max_length", 10**30), ("model_max_length", float("inf")),
+                       ("max_seq_len", 0.5)):
+        p.write_text(json.dumps({**cfg, "model_max_length": None, key: value}))
+        r = run("--model-config", str(p), "--num-blocks", "100000")
+        assert r.exit_code == 2 and r.stderr == (f"error: {p}: field '{key}': {key} "
+                                                 f"{value!r}: not a length vLLM can run "
+                                                 "at\n"), r.stderr

@@ -31,53 +31,71 @@ def lengths(cfg: dict[str, Any], max_position_embeddings: int, source: str) -> t
     try:
         return (context_limit(cfg, max_position_embeddings),
                 default_len(cfg, max_position_embeddings))
-    except ValueError as err:
-        raise InputError(str(err), path=source or None, field="rope_scaling") from None
+    except BadLength as err:
+        raise InputError(str(err), path=source or None, field=err.field) from None
+
+
+class BadLength(ValueError):
+    """No length vLLM can run at comes from the config; `field` is the key to blame."""
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 def context_limit(cfg: dict[str, Any], max_position_embeddings: int) -> int:
     limit = _scaled(cfg, max_position_embeddings)
     longest = _length(cfg.get("model_max_length"))
-    return max(limit, longest) if longest else limit
+    return max(limit, int(longest)) if longest else limit
 
 
-def derived_length(cfg: dict[str, Any], max_position_embeddings: int) -> int:
-    """The model's length before RoPE scaling, as vLLM derives it."""
+def derived_length(cfg: dict[str, Any], max_position_embeddings: int) -> tuple[float, str]:
+    """The model's length before RoPE scaling, as vLLM derives it, and the key it came from
+    (a float length is taken, as vLLM takes it: `int()` of the scaled length)."""
     override = _length(cfg.get("model_max_length"))
     if override:
-        return override
-    found = [n for n in (_length(cfg.get(k)) for k in LENGTH_KEYS[1:]) if n]
-    return min([max_position_embeddings, *found])
+        return override, "model_max_length"
+    found = [(n, k) for n, k in ((_length(cfg.get(k)), k) for k in LENGTH_KEYS[1:]) if n]
+    return min([(max_position_embeddings, LENGTH_KEYS[0]), *found], key=lambda nk: nk[0])
 
 
-def _length(value: Any) -> int:
-    """A positive int length key's value, else 0 (absent, null, a bool, a float)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+def _length(value: Any) -> float:
+    """A positive length key's value (an int or a float), else 0 (absent, null, a bool, text,
+    NaN)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    return max(0, value)
 
 
 def default_len(cfg: dict[str, Any], max_position_embeddings: int) -> int:
     """vLLM's max_model_len when none is given: the RoPE-scaled length (a linear factor of 4 on
     16,384 positions: 65,536), or, for LongRoPE, `original_max_position_embeddings` ("to
     avoid performance degradation for shorter sequences": Phi-3-128k runs at 4,096)."""
-    original = cfg.get("original_max_position_embeddings")
-    if (any(_kind(rp) == "longrope" for rp in _rope_parameters(cfg))
-            and isinstance(original, int) and not isinstance(original, bool) and original > 0):
-        return original
+    original = _length(cfg.get("original_max_position_embeddings"))
+    if original and any(_kind(rp) == "longrope" for rp in _rope_parameters(cfg)):
+        if not 1 <= original < 2 ** 63:
+            raise BadLength(f"original_max_position_embeddings {original!r}: not a length vLLM "
+                            "can run at", "original_max_position_embeddings")
+        return int(original)
     return _scaled(cfg, max_position_embeddings)
 
 
 def _scaled(cfg: dict[str, Any], max_position_embeddings: int) -> int:
-    """ValueError for a factor no length can come from (0, negative, inf, past 2**63)."""
+    """`BadLength` for a length or a factor no length can come from (0, negative, inf, past
+    2**63)."""
     factor = 1.0
     if "gemma3" not in str(cfg.get("model_type", "")):
         for rp in _rope_parameters(cfg):
             if _kind(rp) not in UNSCALED and isinstance(rp.get("factor"), (int, float)) \
                     and not isinstance(rp.get("factor"), bool):
                 factor = float(rp["factor"])
-    scaled = derived_length(cfg, max_position_embeddings) * factor
+    length, key = derived_length(cfg, max_position_embeddings)
+    scaled = length * factor
+    if not 1 <= length < 2 ** 63:
+        raise BadLength(f"{key} {length!r}: not a length vLLM can run at", key)
     if not 1 <= scaled < 2 ** 63:
-        raise ValueError(f"a RoPE scaling factor of {factor!r} makes the model's length "
-                         f"{scaled!r}: it must be a positive number")
+        raise BadLength(f"a RoPE scaling factor of {factor!r} makes the model's length "
+                        f"{scaled!r}: it must be a positive number", "rope_scaling")
     return int(scaled)
 
 
