@@ -61,8 +61,10 @@ def run_listen(endpoint: str, replay_endpoint: str | None, topic: str, count: in
             if stats.get("gaps") else "")
     restarts = (f", the publisher started again {stats['restarts']} time(s) (its numbers "
                 "from 0 again)" if stats.get("restarts") else "")
+    skipped = (f", {stats['skipped']:,} numbered below --first-seq {first_seq:,} skipped"
+               if stats.get("skipped") else "")
     output.message(f"{stats.get('batches', 0):,} batch(es), {stats.get('replayed', 0):,} "
-                   f"from the replay socket{gaps}{restarts}")
+                   f"from the replay socket{gaps}{restarts}{skipped}")
     if stats.get("unanswered"):
         output.warn(f"the replay socket did not answer {stats['unanswered']} request(s) for a "
                     f"gap in {REPLAY_TIMEOUT_S:g} s (gone with its publisher, or no vLLM replay "

@@ -55,3 +55,19 @@ def test_bytes_block_hashes_are_written_as_hex():
     assert d["events"][0]["extra_keys"] == [["10", 7], None]
     assert d["events"][0]["token_ids"] == [1, 2, 3]
     assert orjson.loads(orjson.dumps(d)) == d
+
+
+def test_the_tally_counts_batches_skipped_below_first_seq(monkeypatch, capsys):
+    from kvcli.live_run import run_listen
+    from kvcore.live import subscriber
+
+    def fake(endpoint, *, stats, **kw):
+        stats.update(batches=2, replayed=0, skipped=3)
+        yield {"seq": 5, "ts": 0.0, "events": [], "data_parallel_rank": 0}
+        yield {"seq": 6, "ts": 0.1, "events": [], "data_parallel_rank": 0}
+
+    monkeypatch.setattr(subscriber, "listen", fake)
+    assert run_listen("tcp://127.0.0.1:5557", None, "", None, 1.0, 5) == 0
+    err = capsys.readouterr().err
+    assert err.strip().endswith("2 batch(es), 0 from the replay socket, 3 numbered below "
+                                "--first-seq 5 skipped"), err

@@ -50,7 +50,8 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
         raise InputError(f"must be at most {MAX_IDLE_TIMEOUT_S:,} s (about 24 days; 0 waits "
                          f"forever), got {idle_timeout_s!r}", field="idle_timeout_s")
     st = stats if stats is not None else {}
-    st.update(batches=0, replayed=0, gaps=0, missing=0, bad=0, restarts=0, unanswered=0)
+    st.update(batches=0, replayed=0, gaps=0, missing=0, bad=0, restarts=0, unanswered=0,
+              skipped=0)
     zctx = zmq.Context()
     sub = zctx.socket(zmq.SUB)
     sub.setsockopt(zmq.LINGER, 0)
@@ -99,7 +100,9 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
                 expected, had = seq, {}
             last_live = seq
             if seq < expected:
-                continue                    # already had it (from a replay)
+                # already had it (from a replay), or below --first-seq before anything was read
+                st["skipped"] += st["batches"] == 0
+                continue
             if seq > expected:
                 filled: list[tuple[int, bytes]] = []
                 if replay is not None:
