@@ -135,3 +135,13 @@ def test_an_output_on_the_commands_own_stdout_is_refused(trace, tmp_path, args):
                              stdout=f, stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=120,
                              check=False)
     assert res.returncode == 2 and "is this command's stdout" in res.stderr
+
+
+def test_calibrate_output_on_its_own_stdout_says_its_dash():
+    res = subprocess.run([sys.executable, "-m", "kvcli", "calibrate", "--gpu", "--model",
+                          "llama-3.1-8b", "-o", "/dev/stdout", "--json"], capture_output=True,
+                         text=True, cwd=ROOT, timeout=120, check=False)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr == ("error: option --output: /dev/stdout is this command's stdout, where "
+                          "its result goes: the two would mix (give another file, or -: it on "
+                          "stdout, the summary on stderr)\n")
