@@ -21,3 +21,14 @@ def check_retention_interval(interval: int | None, scheduler_block_size: int,
     if interval < 0 or interval % scheduler_block_size != 0:
         raise ValueError(f"prefix_cache_retention_interval {interval} must be >= 0 and a "
                          f"multiple of the scheduler block size {scheduler_block_size}")
+
+
+def dense_retention_note(interval: int | None, specs: list) -> str | None:
+    """The warning for dense retention (None) where it changes nothing: vLLM accepts it
+    without a sliding-window or Mamba group, whose blocks alone it would keep densely."""
+    if interval is not None or any(isinstance(s, (SlidingWindowSpec, MambaSpec))
+                                   for s in specs):
+        return None
+    return ("option prefix_cache_retention_interval dense has no effect: no sliding-window or "
+            "Mamba KV cache group (full-attention and chunked-local groups cache every block "
+            "already)")

@@ -42,6 +42,16 @@ def test_full_attention_model_has_no_retention_row(tmp_path):
     assert "1 full_attention" in out
     # before: "0 (sliding windows keep reachable tails only)" for a model without windows
     assert "prefix cache retention" not in out and "sliding" not in out
+    # dense retention is vLLM's too there, and changes nothing: said (it was accepted unsaid)
+    dense = ("option prefix_cache_retention_interval dense has no effect: no sliding-window or "
+             "Mamba KV cache group (full-attention and chunked-local groups cache every block "
+             "already)")
+    d2 = summary(tmp_path, "--model", "llama-3.1-8b", "--gpu-memory-gib", "80",
+                 "--prefix-cache-retention-interval", "dense")
+    assert dense in d2["warnings"] and d2["hit_tokens"] == d["hit_tokens"]
+    d3 = summary(tmp_path, "--model", "gemma-3-27b", "--gpu-memory-gib", "80",
+                 "--max-model-len", "8192", "--prefix-cache-retention-interval", "dense")
+    assert dense not in d3["warnings"]
 
 
 def test_sliding_model_counts_its_groups_and_shows_retention(tmp_path):

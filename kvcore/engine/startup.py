@@ -25,7 +25,7 @@ from kvcore.models.geometry import ModelGeometry
 from kvcore.offload.config import OffloadConfig
 from kvcore.offload.options import check_supported, offload_config
 from kvcore.prefix_match import unmodelled
-from kvcore.retention import check_retention_interval
+from kvcore.retention import check_retention_interval, dense_retention_note
 from kvcore.specs import KVCacheGroupSpec
 from kvcore.traces import Trace
 
@@ -95,6 +95,9 @@ def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
                                  [g.kv_cache_spec for g in groups])
     except ValueError as err:
         raise refusal(cfg, trace, "prefix_cache_retention_interval", str(err)) from None
+    if dense := dense_retention_note(cfg.prefix_cache_retention_interval,
+                                     [g.kv_cache_spec for g in groups]):
+        notes = (*notes, dense)
     clock = make_clock(cfg, geometry)
     try:
         offload = offload_config(cfg, groups)
