@@ -70,9 +70,9 @@ def test_config_line_values_of_the_wrong_size_or_type(tmp_path):
     # neither --max-num-batched-tokens nor --max-num-seqs was given: the config line's value
     # is named (it was "option --max-num-batched-tokens")
     t = _with_config(tmp_path, {"max_num_seqs": 4096})
-    _one_line(["replay", t], f"error: {t}:1: field 'config.max_num_seqs': 2048 is below "
-              "max_num_seqs 4096: vLLM refuses this at start-up (left unset, max_num_seqs "
-              "follows the budget down)")
+    _one_line(["replay", t], f"error: {t}:1: field 'config.max_num_seqs': max_num_batched_tokens "
+              "2048 is below max_num_seqs 4096: vLLM refuses this at start-up (left unset, "
+              "max_num_seqs follows the budget down)")
     res = tmp_path / "r.jsonl"
     _one_line(["sweep", "--trace", PREFIX, "--set", f"block_size=16,{BIG}", "--results",
                str(res)], f"error: option --set: block_size: must be a 64-bit integer (below "

@@ -75,6 +75,11 @@ def test_an_unset_budget_follows_max_model_len(tmp_path):
                 "chunked prefill off")),
     (["--max-model-len", "1000", "--long-prefill-token-threshold", "2000"],
      "option --long-prefill-token-threshold: 2000 is above max_model_len 1000"),
+    # blamed on the option given, the message says whose value the number is (it said
+    # "option --max-num-seqs: 2048 is below max_num_seqs 4096")
+    (["--max-num-seqs", "4096"],
+     ("option --max-num-seqs: max_num_batched_tokens 2048 is below max_num_seqs 4096: vLLM "
+      "refuses this at start-up")),
 ])
 def test_what_vllm_refuses_is_refused(tmp_path, args, message):
     r = runner.invoke(app, ["replay", _trace(tmp_path / "t.jsonl"), *args])

@@ -83,6 +83,22 @@ def test_job_id_is_stable():
         job_id("cluster", {"kv_offloading_size": 1.0}, "a")[1]
 
 
+def test_a_file_an_option_names_counts_by_its_bytes_not_its_path(tmp_path):
+    """model_config given as s2/cfg.json from one folder and cfg.json from another made new ids:
+    a resumed sweep ran every job again, two copies of each in the results."""
+    (tmp_path / "s2").mkdir()
+    for p in (tmp_path / "cfg.json", tmp_path / "s2" / "cfg.json"):
+        p.write_text('{"num_hidden_layers": 2}')
+    one = job_id("replay", {"model_config": str(tmp_path / "cfg.json")}, "a")
+    two = job_id("replay", {"model_config": str(tmp_path / "s2" / "cfg.json")}, "a")
+    assert one[1] == two[1] and one[0] != two[0]        # the same job; each keeps its path
+    (tmp_path / "s2" / "cfg.json").write_text('{"num_hidden_layers": 3}')
+    assert job_id("replay", {"model_config": str(tmp_path / "s2" / "cfg.json")}, "a")[1] != one[1]
+    # a file that cannot be read keeps its path (the job's check refuses it, naming the option)
+    assert job_id("replay", {"calibration": "nope.json"}, "a")[1] != \
+        job_id("replay", {"calibration": "nope2.json"}, "a")[1]
+
+
 def test_json_spec_and_two_traces(tmp_path):
     import os
 

@@ -18,11 +18,17 @@ def refusal(cfg: ReplayOptions, trace: Trace | None, name: str, message: str,
     names = (name, *also)
     given = cfg.given or set()
     lined = set(trace.config) if trace is not None else set()
+
+    def about(blamed: str) -> str:
+        # (blamed on the other option, the message says whose value it starts with: "option
+        # --max-num-seqs: 2048 is below max_num_seqs 4096" did not say what the 2048 was)
+        return message if blamed == name else f"{name} {message}"
+
     flag = next((n for n in names if n in given), None)
     if flag is not None:
-        return InputError(message, field=flag)
+        return InputError(about(flag), field=flag)
     line = next((n for n in names if n in lined), None)
     if trace is not None and line is not None:
-        return InputError(message, path=trace.path, line=trace.config_line,
+        return InputError(about(line), path=trace.path, line=trace.config_line,
                           field=f"config.{line}")
     return InputError(message, field=name)

@@ -4,7 +4,10 @@ Jobs come in one order (the traces as listed, then the grid's Cartesian product 
 option changing fastest): the order of every table and JSON document, whatever order the jobs
 finish in. A job's id is the sha256 of its canonical form: the command, its options (the fixed
 ones and its grid point, sorted by name, floats as floats) and the sha256 of its trace's bytes,
-so the same job is the same id in any spec, on any machine, under any path of the trace.
+so the same job is the same id in any spec, on any machine, under any path of the trace. The
+files its options name (`model_config`, `calibration`) count by their bytes too, not by their
+path (a path relative to the folder a sweep ran from gave a resumed sweep new ids: every job
+ran again, twice in the results).
 """
 
 from __future__ import annotations
@@ -64,11 +67,31 @@ class Job:
                               kv_event_lag_ms=c["kv_event_lag_ms"])
 
 
+# options naming a file a job reads: its id takes the file's bytes, as it takes the trace's
+FILE_KEYS = ("model_config", "calibration")
+
+
 def job_id(command: str, config: dict[str, Any], trace_sha256: str) -> tuple[str, str]:
-    """(canonical JSON, id): the id is the first 16 hex digits of the canonical form's sha256."""
-    canonical = json.dumps({"command": command, "config": config, "trace_sha256": trace_sha256},
-                           sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return canonical, hashlib.sha256(canonical.encode()).hexdigest()[:16]
+    """(canonical JSON, id): the id is the first 16 hex digits of the sha256 of the canonical
+    form, a named file's path replaced there by ``sha256:`` and its bytes' sha256."""
+    files = {k: _file_identity(v) for k in FILE_KEYS if isinstance(v := config.get(k), str) and v}
+    canonical = _canonical(command, config, trace_sha256)
+    identity = _canonical(command, {**config, **files}, trace_sha256) if files else canonical
+    return canonical, hashlib.sha256(identity.encode()).hexdigest()[:16]
+
+
+def _file_identity(path: str) -> str:
+    """``sha256:`` and the bytes' sha256; the path itself where it cannot be read (the job's
+    check then refuses it, naming its option)."""
+    try:
+        return f"sha256:{file_sha256(path)}"
+    except InputError:
+        return path
+
+
+def _canonical(command: str, config: dict[str, Any], trace_sha256: str) -> str:
+    return json.dumps({"command": command, "config": config, "trace_sha256": trace_sha256},
+                      sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
 def file_sha256(path: str) -> str:
