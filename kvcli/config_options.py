@@ -46,8 +46,8 @@ BlockSizeOpt = Annotated[int | None, typer.Option(
     "its attention backend: a warning says so. [default: 16]")]
 MaxModelLenOpt = Annotated[int | None, typer.Option(
     "--max-model-len", show_default=False,
-    help="The longest request, prompt and output. [default: the model's "
-    "max_position_embeddings]")]
+    help="The longest request, prompt and output. [default: vLLM's from config.json: its "
+    "length, RoPE-scaled (a LongRoPE model's original one)]")]
 BudgetOpt = Annotated[int | None, typer.Option(
     "--max-num-batched-tokens", show_default=False,
     help="Token budget per step; sizes the sliding-window and chunked-local groups' blocks per "
