@@ -180,6 +180,18 @@ def test_bad_specs_exit_2_naming_the_key_and_line_before_any_job(tmp_path, body,
     assert not (tmp_path / "s.results.jsonl").exists()      # no job ran
 
 
+def test_stdin_is_no_trace_to_sweep(tmp_path):
+    # (it said "trace - does not exist", as if a file were missing)
+    said = "- (stdin) cannot be swept: every job reads its trace file again; save it to a file"
+    with pytest.raises(InputError) as err:
+        load_spec(str(_spec(tmp_path, 'traces = ["-"]\n')))
+    assert (str(err.value).split(": ", 1)[1], err.value.field) == (f"field 'traces': {said}",
+                                                                   "traces")
+    with pytest.raises(InputError) as err:
+        spec_from_flags("replay", ["-"], [])
+    assert (err.value.message, err.value.field) == (said, "trace")
+
+
 def test_missing_trace_and_bad_flags_exit_2(tmp_path):
     p = _spec(tmp_path, 'command = "replay"\ntraces = ["nope.jsonl"]\n[grid]\nnum_blocks = '
               '[512, 1024]\n')

@@ -92,6 +92,9 @@ def load_spec(path: str) -> SweepSpec:
         raise InputError("must be a non-empty list of trace paths", path=path,
                          line=lines.find(None, "traces"), field="traces")
     base = os.path.dirname(path)
+    for t in traces:
+        if t == "-":
+            raise InputError(_STDIN, path=path, line=lines.find(None, "traces"), field="traces")
     traces = [t if os.path.isabs(t) else os.path.normpath(os.path.join(base, t)) for t in traces]
     for t in traces:
         if not os.path.isfile(t):
@@ -140,6 +143,8 @@ def load_spec(path: str) -> SweepSpec:
     return SweepSpec(command, tuple(traces), fixed, tuple(grid), results, path, where)
 
 
+# (a replay reads `-` as stdin; a sweep's jobs each read their trace, and its id is the bytes')
+_STDIN = "- (stdin) cannot be swept: every job reads its trace file again; save it to a file"
 _PATH_KEYS = ("model_config", "calibration")     # files a job reads, as the traces are
 
 
@@ -162,6 +167,8 @@ def spec_from_flags(command: str, traces: list[str], sets: list[str]) -> SweepSp
     if not traces:
         raise InputError("a sweep needs a SPEC file or at least one --trace", field="trace")
     for t in traces:
+        if t == "-":
+            raise InputError(_STDIN, field="trace")
         if not os.path.isfile(t):
             what = "is not a file" if os.path.exists(t) else "does not exist"
             raise InputError(f"{t} {what}", field="trace")
