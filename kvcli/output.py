@@ -189,7 +189,7 @@ FLAGS = {"offload_block_size": "kv-offloading-block-size",
 
 
 # Fields that a command takes as a positional argument, not an option: its metavar.
-ARGUMENTS = {"endpoint": "ENDPOINT", "spec": "SPEC"}
+ARGUMENTS = {"endpoint": "ENDPOINT", "spec": "SPEC", "model_argument": "MODEL"}
 
 
 def flag(field: str) -> str:

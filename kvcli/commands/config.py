@@ -85,6 +85,16 @@ def register(app: typer.Typer) -> None:
                                  "of)", field="kv_offloading_block_size")
 
             def sized(budget: int) -> Any:
+                try:
+                    return _sized(budget)
+                except InputError as err:
+                    if err.field != "model" or err.path is not None or model_config and model:
+                        raise
+                    # `model` is MODEL here (an argument) or --model-config, not "--model"
+                    raise InputError(err.message, field="model_config" if model_config else
+                                     "model_argument" if model else "layers") from None
+
+            def _sized(budget: int) -> Any:
                 return resolve_kv_cache_config(
                     model, model_config=model_config, layers=layers, kv_heads=kv_heads,
                     head_dim=head_dim, dtype=model_dtype, sliding_window=sliding_window,
