@@ -1,5 +1,4 @@
-"""`kvcli stats` analyses on small hand-built event streams; every expected number is worked out
-by hand in the comments."""
+"""`kvcli stats` analyses on small hand-built event streams; each expected number worked by hand."""
 
 from __future__ import annotations
 
