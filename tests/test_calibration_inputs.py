@@ -12,7 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from kvcli.app import app
-from tests.test_calibration_cli import TINY, _good
+from tests.test_calibration_cli import TINY
+from tests.test_calibration_files import _good
 
 runner = CliRunner()
 SAMPLE = "tests/data/calibration/tiny-cpu.calibration.json"
