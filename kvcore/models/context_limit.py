@@ -6,8 +6,9 @@ that is larger; and the one it runs at when none is given (`default_len`): the s
 or a LongRoPE model's `original_max_position_embeddings`. The length before scaling is vLLM's too
 (`derive_max_model_len_and_key`): the smallest of the length keys a config has, unless it has a
 `model_max_length` (Command-R: 8,192 positions, 131,072 by default). Legacy RoPE names are read
-as vLLM patches them (`su` is LongRoPE, `telechat3-yarn` YaRN, `mrope` the default). (vLLM also
-caps the length at a tokenizer_config.json's model_max_length, which kvcli does not read.)"""
+as vLLM patches them (`su` is LongRoPE, `telechat3-yarn` YaRN, `mrope` the default). (vLLM caps
+the length at a tokenizer_config.json's model_max_length only for pooling models with absolute
+position embeddings, which kvcli does not model.)"""
 
 from __future__ import annotations
 
