@@ -182,6 +182,7 @@ def warn(text: str) -> None:
 # Fields whose option is not their name in kebab case (the CPU tier's: vLLM's and the issue's
 # spelling on the command line, the oracle's in a trace's config line).
 FLAGS = {"offload_block_size": "kv-offloading-block-size",
+         "disable_hybrid": "disable-hybrid-kv-cache-manager",
          "eviction_policy": "offload-eviction-policy",
          "store_threshold": "offload-store-threshold",
          "sync_load_budget_bytes": "offload-sync-load-budget-bytes",

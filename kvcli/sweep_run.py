@@ -69,8 +69,10 @@ def run(a: SweepArgs) -> int:
     output.check_append(path, "results")
     output.check_distinct([], [("results", path)], folders=[("plot", a.plot)])
     held = read_results(path, missing_ok=True)
+    # (a line an older kvcli wrote under the job's path-based id counts as the job)
+    now = {j.legacy_id: j.job_id for j in plan.jobs if j.legacy_id != j.job_id}
     ids = {j.job_id for j in plan.jobs}
-    finished = set(held.by_id) & ids
+    finished = {now.get(i, i) for i in held.by_id} & ids
     if held.lines and not a.resume:
         raise InputError(f"{path} already holds {len(held.lines)} finished job(s) "
                          f"({len(finished)} of this sweep): --resume runs only the missing "
@@ -82,8 +84,8 @@ def run(a: SweepArgs) -> int:
         raise InputError(f"{path} holds results of `kvcli sweep --command {other[0]}`, this "
                          f"sweep runs {plan.spec.command}: give another results file",
                          field="results")
-    _check_same_defaults([d for d in held.lines if d["job_id"] in finished], path,
-                         plan.spec.command)
+    _check_same_defaults([d for d in held.lines if now.get(d["job_id"], d["job_id"]) in finished],
+                         path, plan.spec.command)
     todo = len(plan.jobs) - len(finished)
     ex = make_executor(a.executor, ExecutorSettings(jobs=a.jobs, address=a.ray_address))
     if todo:
@@ -116,7 +118,7 @@ def run(a: SweepArgs) -> int:
         raise
     output.message(f"ran {done.ran} job(s) in {time.perf_counter() - t0:.1f} s "
                    f"({ex.describe()})")
-    lines = read_results(path).by_id
+    lines = {now.get(i, i): line for i, line in read_results(path).by_id.items()}
     rows = [lines.get(j.job_id) for j in plan.jobs]
     doc = grid_document(plan.spec.command, plan.swept, rows, names,
                         [(j.index, j.job_id, j.trace, j.config) for j in plan.jobs])

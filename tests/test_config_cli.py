@@ -176,6 +176,13 @@ def test_errors_exit_2_with_what_is_missing() -> None:
     # MODEL is config's argument: "option --model" named a flag config does not have
     assert r.exit_code == 2 and r.stderr.startswith("error: argument MODEL: unknown model "
                                                     "'no-such-model'")
+    assert run("--gpu-memory-gib", "80").stderr.startswith("error: argument MODEL: give exactly "
+                                                           "one of a model preset")
+    # the layers that cannot be one kind: the option to drop is named (it said MODEL)
+    assert run("jamba-v0.1", "--num-blocks", "10000", "--disable-hybrid-kv-cache-manager"
+               ).stderr == ("error: option --disable-hybrid-kv-cache-manager: Hybrid KV cache "
+                            "manager is disabled but the layers could not be unified into one "
+                            "type.\n")
     r = run("llama-3.1-8b", "--gpu-memory-gib", "24")
     # 24 GiB x 0.92 - 14.96 GiB weights = 7.12 GiB; one 131072-token request needs 16 GiB
     assert r.exit_code == 2

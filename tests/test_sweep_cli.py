@@ -256,3 +256,38 @@ def test_a_swept_list_is_one_readable_cell():
            "jobs_finished": 0, "jobs_total": 2}
     rows = view(doc).tables[0].rows
     assert [r[1] for r in rows] == ["llmd.prefix_weight=3, llmd.queue_weight=1", "default"]
+
+
+def test_a_named_file_counts_by_its_bytes_and_old_ids_still_resume(tmp_path):
+    """A model_config gives the same job ids from any folder (a resume from another one ran
+    every job again); a line written under the old, path-based id is that job; two names of
+    the same bytes are refused (they were folded "as a router's options")."""
+    cfg = tmp_path / "m.json"
+    cfg.write_text((ROOT / "tests/data/calibration/tiny-llama.config.json").read_text())
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'traces = ["{PREFIX}"]\n[options]\nmodel_config = "m.json"\n'
+                    'num_blocks = 256\n[grid]\nblock_size = [16, 32]\n')
+    first = _kvcli_json("sweep", str(spec))
+    res = tmp_path / "s.results.jsonl"
+    lines = _lines(res)
+    # as an older kvcli wrote them: each under its id from the path
+    from kvcore.sweep.grid import expand
+    from kvcore.sweep.spec import load_spec
+
+    jobs = expand(load_spec(str(spec))).jobs
+    assert [j.legacy_id != j.job_id for j in jobs] == [True, True]
+    legacy = {j.job_id: j.legacy_id for j in jobs}
+    res.write_text("".join(json.dumps({**d, "job_id": legacy[d["job_id"]]}) + "\n"
+                           for d in lines))
+    r = runner.invoke(app, ["sweep", str(spec), "--resume", "--json"])
+    assert r.exit_code == 0, r.output
+    assert "2 finished before, 0 to run" in r.stderr and len(_lines(res)) == 2
+    assert [j["result"] for j in json.loads(r.stdout)["jobs"]] == \
+        [j["result"] for j in first["jobs"]]
+    (tmp_path / "n.json").write_text(cfg.read_text())
+    spec.write_text(f'traces = ["{PREFIX}"]\n[options]\nnum_blocks = 256\n[grid]\n'
+                    'model_config = ["m.json", "n.json"]\n')
+    r = runner.invoke(app, ["sweep", str(spec), "--results", str(tmp_path / "x.jsonl")])
+    assert r.exit_code == 2 and r.stderr == (
+        f"error: {spec}:5: field 'grid.model_config': {tmp_path}/n.json holds the same bytes as "
+        f"{tmp_path}/m.json: one job would stand for both; give one of them\n")

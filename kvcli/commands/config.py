@@ -88,11 +88,11 @@ def register(app: typer.Typer) -> None:
                 try:
                     return _sized(budget)
                 except InputError as err:
-                    if err.field != "model" or err.path is not None or model_config and model:
+                    if err.field != "model" or err.path is not None:
                         raise
                     # `model` is MODEL here (an argument) or --model-config, not "--model"
-                    raise InputError(err.message, field="model_config" if model_config else
-                                     "model_argument" if model else "layers") from None
+                    raise InputError(err.message, field="model_config" if model_config and not
+                                     model else "model_argument") from None
 
             def _sized(budget: int) -> Any:
                 return resolve_kv_cache_config(

@@ -235,7 +235,10 @@ def resolve_kv_cache_config(
     try:
         groups = get_kv_cache_groups(specs, disable_hybrid=disable_hybrid, pad_pages=pad_pages)
     except (PageSizeError, ValueError, AssertionError) as err:
-        raise InputError(str(err), field="model") from None
+        # (the layers that cannot be one kind are the model's; the option to drop is this)
+        field = "disable_hybrid" if disable_hybrid and "could not be unified" in str(err) \
+            else "model"
+        raise InputError(str(err), field=field) from None
     try:
         resolve_block_sizes([grp.kv_cache_spec for grp in groups], prefix_match_unit,
                             enable_prefix_caching)

@@ -43,6 +43,12 @@ class Job:
     job_id: str
 
     @property
+    def legacy_id(self) -> str:
+        """The id kvcli gave the job before a file an option names counted by its bytes (by its
+        path then): a results file written then is resumed, not run again."""
+        return hashlib.sha256(self.canonical.encode()).hexdigest()[:16]
+
+    @property
     def config(self) -> dict[str, Any]:
         """The options the job sets (fixed and swept), by name."""
         return json.loads(self.canonical)["config"]
@@ -132,6 +138,7 @@ def expand(spec: SweepSpec, *, traces: dict[str, tuple[str, Trace]] | None = Non
     names = [k for k, _ in spec.grid]
     jobs: list[Job] = []
     seen: dict[str, int] = {}           # job id -> the place in `traces` of the trace that made it
+    first: dict[str, dict[str, Any]] = {}   # job id -> the options of the point that made it
     folded = 0
     for t, path in enumerate(spec.traces):
         sha, trace = read[path]
@@ -141,12 +148,18 @@ def expand(spec: SweepSpec, *, traces: dict[str, tuple[str, Trace]] | None = Non
                 _own_router_opts(config)
             canonical, jid = job_id(spec.command, config, sha)
             if jid in seen:
+                if twin := next((k for k in FILE_KEYS if first[jid].get(k) != config.get(k)),
+                                None):
+                    # (the same bytes under two names: one job; it was said to be a router's)
+                    raise spec.error(twin, f"{config[twin]} holds the same bytes as "
+                                     f"{first[jid][twin]}: one job would stand for both; give "
+                                     "one of them")
                 if seen[jid] == t:   # points that differ only in another router's options:
                     folded += 1         # one job (its router ignores them)
                     continue
                 raise InputError(f"the trace {path} is listed twice (same content)",
                                  path=spec.path, field="traces")
-            seen[jid] = t
+            seen[jid], first[jid] = t, config
             job = Job(len(jobs), spec.command, path, sha, canonical, jid)
             _check(spec, job, trace)
             jobs.append(job)
