@@ -16,8 +16,9 @@ _IN_FLIGHT = ("max_concurrent_batches", "async_scheduling", "no_async_scheduling
 
 
 def _flags(names: list[str]) -> str:
-    spell = {"disable_hybrid": "disable-hybrid-kv-cache-manager"}
-    return ", ".join(f"--{spell.get(n, n.replace('_', '-'))}" for n in names)
+    from kvcli.output import flag
+
+    return ", ".join(flag(n) for n in names)
 
 
 def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | None,

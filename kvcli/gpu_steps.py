@@ -18,7 +18,8 @@ error that stopped its timings}, ``steps`` [{``step``,
 ``ordinal``, ``batch``, ``kv_tokens`` (sum of lengths), ``max_len``, ``scheduled_tokens``,
 ``kernels`` [{``group``, ``kv_dtype``, ``window``, ``tokens_read``, ``bytes``, ``new`` and ``old``
 {``num_splits``, ``time_us``, ``gbps``, ``pct_copy``, ``copies``, ``cycled_bytes`` (the distinct
-KV bytes the timed copies rotate over: a shared prefix block once), ``warm_l2`` (under twice the L2 cache: the time may be L2's),
+KV bytes the timed copies rotate over: a shared prefix block once), ``warm_l2`` (under twice
+the L2 cache: the time may be L2's),
 ``timing``}}], ``layers_us``
 {kv dtype: the step's decode attention over every layer, new strategy: sum of a group's layers x
 its kernel's time}}], ``summary`` {kv dtype: {strategy: {``kernels``, ``bytes``, ``time_us``,

@@ -6,6 +6,12 @@ from __future__ import annotations
 from kvcore.specs import MambaSpec, SlidingWindowSpec
 
 
+def retains(specs: list) -> bool:
+    """Whether retention acts on these groups' specs: only sliding-window and Mamba groups
+    keep sparse checkpoints (full-attention and chunked-local groups cache every block)."""
+    return any(isinstance(s, (SlidingWindowSpec, MambaSpec)) for s in specs)
+
+
 def check_retention_interval(interval: int | None, scheduler_block_size: int,
                              specs: list) -> None:
     """vLLM's rule for prefix_cache_retention_interval: None (dense) or 0 always; a positive
@@ -13,7 +19,7 @@ def check_retention_interval(interval: int | None, scheduler_block_size: int,
     size. Raises ValueError with the numbers."""
     if interval is None:
         return
-    if not any(isinstance(s, (SlidingWindowSpec, MambaSpec)) for s in specs):
+    if not retains(specs):
         if interval == 0:
             return
         raise ValueError(f"prefix_cache_retention_interval {interval} has no effect: no "
@@ -26,8 +32,7 @@ def check_retention_interval(interval: int | None, scheduler_block_size: int,
 def dense_retention_note(interval: int | None, specs: list) -> str | None:
     """The warning for dense retention (None) where it changes nothing: vLLM accepts it
     without a sliding-window or Mamba group, whose blocks alone it would keep densely."""
-    if interval is not None or any(isinstance(s, (SlidingWindowSpec, MambaSpec))
-                                   for s in specs):
+    if interval is not None or retains(specs):
         return None
     return ("option prefix_cache_retention_interval dense has no effect: no sliding-window or "
             "Mamba KV cache group (full-attention and chunked-local groups cache every block "

@@ -64,17 +64,10 @@ ListOpt = Annotated[bool, typer.Option(
 def _given_besides_listing(ctx: typer.Context) -> list[str]:
     """What the command line gave beside --list-routers and --json, as the user would name it
     (``argument TRACE``, ``--replicas``): the listing runs nothing with them."""
-    from typer._click.core import ParameterSource
+    from kvcli.given_params import given_params
 
-    out = []
-    for p in ctx.command.params:
-        if p.name in ("list_routers", "as_json") or p.name is None:
-            continue
-        if ctx.get_parameter_source(p.name) != ParameterSource.COMMANDLINE:
-            continue
-        out.append(f"argument {p.name.upper()}" if not p.opts[0].startswith("-")
-                   else f"option {p.opts[0]}")
-    return out
+    return [f"argument {p.name.upper()}" if not p.opts[0].startswith("-") else f"option {p.opts[0]}"
+            for p in given_params(ctx) if p.name not in ("list_routers", "as_json")]
 
 
 def register(app: typer.Typer) -> None:

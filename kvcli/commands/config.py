@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import typer
-from typer._click.core import ParameterSource
 
 from kvcli import config_options as co
 from kvcore.sizing_context import DEFAULT_GPU_MEMORY_UTILIZATION
@@ -148,9 +147,9 @@ def register(app: typer.Typer) -> None:
                 add_cpu_tier(view, kv_offloading_size, kv_offloading_block_size,
                              view.data["block_size"], tier_copies(tensor_parallel_size, mla))
             from kvcli.config_warnings import config_warnings
+            from kvcli.given_params import given_params
 
-            given = {p.name for p in ctx.command.params if p.name is not None
-                     and ctx.get_parameter_source(p.name) == ParameterSource.COMMANDLINE}
+            given = {p.name for p in given_params(ctx)}
             if async_scheduling is False and "async_scheduling" in given:
                 given ^= {"async_scheduling", "no_async_scheduling"}     # the flag as typed
             warnings = config_warnings(result, given, gpu_memory_gib=gpu_memory_gib,

@@ -204,7 +204,6 @@ class LiveRun:
                           "that pace)")
         return out
 
-
     def _term(self, final: bool) -> None:
         """End the ZMQ context: it waits for the queued batches to leave (each socket's
         CLOSE_TIMEOUT_S). Those still queued then are dropped by ZMQ, which no count sees

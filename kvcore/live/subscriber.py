@@ -2,8 +2,9 @@
 and tests, as vLLM's own example subscriber reads them.
 
 A SUB socket (bound for a wildcard ``tcp://*:PORT``, else connected: an ipc path and an IPv6
-host too, which vLLM's publisher binds; `endpoints.listener_binds`) reads ``(topic, seq, payload)`` messages and yields one dict per batch: ``seq``,
-``ts``, ``events``, ``data_parallel_rank`` (vLLM's JSON form, `wire.batch_to_dict`). It checks
+host too, which vLLM's publisher binds; `endpoints.listener_binds`) reads ``(topic, seq,
+payload)`` messages and yields one dict per batch: ``seq``, ``ts``, ``events``,
+``data_parallel_rank`` (vLLM's JSON form, `wire.batch_to_dict`). It checks
 that sequence numbers follow each other from the first expected one (0 unless told): a gap is
 filled from the publisher's replay socket (a DEALER sends the 8-byte start, the ROUTER answers
 with the buffered batches and vLLM's end marker) when one is given, else reported as a

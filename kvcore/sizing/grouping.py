@@ -39,6 +39,11 @@ from kvcore.specs import (
 GROUP_SIZE_PAD_RATIO = 1.5
 
 
+class UnifyError(ValueError):
+    """--disable-hybrid-kv-cache-manager on layers that cannot be one kind (vLLM's refusal):
+    the option to drop, not the model, is what a message names."""
+
+
 class PageSizeError(ValueError):
     """Page sizes that cannot be unified by raising block sizes."""
 
@@ -77,7 +82,7 @@ def unify_hybrid_kv_cache_specs(specs: dict[str, KVCacheSpec]) -> dict[str, KVCa
                                               s.page_size_padded,
                                               attention_chunk_size=s.attention_chunk_size)
     if not (is_kv_cache_spec_uniform(out) or UniformTypeKVCacheSpecs.from_specs(out)):
-        raise ValueError("Hybrid KV cache manager is disabled but the layers could not be "
+        raise UnifyError("Hybrid KV cache manager is disabled but the layers could not be "
                          "unified into one type.")
     return out
 

@@ -27,7 +27,7 @@ from kvcore.sizing.config import (
     check_enough_memory,
     kv_cache_config_from_groups,
 )
-from kvcore.sizing.grouping import PageSizeError, get_kv_cache_groups
+from kvcore.sizing.grouping import PageSizeError, UnifyError, get_kv_cache_groups
 from kvcore.sizing_context import DEFAULT_GPU_MEMORY_UTILIZATION, DEFAULT_MAX_NUM_BATCHED_TOKENS
 from kvcore.specs import DTYPE_BYTES, KVCacheConfig, SizingContext
 
@@ -235,10 +235,8 @@ def resolve_kv_cache_config(
     try:
         groups = get_kv_cache_groups(specs, disable_hybrid=disable_hybrid, pad_pages=pad_pages)
     except (PageSizeError, ValueError, AssertionError) as err:
-        # (the layers that cannot be one kind are the model's; the option to drop is this)
-        field = "disable_hybrid" if disable_hybrid and "could not be unified" in str(err) \
-            else "model"
-        raise InputError(str(err), field=field) from None
+        raise InputError(str(err), field="disable_hybrid" if isinstance(err, UnifyError)
+                         else "model") from None
     try:
         resolve_block_sizes([grp.kv_cache_spec for grp in groups], prefix_match_unit,
                             enable_prefix_caching)

@@ -23,7 +23,7 @@ from kvcore.engine.options import ReplayOptions, resolve
 from kvcore.engine.preflight import first_refusal
 from kvcore.engine.startup import start_up
 from kvcore.errors import InputError
-from kvcore.sweep.keys import CLUSTER_DEFAULTS, CLUSTER_KEYS
+from kvcore.sweep.keys import CLUSTER_DEFAULTS, CLUSTER_KEYS, FILE_KEYS
 from kvcore.sweep.spec import SweepSpec
 from kvcore.traces import Trace, read_trace
 
@@ -71,10 +71,6 @@ class Job:
                               routers=parse_router_opts([c["router"]], list(c["router_opt"])),
                               seed=c["seed"], metrics_interval_ms=c["metrics_interval_ms"],
                               kv_event_lag_ms=c["kv_event_lag_ms"])
-
-
-# options naming a file a job reads: its id takes the file's bytes, as it takes the trace's
-FILE_KEYS = ("model_config", "calibration")
 
 
 def job_id(command: str, config: dict[str, Any], trace_sha256: str) -> tuple[str, str]:

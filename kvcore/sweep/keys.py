@@ -16,6 +16,9 @@ from kvcore.engine.options import KNOBS
 from kvcore.vllm_values import kv_cache_dtype_name
 
 COMMANDS = ("replay", "cluster")
+# options naming a file a job reads, as it reads its trace: relative to the spec's folder
+# (`spec.py`), and counted in the job's id by their bytes, not their path (`grid.job_id`)
+FILE_KEYS = ("model_config", "calibration")
 
 # name -> (kind, may be None): kind is "int", "float", "str", "bool" or "any" (groups)
 _KINDS = {"int": "int", "float": "float", "str": "str", "bool": "bool"}

@@ -27,7 +27,15 @@ from typing import Any
 from kvcore.errors import InputError
 from kvcore.sources import close_source, open_source, read_text
 from kvcore.sweep.json_spec import loads_spec
-from kvcore.sweep.keys import COMMANDS, BadValue, coerce, from_text, keys_for, unknown_key_message
+from kvcore.sweep.keys import (
+    COMMANDS,
+    FILE_KEYS,
+    BadValue,
+    coerce,
+    from_text,
+    keys_for,
+    unknown_key_message,
+)
 from kvcore.vllm_values import VLLM_KEYS
 
 _TOP = ("command", "traces", "results", "options", "grid")
@@ -145,13 +153,12 @@ def load_spec(path: str) -> SweepSpec:
 
 # (a replay reads `-` as stdin; a sweep's jobs each read their trace, and its id is the bytes')
 _STDIN = "- (stdin) cannot be swept: every job reads its trace file again; save it to a file"
-_PATH_KEYS = ("model_config", "calibration")     # files a job reads, as the traces are
 
 
 def _beside(value: Any, key: str, base: str) -> Any:
     """A path option's value relative to the spec's folder, as its traces are (it was the
     working folder's: the sweep ran from one folder and not from another); it must exist."""
-    if key not in _PATH_KEYS or not isinstance(value, str) or not value:
+    if key not in FILE_KEYS or not isinstance(value, str) or not value:
         return value
     path = value if os.path.isabs(value) else os.path.normpath(os.path.join(base, value))
     if not os.path.isfile(path):
