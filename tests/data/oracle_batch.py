@@ -1,11 +1,11 @@
 """Dev tool (not a test): the scheduler oracle's answers to many traces in one process.
 
     R=~/.cache/vllm-oracle
-    VLLM_ORACLE_SRC=$R/src VLLM_LOGGING_LEVEL=ERROR $R/venv/bin/python \\
+    ORACLE_TOOL=/path/to/oracle/tool VLLM_ORACLE_SRC=$R/src VLLM_LOGGING_LEVEL=ERROR $R/venv/bin/python \\
         tests/data/oracle_batch.py [--no-queues] IN.trace.jsonl=OUT.expected.jsonl ...
 
 `oracle sched` answers one trace a process and spends ~13 s of it importing vLLM; this imports
-the oracle's `sched.py` (../shared/oracle/tool, or $ORACLE_TOOL) once and calls its drivers
+the oracle's `sched.py` (in $ORACLE_TOOL, the oracle's tool folder) once and calls its drivers
 (`run`, `run_async` by the config line, as its `main` does) for each pair. Its answers were
 byte-identical to `oracle sched`'s on the cases checked (sched_fresh/README.md); a kept fixture
 is still answered by `oracle sched` itself. A case vLLM refuses gets an `{"error": ...}` line,
@@ -18,12 +18,14 @@ import sys
 import traceback
 from pathlib import Path
 
-TOOL = os.environ.get("ORACLE_TOOL",
-                      str(Path(__file__).resolve().parents[3] / "shared" / "oracle" / "tool"))
-if not (Path(TOOL) / "sched.py").is_file():
+# the oracle's tool folder, named by the one who runs this (it lives outside this repository;
+# the tests read only the answers recorded here)
+TOOL = os.environ.get("ORACLE_TOOL", "")
+if not TOOL or not (Path(TOOL) / "sched.py").is_file():
     # a development tool only: the tests read the answers it recorded (copied into tests/data);
     # without the oracle, `import sched` below would quietly take the standard library's
-    sys.exit(f"oracle_batch: no oracle at {TOOL} (set ORACLE_TOOL to the oracle's tool folder)")
+    sys.exit(f"oracle_batch: no oracle's sched.py in ORACLE_TOOL={TOOL!r} (set it to the "
+             "oracle's tool folder)")
 sys.path.insert(0, TOOL)
 # (first on the path: the oracle's sched.py, not the standard library's sched)
 import sched as oracle

@@ -1,10 +1,10 @@
 """Dev tool (not a test, not run by CI): vLLM 0.33.0's real Scheduler over Mamba groups.
 
     R=~/.cache/vllm-oracle
-    VLLM_ORACLE_SRC=$R/src VLLM_LOGGING_LEVEL=ERROR $R/venv/bin/python \\
+    ORACLE_TOOL=/path/to/oracle/tool VLLM_ORACLE_SRC=$R/src VLLM_LOGGING_LEVEL=ERROR $R/venv/bin/python \\
         tests/data/oracle_mamba.py [--async] IN.trace.jsonl=OUT.expected.jsonl ...
 
-The oracle's `sched.py` (../shared/oracle/tool, or $ORACLE_TOOL) has no Mamba groups. This
+The oracle's `sched.py` (in $ORACLE_TOOL, the oracle's tool folder) has no Mamba groups. This
 builds what `EngineCore` hands the Scheduler for a hybrid Mamba model with prefix caching on
 (`MambaModelConfig` then sets `mamba_cache_mode='align'` and `mamba_block_size` to the
 attention block size) and drives it with `sched.py`'s own step loop (`run` / `run_async`,
@@ -33,11 +33,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-TOOL = os.environ.get("ORACLE_TOOL",
-                      str(Path(__file__).resolve().parents[3] / "shared" / "oracle" / "tool"))
+# the oracle's tool folder, named by the one who runs this (it lives outside this repository;
+# the tests read only the answers recorded here)
+TOOL = os.environ.get("ORACLE_TOOL", "")
 VENV_HINT = "~/.cache/vllm-oracle/venv/bin/python"
-if not (Path(TOOL) / "sched.py").is_file():
-    sys.exit(f"oracle_mamba: no oracle at {TOOL} (set ORACLE_TOOL to the oracle's tool folder)")
+if not TOOL or not (Path(TOOL) / "sched.py").is_file():
+    sys.exit(f"oracle_mamba: no oracle's sched.py in ORACLE_TOOL={TOOL!r} (set it to the "
+             "oracle's tool folder)")
 sys.path.insert(0, TOOL)
 try:
     # (first on the path: the oracle's sched.py, not the standard library's sched)
