@@ -94,6 +94,11 @@ def check_distinct(inputs: list[tuple[str, str | None]],
     IsADirectoryError traceback; `--plot X --results X` failed after the work)."""
     from kvcli.output import flag
 
+    stdin = [name for name, path in inputs if path == "-"]
+    if len(stdin) > 1:
+        # (the first reader took stdin to its end: the second said "<stdin>:1: not valid JSON")
+        raise InputError(f"{stdin[1]} and {stdin[0]} are both - (stdin), which can be read "
+                         "once: save one of them to a file")
     for name, folder in folders:
         where = os.path.realpath(folder) if folder else ""
         for other, path in outputs:

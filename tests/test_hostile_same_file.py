@@ -145,3 +145,17 @@ def test_calibrate_output_on_its_own_stdout_says_its_dash():
     assert res.stderr == ("error: option --output: /dev/stdout is this command's stdout, where "
                           "its result goes: the two would mix (give another file, or -: it on "
                           "stdout, the summary on stderr)\n")
+
+
+@pytest.mark.parametrize("command, args, said", [
+    ("replay", ["-", "--model-config", "-"], "--model-config's file and the trace"),
+    ("cluster", ["-", "--model-config", "-"], "--model-config's file and the trace"),
+    ("stats", ["-", "--model-config", "-"], "--model-config's file and the trace"),
+    ("replay", ["t", "--model-config", "-", "--calibration", "-"],
+     "--calibration's file and --model-config's file")])
+def test_two_inputs_on_one_stdin_are_refused(command, args, said):
+    # (the first reader took stdin to its end: the second said "<stdin>:1: not valid JSON")
+    r = runner.invoke(app, [command, *[str(SP) if a == "t" else a for a in args]],
+                      input=SP.read_text())
+    said = f"error: {said} are both - (stdin), which can be read once: save one of them to a file"
+    assert (r.exit_code, r.stderr) == (2, said + "\n")

@@ -3,6 +3,8 @@ never run stops the sweep before any job runs, as that job's run would refuse it
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from test_sweep import PREFIX, _spec
 from typer.testing import CliRunner
@@ -76,3 +78,24 @@ def test_a_request_that_can_never_run_past_one_that_can(tmp_path):
     assert str(err.value) == (f"{p}:6: field 'grid.num_blocks': {trace}:1: no request fits: "
                               "needs 63 blocks of 16 tokens but only 9 are usable "
                               "(num_blocks 10)")
+
+
+@pytest.mark.parametrize("key", ["model_config", "calibration"])
+def test_stdin_is_no_file_to_sweep(tmp_path, key):
+    # (a job's check read stdin to its end; the next job found it empty: "not valid JSON")
+    said = "- (stdin) cannot be swept: every job reads the file again; save it to a file"
+    with pytest.raises(InputError) as err:
+        load_spec(str(_spec(tmp_path, f'traces = ["{os.getcwd()}/{PREFIX}"]\n[options]\n'
+                                      f'{key} = "-"\n[grid]\nnum_blocks = [8, 9]\n')))
+    assert str(err.value).endswith(f":3: field 'options.{key}': {said}"), str(err.value)
+    r = runner.invoke(app, ["sweep", "--trace", "traces/multiturn-chat.jsonl", "--set",
+                            f"{key}=-", "--set", "num_blocks=8,9", "--results",
+                            str(tmp_path / "r.jsonl")], input="{}")
+    assert (r.exit_code, r.stderr) == (2, f"error: option --set: {key}: {said}\n")
+    # a missing file is refused by the flags too, before any job (as a spec refuses it)
+    r = runner.invoke(app, ["sweep", "--trace", "traces/multiturn-chat.jsonl", "--set",
+                            f"{key}={tmp_path}/none.json,{tmp_path}", "--results",
+                            str(tmp_path / "r.jsonl")])
+    said = f"error: option --set: {key}: {tmp_path}/none.json does not exist\n"
+    assert (r.exit_code, r.stderr) == (2, said)
+    assert not (tmp_path / "r.jsonl").exists()

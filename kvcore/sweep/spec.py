@@ -160,11 +160,28 @@ def _beside(value: Any, key: str, base: str) -> Any:
     working folder's: the sweep ran from one folder and not from another); it must exist."""
     if key not in FILE_KEYS or not isinstance(value, str) or not value:
         return value
+    if value == "-":
+        raise BadValue(_STDIN_FILE)
     path = value if os.path.isabs(value) else os.path.normpath(os.path.join(base, value))
     if not os.path.isfile(path):
         raise BadValue(f"{path} {'is not a file' if os.path.exists(path) else 'does not exist'}"
                        " (a path in a spec is relative to the spec's folder)")
     return path
+
+
+# (the first job's check would read stdin to its end and every later job would find it empty)
+_STDIN_FILE = "- (stdin) cannot be swept: every job reads the file again; save it to a file"
+
+
+def _flag_file(key: str, value: Any) -> Any:
+    """A `--set` file option's value: a file that exists (refused here rather than in a job)."""
+    if key not in FILE_KEYS or not isinstance(value, str) or not value:
+        return value
+    if value == "-":
+        raise BadValue(_STDIN_FILE)
+    if not os.path.isfile(value):
+        raise BadValue(f"{value} {'is not a file' if os.path.exists(value) else 'does not exist'}")
+    return value
 
 
 def spec_from_flags(command: str, traces: list[str], sets: list[str]) -> SweepSpec:
@@ -194,7 +211,7 @@ def spec_from_flags(command: str, traces: list[str], sets: list[str]) -> SweepSp
             raise InputError(f"{key}: set twice", field="set")
         where[key] = (key, None)
         try:
-            values = [from_text(key, t, command) for t in text.split(",")]
+            values = [_flag_file(key, from_text(key, t, command)) for t in text.split(",")]
             if len(values) == 1:
                 fixed[key] = values[0]
             else:
