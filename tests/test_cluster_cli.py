@@ -50,8 +50,8 @@ def test_cluster_json_tables_events_and_stats(tmp_path):
     # a replay option on a cluster's streams replays nothing: said, and the reports unchanged
     r = runner.invoke(app, ["stats", str(ev / "oracle"), "--num-blocks", "5", "--json"])
     assert r.exit_code == 0 and json.loads(r.stdout) == st
-    assert r.stderr == ("warning: option(s) --num-blocks: no effect on an event stream (the "
-                        "replay options apply when SOURCE is a trace)\n")
+    assert r.stderr == ("warning: option(s) --num-blocks: no effect on a cluster's folder of "
+                        "event streams (the replay options apply when SOURCE is a trace)\n")
 
 
 def test_bad_cluster_options_exit_2(tmp_path):

@@ -57,6 +57,10 @@ def test_fused_merge_leaves_its_counters_at_zero_and_repeats_exactly() -> None:
     torch.testing.assert_close(first, separate, atol=2e-6, rtol=1e-5)
 
 
+# (the early merge reads pieces no program wrote yet: memory that may hold NaN bit patterns, on
+# which the interpreter's numpy warns; seen once in a full compiled pass. The answer is wrong
+# either way, which is what the test asserts.)
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
 def test_fused_merge_waits_for_the_last_ticket() -> None:
     """A counter that does not start at zero makes an early program merge before the other
     pieces exist: the answer changes. So the ticket, not the program order, picks the merger."""

@@ -58,7 +58,7 @@ def run_stats(source: str, opts, *, as_json: bool, plot: str | None,
         if plot is not None:
             raise InputError("not with a cluster's folder: plot one replica's stream",
                              field="plot")
-        unused = _unused_replay_options(opts)
+        unused = _unused_replay_options(opts, "a cluster's folder of event streams")
         if unused:
             output.warn(unused)
         run_cluster_stats(source, as_json=as_json, window_requests=window_requests,
@@ -109,13 +109,13 @@ def compute(source: str, opts, **options) -> dict:
     return _replay_stats(source, opts, **options)
 
 
-def _unused_replay_options(opts) -> str | None:
+def _unused_replay_options(opts, what: str = "an event stream") -> str | None:
     """The warning for replay options given with an event stream or a cluster's folder
     (they apply only when SOURCE is a trace), or None."""
     if opts is None or not opts.given:
         return None
-    flags = ", ".join(f"--{k.replace('_', '-')}" for k in sorted(opts.given))
-    return (f"option(s) {flags}: no effect on an event stream (the replay options apply "
+    flags = ", ".join(output.flag(k) for k in sorted(opts.given))
+    return (f"option(s) {flags}: no effect on {what} (the replay options apply "
             "when SOURCE is a trace)")
 
 
