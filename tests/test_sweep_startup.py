@@ -6,6 +6,7 @@ sweep had started (exit 1, the results file opened and the other jobs run); now 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,16 @@ def test_values_a_run_takes_still_plan(tmp_path):
     assert [j.config for j in plan.jobs] == [
         {"clock": c, "num_blocks": n, "kv_offloading_size": 0.5}
         for c in ("linear", "fixed:5") for n in (512, 1024)]
+
+
+def test_a_spec_without_a_grid_sweeps_its_traces(tmp_path):
+    # (refused as "no [grid]" while `--trace A --trace B` without `--set` ran both traces)
+    chat = str(ROOT / "traces" / "multiturn-chat.jsonl")
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'traces = ["{PREFIX}", "{chat}"]\n[options]\nnum_blocks = 3000\n')
+    r = runner.invoke(app, ["sweep", str(spec), "--json"])
+    assert r.exit_code == 0, r.output
+    assert "sweep: 2 job(s) (trace swept)" in r.stderr, r.stderr
+    jobs = json.loads(r.stdout)["jobs"]
+    assert [(j["trace"], j["config"]["num_blocks"]) for j in jobs] == [(PREFIX, 3000),
+                                                                       (chat, 3000)]

@@ -145,9 +145,6 @@ def load_spec(path: str) -> SweepSpec:
                                                   for v in value])))
             except BadValue as err:
                 raise InputError(str(err), path=path, line=line, field=name) from None
-    if not grid:
-        raise InputError("no [grid]: a sweep needs at least one option with its values",
-                         path=path, field="grid")
     return SweepSpec(command, tuple(traces), fixed, tuple(grid), results, path, where)
 
 
