@@ -88,6 +88,14 @@ def test_a_publisher_that_starts_again_from_0_is_said_and_read():
     assert got == [0, 1, 2, {"restart": [2, 0]}, 0, 1] and stats["restarts"] == 1
 
 
+def test_the_new_publishers_first_batches_missed_are_a_gap():
+    # (the new run's 0 and 1 were missed: it went on from 2, the loss said nowhere)
+    got, stats = run([0, 1, 2, 3, 2, 3], buffered=[])
+    assert got == [0, 1, 2, 3, {"restart": [3, 2]}, {"gap": [0, 1]}, 2, 3]
+    assert (stats["restarts"], stats["gaps"], stats["missing"]) == (1, 1, 2)
+    got, stats = run([0, 1, 2, 3, 2, 3], buffered=[0, 1])      # its replay socket has them
+    assert got == [0, 1, 2, 3, {"restart": [3, 2]}, 0, 1, 2, 3] and stats["gaps"] == 0
+
 
 def test_numbers_below_first_seq_are_skipped_not_a_restart():
     # (--first-seq 5 heard live 3 first: it was said as a restart [4, 3], then 3 and 4 printed)

@@ -95,10 +95,12 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
                 # the same port, a restarted vLLM), its numbers from 0 again. Below what the
                 # replay socket gave, a number is that batch again only with its bytes (a
                 # new run after a listener that read only replayed batches was dropped).
-                # Before anything was read, a number below --first-seq is only skipped.
+                # Before anything was read, a number below --first-seq is only skipped. A
+                # new publisher numbers from 0: those below `seq` were missed (asked for from
+                # its replay socket, else a gap; they were not said at all).
                 st["restarts"] += 1
                 yield {"restart": [max(last_live, expected - 1), seq]}
-                expected, had = seq, {}
+                expected, had = 0, {}
             last_live = seq
             if seq < expected:
                 # already had it (from a replay), or below --first-seq before anything was read
