@@ -52,9 +52,10 @@ def version_line() -> str:
 
 def _print_version(value: bool) -> None:
     if value:
-        from kvcli.output import View, emit
+        from kvcli.output import View, emit, run_printing
 
-        emit(View({"version": version_line()}, text=[version_line()]), as_json=False)
+        run_printing(lambda: emit(View({"version": version_line()}, text=[version_line()]),
+                                  as_json=False))
         raise typer.Exit(0)
 
 

@@ -141,10 +141,16 @@ def install() -> bool:
         def format_help(self: Any, ctx: Any, formatter: Any, _original: Any = original) -> None:
             from typer import rich_utils
 
+            from kvcli.output_terminal import console_class
+
             rich_utils.Table = options_table()      # type: ignore[misc]
+            # (Rich's own Console met a reader that left with a silent exit 1)
+            rich_utils.Console = console_class()   # type: ignore[misc]
             for cmd in (self, *getattr(self, "commands", {}).values()):   # a group lists its own
                 _prepare(cmd)
-            return _original(self, ctx, formatter)
+            from kvcli.output import run_printing
+
+            return run_printing(lambda: _original(self, ctx, formatter))
 
         format_help._kvcli_layout = True     # type: ignore[attr-defined]
         cls.format_help = format_help        # type: ignore[method-assign]

@@ -244,6 +244,20 @@ def run(fn: Callable[[], Any]) -> Any:
         raise typer.Exit(0) from None
 
 
+def run_printing(fn: Callable[[], Any]) -> Any:
+    """`run` for what writes stdout itself (`--help`, `--version`): a full disk is one line and
+    exit 1, a reader that left exit 0 (they ended in a traceback)."""
+    def guarded() -> Any:
+        try:
+            return fn()
+        except BrokenPipeError:
+            raise
+        except OSError as err:
+            raise OutputFailed(STDOUT_LABEL, err) from None
+
+    return run(guarded)
+
+
 def _silence_stdout() -> None:
     """Point stdout at /dev/null so that the interpreter's final flush does not raise again."""
     with contextlib.suppress(Exception):

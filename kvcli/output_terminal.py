@@ -21,11 +21,11 @@ if TYPE_CHECKING:
 # markup=False: every string these consoles draw is data (a trace's path, a request id, a model
 # name), never rich markup: with markup on, "run[red]1.jsonl" was drawn as "run1.jsonl".
 def stdout_console() -> Console:
-    return _console_class()(file=sys.stdout, highlight=False, soft_wrap=False, markup=False)
+    return console_class()(file=sys.stdout, highlight=False, soft_wrap=False, markup=False)
 
 
 @cache
-def _console_class() -> type[Console]:
+def console_class() -> type[Console]:
     """Rich's Console, but a reader that leaves (`kvcli ... | head -1`) is a BrokenPipeError for
     `run` (exit 0, as with --json): Rich's own answer was a silent exit code 1."""
     from rich.console import Console

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from kvcli.app import app
 from kvcore.clock.batch import StepBatch
 from kvcore.clock.calibration import check_calibration
-from kvcore.clock.calibration_fit import fit_tables
+from kvcore.clock.calibration_fit import fastest_gemm_tflops, fit_tables
 from kvcore.clock.roofline import RooflineClock
 from kvcore.models import load_hf_config, read_hf_config
 
@@ -77,6 +77,8 @@ def test_cpu_calibration_is_a_valid_file_of_its_own_fit(cpu_calibration: Path) -
     assert [(r["batch"], r["ctx"], r["kv_bytes"]) for r in t["decode_attention"]] == [
         (1, 16, 16 * 2 * 2 * 16 * 2), (2, 40, 2 * 40 * 128), (3, 64, 3 * 64 * 128)]
     assert all(r["us"] > 0 for rows in t.values() for r in rows)
+    # a peak is at least the fastest GEMM measured (the 128^3 probe's was not)
+    assert doc["ceilings"]["gemm_bf16_tflops"] >= fastest_gemm_tflops(t["gemm"])
     # the factors in the file are the fit of the file's tables
     g = read_hf_config(load_hf_config(TINY), source=TINY)
     factors, fit = fit_tables(g, t, doc["ceilings"])

@@ -101,3 +101,26 @@ def test_calibrated_clock_times_steps_as_the_roofline_with_those_factors():
     assert ref.step_ms(b) == pytest.approx(sum(t.ms for t in ref.timed(b)) + 0.15)
     assert clock.describe()["name"] == "calibrated"
     assert clock.uncalibrated is False
+
+
+def test_a_probe_slower_than_the_models_gemms_is_no_ceiling():
+    """`kvcli calibrate --device cpu --grid tiny --model llama-3.1-8b`: the 128^3 probe's peak
+    was far below what the model's GEMMs reached, the fit's eta_gemm_c came out 130-1300 and the
+    file failed its own bounds (exit 2 after the measuring). The peak is raised to the fastest
+    GEMM measured, so eta_gemm_c is at most 1."""
+    from kvcore.clock.calibration_fit import fastest_gemm_tflops
+    from kvcore.errors import InputError
+
+    t = tables()
+    best = max(2 * r["m"] * r["n"] * r["k"] / r["us"] / 1e6 for r in t["gemm"])
+    assert fastest_gemm_tflops(t["gemm"]) == best
+    assert best == pytest.approx(0.61 * 700.0, rel=1e-9)    # a compute-bound point's rate
+    assert fastest_gemm_tflops([]) == 0.0
+    slow = {**CEILINGS, "gemm_bf16_tflops": best / 500}
+    factors, fit_doc = fit_tables(load_preset(MODEL), t, slow)
+    assert factors["eta_gemm_c"] == pytest.approx(500, rel=1e-9)
+    doc = {**document(factors, fit_doc), "ceilings": slow}
+    with pytest.raises(InputError, match="eta_gemm_c': must be from 1e-06 to 100"):
+        check_calibration(doc, "c.json")
+    factors, _ = fit_tables(load_preset(MODEL), t, {**slow, "gemm_bf16_tflops": best})
+    assert factors["eta_gemm_c"] == pytest.approx(1.0, rel=1e-9)

@@ -86,7 +86,7 @@ def calibrate(g: Any, *, device_name: str, grid: str, tp: int, block_size: int,
     """Measure, fit and return the calibration document for model geometry ``g``."""
     from kvcli.app import version_line
     from kvcore.clock.calibration import SCHEMA, check_calibration, scope_geometry
-    from kvcore.clock.calibration_fit import fit_tables
+    from kvcore.clock.calibration_fit import fastest_gemm_tflops, fit_tables
     from kvcore.clock.factors import DEFAULT_FACTORS
 
     if g.quantization or g.num_experts or g.count("mamba") or not g.intermediate_size:
@@ -127,6 +127,11 @@ def calibrate(g: Any, *, device_name: str, grid: str, tp: int, block_size: int,
         "allreduce": [],
     }
     ceilings = {k: ceil[k] for k in ("copy_tbps", "gemm_bf16_tflops", "gemm_fp8_tflops")}
+    fastest = fastest_gemm_tflops(tables["gemm"])
+    if fastest > ceilings["gemm_bf16_tflops"]:
+        log(f"GEMM ceiling raised to {fastest:.1f} TF: a model GEMM ran faster than the "
+            f"{size}^3 probe")
+        ceilings["gemm_bf16_tflops"] = fastest
     factors, fit = fit_tables(g, tables, ceilings, tp=tp)
     factors.update(c_step_us=DEFAULT_FACTORS.cpu_step_us, c_req_us=DEFAULT_FACTORS.cpu_request_us,
                    cpu_terms="default")

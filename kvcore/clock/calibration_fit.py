@@ -66,6 +66,13 @@ def table_points(g: ModelGeometry, tables: dict[str, list[dict]], *, tp: int = 1
     return out
 
 
+def fastest_gemm_tflops(rows: list[dict]) -> float:
+    """The best rate a measured GEMM reached (TFLOP/s). A peak is at least that: the tiny
+    grid's 128^3 probe gave a CPU 0.0 TF while a large model's GEMMs ran 100-1300x faster, and
+    eta_gemm_c then failed the file's own bounds (exit 2 after the measuring)."""
+    return max((2 * r["m"] * r["n"] * r["k"] / r["us"] / 1e6 for r in rows), default=0.0)
+
+
 def fit_tables(g: ModelGeometry, tables: dict[str, list[dict]], ceilings: dict, *,
                tp: int = 1) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the file's ``factors`` without its CPU terms, its ``fit``) from measured tables."""
