@@ -65,6 +65,11 @@ def run_listen(endpoint: str, replay_endpoint: str | None, topic: str, count: in
                if stats.get("skipped") else "")
     output.message(f"{stats.get('batches', 0):,} batch(es), {stats.get('replayed', 0):,} "
                    f"from the replay socket{gaps}{restarts}{skipped}")
+    if stats.get("bad"):
+        # (a publisher framed otherwise looked like silence: "0 batch(es)", exit 0)
+        output.warn(f"{stats['bad']:,} message(s) were not a KV event batch's three frames "
+                    "(topic, 8-byte sequence number, payload): skipped; is the endpoint a vLLM "
+                    "KV event publisher?")
     if stats.get("unanswered"):
         output.warn(f"the replay socket did not answer {stats['unanswered']} request(s) for a "
                     f"gap in {REPLAY_TIMEOUT_S:g} s (gone with its publisher, or no vLLM replay "

@@ -57,3 +57,36 @@ def test_an_idle_timeout_past_zmq_poll(value):
     refused(["events", "listen", "tcp://127.0.0.1:5611", "--idle-timeout-s", value, "--count",
              "1"], "error: option --idle-timeout-s: must be at most 2,147,483 s (about 24 days; "
             f"0 waits forever), got {float(value)!r}")
+
+
+def test_messages_framed_otherwise_are_counted_not_silence():
+    # (a publisher of 2-frame messages looked like no publisher: "0 batch(es)", exit 0)
+    import threading
+
+    import zmq
+    from live_helpers import free_port
+
+    port = free_port()
+    zctx = zmq.Context()
+    pub = zctx.socket(zmq.XPUB)
+    pub.setsockopt(zmq.LINGER, 0)
+    pub.bind(f"tcp://127.0.0.1:{port}")
+
+    def serve() -> None:
+        pub.recv()                                      # the listener's subscription
+        for _ in range(5):
+            pub.send_multipart((b"", b"123"))
+
+    t = threading.Thread(target=serve)
+    t.start()
+    try:
+        r = runner.invoke(app, ["events", "listen", f"tcp://127.0.0.1:{port}", "--lines",
+                                "--idle-timeout-s", "0.5"])
+    finally:
+        t.join(10)
+        pub.close()
+        zctx.term()
+    assert (r.exit_code, r.stdout) == (0, "")
+    said = ("warning: 5 message(s) were not a KV event batch's three frames (topic, 8-byte "
+            "sequence number, payload): skipped; is the endpoint a vLLM KV event publisher?")
+    assert r.stderr.splitlines() == ["0 batch(es), 0 from the replay socket", said]
