@@ -90,3 +90,17 @@ def test_messages_framed_otherwise_are_counted_not_silence():
     said = ("warning: 5 message(s) were not a KV event batch's three frames (topic, 8-byte "
             "sequence number, payload): skipped; is the endpoint a vLLM KV event publisher?")
     assert r.stderr.splitlines() == ["0 batch(es), 0 from the replay socket", said]
+
+
+@pytest.mark.parametrize("args, field, host", [
+    (["events", "listen", "tcp://256.1.1.1:5557"], "argument ENDPOINT", "256.1.1.1"),
+    (["events", "listen", "tcp://nohost.invalid:5557"], "argument ENDPOINT", "nohost.invalid"),
+    (["events", "listen", "tcp://127.0.0.1:5557", "--replay-endpoint",
+      "tcp://nohost.invalid:5558"], "option --replay-endpoint", "nohost.invalid"),
+    (["replay", "traces/shared-prefix.jsonl", "--kv-events-endpoint",
+      "tcp://lo;nohost.invalid:5557"], "option --kv-events-endpoint", "nohost.invalid")])
+def test_a_host_that_does_not_resolve_is_refused(args, field, host):
+    # (ZMQ connects in the background for ever: the listener ended as silence, exit 0)
+    refused([*args, "--idle-timeout-s" if args[0] == "events" else "--num-blocks",
+             "0.2" if args[0] == "events" else "96"],
+            f"error: {field}: '{args[-1]}': cannot resolve host '{host}' (")

@@ -54,10 +54,11 @@ def is_ipv6(endpoint: str) -> bool:
     return endpoint.startswith("tcp://[")
 
 
-def check_endpoint(endpoint: str, field: str, *, ranks: int = 1) -> None:
+def check_endpoint(endpoint: str, field: str, *, ranks: int = 1, connects: bool = False) -> None:
     """Refuse an endpoint no subscriber could reach: not tcp:// or ipc://, a tcp endpoint
-    without host:port, port 0 (subscribers must know the port), or a port out of range for
-    some rank's offset port. (The replay socket is always bound, as vLLM binds it.)"""
+    without host:port, port 0 (subscribers must know the port), a port out of range for
+    some rank's offset port, or (`connects`: this side connects to it) a host that does not
+    resolve. (The replay socket is always bound, as vLLM binds it.)"""
     if endpoint.startswith("inproc://"):
         raise InputError(f"{endpoint!r}: inproc:// reaches only this process; use tcp:// or "
                          "ipc://", field=field)
@@ -83,3 +84,20 @@ def check_endpoint(endpoint: str, field: str, *, ranks: int = 1) -> None:
     if first + ranks - 1 > 65535:
         what = f" (rank {ranks - 1} uses {first + ranks - 1})" if ranks > 1 else ""
         raise InputError(f"{endpoint!r}: port out of range{what}", field=field)
+    if connects:
+        _check_host(endpoint, host.rpartition(";")[2], first, field)   # (zmq's SOURCE;HOST)
+
+
+def _check_host(endpoint: str, host: str, port: int, field: str) -> None:
+    """ZMQ connects in the background and retries for ever: a host that does not resolve
+    (``tcp://nohost.invalid:5557``, ``tcp://256.1.1.1:5557``) ended a listener as silence,
+    "0 batch(es)" and exit 0, as if no publisher were running."""
+    import socket
+
+    name = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    try:
+        socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as err:
+        why = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        raise InputError(f"{endpoint!r}: cannot resolve host {name!r} ({why})",
+                         field=field) from None

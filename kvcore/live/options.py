@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 
 from kvcore.errors import InputError
-from kvcore.live.endpoints import check_endpoint
+from kvcore.live.endpoints import check_endpoint, is_bind_endpoint
 
 DEFAULT_ENDPOINT = "tcp://*:5557"   # vLLM's KVEventsConfig.endpoint
 MIN_METRICS_INTERVAL_S = 0.001      # a metrics snapshot a simulated ms at most
@@ -38,7 +38,8 @@ class LiveOptions:
         """Refuse values that cannot work, one field at a time; `metrics_file`: a metrics FILE
         is written (its interval has an effect)."""
         if self.kv_events_endpoint is not None:
-            check_endpoint(self.kv_events_endpoint, "kv_events_endpoint", ranks=ranks)
+            check_endpoint(self.kv_events_endpoint, "kv_events_endpoint", ranks=ranks,
+                           connects=not is_bind_endpoint(self.kv_events_endpoint))
         if self.kv_events_replay_endpoint is not None:
             if self.kv_events_endpoint is None:
                 raise InputError("needs kv_events_endpoint (the replay socket resends what "

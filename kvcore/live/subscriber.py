@@ -39,9 +39,9 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
     from kvcore.live.publisher import _open
     from kvcore.live.wire import decode_batch
 
-    check_endpoint(endpoint, "endpoint")
+    check_endpoint(endpoint, "endpoint", connects=not listener_binds(endpoint))
     if replay_endpoint is not None:
-        check_endpoint(replay_endpoint, "replay_endpoint")
+        check_endpoint(replay_endpoint, "replay_endpoint", connects=True)
         if replay_endpoint == endpoint:
             # (the replay socket asked the publisher's PUB socket, which never answers: every
             # gap waited out as missing; a replay refuses the same pair)
