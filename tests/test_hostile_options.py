@@ -63,6 +63,10 @@ def _config_json(tmp_path: Path, **over) -> str:
     ({"num_attention_heads": 0}, "field 'num_attention_heads': expected an integer >= 1, got 0"),
     ({"hidden_size": 0}, "field 'hidden_size': expected an integer >= 1, got 0"),
     ({"num_key_value_heads": 0}, "field 'num_key_value_heads': expected an integer >= 1, got 0"),
+    # (vLLM's attention layer asserts it; the cache was sized with 3 KV heads all the same)
+    ({"num_key_value_heads": 3}, ("field 'num_key_value_heads': 3 KV heads do not divide the 32 "
+                                 "attention heads (num_attention_heads), as vLLM's attention "
+                                 "layer requires")),
     ({"num_attention_heads": 8192}, ("field 'head_dim': hidden_size 4096 over "
                                     "num_attention_heads 8192 leaves no head_dim")),
     ({"model_type": "gemma3_text", "sliding_window_pattern": 0},

@@ -38,7 +38,7 @@ from kvcore.models.context_limit import lengths
 from kvcore.models.geometry import MambaGeometry, ModelGeometry
 from kvcore.models.mla import MLA_DEFAULTS, read_mla
 from kvcore.models.nemotron_h import NEMOTRON_H_DEFAULTS, nemotron_h_layers, nemotron_h_mamba_keys
-from kvcore.models.qwen3_next import QWEN3_NEXT_DEFAULTS, qwen3_next_kinds
+from kvcore.models.qwen3_next import QWEN3_NEXT_DEFAULTS, gdn_state, qwen3_next_kinds
 from kvcore.models.unsupported import not_modelled
 from kvcore.sources import read_json
 
@@ -152,6 +152,10 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         # float32 still asks for float32
         dtype = "bfloat16"
     mla = read_mla(c, model_type, get, get_dim, source)
+    if mla is None and heads % kv_heads:        # (vLLM's Attention layer asserts it)
+        raise InputError(f"{kv_heads} KV heads do not divide the {heads} attention heads "
+                         "(num_attention_heads), as vLLM's attention layer requires",
+                         path=source or None, field="num_key_value_heads")
     kinds = (("mla",) * n_layers if mla is not None else nemotron[0] if nemotron
              else _layer_kinds(c, model_type, n_layers, get, get_dim, source))
     window = get_int("sliding_window") if "sliding" in kinds else None
@@ -167,7 +171,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     mamba = None
     if "mamba" in kinds or "parallel" in kinds:
         mamba = (_nemotron_mamba(get, get_int, source) if nemotron
-                 else _gdn(get_dim) if model_type == "qwen3_next"
+                 else gdn_state(get_dim) if model_type == "qwen3_next"
                  else _mamba(c, model_type, hidden, get, get_int))
     # vLLM's aliases: n_routed_experts is DeepSeek's name
     num_experts = (get_int("num_local_experts") or get_int("num_experts")
@@ -290,11 +294,3 @@ def _nemotron_mamba(get, get_int, source: str) -> MambaGeometry:
     return MambaGeometry("mamba2", k["n_heads"] * k["d_head"], k["d_state"], k["d_conv"],
                          n_heads=k["n_heads"], d_head=k["d_head"], n_groups=k["n_groups"],
                          ssm_dtype=ssm)
-
-
-def _gdn(get_dim) -> MambaGeometry:
-    """Qwen3-Next's Gated DeltaNet state in kvcore's Mamba fields (`kvcore.models.qwen3_next`)."""
-    nv, dv = get_dim("linear_num_value_heads"), get_dim("linear_value_head_dim")
-    return MambaGeometry("gdn", nv * dv, get_dim("linear_key_head_dim"),
-                         get_dim("linear_conv_kernel_dim"), n_heads=nv, d_head=dv,
-                         n_groups=get_dim("linear_num_key_heads"))

@@ -52,3 +52,14 @@ def gdn_note(model: str) -> str:
             "prefill only with FlashInfer's GDN kernel (Hopper; Blackwell with CUDA 13), which "
             "kvcli assumes: 3 Mamba blocks a request and the attention block a multiple of 64 "
             "tokens; with the Triton kernel (other GPUs) vLLM keeps 2 a request")
+
+
+def gdn_state(get_dim) -> Any:
+    """The Gated DeltaNet state in kvcore's Mamba fields (a `MambaGeometry`); ``get_dim``
+    reads a positive size from the config (`kvcore.models.hf_config`)."""
+    from kvcore.models.geometry import MambaGeometry  # (geometry imports this module)
+
+    nv, dv = get_dim("linear_num_value_heads"), get_dim("linear_value_head_dim")
+    return MambaGeometry("gdn", nv * dv, get_dim("linear_key_head_dim"),
+                         get_dim("linear_conv_kernel_dim"), n_heads=nv, d_head=dv,
+                         n_groups=get_dim("linear_num_key_heads"))
