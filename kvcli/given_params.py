@@ -1,5 +1,6 @@
 """The parameters a command line gave itself (not a default, not the environment): what the
-warnings about options that changed nothing name (`kvcli config`, `cluster --list-routers`).
+warnings about options that changed nothing name (`kvcli config`, `cluster --list-routers`)
+and the refusals of options a `kvcli gen` kind does not read.
 Read through click's `ParameterSource`, a private part of the pinned typer."""
 
 from __future__ import annotations

@@ -126,7 +126,7 @@ def test_b2b_cli_is_deterministic_and_replayable(tmp_path):
     (("--qps", "ten"), "option --qps: must be a number or numbers separated by commas"),
     (("--qps", "3,0"), "option --qps: must be a finite number > 0, got 0.0"),
     (("--qps", "nan"), "option --qps: must be a finite number > 0"),
-    (("--stage-s", 0), "option --stage-s: must be a finite number > 0"),
+    (("--stage-s", 0, "--qps", "3,10"), "option --stage-s: must be a finite number > 0"),
     (("--rate", 3), "option --rate: b2b takes --qps"),
     (("--queries", "multiturn", "--requests", 10_000_000, "--tenants", 1, "--users", 1),
      "option --requests: the longest prompt of"),

@@ -240,6 +240,9 @@ def test_tensor_parallel_must_divide_the_heads(tp):
     (["b2b", "--system-tokens", "5"],
      "--system-tokens: b2b does not take it (only shared-prefix and multiturn)"),
     (["shared-prefix", "--tenants", "3"], "--tenants: shared-prefix does not take it (only b2b)"),
+    # (one rate has no stages: the same trace, byte for byte, unsaid)
+    (["b2b", "--stage-s", "5"],
+     "--stage-s: needs a ramp of --qps stages (e.g. 3,10,30); one rate has none"),
 ])
 def test_gen_refuses_another_kinds_options(args, said):
     refused(["gen", *args], f"error: option {said}")

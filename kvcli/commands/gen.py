@@ -76,6 +76,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Write a synthetic trace (one JSON object a line) that `kvcli replay` reads."""
         from kvcli import output
+        from kvcli.given_params import given_params
 
         def run() -> None:
             from kvcore.engine import gen, gen_b2b
@@ -93,17 +94,22 @@ def register(app: typer.Typer) -> None:
                 raise InputError("b2b takes --qps", field="rate")
             if kind is not Kind.b2b and qps is not None:
                 raise InputError("only b2b takes it (the others take --rate)", field="qps")
+            given = {p.name for p in given_params(ctx)}
             for name, kinds in _ONLY.items():
-                source = ctx.get_parameter_source(name)    # (typer's click: compare by name)
-                if kind.value not in kinds and getattr(source, "name", "") == "COMMANDLINE":
+                if kind.value not in kinds and name in given:
                     raise InputError(f"{kind.value} does not take it (only {' and '.join(kinds)})",
                                      field=name)
             if kind is Kind.b2b:
+                rates = gen_b2b.parse_qps("10" if qps is None else qps)
+                if len(rates) == 1 and "stage_s" in given:
+                    # (a single rate has no stages: the trace came out the same, unsaid)
+                    raise InputError("needs a ramp of --qps stages (e.g. 3,10,30); one rate "
+                                     "has none", field="stage_s")
                 recs = gen_b2b.b2b(
                     tenants=tenants, users=users, context_tokens=context_tokens,
                     query_tokens=query_tokens,
                     output_tokens=1000 if output_tokens is None else output_tokens,
-                    requests=requests, qps=gen_b2b.parse_qps("10" if qps is None else qps),
+                    requests=requests, qps=rates,
                     stage_s=stage_s, queries=queries.value, block_size=block_size, seed=seed)
             elif kind is Kind.shared_prefix:
                 recs = gen.shared_prefix(
