@@ -152,7 +152,8 @@ def test_calibrate_output_on_its_own_stdout_says_its_dash():
     ("cluster", ["-", "--model-config", "-"], "--model-config's file and the trace"),
     ("stats", ["-", "--model-config", "-"], "--model-config's file and the trace"),
     ("replay", ["t", "--model-config", "-", "--calibration", "-"],
-     "--calibration's file and --model-config's file")])
+     "--calibration's file and --model-config's file"),
+    ("script", ["-", "--model-config", "-"], "--model-config's file and the op script")])
 def test_two_inputs_on_one_stdin_are_refused(command, args, said):
     # (the first reader took stdin to its end: the second said "<stdin>:1: not valid JSON")
     r = runner.invoke(app, [command, *[str(SP) if a == "t" else a for a in args]],

@@ -108,6 +108,8 @@ def register(app: typer.Typer) -> None:
                 # (--calls drew its trees and dropped --view without a word)
                 raise InputError("not with --calls: one renders block tables, the other call "
                                  "trees; give one", field="view")
+            output.check_distinct([("the op script", ops),
+                                   ("--model-config's file", model_config)], [])
             cfg, op_list = load_script(ops)
             if hash_seed is not None:
                 cfg.hash_seed = hash_seed
