@@ -95,3 +95,12 @@ def test_workload_options_with_ops_are_named_not_dropped():
     # the defaults still shape the generated workload when neither is given
     res = CliRunner().invoke(app, ["bench", "--n", "30", "--json"])
     assert json.loads(res.stdout)["workload"] == "generated: 30 requests, seed 1234"
+
+
+def test_a_script_without_requests_is_nothing_to_time(tmp_path):
+    # (it printed 0 requests/s and a hit rate of 0.0: 0/0 shown as measured)
+    path = tmp_path / "sum.ops.jsonl"
+    path.write_text('{"config": {"num_blocks": 64, "block_size": 16}}\n{"op": "summary"}\n')
+    r = CliRunner().invoke(app, ["bench", "--ops", str(path), "--json"])
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr == f"error: {path}: no request to time: the script allocates none\n"

@@ -116,6 +116,11 @@ def cpu_bench_view(ops_path: str | None, n: int, seed: int):
         ops = [o.data for o in op_list]
         workload = ops_path
     r = run_bench(cfg, ops)
+    if not r.requests:
+        # (its rates were 0/0 shown as measured: 0 requests/s, a hit rate of 0.0)
+        from kvcore.errors import InputError
+
+        raise InputError("no request to time: the script allocates none", path=ops_path)
     mgr_s, tot_s = r.seconds_manager, r.seconds_total
     data = {
         "workload": workload, "requests": r.requests, "decodes": r.decodes, "frees": r.frees,
