@@ -37,7 +37,7 @@ class Appender:
 
 def check_append(path: str, field: str) -> None:
     """`check_output` for a file `open_append` will append to (not ``-``, not ``.gz``)."""
-    if path == "-" or path.endswith(".gz"):
+    if path == "-" or path.lower().endswith(".gz"):
         raise InputError("a plain file that lines are appended to (not - or .gz)", field=field)
     check_output(path, field)
 

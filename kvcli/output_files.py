@@ -101,7 +101,7 @@ def open_output(path: str, *, field: str = "output", keep_on_interrupt: bool = F
     (a full disk) raises `OutputFailed` (one line, exit 1).
     """
     check_output(path, field)
-    gz = path.endswith(".gz")
+    gz = path.lower().endswith(".gz")     # (X.JSONL.GZ was written as plain text)
     if path == "-":
         sys.stdout.flush()
         buf: Any = io.BufferedWriter(_StreamRaw(sys.stdout.buffer, STDOUT_LABEL))

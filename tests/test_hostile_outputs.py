@@ -200,6 +200,9 @@ def test_gz_outputs_are_gzip_and_stats_reads_them(tmp_path):
     res = kvcli("stats", ev, "--json")
     assert res.returncode == 0 and "Traceback" not in res.stderr.decode()
     assert json.loads(res.stdout)["source"]["complete"] is True
+    upper = tmp_path / "T.JSONL.GZ"                   # (written as plain text)
+    assert kvcli("gen", "shared-prefix", "-o", upper).returncode == 0
+    assert upper.read_bytes() == trace.read_bytes()
     no_temp_left(tmp_path)
 
 
