@@ -195,6 +195,9 @@ def test_errors_exit_2_with_what_is_missing() -> None:
     assert r.exit_code == 2 and "option --block-size: " in r.output
     assert "available 0.00 GiB (0 blocks)" in r.output and "not even one token fits" in r.output
     assert "option --max-model-len" in run("llama-3.1-8b", "--gpu-memory-gib", "16.7").output
+    # --num-blocks 1 is the null block alone: the count is named (it blamed --block-size)
+    r = run("llama-3.1-8b", "--num-blocks", "1")
+    assert r.exit_code == 2 and r.output.startswith("error: option --num-blocks: "), r.output
 
 
 def test_kv_heads_and_tensor_parallel_must_divide_one_another(tmp_path) -> None:

@@ -282,7 +282,9 @@ def resolve_kv_cache_config(
         except NotEnoughMemory as err:
             # no usable block at all (block 0 is the null block): no max_model_len helps, the
             # blocks are too large for the memory (`--block-size 1e11` was blamed on the length)
-            field = "block_size" if err.available == 0 and available > 0 else "max_model_len"
+            # (and --num-blocks 1, one null block, was blamed on the block size)
+            field = ("max_model_len" if err.available > 0 or available <= 0
+                     else "num_blocks" if num_blocks is not None else "block_size")
             raise InputError(str(err), field=field) from None
     config = kv_cache_config_from_groups(groups, available, num_blocks)
     # (the longest length vLLM accepts, not the default: a LongRoPE model runs at 4,096 by
