@@ -48,7 +48,7 @@ def heads_of(model: str | None) -> tuple[int, int, int, str]:
         return DEFAULT_HEADS
     from kvcore.models.presets import load_preset
 
-    g = load_preset(model)
+    g = load_preset(model, others=False)
     if g.mla is not None:
         from kvcore.errors import InputError
 

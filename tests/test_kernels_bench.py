@@ -52,6 +52,7 @@ def test_kvcli_bench_gpu_says_bad_input_before_the_missing_gpu(args: list[str],
     p = _py("-m", "kvcli", "bench", "--gpu", *args)
     assert p.returncode == 2, p.stderr
     assert p.stderr.startswith(f"error: {says}") and len(p.stderr.splitlines()) == 1
+    assert "model_config" not in p.stderr       # (it offered options bench does not have)
 
 
 def test_gpu_bench_without_torch_raises_no_device() -> None:

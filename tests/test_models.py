@@ -114,8 +114,14 @@ def test_preset_lookup() -> None:
     assert find_preset("Llama-3.1-8B") == "llama-3.1-8b"
     assert find_preset("meta-llama/Llama-3.1-70B") == "llama-3.1-70b"
     assert find_preset("nope") is None
-    with pytest.raises(InputError, match="unknown model"):
+    with pytest.raises(InputError, match="unknown model") as err:
         load_preset("nope")
+    assert err.value.message.endswith("(or give a HF config.json as model_config, or the "
+                                      "layers, kv_heads and head_dim)")
+    # a command that takes only a preset (curve --capacity-gib, bench --gpu) offers no other
+    with pytest.raises(InputError, match="unknown model") as err:
+        load_preset("nope", others=False)
+    assert err.value.message.endswith("nemotron-nano-9b-v2")
 
 
 def test_preset_equals_its_config_json_on_disk(tmp_path) -> None:

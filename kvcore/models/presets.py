@@ -185,11 +185,14 @@ def find_preset(name: str) -> str | None:
     return _BY_REPO.get(k) or _BY_REPO.get(next((r for r in _BY_REPO if r.endswith("/" + k)), ""))
 
 
-def load_preset(name: str) -> ModelGeometry:
+def load_preset(name: str, *, others: bool = True) -> ModelGeometry:
+    """The preset's geometry; an `InputError` naming the presets for another name, and with
+    ``others`` the other ways to give a model (`kvcli curve` and `bench --gpu` have none)."""
     key = find_preset(name)
     if key is None:
-        raise InputError(f"unknown model {name!r}; presets: {', '.join(PRESETS)} "
-                         "(or give a HF config.json as model_config, or the layers, kv_heads and head_dim)",
+        hint = (" (or give a HF config.json as model_config, or the layers, kv_heads and "
+                "head_dim)" if others else "")
+        raise InputError(f"unknown model {name!r}; presets: {', '.join(PRESETS)}{hint}",
                          field="model")
     repo, cfg = PRESETS[key]
     return read_hf_config(cfg, name=key, source=f"preset {key} ({repo})")

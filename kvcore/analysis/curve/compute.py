@@ -154,12 +154,12 @@ def check_options(opts: CurveOptions) -> None:
 def bytes_per_block_of(model: str, block_size: int) -> int:
     """Bytes one block id costs in the model's KV cache pool (`kvcore.sizing`)."""
     from kvcore.models import layer_specs
+    from kvcore.models.presets import load_preset
     from kvcore.sizing.config import bytes_per_block
     from kvcore.sizing.grouping import get_kv_cache_groups
-    from kvcore.sizing.resolve import load_geometry
     from kvcore.specs import kind_of
 
-    geometry = load_geometry(model)
+    geometry = load_preset(model, others=False)     # (the curve takes no other model)
     groups = get_kv_cache_groups(layer_specs(geometry, block_size=block_size))
     kinds = [kind_of(g.kv_cache_spec) for g in groups]
     if kinds not in (["full"], ["mla"]) or groups[0].kv_cache_spec.block_size != block_size:
