@@ -134,6 +134,11 @@ def test_capacity_gib_of_a_model_of_several_groups_is_refused(tmp_path, model, h
     (["--rule", "exact"], "option --rule:"),
     (["--capacities", "10,abc"], "option --capacities: not a whole number: 'abc'"),
     (["--capacities", "0"], "option --capacities: must be positive"),
+    # read exactly (as a float, the first was 100 and the second 2^53)
+    (["--capacities", "100.0000000000000001"],
+     "option --capacities: not a whole number: '100.0000000000000001'"),
+    (["--capacities", "9007199254740993"],
+     "option --capacities: must be at most 1,000,000,000,000, got 9,007,199,254,740,993"),
     (["--capacity-gib", "4"], "option --capacity-gib: needs a model"),
     (["--capacities", "4", "--capacity-tokens", "64"], "give only one of"),
     (["--warmup", "1.5"], "option --warmup:"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from decimal import Decimal, InvalidOperation
 
 from kvcore.errors import InputError
 
@@ -19,10 +20,12 @@ def parse_numbers(text: str | None, field: str, kind=int) -> list | None:
             if not math.isfinite(v):     # nan, inf, and 1e400 (which float() reads as inf)
                 raise InputError(f"not a finite number: {part!r}", field=field)
             if kind is int:
-                if v != int(v):
+                # read exactly (as a float, 100.0000000000000001 was 100 and 2^53 + 1 was 2^53)
+                d = Decimal(part)
+                if d != d.to_integral_value():
                     raise ValueError
-                v = int(v)
-        except ValueError:
+                v = int(d)      # (below 2^1024: float() read it as finite)
+        except (ValueError, InvalidOperation):
             raise InputError(f"not a {'whole ' if kind is int else ''}number: {part!r}",
                              field=field) from None
         out.append(v)
