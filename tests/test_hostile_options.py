@@ -116,6 +116,7 @@ def test_geometry_flags_need_layers(flag, value):
     ("decode=600000*1,600000*1@5", "more than 1,000,000 requests in one step"),
     ("prefill=99999999999", ("K 99,999,999,999 is more than the limit of 10,000,000 tokens a "
                             "request")),
+    ("=5", "no NAME before '=' (give NAME=... or the requests alone)"),   # (shown unnamed)
 ])
 def test_clock_case_is_bounded(case, said):
     refused(["clock", "explain", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--case", case],

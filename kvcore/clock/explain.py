@@ -46,6 +46,10 @@ def parse_case(text: str) -> tuple[str, StepBatch]:
     name, sep, body = text.partition("=")
     if not sep:
         name, body = text, text
+    elif not name.strip():
+        # (`=5` was shown as a case with no name)
+        raise InputError(f"case {text!r}: no NAME before '=' (give NAME=... or the requests "
+                         "alone)", field="case")
     batch = StepBatch()
     for item in body.split(","):
         m = _REQ.match(item.strip())
