@@ -164,6 +164,7 @@ def test_model_geometry_and_the_config_command() -> None:
     tier = json.loads(r.stdout)["cpu_offload"]
     assert (tier["cpu_num_chunks"], tier["tokens_per_chunk"], tier["kv_bytes_per_chunk"],
             tier["cpu_kv_cache_size_tokens"]) == (2048, 64, 8 << 20, 131072)
+    assert repr(tier["cpu_bytes_to_use"]) == repr(16 << 30)     # bytes, an integer (was 1.7e10)
     r = CliRunner().invoke(app, ["config", "llama-3.1-8b", "--gpu-memory-gib", "80",
                                  "--kv-offloading-size", "16", "--kv-offloading-block-size",
                                  "24"])

@@ -245,7 +245,7 @@ def add_cpu_tier(view: Any, gib: float, offload_block_size: int | None, block_si
     per_block = view.data["bytes_per_block"] * tp      # a chunk holds every rank's share
     per_chunk = chunk_bytes(per_block, bpc)
     n = chunks_of(gib, per_chunk)
-    tier = {"kv_offloading_size_gib": gib, "cpu_bytes_to_use": gib * 2**30,
+    tier = {"kv_offloading_size_gib": gib, "cpu_bytes_to_use": int(gib * 2**30),  # (vLLM: a float)
             "blocks_per_chunk": bpc, "tokens_per_chunk": bpc * block_size,
             "kv_bytes_per_chunk": per_chunk, "cpu_num_chunks": n,
             "cpu_kv_cache_size_tokens": n * bpc * block_size,
