@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_hostile_options import refused
 from typer.testing import CliRunner
 
 from kvcli.app import app
@@ -161,3 +162,17 @@ def test_calibrated_clock_usage_errors(args: list[str], line: str) -> None:
     r = runner.invoke(app, ["replay", "traces/shared-prefix.jsonl", *args])
     assert r.exit_code == 2
     assert r.stderr.strip().splitlines() == [line]
+
+
+# -- clock explain: a case of 10^8 requests listed them one by one and never returned ------------
+
+@pytest.mark.parametrize("case, said", [
+    ("decode=99999999*1@4097", "more than 1,000,000 requests in one step"),
+    ("decode=600000*1,600000*1@5", "more than 1,000,000 requests in one step"),
+    ("prefill=99999999999", ("K 99,999,999,999 is more than the limit of 10,000,000 tokens a "
+                            "request")),
+    ("=5", "no NAME before '=' (give NAME=... or the requests alone)"),   # (shown unnamed)
+])
+def test_clock_case_is_bounded(case, said):
+    refused(["clock", "explain", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--case", case],
+            f"error: option --case: case {case!r}: {said}")

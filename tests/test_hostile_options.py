@@ -109,20 +109,6 @@ def test_geometry_flags_need_layers(flag, value):
             "kv_heads, head_dim), or use a model preset")
 
 
-# -- clock explain: a case of 10^8 requests listed them one by one and never returned ------------
-
-@pytest.mark.parametrize("case, said", [
-    ("decode=99999999*1@4097", "more than 1,000,000 requests in one step"),
-    ("decode=600000*1,600000*1@5", "more than 1,000,000 requests in one step"),
-    ("prefill=99999999999", ("K 99,999,999,999 is more than the limit of 10,000,000 tokens a "
-                            "request")),
-    ("=5", "no NAME before '=' (give NAME=... or the requests alone)"),   # (shown unnamed)
-])
-def test_clock_case_is_bounded(case, said):
-    refused(["clock", "explain", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--case", case],
-            f"error: option --case: case {case!r}: {said}")
-
-
 # -- kvcli script: a config's hash or a Mamba group's state_size of the wrong type raised
 # -- TypeError with a traceback; a negative state_size was taken
 
