@@ -46,8 +46,17 @@ def run_listen(endpoint: str, replay_endpoint: str | None, topic: str, count: in
     if not 0 <= first_seq < 2**64:      # (sequence numbers travel as 8 bytes)
         raise InputError(f"must be from 0 to 2**64 - 1, got {first_seq}", field="first_seq")
     require_live()
+    from kvcore.live.endpoints import check_endpoint, listener_binds, unresolved_note
     from kvcore.live.subscriber import REPLAY_TIMEOUT_S, listen
 
+    # (a name that does not resolve yet may later: said, not refused; the tally said only
+    # "0 batch(es)")
+    for ep, field, connects in ((endpoint, "endpoint", not listener_binds(endpoint)),
+                                (replay_endpoint, "replay_endpoint", True)):
+        if ep is not None:
+            check_endpoint(ep, field, connects=connects)
+            if connects and (note := unresolved_note(ep)):
+                output.warn(note)
     stats: dict = {}
     batches = listen(endpoint, replay_endpoint=replay_endpoint, topic=topic,
                      idle_timeout_s=idle_timeout_s, count=count, first_seq=first_seq,
@@ -65,11 +74,11 @@ def run_listen(endpoint: str, replay_endpoint: str | None, topic: str, count: in
                if stats.get("skipped") else "")
     output.message(f"{stats.get('batches', 0):,} batch(es), {stats.get('replayed', 0):,} "
                    f"from the replay socket{gaps}{restarts}{skipped}")
-    if stats.get("bad"):
+    if stats.get("misframed"):
         # (a publisher framed otherwise looked like silence: "0 batch(es)", exit 0)
-        output.warn(f"{stats['bad']:,} message(s) were not a KV event batch's three frames "
-                    "(topic, 8-byte sequence number, payload): skipped; is the endpoint a vLLM "
-                    "KV event publisher?")
+        output.warn(f"{stats['misframed']:,} message(s) were not a KV event batch's three "
+                    "frames (topic, 8-byte sequence number, payload): skipped; is the endpoint "
+                    "a vLLM KV event publisher?")
     if stats.get("unanswered"):
         output.warn(f"the replay socket did not answer {stats['unanswered']} request(s) for a "
                     f"gap in {REPLAY_TIMEOUT_S:g} s (gone with its publisher, or no vLLM replay "

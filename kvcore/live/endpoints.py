@@ -85,19 +85,34 @@ def check_endpoint(endpoint: str, field: str, *, ranks: int = 1, connects: bool 
         what = f" (rank {ranks - 1} uses {first + ranks - 1})" if ranks > 1 else ""
         raise InputError(f"{endpoint!r}: port out of range{what}", field=field)
     if connects:
-        _check_host(endpoint, host.rpartition(";")[2], first, field)   # (zmq's SOURCE;HOST)
+        _check_numeric_host(endpoint, host.rpartition(";")[2], field)   # (zmq's SOURCE;HOST)
 
 
-def _check_host(endpoint: str, host: str, port: int, field: str) -> None:
-    """ZMQ connects in the background and retries for ever: a host that does not resolve
-    (``tcp://nohost.invalid:5557``, ``tcp://256.1.1.1:5557``) ended a listener as silence,
-    "0 batch(es)" and exit 0, as if no publisher were running."""
+def _check_numeric_host(endpoint: str, host: str, field: str) -> None:
+    """A dotted-decimal host that is no IPv4 address (``256.1.1.1``) never connects: ZMQ
+    retried it for ever and a listener ended as silence, "0 batch(es)", exit 0. A name is not
+    refused here: it may resolve later (a service not yet up), and ZMQ looks it up again at
+    each retry (`unresolved_note`)."""
+    parts = host.split(".")
+    if len(parts) == 4 and all(p.isdigit() for p in parts) and any(int(p) > 255 for p in parts):
+        raise InputError(f"{endpoint!r}: {host} is no IPv4 address (each number is 0 to 255)",
+                         field=field)
+
+
+def unresolved_note(endpoint: str) -> str | None:
+    """A warning for a tcp endpoint whose host does not resolve now (ZMQ keeps trying: nothing
+    arrives until it does), else None."""
     import socket
 
+    if not endpoint.startswith("tcp://"):
+        return None
+    host, _, port = endpoint[len("tcp://"):].rpartition(":")
+    host = host.rpartition(";")[2]
     name = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     try:
-        socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
-    except (OSError, UnicodeError) as err:
+        socket.getaddrinfo(name, int(port), type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError, ValueError) as err:
         why = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
-        raise InputError(f"{endpoint!r}: cannot resolve host {name!r} ({why})",
-                         field=field) from None
+        return (f"{endpoint}: host {name!r} does not resolve ({why}); ZMQ keeps trying, and "
+                "nothing arrives until it does")
+    return None

@@ -51,8 +51,9 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
         raise InputError(f"must be at most {MAX_IDLE_TIMEOUT_S:,} s (about 24 days; 0 waits "
                          f"forever), got {idle_timeout_s!r}", field="idle_timeout_s")
     st = stats if stats is not None else {}
-    st.update(batches=0, replayed=0, gaps=0, missing=0, bad=0, restarts=0, unanswered=0,
-              skipped=0)
+    # (bad: batches whose payload did not decode, printed; misframed: messages skipped)
+    st.update(batches=0, replayed=0, gaps=0, missing=0, bad=0, misframed=0, restarts=0,
+              unanswered=0, skipped=0)
     zctx = zmq.Context()
     sub = zctx.socket(zmq.SUB)
     sub.setsockopt(zmq.LINGER, 0)
@@ -86,7 +87,7 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
                 continue
             frames = sub.recv_multipart()
             if len(frames) != 3 or len(frames[1]) != 8:
-                st["bad"] += 1
+                st["misframed"] += 1
                 continue
             seq = int.from_bytes(frames[1], "big")
             if seq <= last_live or (seq < expected and st["batches"] > 0
