@@ -150,7 +150,7 @@ def install() -> bool:
                 _prepare(cmd)
             from kvcli.output import run_printing
 
-            return run_printing(lambda: _original(self, ctx, formatter))
+            return run_printing(lambda: _original(self, ctx, formatter), then_exit=False)
 
         format_help._kvcli_layout = True     # type: ignore[attr-defined]
         cls.format_help = format_help        # type: ignore[method-assign]

@@ -244,14 +244,19 @@ def run(fn: Callable[[], Any]) -> Any:
         raise typer.Exit(0) from None
 
 
-def run_printing(fn: Callable[[], Any]) -> Any:
+def run_printing(fn: Callable[[], Any], *, then_exit: bool = True) -> Any:
     """`run` for what writes stdout itself (`--help`, `--version`): a full disk is one line and
-    exit 1, a reader that left exit 0 (they ended in a traceback)."""
+    exit 1, a reader that left exit 0 (they ended in a traceback); with ``then_exit`` False, a
+    reader that left returns None and the caller ends as it would (the help that `kvcli` with
+    no command prints is still a usage error, exit 2)."""
     def guarded() -> Any:
         try:
             return fn()
         except BrokenPipeError:
-            raise
+            if then_exit:
+                raise
+            _silence_stdout()
+            return None
         except OSError as err:
             raise OutputFailed(STDOUT_LABEL, err) from None
 

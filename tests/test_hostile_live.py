@@ -123,7 +123,6 @@ def test_a_name_that_does_not_resolve_yet_is_said_not_refused(monkeypatch):
     r = runner.invoke(app, ["events", "listen", "tcp://later.invalid:5557", "--idle-timeout-s",
                             "0.2", "--lines"])
     assert (r.exit_code, r.stdout) == (0, "")
-    assert r.stderr.splitlines() == [
-        "warning: tcp://later.invalid:5557: host 'later.invalid' does not resolve (Name or "
-        "service not known); ZMQ keeps trying, and nothing arrives until it does",
-        "0 batch(es), 0 from the replay socket"]
+    said = ("warning: tcp://later.invalid:5557: host 'later.invalid' does not resolve (Name or "
+            "service not known); ZMQ keeps trying, and nothing arrives until it does")
+    assert r.stderr.splitlines() == [said, "0 batch(es), 0 from the replay socket"]
