@@ -79,6 +79,7 @@ def test_cpu_calibration_is_a_valid_file_of_its_own_fit(cpu_calibration: Path) -
     assert all(r["us"] > 0 for rows in t.values() for r in rows)
     # a peak is at least the fastest GEMM measured (the 128^3 probe's was not)
     assert doc["ceilings"]["gemm_bf16_tflops"] >= fastest_gemm_tflops(t["gemm"])
+    assert 0 < doc["ceilings_detail"]["gemm_probe_tflops"] <= doc["ceilings"]["gemm_bf16_tflops"]
     # the factors in the file are the fit of the file's tables
     g = read_hf_config(load_hf_config(TINY), source=TINY)
     factors, fit = fit_tables(g, t, doc["ceilings"])
