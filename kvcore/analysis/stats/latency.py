@@ -8,7 +8,10 @@ values (written by the replay) through the same function (`kvcore.engine.latency
 
 from __future__ import annotations
 
+import math
+
 from kvcore.engine.latency import KEYS, applies, latency_summary, percentile
+from kvcore.errors import InputError
 
 CDF_POINTS = 101        # the values at quantiles 0, 0.01, ..., 1 (bounded, for the chart)
 
@@ -29,7 +32,14 @@ class LatencyStats:
         req = ev["req"]
         if req in self.counted:
             self.counted.discard(req)
-            self.finished.append({k: ev.get(k) for k in KEYS})
+            lat = {k: ev.get(k) for k in KEYS}
+            for k, v in lat.items():
+                # (a string ttft_ms ended in a TypeError's traceback when sorted; a negative
+                # one moved the mean)
+                if v is not None and (type(v) not in (int, float) or not 0 <= v < math.inf):
+                    raise InputError(f"must be a finite number of ms >= 0 or null, got "
+                                     f"{v!r:.40}", field=k)
+            self.finished.append(lat)
 
     def to_json(self) -> dict | None:
         """The summary's `latency` object and `cdf` (per key, the values at 101 quantiles;

@@ -1,0 +1,46 @@
+"""An edited event stream's impossible values are refused naming file, line and field (exit 2):
+a string `ttft_ms` in a `finish` event ended in a TypeError's traceback, a negative one moved
+the mean, a `hit_tokens` of 10^6 in a prompt of 1,066 gave a hit rate of 204%, and a string
+`prompt_tokens` came out as Python's own words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from kvcli.app import app
+
+runner = CliRunner()
+TRACE = str(Path(__file__).resolve().parents[1] / "traces" / "multiturn-chat.jsonl")
+
+
+@pytest.fixture(scope="module")
+def events(tmp_path_factory) -> list[bytes]:
+    path = tmp_path_factory.mktemp("ev") / "ev.jsonl"
+    r = runner.invoke(app, ["replay", TRACE, "--num-blocks", "2048", "--events", str(path)])
+    assert r.exit_code == 0, r.output
+    return path.read_bytes().splitlines(keepends=True)
+
+
+@pytest.mark.parametrize("kind, key, value, said", [
+    ("finish", "ttft_ms", "x", "must be a finite number of ms >= 0 or null, got 'x'"),
+    ("finish", "e2e_ms", -100, "must be a finite number of ms >= 0 or null, got -100"),
+    ("admit", "hit_tokens", 1000000,
+     "must be a token count from 0 to prompt_tokens 1066, got 1000000"),
+    ("admit", "hit_tokens", -5, "must be a token count from 0 to prompt_tokens 1066, got -5"),
+    ("admit", "prompt_tokens", "1066", "must be a token count, got '1066'"),
+])
+def test_an_impossible_value_names_its_line_and_field(events, tmp_path, kind, key, value, said):
+    lines = list(events)
+    at = next(i for i, line in enumerate(lines) if orjson.loads(line)["kind"] == kind)
+    ev = orjson.loads(lines[at])
+    ev[key] = value
+    lines[at] = orjson.dumps(ev) + b"\n"
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b"".join(lines))
+    r = runner.invoke(app, ["stats", str(path), "--json"])
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr == f"error: {path}:{at + 1}: field '{key}': {said}\n"
