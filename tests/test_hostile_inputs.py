@@ -249,6 +249,15 @@ def test_azure_rows_are_bounded(tmp_path):
     assert res.exit_code == 2
     assert res.stderr.strip() == (f"error: {trace}:2: field 'ContextTokens': 99,999,999,999 "
                                   "tokens is more than the limit of 10,000,000 tokens a request")
+    # past Python's 4,300 digits int() raised ValueError, with a traceback
+    limit = "is more than the limit of 10,000,000 tokens a request"
+    for tokens, said in (("1" * 5000, f"a 5,000-digit number of tokens {limit}"),
+                         ("-" + "1" * 5000, "must be >= 1, got a 5,000-digit negative number")):
+        trace.write_text(f"TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                         f"2023-11-16 18:15:46.6805900,{tokens},1\n")
+        res = runner.invoke(app, ["replay", str(trace)])
+        said = f"error: {trace}:2: field 'ContextTokens': {said}\n"
+        assert (res.exit_code, res.stderr) == (2, said)
 
 
 def test_curve_fast_reader_keeps_the_token_bound(tmp_path):

@@ -36,6 +36,13 @@ def parse_azure_row(row: list[str], ctx: _Ctx, index: int) -> TraceRequest:
         digits = text.strip().removeprefix("-")
         if not (digits.isascii() and digits.isdigit()):     # (int() takes "4_808", "٤")
             raise ctx.err(key, f"must be an integer, got {text!r}")
+        width = len(digits.lstrip("0"))
+        if width > 18:      # (within it, the count itself is quoted below)
+            # (int() of 4,301 digits or more is Python's ValueError, with a traceback)
+            raise ctx.err(key, f"must be >= 1, got a {width:,}-digit negative number"
+                          if text.strip().startswith("-") else f"a {width:,}-digit number of "
+                          f"tokens is more than the limit of {MAX_REQUEST_TOKENS:,} tokens a "
+                          "request")
         vals[key] = int(text)
         if vals[key] < 1:
             raise ctx.err(key, f"must be >= 1, got {vals[key]}")
