@@ -39,8 +39,10 @@ def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], 
         output.check_output(plot, "plot", folder=True)
         require_matplotlib()
     output.check_output(metrics, "metrics")
+    streams = _planned_streams(events, names, replicas)
     output.check_distinct(ro.read_files(trace, opts),
-                          [("decisions", decisions), ("metrics", metrics)],
+                          [("decisions", decisions), ("metrics", metrics),
+                           *(("events", p) for p in streams)],
                           folders=[("events", events), ("plot", plot)])
     from kvcore.live.options import LiveOptions
 
@@ -95,6 +97,29 @@ def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], 
         output.message("interrupted: the outputs hold what was replayed so far")
         return output.interrupt_code()
     return 0
+
+
+def _planned_streams(events: str | None, routers: list[str], replicas: int) -> list[str]:
+    """The files `--events DIR` writes (a `--decisions` there replaced replica 0's stream);
+    an `InputError` for a stream of an earlier run with more replicas, which `kvcli stats DIR`
+    would read as this run's (a third replica of 42 requests beside two of 64)."""
+    if events is None:
+        return []
+    from kvcli.cluster_stats import replica_number
+
+    out = []
+    for router in routers:
+        folder = os.path.join(events, router)
+        out += [os.path.join(folder, f"replica-{k}.{kind}.jsonl")
+                for k in range(replicas) for kind in ("events", "vllm")]
+        stale = sorted(f for f in (os.listdir(folder) if os.path.isdir(folder) else ())
+                       if (k := replica_number(f)) is not None and k >= replicas)
+        if stale:
+            it = "it" if len(stale) == 1 else "them"
+            raise InputError(f"{folder} holds {', '.join(stale)} of an earlier run with more "
+                             f"replicas than this one's {replicas}: kvcli stats would read {it} "
+                             f"as this run's; remove {it} or write elsewhere", field="events")
+    return out
 
 
 def _remove_empty(folders: list[str]) -> None:
