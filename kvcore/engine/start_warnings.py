@@ -80,16 +80,6 @@ def start_warnings(cfg: ReplayOptions, trace: Trace,
         # num_blocks wins (vLLM's num_gpu_blocks_override); the memory sized nothing
         out.append(f"option gpu_memory_gib has no effect with num_blocks: the pool is "
                    f"num_blocks' {cfg.num_blocks:,} blocks, not sized from the memory")
-    # (the CPU tier may load a whole prompt: a prompt of one block can hit there)
-    if cfg.enable_prefix_caching and 0 < trace.max_prompt_tokens <= cfg.block_size - (
-            1 if cfg.offloading else 0):
-        # a hit is whole blocks and at most prompt - 1 tokens, so none can hit: a 0 that says
-        # nothing of the cache (it was said only past prompt + output, so block_size 5,105 on
-        # the multiturn sample, its longest request, and 4,877 to 5,104 gave 0 without a word)
-        out.append(f"block_size {cfg.block_size:,} is at least every prompt's tokens (at most "
-                   f"{trace.max_prompt_tokens:,}): a hit is whole blocks and leaves a prompt's "
-                   "last token to compute, so no prompt can hit and the hit rate is 0 by "
-                   "construction")
     hashing = sorted(given & {"hash_algo", "hash_seed"})
     if hashing and not cfg.enable_prefix_caching and not cfg.offloading:
         # vLLM hashes a request's blocks only for the prefix cache or a KV connector

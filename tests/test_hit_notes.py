@@ -1,0 +1,62 @@
+"""A hit rate of 0 by construction is said with the KV cache groups at hand
+(`kvcore.engine.hit_notes`): a hybrid Mamba model's attention block raised past every prompt
+(Nemotron-Nano's 1,312 tokens, Qwen3-Next's 576: `block_size` 16 said nothing), and cache mode
+on a Mamba1 model (Jamba: its states are cached only where a step ends on a block's end)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvcore.engine.options import ReplayOptions
+from kvcore.engine.replay import replay
+
+CHAT = str(Path(__file__).resolve().parents[1] / "traces" / "multiturn-chat.jsonl")
+TAIL = ("every prompt's tokens (at most 500): a hit is whole blocks and leaves a prompt's last "
+        "token to compute, so no prompt can hit and the hit rate is 0 by construction")
+
+
+@pytest.fixture
+def short(tmp_path) -> str:
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(f'{{"prompt_token_ids": {list(range(400)) + [1000 + i] * 100}, '
+                            '"output_length": 2}\n' for i in range(4)))
+    return str(path)
+
+
+def _warned(trace: str, **kw) -> tuple[float, list[str]]:
+    s = replay(trace, ReplayOptions(num_blocks=4096, max_model_len=4096, **kw))
+    return s.hit_rate, [w for w in s.warnings if not w.startswith("uncalibrated")]
+
+
+@pytest.mark.parametrize("model, grid, groups", [
+    ("nemotron-nano-9b-v2", "1,312", "mamba 1,312, full 1,312"),
+    ("qwen3-next-80b-a3b", "576", "mamba 576, full 576")])
+def test_a_raised_attention_block_past_every_prompt_is_said(short, model, grid, groups):
+    said = (f"a hit here ends on a multiple of {grid} tokens (the groups' blocks: {groups}), "
+            f"at least {TAIL}; a --prefix-match-unit (vLLM's partial hash hits) lets a hit end "
+            "inside a block")
+    hit, warned = _warned(short, model=model)
+    assert hit == 0.0 and said in warned
+    assert not any("by construction" in w for w in _warned(short, model=model,
+                                                           prefix_match_unit=16)[1])
+
+
+def test_one_group_keeps_the_block_size_words(short):
+    hit, warned = _warned(short, block_size=512)
+    assert hit == 0.0 and warned == [f"block_size 512 is at least {TAIL}"]
+    assert _warned(short, block_size=256)[1] == []
+
+
+def test_cache_mode_on_a_mamba1_model_is_said():
+    said = ("cache mode computes each prompt in one piece, and a Mamba state is cached only "
+            "where a step ends on its block's end: hardly any prompt leaves a state to hit, so "
+            "the hit rate is near 0 by construction; engine mode (its prefill chunks end on "
+            "block boundaries) gives the hit rate vllm serve would")
+    kw = {"model": "jamba-v0.1", "num_blocks": 8192, "max_model_len": 8192}
+    s = replay(CHAT, ReplayOptions(mode="cache", **kw))
+    assert s.hit_rate == 0.0 and said in s.warnings
+    # a Mamba2 model writes a checkpoint inside the prompt: it hits in cache mode, unwarned
+    s = replay(CHAT, ReplayOptions(mode="cache", **{**kw, "model": "nemotron-nano-9b-v2"}))
+    assert s.hit_rate > 0.4 and said not in s.warnings
