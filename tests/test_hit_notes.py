@@ -60,3 +60,32 @@ def test_cache_mode_on_a_mamba1_model_is_said():
     # a Mamba2 model writes a checkpoint inside the prompt: it hits in cache mode, unwarned
     s = replay(CHAT, ReplayOptions(mode="cache", **{**kw, "model": "nemotron-nano-9b-v2"}))
     assert s.hit_rate > 0.4 and said not in s.warnings
+
+
+@pytest.mark.parametrize("kw, said", [
+    # (with num_blocks and the linear clock a model's run was byte for byte the same, unsaid)
+    ({"model": "llama-3.1-8b", "num_blocks": 2048, "tp": 8},
+     ("option tp has no effect here: with the pool not sized from gpu_memory_gib, no GPU clock "
+     "(gpu or calibration) and no CPU tier, nothing depends on it")),
+    ({"model": "llama-3.1-8b", "num_blocks": 2048, "tp": 2, "kv_cache_dtype": "fp8"},
+     ("options kv_cache_dtype, tp have no effect here: with the pool not sized from "
+     "gpu_memory_gib, no GPU clock (gpu or calibration) and no CPU tier, nothing depends on "
+     "them")),
+    ({"tp": 2}, "option tp has no effect without a model (model or model_config) or a CPU tier"),
+    ({"prefix_match_unit": 8, "enable_prefix_caching": False},
+     ("option prefix_match_unit has no effect with prefix caching off and no CPU tier: no block "
+     "is hashed")),
+])
+def test_options_nothing_reads_are_said(kw, said):
+    s = replay(CHAT, ReplayOptions(max_model_len=8192, **kw, given=frozenset(kw)))
+    assert said in s.warnings
+
+
+@pytest.mark.parametrize("kw", [
+    {"model": "llama-3.1-8b", "num_blocks": 2048, "tp": 2, "gpu": "h100-sxm"},     # the clock
+    {"model": "llama-3.1-8b", "gpu_memory_gib": 80.0, "kv_cache_dtype": "fp8"},    # the pool
+    {"model": "llama-3.1-8b", "num_blocks": 2048, "tp": 2, "kv_offloading_size": 4.0},
+])
+def test_options_a_run_reads_are_not(kw):
+    s = replay(CHAT, ReplayOptions(max_model_len=8192, **kw, given=frozenset(kw)))
+    assert not any("no effect" in w for w in s.warnings), s.warnings

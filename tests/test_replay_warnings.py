@@ -170,7 +170,10 @@ def test_num_blocks_runs_where_the_memory_would_not_hold_the_weights():
     s = run(block_size=16, mode="cache", model="llama-3.1-70b", tp=8, gpu_memory_gib=10.0,
             num_blocks=1000)
     assert s.num_blocks == 1000
-    assert s.warnings == [("option gpu_memory_gib has no effect with num_blocks: the pool is "
+    assert s.warnings == [("option tp has no effect here: with the pool not sized from "
+                           "gpu_memory_gib, no GPU clock (gpu or calibration) and no CPU tier, "
+                           "nothing depends on it"),
+                          ("option gpu_memory_gib has no effect with num_blocks: the pool is "
                            "num_blocks' 1,000 blocks, not sized from the memory")]
 
 

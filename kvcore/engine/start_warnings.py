@@ -46,13 +46,19 @@ def start_warnings(cfg: ReplayOptions, trace: Trace,
     elif "gpu" in given and clock in ("linear", "fixed"):
         out.append(f"option gpu has no effect with the {clock} clock: it times the steps "
                    "without a GPU")
-    if not model and not cfg.offloading:
-        # (they size a model's pages, time its steps on a GPU, and shape a CPU tier's chunks)
-        idle = sorted(given & {"tp", "kv_cache_dtype"})
-        if idle:
-            out.append(f"option{'s' if len(idle) > 1 else ''} {', '.join(idle)} "
-                       f"{'have' if len(idle) > 1 else 'has'} no effect without a model "
-                       "(model or model_config) or a CPU tier")
+    # (they size a model's pages from memory, time its steps on a GPU, and shape a CPU tier's
+    # chunks: with num_blocks and the linear clock a model's run was the same, unsaid)
+    idle = sorted(given & {"tp", "kv_cache_dtype"})
+    on_gpu = clock in ("roofline", "calibrated") or (
+        not cfg.clock and bool(cfg.calibration or (cfg.gpu and model)))
+    from_memory = cfg.gpu_memory_gib is not None and "num_blocks" not in given | set(trace.config)
+    if idle and not cfg.offloading and (not model or not (on_gpu or from_memory)):
+        have = f"option{'s' if len(idle) > 1 else ''} {', '.join(idle)} " \
+               f"{'have' if len(idle) > 1 else 'has'} no effect"
+        out.append(f"{have} without a model (model or model_config) or a CPU tier" if not model
+                   else f"{have} here: with the pool not sized from gpu_memory_gib, no GPU "
+                   "clock (gpu or calibration) and no CPU tier, nothing depends on "
+                   f"{'them' if len(idle) > 1 else 'it'}")
     steps = sorted(given & {"step_overhead_ms", "prefill_ms_per_token", "decode_ms_per_seq"})
     if steps and (clock not in ("", "linear") or ":" in (cfg.clock or "")
                   or (not cfg.clock and (cfg.calibration or (cfg.gpu and model)))):
@@ -80,7 +86,7 @@ def start_warnings(cfg: ReplayOptions, trace: Trace,
         # num_blocks wins (vLLM's num_gpu_blocks_override); the memory sized nothing
         out.append(f"option gpu_memory_gib has no effect with num_blocks: the pool is "
                    f"num_blocks' {cfg.num_blocks:,} blocks, not sized from the memory")
-    hashing = sorted(given & {"hash_algo", "hash_seed"})
+    hashing = sorted(given & {"hash_algo", "hash_seed", "prefix_match_unit"})
     if hashing and not cfg.enable_prefix_caching and not cfg.offloading:
         # vLLM hashes a request's blocks only for the prefix cache or a KV connector
         out.append(f"option{'s' if len(hashing) > 1 else ''} {', '.join(hashing)} "
