@@ -89,3 +89,16 @@ def test_options_nothing_reads_are_said(kw, said):
 def test_options_a_run_reads_are_not(kw):
     s = replay(CHAT, ReplayOptions(max_model_len=8192, **kw, given=frozenset(kw)))
     assert not any("no effect" in w for w in s.warnings), s.warnings
+
+
+def test_a_config_lines_groups_beside_a_model_are_said_and_dropped(tmp_path):
+    # (the model's groups ran, and the run's config showed the line's one full group)
+    t = tmp_path / "t.jsonl"
+    t.write_text('{"config": {"block_size": 4, "groups": [{"type": "full_attention", '
+                 '"block_size": 4, "sliding_window": null}]}}\n'
+                 '{"prompt_token_ids": [1, 2, 3, 4, 5, 6, 7, 8, 9], "output_length": 2}\n')
+    kw = {"model": "gpt-oss-20b", "max_model_len": 100, "num_blocks": 64}
+    s = replay(str(t), ReplayOptions(**kw, given=frozenset(kw)))
+    assert s.config["groups"] is None
+    assert ("option groups (the trace's config line) has no effect with a model (gpt-oss-20b): "
+            "its layers give the KV cache groups") in s.warnings

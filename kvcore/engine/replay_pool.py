@@ -67,6 +67,10 @@ def sized(cfg: ReplayOptions, trace: Trace
         if cfg.num_blocks is None and (cfg.gpu_memory_gib is not None or cfg.mode == "engine"):
             fill["num_blocks"] = res.config.num_blocks
         groups = list(res.config.kv_cache_groups)
+        if cfg.groups is not None:
+            # the model's layers are the groups: a config line's are dropped (said in
+            # `start_warnings`; the run's config showed them as if they had run)
+            fill["groups"] = None
     elif cfg.groups is not None:
         groups = [KVCacheGroupSpec((f"layer{i}",), _config_group(g, cfg, trace))
                   for i, g in enumerate(cfg.groups)]

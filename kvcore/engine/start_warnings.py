@@ -68,6 +68,10 @@ def start_warnings(cfg: ReplayOptions, trace: Trace,
                    f"{cfg.clock or ('calibrated' if cfg.calibration else 'roofline')} clock "
                    "(the default linear clock's constants)")
     user = given | set(trace.config)        # a flag or the trace's config line
+    if model and "groups" in user:
+        where = " (the trace's config line)" if "groups" in trace.config else ""
+        out.append(f"option groups{where} has no effect with a model "
+                   f"({cfg.model or cfg.model_config}): its layers give the KV cache groups")
     if cfg.long_prefill_token_threshold_adaptive and not cfg.long_prefill_token_threshold \
             and cfg.mode == "engine":
         # vLLM floors a nonzero threshold only: with none, the switch changes nothing
