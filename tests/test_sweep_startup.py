@@ -114,3 +114,21 @@ def test_a_spec_without_a_grid_sweeps_its_traces(tmp_path):
     jobs = json.loads(r.stdout)["jobs"]
     assert [(j["trace"], j["config"]["num_blocks"]) for j in jobs] == [(PREFIX, 3000),
                                                                        (chat, 3000)]
+
+
+def test_a_bare_router_option_goes_to_the_routers_that_take_it(tmp_path):
+    # (as `kvcli cluster --routers llmd,round_robin --router-opt queue_weight=1` gives it: the
+    # sweep refused it for the round_robin jobs)
+    base = ["sweep", "--trace", PREFIX, "--command", "cluster", "--set",
+            "router=llmd,round_robin", "--set", "replicas=2", "--set", "num_blocks=512"]
+    r = runner.invoke(app, [*base, "--set", "router_opt=queue_weight=1", "--results",
+                            str(tmp_path / "r.jsonl"), "--json"])
+    assert r.exit_code == 0, r.output
+    jobs = json.loads(r.stdout)["jobs"]
+    assert [(j["config"]["router"], j["config"].get("router_opt")) for j in jobs] == [
+        ("llmd", ["queue_weight=1"]), ("round_robin", None)]
+    # a key no router of the sweep takes is refused before any job, as the cluster refuses it
+    r = runner.invoke(app, [*base, "--set", "router_opt=nosuch=1", "--results",
+                            str(tmp_path / "s.jsonl")])
+    assert (r.exit_code, r.stderr) == (2, ("error: option --set: router_opt: no chosen router "
+                                          "takes option 'nosuch' ('nosuch=1')\n"))

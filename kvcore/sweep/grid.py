@@ -132,6 +132,8 @@ def expand(spec: SweepSpec, *, traces: dict[str, tuple[str, Trace]] | None = Non
             sha = file_sha256(path)
             read[path] = (sha, read_trace(path))
     names = [k for k, _ in spec.grid]
+    routers = set(dict(spec.grid).get("router", ())) or {
+        spec.fixed.get("router", CLUSTER_DEFAULTS["router"])}
     jobs: list[Job] = []
     seen: dict[str, int] = {}           # job id -> the place in `traces` of the trace that made it
     first: dict[str, dict[str, Any]] = {}   # job id -> the options of the point that made it
@@ -141,7 +143,7 @@ def expand(spec: SweepSpec, *, traces: dict[str, tuple[str, Trace]] | None = Non
         for point in itertools.product(*(values for _, values in spec.grid)):
             config = {**spec.fixed, **dict(zip(names, point, strict=True))}
             if spec.command == "cluster":
-                _own_router_opts(config)
+                _own_router_opts(config, routers)
             canonical, jid = job_id(spec.command, config, sha)
             if jid in seen:
                 if twin := next((k for k in FILE_KEYS if first[jid].get(k) != config.get(k)),
@@ -176,20 +178,30 @@ def _check_size(spec: SweepSpec) -> None:
     raise InputError(what, path=spec.path, field="grid")
 
 
-def _own_router_opts(config: dict[str, Any]) -> None:
-    """Keep of `router_opt` what this job's router is given: `ROUTER.KEY=V` entries of another
-    router are left out (a sweep over routers names each one's options; a job's id then
-    depends only on what it runs)."""
-    from kvcore.cluster.router import router_names
+def _own_router_opts(config: dict[str, Any], routers: set[str]) -> None:
+    """Keep of `router_opt` what this job's router is given, as `kvcli cluster --routers`
+    gives its routers their options: `ROUTER.KEY=V` entries of another router are left out, and
+    a bare `KEY=V` this router does not take where another router of the sweep (`routers`)
+    does (refused for every job: the round_robin jobs of a sweep over llmd and round_robin
+    refused llmd's queue_weight, which the cluster took); a job's id then depends only on what
+    it runs. A bare key no router of the sweep takes stays, for the job's check to refuse."""
+    from kvcore.cluster.router import REGISTRY, router_names
 
     if "router_opt" not in config:
         return
     router = config.get("router", CLUSTER_DEFAULTS["router"])
     known = set(router_names())
-    own = [o for o in config["router_opt"]
-           if not (o.partition("=")[0].partition(".")[0] in known
-                   and "." in o.partition("=")[0]
-                   and o.partition("=")[0].partition(".")[0] != router)]
+
+    def others(opt: str) -> bool:
+        key = opt.partition("=")[0]
+        target, dot, _ = key.partition(".")
+        if dot and target in known:
+            return target != router
+        options = REGISTRY[router].OPTIONS if router in REGISTRY else {}
+        return key not in options and any(key in REGISTRY[r].OPTIONS for r in routers
+                                          if r in REGISTRY)
+
+    own = [o for o in config["router_opt"] if not others(o)]
     if own:
         config["router_opt"] = own
     else:
