@@ -186,3 +186,18 @@ def test_a_too_long_prompt_names_the_formats_field_and_azure_counts_are_plain_di
     csv.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:04,4_808,10\n")
     refused(["replay", str(csv), "--mode", "cache"],
             f"error: {csv}:2: field 'ContextTokens': must be an integer, got '4_808'")
+
+
+# -- an id of another type was taken as its Python text: true became "True", [1] "[1]"
+
+@pytest.mark.parametrize("rid, shown", [(True, "true"), ([1], "[1]"), ({"a": 1}, '{"a": 1}'),
+                                        (1.5, "1.5")])
+@pytest.mark.parametrize("line", [REQ, {"hash_ids": [1], "input_length": 3,
+                                        "output_length": 2, "timestamp": 0},
+                                  {"input_length": 3, "output_length": 2}])
+def test_a_request_id_is_a_string_or_an_integer(tmp_path, rid, shown, line):
+    path = _trace(tmp_path, dict(line, id=rid))
+    refused(["replay", str(path)], f"error: {path}:1: field 'id': must be a string or an "
+            f"integer, got {shown}")
+    path = _trace(tmp_path, dict(line, id=7), dict(line, id="b"))
+    assert runner.invoke(app, ["replay", str(path)]).exit_code == 0

@@ -207,10 +207,21 @@ def _same_format(obj: dict, ctx: _Ctx, fmt: str) -> None:
                                  f"request made it a {fmt} trace (one format a trace)")
 
 
+def _rid(obj: dict, ctx: _Ctx, default: int) -> str:
+    """The request's id: a string or an integer (`true` and `[1]` became "True" and "[1]")."""
+    rid = obj.get("id")
+    if rid is None:
+        return str(default)
+    if isinstance(rid, bool) or not isinstance(rid, (str, int)):
+        import json
+
+        raise ctx.err("id", f"must be a string or an integer, got {json.dumps(rid)[:40]}")
+    return str(rid)
+
+
 def parse_mooncake(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
     _same_format(obj, ctx, "mooncake")
-    rid = str(obj["id"]) if obj.get("id") is not None else str(index)
-    return _hashed(obj, ctx, index, tb=MOONCAKE_BLOCK, ts_scale=1.0, rid=rid)
+    return _hashed(obj, ctx, index, tb=MOONCAKE_BLOCK, ts_scale=1.0, rid=_rid(obj, ctx, index))
 
 
 def parse_bailian(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
@@ -236,7 +247,7 @@ def parse_tokens(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
             raise ctx.err("output_length", f"is {n_out} but output_token_ids has {len(out_ids)}")
     else:
         n_out = _tokens(obj, "output_length", ctx)
-    rid = str(obj["id"]) if obj.get("id") is not None else str(ctx.line)
+    rid = _rid(obj, ctx, ctx.line)
     salt = obj.get("cache_salt")
     lora = obj.get("lora")
     return TraceRequest(index=index, line=ctx.line, id=rid, arrival_ms=_timestamp(obj, ctx),
@@ -260,8 +271,7 @@ def _unique(ctx: _Ctx, index: int, rid: str, n_in: int, n_out: int, t_ms: float,
 
 def parse_lengths(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
     _same_format(obj, ctx, "lengths")
-    rid = str(obj["id"]) if obj.get("id") is not None else str(index)
-    return _unique(ctx, index, rid, _tokens(obj, "input_length", ctx),
+    return _unique(ctx, index, _rid(obj, ctx, index), _tokens(obj, "input_length", ctx),
                    _tokens(obj, "output_length", ctx), _timestamp(obj, ctx),
                    _arrival_step(obj, ctx))
 
