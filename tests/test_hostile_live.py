@@ -126,3 +126,23 @@ def test_a_name_that_does_not_resolve_yet_is_said_not_refused(monkeypatch):
     said = ("warning: tcp://later.invalid:5557: host 'later.invalid' does not resolve (Name or "
             "service not known); ZMQ keeps trying, and nothing arrives until it does")
     assert r.stderr.splitlines() == [said, "0 batch(es), 0 from the replay socket"]
+
+
+def test_snapshots_through_the_longest_decode_are_bounded(tmp_path):
+    # (one request of 100,000 output tokens at 1 ms wrote 1.2 GB a minute: the bound counted up
+    # to the last arrival only, 0 s here)
+    long = tmp_path / "long.jsonl"
+    long.write_text('{"timestamp": 0, "prompt_token_ids": [1, 2, 3, 4, 5, 6, 7, 8, 9], '
+                    '"output_length": 100000}\n')
+    out = tmp_path / "m.prom"
+    refused(["replay", str(long), "--metrics", str(out), "--metrics-interval-s", "0.001"],
+            "error: option --metrics-interval-s: 524,994 snapshots to the end of the longest "
+            "output's decode, at the earliest (525 s of simulated time) is more than the limit "
+            "of 100,000 (~30 KB each): raise it")
+    assert not out.exists()
+    # the floor is one: 2,000 tokens at 5.25 ms a step take at least 10.49 s
+    long.write_text('{"timestamp": 0, "prompt_token_ids": [1, 2, 3], "output_length": 2000}\n')
+    res = runner.invoke(app, ["replay", str(long), "--metrics", str(out),
+                              "--metrics-interval-s", "0.01", "--json"])
+    assert res.exit_code == 0, res.output
+    assert out.read_bytes().count(b"# kvcli snapshot") >= 1049

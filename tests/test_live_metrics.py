@@ -227,7 +227,8 @@ def test_a_clock_whose_steps_outrun_the_snapshot_limit_stops_with_one_line(tmp_p
     a 1 ms interval: 3.6 million snapshots a step; refused when due (it wrote on for ever with a
     calibration's huge step), and no metrics file is left."""
     trace = tmp_path / "t.jsonl"
-    trace.write_text('{"timestamp": 0, "input_length": 32, "output_length": 2}\n')
+    # (one output token: no decode the check before the run could count, `decode_tail_ms`)
+    trace.write_text('{"timestamp": 0, "input_length": 32, "output_length": 1}\n')
     out = tmp_path / "m.prom"
     r = runner.invoke(app, ["replay", str(trace), "--clock", "fixed:3600000", "--metrics",
                             str(out), "--metrics-interval-s", "0.001"])

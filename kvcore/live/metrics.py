@@ -180,6 +180,21 @@ class EngineMetrics:
 MAX_SNAPSHOTS = 100_000
 
 
+def decode_tail_ms(clock: Any, trace: Any) -> float:
+    """A floor on the simulated time a run spends after its first arrival: the request of the
+    longest prompt + output decodes at least (that total - the longest prompt) tokens, one a
+    step, and no step is shorter than a lone one-token decode (async scheduling's batches
+    queue on one GPU all the same)."""
+    from kvcore.clock.batch import StepBatch
+
+    tokens = trace.max_total_tokens - trace.max_prompt_tokens
+    if tokens <= 1:
+        return 0.0
+    one = StepBatch()
+    one.add(1, 2, False)
+    return (tokens - 1) * clock.step_ms(one)
+
+
 class Snapshots:
     """The registry as text exposition every `interval_ms` of simulated time. Each snapshot
     starts with ``# kvcli snapshot sim_time_s=<t>`` and its samples carry the simulated time
@@ -193,17 +208,24 @@ class Snapshots:
         self.last_ms: float | None = None
         self.count = 0
 
-    def check_span(self, last_arrival_ms: float, engines: int = 1) -> None:
+    def check_span(self, last_arrival_ms: float, engines: int = 1, *, first_ms: float = 0.0,
+                   tail_ms: float = 0.0) -> None:
         """Refuse (before the replay) a file of more than `MAX_SNAPSHOTS` / `engines`
-        snapshots up to the trace's last arrival."""
-        n = int(last_arrival_ms // self.interval_ms)
+        snapshots up to the trace's last arrival, or up to the first arrival and `tail_ms` (a
+        decode the run cannot finish sooner: `decode_tail_ms`), whichever is later (one
+        request of 100,000 output tokens at 1 ms wrote 1.2 GB a minute until the run's own
+        limit, 3 GB on)."""
+        tail = first_ms + tail_ms > last_arrival_ms
+        span = first_ms + tail_ms if tail else last_arrival_ms
+        n = int(span // self.interval_ms)
         limit = MAX_SNAPSHOTS // max(1, engines)
         if n > limit:
             of = "" if engines == 1 else f", {engines} engines"
-            raise InputError(f"{n:,} snapshots up to the trace's last arrival "
-                             f"({last_arrival_ms / 1000.0:,.0f} s of simulated time) is more than "
-                             f"the limit of {limit:,} (~{30 * engines} KB each{of}): raise it",
-                             field="metrics_interval_s")
+            upto = ("to the end of the longest output's decode, at the earliest" if tail
+                    else "up to the trace's last arrival")
+            raise InputError(f"{n:,} snapshots {upto} ({span / 1000.0:,.0f} s of simulated "
+                             f"time) is more than the limit of {limit:,} (~{30 * engines} KB "
+                             f"each{of}): raise it", field="metrics_interval_s")
 
     def due(self, t_ms: float) -> None:
         """Write the snapshots due before `t_ms` (the registry holds the state before it); more
