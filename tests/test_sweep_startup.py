@@ -132,3 +132,18 @@ def test_a_bare_router_option_goes_to_the_routers_that_take_it(tmp_path):
                             str(tmp_path / "s.jsonl")])
     assert (r.exit_code, r.stderr) == (2, ("error: option --set: router_opt: no chosen router "
                                           "takes option 'nosuch' ('nosuch=1')\n"))
+
+
+def test_a_model_config_is_hashed_once_a_sweep(tmp_path, monkeypatch):
+    # (its bytes were read again for every grid point's job id)
+    from kvcore.sweep import grid
+    from kvcore.sweep.spec import spec_from_flags
+
+    cfg = ROOT / "tests" / "data" / "perf_cases" / "models" / "qwen3-8b.config.json"
+    read: list[str] = []
+    real = grid.file_sha256
+    monkeypatch.setattr(grid, "file_sha256", lambda p: read.append(str(p)) or real(p))
+    spec = spec_from_flags("replay", [PREFIX], [f"model_config={cfg}",
+                                                "num_blocks=3000,4000,5000"])
+    plan = grid.expand(spec)
+    assert len(plan.jobs) == 3 and read == [PREFIX, str(cfg)]

@@ -73,10 +73,15 @@ class Job:
                               kv_event_lag_ms=c["kv_event_lag_ms"])
 
 
-def job_id(command: str, config: dict[str, Any], trace_sha256: str) -> tuple[str, str]:
+def job_id(command: str, config: dict[str, Any], trace_sha256: str,
+           hashed: dict[str, str] | None = None) -> tuple[str, str]:
     """(canonical JSON, id): the id is the first 16 hex digits of the sha256 of the canonical
-    form, a named file's path replaced there by ``sha256:`` and its bytes' sha256."""
-    files = {k: _file_identity(v) for k in FILE_KEYS if isinstance(v := config.get(k), str) and v}
+    form, a named file's path replaced there by ``sha256:`` and its bytes' sha256. ``hashed``
+    keeps each path's identity across a sweep's jobs (the file was read once a grid point:
+    about 2 s at the 100,000-job limit)."""
+    known = {} if hashed is None else hashed
+    files = {k: known.get(v) or known.setdefault(v, _file_identity(v))
+             for k in FILE_KEYS if isinstance(v := config.get(k), str) and v}
     canonical = _canonical(command, config, trace_sha256)
     identity = _canonical(command, {**config, **files}, trace_sha256) if files else canonical
     return canonical, hashlib.sha256(identity.encode()).hexdigest()[:16]
@@ -135,6 +140,7 @@ def expand(spec: SweepSpec, *, traces: dict[str, tuple[str, Trace]] | None = Non
     routers = set(dict(spec.grid).get("router", ())) or {
         spec.fixed.get("router", CLUSTER_DEFAULTS["router"])}
     jobs: list[Job] = []
+    hashed: dict[str, str] = {}         # a model_config's or calibration's path -> its identity
     seen: dict[str, int] = {}           # job id -> the place in `traces` of the trace that made it
     first: dict[str, dict[str, Any]] = {}   # job id -> the options of the point that made it
     folded = 0
@@ -144,7 +150,7 @@ def expand(spec: SweepSpec, *, traces: dict[str, tuple[str, Trace]] | None = Non
             config = {**spec.fixed, **dict(zip(names, point, strict=True))}
             if spec.command == "cluster":
                 _own_router_opts(config, routers)
-            canonical, jid = job_id(spec.command, config, sha)
+            canonical, jid = job_id(spec.command, config, sha, hashed)
             if jid in seen:
                 if twin := next((k for k in FILE_KEYS if first[jid].get(k) != config.get(k)),
                                 None):
