@@ -117,8 +117,9 @@ def _planned_streams(events: str | None, routers: list[str], replicas: int) -> l
         if stale:
             it = "it" if len(stale) == 1 else "them"
             raise InputError(f"{folder} holds {', '.join(stale)} of an earlier run with more "
-                             f"replicas than this one's {replicas}: kvcli stats would read {it} "
-                             f"as this run's; remove {it} or write elsewhere", field="events")
+                             f"replicas than this one's {replicas}: the folder would mix two "
+                             f"runs' streams (kvcli stats DIR reads every replica-K.events.jsonl "
+                             f"as one run's); remove {it} or write elsewhere", field="events")
     return out
 
 

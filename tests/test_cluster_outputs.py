@@ -38,8 +38,9 @@ def test_streams_of_an_earlier_run_with_more_replicas_are_refused(tmp_path):
     folder = ev / "round_robin"
     assert r.stderr == (f"error: option --events: {folder} holds replica-2.events.jsonl, "
                         "replica-2.vllm.jsonl of an earlier run with more replicas than this "
-                        "one's 2: kvcli stats would read them as this run's; remove them or "
-                        "write elsewhere\n")
+                        "one's 2: the folder would mix two runs' streams (kvcli stats DIR reads "
+                        "every replica-K.events.jsonl as one run's); remove them or write "
+                        "elsewhere\n")
     # the same replicas again, or more, replace the earlier streams
     for n in ("3", "4"):
         assert runner.invoke(app, [*RUN, "--replicas", n, "--events", str(ev)]).exit_code == 0

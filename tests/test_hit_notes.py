@@ -15,6 +15,9 @@ from kvcore.engine.replay import replay
 CHAT = str(Path(__file__).resolve().parents[1] / "traces" / "multiturn-chat.jsonl")
 TAIL = ("every prompt's tokens (at most 500): a hit is whole blocks and leaves a prompt's last "
         "token to compute, so no prompt can hit and the hit rate is 0 by construction")
+GRID = ("every prompt's tokens (at most {n}): a hit ends on a multiple of it and leaves a "
+        "prompt's last token to compute, so no prompt can hit and the hit rate is 0 by "
+        "construction")
 
 
 @pytest.fixture
@@ -34,13 +37,23 @@ def _warned(trace: str, **kw) -> tuple[float, list[str]]:
     ("nemotron-nano-9b-v2", "1,312", "mamba 1,312, full 1,312"),
     ("qwen3-next-80b-a3b", "576", "mamba 576, full 576")])
 def test_a_raised_attention_block_past_every_prompt_is_said(short, model, grid, groups):
-    said = (f"a hit here ends on a multiple of {grid} tokens (the groups' blocks: {groups}), "
-            f"at least {TAIL}; a --prefix-match-unit (vLLM's partial hash hits) lets a hit end "
-            "inside a block")
+    said = (f"{grid} tokens, where a hit here ends (the groups' blocks: {groups}), is at least "
+            f"{GRID.format(n=500)}; a --prefix-match-unit (vLLM's partial hash hits) lets a hit "
+            "end inside a block")
     hit, warned = _warned(short, model=model)
     assert hit == 0.0 and said in warned
     assert not any("by construction" in w for w in _warned(short, model=model,
                                                            prefix_match_unit=16)[1])
+
+
+def test_a_partial_hit_unit_past_every_prompt_is_named_as_the_grid(tmp_path):
+    # (it was credited to the groups' blocks of 1,312 tokens, or said as block_size 16)
+    t = tmp_path / "t.jsonl"
+    t.write_text("".join(f'{{"prompt_token_ids": {list(range(20)) + [100 + i]}, '
+                         '"output_length": 2}\n' for i in range(3)))
+    _, warned = _warned(str(t), model="nemotron-nano-9b-v2", prefix_match_unit=32)
+    assert warned == [(f"prefix_match_unit 32, where a hit here can end, is at least "
+                      f"{GRID.format(n=21)}")]
 
 
 def test_one_group_keeps_the_block_size_words(short):
@@ -85,6 +98,10 @@ def test_options_nothing_reads_are_said(kw, said):
     {"model": "llama-3.1-8b", "num_blocks": 2048, "tp": 2, "gpu": "h100-sxm"},     # the clock
     {"model": "llama-3.1-8b", "gpu_memory_gib": 80.0, "kv_cache_dtype": "fp8"},    # the pool
     {"model": "llama-3.1-8b", "num_blocks": 2048, "tp": 2, "kv_offloading_size": 4.0},
+    # a hybrid Mamba model's attention block is its state's page: they size it (Qwen3-Next:
+    # 576 tokens at tp 1, 320 at tp 4, and the hits follow)
+    {"model": "qwen3-next-80b-a3b", "num_blocks": 20000, "tp": 4},
+    {"model": "nemotron-nano-9b-v2", "num_blocks": 20000, "kv_cache_dtype": "fp8"},
 ])
 def test_options_a_run_reads_are_not(kw):
     s = replay(CHAT, ReplayOptions(max_model_len=8192, **kw, given=frozenset(kw)))

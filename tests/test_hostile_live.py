@@ -136,8 +136,8 @@ def test_snapshots_through_the_longest_decode_are_bounded(tmp_path):
                     '"output_length": 100000}\n')
     out = tmp_path / "m.prom"
     refused(["replay", str(long), "--metrics", str(out), "--metrics-interval-s", "0.001"],
-            "error: option --metrics-interval-s: 524,994 snapshots to the end of the longest "
-            "output's decode, at the earliest (525 s of simulated time) is more than the limit "
+            "error: option --metrics-interval-s: 524,994 snapshots up to the end of a request's "
+            "decode, at the earliest (525 s of simulated time) is more than the limit "
             "of 100,000 (~30 KB each): raise it")
     assert not out.exists()
     # the floor is one: 2,000 tokens at 5.25 ms a step take at least 10.49 s
@@ -146,3 +146,29 @@ def test_snapshots_through_the_longest_decode_are_bounded(tmp_path):
                               "--metrics-interval-s", "0.01", "--json"])
     assert res.exit_code == 0, res.output
     assert out.read_bytes().count(b"# kvcli snapshot") >= 1049
+
+
+@pytest.mark.parametrize("lines, extra, refuses", [
+    # the longest output beside a longer prompt elsewhere (the two maxima of two requests
+    # turned the floor off: 150 MB in 8 s)
+    (['{"timestamp": 0, "input_length": 10, "output_length": 100000}',
+      '{"timestamp": 0, "input_length": 99000, "output_length": 1}'], [], True),
+    # a request stops at max_model_len: 900 tokens, not 30,000 (refused, the run is 4.7 s)
+    (['{"timestamp": 0, "input_length": 100, "output_length": 30000}'],
+     ["--max-model-len", "1000"], False),
+    # a request --skip-bad rejects decodes nothing
+    (['{"timestamp": 0, "input_length": 2000, "output_length": 30000}',
+      '{"timestamp": 0, "input_length": 100, "output_length": 50}'],
+     ["--max-model-len", "1000", "--skip-bad"], False),
+])
+def test_the_decode_floor_is_each_requests_own(tmp_path, lines, extra, refuses):
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("".join(x + "\n" for x in lines))
+    out = tmp_path / "m.prom"
+    res = runner.invoke(app, ["replay", str(trace), "--metrics", str(out),
+                              "--metrics-interval-s", "0.001", *extra, "--json"])
+    if refuses:
+        assert res.exit_code == 2 and "up to the end of a request's decode" in res.stderr
+        assert not out.exists()
+    else:
+        assert res.exit_code == 0, res.output

@@ -201,3 +201,11 @@ def test_a_request_id_is_a_string_or_an_integer(tmp_path, rid, shown, line):
             f"integer, got {shown}")
     path = _trace(tmp_path, dict(line, id=7), dict(line, id="b"))
     assert runner.invoke(app, ["replay", str(path)]).exit_code == 0
+
+
+@pytest.mark.parametrize("rid, shown", [(True, "true"), ([1], "[1]")])
+def test_a_bailian_chat_id_is_a_string_or_an_integer(tmp_path, rid, shown):
+    path = _trace(tmp_path, {"chat_id": rid, "timestamp": 0, "input_length": 20,
+                             "output_length": 5, "hash_ids": [1, 2]})
+    refused(["replay", str(path)], f"error: {path}:1: field 'chat_id': must be a string or an "
+            f"integer, got {shown}")

@@ -28,23 +28,26 @@ def no_hit_note(cfg: Any, max_prompt_tokens: int, groups: list, hash_block_size:
     if not cfg.enable_prefix_caching or not specs:
         return None
     sizes = sorted({s.block_size for s in specs})
-    grid = (hash_block_size if len(specs) > 1 and partial_hash_hits(specs, hash_block_size, True)
-            else math.lcm(*sizes))
+    partial = len(specs) > 1 and partial_hash_hits(specs, hash_block_size, True)
+    grid = hash_block_size if partial else math.lcm(*sizes)
     # (the CPU tier may load a whole prompt: a prompt of one block can hit there)
     if not 0 < max_prompt_tokens <= grid - (1 if offloading else 0):
         return None
-    if grid == cfg.block_size:
-        head = f"block_size {grid:,} is at least"
-    else:
-        kinds = ", ".join(dict.fromkeys(f"{kind_of(s)} {s.block_size:,}" for s in specs))
-        head = (f"a hit here ends on a multiple of {grid:,} tokens (the groups' blocks: "
-                f"{kinds}), at least")
+    tail = (f"every prompt's tokens (at most {max_prompt_tokens:,}): a hit ends on a multiple "
+            "of it and leaves a prompt's last token to compute, so no prompt can hit and the hit "
+            "rate is 0 by construction")
+    if partial:     # (vLLM's partial hash hits: hits end on the unit, inside a block)
+        return f"prefix_match_unit {grid:,}, where a hit here can end, is at least {tail}"
+    if len(specs) == 1:
+        return (f"block_size {grid:,} is at least every prompt's tokens (at most "
+                f"{max_prompt_tokens:,}): a hit is whole blocks and leaves a prompt's last token "
+                "to compute, so no prompt can hit and the hit rate is 0 by construction")
+    kinds = ", ".join(dict.fromkeys(f"{kind_of(s)} {s.block_size:,}" for s in specs))
     unit = ("; a --prefix-match-unit (vLLM's partial hash hits) lets a hit end inside a block"
             if cfg.prefix_match_unit is None and any(isinstance(s, MambaSpec) for s in specs)
             else "")
-    return (f"{head} every prompt's tokens (at most {max_prompt_tokens:,}): a hit is whole "
-            "blocks and leaves a prompt's last token to compute, so no prompt can hit and the "
-            f"hit rate is 0 by construction{unit}")
+    return (f"{grid:,} tokens, where a hit here ends (the groups' blocks: {kinds}), is at least "
+            f"{tail}{unit}")
 
 
 def cache_mode_mamba_note(cfg: Any, groups: list) -> str | None:

@@ -180,19 +180,28 @@ class EngineMetrics:
 MAX_SNAPSHOTS = 100_000
 
 
-def decode_tail_ms(clock: Any, trace: Any) -> float:
-    """A floor on the simulated time a run spends after its first arrival: the request of the
-    longest prompt + output decodes at least (that total - the longest prompt) tokens, one a
-    step, and no step is shorter than a lone one-token decode (async scheduling's batches
-    queue on one GPU all the same)."""
+def decode_floor_ms(clock: Any, trace: Any, cfg: Any) -> float:
+    """A floor on the simulated time a run reaches: each request decodes at least its output
+    (to max_model_len at most) one token a step after its arrival, and no step is shorter than
+    a lone one-token decode (async scheduling's batches queue on one GPU all the same). 0 where
+    it cannot be a floor: a trace read as a stream (not held), requests skipped (`skip_bad`),
+    or arrivals not on the clock."""
     from kvcore.clock.batch import StepBatch
 
-    tokens = trace.max_total_tokens - trace.max_prompt_tokens
-    if tokens <= 1:
+    if cfg.skip_bad or cfg.arrivals not in ("timestamp", "ignore") \
+            or not isinstance(trace.requests, list):
         return 0.0
+    mml = cfg.max_model_len
+    timed = cfg.arrivals == "timestamp"
     one = StepBatch()
     one.add(1, 2, False)
-    return (tokens - 1) * clock.step_ms(one)
+    step = clock.step_ms(one)
+    # (the longest output and the longest prompt may be two requests: one long prompt beside
+    # a 100,000-token output turned the floor off; a request runs to max_model_len at most)
+    return max(((r.arrival_ms if timed else 0.0) + (tokens - 1) * step
+                for r in trace.requests if mml is None or r.prompt_len < mml
+                if (tokens := r.output_len if mml is None
+                    else min(r.output_len, mml - r.prompt_len)) > 1), default=0.0)
 
 
 class Snapshots:
@@ -208,20 +217,20 @@ class Snapshots:
         self.last_ms: float | None = None
         self.count = 0
 
-    def check_span(self, last_arrival_ms: float, engines: int = 1, *, first_ms: float = 0.0,
-                   tail_ms: float = 0.0) -> None:
+    def check_span(self, last_arrival_ms: float, engines: int = 1, *,
+                   floor_ms: float = 0.0) -> None:
         """Refuse (before the replay) a file of more than `MAX_SNAPSHOTS` / `engines`
-        snapshots up to the trace's last arrival, or up to the first arrival and `tail_ms` (a
-        decode the run cannot finish sooner: `decode_tail_ms`), whichever is later (one
-        request of 100,000 output tokens at 1 ms wrote 1.2 GB a minute until the run's own
-        limit, 3 GB on)."""
-        tail = first_ms + tail_ms > last_arrival_ms
-        span = first_ms + tail_ms if tail else last_arrival_ms
+        snapshots up to the trace's last arrival, or up to `floor_ms` (a time the run cannot
+        end before: `decode_floor_ms`), whichever is later (one request of 100,000 output
+        tokens at 1 ms wrote 1.2 GB a minute until the run's own limit, 3 GB on)."""
+        # (said as the decode's only where it adds snapshots to the last arrival's)
+        tail = int(floor_ms // self.interval_ms) > int(last_arrival_ms // self.interval_ms)
+        span = floor_ms if tail else last_arrival_ms
         n = int(span // self.interval_ms)
         limit = MAX_SNAPSHOTS // max(1, engines)
         if n > limit:
             of = "" if engines == 1 else f", {engines} engines"
-            upto = ("to the end of the longest output's decode, at the earliest" if tail
+            upto = ("up to the end of a request's decode, at the earliest" if tail
                     else "up to the trace's last arrival")
             raise InputError(f"{n:,} snapshots {upto} ({span / 1000.0:,.0f} s of simulated "
                              f"time) is more than the limit of {limit:,} (~{30 * engines} KB "

@@ -113,16 +113,14 @@ class LiveRun:
             raise InputError("engine mode only: cache mode runs no scheduler and no steps for "
                              "vLLM's metrics to measure",
                              field="metrics" if self.snapshots is not None else "metrics_port")
-        from kvcore.live.metrics import EngineMetrics, Families, decode_tail_ms
+        from kvcore.live.metrics import EngineMetrics, Families, decode_floor_ms
 
         ctx.book.keep = True    # the metrics read a request's record after its finish
         cfg = ctx.cfg
         if self.snapshots is not None:
-            tr = ctx.trace
             timed = cfg.arrivals == "timestamp"
-            self.snapshots.check_span(tr.last_arrival_ms if timed else 0.0, self.ranks,
-                                      first_ms=tr.first_arrival_ms if timed else 0.0,
-                                      tail_ms=decode_tail_ms(ctx.cost, tr))
+            self.snapshots.check_span(ctx.trace.last_arrival_ms if timed else 0.0, self.ranks,
+                                      floor_ms=decode_floor_ms(ctx.cost, ctx.trace, cfg))
         if self.families is None:
             longest = ctx.trace.max_total_tokens or 1
             self.families = Families(self.registry, cfg.max_model_len or longest,

@@ -207,15 +207,16 @@ def _same_format(obj: dict, ctx: _Ctx, fmt: str) -> None:
                                  f"request made it a {fmt} trace (one format a trace)")
 
 
-def _rid(obj: dict, ctx: _Ctx, default: int) -> str:
-    """The request's id: a string or an integer (`true` and `[1]` became "True" and "[1]")."""
-    rid = obj.get("id")
+def _rid(obj: dict, ctx: _Ctx, default: int, key: str = "id") -> str:
+    """The request's id (or Bailian's `chat_id`): a string or an integer (`true` and `[1]`
+    became "True" and "[1]")."""
+    rid = obj.get(key)
     if rid is None:
         return str(default)
     if isinstance(rid, bool) or not isinstance(rid, (str, int)):
         import json
 
-        raise ctx.err("id", f"must be a string or an integer, got {json.dumps(rid)[:40]}")
+        raise ctx.err(key, f"must be a string or an integer, got {json.dumps(rid)[:40]}")
     return str(rid)
 
 
@@ -229,7 +230,7 @@ def parse_bailian(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
     if obj.get("chat_id") is None:
         raise ctx.err("chat_id", "missing")
     # A chat id names a conversation turn; keep ids unique by suffixing the line's index.
-    rid = f"{obj['chat_id']}-{index}"
+    rid = f"{_rid(obj, ctx, index, 'chat_id')}-{index}"
     return _hashed(obj, ctx, index, tb=BAILIAN_BLOCK, ts_scale=1000.0, rid=rid)
 
 
