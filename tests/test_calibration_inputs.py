@@ -38,8 +38,8 @@ def test_a_cpu_file_is_said_to_be_one_and_its_cpu_terms_are_shown(tmp_path: Path
     assert r.stderr.strip().splitlines() == [
         (f"warning: calibration {SAMPLE}: it was measured on a CPU under the Triton interpreter "
         "(a smoke run: its numbers describe no GPU); no measured point determined "
-        "eta_gemm_c, eta_kv (a lower bound: times that depend on it are too long; calibrate "
-        "with --grid full)")]
+        f"{', '.join(doc['fit']['undetermined'])} (a lower bound: times that depend on it are "
+        "too long; calibrate with --grid full)")]
     # the file's CPU terms are the clock's: the text said "CPU terms default" whatever they were
     doc["factors"]["c_step_us"], doc["factors"]["cpu_terms"] = 900.0, "measured"
     path = tmp_path / "cal.json"

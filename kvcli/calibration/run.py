@@ -116,7 +116,7 @@ def calibrate(g: Any, *, device_name: str, grid: str, tp: int, block_size: int,
     gpu = gpu_info(device)
     log(f"calibrating {g.name} (tp {tp}) on {gpu['name']}, grid {grid}")
     ceil = micro.ceilings(device, dtype, size)
-    log(f"ceilings: copy {ceil['copy_tbps']:.3f} TB/s, GEMM {ceil['gemm_bf16_tflops']:.1f} TF")
+    log(f"ceilings: copy {ceil['copy_tbps']:.4g} TB/s, GEMM {ceil['gemm_bf16_tflops']:.4g} TF")
     tables = {
         "gemm": micro.gemm_table(micro.gemm_shapes(g, tp), ms, device, dtype, log),
         "decode_attention": micro.decode_table(heads, g.dtype, dec, block_size, device, log),
