@@ -136,3 +136,27 @@ def test_explain_tells_a_requests_cpu_tier_part_as_the_events_and_requests_say(t
     done = {e["job"]: e["what"] for e in story if e["what"].endswith(" done")}
     assert started == {j: f"CPU tier {k} started" for j, k in jobs.items()} and jobs
     assert done == {j: f"CPU tier {k} done" for j, k in jobs.items()}
+
+
+def test_an_interrupted_story_is_the_story_so_far(monkeypatch):
+    # (Ctrl-C ended in a KeyError traceback, exit 1: the step lines' last, {"interrupted":
+    # true}, has no 'scheduled')
+    import kvcore.engine.replay as replay_module
+
+    real = replay_module.replay
+
+    def cut(*args, **kw):
+        done = [0]
+
+        def progress(n: int = 1) -> None:
+            done[0] += n
+            if done[0] == 40:
+                raise KeyboardInterrupt
+        return real(*args, **kw, progress=progress)
+
+    monkeypatch.setattr(replay_module, "replay", cut)
+    res = runner.invoke(app, ["replay", SAMPLE, *OPTS, "--explain", "5", "--json"])
+    assert res.exit_code == 130, res.output
+    story = json.loads(res.stdout)
+    assert story["interrupted"] is True and story["events"][0]["what"] == "arrived"
+    assert res.stderr.splitlines()[-1] == "interrupted: the story so far"

@@ -36,12 +36,16 @@ def run_explain(trace: str, opts, rid: str, as_json: bool, given: list[str],
                          warn=output.warn, trace=tr)
     doc = story.to_dict()
     doc["warnings"] = list(summary.warnings)       # (a plain replay's JSON carries them too)
+    doc["interrupted"] = summary.interrupted        # (Ctrl-C: the story so far)
     if rec is not None:
         doc["calls"] = [n.to_dict() for n in rec.take()]
     output.emit(story_view(doc), as_json=as_json)
     if calls and not as_json:
         output.emit_tree(f"calls made for request {rid} (step= the engine step)", doc["calls"])
-    return output.interrupt_code() if summary.interrupted else 0
+    if summary.interrupted:
+        output.message("interrupted: the story so far")
+        return output.interrupt_code()
+    return 0
 
 
 def _blocks(ids: list[int]) -> str:

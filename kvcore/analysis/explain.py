@@ -97,6 +97,8 @@ class RequestStory:
 
     # -- the step lines ----------------------------------------------------------------------
     def step_line(self, line: dict) -> None:
+        if "scheduled" not in line:
+            return      # (an interrupted run's last line, {"interrupted": true}: a KeyError)
         n = line["scheduled"].get(self.rid)
         if n is None:
             return
