@@ -69,6 +69,8 @@ def run(a: SweepArgs) -> int:
     output.check_append(path, "results")
     output.check_distinct([], [("results", path)], folders=[("plot", a.plot)])
     held = read_results(path, missing_ok=True)
+    if note := held.duplicates_note():
+        output.warn(note)
     # (a line an older kvcli wrote under the job's path-based id counts as the job)
     now = {j.legacy_id: j.job_id for j in plan.jobs if j.legacy_id != j.job_id}
     ids = {j.job_id for j in plan.jobs}
@@ -149,6 +151,8 @@ def report(a: SweepArgs, names: list[str] | None) -> int:
     if res.partial_tail:
         output.warn(f"{a.args[1]}: its last line was cut short (a job in flight when the "
                     "sweep was killed); left out")
+    if note := res.duplicates_note():
+        output.warn(note)
     lines = res.sorted()
     commands = {d.get("command", "replay") for d in lines}
     if len(commands) > 1:

@@ -61,6 +61,17 @@ class Results:
     lines: list[dict[str, Any]] = field(default_factory=list)   # one a job, in file order
     partial_tail: bool = False          # the last line was cut short (ignored)
     duplicates: int = 0                 # lines of a job already seen (the first is kept)
+    differing: int = 0                  # of those, lines whose result is not the first's
+
+    def duplicates_note(self) -> str | None:
+        """The warning for lines of a job already read (two sweeps' files put together), or
+        None: they were dropped without a word, a differing result included."""
+        if not self.duplicates:
+            return None
+        differ = (f", {self.differing} with another result than its first" if self.differing
+                  else "")
+        return (f"{self.path}: {self.duplicates} line(s) repeat a job already read{differ}; "
+                "each job's first line is the one shown")
 
     @property
     def by_id(self) -> dict[str, dict[str, Any]]:
@@ -81,7 +92,7 @@ def read_results(path: str, *, missing_ok: bool = False) -> Results:
     if missing_ok and not os.path.exists(path):
         return out
     name, stream = open_source(path)
-    seen: set[str] = set()
+    seen: dict[str, Any] = {}           # job id -> its first line's result
     with stream:
         data = stream.read()
     lines = data.split(b"\n")
@@ -105,8 +116,9 @@ def read_results(path: str, *, missing_ok: bool = False) -> Results:
         _check_line(d, name, no)
         if d["job_id"] in seen:
             out.duplicates += 1
+            out.differing += d["result"] != seen[d["job_id"]]
             continue
-        seen.add(d["job_id"])
+        seen[d["job_id"]] = d["result"]
         out.lines.append(d)
     return out
 

@@ -1,0 +1,38 @@
+"""`kvcli sweep report` on a results file that repeats a job (two sweeps' files put together):
+each job's first line is shown, and the repeats are said (they were dropped without a word,
+one with another result included)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from kvcli.app import app
+
+runner = CliRunner()
+PREFIX = str(Path(__file__).resolve().parents[1] / "traces" / "shared-prefix.jsonl")
+
+
+def test_repeated_job_lines_are_said(tmp_path):
+    res = tmp_path / "r.jsonl"
+    r = runner.invoke(app, ["sweep", "--trace", PREFIX, "--set", "num_blocks=300,600",
+                            "--results", str(res)])
+    assert r.exit_code == 0, r.output
+    lines = res.read_text().splitlines()
+    other = json.loads(lines[0])
+    other["result"]["hit_rate"] = 0.99
+    res.write_text("\n".join([*lines, lines[1], json.dumps(other)]) + "\n")
+    r = runner.invoke(app, ["sweep", "report", str(res), "--json"])
+    assert r.exit_code == 0, r.output
+    assert r.stderr.splitlines()[0] == (
+        f"warning: {res}: 2 line(s) repeat a job already read, 1 with another result than its "
+        "first; each job's first line is the one shown")
+    first = sorted((json.loads(x) for x in lines), key=lambda d: d["index"])
+    assert [j["result"]["hit_rate"] for j in json.loads(r.stdout)["jobs"]] == [
+        d["result"]["hit_rate"] for d in first]
+    # a resume reads the file too, and says it
+    r = runner.invoke(app, ["sweep", "--trace", PREFIX, "--set", "num_blocks=300,600",
+                            "--results", str(res), "--resume"])
+    assert r.exit_code == 0 and r.stderr.startswith(f"warning: {res}: 2 line(s) repeat")
