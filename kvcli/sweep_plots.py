@@ -20,8 +20,18 @@ def _numeric(values: list) -> bool:
         and len(set(nums)) >= 2
 
 
-def _label(k: str, v) -> str:
-    return f"{k}={os.path.basename(v) if k == 'trace' and isinstance(v, str) else v}"
+def swept_cell(k: str, v, config: dict) -> str:
+    """A swept option's value as the table and the plots' legends show it: a trace's file name;
+    "default" where the job's config does not name the key (a line of another grid: it ran at
+    its default, which the legends called None), "none" for an option set to none."""
+    if k == "trace":
+        return os.path.basename(str(v))
+    if k not in config:
+        return "default"
+    if v is None:
+        return "none"
+    # (a list as Python writes it: "['llmd.prefix_weight=0']")
+    return ", ".join(map(str, v)) if isinstance(v, list) else v
 
 
 def write_sweep_plots(doc: dict, folder: str) -> list[str]:
@@ -39,7 +49,7 @@ def write_sweep_plots(doc: dict, folder: str) -> list[str]:
         for j in jobs:
             if j["swept"][x] is None:
                 continue
-            key = tuple(_label(k, j["swept"][k]) for k in others)
+            key = tuple(f"{k}={swept_cell(k, j['swept'][k], j['config'])}" for k in others)
             lines.setdefault(key, []).append((j["swept"][x], j["metrics"]))
         fig, row = plt.subplots(1, 2 if has_ttft else 1, figsize=(12 if has_ttft else 7, 4.5),
                                 squeeze=False)

@@ -225,15 +225,12 @@ def _fmt(name: str, v: Any) -> Any:
 def view(doc: dict, report: str | None = None) -> output.View:
     """The table; ``report``: the results file's name when `sweep report` reads one (it holds
     no grid size: its jobs are the finished ones)."""
+    from kvcli.sweep_plots import swept_cell
+
     swept, shown = doc["swept"], doc["metrics"]
     rows = []
     for j in doc["jobs"]:
-        # a key a job's config does not name (a line of another grid) ran at its default
-        cells = [os.path.basename(str(v)) if k == "trace" else
-                 ("default" if k not in j["config"] else "none" if v is None else
-                  # (a list as Python writes it: "['llmd.prefix_weight=0']")
-                  ", ".join(map(str, v)) if isinstance(v, list) else v)
-                 for k, v in j["swept"].items()]
+        cells = [swept_cell(k, v, j["config"]) for k, v in j["swept"].items()]
         m = j["metrics"]
         rows.append((j["index"], *cells, *(_fmt(n, None if m is None else m[n])
                                            for n in shown), j["job_id"]))

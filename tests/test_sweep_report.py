@@ -36,3 +36,29 @@ def test_repeated_job_lines_are_said(tmp_path):
     r = runner.invoke(app, ["sweep", "--trace", PREFIX, "--set", "num_blocks=300,600",
                             "--results", str(res), "--resume"])
     assert r.exit_code == 0 and r.stderr.startswith(f"warning: {res}: 2 line(s) repeat")
+
+
+def test_the_plots_legends_say_default_as_the_table_does(tmp_path, monkeypatch):
+    # (a line of another grid, without the key, was 'block_size=None' in the legends)
+    import pytest
+
+    pytest.importorskip("matplotlib")
+    from matplotlib.axes import Axes
+
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    for path, sets in ((a, ["num_blocks=300,600", "max_num_seqs=8,32"]),
+                       (b, ["block_size=16,32", "num_blocks=600"])):
+        args = ["sweep", "--trace", PREFIX, *(x for s in sets for x in ("--set", s)),
+                "--results", str(path)]
+        assert runner.invoke(app, args).exit_code == 0
+    mixed = tmp_path / "mix.jsonl"
+    mixed.write_text(a.read_text() + b.read_text())
+    labels: list[str] = []
+    real = Axes.plot
+    monkeypatch.setattr(Axes, "plot", lambda self, *x, **kw: labels.append(kw.get("label"))
+                        or real(self, *x, **kw))
+    r = runner.invoke(app, ["sweep", "report", str(mixed), "--plot", str(tmp_path / "p")])
+    assert r.exit_code == 0, r.output
+    assert "block_size=default, max_num_seqs=8" in labels and not any(
+        "None" in (x or "") for x in labels)
+    assert " default " in r.stdout
