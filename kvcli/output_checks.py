@@ -44,7 +44,7 @@ def check_output(path: str | None, field: str, *, folder: bool = False) -> None:
     if folder and os.path.exists(path) and not os.path.isdir(path):
         # (a device passed as in place: /dev/null ran the whole job, then 'cannot create')
         raise InputError(f"{path} is a file, not a folder", field=field)
-    if in_place(path) and not (folder and os.path.isdir(path)):
+    if in_place(path) and not folder:
         if os.path.isdir(path):
             raise InputError(f"{path} is a folder, not a file", field=field)
         if os.path.exists(path) and not os.access(path, os.W_OK):
@@ -66,6 +66,7 @@ def check_output(path: str | None, field: str, *, folder: bool = False) -> None:
         if not os.access(top, os.W_OK | os.X_OK):
             raise InputError(f"cannot create {path}: {top} is not writable (permission "
                              "denied)", field=field)
+        _try_making(target, top, path, field)
         return
     if os.path.isdir(target) or path.endswith(os.sep):
         raise InputError(f"{path} is a folder, not a file", field=field)
@@ -77,6 +78,23 @@ def check_output(path: str | None, field: str, *, folder: bool = False) -> None:
     if not os.access(parent, os.W_OK | os.X_OK):
         raise InputError(f"cannot write {path}: the folder {shown} is not writable "
                          "(permission denied)", field=field)
+
+
+def _try_making(target: str, top: str, path: str, field: str) -> None:
+    """Make the folder and its missing parents, and take them away again: what access() passes
+    may still be refused (root under /proc: `--plot /proc/nope` ran the whole sweep, then
+    'cannot create the folder')."""
+    try:
+        os.makedirs(target)
+    except OSError as err:
+        raise InputError(f"cannot create {path}: {err.strerror or err}", field=field) from None
+    d = target
+    while d != top:
+        try:
+            os.rmdir(d)
+        except OSError:
+            break
+        d = os.path.dirname(d)
 
 
 def check_distinct(inputs: list[tuple[str, str | None]],

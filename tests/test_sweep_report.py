@@ -62,3 +62,17 @@ def test_the_plots_legends_say_default_as_the_table_does(tmp_path, monkeypatch):
     assert "block_size=default, max_num_seqs=8" in labels and not any(
         "None" in (x or "") for x in labels)
     assert " default " in r.stdout
+
+
+def test_a_plot_folder_that_cannot_be_made_is_refused_before_the_jobs(tmp_path):
+    # (access() passes /proc for root: the sweep ran every job, then 'cannot create the folder')
+    res = tmp_path / "r.jsonl"
+    r = runner.invoke(app, ["sweep", "--trace", PREFIX, "--set", "num_blocks=300,600",
+                            "--results", str(res), "--plot", "/proc/kvcli-no-such-folder"])
+    assert r.exit_code == 2 and r.stderr.startswith("error: option --plot: cannot create "
+                                                     "/proc/kvcli-no-such-folder: "), r.stderr
+    assert not res.exists()
+    from kvcli import output
+
+    output.check_output(str(tmp_path / "a" / "b"), "plot", folder=True)
+    assert not (tmp_path / "a").exists()        # the check makes the folder and takes it away
