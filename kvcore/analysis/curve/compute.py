@@ -75,8 +75,8 @@ class CurveResult:
     one_pass_exact: tuple[int, float]    # capacities where the LRU one pass is exact
     points: list[CurvePoint] = field(default_factory=list)
     knees: dict[str, dict[str, int | None]] = field(default_factory=dict)
-    # per policy and fraction: "one-pass" (exact) or "points" (the smallest evaluated capacity
-    # that reaches it: an upper bound)
+    # per policy and fraction: "one-pass" (exact), "points" (the smallest evaluated capacity
+    # that reaches it) or "bound" (another upper bound: `kvcore.analysis.curve.knees`)
     knee_method: dict[str, dict[str, str | None]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
