@@ -52,11 +52,16 @@ def check_output(path: str | None, field: str, *, folder: bool = False) -> None:
         return
     target = os.path.realpath(path)   # a symlink: its target is written, the link stays
     if folder:
+        if os.path.islink(path) and not os.path.exists(path):
+            # (the writers make the path itself: 'File exists' after the work, or a traceback)
+            raise InputError(f"{path} is a link to {os.readlink(path)}, which does not exist",
+                             field=field)
         if os.path.exists(target):
             if not os.path.isdir(target):
                 raise InputError(f"{path} is a file, not a folder", field=field)
             if not os.access(target, os.W_OK | os.X_OK):
                 raise InputError(f"cannot write in {path}: permission denied", field=field)
+            _try_making(target, path, field)
             return
         top = target           # created with its parents: the nearest existing one decides
         while not os.path.exists(top):
@@ -66,7 +71,7 @@ def check_output(path: str | None, field: str, *, folder: bool = False) -> None:
         if not os.access(top, os.W_OK | os.X_OK):
             raise InputError(f"cannot create {path}: {top} is not writable (permission "
                              "denied)", field=field)
-        _try_making(target, top, path, field)
+        _try_making(top, path, field)
         return
     if os.path.isdir(target) or path.endswith(os.sep):
         raise InputError(f"{path} is a folder, not a file", field=field)
@@ -80,21 +85,18 @@ def check_output(path: str | None, field: str, *, folder: bool = False) -> None:
                          "(permission denied)", field=field)
 
 
-def _try_making(target: str, top: str, path: str, field: str) -> None:
-    """Make the folder and its missing parents, and take them away again: what access() passes
-    may still be refused (root under /proc: `--plot /proc/nope` ran the whole sweep, then
-    'cannot create the folder')."""
+def _try_making(top: str, path: str, field: str) -> None:
+    """Make a folder in `top` (the folder to write in, or the nearest existing one above a
+    folder to make) and take it away again: what access() passes may still be refused (root
+    under /proc: `--plot /proc/nope` ran the whole sweep, then 'cannot create the folder').
+    A uniquely named folder of its own: another run making the same path is not touched."""
+    import tempfile
+
     try:
-        os.makedirs(target)
+        os.rmdir(tempfile.mkdtemp(prefix=".kvcli-probe-", dir=top))
     except OSError as err:
-        raise InputError(f"cannot create {path}: {err.strerror or err}", field=field) from None
-    d = target
-    while d != top:
-        try:
-            os.rmdir(d)
-        except OSError:
-            break
-        d = os.path.dirname(d)
+        raise InputError(f"cannot {'write in' if top == os.path.realpath(path) else 'create'} "
+                         f"{path}: {err.strerror or err}", field=field) from None
 
 
 def check_distinct(inputs: list[tuple[str, str | None]],

@@ -213,3 +213,22 @@ def test_jobs_with_nothing_to_spread_is_said(tmp_path):
     two = curve_json(trace, "--rule", "trace", "--jobs", "2", "--policies", "fifo",
                      "--capacities", "4,8")
     assert two["warnings"] == []
+
+
+def test_a_smaller_point_that_reaches_a_fraction_beats_the_exact_knee(tmp_path):
+    """Below the exact range a 20-block prompt is rejected and no longer pushes the shared
+    4-block prefix out: 10 blocks reach the ceiling, 20 do not. The knees said 22 and 24,
+    exact (one-pass), with the 10-block point at 100% in the table."""
+    path = tmp_path / "t.jsonl"
+    nxt = iter(range(1000, 10**6))
+    with path.open("w") as f:
+        for i in range(20):
+            f.write(json.dumps({"timestamp": 2000.0 * i, "input_length": 72, "output_length": 1,
+                                "block_size": 16, "hash_ids": [1, 2, 3, 4, next(nxt)]}) + "\n")
+            f.write(json.dumps({"timestamp": 2000.0 * i + 1000, "input_length": 320,
+                                "output_length": 1, "block_size": 16,
+                                "hash_ids": [next(nxt) for _ in range(20)]}) + "\n")
+    doc = curve_json(str(path), "--capacities", "10,20,21,22,24,26,30")
+    assert rates(doc)[10] > rates(doc)[20]
+    assert doc["knees"]["lru"] == {"50": 10, "90": 10, "95": 10, "99": 10}
+    assert set(doc["knee_method"]["lru"].values()) == {"points"}

@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from kvcli.app import app
+from kvcore.errors import InputError
 
 runner = CliRunner()
 PREFIX = str(Path(__file__).resolve().parents[1] / "traces" / "shared-prefix.jsonl")
@@ -75,4 +77,12 @@ def test_a_plot_folder_that_cannot_be_made_is_refused_before_the_jobs(tmp_path):
     from kvcli import output
 
     output.check_output(str(tmp_path / "a" / "b"), "plot", folder=True)
-    assert not (tmp_path / "a").exists()        # the check makes the folder and takes it away
+    assert list(tmp_path.iterdir()) == []        # the probe leaves nothing
+    # an existing folder root may not write in (access() says yes), and a dangling link (the
+    # writers make the link's path itself: 'File exists' after the work, or a traceback)
+    with pytest.raises(InputError) as err:
+        output.check_output("/proc", "plot", folder=True)
+    assert err.value.message.startswith("cannot write in /proc: ")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere" / "d")
+    with pytest.raises(InputError, match="is a link to .*nowhere/d, which does not exist"):
+        output.check_output(str(tmp_path / "dangling"), "events", folder=True)
