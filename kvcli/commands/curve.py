@@ -111,11 +111,16 @@ def view(result) -> output.View:
          "rejected", "method"), rows,
         caption="capacity in usable blocks (a replay's --num-blocks minus the null block); a "
         "rejected request's prompt counts as missed")
-    knee_rows = [(pol, *(ks[k] if ks[k] is not None else "-" for k in ("50", "90", "95", "99")),
+    def knee(pol: str, k: str) -> object:
+        v, how = result.knees[pol][k], result.knee_method[pol][k]
+        # (an upper bound is marked in its cell: the "from" column listed the methods only)
+        return "-" if v is None else v if how == "one-pass" else f"<= {v:,}"
+    knee_rows = [(pol, *(knee(pol, k) for k in ("50", "90", "95", "99")),
                   " / ".join(dict.fromkeys(m for m in result.knee_method[pol].values() if m))
-                  or "-") for pol, ks in result.knees.items()]
+                  or "-") for pol in result.knees]
     knees = output.Table("Smallest capacity (blocks) reaching a fraction of the ceiling",
-                         ("policy", "50%", "90%", "95%", "99%", "from"), knee_rows)
+                         ("policy", "50%", "90%", "95%", "99%", "from"), knee_rows,
+                         caption="<= N: an upper bound (points, bound); docs/curve.md, Knees")
     lo, hi = result.one_pass_exact
     top = "any" if math.isinf(hi) else f"{int(hi):,}"
     cap = result.ceiling_capacity_blocks
