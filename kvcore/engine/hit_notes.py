@@ -3,8 +3,8 @@ the replay's warnings): they need the KV cache groups, which the option warnings
 
 * Every prompt is shorter than the hit grid plus one token: a hit is whole units of the grid
   and leaves a prompt's last token to compute. The grid is the coordinator's hit alignment
-  (`kvcore.coordinator`): the block size with one group; with several, the groups' lcm, or the
-  hash block where Mamba partial hits are on. (A hybrid Mamba model's attention block is raised
+  (`kvcore.prefix_match.cache_hit_alignment`): the block size with one group; with several,
+  the groups' lcm, or the hash block where Mamba partial hits are on. (A hybrid Mamba model's attention block is raised
   to fit its state, 1,312 tokens for Nemotron-Nano: `block_size` 16 said nothing while every
   prompt of a chat trace was below it.)
 * Cache mode with a Mamba group that writes no prefill checkpoint (Mamba1: Jamba): a state is
@@ -18,36 +18,35 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from kvcore.prefix_match import partial_hash_hits
+from kvcore.prefix_match import cache_hit_alignment
 from kvcore.specs import MambaSpec, kind_of
 
 
-def no_hit_note(cfg: Any, max_prompt_tokens: int, groups: list, hash_block_size: int,
-                offloading: bool) -> str | None:
+def no_hit_note(cfg: Any, max_prompt_tokens: int, groups: list, offloading: bool) -> str | None:
     specs = [g.kv_cache_spec for g in groups]
     if not cfg.enable_prefix_caching or not specs:
         return None
-    sizes = sorted({s.block_size for s in specs})
-    partial = len(specs) > 1 and partial_hash_hits(specs, hash_block_size, True)
-    grid = hash_block_size if partial else math.lcm(*sizes)
+    grid = cache_hit_alignment(specs, cfg.prefix_match_unit, True)
     # (the CPU tier may load a whole prompt: a prompt of one block can hit there)
     if not 0 < max_prompt_tokens <= grid - (1 if offloading else 0):
         return None
-    tail = (f"every prompt's tokens (at most {max_prompt_tokens:,}): a hit ends on a multiple "
-            "of it and leaves a prompt's last token to compute, so no prompt can hit and the hit "
-            "rate is 0 by construction")
-    if partial:     # (vLLM's partial hash hits: hits end on the unit, inside a block)
-        return f"prefix_match_unit {grid:,}, where a hit here can end, is at least {tail}"
+    lcm = math.lcm(*(s.block_size for s in specs))
+    unit = ""
     if len(specs) == 1:
-        return (f"block_size {grid:,} is at least every prompt's tokens (at most "
-                f"{max_prompt_tokens:,}): a hit is whole blocks and leaves a prompt's last token "
-                "to compute, so no prompt can hit and the hit rate is 0 by construction")
-    kinds = ", ".join(dict.fromkeys(f"{kind_of(s)} {s.block_size:,}" for s in specs))
-    unit = ("; a --prefix-match-unit (vLLM's partial hash hits) lets a hit end inside a block"
-            if cfg.prefix_match_unit is None and any(isinstance(s, MambaSpec) for s in specs)
-            else "")
-    return (f"{grid:,} tokens, where a hit here ends (the groups' blocks: {kinds}), is at least "
-            f"{tail}{unit}")
+        head, hit = f"block_size {grid:,} is", "a hit is whole blocks"
+    elif grid < lcm:        # (vLLM's partial hash hits: hits end on the unit, inside a block)
+        head, hit = f"prefix_match_unit {grid:,}, where a hit here can end, is", \
+            "a hit ends on a multiple of it"
+    else:
+        kinds = ", ".join(dict.fromkeys(f"{kind_of(s)} {s.block_size:,}" for s in specs))
+        head, hit = f"{grid:,} tokens, where a hit here ends (the groups' blocks: {kinds}), is", \
+            "a hit ends on a multiple of it"
+        if cfg.prefix_match_unit is None and any(isinstance(s, MambaSpec) for s in specs):
+            unit = ("; a --prefix-match-unit (vLLM's partial hash hits) lets a hit end inside "
+                    "a block")
+    return (f"{head} at least every prompt's tokens (at most {max_prompt_tokens:,}): {hit} and "
+            "leaves a prompt's last token to compute, so no prompt can hit and the hit rate is 0 "
+            f"by construction{unit}")
 
 
 def cache_mode_mamba_note(cfg: Any, groups: list) -> str | None:

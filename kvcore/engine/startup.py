@@ -42,15 +42,11 @@ class StartUp:
 
     @property
     def hash_block_size(self) -> int:
-        return _hash_block_size(self.cfg, self.groups)
-
-
-def _hash_block_size(cfg: ReplayOptions, groups: list[KVCacheGroupSpec]) -> int:
-    """The block size the manager hashes at: `--prefix-match-unit` with prefix caching on
-    (vLLM refuses any other with one group), else the gcd of the groups' (as vLLM's)."""
-    if cfg.prefix_match_unit is not None and cfg.enable_prefix_caching:
-        return cfg.prefix_match_unit
-    return math.gcd(*(g.kv_cache_spec.block_size for g in groups))
+        """The block size the manager hashes at: `--prefix-match-unit` with prefix caching on
+        (vLLM refuses any other with one group), else the gcd of the groups' (as vLLM's)."""
+        if self.cfg.prefix_match_unit is not None and self.cfg.enable_prefix_caching:
+            return self.cfg.prefix_match_unit
+        return math.gcd(*(g.kv_cache_spec.block_size for g in self.groups))
 
 
 def check_prefix_match_unit(cfg: ReplayOptions, groups: list[KVCacheGroupSpec],
@@ -103,9 +99,7 @@ def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
     if dense := dense_retention_note(cfg.prefix_cache_retention_interval,
                                      [g.kv_cache_spec for g in groups]):
         notes = (*notes, dense)
-    offloading = cfg.offloading
-    for note in (no_hit_note(cfg, trace.max_prompt_tokens, groups,
-                             _hash_block_size(cfg, groups), offloading),
+    for note in (no_hit_note(cfg, trace.max_prompt_tokens, groups, cfg.offloading),
                  cache_mode_mamba_note(cfg, groups)):
         if note is not None:
             notes = (*notes, note)
