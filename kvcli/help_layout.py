@@ -141,6 +141,7 @@ def install() -> bool:
         def format_help(self: Any, ctx: Any, formatter: Any, _original: Any = original) -> None:
             from typer import rich_utils
 
+            from kvcli.output import run_printing
             from kvcli.output_terminal import console_class
 
             rich_utils.Table = options_table()      # type: ignore[misc]
@@ -148,8 +149,6 @@ def install() -> bool:
             rich_utils.Console = console_class()   # type: ignore[misc]
             for cmd in (self, *getattr(self, "commands", {}).values()):   # a group lists its own
                 _prepare(cmd)
-            from kvcli.output import run_printing
-
             return run_printing(lambda: _original(self, ctx, formatter), then_exit=False)
 
         format_help._kvcli_layout = True     # type: ignore[attr-defined]

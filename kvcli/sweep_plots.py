@@ -8,9 +8,8 @@ out, as is a point whose option is none (no CPU tier, say).
 
 from __future__ import annotations
 
-import os
-
 from kvcli.plots import _Charts
+from kvcli.sweep_run import swept_cell
 
 
 def _numeric(values: list) -> bool:
@@ -18,20 +17,6 @@ def _numeric(values: list) -> bool:
     # (the types first: a list or object value is not hashable)
     return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in nums) \
         and len(set(nums)) >= 2
-
-
-def swept_cell(k: str, v, config: dict) -> str:
-    """A swept option's value as the table and the plots' legends show it: a trace's file name;
-    "default" where the job's config does not name the key (a line of another grid: it ran at
-    its default, which the legends called None), "none" for an option set to none."""
-    if k == "trace":
-        return os.path.basename(str(v))
-    if k not in config:
-        return "default"
-    if v is None:
-        return "none"
-    # (a list as Python writes it: "['llmd.prefix_weight=0']")
-    return ", ".join(map(str, v)) if isinstance(v, list) else v
 
 
 def write_sweep_plots(doc: dict, folder: str) -> list[str]:

@@ -222,11 +222,23 @@ def _fmt(name: str, v: Any) -> Any:
     return v
 
 
+def swept_cell(k: str, v, config: dict) -> str:
+    """A swept option's value as the table and the plots' legends show it: a trace's file name;
+    "default" where the job's config does not name the key (a line of another grid: it ran at
+    its default, which the legends called None), "none" for an option set to none."""
+    if k == "trace":
+        return os.path.basename(str(v))
+    if k not in config:
+        return "default"
+    if v is None:
+        return "none"
+    # (a list as Python writes it: "['llmd.prefix_weight=0']")
+    return ", ".join(map(str, v)) if isinstance(v, list) else v
+
+
 def view(doc: dict, report: str | None = None) -> output.View:
     """The table; ``report``: the results file's name when `sweep report` reads one (it holds
     no grid size: its jobs are the finished ones)."""
-    from kvcli.sweep_plots import swept_cell
-
     swept, shown = doc["swept"], doc["metrics"]
     rows = []
     for j in doc["jobs"]:

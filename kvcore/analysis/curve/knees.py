@@ -18,9 +18,9 @@ def knees_of(lru: OnePass | None, points: list[CurvePoint], ceiling: float
     it); else an upper bound, "points" (the smallest evaluated capacity that reaches it) or
     "bound" (no evaluated point: where the one pass's exact range starts, when it reaches the
     fraction there, or a larger fraction's knee, which bounds a smaller one's: the knees are
-    monotone). (A larger fraction's
-    exact knee capping a smaller one was labelled "one-pass": the 50% knee of the multiturn
-    sample with --capacities 10,20 said 2,944 blocks, exact, where 305 reach it.)"""
+    monotone). (A larger fraction's exact knee capping a smaller one was labelled "one-pass":
+    the 50% knee of the multiturn sample with --capacities 10,20 said 2,944 blocks, exact,
+    where 305 reach it.)"""
     ks: dict[str, int | None] = {}
     how: dict[str, str | None] = {}
     for f in KNEE_FRACTIONS:
@@ -37,8 +37,7 @@ def knees_of(lru: OnePass | None, points: list[CurvePoint], ceiling: float
         ks[key], how[key] = k, ("points" if k is not None else None)
         # (exact where its range starts, and reaching the fraction there: a capacity that
         # reaches it, so a bound)
-        start = lru.exact_min if lru is not None else None
-        if start is not None and lru is not None and lru.is_exact(start) \
+        if lru is not None and lru.is_exact(start := lru.exact_min) \
                 and lru.hit_tokens(start) >= f * lru.ceiling_tokens and (k is None or start < k):
             ks[key], how[key] = start, "bound"
     keys = list(ks)
