@@ -25,6 +25,18 @@ def events(tmp_path_factory) -> list[bytes]:
     return path.read_bytes().splitlines(keepends=True)
 
 
+def stats_with(events, tmp_path, kind, key, value):
+    """`kvcli stats --json` on the stream with the first `kind` event's `key` set to `value`."""
+    lines = list(events)
+    at = next(i for i, line in enumerate(lines) if orjson.loads(line)["kind"] == kind)
+    ev = orjson.loads(lines[at])
+    ev[key] = value
+    lines[at] = orjson.dumps(ev) + b"\n"
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b"".join(lines))
+    return path, at, runner.invoke(app, ["stats", str(path), "--json"])
+
+
 @pytest.mark.parametrize("kind, key, value, said", [
     ("finish", "ttft_ms", "x", "must be a finite number of ms >= 0 or null, got 'x'"),
     ("finish", "e2e_ms", -100, "must be a finite number of ms >= 0 or null, got -100"),
@@ -34,13 +46,23 @@ def events(tmp_path_factory) -> list[bytes]:
     ("admit", "prompt_tokens", "1066", "must be a token count, got '1066'"),
 ])
 def test_an_impossible_value_names_its_line_and_field(events, tmp_path, kind, key, value, said):
-    lines = list(events)
-    at = next(i for i, line in enumerate(lines) if orjson.loads(line)["kind"] == kind)
-    ev = orjson.loads(lines[at])
-    ev[key] = value
-    lines[at] = orjson.dumps(ev) + b"\n"
-    path = tmp_path / "bad.jsonl"
-    path.write_bytes(b"".join(lines))
-    r = runner.invoke(app, ["stats", str(path), "--json"])
+    path, at, r = stats_with(events, tmp_path, kind, key, value)
     assert (r.exit_code, r.stdout) == (2, "")
     assert r.stderr == f"error: {path}:{at + 1}: field '{key}': {said}\n"
+
+
+# Python's words before (event_fields.misfit): "list index out of range", "unsupported operand
+# type(s) for +=: 'int' and 'str'", "'int' object has no attribute 'encode'", "unhashable type:
+# 'list'", "object of type 'int' has no len()".
+@pytest.mark.parametrize("kind, key, value, said", [
+    ("cache", "hashes", [], "0 hashes for 66 blocks"),
+    ("preempt", "num_computed_tokens", "x", 'must be a whole number >= 0, got "x"'),
+    ("admit", "hash_domain", -1, "must be a string or null, got -1"),
+    ("arrive", "req", [], "must be a string or null, got []"),
+    ("admit", "first_tokens", -1, "must be a list (one list per group), got -1"),
+    ("free", "freed", ["x"], 'must hold whole numbers >= 0, holds "x"'),
+])
+def test_a_value_of_the_wrong_shape_names_its_field(events, tmp_path, kind, key, value, said):
+    path, at, r = stats_with(events, tmp_path, kind, key, value)
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr == f"error: {path}:{at + 1}: field '{key}': bad '{kind}' event: {said}\n"

@@ -3,8 +3,8 @@
 The stream is never held in memory: lines are parsed with orjson one at a time. Problems are
 reported as `InputError` naming the file and the 1-based line number: a line that is not a JSON
 object, an unknown `kind`, a `seq` out of order, a field missing or of the wrong type (caught
-where the sink uses it; a sink may raise `InputError` naming the field, the reader adds the file
-and the line), lines after `end`, or a stream that stops without `end`/`interrupted`
+where the sink uses it, then named by `event_fields.misfit`; a sink may raise `InputError`
+naming the field, the reader adds the file and the line), lines after `end`, or a stream that stops without `end`/`interrupted`
 (truncated).
 """
 
@@ -16,6 +16,7 @@ from typing import Protocol
 
 import orjson
 
+from kvcore.analysis.event_fields import misfit
 from kvcore.errors import InputError
 from kvcore.sources import READ_ERRORS
 
@@ -169,6 +170,9 @@ def read_stream(name: str, lines: Iterator[bytes], sink: EventSink) -> str:
         raise InputError(f"missing in a {_kind(ev)} event", path=name, line=lineno,
                          field=str(err.args[0])) from None
     except (TypeError, ValueError, IndexError, AttributeError) as err:
+        if (bad := misfit(ev)) is not None:
+            raise InputError(f"bad {_kind(ev)} event: {bad[1]}", path=name, line=lineno,
+                             field=bad[0]) from None
         raise InputError(f"bad {_kind(ev)} event: {err}", path=name, line=lineno) from None
     if last is None:
         raise InputError("truncated stream: ends without an 'end' (or 'interrupted') line",

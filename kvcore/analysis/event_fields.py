@@ -1,0 +1,109 @@
+"""What each event kind's fields hold (docs/events.md), to name the field of an edited stream.
+
+The readers do not check types on the way in: a stream kvcli wrote is right, and checking every
+field of millions of events would cost the stats pass its speed. When a sink trips over a value
+(a TypeError, an IndexError, ...), `misfit` looks at that one event and names the first field
+that does not hold what the schema says, so that the error is "field 'hashes': 2 entries for 3
+blocks" and not Python's "list index out of range".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+Check = Callable[[Any, dict], "str | None"]
+
+
+def _shown(v: Any) -> str:
+    """The value as the stream spells it (null, true), cut short."""
+    text = json.dumps(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _count(v: Any, ev: dict) -> str | None:
+    return None if _is_int(v) and v >= 0 else f"must be a whole number >= 0, got {_shown(v)}"
+
+
+def _flag(v: Any, ev: dict) -> str | None:
+    return None if isinstance(v, bool) else f"must be true or false, got {_shown(v)}"
+
+
+def _text_or_null(v: Any, ev: dict) -> str | None:
+    return None if v is None or isinstance(v, str) else f"must be a string or null, got {_shown(v)}"
+
+
+def _group(v: Any, ev: dict) -> str | None:
+    return None if v is None or _is_int(v) else f"must be a group index or null, got {_shown(v)}"
+
+
+def _ms(v: Any, ev: dict) -> str | None:
+    ok = v is None or (isinstance(v, int | float) and not isinstance(v, bool))
+    return None if ok else f"must be a number of ms or null, got {_shown(v)}"
+
+
+def _ints(v: Any, ev: dict) -> str | None:
+    if not isinstance(v, list):
+        return f"must be a list of whole numbers, got {_shown(v)}"
+    bad = next((x for x in v if not _is_int(x) or x < 0), None)
+    return None if bad is None else f"must hold whole numbers >= 0, holds {_shown(bad)}"
+
+
+def _hashes(v: Any, ev: dict) -> str | None:
+    problem = _ints(v, ev)
+    blocks = ev.get("blocks")
+    if problem is None and isinstance(blocks, list) and len(v) != len(blocks):
+        problem = f"{len(v)} hashes for {len(blocks)} blocks"
+    return problem
+
+
+def _per_group(v: Any, ev: dict) -> str | None:
+    if not isinstance(v, list):
+        return f"must be a list (one list per group), got {_shown(v)}"
+    for i, inner in enumerate(v):
+        problem = _ints(inner, ev)
+        if problem is not None:
+            return f"[{i}] {problem}"
+    return None
+
+
+_BLOCKS = (("blocks", _ints), ("hashes", _hashes))
+SCHEMA: dict[str, tuple[tuple[str, Check], ...]] = {
+    "arrive": (("prompt_tokens", _count), ("output_tokens", _count)),
+    "admit": (("prompt_tokens", _count), ("hit_tokens", _count), ("resumed", _flag),
+              ("counted", _flag), ("prompt_hashes", _per_group), ("hash_domain", _text_or_null),
+              ("first_tokens", _per_group), ("content_hashes", _per_group)),
+    "touch": _BLOCKS,
+    "cache": _BLOCKS,
+    "evict": _BLOCKS,
+    "allocate": (("blocks", _ints),),
+    "free": (("blocks", _ints), ("freed", _ints), ("evictable", _ints)),
+    "preempt": (("num_computed_tokens", _count),),
+    "finish": (("output_tokens", _count), ("ttft_ms", _ms), ("tpot_ms", _ms), ("e2e_ms", _ms),
+               ("queue_ms", _ms)),
+    "reject": (("reason", _text_or_null),),
+    "offload_load": (("job", _count), ("keys", _ints), ("gpu_blocks", _ints), ("sync", _flag)),
+    "offload_store": (("job", _count), ("keys", _ints), ("gpu_blocks", _ints)),
+    "offload_done": (("job", _count), ("store", _flag)),
+    "offload_evict": (("keys", _ints),),
+    "offload_offer_failed": (("offered", _count),),
+}
+_COMMON: tuple[tuple[str, Check], ...] = (("req", _text_or_null), ("group", _group))
+
+
+def misfit(ev: Any) -> tuple[str, str] | None:
+    """The first field of ``ev`` (present) that does not hold what its kind's schema says, and
+    what is wrong with it; None when every field fits (the sink's own words stand then)."""
+    if not isinstance(ev, dict):
+        return None
+    for name, check in _COMMON + SCHEMA.get(ev.get("kind"), ()):  # type: ignore[arg-type]
+        if name in ev:
+            problem = check(ev[name], ev)
+            if problem is not None:
+                return name, problem
+    return None
