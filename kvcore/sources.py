@@ -39,9 +39,11 @@ BUFFER_SIZE = 1 << 16
 # stream cut short (EOFError), corrupt deflate data (zlib.error).
 READ_ERRORS = (OSError, EOFError, zlib.error)
 # The longest line a line reader takes: a request at its 10,000,000-token limit, written as
-# token ids (prompt and output), is well under it. Past it the input is no trace: a stream of
-# zeros (`cat /dev/zero | kvcli replay -`) grew one "line" until the machine ran out of memory.
-MAX_LINE_BYTES = 1 << 30
+# token ids (at most 8 bytes a token: six digits, a comma, a space), is under it, as is an event
+# stream's `admit` line for it. Past it the input is no trace: a stream of zeros (`cat /dev/zero
+# | kvcli replay -`) grew one "line" until the machine ran out of memory. Parsing a line takes
+# up to ~16 times its bytes (a list of small ints): 1 GiB allowed a valid line that needed 16 GB.
+MAX_LINE_BYTES = 1 << 28
 
 _stdin: tuple[object, io.BufferedReader] | None = None    # (sys.stdin.buffer, its stream)
 # A named pipe (a FIFO, `<(cat T)`, /dev/stdin on a pipe) can be read once: opened once and kept
@@ -175,19 +177,26 @@ def not_utf8(err: UnicodeDecodeError, column: int) -> str:
 def text_lines(name: str, stream: io.BufferedReader) -> Iterator[tuple[int, str]]:
     """Every line (its newline kept) with its 1-based number, decoded one line at a time, so a
     binary or non-UTF-8 line is an `InputError` naming its line."""
+    for n, raw in enumerate(bounded_lines(name, stream), 1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise InputError(not_utf8(err, err.start + 1), path=name, line=n) from None
+        yield n, text
+
+
+def bounded_lines(name: str, stream: io.BufferedReader) -> Iterator[bytes]:
+    """Every line's bytes (newline kept); one past `MAX_LINE_BYTES` is an `InputError` naming
+    its line, before more than the bound is read, and a read error one naming the stream."""
+    limit = MAX_LINE_BYTES
     try:
         # (readline with a bound, not iteration, which reads a line whatever its length)
-        for n, raw in enumerate(iter(functools.partial(stream.readline, MAX_LINE_BYTES + 1),
-                                     b""), 1):
-            if len(raw) > MAX_LINE_BYTES:
-                raise InputError(f"a line longer than {MAX_LINE_BYTES:,} bytes: no trace line "
-                                 "is this long (a request holds at most 10,000,000 tokens)",
+        for n, raw in enumerate(iter(functools.partial(stream.readline, limit + 1), b""), 1):
+            if len(raw) > limit:
+                raise InputError(f"a line longer than {limit:,} bytes: no kvcli input has a line "
+                                 "this long (a request holds at most 10,000,000 tokens)",
                                  path=name, line=n)
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as err:
-                raise InputError(not_utf8(err, err.start + 1), path=name, line=n) from None
-            yield n, text
+            yield raw
     except READ_ERRORS as err:
         raise InputError(f"cannot read: {err}", path=name) from None
 

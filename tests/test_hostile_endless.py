@@ -14,6 +14,8 @@ import kvcore.sources
 from kvcli.app import app
 
 SP = os.path.join(os.path.dirname(__file__), "..", "traces", "shared-prefix.jsonl")
+LONG_LINE = ("a line longer than 100 bytes: no kvcli input has a line this long (a request holds "
+             "at most 10,000,000 tokens)")
 DEVICE = ("is a device, not a file (of devices only /dev/null and a terminal are read; - reads "
           "stdin)")
 
@@ -43,8 +45,7 @@ def test_a_line_past_the_bound_is_refused(monkeypatch):
     line = '{"input_length": 10, "output_length": 5}'
     res = runner.invoke(app, ["replay", "-"], input=line + "\n" + "0" * 500)
     assert res.exit_code == 2 and res.stdout == "", res.output
-    assert res.stderr == ("error: <stdin>:2: a line longer than 100 bytes: no trace line is this "
-                          "long (a request holds at most 10,000,000 tokens)\n")
+    assert res.stderr == f"error: <stdin>:2: {LONG_LINE}\n"
     # a line of the bound, newline included, reads (here: malformed JSON, not a length refusal)
     res = runner.invoke(app, ["replay", "-"], input=line + "\n" + "0" * 99 + "\n")
     assert res.exit_code == 2 and "longer than" not in res.stderr, res.stderr
@@ -62,3 +63,44 @@ def test_an_input_read_whole_past_the_bound_is_refused(monkeypatch, tmp_path):
     cfg.write_text("{" + " " * 200 + "}")
     res = runner.invoke(app, ["config", "--model-config", str(cfg)])
     assert res.exit_code == 2 and "more than 100 bytes" in res.stderr, res.output
+
+
+def test_stats_and_sweep_results_read_lines_within_the_bound(monkeypatch, tmp_path):
+    # an event stream's lines and a results file were read whatever their length: a header
+    # then 3 GB of zeros took 3.3 GB before a MemoryError's traceback; `sweep report` read a
+    # 4 GB gzip bomb (18 MB) whole
+    events = tmp_path / "ev.jsonl"
+    r = runner.invoke(app, ["replay", SP, "--num-blocks", "512", "--events", str(events)])
+    assert r.exit_code == 0, r.output
+    header = events.read_bytes().split(b"\n", 1)[0]
+    monkeypatch.setattr(kvcore.sources, "MAX_LINE_BYTES", len(header) + 100)
+    endless = tmp_path / "endless.jsonl"
+    endless.write_bytes(header + b"\n" + b"0" * (len(header) + 200))
+    refused(["stats", str(endless)],
+            f"error: {endless}:2: {LONG_LINE.replace('100', f'{len(header) + 100:,}')}")
+    monkeypatch.setattr(kvcore.sources, "MAX_LINE_BYTES", 100)
+    results = tmp_path / "results.jsonl"
+    results.write_bytes(b"0" * 500)
+    refused(["sweep", "report", str(results)], f"error: {results}:1: {LONG_LINE}")
+
+
+def test_curve_leaves_a_file_past_the_bound_to_the_line_reader(monkeypatch, tmp_path):
+    # the whole-file fast path read a 4 GB stream of zeros (18 MB gzipped) until memory ran
+    # out; past the bound it now leaves the file to the line reader, with the same answer
+    from kvcore.analysis.curve import fastread, reading
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("".join(
+        f'{{"timestamp": {i}, "input_length": 1024, "output_length": 8, "hash_ids": [{i % 3}, '
+        f'{i}]}}\n' for i in range(40)))
+    want = runner.invoke(app, ["curve", str(trace), "--json"])
+    assert want.exit_code == 0, want.output
+    seen = []
+    monkeypatch.setattr(fastread, "MAX_LINE_BYTES", 200)
+    real = fastread.read_hash_id_trace
+    monkeypatch.setattr(reading, "read_hash_id_trace", lambda p: seen.append(r := real(p)) or r)
+    got = runner.invoke(app, ["curve", str(trace), "--json"])
+    assert seen == [None] and got.stdout == want.stdout
+    monkeypatch.setattr(kvcore.sources, "MAX_LINE_BYTES", 100)
+    endless = tmp_path / "zeros.jsonl"
+    endless.write_bytes(b"0" * 500)
+    refused(["curve", str(endless)], f"error: {endless}:1: {LONG_LINE}")

@@ -60,7 +60,7 @@ def test_an_impossible_value_names_its_line_and_field(events, tmp_path, kind, ke
     ("admit", "hash_domain", -1, "must be a string or null, got -1"),
     ("arrive", "req", [], "must be a string or null, got []"),
     ("admit", "first_tokens", -1, "must be a list (one list per group), got -1"),
-    ("free", "freed", ["x"], 'must hold whole numbers >= 0, holds "x"'),
+    ("evict", "hashes", "x", 'must be a list of whole numbers, got "x"'),
 ])
 def test_a_value_of_the_wrong_shape_names_its_field(events, tmp_path, kind, key, value, said):
     path, at, r = stats_with(events, tmp_path, kind, key, value)

@@ -89,7 +89,7 @@ def compute(source: str, opts, **options) -> dict:
     `ReplayOptions` ``opts``), streaming."""
     from kvcore.analysis.events_reader import SNIFF_BUFFER_SIZE, is_event_stream
     from kvcore.analysis.stats import stats_from_lines
-    from kvcore.sources import close_source, open_source, source_size
+    from kvcore.sources import bounded_lines, close_source, open_source, source_size
 
     name, stream = open_source(source, buffer_size=SNIFF_BUFFER_SIZE)
     try:
@@ -98,10 +98,11 @@ def compute(source: str, opts, **options) -> dict:
             warnings = [unused] if unused else []
             if unused:
                 output.warn(unused)
-            header = stream.readline()
+            lines = bounded_lines(name, stream)   # (an endless line was read whole)
+            header = next(lines)
             with output.progress(source_size(source, stream),
                                  "reading events (bytes)") as advance:
-                report = stats_from_lines(name, header, _counted(stream, advance), **options)
+                report = stats_from_lines(name, header, _counted(lines, advance), **options)
             report["warnings"] += warnings
             return report
     finally:

@@ -16,6 +16,11 @@ from typing import Any
 Check = Callable[[Any, dict], "str | None"]
 
 
+class FieldWorded(ValueError):
+    """A sink's own words for a field's value (`stats.per_block.check_ids`: "'blocks' holds 99,
+    not a block id (0..9)"): the reader keeps them rather than ask `misfit`."""
+
+
 def _shown(v: Any) -> str:
     """The value as the stream spells it (null, true), cut short."""
     text = json.dumps(v)

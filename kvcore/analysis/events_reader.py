@@ -16,7 +16,7 @@ from typing import Protocol
 
 import orjson
 
-from kvcore.analysis.event_fields import misfit
+from kvcore.analysis.event_fields import FieldWorded, misfit
 from kvcore.errors import InputError
 from kvcore.sources import READ_ERRORS
 
@@ -170,7 +170,7 @@ def read_stream(name: str, lines: Iterator[bytes], sink: EventSink) -> str:
         raise InputError(f"missing in a {_kind(ev)} event", path=name, line=lineno,
                          field=str(err.args[0])) from None
     except (TypeError, ValueError, IndexError, AttributeError) as err:
-        if (bad := misfit(ev)) is not None:
+        if not isinstance(err, FieldWorded) and (bad := misfit(ev)) is not None:
             raise InputError(f"bad {_kind(ev)} event: {bad[1]}", path=name, line=lineno,
                              field=bad[0]) from None
         raise InputError(f"bad {_kind(ev)} event: {err}", path=name, line=lineno) from None

@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from kvcore.errors import InputError
-from kvcore.sources import open_source
+from kvcore.sources import bounded_lines, open_source
 from kvcore.sweep.grid import Job
 from kvcore.warning_groups import warning_groups
 
@@ -94,33 +94,36 @@ def read_results(path: str, *, missing_ok: bool = False) -> Results:
     name, stream = open_source(path)
     seen: dict[str, Any] = {}           # job id -> its first line's result
     with stream:
-        data = stream.read()
-    lines = data.split(b"\n")
-    for no, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        if no == len(lines):
-            # no newline after it: cut short by a crash, even where it parses (a write that
-            # stopped just before its newline); `open_append` cuts it off before appending,
-            # so it is never counted as finished (it was, then cut: a finished job lost)
-            out.partial_tail = True
-            continue
-        try:
-            d = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            raise InputError("not a JSON line (is this a kvcli sweep results file?)",
-                             path=name, line=no) from None
-        if not isinstance(d, dict) or any(k not in d for k in _KEYS):
-            raise InputError(f"not a results line: it needs {', '.join(_KEYS)}", path=name,
-                             line=no)
-        _check_line(d, name, no)
-        if d["job_id"] in seen:
-            out.duplicates += 1
-            out.differing += d["result"] != seen[d["job_id"]]
-            continue
-        seen[d["job_id"]] = d["result"]
-        out.lines.append(d)
+        for no, raw in enumerate(bounded_lines(name, stream), 1):
+            _read_line(out, seen, name, no, raw)
     return out
+
+
+def _read_line(out: Results, seen: dict[str, Any], name: str, no: int, raw: bytes) -> None:
+    """One line of a results file into ``out`` (``seen``: job id -> its first result)."""
+    if not raw.strip():
+        return
+    if not raw.endswith(b"\n"):
+        # no newline after it: cut short by a crash, even where it parses (a write that
+        # stopped just before its newline); `open_append` cuts it off before appending,
+        # so it is never counted as finished (it was, then cut: a finished job lost)
+        out.partial_tail = True
+        return
+    try:
+        d = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise InputError("not a JSON line (is this a kvcli sweep results file?)",
+                         path=name, line=no) from None
+    if not isinstance(d, dict) or any(k not in d for k in _KEYS):
+        raise InputError(f"not a results line: it needs {', '.join(_KEYS)}", path=name,
+                         line=no)
+    _check_line(d, name, no)
+    if d["job_id"] in seen:
+        out.duplicates += 1
+        out.differing += d["result"] != seen[d["job_id"]]
+        return
+    seen[d["job_id"]] = d["result"]
+    out.lines.append(d)
 
 
 # each field a results line may hold: its types, and whether every line must have it

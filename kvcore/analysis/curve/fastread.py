@@ -22,7 +22,7 @@ import numpy as np
 import orjson
 
 from kvcore.errors import InputError
-from kvcore.sources import READ_ERRORS, STDIN, is_pipe, open_source
+from kvcore.sources import MAX_LINE_BYTES, READ_ERRORS, STDIN, is_pipe, open_source
 from kvcore.traces.formats import MAX_REQUEST_TOKENS, MAX_TIMESTAMP_MS
 
 # = kvcore.traces.formats.MOONCAKE_BLOCK (a test checks it), not imported: the trace package
@@ -57,7 +57,10 @@ def _read_bytes(path: str) -> bytes | None:
     except InputError:
         return None      # the full reader words it
     try:
-        return stream.read()
+        # past the line bound, the line reader takes it (and words an endless line): a 4 GB
+        # stream of zeros (18 MB gzipped) was read whole here until memory ran out
+        raw = stream.read(MAX_LINE_BYTES + 1)
+        return raw if len(raw) <= MAX_LINE_BYTES else None
     except READ_ERRORS:
         return None
     finally:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, NoReturn
 import numpy as np
 import orjson
 
+from kvcore.analysis.event_fields import FieldWorded
 from kvcore.errors import InputError
 
 if TYPE_CHECKING:
@@ -36,12 +37,12 @@ if TYPE_CHECKING:
 
 
 def check_ids(blocks, n: int, field: str = "blocks") -> None:
-    """Raise ValueError unless ``blocks`` is a list of block ids, ints in ``0 .. n - 1``."""
+    """Raise (a ValueError) unless ``blocks`` is a list of block ids, ints in ``0 .. n - 1``."""
     if type(blocks) is not list:
-        raise ValueError(f"'{field}' is not a list of block ids")
+        raise FieldWorded(f"'{field}' is not a list of block ids")
     for b in blocks:
         if type(b) is not int or not 0 <= b < n:
-            raise ValueError(f"'{field}' holds {orjson.dumps(b).decode()}, not a block id "
+            raise FieldWorded(f"'{field}' holds {orjson.dumps(b).decode()}, not a block id "
                              f"(0..{n - 1})")
 
 
