@@ -17,6 +17,7 @@ from typing import IO, Any
 import orjson
 import typer
 
+from kvcli import closed_streams
 from kvcli.output_append import check_append, open_append
 from kvcli.output_checks import check_distinct, check_output
 from kvcli.output_files import STDOUT_LABEL, OutputFailed, open_output
@@ -265,5 +266,7 @@ def run_printing(fn: Callable[[], Any], *, then_exit: bool = True) -> Any:
 
 def _silence_stdout() -> None:
     """Point stdout at /dev/null so that the interpreter's final flush does not raise again."""
+    if closed_streams.silence(sys.stdout):
+        return
     with contextlib.suppress(Exception):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

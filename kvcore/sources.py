@@ -159,11 +159,11 @@ def _stdin_stream(buffer_size: int) -> io.BufferedReader:
         return _stdin[1]
     # A real stdin is already a BufferedReader; an in-memory one (tests) gets a peekable buffer.
     stream = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw, buffer_size)
-    if stream.peek(2)[:2] == GZIP_MAGIC:
-        stream = io.BufferedReader(gzip.GzipFile(fileobj=stream, mode="rb"), buffer_size)
     try:
+        if stream.peek(2)[:2] == GZIP_MAGIC:
+            stream = io.BufferedReader(gzip.GzipFile(fileobj=stream, mode="rb"), buffer_size)
         _skip_bom(stream)
-    except READ_ERRORS as err:
+    except READ_ERRORS as err:      # (a stdin the shell closed: kvcli/closed_streams.py)
         raise InputError(f"cannot read: {err}", path=STDIN_NAME) from None
     _stdin = (raw, stream)
     return stream
