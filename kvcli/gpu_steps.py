@@ -78,6 +78,7 @@ def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_na
 
     from kernels.timing import copy_bandwidth
     from kvcore.engine.options import ReplayOptions
+    from kvcore.sources import path_label
 
     # (the replay's own warnings, e.g. its uncalibrated clock, are `kvcli replay`'s business)
     cap = capture_decode_steps(trace, ReplayOptions(model=model), sample_steps, trace=parsed)
@@ -95,7 +96,7 @@ def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_na
         name, sms = "cpu (interpreter; times mean nothing)", 0
     doc: dict[str, Any] = {
         "kind": "kvcli-gpu-steps", "version": 1, "device": name, "sms": sms,
-        "torch": torch.__version__, "triton": triton.__version__, "trace": trace,
+        "torch": torch.__version__, "triton": triton.__version__, "trace": path_label(trace),
         "model": model, "heads": {"num_q_heads": hq, "num_kv_heads": hkv, "head_dim": d},
         "dtype": q_dtype, "kv_dtypes": list(KV_DTYPES), "block_size": block_size,
         "num_blocks": cap.num_blocks,

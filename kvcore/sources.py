@@ -72,35 +72,52 @@ def is_pipe(path: str) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
+def path_label(path: str) -> str:
+    """``path`` as outputs and messages show it: itself, unless its bytes are not UTF-8 (Python
+    holds them as surrogates, which no JSON writer takes: `--json` and `--events` ended in a
+    UnicodeEncodeError) or it holds a control character (a newline split the one-line error):
+    then with those bytes and characters escaped, ``bad\\xffname.jsonl``."""
+    if path.isprintable():
+        try:
+            path.encode("utf-8")
+            return path
+        except UnicodeEncodeError:
+            pass
+    text = os.fsencode(path).decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
 def open_source(path: str, *, buffer_size: int = BUFFER_SIZE) -> tuple[str, io.BufferedReader]:
     """(name for messages, peekable binary stream), decompressed when it starts with gzip's
-    magic bytes. ``buffer_size`` bounds what one `peek` shows (stdin keeps its own buffer)."""
+    magic bytes. ``buffer_size`` bounds what one `peek` shows (stdin keeps its own buffer).
+    The name is `path_label(path)`: outputs record it."""
     if path == STDIN:
         return STDIN_NAME, _stdin_stream(buffer_size)
+    name = path_label(path)
     kept = _pipes.pop(path, None)
     if kept is not None and not kept.closed and _same_file(kept, path):
         _pipes[path] = kept
-        return path, kept
+        return name, kept
     try:
         f = open(path, "rb", buffering=buffer_size)  # noqa: SIM115 (returned open)
     except FileNotFoundError:
-        raise InputError("no such file", path=path) from None
+        raise InputError("no such file", path=name) from None
     except IsADirectoryError:
-        raise InputError("is a directory, not a file", path=path) from None
+        raise InputError("is a directory, not a file", path=name) from None
     except PermissionError:
-        raise InputError("permission denied", path=path) from None
+        raise InputError("permission denied", path=name) from None
     except OSError as err:
-        raise InputError(f"cannot open: {err.strerror or err}", path=path) from None
+        raise InputError(f"cannot open: {err.strerror or err}", path=name) from None
     if _endless_device(f):
         f.close()
         # /dev/zero, /dev/full, /dev/urandom never end: reading one ate the machine's memory
         raise InputError("is a device, not a file (of devices only /dev/null and a terminal "
-                         "are read; - reads stdin)", path=path)
+                         "are read; - reads stdin)", path=name)
     try:
         magic = f.peek(2)[:2]
     except OSError as err:
         f.close()
-        raise InputError(f"cannot read: {err.strerror or err}", path=path) from None
+        raise InputError(f"cannot read: {err.strerror or err}", path=name) from None
     pipe = stat.S_ISFIFO(os.fstat(f.fileno()).st_mode)
     if magic == GZIP_MAGIC and pipe:        # (read on from the bytes peeked: no second open)
         f = io.BufferedReader(gzip.GzipFile(fileobj=f, mode="rb"), buffer_size)  # type: ignore[arg-type]
@@ -111,10 +128,10 @@ def open_source(path: str, *, buffer_size: int = BUFFER_SIZE) -> tuple[str, io.B
         _skip_bom(f)
     except READ_ERRORS as err:
         f.close()
-        raise InputError(f"cannot read: {err}", path=path) from None
+        raise InputError(f"cannot read: {err}", path=name) from None
     if pipe:
         _pipes[path] = f
-    return path, f
+    return name, f
 
 
 def _endless_device(f: io.BufferedReader) -> bool:

@@ -21,7 +21,7 @@ def run_explain(trace: str, opts, rid: str, as_json: bool, given: list[str],
         raise InputError(f"writes no other output (--{flag} given)", field="explain")
     tr = read_trace(trace)
     if not any(r.id == rid for r in tr.requests):
-        raise InputError(f"no request {rid!r} in {tr.path}", field="explain")
+        raise InputError(f"no request {rid!r} in {tr.label}", field="explain")
     story = RequestStory(rid)
     sink = CallbackEvents(story.event)
     rec = None

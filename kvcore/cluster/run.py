@@ -107,7 +107,7 @@ def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
         results.append(res)
         if interrupted:
             break
-    return {"trace": trace.path, "replicas": n, "seed": copts.seed,
+    return {"trace": trace.label, "replicas": n, "seed": copts.seed,
             "metrics_interval_ms": copts.metrics_interval_ms,
             "kv_event_lag_ms": copts.kv_event_lag_ms, "config": effective.to_dict(),
             "routers": results, "warnings": warnings}

@@ -61,7 +61,7 @@ class ReplayContext:
         self.warn = warn or (lambda msg: None)
         self.cost = start.clock
         clock = self.cost.describe() if (cfg.clock or cfg.gpu or cfg.calibration) else None
-        self.summary = ReplaySummary(clock=clock, trace=trace.path, format=trace.format, mode=cfg.mode,
+        self.summary = ReplaySummary(clock=clock, trace=trace.label, format=trace.format, mode=cfg.mode,
                                      prompt_content=trace.format not in CONTENTLESS_FORMATS,
                                      requests=len(trace.requests), num_blocks=self.num_blocks,
                                      block_size=cfg.block_size, config=cfg.to_dict())
@@ -198,7 +198,7 @@ class ReplayContext:
             return True
         too_long = "max_model_len" in why
         if not self.cfg.skip_bad and (too_long or self.cfg.mode == "engine"):
-            raise InputError(f"request {tr.id!r} can never run: {why}", path=self.trace.path,
+            raise InputError(f"request {tr.id!r} can never run: {why}", path=self.trace.label,
                              line=tr.line, field=self.prompt_field if too_long else "num_blocks",
                              remedy=("skip_bad", "skips such requests"))
         skipped.append((tr.line, why))
@@ -225,7 +225,7 @@ class ReplayContext:
         self.warning(f"skipped {len(skipped)} request(s) that can never fit, counted as "
                      f"rejected and left out of the hit rate ({self.rejected_prompt_tokens:,} of "
                      f"{self.prompt_tokens_total:,} prompt "
-                     f"tokens): {self.trace.path}:{line}: {why}{more}")
+                     f"tokens): {self.trace.label}:{line}: {why}{more}")
 
     # A cluster's replica holds only what was routed to it: the whole cluster's rejections
     # decide (`kvcore.cluster.loop`), so it says False.
@@ -234,7 +234,7 @@ class ReplayContext:
     def none_fits(self, line: int, why: str) -> InputError:
         """The error of a replay that rejected every request, the first at `line` for `why`
         (the field that made it never fit, as `admit_or_reject` names it)."""
-        return InputError(f"no request fits: {why}", path=self.trace.path, line=line,
+        return InputError(f"no request fits: {why}", path=self.trace.label, line=line,
                           field=self.prompt_field if "max_model_len" in why else "num_blocks")
 
     @property

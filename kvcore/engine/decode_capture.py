@@ -116,7 +116,7 @@ class _Capturer:
 
 def _run(trace: Trace, opts: ReplayOptions, make_watcher: Callable[[ReplayContext], Any],
          warn: Callable[[str], None] | None) -> tuple[ReplayContext, Any]:
-    cfg = resolve(opts, trace.config, path=trace.path, config_line=trace.config_line)
+    cfg = resolve(opts, trace.config, path=trace.label, config_line=trace.config_line)
     if cfg.mode != "engine":
         raise InputError("the decode capture replays in engine mode", field="mode")
     ctx = ReplayContext(trace, cfg, None, warn=warn)
@@ -153,5 +153,5 @@ def capture_decode_steps(trace_path: str, options: ReplayOptions, sample: int, *
               for g in ctx2.kvm.kv_cache_config.kv_cache_groups]
     if [s.step for s in capturer.steps] != sorted(wanted):
         raise RuntimeError("the second replay ran other steps than the first")  # a kvcore bug
-    return Capture(trace.path, groups, ctx2.num_blocks, ctx.summary.steps, len(counter.steps),
+    return Capture(trace.label, groups, ctx2.num_blocks, ctx.summary.steps, len(counter.steps),
                    capturer.steps)

@@ -77,10 +77,10 @@ def first_refusal(trace: Trace, start: Any) -> InputError | None:
         too_long = "max_model_len" in why
         field = "max_model_len" if too_long else "num_blocks"
         if not cfg.skip_bad and (too_long or cfg.mode == "engine"):
-            return InputError(f"{trace.path}:{tr.line}: request {tr.id!r} can never run: {why}",
+            return InputError(f"{trace.label}:{tr.line}: request {tr.id!r} can never run: {why}",
                               field=field)
         first = first or (tr.line, why, field)
     if first is None or some_fit:
         return None
     line, why, field = first
-    return InputError(f"{trace.path}:{line}: no request fits: {why}", field=field)
+    return InputError(f"{trace.label}:{line}: no request fits: {why}", field=field)

@@ -29,6 +29,6 @@ def refusal(cfg: ReplayOptions, trace: Trace | None, name: str, message: str,
         return InputError(about(flag), field=flag)
     line = next((n for n in names if n in lined), None)
     if trace is not None and line is not None:
-        return InputError(about(line), path=trace.path, line=trace.config_line,
+        return InputError(about(line), path=trace.label, line=trace.config_line,
                           field=f"config.{line}")
     return InputError(message, field=name)

@@ -151,7 +151,7 @@ def header(ctx: ReplayContext) -> None:
         cfg = ctx.cfg
         ctx.jsonl.header({"mode": cfg.mode, "block_size": cfg.block_size,
                           "num_blocks": ctx.num_blocks, "groups": ctx.groups,
-                          "warmup": cfg.warmup, "trace": ctx.trace.path,
+                          "warmup": cfg.warmup, "trace": ctx.trace.label,
                           "format": ctx.trace.format, "config": cfg.to_dict(),
                           "uncalibrated_clock": (ctx.cost.uncalibrated if cfg.mode == "engine"
                                                  else None)})

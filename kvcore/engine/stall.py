@@ -108,11 +108,11 @@ def refuse(loop: EngineLoop, head: Any) -> None:
     if rec.first_scheduled_step is not None:
         raise InputError(f"request {rid!r} ran, was preempted, and can never be re-admitted: "
                          f"{what}: vLLM would wait forever; {fix} (skip_bad skips only requests "
-                         "that never ran)", path=ctx.trace.path, line=rec.tr.line, field=field)
+                         "that never ran)", path=ctx.trace.label, line=rec.tr.line, field=field)
     why = f"can never be admitted: {what}"
     if not ctx.cfg.skip_bad:
         raise InputError(f"request {rid!r} {why}: vLLM would wait forever; {fix}",
-                         path=ctx.trace.path, line=rec.tr.line, field=field,
+                         path=ctx.trace.label, line=rec.tr.line, field=field,
                          remedy=("skip_bad", "skips such requests"))
     sched = loop.sched
     sched.waiting.remove({rid})
@@ -135,4 +135,4 @@ def stalled(loop: EngineLoop, steps: int) -> InputError:
              if ctx.cfg.skip_bad and loop.tier is not None else "")
     return InputError(f"request {tr.id!r} can never be admitted (stalled for {steps} steps with "
                       f"nothing running: vLLM would wait forever): {what}; {fix}{blind}",
-                      path=ctx.trace.path, line=tr.line, field=field)
+                      path=ctx.trace.label, line=tr.line, field=field)

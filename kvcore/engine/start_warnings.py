@@ -27,7 +27,7 @@ def start_warnings(cfg: ReplayOptions, trace: Trace,
     if late and not (cfg.mode == "engine" and cfg.arrivals == "step"):
         out.append(late)
     for key, read in trace.near_misses:
-        out.append(f"{trace.path}:{trace.near_miss_line}: field {key!r} is not read (did you mean "
+        out.append(f"{trace.label}:{trace.near_miss_line}: field {key!r} is not read (did you mean "
                    f"{read!r}? it is taken as absent)")
     given = cfg.given or frozenset()
     model = cfg.model or cfg.model_config

@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from kvcore.errors import InputError
-from kvcore.sources import bounded_lines, open_source
+from kvcore.sources import bounded_lines, open_source, path_label
 from kvcore.sweep.grid import Job
 from kvcore.warning_groups import warning_groups
 
@@ -30,7 +30,7 @@ _KEYS = ("job_id", "config", "result")
 def results_line(job: Job, outcome: dict[str, Any]) -> dict[str, Any]:
     """The results line of a finished job (an outcome with a `result`)."""
     return {"job_id": job.job_id, "index": job.index, "command": job.command,
-            "trace": job.trace, "trace_sha256": job.trace_sha256, "config": job.config,
+            "trace": path_label(job.trace), "trace_sha256": job.trace_sha256, "config": job.config,
             "result": outcome["result"], "kvcli_version": outcome["kvcli_version"],
             # (the worker's: a node running another kvcli records its own defaults)
             "defaults": outcome.get("defaults") or defaults_id(job.command),

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from kvcore.errors import InputError
-from kvcore.sources import close_source, open_source, text_lines
+from kvcore.sources import close_source, open_source, path_label, text_lines
 from kvcore.traces import fast_ids
 from kvcore.traces.azure_csv import parse_azure_row
 from kvcore.traces.fields import near_misses
@@ -28,7 +28,7 @@ def out_of_order_warning(n: int, done: str = "replayed") -> str | None:
 
 @dataclass(slots=True)
 class Trace:
-    path: str
+    path: str                   # as given (read again by a `TraceStream`); `label` shows it
     format: str
     config: dict = field(default_factory=dict)       # the optional first {"config": {...}} line
     config_line: int | None = None
@@ -49,6 +49,11 @@ class Trace:
     max_total_tokens: int = 0                           # the longest prompt + output
     max_prompt_tokens: int = 0                          # the longest prompt
     lora_names: list[str] = field(default_factory=list)  # in file order of first appearance
+
+    @property
+    def label(self) -> str:
+        """The path as outputs record it (`kvcore.sources.path_label`)."""
+        return path_label(self.path)
 
     def held(self) -> list[TraceRequest]:
         """The requests of a trace read whole (`read_trace` without ``keep``)."""

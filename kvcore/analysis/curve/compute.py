@@ -15,6 +15,7 @@ from kvcore.analysis.curve.reading import read_input
 from kvcore.analysis.policies import POLICIES
 from kvcore.errors import InputError
 from kvcore.host_memory import MAX_GIB, check_pool_fits
+from kvcore.sources import path_label
 
 # Bounds that keep every number of the answer a 64-bit integer (blocks x block size in tokens):
 # far beyond any cache (10^12 blocks of 16 tokens are ~100,000x the largest GPU pools).
@@ -283,7 +284,7 @@ def compute_curve(trace_path: str, opts: CurveOptions, *, trace=None,
     for policy in opts.policies:
         knees[policy], knee_method[policy] = knees_of(
             lru if policy == "lru" else None, [p for p in points if p.policy == policy], ceiling)
-    return CurveResult(trace=trace_path if trace is None else trace.path, rule=opts.rule,
+    return CurveResult(trace=path_label(trace_path) if trace is None else trace.label, rule=opts.rule,
                        block_size=bs, warmup=opts.warmup, requests=inp.num_requests,
                        counted_requests=inp.num_requests - inp.first_counted,
                        distinct_blocks=inp.num_keys, ceiling=ceiling,

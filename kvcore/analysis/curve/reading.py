@@ -64,7 +64,7 @@ def _config_line(trace) -> int | None:
     from kvcore.errors import InputError
 
     cfg = trace.config or {}
-    where = {"path": trace.path, "line": trace.config_line}
+    where = {"path": trace.label, "line": trace.config_line}
     if cfg.get("enable_prefix_caching") is False:
         raise InputError("turns prefix caching off: no capacity hits anything (a curve needs "
                          "it on)", field="config.enable_prefix_caching", **where)
