@@ -73,9 +73,30 @@ def rich_table(t: Table) -> RichTable:
     return rt
 
 
+# A terminal narrower than this is drawn as if it were this wide (its lines wrap): at COLUMNS=1
+# every cell was cut to one character, a hit rate of 77.66% shown as "7", without a mark.
+MIN_COLUMNS = 40
+# And the widest drawn: `--help` pads every line to the width, 14 MB at COLUMNS=100000.
+MAX_COLUMNS = 1000
+
+
+def clamp_columns(environ: dict | None = None) -> None:
+    """Bring a COLUMNS (and typer's TERMINAL_WIDTH) outside MIN_COLUMNS..MAX_COLUMNS into it,
+    for every console the process makes (rich reads them when it makes one): COLUMNS=0 drew
+    `--help` as nothing at all."""
+    import os
+
+    env = os.environ if environ is None else environ
+    for key in ("COLUMNS", "TERMINAL_WIDTH"):
+        value = env.get(key, "").strip()
+        if value.isdigit():
+            env[key] = str(min(max(int(value), MIN_COLUMNS), MAX_COLUMNS))
+
+
 def render_table(t: Table, console: Console) -> None:
     rt = rich_table(t)
     if console.is_terminal:
+        console.width = max(console.width, MIN_COLUMNS)   # (a terminal that narrow)
         console.print(rt)
         return
     # Piped or redirected: never crop a cell to fit 80 columns; the table takes its width.
