@@ -12,7 +12,8 @@ calls the managers directly, where vLLM's `allocate_slots` goes through the coor
 general path it then takes gives the same blocks (it is the reference the short path is checked
 against). `BlockPool.get_new_blocks` pops the free queue and evicts in one inlined loop; its node
 gets the children vLLM's method has: `FreeKVCacheBlockQueue.popleft_n` and one
-`BlockPool._maybe_evict_cached_block` per block that still held a hash. `BlockPool.free_blocks`
+`BlockPool._maybe_evict_cached_block` per popped block when caching is on (False where the block
+held no hash). `BlockPool.free_blocks`
 links the released blocks in one pass; its node gets vLLM's `prepend_n` and `append_n`. And
 vLLM's `allocate_slots` calls `remove_skipped_blocks` on every manager (full attention's
 returns at once), where kvcore calls only the managers that can free something: while
@@ -85,7 +86,9 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("kvcore.free_queue", "FreeKVCacheBlockQueue",
      ("popleft_n", "remove", "remove_n", "append_n", "prepend_n")),
 )
-SKIP_ARGS = frozenset({"self", "cls", "kv_cache_spec", "block_pool", "kv_cache_group_ids"})
+# (and kvcore's own: `free_blocks`' ``trace``, the freed blocks' lists for the event stream)
+SKIP_ARGS = frozenset({"self", "cls", "kv_cache_spec", "block_pool", "kv_cache_group_ids",
+                       "trace"})
 
 
 def _classes(base: type) -> list[type]:
@@ -221,7 +224,8 @@ class CallRecorder:
 
     @staticmethod
     def _pop_children(pool: Any, n: int, node: CallNode) -> None:
-        """vLLM's get_new_blocks: popleft_n, then one eviction per block that held a hash."""
+        """vLLM's get_new_blocks: popleft_n, then, with caching on, `_maybe_evict_cached_block`
+        on every popped block (True where it held a hash and lost it)."""
         blk = pool.free_block_queue.fake_free_list_head.next_free_block
         popped = []
         for _ in range(n):
@@ -229,10 +233,10 @@ class CallRecorder:
             blk = blk.next_free_block
         node.children.append(CallNode("FreeKVCacheBlockQueue.popleft_n", {"n": n},
                                       [b.block_id for b in popped]))
-        for b in popped:
-            if b.block_hash is not None:
+        if pool.enable_caching:         # (vLLM asks of every popped block, hashed or not)
+            for b in popped:
                 node.children.append(CallNode("BlockPool._maybe_evict_cached_block",
-                                              {"block": b.block_id}, True))
+                                              {"block": b.block_id}, b.block_hash is not None))
 
 
     @staticmethod

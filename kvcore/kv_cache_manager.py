@@ -246,8 +246,8 @@ class KVCacheManager:
         (m,) = self.coordinator.single_type_managers
         m.free_popped(blocks)
 
-    def remove_skipped_blocks(self, request_id: str, num_computed_tokens: int) -> None:
-        self.coordinator.remove_skipped_blocks(request_id, num_computed_tokens)
+    def remove_skipped_blocks(self, request_id: str, processed_computed_tokens: int) -> None:
+        self.coordinator.remove_skipped_blocks(request_id, processed_computed_tokens)
 
     def cache_blocks(self, request: Request, num_computed_tokens: int) -> None:
         """Register full blocks up to ``num_computed_tokens`` (after a delayed/async load)."""

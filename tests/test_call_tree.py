@@ -45,6 +45,9 @@ def tree(node: dict) -> tuple:
     return (node["call"], node["returns"], [tree(c) for c in node["children"]])
 
 
+# vLLM's get_new_blocks asks `_maybe_evict_cached_block` of every popped block (caching on);
+# one that holds no hash answers False
+NO_HASH = [("BlockPool._maybe_evict_cached_block", False, [])]
 # vLLM's allocate_slots calls remove_skipped_blocks on every manager, before its fit check
 SKIP = (f"{U}.remove_skipped_blocks", None, [(f"{F}.remove_skipped_blocks", None, [])])
 
@@ -69,7 +72,8 @@ def test_the_four_paths_with_one_full_attention_group(tmp_path):
             (f"{U}.get_num_blocks_to_allocate", 3, [(f"{F}.get_num_blocks_to_allocate", 3, [])]),
             (f"{U}.allocate_new_blocks", [[1, 2, 3]], [(f"{F}.allocate_new_blocks", [1, 2, 3], [
                 ("BlockPool.get_new_blocks", [1, 2, 3],
-                 [("FreeKVCacheBlockQueue.popleft_n", [1, 2, 3], [])])])]),
+                 [("FreeKVCacheBlockQueue.popleft_n", [1, 2, 3], []),
+                  *NO_HASH * 3])])]),
             (f"{U}.cache_blocks", None, [(f"{F}.cache_blocks", None,
                                           [("BlockPool.cache_full_blocks", None, [])])])])]
     assert new_a["calls"][1]["args"] == {"request": "a", "num_new_tokens": 10,
@@ -111,9 +115,9 @@ def test_the_four_paths_with_one_full_attention_group(tmp_path):
     pop = tree(new_c["calls"][1])[2][3][2][0][2][0]
     assert pop == ("BlockPool.get_new_blocks", [5, 3], [
         ("FreeKVCacheBlockQueue.popleft_n", [5, 3], []),
-        ("BlockPool._maybe_evict_cached_block", True, [])])
-    evict = new_c["calls"][1]["children"][3]["children"][0]["children"][0]["children"][1]
-    assert evict["args"] == {"block": 3}
+        *NO_HASH, ("BlockPool._maybe_evict_cached_block", True, [])])
+    asked = new_c["calls"][1]["children"][3]["children"][0]["children"][0]["children"][1:]
+    assert [c["args"] for c in asked] == [{"block": 5}, {"block": 3}]
     # decodes of b: the last block fills (11, 12 tokens), then none is left: refused
     assert [tree(n)[1] for n in (*dec_b1["calls"], *dec_b2["calls"])] == [[[]], [[]]]
     assert dec_b3["ok"] is False and [tree(n) for n in dec_b3["calls"]] == [
@@ -139,9 +143,9 @@ def test_a_hybrid_model_fans_out_and_the_window_frees_what_slid_out(tmp_path):
         f"{H}.get_num_blocks_to_allocate", f"{H}.allocate_new_blocks", f"{H}.cache_blocks"]
     assert alloc[2][3][2] == [
         (f"{F}.allocate_new_blocks", [1, 2, 3, 4], [("BlockPool.get_new_blocks", [1, 2, 3, 4],
-         [("FreeKVCacheBlockQueue.popleft_n", [1, 2, 3, 4], [])])]),
+         [("FreeKVCacheBlockQueue.popleft_n", [1, 2, 3, 4], []), *NO_HASH * 4])]),
         (f"{S}.allocate_new_blocks", [5, 6, 7, 8], [("BlockPool.get_new_blocks", [5, 6, 7, 8],
-         [("FreeKVCacheBlockQueue.popleft_n", [5, 6, 7, 8], [])])])]
+         [("FreeKVCacheBlockQueue.popleft_n", [5, 6, 7, 8], []), *NO_HASH * 4])])]
     # the decode: the window's first block (5) slid out and goes back to the free queue
     # (vLLM calls every manager's; full attention's returns at once)
     skipped = dec["calls"][0]["children"][0]

@@ -247,14 +247,16 @@ class SingleTypeKVCacheManager(ABC):
         if ids:
             tracer.on_free(self.kv_cache_group_id, ids, freed, evictable)
 
-    def remove_skipped_blocks(self, request_id: str, num_computed_tokens: int) -> None:
+    def remove_skipped_blocks(self, request_id: str, processed_computed_tokens: int) -> None:
         """Free the blocks attention no longer reads and null their table entries.
 
-        Runs before the fit check of every allocation (and frees even if that then fails).
-        Walks from the last skipped block down to the first null entry, so the later block is
+        ``processed_computed_tokens`` (vLLM's name): the computed tokens less those still in
+        flight under async scheduling, whose attention may still read what lies below. Runs in
+        every allocation after the admission check (`full_sequence_must_fit`, which can refuse
+        first) and before the step's own fit check (it frees even if that then fails). Walks from the last skipped block down to the first null entry, so the later block is
         freed (and evicted) first.
         """
-        skipped_tokens = self.get_num_skipped_tokens(num_computed_tokens)
+        skipped_tokens = self.get_num_skipped_tokens(processed_computed_tokens)
         if skipped_tokens <= 0:
             return
         blocks = self.req_to_blocks.setdefault(request_id, [])

@@ -112,14 +112,14 @@ class MambaManager(SingleTypeKVCacheManager):
     def get_num_skipped_tokens(self, num_computed_tokens: int) -> int:
         return num_computed_tokens - 1
 
-    def remove_skipped_blocks(self, request_id: str, num_computed_tokens: int) -> None:
+    def remove_skipped_blocks(self, request_id: str, processed_computed_tokens: int) -> None:
         """Free every state before the running one, the later first (vLLM 0.33's align mode).
 
         Unlike attention's walk this one passes over null entries: an aligned prefill leaves
         nulls between the states it kept (a junction's, the last chunk's), and each of those
         states is freed once the request computes past it.
         """
-        skipped_tokens = self.get_num_skipped_tokens(num_computed_tokens)
+        skipped_tokens = self.get_num_skipped_tokens(processed_computed_tokens)
         if skipped_tokens <= 0:
             return
         blocks = self.req_to_blocks.setdefault(request_id, [])
