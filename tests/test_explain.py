@@ -112,6 +112,13 @@ def test_explain_with_calls_adds_the_requests_call_trees_and_changes_nothing_els
     admit = next(c for c in calls if c["call"] == "KVCacheManager.allocate_slots")
     touch = [n for n in admit["children"] if n["call"].endswith("allocate_new_computed_blocks")]
     assert touch and touch[0]["children"][0]["children"][0]["call"] == "BlockPool.touch"
+    # vLLM's free_blocks takes the blocks only (kvcore's event-stream `trace` lists showed)
+    frees = [n for n in _nodes(calls[-1]) if n["call"] == "BlockPool.free_blocks"]
+    assert frees and all(list(n["args"]) == ["ordered_blocks"] for n in frees)
+
+
+def _nodes(node: dict) -> list[dict]:
+    return [node, *(d for c in node["children"] for d in _nodes(c))]
 
 
 def test_explain_tells_a_requests_cpu_tier_part_as_the_events_and_requests_say(tmp_path):
