@@ -17,7 +17,7 @@ from typing import Any
 from kvcli import output
 from kvcore.errors import InputError
 from kvcore.sweep.metrics import METRICS, chosen, metric_values, swept_keys
-from kvcore.sweep.results import job_warnings
+from kvcore.sweep.results import job_warnings, job_warnings_by_id
 from kvcore.warning_groups import sources_named
 
 
@@ -169,16 +169,23 @@ def report(a: SweepArgs, names: list[str] | None) -> int:
     if len(set(indexes)) < len(indexes):
         # (a file resumed with another grid keeps the first grid's lines: docs/sweep.md)
         output.warn(f"{a.args[1]}: its jobs come from more than one grid (their indexes "
-                    "repeat): '#' is each job's place in its own grid")
-    _say_warnings(lines)
+                    "repeat): '#' is each job's place in its own grid; warnings name jobs by id")
+    _say_warnings(lines, by_id=len(set(indexes)) < len(indexes))
     _emit(doc, a, report=os.path.basename(a.args[1]))
     return 0
 
 
-def _say_warnings(rows: Sequence[dict | None]) -> None:
-    """The jobs' warnings (in their results lines), each said once with the jobs that gave it."""
-    for text, which in job_warnings(list(rows)):
-        output.warn(f"{sources_named('job', which)}: {text}")
+def _say_warnings(rows: Sequence[dict | None], by_id: bool = False) -> None:
+    """The jobs' warnings (in their results lines), each said once with the jobs that gave it:
+    by index, or ``by_id`` (a file of several grids, whose indexes repeat: "jobs 0, 2:" named
+    a job of each) by id, as the table's last column shows them, "every job" for all."""
+    if not by_id:
+        for text, which in job_warnings(list(rows)):
+            output.warn(f"{sources_named('job', which)}: {text}")
+        return
+    for text, ids in job_warnings_by_id(rows):       # type: ignore[arg-type]
+        who = "every job" if len(ids) == len(rows) else f"job{'s' * (len(ids) > 1)} {', '.join(ids)}"
+        output.warn(f"{who}: {text}")
 
 
 def grid_document(command: str, swept: list[str], rows: Sequence[dict | None],

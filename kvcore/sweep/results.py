@@ -168,3 +168,12 @@ def job_warnings(rows: list[dict | None]) -> list[tuple[str, list[int]]]:
 
     return warning_groups((row.get("index", position) if row else position, warnings_of(row))
                           for position, row in enumerate(rows))
+
+
+def job_warnings_by_id(rows: list[dict]) -> list[tuple[str, list[str]]]:
+    """`job_warnings` of finished jobs, each with the ids of the jobs that gave it."""
+    said: dict[str, list[str]] = {}
+    for row in rows:
+        for text, _ in job_warnings([row]):
+            said.setdefault(text, []).append(row["job_id"])
+    return list(said.items())
