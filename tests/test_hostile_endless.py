@@ -104,3 +104,23 @@ def test_curve_leaves_a_file_past_the_bound_to_the_line_reader(monkeypatch, tmp_
     endless = tmp_path / "zeros.jsonl"
     endless.write_bytes(b"0" * 500)
     refused(["curve", str(endless)], f"error: {endless}:1: {LONG_LINE}")
+
+
+def test_a_line_memory_cannot_hold_is_not_called_malformed(monkeypatch, tmp_path):
+    # under a memory limit orjson fails with "Not enough memory to allocate buffer": the line
+    # (valid JSON of 25 MB, 3,000,000 hash ids, under `ulimit -v 400000`) was "malformed JSON"
+    import types
+
+    import orjson
+
+    from kvcore.traces import reader
+
+    def loads(text):
+        raise orjson.JSONDecodeError("Not enough memory to allocate buffer for parsing", "", 0)
+
+    monkeypatch.setattr(reader, "orjson", types.SimpleNamespace(
+        loads=loads, JSONDecodeError=orjson.JSONDecodeError))
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"input_length": 10, "output_length": 5}\n')
+    refused(["replay", str(trace)],
+            f"error: {trace}:1: not enough memory to parse this line (40 characters)")

@@ -166,6 +166,9 @@ def _decode(text: str, ctx: _Ctx) -> dict:
     try:
         obj = orjson.loads(text)
     except orjson.JSONDecodeError as err:
+        if str(err).startswith("Not enough memory"):    # (orjson's word for a failed malloc)
+            raise ctx.err(None, f"not enough memory to parse this line ({len(text):,} "
+                          "characters)") from None
         raise ctx.err(None, f"malformed JSON: {err}") from None
     if not isinstance(obj, dict):
         raise ctx.err(None, "expected a JSON object")
