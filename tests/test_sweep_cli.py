@@ -242,14 +242,13 @@ def test_report_of_a_file_holding_two_grids(tmp_path):
     assert cells == [("128", "16"), ("128", "32"), ("128", "default"), ("256", "16"),
                      ("256", "32"), ("256", "default")], r.stdout
     # its warnings name jobs by id ("jobs 0, 2:" named a job of each grid)
-    ids = [d["job_id"] for d in _lines(res)]
     said = [ln for ln in r.stderr.splitlines() if "uncalibrated clock" in ln]
     assert len(said) == 1 and said[0].startswith("warning: every job: uncalibrated clock")
     lines = _lines(res)
     lines[4]["result"]["warnings"].append("only this one")
     res.write_text("".join(json.dumps(d) + "\n" for d in lines))
     r = runner.invoke(app, ["sweep", "report", str(res)])
-    assert f"warning: job {ids[4]}: only this one\n" in r.stderr
+    assert f"warning: job {lines[4]['job_id']}: only this one\n" in r.stderr
 
 
 def test_a_swept_list_is_one_readable_cell():

@@ -250,10 +250,8 @@ class SingleTypeKVCacheManager(ABC):
     def remove_skipped_blocks(self, request_id: str, processed_computed_tokens: int) -> None:
         """Free the blocks attention no longer reads and null their table entries.
 
-        ``processed_computed_tokens`` (vLLM's name): the computed tokens less those still in
-        flight under async scheduling, whose attention may still read what lies below. Runs in
-        every allocation after the admission check (`full_sequence_must_fit`, which can refuse
-        first) and before the step's own fit check (it frees even if that then fails). Walks from the last skipped block down to the first null entry, so the later block is
+        ``processed_computed_tokens``: computed tokens less those in flight (async). Runs after
+        the admission check and before the step's fit check (it frees even if that fails). Walks from the last skipped block down to the first null entry, so the later block is
         freed (and evicted) first.
         """
         skipped_tokens = self.get_num_skipped_tokens(processed_computed_tokens)
