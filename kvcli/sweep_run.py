@@ -16,6 +16,7 @@ from typing import Any
 
 from kvcli import output
 from kvcore.errors import InputError
+from kvcore.sources import path_label
 from kvcore.sweep.metrics import METRICS, chosen, metric_values, swept_keys
 from kvcore.sweep.results import job_warnings, job_warnings_by_id
 from kvcore.warning_groups import sources_named
@@ -123,7 +124,7 @@ def run(a: SweepArgs) -> int:
     lines = {now.get(i, i): line for i, line in read_results(path).by_id.items()}
     rows = [lines.get(j.job_id) for j in plan.jobs]
     doc = grid_document(plan.spec.command, plan.swept, rows, names,
-                        [(j.index, j.job_id, j.trace, j.config) for j in plan.jobs])
+                        [(j.index, j.job_id, path_label(j.trace), j.config) for j in plan.jobs])
     _say_warnings(rows)
     _emit(doc, a)
     if done.failed:

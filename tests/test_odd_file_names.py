@@ -48,10 +48,12 @@ def test_events_and_a_sweep_record_it_escaped(tmp_path):
     header = orjson.loads(events.read_bytes().split(b"\n", 1)[0])
     assert header["trace"] == f"{tmp_path}/bad\\xffname.jsonl"
     r = runner.invoke(app, ["sweep", "--trace", str(trace), "--set", "num_blocks=512,1024",
-                            "--results", str(results), "--jobs", "1"])
+                            "--results", str(results), "--jobs", "1", "--json"])
     assert r.exit_code == 0, r.output
     lines = [orjson.loads(x) for x in results.read_bytes().splitlines()]
-    assert [x["trace"] for x in lines] == [f"{tmp_path}/bad\\xffname.jsonl"] * 2
+    shown = f"{tmp_path}/bad\\xffname.jsonl"
+    assert [x["trace"] for x in lines] == [shown] * 2
+    assert [j["trace"] for j in orjson.loads(r.stdout)["jobs"]] == [shown] * 2
 
 
 def test_a_newline_in_a_name_keeps_the_error_on_one_line(tmp_path):
