@@ -44,6 +44,9 @@ READ_ERRORS = (OSError, EOFError, zlib.error)
 # | kvcli replay -`) grew one "line" until the machine ran out of memory. Parsing a line takes
 # up to ~16 times its bytes (a list of small ints): 1 GiB allowed a valid line that needed 16 GB.
 MAX_LINE_BYTES = 1 << 28
+# The most an input read whole takes (an op script, a sweep spec, a model's config.json): an op
+# script of 2,000 requests is 21 MB; past this it is an endless stream.
+MAX_WHOLE_BYTES = 1 << 30
 
 _stdin: tuple[object, io.BufferedReader] | None = None    # (sys.stdin.buffer, its stream)
 # A named pipe (a FIFO, `<(cat T)`, /dev/stdin on a pipe) can be read once: opened once and kept
@@ -237,14 +240,15 @@ def read_json(path: str) -> tuple[str, Any]:
 
 def read_text(name: str, stream: io.BufferedReader) -> str:
     """The whole stream as text; bytes that are not UTF-8 are an `InputError` naming the line,
-    more than `MAX_LINE_BYTES` one naming the limit (an endless pipe, `cat /dev/zero | kvcli
+    more than `MAX_WHOLE_BYTES` one naming the limit (an endless pipe, `cat /dev/zero | kvcli
     script -`, was read until the machine's memory ran out)."""
+    limit = MAX_WHOLE_BYTES
     try:
-        raw = stream.read(MAX_LINE_BYTES + 1)
+        raw = stream.read(limit + 1)
     except READ_ERRORS as err:
         raise InputError(f"cannot read: {err}", path=name) from None
-    if len(raw) > MAX_LINE_BYTES:
-        raise InputError(f"more than {MAX_LINE_BYTES:,} bytes: no input read whole is that "
+    if len(raw) > limit:
+        raise InputError(f"more than {limit:,} bytes: no input read whole is that "
                          "large (an endless stream?)", path=name)
     try:
         return raw.decode("utf-8")

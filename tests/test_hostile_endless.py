@@ -40,7 +40,7 @@ def test_dev_null_still_reads_as_empty():
 
 
 def test_a_line_past_the_bound_is_refused(monkeypatch):
-    # (the bound is 1 GiB; a small one here so that the test reads little)
+    # (the bound is 256 MiB; a small one here so that the test reads little)
     monkeypatch.setattr(kvcore.sources, "MAX_LINE_BYTES", 100)
     line = '{"input_length": 10, "output_length": 5}'
     res = runner.invoke(app, ["replay", "-"], input=line + "\n" + "0" * 500)
@@ -54,7 +54,7 @@ def test_a_line_past_the_bound_is_refused(monkeypatch):
 def test_an_input_read_whole_past_the_bound_is_refused(monkeypatch, tmp_path):
     # an op script, a config.json or a sweep spec from an endless pipe was read until memory ran
     # out (the bound is 1 GiB; a small one here)
-    monkeypatch.setattr(kvcore.sources, "MAX_LINE_BYTES", 100)
+    monkeypatch.setattr(kvcore.sources, "MAX_WHOLE_BYTES", 100)
     res = runner.invoke(app, ["script", "-"], input="\n" * 101)
     assert res.exit_code == 2 and res.stdout == "", res.output
     assert res.stderr == ("error: <stdin>: more than 100 bytes: no input read whole is that "
