@@ -81,16 +81,19 @@ class BlockPool:
         """Register ``blocks[num_cached_blocks:num_full_blocks]`` under the request's hashes
         (null blocks and those the mask leaves out skipped); with events on, one `BlockStored`
         covers the call. As vLLM's slice, a shorter table (an op script's request past
-        max_model_len) caches what it holds; with events on vLLM then indexes past it building
-        the event (IndexError), so kvcli stops there, in one line."""
+        max_model_len) caches what it holds, unless vLLM fails on it (events on: IndexError; a
+        window's mask longer than the slice: its assert): kvcli stops there, in one line."""
         if num_cached_blocks >= num_full_blocks:
             return
         end = min(num_full_blocks, len(blocks))
-        if end < num_full_blocks and self.enable_kv_cache_events:
+        if end < num_full_blocks and (self.enable_kv_cache_events or block_mask is not None
+                                      and len(block_mask) != end - num_cached_blocks):
+            how = ("with KV cache events on (IndexError" if self.enable_kv_cache_events else
+                   "on the sliding window's block mask (AssertionError")
             raise InputError(f"a request of {request.num_tokens} tokens fills {num_full_blocks} "
                              f"blocks but max_model_len gave it {len(blocks)}: vLLM 0.33 fails "
-                             "here with KV cache events on (IndexError in cache_full_blocks)",
-                             field="kv_events")
+                             f"here {how} in cache_full_blocks)", field=(
+                                 "kv_events" if self.enable_kv_cache_events else "max_model_len"))
         hashes = resolve_block_hashes(request.block_hashes, self.hash_block_size, block_size)
         # A list indexed as one (generic `hashes[i]`: 1.1% of a conversation replay); another
         # block size's view is read into one from `num_cached_blocks` on (`off`).
