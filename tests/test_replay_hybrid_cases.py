@@ -27,7 +27,8 @@ CASES = sorted((DATA / "sched_cases_hybrid").glob("*.trace.jsonl"))
 UNDER_ASYNC = [t for t in CASES if t.with_name(t.name.replace(".trace.", ".async.expected.")
                                                ).exists()]
 # random hybrid cases, sync (hseedN) and async (haseedN): make_cases.py --hybrid [--async];
-# 28 of 28 matched when recorded, 30 of 30 more on 2026-12-03 (hseed5213 kept)
+# 28 of 28 matched when recorded, 30 of 30 more on 2026-12-03 (hseed5213 kept); pahseed44021:
+# make_spaces.py, the campaign of 2026-12-05 (tests/data/sched_fresh/README.md)
 FRESH = sorted((DATA / "sched_fresh_hybrid").glob("*.trace.jsonl"))
 
 
