@@ -3,7 +3,9 @@
   T: tiny token budgets (1..bs+1) with hybrid groups incl. 3-kind and reordered groups
   B: odd block sizes (1,3,5,6,12,24,64) with windows/chunks off the block grid
   E: max_model_len edges (mml off the block grid, prompts at mml-1, prompt+out == mml), minimal pools
-usage: python gen.py SPACE OUT_DIR SEED...
+  P: budgets of 3-9 with max_num_seqs up to the budget, tight pools (preemption under tiny budgets)
+  H: 200-445 requests a trace
+usage: python make_spaces.py [--knobs] SPACE OUT_DIR SEED...  (odd seeds async, even sync)
 """
 import json
 import random
