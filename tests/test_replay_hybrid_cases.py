@@ -62,7 +62,7 @@ def test_the_cases_are_all_there():
     assert [t.name.split("_")[0] for t in UNDER_ASYNC] == list("abce")
     assert [t.name.split(".")[0] for t in FRESH] == [
         "haseed214", "haseed224", "haseed225", "haseed227", "hseed204", "hseed209", "hseed211",
-        "hseed5213", "hseed7156"]
+        "hseed5213", "hseed7156", "pahseed44021"]
 
 
 def test_dense_retention_caches_what_vllm_default_does_not():
