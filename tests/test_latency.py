@@ -180,13 +180,25 @@ def test_json_keys_are_stable(tmp_path):
     assert list(s["latency"]) == ["uncalibrated", *KEYS]
     assert all(list(s["latency"][k]) == DIST for k in KEYS)
     assert list(lines[0]) == ["id", "arrival", "arrival_step", "prompt_tokens", "output_tokens",
-                              "hit_tokens", "preemptions", "first_scheduled_step", "finish_step",
+                              "generated_tokens", "hit_tokens", "preemptions", "first_scheduled_step", "finish_step",
                               "first_token_ms", "finish_ms", "rejected", *KEYS]
     fin = next(e for e in events if e.get("kind") == "finish")
     assert list(fin) == ["seq", "step", "t_ms", "kind", "req", "group", "output_tokens", *KEYS]
     assert events[0]["uncalibrated_clock"] is True
     keys = list(s)
     assert keys[keys.index("queue_delay_p99_s") + 1] == "latency"
+
+
+def test_a_request_max_model_len_stops_says_what_it_generated(tmp_path):
+    # the line's output_tokens is the trace's (50); TPOT divides by the 20 it generated before
+    # max_model_len (30) stopped it, and the line did not say 20
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"timestamp": 0, "input_length": 10, "output_length": 50}\n')
+    _, lines, events = replay(path, tmp_path, "--max-model-len", 30)
+    line = lines[0]
+    assert (line["output_tokens"], line["generated_tokens"]) == (50, 20)
+    assert line["tpot_ms"] == (line["finish_ms"] - line["first_token_ms"]) / 19 == 5.25
+    assert next(e for e in events if e.get("kind") == "finish")["output_tokens"] == 20
 
 
 def test_the_uncalibrated_label_comes_from_the_clock(tmp_path):

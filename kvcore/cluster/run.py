@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
+from kvcore.cluster.ceiling import ceiling_note
 from kvcore.cluster.loop import ClusterLoop, ReplicaEvents, check_replicas
 from kvcore.cluster.replica import Replica
 from kvcore.cluster.report import router_result
@@ -65,7 +66,8 @@ def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
         trace = read_trace(trace_path)
     cfg = resolve(options, trace.config, path=trace_path, config_line=trace.config_line)
     # every router's options and the N pools first: a typo fails before any replay runs
-    check_on_trace(cfg, copts, start_up(trace, cfg))
+    start = start_up(trace, cfg)
+    check_on_trace(cfg, copts, start)
     n = copts.replicas
     made = [(name, dict(opts), make_router(name, n, dict(opts), copts.seed, 1))
             for name, opts in copts.routers]
@@ -77,6 +79,10 @@ def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
                         f"({', '.join(name for name, _, _ in made)})")
         if warn is not None:
             warn(warnings[-1])
+    if (note := ceiling_note(start.groups)) is not None:
+        warnings.append(note)
+        if warn is not None:
+            warn(note)
     effective = cfg
     for name, opts, probe in made:
         t0 = time.perf_counter()
