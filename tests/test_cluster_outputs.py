@@ -46,3 +46,22 @@ def test_streams_of_an_earlier_run_with_more_replicas_are_refused(tmp_path):
         assert runner.invoke(app, [*RUN, "--replicas", n, "--events", str(ev)]).exit_code == 0
     r = runner.invoke(app, ["stats", str(folder), "--json"])
     assert r.exit_code == 0 and len(json.loads(r.stdout)["replicas"]) == 4
+
+
+def test_an_idle_replicas_stream_ran_no_step(tmp_path):
+    # a replica the router sent nothing has a header and an `end` at step 0: `kvcli stats`
+    # said 1 step (and 1 sampled) against the cluster's 0
+    ev = tmp_path / "ev"
+    chat = Path(__file__).resolve().parents[1] / "traces" / "multiturn-chat.jsonl"
+    head = tmp_path / "t.jsonl"
+    head.write_text("".join(chat.read_text().splitlines(keepends=True)[:30]))
+    r = runner.invoke(app, ["cluster", str(head), "--router", "llmd", "--replicas", "3",
+                            "--num-blocks", "2000", "--events", str(ev), "--json"])
+    assert r.exit_code == 0, r.output
+    steps = [x["steps"] for x in json.loads(r.stdout)["routers"][0]["replicas"]]
+    r = runner.invoke(app, ["stats", str(ev / "llmd"), "--json"])
+    assert r.exit_code == 0, r.output
+    reps = json.loads(r.stdout)["replicas"]
+    assert steps[:2] == [0, 0] and steps[2] > 0
+    assert [x["source"]["steps"] for x in reps] == steps
+    assert [x["memory"]["steps_sampled"] for x in reps] == steps

@@ -211,8 +211,9 @@ class StatsCollector(NativeEvents):
 
     # -- the report ----------------------------------------------------------------------------
     def finish(self) -> None:
-        """Close the last step (call once, after the last event)."""
-        if self.step >= 0:
+        """Close the last step (call once, after the last event); a stream of no request ran
+        none (a cluster's idle replica: a header and an `end` at step 0)."""
+        if self.step >= 0 and self.reqs.requests:
             self._close_step(self.step + 1, 0.0)
 
     def report(self) -> dict:

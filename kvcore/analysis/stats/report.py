@@ -17,12 +17,14 @@ def build_report(c: StatsCollector) -> dict:
     s["cached_mean"] = c.series.bucket_mean("cached_sum")
     t = c.t_ms
     reqs = c.reqs
+    # (no request, no step: a cluster's idle replica's stream is a header and an `end` at step
+    # 0, and `steps` said 1 against its summary's 0)
     out: dict[str, Any] = {
         "schema_version": STATS_SCHEMA_VERSION,
         "source": {"mode": c.header.get("mode"), "block_size": c.header["block_size"],
                    "num_blocks": c.header["num_blocks"], "groups": c.group_types,
                    "trace": c.header.get("trace"), "complete": c.summary is not None,
-                   "interrupted": c.interrupted, "steps": max(c.step, 0) + 1,
+                   "interrupted": c.interrupted, "steps": c.step + 1 if reqs.requests else 0,
                    "sim_time_ms": t, "requests": reqs.requests, "rejected": reqs.rejected,
                    "finished": reqs.finished},
         "memory": c.mem.to_json(s),
