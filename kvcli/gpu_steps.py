@@ -78,7 +78,7 @@ def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_na
 
     from kernels.timing import copy_bandwidth
     from kvcore.engine.options import ReplayOptions
-    from kvcore.sources import path_label
+    from kvcore.errors import path_label
 
     # (the replay's own warnings, e.g. its uncalibrated clock, are `kvcli replay`'s business)
     cap = capture_decode_steps(trace, ReplayOptions(model=model), sample_steps, trace=parsed)

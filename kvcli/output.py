@@ -124,7 +124,12 @@ def emit_tree(label: str, nodes: list[dict]) -> None:
     tree = Tree(label)
     for node in nodes:
         add(tree, node)
-    stdout_console().print(tree, markup=False, highlight=False)
+    try:
+        stdout_console().print(tree, markup=False, highlight=False)
+    except BrokenPipeError:
+        raise
+    except OSError as err:      # a full disk, a closed stdout: one line, exit 1 (see `run`)
+        raise OutputFailed(STDOUT_LABEL, err) from None
 
 
 def emit_call_trees(ops: list[dict]) -> None:
@@ -215,6 +220,13 @@ def describe(err: InputError) -> str:
     return str(err)
 
 
+def one_line(text: str) -> str:
+    """An error as one line: a control character (a newline in an output's path, named in the
+    message) escaped, as `kvcore.errors.path_label` escapes a file's."""
+    return text if text.isprintable() else "".join(
+        c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
 def run(fn: Callable[[], Any]) -> Any:
     """Call a command's one function, turning known failures into one line and an exit code.
 
@@ -226,12 +238,13 @@ def run(fn: Callable[[], Any]) -> Any:
     try:
         return fn()
     except OutputFailed as err:
-        stderr_console().print(f"error: {err}", markup=False, highlight=False)
+        stderr_console().print(one_line(f"error: {err}"), markup=False, highlight=False)
         if err.where == STDOUT_LABEL:
             _silence_stdout()
         raise typer.Exit(1) from None
     except InputError as err:
-        stderr_console().print(f"error: {describe(err)}", markup=False, highlight=False)
+        stderr_console().print(one_line(f"error: {describe(err)}"), markup=False,
+                               highlight=False)
         raise typer.Exit(2) from None
     except NoDeviceError as err:
         stderr_console().print(f"error: {err}", markup=False, highlight=False)

@@ -88,9 +88,13 @@ def clamp_columns(environ: dict | None = None) -> None:
 
     env = os.environ if environ is None else environ
     for key in ("COLUMNS", "TERMINAL_WIDTH"):
-        value = env.get(key, "").strip()
-        if value.isdigit():
+        value = env.get(key)
+        if value is None:
+            continue
+        if value.strip().isascii() and value.strip().isdigit():
             env[key] = str(min(max(int(value), MIN_COLUMNS), MAX_COLUMNS))
+        else:       # no width (rich's isdigit() took COLUMNS=² and int() failed: a traceback)
+            del env[key]
 
 
 def render_table(t: Table, console: Console) -> None:

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvcli import output
-from kvcore.errors import InputError
-from kvcore.sources import path_label
+from kvcore.errors import InputError, path_label
 from kvcore.sweep.metrics import METRICS, chosen, metric_values, swept_keys
 from kvcore.sweep.results import job_warnings, job_warnings_by_id
 from kvcore.warning_groups import sources_named
@@ -185,8 +184,8 @@ def _say_warnings(rows: Sequence[dict | None], by_id: bool = False) -> None:
             output.warn(f"{sources_named('job', which)}: {text}")
         return
     for text, ids in job_warnings_by_id(rows):       # type: ignore[arg-type]
-        who = "every job" if len(ids) == len(rows) else f"job{'s' * (len(ids) > 1)} {', '.join(ids)}"
-        output.warn(f"{who}: {text}")
+        who = f"job{'s' * (len(ids) > 1)} {', '.join(ids)}" if len(ids) < len(rows) else ""
+        output.warn(f"{who or 'every job'}: {text}")
 
 
 def grid_document(command: str, swept: list[str], rows: Sequence[dict | None],

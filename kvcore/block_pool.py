@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from kvcore.block import KVCacheBlock
 from kvcore.block_hash_map import BlockHashToBlockMap
-from kvcore.errors import InputError
+from kvcore.errors import past_the_table
 from kvcore.free_queue import FreeKVCacheBlockQueue, FreeLists
 from kvcore.hashing import resolve_block_hashes
 from kvcore.kv_events import (
@@ -88,12 +88,8 @@ class BlockPool:
         end = min(num_full_blocks, len(blocks))
         if end < num_full_blocks and (self.enable_kv_cache_events or block_mask is not None
                                       and len(block_mask) != end - num_cached_blocks):
-            how = ("with KV cache events on (IndexError" if self.enable_kv_cache_events else
-                   "on the sliding window's block mask (AssertionError")
-            raise InputError(f"a request of {request.num_tokens} tokens fills {num_full_blocks} "
-                             f"blocks but max_model_len gave it {len(blocks)}: vLLM 0.33 fails "
-                             f"here {how} in cache_full_blocks)", field=(
-                                 "kv_events" if self.enable_kv_cache_events else "max_model_len"))
+            raise past_the_table(request.num_tokens, num_full_blocks, len(blocks),
+                                 self.enable_kv_cache_events)
         hashes = resolve_block_hashes(request.block_hashes, self.hash_block_size, block_size)
         # A list indexed as one (generic `hashes[i]`: 1.1% of a conversation replay); another
         # block size's view is read into one from `num_cached_blocks` on (`off`).
@@ -301,3 +297,4 @@ class BlockPool:
             return [batch] if batch else []
         events, self.kv_event_queue = self.kv_event_queue, []
         return events
+

@@ -2,6 +2,23 @@
 
 from __future__ import annotations
 
+import os
+
+
+def path_label(path: str) -> str:
+    """``path`` as outputs and messages show it: itself, unless its bytes are not UTF-8 (Python
+    holds them as surrogates, which no JSON writer takes: `--json` and `--events` ended in a
+    UnicodeEncodeError) or it holds a control character (a newline split the one-line error):
+    then with those bytes and characters escaped, ``bad\\xffname.jsonl``."""
+    if path.isprintable():
+        try:
+            path.encode("utf-8")
+            return path
+        except UnicodeEncodeError:
+            pass
+    text = os.fsencode(path).decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
 
 class InputError(Exception):
     """Bad input: a file, a line, a field and what is wrong with it.
@@ -26,7 +43,7 @@ class InputError(Exception):
     def _format(self) -> str:
         where = ""
         if self.path is not None:
-            where = str(self.path)
+            where = path_label(str(self.path))    # (a newline in a name split the line)
             if self.line is not None:
                 where += f":{self.line}"
             where += ": "
@@ -39,3 +56,14 @@ class InputError(Exception):
 
 class NoDeviceError(Exception):
     """A GPU command on a machine without CUDA or torch (exit code 3)."""
+
+
+def past_the_table(tokens: int, full: int, held: int, events: bool) -> InputError:
+    """An op script's request past max_model_len where vLLM 0.33's `cache_full_blocks` fails
+    (`kvcore.block_pool`): it fills ``full`` blocks, its table holds ``held``."""
+    how = ("with KV cache events on (IndexError in cache_full_blocks)" if events else
+           "(a group that masks its blocks, a one-token window or Mamba, caches past the "
+           "table: AssertionError or IndexError)")
+    return InputError(f"a request of {tokens} tokens fills {full} blocks but max_model_len "
+                      f"gave it {held}: vLLM 0.33 fails here {how}",
+                      field="kv_events" if events else "max_model_len")

@@ -28,7 +28,7 @@ import zlib
 from collections.abc import Iterator
 from typing import Any
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, path_label
 
 STDIN = "-"
 STDIN_NAME = "<stdin>"
@@ -73,21 +73,6 @@ def is_pipe(path: str) -> bool:
     except OSError:
         return False
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-
-
-def path_label(path: str) -> str:
-    """``path`` as outputs and messages show it: itself, unless its bytes are not UTF-8 (Python
-    holds them as surrogates, which no JSON writer takes: `--json` and `--events` ended in a
-    UnicodeEncodeError) or it holds a control character (a newline split the one-line error):
-    then with those bytes and characters escaped, ``bad\\xffname.jsonl``."""
-    if path.isprintable():
-        try:
-            path.encode("utf-8")
-            return path
-        except UnicodeEncodeError:
-            pass
-    text = os.fsencode(path).decode("utf-8", "backslashreplace")
-    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
 def open_source(path: str, *, buffer_size: int = BUFFER_SIZE) -> tuple[str, io.BufferedReader]:
@@ -205,10 +190,12 @@ def text_lines(name: str, stream: io.BufferedReader) -> Iterator[tuple[int, str]
         yield n, text
 
 
-def bounded_lines(name: str, stream: io.BufferedReader) -> Iterator[bytes]:
-    """Every line's bytes (newline kept); one past `MAX_LINE_BYTES` is an `InputError` naming
-    its line, before more than the bound is read, and a read error one naming the stream."""
-    limit = MAX_LINE_BYTES
+def bounded_lines(name: str, stream: io.BufferedReader,
+                  limit: int | None = None) -> Iterator[bytes]:
+    """Every line's bytes (newline kept); one past ``limit`` (`MAX_LINE_BYTES`) is an
+    `InputError` naming its line, before more than the bound is read, and a read error one
+    naming the stream."""
+    limit = MAX_LINE_BYTES if limit is None else limit
     try:
         # (readline with a bound, not iteration, which reads a line whatever its length)
         for n, raw in enumerate(iter(functools.partial(stream.readline, limit + 1), b""), 1):

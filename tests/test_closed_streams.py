@@ -23,7 +23,9 @@ def kvcli_closed(args: list[str], redirect: str, tmp_path=None) -> subprocess.Co
 @pytest.mark.parametrize("args", [
     ["replay", str(SMALL), "--mode", "cache"], ["replay", str(SMALL), "--mode", "cache", "--json"],
     ["curve", str(SMALL)],
-    ["clock", "gpus"], ["--version"], ["replay", "--help"]])
+    ["clock", "gpus"], ["--version"], ["replay", "--help"], ["cluster", "--list-routers"],
+    # (script --calls ended in an OSError traceback, --list-routers in OutputFailed's)
+    ["script", str(ROOT / "traces" / "four-paths.ops.jsonl"), "--calls"]])
 def test_a_closed_stdout_is_one_line_exit_1(args):
     res = kvcli_closed(args, ">&-")
     assert one_error(res, 1) == "error: cannot write stdout: standard output is closed"

@@ -73,12 +73,18 @@ def test_stats_and_sweep_results_read_lines_within_the_bound(monkeypatch, tmp_pa
     r = runner.invoke(app, ["replay", SP, "--num-blocks", "512", "--events", str(events)])
     assert r.exit_code == 0, r.output
     header = events.read_bytes().split(b"\n", 1)[0]
-    monkeypatch.setattr(kvcore.sources, "MAX_LINE_BYTES", len(header) + 100)
+    # (an event stream's bound is its own: an `admit` line at block size 1 is 28 bytes a token)
+    from kvcore.analysis import events_reader
+    monkeypatch.setattr(events_reader, "MAX_EVENT_LINE_BYTES", len(header) + 100)
     endless = tmp_path / "endless.jsonl"
     endless.write_bytes(header + b"\n" + b"0" * (len(header) + 200))
     refused(["stats", str(endless)],
             f"error: {endless}:2: {LONG_LINE.replace('100', f'{len(header) + 100:,}')}")
     monkeypatch.setattr(kvcore.sources, "MAX_LINE_BYTES", 100)
+    # the trace's bound is not the stream's (kvcli's own stream of a 10M-token request at block
+    # size 1 has a 283 MB `admit` line: refused by the 256 MiB bound)
+    monkeypatch.setattr(events_reader, "MAX_EVENT_LINE_BYTES", 1 << 20)
+    assert runner.invoke(app, ["stats", str(events)]).exit_code == 0
     results = tmp_path / "results.jsonl"
     results.write_bytes(b"0" * 500)
     refused(["sweep", "report", str(results)], f"error: {results}:1: {LONG_LINE}")

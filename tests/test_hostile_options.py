@@ -201,19 +201,6 @@ def test_script_past_max_model_len(tmp_path):
             "events on (IndexError in cache_full_blocks)")
 
 
-def test_script_past_max_model_len_with_a_one_token_window(tmp_path):
-    # vLLM's cache_full_blocks asserts that a sliding window's mask spans the slice it caches;
-    # with a window of 1 past max_model_len it does not (AssertionError): kvcli cached 2 blocks.
-    # Found by an oracle campaign (4 of 24 op scripts with window-1 groups, 2026-12-05)
-    path = tmp_path / "w1.ops.jsonl"
-    path.write_text('{"config": {"groups": [{"type": "sliding_window", "sliding_window": 1}], '
-                    '"block_size": 1, "num_blocks": 20, "max_model_len": 2}}\n'
-                    '{"op": "new", "id": "a", "prompt": [1, 2, 3]}\n')
-    refused(["script", str(path)], f"error: {path}:2: field 'max_model_len': a request of 3 "
-            "tokens fills 3 blocks but max_model_len gave it 2: vLLM 0.33 fails here on the "
-            "sliding window's block mask (AssertionError in cache_full_blocks)")
-
-
 # -- a tensor-parallel size that does not divide the attention heads: vLLM refuses to start
 # -- (ModelConfig.verify_with_parallel_config); kvcli sized it, rc 0
 

@@ -180,8 +180,9 @@ def test_json_keys_are_stable(tmp_path):
     assert list(s["latency"]) == ["uncalibrated", *KEYS]
     assert all(list(s["latency"][k]) == DIST for k in KEYS)
     assert list(lines[0]) == ["id", "arrival", "arrival_step", "prompt_tokens", "output_tokens",
-                              "generated_tokens", "hit_tokens", "preemptions", "first_scheduled_step", "finish_step",
-                              "first_token_ms", "finish_ms", "rejected", *KEYS]
+                              "generated_tokens", "hit_tokens", "preemptions",
+                              "first_scheduled_step", "finish_step", "first_token_ms",
+                              "finish_ms", "rejected", *KEYS]
     fin = next(e for e in events if e.get("kind") == "finish")
     assert list(fin) == ["seq", "step", "t_ms", "kind", "req", "group", "output_tokens", *KEYS]
     assert events[0]["uncalibrated_clock"] is True

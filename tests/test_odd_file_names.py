@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kvcli.app import app
-from kvcore.sources import path_label
+from kvcore.errors import path_label
 
 runner = CliRunner()
 SMALL = Path(__file__).resolve().parents[1] / "traces" / "shared-prefix.jsonl"
@@ -36,7 +36,8 @@ def test_a_name_that_is_not_utf8_is_recorded_escaped(tmp_path, args):
     r = runner.invoke(app, [args[0], str(trace), *args[1:]])
     assert r.exit_code == 0, r.output
     doc = orjson.loads(r.stdout)
-    assert (doc["source"] if args[0] == "stats" else doc)["trace"] == f"{tmp_path}/bad\\xffname.jsonl"
+    shown = (doc["source"] if args[0] == "stats" else doc)["trace"]
+    assert shown == f"{tmp_path}/bad\\xffname.jsonl"
 
 
 def test_events_and_a_sweep_record_it_escaped(tmp_path):
@@ -62,3 +63,17 @@ def test_a_newline_in_a_name_keeps_the_error_on_one_line(tmp_path):
     r = runner.invoke(app, ["replay", str(trace), "--num-blocks", "3"])
     assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.stderr
     assert r.stderr.startswith(f"error: {tmp_path}/new\\nline.jsonl:")
+
+
+def test_every_error_is_one_line(tmp_path):
+    # a spec's name, an output's folder: the message named them raw, over two or three lines
+    folder = f"{tmp_path}/no\\ndir"
+    events = f"option --events: cannot write {folder}/e.jsonl: the folder {folder} does not exist"
+    for args, said in (
+            (["sweep", str(tmp_path / "nl\nspec.toml")],
+             f"{tmp_path}/nl\\nspec.toml: no such file"),
+            (["sweep", str(tmp_path / BAD)], f"{tmp_path}/bad\\xffname.jsonl: no such file"),
+            (["replay", str(SMALL), "--events", str(tmp_path / "no\ndir" / "e.jsonl")],
+             events)):
+        r = runner.invoke(app, args)
+        assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"error: {said}\n")

@@ -66,3 +66,17 @@ def test_a_value_of_the_wrong_shape_names_its_field(events, tmp_path, kind, key,
     path, at, r = stats_with(events, tmp_path, kind, key, value)
     assert (r.exit_code, r.stdout) == (2, "")
     assert r.stderr == f"error: {path}:{at + 1}: field '{key}': bad '{kind}' event: {said}\n"
+
+
+def test_a_cpu_tier_events_count_of_the_wrong_shape_names_its_field(tmp_path):
+    # `gpu_blocks` is a count: the schema first took it for a list of block ids, naming every
+    # offload event's valid field and asking for the shape that then failed in Python's words
+    ev = tmp_path / "ev.jsonl"
+    r = runner.invoke(app, ["replay", TRACE, "--num-blocks", "512", "--kv-offloading-size", "4",
+                            "--events", str(ev)])
+    assert r.exit_code == 0, r.output
+    lines = ev.read_bytes().splitlines(keepends=True)
+    path, at, r = stats_with(lines, tmp_path, "offload_store", "gpu_blocks", "x")
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr == (f"error: {path}:{at + 1}: field 'gpu_blocks': bad 'offload_store' "
+                        'event: must be a whole number >= 0, got "x"\n')

@@ -86,3 +86,28 @@ def test_a_plot_folder_that_cannot_be_made_is_refused_before_the_jobs(tmp_path):
     (tmp_path / "dangling").symlink_to(tmp_path / "nowhere" / "d")
     with pytest.raises(InputError, match="is a link to .*nowhere/d, which does not exist"):
         output.check_output(str(tmp_path / "dangling"), "events", folder=True)
+
+
+def test_a_line_the_sweep_finishes_while_it_is_read_ends_the_reading(tmp_path, monkeypatch):
+    # `sweep report` on a sweep still running: the file's last line had no newline yet when
+    # read, then the writer finished it before the next read, whose rest ("...}\n") was read
+    # as a line of its own: "not a JSON line" (one read of the whole file never saw it)
+    from kvcore.sweep import results
+
+    res = tmp_path / "r.jsonl"
+    r = runner.invoke(app, ["sweep", "--trace", PREFIX, "--set", "num_blocks=300,600",
+                            "--results", str(res)])
+    assert r.exit_code == 0, r.output
+    first, second = res.read_bytes().splitlines(keepends=True)
+    real = results.bounded_lines
+
+    def racing(name, stream):
+        for raw in real(name, stream):
+            yield raw
+            if not raw.endswith(b"\n"):
+                yield second[len(raw):]     # the writer's rest of that line, read next
+    monkeypatch.setattr(results, "bounded_lines", racing)
+    res.write_bytes(first + second[:40])
+    got = results.read_results(str(res))
+    assert [d["job_id"] for d in got.lines] == [json.loads(first)["job_id"]]
+    assert got.partial_tail

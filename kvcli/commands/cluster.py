@@ -107,7 +107,7 @@ def register(app: typer.Typer) -> None:
             if ignored:
                 output.warn(f"{', '.join(ignored)}: no effect with --list-routers (it lists "
                             "the routers and exits)")
-            output.emit(routers_view(), as_json=as_json)
+            output.run(lambda: output.emit(routers_view(), as_json=as_json))
             return
         if trace is None:
             from typer._click.exceptions import MissingParameter

@@ -87,7 +87,11 @@ def run_stats(source: str, opts, *, as_json: bool, plot: str | None,
 def compute(source: str, opts, **options) -> dict:
     """The stats report of SOURCE (an event stream, or a trace replayed with the
     `ReplayOptions` ``opts``), streaming."""
-    from kvcore.analysis.events_reader import SNIFF_BUFFER_SIZE, is_event_stream
+    from kvcore.analysis.events_reader import (
+        MAX_EVENT_LINE_BYTES,
+        SNIFF_BUFFER_SIZE,
+        is_event_stream,
+    )
     from kvcore.analysis.stats import stats_from_lines
     from kvcore.sources import bounded_lines, close_source, open_source, source_size
 
@@ -98,7 +102,8 @@ def compute(source: str, opts, **options) -> dict:
             warnings = [unused] if unused else []
             if unused:
                 output.warn(unused)
-            lines = bounded_lines(name, stream)   # (an endless line was read whole)
+            # (an endless line was read whole)
+            lines = bounded_lines(name, stream, MAX_EVENT_LINE_BYTES)
             header = next(lines)
             with output.progress(source_size(source, stream),
                                  "reading events (bytes)") as advance:

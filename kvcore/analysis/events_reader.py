@@ -4,8 +4,8 @@ The stream is never held in memory: lines are parsed with orjson one at a time. 
 reported as `InputError` naming the file and the 1-based line number: a line that is not a JSON
 object, an unknown `kind`, a `seq` out of order, a field missing or of the wrong type (caught
 where the sink uses it, then named by `event_fields.misfit`; a sink may raise `InputError`
-naming the field, the reader adds the file and the line), lines after `end`, or a stream that stops without `end`/`interrupted`
-(truncated).
+naming the field, the reader adds the file and the line), lines after `end`, or a stream that
+stops without `end`/`interrupted` (truncated).
 """
 
 from __future__ import annotations
@@ -25,6 +25,10 @@ HEADER_PREFIX = b'{"kind":"header"'
 # Open a stream to sniff with this buffer size (`kvcore.sources.open_source(buffer_size=...)`):
 # more than the longest header line, so that one `peek` shows the whole first line.
 SNIFF_BUFFER_SIZE = 1 << 16
+# The longest line of an event stream (`kvcore.sources.MAX_LINE_BYTES` is a trace's): an `admit`
+# line holds 20-digit hashes (and first tokens) per block and group, ~28 bytes a token at block
+# size 1, 283 MB for a request at the token limit; parsing it takes ~2-3 times its bytes.
+MAX_EVENT_LINE_BYTES = 1 << 30
 
 
 class EventSink(Protocol):

@@ -61,7 +61,8 @@ class ReplayContext:
         self.warn = warn or (lambda msg: None)
         self.cost = start.clock
         clock = self.cost.describe() if (cfg.clock or cfg.gpu or cfg.calibration) else None
-        self.summary = ReplaySummary(clock=clock, trace=trace.label, format=trace.format, mode=cfg.mode,
+        self.summary = ReplaySummary(clock=clock, trace=trace.label, format=trace.format,
+                                     mode=cfg.mode,
                                      prompt_content=trace.format not in CONTENTLESS_FORMATS,
                                      requests=len(trace.requests), num_blocks=self.num_blocks,
                                      block_size=cfg.block_size, config=cfg.to_dict())

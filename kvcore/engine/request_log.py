@@ -45,7 +45,8 @@ class RequestRecord:
                 "prompt_tokens": tr.prompt_len, "output_tokens": tr.output_len,
                 # what it produced (max_model_len may stop it short of output_tokens; TPOT's
                 # divisor): summing output_tokens gave 33,967 against vLLM's metric's 31,564
-                "generated_tokens": self.generated, "hit_tokens": self.hit_tokens, "preemptions": self.preemptions,
+                "generated_tokens": self.generated, "hit_tokens": self.hit_tokens,
+                "preemptions": self.preemptions,
                 "first_scheduled_step": self.first_scheduled_step,
                 "finish_step": self.finish_step,
                 "first_token_ms": None if self.first_token_ms is None

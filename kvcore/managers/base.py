@@ -251,9 +251,8 @@ class SingleTypeKVCacheManager(ABC):
         """Free the blocks attention no longer reads and null their table entries.
 
         ``processed_computed_tokens``: computed tokens less those in flight (async). Runs after
-        the admission check and before the step's fit check (it frees even if that fails). Walks from the last skipped block down to the first null entry, so the later block is
-        freed (and evicted) first.
-        """
+        the admission check, before the step's fit check (it frees even if that fails). Walks
+        from the last skipped block down to the first null entry: the later is freed first."""
         skipped_tokens = self.get_num_skipped_tokens(processed_computed_tokens)
         if skipped_tokens <= 0:
             return

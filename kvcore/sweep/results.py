@@ -19,8 +19,8 @@ from typing import Any
 
 import orjson
 
-from kvcore.errors import InputError
-from kvcore.sources import bounded_lines, open_source, path_label
+from kvcore.errors import InputError, path_label
+from kvcore.sources import bounded_lines, open_source
 from kvcore.sweep.grid import Job
 from kvcore.warning_groups import warning_groups
 
@@ -96,6 +96,10 @@ def read_results(path: str, *, missing_ok: bool = False) -> Results:
     with stream:
         for no, raw in enumerate(bounded_lines(name, stream), 1):
             _read_line(out, seen, name, no, raw)
+            if out.partial_tail:
+                # (the end of the file as read; a sweep still appending may finish the line
+                # before another read, whose rest would be no line at all)
+                break
     return out
 
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from kvcore.errors import InputError
-from kvcore.sources import close_source, open_source, path_label, text_lines
+from kvcore.errors import InputError, path_label
+from kvcore.sources import close_source, open_source, text_lines
 from kvcore.traces import fast_ids
 from kvcore.traces.azure_csv import parse_azure_row
 from kvcore.traces.fields import near_misses

@@ -13,9 +13,8 @@ from kvcore.analysis.curve.knees import knees_of
 from kvcore.analysis.curve.onepass import one_pass
 from kvcore.analysis.curve.reading import read_input
 from kvcore.analysis.policies import POLICIES
-from kvcore.errors import InputError
+from kvcore.errors import InputError, path_label
 from kvcore.host_memory import MAX_GIB, check_pool_fits
-from kvcore.sources import path_label
 
 # Bounds that keep every number of the answer a 64-bit integer (blocks x block size in tokens):
 # far beyond any cache (10^12 blocks of 16 tokens are ~100,000x the largest GPU pools).
@@ -284,7 +283,8 @@ def compute_curve(trace_path: str, opts: CurveOptions, *, trace=None,
     for policy in opts.policies:
         knees[policy], knee_method[policy] = knees_of(
             lru if policy == "lru" else None, [p for p in points if p.policy == policy], ceiling)
-    return CurveResult(trace=path_label(trace_path) if trace is None else trace.label, rule=opts.rule,
+    label = path_label(trace_path) if trace is None else trace.label
+    return CurveResult(trace=label, rule=opts.rule,
                        block_size=bs, warmup=opts.warmup, requests=inp.num_requests,
                        counted_requests=inp.num_requests - inp.first_counted,
                        distinct_blocks=inp.num_keys, ceiling=ceiling,

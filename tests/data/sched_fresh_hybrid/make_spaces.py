@@ -2,7 +2,8 @@
   L: long traces (40-100 requests), follow-up chains in sync AND async, heavy preemption
   T: tiny token budgets (1..bs+1) with hybrid groups incl. 3-kind and reordered groups
   B: odd block sizes (1,3,5,6,12,24,64) with windows/chunks off the block grid
-  E: max_model_len edges (mml off the block grid, prompts at mml-1, prompt+out == mml), minimal pools
+  E: max_model_len edges (mml off the block grid, prompts at mml-1, prompt+out == mml),
+     minimal pools
   P: budgets of 3-9 with max_num_seqs up to the budget, tight pools (preemption under tiny budgets)
   H: 200-445 requests a trace
 usage: python make_spaces.py [--knobs] SPACE OUT_DIR SEED...  (odd seeds async, even sync)
@@ -154,7 +155,8 @@ def space_B(seed, asyn):
     if not cfg["enable_chunked_prefill"]:
         cfg["max_num_batched_tokens"] = max(cfg["max_num_batched_tokens"], mml)
     cap = mml - 40
-    prefixes = [[rng.randrange(1, 30000) for _ in range(rng.randrange(1, 3 * bs + 20))] for _ in range(3)]
+    prefixes = [[rng.randrange(1, 30000) for _ in range(rng.randrange(1, 3 * bs + 20))]
+                for _ in range(3)]
     reqs, t = [], 0
     for i in range(rng.randrange(8, 25)):
         t += rng.choice([0, 0, 1, 4])
@@ -193,7 +195,8 @@ def space_E(seed, asyn):
         elif kind < 0.55:
             L = rng.randrange(1, mml); out = mml - L
         elif kind < 0.7:
-            L = min(mml - 1, max(1, (mml // bs) * bs - rng.choice([0, 1, bs]))); out = rng.randrange(1, mml - L + 1)
+            L = min(mml - 1, max(1, (mml // bs) * bs - rng.choice([0, 1, bs])))
+            out = rng.randrange(1, mml - L + 1)
         else:
             L = rng.randrange(1, mml // 2); out = rng.randrange(1, 30)
         p = base[:L] if rng.random() < 0.6 else [rng.randrange(1, 30000) for _ in range(L)]
@@ -205,7 +208,8 @@ def space_E(seed, asyn):
     return cfg, reqs
 
 def space_P(seed, asyn):
-    """tiny budgets with pressure: budget 3-9, max_num_seqs up to the budget, small mml, tight pool"""
+    """tiny budgets with pressure: budget 3-9, max_num_seqs up to the budget, small mml,
+    tight pool"""
     rng = random.Random(seed)
     bs = rng.choice([2, 4, 8])
     budget = rng.randint(3, 9)
