@@ -3,9 +3,9 @@
 Python sets ``sys.stdout`` (or stdin, stderr) to None when its descriptor is closed at start-up,
 and every command met that as an AttributeError's traceback. `stand_in()` puts a stream there
 that fails as the closed descriptor would (EBADF), so the paths that already handle a stream
-that cannot be read or written say so in one line: ``error: cannot write <stdout>: [Errno 9]
-standard output is closed``, exit 1; ``error: <stdin>: cannot read: [Errno 9] standard input is
-closed``, exit 2. A closed stderr takes /dev/null: the messages have nowhere to go, and
+that cannot be read or written say so in one line: ``error: cannot write stdout: standard
+output is closed``, exit 1; ``error: <stdin>: cannot read: [Errno 9] standard input is closed``,
+exit 2. A closed stderr takes /dev/null: the messages have nowhere to go, and
 ``print(file=None)`` would have put them on stdout, among the data.
 """
 
