@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
+import pytest
 from typer.testing import CliRunner
 
 from kvcli.app import app
@@ -165,6 +166,30 @@ def test_router_with_routers_and_a_lag_no_router_reads(tmp_path):
     assert f"warning: {line}\n" in r.stderr
     r = runner.invoke(app, [*base, "--router", "llmd_precise", "--kv-event-lag-ms", "5"])
     assert r.exit_code == 0 and "kv_event_lag_ms" not in r.stderr, r.output
+
+
+@pytest.mark.parametrize("args, said", [
+    # each ran the same as without it, unsaid (a seed sweep of round_robin gave equal rows)
+    (["--router", "least_request", "--metrics-interval-ms", "5000"],
+     ("option metrics_interval_ms: no effect: no chosen router reads scraped metrics "
+     "(least_request)")),
+    (["--router", "llmd", "--mode", "cache", "--metrics-interval-ms", "500"],
+     "option metrics_interval_ms: no effect: cache mode runs no clock to scrape on"),
+    (["--routers", "round_robin,oracle", "--seed", "9"],
+     "option seed: no effect: no chosen router draws at random (round_robin, oracle)"),
+    (["--replicas", "1", "--router", "llmd", "--router-opt", "prefix_weight=9"],
+     ("the router, its options and seed have no effect with 1 replica: every router sends "
+     "every request to it")),
+    (["--router", "llmd", "--metrics-interval-ms", "5000", "--seed", "9"], None),
+])
+def test_cluster_options_no_chosen_router_reads_are_said(tmp_path, args, said):
+    path = tmp_path / "t.jsonl"
+    _trace(path, n=8)
+    r = runner.invoke(app, ["cluster", str(path), "--num-blocks", "24", "--block-size", "16",
+                            "--replicas", "2", *args, "--json"])
+    assert r.exit_code == 0, r.output
+    notes = [w for w in json.loads(r.stdout)["warnings"] if "uncalibrated" not in w]
+    assert notes == ([said] if said else [])
 
 
 def test_stats_of_a_cluster_folder_with_a_replica_missing_or_twice(tmp_path):

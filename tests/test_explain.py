@@ -167,3 +167,17 @@ def test_an_interrupted_story_is_the_story_so_far(monkeypatch):
     story = json.loads(res.stdout)
     assert story["interrupted"] is True and story["events"][0]["what"] == "arrived"
     assert res.stderr.splitlines()[-1] == "interrupted: the story so far"
+
+
+def test_a_warm_up_changes_no_story_and_is_said():
+    # the story was byte-identical with --warmup 0.5, unsaid
+    plain = json.loads(runner.invoke(app, ["replay", SAMPLE, *OPTS, "--explain", "5",
+                                           "--json"]).stdout)
+    res = runner.invoke(app, ["replay", SAMPLE, *OPTS, "--explain", "5", "--warmup", "0.5",
+                              "--json"])
+    assert res.exit_code == 0, res.output
+    story = json.loads(res.stdout)
+    said = ("option --warmup: no effect with --explain: the story has no count to leave the "
+            "warm-up's requests out of")
+    assert story.pop("warnings") == [said, *plain.pop("warnings")]
+    assert story == plain and f"warning: {said}\n" in res.stderr

@@ -5,6 +5,7 @@ mode's tier events and connector statistics."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -123,3 +124,33 @@ def test_a_config_lines_kv_dtype_at_odds_with_kv_cache_dtype_is_refused(tmp_path
     r = CliRunner().invoke(app, ["replay", str(path), "--kv-cache-dtype", "fp8"])
     assert r.exit_code == 2 and r.stderr.startswith(
         f"error: {path}:1: field 'config.kv_dtype': is float32 but kv_cache_dtype fp8"), r.stderr
+
+
+MT = str(Path(__file__).resolve().parents[1] / "traces" / "multiturn-chat.jsonl")
+
+
+@pytest.mark.parametrize("args, said", [
+    # each ran the same as without it, unsaid (a bandwidth study came out flat)
+    (["--mode", "cache", "--offload-load-steps", "5", "--no-offload-prompt-only"],
+     ("option(s) load_steps, offload_prompt_only: no effect in cache mode (no time: a load or a "
+     "store completes at once; only prompt chunks are offered)")),
+    (["--arrivals", "step", "--offload-bandwidth-gbps", "0.001"],
+     ("option offload_bandwidth_gbps has no effect: transfers take load_steps / store_steps "
+     "steps (arrivals step, or the step counts given)")),
+    (["--offload-load-steps", "2", "--offload-bandwidth-gbps", "0.001"],
+     ("option offload_bandwidth_gbps has no effect: transfers take load_steps / store_steps "
+     "steps (arrivals step, or the step counts given)")),
+    (["--mode", "cache", "--max-num-batched-tokens", "8"],
+     ("option(s) max_num_batched_tokens: no effect in cache mode (no scheduler, no clock; "
+     "requests run one at a time)")),
+])
+def test_tier_timing_a_run_does_not_use_is_said(tmp_path, args, said) -> None:
+    trace = tmp_path / "t.jsonl"
+    with open(MT) as f:
+        trace.write_text("".join(line for _, line in zip(range(40), f)))
+    tier = [] if "max_num_batched_tokens" in said else ["--kv-offloading-size", "1"]
+    r = CliRunner().invoke(app, ["replay", str(trace), "--num-blocks", "300", *tier, *args,
+                                 "--json"])
+    assert r.exit_code == 0, r.output
+    notes = [w for w in json.loads(r.stdout)["warnings"] if "no effect" in w]
+    assert notes == [said]

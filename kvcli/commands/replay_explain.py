@@ -22,6 +22,12 @@ def run_explain(trace: str, opts, rid: str, as_json: bool, given: list[str],
     tr = read_trace(trace)
     if not any(r.id == rid for r in tr.requests):
         raise InputError(f"no request {rid!r} in {tr.label}", field="explain")
+    said = []
+    if "warmup" in (opts.given or ()):
+        # (the story tells the request's events; a warm-up decides what a summary counts)
+        said.append("option --warmup: no effect with --explain: the story has no count to "
+                    "leave the warm-up's requests out of")
+        output.warn(said[-1])
     story = RequestStory(rid)
     sink = CallbackEvents(story.event)
     rec = None
@@ -35,7 +41,7 @@ def run_explain(trace: str, opts, rid: str, as_json: bool, given: list[str],
         summary = replay(trace, opts, sink, steps_out=StepLines(story.step_line),
                          warn=output.warn, trace=tr)
     doc = story.to_dict()
-    doc["warnings"] = list(summary.warnings)       # (a plain replay's JSON carries them too)
+    doc["warnings"] = said + list(summary.warnings)     # (as a plain replay's JSON has them)
     doc["interrupted"] = summary.interrupted        # (Ctrl-C: the story so far)
     if rec is not None:
         doc["calls"] = [n.to_dict() for n in rec.take()]

@@ -111,6 +111,10 @@ class Router(ABC):
     OPTIONS: ClassVar[dict[str, Option]] = {}
     # True: the view's `events` index is fed with the replicas' KV events (costly; only then).
     needs_events: ClassVar[bool] = False
+    # True: `route` reads `view.metrics` (the samples scraped every metrics_interval_ms)
+    reads_metrics: ClassVar[bool] = False
+    # True: `route` draws from `rng` (the cluster's seed matters)
+    draws_random: ClassVar[bool] = False
 
     def __init__(self, n: int, opts: dict[str, Any], rng: random.Random,
                  block_size: int) -> None:

@@ -73,16 +73,12 @@ def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
             for name, opts in copts.routers]
     results = []
     warnings: list[str] = []
-    if copts.kv_event_lag_ms and not any(probe.uses_events() for _, _, probe in made):
-        # the lag delays the events an event-fed router reads: here none reads them
-        warnings.append(f"option kv_event_lag_ms: no effect: no chosen router reads KV events "
-                        f"({', '.join(name for name, _, _ in made)})")
-        if warn is not None:
-            warn(warnings[-1])
-    if (note := ceiling_note(start.groups)) is not None:
-        warnings.append(note)
-        if warn is not None:
-            warn(note)
+    for note in (*_idle_options(copts, made, cfg.mode),
+                 ceiling_note(start.groups)):
+        if note is not None:
+            warnings.append(note)
+            if warn is not None:
+                warn(note)
     effective = cfg
     for name, opts, probe in made:
         t0 = time.perf_counter()
@@ -206,6 +202,31 @@ class Both:
     def finished(self, rid: str, t_ms: float) -> None:
         self.a.finished(rid, t_ms)
         self.b.finished(rid, t_ms)
+
+
+def _idle_options(copts: ClusterOptions, made: list, mode: str) -> list[str]:
+    """The cluster options given that no chosen router reads (their runs were the same);
+    ``made``: (name, the options given, the router) of each chosen router."""
+    probes = [probe for _, _, probe in made]
+    names = ", ".join(p.name for p in probes)
+    out = []
+    if copts.kv_event_lag_ms and not any(p.uses_events() for p in probes):
+        # the lag delays the events an event-fed router reads: here none reads them
+        out.append(f"option kv_event_lag_ms: no effect: no chosen router reads KV events "
+                   f"({names})")
+    default = ClusterOptions()
+    if copts.metrics_interval_ms != default.metrics_interval_ms and (
+            mode == "cache" or not any(p.reads_metrics for p in probes)):
+        out.append("option metrics_interval_ms: no effect: " + (
+            "cache mode runs no clock to scrape on" if mode == "cache" else
+            f"no chosen router reads scraped metrics ({names})"))
+    if copts.seed != default.seed and not any(p.draws_random for p in probes):
+        out.append(f"option seed: no effect: no chosen router draws at random ({names})")
+    if copts.replicas == 1 and (len(made) > 1 or any(given for _, given, _ in made)
+                                or copts.seed != default.seed):
+        out.append("the router, its options and seed have no effect with 1 replica: every "
+                   "router sends every request to it")
+    return out
 
 
 def _warnings(router: str, loop: ClusterLoop, seen: list[str],

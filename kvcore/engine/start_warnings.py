@@ -16,6 +16,9 @@ ENGINE_ONLY = frozenset({"max_num_seqs", "long_prefill_token_threshold",
                          "max_num_active_seqs", "arrivals", "step_overhead_ms",
                          "prefill_ms_per_token", "decode_ms_per_seq", "max_steps",
                          "async_scheduling", "clock", "gpu"})
+# A CPU tier's options that time its transfers (cache mode has no time).
+TIER_TIMING = frozenset({"load_steps", "store_steps", "sync_load_budget_bytes",
+                         "offload_bandwidth_gbps", "offload_prompt_only"})
 
 
 def start_warnings(cfg: ReplayOptions, trace: Trace,
@@ -102,10 +105,20 @@ def start_warnings(cfg: ReplayOptions, trace: Trace,
     if (unused_tier := unused_tier_options(cfg, trace.config)) is not None:
         out.append(unused_tier)
     if cfg.mode == "cache":
-        unused = sorted(given & ENGINE_ONLY)
+        # (the step budget sizes a window's in-flight blocks when the pool comes from memory)
+        budget = {"max_num_batched_tokens"} if not from_memory else set()
+        unused = sorted(given & (ENGINE_ONLY | budget))
         if unused:
             out.append(f"option(s) {', '.join(unused)}: no effect in cache mode (no scheduler, "
                        "no clock; requests run one at a time)")
+        if cfg.offloading and (timing := sorted(user & TIER_TIMING)):
+            out.append(f"option(s) {', '.join(timing)}: no effect in cache mode (no time: a "
+                       "load or a store completes at once; only prompt chunks are offered)")
+    elif cfg.offloading and "offload_bandwidth_gbps" in user and (
+            cfg.arrivals == "step" or given & {"load_steps", "store_steps"}):
+        # (as `kvcore.offload.options._bandwidth` decides)
+        out.append("option offload_bandwidth_gbps has no effect: transfers take load_steps / "
+                   "store_steps steps (arrivals step, or the step counts given)")
     return out
 
 

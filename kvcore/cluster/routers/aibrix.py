@@ -50,6 +50,7 @@ def sigma_gate(loads: list[int], k: float) -> float:
 @register
 class AibrixPrefixCache(Router):
     name = "aibrix"
+    draws_random = True
     OPTIONS: ClassVar[dict[str, Option]] = {
         "imbalance_abs_count": Option(int, 8, "imbalance: max - min running above this "
                                       "restricts candidates to the least running", lo=0),

@@ -77,6 +77,7 @@ class _Active:
 @register
 class DynamoRouter(Router):
     name = "dynamo"
+    draws_random = True
     # the default (KV events on) reads the event index; use_kv_events=false ignores it
     needs_events = True
     OPTIONS: ClassVar[dict[str, Option]] = {

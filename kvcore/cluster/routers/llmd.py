@@ -101,6 +101,8 @@ def scored_decision(parts: dict[str, tuple[float, list[float]]], n: int,
 @register
 class LlmdRouter(Router):
     name = "llmd"
+    draws_random = True
+    reads_metrics = True
     OPTIONS: ClassVar[dict[str, Option]] = {
         "queue_weight": Option(float, 2.0, "queue-scorer weight", lo=0),
         "kv_util_weight": Option(float, 2.0, "kv-cache-utilization-scorer weight", lo=0),

@@ -35,6 +35,8 @@ from kvcore.cluster.view import ClusterView
 @register
 class LlmdPrecise(Router):
     name = "llmd_precise"
+    draws_random = True
+    reads_metrics = True
     needs_events = True
     OPTIONS: ClassVar[dict[str, Option]] = {
         "prefix_weight": Option(float, 2.0, "precise-prefix-cache-scorer weight", lo=0),

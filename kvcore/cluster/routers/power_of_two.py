@@ -16,6 +16,7 @@ from kvcore.cluster.view import ClusterView
 @register
 class PowerOfTwo(Router):
     name = "power_of_two"
+    draws_random = True
 
     def route(self, req: RouteRequest, view: ClusterView) -> Decision:
         if self.n == 1:

@@ -12,6 +12,7 @@ from kvcore.cluster.view import ClusterView
 @register
 class RandomRouter(Router):
     name = "random"
+    draws_random = True
 
     def route(self, req: RouteRequest, view: ClusterView) -> Decision:
         return Decision(self.rng.randrange(self.n), "random")

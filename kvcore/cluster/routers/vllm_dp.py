@@ -35,6 +35,7 @@ FORMULAS = ("v0.33", "legacy")
 @register
 class VllmDP(Router):
     name = "vllm_dp"
+    reads_metrics = True
     OPTIONS: ClassVar[dict[str, Option]] = {
         "formula": Option(str, "v0.33", "v0.33 (max(in-flight, waiting+running) + KV-pressure "
                           "penalty, rotating start) or legacy (4*waiting + running)",
