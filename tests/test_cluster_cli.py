@@ -180,7 +180,13 @@ def test_router_with_routers_and_a_lag_no_router_reads(tmp_path):
     (["--replicas", "1", "--router", "llmd", "--router-opt", "prefix_weight=9"],
      ("the router, its options and seed have no effect with 1 replica: every router sends "
      "every request to it")),
+    (["--router", "llmd", "--router-opt", "lru_capacity_per_server=1"],
+     "router llmd option lru_capacity_per_server: no effect with auto_tune=true"),
+    (["--router", "dynamo", "--router-opt", "router_ttl_secs=5"],
+     "router dynamo option router_ttl_secs: no effect with use_kv_events=true"),
     (["--router", "llmd", "--metrics-interval-ms", "5000", "--seed", "9"], None),
+    (["--router", "dynamo", "--router-opt", "use_kv_events=false", "--router-opt",
+      "router_ttl_secs=5"], None),
 ])
 def test_cluster_options_no_chosen_router_reads_are_said(tmp_path, args, said):
     path = tmp_path / "t.jsonl"

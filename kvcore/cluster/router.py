@@ -87,6 +87,9 @@ class Option:
     above: float | None = None
     hi: float | None = None
     choices: tuple[str, ...] | None = None
+    # (other option, value): read only when that option has that value (llmd's
+    # lru_capacity_per_server with auto_tune false); given otherwise, it changes nothing
+    only_when: tuple[str, Any] | None = None
 
     def check(self, router: str, key: str, v: Any) -> None:
         """An `InputError` naming `router_opt` if `v` is out of bounds."""
@@ -124,6 +127,7 @@ class Router(ABC):
         self.opts = opts
         self.rng = rng
         self.block_size = block_size
+        self.idle: list[str] = []   # the given options this choice of the others leaves unread
 
     @classmethod
     def settle(cls, opts: dict[str, Any], given: frozenset[str]) -> None:
@@ -198,7 +202,12 @@ def make_router(name: str, n: int, raw_opts: dict[str, str], seed: int,
     cls.settle(opts, frozenset(raw_opts))
     # each router its own generator, seeded by the seed and its name (same seed, same choices)
     rng = random.Random(f"{seed}:{name}")
-    return cls(n, opts, rng, block_size)
+    router = cls(n, opts, rng, block_size)
+    for key in raw_opts:
+        if (when := cls.OPTIONS[key].only_when) is not None and opts[when[0]] != when[1]:
+            router.idle.append(f"router {name} option {key}: no effect with "
+                               f"{when[0]}={str(opts[when[0]]).lower()}")
+    return router
 
 
 def _convert(router: str, key: str, kind: type, text: str) -> Any:

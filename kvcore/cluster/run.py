@@ -222,6 +222,7 @@ def _idle_options(copts: ClusterOptions, made: list, mode: str) -> list[str]:
             f"no chosen router reads scraped metrics ({names})"))
     if copts.seed != default.seed and not any(p.draws_random for p in probes):
         out.append(f"option seed: no effect: no chosen router draws at random ({names})")
+    out += [note for p in probes for note in p.idle]
     if copts.replicas == 1 and (len(made) > 1 or any(given for _, given, _ in made)
                                 or copts.seed != default.seed):
         out.append("the router, its options and seed have no effect with 1 replica: every "

@@ -89,7 +89,7 @@ class DynamoRouter(Router):
         "use_kv_events": Option(bool, True, "overlap from KV events (false: predicted from "
                                 "routing decisions with a TTL)"),
         "router_ttl_secs": Option(float, 120.0, "approximate mode: seconds a routed block "
-                                  "is assumed cached", lo=0),
+                                  "is assumed cached", lo=0, only_when=("use_kv_events", False)),
     }
 
     def uses_events(self) -> bool:

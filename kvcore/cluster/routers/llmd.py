@@ -112,9 +112,11 @@ class LlmdRouter(Router):
         "auto_tune": Option(bool, True, "take the block size and LRU capacity from the engine "
                             "(llm-d autoTune)"),
         "block_size_tokens": Option(int, 16, "router block in tokens when auto_tune=false "
-                                    "(a multiple of the engine block size)", lo=1),
+                                    "(a multiple of the engine block size)", lo=1,
+                                    only_when=("auto_tune", False)),
         "lru_capacity_per_server": Option(int, 31250, "router blocks per replica's LRU when "
-                                          "auto_tune=false", lo=1),
+                                          "auto_tune=false", lo=1,
+                                          only_when=("auto_tune", False)),
         "max_prefix_blocks_to_match": Option(int, 256, "router blocks hashed per prompt", lo=1),
     }
 
