@@ -125,6 +125,11 @@ class ReplayContext:
             self.warning(f"event hashes: vLLM seeds {cfg.hash_algo} at random unless "
                          "PYTHONHASHSEED is set, so no server's hashes are these; give its "
                          "PYTHONHASHSEED as hash_seed")
+        if self.hasher and self.jsonl is None and self.vllm is None and (
+                hashing := sorted((cfg.given or frozenset()) & {"hash_algo", "hash_seed"})):
+            # (a hash changes no hit and no step: only the streams that show hashes differ)
+            self.warning(f"option(s) {', '.join(hashing)}: no effect here: no event stream "
+                         "shows a block hash (they change no hit and no step)")
         self.recorder = Recorder(
             self.jsonl, self.num_blocks - 1, is_counted=self.is_counted, admit_extra=admit_extra,
             admit_parts=None if admit_extra is None or admit_extra.pieces is None
