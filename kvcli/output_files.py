@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from kvcli.output_checks import check_output, in_place
-from kvcore.errors import InputError
+from kvcore.errors import InputError, path_label
 from kvcore.interrupts import deferred
 
 
@@ -107,7 +107,9 @@ def open_output(path: str, *, field: str = "output", keep_on_interrupt: bool = F
         buf: Any = io.BufferedWriter(_StreamRaw(sys.stdout.buffer, STDOUT_LABEL))
         tmp = target = None
     else:
-        label = path
+        from kvcli.output import flag
+
+        label = f"{path_label(path)} ({flag(field)})"   # (a full disk names the option too)
         try:
             if in_place(path):
                 tmp = target = None
@@ -139,7 +141,7 @@ def open_output(path: str, *, field: str = "output", keep_on_interrupt: bool = F
             else:
                 buf.close()
         except OSError as err:   # a close that fails (ENOSPC on the last flush)
-            raise OutputFailed(STDOUT_LABEL if path == "-" else path, err) from None
+            raise OutputFailed(STDOUT_LABEL if path == "-" else label, err) from None
 
     def discard() -> None:
         with contextlib.suppress(Exception):
