@@ -13,6 +13,9 @@ _MEMORY = ("gpu_memory_utilization", "weights_gib", "activation_gib")
 _HYBRID = ("disable_hybrid", "pad_pages")
 # (`no_async_scheduling`: --no-async-scheduling, as the caller names the flag typed)
 _IN_FLIGHT = ("max_concurrent_batches", "async_scheduling", "no_async_scheduling")
+# The step budget and what derives it (vLLM raises a default budget to max_num_seqs)
+_BUDGET = ("max_num_batched_tokens", "enable_chunked_prefill", "no_enable_chunked_prefill",
+           "max_num_seqs")
 
 
 def _flags(names: list[str]) -> str:
@@ -59,11 +62,11 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
         # (Gemma 3's pages are all one size: nothing padded, the same table unsaid)
         out.append(f"option --pad-pages: no effect on {g.name} (no attention page needs "
                    "padding: the pages divide one another)")
-    in_flight = [n for n in _IN_FLIGHT if n in given]
     # (2 batches in flight is the default, vLLM's async scheduling: restated, nothing changes,
     # and nothing is said, as for any option given its default)
-    if in_flight and result.ctx.max_concurrent_batches != 2 and not kinds & {"sliding",
-                                                                            "chunked"}:
+    in_flight = [n for n in _IN_FLIGHT if n in given and result.ctx.max_concurrent_batches != 2]
+    in_flight += [n for n in _BUDGET if n in given]     # (llama-3.1-8b: the same table)
+    if in_flight and not kinds & {"sliding", "chunked"}:
         out.append(f"option(s) {_flags(in_flight)}: only max_in_flight_tokens changes: no "
                    f"block count of {g.name}'s depends on it (only sliding-window and "
                    "chunked-local groups reserve blocks for the tokens in flight)")

@@ -88,6 +88,13 @@ NO_MEMORY = ("option(s) --gpu-memory-utilization, --weights-gib, --activation-gi
      [("option(s) --max-concurrent-batches, --no-async-scheduling: only max_in_flight_tokens "
       "changes: no block count of llama-3.1-8b's depends on it (only sliding-window and "
       "chunked-local groups reserve blocks for the tokens in flight)")]),
+    # the budget and what derives it: the same table, only the echo and max_in_flight_tokens
+    (["nemotron-nano-9b-v2", "--num-blocks", "10000", "--max-num-batched-tokens", "16384",
+      "--no-enable-chunked-prefill", "--max-num-seqs", "2"],
+     [("option(s) --max-num-batched-tokens, --no-enable-chunked-prefill, --max-num-seqs: only "
+       "max_in_flight_tokens changes: no block count of nemotron-nano-9b-v2's depends on it "
+       "(only sliding-window and chunked-local groups reserve blocks for the tokens in "
+       "flight)")]),
     (["gemma-3-27b", "--num-blocks", "10000", "--no-enable-prefix-caching"],
      [("option --no-enable-prefix-caching: no effect on gemma-3-27b's sizing (only a Mamba "
        "model's cache and a --prefix-match-unit depend on it here; a replay's hits do)")]),
@@ -103,7 +110,7 @@ NO_MEMORY = ("option(s) --gpu-memory-utilization, --weights-gib, --activation-gi
       "vocabulary), so the KV memory is overstated: give --weights-gib")]),
     # where they do act, nothing is said
     (["gpt-oss-20b", "--num-blocks", "10000", "--max-concurrent-batches", "1",
-      "--disable-hybrid-kv-cache-manager"], []),
+      "--disable-hybrid-kv-cache-manager", "--max-num-batched-tokens", "4096"], []),
     (["llama-3.1-8b", "--gpu-memory-gib", "80", "--weights-gib", "3", "--prefix-match-unit",
       "16"], []),
     (["--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--gpu-memory-gib", "80",

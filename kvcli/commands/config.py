@@ -150,8 +150,10 @@ def register(app: typer.Typer) -> None:
             from kvcli.given_params import given_params
 
             given = {p.name for p in given_params(ctx)}
-            if async_scheduling is False and "async_scheduling" in given:
-                given ^= {"async_scheduling", "no_async_scheduling"}     # the flag as typed
+            for name, value in (("async_scheduling", async_scheduling),
+                                ("enable_chunked_prefill", enable_chunked_prefill)):
+                if value is False and name in given:
+                    given ^= {name, f"no_{name}"}                       # the flag as typed
             warnings = config_warnings(result, given, gpu_memory_gib=gpu_memory_gib,
                                        max_model_len=max_model_len, block_size=bs,
                                        block_size_given=block_size is not None,
