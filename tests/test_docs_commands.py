@@ -180,3 +180,16 @@ def test_the_walkthrough_trees_are_the_scripts_output(monkeypatch):
     shown = [ln.rstrip() for b in blocks for ln in b.splitlines() if ln.strip()]
     assert len(shown) > 50
     assert not [ln for ln in shown if ln not in printed]
+
+
+@pytest.mark.pure_python          # --calls records the stack's calls: the compiled build cannot
+def test_the_readmes_call_tree_is_whole(monkeypatch):
+    # the line-by-line check above passed a tree that left out two calls (remove_skipped_blocks,
+    # which vLLM makes on every allocation): the README's block must be printed as it stands
+    monkeypatch.chdir(ROOT)
+    res = CliRunner().invoke(app, ["script", "traces/four-paths.ops.jsonl", "--calls",
+                                   "--calls-depth", "3"], env={"COLUMNS": "100"})
+    assert res.exit_code == 0, res.output[-2000:]
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"^```\n(op new b:.*?)^```", text, flags=re.DOTALL | re.MULTILINE)
+    assert block is not None and block.group(1) in res.output
