@@ -67,9 +67,9 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
     in_flight = [n for n in _IN_FLIGHT if n in given and result.ctx.max_concurrent_batches != 2]
     in_flight += [n for n in _BUDGET if n in given]     # (llama-3.1-8b: the same table)
     if in_flight and not kinds & {"sliding", "chunked"}:
-        out.append(f"option(s) {_flags(in_flight)}: only max_in_flight_tokens changes: no "
-                   f"block count of {g.name}'s depends on it (only sliding-window and "
-                   "chunked-local groups reserve blocks for the tokens in flight)")
+        out.append(f"option(s) {_flags(in_flight)}: no block count of {g.name}'s depends on "
+                   "it: only sliding-window and chunked-local groups reserve blocks for the "
+                   "tokens in flight (the scheduler line and max_in_flight_tokens follow it)")
     if "kv_offloading_backend" in given and not offloading:
         # (a replay warns the same; vLLM's value names are still checked)
         out.append("option --kv-offloading-backend: no effect without --kv-offloading-size "

@@ -85,16 +85,17 @@ NO_MEMORY = ("option(s) --gpu-memory-utilization, --weights-gib, --activation-gi
                        "keep apart)")]),
     (["llama-3.1-8b", "--num-blocks", "10000", "--max-concurrent-batches", "1",
       "--no-async-scheduling"],
-     [("option(s) --max-concurrent-batches, --no-async-scheduling: only max_in_flight_tokens "
-      "changes: no block count of llama-3.1-8b's depends on it (only sliding-window and "
-      "chunked-local groups reserve blocks for the tokens in flight)")]),
-    # the budget and what derives it: the same table, only the echo and max_in_flight_tokens
+     [("option(s) --max-concurrent-batches, --no-async-scheduling: no block count of "
+       "llama-3.1-8b's depends on it: only sliding-window and chunked-local groups reserve "
+       "blocks for the tokens in flight (the scheduler line and max_in_flight_tokens follow "
+       "it)")]),
+    # the budget and what derives it: the same blocks, only the scheduler line and in-flight
     (["nemotron-nano-9b-v2", "--num-blocks", "10000", "--max-num-batched-tokens", "16384",
       "--no-enable-chunked-prefill", "--max-num-seqs", "2"],
-     [("option(s) --max-num-batched-tokens, --no-enable-chunked-prefill, --max-num-seqs: only "
-       "max_in_flight_tokens changes: no block count of nemotron-nano-9b-v2's depends on it "
-       "(only sliding-window and chunked-local groups reserve blocks for the tokens in "
-       "flight)")]),
+     [("option(s) --max-num-batched-tokens, --no-enable-chunked-prefill, --max-num-seqs: no "
+       "block count of nemotron-nano-9b-v2's depends on it: only sliding-window and "
+       "chunked-local groups reserve blocks for the tokens in flight (the scheduler line and "
+       "max_in_flight_tokens follow it)")]),
     (["gemma-3-27b", "--num-blocks", "10000", "--no-enable-prefix-caching"],
      [("option --no-enable-prefix-caching: no effect on gemma-3-27b's sizing (only a Mamba "
        "model's cache and a --prefix-match-unit depend on it here; a replay's hits do)")]),

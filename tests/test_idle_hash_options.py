@@ -31,6 +31,10 @@ def test_hash_options_without_a_stream_that_shows_hashes_are_said(tmp_path):
     assert seeded["hit_tokens"] == plain["hit_tokens"] and seeded["steps"] == plain["steps"]
     _, said = _run(tmp_path, "--hash-seed", "7", "--events", str(tmp_path / "ev.jsonl"))
     assert said == []
+    # a CPU tier's --steps lines list its jobs' chunk keys, the block hashes
+    _, said = _run(tmp_path, "--hash-seed", "7", "--kv-offloading-size-chunks", "2000",
+                   "--steps", str(tmp_path / "steps.jsonl"))
+    assert said == []
     _, said = _run(tmp_path, "--hash-seed", "7", "--mode", "cache")
     assert said == [SAID.replace("option(s) hash_algo, hash_seed", "option(s) hash_seed")]
     r = runner.invoke(app, ["stats", TRACE, "--num-blocks", "512", "--hash-seed", "7"])

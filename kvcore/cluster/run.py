@@ -218,18 +218,20 @@ def _idle_options(copts: ClusterOptions, made: list, mode: str) -> list[str]:
         out.append(f"option kv_event_lag_ms: no effect: no chosen router reads KV events "
                    f"({names})")
     default = ClusterOptions()
-    if copts.metrics_interval_ms != default.metrics_interval_ms and (
-            mode == "cache" or not any(p.reads_metrics for p in probes)):
-        out.append("option metrics_interval_ms: no effect: " + (
-            "cache mode runs no clock to scrape on" if mode == "cache" else
-            f"no chosen router reads scraped metrics ({names})"))
+    if copts.metrics_interval_ms != default.metrics_interval_ms and not any(
+            p.reads_metrics for p in probes):
+        # (in cache mode too: samples are taken on the arrivals' timeline; vllm_dp's reset
+        # its optimistic counts there)
+        out.append(f"option metrics_interval_ms: no effect: no chosen router reads scraped "
+                   f"metrics ({names})")
     if copts.seed != default.seed and not any(p.draws_random for p in probes):
         out.append(f"option seed: no effect: no chosen router draws at random ({names})")
     out += [note for p in probes for note in p.idle]
     if copts.replicas == 1 and (len(made) > 1 or any(given for _, given, _ in made)
                                 or copts.seed != default.seed):
-        out.append("the router, its options and seed have no effect with 1 replica: every "
-                   "router sends every request to it")
+        out.append("the router, its options and seed change neither where requests go nor the "
+                   "hits with 1 replica (only the routers' scores, predictions and decision "
+                   "lines)")
     return out
 
 

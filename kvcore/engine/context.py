@@ -125,9 +125,11 @@ class ReplayContext:
             self.warning(f"event hashes: vLLM seeds {cfg.hash_algo} at random unless "
                          "PYTHONHASHSEED is set, so no server's hashes are these; give its "
                          "PYTHONHASHSEED as hash_seed")
-        if self.hasher and self.jsonl is None and self.vllm is None and (
+        if self.hasher and self.jsonl is None and self.vllm is None and not (
+                cfg.offloading and steps_out is not None) and (
                 hashing := sorted((cfg.given or frozenset()) & {"hash_algo", "hash_seed"})):
-            # (a hash changes no hit and no step: only the streams that show hashes differ)
+            # (a hash changes no hit and no step: only the streams that show hashes differ, and
+            # a CPU tier's --steps lines, whose jobs list the chunk keys)
             self.warning(f"option(s) {', '.join(hashing)}: no effect here: no event stream "
                          "shows a block hash (they change no hit and no step)")
         self.recorder = Recorder(

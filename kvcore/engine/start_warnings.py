@@ -105,8 +105,12 @@ def start_warnings(cfg: ReplayOptions, trace: Trace,
     if (unused_tier := unused_tier_options(cfg, trace.config)) is not None:
         out.append(unused_tier)
     if cfg.mode == "cache":
-        # (the step budget sizes a window's in-flight blocks when the pool comes from memory)
-        budget = {"max_num_batched_tokens"} if not from_memory else set()
+        # (the step budget sizes a window's in-flight blocks, and vLLM's start-up check reads
+        # it in every mode: a sliding or chunked group's run may pass or fail on it)
+        kinds = set(geometry.layer_kinds if geometry is not None else ())
+        kinds |= {g.get("type") for g in cfg.groups or () if isinstance(g, dict)}
+        windowed = kinds & {"sliding", "chunked", "sliding_window", "chunked_local"}
+        budget = {"max_num_batched_tokens"} if not (from_memory or windowed) else set()
         unused = sorted(given & (ENGINE_ONLY | budget))
         if unused:
             out.append(f"option(s) {', '.join(unused)}: no effect in cache mode (no scheduler, "
@@ -115,7 +119,7 @@ def start_warnings(cfg: ReplayOptions, trace: Trace,
             out.append(f"option(s) {', '.join(timing)}: no effect in cache mode (no time: a "
                        "load or a store completes at once; only prompt chunks are offered)")
     elif cfg.offloading and "offload_bandwidth_gbps" in user and (
-            cfg.arrivals == "step" or given & {"load_steps", "store_steps"}):
+            cfg.arrivals == "step" or user & {"load_steps", "store_steps"}):
         # (as `kvcore.offload.options._bandwidth` decides)
         out.append("option offload_bandwidth_gbps has no effect: transfers take load_steps / "
                    "store_steps steps (arrivals step, or the step counts given)")
