@@ -107,11 +107,11 @@ def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
         results.append(res)
         if interrupted:
             break
-    if (note := ceiling_note(start.groups)) is not None:
+    if (ceiling := ceiling_note(start.groups)) is not None:
         # (after the runs: a run refused before its end has no capacity_loss to read)
-        warnings.append(note)
+        warnings.append(ceiling)
         if warn is not None:
-            warn(note)
+            warn(ceiling)
     return {"trace": trace.label, "replicas": n, "seed": copts.seed,
             "metrics_interval_ms": copts.metrics_interval_ms,
             "kv_event_lag_ms": copts.kv_event_lag_ms, "config": effective.to_dict(),
