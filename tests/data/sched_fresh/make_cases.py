@@ -135,6 +135,22 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def pool_need(cfg: dict, asyn: bool) -> int:
+    """The blocks vLLM's start-up check wants for one max_model_len request over ``cfg``'s
+    groups: full attention the whole length, a window or chunk plus the tokens in flight."""
+    bs, mml = cfg["block_size"], cfg["max_model_len"]
+    in_flight = (2 if asyn else 1) * cfg["max_num_batched_tokens"]
+    need = 0
+    for g in cfg["groups"]:
+        if g["type"] == "full":
+            need += cdiv(mml, bs)
+        elif g["type"] == "sliding_window":
+            need += cdiv(min(g["sliding_window"] - 1 + in_flight, mml), bs) + 1
+        else:
+            need += cdiv(min(g["attention_chunk_size"] + in_flight, mml), bs)
+    return need
+
+
 def add_groups(cfg: dict, reqs: list[dict], seed: int, asyn: bool) -> None:
     """Random hybrid groups, and a pool vLLM's start-up check accepts (one max_model_len
     request fits; the local groups reserve their window or chunk plus the tokens in flight)."""
@@ -149,16 +165,7 @@ def add_groups(cfg: dict, reqs: list[dict], seed: int, asyn: bool) -> None:
         [{"type": "full"}, {"type": "sliding_window", "sliding_window": window},
          {"type": "sliding_window", "sliding_window": window}]])
     mml = cfg["max_model_len"]
-    in_flight = (2 if asyn else 1) * cfg["max_num_batched_tokens"]
-    need = 0
-    for g in cfg["groups"]:
-        if g["type"] == "full":
-            need += cdiv(mml, bs)
-        elif g["type"] == "sliding_window":
-            need += cdiv(min(g["sliding_window"] - 1 + in_flight, mml), bs) + 1
-        else:
-            need += cdiv(min(g["attention_chunk_size"] + in_flight, mml), bs)
-    need += int(cfg["watermark"] * cfg["num_blocks"]) + 1
+    need = pool_need(cfg, asyn) + int(cfg["watermark"] * cfg["num_blocks"]) + 1
     cfg["num_blocks"] = max(cfg["num_blocks"], need + rng.choice([0, 1, 4, 16]))
     for r in reqs:     # a request must fit max_model_len with its outputs
         r["output_length"] = max(1, min(r["output_length"],

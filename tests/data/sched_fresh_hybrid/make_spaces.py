@@ -9,8 +9,12 @@
 usage: python make_spaces.py [--knobs] SPACE OUT_DIR SEED...  (odd seeds async, even sync)
 """
 import json
+import os
 import random
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sched_fresh"))
+from make_cases import pool_need  # (the start-up check's blocks, shared)
 
 OUT_BASE = 1_000_000
 
@@ -38,19 +42,6 @@ def groups_for(rng, bs, kinds=None):
     ]
     return rng.choice(shapes)()
 
-def pool_check(cfg, asyn):
-    bs, mml = cfg["block_size"], cfg["max_model_len"]
-    in_flight = (2 if asyn else 1) * cfg["max_num_batched_tokens"]
-    need = 0
-    for g in cfg["groups"]:
-        if g["type"] == "full":
-            need += cdiv(mml, bs)
-        elif g["type"] == "sliding_window":
-            need += cdiv(min(g["sliding_window"] - 1 + in_flight, mml), bs) + 1
-        else:
-            need += cdiv(min(g["attention_chunk_size"] + in_flight, mml), bs)
-    return need
-
 def follow_ups(reqs, rng, mml, cap, p=0.45):
     """in place; requests are in final (arrival, file) order; chains allowed"""
     stride = mml + 1
@@ -73,7 +64,7 @@ def finish(cfg, reqs, rng, asyn, margin):
     for r in reqs:
         r["output_length"] = max(1, min(r["output_length"], mml - len(r["prompt_token_ids"])))
     if "groups" in cfg:
-        need = pool_check(cfg, asyn) + int(cfg["watermark"] * cfg["num_blocks"]) + 1
+        need = pool_need(cfg, asyn) + int(cfg["watermark"] * cfg["num_blocks"]) + 1
     else:
         need = max(cdiv(len(r["prompt_token_ids"]) + r["output_length"], bs) for r in reqs)
         need += int(cfg["watermark"] * cfg["num_blocks"]) + 2
