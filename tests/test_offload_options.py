@@ -158,9 +158,10 @@ def test_tier_timing_a_run_does_not_use_is_said(tmp_path, args, said) -> None:
     assert notes == ([said] if said else [])
 
 
-def test_a_config_lines_step_counts_time_the_transfers_as_the_flags_do(tmp_path) -> None:
-    # the line's load_steps / store_steps were read as values, then ignored: the bandwidth
-    # timed the transfers (1,773 evictions against the flags' 1,775)
+def test_a_config_lines_step_counts_on_the_clock_are_said(tmp_path) -> None:
+    # the line's load_steps / store_steps (the oracle's cases carry them for its fake worker)
+    # were read as values, then left unread on the clock, unsaid: the bandwidth times the
+    # transfers there, as without them; the flags set step counts
     with open(MT) as f:
         head = "".join(line for _, line in zip(range(60), f))
     lined, plain = tmp_path / "lined.jsonl", tmp_path / "plain.jsonl"
@@ -172,8 +173,11 @@ def test_a_config_lines_step_counts_time_the_transfers_as_the_flags_do(tmp_path)
                                      "--kv-offloading-size", "1", *flags, "--json"])
         assert r.exit_code == 0, r.output
         d = json.loads(r.stdout)
-        return d["evictions"], d["sim_time_s"], d["offload"]
+        return (d["evictions"], d["sim_time_s"], d["offload"]), d["warnings"]
 
-    by_line = run(lined)
-    assert by_line == run(plain, "--offload-load-steps", "7", "--offload-store-steps", "7")
-    assert by_line != run(plain)
+    (by_line, said), (clock, _) = run(lined), run(plain)
+    assert by_line == clock and by_line != run(plain, "--offload-load-steps", "7")[0]
+    assert ("the trace's config line load_steps, store_steps: no effect on the simulated clock: "
+            "transfers take their bytes over offload_bandwidth_gbps (the flags, or arrivals "
+            "step, use step counts)") in said
+    assert not [w for w in run(lined, "--arrivals", "step")[1] if "config line" in w]

@@ -118,11 +118,16 @@ def start_warnings(cfg: ReplayOptions, trace: Trace,
         if cfg.offloading and (timing := sorted(user & TIER_TIMING)):
             out.append(f"option(s) {', '.join(timing)}: no effect in cache mode (no time: a "
                        "load or a store completes at once; only prompt chunks are offered)")
-    elif cfg.offloading and "offload_bandwidth_gbps" in user and (
-            cfg.arrivals == "step" or user & {"load_steps", "store_steps"}):
+    elif cfg.offloading and (given & {"load_steps", "store_steps"} or cfg.arrivals == "step"):
         # (as `kvcore.offload.options._bandwidth` decides)
-        out.append("option offload_bandwidth_gbps has no effect: transfers take load_steps / "
-                   "store_steps steps (arrivals step, or the step counts given)")
+        if "offload_bandwidth_gbps" in user:
+            out.append("option offload_bandwidth_gbps has no effect: transfers take load_steps / "
+                       "store_steps steps (arrivals step, or the step counts given)")
+    elif cfg.offloading and (lined := sorted(set(trace.config) & {"load_steps", "store_steps"})):
+        # (the oracle's cases carry them for its fake worker: on the clock they are not read)
+        out.append(f"the trace's config line {', '.join(lined)}: no effect on the simulated "
+                   "clock: transfers take their bytes over offload_bandwidth_gbps (the flags, or "
+                   "arrivals step, use step counts)")
     return out
 
 

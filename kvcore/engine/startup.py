@@ -105,7 +105,7 @@ def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
             notes = (*notes, note)
     clock = make_clock(cfg, geometry)
     try:
-        offload = offload_config(cfg, groups, trace.config)
+        offload = offload_config(cfg, groups)
     except InputError as err:
         # (a value the config line gave is named there: it was blamed on a flag never typed)
         if err.field is None or err.path is not None:

@@ -24,7 +24,7 @@ OFFLOAD_FIELDS = ("kv_offloading_size", "kv_offloading_size_chunks", "offload_bl
                   "offload_bandwidth_gbps", *GEOMETRY)
 
 
-def offload_config(opts: Any, groups: list, config_line: Any = ()) -> OffloadConfig | None:
+def offload_config(opts: Any, groups: list) -> OffloadConfig | None:
     """``groups``: the replay's KV cache groups; with a model (`model`, `model_config`) a rank's
     bytes per block are its group's (page bytes x layers), else the geometry options' (a rank's
     geometry); a chunk holds ``opts.tp`` ranks' copies, or one of an MLA latent
@@ -55,7 +55,7 @@ def offload_config(opts: Any, groups: list, config_line: Any = ()) -> OffloadCon
         kv_bytes_per_block=block_bytes, gib=gib, policy=opts.eviction_policy,
         prompt_only=opts.offload_prompt_only, store_threshold=opts.store_threshold,
         sync_load_budget_bytes=opts.sync_load_budget_bytes, load_steps=opts.load_steps,
-        store_steps=opts.store_steps, bandwidth=_bandwidth(opts, config_line), copies=copies)
+        store_steps=opts.store_steps, bandwidth=_bandwidth(opts), copies=copies)
 
 
 def tier_kv_dtype(opts: Any) -> str:
@@ -100,11 +100,12 @@ def unused_tier_options(opts: Any, config_line: Any = ()) -> str | None:
             "or kv_offloading_size_chunks)")
 
 
-def _bandwidth(opts: Any, config_line: Any = ()) -> float | None:
+def _bandwidth(opts: Any) -> float | None:
     """Bytes per ms on the simulated clock; None (fixed step counts) under arrivals=step or
-    when the step counts were given (flags, or the trace's ``config_line`` keys: a line's
-    load_steps was read as a value and then ignored, the bandwidth timing the transfers)."""
-    given = (opts.given or frozenset()) | set(config_line)
+    when the step counts were given as options (a trace's config line carries the oracle's
+    step counts for `--arrivals step`: on the clock the bandwidth times the transfers, and
+    the replay says so)."""
+    given = opts.given or frozenset()
     if opts.arrivals == "step" or "load_steps" in given or "store_steps" in given:
         return None
     return opts.offload_bandwidth_gbps * 1e6
