@@ -24,7 +24,7 @@ from kvcli.output_files import STDOUT_LABEL, OutputFailed, open_output
 from kvcli.output_terminal import render_table, rich_table, stderr_console, stdout_console
 from kvcli.progress_bar import Advance, progress
 from kvcli.signals import install_signal_handlers, interrupt_code
-from kvcore.errors import InputError, NoDeviceError
+from kvcore.errors import InputError, NoDeviceError, printable
 
 __all__ = ["Advance", "OutputFailed", "Table", "View", "check_append", "check_distinct",
            "check_output",
@@ -91,7 +91,7 @@ def emit(view: View, *, as_json: bool, to_stderr: bool = False) -> None:
 
     ``to_stderr`` sends the human form to stderr (used when stdout carries an event stream).
     """
-    try:
+    with _writing("stderr" if to_stderr else STDOUT_LABEL):
         if as_json:
             stream = sys.stderr if to_stderr else sys.stdout
             stream.buffer.write(dumps_pretty(view.data))
@@ -104,10 +104,19 @@ def emit(view: View, *, as_json: bool, to_stderr: bool = False) -> None:
             # Piped or redirected: a line as it is, never wrapped at 80 columns.
             console.print(line, markup=False, soft_wrap=not console.is_terminal)
         (sys.stderr if to_stderr else sys.stdout).flush()
+
+
+@contextlib.contextmanager
+def _writing(where: str) -> Iterator[None]:
+    """A write to a standard stream that fails (`--json > /dev/full`, a stdout the shell
+    closed) is `OutputFailed`, one line and exit 1 (see `run`); a reader that left stays a
+    BrokenPipeError (exit 0)."""
+    try:
+        yield
     except BrokenPipeError:
         raise
-    except OSError as err:      # `--json > /dev/full`: one line, exit 1 (see `run`)
-        raise OutputFailed("stderr" if to_stderr else STDOUT_LABEL, err) from None
+    except OSError as err:
+        raise OutputFailed(where, err) from None
 
 
 def emit_tree(label: str, nodes: list[dict]) -> None:
@@ -124,12 +133,8 @@ def emit_tree(label: str, nodes: list[dict]) -> None:
     tree = Tree(label)
     for node in nodes:
         add(tree, node)
-    try:
+    with _writing(STDOUT_LABEL):
         stdout_console().print(tree, markup=False, highlight=False)
-    except BrokenPipeError:
-        raise
-    except OSError as err:      # a full disk, a closed stdout: one line, exit 1 (see `run`)
-        raise OutputFailed(STDOUT_LABEL, err) from None
 
 
 def emit_call_trees(ops: list[dict]) -> None:
@@ -162,18 +167,13 @@ def emit_lines(lines: Iterator[Any], stream: IO[bytes] | None = None,
     """JSON lines on stdout (or ``stream``), one object a line, flushed at the end (or after
     each line: a live stream)."""
     out = stream if stream is not None else sys.stdout.buffer
-    try:
+    # (a caller's own stream's failure is the caller's to word)
+    with _writing(STDOUT_LABEL) if stream is None else contextlib.nullcontext():
         for obj in lines:
             out.write(orjson.dumps(obj, option=_OPTS) + b"\n")
             if flush_each:
                 out.flush()
         out.flush()
-    except BrokenPipeError:
-        raise
-    except OSError as err:
-        if stream is not None:
-            raise
-        raise OutputFailed(STDOUT_LABEL, err) from None
 
 
 def message(text: str) -> None:
@@ -220,13 +220,6 @@ def describe(err: InputError) -> str:
     return str(err)
 
 
-def one_line(text: str) -> str:
-    """An error as one line: a control character (a newline in an output's path, named in the
-    message) escaped, as `kvcore.errors.path_label` escapes a file's."""
-    return text if text.isprintable() else "".join(
-        c if c.isprintable() else ascii(c)[1:-1] for c in text)
-
-
 def run(fn: Callable[[], Any]) -> Any:
     """Call a command's one function, turning known failures into one line and an exit code.
 
@@ -238,12 +231,13 @@ def run(fn: Callable[[], Any]) -> Any:
     try:
         return fn()
     except OutputFailed as err:
-        stderr_console().print(one_line(f"error: {err}"), markup=False, highlight=False)
+        # (one line: a newline in an output's path, named in the message, is escaped)
+        stderr_console().print(printable(f"error: {err}"), markup=False, highlight=False)
         if err.where == STDOUT_LABEL:
             _silence_stdout()
         raise typer.Exit(1) from None
     except InputError as err:
-        stderr_console().print(one_line(f"error: {describe(err)}"), markup=False,
+        stderr_console().print(printable(f"error: {describe(err)}"), markup=False,
                                highlight=False)
         raise typer.Exit(2) from None
     except NoDeviceError as err:

@@ -16,8 +16,14 @@ def path_label(path: str) -> str:
             return path
         except UnicodeEncodeError:
             pass
-    text = os.fsencode(path).decode("utf-8", "backslashreplace")
-    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+    return printable(os.fsencode(path).decode("utf-8", "backslashreplace"))
+
+
+def printable(text: str) -> str:
+    """``text`` with each character that is not printable (a newline, a lone surrogate) written
+    as its escape: what a one-line message shows of a name."""
+    return text if text.isprintable() else "".join(
+        c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
 class InputError(Exception):
