@@ -118,7 +118,8 @@ class ReplayContext:
                                       plain, lambda rid: self.records[rid].tr,
                                       arrays=self.jsonl.writes_arrays(),
                                       pieces=self.jsonl.pieces())
-        for message in (*start_warnings(self.cfg, self.trace, start.geometry), *start.notes):
+        warnings = start_warnings(self.cfg, self.trace, start.geometry, start.groups)
+        for message in (*warnings, *start.notes):
             self.warning(message)
         if (self.hasher and (self.jsonl or self.vllm) and cfg.hash_algo.startswith("xxhash")
                 and cfg.hash_seed is None):

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from kvcore.engine.options import ReplayOptions
 from kvcore.models.geometry import ModelGeometry
-from kvcore.offload.options import unused_tier_options
+from kvcore.offload.options import steps_time_transfers, unused_tier_options
+from kvcore.specs import ChunkedLocalAttentionSpec, KVCacheGroupSpec, SlidingWindowSpec
 from kvcore.traces import Trace, out_of_order_warning
 
 # Options that only the engine mode's scheduler and clock read.
@@ -21,10 +22,11 @@ TIER_TIMING = frozenset({"load_steps", "store_steps", "sync_load_budget_bytes",
                          "offload_bandwidth_gbps", "offload_prompt_only"})
 
 
-def start_warnings(cfg: ReplayOptions, trace: Trace,
-                   geometry: ModelGeometry | None = None) -> list[str]:
+def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | None = None,
+                   groups: list[KVCacheGroupSpec] | tuple = ()) -> list[str]:
     """The warnings, in this order, for the resolved (sized) options `cfg` over `trace`;
-    ``geometry``: the options' model as the start-up read it (`StartUp.geometry`)."""
+    ``geometry``: the options' model as the start-up read it (`StartUp.geometry`); ``groups``:
+    the KV cache groups it built (`StartUp.groups`)."""
     out = []
     late = out_of_order_warning(trace.out_of_order)
     if late and not (cfg.mode == "engine" and cfg.arrivals == "step"):
@@ -107,9 +109,8 @@ def start_warnings(cfg: ReplayOptions, trace: Trace,
     if cfg.mode == "cache":
         # (the step budget sizes a window's in-flight blocks, and vLLM's start-up check reads
         # it in every mode: a sliding or chunked group's run may pass or fail on it)
-        kinds = set(geometry.layer_kinds if geometry is not None else ())
-        kinds |= {g.get("type") for g in cfg.groups or () if isinstance(g, dict)}
-        windowed = kinds & {"sliding", "chunked", "sliding_window", "chunked_local"}
+        windowed = any(isinstance(g.kv_cache_spec, SlidingWindowSpec | ChunkedLocalAttentionSpec)
+                       for g in groups)
         budget = {"max_num_batched_tokens"} if not (from_memory or windowed) else set()
         unused = sorted(given & (ENGINE_ONLY | budget))
         if unused:
@@ -118,8 +119,7 @@ def start_warnings(cfg: ReplayOptions, trace: Trace,
         if cfg.offloading and (timing := sorted(user & TIER_TIMING)):
             out.append(f"option(s) {', '.join(timing)}: no effect in cache mode (no time: a "
                        "load or a store completes at once; only prompt chunks are offered)")
-    elif cfg.offloading and (given & {"load_steps", "store_steps"} or cfg.arrivals == "step"):
-        # (as `kvcore.offload.options._bandwidth` decides)
+    elif cfg.offloading and steps_time_transfers(cfg):
         if "offload_bandwidth_gbps" in user:
             out.append("option offload_bandwidth_gbps has no effect: transfers take load_steps / "
                        "store_steps steps (arrivals step, or the step counts given)")

@@ -100,15 +100,18 @@ def unused_tier_options(opts: Any, config_line: Any = ()) -> str | None:
             "or kv_offloading_size_chunks)")
 
 
-def _bandwidth(opts: Any) -> float | None:
-    """Bytes per ms on the simulated clock; None (fixed step counts) under arrivals=step or
-    when the step counts were given as options (a trace's config line carries the oracle's
-    step counts for `--arrivals step`: on the clock the bandwidth times the transfers, and
-    the replay says so)."""
+def steps_time_transfers(opts: Any) -> bool:
+    """Whether a transfer takes `load_steps` / `store_steps` steps (arrivals=step, or the step
+    counts given as options), not its bytes over the bandwidth. A trace's config line carries
+    the oracle's step counts for `--arrivals step`: on the clock the bandwidth times the
+    transfers, and the replay says so (`kvcore.engine.start_warnings`)."""
     given = opts.given or frozenset()
-    if opts.arrivals == "step" or "load_steps" in given or "store_steps" in given:
-        return None
-    return opts.offload_bandwidth_gbps * 1e6
+    return opts.arrivals == "step" or "load_steps" in given or "store_steps" in given
+
+
+def _bandwidth(opts: Any) -> float | None:
+    """Bytes per ms on the simulated clock; None where the step counts time the transfers."""
+    return None if steps_time_transfers(opts) else opts.offload_bandwidth_gbps * 1e6
 
 
 def _is_mla(group: Any) -> bool:
