@@ -73,10 +73,14 @@ def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
             for name, opts in copts.routers]
     results = []
     warnings: list[str] = []
-    for note in _idle_options(copts, made, cfg.mode):
+
+    def say(note: str) -> None:
         warnings.append(note)
         if warn is not None:
             warn(note)
+
+    for note in _idle_options(copts, made):
+        say(note)
     effective = cfg
     for name, opts, probe in made:
         t0 = time.perf_counter()
@@ -97,7 +101,7 @@ def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
             rep.ctx.summary.interrupted = interrupted
             summarize(rep.ctx, t0)
             finish_outputs(rep.ctx)
-        _warnings(name, loop, warnings, warn)
+        _warnings(name, loop, warnings, say)
         res = router_result(name, opts, loop, time.perf_counter() - t0)
         res["interrupted"] = interrupted
         if live is not None:
@@ -108,10 +112,7 @@ def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
         if interrupted:
             break
     if (ceiling := ceiling_note(start.groups)) is not None:
-        # (after the runs: a run refused before its end has no capacity_loss to read)
-        warnings.append(ceiling)
-        if warn is not None:
-            warn(ceiling)
+        say(ceiling)    # (after the runs: a run refused before its end has no capacity_loss)
     return {"trace": trace.label, "replicas": n, "seed": copts.seed,
             "metrics_interval_ms": copts.metrics_interval_ms,
             "kv_event_lag_ms": copts.kv_event_lag_ms, "config": effective.to_dict(),
@@ -207,7 +208,7 @@ class Both:
         self.b.finished(rid, t_ms)
 
 
-def _idle_options(copts: ClusterOptions, made: list, mode: str) -> list[str]:
+def _idle_options(copts: ClusterOptions, made: list) -> list[str]:
     """The cluster options given that no chosen router reads (their runs were the same);
     ``made``: (name, the options given, the router) of each chosen router."""
     probes = [probe for _, _, probe in made]
@@ -236,7 +237,7 @@ def _idle_options(copts: ClusterOptions, made: list, mode: str) -> list[str]:
 
 
 def _warnings(router: str, loop: ClusterLoop, seen: list[str],
-              warn: Callable[[str], None] | None) -> None:
+              say: Callable[[str], None]) -> None:
     """The replicas' warnings, each said once: plain when every replica said it or when it is
     a fact of the whole run (the clock's: every router and replica runs the same one, so
     `--routers a,b,c` says it once, not once a router), else with the router and the
@@ -249,6 +250,4 @@ def _warnings(router: str, loop: ClusterLoop, seen: list[str],
              else f"{router} {sources_named('replica', ids)}: {w}" for w, ids in groups]
     for w in lines:
         if w not in seen:
-            seen.append(w)
-            if warn is not None:
-                warn(w)
+            say(w)
