@@ -166,11 +166,11 @@ def report(a: SweepArgs, names: list[str] | None) -> int:
                         [(d.get("index", i), d["job_id"], d["trace"], d["config"])
                          for i, d in enumerate(lines)])
     indexes = [j["index"] for j in doc["jobs"]]
-    if len(set(indexes)) < len(indexes):
+    if several := len(set(indexes)) < len(indexes):
         # (a file resumed with another grid keeps the first grid's lines: docs/sweep.md)
         output.warn(f"{a.args[1]}: its jobs come from more than one grid (their indexes "
                     "repeat): '#' is each job's place in its own grid; warnings name jobs by id")
-    _say_warnings(lines, by_id=len(set(indexes)) < len(indexes))
+    _say_warnings(lines, by_id=several)
     _emit(doc, a, report=os.path.basename(a.args[1]))
     return 0
 

@@ -4,16 +4,19 @@ replicas. A hundred jobs (or 1,000 replicas) saying one line make one line namin
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
+from typing import TypeVar
 
 from kvcore.index_runs import index_runs
 
+Source = TypeVar("Source", bound=Hashable)
 
-def warning_groups(sources: Iterable[tuple[int, Iterable[object]]]
-                   ) -> list[tuple[str, list[int]]]:
-    """Each distinct warning (as text) of ``sources`` (a source's index and its warnings, in
-    order) with the indices of the sources that said it, in order of first appearance."""
-    said: dict[str, list[int]] = {}
+
+def warning_groups(sources: Iterable[tuple[Source, Iterable[object]]]
+                   ) -> list[tuple[str, list[Source]]]:
+    """Each distinct warning (as text) of ``sources`` (a source's index, or id, and its
+    warnings, in order) with the sources that said it, in order of first appearance."""
+    said: dict[str, list[Source]] = {}
     for index, warnings in sources:
         for w in warnings:
             said.setdefault(str(w), []).append(index)

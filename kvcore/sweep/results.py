@@ -166,18 +166,17 @@ def job_warnings(rows: list[dict | None]) -> list[tuple[str, list[int]]]:
     where a job has not finished; a results line's ``index`` where it has one) with the grid
     indices of the jobs that gave it, in order of first appearance (`warning_groups`): a sweep
     says each once, not once a job (the uncalibrated clock's in every one of a hundred jobs)."""
-    def warnings_of(row: dict | None) -> list:
-        result = row.get("result") if row else None
-        return (result.get("warnings") or []) if isinstance(result, dict) else []
-
-    return warning_groups((row.get("index", position) if row else position, warnings_of(row))
+    return warning_groups((row.get("index", position) if row else position, _warnings_of(row))
                           for position, row in enumerate(rows))
+
+
+def _warnings_of(row: dict | None) -> list:
+    result = row.get("result") if row else None
+    return (result.get("warnings") or []) if isinstance(result, dict) else []
 
 
 def job_warnings_by_id(rows: list[dict]) -> list[tuple[str, list[str]]]:
     """`job_warnings` of finished jobs, each with the ids of the jobs that gave it."""
-    said: dict[str, list[str]] = {}
-    for row in rows:
-        for text, _ in job_warnings([row]):
-            said.setdefault(text, []).append(row["job_id"])
-    return list(said.items())
+    # (a job named once a warning, however often its result repeats it)
+    return warning_groups((row["job_id"], dict.fromkeys(map(str, _warnings_of(row))))
+                          for row in rows)
