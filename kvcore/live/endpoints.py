@@ -35,6 +35,11 @@ def offset_endpoint_port(endpoint: str | None, rank: int) -> str | None:
     raise ValueError("Invalid endpoint: must contain 'inproc' or 'tcp'")
 
 
+def _host_port(endpoint: str) -> tuple[str, str, str]:
+    """A tcp endpoint's (host, ":" or "", port) as written (host may be ZMQ's ``SOURCE;HOST``)."""
+    return endpoint[len("tcp://"):].rpartition(":")
+
+
 def listener_binds(endpoint: str) -> bool:
     """Whether a subscriber binds `endpoint` (it connects otherwise). Not the publisher's rule
     mirrored: vLLM binds an ipc path and an IPv6 host (``::`` in it) for its publisher, so a
@@ -42,8 +47,7 @@ def listener_binds(endpoint: str) -> bool:
     subscribers lost it), and one binding ``tcp://[::1]:PORT`` failed ("No such device")."""
     if not endpoint.startswith("tcp://"):
         return False
-    host = endpoint[len("tcp://"):].rpartition(":")[0]
-    return host in ("*", "[::]", "0.0.0.0")
+    return _host_port(endpoint)[0] in ("*", "[::]", "0.0.0.0")
 
 
 def is_ipv6(endpoint: str) -> bool:
@@ -57,8 +61,9 @@ def is_ipv6(endpoint: str) -> bool:
 def check_endpoint(endpoint: str, field: str, *, ranks: int = 1, connects: bool = False) -> None:
     """Refuse an endpoint no subscriber could reach: not tcp:// or ipc://, a tcp endpoint
     without host:port, port 0 (subscribers must know the port), a port out of range for
-    some rank's offset port, or (`connects`: this side connects to it) a host that does not
-    resolve. (The replay socket is always bound, as vLLM binds it.)"""
+    some rank's offset port, or (`connects`: this side connects to it) a dotted host that is no
+    IPv4 address (a name that does not resolve yet is `unresolved_note`'s). (The replay socket
+    is always bound, as vLLM binds it.)"""
     if endpoint.startswith("inproc://"):
         raise InputError(f"{endpoint!r}: inproc:// reaches only this process; use tcp:// or "
                          "ipc://", field=field)
@@ -73,7 +78,7 @@ def check_endpoint(endpoint: str, field: str, *, ranks: int = 1, connects: bool 
     if not endpoint.startswith("tcp://"):
         raise InputError(f"{endpoint!r}: expected tcp://HOST:PORT (tcp://*:PORT binds) or "
                          "ipc://PATH", field=field)
-    host, sep, port = endpoint[len("tcp://"):].rpartition(":")
+    host, sep, port = _host_port(endpoint)
     if not sep or not host or not port.isdigit():
         raise InputError(f"{endpoint!r}: expected tcp://HOST:PORT (tcp://*:PORT binds)",
                          field=field)
@@ -106,8 +111,8 @@ def unresolved_note(endpoint: str) -> str | None:
 
     if not endpoint.startswith("tcp://"):
         return None
-    host, _, port = endpoint[len("tcp://"):].rpartition(":")
-    host = host.rpartition(";")[2]
+    host, _, port = _host_port(endpoint)
+    host = host.rpartition(";")[2]              # (zmq's SOURCE;HOST)
     name = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     try:
         socket.getaddrinfo(name, int(port), type=socket.SOCK_STREAM)
