@@ -15,15 +15,13 @@ from kvcli import output
 from kvcore.errors import InputError
 
 _REPLICA = re.compile(r"replica-(\d+)\.events\.jsonl(\.gz)?$")
+_ANY_STREAM = re.compile(r"replica-(\d+)\.(events|vllm)\.jsonl(\.gz)?$")   # (either stream)
 
 
 def replica_number(name: str) -> int | None:
     """K of a file named as `kvcli cluster --events` names replica K's streams, else None."""
     m = _ANY_STREAM.match(name)
     return int(m.group(1)) if m else None
-
-
-_ANY_STREAM = re.compile(r"replica-(\d+)\.(events|vllm)\.jsonl(\.gz)?$")
 
 
 def replica_streams(folder: str) -> tuple[str, list[str]]:

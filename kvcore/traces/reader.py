@@ -52,7 +52,7 @@ class Trace:
 
     @property
     def label(self) -> str:
-        """The path as outputs record it (`kvcore.sources.path_label`)."""
+        """The path as outputs record it (`kvcore.errors.path_label`)."""
         return path_label(self.path)
 
     def held(self) -> list[TraceRequest]:
