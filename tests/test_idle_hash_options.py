@@ -39,3 +39,26 @@ def test_hash_options_without_a_stream_that_shows_hashes_are_said(tmp_path):
     assert said == [SAID.replace("option(s) hash_algo, hash_seed", "option(s) hash_seed")]
     r = runner.invoke(app, ["stats", TRACE, "--num-blocks", "512", "--hash-seed", "7"])
     assert r.exit_code == 0 and "hash_seed" not in r.stderr     # (its prefixes show hashes)
+
+
+def test_a_story_and_a_routers_index_show_no_hash(tmp_path):
+    # --explain's story shows no block hash: the hash options change nothing there, and the
+    # note that vLLM seeds xxhash at random (for streams a server's would be compared with)
+    # has no hash to be about
+    r = runner.invoke(app, ["replay", TRACE, "--num-blocks", "512", "--explain", "3",
+                            "--hash-algo", "xxhash", "--json"])
+    assert r.exit_code == 0, r.output
+    said = [w for w in json.loads(r.stdout)["warnings"] if "hash" in w]
+    assert said == [SAID.replace("hash_algo, hash_seed", "hash_algo")]
+    # a prefix-aware router reads its replicas' vLLM events, but no person sees their hashes
+    cluster = ["cluster", TRACE, "--num-blocks", "256", "--replicas", "2",
+               "--router", "llmd_precise", "--hash-algo", "xxhash", "--json"]
+    r = runner.invoke(app, cluster)
+    assert r.exit_code == 0, r.output
+    said = [w for w in json.loads(r.stdout)["warnings"] if "hash" in w]
+    assert said == [SAID.replace("hash_algo, hash_seed", "hash_algo")]
+    # with the replicas' streams written, the note about vLLM's seed is said instead
+    r = runner.invoke(app, [*cluster, "--events", str(tmp_path / "ev")])
+    assert r.exit_code == 0, r.output
+    said = [w for w in json.loads(r.stdout)["warnings"] if "hash" in w]
+    assert len(said) == 1 and said[0].startswith("event hashes: vLLM seeds xxhash at random")

@@ -29,7 +29,7 @@ def run_explain(trace: str, opts, rid: str, as_json: bool, given: list[str],
                     "leave the warm-up's requests out of")
         output.warn(said[-1])
     story = RequestStory(rid)
-    sink = CallbackEvents(story.event)
+    sink = CallbackEvents(story.event, shows_hashes=False)
     rec = None
     if calls:
         # The call trees of its manager calls: the replay's manager is built inside `replay`,

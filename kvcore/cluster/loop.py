@@ -231,11 +231,15 @@ class ReplicaEvents(VllmEvents):
     """A replica's vLLM event batches: to its file (if any; `data_parallel_rank` = the
     replica) and, after the lag, to the router's event index (once `run` is set)."""
 
-    def __init__(self, out: IO[bytes] | None, rank: int) -> None:
+    def __init__(self, out: IO[bytes] | None, rank: int, live: VllmEvents | None = None
+                 ) -> None:
+        """`live`: a live run's sink (`kvcore.live`), if any."""
         super().__init__(out, rank)     # type: ignore[arg-type]
         self.replica = rank
         self.run: ClusterLoop | None = None
-        self.live: VllmEvents | None = None     # a live run's sink (`kvcore.live`), if any
+        self.live = live
+        # (the router's index alone reads hashes no person sees: the hash options change nothing)
+        self.shows_hashes = out is not None or live is not None
 
     def batch(self, ts_s: float, events: list) -> None:
         if self.out is not None:

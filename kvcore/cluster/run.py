@@ -161,10 +161,8 @@ def _build(trace: Trace, cfg: ReplayOptions, name: str, opts: dict, copts: Clust
         if open_events is not None:
             jsonl = JsonlEvents(open_events(name, i, "events"))
             vllm_out = open_events(name, i, "vllm")
-        fwd = (ReplicaEvents(vllm_out, i)
+        fwd = (ReplicaEvents(vllm_out, i, None if live is None else live.sink(i, None))
                if vllm_out is not None or needs_events or live is not None else None)
-        if fwd is not None and live is not None:
-            fwd.live = live.sink(i, None)
         rep = Replica(i, trace, cfg, None, sink=jsonl, vllm_sink=fwd)
         if fwd is not None and vllm_out is None and live is None:
             # the router's index is the only reader of this replica's vLLM events

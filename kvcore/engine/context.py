@@ -121,12 +121,13 @@ class ReplayContext:
         warnings = start_warnings(self.cfg, self.trace, start.geometry, start.groups)
         for message in (*warnings, *start.notes):
             self.warning(message)
-        if (self.hasher and (self.jsonl or self.vllm) and cfg.hash_algo.startswith("xxhash")
+        shown = any(s is not None and s.shows_hashes for s in (self.jsonl, self.vllm))
+        if (self.hasher and shown and cfg.hash_algo.startswith("xxhash")
                 and cfg.hash_seed is None):
             self.warning(f"event hashes: vLLM seeds {cfg.hash_algo} at random unless "
                          "PYTHONHASHSEED is set, so no server's hashes are these; give its "
                          "PYTHONHASHSEED as hash_seed")
-        if self.hasher and self.jsonl is None and self.vllm is None and not (
+        if self.hasher and not shown and not (
                 cfg.offloading and steps_out is not None) and (
                 hashing := sorted((cfg.given or frozenset()) & {"hash_algo", "hash_seed"})):
             # (a hash changes no hit and no step: only the streams that show hashes differ, and

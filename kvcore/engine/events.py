@@ -45,6 +45,9 @@ class JsonlEvents:
     """Our event stream. The replay sets `step` and `t_ms` as the clock moves."""
 
     format = "jsonl"
+    # Whether a person reads the block hashes this sink gets (a stream written out does; an
+    # in-process consumer, `CallbackEvents`, shows none): the hash options' warnings ask it.
+    shows_hashes = True
 
     def __init__(self, out: IO[bytes], *, line_thread: bool = False, chunk: int = CHUNK
                  ) -> None:
@@ -261,9 +264,12 @@ class JsonlEvents:
 class CallbackEvents(JsonlEvents):
     """Our event stream handed to a function, one dict per event (in-process consumers)."""
 
-    def __init__(self, fn: Any) -> None:
+    def __init__(self, fn: Any, *, shows_hashes: bool = True) -> None:
+        """`shows_hashes`: whether the consumer shows block hashes (`kvcli stats` lists the
+        hot prefixes' hashes; a request's story shows none)."""
         super().__init__(None)  # type: ignore[arg-type]
         self.fn = fn
+        self.shows_hashes = shows_hashes
 
     def emit(self, obj: dict) -> None:
         self.fn(obj)

@@ -19,6 +19,7 @@ class VllmEvents:
     """vLLM's KV event batches (needs the manager built with KV events enabled)."""
 
     format = "vllm"
+    shows_hashes = True
 
     def __init__(self, out: IO[bytes], rank: int | None = None) -> None:
         self.out = out
