@@ -111,13 +111,17 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
                        "[default: none]")),
     "gpu_memory_utilization": (float, _R, ("With --gpu-memory-gib: the fraction vLLM may use "
                                "(vLLM 0.33's default)")),
-    "max_num_seqs": (int, _S, "Requests running at once"),
-    "max_num_batched_tokens": (int, _S, "Token budget per step"),
+    "max_num_seqs": (int, _S, ("Requests running at once [default: 128, SchedulerConfig's; "
+                     "with --gpu, vllm serve's on it: 1,024 on an H100, H200 or B200, 256 on "
+                     "an A100, L40S or L4]")),
+    "max_num_batched_tokens": (int, _S, ("Token budget per step [default: 2,048, "
+                               "SchedulerConfig's; with --gpu, vllm serve's on it: 8,192 on an "
+                               "H100 or H200, 16,384 on a B200, 2,048 on an A100, L40S or L4]")),
     "max_model_len": (int, _S, ("A prompt this long or longer can never run (an error, or "
                       "skipped with --skip-bad); a request stops at it "
                       "[default: the model's, else no limit]")),
-    "long_prefill_token_threshold": (int, _S, ("Cap on one request's tokens per step when "
-                                     "others wait (0 = off)")),
+    "long_prefill_token_threshold": (int, _S, ("Cap on one request's tokens per step when other "
+                                     "requests run or wait (0 = off)")),
     "long_prefill_token_threshold_adaptive": (bool, _S, (
         "vLLM's: the long-prefill cap at least the token budget / the requests queued and "
         "running (with a threshold only) [default: off]")),

@@ -101,11 +101,18 @@ def test_replay_clock_options():
 
 
 def test_gpu_without_a_model_warns():
+    # the GPU still gives vllm serve's batch defaults (kvcore.engine.serve_defaults)
     r = runner.invoke(app, ["replay", SAMPLE, "--gpu", "h100-sxm", "--json"])
     assert r.exit_code == 0
-    assert "option gpu has no effect without a model" in r.stderr
+    assert ("option gpu sets only vllm serve's batch defaults on it (max_num_batched_tokens "
+            "8,192, max_num_seqs 1,024) without a model") in r.stderr
     d = json.loads(r.stdout)
     assert d["clock"]["name"] == "linear" and d["config"]["gpu"] == "h100-sxm"
+    assert (d["config"]["max_num_batched_tokens"], d["config"]["max_num_seqs"]) == (8192, 1024)
+    r = runner.invoke(app, ["replay", SAMPLE, "--gpu", "h100-sxm", "--max-num-seqs", "64",
+                            "--max-num-batched-tokens", "512", "--json"])
+    assert r.exit_code == 0
+    assert "option gpu has no effect without a model" in r.stderr
 
 
 def test_stats_records_the_clock():
@@ -132,6 +139,10 @@ def test_options_the_chosen_clock_does_not_read_are_said_and_a_gpu_name_is_check
         (["--clock", "fixed:3", "--prefill-ms-per-token", "1"],
          "option prefill_ms_per_token has no effect with the fixed:3 clock"),
         (["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--clock", "fixed:3"],
+         ("option gpu sets only vllm serve's batch defaults on it (max_num_batched_tokens "
+          "8,192, max_num_seqs 1,024) with the fixed clock")),
+        (["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--clock", "fixed:3",
+          "--max-num-seqs", "64", "--max-num-batched-tokens", "512"],
          "option gpu has no effect with the fixed clock"),
         (["--tp", "2", "--kv-cache-dtype", "fp8"],
          "options kv_cache_dtype, tp have no effect without a model"),

@@ -4,6 +4,7 @@ trace, requests left out of the hit rate, options that have no effect."""
 from pathlib import Path
 
 from kvcore.engine.replay import ReplayOptions, replay
+from kvcore.engine.serve_defaults import UNNAMED_NOTE
 
 SAMPLE = str(Path(__file__).resolve().parents[1] / "traces" / "multiturn-chat.jsonl")
 
@@ -106,7 +107,7 @@ def test_the_conversation_trace_on_llama_8b_at_80_gib_falls_behind(tmp_path):
     with gzip.open(src, "rt") as f:
         head.write_text("".join(line for _, line in zip(range(1500), f)))
     s = replay(str(head), ReplayOptions(model="llama-3.1-8b", gpu_memory_gib=80.0))
-    assert s.warnings == [CLOCK,
+    assert s.warnings == [UNNAMED_NOTE, CLOCK,
         ("the simulated engine fell behind the trace: it needed 1,239 s of simulated time for a "
         "trace spanning 510 s; queueing delay to the first scheduled step median 352.7 s, p99 "
         "711.3 s. The hit rate is that of an overloaded server (more KV memory, a faster clock "
@@ -257,7 +258,7 @@ def test_a_model_pool_vllm_would_not_start_with_is_said_so(tmp_path):
     def told(**kw) -> list[str]:
         s = replay(str(t), ReplayOptions(model="llama-3.1-8b", gpu_memory_gib=20.0, **kw))
         assert s.num_blocks == 1762
-        return [w for w in s.warnings if not w.startswith("uncalibrated")]
+        return [w for w in s.warnings if not w.startswith("uncalibrated") and w != UNNAMED_NOTE]
     assert told() == [
         ("one request of max_model_len 131,072 tokens needs 8,192 blocks (8,192 full_attention) "
         "but only 1,761 are usable (num_blocks 1,762): vLLM refuses to start; replayed all the "

@@ -132,9 +132,15 @@ def register(app: typer.Typer) -> None:
                 ((key, value), ("max_num_seqs", limits.max_num_seqs),
                  ("enable_chunked_prefill", enable_chunked_prefill))
                 if key == "max_num_batched_tokens" else ((key, value),))}
+            # (config names no GPU: where a value is not given it starts from SchedulerConfig's
+            # default, which vllm serve on a GPU does not: `kvcore.engine.serve_defaults`)
+            defaults = ("" if max_num_seqs is not None and max_num_batched_tokens is not None
+                        else " (from SchedulerConfig's defaults; vllm serve's follow its GPU: "
+                        "H100/H200 8,192 and 1,024; docs/config.md)")
             view.text.insert(0, f"scheduler: max_num_seqs {limits.max_num_seqs:,}, "
                              f"max_num_batched_tokens {limits.max_num_batched_tokens:,}, "
-                             f"chunked prefill {'on' if enable_chunked_prefill else 'off'}")
+                             f"chunked prefill {'on' if enable_chunked_prefill else 'off'}"
+                             f"{defaults}")
             if prefix_match_unit is not None:
                 view.text.append(prefix_match_line(view.data["prefix_match"]))
             mla = result.geometry.mla is not None

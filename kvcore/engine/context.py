@@ -93,7 +93,8 @@ class ReplayContext:
         # LoRA adapters get ids 1, 2, 3, ... in order of first appearance in the trace file (a
         # stable `lora_int_id`, which vLLM's BlockStored events carry as `lora_id`).
         self.lora_ids = {name: i for i, name in enumerate(trace.lora_names, 1)}
-        # The header's group list (`docs/events.md`): vLLM's spec kind names.
+        # The header's group list (`docs/events.md`): vLLM's spec kind names, but kvcli's short
+        # `chunked_local` and `mla` (vLLM: `chunked_local_attention`, `mla_attention`).
         self.groups = [{"type": group_type(g.kv_cache_spec),
                         "block_size": g.kv_cache_spec.block_size,
                         "sliding_window": getattr(g.kv_cache_spec, "sliding_window", None)}

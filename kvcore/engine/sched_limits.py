@@ -6,6 +6,8 @@
 `--max-num-batched-tokens 64` alone it ran 128 sequences where vLLM runs 64: a silent
 difference. Here, in vLLM's order:
 
+0. where the run names its GPU, that GPU's `vllm serve` defaults for whichever of the budget
+   and `max_num_seqs` the user did not set (`serve_defaults`; else SchedulerConfig's);
 1. the token budget, when the user did not set it: with chunked prefill off, at least
    `max_model_len` (so a whole prompt fits one step); then at most
    `max_num_seqs * max_model_len`;
@@ -17,7 +19,8 @@ difference. Here, in vLLM's order:
 "Set" means given on the command line or in the trace's config line. Without a model or
 `--max-model-len` kvcli has no `max_model_len` (no limit), and the rules that use it are left
 out. `kvcli config` describes what `vllm serve` would start with: it applies the same rules
-(`serve_limits`), so that config and replay never disagree on the same settings. The
+(`serve_limits`), so that config and replay never disagree on the same settings (it names no
+GPU: 0 is left out, and said where it sizes from a GPU's memory). The
 scheduler oracle's recorded cases build `SchedulerConfig` directly, which applies 3 and not
 1-2; none of them sets what 1-2 would change.
 """
@@ -27,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from kvcore.engine import serve_defaults
 from kvcore.engine.options import ReplayOptions, resolve
 from kvcore.engine.refusal import refusal
 from kvcore.traces import Trace
@@ -53,6 +57,12 @@ def apply(cfg: ReplayOptions, trace: Trace | None) -> ReplayOptions:
     user = (cfg.given or frozenset()) | set(trace.config if trace is not None else ())
     fill: dict = {}
     budget, seqs, model_len = cfg.max_num_batched_tokens, cfg.max_num_seqs, cfg.max_model_len
+    if not {"max_num_batched_tokens", "max_num_seqs"} <= user and (
+            gpu := serve_defaults.named_gpu(cfg)) is not None:
+        # vllm serve's own defaults on that GPU come first (`serve_defaults`)
+        gpu_budget, gpu_seqs = serve_defaults.batch_defaults(gpu)
+        budget = budget if "max_num_batched_tokens" in user else gpu_budget
+        seqs = seqs if "max_num_seqs" in user else gpu_seqs
     if "max_num_batched_tokens" not in user and model_len is not None:
         if not cfg.enable_chunked_prefill:
             budget = max(model_len, budget)

@@ -4,6 +4,7 @@ Each is one line, in the summary's `warnings` and on stderr (docs/replay.md, "Wa
 
 from __future__ import annotations
 
+from kvcore.engine import serve_defaults
 from kvcore.engine.options import ReplayOptions
 from kvcore.models.geometry import ModelGeometry
 from kvcore.offload.options import steps_time_transfers, unused_tier_options
@@ -45,12 +46,18 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
         out.append("option gpu_memory_utilization has no effect unless the pool is sized from "
                    "a model's gpu_memory_gib (not with num_blocks)")
     clock = (cfg.clock or "").partition(":")[0]
-    if "gpu" in given and not model:
-        out.append("option gpu has no effect without a model (model or model_config): the "
-                   "linear clock times the steps")
-    elif "gpu" in given and clock in ("linear", "fixed"):
-        out.append(f"option gpu has no effect with the {clock} clock: it times the steps "
-                   "without a GPU")
+    user = given | set(trace.config)        # a flag or the trace's config line
+    if "gpu" in given and cfg.mode == "engine" and (not model or clock in ("linear", "fixed")):
+        # (in cache mode it is one of the engine's options, said below)
+        why = ("without a model (model or model_config): the linear clock times the steps"
+               if not model else f"with the {clock} clock: it times the steps without a GPU")
+        if not {"max_num_batched_tokens", "max_num_seqs"} <= user:
+            # (vllm serve's batch defaults follow the GPU: `serve_defaults`)
+            out.append(f"option gpu sets only vllm serve's batch defaults on it "
+                       f"(max_num_batched_tokens {cfg.max_num_batched_tokens:,}, max_num_seqs "
+                       f"{cfg.max_num_seqs:,}) {why}")
+        else:
+            out.append(f"option gpu has no effect {why}")
     # (they size a model's pages from memory, time its steps on a GPU, and shape a CPU tier's
     # chunks: with num_blocks and the linear clock a model's run was the same, unsaid)
     idle = sorted(given & {"tp", "kv_cache_dtype"})
@@ -75,7 +82,6 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
                    f"{'have' if len(steps) > 1 else 'has'} no effect with the "
                    f"{cfg.clock or ('calibrated' if cfg.calibration else 'roofline')} clock "
                    "(the default linear clock's constants)")
-    user = given | set(trace.config)        # a flag or the trace's config line
     if model and "groups" in user:
         where = " (the trace's config line)" if "groups" in trace.config else ""
         out.append(f"option groups{where} has no effect with a model "
@@ -94,6 +100,8 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
                    "reports) or num_blocks for the pool vllm serve would have")
     if geometry is not None:
         out.extend(_model_notes(cfg, geometry, "block_size" not in user))
+    if model and (note := serve_defaults.unnamed_note(cfg, user)) is not None:
+        out.append(note)
     if model and {"gpu_memory_gib", "num_blocks"} <= user:
         # num_blocks wins (vLLM's num_gpu_blocks_override); the memory sized nothing
         out.append(f"option gpu_memory_gib has no effect with num_blocks: the pool is "

@@ -1,0 +1,81 @@
+"""`vllm serve`'s batch defaults follow its GPU (vLLM 0.33 `EngineArgs.get_batch_defaults`):
+a run that names its GPU starts from that GPU's budget and `max_num_seqs`, then vLLM's rules;
+one that sizes from a GPU's memory without naming it is told it runs SchedulerConfig's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvcli.app import app
+from kvcore.clock.gpus import find_gpu
+from kvcore.engine.serve_defaults import UNNAMED_NOTE, batch_defaults
+
+runner = CliRunner()
+SAMPLE = str(Path(__file__).resolve().parents[1] / "traces" / "shared-prefix.jsonl")
+
+
+@pytest.mark.parametrize(("gpu", "want"), [
+    # >= 160 GiB: the largest row; >= 70 GiB and not an A100: H100's; else the small row
+    ("b200", (16384, 1024)), ("mi300x", (16384, 1024)),
+    ("h100-sxm", (8192, 1024)), ("h100-pcie", (8192, 1024)), ("h100-nvl", (8192, 1024)),
+    ("h200", (8192, 1024)),
+    ("a100-80gb", (2048, 256)), ("l40s", (2048, 256)), ("l4", (2048, 256)),
+])
+def test_each_preset_gets_its_rows_defaults(gpu, want):
+    assert batch_defaults(find_gpu(gpu)) == want
+
+
+def _config(*args: str) -> tuple[dict, list[str]]:
+    r = runner.invoke(app, ["replay", SAMPLE, "--num-blocks", "512", *args, "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    c = doc["config"]
+    return {"budget": c["max_num_batched_tokens"], "seqs": c["max_num_seqs"]}, doc["warnings"]
+
+
+def test_a_named_gpu_gives_the_defaults_then_vllms_rules():
+    assert _config()[0] == {"budget": 2048, "seqs": 128}            # SchedulerConfig's
+    assert _config("--gpu", "h200")[0] == {"budget": 8192, "seqs": 1024}
+    assert _config("--gpu", "a100")[0] == {"budget": 2048, "seqs": 256}
+    # a value given stays; the other starts from the GPU's row, then the rules: max_num_seqs
+    # at most the budget, the budget at most max_num_seqs x max_model_len
+    assert _config("--gpu", "h100", "--max-num-batched-tokens", "512")[0] == {
+        "budget": 512, "seqs": 512}
+    assert _config("--gpu", "h100", "--max-num-seqs", "4", "--max-model-len", "1200")[0] == {
+        "budget": 4800, "seqs": 4}
+    # cache mode has no scheduler: nothing moves
+    r = runner.invoke(app, ["replay", SAMPLE, "--mode", "cache", "--gpu", "h100", "--json"])
+    assert json.loads(r.stdout)["config"]["max_num_seqs"] == 128
+
+
+def test_the_gpu_a_calibration_file_was_measured_on_is_named(tmp_path):
+    from kvcore.clock.calibration_fit import fit_tables
+    from kvcore.models import load_preset
+    from tests.calibration_synth import document, tables
+
+    factors, fit = fit_tables(load_preset("llama-3.1-8b"), tables(),
+                              {"copy_tbps": 3.1, "gemm_bf16_tflops": 700.0})
+    cal = tmp_path / "cal.json"
+    cal.write_text(json.dumps(document(factors, fit)))      # an H100 80GB HBM3
+    got, _ = _config("--model", "llama-3.1-8b", "--calibration", str(cal))
+    assert got == {"budget": 8192, "seqs": 1024}
+
+
+def test_a_pool_sized_from_memory_with_no_gpu_named_is_said():
+    model = ("--model", "llama-3.1-8b", "--gpu-memory-gib", "79", "--max-model-len", "8192")
+    r = runner.invoke(app, ["replay", SAMPLE, *model, "--json"])
+    assert r.exit_code == 0, r.output
+    assert UNNAMED_NOTE in json.loads(r.stdout)["warnings"]
+    for named in (["--gpu", "h100"], ["--max-num-seqs", "128", "--max-num-batched-tokens", "2048"]):
+        r = runner.invoke(app, ["replay", SAMPLE, *model, *named, "--json"])
+        assert r.exit_code == 0, r.output
+        assert UNNAMED_NOTE not in json.loads(r.stdout)["warnings"], named
+    # kvcli config names no GPU: its scheduler line says where the values come from
+    r = runner.invoke(app, ["config", "llama-3.1-8b", "--gpu-memory-gib", "79"])
+    assert r.exit_code == 0, r.output
+    assert ("scheduler: max_num_seqs 128, max_num_batched_tokens 2,048, chunked prefill on (from "
+            "SchedulerConfig's defaults; vllm serve's follow its GPU") in r.stdout
