@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kvcore.live.options import LiveOptions
+from kvcore.live.options import DEFAULT_ENDPOINT, LiveOptions
 
 _L = "Live: a stand-in vLLM (docs/live.md)"
 D = LiveOptions()
@@ -24,8 +24,8 @@ OPTIONS: dict[str, Any] = {
     "kv_events_endpoint": Annotated[str | None, typer.Option(
         "--kv-events-endpoint", metavar="ENDPOINT", rich_help_panel=_L,
         help="Publish vLLM's KV event batches on a ZMQ PUB socket here, as vLLM does: "
-        "tcp://*:PORT binds (vLLM's default is tcp://*:5557), tcp://HOST:PORT connects to a "
-        "bound subscriber, ipc://PATH binds. A cluster's replica K uses PORT+K.")],
+        f"tcp://*:PORT binds (vLLM's default is {DEFAULT_ENDPOINT}), tcp://HOST:PORT connects "
+        "to a bound subscriber, ipc://PATH binds. A cluster's replica K uses PORT+K.")],
     "kv_events_replay_endpoint": Annotated[str | None, typer.Option(
         "--kv-events-replay-endpoint", metavar="ENDPOINT", rich_help_panel=_L,
         help="A ROUTER socket (bound) that resends buffered batches from a sequence number, "

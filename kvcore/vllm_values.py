@@ -25,8 +25,8 @@ KV_CACHE_DTYPE_ALIASES = {"fp16": "float16", "half": "float16", "bf16": "bfloat1
 # vLLM 0.33's ModelDType (--dtype); kvcli reads each, "auto" as the model's own
 VLLM_MODEL_DTYPES = ("auto", "half", "float16", "bfloat16", "float", "float32")
 
-# vLLM 0.33's KVOffloadingBackend (--kv-offloading-backend); kvcli models the native tier
-VLLM_KV_OFFLOADING_BACKENDS = ("native", "lmcache")
+# vLLM 0.33's KVOffloadingBackend (--kv-offloading-backend) is native or lmcache; kvcli models
+# the native tier
 KV_OFFLOADING_BACKENDS = ("native",)
 
 # vLLM's names (its EngineArgs fields) of settings kvcli names otherwise: a sweep's keys (spec

@@ -6,12 +6,14 @@ from typing import Annotated
 
 import typer
 
+from kvcore.live.options import DEFAULT_ENDPOINT
+
 _P = "Listen"
 
 EndpointArg = Annotated[str, typer.Argument(
     metavar="ENDPOINT", help="Where the publisher is: tcp://HOST:PORT connects to a bound one "
-    "(vLLM's default tcp://*:5557 binds, so tcp://127.0.0.1:5557); tcp://*:PORT binds for a "
-    "publisher that connects.")]
+    f"(vLLM's default {DEFAULT_ENDPOINT} binds, so tcp://127.0.0.1:5557); tcp://*:PORT binds "
+    "for a publisher that connects.")]
 ReplayOpt = Annotated[str | None, typer.Option(
     "--replay-endpoint", metavar="ENDPOINT", rich_help_panel=_P,
     help="The publisher's replay socket: sequence gaps (a late start included) are filled "

@@ -24,8 +24,6 @@ from kvcore.clock.fit import Fitted, Point, fit, loo_mape
 from kvcore.clock.work import WorkShape, aggregate, dot, work_groups, work_shape
 from kvcore.models.geometry import ModelGeometry
 
-FITTED_TABLES = ("gemm", "decode_attention", "prefill_attention", "elementwise")
-
 
 def one_layer(g: ModelGeometry) -> ModelGeometry:
     """The model cut to one full-attention dense layer (what one measured launch runs)."""

@@ -19,8 +19,6 @@ if TYPE_CHECKING:
     from kvcore.engine.options import ReplayOptions
     from kvcore.models import ModelGeometry
 
-CLOCKS = ("roofline", "calibrated", "linear", "fixed")
-
 
 def _numbers(arg: str, n: int, spec: str) -> list[float]:
     """The ms of `linear:C0,C1,C2` or `fixed:MS`: each within the hour the step cost options

@@ -194,6 +194,3 @@ def multiturn(*, conversations: int = 40, turns: int = 5, system_tokens: int = 5
     _check_last_arrival(recs[-1]["timestamp"],
                         "rate" if starts[-1] * 1000.0 > MAX_TIMESTAMP_MS else "think_time_s")
     return recs
-
-
-GENERATORS = {"shared-prefix": shared_prefix, "multiturn": multiturn}

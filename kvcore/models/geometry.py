@@ -43,9 +43,9 @@ from kvcore.specs import (
     cdiv,
 )
 
-# "mlp": a feed-forward-only layer (Nemotron-H's '-' and 'E'): no KV cache, no spec;
+# A layer's kind (`ModelGeometry.layer_kinds`): full, sliding, chunked, mamba, mla, mlp or
+# parallel. "mlp": a feed-forward-only layer (Nemotron-H's '-' and 'E'): no KV cache, no spec;
 # "parallel": attention and a Mamba2 mixer side by side in one layer (Falcon-H1): two specs
-LAYER_KINDS = ("full", "sliding", "chunked", "mamba", "mla", "mlp", "parallel")
 NO_KV_KINDS = ("mamba", "mlp")  # layers whose pages are not attention pages
 # FlashAttention's smallest kernel block (vLLM: MultipleOf(16)); hybrid block sizes step by it.
 ATTENTION_KERNEL_BLOCK_ALIGNMENT = 16

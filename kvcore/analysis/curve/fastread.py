@@ -28,7 +28,6 @@ from kvcore.traces.formats import MAX_REQUEST_TOKENS, MAX_TIMESTAMP_MS
 # = kvcore.traces.formats.MOONCAKE_BLOCK (a test checks it), not imported: the trace package
 # costs start-up time that this path exists to save.
 MOONCAKE_BLOCK = 512
-FIELDS = frozenset(("timestamp", "input_length", "output_length", "hash_ids"))
 INT, FLOAT = np.dtype(np.int64), np.dtype(np.float64)
 
 
