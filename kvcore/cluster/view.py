@@ -6,9 +6,9 @@
 * router-local counters, fresh (a router counts what it sends): `in_flight[i]` routed and not
   finished, `prefilling[i]` routed and no first token yet, `prefill_tokens[i]` the prompt
   tokens of those, `routed[i]` every request routed there so far.
-* `true_hit(i, req)`: the tokens replica i would hit for `req` now: vLLM's
+* `true_hits(req)`: the tokens each replica would hit for `req` now (replica i's at [i]): vLLM's
   `get_computed_blocks` on that replica's cache (read-only; capped at the prompt's length - 1).
-  Only the `oracle` router and the report read it: no real router can.
+  Only the `oracle` router and the report read these hits: no real router can.
 * `events`: the `EventIndex` fed by the replicas' vLLM KV events after `kv_event_lag_ms`
   (None unless the router `needs_events`).
 """
@@ -54,9 +54,6 @@ class ClusterView:
         self.routed = [0] * n
         self.events = events
         self._hit = hit
-
-    def true_hit(self, replica: int, req: RouteRequest) -> int:
-        return self._hit(replica, req)
 
     def true_hits(self, req: RouteRequest) -> list[int]:
         return [self._hit(i, req) for i in range(self.n)]

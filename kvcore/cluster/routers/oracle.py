@@ -1,7 +1,7 @@
 """`oracle`: the replica with the longest true prefix hit now, the fewest requests in flight on
 ties, then the lowest index: the upper bound a prefix-aware router can reach at each decision.
 
-It reads every replica's real prefix cache (`ClusterView.true_hit`: vLLM's
+It reads every replica's real prefix cache (`ClusterView.true_hits`: vLLM's
 `get_computed_blocks`, read-only), which no deployed router can. Greedy per decision: it does
 not plan for the requests to come, so it bounds the routers' hit at each decision, not the
 trace's best routing: when every request shares a prefix (a common system prompt), the
