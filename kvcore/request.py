@@ -32,19 +32,13 @@ class RequestStatus(enum.IntEnum):
 
 @dataclass(frozen=True, slots=True)
 class LoRARequest:
-    """A LoRA adapter: its name and path enter every block hash (0.33's tagged key)."""
+    """A LoRA adapter: its name and path enter every block hash (0.33's tagged key). vLLM's
+    `adapter_id` and `name` properties are its `lora_int_id` and `lora_name`, which kvcli reads
+    directly (a BlockStored event's `lora_id` and `lora_name`)."""
 
     lora_name: str
     lora_int_id: int
     lora_path: str = ""
-
-    @property
-    def adapter_id(self) -> int:
-        return self.lora_int_id
-
-    @property
-    def name(self) -> str:
-        return self.lora_name
 
 
 @dataclass(frozen=True, slots=True)

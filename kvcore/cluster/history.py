@@ -92,9 +92,6 @@ class HistoryLRU:
         if not held:
             del self.holders[h]
 
-    def holds(self, replica: int, h: int) -> bool:
-        return h in self.lru[replica]
-
     def holders_of(self, h: int) -> set[int]:
         return self.holders.get(h, set())
 

@@ -182,12 +182,6 @@ class ZmqPublisher:
             self.warn("kv events: a replay answer did not fit the replay socket's queue "
                       "(the requester is not reading): cut short")
 
-    def linger(self, seconds: float) -> None:
-        """Keep answering replay requests for `seconds` (after the last batch)."""
-        deadline = time.monotonic() + seconds
-        while (left := deadline - time.monotonic()) > 0:
-            self.service(min(left, 0.1))
-
     def close(self) -> None:
         self._close_sockets(linger=int(CLOSE_TIMEOUT_S * 1000))
 

@@ -71,10 +71,6 @@ class Dist:
         return [[0 if k == 0 else 1 << (k - 1), 1 << k if k else 1, bins[k]]
                 for k in sorted(bins)]
 
-    def histogram(self) -> list[list]:
-        """[[value, count], ...] ascending (for plots)."""
-        return [[k, self.counts[k]] for k in sorted(self.counts)]
-
 
 class Series:
     """Per-bucket aggregates over steps 0.., in at most ``n`` buckets of ``width`` steps each.
