@@ -113,8 +113,8 @@ def write_tables(path: Path = SHIPPED) -> dict:
     return doc
 
 
-def run_gpu_bench(*, as_json: bool, trace: str | None, model: str | None,
-                  cases: str | None, sample_steps: int = 32, device: str = "cuda") -> View:
+def run_gpu_bench(*, trace: str | None, model: str | None, cases: str | None,
+                  sample_steps: int = 32, device: str = "cuda") -> View:
     """``--trace``: the per-step benchmark (`kvcli.gpu_steps`); otherwise `kernels.bench` over
     the shipped tables. Bad input first (exit 2: the model, the cases), then no torch or no
     CUDA: `NoDeviceError` (exit 3) before anything runs."""

@@ -113,8 +113,7 @@ class PartialHashes:
         cmap.insert(h, g, blk)
 
     def cache_partial_block(self, request: Request, blk: KVCacheBlock, num_tokens: int,
-                            group: int, block_size: int, block_end: int,
-                            replace: bool = False) -> bytes | None:
+                            group: int, block_end: int, replace: bool = False) -> bytes | None:
         """vLLM's `BlockPool.cache_partial_block`: key the block (at a table position ending at
         ``block_end``) under the request's hash of its first ``num_tokens`` tokens; with
         ``replace`` its old keys go first (its contents changed). The key, or None for a null

@@ -60,7 +60,7 @@ def test_gpu_bench_without_torch_raises_no_device() -> None:
             "from kvcli.gpu_bench import run_gpu_bench\n"
             "from kvcore.errors import NoDeviceError\n"
             "try:\n"
-            "    run_gpu_bench(as_json=False, trace=None, model=None, cases=None)\n"
+            "    run_gpu_bench(trace=None, model=None, cases=None)\n"
             "except NoDeviceError as e:\n"
             "    print('NoDevice:', e)\n")
     p = _py("-c", code)
@@ -137,8 +137,7 @@ def test_gpu_bench_view_from_a_device_run(monkeypatch: pytest.MonkeyPatch) -> No
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(bench, "run", fake_run)
-    view = gpu_bench.run_gpu_bench(as_json=False, trace=None, model="llama-3.1-8b",
-                                   cases="64x4k,1x32k")
+    view = gpu_bench.run_gpu_bench(trace=None, model="llama-3.1-8b", cases="64x4k,1x32k")
     assert seen["names"] == ["64x4k", "1x32k"] and "64xvar" in seen["cases"]
     assert (seen["spec"].num_q_heads, seen["spec"].num_kv_heads, seen["spec"].head_dim) == \
         (32, 8, 128)
@@ -151,7 +150,7 @@ def test_gpu_bench_view_from_a_device_run(monkeypatch: pytest.MonkeyPatch) -> No
     assert row["old splits"] == c["num_splits"] and row["new us"] == "-"
     assert row["kv"] == "bf16" and row["window"] == "-"
     with pytest.raises(Exception, match="unknown case 'nope'"):
-        gpu_bench.run_gpu_bench(as_json=True, trace=None, model=None, cases="nope")
+        gpu_bench.run_gpu_bench(trace=None, model=None, cases="nope")
 
 
 def test_benchmark_runs_end_to_end_on_cpu_under_the_interpreter() -> None:

@@ -28,7 +28,7 @@ def test_a_partial_key_then_the_whole_block_key_replaces_it():
     req = make_request("r", range(100, 260), bs=16)     # 160 tokens: 10 hash blocks
     blk = pool.get_new_blocks(1)[0]
     # the prompt's boundary at 144 inside the block [80, 160): one BlockStored of 16 tokens
-    h = partial.cache_partial_block(req, blk, 144, 1, 80, 160)
+    h = partial.cache_partial_block(req, blk, 144, 1, 160)
     assert h == req.block_hashes[8] and blk.block_hash == h
     assert partial.num_tokens(blk, 160) == 144
     (ev,) = pool.take_events()
@@ -36,7 +36,7 @@ def test_a_partial_key_then_the_whole_block_key_replaces_it():
     assert ev.block_hashes == [hash_to_int(h)] and ev.token_ids == list(range(228, 244))
     assert ev.parent_block_hash == hash_to_int(req.block_hashes[7])
     # again: already there, nothing announced
-    assert partial.cache_partial_block(req, blk, 144, 1, 80, 160) == h
+    assert partial.cache_partial_block(req, blk, 144, 1, 160) == h
     assert pool.take_events() == []
     # the whole block cached [80, 160): the partial key goes first, announced
     pool.cache_full_blocks(req, [pool.null_block, blk], 1, 2, 80, 1)
@@ -50,8 +50,8 @@ def test_an_earlier_boundary_is_an_extra_key_and_reuse_drops_every_key_primary_f
     pool, partial = _pool()
     req = make_request("r", range(100, 260), bs=16)
     blk = pool.get_new_blocks(1)[0]
-    partial.cache_partial_block(req, blk, 144, 0, 80, 160)
-    partial.cache_partial_block(req, blk, 112, 0, 80, 160)      # below the primary: an extra
+    partial.cache_partial_block(req, blk, 144, 0, 160)
+    partial.cache_partial_block(req, blk, 112, 0, 160)      # below the primary: an extra
     assert blk.block_hash == req.block_hashes[8]
     assert pool.get_cached_block(req.block_hashes[6], [0]) == [blk]
     pool.take_events()
@@ -66,9 +66,9 @@ def test_a_later_boundary_replaces_the_partial_primary():
     pool, partial = _pool()
     req = make_request("r", range(100, 260), bs=16)
     blk = pool.get_new_blocks(1)[0]
-    partial.cache_partial_block(req, blk, 112, 0, 80, 160)
+    partial.cache_partial_block(req, blk, 112, 0, 160)
     pool.take_events()
-    partial.cache_partial_block(req, blk, 144, 0, 80, 160)
+    partial.cache_partial_block(req, blk, 144, 0, 160)
     evs = pool.take_events()
     assert _removed(evs) == [(hash_to_int(req.block_hashes[6]), 0)]
     assert blk.block_hash == req.block_hashes[8] and partial.num_tokens(blk, 160) == 144
@@ -78,7 +78,7 @@ def test_moved_keys_lead_to_the_copy_silently():
     pool, partial = _pool()
     req = make_request("r", range(100, 260), bs=16)
     src, dst = pool.get_new_blocks(2)
-    partial.cache_partial_block(req, src, 144, 0, 80, 160)
+    partial.cache_partial_block(req, src, 144, 0, 160)
     pool.take_events()
     partial.move(src, dst)
     assert pool.take_events() == []

@@ -81,7 +81,7 @@ def register(app: typer.Typer) -> None:
                 if cpu_only:
                     output.warn(f"option(s) {', '.join(cpu_only)}: no effect with --gpu (they "
                                 "shape the CPU benchmark's workload)")
-                view = run_gpu_bench(trace=trace, model=model, cases=cases, as_json=as_json,
+                view = run_gpu_bench(trace=trace, model=model, cases=cases,
                                      sample_steps=sample_steps or 32, device=device or "cuda")
             else:
                 unused = [f"--{k}" for k, v in (("trace", trace), ("model", model),

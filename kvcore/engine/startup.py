@@ -112,5 +112,5 @@ def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
             raise
         raise refusal(cfg, trace, err.field, err.message) from None
     if offload is not None:
-        check_supported(cfg, groups)
+        check_supported(groups)
     return StartUp(cfg, groups, clock, offload, geometry, notes)

@@ -71,4 +71,4 @@ class FineFullAttentionManager(FullAttentionManager):
         partial = self.block_pool.partial
         assert partial is not None
         partial.cache_partial_block(request, blocks[index], boundary, self.kv_cache_group_id,
-                                    self.block_size, (index + 1) * self.block_size)
+                                    (index + 1) * self.block_size)

@@ -165,7 +165,7 @@ class FineMambaManager(MambaManager):
                 return None
             if keys.num_tokens(blk, (index + 1) * bs) == position:
                 return None
-            return keys.cache_partial_block(request, blk, position, self.kv_cache_group_id, bs,
+            return keys.cache_partial_block(request, blk, position, self.kv_cache_group_id,
                                             (index + 1) * bs, replace=True)
         unit = self.block_pool.hash_block_size
         if num_tokens <= 0 or num_tokens % unit:
@@ -178,7 +178,7 @@ class FineMambaManager(MambaManager):
         source = blocks[index]
         if keys.num_tokens(source, (index + 1) * bs) == num_tokens:
             return None     # keyed there already (a hit, an earlier step)
-        h = keys.cache_partial_block(request, source, num_tokens, self.kv_cache_group_id, bs,
+        h = keys.cache_partial_block(request, source, num_tokens, self.kv_cache_group_id,
                                      (index + 1) * bs)
         if h is not None and num_tokens % bs:
             self.partial_hits[rid] = (index, source)

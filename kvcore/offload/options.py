@@ -118,7 +118,7 @@ def _is_mla(group: Any) -> bool:
     return type(group.kv_cache_spec).__name__ == "MLAAttentionSpec"
 
 
-def check_supported(opts: Any, groups: list) -> None:
+def check_supported(groups: list) -> None:
     """What the tier does not model yet is refused, not run half-right. An MLA group is a
     full-attention group to vLLM's connector (`MLAAttentionSpec` is a `FullAttentionSpec`: no
     window, every chunk kept)."""

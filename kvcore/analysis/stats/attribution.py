@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 
 REASONS = ("cold", "evicted", "partial_block", "last_token", "window", "domain", "in_flight",
            "unknown", "mamba_state")
-(COLD, EVICTED, PARTIAL, LAST_TOKEN, WINDOW, DOMAIN, IN_FLIGHT, UNKNOWN,
- MAMBA_STATE) = range(len(REASONS))
+# (no code is ever "in_flight" here: `MissStats.on_cached` moves a cold block there by name)
+(COLD, EVICTED, PARTIAL, LAST_TOKEN, WINDOW, DOMAIN, _, UNKNOWN, MAMBA_STATE) = range(len(REASONS))
 # with a CPU tier (a stream whose header says so): a GPU miss the tier served, and an evicted
 # block whose chunk the tier evicted too (only then: the other streams' reports stay as they were)
 TIER_REASONS = (*REASONS, "cpu_tier", "evicted_both")
