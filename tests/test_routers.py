@@ -6,7 +6,7 @@ import pytest
 from router_helpers import BS, mk, req, routed, stored, view
 
 from kvcore.cluster.event_index import EventIndex
-from kvcore.cluster.router import make_router
+from kvcore.cluster.router import REGISTRY, make_router, router_names
 from kvcore.cluster.routers.dynamo import softmax_index, worker_cost
 from kvcore.cluster.routers.llmd import kv_util_scores, load_aware_scores, queue_scores
 from kvcore.errors import InputError
@@ -172,8 +172,11 @@ def test_llmd_precise_weights_tiers_from_kv_events():
 
 # --- common -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["vllm_dp", "llmd", "llmd_precise", "dynamo", "sglang", "aibrix"])
-def test_same_seed_same_decisions(name):
+@pytest.mark.parametrize("name", router_names())
+def test_same_seed_same_decisions_and_only_a_drawing_router_hears_the_seed(name):
+    """Same seed, same 30 decisions; another seed changes them for a router that draws from its
+    rng (`draws_random`: random, power_of_two and the tie-breaking prefix routers) and not for
+    one that does not (`kvcli cluster` warns that --seed has no effect there)."""
     def run(seed):
         router, v = mk(name, n=4, seed=seed), view(4, events=EventIndex(4))
         out = []
@@ -185,6 +188,10 @@ def test_same_seed_same_decisions(name):
             out.append(d.replica)
         return out
     assert run(7) == run(7)
+    if REGISTRY[name].draws_random:
+        assert run(8) != run(7)
+    else:
+        assert run(8) == run(7)
 
 
 @pytest.mark.parametrize("name, opts", [
