@@ -74,7 +74,9 @@ def test_synthetic_step_attention_is_right() -> None:
 
 
 def test_calibration_check_without_cuda_exits_3(tmp_path: Path) -> None:
-    pytest.importorskip("torch")
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present: this checks the machine without one")
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env["PYTHONPATH"] = str(ROOT)
     p = subprocess.run([sys.executable, "benchmarks/calibration_check.py", "--out-dir",
