@@ -33,9 +33,11 @@ MANIFEST = LIB / "manifest.json"
 # The interpreter a build is for (an extension loads only into the Python it was built for).
 PYTHON_TAG = f"{sys.implementation.cache_tag}-{sys.platform}"
 
-# The compiled modules: the stack, the scheduler and the synchronous and async engine loops.
-# A class a module outside this list subclasses cannot be compiled (mypyc's native classes take
-# no interpreted subclasses): the tracer protocol (runtime-checked) stays Python.
+# The modules mypyc compiles, by dotted name: the stack (pool, managers, coordinator, partial
+# hashes), the scheduler, the sync and async engine loops, block hashing, our event stream and
+# the CPU offload tier. A class a module outside this list subclasses cannot be compiled
+# (mypyc's native classes take no interpreted subclasses): the tracer protocol (runtime-checked)
+# stays Python.
 MODULES = (
     "kvcore.block", "kvcore.free_queue", "kvcore.block_hash_map", "kvcore.block_pool",
     "kvcore.request", "kvcore.kv_cache_blocks", "kvcore.plain_step",

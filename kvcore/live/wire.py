@@ -10,7 +10,7 @@ declared as vLLM declares them, so that their msgpack bytes are vLLM's.
 
 `encode_batch` turns a step's `kvcore.kv_events` dataclasses into these bytes; `decode_batch`
 reads them back (the subscriber and the tests), `batch_to_dict` gives the JSON form
-`--events-format vllm` writes (`kvcore.engine.events.VllmEvents`).
+`--events-format vllm` writes (`kvcore.engine.vllm_events.VllmEvents`).
 """
 
 from __future__ import annotations
