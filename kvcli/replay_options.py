@@ -111,12 +111,12 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
                        "[default: none]")),
     "gpu_memory_utilization": (float, _R, ("With --gpu-memory-gib: the fraction vLLM may use "
                                "(vLLM 0.33's default)")),
-    "max_num_seqs": (int, _S, ("Requests running at once [default: 128, SchedulerConfig's; "
+    "max_num_seqs": (int, _S, ("Requests running at once (the default is SchedulerConfig's; "
                      "with --gpu, vllm serve's on it: 1,024 on an H100, H200 or B200, 256 on "
-                     "an A100, L40S or L4]")),
-    "max_num_batched_tokens": (int, _S, ("Token budget per step [default: 2,048, "
+                     "an A100, L40S or L4)")),
+    "max_num_batched_tokens": (int, _S, ("Token budget per step (the default is "
                                "SchedulerConfig's; with --gpu, vllm serve's on it: 8,192 on an "
-                               "H100 or H200, 16,384 on a B200, 2,048 on an A100, L40S or L4]")),
+                               "H100 or H200, 16,384 on a B200, 2,048 on an A100, L40S or L4)")),
     "max_model_len": (int, _S, ("A prompt this long or longer can never run (an error, or "
                       "skipped with --skip-bad); a request stops at it "
                       "[default: the model's, else no limit]")),
