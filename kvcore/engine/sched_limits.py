@@ -57,7 +57,7 @@ def apply(cfg: ReplayOptions, trace: Trace | None) -> ReplayOptions:
     user = (cfg.given or frozenset()) | set(trace.config if trace is not None else ())
     fill: dict = {}
     budget, seqs, model_len = cfg.max_num_batched_tokens, cfg.max_num_seqs, cfg.max_model_len
-    if not {"max_num_batched_tokens", "max_num_seqs"} <= user and (
+    if not serve_defaults.BATCH_OPTIONS <= user and (
             gpu := serve_defaults.named_gpu(cfg)) is not None:
         # vllm serve's own defaults on that GPU come first (`serve_defaults`)
         gpu_budget, gpu_seqs = serve_defaults.batch_defaults(gpu)

@@ -24,6 +24,7 @@ from kvcore.clock.gpus import Gpu, find_gpu
 from kvcore.engine.options import ReplayOptions
 
 GIB = 1 << 30
+BATCH_OPTIONS = frozenset({"max_num_batched_tokens", "max_num_seqs"})
 
 
 def batch_defaults(gpu: Gpu) -> tuple[int, int]:
@@ -60,7 +61,7 @@ def unnamed_note(cfg: ReplayOptions, user: set[str] | frozenset[str]) -> str | N
     """The warning for an engine run that sizes its pool from a GPU's memory but names no GPU,
     and leaves a batch default to kvcli (None when that is not the case)."""
     if (cfg.mode != "engine" or cfg.gpu_memory_gib is None or named_gpu(cfg) is not None
-            or {"max_num_batched_tokens", "max_num_seqs"} <= user):
+            or BATCH_OPTIONS <= user):
         return None
     return UNNAMED_NOTE
 

@@ -51,7 +51,7 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
         # (in cache mode it is one of the engine's options, said below)
         why = ("without a model (model or model_config): the linear clock times the steps"
                if not model else f"with the {clock} clock: it times the steps without a GPU")
-        if not {"max_num_batched_tokens", "max_num_seqs"} <= user:
+        if not serve_defaults.BATCH_OPTIONS <= user:
             # (vllm serve's batch defaults follow the GPU: `serve_defaults`)
             out.append(f"option gpu sets only vllm serve's batch defaults on it "
                        f"(max_num_batched_tokens {cfg.max_num_batched_tokens:,}, max_num_seqs "
