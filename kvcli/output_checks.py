@@ -140,21 +140,26 @@ def check_distinct(inputs: list[tuple[str, str | None]],
     seen: list[tuple[tuple, str, bool]] = []     # (the file's key, its name, an input)
     for is_input, pairs in ((True, inputs), (False, outputs)):
         for name, path in pairs:
-            if path is None or (path == "-" and not is_input) or (
-                    not is_input and in_place(path)):
+            if path is None or (path == "-" and not is_input):
                 continue
-            key = _file_key(path, is_input)
+            # An output written in place replaces nothing, but a descriptor's name
+            # (/dev/stdin, /dev/fd/N) may stand for the very file an input is: opened for
+            # writing, it was truncated under the run (`replay /dev/stdin --events
+            # /dev/stdin < T` left T an event stream, exit 0). Only the inputs are its match.
+            placed = not is_input and in_place(path)
+            key = _file_key(path, is_input or placed)
             if key is None:
                 continue
             for other_key, other, other_input in seen:
-                if key != other_key:
+                if key != other_key or (placed and not other_input):
                     continue
                 if other_input:
                     raise InputError(f"{path} is {other}, which this run reads: writing it would "
-                                     "replace it", field=name)
+                                     f"{'truncate' if placed else 'replace'} it", field=name)
                 raise InputError(f"{path} is also {flag(other)}'s output: one would replace "
                                  "the other", field=name)
-            seen.append((key, name, is_input))
+            if not placed:
+                seen.append((key, name, is_input))
 
 
 def _stdout_key() -> tuple[int, int] | None:

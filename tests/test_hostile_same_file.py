@@ -6,6 +6,7 @@ had read; two outputs on one path kept only the one renamed last."""
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -58,6 +59,34 @@ def test_stdin_opened_on_the_output_is_refused(trace):
     assert res.stderr == (f"error: option --events: {trace} is the trace, which this run "
                           "reads: writing it would replace it\n")
     assert trace.read_bytes() == SP.read_bytes()
+
+
+@pytest.mark.parametrize(("args", "out", "fd3"), [
+    (["replay", "/dev/stdin", "--events", "/dev/stdin"], "--events", ""),
+    (["replay", "-", "--events", "/proc/self/fd/0"], "--events", ""),
+    (["cluster", "/dev/stdin", "--decisions", "/dev/fd/0"], "--decisions", ""),
+    (["replay", "TRACE", "--requests", "/dev/fd/3"], "--requests", "3<"),
+    (["replay", "TRACE", "--steps", "/dev/fd/3"], "--steps", "3<>"),
+])
+def test_a_descriptor_naming_the_trace_is_refused(trace, args, out, fd3):
+    """A descriptor's name is written in place, never replaced, but opening it for writing
+    truncated the file behind it: the trace (exit 0, the trace an event stream)."""
+    def run(redirect: str, *argv: str) -> subprocess.CompletedProcess:
+        cmd = " ".join(shlex.quote(a) for a in (sys.executable, "-m", "kvcli", *argv))
+        return subprocess.run(["bash", "-c", f"{cmd} {redirect}"], capture_output=True,
+                              text=True, cwd=ROOT, timeout=120, check=False)
+
+    t = shlex.quote(str(trace))
+    res = run(f"< {t} {fd3}{t}" if fd3 else f"< {t}",
+              *(str(trace) if a == "TRACE" else a for a in args))
+    assert res.returncode == 2 and res.stdout == "", res.stderr
+    assert res.stderr.startswith(f"error: option {out}: ") and res.stderr.endswith(
+        " is the trace, which this run reads: writing it would truncate it\n"), res.stderr
+    assert trace.read_bytes() == SP.read_bytes()
+    # (a descriptor on another file is written in place, as before)
+    dest = trace.with_name("out.jsonl")
+    res = run(f"3> {shlex.quote(str(dest))}", args[0], str(trace), out, "/dev/fd/3")
+    assert res.returncode == 0 and dest.read_bytes().count(b"\n") > 10, res.stderr
 
 
 def test_a_model_config_as_output_is_refused(trace, tmp_path):
