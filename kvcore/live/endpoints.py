@@ -74,6 +74,8 @@ def check_endpoint(endpoint: str, field: str, *, ranks: int = 1, connects: bool 
             raise InputError(f"{endpoint!r}: replicas need tcp:// (replica K publishes on the "
                              "port + K; vLLM cannot offset an ipc:// endpoint either)",
                              field=field)
+        if not connects:
+            _check_ipc_bind(endpoint, field)
         return
     if not endpoint.startswith("tcp://"):
         raise InputError(f"{endpoint!r}: expected tcp://HOST:PORT (tcp://*:PORT binds) or "
@@ -91,6 +93,36 @@ def check_endpoint(endpoint: str, field: str, *, ranks: int = 1, connects: bool 
         raise InputError(f"{endpoint!r}: port out of range{what}", field=field)
     if connects:
         _check_numeric_host(endpoint, host.rpartition(";")[2], field)   # (zmq's SOURCE;HOST)
+
+
+def _check_ipc_bind(endpoint: str, field: str) -> None:
+    """Binding ``ipc://PATH`` makes ZMQ unlink whatever is at PATH first: a trace given as the
+    path was deleted (replaced by a socket, exit 0), and a second publisher on a live one's
+    path took it over in silence (its subscribers then heard nothing; tcp says "address already
+    in use"). So PATH must be free, or a socket no process listens on (one a run left)."""
+    import os
+    import socket
+    import stat
+
+    path = endpoint[len("ipc://"):]
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as err:
+        raise InputError(f"{endpoint!r}: {path}: {err.strerror or err}", field=field) from None
+    if not stat.S_ISSOCK(mode):
+        raise InputError(f"{endpoint!r}: {path} exists and is not a socket: binding would "
+                         "delete it (ZMQ unlinks the path); give a new path", field=field)
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(path)
+    except OSError:
+        return                  # (nobody listens: a socket a finished run left, rebound)
+    finally:
+        probe.close()
+    raise InputError(f"{endpoint!r}: another process is bound there (address already in use)",
+                     field=field)
 
 
 def _check_numeric_host(endpoint: str, host: str, field: str) -> None:
