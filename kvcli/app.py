@@ -79,13 +79,14 @@ def main() -> None:
     # typer 0.29's own click (typer is pinned, see pyproject.toml and kvcli/lean_typer.py)
     from typer._click import exceptions as usage
 
-    from kvcli.closed_streams import stand_in
+    from kvcli.closed_streams import stand_in, tolerant
     from kvcli.output import install_signal_handlers
     from kvcli.output_terminal import clamp_columns
     from kvcli.usage_errors import command_words, usage_line
     from kvcore.gc_pause import one_shot_process
 
     stand_in()                  # a stream the shell closed fails in one line, not a traceback
+    tolerant()                  # PYTHONIOENCODING=ascii: '…' is written as an escape, no traceback
     clamp_columns()             # COLUMNS=1 cut every table cell to one character
     install_signal_handlers()   # SIGTERM / SIGHUP stop a command as Ctrl-C does
     one_shot_process()          # the process ends after this command (kvcore/gc_pause.py)

