@@ -79,6 +79,25 @@ class _StreamRaw(io.RawIOBase):
             raise OutputFailed(self.label, err) from None
 
 
+# A temporary name is ".NAME." + mkstemp's 8 random characters + ".tmp"
+_TEMP_EXTRA = len("..") + 8 + len(".tmp")
+
+
+def _temp_prefix(target: str) -> str:
+    """``.NAME.`` for the temporary file beside ``target``, NAME cut short (by characters, to
+    the folder's name limit in bytes) so the whole temporary name fits where the final name
+    does: a name of 242-255 bytes was refused, 'File name too long', after the work."""
+    folder, name = os.path.split(target)
+    try:
+        limit = os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    room = max(limit - _TEMP_EXTRA, 1)
+    while len(os.fsencode(name)) > room:
+        name = name[:-1]
+    return f".{name}."
+
+
 # Names of the process's own descriptors: a rename would not reach what they point at (through
 # /proc/self/fd it would replace the file the shell opened for the stream)
 @contextlib.contextmanager
@@ -117,7 +136,7 @@ def open_output(path: str, *, field: str = "output", keep_on_interrupt: bool = F
             else:
                 target = os.path.realpath(path)
                 folder = os.path.dirname(target)
-                fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp",
+                fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(target), suffix=".tmp",
                                            dir=folder)
                 # mkstemp makes the file 0600; give the final file the mode open() would (umask).
                 umask = os.umask(0)

@@ -67,3 +67,23 @@ def test_a_narrow_encoding_is_written_with_escapes_not_a_traceback(tmp_path, enc
     as_json = kvcli("replay", trace, "--explain", "réq-✓", "--json", env=env)
     ok(as_json)
     assert json.loads(as_json.stdout)["request"] == "réq-✓"
+
+
+def name_limit(folder: Path) -> int:
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255
+
+
+@pytest.mark.parametrize("char", ["a", "é"])
+def test_an_output_name_at_the_name_limit_is_written(tmp_path, char):
+    limit = name_limit(tmp_path)
+    name = char * (limit // len(char.encode()))      # 255 bytes ('a'), 254 ('é' is two)
+    events, trace = tmp_path / name, tmp_path / ("t" + name[1:])
+    events.touch()                                   # what the system allows, kvcli writes
+    ok(kvcli("replay", SAMPLE, "--events", events))
+    assert events.stat().st_size > 0
+    ok(kvcli("gen", "multiturn", "--conversations", "2", "-o", trace))
+    assert trace.read_text().count("\n") > 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([events.name, trace.name])
