@@ -13,6 +13,7 @@ import contextlib
 import gzip
 import io
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -98,6 +99,21 @@ def _temp_prefix(target: str) -> str:
     return f".{name}."
 
 
+def _mode_for(target: str) -> int:
+    """The mode the output gets: an existing regular file's permissions (a chmod 600 file
+    stayed 600 no longer: the renamed temporary file made it 644), else what open() would give
+    a new file (0666 less the umask; mkstemp makes its file 0600)."""
+    try:
+        st = os.stat(target)
+        if stat.S_ISREG(st.st_mode):
+            return stat.S_IMODE(st.st_mode) & 0o777
+    except OSError:
+        pass
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 # Names of the process's own descriptors: a rename would not reach what they point at (through
 # /proc/self/fd it would replace the file the shell opened for the stream)
 @contextlib.contextmanager
@@ -138,10 +154,7 @@ def open_output(path: str, *, field: str = "output", keep_on_interrupt: bool = F
                 folder = os.path.dirname(target)
                 fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(target), suffix=".tmp",
                                            dir=folder)
-                # mkstemp makes the file 0600; give the final file the mode open() would (umask).
-                umask = os.umask(0)
-                os.umask(umask)
-                os.chmod(tmp, 0o666 & ~umask)
+                os.chmod(tmp, _mode_for(target))
                 from kvcli.output_thread import ThreadedRaw  # (it imports OutputFailed)
 
                 raw = ThreadedRaw(fd, label)

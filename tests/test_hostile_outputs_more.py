@@ -87,3 +87,18 @@ def test_an_output_name_at_the_name_limit_is_written(tmp_path, char):
     ok(kvcli("gen", "multiturn", "--conversations", "2", "-o", trace))
     assert trace.read_text().count("\n") > 1
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([events.name, trace.name])
+
+
+def test_an_overwritten_output_keeps_its_permissions(tmp_path):
+    trace, events, fresh = tmp_path / "t.jsonl", tmp_path / "ev.jsonl", tmp_path / "new.jsonl"
+    for p, mode in ((trace, 0o600), (events, 0o640)):
+        p.write_text("old\n")
+        p.chmod(mode)
+    ok(kvcli("gen", "multiturn", "--conversations", "2", "-o", trace))
+    ok(kvcli("replay", SAMPLE, "--events", events))
+    assert (trace.stat().st_mode & 0o777, events.stat().st_mode & 0o777) == (0o600, 0o640)
+    assert trace.read_text() != "old\n" and events.read_text() != "old\n"
+    umask = os.umask(0)
+    os.umask(umask)
+    ok(kvcli("gen", "multiturn", "--conversations", "2", "-o", fresh))   # new: open()'s mode
+    assert fresh.stat().st_mode & 0o777 == 0o666 & ~umask
