@@ -102,3 +102,20 @@ def test_an_overwritten_output_keeps_its_permissions(tmp_path):
     os.umask(umask)
     ok(kvcli("gen", "multiturn", "--conversations", "2", "-o", fresh))   # new: open()'s mode
     assert fresh.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_a_symlink_loop_as_an_output_is_refused_before_the_work(tmp_path):
+    a, b = tmp_path / "loopA", tmp_path / "loopB"
+    a.symlink_to(b.name)
+    b.symlink_to(a.name)
+    for args, flag in ((("gen", "multiturn", "-o", a), "--output"),
+                       (("replay", SAMPLE, "--events", a), "--events"),
+                       (("stats", SAMPLE, "--plot", a), "--plot")):
+        line = one_error(kvcli(*args), 2)
+        assert flag in line and "symbolic link loop" in line, line
+    assert a.is_symlink() and os.readlink(a) == b.name     # the link untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["loopA", "loopB"]
+    dangling = tmp_path / "dangling"                        # still followed: its target made
+    dangling.symlink_to("made.jsonl")
+    ok(kvcli("gen", "multiturn", "--conversations", "2", "-o", dangling))
+    assert dangling.is_symlink() and (tmp_path / "made.jsonl").stat().st_size > 0
