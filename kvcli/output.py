@@ -19,8 +19,8 @@ import typer
 
 from kvcli import closed_streams
 from kvcli.output_append import check_append, open_append
-from kvcli.output_checks import check_distinct
-from kvcli.output_files import STDOUT_LABEL, OutputFailed, check_output, open_output
+from kvcli.output_checks import check_distinct, check_output
+from kvcli.output_files import STDOUT_LABEL, OutputFailed, open_output
 from kvcli.output_terminal import render_table, rich_table, stderr_console, stdout_console
 from kvcli.progress_bar import Advance, progress
 from kvcli.signals import install_signal_handlers, interrupt_code

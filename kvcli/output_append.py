@@ -9,7 +9,8 @@ import os
 import stat
 from collections.abc import Iterator
 
-from kvcli.output_files import OutputFailed, check_output
+from kvcli.output_checks import check_output
+from kvcli.output_files import OutputFailed
 from kvcore.errors import InputError
 from kvcore.interrupts import deferred
 

@@ -5,6 +5,7 @@ FIFO, a descriptor) rather than under a temporary name and renamed (`kvcli.outpu
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -35,12 +36,23 @@ def in_place(path: str) -> bool:
 
 def check_output(path: str | None, field: str, *, folder: bool = False) -> None:
     """Refuse, before any work, an output that cannot be written: its folder missing, a folder
-    given as a file (or a file as a folder with ``folder``), a place without write permission.
-    Raises `InputError` (one line, exit 2). ``-`` and None pass."""
+    given as a file (or a file as a folder with ``folder``), a place without write permission,
+    a symbolic link loop (``ln -s b a; ln -s a b; kvcli gen -o a`` replaced the link with a
+    regular file, exit 0; a dangling link is followed: its target is made). Raises
+    `InputError` (one line, exit 2). ``-`` and None pass."""
     if path is None or path == "-":
         return
     if not path:
         raise InputError("an empty path", field=field)
+    try:
+        os.stat(path)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise InputError(f"cannot write {path}: a symbolic link loop "
+                             f"({(err.strerror or 'too many levels').lower()})",
+                             field=field) from None
+    except ValueError:      # (a NUL in the path: said below)
+        pass
     if folder and os.path.exists(path) and not os.path.isdir(path):
         # (a device passed as in place: /dev/null ran the whole job, then 'cannot create')
         raise InputError(f"{path} is a file, not a folder", field=field)

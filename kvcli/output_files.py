@@ -11,7 +11,6 @@ no temporary file left.
 from __future__ import annotations
 
 import contextlib
-import errno
 import gzip
 import io
 import os
@@ -21,8 +20,7 @@ import tempfile
 from collections.abc import Iterator
 from typing import IO, Any
 
-from kvcli import output_checks
-from kvcli.output_checks import in_place
+from kvcli.output_checks import check_output, in_place
 from kvcore.errors import InputError, path_label
 from kvcore.interrupts import deferred
 
@@ -81,23 +79,6 @@ class _StreamRaw(io.RawIOBase):
             raise
         except OSError as err:
             raise OutputFailed(self.label, err) from None
-
-
-def check_output(path: str | None, field: str, *, folder: bool = False) -> None:
-    """`kvcli.output_checks.check_output`, a symbolic link loop first refused (one line, exit
-    2, before the work): ``ln -s b a; ln -s a b; kvcli gen -o a`` replaced the link ``a`` with
-    a regular file, exit 0. A dangling link is still followed (its target is made)."""
-    if path and path != "-":
-        try:
-            os.stat(path)
-        except OSError as err:
-            if err.errno == errno.ELOOP:
-                raise InputError(f"cannot write {path}: a symbolic link loop ("
-                                 f"{(err.strerror or 'too many levels').lower()})",
-                                 field=field) from None
-        except ValueError:      # (a NUL in the path: output_checks' to say)
-            pass
-    output_checks.check_output(path, field, folder=folder)
 
 
 # A temporary name is ".NAME." + mkstemp's 8 random characters + ".tmp"
