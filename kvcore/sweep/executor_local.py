@@ -27,6 +27,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from kvcore.errors import InputError
 from kvcore.host_memory import check_workers
 from kvcore.interrupts import deferred
 from kvcore.sweep.executor import ExecutorSettings
@@ -41,13 +42,36 @@ _PREFIX = "kvcli-sweep-"
 
 def _write_traces(traces: dict[str, Trace]) -> tuple[str, int]:
     """The workers' traces file: (its path, a descriptor holding a shared lock on it, which
-    says the file is in use until the command closes it or dies)."""
-    _remove_stale()
-    fd, path = tempfile.mkstemp(prefix=_PREFIX, suffix=".traces")
-    fcntl.flock(fd, fcntl.LOCK_SH)
-    with open(fd, "wb", closefd=False) as f:
-        pickle.dump(traces, f, protocol=5)
+    says the file is in use until the command closes it or dies). No usable temporary folder,
+    or one that cannot take the file (full), is an `InputError` naming it (exit 2: no job has
+    run yet), and a file written in part is removed (it was an OSError traceback)."""
+    try:
+        _remove_stale()
+        fd, path = tempfile.mkstemp(prefix=_PREFIX, suffix=".traces")
+    except OSError as err:
+        raise _temp_error(err) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        with open(fd, "wb", closefd=False) as f:
+            pickle.dump(traces, f, protocol=5)
+    except BaseException as err:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.remove(path)
+        if isinstance(err, OSError):
+            raise _temp_error(err) from None
+        raise
     return path, fd
+
+
+def _temp_error(err: OSError) -> InputError:
+    try:
+        folder = tempfile.gettempdir()
+    except OSError:     # ("No usable temporary directory found in [...]": the folders tried)
+        return InputError(f"no usable temporary folder for the workers' traces file "
+                          f"({err.strerror}): set TMPDIR to a writable folder")
+    return InputError(f"cannot write the workers' traces file in this temporary folder: "
+                      f"{err.strerror or err} (set TMPDIR to a folder with room)", path=folder)
 
 
 def _remove_stale(min_age_s: float = 60.0) -> None:
