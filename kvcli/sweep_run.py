@@ -1,9 +1,10 @@
 """`kvcli sweep`'s one function: check everything, run what is left, the grid's table.
 
 Order of work: the arguments, the executor (installed?), the plot folder, the spec and every
-job's options (`plan_sweep`: a bad key fails here, naming its line), the results file (held
-jobs and `--resume`), then the jobs. Each finished job's line is appended and synced at once
-(`output.open_append`); the table and `--json` come from the results file, in the grid's order.
+job's options (`plan_sweep`: a bad key fails here, naming its line), the results file (locked
+for the whole run, `sweep_lock`; its finished jobs and `--resume`), then the jobs. Each
+finished job's line is appended and synced at once (`output.open_append`); the table and
+`--json` come from the results file, in the grid's order.
 """
 
 from __future__ import annotations
@@ -12,13 +13,16 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvcli import output
 from kvcore.errors import InputError, path_label
 from kvcore.sweep.metrics import METRICS, chosen, metric_values, swept_keys
 from kvcore.sweep.results import job_warnings, job_warnings_by_id
 from kvcore.warning_groups import sources_named
+
+if TYPE_CHECKING:
+    from kvcore.sweep.grid import Plan
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,9 +57,9 @@ def run(a: SweepArgs) -> int:
         raise InputError(f"must be >= 1, got {a.jobs}", field="jobs")
     if a.ray_address is not None and a.executor != "ray":
         raise InputError("needs --executor ray", field="ray_address")
-    from kvcore.sweep.executor import ExecutorSettings, check_executor, make_executor
-    from kvcore.sweep.results import read_results
-    from kvcore.sweep.run import plan_sweep, run_sweep
+    from kvcli.sweep_lock import hold_results
+    from kvcore.sweep.executor import check_executor
+    from kvcore.sweep.run import plan_sweep
 
     check_executor(a.executor)
     _check_plot(a.plot)
@@ -68,6 +72,17 @@ def run(a: SweepArgs) -> int:
         path = os.path.splitext(spec)[0] + ".results.jsonl"
     output.check_append(path, "results")
     output.check_distinct([], [("results", path)], folders=[("plot", a.plot)])
+    # held from before it is read to the end (Ctrl-C included): a second sweep is refused
+    with hold_results(path):
+        return _sweep(a, plan, path, names)
+
+
+def _sweep(a: SweepArgs, plan: Plan, path: str, names: list[str] | None) -> int:
+    """The sweep of ``plan`` into ``path`` (held): what is left to run, run; the table."""
+    from kvcore.sweep.executor import ExecutorSettings, make_executor
+    from kvcore.sweep.results import check_same_defaults, read_results
+    from kvcore.sweep.run import run_sweep
+
     held = read_results(path, missing_ok=True)
     if note := held.duplicates_note():
         output.warn(note)
@@ -86,12 +101,12 @@ def run(a: SweepArgs) -> int:
         raise InputError(f"{path} holds results of `kvcli sweep --command {other[0]}`, this "
                          f"sweep runs {plan.spec.command}: give another results file",
                          field="results")
-    _check_same_defaults([d for d in held.lines if now.get(d["job_id"], d["job_id"]) in finished],
+    check_same_defaults([d for d in held.lines if now.get(d["job_id"], d["job_id"]) in finished],
                          path, plan.spec.command)
     todo = len(plan.jobs) - len(finished)
     ex = make_executor(a.executor, ExecutorSettings(jobs=a.jobs, address=a.ray_address))
     if todo:
-        ex.check(todo)      # (before the results file is opened: a refusal leaves no file)
+        ex.check(todo)      # (before a job: a refusal leaves no file the sweep made)
     swept = f"{', '.join(plan.swept)} swept" if plan.swept else "nothing swept"
     if plan.folded:
         swept += (f"; {plan.folded} grid point(s) differ only in options of a router they do "
@@ -100,7 +115,6 @@ def run(a: SweepArgs) -> int:
                    f"{len(finished)} finished before, {todo} to run; executor {ex.name}; "
                    f"results: {path}")
     t0 = time.perf_counter()
-    created = not os.path.exists(path)
     try:
         with output.open_append(path, field="results") as out, \
                 output.progress(todo, "sweep") as advance:
@@ -113,11 +127,8 @@ def run(a: SweepArgs) -> int:
     except KeyboardInterrupt:
         output.message(f"interrupted: the finished jobs are in {path}; --resume runs the rest")
         return output.interrupt_code()
-    except InputError:
-        # refused before a job finished (Ray could not start or be reached): no file left
-        if created and os.path.isfile(path) and os.path.getsize(path) == 0:
-            os.remove(path)
-        raise
+    # (an InputError here: refused before a job finished, Ray could not start or be reached;
+    # `hold_results` removes the file it created)
     output.message(f"ran {done.ran} job(s) in {time.perf_counter() - t0:.1f} s "
                    f"({ex.describe()})")
     lines = {now.get(i, i): line for i, line in read_results(path).by_id.items()}
@@ -275,20 +286,6 @@ def _metric_names(text: str | None) -> list[str] | None:
         if n in names[:i]:
             raise InputError(f"metric {n!r} named twice", field="metrics")
     return names
-
-
-def _check_same_defaults(lines: list[dict], path: str, command: str) -> None:
-    """Refuse to resume beside this sweep's finished `lines` when they ran under other option
-    defaults (an older kvcli): their ids are today's, their numbers not (`defaults_id`)."""
-    from kvcore.sweep.results import defaults_id
-
-    other = sum(1 for d in lines if d.get("defaults") != defaults_id(command))
-    if other:
-        raise InputError(f"{path}: {other} of this sweep's {len(lines)} finished job(s) in it "
-                         "ran under other option defaults (an older kvcli; e.g. "
-                         "gpu_memory_utilization was 0.9, vLLM's 0.92 now): resumed, the sweep "
-                         "would mix them with today's; resume into a new file",
-                         field="results")
 
 
 def _check_plot(folder: str | None) -> None:

@@ -101,3 +101,98 @@ def test_the_workers_still_get_the_traces(tmp_path, monkeypatch):
     assert len(res.read_text().splitlines()) == 1
     assert json.loads(res.read_text())["config"]["num_blocks"] == 600
     assert not list(tmp_path.glob("kvcli-sweep-*"))
+
+
+def _free(path: Path) -> bool:
+    """No sweep holds ``path`` (an exclusive lock is ours at once)."""
+    import fcntl
+    import os
+
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("executor", ["local", "ray"])
+def test_a_results_file_another_sweep_holds_is_refused_before_any_job(tmp_path, executor):
+    """Two sweeps at once on one file both ran every job (each twice in the file; only a later
+    warning said "N line(s) repeat a job"). A sweep holds its file; the second is refused."""
+    import fcntl
+
+    if executor == "ray":
+        pytest.importorskip("ray")
+    res = tmp_path / "r.jsonl"
+    assert runner.invoke(app, _grid(res, "600")).exit_code == 0
+    before = res.read_bytes()
+    empty = tmp_path / "empty.jsonl"                # (a sweep's file before its first job)
+    empty.write_bytes(b"")
+    with open(res, "rb") as a, open(empty, "rb") as b:
+        fcntl.flock(a, fcntl.LOCK_EX)
+        fcntl.flock(b, fcntl.LOCK_EX)
+        for path, extra in ((res, ["--resume"]), (empty, []), (empty, ["--resume"])):
+            r = runner.invoke(app, [*_grid(path), "--executor", executor, *extra])
+            assert r.exit_code == 2, r.output
+            line = _one_error_line(r)
+            assert line == (f"error: {path}: another kvcli sweep is writing it (this sweep "
+                            "would run its jobs again): wait for it to end, then --resume; "
+                            "or give another results file"), line
+            assert "sweep: 2 job(s)" not in r.stderr
+        # `sweep report` only reads
+        r = runner.invoke(app, ["sweep", "report", str(res)])
+        assert r.exit_code == 0 and "1 finished job(s)" in " ".join(r.stdout.split()), r.output
+    assert res.read_bytes() == before and empty.read_bytes() == b""
+
+
+def test_the_hold_ends_with_the_sweep_on_every_path(tmp_path, monkeypatch):
+    res = tmp_path / "r.jsonl"
+    assert runner.invoke(app, _grid(res, "600")).exit_code == 0
+    assert _free(res)
+    r = runner.invoke(app, _grid(res))            # refused while held: finished jobs, no --resume
+    assert r.exit_code == 2 and "--resume runs only the missing" in r.stderr
+    assert _free(res)
+    import kvcore.sweep.run as sweep_run_mod
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    with monkeypatch.context() as m:
+        m.setattr(sweep_run_mod, "run_sweep", interrupted)
+        r = runner.invoke(app, [*_grid(res), "--resume"])
+    assert r.exit_code == 130 and "interrupted" in r.stderr, r.output
+    assert _free(res)
+    r = runner.invoke(app, [*_grid(res), "--resume"])
+    assert r.exit_code == 0 and len(res.read_text().splitlines()) == 2, r.output
+    assert _free(res)
+
+
+def test_two_sweeps_at_once_on_one_file_run_each_job_once(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import time
+
+    res = tmp_path / "r.jsonl"
+    grid = _grid(res, "600,700,800,900,1000,1100")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with open(tmp_path / "err", "wb") as err:
+        first = subprocess.Popen([sys.executable, "-m", "kvcli", *grid], cwd=ROOT, env=env,
+                                 stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and first.poll() is None:
+            if res.exists() and res.read_text().count("\n") >= 1:
+                break
+            time.sleep(0.02)
+        assert first.poll() is None, "the first sweep ended before the second started"
+        r = runner.invoke(app, [*grid, "--resume"])
+        assert r.exit_code == 2 and "another kvcli sweep is writing it" in r.stderr, r.output
+        assert first.wait(300) == 0, (tmp_path / "err").read_text()
+    finally:
+        if first.poll() is None:
+            first.kill()
+    ids = [json.loads(x)["job_id"] for x in res.read_text().splitlines()]
+    assert len(ids) == len(set(ids)) == 6

@@ -55,6 +55,18 @@ def defaults_id(command: str) -> str:
     return hashlib.sha256(canonical).hexdigest()[:16]
 
 
+def check_same_defaults(lines: list[dict], path: str, command: str) -> None:
+    """Refuse to resume beside this sweep's finished `lines` when they ran under other option
+    defaults (an older kvcli): their ids are today's, their numbers not (`defaults_id`)."""
+    other = sum(1 for d in lines if d.get("defaults") != defaults_id(command))
+    if other:
+        raise InputError(f"{path}: {other} of this sweep's {len(lines)} finished job(s) in it "
+                         "ran under other option defaults (an older kvcli; e.g. "
+                         "gpu_memory_utilization was 0.9, vLLM's 0.92 now): resumed, the sweep "
+                         "would mix them with today's; resume into a new file",
+                         field="results")
+
+
 @dataclass(slots=True)
 class Results:
     path: str
