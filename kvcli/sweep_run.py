@@ -129,8 +129,10 @@ def _sweep(a: SweepArgs, plan: Plan, path: str, names: list[str] | None) -> int:
         return output.interrupt_code()
     # (an InputError here: refused before a job finished, Ray could not start or be reached;
     # `hold_results` removes the file it created)
+    # (with nothing to run it said "ran 0 job(s) ... (local: 2 worker processes)": none started)
     output.message(f"ran {done.ran} job(s) in {time.perf_counter() - t0:.1f} s "
-                   f"({ex.describe()})")
+                   f"({ex.describe()})" if todo else
+                   f"nothing left to run: every job of this sweep is in {path}")
     lines = {now.get(i, i): line for i, line in read_results(path).by_id.items()}
     rows = [lines.get(j.job_id) for j in plan.jobs]
     doc = grid_document(plan.spec.command, plan.swept, rows, names,

@@ -196,3 +196,16 @@ def test_two_sweeps_at_once_on_one_file_run_each_job_once(tmp_path):
             first.kill()
     ids = [json.loads(x)["job_id"] for x in res.read_text().splitlines()]
     assert len(ids) == len(set(ids)) == 6
+
+
+def test_a_resume_with_nothing_left_says_so(tmp_path):
+    """It said "ran 0 job(s) in 0.0 s (local: 2 worker processes)": no process started."""
+    res = tmp_path / "r.jsonl"
+    assert runner.invoke(app, _grid(res, "600")).exit_code == 0
+    before = res.read_bytes()
+    r = runner.invoke(app, [*_grid(res, "600"), "--resume"])
+    assert r.exit_code == 0, r.output
+    assert "1 finished before, 0 to run" in r.stderr, r.stderr
+    assert f"nothing left to run: every job of this sweep is in {res}" in r.stderr, r.stderr
+    assert "ran 0 job(s)" not in r.stderr and "worker process" not in r.stderr
+    assert "1 of 1 jobs finished" in " ".join(r.stdout.split()) and res.read_bytes() == before
