@@ -33,9 +33,26 @@ GRIDS: dict[str, tuple[list[int], list[tuple[int, int]], list[tuple[int, int]], 
 }
 
 
+DEVICES = ("cuda", "cpu")
+
+
+def check_device_name(name: str) -> None:
+    """``--device``'s value, before anything is imported or read: cuda or cpu, else
+    `InputError` (exit 2) on any machine, torch or not (`kvcli bench --gpu --device bogus`
+    said "no CUDA device", exit 3). ``cuda:N`` is refused: the benchmarks time the current
+    device; CUDA_VISIBLE_DEVICES picks it."""
+    if name in DEVICES:
+        return
+    hint = (f" (pick GPU {name[5:]} with CUDA_VISIBLE_DEVICES={name[5:]} and --device cuda)"
+            if name.startswith("cuda:") and name[5:].isdigit() else "")
+    raise InputError(f"must be cuda or cpu, got {name!r}{hint}", field="device")
+
+
 def device_for(name: str, command: str = "kvcli calibrate --gpu") -> Any:
-    """The torch device to measure on; `NoDeviceError` (exit 3) without torch or CUDA.
-    ``command`` names the command in the messages."""
+    """The torch device to measure on; `NoDeviceError` (exit 3) without torch or CUDA, after
+    the name's check (`check_device_name`, exit 2). ``command`` names the command in the
+    messages."""
+    check_device_name(name)
     try:
         import torch
     except ImportError:
@@ -56,8 +73,6 @@ def device_for(name: str, command: str = "kvcli calibrate --gpu") -> Any:
                                  "TRITON_INTERPRET=1", field="device")
             os.environ["TRITON_INTERPRET"] = "1"
         return torch.device("cpu")
-    if name != "cuda":
-        raise InputError(f"must be cuda or cpu, got {name!r}", field="device")
     if not torch.cuda.is_available():
         raise NoDeviceError(f"no CUDA device: `{command}` needs an NVIDIA GPU "
                             "(torch.cuda.is_available() is false)")

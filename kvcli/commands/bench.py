@@ -59,6 +59,11 @@ def register(app: typer.Typer) -> None:
 
         def go() -> None:
             if gpu:
+                if device is not None:
+                    # (before the GPU code's import: a bad value was exit 3, "no CUDA device")
+                    from kvcli.calibration.run import check_device_name
+
+                    check_device_name(device)
                 try:
                     from kvcli.gpu_bench import run_gpu_bench  # lazy: torch is heavy
                 except ModuleNotFoundError as err:
