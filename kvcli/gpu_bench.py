@@ -159,6 +159,30 @@ def run_gpu_bench(*, trace: str | None, model: str | None, cases: str | None,
     return View(doc, [Table("paged-attention decode", bench.COLUMNS, rows, caption)])
 
 
+def failures(doc: dict) -> str | None:
+    """What failed in a finished run (None: nothing), the line that makes it exit 1 once its
+    results are out: a cache dtype whose timings stopped (``--trace``: the JSON's ``errors``),
+    a case that raised or read wrong, a failed device check (`kernels.bench`'s ``ok``, whose
+    own ``python -m kernels.bench`` exits 1 then). They exited 0, with the failures only in the
+    JSON."""
+    if doc.get("kind") == "kvcli-gpu-steps":
+        errors = doc.get("errors") or {}
+        if not errors:
+            return None
+        return (f"{len(errors)} of {len(doc['kv_dtypes'])} cache dtype(s) failed "
+                f"({', '.join(errors)}): no timings for {'them' if len(errors) > 1 else 'it'} "
+                "(the JSON's errors say why)")
+    if doc.get("ok", True):
+        return None
+    bad = [c for c in doc.get("cases", []) if not c.get("correct")]
+    raised = sum("error" in c for c in bad)
+    check = doc.get("device_check", {}).get("failed", 0)
+    parts = [(f"{len(bad)} of {len(doc.get('cases', []))} case(s) failed ({raised} raised: the "
+               "JSON's cases[].error; the others read wrong: correct false)")] if bad else []
+    parts += [f"the device check failed {check} spec(s) (device_check.failures)"] if check else []
+    return "; ".join(parts) or "the run is not ok (the JSON's ok)"
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--write-tables"]:
         d = write_tables(Path(sys.argv[2]) if len(sys.argv) > 2 else SHIPPED)

@@ -82,13 +82,15 @@ def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_na
 
     # (the replay's own warnings, e.g. its uncalibrated clock, are `kvcli replay`'s business)
     cap = capture_decode_steps(trace, ReplayOptions(model=model), sample_steps, trace=parsed)
+    timed = [i for i, g in enumerate(cap.groups) if g.kind in TIMED_KINDS]
+    block_size = cap.groups[timed[0]].block_size if timed else 16
+    timed = [i for i in timed if cap.groups[i].block_size == block_size]   # one pool
+    if device.type == "cpu":
+        check_host_pool(parsed, cap.num_blocks, block_size, hkv, d, q_dtype)
     log(f"captured {len(cap.steps)} of {cap.decode_steps} decode steps "
         f"({cap.total_steps} steps)")
     bw = copy_bandwidth(device)
     copy = bw["best"]
-    timed = [i for i, g in enumerate(cap.groups) if g.kind in TIMED_KINDS]
-    block_size = cap.groups[timed[0]].block_size if timed else 16
-    timed = [i for i in timed if cap.groups[i].block_size == block_size]   # one pool
     if device.type == "cuda":
         p = torch.cuda.get_device_properties(device)
         name, sms = p.name, p.multi_processor_count
@@ -125,6 +127,36 @@ def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_na
         log(f"{kv}: timed {len(cap.steps)} steps x {len(timed)} group(s)")
     doc["summary"] = summarize(doc)
     return doc
+
+
+def pool_host_bytes(num_blocks: int, block_size: int, num_kv_heads: int, head_dim: int,
+                    q_dtype: str) -> dict[str, int]:
+    """Host bytes the CPU run's pool takes at its peak, per cache dtype: one copy
+    (`kernels.steps.make_pool`) of ``[num_blocks, 2, page, Hkv, D]``, q's dtype for bf16; an fp8
+    cache is drawn in float32 and then cast (`kernels.cases.random_kv`): 4 + 1 bytes a value.
+    The dtypes run one after the other, each pool freed before the next."""
+    values = num_blocks * 2 * block_size * num_kv_heads * head_dim
+    q_size = {"fp32": 4}.get(q_dtype, 2)
+    return {"bf16": values * q_size, "fp8": values * (4 + 1)}
+
+
+def check_host_pool(trace: Any, num_blocks: int, block_size: int, num_kv_heads: int,
+                    head_dim: int, q_dtype: str) -> None:
+    """``--device cpu`` allocates the replay's whole pool on the host: refused (`InputError`,
+    naming the trace's num_blocks) when its peak cannot fit the memory left (2,000,000 blocks
+    asked torch for 131 GB in bf16, 262 GB in fp8). A GPU's pool is sized within its memory
+    (`kernels.timing.copies_for`); a single copy that does not fit is that dtype's error."""
+    from kvcore.host_memory import GiB, check_fits
+
+    by = pool_host_bytes(num_blocks, block_size, num_kv_heads, head_dim, q_dtype)
+    kv, need = max(by.items(), key=lambda x: x[1])
+    given = any(k in trace.config for k in ("num_blocks", "num_gpu_blocks_override"))
+    where = "its config line" if given else "a config line sets it"
+    check_fits(need, f"--device cpu allocates the replay's whole KV pool on the host: "
+               f"{num_blocks:,} blocks x {block_size} tokens x {num_kv_heads} KV heads x "
+               f"{head_dim} need ~{need / GiB:,.1f} GiB for its {kv} copy; lower num_blocks "
+               f"({where}) or time it on a GPU (--device cuda)", field="num_blocks",
+               path=trace.label, line=trace.config_line if given else None)
 
 
 def _time_dtype(doc: dict, cap: Any, timed: list[int], kv: str, device: Any,

@@ -57,7 +57,7 @@ def register(app: typer.Typer) -> None:
         """Time kvcore's KV cache manager on a workload (CPU), or the decode kernels (--gpu)."""
         from kvcli import output
 
-        def go() -> None:
+        def go() -> int:
             if gpu:
                 if device is not None:
                     # (before the GPU code's import: a bad value was exit 3, "no CUDA device")
@@ -88,6 +88,15 @@ def register(app: typer.Typer) -> None:
                                 "shape the CPU benchmark's workload)")
                 view = run_gpu_bench(trace=trace, model=model, cases=cases,
                                      sample_steps=sample_steps or 32, device=device or "cuda")
+                output.emit(view, as_json=as_json)
+                from kvcli.gpu_bench import failures
+
+                failed = failures(view.data)
+                if failed:
+                    # (the results are out; the failures were only in the JSON, exit 0)
+                    output.message(f"error: {failed}")
+                    return 1
+                return 0
             else:
                 unused = [f"--{k}" for k, v in (("trace", trace), ("model", model),
                                                 ("cases", cases), ("sample-steps", sample_steps),
@@ -102,8 +111,11 @@ def register(app: typer.Typer) -> None:
                 view = cpu_bench_view(ops, 2000 if n is None else n, 1234 if seed is None
                                       else seed)
             output.emit(view, as_json=as_json)
+            return 0
 
-        output.run(go)
+        code = output.run(go)
+        if code:
+            raise typer.Exit(code)
 
 
 def cpu_bench_view(ops_path: str | None, n: int, seed: int):
