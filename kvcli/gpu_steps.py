@@ -40,6 +40,12 @@ KV_DTYPES = ("bf16", "fp8")
 SAMPLE_RULE = ("decode steps = steps whose batch decodes >= 1 request; captured: positions "
                "(2i+1)*D//(2N), i < N, among the D decode steps (all when N >= D)")
 DEFAULT_HEADS = (32, 8, 128, "bf16")     # Llama-3.1-8B
+# --device cpu runs each kernel under Triton's interpreter: ~80 us a key per KV head (17 s a
+# kernel for the chat sample's 9 x 26,609-key step, 8 KV heads, on a busy 2-core machine), so
+# --sample-steps 10,000 ran for days without a word. The CPU run is the tests' (its times mean
+# nothing): at most the default's 32 steps, and the kernels and an estimate said first.
+MAX_CPU_SAMPLE_STEPS = 32
+CPU_S_PER_KEY_HEAD = 80e-6
 
 
 def heads_of(model: str | None) -> tuple[int, int, int, str]:
@@ -71,6 +77,12 @@ def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_na
     # bad input first (exit 2, GPU or not): the model, the count, the trace (read once here)
     hq, hkv, d, q_dtype = heads_of(model)
     check_sample(sample_steps)
+    if device_name == "cpu" and sample_steps > MAX_CPU_SAMPLE_STEPS:
+        from kvcore.errors import InputError
+
+        raise InputError(f"--device cpu times at most {MAX_CPU_SAMPLE_STEPS} steps, got "
+                         f"{sample_steps:,} (each kernel takes seconds under Triton's "
+                         "interpreter; time more on a GPU, --device cuda)", field="sample_steps")
     parsed = read_trace(trace)
     device = device_for(device_name, "kvcli bench --gpu")
     import torch
@@ -89,6 +101,8 @@ def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_na
         check_host_pool(parsed, cap.num_blocks, block_size, hkv, d, q_dtype)
     log(f"captured {len(cap.steps)} of {cap.decode_steps} decode steps "
         f"({cap.total_steps} steps)")
+    if device.type == "cpu":
+        log(cpu_estimate(cap, timed, hkv))
     bw = copy_bandwidth(device)
     copy = bw["best"]
     if device.type == "cuda":
@@ -127,6 +141,20 @@ def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_na
         log(f"{kv}: timed {len(cap.steps)} steps x {len(timed)} group(s)")
     doc["summary"] = summarize(doc)
     return doc
+
+
+def cpu_estimate(cap: Any, timed: list[int], num_kv_heads: int) -> str:
+    """The line ``--device cpu`` says before timing: how many kernels, and about how long."""
+    from kernels.cases import keys_read
+
+    kernels = len(cap.steps) * len(timed) * len(KV_DTYPES) * 2      # x 2 strategies
+    keys = sum(keys_read(st.seq_lens, cap.groups[g].sliding_window)
+               for st in cap.steps for g in timed)
+    secs = keys * num_kv_heads * CPU_S_PER_KEY_HEAD * len(KV_DTYPES) * 2
+    about = f"{secs / 60:,.0f} min" if secs >= 90 else f"{secs:,.0f} s"
+    return (f"--device cpu: {kernels} kernel(s) to time ({len(cap.steps)} step(s) x "
+            f"{len(timed)} group(s) x {len(KV_DTYPES)} cache dtypes x 2 strategies) under "
+            f"Triton's interpreter: about {about}")
 
 
 def pool_host_bytes(num_blocks: int, block_size: int, num_kv_heads: int, head_dim: int,

@@ -162,3 +162,37 @@ def test_bench_gpu_exits_1_when_the_run_is_not_ok(monkeypatch: pytest.MonkeyPatc
     assert r.stderr.strip().splitlines() == [
         ("error: 1 of 1 case(s) failed (1 raised: the JSON's cases[].error; the others read "
          "wrong: correct false)")]
+
+
+# -- --device cpu: at most 32 steps, and the kernels and an estimate said first -----------------
+
+def test_more_sample_steps_than_the_cpu_cap_is_exit_2_before_the_replay(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """--sample-steps 10000 under the interpreter ran for days (~6-20 s a kernel), silently."""
+    monkeypatch.setitem(sys.modules, "torch", None)     # before torch, the trace, the replay
+    r = CliRunner().invoke(app, ["bench", "--gpu", "--trace", "no/such.jsonl", "--device",
+                                 "cpu", "--sample-steps", "33"])
+    assert r.exit_code == 2 and r.stderr.strip().splitlines() == [
+        ("error: option --sample-steps: --device cpu times at most 32 steps, got 33 (each "
+         "kernel takes seconds under Triton's interpreter; time more on a GPU, --device cuda)")]
+
+
+def test_the_gpu_keeps_any_count() -> None:
+    pytest.importorskip("torch")
+    r = CliRunner().invoke(app, ["bench", "--gpu", "--trace", str(CHAT), "--device", "cuda",
+                                 "--sample-steps", "100000"])
+    assert r.exit_code in (0, 3) and "--sample-steps" not in r.stderr
+
+
+def test_the_cpu_run_says_its_kernels_and_an_estimate_first(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    trace = tmp_path / "small.jsonl"
+    trace.write_text(_lines(CHAT, 256))
+    p = _bench("--trace", str(trace), "--device", "cpu", "--sample-steps", "2", "--json",
+               patch=BOOM.format(kinds={"bf16", "fp8"}))     # (the estimate, not the timings)
+    lines = p.stderr.splitlines()
+    said = [x for x in lines if x.startswith("--device cpu: ")]
+    assert len(said) == 1 and lines.index(said[0]) == 1, lines
+    assert said[0].startswith("--device cpu: 8 kernel(s) to time (2 step(s) x 1 group(s) x 2 "
+                              "cache dtypes x 2 strategies) under Triton's interpreter: about ")

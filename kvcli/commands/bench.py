@@ -48,8 +48,8 @@ def register(app: typer.Typer) -> None:
         cases: Annotated[str | None, typer.Option("--cases", help="(--gpu) which cases to run.")]
         = None,
         sample_steps: Annotated[int | None, typer.Option(
-            "--sample-steps", min=1, help="(--gpu --trace) decode steps to time, spread evenly "
-            "[default: 32].")] = None,
+            "--sample-steps", min=1, help="(--gpu --trace) decode steps to time, spread evenly; "
+            "at most 32 with --device cpu [default: 32].")] = None,
         device: Annotated[str | None, typer.Option(
             "--device", help="(--gpu --trace) cuda, or cpu: the same code on CPU tensors under "
             "TRITON_INTERPRET=1 (tests; the times describe the CPU) [default: cuda].")] = None,
