@@ -31,6 +31,9 @@ class LiveRun:
         self._tell = warn or (lambda msg: None)
         self.say = say or (lambda msg: None)      # a message that is no warning (stderr)
         self.said: list[str] = []       # the warnings, for the summary's (the run's JSON)
+        # Ctrl-C (or SIGTERM) ended the linger: the replay is complete, but the command's exit
+        # code still says the user stopped it (130 / 143; it was 0)
+        self.linger_interrupted = False
         self.publishers: list[Any] = []
         self.zctx: Any = None
         self.server: Any = None
@@ -175,10 +178,12 @@ class LiveRun:
                          "(kv_events_linger_s; Ctrl-C ends it)")
                 deadline = time.monotonic() + self.opts.kv_events_linger_s
                 # Ctrl-C ends the linger, not the run: the replay is complete, its summary
-                # still comes (it was lost: the interrupt skipped it)
-                with contextlib.suppress(KeyboardInterrupt):
+                # still comes (it was lost: the interrupt skipped it); the caller exits 130
+                try:
                     while (left := deadline - time.monotonic()) > 0:
                         self._idle(min(left, 0.1))
+                except KeyboardInterrupt:
+                    self.linger_interrupted = True
         for pub in self.publishers:
             if final and pub.dropped:
                 self.warn(f"kv events: {pub.dropped:,} of {pub.seq:,} batches on "
