@@ -92,8 +92,17 @@ def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_na
     from kvcore.engine.options import ReplayOptions
     from kvcore.errors import path_label
 
+    # The decode batches `vllm serve` would run on this GPU: its batch defaults follow the
+    # device (`serve_defaults`; up to 1,024 sequences on an H200, not SchedulerConfig's 128).
     # (the replay's own warnings, e.g. its uncalibrated clock, are `kvcli replay`'s business)
-    cap = capture_decode_steps(trace, ReplayOptions(model=model), sample_steps, trace=parsed)
+    options = ReplayOptions(model=model)
+    if device.type == "cuda":
+        from kvcore.engine.serve_defaults import device_batch_defaults
+
+        props = torch.cuda.get_device_properties(device)
+        budget, seqs = device_batch_defaults(props.total_memory, props.name)
+        options = ReplayOptions(model=model, max_num_batched_tokens=budget, max_num_seqs=seqs)
+    cap = capture_decode_steps(trace, options, sample_steps, trace=parsed)
     timed = [i for i, g in enumerate(cap.groups) if g.kind in TIMED_KINDS]
     block_size = cap.groups[timed[0]].block_size if timed else 16
     timed = [i for i in timed if cap.groups[i].block_size == block_size]   # one pool
@@ -116,6 +125,10 @@ def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_na
         "model": model, "heads": {"num_q_heads": hq, "num_kv_heads": hkv, "head_dim": d},
         "dtype": q_dtype, "kv_dtypes": list(KV_DTYPES), "block_size": block_size,
         "num_blocks": cap.num_blocks,
+        "batch_defaults": {"max_num_batched_tokens": options.max_num_batched_tokens,
+                           "max_num_seqs": options.max_num_seqs,
+                           "from": "vllm serve on this device" if device.type == "cuda"
+                           else "SchedulerConfig"},
         "groups": [{"kind": g.kind, "block_size": g.block_size,
                     "sliding_window": g.sliding_window, "num_layers": g.num_layers,
                     "timed": i in timed} for i, g in enumerate(cap.groups)],

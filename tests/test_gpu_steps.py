@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 HYBRID = ROOT / "tests" / "data" / "sched_fresh_hybrid" / "hseed209.trace.jsonl"
 KEYS = {"kind", "version", "device", "sms", "torch", "triton", "trace", "model", "heads",
-        "dtype", "kv_dtypes", "block_size", "num_blocks", "groups", "total_steps",
+        "dtype", "kv_dtypes", "block_size", "num_blocks", "batch_defaults", "groups", "total_steps",
         "decode_steps", "sample_steps", "sample_rule", "copy_bytes_per_s", "bandwidth", "errors",
         "steps", "summary"}
 
@@ -66,6 +66,8 @@ def test_the_replay_driven_run_on_cpu() -> None:
     cap = capture_decode_steps(str(HYBRID), ReplayOptions(), 1)
     assert [s["step"] for s in doc["steps"]] == [s.step for s in cap.steps]
     assert doc["decode_steps"] == cap.decode_steps and doc["num_blocks"] == 51
+    assert doc["batch_defaults"] == {"max_num_batched_tokens": 2048, "max_num_seqs": 128,
+                                     "from": "SchedulerConfig"}       # (no GPU's: a CPU)
     hq, hkv, d = 32, 8, 128                                  # the default layout (Llama-3.1-8B)
     for rec, s in zip(doc["steps"], cap.steps):
         assert rec["batch"] == len(s.seq_lens) and rec["kv_tokens"] == sum(s.seq_lens)

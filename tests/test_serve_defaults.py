@@ -29,6 +29,18 @@ def test_each_preset_gets_its_rows_defaults(gpu, want):
     assert batch_defaults(find_gpu(gpu)) == want
 
 
+def test_a_device_as_cuda_describes_it():
+    """`kvcli bench --gpu --trace` replays with the defaults of the GPU it times, from CUDA's
+    total memory and name (an H100 reports 79.1 GiB; an A100 80GB stays on the small row)."""
+    from kvcore.engine.serve_defaults import device_batch_defaults
+
+    assert device_batch_defaults(85_045_231_616, "NVIDIA H100 80GB HBM3") == (8192, 1024)
+    assert device_batch_defaults(150_754_820_096, "NVIDIA H200") == (8192, 1024)
+    assert device_batch_defaults(85_899_345_920, "NVIDIA A100-SXM4-80GB") == (2048, 256)
+    assert device_batch_defaults(191_000_000_000, "NVIDIA B200") == (16384, 1024)
+    assert device_batch_defaults(47_000_000_000, "NVIDIA L40S") == (2048, 256)
+
+
 def _config(*args: str) -> tuple[dict, list[str]]:
     r = runner.invoke(app, ["replay", SAMPLE, "--num-blocks", "512", *args, "--json"])
     assert r.exit_code == 0, r.output

@@ -28,13 +28,18 @@ BATCH_OPTIONS = frozenset({"max_num_batched_tokens", "max_num_seqs"})
 
 
 def batch_defaults(gpu: Gpu) -> tuple[int, int]:
-    """(max_num_batched_tokens, max_num_seqs) `vllm serve` starts with on ``gpu``. Its memory
-    is the datasheet's (10^9 bytes); CUDA reports a little less (79.1 GiB for an H100's
-    "80 GB"), on the same side of each threshold for every preset."""
-    memory = gpu.mem_gb * 1e9
-    if memory >= 160 * GIB:
+    """(max_num_batched_tokens, max_num_seqs) `vllm serve` starts with on the preset ``gpu``.
+    Its memory is the datasheet's (10^9 bytes); CUDA reports a little less (79.1 GiB for an
+    H100's "80 GB"), on the same side of each threshold for every preset."""
+    return device_batch_defaults(gpu.mem_gb * 1e9, gpu.label)
+
+
+def device_batch_defaults(total_memory: float, name: str) -> tuple[int, int]:
+    """The same for a device as CUDA describes it: its total memory in bytes and its name
+    (`kvcli bench --gpu --trace` replays with the defaults of the GPU it times)."""
+    if total_memory >= 160 * GIB:
         return 16384, 1024
-    if memory >= 70 * GIB and "a100" not in gpu.label.lower():
+    if total_memory >= 70 * GIB and "a100" not in name.lower():
         return 8192, 1024
     return 2048, 256
 
