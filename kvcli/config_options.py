@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from kvcore.engine.options import ReplayOptions
+from kvcore.engine.serve_defaults import rows_text
 from kvcore.vllm_values import KV_CACHE_DTYPES, VLLM_MODEL_DTYPES
 
 # One default for both commands: the replay's (kvcore's SchedulerConfig, vLLM's 2048, 128, on),
@@ -54,13 +55,13 @@ BudgetOpt = Annotated[int | None, typer.Option(
     "request (vLLM 0.33's SchedulerConfig default, the one `kvcli replay` uses; unset, at "
     "least --max-model-len with chunked prefill off and at most --max-num-seqs x "
     "--max-model-len, as vLLM's EngineArgs set it). `vllm serve` starts from its GPU's "
-    "(8,192 on an H100 or H200, 16,384 on a B200; `kvcli replay --gpu` applies it): pass the "
+    f"({rows_text('max_num_batched_tokens')}; `kvcli replay --gpu` applies it): pass the "
     "value your server runs with (vLLM logs it at start-up). "
     f"[default: {_DEFAULTS.max_num_batched_tokens}]")]
 SeqsOpt = Annotated[int | None, typer.Option(
     "--max-num-seqs", show_default=False, help="Requests running at once (unset, at most the "
-    "token budget; SchedulerConfig's default: `vllm serve` starts from its GPU's, 1,024 on an "
-    f"H100, H200 or B200, 256 on an A100, L40S or L4). [default: {_DEFAULTS.max_num_seqs}]")]
+    "token budget; SchedulerConfig's default: `vllm serve` starts from its GPU's, "
+    f"{rows_text('max_num_seqs')}). [default: {_DEFAULTS.max_num_seqs}]")]
 ChunkedOpt = Annotated[bool, typer.Option(
     "--enable-chunked-prefill/--no-enable-chunked-prefill", show_default=False,
     help="Chunked prefill, as in `kvcli replay`; off, a whole prompt must fit one step. "

@@ -100,7 +100,8 @@ def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_na
         from kvcore.engine.serve_defaults import device_batch_defaults
 
         props = torch.cuda.get_device_properties(device)
-        budget, seqs = device_batch_defaults(props.total_memory, props.name)
+        budget, seqs = device_batch_defaults(props.total_memory, props.name,
+                                             (props.major, props.minor))
         options = ReplayOptions(model=model, max_num_batched_tokens=budget, max_num_seqs=seqs)
     cap = capture_decode_steps(trace, options, sample_steps, trace=parsed)
     timed = [i for i, g in enumerate(cap.groups) if g.kind in TIMED_KINDS]

@@ -20,6 +20,7 @@ import typer
 from kvcli import output
 from kvcore.engine.options import ARRIVALS, ENGINE_NUM_BLOCKS, MODES, ReplayOptions
 from kvcore.engine.queues import QUEUES
+from kvcore.engine.serve_defaults import rows_text
 from kvcore.errors import InputError
 from kvcore.hashing import HASH_FUNCTIONS
 from kvcore.offload.config import DTYPE_BYTES
@@ -112,11 +113,11 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
     "gpu_memory_utilization": (float, _R, ("With --gpu-memory-gib: the fraction vLLM may use "
                                "(vLLM 0.33's default)")),
     "max_num_seqs": (int, _S, ("Requests running at once (the default is SchedulerConfig's; "
-                     "with --gpu, vllm serve's on it: 1,024 on an H100, H200 or B200, 256 on "
-                     "an A100, L40S or L4)")),
+                     "with --gpu or --calibration, vllm serve's on that GPU: "
+                     f"{rows_text('max_num_seqs')})")),
     "max_num_batched_tokens": (int, _S, ("Token budget per step (the default is "
-                               "SchedulerConfig's; with --gpu, vllm serve's on it: 8,192 on an "
-                               "H100 or H200, 16,384 on a B200, 2,048 on an A100, L40S or L4)")),
+                               "SchedulerConfig's; with --gpu or --calibration, vllm serve's on "
+                               f"that GPU: {rows_text('max_num_batched_tokens')})")),
     "max_model_len": (int, _S, ("A prompt this long or longer can never run (an error, or "
                       "skipped with --skip-bad); a request stops at it "
                       "[default: the model's, else no limit]")),

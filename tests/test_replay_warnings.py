@@ -4,9 +4,14 @@ trace, requests left out of the hit rate, options that have no effect."""
 from pathlib import Path
 
 from kvcore.engine.replay import ReplayOptions, replay
-from kvcore.engine.serve_defaults import UNNAMED_NOTE
 
 SAMPLE = str(Path(__file__).resolve().parents[1] / "traces" / "multiturn-chat.jsonl")
+
+# `kvcore.engine.serve_defaults.unnamed_note`, both values left to kvcli
+UNNAMED_NOTE = ("max_num_batched_tokens and max_num_seqs start from vLLM's SchedulerConfig "
+                "defaults (2,048 and 128) with no GPU named; vllm serve starts from its GPU's: "
+                "8,192 and 1,024 on an H100 or H200, 16,384 and 1,024 on a B200 or MI300X, "
+                "2,048 and 256 on an A100, L40S, L4 or GB10 (option gpu names it)")
 
 
 def run(**kw):

@@ -12,10 +12,16 @@ from typer.testing import CliRunner
 
 from kvcli.app import app
 from kvcore.clock.gpus import find_gpu
-from kvcore.engine.serve_defaults import UNNAMED_NOTE, batch_defaults
+from kvcore.engine.serve_defaults import batch_defaults
 
 runner = CliRunner()
 SAMPLE = str(Path(__file__).resolve().parents[1] / "traces" / "shared-prefix.jsonl")
+
+# `kvcore.engine.serve_defaults.unnamed_note`, both values left to kvcli
+UNNAMED_NOTE = ("max_num_batched_tokens and max_num_seqs start from vLLM's SchedulerConfig "
+                "defaults (2,048 and 128) with no GPU named; vllm serve starts from its GPU's: "
+                "8,192 and 1,024 on an H100 or H200, 16,384 and 1,024 on a B200 or MI300X, "
+                "2,048 and 256 on an A100, L40S, L4 or GB10 (option gpu names it)")
 
 
 @pytest.mark.parametrize(("gpu", "want"), [
@@ -29,6 +35,16 @@ def test_each_preset_gets_its_rows_defaults(gpu, want):
     assert batch_defaults(find_gpu(gpu)) == want
 
 
+def test_the_rows_in_words_are_the_rule():
+    """`ROWS` (help texts, warnings) names each preset on the row `batch_defaults` gives it."""
+    from kvcore.clock.gpus import GPUS
+    from kvcore.engine.serve_defaults import ROWS
+
+    for gpu in GPUS.values():
+        words = next(row[0] for row in ROWS if (row[1], row[2]) == batch_defaults(gpu))
+        assert gpu.name.split("-")[0].upper() in words.upper(), gpu.name
+
+
 def test_a_device_as_cuda_describes_it():
     """`kvcli bench --gpu --trace` replays with the defaults of the GPU it times, from CUDA's
     total memory and name (an H100 reports 79.1 GiB; an A100 80GB stays on the small row)."""
@@ -39,6 +55,9 @@ def test_a_device_as_cuda_describes_it():
     assert device_batch_defaults(85_899_345_920, "NVIDIA A100-SXM4-80GB") == (2048, 256)
     assert device_batch_defaults(191_000_000_000, "NVIDIA B200") == (16384, 1024)
     assert device_batch_defaults(47_000_000_000, "NVIDIA L40S") == (2048, 256)
+    # a GB10 (compute capability 12.1) has the memory, not the compute: the small row
+    assert device_batch_defaults(128 * 2**30, "NVIDIA GB10", (12, 1)) == (2048, 256)
+    assert device_batch_defaults(128 * 2**30, "NVIDIA GB10", (12, 0)) == (8192, 1024)
 
 
 def _config(*args: str) -> tuple[dict, list[str]]:
@@ -59,6 +78,9 @@ def test_a_named_gpu_gives_the_defaults_then_vllms_rules():
         "budget": 512, "seqs": 512}
     assert _config("--gpu", "h100", "--max-num-seqs", "4", "--max-model-len", "1200")[0] == {
         "budget": 4800, "seqs": 4}
+    # chunked prefill off: the budget at least max_model_len, over the GPU's row
+    assert _config("--gpu", "a100", "--no-enable-chunked-prefill", "--max-model-len", "4096")[
+        0] == {"budget": 4096, "seqs": 256}
     # cache mode has no scheduler: nothing moves
     r = runner.invoke(app, ["replay", SAMPLE, "--mode", "cache", "--gpu", "h100", "--json"])
     assert json.loads(r.stdout)["config"]["max_num_seqs"] == 128
@@ -72,9 +94,25 @@ def test_the_gpu_a_calibration_file_was_measured_on_is_named(tmp_path):
     factors, fit = fit_tables(load_preset("llama-3.1-8b"), tables(),
                               {"copy_tbps": 3.1, "gemm_bf16_tflops": 700.0})
     cal = tmp_path / "cal.json"
-    cal.write_text(json.dumps(document(factors, fit)))      # an H100 80GB HBM3
+    doc = document(factors, fit)
+    cal.write_text(json.dumps(doc))      # an H100 80GB HBM3
     got, _ = _config("--model", "llama-3.1-8b", "--calibration", str(cal))
     assert got == {"budget": 8192, "seqs": 1024}
+    # a file measured on a CPU (`kvcli calibrate --device cpu`) names no GPU
+    doc["gpu"]["name"] = "cpu (Triton interpreter)"
+    cal.write_text(json.dumps(doc))
+    got, _ = _config("--model", "llama-3.1-8b", "--calibration", str(cal))
+    assert got == {"budget": 2048, "seqs": 128}
+
+
+def test_a_value_on_the_config_line_stays(tmp_path):
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"config": {"max_num_seqs": 16}}\n' + Path(SAMPLE).read_text())
+    r = runner.invoke(app, ["replay", str(trace), "--gpu", "h100", "--num-blocks", "512",
+                            "--json"])
+    assert r.exit_code == 0, r.output
+    c = json.loads(r.stdout)["config"]
+    assert (c["max_num_batched_tokens"], c["max_num_seqs"]) == (8192, 16)
 
 
 def test_a_pool_sized_from_memory_with_no_gpu_named_is_said():
@@ -82,10 +120,17 @@ def test_a_pool_sized_from_memory_with_no_gpu_named_is_said():
     r = runner.invoke(app, ["replay", SAMPLE, *model, "--json"])
     assert r.exit_code == 0, r.output
     assert UNNAMED_NOTE in json.loads(r.stdout)["warnings"]
-    for named in (["--gpu", "h100"], ["--max-num-seqs", "128", "--max-num-batched-tokens", "2048"]):
+    for named in (["--gpu", "h100"], ["--max-num-seqs", "128", "--max-num-batched-tokens", "2048"],
+                  ["--num-blocks", "4096"]):        # (num_blocks: not sized from the memory)
         r = runner.invoke(app, ["replay", SAMPLE, *model, *named, "--json"])
         assert r.exit_code == 0, r.output
-        assert UNNAMED_NOTE not in json.loads(r.stdout)["warnings"], named
+        assert not [w for w in json.loads(r.stdout)["warnings"] if "SchedulerConfig" in w], named
+    # one value given: the note names only the other
+    r = runner.invoke(app, ["replay", SAMPLE, *model, "--max-num-seqs", "64", "--json"])
+    assert ("max_num_batched_tokens starts from vLLM's SchedulerConfig default (2,048) with no "
+            "GPU named; vllm serve starts from its GPU's: 8,192 on an H100 or H200, 16,384 on a "
+            "B200 or MI300X, 2,048 on an A100, L40S, L4 or GB10 (option gpu names it)"
+            ) in json.loads(r.stdout)["warnings"]
     # kvcli config names no GPU: its scheduler line says where the values come from
     r = runner.invoke(app, ["config", "llama-3.1-8b", "--gpu-memory-gib", "79"])
     assert r.exit_code == 0, r.output

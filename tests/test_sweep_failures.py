@@ -246,3 +246,21 @@ def test_a_killed_sweeps_traces_file_is_removed_by_the_next(tmp_path, monkeypatc
         os.close(fd)
     ex._remove_stale(min_age_s=0)
     assert not os.path.exists(path) and not live.exists() and other.exists()
+
+
+def test_the_defaults_id_names_derived_rules_too():
+    """A job naming a GPU ran 2,048 tokens and 128 sequences before vllm serve's batch
+    defaults per GPU, 8,192 and 1,024 on an H100 after: no field's default changed, so an id of
+    the fields alone let `--resume` keep the old jobs beside the new. The rule's version is in
+    it (the id of the fields alone, as 0709eb9 wrote it, is another)."""
+    import dataclasses
+    import hashlib
+
+    import orjson
+
+    from kvcore.engine.options import KNOBS
+    from kvcore.sweep.results import defaults_id
+
+    fields_only = {f.name: f.default for f in KNOBS if f.default is not dataclasses.MISSING}
+    before = hashlib.sha256(orjson.dumps(fields_only, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    assert defaults_id("replay") != before[:16]

@@ -69,6 +69,7 @@ def register(app: typer.Typer) -> None:
                 output.emit(list_view(), as_json=as_json)
                 return
             from kvcore.engine.sched_limits import serve_limits
+            from kvcore.engine.serve_defaults import BATCH_OPTIONS, rows_text
             from kvcore.sizing.resolve import resolve_kv_cache_config
 
             bs = 16 if block_size is None else block_size
@@ -136,7 +137,7 @@ def register(app: typer.Typer) -> None:
             # default, which vllm serve on a GPU does not: `kvcore.engine.serve_defaults`)
             defaults = ("" if max_num_seqs is not None and max_num_batched_tokens is not None
                         else " (from SchedulerConfig's defaults; vllm serve's follow its GPU: "
-                        "H100/H200 8,192 and 1,024; docs/config.md)")
+                        f"{rows_text(*BATCH_OPTIONS)})")
             view.text.insert(0, f"scheduler: max_num_seqs {limits.max_num_seqs:,}, "
                              f"max_num_batched_tokens {limits.max_num_batched_tokens:,}, "
                              f"chunked prefill {'on' if enable_chunked_prefill else 'off'}"

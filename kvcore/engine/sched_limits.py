@@ -57,10 +57,10 @@ def apply(cfg: ReplayOptions, trace: Trace | None) -> ReplayOptions:
     user = (cfg.given or frozenset()) | set(trace.config if trace is not None else ())
     fill: dict = {}
     budget, seqs, model_len = cfg.max_num_batched_tokens, cfg.max_num_seqs, cfg.max_model_len
-    if not serve_defaults.BATCH_OPTIONS <= user and (
-            gpu := serve_defaults.named_gpu(cfg)) is not None:
+    if not set(serve_defaults.BATCH_OPTIONS) <= user and (
+            named := serve_defaults.named_defaults(cfg)) is not None:
         # vllm serve's own defaults on that GPU come first (`serve_defaults`)
-        gpu_budget, gpu_seqs = serve_defaults.batch_defaults(gpu)
+        gpu_budget, gpu_seqs = named
         budget = budget if "max_num_batched_tokens" in user else gpu_budget
         seqs = seqs if "max_num_seqs" in user else gpu_seqs
     if "max_num_batched_tokens" not in user and model_len is not None:

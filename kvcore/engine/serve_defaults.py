@@ -24,7 +24,20 @@ from kvcore.clock.gpus import Gpu, find_gpu
 from kvcore.engine.options import ReplayOptions
 
 GIB = 1 << 30
-BATCH_OPTIONS = frozenset({"max_num_batched_tokens", "max_num_seqs"})
+BATCH_OPTIONS = ("max_num_batched_tokens", "max_num_seqs")
+SCHEDULER_CONFIG = {"max_num_batched_tokens": 2048, "max_num_seqs": 128}
+# The rows as a person reads them (the presets' names; `tests/test_serve_defaults.py` checks
+# each preset against `device_batch_defaults`): (which GPUs, budget, max_num_seqs).
+ROWS = (("an H100 or H200", 8192, 1024), ("a B200 or MI300X", 16384, 1024),
+        ("an A100, L40S, L4 or GB10", 2048, 256))
+
+
+def rows_text(*options: str) -> str:
+    """The rows in words for ``options`` (of `BATCH_OPTIONS`): "8,192 on an H100 or H200,
+    ...", or "8,192 and 1,024 on ..." for both; for help texts and warnings."""
+    at = [BATCH_OPTIONS.index(o) for o in options]
+    return ", ".join(" and ".join(f"{(row[1], row[2])[k]:,}" for k in at) + f" on {row[0]}"
+                     for row in ROWS)
 
 
 def batch_defaults(gpu: Gpu) -> tuple[int, int]:
@@ -34,21 +47,22 @@ def batch_defaults(gpu: Gpu) -> tuple[int, int]:
     return device_batch_defaults(gpu.mem_gb * 1e9, gpu.label)
 
 
-def device_batch_defaults(total_memory: float, name: str) -> tuple[int, int]:
-    """The same for a device as CUDA describes it: its total memory in bytes and its name
-    (`kvcli bench --gpu --trace` replays with the defaults of the GPU it times)."""
+def device_batch_defaults(total_memory: float, name: str,
+                          capability: tuple[int, int] | None = None) -> tuple[int, int]:
+    """The same for a device as CUDA describes it: its total memory in bytes, its name and
+    compute capability (a GB10, 12.1, has the memory but stays on the small row, as an A100)."""
     if total_memory >= 160 * GIB:
         return 16384, 1024
-    if total_memory >= 70 * GIB and "a100" not in name.lower():
+    if total_memory >= 70 * GIB and "a100" not in name.lower() and capability != (12, 1):
         return 8192, 1024
     return 2048, 256
 
 
-def named_gpu(cfg: ReplayOptions) -> Gpu | None:
-    """The GPU a run names: `gpu`'s preset, else the one its calibration file was measured on
-    (None for a file measured on a CPU, or no GPU named)."""
+def named_defaults(cfg: ReplayOptions) -> tuple[int, int] | None:
+    """`vllm serve`'s batch defaults on the GPU a run names: `gpu`'s preset, else the GPU its
+    calibration file was measured on (None: no GPU named, or a file measured on a CPU)."""
     if cfg.gpu:
-        return find_gpu(cfg.gpu)
+        return batch_defaults(find_gpu(cfg.gpu))
     if cfg.calibration:
         from kvcore.clock.calibration import CPU_NAME_PREFIX, read_calibration
         from kvcore.errors import InputError
@@ -57,22 +71,24 @@ def named_gpu(cfg: ReplayOptions) -> Gpu | None:
             cal = read_calibration(cfg.calibration)
         except InputError:
             return None     # (the clock refuses the file, after its own usage checks)
-        if not str(cal.doc["gpu"]["name"]).startswith(CPU_NAME_PREFIX):
-            return cal.gpu
+        gpu = cal.doc["gpu"]
+        if not str(gpu["name"]).startswith(CPU_NAME_PREFIX):
+            cc = str(gpu.get("cc") or "").partition(".")
+            capability = (int(cc[0]), int(cc[2])) if cc[0].isdigit() and cc[2].isdigit() \
+                else None
+            return device_batch_defaults(cal.gpu.mem_gb * 1e9, str(gpu["name"]), capability)
     return None
 
 
 def unnamed_note(cfg: ReplayOptions, user: set[str] | frozenset[str]) -> str | None:
-    """The warning for an engine run that sizes its pool from a GPU's memory but names no GPU,
-    and leaves a batch default to kvcli (None when that is not the case)."""
-    if (cfg.mode != "engine" or cfg.gpu_memory_gib is None or named_gpu(cfg) is not None
-            or BATCH_OPTIONS <= user):
+    """The warning for an engine run whose pool is sized from a GPU's memory but that names no
+    GPU and leaves a batch default to kvcli: SchedulerConfig's, which no `vllm serve` on a
+    GPU starts with (a memory given is a GPU meant). None when that is not the case."""
+    left = [o for o in BATCH_OPTIONS if o not in user]
+    if (cfg.mode != "engine" or cfg.gpu_memory_gib is None or "num_blocks" in user
+            or not left or named_defaults(cfg) is not None):
         return None
-    return UNNAMED_NOTE
-
-
-# (SchedulerConfig's defaults are no `vllm serve`'s on any GPU: a memory given is a GPU meant)
-UNNAMED_NOTE = ("max_num_batched_tokens and max_num_seqs start from vLLM's SchedulerConfig "
-                "defaults (2,048 and 128) with no GPU named; vllm serve starts from its GPU's: "
-                "8,192 and 1,024 on an H100 or H200, 2,048 and 256 on an A100, L40S or L4, "
-                "16,384 and 1,024 on a B200 (name the GPU with gpu, or give them)")
+    return (f"{' and '.join(left)} {'start' if len(left) > 1 else 'starts'} from vLLM's "
+            f"SchedulerConfig default{'s' if len(left) > 1 else ''} "
+            f"({' and '.join(f'{SCHEDULER_CONFIG[o]:,}' for o in left)}) with no GPU named; "
+            f"vllm serve starts from its GPU's: {rows_text(*left)} (option gpu names it)")

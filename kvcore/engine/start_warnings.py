@@ -51,11 +51,11 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
         # (in cache mode it is one of the engine's options, said below)
         why = ("without a model (model or model_config): the linear clock times the steps"
                if not model else f"with the {clock} clock: it times the steps without a GPU")
-        if not serve_defaults.BATCH_OPTIONS <= user:
+        if left := [o for o in serve_defaults.BATCH_OPTIONS if o not in user]:
             # (vllm serve's batch defaults follow the GPU: `serve_defaults`)
-            out.append(f"option gpu sets only vllm serve's batch defaults on it "
-                       f"(max_num_batched_tokens {cfg.max_num_batched_tokens:,}, max_num_seqs "
-                       f"{cfg.max_num_seqs:,}) {why}")
+            values = ", ".join(f"{o} {getattr(cfg, o):,}" for o in left)
+            out.append(f"option gpu sets only vllm serve's batch defaults on it ({values}) "
+                       f"{why}")
         else:
             out.append(f"option gpu has no effect {why}")
     # (they size a model's pages from memory, time its steps on a GPU, and shape a CPU tier's
@@ -101,6 +101,7 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
     if geometry is not None:
         out.extend(_model_notes(cfg, geometry, "block_size" not in user))
     if model and (note := serve_defaults.unnamed_note(cfg, user)) is not None:
+        # (the scheduler's values a real server on that memory would not start with)
         out.append(note)
     if model and {"gpu_memory_gib", "num_blocks"} <= user:
         # num_blocks wins (vLLM's num_gpu_blocks_override); the memory sized nothing

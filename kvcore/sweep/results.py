@@ -46,6 +46,10 @@ def defaults_id(command: str) -> str:
     from kvcore.engine.options import KNOBS
 
     defaults = {f.name: f.default for f in KNOBS if f.default is not MISSING}
+    # Defaults derived by a rule, not held in a field, carry their rule's version: a job naming
+    # a GPU ran 2,048 tokens and 128 sequences before vllm serve's batch defaults per GPU
+    # (`kvcore.engine.serve_defaults`), 8,192 and 1,024 on an H100 after, under the same id.
+    defaults["derived.serve_batch_defaults"] = 1
     if command == "cluster":
         from kvcore.cluster.run import ClusterOptions
 
