@@ -155,23 +155,23 @@ def check_distinct(inputs: list[tuple[str, str | None]],
             if path is None or (path == "-" and not is_input):
                 continue
             # An output written in place replaces nothing, but a descriptor's name
-            # (/dev/stdin, /dev/fd/N) may stand for the very file an input is: opened for
-            # writing, it was truncated under the run (`replay /dev/stdin --events
-            # /dev/stdin < T` left T an event stream, exit 0). Only the inputs are its match.
+            # (/dev/stdin, /dev/fd/N) may stand for a regular file: an input (opened for
+            # writing, it was truncated under the run: `replay /dev/stdin --events /dev/stdin
+            # < T` left T an event stream, exit 0) or another output (`--events OUT --steps
+            # /dev/fd/3 3>OUT`: the steps went to the file the rename then unlinked).
             placed = not is_input and in_place(path)
             key = _file_key(path, is_input or placed)
             if key is None:
                 continue
             for other_key, other, other_input in seen:
-                if key != other_key or (placed and not other_input):
+                if key != other_key:
                     continue
                 if other_input:
                     raise InputError(f"{path} is {other}, which this run reads: writing it would "
                                      f"{'truncate' if placed else 'replace'} it", field=name)
                 raise InputError(f"{path} is also {flag(other)}'s output: one would replace "
                                  "the other", field=name)
-            if not placed:
-                seen.append((key, name, is_input))
+            seen.append((key, name, is_input))
 
 
 def _stdout_key() -> tuple[int, int] | None:

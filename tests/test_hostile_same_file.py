@@ -83,6 +83,12 @@ def test_a_descriptor_naming_the_trace_is_refused(trace, args, out, fd3):
     assert res.stderr.startswith(f"error: option {out}: ") and res.stderr.endswith(
         " is the trace, which this run reads: writing it would truncate it\n"), res.stderr
     assert trace.read_bytes() == SP.read_bytes()
+    # a descriptor on another output's file: the rename would unlink what it wrote
+    other = shlex.quote(str(trace.with_name("other.jsonl")))
+    res = run(f"3> {other}", args[0], str(trace), out, "/dev/fd/3",
+              "--metrics", str(trace.with_name("other.jsonl")))
+    assert res.returncode == 2 and res.stderr.endswith(
+        "'s output: one would replace the other\n") and " is also --" in res.stderr, res.stderr
     # (a descriptor on another file is written in place, as before)
     dest = trace.with_name("out.jsonl")
     res = run(f"3> {shlex.quote(str(dest))}", args[0], str(trace), out, "/dev/fd/3")
