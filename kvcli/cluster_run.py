@@ -96,11 +96,9 @@ def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], 
     if any(r.get("interrupted") for r in result["routers"]):
         output.message("interrupted: the outputs hold what was replayed so far")
         return output.interrupt_code()
-    if live is not None and live.linger_interrupted:
-        output.message("interrupted while the replay socket lingered: the replay and its "
-                       "outputs are complete")
-        return output.interrupt_code()
-    return 0
+    from kvcli.live_run import linger_exit
+
+    return linger_exit(live)
 
 
 def _planned_streams(events: str | None, routers: list[str], replicas: int) -> list[str]:

@@ -32,6 +32,16 @@ def open_live(opts: LiveOptions, metrics_out: IO[bytes] | None, ranks: int = 1):
                    say=output.message)
 
 
+def linger_exit(live) -> int:
+    """A run's exit code once its work is complete and said: the interrupt's (130, 143) when
+    Ctrl-C or SIGTERM ended the replay socket's linger (the outputs are whole), else 0."""
+    if live is not None and live.linger_interrupted:
+        output.message("interrupted while the replay socket lingered: the replay and its "
+                       "outputs are complete")
+        return output.interrupt_code()
+    return 0
+
+
 def run_listen(endpoint: str, replay_endpoint: str | None, topic: str, count: int | None,
                idle_timeout_s: float, first_seq: int, live_view: bool = False) -> int:
     """`kvcli events listen`: the batches as JSON lines on stdout (`live_view`: a live

@@ -181,11 +181,9 @@ def _replay_outputs(tr, trace: str, opts, events: str | None, events_format: str
     if summary.interrupted:
         output.message("interrupted: the outputs hold what was replayed so far")
         return output.interrupt_code()
-    if live is not None and live.linger_interrupted:
-        output.message("interrupted while the replay socket lingered: the replay and its "
-                       "outputs are complete")
-        return output.interrupt_code()
-    return 0
+    from kvcli.live_run import linger_exit
+
+    return linger_exit(live)
 
 
 def groups_text(groups: list[dict]) -> str:
