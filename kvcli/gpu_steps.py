@@ -33,6 +33,7 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
+from kvcli.gpu_steps_cpu import MAX_CPU_SAMPLE_STEPS, check_host_pool, cpu_estimate
 from kvcli.output import Table, View
 
 TIMED_KINDS = ("full_attention", "sliding_window")
@@ -40,12 +41,6 @@ KV_DTYPES = ("bf16", "fp8")
 SAMPLE_RULE = ("decode steps = steps whose batch decodes >= 1 request; captured: positions "
                "(2i+1)*D//(2N), i < N, among the D decode steps (all when N >= D)")
 DEFAULT_HEADS = (32, 8, 128, "bf16")     # Llama-3.1-8B
-# --device cpu runs each kernel under Triton's interpreter: ~80 us a key per KV head (17 s a
-# kernel for the chat sample's 9 x 26,609-key step, 8 KV heads, on a busy 2-core machine), so
-# --sample-steps 10,000 ran for days without a word. The CPU run is the tests' (its times mean
-# nothing): at most the default's 32 steps, and the kernels and an estimate said first.
-MAX_CPU_SAMPLE_STEPS = 32
-CPU_S_PER_KEY_HEAD = 80e-6
 
 
 def heads_of(model: str | None) -> tuple[int, int, int, str]:
@@ -112,7 +107,7 @@ def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_na
     log(f"captured {len(cap.steps)} of {cap.decode_steps} decode steps "
         f"({cap.total_steps} steps)")
     if device.type == "cpu":
-        log(cpu_estimate(cap, timed, hkv))
+        log(cpu_estimate(cap, timed, hkv, len(KV_DTYPES)))
     bw = copy_bandwidth(device)
     copy = bw["best"]
     if device.type == "cuda":
@@ -155,50 +150,6 @@ def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_na
         log(f"{kv}: timed {len(cap.steps)} steps x {len(timed)} group(s)")
     doc["summary"] = summarize(doc)
     return doc
-
-
-def cpu_estimate(cap: Any, timed: list[int], num_kv_heads: int) -> str:
-    """The line ``--device cpu`` says before timing: how many kernels, and about how long."""
-    from kernels.cases import keys_read
-
-    kernels = len(cap.steps) * len(timed) * len(KV_DTYPES) * 2      # x 2 strategies
-    keys = sum(keys_read(st.seq_lens, cap.groups[g].sliding_window)
-               for st in cap.steps for g in timed)
-    secs = keys * num_kv_heads * CPU_S_PER_KEY_HEAD * len(KV_DTYPES) * 2
-    about = f"{secs / 60:,.0f} min" if secs >= 90 else f"{secs:,.0f} s"
-    return (f"--device cpu: {kernels} kernel(s) to time ({len(cap.steps)} step(s) x "
-            f"{len(timed)} group(s) x {len(KV_DTYPES)} cache dtypes x 2 strategies) under "
-            f"Triton's interpreter: about {about}")
-
-
-def pool_host_bytes(num_blocks: int, block_size: int, num_kv_heads: int, head_dim: int,
-                    q_dtype: str) -> dict[str, int]:
-    """Host bytes the CPU run's pool takes at its peak, per cache dtype: one copy
-    (`kernels.steps.make_pool`) of ``[num_blocks, 2, page, Hkv, D]``, q's dtype for bf16; an fp8
-    cache is drawn in float32 and then cast (`kernels.cases.random_kv`): 4 + 1 bytes a value.
-    The dtypes run one after the other, each pool freed before the next."""
-    values = num_blocks * 2 * block_size * num_kv_heads * head_dim
-    q_size = {"fp32": 4}.get(q_dtype, 2)
-    return {"bf16": values * q_size, "fp8": values * (4 + 1)}
-
-
-def check_host_pool(trace: Any, num_blocks: int, block_size: int, num_kv_heads: int,
-                    head_dim: int, q_dtype: str) -> None:
-    """``--device cpu`` allocates the replay's whole pool on the host: refused (`InputError`,
-    naming the trace's num_blocks) when its peak cannot fit the memory left (2,000,000 blocks
-    asked torch for 131 GB in bf16, 262 GB in fp8). A GPU's pool is sized within its memory
-    (`kernels.timing.copies_for`); a single copy that does not fit is that dtype's error."""
-    from kvcore.host_memory import GiB, check_fits
-
-    by = pool_host_bytes(num_blocks, block_size, num_kv_heads, head_dim, q_dtype)
-    kv, need = max(by.items(), key=lambda x: x[1])
-    given = any(k in trace.config for k in ("num_blocks", "num_gpu_blocks_override"))
-    where = "its config line" if given else "a config line sets it"
-    check_fits(need, f"--device cpu allocates the replay's whole KV pool on the host: "
-               f"{num_blocks:,} blocks x {block_size} tokens x {num_kv_heads} KV heads x "
-               f"{head_dim} need ~{need / GiB:,.1f} GiB for its {kv} copy; lower num_blocks "
-               f"({where}) or time it on a GPU (--device cuda)", field="num_blocks",
-               path=trace.label, line=trace.config_line if given else None)
 
 
 def _time_dtype(doc: dict, cap: Any, timed: list[int], kv: str, device: Any,

@@ -104,7 +104,7 @@ def test_a_pool_past_host_memory_is_refused_before_it_is_allocated(tmp_path: Pat
 
 
 def test_the_pool_bytes() -> None:
-    from kvcli.gpu_steps import pool_host_bytes
+    from kvcli.gpu_steps_cpu import pool_host_bytes
 
     values = 10 * 2 * 16 * 8 * 128
     assert pool_host_bytes(10, 16, 8, 128, "bf16") == {"bf16": 2 * values, "fp8": 5 * values}
