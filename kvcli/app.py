@@ -79,9 +79,9 @@ def main() -> None:
     # typer 0.29's own click (typer is pinned, see pyproject.toml and kvcli/lean_typer.py)
     from typer._click import exceptions as usage
 
-    from kvcli.closed_streams import stand_in, tolerant
+    from kvcli.closed_streams import stand_in
     from kvcli.output import install_signal_handlers
-    from kvcli.output_terminal import clamp_columns
+    from kvcli.output_terminal import clamp_columns, tolerant
     from kvcli.usage_errors import command_words, usage_line
     from kvcore.gc_pause import one_shot_process
 

@@ -113,3 +113,15 @@ def render_table(t: Table, console: Console) -> None:
         console.print(rt)
     finally:
         console.width = narrow
+
+
+def tolerant() -> None:
+    """Let stdout and stderr write what their encoding cannot hold as escapes (``\\u2581``)
+    rather than fail: under ``PYTHONIOENCODING=ascii`` (or latin-1) a sparkline, a help text's
+    '…' or a request id 'réq-✓' ended in a UnicodeEncodeError traceback, exit 1, half the
+    output written. A stream that already chose how to fail (``ascii:replace``) keeps its
+    choice; JSON is written as UTF-8 bytes to the buffer and is untouched."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", None) == "strict":
+            reconfigure(errors="backslashreplace")
