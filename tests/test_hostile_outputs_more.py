@@ -55,10 +55,10 @@ def test_a_narrow_encoding_is_written_with_escapes_not_a_traceback(tmp_path, enc
     env = {"PYTHONIOENCODING": encoding}
     stats = kvcli("stats", SAMPLE, env=env)           # the sparkline
     ok(stats)
-    assert b"peak" in stats.stdout
+    assert b"peak" in stats.stdout and b"\\u2581" in stats.stdout      # (escaped, not '?')
     helped = kvcli("replay", "--help", env=env)       # '…' in the help text
     ok(helped)
-    assert b"--explain" in helped.stdout
+    assert b"--explain" in helped.stdout and b"\\u2026" in helped.stdout
     trace = unicode_trace(tmp_path)
     told = kvcli("replay", trace, "--explain", "réq-✓", env=env)
     ok(told)

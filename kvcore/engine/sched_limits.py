@@ -20,7 +20,7 @@ difference. Here, in vLLM's order:
 `--max-model-len` kvcli has no `max_model_len` (no limit), and the rules that use it are left
 out. `kvcli config` describes what `vllm serve` would start with: it applies the same rules
 (`serve_limits`), so that config and replay never disagree on the same settings (it names no
-GPU: 0 is left out, and said where it sizes from a GPU's memory). The
+GPU: 0 is left out, and its scheduler line says where the values come from). The
 scheduler oracle's recorded cases build `SchedulerConfig` directly, which applies 3 and not
 1-2; none of them sets what 1-2 would change.
 """
