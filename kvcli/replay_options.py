@@ -18,7 +18,13 @@ from typing import Annotated, Any
 import typer
 
 from kvcli import output
-from kvcore.engine.options import ARRIVALS, ENGINE_NUM_BLOCKS, MODES, ReplayOptions
+from kvcore.engine.options import (
+    ARRIVALS,
+    ENGINE_NUM_BLOCKS,
+    MODES,
+    PERFORMANCE_MODES,
+    ReplayOptions,
+)
 from kvcore.engine.queues import QUEUES
 from kvcore.engine.serve_defaults import rows_text
 from kvcore.errors import InputError
@@ -40,6 +46,7 @@ def _choices(name: str, values) -> type[Enum]:
 Mode = _choices("Mode", MODES)
 Arrivals = _choices("Arrivals", ARRIVALS)
 Policy = _choices("Policy", QUEUES)
+PerformanceMode = _choices("PerformanceMode", PERFORMANCE_MODES)
 HashAlgo = _choices("HashAlgo", HASH_FUNCTIONS)
 OffloadPolicy = _choices("OffloadPolicy", ("lru", "arc"))
 KvDtype = _choices("KvDtype", DTYPE_BYTES)
@@ -130,11 +137,14 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
                             "--max-num-seqs (smaller decode batches) [default: none, "
                             "--max-num-seqs]")),
     "policy": (Policy, _S, "Scheduling policy"),
+    "performance_mode": (PerformanceMode, _S, ("vLLM's: throughput doubles the budget and "
+                         "max_num_seqs where not given; interactivity changes only CUDA "
+                         "graphs, which kvcli does not model")),
     "watermark": (float, _S, "Fraction of blocks kept free when admitting"),
     "enable_chunked_prefill": (bool, _S, "Chunked prefill"),
     "scheduler_reserve_full_isl": (bool, _S, "Admission needs room for the whole prompt"),
     "prefix_cache_retention_interval": (str, _S, (
-        "vLLM's retention for sliding-window groups: 0 caches only the blocks a later hit can "
+        "vLLM's retention for sliding-window and Mamba groups: 0 caches only the blocks a later hit can "
         "use (vLLM's default), N one window tail per N tokens, 'dense' every full block "
         "[default: 0]")),
     "prefix_match_unit": (int, _S, ("vLLM's --prefix-match-unit: hash requests every N "

@@ -136,3 +136,27 @@ def test_a_pool_sized_from_memory_with_no_gpu_named_is_said():
     assert r.exit_code == 0, r.output
     assert ("scheduler: max_num_seqs 128, max_num_batched_tokens 2,048, chunked prefill on (from "
             "SchedulerConfig's defaults; vllm serve's follow its GPU") in r.stdout
+
+
+def test_throughput_mode_doubles_the_defaults_not_a_value_given():
+    """vLLM's `--performance-mode throughput` doubles the batch defaults it picked (after the
+    GPU's row, before the rules), never a value the user set; interactivity sizes CUDA graphs
+    only (said to change nothing here)."""
+    tp = ("--performance-mode", "throughput")
+    assert _config(*tp)[0] == {"budget": 4096, "seqs": 256}
+    assert _config(*tp, "--gpu", "h200")[0] == {"budget": 16384, "seqs": 2048}
+    assert _config(*tp, "--gpu", "h200", "--max-num-seqs", "100")[0] == {
+        "budget": 16384, "seqs": 100}
+    # then the rules: max_num_seqs at most the budget given
+    assert _config(*tp, "--max-num-batched-tokens", "200")[0] == {"budget": 200, "seqs": 200}
+    got, said = _config("--performance-mode", "interactivity")
+    said = [w for w in said if "performance_mode" in w]
+    assert got == {"budget": 2048, "seqs": 128} and said == [
+        ("option performance_mode interactivity: no effect here: it changes only vLLM's CUDA "
+         "graphs, which kvcli does not model")]
+    assert not [w for w in _config("--performance-mode", "balanced")[1]
+                if "performance_mode" in w]                       # (the default restated)
+    _, said = _config(*tp, "--max-num-seqs", "8", "--max-num-batched-tokens", "64")
+    assert [w for w in said if "performance_mode" in w] == [
+        ("option performance_mode throughput: no effect here: throughput doubles only the "
+         "batch defaults, and max_num_batched_tokens and max_num_seqs are given")]

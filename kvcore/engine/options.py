@@ -31,6 +31,7 @@ from kvcore.vllm_values import VLLM_KEYS, kv_cache_dtype_name
 ENGINE_NUM_BLOCKS = 16_384          # engine mode's pool without a model or a memory size
 MODES = ("engine", "cache")
 ARRIVALS = ("timestamp", "ignore", "step")
+PERFORMANCE_MODES = ("balanced", "interactivity", "throughput")   # vLLM 0.33's PerformanceMode
 _COST = CostModel()
 _SCHED = SchedulerConfig()
 # Keys a trace's config line may hold that are not settings here (the oracle's).
@@ -70,6 +71,9 @@ class ReplayOptions:
     long_prefill_token_threshold_adaptive: bool = _knob(
         _SCHED.long_prefill_token_threshold_adaptive, config=True)
     policy: str = _knob(_SCHED.policy, config=True, choices=QUEUES)
+    # vLLM's --performance-mode: "throughput" doubles the batch defaults not given
+    # (`sched_limits`); "interactivity" sizes CUDA graphs only, which no clock here models
+    performance_mode: str = _knob("balanced", config=True, choices=PERFORMANCE_MODES)
     watermark: float = _knob(0.0, config=True, check="fraction")
     # admission needs room for the whole prompt
     scheduler_reserve_full_isl: bool = _knob(_SCHED.scheduler_reserve_full_isl, config=True)
@@ -172,6 +176,8 @@ class ReplayOptions:
                 del d[k]        # (the same: outputs and sweep job ids unchanged)
         if self.gpu_memory_utilization == DEFAULT_GPU_MEMORY_UTILIZATION:
             del d["gpu_memory_utilization"]     # (the same)
+        if self.performance_mode == "balanced":
+            del d["performance_mode"]           # (the same)
         return d
 
     @property

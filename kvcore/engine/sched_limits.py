@@ -7,7 +7,8 @@
 difference. Here, in vLLM's order:
 
 0. where the run names its GPU, that GPU's `vllm serve` defaults for whichever of the budget
-   and `max_num_seqs` the user did not set (`serve_defaults`; else SchedulerConfig's);
+   and `max_num_seqs` the user did not set (`serve_defaults`; else SchedulerConfig's), doubled
+   with `performance_mode` "throughput";
 1. the token budget, when the user did not set it: with chunked prefill off, at least
    `max_model_len` (so a whole prompt fits one step); then at most
    `max_num_seqs * max_model_len`;
@@ -57,12 +58,16 @@ def apply(cfg: ReplayOptions, trace: Trace | None) -> ReplayOptions:
     user = (cfg.given or frozenset()) | set(trace.config if trace is not None else ())
     fill: dict = {}
     budget, seqs, model_len = cfg.max_num_batched_tokens, cfg.max_num_seqs, cfg.max_model_len
-    if not set(serve_defaults.BATCH_OPTIONS) <= user and (
-            named := serve_defaults.named_defaults(cfg)) is not None:
-        # vllm serve's own defaults on that GPU come first (`serve_defaults`)
-        gpu_budget, gpu_seqs = named
-        budget = budget if "max_num_batched_tokens" in user else gpu_budget
-        seqs = seqs if "max_num_seqs" in user else gpu_seqs
+    if not set(serve_defaults.BATCH_OPTIONS) <= user:
+        # vllm serve's own defaults on the run's GPU come first (`serve_defaults`; none named:
+        # SchedulerConfig's), doubled in throughput mode; a value the user set stays. (From
+        # the defaults, not the value in `cfg`, which a first call may have filled already.)
+        named = serve_defaults.named_defaults(cfg)
+        base = named or tuple(serve_defaults.SCHEDULER_CONFIG[o]
+                              for o in serve_defaults.BATCH_OPTIONS)
+        times = 2 if cfg.performance_mode == "throughput" else 1
+        budget = budget if "max_num_batched_tokens" in user else times * base[0]
+        seqs = seqs if "max_num_seqs" in user else times * base[1]
     if "max_num_batched_tokens" not in user and model_len is not None:
         if not cfg.enable_chunked_prefill:
             budget = max(model_len, budget)

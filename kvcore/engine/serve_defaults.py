@@ -22,10 +22,12 @@ from __future__ import annotations
 
 from kvcore.clock.gpus import Gpu, find_gpu
 from kvcore.engine.options import ReplayOptions
+from kvcore.engine.scheduler import SchedulerConfig
 
 GIB = 1 << 30
 BATCH_OPTIONS = ("max_num_batched_tokens", "max_num_seqs")
-SCHEDULER_CONFIG = {"max_num_batched_tokens": 2048, "max_num_seqs": 128}
+# (kvcore's SchedulerConfig holds vLLM's class defaults: 2,048 and 128)
+SCHEDULER_CONFIG = {o: getattr(SchedulerConfig(), o) for o in BATCH_OPTIONS}
 # The rows as a person reads them (the presets' names; `tests/test_serve_defaults.py` checks
 # each preset against `device_batch_defaults`): (which GPUs, budget, max_num_seqs).
 ROWS = (("an H100 or H200", 8192, 1024), ("a B200 or MI300X", 16384, 1024),

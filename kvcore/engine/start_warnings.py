@@ -17,7 +17,7 @@ ENGINE_ONLY = frozenset({"max_num_seqs", "long_prefill_token_threshold",
                          "scheduler_reserve_full_isl", "enable_chunked_prefill",
                          "max_num_active_seqs", "arrivals", "step_overhead_ms",
                          "prefill_ms_per_token", "decode_ms_per_seq", "max_steps",
-                         "async_scheduling", "clock", "gpu"})
+                         "async_scheduling", "clock", "gpu", "performance_mode"})
 # A CPU tier's options that time its transfers (cache mode has no time).
 TIER_TIMING = frozenset({"load_steps", "store_steps", "sync_load_budget_bytes",
                          "offload_bandwidth_gbps", "offload_prompt_only"})
@@ -100,6 +100,16 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
                    "reports) or num_blocks for the pool vllm serve would have")
     if geometry is not None:
         out.extend(_model_notes(cfg, geometry, "block_size" not in user))
+    if "performance_mode" in user and cfg.mode == "engine" and (
+            cfg.performance_mode == "interactivity" or (
+                cfg.performance_mode == "throughput"
+                and set(serve_defaults.BATCH_OPTIONS) <= user)):
+        # (vLLM's interactivity mode sizes CUDA graphs; throughput doubles only defaults; the
+        # default, balanced, restated changes nothing and is not said, as any default)
+        out.append(f"option performance_mode {cfg.performance_mode}: no effect here: "
+                   + ("throughput doubles only the batch defaults, and max_num_batched_tokens "
+                      "and max_num_seqs are given" if cfg.performance_mode == "throughput"
+                      else "it changes only vLLM's CUDA graphs, which kvcli does not model"))
     if model and (note := serve_defaults.unnamed_note(cfg, user)) is not None:
         # (the scheduler's values a real server on that memory would not start with)
         out.append(note)
