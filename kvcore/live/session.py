@@ -45,8 +45,8 @@ class LiveRun:
         try:
             if opts.publishes:
                 self._open_publishers(ranks)
-            self.pacer = (Pacer(opts.realtime, self._idle) if opts.realtime is not None
-                          else None)
+            self.pacer = (Pacer(opts.realtime, self._idle, self.say)
+                          if opts.realtime is not None else None)
             if metrics_out is not None or opts.metrics_port is not None:
                 self._open_metrics(metrics_out)
         except BaseException:
