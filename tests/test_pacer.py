@@ -29,8 +29,8 @@ def test_a_long_wait_is_said_before_it_starts(monkeypatch):
     p.wait_until(30_000_000.0)              # 30 s of wall time: not said
     assert said == [] and abs(clock.now - 130.0) < 1e-6
     p.wait_until(120_000_000.0)             # 90 s more
-    assert said == ["realtime 1000: the next step, at simulated 120,000.000 s, is 90 s of wall "
-                    "time away (an idle stretch of the trace; Ctrl-C stops)"]
+    assert said == [("realtime 1000: the next step, at simulated 120,000.000 s, is 90 s of "
+                     "wall time away (an idle stretch of the trace; Ctrl-C stops)")]
     assert abs(clock.now - 220.0) < 1e-6 and p.max_behind_s == 0.0
 
 
