@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_hostile_outputs import one_error
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "traces" / "multiturn-chat.jsonl"
@@ -26,15 +27,6 @@ def ok(res: subprocess.CompletedProcess) -> None:
     err = res.stderr.decode(errors="replace")
     assert res.returncode == 0, err
     assert "Traceback" not in err and "UnicodeEncodeError" not in err, err
-
-
-def one_error(res: subprocess.CompletedProcess, code: int) -> str:
-    err = res.stderr.decode(errors="replace")
-    assert res.returncode == code, err
-    assert "Traceback" not in err
-    lines = err.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), err
-    return lines[0]
 
 
 def unicode_trace(tmp_path: Path) -> Path:
