@@ -1,0 +1,117 @@
+"""`kvcli config`'s views: the sizing as tables and lines (`sizing_view`), the CPU tier's size
+(`add_cpu_tier`), the presets (`list_view`) and the prefix-match unit's line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _short_layers(names: list[str]) -> str:
+    idx = [n.rsplit(".", 1)[-1] for n in names]
+    return ",".join(idx) if len(idx) <= 8 else ",".join(idx[:6]) + f",... ({len(idx)})"
+
+
+def sizing_view(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utilization: float,
+                activation_gib: float, tp: int):
+    """The `View` of `kvcli config`: the JSON document and its tables."""
+
+    from kvcli.output import Table, View
+    from kvcore.sizing.explain import to_json
+
+    data = to_json(result, gpu_memory_gib=gpu_memory_gib,
+                   gpu_memory_utilization=gpu_memory_utilization, activation_gib=activation_gib,
+                   tp=tp)
+    rows = [(g["index"], g["kind"], g["block_size"], g["num_layers"], _short_layers(g["layers"]),
+             g["page_size_bytes"], g["blocks_per_request"]) for g in data["groups"]]
+    groups = Table(f"KV cache groups of {data['model']} ({data['layers']} layers: " + ", ".join(
+        f"{n} {k}" for k, n in data["layer_kinds"].items()) + ")",
+        ("group", "kind", "block", "layers", "which", "page bytes", "blocks/request"), rows)
+    formulas: dict[str, list[int]] = {}
+    for g in data["groups"]:
+        formulas.setdefault(g["page_formula"], []).append(g["index"])
+    text = [f"page, group{'s' if len(ids) > 1 else ''} {','.join(map(str, ids))}: {f}"
+            for f, ids in formulas.items()]
+    m = data["memory"]
+    if m["gpu_memory_gib"] is not None:
+        text.append(
+            f"available KV memory = {m['gpu_memory_gib']:g} GiB x 2^30 x "
+            f"{m['gpu_memory_utilization']:g} - weights {m['weights_gib']:.2f} GiB"
+            + (" (estimated)" if m["weights_estimated"] else "")
+            + (f" - activations {m['activation_gib']:g} GiB" if m["activation_gib"] else "")
+            + f" = {m['available_kv_cache_bytes']:,} bytes ({m['available_kv_cache_gib']:.2f} GiB)"
+            + (f" per worker (tensor parallel {tp})" if tp > 1 else ""))
+    widest = max((g["num_layers"] for g in data["groups"]), default=0)
+    text.append(f"bytes per block = {widest} layers x page = {data['bytes_per_block']:,}")
+    fit = (None if m["gpu_memory_gib"] is None
+           else m["available_kv_cache_bytes"] // data["bytes_per_block"])
+    text.append(f"num_blocks = {data['num_blocks']:,}"
+                + ("" if fit is None else
+                   f" = {m['available_kv_cache_bytes']:,} // {data['bytes_per_block']:,}"
+                   if fit == data["num_blocks"] else f" (--num-blocks; {fit:,} fit the memory)")
+                + " (block 0 is the null block)")
+    per_req = sum(g["blocks_per_request"] for g in data["groups"])
+    text.append(f"max concurrency at max_model_len {data['max_model_len']:,} = "
+                f"{data['num_blocks']:,} / {per_req:,} blocks per request = "
+                f"{data['max_concurrency']:.2f}")
+    text.append(f"KV cache capacity = {data['kv_cache_tokens']:,} tokens "
+                f"(vLLM's 'GPU KV cache size'); pool = {data['pool_tokens']:,} token slots")
+    text.append(f"largest max_model_len that fits = {data['max_model_len_fits']:,}")
+    return View(data, tables=[groups], text=text)
+
+
+def add_cpu_tier(view: Any, gib: float, offload_block_size: int | None, block_size: int,
+                 tp: int) -> None:
+    """The CPU tier's size as vLLM 0.33 derives it (`kvcore.offload.config`), into the view:
+    JSON key ``cpu_offload`` and a few lines."""
+    from kvcore.errors import InputError
+    from kvcore.offload.config import blocks_per_chunk_of, chunk_bytes, chunks_of
+
+    if not gib > 0:
+        raise InputError(f"must be a number > 0, got {gib}", field="kv_offloading_size")
+    bpc = blocks_per_chunk_of(offload_block_size, block_size, field="kv_offloading_block_size")
+    per_block = view.data["bytes_per_block"] * tp      # a chunk holds every rank's share
+    per_chunk = chunk_bytes(per_block, bpc)
+    n = chunks_of(gib, per_chunk)
+    tier = {"kv_offloading_size_gib": gib, "cpu_bytes_to_use": int(gib * 2**30),  # (vLLM: a float)
+            "blocks_per_chunk": bpc, "tokens_per_chunk": bpc * block_size,
+            "kv_bytes_per_chunk": per_chunk, "cpu_num_chunks": n,
+            "cpu_kv_cache_size_tokens": n * bpc * block_size,
+            "cpu_kv_cache_size_bytes": n * per_chunk}
+    view.data["cpu_offload"] = tier
+    view.text.append(
+        f"CPU tier (--kv-offloading-size {gib:g}) = int({gib:g} x 2^30) // "
+        f"{per_chunk:,} bytes a chunk ({bpc} block{'s' if bpc > 1 else ''}"
+        f"{f' x {tp} ranks' if tp > 1 else ''}, rounded up to 4 KiB) = {n:,} chunks = "
+        f"{n * bpc * block_size:,} tokens")
+
+
+def list_view():
+    from collections import Counter
+
+    from kvcli.output import Table, View
+    from kvcore.models.presets import PRESETS, load_preset
+
+    rows, data = [], []
+    for key, (repo, _) in PRESETS.items():
+        g = load_preset(key)
+        kinds = ", ".join(f"{n} {k}" for k, n in Counter(g.layer_kinds).items())
+        # what the KV cache holds: an MLA model caches one latent vector, not its heads
+        kv_heads, head_dim = (1, g.mla.latent_size) if g.mla else (g.num_kv_heads, g.head_dim)
+        rows.append((key, repo, g.num_layers, kinds, kv_heads, head_dim, g.dtype,
+                     g.max_position_embeddings))
+        data.append({"name": key, "repo": repo, "layers": g.num_layers,
+                     "layer_kinds": dict(Counter(g.layer_kinds)), "kv_heads": kv_heads,
+                     "head_dim": head_dim, "dtype": g.dtype,
+                     "max_position_embeddings": g.max_position_embeddings})
+    return View({"presets": data}, tables=[Table("model presets", (
+        "name", "repo", "layers", "kinds", "kv heads", "head dim", "dtype", "max len"), rows)])
+
+
+def prefix_match_line(pm: dict) -> str:
+    """--prefix-match-unit's effect, a line under the table."""
+    line = (f"prefix matching: hash block {pm['hash_block_size']:,} tokens, scheduler block "
+            f"{pm['scheduler_block_size']:,}; hits land every "
+            f"{pm['cache_hit_alignment_tokens']:,} tokens")
+    if pm["partial_hash_hits"]:
+        line += " (vLLM's partial-block hits)"
+    return line
