@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from kvcore.engine.options import ReplayOptions
+from kvcore.engine.options import PERFORMANCE_MODES, ReplayOptions
 from kvcore.engine.serve_defaults import rows_text
 from kvcore.vllm_values import KV_CACHE_DTYPES, VLLM_MODEL_DTYPES
 
@@ -25,6 +25,14 @@ ModelConfigOpt = Annotated[str | None, typer.Option(
     "--model-config", help="A Hugging Face config.json on disk.")]
 GpuMemOpt = Annotated[float | None, typer.Option(
     "--gpu-memory-gib", help="GPU memory in GiB (e.g. 80).")]
+GpuOpt = Annotated[str | None, typer.Option(
+    "--gpu", help="The GPU vllm serve runs on (a preset: `kvcli clock gpus`): the budget and "
+    "--max-num-seqs start from its batch defaults, as in `kvcli replay --gpu` (not its "
+    "memory: --gpu-memory-gib). [default: none, SchedulerConfig's]")]
+PerfModeOpt = Annotated[str, typer.Option(
+    "--performance-mode", metavar="|".join(PERFORMANCE_MODES), help="vLLM's: throughput "
+    "doubles the budget and --max-num-seqs where not given; interactivity changes only CUDA "
+    "graphs.")]
 UtilOpt = Annotated[float, typer.Option(
     "--gpu-memory-utilization", "--device-memory-utilization", help="Fraction of "
     "--gpu-memory-gib vLLM may use (weights, activations, KV cache), as `kvcli replay "

@@ -15,7 +15,7 @@ _HYBRID = ("disable_hybrid", "pad_pages")
 _IN_FLIGHT = ("max_concurrent_batches", "async_scheduling", "no_async_scheduling")
 # The step budget and what derives it (vLLM raises a default budget to max_num_seqs)
 _BUDGET = ("max_num_batched_tokens", "enable_chunked_prefill", "no_enable_chunked_prefill",
-           "max_num_seqs")
+           "max_num_seqs", "gpu", "performance_mode")
 
 
 def _flags(names: list[str]) -> str:
@@ -26,7 +26,8 @@ def _flags(names: list[str]) -> str:
 
 def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | None,
                     max_model_len: int | None, block_size: int, block_size_given: bool,
-                    enable_prefix_caching: bool, offloading: bool) -> list[str]:
+                    enable_prefix_caching: bool, offloading: bool,
+                    performance_mode: str = "balanced") -> list[str]:
     """The warnings for a sizing `result` (`resolve_kv_cache_config`) of the options `given`
     on the command line (their parameter names)."""
     from kvcore.models.geometry import long_context_note
@@ -65,7 +66,20 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
     # (2 batches in flight is the default, vLLM's async scheduling: restated, nothing changes,
     # and nothing is said, as for any option given its default)
     in_flight = [n for n in _IN_FLIGHT if n in given and result.ctx.max_concurrent_batches != 2]
-    in_flight += [n for n in _BUDGET if n in given]     # (llama-3.1-8b: the same table)
+    batch = {"max_num_batched_tokens", "max_num_seqs"} <= given
+    if "gpu" in given and batch:
+        # (the GPU gives only the batch defaults: config sizes nothing else from it)
+        out.append("option --gpu: no effect: --max-num-batched-tokens and --max-num-seqs are "
+                   "given, and it gives only their defaults (the memory is --gpu-memory-gib)")
+    if "performance_mode" in given and (performance_mode == "interactivity" or (
+            performance_mode == "throughput" and batch)):
+        out.append(f"option --performance-mode {performance_mode}: no effect here: " + (
+            "it changes only vLLM's CUDA graphs, which kvcli does not model"
+            if performance_mode == "interactivity" else
+            "throughput doubles only the batch defaults, and both are given"))
+    # (llama-3.1-8b: the same table; a GPU or a mode whose warning came above is not repeated)
+    in_flight += [n for n in _BUDGET if n in given and not (
+        (n == "gpu" and batch) or (n == "performance_mode" and performance_mode != "throughput"))]
     if in_flight and not kinds & {"sliding", "chunked"}:
         out.append(f"option(s) {_flags(in_flight)}: no block count of {g.name}'s depends on "
                    "it: only sliding-window and chunked-local groups reserve blocks for the "

@@ -160,3 +160,29 @@ def test_throughput_mode_doubles_the_defaults_not_a_value_given():
     assert [w for w in said if "performance_mode" in w] == [
         ("option performance_mode throughput: no effect here: throughput doubles only the "
          "batch defaults, and max_num_batched_tokens and max_num_seqs are given")]
+
+
+def test_config_names_the_gpu_for_its_batch_defaults():
+    """`kvcli config --gpu G` sizes as `kvcli replay --gpu G` does: Gemma 3's sliding groups
+    reserve blocks for 2 x the budget in flight, so an H100's 8,192 (vllm serve's) holds more
+    blocks a request than SchedulerConfig's 2,048 (the concurrency vLLM reports falls)."""
+    def sized(*args: str) -> dict:
+        r = runner.invoke(app, ["config", "gemma-3-27b", "--gpu-memory-gib", "79",
+                                "--max-model-len", "32768", *args, "--json"])
+        assert r.exit_code == 0, r.output
+        return json.loads(r.stdout)
+
+    plain, h100 = sized(), sized("--gpu", "h100")
+    assert (plain["max_num_batched_tokens"], plain["max_num_seqs"]) == (2048, 128)
+    assert (h100["max_num_batched_tokens"], h100["max_num_seqs"]) == (8192, 1024)
+    assert [g["blocks_per_request"] for g in plain["groups"]][:1] == [321]
+    assert [g["blocks_per_request"] for g in h100["groups"]][:1] == [1089]
+    assert (round(plain["max_concurrency"], 2), round(h100["max_concurrency"], 2)) == (4.61, 2.14)
+    doubled = sized("--gpu", "h100", "--performance-mode", "throughput")
+    assert (doubled["max_num_batched_tokens"], doubled["max_num_seqs"]) == (16384, 2048)
+    # the same as the replay's pool (its start-up applies the same rules)
+    r = runner.invoke(app, ["replay", SAMPLE, "--model", "gemma-3-27b", "--gpu-memory-gib", "79",
+                            "--gpu", "h100", "--max-model-len", "32768", "--json"])
+    c = sized("--gpu", "h100")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["num_blocks"] == c["num_blocks"]

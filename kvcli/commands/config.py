@@ -23,6 +23,7 @@ def register(app: typer.Typer) -> None:
         list_presets: co.ListOpt = False,
         model_config: co.ModelConfigOpt = None,
         gpu_memory_gib: co.GpuMemOpt = None,
+        gpu: co.GpuOpt = None,
         gpu_memory_utilization: co.UtilOpt = DEFAULT_GPU_MEMORY_UTILIZATION,
         weights_gib: co.WeightsOpt = None,
         activation_gib: co.ActivationOpt = 0.0,
@@ -32,6 +33,7 @@ def register(app: typer.Typer) -> None:
         max_model_len: co.MaxModelLenOpt = None,
         max_num_batched_tokens: co.BudgetOpt = None,
         max_num_seqs: co.SeqsOpt = None,
+        performance_mode: co.PerfModeOpt = "balanced",
         enable_chunked_prefill: co.ChunkedOpt = True,
         async_scheduling: co.AsyncOpt = None,
         max_concurrent_batches: co.BatchesOpt = None,
@@ -69,6 +71,7 @@ def register(app: typer.Typer) -> None:
                                      "--list to size it", field="list")
                 output.emit(list_view(), as_json=as_json)
                 return
+            from kvcore.clock.gpus import find_gpu
             from kvcore.engine.sched_limits import serve_limits
             from kvcore.engine.serve_defaults import BATCH_OPTIONS, rows_text
             from kvcore.sizing.resolve import resolve_kv_cache_config
@@ -112,19 +115,16 @@ def register(app: typer.Typer) -> None:
 
             # the scheduler options' own checks first, in the replay's words (the sizing
             # layer's differ); the budget is the given one or the default here
-            first = serve_limits(max_num_seqs=max_num_seqs,
-                                 max_num_batched_tokens=max_num_batched_tokens,
-                                 max_model_len=max_model_len,
-                                 enable_chunked_prefill=enable_chunked_prefill
-                                 ).max_num_batched_tokens
+            serving = {"max_num_seqs": max_num_seqs, "gpu": gpu,
+                       "max_num_batched_tokens": max_num_batched_tokens,
+                       "enable_chunked_prefill": enable_chunked_prefill,
+                       "performance_mode": performance_mode}
+            first = serve_limits(max_model_len=max_model_len, **serving).max_num_batched_tokens
             result = sized(first)
             # vLLM's start-up scheduler defaults and refusals on the model's max_model_len,
             # as a replay applies them (then the pool is sized again on the budget, as vLLM
             # sizes it after its defaults: the windows' in-flight tokens follow it)
-            limits = serve_limits(max_num_seqs=max_num_seqs,
-                                  max_num_batched_tokens=max_num_batched_tokens,
-                                  max_model_len=result.ctx.max_model_len,
-                                  enable_chunked_prefill=enable_chunked_prefill)
+            limits = serve_limits(max_model_len=result.ctx.max_model_len, **serving)
             if limits.max_num_batched_tokens != first:
                 result = sized(limits.max_num_batched_tokens)
             view = sizing_view(result, gpu_memory_gib=gpu_memory_gib,
@@ -134,11 +134,14 @@ def register(app: typer.Typer) -> None:
                 ((key, value), ("max_num_seqs", limits.max_num_seqs),
                  ("enable_chunked_prefill", enable_chunked_prefill))
                 if key == "max_num_batched_tokens" else ((key, value),))}
-            # (config names no GPU: where a value is not given it starts from SchedulerConfig's
-            # default, which vllm serve on a GPU does not: `kvcore.engine.serve_defaults`)
-            defaults = ("" if max_num_seqs is not None and max_num_batched_tokens is not None
-                        else " (from SchedulerConfig's defaults; vllm serve's follow its GPU: "
-                        f"{rows_text(*BATCH_OPTIONS)})")
+            # (where a value is not given it starts from the named GPU's batch defaults, else
+            # SchedulerConfig's, which vllm serve on a GPU does not: `serve_defaults`)
+            defaults = "" if max_num_seqs is not None and max_num_batched_tokens is not None \
+                else (f" (from vllm serve's batch defaults on {find_gpu(gpu).name}" if gpu else
+                      " (from SchedulerConfig's defaults; vllm serve's follow its GPU (--gpu): "
+                      f"{rows_text(*BATCH_OPTIONS)}") + (
+                    ", doubled: performance mode throughput" if performance_mode == "throughput"
+                    else "") + ")"
             view.text.insert(0, f"scheduler: max_num_seqs {limits.max_num_seqs:,}, "
                              f"max_num_batched_tokens {limits.max_num_batched_tokens:,}, "
                              f"chunked prefill {'on' if enable_chunked_prefill else 'off'}"
@@ -166,7 +169,8 @@ def register(app: typer.Typer) -> None:
                                        max_model_len=max_model_len, block_size=bs,
                                        block_size_given=block_size is not None,
                                        enable_prefix_caching=enable_prefix_caching,
-                                       offloading=kv_offloading_size is not None)
+                                       offloading=kv_offloading_size is not None,
+                                       performance_mode=performance_mode)
             for w in warnings:
                 output.warn(w)
             view.data["warnings"] = warnings

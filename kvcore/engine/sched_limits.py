@@ -20,8 +20,8 @@ difference. Here, in vLLM's order:
 "Set" means given on the command line or in the trace's config line. Without a model or
 `--max-model-len` kvcli has no `max_model_len` (no limit), and the rules that use it are left
 out. `kvcli config` describes what `vllm serve` would start with: it applies the same rules
-(`serve_limits`), so that config and replay never disagree on the same settings (it names no
-GPU: 0 is left out, and its scheduler line says where the values come from). The
+(`serve_limits`, its `--gpu` naming the GPU), so that config and replay never disagree on the
+same settings (its scheduler line says where the values come from). The
 scheduler oracle's recorded cases build `SchedulerConfig` directly, which applies 3 and not
 1-2; none of them sets what 1-2 would change.
 """
@@ -38,13 +38,16 @@ from kvcore.traces import Trace
 
 
 def serve_limits(*, max_num_seqs: int | None, max_num_batched_tokens: int | None,
-                 max_model_len: int | None, enable_chunked_prefill: bool) -> ReplayOptions:
+                 max_model_len: int | None, enable_chunked_prefill: bool,
+                 gpu: str | None = None, performance_mode: str = "balanced") -> ReplayOptions:
     """What `vllm serve` starts with (`kvcli config`): the options, None where not given,
-    checked as a replay checks them, with vLLM's defaults filled in; raises what vLLM
-    refuses, naming the option. (``max_model_len`` None: the rules that need it wait.)"""
+    checked as a replay checks them, with vLLM's defaults filled in (``gpu``'s batch defaults
+    where named); raises what vLLM refuses, naming the option. (``max_model_len`` None: the
+    rules that need it wait.)"""
     values: dict[str, Any] = {
         "max_model_len": max_model_len, "enable_chunked_prefill": enable_chunked_prefill,
-        "max_num_seqs": max_num_seqs, "max_num_batched_tokens": max_num_batched_tokens}
+        "max_num_seqs": max_num_seqs, "max_num_batched_tokens": max_num_batched_tokens,
+        "gpu": gpu, "performance_mode": performance_mode}
     given = {k: v for k, v in values.items() if v is not None}
     cfg = resolve(ReplayOptions(**given, given=frozenset(given)), {})
     return apply(cfg, None)
