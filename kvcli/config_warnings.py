@@ -30,6 +30,7 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
                     performance_mode: str = "balanced") -> list[str]:
     """The warnings for a sizing `result` (`resolve_kv_cache_config`) of the options `given`
     on the command line (their parameter names)."""
+    from kvcore.engine.serve_defaults import BATCH_OPTIONS, idle_mode_reason
     from kvcore.models.geometry import long_context_note
     from kvcore.models.mla import mla_block_size_note
     from kvcore.models.qwen3_next import gdn_note
@@ -66,20 +67,18 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
     # (2 batches in flight is the default, vLLM's async scheduling: restated, nothing changes,
     # and nothing is said, as for any option given its default)
     in_flight = [n for n in _IN_FLIGHT if n in given and result.ctx.max_concurrent_batches != 2]
-    batch = {"max_num_batched_tokens", "max_num_seqs"} <= given
+    batch = set(BATCH_OPTIONS) <= given
     if "gpu" in given and batch:
         # (the GPU gives only the batch defaults: config sizes nothing else from it)
         out.append("option --gpu: no effect: --max-num-batched-tokens and --max-num-seqs are "
                    "given, and it gives only their defaults (the memory is --gpu-memory-gib)")
-    if "performance_mode" in given and (performance_mode == "interactivity" or (
-            performance_mode == "throughput" and batch)):
-        out.append(f"option --performance-mode {performance_mode}: no effect here: " + (
-            "it changes only vLLM's CUDA graphs, which kvcli does not model"
-            if performance_mode == "interactivity" else
-            "throughput doubles only the batch defaults, and both are given"))
+    why_idle = idle_mode_reason(performance_mode, given)
+    if "performance_mode" in given and why_idle:
+        out.append(f"option --performance-mode {performance_mode}: no effect here: {why_idle}")
     # (llama-3.1-8b: the same table; a GPU or a mode whose warning came above is not repeated)
     in_flight += [n for n in _BUDGET if n in given and not (
-        (n == "gpu" and batch) or (n == "performance_mode" and performance_mode != "throughput"))]
+        (n == "gpu" and batch) or (n == "performance_mode" and (
+            why_idle or performance_mode == "balanced")))]
     if in_flight and not kinds & {"sliding", "chunked"}:
         out.append(f"option(s) {_flags(in_flight)}: no block count of {g.name}'s depends on "
                    "it: only sliding-window and chunked-local groups reserve blocks for the "

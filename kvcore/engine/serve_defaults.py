@@ -82,6 +82,20 @@ def named_defaults(cfg: ReplayOptions) -> tuple[int, int] | None:
     return None
 
 
+def idle_mode_reason(mode: str, given: set[str] | frozenset[str]) -> str | None:
+    """Why `performance_mode` ``mode`` changes nothing, with the options ``given`` (their
+    field names); None where it acts. vLLM's interactivity mode sizes CUDA graphs, which no
+    clock here models; throughput doubles only the batch defaults; balanced is the default
+    (restated, nothing is said, as for any default). `kvcli replay` and `kvcli config` word
+    their warnings around it."""
+    if mode == "interactivity":
+        return "it changes only vLLM's CUDA graphs, which kvcli does not model"
+    if mode == "throughput" and set(BATCH_OPTIONS) <= given:
+        return ("throughput doubles only the batch defaults, and max_num_batched_tokens and "
+                "max_num_seqs are given")
+    return None
+
+
 def unnamed_note(cfg: ReplayOptions, user: set[str] | frozenset[str]) -> str | None:
     """The warning for an engine run whose pool is sized from a GPU's memory but that names no
     GPU and leaves a batch default to kvcli: SchedulerConfig's, which no `vllm serve` on a

@@ -101,15 +101,8 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
     if geometry is not None:
         out.extend(_model_notes(cfg, geometry, "block_size" not in user))
     if "performance_mode" in user and cfg.mode == "engine" and (
-            cfg.performance_mode == "interactivity" or (
-                cfg.performance_mode == "throughput"
-                and set(serve_defaults.BATCH_OPTIONS) <= user)):
-        # (vLLM's interactivity mode sizes CUDA graphs; throughput doubles only defaults; the
-        # default, balanced, restated changes nothing and is not said, as any default)
-        out.append(f"option performance_mode {cfg.performance_mode}: no effect here: "
-                   + ("throughput doubles only the batch defaults, and max_num_batched_tokens "
-                      "and max_num_seqs are given" if cfg.performance_mode == "throughput"
-                      else "it changes only vLLM's CUDA graphs, which kvcli does not model"))
+            why_idle := serve_defaults.idle_mode_reason(cfg.performance_mode, user)):
+        out.append(f"option performance_mode {cfg.performance_mode}: no effect here: {why_idle}")
     if model and (note := serve_defaults.unnamed_note(cfg, user)) is not None:
         # (the scheduler's values a real server on that memory would not start with)
         out.append(note)
