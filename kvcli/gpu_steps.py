@@ -91,10 +91,10 @@ def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_na
     # device (`serve_defaults`; up to 1,024 sequences on an H200, not SchedulerConfig's 128).
     # (the replay's own warnings, e.g. its uncalibrated clock, are `kvcli replay`'s business)
     options = ReplayOptions(model=model)
-    if device.type == "cuda":
+    props = torch.cuda.get_device_properties(device) if device.type == "cuda" else None
+    if props is not None:
         from kvcore.engine.serve_defaults import device_batch_defaults
 
-        props = torch.cuda.get_device_properties(device)
         budget, seqs = device_batch_defaults(props.total_memory, props.name,
                                              (props.major, props.minor))
         options = ReplayOptions(model=model, max_num_batched_tokens=budget, max_num_seqs=seqs)
@@ -110,9 +110,8 @@ def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_na
         log(cpu_estimate(cap, timed, hkv, len(KV_DTYPES)))
     bw = copy_bandwidth(device)
     copy = bw["best"]
-    if device.type == "cuda":
-        p = torch.cuda.get_device_properties(device)
-        name, sms = p.name, p.multi_processor_count
+    if props is not None:
+        name, sms = props.name, props.multi_processor_count
     else:
         name, sms = "cpu (interpreter; times mean nothing)", 0
     doc: dict[str, Any] = {
@@ -123,7 +122,7 @@ def run_gpu_steps(trace: str, *, model: str | None, sample_steps: int, device_na
         "num_blocks": cap.num_blocks,
         "batch_defaults": {"max_num_batched_tokens": options.max_num_batched_tokens,
                            "max_num_seqs": options.max_num_seqs,
-                           "from": "vllm serve on this device" if device.type == "cuda"
+                           "from": "vllm serve on this device" if props is not None
                            else "SchedulerConfig"},
         "groups": [{"kind": g.kind, "block_size": g.block_size,
                     "sliding_window": g.sliding_window, "num_layers": g.num_layers,
