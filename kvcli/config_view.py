@@ -115,3 +115,18 @@ def prefix_match_line(pm: dict) -> str:
     if pm["partial_hash_hits"]:
         line += " (vLLM's partial-block hits)"
     return line
+
+
+def batch_source(gpu: str | None, performance_mode: str) -> str:
+    """Where the scheduler line's values start when one is not given: the named GPU's `vllm
+    serve` batch defaults, else SchedulerConfig's, which no `vllm serve` on a GPU starts from
+    (`kvcore.engine.serve_defaults`); doubled in throughput mode."""
+    from kvcore.clock.gpus import find_gpu
+    from kvcore.engine.serve_defaults import BATCH_OPTIONS, rows_text
+
+    words = (f"from vllm serve's batch defaults on {find_gpu(gpu).name}" if gpu else
+             "from SchedulerConfig's defaults; vllm serve's follow its GPU (--gpu): "
+             f"{rows_text(*BATCH_OPTIONS)}")
+    if performance_mode == "throughput":
+        words += ", doubled: performance mode throughput"
+    return words

@@ -59,7 +59,13 @@ def register(app: typer.Typer) -> None:
         from kvcli import output
 
         def go() -> None:
-            from kvcli.config_view import add_cpu_tier, list_view, prefix_match_line, sizing_view
+            from kvcli.config_view import (
+                add_cpu_tier,
+                batch_source,
+                list_view,
+                prefix_match_line,
+                sizing_view,
+            )
             from kvcore.errors import InputError
             from kvcore.vllm_values import kv_cache_dtype as vllm_kv_dtype
             from kvcore.vllm_values import kv_offloading_backend as check_backend
@@ -71,9 +77,7 @@ def register(app: typer.Typer) -> None:
                                      "--list to size it", field="list")
                 output.emit(list_view(), as_json=as_json)
                 return
-            from kvcore.clock.gpus import find_gpu
             from kvcore.engine.sched_limits import serve_limits
-            from kvcore.engine.serve_defaults import BATCH_OPTIONS, rows_text
             from kvcore.sizing.resolve import resolve_kv_cache_config
 
             bs = 16 if block_size is None else block_size
@@ -134,18 +138,12 @@ def register(app: typer.Typer) -> None:
                 ((key, value), ("max_num_seqs", limits.max_num_seqs),
                  ("enable_chunked_prefill", enable_chunked_prefill))
                 if key == "max_num_batched_tokens" else ((key, value),))}
-            # (where a value is not given it starts from the named GPU's batch defaults, else
-            # SchedulerConfig's, which vllm serve on a GPU does not: `serve_defaults`)
-            defaults = "" if max_num_seqs is not None and max_num_batched_tokens is not None \
-                else (f" (from vllm serve's batch defaults on {find_gpu(gpu).name}" if gpu else
-                      " (from SchedulerConfig's defaults; vllm serve's follow its GPU (--gpu): "
-                      f"{rows_text(*BATCH_OPTIONS)}") + (
-                    ", doubled: performance mode throughput" if performance_mode == "throughput"
-                    else "") + ")"
+            given_both = max_num_seqs is not None and max_num_batched_tokens is not None
             view.text.insert(0, f"scheduler: max_num_seqs {limits.max_num_seqs:,}, "
                              f"max_num_batched_tokens {limits.max_num_batched_tokens:,}, "
                              f"chunked prefill {'on' if enable_chunked_prefill else 'off'}"
-                             f"{defaults}")
+                             + ("" if given_both else
+                                f" ({batch_source(gpu, performance_mode)})"))
             if prefix_match_unit is not None:
                 view.text.append(prefix_match_line(view.data["prefix_match"]))
             mla = result.geometry.mla is not None
