@@ -10,20 +10,36 @@ log2 histograms; the curve's points), so none needs the events again. matplotlib
 from __future__ import annotations
 
 import os
+import sys
 
 from kvcore.errors import InputError
 
 _SPARK = " ▁▂▃▄▅▆▇█"
+# The same nine levels for a stdout that cannot write the blocks (PYTHONIOENCODING=ascii or
+# latin-1): escaped, each block became six characters ("\u2581") and the line lost its columns.
+_SPARK_ASCII = " .:-=+*#@"
 
 
-def sparkline(values: list[int], top: int, width: int = 60) -> str:
-    """A one-line usage timeline: ``values`` (per bucket) squeezed into ``width`` characters."""
+def sparkline(values: list[int], top: int, width: int = 60, encoding: str | None = None) -> str:
+    """A one-line usage timeline: ``values`` (per bucket) squeezed into ``width`` characters,
+    drawn in blocks, or in ASCII where ``encoding`` (stdout's when None) cannot hold them."""
     if not values:
         return ""
+    if encoding is None:
+        encoding = getattr(sys.stdout, "encoding", None)
+    ramp = _SPARK if _holds(encoding, _SPARK) else _SPARK_ASCII
     per = -(-len(values) // width)
     cols = [max(values[i:i + per]) for i in range(0, len(values), per)]
     top = max(top, 1)
-    return "".join(_SPARK[min(8, -(-v * 8 // top))] for v in cols)
+    return "".join(ramp[min(8, -(-v * 8 // top))] for v in cols)
+
+
+def _holds(encoding: str | None, text: str) -> bool:
+    try:
+        text.encode(encoding or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
 
 
 def require_matplotlib() -> None:

@@ -45,9 +45,11 @@ def unicode_trace(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
 def test_a_narrow_encoding_is_written_with_escapes_not_a_traceback(tmp_path, encoding):
     env = {"PYTHONIOENCODING": encoding}
-    stats = kvcli("stats", SAMPLE, env=env)           # the sparkline
+    stats = kvcli("stats", SAMPLE, env=env)           # the sparkline, in ASCII
     ok(stats)
-    assert b"peak" in stats.stdout and b"\\u2581" in stats.stdout      # (escaped, not '?')
+    usage = next(ln for ln in stats.stdout.splitlines() if ln.startswith(b"usage |"))
+    assert b"\\u" not in usage and len(usage.split(b"|")[1]) <= 56
+    assert set(usage.split(b"|")[1]) <= set(b" .:-=+*#@") and b":" in usage  # peak 12.82%
     helped = kvcli("replay", "--help", env=env)       # '…' in the help text
     ok(helped)
     assert b"--explain" in helped.stdout and b"\\u2026" in helped.stdout
@@ -111,3 +113,15 @@ def test_a_symlink_loop_as_an_output_is_refused_before_the_work(tmp_path):
     dangling.symlink_to("made.jsonl")
     ok(kvcli("gen", "multiturn", "--conversations", "2", "-o", dangling))
     assert dangling.is_symlink() and (tmp_path / "made.jsonl").stat().st_size > 0
+
+
+def test_the_sparkline_keeps_its_nine_levels_in_ascii():
+    from kvcli.plots import sparkline
+
+    values = [0, 1, 2, 3, 4, 5, 6, 7, 8]
+    assert sparkline(values, 8, encoding="utf-8") == " ▁▂▃▄▅▆▇█"
+    assert sparkline(values, 8, encoding="ascii") == " .:-=+*#@"
+    assert sparkline(values, 8, encoding="latin-1") == " .:-=+*#@"
+    assert sparkline(values, 8, encoding="no-such-codec") == " .:-=+*#@"
+    # squeezed: the max of each pair of buckets
+    assert sparkline([0, 8, 4, 0], 8, width=2, encoding="ascii") == "@="
