@@ -49,6 +49,39 @@ def test_snapshots_up_to_the_last_arrival_are_bounded(tmp_path, command):
         assert out.read_bytes().count(b"# kvcli snapshot") <= 1001
 
 
+def test_a_large_metrics_file_is_said_before_the_replay():
+    # (0.001 s over the sample wrote 2.2 GB within the limit with no word)
+    import io
+
+    from prometheus_client import CollectorRegistry
+
+    from kvcore.live.metrics import Snapshots
+
+    snaps = Snapshots(io.BytesIO(), CollectorRegistry(), 1000.0)
+    assert snaps.check_span(3_333_999.0) is None                  # 3,333 x 30 KB < 100 MB
+    assert snaps.check_span(3_334_000.0) == (
+        "metrics: at least 3,334 snapshots (up to the trace's last arrival), about 100 MB at "
+        "--metrics-interval-s 1 (a longer interval writes fewer)")
+    assert snaps.check_span(0.0, 2, floor_ms=2_000_000.0) == (
+        "metrics: at least 2,000 snapshots (up to the end of a request's decode, at the "
+        "earliest), about 120 MB at --metrics-interval-s 1 (a longer interval writes fewer)")
+
+
+@pytest.mark.parametrize("command", ["replay", "cluster"])
+def test_the_size_is_said_once_a_file(tmp_path, monkeypatch, command):
+    from kvcore.live import metrics
+
+    monkeypatch.setattr(metrics, "SAY_BYTES", 1)
+    out = tmp_path / "m.prom"
+    res = runner.invoke(app, [command, str(_far(tmp_path, 3000)), "--metrics", str(out),
+                              "--metrics-interval-s", "1", "--json"])
+    assert res.exit_code == 0, res.output
+    said = [ln for ln in res.stderr.splitlines() if "metrics: at least" in ln]
+    assert said == [("warning: metrics: at least 3 snapshots (up to the trace's last "
+                     "arrival), about 0 MB at --metrics-interval-s 1 (a longer interval writes "
+                     "fewer)")]
+
+
 # -- kvcli events listen --idle-timeout-s 1e300 (or anything past 2^31 - 1 ms, ZMQ's C int)
 # -- raised OverflowError with a traceback at the first wait
 

@@ -178,6 +178,10 @@ class EngineMetrics:
 # the shared-prefix sample's made 934 KB), and an idle gap gets one every interval all the same:
 # two requests 10^12 ms apart wrote 10^8 snapshots at the default 10 s. 100,000 is ~3 GB.
 MAX_SNAPSHOTS = 100_000
+SNAPSHOT_BYTES = 30_000     # an engine's share of a snapshot (above), for the size said
+# A file expected past this size is said before the replay: within the limit, 0.001 s over the
+# sample wrote 2.2 GB with no word (0.01 s: 7,275 snapshots, 223 MB).
+SAY_BYTES = 100_000_000
 
 
 def decode_floor_ms(clock: Any, trace: Any, cfg: Any) -> float:
@@ -218,23 +222,30 @@ class Snapshots:
         self.count = 0
 
     def check_span(self, last_arrival_ms: float, engines: int = 1, *,
-                   floor_ms: float = 0.0) -> None:
+                   floor_ms: float = 0.0) -> str | None:
         """Refuse (before the replay) a file of more than `MAX_SNAPSHOTS` / `engines`
         snapshots up to the trace's last arrival, or up to `floor_ms` (a time the run cannot
         end before: `decode_floor_ms`), whichever is later (one request of 100,000 output
-        tokens at 1 ms wrote 1.2 GB a minute until the run's own limit, 3 GB on)."""
+        tokens at 1 ms wrote 1.2 GB a minute until the run's own limit, 3 GB on). Returns what
+        to say of a file expected past `SAY_BYTES` (None below)."""
         # (said as the decode's only where it adds snapshots to the last arrival's)
         tail = int(floor_ms // self.interval_ms) > int(last_arrival_ms // self.interval_ms)
         span = floor_ms if tail else last_arrival_ms
         n = int(span // self.interval_ms)
         limit = MAX_SNAPSHOTS // max(1, engines)
+        upto = ("up to the end of a request's decode, at the earliest" if tail
+                else "up to the trace's last arrival")
         if n > limit:
             of = "" if engines == 1 else f", {engines} engines"
-            upto = ("up to the end of a request's decode, at the earliest" if tail
-                    else "up to the trace's last arrival")
             raise InputError(f"{n:,} snapshots {upto} ({span / 1000.0:,.0f} s of simulated "
                              f"time) is more than the limit of {limit:,} (~{30 * engines} KB "
                              f"each{of}): raise it", field="metrics_interval_s")
+        size = n * SNAPSHOT_BYTES * max(1, engines)
+        if size < SAY_BYTES:
+            return None
+        return (f"metrics: at least {n:,} snapshots ({upto}), about {size / 1e6:,.0f} MB at "
+                f"--metrics-interval-s {self.interval_ms / 1000.0:g} (a longer interval writes "
+                "fewer)")
 
     def due(self, t_ms: float) -> None:
         """Write the snapshots due before `t_ms` (the registry holds the state before it); more

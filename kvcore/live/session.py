@@ -122,8 +122,11 @@ class LiveRun:
         cfg = ctx.cfg
         if self.snapshots is not None:
             timed = cfg.arrivals == "timestamp"
-            self.snapshots.check_span(ctx.trace.last_arrival_ms if timed else 0.0, self.ranks,
-                                      floor_ms=decode_floor_ms(ctx.cost, ctx.trace, cfg))
+            size = self.snapshots.check_span(ctx.trace.last_arrival_ms if timed else 0.0,
+                                             self.ranks,
+                                             floor_ms=decode_floor_ms(ctx.cost, ctx.trace, cfg))
+            if size is not None and rank == 0:     # one file for all ranks: said once
+                self.warn(size)
         if self.families is None:
             longest = ctx.trace.max_total_tokens or 1
             self.families = Families(self.registry, cfg.max_model_len or longest,
