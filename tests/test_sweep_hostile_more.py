@@ -209,3 +209,19 @@ def test_a_resume_with_nothing_left_says_so(tmp_path):
     assert f"nothing left to run: every job of this sweep is in {res}" in r.stderr, r.stderr
     assert "ran 0 job(s)" not in r.stderr and "worker process" not in r.stderr
     assert "1 of 1 jobs finished" in " ".join(r.stdout.split()) and res.read_bytes() == before
+
+
+def test_a_ray_that_cannot_write_its_session_folder_is_one_line(tmp_path, monkeypatch):
+    """ray.init raised an OSError (a full /tmp, or RAY_TMPDIR under a file): a traceback."""
+    pytest.importorskip("ray")
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    (tmp_path / "file").write_bytes(b"")
+    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path / "file" / "ray"))
+    res = tmp_path / "r.jsonl"
+    r = runner.invoke(app, [*_grid(res, "600"), "--executor", "ray"])
+    assert r.exit_code == 2, r.output
+    assert _one_error_line(r) == (
+        f"error: option --executor: cannot start or reach Ray: [Errno 20] Not a directory: "
+        f"'{tmp_path / 'file' / 'ray'}' (Ray's session folder, under RAY_TMPDIR or /tmp/ray, "
+        "must be writable)")
+    assert not res.exists()

@@ -106,10 +106,15 @@ class RayExecutor:
                          runtime_env={"env_vars": {"PYTHONPATH": path}}, **common)
                 self.where = "a local Ray started for this sweep"
             self.started = True
-        except (ConnectionError, RuntimeError, ValueError) as err:
-            hint = (" (a cluster started with `ray start --head` wants the driver to have "
-                    "RAY_AUTH_MODE=token since Ray 2.59: docs/sweep.md)"
-                    if self.address is not None else "")
+        except (RuntimeError, ValueError, OSError) as err:     # (ConnectionError: an OSError)
+            if isinstance(err, OSError) and not isinstance(err, ConnectionError):
+                # the session folder Ray writes: a full or unwritable /tmp was a traceback
+                hint = " (Ray's session folder, under RAY_TMPDIR or /tmp/ray, must be writable)"
+            elif self.address is not None:
+                hint = (" (a cluster started with `ray start --head` wants the driver to have "
+                        "RAY_AUTH_MODE=token since Ray 2.59: docs/sweep.md)")
+            else:
+                hint = ""
             raise InputError(f"cannot start or reach Ray: {str(err).splitlines()[0]}{hint}",
                              field="ray_address" if self.address else "executor") from None
         finally:
