@@ -147,6 +147,15 @@ def test_the_clock_warning_is_said_once_a_run(tmp_path):
     assert json.loads(r.stdout)["warnings"] == [lines[0][len("warning: "):]]
 
 
+def _timeless(text: str):
+    """A cluster's JSON less its wall times (they differ run to run)."""
+    def strip(v):
+        if isinstance(v, dict):
+            return {k: strip(x) for k, x in v.items() if k != "wall_time_s"}
+        return [strip(x) for x in v] if isinstance(v, list) else v
+    return strip(json.loads(text))
+
+
 def test_router_with_routers_and_a_lag_no_router_reads(tmp_path):
     path = tmp_path / "t.jsonl"
     _trace(path, n=8)
@@ -156,6 +165,19 @@ def test_router_with_routers_and_a_lag_no_router_reads(tmp_path):
     assert r.exit_code == 2 and r.stdout == "", r.output
     assert r.stderr == ("error: option --router: give --router or --routers, not both "
                         "(--routers would replace --router llmd)\n")
+    # a second --router replaced the first without a word (one row where two were asked):
+    # repeated, it compares them as --routers does
+    two = runner.invoke(app, [*base, "--router", "llmd", "--router", "round_robin", "--json"])
+    plural = runner.invoke(app, [*base, "--routers", "llmd,round_robin", "--json"])
+    assert two.exit_code == 0 and _timeless(two.stdout) == _timeless(plural.stdout), two.output
+    assert [x["router"] for x in json.loads(two.stdout)["routers"]] == ["llmd", "round_robin"]
+    r = runner.invoke(app, [*base, "--router", "llmd", "--router", "llmd"])
+    assert r.exit_code == 2 and r.stderr == ("error: option --router: a router named twice in "
+                                             "--router llmd --router llmd\n"), r.output
+    r = runner.invoke(app, [*base, "--router", "llmd", "--router", "random", "--routers", "oracle"])
+    assert r.exit_code == 2 and r.stderr == (
+        "error: option --router: give --router or --routers, not both (--routers would replace "
+        "--router llmd --router random)\n"), r.output
     # a lag on the events of routers that read none changed nothing, silently
     r = runner.invoke(app, [*base, "--routers", "round_robin,llmd", "--kv-event-lag-ms", "5",
                             "--json"])

@@ -25,8 +25,10 @@ TraceArg = Annotated[str | None, typer.Argument(
 ReplicasOpt = Annotated[int, typer.Option(
     "--replicas", help="Replicas, each a vLLM engine with the replay options.",
     rich_help_panel=_C)]
-RouterOpt = Annotated[str, typer.Option(
-    "--router", help="The router (--list-routers lists them).", rich_help_panel=_C)]
+# (repeatable: a second --router replaced the first without a word, one row where two were asked)
+RouterOpt = Annotated[list[str] | None, typer.Option(
+    "--router", metavar="NAME", help="The router (--list-routers lists them); repeat it to compare several, as "
+    "--routers does. [default: round_robin]", show_default=False, rich_help_panel=_C)]
 RoutersOpt = Annotated[str | None, typer.Option(
     "--routers", metavar="A,B,...", help="Compare several routers on the same trace: one row "
     "each (not with --router).", rich_help_panel=_C)]
@@ -78,7 +80,7 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         trace: TraceArg = None,
         replicas: ReplicasOpt = 2,
-        router: RouterOpt = "round_robin",
+        router: RouterOpt = None,
         routers: RoutersOpt = None,
         router_opt: RouterOptOpt = None,
         seed: SeedOpt = 0,
@@ -114,11 +116,9 @@ def register(app: typer.Typer) -> None:
 
             raise MissingParameter(ctx=ctx, param=next(p for p in ctx.command.params
                                                        if p.name == "trace"))
-        names = routers.split(",") if routers is not None else [router]
+        names = routers.split(",") if routers is not None else router or ["round_robin"]
         # --routers overrides --router: a --router given with it was dropped without a word
-        source = ctx.get_parameter_source("router")
-        dropped = router if routers is not None and source and source.name != "DEFAULT" \
-            else None
+        dropped = " --router ".join(router) if routers is not None and router else None
         code = output.run(lambda: run(
             trace, opts, replicas, names, router_opt or [], seed, metrics_interval_ms,
             kv_event_lag_ms, events, decisions, as_json, plot, live, metrics,

@@ -19,7 +19,8 @@ def parse_router_opts(names: list[str], raw: list[str], field: str = "router") -
         if name not in known:
             raise unknown_router(name, known, field)
     if len(set(names)) != len(names):
-        raise InputError(f"a router named twice in {','.join(names)}", field="routers")
+        given = ",".join(names) if field == "routers" else "--router " + " --router ".join(names)
+        raise InputError(f"a router named twice in {given}", field=field)
     per: dict[str, dict[str, str]] = {n: {} for n in names}
     said: dict[tuple[str, str, bool], str] = {}     # (router, key, qualified) -> the entry
     for item in raw:
