@@ -14,6 +14,7 @@ from kvcore.models import read_hf_config
 CASES = Path(__file__).parent / "data" / "perf_cases"
 FRESH = Path(__file__).parent / "data" / "perf_fresh"
 MLA = Path(__file__).parent / "data" / "perf_mla"
+CONFIGS = Path(__file__).parent / "data" / "perf_configs"
 
 
 def load_spec(path: Path) -> tuple[dict, VllmShape, list[StepBatch]]:

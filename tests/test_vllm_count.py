@@ -4,12 +4,13 @@ recordings in tests/data/perf_cases: every key of every breakdown, exact integer
 from __future__ import annotations
 
 import pytest
-from perf_case_io import CASES, FRESH, MLA, expected, load_spec
+from perf_case_io import CASES, CONFIGS, FRESH, MLA, expected, load_spec
 
 # the oracle's recorded sample, then fresh random batches (tests/gen_perf_steps.py; MLA models
-# with --mla)
+# with --mla), then random configs of other families (perf_configs/make_configs.py: class
+# defaults, key aliases, derived sliding layers)
 SPECS = (sorted(CASES.glob("*.steps.jsonl")) + sorted(FRESH.glob("*.steps.jsonl"))
-         + sorted(MLA.glob("*.steps.jsonl")))
+         + sorted(MLA.glob("*.steps.jsonl")) + sorted(CONFIGS.glob("*.steps.jsonl")))
 
 
 def _name(p) -> str:

@@ -103,7 +103,12 @@ def vllm_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto",
     if name is not None:
         weight = QUANT_WEIGHT_BYTES.get(name)
     window = g.sliding_window
-    swa = g.count("sliding") if window else 0
+    if window and g.model_type == "cohere2":
+        # perf.py reads the config's sliding_window (ModelConfig.get_sliding_window,
+        # config/model.py:1627), not the window + 1 commandr.py gives the layers
+        window -= 1
+    swa = (g.count("sliding") if g.counted_swa_layers is None else g.counted_swa_layers) \
+        if window else 0
     return VllmShape(
         num_hidden_layers=g.num_layers, hidden_size=g.hidden_size,
         num_attention_heads=g.num_attention_heads, num_key_value_heads=g.num_kv_heads,

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from kvcore.errors import InputError
+from kvcore.models.class_defaults import CLASS_DEFAULTS
 from kvcore.models.context_limit import lengths
 from kvcore.models.geometry import MambaGeometry, ModelGeometry
 from kvcore.models.mla import MLA_DEFAULTS, read_mla
@@ -54,6 +55,9 @@ MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
     "falcon_h1": {"mamba_d_ssm": 1024, "mamba_n_heads": 128, "mamba_d_head": 8,
                   "mamba_n_groups": 1, "mamba_d_state": 256, "mamba_d_conv": 4,
                   "mamba_expand": 2, "max_position_embeddings": 8192, "vocab_size": 128000},
+    "exaone4": {"sliding_window": 4096, "sliding_window_pattern": 4},
+    "gpt_oss": {"sliding_window": 128},
+    "mistral": {"sliding_window": 4096},
     "jamba": {"attn_layer_period": 8, "attn_layer_offset": 4, "expert_layer_period": 2,
               "expert_layer_offset": 1, "mamba_d_state": 16, "mamba_d_conv": 4,
               "mamba_expand": 2, "mamba_dt_rank": "auto", "num_experts": 16},
@@ -102,7 +106,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         raise InputError(f"{archs[0]}: vLLM 0.33 serves it with {why}, which kvcli does not "
                          "model (sizing it as attention would not be vLLM's cache)",
                          path=source or None, field="architectures")
-    defaults = MODEL_TYPE_DEFAULTS.get(model_type, {})
+    defaults = {**CLASS_DEFAULTS.get(model_type, {}), **MODEL_TYPE_DEFAULTS.get(model_type, {})}
 
     def get(key: str, default: Any = None, *, required: bool = False) -> Any:
         if key in c and c[key] is not None:
@@ -136,7 +140,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     n_layers = len(nemotron[0]) if nemotron else get_dim("num_hidden_layers", required=True)
     heads = get_dim("num_attention_heads", required=True)
     hidden = get_dim("hidden_size", required=True)
-    kv_heads = get_dim("num_key_value_heads", heads)
+    kv_heads = _kv_heads(c, model_type, heads, get, get_dim)
     head_dim = get_dim("head_dim") or hidden // heads
     if head_dim < 1:
         raise InputError(f"hidden_size {hidden} over num_attention_heads {heads} leaves no "
@@ -158,6 +162,10 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
                          path=source or None, field="num_key_value_heads")
     kinds = (("mla",) * n_layers if mla is not None else nemotron[0] if nemotron
              else _layer_kinds(c, model_type, n_layers, get, get_dim, source))
+    if "sliding" in kinds and "sliding_window" in c and c["sliding_window"] is None:
+        # an explicit null: the model code passes no window to its sliding layers (gemma2.py,
+        # llama.py, gpt_oss.py: `config.sliding_window if is_sliding`), so they attend fully
+        kinds = tuple("full" if k == "sliding" else k for k in kinds)
     window = get_int("sliding_window") if "sliding" in kinds else None
     if "sliding" in kinds and not window:
         raise InputError("sliding-window layers but no 'sliding_window'", path=source or None,
@@ -174,8 +182,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
                  else gdn_state(get_dim) if model_type == "qwen3_next"
                  else _mamba(c, model_type, hidden, get, get_int))
     # vLLM's aliases: n_routed_experts is DeepSeek's name
-    num_experts = (get_int("num_local_experts") or get_int("num_experts")
-                   or get_int("n_routed_experts") or 0)
+    num_experts = next((get_int(k) for k in EXPERT_KEYS if c.get(k) is not None),
+                       get_int("num_experts", 0)) or 0
     moe_inter = get_int("moe_intermediate_size") or get_int("intermediate_size", 0)
     if model_type == "jamba":
         period, offset = get_dim("expert_layer_period"), get_int("expert_layer_offset")
@@ -190,7 +198,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     else:
         moe_layers = tuple(num_experts > 0 for _ in range(n_layers))
     quant = get("quantization_config", {}) or {}
-    counted_moe = _counted_moe_layers(c, n_layers, num_experts)
+    counted_moe = _counted_moe_layers(get, n_layers, num_experts)
     max_pos = get_int("max_position_embeddings", required=True)
     limit, default = lengths(c, max_pos, source)
     return ModelGeometry(
@@ -203,20 +211,67 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         moe_intermediate_size=moe_inter if num_experts else 0, moe_layers=moe_layers,
         attention_bias=bool(get("attention_bias", False)),
         quantization=quant.get("quant_method") if isinstance(quant, dict) else None,
-        source=source, num_experts_per_tok=get_int("num_experts_per_tok", 0) or 0,
+        source=source, num_experts_per_tok=_experts_per_tok(c, get, get_int),
         num_shared_experts=get_int("n_shared_experts") or get_int("num_shared_experts") or 0,
-        counted_moe_layers=counted_moe, context_limit=limit, default_len=default)
+        counted_moe_layers=counted_moe, counted_swa_layers=_counted_swa_layers(c, model_type, n_layers),
+        context_limit=limit, default_len=default)
 
 
-def _counted_moe_layers(c: dict[str, Any], n: int, num_experts: int) -> int:
+# vLLM 0.33's CONFIG_FIELD_ALIASES (transformers_utils/config.py:56), first found wins; Ernie 4.5's
+# config class maps num_experts / num_experts_per_tok onto moe_num_experts / moe_k
+KV_HEAD_KEYS = ("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num",
+                "num_attention_groups")
+EXPERT_KEYS = ("num_experts", "moe_num_experts", "n_routed_experts", "num_local_experts")
+PER_TOKEN_KEYS = ("num_experts_per_tok", "moe_k", "num_experts_per_token", "top_k_experts",
+                  "moe_topk", "moe_top_k", "top_k")
+
+
+def _kv_heads(c: dict[str, Any], model_type: str, heads: int, get, get_dim) -> int:
+    """ModelConfig.get_total_num_kv_heads: the first alias given; Falcon's old multi-query
+    architecture has one KV head (model_arch_config_convertor.py:507-523; FalconConfig's
+    multi_query defaults to true)."""
+    if model_type == "falcon" and not get("new_decoder_architecture", False) \
+            and get("multi_query", True):
+        return 1
+    key = next((k for k in KV_HEAD_KEYS if c.get(k) is not None), "num_key_value_heads")
+    return get_dim(key, heads)
+
+
+def _experts_per_tok(c: dict[str, Any], get, get_int) -> int:
+    """ModelConfig.get_num_experts_per_tok: the first alias given (a list: its largest)."""
+    key = next((k for k in PER_TOKEN_KEYS if c.get(k) is not None), "num_experts_per_tok")
+    v = get(key)
+    if isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+        return max(v, default=0)
+    return get_int(key, 0) or 0
+
+
+def _counted_swa_layers(c: dict[str, Any], model_type: str, n: int) -> int | None:
+    """The sliding layers vLLM 0.33's perf.py bills where the config class derives
+    ``layer_types`` that the KV layer kinds do not follow (None: the sliding kinds). Qwen2 and
+    Qwen3 slide only from ``max_window_layers`` on, Qwen2-MoE on odd layers below it, both
+    with ``use_sliding_window`` (transformers' Qwen2Config / Qwen2MoeConfig)."""
+    if c.get("layer_types") is not None or model_type not in ("qwen2", "qwen3", "qwen2_moe"):
+        return None
+    if not c.get("use_sliding_window", False) or not c.get("sliding_window"):
+        return 0
+    first = c.get("max_window_layers", 28)
+    if not isinstance(first, int):
+        return None
+    if model_type == "qwen2_moe":
+        return sum(i % 2 == 0 and i < first for i in range(n))
+    return sum(i >= first for i in range(n))
+
+
+def _counted_moe_layers(get, n: int, num_experts: int) -> int:
     """The MoE layers vLLM 0.33's perf.py bills: all of them when the model has experts, those
     with (i + 1) % interleave_moe_layer_step == 0 (Llama 4), or those with
     i >= first_k_dense_replace and i % moe_layer_freq == 0 (DeepSeek)."""
     count = n if num_experts else 0
-    step = c.get("interleave_moe_layer_step")
+    step = get("interleave_moe_layer_step")
     if isinstance(step, int) and step > 0:
         count = sum((i + 1) % step == 0 for i in range(n))
-    freq, first = c.get("moe_layer_freq"), c.get("first_k_dense_replace")
+    freq, first = get("moe_layer_freq"), get("first_k_dense_replace")
     if isinstance(freq, int) and freq > 0 and isinstance(first, int):
         count = sum(i >= first and i % freq == 0 for i in range(n))
     return count
@@ -241,7 +296,11 @@ def _layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
                                  field="layer_types")
             out.append(_LAYER_TYPE_NAMES[t])
         return tuple(out)
-    if model_type in ("gemma3_text", "cohere2"):
+    if model_type == "exaone4" and "sliding_window" in c and c["sliding_window"] is None:
+        raise InputError("Exaone4 without a sliding window and without 'layer_types': "
+                         "transformers' Exaone4Config then takes layer i % 0 (vLLM cannot load "
+                         "it); give 'layer_types'", path=source or None, field="sliding_window")
+    if model_type in ("gemma3_text", "cohere2", "exaone4"):
         p = get_dim("sliding_window_pattern")
         return tuple("full" if (i + 1) % p == 0 else "sliding" for i in range(n))
     if model_type == "gemma2":
@@ -256,7 +315,7 @@ def _layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
     if model_type == "jamba":
         period, offset = get_dim("attn_layer_period"), get("attn_layer_offset")
         return tuple("full" if i % period == offset else "mamba" for i in range(n))
-    if c.get("sliding_window") and c.get("use_sliding_window", True) is not False:
+    if get("sliding_window") and c.get("use_sliding_window", True) is not False:
         return ("sliding",) * n
     return ("full",) * n
 

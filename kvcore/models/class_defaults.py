@@ -1,0 +1,54 @@
+"""What transformers 5.20's config classes (vLLM 0.33.0's environment) give a key a
+config.json leaves out, for the keys the KV geometry and perf.py read (`getattr` on the
+config object sees these class defaults): KV heads, head size and widths a class fixes rather
+than derives from hidden_size / num_attention_heads, the vocabulary, the MoE layout.
+
+Recorded 2026-12-06 with the oracle's interpreter: each class built twice (hidden 960 / 8 heads,
+1536 / 12 heads) and a key kept where both agree (tests/data/perf_configs/README.md).
+`hf_config.MODEL_TYPE_DEFAULTS` (hand-checked) wins over this table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
+    "llama": {"intermediate_size": 11008, "vocab_size": 32000},
+    "mistral": {"num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000},
+    "qwen2": {"num_key_value_heads": 32, "intermediate_size": 22016, "vocab_size": 151936},
+    "qwen3": {"num_key_value_heads": 32, "head_dim": 128, "intermediate_size": 22016, "vocab_size":
+        151936},
+    "qwen2_moe": {"num_key_value_heads": 16, "intermediate_size": 5632, "vocab_size": 151936,
+        "num_experts": 60, "num_experts_per_tok": 4, "moe_intermediate_size": 1408},
+    "qwen3_moe": {"num_key_value_heads": 4, "intermediate_size": 6144, "vocab_size": 151936,
+        "num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768},
+    "mixtral": {"num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000,
+        "num_experts": 8, "num_experts_per_tok": 2},
+    "phimoe": {"num_key_value_heads": 8, "intermediate_size": 6400, "vocab_size": 32064,
+        "num_experts_per_tok": 2},
+    "olmoe": {"intermediate_size": 2048, "vocab_size": 50304, "num_experts": 64,
+        "num_experts_per_tok": 8},
+    "granitemoe": {"intermediate_size": 11008, "vocab_size": 32000, "num_experts_per_tok": 2},
+    "gemma2": {"num_key_value_heads": 4, "head_dim": 256, "intermediate_size": 9216, "vocab_size":
+        256000},
+    "gemma3_text": {"num_key_value_heads": 4, "head_dim": 256, "intermediate_size": 9216,
+        "vocab_size": 262208},
+    "cohere2": {"intermediate_size": 22528, "vocab_size": 256000},
+    "gpt_oss": {"num_key_value_heads": 8, "head_dim": 64, "intermediate_size": 2880, "vocab_size":
+        201088, "num_experts": 128, "num_experts_per_tok": 4},
+    "deepseek_v3": {"intermediate_size": 18432, "vocab_size": 129280, "num_experts_per_tok": 8,
+        "moe_intermediate_size": 2048, "n_shared_experts": 1, "first_k_dense_replace": 3},
+    "deepseek_v2": {"intermediate_size": 11008, "vocab_size": 102400, "num_experts": 64,
+        "moe_intermediate_size": 1407, "n_shared_experts": 2, "first_k_dense_replace": 0},
+    "glm4_moe": {"num_key_value_heads": 8, "intermediate_size": 10944, "vocab_size": 151552,
+        "num_experts_per_tok": 8, "moe_intermediate_size": 1408, "n_shared_experts": 1,
+        "first_k_dense_replace": 1},
+    "ernie4_5_moe": {"num_key_value_heads": 4, "intermediate_size": 12288, "vocab_size": 103424,
+        "num_experts": 64, "num_experts_per_tok": 6, "moe_intermediate_size": 1536},
+    "phi3": {"intermediate_size": 8192, "vocab_size": 32064},
+    "exaone4": {"num_key_value_heads": 32, "intermediate_size": 16384, "vocab_size": 102400},
+    "falcon": {"vocab_size": 65024},
+    "llama4_text": {"num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 8192,
+        "vocab_size": 202048, "num_experts_per_tok": 1},
+    "starcoder2": {"num_key_value_heads": 2, "intermediate_size": 12288, "vocab_size": 49152},
+}

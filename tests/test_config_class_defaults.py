@@ -1,0 +1,51 @@
+"""Config keys read as vLLM 0.33.0 and its transformers read them (found by the perf_configs
+campaign, tests/data/perf_configs/README.md): class defaults for keys a config.json leaves out,
+vLLM's key aliases, layer patterns the config classes derive."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvcore.errors import InputError
+from kvcore.models import read_hf_config
+
+BASE = {"hidden_size": 1024, "num_attention_heads": 8, "num_hidden_layers": 8,
+        "max_position_embeddings": 4096, "vocab_size": 1000, "intermediate_size": 2048}
+
+
+def cfg(model_type: str, **kw) -> dict:
+    return {"model_type": model_type, **BASE, **kw}
+
+
+def test_class_defaults_fill_left_out_keys():
+    g = read_hf_config(cfg("llama4_text", num_experts_per_tok=1, num_local_experts=4))
+    assert g.head_dim == 128 and g.num_kv_heads == 8       # Llama4TextConfig's, not 1024 / 8
+    c = cfg("qwen3_moe")
+    del c["intermediate_size"]
+    g = read_hf_config(c)
+    assert (g.num_kv_heads, g.intermediate_size, g.num_experts, g.num_experts_per_tok) == (
+        4, 6144, 128, 8)
+
+
+def test_aliases_and_falcon_kv_heads():
+    g = read_hf_config(cfg("ernie4_5_moe", num_key_value_heads=2, moe_num_experts=16, moe_k=3))
+    assert (g.num_experts, g.num_experts_per_tok) == (16, 3)
+    assert read_hf_config(cfg("falcon")).num_kv_heads == 1            # multi_query by default
+    assert read_hf_config(cfg("falcon", new_decoder_architecture=True,
+                              num_kv_heads=2)).num_kv_heads == 2
+    assert read_hf_config(cfg("llama", n_head_kv=4, num_key_value_heads=2)).num_kv_heads == 4
+
+
+def test_derived_sliding_layers():
+    g = read_hf_config(cfg("exaone4", num_key_value_heads=2, sliding_window=64,
+                           sliding_window_pattern=4))
+    assert g.layer_kinds == ("sliding",) * 3 + ("full",) + ("sliding",) * 3 + ("full",)
+    with pytest.raises(InputError, match="Exaone4"):
+        read_hf_config(cfg("exaone4", num_key_value_heads=2, sliding_window=None))
+    # an explicit null window: the model code passes none, every layer attends fully
+    g = read_hf_config(cfg("gemma2", num_key_value_heads=2, head_dim=128, sliding_window=None))
+    assert set(g.layer_kinds) == {"full"} and g.sliding_window is None
+    # perf.py bills Qwen3's layers from max_window_layers on as sliding
+    g = read_hf_config(cfg("qwen3", num_key_value_heads=2, use_sliding_window=True,
+                           sliding_window=128, max_window_layers=6))
+    assert g.counted_swa_layers == 2
