@@ -45,7 +45,37 @@ def test_derived_sliding_layers():
     # an explicit null window: the model code passes none, every layer attends fully
     g = read_hf_config(cfg("gemma2", num_key_value_heads=2, head_dim=128, sliding_window=None))
     assert set(g.layer_kinds) == {"full"} and g.sliding_window is None
-    # perf.py bills Qwen3's layers from max_window_layers on as sliding
-    g = read_hf_config(cfg("qwen3", num_key_value_heads=2, use_sliding_window=True,
-                           sliding_window=128, max_window_layers=6))
-    assert g.counted_swa_layers == 2
+
+
+def qwen(model_type: str, **kw):
+    return read_hf_config(cfg(model_type, num_key_value_heads=2, **kw))
+
+
+def test_qwen_windows_are_the_cache_configs():
+    """Qwen's attention takes CacheConfig.sliding_window, set only where the (derived)
+    layer_types are absent or all sliding; transformers gives a window only with
+    use_sliding_window, false by default."""
+    # a window without use_sliding_window: none (kvcli slid every layer)
+    for t in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe"):
+        g = qwen(t, sliding_window=128)
+        assert set(g.layer_kinds) == {"full"} and g.perf_swa == (0, 0), t
+    # Qwen2/Qwen3 slide from max_window_layers on: all, none, or refused as vLLM's model does
+    g = qwen("qwen3", use_sliding_window=True, sliding_window=128, max_window_layers=0)
+    assert g.layer_kinds == ("sliding",) * 8 and g.sliding_window == 128
+    assert g.perf_swa == (8, 128)
+    g = qwen("qwen2", use_sliding_window=True, sliding_window=128)     # 28 by default, of 8
+    assert set(g.layer_kinds) == {"full"} and g.perf_swa == (0, 128)
+    with pytest.raises(InputError, match="max_window_layers 6 of 8 layers"):
+        qwen("qwen3", use_sliding_window=True, sliding_window=128, max_window_layers=6)
+    # Qwen2-MoE: even layers below max_window_layers, mixed: every layer attends fully, but
+    # perf.py bills the four it lists
+    g = qwen("qwen2_moe", use_sliding_window=True, sliding_window=128)
+    assert set(g.layer_kinds) == {"full"} and g.perf_swa == (4, 128)
+    # Qwen3-MoE derives no layer types: every layer slides
+    g = qwen("qwen3_moe", use_sliding_window=True, sliding_window=128)
+    assert g.layer_kinds == ("sliding",) * 8 and g.perf_swa == (8, 128)
+    # given layer types: mixed with max_window_layers == the layers passes vLLM's check, full
+    types = ["full_attention", "sliding_attention"] * 4
+    g = qwen("qwen2", use_sliding_window=True, sliding_window=128, max_window_layers=8,
+             layer_types=types)
+    assert set(g.layer_kinds) == {"full"} and g.perf_swa == (4, 128)

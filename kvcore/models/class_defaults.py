@@ -3,7 +3,7 @@ config.json leaves out, for the keys the KV geometry and perf.py read (`getattr`
 config object sees these class defaults): KV heads, head size and widths a class fixes rather
 than derives from hidden_size / num_attention_heads, the vocabulary, the MoE layout.
 
-Recorded 2026-12-06 with the oracle's interpreter: each class built twice (hidden 960 / 8 heads,
+Recorded 2026-12-05 with the oracle's interpreter: each class built twice (hidden 960 / 8 heads,
 1536 / 12 heads) and a key kept where both agree (tests/data/perf_configs/README.md).
 `hf_config.MODEL_TYPE_DEFAULTS` (hand-checked) wins over this table.
 """

@@ -116,7 +116,7 @@ class ModelGeometry:
     num_experts_per_tok: int = 0
     num_shared_experts: int = 0
     counted_moe_layers: int = 0
-    counted_swa_layers: int | None = None   # perf.py's sliding layers where not the kinds'
+    perf_swa: tuple[int, int] | None = None   # perf.py's (sliding layers, window), not the kinds'
     context_limit: int = 0      # the longest max_model_len vLLM accepts (0: max_position_...)
     default_len: int = 0        # the max_model_len vLLM runs at when none is given (0: the same)
 

@@ -12,6 +12,8 @@ What decides each layer's kind, in this order (as vLLM's model code reads it):
   layers, full attention on NoPE layers, where the flag is 0);
 * Jamba: ``attn_layer_period``/``attn_layer_offset`` (attention where i % period == offset,
   Mamba elsewhere);
+* Qwen2, Qwen3 and their MoE models: the window vLLM's CacheConfig gets, or none
+  (`config_keys.qwen_kinds`);
 * otherwise a ``sliding_window`` (unless ``use_sliding_window`` is false) makes every layer
   slide, else every layer is full attention.
 DeepSeek-V2/V3 and Kimi-K2 (``model_type`` deepseek_v2, deepseek_v3, kimi_k2 with a
@@ -35,6 +37,15 @@ from typing import Any
 
 from kvcore.errors import InputError
 from kvcore.models.class_defaults import CLASS_DEFAULTS
+from kvcore.models.config_keys import (
+    EXPERT_KEYS,
+    QWEN_WINDOWS,
+    counted_moe_layers,
+    experts_per_tok,
+    kv_heads_of,
+    perf_swa,
+    qwen_kinds,
+)
 from kvcore.models.context_limit import lengths
 from kvcore.models.geometry import MambaGeometry, ModelGeometry
 from kvcore.models.mla import MLA_DEFAULTS, read_mla
@@ -140,7 +151,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     n_layers = len(nemotron[0]) if nemotron else get_dim("num_hidden_layers", required=True)
     heads = get_dim("num_attention_heads", required=True)
     hidden = get_dim("hidden_size", required=True)
-    kv_heads = _kv_heads(c, model_type, heads, get, get_dim)
+    kv_heads = kv_heads_of(c, model_type, heads, get, get_dim)
     head_dim = get_dim("head_dim") or hidden // heads
     if head_dim < 1:
         raise InputError(f"hidden_size {hidden} over num_attention_heads {heads} leaves no "
@@ -198,7 +209,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     else:
         moe_layers = tuple(num_experts > 0 for _ in range(n_layers))
     quant = get("quantization_config", {}) or {}
-    counted_moe = _counted_moe_layers(get, n_layers, num_experts)
+    counted_moe = counted_moe_layers(get, n_layers, num_experts)
     max_pos = get_int("max_position_embeddings", required=True)
     limit, default = lengths(c, max_pos, source)
     return ModelGeometry(
@@ -211,70 +222,24 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         moe_intermediate_size=moe_inter if num_experts else 0, moe_layers=moe_layers,
         attention_bias=bool(get("attention_bias", False)),
         quantization=quant.get("quant_method") if isinstance(quant, dict) else None,
-        source=source, num_experts_per_tok=_experts_per_tok(c, get, get_int),
+        source=source, num_experts_per_tok=experts_per_tok(c, get, get_int),
         num_shared_experts=get_int("n_shared_experts") or get_int("num_shared_experts") or 0,
-        counted_moe_layers=counted_moe, counted_swa_layers=_counted_swa_layers(c, model_type, n_layers),
+        counted_moe_layers=counted_moe,
+        perf_swa=perf_swa(c, model_type, n_layers, get),
         context_limit=limit, default_len=default)
 
 
-# vLLM 0.33's CONFIG_FIELD_ALIASES (transformers_utils/config.py:56), first found wins; Ernie 4.5's
-# config class maps num_experts / num_experts_per_tok onto moe_num_experts / moe_k
-KV_HEAD_KEYS = ("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num",
-                "num_attention_groups")
-EXPERT_KEYS = ("num_experts", "moe_num_experts", "n_routed_experts", "num_local_experts")
-PER_TOKEN_KEYS = ("num_experts_per_tok", "moe_k", "num_experts_per_token", "top_k_experts",
-                  "moe_topk", "moe_top_k", "top_k")
-
-
-def _kv_heads(c: dict[str, Any], model_type: str, heads: int, get, get_dim) -> int:
-    """ModelConfig.get_total_num_kv_heads: the first alias given; Falcon's old multi-query
-    architecture has one KV head (model_arch_config_convertor.py:507-523; FalconConfig's
-    multi_query defaults to true)."""
-    if model_type == "falcon" and not get("new_decoder_architecture", False) \
-            and get("multi_query", True):
-        return 1
-    key = next((k for k in KV_HEAD_KEYS if c.get(k) is not None), "num_key_value_heads")
-    return get_dim(key, heads)
-
-
-def _experts_per_tok(c: dict[str, Any], get, get_int) -> int:
-    """ModelConfig.get_num_experts_per_tok: the first alias given (a list: its largest)."""
-    key = next((k for k in PER_TOKEN_KEYS if c.get(k) is not None), "num_experts_per_tok")
-    v = get(key)
-    if isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v):
-        return max(v, default=0)
-    return get_int(key, 0) or 0
-
-
-def _counted_swa_layers(c: dict[str, Any], model_type: str, n: int) -> int | None:
-    """The sliding layers vLLM 0.33's perf.py bills where the config class derives
-    ``layer_types`` that the KV layer kinds do not follow (None: the sliding kinds). Qwen2 and
-    Qwen3 slide only from ``max_window_layers`` on, Qwen2-MoE on odd layers below it, both
-    with ``use_sliding_window`` (transformers' Qwen2Config / Qwen2MoeConfig)."""
-    if c.get("layer_types") is not None or model_type not in ("qwen2", "qwen3", "qwen2_moe"):
-        return None
-    if not c.get("use_sliding_window", False) or not c.get("sliding_window"):
-        return 0
-    first = c.get("max_window_layers", 28)
-    if not isinstance(first, int):
-        return None
-    if model_type == "qwen2_moe":
-        return sum(i % 2 == 0 and i < first for i in range(n))
-    return sum(i >= first for i in range(n))
-
-
-def _counted_moe_layers(get, n: int, num_experts: int) -> int:
-    """The MoE layers vLLM 0.33's perf.py bills: all of them when the model has experts, those
-    with (i + 1) % interleave_moe_layer_step == 0 (Llama 4), or those with
-    i >= first_k_dense_replace and i % moe_layer_freq == 0 (DeepSeek)."""
-    count = n if num_experts else 0
-    step = get("interleave_moe_layer_step")
-    if isinstance(step, int) and step > 0:
-        count = sum((i + 1) % step == 0 for i in range(n))
-    freq, first = get("moe_layer_freq"), get("first_k_dense_replace")
-    if isinstance(freq, int) and freq > 0 and isinstance(first, int):
-        count = sum(i >= first and i % freq == 0 for i in range(n))
-    return count
+def _listed_kinds(types: Any, n: int, source: str) -> tuple[str, ...]:
+    if not isinstance(types, list) or len(types) != n:
+        raise InputError(f"'layer_types' must list {n} layer types (num_hidden_layers)",
+                         path=source or None, field="layer_types")
+    out = []
+    for t in types:
+        if t not in _LAYER_TYPE_NAMES:
+            raise InputError(f"unknown layer type {t!r}", path=source or None,
+                             field="layer_types")
+        out.append(_LAYER_TYPE_NAMES[t])
+    return tuple(out)
 
 
 def _layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
@@ -285,17 +250,11 @@ def _layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
     if model_type == "qwen3_next":
         return qwen3_next_kinds(c, n, get_dim, source)
     types = c.get("layer_types")
-    if types is not None:
-        if not isinstance(types, list) or len(types) != n:
-            raise InputError(f"'layer_types' must list {n} layer types (num_hidden_layers)",
-                             path=source or None, field="layer_types")
-        out = []
-        for t in types:
-            if t not in _LAYER_TYPE_NAMES:
-                raise InputError(f"unknown layer type {t!r}", path=source or None,
-                                 field="layer_types")
-            out.append(_LAYER_TYPE_NAMES[t])
-        return tuple(out)
+    explicit = None if types is None else _listed_kinds(types, n, source)
+    if model_type in QWEN_WINDOWS:
+        return qwen_kinds(model_type, n, get, explicit, source)
+    if explicit is not None:
+        return explicit
     if model_type == "exaone4" and "sliding_window" in c and c["sliding_window"] is None:
         raise InputError("Exaone4 without a sliding window and without 'layer_types': "
                          "transformers' Exaone4Config then takes layer i % 0 (vLLM cannot load "

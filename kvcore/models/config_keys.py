@@ -1,0 +1,115 @@
+"""How vLLM 0.33 reads the config keys the KV geometry and perf.py's counts share: its key
+aliases (the first given wins), Falcon's multi-query head, the MoE and sliding layers perf.py
+bills, and the Qwen family's sliding windows (`qwen_kinds`). `hf_config.read_hf_config` calls
+these with its own ``get`` (the key, else the config class's default)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvcore.errors import InputError
+
+# vLLM 0.33's CONFIG_FIELD_ALIASES (transformers_utils/config.py:56), first found wins; Ernie 4.5's
+# config class maps num_experts / num_experts_per_tok onto moe_num_experts / moe_k
+KV_HEAD_KEYS = ("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num",
+                "num_attention_groups")
+EXPERT_KEYS = ("num_experts", "moe_num_experts", "n_routed_experts", "num_local_experts")
+PER_TOKEN_KEYS = ("num_experts_per_tok", "moe_k", "num_experts_per_token", "top_k_experts",
+                  "moe_topk", "moe_top_k", "top_k")
+
+
+def kv_heads_of(c: dict[str, Any], model_type: str, heads: int, get, get_dim) -> int:
+    """ModelConfig.get_total_num_kv_heads: the first alias given; Falcon's old multi-query
+    architecture has one KV head (model_arch_config_convertor.py:507-523; FalconConfig's
+    multi_query defaults to true)."""
+    if model_type == "falcon" and not get("new_decoder_architecture", False) \
+            and get("multi_query", True):
+        return 1
+    key = next((k for k in KV_HEAD_KEYS if c.get(k) is not None), "num_key_value_heads")
+    return get_dim(key, heads)
+
+
+def experts_per_tok(c: dict[str, Any], get, get_int) -> int:
+    """ModelConfig.get_num_experts_per_tok: the first alias given (a list: its largest)."""
+    key = next((k for k in PER_TOKEN_KEYS if c.get(k) is not None), "num_experts_per_tok")
+    v = get(key)
+    if isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+        return max(v, default=0)
+    return get_int(key, 0) or 0
+
+
+def perf_swa(c: dict[str, Any], model_type: str, n: int, get) -> tuple[int, int] | None:
+    """(sliding layers, window) as vLLM 0.33's perf.py bills them for the Qwen family, where
+    they need not be the KV layers' (`qwen_kinds`): perf.py reads the config's window and
+    counts its ``layer_types``' sliding entries (given, or as transformers derives them), where
+    the attention layers may have no window at all. None: the KV kinds' count and window."""
+    if model_type not in QWEN_WINDOWS:
+        return None
+    window = get("sliding_window") if get("use_sliding_window", False) else None
+    if not isinstance(window, int) or isinstance(window, bool) or window < 1:
+        return (0, 0)
+    first = get("max_window_layers", 28)
+    types = c.get("layer_types")
+    if isinstance(types, list):
+        count = sum(isinstance(t, str) and "sliding" in t.lower() for t in types[:n])
+    elif not isinstance(first, int) or model_type == "qwen3_moe":
+        count = n
+    elif model_type == "qwen2_moe":
+        count = sum(i % 2 == 0 and i < first for i in range(n))
+    else:
+        count = sum(i >= first for i in range(n))
+    return (count, window)
+
+
+def counted_moe_layers(get, n: int, num_experts: int) -> int:
+    """The MoE layers vLLM 0.33's perf.py bills: all of them when the model has experts, those
+    with (i + 1) % interleave_moe_layer_step == 0 (Llama 4), or those with
+    i >= first_k_dense_replace and i % moe_layer_freq == 0 (DeepSeek)."""
+    count = n if num_experts else 0
+    step = get("interleave_moe_layer_step")
+    if isinstance(step, int) and step > 0:
+        count = sum((i + 1) % step == 0 for i in range(n))
+    freq, first = get("moe_layer_freq"), get("first_k_dense_replace")
+    if isinstance(freq, int) and freq > 0 and isinstance(first, int):
+        count = sum(i >= first and i % freq == 0 for i in range(n))
+    return count
+
+
+
+# Model types whose vLLM attention takes its window from CacheConfig.sliding_window only
+QWEN_WINDOWS = ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe")
+
+
+def qwen_kinds(model_type: str, n: int, get, explicit: tuple[str, ...] | None,
+               source: str) -> tuple[str, ...]:
+    """Qwen2, Qwen3 and their MoE models: their attention reads CacheConfig.sliding_window,
+    which vLLM sets only where the config's ``layer_types`` are absent or all sliding
+    (engine/arg_utils.py:2288-2294). transformers gives a window only with
+    ``use_sliding_window`` (false by default: a config that leaves it out attends fully) and
+    derives ``layer_types``: Qwen2 and Qwen3 slide from ``max_window_layers`` on (28 by
+    default), Qwen2-MoE on even layers below it, Qwen3-MoE derives none. All sliding: every
+    layer slides; none, or mixed on an MoE model: every layer attends fully; mixed on Qwen2 or
+    Qwen3: vLLM asserts ``max_window_layers == num_hidden_layers`` (qwen2.py:351) and, where it
+    holds, attends fully."""
+    if not get("use_sliding_window", False) or not get("sliding_window"):
+        return ("full",) * n        # (Qwen2-MoE's window 0 is vLLM's "none" too)
+    first = get("max_window_layers", 28)
+    if not isinstance(first, int) or isinstance(first, bool):
+        raise InputError(f"expected an integer, got {first!r}", path=source or None,
+                         field="max_window_layers")
+    if explicit is not None:
+        types = explicit
+    elif model_type in ("qwen2", "qwen3"):
+        types = tuple("sliding" if i >= first else "full" for i in range(n))
+    elif model_type == "qwen2_moe":
+        types = tuple("sliding" if i % 2 == 0 and i < first else "full" for i in range(n))
+    else:
+        return ("sliding",) * n
+    if all(k == "sliding" for k in types):
+        return ("sliding",) * n
+    if model_type in ("qwen2", "qwen3") and "sliding" in types and first != n:
+        raise InputError(f"sliding-window attention on some layers only (max_window_layers "
+                         f"{first!r} of {n} layers): vLLM 0.33 refuses it (qwen2.py: \"Sliding "
+                         "window for some but all layers is not supported\")",
+                         path=source or None, field="max_window_layers")
+    return ("full",) * n
