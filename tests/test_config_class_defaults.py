@@ -34,6 +34,10 @@ def test_aliases_and_falcon_kv_heads():
     assert read_hf_config(cfg("falcon", new_decoder_architecture=True,
                               num_kv_heads=2)).num_kv_heads == 2
     assert read_hf_config(cfg("llama", n_head_kv=4, num_key_value_heads=2)).num_kv_heads == 4
+    # FalconConfig's head_dim has no setter: transformers (and so vLLM) cannot load it
+    with pytest.raises(InputError, match="Falcon's head size") as e:
+        read_hf_config(cfg("falcon", head_dim=64))
+    assert e.value.field == "head_dim"
 
 
 def test_derived_sliding_layers():

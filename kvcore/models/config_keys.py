@@ -29,6 +29,17 @@ def kv_heads_of(c: dict[str, Any], model_type: str, heads: int, get, get_dim) ->
     return get_dim(key, heads)
 
 
+def head_dim_of(c: dict[str, Any], model_type: str, hidden: int, heads: int, get_dim,
+                source: str) -> int:
+    """``head_dim``, else hidden_size / num_attention_heads. Falcon's is a property with no
+    setter in FalconConfig: a config that sets it does not load (transformers, so vLLM)."""
+    if model_type == "falcon" and c.get("head_dim") is not None:
+        raise InputError("Falcon's head size is hidden_size / num_attention_heads: transformers "
+                         "cannot load a config that sets it (vLLM refuses it)",
+                         path=source or None, field="head_dim")
+    return int(get_dim("head_dim") or hidden // heads)
+
+
 def experts_per_tok(c: dict[str, Any], get, get_int) -> int:
     """ModelConfig.get_num_experts_per_tok: the first alias given (a list: its largest)."""
     key = next((k for k in PER_TOKEN_KEYS if c.get(k) is not None), "num_experts_per_tok")

@@ -42,6 +42,7 @@ from kvcore.models.config_keys import (
     QWEN_WINDOWS,
     counted_moe_layers,
     experts_per_tok,
+    head_dim_of,
     kv_heads_of,
     perf_swa,
     qwen_kinds,
@@ -152,7 +153,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     heads = get_dim("num_attention_heads", required=True)
     hidden = get_dim("hidden_size", required=True)
     kv_heads = kv_heads_of(c, model_type, heads, get, get_dim)
-    head_dim = get_dim("head_dim") or hidden // heads
+    head_dim = head_dim_of(c, model_type, hidden, heads, get_dim, source)
     if head_dim < 1:
         raise InputError(f"hidden_size {hidden} over num_attention_heads {heads} leaves no "
                          "head_dim (give 'head_dim')", path=source or None, field="head_dim")
