@@ -5,12 +5,16 @@ than derives from hidden_size / num_attention_heads, the vocabulary, the MoE lay
 
 Recorded 2026-12-05 with the oracle's interpreter: each class built twice (hidden 960 / 8 heads,
 1536 / 12 heads) and a key kept where both agree (tests/data/perf_configs/README.md).
-`hf_config.MODEL_TYPE_DEFAULTS` (hand-checked) wins over this table.
+`MODEL_TYPE_DEFAULTS` (hand-checked, below) wins over this table.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from kvcore.models.mla import MLA_DEFAULTS
+from kvcore.models.nemotron_h import NEMOTRON_H_DEFAULTS
+from kvcore.models.qwen3_next import QWEN3_NEXT_DEFAULTS
 
 CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
     "llama": {"intermediate_size": 11008, "vocab_size": 32000},
@@ -51,4 +55,27 @@ CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
     "llama4_text": {"num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 8192,
         "vocab_size": 202048, "num_experts_per_tok": 1},
     "starcoder2": {"num_key_value_heads": 2, "intermediate_size": 12288, "vocab_size": 49152},
+}
+
+# Defaults of the transformers config classes for keys real checkpoints omit.
+MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
+    "gemma3_text": {"vocab_size": 262208, "sliding_window_pattern": 6, "head_dim": 256,
+                    "max_position_embeddings": 131072, "sliding_window": 4096,
+                    "tie_word_embeddings": True, "num_key_value_heads": 4},
+    "gemma2": {"head_dim": 256, "sliding_window": 4096, "max_position_embeddings": 8192,
+               "vocab_size": 256000, "tie_word_embeddings": True},
+    "cohere2": {"sliding_window": 4096, "sliding_window_pattern": 4, "vocab_size": 256000,
+                "max_position_embeddings": 8192, "tie_word_embeddings": True},
+    "falcon_h1": {"mamba_d_ssm": 1024, "mamba_n_heads": 128, "mamba_d_head": 8,
+                  "mamba_n_groups": 1, "mamba_d_state": 256, "mamba_d_conv": 4,
+                  "mamba_expand": 2, "max_position_embeddings": 8192, "vocab_size": 128000},
+    "exaone4": {"sliding_window": 4096, "sliding_window_pattern": 4},
+    "gpt_oss": {"sliding_window": 128},
+    "mistral": {"sliding_window": 4096},
+    "jamba": {"attn_layer_period": 8, "attn_layer_offset": 4, "expert_layer_period": 2,
+              "expert_layer_offset": 1, "mamba_d_state": 16, "mamba_d_conv": 4,
+              "mamba_expand": 2, "mamba_dt_rank": "auto", "num_experts": 16},
+    **MLA_DEFAULTS,
+    "nemotron_h": NEMOTRON_H_DEFAULTS,
+    "qwen3_next": QWEN3_NEXT_DEFAULTS,
 }

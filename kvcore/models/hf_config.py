@@ -26,7 +26,7 @@ Nemotron-H (``nemotron_h``): ``hybrid_override_pattern`` (or ``layers_block_type
 layer: Mamba2, attention, or a feed-forward layer with no KV cache (kind ``mlp``;
 `kvcore.models.nemotron_h`).
 A multimodal config's ``text_config`` is read in place of the top level. Missing keys that the
-model's own config class defaults are filled from `MODEL_TYPE_DEFAULTS`; a key the geometry
+model's own config class defaults are filled from `class_defaults`; a key the geometry
 needs that is neither given nor defaulted is an InputError naming it.
 """
 
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from kvcore.errors import InputError
-from kvcore.models.class_defaults import CLASS_DEFAULTS
+from kvcore.models.class_defaults import CLASS_DEFAULTS, MODEL_TYPE_DEFAULTS
 from kvcore.models.config_keys import (
     EXPERT_KEYS,
     QWEN_WINDOWS,
@@ -49,34 +49,11 @@ from kvcore.models.config_keys import (
 )
 from kvcore.models.context_limit import lengths
 from kvcore.models.geometry import MambaGeometry, ModelGeometry
-from kvcore.models.mla import MLA_DEFAULTS, read_mla
-from kvcore.models.nemotron_h import NEMOTRON_H_DEFAULTS, nemotron_h_layers, nemotron_h_mamba_keys
-from kvcore.models.qwen3_next import QWEN3_NEXT_DEFAULTS, gdn_state, qwen3_next_kinds
+from kvcore.models.mla import read_mla
+from kvcore.models.nemotron_h import nemotron_h_layers, nemotron_h_mamba_keys
+from kvcore.models.qwen3_next import gdn_state, qwen3_next_kinds
 from kvcore.models.unsupported import not_modelled
 from kvcore.sources import read_json
-
-# Defaults of the transformers config classes for keys real checkpoints omit.
-MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
-    "gemma3_text": {"vocab_size": 262208, "sliding_window_pattern": 6, "head_dim": 256,
-                    "max_position_embeddings": 131072, "sliding_window": 4096,
-                    "tie_word_embeddings": True, "num_key_value_heads": 4},
-    "gemma2": {"head_dim": 256, "sliding_window": 4096, "max_position_embeddings": 8192,
-               "vocab_size": 256000, "tie_word_embeddings": True},
-    "cohere2": {"sliding_window": 4096, "sliding_window_pattern": 4, "vocab_size": 256000,
-                "max_position_embeddings": 8192, "tie_word_embeddings": True},
-    "falcon_h1": {"mamba_d_ssm": 1024, "mamba_n_heads": 128, "mamba_d_head": 8,
-                  "mamba_n_groups": 1, "mamba_d_state": 256, "mamba_d_conv": 4,
-                  "mamba_expand": 2, "max_position_embeddings": 8192, "vocab_size": 128000},
-    "exaone4": {"sliding_window": 4096, "sliding_window_pattern": 4},
-    "gpt_oss": {"sliding_window": 128},
-    "mistral": {"sliding_window": 4096},
-    "jamba": {"attn_layer_period": 8, "attn_layer_offset": 4, "expert_layer_period": 2,
-              "expert_layer_offset": 1, "mamba_d_state": 16, "mamba_d_conv": 4,
-              "mamba_expand": 2, "mamba_dt_rank": "auto", "num_experts": 16},
-    **MLA_DEFAULTS,
-    "nemotron_h": NEMOTRON_H_DEFAULTS,
-    "qwen3_next": QWEN3_NEXT_DEFAULTS,
-}
 
 DTYPE_ALIASES = {"float16": "float16", "fp16": "float16", "half": "float16",
                  "bfloat16": "bfloat16", "bf16": "bfloat16", "float32": "float32",
