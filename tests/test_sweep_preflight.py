@@ -99,3 +99,21 @@ def test_stdin_is_no_file_to_sweep(tmp_path, key):
     said = f"error: option --set: {key}: {tmp_path}/none.json does not exist\n"
     assert (r.exit_code, r.stderr) == (2, said)
     assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_an_option_every_job_sets_is_blamed_with_the_swept_point(tmp_path):
+    """`--set num_blocks=40` is refused only where the swept block size makes a request too
+    large: the error names that point (docs/sweep.md: "with the rest of the grid point when
+    other options are swept"), as it did with two options swept and not with one."""
+    args = ["sweep", "--trace", "traces/multiturn-chat.jsonl", "--set", "num_blocks=40",
+            "--set", "block_size=512,16", "--results", str(tmp_path / "r.jsonl")]
+    r = runner.invoke(app, args)
+    assert (r.exit_code, r.stderr) == (2, (
+        "error: option --set: num_blocks: traces/multiturn-chat.jsonl:1: request '0' can never "
+        "run: needs 77 blocks of 16 tokens but only 39 are usable (num_blocks 40) "
+        "(with block_size=16)\n"))
+    r = runner.invoke(app, ["sweep", "--trace", "traces/multiturn-chat.jsonl", "--set",
+                            "max_num_seqs=4096", "--set", "num_blocks=512,1024", "--results",
+                            str(tmp_path / "r.jsonl")])
+    assert r.stderr.endswith("(with num_blocks=512)\n"), r.stderr
+    assert not (tmp_path / "r.jsonl").exists()

@@ -248,8 +248,11 @@ def _check(spec: SweepSpec, job: Job, trace: Trace) -> None:
                 raise InputError(f"{err.field}: {what}" if err.field else what,
                                  field="set") from None
             raise InputError(what, path=spec.path, field=err.field) from None
-        raise spec.error(owner, f"{err.message}" + (f" (with {_point(spec, config, owner)})"
-                                                    if len(spec.grid) > 1 else "")) from None
+        # the rest of the grid point: the other swept options (the owner may be one every
+        # job sets, its error then depending on a swept one's value); a router option's
+        # refusal names the routers itself
+        rest = _point(spec, config, owner) if owner != "router_opt" else ""
+        raise spec.error(owner, err.message + (f" (with {rest})" if rest else "")) from None
     except TypeError as err:                # a value of a type the rule cannot compare
         raise InputError(str(err), path=spec.path) from None
 
