@@ -27,8 +27,9 @@ ReplicasOpt = Annotated[int, typer.Option(
     rich_help_panel=_C)]
 # (repeatable: a second --router replaced the first without a word, one row where two were asked)
 RouterOpt = Annotated[list[str] | None, typer.Option(
-    "--router", metavar="NAME", help="The router (--list-routers lists them); repeat it to compare several, as "
-    "--routers does. [default: round_robin]", show_default=False, rich_help_panel=_C)]
+    "--router", metavar="NAME", help="The router (--list-routers lists them); repeat it to "
+    "compare several, as --routers does. [default: round_robin]", show_default=False,
+    rich_help_panel=_C)]
 RoutersOpt = Annotated[str | None, typer.Option(
     "--routers", metavar="A,B,...", help="Compare several routers on the same trace: one row "
     "each (not with --router).", rich_help_panel=_C)]

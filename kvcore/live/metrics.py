@@ -238,7 +238,8 @@ class Snapshots:
         if n > limit:
             of = "" if engines == 1 else f", {engines} engines"
             raise InputError(f"{n:,} snapshots {upto} ({span / 1000.0:,.0f} s of simulated "
-                             f"time) is more than the limit of {limit:,} (~{30 * engines} KB "
+                             f"time) is more than the limit of {limit:,} "
+                             f"(~{SNAPSHOT_BYTES * engines // 1000} KB "
                              f"each{of}): raise it", field="metrics_interval_s")
         size = n * SNAPSHOT_BYTES * max(1, engines)
         if size < SAY_BYTES:
