@@ -1,8 +1,8 @@
 """The fp8 KV cache as vLLM's ``--kv-cache-dtype fp8`` writes it, and its rounding error.
 
 vLLM (0.33, NVIDIA) stores ``value / scale`` as ``float8_e4m3fn`` with one float ``k_scale`` and
-one ``v_scale`` per attention layer (1.0 unless the checkpoint or ``calculate_kv_scales`` sets
-them) and reads ``fp8 * scale``. e4m3 keeps 3 mantissa bits: a stored normal value x is off the
+one ``v_scale`` per attention layer (1.0, ``set_default_quant_scales``, unless the checkpoint
+sets them; 0.33 has no ``calculate_kv_scales``) and reads ``fp8 * scale``. e4m3 keeps 3 mantissa bits: a stored normal value x is off the
 exact one by at most half a spacing, ``2^(floor(log2|x|) - 4)``, i.e. at most 2^-4 of x; below
 2^-6 (subnormals) the spacing is a constant 2^-9, so the error is at most 2^-10; 448 is the
 largest value (the cast saturates).

@@ -10,7 +10,7 @@ Two tables, each extended by one call:
   ``build(group_config: dict, block_size: int) -> spec`` raises ValueError with a message naming
   the bad field.
 
-vLLM's `spec_manager_map` / `KVCacheSpecRegistry` in small.
+vLLM's `KVCacheSpecRegistry` (`v1/kv_cache_spec_registry.py`) in small.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2) as vLLM 0.33 serves it.
 
-What vLLM does (`ModelArchConfigConvertor.is_deepseek_mla`, `ModelConfig.use_mla`,
+What vLLM does (`ModelArchConfigConvertorBase.is_deepseek_mla`, `ModelConfig.use_mla`,
 `MLAAttention.get_kv_cache_spec`, `DeepseekV2MLAAttention`):
 
 * a config uses MLA when its ``model_type`` is one of vLLM's MLA types and it has a
