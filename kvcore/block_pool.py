@@ -6,7 +6,8 @@ N-1 usable blocks and `get_usage` divides by N-1.
 
 The prefix cache is lazy: a freed block keeps its hash and goes back on the free queue, still
 hittable. Its hash is dropped only when `get_new_blocks` hands the block out again (that is the
-eviction, and the moment `BlockRemoved` is emitted), or through `evict_blocks` / a reset.
+eviction, and the moment `BlockRemoved` is emitted), or through `evict_blocks` / a reset (and a
+partial key when `cache_full_blocks` fills its block, as vLLM's `cache_full_blocks` does).
 """
 
 from __future__ import annotations

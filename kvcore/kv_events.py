@@ -1,9 +1,11 @@
 """vLLM 0.33's KV cache events (`vllm/distributed/kv_events.py`), every field.
 
-The pool queues one `BlockStored` per `cache_full_blocks` call that caches at least one block,
-one `BlockRemoved` per cache key dropped (a cached block reused by `get_new_blocks`, or
-`evict_blocks`), and `AllBlocksCleared` on a successful reset. A freed block is *not* removed:
-it stays cached until it is reused. `block_stored_event` builds the pool's `BlockStored`;
+The pool queues one `BlockStored` per `cache_full_blocks` call with new full blocks (even when
+every one is null or masked out: empty ``block_hashes``, as vLLM's block_pool.py:307-356),
+one `BlockRemoved` per cache key dropped (a cached block reused by `get_new_blocks`,
+`evict_blocks`, or a partial key replaced when `cache_full_blocks` fills its block), and
+`AllBlocksCleared` on a successful reset. A freed block is *not* removed: it stays cached until
+it is reused. `block_stored_event` builds the pool's `BlockStored`;
 `KVCacheManager.take_events` drains the queue and fills in each one's spec kind and sliding window.
 
 Hashes in events are vLLM's default external form (``VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES=1``):
