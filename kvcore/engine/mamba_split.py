@@ -34,7 +34,11 @@ from kvcore.specs import MambaSpec
 def align_block_size(kvm: KVCacheManager) -> int:
     """The block size prefill chunks are clipped to (`Scheduler.mamba_bs`, as vLLM's scheduler
     derives `need_mamba_block_aligned_split` from its KV cache config):
-    the scheduler's, when a Mamba group runs in ``align`` mode (prefix caching on); else 0."""
+    the scheduler's, when a Mamba group runs in ``align`` mode (prefix caching on); else 0.
+    vLLM's `_mamba_block_aligned_split` reads ``cache_config.block_size``; the scheduler's
+    block size is the groups' LCM (`resolve_kv_cache_block_sizes`), the same number wherever
+    every group has the config's block size, as vLLM builds them without decode context
+    parallelism (which kvcli does not model)."""
     if not kvm.enable_caching or not any(
             isinstance(m.kv_cache_spec, MambaSpec)
             for m in kvm.coordinator.single_type_managers):
