@@ -112,9 +112,9 @@ def schedule_waiting_with_connector(sched: Scheduler, out: SchedulerOutput, budg
                 obs.on_admit_failed(req)
             sched.blocked = (req, True, budget)
             break
-        conn.update_state_after_alloc(req, ext)
+        host = conn.update_state_after_alloc(req, ext)
         if queries:
-            sched.connector_stats.record(queries, hits, req.num_preemptions > 0)
+            sched.connector_stats.record(queries, hits, req.num_preemptions > 0, host)
         resumed = req.status == RequestStatus.PREEMPTED
         if looked_up:
             # the GPU hit statistics at the admission that looked up (an async load's too)
@@ -165,6 +165,8 @@ def _promote(sched: Scheduler, req: Request) -> None:
     sched.kv_cache_manager.cache_blocks(req, req.num_computed_tokens)
     if req.num_computed_tokens == req.num_tokens:
         req.num_computed_tokens = req.num_tokens - 1
+        if req.num_computed_tokens == 0:    # (scheduler.py:3515: T - 1 = 0 computed tokens)
+            sched.reloaded = req.request_id
     sched.finished_recving.remove(req.request_id)
     req.status = RequestStatus.PREEMPTED if req.num_preemptions else RequestStatus.WAITING
 

@@ -197,13 +197,14 @@ class OffloadingConnector:
         return True
 
     # -- after the allocation ------------------------------------------------------------------
-    def update_state_after_alloc(self, req: Request, ext: int) -> None:
+    def update_state_after_alloc(self, req: Request, ext: int) -> int:
         """The admission allocated (hits included): note its blocks; with ``ext`` loaded tokens,
-        the load job."""
+        the load job. Returns the hit tokens its chunks cover (vLLM's ``load_key_ranges``: from
+        the first fresh GPU block on; none when all were hashed already, as in a reload)."""
         blocks = self.kvm.coordinator.get_blocks(req.request_id)[0]
         self.handed_out.append(blocks)
         if ext == 0:
-            return
+            return 0
         cfg = self.cfg
         rid = req.request_id
         st = self.states[rid]
@@ -230,6 +231,7 @@ class OffloadingConnector:
         self.jobs[job.job_id] = job
         if self.being_loaded is not None and not sync:
             self.being_loaded.update(keys)
+        return cached - start_block * bs if keys else 0
 
     def allocated_ids(self) -> set[int]:
         """The ids of the GPU blocks handed out this step (the null block left out)."""

@@ -42,22 +42,30 @@ class ConnectorPrefixStats:
     """vLLM's ``connector_prefix_cache_stats``, summed over the run: per admission that looked
     up, queries = tokens past the GPU hit, hits = tokens the tier loads (vLLM's
     `PrefixCacheStats` counters); re-admissions after a preemption go to ``preempted_*``, the
-    others' hits are also counted by source (the CPU tier: ``host``)."""
+    others' hits are also counted by source (`hits_by_source`, in first-seen order as vLLM's
+    dicts sum them): ``host`` for the tokens the load's chunks cover, ``external_unspecified``
+    for a hit no chunk of the load covers (its GPU blocks were hashed already: vLLM's
+    `get_external_cache_hit_sources`, offloading/scheduler.py:1304-1350)."""
 
-    __slots__ = ("counts", "host_hits")
+    __slots__ = ("counts", "sources")
 
     def __init__(self) -> None:
         self.counts = PrefixCacheStats()
-        self.host_hits = 0
+        self.sources: dict[str, int] = {}
 
-    def record(self, queries: int, hits: int, preempted: bool) -> None:
+    def record(self, queries: int, hits: int, preempted: bool, host: int | None = None) -> None:
+        """``host``: the hit tokens the load's chunks cover (None: all of them)."""
         self.counts.record(queries, hits, preempted)
-        if not preempted:
-            self.host_hits += hits
+        if preempted or not hits:
+            return
+        host = hits if host is None else host
+        for src, n in (("external_unspecified", hits - host), ("host", host)):
+            if n:       # (uncovered tokens come first: the load's chunks end the hit)
+                self.sources[src] = self.sources.get(src, 0) + n
 
     def to_json(self) -> dict:
         c = self.counts
         return {"requests": c.requests, "queries": c.queries, "hits": c.hits,
                 "preempted_requests": c.preempted_requests,
                 "preempted_queries": c.preempted_queries, "preempted_hits": c.preempted_hits,
-                "hits_by_source": {"host": self.host_hits} if self.host_hits else {}}
+                "hits_by_source": dict(self.sources)}
