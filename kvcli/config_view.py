@@ -82,7 +82,8 @@ def add_cpu_tier(view: Any, gib: float, offload_block_size: int | None, block_si
         f"CPU tier (--kv-offloading-size {gib:g}) = int({gib:g} x 2^30) // "
         f"{per_chunk:,} bytes a chunk ({bpc} block{'s' if bpc > 1 else ''}"
         f"{f' x {tp} ranks' if tp > 1 else ''}, rounded up to 4 KiB) = {n:,} chunks = "
-        f"{n * bpc * block_size:,} tokens")
+        f"{n * bpc * block_size:,} tokens"
+        + (" (vLLM 0.33 runs a tier of 0 chunks: every store fails)" if n == 0 else ""))
 
 
 def list_view():

@@ -132,7 +132,7 @@ def test_sizes_from_gib_as_vllm() -> None:
 
 @pytest.mark.parametrize(("opts", "field", "words"), [
     ({"offload_block_size": 24}, "offload_block_size", "multiple of the block size 16"),
-    ({"kv_offloading_size": 0.001}, "kv_offloading_size", "holds no chunk"),
+    ({"kv_offloading_size": 0.0}, "kv_offloading_size", "> 0"),
     ({"kv_offloading_size_chunks": 4}, "kv_offloading_size_chunks", "not both"),
     ({"offload_bandwidth_gbps": -1.0}, "offload_bandwidth_gbps", ">= 0.001"),
     ({"model": "gemma-3-27b", "num_blocks": 4096}, "kv_offloading_size", "one full-attention"),

@@ -38,8 +38,8 @@ REFUSED = [
     ("replay", ["prefix_cache_retention_interval=7"], "prefix_cache_retention_interval",
      ("prefix_cache_retention_interval 7 has no effect: no sliding-window or Mamba KV cache "
      "group (set it to 0)")),
-    ("replay", ["kv_offloading_size=0.0000001"], "kv_offloading_size",
-     "1e-07 GiB holds no chunk of 2,097,152 bytes (one chunk needs 0.00195312 GiB)"),
+    ("replay", ["kv_offloading_size=1", "kv_offloading_size_chunks=4"],
+     "kv_offloading_size_chunks", "give the CPU tier's size once: in GiB or in chunks, not both"),
     ("replay", ["kv_offloading_size=1", "offload_block_size=24"], "offload_block_size",
      "must be a multiple of the block size 16, got 24"),
     ("cluster", ["metrics_interval_ms=0.0001"], "metrics_interval_ms",

@@ -23,7 +23,7 @@ from kvcore.engine.replay_pool import check_startup, sized, startup_shortfall
 from kvcore.errors import InputError
 from kvcore.host_memory import check_pool_fits
 from kvcore.models.geometry import ModelGeometry
-from kvcore.offload.config import OffloadConfig
+from kvcore.offload.config import OffloadConfig, empty_tier_note
 from kvcore.offload.options import check_supported, offload_config
 from kvcore.prefix_match import unmodelled
 from kvcore.retention import check_retention_interval, dense_retention_note
@@ -113,4 +113,6 @@ def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
         raise refusal(cfg, trace, err.field, err.message) from None
     if offload is not None:
         check_supported(groups)
+        if (empty := empty_tier_note(offload)) is not None:
+            notes = (*notes, empty)
     return StartUp(cfg, groups, clock, offload, geometry, notes)

@@ -84,14 +84,21 @@ def blocks_per_chunk_of(offload_block_size: int | None, block_size: int,
 
 
 def chunks_of(gib: float, kv_bytes_per_chunk: int, field: str = "kv_offloading_size") -> int:
-    """vLLM's chunk count for ``gib`` GiB; at least one chunk or it is bad input."""
+    """vLLM's chunk count for ``gib`` GiB (> 0). Under a chunk it is 0, and vLLM 0.33 runs
+    that tier (`CPUOffloadingManager` guards its gauges for 0 chunks; the worker falls back to
+    empty tensors, `v1/kv_offload/cpu/spec.py:185`): every store fails (`empty_tier_note`)."""
     if not gib <= MAX_GIB:         # NaN, infinities and 1e300 would not make bytes
         raise InputError(f"must be at most {MAX_GIB:,.0f} GiB (1 PiB), got {gib:g}", field=field)
-    n = int(gib * GIB) // kv_bytes_per_chunk
-    if n < 1:
-        raise InputError(f"{gib:g} GiB holds no chunk of {kv_bytes_per_chunk:,} bytes "
-                         f"(one chunk needs {kv_bytes_per_chunk / GIB:.6g} GiB)", field=field)
-    return n
+    return int(gib * GIB) // kv_bytes_per_chunk
+
+
+def empty_tier_note(cfg: OffloadConfig) -> str | None:
+    """The warning for a tier of 0 chunks (None when it holds one)."""
+    if cfg.num_chunks:
+        return None
+    return (f"kv_offloading_size {cfg.gib!r} GiB holds no chunk of {cfg.kv_bytes_per_chunk:,} "
+            f"bytes (one needs {cfg.kv_bytes_per_chunk / GIB:.6g} GiB): vLLM 0.33 runs a CPU "
+            "tier of 0 chunks, every store fails and nothing is loaded")
 
 
 def gib_of_chunks(n: int, kv_bytes_per_chunk: int) -> float:
