@@ -76,7 +76,7 @@ class EngineLoop:
         ctx.unreached = lambda: chain(self.pending, self.incoming or ())
         self.skipped: list[tuple[int, str]] = []     # (line, why)
         self.add_order = 0
-        self.idle_run = self.transfer_idle = 0
+        self.idle_run = self.transfer_idle = self.reload_idle = 0
         # a refused head with nothing else to change waits for the next arrival (`stall.guard`)
         self.waiting_for_arrival = False
         self.transfer_wait_ms = 0.0     # idle on a CPU tier's transfer: the clock goes on to it

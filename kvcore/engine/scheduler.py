@@ -91,6 +91,8 @@ class Scheduler:
         self.connector: Any = None
         self.kv_holding = cast(FCFSQueue | PriorityQueue, QUEUES[config.policy]())
         self.finished_recving: set[str] = set()     # async loads the worker reported
+        # a request its finished load left at 0 computed tokens (`kvcore.engine.stall.reloads`)
+        self.reloaded: str | None = None
         self.inflight_prefills: set[Request] = set()
         self.finished_order: list[str] = []         # finished_req_ids in finish order
         self.connector_stats: Any = None

@@ -27,9 +27,15 @@ def guard(loop: EngineLoop, progressed: bool) -> None:
     skip_bad a rejection, as soon as that is certain; after `STALL_STEPS` idle steps otherwise,
     the engine waits for the next arrival, or with none left to come stops."""
     if progressed or loop.sched.running:
-        loop.idle_run = loop.transfer_idle = 0
+        loop.idle_run = loop.transfer_idle = loop.reload_idle = 0
         loop.waiting_for_arrival = False
+        loop.sched.reloaded = None
         return
+    to_come = bool(loop.pending) or loop.next_arrival_ms != math.inf
+    if loop.sched.reloaded is not None:     # a 1-token prompt loading its chunk again and again
+        loop.reload_idle += 1
+        if loop.reload_idle > STALL_STEPS and not to_come:
+            raise reloads(loop, loop.sched.reloaded)
     if loop.tier is not None and loop.tier.conn.jobs:     # a transfer will finish
         loop.idle_run = 0
         loop.waiting_for_arrival = False
@@ -42,7 +48,6 @@ def guard(loop: EngineLoop, progressed: bool) -> None:
         return
     # (a cluster's replica learns of its requests as they are routed: `next_arrival_ms` is the
     # next one anywhere, inf once none is left)
-    to_come = bool(loop.pending) or loop.next_arrival_ms != math.inf
     head = blocked_head(loop)
     if head is not None and certain(loop, to_come):
         refuse(loop, head)
@@ -120,6 +125,20 @@ def refuse(loop: EngineLoop, head: Any) -> None:
     ctx.kvm.free(head)      # (a refused allocation may have left an empty table behind)
     loop.skipped.append((rec.tr.line, why))
     ctx.reject(rec.tr, why)
+
+
+def reloads(loop: EngineLoop, rid: str) -> InputError:
+    """vLLM 0.33's endless reload: a 1-token prompt whose token is a whole CPU chunk (chunks of
+    one token) hits in full; once loaded, `_update_waiting_for_remote_kv` recomputes its last
+    token (v1/core/sched/scheduler.py:3515-3516: T - 1 = 0 computed tokens), so the next
+    schedule() looks it up again as a new request (scheduler.py:1110) and loads it again, for
+    as long as the chunk stays in the tier: with nothing left to run or arrive, for ever."""
+    tr = loop.ctx.records[rid].tr
+    return InputError(f"request {rid!r} (a 1-token prompt whose token is a whole CPU chunk) is "
+                      f"loaded again and again: vLLM 0.33 leaves it 0 computed tokens after "
+                      f"the load and looks it up anew, for ever (stuck for {STALL_STEPS} "
+                      "steps); give chunks of more than one token (offload_block_size)",
+                      path=loop.ctx.trace.label, line=tr.line, field="offload_block_size")
 
 
 def stalled(loop: EngineLoop, steps: int) -> InputError:
