@@ -23,9 +23,9 @@ from kvcore.engine.replay import replay
 from kvcore.errors import InputError
 
 DATA = Path(__file__).parent / "data" / "offload_sizing"
-# whole answers: matched as drawn (17, 66, 174, 272), and the regressions (121, 269: hits by
-# source; 57: a tier of 0 chunks)
-WHOLE = ["gs17", "gs66", "gs174", "gs272", "gs121", "gs269", "gs57"]
+# whole answers: matched as drawn (17, 66, 174, 272; gl98: --long, chunked prefill off), and
+# the regressions (121, 269: hits by source; 57: a tier of 0 chunks)
+WHOLE = ["gs17", "gs66", "gs174", "gs272", "gl98", "gs121", "gs269", "gs57"]
 # vLLM loads a 1-token prompt's chunk for ever: the oracle's first 150 steps (--max-steps)
 ENDLESS = ["gs110", "gs279"]
 

@@ -119,10 +119,12 @@ def _is_mla(group: Any) -> bool:
 
 
 def check_supported(groups: list) -> None:
-    """What the tier does not model yet is refused, not run half-right. An MLA group is a
-    full-attention group to vLLM's connector (`MLAAttentionSpec` is a `FullAttentionSpec`: no
-    window, every chunk kept)."""
+    """What the tier does not model yet is refused, not run half-right: vLLM 0.33 offloads every
+    prefix-cacheable group, a window's chunks bounded (`offloading/config.py:61-86`, 101-104).
+    An MLA group is a full-attention group to vLLM's connector (`MLAAttentionSpec` is a
+    `FullAttentionSpec`: no window, every chunk kept)."""
     full = ("FullAttentionSpec", "MLAAttentionSpec")
     if len(groups) != 1 or type(groups[0].kv_cache_spec).__name__ not in full:
-        raise InputError("the CPU tier is modelled for one full-attention KV cache group "
-                         "(as vLLM's oracle runs it)", field="kv_offloading_size")
+        raise InputError("the CPU tier is modelled for one full-attention KV cache group only "
+                         "(vLLM 0.33 offloads sliding-window, chunked-local and Mamba groups "
+                         "too: not modelled yet)", field="kv_offloading_size")

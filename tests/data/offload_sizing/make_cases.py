@@ -15,6 +15,8 @@ tier holds a few to a few dozen chunks, written the ways a user writes it: an ex
 chunk, a decimal rounded to 3 or 6 digits, one byte short of a chunk boundary (vLLM floors it), a
 whole number of GiB (over a geometry with large chunks). Half the cases are async; half draw the
 scheduler knobs (`offload_fresh/make_traces.py --knobs`' list); the tier's knobs as there.
+With --long (cases `glN`): pools of 64-256 blocks, 20-40 requests, outputs up to 200 tokens, and
+chunked prefill off in 3 cases of 10 (the step budget then holds max_model_len).
 """
 
 import json
@@ -78,10 +80,13 @@ def chunk_bytes(geo: dict, bs: int, bpc: int) -> int:
     return -(-block * bpc // 4096) * 4096
 
 
-def make(seed: int) -> tuple[dict, list[dict], str]:
+def make(seed: int, long: bool = False) -> tuple[dict, list[dict], str]:
     rng = random.Random(seed * 7919 + 3)
     bs = rng.choice([1, 2, 3, 4, 5, 8, 12, 16, 16, 32, 48, 64])
     num_blocks = rng.choice([12, 16, 24, 32, 48, 64])
+    if long:    # bigger pools, more requests, long outputs, chunked prefill off at times
+        bs = rng.choice([2, 4, 8, 16, 16, 32])
+        num_blocks = rng.choice([64, 96, 128, 256])
     bpc = rng.choice([1, 1, 2, 3, 4, 8])
     geo = geometry(rng)
     if rng.random() < 0.15:         # a whole GiB over big chunks: widen the geometry
@@ -108,19 +113,23 @@ def make(seed: int) -> tuple[dict, list[dict], str]:
         cfg["sync_load_budget_bytes"] = rng.choice([1, 2, 5]) * chunk_bytes(geo, bs, bpc)
     if rng.random() < 0.5:
         cfg["async_scheduling"] = True
-    reqs = requests(rng, seed, bs, bpc, mml)
+    if long and rng.random() < 0.3:
+        cfg["enable_chunked_prefill"] = False
+        cfg["max_num_batched_tokens"] = max(cfg["max_num_batched_tokens"], mml)
+    reqs = requests(rng, seed, bs, bpc, mml, long)
     if rng.random() < 0.5:
         knobs(rng, cfg, reqs)
     return cfg, reqs, how
 
 
-def requests(rng: random.Random, seed: int, bs: int, bpc: int, mml: int) -> list[dict]:
+def requests(rng: random.Random, seed: int, bs: int, bpc: int, mml: int,
+             long: bool = False) -> list[dict]:
     c = bs * bpc
     docs = [[rng.randrange(1, 30000) for _ in range(rng.randrange(bs, max(bs + 1, min(6 * c,
                                                                              mml // 2))))]
             for _ in range(rng.randrange(2, 6))]
     reqs, step = [], 0
-    for i in range(rng.randrange(8, 18)):
+    for i in range(rng.randrange(20, 40) if long else rng.randrange(8, 18)):
         r = rng.random()
         if r < 0.5:
             p = list(rng.choice(docs))
@@ -130,7 +139,7 @@ def requests(rng: random.Random, seed: int, bs: int, bpc: int, mml: int) -> list
         else:
             p = [rng.randrange(1, 30000) for _ in range(rng.randrange(1, 5 * c + 2))]
         p = p[: max(1, mml - 20)]
-        out = rng.randrange(1, max(2, min(30, mml - len(p))))
+        out = rng.randrange(1, max(2, min(200 if long else 30, mml - len(p))))
         step += rng.choice([0, 0, 1, 3, 8])
         reqs.append({"id": f"g{seed}r{i}", "prompt_token_ids": p, "output_length": out,
                      "arrival_step": step})
@@ -154,9 +163,11 @@ def knobs(rng: random.Random, cfg: dict, reqs: list[dict]) -> None:
 
 
 if __name__ == "__main__":
-    out, seeds = sys.argv[1], sys.argv[2:]
+    long = "--long" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--long"]
+    out, seeds = args[0], args[1:]
     for s in seeds:
-        cfg, reqs, how = make(int(s))
-        with open(f"{out}/gs{s}.trace.jsonl", "w") as f:
+        cfg, reqs, how = make(int(s), long)
+        with open(f"{out}/{'gl' if long else 'gs'}{s}.trace.jsonl", "w") as f:
             f.write(json.dumps({"config": cfg}) + "\n")
             f.writelines(json.dumps(r) + "\n" for r in reqs)
