@@ -33,7 +33,13 @@ def guard(loop: EngineLoop, progressed: bool) -> None:
         return
     to_come = bool(loop.pending) or loop.next_arrival_ms != math.inf
     if loop.sched.reloaded is not None:     # a 1-token prompt loading its chunk again and again
-        loop.reload_idle += 1
+        # (only while every transfer in flight is a 1-token prompt's load: a store, or another
+        # request's load, could still evict its chunk through the stores that follow)
+        jobs = loop.tier.conn.jobs.values() if loop.tier is not None else ()
+        reqs = loop.sched.requests
+        quiet = all(not j.is_store and j.req_id in reqs and reqs[j.req_id].num_tokens == 1
+                    for j in jobs)
+        loop.reload_idle = loop.reload_idle + 1 if quiet else 0
         if loop.reload_idle > STALL_STEPS and not to_come:
             raise reloads(loop, loop.sched.reloaded)
     if loop.tier is not None and loop.tier.conn.jobs:     # a transfer will finish
