@@ -47,6 +47,12 @@ class StreamingStats:
         else:
             self.collector.feed(ev)
 
+    def watched(self) -> list[dict]:
+        """The miss reasons of the request given as ``watch`` (`watched.WatchedMisses`)."""
+        c = self.collector
+        assert c is not None and c.miss.watch is not None, "no header, or no watch"
+        return c.miss.watch.to_json(c.reqs.name)
+
     def report(self) -> dict:
         assert self.collector is not None, "no header yet"
         self.collector.finish()

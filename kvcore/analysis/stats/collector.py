@@ -40,10 +40,12 @@ STATE_BYTES_PER_BLOCK = 56
 class StatsCollector(NativeEvents):
     def __init__(self, header: dict, *, window_requests: int = 1000,
                  window_ms: float = 60_000.0, top: int = 10, per_block: bool = False,
-                 native: bool = True, name: str | None = None) -> None:
+                 native: bool = True, name: str | None = None,
+                 watch: str | None = None) -> None:
         """``per_block``: the reference handlers, one block at a time (tests compare them);
         ``native``: the native kernel when it is built and takes the stream (native_events.py);
-        ``name``: the stream's file, which a header too large for this machine names."""
+        ``name``: the stream's file, which a header too large for this machine names;
+        ``watch``: a request whose miss reasons are kept apart (`watched.WatchedMisses`)."""
         self.header = header
         self.top = top
         bs = header["block_size"]
@@ -97,6 +99,10 @@ class StatsCollector(NativeEvents):
                               self.group_bs[self.ref_group], self.group_types,
                               self.cpu if tier else None,
                               hashed=cfg.get("enable_prefix_caching") is not False)
+        if watch is not None:
+            from kvcore.analysis.stats.watched import WatchedMisses
+
+            self.miss.watch = WatchedMisses(watch, self.group_bs[self.ref_group])
         self.pre = PreemptionStats()
         self.lat = LatencyStats(header)
         self.series = Series({"used_max": "max", "used_sum": "sum", "cached_sum": "sum",

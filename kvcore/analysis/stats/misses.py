@@ -67,6 +67,7 @@ from kvcore.analysis.stats.native_events import native_reasons, native_remember
 
 if TYPE_CHECKING:
     from kvcore.analysis.stats.cpu_tier import CpuTierStats
+    from kvcore.analysis.stats.watched import WatchedMisses
 
 _RID_MASK = (1 << 32) - 1  # evicted[g][h] packs (evict step << 32) | evicting request index
 _COLD = REASONS.index("cold")
@@ -118,6 +119,7 @@ class MissStats:
         # The native kernel, while the collector uses it (native_events.py), and how to leave it
         self.kernel: Any = None
         self.leave_native: Callable[[], None] | None = None
+        self.watch: WatchedMisses | None = None     # one request's reasons (--explain)
 
     def record(self, counts: dict[str, int], tail: int) -> None:
         bs = self.bs
@@ -194,6 +196,8 @@ class MissStats:
                     self.domain_content[g].update(chs)
         if kv is not None and seen_before is not None:
             remember(self.seen, kv, seen_before)
+        if self.watch is not None and ev["req"] == self.watch.rid:
+            self.watch.admission(ev, hit_tokens, counts, tail, list(evictors))
         self.record(counts, tail)
 
     def reasons_per_block(self, ev: dict, hashes: list[int], hit_blocks: int, tail: int,
@@ -273,6 +277,8 @@ class MissStats:
             self.requests["in_flight"] += 1
             if only_cold:
                 self.requests["cold"] -= 1
+            if self.watch is not None and who == self.watch.rid:
+                self.watch.in_flight(at)
 
     def expire(self, step: int) -> None:
         """Forget first missed blocks whose window (admission step + 1) is over."""
