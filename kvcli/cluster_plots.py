@@ -8,7 +8,7 @@ replicas; even = 1/N, the dashed line).
 
 from __future__ import annotations
 
-from kvcli.plots import _Charts
+from kvcli.plots import CLUSTER_CHART, _Charts
 
 
 def write_cluster_plot(result: dict, folder: str) -> list[str]:
@@ -46,5 +46,5 @@ def write_cluster_plot(result: dict, folder: str) -> list[str]:
     # (bars are replicas 0..N-1 left to right in each group; past 16 a key would hide them)
     if n <= 16:
         right.legend(fontsize=7, ncol=1 + n // 9, loc="upper left", bbox_to_anchor=(1.01, 1))
-    charts.save(fig, "cluster.png")
+    charts.save(fig, CLUSTER_CHART)
     return charts.paths

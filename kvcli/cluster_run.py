@@ -40,9 +40,12 @@ def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], 
         require_matplotlib()
     output.check_output(metrics, "metrics")
     streams = _planned_streams(events, names, replicas)
+    from kvcli.plots import CLUSTER_CHART, chart_outputs
+
     output.check_distinct(ro.read_files(trace, opts),
                           [("decisions", decisions), ("metrics", metrics),
-                           *(("events", p) for p in streams)],
+                           *(("events", p) for p in streams),
+                           *chart_outputs(plot, [CLUSTER_CHART])],
                           folders=[("events", events), ("plot", plot)])
     from kvcore.live.options import LiveOptions
 

@@ -19,6 +19,28 @@ _SPARK = " ▁▂▃▄▅▆▇█"
 # latin-1): escaped, each block became six characters ("\u2581") and the line lost its columns.
 _SPARK_ASCII = " .:-=+*#@"
 
+# the files each command's `--plot DIR` may write (stats: latency.png only with latencies)
+STATS_CHARTS = ("usage.png", "hit_rate.png", "evictions.png", "lifetime.png", "idle.png",
+                "reuse_gap.png", "latency.png")
+CURVE_CHART = "curve.png"
+CLUSTER_CHART = "cluster.png"
+
+
+def sweep_chart(option: str) -> str:
+    return f"sweep-{option}.png"
+
+
+def sweep_charts(folder: str | None, swept: list[str]) -> list[tuple[str, str | None]]:
+    """`chart_outputs` of `kvcli sweep --plot folder`: one chart a swept option but the trace."""
+    return chart_outputs(folder, [sweep_chart(k) for k in swept if k != "trace"])
+
+
+def chart_outputs(folder: str | None, names) -> list[tuple[str, str | None]]:
+    """The charts ``--plot folder`` may write, as `output.check_distinct` outputs: an input or
+    another output of one of these names would be replaced by a PNG (`sweep --results
+    D/sweep-num_blocks.png --plot D` lost the results file, exit 0)."""
+    return [] if folder is None else [("plot", os.path.join(folder, n)) for n in names]
+
 
 def sparkline(values: list[int], top: int, width: int = 60, encoding: str | None = None) -> str:
     """A one-line usage timeline: ``values`` (per bucket) squeezed into ``width`` characters,
@@ -200,5 +222,5 @@ def write_curve_plot(result, folder: str) -> str:
     ax.set_title(f"{result.trace} ({result.rule} rule, warm-up {result.warmup:g})", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
-    charts.save(fig, "curve.png", dpi=120)
+    charts.save(fig, CURVE_CHART, dpi=120)
     return charts.paths[0]

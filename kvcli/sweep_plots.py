@@ -8,7 +8,7 @@ out, as is a point whose option is none (no CPU tier, say).
 
 from __future__ import annotations
 
-from kvcli.plots import _Charts
+from kvcli.plots import _Charts, sweep_chart
 from kvcli.sweep_run import swept_cell
 
 
@@ -66,5 +66,5 @@ def write_sweep_plots(doc: dict, folder: str) -> list[str]:
         if len(lines) > 1:
             (row[0][-1]).legend(fontsize=7, loc="best")
         fig.suptitle(f"kvcli sweep ({doc['command']}): {len(jobs)} jobs", fontsize=10)
-        charts.save(fig, f"sweep-{x}.png")
+        charts.save(fig, sweep_chart(x))
     return charts.paths

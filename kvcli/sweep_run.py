@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kvcli import output
+from kvcli.plots import sweep_charts
 from kvcore.errors import InputError, path_label
 from kvcore.sweep.metrics import METRICS, chosen, metric_values, swept_keys
 from kvcore.sweep.results import job_warnings, job_warnings_by_id
@@ -71,7 +72,8 @@ def run(a: SweepArgs) -> int:
                              "appended to", field="results")
         path = os.path.splitext(spec)[0] + ".results.jsonl"
     output.check_append(path, "results")
-    output.check_distinct([], [("results", path)], folders=[("plot", a.plot)])
+    output.check_distinct([], [("results", path), *sweep_charts(a.plot, plan.swept)],
+                          folders=[("plot", a.plot)])
     # held from before it is read to the end (Ctrl-C included): a second sweep is refused
     with hold_results(path):
         return _sweep(a, plan, path, names)
@@ -175,6 +177,8 @@ def report(a: SweepArgs, names: list[str] | None) -> int:
         output.warn(f"{a.args[1]}: its jobs ran under {len(defaults)} sets of option defaults "
                     "(kvcli versions): their numbers may not compare")
     swept = swept_keys(lines)
+    # (before a chart replaces the file it reads: --plot D on D/sweep-num_blocks.png)
+    output.check_distinct([("the results file", a.args[1])], sweep_charts(a.plot, swept))
     doc = grid_document(commands.pop(), swept, lines, names,
                         [(d.get("index", i), d["job_id"], d["trace"], d["config"])
                          for i, d in enumerate(lines)])

@@ -66,13 +66,14 @@ def run_curve(trace: str, *, policies: str, rule: str, block_size: int | None, w
     from kvcore.analysis.curve import CurveOptions, compute_curve, parse_numbers
 
     if plot is not None:
-        from kvcli.plots import require_matplotlib
+        from kvcli.plots import CURVE_CHART, chart_outputs, require_matplotlib
 
         if plot.lower().endswith(".png") and not os.path.isdir(plot):
             # The option was once a file; a folder named x.png would only surprise.
             raise InputError(f"{plot}: --plot takes a folder (the chart is written as "
                              "DIR/curve.png, as stats --plot DIR writes its charts)", field="plot")
         output.check_output(plot, "plot", folder=True)      # before the work
+        output.check_distinct([("the trace", trace)], chart_outputs(plot, [CURVE_CHART]))
         require_matplotlib()
     opts = CurveOptions(
         policies=tuple(p.strip().lower() for p in policies.split(",") if p.strip()),

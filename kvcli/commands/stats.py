@@ -64,8 +64,10 @@ def run_stats(source: str, opts, *, as_json: bool, plot: str | None,
         run_cluster_stats(source, as_json=as_json, window_requests=window_requests,
                           window_ms=window_s * 1000.0, top=top)
         return
-    if opts is not None:
-        output.check_distinct(ro.read_files(source, opts), [])     # one stdin for two files
+    from kvcli.plots import STATS_CHARTS, chart_outputs
+
+    # one stdin for two files; a chart on a file the run reads
+    output.check_distinct(ro.read_files(source, opts), chart_outputs(plot, STATS_CHARTS))
     if plot is not None:
         from kvcli.plots import require_matplotlib
 

@@ -1,0 +1,76 @@
+"""A fifth hostile campaign. A chart `--plot DIR` writes (`DIR/cluster.png`, `DIR/curve.png`,
+stats' `DIR/usage.png` ..., `DIR/sweep-OPTION.png`) on an input or another output: it replaced
+that file with a PNG, exit 0 (`kvcli sweep --results D/sweep-num_blocks.png --plot D` lost the
+results; `kvcli sweep report D/sweep-num_blocks.png --plot D` too). Refused before the work."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from test_hostile_options import refused
+
+pytest.importorskip("matplotlib")
+
+ROOT = Path(__file__).resolve().parents[1]
+SP = ROOT / "traces" / "shared-prefix.jsonl"
+
+
+def test_a_sweeps_results_named_as_its_chart_are_refused(tmp_path):
+    results = tmp_path / "sweep-num_blocks.png"
+    refused(["sweep", "--trace", str(SP), "--set", "num_blocks=300,400", "--results",
+             str(results), "--plot", str(tmp_path)],
+            f"error: option --plot: {results} is also --results's output: one would replace "
+            "the other")
+    assert not results.exists()
+
+
+def test_a_sweep_report_on_its_chart_is_refused(tmp_path):
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+
+    made = tmp_path / "r.jsonl"
+    res = CliRunner().invoke(app, ["sweep", "--trace", str(SP), "--set", "num_blocks=300,400",
+                                   "--results", str(made), "--jobs", "1", "--json"])
+    assert res.exit_code == 0, res.output
+    results = tmp_path / "sweep-num_blocks.png"
+    made.rename(results)
+    before = results.read_bytes()
+    refused(["sweep", "report", str(results), "--plot", str(tmp_path)],
+            f"error: option --plot: {results} is the results file, which this run reads: "
+            "writing it would replace it")
+    assert results.read_bytes() == before
+
+
+def test_cluster_decisions_named_as_its_chart_are_refused(tmp_path):
+    out = tmp_path / "cluster.png"
+    refused(["cluster", str(SP), "--num-blocks", "300", "--plot", str(tmp_path),
+             "--decisions", str(out)],
+            f"error: option --plot: {out} is also --decisions's output: one would replace the "
+            "other")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command, name", [("curve", "curve.png"), ("stats", "usage.png"),
+                                           ("stats", "latency.png")])
+def test_a_trace_named_as_a_chart_is_refused(tmp_path, command, name):
+    trace = tmp_path / name
+    shutil.copy(SP, trace)
+    refused([command, str(trace), "--plot", str(tmp_path)],
+            f"error: option --plot: {trace} is the trace, which this run reads: writing it "
+            "would replace it")
+    assert trace.read_bytes() == SP.read_bytes()
+
+
+def test_the_stats_charts_are_the_ones_named(tmp_path):
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+    from kvcli.plots import STATS_CHARTS
+
+    res = CliRunner().invoke(app, ["stats", str(SP), "--num-blocks", "300", "--plot",
+                                   str(tmp_path), "--json"])
+    assert res.exit_code == 0, res.output
+    assert {p.name for p in tmp_path.iterdir()} == set(STATS_CHARTS)
