@@ -74,3 +74,25 @@ def test_the_stats_charts_are_the_ones_named(tmp_path):
                                    str(tmp_path), "--json"])
     assert res.exit_code == 0, res.output
     assert {p.name for p in tmp_path.iterdir()} == set(STATS_CHARTS)
+
+
+@pytest.mark.parametrize("kind", [[1], {}, ["admit"]])
+def test_an_event_kind_that_is_no_string(tmp_path, kind):
+    """`kind` a list or an object: unhashable, the stats reader's dispatch (and the field
+    check after it) was a TypeError traceback, exit 1."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+
+    stream = tmp_path / "events.jsonl"
+    res = CliRunner().invoke(app, ["replay", str(SP), "--num-blocks", "300", "--events",
+                                   str(stream), "--json"])
+    assert res.exit_code == 0, res.output
+    lines = stream.read_text().splitlines()
+    ev = json.loads(lines[3])
+    lines[3] = json.dumps({**ev, "kind": kind})
+    stream.write_text("\n".join(lines) + "\n")
+    refused(["stats", str(stream)],
+            f"error: {stream}:4: field 'kind': unknown event kind {kind!r}")

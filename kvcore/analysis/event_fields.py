@@ -106,7 +106,8 @@ def misfit(ev: Any) -> tuple[str, str] | None:
     what is wrong with it; None when every field fits (the sink's own words stand then)."""
     if not isinstance(ev, dict):
         return None
-    for name, check in _COMMON + SCHEMA.get(ev.get("kind"), ()):  # type: ignore[arg-type]
+    kind = ev.get("kind")
+    for name, check in _COMMON + (SCHEMA.get(kind, ()) if isinstance(kind, str) else ()):
         if name in ev:
             problem = check(ev[name], ev)
             if problem is not None:

@@ -153,7 +153,8 @@ def read_stream(name: str, lines: Iterator[bytes], sink: EventSink) -> str:
                 advance(step, ev["t_ms"])
                 cur_step = step
             kind = ev["kind"]
-            handler = handlers.get(kind)
+            # (a list or an object is no kind: unhashable, it was a TypeError traceback)
+            handler = handlers.get(kind) if isinstance(kind, str) else None
             if handler is None:
                 raise InputError(f"unknown event kind {kind!r}", path=name, line=lineno,
                                  field="kind")
