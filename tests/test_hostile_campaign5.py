@@ -96,3 +96,19 @@ def test_an_event_kind_that_is_no_string(tmp_path, kind):
     stream.write_text("\n".join(lines) + "\n")
     refused(["stats", str(stream)],
             f"error: {stream}:4: field 'kind': unknown event kind {kind!r}")
+
+
+@pytest.mark.parametrize("command", ["script", "replay"])
+def test_a_group_type_that_is_no_string(tmp_path, command):
+    """`groups: [{"type": ["full"]}]` in an op script's or a trace's config line: the group
+    registry looked the list up (unhashable): a TypeError traceback, exit 1."""
+    import json
+
+    line = (json.dumps({"op": "new", "id": "a", "prompt": [1, 2, 3]}) if command == "script"
+            else json.dumps({"timestamp": 0, "input_length": 40, "output_length": 5,
+                             "hash_ids": [1, 2, 3], "block_size": 16}))
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps({"config": {"groups": [{"type": ["full"]}], "block_size": 4,
+                                           "num_blocks": 64}}) + "\n" + line + "\n")
+    refused([command, str(path)], f"error: {path}:1: field ",
+            "unknown group type ['full'] (known: chunked, ")

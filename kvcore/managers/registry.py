@@ -104,7 +104,8 @@ def spec_from_group_config(cfg: Any, block_size: int) -> KVCacheSpec:
         # ValueError, like every other bad-config answer here (the caller reports them all).
         raise ValueError(f"field 'groups': each group must be an object, got {cfg!r}")  # noqa: TRY004
     kind = cfg.get("type")
-    build = GROUP_TYPES.get(kind)  # type: ignore[arg-type]
+    # (a list or an object is no type name: unhashable, it was a TypeError traceback)
+    build = GROUP_TYPES.get(kind) if isinstance(kind, str) else None
     if build is None:
         raise ValueError(f"field 'type': unknown group type {kind!r} "
                          f"(known: {', '.join(sorted(GROUP_TYPES))})")
