@@ -112,3 +112,21 @@ def test_a_group_type_that_is_no_string(tmp_path, command):
                                            "num_blocks": 64}}) + "\n" + line + "\n")
     refused([command, str(path)], f"error: {path}:1: field ",
             "unknown group type ['full'] (known: chunked, ")
+
+
+def test_a_router_weight_that_overflows_its_score_is_refused():
+    """llmd's weights at 1e308 (finite, accepted) scored every replica inf: it routed otherwise
+    than at weights 1, which rank the replicas the same, exit 0 (a quiet wrong answer)."""
+    from kvcore.cluster.router import MAX_FLOAT_OPTION
+
+    args = ["cluster", str(SP), "--num-blocks", "300", "--router", "llmd"]
+    refused([*args, "--router-opt", "queue_weight=1e308"],
+            "error: option --router-opt: router llmd option queue_weight: must be at most 1e15 "
+            "in size, got '1e308'")
+    assert MAX_FLOAT_OPTION == 1e15
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+
+    res = CliRunner().invoke(app, [*args, "--router-opt", "queue_weight=1e15", "--json"])
+    assert res.exit_code == 0, res.output

@@ -210,6 +210,11 @@ def make_router(name: str, n: int, raw_opts: dict[str, str], seed: int,
     return router
 
 
+# a float `--router-opt` at most this in size: weights times scores, costs and times summed stay
+# far from a double's overflow (1.8e308), and any larger value means "never" or "always" anyway
+MAX_FLOAT_OPTION = 1e15
+
+
 def _convert(router: str, key: str, kind: type, text: str) -> Any:
     conv: Callable[[str], Any] = kind
     if kind is bool:
@@ -230,6 +235,12 @@ def _convert(router: str, key: str, kind: type, text: str) -> Any:
         raise InputError(f"router {router} option {key}: must be finite, got {text!r} (a large "
                          "number such as 1e9 stands for 'never' or 'always')",
                          field="router_opt")
+    if kind is float and abs(value) > MAX_FLOAT_OPTION:
+        # a finite one does too once a sum overflows: llmd's three weights at 1e308 scored
+        # every replica inf and routed otherwise than at 1 (the same argmax), exit 0
+        raise InputError(f"router {router} option {key}: must be at most "
+                         f"1e15 in size, got {text!r} (a large number such as "
+                         "1e9 stands for 'never' or 'always')", field="router_opt")
     return value
 
 
