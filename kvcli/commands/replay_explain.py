@@ -42,7 +42,7 @@ def run_explain(trace: str, opts, rid: str, as_json: bool, given: list[str],
         story.event(ev)
         misses(ev)
 
-    sink = CallbackEvents(both)
+    sink = CallbackEvents(both, shows_hashes=False)     # (used, never shown)
     rec = None
     if calls:
         # The call trees of its manager calls: the replay's manager is built inside `replay`,
