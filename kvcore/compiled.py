@@ -64,6 +64,8 @@ MODULES = (
     "kvcore.offload.manager",
     "kvcore.offload.connector", "kvcore.offload.stores", "kvcore.offload.worker",
     "kvcore.offload.record", "kvcore.offload.config", "kvcore.offload.tier",
+    # (over several groups: `HybridConnector` subclasses the compiled connector)
+    "kvcore.offload.hybrid", "kvcore.offload.hybrid_lookup", "kvcore.offload.hybrid_stores",
 )
 
 # Native kernels (Cython, built alongside): module -> its .pyx and the .pxi files it includes,

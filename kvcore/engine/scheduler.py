@@ -289,6 +289,11 @@ class Scheduler:
             self.tracer.req = req.request_id
         if self.connector is not None:
             self.inflight_prefills.discard(req)
+            # vLLM's `_connector_finished` frees the blocks out of the window first (on the
+            # processed tokens), then hands the table to the connector (a no-op for full
+            # attention: it matters with windowed groups)
+            self.kv_cache_manager.remove_skipped_blocks(
+                req.request_id, max(0, req.num_computed_tokens - req.num_in_flight_tokens))
             self.connector.request_finished(req)
             self.finished_order.append(req.request_id)
         self.free_blocks(req)

@@ -112,7 +112,7 @@ def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
             raise
         raise refusal(cfg, trace, err.field, err.message) from None
     if offload is not None:
-        check_supported(groups)
+        check_supported(groups, cfg.prefix_cache_retention_interval, offload.tokens_per_chunk)
         if (empty := empty_tier_note(offload)) is not None:
             notes = (*notes, empty)
     return StartUp(cfg, groups, clock, offload, geometry, notes)

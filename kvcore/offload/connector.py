@@ -16,8 +16,8 @@ connector (`kvcore/engine/scheduler_offload.py`):
   request finishes (its GPU blocks are freed at once).
 
 Chunks are ``blocks_per_chunk`` GPU blocks; chunk i covers tokens ``[i*C, (i+1)*C)`` and is keyed
-by the hash of its last block, without vLLM's group suffix (`keys.key_int`).
-"""
+by the hash of its last block, without vLLM's group suffix (`keys.key_int`). Several KV cache
+groups: `hybrid.HybridConnector`."""
 
 from __future__ import annotations
 
@@ -72,6 +72,8 @@ class Job:
     sync: bool = False            # a load inside the step (`sync_load_budget_bytes`)
     fence_block_ids: list[int] = field(default_factory=list)   # store: blocks it reads
     statuses: list[ChunkStatus] = field(default_factory=list)  # store: its slots' statuses
+    group_sizes: list[int] | None = None    # several groups (`hybrid.py`): blocks per group
+    window_fence: list[int] = field(default_factory=list)   # windowed blocks, watched at once
 
 
 @dataclass(slots=True)
@@ -89,6 +91,7 @@ class OffloadingConnector:
                  enable_events: bool = False) -> None:
         self.cfg = cfg
         self.kvm = kvm
+        self.hybrid = False     # several KV cache groups: `hybrid.HybridConnector`
         self.manager = CPUOffloadingManager(cfg.num_chunks, cfg.policy,
                                             enable_events=enable_events,
                                             store_threshold=cfg.store_threshold,
@@ -148,7 +151,7 @@ class OffloadingConnector:
         if hit is None:
             self.rec.deferred.append(req.request_id)
             return None, False
-        sync = self._reserve_sync_load(st, num_local, hit)
+        sync = self._reserve_sync_load(st.req, num_local, hit)
         return hit, bool(hit) and not sync
 
     def _lookup(self, st: RequestOffloadState) -> int | None:
@@ -183,11 +186,11 @@ class OffloadingConnector:
             return None               # another request is loading some of these chunks
         return hit
 
-    def _reserve_sync_load(self, st: RequestOffloadState, local: int, hit: int) -> bool:
-        rid = st.req.request_id
+    def _reserve_sync_load(self, req: Request, local: int, hit: int) -> bool:
+        rid = req.request_id
         self.sync_loads.discard(rid)
         budget = self.cfg.sync_load_budget_bytes
-        if not budget or not hit or local + hit >= st.req.num_tokens:
+        if not budget or not hit or local + hit >= req.num_tokens:
             return False
         n = hit * self.cfg.kv_bytes_per_token
         if self.sync_load_bytes + n > budget:

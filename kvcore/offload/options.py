@@ -42,8 +42,10 @@ def offload_config(opts: Any, groups: list) -> OffloadConfig | None:
             raise InputError("the model gives the KV geometry; leave this out", field=given[0])
         block_bytes = sum(g.kv_cache_spec.page_size_bytes * len(g.layer_names) for g in groups)
     else:
+        # (a trace's `groups`: each group has the geometry's layers; vLLM's chunk holds every
+        # offloaded group's blocks)
         block_bytes = kv_bytes_per_block(bs, opts.num_layers, opts.num_kv_heads,
-                                         opts.head_size, tier_kv_dtype(opts))
+                                         opts.head_size, tier_kv_dtype(opts)) * len(groups)
     copies = tier_copies(opts.tp, any(_is_mla(g) for g in groups))
     per_chunk = chunk_bytes(block_bytes * copies, bpc)
     if opts.kv_offloading_size_chunks is not None:
@@ -118,13 +120,29 @@ def _is_mla(group: Any) -> bool:
     return type(group.kv_cache_spec).__name__ == "MLAAttentionSpec"
 
 
-def check_supported(groups: list) -> None:
-    """What the tier does not model yet is refused, not run half-right: vLLM 0.33 offloads every
-    prefix-cacheable group, a window's chunks bounded (`offloading/config.py:61-86`, 101-104).
-    An MLA group is a full-attention group to vLLM's connector (`MLAAttentionSpec` is a
-    `FullAttentionSpec`: no window, every chunk kept)."""
-    full = ("FullAttentionSpec", "MLAAttentionSpec")
-    if len(groups) != 1 or type(groups[0].kv_cache_spec).__name__ not in full:
-        raise InputError("the CPU tier is modelled for one full-attention KV cache group only "
-                         "(vLLM 0.33 offloads sliding-window, chunked-local and Mamba groups "
-                         "too: not modelled yet)", field="kv_offloading_size")
+def check_supported(groups: list, retention: int | None = 0, tokens_per_chunk: int = 0
+                    ) -> None:
+    """What the tier does not model is refused, not run half-right. vLLM 0.33 offloads every
+    prefix-cacheable group (`offloading/config.py:61-86`): full attention (an MLA group is one
+    to the connector: `MLAAttentionSpec` is a `FullAttentionSpec`), sliding window and chunked
+    local attention are modelled (`hybrid.py`); a Mamba group is not. With a windowed group
+    the store rules need a retention interval (dense retention, None, is not modelled), a
+    multiple of the chunk (vLLM refuses to start otherwise: offloading/scheduler.py:296-310)."""
+    windowed = [g for g in groups if type(g.kv_cache_spec).__name__ in
+                ("SlidingWindowSpec", "ChunkedLocalAttentionSpec")]
+    if windowed and retention is None:
+        raise InputError("the CPU tier over windowed KV cache groups is modelled with a "
+                         "retention interval (vLLM's default 0), not dense retention",
+                         field="prefix_cache_retention_interval")
+    if windowed and tokens_per_chunk and retention and retention % tokens_per_chunk:
+        raise InputError(f"must be a multiple of the CPU tier's {tokens_per_chunk}-token chunk "
+                         "with windowed KV cache groups (vLLM refuses to start)",
+                         field="prefix_cache_retention_interval")
+    modelled = ("FullAttentionSpec", "MLAAttentionSpec", "SlidingWindowSpec",
+                "ChunkedLocalAttentionSpec")
+    for g in groups:
+        kind = type(g.kv_cache_spec).__name__
+        if kind not in modelled:
+            raise InputError(f"the CPU tier is not modelled with a {kind} KV cache group (vLLM "
+                             "0.33 offloads Mamba groups too: not modelled)",
+                             field="kv_offloading_size")

@@ -16,7 +16,8 @@ from kvcore.prefix_cache_stats import PrefixCacheStats
 class StepRecord:
     lookups: dict[str, list[int]] = field(default_factory=dict)   # req -> [gpu hit, cpu hit]
     deferred: list[str] = field(default_factory=list)             # lookups that said "not yet"
-    offers: dict[str, list[int]] = field(default_factory=dict)    # req -> [first, n, absent]
+    # req -> [first, n, absent]; several groups: {"chunks": {group: [chunk]}, "n_absent": k}
+    offers: dict[str, list[int] | dict] = field(default_factory=dict)
     evicted: list[bytes] = field(default_factory=list)
     alloc_failures: list[str] = field(default_factory=list)
     chunks_stored: int = 0

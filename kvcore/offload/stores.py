@@ -42,6 +42,11 @@ def build_connector_meta(conn: OffloadingConnector, scheduled: dict[str, int],
     ``conn.offer_failed``), so it offers nothing; vLLM's loop looks at it and does nothing.
     Gain: with windows on, the loops see about 2 of a decoding request's 16 steps (block size
     16)."""
+    if conn.hybrid:
+        from kvcore.offload.hybrid import HybridConnector
+        from kvcore.offload.hybrid_stores import build_meta
+        assert isinstance(conn, HybridConnector)
+        return build_meta(conn, scheduled, eager, admitted, preempted, finished)
     cfg = conn.cfg
     bpc, tpc = cfg.blocks_per_chunk, cfg.tokens_per_chunk
     states = conn.states

@@ -14,26 +14,33 @@ from typing import Any
 
 from kvcore.offload.config import OffloadConfig
 from kvcore.offload.connector import ConnectorMeta, Job, OffloadingConnector
+from kvcore.offload.hybrid import HybridConnector, key_hash_int, key_out
 from kvcore.offload.keys import key_int
 from kvcore.offload.record import ConnectorPrefixStats
 from kvcore.offload.worker import FakeWorker
 from kvcore.request import RequestStatus
 
 
-def _k(key: bytes) -> int:
-    return key_int(key)
-
-
-def _jobs(jobs: dict[int, Job], load: bool) -> dict[str, dict]:
+def _jobs(jobs: dict[int, Job], load: bool, key: Any) -> dict[str, dict]:
+    """``key``: a key's output form (`OffloadTier.key`)."""
     out = {}
     for jid, job in jobs.items():
         d: dict[str, Any] = {"req": job.req_id, "gpu_blocks": len(job.gpu_block_ids),
                              "chunks": job.chunks}
         if load:
             d["sync"] = job.sync
-        d["keys"] = [_k(k) for k in job.keys]
+        if job.group_sizes is not None:
+            d["group_sizes"] = job.group_sizes
+        d["keys"] = [key(k) for k in job.keys]
         out[str(jid)] = d
     return out
+
+
+def _offered(offer: list[int] | dict) -> int:
+    """The chunks an offer (a step line's `store_offers` entry) offered."""
+    if isinstance(offer, dict):
+        return sum(len(c) for c in offer["chunks"].values())
+    return offer[1]
 
 
 def _wait_summary(waits: list[int]) -> dict:
@@ -53,10 +60,18 @@ class OffloadTier:
         self.cfg = cfg
         self.sink = sink            # our event stream (`JsonlEvents`), or None
         # (prefix caching off: no GPU sharing, so nothing waits for another request's load)
-        self.conn = OffloadingConnector(cfg, kvm, enable_events=enable_events,
-                                        enable_prefix_caching=kvm.enable_caching)
-        self.worker = FakeWorker(cfg.store_steps, cfg.load_steps, cfg.kv_bytes_per_block,
-                                 cfg.bandwidth)
+        hybrid = len(kvm.coordinator.single_type_managers) > 1
+        # a key in the outputs: its hash's 64-bit int; [group, hash] with several groups
+        self.key: Any = key_out if hybrid else key_int
+        # in our event stream (docs/events.md): the hash's int, one entry per group's key
+        self.event_key: Any = key_hash_int if hybrid else key_int
+        self.conn = (HybridConnector if hybrid else OffloadingConnector)(
+            cfg, kvm, enable_events=enable_events, enable_prefix_caching=kvm.enable_caching)
+        # a GPU block copied is one group's block (its bytes: the chunk's over the groups, exact
+        # when the groups' blocks are the same size, as a trace's `groups` make them)
+        groups = len(kvm.coordinator.single_type_managers)
+        self.worker = FakeWorker(cfg.store_steps, cfg.load_steps,
+                                 cfg.kv_bytes_per_block // groups, cfg.bandwidth)
         self.stats = ConnectorPrefixStats()
         self.totals = {"load_jobs": 0, "store_jobs": 0, "flushed_jobs": 0, "store_offers": 0,
                        "alloc_failures": 0, "cpu_evictions": 0, "lookup_deferrals": 0,
@@ -184,9 +199,10 @@ class OffloadTier:
             line.update(self._fields(sched, meta, done, recv))
         if self.sink is not None:
             for rid in rec.alloc_failures:
-                self.sink.write("offload_offer_failed", rid, offered=rec.offers[rid][1])
+                self.sink.write("offload_offer_failed", rid, offered=_offered(rec.offers[rid]))
             if rec.evicted:
-                self.sink.write("offload_evict", None, keys=[_k(k) for k in rec.evicted])
+                self.sink.write("offload_evict", None,
+                                keys=[self.event_key(k) for k in rec.evicted])
             for held_meta, held_done in self.held:
                 self._events(held_meta, held_done)
                 for jid in held_done:
@@ -203,10 +219,12 @@ class OffloadTier:
         write = self.sink.write
         if meta is not None:
             for jid, job in meta.load_jobs.items():
-                write("offload_load", job.req_id, job=jid, keys=[_k(k) for k in job.keys],
+                write("offload_load", job.req_id, job=jid,
+                      keys=[self.event_key(k) for k in job.keys],
                       gpu_blocks=len(job.gpu_block_ids), sync=job.sync)
             for jid, job in meta.store_jobs.items():
-                write("offload_store", job.req_id, job=jid, keys=[_k(k) for k in job.keys],
+                write("offload_store", job.req_id, job=jid,
+                      keys=[self.event_key(k) for k in job.keys],
                       gpu_blocks=len(job.gpu_block_ids))
         for jid in done or ():
             write("offload_done", None, job=jid, store=self.reported[jid])
@@ -221,15 +239,15 @@ class OffloadTier:
         out = {
             "lookups": dict(rec.lookups), "lookup_deferred": list(rec.deferred),
             "waiting_for_kv": waiting_kv,
-            "load_jobs": _jobs(meta.load_jobs, True) if meta else {},
+            "load_jobs": _jobs(meta.load_jobs, True, self.key) if meta else {},
             "store_offers": dict(rec.offers),
-            "store_jobs": _jobs(meta.store_jobs, False) if meta else {},
+            "store_jobs": _jobs(meta.store_jobs, False, self.key) if meta else {},
             "flushed": sorted(meta.jobs_to_flush) if meta else [],
             "load_done": [j for j in done or () if not self.reported[j]],
             "store_done": [j for j in done or () if self.reported[j]],
             "recv_done": sorted(recv or ()),
             "chunks_loaded": rec.chunks_loaded, "chunks_stored": rec.chunks_stored,
-            "cpu_evicted": [_k(k) for k in rec.evicted],
+            "cpu_evicted": [self.key(k) for k in rec.evicted],
             "cpu_alloc_failures": list(rec.alloc_failures),
             "cpu_used": used, "cpu_pending": pending, "cpu_pinned": pinned,
         }
@@ -258,6 +276,6 @@ class OffloadTier:
             "kv_bytes_per_chunk": cfg.kv_bytes_per_chunk, "kv_offloading_size_gib": cfg.gib,
             "load_wait_steps": _wait_summary(self.load_waits),
             "connector_prefix_cache_stats": self.stats.to_json(),
-            "policy_state_end": self.conn.manager.policy.end_state(_k),
+            "policy_state_end": self.conn.manager.policy.end_state(self.key),
         }
 

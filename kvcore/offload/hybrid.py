@@ -1,0 +1,267 @@
+"""`HybridConnector`: the CPU tier over several KV cache groups (vLLM 0.33 offloads every
+prefix-cacheable group: full attention, sliding window, chunked local attention).
+
+vLLM's `OffloadingConnectorScheduler` (`offloading/scheduler.py`) with one `RequestGroupState`
+per group (docs/offload.md, "Hybrid models"):
+
+* a chunk's key is its last block's hash plus the group index (`keys.make_key`): the same tokens
+  give one CPU entry per group; each group has its keys, its copy of the request's block ids
+  (zeroed where the window freed a block that went to another request this step) and its next
+  chunk to store;
+* the lookup (`hybrid_lookup.lookup`) visits full groups forward, windowed groups backward for a
+  window-long run, and repeats passes until the end agrees;
+* a load is one job over all groups, from each group's first block past the GPU hit that is
+  neither null nor cached (`group_sizes`); stores are `hybrid_stores.build_meta`.
+
+One group keeps `OffloadingConnector` (its outputs unchanged, byte for byte).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from kvcore.kv_events import MEDIUM_CPU, BlockRemoved, BlockStored, hash_to_int
+from kvcore.offload.connector import Job, OffloadingConnector
+from kvcore.offload.keys import ReqContext, key_group, key_hash, make_key
+from kvcore.request import Request
+from kvcore.specs import ChunkedLocalAttentionSpec, SlidingWindowSpec
+
+if TYPE_CHECKING:
+    from kvcore.block import KVCacheBlock
+    from kvcore.kv_cache_manager import KVCacheManager
+    from kvcore.offload.config import OffloadConfig
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass(frozen=True, slots=True)
+class GroupInfo:
+    """One offloaded group: its window in chunks (None: full attention) and, for a sliding
+    window, its width in tokens (the load window and the store reachability need it)."""
+
+    window: int | None
+    sliding: int | None = None
+
+    def load_window(self, num_tokens: int, tpc: int) -> int | None:
+        """The chunks a hit ending at ``num_tokens`` loads in this group (None: all)."""
+        w = self.window
+        if self.sliding is not None and w is not None:
+            w = max(w, cdiv(self.sliding - 1 + (-num_tokens % tpc), tpc))
+        return w
+
+
+def group_infos(groups: list, tpc: int) -> list[GroupInfo]:
+    out = []
+    for g in groups:
+        spec = g.kv_cache_spec
+        if isinstance(spec, SlidingWindowSpec):
+            w = spec.sliding_window
+            out.append(GroupInfo(max(cdiv(w, tpc), cdiv(w - 1, tpc)), w))
+        elif isinstance(spec, ChunkedLocalAttentionSpec):
+            out.append(GroupInfo(cdiv(spec.attention_chunk_size, tpc)))
+        else:
+            out.append(GroupInfo(None))
+    return out
+
+
+@dataclass(slots=True)
+class GroupState:
+    keys: list[bytes] = field(default_factory=list)
+    block_ids: list[int] = field(default_factory=list)
+    next_stored: int = 0
+    table: list[KVCacheBlock] | None = None     # the live table as last seen
+    n_seen: int = 0
+
+
+@dataclass(slots=True)
+class HybridState:
+    req: Request
+    ctx: ReqContext
+    groups: list[GroupState]
+    num_local: int = 0
+    jobs: set[int] = field(default_factory=set)
+    finished_signaled: bool = False
+
+    def update_keys(self, bpc: int, tpc: int) -> None:
+        hashes = self.req.block_hashes
+        ctx = self.ctx
+        for g, gs in enumerate(self.groups):
+            keys = gs.keys
+            for h in hashes[bpc * len(keys) + bpc - 1::bpc]:
+                key = make_key(h, g)
+                keys.append(key)
+                ctx.set_position(key, len(keys) * tpc)
+
+
+class HybridConnector(OffloadingConnector):
+    def __init__(self, cfg: OffloadConfig, kvm: KVCacheManager, *,
+                 enable_prefix_caching: bool = True, enable_events: bool = False) -> None:
+        super().__init__(cfg, kvm, enable_prefix_caching=enable_prefix_caching,
+                         enable_events=enable_events)
+        self.hybrid = True
+        self.manager.one_group = False
+        tpc = self.cfg.tokens_per_chunk
+        self.infos = group_infos(list(self.kvm.coordinator.kv_cache_config.kv_cache_groups),
+                                 tpc)
+        full = [i for i, g in enumerate(self.infos) if g.window is None]
+        windowed = sorted((i for i, g in enumerate(self.infos) if g.window is not None),
+                          key=lambda i: -(self.infos[i].window or 0))     # (stable)
+        self.windowed = tuple(windowed)
+        self.lookup_order = tuple(full) + self.windowed
+        self.hstates: dict[str, HybridState] = {}
+        self.allocated: set[int] = set()
+        self.retention: int | None = self.kvm.coordinator.retention_interval
+
+    # -- requests ----------------------------------------------------------------------------
+    def on_new_request(self, req: Request) -> None:
+        ctx = ReqContext(req.request_id)
+        self.manager.on_new_request(ctx)
+        self.hstates[req.request_id] = HybridState(
+            req, ctx, [GroupState() for _ in self.infos])
+
+    def update_keys(self, st: HybridState) -> None:
+        st.update_keys(self.cfg.blocks_per_chunk, self.cfg.tokens_per_chunk)
+
+    # -- lookup --------------------------------------------------------------------------------
+    def get_num_new_matched_tokens(self, req: Request, num_local: int) -> tuple[int | None, bool]:
+        from kvcore.offload.hybrid_lookup import lookup
+
+        st = self.hstates[req.request_id]
+        for gs in st.groups:
+            gs.block_ids = []
+            gs.table = None
+            gs.n_seen = 0
+            gs.next_stored = 0
+        if st.jobs:
+            self.rec.deferred.append(req.request_id)
+            return None, False
+        self.update_keys(st)
+        st.num_local = num_local
+        hit = 0 if req.skip_reading_prefix_cache else lookup(self, st)
+        if hit is None:
+            self.rec.deferred.append(req.request_id)
+            return None, False
+        sync = self._reserve_sync_load(req, num_local, hit)
+        return hit, bool(hit) and not sync
+
+    # -- after the allocation ------------------------------------------------------------------
+    def update_state_after_alloc(self, req: Request, ext: int) -> int:
+        tables = self.kvm.coordinator.get_blocks(req.request_id)
+        allocated = self.allocated
+        for blocks in tables:
+            allocated.update([b.block_id for b in blocks])
+        allocated.discard(0)
+        if ext == 0:
+            return 0
+        cfg = self.cfg
+        rid = req.request_id
+        st = self.hstates[rid]
+        sync = rid in self.sync_loads
+        local = st.num_local
+        cached = local + ext
+        bs, c, bpc = cfg.block_size, cfg.tokens_per_chunk, cfg.blocks_per_chunk
+        n_gpu = cdiv(cached, bs)
+        n_chunks = cdiv(cached, c)
+        keys: list[bytes] = []
+        dst: list[int] = []
+        sizes: list[int] = []
+        first_loaded = cached
+        for gs, blocks in zip(st.groups, tables):
+            start = n_gpu
+            for i in range(cdiv(local, bs), n_gpu):
+                b = blocks[i]
+                if not b.is_null and (sync or b.block_hash is None):
+                    start = i
+                    break
+            if n_gpu > start:
+                keys.extend(gs.keys[start // bpc:n_chunks])
+                first_loaded = min(first_loaded, start * bs)
+            dst.extend(b.block_id for b in blocks[start:n_gpu])
+            sizes.append(n_gpu - start)
+            gs.next_stored = n_chunks
+        slots = self.manager.prepare_load(keys, st.ctx)
+        job = Job(self._new_job_id(), rid, keys, dst, slots, is_store=False, sync=sync)
+        job.group_sizes = sizes
+        self.load_jobs[job.job_id] = job
+        assert not st.jobs
+        st.jobs.add(job.job_id)
+        self.jobs[job.job_id] = job
+        if self.being_loaded is not None and not sync:
+            self.being_loaded.update(keys)
+        return cached - first_loaded if keys else 0
+
+    def allocated_ids(self) -> set[int]:
+        return self.allocated
+
+    def end_step(self) -> None:
+        self.allocated = set()
+
+    # -- finish and completions ----------------------------------------------------------------
+    def request_finished(self, req: Request) -> None:
+        st = self.hstates.get(req.request_id)
+        if st is None:
+            return
+        self.update_keys(st)
+        for jid in st.jobs:
+            for bid in self.jobs[jid].fence_block_ids:
+                self.fenced.setdefault(bid, set()).add(jid)
+
+    def _unfence(self, jid: int, bids: list[int]) -> None:
+        for bid in bids:
+            waiting = self.fenced[bid]
+            waiting.remove(jid)
+            if not waiting:
+                del self.fenced[bid]
+
+    def update_connector_output(self, done: list[int]) -> None:
+        manager = self.manager
+        rec = self.rec
+        for jid in done:
+            job = self.jobs.pop(jid)
+            st = self.hstates[job.req_id]
+            if job.is_store:
+                stored, _ = manager.complete_store(job.keys, chunks=job.statuses)
+                rec.chunks_stored += len(stored)
+            else:
+                manager.complete_load(job.keys)
+                rec.chunks_loaded += len(job.keys)
+                if self.being_loaded:
+                    self.being_loaded.difference_update(job.keys)
+            if self.fenced:
+                self._unfence(jid, job.window_fence)
+                if st.req.is_finished():
+                    self._unfence(jid, job.fence_block_ids)
+            st.jobs.remove(jid)
+            if st.finished_signaled and not st.jobs:
+                del self.hstates[job.req_id]
+
+    # -- events ----------------------------------------------------------------------------------
+    def take_events(self) -> list:
+        """CPU `BlockStored` per key and `BlockRemoved` per eviction batch and group (in first
+        seen order), each with the key's group."""
+        out: list = []
+        for ev in self.manager.take_events():
+            if ev.removed:
+                if ev.metadata_only:
+                    continue
+                by_group: dict[int, list[int]] = {}
+                for k in ev.keys:
+                    by_group.setdefault(key_group(k), []).append(hash_to_int(key_hash(k)))
+                out.extend(BlockRemoved(h, MEDIUM_CPU, g) for g, h in by_group.items())
+                continue
+            out.extend(BlockStored([hash_to_int(key_hash(k))], None, [], 0, None, MEDIUM_CPU,
+                                   None, None, key_group(k)) for k in ev.keys)
+        return out
+
+
+def key_out(key: bytes) -> list[int]:
+    """A hybrid key in the step lines and the summary: [group, hash] (the oracle's form)."""
+    return [key_group(key), hash_to_int(key_hash(key))]
+
+
+def key_hash_int(key: bytes) -> int:
+    """A hybrid key in our event stream: its hash's int (docs/events.md)."""
+    return hash_to_int(key_hash(key))

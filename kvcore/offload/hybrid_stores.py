@@ -1,0 +1,220 @@
+"""The end of a step's `schedule()` for the CPU tier over several KV cache groups (vLLM 0.33's
+`build_connector_meta` with its `_update_req_states` and `_build_store_jobs`, offloading/
+scheduler.py; the one-group form is `stores.py`).
+
+1. Each scheduled request's keys (every group) and block ids are brought up to date: an
+   admitted or resumed request's whole tables, a running one's new blocks. The blocks handed
+   out this step are noted. In the windowed groups, a block id not yet stored that was handed
+   out again this step (the window freed it) is zeroed.
+2. Flushes: a preempted request's stores, and every store watching a block handed out.
+3. One offer per request (scheduled ones, then the finished): per group, the chunks from its
+   next-to-store index up to its storable ones, each standing for its last GPU block, skipping
+   null blocks, a sliding group's chunks no reachable block of which ends a hit
+   (`reachable_mask`) and chunks with a reachable null block. The job copies each accepted
+   key's non-null blocks, group by group (`group_sizes`); its windowed groups' blocks are
+   watched at once, the others once the request finishes.
+4. The finished requests' observations go to the policy.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kvcore.offload.connector import ConnectorMeta, Job
+
+if TYPE_CHECKING:
+    from kvcore.offload.hybrid import GroupInfo, HybridConnector, HybridState
+    from kvcore.request import Request
+
+
+def reachable_mask(info: GroupInfo, start: int, end: int, bs: int, align: int,
+                   retention: int | None, boundaries: tuple[int, ...]) -> list[bool] | None:
+    """vLLM's `SlidingWindowManager.reachable_block_mask` for blocks ``start..end`` (no EAGLE,
+    a retention interval set: 0, vLLM's default, or N > 0); None: every block."""
+    if info.sliding is None or align % bs:
+        return None
+    need = -(-(info.sliding - 1) // bs)
+    mask = [False] * (end - start)
+    if retention:
+        per = retention // bs
+        if need >= per:
+            return None
+        for i in range(start, end):
+            if i % per >= per - need:
+                mask[i - start] = True
+    for b in boundaries:
+        stop = b // align * align // bs
+        for j in range(max(start, stop - need), min(end, stop)):
+            mask[j - start] = True
+    return mask
+
+
+def build_meta(conn: HybridConnector, scheduled: dict[str, int], eager: list[Request],
+               admitted: set[str], preempted: list[str], finished: list[str]) -> ConnectorMeta:
+    states = conn.hstates
+    managers = conn.kvm.coordinator.single_type_managers
+    allocated = conn.allocated
+    windowed = conn.windowed
+    ends: dict[str, list[int]] = {}
+    for sreq in eager:
+        rid = sreq.request_id
+        st = states[rid]
+        conn.update_keys(st)
+        full = rid in admitted
+        if full:
+            for gs in st.groups:
+                gs.block_ids = []
+        before = [len(st.groups[g].block_ids) for g in windowed]
+        for gs, m in zip(st.groups, managers):
+            table = m.req_to_blocks.get(rid)
+            if table is None:
+                continue
+            if full or table is not gs.table:
+                new = [b.block_id for b in table]
+                gs.block_ids = []
+            else:
+                new = [b.block_id for b in table[gs.n_seen:]]
+            gs.table = table
+            gs.n_seen = len(table)
+            gs.block_ids.extend(new)
+            allocated.update(new)
+        ends[rid] = before
+    allocated.discard(0)
+    if windowed and allocated:
+        bpc = conn.cfg.blocks_per_chunk
+        for rid, st in states.items():
+            pre = ends.get(rid)
+            for i, g in enumerate(windowed):
+                ids = st.groups[g].block_ids
+                for j in range(st.groups[g].next_stored * bpc,
+                               pre[i] if pre is not None else len(ids)):
+                    if ids[j] in allocated:
+                        ids[j] = 0
+    flush = conn.jobs_to_flush
+    for rid in preempted:
+        victim = states.get(rid)
+        if victim is not None:
+            flush.update(j for j in victim.jobs if j not in conn.load_jobs)
+    fenced = conn.fenced
+    if fenced and not fenced.keys().isdisjoint(allocated):
+        flush.update(j for bid in allocated if bid in fenced for j in fenced[bid])
+    store_jobs: dict[int, Job] = {}
+    for sreq in eager:
+        _offer(conn, states[sreq.request_id], scheduled[sreq.request_id], store_jobs)
+    for rid in finished:
+        final = states.get(rid)
+        if final is not None:
+            _offer(conn, final, 0, store_jobs)
+    meta = ConnectorMeta(conn.load_jobs, store_jobs, flush)
+    for rid in finished:
+        done = states.get(rid)
+        if done is None:
+            continue
+        done.finished_signaled = True
+        conn.manager.on_request_finished(done.ctx)
+        if not done.jobs:
+            del states[rid]
+    conn.load_jobs = {}
+    conn.sync_loads = set()
+    conn.sync_load_bytes = 0
+    conn.jobs_to_flush = set()
+    conn.end_step()
+    return meta
+
+
+def _offer(conn: HybridConnector, st: HybridState, n_scheduled: int,
+           store_jobs: dict[int, Job]) -> None:
+    req = st.req
+    cfg = conn.cfg
+    finished = req.is_finished()
+    if finished:
+        horizon = max(req.num_prompt_tokens, req.num_tokens - 1)
+    else:
+        horizon = req.num_computed_tokens + n_scheduled
+    horizon = min(horizon, req.num_tokens)
+    if cfg.prompt_only:
+        horizon = min(horizon, req.num_prompt_tokens)
+    bpc, c, bs = cfg.blocks_per_chunk, cfg.tokens_per_chunk, cfg.block_size
+    retention = conn.retention
+    boundaries: tuple[int, ...] = ()
+    if retention is not None:
+        boundaries = (req.num_prompt_tokens - 1,)
+        if req.shared_prefix_boundary:
+            boundaries += (req.shared_prefix_boundary,)
+    offered: list[bytes] = []
+    by_group: dict[str, list[int]] = {}
+    ranges: list[tuple[int, int]] = []
+    for g, (info, gs) in enumerate(zip(conn.infos, st.groups)):
+        ids = gs.block_ids
+        n = min(horizon // c, len(ids) // bpc, len(gs.keys))
+        s = gs.next_stored
+        ranges.append((s, n))
+        if n <= s:
+            continue
+        mask = reachable_mask(info, s * bpc, n * bpc, bs, c, retention, boundaries) \
+            if retention is not None else None
+        for j in range(n - s):
+            chunk = s + j
+            if ids[chunk * bpc + bpc - 1] == 0:
+                continue
+            if mask is not None and not any(mask[j * bpc:(j + 1) * bpc]):
+                continue
+            if any(ids[chunk * bpc + b] == 0 and (mask is None or mask[j * bpc + b])
+                   for b in range(bpc)):
+                continue
+            offered.append(gs.keys[chunk])
+            by_group.setdefault(str(g), []).append(chunk)
+    if not offered:
+        _advance(st, ranges)
+        return
+    manager = conn.manager
+    offer = manager.prepare_store(offered, st.ctx)
+    rec = conn.rec
+    rec.offers[req.request_id] = {"chunks": by_group, "n_absent": manager.offered_absent}
+    if offer is None:
+        conn.failures += 1
+        rec.alloc_failures.append(req.request_id)
+        return
+    rec.evicted.extend(offer.evicted)
+    if not offer.keys_to_store:
+        _advance(st, ranges)
+        return
+    chosen = set(offer.keys_to_store)
+    src: list[int] = []
+    sizes: list[int] = []
+    now: list[int] = []
+    later: list[int] = []
+    for info, gs, (s, n) in zip(conn.infos, st.groups, ranges):
+        ids = gs.block_ids
+        count = 0
+        watch = now if info.window is not None else later
+        for chunk in range(s, n):
+            if gs.keys[chunk] not in chosen:
+                continue
+            for b in ids[chunk * bpc:(chunk + 1) * bpc]:
+                if b:
+                    src.append(b)
+                    watch.append(b)
+                    count += 1
+        sizes.append(count)
+        gs.next_stored = max(gs.next_stored, n)
+    job = Job(conn._new_job_id(), req.request_id, offer.keys_to_store, src, offer.chunks,
+              is_store=True, fence_block_ids=later, statuses=offer.statuses,
+              group_sizes=sizes, window_fence=now)
+    st.jobs.add(job.job_id)
+    conn.jobs[job.job_id] = job
+    store_jobs[job.job_id] = job
+    for bid in now:
+        conn.fenced.setdefault(bid, set()).add(job.job_id)
+    if finished:
+        for bid in later:
+            conn.fenced.setdefault(bid, set()).add(job.job_id)
+            if bid in conn.allocated:
+                conn.jobs_to_flush.add(job.job_id)
+
+
+def _advance(st: HybridState, ranges: list[tuple[int, int]]) -> None:
+    """vLLM's `advance_stored_idx`: each group's next chunk to store moves to its storable
+    chunks."""
+    for gs, (_, n) in zip(st.groups, ranges):
+        gs.next_stored = max(gs.next_stored, n)

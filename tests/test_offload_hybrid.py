@@ -1,0 +1,56 @@
+"""The CPU tier over hybrid KV cache groups (full + sliding window, full + chunked local, in
+either order), step for step against vLLM 0.33.
+
+The 12 recorded cases of `data/offload_hybrid/` (README there: a patched copy of the oracle's
+`sched_offload` builds `sched.py`'s `groups` and offloads every group, as vLLM does) replayed
+with `--arrivals step`, each in the scheduling mode its config line names: the step lines
+(lookups, deferrals, load and store jobs with their `group_sizes` and [group, hash] keys, per
+group store offers, flushes, evictions, CPU occupancy), the request lines, the summary's
+`offload` object and vLLM's event batches, as `test_offload_replay` compares one group.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import test_offload_replay as one_group
+from oracle_sched import answer_of, config_of
+
+from kvcore.engine.options import ReplayOptions
+from kvcore.engine.replay import replay
+from kvcore.errors import InputError
+
+DATA = Path(__file__).parent / "data" / "offload_hybrid"
+CASES = sorted(DATA.glob("*.trace.jsonl"), key=lambda t: int(t.name[2:].split(".")[0]))
+
+
+@pytest.mark.parametrize("trace", CASES, ids=[t.name.split(".")[0] for t in CASES])
+def test_hybrid_case(trace: Path) -> None:
+    one_group.test_offload_case(trace, "expected", bool(config_of(trace).get("async_scheduling")))
+
+
+def test_the_cases_cover_every_layout() -> None:
+    """Every group layout, both modes, CPU hits, evictions and deferred lookups."""
+    layouts = set()
+    totals = {"cpu_hit_tokens": 0, "cpu_evictions": 0, "lookup_deferrals": 0}
+    modes = set()
+    for t in CASES:
+        cfg = config_of(t)
+        layouts.add(tuple(g["type"] for g in cfg["groups"]))
+        modes.add(bool(cfg.get("async_scheduling")))
+        off = answer_of(t)[-1]["summary"]["offload"]
+        for k in totals:
+            totals[k] += off[k]
+    assert {("full", "sliding_window"), ("sliding_window", "full"), ("full", "chunked_local"),
+            ("chunked_local", "full"), ("full", "sliding_window", "sliding_window")} <= layouts
+    assert modes == {False, True} and all(totals.values()), totals
+
+
+def test_a_mamba_group_is_refused() -> None:
+    trace = Path(__file__).parent / "data" / "sched_cases" / "a_shared_prefix.trace.jsonl"
+    kw = {"arrivals": "step", "async_scheduling": False, "kv_offloading_size": 1.0,
+          "model": "jamba-v0.1", "num_blocks": 4096}
+    with pytest.raises(InputError) as e:
+        replay(str(trace), ReplayOptions(**kw, given=frozenset(kw)))
+    assert e.value.field == "kv_offloading_size" and "Mamba" in e.value.message
