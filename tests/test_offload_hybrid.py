@@ -54,3 +54,29 @@ def test_a_mamba_group_is_refused() -> None:
     with pytest.raises(InputError) as e:
         replay(str(trace), ReplayOptions(**kw, given=frozenset(kw)))
     assert e.value.field == "kv_offloading_size" and "Mamba" in e.value.message
+
+
+def test_a_models_chunk_is_one_block_id_of_the_pool_as_kvcli_config_says():
+    """vLLM sizes a chunk from the KV cache tensor over its blocks (offloading/config.py:
+    175-185): the groups alias from byte 0, so gpt-oss-20b's chunk is one group's 12 layers
+    (393,216 bytes), not its two groups' (786,432: 2,730 chunks in 2 GiB, half the tier)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+
+    runner = CliRunner()
+    trace = Path(__file__).resolve().parents[1] / "traces" / "multiturn-chat.jsonl"
+    r = runner.invoke(app, ["replay", str(trace), "--model", "gpt-oss-20b", "--num-blocks",
+                            "2000", "--kv-offloading-size", "2", "--json"])
+    assert r.exit_code == 0, r.output
+    tier = json.loads(r.stdout)["offload"]
+    c = runner.invoke(app, ["config", "gpt-oss-20b", "--gpu-memory-gib", "40",
+                            "--kv-offloading-size", "2", "--json"])
+    assert c.exit_code == 0, c.output
+    sized = json.loads(c.stdout)["cpu_offload"]
+    assert (tier["cpu_num_chunks"], tier["kv_bytes_per_chunk"]) == (5461, 393216) == (
+        sized["cpu_num_chunks"], sized["kv_bytes_per_chunk"])
+    # each group's key copies that group's block: bytes = chunks x 393,216
+    assert tier["bytes_loaded"] == tier["chunks_loaded"] * 393216 > 0

@@ -40,12 +40,19 @@ def offload_config(opts: Any, groups: list) -> OffloadConfig | None:
         given = sorted(set(GEOMETRY) & set(opts.given or ()))
         if given:
             raise InputError("the model gives the KV geometry; leave this out", field=given[0])
-        block_bytes = sum(g.kv_cache_spec.page_size_bytes * len(g.layer_names) for g in groups)
+        # vLLM's worker_kv_bytes_per_block: the KV cache tensor's size over its blocks
+        # (offloading/config.py:175-185), the groups aliasing from byte 0: one block id's
+        # bytes, the widest group's layers (gpt-oss-20b: 393,216, not its two groups' 786,432;
+        # 5,461 chunks in 2 GiB, as `kvcli config` says); a copied block is one group's
+        from kvcore.sizing.config import bytes_per_block
+
+        block_bytes = copy_bytes = bytes_per_block(groups)
     else:
-        # (a trace's `groups`: each group has the geometry's layers; vLLM's chunk holds every
-        # offloaded group's blocks)
-        block_bytes = kv_bytes_per_block(bs, opts.num_layers, opts.num_kv_heads,
-                                         opts.head_size, tier_kv_dtype(opts)) * len(groups)
+        # (a trace's `groups`, each with the geometry's layers: as the oracle's harness builds
+        # them, with no KV cache tensor, vLLM sums the groups' bytes, 173-189)
+        copy_bytes = kv_bytes_per_block(bs, opts.num_layers, opts.num_kv_heads,
+                                        opts.head_size, tier_kv_dtype(opts))
+        block_bytes = copy_bytes * len(groups)
     copies = tier_copies(opts.tp, any(_is_mla(g) for g in groups))
     per_chunk = chunk_bytes(block_bytes * copies, bpc)
     if opts.kv_offloading_size_chunks is not None:
@@ -57,7 +64,8 @@ def offload_config(opts: Any, groups: list) -> OffloadConfig | None:
         kv_bytes_per_block=block_bytes, gib=gib, policy=opts.eviction_policy,
         prompt_only=opts.offload_prompt_only, store_threshold=opts.store_threshold,
         sync_load_budget_bytes=opts.sync_load_budget_bytes, load_steps=opts.load_steps,
-        store_steps=opts.store_steps, bandwidth=_bandwidth(opts), copies=copies)
+        store_steps=opts.store_steps, bandwidth=_bandwidth(opts), copies=copies,
+        copy_bytes_per_block=copy_bytes)
 
 
 def tier_kv_dtype(opts: Any) -> str:

@@ -67,11 +67,10 @@ class OffloadTier:
         self.event_key: Any = key_hash_int if hybrid else key_int
         self.conn = (HybridConnector if hybrid else OffloadingConnector)(
             cfg, kvm, enable_events=enable_events, enable_prefix_caching=kvm.enable_caching)
-        # a GPU block copied is one group's block (its bytes: the chunk's over the groups, exact
-        # when the groups' blocks are the same size, as a trace's `groups` make them)
-        groups = len(kvm.coordinator.single_type_managers)
+        # a GPU block copied is one group's block (`OffloadConfig.copy_bytes_per_block`)
         self.worker = FakeWorker(cfg.store_steps, cfg.load_steps,
-                                 cfg.kv_bytes_per_block // groups, cfg.bandwidth)
+                                 cfg.copy_bytes_per_block or cfg.kv_bytes_per_block,
+                                 cfg.bandwidth)
         self.stats = ConnectorPrefixStats()
         self.totals = {"load_jobs": 0, "store_jobs": 0, "flushed_jobs": 0, "store_offers": 0,
                        "alloc_failures": 0, "cpu_evictions": 0, "lookup_deferrals": 0,
