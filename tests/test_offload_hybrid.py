@@ -80,3 +80,26 @@ def test_a_models_chunk_is_one_block_id_of_the_pool_as_kvcli_config_says():
         sized["cpu_num_chunks"], sized["kv_bytes_per_chunk"])
     # each group's key copies that group's block: bytes = chunks x 393,216
     assert tier["bytes_loaded"] == tier["chunks_loaded"] * 393216 > 0
+
+
+def test_cache_mode_rejects_a_prompt_a_local_group_cannot_hold_whole(tmp_path: Path) -> None:
+    """Cache mode allocates a prompt at once: a chunked-local group holds all its blocks then
+    (none is computed yet, so none is skipped), more than the pool here though the engine's
+    start-up check passes. The request is rejected and the next one runs (its lookup and
+    connector state used to stay behind: KeyError on the next request's lookups)."""
+    import json
+
+    cfg = {"block_size": 4, "num_blocks": 32, "max_model_len": 64, "max_num_seqs": 2,
+           "max_num_batched_tokens": 8, "kv_offloading_size_chunks": 100,
+           "offload_block_size": 16, "offload_prompt_only": False,
+           "groups": [{"type": "chunked_local", "attention_chunk_size": 8}, {"type": "full"}]}
+    reqs = [{"id": "big", "prompt_token_ids": list(range(1, 63)), "output_length": 1},
+            {"id": "small", "prompt_token_ids": list(range(1, 33)), "output_length": 1},
+            {"id": "again", "prompt_token_ids": list(range(1, 33)), "output_length": 1}]
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("\n".join(json.dumps(x) for x in [{"config": cfg}, *reqs]) + "\n")
+    kw = {"mode": "cache"}
+    s = replay(str(trace), ReplayOptions(**kw, given=frozenset(kw)), warn=lambda *a: None)
+    assert (s.requests, s.rejected, s.finished) == (3, 1, 2)
+    assert s.hit_tokens == 28 and s.offload["store_jobs"] >= 1
+    assert s.offload["cpu_pinned_end"] == s.offload["jobs_in_flight_end"] == 0

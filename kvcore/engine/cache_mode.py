@@ -63,8 +63,14 @@ class CacheRun:
         new = kvm.allocate_slots(req, req.num_tokens - hit - ext, hit, blocks,
                                  num_external_computed_tokens=ext,
                                  full_sequence_must_fit=True)
-        if new is None:   # cannot happen after never_fits, kept as vLLM would answer
+        if new is None:
+            # never_fits is a lower bound: a windowed group holds its whole prompt when none
+            # of it is computed yet (chunked local at 62 tokens: all 16 blocks), so it happens
             rec.on_admit_failed(req)
+            if tier is not None:    # its lookup and state go with it, as a finished request's
+                tier.conn.request_finished(req)
+                tier.complete_now(build_connector_meta(tier.conn, {}, [], set(), [], [tr.id]))
+                tier.end_step(None, None, None, None, None)
             skipped.append((tr.line, "no room in an empty pool"))
             ctx.reject(tr, "no room in an empty pool")
             return
