@@ -11,6 +11,12 @@ few to 80 chunks (`kv_offloading_size_chunks`), 1-4 blocks per chunk, LRU/ARC, s
 latencies, KV events, sync-load budgets, store thresholds, prompt-only off, async half the time,
 scheduler knobs a third of the time. `max_model_len` is lowered until one request fits the pool
 (vLLM's startup check, which the patched oracle applies).
+
+    python3 tests/data/offload_hybrid/make_cases.py --wide OUT_DIR SEED...
+
+`--wide` draws from a wider space (wide.py; without it seeds redraw as before): block sizes
+1-3 and 32, three groups, larger pools and tiers, longer outputs, chunked prefill off,
+preemption pressure, sync-load budgets, store thresholds and prompt-only off more often.
 """
 
 import json
@@ -117,9 +123,13 @@ def requests(rng: random.Random, seed: int, c: int, mml: int, prio: bool) -> lis
 
 
 if __name__ == "__main__":
-    out, seeds = sys.argv[1], sys.argv[2:]
+    wide = sys.argv[1] == "--wide"
+    out, seeds = sys.argv[1 + wide], sys.argv[2 + wide:]
+    if wide:
+        sys.path.insert(0, __file__.rsplit("/", 1)[0])
+        from wide import make_wide
     for s in seeds:
-        cfg, reqs = make(int(s))
+        cfg, reqs = make_wide(int(s)) if wide else make(int(s))
         with open(f"{out}/hy{s}.trace.jsonl", "w") as f:
             f.write(json.dumps({"config": cfg}) + "\n")
             f.writelines(json.dumps(r) + "\n" for r in reqs)
