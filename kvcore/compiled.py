@@ -62,7 +62,8 @@ MODULES = (
     "kvcore.engine.scheduler_offload", "kvcore.offload.keys", "kvcore.offload.policy",
     "kvcore.offload.lru", "kvcore.offload.idle_runs", "kvcore.offload.arc", "kvcore.offload.access",
     "kvcore.offload.manager",
-    "kvcore.offload.connector", "kvcore.offload.stores", "kvcore.offload.worker",
+    "kvcore.offload.jobs", "kvcore.offload.connector", "kvcore.offload.stores",
+    "kvcore.offload.worker",
     "kvcore.offload.record", "kvcore.offload.config", "kvcore.offload.tier",
     # (over several groups: `HybridConnector` subclasses the compiled connector)
     "kvcore.offload.hybrid", "kvcore.offload.hybrid_lookup", "kvcore.offload.hybrid_stores",

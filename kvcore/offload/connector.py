@@ -21,11 +21,11 @@ groups: `hybrid.HybridConnector`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kvcore.kv_events import MEDIUM_CPU, BlockRemoved, BlockStored
 from kvcore.offload.config import OffloadConfig
+from kvcore.offload.jobs import Job, RequestOffloadState
 from kvcore.offload.keys import HIT_PENDING, MISS, ReqContext, key_int
 from kvcore.offload.manager import CPUOffloadingManager
 from kvcore.offload.record import StepRecord
@@ -34,55 +34,6 @@ from kvcore.request import Request
 if TYPE_CHECKING:
     from kvcore.block import KVCacheBlock
     from kvcore.kv_cache_manager import KVCacheManager
-    from kvcore.offload.keys import ChunkStatus
-
-
-@dataclass(slots=True)
-class RequestOffloadState:
-    """What the connector keeps of one request (vLLM's `RequestOffloadState`, one group)."""
-
-    req: Request
-    ctx: ReqContext
-    keys: list[bytes] = field(default_factory=list)   # one per keyed chunk, in chunk order
-    # its GPU blocks as of its last schedule
-    blocks: list[KVCacheBlock] = field(default_factory=list)
-    n_seen: int = 0               # how many of them the connector has seen handed out
-    next_stored: int = 0          # the store cursor (chunk index)
-    num_local: int = 0            # the GPU hit of its last lookup
-    jobs: set[int] = field(default_factory=set)       # in flight: one load, or stores
-    finished_signaled: bool = False
-
-    def update_keys(self, bpc: int) -> None:
-        """The keys of its chunks completed since: each chunk's last block hash (chunk i ends
-        at token (i + 1) x tokens per chunk: the context's ``chunk_keys`` is this list)."""
-        keys = self.keys
-        keys.extend(self.req.block_hashes[bpc * len(keys) + bpc - 1::bpc])
-
-
-@dataclass(slots=True)
-class Job:
-    """A transfer: a load (CPU -> GPU) or a store (GPU -> CPU) of a request's chunks."""
-
-    job_id: int
-    req_id: str
-    keys: list[bytes]             # in chunk order
-    gpu_block_ids: list[int]      # GPU blocks written (load) or read (store)
-    chunks: list[int]             # CPU slots read (load) or written (store)
-    is_store: bool
-    sync: bool = False            # a load inside the step (`sync_load_budget_bytes`)
-    fence_block_ids: list[int] = field(default_factory=list)   # store: blocks it reads
-    statuses: list[ChunkStatus] = field(default_factory=list)  # store: its slots' statuses
-    group_sizes: list[int] | None = None    # several groups (`hybrid.py`): blocks per group
-    window_fence: list[int] = field(default_factory=list)   # windowed blocks, watched at once
-
-
-@dataclass(slots=True)
-class ConnectorMeta:
-    """One step's work for the worker (vLLM's `OffloadingConnectorMetadata`)."""
-
-    load_jobs: dict[int, Job]
-    store_jobs: dict[int, Job]
-    jobs_to_flush: set[int]
 
 
 class OffloadingConnector:
@@ -269,7 +220,7 @@ class OffloadingConnector:
         rec = self.rec
         for jid in done:
             job = self.jobs.pop(jid)
-            st = self.states[job.req_id]
+            st = self._state_of(job.req_id)
             if job.is_store:
                 stored, _ = manager.complete_store(job.keys, chunks=job.statuses)
                 rec.chunks_stored += len(stored)
@@ -278,15 +229,30 @@ class OffloadingConnector:
                 rec.chunks_loaded += len(job.keys)
                 if self.being_loaded:
                     self.being_loaded.difference_update(job.keys)
-            if self.fenced and st.req.is_finished():
-                for bid in job.fence_block_ids:
-                    waiting = self.fenced[bid]
-                    waiting.remove(jid)
-                    if not waiting:
-                        del self.fenced[bid]
+            if self.fenced:
+                self._unfence_job(jid, job, st.req.is_finished())
             st.jobs.remove(jid)
             if st.finished_signaled and not st.jobs:
-                del self.states[job.req_id]
+                self._drop_state(job.req_id)
+
+    # (one group; `hybrid.HybridConnector` keeps its own states and windowed fences)
+    def _state_of(self, rid: str) -> Any:
+        return self.states[rid]
+
+    def _drop_state(self, rid: str) -> None:
+        del self.states[rid]
+
+    def _unfence_job(self, jid: int, job: Job, finished: bool) -> None:
+        """A reported job no longer holds back the blocks it read (a finished request's)."""
+        if finished:
+            self._unfence(jid, job.fence_block_ids)
+
+    def _unfence(self, jid: int, bids: list[int]) -> None:
+        for bid in bids:
+            waiting = self.fenced[bid]
+            waiting.remove(jid)
+            if not waiting:
+                del self.fenced[bid]
 
     # -- events ----------------------------------------------------------------------------------
     def take_events(self) -> list:

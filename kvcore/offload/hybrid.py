@@ -19,10 +19,11 @@ One group keeps `OffloadingConnector` (its outputs unchanged, byte for byte).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kvcore.kv_events import MEDIUM_CPU, BlockRemoved, BlockStored, hash_to_int
-from kvcore.offload.connector import Job, OffloadingConnector
+from kvcore.offload.connector import OffloadingConnector
+from kvcore.offload.jobs import Job
 from kvcore.offload.keys import ReqContext, key_group, key_hash, make_key
 from kvcore.request import Request
 from kvcore.specs import ChunkedLocalAttentionSpec, SlidingWindowSpec
@@ -209,34 +210,18 @@ class HybridConnector(OffloadingConnector):
             for bid in self.jobs[jid].fence_block_ids:
                 self.fenced.setdefault(bid, set()).add(jid)
 
-    def _unfence(self, jid: int, bids: list[int]) -> None:
-        for bid in bids:
-            waiting = self.fenced[bid]
-            waiting.remove(jid)
-            if not waiting:
-                del self.fenced[bid]
+    def _state_of(self, rid: str) -> Any:
+        return self.hstates[rid]
 
-    def update_connector_output(self, done: list[int]) -> None:
-        manager = self.manager
-        rec = self.rec
-        for jid in done:
-            job = self.jobs.pop(jid)
-            st = self.hstates[job.req_id]
-            if job.is_store:
-                stored, _ = manager.complete_store(job.keys, chunks=job.statuses)
-                rec.chunks_stored += len(stored)
-            else:
-                manager.complete_load(job.keys)
-                rec.chunks_loaded += len(job.keys)
-                if self.being_loaded:
-                    self.being_loaded.difference_update(job.keys)
-            if self.fenced:
-                self._unfence(jid, job.window_fence)
-                if st.req.is_finished():
-                    self._unfence(jid, job.fence_block_ids)
-            st.jobs.remove(jid)
-            if st.finished_signaled and not st.jobs:
-                del self.hstates[job.req_id]
+    def _drop_state(self, rid: str) -> None:
+        del self.hstates[rid]
+
+    def _unfence_job(self, jid: int, job: Job, finished: bool) -> None:
+        """Windowed groups' blocks are watched from the job's start; the others' as one
+        group's, once the request finished."""
+        self._unfence(jid, job.window_fence)
+        if finished:
+            self._unfence(jid, job.fence_block_ids)
 
     # -- events ----------------------------------------------------------------------------------
     def take_events(self) -> list:

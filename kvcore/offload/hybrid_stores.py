@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kvcore.offload.connector import ConnectorMeta, Job
+from kvcore.offload.jobs import ConnectorMeta, Job
+from kvcore.offload.stores import close_step
 
 if TYPE_CHECKING:
     from kvcore.offload.hybrid import GroupInfo, HybridConnector, HybridState
@@ -106,19 +107,7 @@ def build_meta(conn: HybridConnector, scheduled: dict[str, int], eager: list[Req
         if final is not None:
             _offer(conn, final, 0, store_jobs)
     meta = ConnectorMeta(conn.load_jobs, store_jobs, flush)
-    for rid in finished:
-        done = states.get(rid)
-        if done is None:
-            continue
-        done.finished_signaled = True
-        conn.manager.on_request_finished(done.ctx)
-        if not done.jobs:
-            del states[rid]
-    conn.load_jobs = {}
-    conn.sync_loads = set()
-    conn.sync_load_bytes = 0
-    conn.jobs_to_flush = set()
-    conn.end_step()
+    close_step(conn, states, finished)      # (offer_failed: no hybrid offer adds to it)
     return meta
 
 

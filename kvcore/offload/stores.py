@@ -18,12 +18,13 @@ vLLM 0.33's `OffloadingConnectorScheduler.build_connector_meta` for one full-att
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from kvcore.offload.connector import ConnectorMeta, Job
+from kvcore.offload.jobs import ConnectorMeta, Job
 
 if TYPE_CHECKING:
-    from kvcore.offload.connector import OffloadingConnector, RequestOffloadState
+    from kvcore.offload.connector import OffloadingConnector
+    from kvcore.offload.jobs import RequestOffloadState
     from kvcore.request import Request
 
 
@@ -92,6 +93,14 @@ def build_connector_meta(conn: OffloadingConnector, scheduled: dict[str, int],
         if final is not None:
             _offer(conn, final, 0, store_jobs)
     meta = ConnectorMeta(conn.load_jobs, store_jobs, flush)
+    close_step(conn, states, finished)
+    return meta
+
+
+def close_step(conn: OffloadingConnector, states: dict[str, Any], finished: Any) -> None:
+    """The end of a step's metadata, one group or several (`hybrid_stores`): the finished
+    requests signalled (their states dropped once no job is left), the step's loads, sync
+    loads and flushes reset."""
     for rid in finished:
         done = states.get(rid)
         if done is None:
@@ -106,7 +115,6 @@ def build_connector_meta(conn: OffloadingConnector, scheduled: dict[str, int],
     conn.sync_load_bytes = 0
     conn.jobs_to_flush = set()
     conn.end_step()
-    return meta
 
 
 def _offer(conn: OffloadingConnector, st: RequestOffloadState, n_scheduled: int,

@@ -13,8 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.offload.config import OffloadConfig
-from kvcore.offload.connector import ConnectorMeta, Job, OffloadingConnector
+from kvcore.offload.connector import OffloadingConnector
 from kvcore.offload.hybrid import HybridConnector, key_hash_int, key_out
+from kvcore.offload.jobs import ConnectorMeta, Job
 from kvcore.offload.keys import key_int
 from kvcore.offload.record import ConnectorPrefixStats
 from kvcore.offload.worker import FakeWorker

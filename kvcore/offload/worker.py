@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from kvcore.offload.connector import ConnectorMeta
+from kvcore.offload.jobs import ConnectorMeta
 
 _STREAMS = ("store", "load", "expedited")
 
