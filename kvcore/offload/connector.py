@@ -88,15 +88,12 @@ class OffloadingConnector:
     # -- lookup --------------------------------------------------------------------------------
     def get_num_new_matched_tokens(self, req: Request, num_local: int) -> tuple[int | None, bool]:
         """(tokens the tier can load past ``num_local`` or None for "not yet", asynchronously)."""
-        st = self.states[req.request_id]
-        st.blocks = []
-        st.n_seen = 0
-        st.next_stored = 0            # restarting at token 0: every chunk is offered again
+        st = self._all_states()[req.request_id]
+        self._restart(st)
         if st.jobs:
             self.rec.deferred.append(req.request_id)
             return None, False
-        cfg = self.cfg
-        st.update_keys(cfg.blocks_per_chunk)
+        self.update_keys(st)
         st.num_local = num_local
         hit = 0 if req.skip_reading_prefix_cache else self._lookup(st)
         if hit is None:
@@ -105,7 +102,20 @@ class OffloadingConnector:
         sync = self._reserve_sync_load(st.req, num_local, hit)
         return hit, bool(hit) and not sync
 
-    def _lookup(self, st: RequestOffloadState) -> int | None:
+    # (one group; `hybrid.HybridConnector` keeps its own states, restart, keys and lookup)
+    def _all_states(self) -> dict[str, Any]:
+        return self.states
+
+    def _restart(self, st: Any) -> None:
+        """A lookup restarts the request at token 0: every chunk is offered again."""
+        st.blocks = []
+        st.n_seen = 0
+        st.next_stored = 0
+
+    def update_keys(self, st: Any) -> None:
+        st.update_keys(self.cfg.blocks_per_chunk)
+
+    def _lookup(self, st: Any) -> int | None:
         c = self.cfg.tokens_per_chunk
         local = st.num_local
         keys = st.keys
@@ -206,10 +216,10 @@ class OffloadingConnector:
     def request_finished(self, req: Request) -> None:
         """Its GPU blocks are freed now; its final offer and commit come next step. Its
         in-flight stores now watch their source blocks (a reuse flushes them)."""
-        st = self.states.get(req.request_id)
+        st = self._all_states().get(req.request_id)
         if st is None:
             return
-        st.update_keys(self.cfg.blocks_per_chunk)
+        self.update_keys(st)
         for jid in st.jobs:
             for bid in self.jobs[jid].fence_block_ids:
                 self.fenced.setdefault(bid, set()).add(jid)
@@ -218,9 +228,10 @@ class OffloadingConnector:
         """The worker reported these jobs (in report order)."""
         manager = self.manager
         rec = self.rec
+        states = self._all_states()
         for jid in done:
             job = self.jobs.pop(jid)
-            st = self._state_of(job.req_id)
+            st = states[job.req_id]
             if job.is_store:
                 stored, _ = manager.complete_store(job.keys, chunks=job.statuses)
                 rec.chunks_stored += len(stored)
@@ -233,14 +244,7 @@ class OffloadingConnector:
                 self._unfence_job(jid, job, st.req.is_finished())
             st.jobs.remove(jid)
             if st.finished_signaled and not st.jobs:
-                self._drop_state(job.req_id)
-
-    # (one group; `hybrid.HybridConnector` keeps its own states and windowed fences)
-    def _state_of(self, rid: str) -> Any:
-        return self.states[rid]
-
-    def _drop_state(self, rid: str) -> None:
-        del self.states[rid]
+                del states[job.req_id]
 
     def _unfence_job(self, jid: int, job: Job, finished: bool) -> None:
         """A reported job no longer holds back the blocks it read (a finished request's)."""

@@ -26,16 +26,12 @@ from kvcore.offload.connector import OffloadingConnector
 from kvcore.offload.jobs import Job
 from kvcore.offload.keys import ReqContext, key_group, key_hash, make_key
 from kvcore.request import Request
-from kvcore.specs import ChunkedLocalAttentionSpec, SlidingWindowSpec
+from kvcore.specs import ChunkedLocalAttentionSpec, SlidingWindowSpec, cdiv
 
 if TYPE_CHECKING:
     from kvcore.block import KVCacheBlock
     from kvcore.kv_cache_manager import KVCacheManager
     from kvcore.offload.config import OffloadConfig
-
-
-def cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,30 +119,24 @@ class HybridConnector(OffloadingConnector):
         self.hstates[req.request_id] = HybridState(
             req, ctx, [GroupState() for _ in self.infos])
 
-    def update_keys(self, st: HybridState) -> None:
+    def update_keys(self, st: Any) -> None:
         st.update_keys(self.cfg.blocks_per_chunk, self.cfg.tokens_per_chunk)
 
     # -- lookup --------------------------------------------------------------------------------
-    def get_num_new_matched_tokens(self, req: Request, num_local: int) -> tuple[int | None, bool]:
-        from kvcore.offload.hybrid_lookup import lookup
+    def _all_states(self) -> dict[str, Any]:
+        return self.hstates
 
-        st = self.hstates[req.request_id]
+    def _restart(self, st: Any) -> None:
         for gs in st.groups:
             gs.block_ids = []
             gs.table = None
             gs.n_seen = 0
             gs.next_stored = 0
-        if st.jobs:
-            self.rec.deferred.append(req.request_id)
-            return None, False
-        self.update_keys(st)
-        st.num_local = num_local
-        hit = 0 if req.skip_reading_prefix_cache else lookup(self, st)
-        if hit is None:
-            self.rec.deferred.append(req.request_id)
-            return None, False
-        sync = self._reserve_sync_load(req, num_local, hit)
-        return hit, bool(hit) and not sync
+
+    def _lookup(self, st: Any) -> int | None:
+        from kvcore.offload.hybrid_lookup import lookup
+
+        return lookup(self, st)
 
     # -- after the allocation ------------------------------------------------------------------
     def update_state_after_alloc(self, req: Request, ext: int) -> int:
@@ -201,21 +191,6 @@ class HybridConnector(OffloadingConnector):
         self.allocated = set()
 
     # -- finish and completions ----------------------------------------------------------------
-    def request_finished(self, req: Request) -> None:
-        st = self.hstates.get(req.request_id)
-        if st is None:
-            return
-        self.update_keys(st)
-        for jid in st.jobs:
-            for bid in self.jobs[jid].fence_block_ids:
-                self.fenced.setdefault(bid, set()).add(jid)
-
-    def _state_of(self, rid: str) -> Any:
-        return self.hstates[rid]
-
-    def _drop_state(self, rid: str) -> None:
-        del self.hstates[rid]
-
     def _unfence_job(self, jid: int, job: Job, finished: bool) -> None:
         """Windowed groups' blocks are watched from the job's start; the others' as one
         group's, once the request finished."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvcore.offload.jobs import ConnectorMeta, Job
-from kvcore.offload.stores import close_step
+from kvcore.offload.stores import add_flushes, close_step, store_horizon
 
 if TYPE_CHECKING:
     from kvcore.offload.hybrid import GroupInfo, HybridConnector, HybridState
@@ -91,14 +91,7 @@ def build_meta(conn: HybridConnector, scheduled: dict[str, int], eager: list[Req
                                pre[i] if pre is not None else len(ids)):
                     if ids[j] in allocated:
                         ids[j] = 0
-    flush = conn.jobs_to_flush
-    for rid in preempted:
-        victim = states.get(rid)
-        if victim is not None:
-            flush.update(j for j in victim.jobs if j not in conn.load_jobs)
-    fenced = conn.fenced
-    if fenced and not fenced.keys().isdisjoint(allocated):
-        flush.update(j for bid in allocated if bid in fenced for j in fenced[bid])
+    flush = add_flushes(conn, states, preempted)
     store_jobs: dict[int, Job] = {}
     for sreq in eager:
         _offer(conn, states[sreq.request_id], scheduled[sreq.request_id], store_jobs)
@@ -116,13 +109,7 @@ def _offer(conn: HybridConnector, st: HybridState, n_scheduled: int,
     req = st.req
     cfg = conn.cfg
     finished = req.is_finished()
-    if finished:
-        horizon = max(req.num_prompt_tokens, req.num_tokens - 1)
-    else:
-        horizon = req.num_computed_tokens + n_scheduled
-    horizon = min(horizon, req.num_tokens)
-    if cfg.prompt_only:
-        horizon = min(horizon, req.num_prompt_tokens)
+    horizon = store_horizon(req, cfg.prompt_only, n_scheduled)
     bpc, c, bs = cfg.blocks_per_chunk, cfg.tokens_per_chunk, cfg.block_size
     retention = conn.retention
     boundaries: tuple[int, ...] = ()

@@ -73,15 +73,7 @@ def build_connector_meta(conn: OffloadingConnector, scheduled: dict[str, int],
             handed_out.append(table[st.n_seen:])
         st.blocks = table
         st.n_seen = len(table)
-    flush = conn.jobs_to_flush
-    for rid in preempted:
-        victim = states.get(rid)
-        if victim is not None:
-            flush.update(j for j in victim.jobs if j not in conn.load_jobs)
-    if conn.fenced:
-        allocated = conn.allocated_ids()
-        if not conn.fenced.keys().isdisjoint(allocated):
-            flush.update(j for bid in allocated if bid in conn.fenced for j in conn.fenced[bid])
+    flush = add_flushes(conn, states, preempted)
     store_jobs: dict[int, Job] = {}
     for sreq in eager:
         offering = states[sreq.request_id]
@@ -95,6 +87,34 @@ def build_connector_meta(conn: OffloadingConnector, scheduled: dict[str, int],
     meta = ConnectorMeta(conn.load_jobs, store_jobs, flush)
     close_step(conn, states, finished)
     return meta
+
+
+def add_flushes(conn: OffloadingConnector, states: dict[str, Any], preempted: list[str]
+                ) -> set[int]:
+    """The step's flushes, one group or several: a preempted request's stores (not its load),
+    and every store watching a block handed out this step."""
+    flush = conn.jobs_to_flush
+    for rid in preempted:
+        victim = states.get(rid)
+        if victim is not None:
+            flush.update(j for j in victim.jobs if j not in conn.load_jobs)
+    if conn.fenced:
+        allocated = conn.allocated_ids()
+        if not conn.fenced.keys().isdisjoint(allocated):
+            flush.update(j for bid in allocated if bid in conn.fenced for j in conn.fenced[bid])
+    return flush
+
+
+def store_horizon(req: Request, prompt_only: bool, n_scheduled: int) -> int:
+    """The tokens a request may store up to: computed after this step, or ``max(prompt,
+    num_tokens - 1)`` once finished; never past its tokens, nor its prompt with
+    ``prompt_only``."""
+    if req.is_finished():
+        horizon = max(req.num_prompt_tokens, req.num_tokens - 1)
+    else:
+        horizon = req.num_computed_tokens + n_scheduled
+    horizon = min(horizon, req.num_tokens)
+    return min(horizon, req.num_prompt_tokens) if prompt_only else horizon
 
 
 def close_step(conn: OffloadingConnector, states: dict[str, Any], finished: Any) -> None:
@@ -120,15 +140,9 @@ def close_step(conn: OffloadingConnector, states: dict[str, Any], finished: Any)
 def _offer(conn: OffloadingConnector, st: RequestOffloadState, n_scheduled: int,
            store_jobs: dict[int, Job]) -> None:
     req = st.req
-    if req.is_finished():
-        horizon = max(req.num_prompt_tokens, req.num_tokens - 1)
-    else:
-        horizon = req.num_computed_tokens + n_scheduled
-    # the storable chunks: full, keyed and allocated, up to the horizon (prompt-only: its prompt)
-    horizon = min(horizon, req.num_tokens)
     cfg = conn.cfg
-    if cfg.prompt_only:
-        horizon = min(horizon, req.num_prompt_tokens)
+    # the storable chunks: full, keyed and allocated, up to the horizon
+    horizon = store_horizon(req, cfg.prompt_only, n_scheduled)
     bpc = cfg.blocks_per_chunk
     blocks = st.blocks
     end = min(horizon // cfg.tokens_per_chunk, len(blocks) // bpc, len(st.keys))
