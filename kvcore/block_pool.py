@@ -5,9 +5,9 @@ pool. Block 0 is popped at construction and becomes the null block, so a pool of
 N-1 usable blocks and `get_usage` divides by N-1.
 
 The prefix cache is lazy: a freed block keeps its hash and goes back on the free queue, still
-hittable. Its hash is dropped only when `get_new_blocks` hands the block out again (that is the
-eviction, and the moment `BlockRemoved` is emitted), or through `evict_blocks` / a reset (and a
-partial key when `cache_full_blocks` fills its block, as vLLM's `cache_full_blocks` does).
+hittable. Its hash is dropped when `get_new_blocks` hands the block out again (the eviction,
+when `BlockRemoved` is emitted), by `evict_blocks` / a reset, and a partial key's when
+`cache_full_blocks` fills its block.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from kvcli.app import app
 from kvcore.analysis.stats import stats_from_lines
-from kvcore.analysis.stats.attribution import block_reasons
+from kvcore.analysis.stats.attribution import block_reasons, reasons_per_block
 from kvcore.analysis.stats.bulk import BulkDist
 from kvcore.analysis.stats.collector import StatsCollector
 from kvcore.analysis.stats.dist import Dist
@@ -152,7 +152,7 @@ def test_vectorized_miss_reasons_match_the_per_block_loop():
         seen = (np.array([rng.choice([-1, h & 7, 99]) for h in hashes[hit:]], dtype=np.int64)
                 if trial % 4 else None)
         codes, evictors = block_reasons(ms, ev, hashes, hit, tail, seen)
-        ref_codes, ref_evictors = ms.reasons_per_block(ev, hashes, hit, tail, seen)
+        ref_codes, ref_evictors = reasons_per_block(ms, ev, hashes, hit, tail, seen)
         assert codes.tolist() == ref_codes and evictors == ref_evictors, trial
 
 

@@ -102,14 +102,7 @@ def vllm_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto",
     weight: float | None = a
     if name is not None:
         weight = QUANT_WEIGHT_BYTES.get(name)
-    window = g.sliding_window
-    if window and g.model_type == "cohere2":
-        # perf.py reads the config's sliding_window (ModelConfig.get_sliding_window,
-        # config/model.py:1627), not the window + 1 commandr.py gives the layers
-        window -= 1
-    swa = g.count("sliding") if window else 0
-    if g.perf_swa is not None:      # (Qwen: what the config says, not what the layers do)
-        swa, window = g.perf_swa
+    swa, window = g.perf_sliding()
     return VllmShape(
         num_hidden_layers=g.num_layers, hidden_size=g.hidden_size,
         num_attention_heads=g.num_attention_heads, num_key_value_heads=g.num_kv_heads,

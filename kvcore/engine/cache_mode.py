@@ -69,8 +69,7 @@ class CacheRun:
             rec.on_admit_failed(req)
             if tier is not None:    # its lookup and state go with it, as a finished request's
                 tier.conn.request_finished(req)
-                tier.complete_now(build_connector_meta(tier.conn, {}, [], set(), [], [tr.id]))
-                tier.end_step(None, None, None, None, None)
+                _last_offer(tier, tr.id)
             skipped.append((tr.line, "no room in an empty pool"))
             ctx.reject(tr, "no room in an empty pool")
             return
@@ -90,9 +89,8 @@ class CacheRun:
         if tier is not None:
             tier.conn.request_finished(req)
         kvm.free(req)
-        if tier is not None:        # its last offer and its recency commit, before the next
-            tier.complete_now(build_connector_meta(tier.conn, {}, [], set(), [], [tr.id]))
-            tier.end_step(None, None, None, None, None)
+        if tier is not None:
+            _last_offer(tier, tr.id)
         info.finish_step = k
         if ctx.vllm is not None:
             ctx.vllm.batch(tr.arrival_ms / 1000.0, ctx.take_kv_events())
@@ -104,6 +102,12 @@ class CacheRun:
         """After the last of `n` requests."""
         self.ctx.step = n
         self.ctx.check_rejections(self.skipped)
+
+
+def _last_offer(tier: OffloadTier, rid: str) -> None:
+    """A finished (or refused) request's last offer and its recency commit, before the next."""
+    tier.complete_now(build_connector_meta(tier.conn, {}, [], set(), [], [rid]))
+    tier.end_step(None, None, None, None, None)
 
 
 def _through_the_tier(tier: OffloadTier, req, hit: int, ext: int, ctx: ReplayContext,

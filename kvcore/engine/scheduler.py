@@ -44,7 +44,7 @@ from kvcore.engine.scheduler_io import (
     SchedulerObserver,
     SchedulerOutput,
 )
-from kvcore.engine.scheduler_offload import schedule_waiting_with_connector
+from kvcore.engine.scheduler_offload import connector_finished, schedule_waiting_with_connector
 from kvcore.engine.scheduler_update import advance_scheduled, update_from_output
 from kvcore.engine.scheduler_waiting import schedule_waiting
 from kvcore.kv_cache_manager import KVCacheManager
@@ -288,14 +288,7 @@ class Scheduler:
         if self.tracer is not None:
             self.tracer.req = req.request_id
         if self.connector is not None:
-            self.inflight_prefills.discard(req)
-            # vLLM's `_connector_finished` frees the blocks out of the window first (on the
-            # processed tokens), then hands the table to the connector (a no-op for full
-            # attention: it matters with windowed groups)
-            self.kv_cache_manager.remove_skipped_blocks(
-                req.request_id, max(0, req.num_computed_tokens - req.num_in_flight_tokens))
-            self.connector.request_finished(req)
-            self.finished_order.append(req.request_id)
+            connector_finished(self, req)
         self.free_blocks(req)
         del self.requests[req.request_id]
 

@@ -148,6 +148,17 @@ def schedule_waiting_with_connector(sched: Scheduler, out: SchedulerOutput, budg
     return budget
 
 
+def connector_finished(sched: Scheduler, req: Request) -> None:
+    """vLLM's `_connector_finished`: the blocks out of the window are freed first (on the
+    processed tokens; a no-op for full attention, it matters with windowed groups), then the
+    table goes to the connector; the finish is noted in order."""
+    sched.inflight_prefills.discard(req)
+    sched.kv_cache_manager.remove_skipped_blocks(
+        req.request_id, max(0, req.num_computed_tokens - req.num_in_flight_tokens))
+    sched.connector.request_finished(req)
+    sched.finished_order.append(req.request_id)
+
+
 def _skip(queue: Any, holding: list[Any], waiting: list[Any]) -> None:
     """Set the head aside for this step (it goes back to the front of its queue after)."""
     req = queue.pop()

@@ -131,6 +131,17 @@ class ModelGeometry:
     def count(self, kind: str) -> int:
         return sum(k == kind for k in self.layer_kinds)
 
+    def perf_sliding(self) -> tuple[int, int | None]:
+        """(sliding layers, window) as vLLM 0.33's perf.py bills them: the config's window
+        (ModelConfig.get_sliding_window, config/model.py:1627; Cohere2's layers get it + 1 from
+        commandr.py, perf.py not), on the sliding layers, or Qwen's `perf_swa`."""
+        if self.perf_swa is not None:   # (Qwen: what the config says, not what layers do)
+            return self.perf_swa
+        window = self.sliding_window
+        if window and self.model_type == "cohere2":
+            window -= 1
+        return (self.count("sliding"), window) if window else (0, window)
+
 
 def kv_heads_per_worker(num_kv_heads: int, tp: int) -> int:
     """vLLM splits KV heads over tensor-parallel ranks and replicates them when tp exceeds them."""

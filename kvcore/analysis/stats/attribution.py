@@ -1,6 +1,6 @@
 """The miss reason of every missed full block of one admission, all blocks at once.
 
-The same decisions as `MissStats.reasons_per_block` (the reference, one block at a time; the
+The same decisions as `reasons_per_block` (the reference, one block at a time, below; the
 order of the checks is in misses.py's docstring), made with boolean masks over the admission's
 missed blocks: each membership test is one C-level pass (`map(set.__contains__, ...)` into
 `np.fromiter`), each history lookup one vectorized search, and the if-chain becomes masks
@@ -32,7 +32,7 @@ REASONS = ("cold", "evicted", "partial_block", "last_token", "window", "domain",
 # block whose chunk the tier evicted too (only then: the other streams' reports stay as they were)
 TIER_REASONS = (*REASONS, "cpu_tier", "evicted_both")
 CPU_TIER, EVICTED_BOTH = len(REASONS), len(REASONS) + 1
-_RID_MASK = (1 << 32) - 1
+_RID_MASK = (1 << 32) - 1  # evicted[g][h] packs (evict step << 32) | evicting request index
 _FP64 = np.uint64(_FP)
 
 
@@ -93,4 +93,55 @@ def block_reasons(ms: MissStats, ev: dict, hashes: list[int], hit: int, tail: in
     if m == 1 and tail == 0 and in_c[0]:      # the prompt's last block, all before it hit
         codes[0] = LAST_TOKEN
     evictors = (was[ev_mask] & _RID_MASK).tolist() if ev_mask.any() else []
+    return codes, evictors
+
+
+def reasons_per_block(miss: MissStats, ev: dict, hashes: list[int], hit_blocks: int, tail: int,
+                      seen_before: np.ndarray | None) -> tuple[list[int], list[int]]:
+    """The reason (index in REASONS) of each missed full block, one block at a time, and the
+    evicting request of each `evicted` block whose hash is in the history: the reference the
+    vectorized `block_reasons` must match (and `MissStats`' fallback for a malformed `admit`)."""
+    ref, cached = miss.ref, miss.cached
+    n_full = len(hashes)
+    content = ev.get("content_hashes")
+    domain = ev.get("hash_domain")
+    c_ref = cached[ref]
+    e_ref = miss.evicted[ref]
+    reach = hit_blocks          # full attention's chain: cached from the hit up to here
+    while reach < n_full and hashes[reach] in c_ref:
+        reach += 1
+    was_evicted = e_ref.get_many(hashes[hit_blocks:])
+    if domain is not None and content:
+        content_evicted = e_ref.get_many(content[ref][hit_blocks:])
+    codes = []
+    evictors = []
+    for i in range(hit_blocks, n_full):
+        h = hashes[i]
+        if h in c_ref:
+            if i == n_full - 1 and tail == 0 and (
+                    i == hit_blocks or (miss.junction is not None and i < reach)):
+                reason = "last_token"
+            elif miss.junction is not None and i < reach:
+                reason = REASONS[miss.junction]
+            else:
+                reason = "evicted"
+        elif (packed := was_evicted[i - hit_blocks]) is not None:
+            reason = "evicted"
+            evictors.append(packed & _RID_MASK)
+        else:
+            ch = h
+            seen_plain = False
+            if domain is not None and content:
+                ch = content[ref][i]
+                seen_plain = ch in c_ref or content_evicted[i - hit_blocks] is not None
+            seen = -1 if seen_before is None else int(seen_before[i - hit_blocks])
+            if (ch != h and seen_plain) or ch in miss.domain_content[ref]:
+                reason = "domain"
+            elif seen >= 0 and seen != h & _FP:
+                reason = "partial_block"
+            elif domain is not None and not content:
+                reason = "unknown"    # another domain may hold it: content_hashes missing
+            else:
+                reason = "cold"
+        codes.append(REASONS.index(reason))
     return codes, evictors

@@ -59,8 +59,9 @@ from kvcore.analysis.stats.attribution import (
     TIER_REASONS,
     WINDOW,
     block_reasons,
+    reasons_per_block,
 )
-from kvcore.analysis.stats.blockkeys import _FP, BlockKeys, block_keys, remember, seen_array
+from kvcore.analysis.stats.blockkeys import BlockKeys, block_keys, remember, seen_array
 from kvcore.analysis.stats.dist import Dist
 from kvcore.analysis.stats.history import EvictedHashes
 from kvcore.analysis.stats.native_events import native_reasons, native_remember
@@ -69,7 +70,6 @@ if TYPE_CHECKING:
     from kvcore.analysis.stats.cpu_tier import CpuTierStats
     from kvcore.analysis.stats.watched import WatchedMisses
 
-_RID_MASK = (1 << 32) - 1  # evicted[g][h] packs (evict step << 32) | evicting request index
 _COLD = REASONS.index("cold")
 # what a malformed `admit` makes the vectorized reasons raise: the per-block loop then runs and
 # raises the error the stream's reader reports (or, if it does not, gives the same answer)
@@ -148,6 +148,15 @@ class MissStats:
                            for r, n in self.by_evictor.most_common(top)],
         }
 
+    def ref_hashes(self, ev: dict) -> list[int] | None:
+        """The admission's reference-group block hashes; None where there are none (prefix
+        caching off: nothing hashed, nothing can hit; the misses are not told apart)."""
+        ph = ev.get("prompt_hashes")
+        if ph is None or len(ph) <= self.ref or ph[self.ref] is None or not (
+                self.hashed or ph[self.ref]):
+            return None
+        return ph[self.ref]
+
     def attribute(self, ev: dict, hit_tokens: int) -> None:
         """Attribute the missed tokens of one counted admission (`ev` is the `admit` event)."""
         ref, bs = self.ref, self.bs
@@ -155,12 +164,10 @@ class MissStats:
         n_full = prompt // bs
         tail = prompt - n_full * bs
         hit_blocks = min(hit_tokens // bs, n_full)
-        ph = ev.get("prompt_hashes")
-        # (prefix caching off: nothing hashed, nothing can hit; the misses are not told apart)
-        if ph is None or len(ph) <= ref or ph[ref] is None or not (self.hashed or ph[ref]):
+        hashes = self.ref_hashes(ev)
+        if hashes is None:
             self.record({"unknown": n_full - hit_blocks}, tail)
             return
-        hashes = ph[ref]
         if len(hashes) != n_full:
             raise ValueError(f"prompt_hashes[{ref}] has {len(hashes)} hashes, the prompt has "
                              f"{n_full} full blocks")
@@ -177,8 +184,8 @@ class MissStats:
             try:
                 codes, evictors = block_reasons(self, ev, hashes, hit_blocks, tail, seen_before)
             except _BAD_ADMIT:
-                codes, evictors = self.reasons_per_block(ev, hashes, hit_blocks, tail,
-                                                         seen_before)
+                codes, evictors = reasons_per_block(self, ev, hashes, hit_blocks, tail,
+                                                    seen_before)
         if self.tier is not None and len(codes):
             codes = self.tier.split_misses(ev, hashes, hit_blocks, self.bs, codes)
         names = self.reasons
@@ -199,56 +206,6 @@ class MissStats:
         if self.watch is not None and ev["req"] == self.watch.rid:
             self.watch.admission(ev, hit_tokens, counts, tail, list(evictors))
         self.record(counts, tail)
-
-    def reasons_per_block(self, ev: dict, hashes: list[int], hit_blocks: int, tail: int,
-                          seen_before: np.ndarray | None) -> tuple[list[int], list[int]]:
-        """The reason (index in REASONS) of each missed full block, one block at a time, and the
-        evicting request of each `evicted` block whose hash is in the history: the reference
-        the vectorized `block_reasons` must match (and the fallback for a malformed `admit`)."""
-        ref, cached = self.ref, self.cached
-        n_full = len(hashes)
-        content = ev.get("content_hashes")
-        domain = ev.get("hash_domain")
-        c_ref = cached[ref]
-        e_ref = self.evicted[ref]
-        reach = hit_blocks          # full attention's chain: cached from the hit up to here
-        while reach < n_full and hashes[reach] in c_ref:
-            reach += 1
-        was_evicted = e_ref.get_many(hashes[hit_blocks:])
-        if domain is not None and content:
-            content_evicted = e_ref.get_many(content[ref][hit_blocks:])
-        codes = []
-        evictors = []
-        for i in range(hit_blocks, n_full):
-            h = hashes[i]
-            if h in c_ref:
-                if i == n_full - 1 and tail == 0 and (
-                        i == hit_blocks or (self.junction is not None and i < reach)):
-                    reason = "last_token"
-                elif self.junction is not None and i < reach:
-                    reason = REASONS[self.junction]
-                else:
-                    reason = "evicted"
-            elif (packed := was_evicted[i - hit_blocks]) is not None:
-                reason = "evicted"
-                evictors.append(packed & _RID_MASK)
-            else:
-                ch = h
-                seen_plain = False
-                if domain is not None and content:
-                    ch = content[ref][i]
-                    seen_plain = ch in c_ref or content_evicted[i - hit_blocks] is not None
-                seen = -1 if seen_before is None else int(seen_before[i - hit_blocks])
-                if (ch != h and seen_plain) or ch in self.domain_content[ref]:
-                    reason = "domain"
-                elif seen >= 0 and seen != h & _FP:
-                    reason = "partial_block"
-                elif domain is not None and not content:
-                    reason = "unknown"    # another domain may hold it: content_hashes missing
-                else:
-                    reason = "cold"
-            codes.append(REASONS.index(reason))
-        return codes, evictors
 
     def on_cached(self, hashes: list[int], step: int, req: str) -> None:
         """Blocks the reference group just cached (a hash may be cached by several requests at
@@ -289,11 +246,9 @@ class MissStats:
     def remember_admission(self, ev: dict, hit_tokens: int) -> None:
         """Record the block keys of an admission left out of the hit rate (warm-up)."""
         ref = self.ref
-        ph = ev.get("prompt_hashes")
-        # (prefix caching off: nothing hashed, nothing can hit; the misses are not told apart)
-        if ph is None or len(ph) <= ref or ph[ref] is None or not (self.hashed or ph[ref]):
+        hashes = self.ref_hashes(ev)
+        if hashes is None:
             return
-        hashes = ph[ref]
         start = min(hit_tokens // self.bs, len(hashes))
         if self.kernel is not None and native_remember(self, ev, hashes, start):
             return
