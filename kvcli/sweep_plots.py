@@ -9,7 +9,7 @@ out, as is a point whose option is none (no CPU tier, say).
 from __future__ import annotations
 
 from kvcli.plots import _Charts, sweep_chart
-from kvcli.sweep_run import swept_cell
+from kvcli.sweep_view import swept_cell
 
 
 def _numeric(values: list) -> bool:

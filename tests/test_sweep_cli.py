@@ -253,7 +253,7 @@ def test_report_of_a_file_holding_two_grids(tmp_path):
 
 def test_a_swept_list_is_one_readable_cell():
     """router_opt's values are lists: the table showed "['llmd.prefix_weight=3', ...]"."""
-    from kvcli.sweep_run import view
+    from kvcli.sweep_view import view
 
     jobs = [{"index": 0, "job_id": "a", "metrics": None,
              "config": {"router_opt": ["llmd.prefix_weight=3", "llmd.queue_weight=1"]},
