@@ -139,6 +139,9 @@ def test_config_says_what_changed_nothing(args, said):
     # a row each, and for every policy but one-pass LRU a whole replay each: bounded
     (["--capacities", ",".join(map(str, range(1, 10_002)))],
      "error: option --capacities: 10,001 capacities is more than the limit of 10,000 a curve"),
+    # two equal rows, and each other policy's exact run twice, as for a policy named twice
+    (["--capacities", "5,6,5"], "error: option --capacities: 5 named twice"),
+    (["--capacity-tokens", "160,160"], "error: option --capacity-tokens: 160 named twice"),
 ])
 def test_curve_refuses(args, line):
     refused(["curve", SP, *args], line)

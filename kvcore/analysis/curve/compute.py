@@ -144,6 +144,11 @@ def check_options(opts: CurveOptions) -> None:
             # each is a row, and for a policy other than one-pass LRU a whole replay
             raise InputError(f"{len(vals):,} capacities is more than the limit of "
                              f"{MAX_CAPACITIES:,} a curve", field=f)
+        seen: set[float] = set()
+        for v in vals or ():    # (two equal rows, the policies run twice), as for a policy
+            if v in seen:
+                raise InputError(f"{v:,} named twice", field=f)
+            seen.add(v)
         if vals is not None and f != "capacity_gib" and max(vals) > MAX_CAPACITY:
             raise InputError(f"must be at most {MAX_CAPACITY:,}, got {max(vals):,}", field=f)
     if opts.capacity_gib is not None and max(opts.capacity_gib) > MAX_GIB:
