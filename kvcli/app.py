@@ -82,7 +82,7 @@ def main() -> None:
     from kvcli.closed_streams import stand_in
     from kvcli.output import install_signal_handlers
     from kvcli.output_terminal import clamp_columns, tolerant
-    from kvcli.usage_errors import command_words, usage_line
+    from kvcli.usage_errors import close_options, command_words, usage_line
     from kvcore.gc_pause import one_shot_process
 
     stand_in()                  # a stream the shell closed fails in one line, not a traceback
@@ -101,6 +101,8 @@ def main() -> None:
         # A bad option or argument is one line, exit 2, as every other input error is (typer
         # would draw a usage box); -h shows the usage.
         words = command_words(err.ctx, sys.argv[1:], app)
+        if isinstance(err, usage.NoSuchOption):
+            err.possibilities = close_options(err.option_name, err.possibilities)
         print(f"error: {usage_line(err.format_message())} ({' '.join(['kvcli', *words])} -h "
               "for help)", file=sys.stderr)
         sys.exit(2)

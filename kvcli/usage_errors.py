@@ -26,6 +26,21 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
+def close_options(name: str, suggested: list[str] | None) -> list[str] | None:
+    """The options of `suggested` that look like `name` once their dashes are set aside.
+
+    The parser ranks every option against the typed one dashes and all (difflib, cutoff 0.6),
+    and the shared "--" lifts names with nothing else in common: `--bogus` came back
+    "(similar: --gpu)". Compared without them, `--gpu` falls off; `--num-block` keeps
+    `--num-blocks`."""
+    if not suggested:
+        return suggested
+    from difflib import SequenceMatcher
+
+    word = name.lstrip("-")
+    return [s for s in suggested if SequenceMatcher(None, word, s.lstrip("-")).ratio() >= 0.6]
+
+
 def usage_line(message: str) -> str:
     """A usage error's message in kvcli's words (one line whatever it was)."""
     for pattern, form in _RULES:

@@ -144,6 +144,11 @@ def test_stats_on_an_event_file_reports_its_bytes_to_the_progress_bar(tmp_path):
      "error: option --arrivals: needs a value (kvcli replay -h for help)"),
     (["replay"], "error: argument TRACE: missing (kvcli replay -h for help)"),
     (["replay", "x.jsonl", "--no-such-flag"], "error: option --no-such-flag: no such option"),
+    # (the parser's ranking counts the shared "--": it said "(similar: --gpu)")
+    (["replay", "x.jsonl", "--bogus"],
+     "error: option --bogus: no such option (kvcli replay -h for help)"),
+    (["replay", "x.jsonl", "--num-block", "3"],
+     "error: option --num-block: no such option (similar: --num-blocks) (kvcli replay -h"),
     # (typer's was four lines: "Missing argument 'kind'. Choose from:" and a line a choice)
     (["gen"], ("error: argument KIND: missing; choose from shared-prefix, multiturn, b2b "
                "(kvcli gen -h for help)")),
