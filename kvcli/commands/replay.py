@@ -227,10 +227,10 @@ def summary_view(summary):
     rows += [("evictions", d["evictions"]),
              ("peak KV usage", f"{d['peak_usage']:.2%}")]
     if d["mode"] == "engine":
-        rows += [("scheduling", "async (batch queue of 2)" if d["config"]["async_scheduling"]
+        # (mean beside peak; None when interrupted before the end: measured over the whole run)
+        rows += [("mean KV usage", "-" if d["mean_usage"] is None else f"{d['mean_usage']:.2%}"),
+                 ("scheduling", "async (batch queue of 2)" if d["config"]["async_scheduling"]
                   else "sync"),
-                 # (None when interrupted before the end: measured over the whole run only)
-                 ("mean KV usage", "-" if d["mean_usage"] is None else f"{d['mean_usage']:.2%}"),
                  ("steps", d["steps"]),
                  ("simulated time (s)", d["sim_time_s"])]
     cfg = d["config"]
