@@ -74,3 +74,31 @@ def test_a_cpu_tier_events_count_of_the_wrong_shape_names_its_field(tmp_path):
     assert (r.exit_code, r.stdout) == (2, "")
     assert r.stderr == (f"error: {path}:{at + 1}: field 'gpu_blocks': bad 'offload_store' "
                         'event: must be a whole number >= 0, got "x"\n')
+
+
+@pytest.fixture(scope="module")
+def hybrid_events(tmp_path_factory) -> list[bytes]:
+    """A tier over three KV cache groups: its `offload_*` events carry `groups`."""
+    path = tmp_path_factory.mktemp("ev") / "ev.jsonl"
+    trace = Path(__file__).parent / "data" / "offload_hybrid" / "hy12.trace.jsonl"
+    r = runner.invoke(app, ["replay", str(trace), "--arrivals", "step", "--events", str(path)])
+    assert r.exit_code == 0, r.output
+    return path.read_bytes().splitlines(keepends=True)
+
+
+# (the first `offload_store` holds 5 keys, `offload_evict` 1, `offload_load` 3, of groups 0..2;
+# a `groups` of null or none at all is a stream written before the tier named its groups)
+@pytest.mark.parametrize("kind, value, said", [
+    ("offload_store", "x", 'bad \'offload_store\' event: must be a list of whole numbers, got "x"'),
+    ("offload_store", [True] * 5,
+     "bad 'offload_store' event: must hold whole numbers >= 0, holds true"),
+    ("offload_evict", [0, 0], "bad 'offload_evict' event: 2 groups for 1 keys"),
+    ("offload_load", [0, 1, 3],
+     "3 is not a KV cache group index of this stream (the header's groups: 0..2)"),
+    ("offload_evict", None, ("missing: a stream of 3 KV cache groups names each key's group "
+                             "(a stream of an older kvcli: replay it again)")),
+])
+def test_a_cpu_tier_keys_groups_are_checked(hybrid_events, tmp_path, kind, value, said):
+    path, at, r = stats_with(hybrid_events, tmp_path, kind, "groups", value)
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr == f"error: {path}:{at + 1}: field 'groups': {said}\n"

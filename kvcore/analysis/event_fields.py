@@ -67,6 +67,15 @@ def _hashes(v: Any, ev: dict) -> str | None:
     return problem
 
 
+def _key_groups(v: Any, ev: dict) -> str | None:
+    """A CPU tier event's ``groups``: each key's KV cache group, one per key."""
+    problem = _ints(v, ev)
+    keys = ev.get("keys")
+    if problem is None and isinstance(keys, list) and len(v) != len(keys):
+        problem = f"{len(v)} groups for {len(keys)} keys"
+    return problem
+
+
 def _per_group(v: Any, ev: dict) -> str | None:
     if not isinstance(v, list):
         return f"must be a list (one list per group), got {_shown(v)}"
@@ -78,6 +87,7 @@ def _per_group(v: Any, ev: dict) -> str | None:
 
 
 _BLOCKS = (("blocks", _ints), ("hashes", _hashes))
+_KEYS = (("keys", _ints), ("groups", _key_groups))   # (`groups`: a tier of several groups)
 SCHEMA: dict[str, tuple[tuple[str, Check], ...]] = {
     "arrive": (("prompt_tokens", _count), ("output_tokens", _count)),
     "admit": (("prompt_tokens", _count), ("hit_tokens", _count), ("resumed", _flag),
@@ -92,10 +102,10 @@ SCHEMA: dict[str, tuple[tuple[str, Check], ...]] = {
     "finish": (("output_tokens", _count), ("ttft_ms", _ms), ("tpot_ms", _ms), ("e2e_ms", _ms),
                ("queue_ms", _ms)),
     "reject": (("reason", _text_or_null),),
-    "offload_load": (("job", _count), ("keys", _ints), ("gpu_blocks", _count), ("sync", _flag)),
-    "offload_store": (("job", _count), ("keys", _ints), ("gpu_blocks", _count)),
+    "offload_load": (("job", _count), *_KEYS, ("gpu_blocks", _count), ("sync", _flag)),
+    "offload_store": (("job", _count), *_KEYS, ("gpu_blocks", _count)),
     "offload_done": (("job", _count), ("store", _flag)),
-    "offload_evict": (("keys", _ints),),
+    "offload_evict": _KEYS,
     "offload_offer_failed": (("offered", _count),),
 }
 _COMMON: tuple[tuple[str, Check], ...] = (("req", _text_or_null), ("group", _group))

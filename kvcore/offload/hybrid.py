@@ -223,5 +223,6 @@ def key_out(key: bytes) -> list[int]:
 
 
 def key_hash_int(key: bytes) -> int:
-    """A hybrid key in our event stream: its hash's int (docs/events.md)."""
+    """A hybrid key in our event stream: its hash's int (its group goes in the event's
+    ``groups``, docs/events.md)."""
     return hash_to_int(key_hash(key))

@@ -16,7 +16,7 @@ from kvcore.offload.config import OffloadConfig
 from kvcore.offload.connector import OffloadingConnector
 from kvcore.offload.hybrid import HybridConnector, key_hash_int, key_out
 from kvcore.offload.jobs import ConnectorMeta, Job
-from kvcore.offload.keys import key_int
+from kvcore.offload.keys import key_group, key_int
 from kvcore.offload.record import ConnectorPrefixStats
 from kvcore.offload.worker import FakeWorker
 from kvcore.request import RequestStatus
@@ -64,8 +64,11 @@ class OffloadTier:
         hybrid = len(kvm.coordinator.single_type_managers) > 1
         # a key in the outputs: its hash's 64-bit int; [group, hash] with several groups
         self.key: Any = key_out if hybrid else key_int
-        # in our event stream (docs/events.md): the hash's int, one entry per group's key
+        # in our event stream (docs/events.md): the hash's int, one entry per group's key; the
+        # groups share their hashes (the same tokens), so several groups add each key's group
+        # in `groups`, parallel to `keys` (one group's lines stay as they were, byte for byte)
         self.event_key: Any = key_hash_int if hybrid else key_int
+        self.hybrid = hybrid
         self.conn = (HybridConnector if hybrid else OffloadingConnector)(
             cfg, kvm, enable_events=enable_events, enable_prefix_caching=kvm.enable_caching)
         # a GPU block copied is one group's block (`OffloadConfig.copy_bytes_per_block`)
@@ -201,8 +204,7 @@ class OffloadTier:
             for rid in rec.alloc_failures:
                 self.sink.write("offload_offer_failed", rid, offered=_offered(rec.offers[rid]))
             if rec.evicted:
-                self.sink.write("offload_evict", None,
-                                keys=[self.event_key(k) for k in rec.evicted])
+                self.sink.write("offload_evict", None, **self._keys(rec.evicted))
             for held_meta, held_done in self.held:
                 self._events(held_meta, held_done)
                 for jid in held_done:
@@ -219,15 +221,20 @@ class OffloadTier:
         write = self.sink.write
         if meta is not None:
             for jid, job in meta.load_jobs.items():
-                write("offload_load", job.req_id, job=jid,
-                      keys=[self.event_key(k) for k in job.keys],
+                write("offload_load", job.req_id, job=jid, **self._keys(job.keys),
                       gpu_blocks=len(job.gpu_block_ids), sync=job.sync)
             for jid, job in meta.store_jobs.items():
-                write("offload_store", job.req_id, job=jid,
-                      keys=[self.event_key(k) for k in job.keys],
+                write("offload_store", job.req_id, job=jid, **self._keys(job.keys),
                       gpu_blocks=len(job.gpu_block_ids))
         for jid in done or ():
             write("offload_done", None, job=jid, store=self.reported[jid])
+
+    def _keys(self, keys: list[bytes]) -> dict[str, list[int]]:
+        """An event's ``keys`` (and, over several groups, their ``groups``)."""
+        out = {"keys": [self.event_key(k) for k in keys]}
+        if self.hybrid:
+            out["groups"] = [key_group(k) for k in keys]
+        return out
 
     def _fields(self, sched: Any, meta: ConnectorMeta | None, done: list[int] | None,
                 recv: set[str] | None) -> dict:

@@ -94,7 +94,8 @@ class StatsCollector(NativeEvents):
         cfg = header.get("config") or {}
         tier = cfg.get("kv_offloading_size") is not None \
             or cfg.get("kv_offloading_size_chunks") is not None
-        self.cpu = CpuTierStats((cfg.get("offload_block_size") or bs) // bs if tier else 1)
+        self.cpu = CpuTierStats((cfg.get("offload_block_size") or bs) // bs if tier else 1,
+                                self.ref_group, ng)
         self.miss = MissStats(self.cached, self.evicted, self.ref_group,
                               self.group_bs[self.ref_group], self.group_types,
                               self.cpu if tier else None,

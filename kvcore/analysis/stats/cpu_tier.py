@@ -7,6 +7,11 @@ created: its chunk keys and GPU blocks), `offload_done` (the worker reported it)
 its victims), and from `admit.cpu_hit_tokens`. Resident chunks count from a store's creation
 (vLLM allocates the slots then) until their eviction; being written until the store is reported;
 pinned while a load reads them. Memory: one entry per job in flight, never per event.
+
+Over several KV cache groups a key is a group's (the event's `groups` names each key's group):
+the groups share their hashes (the same tokens), so a hash alone does not say which group's
+chunk the tier dropped or stored again. The counts are of keys, as the replay's summary counts
+them; the miss split reads the reference group's keys only.
 """
 
 from __future__ import annotations
@@ -14,13 +19,20 @@ from __future__ import annotations
 import numpy as np
 
 from kvcore.analysis.stats.attribution import CPU_TIER, EVICTED, EVICTED_BOTH
+from kvcore.analysis.stats.per_block import bad_group
+from kvcore.errors import InputError
 
 
 class CpuTierStats:
-    def __init__(self, blocks_per_chunk: int = 1) -> None:
+    def __init__(self, blocks_per_chunk: int = 1, ref_group: int = 0, n_groups: int = 1) -> None:
+        """``ref_group``: the miss reasons' reference group (`misses.MissStats.ref`), of the
+        header's ``n_groups``."""
         self.bpc = blocks_per_chunk
-        # chunk keys the tier evicted and did not store again (the miss reasons' split);
-        # one int per such chunk, as the GPU's evicted history keeps one per hash
+        self.ref = ref_group
+        self.n_groups = n_groups
+        # the reference group's chunk keys the tier evicted and did not store again (the miss
+        # reasons' split, which reads only that group's hashes); one int per such chunk, as the
+        # GPU's evicted history keeps one per hash
         self.gone: set[int] = set()
         self.seen = False                 # any tier event at all (else no section)
         self.jobs: dict[int, tuple[bool, int]] = {}      # in flight: job -> (store, chunks)
@@ -39,8 +51,35 @@ class CpuTierStats:
         self.requests_with_cpu_hits = 0
 
     # -- events ----------------------------------------------------------------------------
+    def ref_keys(self, ev: dict) -> list[int]:
+        """The event's keys of the reference group (a stream of one group: all of them).
+        Over several groups ``groups`` must name each key's group: a wrong shape raises the
+        ValueError `event_fields.misfit` words, an index past the header's groups an
+        `InputError` naming the field."""
+        keys = ev["keys"]
+        groups = ev.get("groups")
+        if groups is None:
+            if self.n_groups == 1:
+                return keys
+            raise InputError(f"missing: a stream of {self.n_groups} KV cache groups names each "
+                             "key's group (a stream of an older kvcli: replay it again)",
+                             field="groups")
+        if type(groups) is not list or type(keys) is not list or len(groups) != len(keys):
+            raise ValueError("groups")
+        ref = self.ref
+        out = []
+        for g, h in zip(groups, keys):
+            if type(g) is not int or g < 0:
+                raise ValueError("groups")
+            if g == ref:
+                out.append(h)
+            elif g >= self.n_groups:
+                bad_group(g, self.n_groups, "groups")
+        return out
+
     def load(self, ev: dict) -> None:
         self.seen = True
+        self.ref_keys(ev)     # (only checked: a load's chunks are every group's keys)
         n = len(ev["keys"])
         self.loads += 1
         self.sync_loads += bool(ev.get("sync"))
@@ -50,10 +89,10 @@ class CpuTierStats:
 
     def store(self, ev: dict) -> None:
         self.seen = True
-        keys = ev["keys"]
-        n = len(keys)
+        ref = self.ref_keys(ev)
+        n = len(ev["keys"])
         if self.gone:
-            self.gone.difference_update(keys)
+            self.gone.difference_update(ref)
         self.stores += 1
         self.blocks_stored += ev["gpu_blocks"]
         self.jobs[ev["job"]] = (True, n)
@@ -72,9 +111,8 @@ class CpuTierStats:
 
     def evict(self, ev: dict) -> None:
         self.seen = True
-        keys = ev["keys"]
-        self.gone.update(keys)
-        n = len(keys)
+        self.gone.update(self.ref_keys(ev))
+        n = len(ev["keys"])
         self.evicted += n
         self.evictions += 1
         self.resident -= n

@@ -46,12 +46,13 @@ def check_ids(blocks, n: int, field: str = "blocks") -> None:
                              f"(0..{n - 1})")
 
 
-def bad_group(g: object, n: int) -> NoReturn:
-    """Raise the error of an event whose ``group`` is not one of the header's ``n`` groups: an
-    `InputError` with the field, the reader adds the file and the line."""
+def bad_group(g: object, n: int, field: str = "group") -> NoReturn:
+    """Raise the error of an event whose ``group`` (or a CPU tier key's, in ``groups``) is not
+    one of the header's ``n`` groups: an `InputError` with the field, the reader adds the file
+    and the line."""
     which = "0, its only one" if n == 1 else f"0..{n - 1}"
     raise InputError(f"{orjson.dumps(g).decode()[:40]} is not a KV cache group index of this "
-                     f"stream (the header's groups: {which})", field="group")
+                     f"stream (the header's groups: {which})", field=field)
 
 
 class PerBlockEvents:
