@@ -1,0 +1,98 @@
+"""Option combinations no other oracle case drew = vLLM 0.33.0, step for step (`data/sched_gaps/`).
+
+Random cases from `make_gap_cases.py` (README there): `max_model_len` stopping decodes (sync,
+async, hybrid groups, the stress sizes, the scheduler knobs, Mamba groups, a CPU tier, a CPU tier
+over hybrid groups), chunked prefill off over a CPU tier, the CPU-tier knobs over hybrid groups,
+and a retention interval over a CPU tier with a sliding window. Each case must match as the other
+oracle cases do (`oracle_sched.assert_matches`, `test_offload_replay.test_offload_case`); the
+capped cases must also produce each request's output count as vLLM did (no other comparison
+reads it, and a cap is exactly where it differs from `output_length`), and the retention cases
+must stop matching at retention 0 (else the interval did nothing there).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import test_offload_replay as offload_cases  # (a module: its tests are not collected here again)
+from oracle_sched import answer_of, assert_matches, config_of, replay_case
+
+from kvcore.errors import InputError
+
+DATA = Path(__file__).resolve().parent / "data" / "sched_gaps"
+# a trace vLLM refuses at start-up (a retention interval with no sliding window), kvcli too
+REFUSED = DATA / "gyrseed602.trace.jsonl"
+CASES = [t for t in sorted(DATA.glob("*.trace.jsonl")) if t != REFUSED]
+
+
+def _flags(trace: Path) -> str:
+    """The overlay letters of a case's name (`g` + base letter + overlays + `a` + `seedN`)."""
+    return trace.name.split("seed")[0][2:]
+
+
+def _asyn(trace: Path) -> bool:
+    return config_of(trace).get("async_scheduling", False)
+
+
+def _offload(trace: Path) -> bool:
+    return "kv_offloading_size_chunks" in config_of(trace)
+
+
+def _ids(traces: list[Path]) -> list[str]:
+    return [t.name.split(".")[0] for t in traces]
+
+
+@pytest.mark.parametrize("trace", CASES, ids=_ids(CASES))
+def test_case_matches_vllm(trace: Path) -> None:
+    asyn = _asyn(trace)
+    if _offload(trace):
+        offload_cases.test_offload_case(trace, "expected", asyn)
+    else:
+        assert_matches(answer_of(trace), replay_case(trace, async_scheduling=asyn), asyn=asyn,
+                       kv_events=config_of(trace).get("kv_events", False))
+
+
+CAPPED = [t for t in CASES if "c" in _flags(t)]
+
+
+@pytest.mark.parametrize("trace", CAPPED, ids=_ids(CAPPED))
+def test_length_cap_outputs(trace: Path) -> None:
+    """Every request's output count is vLLM's, and some request was stopped by the cap."""
+    asked = {r["id"]: r["output_length"]
+             for r in map(json.loads, trace.read_text().splitlines()[1:])}
+    theirs = answer_of(trace)[-1]["summary"]["requests"]
+    _, _, ours, _ = replay_case(trace, async_scheduling=_asyn(trace))
+    assert {r["id"]: ours[r["id"]]["generated_tokens"] for r in theirs} == \
+        {r["id"]: r["num_output_tokens"] for r in theirs}
+    assert any(r["num_output_tokens"] < asked[r["id"]] for r in theirs)
+
+
+RETAINED = [t for t in CASES if "r" in _flags(t)]
+
+
+@pytest.mark.parametrize("trace", RETAINED, ids=_ids(RETAINED))
+def test_retention_interval_matters(trace: Path) -> None:
+    assert config_of(trace)["prefix_cache_retention_interval"] > 0
+    with pytest.raises(AssertionError):
+        offload_cases.test_offload_case(trace, "expected", _asyn(trace),
+                                        prefix_cache_retention_interval=0)
+
+
+def test_refused_like_vllm() -> None:
+    """A positive interval with no sliding-window group: vLLM refuses to start, kvcli too."""
+    assert "no sliding-window or Mamba KV cache group" in answer_of(REFUSED)[-1]["error"]
+    with pytest.raises(InputError, match="no sliding-window or Mamba KV cache group"):
+        replay_case(REFUSED, async_scheduling=False)
+
+
+def test_the_cases_cover_the_gaps() -> None:
+    """Each gap keeps a case (else a regenerated set lost one)."""
+    bases = {t.name[1] for t in CASES}
+    assert bases == {"s", "x", "m", "o", "y"}
+    assert {_asyn(t) for t in CAPPED} == {False, True}
+    assert any("groups" in config_of(t) and _offload(t) for t in CAPPED)
+    assert any(not config_of(t).get("enable_chunked_prefill", True) and _offload(t)
+               for t in CASES)
+    assert {_asyn(t) for t in RETAINED} == {False, True}
