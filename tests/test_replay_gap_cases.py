@@ -96,3 +96,18 @@ def test_the_cases_cover_the_gaps() -> None:
     assert any(not config_of(t).get("enable_chunked_prefill", True) and _offload(t)
                for t in CASES)
     assert {_asyn(t) for t in RETAINED} == {False, True}
+
+
+def test_a_stall_of_the_load_holders_names_them() -> None:
+    """vLLM stalls on `stalled/gykcseed456` (the oracle gave up after 1,000 idle steps): the
+    head of the requests held for CPU loads is refused, and the other's blocks, its load done,
+    never come free. kvcli blamed the pool and the waiting queue's head, `h456r2`, which waits
+    behind them."""
+    with pytest.raises(InputError) as err:
+        replay_case(DATA / "stalled" / "gykcseed456.trace.jsonl", async_scheduling=False)
+    assert str(err.value).endswith(
+        "gykcseed456.trace.jsonl:12: field 'num_blocks': request 'h456r10' can never be admitted "
+        "(stalled for 1000 steps with nothing running: vLLM would wait forever): the 2 requests "
+        "held for their CPU loads (it, 'h456r1') hold 16 of the 23 usable blocks; the scan stops "
+        "at it, the pool has too few left for it, and the others never run to free theirs; give "
+        "more num_blocks")

@@ -151,6 +151,8 @@ def stalled(loop: EngineLoop, steps: int) -> InputError:
     """The error of an engine that scheduled nothing for `steps` steps with the same head first
     in its waiting queue, a stall `blocked_head` could not prove at once."""
     ctx = loop.ctx
+    if len(loop.sched.kv_holding):
+        return _holding_stalled(loop, steps)
     head = loop.sched.waiting.peek()
     tr = ctx.records[head.request_id].tr
     what, field, fix = _why(loop, head)
@@ -161,3 +163,25 @@ def stalled(loop: EngineLoop, steps: int) -> InputError:
     return InputError(f"request {tr.id!r} can never be admitted (stalled for {steps} steps with "
                       f"nothing running: vLLM would wait forever): {what}; {fix}{blind}",
                       path=ctx.trace.label, line=tr.line, field=field)
+
+
+def _holding_stalled(loop: EngineLoop, steps: int) -> InputError:
+    """A stall of the requests that hold blocks for a CPU load (`kv_holding`): the scan takes
+    them before the waiting queue and stops at a head the pool refuses, so the blocks the others
+    behind it hold, their loads done, never come free (vLLM 0.33 waits on it for ever too: its
+    pool is not too small for the head alone, the holders' blocks are)."""
+    ctx = loop.ctx
+    queue = loop.sched.kv_holding
+    head = queue.peek()
+    tr = ctx.records[head.request_id].tr
+    held = loop.num_usable - ctx.kvm.block_pool.get_num_free_blocks()
+    others = [repr(r.request_id) for r in queue if r is not head]
+    names = ", ".join(["it", *others[:3]]) + (", ..." if len(others) > 3 else "")
+    who = (f"the {len(queue)} requests held for their CPU loads ({names}) hold" if others
+           else "the request held for its CPU load holds")
+    why = ("the scan stops at it, the pool has too few left for it, and the others never run "
+           "to free theirs" if others else "the pool has too few left for it")
+    return InputError(f"request {tr.id!r} can never be admitted (stalled for {steps} steps with "
+                      f"nothing running: vLLM would wait forever): {who} {held:,} of the "
+                      f"{loop.num_usable:,} usable blocks; {why}; give more num_blocks",
+                      path=ctx.trace.label, line=tr.line, field="num_blocks")
