@@ -87,8 +87,11 @@ def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], 
             live = open_live(live_opts, None if metrics is None else stack.enter_context(
                 output.open_output(metrics, field="metrics", keep_on_interrupt=True)),
                 ranks=replicas)
-        result = run_cluster(trace, opts, copts, open_events=open_events if events else None,
-                             decisions_out=dec, warn=output.warn, trace=tr, live=live)
+        with output.progress(None, "cluster (requests routed)") as advance:
+            result = run_cluster(trace, opts, copts,
+                                 open_events=open_events if events else None,
+                                 decisions_out=dec, warn=output.warn, trace=tr, live=live,
+                                 progress=advance)
         made.clear()        # (the run is whole: its folders stay)
     if plot is not None:
         from kvcli.cluster_plots import write_cluster_plot

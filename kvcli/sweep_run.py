@@ -19,6 +19,7 @@ from kvcli import output
 from kvcli.plots import sweep_charts
 from kvcli.sweep_view import view
 from kvcore.errors import InputError, path_label
+from kvcore.host_memory import check_parallel_jobs
 from kvcore.sweep.metrics import METRICS, chosen, metric_values, swept_keys
 from kvcore.sweep.results import job_warnings, job_warnings_by_id
 from kvcore.warning_groups import sources_named
@@ -110,6 +111,11 @@ def _sweep(a: SweepArgs, plan: Plan, path: str, names: list[str] | None) -> int:
     ex = make_executor(a.executor, ExecutorSettings(jobs=a.jobs, address=a.ray_address))
     if todo:
         ex.check(todo)      # (before a job: a refusal leaves no file the sweep made)
+        if a.ray_address is None:
+            # the workers on this machine hold their jobs' pools side by side
+            check_parallel_jobs([plan.job_bytes.get(j.job_id, 0) for j in plan.jobs
+                                 if j.job_id not in finished],
+                                min(a.jobs or os.cpu_count() or 1, todo))
     swept = f"{', '.join(plan.swept)} swept" if plan.swept else "nothing swept"
     if plan.folded:
         swept += (f"; {plan.folded} grid point(s) differ only in options of a router they do "

@@ -29,6 +29,11 @@ BYTES_PER_BLOCK = POOL_BYTES_PER_BLOCK + CACHED_BYTES_PER_BLOCK
 # A worker process (`kvcli sweep`, `kvcli curve --jobs`) before its first replay: 26-37 MB RSS
 # measured for Python with kvcore's replay imported (`/usr/bin/time -f %M`), rounded up.
 WORKER_BYTES = 48 << 20
+# A cluster replica besides its pool: its ReplayContext, scheduler, clock and records, ~10-20 KB
+# at start-up (tracemalloc over 200 replicas of traces/multiturn-chat.jsonl at 80 to 1,024
+# blocks), its metrics and the router's state of it on top: rounded up. `--replicas 100000
+# --num-blocks 128` grew to 2.8 GB, past what the pool check alone counted.
+REPLICA_BYTES = 32 << 10
 
 
 def pool_bytes(num_blocks: int) -> int:
@@ -104,6 +109,39 @@ def check_pool_fits(num_blocks: int, *, field: str = "num_blocks",
                f"pool ({BYTES_PER_BLOCK} bytes a block: {POOL_BYTES_PER_BLOCK} for the block, "
                f"{CACHED_BYTES_PER_BLOCK} for its prefix-cache entry)", field=field,
                available=available)
+
+
+def engines_bytes(num_blocks: int, replicas: int | None = None) -> int:
+    """Host bytes a replay's pool (`replicas` None) or a cluster's engines take at most: per
+    replica its own objects and its pool."""
+    if replicas is None:
+        return pool_bytes(num_blocks)
+    return replicas * (REPLICA_BYTES + pool_bytes(num_blocks))
+
+
+def check_replicas_fit(replicas: int, num_blocks: int, *, available: int | None = None) -> None:
+    """Raise `InputError` (naming `replicas`) when `replicas` engines of `num_blocks` blocks
+    each cannot fit the host memory left: the engine's own objects and its pool, per replica."""
+    need = engines_bytes(num_blocks, replicas)
+    each = need // replicas
+    check_fits(need, f"{replicas:,} replicas need ~{need / GiB:,.1f} GiB of host memory "
+               f"(~{each >> 10:,} KiB each: ~{REPLICA_BYTES >> 10} KiB for the engine, "
+               f"{BYTES_PER_BLOCK} bytes a block of its {num_blocks:,})", field="replicas",
+               available=available)
+
+
+def check_parallel_jobs(job_bytes: list[int], workers: int, *, field: str = "jobs",
+                        available: int | None = None) -> None:
+    """Raise `InputError` (naming `field`) when the jobs that may run at once cannot fit the
+    host memory left: each of `workers` processes may hold one of the largest jobs (`job_bytes`:
+    each job's `engines_bytes`) at the same time. Every job fitting alone was checked already;
+    `kvcli sweep --jobs 4` of four 8 GiB pools asked 32 GiB of a 24 GiB machine."""
+    top = sorted(job_bytes, reverse=True)[:max(workers, 1)]
+    need = sum(top) + len(top) * WORKER_BYTES
+    check_fits(need, f"{len(top):,} jobs at once (one a worker process) need ~{need / GiB:,.1f} "
+               f"GiB of host memory: the largest of this sweep's pools together, and "
+               f"~{WORKER_BYTES >> 20} MiB a worker (a smaller --jobs runs fewer at once)",
+               field=field, available=available)
 
 
 def check_workers(n: int, *, field: str = "jobs", available: int | None = None) -> None:

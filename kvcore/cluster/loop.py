@@ -24,6 +24,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
+from collections.abc import Callable
 from typing import IO, Any
 
 import orjson
@@ -72,6 +73,7 @@ class ClusterLoop:
         # arrivals on the clock by their timestamps (engine mode with arrivals=ignore: all at 0)
         self.ready: list[float] = []
         self.timed = ctx0.cfg.mode == "cache" or ctx0.cfg.arrivals == "timestamp"
+        self.progress: Callable[[int], None] | None = None     # told of each routed request
 
     def _hit(self, replica: int, req: RouteRequest) -> int:
         rid, truth = self.truth
@@ -110,6 +112,8 @@ class ClusterLoop:
                 self.sample(t)
             elif a <= t_step:
                 self.route(arrivals.popleft(), a)
+                if self.progress is not None:
+                    self.progress(1)
                 if not arrivals:
                     self.wake(a)
             else:

@@ -8,9 +8,10 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from kvcore.cluster.ceiling import ceiling_note
+from kvcore.cluster.cost import long_run_note
 from kvcore.cluster.loop import ClusterLoop, ReplicaEvents, check_replicas
 from kvcore.cluster.replica import Replica
 from kvcore.cluster.report import router_result
@@ -22,7 +23,7 @@ from kvcore.engine.replay import finish_outputs, header, summarize
 from kvcore.engine.startup import StartUp, start_up
 from kvcore.errors import InputError
 from kvcore.gc_pause import gc_paused
-from kvcore.host_memory import check_pool_fits
+from kvcore.host_memory import check_replicas_fit
 from kvcore.traces import Trace, read_trace
 from kvcore.warning_groups import sources_named, warning_groups
 
@@ -30,6 +31,14 @@ MIN_METRICS_INTERVAL_MS = 0.001     # 1 us
 
 # (router, replica, "events" | "vllm") -> the file to write that stream to
 OpenEvents = Callable[[str, int, str], IO[bytes]]
+
+
+class Progress(Protocol):
+    """What `run_cluster` tells of its progress (`kvcli.progress_bar.Advance` is one)."""
+
+    def __call__(self, n: int = 1) -> None: ...
+
+    def total(self, n: int) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,13 +54,17 @@ def run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions, 
                 open_events: OpenEvents | None = None,
                 decisions_out: IO[bytes] | None = None,
                 warn: Callable[[str], None] | None = None,
-                trace: Trace | None = None, live: Any = None) -> dict:
+                trace: Trace | None = None, live: Any = None,
+                progress: Progress | None = None) -> dict:
     """`live` (a `kvcore.live.session.LiveRun` of `replicas` ranks): replica K publishes as
-    vLLM's data-parallel rank K, paced, with its metrics (one router only); closed here."""
+    vLLM's data-parallel rank K, paced, with its metrics (one router only); closed here.
+    `progress` is told the runs' total of requests, then each one routed."""
     try:
-        with gc_paused():
+        # (frozen at the end in a one-shot process: the collection that followed walked every
+        # replica's objects, a second after a SIGTERM at 20,000 replicas)
+        with gc_paused(freeze=True):
             return _run_cluster(trace_path, options, copts, open_events, decisions_out, warn,
-                                trace, live)
+                                trace, live, progress)
     except BaseException:
         if live is not None:
             live.close(final=False)
@@ -60,7 +73,8 @@ def run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions, 
 
 def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
                  open_events: OpenEvents | None, decisions_out: IO[bytes] | None,
-                 warn: Callable[[str], None] | None, trace: Trace | None, live: Any) -> dict:
+                 warn: Callable[[str], None] | None, trace: Trace | None, live: Any,
+                 progress: Progress | None) -> dict:
     check_cluster(copts, live)
     if trace is None:
         trace = read_trace(trace_path)
@@ -81,11 +95,17 @@ def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
 
     for note in _idle_options(copts, made):
         say(note)
+    long_run = long_run_note(n, len(made), trace, cfg, copts.metrics_interval_ms)
+    if long_run is not None and warn is not None:
+        warn(long_run)      # (the run's cost, not a fact of its results: not in `warnings`)
+    if progress is not None:
+        progress.total(len(trace.requests) * len(made))
     effective = cfg
     for name, opts, probe in made:
         t0 = time.perf_counter()
         loop = _build(trace, cfg, name, opts, copts, probe.uses_events(), open_events,
                       decisions_out, live)
+        loop.progress = progress
         # what each replica runs: num_blocks and max_model_len sized from a model, vLLM's
         # start-up scheduler defaults applied (as `kvcli replay` reports its `config`)
         effective = loop.replicas[0].ctx.cfg
@@ -145,9 +165,8 @@ def check_on_trace(cfg: ReplayOptions, copts: ClusterOptions, start: StartUp) ->
                          "one clock, not step numbers", field="arrivals")
     for name, opts in copts.routers:
         make_router(name, copts.replicas, dict(opts), copts.seed, start.hash_block_size)
-    # (one replica's pool size is every replica's: all N must fit this machine)
-    check_pool_fits(copts.replicas * start.cfg.num_blocks,     # type: ignore[operator]
-                    field="replicas")
+    # (one replica's pool size is every replica's: all N engines must fit this machine)
+    check_replicas_fit(copts.replicas, start.cfg.num_blocks)     # type: ignore[arg-type]
 
 
 def _build(trace: Trace, cfg: ReplayOptions, name: str, opts: dict, copts: ClusterOptions,

@@ -16,13 +16,14 @@ import hashlib
 import itertools
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kvcore.engine.options import ReplayOptions, resolve
 from kvcore.engine.preflight import first_refusal
 from kvcore.engine.startup import start_up
 from kvcore.errors import InputError
+from kvcore.host_memory import engines_bytes
 from kvcore.sweep.keys import CLUSTER_DEFAULTS, CLUSTER_KEYS, FILE_KEYS
 from kvcore.sweep.spec import SweepSpec
 from kvcore.traces import Trace, read_trace
@@ -123,6 +124,9 @@ class Plan:
     swept: list[str]
     folded: int = 0                     # grid points run as another's job (another router's
                                         # options only)
+    # job id -> the host bytes its pools take at most (`kvcore.host_memory.engines_bytes`):
+    # jobs run side by side must fit together
+    job_bytes: dict[str, int] = field(default_factory=dict)
 
 
 def expand(spec: SweepSpec, *, traces: dict[str, tuple[str, Trace]] | None = None) -> Plan:
@@ -144,6 +148,7 @@ def expand(spec: SweepSpec, *, traces: dict[str, tuple[str, Trace]] | None = Non
     seen: dict[str, int] = {}           # job id -> the place in `traces` of the trace that made it
     first: dict[str, dict[str, Any]] = {}   # job id -> the options of the point that made it
     folded = 0
+    sizes: dict[str, int] = {}
     for t, path in enumerate(spec.traces):
         sha, trace = read[path]
         for point in itertools.product(*(values for _, values in spec.grid)):
@@ -165,10 +170,10 @@ def expand(spec: SweepSpec, *, traces: dict[str, tuple[str, Trace]] | None = Non
                                  path=spec.path, field="traces")
             seen[jid], first[jid] = t, config
             job = Job(len(jobs), spec.command, path, sha, canonical, jid)
-            _check(spec, job, trace)
+            sizes[jid] = _check(spec, job, trace)
             jobs.append(job)
     swept = (["trace"] if len(spec.traces) > 1 else []) + names
-    return Plan(spec, jobs, {sha: tr for sha, tr in read.values()}, swept, folded)
+    return Plan(spec, jobs, {sha: tr for sha, tr in read.values()}, swept, folded, sizes)
 
 
 def _check_size(spec: SweepSpec) -> None:
@@ -214,11 +219,12 @@ def _own_router_opts(config: dict[str, Any], routers: set[str]) -> None:
         del config["router_opt"]
 
 
-def _check(spec: SweepSpec, job: Job, trace: Trace) -> None:
+def _check(spec: SweepSpec, job: Job, trace: Trace) -> int:
     """The job's options as its run will see them: the checks its run makes before it
     allocates anything (`engine/startup.py`: the pool's size, vLLM's start-up refusals, the
     clock, the CPU tier; a cluster's own), so that a value only a run refused (`clock=bogus`)
-    stops the sweep before any job runs. An error names the spec's key."""
+    stops the sweep before any job runs. An error names the spec's key. Returns the host
+    bytes the job's pools take at most."""
     config = job.config
     try:
         opts = job.replay_options()
@@ -236,6 +242,8 @@ def _check(spec: SweepSpec, job: Job, trace: Trace) -> None:
             from kvcore.cluster.run import check_on_trace
 
             check_on_trace(cfg, copts, start)
+        assert start.cfg.num_blocks is not None         # (sized by the start-up)
+        return engines_bytes(start.cfg.num_blocks, None if copts is None else copts.replicas)
     except InputError as err:
         if err.path is not None:            # the trace's own config line: its file and line
             raise
