@@ -98,6 +98,8 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
         out.append(f"option gpu times the steps but does not size the KV pool: it is the "
                    f"default {cfg.num_blocks:,} blocks; give gpu_memory_gib (the memory CUDA "
                    "reports) or num_blocks for the pool vllm serve would have")
+    if (capped := capped_outputs_note(cfg, trace)) is not None:
+        out.append(capped)
     if geometry is not None:
         out.extend(_model_notes(cfg, geometry, "block_size" not in user))
     if "performance_mode" in user and cfg.mode == "engine" and (
@@ -166,3 +168,25 @@ def _model_notes(cfg: ReplayOptions, g: ModelGeometry, default_block_size: bool)
     if g.mamba is not None and g.mamba.version == "gdn" and cfg.enable_prefix_caching:
         notes.append(gdn_note(g.name))
     return notes
+
+
+def capped_outputs_note(cfg: ReplayOptions, trace: Trace) -> str | None:
+    """The requests whose prompt and output pass max_model_len: vLLM's scheduler finishes each
+    at max_model_len tokens (`FINISHED_LENGTH_CAPPED`), and so does the replay, but an output of
+    10^9 tokens cut to a model's 131,072 went unsaid (a trace's lengths read as what ran)."""
+    limit = cfg.max_model_len
+    if cfg.mode != "engine" or limit is None or trace.max_total_tokens <= limit:
+        return None
+    tail = ("each stops there, as vLLM's scheduler stops it (length-capped), with fewer "
+            "output tokens than the trace's (the requests' generated_tokens)")
+    if not isinstance(trace.requests, list):     # (a long trace not held: its longest only)
+        return (f"requests ask more tokens than max_model_len {limit:,} (prompt + output, up "
+                f"to {trace.max_total_tokens:,}): {tail}")
+    # (a prompt of max_model_len or more is refused, or skipped, not capped)
+    over = [tr for tr in trace.requests if tr.prompt_len < limit < tr.prompt_len + tr.output_len]
+    if not over:
+        return None
+    first = over[0]
+    return (f"{len(over):,} request(s) ask more tokens than max_model_len {limit:,} (prompt + "
+            f"output; the first, {trace.label}:{first.line}: {first.prompt_len:,} + "
+            f"{first.output_len:,}): {tail}")
