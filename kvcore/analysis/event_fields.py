@@ -59,21 +59,20 @@ def _ints(v: Any, ev: dict) -> str | None:
     return None if bad is None else f"must hold whole numbers >= 0, holds {_shown(bad)}"
 
 
-def _hashes(v: Any, ev: dict) -> str | None:
-    problem = _ints(v, ev)
-    blocks = ev.get("blocks")
-    if problem is None and isinstance(blocks, list) and len(v) != len(blocks):
-        problem = f"{len(v)} hashes for {len(blocks)} blocks"
-    return problem
+def _one_each(of: str, what: str, per: str) -> Check:
+    """Whole numbers, one per entry of the event's field `of`: a block's ``hashes``, a CPU tier
+    event's ``groups`` (each key's KV cache group)."""
+    def check(v: Any, ev: dict) -> str | None:
+        problem = _ints(v, ev)
+        other = ev.get(of)
+        if problem is None and isinstance(other, list) and len(v) != len(other):
+            problem = f"{len(v)} {what} for {len(other)} {per}"
+        return problem
+    return check
 
 
-def _key_groups(v: Any, ev: dict) -> str | None:
-    """A CPU tier event's ``groups``: each key's KV cache group, one per key."""
-    problem = _ints(v, ev)
-    keys = ev.get("keys")
-    if problem is None and isinstance(keys, list) and len(v) != len(keys):
-        problem = f"{len(v)} groups for {len(keys)} keys"
-    return problem
+_hashes = _one_each("blocks", "hashes", "blocks")
+_key_groups = _one_each("keys", "groups", "keys")
 
 
 def _per_group(v: Any, ev: dict) -> str | None:
