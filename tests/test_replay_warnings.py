@@ -74,8 +74,12 @@ def test_options_without_effect_are_named():
     idle = [("option(s) hash_algo: no effect here: no event stream shows a block hash (they "
             "change no hit and no step)")]          # (test_idle_hash_options.py)
     assert run(mode="cache", hash_algo="xxhash").warnings == idle
-    assert run(mode="cache", enable_prefix_caching=False, hash_algo="xxhash",
-               kv_offloading_size=1.0).warnings == idle
+    # a CPU tier's end state lists its chunk keys, the block hashes: the option shows there
+    # (it was said to have no effect)
+    tier = {"mode": "cache", "enable_prefix_caching": False, "kv_offloading_size": 1.0}
+    hashed = run(**tier, hash_algo="xxhash")
+    assert hashed.warnings == []
+    assert hashed.offload["policy_state_end"] != run(**tier).offload["policy_state_end"]
     # a share of gpu_memory_gib: it sizes nothing when num_blocks is the pool
     said = ("option gpu_memory_utilization has no effect unless the pool is sized from a "
             "model's gpu_memory_gib (not with num_blocks)")

@@ -33,6 +33,8 @@ from kvcore.traces import Trace, TraceRequest
 class ReplicaContext(ReplayContext):
     """A replay context holding only the requests routed to it (see the module docstring)."""
 
+    summary_shows_tier_keys = False     # (the cluster's result holds no replica's tier state)
+
     def __init__(self, trace: Trace, cfg: ReplayOptions, sink: JsonlEvents | VllmEvents | None,
                  vllm_sink: VllmEvents | None) -> None:
         super().__init__(trace, cfg, sink, vllm_sink=vllm_sink)

@@ -39,6 +39,10 @@ from kvcore.traces.stream import TraceStream
 
 
 class ReplayContext:
+    # Whether the run's summary is shown, and with it a CPU tier's `policy_state_end`, which
+    # lists its chunk keys (block hashes): a cluster's replica's is not (`ReplicaContext`).
+    summary_shows_tier_keys = True
+
     def __init__(self, trace: Trace, cfg: ReplayOptions,
                  sink: JsonlEvents | VllmEvents | None, *,
                  steps_out: IO[bytes] | None = None, requests_out: IO[bytes] | None = None,
@@ -129,10 +133,11 @@ class ReplayContext:
                          "PYTHONHASHSEED is set, so no server's hashes are these; give its "
                          "PYTHONHASHSEED as hash_seed")
         if self.hasher and not shown and not (
-                cfg.offloading and steps_out is not None) and (
+                cfg.offloading and (steps_out is not None or self.summary_shows_tier_keys)) and (
                 hashing := sorted((cfg.given or frozenset()) & {"hash_algo", "hash_seed"})):
             # (a hash changes no hit and no step: only the streams that show hashes differ, and
-            # a CPU tier's --steps lines, whose jobs list the chunk keys)
+            # a CPU tier's --steps lines, whose jobs list the chunk keys, and its summary's
+            # policy_state_end, which lists them too)
             self.warning(f"option(s) {', '.join(hashing)}: no effect here: no event stream "
                          "shows a block hash (they change no hit and no step)")
         self.recorder = Recorder(

@@ -112,10 +112,11 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
         # num_blocks wins (vLLM's num_gpu_blocks_override); the memory sized nothing
         out.append(f"option gpu_memory_gib has no effect with num_blocks: the pool is "
                    f"num_blocks' {cfg.num_blocks:,} blocks, not sized from the memory")
-    hashing = sorted(given & {"hash_algo", "hash_seed", "prefix_match_unit"})
+    hashing = sorted(user & {"hash_algo", "hash_seed", "prefix_match_unit"})
     if hashing and not cfg.enable_prefix_caching and not cfg.offloading:
-        # vLLM hashes a request's blocks only for the prefix cache or a KV connector
-        out.append(f"option{'s' if len(hashing) > 1 else ''} {', '.join(hashing)} "
+        # vLLM hashes a request's blocks only for the prefix cache or a KV connector (a config
+        # line's keys too: the run was the same without them)
+        out.append(f"option{'s' if len(hashing) > 1 else ''} {_named(hashing, trace, given)} "
                    f"{'have' if len(hashing) > 1 else 'has'} no effect with prefix caching "
                    "off and no CPU tier: no block is hashed")
     if (unused_tier := unused_tier_options(cfg, trace.config)) is not None:
@@ -126,13 +127,15 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
         windowed = any(isinstance(g.kv_cache_spec, SlidingWindowSpec | ChunkedLocalAttentionSpec)
                        for g in groups)
         budget = {"max_num_batched_tokens"} if not (from_memory or windowed) else set()
-        unused = sorted(given & (ENGINE_ONLY | budget))
+        # (a trace's config line sets them too: the oracle's cases carry the scheduler's)
+        unused = sorted(user & (ENGINE_ONLY | budget))
         if unused:
-            out.append(f"option(s) {', '.join(unused)}: no effect in cache mode (no scheduler, "
-                       "no clock; requests run one at a time)")
+            out.append(f"option(s) {_named(unused, trace, given)}: no effect in cache mode (no "
+                       "scheduler, no clock; requests run one at a time)")
         if cfg.offloading and (timing := sorted(user & TIER_TIMING)):
-            out.append(f"option(s) {', '.join(timing)}: no effect in cache mode (no time: a "
-                       "load or a store completes at once; only prompt chunks are offered)")
+            out.append(f"option(s) {_named(timing, trace, given)}: no effect in cache mode (no "
+                       "time: a load or a store completes at once; only prompt chunks are "
+                       "offered)")
     elif cfg.offloading and steps_time_transfers(cfg):
         if "offload_bandwidth_gbps" in user:
             out.append("option offload_bandwidth_gbps has no effect: transfers take load_steps / "
@@ -143,6 +146,17 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
                    "clock: transfers take their bytes over offload_bandwidth_gbps (the flags, or "
                    "arrivals step, use step counts)")
     return out
+
+
+def _named(keys: list[str], trace: Trace, given: frozenset[str]) -> str:
+    """The options' names, those the trace's config line set (no flag) apart and marked so: the
+    user looks for them in the trace, not on the command line ("a; b, c (the trace's config
+    line)")."""
+    lined = [k for k in keys if k in trace.config and k not in given]
+    flags = ", ".join(k for k in keys if k not in lined)
+    if not lined:
+        return flags
+    return f"{flags + '; ' if flags else ''}{', '.join(lined)} (the trace's config line)"
 
 
 def _model_notes(cfg: ReplayOptions, g: ModelGeometry, default_block_size: bool) -> list[str]:

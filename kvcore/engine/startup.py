@@ -24,7 +24,7 @@ from kvcore.errors import InputError
 from kvcore.host_memory import check_pool_fits
 from kvcore.models.geometry import ModelGeometry
 from kvcore.offload.config import OffloadConfig, empty_tier_note
-from kvcore.offload.options import check_supported, offload_config
+from kvcore.offload.options import check_supported, offload_config, sync_budget_note
 from kvcore.prefix_match import unmodelled
 from kvcore.retention import check_retention_interval, dense_retention_note
 from kvcore.specs import KVCacheGroupSpec
@@ -113,6 +113,7 @@ def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
         raise refusal(cfg, trace, err.field, err.message) from None
     if offload is not None:
         check_supported(groups, cfg.prefix_cache_retention_interval, offload.tokens_per_chunk)
-        if (empty := empty_tier_note(offload)) is not None:
-            notes = (*notes, empty)
+        for note in (empty_tier_note(offload), sync_budget_note(cfg, offload, trace.config)):
+            if note is not None:
+                notes = (*notes, note)
     return StartUp(cfg, groups, clock, offload, geometry, notes)

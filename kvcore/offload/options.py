@@ -110,6 +110,22 @@ def unused_tier_options(opts: Any, config_line: Any = ()) -> str | None:
             "or kv_offloading_size_chunks)")
 
 
+def sync_budget_note(opts: Any, cfg: OffloadConfig, config_line: Any = ()) -> str | None:
+    """The warning for a `sync_load_budget_bytes` under one chunk's load, or None: a load is a
+    chunk at least (a hit shorter than a chunk is none: `connector.OffloadingConnector._lookup`,
+    `hybrid_lookup.lookup`), so none fits the budget and every load stays asynchronous, as
+    with 0, unsaid. (Cache mode says the option is unread there.)"""
+    budget = cfg.sync_load_budget_bytes
+    least = cfg.tokens_per_chunk * cfg.kv_bytes_per_token       # (`_reserve_sync_load`'s sum)
+    if opts.mode != "engine" or not budget or budget >= least:
+        return None
+    lined = " (the trace's config line)" if "sync_load_budget_bytes" in config_line and \
+        "sync_load_budget_bytes" not in (opts.given or ()) else ""
+    return (f"option sync_load_budget_bytes{lined} has no effect: {budget:,} bytes is less than "
+            f"the least load, one chunk of {cfg.tokens_per_chunk:,} tokens ({least:,} bytes): "
+            "every load stays asynchronous")
+
+
 def steps_time_transfers(opts: Any) -> bool:
     """Whether a transfer takes `load_steps` / `store_steps` steps (arrivals=step, or the step
     counts given as options), not its bytes over the bandwidth. A trace's config line carries
