@@ -27,6 +27,7 @@ from kvcore.kv_events import (
     KVCacheEvent,
     block_stored_event,
     hash_to_int,
+    removed_events,
 )
 from kvcore.lean_events import LeanBatch
 from kvcore.partial_hashes import PartialHashes
@@ -206,10 +207,7 @@ class BlockPool:
             if events and self.lean_events:
                 self.lean_batch.removed += ev_hashes
             elif events:
-                medium = self.medium
-                self.kv_event_queue.extend([
-                    BlockRemoved(block_hashes=[hash_to_int(h)], medium=medium, group_idx=g)
-                    for h, g in zip(ev_hashes, ev_groups)])
+                self.kv_event_queue.extend(removed_events(ev_hashes, ev_groups, self.medium))
             if tracer is not None:
                 tracer.on_evict_many(ev_groups, evicted, ev_hashes)
         return ret
