@@ -196,7 +196,8 @@ FLAGS = {"offload_block_size": "kv-offloading-block-size",
 
 
 # Fields that a command takes as a positional argument, not an option: its metavar.
-ARGUMENTS = {"endpoint": "ENDPOINT", "spec": "SPEC", "model_argument": "MODEL"}
+ARGUMENTS = {"endpoint": "ENDPOINT", "spec": "SPEC", "model_argument": "MODEL",
+             "op_script": "OPS"}
 
 
 def flag(field: str) -> str:

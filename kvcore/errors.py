@@ -73,3 +73,10 @@ def past_the_table(tokens: int, full: int, held: int, events: bool) -> InputErro
     return InputError(f"a request of {tokens} tokens fills {full} blocks but max_model_len "
                       f"gave it {held}: vLLM 0.33 fails here {how}",
                       field="kv_events" if events else "max_model_len")
+
+
+def nonempty_name(value: str | None, field: str) -> None:
+    """Refuse ``''`` (or blanks) given for a name or path option: an unset shell variable was
+    read as "none given" and the run went on without it. None (not given) passes."""
+    if value is not None and not value.strip():
+        raise InputError(f"must be a non-empty name or path, got {value!r}", field=field)

@@ -58,7 +58,16 @@ def register(app: typer.Typer) -> None:
         from kvcli import output
 
         def go() -> int:
+            from kvcore.errors import InputError, nonempty_name
+
+            if ops == "":
+                # (it said "error: : no such file", naming neither the option nor a file)
+                raise InputError("an empty path", field="ops")
             if gpu:
+                # ('' was "none given": the shipped tables, every case or the default heads
+                # were timed instead, unsaid)
+                for name, value in (("trace", trace), ("model", model), ("cases", cases)):
+                    nonempty_name(value, name)
                 if device is not None:
                     # (before the GPU code's import: a bad value was exit 3, "no CUDA device")
                     from kvcli.calibration.run import check_device_name

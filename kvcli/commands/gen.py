@@ -105,6 +105,13 @@ def register(app: typer.Typer) -> None:
                     # (a single rate has no stages: the trace came out the same, unsaid)
                     raise InputError("needs a ramp of --qps stages (e.g. 3,10,30); one rate "
                                      "has none", field="stage_s")
+                if (queries is Queries.fresh and "queries" in given
+                        and requests <= tenants * users):
+                    # (a question is fresh or repeated only from a user's second one on: the
+                    # trace came out byte for byte repeat's, unsaid)
+                    output.warn(f"option --queries fresh: no effect with --requests {requests:,} "
+                                f"at most --tenants x --users ({tenants * users:,}): each user "
+                                "sends one query, so fresh and repeat make the same trace")
                 recs = gen_b2b.b2b(
                     tenants=tenants, users=users, context_tokens=context_tokens,
                     query_tokens=query_tokens,

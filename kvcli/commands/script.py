@@ -70,7 +70,8 @@ def register(app: typer.Typer) -> None:
             "people; with --json, a 'calls' list on each op's line)."))] = False,
         calls_depth: Annotated[int | None, typer.Option(
             "--calls-depth", help="Layers shown: 1 the facade, 2 + the coordinator, 3 + "
-            "the managers, 4 + the block pool. [default: all]", show_default=False)] = None,
+            "the managers, 4 + the block pool, 5 + its free queue. [default: all]",
+            show_default=False)] = None,
         as_json: Annotated[bool, typer.Option("--json", help="With --calls: JSON lines.")]
         = False,
         hash_seed: Annotated[str | None, typer.Option(
@@ -102,6 +103,9 @@ def register(app: typer.Typer) -> None:
             from kvcore.engine.script_runner import run_ops
             from kvcore.errors import InputError
 
+            if not ops:
+                # (it said "error: : no such file", naming neither the argument nor a file)
+                raise InputError("an empty path", field="op_script")
             if calls_depth is not None and calls_depth < 1:
                 raise InputError(f"must be >= 1, got {calls_depth}", field="calls_depth")
             if view and calls:

@@ -19,7 +19,7 @@ from kvcore.clock.gpus import find_gpu
 from kvcore.clock.registry import calibrated_clock, model_geometry
 from kvcore.clock.roofline import RooflineClock
 from kvcore.clock.vllm_count import Counts, VllmShape, vllm_counts, vllm_shape
-from kvcore.errors import InputError
+from kvcore.errors import InputError, nonempty_name
 from kvcore.models.geometry import ModelGeometry
 from kvcore.traces.formats import MAX_REQUEST_TOKENS
 
@@ -93,6 +93,9 @@ def explain(*, model: str | None, model_config: str | None, gpu: str | None, cas
     """Per case: the clock's step time and work per kernel group, vLLM's per-GPU counts beside
     them, and where the two differ. With ``calibration`` the calibrated clock (the file's
     ceilings and fitted factors), else the roofline on the ``gpu`` preset."""
+    # (--calibration '' timed the roofline clock, unsaid; --gpu '' beside a file was dropped)
+    nonempty_name(gpu, "gpu")
+    nonempty_name(calibration, "calibration")
     g = model_geometry(model, model_config)
     if g is None:
         raise InputError("a model is needed (--model or --model-config)", field="model")

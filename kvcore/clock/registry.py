@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from kvcore.clock.base import Clock
 from kvcore.engine.cost import CostModel
-from kvcore.errors import InputError
+from kvcore.errors import InputError, nonempty_name
 
 # The clocks other than `linear` (and the models they read) are imported by the branch that
 # makes one: a replay with the default clock never loads them (~30 ms of a process's start).
@@ -39,6 +39,9 @@ def _numbers(arg: str, n: int, spec: str) -> list[float]:
 def model_geometry(model: str | None, model_config: str | None) -> ModelGeometry | None:
     from kvcore.models import load_hf_config, load_preset, read_hf_config
 
+    # ('' was "none given": --model '' --model-config cfg.json ran on the config, unsaid)
+    nonempty_name(model, "model")
+    nonempty_name(model_config, "model_config")
     if model and model_config:
         # (the preset won and the config.json was dropped without a word, as `kvcli replay`
         # and `kvcli config` refuse the pair)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, nonempty_name
 from kvcore.host_memory import MAX_GIB
 from kvcore.models.geometry import ModelGeometry, layer_specs
 from kvcore.models.hf_config import DTYPE_ALIASES, MAX_LAYERS, load_hf_config, read_hf_config
@@ -91,18 +91,19 @@ def explicit_geometry(*, layers: int, kv_heads: int, head_dim: int, dtype: str,
             raise InputError(f"must be >= 0 (0: none), got {v}", field=name)
     kinds = ["full"] * layers
     if sliding_window:
+        # ('' is no selection, refused: it was read as unset, every layer sliding, unsaid)
         sel = (parse_layer_selection(sliding_layers, layers, "sliding_layers")
-               if sliding_layers else set(range(layers)))
+               if sliding_layers is not None else set(range(layers)))
         for i in sel:
             kinds[i] = "sliding"
-    elif sliding_layers:
+    elif sliding_layers is not None:
         raise InputError("needs a sliding_window", field="sliding_layers")
     if attention_chunk_size:
         sel = (parse_layer_selection(chunked_layers, layers, "chunked_layers")
-               if chunked_layers else set(range(layers)))
+               if chunked_layers is not None else set(range(layers)))
         for i in sel:
             kinds[i] = "chunked"
-    elif chunked_layers:
+    elif chunked_layers is not None:
         # (as sliding_layers: the selection was dropped and every layer stayed full attention)
         raise InputError("needs an attention_chunk_size", field="chunked_layers")
     return ModelGeometry(name="custom", model_type="custom", layer_kinds=tuple(kinds),
@@ -118,6 +119,8 @@ def load_geometry(model: str | None = None, *, model_config: str | None = None,
                   dtype: str | None = None, sliding_window: int | None = None,
                   sliding_layers: str | None = None, attention_chunk_size: int | None = None,
                   chunked_layers: str | None = None) -> ModelGeometry:
+    nonempty_name(model, "model")       # (a config.json's '' said ": no such file")
+    nonempty_name(model_config, "model_config")
     given = [x is not None for x in (model, model_config, geometry, layers)]
     if sum(given) != 1:
         raise InputError("give exactly one of a model preset, a model config (config.json), or "
