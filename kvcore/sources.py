@@ -81,6 +81,8 @@ def open_source(path: str, *, buffer_size: int = BUFFER_SIZE) -> tuple[str, io.B
     The name is `path_label(path)`: outputs record it."""
     if path == STDIN:
         return STDIN_NAME, _stdin_stream(buffer_size)
+    if not path:        # (an unset shell variable: it said "error: : no such file")
+        raise InputError("an empty path: give a file, or - for stdin")
     name = path_label(path)
     kept = _pipes.pop(path, None)
     if kept is not None and not kept.closed and _same_file(kept, path):

@@ -143,6 +143,9 @@ def test_stats_on_an_event_file_reports_its_bytes_to_the_progress_bar(tmp_path):
     (["replay", "x.jsonl", "--arrivals"],
      "error: option --arrivals: needs a value (kvcli replay -h for help)"),
     (["replay"], "error: argument TRACE: missing (kvcli replay -h for help)"),
+    # (an unset shell variable: it said "error: : no such file")
+    (["replay", ""], "error: an empty path: give a file, or - for stdin"),
+    (["stats", ""], "error: an empty path: give a file, or - for stdin"),
     (["replay", "x.jsonl", "--no-such-flag"], "error: option --no-such-flag: no such option"),
     # (the parser's ranking counts the shared "--": it said "(similar: --gpu)")
     (["replay", "x.jsonl", "--bogus"],
