@@ -37,6 +37,13 @@ def test_bench_gpu_empty_names(flag):
     refused(["bench", "--gpu", flag, ""], f"error: option {flag}: {EMPTY}")
 
 
+def test_bench_gpu_device_cpu_needs_a_trace():
+    # it warned "no effect without --trace", then timed the shipped tables on CUDA
+    refused(["bench", "--gpu", "--device", "cpu"],
+            "error: option --device: cpu runs only the replay-driven decode (give --trace); "
+            "the shipped tables are timed on CUDA")
+
+
 @pytest.mark.parametrize(("args", "flag"), [
     (["--model", "", "--model-config", "cfg.json"], "--model"),
     (["--model-config", "", "--model", "llama-3.1-8b"], "--model-config"),

@@ -73,6 +73,12 @@ def register(app: typer.Typer) -> None:
                     from kvcli.calibration.run import check_device_name
 
                     check_device_name(device)
+                    if device == "cpu" and not trace:
+                        # (it warned "no effect without --trace", then timed the tables on
+                        # CUDA: the device asked for was not the one run)
+                        raise InputError("cpu runs only the replay-driven decode (give "
+                                         "--trace); the shipped tables are timed on CUDA",
+                                         field="device")
                 try:
                     from kvcli.gpu_bench import run_gpu_bench  # lazy: torch is heavy
                 except ModuleNotFoundError as err:
@@ -88,7 +94,7 @@ def register(app: typer.Typer) -> None:
                                 "are the cases)")
                 unused = [f"--{k}" for k, v in (("sample-steps", sample_steps),
                                                 ("device", device)) if v is not None]
-                if unused and not trace:
+                if unused and not trace:    # (--device cuda only: cpu is refused above)
                     output.warn(f"option(s) {', '.join(unused)}: no effect without --trace")
                 cpu_only = [f"--{k}" for k, v in (("ops", ops), ("n", n), ("seed", seed))
                             if v is not None]
