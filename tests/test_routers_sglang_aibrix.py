@@ -20,15 +20,41 @@ def test_sglang_imbalance_needs_both_thresholds(loads, imbalanced):
     assert (d.replica, d.reason) == ((0, "imbalance") if imbalanced else (1, "best_prefix"))
 
 
-def test_sglang_threshold_min_load_and_last_tenant():
+def test_sglang_threshold_min_load_and_the_deepest_nodes_tenant():
     router, v = mk("sglang", n=3), view(3)
     routed(router, req(range(1, 4)), 2, v)          # 3 of 10 blocks: rate 0.3, not > 0.3
     v.in_flight[:] = [4, 1, 1]
     d = router.route(req(range(1, 11)), v)
     assert (d.replica, d.reason, d.predicted_hit) == (1, "below_threshold", 0)
-    routed(router, req(range(1, 5)), 0, v)          # 4 of 10: 0.4 -> the last toucher
+    routed(router, req(range(1, 5)), 0, v)          # 4 of 10: 0.4 -> block 4's creator
     d = router.route(req(range(1, 11)), v)
     assert (d.replica, d.reason, d.predicted_hit) == (0, "best_prefix", 64)
+
+
+def test_sglang_prefix_stays_with_the_worker_that_created_its_node():
+    # tree.rs names the tenant cached on the deepest matched node: the one whose insert made
+    # it, not the latest (kvcli followed the latest route, and picked replica 1 here)
+    router, v = mk("sglang", n=2), view(2)
+    first = router.route(req([1, 2, 3]), v)          # empty tree: min load, replica 0
+    routed(router, req([1, 2, 3]), first.replica, v)
+    v.in_flight[:] = [1, 0]
+    longer = req([1, 2, 3, *range(10, 27)])          # 3 of 20 blocks: below the threshold
+    second = router.route(longer, v)
+    assert (first.replica, second.replica, second.reason) == (0, 1, "below_threshold")
+    routed(router, longer, 1, v)                     # blocks 1-3 now on both, 1 the latest
+    v.in_flight[:] = [1, 1]
+    d = router.route(req([1, 2, 3]), v)
+    assert (d.replica, d.reason) == (0, "best_prefix")
+
+
+def test_sglang_node_whose_creator_left_names_another_holder():
+    router, v = mk("sglang", n=3), view(3)
+    routed(router, req([1, 2]), 2, v)
+    routed(router, req([1, 2]), 1, v)
+    router.tree.trim(2, 0)                           # the creator's part of the tree evicted
+    assert router.route(req([1, 2]), v).replica == 1
+    routed(router, req([1, 2]), 2, v)                # back on 2: the name stays with 1
+    assert router.route(req([1, 2]), v).replica == 1
 
 
 def test_sglang_eviction_drops_leaves_first_at_the_interval():

@@ -40,29 +40,37 @@ class HistoryLRU:
     a replica when the replica's LRU is over `capacity` (None: unbounded), when `trim` cuts
     it, or when it was last routed more than `ttl_ms` ago (None: never)."""
 
-    __slots__ = ("capacity", "holders", "lru", "n", "seq", "ttl_ms")
+    __slots__ = ("capacity", "holders", "lru", "n", "owner", "ttl_ms")
 
-    def __init__(self, n: int, capacity: int | None = None, ttl_ms: float | None = None) -> None:
+    def __init__(self, n: int, capacity: int | None = None, ttl_ms: float | None = None,
+                 track_owner: bool = False) -> None:
         self.n = n
         self.capacity = capacity
         self.ttl_ms = ttl_ms
-        # per replica: hash -> (seq of the add that last touched it, its time in ms)
-        self.lru: list[OrderedDict[int, tuple[int, float]]] = [OrderedDict() for _ in range(n)]
+        # per replica: hash -> the time (ms) of the add that last touched it
+        self.lru: list[OrderedDict[int, float]] = [OrderedDict() for _ in range(n)]
         self.holders: dict[int, set[int]] = {}
-        self.seq = 0                # adds so far: orders touches made at the same time
+        # hash -> the replica SGLang's tree would name for that node (see `owner_of`); kept
+        # only for the router that reads it
+        self.owner: dict[int, int] | None = {} if track_owner else None
 
     def add(self, replica: int, hashes: Iterable[int], now_ms: float = 0.0) -> None:
         """Record `hashes` as routed to `replica` now, touched in the order given (the last
         one given is the most recent). llm-d adds a prompt's blocks first to last; SGLang's
         tree evicts leaves first, which is this LRU when a path is added last to first."""
-        self.seq += 1
         lru = self.lru[replica]
+        owner = self.owner
         for h in hashes:
             if h in lru:
                 lru.move_to_end(h)
             else:
-                self.holders.setdefault(h, set()).add(replica)
-            lru[h] = (self.seq, now_ms)
+                held = self.holders.get(h)
+                if held is None:
+                    held = self.holders[h] = set()
+                    if owner is not None:
+                        owner[h] = replica      # this route created the node
+                held.add(replica)
+            lru[h] = now_ms
         if self.capacity is not None:
             self.trim(replica, self.capacity)
 
@@ -80,7 +88,7 @@ class HistoryLRU:
             return
         for replica, lru in enumerate(self.lru):
             while lru:
-                h, (_, t) = next(iter(lru.items()))
+                h, t = next(iter(lru.items()))
                 if now_ms - t <= self.ttl_ms:
                     break
                 del lru[h]
@@ -91,6 +99,8 @@ class HistoryLRU:
         held.discard(replica)
         if not held:
             del self.holders[h]
+            if self.owner is not None:
+                del self.owner[h]
 
     def holders_of(self, h: int) -> set[int]:
         return self.holders.get(h, set())
@@ -114,9 +124,23 @@ class HistoryLRU:
             k += 1
         return k
 
-    def last_holder(self, h: int) -> int:
-        """The replica that most recently touched `h` (it must be held)."""
-        return max(self.holders[h], key=lambda r: self.lru[r][h][0])
+    def owner_of(self, h: int) -> int:
+        """The replica SGLang's tree names for the node `h` (it must be held; `track_owner`).
+
+        sgl-model-gateway `policies/tree.rs` @03744db (`prefix_match_with_counts`): a node caches
+        one tenant, set when an insert creates the node (a split copies it to the new parent),
+        and not changed when other tenants' inserts pass through; when the cached tenant no
+        longer holds the node, the first key of the node's tenant map is taken and cached.
+        Older builds took that first key every time. Either way the name does not follow the
+        most recent route. The first key of a hash map has no order kvcli can reproduce: the
+        lowest-numbered holder stands in for it.
+        """
+        assert self.owner is not None, "owner_of needs HistoryLRU(track_owner=True)"
+        o = self.owner[h]
+        held = self.holders[h]
+        if o not in held:
+            o = self.owner[h] = min(held)
+        return o
 
     def size(self, replica: int) -> int:
         return len(self.lru[replica])

@@ -4,7 +4,8 @@ or the least-loaded worker when the match is too short.
 
 Source: sgl-project/sglang `sgl-model-gateway/src/policies/cache_aware.rs` @053b63f and
 @b93974f (the newer builds: below the threshold, the min-load worker; older builds took the
-smallest tree), `policies/tree.rs` (the multi-tenant radix tree), defaults from
+smallest tree), `policies/tree.rs` @03744db and older (the multi-tenant radix tree; which
+worker a matched node names), defaults from
 `bindings/python/sglang_router/router_args.py` (CLI) and `policies/mod.rs`
 (`CacheAwareConfig::default()`, the library). Per request, with load = requests in flight:
 
@@ -12,8 +13,9 @@ smallest tree), `policies/tree.rs` (the multi-tenant radix tree), defaults from
   max load > balance_rel_threshold * min load (both; some docs say or) -> the first worker with
   the lowest load; the tree still records the prompt for it;
 * else the longest prefix of the prompt in the tree (any worker's); match rate = matched /
-  prompt length; rate > cache_threshold -> the worker that last touched the deepest matched
-  node, else the first lowest-load worker; the prompt is recorded for the chosen worker;
+  prompt length; rate > cache_threshold -> the worker the tree names for the deepest matched
+  node (the one whose route created it, while it still holds it: `HistoryLRU.owner_of`), else
+  the first lowest-load worker; the prompt is recorded for the chosen worker;
 * every `eviction_interval_secs` each worker's part of the tree is cut to `max_tree_size`
   characters by dropping its least recently used leaves.
 
@@ -25,7 +27,12 @@ Divergences: upstream's tree holds characters of the request text; kvcli's holds
 blocks (chained hashes: a node is a hash, `HistoryLRU`), so a match is a whole number of
 blocks, the rate is matched tokens / prompt tokens, and a worker's tree size in characters
 is taken as 4 per token (max_tree_size // (4 * block size) blocks). Eviction runs at the first
-decision after each interval boundary (nothing reads the tree in between).
+decision after each interval boundary (nothing reads the tree in between). When a node's
+named worker no longer holds it, upstream takes the first key of a hash map; kvcli the
+lowest-numbered holder. A match does not refresh the tree's LRU (upstream refreshes the named
+worker's node on 1 match in 8; the chosen worker's insert refreshes its path either way).
+Not modelled: smg-project/smg's later cache_aware (KV token-usage spread and ceiling
+triggers, off by default; event-fed indexes; a relative gate against the fleet mean).
 """
 
 from __future__ import annotations
@@ -74,7 +81,7 @@ class SglangCacheAware(Router):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         o = self.opts
-        self.tree = HistoryLRU(self.n)
+        self.tree = HistoryLRU(self.n, track_owner=True)
         self.max_blocks = o["max_tree_size"] // (CHARS_PER_TOKEN * self.block_size)
         self.next_eviction_ms = o["eviction_interval_secs"] * 1000.0
 
@@ -102,7 +109,10 @@ class SglangCacheAware(Router):
             deepest = self.tree.longest(hashes)
             rate = deepest * self.block_size / req.prompt_len if req.prompt_len else 0.0
             if rate > o["cache_threshold"]:
-                best, reason = self.tree.last_holder(hashes[deepest - 1]), "best_prefix"
+                # the node's named tenant, not its latest router: a prefix stays with the
+                # worker that first took it even after the imbalance or below-threshold path
+                # sent copies elsewhere (tree.rs; before, kvcli followed the latest route)
+                best, reason = self.tree.owner_of(hashes[deepest - 1]), "best_prefix"
             else:
                 best, reason = min_load, "below_threshold"
         return Decision(best, reason, scores=scores,
