@@ -24,7 +24,9 @@ forgotten `router_ttl_secs` (120) after it was last routed (the approximate inde
 Divergences: overlap comes from kvcli's `EventIndex` (GPU tier) fed by the replicas' vLLM KV
 events; host/disk and shared-cache credits, the credit decay (0 by default), the router
 queue (`router_queue_threshold`) and replica sync are not modelled; the approximate index has
-no size pruning. The random tie break and the softmax draw use the router's seeded generator.
+no size pruning. config.rs @0243c51 refuses `overlap_score_credit` above 1.0 (it points to
+`prefill_load_scale` instead); kvcli takes any value >= 0, so the credits of earlier releases
+(1.5 in Dynamo PR #11714) can still be replayed. The random tie break and the softmax draw use the router's seeded generator.
 """
 
 from __future__ import annotations
