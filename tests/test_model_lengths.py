@@ -5,8 +5,11 @@ as vLLM 0.33 derives them from config.json (`_get_and_verify_max_len`,
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from test_config_cli import ok, run
+
+from kvcore.engine.replay import ReplayOptions, replay
 
 
 def test_the_default_max_model_len_is_vllms_scaled_one(tmp_path) -> None:
@@ -75,3 +78,36 @@ def test_the_length_keys_are_vllms(tmp_path) -> None:
         assert r.exit_code == 2 and r.stderr == (f"error: {p}: field '{key}': {key} "
                                                  f"{value!r}: not a length vLLM can run "
                                                  "at\n"), r.stderr
+
+
+def test_a_max_model_len_past_the_models_is_said():
+    """vLLM refuses max_model_len 200,000 for Llama-3.1-8B (131,072) unless
+    VLLM_ALLOW_LONG_MAX_MODEL_LEN=1; kvcli sized it without a word."""
+    s = replay(str(Path(__file__).parents[1] / "traces" / "shared-prefix.jsonl"),
+               ReplayOptions(model="llama-3.1-8b", max_model_len=200_000))
+    assert ("max_model_len 200,000 is above llama-3.1-8b's 131,072 (max_position_embeddings, "
+            "RoPE-scaled): vLLM 0.33 refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 "
+            "(positions past it give NaNs under RoPE)") in s.warnings
+    s = replay(str(Path(__file__).parents[1] / "traces" / "shared-prefix.jsonl"),
+               ReplayOptions(model="llama-3.1-8b", max_model_len=131_072))
+    assert not any("max_position_embeddings" in w for w in s.warnings)
+
+
+def test_the_long_context_limit_is_vllms_rope_scaled_one():
+    """vLLM multiplies max_position_embeddings by a linear or dynamic RoPE factor (not YaRN's,
+    Llama 3's, ...), and takes a larger model_max_length: 4,096 x 4 accepts 16,384."""
+    from kvcore.models.context_limit import context_limit
+
+    assert context_limit({"rope_scaling": {"rope_type": "linear", "factor": 4.0}}, 4096) == 16384
+    assert context_limit({"rope_scaling": {"type": "dynamic", "factor": 2}}, 4096) == 8192
+    assert context_limit({"rope_scaling": {"rope_type": "yarn", "factor": 4.0}}, 4096) == 4096
+    assert context_limit({"rope_scaling": {"rope_type": "llama3", "factor": 8.0}}, 8192) == 8192
+    assert context_limit({"model_type": "gemma3_text",
+                          "rope_scaling": {"rope_type": "linear", "factor": 8.0}}, 131072) == \
+        131072
+    assert context_limit({"rope_parameters": {"full_attention": {"rope_type": "linear",
+                                                                 "factor": 2.0},
+                                              "sliding_attention": {"rope_type": "default"}}},
+                         1000) == 2000
+    assert context_limit({"model_max_length": 9000}, 4096) == 9000
+
