@@ -124,11 +124,13 @@ class CallRecorder:
         return roots
 
     def watch(self, kvm: Any) -> None:
-        """Turn the manager's short decode path off while recording, and let every manager's
-        `remove_skipped_blocks` run (see the module doc)."""
+        """Turn the manager's short decode path and decode windows (`kvcore.quiet_steps`: they
+        skip calls) off while recording; let every manager's `remove_skipped_blocks` run (see
+        the module doc)."""
         coord = kvm.coordinator
-        self._managers.append((kvm, kvm.all_groups_plain, coord.skipping_managers))
-        kvm.all_groups_plain = False
+        self._managers.append((kvm, kvm.all_groups_plain, coord.skipping_managers,
+                               kvm.windowable))
+        kvm.all_groups_plain = kvm.windowable = False
         coord.skipping_managers = tuple(coord.single_type_managers)
 
     def __enter__(self) -> Self:
@@ -166,7 +168,7 @@ class CallRecorder:
                 rec.watch(kvm)
             self._saved.append((KVCacheManager, "__init__", init))
             KVCacheManager.__init__ = watched_init      # type: ignore[method-assign]
-        for kvm, _, _ in self._managers:
+        for kvm, *_ in self._managers:
             coord = kvm.coordinator
             if hasattr(coord, "_lookup"):       # the one-group coordinator's bound lookup
                 self._lookups.append((coord, coord._lookup))
@@ -180,8 +182,9 @@ class CallRecorder:
         for cls, meth, raw in reversed(self._saved):
             setattr(cls, meth, raw)
         self._saved.clear()
-        for kvm, plain, skipping in self._managers:
+        for kvm, plain, skipping, windowable in self._managers:
             kvm.all_groups_plain = plain
+            kvm.windowable = windowable
             kvm.coordinator.skipping_managers = skipping
         self._managers.clear()
 

@@ -28,6 +28,7 @@ from kvcore.kv_events import BlockStored, KVCacheEvent
 from kvcore.managers.registry import spec_kind, spec_sliding_window
 from kvcore.plain_step import allocate_plain_step
 from kvcore.prefix_cache_stats import PrefixCacheStats
+from kvcore.quiet_steps import windowable
 from kvcore.request import Request, RequestStatus
 from kvcore.specs import KVCacheGroupSpec
 
@@ -96,8 +97,7 @@ class KVCacheManager:
         self.log_stats = log_stats
         self.hash_block_size = hash_block_size
         self.scheduler_block_size = scheduler_block_size
-        self.prefix_cache_stats: PrefixCacheStats | None = (PrefixCacheStats() if log_stats
-                                                            else None)
+        self.prefix_cache_stats = PrefixCacheStats() if log_stats else None
         self.coordinator = get_kv_cache_coordinator(
             kv_cache_config, max_model_len, enable_caching, enable_kv_cache_events,
             scheduler_block_size, hash_block_size, max_in_flight_tokens=max_in_flight_tokens,
@@ -116,6 +116,8 @@ class KVCacheManager:
         self.all_groups_plain = all(m.allocates_by_template
                                     for m in self.coordinator.single_type_managers)
         self.cacheable_alignment = self.coordinator.cacheable_alignment
+        # Decode windows skip steps that touch no block (`kvcore.quiet_steps`); off recording.
+        self.windowable = windowable(self.coordinator, hash_block_size)
 
     # --- state ------------------------------------------------------------------------
     @property

@@ -17,9 +17,14 @@ preemption, a step whose budget runs out before it, the fast-forward, the end of
 catch-up appends the same tokens and computes the same block hashes as the steps would have, so
 step lines, both event streams, the stats and the clock come out byte for byte
 (`tests/test_decode_windows.py` compares them with windows on and off, sync and async).
-Under async scheduling the same holds one step shifted (see `DecodeWindows`). Windows are off
-under the PRIORITY policy, hybrid groups and while a call recorder watches (the manager's
-short path is then off). Gain: docs/replay-speed.md.
+Under async scheduling the same holds one step shifted (see `DecodeWindows`).
+
+Hybrid models (sliding-window and chunked local groups beside full attention, or alone) have
+windows too: a window then also ends before the step at which a group frees a block that left
+its window, so the pool sees every allocation, caching and free in the same order
+(`kvcore.quiet_steps`; gpt-oss-20b: 14 of 16 decode steps in windows). Windows are off under
+the PRIORITY policy, with Mamba groups, groups of several block sizes and while a call recorder
+watches. Gain: docs/replay-speed.md.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kvcore.kv_cache_manager import KVCacheManager
+from kvcore.quiet_steps import quiet_steps
 from kvcore.request import Request, RequestStatus
 
 if TYPE_CHECKING:
@@ -66,7 +72,7 @@ class DecodeWindows:
     plain steps process it."""
 
     __slots__ = ("agg_n", "agg_sum", "async_scheduling", "deferred", "ends", "kvm", "max_len",
-                 "offer_failed", "sample_run")
+                 "offer_failed", "one_plain", "sample_run")
 
     def __init__(self, kvm: KVCacheManager, max_model_len: int,
                  sample_run: Callable[[Request, int], list[int]],
@@ -86,6 +92,9 @@ class DecodeWindows:
         self.agg_n = 0
         self.agg_sum = 0
         self.ends: dict[int, list[int]] = {}
+        # One full-attention-like group: its bounds inline (else `quiet_steps`, any groups).
+        managers = kvm.coordinator.single_type_managers
+        self.one_plain = len(managers) == 1 and managers[0].allocates_by_template
 
     def expire(self, now: int) -> None:
         """At the start of schedule() call ``now``: windows that ended at call ``now - 1`` are
@@ -101,12 +110,9 @@ class DecodeWindows:
         return self.agg_sum + self.agg_n * (now + 1)
 
     def usable(self) -> bool:
-        """Whether the manager takes the short path for every decode step (checked each step: a
-        call recorder turns the short path off)."""
-        kvm = self.kvm
-        managers = kvm.coordinator.single_type_managers
-        return (kvm.all_groups_plain and len(managers) == 1 and kvm.cacheable_alignment == 1
-                and kvm.hash_block_size == managers[0].block_size)
+        """Whether `quiet_steps` can count the manager's decode steps (checked each step: a call
+        recorder turns windows off)."""
+        return self.kvm.windowable
 
     def open(self, req: Request, now: int) -> None:
         """After the update of a request's eager batch, with schedule() call ``now`` next: the
@@ -127,22 +133,26 @@ class DecodeWindows:
         if c < req.num_prompt_tokens + self.async_scheduling:
             return                          # still prefilling (async: no token yet)
         kvm = self.kvm
-        m = kvm.coordinator.single_type_managers[0]
-        bs = m.block_size
-        rid = req.request_id
-        table = m.req_to_blocks.get(rid)
-        if table is None:
-            return
         # Its blocks are cached up to where the schedule caches: the computed tokens (sync),
         # the known tokens less the one in flight (async).
         done = c - 1 if self.async_scheduling else c
-        if kvm.enable_caching and m.num_cached_block.get(rid, 0) != done // bs:
-            return
-        # The window ends before the schedule that needs a new block, that caches one, that
-        # would schedule past the last token or the model length.
+        # The window ends before the schedule that needs a new block, that caches one (hybrid:
+        # or frees one, in any group), that would schedule past the last token or the model
+        # length.
         last = req.max_tokens - req.num_output_tokens - 1  # type: ignore[operator]
-        edge = (-(done + 1)) % bs           # schedules before one caches a block
-        k = min(len(table) * bs - c, edge, last, self.max_len - t - 1)
+        if self.one_plain:
+            m = kvm.coordinator.single_type_managers[0]
+            bs = m.block_size
+            table = m.req_to_blocks.get(req.request_id)
+            if table is None:
+                return
+            if kvm.enable_caching and m.num_cached_block.get(req.request_id, 0) != done // bs:
+                return
+            edge = (-(done + 1)) % bs           # schedules before one caches a block
+            k = min(len(table) * bs - c, edge, last, self.max_len - t - 1)
+        else:
+            k = min(quiet_steps(kvm.coordinator, kvm.enable_caching, req.request_id, c, done),
+                    last, self.max_len - t - 1)
         if k > 0:
             req.decode_window_start = now
             end = req.decode_window_end = now + k - 1

@@ -14,6 +14,11 @@ scheduler.py; the one-group form is `stores.py`).
    key's non-null blocks, group by group (`group_sizes`); its windowed groups' blocks are
    watched at once, the others once the request finishes.
 4. The finished requests' observations go to the policy.
+
+A request inside a decode window (`kvcore.quiet_steps`) is in no ``eager`` list: its step
+touches no block in any group, completes no key and stores nothing past its last offer, which
+did not fail (a failed offer is made again each step: ``conn.offer_failed`` keeps its request
+out of windows), so vLLM's loops would do nothing for it.
 """
 
 from __future__ import annotations
@@ -100,7 +105,7 @@ def build_meta(conn: HybridConnector, scheduled: dict[str, int], eager: list[Req
         if final is not None:
             _offer(conn, final, 0, store_jobs)
     meta = ConnectorMeta(conn.load_jobs, store_jobs, flush)
-    close_step(conn, states, finished)      # (offer_failed: no hybrid offer adds to it)
+    close_step(conn, states, finished)
     return meta
 
 
@@ -141,6 +146,7 @@ def _offer(conn: HybridConnector, st: HybridState, n_scheduled: int,
             offered.append(gs.keys[chunk])
             by_group.setdefault(str(g), []).append(chunk)
     if not offered:
+        conn.offer_failed.discard(req.request_id)
         _advance(st, ranges)
         return
     manager = conn.manager
@@ -150,7 +156,9 @@ def _offer(conn: HybridConnector, st: HybridState, n_scheduled: int,
     if offer is None:
         conn.failures += 1
         rec.alloc_failures.append(req.request_id)
+        conn.offer_failed.add(req.request_id)   # (it offers again each step: no decode window)
         return
+    conn.offer_failed.discard(req.request_id)
     rec.evicted.extend(offer.evicted)
     if not offer.keys_to_store:
         _advance(st, ranges)
