@@ -238,15 +238,11 @@ class KVCacheManager:
         """Release every block of the request, tail first in each group."""
         self.coordinator.free(request.request_id)
 
-    def pop_blocks_for_free(self, request: Request) -> list[KVCacheBlock]:
-        """The request's blocks (one group: the offload tier's case), dropped from its table
-        but not released: vLLM defers the release while a batch in flight may write them."""
-        (m,) = self.coordinator.single_type_managers
-        return m.pop_blocks_for_free(request.request_id)
-
-    def free_popped(self, blocks: list[KVCacheBlock]) -> None:
-        (m,) = self.coordinator.single_type_managers
-        m.free_popped(blocks)
+    def pop_blocks_for_free(self, request: Request) -> list[list[KVCacheBlock]]:
+        """Its tables (a list per group) dropped, not released: a batch in flight may write them
+        (`kvcore.engine.deferred_frees.release` frees them later)."""
+        return [m.pop_blocks_for_free(request.request_id)
+                for m in self.coordinator.single_type_managers]
 
     def remove_skipped_blocks(self, request_id: str, processed_computed_tokens: int) -> None:
         self.coordinator.remove_skipped_blocks(request_id, processed_computed_tokens)

@@ -111,3 +111,29 @@ def test_s23_groups_with_different_block_sizes():
     with keys_deleted(mgr.block_pool, [(h[6], 1), (h[5], 1)]):
         blocks, hit, _ = mgr.get_computed_blocks(r1)
         assert [len(g) for g in blocks.blocks] == [2, 4] and hit == 64
+
+
+def test_a_deferred_free_over_two_groups_releases_as_vllm():
+    """vLLM's deferred free (async scheduling with a connector) joins the groups' tables in
+    group order and frees them reversed in ONE call: the uncached blocks are prepended together,
+    the sliding group's tail first (kvcli took one group only: a ValueError over two; a call a
+    group would give 4, 3, 2, 1, 8, 7, 6, 5). The tracer hears each group's part."""
+    from kvtest_helpers import make_manager, make_request, queue_ids
+
+    from kvcore.engine.deferred_frees import release
+    from kvcore.tracing import RecordingTracer
+
+    for traced in (False, True):
+        tracer = RecordingTracer()
+        mgr = make_manager(20, groups=("full", ("swa", 64)), enable_caching=False,
+                           tracer=tracer if traced else None)
+        req = make_request("r", range(50))
+        assert mgr.allocate_slots(req, 50).get_block_ids() == ([1, 2, 3, 4], [5, 6, 7, 8])
+        tables = mgr.pop_blocks_for_free(req)
+        assert [[b.block_id for b in t] for t in tables] == [[1, 2, 3, 4], [5, 6, 7, 8]]
+        assert mgr.get_block_ids("r") == ([], [])
+        release(mgr, tables)
+        assert queue_ids(mgr)[:8] == [8, 7, 6, 5, 4, 3, 2, 1]
+        if traced:
+            assert [r[2:] for r in tracer.records if r[0] == "free"] == [
+                (1, [8, 7, 6, 5], [8, 7, 6, 5], []), (0, [4, 3, 2, 1], [4, 3, 2, 1], [])]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from kvcore.block import KVCacheBlock
 from kvcore.kv_cache_manager import KVCacheManager
 from kvcore.request import Request
 
@@ -56,13 +57,37 @@ class DeferredFrees:
         if self._processed(req):     # (a request being freed is in no open window)
             self.kvm.free(req)
             return
-        blocks = self.kvm.pop_blocks_for_free(req)
-        if blocks:
-            self.held.append((self.sched_step_seq, blocks))
+        tables = self.kvm.pop_blocks_for_free(req)
+        if any(tables):
+            self.held.append((self.sched_step_seq, tables))
 
     def processed(self) -> None:
         """A batch that scheduled tokens was processed: release the blocks it held."""
         self.processed_step_seq += 1
         held = self.held
         while held and held[0][0] <= self.processed_step_seq:
-            self.kvm.free_popped(held.popleft()[1])
+            release(self.kvm, held.popleft()[1])
+
+
+def release(kvm: KVCacheManager, tables: list[list[KVCacheBlock]]) -> None:
+    """Free a request's tables that `KVCacheManager.pop_blocks_for_free` took, as vLLM does:
+    joined in group order and freed reversed in ONE call (scheduler.py `_free_request_blocks`,
+    the deferred list's `free_blocks(reversed(blocks))`), so the uncached blocks it prepends go
+    to the queue's front together, the last group's tail first, not group by group (a call a
+    group gives 4,3,2,1,8,7,6,5 where vLLM gives 8,...,1). The tracer hears each group's part."""
+    managers = kvm.coordinator.single_type_managers
+    if len(managers) == 1:
+        managers[0].free_popped(tables[0])
+        return
+    ordered = [b for table in reversed(tables) for b in reversed(table)]
+    tracer = managers[0].tracer
+    if tracer is None:
+        kvm.block_pool.free_blocks(ordered)
+        return
+    lists: tuple[list[int], list[int], list[int]] = ([], [], [])
+    kvm.block_pool.free_blocks(ordered, lists)
+    for m, table in zip(reversed(managers), reversed(tables), strict=True):
+        mine = {b.block_id for b in table}
+        ids, freed, evictable = ([i for i in part if i in mine] for part in lists)
+        if ids:
+            tracer.on_free(m.kv_cache_group_id, ids, freed, evictable)
