@@ -186,3 +186,29 @@ def test_outputs_past_max_model_len_are_said(tmp_path):
             "generated_tokens)") in r.stderr
     r = runner.invoke(app, ["replay", str(trace), "--max-model-len", "400", "--json"])
     assert "max_model_len" not in r.stderr
+
+
+@pytest.mark.parametrize("held", [2, 50_000], ids=["streamed", "held"])
+def test_a_refused_prompt_is_not_said_to_be_capped(tmp_path, monkeypatch, held):
+    """A trace too long to hold (read as a stream) whose only request past max_model_len is a
+    prompt the replay skips: nothing is capped, so nothing is said to be (the stream's warning
+    named the longest request's total, the skipped prompt's); one that is capped is counted."""
+    from kvcli.commands import replay as replay_command
+
+    monkeypatch.setattr(replay_command, "HELD_REQUESTS", held)
+    trace = tmp_path / "t.jsonl"
+    lines = ['{"timestamp":0,"input_length":20,"output_length":2}',
+             '{"timestamp":1,"input_length":200,"output_length":2}',
+             '{"timestamp":2,"input_length":20,"output_length":2}']
+    trace.write_text("\n".join(lines) + "\n")
+    r = runner.invoke(app, ["replay", str(trace), "--max-model-len", "128", "--skip-bad",
+                            "--json"])
+    assert r.exit_code == 0, r.output
+    assert "ask more tokens" not in r.stderr and "skipped 1 request(s)" in r.stderr
+    trace.write_text("\n".join([*lines, '{"timestamp":3,"input_length":20,"output_length":200}'])
+                     + "\n")
+    r = runner.invoke(app, ["replay", str(trace), "--max-model-len", "128", "--skip-bad",
+                            "--json"])
+    assert r.exit_code == 0, r.output
+    assert (f"warning: 1 request(s) ask more tokens than max_model_len 128 (prompt + output; the "
+            f"first, {trace}:4: 20 + 200)") in r.stderr

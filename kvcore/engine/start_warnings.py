@@ -193,14 +193,19 @@ def capped_outputs_note(cfg: ReplayOptions, trace: Trace) -> str | None:
         return None
     tail = ("each stops there, as vLLM's scheduler stops it (length-capped), with fewer "
             "output tokens than the trace's (the requests' generated_tokens)")
-    if not isinstance(trace.requests, list):     # (a long trace not held: its longest only)
+    if not isinstance(trace.requests, list) and trace.max_prompt_tokens < limit:
+        # (a long trace not held: its longest only, which no prompt past the limit can be, so
+        # it is capped; else it may be a refused prompt's, and the file is read once more)
         return (f"requests ask more tokens than max_model_len {limit:,} (prompt + output, up "
                 f"to {trace.max_total_tokens:,}): {tail}")
-    # (a prompt of max_model_len or more is refused, or skipped, not capped)
-    over = [tr for tr in trace.requests if tr.prompt_len < limit < tr.prompt_len + tr.output_len]
-    if not over:
+    # (a prompt of max_model_len or more is refused, or skipped, not capped; counted, not
+    # listed: a trace not held is read request by request)
+    first, n = None, 0
+    for tr in trace.requests:
+        if tr.prompt_len < limit < tr.prompt_len + tr.output_len:
+            first, n = first or tr, n + 1
+    if first is None:
         return None
-    first = over[0]
-    return (f"{len(over):,} request(s) ask more tokens than max_model_len {limit:,} (prompt + "
+    return (f"{n:,} request(s) ask more tokens than max_model_len {limit:,} (prompt + "
             f"output; the first, {trace.label}:{first.line}: {first.prompt_len:,} + "
             f"{first.output_len:,}): {tail}")
