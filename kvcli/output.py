@@ -182,7 +182,11 @@ def message(text: str) -> None:
 
 
 def warn(text: str) -> None:
-    stderr_console().print(f"warning: {text}", markup=False, highlight=False, style="yellow")
+    from rich.text import Text
+
+    # (a Text of its own style, not print's style=, which a shown progress bar's line, drawn in
+    # the same print, took too: its description yellow)
+    stderr_console().print(Text(f"warning: {text}", style="yellow"), highlight=False)
 
 
 # Fields whose option is not their name in kebab case (the CPU tier's: vLLM's and the issue's

@@ -38,7 +38,16 @@ def console_class() -> type[Console]:
     return _Console
 
 
+# The console of the progress bar on stderr now (`kvcli.progress_bar.progress`), if any: a
+# line printed through another console went to the terminal past the bar's (rich unwraps its
+# stderr proxy), glued to the bar's line ("... 0/? 0:00:00 ETA warning: ..."); printed through
+# this one it goes above the bar.
+shown_bars: list[Console] = []
+
+
 def stderr_console() -> Console:
+    if shown_bars:
+        return shown_bars[-1]
     from rich.console import Console
 
     return Console(file=sys.stderr, highlight=False, soft_wrap=True, markup=False)

@@ -36,7 +36,12 @@ def progress(total: int | None, description: str) -> Iterator[Advance]:
     columns = (rp.TextColumn("{task.description}"), rp.BarColumn(), rp.MofNCompleteColumn(),
                rp.TaskProgressColumn(), rp.TimeElapsedColumn(), rp.TextColumn("ETA"),
                rp.TimeRemainingColumn())
-    from kvcli.output import stderr_console  # (output imports this module)
+    from kvcli.output_terminal import shown_bars, stderr_console
 
     with rp.Progress(*columns, console=stderr_console(), transient=True) as bar:
-        yield Advance(bar, bar.add_task(description, total=total))
+        # (warnings said while the bar shows print through its console, above it)
+        shown_bars.append(bar.console)
+        try:
+            yield Advance(bar, bar.add_task(description, total=total))
+        finally:
+            shown_bars.remove(bar.console)
