@@ -124,7 +124,9 @@ def plain_lines(t: Table) -> list[str]:
 
     from kvcore.errors import printable
 
+    # (a row longer than the columns gets headless columns, as rich gives it)
     head = [str(c) for c in t.columns]
+    head += [""] * (max(map(len, t.rows), default=0) - len(head))
     rows = [[printable(_cell(v)) for v in row] + [""] * (len(head) - len(row))
             for row in t.rows]      # (a newline in a request id would split its row)
     widths = [max(cell_len(c), *(cell_len(r[i]) for r in rows)) for i, c in enumerate(head)]

@@ -134,6 +134,12 @@ def test_a_long_table_is_drawn_without_rich_in_the_same_box(monkeypatch):
     ot.render_table(small, c)
     drawn = [line.rstrip() for line in c.file.getvalue().splitlines()]
     assert [line.rstrip() for line in ot.plain_lines(small)] == drawn[:-1] + ["cap"]
+    # a row past the columns gets a headless column, as rich gives it (it raised a ValueError)
+    wide = Table("w", ("a", "b"), [(1, 2, 3), (4,)])
+    c = Console(file=io.StringIO(), width=200)
+    ot.render_table(wide, c)
+    assert [line.rstrip() for line in ot.plain_lines(wide)] == \
+        [line.rstrip() for line in c.file.getvalue().splitlines()]
 
     def no_rich(_t):
         raise AssertionError("rich drew a long table")
