@@ -1,0 +1,63 @@
+"""The CPU tier over Mamba groups: vLLM 0.33's answers are recorded, kvcli still refuses.
+
+`data/offload_mamba/` holds traces over align-mode Mamba groups (Jamba's and Mamba2's, with and
+without a full-attention group) and the answers of vLLM's real Scheduler + OffloadingConnector
+(a patched copy of the oracle's `sched_offload`; README there). kvcli does not model the tier
+over a Mamba group yet and refuses it in one line naming the option; once it does, each case
+here becomes a step-for-step comparison (`test_offload_hybrid.test_hybrid_case`'s).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from oracle_sched import answer_of, config_of, replay_case
+
+from kvcore.errors import InputError
+
+DATA = Path(__file__).parent / "data" / "offload_mamba"
+CASES = sorted(DATA.glob("*.trace.jsonl"), key=lambda t: int(t.name[2:].split(".")[0]))
+
+
+@pytest.mark.parametrize("trace", CASES, ids=[t.name.split(".")[0] for t in CASES])
+def test_mamba_case_is_refused(trace: Path) -> None:
+    with pytest.raises(InputError) as e:
+        replay_case(trace, async_scheduling=bool(config_of(trace).get("async_scheduling")))
+    assert e.value.field == "kv_offloading_size" and "Mamba" in e.value.message
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("trace", CASES, ids=[t.name.split(".")[0] for t in CASES])
+def test_answer_is_well_formed(trace: Path) -> None:
+    """vLLM loaded Mamba states from the CPU tier: a load job holds one block of each Mamba
+    group (its state at the hit boundary) and the attention chunks before it."""
+    cfg = config_of(trace)
+    lines = answer_of(trace)
+    summary = lines[-1]["summary"]
+    off = summary["offload"]
+    assert off["cpu_hit_tokens"] > 0 and off["load_jobs"] > 0 and off["store_jobs"] > 0
+    mamba = [i for i, g in enumerate(cfg["groups"]) if g["type"] == "mamba"]
+    facts = summary["config"]["_effective"]["mamba"]
+    assert facts["offloaded_groups"] == list(range(len(cfg["groups"])))
+    assert [facts["window_chunks"][i] for i in mamba] == [1] * len(mamba)
+    tpc = summary["config"]["_effective"]["tokens_per_chunk"]
+    assert facts["mamba_align_size"] == tpc
+    steps = [ln for ln in lines[:-1] if "step" in ln]
+    loads = [j for ln in steps for j in ln["load_jobs"].values()]
+    assert loads and all(j["group_sizes"][i] == 1 for j in loads for i in mamba)
+    stored = {k[0] for ln in steps for j in ln["store_jobs"].values() for k in j["keys"]}
+    assert set(mamba) <= stored
+    for r in summary["requests"]:
+        assert r["cpu_hit_tokens"] % tpc == 0
+
+
+def test_the_cases_cover_the_layouts() -> None:
+    kinds, modes = set(), set()
+    for t in CASES:
+        cfg = config_of(t)
+        kinds.add(tuple(sorted({(g["type"], bool(g.get("checkpoint"))) for g in cfg["groups"]})))
+        modes.add(bool(cfg.get("async_scheduling")))
+    assert {(("full", False), ("mamba", False)), (("full", False), ("mamba", True)),
+            (("mamba", False),)} <= kinds
+    assert modes == {False, True}
