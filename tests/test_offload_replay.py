@@ -135,7 +135,6 @@ def test_sizes_from_gib_as_vllm() -> None:
     ({"kv_offloading_size": 0.0}, "kv_offloading_size", "> 0"),
     ({"kv_offloading_size_chunks": 4}, "kv_offloading_size_chunks", "not both"),
     ({"offload_bandwidth_gbps": -1.0}, "offload_bandwidth_gbps", ">= 0.001"),
-    ({"model": "jamba-v0.1", "num_blocks": 4096}, "kv_offloading_size", "MambaSpec"),
 ])
 def test_bad_tier_options(opts: dict, field: str, words: str) -> None:
     trace = DATA / "sched_cases" / "a_shared_prefix.trace.jsonl"

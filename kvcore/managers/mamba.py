@@ -48,12 +48,17 @@ block drop; a KV connector with Mamba groups.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kvcore.hashing import resolve_block_hashes
 from kvcore.managers.base import SingleTypeKVCacheManager
 from kvcore.managers.fine_lookup import mamba_hit
 from kvcore.managers.sliding_window import replay_boundaries
 from kvcore.request import Request
 from kvcore.specs import MambaSpec, cdiv
+
+if TYPE_CHECKING:
+    from kvcore.block import KVCacheBlock
 
 
 def checkpoint_fits(start: int, end: int, position: int, block_size: int, align: int,
@@ -88,6 +93,8 @@ class MambaManager(SingleTypeKVCacheManager):
         # request -> (checkpoint position, table index of the block reserved for it) for the
         # allocation being made (vLLM's _checkpoints).
         self._checkpoints: dict[str, tuple[int, int]] = {}
+        # The CPU tier's hand-off of the states cached this schedule() (None: no tier).
+        self.state_offers: list[tuple[str, KVCacheBlock, int]] | None = None
 
     @classmethod
     def find_longest_cache_hit(cls, block_hashes, max_length, kv_cache_group_ids, block_pool,
@@ -240,10 +247,14 @@ class MambaManager(SingleTypeKVCacheManager):
         self.block_pool.cache_full_blocks(request, blocks, num_cached, num_full,
                                           self.block_size, self.kv_cache_group_id, mask)
         self.num_cached_block[rid] = num_full
+        offers = self.state_offers
+        bs = self.block_size
         for i in range(num_cached, num_full):
             h = blocks[i].block_hash
             if h is not None and not blocks[i].is_null:
                 self._cached_this_step.add(h)
+                if offers is not None:
+                    offers.append((rid, blocks[i], (i + 1) * bs))
 
     def _template_cache_blocks(self, request: Request, num_tokens: int) -> None:
         """vLLM's template caching (every non-null block the retention mask keeps), for
@@ -283,6 +294,11 @@ class MambaManager(SingleTypeKVCacheManager):
             if start_block <= block < end_block:
                 mask[block - start_block] = True
         return mask
+
+    def pop_blocks_for_free(self, request_id: str) -> list[KVCacheBlock]:
+        if self.state_offers:   # (its blocks go back to the pool: its offers would be stale)
+            self.state_offers[:] = [o for o in self.state_offers if o[0] != request_id]
+        return super().pop_blocks_for_free(request_id)
 
     def free(self, request_id: str) -> None:
         self._allocated.discard(request_id)

@@ -22,11 +22,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kvcore.kv_events import MEDIUM_CPU, BlockRemoved, BlockStored, hash_to_int
+from kvcore.managers.mamba import MambaManager
 from kvcore.offload.connector import OffloadingConnector
 from kvcore.offload.jobs import Job
 from kvcore.offload.keys import ReqContext, key_group, key_hash, make_key
 from kvcore.request import Request
-from kvcore.specs import ChunkedLocalAttentionSpec, SlidingWindowSpec, cdiv
+from kvcore.specs import ChunkedLocalAttentionSpec, MambaSpec, SlidingWindowSpec, cdiv
 
 if TYPE_CHECKING:
     from kvcore.block import KVCacheBlock
@@ -41,6 +42,7 @@ class GroupInfo:
 
     window: int | None
     sliding: int | None = None
+    mamba: bool = False     # one state a chunk, stored when the GPU side hands it off
 
     def load_window(self, num_tokens: int, tpc: int) -> int | None:
         """The chunks a hit ending at ``num_tokens`` loads in this group (None: all)."""
@@ -59,6 +61,8 @@ def group_infos(groups: list, tpc: int) -> list[GroupInfo]:
             out.append(GroupInfo(max(cdiv(w, tpc), cdiv(w - 1, tpc)), w))
         elif isinstance(spec, ChunkedLocalAttentionSpec):
             out.append(GroupInfo(cdiv(spec.attention_chunk_size, tpc)))
+        elif isinstance(spec, MambaSpec):
+            out.append(GroupInfo(1, mamba=True))    # a hit needs the one state at its end
         else:
             out.append(GroupInfo(None))
     return out
@@ -111,6 +115,14 @@ class HybridConnector(OffloadingConnector):
         self.hstates: dict[str, HybridState] = {}
         self.allocated: set[int] = set()
         self.retention: int | None = self.kvm.coordinator.retention_interval
+        # Mamba groups: their states come from the GPU side's hand-off (`hybrid_mamba`), and
+        # a step's offers are then a list (one per `prepare_store`).
+        self.mamba_groups = tuple(i for i, g in enumerate(self.infos) if g.mamba)
+        managers = self.kvm.coordinator.single_type_managers
+        for g in self.mamba_groups:
+            m = managers[g]
+            assert isinstance(m, MambaManager)
+            m.state_offers = []
 
     # -- requests ----------------------------------------------------------------------------
     def on_new_request(self, req: Request) -> None:
@@ -160,7 +172,7 @@ class HybridConnector(OffloadingConnector):
         dst: list[int] = []
         sizes: list[int] = []
         first_loaded = cached
-        for gs, blocks in zip(st.groups, tables):
+        for info, gs, blocks in zip(self.infos, st.groups, tables):
             start = n_gpu
             for i in range(cdiv(local, bs), n_gpu):
                 b = blocks[i]
@@ -169,7 +181,8 @@ class HybridConnector(OffloadingConnector):
                     break
             if n_gpu > start:
                 keys.extend(gs.keys[start // bpc:n_chunks])
-                first_loaded = min(first_loaded, start * bs)
+                # (a Mamba state stands for the whole range past the local hit)
+                first_loaded = min(first_loaded, local if info.mamba else start * bs)
             dst.extend(b.block_id for b in blocks[start:n_gpu])
             sizes.append(n_gpu - start)
             gs.next_stored = n_chunks

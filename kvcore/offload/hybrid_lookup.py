@@ -1,6 +1,7 @@
 """The CPU tier's lookup over several KV cache groups (vLLM 0.33's
 `OffloadingConnectorScheduler._lookup_complete_chunks`, offloading/scheduler.py; no EAGLE, no
-Mamba, no per-request load cap).
+per-request load cap). A Mamba group is a windowed group of one chunk: its state at the hit's
+end must be on the CPU, and the end is floored to the chunk.
 
 Full-attention groups first (in group order), then the windowed groups, widest window in chunks
 first. The end starts at the request's tokens, one less with a windowed group (its last prompt
@@ -69,6 +70,8 @@ def lookup(conn: HybridConnector, st: HybridState) -> int | None:
     end = st.req.num_tokens
     if conn.windowed:
         end -= 1
+        if conn.mamba_groups:
+            end = end // c * c     # a Mamba state exists only at a chunk's end
     num_hit = 0
     defer = False
     groups: tuple[int, ...] = conn.lookup_order

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kvcore.offload.hybrid_mamba import build_state_jobs
 from kvcore.offload.jobs import ConnectorMeta, Job
 from kvcore.offload.stores import add_flushes, close_step, store_horizon
 
@@ -98,6 +99,8 @@ def build_meta(conn: HybridConnector, scheduled: dict[str, int], eager: list[Req
                         ids[j] = 0
     flush = add_flushes(conn, states, preempted)
     store_jobs: dict[int, Job] = {}
+    if conn.mamba_groups:
+        build_state_jobs(conn, store_jobs)
     for sreq in eager:
         _offer(conn, states[sreq.request_id], scheduled[sreq.request_id], store_jobs)
     for rid in finished:
@@ -130,7 +133,7 @@ def _offer(conn: HybridConnector, st: HybridState, n_scheduled: int,
         n = min(horizon // c, len(ids) // bpc, len(gs.keys))
         s = gs.next_stored
         ranges.append((s, n))
-        if n <= s:
+        if n <= s or info.mamba:
             continue
         mask = reachable_mask(info, s * bpc, n * bpc, bs, c, retention, boundaries) \
             if retention is not None else None
@@ -152,7 +155,11 @@ def _offer(conn: HybridConnector, st: HybridState, n_scheduled: int,
     manager = conn.manager
     offer = manager.prepare_store(offered, st.ctx)
     rec = conn.rec
-    rec.offers[req.request_id] = {"chunks": by_group, "n_absent": manager.offered_absent}
+    entry = {"chunks": by_group, "n_absent": manager.offered_absent}
+    if conn.mamba_groups:
+        rec.offers.setdefault(req.request_id, []).append(entry)
+    else:
+        rec.offers[req.request_id] = entry
     if offer is None:
         conn.failures += 1
         rec.alloc_failures.append(req.request_id)

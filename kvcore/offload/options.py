@@ -148,8 +148,11 @@ def check_supported(groups: list, retention: int | None = 0, tokens_per_chunk: i
                     ) -> None:
     """What the tier does not model is refused, not run half-right. vLLM 0.33 offloads every
     prefix-cacheable group (`offloading/config.py:61-86`): full attention (an MLA group is one
-    to the connector: `MLAAttentionSpec` is a `FullAttentionSpec`), sliding window and chunked
-    local attention are modelled (`hybrid.py`); a Mamba group is not. With a windowed group
+    to the connector: `MLAAttentionSpec` is a `FullAttentionSpec`), sliding window, chunked
+    local attention and align-mode Mamba groups are modelled (`hybrid.py`, `hybrid_mamba.py`),
+    a Mamba group only with its block dividing the chunk (checked against vLLM with the block
+    the hash block and the chunk one or two blocks; a coarser Mamba block, as a real model's
+    bumped page gives, is not). With a windowed group
     the store rules need a retention interval (dense retention, None, is not modelled), a
     multiple of the chunk (vLLM refuses to start otherwise: offloading/scheduler.py:296-310)."""
     windowed = [g for g in groups if type(g.kv_cache_spec).__name__ in
@@ -158,12 +161,19 @@ def check_supported(groups: list, retention: int | None = 0, tokens_per_chunk: i
         raise InputError("the CPU tier over windowed KV cache groups is modelled with a "
                          "retention interval (vLLM's default 0), not dense retention",
                          field="prefix_cache_retention_interval")
-    if windowed and tokens_per_chunk and retention and retention % tokens_per_chunk:
+    mamba = [g for g in groups if type(g.kv_cache_spec).__name__ == "MambaSpec"]
+    for g in mamba:
+        bs = g.kv_cache_spec.block_size
+        if tokens_per_chunk and (tokens_per_chunk < bs or tokens_per_chunk % bs):
+            raise InputError(f"the CPU tier is modelled over a Mamba group whose block divides "
+                             f"the chunk, not a {bs}-token Mamba block with a "
+                             f"{tokens_per_chunk}-token chunk", field="kv_offloading_size")
+    if (windowed or mamba) and tokens_per_chunk and retention and retention % tokens_per_chunk:
         raise InputError(f"must be a multiple of the CPU tier's {tokens_per_chunk}-token chunk "
                          "with windowed KV cache groups (vLLM refuses to start)",
                          field="prefix_cache_retention_interval")
     modelled = ("FullAttentionSpec", "MLAAttentionSpec", "SlidingWindowSpec",
-                "ChunkedLocalAttentionSpec")
+                "ChunkedLocalAttentionSpec", "MambaSpec")
     for g in groups:
         kind = type(g.kv_cache_spec).__name__
         if kind not in modelled:

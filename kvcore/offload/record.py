@@ -8,6 +8,7 @@ line writes them as the 64-bit ints of vLLM's KV events.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from kvcore.prefix_cache_stats import PrefixCacheStats
 
@@ -16,8 +17,9 @@ from kvcore.prefix_cache_stats import PrefixCacheStats
 class StepRecord:
     lookups: dict[str, list[int]] = field(default_factory=dict)   # req -> [gpu hit, cpu hit]
     deferred: list[str] = field(default_factory=list)             # lookups that said "not yet"
-    # req -> [first, n, absent]; several groups: {"chunks": {group: [chunk]}, "n_absent": k}
-    offers: dict[str, list[int] | dict] = field(default_factory=dict)
+    # req -> [first, n, absent]; several groups: {"chunks": {group: [chunk]}, "n_absent": k};
+    # with a Mamba group, a list of those (one per `prepare_store`)
+    offers: dict[str, Any] = field(default_factory=dict)
     evicted: list[bytes] = field(default_factory=list)
     alloc_failures: list[str] = field(default_factory=list)
     chunks_stored: int = 0

@@ -41,6 +41,8 @@ def _offered(offer: list[int] | dict) -> int:
     """The chunks an offer (a step line's `store_offers` entry) offered."""
     if isinstance(offer, dict):
         return sum(len(c) for c in offer["chunks"].values())
+    if offer and isinstance(offer[0], dict):    # Mamba groups: one per `prepare_store`
+        return sum(_offered(o) for o in offer)
     return offer[1]
 
 
@@ -61,7 +63,10 @@ class OffloadTier:
         self.cfg = cfg
         self.sink = sink            # our event stream (`JsonlEvents`), or None
         # (prefix caching off: no GPU sharing, so nothing waits for another request's load)
-        hybrid = len(kvm.coordinator.single_type_managers) > 1
+        # (a Mamba group alone too: its states are stored through the hand-off, `hybrid_mamba`)
+        hybrid = len(kvm.coordinator.single_type_managers) > 1 or any(
+            type(m.kv_cache_spec).__name__ == "MambaSpec"
+            for m in kvm.coordinator.single_type_managers)
         # a key in the outputs: its hash's 64-bit int; [group, hash] with several groups
         self.key: Any = key_out if hybrid else key_int
         # in our event stream (docs/events.md): the hash's int, one entry per group's key; the
@@ -192,7 +197,8 @@ class OffloadTier:
         used = self.conn.manager.num_allocated - len(self.conn.manager.free_list)
         self.max_cpu_used = max(self.max_cpu_used, used)
         t = self.totals
-        t["store_offers"] += len(rec.offers)
+        t["store_offers"] += sum(len(o) if isinstance(o, list) and o and isinstance(o[0], dict)
+                                 else 1 for o in rec.offers.values())    # (prepare_store calls)
         t["alloc_failures"] += len(rec.alloc_failures)
         t["cpu_evictions"] += len(rec.evicted)
         t["lookup_deferrals"] += len(rec.deferred)

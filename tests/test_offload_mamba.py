@@ -1,10 +1,11 @@
-"""The CPU tier over Mamba groups: vLLM 0.33's answers are recorded, kvcli still refuses.
+"""The CPU tier over Mamba groups, step for step against vLLM 0.33.
 
 `data/offload_mamba/` holds traces over align-mode Mamba groups (Jamba's and Mamba2's, with and
 without a full-attention group) and the answers of vLLM's real Scheduler + OffloadingConnector
-(a patched copy of the oracle's `sched_offload`; README there). kvcli does not model the tier
-over a Mamba group yet and refuses it in one line naming the option; once it does, each case
-here becomes a step-for-step comparison (`test_offload_hybrid.test_hybrid_case`'s).
+(a patched copy of the oracle's `sched_offload`; README there). Each is replayed in the
+scheduling mode its config line names and compared as `test_offload_hybrid` compares its cases:
+the step lines (the per-state store offers and one-block jobs included), the request lines, the
+summary's `offload` object and the event batches.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import test_offload_replay as one_group
 from oracle_sched import answer_of, config_of, replay_case
 
 from kvcore.errors import InputError
@@ -21,11 +23,8 @@ CASES = sorted(DATA.glob("*.trace.jsonl"), key=lambda t: int(t.name[2:].split(".
 
 
 @pytest.mark.parametrize("trace", CASES, ids=[t.name.split(".")[0] for t in CASES])
-def test_mamba_case_is_refused(trace: Path) -> None:
-    with pytest.raises(InputError) as e:
-        replay_case(trace, async_scheduling=bool(config_of(trace).get("async_scheduling")))
-    assert e.value.field == "kv_offloading_size" and "Mamba" in e.value.message
-    assert "\n" not in str(e.value)
+def test_mamba_case(trace: Path) -> None:
+    one_group.test_offload_case(trace, "expected", bool(config_of(trace).get("async_scheduling")))
 
 
 @pytest.mark.parametrize("trace", CASES, ids=[t.name.split(".")[0] for t in CASES])
@@ -61,3 +60,16 @@ def test_the_cases_cover_the_layouts() -> None:
     assert {(("full", False), ("mamba", False)), (("full", False), ("mamba", True)),
             (("mamba", False),)} <= kinds
     assert modes == {False, True}
+
+
+def test_a_retention_off_the_chunk_is_refused() -> None:
+    """vLLM counts a Mamba group as windowed and refuses at start-up a retention interval that
+    is not a multiple of the chunk (offloading/scheduler.py:301-310): om26's chunk is 16
+    tokens (block 8), so 8 is refused."""
+    trace = DATA / "om26.trace.jsonl"
+    with pytest.raises(InputError) as e:
+        replay_case(trace, async_scheduling=False, prefix_cache_retention_interval=8,
+                    given=frozenset({"arrivals", "async_scheduling",
+                                     "prefix_cache_retention_interval"}))
+    assert e.value.field == "prefix_cache_retention_interval"
+    assert "\n" not in str(e.value)
