@@ -75,6 +75,16 @@ def past_the_table(tokens: int, full: int, held: int, events: bool) -> InputErro
                       field="kv_events" if events else "max_model_len")
 
 
+def sync_load_past_pool(request_id: str, err: ValueError) -> InputError:
+    """A sync load over a Mamba group that takes more blocks than vLLM 0.33 counted for it."""
+    return InputError(
+        f"request {request_id}: a sync load over a Mamba group needs more GPU blocks than are "
+        f"free ({err}): vLLM 0.33 fails here too (ValueError in get_new_blocks): the align-mode "
+        "Mamba count caps a step at its running state and checkpoint blocks and leaves out the "
+        "block the loaded state takes; sync_load_budget_bytes 0 (every load asynchronous) "
+        "avoids it", field="sync_load_budget_bytes")
+
+
 def nonempty_name(value: str | None, field: str) -> None:
     """Refuse ``''`` (or blanks) given for a name or path option: an unset shell variable was
     read as "none given" and the run went on without it. None (not given) passes."""

@@ -23,6 +23,7 @@ from math import gcd, lcm
 from typing import TYPE_CHECKING, Any
 
 from kvcore.coordinator import get_kv_cache_coordinator
+from kvcore.errors import sync_load_past_pool
 from kvcore.kv_cache_blocks import KVCacheBlocks
 from kvcore.kv_events import BlockStored, KVCacheEvent
 from kvcore.managers.registry import spec_kind, spec_sliding_window
@@ -223,8 +224,14 @@ class KVCacheManager:
         if hits is not empty or num_external_computed_tokens > 0:
             coord.allocate_new_computed_blocks(request.request_id, hits, num_local,
                                                num_external_computed_tokens)
-        new_blocks = coord.allocate_new_blocks(request.request_id, num_need_slot,
-                                               num_encoder_tokens)
+        try:
+            new_blocks = coord.allocate_new_blocks(request.request_id, num_need_slot,
+                                                   num_encoder_tokens)
+        except ValueError as err:
+            # (the count above passed: only a sync load's Mamba state block gets here)
+            if num_external_computed_tokens and num_new_tokens:
+                raise sync_load_past_pool(request.request_id, err) from None
+            raise
         if not delay_cache_blocks and self.enable_caching:
             # Cache up to the tokens this step computes, never unverified draft tokens.
             coord.cache_blocks(request, min(total_computed + num_new_tokens,

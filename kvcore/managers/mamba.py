@@ -95,6 +95,9 @@ class MambaManager(SingleTypeKVCacheManager):
         self._checkpoints: dict[str, tuple[int, int]] = {}
         # The CPU tier's hand-off of the states cached this schedule() (None: no tier).
         self.state_offers: list[tuple[str, KVCacheBlock, int]] | None = None
+        # request -> table index of the state a connector loads (it ends its block): a sync
+        # load's caching runs past it, and vLLM caches (and offers) it under the retention mask.
+        self._loaded: dict[str, int] = {}
 
     @classmethod
     def find_longest_cache_hit(cls, block_hashes, max_length, kv_cache_group_ids, block_pool,
@@ -197,6 +200,14 @@ class MambaManager(SingleTypeKVCacheManager):
                 self._checkpoints.pop(request_id, None)
         return ckpt
 
+    def allocate_external_computed_blocks(self, request_id: str, num_local_computed_tokens: int,
+                                          num_external_computed_tokens: int) -> None:
+        super().allocate_external_computed_blocks(request_id, num_local_computed_tokens,
+                                                  num_external_computed_tokens)
+        total = num_local_computed_tokens + num_external_computed_tokens
+        if total % self.block_size == 0:
+            self._loaded[request_id] = total // self.block_size - 1
+
     def allocate_new_blocks(self, request_id, num_tokens):
         blocks = self.req_to_blocks.setdefault(request_id, [])
         required = cdiv(num_tokens, self.block_size) + self.num_speculative_blocks
@@ -243,6 +254,11 @@ class MambaManager(SingleTypeKVCacheManager):
             # it adds nothing to this; a checkpoint it would not keep has no hash to drop).
             i = checkpoint[1] - num_cached
             mask[i] = reach is None or reach[i]
+        loaded = self._loaded.get(rid)
+        if loaded is not None and loaded < num_full:
+            del self._loaded[rid]
+            if loaded >= num_cached:
+                mask[loaded - num_cached] = reach is None or reach[loaded - num_cached]
         blocks = self.req_to_blocks[rid]
         self.block_pool.cache_full_blocks(request, blocks, num_cached, num_full,
                                           self.block_size, self.kv_cache_group_id, mask)
@@ -304,4 +320,5 @@ class MambaManager(SingleTypeKVCacheManager):
         self._allocated.discard(request_id)
         self._checkpoints.pop(request_id, None)
         self._retired.pop(request_id, None)
+        self._loaded.pop(request_id, None)
         super().free(request_id)
