@@ -227,11 +227,9 @@ class KVCacheManager:
         try:
             new_blocks = coord.allocate_new_blocks(request.request_id, num_need_slot,
                                                    num_encoder_tokens)
-        except ValueError as err:
-            # (the count above passed: only a sync load's Mamba state block gets here)
-            if num_external_computed_tokens and num_new_tokens:
-                raise sync_load_past_pool(request.request_id, err) from None
-            raise
+        except ValueError as err:   # (past the count above: a sync load's Mamba state block)
+            raise (sync_load_past_pool(request.request_id, err)
+                   if num_external_computed_tokens and num_new_tokens else err) from None
         if not delay_cache_blocks and self.enable_caching:
             # Cache up to the tokens this step computes, never unverified draft tokens.
             coord.cache_blocks(request, min(total_computed + num_new_tokens,
@@ -246,8 +244,7 @@ class KVCacheManager:
         self.coordinator.free(request.request_id)
 
     def pop_blocks_for_free(self, request: Request) -> list[list[KVCacheBlock]]:
-        """Its tables (a list per group) dropped, not released: a batch in flight may write them
-        (`kvcore.engine.deferred_frees.release` frees them later)."""
+        """Its tables dropped, not released (`kvcore.engine.deferred_frees.release` frees them)."""
         return [m.pop_blocks_for_free(request.request_id)
                 for m in self.coordinator.single_type_managers]
 

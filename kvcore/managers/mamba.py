@@ -40,9 +40,11 @@ tail inside a block is copied (a block more), and caching keys states inside blo
 subclass `kvcore.managers.mamba_partial.FineMambaManager` (also checked against vLLM:
 tests/data/sched_mamba/p16_*, p8_*).
 
-Where this may still differ from 0.33 (not covered by those cases): shared-prefix checkpoints
-(``enable_mamba_shared_prefix_checkpoint``); speculative blocks and their relocation; EAGLE's
-block drop; a KV connector with Mamba groups.
+With a CPU tier the states cached each schedule() are handed to it (``state_offers``), and a
+sync load's state block is cached when the caching passes it (``_loaded``): checked against
+vLLM (tests/data/offload_mamba/). Where this may still differ from 0.33 (not covered by those
+cases): shared-prefix checkpoints (``enable_mamba_shared_prefix_checkpoint``); speculative
+blocks and their relocation; EAGLE's block drop.
 """
 
 
@@ -53,7 +55,7 @@ from typing import TYPE_CHECKING
 from kvcore.hashing import resolve_block_hashes
 from kvcore.managers.base import SingleTypeKVCacheManager
 from kvcore.managers.fine_lookup import mamba_hit
-from kvcore.managers.sliding_window import replay_boundaries
+from kvcore.managers.mamba_retention import retained_states
 from kvcore.request import Request
 from kvcore.specs import MambaSpec, cdiv
 
@@ -282,34 +284,7 @@ class MambaManager(SingleTypeKVCacheManager):
 
     def reachable_block_mask(self, start_block: int, end_block: int,
                              request: Request | None = None) -> list[bool] | None:
-        """vLLM 0.33's sparse retention of Mamba states (None: every state). Retention None is
-        dense; 0 (vLLM's default) keeps only the states a later hit can start from: the
-        request's replay boundary (``num_prompt_tokens - 1``, floored: a resend's hit) and the
-        shared-prefix junction its lookup reported; N > 0 also one state every N tokens."""
-        retention = self.retention_interval
-        if retention is None or request is None:
-            return None
-        bs = self.block_size
-        align = self.cache_hit_alignment_tokens
-        mask = [False] * (end_block - start_block)
-        if retention > 0:
-            per_segment = retention // bs
-            if per_segment <= 1:
-                return None
-            first = (start_block + per_segment) // per_segment * per_segment - 1
-            for i in range(first - start_block, len(mask), per_segment):
-                mask[i] = True
-        boundaries = replay_boundaries(request.num_prompt_tokens, self.scheduler_block_size,
-                                       self.use_eagle)
-        if request.shared_prefix_boundary:
-            boundaries.append(request.shared_prefix_boundary)
-            if self.use_eagle:
-                boundaries.append(request.shared_prefix_boundary - bs)
-        for tokens in boundaries:
-            block = tokens // align * align // bs - 1
-            if start_block <= block < end_block:
-                mask[block - start_block] = True
-        return mask
+        return retained_states(self, start_block, end_block, request)
 
     def pop_blocks_for_free(self, request_id: str) -> list[KVCacheBlock]:
         if self.state_offers:   # (its blocks go back to the pool: its offers would be stale)
