@@ -96,6 +96,7 @@ def test_b2b_fresh_queries_with_one_query_a_user():
     assert more.stdout != runner.invoke(app, [*base, "--requests", "31"]).stdout
 
 
+@pytest.mark.pure_python       # (call trees patch the pure stack's methods: test_call_tree.py)
 def test_calls_depth_five_is_the_free_queue():
     # --help listed 1 to 4; 5 adds the free queue, the whole tree
     res = runner.invoke(app, ["script", "--help"], env={"COLUMNS": "400"})
