@@ -23,6 +23,7 @@ from kvcore.engine.replay import replay
 
 DATA = Path(__file__).parent / "data"
 HYBRID = sorted((DATA / "offload_hybrid").glob("*.trace.jsonl"))
+MAMBA = sorted((DATA / "offload_mamba").glob("*.trace.jsonl"))     # (a Mamba group's states too)
 
 
 def _replay(trace: Path, tmp_path: Path, steps: bool = False):
@@ -67,7 +68,7 @@ def test_one_groups_stream_names_no_group(tmp_path: Path) -> None:
     assert tier and all("groups" not in ev for ev in tier)
 
 
-@pytest.mark.parametrize("trace", HYBRID, ids=lambda p: p.name.split(".")[0])
+@pytest.mark.parametrize("trace", HYBRID + MAMBA, ids=lambda p: p.name.split(".")[0])
 def test_stats_of_a_hybrid_tier_agree_with_the_replays_summary(trace: Path,
                                                               tmp_path: Path) -> None:
     s, lines, _ = _replay(trace, tmp_path)
