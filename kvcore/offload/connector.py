@@ -177,12 +177,7 @@ class OffloadingConnector:
         cached = local + ext
         bs, c, bpc = cfg.block_size, cfg.tokens_per_chunk, cfg.blocks_per_chunk
         n_gpu = -(-cached // bs)
-        start_block = n_gpu
-        for i in range(-(-local // bs), n_gpu):
-            b = blocks[i]
-            if not b.is_null and (sync or b.block_hash is None):
-                start_block = i
-                break
+        start_block = first_loaded_block(blocks, local, n_gpu, bs, sync)
         n_chunks = -(-cached // c)
         keys = st.keys[start_block // bpc:n_chunks] if n_gpu > start_block else []
         dst = [b.block_id for b in blocks[start_block:n_gpu]]
@@ -272,3 +267,14 @@ class OffloadingConnector:
             out.extend(BlockStored([key_int(k)], None, [], 0, None, MEDIUM_CPU,
                                    None, None, 0) for k in ev.keys)
         return out
+
+
+def first_loaded_block(blocks: list[Any], local: int, n_gpu: int, bs: int, sync: bool) -> int:
+    """The first of a group's blocks past the ``local`` hit that a load writes (``n_gpu``: none):
+    the first fresh one (no hash yet), or under a sync load the first that is not null (vLLM's
+    ``load_key_ranges``); one group or several (`hybrid.py`)."""
+    for i in range(-(-local // bs), n_gpu):
+        b = blocks[i]
+        if not b.is_null and (sync or b.block_hash is None):
+            return i
+    return n_gpu

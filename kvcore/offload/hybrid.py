@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvcore.kv_events import MEDIUM_CPU, BlockRemoved, BlockStored, hash_to_int
 from kvcore.managers.mamba import MambaManager
-from kvcore.offload.connector import OffloadingConnector
+from kvcore.offload.connector import OffloadingConnector, first_loaded_block
 from kvcore.offload.jobs import Job
 from kvcore.offload.keys import ReqContext, key_group, key_hash, make_key
 from kvcore.request import Request
@@ -173,12 +173,7 @@ class HybridConnector(OffloadingConnector):
         sizes: list[int] = []
         first_loaded = cached
         for info, gs, blocks in zip(self.infos, st.groups, tables):
-            start = n_gpu
-            for i in range(cdiv(local, bs), n_gpu):
-                b = blocks[i]
-                if not b.is_null and (sync or b.block_hash is None):
-                    start = i
-                    break
+            start = first_loaded_block(blocks, local, n_gpu, bs, sync)
             if n_gpu > start:
                 keys.extend(gs.keys[start // bpc:n_chunks])
                 # (a Mamba state stands for the whole range past the local hit)

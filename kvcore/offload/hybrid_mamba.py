@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from kvcore.managers.mamba import MambaManager
 from kvcore.offload.jobs import Job
 from kvcore.offload.keys import make_key
+from kvcore.offload.stores import new_store_job
 
 if TYPE_CHECKING:
     from kvcore.offload.hybrid import HybridConnector
@@ -75,10 +76,5 @@ def build_state_jobs(conn: HybridConnector, store_jobs: dict[int, Job]) -> None:
                 continue
             sizes = [0] * n_groups
             sizes[g] = 1
-            job = Job(conn._new_job_id(), rid, offer.keys_to_store, [bid], offer.chunks,
-                      is_store=True, statuses=offer.statuses, group_sizes=sizes,
-                      window_fence=[bid])
-            st.jobs.add(job.job_id)
-            conn.jobs[job.job_id] = job
-            store_jobs[job.job_id] = job
+            job = new_store_job(conn, st, offer, [bid], store_jobs, sizes=sizes, window=[bid])
             conn.fenced.setdefault(bid, set()).add(job.job_id)

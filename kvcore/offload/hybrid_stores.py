@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from kvcore.offload.hybrid_mamba import build_state_jobs
 from kvcore.offload.jobs import ConnectorMeta, Job
-from kvcore.offload.stores import add_flushes, close_step, store_horizon
+from kvcore.offload.stores import add_flushes, close_step, new_store_job, store_horizon
 
 if TYPE_CHECKING:
     from kvcore.offload.hybrid import GroupInfo, HybridConnector, HybridState
@@ -103,13 +103,7 @@ def build_meta(conn: HybridConnector, scheduled: dict[str, int], eager: list[Req
         build_state_jobs(conn, store_jobs)
     for sreq in eager:
         _offer(conn, states[sreq.request_id], scheduled[sreq.request_id], store_jobs)
-    for rid in finished:
-        final = states.get(rid)
-        if final is not None:
-            _offer(conn, final, 0, store_jobs)
-    meta = ConnectorMeta(conn.load_jobs, store_jobs, flush)
-    close_step(conn, states, finished)
-    return meta
+    return close_step(conn, states, finished, flush, store_jobs, _offer)
 
 
 def _offer(conn: HybridConnector, st: HybridState, n_scheduled: int,
@@ -189,12 +183,7 @@ def _offer(conn: HybridConnector, st: HybridState, n_scheduled: int,
                     count += 1
         sizes.append(count)
         gs.next_stored = max(gs.next_stored, n)
-    job = Job(conn._new_job_id(), req.request_id, offer.keys_to_store, src, offer.chunks,
-              is_store=True, fence_block_ids=later, statuses=offer.statuses,
-              group_sizes=sizes, window_fence=now)
-    st.jobs.add(job.job_id)
-    conn.jobs[job.job_id] = job
-    store_jobs[job.job_id] = job
+    job = new_store_job(conn, st, offer, src, store_jobs, fence=later, sizes=sizes, window=now)
     for bid in now:
         conn.fenced.setdefault(bid, set()).add(job.job_id)
     if finished:

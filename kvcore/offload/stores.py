@@ -18,6 +18,7 @@ vLLM 0.33's `OffloadingConnectorScheduler.build_connector_meta` for one full-att
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kvcore.offload.jobs import ConnectorMeta, Job
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
     from kvcore.offload.connector import OffloadingConnector
     from kvcore.offload.jobs import RequestOffloadState
     from kvcore.request import Request
+
+# A store builder's offer of a request's chunks (`_offer` here, `hybrid_stores._offer`).
+Offer = Callable[[Any, Any, int, "dict[int, Job]"], None]
 
 
 def build_connector_meta(conn: OffloadingConnector, scheduled: dict[str, int],
@@ -80,13 +84,7 @@ def build_connector_meta(conn: OffloadingConnector, scheduled: dict[str, int],
         if prompt_only and offering.next_stored >= sreq.num_prompt_tokens // tpc:
             continue        # its prompt is stored (or offered in full): nothing more to offer
         _offer(conn, offering, scheduled[sreq.request_id], store_jobs)
-    for rid in finished:
-        final = states.get(rid)
-        if final is not None:
-            _offer(conn, final, 0, store_jobs)
-    meta = ConnectorMeta(conn.load_jobs, store_jobs, flush)
-    close_step(conn, states, finished)
-    return meta
+    return close_step(conn, states, finished, flush, store_jobs, _offer)
 
 
 def add_flushes(conn: OffloadingConnector, states: dict[str, Any], preempted: list[str]
@@ -117,10 +115,17 @@ def store_horizon(req: Request, prompt_only: bool, n_scheduled: int) -> int:
     return min(horizon, req.num_prompt_tokens) if prompt_only else horizon
 
 
-def close_step(conn: OffloadingConnector, states: dict[str, Any], finished: Any) -> None:
-    """The end of a step's metadata, one group or several (`hybrid_stores`): the finished
+def close_step(conn: OffloadingConnector, states: dict[str, Any], finished: Any,
+               flush: set[int], store_jobs: dict[int, Job], offer: Offer) -> ConnectorMeta:
+    """The end of a step's metadata, one group or several (`hybrid_stores`): each finished
+    request's last offer (``offer``: the builder's), the step's meta, then the finished
     requests signalled (their states dropped once no job is left), the step's loads, sync
     loads and flushes reset."""
+    for rid in finished:
+        final = states.get(rid)
+        if final is not None:
+            offer(conn, final, 0, store_jobs)
+    meta = ConnectorMeta(conn.load_jobs, store_jobs, flush)
     for rid in finished:
         done = states.get(rid)
         if done is None:
@@ -135,6 +140,24 @@ def close_step(conn: OffloadingConnector, states: dict[str, Any], finished: Any)
     conn.sync_load_bytes = 0
     conn.jobs_to_flush = set()
     conn.end_step()
+    return meta
+
+
+def new_store_job(conn: OffloadingConnector, st: Any, offer: Any, src: list[int],
+                  store_jobs: dict[int, Job], *, fence: list[int] | None = None,
+                  sizes: list[int] | None = None, window: list[int] | None = None) -> Job:
+    """A store job of ``offer``'s absent chunks from GPU blocks ``src`` (one group or several:
+    ``fence`` the blocks it watches until the request finishes, ``sizes`` its blocks a group,
+    ``window`` the windowed blocks it watches at once), registered with its request, the
+    connector and the step's stores."""
+    job = Job(conn._new_job_id(), st.req.request_id, offer.keys_to_store, src, offer.chunks,
+              is_store=True, fence_block_ids=fence if fence is not None else [],
+              statuses=offer.statuses, group_sizes=sizes,
+              window_fence=window if window is not None else [])
+    st.jobs.add(job.job_id)
+    conn.jobs[job.job_id] = job
+    store_jobs[job.job_id] = job
+    return job
 
 
 def _offer(conn: OffloadingConnector, st: RequestOffloadState, n_scheduled: int,
@@ -176,11 +199,7 @@ def _offer(conn: OffloadingConnector, st: RequestOffloadState, n_scheduled: int,
             if key in chosen:
                 src.extend(b.block_id for b in blocks[i * bpc:(i + 1) * bpc])
     st.next_stored = max(st.next_stored, end)
-    job = Job(conn._new_job_id(), req.request_id, offer.keys_to_store, src, offer.chunks,
-              is_store=True, fence_block_ids=src, statuses=offer.statuses)
-    st.jobs.add(job.job_id)
-    conn.jobs[job.job_id] = job
-    store_jobs[job.job_id] = job
+    job = new_store_job(conn, st, offer, src, store_jobs, fence=src)
     if req.is_finished():
         for bid in src:
             conn.fenced.setdefault(bid, set()).add(job.job_id)
