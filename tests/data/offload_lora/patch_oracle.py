@@ -7,7 +7,10 @@ and `cache_salt` passed to vLLM's `Request`, adapters numbered by first appearan
 numbers them). Neither touches what the other edits, and each asserts its anchors, so a drift
 in the oracle stops here rather than answering wrongly.
 
-    cp -r ../shared/oracle/tool /tmp/lhtool && (cd /tmp/lhtool && python3 $REPO/tests/data/offload_lora/patch_oracle.py)
+    cp -r "$ORACLE_TOOL" /tmp/lhtool && (cd /tmp/lhtool && python3 $REPO/tests/data/offload_lora/patch_oracle.py)
+
+(``$ORACLE_TOOL``: the oracle's tool folder, outside this repository; a development tool, never
+run by the tests, which read only the answers recorded here.)
 
 Checked: on traces without LoRA, salt or groups the copy answers byte for byte as the oracle
 (README.md here lists the fixtures compared).
