@@ -37,13 +37,16 @@ def _jobs(jobs: dict[int, Job], load: bool, key: Any) -> dict[str, dict]:
     return out
 
 
-def _offered(offer: list[int] | dict) -> int:
+def _calls(offer: Any) -> list[Any]:
+    """A step line's `store_offers` entry as its `prepare_store` calls: with Mamba groups a list
+    of them, else the one entry ([first, n, absent] for one group, a dict for several)."""
+    return offer if offer and isinstance(offer, list) and isinstance(offer[0], dict) else [offer]
+
+
+def _offered(offer: Any) -> int:
     """The chunks an offer (a step line's `store_offers` entry) offered."""
-    if isinstance(offer, dict):
-        return sum(len(c) for c in offer["chunks"].values())
-    if offer and isinstance(offer[0], dict):    # Mamba groups: one per `prepare_store`
-        return sum(_offered(o) for o in offer)
-    return offer[1]
+    return sum(sum(len(c) for c in o["chunks"].values()) if isinstance(o, dict) else o[1]
+               for o in _calls(offer))
 
 
 def _wait_summary(waits: list[int]) -> dict:
@@ -197,8 +200,7 @@ class OffloadTier:
         used = self.conn.manager.num_allocated - len(self.conn.manager.free_list)
         self.max_cpu_used = max(self.max_cpu_used, used)
         t = self.totals
-        t["store_offers"] += sum(len(o) if isinstance(o, list) and o and isinstance(o[0], dict)
-                                 else 1 for o in rec.offers.values())    # (prepare_store calls)
+        t["store_offers"] += sum(len(_calls(o)) for o in rec.offers.values())
         t["alloc_failures"] += len(rec.alloc_failures)
         t["cpu_evictions"] += len(rec.evicted)
         t["lookup_deferrals"] += len(rec.deferred)
