@@ -77,7 +77,8 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("kvcore.coordinator", "KVCacheCoordinator",
      ("find_longest_cache_hit", "get_num_blocks_to_allocate", "remove_skipped_blocks",
       "allocate_new_computed_blocks", "allocate_new_blocks", "cache_blocks", "free")),
-    ("kvcore.managers.base", "SingleTypeKVCacheManager",
+    # (the managers' root: `free` and `remove_skipped_blocks` are defined there, in tables.py)
+    ("kvcore.managers.tables", "BlockTables",
      ("find_longest_cache_hit", "get_num_blocks_to_allocate", "remove_skipped_blocks",
       "allocate_new_computed_blocks", "add_local_computed_blocks", "allocate_new_blocks",
       "cache_blocks", "free")),

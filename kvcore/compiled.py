@@ -42,8 +42,9 @@ MODULES = (
     "kvcore.block", "kvcore.free_queue", "kvcore.block_hash_map", "kvcore.block_pool",
     "kvcore.request", "kvcore.kv_cache_blocks", "kvcore.plain_step", "kvcore.quiet_steps",
     "kvcore.kv_cache_manager", "kvcore.coordinator",
-    "kvcore.managers.base", "kvcore.managers.full_attention", "kvcore.managers.sliding_window",
-    "kvcore.managers.chunked_local", "kvcore.managers.cross_attention", "kvcore.managers.mamba",
+    "kvcore.managers.tables", "kvcore.managers.base", "kvcore.managers.full_attention",
+    "kvcore.managers.sliding_window", "kvcore.managers.chunked_local",
+    "kvcore.managers.cross_attention", "kvcore.managers.mamba",
     "kvcore.managers.mamba_retention",
     # partial hash hits (`--prefix-match-unit`): the compiled pool and managers call them
     "kvcore.partial_hashes", "kvcore.managers.fine_lookup", "kvcore.managers.fine_full_attention",

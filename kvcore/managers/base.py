@@ -1,17 +1,15 @@
 """`SingleTypeKVCacheManager`: the block tables of one KV cache group.
 
 vLLM's `single_type_kv_cache_manager.py` (0.33), the template every attention type fills in.
-One instance per group; all groups share the coordinator's `BlockPool`. State:
-
-* ``req_to_blocks[req_id]``   the block table (index = logical block), null blocks where the
-                              group holds nothing (positions out of a sliding window)
-* ``num_cached_block[req_id]`` how many leading entries are registered in the prefix cache;
-                              present only once the request has blocks cached or adopted hits
+One instance per group; all groups share the coordinator's `BlockPool`. The tables themselves
+and their release (the whole table at the end, the blocks attention no longer reads during the
+request) are its root class, `kvcore.managers.tables.BlockTables`; here, how a request's table
+is sized, adopts a prefix hit, grows and is cached.
 
 A subclass decides three things: how to find the longest cached prefix
 (`find_longest_cache_hit`), how many leading tokens attention no longer reads
-(`get_num_skipped_tokens`; their blocks are freed early and nulled), and which full blocks are
-worth caching (`reachable_block_mask`).
+(`get_num_skipped_tokens`, in `tables.py`; their blocks are freed early and nulled), and which
+full blocks are worth caching (`reachable_block_mask`).
 
 Partial-block hits (`--prefix-match-unit`) are full attention's and Mamba's own
 (`fine_full_attention`, `mamba_partial`). Not modelled (outside kvcli's scope): KV connectors'
@@ -20,11 +18,12 @@ external blocks beyond a plain allocation, zeroing lists.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from kvcore.block import KVCacheBlock
+from kvcore.managers.tables import BlockTables
 from kvcore.specs import KVCacheSpec, cdiv
 
 if TYPE_CHECKING:
@@ -37,12 +36,9 @@ _TEMPLATE_STEPS = ("get_num_blocks_to_allocate", "allocate_new_blocks", "cache_b
                    "get_num_skipped_tokens", "remove_skipped_blocks")
 
 
-class SingleTypeKVCacheManager(ABC):
+class SingleTypeKVCacheManager(BlockTables):
     # Whether this group takes part in prefix caching at all (cross-attention does not).
     prefix_cacheable: ClassVar[bool] = True
-    # Whether attention ever stops reading leading tokens (lets full attention skip the
-    # remove_skipped_blocks call entirely).
-    skips_tokens: ClassVar[bool] = False
     # Whether the coordinator sizes this group by encoder tokens (cross-attention).
     uses_encoder_tokens: ClassVar[bool] = False
 
@@ -50,27 +46,17 @@ class SingleTypeKVCacheManager(ABC):
                  kv_cache_group_id: int, scheduler_block_size: int | None = None,
                  max_admission_blocks_per_request: int | None = None,
                  tracer: BlockTracer | None = None) -> None:
+        super().__init__(block_pool, kv_cache_spec.block_size, kv_cache_group_id, tracer)
         self.kv_cache_spec = kv_cache_spec
-        self.block_size = kv_cache_spec.block_size
-        self.block_pool = block_pool
         self.enable_caching = enable_caching
-        self.kv_cache_group_id = kv_cache_group_id
         self.scheduler_block_size = scheduler_block_size or self.block_size
         # Hits must end on a multiple of this (the scheduler block size: the lcm of groups).
         self.cache_hit_alignment_tokens = self.scheduler_block_size
         self.max_admission_blocks_per_request = max_admission_blocks_per_request
-        self.req_to_blocks: dict[str, list[KVCacheBlock]] = {}
-        self.num_cached_block: dict[str, int] = {}
         self.use_eagle = False
         # vLLM's prefix_cache_retention_interval (only sliding windows act on it): None caches
         # every full block (dense), 0 only the tails a later hit can use, N one tail per N tokens.
         self.retention_interval: int | None = None
-        self._null_block = block_pool.null_block
-        self.tracer = tracer
-        # Partial hash hits: request -> (index, block) of a hit inside a block, to copy; the
-        # step's copies (source, copy), held until the scheduler frees them (`take_cow_blocks`)
-        self.partial_hits: dict[str, tuple[int, KVCacheBlock]] = {}
-        self.pending_cow: list[tuple[KVCacheBlock, KVCacheBlock]] = []
         self._finish_init()
 
     def _finish_init(self) -> None:
@@ -213,80 +199,13 @@ class SingleTypeKVCacheManager(ABC):
         """Which of the blocks ``[start, end)`` could ever serve a hit (None: all of them)."""
         return None
 
-    # --- release ----------------------------------------------------------------------
-    def free(self, request_id: str) -> None:
-        """Release the request's table, tail first: its deepest blocks are evicted first."""
-        self.free_popped(self.pop_blocks_for_free(request_id))
-
-    def pop_blocks_for_free(self, request_id: str) -> list[KVCacheBlock]:
-        """Drop the request's table without releasing it (vLLM's deferred free, under async
-        scheduling with a KV connector); `free_popped` releases it later."""
-        self.num_cached_block.pop(request_id, None)
-        if self.partial_hits:
-            self.partial_hits.pop(request_id, None)
-        return self.req_to_blocks.pop(request_id, None) or []
-
-    def free_popped(self, blocks: list[KVCacheBlock]) -> None:
-        """Release a table `pop_blocks_for_free` took, tail first."""
-        if not blocks:
-            return
-        self._release(blocks[::-1])
-
-    def _release(self, ordered: list[KVCacheBlock]) -> None:
-        """Free ``ordered`` (the first given is evicted first) and tell the tracer which blocks
-        were released (null blocks left out), which reached 0 references, and which of those
-        stay cached (evictable): lists the pool's release fills on its way."""
-        tracer = self.tracer
-        if tracer is None:
-            self.block_pool.free_blocks(ordered)
-            return
-        ids: list[Any] = []
-        freed: list[Any] = []
-        evictable: list[Any] = []
-        self.block_pool.free_blocks(ordered, (ids, freed, evictable))
-        if ids:
-            tracer.on_free(self.kv_cache_group_id, ids, freed, evictable)
-
-    def remove_skipped_blocks(self, request_id: str, processed_computed_tokens: int) -> None:
-        """Free the blocks attention no longer reads and null their table entries.
-
-        ``processed_computed_tokens``: computed tokens less those in flight (async). Runs after
-        the admission check, before the step's fit check (it frees even if that fails). Walks
-        from the last skipped block down to the first null entry: the later is freed first."""
-        skipped_tokens = self.get_num_skipped_tokens(processed_computed_tokens)
-        if skipped_tokens <= 0:
-            return
-        blocks = self.req_to_blocks.setdefault(request_id, [])
-        k = min(skipped_tokens // self.block_size, len(blocks))
-        null = self._null_block
-        removed = []
-        for i in range(k - 1, -1, -1):
-            blk = blocks[i]
-            if blk is null:
-                break
-            removed.append(blk)
-            blocks[i] = null
-        if removed:
-            self._release(removed)
-
     def new_step_starts(self) -> None:
         """A schedule() begins (only Mamba acts on it)."""
-
-    def take_cow_blocks(self) -> list[KVCacheBlock]:
-        """The step's copies' ends, (source, copy) per copy, to free once; forgotten here."""
-        if not self.pending_cow:
-            return []
-        out = [b for pair in self.pending_cow for b in pair]
-        self.pending_cow = []
-        return out
-
-    def get_num_skipped_tokens(self, num_computed_tokens: int) -> int:
-        """Leading tokens attention no longer reads once ``num_computed_tokens`` are computed."""
-        return 0
 
     def get_num_common_prefix_blocks(self, request_id: str) -> int:
         return 0
 
+    # --- lookup -----------------------------------------------------------------------
     @classmethod
     @abstractmethod
     def find_longest_cache_hit(cls, block_hashes, max_length: int,
