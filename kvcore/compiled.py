@@ -44,7 +44,7 @@ MODULES = (
     "kvcore.kv_cache_manager", "kvcore.coordinator",
     "kvcore.managers.tables", "kvcore.managers.base", "kvcore.managers.full_attention",
     "kvcore.managers.sliding_window", "kvcore.managers.chunked_local",
-    "kvcore.managers.cross_attention", "kvcore.managers.mamba",
+    "kvcore.managers.cross_attention", "kvcore.managers.mamba", "kvcore.managers.mamba_checkpoint",
     "kvcore.managers.mamba_retention",
     # partial hash hits (`--prefix-match-unit`): the compiled pool and managers call them
     "kvcore.partial_hashes", "kvcore.managers.fine_lookup", "kvcore.managers.fine_full_attention",

@@ -9,7 +9,7 @@ from kvtest_helpers import make_request
 from kvcore.block_pool import BlockPool
 from kvcore.engine.mamba_split import mamba_aligned_split
 from kvcore.kv_events import BlockRemoved, BlockStored, hash_to_int
-from kvcore.managers.mamba import checkpoint_fits
+from kvcore.managers.mamba_checkpoint import checkpoint_fits
 from kvcore.partial_hashes import PartialHashes
 
 

@@ -19,7 +19,7 @@ import pytest
 from oracle_sched import answer_of, assert_matches, config_of, mamba_request, replay_case
 
 from kvcore.engine.mamba_split import mamba_aligned_split
-from kvcore.managers.mamba import checkpoint_fits
+from kvcore.managers.mamba_checkpoint import checkpoint_fits
 
 DATA = Path(__file__).resolve().parent / "data" / "sched_mamba"
 CASES = sorted(DATA.glob("m2_*.trace.jsonl")) + sorted(DATA.glob("m2seed*.trace.jsonl"))

@@ -13,7 +13,8 @@ Mamba2 layers (``MambaMixer2``: Bamba, Granite-4.0-H, Nemotron-H) declare a pref
 block: the worker can write the state at the prefill's last block boundary from inside a chunk.
 When every Mamba group declares one, a chunk that reaches the prefill's end and holds that
 boundary past its first block (``checkpoint_fits``) is not clipped there: it runs to its end in
-one piece, and the manager reserves a block for the checkpoint (`kvcore.managers.mamba`).
+one piece, and the manager reserves a block for the checkpoint
+(`kvcore.managers.mamba_checkpoint`).
 
 With a hash block finer than the block (``--prefix-match-unit``, vLLM's
 ``mamba_partial_cache_hit``) the checkpoint sits on the hash grid and a chunk also stops at the
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 from kvcore.engine.scheduler_io import SchedulerConfig
 from kvcore.kv_cache_manager import KVCacheManager
-from kvcore.managers.mamba import checkpoint_fits
+from kvcore.managers.mamba_checkpoint import checkpoint_fits
 from kvcore.request import Request
 from kvcore.specs import MambaSpec
 

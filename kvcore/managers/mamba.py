@@ -19,13 +19,8 @@ prefix caching is on):
   ``prefix_cache_retention_interval`` 0 (vLLM's default) only one a later hit can start from
   (the replay boundary ``num_prompt_tokens - 1`` floored, the shared-prefix junction).
 
-Mamba2 layers (vLLM's ``MambaMixer2``; ``num_prefill_checkpoint_blocks`` 1 in the spec) write
-a checkpoint from inside a chunk: the state at the last block boundary before the chunk's last
-token. When a chunk holds it (`checkpoint_fits`) and reaches the prefill's end (at a retention
-other than 0: any chunk), its allocation takes one block more, just before the running state's,
-and the caching registers that block as the state at its end (``_checkpoints``: the decision is
-made when the blocks are counted, as in vLLM, and kept for the allocation and the caching); the
-skip frees it once the request computes past it.
+Mamba2 layers (vLLM's ``MambaMixer2``) also write a prefill checkpoint from inside a chunk,
+in a block of its own just before the running state's: `kvcore.managers.mamba_checkpoint`.
 
 The scheduler's half is `kvcore.engine.mamba_split`: prefill chunks end on block boundaries, so
 the states above land where a hit can use them. Checked step for step and event for event
@@ -55,24 +50,13 @@ from typing import TYPE_CHECKING
 from kvcore.hashing import resolve_block_hashes
 from kvcore.managers.base import SingleTypeKVCacheManager
 from kvcore.managers.fine_lookup import mamba_hit
+from kvcore.managers.mamba_checkpoint import checkpoint_block
 from kvcore.managers.mamba_retention import retained_states
 from kvcore.request import Request
 from kvcore.specs import MambaSpec, cdiv
 
 if TYPE_CHECKING:
     from kvcore.block import KVCacheBlock
-
-
-def checkpoint_fits(start: int, end: int, position: int, block_size: int, align: int,
-                    unit: int) -> bool:
-    """Whether a chunk ``[start, end)`` can write the state at ``position`` from inside (vLLM
-    0.33's is_mamba_prefill_checkpoint_valid; ``unit``: the hash block): the chunk starts on a
-    hash boundary, reaches a block past its first, the checkpoint lies at least a hash block
-    after its start and before its end, at a multiple of ``align`` from its start."""
-    return (start % unit == 0
-            and cdiv(end, block_size) - 2 > (start - 1) // block_size
-            and start + unit <= position < end
-            and (position - start) % align == 0)
 
 
 class MambaManager(SingleTypeKVCacheManager):
@@ -153,17 +137,6 @@ class MambaManager(SingleTypeKVCacheManager):
     def _physical_cap(self, request_id: str) -> int:
         return 1 + (0 if request_id in self._allocated else self.num_speculative_blocks)
 
-    def _checkpoint_needed(self, request_id: str, start: int, end: int, position: int,
-                           prefill_end: int) -> bool:
-        """Whether the chunk ``[start, end)`` writes the checkpoint at ``position`` from inside
-        (vLLM's _needs_internal_checkpoint, no speculative blocks)."""
-        index = cdiv(end, self.block_size) - 2
-        blocks = self.req_to_blocks.get(request_id, [])
-        return (self.checkpoint_align > 0 and end >= prefill_end
-                and checkpoint_fits(start, end, position, self.block_size,
-                                    self.checkpoint_align, self.block_pool.hash_block_size)
-                and index >= 0 and (index >= len(blocks) or blocks[index].is_null))
-
     def get_num_blocks_to_allocate(self, request_id, num_tokens, new_computed_blocks,
                                    total_computed_tokens=0, num_local_computed_tokens=0,
                                    apply_admission_cap=False, prefill_end=0):
@@ -178,29 +151,13 @@ class MambaManager(SingleTypeKVCacheManager):
         # its own when the chunk writes it from inside; decided here, as vLLM does, and kept
         # for the allocation and the caching that follow (not by the full-sequence check).
         # Mamba1 (no checkpoint block) skips all of it: this runs per group per allocation.
-        ckpt = self._checkpoint_block(request_id, num_tokens, total_computed_tokens,
-                                      prefill_end, apply_admission_cap) \
-            if self.checkpoint_align else 0
+        ckpt = checkpoint_block(self, request_id, num_tokens, total_computed_tokens,
+                                prefill_end, apply_admission_cap) if self.checkpoint_align else 0
         if new > 0:
             new = min(new, self._physical_cap(request_id) + ckpt)
         new = max(new, 0)
         evictable = sum(1 for b in new_computed_blocks if b.ref_cnt == 0 and not b.is_null)
         return new + evictable
-
-    def _checkpoint_block(self, request_id: str, num_tokens: int, total_computed_tokens: int,
-                          prefill_end: int, apply_admission_cap: bool) -> int:
-        """1 when the chunk writes its checkpoint (its last aligned position) from inside and so
-        needs a block of its own; remembered for the allocation that follows (Mamba2 only)."""
-        align = self.cache_hit_alignment_tokens
-        position = max((num_tokens - 1) // align * align, 0)
-        ckpt = 1 if self._checkpoint_needed(request_id, total_computed_tokens, num_tokens,
-                                            position, prefill_end) else 0
-        if not apply_admission_cap:
-            if ckpt:
-                self._checkpoints[request_id] = (position, cdiv(num_tokens, self.block_size) - 2)
-            else:
-                self._checkpoints.pop(request_id, None)
-        return ckpt
 
     def allocate_external_computed_blocks(self, request_id: str, num_local_computed_tokens: int,
                                           num_external_computed_tokens: int) -> None:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from kvcore.block import KVCacheBlock
 from kvcore.managers.mamba import MambaManager
+from kvcore.managers.mamba_checkpoint import checkpoint_block
 from kvcore.request import Request
 from kvcore.specs import cdiv
 
@@ -58,9 +59,8 @@ class FineMambaManager(MambaManager):
                 or request_id in self.partial_hits:
             partial = 1
             new = max(new, 0) + 1
-        ckpt = self._checkpoint_block(request_id, num_tokens, total_computed_tokens,
-                                      prefill_end, apply_admission_cap) \
-            if self.checkpoint_align else 0
+        ckpt = checkpoint_block(self, request_id, num_tokens, total_computed_tokens,
+                                prefill_end, apply_admission_cap) if self.checkpoint_align else 0
         if new > 0:
             new = min(new, self._physical_cap(request_id) + partial + ckpt)
         new = max(new, 0)
