@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kvcore.managers.base import SingleTypeKVCacheManager
 from kvcore.managers.chunked_local import ChunkedLocalAttentionManager
 from kvcore.managers.sliding_window import SlidingWindowManager
 
@@ -41,20 +40,6 @@ def windowable(coord: KVCacheCoordinator, hash_block_size: int) -> bool:
         if m.block_size != hash_block_size:
             return False
     return coord.cacheable_alignment in (1, hash_block_size)
-
-
-def first_skip(m: SingleTypeKVCacheManager, skipped: int) -> int:
-    """The fewest processed tokens at which group ``m`` no longer reads more than ``skipped``
-    blocks (-1: it reads every block for ever)."""
-    bs = m.block_size
-    if isinstance(m, SlidingWindowManager):
-        # skipped tokens max(0, p - W + 1) reach (skipped + 1) blocks
-        return (skipped + 1) * bs + m.sliding_window - 1
-    if isinstance(m, ChunkedLocalAttentionManager):
-        # skipped tokens p // C * C reach (skipped + 1) blocks at the next chunk edge past them
-        chunk = m.attention_chunk_size
-        return -(-(skipped + 1) * bs // chunk) * chunk
-    return -1
 
 
 def quiet_steps(coord: KVCacheCoordinator, enable_caching: bool, rid: str, c: int,
@@ -80,8 +65,9 @@ def quiet_steps(coord: KVCacheCoordinator, enable_caching: bool, rid: str, c: in
             skipped = min(m.get_num_skipped_tokens(done) // bs, len(table))
             if skipped and not table[skipped - 1].is_null:
                 return 0
-            edge = first_skip(m, skipped)
+            # (the fewest processed tokens at which a step frees block `skipped`)
+            edge = m.tokens_to_skip_block(skipped)
             if edge < 0:
-                return 0                    # (a group kvcore adds later: no guess)
+                return 0                    # (a skipping kind that states no inverse)
             k = min(k, edge - done)
     return k

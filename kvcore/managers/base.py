@@ -8,8 +8,8 @@ is sized, adopts a prefix hit, grows and is cached.
 
 A subclass decides three things: how to find the longest cached prefix
 (`find_longest_cache_hit`), how many leading tokens attention no longer reads
-(`get_num_skipped_tokens`, in `tables.py`; their blocks are freed early and nulled), and which
-full blocks are worth caching (`reachable_block_mask`).
+(`get_num_skipped_tokens` with its inverse `tokens_to_skip_block`, in `tables.py`; their blocks
+are freed early and nulled), and which full blocks are worth caching (`reachable_block_mask`).
 
 Partial-block hits (`--prefix-match-unit`) are full attention's and Mamba's own
 (`fine_full_attention`, `mamba_partial`). Not modelled (outside kvcli's scope): KV connectors'

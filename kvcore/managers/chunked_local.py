@@ -63,3 +63,9 @@ class ChunkedLocalAttentionManager(SingleTypeKVCacheManager):
     def get_num_skipped_tokens(self, num_computed_tokens: int) -> int:
         """The tokens before the current chunk: C=8 gives 13 -> 8, 8 -> 8, 7 -> 0."""
         return num_computed_tokens // self.attention_chunk_size * self.attention_chunk_size
+
+    def tokens_to_skip_block(self, block_index: int) -> int:
+        """The first chunk edge at or past block ``i``'s end: C=8, bs=4 skips blocks 0 and 1
+        from 8 on, block 2 from 16 on."""
+        chunk = self.attention_chunk_size
+        return -(-(block_index + 1) * self.block_size // chunk) * chunk

@@ -108,6 +108,11 @@ class MambaManager(SingleTypeKVCacheManager):
     def get_num_skipped_tokens(self, num_computed_tokens: int) -> int:
         return num_computed_tokens - 1
 
+    def tokens_to_skip_block(self, block_index: int) -> int:
+        """The state in block ``block_index`` is passed once a token past the block's end is
+        computed (skipped ``n - 1``)."""
+        return (block_index + 1) * self.block_size + 1
+
     def remove_skipped_blocks(self, request_id: str, processed_computed_tokens: int) -> None:
         """Free every state before the running one, the later first (vLLM 0.33's align mode).
 

@@ -103,6 +103,11 @@ class SlidingWindowManager(SingleTypeKVCacheManager):
         """Tokens before the window of the next token: with W=4 and 7 computed, tokens 0-3."""
         return max(0, num_computed_tokens - self.sliding_window + 1)
 
+    def tokens_to_skip_block(self, block_index: int) -> int:
+        """Tokens before the window reach past block ``i`` at ``(i + 1) * bs + W - 1`` computed:
+        W=4, bs=2 skips block 0 from 5 on (2 tokens before the window)."""
+        return (block_index + 1) * self.block_size + self.sliding_window - 1
+
     def reachable_block_mask(self, start_block: int, end_block: int,
                              request: Request | None = None) -> list[bool] | None:
         """Which blocks could ever serve a hit: a hit needs the window's run of blocks before

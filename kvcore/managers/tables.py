@@ -11,7 +11,9 @@ class; split here so that each file reads as one idea). State:
 
 The release side: the whole table when a request finishes (`free`, or vLLM's deferred free in
 two halves), and during the request the leading blocks attention no longer reads
-(`get_num_skipped_tokens`, freed early and nulled by `remove_skipped_blocks`).
+(`get_num_skipped_tokens`, freed early and nulled by `remove_skipped_blocks`). A kind that
+skips tokens also states the inverse at block granularity (`tokens_to_skip_block`), which
+`kvcore.quiet_steps` reads to know how long a decoding request frees nothing.
 """
 
 from __future__ import annotations
@@ -51,6 +53,13 @@ class BlockTables(ABC):
     def get_num_skipped_tokens(self, num_computed_tokens: int) -> int:
         """Leading tokens attention no longer reads once ``num_computed_tokens`` are computed."""
         return 0
+
+    def tokens_to_skip_block(self, block_index: int) -> int:
+        """The fewest computed tokens at which attention no longer reads block ``block_index``
+        (-1: it reads every block for ever). Exactly: ``get_num_skipped_tokens(n) //
+        block_size > block_index`` holds for every ``n`` from this on and for none below it.
+        A kind that overrides `get_num_skipped_tokens` overrides this with it."""
+        return -1
 
     # --- release ----------------------------------------------------------------------
     def free(self, request_id: str) -> None:
