@@ -112,7 +112,14 @@ def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
             raise
         raise refusal(cfg, trace, err.field, err.message) from None
     if offload is not None:
-        check_supported(groups, cfg.prefix_cache_retention_interval, offload.tokens_per_chunk)
+        hbs = StartUp(cfg, groups, clock, offload, geometry).hash_block_size
+        try:
+            check_supported(groups, cfg.prefix_cache_retention_interval,
+                            offload.tokens_per_chunk, hbs)
+        except InputError as err:
+            if err.field != "prefix_match_unit":
+                raise
+            raise refusal(cfg, trace, err.field, err.message) from None
         for note in (empty_tier_note(offload), sync_budget_note(cfg, offload, trace.config)):
             if note is not None:
                 notes = (*notes, note)

@@ -34,7 +34,7 @@ def offload_config(opts: Any, groups: list) -> OffloadConfig | None:
     if opts.kv_offloading_size is not None and opts.kv_offloading_size_chunks is not None:
         raise InputError("give the CPU tier's size once: in GiB or in chunks, not both",
                          field="kv_offloading_size_chunks")
-    bs = opts.block_size
+    bs = tier_block_size(opts, groups)
     bpc = blocks_per_chunk_of(opts.offload_block_size, bs)
     if opts.model or opts.model_config:
         given = sorted(set(GEOMETRY) & set(opts.given or ()))
@@ -66,6 +66,16 @@ def offload_config(opts: Any, groups: list) -> OffloadConfig | None:
         sync_load_budget_bytes=opts.sync_load_budget_bytes, load_steps=opts.load_steps,
         store_steps=opts.store_steps, bandwidth=_bandwidth(opts), copies=copies,
         copy_bytes_per_block=copy_bytes)
+
+
+def tier_block_size(opts: Any, groups: list) -> int:
+    """The GPU block a chunk is made of: vLLM's `tokens_per_block`, the group's own block
+    (`offloading/config.py:106-109`), not `--block-size`. They differ where vLLM bumps the block
+    to a Mamba state's page (jamba-v0.1: 80 tokens, Qwen3-Next: 576, Nemotron-Nano-9B-v2:
+    1,312, all groups alike): the chunk is that block (one a chunk unless `offload_block_size`
+    says more, a multiple of it). Groups of several block sizes keep `--block-size`."""
+    sizes = {g.kv_cache_spec.block_size for g in groups}
+    return sizes.pop() if len(sizes) == 1 else opts.block_size
 
 
 def tier_kv_dtype(opts: Any) -> str:
@@ -144,15 +154,16 @@ def _is_mla(group: Any) -> bool:
     return type(group.kv_cache_spec).__name__ == "MLAAttentionSpec"
 
 
-def check_supported(groups: list, retention: int | None = 0, tokens_per_chunk: int = 0
-                    ) -> None:
+def check_supported(groups: list, retention: int | None = 0, tokens_per_chunk: int = 0,
+                    hash_block_size: int = 0) -> None:
     """What the tier does not model is refused, not run half-right. vLLM 0.33 offloads every
     prefix-cacheable group (`offloading/config.py:61-86`): full attention (an MLA group is one
     to the connector: `MLAAttentionSpec` is a `FullAttentionSpec`), sliding window, chunked
     local attention and align-mode Mamba groups are modelled (`hybrid.py`, `hybrid_mamba.py`),
-    a Mamba group only with its block dividing the chunk (checked against vLLM with the block
-    the hash block and the chunk one or two blocks; a coarser Mamba block, as a real model's
-    bumped page gives, is not). With a windowed group
+    a Mamba group with its block dividing the chunk and the hash block the block (checked
+    against vLLM with blocks of 8-80 tokens and the chunk one or two blocks:
+    tests/data/offload_mamba, offload_mamba_partial). A hash block finer than a Mamba group's
+    block (`--prefix-match-unit`: keys every unit, partial tails) is not. With a windowed group
     the store rules need a retention interval (dense retention, None, is not modelled), a
     multiple of the chunk (vLLM refuses to start otherwise: offloading/scheduler.py:296-310)."""
     windowed = [g for g in groups if type(g.kv_cache_spec).__name__ in
@@ -168,6 +179,11 @@ def check_supported(groups: list, retention: int | None = 0, tokens_per_chunk: i
             raise InputError(f"the CPU tier is modelled over a Mamba group whose block divides "
                              f"the chunk, not a {bs}-token Mamba block with a "
                              f"{tokens_per_chunk}-token chunk", field="kv_offloading_size")
+        if hash_block_size and hash_block_size < bs:
+            raise InputError(f"the CPU tier over Mamba groups is modelled with the hash block "
+                             f"the block ({bs} tokens here), not {hash_block_size}-token keys "
+                             "(vLLM's partial tails): leave prefix_match_unit out",
+                             field="prefix_match_unit")
     if (windowed or mamba) and tokens_per_chunk and retention and retention % tokens_per_chunk:
         raise InputError(f"must be a multiple of the CPU tier's {tokens_per_chunk}-token chunk "
                          "with windowed KV cache groups (vLLM refuses to start)",
