@@ -140,8 +140,8 @@ def test_ctrl_c_keeps_a_complete_prefix(tmp_path, monkeypatch):
 
     real_progress = out.progress
 
-    def progress(total, desc):
-        ctx = real_progress(total, desc)
+    def progress(total, desc, *more):
+        ctx = real_progress(total, desc, *more)
 
         class Wrap:
             def __enter__(self):
@@ -153,6 +153,7 @@ def test_ctrl_c_keeps_a_complete_prefix(tmp_path, monkeypatch):
                     if count[0] == 40:
                         raise KeyboardInterrupt
                     inner(n)
+                advance.output_tokens = inner.output_tokens
                 return advance
 
             def __exit__(self, *exc):

@@ -174,9 +174,10 @@ def _replay_outputs(tr, trace: str, opts, events: str | None, events_format: str
             from kvcli.live_run import open_live
 
             live = open_live(live_opts, open_out(metrics, "metrics"))
-        with output.progress(len(tr.requests), "replay") as advance:
+        with output.progress(len(tr.requests), "replay", tr.output_tokens) as advance:
             summary = replay(trace, opts, sink, steps_out=step_file, requests_out=req_file,
-                             progress=advance, warn=output.warn, trace=tr, live=live)
+                             progress=advance, warn=output.warn, trace=tr, live=live,
+                             output_progress=advance.output_tokens)
     output.emit(summary_view(summary), as_json=as_json, to_stderr=(events == "-"))
     if summary.interrupted:
         output.message("interrupted: the outputs hold what was replayed so far")

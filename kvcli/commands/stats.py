@@ -151,8 +151,10 @@ def _replay_stats(trace: str, opts, **options) -> dict:
     feed = StreamingStats(**options)
     sink = CallbackEvents(feed)
     tr = read_trace(trace)                  # read first: the bar knows its end
-    with output.progress(len(tr.requests), "replaying (requests)") as advance:
-        summary = replay(trace, opts, sink, progress=advance, warn=output.warn, trace=tr)
+    with output.progress(len(tr.requests), "replaying (requests)",
+                         tr.output_tokens) as advance:
+        summary = replay(trace, opts, sink, progress=advance, warn=output.warn, trace=tr,
+                         output_progress=advance.output_tokens)
     if summary.interrupted:
         raise KeyboardInterrupt
     return feed.report()      # its warnings: the replay's (already on stderr)

@@ -94,9 +94,7 @@ class CacheRun:
         info.finish_step = k
         if ctx.vllm is not None:
             ctx.vllm.batch(tr.arrival_ms / 1000.0, ctx.take_kv_events())
-        ctx.summary.finished += 1
-        ctx.book.retire(tr.id)
-        ctx.progress(1)
+        ctx.finished(tr)
 
     def close(self, n: int) -> None:
         """After the last of `n` requests."""

@@ -48,9 +48,12 @@ class ReplayContext:
                  steps_out: IO[bytes] | None = None, requests_out: IO[bytes] | None = None,
                  progress: Callable[[int], None] | None = None,
                  warn: Callable[[str], None] | None = None,
-                 vllm_sink: VllmEvents | None = None) -> None:
+                 vllm_sink: VllmEvents | None = None,
+                 output_progress: Callable[[int], None] | None = None) -> None:
         """`sink` gets the event stream (ours or vLLM's); `vllm_sink`, vLLM's batches beside
-        our stream (a cluster's replica writes both)."""
+        our stream (a cluster's replica writes both). `progress(1)` follows each request
+        finished or rejected; `output_progress(n)`, now and then, the output tokens so far
+        (engine mode: `kvcore.engine.token_progress`)."""
         self.trace = trace
         start = start_up(trace, cfg)
         self.cfg = cfg = start.cfg
@@ -62,6 +65,9 @@ class ReplayContext:
         self.steps_out = steps_out
         self.requests_out = requests_out
         self.progress = progress or (lambda n=1: None)
+        self.output_progress = output_progress
+        # output tokens of the requests finished or rejected (each one's whole output length)
+        self.output_done = 0
         self.warn = warn or (lambda msg: None)
         self.cost = start.clock
         clock = self.cost.describe() if (cfg.clock or cfg.gpu or cfg.calibration) else None
@@ -227,6 +233,16 @@ class ReplayContext:
         self.rejected_prompt_tokens += tr.prompt_len
         if self.jsonl is not None:
             self.jsonl.write("reject", tr.id, reason=reason)
+        self.retire(tr)
+
+    def finished(self, tr: TraceRequest) -> None:
+        """Request `tr` finished."""
+        self.summary.finished += 1
+        self.retire(tr)
+
+    def retire(self, tr: TraceRequest) -> None:
+        """Request `tr` finished or was rejected: its record closed, the progress told."""
+        self.output_done += tr.output_len
         self.book.retire(tr.id)
         self.progress(1)
 

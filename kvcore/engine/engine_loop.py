@@ -35,6 +35,7 @@ from kvcore.engine.scheduler import (
     SchedulerOutput,
 )
 from kvcore.engine.stall import guard
+from kvcore.engine.token_progress import TOKEN_STEPS, tell_output_tokens
 from kvcore.offload.tier import OffloadTier
 from kvcore.request import Request
 from kvcore.traces import TraceRequest
@@ -92,6 +93,7 @@ class EngineLoop:
         # `watcher.scheduled(step, out)` right after `schedule()`, when the batch's tables are
         # what its forward reads (`kvcore.engine.decode_capture`)
         self.watcher: Any = None
+        tell_output_tokens(self)    # (0: a bar counts tokens before the start-up warnings)
 
     def sample(self, req: Request) -> int:
         """The fake model: the next token of a request at the end of its known tokens."""
@@ -104,8 +106,11 @@ class EngineLoop:
                            self.ctx.cfg.max_model_len)
 
     def run(self) -> None:
+        due = self.ctx.step + TOKEN_STEPS   # (the output tokens told: `token_progress`)
         while self.advance():
-            pass
+            if self.ctx.step >= due:
+                due = tell_output_tokens(self)
+        tell_output_tokens(self)
         self.finish()
 
     def advance(self) -> bool:
@@ -291,9 +296,7 @@ class EngineLoop:
                     listener.first_token(rid, t_end)
             if listener is not None:
                 listener.finished(rid, t_end)
-            ctx.summary.finished += 1
-            ctx.book.retire(rid)
-            ctx.progress(1)
+            ctx.finished(rec.tr)
 
     def stall_guard(self, progressed: bool) -> None:
         """After each step: `kvcore.engine.stall.guard` (a head never admitted, idle waits)."""

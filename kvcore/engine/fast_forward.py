@@ -42,6 +42,10 @@ if TYPE_CHECKING:
     from kvcore.request import Request
 
 MIN_STRETCH = 4          # shorter stretches run as plain steps (the set-up would not pay)
+# The longest stretch while someone is told the output tokens (a bar): ~1 us a step for one
+# request, so it moves every ~0.1 s; one stretch of a 10,000,000-token request stood for 10 s.
+# (Exact either way: a stretch may always be cut short.)
+STRETCH_TOLD = 1 << 16
 
 
 def decode_stretch(loop: EngineLoop) -> int:
@@ -95,6 +99,8 @@ def decode_stretch(loop: EngineLoop) -> int:
     k = min(finish) if waiting else max(finish) + 1
     if cfg.max_steps is not None:
         k = min(k, cfg.max_steps - ctx.step)
+    if ctx.output_progress is not None:     # (told between stretches: `token_progress`)
+        k = min(k, STRETCH_TOLD)
     k = min(k, _until_arrival(loop, k, finish, starts))
     free = kvm.block_pool.free_block_queue.num_free_blocks
     if _need(starts, finish, k, bs) > free:

@@ -37,23 +37,27 @@ def replay(trace_path: str, options: ReplayOptions, sink: JsonlEvents | VllmEven
            *, steps_out: IO[bytes] | None = None, requests_out: IO[bytes] | None = None,
            progress: Callable[[int], None] | None = None,
            warn: Callable[[str], None] | None = None, trace: Trace | None = None,
-           live: Any = None) -> ReplaySummary:
+           live: Any = None,
+           output_progress: Callable[[int], None] | None = None) -> ReplaySummary:
     """Replay `trace_path` (or an already read `trace`) and return the summary.
 
     `sink` receives the event stream; `steps_out` / `requests_out` get JSON lines (binary files).
     Bad input raises `InputError`; Ctrl-C returns a summary with `interrupted=True` after ending
     every output with an `interrupted` record. `live` (a `kvcore.live.session.LiveRun`) makes
     the replay a stand-in vLLM: its batches published, paced, its metrics; it is closed here.
+    `progress(1)` follows each request finished or rejected; in engine mode `output_progress`
+    is told the output tokens so far now and then (`kvcore.engine.token_progress`).
     """
     with gc_paused():
         return _replay(trace_path, options, sink, steps_out, requests_out, progress, warn,
-                       trace, live)
+                       trace, live, output_progress)
 
 
 def _replay(trace_path: str, options: ReplayOptions, sink: JsonlEvents | VllmEvents | None,
             steps_out: IO[bytes] | None, requests_out: IO[bytes] | None,
             progress: Callable[[int], None] | None, warn: Callable[[str], None] | None,
-            trace: Trace | None, live: Any) -> ReplaySummary:
+            trace: Trace | None, live: Any,
+            output_progress: Callable[[int], None] | None) -> ReplaySummary:
     if trace is None:
         trace = read_trace(trace_path)
     cfg = resolve(options, trace.config, path=trace_path, config_line=trace.config_line)
@@ -68,7 +72,8 @@ def _replay(trace_path: str, options: ReplayOptions, sink: JsonlEvents | VllmEve
         # sinks' below): a refusal stays one line, not a warning and then the error.
         held: list[str] = []
         ctx = ReplayContext(trace, cfg, sink, steps_out=steps_out, requests_out=requests_out,
-                            progress=progress, warn=held.append, vllm_sink=vllm_sink)
+                            progress=progress, warn=held.append, vllm_sink=vllm_sink,
+                            output_progress=output_progress)
         loop = engine_loop(ctx) if cfg.mode != "cache" else None
         if live is not None:
             listener = live.attach(0, ctx, loop)

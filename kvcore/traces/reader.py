@@ -44,6 +44,7 @@ class Trace:
     near_miss_line: int = 0
     # over every request, whether kept or streamed (`Survey`)
     prompt_tokens: int = 0                              # their prompt tokens
+    output_tokens: int = 0                              # their output lengths
     first_arrival_ms: float = 0.0
     last_arrival_ms: float = 0.0
     max_total_tokens: int = 0                           # the longest prompt + output

@@ -41,6 +41,7 @@ class Survey:
         "max_prompt",
         "max_total",
         "out_of_order",
+        "output_tokens",
         "prompt_tokens",
         "steps",
         "steps_out_of_order",
@@ -49,7 +50,7 @@ class Survey:
     def __init__(self) -> None:
         self.count = 0
         self.last_line = 0
-        self.prompt_tokens = 0
+        self.prompt_tokens = self.output_tokens = 0
         self.max_total = 0
         self.max_prompt = 0
         self.out_of_order = 0           # requests earlier than one on a line before them
@@ -74,6 +75,7 @@ class Survey:
         self.count += 1
         self.last_line = r.line
         self.prompt_tokens += r.prompt_len
+        self.output_tokens += r.output_len
         self.max_total = max(self.max_total, r.prompt_len + r.output_len)
         self.max_prompt = max(self.max_prompt, r.prompt_len)
         if r.lora is not None:
@@ -99,6 +101,7 @@ class Survey:
         """The trace's totals (`Trace`'s survey fields)."""
         trace.out_of_order = self.out_of_order
         trace.prompt_tokens = self.prompt_tokens
+        trace.output_tokens = self.output_tokens
         trace.first_arrival_ms = self.first_arrival
         trace.last_arrival_ms = self.last_arrival
         trace.max_total_tokens = self.max_total
