@@ -71,23 +71,38 @@ def test_a_cluster_long_for_its_replicas_is_said_before_it_runs(monkeypatch):
     monkeypatch.setattr(cost, "SAY_VISITS", 1000)
     said: list[str] = []
 
-    def built(*_a, **_k):
-        raise KeyboardInterrupt      # (the warning came before the first replica)
+    def routed(*_a, **_k):
+        raise KeyboardInterrupt      # (the warning came before the first request was routed)
 
-    from kvcore.cluster import run
+    from kvcore.cluster.loop import ClusterLoop
 
-    monkeypatch.setattr(run, "_build", built)
+    monkeypatch.setattr(ClusterLoop, "run", routed)
     from kvcore.cluster.run import ClusterOptions, run_cluster
     from kvcore.engine.options import ReplayOptions
 
-    with pytest.raises(KeyboardInterrupt):
-        run_cluster(CHAT, ReplayOptions(num_blocks=512), ClusterOptions(replicas=4),
-                    warn=said.append)
-    assert said[-1] == (
+    out = run_cluster(CHAT, ReplayOptions(num_blocks=512), ClusterOptions(replicas=4),
+                      warn=said.append)
+    assert out["routers"][0]["interrupted"] is True
+    assert said[0] == (
         "option replicas: 4 replicas make a long run: each of the 294 requests is routed "
         "against every replica, and each of up to 1,424 metrics samples reads every replica: "
         "~6,872 replica visits, on the order of a minute at ~3 µs a visit (fewer replicas run "
         "faster)")
+
+
+def test_a_refusal_while_the_replicas_are_built_comes_without_the_long_run_note(
+        monkeypatch, tmp_path):
+    """A live cluster's metrics are refused in cache mode as replica 0 is built: that error
+    alone, not the long-run warning before it."""
+    from kvcore.cluster import cost
+
+    monkeypatch.setattr(cost, "SAY_VISITS", 1000)
+    r = runner.invoke(app, ["cluster", CHAT, "--replicas", "4", "--num-blocks", "512",
+                            "--mode", "cache", "--metrics", str(tmp_path / "m.jsonl")])
+    assert r.exit_code == 2
+    assert r.stderr == ("error: option --metrics: engine mode only: cache mode runs no "
+                        "scheduler and no steps for vLLM's metrics to measure\n")
+    assert not (tmp_path / "m.jsonl").exists()
 
 
 def test_a_short_cluster_says_nothing_of_its_length():
