@@ -85,8 +85,8 @@ def test_a_cluster_long_for_its_replicas_is_said_before_it_runs(monkeypatch):
     assert out["routers"][0]["interrupted"] is True
     assert said[0] == (
         "option replicas: 4 replicas make a long run: each of the 294 requests is routed "
-        "against every replica, and each of up to 1,424 metrics samples reads every replica: "
-        "~6,872 replica visits, on the order of a minute at ~3 µs a visit (fewer replicas run "
+        "against every replica, and each of ~1,454 metrics samples reads every replica: "
+        "~6,992 replica visits, on the order of a minute at ~3 µs a visit (fewer replicas run "
         "faster)")
 
 
@@ -107,10 +107,44 @@ def test_a_refusal_while_the_replicas_are_built_comes_without_the_long_run_note(
 
 def test_a_short_cluster_says_nothing_of_its_length():
     from kvcore.cluster.cost import long_run_note
+    from kvcore.engine.cost import CostModel
     from kvcore.engine.options import ReplayOptions
     from kvcore.traces import read_trace
 
-    assert long_run_note(8, 1, read_trace(CHAT), ReplayOptions(), 50.0) is None
+    assert long_run_note(8, 1, read_trace(CHAT), ReplayOptions(), 50.0, CostModel()) is None
+
+
+def test_the_long_run_counts_the_samples_taken_after_the_last_arrival(tmp_path, monkeypatch):
+    """Samples go on to the last step: one request of 1,000,000 output tokens decodes for
+    5,249,994.75 ms at the default clock's 5.25 ms a step, 105,000 samples of 50 ms, where the
+    last arrival (0) alone counted 1. With arrivals=ignore (the loop samples then too; none
+    were counted) the chat trace's longest request alone runs 2,294.25 ms: 46."""
+    from kvcore.cluster import cost
+    from kvcore.cluster.loop import ClusterLoop
+    from kvcore.cluster.run import ClusterOptions, run_cluster
+    from kvcore.engine.cost import CostModel
+    from kvcore.engine.options import ReplayOptions
+    from kvcore.traces import read_trace
+
+    p = tmp_path / "long.jsonl"
+    p.write_text('{"timestamp": 0, "input_length": 32, "output_length": 1000000, '
+                 '"hash_ids": [0]}\n')
+    one = read_trace(str(p))
+    assert cost.replica_visits(4, 1, one, ReplayOptions(), 50.0, CostModel()) \
+        == (4 * (1 + 105_000), 105_000)
+    assert cost.replica_visits(4, 1, one, ReplayOptions(mode="cache"), 50.0, CostModel()) \
+        == (4 * (1 + 1), 1)             # (cache mode: every request runs at its arrival)
+    chat = read_trace(CHAT)
+    assert cost.replica_visits(4, 1, chat, ReplayOptions(arrivals="ignore"), 50.0,
+                               CostModel()) == (4 * (294 + 46), 46)
+    # the run counts with the replicas' clock (here the default one) and says it
+    monkeypatch.setattr(cost, "SAY_VISITS", 1000)
+    monkeypatch.setattr(ClusterLoop, "run", lambda self: None)
+    said: list[str] = []
+    run_cluster(str(p), ReplayOptions(num_blocks=70000, max_model_len=1000100),
+                ClusterOptions(replicas=4), warn=said.append)
+    assert ("each of ~105,000 metrics samples reads every replica: ~420,004 replica visits"
+            in said[-1])
 
 
 def test_a_cluster_tells_its_progress_request_by_request():

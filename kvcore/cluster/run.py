@@ -98,7 +98,7 @@ def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
     # stays one line, not a warning and then the error. (The build takes ~0.3 ms a replica:
     # 6,000 took 1.7 s before the long-run note.)
     held = _idle_options(copts, made)
-    long_run = long_run_note(n, len(made), trace, cfg, copts.metrics_interval_ms)
+    long_run = long_run_note(n, len(made), trace, cfg, copts.metrics_interval_ms, start.clock)
     if progress is not None:
         progress.total(len(trace.requests) * len(made))
     effective = cfg
