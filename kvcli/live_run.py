@@ -43,7 +43,7 @@ def linger_exit(live) -> int:
 
 
 def run_listen(endpoint: str, replay_endpoint: str | None, topic: str, count: int | None,
-               idle_timeout_s: float, first_seq: int, live_view: bool = False) -> int:
+               idle_timeout_s: float, first_seq: str | int, live_view: bool = False) -> int:
     """`kvcli events listen`: the batches as JSON lines on stdout (`live_view`: a live
     summary instead), the tally on stderr."""
     import math
@@ -53,8 +53,9 @@ def run_listen(endpoint: str, replay_endpoint: str | None, topic: str, count: in
     if not (math.isfinite(idle_timeout_s) and idle_timeout_s >= 0):
         raise InputError(f"must be a finite number >= 0, got {idle_timeout_s!r}",
                          field="idle_timeout_s")
-    if not 0 <= first_seq < 2**64:      # (sequence numbers travel as 8 bytes)
-        raise InputError(f"must be from 0 to 2**64 - 1, got {first_seq}", field="first_seq")
+    from kvcore.live.subscriber import check_first_seq
+
+    seq = check_first_seq(first_seq)
     require_live()
     from kvcore.live.endpoints import check_endpoint, listener_binds, unresolved_note
     from kvcore.live.subscriber import REPLAY_TIMEOUT_S, listen
@@ -69,7 +70,7 @@ def run_listen(endpoint: str, replay_endpoint: str | None, topic: str, count: in
                 output.warn(note)
     stats: dict = {}
     batches = listen(endpoint, replay_endpoint=replay_endpoint, topic=topic,
-                     idle_timeout_s=idle_timeout_s, count=count, first_seq=first_seq,
+                     idle_timeout_s=idle_timeout_s, count=count, first_seq=seq,
                      stats=stats)
     if live_view:
         tally = ListenTally()
@@ -80,7 +81,7 @@ def run_listen(endpoint: str, replay_endpoint: str | None, topic: str, count: in
             if stats.get("gaps") else "")
     restarts = (f", the publisher started again {stats['restarts']} time(s) (its numbers "
                 "from 0 again)" if stats.get("restarts") else "")
-    skipped = (f", {stats['skipped']:,} numbered below --first-seq {first_seq:,} skipped"
+    skipped = (f", {stats['skipped']:,} numbered below --first-seq {seq:,} skipped"
                if stats.get("skipped") else "")
     output.message(f"{stats.get('batches', 0):,} batch(es), {stats.get('replayed', 0):,} "
                    f"from the replay socket{gaps}{restarts}{skipped}")

@@ -49,14 +49,30 @@ def test_port_in_use_and_bad_endpoints_are_one_line():
         assert r.exit_code == 2, (args, r.output)
         assert r.stderr.startswith(f"error: option {flag}:"), (args, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
-    r = runner.invoke(app, ["events", "listen", "tcp://127.0.0.1:5557", "--first-seq",
-                            str(2**64)])
-    # (refused as it is parsed: every integer option stops below 2**63)
-    assert r.exit_code == 2 and "64-bit integer" in r.stderr
+    # (8 unsigned bytes travel, as vLLM packs them: the parser's 2**63 for every integer
+    # option refused 2**63 to 2**64 - 1 while --first-seq's own check said 2**64 - 1)
+    for bad in (str(2**64), "-1", "x"):
+        r = runner.invoke(app, ["events", "listen", "tcp://127.0.0.1:5557", "--first-seq",
+                                bad])
+        assert r.exit_code == 2 and r.stderr == (
+            f"error: option --first-seq: must be an integer from 0 to 2**64 - 1 (a batch's "
+            f"number travels as 8 unsigned bytes), got {bad}\n")
     r = runner.invoke(app, ["events", "listen", "http://x"])
     # (ENDPOINT is a positional argument: "option --endpoint" named a flag that does not exist)
     assert r.exit_code == 2 and r.stderr == ("error: argument ENDPOINT: 'http://x': expected "
                                              "tcp://HOST:PORT (tcp://*:PORT binds) or ipc://PATH\n")
+
+
+def test_first_seq_takes_every_number_vllm_can_send():
+    from kvcore.live.subscriber import check_first_seq
+
+    assert check_first_seq(str(2**64 - 1)) == 2**64 - 1 and check_first_seq("0") == 0
+    # 2**63 (past the parser's signed 64 bits) reaches the listener, which hears nothing
+    port = free_port()
+    r = runner.invoke(app, ["events", "listen", f"tcp://127.0.0.1:{port}", "--first-seq",
+                            str(2**63), "--idle-timeout-s", "0.2", "--lines"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout == "" and r.stderr == "0 batch(es), 0 from the replay socket\n"
 
 
 def test_a_listener_on_a_port_in_use_names_the_likely_holder():

@@ -28,9 +28,12 @@ IdleOpt = Annotated[float, typer.Option(
 LinesOpt = Annotated[bool, typer.Option(
     "--lines", rich_help_panel=_P, help="JSON lines even when stdout is a terminal (which "
     "otherwise gets a live summary).")]
-FirstOpt = Annotated[int, typer.Option(
-    "--first-seq", rich_help_panel=_P, help="The first sequence number expected (0: from the "
-    "publisher's start; a gap before the first batch is filled from the replay socket).")]
+# (a string, checked by `kvcore.live.subscriber.check_first_seq`: every integer option stops below 2**63,
+# and vLLM's numbers travel as 8 unsigned bytes)
+FirstOpt = Annotated[str, typer.Option(
+    "--first-seq", metavar="N", rich_help_panel=_P, help="The first sequence number expected "
+    "(0: from the publisher's start; a gap before the first batch is filled from the replay "
+    "socket); 0 to 2**64 - 1.")]
 
 
 def register(app: typer.Typer) -> None:
@@ -45,7 +48,7 @@ def register(app: typer.Typer) -> None:
         topic: TopicOpt = "",
         count: CountOpt = None,
         idle_timeout_s: IdleOpt = 10.0,
-        first_seq: FirstOpt = 0,
+        first_seq: FirstOpt = "0",
         lines: LinesOpt = False,
     ) -> None:
         """Print the KV event batches a publisher sends, one JSON line each ({"seq", "ts",

@@ -28,6 +28,23 @@ QUIET_REPLAY_TIMEOUT_S = 1.0
 # The longest idle timeout: ZMQ's poll takes its milliseconds as a C int (2^31 - 1 ms, ~24.9
 # days); 1e300 (or 2,147,484 s) raised OverflowError with a traceback at the first wait.
 MAX_IDLE_TIMEOUT_S = (2**31 - 1) // 1000
+# vLLM's publisher sends a batch's number as `seq.to_bytes(8, "big")` (unsigned, from 0) and
+# reads a replay request's first number back with `int.from_bytes(..., "big")`: the numbers
+# that travel are 0 to 2**64 - 1.
+SEQ_LIMIT = 1 << 64
+
+
+def check_first_seq(value: str | int) -> int:
+    """A first sequence number to expect (`kvcli events listen --first-seq`, typed), as a
+    number; `InputError` (field ``first_seq``) for one that cannot travel."""
+    try:
+        seq = int(value)
+    except ValueError:
+        seq = -1
+    if not 0 <= seq < SEQ_LIMIT:
+        raise InputError(f"must be an integer from 0 to 2**64 - 1 (a batch's number travels "
+                         f"as 8 unsigned bytes), got {value}", field="first_seq")
+    return seq
 
 
 def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = "",
@@ -47,6 +64,7 @@ def listen(endpoint: str, *, replay_endpoint: str | None = None, topic: str = ""
             # gap waited out as missing; a replay refuses the same pair)
             raise InputError("the same endpoint as the publisher's (ENDPOINT): the replay "
                              "socket is another one", field="replay_endpoint")
+    check_first_seq(first_seq)
     if idle_timeout_s > MAX_IDLE_TIMEOUT_S:
         raise InputError(f"must be at most {MAX_IDLE_TIMEOUT_S:,} s (about 24 days; 0 waits "
                          f"forever), got {idle_timeout_s!r}", field="idle_timeout_s")
