@@ -51,12 +51,12 @@ def test_port_in_use_and_bad_endpoints_are_one_line():
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     # (8 unsigned bytes travel, as vLLM packs them: the parser's 2**63 for every integer
     # option refused 2**63 to 2**64 - 1 while --first-seq's own check said 2**64 - 1)
-    for bad in (str(2**64), "-1", "x"):
+    for bad, shown in ((str(2**64), str(2**64)), ("-1", "-1"), ("x", "'x'"), ("", "''")):
         r = runner.invoke(app, ["events", "listen", "tcp://127.0.0.1:5557", "--first-seq",
                                 bad])
         assert r.exit_code == 2 and r.stderr == (
             f"error: option --first-seq: must be an integer from 0 to 2**64 - 1 (a batch's "
-            f"number travels as 8 unsigned bytes), got {bad}\n")
+            f"number travels as 8 unsigned bytes), got {shown}\n")
     r = runner.invoke(app, ["events", "listen", "http://x"])
     # (ENDPOINT is a positional argument: "option --endpoint" named a flag that does not exist)
     assert r.exit_code == 2 and r.stderr == ("error: argument ENDPOINT: 'http://x': expected "

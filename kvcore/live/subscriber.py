@@ -38,12 +38,12 @@ def check_first_seq(value: str | int) -> int:
     """A first sequence number to expect (`kvcli events listen --first-seq`, typed), as a
     number; `InputError` (field ``first_seq``) for one that cannot travel."""
     try:
-        seq = int(value)
+        seq, shown = int(value), str(value)
     except ValueError:
-        seq = -1
+        seq, shown = -1, repr(value)        # (an empty value said "got " and stopped)
     if not 0 <= seq < SEQ_LIMIT:
         raise InputError(f"must be an integer from 0 to 2**64 - 1 (a batch's number travels "
-                         f"as 8 unsigned bytes), got {value}", field="first_seq")
+                         f"as 8 unsigned bytes), got {shown}", field="first_seq")
     return seq
 
 
