@@ -42,6 +42,8 @@ class LiveRun:
         self.registry: Any = None
         self.snapshots: Any = None
         self.ranks = ranks
+        self.checked = False                # `check_engines` ran (by its caller or `attach`)
+        self.size_note: str | None = None   # what `check_engines` said of the file's size
         try:
             if opts.publishes:
                 self._open_publishers(ranks)
@@ -105,28 +107,41 @@ class LiveRun:
     def sink(self, rank: int, file: VllmEvents | None) -> LiveEvents:
         return LiveEvents(self, rank, file)
 
-    def attach(self, rank: int, ctx: Any, loop: Any) -> Any:
-        """Point engine `rank`'s metrics at its replay; returns the loop listener they need
-        (None without metrics)."""
+    def check_engines(self, cfg: Any, trace: Any, clock: Any) -> None:
+        """What the metrics refuse of the engines' resolved options (`cfg` on `trace`, at
+        `clock`: every rank's alike), before any engine is built: a cluster calls it once its
+        options are resolved (in `attach` the refusal came after every replica was built:
+        ~5 s at 40,000 replicas); `attach` calls it where nobody did."""
+        self.checked = True
         if not self.engines:
-            return None
-        if ctx.cfg.mode == "cache":
+            return
+        if cfg.mode == "cache":
             # no request runs there, no step: zeros beside prefix-cache counts (queries
             # 147,456 against prompt tokens 0), which looked like a measurement
             raise InputError("engine mode only: cache mode runs no scheduler and no steps for "
                              "vLLM's metrics to measure",
                              field="metrics" if self.snapshots is not None else "metrics_port")
-        from kvcore.live.metrics import EngineMetrics, Families, decode_floor_ms
+        if self.snapshots is not None:
+            from kvcore.live.metrics import decode_floor_ms
+
+            timed = cfg.arrivals == "timestamp"
+            self.size_note = self.snapshots.check_span(
+                trace.last_arrival_ms if timed else 0.0, self.ranks,
+                floor_ms=decode_floor_ms(clock, trace, cfg))
+
+    def attach(self, rank: int, ctx: Any, loop: Any) -> Any:
+        """Point engine `rank`'s metrics at its replay; returns the loop listener they need
+        (None without metrics)."""
+        if not self.checked:
+            self.check_engines(ctx.cfg, ctx.trace, ctx.cost)
+        if not self.engines:
+            return None
+        from kvcore.live.metrics import EngineMetrics, Families
 
         ctx.book.keep = True    # the metrics read a request's record after its finish
         cfg = ctx.cfg
-        if self.snapshots is not None:
-            timed = cfg.arrivals == "timestamp"
-            size = self.snapshots.check_span(ctx.trace.last_arrival_ms if timed else 0.0,
-                                             self.ranks,
-                                             floor_ms=decode_floor_ms(ctx.cost, ctx.trace, cfg))
-            if size is not None and rank == 0:     # one file for all ranks: said once
-                self.warn(size)
+        if self.size_note is not None and rank == 0:     # one file for all ranks: said once
+            self.warn(self.size_note)
         if self.families is None:
             longest = ctx.trace.max_total_tokens or 1
             self.families = Families(self.registry, cfg.max_model_len or longest,
