@@ -62,6 +62,8 @@ def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], 
     if decisions == "-" or events == "-":
         raise InputError("a file path, not - (stdout carries the result)",
                          field="decisions" if decisions == "-" else "events")
+    _ensure_open_files(events, len(streams), decisions, metrics, live_opts, replicas,
+                       len(names))
     tr = read_trace(trace)
     made: list[str] = []    # the folders --events made, removed if the run fails (when empty)
     with contextlib.ExitStack() as stack:
@@ -129,6 +131,26 @@ def _planned_streams(events: str | None, routers: list[str], replicas: int) -> l
                              f"runs' streams (kvcli stats DIR reads every replica-K.events.jsonl "
                              f"as one run's); remove {it} or write elsewhere", field="events")
     return out
+
+
+def _ensure_open_files(events: str | None, streams: int, decisions: str | None,
+                       metrics: str | None, live_opts, replicas: int, routers: int) -> None:
+    """Room under the open-file limit for what the run holds open at once (`open_files.py`):
+    every router's streams stay open until the run ends, beside the other outputs and the
+    live publishers' sockets."""
+    publishers = live_opts.open_files(replicas)
+    if not streams and not publishers:
+        return
+    from kvcli.open_files import ensure_open_files
+
+    files = streams + publishers + (decisions is not None) + (metrics is not None)
+    if streams:
+        s = "" if routers == 1 else "s"
+        what = (f"{replicas:,} replicas x {routers} router{s} keep {streams:,} event files "
+                "open until the run ends")
+    else:
+        what = f"{replicas:,} replicas' publishers hold {publishers:,} files open"
+    ensure_open_files(files, "events" if streams else "kv_events_endpoint", what)
 
 
 def _remove_empty(folders: list[str]) -> None:

@@ -34,6 +34,14 @@ class LiveOptions:
     def publishes(self) -> bool:
         return self.kv_events_endpoint is not None
 
+    def open_files(self, ranks: int) -> int:
+        """The files the publishers of `ranks` engines hold open: ZMQ gives a socket two (its
+        mailbox, its listener or connection), a rank one socket or two (the replay socket), the
+        context's I/O thread a few (measured with pyzmq: 4 beside the first socket's 2)."""
+        if not self.publishes:
+            return 0
+        return 4 + 2 * ranks * (1 + (self.kv_events_replay_endpoint is not None))
+
     def check(self, ranks: int = 1, metrics_file: bool = False) -> None:
         """Refuse values that cannot work, one field at a time; `metrics_file`: a metrics FILE
         is written (its interval has an effect)."""
