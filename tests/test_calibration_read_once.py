@@ -65,9 +65,9 @@ def test_a_bad_file_says_the_same_and_is_read_once(tmp_path, reads):
 
 
 def test_a_calibration_on_stdin(reads):
-    calibration._READ.pop(("-",), None)     # (stdin is read once a process)
+    calibration._READ.forget("-")     # (stdin is read once a process)
     r = runner.invoke(app, ["replay", TRACE, "--model-config", TINY, "--calibration", "-",
                             "--json"], input=SAMPLE.read_text())
-    calibration._READ.pop(("-",), None)
+    calibration._READ.forget("-")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["clock"]["name"] == "calibrated" and reads == ["-"]

@@ -14,7 +14,6 @@ undetermined [factor keys no point binds]};
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -22,6 +21,7 @@ from kvcore.clock.factors import DEFAULT_FACTORS, Factors
 from kvcore.clock.gpus import Gpu, find_gpu
 from kvcore.errors import InputError
 from kvcore.models.geometry import ModelGeometry
+from kvcore.read_once import ReadOnce
 from kvcore.sources import read_json
 
 SCHEMA = "kvcli-clock-calibration/1"
@@ -57,46 +57,19 @@ class Calibration:
     factors: Factors
 
 
-# What each calibration file read in this process gave (its `Calibration`, or the error of a
-# bad one), by the file's version (`_version`): a run's start-up asked three times (vllm
-# serve's batch defaults on the file's GPU twice, then the clock) and read it each time, a
-# cluster's every replica again, and a file given as - or a pipe had nothing left the second
-# time. The oldest is dropped past `_KEPT`.
-_READ: dict[tuple, Calibration | InputError] = {}
-_KEPT = 8
-
-
 def read_calibration(path: str) -> Calibration:
-    """The file read and checked, once per version of it in a process; a bad file raises the
-    same `InputError` each time it is asked for."""
-    key = _version(path)
-    got = _READ.get(key) if key is not None else None
-    if got is None:
-        try:
-            name, doc = read_json(path)
-            got = check_calibration(doc, name)
-        except InputError as err:
-            got = err
-        if key is not None:
-            _READ[key] = got
-            if len(_READ) > _KEPT:
-                del _READ[next(iter(_READ))]
-    if isinstance(got, InputError):
-        raise got.with_traceback(None)
-    return got
+    """The file read and checked, once per version of it in a process (`kvcore.read_once`:
+    a run's start-up asks three times, a cluster's every replica again, and - had nothing left
+    the second time); a bad file raises the same `InputError` each time it is asked for."""
+    return _READ(path)
 
 
-def _version(path: str) -> tuple | None:
-    """What names one version of the file: its path, device, inode, size and modification time
-    (a file rewritten is read again); standard input once; None when it cannot be looked at
-    (read_json then says why)."""
-    if path == "-":
-        return ("-",)
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return (os.path.abspath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+def _read(path: str) -> Calibration:
+    name, doc = read_json(path)
+    return check_calibration(doc, name)
+
+
+_READ = ReadOnce(_read)
 
 
 def _get(doc: Any, key: str, path: str, where: str = "") -> Any:

@@ -37,7 +37,8 @@ def _numbers(arg: str, n: int, spec: str) -> list[float]:
 
 
 def model_geometry(model: str | None, model_config: str | None) -> ModelGeometry | None:
-    from kvcore.models import load_hf_config, load_preset, read_hf_config
+    from kvcore.models import load_preset
+    from kvcore.models.config_file import read_config_file
 
     # ('' was "none given": --model '' --model-config cfg.json ran on the config, unsaid)
     nonempty_name(model, "model")
@@ -50,7 +51,7 @@ def model_geometry(model: str | None, model_config: str | None) -> ModelGeometry
     if model:
         return load_preset(model)
     if model_config:
-        return read_hf_config(load_hf_config(model_config), source=model_config)
+        return read_config_file(model_config)
     return None
 
 

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 from kvcore.errors import InputError, nonempty_name
 from kvcore.host_memory import MAX_GIB
+from kvcore.models.config_file import read_config_file
 from kvcore.models.geometry import ModelGeometry, layer_specs
-from kvcore.models.hf_config import DTYPE_ALIASES, MAX_LAYERS, load_hf_config, read_hf_config
+from kvcore.models.hf_config import DTYPE_ALIASES, MAX_LAYERS
 from kvcore.models.presets import load_preset
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.prefix_match import resolve_block_sizes
@@ -137,7 +138,7 @@ def load_geometry(model: str | None = None, *, model_config: str | None = None,
     if model is not None:
         return load_preset(model)
     if model_config is not None:
-        return read_hf_config(load_hf_config(model_config), source=str(model_config))
+        return read_config_file(model_config)
     missing = [n for n, v in (("kv_heads", kv_heads), ("head_dim", head_dim)) if v is None]
     if missing:
         raise InputError(f"explicit geometry needs {' and '.join(missing)} with layers",
