@@ -55,7 +55,8 @@ MODULES = (
     # block hashing (a decode block's hash is one call per block: interpreted, its overhead
     # was twice the pickle and sha256 it wraps)
     "kvcore.hashing", "kvcore.engine.hash_memo", "kvcore.engine.prompt_prefixes",
-    "kvcore.engine.engine_loop", "kvcore.engine.replay_observer", "kvcore.engine.async_loop",
+    "kvcore.engine.engine_loop", "kvcore.engine.batch_time", "kvcore.engine.replay_observer",
+    "kvcore.engine.async_loop",
     "kvcore.engine.fake_model", "kvcore.engine.lazy_request", "kvcore.engine.fast_forward",
     # our event stream (a line per block operation: interpreted, the recorder and the sink
     # were a quarter of a replay with events)

@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 import orjson
 
+from kvcore.engine.batch_time import batch_ms
 from kvcore.engine.context import ReplayContext
 from kvcore.engine.engine_loop import EngineLoop
 from kvcore.engine.scheduler_io import ASYNC_BATCH_QUEUE_DEPTH as QUEUE_DEPTH
@@ -75,7 +76,7 @@ class AsyncEngineLoop(EngineLoop):
         if so is not None:
             # The GPU runs the batches one after another: this one starts when it is scheduled
             # or when the one before it ends, whichever is later.
-            end_ms = max(start, self.gpu_free_ms) + self.batch_ms(so)
+            end_ms = max(start, self.gpu_free_ms) + batch_ms(ctx, so)
             self.gpu_free_ms = end_ms
             transfers = None
             if tier is not None:

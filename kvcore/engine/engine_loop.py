@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from kvcore.clock.batch import StepBatch
+from kvcore.engine.batch_time import batch_ms
 from kvcore.engine.context import ReplayContext
 from kvcore.engine.decode_windows import DecodeWindows
 from kvcore.engine.fake_model import next_token, next_tokens
@@ -240,39 +240,9 @@ class EngineLoop:
 
     def clock(self, out: SchedulerOutput | None) -> float:
         """The end of a sync step (its batch run start to end); the usage integral on the way."""
-        dt = self.batch_ms(out)
+        dt = batch_ms(self.ctx, out)
         self.usage_time += (self.num_usable - self.ctx.kvm.block_pool.get_num_free_blocks()) * dt
         return self.ctx.t_ms + dt
-
-    def batch_ms(self, out: SchedulerOutput | None) -> float:
-        """How long the batch takes (None: nothing scheduled); first scheduled steps noted."""
-        ctx = self.ctx
-        records = ctx.records
-        cost = ctx.cost
-        prefill = decodes = 0
-        batch = StepBatch() if cost.per_request else None
-        if out is not None:
-            nst = out.num_scheduled_tokens
-            decodes = out.plain_decodes
-            for req in out.eager:
-                rid = req.request_id
-                n = nst[rid]
-                rec = records[rid]
-                if rec.first_scheduled_step is None:
-                    rec.first_scheduled_step = ctx.step
-                    rec.first_scheduled_ms = ctx.t_ms
-                # (computed tokens have advanced at schedule time: the context after the step)
-                is_decode = n == 1 and req.num_computed_tokens > req.num_prompt_tokens
-                if is_decode:
-                    decodes += 1
-                else:
-                    prefill += n
-                if batch is not None:
-                    batch.requests.append((n, req.num_computed_tokens, not is_decode))
-            if batch is not None:
-                batch.agg_decodes = out.plain_decodes
-                batch.agg_context = out.plain_context
-        return cost.step_counts(prefill, decodes) if batch is None else cost.step_ms(batch)
 
     def account(self, scheduled: list[Request], finished: list[str], t_end: float) -> None:
         """First-token and finish times of the step's requests (a decode window's: before)."""
