@@ -62,6 +62,16 @@ class LiveRun:
 
         o = self.opts
         self.zctx = zmq.Context()
+        # a context opens 1,023 sockets by default and a rank takes up to 4 (its PUB, the
+        # monitor's pair of a connecting PUB, the replay ROUTER): a cluster of 1,100 replicas
+        # failed with a traceback. The cap must be set before the first socket is made.
+        needed = 4 * ranks + 16
+        limit = self.zctx.get(zmq.SOCKET_LIMIT)
+        if needed > limit:
+            raise InputError(f"{ranks:,} publishers need up to {needed:,} ZMQ sockets, more than "
+                             f"this libzmq's limit of {limit:,}: publish fewer replicas",
+                             field="kv_events_endpoint")
+        self.zctx.set(zmq.MAX_SOCKETS, max(needed, self.zctx.get(zmq.MAX_SOCKETS)))
         for r in range(ranks):
             self.publishers.append(ZmqPublisher(
                 self.zctx, offset_endpoint_port(o.kv_events_endpoint, r),  # type: ignore[arg-type]
