@@ -18,6 +18,9 @@ import pytest
 import test_offload_replay as one_group
 from oracle_sched import answer_of, config_of, replay_case
 
+from kvcore.analysis.events_reader import parse_header
+from kvcore.analysis.stats.collector import StatsCollector
+from kvcore.engine.events import JsonlEvents
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.replay import replay
 from kvcore.errors import InputError
@@ -135,3 +138,21 @@ def test_an_offload_block_off_the_bumped_block_is_refused() -> None:
         replay(str(trace), ReplayOptions(**kw, given=frozenset(kw)))
     assert e.value.field == "offload_block_size"
     assert "multiple of the block size 80" in e.value.message
+
+
+@pytest.mark.parametrize(("chunk", "blocks"), [(None, 1), (160, 2)])
+def test_stats_reads_the_tier_chunk_in_the_bumped_block(chunk: int | None, blocks: int,
+                                                        tmp_path: Path) -> None:
+    """`kvcli stats` finds a chunk's key block (the `evicted_both` split) from the stream's
+    chunk over the groups' 80-token block: blocks per chunk 2 for 160-token chunks, where it
+    divided by the header's `block_size` 16 and took 10 (the key of another chunk)."""
+    trace = ROOT / "tests" / "data" / "sched_cases" / "a_shared_prefix.trace.jsonl"
+    kw = {"arrivals": "step", "async_scheduling": False, "kv_offloading_size": 1.0,
+          "model": "jamba-v0.1", "num_blocks": 4096, "offload_block_size": chunk}
+    ev = tmp_path / "ev.jsonl"
+    with open(ev, "wb") as f:
+        s = replay(str(trace), ReplayOptions(**kw, given=frozenset(kw)), JsonlEvents(f))
+    header = parse_header(ev.read_bytes().splitlines()[0], str(ev))
+    assert (header["block_size"], header["groups"][-1]["block_size"]) == (16, 80)
+    assert s.offload["tokens_per_chunk"] == 80 * blocks
+    assert StatsCollector(header).cpu.bpc == blocks

@@ -94,8 +94,12 @@ class StatsCollector(NativeEvents):
         cfg = header.get("config") or {}
         tier = cfg.get("kv_offloading_size") is not None \
             or cfg.get("kv_offloading_size_chunks") is not None
-        self.cpu = CpuTierStats((cfg.get("offload_block_size") or bs) // bs if tier else 1,
-                                self.ref_group, ng)
+        # a chunk is made of the groups' own block (`offload.options.tier_block_size`: a Mamba
+        # hybrid's bumped block, jamba-v0.1's 80 tokens, not --block-size 16), as their hashes
+        sizes = set(self.group_bs)
+        tier_bs = sizes.pop() if len(sizes) == 1 else bs
+        self.cpu = CpuTierStats((cfg.get("offload_block_size") or tier_bs) // tier_bs
+                                if tier else 1, self.ref_group, ng)
         self.miss = MissStats(self.cached, self.evicted, self.ref_group,
                               self.group_bs[self.ref_group], self.group_types,
                               self.cpu if tier else None,
