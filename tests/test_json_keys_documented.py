@@ -147,7 +147,9 @@ def test_config_keys(args):
 
 
 def test_stats_and_curve_keys(trace):
-    for extra in ([], ["--model", "llama-3.1-8b", "--gpu", "h100", "--kv-offloading-size", "1"]):
+    # (a hybrid model with a tier adds the `cpu_window` miss reason)
+    for extra in ([], ["--model", "llama-3.1-8b", "--gpu", "h100", "--kv-offloading-size", "1"],
+                  ["--model", "gpt-oss-20b", "--kv-offloading-size", "0.05"]):
         doc = json.loads(run("stats", trace, "--num-blocks", "512", *extra, "--json"))
         check(("docs/stats.md", "docs/clock.md"), doc, "stats")
     doc = json.loads(run("curve", trace, "--policies", "lru,optimal", "--capacities",

@@ -87,11 +87,15 @@ def test_stats_of_a_hybrid_tier_agree_with_the_replays_summary(trace: Path,
 # Keyed by hash alone, hy12 said evicted 68 / evicted_both 96 tokens, hy917 4 / 44. In hy12 the
 # chunk of hash 15713903789764271317 is stored in its three groups at step 37 and group 1's key
 # alone is evicted at step 70; h12r13, admitted at step 86, misses that block on the GPU while
-# the tier still holds the full-attention group's chunk: `evicted`, not `evicted_both`. (Each
-# block's reason was checked against the step lines' [group, hash] evictions and stores.)
-@pytest.mark.parametrize(("case", "evicted", "both"), [("hy12", 100, 64), ("hy917", 36, 12)])
+# the tier still holds the full-attention group's chunk: not `evicted_both`. (Each block's
+# reason was checked against the step lines' [group, hash] evictions and stores.) Group 1 being
+# a sliding window whose chunks that hit needed, it is `cpu_window` (test_stats_cpu_window.py):
+# of the 100 and 36 tokens these said `evicted` before that reason, 80 and 32 are.
+@pytest.mark.parametrize(("case", "evicted", "both", "window"),
+                         [("hy12", 20, 64, 80), ("hy917", 4, 12, 32)])
 def test_evicted_both_is_the_reference_groups_chunk(case: str, evicted: int, both: int,
-                                                    tmp_path: Path) -> None:
+                                                    window: int, tmp_path: Path) -> None:
     _, lines, _ = _replay(DATA / "offload_hybrid" / f"{case}.trace.jsonl", tmp_path)
     tokens = _stats(lines)["misses"]["tokens"]
-    assert (tokens["evicted"], tokens["evicted_both"]) == (evicted, both)
+    assert (tokens["evicted"], tokens["evicted_both"], tokens["cpu_window"]) == \
+        (evicted, both, window)

@@ -13,7 +13,8 @@ events, vectorized) and `per_block.py` (the same one block at a time: the refere
 section (`memory.py`, `eviction.py`, `reuse.py`, `misses.py` with `attribution.py` (miss
 reasons, vectorized), `blockkeys.py` (partial-block keys) and `watched.py` (one request's
 reasons, for `replay --explain`), `preemption.py`, `cpu_tier.py`
-(a replay with a CPU tier)), `requests.py`
+(a replay with a CPU tier) with `cpu_window.py` (its lookup over a hybrid model's groups, for the
+`cpu_window` reason)), `requests.py`
 (per-request scalars), `history.py` and `sorted_arrays.py` (compact evicted-hash history),
 `latency.py` (the requests' latencies, from `finish` events), `dist.py` (distributions and
 timelines), `bulk.py` (distributions counted in bulk) and `report.py` (the JSON document,

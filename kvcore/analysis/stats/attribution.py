@@ -32,6 +32,10 @@ REASONS = ("cold", "evicted", "partial_block", "last_token", "window", "domain",
 # block whose chunk the tier evicted too (only then: the other streams' reports stay as they were)
 TIER_REASONS = (*REASONS, "cpu_tier", "evicted_both")
 CPU_TIER, EVICTED_BOTH = len(REASONS), len(REASONS) + 1
+# and over full-attention and windowed groups both: an evicted block the tier's full groups held,
+# that its windowed groups' chunks kept it from serving (cpu_window.py)
+TIER_WINDOW_REASONS = (*TIER_REASONS, "cpu_window")
+CPU_WINDOW = len(TIER_REASONS)
 _RID_MASK = (1 << 32) - 1  # evicted[g][h] packs (evict step << 32) | evicting request index
 _FP64 = np.uint64(_FP)
 

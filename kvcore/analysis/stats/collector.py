@@ -99,7 +99,7 @@ class StatsCollector(NativeEvents):
         sizes = set(self.group_bs)
         tier_bs = sizes.pop() if len(sizes) == 1 else bs
         self.cpu = CpuTierStats((cfg.get("offload_block_size") or tier_bs) // tier_bs
-                                if tier else 1, self.ref_group, ng)
+                                if tier else 1, self.ref_group, self.group_types)
         self.miss = MissStats(self.cached, self.evicted, self.ref_group,
                               self.group_bs[self.ref_group], self.group_types,
                               self.cpu if tier else None,

@@ -11,25 +11,38 @@ pinned while a load reads them. Memory: one entry per job in flight, never per e
 Over several KV cache groups a key is a group's (the event's `groups` names each key's group):
 the groups share their hashes (the same tokens), so a hash alone does not say which group's
 chunk the tier dropped or stored again. The counts are of keys, as the replay's summary counts
-them; the miss split reads the reference group's keys only.
+them; the miss split reads the reference group's keys (`evicted_both`) and, with a windowed
+group beside the full-attention ones, every full group's (`cpu_window`, cpu_window.py).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from kvcore.analysis.stats.attribution import CPU_TIER, EVICTED, EVICTED_BOTH
+from kvcore.analysis.stats.attribution import CPU_TIER, CPU_WINDOW, EVICTED, EVICTED_BOTH
+from kvcore.analysis.stats.cpu_window import WINDOWED, FullGroupChunks
 from kvcore.analysis.stats.per_block import bad_group
 from kvcore.errors import InputError
 
 
 class CpuTierStats:
-    def __init__(self, blocks_per_chunk: int = 1, ref_group: int = 0, n_groups: int = 1) -> None:
+    def __init__(self, blocks_per_chunk: int = 1, ref_group: int = 0,
+                 group_types: list[str] | None = None) -> None:
         """``ref_group``: the miss reasons' reference group (`misses.MissStats.ref`), of the
-        header's ``n_groups``."""
+        header's groups (``group_types``; None: one full-attention group)."""
+        types = group_types or ["full_attention"]
         self.bpc = blocks_per_chunk
         self.ref = ref_group
-        self.n_groups = n_groups
+        self.n_groups = len(types)
+        # `cpu_window` (cpu_window.py) only where vLLM's lookup has both kinds of group: full
+        # groups scanned as a prefix and windowed ones scanned for their window
+        windowed = [t in WINDOWED for t in types]
+        self.window: FullGroupChunks | None = (
+            FullGroupChunks(types, blocks_per_chunk) if any(windowed) and not all(windowed)
+            else None)
+        # the groups whose keys the miss split reads (the reference group is a full one)
+        self.tracked: tuple[int, ...] = (ref_group,) if self.window is None \
+            else self.window.groups
         # the reference group's chunk keys the tier evicted and did not store again (the miss
         # reasons' split, which reads only that group's hashes); one int per such chunk, as the
         # GPU's evicted history keeps one per hash
@@ -51,35 +64,34 @@ class CpuTierStats:
         self.requests_with_cpu_hits = 0
 
     # -- events ----------------------------------------------------------------------------
-    def ref_keys(self, ev: dict) -> list[int]:
-        """The event's keys of the reference group (a stream of one group: all of them).
-        Over several groups ``groups`` must name each key's group: a wrong shape raises the
-        ValueError `event_fields.misfit` words, an index past the header's groups an
-        `InputError` naming the field."""
+    def group_keys(self, ev: dict) -> dict[int, list[int]]:
+        """The event's keys of each tracked group (`tracked`; a stream of one group: all of
+        them, group 0's). Over several groups ``groups`` must name each key's group: a wrong
+        shape raises the ValueError `event_fields.misfit` words, an index past the header's
+        groups an `InputError` naming the field."""
         keys = ev["keys"]
         groups = ev.get("groups")
         if groups is None:
             if self.n_groups == 1:
-                return keys
+                return {0: keys}
             raise InputError(f"missing: a stream of {self.n_groups} KV cache groups names each "
                              "key's group (a stream of an older kvcli: replay it again)",
                              field="groups")
         if type(groups) is not list or type(keys) is not list or len(groups) != len(keys):
             raise ValueError("groups")
-        ref = self.ref
-        out = []
+        out: dict[int, list[int]] = {g: [] for g in self.tracked}
         for g, h in zip(groups, keys):
             if type(g) is not int or g < 0:
                 raise ValueError("groups")
-            if g == ref:
-                out.append(h)
+            if (mine := out.get(g)) is not None:
+                mine.append(h)
             elif g >= self.n_groups:
                 bad_group(g, self.n_groups, "groups")
         return out
 
     def load(self, ev: dict) -> None:
         self.seen = True
-        self.ref_keys(ev)     # (only checked: a load's chunks are every group's keys)
+        self.group_keys(ev)   # (only checked: a load's chunks are every group's keys)
         n = len(ev["keys"])
         self.loads += 1
         self.sync_loads += bool(ev.get("sync"))
@@ -89,10 +101,12 @@ class CpuTierStats:
 
     def store(self, ev: dict) -> None:
         self.seen = True
-        ref = self.ref_keys(ev)
+        by_group = self.group_keys(ev)
         n = len(ev["keys"])
         if self.gone:
-            self.gone.difference_update(ref)
+            self.gone.difference_update(by_group[self.ref])
+        if self.window is not None:
+            self.window.store(by_group)
         self.stores += 1
         self.blocks_stored += ev["gpu_blocks"]
         self.jobs[ev["job"]] = (True, n)
@@ -111,7 +125,10 @@ class CpuTierStats:
 
     def evict(self, ev: dict) -> None:
         self.seen = True
-        self.gone.update(self.ref_keys(ev))
+        by_group = self.group_keys(ev)
+        self.gone.update(by_group[self.ref])
+        if self.window is not None:
+            self.window.evict(by_group)
         n = len(ev["keys"])
         self.evicted += n
         self.evictions += 1
@@ -135,7 +152,8 @@ class CpuTierStats:
     def split_misses(self, ev: dict, hashes: list[int], hit: int, bs: int, codes) -> np.ndarray:
         """The GPU miss reasons of an admission's missed blocks with the tier: the first
         ``cpu_hit_tokens`` of them the tier served (`cpu_tier`); an `evicted` block after them
-        whose chunk the tier evicted too is `evicted_both`."""
+        whose chunk the tier evicted too is `evicted_both`, one that the tier's full groups
+        held far enough for a hit its windowed groups' chunks stopped is `cpu_window`."""
         codes = np.asarray(codes, dtype=np.int8)
         served = min((ev.get("cpu_hit_tokens") or 0) // bs, len(codes))
         codes[:served] = CPU_TIER
@@ -147,6 +165,14 @@ class CpuTierStats:
                 last = ((hit + served + j) // bpc + 1) * bpc - 1   # the chunk's key block
                 if last < n_full and hashes[last] in gone:
                     codes[served + j] = EVICTED_BOTH
+        if self.window is not None and (codes[served:] == EVICTED).any():
+            # the missed blocks a hit of the full groups alone would have covered whole (the
+            # tier's own hit counts whole blocks the same way); their full-attention chunks are
+            # on the CPU, so none of them is `evicted_both`
+            upto = min(self.window.reach(ev, hashes, bs) // bs - hit, len(codes))
+            if upto > served:
+                part = codes[served:upto]
+                part[part == EVICTED] = CPU_WINDOW
         return codes
 
     # -- the section ---------------------------------------------------------------------------

@@ -36,7 +36,9 @@ else group 0) plus its partial tail. Reasons, checked in this order for each mis
 * ``cold``: never seen.
 * With a CPU tier (a stream of `replay --kv-offloading-size`), two more: ``cpu_tier``, the first
   `admit.cpu_hit_tokens` of the missed tokens (the tier served them), and ``evicted_both``, an
-  ``evicted`` block whose chunk the tier evicted too (`cpu_tier.CpuTierStats.split_misses`).
+  ``evicted`` block whose chunk the tier evicted too (`cpu_tier.CpuTierStats.split_misses`);
+  over full-attention and windowed groups a third, ``cpu_window``: an ``evicted`` block the
+  tier would have served had its windowed groups' chunks been there (cpu_window.py).
 * ``unknown``: the stream's `admit` has no `prompt_hashes`, or the request has a hash domain
   but no `content_hashes` and the block was never cached in its domain (see
   docs/events-requests.md).
@@ -57,6 +59,7 @@ from kvcore.analysis.stats.attribution import (
     MAMBA_STATE,
     REASONS,
     TIER_REASONS,
+    TIER_WINDOW_REASONS,
     WINDOW,
     block_reasons,
     reasons_per_block,
@@ -90,7 +93,8 @@ class MissStats:
         for a replay with prefix caching off, whose `admit` lines carry no block hashes."""
         self.tier = tier
         self.hashed = hashed
-        self.reasons = TIER_REASONS if tier is not None else REASONS
+        self.reasons = (REASONS if tier is None else TIER_REASONS if tier.window is None
+                        else TIER_WINDOW_REASONS)
         self.cached = cached
         self.evicted = evicted
         self.ref = ref                       # the reference group and its block size
