@@ -47,6 +47,10 @@ class OffloadConfig:
     block_size: int                 # GPU tokens per block
     blocks_per_chunk: int
     kv_bytes_per_block: int         # one rank's (what a rank's transfer moves)
+    # what the sync-load budget charges a hit token: vLLM sums every offloaded group's block
+    # over its tokens (`offloading/scheduler.py:326-330`), where a chunk's bytes are one
+    # aliased block id's (jamba-v0.1: 8 x 16,384 = 131,072, not 16,384)
+    kv_bytes_per_token: int
     gib: float                      # the size asked for (what vLLM got as --kv-offloading-size)
     policy: str = "lru"
     prompt_only: bool = True        # vLLM's offload_prompt_only: decode KV is never stored
@@ -65,10 +69,6 @@ class OffloadConfig:
     @property
     def tokens_per_chunk(self) -> int:
         return self.blocks_per_chunk * self.block_size
-
-    @property
-    def kv_bytes_per_token(self) -> int:
-        return self.kv_bytes_per_block // self.block_size
 
     @property
     def kv_bytes_per_chunk(self) -> int:

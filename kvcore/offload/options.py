@@ -44,15 +44,20 @@ def offload_config(opts: Any, groups: list) -> OffloadConfig | None:
         # (offloading/config.py:175-185), the groups aliasing from byte 0: one block id's
         # bytes, the widest group's layers (gpt-oss-20b: 393,216, not its two groups' 786,432;
         # 5,461 chunks in 2 GiB, as `kvcli config` says); a copied block is one group's
-        from kvcore.sizing.config import bytes_per_block
+        from kvcore.sizing.config import bytes_per_block, group_bytes_per_block
 
         block_bytes = copy_bytes = bytes_per_block(groups)
+        # the sync-load budget's rate is not that block: vLLM sums each offloaded group's
+        # block over its own tokens (`offloading/scheduler.py:326-330`; every group here)
+        per_token = sum(group_bytes_per_block(g) // g.kv_cache_spec.block_size
+                        for g in groups)
     else:
         # (a trace's `groups`, each with the geometry's layers: as the oracle's harness builds
         # them, with no KV cache tensor, vLLM sums the groups' bytes, 173-189)
         copy_bytes = kv_bytes_per_block(bs, opts.num_layers, opts.num_kv_heads,
                                         opts.head_size, tier_kv_dtype(opts))
         block_bytes = copy_bytes * len(groups)
+        per_token = copy_bytes // bs * len(groups)
     copies = tier_copies(opts.tp, any(_is_mla(g) for g in groups))
     per_chunk = chunk_bytes(block_bytes * copies, bpc)
     if opts.kv_offloading_size_chunks is not None:
@@ -61,7 +66,7 @@ def offload_config(opts: Any, groups: list) -> OffloadConfig | None:
         gib = float(opts.kv_offloading_size)
     return OffloadConfig(
         num_chunks=chunks_of(gib, per_chunk), block_size=bs, blocks_per_chunk=bpc,
-        kv_bytes_per_block=block_bytes, gib=gib, policy=opts.eviction_policy,
+        kv_bytes_per_block=block_bytes, kv_bytes_per_token=per_token, gib=gib, policy=opts.eviction_policy,
         prompt_only=opts.offload_prompt_only, store_threshold=opts.store_threshold,
         sync_load_budget_bytes=opts.sync_load_budget_bytes, load_steps=opts.load_steps,
         store_steps=opts.store_steps, bandwidth=_bandwidth(opts), copies=copies,

@@ -55,9 +55,15 @@ def _layer_pages(group: KVCacheGroupSpec) -> list[tuple[str, int]]:
     return [(n, spec.page_size_bytes) for n in group.layer_names]
 
 
+def group_bytes_per_block(group: KVCacheGroupSpec) -> int:
+    """One group's block: the sum of its layers' pages (vLLM's `_group_kv_bytes_per_block`)."""
+    return sum(p for _, p in _layer_pages(group))
+
+
 def bytes_per_block(groups: list[KVCacheGroupSpec]) -> int:
-    """Bytes one block id costs across the pool: the largest group's sum of per-layer pages."""
-    return max((sum(p for _, p in _layer_pages(g)) for g in groups), default=0)
+    """Bytes one block id costs across the pool: the largest group's sum of per-layer pages
+    (the groups alias one allocation from byte 0)."""
+    return max((group_bytes_per_block(g) for g in groups), default=0)
 
 
 def blocks_per_request(spec: KVCacheSpec, ctx: SizingContext) -> int:
