@@ -70,6 +70,7 @@ MODULES = (
     "kvcore.offload.record", "kvcore.offload.config", "kvcore.offload.tier",
     # (over several groups: `HybridConnector` subclasses the compiled connector)
     "kvcore.offload.hybrid", "kvcore.offload.hybrid_lookup", "kvcore.offload.hybrid_stores",
+    "kvcore.offload.hybrid_partial",
 )
 
 # Native kernels (Cython, built alongside): module -> its .pyx and the .pxi files it includes,

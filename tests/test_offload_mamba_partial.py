@@ -4,9 +4,9 @@ vLLM bumps a Mamba hybrid's block to the Mamba state's page (jamba-v0.1: 80 toke
 group, and its offloading config makes the chunk from that block (`offloading/config.py:
 106-160`), not from `--block-size`. `data/offload_mamba_partial/` holds vLLM's answers over such
 layouts (blocks of 32-80 tokens, Jamba's seven Mamba groups and a full one among them; README
-there): with the hash block the block (no `prefix_match_unit`) kvcli replays them step for step;
-with a finer unit vLLM's partial tails are not modelled and kvcli refuses in one line, as it
-refuses what vLLM refuses itself.
+there): with the hash block the block (no `prefix_match_unit`) kvcli replays them step for step
+here; with a finer unit (vLLM's partial tails) in `test_offload_mamba_tails.py`. What vLLM
+refuses itself kvcli refuses alike, in one line.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from kvcore.errors import InputError
 DATA = Path(__file__).parent / "data" / "offload_mamba_partial"
 ALL = sorted(DATA.glob("*.trace.jsonl"), key=lambda t: int(t.name[2:].split(".")[0]))
 CASES = [t for t in ALL if "prefix_match_unit" not in config_of(t)]
-PARTIAL = [t for t in ALL if "prefix_match_unit" in config_of(t)]
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -69,26 +68,6 @@ def test_the_cases_cover_the_layouts() -> None:
     assert [j["sync"] for j in loads] == [True] * 5
 
 
-@pytest.mark.parametrize("trace", PARTIAL, ids=_ids(PARTIAL))
-def test_partial_tails_are_refused(trace: Path) -> None:
-    """A unit finer than the block: vLLM stores and loads partial tails (the answer kept here
-    shows them), which kvcli does not model: refused in one line naming the config line."""
-    cfg = config_of(trace)
-    summary = answer_of(trace)[-1]["summary"]
-    facts = summary["config"]["_effective"]["mamba"]
-    assert facts["supports_partial_tail"] is True
-    assert facts["tokens_per_hash"] == cfg["prefix_match_unit"] == 16
-    assert facts["partial_tail_block_size"] == cfg["block_size"] == 80
-    tails = [int(k[1:]) for ln in answer_of(trace)[:-1] if "step" in ln
-             for offers in ln["store_offers"].values() for o in offers
-             for keys in o["chunks"].values() for k in keys if isinstance(k, str)]
-    assert tails and all(t % 16 == 0 and t % 80 for t in tails)
-    with pytest.raises(InputError) as e:
-        replay_case(trace, async_scheduling=bool(cfg.get("async_scheduling")))
-    assert e.value.field == "config.prefix_match_unit" and e.value.line == 1
-    assert "partial tails" in e.value.message and "\n" not in str(e.value)
-
-
 def test_a_unit_vllm_refuses_is_refused_alike() -> None:
     """One Mamba group alone: vLLM refuses any unit but the block at start-up
     (`kv_cache_utils.py:845-857`); kvcli says vLLM's words."""
@@ -118,14 +97,6 @@ def test_jamba_replays_over_the_tier_end_to_end() -> None:
         (80, 4 * 327_680, 409)
     assert (off["cpu_hit_tokens"], off["load_jobs"], off["chunks_loaded"]) == (206_320, 147, 3_608)
     assert off["cpu_hit_tokens"] % 80 == 0
-
-
-def test_jamba_with_a_finer_unit_is_refused_in_one_line() -> None:
-    r = _cli("--num-blocks", "400", "--kv-offloading-size", "0.5", "--prefix-match-unit", "16")
-    assert r.exit_code == 2
-    err = r.stderr.strip()
-    assert err.startswith("error: option --prefix-match-unit:") and "\n" not in err
-    assert "80 tokens here" in err and "16-token keys" in err
 
 
 def test_an_offload_block_off_the_bumped_block_is_refused() -> None:

@@ -28,7 +28,9 @@ class DeferredFrees:
         self.sched_step_seq = 0
         self.processed_step_seq = 0
         self.last_sched_seq: dict[str, int] = {}
-        self.held: deque[tuple[int, list]] = deque()     # (step number, blocks), in order
+        # (step number, a request's tables, or a step's copy-on-write ends: plain blocks), in
+        # order
+        self.held: deque[tuple[int, list, bool]] = deque()
 
     def can_free(self, req: Request, now: int) -> bool:
         """Whether the request's blocks can go back now, inside schedule() call ``now``."""
@@ -59,14 +61,29 @@ class DeferredFrees:
             return
         tables = self.kvm.pop_blocks_for_free(req)
         if any(tables):
-            self.held.append((self.sched_step_seq, tables))
+            self.held.append((self.sched_step_seq, tables, False))
+
+    def free_copies(self, blocks: list[KVCacheBlock]) -> None:
+        """The step's copy-on-write ends (partial hash hits), held until the step that runs the
+        copies is processed (vLLM's `_free_cow_retained_blocks`, fenced at the step being
+        scheduled: ``sched_step_seq + 1`` before this step is counted), in their order."""
+        if not blocks:
+            return
+        if self.sched_step_seq + 1 <= self.processed_step_seq:
+            self.kvm.block_pool.free_blocks(blocks)
+            return
+        self.held.append((self.sched_step_seq + 1, blocks, True))
 
     def processed(self) -> None:
         """A batch that scheduled tokens was processed: release the blocks it held."""
         self.processed_step_seq += 1
         held = self.held
         while held and held[0][0] <= self.processed_step_seq:
-            release(self.kvm, held.popleft()[1])
+            _, blocks, copies = held.popleft()
+            if copies:
+                self.kvm.block_pool.free_blocks(blocks)
+            else:
+                release(self.kvm, blocks)
 
 
 def release(kvm: KVCacheManager, tables: list[list[KVCacheBlock]]) -> None:

@@ -242,8 +242,9 @@ class Scheduler:
         assert len(running) <= cfg.max_num_seqs
         if self.mamba_unit:
             # The step's copy-on-writes have run with it: their held ends go (vLLM's
-            # `_free_cow_retained_blocks`; no deferral here: that needs a KV connector).
-            kvm.block_pool.free_blocks(kvm.coordinator.take_cow_blocks())
+            # `_free_cow_retained_blocks`; deferred with the tier under async scheduling).
+            cow = kvm.coordinator.take_cow_blocks()
+            (self.deferred.free_copies if self.deferred else kvm.block_pool.free_blocks)(cow)
         # (C) computed (and in-flight) tokens advance at schedule time
         advance_scheduled(self, out, plain, now)
         self.finished_req_ids = set()

@@ -24,6 +24,7 @@ from kvcore.errors import InputError
 from kvcore.host_memory import check_pool_fits
 from kvcore.models.geometry import ModelGeometry
 from kvcore.offload.config import OffloadConfig, empty_tier_note
+from kvcore.offload.hybrid_partial import partial_tail_block
 from kvcore.offload.options import check_supported, offload_config, sync_budget_note
 from kvcore.prefix_match import unmodelled
 from kvcore.retention import check_retention_interval, dense_retention_note
@@ -113,14 +114,12 @@ def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
         raise refusal(cfg, trace, err.field, err.message) from None
     if offload is not None:
         hbs = StartUp(cfg, groups, clock, offload, geometry).hash_block_size
-        try:
-            check_supported(groups, cfg.prefix_cache_retention_interval,
-                            offload.tokens_per_chunk, hbs)
-        except InputError as err:
-            if err.field != "prefix_match_unit":
-                raise
-            raise refusal(cfg, trace, err.field, err.message) from None
-        for note in (empty_tier_note(offload), sync_budget_note(cfg, offload, trace.config)):
+        check_supported(groups, cfg.prefix_cache_retention_interval, offload.tokens_per_chunk)
+        # (with partial tails a load may be one hash block: `hybrid_partial`)
+        tail = partial_tail_block([g.kv_cache_spec for g in groups], offload.blocks_per_chunk,
+                                  hbs) and hbs
+        for note in (empty_tier_note(offload),
+                     sync_budget_note(cfg, offload, trace.config, tail)):
             if note is not None:
                 notes = (*notes, note)
     return StartUp(cfg, groups, clock, offload, geometry, notes)

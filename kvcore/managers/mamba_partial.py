@@ -41,6 +41,13 @@ if TYPE_CHECKING:
 
 
 class FineMambaManager(MambaManager):
+    def _finish_init(self) -> None:
+        super()._finish_init()
+        # request -> the boundary of the tail it produced in its running block, until the
+        # copy-on-write saves it (vLLM's _producer_partial_tail_reqs): with a CPU tier the copy
+        # is handed to it (``state_offers``)
+        self.producer_tails: dict[str, int] = {}
+
     def get_num_blocks_to_allocate(self, request_id: str, num_tokens: int,
                                    new_computed_blocks: Sequence[KVCacheBlock],
                                    total_computed_tokens: int = 0,
@@ -104,6 +111,10 @@ class FineMambaManager(MambaManager):
         if request_id in self._allocated:
             self._keys().move(source, copy)
             source.ref_cnt += 1
+            boundary = self.producer_tails.pop(request_id, None)
+            if boundary is not None and self.state_offers is not None:
+                # the producer's tail state, kept in the copy: the CPU tier's partial tail
+                self.state_offers.append((request_id, copy, boundary))
             if copy.block_hash is not None:
                 # filled by this step's copy only: no hit on it before the next step
                 self._cached_this_step.add(copy.block_hash)
@@ -130,10 +141,20 @@ class FineMambaManager(MambaManager):
             self._cached_this_step.add(h)
         if after > before:
             blocks = self.req_to_blocks[rid]
+            offers = self.state_offers
+            bs = self.block_size
             for i in range(before, after):
                 bh = blocks[i].block_hash
                 if bh is not None and not blocks[i].is_null:
                     self._cached_this_step.add(bh)
+                    if offers is not None:
+                        # (a CPU tier gets every state cached, at its key's position)
+                        offers.append((rid, blocks[i], self._keys().num_tokens(blocks[i],
+                                                                               (i + 1) * bs)))
+
+    def pop_blocks_for_free(self, request_id: str) -> list[KVCacheBlock]:
+        self.producer_tails.pop(request_id, None)
+        return super().pop_blocks_for_free(request_id)
 
     def _retained(self, block: int) -> bool:
         """Whether the retention interval alone keeps the state at the end of ``block``
@@ -183,4 +204,5 @@ class FineMambaManager(MambaManager):
         if h is not None and num_tokens % bs:
             self.partial_hits[rid] = (index, source)
             self.num_cached_block[rid] = index
+            self.producer_tails[rid] = num_tokens
         return h

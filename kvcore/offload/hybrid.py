@@ -11,7 +11,10 @@ per group (docs/offload.md, "Hybrid models"):
 * the lookup (`hybrid_lookup.lookup`) visits full groups forward, windowed groups backward for a
   window-long run, and repeats passes until the end agrees;
 * a load is one job over all groups, from each group's first block past the GPU hit that is
-  neither null nor cached (`group_sizes`); stores are `hybrid_stores.build_meta`.
+  neither null nor cached (`group_sizes`); stores are `hybrid_stores.build_meta`;
+* with a hash block finer than a Mamba block (`--prefix-match-unit`) a key is every
+  ``hashes_per_chunk``-th hash, and with one block a chunk a hit may end on a partial tail
+  inside a block (`hybrid_partial`: its lookup, store and load of the boundary's keys).
 
 One group keeps `OffloadingConnector` (its outputs unchanged, byte for byte).
 """
@@ -24,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 from kvcore.kv_events import MEDIUM_CPU, BlockRemoved, BlockStored, hash_to_int
 from kvcore.managers.mamba import MambaManager
 from kvcore.offload.connector import OffloadingConnector, first_loaded_block
+from kvcore.offload.hybrid_lookup import lookup
+from kvcore.offload.hybrid_partial import boundary_key, lookup_with_tails, partial_tail_block
 from kvcore.offload.jobs import Job
 from kvcore.offload.keys import ReqContext, key_group, key_hash, make_key
 from kvcore.request import Request
@@ -75,6 +80,9 @@ class GroupState:
     next_stored: int = 0
     table: list[KVCacheBlock] | None = None     # the live table as last seen
     n_seen: int = 0
+    # a full group's end (in chunks) of the hits its last complete-chunk lookup confirmed
+    # (vLLM's lookup_hit_end_chunk_idx: a partial tail's bridge chunk is not looked up again)
+    hit_end: int = 0
 
 
 @dataclass(slots=True)
@@ -85,13 +93,17 @@ class HybridState:
     num_local: int = 0
     jobs: set[int] = field(default_factory=set)
     finished_signaled: bool = False
+    # the boundary of the partial tail the last lookup found (`hybrid_partial`), until its load
+    partial_boundary: int | None = None
 
-    def update_keys(self, bpc: int, tpc: int) -> None:
+    def update_keys(self, hpc: int, tpc: int) -> None:
+        """Each chunk's key: every ``hpc``-th hash (hashes per chunk: blocks per chunk unless
+        the hash block is finer than the block)."""
         hashes = self.req.block_hashes
         ctx = self.ctx
         for g, gs in enumerate(self.groups):
             keys = gs.keys
-            for h in hashes[bpc * len(keys) + bpc - 1::bpc]:
+            for h in hashes[hpc * len(keys) + hpc - 1::hpc]:
                 key = make_key(h, g)
                 keys.append(key)
                 ctx.set_position(key, len(keys) * tpc)
@@ -123,6 +135,13 @@ class HybridConnector(OffloadingConnector):
             m = managers[g]
             assert isinstance(m, MambaManager)
             m.state_offers = []
+        # the hash block (`--prefix-match-unit`): a chunk's key is its last hash, and with a
+        # Mamba block coarser than it, partial tails (`hybrid_partial`; 0: none)
+        self.hash_block = self.kvm.block_pool.hash_block_size
+        self.hashes_per_chunk = tpc // self.hash_block
+        self.partial_block = partial_tail_block(
+            [g.kv_cache_spec for g in self.kvm.coordinator.kv_cache_config.kv_cache_groups],
+            self.cfg.blocks_per_chunk, self.hash_block)
 
     # -- requests ----------------------------------------------------------------------------
     def on_new_request(self, req: Request) -> None:
@@ -132,7 +151,7 @@ class HybridConnector(OffloadingConnector):
             req, ctx, [GroupState() for _ in self.infos])
 
     def update_keys(self, st: Any) -> None:
-        st.update_keys(self.cfg.blocks_per_chunk, self.cfg.tokens_per_chunk)
+        st.update_keys(self.hashes_per_chunk, self.cfg.tokens_per_chunk)
 
     # -- lookup --------------------------------------------------------------------------------
     def _all_states(self) -> dict[str, Any]:
@@ -146,8 +165,8 @@ class HybridConnector(OffloadingConnector):
             gs.next_stored = 0
 
     def _lookup(self, st: Any) -> int | None:
-        from kvcore.offload.hybrid_lookup import lookup
-
+        if self.partial_block:
+            return lookup_with_tails(self, st)
         return lookup(self, st)
 
     # -- after the allocation ------------------------------------------------------------------
@@ -172,10 +191,18 @@ class HybridConnector(OffloadingConnector):
         dst: list[int] = []
         sizes: list[int] = []
         first_loaded = cached
-        for info, gs, blocks in zip(self.infos, st.groups, tables):
+        tail = st.partial_boundary
+        st.partial_boundary = None
+        assert tail is None or tail == cached
+        for g, (info, gs, blocks) in enumerate(zip(self.infos, st.groups, tables)):
             start = first_loaded_block(blocks, local, n_gpu, bs, sync)
             if n_gpu > start:
-                keys.extend(gs.keys[start // bpc:n_chunks])
+                if tail is None:
+                    keys.extend(gs.keys[start // bpc:n_chunks])
+                else:
+                    # the complete chunks before the tail's block, then the tail's own key
+                    keys.extend(gs.keys[start // bpc:n_chunks - 1])
+                    keys.append(boundary_key(self, st, g, tail))
                 # (a Mamba state stands for the whole range past the local hit)
                 first_loaded = min(first_loaded, local if info.mamba else start * bs)
             dst.extend(b.block_id for b in blocks[start:n_gpu])

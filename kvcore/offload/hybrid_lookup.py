@@ -76,6 +76,8 @@ def lookup(conn: HybridConnector, st: HybridState) -> int | None:
     defer = False
     groups: tuple[int, ...] = conn.lookup_order
     start = local // c
+    for gs in st.groups:
+        gs.hit_end = 0
     while groups:
         looked_windowed = False
         current, groups = groups, ()
@@ -90,6 +92,7 @@ def lookup(conn: HybridConnector, st: HybridState) -> int | None:
             n: int | None
             if info.window is None:
                 n = _prefix(manager, window)
+                st.groups[g].hit_end = start + (n or 0)
             else:
                 first = info.load_window(min(end, n_chunks * c), c)
                 n = _window(manager, window, info.window, first or 0)

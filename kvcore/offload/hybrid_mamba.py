@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvcore.managers.mamba import MambaManager
+from kvcore.offload.hybrid_partial import build_tail_jobs
 from kvcore.offload.jobs import Job
 from kvcore.offload.keys import make_key
 from kvcore.offload.stores import new_store_job
@@ -78,3 +79,5 @@ def build_state_jobs(conn: HybridConnector, store_jobs: dict[int, Job]) -> None:
             sizes[g] = 1
             job = new_store_job(conn, st, offer, [bid], store_jobs, sizes=sizes, window=[bid])
             conn.fenced.setdefault(bid, set()).add(job.job_id)
+    if conn.partial_block:
+        build_tail_jobs(conn, handoffs, store_jobs)     # then the partial tails

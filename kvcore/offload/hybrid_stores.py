@@ -86,6 +86,11 @@ def build_meta(conn: HybridConnector, scheduled: dict[str, int], eager: list[Req
             gs.block_ids.extend(new)
             allocated.update(new)
         ends[rid] = before
+    for m in managers:
+        if m.pending_cow:
+            # a copy-on-write's destination is written this step (vLLM's
+            # kv_cache_block_copies: a store reading it is flushed)
+            allocated.update([c.block_id for _, c in m.pending_cow])
     allocated.discard(0)
     if windowed and allocated:
         bpc = conn.cfg.blocks_per_chunk

@@ -125,19 +125,23 @@ def unused_tier_options(opts: Any, config_line: Any = ()) -> str | None:
             "or kv_offloading_size_chunks)")
 
 
-def sync_budget_note(opts: Any, cfg: OffloadConfig, config_line: Any = ()) -> str | None:
-    """The warning for a `sync_load_budget_bytes` under one chunk's load, or None: a load is a
-    chunk at least (a hit shorter than a chunk is none: `connector.OffloadingConnector._lookup`,
-    `hybrid_lookup.lookup`), so none fits the budget and every load stays asynchronous, as
-    with 0, unsaid. (Cache mode says the option is unread there.)"""
+def sync_budget_note(opts: Any, cfg: OffloadConfig, config_line: Any = (),
+                     tail_unit: int = 0) -> str | None:
+    """The warning for a `sync_load_budget_bytes` under the least load's bytes, or None: a load
+    is a chunk at least (a hit shorter than a chunk is none: `connector.OffloadingConnector.
+    _lookup`, `hybrid_lookup.lookup`), or with partial tails (``tail_unit``, the hash block:
+    `hybrid_partial`) one hash block, so none fits the budget and every load stays
+    asynchronous, as with 0, unsaid. (Cache mode says the option is unread there.)"""
     budget = cfg.sync_load_budget_bytes
-    least = cfg.tokens_per_chunk * cfg.kv_bytes_per_token       # (`_reserve_sync_load`'s sum)
+    tokens = tail_unit or cfg.tokens_per_chunk
+    least = tokens * cfg.kv_bytes_per_token       # (`_reserve_sync_load`'s sum)
     if opts.mode != "engine" or not budget or budget >= least:
         return None
     lined = " (the trace's config line)" if "sync_load_budget_bytes" in config_line and \
         "sync_load_budget_bytes" not in (opts.given or ()) else ""
     return (f"option sync_load_budget_bytes{lined} has no effect: {budget:,} bytes is less than "
-            f"the least load, one chunk of {cfg.tokens_per_chunk:,} tokens ({least:,} bytes): "
+            f"the least load, {'a partial tail' if tail_unit else 'one chunk'} of {tokens:,} "
+            f"tokens ({least:,} bytes): "
             "every load stays asynchronous")
 
 
@@ -159,16 +163,17 @@ def _is_mla(group: Any) -> bool:
     return type(group.kv_cache_spec).__name__ == "MLAAttentionSpec"
 
 
-def check_supported(groups: list, retention: int | None = 0, tokens_per_chunk: int = 0,
-                    hash_block_size: int = 0) -> None:
+def check_supported(groups: list, retention: int | None = 0, tokens_per_chunk: int = 0) -> None:
     """What the tier does not model is refused, not run half-right. vLLM 0.33 offloads every
     prefix-cacheable group (`offloading/config.py:61-86`): full attention (an MLA group is one
     to the connector: `MLAAttentionSpec` is a `FullAttentionSpec`), sliding window, chunked
     local attention and align-mode Mamba groups are modelled (`hybrid.py`, `hybrid_mamba.py`),
-    a Mamba group with its block dividing the chunk and the hash block the block (checked
-    against vLLM with blocks of 8-80 tokens and the chunk one or two blocks:
-    tests/data/offload_mamba, offload_mamba_partial). A hash block finer than a Mamba group's
-    block (`--prefix-match-unit`: keys every unit, partial tails) is not. With a windowed group
+    a Mamba group with its block dividing the chunk (checked against vLLM with blocks of 8-80
+    tokens and the chunk one or two blocks: tests/data/offload_mamba, offload_mamba_partial),
+    the hash block the block or finer (`--prefix-match-unit`: keys every hashes-per-chunk
+    hashes, partial tails: `hybrid_partial.py`; checked with chunks of 1-4 blocks; the unit
+    next to other windowed groups is refused at start-up, `kvcore.prefix_match`). With a
+    windowed group
     the store rules need a retention interval (dense retention, None, is not modelled), a
     multiple of the chunk (vLLM refuses to start otherwise: offloading/scheduler.py:296-310)."""
     windowed = [g for g in groups if type(g.kv_cache_spec).__name__ in
@@ -184,11 +189,6 @@ def check_supported(groups: list, retention: int | None = 0, tokens_per_chunk: i
             raise InputError(f"the CPU tier is modelled over a Mamba group whose block divides "
                              f"the chunk, not a {bs}-token Mamba block with a "
                              f"{tokens_per_chunk}-token chunk", field="kv_offloading_size")
-        if hash_block_size and hash_block_size < bs:
-            raise InputError(f"the CPU tier over Mamba groups is modelled with the hash block "
-                             f"the block ({bs} tokens here), not {hash_block_size}-token keys "
-                             "(vLLM's partial tails): leave prefix_match_unit out",
-                             field="prefix_match_unit")
     if (windowed or mamba) and tokens_per_chunk and retention and retention % tokens_per_chunk:
         raise InputError(f"must be a multiple of the CPU tier's {tokens_per_chunk}-token chunk "
                          "with windowed KV cache groups (vLLM refuses to start)",
