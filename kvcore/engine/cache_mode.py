@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kvcore.engine.context import ReplayContext
 from kvcore.engine.read_ahead import read_ahead
+from kvcore.engine.scheduler_offload import connector_hit
 from kvcore.offload.stores import build_connector_meta
 from kvcore.offload.tier import OffloadTier
 from kvcore.traces import TraceRequest
@@ -58,7 +59,9 @@ class CacheRun:
         ext = 0
         if tier is not None:
             tier.conn.on_new_request(req)
-            ext = tier.conn.get_num_new_matched_tokens(req, hit)[0] or 0
+            # (a GPU hit inside a block is shown to the tier floored, as engine mode does)
+            found, _, blocks, hit = connector_hit(kvm, tier.conn, req, blocks, hit)
+            ext = found or 0
             tier.conn.rec.lookups[tr.id] = [hit, ext]
         new = kvm.allocate_slots(req, req.num_tokens - hit - ext, hit, blocks,
                                  num_external_computed_tokens=ext,

@@ -68,22 +68,12 @@ def schedule_waiting_with_connector(sched: Scheduler, out: SchedulerOutput, budg
         looked_up = req.num_computed_tokens == 0
         if looked_up:
             hit_blocks, num_hit, req.shared_prefix_boundary = kvm.get_computed_blocks(req)
-            # the connector sees the hit floored to the block (a partial hash hit's tail
-            # inside a block: `--prefix-match-unit`); a longer tier hit drops that tail, a
-            # shorter one loads nothing (vLLM's scheduler.py:1130-1186)
-            tail = num_hit % kvm.coordinator.scheduler_block_size
-            found, load_async = conn.get_num_new_matched_tokens(req, num_hit - tail)
+            found, load_async, hit_blocks, num_hit = connector_hit(kvm, conn, req, hit_blocks,
+                                                                   num_hit)
             if found is None:
                 _skip(queue, skipped_holding, skipped_waiting)
                 continue
             ext = found
-            if tail:
-                if found > tail:
-                    num_hit -= tail
-                    hit_blocks = _truncated(kvm, hit_blocks, num_hit)
-                else:
-                    ext = 0
-                    load_async = False
             queries = req.num_tokens - num_hit
             hits = ext
             computed = num_hit + ext
@@ -170,13 +160,25 @@ def connector_finished(sched: Scheduler, req: Request) -> None:
     sched.finished_order.append(req.request_id)
 
 
-def _truncated(kvm: Any, hits: Any, num_tokens: int) -> Any:
-    """vLLM's `truncate_computed_blocks`: each group's hit up to ``num_tokens`` (a multiple of
-    its block; a Mamba group's shorter hit kept whole)."""
+def connector_hit(kvm: Any, conn: OffloadingConnector, req: Request, hits: Any, num_hit: int
+                  ) -> tuple[int | None, bool, Any, int]:
+    """The connector's lookup past the GPU hit: (tokens it loads or None for "not yet", async,
+    the GPU hit's blocks and tokens). It sees the GPU hit floored to the block (a partial hash
+    hit's tail inside a block, `--prefix-match-unit`); a longer tier hit drops that tail (vLLM's
+    `truncate_computed_blocks`: each group's hit up to the floor, a Mamba group's shorter one
+    kept), a shorter one keeps it and loads nothing (vLLM's scheduler.py:1130-1186)."""
+    tail = num_hit % kvm.coordinator.scheduler_block_size
+    found, load_async = conn.get_num_new_matched_tokens(req, num_hit - tail)
+    if not tail or found is None:
+        return found, load_async, hits, num_hit
+    if found <= tail:
+        return 0, False, hits, num_hit
     from kvcore.kv_cache_blocks import KVCacheBlocks
 
-    return KVCacheBlocks(tuple(list(g[:num_tokens // m.block_size]) for g, m in
+    num_hit -= tail
+    hits = KVCacheBlocks(tuple(list(g[:num_hit // m.block_size]) for g, m in
                                zip(hits.blocks, kvm.coordinator.single_type_managers)))
+    return found, load_async, hits, num_hit
 
 
 def _skip(queue: Any, holding: list[Any], waiting: list[Any]) -> None:
