@@ -36,6 +36,7 @@ FOREIGN = {
     "--no-": "the table's abbreviation of --no-offload-prompt-only",
     "--head": "`ray start`'s option",
     "--port": "`ray start`'s option",
+    "-n": "`ulimit -n`, the shell's open-file limit (docs/cluster.md)",
     "--num-cpus": "`ray start`'s option",
     "--address": "`ray start`'s option",
     "--node-ip-address": "`ray start`'s option",
