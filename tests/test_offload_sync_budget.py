@@ -67,8 +67,11 @@ def test_jamba_budget_under_one_chunk_loads_nothing_inside_the_step(tmp_path) ->
     lines = [json.loads(line) for line in steps.open()]
     assert sum(j["sync"] for e in lines for j in e.get("load_jobs", {}).values()) == 0
     o = short["offload"]
-    assert (o["load_jobs"], o["cpu_hit_tokens"], o["bytes_loaded"]) == \
-        (147, 206_320, 4_729_077_760)
+    # 3,608 GPU blocks loaded: a state of each of the 7 Mamba groups a load (1,245,184 bytes:
+    # their layers unpadded), the other 2,579 full attention (1,310,720)
+    assert (o["load_jobs"], o["cpu_hit_tokens"], o["gpu_blocks_loaded"], o["bytes_loaded"]) == \
+        (147, 206_320, 3_608, 147 * 7 * 1_245_184 + 2_579 * 1_310_720) == \
+        (147, 206_320, 3_608, 4_661_641_216)
     # a budget of 100,000,000 bytes holds hits of up to 762 tokens: 14 loads inside the step
     wide = _replay("--offload-sync-load-budget-bytes", "100000000", "--steps", str(steps))
     lines = [json.loads(line) for line in steps.open()]

@@ -51,8 +51,8 @@ def test_an_mla_replay_is_the_full_attention_replay_of_its_pool(case: str) -> No
     full = replay(trace, ReplayOptions(**base, given=frozenset(base)))
     mla_opts = {**base, "model": "deepseek-v3", "tp": 8}
     mla = replay(trace, ReplayOptions(**mla_opts, given=frozenset(mla_opts)))
-    sizes = {"kv_bytes_per_block", "kv_bytes_per_chunk", "bytes_loaded", "bytes_stored",
-             "kv_offloading_size_gib"}
+    sizes = {"kv_bytes_per_block", "kv_bytes_per_chunk", "copy_bytes_per_block", "bytes_loaded",
+             "bytes_stored", "kv_offloading_size_gib"}
     assert full.offload["chunks_loaded"] > 0      # (cpu_full_lru evicts from the tier too)
     assert {k: v for k, v in mla.offload.items() if k not in sizes} == \
         {k: v for k, v in full.offload.items() if k not in sizes}

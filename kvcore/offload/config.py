@@ -62,9 +62,9 @@ class OffloadConfig:
     # on the simulated clock instead: bytes per ms each way (None: the step counts above)
     bandwidth: float | None = None
     copies: int = 1                 # ranks' copies of a block in a chunk (`tier_copies`)
-    # one GPU block's bytes a transfer copies (0: kv_bytes_per_block; several groups: one
-    # group's block, each group's copied apart)
-    copy_bytes_per_block: int = 0
+    # what a transfer moves for one GPU block of each offloaded group, in group order (its
+    # layers' unpadded pages: `options.copy_bytes_per_block`); empty: kv_bytes_per_block
+    group_copy_bytes: tuple[int, ...] = ()
 
     @property
     def tokens_per_chunk(self) -> int:

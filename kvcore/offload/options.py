@@ -44,9 +44,11 @@ def offload_config(opts: Any, groups: list) -> OffloadConfig | None:
         # (offloading/config.py:175-185), the groups aliasing from byte 0: one block id's
         # bytes, the widest group's layers (gpt-oss-20b: 393,216, not its two groups' 786,432;
         # 5,461 chunks in 2 GiB, as `kvcli config` says); a copied block is one group's
+        # layers, unpadded (`copy_bytes_per_block`)
         from kvcore.sizing.config import bytes_per_block, group_bytes_per_block
 
-        block_bytes = copy_bytes = bytes_per_block(groups)
+        block_bytes = bytes_per_block(groups)
+        group_copy = tuple(copy_bytes_per_block(g) for g in groups)
         # the sync-load budget's rate is not that block: vLLM sums each offloaded group's
         # block over its own tokens (`offloading/scheduler.py:326-330`; every group here)
         per_token = sum(group_bytes_per_block(g) // g.kv_cache_spec.block_size
@@ -58,6 +60,9 @@ def offload_config(opts: Any, groups: list) -> OffloadConfig | None:
                                         opts.head_size, tier_kv_dtype(opts))
         block_bytes = copy_bytes * len(groups)
         per_token = copy_bytes // bs * len(groups)
+        # (no layers of their own to count: every group copies the geometry's block, as the
+        # harness's groups do)
+        group_copy = (copy_bytes,) * len(groups)
     copies = tier_copies(opts.tp, any(_is_mla(g) for g in groups))
     per_chunk = chunk_bytes(block_bytes * copies, bpc)
     if opts.kv_offloading_size_chunks is not None:
@@ -70,7 +75,21 @@ def offload_config(opts: Any, groups: list) -> OffloadConfig | None:
         prompt_only=opts.offload_prompt_only, store_threshold=opts.store_threshold,
         sync_load_budget_bytes=opts.sync_load_budget_bytes, load_steps=opts.load_steps,
         store_steps=opts.store_steps, bandwidth=_bandwidth(opts), copies=copies,
-        copy_bytes_per_block=copy_bytes)
+        group_copy_bytes=group_copy)
+
+
+def copy_bytes_per_block(group: Any) -> int:
+    """The bytes a transfer moves for one of ``group``'s GPU blocks: each of its layers' page
+    unpadded, as vLLM's worker counts a copy (`v1/kv_offload/cpu/gpu_worker.py:424-446`: one
+    ref a layer, `page_size_bytes` the layer's unpadded page, `offloading/worker.py:121-129`):
+    not the widest group's block id (jamba-v0.1's Mamba groups move 4 x 311,296 = 1,245,184
+    bytes a block, not the 1,310,720 of their padded pages; gemma-3-27b's 8-layer sliding
+    groups 8 x 131,072, not its 10-layer full group's 1,310,720)."""
+    spec = group.kv_cache_spec
+    per_layer = getattr(spec, "kv_cache_specs", None)     # UniformTypeKVCacheSpecs
+    if per_layer is not None:
+        return sum(per_layer[n].real_page_size_bytes for n in group.layer_names)
+    return spec.real_page_size_bytes * len(group.layer_names)
 
 
 def tier_block_size(opts: Any, groups: list) -> int:

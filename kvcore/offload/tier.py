@@ -79,9 +79,9 @@ class OffloadTier:
         self.hybrid = hybrid
         self.conn = (HybridConnector if hybrid else OffloadingConnector)(
             cfg, kvm, enable_events=enable_events, enable_prefix_caching=kvm.enable_caching)
-        # a GPU block copied is one group's block (`OffloadConfig.copy_bytes_per_block`)
+        # a GPU block copied is its own group's layers (`OffloadConfig.group_copy_bytes`)
         self.worker = FakeWorker(cfg.store_steps, cfg.load_steps,
-                                 cfg.copy_bytes_per_block or cfg.kv_bytes_per_block,
+                                 cfg.group_copy_bytes or (cfg.kv_bytes_per_block,),
                                  cfg.bandwidth)
         self.stats = ConnectorPrefixStats()
         self.totals = {"load_jobs": 0, "store_jobs": 0, "flushed_jobs": 0, "store_offers": 0,
@@ -132,9 +132,8 @@ class OffloadTier:
         done = []
         for kind, jobs in (("store", meta.store_jobs), ("load", meta.load_jobs)):
             for jid, job in jobs.items():
-                n = len(job.gpu_block_ids)
-                w.blocks[kind] += n
-                w.bytes[kind] += n * w.block_bytes
+                w.blocks[kind] += len(job.gpu_block_ids)
+                w.bytes[kind] += w.job_bytes(job)
                 done.append(jid)
                 self.reported[jid] = kind == "store"
         if self.sink is not None:
@@ -288,6 +287,7 @@ class OffloadTier:
             "jobs_in_flight_end": len(self.conn.jobs),
             "cpu_num_chunks": cfg.num_chunks, "tokens_per_chunk": cfg.tokens_per_chunk,
             "kv_bytes_per_block": cfg.kv_bytes_per_block,
+            "copy_bytes_per_block": list(w.group_bytes),
             "kv_bytes_per_chunk": cfg.kv_bytes_per_chunk, "kv_offloading_size_gib": cfg.gib,
             "load_wait_steps": _wait_summary(self.load_waits),
             "connector_prefix_cache_stats": self.stats.to_json(),
