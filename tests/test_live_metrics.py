@@ -9,6 +9,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from typer.testing import CliRunner
 
@@ -154,21 +155,30 @@ def test_offload_metrics_with_the_cpu_tier(tmp_path):
                  "vllm:external_prefix_cache_hits_total") == ext["hits"]
 
 
-def test_offload_bytes_sum_the_tp_ranks(tmp_path):
+@pytest.mark.parametrize(("model", "writers"), [("llama-3.1-8b", 2), ("deepseek-v2-lite", 1)])
+def test_offload_bytes_sum_the_tp_ranks(tmp_path, model, writers):
     """At --tp 2 each rank moves the summary's `bytes_loaded`; vLLM's aggregator sums its
-    workers' stats, so the metric is twice that (it was one rank's)."""
+    workers' stats, so the metric is twice that (it was one rank's). Stores too, except an MLA
+    latent's: its one replicated copy is written by rank 0 alone (`offloading/worker.py:55-59`),
+    so the metric is one rank's stores (kvcli said twice)."""
     out = tmp_path / "m.prom"
-    r = runner.invoke(app, ["replay", TRACE, "--model", "llama-3.1-8b", "--num-blocks", "256",
+    r = runner.invoke(app, ["replay", TRACE, "--model", model, "--num-blocks", "256",
                             "--max-model-len", "32768", "--tp", "2", "--kv-offloading-size",
                             "1", "--metrics", str(out), "--json"])
     assert r.exit_code == 0, r.output
     off = json.loads(r.stdout)["offload"]
     last = snapshots(out.read_text())[-1][1]
-    assert off["bytes_loaded"] > 0
+    # a rank's block: 32 layers x 2 x 16 x 4 KV heads x 128 x 2 B; DeepSeek-V2-Lite's latent,
+    # 27 layers x 16 x 576 x 2 B, whole on each rank
+    assert off["copy_bytes_per_block"] == [{"llama-3.1-8b": 32 * 2 * 16 * 4 * 128 * 2,
+                                            "deepseek-v2-lite": 27 * 16 * 576 * 2}[model]]
+    assert off["bytes_loaded"] > 0 and off["bytes_stored"] > 0
     assert value(last["vllm:kv_offload_load_bytes"], "vllm:kv_offload_load_bytes_total") == \
         2 * off["bytes_loaded"]
     assert value(last["vllm:kv_offload_store_bytes"], "vllm:kv_offload_store_bytes_total") == \
-        2 * off["bytes_stored"]
+        writers * off["bytes_stored"] == value(
+            last["vllm:kv_offload_total_bytes"], "vllm:kv_offload_total_bytes_total",
+            transfer_type="GPU_to_CPU")
 
 
 def test_queue_time_is_vllms_from_the_engines_intake(tmp_path):

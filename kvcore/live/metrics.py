@@ -123,9 +123,13 @@ class EngineMetrics:
             self._add("vllm:external_prefix_cache_hits", c.hits)
             if self.transfer:
                 # the worker's bytes are one rank's; vLLM's aggregator sums every worker's
-                # transfer stats (TransferStats.aggregate): the metrics count all tp ranks
+                # transfer stats (TransferStats.aggregate): every tp rank loads, and stores
+                # too, except over an MLA latent's one replicated copy, which rank 0 alone
+                # writes (offloading/worker.py:55-59, 274-277: the others store nothing and
+                # report no bytes): the tier's copies (`tier_copies`)
                 tp = ctx.cfg.tp
-                loaded, stored = tp * tier.worker.bytes["load"], tp * tier.worker.bytes["store"]
+                loaded = tp * tier.worker.bytes["load"]
+                stored = tier.cfg.copies * tier.worker.bytes["store"]
                 self._add("vllm:kv_offload_load_bytes", loaded)
                 self._add("vllm:kv_offload_store_bytes", stored)
                 self._add("load_total", loaded, self.transfer["CPU_to_GPU"])
