@@ -62,8 +62,9 @@ def test_a_config_lines_tier_keys_are_named_there_and_warned_without_a_tier(tmp_
                                                       "eviction_policy": "arc"}}), *rows]))
     r = CliRunner().invoke(app, ["replay", str(path), "--num-blocks", "512", "--json"])
     assert r.exit_code == 0, r.output
-    assert ("option(s) eviction_policy, offload_block_size: no effect without a CPU tier "
-            "(kv_offloading_size or kv_offloading_size_chunks)") in json.loads(r.stdout)["warnings"]
+    assert ("option(s) eviction_policy, offload_block_size (the trace's config line): no effect "
+            "without a CPU tier (kv_offloading_size or kv_offloading_size_chunks)") in \
+        json.loads(r.stdout)["warnings"]
 
 
 def test_cache_mode_writes_a_steps_evictions_before_its_jobs_and_counts_connector_stats(

@@ -6,6 +6,15 @@ from __future__ import annotations
 from kvcore.engine.options import ReplayOptions
 from kvcore.errors import InputError
 from kvcore.traces import Trace
+from kvcore.vllm_values import VLLM_KEYS
+
+
+def _lined(trace: Trace | None) -> dict[str, str]:
+    """The options the trace's config line set: kvcli's name -> the line's spelling (it may use
+    vLLM's, num_gpu_blocks_override for num_blocks: `resolve` reads both)."""
+    if trace is None:
+        return {}
+    return {VLLM_KEYS.get(k, k): k for k in trace.config}
 
 
 def refusal(cfg: ReplayOptions, trace: Trace | None, name: str, message: str,
@@ -17,7 +26,7 @@ def refusal(cfg: ReplayOptions, trace: Trace | None, name: str, message: str,
     was blamed on --max-num-batched-tokens, which nobody gave)."""
     names = (name, *also)
     given = cfg.given or set()
-    lined = set(trace.config) if trace is not None else set()
+    lined = _lined(trace)
 
     def about(blamed: str) -> str:
         # (blamed on the other option, the message says whose value it starts with: "option
@@ -30,5 +39,18 @@ def refusal(cfg: ReplayOptions, trace: Trace | None, name: str, message: str,
     line = next((n for n in names if n in lined), None)
     if trace is not None and line is not None:
         return InputError(about(line), path=trace.label, line=trace.config_line,
-                          field=f"config.{line}")
+                          field=f"config.{lined[line]}")
     return InputError(message, field=name)
+
+
+def said_where_set(cfg: ReplayOptions, trace: Trace | None, err: InputError) -> InputError:
+    """``err``, an option's refusal from a layer that knows no trace (the sizing layer, the CPU
+    tier's checks), named on the trace's config line when that line set the option and no flag
+    did (`refusal`'s rule); else ``err`` itself, as raised."""
+    if err.path is not None or err.field is None or err.field in (cfg.given or ()):
+        return err
+    lined = _lined(trace)
+    if trace is None or err.field not in lined:
+        return err
+    return InputError(err.message, path=trace.label, line=trace.config_line,
+                      field=f"config.{lined[err.field]}", remedy=err.remedy)

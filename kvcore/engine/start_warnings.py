@@ -119,8 +119,9 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
         out.append(f"option{'s' if len(hashing) > 1 else ''} {_named(hashing, trace, given)} "
                    f"{'have' if len(hashing) > 1 else 'has'} no effect with prefix caching "
                    "off and no CPU tier: no block is hashed")
-    if (unused_tier := unused_tier_options(cfg, trace.config)) is not None:
-        out.append(unused_tier)
+    if unused_tier := unused_tier_options(cfg, trace.config):
+        out.append(f"option(s) {_named(unused_tier, trace, given)}: no effect without a CPU "
+                   "tier (kv_offloading_size or kv_offloading_size_chunks)")
     if cfg.mode == "cache":
         # (the step budget sizes a window's in-flight blocks, and vLLM's start-up check reads
         # it in every mode: a sliding or chunked group's run may pass or fail on it)

@@ -18,7 +18,7 @@ from kvcore.clock.base import Clock
 from kvcore.clock.registry import make_clock
 from kvcore.engine.hit_notes import cache_mode_mamba_note, no_hit_note
 from kvcore.engine.options import ReplayOptions
-from kvcore.engine.refusal import refusal
+from kvcore.engine.refusal import refusal, said_where_set
 from kvcore.engine.replay_pool import check_startup, sized, startup_shortfall
 from kvcore.errors import InputError
 from kvcore.host_memory import check_pool_fits
@@ -69,7 +69,17 @@ def check_prefix_match_unit(cfg: ReplayOptions, groups: list[KVCacheGroupSpec],
 
 
 def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
-    """The resolved options' start-up on `trace`; raises `InputError` for what a run refuses."""
+    """The resolved options' start-up on `trace`; raises `InputError` for what a run refuses,
+    naming the trace's config line where that line gave the refused value (the sizing layer and
+    the CPU tier's checks know only the option: a config line's `prefix_match_unit` or
+    `prefix_cache_retention_interval` was refused as `option --...`, a flag nobody typed)."""
+    try:
+        return _start_up(trace, cfg)
+    except InputError as err:
+        raise said_where_set(cfg, trace, err) from None
+
+
+def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
     sized_here = cfg.num_blocks is None      # a given num_blocks was checked by `resolve`
     cfg, groups, geometry = sized(cfg, trace)
     num_blocks = cfg.num_blocks
@@ -105,13 +115,7 @@ def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
         if note is not None:
             notes = (*notes, note)
     clock = make_clock(cfg, geometry)
-    try:
-        offload = offload_config(cfg, groups)
-    except InputError as err:
-        # (a value the config line gave is named there: it was blamed on a flag never typed)
-        if err.field is None or err.path is not None:
-            raise
-        raise refusal(cfg, trace, err.field, err.message) from None
+    offload = offload_config(cfg, groups)
     if offload is not None:
         hbs = StartUp(cfg, groups, clock, offload, geometry).hash_block_size
         check_supported(groups, cfg.prefix_cache_retention_interval, offload.tokens_per_chunk)

@@ -132,16 +132,14 @@ def tier_settings(opts: Any, d: dict) -> None:
         d["kv_dtype"] = tier_kv_dtype(opts)
 
 
-def unused_tier_options(opts: Any, config_line: Any = ()) -> str | None:
-    """The warning for the tier's options given (flags, or the trace's `config_line` keys)
-    without a tier (they were dropped from the config without a word), or None."""
+def unused_tier_options(opts: Any, config_line: Any = ()) -> list[str]:
+    """The tier's options given (flags, or the trace's `config_line` keys) without a tier, for
+    the warning (they were dropped from the config without a word): none with a tier."""
     sizes = {"kv_offloading_size", "kv_offloading_size_chunks"}
-    given = sorted(((opts.given or frozenset()) | set(config_line))
-                   & (set(OFFLOAD_FIELDS) - sizes))
-    if not given or opts.offloading:
-        return None
-    return (f"option(s) {', '.join(given)}: no effect without a CPU tier (kv_offloading_size "
-            "or kv_offloading_size_chunks)")
+    if opts.offloading:
+        return []
+    return sorted(((opts.given or frozenset()) | set(config_line))
+                  & (set(OFFLOAD_FIELDS) - sizes))
 
 
 def sync_budget_note(opts: Any, cfg: OffloadConfig, config_line: Any = (),
