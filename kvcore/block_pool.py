@@ -62,6 +62,8 @@ class BlockPool:
         self.lean_events = False
         self.lean_batch = LeanBatch()
         self.partial: PartialHashes | None = None   # several keys a block: partial_hashes.py
+        # hashes a kept lookup read (`kvcore.lookup_memo`): a cache or eviction under one drops it
+        self.lookup_watch: set[bytes] | None = None
         self.tracer = tracer
         if tracer is not None:
             tracer.attach(self)
@@ -107,6 +109,7 @@ class BlockPool:
         events = self.enable_kv_cache_events
         tracer = self.tracer
         stored: list[KVCacheBlock] | None = [] if (events or tracer is not None) else None
+        watch = self.lookup_watch
         for i in range(num_cached_blocks, end):
             blk = blocks[i]
             if blk.is_null or (block_mask is not None and not block_mask[i - num_cached_blocks]):
@@ -116,6 +119,8 @@ class BlockPool:
                 if blk.block_hash == h and blk.hash_group == group:
                     continue
                 self._drop_hash(blk)
+            if watch is not None and h in watch:
+                self.lookup_watch = watch = None
             blk.block_hash = h
             blk.hash_group = group
             # The map's `insert`, inlined (one setdefault when the key is new): calling insert
@@ -165,6 +170,7 @@ class BlockPool:
         ev_hashes: list[bytes] = []
         ev_groups: list[int] = []
         maps = self.cached_block_hash_to_block.by_group
+        watch = self.lookup_watch
         # One pass: pop (the queue's `popleft_n`), evict (`_drop_hash`, the map's `pop`) and
         # reference, inlined: without it the manager runs +20% instructions on `kvcli bench`.
         head = q.fake_free_list_head
@@ -194,6 +200,8 @@ class BlockPool:
                         m[h] = v
                 blk.block_hash = None
                 blk.hash_group = -1
+                if watch is not None and h in watch:
+                    self.lookup_watch = watch = None
                 if removed and evicted is not None:
                     evicted.append(blk.id_obj)
                     ev_hashes.append(h)
@@ -220,6 +228,8 @@ class BlockPool:
         if h is None:
             return False
         removed = self.cached_block_hash_to_block.pop(h, g, blk.block_id) is not None
+        if self.lookup_watch is not None and h in self.lookup_watch:
+            self.lookup_watch = None
         blk.block_hash = None
         blk.hash_group = -1
         if removed:
@@ -267,6 +277,7 @@ class BlockPool:
             for h, g, blks in list(self.cached_block_hash_to_block.items()):
                 for b in blks:
                     tracer.on_evict(g, b.block_id, h)
+        self.lookup_watch = None
         self.cached_block_hash_to_block = BlockHashToBlockMap(
             self.cached_block_hash_to_block.num_groups)
         for blk in self.blocks:

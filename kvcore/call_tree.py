@@ -130,8 +130,10 @@ class CallRecorder:
         the module doc)."""
         coord = kvm.coordinator
         self._managers.append((kvm, kvm.all_groups_plain, coord.skipping_managers,
-                               kvm.windowable))
+                               kvm.windowable, kvm.lookup_memo))
         kvm.all_groups_plain = kvm.windowable = False
+        kvm.lookup_memo = None          # (a kept lookup skips find_longest_cache_hit's call)
+        kvm.block_pool.lookup_watch = None
         coord.skipping_managers = tuple(coord.single_type_managers)
 
     def __enter__(self) -> Self:
@@ -183,9 +185,12 @@ class CallRecorder:
         for cls, meth, raw in reversed(self._saved):
             setattr(cls, meth, raw)
         self._saved.clear()
-        for kvm, plain, skipping, windowable in self._managers:
+        for kvm, plain, skipping, windowable, memo in self._managers:
             kvm.all_groups_plain = plain
             kvm.windowable = windowable
+            if memo is not None:
+                memo.forget()
+            kvm.lookup_memo = memo
             kvm.coordinator.skipping_managers = skipping
         self._managers.clear()
 

@@ -2,7 +2,8 @@
 
 The records of `vllm/v1/kv_cache_interface.py` (0.33) around the specs; `kvcore.specs`
 re-exports them. `kvcore.sizing` builds a `KVCacheConfig` from a model's layers and a memory
-budget; `KVCacheManager` reads its ``num_blocks`` and ``kv_cache_groups``.
+budget; `KVCacheManager` reads its ``num_blocks`` and ``kv_cache_groups`` (or those of a
+`KVCachePoolConfig`).
 """
 
 from __future__ import annotations
@@ -44,3 +45,13 @@ class KVCacheConfig:
     def block_size(self) -> int:
         """The smallest block size among the groups (they differ only after page unification)."""
         return min((g.kv_cache_spec.block_size for g in self.kv_cache_groups), default=0)
+
+
+@dataclass(slots=True)
+class KVCachePoolConfig:
+    """What `KVCacheManager` needs of vLLM's `KVCacheConfig`: the pool size and the groups
+    sharing it (`KVCacheConfig`, with its tensors, works as well). `kvcore.kv_cache_manager`
+    re-exports it."""
+
+    num_blocks: int
+    kv_cache_groups: list[KVCacheGroupSpec]

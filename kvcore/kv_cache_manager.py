@@ -18,35 +18,26 @@ blocks, never the hits.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from math import gcd, lcm
 from typing import TYPE_CHECKING, Any
 
 from kvcore.coordinator import get_kv_cache_coordinator
 from kvcore.errors import sync_load_past_pool
 from kvcore.kv_cache_blocks import KVCacheBlocks
+from kvcore.kv_cache_config import KVCachePoolConfig
 from kvcore.kv_events import BlockStored, KVCacheEvent
+from kvcore.lookup_memo import lookup_memo
 from kvcore.managers.registry import spec_kind, spec_sliding_window
 from kvcore.plain_step import allocate_plain_step
 from kvcore.prefix_cache_stats import PrefixCacheStats
 from kvcore.quiet_steps import windowable
 from kvcore.request import Request, RequestStatus
-from kvcore.specs import KVCacheGroupSpec
 
 if TYPE_CHECKING:
     from kvcore.block import KVCacheBlock
     from kvcore.tracing import BlockTracer
 
 __all__ = ["KVCacheBlocks", "KVCacheManager", "KVCachePoolConfig", "PrefixCacheStats"]
-
-
-@dataclass(slots=True)
-class KVCachePoolConfig:
-    """What `KVCacheManager` needs of vLLM's `KVCacheConfig`: the pool size and the groups
-    sharing it (`kvcore.specs.KVCacheConfig`, with its tensors, works as well)."""
-
-    num_blocks: int
-    kv_cache_groups: list[KVCacheGroupSpec]
 
 
 class KVCacheManager:
@@ -72,6 +63,8 @@ class KVCacheManager:
       oracle's) or vLLM's CacheConfig value (0, its default: a sliding-window group caches only
       the blocks a later hit can use; N: one window tail per N tokens).
     """
+
+    memo_lookups = True     # a refused head's lookup kept (`kvcore.lookup_memo`); tests: off
 
     def __init__(self, kv_cache_config: Any, max_model_len: int, *, num_blocks: int | None = None,
                  hash_block_size: int | None = None, scheduler_block_size: int | None = None,
@@ -119,6 +112,7 @@ class KVCacheManager:
         self.cacheable_alignment = self.coordinator.cacheable_alignment
         # Decode windows skip steps that touch no block (`kvcore.quiet_steps`); off recording.
         self.windowable = windowable(self.coordinator, hash_block_size)
+        self.lookup_memo = lookup_memo(self.coordinator) if self.memo_lookups else None
 
     # --- state ------------------------------------------------------------------------
     @property
@@ -153,13 +147,17 @@ class KVCacheManager:
             return self.empty_kv_cache_blocks, 0, 0
         if max_cache_hit_length is None:
             max_cache_hit_length = request.num_tokens - 1
+        memo = self.lookup_memo
+        if memo is not None and memo.holds(request, max_cache_hit_length):
+            return memo.answer      # type: ignore[return-value]  # (holds: set)
         blocks, n, uncached = self.coordinator.find_longest_cache_hit(request.block_hashes,
                                                                       max_cache_hit_length)
         boundary = n + uncached if uncached else 0
-        for g in blocks:
-            if g:
-                return KVCacheBlocks(blocks), n, boundary
-        return self.empty_kv_cache_blocks, n, boundary
+        answer = (KVCacheBlocks(blocks) if any(blocks) else self.empty_kv_cache_blocks, n,
+                  boundary)
+        if memo is not None:
+            memo.note(request, max_cache_hit_length, answer, n + uncached)
+        return answer
 
     # --- allocation -------------------------------------------------------------------
     def allocate_slots(self, request: Request, num_new_tokens: int,
@@ -221,6 +219,8 @@ class KVCacheManager:
                                                     prefill_end)
         if need + watermark > free.num_free_blocks - reserved_blocks:
             return None
+        if self.lookup_memo is not None and self.lookup_memo.req is request:
+            self.lookup_memo.forget()   # admitted: its hits are adopted, its lookups over
         if hits is not empty or num_external_computed_tokens > 0:
             coord.allocate_new_computed_blocks(request.request_id, hits, num_local,
                                                num_external_computed_tokens)

@@ -49,6 +49,8 @@ def queue_ids(mgr) -> list[int]:
 @contextlib.contextmanager
 def keys_deleted(pool, keys):
     """Temporarily remove (hash, group) keys from the prefix-cache map."""
+    # (past the pool: no kept lookup (`kvcore.lookup_memo`) would see the change)
+    pool.lookup_watch = None
     saved = []
     for h, g in keys:
         m = pool.cached_block_hash_to_block.group_map(g)
@@ -59,3 +61,4 @@ def keys_deleted(pool, keys):
     finally:
         for m, h, v in saved:
             m[h] = v
+        pool.lookup_watch = None
