@@ -24,6 +24,11 @@ def ids(answer) -> list[list[int]]:
     return [[b.block_id for b in g] for g in answer[0].blocks]
 
 
+def kept(answer, before) -> bool:
+    """The kept answer: the same blocks object (the compiled build boxes a new tuple)."""
+    return answer[0] is before[0] and answer[1:] == before[1:]
+
+
 def cached_then_freed(mgr: KVCacheManager, rid: str, tokens: list[int]) -> list[int]:
     """Blocks computed for ``tokens`` (no hits taken), cached, freed: their ids."""
     req = make_request(rid, tokens, bs=4)
@@ -41,7 +46,7 @@ def watched_head(mgr: KVCacheManager, tokens: list[int]):
     second = mgr.get_computed_blocks(head)
     assert second is not first and ids(second) == ids(first) and second[1:] == first[1:]
     assert mgr.lookup_memo.holds(head, head.num_tokens - 1)
-    assert mgr.get_computed_blocks(head) is second
+    assert kept(mgr.get_computed_blocks(head), second)
     return head, second
 
 
@@ -64,7 +69,7 @@ def test_caching_and_evicting_elsewhere_keeps_the_answer():
     head, first = watched_head(mgr, T + [50])
     other = make_request("o", [90 + i for i in range(8)], bs=4)
     mgr.allocate_slots(other, 8)    # caches two blocks under other hashes, evicts none of T's
-    assert mgr.get_computed_blocks(head) is first
+    assert kept(mgr.get_computed_blocks(head), first)
 
 
 def test_an_allocation_evicting_a_hit_shortens_it():
@@ -105,6 +110,33 @@ def test_admission_forgets():
     head, first = watched_head(mgr, T + [50])
     mgr.allocate_slots(head, 1, first[1], first[0])
     assert mgr.lookup_memo.req is None and mgr.block_pool.lookup_watch is None
+
+
+def test_a_new_token_raises_the_cap():
+    """Same hashes, one more token: the cap reaches the last cached block."""
+    mgr = make_manager(30, bs=4)
+    a = cached_then_freed(mgr, "a", T)
+    head, first = watched_head(mgr, T)
+    assert ids(first) == [a[:2]]                # (12 tokens: at most 11 can hit)
+    head.append_output_token_ids(99)
+    assert ids(mgr.get_computed_blocks(head)) == [a]
+
+
+def test_a_sliding_window_alone_reads_past_its_hit():
+    """A sliding window scans from the cap down: a block cached two past its hit's end (and
+    nothing nearer) makes a later run whole, so every hash under the cap is watched."""
+    mgr = make_manager(30, groups=(("swa", 9),), bs=4)     # a hit needs 2 blocks in a row
+    tokens = list(range(1, 22))                 # 5 full blocks (cap 20)
+    a = cached_then_freed(mgr, "a", tokens[:16])
+    mgr.evict_blocks([a[2]])                    # cached: 0, 1, 3
+    head, first = watched_head(mgr, tokens)
+    assert first[1] == 8                        # the run 0-1; 3 alone is too short
+    pool = mgr.block_pool
+    blocks = pool.get_new_blocks(5)
+    pool.cache_full_blocks(head, blocks, 4, 5, 4, 0)       # block 4 alone: the run 3-4
+    again = mgr.get_computed_blocks(head)
+    assert again[1] == 20 and [b.block_id for b in again[0].blocks[0][3:]] == [
+        a[3], blocks[4].block_id]
 
 
 def _rule(*specs, **kw) -> int:
