@@ -3,10 +3,14 @@
 When the first waiting request cannot be admitted (too few free blocks, or no budget left), the
 scheduler looks it up again at the next step, and the next, as vLLM 0.33's does: on the first
 3,000 conversation requests with gpt-oss-20b (16,384 blocks) 51,665 `get_computed_blocks` calls,
-48,661 of them repeating the call before, 18.6% of the pure-Python replay's CPU. A lookup has
-no side effects (0.33 records the prefix-cache stats at admission, never in the lookup), and
-its answer is a function of three things only: the request's hashes, the length cap, and what
-the pool's prefix-cache map holds under the hashes the managers' `find_longest_cache_hit` read.
+48,661 of them repeating the call before (0.84 s of 7.1 s CPU, pure Python). A lookup has no
+side effects (0.33 records the prefix-cache stats at admission, never in the lookup; the
+connector's answer is asked for apart, every time), and its answer is a function of three
+things only: the request's hashes, the length cap, and what the pool's prefix-cache map holds
+under the hashes the managers' `find_longest_cache_hit` read (not its computed tokens).
+Measured (`benchmarks/replay_user_cpu.py`, that run, user CPU old / new, medians of 5
+interleaved): 4,066 full lookups left; compiled 1.12x async, 1.10x sync; llama-3.1-8b at 8,192
+blocks 1.11x async; no refused head (150,000 blocks) 1.01x (docs/replay-speed.md).
 
 So when the same request is looked up twice in a row with the same inputs, the second lookup's
 answer is kept, with a *watch*: the set of hashes the lookup may have read, handed to the pool
