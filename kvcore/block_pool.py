@@ -22,7 +22,6 @@ from kvcore.free_queue import FreeKVCacheBlockQueue, FreeLists
 from kvcore.hashing import resolve_block_hashes
 from kvcore.kv_events import (
     MEDIUM_GPU,
-    AllBlocksCleared,
     BlockRemoved,
     KVCacheEvent,
     block_stored_event,
@@ -31,6 +30,7 @@ from kvcore.kv_events import (
 )
 from kvcore.lean_events import LeanBatch
 from kvcore.partial_hashes import PartialHashes
+from kvcore.prefix_cache_reset import reset_prefix_cache
 
 if TYPE_CHECKING:
     from kvcore.request import Request
@@ -269,27 +269,9 @@ class BlockPool:
             self._drop_hash(self.blocks[bid])
 
     def reset_prefix_cache(self) -> bool:
-        """Forget every cached hash; only possible when no request holds a block."""
-        if self.num_gpu_blocks - self.get_num_free_blocks() != 1:
-            return False
-        tracer = self.tracer
-        if tracer is not None:
-            for h, g, blks in list(self.cached_block_hash_to_block.items()):
-                for b in blks:
-                    tracer.on_evict(g, b.block_id, h)
-        self.lookup_watch = None
-        self.cached_block_hash_to_block = BlockHashToBlockMap(
-            self.cached_block_hash_to_block.num_groups)
-        for blk in self.blocks:
-            blk.block_hash = None
-            blk.hash_group = -1
-        if self.partial is not None:
-            self.partial.reset()
-        if self.enable_kv_cache_events and self.lean_events:
-            self.lean_batch = LeanBatch(cleared=True)
-        elif self.enable_kv_cache_events:
-            self.kv_event_queue.append(AllBlocksCleared())
-        return True
+        """Forget every cached hash; only possible when no request holds a block
+        (`kvcore.prefix_cache_reset`)."""
+        return reset_prefix_cache(self)
 
     def get_num_free_blocks(self) -> int:
         """Free blocks, including cached ones no request holds (they are evictable)."""
