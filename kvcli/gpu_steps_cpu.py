@@ -51,7 +51,7 @@ def check_host_pool(trace: Any, num_blocks: int, block_size: int, num_kv_heads: 
 
     by = pool_host_bytes(num_blocks, block_size, num_kv_heads, head_dim, q_dtype)
     kv, need = max(by.items(), key=lambda x: x[1])
-    given = any(k in trace.config for k in ("num_blocks", "num_gpu_blocks_override"))
+    given = "num_blocks" in trace.config_keys
     where = "its config line" if given else "add it to the trace's config line"
     check_fits(need, f"--device cpu allocates the replay's whole KV pool on the host: "
                f"{num_blocks:,} blocks x {block_size} tokens x {num_kv_heads} KV heads x "

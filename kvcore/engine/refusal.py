@@ -6,15 +6,12 @@ from __future__ import annotations
 from kvcore.engine.options import ReplayOptions
 from kvcore.errors import InputError
 from kvcore.traces import Trace
-from kvcore.vllm_values import VLLM_KEYS
 
 
 def _lined(trace: Trace | None) -> dict[str, str]:
     """The options the trace's config line set: kvcli's name -> the line's spelling (it may use
     vLLM's, num_gpu_blocks_override for num_blocks: `resolve` reads both)."""
-    if trace is None:
-        return {}
-    return {VLLM_KEYS.get(k, k): k for k in trace.config}
+    return {} if trace is None else trace.config_keys
 
 
 def refusal(cfg: ReplayOptions, trace: Trace | None, name: str, message: str,

@@ -58,7 +58,7 @@ def apply(cfg: ReplayOptions, trace: Trace | None) -> ReplayOptions:
     ``trace``: its config line's values count as set (None: the options alone)."""
     if cfg.mode != "engine":
         return cfg
-    user = (cfg.given or frozenset()) | set(trace.config if trace is not None else ())
+    user = (cfg.given or frozenset()) | set(trace.config_keys if trace is not None else ())
     fill: dict = {}
     budget, seqs, model_len = cfg.max_num_batched_tokens, cfg.max_num_seqs, cfg.max_model_len
     if not set(serve_defaults.BATCH_OPTIONS) <= user:

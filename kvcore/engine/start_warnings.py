@@ -36,17 +36,20 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
         out.append(f"{trace.label}:{trace.near_miss_line}: field {key!r} is not read (did you mean "
                    f"{read!r}? it is taken as absent)")
     given = cfg.given or frozenset()
+    # what the config line set, under kvcli's names whichever spelling the line used (the
+    # warnings below ask of kvcli's names: `prefix_caching_hash_algo` was never seen)
+    lined = trace.config_keys
+    user = given | set(lined)               # a flag or the trace's config line
     model = cfg.model or cfg.model_config
     if "gpu_memory_gib" in given and not model:
         out.append("option gpu_memory_gib has no effect without a model (model or "
                    "model_config): num_blocks is not sized from memory")
     if "gpu_memory_utilization" in given and (not model or cfg.gpu_memory_gib is None
-                                              or "num_blocks" in given | set(trace.config)):
+                                              or "num_blocks" in user):
         # (it is a share of gpu_memory_gib, which sizes the pool only from a model)
         out.append("option gpu_memory_utilization has no effect unless the pool is sized from "
                    "a model's gpu_memory_gib (not with num_blocks)")
     clock = (cfg.clock or "").partition(":")[0]
-    user = given | set(trace.config)        # a flag or the trace's config line
     if "gpu" in given and cfg.mode == "engine" and (not model or clock in ("linear", "fixed")):
         # (in cache mode it is one of the engine's options, said below)
         why = ("without a model (model or model_config): the linear clock times the steps"
@@ -63,7 +66,7 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
     idle = sorted(given & {"tp", "kv_cache_dtype"})
     on_gpu = clock in ("roofline", "calibrated") or (
         not cfg.clock and bool(cfg.calibration or (cfg.gpu and model)))
-    from_memory = cfg.gpu_memory_gib is not None and "num_blocks" not in given | set(trace.config)
+    from_memory = cfg.gpu_memory_gib is not None and "num_blocks" not in user
     # (a hybrid Mamba model's attention block is raised to its state's page, which they size:
     # Qwen3-Next's is 576 tokens at tp 1, 320 at tp 4, and the hits follow)
     mamba = geometry is not None and geometry.mamba is not None
@@ -83,7 +86,7 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
                    f"{cfg.clock or ('calibrated' if cfg.calibration else 'roofline')} clock "
                    "(the default linear clock's constants)")
     if model and "groups" in user:
-        where = " (the trace's config line)" if "groups" in trace.config else ""
+        where = " (the trace's config line)" if "groups" in lined else ""
         out.append(f"option groups{where} has no effect with a model "
                    f"({cfg.model or cfg.model_config}): its layers give the KV cache groups")
     if cfg.long_prefill_token_threshold_adaptive and not cfg.long_prefill_token_threshold \
@@ -119,7 +122,7 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
         out.append(f"option{'s' if len(hashing) > 1 else ''} {_named(hashing, trace, given)} "
                    f"{'have' if len(hashing) > 1 else 'has'} no effect with prefix caching "
                    "off and no CPU tier: no block is hashed")
-    if unused_tier := unused_tier_options(cfg, trace.config):
+    if unused_tier := unused_tier_options(cfg, lined):
         out.append(f"option(s) {_named(unused_tier, trace, given)}: no effect without a CPU "
                    "tier (kv_offloading_size or kv_offloading_size_chunks)")
     if cfg.mode == "cache":
@@ -141,23 +144,25 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
         if "offload_bandwidth_gbps" in user:
             out.append("option offload_bandwidth_gbps has no effect: transfers take load_steps / "
                        "store_steps steps (arrivals step, or the step counts given)")
-    elif cfg.offloading and (lined := sorted(set(trace.config) & {"load_steps", "store_steps"})):
+    elif cfg.offloading and (steps := sorted(set(lined) & {"load_steps", "store_steps"})):
         # (the oracle's cases carry them for its fake worker: on the clock they are not read)
-        out.append(f"the trace's config line {', '.join(lined)}: no effect on the simulated "
+        out.append(f"the trace's config line {', '.join(steps)}: no effect on the simulated "
                    "clock: transfers take their bytes over offload_bandwidth_gbps (the flags, or "
                    "arrivals step, use step counts)")
     return out
 
 
 def _named(keys: list[str], trace: Trace, given: frozenset[str]) -> str:
-    """The options' names, those the trace's config line set (no flag) apart and marked so: the
-    user looks for them in the trace, not on the command line ("a; b, c (the trace's config
-    line)")."""
-    lined = [k for k in keys if k in trace.config and k not in given]
+    """The options' names (kvcli's), those the trace's config line set (no flag) apart, as the
+    line spells them, and marked so: the user looks for them in the trace, not on the command
+    line ("a; b, c (the trace's config line)")."""
+    written = trace.config_keys
+    lined = [k for k in keys if k in written and k not in given]
     flags = ", ".join(k for k in keys if k not in lined)
     if not lined:
         return flags
-    return f"{flags + '; ' if flags else ''}{', '.join(lined)} (the trace's config line)"
+    return (f"{flags + '; ' if flags else ''}{', '.join(written[k] for k in lined)} "
+            "(the trace's config line)")
 
 
 def _model_notes(cfg: ReplayOptions, g: ModelGeometry, default_block_size: bool) -> list[str]:

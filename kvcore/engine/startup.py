@@ -123,7 +123,7 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
         tail = partial_tail_block([g.kv_cache_spec for g in groups], offload.blocks_per_chunk,
                                   hbs) and hbs
         for note in (empty_tier_note(offload),
-                     sync_budget_note(cfg, offload, trace.config, tail)):
+                     sync_budget_note(cfg, offload, trace.config_keys, tail)):
             if note is not None:
                 notes = (*notes, note)
     return StartUp(cfg, groups, clock, offload, geometry, notes)

@@ -17,6 +17,7 @@ from kvcore.traces.fields import near_misses
 from kvcore.traces.formats import MAX_REQUEST_TOKENS, PARSERS, _Ctx, detect
 from kvcore.traces.request import TraceRequest
 from kvcore.traces.stream import Survey, TraceStream
+from kvcore.vllm_values import VLLM_KEYS
 
 
 def out_of_order_warning(n: int, done: str = "replayed") -> str | None:
@@ -50,6 +51,14 @@ class Trace:
     max_total_tokens: int = 0                           # the longest prompt + output
     max_prompt_tokens: int = 0                          # the longest prompt
     lora_names: list[str] = field(default_factory=list)  # in file order of first appearance
+
+    @property
+    def config_keys(self) -> dict[str, str]:
+        """The keys the config line set: kvcli's name -> the line's spelling. The line may use
+        vLLM's names (`prefix_caching_hash_algo` for hash_algo: `options.resolve` reads both),
+        so whatever asks whether the line set an option asks here, and names it as written
+        (a check of `config` alone missed vLLM's spellings: their warnings went unsaid)."""
+        return {VLLM_KEYS.get(k, k): k for k in self.config}
 
     @property
     def label(self) -> str:

@@ -1,0 +1,59 @@
+"""A trace's config line may spell a key as vLLM does (`prefix_caching_hash_algo`,
+`scheduling_policy`, `num_gpu_blocks_override`: `options.resolve` reads them as kvcli's). The
+start-up warnings asked of kvcli's names only, so a key in vLLM's spelling that did nothing went
+unsaid (and a `num_gpu_blocks_override` that sized the pool was said not to): each is now seen
+in either spelling and named as the line writes it (`Trace.config_keys`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvcli.app import app
+
+ROWS = (Path(__file__).resolve().parents[1] / "traces" / "multiturn-chat.jsonl").read_text() \
+    .splitlines()[:3]
+CACHE_MODE = ("no effect in cache mode (no scheduler, no clock; requests run one at a time)")
+NOT_HASHED = ("has no effect with prefix caching off and no CPU tier: no block is hashed")
+runner = CliRunner()
+
+
+def _warnings(tmp_path: Path, config: dict, *flags: str) -> list[str]:
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps({"config": config}) + "\n" + "\n".join(ROWS) + "\n")
+    r = runner.invoke(app, ["replay", str(path), *flags, "--json"])
+    assert r.exit_code == 0, r.output
+    return [w for w in json.loads(r.stdout)["warnings"] if not w.startswith(
+        ("uncalibrated clock", "one request of max_model_len"))]
+
+
+@pytest.mark.parametrize("key", ["policy", "scheduling_policy"])
+def test_a_policy_in_cache_mode_is_said_in_either_spelling(tmp_path, key):
+    assert _warnings(tmp_path, {key: "priority"}, "--mode", "cache", "--num-blocks", "600") == [
+        f"option(s) {key} (the trace's config line): {CACHE_MODE}"]
+
+
+@pytest.mark.parametrize("key", ["hash_algo", "prefix_caching_hash_algo"])
+def test_a_hash_with_prefix_caching_off_is_said_in_either_spelling(tmp_path, key):
+    config = {key: "sha256_cbor", "enable_prefix_caching": False}
+    assert _warnings(tmp_path, config, "--num-blocks", "600") == [
+        f"option {key} (the trace's config line) {NOT_HASHED}"]
+    # a flag beside it is named apart, the line's key as the line spells it
+    assert _warnings(tmp_path, config, "--num-blocks", "600", "--hash-seed", "1") == [
+        f"options hash_seed; {key} (the trace's config line) {NOT_HASHED}".replace(
+            "has no", "have no")]
+
+
+@pytest.mark.parametrize("key", ["num_blocks", "num_gpu_blocks_override"])
+def test_a_pool_size_on_the_config_line_is_seen_in_either_spelling(tmp_path, key):
+    # with a model and a GPU, a pool the line sizes is not "the default": nothing to say
+    # (vLLM's spelling drew "gpu times the steps but does not size the KV pool")
+    assert _warnings(tmp_path, {key: 3000}, "--model", "llama-3.1-8b", "--gpu", "h100") == []
+    # and beside gpu_memory_gib it is the pool (vLLM's spelling was not seen: unsaid)
+    assert _warnings(tmp_path, {key: 3000}, "--model", "llama-3.1-8b", "--gpu", "h100",
+                     "--gpu-memory-gib", "80") == [
+        ("option gpu_memory_gib has no effect with num_blocks: the pool is num_blocks' 3,000 "
+         "blocks, not sized from the memory")]
