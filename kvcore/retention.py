@@ -29,11 +29,12 @@ def check_retention_interval(interval: int | None, scheduler_block_size: int,
                          f"multiple of the scheduler block size {scheduler_block_size}")
 
 
-def dense_retention_note(interval: int | None, specs: list) -> str | None:
+def dense_retention_note(interval: int | None, specs: list, where: str = "") -> str | None:
     """The warning for dense retention (None) where it changes nothing: vLLM accepts it
-    without a sliding-window or Mamba group, whose blocks alone it would keep densely."""
+    without a sliding-window or Mamba group, whose blocks alone it would keep densely.
+    ``where``: the mark of the config line that set it (`refusal.where_set`)."""
     if interval is not None or retains(specs):
         return None
-    return ("option prefix_cache_retention_interval dense has no effect: no sliding-window or "
-            "Mamba KV cache group (full-attention and chunked-local groups cache every block "
-            "already)")
+    return (f"option prefix_cache_retention_interval dense{where} has no effect: no "
+            "sliding-window or Mamba KV cache group (full-attention and chunked-local groups "
+            "cache every block already)")

@@ -98,5 +98,5 @@ def test_tier_keys_on_the_config_line_without_a_tier_are_said_there(tmp_path: Pa
                                  "--offload-load-steps", "3", "--json"])
     assert r.exit_code == 0, r.output
     assert [w for w in json.loads(r.stdout)["warnings"] if "CPU tier" in w] == [
-        ("option(s) load_steps; eviction_policy (the trace's config line): no effect without a "
-         "CPU tier (kv_offloading_size or kv_offloading_size_chunks)")]
+        (f"option(s) load_steps; eviction_policy (the trace's config line, {lined}:1): no effect "
+         "without a CPU tier (kv_offloading_size or kv_offloading_size_chunks)")]

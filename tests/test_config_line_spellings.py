@@ -2,7 +2,9 @@
 `scheduling_policy`, `num_gpu_blocks_override`: `options.resolve` reads them as kvcli's). The
 start-up warnings asked of kvcli's names only, so a key in vLLM's spelling that did nothing went
 unsaid (and a `num_gpu_blocks_override` that sized the pool was said not to): each is now seen
-in either spelling and named as the line writes it (`Trace.config_keys`)."""
+in either spelling and named as the line writes it (`Trace.config_keys`), marked with the
+line's file:line (`refusal.where_set`), as the warnings that did not say where their key came
+from now are."""
 
 from __future__ import annotations
 
@@ -33,18 +35,18 @@ def _warnings(tmp_path: Path, config: dict, *flags: str) -> list[str]:
 @pytest.mark.parametrize("key", ["policy", "scheduling_policy"])
 def test_a_policy_in_cache_mode_is_said_in_either_spelling(tmp_path, key):
     assert _warnings(tmp_path, {key: "priority"}, "--mode", "cache", "--num-blocks", "600") == [
-        f"option(s) {key} (the trace's config line): {CACHE_MODE}"]
+        f"option(s) {key} (the trace's config line, {tmp_path}/t.jsonl:1): {CACHE_MODE}"]
 
 
 @pytest.mark.parametrize("key", ["hash_algo", "prefix_caching_hash_algo"])
 def test_a_hash_with_prefix_caching_off_is_said_in_either_spelling(tmp_path, key):
     config = {key: "sha256_cbor", "enable_prefix_caching": False}
     assert _warnings(tmp_path, config, "--num-blocks", "600") == [
-        f"option {key} (the trace's config line) {NOT_HASHED}"]
+        f"option {key} (the trace's config line, {tmp_path}/t.jsonl:1) {NOT_HASHED}"]
     # a flag beside it is named apart, the line's key as the line spells it
     assert _warnings(tmp_path, config, "--num-blocks", "600", "--hash-seed", "1") == [
-        f"options hash_seed; {key} (the trace's config line) {NOT_HASHED}".replace(
-            "has no", "have no")]
+        (f"options hash_seed; {key} (the trace's config line, {tmp_path}/t.jsonl:1) have no "
+         "effect with prefix caching off and no CPU tier: no block is hashed")]
 
 
 @pytest.mark.parametrize("key", ["num_blocks", "num_gpu_blocks_override"])
@@ -55,5 +57,39 @@ def test_a_pool_size_on_the_config_line_is_seen_in_either_spelling(tmp_path, key
     # and beside gpu_memory_gib it is the pool (vLLM's spelling was not seen: unsaid)
     assert _warnings(tmp_path, {key: 3000}, "--model", "llama-3.1-8b", "--gpu", "h100",
                      "--gpu-memory-gib", "80") == [
-        ("option gpu_memory_gib has no effect with num_blocks: the pool is num_blocks' 3,000 "
-         "blocks, not sized from the memory")]
+        (f"option gpu_memory_gib has no effect with {key} (the trace's config line, "
+         f"{tmp_path}/t.jsonl:1): the pool is its 3,000 blocks, not sized from the memory")]
+
+
+# (a config line, the flags, the warning after "option ": each names the line's file:line; a
+# flag giving the same value is named bare)
+MARKED = {
+    "long_prefill_token_threshold_adaptive": (
+        {"long_prefill_token_threshold_adaptive": True}, ["--num-blocks", "600"],
+        ("long_prefill_token_threshold_adaptive{at} has no effect without "
+         "long_prefill_token_threshold (0: no cap to floor)")),
+    "performance_mode": (
+        {"performance_mode": "interactivity"}, ["--num-blocks", "600"],
+        ("performance_mode interactivity{at}: no effect here: it changes only vLLM's CUDA graphs, "
+         "which kvcli does not model")),
+    "prefix_cache_retention_interval": (
+        {"prefix_cache_retention_interval": None}, ["--num-blocks", "600"],
+        ("prefix_cache_retention_interval dense{at} has no effect: no sliding-window or Mamba KV "
+         "cache group (full-attention and chunked-local groups cache every block already)")),
+    "sync_load_budget_bytes": (
+        {"sync_load_budget_bytes": 100}, ["--num-blocks", "600", "--kv-offloading-size", "1"],
+        ("sync_load_budget_bytes{at} has no effect: 100 bytes is less than the least load, one "
+         "chunk of 16 tokens (2,097,152 bytes): every load stays asynchronous")),
+}
+FLAGS = {"long_prefill_token_threshold_adaptive": ["--long-prefill-token-threshold-adaptive"],
+         "performance_mode": ["--performance-mode", "interactivity"],
+         "prefix_cache_retention_interval": ["--prefix-cache-retention-interval", "none"],
+         "sync_load_budget_bytes": ["--offload-sync-load-budget-bytes", "100"]}
+
+
+@pytest.mark.parametrize("key", sorted(MARKED))
+def test_a_warning_about_a_config_line_key_names_its_file_and_line(tmp_path, key):
+    config, flags, said = MARKED[key]
+    at = f" (the trace's config line, {tmp_path}/t.jsonl:1)"
+    assert _warnings(tmp_path, config, *flags) == [f"option {said.format(at=at)}"]
+    assert _warnings(tmp_path, {}, *flags, *FLAGS[key]) == [f"option {said.format(at='')}"]

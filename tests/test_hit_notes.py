@@ -117,5 +117,5 @@ def test_a_config_lines_groups_beside_a_model_are_said_and_dropped(tmp_path):
     kw = {"model": "gpt-oss-20b", "max_model_len": 100, "num_blocks": 64}
     s = replay(str(t), ReplayOptions(**kw, given=frozenset(kw)))
     assert s.config["groups"] is None
-    assert ("option groups (the trace's config line) has no effect with a model (gpt-oss-20b): "
-            "its layers give the KV cache groups") in s.warnings
+    assert (f"option groups (the trace's config line, {t}:1) has no effect with a model "
+            "(gpt-oss-20b): its layers give the KV cache groups") in s.warnings

@@ -50,14 +50,14 @@ def test_a_config_lines_scheduler_keys_in_cache_mode_are_said(tmp_path):
     args = ["--mode", "cache", "--num-blocks", "600"]
     by_line, alone = _replay(lined, *args), _replay(plain, *args)
     assert by_line["warnings"] == [
-        ("option(s) async_scheduling, max_num_seqs, policy (the trace's config line): no effect "
-        "in cache mode (no scheduler, no clock; requests run one at a time)")]
+        (f"option(s) async_scheduling, max_num_seqs, policy (the trace's config line, {lined}:1): "
+         "no effect in cache mode (no scheduler, no clock; requests run one at a time)")]
     assert _same_run(by_line, alone)
     # a flag beside them is named apart (the user looks for each in its own place)
     assert _replay(lined, *args, "--max-num-batched-tokens", "64")["warnings"] == [
         ("option(s) max_num_batched_tokens; async_scheduling, max_num_seqs, policy (the trace's "
-        "config line): no effect in cache mode (no scheduler, no clock; requests run one at a "
-        "time)")]
+         f"config line, {lined}:1): no effect in cache mode (no scheduler, no clock; requests "
+         "run one at a time)")]
     # (the watermark acts in cache mode: each request is admitted as a waiting one)
     small = ["--mode", "cache", "--num-blocks", "300", "--skip-bad"]
     assert not _same_run(_replay(plain, *small, "--watermark", "0.6"), _replay(plain, *small))
@@ -67,8 +67,8 @@ def test_a_config_lines_hash_keys_with_prefix_caching_off_are_said(tmp_path):
     lined, plain = _lined(tmp_path, {"enable_prefix_caching": False, "hash_algo": "sha256_cbor"})
     by_line = _replay(lined, "--num-blocks", "600")
     assert by_line["warnings"][0] == (
-        "option hash_algo (the trace's config line) has no effect with prefix caching off and "
-        "no CPU tier: no block is hashed")
+        f"option hash_algo (the trace's config line, {lined}:1) has no effect with prefix "
+        "caching off and no CPU tier: no block is hashed")
     assert _same_run(by_line, _replay(plain, "--num-blocks", "600", "--no-enable-prefix-caching"))
 
 

@@ -62,8 +62,8 @@ def test_a_config_lines_tier_keys_are_named_there_and_warned_without_a_tier(tmp_
                                                       "eviction_policy": "arc"}}), *rows]))
     r = CliRunner().invoke(app, ["replay", str(path), "--num-blocks", "512", "--json"])
     assert r.exit_code == 0, r.output
-    assert ("option(s) eviction_policy, offload_block_size (the trace's config line): no effect "
-            "without a CPU tier (kv_offloading_size or kv_offloading_size_chunks)") in \
+    assert (f"option(s) eviction_policy, offload_block_size (the trace's config line, {path}:1): "
+            "no effect without a CPU tier (kv_offloading_size or kv_offloading_size_chunks)") in \
         json.loads(r.stdout)["warnings"]
 
 
@@ -178,7 +178,7 @@ def test_a_config_lines_step_counts_on_the_clock_are_said(tmp_path) -> None:
 
     (by_line, said), (clock, _) = run(lined), run(plain)
     assert by_line == clock and by_line != run(plain, "--offload-load-steps", "7")[0]
-    assert ("the trace's config line load_steps, store_steps: no effect on the simulated clock: "
-            "transfers take their bytes over offload_bandwidth_gbps (the flags, or arrivals "
-            "step, use step counts)") in said
+    assert (f"option(s) load_steps, store_steps (the trace's config line, {lined}:1): no effect "
+            "on the simulated clock: transfers take their bytes over offload_bandwidth_gbps (the "
+            "flags, or arrivals step, use step counts)") in said
     assert not [w for w in run(lined, "--arrivals", "step")[1] if "config line" in w]

@@ -171,7 +171,7 @@ def test_gpu_memory_with_num_blocks_is_said_to_size_nothing():
             num_blocks=3000)
     assert s.num_blocks == 3000
     assert s.warnings == [("option gpu_memory_gib has no effect with num_blocks: the pool is "
-                           "num_blocks' 3,000 blocks, not sized from the memory")]
+                           "its 3,000 blocks, not sized from the memory")]
     assert run(block_size=16, mode="cache", model="llama-3.1-8b",
                gpu_memory_gib=80.0).warnings == []
 
@@ -186,7 +186,7 @@ def test_num_blocks_runs_where_the_memory_would_not_hold_the_weights():
                            "gpu_memory_gib, no GPU clock (gpu or calibration) and no CPU tier, "
                            "nothing depends on it"),
                           ("option gpu_memory_gib has no effect with num_blocks: the pool is "
-                           "num_blocks' 1,000 blocks, not sized from the memory")]
+                           "its 1,000 blocks, not sized from the memory")]
 
 
 def test_a_misspelt_field_of_the_first_request_is_named_with_the_one_it_nearly_spells(tmp_path):

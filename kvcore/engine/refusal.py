@@ -1,5 +1,7 @@
 """Where a refused option is said: on the trace's config line when that line set it (and no
-flag did), else as the option (`option --x-y: ...`). One rule for every start-up refusal."""
+flag did), else as the option (`option --x-y: ...`). One rule for every start-up refusal, and
+for the warnings: an option the line set is marked with that line, ``FILE:LINE``, and named as
+the line spells it (`where_set`, `named`)."""
 
 from __future__ import annotations
 
@@ -51,3 +53,25 @@ def said_where_set(cfg: ReplayOptions, trace: Trace | None, err: InputError) -> 
         return err
     return InputError(err.message, path=trace.label, line=trace.config_line,
                       field=f"config.{lined[err.field]}", remedy=err.remedy)
+
+
+def where_set(cfg: ReplayOptions, trace: Trace | None, name: str) -> str:
+    """`` (the trace's config line, FILE:LINE)`` when that line set option `name` (in either
+    spelling) and no flag did, else ``""``: a warning's mark after the option, so that the user
+    looks for it in the file, at the line, not among the flags (`refusal`'s rule)."""
+    if trace is None or name in (cfg.given or ()) or name not in trace.config_keys:
+        return ""
+    return f" (the trace's config line, {trace.label}:{trace.config_line})"
+
+
+def named(keys: list[str], trace: Trace, cfg: ReplayOptions) -> str:
+    """The options `keys` (kvcli's names) for a warning, those the trace's config line set (no
+    flag) apart, as the line spells them, and marked with the line ("a; b, c (the trace's
+    config line, t.jsonl:1)")."""
+    written = trace.config_keys
+    lined = [k for k in keys if where_set(cfg, trace, k)]
+    flags = ", ".join(k for k in keys if k not in lined)
+    if not lined:
+        return flags
+    return (f"{flags + '; ' if flags else ''}{', '.join(written[k] for k in lined)}"
+            f"{where_set(cfg, trace, lined[0])}")

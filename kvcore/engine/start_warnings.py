@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from kvcore.engine import serve_defaults
 from kvcore.engine.options import ReplayOptions
+from kvcore.engine.refusal import named, where_set
 from kvcore.models.geometry import ModelGeometry
 from kvcore.offload.options import steps_time_transfers, unused_tier_options
 from kvcore.specs import ChunkedLocalAttentionSpec, KVCacheGroupSpec, SlidingWindowSpec
@@ -86,14 +87,13 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
                    f"{cfg.clock or ('calibrated' if cfg.calibration else 'roofline')} clock "
                    "(the default linear clock's constants)")
     if model and "groups" in user:
-        where = " (the trace's config line)" if "groups" in lined else ""
-        out.append(f"option groups{where} has no effect with a model "
+        out.append(f"option groups{where_set(cfg, trace, 'groups')} has no effect with a model "
                    f"({cfg.model or cfg.model_config}): its layers give the KV cache groups")
     if cfg.long_prefill_token_threshold_adaptive and not cfg.long_prefill_token_threshold \
             and cfg.mode == "engine":
         # vLLM floors a nonzero threshold only: with none, the switch changes nothing
-        out.append("option long_prefill_token_threshold_adaptive has no effect without "
-                   "long_prefill_token_threshold (0: no cap to floor)")
+        out.append(f"option {named(['long_prefill_token_threshold_adaptive'], trace, cfg)} has "
+                   "no effect without long_prefill_token_threshold (0: no cap to floor)")
     if ("gpu" in user and model and cfg.mode == "engine" and clock not in ("linear", "fixed")
             and not user & {"num_blocks", "gpu_memory_gib"}):
         # vllm serve sizes its pool from the memory CUDA reports, which is not the datasheet's
@@ -107,23 +107,24 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
         out.extend(_model_notes(cfg, geometry, "block_size" not in user))
     if "performance_mode" in user and cfg.mode == "engine" and (
             why_idle := serve_defaults.idle_mode_reason(cfg.performance_mode, user)):
-        out.append(f"option performance_mode {cfg.performance_mode}: no effect here: {why_idle}")
+        out.append(f"option performance_mode {cfg.performance_mode}"
+                   f"{where_set(cfg, trace, 'performance_mode')}: no effect here: {why_idle}")
     if model and (note := serve_defaults.unnamed_note(cfg, user)) is not None:
         # (the scheduler's values a real server on that memory would not start with)
         out.append(note)
     if model and {"gpu_memory_gib", "num_blocks"} <= user:
         # num_blocks wins (vLLM's num_gpu_blocks_override); the memory sized nothing
-        out.append(f"option gpu_memory_gib has no effect with num_blocks: the pool is "
-                   f"num_blocks' {cfg.num_blocks:,} blocks, not sized from the memory")
+        out.append(f"option gpu_memory_gib has no effect with {named(['num_blocks'], trace, cfg)}"
+                   f": the pool is its {cfg.num_blocks:,} blocks, not sized from the memory")
     hashing = sorted(user & {"hash_algo", "hash_seed", "prefix_match_unit"})
     if hashing and not cfg.enable_prefix_caching and not cfg.offloading:
         # vLLM hashes a request's blocks only for the prefix cache or a KV connector (a config
         # line's keys too: the run was the same without them)
-        out.append(f"option{'s' if len(hashing) > 1 else ''} {_named(hashing, trace, given)} "
+        out.append(f"option{'s' if len(hashing) > 1 else ''} {named(hashing, trace, cfg)} "
                    f"{'have' if len(hashing) > 1 else 'has'} no effect with prefix caching "
                    "off and no CPU tier: no block is hashed")
     if unused_tier := unused_tier_options(cfg, lined):
-        out.append(f"option(s) {_named(unused_tier, trace, given)}: no effect without a CPU "
+        out.append(f"option(s) {named(unused_tier, trace, cfg)}: no effect without a CPU "
                    "tier (kv_offloading_size or kv_offloading_size_chunks)")
     if cfg.mode == "cache":
         # (the step budget sizes a window's in-flight blocks, and vLLM's start-up check reads
@@ -134,10 +135,10 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
         # (a trace's config line sets them too: the oracle's cases carry the scheduler's)
         unused = sorted(user & (ENGINE_ONLY | budget))
         if unused:
-            out.append(f"option(s) {_named(unused, trace, given)}: no effect in cache mode (no "
+            out.append(f"option(s) {named(unused, trace, cfg)}: no effect in cache mode (no "
                        "scheduler, no clock; requests run one at a time)")
         if cfg.offloading and (timing := sorted(user & TIER_TIMING)):
-            out.append(f"option(s) {_named(timing, trace, given)}: no effect in cache mode (no "
+            out.append(f"option(s) {named(timing, trace, cfg)}: no effect in cache mode (no "
                        "time: a load or a store completes at once; only prompt chunks are "
                        "offered)")
     elif cfg.offloading and steps_time_transfers(cfg):
@@ -146,23 +147,10 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
                        "store_steps steps (arrivals step, or the step counts given)")
     elif cfg.offloading and (steps := sorted(set(lined) & {"load_steps", "store_steps"})):
         # (the oracle's cases carry them for its fake worker: on the clock they are not read)
-        out.append(f"the trace's config line {', '.join(steps)}: no effect on the simulated "
+        out.append(f"option(s) {named(steps, trace, cfg)}: no effect on the simulated "
                    "clock: transfers take their bytes over offload_bandwidth_gbps (the flags, or "
                    "arrivals step, use step counts)")
     return out
-
-
-def _named(keys: list[str], trace: Trace, given: frozenset[str]) -> str:
-    """The options' names (kvcli's), those the trace's config line set (no flag) apart, as the
-    line spells them, and marked so: the user looks for them in the trace, not on the command
-    line ("a; b, c (the trace's config line)")."""
-    written = trace.config_keys
-    lined = [k for k in keys if k in written and k not in given]
-    flags = ", ".join(k for k in keys if k not in lined)
-    if not lined:
-        return flags
-    return (f"{flags + '; ' if flags else ''}{', '.join(written[k] for k in lined)} "
-            "(the trace's config line)")
 
 
 def _model_notes(cfg: ReplayOptions, g: ModelGeometry, default_block_size: bool) -> list[str]:

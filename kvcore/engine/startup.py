@@ -18,7 +18,7 @@ from kvcore.clock.base import Clock
 from kvcore.clock.registry import make_clock
 from kvcore.engine.hit_notes import cache_mode_mamba_note, no_hit_note
 from kvcore.engine.options import ReplayOptions
-from kvcore.engine.refusal import refusal, said_where_set
+from kvcore.engine.refusal import refusal, said_where_set, where_set
 from kvcore.engine.replay_pool import check_startup, sized, startup_shortfall
 from kvcore.errors import InputError
 from kvcore.host_memory import check_pool_fits
@@ -108,7 +108,8 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
     except ValueError as err:
         raise refusal(cfg, trace, "prefix_cache_retention_interval", str(err)) from None
     if dense := dense_retention_note(cfg.prefix_cache_retention_interval,
-                                     [g.kv_cache_spec for g in groups]):
+                                     [g.kv_cache_spec for g in groups],
+                                     where_set(cfg, trace, "prefix_cache_retention_interval")):
         notes = (*notes, dense)
     for note in (no_hit_note(cfg, trace.max_prompt_tokens, groups, cfg.offloading),
                  cache_mode_mamba_note(cfg, groups)):
@@ -123,7 +124,8 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
         tail = partial_tail_block([g.kv_cache_spec for g in groups], offload.blocks_per_chunk,
                                   hbs) and hbs
         for note in (empty_tier_note(offload),
-                     sync_budget_note(cfg, offload, trace.config_keys, tail)):
+                     sync_budget_note(cfg, offload,
+                                      where_set(cfg, trace, "sync_load_budget_bytes"), tail)):
             if note is not None:
                 notes = (*notes, note)
     return StartUp(cfg, groups, clock, offload, geometry, notes)

@@ -142,21 +142,20 @@ def unused_tier_options(opts: Any, config_line: Any = ()) -> list[str]:
                   & (set(OFFLOAD_FIELDS) - sizes))
 
 
-def sync_budget_note(opts: Any, cfg: OffloadConfig, config_line: Any = (),
+def sync_budget_note(opts: Any, cfg: OffloadConfig, where: str = "",
                      tail_unit: int = 0) -> str | None:
     """The warning for a `sync_load_budget_bytes` under the least load's bytes, or None: a load
     is a chunk at least (a hit shorter than a chunk is none: `connector.OffloadingConnector.
     _lookup`, `hybrid_lookup.lookup`), or with partial tails (``tail_unit``, the hash block:
     `hybrid_partial`) one hash block, so none fits the budget and every load stays
-    asynchronous, as with 0, unsaid. (Cache mode says the option is unread there.)"""
+    asynchronous, as with 0, unsaid. (Cache mode says the option is unread there.) ``where``:
+    the mark of the trace's config line when it set the budget (`refusal.where_set`)."""
     budget = cfg.sync_load_budget_bytes
     tokens = tail_unit or cfg.tokens_per_chunk
     least = tokens * cfg.kv_bytes_per_token       # (`_reserve_sync_load`'s sum)
     if opts.mode != "engine" or not budget or budget >= least:
         return None
-    lined = " (the trace's config line)" if "sync_load_budget_bytes" in config_line and \
-        "sync_load_budget_bytes" not in (opts.given or ()) else ""
-    return (f"option sync_load_budget_bytes{lined} has no effect: {budget:,} bytes is less than "
+    return (f"option sync_load_budget_bytes{where} has no effect: {budget:,} bytes is less than "
             f"the least load, {'a partial tail' if tail_unit else 'one chunk'} of {tokens:,} "
             f"tokens ({least:,} bytes): "
             "every load stays asynchronous")
