@@ -8,7 +8,7 @@ from kvcore.engine import serve_defaults
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.refusal import named, where_set
 from kvcore.models.geometry import ModelGeometry
-from kvcore.offload.options import steps_time_transfers, unused_tier_options
+from kvcore.offload.options import GEOMETRY, steps_time_transfers, unused_tier_options
 from kvcore.specs import ChunkedLocalAttentionSpec, KVCacheGroupSpec, SlidingWindowSpec
 from kvcore.traces import Trace, out_of_order_warning
 
@@ -89,6 +89,14 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
     if model and "groups" in user:
         out.append(f"option groups{where_set(cfg, trace, 'groups')} has no effect with a model "
                    f"({cfg.model or cfg.model_config}): its layers give the KV cache groups")
+    if model and cfg.offloading and (geometry_keys := sorted(set(lined) & set(GEOMETRY))):
+        # The same keys as flags are refused (`offload_config`), but the oracle's CPU tier
+        # cases carry all four on every config line (its fake worker's geometry): refused, such
+        # a trace could not be replayed against a model without editing it. Dropped as a
+        # config line's groups are, and said. (Without a tier the tier's warning says them.)
+        out.append(f"option(s) {named(geometry_keys, trace, cfg)}: no effect with a model "
+                   f"({cfg.model or cfg.model_config}): its layers give the CPU tier's KV "
+                   "geometry (bytes per block)")
     if cfg.long_prefill_token_threshold_adaptive and not cfg.long_prefill_token_threshold \
             and cfg.mode == "engine":
         # vLLM floors a nonzero threshold only: with none, the switch changes nothing
