@@ -62,3 +62,28 @@ def test_a_story_and_a_routers_index_show_no_hash(tmp_path):
     assert r.exit_code == 0, r.output
     said = [w for w in json.loads(r.stdout)["warnings"] if "hash" in w]
     assert len(said) == 1 and said[0].startswith("event hashes: vLLM seeds xxhash at random")
+
+
+def test_a_config_lines_hash_keys_in_either_spelling_are_said_as_the_flags(tmp_path):
+    # (only the flags were seen: a config line's hash_algo / hash_seed, in whatever spelling,
+    # ran the same as without them, unsaid)
+    with open(TRACE) as f:
+        head = "".join(line for _, line in zip(range(20), f))
+    lined = tmp_path / "t.jsonl"
+    lined.write_text('{"config": {"prefix_caching_hash_algo": "xxhash", "hash_seed": "7"}}\n'
+                     + head)
+    r = runner.invoke(app, ["replay", str(lined), "--num-blocks", "512", "--json"])
+    assert r.exit_code == 0, r.output
+    assert [w for w in json.loads(r.stdout)["warnings"] if "hash" in w] == [
+        (f"option(s) prefix_caching_hash_algo, hash_seed (the trace's config line, {lined}:1): "
+         "no effect here: no event stream shows a block hash (they change no hit and no step)")]
+    # a flag beside them is named apart; with a stream that shows hashes nothing is said
+    r = runner.invoke(app, ["replay", str(lined), "--num-blocks", "512", "--hash-seed", "8",
+                            "--json"])
+    assert [w for w in json.loads(r.stdout)["warnings"] if "hash" in w] == [
+        (f"option(s) hash_seed; prefix_caching_hash_algo (the trace's config line, {lined}:1): "
+         "no effect here: no event stream shows a block hash (they change no hit and no step)")]
+    r = runner.invoke(app, ["replay", str(lined), "--num-blocks", "512", "--events",
+                            str(tmp_path / "ev.jsonl"), "--json"])
+    assert r.exit_code == 0 and not [w for w in json.loads(r.stdout)["warnings"]
+                                     if "no effect" in w]

@@ -20,6 +20,7 @@ from kvcore.engine.fits import length_managers, never_fits
 from kvcore.engine.hash_memo import TraceBlockHasher
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.recorder import Recorder
+from kvcore.engine.refusal import named
 from kvcore.engine.replay_pool import concurrent_batches, group_type
 from kvcore.engine.request_book import RequestBook
 from kvcore.engine.results import ReplaySummary
@@ -140,12 +141,14 @@ class ReplayContext:
                          "PYTHONHASHSEED as hash_seed")
         if self.hasher and not shown and not (
                 cfg.offloading and (steps_out is not None or self.summary_shows_tier_keys)) and (
-                hashing := sorted((cfg.given or frozenset()) & {"hash_algo", "hash_seed"})):
+                hashing := sorted({*(cfg.given or ()), *self.trace.config_keys}
+                                  & {"hash_algo", "hash_seed"})):
             # (a hash changes no hit and no step: only the streams that show hashes differ, and
             # a CPU tier's --steps lines, whose jobs list the chunk keys, and its summary's
-            # policy_state_end, which lists them too)
-            self.warning(f"option(s) {', '.join(hashing)}: no effect here: no event stream "
-                         "shows a block hash (they change no hit and no step)")
+            # policy_state_end, which lists them too; a config line's keys, in either spelling,
+            # as the flags: the run was the same without them)
+            self.warning(f"option(s) {named(hashing, self.trace, cfg)}: no effect here: no "
+                         "event stream shows a block hash (they change no hit and no step)")
         self.recorder = Recorder(
             self.jsonl, self.num_blocks - 1, is_counted=self.is_counted, admit_extra=admit_extra,
             admit_parts=None if admit_extra is None or admit_extra.pieces is None
