@@ -23,7 +23,7 @@ from kvcore.managers.mamba import MambaManager
 from kvcore.offload.hybrid_partial import build_tail_jobs
 from kvcore.offload.jobs import Job
 from kvcore.offload.keys import make_key
-from kvcore.offload.stores import new_store_job
+from kvcore.offload.stores import new_store_job, offer_in_order
 
 if TYPE_CHECKING:
     from kvcore.offload.hybrid import HybridConnector
@@ -52,8 +52,6 @@ def build_state_jobs(conn: HybridConnector, store_jobs: dict[int, Job]) -> None:
     cfg = conn.cfg
     tpc, hbs = cfg.tokens_per_chunk, conn.kvm.block_pool.hash_block_size
     n_groups = len(conn.infos)
-    manager = conn.manager
-    rec = conn.rec
     for rid, entries in handoffs.items():
         st = conn.hstates.get(rid)
         if st is None:
@@ -65,15 +63,8 @@ def build_state_jobs(conn: HybridConnector, store_jobs: dict[int, Job]) -> None:
                 continue
             key = make_key(req.block_hashes[boundary // hbs - 1], g)
             st.ctx.set_position(key, boundary)
-            offer = manager.prepare_store([key], st.ctx)
-            rec.offers.setdefault(rid, []).append(
-                {"chunks": {str(g): [boundary // tpc - 1]}, "n_absent": manager.offered_absent})
-            if offer is None:
-                conn.failures += 1
-                rec.alloc_failures.append(rid)
-                continue
-            rec.evicted.extend(offer.evicted)
-            if not offer.keys_to_store:
+            offer = offer_in_order(conn, st, [key], {str(g): [boundary // tpc - 1]})
+            if offer is None or not offer.keys_to_store:
                 continue
             sizes = [0] * n_groups
             sizes[g] = 1

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from kvcore.offload.hybrid_lookup import lookup
 from kvcore.offload.keys import HIT, MISS, make_key
-from kvcore.offload.stores import new_store_job
+from kvcore.offload.stores import new_store_job, offer_in_order
 from kvcore.specs import ChunkedLocalAttentionSpec, KVCacheSpec, MambaSpec, SlidingWindowSpec
 
 if TYPE_CHECKING:
@@ -113,8 +113,6 @@ def build_tail_jobs(conn: HybridConnector,
     """One `prepare_store` per request with an off-block hand-off: every group's key at its
     boundary."""
     block = conn.partial_block
-    manager = conn.manager
-    rec = conn.rec
     infos = conn.infos
     n_groups = len(infos)
     for rid, entries in handoffs.items():
@@ -132,16 +130,9 @@ def build_tail_jobs(conn: HybridConnector,
         keys = [boundary_key(conn, st, g, boundary) for g in range(n_groups)]
         src = [cow[g] if info.mamba else gs.block_ids[index]
                for g, (info, gs) in enumerate(zip(infos, st.groups))]
-        offer = manager.prepare_store(keys, st.ctx)
-        rec.offers.setdefault(rid, []).append(
-            {"chunks": {str(g): [f"t{boundary}"] for g in range(n_groups)},
-             "n_absent": manager.offered_absent})
-        if offer is None:
-            conn.failures += 1
-            rec.alloc_failures.append(rid)
-            continue
-        rec.evicted.extend(offer.evicted)
-        if not offer.keys_to_store:
+        offer = offer_in_order(conn, st, keys,
+                               {str(g): [f"t{boundary}"] for g in range(n_groups)})
+        if offer is None or not offer.keys_to_store:
             continue
         accepted = [keys.index(k) for k in offer.keys_to_store]
         sizes = [0] * n_groups

@@ -143,6 +143,23 @@ def close_step(conn: OffloadingConnector, states: dict[str, Any], finished: Any,
     return meta
 
 
+def offer_in_order(conn: Any, st: Any, keys: list[bytes], chunks: dict[str, list]) -> Any:
+    """One `prepare_store` of ``keys``, recorded as the request's next offer (the list form a
+    Mamba state's or a partial tail's offers take, in `prepare_store` order); None when the
+    manager refused it (an allocation failure, counted), else the offer, its evictions noted."""
+    manager = conn.manager
+    rec = conn.rec
+    rid = st.req.request_id
+    offer = manager.prepare_store(keys, st.ctx)
+    rec.offers.setdefault(rid, []).append({"chunks": chunks, "n_absent": manager.offered_absent})
+    if offer is None:
+        conn.failures += 1
+        rec.alloc_failures.append(rid)
+        return None
+    rec.evicted.extend(offer.evicted)
+    return offer
+
+
 def new_store_job(conn: OffloadingConnector, st: Any, offer: Any, src: list[int],
                   store_jobs: dict[int, Job], *, fence: list[int] | None = None,
                   sizes: list[int] | None = None, window: list[int] | None = None) -> Job:
