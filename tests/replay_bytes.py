@@ -23,7 +23,7 @@ CONVERSATION = HERE / "data" / "traces" / "mooncake" / "conversation_trace.jsonl
 def replay_bytes(trace: str, opts: ReplayOptions, events: str, monkeypatch, *,
                  counting: tuple[type, str], fast_forward: bool = True,
                  decode_windows: bool = True) -> tuple[tuple, int]:
-    """(step lines, request lines, the event stream (`events`: jsonl or vllm), the summary),
+    """(step lines, request lines, the event stream (`events`: jsonl, vllm or none), the summary),
     both wall times left out, and how many calls ``counting`` (a class and a method) got."""
     monkeypatch.setattr(EngineLoop, "fast_forward", fast_forward)
     monkeypatch.setattr(EngineLoop, "decode_windows", decode_windows)
@@ -33,7 +33,8 @@ def replay_bytes(trace: str, opts: ReplayOptions, events: str, monkeypatch, *,
     monkeypatch.setattr(cls, name,
                         lambda self, *a, **kw: (calls.append(1), real(self, *a, **kw))[1])
     steps, reqs, ev = io.BytesIO(), io.BytesIO(), io.BytesIO()
-    sink = JsonlEvents(ev) if events == "jsonl" else VllmEvents(ev)
+    sink = (JsonlEvents(ev) if events == "jsonl" else VllmEvents(ev) if events == "vllm"
+            else None)
     s = replay(trace, opts, sink, steps_out=steps, requests_out=reqs)
     d = s.to_dict()
     d.pop("wall_time_s")
