@@ -100,10 +100,7 @@ def draw_config(rng: random.Random, blocks: Any) -> tuple[dict, dict, int]:
     finer = [u for u in (bs // 2, bs // 4, bs // 5) if u and bs % u == 0] if mamba else []
     if rng.random() < (0.5 if finer else 0.05):
         cfg["prefix_match_unit"] = rng.choice(finer + [bs])
-    # (not over one sliding-window or chunked-local group: the tier's store fence then holds
-    # a block id twice and a replay stops with KeyError, memo or not; reported apart)
-    tier = rng.random() < 0.3 and not (ngroups == 1 and cfg.get("groups", [{}])[0].get(
-        "type") in ("sliding_window", "chunked_local"))
+    tier = rng.random() < 0.3
     obs = bs * rng.choice([1, 1, 2, 4])
     if windowed and rng.random() < 0.4:
         cfg["prefix_cache_retention_interval"] = rng.choice(([] if tier else [None]) + [

@@ -191,14 +191,11 @@ def check_supported(groups: list, retention: int | None = 0, tokens_per_chunk: i
     next to other windowed groups is refused at start-up, `kvcore.prefix_match`). With a
     windowed group
     the store rules need a retention interval (dense retention, None, is not modelled), a
-    multiple of the chunk (vLLM refuses to start otherwise: offloading/scheduler.py:296-310)."""
+    multiple of the chunk (vLLM refuses to start otherwise: offloading/scheduler.py:296-310).
+    A windowed group alone is modelled as beside others (checked against vLLM:
+    tests/data/offload_windowed_alone)."""
     windowed = [g for g in groups if type(g.kv_cache_spec).__name__ in
                 ("SlidingWindowSpec", "ChunkedLocalAttentionSpec")]
-    if len(groups) == 1 and windowed:
-        # the one-group connector assumes full attention (a table with no null block): it
-        # crashed here; vLLM's rules for a windowed group alone are not yet checked against it
-        raise InputError("the CPU tier over a single sliding-window/chunked-local group is not "
-                         "modelled yet", field="kv_offloading_size")
     if windowed and retention is None:
         raise InputError("the CPU tier over windowed KV cache groups is modelled with a "
                          "retention interval (vLLM's default 0), not dense retention",

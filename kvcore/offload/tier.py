@@ -66,9 +66,12 @@ class OffloadTier:
         self.cfg = cfg
         self.sink = sink            # our event stream (`JsonlEvents`), or None
         # (prefix caching off: no GPU sharing, so nothing waits for another request's load)
-        # (a Mamba group alone too: its states are stored through the hand-off, `hybrid_mamba`)
+        # (a Mamba group alone too: its states are stored through the hand-off, `hybrid_mamba`;
+        # and a windowed group alone: vLLM applies the windowed rules to any one group, and the
+        # one-group connector assumes a full-attention table, with no null block)
         hybrid = len(kvm.coordinator.single_type_managers) > 1 or any(
-            type(m.kv_cache_spec).__name__ == "MambaSpec"
+            type(m.kv_cache_spec).__name__ in ("MambaSpec", "SlidingWindowSpec",
+                                               "ChunkedLocalAttentionSpec")
             for m in kvm.coordinator.single_type_managers)
         # a key in the outputs: its hash's 64-bit int; [group, hash] with several groups
         self.key: Any = key_out if hybrid else key_int

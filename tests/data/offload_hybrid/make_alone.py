@@ -18,8 +18,8 @@ import random
 import sys
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from make_cases import CHUNK_BYTES_1BLK, needed_blocks  # noqa: E402
-from wide import requests  # noqa: E402
+from make_cases import CHUNK_BYTES_1BLK, needed_blocks
+from wide import requests
 
 
 def draw_group(rng: random.Random, bs: int) -> dict:
