@@ -43,11 +43,15 @@ class StartUp:
 
     @property
     def hash_block_size(self) -> int:
-        """The block size the manager hashes at: `--prefix-match-unit` with prefix caching on
-        (vLLM refuses any other with one group), else the gcd of the groups' (as vLLM's)."""
-        if self.cfg.prefix_match_unit is not None and self.cfg.enable_prefix_caching:
-            return self.cfg.prefix_match_unit
-        return math.gcd(*(g.kv_cache_spec.block_size for g in self.groups))
+        return hash_block_size(self.cfg, self.groups)
+
+
+def hash_block_size(cfg: ReplayOptions, groups: list[KVCacheGroupSpec]) -> int:
+    """The block size the manager hashes at: `--prefix-match-unit` with prefix caching on
+    (vLLM refuses any other with one group), else the gcd of the groups' (as vLLM's)."""
+    if cfg.prefix_match_unit is not None and cfg.enable_prefix_caching:
+        return cfg.prefix_match_unit
+    return math.gcd(*(g.kv_cache_spec.block_size for g in groups))
 
 
 def check_prefix_match_unit(cfg: ReplayOptions, groups: list[KVCacheGroupSpec],
@@ -118,7 +122,7 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
     clock = make_clock(cfg, geometry)
     offload = offload_config(cfg, groups)
     if offload is not None:
-        hbs = StartUp(cfg, groups, clock, offload, geometry).hash_block_size
+        hbs = hash_block_size(cfg, groups)
         check_supported(groups, cfg.prefix_cache_retention_interval, offload.tokens_per_chunk)
         # (with partial tails a load may be one hash block: `hybrid_partial`)
         tail = partial_tail_block([g.kv_cache_spec for g in groups], offload.blocks_per_chunk,
