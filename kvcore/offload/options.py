@@ -17,6 +17,9 @@ from kvcore.offload.config import (
 )
 
 GEOMETRY = ("num_layers", "num_kv_heads", "head_size", "kv_dtype")
+# the groups vLLM's connector looks up and stores by its windowed rules (a Mamba group too, with
+# a window of one chunk)
+WINDOWED_KINDS = ("SlidingWindowSpec", "ChunkedLocalAttentionSpec")
 # a replay's settings of the tier (`ReplayOptions`' fields), echoed only when it is on
 OFFLOAD_FIELDS = ("kv_offloading_size", "kv_offloading_size_chunks", "offload_block_size",
                   "eviction_policy", "offload_prompt_only", "store_threshold",
@@ -194,8 +197,7 @@ def check_supported(groups: list, retention: int | None = 0, tokens_per_chunk: i
     multiple of the chunk (vLLM refuses to start otherwise: offloading/scheduler.py:296-310).
     A windowed group alone is modelled as beside others (checked against vLLM:
     tests/data/offload_windowed_alone)."""
-    windowed = [g for g in groups if type(g.kv_cache_spec).__name__ in
-                ("SlidingWindowSpec", "ChunkedLocalAttentionSpec")]
+    windowed = [g for g in groups if type(g.kv_cache_spec).__name__ in WINDOWED_KINDS]
     if windowed and retention is None:
         raise InputError("the CPU tier over windowed KV cache groups is modelled with a "
                          "retention interval (vLLM's default 0), not dense retention",
@@ -211,11 +213,10 @@ def check_supported(groups: list, retention: int | None = 0, tokens_per_chunk: i
         raise InputError(f"must be a multiple of the CPU tier's {tokens_per_chunk}-token chunk "
                          "with windowed KV cache groups (vLLM refuses to start)",
                          field="prefix_cache_retention_interval")
-    modelled = ("FullAttentionSpec", "MLAAttentionSpec", "SlidingWindowSpec",
-                "ChunkedLocalAttentionSpec", "MambaSpec")
+    modelled = ("FullAttentionSpec", "MLAAttentionSpec", "MambaSpec", *WINDOWED_KINDS)
     for g in groups:
         kind = type(g.kv_cache_spec).__name__
         if kind not in modelled:
             raise InputError(f"the CPU tier is not modelled with a {kind} KV cache group (vLLM "
-                             "0.33 offloads Mamba groups too: not modelled)",
+                             "0.33 offloads every prefix-cacheable group)",
                              field="kv_offloading_size")
