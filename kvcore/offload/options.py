@@ -20,6 +20,8 @@ GEOMETRY = ("num_layers", "num_kv_heads", "head_size", "kv_dtype")
 # the groups vLLM's connector looks up and stores by its windowed rules (a Mamba group too, with
 # a window of one chunk)
 WINDOWED_KINDS = ("SlidingWindowSpec", "ChunkedLocalAttentionSpec")
+# (built here, not in the compiled tier.py: mypyc cannot compile a starred tuple in an `in`)
+WINDOWED_OR_MAMBA = (*WINDOWED_KINDS, "MambaSpec")
 # a replay's settings of the tier (`ReplayOptions`' fields), echoed only when it is on
 OFFLOAD_FIELDS = ("kv_offloading_size", "kv_offloading_size_chunks", "offload_block_size",
                   "eviction_policy", "offload_prompt_only", "store_threshold",
@@ -213,7 +215,7 @@ def check_supported(groups: list, retention: int | None = 0, tokens_per_chunk: i
         raise InputError(f"must be a multiple of the CPU tier's {tokens_per_chunk}-token chunk "
                          "with windowed KV cache groups (vLLM refuses to start)",
                          field="prefix_cache_retention_interval")
-    modelled = ("FullAttentionSpec", "MLAAttentionSpec", "MambaSpec", *WINDOWED_KINDS)
+    modelled = ("FullAttentionSpec", "MLAAttentionSpec", *WINDOWED_OR_MAMBA)
     for g in groups:
         kind = type(g.kv_cache_spec).__name__
         if kind not in modelled:

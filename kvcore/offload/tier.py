@@ -17,7 +17,7 @@ from kvcore.offload.connector import OffloadingConnector
 from kvcore.offload.hybrid import HybridConnector, key_hash_int, key_out
 from kvcore.offload.jobs import ConnectorMeta, Job
 from kvcore.offload.keys import key_group, key_int
-from kvcore.offload.options import WINDOWED_KINDS
+from kvcore.offload.options import WINDOWED_OR_MAMBA
 from kvcore.offload.record import ConnectorPrefixStats
 from kvcore.offload.worker import FakeWorker
 from kvcore.request import RequestStatus
@@ -71,7 +71,7 @@ class OffloadTier:
         # and a windowed group alone: vLLM applies the windowed rules to any one group, and the
         # one-group connector assumes a full-attention table, with no null block)
         hybrid = len(kvm.coordinator.single_type_managers) > 1 or any(
-            type(m.kv_cache_spec).__name__ in ("MambaSpec", *WINDOWED_KINDS)
+            type(m.kv_cache_spec).__name__ in WINDOWED_OR_MAMBA
             for m in kvm.coordinator.single_type_managers)
         # a key in the outputs: its hash's 64-bit int; [group, hash] with several groups
         self.key: Any = key_out if hybrid else key_int
