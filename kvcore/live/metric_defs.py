@@ -80,17 +80,72 @@ METRICS: tuple[tuple[str, str, str, tuple[str, ...], str | None], ...] = (
      "request_num_preemptions"),
 )
 
-# With the CPU offload tier (vLLM's OffloadingConnector): the flat transfer counters and the
-# deprecated ones with a transfer_type label, which the CPU spec still updates.
+# With the CPU offload tier (vLLM's OffloadingConnector, `OffloadPromMetrics`), in vLLM's order of
+# registration: the deprecated transfer metrics with a transfer_type label (their children exist
+# from the start, `OFFLOAD_EAGER`), the CPU spec's (`cpu/spec.py`; `STORES_SKIPPED` only with a
+# store_threshold of 2 or more), the connector's flat ones (`get_connector_metric_definitions`;
+# each series appears with its first observation, as vLLM binds its labels then) and the
+# config info. vLLM's `kv_offload_lookup_sync_delay_seconds` is not here: it times one Python
+# call, which a replay does not model (docs/live.md).
 OFFLOAD_METRICS: tuple[tuple[str, str, str, tuple[str, ...], str | None], ...] = (
-    ("vllm:kv_offload_load_bytes", "counter",
-     "Total bytes loaded from offload storage to GPU.", (), None),
-    ("vllm:kv_offload_store_bytes", "counter",
-     "Total bytes stored from GPU to offload storage.", (), None),
     ("vllm:kv_offload_total_bytes", "counter", "Number of bytes offloaded by KV connector",
      ("transfer_type",), None),
+    ("vllm:kv_offload_total_time", "counter",
+     "Total time measured by all KV offloading operations", ("transfer_type",), None),
+    ("vllm:kv_offload_size", "histogram", "Histogram of KV offload transfer size, in bytes.",
+     ("transfer_type",), "transfer_size"),
+    ("vllm:kv_offload_cpu_cache_usage_perc", "gauge",
+     ("Fraction of CPU KV-cache space currently pinned by active transfers (0.0 = idle, 1.0 = "
+      "saturated). Sustained high values indicate transfers (stores or promotions) may be "
+      "dropped due to insufficient capacity."), (), None),
+    ("vllm:kv_offload_cpu_cache_write_usage_perc", "gauge",
+     ("Fraction of CPU KV-cache space currently pinned by in-flight stores that have not yet "
+      "completed (0.0 = idle, 1.0 = saturated)."), (), None),
+    ("vllm:kv_offload_cpu_cache_read_usage_perc", "gauge",
+     ("Fraction of CPU KV-cache space currently pinned by in-flight loads that have not yet "
+      "completed (0.0 = idle, 1.0 = saturated)."), (), None),
+    ("vllm:kv_offload_cpu_allocation_size", "histogram",
+     "Histogram of the number of CPU chunks requested by each KV offload prepare_store call.",
+     (), "cpu_allocation_size"),
+    ("vllm:kv_offload_load_bytes", "counter",
+     "Total bytes loaded from offload storage to GPU.", (), None),
+    ("vllm:kv_offload_load_time", "counter",
+     "Total load time from offload storage to GPU, in seconds.", (), None),
+    ("vllm:kv_offload_load_size", "histogram",
+     "Histogram of KV offload load operation size, in bytes.", (), "transfer_size"),
+    ("vllm:kv_offload_store_bytes", "counter",
+     "Total bytes stored from GPU to offload storage.", (), None),
+    ("vllm:kv_offload_store_time", "counter",
+     "Total store time from GPU to offload storage, in seconds.", (), None),
+    ("vllm:kv_offload_store_size", "histogram",
+     "Histogram of KV offload store operation size, in bytes.", (), "transfer_size"),
+    ("vllm:kv_offload_lookup_async_delay_seconds", "histogram",
+     ("Histogram of time between a request's offload lookup first deferring and the following "
+      "lookup resolving, or request finish, in seconds."), (), "lookup_async_delay"),
+    ("vllm:kv_offload_allocation_failure", "counter",
+     "Number of KV offload store allocation attempts that failed.", (), None),
+    ("vllm:kv_offload_config_info", "gauge",
+     ("Static configuration of the KV offload managers of this engine instance. The configured "
+      "offloading spec declares the label names, and each manager fills the values, so a "
+      "series appears from the first scheduler step of its engine. A manager reports one "
+      "series for each configuration it holds, and a label of its own tells the series apart. "
+      "Each engine reports its own configuration, not the instance total."),
+     ("cpu_num_chunks", "cpu_blocks_per_chunk", "cpu_kv_cache_size_bytes",
+      "cpu_kv_cache_size_tokens"), None),
 )
+STORES_SKIPPED: tuple[str, str, str, tuple[str, ...], str | None] = (
+    "vllm:kv_offload_stores_skipped", "counter",
+    "Number of KV offload stores skipped because the reuse threshold was not reached.", (), None)
+OFFLOAD_EAGER = ("vllm:kv_offload_total_bytes", "vllm:kv_offload_total_time",
+                 "vllm:kv_offload_size")
+
+# offloading/metrics.py's TRANSFER_SIZE_BUCKETS (bytes), its async lookup delay's (s), and the
+# CPU spec's allocation sizes (chunks)
+TRANSFER_SIZE = (1e6, 5e6, 10e6, 20e6, 40e6, 60e6, 80e6, 100e6, 150e6, 200e6)
+LOOKUP_ASYNC_DELAY = (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10)
+CPU_ALLOCATION_SIZE = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144)
 
 FAMILIES = {"request_latency": REQUEST_LATENCY, "time_to_first_token": TIME_TO_FIRST_TOKEN,
             "inter_token_latency": INTER_TOKEN_LATENCY,
-            "request_num_preemptions": REQUEST_NUM_PREEMPTIONS}
+            "request_num_preemptions": REQUEST_NUM_PREEMPTIONS, "transfer_size": TRANSFER_SIZE,
+            "lookup_async_delay": LOOKUP_ASYNC_DELAY, "cpu_allocation_size": CPU_ALLOCATION_SIZE}

@@ -30,16 +30,20 @@ from kvcore.live.metric_defs import (
     FINISH_REASONS,
     METRICS,
     OFFLOAD_METRICS,
-    TRANSFER_TYPES,
+    STORES_SKIPPED,
     request_tokens_buckets,
 )
 
 
 class Families:
-    def __init__(self, registry: CollectorRegistry, max_model_len: int, offload: bool) -> None:
+    """``offload``: the CPU tier's config (None: no tier, none of its metrics)."""
+
+    def __init__(self, registry: CollectorRegistry, max_model_len: int, offload: Any) -> None:
         self.registry = registry
         self.by_name: dict[str, Any] = {}
-        for name, kind, doc, extra, family in METRICS + (OFFLOAD_METRICS if offload else ()):
+        tier = () if offload is None else OFFLOAD_METRICS + (
+            (STORES_SKIPPED,) if offload.store_threshold >= 2 else ())
+        for name, kind, doc, extra, family in METRICS + tier:
             labels = list(ENGINE_LABELS + extra)
             if kind == "gauge":
                 m: Any = Gauge(name, doc, labels, registry=registry,
@@ -51,7 +55,7 @@ class Families:
                            else FAMILIES[family])    # type: ignore[index]
                 m = Histogram(name, doc, labels, registry=registry, buckets=buckets)
             self.by_name[name] = m
-        self.offload = offload
+        self.offload = offload is not None
 
 
 def observe_many(hist: Any, value: float, n: int) -> None:
@@ -76,14 +80,16 @@ class EngineMetrics:
 
     def __init__(self, fam: Families, model_name: str, engine: int) -> None:
         lv = (model_name, str(engine))
+        # (the CPU tier's: `OffloadMetrics`, which makes each series when vLLM would)
         m: dict[str, Any] = {name: metric.labels(*lv) for name, metric in fam.by_name.items()
-                             if name not in ("vllm:request_success",
-                                             "vllm:kv_offload_total_bytes")}
+                             if name != "vllm:request_success"
+                             and not name.startswith("vllm:kv_offload_")}
         self.m = m
         self.success = {r: fam.by_name["vllm:request_success"].labels(*lv, r)
                         for r in FINISH_REASONS}
-        self.transfer = ({t: fam.by_name["vllm:kv_offload_total_bytes"].labels(*lv, t)
-                          for t in TRANSFER_TYPES} if fam.offload else {})
+        self.fam = fam
+        self.lv = lv
+        self.offload: Any = None
         self.seen: dict[str, float] = {}        # cumulative counts already added
         self.pending: list[tuple[str, str]] = []     # ("first" | "finish", request id)
         self.ctx: Any = None
@@ -92,6 +98,10 @@ class EngineMetrics:
     def attach(self, ctx: Any, sched: Any) -> None:
         self.ctx = ctx
         self.sched = sched
+        if self.fam.offload and ctx.tier is not None:
+            from kvcore.live.offload_metrics import OffloadMetrics
+
+            self.offload = OffloadMetrics(self.fam.by_name, self.lv, ctx)
 
     # -- the engine loop's listener ------------------------------------------------------------
     def first_token(self, rid: str, t_ms: float) -> None:
@@ -101,10 +111,10 @@ class EngineMetrics:
         self.pending.append(("finish", rid))
 
     # -- after each step -----------------------------------------------------------------------
-    def _add(self, name: str, total: float, child: Any = None) -> None:
+    def _add(self, name: str, total: float) -> None:
         delta = total - self.seen.get(name, 0)
         if delta > 0:
-            (child or self.m[name]).inc(delta)
+            self.m[name].inc(delta)
             self.seen[name] = total
 
     def update(self) -> None:
@@ -121,19 +131,8 @@ class EngineMetrics:
             c = tier.stats.counts
             self._add("vllm:external_prefix_cache_queries", c.queries)
             self._add("vllm:external_prefix_cache_hits", c.hits)
-            if self.transfer:
-                # the worker's bytes are one rank's; vLLM's aggregator sums every worker's
-                # transfer stats (TransferStats.aggregate): every tp rank loads, and stores
-                # too, except over an MLA latent's one replicated copy, which rank 0 alone
-                # writes (offloading/worker.py:55-59, 274-277: the others store nothing and
-                # report no bytes): the tier's copies (`tier_copies`)
-                tp = ctx.cfg.tp
-                loaded = tp * tier.worker.bytes["load"]
-                stored = tier.cfg.copies * tier.worker.bytes["store"]
-                self._add("vllm:kv_offload_load_bytes", loaded)
-                self._add("vllm:kv_offload_store_bytes", stored)
-                self._add("load_total", loaded, self.transfer["CPU_to_GPU"])
-                self._add("store_total", stored, self.transfer["GPU_to_CPU"])
+        if self.offload is not None:
+            self.offload.update()
         self._add("vllm:num_preemptions", ctx.summary.preemptions)
         sched = self.sched
         if sched is not None:

@@ -154,8 +154,7 @@ class LiveRun:
             self.warn(self.size_note)
         if self.families is None:
             longest = ctx.trace.max_total_tokens or 1
-            self.families = Families(self.registry, cfg.max_model_len or longest,
-                                     ctx.offload is not None)
+            self.families = Families(self.registry, cfg.max_model_len or longest, ctx.offload)
         em = EngineMetrics(self.families, cfg.model or "kvcli", rank)
         em.attach(ctx, getattr(loop, "sched", None))
         self.engines[rank] = em

@@ -67,6 +67,9 @@ class OffloadingConnector:
         self.being_loaded: set[bytes] | None = set() if enable_prefix_caching else None
         self.rec = StepRecord()               # what this step did, for the outputs
         self.failures = 0                     # vLLM's kv_offload_allocation_failure
+        # requests whose lookup said "not yet" and has not resolved since (vLLM's
+        # `deferred_lookup_start_time` is set: its async lookup delay runs)
+        self.deferred_open: set[str] = set()
         # Requests whose last store offer failed: offered again every step they are scheduled,
         # so no decode window opens for them (`stores.build_connector_meta` skips windows).
         self.offer_failed: set[str] = set()
@@ -96,9 +99,18 @@ class OffloadingConnector:
         self.update_keys(st)
         st.num_local = num_local
         hit = 0 if req.skip_reading_prefix_cache else self._lookup(st)
+        rid = req.request_id
+        # vLLM times a deferral from the first lookup that says "not yet" (not from a deferral
+        # for transfers in flight, above: no lookup) to the next lookup that answers
         if hit is None:
-            self.rec.deferred.append(req.request_id)
+            self.rec.deferred.append(rid)
+            if rid not in self.deferred_open:
+                self.deferred_open.add(rid)
+                self.rec.delays_opened.append(rid)
             return None, False
+        if self.deferred_open and rid in self.deferred_open:
+            self.deferred_open.discard(rid)
+            self.rec.delays_closed.append(rid)
         sync = self._reserve_sync_load(st.req, num_local, hit)
         return hit, bool(hit) and not sync
 

@@ -17,6 +17,10 @@ from kvcore.prefix_cache_stats import PrefixCacheStats
 class StepRecord:
     lookups: dict[str, list[int]] = field(default_factory=dict)   # req -> [gpu hit, cpu hit]
     deferred: list[str] = field(default_factory=list)             # lookups that said "not yet"
+    # the async lookup delays this step opened (a request's first "not yet" of its lookup) and
+    # closed (its next lookup that answered), vLLM's `kv_offload_lookup_async_delay_seconds`
+    delays_opened: list[str] = field(default_factory=list)
+    delays_closed: list[str] = field(default_factory=list)
     # req -> [first, n, absent]; several groups: {"chunks": {group: [chunk]}, "n_absent": k};
     # with a Mamba group, a list of those (one per `prepare_store`)
     offers: dict[str, Any] = field(default_factory=dict)
@@ -31,6 +35,10 @@ class StepRecord:
             self.lookups = {}
         if self.deferred:
             self.deferred = []
+        if self.delays_opened:
+            self.delays_opened = []
+        if self.delays_closed:
+            self.delays_closed = []
         if self.offers:
             self.offers = {}
         if self.evicted:

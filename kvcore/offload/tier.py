@@ -17,6 +17,7 @@ from kvcore.offload.connector import OffloadingConnector
 from kvcore.offload.hybrid import HybridConnector, key_hash_int, key_out
 from kvcore.offload.jobs import ConnectorMeta, Job
 from kvcore.offload.keys import key_group, key_int
+from kvcore.offload.lookup_delays import LookupDelays
 from kvcore.offload.options import WINDOWED_OR_MAMBA
 from kvcore.offload.record import ConnectorPrefixStats
 from kvcore.offload.worker import FakeWorker
@@ -97,6 +98,7 @@ class OffloadTier:
         self.held: list[tuple[ConnectorMeta, list[int]]] = []
         self.load_started: dict[str, int] = {}  # req -> the step its async load was created
         self.load_waits: list[int] = []        # steps from that step to its first compute
+        self.delays = LookupDelays()           # vLLM's async lookup delays, simulated
 
     def execute(self, step: int, meta: ConnectorMeta, t0: float, t1: float
                 ) -> tuple[list[int], set[str]]:
@@ -131,12 +133,10 @@ class OffloadTier:
 
     def complete_now(self, meta: ConnectorMeta) -> None:
         """Cache mode: the step's transfers finish at once (no clock, one request at a time)."""
-        w = self.worker
-        done = []
+        w, done = self.worker, []
         for kind, jobs in (("store", meta.store_jobs), ("load", meta.load_jobs)):
             for jid, job in jobs.items():
-                w.blocks[kind] += len(job.gpu_block_ids)
-                w.bytes[kind] += w.job_bytes(job)
+                w.finished(kind, len(job.gpu_block_ids), w.job_bytes(job))
                 done.append(jid)
                 self.reported[jid] = kind == "store"
         if self.sink is not None:
@@ -154,6 +154,7 @@ class OffloadTier:
         runs its transfers (`execute`), the requests' records get their lookups and load waits.
         Returns the transfer reports."""
         reports = self.execute(ctx.step, out.kv_meta, ctx.t_ms, t_end)
+        self.delays.note(self.conn.rec, ctx.t_ms)
         self.note_lookups(ctx.records, ctx.step)
         self.note_admitted(out.admitted, ctx.step)
         return reports

@@ -46,6 +46,11 @@ class FakeWorker:
         self.queued: list[tuple[int, int, int]] = []  # (job id, GPU blocks, bytes): stores
         self.bytes = {"load": 0, "store": 0}
         self.blocks = {"load": 0, "store": 0}
+        # finished jobs, and by their bytes, each way: {bytes: jobs} (vLLM observes each job's
+        # bytes in its `kv_offload_*_size` histograms, a job of no block's 0 too; a run has few
+        # distinct sizes)
+        self.jobs = {"load": 0, "store": 0}
+        self.sizes: dict[str, dict[int, int]] = {"load": {}, "store": {}}
 
     def in_flight(self) -> int:
         return len(self.queued) + sum(len(s) for s in self.streams.values())
@@ -61,6 +66,14 @@ class FakeWorker:
             last = max((i for i, e in enumerate(stream) if e[0] in job_ids), default=-1)
             for i in range(last + 1):
                 stream[i][1] = min(stream[i][1], now)
+
+    def finished(self, kind: str, n: int, nb: int) -> None:
+        """A ``kind`` ("load" or "store") job of ``n`` GPU blocks and ``nb`` bytes finished."""
+        self.bytes[kind] += nb
+        self.blocks[kind] += n
+        self.jobs[kind] += 1
+        sizes = self.sizes[kind]
+        sizes[nb] = sizes.get(nb, 0) + 1
 
     def job_bytes(self, job: Job) -> int:
         """The bytes ``job`` moves: its blocks of each group at that group's bytes (a job of
@@ -120,8 +133,7 @@ class FakeWorker:
             kind = "store" if name == "store" else "load"
             while stream and stream[0][1] <= now:
                 jid, _, rid, n, nb = stream.popleft()
-                self.bytes[kind] += nb
-                self.blocks[kind] += n
+                self.finished(kind, n, nb)
                 done[kind].append(jid)
                 if rid is not None:
                     recv.add(rid)
