@@ -84,6 +84,25 @@ def test_a_failed_offer_changes_no_slot() -> None:
         == (0, 2, 3)
 
 
+def test_the_allocation_sizes_kept_between_stats_are_one_count_a_size() -> None:
+    """Nothing reads the stats in a replay without metrics: the sizes since the last read are
+    kept as {keys: offers}, not one entry an offer (a list grew for the whole run)."""
+    m = CPUOffloadingManager(4, "lru")
+    for i in range(300):
+        r = request(f"R{i}", 1000 + 2 * i, 1001 + 2 * i)
+        offer = m.prepare_store([K(1000 + 2 * i), K(1001 + 2 * i)], r)
+        assert offer is not None
+        m.complete_store(offer.keys_to_store)
+        m.on_request_finished(r)
+    m.prepare_store([K(1)], request("S", 1))
+    assert m.allocation_sizes == {2: 300, 1: 1}
+    st = m.stats()
+    assert (st["vllm:kv_offload_cpu_allocation_size_count"],
+            st["vllm:kv_offload_cpu_allocation_size_sum"]) == (301, 601)
+    assert m.allocation_sizes == {} and "vllm:kv_offload_cpu_allocation_size_count" \
+        not in m.stats()
+
+
 def test_bad_config_is_an_input_error() -> None:
     with pytest.raises(InputError, match="eviction_policy"):
         list(run_ops(['{"config": {"eviction_policy": "fifo"}}'], "x.jsonl"))

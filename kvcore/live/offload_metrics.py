@@ -128,8 +128,8 @@ class OffloadMetrics:
         sizes = manager.allocation_sizes
         if sizes:
             hist = self._child("vllm:kv_offload_cpu_allocation_size")
-            for n in sizes:
-                hist.observe(n)
+            for n, offers in sizes.items():
+                observe_many(hist, n, offers)
         st = manager.stats()
         for name in (M_USAGE, M_WRITE, M_READ):
             self._child(name).set(st[name])

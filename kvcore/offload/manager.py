@@ -56,7 +56,9 @@ class CPUOffloadingManager:
         # offers seen per key (only with a threshold of 2 or more)
         self.counts = OfferCounts(max_tracker_size) if store_threshold >= 2 else None
         self.skipped = 0                      # stats interval: keys held back by the threshold
-        self.allocation_sizes: list[int] = []  # stats interval: keys per non-empty offer
+        # stats interval: keys per non-empty offer, as {keys: offers} (a list grew by one entry
+        # an offer for a whole replay when nothing read the stats; a run has few sizes)
+        self.allocation_sizes: dict[int, int] = {}
         self.generation = 0
         self.one_group = one_group      # every key is group 0's (the connector's)
         # keys absent from the tier in the last offer, before the threshold (the step lines'
@@ -166,7 +168,8 @@ class CPUOffloadingManager:
         observe_offer(policy, state, keys, first, ctx, self.one_group, absent, ready)
         if not absent:
             return StoreOffer([], [], [])
-        self.allocation_sizes.append(len(absent))
+        sizes = self.allocation_sizes
+        sizes[len(absent)] = sizes.get(len(absent), 0) + 1
         need = len(absent) - self.num_free
         evicted: list[bytes] = []
         if need > 0:
@@ -275,10 +278,11 @@ class CPUOffloadingManager:
         used = self.num_allocated - len(self.free_list) - self.num_evictable
         usage = used / self.num_chunks if self.num_chunks > 0 else 0.0
         out: dict[str, int | float] = {M_USAGE: usage}
-        if self.allocation_sizes:
-            out[M_ALLOC + "_count"] = len(self.allocation_sizes)
-            out[M_ALLOC + "_sum"] = sum(self.allocation_sizes)
-            self.allocation_sizes = []
+        sizes = self.allocation_sizes
+        if sizes:
+            out[M_ALLOC + "_count"] = sum(sizes.values())
+            out[M_ALLOC + "_sum"] = sum(n * k for n, k in sizes.items())
+            self.allocation_sizes = {}
         write = self.num_write_pending / self.num_chunks if self.num_chunks > 0 else 0.0
         out[M_WRITE] = write
         out[M_READ] = max(usage - write, 0.0)
