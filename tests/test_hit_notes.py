@@ -5,6 +5,7 @@ on a Mamba1 model (Jamba: its states are cached only where a step ends on a bloc
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,43 @@ def test_a_config_lines_groups_beside_a_model_are_said_and_dropped(tmp_path):
     assert s.config["groups"] is None
     assert (f"option groups (the trace's config line, {t}:1) has no effect with a model "
             "(gpt-oss-20b): its layers give the KV cache groups") in s.warnings
+
+
+def _line(tmp_path, config: dict, head: int = 400, tail: int = 100) -> str:
+    """A trace of 4 prompts of `head` shared tokens and `tail` their own behind a config
+    line."""
+    path = tmp_path / "t.jsonl"
+    rows = "".join(f'{{"prompt_token_ids": {list(range(head)) + [1000 + i] * tail}, '
+                   '"output_length": 2}\n' for i in range(4))
+    path.write_text(json.dumps({"config": config}) + "\n" + rows)
+    return str(path)
+
+
+def test_a_config_lines_block_size_is_named_with_its_file_and_line(tmp_path):
+    t = _line(tmp_path, {"block_size": 512})
+    at = f" (the trace's config line, {t}:1)"
+    assert _warned(t)[1] == [f"block_size 512{at} is at least {TAIL}"]
+    # a flag over the line's value is the flag's: no mark
+    assert _warned(t, given=frozenset({"block_size"}), block_size=1024)[1] == [
+        f"block_size 1,024 is at least {TAIL}"]
+
+
+def test_a_config_lines_partial_unit_is_named_with_its_file_and_line(tmp_path):
+    t = _line(tmp_path, {"prefix_match_unit": 32}, head=20, tail=1)
+    _, warned = _warned(t, model="nemotron-nano-9b-v2")
+    assert warned == [(f"prefix_match_unit 32 (the trace's config line, {t}:1), where a hit "
+                       f"here can end, is at least {GRID.format(n=21)}")]
+
+
+def test_a_config_lines_groups_and_block_size_are_named_in_the_groups_words(tmp_path):
+    groups = [{"type": "full"}, {"type": "sliding_window", "sliding_window": 64}]
+    t = _line(tmp_path, {"groups": groups, "num_gpu_blocks_override": 4096, "block_size": 512})
+    s = replay(t, ReplayOptions(max_model_len=4096))
+    assert [w for w in s.warnings if not w.startswith("uncalibrated")] == [
+        (f"512 tokens, where a hit here ends (the groups' blocks: full 512, sliding_window 512; "
+         f"block_size, groups (the trace's config line, {t}:1)), is at least "
+         f"{GRID.format(n=500)}")]
+    # a hybrid Mamba model's raised block is not block_size's doing: unmarked
+    t = _line(tmp_path, {"block_size": 16})
+    assert _warned(t, model="nemotron-nano-9b-v2")[1][0].startswith(
+        "1,312 tokens, where a hit here ends (the groups' blocks: mamba 1,312, full 1,312), is")

@@ -11,6 +11,9 @@ the replay's warnings): they need the KV cache groups, which the option warnings
   cached only where a step's computation ends on its block's end; cache mode computes a prompt
   in one piece, so hardly any prompt leaves a state to hit (Jamba on the multiturn sample: 0.0,
   0.80 in engine mode, whose prefill chunks end on block boundaries).
+
+A value the trace's config line set (no flag) is marked with that line's FILE:LINE and named as
+the line spells it (`refusal.where_set`, `named`): the user looks for it in the file.
 """
 
 from __future__ import annotations
@@ -18,12 +21,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from kvcore.engine.refusal import named, where_set
 from kvcore.prefix_match import cache_hit_alignment
 from kvcore.specs import MambaSpec, kind_of
+from kvcore.traces import Trace
 
 
-def no_hit_note(cfg: Any, max_prompt_tokens: int, groups: list, offloading: bool) -> str | None:
+def no_hit_note(cfg: Any, trace: Trace, groups: list, offloading: bool) -> str | None:
     specs = [g.kv_cache_spec for g in groups]
+    max_prompt_tokens = trace.max_prompt_tokens
     if not cfg.enable_prefix_caching or not specs:
         return None
     grid = cache_hit_alignment(specs, cfg.prefix_match_unit, True)
@@ -32,13 +38,22 @@ def no_hit_note(cfg: Any, max_prompt_tokens: int, groups: list, offloading: bool
         return None
     lcm = math.lcm(*(s.block_size for s in specs))
     unit = ""
+    # (the option set the block only where a group's block is it: a hybrid Mamba model raises
+    # its attention block past a block_size 16, which the config line's mark would then blame)
+    sized = cfg.block_size in {s.block_size for s in specs}
     if len(specs) == 1:
-        head, hit = f"block_size {grid:,} is", "a hit is whole blocks"
+        at = where_set(cfg, trace, "block_size") if sized else ""
+        head, hit = f"block_size {grid:,}{at} is", "a hit is whole blocks"
     elif grid < lcm:        # (vLLM's partial hash hits: hits end on the unit, inside a block)
-        head, hit = f"prefix_match_unit {grid:,}, where a hit here can end, is", \
-            "a hit ends on a multiple of it"
+        head, hit = (f"prefix_match_unit {grid:,}{where_set(cfg, trace, 'prefix_match_unit')}, "
+                     "where a hit here can end, is"), "a hit ends on a multiple of it"
     else:
         kinds = ", ".join(dict.fromkeys(f"{kind_of(s)} {s.block_size:,}" for s in specs))
+        # (a model's layers give the groups: a config line's groups have no effect then)
+        shaping = [k for k in ("block_size", "groups") if where_set(cfg, trace, k)
+                   and (sized if k == "block_size" else not (cfg.model or cfg.model_config))]
+        if shaping:
+            kinds = f"{kinds}; {named(shaping, trace, cfg)}"
         head, hit = f"{grid:,} tokens, where a hit here ends (the groups' blocks: {kinds}), is", \
             "a hit ends on a multiple of it"
         if cfg.prefix_match_unit is None and any(isinstance(s, MambaSpec) for s in specs):

@@ -115,7 +115,7 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
                                      [g.kv_cache_spec for g in groups],
                                      where_set(cfg, trace, "prefix_cache_retention_interval")):
         notes = (*notes, dense)
-    for note in (no_hit_note(cfg, trace.max_prompt_tokens, groups, cfg.offloading),
+    for note in (no_hit_note(cfg, trace, groups, cfg.offloading),
                  cache_mode_mamba_note(cfg, groups)):
         if note is not None:
             notes = (*notes, note)
