@@ -93,3 +93,16 @@ def test_a_warning_about_a_config_line_key_names_its_file_and_line(tmp_path, key
     at = f" (the trace's config line, {tmp_path}/t.jsonl:1)"
     assert _warnings(tmp_path, config, *flags) == [f"option {said.format(at=at)}"]
     assert _warnings(tmp_path, {}, *flags, *FLAGS[key]) == [f"option {said.format(at='')}"]
+
+
+@pytest.mark.parametrize("key", ["num_blocks", "num_gpu_blocks_override"])
+def test_a_utilization_beside_a_config_lines_pool_names_the_pools_line(tmp_path, key):
+    said = ("option gpu_memory_utilization has no effect unless the pool is sized from a "
+            "model's gpu_memory_gib (not with {pool})")
+    flags = ["--model", "llama-3.1-8b", "--gpu-memory-gib", "80",
+             "--device-memory-utilization", "0.5"]
+    at = f" (the trace's config line, {tmp_path}/t.jsonl:1)"
+    assert said.format(pool=f"{key}{at}") in _warnings(tmp_path, {key: 3000}, *flags)
+    # the flag over the line's value is named bare, in kvcli's spelling
+    assert said.format(pool="num_blocks") in _warnings(tmp_path, {key: 3000}, *flags,
+                                                       "--num-blocks", "2000")

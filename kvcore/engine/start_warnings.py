@@ -47,9 +47,11 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
                    "model_config): num_blocks is not sized from memory")
     if "gpu_memory_utilization" in given and (not model or cfg.gpu_memory_gib is None
                                               or "num_blocks" in user):
-        # (it is a share of gpu_memory_gib, which sizes the pool only from a model)
+        # (it is a share of gpu_memory_gib, which sizes the pool only from a model; a pool
+        # the config line gave is named there, as the line spells it: num_gpu_blocks_override)
+        pool = named(["num_blocks"], trace, cfg) if "num_blocks" in user else "num_blocks"
         out.append("option gpu_memory_utilization has no effect unless the pool is sized from "
-                   "a model's gpu_memory_gib (not with num_blocks)")
+                   f"a model's gpu_memory_gib (not with {pool})")
     clock = (cfg.clock or "").partition(":")[0]
     if "gpu" in given and cfg.mode == "engine" and (not model or clock in ("linear", "fixed")):
         # (in cache mode it is one of the engine's options, said below)
