@@ -77,10 +77,12 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("kvcore.coordinator", "KVCacheCoordinator",
      ("find_longest_cache_hit", "get_num_blocks_to_allocate", "remove_skipped_blocks",
       "allocate_new_computed_blocks", "allocate_new_blocks", "cache_blocks", "free")),
-    # (the managers' root: `free` and `remove_skipped_blocks` are defined there, in tables.py)
+    # (the managers' root: `free` and `remove_skipped_blocks` are defined there, in tables.py;
+    # the coordinator's allocate_new_computed_blocks calls add_local_computed_blocks on each,
+    # then, for a KV connector's (the CPU tier's) tokens, allocate_external_computed_blocks)
     ("kvcore.managers.tables", "BlockTables",
      ("find_longest_cache_hit", "get_num_blocks_to_allocate", "remove_skipped_blocks",
-      "allocate_new_computed_blocks", "add_local_computed_blocks", "allocate_new_blocks",
+      "add_local_computed_blocks", "allocate_external_computed_blocks", "allocate_new_blocks",
       "cache_blocks", "free")),
     ("kvcore.block_pool", "BlockPool",
      ("get_new_blocks", "touch", "free_blocks", "cache_full_blocks")),

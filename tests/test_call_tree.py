@@ -218,3 +218,34 @@ def test_the_walkthrough_shows_real_output():
     for block in blocks:
         for tree_text in block.split("\n\n"):
             assert tree_text in printed, tree_text[:200]
+
+
+def test_every_method_a_layer_names_is_defined_on_that_layer():
+    """A method a layer names but none of its classes defines is never recorded there: the
+    managers' layer named the coordinator's `allocate_new_computed_blocks`, and left out their
+    own `allocate_external_computed_blocks`, whose blocks then showed under the coordinator."""
+    import importlib
+
+    import kvcore.managers.registry  # noqa: F401  (every manager class, for `_classes`)
+    from kvcore.call_tree import LAYERS, _classes
+
+    for module, name, methods in LAYERS:
+        classes = _classes(getattr(importlib.import_module(module), name))
+        assert [m for m in methods if not any(m in c.__dict__ for c in classes)] == [], name
+
+
+def test_a_connectors_tokens_allocate_under_the_manager():
+    from kvtest_helpers import make_manager, make_request
+
+    mgr = make_manager(8, bs=4, enable_caching=True)
+    with CallRecorder() as rec:
+        rec.watch(mgr)
+        mgr.allocate_slots(make_request("a", range(1, 11), bs=4), 2,
+                           num_external_computed_tokens=8)
+    adopt = next(c for c in rec.take()[0].children
+                 if c.call.endswith("allocate_new_computed_blocks"))
+    assert tree(adopt.to_dict()) == (f"{U}.allocate_new_computed_blocks", None, [
+        (f"{F}.add_local_computed_blocks", None, [("BlockPool.touch", None, [])]),
+        (f"{F}.allocate_external_computed_blocks", None, [
+            ("BlockPool.get_new_blocks", [1, 2], [
+                ("FreeKVCacheBlockQueue.popleft_n", [1, 2], []), *NO_HASH, *NO_HASH])])])
