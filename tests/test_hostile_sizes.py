@@ -90,7 +90,7 @@ def test_a_cluster_long_for_its_replicas_is_said_before_it_runs(monkeypatch):
         "faster)")
 
 
-def test_a_refusal_while_the_replicas_are_built_comes_without_the_long_run_note(
+def test_metrics_in_cache_mode_are_refused_before_any_replica_with_no_long_run_note(
         monkeypatch, tmp_path):
     """A live cluster's metrics are refused in cache mode before a replica is built: that error
     alone, not the long-run warning before it."""
