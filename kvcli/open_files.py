@@ -2,10 +2,11 @@
 (``RLIMIT_NOFILE``), checked before anything is opened.
 
 `kvcli cluster --events DIR` keeps two streams a replica open, every router's, until the run
-ends (so that a failed run renames none into place); live publishers hold two descriptors a
-socket. Past the limit the open failed part-way through the build ("Too many open files" at
-replica 1,497 of 2,000 under ``ulimit -n 3000``), or in a second router's build after the first
-router had run whole. The soft limit is raised first, as far as the run needs and the hard
+ends (so that a failed run renames none into place); live publishers hold what
+`kvcore.live.options.rank_footprint` counts (measured: 2 to 6 files a rank, by endpoint). Past
+the limit the open failed part-way through the build ("Too many open files" at replica 1,497
+of 2,000 under ``ulimit -n 3000``), or in a second router's build after the first router had
+run whole. The soft limit is raised first, as far as the run needs and the hard
 limit allows (as a user may with ``ulimit -n``, and as many tools do on their own); only a run
 past the hard limit is refused.
 """

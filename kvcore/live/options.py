@@ -34,13 +34,20 @@ class LiveOptions:
     def publishes(self) -> bool:
         return self.kv_events_endpoint is not None
 
+    def zmq_sockets(self, ranks: int) -> int:
+        """The ZMQ sockets the publishers of `ranks` engines make in their shared context (its
+        socket cap: `LiveRun`)."""
+        return ranks * self._rank_footprint()[0]
+
     def open_files(self, ranks: int) -> int:
-        """The files the publishers of `ranks` engines hold open: ZMQ gives a socket two (its
-        mailbox, its listener or connection), a rank one socket or two (the replay socket), the
-        context's I/O thread a few (measured with pyzmq: 4 beside the first socket's 2)."""
-        if not self.publishes:
-            return 0
-        return 4 + 2 * ranks * (1 + (self.kv_events_replay_endpoint is not None))
+        """The files the publishers of `ranks` engines hold open, their context's included
+        (the open-file check: `kvcli/open_files.py`)."""
+        return CONTEXT_FILES + ranks * self._rank_footprint()[1] if self.publishes else 0
+
+    def _rank_footprint(self) -> tuple[int, int]:
+        if self.kv_events_endpoint is None:
+            return 0, 0
+        return rank_footprint(self.kv_events_endpoint, self.kv_events_replay_endpoint)
 
     def check(self, ranks: int = 1, metrics_file: bool = False) -> None:
         """Refuse values that cannot work, one field at a time; `metrics_file`: a metrics FILE
@@ -109,6 +116,26 @@ class LiveOptions:
 
 
 _DEFAULTS = LiveOptions()
+
+# The files a publishers' ZMQ context holds besides its sockets' (measured with pyzmq): 1 when
+# it is made (its own mailbox), 4 more with the first socket (its I/O thread's and its
+# reaper's mailbox and poller). (4 were counted: the first was missed.)
+CONTEXT_FILES = 5
+
+
+def rank_footprint(endpoint: str, replay_endpoint: str | None) -> tuple[int, int]:
+    """(ZMQ sockets, open files) of one rank's publisher (`ZmqPublisher`), the one count the
+    context's socket cap and the open-file check both read. Sockets: the PUB; a connecting
+    PUB's monitor pair (pyzmq's end and the one libzmq makes, which counts against the cap
+    too); the replay ROUTER. Files: a mailbox a socket, and a listener or a connection an
+    endpoint. Measured with pyzmq (the files a rank adds under /proc/self/fd; the sockets as
+    the least MAX_SOCKETS its build passes): tcp or ipc bound 1 socket, 2 files (4 and 2 with
+    a replay endpoint); tcp connected 3 sockets, 4 files once the connection is up (6 and 4
+    with a replay endpoint)."""
+    connects = not is_bind_endpoint(endpoint)
+    replays = replay_endpoint is not None
+    sockets = 1 + 2 * connects + replays
+    return sockets, sockets + 1 + replays
 
 
 def _finite(v: float, name: str, *, allow_zero: bool) -> None:

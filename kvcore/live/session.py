@@ -63,9 +63,10 @@ class LiveRun:
         o = self.opts
         self.zctx = zmq.Context()
         # a context opens 1,023 sockets by default and a rank takes up to 4 (its PUB, the
-        # monitor's pair of a connecting PUB, the replay ROUTER): a cluster of 1,100 replicas
-        # failed with a traceback. The cap must be set before the first socket is made.
-        needed = 4 * ranks + 16
+        # monitor's pair of a connecting PUB, the replay ROUTER: `rank_footprint`): a cluster
+        # of 1,100 replicas failed with a traceback. The cap must be set before the first
+        # socket is made.
+        needed = o.zmq_sockets(ranks) + 16
         limit = self.zctx.get(zmq.SOCKET_LIMIT)
         if needed > limit:
             raise InputError(f"{ranks:,} publishers need up to {needed:,} ZMQ sockets, more than "
