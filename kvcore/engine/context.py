@@ -20,13 +20,13 @@ from kvcore.engine.fits import length_managers, never_fits
 from kvcore.engine.hash_memo import TraceBlockHasher
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.recorder import Recorder
-from kvcore.engine.refusal import named
 from kvcore.engine.replay_pool import concurrent_batches, group_type
 from kvcore.engine.request_book import RequestBook
 from kvcore.engine.results import ReplaySummary
 from kvcore.engine.scheduler_io import NO_MODEL_LEN_LIMIT
 from kvcore.engine.start_warnings import start_warnings
 from kvcore.engine.startup import start_up
+from kvcore.engine.stream_checks import check_our_stream, hash_warnings
 from kvcore.engine.vllm_events import VllmEvents
 from kvcore.errors import InputError
 from kvcore.hashing import BlockHasher
@@ -134,21 +134,10 @@ class ReplayContext:
         for message in (*warnings, *start.notes):
             self.warning(message)
         shown = any(s is not None and s.shows_hashes for s in (self.jsonl, self.vllm))
-        if (self.hasher and shown and cfg.hash_algo.startswith("xxhash")
-                and cfg.hash_seed is None):
-            self.warning(f"event hashes: vLLM seeds {cfg.hash_algo} at random unless "
-                         "PYTHONHASHSEED is set, so no server's hashes are these; give its "
-                         "PYTHONHASHSEED as hash_seed")
-        if self.hasher and not shown and not (
-                cfg.offloading and (steps_out is not None or self.summary_shows_tier_keys)) and (
-                hashing := sorted({*(cfg.given or ()), *self.trace.config_keys}
-                                  & {"hash_algo", "hash_seed"})):
-            # (a hash changes no hit and no step: only the streams that show hashes differ, and
-            # a CPU tier's --steps lines, whose jobs list the chunk keys, and its summary's
-            # policy_state_end, which lists them too; a config line's keys, in either spelling,
-            # as the flags: the run was the same without them)
-            self.warning(f"option(s) {named(hashing, self.trace, cfg)}: no effect here: no "
-                         "event stream shows a block hash (they change no hit and no step)")
+        for message in hash_warnings(cfg, trace, hashed=self.hasher is not None, shown=shown,
+                                     tier_keys_shown=steps_out is not None
+                                     or self.summary_shows_tier_keys):
+            self.warning(message)
         self.recorder = Recorder(
             self.jsonl, self.num_blocks - 1, is_counted=self.is_counted, admit_extra=admit_extra,
             admit_parts=None if admit_extra is None or admit_extra.pieces is None
@@ -162,13 +151,7 @@ class ReplayContext:
             prefix_cache_retention_interval=cfg.prefix_cache_retention_interval)
         assert self.kvm.hash_block_size == hash_block_size
         self.length_managers = length_managers(self.kvm)     # (`fits.never_fits`)
-        if self.jsonl is not None and self.kvm.coordinator.partial_hits:
-            # Our stream holds one hash a block (what `kvcli stats` / `curve` rebuild); a block
-            # under several keys and the copies' held references are not in its vocabulary.
-            raise InputError("our event stream (--events-format jsonl) does not model "
-                             "partial-block hits (a --prefix-match-unit finer than the block): "
-                             "use --events-format vllm, or leave the unit unset",
-                             field="events")
+        check_our_stream(self.jsonl is not None, self.kvm.coordinator.partial_hits)
         self.offload = start.offload              # the CPU tier (None: off)
         self.tier: OffloadTier | None = None     # its tier, once a mode opens it (`open_tier`)
 
