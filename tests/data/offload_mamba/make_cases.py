@@ -19,6 +19,7 @@ small GPU pool, so later ones hit the CPU tier.
 import json
 import random
 import sys
+from collections.abc import Callable
 
 CHUNK_BYTES_1BLK = 2 * 8 * 128 * 2 * 32     # default geometry, one group, per token
 
@@ -71,12 +72,24 @@ def make(seed: int) -> tuple[dict, list[dict]]:
     return cfg, requests(rng, seed, bs * bpc, mml, cfg.get("policy") == "priority")
 
 
-def requests(rng: random.Random, seed: int, c: int, mml: int, prio: bool) -> list[dict]:
+def chunked_doc(rng: random.Random, c: int) -> int:
+    """A shared document's length here: 1-5 whole chunks of `c` tokens and a part of one."""
+    return rng.randrange(1, 6) * c + rng.randrange(0, c)
+
+
+def requests(rng: random.Random, seed: int, c: int, mml: int, prio: bool, *,
+             prefix: str = "m", doc_len: Callable[[random.Random, int], int] = chunked_doc,
+             most: int = 17, fresh_chunks: int = 6) -> list[dict]:
+    """The requests of a case with chunks of `c` tokens, ids `{prefix}{seed}r{i}`: shared
+    documents (`doc_len` draws each one's length) sent again whole, extended or cut, between
+    fresh prompts of up to `fresh_chunks` chunks; 8 to `most` requests. Shared with
+    ../offload_mamba_partial/make_cases.py, whose kept cases draw their own lengths and counts
+    (each folder's cases redraw byte for byte: the draws are the same calls in the same order)."""
     def fresh(n: int) -> list[int]:
         return [rng.randrange(1, 30000) for _ in range(n)]
-    docs = [fresh(rng.randrange(1, 6) * c + rng.randrange(0, c)) for _ in range(rng.randrange(2, 4))]
+    docs = [fresh(doc_len(rng, c)) for _ in range(rng.randrange(2, 4))]
     reqs, step = [], 0
-    for i in range(rng.randrange(8, 18)):
+    for i in range(rng.randrange(8, most + 1)):
         r = rng.random()
         if r < 0.35:
             p = list(rng.choice(docs))
@@ -86,11 +99,11 @@ def requests(rng: random.Random, seed: int, c: int, mml: int, prio: bool) -> lis
             d = rng.choice(docs)
             p = d[:rng.randrange(1, len(d) + 1)]
         else:
-            p = fresh(rng.randrange(1, 6 * c + 2))
+            p = fresh(rng.randrange(1, fresh_chunks * c + 2))
         p = p[: max(1, mml - 10)]
         out = rng.randrange(1, max(2, min(12, mml - len(p))))
         step += rng.choice([0, 0, 1, 3, 8])
-        d = {"id": f"m{seed}r{i}", "prompt_token_ids": p, "output_length": out,
+        d = {"id": f"{prefix}{seed}r{i}", "prompt_token_ids": p, "output_length": out,
              "arrival_step": step}
         if prio:
             d["priority"] = rng.randrange(0, 3)

@@ -19,9 +19,11 @@ any length (so that prompts end inside blocks) sent again whole, extended or cut
 fresh prompts that push them out of the small GPU pool.
 """
 
+import importlib.util
 import json
 import random
 import sys
+from pathlib import Path
 
 CHUNK_BYTES_1BLK = 2 * 8 * 128 * 2 * 32     # default geometry, one group, per token
 
@@ -82,31 +84,26 @@ def make(seed: int) -> tuple[dict, list[dict]]:
     return cfg, requests(rng, seed, bs * bpc, mml, cfg.get("policy") == "priority")
 
 
+def _load_mamba_cases():
+    """../offload_mamba/make_cases.py, loaded by file (its name is this module's)."""
+    spec = importlib.util.spec_from_file_location(
+        "offload_mamba_cases", Path(__file__).resolve().parent.parent / "offload_mamba"
+        / "make_cases.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+MAMBA_CASES = _load_mamba_cases()
+
+
 def requests(rng: random.Random, seed: int, c: int, mml: int, prio: bool) -> list[dict]:
-    def fresh(n: int) -> list[int]:
-        return [rng.randrange(1, 30000) for _ in range(n)]
-    docs = [fresh(rng.randrange(1, 5 * c)) for _ in range(rng.randrange(2, 4))]
-    reqs, step = [], 0
-    for i in range(rng.randrange(8, 16)):
-        r = rng.random()
-        if r < 0.35:
-            p = list(rng.choice(docs))
-        elif r < 0.6:
-            p = list(rng.choice(docs)) + fresh(rng.randrange(1, 2 * c + 2))
-        elif r < 0.7:
-            d = rng.choice(docs)
-            p = d[:rng.randrange(1, len(d) + 1)]
-        else:
-            p = fresh(rng.randrange(1, 4 * c + 2))
-        p = p[: max(1, mml - 10)]
-        out = rng.randrange(1, max(2, min(12, mml - len(p))))
-        step += rng.choice([0, 0, 1, 3, 8])
-        d = {"id": f"p{seed}r{i}", "prompt_token_ids": p, "output_length": out,
-             "arrival_step": step}
-        if prio:
-            d["priority"] = rng.randrange(0, 3)
-        reqs.append(d)
-    return reqs
+    """../offload_mamba's requests, with documents of any length (so that prompts end inside
+    blocks), fresh prompts of up to 4 chunks, 8-15 requests."""
+    return MAMBA_CASES.requests(rng, seed, c, mml, prio, prefix="p",
+                                doc_len=lambda rng, c: rng.randrange(1, 5 * c), most=15,
+                                fresh_chunks=4)
 
 
 if __name__ == "__main__":
