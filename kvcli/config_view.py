@@ -60,11 +60,17 @@ def sizing_view(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utiliza
 
 
 def add_cpu_tier(view: Any, gib: float, offload_block_size: int | None, block_size: int,
-                 tp: int) -> None:
+                 tp: int, groups: Any = ()) -> None:
     """The CPU tier's size as vLLM 0.33 derives it (`kvcore.offload.config`), into the view:
-    JSON key ``cpu_offload`` and a few lines."""
+    JSON key ``cpu_offload`` and a few lines. ``groups``: the KV cache groups, for vLLM's
+    `cpu_kv_cache_size_tokens` at the view's max_model_len."""
     from kvcore.errors import InputError
-    from kvcore.offload.config import blocks_per_chunk_of, chunk_bytes, chunks_of
+    from kvcore.offload.config import (
+        blocks_per_chunk_of,
+        chunk_bytes,
+        chunks_of,
+        cpu_kv_cache_size_tokens,
+    )
 
     if not gib > 0:
         raise InputError(f"must be a number > 0, got {gib}", field="kv_offloading_size")
@@ -75,15 +81,20 @@ def add_cpu_tier(view: Any, gib: float, offload_block_size: int | None, block_si
     tier = {"kv_offloading_size_gib": gib, "cpu_bytes_to_use": int(gib * 2**30),  # (vLLM: a float)
             "blocks_per_chunk": bpc, "tokens_per_chunk": bpc * block_size,
             "kv_bytes_per_chunk": per_chunk, "cpu_num_chunks": n,
-            "cpu_kv_cache_size_tokens": n * bpc * block_size,
+            "cpu_token_slots": n * bpc * block_size,
+            "cpu_kv_cache_size_tokens": cpu_kv_cache_size_tokens(
+                n, bpc, list(groups), view.data.get("max_model_len")),
             "cpu_kv_cache_size_bytes": n * per_chunk}
     view.data["cpu_offload"] = tier
     view.text.append(
         f"CPU tier (--kv-offloading-size {gib:g}) = int({gib:g} x 2^30) // "
         f"{per_chunk:,} bytes a chunk ({bpc} block{'s' if bpc > 1 else ''}"
         f"{f' x {tp} ranks' if tp > 1 else ''}, rounded up to 4 KiB) = {n:,} chunks = "
-        f"{n * bpc * block_size:,} tokens"
+        f"{n * bpc * block_size:,} token slots"
         + (" (vLLM 0.33 runs a tier of 0 chunks: every store fails)" if n == 0 else ""))
+    if tier["cpu_kv_cache_size_tokens"] is not None:
+        view.text.append(f"CPU tier holds {tier['cpu_kv_cache_size_tokens']:,} tokens of "
+                         f"max_model_len requests (vLLM's cpu_kv_cache_size_tokens)")
 
 
 def list_view():

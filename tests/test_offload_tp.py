@@ -64,8 +64,11 @@ def test_an_mla_replay_is_the_full_attention_replay_of_its_pool(case: str) -> No
 
 def test_config_sizes_a_mamba_hybrids_cpu_tier_at_its_own_block_size() -> None:
     """Nemotron-Nano's groups run at 1,312 tokens a block: vLLM's CPU tier counts chunks of
-    that block (799 of 21,495,808 bytes hold 1,048,288 tokens at 16 GiB, TP 4); kvcli said 799
-    chunks of 16 tokens, took an offload block of 1,312 as 82 blocks a chunk and accepted 32."""
+    that block (799 of 21,495,808 bytes: 1,048,288 token slots at 16 GiB, TP 4); kvcli said 799
+    chunks of 16 tokens, took an offload block of 1,312 as 82 blocks a chunk and accepted 32.
+    vLLM's `cpu_kv_cache_size_tokens` counts requests of max_model_len (131,072): each needs
+    100 chunks of the full group and one of each of the 7 Mamba groups, 799 x 131,072 // 107 =
+    978,752 (kvcli said the slots)."""
     args = ["config", "nemotron-nano-9b-v2", "--gpu-memory-gib", "141", "--tp", "4",
             "--kv-offloading-size", "16", "--json"]
     for extra in ([], ["--kv-offloading-block-size", "1312"]):
@@ -73,7 +76,8 @@ def test_config_sizes_a_mamba_hybrids_cpu_tier_at_its_own_block_size() -> None:
         assert r.exit_code == 0, r.output
         tier = json.loads(r.stdout)["cpu_offload"]
         assert (tier["blocks_per_chunk"], tier["tokens_per_chunk"], tier["cpu_num_chunks"],
-                tier["kv_bytes_per_chunk"], tier["cpu_kv_cache_size_tokens"]) == \
-            (1, 1312, 799, 21_495_808, 1_048_288)
+                tier["kv_bytes_per_chunk"], tier["cpu_token_slots"],
+                tier["cpu_kv_cache_size_tokens"]) == (1, 1312, 799, 21_495_808, 1_048_288,
+                                                      978_752)
     r = CliRunner().invoke(app, args + ["--kv-offloading-block-size", "32"])
     assert r.exit_code == 2 and "must be a multiple of the block size 1312" in r.stderr

@@ -154,7 +154,8 @@ def register(app: typer.Typer) -> None:
                 # (at the groups' block size: a Mamba hybrid's is the model's, 1,312 tokens for
                 # Nemotron-Nano, not --block-size's 16)
                 add_cpu_tier(view, kv_offloading_size, kv_offloading_block_size,
-                             view.data["block_size"], tier_copies(tensor_parallel_size, mla))
+                             view.data["block_size"], tier_copies(tensor_parallel_size, mla),
+                             result.config.kv_cache_groups)
             from kvcli.config_warnings import config_warnings
             from kvcli.given_params import given_params
 

@@ -22,40 +22,22 @@ from typing import Any
 
 from kvcore.live.metric_defs import OFFLOAD_EAGER, TRANSFER_TYPES
 from kvcore.live.metrics import observe_many
+from kvcore.offload.config import cpu_kv_cache_size_tokens
 from kvcore.offload.manager import M_READ, M_SKIPPED, M_USAGE, M_WRITE
 
 # (direction, its transfer_type label in the deprecated metrics)
 _KINDS = (("load", TRANSFER_TYPES[0]), ("store", TRANSFER_TYPES[1]))
 
 
-def config_info(cfg: Any, specs: list[Any], max_model_len: int | None) -> tuple[str, ...]:
+def config_info(cfg: Any, groups: list[Any], max_model_len: int | None) -> tuple[str, ...]:
     """`CPUOffloadingInfo`'s label values (`cpu/common.py`): the tier's chunks, blocks per
     chunk, bytes (padded chunks), and the tokens it holds for requests of max_model_len tokens
-    (each offloaded group needs its chunks of such a request, a windowed group its window's
-    at most; "None" where max_model_len is not given: kvcli then applies none)."""
-    from kvcore.offload.hybrid import group_infos
-    from kvcore.specs import cdiv
-
-    tokens = "None"
-    if max_model_len and specs:
-        per_request = 0
-        for spec in specs:
-            tpc = spec.block_size * cfg.blocks_per_chunk
-            need = cdiv(max_model_len, tpc)
-            window = group_infos([_Group(spec)], tpc)[0].window
-            per_request += need if window is None else min(need, window)
-        tokens = str(cfg.num_chunks * max_model_len // per_request)
+    (`cpu_kv_cache_size_tokens`: "None" where max_model_len is not given: kvcli then applies
+    none)."""
+    tokens = cpu_kv_cache_size_tokens(cfg.num_chunks, cfg.blocks_per_chunk, groups,
+                                      max_model_len)
     return (str(cfg.num_chunks), str(cfg.blocks_per_chunk),
-            str(cfg.num_chunks * cfg.kv_bytes_per_chunk), tokens)
-
-
-class _Group:
-    """A spec as `group_infos` reads a group."""
-
-    __slots__ = ("kv_cache_spec",)
-
-    def __init__(self, spec: Any) -> None:
-        self.kv_cache_spec = spec
+            str(cfg.num_chunks * cfg.kv_bytes_per_chunk), str(tokens))
 
 
 class OffloadMetrics:
@@ -73,8 +55,7 @@ class OffloadMetrics:
         self.bytes_per_s = None if bw is None else bw * 1000.0
         self.eager = {(name, t): by_name[name].labels(*lv, t)
                       for name in OFFLOAD_EAGER for t in TRANSFER_TYPES}
-        self.info = config_info(tier.cfg, [m.kv_cache_spec for m in
-                                           ctx.kvm.coordinator.single_type_managers],
+        self.info = config_info(tier.cfg, ctx.kvm.coordinator.single_type_managers,
                                 ctx.cfg.max_model_len)
         self.skipped = "vllm:kv_offload_stores_skipped" in by_name
         self.seen: dict[str, int] = {}                     # cumulative counts already added

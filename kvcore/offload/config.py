@@ -110,3 +110,24 @@ def gib_of_chunks(n: int, kv_bytes_per_chunk: int) -> float:
     gib = n * kv_bytes_per_chunk / GIB
     assert int(gib * GIB) // kv_bytes_per_chunk == n
     return gib
+
+
+def cpu_kv_cache_size_tokens(num_chunks: int, blocks_per_chunk: int, groups: list,
+                             max_model_len: int | None) -> int | None:
+    """vLLM's `CPUOffloadingInfo.cpu_kv_cache_size_tokens` (`kv_offload/cpu/common.py`): the
+    tokens the tier holds for requests of ``max_model_len`` tokens, each offloaded group (a
+    `KVCacheGroupSpec`) needing its chunks of one such request, a windowed or Mamba group its
+    window's chunks at most; None without a max_model_len or a group. Not the chunks' token
+    slots (``num_chunks`` x tokens a chunk) unless one full-attention group's chunk divides
+    max_model_len."""
+    from kvcore.offload.hybrid import group_infos
+
+    if not max_model_len or max_model_len <= 0 or not groups:
+        return None
+    per_request = 0
+    for g in groups:
+        tpc = g.kv_cache_spec.block_size * blocks_per_chunk
+        need = -(-max_model_len // tpc)
+        window = group_infos([g], tpc)[0].window
+        per_request += need if window is None else min(need, window)
+    return num_chunks * max_model_len // per_request
