@@ -18,8 +18,6 @@ from kvcli.app import app
 ROWS = (Path(__file__).resolve().parents[1] / "traces" / "multiturn-chat.jsonl").read_text() \
     .splitlines()[1:4]
 
-DENSE = ("the CPU tier over windowed KV cache groups is modelled with a retention interval "
-         "(vLLM's default 0), not dense retention")
 NOT_A_MULTIPLE = ("must be a multiple of the CPU tier's 48-token chunk with windowed KV cache "
                   "groups (vLLM refuses to start)")
 MAMBA = ("the CPU tier is modelled over a Mamba group whose block divides the chunk, not a "
@@ -37,11 +35,6 @@ MAMBA_GROUPS = {"groups": [{"type": "full"}, {"type": "mamba"}], "enable_prefix_
 # (the config line, the flags, the field the config line form names, the message):
 # each case runs twice, the value on the config line and then as its flag
 CASES = {
-    "dense retention": ({"prefix_cache_retention_interval": None},
-                        ["--model", "gpt-oss-20b", "--num-blocks", "2000",
-                         "--kv-offloading-size", "1"],
-                        ["--prefix-cache-retention-interval", "none"],
-                        "prefix_cache_retention_interval", DENSE),
     "retention not a multiple of the chunk": (
         {"prefix_cache_retention_interval": 32},
         ["--model", "gpt-oss-20b", "--num-blocks", "2000", "--kv-offloading-size", "1",
@@ -86,10 +79,11 @@ def test_a_config_line_value_is_refused_at_its_line_and_a_flag_as_the_option(
 
 def test_a_flag_over_the_config_line_is_named_as_the_flag(tmp_path: Path) -> None:
     """The flag wins over the config line's value, and the refusal names it."""
-    lined = _trace(tmp_path, {"prefix_cache_retention_interval": 0})
+    lined = _trace(tmp_path, {"prefix_cache_retention_interval": 48})
     assert _refused([str(lined), "--model", "gpt-oss-20b", "--num-blocks", "2000",
-                     "--kv-offloading-size", "1", "--prefix-cache-retention-interval",
-                     "none"]) == f"error: option --prefix-cache-retention-interval: {DENSE}\n"
+                     "--kv-offloading-size", "1", "--kv-offloading-block-size", "48",
+                     "--prefix-cache-retention-interval", "32"]) == \
+        f"error: option --prefix-cache-retention-interval: {NOT_A_MULTIPLE}\n"
 
 
 def test_tier_keys_on_the_config_line_without_a_tier_are_said_there(tmp_path: Path) -> None:

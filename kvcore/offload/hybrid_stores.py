@@ -36,14 +36,24 @@ if TYPE_CHECKING:
 
 def reachable_mask(info: GroupInfo, start: int, end: int, bs: int, align: int,
                    retention: int | None, boundaries: tuple[int, ...]) -> list[bool] | None:
-    """vLLM's `SlidingWindowManager.reachable_block_mask` for blocks ``start..end`` (no EAGLE,
-    a retention interval set: 0, vLLM's default, or N > 0); None: every block."""
+    """vLLM's `SlidingWindowManager.reachable_block_mask` for blocks ``start..end`` (no EAGLE):
+    the ``need`` blocks a hit's window reads before each segment's end, a segment being the
+    retention interval (N > 0), the alignment (dense retention, None: a tail before every
+    aligned boundary a hit may end on) or none (0: only the ``boundaries``' tails); None:
+    every block.
+
+    vLLM's dense rule also keeps the tail of a final partial segment (`final_segment_end_block`,
+    from `_build_store_jobs`' store horizon) and pulls a finished request's start back to that
+    segment (`reconsider_final_swa_tail`). Both vanish here: the segment is the alignment, and
+    the alignment is the chunk (every group has the tier's block), so a horizon in whole chunks
+    ends a segment and no segment is partial."""
     if info.sliding is None or align % bs:
         return None
     need = -(-(info.sliding - 1) // bs)
     mask = [False] * (end - start)
-    if retention:
-        per = retention // bs
+    segment = align if retention is None else retention
+    if segment:
+        per = segment // bs
         if need >= per:
             return None
         for i in range(start, end):
@@ -134,8 +144,7 @@ def _offer(conn: HybridConnector, st: HybridState, n_scheduled: int,
         ranges.append((s, n))
         if n <= s or info.mamba:
             continue
-        mask = reachable_mask(info, s * bpc, n * bpc, bs, c, retention, boundaries) \
-            if retention is not None else None
+        mask = reachable_mask(info, s * bpc, n * bpc, bs, c, retention, boundaries)
         for j in range(n - s):
             chunk = s + j
             if ids[chunk * bpc + bpc - 1] == 0:

@@ -194,16 +194,12 @@ def check_supported(groups: list, retention: int | None = 0, tokens_per_chunk: i
     the hash block the block or finer (`--prefix-match-unit`: keys every hashes-per-chunk
     hashes, partial tails: `hybrid_partial.py`; checked with chunks of 1-4 blocks; the unit
     next to other windowed groups is refused at start-up, `kvcore.prefix_match`). With a
-    windowed group
-    the store rules need a retention interval (dense retention, None, is not modelled), a
-    multiple of the chunk (vLLM refuses to start otherwise: offloading/scheduler.py:296-310).
-    A windowed group alone is modelled as beside others (checked against vLLM:
+    windowed group a retention interval must be a multiple of the chunk (vLLM refuses to start
+    otherwise: offloading/scheduler.py:296-310); dense retention (None) is modelled
+    (`hybrid_stores.reachable_mask`; checked against vLLM: tests/data/offload_dense). A
+    windowed group alone is modelled as beside others (checked against vLLM:
     tests/data/offload_windowed_alone)."""
     windowed = [g for g in groups if type(g.kv_cache_spec).__name__ in WINDOWED_KINDS]
-    if windowed and retention is None:
-        raise InputError("the CPU tier over windowed KV cache groups is modelled with a "
-                         "retention interval (vLLM's default 0), not dense retention",
-                         field="prefix_cache_retention_interval")
     mamba = [g for g in groups if type(g.kv_cache_spec).__name__ == "MambaSpec"]
     for g in mamba:
         bs = g.kv_cache_spec.block_size
