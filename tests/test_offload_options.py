@@ -182,3 +182,21 @@ def test_a_config_lines_step_counts_on_the_clock_are_said(tmp_path) -> None:
             "on the simulated clock: transfers take their bytes over offload_bandwidth_gbps (the "
             "flags, or arrivals step, use step counts)") in said
     assert not [w for w in run(lined, "--arrivals", "step")[1] if "config line" in w]
+
+
+def test_groups_of_several_block_sizes_are_refused_under_the_tier() -> None:
+    """vLLM makes each group's chunk of its own block; kvcli's connector has one block size, so
+    a tier over groups of 16 and 32 tokens is refused in one line (it ran with --block-size's
+    chunk for every group, unchecked)."""
+    from kvcore.errors import InputError
+    from kvcore.offload.options import check_supported
+    from kvcore.specs import FullAttentionSpec, KVCacheGroupSpec, SlidingWindowSpec
+
+    same = [KVCacheGroupSpec(("f",), FullAttentionSpec(block_size=16)),
+            KVCacheGroupSpec(("s",), SlidingWindowSpec(block_size=16, sliding_window=64))]
+    check_supported(same, 0, 16)
+    mixed = [same[0], KVCacheGroupSpec(("s",), SlidingWindowSpec(block_size=32,
+                                                                 sliding_window=64))]
+    with pytest.raises(InputError, match=r"several block sizes \(16, 32 tokens\)") as err:
+        check_supported(mixed, 0, 32)
+    assert err.value.field == "kv_offloading_size"

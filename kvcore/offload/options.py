@@ -102,7 +102,8 @@ def tier_block_size(opts: Any, groups: list) -> int:
     (`offloading/config.py:106-109`), not `--block-size`. They differ where vLLM bumps the block
     to a Mamba state's page (jamba-v0.1: 80 tokens, Qwen3-Next: 576, Nemotron-Nano-9B-v2:
     1,312, all groups alike): the chunk is that block (one a chunk unless `offload_block_size`
-    says more, a multiple of it). Groups of several block sizes keep `--block-size`."""
+    says more, a multiple of it). Groups of several block sizes are refused
+    (`check_supported`)."""
     sizes = {g.kv_cache_spec.block_size for g in groups}
     return sizes.pop() if len(sizes) == 1 else opts.block_size
 
@@ -211,6 +212,13 @@ def check_supported(groups: list, retention: int | None = 0, tokens_per_chunk: i
         raise InputError(f"must be a multiple of the CPU tier's {tokens_per_chunk}-token chunk "
                          "with windowed KV cache groups (vLLM refuses to start)",
                          field="prefix_cache_retention_interval")
+    sizes = sorted({g.kv_cache_spec.block_size for g in groups})
+    if len(sizes) > 1:
+        # (vLLM makes each group's chunk of its own block; the connector here has one block
+        # size. No preset or trace gives groups several sizes today: a refusal, not a guess.)
+        raise InputError(f"the CPU tier is not modelled over KV cache groups of several block "
+                         f"sizes ({', '.join(map(str, sizes))} tokens)",
+                         field="kv_offloading_size")
     modelled = ("FullAttentionSpec", "MLAAttentionSpec", *WINDOWED_OR_MAMBA)
     for g in groups:
         kind = type(g.kv_cache_spec).__name__
