@@ -29,6 +29,7 @@ UNDER_ASYNC = [t for t in CASES if t.with_name(t.name.replace(".trace.", ".async
 # random hybrid cases, sync (hseedN) and async (haseedN): make_cases.py --hybrid [--async];
 # 28 of 28 matched when recorded, 30 of 30 more on 2026-12-03 (hseed5213 kept); pahseed44021:
 # make_spaces.py, the campaign of 2026-12-05 (tests/data/sched_fresh/README.md)
+# hseed70049: the fidelity campaign of 2026-12-05 after the lookup memo (7 preemptions)
 FRESH = sorted((DATA / "sched_fresh_hybrid").glob("*.trace.jsonl"))
 
 
@@ -62,7 +63,7 @@ def test_the_cases_are_all_there():
     assert [t.name.split("_")[0] for t in UNDER_ASYNC] == list("abce")
     assert [t.name.split(".")[0] for t in FRESH] == [
         "haseed214", "haseed224", "haseed225", "haseed227", "hseed204", "hseed209", "hseed211",
-        "hseed5213", "hseed7156", "pahseed44021"]
+        "hseed5213", "hseed70049", "hseed7156", "pahseed44021"]
 
 
 def test_dense_retention_caches_what_vllm_default_does_not():
