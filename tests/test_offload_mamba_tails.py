@@ -47,7 +47,7 @@ def _tails(trace: Path) -> list[int]:
 
 
 def test_the_cases_cover_the_partial_paths() -> None:
-    assert len(TAILS) == 11
+    assert len(TAILS) == 13
     cfgs = {t.name.split(".")[0]: config_of(t) for t in TAILS}
     assert {c["prefix_match_unit"] for c in cfgs.values()} == {8, 16}
     assert {bool(c.get("async_scheduling")) for c in cfgs.values()} == {False, True}
