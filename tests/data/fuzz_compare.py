@@ -101,10 +101,22 @@ def check_trace(path: Path, answer: Path, cli: bool) -> None:
     against_oracle(path, answer, asyn, parsed(s, whole))
     for keep in (1, 7):
         got = outputs(path, asyn, keep)[1]
-        for i, what in enumerate(("steps", "requests", "events", "summary")):
+        for i, what in enumerate(("steps", "requests", "events")):
             assert got[i] == whole[i], f"read with keep={keep}: other {what} bytes"
+        assert same_reading(got[3]) == same_reading(whole[3]), \
+            f"read with keep={keep}: other summary"
     if cli:
         through_cli(path, asyn, whole)
+
+
+def same_reading(summary: str) -> dict:
+    """The summary less the one warning worded by the reading: the capped outputs' note counts
+    the requests and names the first in a trace held whole, and gives the longest alone in one
+    streamed (`start_warnings.capped_outputs_note`: not read twice)."""
+    d = json.loads(summary)
+    d["warnings"] = [w for w in d.get("warnings", ())
+                     if "ask more tokens than max_model_len" not in w]
+    return d
 
 
 def cases(folders: list[str]) -> list[tuple[str, Path, Path]]:
