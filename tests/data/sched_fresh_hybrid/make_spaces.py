@@ -254,6 +254,7 @@ if __name__ == "__main__":
     knobs = "--knobs" in sys.argv
     argv = [a for a in sys.argv if a != "--knobs"]
     space, out, seeds = argv[1], argv[2], argv[3:]
+    os.makedirs(out, exist_ok=True)
     for s in seeds:
         s = int(s)
         asyn = s % 2 == 1
