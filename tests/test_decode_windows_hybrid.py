@@ -56,8 +56,13 @@ def test_every_hybrid_case_both_ways(monkeypatch, asyn):
         except InputError:
             refused += 1        # (a pool sized for sync: vLLM would not start async)
             continue
-        total_on += on
-        total_off += off
+        # (the ratio is taken without Mamba groups: their windows stay closed, so a long Mamba
+        # case, as sched_gaps' gerclaseed82182 of 3,503 steps, only dilutes it; bytes are
+        # compared for them all the same)
+        if not any(g["type"] == "mamba"
+                   for g in json.loads(trace.open().readline())["config"]["groups"]):
+            total_on += on
+            total_off += off
     # (async: hy13, d_hybrid_preemption, hseed5213, hseed70049 and gykseed437, drawn for sync,
     # need a block or more than their pools hold)
     assert refused <= 5

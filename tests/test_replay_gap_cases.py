@@ -3,8 +3,9 @@
 Random cases from `make_gap_cases.py` (README there): `max_model_len` stopping decodes (sync,
 async, hybrid groups, the stress sizes, the scheduler knobs, Mamba groups, a CPU tier, a CPU tier
 over hybrid groups), chunked prefill off over a CPU tier, the CPU-tier knobs over hybrid groups,
-and a retention interval over a CPU tier with a sliding window. Each case must match as the other
-oracle cases do (`oracle_sched.assert_matches`, `test_offload_replay.test_offload_case`); the
+a retention interval over a CPU tier with a sliding window, and (`make_combo_cases.py`) the
+newest CPU-tier features together: retention, LoRA, knobs, caps and Mamba partial tails. Each
+case must match as the other oracle cases do (`oracle_sched.assert_matches`, `test_offload_replay.test_offload_case`); the
 capped cases must also produce each request's output count as vLLM did (no other comparison
 reads it, and a cap is exactly where it differs from `output_length`), and the retention cases
 must stop matching at retention 0 (else the interval did nothing there).
@@ -90,7 +91,7 @@ def test_refused_like_vllm() -> None:
 def test_the_cases_cover_the_gaps() -> None:
     """Each gap keeps a case (else a regenerated set lost one)."""
     bases = {t.name[1] for t in CASES}
-    assert bases == {"s", "x", "m", "o", "y"}
+    assert bases == {"s", "x", "m", "o", "y", "d", "e", "p", "w"}
     assert {_asyn(t) for t in CAPPED} == {False, True}
     assert any("groups" in config_of(t) and _offload(t) for t in CAPPED)
     assert any(not config_of(t).get("enable_chunked_prefill", True) and _offload(t)
@@ -111,3 +112,40 @@ def test_a_stall_of_the_load_holders_names_them() -> None:
         "held for their CPU loads (it, 'h456r1') hold 16 of the 23 usable blocks; the scan stops "
         "at it, the pool has too few left for it, and the others never run to free theirs; give "
         "more num_blocks")
+
+
+def _domains(trace: Path) -> int:
+    return len({(r.get("lora"), r.get("cache_salt"))
+                for r in map(json.loads, trace.read_text().splitlines()[1:])})
+
+
+def _tail_offers(trace: Path) -> int:
+    """Partial-tail keys vLLM offered to store (written "tN", N the token position)."""
+    return sum(k.startswith("t") for e in answer_of(trace)[:-1]
+               for offers in e.get("store_offers", {}).values() for o in offers
+               for keys in o["chunks"].values() for k in keys if isinstance(k, str))
+
+
+def test_the_combinations_are_kept() -> None:
+    """`make_combo_cases.py`'s kept cases (README.md here) each hold their combination: a
+    positive interval with LoRA over a Mamba hybrid tier and over a sliding one, dense
+    retention with the knobs, prefix caching off and a cap under async, partial tails (a unit
+    finer than the block) with the knobs and a cap, once with LoRA, and a windowed group alone
+    with the knobs."""
+    cfg = {t.name.split(".")[0]: config_of(t) for t in CASES}
+    assert {"mamba", "sliding_window"} <= {g["type"] for g in cfg["gerclaseed82182"]["groups"]}
+    assert cfg["gerclaseed82182"]["prefix_cache_retention_interval"] == 64
+    assert cfg["gykrltseed82074"]["prefix_cache_retention_interval"] == 64
+    assert [_domains(DATA / f"{n}.trace.jsonl") for n in ("gerclaseed82182", "gykrltseed82074",
+                                                           "gpkclseed82117")] == [7, 4, 6]
+    dense = cfg["gdkcaseed82001"]
+    assert dense["prefix_cache_retention_interval"] is None and dense["async_scheduling"]
+    assert (dense["policy"], dense["watermark"], dense["max_num_active_seqs"],
+            dense["enable_prefix_caching"]) == ("priority", 0.1, 3, False)
+    for n in ("gpkcaseed81200", "gpkclseed82117"):
+        assert cfg[n]["prefix_match_unit"] < cfg[n]["block_size"]
+    assert [_tail_offers(DATA / f"{n}.trace.jsonl")
+            for n in ("gpkcaseed81200", "gpkclseed82117")] == [36, 80]
+    assert [g["type"] for g in cfg["gwkaseed81251"]["groups"]] == ["sliding_window"]
+    assert cfg["gwkaseed81251"]["hash_algo"] == "sha256_cbor"
+
