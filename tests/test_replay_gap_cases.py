@@ -2,13 +2,14 @@
 
 Random cases from `make_gap_cases.py` (README there): `max_model_len` stopping decodes (sync,
 async, hybrid groups, the stress sizes, the scheduler knobs, Mamba groups, a CPU tier, a CPU tier
-over hybrid groups), chunked prefill off over a CPU tier, the CPU-tier knobs over hybrid groups,
-a retention interval over a CPU tier with a sliding window, and (`make_combo_cases.py`) the
-newest CPU-tier features together: retention, LoRA, knobs, caps and Mamba partial tails. Each
-case must match as the other oracle cases do (`oracle_sched.assert_matches`, `test_offload_replay.test_offload_case`); the
-capped cases must also produce each request's output count as vLLM did (no other comparison
-reads it, and a cap is exactly where it differs from `output_length`), and the retention cases
-must stop matching at retention 0 (else the interval did nothing there).
+over hybrid groups), chunked prefill off over a CPU tier, the CPU-tier knobs over hybrid groups, a
+retention interval over a CPU tier with a sliding window, and (`make_combo_cases.py`) the newest
+CPU-tier features together: retention, LoRA, knobs, caps and Mamba partial tails. Each case must
+match as the other oracle cases do (`oracle_sched.assert_matches`,
+`test_offload_replay.test_offload_case`); the capped cases must also produce each request's output
+count as vLLM did (no other comparison reads it, and a cap is exactly where it differs from
+`output_length`), and the retention cases must stop matching at retention 0 (else the interval did
+nothing there).
 """
 
 from __future__ import annotations
