@@ -14,13 +14,14 @@ spec's type (see `kvcore.managers.registry`). Each spec answers three questions:
 Dtypes are strings ("bfloat16", "float16", "float32", "fp8", ...); ``DTYPE_BYTES`` sizes them.
 The group and config records (`KVCacheGroupSpec`, `KVCacheTensor`, `KVCacheConfig`) live in
 `kvcore.kv_cache_config` and `SizingContext` in `kvcore.sizing_context`; both are re-exported here.
+The spec that stands for layers of one kind but different sizes in one group
+(`UniformTypeKVCacheSpecs`) and a group spec's kind name (`kind_of`) are `kvcore.group_specs`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, replace
 
 from kvcore.kv_cache_config import KVCacheConfig, KVCacheGroupSpec, KVCacheTensor
 from kvcore.sizing_context import SizingContext
@@ -29,7 +30,7 @@ __all__ = [
     "DTYPE_BYTES", "AttentionSpec", "ChunkedLocalAttentionSpec", "CrossAttentionSpec",
     "EncoderOnlyAttentionSpec", "FullAttentionSpec", "KVCacheConfig", "KVCacheGroupSpec",
     "KVCacheSpec", "KVCacheTensor", "MLAAttentionSpec", "MambaSpec", "SizingContext",
-    "SlidingWindowSpec", "UniformTypeKVCacheSpecs", "cdiv", "kind_of",
+    "SlidingWindowSpec", "cdiv",
 ]
 
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "fp8": 1, "float8_e4m3fn": 1,
@@ -238,63 +239,3 @@ class MambaSpec(KVCacheSpec):
         # one and the declared prefill checkpoint blocks; "none" keeps one.
         base = 2 + self.num_prefill_checkpoint_blocks if ctx.mamba_cache_mode == "align" else 1
         return self.page_size_bytes * (base + self.num_speculative_blocks)
-
-
-@dataclass(frozen=True, slots=True)
-class UniformTypeKVCacheSpecs(KVCacheSpec):
-    """Layers of one kind (same block size, same token slots) but different sizes, in ONE group.
-
-    E.g. full-attention layers with head sizes 128 and 64. A block then costs the sum of the
-    member pages; each layer keeps its own tensor.
-    """
-
-    kv_cache_specs: dict[str, KVCacheSpec] = field(default_factory=dict, hash=False)
-
-    kind = "uniform_type"
-
-    @property
-    def first_spec(self) -> KVCacheSpec:
-        return next(iter(self.kv_cache_specs.values()))
-
-    @property
-    def page_size_bytes(self) -> int:
-        return sum(s.page_size_bytes for s in self.kv_cache_specs.values())
-
-    def max_memory_usage_pages(self, ctx: SizingContext) -> int:
-        return max(cdiv(s.max_memory_usage_bytes(ctx), s.page_size_bytes)
-                   for s in self.kv_cache_specs.values())
-
-    def max_memory_usage_bytes(self, ctx: SizingContext) -> int:
-        return self.max_memory_usage_pages(ctx) * self.page_size_bytes
-
-    @staticmethod
-    def same_type(a: KVCacheSpec, b: KVCacheSpec) -> bool:
-        """Whether two layers always need the same number of token slots."""
-        if a.block_size != b.block_size:
-            return False
-        if isinstance(a, FullAttentionSpec):
-            return isinstance(b, FullAttentionSpec)
-        if isinstance(a, SlidingWindowSpec):
-            return isinstance(b, SlidingWindowSpec) and a.sliding_window == b.sliding_window
-        if isinstance(a, ChunkedLocalAttentionSpec):
-            return (isinstance(b, ChunkedLocalAttentionSpec)
-                    and a.attention_chunk_size == b.attention_chunk_size)
-        if isinstance(a, MambaSpec):
-            return isinstance(b, MambaSpec) and all(getattr(a, f) == getattr(b, f) for f in (
-                "page_size_bytes", "num_speculative_blocks", "num_prefill_checkpoint_blocks",
-                "prefill_checkpoint_alignment"))
-        return type(a) is type(b)
-
-    @classmethod
-    def from_specs(cls, specs: dict[str, KVCacheSpec]) -> UniformTypeKVCacheSpecs | None:
-        first = next(iter(specs.values()))
-        if all(cls.same_type(first, s) for s in specs.values()):
-            return cls(block_size=first.block_size, kv_cache_specs=dict(specs))
-        return None
-
-
-def kind_of(spec: Any) -> str:
-    """The group type name op scripts and `kvcli config` use (``full``, ``sliding_window``...)."""
-    if isinstance(spec, UniformTypeKVCacheSpecs):
-        return kind_of(spec.first_spec)
-    return spec.kind

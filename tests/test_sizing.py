@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from kvcore.errors import InputError
+from kvcore.group_specs import UniformTypeKVCacheSpecs
 from kvcore.sizing import (
     NotEnoughMemory,
     PageSizeError,
@@ -20,12 +21,7 @@ from kvcore.sizing import (
     max_concurrency,
     resolve_kv_cache_config,
 )
-from kvcore.specs import (
-    FullAttentionSpec,
-    SizingContext,
-    SlidingWindowSpec,
-    UniformTypeKVCacheSpecs,
-)
+from kvcore.specs import FullAttentionSpec, SizingContext, SlidingWindowSpec
 
 M = 16 * 2 * 64 * 4 * 2  # page of: block 16, 2 KV heads, head 64, float32, K and V
 

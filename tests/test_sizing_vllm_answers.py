@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from kvcore.group_specs import UniformTypeKVCacheSpecs
 from kvcore.sizing import (
     estimate_max_model_len_from_groups,
     get_kv_cache_groups,
@@ -28,7 +29,6 @@ from kvcore.specs import (
     MambaSpec,
     SizingContext,
     SlidingWindowSpec,
-    UniformTypeKVCacheSpecs,
 )
 
 CASES = json.loads((Path(__file__).resolve().parent / "data" / "sizing_vllm" / "cases.json")

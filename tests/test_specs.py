@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvcore.group_specs import UniformTypeKVCacheSpecs
 from kvcore.sizing.grouping import is_kv_cache_spec_uniform
 from kvcore.specs import (
     ChunkedLocalAttentionSpec,
@@ -14,7 +15,6 @@ from kvcore.specs import (
     MLAAttentionSpec,
     SizingContext,
     SlidingWindowSpec,
-    UniformTypeKVCacheSpecs,
 )
 
 

@@ -22,8 +22,9 @@ import math
 from typing import Any
 
 from kvcore.engine.refusal import named, where_set
+from kvcore.group_specs import kind_of
 from kvcore.prefix_match import cache_hit_alignment
-from kvcore.specs import MambaSpec, kind_of
+from kvcore.specs import MambaSpec
 from kvcore.traces import Trace
 
 

@@ -231,7 +231,7 @@ def with_model(cfg: ScriptConfig, *, model: str | None = None, model_config: str
 
 def group_config(spec) -> dict:
     """An op-script-style description of a group spec: type, block size, window or chunk."""
-    from kvcore.specs import kind_of
+    from kvcore.group_specs import kind_of
 
     first = getattr(spec, "first_spec", spec)   # uniform-type groups: their first layer's spec
     d: dict[str, Any] = {"type": kind_of(spec), "block_size": spec.block_size}

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from kvcore.group_specs import UniformTypeKVCacheSpecs
 from kvcore.specs import (
     KVCacheConfig,
     KVCacheGroupSpec,
     KVCacheSpec,
     KVCacheTensor,
     SizingContext,
-    UniformTypeKVCacheSpecs,
     cdiv,
 )
 

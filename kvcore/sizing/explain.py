@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from kvcore.group_specs import UniformTypeKVCacheSpecs, kind_of
 from kvcore.prefix_match import cache_hit_alignment, partial_hash_hits, resolve_block_sizes
 from kvcore.sizing.config import GiB, blocks_per_request, vllm_tensor_count
 from kvcore.specs import (
@@ -31,8 +32,6 @@ from kvcore.specs import (
     KVCacheSpec,
     MambaSpec,
     MLAAttentionSpec,
-    UniformTypeKVCacheSpecs,
-    kind_of,
 )
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from kvcore.group_specs import UniformTypeKVCacheSpecs
 from kvcore.specs import (
     AttentionSpec,
     ChunkedLocalAttentionSpec,
@@ -30,7 +31,6 @@ from kvcore.specs import (
     MambaSpec,
     MLAAttentionSpec,
     SlidingWindowSpec,
-    UniformTypeKVCacheSpecs,
     cdiv,
 )
 

@@ -158,11 +158,11 @@ def check_options(opts: CurveOptions) -> None:
 
 def bytes_per_block_of(model: str, block_size: int) -> int:
     """Bytes one block id costs in the model's KV cache pool (`kvcore.sizing`)."""
+    from kvcore.group_specs import kind_of
     from kvcore.models import layer_specs
     from kvcore.models.presets import load_preset
     from kvcore.sizing.config import bytes_per_block
     from kvcore.sizing.grouping import get_kv_cache_groups
-    from kvcore.specs import kind_of
 
     geometry = load_preset(model, others=False)     # (the curve takes no other model)
     groups = get_kv_cache_groups(layer_specs(geometry, block_size=block_size))
