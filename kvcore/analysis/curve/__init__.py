@@ -16,7 +16,8 @@ How each point is computed (its ``method``):
 Capacities are usable blocks (the null block not counted). Hit rates are token-weighted over
 the requests past the warm-up that ran (rejected requests are left out and counted).
 
-The modules: `compute.py` (the driver), `reading.py` (a trace file to that input, its block
+The modules: `compute.py` (the driver), `options.py` (the options, their checks and the
+capacities asked for), `reading.py` (a trace file to that input, its block
 size and warnings), `input.py` (a trace reduced to block keys),
 `option_numbers.py` (an option's comma list), `fastread.py` (plain Mooncake files straight to
 arrays), `onepass.py`, `sim.py` and `exact.py` (the per-capacity points, in parallel processes),
@@ -24,12 +25,8 @@ arrays), `onepass.py`, `sim.py` and `exact.py` (the per-capacity points, in para
 `kvcore.analysis.policies`.
 """
 
-from kvcore.analysis.curve.compute import (
-    CurveOptions,
-    CurvePoint,
-    CurveResult,
-    compute_curve,
-)
+from kvcore.analysis.curve.compute import CurvePoint, CurveResult, compute_curve
 from kvcore.analysis.curve.option_numbers import parse_numbers
+from kvcore.analysis.curve.options import CurveOptions
 
 __all__ = ["CurveOptions", "CurvePoint", "CurveResult", "compute_curve", "parse_numbers"]
