@@ -3,7 +3,8 @@
 `resolve_kv_cache_config(...)` is what `kvcli config`, the replay and the curve command share.
 The model comes from exactly one of: ``model`` (a preset name or its HF repo id),
 ``model_config`` (path to a Hugging Face config.json), ``geometry`` (a `ModelGeometry`), or the
-explicit flags ``layers``/``kv_heads``/``head_dim`` (+ ``sliding_window``/``sliding_layers``).
+explicit flags ``layers``/``kv_heads``/``head_dim`` (+ ``sliding_window``/``sliding_layers``):
+`kvcore.sizing.model_source` turns that choice into a `ModelGeometry`.
 """
 
 from __future__ import annotations
@@ -11,12 +12,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from kvcore.errors import InputError, nonempty_name
+from kvcore.errors import InputError
 from kvcore.host_memory import MAX_GIB
-from kvcore.models.config_file import read_config_file
 from kvcore.models.geometry import ModelGeometry, layer_specs
-from kvcore.models.hf_config import DTYPE_ALIASES, MAX_LAYERS
-from kvcore.models.presets import load_preset
+from kvcore.models.hf_config import DTYPE_ALIASES
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.prefix_match import resolve_block_sizes
 from kvcore.sizing.config import (
@@ -29,6 +28,7 @@ from kvcore.sizing.config import (
     kv_cache_config_from_groups,
 )
 from kvcore.sizing.grouping import PageSizeError, UnifyError, get_kv_cache_groups
+from kvcore.sizing.model_source import load_geometry, normalize_dtype
 from kvcore.sizing_context import DEFAULT_GPU_MEMORY_UTILIZATION, DEFAULT_MAX_NUM_BATCHED_TOKENS
 from kvcore.specs import DTYPE_BYTES, KVCacheConfig, SizingContext
 
@@ -52,109 +52,6 @@ class SizingResult:
     @property
     def bytes_per_block(self) -> int:
         return self.capacity.bytes_per_block
-
-
-def parse_layer_selection(text: str, n_layers: int, field: str) -> set[int]:
-    """``"5:1"`` (5 selected, then 1 not, repeating), or indices and ranges ``"0,2,4-9"``."""
-    text = text.strip()
-    try:
-        if ":" in text:
-            a, b = (int(x) for x in text.split(":"))
-            if a < 0 or b < 0 or a + b == 0:
-                raise ValueError
-            return {i for i in range(n_layers) if i % (a + b) < a}
-        out: set[int] = set()
-        for part in text.split(","):
-            lo, _, hi = part.partition("-")
-            lo_i, hi_i = int(lo), int(hi) if hi else int(lo)
-            if not 0 <= lo_i <= hi_i < n_layers:
-                raise ValueError
-            out.update(range(lo_i, hi_i + 1))
-        return out
-    except ValueError:
-        raise InputError(f"expected a pattern like 5:1 or layer indices like 0,2,4-9 below "
-                         f"{n_layers}, got {text!r}", field=field) from None
-
-
-def explicit_geometry(*, layers: int, kv_heads: int, head_dim: int, dtype: str,
-                      sliding_window: int | None = None, sliding_layers: str | None = None,
-                      attention_chunk_size: int | None = None, chunked_layers: str | None = None,
-                      max_position_embeddings: int = 131072) -> ModelGeometry:
-    """A geometry from flags: every layer full attention unless selected as sliding/chunked."""
-    for name, v in (("layers", layers), ("kv_heads", kv_heads), ("head_dim", head_dim)):
-        if v <= 0:
-            raise InputError(f"must be positive, got {v}", field=name)
-    if layers > MAX_LAYERS:
-        raise InputError(f"must be at most {MAX_LAYERS:,}, got {layers:,}", field="layers")
-    for name, v in (("sliding_window", sliding_window),
-                    ("attention_chunk_size", attention_chunk_size)):
-        if v is not None and v < 0:
-            raise InputError(f"must be >= 0 (0: none), got {v}", field=name)
-    kinds = ["full"] * layers
-    if sliding_window:
-        # ('' is no selection, refused: it was read as unset, every layer sliding, unsaid)
-        sel = (parse_layer_selection(sliding_layers, layers, "sliding_layers")
-               if sliding_layers is not None else set(range(layers)))
-        for i in sel:
-            kinds[i] = "sliding"
-    elif sliding_layers is not None:
-        raise InputError("needs a sliding_window", field="sliding_layers")
-    if attention_chunk_size:
-        sel = (parse_layer_selection(chunked_layers, layers, "chunked_layers")
-               if chunked_layers is not None else set(range(layers)))
-        for i in sel:
-            kinds[i] = "chunked"
-    elif chunked_layers is not None:
-        # (as sliding_layers: the selection was dropped and every layer stayed full attention)
-        raise InputError("needs an attention_chunk_size", field="chunked_layers")
-    return ModelGeometry(name="custom", model_type="custom", layer_kinds=tuple(kinds),
-                         num_attention_heads=kv_heads, num_kv_heads=kv_heads, head_dim=head_dim,
-                         hidden_size=kv_heads * head_dim, dtype=dtype,
-                         max_position_embeddings=max_position_embeddings,
-                         sliding_window=sliding_window, attention_chunk_size=attention_chunk_size)
-
-
-def load_geometry(model: str | None = None, *, model_config: str | None = None,
-                  geometry: ModelGeometry | None = None, layers: int | None = None,
-                  kv_heads: int | None = None, head_dim: int | None = None,
-                  dtype: str | None = None, sliding_window: int | None = None,
-                  sliding_layers: str | None = None, attention_chunk_size: int | None = None,
-                  chunked_layers: str | None = None) -> ModelGeometry:
-    nonempty_name(model, "model")       # (a config.json's '' said ": no such file")
-    nonempty_name(model_config, "model_config")
-    given = [x is not None for x in (model, model_config, geometry, layers)]
-    if sum(given) != 1:
-        raise InputError("give exactly one of a model preset, a model config (config.json), or "
-                         "explicit geometry (layers, kv_heads, head_dim)", field="model")
-    explicit = {"kv_heads": kv_heads, "head_dim": head_dim, "sliding_window": sliding_window,
-                "sliding_layers": sliding_layers, "attention_chunk_size": attention_chunk_size,
-                "chunked_layers": chunked_layers}
-    extra = [k for k, v in explicit.items() if v is not None]
-    if extra and layers is None:       # a preset or a config.json has its own: not overridden
-        raise InputError("describes a model's layers: give it with layers (and kv_heads, "
-                         "head_dim), or use a model preset", field=extra[0])
-    if geometry is not None:
-        return geometry
-    if model is not None:
-        return load_preset(model)
-    if model_config is not None:
-        return read_config_file(model_config)
-    missing = [n for n, v in (("kv_heads", kv_heads), ("head_dim", head_dim)) if v is None]
-    if missing:
-        raise InputError(f"explicit geometry needs {' and '.join(missing)} with layers",
-                         field=missing[0])
-    return explicit_geometry(layers=layers, kv_heads=kv_heads, head_dim=head_dim,
-                             dtype=normalize_dtype(dtype or "bfloat16", "dtype"),
-                             sliding_window=sliding_window, sliding_layers=sliding_layers,
-                             attention_chunk_size=attention_chunk_size,
-                             chunked_layers=chunked_layers)
-
-
-def normalize_dtype(name: str, field: str, table: dict[str, str] = DTYPE_ALIASES) -> str:
-    v = table.get(name.strip().lower())
-    if v is None:
-        raise InputError(f"unknown dtype {name!r}; one of {', '.join(sorted(table))}", field=field)
-    return v
 
 
 def resolve_kv_cache_config(
