@@ -6,7 +6,8 @@ simplifications on purpose (attention billed against the whole context, not caus
 read at the activation byte size; Mamba layers billed as attention layers; quantised methods
 missing from perf.py's byte-size table drop the attention and FFN components, so gpt-oss's MXFP4,
 AWQ, GPTQ and online fp8 count the unembedding only). MLA models (DeepSeek, Kimi-K2) take
-perf.py's `mla_attn` component (`kvcore.clock.mla_count`) instead of `attn`.
+perf.py's `mla_attn` component (`kvcore.clock.mla_count`) instead of `attn`; the `ffn`
+component is `kvcore.clock.ffn_count`.
 `tests/test_vllm_count.py` checks every key against the oracle's recordings.
 
 Arithmetic follows perf.py's: attention terms are products with float layer counts truncated by
@@ -19,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvcore.clock.batch import StepBatch
+from kvcore.clock.ffn_count import ffn
 from kvcore.clock.kv_dtypes import KV_CACHE_DTYPES
 from kvcore.clock.mla_count import mla_attention
 from kvcore.errors import InputError
@@ -191,7 +193,7 @@ def vllm_counts(shape: VllmShape, batch: StepBatch) -> Counts:
             mla_attention(shape, shape.mla, s, out)
         else:
             _attention(shape, s, out)
-        _ffn(shape, s, out)
+        ffn(shape, s, out)
     _unembed(shape, s, out)
     return out
 
@@ -235,57 +237,6 @@ def _attention(sh: VllmShape, s: _Sums, out: Counts) -> None:
     wr["attn.qkv_output"] = int(T * (q + 2 * kv) * d * a * L)
     wr["attn.kv_cache"] = int(2 * T * kv * d * c * L)
     wr["attn.out_output"] = int(T * D * a * L)
-
-
-def _ffn(sh: VllmShape, s: _Sums, out: Counts) -> None:
-    D, a, w = sh.hidden_size, sh.activation_byte_size, sh.weight_byte_size
-    assert w is not None
-    T = s.tokens
-    k, S = sh.num_experts_per_tok, sh.num_shared_experts
-    Ld = (sh.num_hidden_layers - sh.num_moe_layers) // sh.pp_size
-    Lm = sh.num_moe_layers // sh.pp_size
-    DI = sh.intermediate_size // sh.ffn_tp_size
-    MI = sh.moe_intermediate_size // sh.ffn_tp_size
-    routed = (T * k) // sh.ffn_ep_size if k else 0
-    experts = sh.num_experts // sh.ffn_ep_size
-    f, r, wr = out.flops, out.read_bytes, out.write_bytes
-    if Ld:
-        f["ffn.dense_ffn"] = 2 * D * 3 * DI * T * Ld
-    if Lm and k:
-        f["ffn.routed_ffn"] = 2 * D * 3 * MI * routed * Lm
-    if Lm and S:
-        f["ffn.shared_ffn"] = 2 * D * 3 * MI * S * T * Lm
-    if Ld:
-        r["ffn.dense_up_gate_input"] = int(T * D * a * Ld)
-        r["ffn.dense_up_gate_weights"] = int(2 * D * DI * w * Ld)
-        r["ffn.dense_silu_input"] = int(2 * T * DI * a * Ld)
-        r["ffn.dense_down_input"] = int(T * DI * a * Ld)
-        r["ffn.dense_down_weights"] = int(D * DI * w * Ld)
-    if Lm and k:
-        active = min(routed, experts)        # perf.py: "perfect load balancing"
-        r["ffn.routed_up_gate_input"] = int(routed * D * a * Lm)
-        r["ffn.routed_up_gate_weights"] = int(2 * D * MI * active * w * Lm)
-        r["ffn.routed_silu_input"] = int(2 * routed * MI * a * Lm)
-        r["ffn.routed_down_input"] = int(routed * MI * a * Lm)
-        r["ffn.routed_down_weights"] = int(D * MI * active * w * Lm)
-    if Lm and S:
-        r["ffn.shared_up_gate_input"] = int(T * D * a * Lm)
-        r["ffn.shared_up_gate_weights"] = int(2 * D * MI * S * w * Lm)
-        r["ffn.shared_silu_input"] = int(2 * T * MI * S * a * Lm)
-        r["ffn.shared_down_input"] = int(T * MI * a * Lm)       # (sic: no S, as perf.py)
-        r["ffn.shared_down_weights"] = int(D * MI * S * w * Lm)
-    if Ld:
-        wr["ffn.dense_up_gate_output"] = int(2 * T * DI * a * Ld)
-        wr["ffn.dense_silu_output"] = int(T * DI * a * Ld)
-        wr["ffn.dense_down_output"] = int(T * D * a * Ld)
-    if Lm and k:
-        wr["ffn.routed_up_gate_output"] = int(2 * routed * MI * a * Lm)
-        wr["ffn.routed_silu_output"] = int(routed * MI * a * Lm)
-        wr["ffn.routed_down_output"] = int(routed * D * a * Lm)
-    if Lm and S:
-        wr["ffn.shared_up_gate_output"] = int(2 * T * S * MI * a * Lm)
-        wr["ffn.shared_silu_output"] = int(T * S * MI * a * Lm)
-        wr["ffn.shared_down_output"] = int(T * S * D * a * Lm)
 
 
 def _unembed(sh: VllmShape, s: _Sums, out: Counts) -> None:
