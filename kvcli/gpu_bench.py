@@ -144,19 +144,19 @@ def run_gpu_bench(*, trace: str | None, model: str | None, cases: str | None,
     if not torch.cuda.is_available():
         raise NoDeviceError("no CUDA device: `kvcli bench --gpu` needs an NVIDIA GPU "
                             "(torch.cuda.is_available() is false)")
-    from kernels import bench
+    from kernels import bench, bench_table
     from kernels.cases import CaseSpec
 
     spec = CaseSpec("", *spec_heads) if spec_heads else None
     doc = bench.run(names, tables, spec=spec, log=message)
-    rows = bench.rows(doc)
+    rows = bench_table.rows(doc)
     bw = doc["bandwidth"]
     caption = (f"{doc['device']}; copy (read + write) {doc['copy_bytes_per_s'] / 1e9:.0f} GB/s "
                f"(best of memcpy {bw['memcpy'] / 1e9:.0f}, triton copy {bw['triton_copy'] / 1e9:.0f}); "
                f"read-only {bw['read'] / 1e9:.0f} GB/s; "
                f"% copy = ideal bytes / time / copy bandwidth; new = waves rule + fused merge, "
                f"old = legacy rule + merge kernel")
-    return View(doc, [Table("paged-attention decode", bench.COLUMNS, rows, caption)])
+    return View(doc, [Table("paged-attention decode", bench_table.COLUMNS, rows, caption)])
 
 
 def failures(doc: dict) -> str | None:

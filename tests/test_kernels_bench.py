@@ -129,7 +129,7 @@ def test_scripted_tables_are_scattered_and_consistent() -> None:
 def test_gpu_bench_view_from_a_device_run(monkeypatch: pytest.MonkeyPatch) -> None:
     """The CLI's table from the JSON an H200 run wrote (benchmarks/data), no GPU needed."""
     torch = pytest.importorskip("torch")
-    from kernels import bench
+    from kernels import bench, bench_table
     from kvcli import gpu_bench
 
     doc = json.loads((ROOT / "benchmarks" / "data" / "gpu_bench_h200.json").read_text())
@@ -146,7 +146,7 @@ def test_gpu_bench_view_from_a_device_run(monkeypatch: pytest.MonkeyPatch) -> No
     assert (seen["spec"].num_q_heads, seen["spec"].num_kv_heads, seen["spec"].head_dim) == \
         (32, 8, 128)
     table = view.tables[0]
-    assert table.columns == bench.COLUMNS and len(table.rows) == len(doc["cases"])
+    assert table.columns == bench_table.COLUMNS and len(table.rows) == len(doc["cases"])
     row = dict(zip(table.columns, table.rows[0]))
     c = doc["cases"][0]
     # that run timed one strategy, the legacy rule with the merge kernel: shown as "old"
