@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from math import gcd, lcm
 from typing import TYPE_CHECKING, Any
 
-from kvcore.coordinator import get_kv_cache_coordinator
+from kvcore.coordinator_choice import get_kv_cache_coordinator
 from kvcore.errors import sync_load_past_pool
 from kvcore.kv_cache_blocks import KVCacheBlocks
 from kvcore.kv_cache_config import KVCachePoolConfig

@@ -29,7 +29,8 @@ copy-on-write in `get_num_blocks_to_allocate` / `allocate_new_blocks` (`_apply_c
 producer's tail and the Mamba2 checkpoint re-keyed (`replace_existing_hashes`)
 (`kvcore.managers.mamba_partial`); `Scheduler._free_cow_retained_blocks` (at the end of each
 schedule(): vLLM defers it only with a KV connector); `HybridKVCacheCoordinator._align_cacheable`
-(no rounding) and `_cache_hit_alignment_tokens` (`kvcore.coordinator`);
+(no rounding) and `_cache_hit_alignment_tokens` (`kvcore.coordinator`,
+`kvcore.hybrid_coordinator`);
 `Scheduler._mamba_block_aligned_split` (`ckpt_block_size`, `tail_boundary`:
 `kvcore.engine.mamba_split`). Checked against the real Scheduler and AsyncScheduler:
 tests/data/sched_mamba/p16_* and p8_* (548 random runs, README there).

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from kvtest_helpers import keys_deleted, make_manager, make_request
 
-from kvcore.coordinator import (
-    HybridKVCacheCoordinator,
-    KVCacheCoordinatorNoPrefixCache,
-    UnitaryKVCacheCoordinator,
-)
+from kvcore.coordinator import KVCacheCoordinatorNoPrefixCache, UnitaryKVCacheCoordinator
+from kvcore.hybrid_coordinator import HybridKVCacheCoordinator
 
 
 def test_factory():
