@@ -52,6 +52,7 @@ MODULES = (
     "kvcore.managers.mamba_partial",
     "kvcore.engine.queues", "kvcore.engine.decode_windows", "kvcore.engine.scheduler",
     "kvcore.engine.scheduler_update", "kvcore.engine.scheduler_waiting",
+    "kvcore.engine.scheduler_release",
     "kvcore.engine.deferred_frees", "kvcore.engine.mamba_split",
     # block hashing (a decode block's hash is one call per block: interpreted, its overhead
     # was twice the pickle and sha256 it wraps)

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from kvcore.engine.decode_windows import pending
+from kvcore.engine.scheduler_release import free_finished
 from kvcore.request import RequestStatus
 from kvcore.specs import cdiv
 
@@ -244,7 +245,7 @@ def _scheduled_bytes(running: list, active: list[int]) -> bytes:
 def _finish(loop: EngineLoop, running: list, start: list[int], ending, j: int,
             t_end: float) -> list[str]:
     """The update of step ``j`` for the requests whose last token it appends: the token, the
-    finish and the free (`Scheduler._free_finished`), their records (`EngineLoop.account`)."""
+    finish and the free (`scheduler_release.free_finished`), their records (`EngineLoop.account`)."""
     ctx, sched = loop.ctx, loop.sched
     if ctx.jsonl is not None and ending:
         ctx.jsonl.t_ms = t_end
@@ -255,7 +256,7 @@ def _finish(loop: EngineLoop, running: list, start: list[int], ending, j: int,
         _sample_up_to(loop, r, start[i] + j + 2)
         r.status = RequestStatus.FINISHED_LENGTH_CAPPED
         finished.append(r.request_id)
-        sched._free_finished(r)
+        free_finished(sched, r)
     if finished:
         loop.account([], finished, t_end)
     return finished

@@ -18,7 +18,7 @@ One `schedule()` call is one engine step's plan:
 
 `update_from_output` appends the sampled token of every request that reached the end of its known
 tokens, finishes those at `max_tokens` (or `max_model_len`), frees them in schedule order and
-returns the finished ids. An optional observer hears admissions, preemptions and finishes (the
+returns the finished ids (a preempted or finished request's release: `scheduler_release`). An optional observer hears admissions, preemptions and finishes (the
 replay's event stream); the manager's tracer gets `req` set before each call on a request's behalf.
 """
 
@@ -44,7 +44,8 @@ from kvcore.engine.scheduler_io import (
     SchedulerObserver,
     SchedulerOutput,
 )
-from kvcore.engine.scheduler_offload import connector_finished, schedule_waiting_with_connector
+from kvcore.engine.scheduler_offload import schedule_waiting_with_connector
+from kvcore.engine.scheduler_release import preempt
 from kvcore.engine.scheduler_update import advance_scheduled, update_from_output
 from kvcore.engine.scheduler_waiting import schedule_waiting
 from kvcore.kv_cache_manager import KVCacheManager
@@ -206,7 +207,7 @@ class Scheduler:
                         budget += nst.pop(victim.request_id)
                 else:
                     running.pop()
-                self._preempt(victim)
+                preempt(self, victim)
                 out.preempted.append(victim.request_id)
                 if victim is req:
                     break
@@ -257,44 +258,9 @@ class Scheduler:
         if self.windows is not None:
             self.windows.catch_up_all(self.running, self.num_schedules, self.last_output)
 
-    def _preempt(self, req: Request) -> None:
-        if req.decode_window_start <= req.decode_window_end:
-            # (inside schedule() call num_schedules - 1: the last output is still the one before)
-            self.windows.catch_up(req, self.num_schedules - 1,  # type: ignore[union-attr]
-                                  self.last_output)
-        if self.observer is not None:
-            self.observer.on_preempt(req, req.num_computed_tokens)
-        if self.tracer is not None:
-            self.tracer.req = req.request_id
-        self.free_blocks(req)
-        self.inflight_prefills.discard(req)
-        req.status = RequestStatus.PREEMPTED
-        req.num_computed_tokens = 0
-        # Async: the batch in flight still delivers its token (stale: no counter moves).
-        req.num_stale_output_tokens = req.num_in_flight_tokens
-        req.num_output_placeholders = 0
-        req.num_preemptions += 1
-        self.waiting.prepend(req)
-
     # -- after the (fake) model ran -------------------------------------------------------------
     def update_from_output(self, out: SchedulerOutput,
                            sample: Callable[[Request], int]) -> list[str]:
         """The output of batch ``out`` (`kvcore.engine.scheduler_update`); the ids of the
         requests it finished, in schedule order."""
         return update_from_output(self, out, sample)
-
-    def _free_finished(self, req: Request) -> None:
-        if self.observer is not None:
-            self.observer.on_finish(req)
-        if self.tracer is not None:
-            self.tracer.req = req.request_id
-        if self.connector is not None:
-            connector_finished(self, req)
-        self.free_blocks(req)
-        del self.requests[req.request_id]
-
-    def free_blocks(self, req: Request) -> None:
-        if self.deferred is not None:
-            self.deferred.free(req)
-        else:
-            self.kv_cache_manager.free(req)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from kvcore.engine.decode_windows import restore_order
 from kvcore.engine.scheduler_io import SchedulerOutput
+from kvcore.engine.scheduler_release import free_finished
 from kvcore.request import Request, RequestStatus
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ def update_from_output(sched: Scheduler, out: SchedulerOutput,
             finished.append(rid)
             if not running:
                 waiting_done.add(rid)
-            sched._free_finished(req)
+            free_finished(sched, req)
         elif windows is not None:
             windows.open(req, now)
     if finished:
