@@ -41,8 +41,8 @@ PYTHON_TAG = f"{sys.implementation.cache_tag}-{sys.platform}"
 MODULES = (
     "kvcore.block", "kvcore.free_queue", "kvcore.block_hash_map", "kvcore.block_pool",
     "kvcore.request", "kvcore.kv_cache_blocks", "kvcore.plain_step", "kvcore.quiet_steps",
-    "kvcore.kv_cache_manager", "kvcore.lookup_memo", "kvcore.coordinator",
-    "kvcore.hybrid_coordinator", "kvcore.coordinator_choice",
+    "kvcore.prefix_cache_control", "kvcore.kv_cache_manager", "kvcore.lookup_memo",
+    "kvcore.coordinator", "kvcore.hybrid_coordinator", "kvcore.coordinator_choice",
     "kvcore.managers.tables", "kvcore.managers.base", "kvcore.managers.full_attention",
     "kvcore.managers.sliding_window", "kvcore.managers.chunked_local",
     "kvcore.managers.cross_attention", "kvcore.managers.mamba", "kvcore.managers.mamba_checkpoint",

@@ -17,7 +17,6 @@ blocks, never the hits.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from math import gcd, lcm
 from typing import TYPE_CHECKING, Any
 
@@ -25,10 +24,9 @@ from kvcore.coordinator_choice import get_kv_cache_coordinator
 from kvcore.errors import sync_load_past_pool
 from kvcore.kv_cache_blocks import KVCacheBlocks
 from kvcore.kv_cache_config import KVCachePoolConfig
-from kvcore.kv_events import BlockStored, KVCacheEvent
 from kvcore.lookup_memo import lookup_memo
-from kvcore.managers.registry import spec_kind, spec_sliding_window
 from kvcore.plain_step import allocate_plain_step
+from kvcore.prefix_cache_control import PrefixCacheControl
 from kvcore.prefix_cache_stats import PrefixCacheStats
 from kvcore.quiet_steps import windowable
 from kvcore.request import Request, RequestStatus
@@ -40,8 +38,9 @@ if TYPE_CHECKING:
 __all__ = ["KVCacheBlocks", "KVCacheManager", "KVCachePoolConfig", "PrefixCacheStats"]
 
 
-class KVCacheManager:
-    """The KV cache of one engine: pool, groups, prefix cache, events.
+class KVCacheManager(PrefixCacheControl):
+    """The KV cache of one engine: pool, groups, prefix cache, events (the prefix cache's
+    stats, events and control are its root's, `kvcore.prefix_cache_control`).
 
     ``KVCacheManager(kv_cache_config, max_model_len, *, num_blocks=None, hash_block_size=None,
     scheduler_block_size=None, max_in_flight_tokens=None, enable_caching=True,
@@ -83,26 +82,21 @@ class KVCacheManager:
             hash_block_size = gcd(*sizes)
         if scheduler_block_size is None:
             scheduler_block_size = lcm(*sizes)
-        self.kv_cache_config = kv_cache_config
-        self.max_model_len = max_model_len
-        self.enable_caching = enable_caching
-        self.enable_kv_cache_events = enable_kv_cache_events
-        self.use_eagle = use_eagle
-        self.log_stats = log_stats
-        self.hash_block_size = hash_block_size
-        self.scheduler_block_size = scheduler_block_size
-        self.prefix_cache_stats = PrefixCacheStats() if log_stats else None
-        self.coordinator = get_kv_cache_coordinator(
+        coordinator = get_kv_cache_coordinator(
             kv_cache_config, max_model_len, enable_caching, enable_kv_cache_events,
             scheduler_block_size, hash_block_size, max_in_flight_tokens=max_in_flight_tokens,
             use_eagle=use_eagle, tracer=tracer,
             retention_interval=prefix_cache_retention_interval)
-        self.block_pool = self.coordinator.block_pool
+        super().__init__(coordinator, groups, enable_caching, log_stats)
+        self.kv_cache_config = kv_cache_config
+        self.max_model_len = max_model_len
+        self.enable_kv_cache_events = enable_kv_cache_events
+        self.use_eagle = use_eagle
+        self.hash_block_size = hash_block_size
+        self.scheduler_block_size = scheduler_block_size
         self.num_kv_cache_groups = len(groups)
         assert watermark >= 0.0, "watermark must be non-negative"
         self.watermark_blocks = int(watermark * kv_cache_config.num_blocks)
-        self.kv_cache_event_metadata = tuple(
-            (spec_kind(g.kv_cache_spec), spec_sliding_window(g.kv_cache_spec)) for g in groups)
         # One immutable empty answer, returned whenever there is nothing to return.
         self.empty_kv_cache_blocks = KVCacheBlocks(tuple(() for _ in groups))
         self.tracer = tracer
@@ -119,20 +113,6 @@ class KVCacheManager:
     def usage(self) -> float:
         """Fraction of usable blocks held by requests (cached free blocks count as free)."""
         return self.block_pool.get_usage()
-
-    def make_prefix_cache_stats(self) -> PrefixCacheStats | None:
-        """The stats since the last call, replaced by fresh ones (None without log_stats)."""
-        if not self.log_stats:
-            return None
-        stats, self.prefix_cache_stats = self.prefix_cache_stats, PrefixCacheStats()
-        return stats
-
-    def record_prefix_cache_stats(self, request: Request, num_hits: int) -> None:
-        """Count one admission's lookup (0.33 records at admission, never on a refused try)."""
-        if not self.log_stats or not self.enable_caching or request.skip_reading_prefix_cache:
-            return
-        self.prefix_cache_stats.record(request.num_tokens, num_hits,  # type: ignore[union-attr]
-                                       request.num_preemptions > 0)
 
     # --- lookup -----------------------------------------------------------------------
     def get_computed_blocks(self, request: Request, max_cache_hit_length: int | None = None
@@ -260,29 +240,6 @@ class KVCacheManager:
         """A schedule() begins (vLLM's hook: Mamba forgets the states cached in the last one)."""
         for m in self.coordinator.single_type_managers:
             m.new_step_starts()
-
-    # --- cache control ----------------------------------------------------------------
-    def evict_blocks(self, block_ids: Iterable[int]) -> None:
-        """Drop these blocks' hashes from the prefix cache (e.g. a failed KV load)."""
-        self.block_pool.evict_blocks(block_ids)
-
-    def reset_prefix_cache(self) -> bool:
-        """Forget every cached hash; False (nothing done) while any request holds blocks."""
-        if not self.coordinator.reset_prefix_cache():
-            return False
-        if self.log_stats:
-            self.prefix_cache_stats.reset = True  # type: ignore[union-attr]
-        return True
-
-    def take_events(self) -> list[KVCacheEvent]:
-        """Drain the KV events, each `BlockStored` annotated with its group's spec kind."""
-        events = self.block_pool.take_events()
-        meta = self.kv_cache_event_metadata
-        for ev in events:
-            if isinstance(ev, BlockStored) and ev.group_idx is not None \
-                    and 0 <= ev.group_idx < len(meta):
-                ev.kv_cache_spec_kind, ev.kv_cache_spec_sliding_window = meta[ev.group_idx]
-        return events
 
     # --- views ------------------------------------------------------------------------
     def get_num_common_prefix_blocks(self, running_request_id: str) -> list[int]:
