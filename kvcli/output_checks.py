@@ -51,6 +51,12 @@ def check_output(path: str | None, field: str, *, folder: bool = False) -> None:
             raise InputError(f"cannot write {path}: a symbolic link loop "
                              f"({(err.strerror or 'too many levels').lower()})",
                              field=field) from None
+        if err.errno == errno.ENAMETOOLONG:
+            # (a name past the folder's limit, 255 bytes, ran the whole work and then failed
+            # the rename with a traceback: OSError 'File name too long')
+            raise InputError(f"cannot write {path}: "
+                             f"{(err.strerror or 'file name too long').lower()}",
+                             field=field) from None
     except ValueError:      # (a NUL in the path: said below)
         pass
     if folder and os.path.exists(path) and not os.path.isdir(path):

@@ -1,6 +1,6 @@
 """More hostile outputs: a stdout / stderr whose encoding cannot hold what is written, output
-names near the file-name limit, a symlink loop given as an output, and an overwritten output's
-permissions. Each runs the CLI in a subprocess, as a user would."""
+names near and past the file-name limit, a symlink loop given as an output, and an overwritten
+output's permissions. Each runs the CLI in a subprocess, as a user would."""
 
 from __future__ import annotations
 
@@ -81,6 +81,20 @@ def test_an_output_name_at_the_name_limit_is_written(tmp_path, char):
     ok(kvcli("gen", "multiturn", "--conversations", "2", "-o", trace))
     assert trace.read_text().count("\n") > 1
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([events.name, trace.name])
+
+
+@pytest.mark.parametrize("args, flag", [
+    (["gen", "multiturn", "--conversations", "2", "-o"], "--output"),
+    (["replay", SAMPLE, "--events"], "--events"),
+    (["cluster", SAMPLE, "--replicas", "1", "--decisions"], "--decisions"),
+])
+def test_an_output_name_past_the_name_limit_is_refused_before_the_work(tmp_path, args, flag):
+    # (the work ran, then the rename raised OSError 'File name too long': a traceback, exit 1)
+    name = "a" * (name_limit(tmp_path) + 1)
+    res = kvcli(*args, tmp_path / name)
+    assert one_error(res, 2) == (f"error: option {flag}: cannot write {tmp_path / name}: "
+                                 "file name too long")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_an_overwritten_output_keeps_its_permissions(tmp_path):
