@@ -106,8 +106,14 @@ def empty_tier_note(cfg: OffloadConfig) -> str | None:
 
 def gib_of_chunks(n: int, kv_bytes_per_chunk: int) -> float:
     """The size that makes vLLM derive exactly ``n`` chunks (the oracle's
-    ``kv_offloading_size_chunks``)."""
+    ``kv_offloading_size_chunks``), within `MAX_GIB` as ``kv_offloading_size`` is."""
     gib = n * kv_bytes_per_chunk / GIB
+    if gib > MAX_GIB:
+        # (10**17 chunks failed the assert below, the float losing the count: a traceback;
+        # the bound that held them was kv_offloading_size's, naming that option)
+        raise InputError(f"{n:,} chunks of {kv_bytes_per_chunk:,} bytes are {gib:.6g} GiB, more "
+                         f"than the limit of {MAX_GIB:,.0f} GiB (1 PiB)",
+                         field="kv_offloading_size_chunks")
     assert int(gib * GIB) // kv_bytes_per_chunk == n
     return gib
 
