@@ -44,3 +44,25 @@ def test_a_cpu_tier_at_the_limit_replays():
                                    str(2**29), "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["config"]["kv_offloading_size_chunks"] == 2**29
+
+
+# -- `kvcli curve` read a config line's block size and its unmodelled keys, and let the rest
+# through unchecked: an unknown key, enable_prefix_caching "no" (read as on), eviction_policy
+# "bogus" ran to a curve, exit 0, where `kvcli replay` of the same trace refused them ---------
+
+@pytest.mark.parametrize("config, said", [
+    ({"bogus": 1}, "field 'config': unknown key(s) ['bogus']"),
+    ({"enable_prefix_caching": "no"},
+     "field 'config.enable_prefix_caching': must be true or false, got 'no'"),
+    ({"eviction_policy": "bogus"},
+     "field 'config.eviction_policy': must be lru or arc, got 'bogus'"),
+    ({"prefix_caching_hash_algo": "md5"},
+     "field 'config.prefix_caching_hash_algo': unknown hash 'md5'"),
+])
+@pytest.mark.parametrize("command", ["curve", "replay"])
+def test_a_config_line_value_the_replay_refuses_the_curve_refuses(tmp_path, config, said,
+                                                                   command):
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(json.dumps({"config": config}) + "\n"
+                     + "\n".join(SP.read_text().splitlines()[:2]) + "\n")
+    refused([command, str(trace)], f"error: {trace}:1: {said}")

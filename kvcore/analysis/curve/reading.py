@@ -61,10 +61,16 @@ def _config_line(trace) -> int | None:
     """The config line's block size (the curve reads it as `kvcli replay` does: a flag wins);
     an `InputError` for a key the curve cannot honour (it was ignored: a config line's block
     size 8 gave a curve at 16, prefix caching off a ceiling of 60%)."""
+    from kvcore.engine.options import ReplayOptions, resolve
     from kvcore.errors import InputError
 
     cfg = trace.config or {}
     where = {"path": trace.label, "line": trace.config_line}
+    # The line's keys and values checked as `kvcli replay` checks them: a key the curve does
+    # not read was let through unchecked (an unknown key, enable_prefix_caching "no" read as
+    # on, eviction_policy "bogus"), where a replay of the same trace refused it.
+    resolve(ReplayOptions(mode="cache", given=frozenset()), cfg, path=trace.label,
+            config_line=trace.config_line)
     if cfg.get("enable_prefix_caching") is False:
         raise InputError("turns prefix caching off: no capacity hits anything (a curve needs "
                          "it on)", field="config.enable_prefix_caching", **where)
