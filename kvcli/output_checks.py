@@ -39,7 +39,12 @@ def check_output(path: str | None, field: str, *, folder: bool = False) -> None:
     given as a file (or a file as a folder with ``folder``), a place without write permission,
     a symbolic link loop (``ln -s b a; ln -s a b; kvcli gen -o a`` replaced the link with a
     regular file, exit 0; a dangling link is followed: its target is made). Raises
-    `InputError` (one line, exit 2). ``-`` and None pass."""
+    `InputError` (one line, exit 2). ``-`` (a file) and None pass."""
+    if path == "-" and folder:
+        # (a folder option has no stdout: `--plot -` made a folder named '-' and wrote the
+        # charts there, exit 0, where - means stdin or stdout everywhere else)
+        raise InputError("takes a folder, not - (stdout): it writes files in it (./- names a "
+                         "folder called -)", field=field)
     if path is None or path == "-":
         return
     if not path:

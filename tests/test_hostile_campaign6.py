@@ -66,3 +66,21 @@ def test_a_config_line_value_the_replay_refuses_the_curve_refuses(tmp_path, conf
     trace.write_text(json.dumps({"config": config}) + "\n"
                      + "\n".join(SP.read_text().splitlines()[:2]) + "\n")
     refused([command, str(trace)], f"error: {trace}:1: {said}")
+
+
+# -- a folder option given - : `--plot -` made a folder named '-' in the current folder and wrote
+# the charts there, exit 0, where - means stdin or stdout everywhere else ---------------------
+
+@pytest.mark.parametrize("args, flag", [
+    (["curve", str(SP), "--plot", "-"], "--plot"),
+    (["stats", str(SP), "--plot", "-"], "--plot"),
+    (["cluster", str(SP), "--plot", "-"], "--plot"),
+    (["cluster", str(SP), "--events", "-"], "--events"),
+    (["sweep", "--trace", str(SP), "--set", "num_blocks=300,400", "--results", "r.jsonl",
+      "--plot", "-"], "--plot"),
+])
+def test_a_folder_option_refuses_dash(tmp_path, monkeypatch, args, flag):
+    monkeypatch.chdir(tmp_path)
+    refused(args, f"error: option {flag}: takes a folder, not - (stdout): it writes files in "
+                  "it (./- names a folder called -)")
+    assert list(tmp_path.iterdir()) == []
