@@ -11,8 +11,8 @@ no measurement determined, gets a warning beside the times (`calibration_caveat`
 from __future__ import annotations
 
 from kvcore.clock.calibration import Calibration, calibration_caveat, check_scope
+from kvcore.clock.kv_dtypes import KV_CACHE_DTYPES
 from kvcore.clock.roofline import WORK_SOURCE, RooflineClock
-from kvcore.clock.vllm_count import KV_CACHE_DTYPES
 from kvcore.models.geometry import ModelGeometry
 
 

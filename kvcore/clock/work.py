@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvcore.clock.batch import StepBatch
+from kvcore.clock.kv_dtypes import KV_CACHE_DTYPES
 from kvcore.clock.linear_form import Group, dot, vec
 from kvcore.clock.mla_work import mla_groups
-from kvcore.clock.vllm_count import KV_CACHE_DTYPES
 from kvcore.errors import InputError
 from kvcore.models.geometry import ModelGeometry, mamba_state
 from kvcore.models.weights import mamba_layer_params
