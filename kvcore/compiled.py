@@ -70,6 +70,7 @@ MODULES = (
     "kvcore.offload.jobs", "kvcore.offload.connector", "kvcore.offload.stores",
     "kvcore.offload.worker",
     "kvcore.offload.record", "kvcore.offload.config", "kvcore.offload.tier",
+    "kvcore.offload.tier_outputs",
     # (over several groups: `HybridConnector` subclasses the compiled connector)
     "kvcore.offload.hybrid", "kvcore.offload.hybrid_lookup", "kvcore.offload.hybrid_stores",
     "kvcore.offload.hybrid_partial",

@@ -28,6 +28,7 @@ from kvcore.engine.results import ReplaySummary
 from kvcore.engine.vllm_events import VllmEvents
 from kvcore.gc_pause import gc_paused
 from kvcore.interrupts import deferred
+from kvcore.offload.tier_outputs import offload_summary
 from kvcore.traces import Trace, read_trace
 
 __all__ = ["ReplayOptions", "ReplaySummary", "replay"]
@@ -143,7 +144,7 @@ def summarize(ctx: ReplayContext, t0: float) -> None:
         # the hit rate's requests (past the warm-up; rejected ones never ran) that finished
         s.latency = latency.columns_summary(book.latency, ctx.cost.uncalibrated)
     if ctx.tier is not None:
-        s.offload = ctx.tier.summary(book.gpu_hits, book.cpu_hits)
+        s.offload = offload_summary(ctx.tier, book.gpu_hits, book.cpu_hits)
         # the hit rate's requests (first admissions past the warm-up), CPU hits included
         cpu = book.counted_cpu_hits
         s.offload["counted_cpu_hit_tokens"] = cpu

@@ -1,11 +1,11 @@
 """`OffloadTier`: the CPU tier in a replay's engine loop: the connector, the fake worker, the
-per-step record and the run's totals, and what they add to the outputs.
+per-step record and the run's totals.
 
 Per engine step (`kvcore.engine.engine_loop`): `schedule()` (the connector works inside it),
-`execute` (the worker runs the step's transfers), the model's update, `after_update` (the
-reported jobs complete; loaded requests may be promoted next step), then `step_fields` for the
-step line. The step line's keys and the summary's `offload` object are the oracle's
-(docs/offload.md, "What the outputs gain").
+`scheduled` (the worker runs the step's transfers: `execute`), the model's update, `deliver`
+(the reported jobs complete; loaded requests may be promoted next step), then `end_step`, which
+closes the step's record and adds its keys to the step line. What the outputs gain (the step
+line's keys, the summary's `offload` object) is built in `tier_outputs.py`.
 """
 
 from __future__ import annotations
@@ -15,51 +15,14 @@ from typing import Any
 from kvcore.offload.config import OffloadConfig
 from kvcore.offload.connector import OffloadingConnector
 from kvcore.offload.hybrid import HybridConnector, key_hash_int, key_out
-from kvcore.offload.jobs import ConnectorMeta, Job
+from kvcore.offload.jobs import ConnectorMeta
 from kvcore.offload.keys import key_group, key_int
 from kvcore.offload.lookup_delays import LookupDelays
 from kvcore.offload.options import WINDOWED_OR_MAMBA
 from kvcore.offload.record import ConnectorPrefixStats
+from kvcore.offload.tier_outputs import offer_calls, offered_chunks, step_fields
 from kvcore.offload.worker import FakeWorker
 from kvcore.request import RequestStatus
-
-
-def _jobs(jobs: dict[int, Job], load: bool, key: Any) -> dict[str, dict]:
-    """``key``: a key's output form (`OffloadTier.key`)."""
-    out = {}
-    for jid, job in jobs.items():
-        d: dict[str, Any] = {"req": job.req_id, "gpu_blocks": len(job.gpu_block_ids),
-                             "chunks": job.chunks}
-        if load:
-            d["sync"] = job.sync
-        if job.group_sizes is not None:
-            d["group_sizes"] = job.group_sizes
-        d["keys"] = [key(k) for k in job.keys]
-        out[str(jid)] = d
-    return out
-
-
-def _calls(offer: Any) -> list[Any]:
-    """A step line's `store_offers` entry as its `prepare_store` calls: with Mamba groups a list
-    of them, else the one entry ([first, n, absent] for one group, a dict for several)."""
-    return offer if offer and isinstance(offer, list) and isinstance(offer[0], dict) else [offer]
-
-
-def _offered(offer: Any) -> int:
-    """The chunks an offer (a step line's `store_offers` entry) offered."""
-    return sum(sum(len(c) for c in o["chunks"].values()) if isinstance(o, dict) else o[1]
-               for o in _calls(offer))
-
-
-def _wait_summary(waits: list[int]) -> dict:
-    """count, nearest-rank p50 / p99 and max (None without a load)."""
-    w = sorted(waits)
-    n = len(w)
-
-    def rank(p: int) -> int | None:
-        return w[max(1, -(-p * n // 100)) - 1] if n else None
-
-    return {"count": n, "p50": rank(50), "p99": rank(99), "max": w[-1] if n else None}
 
 
 class OffloadTier:
@@ -203,17 +166,17 @@ class OffloadTier:
         used = self.conn.manager.num_allocated - len(self.conn.manager.free_list)
         self.max_cpu_used = max(self.max_cpu_used, used)
         t = self.totals
-        t["store_offers"] += sum(len(_calls(o)) for o in rec.offers.values())
+        t["store_offers"] += sum(len(offer_calls(o)) for o in rec.offers.values())
         t["alloc_failures"] += len(rec.alloc_failures)
         t["cpu_evictions"] += len(rec.evicted)
         t["lookup_deferrals"] += len(rec.deferred)
         t["chunks_stored"] += rec.chunks_stored
         t["chunks_loaded"] += rec.chunks_loaded
         if line is not None:
-            line.update(self._fields(sched, meta, done, recv))
+            line.update(step_fields(self, sched, meta, done, recv))
         if self.sink is not None:
             for rid in rec.alloc_failures:
-                self.sink.write("offload_offer_failed", rid, offered=_offered(rec.offers[rid]))
+                self.sink.write("offload_offer_failed", rid, offered=offered_chunks(rec.offers[rid]))
             if rec.evicted:
                 self.sink.write("offload_evict", None, **self._keys(rec.evicted))
             for held_meta, held_done in self.held:
@@ -246,55 +209,3 @@ class OffloadTier:
         if self.hybrid:
             out["groups"] = [key_group(k) for k in keys]
         return out
-
-    def _fields(self, sched: Any, meta: ConnectorMeta | None, done: list[int] | None,
-                recv: set[str] | None) -> dict:
-        rec = self.conn.rec
-        used, pending, pinned = self.cpu_state()
-        # (a request waiting for its load holds blocks: it is in the holding queue)
-        waiting_kv = [r.request_id for r in sched.kv_holding
-                      if r.status == RequestStatus.WAITING_FOR_REMOTE_KVS]
-        out = {
-            "lookups": dict(rec.lookups), "lookup_deferred": list(rec.deferred),
-            "waiting_for_kv": waiting_kv,
-            "load_jobs": _jobs(meta.load_jobs, True, self.key) if meta else {},
-            "store_offers": dict(rec.offers),
-            "store_jobs": _jobs(meta.store_jobs, False, self.key) if meta else {},
-            "flushed": sorted(meta.jobs_to_flush) if meta else [],
-            "load_done": [j for j in done or () if not self.reported[j]],
-            "store_done": [j for j in done or () if self.reported[j]],
-            "recv_done": sorted(recv or ()),
-            "chunks_loaded": rec.chunks_loaded, "chunks_stored": rec.chunks_stored,
-            "cpu_evicted": [self.key(k) for k in rec.evicted],
-            "cpu_alloc_failures": list(rec.alloc_failures),
-            "cpu_used": used, "cpu_pending": pending, "cpu_pinned": pinned,
-        }
-        return out
-
-    def summary(self, gpu_hits: int, cpu_hits: int) -> dict:
-        """The summary's `offload` object (the oracle's keys)."""
-        used, pending, pinned = self.cpu_state()
-        t = self.totals
-        w = self.worker
-        cfg = self.cfg
-        return {
-            "gpu_hit_tokens": gpu_hits, "cpu_hit_tokens": cpu_hits,
-            "load_jobs": t["load_jobs"], "store_jobs": t["store_jobs"],
-            "flushed_jobs": t["flushed_jobs"],
-            "chunks_loaded": t["chunks_loaded"], "chunks_stored": t["chunks_stored"],
-            "gpu_blocks_loaded": w.blocks["load"], "gpu_blocks_stored": w.blocks["store"],
-            "bytes_loaded": w.bytes["load"], "bytes_stored": w.bytes["store"],
-            "store_offers": t["store_offers"], "alloc_failures": t["alloc_failures"],
-            "cpu_evictions": t["cpu_evictions"], "lookup_deferrals": t["lookup_deferrals"],
-            "max_cpu_used": self.max_cpu_used, "cpu_used_end": used,
-            "cpu_pending_end": pending, "cpu_pinned_end": pinned,
-            "jobs_in_flight_end": len(self.conn.jobs),
-            "cpu_num_chunks": cfg.num_chunks, "tokens_per_chunk": cfg.tokens_per_chunk,
-            "kv_bytes_per_block": cfg.kv_bytes_per_block,
-            "copy_bytes_per_block": list(w.group_bytes),
-            "kv_bytes_per_chunk": cfg.kv_bytes_per_chunk, "kv_offloading_size_gib": cfg.gib,
-            "load_wait_steps": _wait_summary(self.load_waits),
-            "connector_prefix_cache_stats": self.stats.to_json(),
-            "policy_state_end": self.conn.manager.policy.end_state(self.key),
-        }
-
