@@ -9,6 +9,7 @@ from __future__ import annotations
 from kvcore.engine.context import ReplayContext
 from kvcore.engine.read_ahead import read_ahead
 from kvcore.engine.scheduler_offload import connector_hit
+from kvcore.offload.completions import request_finished
 from kvcore.offload.stores import build_connector_meta
 from kvcore.offload.tier import OffloadTier
 from kvcore.traces import TraceRequest
@@ -71,7 +72,7 @@ class CacheRun:
             # of it is computed yet (chunked local at 62 tokens: all 16 blocks), so it happens
             rec.on_admit_failed(req)
             if tier is not None:    # its lookup and state go with it, as a finished request's
-                tier.conn.request_finished(req)
+                request_finished(tier.conn, req)
                 _last_offer(tier, tr.id)
             skipped.append((tr.line, "no room in an empty pool"))
             ctx.reject(tr, "no room in an empty pool")
@@ -90,7 +91,7 @@ class CacheRun:
             _through_the_tier(tier, req, hit, ext, ctx, k)
         req.num_computed_tokens = req.num_tokens
         if tier is not None:
-            tier.conn.request_finished(req)
+            request_finished(tier.conn, req)
         kvm.free(req)
         if tier is not None:
             _last_offer(tier, tr.id)

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kvcore.engine.mamba_split import mamba_aligned_split
+from kvcore.offload.completions import request_finished
 from kvcore.request import Request, RequestStatus
 
 if TYPE_CHECKING:
@@ -156,7 +157,7 @@ def connector_finished(sched: Scheduler, req: Request) -> None:
     sched.inflight_prefills.discard(req)
     sched.kv_cache_manager.remove_skipped_blocks(
         req.request_id, max(0, req.num_computed_tokens - req.num_in_flight_tokens))
-    sched.connector.request_finished(req)
+    request_finished(sched.connector, req)
     sched.finished_order.append(req.request_id)
 
 

@@ -12,8 +12,8 @@ connector (`kvcore/engine/scheduler_offload.py`):
 * `update_state_after_alloc(req, ext)` after the allocation: the load job (its chunks pinned);
 * `build_connector_meta(...)` at the end of `schedule()` (`stores.py`): flushes, store offers,
   the finished requests' final offers and recency commits;
-* `update_connector_output(done)` when the worker reports jobs; `request_finished(req)` when a
-  request finishes (its GPU blocks are freed at once).
+* `update_connector_output(conn, done)` when the worker reports jobs; `request_finished(conn,
+  req)` when a request finishes, its GPU blocks freed at once (both in `completions.py`).
 
 Chunks are ``blocks_per_chunk`` GPU blocks; chunk i covers tokens ``[i*C, (i+1)*C)`` and is keyed
 by the hash of its last block, without vLLM's group suffix (`keys.key_int`). Several KV cache
@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kvcore.kv_events import MEDIUM_CPU, BlockRemoved, BlockStored
+from kvcore.offload.completions import unfence
 from kvcore.offload.config import OffloadConfig
 from kvcore.offload.jobs import Job, RequestOffloadState
 from kvcore.offload.keys import HIT_PENDING, MISS, ReqContext, key_int
@@ -219,51 +220,11 @@ class OffloadingConnector:
         self.handed_out = []
         self._allocated = None
 
-    # -- finish and completions ----------------------------------------------------------------
-    def request_finished(self, req: Request) -> None:
-        """Its GPU blocks are freed now; its final offer and commit come next step. Its
-        in-flight stores now watch their source blocks (a reuse flushes them)."""
-        st = self._all_states().get(req.request_id)
-        if st is None:
-            return
-        self.update_keys(st)
-        for jid in st.jobs:
-            for bid in self.jobs[jid].fence_block_ids:
-                self.fenced.setdefault(bid, set()).add(jid)
-
-    def update_connector_output(self, done: list[int]) -> None:
-        """The worker reported these jobs (in report order)."""
-        manager = self.manager
-        rec = self.rec
-        states = self._all_states()
-        for jid in done:
-            job = self.jobs.pop(jid)
-            st = states[job.req_id]
-            if job.is_store:
-                stored, _ = manager.complete_store(job.keys, chunks=job.statuses)
-                rec.chunks_stored += len(stored)
-            else:
-                manager.complete_load(job.keys)
-                rec.chunks_loaded += len(job.keys)
-                if self.being_loaded:
-                    self.being_loaded.difference_update(job.keys)
-            if self.fenced:
-                self._unfence_job(jid, job, st.req.is_finished())
-            st.jobs.remove(jid)
-            if st.finished_signaled and not st.jobs:
-                del states[job.req_id]
-
+    # -- finish and completions (`completions.py`; the hook they call) ------------------------
     def _unfence_job(self, jid: int, job: Job, finished: bool) -> None:
         """A reported job no longer holds back the blocks it read (a finished request's)."""
         if finished:
-            self._unfence(jid, job.fence_block_ids)
-
-    def _unfence(self, jid: int, bids: list[int]) -> None:
-        for bid in bids:
-            waiting = self.fenced[bid]
-            waiting.remove(jid)
-            if not waiting:
-                del self.fenced[bid]
+            unfence(self.fenced, jid, job.fence_block_ids)
 
     # -- events ----------------------------------------------------------------------------------
     def take_events(self) -> list:

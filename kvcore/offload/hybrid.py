@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvcore.kv_events import MEDIUM_CPU, BlockRemoved, BlockStored, hash_to_int
 from kvcore.managers.mamba import MambaManager
+from kvcore.offload.completions import unfence
 from kvcore.offload.connector import OffloadingConnector, first_loaded_block
 from kvcore.offload.hybrid_lookup import lookup
 from kvcore.offload.hybrid_partial import boundary_key, lookup_with_tails, partial_tail_block
@@ -229,9 +230,9 @@ class HybridConnector(OffloadingConnector):
     def _unfence_job(self, jid: int, job: Job, finished: bool) -> None:
         """Windowed groups' blocks are watched from the job's start; the others' as one
         group's, once the request finished."""
-        self._unfence(jid, job.window_fence)
+        unfence(self.fenced, jid, job.window_fence)
         if finished:
-            self._unfence(jid, job.fence_block_ids)
+            unfence(self.fenced, jid, job.fence_block_ids)
 
     # -- events ----------------------------------------------------------------------------------
     def take_events(self) -> list:

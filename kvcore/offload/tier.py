@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvcore.offload.completions import update_connector_output
 from kvcore.offload.config import OffloadConfig
 from kvcore.offload.connector import OffloadingConnector
 from kvcore.offload.hybrid import HybridConnector, key_hash_int, key_out
@@ -110,7 +111,7 @@ class OffloadTier:
         t = self.totals
         t["load_jobs"] += len(meta.load_jobs)
         t["store_jobs"] += len(meta.store_jobs)
-        self.conn.update_connector_output(done)
+        update_connector_output(self.conn, done)
 
     def scheduled(self, ctx: Any, out: Any, t_end: float) -> tuple[list[int], set[str]]:
         """After an engine step's `schedule()` (it spans ``ctx.t_ms`` .. ``t_end``): the worker
@@ -145,7 +146,7 @@ class OffloadTier:
 
     def deliver(self, sched: Any, done: list[int], recv: set[str]) -> None:
         """A batch's transfer reports reach the scheduler (after its finishes, as in vLLM)."""
-        self.conn.update_connector_output(done)
+        update_connector_output(self.conn, done)
         for rid in recv:
             req = sched.requests.get(rid)
             if req is not None and req.status == RequestStatus.WAITING_FOR_REMOTE_KVS:
