@@ -66,7 +66,7 @@ MODULES = (
     # the CPU offload tier (per chunk work as hot as the pool's per block)
     "kvcore.engine.scheduler_offload", "kvcore.offload.keys", "kvcore.offload.policy",
     "kvcore.offload.lru", "kvcore.offload.idle_runs", "kvcore.offload.arc", "kvcore.offload.access",
-    "kvcore.offload.manager",
+    "kvcore.offload.manager", "kvcore.offload.manager_reports",
     "kvcore.offload.jobs", "kvcore.offload.connector", "kvcore.offload.completions",
     "kvcore.offload.stores",
     "kvcore.offload.worker",

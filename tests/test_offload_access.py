@@ -13,6 +13,7 @@ import pytest
 
 from kvcore.offload.keys import ReqContext, make_key
 from kvcore.offload.manager import CPUOffloadingManager
+from kvcore.offload.manager_reports import drain_events
 from kvcore.offload.op_script import key_out
 
 TPC = 16
@@ -34,7 +35,7 @@ def _prefixes(rng: random.Random) -> list[list[bytes]]:
 
 def _state(m: CPUOffloadingManager) -> object:
     return (m.policy.state(key_out), [c.chunk_id for c in m.free_list], m.num_evictable,
-            m.num_write_pending, [(e.keys, e.removed) for e in m.take_events()])
+            m.num_write_pending, [(e.keys, e.removed) for e in drain_events(m)])
 
 
 @pytest.mark.parametrize("seed", range(60))

@@ -16,6 +16,7 @@ import pytest
 from kvcore.errors import InputError
 from kvcore.offload.keys import HIT, HIT_PENDING, MISS, ReqContext, make_key
 from kvcore.offload.manager import CPUOffloadingManager
+from kvcore.offload.manager_reports import drain_events, reduce_stats
 from kvcore.offload.op_script import run_ops
 
 DATA = Path(__file__).parent / "data"
@@ -71,7 +72,7 @@ def test_lru_evicts_tails_first_and_never_the_offer() -> None:
     assert offer is not None
     assert offer.keys_to_store == [K(4), K(5)] and offer.evicted == [K(2)]
     assert offer.chunks == [3, 1]                # the fresh slot first, then the freed one
-    events = m.take_events()
+    events = drain_events(m)
     assert [(ev.keys, ev.removed) for ev in events] == [([K(1), K(2), K(3)], False),
                                                         ([K(2)], True)]
 
@@ -80,7 +81,7 @@ def test_a_failed_offer_changes_no_slot() -> None:
     m = CPUOffloadingManager(2, "arc")
     a = request("A", 1, 2, 3)
     assert m.prepare_store([K(1), K(2), K(3)], a) is None
-    assert (m.num_allocated, m.num_free, m.stats()["vllm:kv_offload_cpu_allocation_size_sum"]) \
+    assert (m.num_allocated, m.num_free, reduce_stats(m)["vllm:kv_offload_cpu_allocation_size_sum"]) \
         == (0, 2, 3)
 
 
@@ -96,11 +97,11 @@ def test_the_allocation_sizes_kept_between_stats_are_one_count_a_size() -> None:
         m.on_request_finished(r)
     m.prepare_store([K(1)], request("S", 1))
     assert m.allocation_sizes == {2: 300, 1: 1}
-    st = m.stats()
+    st = reduce_stats(m)
     assert (st["vllm:kv_offload_cpu_allocation_size_count"],
             st["vllm:kv_offload_cpu_allocation_size_sum"]) == (301, 601)
     assert m.allocation_sizes == {} and "vllm:kv_offload_cpu_allocation_size_count" \
-        not in m.stats()
+        not in reduce_stats(m)
 
 
 def test_bad_config_is_an_input_error() -> None:

@@ -23,7 +23,7 @@ from typing import Any
 from kvcore.live.metric_defs import OFFLOAD_EAGER, TRANSFER_TYPES
 from kvcore.live.metrics import observe_many
 from kvcore.offload.config import cpu_kv_cache_size_tokens
-from kvcore.offload.manager import M_READ, M_SKIPPED, M_USAGE, M_WRITE
+from kvcore.offload.manager_reports import M_READ, M_SKIPPED, M_USAGE, M_WRITE, reduce_stats
 
 # (direction, its transfer_type label in the deprecated metrics)
 _KINDS = (("load", TRANSFER_TYPES[0]), ("store", TRANSFER_TYPES[1]))
@@ -111,7 +111,7 @@ class OffloadMetrics:
             hist = self._child("vllm:kv_offload_cpu_allocation_size")
             for n, offers in sizes.items():
                 observe_many(hist, n, offers)
-        st = manager.stats()
+        st = reduce_stats(manager)
         for name in (M_USAGE, M_WRITE, M_READ):
             self._child(name).set(st[name])
         if self.skipped:

@@ -29,6 +29,7 @@ from kvcore.offload.config import OffloadConfig
 from kvcore.offload.jobs import Job, RequestOffloadState
 from kvcore.offload.keys import HIT_PENDING, MISS, ReqContext, key_int
 from kvcore.offload.manager import CPUOffloadingManager
+from kvcore.offload.manager_reports import drain_events
 from kvcore.offload.record import StepRecord
 from kvcore.request import Request
 
@@ -231,7 +232,7 @@ class OffloadingConnector:
         """The tier's events in vLLM's form: one `BlockStored` per chunk stored (placeholder
         payload: the chunk key's hash only), one `BlockRemoved` per eviction batch."""
         out: list = []
-        for ev in self.manager.take_events():
+        for ev in drain_events(self.manager):
             if ev.removed:
                 if not ev.metadata_only:
                     out.append(BlockRemoved([key_int(k) for k in ev.keys],

@@ -32,6 +32,7 @@ from kvcore.offload.hybrid_lookup import lookup
 from kvcore.offload.hybrid_partial import boundary_key, lookup_with_tails, partial_tail_block
 from kvcore.offload.jobs import Job
 from kvcore.offload.keys import ReqContext, key_group, key_hash, make_key
+from kvcore.offload.manager_reports import drain_events
 from kvcore.request import Request
 from kvcore.specs import ChunkedLocalAttentionSpec, MambaSpec, SlidingWindowSpec, cdiv
 
@@ -239,7 +240,7 @@ class HybridConnector(OffloadingConnector):
         """CPU `BlockStored` per key and `BlockRemoved` per eviction batch and group (in first
         seen order), each with the key's group."""
         out: list = []
-        for ev in self.manager.take_events():
+        for ev in drain_events(self.manager):
             if ev.removed:
                 if ev.metadata_only:
                     continue

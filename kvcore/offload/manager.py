@@ -1,7 +1,8 @@
-"""`CPUOffloadingManager`: the CPU tier's slots, reference counts, offers, events and stats.
+"""`CPUOffloadingManager`: the CPU tier's slots, reference counts, offers and events.
 
 vLLM 0.33's `v1/kv_offload/cpu/manager.py`, with the policy (`policy.py`) deciding order and
-victims. The rules in words (docs/offload.md has them for users):
+victims; what it reports (its events drained, its stats) is `manager_reports.py`. The rules in
+words (docs/offload.md has them for users):
 
 * Slots: never-used slots first, in increasing order, then freed slots last-freed first.
 * `prepare_store(keys)` is one request's offer, all or nothing: the absent keys (after the
@@ -31,12 +32,6 @@ from kvcore.offload.keys import (
 from kvcore.offload.misuse import OffloadMisuse
 from kvcore.offload.offer_counts import OfferCounts
 from kvcore.offload.policy import make_policy
-
-M_USAGE = "vllm:kv_offload_cpu_cache_usage_perc"
-M_ALLOC = "vllm:kv_offload_cpu_allocation_size"
-M_WRITE = "vllm:kv_offload_cpu_cache_write_usage_perc"
-M_READ = "vllm:kv_offload_cpu_cache_read_usage_perc"
-M_SKIPPED = "vllm:kv_offload_stores_skipped"
 
 
 class CPUOffloadingManager:
@@ -255,38 +250,3 @@ class CPUOffloadingManager:
         self.num_write_pending = 0
         self.free_list.clear()
         self.num_allocated = 0
-
-    def take_events(self) -> list[TierEvent]:
-        """The events since the last call. A quiet removal names only keys still absent (a
-        retry may have stored the key again before the drain)."""
-        if self.events is None:
-            return []
-        events, self.events = self.events, []
-        out = []
-        for ev in events:
-            if ev.metadata_only:
-                keys = [k for k in ev.keys if self.policy.get(k) is None]
-                if not keys:
-                    continue
-                ev = TierEvent(keys, ev.removed, True)
-            out.append(ev)
-        return out
-
-    def stats(self) -> dict[str, int | float]:
-        """vLLM's `get_stats().reduce()`: gauges now, the allocation sizes and skipped stores
-        since the last call (which it resets)."""
-        used = self.num_allocated - len(self.free_list) - self.num_evictable
-        usage = used / self.num_chunks if self.num_chunks > 0 else 0.0
-        out: dict[str, int | float] = {M_USAGE: usage}
-        sizes = self.allocation_sizes
-        if sizes:
-            out[M_ALLOC + "_count"] = sum(sizes.values())
-            out[M_ALLOC + "_sum"] = sum(n * k for n, k in sizes.items())
-            self.allocation_sizes = {}
-        write = self.num_write_pending / self.num_chunks if self.num_chunks > 0 else 0.0
-        out[M_WRITE] = write
-        out[M_READ] = max(usage - write, 0.0)
-        if self.store_threshold >= 2:
-            out[M_SKIPPED] = self.skipped
-            self.skipped = 0
-        return out

@@ -18,6 +18,7 @@ import orjson
 from kvcore.errors import InputError
 from kvcore.offload.keys import ReqContext, key_group, key_hash, make_key
 from kvcore.offload.manager import CPUOffloadingManager
+from kvcore.offload.manager_reports import drain_events, reduce_stats
 from kvcore.offload.misuse import OffloadMisuse
 
 CONFIG_DEFAULTS = {"num_chunks": 8, "eviction_policy": "lru", "store_threshold": 0,
@@ -68,7 +69,7 @@ class OpScript:
 
     def events(self) -> list[dict]:
         return [{"keys": [key_out(k) for k in ev.keys], "medium": "CPU", "removed": ev.removed,
-                 "metadata_only": ev.metadata_only} for ev in self.m.take_events()]
+                 "metadata_only": ev.metadata_only} for ev in drain_events(self.m)]
 
     def op(self, d: dict) -> dict:
         op = d["op"]
@@ -115,7 +116,7 @@ class OpScript:
             assert ctx is not None
             m.on_request_finished(ctx)
         elif op == "stats":
-            res = m.stats()
+            res = reduce_stats(m)
         elif op == "reset":
             m.reset()
         elif op == "state":
