@@ -18,6 +18,7 @@ What each counts, against vLLM 0.33 (docs/live.md has it for users):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from kvcore.live.metric_defs import OFFLOAD_EAGER, TRANSFER_TYPES
@@ -29,7 +30,7 @@ from kvcore.offload.manager_reports import M_READ, M_SKIPPED, M_USAGE, M_WRITE, 
 _KINDS = (("load", TRANSFER_TYPES[0]), ("store", TRANSFER_TYPES[1]))
 
 
-def config_info(cfg: Any, groups: list[Any], max_model_len: int | None) -> tuple[str, ...]:
+def config_info(cfg: Any, groups: Sequence[Any], max_model_len: int | None) -> tuple[str, ...]:
     """`CPUOffloadingInfo`'s label values (`cpu/common.py`): the tier's chunks, blocks per
     chunk, bytes (padded chunks), and the tokens it holds for requests of max_model_len tokens
     (`cpu_kv_cache_size_tokens`: "None" where max_model_len is not given: kvcli then applies

@@ -16,6 +16,7 @@ single-node ``mp`` executor on CUDA, the executor vLLM picks for TP on one node)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kvcore.errors import InputError
@@ -118,14 +119,15 @@ def gib_of_chunks(n: int, kv_bytes_per_chunk: int) -> float:
     return gib
 
 
-def cpu_kv_cache_size_tokens(num_chunks: int, blocks_per_chunk: int, groups: list,
+def cpu_kv_cache_size_tokens(num_chunks: int, blocks_per_chunk: int, groups: Sequence,
                              max_model_len: int | None) -> int | None:
     """vLLM's `CPUOffloadingInfo.cpu_kv_cache_size_tokens` (`kv_offload/cpu/common.py`): the
     tokens the tier holds for requests of ``max_model_len`` tokens, each offloaded group (a
     `KVCacheGroupSpec`) needing its chunks of one such request, a windowed or Mamba group its
     window's chunks at most; None without a max_model_len or a group. Not the chunks' token
     slots (``num_chunks`` x tokens a chunk) unless one full-attention group's chunk divides
-    max_model_len."""
+    max_model_len. (``groups`` a sequence: the managers' tuple or the config's; a `list`
+    annotation made the compiled build refuse the tuple.)"""
     from kvcore.offload.hybrid import group_infos
 
     if not max_model_len or max_model_len <= 0 or not groups:
