@@ -5,8 +5,9 @@ the segment the alignment), so a chunk is stored when its last ``need`` blocks a
 blocks before them or not (`hybrid_stores.reachable_mask`).
 
 The 8 recorded cases of `data/offload_dense/` (README there; drawn by
-`data/offload_hybrid/make_dense.py`, one beside a Mamba group, answered by the patched oracle) replayed with `--arrivals
-step` in the mode their config line names, as `test_offload_hybrid` compares its cases."""
+`data/offload_hybrid/make_dense.py`, one beside a Mamba group, answered by the patched oracle)
+replayed with `--arrivals step` in the mode their config line names, as `test_offload_hybrid`
+compares its cases."""
 
 from __future__ import annotations
 

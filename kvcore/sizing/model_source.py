@@ -50,22 +50,19 @@ def explicit_geometry(*, layers: int, kv_heads: int, head_dim: int, dtype: str,
         if v is not None and v < 0:
             raise InputError(f"must be >= 0 (0: none), got {v}", field=name)
     kinds = ["full"] * layers
-    if sliding_window:
-        # ('' is no selection, refused: it was read as unset, every layer sliding, unsaid)
-        sel = (parse_layer_selection(sliding_layers, layers, "sliding_layers")
-               if sliding_layers is not None else set(range(layers)))
-        for i in sel:
-            kinds[i] = "sliding"
-    elif sliding_layers is not None:
-        raise InputError("needs a sliding_window", field="sliding_layers")
-    if attention_chunk_size:
-        sel = (parse_layer_selection(chunked_layers, layers, "chunked_layers")
-               if chunked_layers is not None else set(range(layers)))
-        for i in sel:
-            kinds[i] = "chunked"
-    elif chunked_layers is not None:
-        # (as sliding_layers: the selection was dropped and every layer stayed full attention)
-        raise InputError("needs an attention_chunk_size", field="chunked_layers")
+    # (a selection without its size is refused: it was dropped and every layer stayed full
+    # attention; '' is no selection, refused: it was read as unset, every layer selected)
+    for size, selection, field, kind, size_name in (
+            (sliding_window, sliding_layers, "sliding_layers", "sliding", "a sliding_window"),
+            (attention_chunk_size, chunked_layers, "chunked_layers", "chunked",
+             "an attention_chunk_size")):
+        if size:
+            sel = (parse_layer_selection(selection, layers, field)
+                   if selection is not None else set(range(layers)))
+            for i in sel:
+                kinds[i] = kind
+        elif selection is not None:
+            raise InputError(f"needs {size_name}", field=field)
     return ModelGeometry(name="custom", model_type="custom", layer_kinds=tuple(kinds),
                          num_attention_heads=kv_heads, num_kv_heads=kv_heads, head_dim=head_dim,
                          hidden_size=kv_heads * head_dim, dtype=dtype,
