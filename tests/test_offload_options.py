@@ -200,3 +200,21 @@ def test_groups_of_several_block_sizes_are_refused_under_the_tier() -> None:
     with pytest.raises(InputError, match=r"several block sizes \(16, 32 tokens\)") as err:
         check_supported(mixed, 0, 32)
     assert err.value.field == "kv_offloading_size"
+
+
+def test_a_mamba_group_with_prefix_caching_off_is_refused_under_the_tier(tmp_path: Path) -> None:
+    """With prefix caching off vLLM runs Mamba in 'none' mode (a block of max_model_len, no
+    copy-on-write source, no alignment in the tier's lookups), which kvcli's tier does not
+    model and the patched oracle cannot build: refused in one line (4 combination draws ran)."""
+    src = Path(__file__).parent / "data" / "offload_mamba" / "om1.trace.jsonl"
+    lines = src.read_text().splitlines()
+    cfg = json.loads(lines[0])
+    cfg["config"].update(enable_prefix_caching=False, prefix_cache_retention_interval=0)
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("\n".join([json.dumps(cfg), *lines[1:4]]) + "\n")
+    r = CliRunner().invoke(app, ["replay", str(trace), "--arrivals", "step", "--json"])
+    assert r.exit_code == 2
+    assert r.stderr.strip().splitlines() == [(
+        f"error: {trace}:1: field 'config.enable_prefix_caching': the CPU tier is modelled over "
+        "align-mode Mamba groups (prefix caching on), not a Mamba group with prefix caching "
+        "off (vLLM's 'none' mode)")]

@@ -123,7 +123,8 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
     offload = offload_config(cfg, groups)
     if offload is not None:
         hbs = hash_block_size(cfg, groups)
-        check_supported(groups, cfg.prefix_cache_retention_interval, offload.tokens_per_chunk)
+        check_supported(groups, cfg.prefix_cache_retention_interval, offload.tokens_per_chunk,
+                        cfg.enable_prefix_caching)
         # (with partial tails a load may be one hash block: `hybrid_partial`)
         tail = partial_tail_block([g.kv_cache_spec for g in groups], offload.blocks_per_chunk,
                                   hbs) and hbs

@@ -185,7 +185,8 @@ def _is_mla(group: Any) -> bool:
     return type(group.kv_cache_spec).__name__ == "MLAAttentionSpec"
 
 
-def check_supported(groups: list, retention: int | None = 0, tokens_per_chunk: int = 0) -> None:
+def check_supported(groups: list, retention: int | None = 0, tokens_per_chunk: int = 0,
+                    caching: bool = True) -> None:
     """What the tier does not model is refused, not run half-right. vLLM 0.33 offloads every
     prefix-cacheable group (`offloading/config.py:61-86`): full attention (an MLA group is one
     to the connector: `MLAAttentionSpec` is a `FullAttentionSpec`), sliding window, chunked
@@ -202,6 +203,12 @@ def check_supported(groups: list, retention: int | None = 0, tokens_per_chunk: i
     tests/data/offload_windowed_alone)."""
     windowed = [g for g in groups if type(g.kv_cache_spec).__name__ in WINDOWED_KINDS]
     mamba = [g for g in groups if type(g.kv_cache_spec).__name__ == "MambaSpec"]
+    if mamba and not caching:
+        # (vLLM runs Mamba in "none" mode then: a block of max_model_len tokens, no copy-on-write
+        # source, no alignment in the tier's lookups; the oracle cannot build it to check it)
+        raise InputError("the CPU tier is modelled over align-mode Mamba groups (prefix caching "
+                         "on), not a Mamba group with prefix caching off (vLLM's 'none' mode)",
+                         field="enable_prefix_caching")
     for g in mamba:
         bs = g.kv_cache_spec.block_size
         if tokens_per_chunk and (tokens_per_chunk < bs or tokens_per_chunk % bs):
