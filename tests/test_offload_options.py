@@ -205,11 +205,15 @@ def test_groups_of_several_block_sizes_are_refused_under_the_tier() -> None:
 def test_a_mamba_group_with_prefix_caching_off_is_refused_under_the_tier(tmp_path: Path) -> None:
     """With prefix caching off vLLM runs Mamba in 'none' mode (a block of max_model_len, no
     copy-on-write source, no alignment in the tier's lookups), which kvcli's tier does not
-    model and the patched oracle cannot build: refused in one line (4 combination draws ran)."""
+    model and the patched oracle cannot build: refused in one line (4 combination draws of Mamba
+    groups alone ran)."""
     src = Path(__file__).parent / "data" / "offload_mamba" / "om1.trace.jsonl"
     lines = src.read_text().splitlines()
     cfg = json.loads(lines[0])
-    cfg["config"].update(enable_prefix_caching=False, prefix_cache_retention_interval=0)
+    # (Mamba groups alone: the chunk is their block, max_model_len, which it holds; beside
+    # full attention the block the chunk cannot hold is refused first)
+    cfg["config"].update(enable_prefix_caching=False, prefix_cache_retention_interval=0,
+                         groups=[{"type": "mamba"}, {"type": "mamba"}])
     trace = tmp_path / "t.jsonl"
     trace.write_text("\n".join([json.dumps(cfg), *lines[1:4]]) + "\n")
     r = CliRunner().invoke(app, ["replay", str(trace), "--arrivals", "step", "--json"])

@@ -203,18 +203,18 @@ def check_supported(groups: list, retention: int | None = 0, tokens_per_chunk: i
     tests/data/offload_windowed_alone)."""
     windowed = [g for g in groups if type(g.kv_cache_spec).__name__ in WINDOWED_KINDS]
     mamba = [g for g in groups if type(g.kv_cache_spec).__name__ == "MambaSpec"]
-    if mamba and not caching:
-        # (vLLM runs Mamba in "none" mode then: a block of max_model_len tokens, no copy-on-write
-        # source, no alignment in the tier's lookups; the oracle cannot build it to check it)
-        raise InputError("the CPU tier is modelled over align-mode Mamba groups (prefix caching "
-                         "on), not a Mamba group with prefix caching off (vLLM's 'none' mode)",
-                         field="enable_prefix_caching")
     for g in mamba:
         bs = g.kv_cache_spec.block_size
         if tokens_per_chunk and (tokens_per_chunk < bs or tokens_per_chunk % bs):
             raise InputError(f"the CPU tier is modelled over a Mamba group whose block divides "
                              f"the chunk, not a {bs}-token Mamba block with a "
                              f"{tokens_per_chunk}-token chunk", field="kv_offloading_size")
+    if mamba and not caching:      # (after: a block the chunk cannot hold says so first)
+        # (vLLM runs Mamba in "none" mode then: a block of max_model_len tokens, no copy-on-write
+        # source, no alignment in the tier's lookups; the oracle cannot build it to check it)
+        raise InputError("the CPU tier is modelled over align-mode Mamba groups (prefix caching "
+                         "on), not a Mamba group with prefix caching off (vLLM's 'none' mode)",
+                         field="enable_prefix_caching")
     if (windowed or mamba) and tokens_per_chunk and retention and retention % tokens_per_chunk:
         raise InputError(f"must be a multiple of the CPU tier's {tokens_per_chunk}-token chunk "
                          "with windowed KV cache groups (vLLM refuses to start)",
