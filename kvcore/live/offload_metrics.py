@@ -72,7 +72,7 @@ class OffloadMetrics:
         w = tier.worker
         for kind, tt in _KINDS:
             # (by jobs, not bytes: a job of no block moves 0 bytes, and vLLM observes it)
-            jobs = w.jobs[kind]
+            jobs = sum(w.sizes[kind].values())
             if jobs == self.seen.get(kind + " jobs", 0):
                 continue
             self.seen[kind + " jobs"] = jobs

@@ -46,10 +46,9 @@ class FakeWorker:
         self.queued: list[tuple[int, int, int]] = []  # (job id, GPU blocks, bytes): stores
         self.bytes = {"load": 0, "store": 0}
         self.blocks = {"load": 0, "store": 0}
-        # finished jobs, and by their bytes, each way: {bytes: jobs} (vLLM observes each job's
-        # bytes in its `kv_offload_*_size` histograms, a job of no block's 0 too; a run has few
-        # distinct sizes)
-        self.jobs = {"load": 0, "store": 0}
+        # finished jobs by their bytes, each way: {bytes: jobs} (vLLM observes each job's bytes
+        # in its `kv_offload_*_size` histograms, a job of no block's 0 too; a run has few
+        # distinct sizes, and the jobs are their sum)
         self.sizes: dict[str, dict[int, int]] = {"load": {}, "store": {}}
 
     def in_flight(self) -> int:
@@ -71,7 +70,6 @@ class FakeWorker:
         """A ``kind`` ("load" or "store") job of ``n`` GPU blocks and ``nb`` bytes finished."""
         self.bytes[kind] += nb
         self.blocks[kind] += n
-        self.jobs[kind] += 1
         sizes = self.sizes[kind]
         sizes[nb] = sizes.get(nb, 0) + 1
 
