@@ -68,6 +68,13 @@ def make(seed: int) -> tuple[dict, list[dict]]:
         cfg["prefix_cache_retention_interval"] = None
     elif r < 0.44 and bpc > 1:
         cfg["prefix_cache_retention_interval"] = bs * (2 * bpc + 1)
+    return cfg, knobs_and_requests(rng, cfg, seed, bs, bpc, mml, is_async, "a")
+
+
+def knobs_and_requests(rng: random.Random, cfg: dict, seed: int, bs: int, bpc: int, mml: int,
+                       is_async: bool, prefix: str) -> list[dict]:
+    """The tier's knobs (threshold, prompt-only, sync budget, async, policy) set in ``cfg`` and
+    the requests, ids prefixed, in the rng's order (`make_dense.py` draws its tail the same)."""
     if rng.random() < 0.3:
         cfg["store_threshold"] = rng.choice([1, 2])
     if rng.random() < 0.4:
@@ -83,8 +90,8 @@ def make(seed: int) -> tuple[dict, list[dict]]:
     reqs = requests(rng, seed, bs * bpc, mml, cfg.get("policy") == "priority",
                     rng.choice([8, 24, 64]))
     for d in reqs:
-        d["id"] = "a" + d["id"]
-    return cfg, reqs
+        d["id"] = prefix + d["id"]
+    return reqs
 
 
 if __name__ == "__main__":

@@ -25,7 +25,8 @@ import random
 import sys
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from make_cases import CHUNK_BYTES_1BLK, needed_blocks
+from make_alone import knobs_and_requests
+from make_cases import needed_blocks
 from wide import requests
 
 LAYOUTS = ["s", "s", "c", "fs", "fs", "sf", "fss", "sfs", "fc", "cf", "fsc", "ss", "sc"]
@@ -86,23 +87,7 @@ def make(seed: int) -> tuple[dict, list[dict]]:
         cfg["enable_chunked_prefill"] = False
     if bpc > 1:
         cfg["offload_block_size"] = bpc * bs
-    if rng.random() < 0.3:
-        cfg["store_threshold"] = rng.choice([1, 2])
-    if rng.random() < 0.4:
-        cfg["offload_prompt_only"] = False
-    if rng.random() < 0.25:
-        cfg["sync_load_budget_bytes"] = rng.choice([1, 2, 8, 32]) * bs * CHUNK_BYTES_1BLK
-    if is_async:
-        cfg["async_scheduling"] = True
-    if rng.random() < 0.3:
-        cfg["policy"] = rng.choice(["fcfs", "priority"])
-        if rng.random() < 0.4:
-            cfg["long_prefill_token_threshold"] = rng.choice([1, 2, 3]) * bs
-    reqs = requests(rng, seed, bs * bpc, mml, cfg.get("policy") == "priority",
-                    rng.choice([8, 24, 64]))
-    for d in reqs:
-        d["id"] = "d" + d["id"]
-    return cfg, reqs
+    return cfg, knobs_and_requests(rng, cfg, seed, bs, bpc, mml, is_async, "d")
 
 
 def make_mamba(seed: int) -> tuple[dict, list[dict]]:
