@@ -53,7 +53,8 @@ class HybridKVCacheCoordinator(KVCacheCoordinator):
         self.attention_groups = spec_groups
 
     def get_num_cacheable_tokens(self, num_computed_tokens: int) -> int:
-        # Only prefixes a later hit could end on (scheduler-block aligned; partial hits: all).
+        # Only prefixes a later hit could end on (scheduler-block aligned; partial hits: all):
+        # vLLM's `_align_cacheable`, its rounding fixed once in `cacheable_alignment`.
         return num_computed_tokens - num_computed_tokens % self.cacheable_alignment
 
     def find_longest_cache_hit(self, block_hashes, max_cache_hit_length):

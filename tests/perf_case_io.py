@@ -15,6 +15,7 @@ CASES = Path(__file__).parent / "data" / "perf_cases"
 FRESH = Path(__file__).parent / "data" / "perf_fresh"
 MLA = Path(__file__).parent / "data" / "perf_mla"
 CONFIGS = Path(__file__).parent / "data" / "perf_configs"
+HYBRID = Path(__file__).parent / "data" / "perf_hybrid"  # (Falcon-H1: its Mamba2 not counted)
 
 
 def load_spec(path: Path) -> tuple[dict, VllmShape, list[StepBatch]]:

@@ -47,9 +47,6 @@ def register(app: typer.Typer) -> None:
             g = model_geometry(model, model_config)
             if g is None:
                 raise InputError("a model is needed (--model or --model-config)", field="model")
-            from kvcore.clock.work import work_shape
-
-            work_shape(g, tp=tp)  # a model the clock cannot count is refused before measuring
             if g.mla is not None:
                 # the micro-benchmarks time K/V-head kernels (the Triton paged decode, SDPA);
                 # none of them is MLA's latent attention, so no factor would be MLA's

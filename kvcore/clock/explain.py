@@ -117,38 +117,59 @@ def explain(*, model: str | None, model_config: str | None, gpu: str | None, cas
         raise InputError("a GPU preset (--gpu) or a calibration file (--calibration) is needed",
                          field="gpu")
     shape = vllm_shape(g, tp=tp, kv_cache_dtype=kv_cache_dtype)
+    unmatched = vllm_unmatched(g)
     out = []
     for text in cases:
         name, batch = parse_case(text)
-        counts = vllm_counts(shape, batch)
+        counts = None if unmatched else vllm_counts(shape, batch)
         comps: list[dict[str, Any]] = []
         timed = clock.timed(batch)
         for t in timed:
             c = t.component
-            vf, vr, vw = _vllm_part(counts, _VLLM_KEYS.get(c.name, ()))
+            vf = vb = None
+            if counts is not None:
+                vf, vr, vw = _vllm_part(counts, _VLLM_KEYS.get(c.name, ()))
+                vb = vr + vw
             comps.append({"name": c.name, "kind": c.kind, "flops": c.flops, "bytes": c.bytes,
                           "bound": t.bound, "ms": round(t.ms, 6), "factor": t.factor,
-                          "source": source, "vllm_flops": vf,
-                          "vllm_bytes": vr + vw})
+                          "source": source, "vllm_flops": vf, "vllm_bytes": vb})
         ar = clock.allreduce_ms(batch.num_tokens)
         if ar:
             comps.append({"name": "allreduce", "kind": "comm", "flops": 0, "bytes": 0,
                           "bound": "link", "ms": round(ar, 6), "factor":
-                          clock.factors.link_fraction, "source": "default", "vllm_flops": 0,
-                          "vllm_bytes": 0})
+                          clock.factors.link_fraction, "source": "default",
+                          "vllm_flops": None if unmatched else 0,
+                          "vllm_bytes": None if unmatched else 0})
         gpu_ms = sum(t.ms for t in timed) + ar
         out.append({
             "case": name, "spec": text, "requests": batch.num_requests,
             "tokens": batch.num_tokens, "step_ms": round(clock.step_ms(batch), 6),
             "gpu_ms": round(gpu_ms, 6),
             "flops": sum(x["flops"] for x in comps), "bytes": sum(x["bytes"] for x in comps),
-            "vllm_flops": counts.num_flops, "vllm_read_bytes": counts.num_read_bytes,
-            "vllm_write_bytes": counts.num_write_bytes, "components": comps,
-            "differences": differences(g, shape, batch), "clock": clock.describe()})
+            "vllm_flops": counts and counts.num_flops,
+            "vllm_read_bytes": counts and counts.num_read_bytes,
+            "vllm_write_bytes": counts and counts.num_write_bytes, "components": comps,
+            "differences": [unmatched] if unmatched else differences(g, shape, batch),
+            "clock": clock.describe()})
     return {"model": g.name, "gpu": clock.gpu.name, "tp": tp, "clock": clock.name,
             "calibration": calibration, "cpu_step_us": clock.factors.cpu_step_us,
             "cpu_request_us": clock.factors.cpu_request_us,
             "warning": clock.uncalibrated_warning(), "cases": out}
+
+
+def vllm_unmatched(g: ModelGeometry) -> str | None:
+    """Why kvcli shows no vLLM count for this model (None: its count is perf.py's): perf.py
+    builds attention, feed-forward and unembedding components only, and reads these hybrids'
+    layers as something they are not (docs/clock-mla.md)."""
+    if "mlp" in g.layer_kinds:
+        return ("no vLLM count: vLLM 0.33's perf.py reads every Nemotron-H layer as an "
+                "attention layer with a mixture-of-experts block of the config class's "
+                "defaults; the clock counts each layer's one block (Mamba2, attention or MLP)")
+    if g.mamba is not None and g.mamba.version == "gdn":
+        return ("no vLLM count: vLLM 0.33's perf.py would bill the Gated DeltaNet layers as "
+                "attention layers (read from perf.py; the oracle cannot build the model); the "
+                "clock times their projections and state")
+    return None
 
 
 def differences(g: ModelGeometry, shape: VllmShape, batch: StepBatch) -> list[str]:
@@ -177,6 +198,9 @@ def differences(g: ModelGeometry, shape: VllmShape, batch: StepBatch) -> list[st
     if g.count("mamba"):
         notes.append("Mamba layers: the clock times their projections and state; vLLM bills "
                      "them as attention layers")
+    if g.count("parallel"):
+        notes.append("Mamba2 mixers beside each layer's attention: the clock times their "
+                     "projections and state; vLLM does not count them")
     moe_layers = sum(1 for m in g.moe_layers if m) if g.num_experts else 0
     if g.num_experts and moe_layers != shape.num_moe_layers:
         notes.append(f"MoE layers: the clock uses the model's {moe_layers}; vLLM bills "

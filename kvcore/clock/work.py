@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 from kvcore.clock.batch import StepBatch
 from kvcore.clock.kv_dtypes import KV_CACHE_DTYPES
+from kvcore.clock.layer_blocks import layer_blocks
 from kvcore.clock.linear_form import Group, dot, vec
 from kvcore.clock.mla_work import mla_groups
-from kvcore.errors import InputError
 from kvcore.models.geometry import ModelGeometry, mamba_state
 from kvcore.models.weights import mamba_layer_params
 from kvcore.specs import DTYPE_BYTES
@@ -64,18 +64,6 @@ class WorkShape:
 
 
 def work_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto") -> WorkShape:
-    preset = g.source.startswith("preset ")
-    if g.mamba is not None and g.mamba.version == "gdn":
-        raise InputError(f"{g.name} has Gated DeltaNet layers, which the roofline and "
-                         "calibrated clocks do not count; time it with --clock "
-                         "linear:C0,C1,C2 or fixed:MS", field="model" if preset else "model_config")
-    if "mlp" in g.layer_kinds or "parallel" in g.layer_kinds:
-        # the counts below give every layer one mixer and a feed-forward block
-        what = ("feed-forward-only and mixer-only layers (Nemotron-H)" if "mlp" in g.layer_kinds
-                else "attention and Mamba2 side by side in every layer (Falcon-H1)")
-        raise InputError(f"{g.name} has {what}, which the roofline and calibrated clocks do not "
-                         "count; time it with --clock linear:C0,C1,C2 or fixed:MS",
-                         field="model" if preset else "model_config")
     a = DTYPE_BYTES[g.dtype]
     kv_dtype = KV_CACHE_DTYPES.get(kv_cache_dtype) or g.dtype
     q = g.quantization
@@ -150,10 +138,11 @@ def work_groups(ws: WorkShape) -> list[Group]:
     """The model's kernel groups on one GPU (summed over layers), as linear forms."""
     g, a, tp = ws.g, ws.act, ws.tp
     D, d, q, kv = g.hidden_size, g.head_dim, ws.q_heads, ws.kv_heads
-    n_full, n_win, n_chunk = g.count("full"), g.count("sliding"), g.count("chunked")
-    n_attn = n_full + n_win + n_chunk
-    n_mamba = g.count("mamba")
-    cols = (q + 2 * kv) * d
+    lb = layer_blocks(g)
+    n_full, n_win, n_chunk, n_attn = lb.full, lb.sliding, lb.chunked, lb.attention
+    # (an output gate: the QKV projection makes a second query-sized output, which the O
+    # projection's input is multiplied by: read both, write the product)
+    cols = (q * (2 if lb.output_gate else 1) + 2 * kv) * d
     kvb = 2 * kv * d * ws.kv_bytes
     out: list[Group] = mla_groups(ws) if g.mla is not None else []
     if n_attn:
@@ -167,43 +156,46 @@ def work_groups(ws: WorkShape) -> list[Group]:
             chunk_pairs=4 * q * d * n_chunk), 0, vec(
             tokens=(q * d * a + kvb) * n_attn, full_ctx=kvb * n_full,
             win_ctx=kvb * n_win, chunk_ctx=kvb * n_chunk)))
+        gate = 3 * q * d if lb.output_gate else 0
         out.append(Group("o_proj", "gemm", n_attn, vec(tokens=2 * q * d * D * n_attn),
                          int(q * d * D * ws.attn_w * n_attn),
-                         vec(tokens=(q * d + D) * a * n_attn)))
-    if n_mamba and g.mamba is not None:
+                         vec(tokens=(q * d + D + gate) * a * n_attn)))
+    if lb.mamba and g.mamba is not None:
+        n_mamba = lb.mamba
         params = mamba_layer_params(g) // tp
-        shapes, _ = mamba_state(g.mamba, g.dtype, tp)
+        # (each state at its own dtype: Nemotron-H keeps its SSM state in float32)
+        shapes, dtypes = mamba_state(g.mamba, g.dtype, tp)
         state = 0
-        for shape in shapes:
-            size = 1
+        for shape, dtype in zip(shapes, dtypes):
+            size = DTYPE_BYTES[dtype]
             for dim in shape:
                 size *= dim
-            state += size * a
+            state += size
         out.append(Group("mamba", "mamba", n_mamba, vec(tokens=2 * params * n_mamba),
                          int(params * ws.attn_w * n_mamba),
                          vec(tokens=2 * D * a * n_mamba, requests=2 * state * n_mamba)))
-    n_moe = sum(1 for m in g.moe_layers if m) if g.num_experts else 0
-    n_dense = g.num_layers - n_moe if g.intermediate_size else 0
-    if n_dense:
-        di = g.intermediate_size // tp
-        # gate+up, SiLU*mul (reads 2 di, writes di), down: vLLM's activation traffic
-        out.append(Group("mlp", "gemm", n_dense, vec(tokens=6 * D * di * n_dense),
-                         int(3 * D * di * ws.ffn_w * n_dense),
-                         vec(tokens=(2 * D + 6 * di) * a * n_dense)))
-    if n_moe:
-        k, E = g.num_experts_per_tok or 1, g.num_experts
+    m = lb.ffn_matrices
+    if lb.dense_ffn:
+        n_dense, di = lb.dense_ffn, g.intermediate_size // tp
+        # gate+up, SiLU*mul (reads 2 di, writes di), down: vLLM's activation traffic (squared
+        # ReLU, no gate: up, the activation in place of the product, down)
+        out.append(Group("mlp", "gemm", n_dense, vec(tokens=2 * m * D * di * n_dense),
+                         int(m * D * di * ws.ffn_w * n_dense),
+                         vec(tokens=(2 * D + 2 * m * di) * a * n_dense)))
+    if lb.moe_ffn:
+        n_moe, k, E = lb.moe_ffn, g.num_experts_per_tok or 1, g.num_experts
         mi = (g.moe_intermediate_size or g.intermediate_size) // tp
-        S = g.num_shared_experts
+        sw = g.shared_expert_width // tp if g.shared_expert_width else g.num_shared_experts * mi
         # each routed pass: vLLM's gate+up, SiLU*mul and down traffic; the shared experts run
-        # as one MLP S times as wide (vLLM's DeepSeek builds them so: the token read and its
+        # as one MLP ``sw`` wide (vLLM's DeepSeek builds them so: the token read and its
         # output written once, where perf.py bills S outputs and one input); plus the router's
         # GEMM (its weights, the input read, the logits written), which vLLM does not count
-        shared_act = 2 * D + 6 * mi * S if S else 0
+        shared_act = 2 * D + 2 * m * sw if sw else 0
         out.append(Group(
-            "moe", "gemm", n_moe, vec(tokens=(6 * D * mi * (k + S) + 2 * D * E) * n_moe),
-            int(3 * D * mi * S * ws.expert_w * n_moe) + D * E * a * n_moe,
-            vec(tokens=((2 * D + 6 * mi) * k + shared_act + D + E) * a * n_moe,
-                 active_experts=int(3 * D * mi * ws.expert_w * n_moe))))
+            "moe", "gemm", n_moe, vec(tokens=(2 * m * D * (mi * k + sw) + 2 * D * E) * n_moe),
+            int(m * D * sw * ws.expert_w * n_moe) + D * E * a * n_moe,
+            vec(tokens=((2 * D + 2 * m * mi) * k + shared_act + D + E) * a * n_moe,
+                 active_experts=int(m * D * mi * ws.expert_w * n_moe))))
     v = g.vocab_size // tp
     out.append(Group("lm_head", "gemm", 1, vec(requests=2 * D * v), D * v * a,
                      vec(requests=(D + v) * a)))
@@ -218,11 +210,11 @@ def step_work(ws: WorkShape, batch: StepBatch) -> list[Component]:
 
 
 def allreduce_bytes(ws: WorkShape, tokens: int) -> tuple[int, int]:
-    """(all-reduces per step, bytes each) under tensor parallelism: one after the attention
-    output projection (or the Mamba output) and one after the MLP / MoE of every layer, and
-    the vocabulary-parallel embedding's (each rank looks up its share of the vocabulary; vLLM
-    0.33's `VocabParallelEmbedding.forward` all-reduces the T x d rows). The logits' gather
-    to the first rank (num_seqs x vocab) is not counted."""
+    """(all-reduces per step, bytes each) under tensor parallelism: one after each
+    row-parallel output of every layer (`layer_blocks`: the attention output projection or the
+    Mamba output, and the MLP / MoE), and the vocabulary-parallel embedding's (each rank looks
+    up its share of the vocabulary; vLLM 0.33's `VocabParallelEmbedding.forward` all-reduces
+    the T x d rows). The logits' gather to the first rank (num_seqs x vocab) is not counted."""
     if ws.tp <= 1:
         return 0, 0
-    return 2 * ws.g.num_layers + 1, tokens * ws.g.hidden_size * ws.act
+    return layer_blocks(ws.g).allreduces, tokens * ws.g.hidden_size * ws.act

@@ -115,6 +115,10 @@ class ModelGeometry:
     # expert_layer_period is not read there, so it differs from `moe_layers`).
     num_experts_per_tok: int = 0
     num_shared_experts: int = 0
+    # the shared experts' one MLP width where the config names it (Qwen2-MoE / Qwen3-Next
+    # shared_expert_intermediate_size, Nemotron-H moe_shared_expert_intermediate_size x
+    # n_shared_experts); 0: num_shared_experts x moe_intermediate_size (DeepSeek). Clock only.
+    shared_expert_width: int = 0
     counted_moe_layers: int = 0
     perf_swa: tuple[int, int] | None = None   # perf.py's (sliding layers, window), not the kinds'
     context_limit: int = 0      # the longest max_model_len vLLM accepts (0: max_position_...)

@@ -46,6 +46,7 @@ from kvcore.models.config_keys import (
     kv_heads_of,
     perf_swa,
     qwen_kinds,
+    shared_width,
 )
 from kvcore.models.context_limit import lengths
 from kvcore.models.geometry import MambaGeometry, ModelGeometry
@@ -202,6 +203,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         quantization=quant.get("quant_method") if isinstance(quant, dict) else None,
         source=source, num_experts_per_tok=experts_per_tok(c, get, get_int),
         num_shared_experts=get_int("n_shared_experts") or get_int("num_shared_experts") or 0,
+        shared_expert_width=shared_width(get_int) if num_experts else 0,
         counted_moe_layers=counted_moe,
         perf_swa=perf_swa(c, model_type, n_layers, get),
         context_limit=limit, default_len=default)
