@@ -3,8 +3,9 @@
 Parameters counted: embeddings (and an untied LM head), per attention layer q/k/v/o (+ biases
 when the config has them, + one sink per head for gpt-oss), per Mamba layer the in/out
 projections, conv and SSM parameters, per layer a dense gated MLP (3 * hidden * intermediate)
-or a MoE block (experts * 3 * hidden * moe_intermediate + router, + DeepSeek's shared experts),
-and the norms; an MLA layer (DeepSeek, Kimi-K2) its latent projections (`kvcore.models.mla`).
+or a MoE block (experts * 3 * hidden * moe_intermediate + router, + the shared experts: DeepSeek's
+n_shared_experts, or the one MLP width Qwen2-MoE, Qwen3-Next, Granite 4.0-H and Nemotron-H name;
+Qwen3-Next's attention output gate), and the norms; an MLA layer (DeepSeek, Kimi-K2) its latent projections (`kvcore.models.mla`).
 Bytes: the model dtype, except MXFP4-quantised experts (gpt-oss: 4 bits plus one 8-bit scale per
 32 values = 4.25 bits) and fp8 checkpoints (``quant_method`` fp8: every decoder layer's matrices
 at 1 byte, embeddings and norms in the model dtype; the block scales, 1/16,384 of them, left
@@ -28,6 +29,8 @@ def _attention_params(g: ModelGeometry) -> int:
     q = g.num_attention_heads * g.head_dim
     kv = g.num_kv_heads * g.head_dim
     p = g.hidden_size * (q + 2 * kv) + q * g.hidden_size
+    if g.model_type == "qwen3_next":
+        p += g.hidden_size * q  # attn_output_gate: the QKV projection's second query output
     if g.attention_bias:
         p += q + 2 * kv + (g.hidden_size if g.model_type == "gpt_oss" else 0)
     if g.model_type == "gpt_oss":
@@ -58,6 +61,8 @@ def _param_split(g: ModelGeometry) -> tuple[int, int, int]:
     dense = g.vocab_size * g.hidden_size * (1 if g.tie_word_embeddings else 2) + g.hidden_size
     quant = 0
     layers = 0
+    # the shared experts: one MLP this wide (`ModelGeometry.shared_expert_width`)
+    shared = g.shared_expert_width or g.num_shared_experts * g.moe_intermediate_size
     for i, kind in enumerate(g.layer_kinds):
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
         if g.model_type == "nemotron_h":
@@ -70,7 +75,7 @@ def _param_split(g: ModelGeometry) -> tuple[int, int, int]:
                 layers += _attention_params(g)
             elif moe:
                 layers += g.num_experts * (2 * g.hidden_size * g.moe_intermediate_size
-                                           + g.hidden_size)
+                                           + g.hidden_size) + 2 * g.hidden_size * shared
             else:
                 layers += 2 * g.hidden_size * g.intermediate_size
             continue
@@ -80,8 +85,7 @@ def _param_split(g: ModelGeometry) -> tuple[int, int, int]:
         dense += 2 * g.hidden_size  # the layer's norms
         if moe:
             experts = g.num_experts * 3 * g.hidden_size * g.moe_intermediate_size
-            layers += (g.hidden_size * g.num_experts
-                       + g.num_shared_experts * 3 * g.hidden_size * g.moe_intermediate_size)
+            layers += g.hidden_size * g.num_experts + 3 * g.hidden_size * shared
             if g.quantization == "mxfp4":
                 quant += experts
             else:
