@@ -45,8 +45,10 @@ def register(app: typer.Typer) -> None:
         model: Annotated[str | None, typer.Option(
             "--model", help="(--gpu) model preset: head layout (and, with --trace, the "
             "replay's KV cache groups).")] = None,
-        cases: Annotated[str | None, typer.Option("--cases", help="(--gpu) which cases to run.")]
-        = None,
+        cases: Annotated[str | None, typer.Option(
+            "--cases", help="(--gpu) the shipped block tables' cases to run, comma-separated "
+            "(64x4k, 1x32k, ...: an unknown name's error lists them) [default: all].",
+            show_default=False)] = None,
         sample_steps: Annotated[int | None, typer.Option(
             "--sample-steps", min=1, help="(--gpu --trace) decode steps to time, spread evenly; "
             "at most 32 with --device cpu [default: 32].")] = None,
