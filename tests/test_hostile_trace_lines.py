@@ -209,3 +209,14 @@ def test_a_bailian_chat_id_is_a_string_or_an_integer(tmp_path, rid, shown):
                              "output_length": 5, "hash_ids": [1, 2]})
     refused(["replay", str(path)], f"error: {path}:1: field 'chat_id': must be a string or an "
             f"integer, got {shown}")
+
+
+# -- an Azure row with a column past csv's field size limit (128 KiB) was a _csv.Error traceback
+
+@pytest.mark.parametrize("command", ["replay", "curve"])
+def test_an_azure_column_past_the_csv_field_limit_is_refused(tmp_path, command):
+    path = tmp_path / "t.csv"
+    path.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,10,2\n"
+                    f"2023-11-16 18:15:47,{'1' * 200_000},2\n")
+    refused([command, str(path)], f"error: {path}:3: malformed CSV row: field larger than "
+            "field limit (131072)")

@@ -255,5 +255,10 @@ def _read_csv(trace: Trace, ctx: _Ctx, first, lines) -> Iterator[TraceRequest]:
     trace.format = "azure"
     for index, (n, text) in enumerate(lines):
         ctx.line = n
-        row = next(csv.reader([text]))
+        try:
+            row = next(csv.reader([text]))
+        except csv.Error as err:
+            # (a column of more than csv's field_size_limit, 128 KiB: a traceback; no count,
+            # date or number is that long)
+            raise ctx.err(None, f"malformed CSV row: {err}") from None
         yield parse_azure_row(row, ctx, index)
