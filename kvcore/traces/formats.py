@@ -20,6 +20,8 @@ from datetime import datetime
 from typing import Any
 
 from kvcore.errors import InputError
+from kvcore.traces.names import name_field as _name
+from kvcore.traces.names import request_id as _rid
 from kvcore.traces.request import TraceRequest
 
 MOONCAKE_BLOCK = 512
@@ -207,19 +209,6 @@ def _same_format(obj: dict, ctx: _Ctx, fmt: str) -> None:
                                  f"request made it a {fmt} trace (one format a trace)")
 
 
-def _rid(obj: dict, ctx: _Ctx, default: int, key: str = "id") -> str:
-    """The request's id (or Bailian's `chat_id`): a string or an integer (`true` and `[1]`
-    became "True" and "[1]")."""
-    rid = obj.get(key)
-    if rid is None:
-        return str(default)
-    if isinstance(rid, bool) or not isinstance(rid, (str, int)):
-        import json
-
-        raise ctx.err(key, f"must be a string or an integer, got {json.dumps(rid)[:40]}")
-    return str(rid)
-
-
 def parse_mooncake(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
     _same_format(obj, ctx, "mooncake")
     return _hashed(obj, ctx, index, tb=MOONCAKE_BLOCK, ts_scale=1.0, rid=_rid(obj, ctx, index))
@@ -249,15 +238,17 @@ def parse_tokens(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
     else:
         n_out = _tokens(obj, "output_length", ctx)
     rid = _rid(obj, ctx, ctx.line)
-    salt = obj.get("cache_salt")
-    lora = obj.get("lora")
+    salt = _name(obj, "cache_salt", ctx)
+    if salt == "":
+        # (vLLM's API refuses it; read as no salt, it shared every unsalted prefix unsaid)
+        raise ctx.err("cache_salt", "is empty (vLLM refuses an empty cache_salt: leave it out)")
+    lora = _name(obj, "lora", ctx)
     return TraceRequest(index=index, line=ctx.line, id=rid, arrival_ms=_timestamp(obj, ctx),
                         arrival_step=_arrival_step(obj, ctx),
                         prompt_len=len(prompt), output_len=n_out, prompt_token_ids=prompt,
                         prompt_array=prompt_array, output_token_ids=out_ids,
                         priority=_int(obj, "priority", ctx, default=0, minimum=-(1 << 62)),
-                        cache_salt=None if salt is None else str(salt),
-                        lora=None if lora is None else str(lora))
+                        cache_salt=salt, lora=lora)
 
 
 def _unique(ctx: _Ctx, index: int, rid: str, n_in: int, n_out: int, t_ms: float,
