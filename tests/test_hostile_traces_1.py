@@ -50,3 +50,40 @@ def test_an_integer_salt_or_lora_replays_as_its_digits(tmp_path, field):
                               "--num-blocks", "64", "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["hit_tokens"] == 8
+
+
+# -- a key given twice on a line: the JSON reader kept the last without a word (the request
+# -- replayed at the second timestamp, the pool sized by the second num_blocks)
+
+MOON = {"timestamp": 5.0, "input_length": 600, "output_length": 2, "hash_ids": [1, 2]}
+
+
+@pytest.mark.parametrize("command", ["replay", "curve", "stats", "cluster"])
+def test_a_key_given_twice_is_refused(tmp_path, command):
+    # (four keys a line: the case curve reads whole, with one orjson call, on its fast path)
+    path = tmp_path / "t.jsonl"
+    line = json.dumps(MOON).replace('{"timestamp": 5.0', '{"timestamp": 900.0, "timestamp": 5.0')
+    path.write_text(json.dumps(MOON) + "\n" + line + "\n")
+    refused([command, str(path)], f"error: {path}:2: field 'timestamp': key 'timestamp' is given "
+            "twice in one object (JSON readers keep the last without a word): give it once")
+
+
+def test_a_config_key_given_twice_is_named_under_config(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"config": {"num_blocks": 64, "num_blocks": 8}}\n' + json.dumps(REQ) + "\n")
+    refused(["replay", str(path)], f"error: {path}:1: field 'config.num_blocks': key "
+            "'num_blocks' is given twice in one object")
+
+
+def test_spacing_nesting_and_colons_in_strings_are_not_a_key_twice(tmp_path):
+    plain, odd = tmp_path / "plain.jsonl", tmp_path / "odd.jsonl"
+    plain.write_text("".join(json.dumps(x) + "\n" for x in
+                             (REQ, dict(REQ, cache_salt='a":b'), REQ)))
+    odd.write_text('{"prompt_token_ids" : [1, 2, 3, 4, 5, 6, 7, 8, 9], "output_length"\t: 2,'
+                   ' "meta": {"a": {"b": 1}}}\n{"cache_salt": "a\\":b", "prompt_token_ids": '
+                   f'[1, 2, 3, 4, 5, 6, 7, 8, 9], "output_length": 2}}\n{json.dumps(REQ)}\n')
+    got = [runner.invoke(app, ["replay", str(p), "--mode", "cache", "--block-size", "4", "--json"])
+           for p in (plain, odd)]
+    assert [r.exit_code for r in got] == [0, 0], got[1].output
+    # the third request hits the first's 2 blocks, the salted second none
+    assert [json.loads(r.stdout)["hit_tokens"] for r in got] == [8, 8]

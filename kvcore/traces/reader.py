@@ -11,7 +11,7 @@ import orjson
 
 from kvcore.errors import InputError, path_label
 from kvcore.sources import close_source, open_source, text_lines
-from kvcore.traces import fast_ids
+from kvcore.traces import fast_ids, repeated_keys
 from kvcore.traces.azure_csv import parse_azure_row
 from kvcore.traces.fields import near_misses
 from kvcore.traces.formats import MAX_REQUEST_TOKENS, PARSERS, _Ctx, detect
@@ -182,6 +182,7 @@ def _decode(text: str, ctx: _Ctx) -> dict:
         raise ctx.err(None, f"malformed JSON: {err}") from None
     if not isinstance(obj, dict):
         raise ctx.err(None, "expected a JSON object")
+    repeated_keys.check(text, obj, ctx.path, ctx.line)
     return obj
 
 
@@ -237,6 +238,7 @@ def _read_jsonl(trace: Trace, ctx: _Ctx, first, lines) -> Iterator[TraceRequest]
         if got is not None:         # the prompt's ids read in C (compiled build): no bools
             ctx.no_bools = False
             obj, ctx.prompt_ids = got
+            repeated_keys.check(text, obj, ctx.path, n)
             req = parse(n, obj)
             ctx.prompt_ids = None
             yield req
