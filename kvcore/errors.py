@@ -26,6 +26,13 @@ def printable(text: str) -> str:
         c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
+def clipped(value: object, width: int = 40) -> str:
+    """`repr(value)` cut to `width` characters: a message quotes the value a line holds, and a
+    line may hold 256 MiB (a 5,000-character `input_length` was one 5 KB error line)."""
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
 class InputError(Exception):
     """Bad input: a file, a line, a field and what is wrong with it.
 

@@ -87,3 +87,22 @@ def test_spacing_nesting_and_colons_in_strings_are_not_a_key_twice(tmp_path):
     assert [r.exit_code for r in got] == [0, 0], got[1].output
     # the third request hits the first's 2 blocks, the salted second none
     assert [json.loads(r.stdout)["hit_tokens"] for r in got] == [8, 8]
+
+
+# -- a message quoted the line's value whole: a 5,000-character input_length was a 5 KB error
+# -- line (and a line may hold 256 MiB)
+
+@pytest.mark.parametrize("field, value, shown", [
+    ("input_length", "x" * 5000, "'" + "x" * 36 + "..."),
+    ("timestamp", "y" * 5000, "'" + "y" * 36 + "..."),
+    ("hash_ids", [1, "z" * 5000], "'" + "z" * 36 + "...")])
+def test_a_long_value_is_quoted_cut_short(tmp_path, field, value, shown):
+    path = _trace(tmp_path, dict(MOON, **{field: value}))
+    line = refused(["replay", str(path)], f"error: {path}:1: field '{field}': ")
+    assert line.endswith(f"got {shown}") and len(line) < 200 + len(str(path)), line
+
+
+def test_a_long_duplicate_id_is_quoted_cut_short(tmp_path):
+    path = _trace(tmp_path, dict(REQ, id="d" * 5000), dict(REQ, id="d" * 5000))
+    refused(["replay", str(path)], f"error: {path}:2: field 'id': duplicate request id "
+            f"'{'d' * 36}... (a line without an id")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from kvcore.errors import clipped
 from kvcore.traces.formats import MAX_REQUEST_TOKENS, _check_time, _Ctx, _unique
 from kvcore.traces.request import TraceRequest
 
@@ -23,19 +24,19 @@ def parse_azure_row(row: list[str], ctx: _Ctx, index: int) -> TraceRequest:
             ts = f"{head}.{frac[:min(digits, 6)]}{frac[digits:]}"     # (keeps a +HH:MM)
         t = datetime.fromisoformat(ts)
     except ValueError:
-        raise ctx.err("TIMESTAMP", f"not a date-time: {row[0]!r}") from None
+        raise ctx.err("TIMESTAMP", f"not a date-time: {clipped(row[0])}") from None
     if ctx.t0 is None:
         ctx.t0 = t
     elif (t.tzinfo is None) != (ctx.t0.tzinfo is None):
         # (the two cannot be subtracted: a TypeError traceback)
-        raise ctx.err("TIMESTAMP", f"{row[0]!r} {'has no' if t.tzinfo is None else 'has a'} "
+        raise ctx.err("TIMESTAMP", f"{clipped(row[0])} {'has no' if t.tzinfo is None else 'has a'} "
                                    "UTC offset and the first row's "
                                    f"{'has one' if t.tzinfo is None else 'has none'}")
     vals = {}
     for key, text in (("ContextTokens", row[1]), ("GeneratedTokens", row[2])):
         digits = text.strip().removeprefix("-")
         if not (digits.isascii() and digits.isdigit()):     # (int() takes "4_808", "٤")
-            raise ctx.err(key, f"must be an integer, got {text!r}")
+            raise ctx.err(key, f"must be an integer, got {clipped(text)}")
         width = len(digits.lstrip("0"))
         if width > 18:      # (within it, the count itself is quoted below)
             # (int() of 4,301 digits or more is Python's ValueError, with a traceback)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped
 from kvcore.traces.names import name_field as _name
 from kvcore.traces.names import request_id as _rid
 from kvcore.traces.request import TraceRequest
@@ -76,7 +76,7 @@ def _int(obj: dict, key: str, ctx: _Ctx, *, default: Any = ..., minimum: int = 0
         return default
     v = obj[key]
     if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v):
-        raise ctx.err(key, f"must be an integer, got {v!r}")
+        raise ctx.err(key, f"must be an integer, got {clipped(v)}")
     v = int(v)
     if v < minimum:
         raise ctx.err(key, f"must be >= {minimum}, got {v}")
@@ -106,7 +106,7 @@ def _num(obj: dict, key: str, ctx: _Ctx, default: float = 0.0) -> float:
     if v is None:
         return default
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise ctx.err(key, f"must be a number, got {v!r}")
+        raise ctx.err(key, f"must be a number, got {clipped(v)}")
     if v < 0:
         raise ctx.err(key, f"must be >= 0, got {v}")
     return float(v)
@@ -166,7 +166,7 @@ def _ids(obj: dict, key: str, ctx: _Ctx) -> tuple[list[int], _array | None]:
             raise ctx.err(key, f"must hold integers below 2^64, got {x:.6g} (an integer this "
                           "large reads as a float)")
         if isinstance(x, bool) or not isinstance(x, int) or x < 0:
-            raise ctx.err(key, f"must hold non-negative integers, got {x!r}")
+            raise ctx.err(key, f"must hold non-negative integers, got {clipped(x)}")
     return v, arr
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from kvcore.errors import InputError, path_label
+from kvcore.errors import InputError, clipped, path_label
 from kvcore.sources import close_source, open_source, text_lines
 from kvcore.traces import fast_ids, repeated_keys
 from kvcore.traces.azure_csv import parse_azure_row
@@ -144,7 +144,7 @@ def _raise_duplicate(path: str) -> None:
 def _check_unique(req: TraceRequest, seen: set[str], name: str) -> None:
     """`req`'s id is not among `seen` (bad input, naming its line), and now is."""
     if req.id in seen:
-        raise InputError(f"duplicate request id {req.id!r} (a line without an id is named by "
+        raise InputError(f"duplicate request id {clipped(req.id)} (a line without an id is named by "
                          "its place in the trace, which may be another line's id)", path=name,
                          line=req.line, field="id")
     seen.add(req.id)
