@@ -115,6 +115,26 @@ def _mode_for(target: str) -> int:
     return 0o666 & ~umask
 
 
+def _temp_raw(fd: int, tmp: str, label: str) -> Any:
+    """The raw file over a temporary file's ``fd``: written by a thread (`ThreadedRaw`) while
+    fewer than `MAX_THREADS` are, else (or where no thread can start: a process limit) on the
+    caller's thread, a small buffer's flushes at a time; the temporary file is removed if
+    neither can be made."""
+    from kvcli import output_thread  # (it imports OutputFailed)
+
+    try:
+        if output_thread.thread_free():
+            try:
+                return output_thread.ThreadedRaw(fd, label)
+            except RuntimeError:     # "can't start new thread": written here instead
+                pass
+        return _Raw(fd, "w")
+    except BaseException:
+        os.close(fd)
+        os.unlink(tmp)
+        raise
+
+
 # Names of the process's own descriptors: a rename would not reach what they point at (through
 # /proc/self/fd it would replace the file the shell opened for the stream)
 @contextlib.contextmanager
@@ -156,13 +176,12 @@ def open_output(path: str, *, field: str = "output", keep_on_interrupt: bool = F
                 fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(target), suffix=".tmp",
                                            dir=folder)
                 os.chmod(tmp, _mode_for(target))
-                from kvcli.output_thread import ThreadedRaw  # (it imports OutputFailed)
-
-                raw = ThreadedRaw(fd, label)
+                raw = _temp_raw(fd, tmp, label)
         except OSError as err:
             raise InputError(f"cannot write {path}: {err.strerror}", field=field) from None
         raw.label = label
-        buf = io.BufferedWriter(raw, _BUFFER if tmp is not None else io.DEFAULT_BUFFER_SIZE)
+        threaded = not isinstance(raw, _Raw)
+        buf = io.BufferedWriter(raw, _BUFFER if threaded else io.DEFAULT_BUFFER_SIZE)
     f: Any = gzip.GzipFile(fileobj=buf, mode="wb", filename="", mtime=0) if gz else buf
 
     def close() -> None:

@@ -22,9 +22,21 @@ from kvcli.output_files import OutputFailed
 from kvcore.interrupts import deferred, start_without_signals
 
 DEPTH = 8                    # chunks in flight (of `open_output`'s buffer size: 1 MiB)
+# Writer threads at once. Each holds up to DEPTH + 1 MiB of chunks and a thread's stack (8 MiB
+# of address space): `kvcli cluster --replicas 1000 --events DIR` opened 2,000 of them and
+# failed at the 280th, 'can't start new thread' under a 6 GB address-space limit (traceback,
+# a temporary file left). A few threads give all the overlap a few cores can; the files past
+# them are written on the caller's thread (`open_output`), the same bytes.
+MAX_THREADS = 16
+_running = 0                 # ThreadedRaw files open now (opened and closed on the main thread)
 _FLUSH: Any = object()       # a flush marker: the thread acknowledges it through `done`
 _END: Any = None             # the last item: the thread returns
 _write = os.write            # (tests replace it to fill the disk)
+
+
+def thread_free() -> bool:
+    """Whether another file may get a writer thread (fewer than `MAX_THREADS` are open)."""
+    return _running < MAX_THREADS
 
 
 class ThreadedRaw(io.RawIOBase):
@@ -39,7 +51,13 @@ class ThreadedRaw(io.RawIOBase):
         self.error: OSError | None = None
         self.ended = False                       # the thread was told to end (by `close`)
         self.thread = threading.Thread(target=self._drain, name=f"write {label}", daemon=True)
-        start_without_signals(self.thread)      # Ctrl-C goes to the main thread
+        try:
+            start_without_signals(self.thread)      # Ctrl-C goes to the main thread
+        except RuntimeError:
+            self.ended = True       # (so that closing this object leaves ``fd`` to its caller)
+            raise
+        global _running
+        _running += 1
 
     def writable(self) -> bool:
         return True
@@ -87,7 +105,9 @@ class ThreadedRaw(io.RawIOBase):
         if self.closed:
             return
         if not self.ended:
+            global _running
             self.ended = True
+            _running -= 1
             self._put(_END)
             self.thread.join()
             os.close(self.fd)
