@@ -225,11 +225,20 @@ def describe(err: InputError) -> str:
     return str(err)
 
 
+# Requests hold their tokens while they run or wait preempted, as vLLM's do: what a trace's
+# requests hold at once is known only as they run (six requests of 10,000,000 output tokens,
+# --no-async-scheduling, under ulimit -v 2500000: a MemoryError traceback after 60 s)
+OUT_OF_MEMORY = ("error: out of memory: the run needed more host memory than this process may "
+                 "take (the machine's, or a ulimit -v): fewer or shorter requests, or a smaller "
+                 "pool, fit")
+
+
 def run(fn: Callable[[], Any]) -> Any:
     """Call a command's one function, turning known failures into one line and an exit code.
 
     InputError -> 2 (an output that cannot be written included, checked before the work),
-    OutputFailed (a full disk, on a file or stdout) -> 1, NoDeviceError -> 3, Ctrl-C -> 130,
+    OutputFailed (a full disk, on a file or stdout) and MemoryError (the host's memory, or a
+    ulimit -v, spent while the work ran) -> 1, NoDeviceError -> 3, Ctrl-C -> 130,
     SIGTERM -> 143, SIGHUP -> 129 (128 + the signal, the shell's convention; see
     `install_signal_handlers`); anything else is a bug and keeps its traceback.
     """
@@ -248,6 +257,10 @@ def run(fn: Callable[[], Any]) -> Any:
     except NoDeviceError as err:
         stderr_console().print(f"error: {err}", markup=False, highlight=False)
         raise typer.Exit(3) from None
+    except MemoryError:
+        # (what the run held is released by now: the frames that held it have unwound)
+        stderr_console().print(OUT_OF_MEMORY, markup=False, highlight=False)
+        raise typer.Exit(1) from None
     except KeyboardInterrupt:
         stderr_console().print("interrupted", markup=False)
         raise typer.Exit(interrupt_code()) from None
