@@ -34,6 +34,7 @@ from kvcore.sweep.executor import ExecutorSettings
 from kvcore.sweep.grid import Job
 from kvcore.sweep.job import run_job
 from kvcore.traces import Trace
+from kvcore.worker_start import starting_workers
 
 _TRACES: dict[str, Trace] = {}      # in a worker: the traces, by sha256
 MAX_LOST = 3        # deaths of a job's worker while it runs alone before the job fails
@@ -207,9 +208,10 @@ class LocalExecutor:
         return True
 
     def _start(self, workers: int, traces: str) -> None:
-        self.pool = ProcessPoolExecutor(
-            workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init,
-            initargs=(traces,))
+        with starting_workers(workers):      # (its locks start the resource tracker)
+            self.pool = ProcessPoolExecutor(
+                workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init,
+                initargs=(traces,))
 
     def _submit(self, job: Job) -> Future:
         """Submit with Ctrl-C held: a submit may start a worker, writing it the traces through
@@ -217,7 +219,7 @@ class LocalExecutor:
         UnpicklingError traceback) before the pool knew the process (`close` could not end
         it). Held, it lands once the worker is the pool's; the hold is one process start."""
         assert self.pool is not None
-        with deferred():
+        with deferred(), starting_workers(self.started):
             return self.pool.submit(_work, job)
 
     def close(self) -> None:

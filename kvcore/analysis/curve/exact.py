@@ -88,9 +88,12 @@ def run_tasks(tasks: list[Task], inp: CurveInput, trace, warmup: float, jobs: in
 
     check_workers(min(jobs, len(tasks)))
 
-    done = multiprocessing.Value("q", 0)
-    pool = multiprocessing.Pool(min(jobs, len(tasks)), _init_worker,
-                                (inp, trace, warmup, done))
+    from kvcore.worker_start import starting_workers
+
+    with starting_workers(min(jobs, len(tasks))):   # (a pool that fails ends what it started)
+        done = multiprocessing.Value("q", 0)
+        pool = multiprocessing.Pool(min(jobs, len(tasks)), _init_worker,
+                                    (inp, trace, warmup, done))
     try:
         out: list[ExactPoint] = []
         seen = 0
