@@ -20,7 +20,8 @@ With a hash block finer than the block (``--prefix-match-unit``, vLLM's
 ``mamba_partial_cache_hit``) the checkpoint sits on the hash grid and a chunk also stops at the
 prompt's last hash boundary (``tail_boundary``: the state a resend hits inside a block). Not
 modelled: shared-prefix checkpoints, the EAGLE block drop, hash lookahead. Checked step for step against the real Scheduler: tests/data/sched_mamba/
-(``tests/test_replay_mamba_cases.py``, ``tests/test_replay_mamba2_cases.py``).
+(``tests/test_replay_mamba_cases.py``, ``tests/test_replay_mamba2_cases.py``), with checkpoint
+alignments other than 1 in tests/data/sched_mamba_align/.
 """
 
 from __future__ import annotations

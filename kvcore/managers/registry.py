@@ -145,15 +145,28 @@ register_group_type(
 def _mamba_group(cfg: dict, bs: int) -> MambaSpec:
     """A Mamba group in an op script or a trace's config line: one float32 state of
     `state_size` values (sizes do not matter); ``"checkpoint": true`` is a Mamba2 layer
-    (vLLM's MambaMixer2: one prefill checkpoint block, alignment 1), else Jamba's Mamba1."""
+    (vLLM's MambaMixer2: one prefill checkpoint block, alignment 1), else Jamba's Mamba1.
+    ``"checkpoint_alignment": N`` (with a checkpoint only) is the spec's
+    ``prefill_checkpoint_alignment``: a checkpoint is written from inside a chunk only N tokens
+    apart from the chunk's start (a Gated DeltaNet layer on FlashInfer's kernel declares the
+    Mamba block, or lcm(prefix_match_unit, 64) with a unit). vLLM asserts only that it is
+    positive: its platform makes the block a multiple of a real layer's alignment, a config
+    line's groups are taken as given."""
     ckpt = cfg.get("checkpoint", False)
     if not isinstance(ckpt, bool):
         # ValueError, like every other bad-config answer here (the caller reports them all).
         raise ValueError(f"field 'checkpoint': must be true or false, got {ckpt!r}")  # noqa: TRY004
+    align = 1
+    if "checkpoint_alignment" in cfg:
+        align = _positive_int(cfg, "checkpoint_alignment")
+        if not ckpt:
+            raise ValueError("field 'checkpoint_alignment': only with \"checkpoint\": true (a "
+                             "group without prefill checkpoint blocks has no alignment)")
     return MambaSpec(block_size=bs,
                      shapes=((_positive_int({"state_size": 1, **cfg}, "state_size"),),),
                      dtypes=("float32",), num_prefill_checkpoint_blocks=int(ckpt),
-                     prefill_checkpoint_alignment=1 if ckpt else None)
+                     prefill_checkpoint_alignment=align if ckpt else None)
 
 
-register_group_type("mamba", _mamba_group, keys=("checkpoint", "state_size"))
+register_group_type("mamba", _mamba_group,
+                    keys=("checkpoint", "checkpoint_alignment", "state_size"))

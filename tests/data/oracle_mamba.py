@@ -19,7 +19,10 @@ padded up to the attention page, as vLLM pads), one layer per group. Jamba's Mam
 hash block size equals the block size, so no partial-block hits and no shared-prefix
 checkpoints (`Scheduler.mamba_partial_cache_hit` is False). `{"type": "mamba", "checkpoint":
 true}` is a Mamba2 layer instead (`MambaMixer2`: one prefill checkpoint block, alignment 1);
-vLLM uses checkpoints only when every Mamba group has them.
+vLLM uses checkpoints only when every Mamba group has them. `"checkpoint_alignment": N` beside
+it is the spec's `prefill_checkpoint_alignment` (a Gated DeltaNet layer on FlashInfer's kernel
+declares its checkpoint grid: the Mamba block, or lcm(prefix_match_unit, 64)); the Scheduler
+reads the first Mamba group's, each MambaManager its own.
 
 A config line's `"prefix_match_unit": N` is vLLM's `--prefix-match-unit` (CacheConfig's): the
 requests are hashed every N tokens, and with N finer than the block the Scheduler runs with
@@ -68,15 +71,17 @@ def kv_cache_groups(groups: list, block_size: int, mode: str = "align",
             spec = full
         else:
             # "checkpoint": true is a Mamba2 layer (MambaMixer2.get_kv_cache_spec): it exports
-            # the block-boundary state from inside a chunk (one checkpoint block, alignment 1)
+            # the block-boundary state from inside a chunk (one checkpoint block, alignment 1;
+            # "checkpoint_alignment": N another, e.g. a Gated DeltaNet layer's grid)
             ckpt = bool(g.get("checkpoint"))
+            align = g.get("checkpoint_alignment", 1)
             spec = MambaSpec(shapes=((1,),), dtypes=(torch.float32,),
                              block_size=mamba_block_size or block_size,
                              page_size_padded=full.page_size_bytes,
                              mamba_type="mamba2" if ckpt else "mamba1",
                              mamba_cache_mode=mode, num_speculative_blocks=0,
                              num_prefill_checkpoint_blocks=int(ckpt),
-                             prefill_checkpoint_alignment=1 if ckpt else None)
+                             prefill_checkpoint_alignment=align if ckpt else None)
         out.append(KVCacheGroupSpec([f"layer{i}"], spec))
     return out
 

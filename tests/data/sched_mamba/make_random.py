@@ -10,7 +10,12 @@ default 0 half the time, else dense (null) or 2 or 4 blocks; the other draws are
 ``--knobs``: also vLLM's ``max_num_active_seqs``, the adaptive long-prefill threshold and a hash
 algorithm, from a generator of their own (named kmseedN, km2seedN).
 ``--prefix-match-unit N``: the config line's ``prefix_match_unit`` N, vLLM's partial-block hits,
-written as ``pN_mseedS`` / ``pN_m2seedS``; a block of 16 is drawn as 48, so the unit is finer.)
+written as ``pN_mseedS`` / ``pN_m2seedS``; a block of 16 is drawn as 48, so the unit is finer.
+``--align`` (implies ``--mamba2``; named ``am2seedN``): Gated DeltaNet-like checkpoint
+alignments, each Mamba group's ``checkpoint_alignment`` 1, 16, 32, 64, 128, the block or twice
+it (15% of cases a draw per group), a block of 64, 128, 192 or 320, ``max_model_len``
+max(1024, 4 blocks), a unit of 16 or 32 two times in five (unless given), a budget of 64-1024
+and a threshold of 0-300, all from a generator of their own.)
 
 Each seed draws a block size (16 or 80), 1, 2, 3 or 7 Mamba groups with the full-attention group
 at a random place, a pool from just what one max_model_len request needs to 400 blocks more,
@@ -25,15 +30,29 @@ import sys
 
 
 def trace(seed: int, ckpt: bool = False, unit: int | None = None,
-          knobs: bool = False) -> list[str]:
+          knobs: bool = False, align: bool = False) -> list[str]:
     rng = random.Random(seed)
     bs = rng.choice([16, 80])
+    # --align: the block, the alignment, the unit, the budget and the threshold from a generator
+    # of its own (the main one's draws, and so every other seed's trace, stay as they were)
+    arng = random.Random(seed * 7919 + 11)
+    if align:
+        bs = arng.choice([64, 128, 192, 320])
+        if unit is None:
+            unit = arng.choice([None, None, 16, 16, 32])
     if unit is not None and bs <= unit:
         bs = 48
     nm = rng.choice([1, 2, 3, 7])
     groups = [{"type": "mamba", "checkpoint": True} if ckpt else {"type": "mamba"}] * nm
+    if align:
+        choices = [1, 16, 32, 64, 128, bs, 2 * bs]
+        a = arng.choice(choices)
+        mixed = arng.random() < 0.15      # (vLLM's Scheduler reads the first Mamba group's)
+        groups = [{"type": "mamba", "checkpoint": True,
+                   "checkpoint_alignment": arng.choice(choices) if mixed else a}
+                  for _ in range(nm)]
     groups.insert(rng.randrange(nm + 1), {"type": "full"})
-    mml = 512 if bs == 16 else 800
+    mml = (512 if bs == 16 else 800) if not align else max(1024, 4 * bs)
     # vLLM's start-up check: one max_model_len request
     need = nm * (3 if ckpt else 2) + -(-mml // bs)
     cfg = {"block_size": bs, "num_blocks": need + 1 + rng.choice([0, 5, 20, 100, 400]),
@@ -44,6 +63,9 @@ def trace(seed: int, ckpt: bool = False, unit: int | None = None,
            "policy": rng.choice(["fcfs", "fcfs", "priority"]),
            "scheduler_reserve_full_isl": rng.choice([True, False]),
            "kv_events": rng.random() < 0.3}
+    if align:
+        cfg["max_num_batched_tokens"] = arng.choice([64, 100, 160, 200, 256, 400, 512, 1024])
+        cfg["long_prefill_token_threshold"] = arng.choice([0, 0, 40, 96, 150, 300])
     if cfg["max_num_batched_tokens"] < cfg["max_num_seqs"]:
         cfg["max_num_seqs"] = 2
     prefixes = [[rng.randrange(3, 30000) for _ in range(rng.randrange(1, 3 * bs + 20))]
@@ -88,8 +110,11 @@ if __name__ == "__main__":
     unit = (int(rest[rest.index("--prefix-match-unit") + 1]) if "--prefix-match-unit" in rest
             else None)
     knobs = "--knobs" in rest
-    prefix = (f"p{unit}_" if unit is not None else "") + ("k" if knobs else "")
+    align = "--align" in rest
+    ckpt = ckpt or align
+    prefix = ("a" if align else "") + (f"p{unit}_" if unit is not None else "") + \
+        ("k" if knobs else "")
     for seed in range(first, last):
         name = f"{prefix}{'m2seed' if ckpt else 'mseed'}{seed}"
         with open(f"{out}/{name}.trace.jsonl", "w") as f:
-            f.write("\n".join(trace(seed, ckpt, unit, knobs)) + "\n")
+            f.write("\n".join(trace(seed, ckpt, unit, knobs, align)) + "\n")
