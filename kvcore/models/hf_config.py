@@ -215,7 +215,7 @@ def _listed_kinds(types: Any, n: int, source: str) -> tuple[str, ...]:
                          path=source or None, field="layer_types")
     out = []
     for t in types:
-        if t not in _LAYER_TYPE_NAMES:
+        if not isinstance(t, str) or t not in _LAYER_TYPE_NAMES:   # (a list entry is unhashable)
             raise InputError(f"unknown layer type {t!r}", path=source or None,
                              field="layer_types")
         out.append(_LAYER_TYPE_NAMES[t])

@@ -39,7 +39,9 @@ def nemotron_h_layers(c: dict[str, Any], source: str) -> tuple[tuple[str, ...], 
     listed = c.get("layers_block_type") or c.get("layer_types")
     if listed is not None:
         field = "layers_block_type" if c.get("layers_block_type") else "layer_types"
-        if not isinstance(listed, list) or not all(t in _TYPES for t in listed):
+        # (an entry that is a list is unhashable: a TypeError, not a refusal)
+        if not isinstance(listed, list) or not all(isinstance(t, str) and t in _TYPES
+                                                   for t in listed):
             raise InputError(f"expected a list of {', '.join(sorted(_TYPES))}", path=source or None,
                              field=field)
         return tuple(_TYPES[t] for t in listed), tuple(t == "moe" for t in listed)

@@ -38,7 +38,8 @@ _TYPES = {"linear_attention": "mamba", "full_attention": "full"}
 def qwen3_next_kinds(c: dict[str, Any], n: int, get_dim, source: str) -> tuple[str, ...]:
     types = c.get("layer_types")
     if types is not None:
-        if not isinstance(types, list) or len(types) != n or not all(t in _TYPES for t in types):
+        if not isinstance(types, list) or len(types) != n or not all(
+                isinstance(t, str) and t in _TYPES for t in types):
             raise InputError(f"'layer_types' must list {n} of linear_attention, full_attention",
                              path=source or None, field="layer_types")
         return tuple(_TYPES[t] for t in types)

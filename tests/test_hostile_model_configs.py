@@ -1,0 +1,52 @@
+"""A hostile campaign over `--model-config` files: real configs (tests/data, the presets)
+mutated (keys removed, wrong types, zeros, negatives, odd shapes), each run through `kvcli
+config`, `replay` and `clock explain`. Each finding minimised to one config: a refusal is one
+line naming the file and the key, exit code 2, never a traceback nor a nonsense size."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_hostile_options import refused
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+
+
+def config_file(tmp_path: Path, base: str, **changes) -> str:
+    """``base`` (a config.json under tests/data) with ``changes`` set (None: the key removed)."""
+    cfg = json.loads((DATA / base).read_text())
+    for key, value in changes.items():
+        if value is None:
+            cfg.pop(key, None)
+        else:
+            cfg[key] = value
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    return str(path)
+
+
+def config_refused(path: str, key: str, message: str) -> None:
+    """`kvcli config` refuses ``path`` in one line naming it and ``key``."""
+    refused(["config", "--model-config", path, "--gpu-memory-gib", "80"],
+            f"error: {path}: field '{key}': {message}")
+
+
+# -- a layer type that is a list ([["x"], ...]) was looked up in the table of names:
+# TypeError: unhashable type: 'list', a traceback from config, replay and clock explain -------
+
+@pytest.mark.parametrize("base, key, message", [
+    ("perf_cases/models/llama-3.1-8b.config.json", "layer_types", "unknown layer type ['x']"),
+    ("mamba/granite-4.0-h-tiny-style.config.json", "layer_types", "unknown layer type ['x']"),
+    ("mamba/qwen3-next-80b-a3b.config.json", "layer_types",
+     "'layer_types' must list 48 of linear_attention, full_attention"),
+    ("mamba/nemotron-nano-9b-v2.config.json", "layer_types",
+     "expected a list of attention, full_attention, linear_attention, mamba, mlp, moe"),
+])
+def test_a_layer_type_that_is_a_list_is_refused(tmp_path, base, key, message):
+    n = json.loads((DATA / base).read_text()).get("num_hidden_layers") or 56
+    types = ["full_attention"] * n
+    types[1] = ["x"]
+    config_refused(config_file(tmp_path, base, **{key: types}), key, message)
