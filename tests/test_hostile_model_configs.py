@@ -50,3 +50,37 @@ def test_a_layer_type_that_is_a_list_is_refused(tmp_path, base, key, message):
     types = ["full_attention"] * n
     types[1] = ["x"]
     config_refused(config_file(tmp_path, base, **{key: types}), key, message)
+
+
+# -- quantization_config: a string, a number or a list was read as unquantised without a word
+# (vLLM's .get fails on it); a quant_method that is a list raised TypeError: unhashable type in
+# clock explain; an unknown method was sized unquantised where vLLM refuses it --------------
+
+LLAMA = "perf_cases/models/llama-3.1-8b.config.json"
+
+
+@pytest.mark.parametrize("quant, key, message", [
+    ("fp8", "quantization_config", "must be an object, got 'fp8'"),
+    ([1], "quantization_config", "must be an object, got [1]"),
+    ({"quant_method": ["fp8"]}, "quantization_config.quant_method",
+     "must be a string, got ['fp8']"),
+    ({"quant_method": 8}, "quantization_config.quant_method", "must be a string, got 8"),
+    ({"quant_method": "zzz"}, "quantization_config.quant_method",
+     "unknown quantization method 'zzz': vLLM 0.33 knows awq, auto_awq, fp8, "),
+])
+def test_an_odd_quantization_config_is_refused(tmp_path, quant, key, message):
+    path = config_file(tmp_path, LLAMA, quantization_config=quant)
+    config_refused(path, key, message)
+    refused(["clock", "explain", "--model-config", path, "--gpu", "h100-sxm", "--case",
+             "prefill=512"], f"error: {path}: field '{key}': {message}")
+
+
+def test_quant_method_is_read_lower_cased_as_vllm_reads_it(tmp_path):
+    from kvcore.models.hf_config import load_hf_config, read_hf_config
+
+    cfg = load_hf_config(config_file(tmp_path, LLAMA))
+    read = {q: read_hf_config({**cfg, "quantization_config": {"quant_method": q}}).quantization
+            for q in ("FP8", "Compressed_Tensors", "")}
+    assert read == {"FP8": "fp8", "Compressed_Tensors": "compressed-tensors", "": None}
+    assert read_hf_config({**cfg, "quantization_config": {"bits": 4}}).quantization is None
+

@@ -52,6 +52,7 @@ from kvcore.models.context_limit import lengths
 from kvcore.models.geometry import MambaGeometry, ModelGeometry
 from kvcore.models.mla import read_mla
 from kvcore.models.nemotron_h import nemotron_h_layers, nemotron_h_mamba_keys
+from kvcore.models.quantization import quant_method
 from kvcore.models.qwen3_next import gdn_state, qwen3_next_kinds
 from kvcore.models.unsupported import not_modelled
 from kvcore.sources import read_json
@@ -187,7 +188,6 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         moe_layers = tuple(i >= first and i % freq == 0 for i in range(n_layers))
     else:
         moe_layers = tuple(num_experts > 0 for _ in range(n_layers))
-    quant = get("quantization_config", {}) or {}
     counted_moe = counted_moe_layers(get, n_layers, num_experts)
     max_pos = get_int("max_position_embeddings", required=True)
     limit, default = lengths(c, max_pos, source)
@@ -200,7 +200,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         tie_word_embeddings=bool(get("tie_word_embeddings", False)), num_experts=num_experts,
         moe_intermediate_size=moe_inter if num_experts else 0, moe_layers=moe_layers,
         attention_bias=bool(get("attention_bias", False)),
-        quantization=quant.get("quant_method") if isinstance(quant, dict) else None,
+        quantization=quant_method(get("quantization_config"), source),
         source=source, num_experts_per_tok=experts_per_tok(c, get, get_int),
         num_shared_experts=get_int("n_shared_experts") or get_int("num_shared_experts") or 0,
         shared_expert_width=shared_width(get_int) if num_experts else 0,

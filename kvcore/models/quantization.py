@@ -1,0 +1,42 @@
+"""A config.json's ``quantization_config`` read as vLLM 0.33 reads it
+(`ModelArchConfigConvertorBase._normalize_quantization_config`, `ModelConfig._verify_quantization`):
+an object whose ``quant_method`` (absent or "": unquantised) is lower-cased, with
+``compressed_tensors`` spelt ``compressed-tensors``, and must be one of the methods vLLM knows.
+A ``quantization_config`` that is not an object, or a ``quant_method`` that is not a string,
+fails vLLM's ``.get`` / ``.lower()``: refused here too, where kvcli sized the weights unquantised
+without a word (or raised a TypeError on a list)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvcore.errors import InputError, clipped
+
+# vLLM 0.33's QUANTIZATION_METHODS (model_executor/layers/quantization/__init__.py)
+QUANTIZATION_METHODS = (
+    "awq", "auto_awq", "fp8", "fbgemm_fp8", "fp_quant", "modelopt", "modelopt_fp4",
+    "modelopt_mxfp8", "modelopt_mixed", "auto_gptq", "gptq", "gptq_marlin", "awq_marlin",
+    "humming", "compressed-tensors", "experts_int8", "quark", "moe_wna16", "torchao", "inc",
+    "mxfp4", "gpt_oss_mxfp4", "deepseek_v4_fp8", "online", "fp8_per_tensor", "fp8_per_block",
+    "fp8_per_channel", "int8_per_channel_weight_only", "nvfp4_per_token", "mxfp8")
+
+
+def quant_method(quant: Any, source: str) -> str | None:
+    """The checkpoint's quantization method (None: unquantised) of a ``quantization_config``
+    value (None: absent or null)."""
+    if quant is None:
+        return None
+    if not isinstance(quant, dict):
+        raise InputError(f"must be an object, got {clipped(quant)}", path=source or None,
+                         field="quantization_config")
+    method = quant.get("quant_method", "")
+    if not isinstance(method, str):
+        raise InputError(f"must be a string, got {clipped(method)}", path=source or None,
+                         field="quantization_config.quant_method")
+    method = method.lower().replace("compressed_tensors", "compressed-tensors")
+    if method and method not in QUANTIZATION_METHODS:
+        raise InputError(f"unknown quantization method {method!r}: vLLM 0.33 knows "
+                         f"{', '.join(QUANTIZATION_METHODS)}", path=source or None,
+                         field="quantization_config.quant_method")
+    return method or None
+
