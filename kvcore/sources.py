@@ -222,9 +222,25 @@ def read_json(path: str) -> tuple[str, Any]:
         return name, json.loads(text)
     except json.JSONDecodeError as err:
         raise InputError(f"not valid JSON: {err.msg}", path=name, line=err.lineno) from None
+    except ValueError as err:
+        raise too_many_digits(text, name, err) from None
     except RecursionError:
         # ('[' x 100,000 was a traceback): no config or calibration nests past a few levels
         raise InputError("nested too deeply to be a kvcli input", path=name) from None
+
+
+def too_many_digits(text: str, name: str, err: ValueError) -> InputError:
+    """The error for a ValueError past the decoder's own: an integer of more than 4,300 digits
+    (`sys.get_int_max_str_digits`) fails json and tomllib with a bare ValueError, a traceback
+    from a config.json, a calibration file or a sweep spec."""
+    import re
+
+    most = sys.get_int_max_str_digits()
+    found = re.search(r"\d{" + str(most + 1) + ",}", text) if most else None
+    if found is None:
+        return InputError(f"cannot be read: {err}", path=name)
+    return InputError(f"a number of more than {most:,} digits: no value kvcli reads is that "
+                      "long", path=name, line=text.count("\n", 0, found.start()) + 1)
 
 
 def read_text(name: str, stream: io.BufferedReader) -> str:

@@ -84,3 +84,31 @@ def test_quant_method_is_read_lower_cased_as_vllm_reads_it(tmp_path):
     assert read == {"FP8": "fp8", "Compressed_Tensors": "compressed-tensors", "": None}
     assert read_hf_config({**cfg, "quantization_config": {"bits": 4}}).quantization is None
 
+
+# -- an integer of 5,000 digits: Python's json and tomllib raise a bare ValueError (past
+# int's 4,300-digit limit), a traceback from a config.json, a calibration file and a sweep
+# spec, JSON or TOML ---------------------------------------------------------------------------
+
+BIG = "9" * 5000
+TRACE = str(ROOT / "traces" / "shared-prefix.jsonl")
+
+
+@pytest.mark.parametrize("name, text, args", [
+    ("config.json", '{"model_type": "llama",\n "num_hidden_layers": BIG}',
+     ["config", "--model-config", "{f}", "--gpu-memory-gib", "80"]),
+    ("cal.json", '{\n"schema": BIG}',
+     ["clock", "explain", "--model", "llama-3.1-8b", "--calibration", "{f}", "--case",
+      "prefill=512"]),
+    ("spec.json", '{"traces": ["TRACE"],\n "grid": {"num_blocks": [BIG]}}',
+     ["sweep", "{f}"]),
+    ("spec.toml", 'traces = ["TRACE"]\n[grid]\nnum_blocks = [BIG]\n',
+     ["sweep", "{f}"]),
+])
+def test_a_number_of_5000_digits_is_refused_at_its_line(tmp_path, name, text, args):
+    path = tmp_path / name
+    path.write_text(text.replace("BIG", BIG).replace("TRACE", TRACE))
+    line = 3 if name == "spec.toml" else 2
+    refused([a.replace("{f}", str(path)) for a in args],
+            f"error: {path}:{line}: a number of more than 4,300 digits: no value kvcli reads "
+            "is that long")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]       # (no results file)

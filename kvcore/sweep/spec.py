@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvcore.errors import InputError
-from kvcore.sources import close_source, open_source, read_text
+from kvcore.sources import close_source, open_source, read_text, too_many_digits
 from kvcore.sweep.json_spec import loads_spec
 from kvcore.sweep.keys import (
     COMMANDS,
@@ -78,6 +78,8 @@ def load_spec(path: str) -> SweepSpec:
         msg = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(err))
         at = int(m.group(1)) if m else max(1, len(text.splitlines()))  # at end of document
         raise InputError(f"not TOML: {msg}", path=path, line=at) from None
+    except ValueError as err:
+        raise too_many_digits(text, path, err) from None
     except RecursionError:
         raise InputError("nested too deeply to be a sweep spec", path=path) from None
     if not isinstance(doc, dict):
