@@ -112,3 +112,49 @@ def test_a_number_of_5000_digits_is_refused_at_its_line(tmp_path, name, text, ar
             f"error: {path}:{line}: a number of more than 4,300 digits: no value kvcli reads "
             "is that long")
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]       # (no results file)
+
+
+# -- Mamba sizes of 0 or less were read: a mamba_d_conv of 0 sized a conv state of -1 rows
+# ("state -1x1024 x 2 B + ..."), a page of negative bytes padded to a positive one; Jamba's
+# mamba_dt_rank went through int(): 'x', nan, [8] were tracebacks, -8 a size; an attention
+# offset of 8 (or '4') made every Jamba layer Mamba, where transformers refuses it ---------
+
+JAMBA = "perf_cases/models/jamba-v0.1.config.json"
+NEMOTRON = "mamba/nemotron-nano-9b-v2.config.json"
+
+
+@pytest.mark.parametrize("base, key, value, message", [
+    (JAMBA, "mamba_d_conv", 0, "expected an integer >= 1, got 0"),
+    (JAMBA, "mamba_d_state", -1, "expected a non-negative integer below 2^63, got -1"),
+    (JAMBA, "mamba_expand", 0, "expected an integer >= 1, got 0"),
+    (JAMBA, "mamba_dt_rank", "x", "expected a non-negative integer below 2^63, got 'x'"),
+    (JAMBA, "mamba_dt_rank", [8], "expected a non-negative integer below 2^63, got [8]"),
+    (JAMBA, "mamba_dt_rank", -8, "expected a non-negative integer below 2^63, got -8"),
+    (JAMBA, "attn_layer_offset", 8, "expected an integer below attn_layer_period (8), got 8"),
+    (JAMBA, "attn_layer_offset", "4",
+     "expected an integer below attn_layer_period (8), got '4'"),
+    (JAMBA, "expert_layer_offset", 2,
+     "expected an integer below expert_layer_period (2), got 2"),
+    (NEMOTRON, "conv_kernel", 0, "expected an integer >= 1, got 0"),
+    (NEMOTRON, "n_groups", 0, "expected an integer >= 1, got 0"),
+    ("mamba/granite-4.0-h-tiny-style.config.json", "mamba_n_groups", 0,
+     "expected an integer >= 1, got 0"),
+    ("mamba/falcon-h1-7b.config.json", "mamba_d_head", 0, "expected an integer >= 1, got 0"),
+])
+def test_a_mamba_size_below_one_is_refused(tmp_path, base, key, value, message):
+    config_refused(config_file(tmp_path, base, **{key: value}), key, message)
+
+
+def test_falcon_h1_takes_mamba_expand_times_hidden_size_or_refuses_it(tmp_path):
+    from kvcore.models.hf_config import load_hf_config, read_hf_config
+
+    path = config_file(tmp_path, "mamba/falcon-h1-7b.config.json", mamba_d_ssm=None)
+    cfg = {**load_hf_config(path), "mamba_d_ssm": None}
+    assert read_hf_config({**cfg, "mamba_expand": 1.5}).mamba.d_inner == 1.5 * cfg["hidden_size"]
+    for bad in ("2", 0, float("nan")):
+        with pytest.raises(Exception, match="mamba_expand") as err:
+            read_hf_config({**cfg, "mamba_expand": bad}, source=path)
+        assert err.type.__name__ == "InputError"
+    jamba = load_hf_config(config_file(tmp_path, JAMBA))
+    assert read_hf_config({**jamba, "mamba_dt_rank": "auto"}).mamba.dt_rank == 256
+    assert read_hf_config({**jamba, "attn_layer_offset": -1}).layer_kinds == ("mamba",) * 32

@@ -50,6 +50,7 @@ from kvcore.models.config_keys import (
 )
 from kvcore.models.context_limit import lengths
 from kvcore.models.geometry import MambaGeometry, ModelGeometry
+from kvcore.models.mamba_state import mamba_state
 from kvcore.models.mla import read_mla
 from kvcore.models.nemotron_h import nemotron_h_layers, nemotron_h_mamba_keys
 from kvcore.models.quantization import quant_method
@@ -169,15 +170,15 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
                          path=source or None, field="attention_chunk_size")
     mamba = None
     if "mamba" in kinds or "parallel" in kinds:
-        mamba = (_nemotron_mamba(get, get_int, source) if nemotron
+        mamba = (_nemotron_mamba(get, get_dim, source) if nemotron
                  else gdn_state(get_dim) if model_type == "qwen3_next"
-                 else _mamba(c, model_type, hidden, get, get_int))
+                 else mamba_state(c, model_type, hidden, get, get_dim, source))
     # vLLM's aliases: n_routed_experts is DeepSeek's name
     num_experts = next((get_int(k) for k in EXPERT_KEYS if c.get(k) is not None),
                        get_int("num_experts", 0)) or 0
     moe_inter = get_int("moe_intermediate_size") or get_int("intermediate_size", 0)
     if model_type == "jamba":
-        period, offset = get_dim("expert_layer_period"), get_int("expert_layer_offset")
+        period, offset = _jamba_layout("expert", get, get_dim, source)
         moe_layers = tuple(i % period == offset for i in range(n_layers))
     elif nemotron:
         moe_layers = nemotron[1]
@@ -252,38 +253,27 @@ def _layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
         # (no_rope_layers[i] == 0) attend globally.
         return tuple("full" if flag == 0 else "chunked" for flag in nope)
     if model_type == "jamba":
-        period, offset = get_dim("attn_layer_period"), get("attn_layer_offset")
+        period, offset = _jamba_layout("attn", get, get_dim, source)
         return tuple("full" if i % period == offset else "mamba" for i in range(n))
     if get("sliding_window") and c.get("use_sliding_window", True) is not False:
         return ("sliding",) * n
     return ("full",) * n
 
 
-def _mamba(c: dict[str, Any], model_type: str, hidden: int, get, get_int) -> MambaGeometry:
-    d_state = get_int("mamba_d_state", required=True)
-    d_conv = get_int("mamba_d_conv", required=True)
-    if model_type == "jamba":
-        expand = get_int("mamba_expand", required=True)
-        dt_rank = get("mamba_dt_rank")
-        if dt_rank == "auto":
-            dt_rank = -(-hidden // 16)
-        return MambaGeometry("mamba1", expand * hidden, d_state, d_conv, dt_rank=int(dt_rank))
-    n_heads = get_int("mamba_n_heads", required=True)
-    d_head = get_int("mamba_d_head", required=True)
-    d_inner = n_heads * d_head
-    if model_type == "falcon_h1":
-        # FalconH1ForCausalLM.get_mamba_state_shape_from_config: mamba_d_ssm, else
-        # mamba_expand x hidden_size
-        # (an explicit null takes the second; a missing key the config class's 1024)
-        d_ssm = c["mamba_d_ssm"] if "mamba_d_ssm" in c else get_int("mamba_d_ssm")
-        d_inner = (get_int("mamba_d_ssm") if d_ssm is not None
-                   else int(get("mamba_expand", 2) * hidden))
-    return MambaGeometry("mamba2", d_inner, d_state, d_conv, n_heads=n_heads,
-                         d_head=d_head, n_groups=get_int("mamba_n_groups", 1))
+def _jamba_layout(what: str, get, get_dim, source: str) -> tuple[int, int]:
+    """A Jamba's attention or expert layers: (period, offset), an integer below the period as
+    JambaConfig.validate_architecture requires (a text or an offset past the period made every
+    layer Mamba, or none an expert layer, without a word; a negative one transformers takes)."""
+    period, key = get_dim(f"{what}_layer_period"), f"{what}_layer_offset"
+    offset = get(key)
+    if not isinstance(offset, int) or isinstance(offset, bool) or not -2**63 < offset < period:
+        raise InputError(f"expected an integer below {what}_layer_period ({period}), got "
+                         f"{offset!r}", path=source or None, field=key)
+    return period, offset
 
 
-def _nemotron_mamba(get, get_int, source: str) -> MambaGeometry:
-    k = nemotron_h_mamba_keys(get_int)
+def _nemotron_mamba(get, get_dim, source: str) -> MambaGeometry:
+    k = nemotron_h_mamba_keys(get_dim)
     raw = str(get("mamba_ssm_cache_dtype") or "float32")
     ssm = DTYPE_ALIASES.get(raw)
     if ssm is None:

@@ -53,10 +53,11 @@ def nemotron_h_layers(c: dict[str, Any], source: str) -> tuple[tuple[str, ...], 
     return tuple(_PATTERN[ch] for ch in pattern), tuple(ch == "E" for ch in pattern)
 
 
-def nemotron_h_mamba_keys(get_int) -> dict[str, int]:
-    """The Mamba2 state's numbers under kvcore's names."""
-    return {"n_heads": get_int("mamba_num_heads", required=True),
-            "d_head": get_int("mamba_head_dim", required=True),
-            "n_groups": get_int("n_groups", required=True),
-            "d_state": get_int("ssm_state_size", required=True),
-            "d_conv": get_int("conv_kernel", required=True)}
+def nemotron_h_mamba_keys(get_dim) -> dict[str, int]:
+    """The Mamba2 state's numbers under kvcore's names, each an integer >= 1 (``get_dim``: a
+    conv_kernel of 0 sized a conv state of -1 rows)."""
+    return {"n_heads": get_dim("mamba_num_heads", required=True),
+            "d_head": get_dim("mamba_head_dim", required=True),
+            "n_groups": get_dim("n_groups", required=True),
+            "d_state": get_dim("ssm_state_size", required=True),
+            "d_conv": get_dim("conv_kernel", required=True)}
