@@ -30,9 +30,12 @@ from kvcore.analysis.stats.collector import StatsCollector
 def stats_from_lines(name: str, header_line: bytes, lines, **options) -> dict:
     """The report of an event stream whose first line has been read already."""
     collector = StatsCollector(parse_header(header_line, name), name=name, **options)
-    read_stream(name, lines, collector)
-    collector.finish()
-    return collector.report()
+    try:
+        read_stream(name, lines, collector)
+        collector.finish()
+        return collector.report()
+    finally:
+        collector.release()     # (freed here: `kvcli stats DIR` reads one stream after another)
 
 
 class StreamingStats:

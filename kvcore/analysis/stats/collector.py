@@ -231,3 +231,11 @@ class StatsCollector(NativeEvents):
         """The JSON document (docs/stats.md)."""
         self.flush_native()
         return build_report(self)
+
+    def release(self) -> None:
+        """Drop what refers back to the collector (the handlers' bound methods, the kernel and
+        the sections' hooks into it), so that its state is freed by reference counting as its
+        last reference goes, not at the cyclic collector's next full pass: `kvcli stats DIR`
+        over 1,000 small replicas held ~680 MB of finished collectors. Feeds nothing after."""
+        self.handlers = {}
+        self.kernel = self.miss.kernel = self.miss.leave_native = None
