@@ -56,3 +56,32 @@ def test_ctrl_c_while_the_replay_writes_its_last_records_leaves_whole_files(tmp_
     last = json.loads(gzip.decompress(ev.read_bytes()).splitlines()[-1])
     assert last["kind"] == "end" and last["summary"]["requests"] == 294
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ev.jsonl.gz", "req.jsonl"]
+
+
+def test_a_second_ctrl_c_while_a_cluster_winds_down_still_ends_every_replicas_stream(
+        tmp_path, monkeypatch):
+    import kvcore.cluster.run as cluster_run
+    from kvcore.cluster.loop import ClusterLoop
+
+    def first_ctrl_c(self):
+        raise KeyboardInterrupt                   # the run is stopped before any request
+
+    real = cluster_run.finish_outputs
+    finished = []
+
+    def second_ctrl_c(ctx):
+        if len(finished) == 1:
+            os.kill(os.getpid(), signal.SIGINT)   # Ctrl-C again as replica 1's records start
+        real(ctx)
+        finished.append(ctx)
+
+    monkeypatch.setattr(ClusterLoop, "run", first_ctrl_c)
+    monkeypatch.setattr(cluster_run, "finish_outputs", second_ctrl_c)
+    res = CliRunner().invoke(app, ["cluster", SAMPLE, "--replicas", "4", "--events",
+                                   str(tmp_path / "ev")])
+    assert res.exit_code == 130 and len(finished) == 4
+    folder = tmp_path / "ev" / "round_robin"
+    for k in range(4):
+        kinds = [json.loads(x)["kind"]
+                 for x in (folder / f"replica-{k}.events.jsonl").read_text().splitlines()]
+        assert kinds == ["header", "interrupted"], k

@@ -24,6 +24,7 @@ from kvcore.engine.startup import StartUp, start_up
 from kvcore.errors import InputError
 from kvcore.gc_pause import gc_paused
 from kvcore.host_memory import check_replicas_fit
+from kvcore.interrupts import deferred
 from kvcore.traces import Trace, read_trace
 from kvcore.warning_groups import sources_named, warning_groups
 
@@ -127,10 +128,13 @@ def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
                 loop.run()
         except KeyboardInterrupt:
             interrupted = True
-        for rep in loop.replicas:
-            rep.ctx.summary.interrupted = interrupted
-            summarize(rep.ctx, t0)
-            finish_outputs(rep.ctx)
+        # (a second Ctrl-C while 100 Mooncake replicas got their last records left the later
+        # streams without one; held, it ends the command once every stream is whole)
+        with deferred():
+            for rep in loop.replicas:
+                rep.ctx.summary.interrupted = interrupted
+                summarize(rep.ctx, t0)
+                finish_outputs(rep.ctx)
         _warnings(name, loop, warnings, say)
         res = router_result(name, opts, loop, time.perf_counter() - t0)
         res["interrupted"] = interrupted
