@@ -148,6 +148,24 @@ def test_llama4_chunked_local_layers() -> None:
     assert kinds == ["chunked_local"] * 3 + ["full"]
 
 
+def test_llama4_layers_as_transformers_fills_them_in() -> None:
+    """Llama4TextConfig fills a missing or empty no_rope_layers (a NoPE layer every
+    no_rope_layer_interval, 4) and a missing attention_chunk_size (8,192): the real Scout
+    config's `"no_rope_layers": []` was sized as 48 full-attention layers."""
+    cfg = {**BASE, "num_hidden_layers": 8, "model_type": "llama4_text", "no_rope_layers": []}
+    g = read_hf_config(cfg)
+    assert g.layer_kinds == ("chunked", "chunked", "chunked", "full") * 2
+    assert g.attention_chunk_size == 8192
+    g = read_hf_config({**cfg, "no_rope_layer_interval": 2, "attention_chunk_size": 512})
+    assert g.layer_kinds == ("chunked", "full") * 4 and g.attention_chunk_size == 512
+    # an explicit null chunk size: vLLM's layers attend globally
+    g = read_hf_config({**cfg, "attention_chunk_size": None})
+    assert g.layer_kinds == ("full",) * 8 and g.attention_chunk_size is None
+    with pytest.raises(InputError) as e:
+        read_hf_config({**cfg, "no_rope_layers": [1, 0]}, source="s.json")
+    assert e.value.field == "no_rope_layers" and "must list 8 integer flags" in e.value.message
+
+
 def test_architectures_with_unmodelled_state_are_refused() -> None:
     """Mamba-only, Zamba2, LFM2, Qwen3.5...: read as attention they would size a cache vLLM
     never allocates (before: Mamba2ForCausalLM was sized as 64 full-attention layers)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvcore.models.llama4 import CHUNK_DEFAULT, NOPE_INTERVAL_DEFAULT
 from kvcore.models.mla import MLA_DEFAULTS
 from kvcore.models.nemotron_h import NEMOTRON_H_DEFAULTS
 from kvcore.models.qwen3_next import QWEN3_NEXT_DEFAULTS
@@ -78,4 +79,6 @@ MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
     **MLA_DEFAULTS,
     "nemotron_h": NEMOTRON_H_DEFAULTS,
     "qwen3_next": QWEN3_NEXT_DEFAULTS,
+    "llama4_text": {"attention_chunk_size": CHUNK_DEFAULT,
+                    "no_rope_layer_interval": NOPE_INTERVAL_DEFAULT},
 }

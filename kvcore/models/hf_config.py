@@ -9,7 +9,8 @@ What decides each layer's kind, in this order (as vLLM's model code reads it):
   convention); Gemma 2 without ``layer_types``: even layers slide (transformers' default);
 * gpt-oss without ``layer_types``: even layers slide;
 * Llama 4: ``attention_chunk_size`` with ``no_rope_layers`` (chunked local attention on RoPE
-  layers, full attention on NoPE layers, where the flag is 0);
+  layers, full attention on NoPE layers, where the flag is 0; both filled in as transformers
+  does: `kvcore.models.llama4`);
 * Jamba: ``attn_layer_period``/``attn_layer_offset`` (attention where i % period == offset,
   Mamba elsewhere);
 * Qwen2, Qwen3 and their MoE models: the window vLLM's CacheConfig gets, or none
@@ -50,6 +51,7 @@ from kvcore.models.config_keys import (
 )
 from kvcore.models.context_limit import lengths
 from kvcore.models.geometry import MambaGeometry, ModelGeometry
+from kvcore.models.llama4 import llama4_kinds
 from kvcore.models.mamba_state import mamba_state
 from kvcore.models.mla import read_mla
 from kvcore.models.nemotron_h import nemotron_h_layers, nemotron_h_mamba_keys
@@ -230,6 +232,8 @@ def _layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
         return ("parallel",) * n
     if model_type == "qwen3_next":
         return qwen3_next_kinds(c, n, get_dim, source)
+    if model_type == "llama4_text":
+        return llama4_kinds(c, n, get_dim, source)
     types = c.get("layer_types")
     explicit = None if types is None else _listed_kinds(types, n, source)
     if model_type in QWEN_WINDOWS:
@@ -247,11 +251,6 @@ def _layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
         return tuple("sliding" if i % 2 == 0 else "full" for i in range(n))
     if model_type == "gpt_oss":
         return tuple("sliding" if i % 2 == 0 else "full" for i in range(n))
-    nope = c.get("no_rope_layers")
-    if c.get("attention_chunk_size") and isinstance(nope, list) and len(nope) == n:
-        # Llama 4 (vLLM's llama4.py): RoPE layers use chunked local attention, NoPE layers
-        # (no_rope_layers[i] == 0) attend globally.
-        return tuple("full" if flag == 0 else "chunked" for flag in nope)
     if model_type == "jamba":
         period, offset = _jamba_layout("attn", get, get_dim, source)
         return tuple("full" if i % period == offset else "mamba" for i in range(n))
