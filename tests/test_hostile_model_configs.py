@@ -158,3 +158,21 @@ def test_falcon_h1_takes_mamba_expand_times_hidden_size_or_refuses_it(tmp_path):
     jamba = load_hf_config(config_file(tmp_path, JAMBA))
     assert read_hf_config({**jamba, "mamba_dt_rank": "auto"}).mamba.dt_rank == 256
     assert read_hf_config({**jamba, "attn_layer_offset": -1}).layer_kinds == ("mamba",) * 32
+
+
+# -- the rest of the campaign's findings: a bad rope_parameters factor was blamed on
+# rope_scaling; a model_type that is not a string was read as an unknown type ---------------
+
+def test_a_bad_rope_factor_names_the_key_given(tmp_path):
+    llama = "perf_cases/models/llama-3.1-8b.config.json"
+    bad = {"rope_type": "linear", "factor": 1e308}
+    for key in ("rope_parameters", "rope_scaling"):
+        path = config_file(tmp_path, llama, **{"rope_scaling": None, key: bad})
+        config_refused(path, key, "a RoPE scaling factor of 1e+308 makes the model's length "
+                       "inf: it must be a positive number")
+
+
+@pytest.mark.parametrize("value", [8, ["llama"], {"a": 1}])
+def test_a_model_type_that_is_not_a_string_is_refused(tmp_path, value):
+    path = config_file(tmp_path, "perf_cases/models/llama-3.1-8b.config.json", model_type=value)
+    config_refused(path, "model_type", f"must be a string, got {value!r}")

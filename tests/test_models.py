@@ -166,6 +166,17 @@ def test_llama4_layers_as_transformers_fills_them_in() -> None:
     assert e.value.field == "no_rope_layers" and "must list 8 integer flags" in e.value.message
 
 
+def test_a_wrappers_own_quantization_config_wins_over_its_text_configs() -> None:
+    """vLLM reads a multimodal wrapper's quantization_config first, its text_config's only
+    without one: kvcli kept only the text config's (an FP8 checkpoint sized at bf16)."""
+    wrapped = {"model_type": "mllama_like", "text_config": BASE,
+               "quantization_config": {"quant_method": "fp8"}}
+    assert read_hf_config(wrapped).quantization == "fp8"
+    text = {**BASE, "quantization_config": {"quant_method": "awq"}}
+    assert read_hf_config({**wrapped, "text_config": text}).quantization == "fp8"
+    assert read_hf_config({"model_type": "w", "text_config": text}).quantization == "awq"
+
+
 def test_architectures_with_unmodelled_state_are_refused() -> None:
     """Mamba-only, Zamba2, LFM2, Qwen3.5...: read as attention they would size a cache vLLM
     never allocates (before: Mamba2ForCausalLM was sized as 64 full-attention layers)."""

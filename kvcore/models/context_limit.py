@@ -96,7 +96,8 @@ def _scaled(cfg: dict[str, Any], max_position_embeddings: int) -> int:
         raise BadLength(f"{key} {length!r}: not a length vLLM can run at", key)
     if not 1 <= scaled < 2 ** 63:
         raise BadLength(f"a RoPE scaling factor of {factor!r} makes the model's length "
-                        f"{scaled!r}: it must be a positive number", "rope_scaling")
+                        f"{scaled!r}: it must be a positive number",
+                        "rope_parameters" if cfg.get("rope_parameters") else "rope_scaling")
     return int(scaled)
 
 

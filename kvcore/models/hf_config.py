@@ -36,7 +36,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped
 from kvcore.models.class_defaults import CLASS_DEFAULTS, MODEL_TYPE_DEFAULTS
 from kvcore.models.config_keys import (
     EXPERT_KEYS,
@@ -87,6 +87,10 @@ def _text_config(cfg: dict[str, Any]) -> dict[str, Any]:
         merged = {k: v for k, v in cfg.items() if k in ("torch_dtype", "dtype")}
         merged.update(text)
         merged.setdefault("model_type", text.get("model_type", cfg.get("model_type", "")))
+        if cfg.get("quantization_config") is not None:
+            # vLLM reads the wrapper's own first, the text config's only without one
+            # (ModelArchConfigConvertorBase.get_quantization_config)
+            merged["quantization_config"] = cfg["quantization_config"]
         return merged
     return cfg
 
@@ -94,7 +98,10 @@ def _text_config(cfg: dict[str, Any]) -> dict[str, Any]:
 def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> ModelGeometry:
     """The geometry of a Hugging Face config dict (``source`` names it in error messages)."""
     c = _text_config(cfg)
-    model_type = str(c.get("model_type", ""))
+    if not isinstance(c.get("model_type", ""), str):    # (transformers cannot load it)
+        raise InputError(f"must be a string, got {clipped(c['model_type'])}",
+                         path=source or None, field="model_type")
+    model_type = c.get("model_type", "")
     archs = cfg.get("architectures")
     if (why := not_modelled(archs)) is not None:
         raise InputError(f"{archs[0]}: vLLM 0.33 serves it with {why}, which kvcli does not "
