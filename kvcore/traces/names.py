@@ -13,13 +13,9 @@ if TYPE_CHECKING:
 
 def request_id(obj: dict, ctx: _Ctx, default: int, key: str = "id") -> str:
     """The request's id (or Bailian's `chat_id`): a string or an integer (`true` and `[1]`
-    became "True" and "[1]")."""
-    rid = obj.get(key)
-    if rid is None:
-        return str(default)
-    if isinstance(rid, bool) or not isinstance(rid, (str, int)):
-        raise ctx.err(key, f"must be a string or an integer, got {json.dumps(rid)[:40]}")
-    return str(rid)
+    became "True" and "[1]"), else its place in the trace."""
+    rid = name_field(obj, key, ctx)
+    return str(default) if rid is None else rid
 
 
 def name_field(obj: dict, key: str, ctx: _Ctx) -> str | None:
