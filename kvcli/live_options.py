@@ -60,6 +60,11 @@ OPTIONS: dict[str, Any] = {
         "--metrics-port", metavar="PORT", rich_help_panel=_L,
         help="Serve vLLM's metrics at http://0.0.0.0:PORT/metrics during a --realtime "
         "replay.")],
+    "enable_mfu_metrics": Annotated[bool, typer.Option(
+        "--enable-mfu-metrics/--no-enable-mfu-metrics", rich_help_panel=_L,
+        help="vLLM's MFU metrics: each engine step's FLOPs and bytes per GPU as vLLM's "
+        "perf.py counts them, in vllm:estimated_*_per_gpu_total (needs --model or "
+        "--model-config, and --metrics or --metrics-port).")],
 }
 DEFAULTS = {name: getattr(D, name, None) for name in OPTIONS}
 

@@ -133,6 +133,20 @@ OFFLOAD_METRICS: tuple[tuple[str, str, str, tuple[str, ...], str | None], ...] =
      ("cpu_num_chunks", "cpu_blocks_per_chunk", "cpu_kv_cache_size_bytes",
       "cpu_kv_cache_size_tokens"), None),
 )
+# perf.py's `PerfMetricsProm` (`vllm/v1/metrics/perf.py`): registered with the others whether
+# or not --enable-mfu-metrics is given (vLLM's PrometheusStatLogger makes them unconditionally;
+# without the flag they stay 0), in this order: flops, read bytes, write bytes.
+MFU_METRICS: tuple[tuple[str, str, str, tuple[str, ...], str | None], ...] = (
+    ("vllm:estimated_flops_per_gpu_total", "counter",
+     ("Estimated number of floating point operations per GPU (for Model Flops Utilization "
+      "calculations)."), (), None),
+    ("vllm:estimated_read_bytes_per_gpu_total", "counter",
+     ("Estimated number of bytes read from memory per GPU (for Model Flops Utilization "
+      "calculations)."), (), None),
+    ("vllm:estimated_write_bytes_per_gpu_total", "counter",
+     ("Estimated number of bytes written to memory per GPU (for Model Flops Utilization "
+      "calculations)."), (), None),
+)
 STORES_SKIPPED: tuple[str, str, str, tuple[str, ...], str | None] = (
     "vllm:kv_offload_stores_skipped", "counter",
     "Number of KV offload stores skipped because the reuse threshold was not reached.", (), None)

@@ -29,6 +29,7 @@ from kvcore.live.metric_defs import (
     FAMILIES,
     FINISH_REASONS,
     METRICS,
+    MFU_METRICS,
     OFFLOAD_METRICS,
     STORES_SKIPPED,
     request_tokens_buckets,
@@ -43,7 +44,7 @@ class Families:
         self.by_name: dict[str, Any] = {}
         tier = () if offload is None else OFFLOAD_METRICS + (
             (STORES_SKIPPED,) if offload.store_threshold >= 2 else ())
-        for name, kind, doc, extra, family in METRICS + tier:
+        for name, kind, doc, extra, family in METRICS + tier + MFU_METRICS:
             labels = list(ENGINE_LABELS + extra)
             if kind == "gauge":
                 m: Any = Gauge(name, doc, labels, registry=registry,

@@ -29,6 +29,7 @@ class LiveOptions:
     realtime: float | None = None           # SPEED: simulated seconds per wall second
     metrics_interval_s: float = 10.0        # simulated seconds between snapshots
     metrics_port: int | None = None         # serve /metrics during a realtime replay
+    enable_mfu_metrics: bool = False        # vLLM's: perf.py's counts in the metrics
 
     @property
     def publishes(self) -> bool:
@@ -100,6 +101,9 @@ class LiveOptions:
                                  "scrape (write snapshots with metrics FILE)",
                                  field="metrics_port")
         self._check_used(metrics_file)
+        if self.enable_mfu_metrics and not metrics_file and self.metrics_port is None:
+            raise InputError("has no effect without --metrics FILE or --metrics-port",
+                             field="enable_mfu_metrics")
 
     def _check_used(self, metrics_file: bool) -> None:
         """An option moved from its default where nothing reads it is refused, as

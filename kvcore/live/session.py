@@ -44,6 +44,8 @@ class LiveRun:
         self.ranks = ranks
         self.checked = False                # `check_engines` ran (by its caller or `attach`)
         self.size_note: str | None = None   # what `check_engines` said of the file's size
+        self.mfu_shape: Any = None          # perf.py's model, with enable_mfu_metrics
+        self.mfu: dict[int, Any] = {}       # rank: its `mfu_metrics.MfuSteps`
         try:
             if opts.publishes:
                 self._open_publishers(ranks)
@@ -132,6 +134,10 @@ class LiveRun:
             raise InputError("engine mode only: cache mode runs no scheduler and no steps for "
                              "vLLM's metrics to measure",
                              field="metrics" if self.snapshots is not None else "metrics_port")
+        if self.opts.enable_mfu_metrics:
+            from kvcore.live.mfu_metrics import mfu_shape
+
+            self.mfu_shape = mfu_shape(cfg)
         if self.snapshots is not None:
             from kvcore.live.metrics import decode_floor_ms
 
@@ -159,6 +165,10 @@ class LiveRun:
         em = EngineMetrics(self.families, cfg.model or "kvcli", rank)
         em.attach(ctx, getattr(loop, "sched", None))
         self.engines[rank] = em
+        if self.mfu_shape is not None:
+            from kvcore.live.mfu_metrics import MFU_NAMES, MfuSteps
+
+            self.mfu[rank] = MfuSteps(self.mfu_shape, tuple(em.m[n] for n in MFU_NAMES), loop)
         return em
 
     def step(self, rank: int, ts_s: float, events: list, file: VllmEvents | None) -> None:
@@ -184,6 +194,8 @@ class LiveRun:
         if events and self.publishers:
             self.publishers[rank].publish(round(ts_s, 9), events)
         if self.engines and self.engines[rank] is not None:
+            if self.mfu:        # (one vLLM event batch a batch processed)
+                self.mfu[rank].processed()
             self.engines[rank].update()
 
     def close(self, end_ms: float | None = None, final: bool = True,
@@ -194,6 +206,8 @@ class LiveRun:
         summary's `live` object."""
         out: dict[str, Any] = {}
         if final:
+            for mfu in self.mfu.values():
+                mfu.finish()
             for em in self.engines:
                 if em is not None:
                     em.update()
