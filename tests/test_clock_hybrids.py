@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from kvcli.app import app
@@ -86,18 +85,31 @@ def test_qwen3_next_gated_deltanet_gated_attention_and_shared_expert() -> None:
     assert allreduce_bytes(work_shape(_model("qwen3-next-80b-a3b"), tp=2), 1)[0] == 2 * 48 + 1
 
 
-@pytest.mark.parametrize("name, says", [
-    ("nemotron-nano-9b-v2", "no vLLM count: vLLM 0.33's perf.py reads every Nemotron-H layer"),
-    ("qwen3-next-80b-a3b", "no vLLM count: vLLM 0.33's perf.py would bill the Gated DeltaNet"),
-])
-def test_explain_has_no_vllm_column_where_perf_py_misreads(name, says) -> None:
+def _explain(name: str) -> dict:
     r = runner.invoke(app, ["clock", "explain", "--model-config", str(MAMBA / f"{name}.config.json"),
-                            "--gpu", "h200", "--tp", "4", "--case", "d=8*1@1000", "--json"])
+                            "--gpu", "h200", "--tp", "4", "--case", "d=64*1@4097", "--json"])
     assert r.exit_code == 0, r.output
-    case = json.loads(r.stdout)["cases"][0]
+    return json.loads(r.stdout)["cases"][0]
+
+
+def test_explain_has_no_vllm_column_for_qwen3_next() -> None:
+    """perf.py would bill its Gated DeltaNet layers as attention (unchecked: the oracle cannot
+    build the model)."""
+    case = _explain("qwen3-next-80b-a3b")
     assert case["vllm_flops"] is None and case["vllm_read_bytes"] is None
     assert all(c["vllm_flops"] is None for c in case["components"])
-    assert len(case["differences"]) == 1 and case["differences"][0].startswith(says)
+    assert len(case["differences"]) == 1
+    assert case["differences"][0].startswith("no vLLM count: vLLM 0.33's perf.py would bill")
+
+
+def test_explain_shows_perf_pys_reading_of_nemotron_h() -> None:
+    """perf.py reads every Nemotron-H layer as attention plus MoE of NemotronHConfig's class
+    defaults: the oracle's count of this case (tests/data/perf_hybrid, tp 4, the decode step)."""
+    case = _explain("nemotron-nano-9b-v2")
+    assert (case["vllm_flops"], case["vllm_read_bytes"] + case["vllm_write_bytes"]) == (
+        748105236480, 43453915136)
+    assert any(d.startswith("Nemotron-H: the clock counts each layer's one block")
+               for d in case["differences"])
 
 
 def test_replay_times_a_hybrid_on_the_roofline(tmp_path) -> None:

@@ -159,12 +159,8 @@ def explain(*, model: str | None, model_config: str | None, gpu: str | None, cas
 
 def vllm_unmatched(g: ModelGeometry) -> str | None:
     """Why kvcli shows no vLLM count for this model (None: its count is perf.py's): perf.py
-    builds attention, feed-forward and unembedding components only, and reads these hybrids'
-    layers as something they are not (docs/clock-mla.md)."""
-    if "mlp" in g.layer_kinds:
-        return ("no vLLM count: vLLM 0.33's perf.py reads every Nemotron-H layer as an "
-                "attention layer with a mixture-of-experts block of the config class's "
-                "defaults; the clock counts each layer's one block (Mamba2, attention or MLP)")
+    builds attention, feed-forward and unembedding components only, and would read Qwen3-Next's
+    layers as something they are not, unchecked (docs/clock-mla.md)."""
     if g.mamba is not None and g.mamba.version == "gdn":
         return ("no vLLM count: vLLM 0.33's perf.py would bill the Gated DeltaNet layers as "
                 "attention layers (read from perf.py; the oracle cannot build the model); the "
@@ -198,6 +194,10 @@ def differences(g: ModelGeometry, shape: VllmShape, batch: StepBatch) -> list[st
     if g.count("mamba"):
         notes.append("Mamba layers: the clock times their projections and state; vLLM bills "
                      "them as attention layers")
+    if g.model_type == "nemotron_h" and not g.num_experts:
+        notes.append("Nemotron-H: the clock counts each layer's one block (Mamba2, attention or "
+                     "MLP); vLLM bills every layer as attention plus a mixture-of-experts block "
+                     "of NemotronHConfig's defaults (8 experts of 7,688, 2 a token, 1 shared)")
     if g.count("parallel"):
         notes.append("Mamba2 mixers beside each layer's attention: the clock times their "
                      "projections and state; vLLM does not count them")

@@ -25,6 +25,7 @@ from kvcore.clock.kv_dtypes import KV_CACHE_DTYPES
 from kvcore.clock.mla_count import mla_attention
 from kvcore.errors import InputError
 from kvcore.models.geometry import MlaGeometry, ModelGeometry
+from kvcore.models.nemotron_h import PERF_EXPERT_DEFAULTS
 from kvcore.specs import DTYPE_BYTES
 
 # perf.py's `_QUANT_WEIGHT_BYTE_SIZE`: the weight byte size per quantisation config name.
@@ -105,6 +106,12 @@ def vllm_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto",
     if name is not None:
         weight = QUANT_WEIGHT_BYTES.get(name)
     swa, window = g.perf_sliding()
+    experts = {"num_experts": g.num_experts, "num_experts_per_tok": g.num_experts_per_tok,
+               "moe_intermediate_size": g.moe_intermediate_size or g.intermediate_size,
+               "num_shared_experts": g.num_shared_experts,
+               "num_moe_layers": g.counted_moe_layers}
+    if g.model_type == "nemotron_h" and not g.num_experts:
+        experts = {**PERF_EXPERT_DEFAULTS, "num_moe_layers": g.num_layers}
     return VllmShape(
         num_hidden_layers=g.num_layers, hidden_size=g.hidden_size,
         num_attention_heads=g.num_attention_heads, num_key_value_heads=g.num_kv_heads,
@@ -112,10 +119,7 @@ def vllm_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto",
         cache_byte_size=DTYPE_BYTES[kv_dtype], model_weight_byte_size=a,
         weight_byte_size=weight, sliding_window=window if swa else None, num_swa_layers=swa,
         intermediate_size=g.intermediate_size or 4 * g.hidden_size,
-        num_experts=g.num_experts, num_experts_per_tok=g.num_experts_per_tok,
-        moe_intermediate_size=g.moe_intermediate_size or g.intermediate_size,
-        num_shared_experts=g.num_shared_experts, num_moe_layers=g.counted_moe_layers,
-        tp_size=tp, enable_ep=enable_ep, quant_name=name, mla=g.mla)
+        **experts, tp_size=tp, enable_ep=enable_ep, quant_name=name, mla=g.mla)
 
 
 @dataclass(slots=True)

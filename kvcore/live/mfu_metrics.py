@@ -41,8 +41,8 @@ MFU_NAMES = tuple(name for name, *_ in MFU_METRICS)     # flops, read bytes, wri
 
 def mfu_shape(cfg: Any) -> VllmShape:
     """What perf.py parses of the replay's model (`cfg`: resolved `ReplayOptions`); refused
-    without a model, or for one whose layers perf.py misreads (kvcli's count is not perf.py's
-    there: `vllm_unmatched`)."""
+    without a model, or for one kvcli cannot count as perf.py does (`vllm_unmatched`:
+    Qwen3-Next)."""
     from kvcore.clock.registry import model_geometry
 
     g = model_geometry(cfg.model, cfg.model_config)

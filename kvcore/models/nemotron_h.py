@@ -28,6 +28,13 @@ NEMOTRON_H_DEFAULTS: dict[str, Any] = {
     "ssm_state_size": 128, "conv_kernel": 4, "max_position_embeddings": 4096,
     "vocab_size": 131072}
 
+# What vLLM 0.33's perf.py reads for a Nemotron-H config without experts: it takes the expert
+# keys by `getattr`, and transformers' NemotronHConfig answers them with its class defaults (the
+# oracle's parse of Nemotron Nano 9B v2: 8 experts of 7,688, 2 a token, 1 shared, all 56 layers
+# MoE). kvcli's own geometry keeps the model's real layers; only the vLLM count reads these.
+PERF_EXPERT_DEFAULTS = {"num_experts": 8, "num_experts_per_tok": 2,
+                        "moe_intermediate_size": 7688, "num_shared_experts": 1}
+
 _PATTERN = {"M": "mamba", "*": "full", "-": "mlp", "E": "mlp"}
 _TYPES = {"linear_attention": "mamba", "mamba": "mamba", "full_attention": "full",
           "attention": "full", "mlp": "mlp", "moe": "mlp"}
