@@ -2,7 +2,7 @@
 Nemotron-H's one block a layer (Mamba2, attention or a squared-ReLU MLP), Falcon-H1's attention
 and Mamba2 side by side, Qwen3-Next's Gated DeltaNet and gated attention. Each kernel group's
 layers, FLOPs and bytes are worked out here from the configs' numbers; the all-reduces counted
-per row-parallel output; `clock explain` shows no vLLM column where perf.py's would be wrong."""
+per row-parallel output; `clock explain`'s vLLM column is perf.py's reading of them."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from kvcore.models import read_hf_config
 
 runner = CliRunner()
 MAMBA = Path(__file__).resolve().parent / "data" / "mamba"
+QWEN3_NEXT_DECODE = (142040104960, 52555952128)     # (FLOPs, bytes) in perf_hybrid's tp4 file
 
 
 def _model(name: str):
@@ -92,14 +93,13 @@ def _explain(name: str) -> dict:
     return json.loads(r.stdout)["cases"][0]
 
 
-def test_explain_has_no_vllm_column_for_qwen3_next() -> None:
-    """perf.py would bill its Gated DeltaNet layers as attention (unchecked: the oracle cannot
-    build the model)."""
+def test_explain_shows_perf_pys_reading_of_qwen3_next() -> None:
+    """perf.py bills Qwen3-Next's 48 layers as attention plus MoE (no shared expert): the
+    oracle's count of this case (tests/data/perf_hybrid, tp 4, the decode step)."""
     case = _explain("qwen3-next-80b-a3b")
-    assert case["vllm_flops"] is None and case["vllm_read_bytes"] is None
-    assert all(c["vllm_flops"] is None for c in case["components"])
-    assert len(case["differences"]) == 1
-    assert case["differences"][0].startswith("no vLLM count: vLLM 0.33's perf.py would bill")
+    assert (case["vllm_flops"], case["vllm_read_bytes"] + case["vllm_write_bytes"]) == (
+        QWEN3_NEXT_DECODE)
+    assert any(d.startswith("Gated DeltaNet layers: the clock times") for d in case["differences"])
 
 
 def test_explain_shows_perf_pys_reading_of_nemotron_h() -> None:

@@ -81,18 +81,15 @@ def register(app: typer.Typer) -> None:
 def explain_view(data: dict):
     from kvcli.output import Table, View
 
-    def per(v, unit: float) -> str:          # (no vLLM count for the model: "-")
-        return "-" if v is None else f"{v / unit:,.1f}"
-
     tables, text = [], []
     for c in data["cases"]:
         rows = [(x["name"], f"{x['flops'] / 1e9:,.1f}", f"{x['bytes'] / 1e6:,.1f}", x["bound"],
                  f"{x['ms']:.4f}", f"{x['factor']:g}", x["source"],
-                 per(x["vllm_flops"], 1e9), per(x["vllm_bytes"], 1e6))
+                 f"{x['vllm_flops'] / 1e9:,.1f}", f"{x['vllm_bytes'] / 1e6:,.1f}")
                 for x in c["components"]]
-        vb = None if c["vllm_read_bytes"] is None else c["vllm_read_bytes"] + c["vllm_write_bytes"]
         rows.append(("total (GPU)", f"{c['flops'] / 1e9:,.1f}", f"{c['bytes'] / 1e6:,.1f}", "",
-                     f"{c['gpu_ms']:.4f}", "", "", per(c["vllm_flops"], 1e9), per(vb, 1e6)))
+                     f"{c['gpu_ms']:.4f}", "", "", f"{c['vllm_flops'] / 1e9:,.1f}",
+                     f"{(c['vllm_read_bytes'] + c['vllm_write_bytes']) / 1e6:,.1f}"))
         tables.append(Table(
             f"{c['case']} ({c['spec']}): {c['requests']} request(s), {c['tokens']} token(s) on "
             f"{data['gpu']} at tp {data['tp']}: step {c['step_ms']:.3f} ms",

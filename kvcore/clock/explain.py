@@ -117,55 +117,37 @@ def explain(*, model: str | None, model_config: str | None, gpu: str | None, cas
         raise InputError("a GPU preset (--gpu) or a calibration file (--calibration) is needed",
                          field="gpu")
     shape = vllm_shape(g, tp=tp, kv_cache_dtype=kv_cache_dtype)
-    unmatched = vllm_unmatched(g)
     out = []
     for text in cases:
         name, batch = parse_case(text)
-        counts = None if unmatched else vllm_counts(shape, batch)
+        counts = vllm_counts(shape, batch)
         comps: list[dict[str, Any]] = []
         timed = clock.timed(batch)
         for t in timed:
             c = t.component
-            vf = vb = None
-            if counts is not None:
-                vf, vr, vw = _vllm_part(counts, _VLLM_KEYS.get(c.name, ()))
-                vb = vr + vw
+            vf, vr, vw = _vllm_part(counts, _VLLM_KEYS.get(c.name, ()))
             comps.append({"name": c.name, "kind": c.kind, "flops": c.flops, "bytes": c.bytes,
                           "bound": t.bound, "ms": round(t.ms, 6), "factor": t.factor,
-                          "source": source, "vllm_flops": vf, "vllm_bytes": vb})
+                          "source": source, "vllm_flops": vf, "vllm_bytes": vr + vw})
         ar = clock.allreduce_ms(batch.num_tokens)
         if ar:
             comps.append({"name": "allreduce", "kind": "comm", "flops": 0, "bytes": 0,
                           "bound": "link", "ms": round(ar, 6), "factor":
-                          clock.factors.link_fraction, "source": "default",
-                          "vllm_flops": None if unmatched else 0,
-                          "vllm_bytes": None if unmatched else 0})
+                          clock.factors.link_fraction, "source": "default", "vllm_flops": 0,
+                          "vllm_bytes": 0})
         gpu_ms = sum(t.ms for t in timed) + ar
         out.append({
             "case": name, "spec": text, "requests": batch.num_requests,
             "tokens": batch.num_tokens, "step_ms": round(clock.step_ms(batch), 6),
             "gpu_ms": round(gpu_ms, 6),
             "flops": sum(x["flops"] for x in comps), "bytes": sum(x["bytes"] for x in comps),
-            "vllm_flops": counts and counts.num_flops,
-            "vllm_read_bytes": counts and counts.num_read_bytes,
-            "vllm_write_bytes": counts and counts.num_write_bytes, "components": comps,
-            "differences": [unmatched] if unmatched else differences(g, shape, batch),
-            "clock": clock.describe()})
+            "vllm_flops": counts.num_flops, "vllm_read_bytes": counts.num_read_bytes,
+            "vllm_write_bytes": counts.num_write_bytes, "components": comps,
+            "differences": differences(g, shape, batch), "clock": clock.describe()})
     return {"model": g.name, "gpu": clock.gpu.name, "tp": tp, "clock": clock.name,
             "calibration": calibration, "cpu_step_us": clock.factors.cpu_step_us,
             "cpu_request_us": clock.factors.cpu_request_us,
             "warning": clock.uncalibrated_warning(), "cases": out}
-
-
-def vllm_unmatched(g: ModelGeometry) -> str | None:
-    """Why kvcli shows no vLLM count for this model (None: its count is perf.py's): perf.py
-    builds attention, feed-forward and unembedding components only, and would read Qwen3-Next's
-    layers as something they are not, unchecked (docs/clock-mla.md)."""
-    if g.mamba is not None and g.mamba.version == "gdn":
-        return ("no vLLM count: vLLM 0.33's perf.py would bill the Gated DeltaNet layers as "
-                "attention layers (read from perf.py; the oracle cannot build the model); the "
-                "clock times their projections and state")
-    return None
 
 
 def differences(g: ModelGeometry, shape: VllmShape, batch: StepBatch) -> list[str]:
@@ -192,7 +174,9 @@ def differences(g: ModelGeometry, shape: VllmShape, batch: StepBatch) -> list[st
                      f"{m.qk_nope_head_dim + m.qk_rope_head_dim} and {m.v_head_dim} dims (and "
                      "bills a one-token prefill's KV decompressed)")
     if g.count("mamba"):
-        notes.append("Mamba layers: the clock times their projections and state; vLLM bills "
+        what = ("Gated DeltaNet" if g.mamba is not None and g.mamba.version == "gdn"
+                else "Mamba")
+        notes.append(f"{what} layers: the clock times their projections and state; vLLM bills "
                      "them as attention layers")
     if g.model_type == "nemotron_h" and not g.num_experts:
         notes.append("Nemotron-H: the clock counts each layer's one block (Mamba2, attention or "

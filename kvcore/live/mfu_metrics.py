@@ -30,7 +30,6 @@ from collections import deque
 from typing import Any
 
 from kvcore.clock.batch import StepBatch
-from kvcore.clock.explain import vllm_unmatched
 from kvcore.clock.vllm_count import VllmShape, vllm_counts, vllm_shape
 from kvcore.errors import InputError
 from kvcore.live.metric_defs import MFU_METRICS
@@ -41,18 +40,13 @@ MFU_NAMES = tuple(name for name, *_ in MFU_METRICS)     # flops, read bytes, wri
 
 def mfu_shape(cfg: Any) -> VllmShape:
     """What perf.py parses of the replay's model (`cfg`: resolved `ReplayOptions`); refused
-    without a model, or for one kvcli cannot count as perf.py does (`vllm_unmatched`:
-    Qwen3-Next)."""
+    without a model."""
     from kvcore.clock.registry import model_geometry
 
     g = model_geometry(cfg.model, cfg.model_config)
     if g is None:
         raise InputError("needs a model (--model or --model-config): vLLM's perf.py counts "
                          "nothing without one", field=FIELD)
-    why = vllm_unmatched(g)
-    if why is not None:
-        raise InputError(f"kvcli cannot reproduce vLLM 0.33's perf.py counts for {g.name} "
-                         f"({why.removeprefix('no vLLM count: ')})", field=FIELD)
     return vllm_shape(g, tp=cfg.tp, kv_cache_dtype=cfg.kv_cache_dtype)
 
 
