@@ -147,6 +147,30 @@ def test_the_long_run_counts_the_samples_taken_after_the_last_arrival(tmp_path, 
             in said[-1])
 
 
+def test_the_long_run_of_a_windowed_model_on_the_roofline_counts_each_decode(tmp_path):
+    """The roofline of a sliding-window model needs each decode's context (no aggregate):
+    `kvcli cluster --gpu h100-sxm --model gpt-oss-20b` was a ValueError traceback before any
+    replica ran. One request of 1,000,000 output tokens decodes 999,999 steps of 1.77 ms:
+    112,238 samples of 50 ms."""
+    from kvcore.clock.registry import make_clock
+    from kvcore.cluster import cost
+    from kvcore.engine.options import ReplayOptions
+    from kvcore.traces import read_trace
+
+    p = tmp_path / "long.jsonl"
+    p.write_text('{"timestamp": 0, "input_length": 32, "output_length": 1000000, '
+                 '"hash_ids": [0]}\n')
+    cfg = ReplayOptions(model="gpt-oss-20b", gpu="h100-sxm")
+    clock = make_clock(cfg)
+    assert clock.needs_each
+    assert cost.replica_visits(4, 1, read_trace(str(p)), cfg, 50.0, clock) \
+        == (4 * (1 + 112_238), 112_238)
+    r = runner.invoke(app, ["cluster", str(ROOT / "traces" / "shared-prefix.jsonl"), "--gpu",
+                            "h100-sxm", "--model", "gpt-oss-20b", "--json"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.count('"requests": 64,') == 2     # (round robin: 64 a replica)
+
+
 def test_a_cluster_tells_its_progress_request_by_request():
     from kvcore.cluster.run import ClusterOptions, run_cluster
     from kvcore.engine.options import ReplayOptions
