@@ -58,3 +58,16 @@ def test_config_cli_layer_kinds() -> None:
     d = json.loads(r.stdout)
     assert d["layer_kinds"] == {"mamba": 27, "mlp": 25, "full": 4}
     assert sum(g["num_layers"] for g in d["groups"]) == 31
+
+
+@pytest.mark.parametrize("change", [{"hybrid_override_pattern": "--E-"}])
+def test_a_model_with_no_layer_that_keeps_a_cache_is_refused(change) -> None:
+    """Only MLP / MoE layers: no layer keeps a KV cache or a state, so the pool's per-request
+    need was 0 and sizing divided by it (an OverflowError traceback from config and replay)."""
+    key = next(iter(change))
+    cfg = {k: v for k, v in load_hf_config(CONFIG).items() if k != "hybrid_override_pattern"}
+    r = runner.invoke(app, ["config", "--model-config", "-", "--gpu-memory-gib", "80"],
+                      input=json.dumps({**cfg, **change}))
+    assert r.exit_code == 2
+    assert r.stderr == (f"error: -: field '{key}': no Mamba (M) or attention (*) layer: no "
+                        "layer keeps a KV cache or a state for kvcli to replay\n")

@@ -51,13 +51,24 @@ def nemotron_h_layers(c: dict[str, Any], source: str) -> tuple[tuple[str, ...], 
                                                    for t in listed):
             raise InputError(f"expected a list of {', '.join(sorted(_TYPES))}", path=source or None,
                              field=field)
-        return tuple(_TYPES[t] for t in listed), tuple(t == "moe" for t in listed)
+        return _some_cache(tuple(_TYPES[t] for t in listed), source, field), tuple(
+            t == "moe" for t in listed)
     pattern = c.get("hybrid_override_pattern")
     if not isinstance(pattern, str) or not pattern or set(pattern) - set(_PATTERN):
         raise InputError("a Nemotron-H config needs 'hybrid_override_pattern', one of M (Mamba2), "
                          "* (attention), - (MLP), E (MoE) a layer", path=source or None,
                          field="hybrid_override_pattern")
-    return tuple(_PATTERN[ch] for ch in pattern), tuple(ch == "E" for ch in pattern)
+    return (_some_cache(tuple(_PATTERN[ch] for ch in pattern), source, "hybrid_override_pattern"),
+            tuple(ch == "E" for ch in pattern))
+
+
+def _some_cache(kinds: tuple[str, ...], source: str, field: str) -> tuple[str, ...]:
+    """The kinds, refused when none keeps a cache (only MLP / MoE layers): sizing would divide by
+    a request's need of 0 blocks."""
+    if set(kinds) <= {"mlp"}:
+        raise InputError("no Mamba (M) or attention (*) layer: no layer keeps a KV cache or a "
+                         "state for kvcli to replay", path=source or None, field=field)
+    return kinds
 
 
 def nemotron_h_mamba_keys(get_dim) -> dict[str, int]:
