@@ -159,8 +159,9 @@ def test_llama4_layers_as_transformers_fills_them_in() -> None:
     g = read_hf_config({**cfg, "no_rope_layer_interval": 2, "attention_chunk_size": 512})
     assert g.layer_kinds == ("chunked", "full") * 4 and g.attention_chunk_size == 512
     # an explicit null chunk size: vLLM's layers attend globally
-    g = read_hf_config({**cfg, "attention_chunk_size": None})
-    assert g.layer_kinds == ("full",) * 8 and g.attention_chunk_size is None
+    for none in (None, 0):
+        g = read_hf_config({**cfg, "attention_chunk_size": none})
+        assert g.layer_kinds == ("full",) * 8 and g.attention_chunk_size is None
     with pytest.raises(InputError) as e:
         read_hf_config({**cfg, "no_rope_layers": [1, 0]}, source="s.json")
     assert e.value.field == "no_rope_layers" and "must list 8 integer flags" in e.value.message

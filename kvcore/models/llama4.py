@@ -1,6 +1,6 @@
 """Llama 4's layers as vLLM 0.33 builds them (`llama4.py`): a RoPE layer
 (``no_rope_layers[i]`` not 0) attends in local chunks of ``attention_chunk_size`` tokens, a NoPE
-layer (the flag 0) attends globally; with no chunk size (null) every layer attends globally.
+layer (the flag 0) attends globally; with no chunk size (null or 0) every layer attends globally.
 
 vLLM reads both from transformers' `Llama4TextConfig`, which fills them in: a missing or empty
 ``no_rope_layers`` becomes a NoPE layer every ``no_rope_layer_interval`` (4) layers (layer i is
@@ -30,6 +30,8 @@ def llama4_kinds(c: dict[str, Any], n: int, get_dim, source: str) -> tuple[str, 
             isinstance(f, int) for f in flags):
         raise InputError(f"must list {n} integer flags (num_hidden_layers; 0: a NoPE layer), "
                          f"got {str(flags)[:40]}", path=source or None, field="no_rope_layers")
-    if "attention_chunk_size" in c and c["attention_chunk_size"] is None:
-        return ("full",) * n        # (vLLM: no chunked local attention without a size)
+    if "attention_chunk_size" in c and not c["attention_chunk_size"]:
+        # vLLM's layers chunk only when it is truthy (`use_chunked_local_attn`): null or 0 given
+        # means every layer attends globally
+        return ("full",) * n
     return tuple("full" if f == 0 else "chunked" for f in flags)
