@@ -5,7 +5,7 @@ A clock says how long one engine step takes on the simulated clock, in milliseco
 * `step_ms(batch)` for a `StepBatch` (requests with their new tokens and contexts, plus an
   aggregate of one-token decodes); `decode_ms(n, context_sum)` for a step of ``n`` one-token
   decodes whose contexts after the step sum to ``context_sum`` (the fast-forward's steps; it
-  must equal `step_ms` of that batch). Never negative, never NaN, and never smaller for a batch
+  must equal `step_ms` of that batch; a clock that `needs_each` context answers one decode). Never negative, never NaN, and never smaller for a batch
   with more tokens or more context (`tests/test_roofline.py` checks the roofline's).
 * `per_request`: False when two counts suffice (`step_counts(prefill_tokens, decode_seqs)`, the
   linear and fixed clocks): the engine loop then builds no batch, so today's clock costs what it

@@ -95,6 +95,10 @@ class RooflineClock:
         return self.total_ms(gpu_ms + self.allreduce_ms(x[0]), x[1])
 
     def decode_ms(self, n: int, context_sum: int) -> float:
+        if n == 1 and self.needs_each:
+            # (windowed layers clamp each context, so no aggregate: one decode is its own
+            # request, its context at least its one token)
+            return self.step_ms(StepBatch(requests=[(1, max(context_sum, 1), False)]))
         return self.step_ms(StepBatch(agg_decodes=n, agg_context=context_sum))
 
     def total_ms(self, gpu_ms: float, requests: int) -> float:

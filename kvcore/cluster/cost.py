@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 
 from kvcore.clock.base import Clock
-from kvcore.clock.batch import StepBatch
 from kvcore.engine.options import ReplayOptions
 from kvcore.traces import Trace, TraceRequest
 
@@ -58,21 +57,12 @@ def run_end_ms(requests: list[TraceRequest], cfg: ReplayOptions, clock: Clock) -
         return max(tr.arrival_ms for tr in requests)
     timed = cfg.arrivals == "timestamp"
     # (a lower bound first, one clock call; then the clock at the mean context for the longest)
-    one = _one_decode_ms(clock, 0)
+    one = clock.decode_ms(1, 0)
     last = max(requests, key=lambda tr: (tr.arrival_ms if timed else 0.0)
                + (tr.output_len - 1) * one)
-    end = (last.arrival_ms if timed else 0.0) + (last.output_len - 1) * _one_decode_ms(
-        clock, last.prompt_len + last.output_len // 2)
+    end = (last.arrival_ms if timed else 0.0) + (last.output_len - 1) * clock.decode_ms(
+        1, last.prompt_len + last.output_len // 2)
     return max(end, max(tr.arrival_ms for tr in requests) if timed else 0.0)
-
-
-def _one_decode_ms(clock: Clock, context: int) -> float:
-    """One request's decode step at `context`. A clock that `needs_each` decode's context (the
-    roofline of a sliding-window or chunked model) refuses an aggregate, which `decode_ms` is: it
-    is told the request itself (context at least its one token)."""
-    if clock.needs_each:
-        return clock.step_ms(StepBatch(requests=[(1, max(context, 1), False)]))
-    return clock.decode_ms(1, context)
 
 
 def long_run_note(replicas: int, routers: int, trace: Trace, cfg: ReplayOptions,
