@@ -18,7 +18,13 @@ from kvcore.clock.batch import StepBatch
 from kvcore.clock.gpus import find_gpu
 from kvcore.clock.registry import calibrated_clock, model_geometry
 from kvcore.clock.roofline import RooflineClock
-from kvcore.clock.vllm_count import Counts, VllmShape, vllm_counts, vllm_shape
+from kvcore.clock.vllm_count import (
+    Counts,
+    VllmShape,
+    class_experts,
+    vllm_counts,
+    vllm_shape,
+)
 from kvcore.errors import InputError, nonempty_name
 from kvcore.models.geometry import ModelGeometry
 from kvcore.traces.formats import MAX_REQUEST_TOKENS
@@ -178,7 +184,7 @@ def differences(g: ModelGeometry, shape: VllmShape, batch: StepBatch) -> list[st
                 else "Mamba")
         notes.append(f"{what} layers: the clock times their projections and state; vLLM bills "
                      "them as attention layers")
-    if g.model_type == "nemotron_h" and not g.num_experts:
+    if class_experts(g):
         notes.append("Nemotron-H: the clock counts each layer's one block (Mamba2, attention or "
                      "MLP); vLLM bills every layer as attention plus a mixture-of-experts block "
                      "of NemotronHConfig's defaults (8 experts of 7,688, 2 a token, 1 shared)")

@@ -53,4 +53,4 @@ def layer_blocks(g: ModelGeometry) -> LayerBlocks:
         full=g.count("full") + parallel, sliding=g.count("sliding"),
         chunked=g.count("chunked"), mamba=g.count("mamba") + parallel, dense_ffn=dense,
         moe_ffn=n_moe, ffn_matrices=2 if nemotron else 3,
-        output_gate=g.model_type == "qwen3_next", allreduces=allreduces)
+        output_gate=g.attention_output_gate, allreduces=allreduces)

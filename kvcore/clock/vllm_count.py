@@ -110,7 +110,7 @@ def vllm_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto",
                "moe_intermediate_size": g.moe_intermediate_size or g.intermediate_size,
                "num_shared_experts": g.num_shared_experts,
                "num_moe_layers": g.counted_moe_layers}
-    if g.model_type == "nemotron_h" and not g.num_experts:
+    if class_experts(g):
         experts = {**PERF_EXPERT_DEFAULTS, "num_moe_layers": g.num_layers}
     return VllmShape(
         num_hidden_layers=g.num_layers, hidden_size=g.hidden_size,
@@ -120,6 +120,12 @@ def vllm_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto",
         weight_byte_size=weight, sliding_window=window if swa else None, num_swa_layers=swa,
         intermediate_size=g.intermediate_size or 4 * g.hidden_size,
         **experts, tp_size=tp, enable_ep=enable_ep, quant_name=name, mla=g.mla)
+
+
+def class_experts(g: ModelGeometry) -> bool:
+    """Whether perf.py bills this model's layers with its config class's default experts: a
+    Nemotron-H config naming none (`nemotron_h.PERF_EXPERT_DEFAULTS`)."""
+    return g.model_type == "nemotron_h" and not g.num_experts
 
 
 @dataclass(slots=True)

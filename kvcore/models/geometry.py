@@ -135,6 +135,12 @@ class ModelGeometry:
     def count(self, kind: str) -> int:
         return sum(k == kind for k in self.layer_kinds)
 
+    @property
+    def attention_output_gate(self) -> bool:
+        """Qwen3-Next's ``attn_output_gate`` (on by default): the QKV projection makes a second
+        query-sized output, multiplied into the attention's output (the weights and the clock)."""
+        return self.model_type == "qwen3_next"
+
     def perf_sliding(self) -> tuple[int, int | None]:
         """(sliding layers, window) as vLLM 0.33's perf.py bills them: the config's window
         (ModelConfig.get_sliding_window, config/model.py:1627; Cohere2's layers get it + 1 from

@@ -39,4 +39,3 @@ def quant_method(quant: Any, source: str) -> str | None:
                          f"{', '.join(QUANTIZATION_METHODS)}", path=source or None,
                          field="quantization_config.quant_method")
     return method or None
-

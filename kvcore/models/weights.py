@@ -29,8 +29,8 @@ def _attention_params(g: ModelGeometry) -> int:
     q = g.num_attention_heads * g.head_dim
     kv = g.num_kv_heads * g.head_dim
     p = g.hidden_size * (q + 2 * kv) + q * g.hidden_size
-    if g.model_type == "qwen3_next":
-        p += g.hidden_size * q  # attn_output_gate: the QKV projection's second query output
+    if g.attention_output_gate:
+        p += g.hidden_size * q  # the QKV projection's second query-sized output
     if g.attention_bias:
         p += q + 2 * kv + (g.hidden_size if g.model_type == "gpt_oss" else 0)
     if g.model_type == "gpt_oss":
