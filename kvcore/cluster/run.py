@@ -135,6 +135,8 @@ def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
                 rep.ctx.summary.interrupted = interrupted
                 summarize(rep.ctx, t0)
                 finish_outputs(rep.ctx)
+            if live is not None:        # (the metrics file's last snapshot, marked)
+                live.end_outputs(max(rep.ctx.t_ms for rep in loop.replicas), interrupted)
         _warnings(name, loop, warnings, say)
         res = router_result(name, opts, loop, time.perf_counter() - t0)
         res["interrupted"] = interrupted

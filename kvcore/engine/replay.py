@@ -83,7 +83,9 @@ def _replay(trace_path: str, options: ReplayOptions, sink: JsonlEvents | VllmEve
         ctx.warn = warn or (lambda msg: None)
         for message in held:
             ctx.warn(message)
-        run(ctx, loop)
+        # the metrics file ends with the other outputs, signals held
+        run(ctx, loop, end_also=None if live is None else
+            lambda: live.end_outputs(ctx.t_ms, ctx.summary.interrupted))
     except BaseException:
         if isinstance(sink, JsonlEvents):
             sink.abandon()      # its line thread (the output is discarded)
@@ -96,9 +98,11 @@ def _replay(trace_path: str, options: ReplayOptions, sink: JsonlEvents | VllmEve
     return ctx.summary
 
 
-def run(ctx: ReplayContext, loop: EngineLoop | None = None) -> None:
-    """Run the context's mode to the end (or Ctrl-C), then fill the summary and end the outputs.
-    An engine-mode caller may pass its own `EngineLoop` over `ctx` (to look at the scheduler)."""
+def run(ctx: ReplayContext, loop: EngineLoop | None = None,
+        end_also: Callable[[], None] | None = None) -> None:
+    """Run the context's mode to the end (or Ctrl-C), then fill the summary and end the outputs
+    (and call `end_also`, which ends the caller's own, with them). An engine-mode caller may
+    pass its own `EngineLoop` over `ctx` (to look at the scheduler)."""
     t0 = time.perf_counter()
     header(ctx)
     try:
@@ -114,6 +118,8 @@ def run(ctx: ReplayContext, loop: EngineLoop | None = None) -> None:
     with deferred():          # a signal now would cut the outputs' last records
         summarize(ctx, t0)
         finish_outputs(ctx)
+        if end_also is not None:
+            end_also()
 
 
 def engine_loop(ctx: ReplayContext) -> EngineLoop:

@@ -2,10 +2,9 @@
 ports offset as vLLM offsets them for data-parallel ranks), the pacer, vLLM's metrics (a
 snapshot file, an HTTP endpoint), built before the replay and closed after it.
 
-`LiveEvents` is the vLLM sink a replay gets (`ReplayContext(vllm_sink=...)`, or as its event
-sink with ``--events-format vllm``): at the end of every engine step it writes the snapshots
-due, waits for the step's wall-clock time, writes the batch to the file (if any), publishes it
-and updates the metrics.
+Its sink (`live_events.LiveEvents`) calls `step` at the end of every engine step: the
+snapshots due, the step's wall-clock wait, the batch to the file (if any), to the publisher,
+to the metrics.
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ from typing import IO, Any
 from kvcore.engine.vllm_events import VllmEvents
 from kvcore.errors import InputError
 from kvcore.live.endpoints import offset_endpoint_port
+from kvcore.live.live_events import LiveEvents
 from kvcore.live.options import LiveOptions
 from kvcore.live.pacer import Pacer
 
@@ -46,6 +46,7 @@ class LiveRun:
         self.size_note: str | None = None   # what `check_engines` said of the file's size
         self.mfu_shape: Any = None          # perf.py's model, with enable_mfu_metrics
         self.mfu: dict[int, Any] = {}       # rank: its `mfu_metrics.MfuSteps`
+        self.ended = False                  # `end_outputs` ran
         try:
             if opts.publishes:
                 self._open_publishers(ranks)
@@ -118,6 +119,8 @@ class LiveRun:
 
     # -- per replay / replica --------------------------------------------------------------------
     def sink(self, rank: int, file: VllmEvents | None) -> LiveEvents:
+        """Engine `rank`'s vLLM sink (`ReplayContext(vllm_sink=...)`, or its event sink with
+        ``--events-format vllm`` writing `file`)."""
         return LiveEvents(self, rank, file)
 
     def check_engines(self, cfg: Any, trace: Any, clock: Any) -> None:
@@ -198,6 +201,22 @@ class LiveRun:
                 self.mfu[rank].processed()
             self.engines[rank].update()
 
+    def end_outputs(self, end_ms: float, interrupted: bool = False) -> None:
+        """The metrics' last update and the snapshot file's last snapshot (and its
+        ``# kvcli interrupted`` line); once. The replay calls it with its other outputs' last
+        records, signals held (a second Ctrl-C a few ms after the first fired after those and
+        before `close`: the file ended without the line, like a complete run's)."""
+        if self.ended:
+            return
+        self.ended = True
+        for mfu in self.mfu.values():
+            mfu.finish()
+        for em in self.engines:
+            if em is not None:
+                em.update()
+        if self.snapshots is not None:
+            self.snapshots.end(end_ms, interrupted)
+
     def close(self, end_ms: float | None = None, final: bool = True,
               interrupted: bool = False) -> dict:
         """The last snapshot (at `end_ms`; marked when the run was `interrupted`), the replay
@@ -206,13 +225,9 @@ class LiveRun:
         summary's `live` object."""
         out: dict[str, Any] = {}
         if final:
-            for mfu in self.mfu.values():
-                mfu.finish()
-            for em in self.engines:
-                if em is not None:
-                    em.update()
+            if end_ms is not None:
+                self.end_outputs(end_ms, interrupted)
             if self.snapshots is not None and end_ms is not None:
-                self.snapshots.end(end_ms, interrupted)
                 out["metrics_snapshots"] = self.snapshots.count
             if self.publishers and self.opts.kv_events_linger_s > 0 and not interrupted:
                 self.say(f"kv events: the replay socket stays up "
@@ -274,20 +289,3 @@ class LiveRun:
                           f"{CLOSE_TIMEOUT_S:g} s (a subscriber not reading?) and were "
                           "discarded: it missed them (not counted in dropped)")
         self.zctx = None
-
-
-class LiveEvents(VllmEvents):
-    """A replay's vLLM sink when it is live: the file (if any), the publisher, pace, metrics."""
-
-    def __init__(self, run: LiveRun, rank: int, file: VllmEvents | None) -> None:
-        super().__init__(None, rank)     # type: ignore[arg-type]
-        self.run = run
-        self.file = file
-        self.rank_index = rank
-
-    def batch(self, ts_s: float, events: list) -> None:
-        self.run.step(self.rank_index, ts_s, events, self.file)
-
-    def interrupted(self) -> None:
-        if self.file is not None:
-            self.file.interrupted()
