@@ -172,7 +172,7 @@ class CallRecorder:
                 init(kvm, *args, **kw)
                 rec.watch(kvm)
             self._saved.append((KVCacheManager, "__init__", init))
-            KVCacheManager.__init__ = watched_init      # type: ignore[method-assign]
+            KVCacheManager.__init__ = watched_init      # type: ignore[method-assign,assignment]
         for kvm, *_ in self._managers:
             coord = kvm.coordinator
             if hasattr(coord, "_lookup"):       # the one-group coordinator's bound lookup
@@ -257,7 +257,8 @@ class CallRecorder:
         `append_n` (hashed: evicted last), both always called (kvcore links them in one pass)."""
         if not isinstance(ordered, (list, tuple)):
             return                      # (a one-shot iterator: never consumed here)
-        first, last = [], []
+        first: list[Any] = []
+        last: list[Any] = []
         for b in ordered:
             if not b.is_null and b.ref_cnt == 1:
                 (last if b.block_hash is not None and pool.enable_caching else first).append(

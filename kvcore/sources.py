@@ -26,9 +26,14 @@ import stat
 import sys
 import zlib
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from kvcore.errors import InputError, path_label
+
+if TYPE_CHECKING:       # (typeshed's reader is generic in what it buffers: a file, gzip, stdin)
+    Reader = io.BufferedReader[Any]
+else:
+    Reader = io.BufferedReader
 
 STDIN = "-"
 STDIN_NAME = "<stdin>"
@@ -48,14 +53,14 @@ MAX_LINE_BYTES = 1 << 28
 # script of 2,000 requests is 21 MB; past this it is an endless stream.
 MAX_WHOLE_BYTES = 1 << 30
 
-_stdin: tuple[object, io.BufferedReader] | None = None    # (sys.stdin.buffer, its stream)
+_stdin: tuple[object, Reader] | None = None    # (sys.stdin.buffer, its stream)
 # A named pipe (a FIFO, `<(cat T)`, /dev/stdin on a pipe) can be read once: opened once and kept
 # open, as stdin, for the command's next reader (`kvcli stats` sniffs, then replays: the second
 # open found it empty, "empty trace", or blocked for ever on a FIFO)
-_pipes: dict[str, io.BufferedReader] = {}
+_pipes: dict[str, Reader] = {}
 
 
-def _same_file(stream: io.BufferedReader, path: str) -> bool:
+def _same_file(stream: Reader, path: str) -> bool:
     """Whether ``path`` still names the pipe ``stream`` reads (not a new one made there)."""
     try:
         raw = stream.raw
@@ -75,7 +80,7 @@ def is_pipe(path: str) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
-def open_source(path: str, *, buffer_size: int = BUFFER_SIZE) -> tuple[str, io.BufferedReader]:
+def open_source(path: str, *, buffer_size: int = BUFFER_SIZE) -> tuple[str, Reader]:
     """(name for messages, peekable binary stream), decompressed when it starts with gzip's
     magic bytes. ``buffer_size`` bounds what one `peek` shows (stdin keeps its own buffer).
     The name is `path_label(path)`: outputs record it."""
@@ -89,7 +94,7 @@ def open_source(path: str, *, buffer_size: int = BUFFER_SIZE) -> tuple[str, io.B
         _pipes[path] = kept
         return name, kept
     try:
-        f = open(path, "rb", buffering=buffer_size)  # noqa: SIM115 (returned open)
+        f = cast(Reader, open(path, "rb", buffering=buffer_size))  # noqa: SIM115 (returned open)
     except FileNotFoundError:
         raise InputError("no such file", path=name) from None
     except IsADirectoryError:
@@ -110,7 +115,7 @@ def open_source(path: str, *, buffer_size: int = BUFFER_SIZE) -> tuple[str, io.B
         raise InputError(f"cannot read: {err.strerror or err}", path=name) from None
     pipe = stat.S_ISFIFO(os.fstat(f.fileno()).st_mode)
     if magic == GZIP_MAGIC and pipe:        # (read on from the bytes peeked: no second open)
-        f = io.BufferedReader(gzip.GzipFile(fileobj=f, mode="rb"), buffer_size)  # type: ignore[arg-type]
+        f = io.BufferedReader(gzip.GzipFile(fileobj=f, mode="rb"), buffer_size)
     elif magic == GZIP_MAGIC:
         f.close()
         f = io.BufferedReader(gzip.open(path, "rb"), buffer_size)  # noqa: SIM115
@@ -124,7 +129,7 @@ def open_source(path: str, *, buffer_size: int = BUFFER_SIZE) -> tuple[str, io.B
     return name, f
 
 
-def _endless_device(f: io.BufferedReader) -> bool:
+def _endless_device(f: Reader) -> bool:
     """A character device other than /dev/null and a terminal (those end, or a person ends
     them)."""
     st = os.fstat(f.fileno())
@@ -137,14 +142,14 @@ def _endless_device(f: io.BufferedReader) -> bool:
     return st.st_rdev != null.st_rdev
 
 
-def _skip_bom(stream: io.BufferedReader) -> None:
+def _skip_bom(stream: Reader) -> None:
     """Read past a UTF-8 byte-order mark at the start, so every reader (and a `peek`) sees the
     text after it."""
     if stream.peek(len(UTF8_BOM))[:len(UTF8_BOM)] == UTF8_BOM:
         stream.read(len(UTF8_BOM))
 
 
-def source_size(path: str, stream: io.BufferedReader) -> int | None:
+def source_size(path: str, stream: Reader) -> int | None:
     """The bytes a reader of `stream` (from `open_source(path)`) will see: a plain file's size;
     None for stdin and for gzip (its decompressed size is not known up front)."""
     if path == STDIN or isinstance(stream.raw, gzip.GzipFile) or path in _pipes:
@@ -152,20 +157,21 @@ def source_size(path: str, stream: io.BufferedReader) -> int | None:
     return os.fstat(stream.fileno()).st_size
 
 
-def close_source(stream: io.BufferedReader) -> None:
+def close_source(stream: Reader) -> None:
     """Close a stream from `open_source`; stdin's and a named pipe's stay open for the next
     reader."""
     if (_stdin is None or stream is not _stdin[1]) and stream not in _pipes.values():
         stream.close()
 
 
-def _stdin_stream(buffer_size: int) -> io.BufferedReader:
+def _stdin_stream(buffer_size: int) -> Reader:
     global _stdin
     raw = sys.stdin.buffer
     if _stdin is not None and _stdin[0] is raw and not _stdin[1].closed:
         return _stdin[1]
     # A real stdin is already a BufferedReader; an in-memory one (tests) gets a peekable buffer.
-    stream = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw, buffer_size)
+    stream: Reader = (raw if isinstance(raw, io.BufferedReader)
+                      else io.BufferedReader(cast(Any, raw), buffer_size))
     try:
         if stream.peek(2)[:2] == GZIP_MAGIC:
             stream = io.BufferedReader(gzip.GzipFile(fileobj=stream, mode="rb"), buffer_size)
@@ -181,7 +187,7 @@ def not_utf8(err: UnicodeDecodeError, column: int) -> str:
     return f"not UTF-8 text: byte 0x{err.object[err.start]:02x} at column {column}"
 
 
-def text_lines(name: str, stream: io.BufferedReader) -> Iterator[tuple[int, str]]:
+def text_lines(name: str, stream: Reader) -> Iterator[tuple[int, str]]:
     """Every line (its newline kept) with its 1-based number, decoded one line at a time, so a
     binary or non-UTF-8 line is an `InputError` naming its line."""
     for n, raw in enumerate(bounded_lines(name, stream), 1):
@@ -192,7 +198,7 @@ def text_lines(name: str, stream: io.BufferedReader) -> Iterator[tuple[int, str]
         yield n, text
 
 
-def bounded_lines(name: str, stream: io.BufferedReader,
+def bounded_lines(name: str, stream: Reader,
                   limit: int | None = None) -> Iterator[bytes]:
     """Every line's bytes (newline kept); one past ``limit`` (`MAX_LINE_BYTES`) is an
     `InputError` naming its line, before more than the bound is read, and a read error one
@@ -243,7 +249,7 @@ def too_many_digits(text: str, name: str, err: ValueError) -> InputError:
                       "long", path=name, line=text.count("\n", 0, found.start()) + 1)
 
 
-def read_text(name: str, stream: io.BufferedReader) -> str:
+def read_text(name: str, stream: Reader) -> str:
     """The whole stream as text; bytes that are not UTF-8 are an `InputError` naming the line,
     more than `MAX_WHOLE_BYTES` one naming the limit (an endless pipe, `cat /dev/zero | kvcli
     script -`, was read until the machine's memory ran out)."""

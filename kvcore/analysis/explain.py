@@ -28,10 +28,10 @@ class RequestStory:
         self.jobs: dict[int, str] = {}                   # its CPU tier jobs: id -> load | store
 
     # -- the event stream --------------------------------------------------------------------
-    def event(self, ev: dict) -> None:
+    def event(self, ev: dict[str, Any]) -> None:
         kind = ev["kind"]
-        req = ev.get("req")
-        g = ev.get("group")
+        req: Any = ev.get("req")        # (a JSON record: str, or None where a kind has none)
+        g: Any = ev.get("group")
         if kind == "cache":
             for b in ev["blocks"]:
                 key = (g, b)

@@ -55,6 +55,7 @@ class AdmitFields:
                                           f"salt={tr.cache_salt}" if tr.cache_salt is not None
                                           else "") if p)
         n_prompt = req.num_prompt_tokens
+        hashes: orjson.Fragment | list[int]
         if self.pieces is not None:
             self.parts = []
             # (as the slice below: none with prefix caching off, which hashes nothing)
@@ -63,7 +64,7 @@ class AdmitFields:
         else:
             hashes = self.hash_ints(req.block_hashes[:n_prompt // hbs])
         first = self._first_tokens(req, tr, n_prompt)
-        out = {"prompt_hashes": [hashes if x else None for x in same],
+        out: dict[str, Any] = {"prompt_hashes": [hashes if x else None for x in same],
                "hash_domain": domain,
                "first_tokens": [first if x else None for x in same]}
         if domain is not None and self.hasher is not None:

@@ -127,6 +127,7 @@ def run_bench(cfg, ops: list[dict]) -> BenchResult:
     n_new = n_dec = n_free = rejected = 0
     allocated = hit_blocks = 0
     reqs: dict[str, Request] = {}
+    req: Request | None
     for op in ops:
         kind = op["op"]
         if kind == "new":

@@ -59,13 +59,13 @@ class ReplayContext:
         start = start_up(trace, cfg)
         self.cfg = cfg = start.cfg
         groups = start.groups
-        self.num_blocks: int = cfg.num_blocks    # type: ignore[assignment]  (sized by start_up)
+        self.num_blocks: int = cfg.num_blocks    # type: ignore[assignment]  # (sized by start_up)
         self.sink = sink
         self.jsonl = sink if isinstance(sink, JsonlEvents) else None
         self.vllm = sink if isinstance(sink, VllmEvents) else vllm_sink
         self.steps_out = steps_out
         self.requests_out = requests_out
-        self.progress = progress or (lambda n=1: None)
+        self.progress: Callable[..., None] = progress or (lambda n=1: None)
         self.output_progress = output_progress
         # output tokens of the requests finished or rejected (each one's whole output length)
         self.output_done = 0
@@ -106,7 +106,7 @@ class ReplayContext:
         self.lora_ids = {name: i for i, name in enumerate(trace.lora_names, 1)}
         # The header's group list (`docs/events.md`): vLLM's spec kind names, but kvcli's short
         # `chunked_local` and `mla` (vLLM: `chunked_local_attention`, `mla_attention`).
-        self.groups = [{"type": group_type(g.kv_cache_spec),
+        self.groups: list[dict[str, Any]] = [{"type": group_type(g.kv_cache_spec),
                         "block_size": g.kv_cache_spec.block_size,
                         "sliding_window": getattr(g.kv_cache_spec, "sliding_window", None)}
                        for g in groups]

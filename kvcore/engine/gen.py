@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from typing import Any
 
 from kvcore.errors import InputError
 from kvcore.traces.formats import MAX_REQUEST_TOKENS, MAX_TIMESTAMP_MS
@@ -113,7 +114,7 @@ def shared_prefix(*, groups: int = 8, prompts_per_group: int = 16, system_tokens
     ids = _Ids()
     bs = block_size
     total = system_tokens + question_tokens
-    recs = []
+    recs: list[dict[str, Any]] = []
     for _g in range(groups):
         sys_stream = ids.take(system_tokens // bs)
         for _p in range(prompts_per_group):
@@ -161,7 +162,7 @@ def multiturn(*, conversations: int = 40, turns: int = 5, system_tokens: int = 5
     ids = _Ids()
     bs = block_size
     shared_system = ids.take(system_tokens // bs)   # every conversation opens with it
-    recs = []
+    recs: list[dict[str, Any]] = []
     starts = _arrivals(rng, conversations, rate)
     for c in range(conversations):
         n_turns = max(1, int(rng.triangular(1, turns * 2 - 1, turns)))

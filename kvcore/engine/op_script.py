@@ -93,10 +93,10 @@ def parse_script(text: str, path: str = "<ops>") -> tuple[ScriptConfig, list[Op]
         if len(op_lines) != len(doc["ops"]):
             op_lines = [1] * len(doc["ops"])
         cfg = parse_config(doc.get("config", {}), path, 1)
-        ops = [Op(o, ln) for o, ln in zip(doc["ops"], op_lines)]
-        for op in ops:
+        whole = [Op(o, ln) for o, ln in zip(doc["ops"], op_lines)]
+        for op in whole:
             check_op(op, path)
-        return cfg, ops
+        return cfg, whole
     cfg_obj = None
     ops: list[Op] = []
     for i, line in enumerate(text.splitlines(), start=1):
@@ -220,7 +220,7 @@ def with_model(cfg: ScriptConfig, *, model: str | None = None, model_config: str
         gpu_memory_gib=gpu_memory_gib, block_size=cfg.block_size,
         max_model_len=cfg.max_model_len if keep_len else None, max_concurrent_batches=1,
         num_blocks=None if gpu_memory_gib is not None else cfg.num_blocks,
-        check_memory=False, **{k: geometry.get(k) for k in GEOMETRY_KEYS})
+        check_memory=False, **{k: geometry.get(k) for k in GEOMETRY_KEYS})  # type: ignore[arg-type]
     cfg.specs = list(res.config.kv_cache_groups)
     cfg.groups = [group_config(g.kv_cache_spec) for g in cfg.specs]
     cfg.num_blocks = res.config.num_blocks
@@ -244,7 +244,7 @@ def group_config(spec) -> dict:
 def check_op(op: Op, path: str) -> dict:
     """Validate one op's shape; raise `InputError` naming its line and field."""
     d = op.data
-    where = {"path": path, "line": op.line}
+    where: dict[str, Any] = {"path": path, "line": op.line}
     if not isinstance(d, dict):
         raise InputError("an op must be a JSON object", **where)
     kind = d.get("op")

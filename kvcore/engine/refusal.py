@@ -5,6 +5,8 @@ the line spells it (`where_set`, `named`)."""
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
+
 from kvcore.engine.options import ReplayOptions
 from kvcore.errors import InputError
 from kvcore.traces import Trace
@@ -24,7 +26,7 @@ def refusal(cfg: ReplayOptions, trace: Trace | None, name: str, message: str,
     config line set, is named when `name` was neither (a config line's max_num_seqs 4096
     was blamed on --max-num-batched-tokens, which nobody gave)."""
     names = (name, *also)
-    given = cfg.given or set()
+    given: AbstractSet[str] = cfg.given or set()
     lined = _lined(trace)
 
     def about(blamed: str) -> str:

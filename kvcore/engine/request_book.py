@@ -158,7 +158,9 @@ class LiveTraces(Mapping[str, TraceRequest]):
     def __init__(self, records: dict[str, RequestRecord]) -> None:
         self.records = records
 
-    def get(self, rid: str, default: TraceRequest | None = None) -> TraceRequest | None:
+    # (Mapping's get is overloaded on its default's type; this one takes a request or None)
+    def get(self, rid: str,  # type: ignore[override]
+            default: TraceRequest | None = None) -> TraceRequest | None:
         rec = self.records.get(rid)
         return default if rec is None else rec.tr
 

@@ -16,7 +16,8 @@ def free_queue_ends(pool: Any) -> dict:
     """The free queue's first and last `ENDS` block ids (the next to be popped first) and its
     length: where lazy eviction takes its blocks from, and where freed blocks go."""
     q = pool.free_block_queue
-    head, tail = [], []
+    head: list[int] = []
+    tail: list[int] = []
     b = q.fake_free_list_head.next_free_block
     while b is not None and b is not q.fake_free_list_tail and len(head) < ENDS:
         head.append(b.block_id)

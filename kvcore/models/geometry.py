@@ -170,6 +170,7 @@ def mamba_state(m: MambaGeometry, dtype: str, tp: int) -> tuple[tuple[tuple[int,
     Both states in the model dtype (vLLM's mamba_cache_dtype "auto"), the SSM state in
     ``ssm_dtype`` where the model's config hook sets one.
     """
+    shapes: tuple[tuple[int, ...], ...]
     if m.version == "mamba1":
         shapes = ((m.d_conv - 1, m.d_inner // tp), (m.d_inner // tp, m.d_state))
     elif m.version == "gdn":
@@ -260,9 +261,11 @@ def layer_specs(g: ModelGeometry, *, block_size: int = 16, kv_cache_dtype: str =
         elif kind == "full":
             out[name] = FullAttentionSpec(block_size, heads, g.head_dim, kv_dtype)
         elif kind == "sliding":
+            assert g.sliding_window is not None     # (the geometry's check: a window is given)
             out[name] = SlidingWindowSpec(block_size, heads, g.head_dim, kv_dtype,
                                           sliding_window=g.sliding_window)
         elif kind == "chunked":
+            assert g.attention_chunk_size is not None
             out[name] = ChunkedLocalAttentionSpec(block_size, heads, g.head_dim, kv_dtype,
                                                   attention_chunk_size=g.attention_chunk_size)
         else:

@@ -104,6 +104,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     model_type = c.get("model_type", "")
     archs = cfg.get("architectures")
     if (why := not_modelled(archs)) is not None:
+        assert archs is not None
         raise InputError(f"{archs[0]}: vLLM 0.33 serves it with {why}, which kvcli does not "
                          "model (sizing it as attention would not be vLLM's cache)",
                          path=source or None, field="architectures")

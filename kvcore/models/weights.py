@@ -40,6 +40,7 @@ def _attention_params(g: ModelGeometry) -> int:
 
 def _mamba_params(g: ModelGeometry) -> int:
     m = g.mamba
+    assert m is not None        # (`mamba_layer_params` asks only of a Mamba model)
     h, di = g.hidden_size, m.d_inner
     if m.version == "gdn":
         # Gated DeltaNet: q, k (key heads) and v, z (value heads) projected from the hidden

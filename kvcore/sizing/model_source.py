@@ -45,10 +45,10 @@ def explicit_geometry(*, layers: int, kv_heads: int, head_dim: int, dtype: str,
             raise InputError(f"must be positive, got {v}", field=name)
     if layers > MAX_LAYERS:
         raise InputError(f"must be at most {MAX_LAYERS:,}, got {layers:,}", field="layers")
-    for name, v in (("sliding_window", sliding_window),
-                    ("attention_chunk_size", attention_chunk_size)):
-        if v is not None and v < 0:
-            raise InputError(f"must be >= 0 (0: none), got {v}", field=name)
+    for name, given in (("sliding_window", sliding_window),
+                        ("attention_chunk_size", attention_chunk_size)):
+        if given is not None and given < 0:
+            raise InputError(f"must be >= 0 (0: none), got {given}", field=name)
     kinds = ["full"] * layers
     # (a selection without its size is refused: it was dropped and every layer stayed full
     # attention; '' is no selection, refused: it was read as unset, every layer selected)
@@ -95,8 +95,8 @@ def load_geometry(model: str | None = None, *, model_config: str | None = None,
         return load_preset(model)
     if model_config is not None:
         return read_config_file(model_config)
-    missing = [n for n, v in (("kv_heads", kv_heads), ("head_dim", head_dim)) if v is None]
-    if missing:
+    if layers is None or kv_heads is None or head_dim is None:
+        missing = [n for n, v in (("kv_heads", kv_heads), ("head_dim", head_dim)) if v is None]
         raise InputError(f"explicit geometry needs {' and '.join(missing)} with layers",
                          field=missing[0])
     return explicit_geometry(layers=layers, kv_heads=kv_heads, head_dim=head_dim,

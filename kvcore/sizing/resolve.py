@@ -145,7 +145,8 @@ def resolve_kv_cache_config(
         raise InputError(f"vLLM refuses to start: {err}", field="prefix_match_unit") from None
 
     estimated = weights_gib is None
-    weights = estimate_weights_bytes(g, tp) if estimated else int(weights_gib * GiB / tp)
+    weights = (estimate_weights_bytes(g, tp) if weights_gib is None
+               else int(weights_gib * GiB / tp))
     per_block = bytes_per_block(groups)
     if num_blocks is not None and num_blocks < 1:
         raise InputError(f"must be at least 1 (the null block), got {num_blocks}",
@@ -156,7 +157,7 @@ def resolve_kv_cache_config(
     # A replay (check_memory False) takes num_blocks as the pool whatever the memory, and says
     # so in a warning: the memory is not its to refuse then
     memory_sized = gpu_memory_gib is not None and (num_blocks is None or check_memory)
-    if memory_sized:
+    if memory_sized and gpu_memory_gib is not None:
         budget = int(gpu_memory_gib * GiB * gpu_memory_utilization)
         available = budget - weights - int(activation_gib * GiB)
         if available <= 0:

@@ -32,12 +32,12 @@ def parse_azure_row(row: list[str], ctx: _Ctx, index: int) -> TraceRequest:
         raise ctx.err("TIMESTAMP", f"{clipped(row[0])} {'has no' if t.tzinfo is None else 'has a'} "
                                    "UTC offset and the first row's "
                                    f"{'has one' if t.tzinfo is None else 'has none'}")
-    vals = {}
+    vals: dict[str, int] = {}
     for key, text in (("ContextTokens", row[1]), ("GeneratedTokens", row[2])):
-        digits = text.strip().removeprefix("-")
-        if not (digits.isascii() and digits.isdigit()):     # (int() takes "4_808", "٤")
+        number = text.strip().removeprefix("-")
+        if not (number.isascii() and number.isdigit()):     # (int() takes "4_808", "٤")
             raise ctx.err(key, f"must be an integer, got {clipped(text)}")
-        width = len(digits.lstrip("0"))
+        width = len(number.lstrip("0"))
         if width > 18:      # (within it, the count itself is quoted below)
             # (int() of 4,301 digits or more is Python's ValueError, with a traceback)
             raise ctx.err(key, f"must be >= 1, got a {width:,}-digit negative number"

@@ -90,17 +90,17 @@ class TraceRequest:
         the position-chained hash of 16-token chunks (`hash((parent_key, chunk))`), so equal
         keys mean equal prefixes. Used by capacity curves that work at the trace's granularity.
         """
+        out: list[tuple[int, int]] = []
         if self.hash_ids is not None:
             tb = self.trace_block_size
+            assert tb is not None       # (the reader sets both)
             left = self.prompt_len
-            out = []
             for h in self.hash_ids:
                 n = min(tb, left)
                 out.append((h, n))
                 left -= n
             return out
         toks = self.prompt_token_ids or []
-        out = []
         parent = 0
         for s in range(0, len(toks), 16):
             chunk = tuple(toks[s:s + 16])
@@ -129,12 +129,12 @@ class HashIdTokens:
                 return [ids[p // tb] * tb + p % tb for p in range(start, end, step)]
             # every trace block starts on the stride (the admit event's first token of each
             # engine block): one range per trace block
-            out = []
+            strided: list[int] = []
             for i in range(start // tb, -(-end // tb)):
                 lo = max(start, i * tb)
                 base = ids[i] * tb - i * tb
-                out.extend(range(base + lo, base + min(end, i * tb + tb), step))
-            return out
+                strided.extend(range(base + lo, base + min(end, i * tb + tb), step))
+            return strided
         out: list[int] = []
         p = start
         while p < end:

@@ -165,10 +165,10 @@ class TraceStream:
         early: dict[int, TraceRequest] = {}
         for want in self.order:
             while want not in early:
-                r = next(requests, None)
-                if r is None:
+                got = next(requests, None)
+                if got is None:
                     raise self._changed()
-                early[r.index] = r
+                early[got.index] = got
             yield early.pop(want)
 
     def _reread(self, requests: Iterator[TraceRequest]) -> Iterator[TraceRequest]:

@@ -147,7 +147,7 @@ def compute_curve(trace_path: str, opts: CurveOptions, *, trace=None,
 
             trace = read_trace(trace_path)   # replays run on trace requests
         exact = run_tasks([Task(*t) for t in tasks], inp, trace, opts.warmup, opts.jobs,
-                          advance or (lambda n=1: None))
+                          advance or (lambda n: None))
     total = lru.total_tokens    # every counted prompt: a rejected request's tokens are misses
     for r in exact:
         t = r.task

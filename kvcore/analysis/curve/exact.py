@@ -71,7 +71,7 @@ def run_task(task: Task) -> ExactPoint:
 
 
 def run_tasks(tasks: list[Task], inp: CurveInput, trace, warmup: float, jobs: int,
-              advance: Callable[[int], None] = lambda n=1: None) -> list[ExactPoint]:
+              advance: Callable[[int], None] = lambda n: None) -> list[ExactPoint]:
     """Run every task, `jobs` processes at a time (in this process when jobs <= 1);
     ``advance(n)`` is told of requests done, ``len(tasks) * inp.num_requests`` in all."""
     if not tasks:

@@ -42,8 +42,8 @@ def knees_of(lru: OnePass | None, points: list[CurvePoint], ceiling: float
             ks[key], how[key] = start, "bound"
     keys = list(ks)
     for small, large in zip(reversed(keys[:-1]), reversed(keys[1:])):
-        k_large = ks[large]
-        if k_large is not None and (ks[small] is None or ks[small] > k_large):
+        k_large, k_small = ks[large], ks[small]
+        if k_large is not None and (k_small is None or k_small > k_large):
             ks[small], how[small] = k_large, ("points" if how[large] == "points" else "bound")
     return ks, how
 

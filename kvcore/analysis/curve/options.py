@@ -123,6 +123,7 @@ def capacities_in_blocks(opts: CurveOptions, block_size: int) -> list[int] | Non
         caps = [t // block_size for t in opts.capacity_tokens]
         field = "capacity_tokens"
     elif opts.capacity_gib is not None:
+        assert opts.model is not None       # (`check_options`: GiB need a model)
         per_block = bytes_per_block_of(opts.model, block_size)
         caps = [int(g * (1 << 30)) // per_block - 1 for g in opts.capacity_gib]
         field = "capacity_gib"

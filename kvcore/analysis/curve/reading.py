@@ -22,11 +22,11 @@ def read_input(trace_path: str, rule: str, warmup: float, block_size: int | None
         # A plain Mooncake file: arrays straight from the bytes, no per-request objects.
         arrays = read_hash_id_trace(trace_path)
         if arrays is not None:
-            bs = arrays.trace_block_size
-            inp = chained_input(arrays.ids, arrays.lens, arrays.num_tokens, rule, bs)
+            tbs = arrays.trace_block_size
+            inp = chained_input(arrays.ids, arrays.lens, arrays.num_tokens, rule, tbs)
             if inp is not None:
                 inp.first_counted = warmup_start(inp.num_requests, warmup)
-                return inp, bs, _late(arrays.out_of_order), trace
+                return inp, tbs, _late(arrays.out_of_order), trace
     if trace is None:
         from kvcore.traces import read_trace
 
