@@ -45,7 +45,7 @@ compiled: install
 
 lint: install
 	$(BIN)/ruff check kvcore kvcli kernels tests benchmarks
-	$(BIN)/mypy  # the KV cache stack: the files listed in pyproject.toml's [tool.mypy]
+	$(BIN)/mypy  # all of kvcore and some of kvcli: the files listed in pyproject.toml's [tool.mypy]
 
 bench: install
 	$(BIN)/kvcli bench
