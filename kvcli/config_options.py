@@ -80,13 +80,18 @@ AsyncOpt = Annotated[bool | None, typer.Option(
     "[default: on]")]
 BatchesOpt = Annotated[int | None, typer.Option(
     "--max-concurrent-batches", show_default=False,
-    help="Batches in flight (2 = vLLM's async scheduling default, 1 = sync). [default: 2]")]
+    help="Batches in flight (2 = vLLM's async scheduling default, 1 = sync; with pipeline "
+         "parallelism PP + 1 and PP). [default: 2]")]
 NumBlocksOpt = Annotated[int | None, typer.Option(
     "--num-blocks", "--num-gpu-blocks-override", show_default=False,
     help="vLLM's num_gpu_blocks override, the null block included. [default: what "
     "--gpu-memory-gib fits]")]
 TpOpt = Annotated[int, typer.Option(
     "--tensor-parallel-size", "--tp", "-tp", help="Tensor-parallel size: the sizes are per GPU.")]
+PpOpt = Annotated[int, typer.Option(
+    "--pipeline-parallel-size", "--pp", "-pp",
+    help="Pipeline-parallel size: each stage's layers, weights and blocks; the pool is the "
+         "smallest stage's (vLLM's planner).")]
 LayersOpt = Annotated[int | None, typer.Option("--layers", help=_GEO + "layers.")]
 KvHeadsOpt = Annotated[int | None, typer.Option("--kv-heads", help=_GEO + "KV heads.")]
 HeadDimOpt = Annotated[int | None, typer.Option("--head-dim", help=_GEO + "head dim.")]

@@ -32,6 +32,8 @@ def sizing_view(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utiliza
     text = [f"page, group{'s' if len(ids) > 1 else ''} {','.join(map(str, ids))}: {f}"
             for f, ids in formulas.items()]
     m = data["memory"]
+    least = min(data["stages"], key=lambda s: (s["num_blocks"], s["stage"]))["stage"] \
+        if data["stages"] else None
     if m["gpu_memory_gib"] is not None:
         text.append(
             f"available KV memory = {m['gpu_memory_gib']:g} GiB x 2^30 x "
@@ -39,9 +41,13 @@ def sizing_view(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utiliza
             + (" (estimated)" if m["weights_estimated"] else "")
             + (f" - activations {m['activation_gib']:g} GiB" if m["activation_gib"] else "")
             + f" = {m['available_kv_cache_bytes']:,} bytes ({m['available_kv_cache_gib']:.2f} GiB)"
-            + (f" per worker (tensor parallel {tp})" if tp > 1 else ""))
+            + (f" per worker (tensor parallel {tp})" if tp > 1 else "")
+            + (f" on pipeline stage {least}, the one that fits the fewest blocks"
+               if data["stages"] else ""))
     widest = max((g["num_layers"] for g in data["groups"]), default=0)
-    text.append(f"bytes per block = {widest} layers x page = {data['bytes_per_block']:,}")
+    text.append(f"bytes per block = stage {least}'s layers' pages = {data['bytes_per_block']:,}"
+                if data["stages"] else
+                f"bytes per block = {widest} layers x page = {data['bytes_per_block']:,}")
     fit = (None if m["gpu_memory_gib"] is None
            else m["available_kv_cache_bytes"] // data["bytes_per_block"])
     text.append(f"num_blocks = {data['num_blocks']:,}"
@@ -56,7 +62,25 @@ def sizing_view(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utiliza
     text.append(f"KV cache capacity = {data['kv_cache_tokens']:,} tokens "
                 f"(vLLM's 'GPU KV cache size'); pool = {data['pool_tokens']:,} token slots")
     text.append(f"largest max_model_len that fits = {data['max_model_len_fits']:,}")
-    return View(data, tables=[groups], text=text)
+    tables = [groups]
+    if data["stages"]:
+        tables.append(_stages_table(data["stages"], data["num_blocks"], least))
+    return View(data, tables=tables, text=text)
+
+
+def _stages_table(stages: list[dict], pool: int, least: int | None):
+    """Each pipeline stage's planning; the pool is the fewest blocks any stage fits."""
+    from kvcli.output import Table
+
+    rows = [(s["stage"], "-".join(map(str, s["layers"])), s["kv_layers"],
+             f"{s['weights_bytes'] / 2**30:.2f}", f"{s['available_bytes'] / 2**30:.2f}",
+             s["bytes_per_block"], s["num_blocks"]) for s in stages]
+    return Table(f"pipeline stages ({len(stages)}): every stage's pool is {pool:,} blocks, "
+                 f"stage {least}'s", ("stage", "layers", "KV layers", "weights GiB",
+                                      "KV GiB", "bytes/block", "blocks fit"), rows,
+                 caption="vLLM's planner: the whole model's groups projected onto each "
+                         "stage's layers; each stage sized from its own memory, then the "
+                         "smallest count for all")
 
 
 def add_cpu_tier(view: Any, gib: float, offload_block_size: int | None, block_size: int,

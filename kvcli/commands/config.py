@@ -39,6 +39,7 @@ def register(app: typer.Typer) -> None:
         max_concurrent_batches: co.BatchesOpt = None,
         num_blocks: co.NumBlocksOpt = None,
         tensor_parallel_size: co.TpOpt = 1,
+        pipeline_parallel_size: co.PpOpt = 1,
         layers: co.LayersOpt = None,
         kv_heads: co.KvHeadsOpt = None,
         head_dim: co.HeadDimOpt = None,
@@ -86,7 +87,12 @@ def register(app: typer.Typer) -> None:
             model_dtype = None if dtype is None or dtype.strip().lower() == "auto" else dtype
             if kv_offloading_backend is not None:
                 check_backend(kv_offloading_backend)
-            batches = concurrent_batches(async_scheduling, max_concurrent_batches)
+            batches = concurrent_batches(async_scheduling, max_concurrent_batches,
+                                         pipeline_parallel_size)
+            if kv_offloading_size is not None and pipeline_parallel_size > 1:
+                # (each stage's connector offloads its own layers: not modelled)
+                raise InputError("the CPU tier is sized for one pipeline stage only: not "
+                                 "with --pipeline-parallel-size", field="kv_offloading_size")
             if kv_offloading_block_size is not None and kv_offloading_size is None:
                 # the chunk size of a tier that is not there: it was dropped without a word
                 raise InputError("needs --kv-offloading-size (the CPU tier it sizes the chunks "
@@ -115,7 +121,8 @@ def register(app: typer.Typer) -> None:
                     max_concurrent_batches=batches, num_blocks=num_blocks,
                     tensor_parallel_size=tensor_parallel_size, disable_hybrid=disable_hybrid,
                     pad_pages=pad_pages, enable_prefix_caching=enable_prefix_caching,
-                    prefix_match_unit=prefix_match_unit)
+                    prefix_match_unit=prefix_match_unit,
+                    pipeline_parallel_size=pipeline_parallel_size)
 
             # the scheduler options' own checks first, in the replay's words (the sizing
             # layer's differ); the budget is the given one or the default here
@@ -178,15 +185,18 @@ def register(app: typer.Typer) -> None:
         output.run(go)
 
 
-def concurrent_batches(async_scheduling: bool | None, given: int | None) -> int:
+def concurrent_batches(async_scheduling: bool | None, given: int | None, pp: int = 1) -> int:
     """Batches in flight: --max-concurrent-batches, or vLLM's --[no-]async-scheduling (on: 2,
-    off: 1; neither: 2, vLLM's on a GPU); both, they must agree."""
+    off: 1; neither: 2, vLLM's on a GPU); both, they must agree. With `pp` pipeline stages,
+    vLLM's `max_concurrent_batches`: pp + 1 under async scheduling (the V2 model runner), pp
+    without."""
     from kvcore.errors import InputError
 
-    implied = None if async_scheduling is None else 2 if async_scheduling else 1
+    on = 2 if pp == 1 else pp + 1
+    implied = None if async_scheduling is None else on if async_scheduling else pp
     if given is not None and implied is not None and given != implied:
         flag = "--async-scheduling" if async_scheduling else "--no-async-scheduling"
         raise InputError(f"{given} disagrees with {flag} ({implied} batch"
                          f"{'es' if implied > 1 else ''} in flight); give one",
                          field="max_concurrent_batches")
-    return given if given is not None else implied if implied is not None else 2
+    return given if given is not None else implied if implied is not None else on

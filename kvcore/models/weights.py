@@ -22,6 +22,10 @@ from kvcore.specs import DTYPE_BYTES
 
 MXFP4_BYTES_PER_PARAM = 4.25 / 8
 
+# A pipeline stage: its decoder layers (None: all), whether it is the first and the last stage
+Stage = tuple[range | None, bool, bool]
+WHOLE: Stage = (None, True, True)
+
 
 def _attention_params(g: ModelGeometry) -> int:
     if g.mla is not None:
@@ -57,14 +61,24 @@ def _mamba_params(g: ModelGeometry) -> int:
             + conv_dim + 3 * m.n_heads + di + di * h)
 
 
-def _param_split(g: ModelGeometry) -> tuple[int, int, int]:
-    """(embeddings and norms, the decoder layers' matrices, MXFP4 experts), in parameters."""
-    dense = g.vocab_size * g.hidden_size * (1 if g.tie_word_embeddings else 2) + g.hidden_size
+def _param_split(g: ModelGeometry, stage: Stage = WHOLE) -> tuple[int, int, int]:
+    """(embeddings and norms, the decoder layers' matrices, MXFP4 experts), in parameters, of
+    the whole model or of one pipeline `stage`: its layers; the embedding on the first stage,
+    the LM head and the final norm on the last (a tied head: the embedding there again, as
+    vLLM builds it on the last rank)."""
+    layer_range, first, last = stage
+    vh = g.vocab_size * g.hidden_size
+    if first and last:
+        dense = vh * (1 if g.tie_word_embeddings else 2) + g.hidden_size
+    else:
+        dense = (vh if first else 0) + (vh + g.hidden_size if last else 0)
     quant = 0
     layers = 0
     # the shared experts: one MLP this wide (`ModelGeometry.shared_expert_width`)
     shared = g.shared_expert_width or g.num_shared_experts * g.moe_intermediate_size
     for i, kind in enumerate(g.layer_kinds):
+        if layer_range is not None and i not in layer_range:
+            continue
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
         if g.model_type == "nemotron_h":
             # one block a layer, one norm: a mixer, or a squared-ReLU feed-forward (up and
@@ -102,27 +116,30 @@ def estimate_params(g: ModelGeometry) -> tuple[int, int]:
     return dense + layers, quant
 
 
-def estimate_weights_bytes(g: ModelGeometry, tp: int = 1) -> int:
-    """Weight bytes on one tensor-parallel worker: the total split evenly, except an MLA
-    layer's down-projections and the MoE routers, which every worker holds whole."""
-    dense, layers, quant = _param_split(g)
+def estimate_weights_bytes(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> int:
+    """Weight bytes on one tensor-parallel worker (of one pipeline `stage`): the total split
+    evenly, except an MLA layer's down-projections and the MoE routers, which every worker
+    holds whole."""
+    dense, layers, quant = _param_split(g, stage)
     layer_bytes = 1 if g.quantization == "fp8" else DTYPE_BYTES[g.dtype]
+    in_stage = range(g.num_layers) if stage[0] is None else stage[0]
     # vLLM builds q_a/kv_a (fused_qkv_a_proj) with disable_tp, or kv_a as a ReplicatedLinear:
     # split by TP they were 0.75 GiB a rank short for DeepSeek-V3 at TP 8
-    whole = g.count("mla") * mla_replicated_params(g.mla, g.hidden_size) if g.mla else 0
+    n_mla = sum(1 for i in in_stage if g.layer_kinds[i] == "mla")
+    whole = n_mla * mla_replicated_params(g.mla, g.hidden_size) if g.mla else 0
     # the MoE router is a GateLinear (a ReplicatedLinear, no quantisation): whole on every
     # rank, in the model dtype (DeepSeek-V3 at TP 8: 0.19 GiB a rank more than split)
-    router = _router_params(g)
+    router = _router_params(g, in_stage)
     total = (dense * DTYPE_BYTES[g.dtype] + (layers - whole - router) * layer_bytes
              + int(quant * MXFP4_BYTES_PER_PARAM))
     return total // tp + whole * layer_bytes + router * DTYPE_BYTES[g.dtype]
 
 
-def _router_params(g: ModelGeometry) -> int:
+def _router_params(g: ModelGeometry, in_stage: range) -> int:
     """The MoE layers' routers (hidden x experts each), as `_param_split` counts them."""
     n = 0
     for i, kind in enumerate(g.layer_kinds):
-        if i < len(g.moe_layers) and g.moe_layers[i] and (
+        if i in in_stage and i < len(g.moe_layers) and g.moe_layers[i] and (
                 g.model_type != "nemotron_h" or kind == "mlp"):
             n += 1
     return n * g.hidden_size * g.num_experts

@@ -3,7 +3,7 @@
 JSON keys (stable):
   model, source, layers (count), layer_kinds ({kind: count}), dtype, kv_cache_dtype,
   block_size (smallest group block size), max_model_len, max_num_batched_tokens,
-  max_in_flight_tokens, tensor_parallel_size,
+  max_in_flight_tokens, tensor_parallel_size, pipeline_parallel_size,
   memory: {gpu_memory_gib, gpu_memory_utilization, weights_gib, weights_estimated,
            activation_gib, available_kv_cache_bytes, available_kv_cache_gib} (null fields when
            --num-blocks was given without GPU memory),
@@ -15,7 +15,10 @@ JSON keys (stable):
   max_concurrency (requests at max_model_len at once), max_model_len_fits (the largest
   max_model_len whose one request fits, searched up to the model's max position embeddings),
   prefix_match: {prefix_match_unit, scheduler_block_size, hash_block_size, partial_hash_hits,
-                 cache_hit_alignment_tokens} (vLLM's --prefix-match-unit, kvcore.prefix_match).
+                 cache_hit_alignment_tokens} (vLLM's --prefix-match-unit, kvcore.prefix_match),
+  stages: [{stage, layers: [first, last], kv_layers, weights_bytes, available_bytes,
+            bytes_per_block, num_blocks}] (pipeline parallelism, [] without; with stages, memory
+           and bytes_per_block are those of the stage that sets the pool: the fewest blocks).
 """
 
 from __future__ import annotations
@@ -77,6 +80,7 @@ def to_json(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utilization
         "kv_cache_dtype": result.kv_cache_dtype, "block_size": cfg.block_size,
         "max_model_len": ctx.max_model_len, "max_num_batched_tokens": ctx.max_num_batched_tokens,
         "max_in_flight_tokens": ctx.max_in_flight_tokens, "tensor_parallel_size": tp,
+        "pipeline_parallel_size": max(1, len(result.stages)),
         "memory": {
             "gpu_memory_gib": gpu_memory_gib if mem_given else None,
             "gpu_memory_utilization": gpu_memory_utilization if mem_given else None,
@@ -92,6 +96,7 @@ def to_json(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utilization
         "pool_tokens": max(cap.num_blocks - 1, 0) * cfg.block_size,
         "max_concurrency": cap.max_concurrency, "max_model_len_fits": cap.max_model_len_fits,
         "prefix_match": prefix_match_json(result),
+        "stages": [st.to_dict() for st in result.stages],
     }
 
 

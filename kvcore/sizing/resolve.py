@@ -29,6 +29,7 @@ from kvcore.sizing.config import (
 )
 from kvcore.sizing.grouping import PageSizeError, UnifyError, get_kv_cache_groups
 from kvcore.sizing.model_source import load_geometry, normalize_dtype
+from kvcore.sizing.pipeline import PipelineStage, pipeline_stages
 from kvcore.sizing_context import DEFAULT_GPU_MEMORY_UTILIZATION, DEFAULT_MAX_NUM_BATCHED_TOKENS
 from kvcore.specs import DTYPE_BYTES, KVCacheConfig, SizingContext
 
@@ -48,6 +49,9 @@ class SizingResult:
     kv_cache_dtype: str       # resolved ("auto" -> the model dtype)
     prefix_match_unit: int | None = None      # vLLM's, as given (kvcore.prefix_match)
     enable_prefix_caching: bool = True
+    # with pipeline parallelism: each stage's planning (`kvcore.sizing.pipeline`); the fields
+    # above are then those of the stage that sets the pool (the fewest blocks)
+    stages: tuple[PipelineStage, ...] = ()
 
     @property
     def bytes_per_block(self) -> int:
@@ -66,7 +70,7 @@ def resolve_kv_cache_config(
     max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS, max_concurrent_batches: int = 2,
     num_blocks: int | None = None, tensor_parallel_size: int = 1, disable_hybrid: bool = False,
     pad_pages: bool = False, enable_prefix_caching: bool = True, check_memory: bool = True,
-    prefix_match_unit: int | None = None,
+    prefix_match_unit: int | None = None, pipeline_parallel_size: int = 1,
 ) -> SizingResult:
     """Size the KV cache of a model on one GPU (per tensor-parallel worker).
 
@@ -91,6 +95,7 @@ def resolve_kv_cache_config(
     for fname, v in (("block_size", block_size),
                      ("max_num_batched_tokens", max_num_batched_tokens),
                      ("tensor_parallel_size", tensor_parallel_size),
+                     ("pipeline_parallel_size", pipeline_parallel_size),
                      ("max_concurrent_batches", max_concurrent_batches)):
         if v <= 0:
             raise InputError(f"must be positive, got {v}", field=fname)
@@ -148,6 +153,14 @@ def resolve_kv_cache_config(
     weights = (estimate_weights_bytes(g, tp) if weights_gib is None
                else int(weights_gib * GiB / tp))
     per_block = bytes_per_block(groups)
+    stages: list[PipelineStage] = []
+    check_groups = groups
+    if pipeline_parallel_size > 1:
+        stages = pipeline_stages(g, groups, tp, pipeline_parallel_size, weights_gib,
+                                 gpu_memory_gib, gpu_memory_utilization, activation_gib,
+                                 num_blocks)
+        least = min(stages, key=lambda st: (st.num_blocks, st.index))
+        weights, per_block, check_groups = least.weights_bytes, least.bytes_per_block, least.groups
     if num_blocks is not None and num_blocks < 1:
         raise InputError(f"must be at least 1 (the null block), got {num_blocks}",
                          field="num_blocks")
@@ -166,6 +179,7 @@ def resolve_kv_cache_config(
                 f"{gpu_memory_utilization:g} = {budget / GiB:.2f} GiB, weights "
                 f"{weights / GiB:.2f} GiB{' (estimated)' if estimated else ''}"
                 + (f" per worker (tensor parallel {tp})" if tp > 1 else "")
+                + (f" on pipeline stage {least.index}" if stages else "")
                 + (f", activations {activation_gib:g} GiB" if activation_gib else "")
                 + f"; short by {-available / GiB:.2f} GiB", field="gpu_memory_gib")
     memory = available if memory_sized else None
@@ -178,9 +192,11 @@ def resolve_kv_cache_config(
                 f"{num_blocks:,} blocks need {available / GiB:,.2f} GiB of KV cache, more than "
                 f"the {memory / GiB:,.2f} GiB left of {gpu_memory_gib:g} GiB (vLLM would fail "
                 f"allocating them); at most {memory // per_block:,} fit", field="num_blocks")
+    if stages and num_blocks is None and memory_sized:
+        num_blocks = least.num_blocks       # every worker's pool: the smallest (vLLM's rule)
     if check_memory:
         try:
-            check_enough_memory(groups, ctx, available)
+            check_enough_memory(check_groups, ctx, available)
         except NotEnoughMemory as err:
             # no usable block at all (block 0 is the null block): no max_model_len helps, the
             # blocks are too large for the memory (`--block-size 1e11` was blamed on the length)
@@ -192,6 +208,8 @@ def resolve_kv_cache_config(
     # (the longest length vLLM accepts, not the default: a LongRoPE model runs at 4,096 by
     # default, but 131,072 fits its memory)
     cap = capacity(config, ctx, available, max(mml, g.context_limit or g.max_position_embeddings))
+    if stages:
+        cap = cap._replace(bytes_per_block=per_block)
     return SizingResult(config, ctx, g, available if memory is None else memory, weights,
                         estimated, cap, g.dtype if kv_dtype == "auto" else kv_dtype,
-                        prefix_match_unit, enable_prefix_caching)
+                        prefix_match_unit, enable_prefix_caching, tuple(stages))

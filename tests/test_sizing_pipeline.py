@@ -1,0 +1,81 @@
+"""Pipeline parallelism in the KV cache planning (`kvcore.sizing.pipeline`), against vLLM 0.33's
+own planner: its layer split (`get_pp_indices`), each worker's projected groups, bytes per
+block and block count, and the pool (the smallest), for dense, GQA, MLA, sliding-window,
+MoE, Jamba, Falcon-H1 and Nemotron-H models (tests/data/sizing_pp/answers.json, recorded by
+its `record_pp_answers.py` from kvcli's layer specs and weights estimates)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvcli.app import app
+from kvcore.errors import InputError
+from kvcore.models import load_preset
+from kvcore.models.weights import estimate_weights_bytes
+from kvcore.sizing.pipeline import pp_partition, stage_ranges
+from kvcore.sizing.resolve import resolve_kv_cache_config
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = json.loads((ROOT / "tests/data/sizing_pp/answers.json").read_text())["cases"]
+
+
+def sized(case: dict):
+    src = case["source"]
+    where = ({"model_config": str(ROOT / src)} if src.endswith(".json") else {"model": src})
+    return resolve_kv_cache_config(**where, gpu_memory_gib=case["gpu_memory_gib"],
+                                   tensor_parallel_size=case["tp"],
+                                   pipeline_parallel_size=case["pp"],
+                                   max_model_len=case["max_model_len"],
+                                   block_size=case["block_size"])
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_each_stage_and_the_pool_are_vllms(case):
+    res = sized(case)
+    want = case["expected"]
+    assert [[s.layers.start, s.layers.stop] for s in res.stages] == want["split"]
+    assert [s.weights_bytes for s in res.stages] == case["weights"]
+    assert [[len(g.layer_names) for g in s.groups] for s in res.stages] == want["kv_layers"]
+    assert [s.bytes_per_block for s in res.stages] == want["bytes_per_block"]
+    assert [s.num_blocks for s in res.stages] == want["worker_blocks"]
+    assert {res.config.num_blocks} == set(want["num_blocks"])
+
+
+def test_the_split_gives_the_remainder_to_the_stages_before_the_last():
+    # vLLM's get_pp_indices: 80 layers in 3 stages are 27, 27, 26; 62 in 4 are 15, 16, 16, 15
+    # (a remainder of at most pp - 2 goes to the middle stages)
+    assert pp_partition(80, 3) == [27, 27, 26]
+    assert pp_partition(62, 4) == [15, 16, 16, 15]
+    assert pp_partition(7, 7) == [1] * 7
+    assert stage_ranges(10, 4) == [range(2), range(2, 5), range(5, 8), range(8, 10)]
+
+
+def test_the_first_stage_holds_the_embedding_and_the_last_the_head():
+    g = load_preset("llama-3.1-8b")       # untied: embedding and head 128,256 x 4,096 each
+    whole = estimate_weights_bytes(g)
+    first, last = (estimate_weights_bytes(g, 1, (range(16), True, False)),
+                   estimate_weights_bytes(g, 1, (range(16, 32), False, True)))
+    assert first + last == whole
+    assert last - first == 4096 * 2        # the final norm, the same 16 layers otherwise
+
+
+def test_more_stages_than_layers_is_refused():
+    with pytest.raises(InputError, match="32 decoder layers, fewer than 33 stages"):
+        resolve_kv_cache_config("llama-3.1-8b", gpu_memory_gib=80, pipeline_parallel_size=33)
+
+
+def test_kvcli_config_shows_each_stage():
+    res = CliRunner().invoke(app, ["config", "llama-3.1-70b", "--gpu-memory-gib",
+                                   "80", "--tp", "4", "-pp", "2", "--max-model-len", "8192",
+                                   "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    case = next(c for c in CASES if c["name"] == "llama-3.1-70b-tp4-pp2")
+    assert doc["pipeline_parallel_size"] == 2
+    assert doc["num_blocks"] == case["expected"]["num_blocks"][0] == 93672
+    assert [s["num_blocks"] for s in doc["stages"]] == case["expected"]["worker_blocks"]
+    assert [s["layers"] for s in doc["stages"]] == [[0, 39], [40, 79]]
