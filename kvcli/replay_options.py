@@ -92,6 +92,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "hash_algo": ("--prefix-caching-hash-algo",),
     "policy": ("--scheduling-policy",),
     "tp": ("--tensor-parallel-size", "-tp"),
+    "pipeline_parallel_size": ("--pp", "-pp"),
     "gpu_memory_utilization": ("--device-memory-utilization",),
 }
 
@@ -153,6 +154,10 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
     "async_scheduling": (bool, _S, ("vLLM's async scheduling (a batch queue of 2, as `vllm "
                          "serve` runs on a GPU): finishes, frees and decode-completed blocks "
                          "come one step later")),
+    "pipeline_parallel_size": (int, _S, ("vLLM's pipeline-parallel size: a batch queue of PP "
+                               "batches (PP + 1 under async scheduling; a request decodes "
+                               "every PP-th step), and with a model each stage's pool, the "
+                               "smallest for all")),
     "arrivals": (Arrivals, _C, ("timestamp: by trace time on the simulated clock; ignore: all "
                  "at once; step: at each request's integer arrival_step")),
     "step_overhead_ms": (float, _C, "Fixed cost of one engine step, ms"),

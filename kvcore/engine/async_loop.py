@@ -1,16 +1,23 @@
-"""Engine mode under async scheduling: vLLM 0.33's `EngineCore.step_with_batch_queue`.
+"""Engine mode with a batch queue: vLLM 0.33's `EngineCore.step_with_batch_queue`, under async
+scheduling and with pipeline parallelism.
 
-A step is one engine-loop iteration. The queue holds at most 2 scheduled batches (newest on the
-left, the oldest popped from the right). Each step: schedule batch k if the scheduler has
-requests, and queue it; then, unless the queue is still short of 2 and (batch k has tokens or
-requests remain) -- the engine's early return --, process the oldest batch's output (at steady
-state batch k-1's). A step with nothing to schedule but a batch queued only processes it (the
+A step is one engine-loop iteration. The queue holds at most `depth` scheduled batches (vLLM's
+`max_concurrent_batches`: 2 under async scheduling; with pipeline parallelism PP, or PP + 1
+under async scheduling; newest on the left, the oldest popped from the right). Each step:
+schedule batch k if the scheduler has requests, and queue it; then, unless the queue is still
+short of `depth` and (batch k has tokens or requests remain) -- the engine's early return --,
+process the oldest batch's output (at steady state batch k - depth + 1's). With the
+synchronous Scheduler (pipeline parallelism without async scheduling) a request whose batch
+is in flight has no token to schedule until its output is processed. A step with nothing to schedule but a batch queued only processes it (the
 drain). So a request finishes, frees its blocks and has its decode-completed block cached one
 step later than under sync, and vLLM's KV events (published by output processing) come with the
 step that processes the batch.
 
 Time: the GPU runs the queued batches back to back, each for its clock cost, from when it is
-scheduled or when the one before ends. A step that processes a batch ends when that batch ends
+scheduled or when the one before ends. With pipeline parallelism the batch passes its stages in
+turn, each stage a 1/PP share of the batch's cost (an even split of the layers; the activations'
+hand-over between stages is not counted), a stage starting when the batch leaves the one before
+and when that stage is free: one batch ends every stage time at steady state, each after PP. A step that processes a batch ends when that batch ends
 (the engine blocks on it), so the batch's tokens are stamped with the end of their own forward
 pass; a step that returns early takes no time (the next schedules at once, while the GPU runs).
 """
@@ -25,7 +32,7 @@ import orjson
 from kvcore.engine.batch_time import batch_ms
 from kvcore.engine.context import ReplayContext
 from kvcore.engine.engine_loop import EngineLoop
-from kvcore.engine.scheduler_io import ASYNC_BATCH_QUEUE_DEPTH as QUEUE_DEPTH
+from kvcore.engine.replay_pool import concurrent_batches
 from kvcore.engine.scheduler_io import SchedulerOutput
 
 
@@ -42,7 +49,9 @@ class AsyncEngineLoop(EngineLoop):
     def __init__(self, ctx: ReplayContext) -> None:
         super().__init__(ctx)
         self.batches: deque[Batch] = deque()
-        self.gpu_free_ms = 0.0      # when the GPU finishes the batches queued so far
+        self.depth = concurrent_batches(ctx.cfg)
+        # when each pipeline stage finishes the batches queued so far (one stage: the GPU)
+        self.stage_free_ms = [0.0] * ctx.cfg.pipeline_parallel_size
 
     def done(self) -> bool:
         # The oracle's stop: what is still queued schedules nothing (the engine would process
@@ -75,9 +84,12 @@ class AsyncEngineLoop(EngineLoop):
         start = ctx.t_ms
         if so is not None:
             # The GPU runs the batches one after another: this one starts when it is scheduled
-            # or when the one before it ends, whichever is later.
-            end_ms = max(start, self.gpu_free_ms) + batch_ms(ctx, so)
-            self.gpu_free_ms = end_ms
+            # or when the one before it ends, whichever is later (each pipeline stage in turn).
+            stages = self.stage_free_ms
+            share = batch_ms(ctx, so) / len(stages)
+            end_ms = start
+            for s, free in enumerate(stages):
+                end_ms = stages[s] = max(end_ms, free) + share
             transfers = None
             if tier is not None:
                 transfers = tier.scheduled(ctx, so, end_ms)
@@ -85,7 +97,7 @@ class AsyncEngineLoop(EngineLoop):
         processed = None
         finished: list[str] = []
         reports = None
-        process = so is None or not (len(self.batches) < QUEUE_DEPTH
+        process = so is None or not (len(self.batches) < self.depth
                                      and (so.total_num_scheduled_tokens or sched.has_requests()))
         # The step ends when the batch it processes is done on the GPU (the engine blocks on
         # it), its tokens reaching their requests then; a step that returns early, without

@@ -54,6 +54,9 @@ class EngineLoop:
             # decodes only as an aggregate (`kvcore.clock.base`).
             self.decode_windows = self.fast_forward = False
         cfg = ctx.cfg
+        if cfg.pipeline_parallel_size > 1:
+            # (both reason about one batch in flight, or async's two: speed only, off here)
+            self.decode_windows = self.fast_forward = False
         self.sched = Scheduler(
             build(SchedulerConfig, cfg, max_model_len=cfg.max_model_len or NO_MODEL_LEN_LIMIT),
             ctx.kvm, tracer=ctx.recorder, observer=ReplayObserver(ctx))

@@ -81,6 +81,9 @@ class ReplayOptions:
     # vLLM's AsyncScheduler behind a batch queue of 2, what `vllm serve` runs on a GPU (the
     # oracle's config line reads an absent key as false; kvcli defaults to vLLM's GPU default)
     async_scheduling: bool = _knob(True, config=True)
+    # vLLM's --pipeline-parallel-size: its batch queue holds this many batches (one more under
+    # async scheduling), and each stage sizes its own pool (`kvcore.sizing.pipeline`)
+    pipeline_parallel_size: int = _knob(1, config=True, check="positive_int")
     # KV cache groups of a token-id trace's config line, in the op scripts' spelling
     # ({"type": "full" | "sliding_window" | "chunked_local", ...}); None: one full-attention
     # group (or the model's groups)
@@ -178,6 +181,8 @@ class ReplayOptions:
             del d["gpu_memory_utilization"]     # (the same)
         if self.performance_mode == "balanced":
             del d["performance_mode"]           # (the same)
+        if self.pipeline_parallel_size == 1:
+            del d["pipeline_parallel_size"]     # (the same)
         return d
 
     @property

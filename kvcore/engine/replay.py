@@ -124,7 +124,7 @@ def run(ctx: ReplayContext, loop: EngineLoop | None = None,
 
 def engine_loop(ctx: ReplayContext) -> EngineLoop:
     """The engine mode's loop: the batch queue under async scheduling, else one batch a step."""
-    if ctx.cfg.async_scheduling:
+    if ctx.cfg.async_scheduling or ctx.cfg.pipeline_parallel_size > 1:
         from kvcore.engine.async_loop import AsyncEngineLoop
 
         return AsyncEngineLoop(ctx)

@@ -39,9 +39,15 @@ def _config_group(group: dict, cfg: ReplayOptions, trace: Trace) -> KVCacheSpec:
 
 
 def concurrent_batches(cfg: ReplayOptions) -> int:
-    """vLLM's max_concurrent_batches: 2 under async scheduling (the batch queue), else 1. It
+    """vLLM's max_concurrent_batches, the engine's batch queue: under async scheduling 2, or
+    with pipeline parallelism PP + 1 (the V2 model runner); else PP (1: no queue). It also
     sizes the in-flight tokens a sliding-window or chunked-local group reserves for."""
-    return ASYNC_BATCH_QUEUE_DEPTH if cfg.mode == "engine" and cfg.async_scheduling else 1
+    if cfg.mode != "engine":
+        return 1
+    pp = cfg.pipeline_parallel_size
+    if cfg.async_scheduling:
+        return ASYNC_BATCH_QUEUE_DEPTH if pp == 1 else pp + 1
+    return pp
 
 
 def sized(cfg: ReplayOptions, trace: Trace
@@ -105,7 +111,8 @@ def _resolve_model(cfg: ReplayOptions, geometry: ModelGeometry | None = None):
             max_concurrent_batches=concurrent_batches(cfg),
             num_blocks=num_blocks, enable_prefix_caching=cfg.enable_prefix_caching,
             kv_cache_dtype=cfg.kv_cache_dtype, tensor_parallel_size=cfg.tp, check_memory=False,
-            prefix_match_unit=cfg.prefix_match_unit)
+            prefix_match_unit=cfg.prefix_match_unit,
+            pipeline_parallel_size=cfg.pipeline_parallel_size)
     except InputError as err:
         # the sizing layer spells vLLM's name; the replay's option (and a sweep's key) is `tp`
         if err.field == "tensor_parallel_size" and err.path is None:

@@ -86,6 +86,13 @@ class Scheduler:
         self.windows: DecodeWindows | None = None
         self.last_output: SchedulerOutput | None = None
         self.num_schedules = 0
+        # V2+PP+async: a request that samples in schedule() call k decodes again at call
+        # k + PP at the earliest (vLLM's `next_decode_eligible_step`: the worker's ring of
+        # sampled tokens); request id -> that call. 0: no stagger (PP 1, or sync).
+        self.decode_stagger = config.pipeline_parallel_size if config.async_scheduling else 0
+        if self.decode_stagger == 1:
+            self.decode_stagger = 0             # (every call: no request waits)
+        self.decode_eligible: dict[str, int] = {}
         self.windows_on = False
         # A KV connector (`kvcore.offload`; None: vLLM without one), set by the engine loop
         # with `attach_connector`; its waiting scan is `scheduler_offload.schedule_waiting`.
@@ -173,6 +180,9 @@ class Scheduler:
                     req.num_prompt_tokens + req.max_tokens:  # type: ignore[operator]
                 # Async: the token in flight is its last; no step past max_tokens.
                 i += 1
+                continue
+            if self.decode_stagger and now < self.decode_eligible.get(req.request_id, 0):
+                i += 1                          # not its turn in the pipeline yet
                 continue
             # Under async the newest position's token is still in flight (a placeholder).
             n = req.num_tokens + ph - req.num_computed_tokens

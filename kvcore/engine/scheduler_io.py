@@ -31,6 +31,9 @@ class SchedulerConfig:
     # vLLM's AsyncScheduler: one sampled-token placeholder per scheduled non-chunk request
     # (the engine loop runs the batch queue: `kvcore.engine.async_loop`).
     async_scheduling: bool = False
+    # vLLM's pipeline-parallel size: under async scheduling (the V2 model runner) a request
+    # decodes at most every PP-th schedule() (`Scheduler.decode_stagger`)
+    pipeline_parallel_size: int = 1
 
 
 @dataclass(slots=True)

@@ -50,6 +50,8 @@ def free_finished(sched: Scheduler, req: Request) -> None:
         connector_finished(sched, req)
     free_request_blocks(sched, req)
     del sched.requests[req.request_id]
+    if sched.decode_stagger:
+        sched.decode_eligible.pop(req.request_id, None)
 
 
 def free_request_blocks(sched: Scheduler, req: Request) -> None:

@@ -51,6 +51,8 @@ def advance_scheduled(sched: Scheduler, out: SchedulerOutput, plain: int, now: i
             sampling.add(rid)
             if placeholders:
                 req.num_output_placeholders += 1
+                if sched.decode_stagger:
+                    sched.decode_eligible[rid] = now + sched.decode_stagger
         total += n
         if conn is not None and c >= req.num_tokens + req.num_output_placeholders:
             sched.inflight_prefills.discard(req)    # no longer prefilling

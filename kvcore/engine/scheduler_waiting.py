@@ -25,6 +25,7 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
     nst = out.num_scheduled_tokens
     eager = out.eager
     waiting = sched.waiting
+    skipped: list[Request] = []
     while budget > 0 and len(waiting) > 0:
         if len(running) >= sched.max_num_active:
             break
@@ -35,6 +36,12 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
             waiting.replace_head(head)
             sched.requests[head.request_id] = head
         req = head
+        if req.num_stale_output_tokens:
+            # Preempted with a batch still in flight (a pipeline's depth: 3 batches or more):
+            # resuming now could sample a position that batch's output delivers. vLLM skips
+            # it this step, keeping its place in the queue.
+            skipped.append(waiting.pop())
+            continue
         hit_blocks, num_hit, req.shared_prefix_boundary = kvm.get_computed_blocks(req)
         n = req.num_tokens - num_hit
         if 0 < threshold < n:
@@ -76,4 +83,6 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
         budget -= n
         if obs is not None:
             obs.on_admit(req, num_hit, resumed)
+    for req in reversed(skipped):
+        waiting.prepend(req)
     return budget

@@ -84,6 +84,10 @@ def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
 
 
 def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
+    if cfg.pipeline_parallel_size > 1 and cfg.offloading:
+        # (each stage's connector offloads its own layers; checked against vLLM without a tier)
+        raise refusal(cfg, trace, "pipeline_parallel_size", "the CPU tier is not modelled with "
+                      "pipeline parallelism: give one of them")
     sized_here = cfg.num_blocks is None      # a given num_blocks was checked by `resolve`
     cfg, groups, geometry = sized(cfg, trace)
     num_blocks = cfg.num_blocks
