@@ -139,7 +139,13 @@ class AsyncEngineLoop(EngineLoop):
         is processed (the end of this step: when the GPU finished that batch)."""
         records = self.ctx.records
         listener = self.listener
-        for rid in out.sampling:
+        sampling = out.sampling
+        # in schedule order, as vLLM's output processing goes: a set's order follows the ids'
+        # string hashes, so PYTHONHASHSEED moved the `--metrics` TTFT sum's last bits
+        for req in out.eager:
+            rid = req.request_id
+            if rid not in sampling:
+                continue
             rec = records[rid]
             if rec.first_token_ms is None:
                 rec.first_token_ms = t_end
