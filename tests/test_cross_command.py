@@ -105,3 +105,23 @@ def test_stats_of_the_events_equal_the_replay_with_a_warmup(tmp_path, mode):
     assert r["memory"]["peak_usage"] == alone["peak_usage"]
     assert r["memory"]["usable_blocks"] == alone["num_blocks"] - 1
     assert r["source"]["summary_mismatches"] == {}
+
+
+def test_stats_time_is_the_replays_when_late_arrivals_are_rejected(tmp_path):
+    """Two requests arrive after the engine's last step and are refused (prompts past
+    max_model_len): their events carry the step that would have run next, at their own times.
+    `kvcli stats` took its simulated time from that step's first event, 5,000 ms, against the
+    replay's 10 s (and its evictions per minute from it)."""
+    trace = tmp_path / "late.jsonl"
+    trace.write_text("".join(json.dumps(r) + "\n" for r in (
+        {"prompt_token_ids": list(range(40)), "output_length": 3, "timestamp": 0},
+        {"prompt_token_ids": list(range(200)), "output_length": 3, "timestamp": 5000},
+        {"prompt_token_ids": list(range(300)), "output_length": 3, "timestamp": 10000})))
+    events = tmp_path / "ev.jsonl"
+    alone = kvcli_json("replay", str(trace), "--num-blocks", "20", "--max-model-len", "100",
+                       "--skip-bad", "--events", str(events))
+    r = kvcli_json("stats", str(events))
+    assert (alone["rejected"], alone["steps"], alone["sim_time_s"]) == (2, 6, 10.0)
+    assert r["source"]["sim_time_ms"] == 10000.0
+    # the refusals' step, 6, never ran: documented, `steps` is the stream's last step + 1
+    assert r["source"]["steps"] == 7

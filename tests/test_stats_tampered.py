@@ -55,6 +55,9 @@ def stats_with(events, tmp_path, kind, key, value):
     ("admit", "first_tokens", -1,
      "bad 'admit' event: must be a list (one list per group), got -1"),
     ("evict", "hashes", "x", 'bad \'evict\' event: must be a list of whole numbers, got "x"'),
+    # (the report's simulated time: a TypeError's traceback once it was read)
+    ("end", "t_ms", "x", 'bad \'end\' event: must be a time in ms (a number >= 0), got "x"'),
+    ("end", "t_ms", -1.5, "bad 'end' event: must be a time in ms (a number >= 0), got -1.5"),
 ])
 def test_an_impossible_value_names_its_line_and_field(events, tmp_path, kind, key, value, said):
     path, at, r = stats_with(events, tmp_path, kind, key, value)

@@ -52,6 +52,11 @@ def _ms(v: Any, ev: dict) -> str | None:
     return None if ok else f"must be a number of ms or null, got {_shown(v)}"
 
 
+def _time(v: Any, ev: dict) -> str | None:
+    ok = isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v < float("inf")
+    return None if ok else f"must be a time in ms (a number >= 0), got {_shown(v)}"
+
+
 def _ints(v: Any, ev: dict) -> str | None:
     if not isinstance(v, list):
         return f"must be a list of whole numbers, got {_shown(v)}"
@@ -101,6 +106,7 @@ SCHEMA: dict[str, tuple[tuple[str, Check], ...]] = {
     "finish": (("output_tokens", _count), ("ttft_ms", _ms), ("tpot_ms", _ms), ("e2e_ms", _ms),
                ("queue_ms", _ms)),
     "reject": (("reason", _text_or_null),),
+    "end": (("t_ms", _time),),      # the stats' sim_time_ms
     "offload_load": (("job", _count), *_KEYS, ("gpu_blocks", _count), ("sync", _flag)),
     "offload_store": (("job", _count), *_KEYS, ("gpu_blocks", _count)),
     "offload_done": (("job", _count), ("store", _flag)),

@@ -82,6 +82,9 @@ class StatsCollector(NativeEvents):
         self.cached_free = 0
         self.step = -1                        # no step yet
         self.t_ms = 0.0
+        # the `end` line's time: the replay's `sim_time_s` (the last step's first event may be
+        # earlier: arrivals rejected after the last step carry their own times)
+        self.end_t_ms: float | None = None
         self.step_peak = 0
         self.step_evictions = 0
         self.summary: dict | None = None
@@ -218,7 +221,11 @@ class StatsCollector(NativeEvents):
         if warnings is not None and not (isinstance(warnings, list)
                                          and all(isinstance(w, str) for w in warnings)):
             raise TypeError(f"'summary.warnings' must be a list of strings, got {warnings!r:.40}")
+        t = ev["t_ms"]
+        if isinstance(t, bool) or not isinstance(t, int | float) or not 0 <= t < float("inf"):
+            raise TypeError(f"'t_ms' must be a time in ms, got {t!r:.40}")  # (event_fields')
         self.summary = summary
+        self.end_t_ms = float(t)
 
     # -- the report ----------------------------------------------------------------------------
     def finish(self) -> None:

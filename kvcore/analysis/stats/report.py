@@ -15,7 +15,7 @@ def build_report(c: StatsCollector) -> dict:
     s = c.series.to_json()
     s["used_mean"] = c.series.bucket_mean("used_sum")
     s["cached_mean"] = c.series.bucket_mean("cached_sum")
-    t = c.t_ms
+    t = c.t_ms if c.end_t_ms is None else c.end_t_ms
     reqs = c.reqs
     # (no request, no step: a cluster's idle replica's stream is a header and an `end` at step
     # 0, and `steps` said 1 against its summary's 0)
