@@ -158,8 +158,11 @@ def install() -> bool:
                 # bits); no count, size or seed of kvcli's is near it
                 from typer._click.exceptions import BadParameter
 
-                raise BadParameter(f"must be a 64-bit integer (below 2**63 in size), got {out}",
-                                   ctx=ctx, param=param)
+                from kvcore.errors import clipped_int
+
+                # (clipped: 4,300 digits made a 4.4 KB error line)
+                raise BadParameter("must be a 64-bit integer (below 2**63 in size), got "
+                                   f"{clipped_int(out)}", ctx=ctx, param=param)
             return out
 
     def build_runtime_param(descriptor: Any) -> Any:

@@ -53,8 +53,10 @@ def run_listen(endpoint: str, replay_endpoint: str | None, topic: str, count: in
     if not (math.isfinite(idle_timeout_s) and idle_timeout_s >= 0):
         raise InputError(f"must be a finite number >= 0, got {idle_timeout_s!r}",
                          field="idle_timeout_s")
+    from kvcore.live.options import check_topic
     from kvcore.live.subscriber import check_first_seq
 
+    check_topic(topic, "topic")
     seq = check_first_seq(first_seq)
     require_live()
     from kvcore.live.endpoints import check_endpoint, listener_binds, unresolved_note

@@ -27,7 +27,7 @@ from kvcore.engine.options import (
 )
 from kvcore.engine.queues import QUEUES
 from kvcore.engine.serve_defaults import rows_text
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped
 from kvcore.hashing import HASH_FUNCTIONS
 from kvcore.offload.config import DTYPE_BYTES
 from kvcore.vllm_values import KV_CACHE_DTYPES, kv_cache_dtype, kv_offloading_backend
@@ -240,7 +240,7 @@ def _retention(text: str) -> int | None:
     try:
         return int(text)
     except ValueError:
-        raise InputError(f"must be 'dense' or an integer >= 0, got {text!r}",
+        raise InputError(f"must be 'dense' or an integer >= 0, got {clipped(text)}",
                          field="prefix_cache_retention_interval") from None
 
 

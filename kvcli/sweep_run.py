@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from kvcli import output
 from kvcli.plots import sweep_charts
 from kvcli.sweep_view import view
-from kvcore.errors import InputError, path_label
+from kvcore.errors import InputError, clipped, path_label
 from kvcore.host_memory import check_parallel_jobs
 from kvcore.sweep.metrics import METRICS, chosen, metric_values, swept_keys
 from kvcore.sweep.results import job_warnings, job_warnings_by_id
@@ -52,7 +52,7 @@ def run(a: SweepArgs) -> int:
         raise InputError(f"one SPEC file, got {len(a.args)} arguments ({' '.join(a.args)}); "
                          "`kvcli sweep report RESULTS` shows a results file", field="spec")
     spec = a.args[0] if a.args else None
-    if spec is not None and (a.traces or a.sets or a.command):
+    if spec is not None and (a.traces or a.sets or a.command is not None):
         given = "--trace" if a.traces else "--set" if a.sets else "--command"
         raise InputError(f"give a SPEC file or {given} (the grid on the command line), not "
                          "both", field="spec")
@@ -66,7 +66,9 @@ def run(a: SweepArgs) -> int:
 
     check_executor(a.executor)
     _check_plot(a.plot)
-    plan = plan_sweep(spec, command=a.command or "replay", traces=a.traces, sets=a.sets)
+    # (`or`: --command '' ran replays, unsaid)
+    plan = plan_sweep(spec, command="replay" if a.command is None else a.command,
+                      traces=a.traces, sets=a.sets)
     path = a.results or plan.spec.results
     if path is None:
         if spec is None:
@@ -247,7 +249,7 @@ def _metric_names(text: str | None) -> list[str] | None:
     for i, n in enumerate(names):
         # ('' was dropped and an empty list meant the default: --metrics '' showed the default)
         if n not in METRICS:
-            raise InputError(f"unknown metric {n!r}; known: {', '.join(METRICS)}",
+            raise InputError(f"unknown metric {clipped(n)}; known: {', '.join(METRICS)}",
                              field="metrics")
         if n in names[:i]:
             raise InputError(f"metric {n!r} named twice", field="metrics")

@@ -52,11 +52,25 @@ def usage_line(message: str) -> str:
         # the spelling the user typed stays in the line)
         name = (found.get("name") or "").replace("' / '", " / ")
         where = f"option {name}" if name.startswith("-") else f"argument {name.upper()}"
-        what = " ".join((found.get("what") or "").split())
+        what = _clip_choice(" ".join((found.get("what") or "").split()))
         return form.format(where=where, what=what, name=name,
                            choices=f"; choose from {what.rstrip(',')}" if what else "",
                            similar=f" (similar: {what})" if what else "")
     return " ".join(message.split())
+
+
+_CHOICE = re.compile(r"'(?P<value>.*)' is not one of (?P<choices>.*)")
+
+
+def _clip_choice(what: str) -> str:
+    """typer's "'VALUE' is not one of ..." with a long VALUE cut (`kvcore.errors.clipped`):
+    100,000 characters given to --mode made a 100 KB error line."""
+    m = _CHOICE.fullmatch(what)
+    if m is None or len(m["value"]) <= 40:
+        return what
+    from kvcore.errors import clipped
+
+    return f"{clipped(m['value'])} is not one of {m['choices']}"
 
 
 def command_words(ctx: Any, argv: list[str], app: Any) -> list[str]:

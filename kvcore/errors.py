@@ -33,6 +33,13 @@ def clipped(value: object, width: int = 40) -> str:
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
+def clipped_int(value: int) -> str:
+    """`value`, or its digit count when it is long: ``a 4,300-digit integer`` (the longest a
+    command line's value converts to, Python's limit), which was a 4.4 KB error line."""
+    text = str(value)
+    return text if len(text) <= 40 else f"a {len(text.lstrip('-')):,}-digit integer"
+
+
 class InputError(Exception):
     """Bad input: a file, a line, a field and what is wrong with it.
 

@@ -8,7 +8,7 @@ model is refused in one line that says so, never read as something else.
 
 from __future__ import annotations
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped
 
 # vLLM 0.33's CacheDType, in its order (--kv-cache-dtype)
 VLLM_KV_CACHE_DTYPES = (
@@ -65,5 +65,5 @@ def kv_offloading_backend(name: str, field: str = "kv_offloading_backend") -> st
                          "store is its own project); kvcli models vLLM's native CPU tier "
                          "(native)", field=field)
     if v not in KV_OFFLOADING_BACKENDS:
-        raise InputError(f"must be native or lmcache (vLLM's), got {name!r}", field=field)
+        raise InputError(f"must be native or lmcache (vLLM's), got {clipped(name)}", field=field)
     return v

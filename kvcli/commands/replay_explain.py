@@ -15,7 +15,7 @@ def run_explain(trace: str, opts, rid: str, as_json: bool, given: list[str],
     from kvcore.analysis.stats import StreamingStats
     from kvcore.engine.events import CallbackEvents
     from kvcore.engine.replay import replay
-    from kvcore.errors import InputError
+    from kvcore.errors import InputError, clipped
     from kvcore.traces import read_trace
 
     if given:
@@ -23,7 +23,7 @@ def run_explain(trace: str, opts, rid: str, as_json: bool, given: list[str],
         raise InputError(f"writes no other output (--{flag} given)", field="explain")
     tr = read_trace(trace)
     if not any(r.id == rid for r in tr.requests):
-        raise InputError(f"no request {rid!r} in {tr.label}", field="explain")
+        raise InputError(f"no request {clipped(rid)} in {tr.label}", field="explain")
     said = []
     if "warmup" in (opts.given or ()):
         # (the story tells the request's events; a warm-up decides what a summary counts)

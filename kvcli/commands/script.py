@@ -116,6 +116,9 @@ def register(app: typer.Typer) -> None:
                                    ("--model-config's file", model_config)], [])
             cfg, op_list = load_script(ops)
             if hash_seed is not None:
+                from kvcore.engine.option_rules import check_seed
+
+                check_seed(hash_seed)
                 cfg.hash_seed = hash_seed
             with_model(cfg, model=model, model_config=model_config, layers=layers,
                        gpu_memory_gib=gpu_memory_gib, num_blocks=num_blocks,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,4 +77,4 @@ def find_gpu(name: str) -> Gpu:
     for g in GPUS.values():
         if g.label.lower() == name.strip().lower():
             return g
-    raise InputError(f"unknown GPU {name!r}; presets: {', '.join(GPUS)}", field="gpu")
+    raise InputError(f"unknown GPU {clipped(name)}; presets: {', '.join(GPUS)}", field="gpu")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from kvcore.clock.base import Clock
 from kvcore.engine.cost import CostModel
-from kvcore.errors import InputError, nonempty_name
+from kvcore.errors import InputError, clipped, nonempty_name
 
 # The clocks other than `linear` (and the models they read) are imported by the branch that
 # makes one: a replay with the default clock never loads them (~30 ms of a process's start).
@@ -101,7 +101,7 @@ def make_clock(cfg: ReplayOptions, geometry: ModelGeometry | None = None) -> Clo
                                 gpu=cfg.gpu, tp=cfg.tp, kv_cache_dtype=cfg.kv_cache_dtype,
                                 async_scheduling=cfg.async_scheduling, colon=colon,
                                 geometry=geometry)
-    raise InputError(f"unknown clock {spec!r}; one of roofline, calibrated, linear:C0,C1,C2, "
+    raise InputError(f"unknown clock {clipped(spec)}; one of roofline, calibrated, linear:C0,C1,C2, "
                      "fixed:MS",
                      field="clock")
 

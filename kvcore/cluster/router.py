@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped, clipped_int
 from kvcore.kv_events import hashes_to_ints
 
 if TYPE_CHECKING:
@@ -179,7 +179,7 @@ def unknown_router(name: str, known: list[str], field: str = "router") -> InputE
         hint = " (several routers: --routers A,B,...)"
     elif close := difflib.get_close_matches(name.replace("-", "_"), known, n=1, cutoff=0.6):
         hint = f" (did you mean {close[0]}?)"
-    return InputError(f"unknown router {name!r}{hint}; known: {', '.join(known)}", field=field)
+    return InputError(f"unknown router {clipped(name)}{hint}; known: {', '.join(known)}", field=field)
 
 
 def make_router(name: str, n: int, raw_opts: dict[str, str], seed: int,
@@ -227,7 +227,11 @@ def _convert(router: str, key: str, kind: type, text: str) -> Any:
         value = conv(text)
     except ValueError:
         raise InputError(f"router {router} option {key}: expected {kind.__name__}, got "
-                         f"{text!r}", field="router_opt") from None
+                         f"{clipped(text)}", field="router_opt") from None
+    if kind is int and not -(1 << 63) <= value < 1 << 63:
+        # as every integer option: 10**30 was taken and written to the JSON as a string
+        raise InputError(f"router {router} option {key}: must be a 64-bit integer (below 2**63 "
+                         f"in size), got {clipped_int(value)}", field="router_opt")
     if kind is float and math.isnan(value):
         raise InputError(f"router {router} option {key}: not a number", field="router_opt")
     if kind is float and math.isinf(value):

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped
 
 
 def parse_router_opts(names: list[str], raw: list[str], field: str = "router") -> tuple:
@@ -26,7 +26,7 @@ def parse_router_opts(names: list[str], raw: list[str], field: str = "router") -
     for item in raw:
         key, eq, value = item.partition("=")
         if not eq or not key:
-            raise InputError(f"expected [ROUTER.]KEY=VALUE, got {item!r}", field="router_opt")
+            raise InputError(f"expected [ROUTER.]KEY=VALUE, got {clipped(item)}", field="router_opt")
         target, dot, bare = key.partition(".")
         qualified = bool(dot) and target in per
         takers = [target] if qualified else [n for n in names if key in REGISTRY[n].OPTIONS]

@@ -18,7 +18,7 @@ from kvcore.cluster.report import router_result
 from kvcore.cluster.router import make_router
 from kvcore.engine import hash_ahead
 from kvcore.engine.events import JsonlEvents
-from kvcore.engine.options import ReplayOptions, resolve
+from kvcore.engine.options import HOUR_MS, ReplayOptions, resolve
 from kvcore.engine.replay import finish_outputs, header, summarize
 from kvcore.engine.startup import StartUp, start_up
 from kvcore.errors import InputError
@@ -166,6 +166,11 @@ def check_cluster(copts: ClusterOptions, live: Any = None) -> None:
         v = getattr(copts, name)
         if not 0 <= v < math.inf:          # NaN fails too (it sampled nothing, silently)
             raise InputError(f"must be a finite number >= 0, got {v}", field=name)
+        if v > HOUR_MS:
+            # as the clock's step times: a lag of 1e308 ms was taken (no event ever reached the
+            # index, said nowhere), and past 2**53 ms a delivery's time drops the step's
+            # (1e20 + 1000.0 == 1e20)
+            raise InputError(f"must be at most {HOUR_MS:,.0f} (an hour), got {v}", field=name)
     if 0 < copts.metrics_interval_ms < MIN_METRICS_INTERVAL_MS:
         # Sample times step by the interval: one too small to move the clock never returns.
         raise InputError(f"must be 0 (no samples) or at least {MIN_METRICS_INTERVAL_MS} ms, got "

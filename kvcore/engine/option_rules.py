@@ -9,7 +9,7 @@ import dataclasses
 import math
 from typing import Any
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped, clipped_int, path_label
 from kvcore.host_memory import check_pool_fits
 from kvcore.vllm_values import kv_cache_dtype
 
@@ -23,9 +23,9 @@ def check_value(f: dataclasses.Field, v: Any) -> None:
             kv_cache_dtype(v)       # a vLLM dtype kvcli does not model: refused, saying why
         if v not in meta["choices"]:
             if meta["message"]:
-                raise InputError(f"{meta['message']} {v!r}", field=f.name)
+                raise InputError(f"{meta['message']} {clipped(v)}", field=f.name)
             *head, last = meta["choices"]
-            raise InputError(f"must be {', '.join(head)} or {last}, got {v!r}", field=f.name)
+            raise InputError(f"must be {', '.join(head)} or {last}, got {clipped(v)}", field=f.name)
         return
     check = meta["check"]
     if f.type == "bool" and not isinstance(v, bool):     # a config line's "yes" is no switch
@@ -33,7 +33,8 @@ def check_value(f: dataclasses.Field, v: Any) -> None:
     if check is None or (v is None and f.default is None):
         return
     if _is_number(v, (int,)) and not -(1 << 63) <= v < 1 << 63:    # (the JSON writer's range)
-        raise InputError(f"must be a 64-bit integer (below 2**63 in size), got {v}", field=f.name)
+        raise InputError(f"must be a 64-bit integer (below 2**63 in size), got {clipped_int(v)}",
+                         field=f.name)
     if check == "utilization":      # vLLM's rule: 0 < x <= 1
         if not _is_number(v, (int, float)) or not 0 < v <= 1:
             raise InputError(f"must be in (0, 1], got {v!r}", field=f.name)
@@ -47,6 +48,8 @@ def check_value(f: dataclasses.Field, v: Any) -> None:
         # '' (an unset shell variable) was read as "none given" and the run went on without it
         if not isinstance(v, str) or not v.strip():
             raise InputError(f"must be a non-empty name or path, got {v!r}", field=f.name)
+        if f.name == "hash_seed":
+            check_seed(v)
         return
     if check == "groups":
         _check_groups(v)
@@ -75,6 +78,17 @@ def check_value(f: dataclasses.Field, v: Any) -> None:
             raise InputError(f"must be at most {meta['hi']:,.0f}, got {v!r}", field=f.name)
         if meta["pool"]:
             check_pool_fits(v, field=f.name)
+
+
+def check_seed(seed: str) -> None:
+    """A NONE_HASH seed must be text: a command line's non-UTF-8 byte (held as a surrogate)
+    ended in a UnicodeEncodeError traceback from the cbor hashes or the JSON writer, and
+    Python refuses such a PYTHONHASHSEED, so no vLLM ran with it."""
+    try:
+        seed.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"must be UTF-8 text, got '{path_label(seed)}'",
+                         field="hash_seed") from None
 
 
 def _check_groups(groups: Any) -> None:

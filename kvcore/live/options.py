@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, path_label
 from kvcore.live.endpoints import check_endpoint, is_bind_endpoint
 
 DEFAULT_ENDPOINT = "tcp://*:5557"   # vLLM's KVEventsConfig.endpoint
@@ -65,6 +65,7 @@ class LiveOptions:
             if self.kv_events_replay_endpoint == self.kv_events_endpoint:
                 raise InputError("the same endpoint as kv_events_endpoint",
                                  field="kv_events_replay_endpoint")
+        check_topic(self.kv_events_topic, "kv_events_topic")
         # ZMQ's high-water marks are C ints (the replay socket's is 2 x (steps + 1)): more
         # raised OverflowError with a traceback when the socket opened
         for name, lo, hi in (("kv_events_hwm", 0, 2**31 - 1),
@@ -120,6 +121,15 @@ class LiveOptions:
 
 
 _DEFAULTS = LiveOptions()
+
+
+def check_topic(topic: str, field: str) -> None:
+    """A topic goes on the wire as UTF-8 (vLLM's publisher encodes it so too): a command
+    line's non-UTF-8 byte ended in a UnicodeEncodeError traceback when the socket opened."""
+    try:
+        topic.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"must be UTF-8 text, got '{path_label(topic)}'", field=field) from None
 
 # The files a publishers' ZMQ context holds besides its sockets' (measured with pyzmq): 1 when
 # it is made (its own mailbox), 4 more with the first socket (its I/O thread's and its

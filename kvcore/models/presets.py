@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.hf_config import read_hf_config
 
@@ -192,7 +192,7 @@ def load_preset(name: str, *, others: bool = True) -> ModelGeometry:
     if key is None:
         hint = (" (or give a HF config.json as model_config, or the layers, kv_heads and "
                 "head_dim)" if others else "")
-        raise InputError(f"unknown model {name!r}; presets: {', '.join(PRESETS)}{hint}",
+        raise InputError(f"unknown model {clipped(name)}; presets: {', '.join(PRESETS)}{hint}",
                          field="model")
     repo, cfg = PRESETS[key]
     return read_hf_config(cfg, name=key, source=f"preset {key} ({repo})")

@@ -6,7 +6,7 @@ fault. `kvcore.sizing.resolve` sizes what `load_geometry` returns.
 
 from __future__ import annotations
 
-from kvcore.errors import InputError, nonempty_name
+from kvcore.errors import InputError, clipped, nonempty_name
 from kvcore.models.config_file import read_config_file
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.hf_config import DTYPE_ALIASES, MAX_LAYERS
@@ -32,7 +32,7 @@ def parse_layer_selection(text: str, n_layers: int, field: str) -> set[int]:
         return out
     except ValueError:
         raise InputError(f"expected a pattern like 5:1 or layer indices like 0,2,4-9 below "
-                         f"{n_layers}, got {text!r}", field=field) from None
+                         f"{n_layers}, got {clipped(text)}", field=field) from None
 
 
 def explicit_geometry(*, layers: int, kv_heads: int, head_dim: int, dtype: str,
@@ -109,5 +109,5 @@ def load_geometry(model: str | None = None, *, model_config: str | None = None,
 def normalize_dtype(name: str, field: str, table: dict[str, str] = DTYPE_ALIASES) -> str:
     v = table.get(name.strip().lower())
     if v is None:
-        raise InputError(f"unknown dtype {name!r}; one of {', '.join(sorted(table))}", field=field)
+        raise InputError(f"unknown dtype {clipped(name)}; one of {', '.join(sorted(table))}", field=field)
     return v

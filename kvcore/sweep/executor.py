@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped
 from kvcore.sweep.grid import Job
 from kvcore.traces import Trace
 
@@ -58,7 +58,7 @@ EXECUTORS: dict[str, tuple[str, str, str | None, str | None]] = {
 def check_executor(name: str) -> None:
     """Refuse, before any work, an unknown executor or one whose package is missing."""
     if name not in EXECUTORS:
-        raise InputError(f"unknown executor {name!r}; known: {', '.join(EXECUTORS)}",
+        raise InputError(f"unknown executor {clipped(name)}; known: {', '.join(EXECUTORS)}",
                          field="executor")
     _, _, package, install = EXECUTORS[name]
     if package is not None and importlib.util.find_spec(package) is None:

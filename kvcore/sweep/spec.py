@@ -24,7 +24,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped
 from kvcore.sources import close_source, open_source, read_text, too_many_digits
 from kvcore.sweep.json_spec import loads_spec
 from kvcore.sweep.keys import (
@@ -92,7 +92,7 @@ def load_spec(path: str) -> SweepSpec:
                              line=lines.find(None, key), field=key)
     command = doc.get("command", "replay")
     if command not in COMMANDS:
-        raise InputError(f"must be replay or cluster, got {command!r}", path=path,
+        raise InputError(f"must be replay or cluster, got {clipped(command)}", path=path,
                          line=lines.find(None, "command"), field="command")
     traces = doc.get("traces")
     if isinstance(traces, str):
@@ -186,7 +186,7 @@ def _flag_file(key: str, value: Any) -> Any:
 def spec_from_flags(command: str, traces: list[str], sets: list[str]) -> SweepSpec:
     """The flags' form: `--trace` paths and `--set KEY=V1,V2` entries."""
     if command not in COMMANDS:
-        raise InputError(f"must be replay or cluster, got {command!r}", field="command")
+        raise InputError(f"must be replay or cluster, got {clipped(command)}", field="command")
     if not traces:
         raise InputError("a sweep needs a SPEC file or at least one --trace", field="trace")
     for t in traces:

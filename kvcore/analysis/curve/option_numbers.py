@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from decimal import Decimal, InvalidOperation
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped
 
 
 def parse_numbers(text: str | None, field: str, kind=int) -> list | None:
@@ -18,7 +18,7 @@ def parse_numbers(text: str | None, field: str, kind=int) -> list | None:
         try:
             v = float(part)
             if not math.isfinite(v):     # nan, inf, and 1e400 (which float() reads as inf)
-                raise InputError(f"not a finite number: {part!r}", field=field)
+                raise InputError(f"not a finite number: {clipped(part)}", field=field)
             if kind is int:
                 # read exactly (as a float, 100.0000000000000001 was 100 and 2^53 + 1 was 2^53)
                 d = Decimal(part)
@@ -26,7 +26,7 @@ def parse_numbers(text: str | None, field: str, kind=int) -> list | None:
                     raise ValueError
                 v = int(d)      # (below 2^1024: float() read it as finite)
         except (ValueError, InvalidOperation):
-            raise InputError(f"not a {'whole ' if kind is int else ''}number: {part!r}",
+            raise InputError(f"not a {'whole ' if kind is int else ''}number: {clipped(part)}",
                              field=field) from None
         out.append(v)
     return out

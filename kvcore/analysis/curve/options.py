@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from kvcore.analysis.curve.input import MAX_BLOCK_SIZE, RULES
 from kvcore.analysis.policies import POLICIES
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped, clipped_int
 from kvcore.host_memory import MAX_GIB
 
 # Bounds that keep every number of the answer a 64-bit integer (blocks x block size in tokens):
@@ -35,13 +35,13 @@ def check_options(opts: CurveOptions) -> None:
     """Raise `InputError` naming the option that is wrong."""
     unknown = [p for p in opts.policies if p not in POLICIES]
     if unknown or not opts.policies:
-        raise InputError(f"unknown policy {unknown[0] if unknown else ''!r}; "
+        raise InputError(f"unknown policy {clipped(unknown[0] if unknown else '')}; "
                          f"choose from {', '.join(POLICIES)}", field="policies")
     twice = [p for i, p in enumerate(opts.policies) if p in opts.policies[:i]]
     if twice:       # (its rows came twice, its runs ran twice)
         raise InputError(f"policy {twice[0]!r} named twice", field="policies")
     if opts.rule not in RULES:
-        raise InputError(f"must be one of {', '.join(RULES)}, got {opts.rule!r}", field="rule")
+        raise InputError(f"must be one of {', '.join(RULES)}, got {clipped(opts.rule)}", field="rule")
     if opts.block_size is not None and opts.block_size < 1:
         raise InputError(f"must be >= 1, got {opts.block_size}", field="block_size")
     if opts.block_size is not None and opts.block_size > MAX_BLOCK_SIZE:
@@ -79,7 +79,9 @@ def check_options(opts: CurveOptions) -> None:
                 raise InputError(f"{v:,} named twice", field=f)
             seen.add(v)
         if vals is not None and f != "capacity_gib" and max(vals) > MAX_CAPACITY:
-            raise InputError(f"must be at most {MAX_CAPACITY:,}, got {max(vals):,}", field=f)
+            big = max(vals)     # (a 4,000-digit one was a 5 KB line)
+            shown = f"{big:,}" if big < 10**30 else clipped_int(big)
+            raise InputError(f"must be at most {MAX_CAPACITY:,}, got {shown}", field=f)
     if opts.capacity_gib is not None and max(opts.capacity_gib) > MAX_GIB:
         raise InputError(f"must be at most {MAX_GIB:,.0f} GiB (1 PiB), got "
                          f"{max(opts.capacity_gib):g}", field="capacity_gib")
