@@ -2,10 +2,9 @@
 one-line mutant of kvcore that every other test let through (the mutation campaign of
 tests/data/mutants/README.md, which names the mutant each case kills and how it was made).
 
-Scheduler traces (`NAME.trace.jsonl`) replay with `--arrivals step` in the mode of their config
+Each scheduler trace (`NAME.trace.jsonl`) replays with `--arrivals step` in the mode of its config
 line and must match the real `Scheduler`'s answer (`NAME.expected.jsonl`) as the other case
-tests compare (`oracle_sched.assert_matches`); op scripts (`NAME.ops.jsonl`) must match the real
-`KVCacheManager`'s answers line for line (`oracle_ops.check_case`).
+tests compare (`oracle_sched.assert_matches`).
 """
 
 from __future__ import annotations
@@ -13,12 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from oracle_ops import check_case
 from oracle_sched import answer_of, assert_matches, config_of, replay_case
 
 DATA = Path(__file__).resolve().parent / "data" / "mutants"
 TRACES = sorted(DATA.glob("*.trace.jsonl"))
-OPS = sorted(DATA.glob("*.ops.jsonl"))
 
 
 @pytest.mark.parametrize("trace", TRACES, ids=lambda p: p.name.removesuffix(".trace.jsonl"))
@@ -29,15 +26,9 @@ def test_sched_case(trace: Path) -> None:
                    kv_events=cfg.get("kv_events", False))
 
 
-@pytest.mark.parametrize("ops", OPS, ids=lambda p: p.name.removesuffix(".ops.jsonl"))
-def test_op_case(ops: Path) -> None:
-    check_case(ops)
-
-
 def test_the_cases_are_there() -> None:
     # (a case dropped by mistake would let its mutant through again)
     assert [p.name.removesuffix(".trace.jsonl") for p in TRACES] == [
         "nochunk_prompt_fills_budget", "priority_preempt_returns_budget", "sw_admission_cap"]
-    assert [p.name.removesuffix(".ops.jsonl") for p in OPS] == []
-    for p in TRACES + OPS:
+    for p in TRACES:
         assert p.with_name(p.name.split(".")[0] + ".expected.jsonl").exists()
