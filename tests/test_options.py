@@ -55,21 +55,23 @@ def test_to_dict_is_the_settings_in_field_order():
     # the CPU tier's settings only when it is on, the clock's only when one is given: outputs
     # without them stay as they were (and prefix_match_unit's and hash_seed's only when set)
     # (and gpu_memory_utilization's only when not the default, vLLM 0.33's 0.92;
-    # performance_mode's only when not vLLM's balanced)
+    # performance_mode's only when not vLLM's balanced, pipeline_parallel_size's when not 1)
     assert list(d) == [f.name for f in KNOBS if f.name not in OFFLOAD_FIELDS
                        and f.name not in CLOCK_FIELDS
                        and f.name not in ("prefix_match_unit", "gpu_memory_utilization",
-                                          "hash_seed", "performance_mode")]
+                                          "hash_seed", "performance_mode",
+                                          "pipeline_parallel_size")]
     assert ReplayOptions(performance_mode="throughput").to_dict()["performance_mode"] == \
         "throughput"
     assert ReplayOptions(prefix_match_unit=16).to_dict()["prefix_match_unit"] == 16
     assert ReplayOptions(hash_seed="0").to_dict()["hash_seed"] == "0"
+    assert ReplayOptions(pipeline_parallel_size=2).to_dict()["pipeline_parallel_size"] == 2
     assert ReplayOptions(gpu_memory_utilization=0.9).to_dict()["gpu_memory_utilization"] == 0.9
     assert "gpu_memory_utilization" not in ReplayOptions(gpu_memory_utilization=0.92).to_dict()
     assert "given" not in d and list(d)[:3] == ["mode", "block_size", "num_blocks"]
     on = ReplayOptions(kv_offloading_size=8.0, tp=2, prefix_match_unit=16,
                        gpu_memory_utilization=0.9, hash_seed="0",
-                       performance_mode="interactivity").to_dict()
+                       performance_mode="interactivity", pipeline_parallel_size=2).to_dict()
     assert list(on) == [f.name for f in KNOBS] and on["eviction_policy"] == "lru"
     assert on["tp"] == 2 and on["gpu"] is None and on["clock"] is None
 
