@@ -235,6 +235,8 @@ def test_cluster_replica_counts_as_the_replay(tmp_path):
 @pytest.mark.parametrize("args,says", [
     ([], ("option --enable-mfu-metrics: needs a model (--model or --model-config): vLLM's "
          "perf.py counts nothing without one")),
+    (["--model", "llama-3.1-8b", "-pp", "2"], ("option --enable-mfu-metrics: not with "
+                                              "--pipeline-parallel-size")),
 ])
 @pytest.mark.parametrize("command", ["replay", "cluster"])
 def test_refused_in_one_line(tmp_path, args, says, command):

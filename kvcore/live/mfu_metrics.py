@@ -43,6 +43,11 @@ def mfu_shape(cfg: Any) -> VllmShape:
     without a model."""
     from kvcore.clock.registry import model_geometry
 
+    if cfg.pipeline_parallel_size > 1:
+        # (perf.py bills each GPU its stage's share of the layers, a division kvcore's count
+        # does not make: checked against perf.py at one stage only)
+        raise InputError("not with --pipeline-parallel-size: vLLM's perf.py divides the layers "
+                         "among the stages, which kvcli's count does not", field=FIELD)
     g = model_geometry(cfg.model, cfg.model_config)
     if g is None:
         raise InputError("needs a model (--model or --model-config): vLLM's perf.py counts "
