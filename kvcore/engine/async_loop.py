@@ -7,19 +7,20 @@ under async scheduling; newest on the left, the oldest popped from the right). E
 schedule batch k if the scheduler has requests, and queue it; then, unless the queue is still
 short of `depth` and (batch k has tokens or requests remain) -- the engine's early return --,
 process the oldest batch's output (at steady state batch k - depth + 1's). With the
-synchronous Scheduler (pipeline parallelism without async scheduling) a request whose batch
-is in flight has no token to schedule until its output is processed. A step with nothing to schedule but a batch queued only processes it (the
-drain). So a request finishes, frees its blocks and has its decode-completed block cached one
-step later than under sync, and vLLM's KV events (published by output processing) come with the
-step that processes the batch.
+synchronous Scheduler (pipeline parallelism without async scheduling) a request whose batch is
+in flight has no token to schedule until its output is processed. A step with nothing to
+schedule but a batch queued only processes it (the drain). So a request finishes, frees its
+blocks and has its decode-completed block cached one step later than under sync, and vLLM's KV
+events (published by output processing) come with the step that processes the batch.
 
 Time: the GPU runs the queued batches back to back, each for its clock cost, from when it is
 scheduled or when the one before ends. With pipeline parallelism the batch passes its stages in
 turn, each stage a 1/PP share of the batch's cost (an even split of the layers; the activations'
 hand-over between stages is not counted), a stage starting when the batch leaves the one before
-and when that stage is free: one batch ends every stage time at steady state, each after PP. A step that processes a batch ends when that batch ends
-(the engine blocks on it), so the batch's tokens are stamped with the end of their own forward
-pass; a step that returns early takes no time (the next schedules at once, while the GPU runs).
+and when that stage is free: one batch ends every stage time at steady state, each after PP.
+A step that processes a batch ends when that batch ends (the engine blocks on it), so the
+batch's tokens are stamped with the end of their own forward pass; a step that returns early
+takes no time (the next schedules at once, while the GPU runs).
 """
 
 from __future__ import annotations
