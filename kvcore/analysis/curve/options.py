@@ -80,7 +80,7 @@ def check_options(opts: CurveOptions) -> None:
             seen.add(v)
         if vals is not None and f != "capacity_gib" and max(vals) > MAX_CAPACITY:
             big = max(vals)     # (a 4,000-digit one was a 5 KB line)
-            shown = f"{big:,}" if big < 10**30 else clipped_int(big)
+            shown = f"{big:,}" if big < 10**30 else clipped_int(int(big))   # (ints here)
             raise InputError(f"must be at most {MAX_CAPACITY:,}, got {shown}", field=f)
     if opts.capacity_gib is not None and max(opts.capacity_gib) > MAX_GIB:
         raise InputError(f"must be at most {MAX_GIB:,.0f} GiB (1 PiB), got "
