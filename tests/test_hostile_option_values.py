@@ -143,3 +143,19 @@ def test_sweep_empty_command_is_refused(tmp_path):
                     "--results", str(tmp_path / "r.jsonl")])
     assert line == "error: option --command: must be replay or cluster, got ''"
     assert not (tmp_path / "r.jsonl").exists()
+
+
+@pytest.mark.parametrize("args", [["replay", MT, "--hash-seed", " "],
+                                  ["script", OPS, "--hash-seed", ""]])
+def test_an_empty_hash_seed_is_refused_by_script_as_by_replay(args):
+    # (script took '' as a seed: its hashes then differed from any server's)
+    assert refused(args) == (f"error: option --hash-seed: must be a non-empty name or path, got "
+                             f"{args[-1]!r}")
+
+
+def test_a_multiturn_trace_too_large_by_its_turns_names_turns(tmp_path):
+    out = tmp_path / "t.jsonl"
+    assert refused(["gen", "multiturn", "--turns", "1000", "-o", str(out)]) == (
+        "error: option --turns: the trace's block count of about 438,780,000 is more than the "
+        "limit of 100,000,000")
+    assert not out.exists()

@@ -154,9 +154,10 @@ def multiturn(*, conversations: int = 40, turns: int = 5, system_tokens: int = 5
     # a conversation of n turns holds about n system prompts and n^2 / 2 messages and
     # answers; n is about `turns` (the triangular draw's mode): refused before the work, and
     # the exact count is checked as the trace grows
+    # (grown by turns squared: --turns 1000 was blamed on --conversations)
     _at_most("the trace's block count of about", conversations * (
         turns * system_tokens + turns * turns * (user_tokens + output_tokens) // 2) // block_size,
-        MAX_TRACE_BLOCKS, "conversations")
+        MAX_TRACE_BLOCKS, "turns" if turns > conversations else "conversations")
     total_blocks = 0
     rng = random.Random(seed)
     ids = _Ids()

@@ -84,6 +84,8 @@ def check_seed(seed: str) -> None:
     """A NONE_HASH seed must be text: a command line's non-UTF-8 byte (held as a surrogate)
     ended in a UnicodeEncodeError traceback from the cbor hashes or the JSON writer, and
     Python refuses such a PYTHONHASHSEED, so no vLLM ran with it."""
+    if not seed.strip():        # (`kvcli script --hash-seed ''` took it; replay refuses it)
+        raise InputError(f"must be a non-empty name or path, got {seed!r}", field="hash_seed")
     try:
         seed.encode("utf-8")
     except UnicodeEncodeError:
