@@ -190,10 +190,11 @@ def concurrent_batches(async_scheduling: bool | None, given: int | None, pp: int
     off: 1; neither: 2, vLLM's on a GPU); both, they must agree. With `pp` pipeline stages,
     vLLM's `max_concurrent_batches`: pp + 1 under async scheduling (the V2 model runner), pp
     without."""
+    from kvcore.engine.scheduler_io import max_concurrent_batches
     from kvcore.errors import InputError
 
-    on = 2 if pp == 1 else pp + 1
-    implied = None if async_scheduling is None else on if async_scheduling else pp
+    on = max_concurrent_batches(True, pp)
+    implied = None if async_scheduling is None else max_concurrent_batches(async_scheduling, pp)
     if given is not None and implied is not None and given != implied:
         flag = "--async-scheduling" if async_scheduling else "--no-async-scheduling"
         raise InputError(f"{given} disagrees with {flag} ({implied} batch"

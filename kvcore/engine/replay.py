@@ -24,6 +24,7 @@ from kvcore.engine.context import ReplayContext
 from kvcore.engine.engine_loop import EngineLoop
 from kvcore.engine.events import JsonlEvents
 from kvcore.engine.options import ReplayOptions, resolve
+from kvcore.engine.replay_pool import concurrent_batches
 from kvcore.engine.results import ReplaySummary
 from kvcore.engine.vllm_events import VllmEvents
 from kvcore.gc_pause import gc_paused
@@ -123,8 +124,9 @@ def run(ctx: ReplayContext, loop: EngineLoop | None = None,
 
 
 def engine_loop(ctx: ReplayContext) -> EngineLoop:
-    """The engine mode's loop: the batch queue under async scheduling, else one batch a step."""
-    if ctx.cfg.async_scheduling or ctx.cfg.pipeline_parallel_size > 1:
+    """The engine mode's loop: the batch queue when vLLM runs one (more than one batch in
+    flight: async scheduling, pipeline parallelism), else one batch a step."""
+    if concurrent_batches(ctx.cfg) > 1:
         from kvcore.engine.async_loop import AsyncEngineLoop
 
         return AsyncEngineLoop(ctx)

@@ -13,7 +13,7 @@ import dataclasses
 
 from kvcore.engine.options import ENGINE_NUM_BLOCKS, ReplayOptions
 from kvcore.engine.refusal import refusal
-from kvcore.engine.scheduler_io import ASYNC_BATCH_QUEUE_DEPTH
+from kvcore.engine.scheduler_io import max_concurrent_batches
 from kvcore.errors import InputError
 from kvcore.managers.registry import spec_from_group_config
 from kvcore.models.geometry import ModelGeometry
@@ -39,15 +39,12 @@ def _config_group(group: dict, cfg: ReplayOptions, trace: Trace) -> KVCacheSpec:
 
 
 def concurrent_batches(cfg: ReplayOptions) -> int:
-    """vLLM's max_concurrent_batches, the engine's batch queue: under async scheduling 2, or
-    with pipeline parallelism PP + 1 (the V2 model runner); else PP (1: no queue). It also
-    sizes the in-flight tokens a sliding-window or chunked-local group reserves for."""
+    """vLLM's max_concurrent_batches in engine mode (`scheduler_io.max_concurrent_batches`;
+    cache mode runs no engine: 1). It also sizes the in-flight tokens a sliding-window or
+    chunked-local group reserves for."""
     if cfg.mode != "engine":
         return 1
-    pp = cfg.pipeline_parallel_size
-    if cfg.async_scheduling:
-        return ASYNC_BATCH_QUEUE_DEPTH if pp == 1 else pp + 1
-    return pp
+    return max_concurrent_batches(cfg.async_scheduling, cfg.pipeline_parallel_size)
 
 
 def sized(cfg: ReplayOptions, trace: Trace

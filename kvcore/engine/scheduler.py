@@ -89,9 +89,8 @@ class Scheduler:
         # V2+PP+async: a request that samples in schedule() call k decodes again at call
         # k + PP at the earliest (vLLM's `next_decode_eligible_step`: the worker's ring of
         # sampled tokens); request id -> that call. 0: no stagger (PP 1, or sync).
-        self.decode_stagger = config.pipeline_parallel_size if config.async_scheduling else 0
-        if self.decode_stagger == 1:
-            self.decode_stagger = 0             # (every call: no request waits)
+        pp = config.pipeline_parallel_size
+        self.decode_stagger = pp if config.async_scheduling and pp > 1 else 0
         self.decode_eligible: dict[str, int] = {}
         self.windows_on = False
         # A KV connector (`kvcore.offload`; None: vLLM without one), set by the engine loop

@@ -11,8 +11,15 @@ from kvcore.request import Request
 from kvcore.sizing_context import DEFAULT_MAX_NUM_BATCHED_TOKENS
 
 NO_MODEL_LEN_LIMIT = 1 << 40
-# vllm_config.max_concurrent_batches: the engine's batch queue with async scheduling (PP = 1)
-ASYNC_BATCH_QUEUE_DEPTH = 2
+
+
+def max_concurrent_batches(async_scheduling: bool, pp: int = 1) -> int:
+    """vLLM 0.33's `VllmConfig.max_concurrent_batches`, the engine's batch queue (a queue when
+    above 1): async scheduling 2, or with pipeline parallelism PP + 1 (the V2 model runner);
+    without it PP."""
+    if async_scheduling:
+        return 2 if pp == 1 else pp + 1
+    return pp
 
 
 @dataclass(slots=True)

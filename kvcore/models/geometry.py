@@ -196,6 +196,13 @@ def hybrid_block_size(attn_page_per_token: int, mamba_page: int, block_size: int
     return max(block_size, needed)
 
 
+def decoder_layer_of(name: str, num_layers: int) -> int:
+    """The decoder layer a `layer_specs` name (``layers.I``) belongs to: a Falcon-H1 Mamba
+    mixer is named ``layers.(num_layers + i)`` beside layer i's attention (below)."""
+    i = int(name.rsplit(".", 1)[1])
+    return i - num_layers if i >= num_layers else i
+
+
 def layer_specs(g: ModelGeometry, *, block_size: int = 16, kv_cache_dtype: str = "auto",
                 tp: int = 1, max_model_len: int | None = None,
                 mamba_cache_mode: str = "align",

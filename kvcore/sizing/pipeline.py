@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from kvcore.errors import InputError
 from kvcore.group_specs import UniformTypeKVCacheSpecs
 from kvcore.kv_cache_config import KVCacheGroupSpec
-from kvcore.models.geometry import ModelGeometry
+from kvcore.models.geometry import ModelGeometry, decoder_layer_of
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.sizing.config import GiB, bytes_per_block
 
@@ -40,14 +40,6 @@ def stage_ranges(num_layers: int, pp: int) -> list[range]:
         out.append(range(start, start + n))
         start += n
     return out
-
-
-def layer_index(name: str, num_layers: int) -> int:
-    """The decoder layer a KV cache layer name (`layer_specs`' ``layers.I``) belongs to: a
-    Falcon-H1 Mamba mixer is registered as ``layers.(num_layers + i)`` beside layer i's
-    attention."""
-    i = int(name.rsplit(".", 1)[1])
-    return i - num_layers if i >= num_layers else i
 
 
 def project_groups(groups: list[KVCacheGroupSpec], names: set[str]) -> list[KVCacheGroupSpec]:
@@ -93,7 +85,7 @@ def plan_stages(groups: list[KVCacheGroupSpec], num_layers: int, pp: int,
     stages = []
     for k, layers in enumerate(stage_ranges(num_layers, pp)):
         names = {n for g in groups for n in g.layer_names
-                 if layer_index(n, num_layers) in layers}
+                 if decoder_layer_of(n, num_layers) in layers}
         projected = project_groups(groups, names)
         per_block = bytes_per_block(projected)
         if memory is None:

@@ -21,6 +21,7 @@ from vllm.v1.core import kv_cache_planning as P
 from vllm.v1.core.kv_cache_config_builder import get_kv_cache_config_builder
 from vllm_planning import planning_config
 from kvcore.models import load_preset, layer_specs
+from kvcore.models.geometry import decoder_layer_of
 from kvcore.sizing_context import DEFAULT_GPU_MEMORY_UTILIZATION
 import torch
 from vllm.v1 import kv_cache_interface as V
@@ -74,8 +75,7 @@ def add(name, source, geometry, tp, pp, mml, gib, weights, block_size=16, batche
     split = [get_pp_indices(n, r, pp) for r in range(pp)]
 
     def owner(name):
-        i = int(name.rsplit(".", 1)[1])
-        i = i - n if i >= n else i
+        i = decoder_layer_of(name, n)
         return next(r for r, (a, b) in enumerate(split) if a <= i < b)
 
     per_worker = [{} for _ in range(pp)]
