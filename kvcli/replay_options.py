@@ -27,6 +27,7 @@ from kvcore.engine.options import (
 )
 from kvcore.engine.queues import QUEUES
 from kvcore.engine.serve_defaults import rows_text
+from kvcore.engine.spec_config import num_speculative_tokens
 from kvcore.errors import InputError, clipped
 from kvcore.hashing import HASH_FUNCTIONS
 from kvcore.offload.config import DTYPE_BYTES
@@ -158,6 +159,14 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
                                "batches (PP + 1 under async scheduling; a request decodes "
                                "every PP-th step), and with a model each stage's pool, the "
                                "smallest for all")),
+    "num_speculative_tokens": (int, _S, ("vLLM's speculative decoding, method ngram "
+                               "(--speculative-config's num_speculative_tokens): each decode "
+                               "step verifies 1 + this many tokens; needs "
+                               "--spec-acceptance-rate [default: 0, off]")),
+    "spec_acceptance_rate": (float, _S, ("kvcli's model of the drafts' fate: each draft is "
+                             "accepted with this chance until the first rejection (a replay "
+                             "has no text to judge them by) [default: none]")),
+    "spec_seed": (int, _S, "Seed of the acceptance draws (a run is repeatable)"),
     "arrivals": (Arrivals, _C, ("timestamp: by trace time on the simulated clock; ignore: all "
                  "at once; step: at each request's integer arrival_step")),
     "step_overhead_ms": (float, _C, "Fixed cost of one engine step, ms"),
@@ -202,6 +211,10 @@ OPTIONS["kv_offloading_backend"] = Annotated[str | None, typer.Option(
     "--kv-offloading-backend", metavar="native|lmcache", rich_help_panel=_O, show_default=False,
     help="vLLM's CPU tier backend: native is the tier kvcli models; lmcache is refused. "
     "[default: native]")]
+OPTIONS["speculative_config"] = Annotated[str | None, typer.Option(
+    "--speculative-config", metavar="JSON", rich_help_panel=_S, show_default=False,
+    help="vLLM's speculative decoding config: method ngram and its num_speculative_tokens "
+    "(the same as --num-speculative-tokens); other methods are refused. [default: none]")]
 _PLAIN_FLAGS = frozenset(name for name, (kind, _, _) in _SPEC.items() if _plain_flag(name, kind))
 # for commands that take only the model options (`kvcli script`)
 ModelOpt, ModelConfigOpt, GpuMemOpt = (OPTIONS[k]
@@ -225,6 +238,12 @@ def replay_options(params: dict[str, Any]) -> ReplayOptions:
     for name, check in CHECKED_ONLY.items():
         if name in given:
             check(given.pop(name))
+    if "speculative_config" in given:
+        k = num_speculative_tokens(given.pop("speculative_config"))
+        if given.setdefault("num_speculative_tokens", k) != k:
+            raise InputError(f"says num_speculative_tokens {k}, --num-speculative-tokens "
+                             f"{given['num_speculative_tokens']}: give one",
+                             field="speculative_config")
     if "kv_cache_dtype" in given:      # vLLM's names (and kvcli's fp16, bf16); not modelled: why
         given["kv_cache_dtype"] = kv_cache_dtype(given["kv_cache_dtype"])
     if "prefix_cache_retention_interval" in given:

@@ -72,6 +72,7 @@ class Request:
         "cache_salt",
         "decode_window_end",
         "decode_window_start",
+        "is_prefill_chunk",
         "lora_request",
         "max_tokens",
         "mm_features",
@@ -81,6 +82,7 @@ class Request:
         "num_output_placeholders",
         "num_preemptions",
         "num_prompt_tokens",
+        "num_spec_tokens",
         "num_stale_output_tokens",
         "num_tokens",
         "priority",
@@ -138,6 +140,11 @@ class Request:
         self.num_in_flight_tokens = 0
         self.num_output_placeholders = 0
         self.num_stale_output_tokens = 0
+        # Speculative decoding (vLLM's `len(spec_token_ids)`: the drafts the next step verifies;
+        # kvcore needs their count only) and vLLM's `is_prefill_chunk`: the last schedule left
+        # it short of its known tokens. Both kept only while drafts are on.
+        self.num_spec_tokens = 0
+        self.is_prefill_chunk = False
         # The block-aligned end of a shared prefix the lookup found that a sparse-retention
         # group (sliding window at retention 0) had not cached: set by the scheduler at each
         # lookup; that group then keeps the window tail ending there (the junction).

@@ -55,12 +55,17 @@ def test_to_dict_is_the_settings_in_field_order():
     # the CPU tier's settings only when it is on, the clock's only when one is given: outputs
     # without them stay as they were (and prefix_match_unit's and hash_seed's only when set)
     # (and gpu_memory_utilization's only when not the default, vLLM 0.33's 0.92;
-    # performance_mode's only when not vLLM's balanced, pipeline_parallel_size's when not 1)
+    # performance_mode's only when not vLLM's balanced, pipeline_parallel_size's when not 1,
+    # speculative decoding's only when on)
     assert list(d) == [f.name for f in KNOBS if f.name not in OFFLOAD_FIELDS
                        and f.name not in CLOCK_FIELDS
                        and f.name not in ("prefix_match_unit", "gpu_memory_utilization",
                                           "hash_seed", "performance_mode",
-                                          "pipeline_parallel_size")]
+                                          "pipeline_parallel_size", "num_speculative_tokens",
+                                          "spec_acceptance_rate", "spec_seed")]
+    on = ReplayOptions(num_speculative_tokens=2, spec_acceptance_rate=0.5).to_dict()
+    assert [on["num_speculative_tokens"], on["spec_acceptance_rate"], on["spec_seed"]] == \
+        [2, 0.5, 0]
     assert ReplayOptions(performance_mode="throughput").to_dict()["performance_mode"] == \
         "throughput"
     assert ReplayOptions(prefix_match_unit=16).to_dict()["prefix_match_unit"] == 16
@@ -71,7 +76,8 @@ def test_to_dict_is_the_settings_in_field_order():
     assert "given" not in d and list(d)[:3] == ["mode", "block_size", "num_blocks"]
     on = ReplayOptions(kv_offloading_size=8.0, tp=2, prefix_match_unit=16,
                        gpu_memory_utilization=0.9, hash_seed="0",
-                       performance_mode="interactivity", pipeline_parallel_size=2).to_dict()
+                       performance_mode="interactivity", pipeline_parallel_size=2,
+                       num_speculative_tokens=1, spec_acceptance_rate=0.5).to_dict()
     assert list(on) == [f.name for f in KNOBS] and on["eviction_policy"] == "lru"
     assert on["tp"] == 2 and on["gpu"] is None and on["clock"] is None
 
@@ -111,7 +117,9 @@ def test_every_knob_has_one_cli_option():
     # set only by a trace's config line (the oracle's), or by Python callers
     not_on_the_cli = {"max_steps", "groups"}
     # and vLLM's flags read, checked and not kept (--kv-offloading-backend: native only)
-    assert set(OPTIONS) - set(CHECKED_ONLY) == {f.name for f in KNOBS} - not_on_the_cli
+    # and vLLM's --speculative-config, read into num_speculative_tokens
+    assert set(OPTIONS) - set(CHECKED_ONLY) - {"speculative_config"} == \
+        {f.name for f in KNOBS} - not_on_the_cli
     assert not set(CHECKED_ONLY) & {f.name for f in KNOBS}
 
 

@@ -14,6 +14,7 @@ import typer
 from kvcli import replay_options as ro
 from kvcli.live_options import with_live_options
 from kvcore.engine.options import ReplayOptions
+from kvcore.engine.scheduler_io import max_concurrent_batches
 from kvcore.live.options import LiveOptions
 
 _O = "Outputs"
@@ -200,6 +201,21 @@ def groups_text(groups: list[dict]) -> str:
     return " + ".join(f"{n} {name}" for n, name in runs)
 
 
+def scheduling_text(d: dict) -> str:
+    """The scheduling row: sync or async, the batch queue, speculative decoding's outcome."""
+    cfg = d["config"]
+    depth = max_concurrent_batches(cfg["async_scheduling"], cfg.get("pipeline_parallel_size", 1))
+    text = f"async (batch queue of {depth})" if cfg["async_scheduling"] else \
+        "sync" if depth == 1 else f"sync (batch queue of {depth})"
+    sd = d.get("spec_decode")
+    if sd:
+        rate = "-" if sd["acceptance_rate"] is None else f"{sd['acceptance_rate']:.1%}"
+        text += (f"; ngram drafts x {cfg['num_speculative_tokens']}: {rate} of "
+                 f"{sd['num_draft_tokens']:,} accepted (model: {cfg['spec_acceptance_rate']:g} "
+                 "each)")
+    return text
+
+
 def summary_view(summary):
     """The summary as a View: the JSON document and a two-column table for people."""
     from kvcli.output import Table, View
@@ -230,8 +246,7 @@ def summary_view(summary):
     if d["mode"] == "engine":
         # (mean beside peak; None when interrupted before the end: measured over the whole run)
         rows += [("mean KV usage", "-" if d["mean_usage"] is None else f"{d['mean_usage']:.2%}"),
-                 ("scheduling", "async (batch queue of 2)" if d["config"]["async_scheduling"]
-                  else "sync"),
+                 ("scheduling", scheduling_text(d)),
                  ("steps", d["steps"]),
                  ("simulated time (s)", d["sim_time_s"])]
     cfg = d["config"]

@@ -126,6 +126,8 @@ class AsyncEngineLoop(EngineLoop):
                 "finished": finished, "num_free_blocks": pool.get_num_free_blocks(),
                 "num_free_blocks_after_schedule": free_after_schedule,
                 "processed": processed, "schedule_called": called}
+            if so is not None and so.spec:
+                line["drafts"] = so.spec        # speculative decoding's, verified this step
         if tier is not None:
             done, recv = reports if reports is not None else (None, None)
             tier.end_step(sched, so.kv_meta if so is not None else None, done, recv, line)
@@ -147,7 +149,9 @@ class AsyncEngineLoop(EngineLoop):
             rid = req.request_id
             if rid not in sampling:
                 continue
-            rec = records[rid]
+            rec = records.get(rid)
+            if rec is None:
+                continue    # finished by an earlier batch (its drafts accepted past the end)
             if rec.first_token_ms is None:
                 rec.first_token_ms = t_end
                 if listener is not None:

@@ -34,6 +34,8 @@ from kvcore.engine.scheduler import (
     SchedulerConfig,
     SchedulerOutput,
 )
+from kvcore.engine.spec_accept import accepted_drafts
+from kvcore.engine.spec_decode import propose
 from kvcore.engine.stall import guard
 from kvcore.engine.token_progress import TOKEN_STEPS, tell_output_tokens
 from kvcore.offload.tier import OffloadTier
@@ -54,12 +56,15 @@ class EngineLoop:
             # decodes only as an aggregate (`kvcore.clock.base`).
             self.decode_windows = self.fast_forward = False
         cfg = ctx.cfg
-        if cfg.pipeline_parallel_size > 1:
-            # (both reason about one batch in flight, or async's two: speed only, off here)
+        if cfg.pipeline_parallel_size > 1 or cfg.num_speculative_tokens:
+            # (both reason about one batch in flight, or async's two, and one token a decode:
+            # speed only, off here)
             self.decode_windows = self.fast_forward = False
         self.sched = Scheduler(
             build(SchedulerConfig, cfg, max_model_len=cfg.max_model_len or NO_MODEL_LEN_LIMIT),
             ctx.kvm, tracer=ctx.recorder, observer=ReplayObserver(ctx))
+        if cfg.num_speculative_tokens:
+            self.sched.accept = self.accept
         # The CPU tier (`kvcore.offload`): no fast-forward (its worker runs every step); decode
         # windows stay on (a window step allocates, completes and offers nothing; under async,
         # vLLM's deferred frees learn a window request's last scheduled step from it).
@@ -102,6 +107,12 @@ class EngineLoop:
         """The fake model: the next token of a request at the end of its known tokens."""
         return next_token(self.ctx.records[req.request_id], req.num_output_tokens,
                           self.ctx.cfg.max_model_len)
+
+    def accept(self, req: Request, num_drafts: int) -> int:
+        """The fake model's verdict on ``num_drafts`` drafts (`kvcore.engine.spec_accept`)."""
+        cfg = self.ctx.cfg
+        return accepted_drafts(cfg.spec_seed, req.request_id, req.num_output_tokens,
+                               num_drafts, cfg.spec_acceptance_rate)  # type: ignore[arg-type]
 
     def sample_run(self, req: Request, n: int) -> list[int]:
         """The fake model's next ``n`` tokens of a decoding request (a decode window's)."""
@@ -149,6 +160,8 @@ class EngineLoop:
         self.sched.catch_up_all()
         ctx.summary.mean_usage = (self.usage_time / ctx.t_ms / max(self.num_usable, 1)
                                   if ctx.t_ms > 0 else 0.0)
+        if self.sched.num_spec:
+            ctx.summary.spec_decode = self.sched.spec_stats.as_dict()
         ctx.check_rejections(self.skipped)
         if ctx.cfg.arrivals == "timestamp":
             check_load(ctx)
@@ -223,6 +236,8 @@ class EngineLoop:
         if jsonl is not None:
             jsonl.t_ms = t_end
         finished = sched.update_from_output(so, self.sample)
+        if sched.num_spec and so.total_num_scheduled_tokens:
+            propose(sched, so)      # the runner's drafts for the next step (vLLM's post_step)
         self.account(so.eager, finished, t_end)
         if tier is not None:
             tier.deliver(sched, done, recv)
@@ -233,6 +248,8 @@ class EngineLoop:
             line = {"step": ctx.step, "t_ms": round(t_end, 6), "scheduled": nst,
                     "admitted": so.admitted, "preempted": so.preempted, "finished": finished,
                     "num_free_blocks": pool.get_num_free_blocks()}
+            if so.spec:
+                line["drafts"] = so.spec        # speculative decoding's, verified this step
         if tier is not None:
             tier.end_step(sched, so.kv_meta, done, recv, line)
         if line is not None and ctx.steps_out is not None:

@@ -84,6 +84,13 @@ class ReplayOptions:
     # vLLM's --pipeline-parallel-size: its batch queue holds this many batches (one more under
     # async scheduling), and each stage sizes its own pool (`kvcore.sizing.pipeline`)
     pipeline_parallel_size: int = _knob(1, config=True, check="positive_int")
+    # vLLM's speculative decoding, method "ngram" (--speculative-config's
+    # num_speculative_tokens; `kvcore.engine.spec_decode`); 0: off. Its outcome is kvcli's
+    # model (`kvcore.engine.spec_accept`): each draft accepted with this probability until the
+    # first rejection, draws seeded; no default rate (a replay has no text to judge drafts by)
+    num_speculative_tokens: int = _knob(0, config=True, check="int_at_least", lo=0)
+    spec_acceptance_rate: float | None = _knob(None, config=True, check="at_least", lo=0, hi=1)
+    spec_seed: int = _knob(0, config=True, check="int_at_least", lo=0)
     # KV cache groups of a token-id trace's config line, in the op scripts' spelling
     # ({"type": "full" | "sliding_window" | "chunked_local", ...}); None: one full-attention
     # group (or the model's groups)
@@ -183,6 +190,9 @@ class ReplayOptions:
             del d["performance_mode"]           # (the same)
         if self.pipeline_parallel_size == 1:
             del d["pipeline_parallel_size"]     # (the same)
+        if not self.num_speculative_tokens:
+            for k in ("num_speculative_tokens", "spec_acceptance_rate", "spec_seed"):
+                del d[k]                        # (the same)
         return d
 
     @property

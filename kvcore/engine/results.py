@@ -57,6 +57,9 @@ class ReplaySummary:
     clock: dict | None = None
     # a live replay (kvcore.live, docs/live.md): its publishers and snapshots; absent otherwise
     live: dict | None = None
+    # speculative decoding (kvcore.engine.spec_decode): vLLM's SpecDecodingStats over the run
+    # (drafts verified, accepted, by position; kvcli's acceptance model decides); absent when off
+    spec_decode: dict | None = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -66,4 +69,6 @@ class ReplaySummary:
             del d["clock"]
         if d["live"] is None:
             del d["live"]
+        if d["spec_decode"] is None:
+            del d["spec_decode"]
         return d

@@ -48,12 +48,17 @@ from kvcore.engine.scheduler_offload import schedule_waiting_with_connector
 from kvcore.engine.scheduler_release import preempt
 from kvcore.engine.scheduler_update import advance_scheduled, update_from_output
 from kvcore.engine.scheduler_waiting import schedule_waiting
+from kvcore.engine.spec_decode import SpecStats, schedule_drafts
 from kvcore.kv_cache_manager import KVCacheManager
 from kvcore.offload.stores import build_connector_meta
 from kvcore.request import Request, RequestStatus
 
 __all__ = ["NO_MODEL_LEN_LIMIT", "LazyRequest", "Scheduler", "SchedulerConfig",
            "SchedulerObserver", "SchedulerOutput"]
+
+def _no_drafts(req: Request, num_drafts: int) -> int:
+    raise AssertionError("speculative decoding without an acceptance model")
+
 
 class Scheduler:
     def __init__(self, config: SchedulerConfig, kv_cache_manager: KVCacheManager, *,
@@ -92,6 +97,13 @@ class Scheduler:
         pp = config.pipeline_parallel_size
         self.decode_stagger = pp if config.async_scheduling and pp > 1 else 0
         self.decode_eligible: dict[str, int] = {}
+        # Speculative decoding (`kvcore.engine.spec_decode`): the drafts a decode verifies (0:
+        # off); `accept(req, drafts)`: the fake model's accepted count, set by the engine loop;
+        # whether a running prefill chunk is in the step being scheduled (no padded decodes).
+        self.num_spec = config.num_speculative_tokens
+        self.accept: Callable[[Request, int], int] = _no_drafts
+        self.spec_stats = SpecStats()
+        self.prefill_scheduled = False
         self.windows_on = False
         # A KV connector (`kvcore.offload`; None: vLLM without one), set by the engine loop
         # with `attach_connector`; its waiting scan is `scheduler_offload.schedule_waiting`.
@@ -157,6 +169,7 @@ class Scheduler:
         if threshold > 0 and cfg.long_prefill_token_threshold_adaptive:
             threshold = max(threshold, cfg.max_num_batched_tokens // num_eligible)
 
+        self.prefill_scheduled = False
         mamba_bs = self.mamba_bs
         if mamba_bs:
             kvm.new_step_starts()
@@ -183,8 +196,9 @@ class Scheduler:
             if self.decode_stagger and now < self.decode_eligible.get(req.request_id, 0):
                 i += 1                          # not its turn in the pipeline yet
                 continue
-            # Under async the newest position's token is still in flight (a placeholder).
-            n = req.num_tokens + ph - req.num_computed_tokens
+            # Under async the newest position's token is still in flight (a placeholder); with
+            # speculative decoding its drafts follow its known tokens.
+            n = req.num_tokens + req.num_spec_tokens + ph - req.num_computed_tokens
             if 0 < threshold < n:
                 n = threshold
             n = min(n, budget, max_len - req.num_computed_tokens - 1)
@@ -214,6 +228,7 @@ class Scheduler:
                     if victim in scheduled_running:
                         scheduled_running.remove(victim)
                         budget += nst.pop(victim.request_id)
+                        out.spec.pop(victim.request_id, None)
                 else:
                     running.pop()
                 preempt(self, victim)
@@ -229,6 +244,10 @@ class Scheduler:
             nst[req.request_id] = n
             budget -= n
             i += 1
+            if self.num_spec:
+                self.prefill_scheduled |= req.is_prefill_chunk
+                if req.num_spec_tokens:
+                    schedule_drafts(req, n, out)
         if on and i < len(running):
             # The budget ran out before these: their windows stop at the last step.
             windows.catch_up_all(running[i:], now, last)  # type: ignore[union-attr]

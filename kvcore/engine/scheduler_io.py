@@ -41,6 +41,10 @@ class SchedulerConfig:
     # vLLM's pipeline-parallel size: under async scheduling (the V2 model runner) a request
     # decodes at most every PP-th schedule() (`Scheduler.decode_stagger`)
     pipeline_parallel_size: int = 1
+    # vLLM's speculative decoding, method "ngram" (`kvcore.engine.spec_decode`): the drafts a
+    # decode step verifies (0: off). N-gram drafting reserves no lookahead slots and no draft
+    # slots in the budget.
+    num_speculative_tokens: int = 0
 
 
 @dataclass(slots=True)
@@ -66,6 +70,11 @@ class SchedulerOutput:
     # With a KV connector (CPU offloading): the step's transfers for the worker
     # (`kvcore.offload.connector.ConnectorMeta`).
     kv_meta: Any = None
+    # Speculative decoding: request id -> the drafts this batch verifies (vLLM's
+    # `scheduled_spec_decode_tokens`, by count); `padded`: those admitted as one-token decodes
+    # and padded with placeholder drafts, which no target token matches.
+    spec: dict[str, int] = field(default_factory=dict)
+    padded: set[str] = field(default_factory=set)
 
 
 class SchedulerObserver(Protocol):

@@ -36,6 +36,7 @@ def preempt(sched: Scheduler, req: Request) -> None:
     # Async: the batch in flight still delivers its token (stale: no counter moves).
     req.num_stale_output_tokens = req.num_in_flight_tokens
     req.num_output_placeholders = 0
+    req.num_spec_tokens = 0
     req.num_preemptions += 1
     sched.waiting.prepend(req)
 

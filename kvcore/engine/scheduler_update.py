@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from kvcore.engine.decode_windows import restore_order
 from kvcore.engine.scheduler_io import SchedulerOutput
 from kvcore.engine.scheduler_release import free_finished
+from kvcore.engine.spec_decode import take_tokens
 from kvcore.request import Request, RequestStatus
 
 if TYPE_CHECKING:
@@ -42,15 +43,24 @@ def advance_scheduled(sched: Scheduler, out: SchedulerOutput, plain: int, now: i
         windows = sched.windows
         assert windows is not None and windows.agg_n == plain
         out.plain_context = windows.context_after(now)
+    spec = sched.num_spec
     for req in eager:
         rid = req.request_id
         n = nst[rid]
         c = req.num_computed_tokens = req.num_computed_tokens + n
         req.num_in_flight_tokens += n
+        if spec:
+            req.is_prefill_chunk = c < req.num_tokens + req.num_output_placeholders
         if c >= req.num_tokens + req.num_output_placeholders:
             sampling.add(rid)
             if placeholders:
-                req.num_output_placeholders += 1
+                if spec:
+                    # the sampled token and the drafts verified are in flight; the next
+                    # step's drafts are placeholders the GPU fills (the AsyncScheduler's)
+                    req.num_output_placeholders += 1 + out.spec.get(rid, 0)
+                    req.num_spec_tokens = spec
+                else:
+                    req.num_output_placeholders += 1
                 if sched.decode_stagger:
                     sched.decode_eligible[rid] = now + sched.decode_stagger
         total += n
@@ -72,6 +82,7 @@ def update_from_output(sched: Scheduler, out: SchedulerOutput,
     waiting_done: set[str] = set()
     nst = out.num_scheduled_tokens
     windows = sched.windows if sched.windows_on else None
+    spec = sched.num_spec
     now = sched.num_schedules
     if out.returned:            # back from decode windows: the schedule's order again
         restore_order(out)
@@ -90,17 +101,21 @@ def update_from_output(sched: Scheduler, out: SchedulerOutput,
         if rid not in sampling:
             continue            # a prefill chunk samples nothing
         running = req.status == RequestStatus.RUNNING
-        had_placeholders = req.num_output_placeholders > 0
-        req.append_output_token_ids(sample(req))
-        if not stale and had_placeholders:
-            req.num_output_placeholders -= 1
-            if running and kvm.enable_caching:
-                if tracer is not None:
-                    tracer.req = rid
-                kvm.cache_blocks(req, req.num_computed_tokens - req.num_in_flight_tokens)
-        # (The scheduler's requests always carry max_tokens.)
-        if req.num_tokens >= max_len \
-                or req.num_output_tokens >= req.max_tokens:  # type: ignore[operator]
+        if spec:
+            stopped = take_tokens(sched, out, req, stale, sample)
+        else:
+            had_placeholders = req.num_output_placeholders > 0
+            req.append_output_token_ids(sample(req))
+            if not stale and had_placeholders:
+                req.num_output_placeholders -= 1
+                if running and kvm.enable_caching:
+                    if tracer is not None:
+                        tracer.req = rid
+                    kvm.cache_blocks(req, req.num_computed_tokens - req.num_in_flight_tokens)
+            # (The scheduler's requests always carry max_tokens.)
+            stopped = req.num_tokens >= max_len or \
+                req.num_output_tokens >= req.max_tokens  # type: ignore[operator]
+        if stopped:
             req.status = RequestStatus.FINISHED_LENGTH_CAPPED
             finished.append(rid)
             if not running:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kvcore.engine.mamba_split import mamba_aligned_split
+from kvcore.engine.spec_decode import pad_admission
 from kvcore.request import Request, RequestStatus
 
 if TYPE_CHECKING:
@@ -26,6 +27,8 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
     eager = out.eager
     waiting = sched.waiting
     skipped: list[Request] = []
+    spec = sched.num_spec
+    any_running = bool(nst)     # (so far only the running loop's requests are in it)
     while budget > 0 and len(waiting) > 0:
         if len(running) >= sched.max_num_active:
             break
@@ -44,6 +47,13 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
             continue
         hit_blocks, num_hit, req.shared_prefix_boundary = kvm.get_computed_blocks(req)
         n = req.num_tokens - num_hit
+        padded = False
+        if spec and n == 1:
+            n = pad_admission(sched, num_hit, n, budget, sched.prefill_scheduled, any_running)
+            if n < 0:
+                sched.blocked = (req, False, budget)
+                break   # vLLM schedules no unpadded decode rather than break the graph
+            padded = n > 1
         if 0 < threshold < n:
             n = threshold
         if not cfg.enable_chunked_prefill and n > budget:
@@ -56,6 +66,8 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
             if n == 0:
                 sched.blocked = (req, False, budget)
                 break   # no block-aligned chunk fits what is left of the budget
+            if padded and n != 1 + spec:
+                n, padded = 1, False    # the alignment cut the drafts: unpadded, as vLLM
         if tracer is not None:
             tracer.req = req.request_id
         if obs is not None:
@@ -78,6 +90,9 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
         if req.num_cached_tokens < 0:
             req.num_cached_tokens = num_hit
         nst[req.request_id] = n
+        if padded:
+            out.spec[req.request_id] = spec
+            out.padded.add(req.request_id)
         eager.append(req)
         out.admitted[req.request_id] = num_hit
         budget -= n

@@ -72,6 +72,24 @@ def check_prefix_match_unit(cfg: ReplayOptions, groups: list[KVCacheGroupSpec],
     raise refusal(cfg, trace, "prefix_match_unit", message)
 
 
+def spec_refusals(cfg: ReplayOptions, trace: Trace) -> None:
+    """Speculative decoding's companions: its acceptance model must be given, and what it is
+    not checked against vLLM with is refused."""
+    name = "num_speculative_tokens"
+    if cfg.spec_acceptance_rate is None:
+        raise refusal(cfg, trace, name, "needs spec_acceptance_rate (--spec-acceptance-rate R: "
+                      "the chance each draft is accepted, kvcli's model; a replay has no text "
+                      "to judge drafts by)")
+    if cfg.mode != "engine":
+        raise refusal(cfg, trace, name, "needs engine mode (cache mode runs no steps to "
+                      "verify drafts in)")
+    for other, why in (("pipeline_parallel_size", cfg.pipeline_parallel_size > 1),
+                       ("kv_offloading_size", cfg.offloading)):
+        if why:
+            raise refusal(cfg, trace, name, f"is not modelled with {other}: give one of them",
+                          also=(other,))
+
+
 def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
     """The resolved options' start-up on `trace`; raises `InputError` for what a run refuses,
     naming the trace's config line where that line gave the refused value (the sizing layer and
@@ -88,6 +106,8 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
         # (each stage's connector offloads its own layers; checked against vLLM without a tier)
         raise refusal(cfg, trace, "pipeline_parallel_size", "the CPU tier is not modelled with "
                       "pipeline parallelism: give one of them")
+    if cfg.num_speculative_tokens:
+        spec_refusals(cfg, trace)
     sized_here = cfg.num_blocks is None      # a given num_blocks was checked by `resolve`
     cfg, groups, geometry = sized(cfg, trace)
     num_blocks = cfg.num_blocks

@@ -1,0 +1,149 @@
+"""Speculative decoding in vLLM 0.33's schedulers, method "ngram" (`--speculative-config
+'{"method": "ngram", "num_speculative_tokens": K}'`; kvcli `--num-speculative-tokens K`).
+
+A request's known tokens plus its drafts (vLLM's `num_tokens_with_spec`) are what the running
+loop schedules towards, so a decode step verifies 1 + K tokens. The drafts come from:
+- sync: the model runner after each step that ran the model, K for each request of the batch
+  that is not mid-prefill (`EngineCore.post_step` -> `update_draft_token_ids`; `propose`);
+- async: the AsyncScheduler itself, K placeholders for each request the batch samples
+  (`advance_scheduled`), the real drafts staying on the GPU;
+- a waiting request admitted with one token to compute (a full prefix hit, a resumed request)
+  when no prefill chunk ran this step: padded to 1 + K tokens with placeholder drafts, which
+  the target rejects (`pad_admission`).
+After the step, `verify` asks the fake model how many drafts it accepts
+(`kvcore.engine.spec_accept`) and rolls the rejected ones back: `num_computed_tokens` (and,
+under async, the placeholders covering them) drop by the number rejected; their slots stay
+allocated, unhashed, to be overwritten. N-gram drafting reserves no lookahead slots, no budget
+for drafting and no extra layers, so the KV cache managers see only longer decode steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from kvcore.engine.scheduler_io import SchedulerOutput
+from kvcore.request import Request, RequestStatus
+
+if TYPE_CHECKING:
+    from kvcore.engine.scheduler import Scheduler
+
+
+@dataclass(slots=True)
+class SpecStats:
+    """vLLM's SpecDecodingStats summed over the run: verifications with drafts, the drafts
+    verified, those accepted, and the accepted counts by draft position."""
+
+    num_drafts: int = 0
+    num_draft_tokens: int = 0
+    num_accepted_tokens: int = 0
+    accepted_per_pos: list[int] = field(default_factory=list)
+
+    def add(self, num_draft_tokens: int, num_accepted: int) -> None:
+        self.num_drafts += 1
+        self.num_draft_tokens += num_draft_tokens
+        self.num_accepted_tokens += num_accepted
+        per_pos = self.accepted_per_pos
+        while len(per_pos) < num_accepted:
+            per_pos.append(0)
+        for i in range(num_accepted):
+            per_pos[i] += 1
+
+    def as_dict(self) -> dict:
+        d = self.num_draft_tokens
+        return {"num_drafts": self.num_drafts, "num_draft_tokens": d,
+                "num_accepted_tokens": self.num_accepted_tokens,
+                "acceptance_rate": self.num_accepted_tokens / d if d else None,
+                "mean_acceptance_length": (1 + self.num_accepted_tokens / self.num_drafts
+                                           if self.num_drafts else None),
+                "accepted_per_position": list(self.accepted_per_pos)}
+
+
+def schedule_drafts(req: Request, n: int, out: SchedulerOutput) -> None:
+    """The running loop scheduled ``n`` tokens of ``req`` (which has drafts): those past its
+    known tokens and placeholders are drafts verified this step. Its drafts are spent either
+    way (new ones come after the step)."""
+    k = n + req.num_computed_tokens - req.num_tokens - req.num_output_placeholders
+    if k > 0:
+        out.spec[req.request_id] = min(req.num_spec_tokens, k)
+    req.num_spec_tokens = 0
+
+
+def pad_admission(sched: Scheduler, num_hit: int, n: int, budget: int,
+                  prefill_scheduled: bool, running_scheduled: bool) -> int:
+    """A waiting request with ``n`` tokens to compute after its hit: vLLM pads a one-token
+    decode to 1 + K (its CUDA graph's uniform decode) when no running prefill chunk is in this
+    step and something else is (or the request has a hit), and there is room before
+    max_model_len. The tokens to schedule; -1: the padded decode does not fit the budget, and
+    vLLM would rather schedule nothing than an unpadded one (the waiting loop stops)."""
+    k = sched.config.num_speculative_tokens
+    if n != 1 or prefill_scheduled or not (running_scheduled or num_hit > 0):
+        return n
+    if num_hit + 1 + k + 1 > sched.config.max_model_len:
+        return n
+    return 1 + k if 1 + k <= budget else -1
+
+
+def propose(sched: Scheduler, out: SchedulerOutput) -> None:
+    """Sync scheduling, after a step that ran the model: K drafts for each request of the batch
+    still running or waiting, none for one left mid-prefill (vLLM drops drafts proposed after a
+    prefill chunk)."""
+    k = sched.config.num_speculative_tokens
+    requests = sched.requests
+    for req in out.eager:
+        live = requests.get(req.request_id)
+        if live is None or live.is_finished():
+            continue
+        live.num_spec_tokens = 0 if live.is_prefill_chunk else k
+
+
+def verify(sched: Scheduler, out: SchedulerOutput, req: Request, stale: bool) -> int:
+    """``req`` samples in batch ``out``: the tokens its output carries (1 + the drafts
+    accepted), the rejected drafts rolled back (unless the output is stale: a preemption
+    since reset the counters)."""
+    rid = req.request_id
+    d = out.spec.get(rid, 0)
+    if not d:
+        return 1
+    a = 0 if rid in out.padded else sched.accept(req, d)
+    rejected = d - a
+    if not stale:
+        if req.num_computed_tokens > 0:
+            req.num_computed_tokens -= rejected
+        if req.num_output_placeholders > 0:
+            req.num_output_placeholders -= rejected
+    sched.spec_stats.add(d, a)
+    return 1 + a
+
+
+def take_tokens(sched: Scheduler, out: SchedulerOutput, req: Request, stale: bool,
+                sample: Callable[[Request], int]) -> bool:
+    """vLLM's `update_from_output` for a request that sampled in batch ``out`` with drafts on:
+    verify, append its tokens up to a stop (max_tokens or max_model_len, checked token by
+    token; a stop trims the rest and the computed tokens they stood for), resolve the
+    placeholders they cover, cache the blocks the accepted tokens completed. Whether it
+    stopped."""
+    running = req.status == RequestStatus.RUNNING
+    g = verify(sched, out, req, stale)
+    had_placeholders = req.num_output_placeholders > 0       # (read after the rollback)
+    max_len = sched.config.max_model_len
+    max_tokens: int = req.max_tokens  # type: ignore[assignment]
+    stopped = False
+    for k in range(1, g + 1):
+        req.append_output_token_ids(sample(req))
+        if req.num_tokens >= max_len or req.num_output_tokens >= max_tokens:
+            stopped = True
+            if not stale:
+                req.num_computed_tokens -= g - k
+            break
+    if stale:
+        return stopped
+    if had_placeholders:
+        req.num_output_placeholders -= g
+    kvm = sched.kv_cache_manager
+    if running and kvm.enable_caching:
+        if sched.tracer is not None:
+            sched.tracer.req = req.request_id
+        kvm.cache_blocks(req, req.num_computed_tokens - req.num_in_flight_tokens)
+    return stopped

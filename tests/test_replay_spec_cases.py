@@ -1,0 +1,51 @@
+"""Engine mode with speculative decoding (method ngram) = vLLM 0.33's schedulers with an n-gram
+`SpeculativeConfig`, step for step (docs/replay-engine.md, "Speculative decoding").
+
+The answers in tests/data/sched_spec/ come from `oracle_spec.py` there: vLLM's own Scheduler
+(with `EngineCore.post_step`'s draft delivery) or AsyncScheduler (placeholder drafts), whose fake
+model accepts drafts by kvcli's own rule (`kvcore.engine.spec_accept`) and rejects the drafts
+padded onto a one-token admission, as vLLM's V2 runner does. Every step line must be ours field
+for field with the drafts each step verified, every request's hit, preemptions, first and finish
+steps, the prefix-cache stats, vLLM's SpecDecodingStats and, with `kv_events`, its event batches.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from oracle_sched import answer_of, assert_matches, config_of, replay_case
+
+DATA = Path(__file__).resolve().parent / "data" / "sched_spec"
+CASES = sorted(DATA.glob("*.trace.jsonl"))
+
+
+def run(trace: Path):
+    cfg = config_of(trace)
+    # (the knobs cases were answered under PYTHONHASHSEED=0: vLLM's NONE_HASH seed)
+    seed = {"hash_seed": "0"} if trace.name.startswith("k") else {}
+    return replay_case(trace, async_scheduling=cfg.get("async_scheduling", False), **seed)
+
+
+@pytest.mark.parametrize("trace", CASES, ids=lambda p: p.name[:-12])
+def test_spec_case(trace: Path):
+    expected = answer_of(trace)
+    cfg = config_of(trace)
+    got = run(trace)
+    asyn = cfg.get("async_scheduling", False)
+    assert got[0].config["num_speculative_tokens"] == cfg["num_speculative_tokens"]
+    assert_matches(expected, got, asyn=asyn, kv_events=cfg.get("kv_events", False))
+    lines = [e for e in expected[:-1] if not e.get("idle")] if asyn else \
+        [e for e in expected[:-1] if e["scheduled"] or e["preempted"]]
+    assert [e.get("drafts", {}) for e in got[1]] == [e.get("spec_scheduled", {}) for e in lines]
+    spec = expected[-1]["summary"]["spec"]
+    ours = got[0].spec_decode
+    assert (ours["num_drafts"], ours["num_draft_tokens"], ours["num_accepted_tokens"]) == \
+        (spec["num_drafts"], spec["num_draft_tokens"], spec["num_accepted_tokens"])
+
+
+def test_the_cases_are_all_there():
+    names = [t.name.split(".")[0] for t in CASES]
+    assert names == ["aseed90108", "aseed90112", "cases_async_b_preemption", "cases_d_priority",
+                     "haseed90112", "hseed90100", "hseed90103", "kaseed90104", "kseed90110",
+                     "seed90100", "seed90102", "seed90112", "seed90114"]

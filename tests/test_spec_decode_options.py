@@ -1,0 +1,95 @@
+"""Speculative decoding's options and acceptance model (docs/replay-engine.md, "Speculative
+decoding"): `--speculative-config` read as vLLM spells it, what is refused and why, and the
+acceptance draws both the replay and the oracle harness (tests/data/sched_spec) use."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvcli.app import app
+from kvcore.engine.spec_accept import accepted_drafts, mean_tokens_per_step
+from kvcore.engine.spec_config import num_speculative_tokens
+from kvcore.errors import InputError
+
+TRACE = str(Path(__file__).parents[1] / "traces" / "shared-prefix.jsonl")
+
+
+def test_the_draws_are_a_pure_function_of_their_inputs():
+    got = [accepted_drafts(0, f"r{i}", j, 4, 0.6) for i in range(3) for j in range(4)]
+    assert got == [accepted_drafts(0, f"r{i}", j, 4, 0.6) for i in range(3) for j in range(4)]
+    # pinned: the oracle harness draws the same (its answers were recorded with these)
+    assert got == [0, 0, 0, 2, 0, 0, 2, 0, 0, 1, 1, 0]
+    assert accepted_drafts(1, "r0", 0, 4, 0.6) != accepted_drafts(0, "r0", 0, 4, 0.6) or \
+        accepted_drafts(1, "r0", 1, 4, 0.6) != accepted_drafts(0, "r0", 1, 4, 0.6)
+    assert {accepted_drafts(7, "x", j, 5, 1.0) for j in range(50)} == {5}
+    assert {accepted_drafts(7, "x", j, 5, 0.0) for j in range(50)} == {0}
+
+
+def test_the_mean_follows_the_model():
+    draws = [1 + accepted_drafts(3, f"q{i}", j, 3, 0.7) for i in range(200) for j in range(50)]
+    assert abs(sum(draws) / len(draws) - mean_tokens_per_step(3, 0.7)) < 0.03
+    assert mean_tokens_per_step(3, 0.7) == pytest.approx(1 + 0.7 + 0.49 + 0.343)
+    assert mean_tokens_per_step(3, 1.0) == 4.0
+
+
+def test_speculative_config_is_read_as_vllm_spells_it():
+    assert num_speculative_tokens('{"method": "ngram", "num_speculative_tokens": 5, '
+                                  '"prompt_lookup_max": 4, "prompt_lookup_min": 2}') == 5
+    for text, message in [
+            ('{"method": "eagle3", "num_speculative_tokens": 3}', ("method 'eagle3' is a vLLM "
+             "method kvcli does not model yet")),
+            ('{"method": "lookup", "num_speculative_tokens": 3}', "not a vLLM 0.33 method"),
+            ('{"num_speculative_tokens": 3}', "method 'None'"),
+            ('{"method": "ngram"}', "num_speculative_tokens must be an integer >= 1, got null"),
+            ('{"method": "ngram", "num_speculative_tokens": true}', "got true"),
+            ('{"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_max": 0}',
+             "prompt_lookup_max must be an integer >= 1, got 0"),
+            ('{"method": "ngram", "num_speculative_tokens": 2, "model": "x"}',
+             "key(s) 'model' not modelled"),
+            ("[3]", "must be a JSON object")]:
+        with pytest.raises(InputError, match=None) as err:
+            num_speculative_tokens(text)
+        assert message in err.value.message and err.value.field == "speculative_config"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--num-speculative-tokens", "3"], ("option --num-speculative-tokens: needs "
+     "spec_acceptance_rate (--spec-acceptance-rate R")),
+    (["--speculative-config", '{"method": "ngram", "num_speculative_tokens": 3}',
+      "--num-speculative-tokens", "2"], ("option --speculative-config: says "
+     "num_speculative_tokens 3, --num-speculative-tokens 2: give one")),
+    (["--num-speculative-tokens", "2", "--spec-acceptance-rate", "1.5"],
+     "option --spec-acceptance-rate: must be at most 1, got 1.5"),
+    (["--num-speculative-tokens", "2", "--spec-acceptance-rate", "0.5", "--mode", "cache"],
+     "option --num-speculative-tokens: needs engine mode"),
+    (["--num-speculative-tokens", "2", "--spec-acceptance-rate", "0.5", "-pp", "2"],
+     "option --num-speculative-tokens: is not modelled with pipeline_parallel_size"),
+    (["--num-speculative-tokens", "2", "--spec-acceptance-rate", "0.5",
+      "--kv-offloading-size", "1"], "is not modelled with kv_offloading_size"),
+    (["--num-speculative-tokens", "-1"], "option --num-speculative-tokens: must be >= 0"),
+])
+def test_refusals_are_one_line_exit_2(args, message):
+    r = CliRunner().invoke(app, ["replay", TRACE, "--json", *args])
+    assert r.exit_code == 2, r.output
+    assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_the_summary_reports_vllms_spec_decoding_stats():
+    r = CliRunner().invoke(app, ["replay", TRACE, "--json", "--speculative-config",
+                                 '{"method": "ngram", "num_speculative_tokens": 2}',
+                                 "--spec-acceptance-rate", "1"])
+    assert r.exit_code == 0, r.stderr
+    d = json.loads(r.stdout)
+    s = d["spec_decode"]
+    # every draft accepted: each verification yields 3 tokens, each position accepted each time
+    assert s["num_draft_tokens"] == 2 * s["num_drafts"] == s["num_accepted_tokens"] > 0
+    assert s["acceptance_rate"] == 1.0 and s["mean_acceptance_length"] == 3.0
+    assert s["accepted_per_position"] == [s["num_drafts"]] * 2
+    assert d["config"]["num_speculative_tokens"] == 2 and d["config"]["spec_seed"] == 0
+    off = json.loads(CliRunner().invoke(app, ["replay", TRACE, "--json"]).stdout)
+    assert "spec_decode" not in off and "num_speculative_tokens" not in off["config"]
+    assert off["steps"] > d["steps"]
