@@ -72,8 +72,11 @@ def test_replay_summary_table(trace, tmp_path):
     extra = run_json("replay", trace, "--num-blocks", "512", "--model", "llama-3.1-8b", "--gpu",
                      "h100", "--kv-offloading-size", "1", "--metrics", tmp_path / "m.prom",
                      "--json")
+    # and speculative decoding's (not with a CPU tier)
+    spec = run_json("replay", trace, "--num-blocks", "512", "--num-speculative-tokens", "2",
+                    "--spec-acceptance-rate", "0.5", "--json")
     names = table_keys("docs/replay.md", "## The summary (`--json`)")
-    assert not lacking(names, plain, extra)
+    assert not lacking(names, plain, extra, spec)
     assert not lacking(table_keys("docs/replay-engine.md", "## Latency"),
                        plain["latency"])
 
