@@ -115,9 +115,12 @@ def test_cluster_router_table(trace):
     doc = run_json("cluster", trace, "--num-blocks", "512", "--routers", "llmd_precise",
                    "--model", "llama-3.1-8b", "--gpu", "h100", "--kv-offloading-size", "1",
                    "--json")
+    spec = run_json("cluster", trace, "--num-blocks", "512", "--routers", "round_robin",
+                    "--num-speculative-tokens", "2", "--spec-acceptance-rate", "0.5", "--json")
     names = table_keys("docs/cluster.md", "## What you get")
     # (`live` needs a live output: docs/live.md's table, below)
-    assert not lacking([n for n in names if n != "live"], doc["routers"][0])
+    assert not lacking([n for n in names if n != "live"], doc["routers"][0],
+                       spec["routers"][0])
 
 
 def test_live_table(trace, tmp_path):

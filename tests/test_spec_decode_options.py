@@ -93,3 +93,16 @@ def test_the_summary_reports_vllms_spec_decoding_stats():
     off = json.loads(CliRunner().invoke(app, ["replay", TRACE, "--json"]).stdout)
     assert "spec_decode" not in off and "num_speculative_tokens" not in off["config"]
     assert off["steps"] > d["steps"]
+
+
+def test_a_clusters_stats_are_its_replicas_summed():
+    from kvcore.engine.spec_decode import SpecStats
+
+    a, b = SpecStats(), SpecStats()
+    for d, n in [(3, 3), (3, 0), (2, 1)]:
+        a.add(d, n)
+    b.add(4, 4)
+    s = SpecStats.summed([a.as_dict(), b.as_dict()]).as_dict()
+    assert (s["num_drafts"], s["num_draft_tokens"], s["num_accepted_tokens"]) == (4, 12, 8)
+    assert s["accepted_per_position"] == [3, 2, 2, 1]
+    assert s["acceptance_rate"] == 8 / 12 and s["mean_acceptance_length"] == 3.0

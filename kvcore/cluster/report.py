@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvcore.engine import latency
+from kvcore.engine.spec_decode import SpecStats
 
 if TYPE_CHECKING:
     from kvcore.cluster.loop import ClusterLoop
@@ -67,6 +68,9 @@ def router_result(name: str, opts: dict, loop: ClusterLoop, wall_time_s: float) 
         # the CPU tier (docs/offload.md): its hits on top of the GPU's, summed
         cpu = [x.offload["counted_cpu_hit_tokens"] for x in sums]   # type: ignore[index]
         out["offload"] = {"cpu_hit_tokens": sum(cpu), "hit_rate_with_cpu": rate(hit + sum(cpu))}
+    if all(x.spec_decode is not None for x in sums):
+        # speculative decoding (docs/replay-engine.md): vLLM's spec stats over every replica
+        out["spec_decode"] = SpecStats.summed([x.spec_decode for x in sums]).as_dict()
     if latency.applies(ctx0.cfg.mode, ctx0.cfg.arrivals):
         # every replica's counted finished requests, as each summary folded them
         out["latency"] = latency.columns_summary(

@@ -50,6 +50,20 @@ class SpecStats:
         for i in range(num_accepted):
             per_pos[i] += 1
 
+    @classmethod
+    def summed(cls, parts: list) -> SpecStats:
+        """The stats of several runs (their `as_dict`s): a cluster's replicas."""
+        out = cls()
+        for p in parts:
+            out.num_drafts += p["num_drafts"]
+            out.num_draft_tokens += p["num_draft_tokens"]
+            out.num_accepted_tokens += p["num_accepted_tokens"]
+            for i, n in enumerate(p["accepted_per_position"]):
+                if i == len(out.accepted_per_pos):
+                    out.accepted_per_pos.append(0)
+                out.accepted_per_pos[i] += n
+        return out
+
     def as_dict(self) -> dict:
         d = self.num_draft_tokens
         return {"num_drafts": self.num_drafts, "num_draft_tokens": d,
