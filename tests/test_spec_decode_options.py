@@ -106,3 +106,18 @@ def test_a_clusters_stats_are_its_replicas_summed():
     assert (s["num_drafts"], s["num_draft_tokens"], s["num_accepted_tokens"]) == (4, 12, 8)
     assert s["accepted_per_position"] == [3, 2, 2, 1]
     assert s["acceptance_rate"] == 8 / 12 and s["mean_acceptance_length"] == 3.0
+
+
+def test_the_tables_scheduling_row():
+    from kvcli.replay_view import scheduling_text
+
+    def row(spec=None, **cfg):
+        return scheduling_text({"config": {"async_scheduling": True, **cfg}, "spec_decode": spec})
+
+    assert [row(), row(async_scheduling=False), row(pipeline_parallel_size=3),
+            row(async_scheduling=False, pipeline_parallel_size=3)] == [
+        "async (batch queue of 2)", "sync", "async (batch queue of 4)",
+        "sync (batch queue of 3)"]
+    spec = {"acceptance_rate": 0.5084, "num_draft_tokens": 70332}
+    assert row(spec, num_speculative_tokens=3, spec_acceptance_rate=0.7) == (
+        "async (batch queue of 2); ngram drafts x 3: 50.8% of 70,332 accepted (model: 0.7 each)")
