@@ -55,7 +55,7 @@ def test_a_large_metrics_file_is_said_before_the_replay():
 
     from prometheus_client import CollectorRegistry
 
-    from kvcore.live.metrics import Snapshots
+    from kvcore.live.snapshots import Snapshots
 
     snaps = Snapshots(io.BytesIO(), CollectorRegistry(), 1000.0)
     assert snaps.check_span(3_333_999.0) is None                  # 3,333 x 30 KB < 100 MB
@@ -69,9 +69,9 @@ def test_a_large_metrics_file_is_said_before_the_replay():
 
 @pytest.mark.parametrize("command", ["replay", "cluster"])
 def test_the_size_is_said_once_a_file(tmp_path, monkeypatch, command):
-    from kvcore.live import metrics
+    from kvcore.live import snapshots
 
-    monkeypatch.setattr(metrics, "SAY_BYTES", 1)
+    monkeypatch.setattr(snapshots, "SAY_BYTES", 1)
     out = tmp_path / "m.prom"
     res = runner.invoke(app, [command, str(_far(tmp_path, 3000)), "--metrics", str(out),
                               "--metrics-interval-s", "1", "--json"])

@@ -279,3 +279,4 @@ def test_a_clock_whose_steps_outrun_the_snapshot_limit_stops_with_one_line(tmp_p
     assert r.exit_code == 2, r.output
     assert r.stderr.startswith("error: option --metrics-interval-s: the replay ran to 3,600 s")
     assert not out.exists() and not list(tmp_path.glob("m.prom*"))
+

@@ -147,6 +147,17 @@ MFU_METRICS: tuple[tuple[str, str, str, tuple[str, ...], str | None], ...] = (
      ("Estimated number of bytes written to memory per GPU (for Model Flops Utilization "
       "calculations)."), (), None),
 )
+# vllm/v1/spec_decode/metrics.py's `SpecDecodingProm`, registered (first, as vLLM's
+# PrometheusStatLogger makes it first) only with speculative decoding on; the per-position
+# counter has one series a draft position (label `position`, "0" to "K-1")
+SPEC_METRICS: tuple[tuple[str, str, str, tuple[str, ...], str | None], ...] = (
+    ("vllm:spec_decode_num_drafts", "counter", "Number of spec decoding drafts.", (), None),
+    ("vllm:spec_decode_num_draft_tokens", "counter", "Number of draft tokens.", (), None),
+    ("vllm:spec_decode_num_accepted_tokens", "counter", "Number of accepted tokens.", (), None),
+    ("vllm:spec_decode_num_accepted_tokens_per_pos", "counter",
+     "Accepted tokens per draft position.", ("position",), None),
+)
+SPEC_PER_POS = SPEC_METRICS[-1][0]
 STORES_SKIPPED: tuple[str, str, str, tuple[str, ...], str | None] = (
     "vllm:kv_offload_stores_skipped", "counter",
     "Number of KV offload stores skipped because the reuse threshold was not reached.", (), None)

@@ -89,7 +89,7 @@ class LiveRun:
         with the first replay attached (they need its options)."""
         from prometheus_client import CollectorRegistry
 
-        from kvcore.live.metrics import Snapshots
+        from kvcore.live.snapshots import Snapshots
 
         self.registry = registry = CollectorRegistry()
         self.engines = [None] * self.ranks
@@ -142,7 +142,7 @@ class LiveRun:
 
             self.mfu_shape = mfu_shape(cfg)
         if self.snapshots is not None:
-            from kvcore.live.metrics import decode_floor_ms
+            from kvcore.live.snapshots import decode_floor_ms
 
             timed = cfg.arrivals == "timestamp"
             self.size_note = self.snapshots.check_span(
@@ -164,7 +164,8 @@ class LiveRun:
             self.warn(self.size_note)
         if self.families is None:
             longest = ctx.trace.max_total_tokens or 1
-            self.families = Families(self.registry, cfg.max_model_len or longest, ctx.offload)
+            self.families = Families(self.registry, cfg.max_model_len or longest, ctx.offload,
+                                     cfg.num_speculative_tokens)
         em = EngineMetrics(self.families, cfg.model or "kvcli", rank)
         em.attach(ctx, getattr(loop, "sched", None))
         self.engines[rank] = em
