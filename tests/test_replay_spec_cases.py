@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from oracle_sched import answer_of, assert_matches, config_of, replay_case
 
+from kvcore.errors import InputError
+
 DATA = Path(__file__).resolve().parent / "data" / "sched_spec"
 CASES = sorted(DATA.glob("*.trace.jsonl"))
 
@@ -27,7 +29,8 @@ def run(trace: Path):
     return replay_case(trace, async_scheduling=cfg.get("async_scheduling", False), **seed)
 
 
-@pytest.mark.parametrize("trace", CASES, ids=lambda p: p.name[:-12])
+@pytest.mark.parametrize("trace", [t for t in CASES if "error" not in answer_of(t)[-1]],
+                         ids=lambda p: p.name[:-12])
 def test_spec_case(trace: Path):
     expected = answer_of(trace)
     cfg = config_of(trace)
@@ -44,8 +47,20 @@ def test_spec_case(trace: Path):
         (spec["num_drafts"], spec["num_draft_tokens"], spec["num_accepted_tokens"])
 
 
+def test_where_vllm_fails_its_assertion_the_replay_stops_saying_why():
+    """threshold_cuts_padding: the threshold 2 cuts a padded admission of 1 + 3 tokens."""
+    trace = DATA / "threshold_cuts_padding.trace.jsonl"
+    assert answer_of(trace)[-1] == {"error": "AssertionError: "}
+    with pytest.raises(InputError) as err:
+        run(trace)
+    assert err.value.field == "long_prefill_token_threshold"
+    assert err.value.message.startswith("2 cuts the one-token admission of request 'b', "
+                                        "padded to 1 + 3 tokens for speculative decoding")
+
+
 def test_the_cases_are_all_there():
     names = [t.name.split(".")[0] for t in CASES]
     assert names == ["aseed90108", "aseed90112", "cases_async_b_preemption", "cases_d_priority",
                      "haseed90112", "hseed90100", "hseed90103", "kaseed90104", "kseed90110",
-                     "seed90100", "seed90102", "seed90112", "seed90114"]
+                     "seed90100", "seed90102", "seed90112", "seed90114",
+                     "threshold_cuts_padding"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kvcore.engine.mamba_split import mamba_aligned_split
-from kvcore.engine.spec_decode import pad_admission
+from kvcore.engine.spec_decode import pad_admission, padding_cut
 from kvcore.request import Request, RequestStatus
 
 if TYPE_CHECKING:
@@ -49,12 +49,14 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
         n = req.num_tokens - num_hit
         padded = False
         if spec and n == 1:
-            n = pad_admission(sched, num_hit, n, budget, sched.prefill_scheduled, any_running)
+            n = pad_admission(sched, num_hit, budget, sched.prefill_scheduled, any_running)
             if n < 0:
                 sched.blocked = (req, False, budget)
                 break   # vLLM schedules no unpadded decode rather than break the graph
             padded = n > 1
         if 0 < threshold < n:
+            if padded:
+                raise padding_cut(req, threshold, spec)
             n = threshold
         if not cfg.enable_chunked_prefill and n > budget:
             sched.blocked = (req, False, budget)

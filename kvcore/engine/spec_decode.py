@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kvcore.engine.scheduler_io import SchedulerOutput
+from kvcore.errors import InputError
 from kvcore.request import Request, RequestStatus
 
 if TYPE_CHECKING:
@@ -84,19 +85,28 @@ def schedule_drafts(req: Request, n: int, out: SchedulerOutput) -> None:
     req.num_spec_tokens = 0
 
 
-def pad_admission(sched: Scheduler, num_hit: int, n: int, budget: int,
-                  prefill_scheduled: bool, running_scheduled: bool) -> int:
-    """A waiting request with ``n`` tokens to compute after its hit: vLLM pads a one-token
-    decode to 1 + K (its CUDA graph's uniform decode) when no running prefill chunk is in this
-    step and something else is (or the request has a hit), and there is room before
-    max_model_len. The tokens to schedule; -1: the padded decode does not fit the budget, and
-    vLLM would rather schedule nothing than an unpadded one (the waiting loop stops)."""
+def pad_admission(sched: Scheduler, num_hit: int, budget: int, prefill_scheduled: bool,
+                  running_scheduled: bool) -> int:
+    """A waiting request with one token to compute after its hit: vLLM pads it to 1 + K (its
+    CUDA graph's uniform decode) when no running prefill chunk is in this step and something
+    else is (or the request has a hit), and there is room before max_model_len. The tokens to
+    schedule; -1: the padded decode does not fit the budget, and vLLM would rather schedule
+    nothing than an unpadded one (the waiting loop stops)."""
     k = sched.config.num_speculative_tokens
-    if n != 1 or prefill_scheduled or not (running_scheduled or num_hit > 0):
-        return n
-    if num_hit + 1 + k + 1 > sched.config.max_model_len:
-        return n
+    if prefill_scheduled or not (running_scheduled or num_hit > 0) \
+            or num_hit + 1 + k + 1 > sched.config.max_model_len:
+        return 1
     return 1 + k if 1 + k <= budget else -1
+
+
+def padding_cut(req: Request, threshold: int, k: int) -> InputError:
+    """vLLM 0.33 stops with an assertion where the long-prefill threshold cuts a padded
+    admission (its sampler's rows would no longer match): the replay stops there too."""
+    return InputError(f"{threshold} cuts the one-token admission of request "
+                      f"{req.request_id!r}, padded to 1 + {k} tokens for speculative "
+                      f"decoding: vLLM 0.33's "
+                      f"scheduler fails an assertion there (give a threshold of at least "
+                      f"{1 + k}, or 0)", field="long_prefill_token_threshold")
 
 
 def propose(sched: Scheduler, out: SchedulerOutput) -> None:
