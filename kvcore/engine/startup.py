@@ -28,7 +28,7 @@ from kvcore.offload.hybrid_partial import partial_tail_block
 from kvcore.offload.options import check_supported, offload_config, sync_budget_note
 from kvcore.prefix_match import unmodelled
 from kvcore.retention import check_retention_interval, dense_retention_note
-from kvcore.specs import KVCacheGroupSpec
+from kvcore.specs import KVCacheGroupSpec, MambaSpec
 from kvcore.traces import Trace
 
 
@@ -110,6 +110,12 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
         spec_refusals(cfg, trace)
     sized_here = cfg.num_blocks is None      # a given num_blocks was checked by `resolve`
     cfg, groups, geometry = sized(cfg, trace)
+    if cfg.num_speculative_tokens and any(isinstance(g.kv_cache_spec, MambaSpec)
+                                          for g in groups):
+        # (vLLM's MambaSpec then keeps K speculative state blocks a request, which the sizing
+        # and the Mamba managers would have to take: not checked against vLLM yet)
+        raise refusal(cfg, trace, "num_speculative_tokens", "is not modelled with a Mamba "
+                      "model's groups (vLLM keeps K speculative state blocks a request)")
     num_blocks = cfg.num_blocks
     assert num_blocks is not None            # (sized above)
     if sized_here:
