@@ -94,6 +94,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "policy": ("--scheduling-policy",),
     "tp": ("--tensor-parallel-size", "-tp"),
     "pipeline_parallel_size": ("--pp", "-pp"),
+    "num_speculative_tokens": ("--spec-tokens",),
     "gpu_memory_utilization": ("--device-memory-utilization",),
 }
 
@@ -212,9 +213,13 @@ OPTIONS["kv_offloading_backend"] = Annotated[str | None, typer.Option(
     help="vLLM's CPU tier backend: native is the tier kvcli models; lmcache is refused. "
     "[default: native]")]
 OPTIONS["speculative_config"] = Annotated[str | None, typer.Option(
-    "--speculative-config", metavar="JSON", rich_help_panel=_S, show_default=False,
+    "--speculative-config", "-sc", metavar="JSON", rich_help_panel=_S, show_default=False,
     help="vLLM's speculative decoding config: method ngram and its num_speculative_tokens "
     "(the same as --num-speculative-tokens); other methods are refused. [default: none]")]
+OPTIONS["spec_method"] = Annotated[str | None, typer.Option(
+    "--spec-method", metavar="ngram", rich_help_panel=_S, show_default=False,
+    help="vLLM's shorthand for --speculative-config's method: ngram (the one modelled). "
+    "[default: none]")]
 _PLAIN_FLAGS = frozenset(name for name, (kind, _, _) in _SPEC.items() if _plain_flag(name, kind))
 # for commands that take only the model options (`kvcli script`)
 ModelOpt, ModelConfigOpt, GpuMemOpt = (OPTIONS[k]
@@ -238,12 +243,11 @@ def replay_options(params: dict[str, Any]) -> ReplayOptions:
     for name, check in CHECKED_ONLY.items():
         if name in given:
             check(given.pop(name))
-    if "speculative_config" in given:
-        k = num_speculative_tokens(given.pop("speculative_config"))
-        if given.setdefault("num_speculative_tokens", k) != k:
-            raise InputError(f"says num_speculative_tokens {k}, --num-speculative-tokens "
-                             f"{given['num_speculative_tokens']}: give one",
-                             field="speculative_config")
+    if "speculative_config" in given or "spec_method" in given:
+        # (vLLM's EngineArgs merges --spec-method and --spec-tokens into the JSON)
+        given["num_speculative_tokens"] = num_speculative_tokens(
+            given.pop("speculative_config", None), given.pop("spec_method", None),
+            given.get("num_speculative_tokens"))
     if "kv_cache_dtype" in given:      # vLLM's names (and kvcli's fp16, bf16); not modelled: why
         given["kv_cache_dtype"] = kv_cache_dtype(given["kv_cache_dtype"])
     if "prefix_cache_retention_interval" in given:

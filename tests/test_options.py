@@ -117,8 +117,8 @@ def test_every_knob_has_one_cli_option():
     # set only by a trace's config line (the oracle's), or by Python callers
     not_on_the_cli = {"max_steps", "groups"}
     # and vLLM's flags read, checked and not kept (--kv-offloading-backend: native only)
-    # and vLLM's --speculative-config, read into num_speculative_tokens
-    assert set(OPTIONS) - set(CHECKED_ONLY) - {"speculative_config"} == \
+    # and vLLM's --speculative-config and --spec-method, read into num_speculative_tokens
+    assert set(OPTIONS) - set(CHECKED_ONLY) - {"speculative_config", "spec_method"} == \
         {f.name for f in KNOBS} - not_on_the_cli
     assert not set(CHECKED_ONLY) & {f.name for f in KNOBS}
 

@@ -44,7 +44,9 @@ def test_speculative_config_is_read_as_vllm_spells_it():
              "method kvcli does not model yet")),
             ('{"method": "lookup", "num_speculative_tokens": 3}', "not a vLLM 0.33 method"),
             ('{"num_speculative_tokens": 3}', "method 'None'"),
-            ('{"method": "ngram"}', "num_speculative_tokens must be an integer >= 1, got null"),
+            ('{"method": "ngram"}', "needs num_speculative_tokens (--spec-tokens K"),
+            ('{"method": "ngram", "num_speculative_tokens": 0}',
+             "num_speculative_tokens must be an integer >= 1, got 0"),
             ('{"method": "ngram", "num_speculative_tokens": true}', "got true"),
             ('{"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_max": 0}',
              "prompt_lookup_max must be an integer >= 1, got 0"),
@@ -60,8 +62,12 @@ def test_speculative_config_is_read_as_vllm_spells_it():
     (["--num-speculative-tokens", "3"], ("option --num-speculative-tokens: needs "
      "spec_acceptance_rate (--spec-acceptance-rate R")),
     (["--speculative-config", '{"method": "ngram", "num_speculative_tokens": 3}',
-      "--num-speculative-tokens", "2"], ("option --speculative-config: says "
-     "num_speculative_tokens 3, --num-speculative-tokens 2: give one")),
+      "--num-speculative-tokens", "2"], ("option --num-speculative-tokens: and "
+     "--speculative-config's num_speculative_tokens are mutually exclusive")),
+    (["-sc", '{"method": "ngram"}', "--spec-method", "ngram", "--spec-tokens", "2"],
+     "option --spec-method: and --speculative-config's method are mutually exclusive"),
+    (["--spec-method", "eagle3", "--spec-tokens", "2"], ("option --spec-method: method "
+     "'eagle3' is a vLLM method kvcli does not model yet")),
     (["--num-speculative-tokens", "2", "--spec-acceptance-rate", "1.5"],
      "option --spec-acceptance-rate: must be at most 1, got 1.5"),
     (["--num-speculative-tokens", "2", "--spec-acceptance-rate", "0.5", "--mode", "cache"],
@@ -79,6 +85,18 @@ def test_refusals_are_one_line_exit_2(args, message):
     r = CliRunner().invoke(app, ["replay", TRACE, "--json", *args])
     assert r.exit_code == 2, r.output
     assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_vllms_three_spellings_are_one_setting():
+    def config(*args):
+        r = CliRunner().invoke(app, ["replay", TRACE, "--json", "--spec-acceptance-rate", "0.5",
+                                     *args])
+        assert r.exit_code == 0, r.stderr
+        return json.loads(r.stdout)["config"]["num_speculative_tokens"]
+
+    assert [config("--spec-method", "ngram", "--spec-tokens", "3"),
+            config("-sc", '{"method": "ngram"}', "--spec-tokens", "4"),
+            config("--num-speculative-tokens", "2")] == [3, 4, 2]
 
 
 def test_the_summary_reports_vllms_spec_decoding_stats():

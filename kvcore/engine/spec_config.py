@@ -25,22 +25,40 @@ def _json(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def num_speculative_tokens(text: str) -> int:
-    """The drafts a decode verifies, from `--speculative-config`'s JSON (method ngram)."""
-    try:
-        spec = json.loads(text)
-    except ValueError:
-        spec = None
+def num_speculative_tokens(text: str | None, method: str | None = None,
+                           tokens: int | None = None) -> int:
+    """The drafts a decode verifies, from vLLM's flags as `EngineArgs` merges them:
+    `--speculative-config`'s JSON (``text``), `--spec-method` and `--spec-tokens` (each
+    refused beside the JSON key it sets, as vLLM does); method ngram only."""
+    spec: object = {}
+    if text is not None:
+        try:
+            spec = json.loads(text)
+        except ValueError:
+            spec = None
     if not isinstance(spec, dict):
         raise InputError(f"must be a JSON object such as '{{\"method\": \"ngram\", "
                          f"\"num_speculative_tokens\": 3}}', got {clipped(text)}", field=FIELD)
+    for flag, key, value in (("spec_method", "method", method),
+                             ("num_speculative_tokens", "num_speculative_tokens", tokens)):
+        if value is None:
+            continue
+        if key in spec:
+            raise InputError(f"and --speculative-config's {key} are mutually exclusive (as "
+                             "vLLM says)", field=flag)
+        spec[key] = value
+    # (where the flags set it, the error names the flag)
+    where = "spec_method" if method is not None else FIELD
     method = spec.get("method")
     if method != "ngram":
         why = ("is a vLLM method kvcli does not model yet (its draft model's KV and lookahead "
                "slots)" if method in _UNMODELLED else "is not a vLLM 0.33 method")
         raise InputError(f"method {clipped(str(method))} {why}; kvcli models method ngram",
-                         field=FIELD)
+                         field=where)
     k = spec.get("num_speculative_tokens")
+    if k is None:
+        raise InputError("needs num_speculative_tokens (--spec-tokens K, or the JSON's key)",
+                         field=where)
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise InputError(f"num_speculative_tokens must be an integer >= 1, got "
                          f"{_json(k)}", field=FIELD)
