@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from oracle_sched import answer_of, assert_matches, config_of, replay_case
+from oracle_sched import answer_of, assert_matches, config_of, replay_recorded
 
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.replay_pool import concurrent_batches
@@ -24,18 +24,11 @@ DATA = Path(__file__).resolve().parent / "data" / "sched_pp"
 CASES = sorted(DATA.glob("*.trace.jsonl"))
 
 
-def run(trace: Path):
-    cfg = config_of(trace)
-    # (the knobs cases were answered under PYTHONHASHSEED=0: vLLM's NONE_HASH seed)
-    seed = {"hash_seed": "0"} if trace.name.startswith("k") else {}
-    return replay_case(trace, async_scheduling=cfg.get("async_scheduling", False), **seed)
-
-
 @pytest.mark.parametrize("trace", [t for t in CASES if "error" not in answer_of(t)[0]],
                          ids=lambda p: p.name[:-12])
 def test_pp_case(trace: Path):
     expected = answer_of(trace)
-    got = run(trace)
+    got = replay_recorded(trace)
     assert got[0].config["pipeline_parallel_size"] == config_of(trace)["pipeline_parallel_size"]
     assert_matches(expected, got, asyn=True, kv_events=config_of(trace).get("kv_events", False))
     totals = expected[-1]["summary"]["totals"]
@@ -50,7 +43,7 @@ def test_a_pool_vllm_refuses_at_that_depth_is_refused():
     trace = DATA / "hseed80100.trace.jsonl"
     assert "178 blocks" in answer_of(trace)[0]["error"]
     with pytest.raises(InputError, match="178 blocks"):
-        run(trace)
+        replay_recorded(trace)
 
 
 def test_the_queue_is_vllms_max_concurrent_batches():

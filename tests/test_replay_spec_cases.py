@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from oracle_sched import answer_of, assert_matches, config_of, replay_case
+from oracle_sched import answer_of, assert_matches, config_of, replay_recorded
 
 from kvcore.errors import InputError
 
@@ -22,19 +22,12 @@ DATA = Path(__file__).resolve().parent / "data" / "sched_spec"
 CASES = sorted(DATA.glob("*.trace.jsonl"))
 
 
-def run(trace: Path):
-    cfg = config_of(trace)
-    # (the knobs cases were answered under PYTHONHASHSEED=0: vLLM's NONE_HASH seed)
-    seed = {"hash_seed": "0"} if trace.name.startswith("k") else {}
-    return replay_case(trace, async_scheduling=cfg.get("async_scheduling", False), **seed)
-
-
 @pytest.mark.parametrize("trace", [t for t in CASES if "error" not in answer_of(t)[-1]],
                          ids=lambda p: p.name[:-12])
 def test_spec_case(trace: Path):
     expected = answer_of(trace)
     cfg = config_of(trace)
-    got = run(trace)
+    got = replay_recorded(trace)
     asyn = cfg.get("async_scheduling", False)
     assert got[0].config["num_speculative_tokens"] == cfg["num_speculative_tokens"]
     assert_matches(expected, got, asyn=asyn, kv_events=cfg.get("kv_events", False))
@@ -52,7 +45,7 @@ def test_where_vllm_fails_its_assertion_the_replay_stops_saying_why():
     trace = DATA / "threshold_cuts_padding.trace.jsonl"
     assert answer_of(trace)[-1] == {"error": "AssertionError: "}
     with pytest.raises(InputError) as err:
-        run(trace)
+        replay_recorded(trace)
     assert err.value.field == "long_prefill_token_threshold"
     assert err.value.message.startswith("2 cuts the one-token admission of request 'b', "
                                         "padded to 1 + 3 tokens for speculative decoding")
