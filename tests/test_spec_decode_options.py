@@ -142,3 +142,11 @@ def test_the_tables_scheduling_row():
     spec = {"acceptance_rate": 0.5084, "num_draft_tokens": 70332}
     assert row(spec, num_speculative_tokens=3, spec_acceptance_rate=0.7) == (
         "async (batch queue of 2); ngram drafts x 3: 50.8% of 70,332 accepted (model: 0.7 each)")
+
+
+def test_the_models_options_without_drafts_are_said_to_do_nothing():
+    r = CliRunner().invoke(app, ["replay", TRACE, "--json", "--spec-acceptance-rate", "0.5",
+                                 "--spec-seed", "3"])
+    assert r.exit_code == 0
+    assert ("warning: option(s) spec_acceptance_rate, spec_seed: no effect without speculative "
+            "decoding (num_speculative_tokens, or speculative_config)") in r.stderr.splitlines()

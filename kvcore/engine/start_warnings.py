@@ -133,6 +133,10 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
         out.append(f"option{'s' if len(hashing) > 1 else ''} {named(hashing, trace, cfg)} "
                    f"{'have' if len(hashing) > 1 else 'has'} no effect with prefix caching "
                    "off and no CPU tier: no block is hashed")
+    if (drafts := sorted(user & {"spec_acceptance_rate", "spec_seed"})) \
+            and not cfg.num_speculative_tokens:
+        out.append(f"option(s) {named(drafts, trace, cfg)}: no effect without speculative "
+                   "decoding (num_speculative_tokens, or speculative_config)")
     if unused_tier := unused_tier_options(cfg, lined):
         out.append(f"option(s) {named(unused_tier, trace, cfg)}: no effect without a CPU "
                    "tier (kv_offloading_size or kv_offloading_size_chunks)")
