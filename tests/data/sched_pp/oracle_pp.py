@@ -28,7 +28,10 @@ if not TOOL or not (Path(TOOL) / "sched.py").is_file():
     sys.exit(f"oracle_pp: no oracle's sched.py in ORACLE_TOOL={TOOL!r} (set it to the "
              "oracle's tool folder)")
 sys.path.insert(0, TOOL)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))     # tests/data
 import sched as oracle
+
+from oracle_observe import observe
 
 oracle.OPTIONAL_KEYS = oracle.OPTIONAL_KEYS | {"pipeline_parallel_size"}
 
@@ -48,23 +51,7 @@ def run(cfg: dict, reqs: list, out, stall_limit: int = 1000) -> int:
     scheduler, hasher, vllm_config = build(cfg)
     depth = vllm_config.max_concurrent_batches
     pool = scheduler.kv_cache_manager.block_pool
-    preempt_log: list[str] = []
-    orig_preempt = scheduler._preempt_request
-
-    def observe_preempt(request, *a, **k):
-        preempt_log.append(request.request_id)
-        return orig_preempt(request, *a, **k)
-
-    scheduler._preempt_request = observe_preempt
-    events: list = []
-    if cfg.get("kv_events"):                    # vLLM's KV event batches, as published
-        publish = scheduler.kv_event_publisher.publish
-
-        def observe_publish(batch, *a, **k):
-            events.extend(batch.events)
-            return publish(batch, *a, **k)
-
-        scheduler.kv_event_publisher.publish = observe_publish
+    preempt_log, events = observe(scheduler, bool(cfg.get("kv_events")))
     stride = cfg["max_model_len"] + 1
     by_step: dict[int, list[int]] = {}
     for i, r in enumerate(reqs):

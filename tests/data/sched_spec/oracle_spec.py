@@ -32,8 +32,10 @@ if not TOOL or not (Path(TOOL) / "sched.py").is_file():
     sys.exit(f"oracle_spec: no oracle's sched.py in ORACLE_TOOL={TOOL!r} (set it to the "
              "oracle's tool folder)")
 sys.path.insert(0, TOOL)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))     # tests/data
 import sched as oracle
 
+from oracle_observe import observe
 from vllm.config import SpeculativeConfig
 from vllm.v1.outputs import DraftTokenIds
 
@@ -104,23 +106,7 @@ def run(cfg: dict, reqs: list, out, stall_limit: int = 1000) -> int:
     assert depth == (2 if asyn else 1), depth
     pool = scheduler.kv_cache_manager.block_pool
     free_at_start = pool.get_num_free_blocks()
-    preempt_log: list[str] = []
-    orig_preempt = scheduler._preempt_request
-
-    def observe_preempt(request, *a, **kw):
-        preempt_log.append(request.request_id)
-        return orig_preempt(request, *a, **kw)
-
-    scheduler._preempt_request = observe_preempt
-    events: list = []
-    if cfg.get("kv_events"):                    # vLLM's KV event batches, as published
-        publish = scheduler.kv_event_publisher.publish
-
-        def observe_publish(batch, *a, **kw):
-            events.extend(batch.events)
-            return publish(batch, *a, **kw)
-
-        scheduler.kv_event_publisher.publish = observe_publish
+    preempt_log, events = observe(scheduler, bool(cfg.get("kv_events")))
     stride = cfg["max_model_len"] + 1
     by_step: dict[int, list[int]] = {}
     for i, r in enumerate(reqs):
