@@ -45,7 +45,7 @@ compiled: install
 
 lint: install
 	$(BIN)/ruff check kvcore kvcli kernels tests benchmarks
-	$(BIN)/mypy  # all of kvcore and some of kvcli: the files listed in pyproject.toml's [tool.mypy]
+	$(BIN)/mypy  # all of kvcore, kvcli and kernels: pyproject.toml's [tool.mypy] files
 
 bench: install
 	$(BIN)/kvcli bench

@@ -56,9 +56,10 @@ def _usage(ptx: str, capability: int) -> tuple[int, int]:
         log = subprocess.run([ptxas(capability), "-v", "--regAllocOptLevel=2", f"--gpu-name={arch}",
                               src, "-o", os.path.join(tmp, "k.o")],
                              check=True, capture_output=True, text=True).stderr
-    regs = int(re.search(r"Used (\d+) registers", log).group(1))
-    spills = int(re.search(r"(\d+) bytes spill stores", log).group(1))
-    return regs, spills
+    regs = re.search(r"Used (\d+) registers", log)
+    spills = re.search(r"(\d+) bytes spill stores", log)
+    assert regs is not None and spills is not None     # (ptxas -v prints both)
+    return int(regs.group(1)), int(spills.group(1))
 
 
 def _aligned(fn, names: list[str]) -> dict:

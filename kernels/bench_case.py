@@ -92,8 +92,8 @@ def run_case(spec: CaseSpec, tab: dict, block_size: int, device: torch.device, *
     if baselines:
         via_sdpa = sdpa(b.q[0], *gather_kv(b, 0, block_size), mask).float()
         res["max_err_vs_sdpa"] = (out - via_sdpa).abs().max().item()
-        via_sdpa = None
-    ref = out = None   # free them before timing
+        del via_sdpa
+    del ref, out   # free them before timing
 
     if sweep:
         tried = [{"config": list(c), **_timed(launches(cfg=LaunchConfig(*c)), nbytes)}

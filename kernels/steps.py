@@ -80,7 +80,9 @@ def time_step(pool: list[torch.Tensor], rows: list[list[int]], lens: list[int], 
                             k_scale=scales[0], v_scale=scales[1], num_splits=splits,
                             strategy=strategy, config=config, out=out[i])
 
-    t, how = time_launches([lambda i=i: one(i) for i in range(copies)])
+    # (the ignore: mypy cannot type a lambda's default argument against a zero-argument
+    # Callable, python/mypy#15459)
+    t, how = time_launches([lambda i=i: one(i) for i in range(copies)])  # type: ignore[misc]
     # a kernel whose copies cycle less than twice the L2 may find its data there: said, and
     # left out of the summary's percentages (`kvcli.gpu_steps.summarize`)
     return {"num_splits": splits, "tokens_read": read, "bytes": nbytes, "time_us": t * 1e6,

@@ -34,10 +34,10 @@ class _Closed(io.RawIOBase):
     def writable(self) -> bool:
         return self._what == "output"
 
-    def readinto(self, buffer) -> int:  # type: ignore[override]
+    def readinto(self, buffer) -> int:
         raise self._fail()
 
-    def write(self, data) -> int:  # type: ignore[override]
+    def write(self, data) -> int:
         if self.silenced:
             return len(data)
         raise self._fail()

@@ -64,7 +64,8 @@ def scripted_tables(seq_lens: list[int], *, prefix: int = 0, block_size: int = B
     runner = ScriptRunner(cfg)
     token = iter(range(1, 1 << 62))
     # Churn: fill about 70% of the pool with background requests, free them in random order.
-    background, used = [], 0
+    background: list[str] = []
+    used = 0
     while used < 0.7 * num_blocks:
         n = rng.randint(block_size, max(2 * block_size, min(4096, max(seq_lens),
                                                              num_blocks * block_size // 8)))

@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 # what rich's markup reads as a tag (``[bold]``, ``[default: 10]``), not already escaped
 _TAG = re.compile(r"(?<!\\)\[(?=[a-z#/@][^[]*?\])")
@@ -70,7 +73,7 @@ def _choices(kind: Any) -> Any:
 
 
 @cache
-def options_table() -> type:
+def options_table() -> type[Table]:
     """typer's options table with names stacked and whole: a subclass of rich's ``Table``
     (made on first use, so that rich's table is not imported at start-up)."""
     from rich.table import Table

@@ -135,7 +135,8 @@ def install() -> bool:
         from typer._coercion import RuntimeParam
     except ImportError:
         return False
-    original = getattr(core, "build_runtime_param", None)
+    # (Any: mypy carries the None check below into functions, not into the class's method)
+    original: Any = getattr(core, "build_runtime_param", None)
     if original is None or getattr(original, "_kvcli_lean", False):
         return False
 

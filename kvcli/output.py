@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -162,7 +162,7 @@ def emit_live(items: Iterator[Any], fold: Callable[[Any], None],
             live.update(rich_table(table()))
 
 
-def emit_lines(lines: Iterator[Any], stream: IO[bytes] | None = None,
+def emit_lines(lines: Iterable[Any], stream: IO[bytes] | None = None,
                flush_each: bool = False) -> None:
     """JSON lines on stdout (or ``stream``), one object a line, flushed at the end (or after
     each line: a live stream)."""

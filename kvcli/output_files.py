@@ -46,7 +46,7 @@ class _Raw(io.FileIO):
 
     label = ""
 
-    def write(self, b):  # type: ignore[override]
+    def write(self, b):
         try:
             return super().write(b)
         except OSError as err:
@@ -63,7 +63,7 @@ class _StreamRaw(io.RawIOBase):
     def writable(self) -> bool:
         return True
 
-    def write(self, b) -> int:  # type: ignore[override]
+    def write(self, b) -> int:
         try:
             self.stream.write(b)
             return len(b)
@@ -212,6 +212,7 @@ def open_output(path: str, *, field: str = "output", keep_on_interrupt: bool = F
                 discard()
                 raise
             if tmp is not None:
+                assert target is not None   # (set with tmp)
                 os.replace(tmp, target)
 
     try:

@@ -65,7 +65,7 @@ class ThreadedRaw(io.RawIOBase):
     def fileno(self) -> int:
         return self.fd
 
-    def write(self, b) -> int:  # type: ignore[override]
+    def write(self, b) -> int:
         self._check()
         data = bytes(b)            # the buffer reuses its memory once this returns
         if data:

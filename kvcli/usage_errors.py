@@ -9,6 +9,7 @@ from: ...". A message no rule here knows is kept, on one line.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 _RULES: list[tuple[re.Pattern[str], str]] = [
@@ -26,7 +27,7 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
-def close_options(name: str, suggested: list[str] | None) -> list[str] | None:
+def close_options(name: str, suggested: Sequence[str] | None) -> Sequence[str] | None:
     """The options of `suggested` that look like `name` once their dashes are set aside.
 
     The parser ranks every option against the typed one dashes and all (difflib, cutoff 0.6),

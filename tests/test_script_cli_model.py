@@ -147,3 +147,20 @@ def test_bad_combinations_exit_2(tmp_path, args, message):
     assert res.stdout == ""
     err = res.stderr.strip()
     assert err.startswith("error: ") and message in err and "\n" not in err, err
+
+
+def test_model_options_keep_the_replays_kinds_and_help():
+    # script.py spells these aliases out for mypy: their kind must stay the replay's, and
+    # only the help panel differs
+    from typing import get_args
+
+    from kvcli import replay_options as ro
+    from kvcli.commands import script
+
+    for mine, replays in ((script.ScriptModelOpt, ro.ModelOpt),
+                          (script.ScriptModelConfigOpt, ro.ModelConfigOpt),
+                          (script.ScriptGpuMemOpt, ro.GpuMemOpt)):
+        (kind, info), (replay_kind, replay_info) = get_args(mine), get_args(replays)
+        assert kind == replay_kind
+        assert info.rich_help_panel == script._M != replay_info.rich_help_panel
+        assert info.param_decls == replay_info.param_decls and info.help == replay_info.help

@@ -7,7 +7,7 @@ outputs (`--events DIR`, `--decisions FILE`, `--json`).
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
@@ -15,6 +15,9 @@ from kvcli import replay_options as ro
 from kvcli.live_options import with_live_options
 from kvcore.engine.options import ReplayOptions
 from kvcore.live.options import LiveOptions
+
+if TYPE_CHECKING:
+    from typer.core import _TyperParameter
 
 _C = "Cluster"
 _O = "Outputs"
@@ -115,8 +118,9 @@ def register(app: typer.Typer) -> None:
         if trace is None:
             from typer._click.exceptions import MissingParameter
 
-            raise MissingParameter(ctx=ctx, param=next(p for p in ctx.command.params
-                                                       if p.name == "trace"))
+            # (cast: a typer command's parameters are typer's own, `params` names click's base)
+            raise MissingParameter(ctx=ctx, param=cast("_TyperParameter", next(
+                p for p in ctx.command.params if p.name == "trace")))
         names = routers.split(",") if routers is not None else router or ["round_robin"]
         # --routers overrides --router: a --router given with it was dropped without a word
         dropped = " --router ".join(router) if routers is not None and router else None

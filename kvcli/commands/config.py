@@ -126,10 +126,10 @@ def register(app: typer.Typer) -> None:
 
             # the scheduler options' own checks first, in the replay's words (the sizing
             # layer's differ); the budget is the given one or the default here
-            serving = {"max_num_seqs": max_num_seqs, "gpu": gpu,
-                       "max_num_batched_tokens": max_num_batched_tokens,
-                       "enable_chunked_prefill": enable_chunked_prefill,
-                       "performance_mode": performance_mode}
+            serving: dict[str, Any] = {"max_num_seqs": max_num_seqs, "gpu": gpu,
+                                       "max_num_batched_tokens": max_num_batched_tokens,
+                                       "enable_chunked_prefill": enable_chunked_prefill,
+                                       "performance_mode": performance_mode}
             first = serve_limits(max_model_len=max_model_len, **serving).max_num_batched_tokens
             result = sized(first)
             # vLLM's start-up scheduler defaults and refusals on the model's max_model_len,

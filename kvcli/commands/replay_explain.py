@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+from typing import IO, cast
 
 from kvcli import output
 
@@ -51,7 +52,9 @@ def run_explain(trace: str, opts, rid: str, as_json: bool, given: list[str],
 
         rec = CallRecorder(request=rid, tag=lambda: {"step": sink.step}, every_manager=True)
     with rec if rec is not None else contextlib.nullcontext():
-        summary = replay(trace, opts, sink, steps_out=StepLines(story.step_line),
+        # (cast: StepLines stands in for the binary file of step lines; the replay only calls
+        # its write)
+        summary = replay(trace, opts, sink, steps_out=cast(IO[bytes], StepLines(story.step_line)),
                          warn=output.warn, trace=tr)
     doc = story.to_dict()
     doc["misses"] = misses.watched()
@@ -73,9 +76,11 @@ def _blocks(ids: list[int]) -> str:
     parts: list[str] = []
     start = prev = None
     for b in ids + [None]:
-        if start is not None and (b is None or b != prev + 1):
-            parts.append(str(start) if start == prev else f"{start}-{prev}")
-            start = None
+        if start is not None:
+            assert prev is not None     # (set with start)
+            if b is None or b != prev + 1:
+                parts.append(str(start) if start == prev else f"{start}-{prev}")
+                start = None
         if b is not None and start is None:
             start = b
         prev = b

@@ -12,7 +12,7 @@ replace the script's ``groups`` (see `kvcore.engine.op_script.with_model`).
 from __future__ import annotations
 
 import copy
-from typing import Annotated, get_args
+from typing import Annotated, Any, get_args
 
 import typer
 
@@ -21,40 +21,43 @@ from kvcli.replay_options import GpuMemOpt, ModelConfigOpt, ModelOpt
 _M = "Model (replaces the script's groups; flags override the script's config)"
 
 
-def _in_panel(alias, panel: str = _M):
-    """The replay's option declaration `alias`, shown under this command's panel."""
-    kind, info = get_args(alias)
+def _in_panel(alias: Any, panel: str = _M) -> Any:
+    """The replay's option declaration `alias`'s ``typer.Option``, shown under this command's
+    panel."""
+    _, info = get_args(alias)
     info = copy.copy(info)
     info.rich_help_panel = panel
-    return Annotated[kind, info]
+    return info
 
 
-def _opt(kind, flag: str, help_text: str, *aliases: str):
-    return Annotated[kind, typer.Option(flag, *aliases, help=help_text, rich_help_panel=_M,
-                                        show_default=False)]
+def _opt(flag: str, help_text: str, *aliases: str) -> Any:
+    return typer.Option(flag, *aliases, help=help_text, rich_help_panel=_M, show_default=False)
 
 
-ScriptModelOpt = _in_panel(ModelOpt)
-ScriptModelConfigOpt = _in_panel(ModelConfigOpt)
-ScriptGpuMemOpt = _in_panel(GpuMemOpt)
-ScriptBlockSizeOpt = _opt(int | None, "--block-size", "Tokens per block (overrides the "
-                          "script's block_size). [default: 16]")
-ScriptNumBlocksOpt = _opt(int | None, "--num-blocks", "Blocks in the pool, the null block "
-                          "included (overrides the script's num_blocks). [default: 1024]",
-                          "--num-gpu-blocks-override")
-ScriptMaxLenOpt = _opt(int | None, "--max-model-len", "Overrides the script's max_model_len "
-                       "[default: 32768, or the model's]")
-LayersOpt = _opt(int | None, "--layers", "Explicit geometry instead of a preset: layers "
-                 "(with --kv-heads --head-dim).")
-KvHeadsOpt = _opt(int | None, "--kv-heads", "Explicit geometry: KV heads.")
-HeadDimOpt = _opt(int | None, "--head-dim", "Explicit geometry: head size.")
-SlidingWindowOpt = _opt(int | None, "--sliding-window", "Explicit geometry: window (tokens).")
-SlidingLayersOpt = _opt(str | None, "--sliding-layers", "Which layers slide: '5:1' or "
-                        "'0,2,4-9'. [default: all]")
-ChunkOpt = _opt(int | None, "--attention-chunk-size", "Explicit geometry: chunked-local "
-                "attention chunk (tokens).")
-ChunkedLayersOpt = _opt(str | None, "--chunked-layers", "Which layers are chunked-local "
-                        "[default: all]")
+# (each alias spelled `Annotated[...]` here: mypy takes only a literal one as a type; the kinds
+# of the first three are the replay's, `tests/test_script_cli_model.py` checks)
+ScriptModelOpt = Annotated[str | None, _in_panel(ModelOpt)]
+ScriptModelConfigOpt = Annotated[str | None, _in_panel(ModelConfigOpt)]
+ScriptGpuMemOpt = Annotated[float | None, _in_panel(GpuMemOpt)]
+ScriptBlockSizeOpt = Annotated[int | None, _opt(
+    "--block-size", "Tokens per block (overrides the script's block_size). [default: 16]")]
+ScriptNumBlocksOpt = Annotated[int | None, _opt(
+    "--num-blocks", "Blocks in the pool, the null block included (overrides the script's "
+    "num_blocks). [default: 1024]", "--num-gpu-blocks-override")]
+ScriptMaxLenOpt = Annotated[int | None, _opt(
+    "--max-model-len", "Overrides the script's max_model_len [default: 32768, or the model's]")]
+LayersOpt = Annotated[int | None, _opt(
+    "--layers", "Explicit geometry instead of a preset: layers (with --kv-heads --head-dim).")]
+KvHeadsOpt = Annotated[int | None, _opt("--kv-heads", "Explicit geometry: KV heads.")]
+HeadDimOpt = Annotated[int | None, _opt("--head-dim", "Explicit geometry: head size.")]
+SlidingWindowOpt = Annotated[int | None, _opt(
+    "--sliding-window", "Explicit geometry: window (tokens).")]
+SlidingLayersOpt = Annotated[str | None, _opt(
+    "--sliding-layers", "Which layers slide: '5:1' or '0,2,4-9'. [default: all]")]
+ChunkOpt = Annotated[int | None, _opt(
+    "--attention-chunk-size", "Explicit geometry: chunked-local attention chunk (tokens).")]
+ChunkedLayersOpt = Annotated[str | None, _opt(
+    "--chunked-layers", "Which layers are chunked-local [default: all]")]
 
 
 def register(app: typer.Typer) -> None:
