@@ -27,7 +27,7 @@ from kvcore.engine.options import (
 )
 from kvcore.engine.queues import QUEUES
 from kvcore.engine.serve_defaults import rows_text
-from kvcore.engine.spec_config import num_speculative_tokens
+from kvcore.engine.spec_config import check_method, speculative_settings
 from kvcore.errors import InputError, clipped
 from kvcore.hashing import HASH_FUNCTIONS
 from kvcore.offload.config import DTYPE_BYTES
@@ -164,6 +164,13 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
                                "(--speculative-config's num_speculative_tokens): each decode "
                                "step verifies 1 + this many tokens; needs "
                                "--spec-acceptance-rate [default: 0, off]")),
+    "spec_method": (str, _S, ("vLLM's --spec-method: ngram, or eagle / eagle3 (K lookahead "
+                    "slots; with prefix caching only with --speculative-config's "
+                    "disable_lookahead_block_hashes, the EAGLE block drop, and with num_blocks "
+                    "given: the draft's layers are not sized)")),
+    "disable_lookahead_block_hashes": (bool, _S, ("EAGLE: vLLM's legacy block hashes and the "
+                                       "EAGLE block drop instead of lookahead hashes (set by "
+                                       "--speculative-config's key)")),
     "spec_acceptance_rate": (float, _S, ("kvcli's model of the drafts' fate: each draft is "
                              "accepted with this chance until the first rejection (a replay "
                              "has no text to judge them by) [default: none]")),
@@ -216,10 +223,6 @@ OPTIONS["speculative_config"] = Annotated[str | None, typer.Option(
     "--speculative-config", "-sc", metavar="JSON", rich_help_panel=_S, show_default=False,
     help="vLLM's speculative decoding config: method ngram and its num_speculative_tokens "
     "(the same as --num-speculative-tokens); other methods are refused. [default: none]")]
-OPTIONS["spec_method"] = Annotated[str | None, typer.Option(
-    "--spec-method", metavar="ngram", rich_help_panel=_S, show_default=False,
-    help="vLLM's shorthand for --speculative-config's method: ngram (the one modelled). "
-    "[default: none]")]
 _PLAIN_FLAGS = frozenset(name for name, (kind, _, _) in _SPEC.items() if _plain_flag(name, kind))
 # for commands that take only the model options (`kvcli script`)
 ModelOpt, ModelConfigOpt, GpuMemOpt = (OPTIONS[k]
@@ -243,11 +246,13 @@ def replay_options(params: dict[str, Any]) -> ReplayOptions:
     for name, check in CHECKED_ONLY.items():
         if name in given:
             check(given.pop(name))
-    if "speculative_config" in given or "spec_method" in given:
+    if "speculative_config" in given:
         # (vLLM's EngineArgs merges --spec-method and --spec-tokens into the JSON)
-        given["num_speculative_tokens"] = num_speculative_tokens(
-            given.pop("speculative_config", None), given.pop("spec_method", None),
-            given.get("num_speculative_tokens"))
+        given.update(speculative_settings(given.pop("speculative_config"),
+                                          given.pop("spec_method", None),
+                                          given.pop("num_speculative_tokens", None)))
+    elif "spec_method" in given:
+        given["spec_method"] = check_method(given["spec_method"], "spec_method")
     if "kv_cache_dtype" in given:      # vLLM's names (and kvcli's fp16, bf16); not modelled: why
         given["kv_cache_dtype"] = kv_cache_dtype(given["kv_cache_dtype"])
     if "prefix_cache_retention_interval" in given:

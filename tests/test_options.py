@@ -12,6 +12,7 @@ from kvcore.engine.options import (
     CONFIG_KEYS,
     KNOBS,
     OFFLOAD_FIELDS,
+    SPEC_FIELDS,
     ReplayOptions,
     build,
     resolve,
@@ -61,8 +62,7 @@ def test_to_dict_is_the_settings_in_field_order():
                        and f.name not in CLOCK_FIELDS
                        and f.name not in ("prefix_match_unit", "gpu_memory_utilization",
                                           "hash_seed", "performance_mode",
-                                          "pipeline_parallel_size", "num_speculative_tokens",
-                                          "spec_acceptance_rate", "spec_seed")]
+                                          "pipeline_parallel_size", *SPEC_FIELDS)]
     on = ReplayOptions(num_speculative_tokens=2, spec_acceptance_rate=0.5).to_dict()
     assert [on["num_speculative_tokens"], on["spec_acceptance_rate"], on["spec_seed"]] == \
         [2, 0.5, 0]
@@ -77,7 +77,8 @@ def test_to_dict_is_the_settings_in_field_order():
     on = ReplayOptions(kv_offloading_size=8.0, tp=2, prefix_match_unit=16,
                        gpu_memory_utilization=0.9, hash_seed="0",
                        performance_mode="interactivity", pipeline_parallel_size=2,
-                       num_speculative_tokens=1, spec_acceptance_rate=0.5).to_dict()
+                       num_speculative_tokens=1, spec_acceptance_rate=0.5,
+                       spec_method="eagle3").to_dict()
     assert list(on) == [f.name for f in KNOBS] and on["eviction_policy"] == "lru"
     assert on["tp"] == 2 and on["gpu"] is None and on["clock"] is None
 
@@ -117,8 +118,8 @@ def test_every_knob_has_one_cli_option():
     # set only by a trace's config line (the oracle's), or by Python callers
     not_on_the_cli = {"max_steps", "groups"}
     # and vLLM's flags read, checked and not kept (--kv-offloading-backend: native only)
-    # and vLLM's --speculative-config and --spec-method, read into num_speculative_tokens
-    assert set(OPTIONS) - set(CHECKED_ONLY) - {"speculative_config", "spec_method"} == \
+    # and vLLM's --speculative-config, read into the speculative decoding knobs
+    assert set(OPTIONS) - set(CHECKED_ONLY) - {"speculative_config"} == \
         {f.name for f in KNOBS} - not_on_the_cli
     assert not set(CHECKED_ONLY) & {f.name for f in KNOBS}
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from kvcli.app import app
 from kvcore.engine.spec_accept import accepted_drafts, mean_tokens_per_step
-from kvcore.engine.spec_config import num_speculative_tokens
+from kvcore.engine.spec_config import speculative_settings
 from kvcore.errors import InputError
 
 TRACE = str(Path(__file__).parents[1] / "traces" / "shared-prefix.jsonl")
@@ -37,11 +37,21 @@ def test_the_mean_follows_the_model():
 
 
 def test_speculative_config_is_read_as_vllm_spells_it():
-    assert num_speculative_tokens('{"method": "ngram", "num_speculative_tokens": 5, '
-                                  '"prompt_lookup_max": 4, "prompt_lookup_min": 2}') == 5
+    assert speculative_settings('{"method": "ngram", "num_speculative_tokens": 5, '
+                                '"prompt_lookup_max": 4, "prompt_lookup_min": 2}') == {
+        "spec_method": "ngram", "num_speculative_tokens": 5}
+    assert speculative_settings('{"method": "eagle3", "num_speculative_tokens": 3, "model": '
+                                '"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", '
+                                '"disable_lookahead_block_hashes": true}') == {
+        "spec_method": "eagle3", "num_speculative_tokens": 3,
+        "disable_lookahead_block_hashes": True}
     for text, message in [
-            ('{"method": "eagle3", "num_speculative_tokens": 3}', ("method 'eagle3' is a vLLM "
+            ('{"method": "mtp", "num_speculative_tokens": 3}', ("method 'mtp' is a vLLM "
              "method kvcli does not model yet")),
+            ('{"method": "eagle", "num_speculative_tokens": 3, "model": 7}',
+             "model must be a string (the draft model), got 7"),
+            ('{"method": "eagle3", "num_speculative_tokens": 3, "prompt_lookup_max": 2}',
+             "key(s) 'prompt_lookup_max' not modelled"),
             ('{"method": "lookup", "num_speculative_tokens": 3}', "not a vLLM 0.33 method"),
             ('{"num_speculative_tokens": 3}', "method 'None'"),
             ('{"method": "ngram"}', "needs num_speculative_tokens (--spec-tokens K"),
@@ -54,7 +64,7 @@ def test_speculative_config_is_read_as_vllm_spells_it():
              "key(s) 'model' not modelled"),
             ("[3]", "must be a JSON object")]:
         with pytest.raises(InputError, match=None) as err:
-            num_speculative_tokens(text)
+            speculative_settings(text)
         assert message in err.value.message and err.value.field == "speculative_config"
 
 
@@ -66,8 +76,15 @@ def test_speculative_config_is_read_as_vllm_spells_it():
      "--speculative-config's num_speculative_tokens are mutually exclusive")),
     (["-sc", '{"method": "ngram"}', "--spec-method", "ngram", "--spec-tokens", "2"],
      "option --spec-method: and --speculative-config's method are mutually exclusive"),
-    (["--spec-method", "eagle3", "--spec-tokens", "2"], ("option --spec-method: method "
-     "'eagle3' is a vLLM method kvcli does not model yet")),
+    (["--spec-method", "draft_model", "--spec-tokens", "2"], ("option --spec-method: method "
+     "'draft_model' is a vLLM method kvcli does not model yet")),
+    (["--spec-method", "eagle3", "--spec-tokens", "2", "--spec-acceptance-rate", "0.5"],
+     ("option --spec-method: eagle3 with prefix caching: its lookahead block hashes (vLLM's "
+      "default) are not modelled yet")),
+    (["-sc", ('{"method": "eagle3", "num_speculative_tokens": 2, '
+      '"disable_lookahead_block_hashes": true}'), "--spec-acceptance-rate", "0.5", "--model",
+      "llama-3.1-8b", "--gpu-memory-gib", "24"], ("option --spec-method: eagle3 with a pool "
+     "sized from a model: its draft model's KV layers are not sized yet")),
     (["--num-speculative-tokens", "2", "--spec-acceptance-rate", "1.5"],
      "option --spec-acceptance-rate: must be at most 1, got 1.5"),
     (["--num-speculative-tokens", "2", "--spec-acceptance-rate", "0.5", "--mode", "cache"],
@@ -150,3 +167,21 @@ def test_the_models_options_without_drafts_are_said_to_do_nothing():
     assert r.exit_code == 0
     assert ("warning: option(s) spec_acceptance_rate, spec_seed: no effect without speculative "
             "decoding (num_speculative_tokens, or speculative_config)") in r.stderr.splitlines()
+
+
+def test_eagle3_in_the_legacy_hash_mode_runs_and_costs_hits():
+    """The EAGLE block drop: a hit loses its last block (vLLM recomputes its draft KV), and
+    the K lookahead slots take room: fewer hit tokens than ngram on the same pool."""
+    def run(method):
+        r = CliRunner().invoke(app, ["replay", TRACE, "--json", "--num-blocks", "400",
+                                     "--spec-method", method, "--spec-tokens", "4",
+                                     "--spec-acceptance-rate", "0.5",
+                                     "--disable-lookahead-block-hashes"])
+        assert r.exit_code == 0, r.stderr
+        return json.loads(r.stdout)
+
+    ngram, eagle = run("ngram"), run("eagle3")
+    assert eagle["config"]["spec_method"] == "eagle3"
+    assert eagle["config"]["disable_lookahead_block_hashes"] is True
+    assert "disable_lookahead_block_hashes" not in ngram["config"]
+    assert eagle["hit_tokens"] < ngram["hit_tokens"]

@@ -22,6 +22,7 @@ from kvcore.engine.cost import CostModel
 from kvcore.engine.option_rules import check_value
 from kvcore.engine.queues import QUEUES
 from kvcore.engine.scheduler import SchedulerConfig
+from kvcore.engine.spec_config import EAGLE_METHODS
 from kvcore.errors import InputError
 from kvcore.hashing import HASH_FUNCTIONS
 from kvcore.offload.options import OFFLOAD_FIELDS
@@ -89,6 +90,12 @@ class ReplayOptions:
     # model (`kvcore.engine.spec_accept`): each draft accepted with this probability until the
     # first rejection, draws seeded; no default rate (a replay has no text to judge drafts by)
     num_speculative_tokens: int = _knob(0, config=True, check="int_at_least", lo=0)
+    # the method (vLLM's names): ngram, or eagle / eagle3 (K lookahead slots; with prefix
+    # caching only in vLLM's legacy hash mode, the EAGLE block drop: `spec_refusals`)
+    # (its value is checked with num_speculative_tokens: `startup.spec_refusals` says why a
+    # vLLM method is not modelled, where a list of choices could not)
+    spec_method: str = _knob("ngram", config=True, check="name")
+    disable_lookahead_block_hashes: bool = _knob(False, config=True)
     spec_acceptance_rate: float | None = _knob(None, config=True, check="at_least", lo=0, hi=1)
     spec_seed: int = _knob(0, config=True, check="int_at_least", lo=0)
     # KV cache groups of a token-id trace's config line, in the op scripts' spelling
@@ -191,8 +198,10 @@ class ReplayOptions:
         if self.pipeline_parallel_size == 1:
             del d["pipeline_parallel_size"]     # (the same)
         if not self.num_speculative_tokens:
-            for k in ("num_speculative_tokens", "spec_acceptance_rate", "spec_seed"):
+            for k in SPEC_FIELDS:
                 del d[k]                        # (the same)
+        elif self.spec_method not in EAGLE_METHODS:
+            del d["disable_lookahead_block_hashes"]
         return d
 
     @property
@@ -200,6 +209,8 @@ class ReplayOptions:
         return self.kv_offloading_size is not None or self.kv_offloading_size_chunks is not None
 
 
+SPEC_FIELDS = ("num_speculative_tokens", "spec_method", "disable_lookahead_block_hashes",
+               "spec_acceptance_rate", "spec_seed")
 CLOCK_FIELDS = ("clock", "gpu", "calibration", "tp", "kv_cache_dtype")
 _CLOCK_DEFAULTS = {"clock": None, "gpu": None, "calibration": None, "tp": 1,
                    "kv_cache_dtype": "auto"}

@@ -48,7 +48,7 @@ from kvcore.engine.scheduler_offload import schedule_waiting_with_connector
 from kvcore.engine.scheduler_release import preempt
 from kvcore.engine.scheduler_update import advance_scheduled, update_from_output
 from kvcore.engine.scheduler_waiting import schedule_waiting
-from kvcore.engine.spec_decode import SpecStats, schedule_drafts
+from kvcore.engine.spec_decode import SpecStats, lookahead_tokens, schedule_drafts
 from kvcore.kv_cache_manager import KVCacheManager
 from kvcore.offload.stores import build_connector_meta
 from kvcore.request import Request, RequestStatus
@@ -101,6 +101,7 @@ class Scheduler:
         # off); `accept(req, drafts)`: the fake model's accepted count, set by the engine loop;
         # whether a running prefill chunk is in the step being scheduled (no padded decodes).
         self.num_spec = config.num_speculative_tokens
+        self.lookahead = lookahead_tokens(config)
         self.accept: Callable[[Request, int], int] = _no_drafts
         self.spec_stats = SpecStats()
         self.prefill_scheduled = False
@@ -170,6 +171,7 @@ class Scheduler:
             threshold = max(threshold, cfg.max_num_batched_tokens // num_eligible)
 
         self.prefill_scheduled = False
+        lookahead = self.lookahead
         mamba_bs = self.mamba_bs
         if mamba_bs:
             kvm.new_step_starts()
@@ -213,7 +215,7 @@ class Scheduler:
             while True:
                 if tracer is not None:
                     tracer.req = req.request_id
-                new_blocks = kvm.allocate_slots(req, n)
+                new_blocks = kvm.allocate_slots(req, n, num_lookahead_tokens=lookahead)
                 if new_blocks is not None:
                     break
                 victim = max(running, key=priority_order) if self.policy == "priority" \

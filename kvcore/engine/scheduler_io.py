@@ -45,6 +45,9 @@ class SchedulerConfig:
     # decode step verifies (0: off). N-gram drafting reserves no lookahead slots and no draft
     # slots in the budget.
     num_speculative_tokens: int = 0
+    # the method: with EAGLE every allocation reserves K lookahead slots (vLLM's
+    # num_lookahead_tokens: its drafter writes KV K positions past the scheduled tokens)
+    spec_method: str = "ngram"
 
 
 @dataclass(slots=True)

@@ -76,6 +76,7 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
             obs.on_admit_attempt(req)
         new_blocks = kvm.allocate_slots(
             req, n, num_new_computed_tokens=num_hit, new_computed_blocks=hit_blocks,
+            num_lookahead_tokens=sched.lookahead,
             full_sequence_must_fit=cfg.scheduler_reserve_full_isl,
             has_scheduled_reqs=bool(running))
         if new_blocks is None:

@@ -1,8 +1,13 @@
-"""vLLM's `--speculative-config` JSON, read for what kvcli models of it: method "ngram" and its
-`num_speculative_tokens` (`kvcore.engine.spec_decode`). The n-gram matcher's own settings
-(`prompt_lookup_min` / `prompt_lookup_max`) decide which drafts a real server proposes, which a
-replay cannot see without the text: they are checked and folded into the acceptance model
-(`--spec-acceptance-rate`). Any other method or key is refused, naming it.
+"""vLLM's `--speculative-config` JSON (and its `--spec-method` / `--spec-tokens` shorthands),
+read for what kvcli models of it (`kvcore.engine.spec_decode`): the method, its
+`num_speculative_tokens`, and for EAGLE `disable_lookahead_block_hashes`.
+
+Methods: "ngram", and "eagle" / "eagle3" (the same in vLLM's scheduler: K lookahead slots, the
+EAGLE block drop; their lookahead block hashes, vLLM's default with prefix caching, and their
+draft model's KV layers are not modelled yet: refused at start-up, `spec_refusals`). The n-gram
+matcher's settings (`prompt_lookup_min` / `_max`) and EAGLE's draft `model` decide which drafts
+a real server proposes, which a replay cannot see without the text: checked and folded into the
+acceptance model (`--spec-acceptance-rate`). Any other method or key is refused, naming it.
 """
 
 from __future__ import annotations
@@ -12,11 +17,15 @@ import json
 from kvcore.errors import InputError, clipped
 
 FIELD = "speculative_config"
-# vLLM 0.33's draft-model methods (config/speculative.py): each needs lookahead slots, draft
-# layers in the KV cache or block-hash lookahead, none of which kvcli models yet
-_UNMODELLED = ("eagle", "eagle3", "mtp", "medusa", "mlp_speculator", "draft_model", "suffix",
-               "dflash", "dspark", "custom_class")
-_NGRAM_KEYS = ("prompt_lookup_min", "prompt_lookup_max")
+SPEC_METHODS = ("ngram", "eagle", "eagle3")
+EAGLE_METHODS = ("eagle", "eagle3")
+# vLLM 0.33's other methods (config/speculative.py): draft models with their own KV, MTP
+# modules, parallel drafters
+_UNMODELLED = ("mtp", "medusa", "mlp_speculator", "draft_model", "suffix", "dflash", "dspark",
+               "custom_class")
+_KEYS = {"ngram": ("prompt_lookup_min", "prompt_lookup_max"),
+         "eagle": ("model", "disable_lookahead_block_hashes"),
+         "eagle3": ("model", "disable_lookahead_block_hashes")}
 
 
 def _json(value: object) -> str:
@@ -25,11 +34,22 @@ def _json(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def num_speculative_tokens(text: str | None, method: str | None = None,
-                           tokens: int | None = None) -> int:
-    """The drafts a decode verifies, from vLLM's flags as `EngineArgs` merges them:
-    `--speculative-config`'s JSON (``text``), `--spec-method` and `--spec-tokens` (each
-    refused beside the JSON key it sets, as vLLM does); method ngram only."""
+def check_method(method: object, field: str = FIELD) -> str:
+    """A method kvcli models, or the error saying why not."""
+    if method not in SPEC_METHODS:
+        why = ("is a vLLM method kvcli does not model yet (its draft model's KV and slots)"
+               if method in _UNMODELLED else "is not a vLLM 0.33 method")
+        raise InputError(f"method {clipped(str(method))} {why}; kvcli models methods "
+                         f"{', '.join(SPEC_METHODS)}", field=field)
+    return str(method)
+
+
+def speculative_settings(text: str | None, method: str | None = None,
+                         tokens: int | None = None) -> dict:
+    """The replay options vLLM's flags set, as `EngineArgs` merges them: `--speculative-config`'s
+    JSON (``text``), `--spec-method` and `--spec-tokens` (each refused beside the JSON key it
+    sets, as vLLM does): `spec_method`, `num_speculative_tokens` and, for EAGLE,
+    `disable_lookahead_block_hashes`."""
     spec: object = {}
     if text is not None:
         try:
@@ -49,12 +69,7 @@ def num_speculative_tokens(text: str | None, method: str | None = None,
         spec[key] = value
     # (where the flags set it, the error names the flag)
     where = "spec_method" if method is not None else FIELD
-    method = spec.get("method")
-    if method != "ngram":
-        why = ("is a vLLM method kvcli does not model yet (its draft model's KV and lookahead "
-               "slots)" if method in _UNMODELLED else "is not a vLLM 0.33 method")
-        raise InputError(f"method {clipped(str(method))} {why}; kvcli models method ngram",
-                         field=where)
+    name = check_method(spec.get("method"), where)
     k = spec.get("num_speculative_tokens")
     if k is None:
         raise InputError("needs num_speculative_tokens (--spec-tokens K, or the JSON's key)",
@@ -62,14 +77,23 @@ def num_speculative_tokens(text: str | None, method: str | None = None,
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise InputError(f"num_speculative_tokens must be an integer >= 1, got "
                          f"{_json(k)}", field=FIELD)
-    for key in _NGRAM_KEYS:
+    for key in _KEYS[name]:
         v = spec.get(key)
-        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
-            raise InputError(f"{key} must be an integer >= 1, got {_json(v)}",
-                             field=FIELD)
-    other = sorted(set(spec) - {"method", "num_speculative_tokens", *_NGRAM_KEYS})
+        ok = (v is None or isinstance(v, str) if key == "model" else
+              v is None or isinstance(v, bool) if key == "disable_lookahead_block_hashes" else
+              v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 1))
+        if not ok:
+            raise InputError(f"{key} must be {_WANTS[key]}, got {_json(v)}", field=FIELD)
+    other = sorted(set(spec) - {"method", "num_speculative_tokens", *_KEYS[name]})
     if other:
         raise InputError(f"key(s) {clipped(', '.join(other))} not modelled (kvcli reads "
-                         "method ngram, num_speculative_tokens, prompt_lookup_min/max)",
-                         field=FIELD)
-    return k
+                         f"method, num_speculative_tokens, {', '.join(_KEYS[name])} for "
+                         f"{name})", field=FIELD)
+    out = {"spec_method": name, "num_speculative_tokens": k}
+    if spec.get("disable_lookahead_block_hashes"):
+        out["disable_lookahead_block_hashes"] = True
+    return out
+
+
+_WANTS = {"prompt_lookup_min": "an integer >= 1", "prompt_lookup_max": "an integer >= 1",
+          "model": "a string (the draft model)", "disable_lookahead_block_hashes": "true or false"}

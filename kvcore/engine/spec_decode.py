@@ -21,14 +21,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kvcore.engine.scheduler_io import SchedulerOutput
+from kvcore.engine.spec_config import EAGLE_METHODS
 from kvcore.errors import InputError
 from kvcore.request import Request, RequestStatus
 
 if TYPE_CHECKING:
     from kvcore.engine.scheduler import Scheduler
+
+
+def lookahead_tokens(cfg: Any) -> int:
+    """vLLM's `num_lookahead_tokens` of the replay options (or a SchedulerConfig): K for EAGLE (its drafter writes KV
+    that far past the scheduled tokens), 0 for ngram or without drafts."""
+    return cfg.num_speculative_tokens if cfg.spec_method in EAGLE_METHODS else 0
+
+
+def eagle_block_drop(cfg: Any) -> bool:
+    """Whether a prefix hit drops its last block (vLLM's `use_eagle_block_drop`): EAGLE in the
+    legacy hash mode (`disable_lookahead_block_hashes`, or no prefix caching: no lookup then),
+    where the last matched block's draft KV must be recomputed. (With lookahead hashes, vLLM's default, the hash itself waits for the
+    next token instead: not modelled, refused at start-up.)"""
+    return lookahead_tokens(cfg) > 0 and (cfg.disable_lookahead_block_hashes
+                                          or not cfg.enable_prefix_caching)
 
 
 @dataclass(slots=True)

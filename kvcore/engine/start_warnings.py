@@ -133,10 +133,14 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
         out.append(f"option{'s' if len(hashing) > 1 else ''} {named(hashing, trace, cfg)} "
                    f"{'have' if len(hashing) > 1 else 'has'} no effect with prefix caching "
                    "off and no CPU tier: no block is hashed")
-    if (drafts := sorted(user & {"spec_acceptance_rate", "spec_seed"})) \
+    if (drafts := sorted(user & {"spec_acceptance_rate", "spec_seed", "spec_method",
+                                 "disable_lookahead_block_hashes"})) \
             and not cfg.num_speculative_tokens:
         out.append(f"option(s) {named(drafts, trace, cfg)}: no effect without speculative "
                    "decoding (num_speculative_tokens, or speculative_config)")
+    elif cfg.disable_lookahead_block_hashes and cfg.spec_method == "ngram":
+        out.append(f"option {named(['disable_lookahead_block_hashes'], trace, cfg)}: no "
+                   "effect with method ngram (its hashes have no lookahead)")
     if unused_tier := unused_tier_options(cfg, lined):
         out.append(f"option(s) {named(unused_tier, trace, cfg)}: no effect without a CPU "
                    "tier (kv_offloading_size or kv_offloading_size_chunks)")

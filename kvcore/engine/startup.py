@@ -20,6 +20,7 @@ from kvcore.engine.hit_notes import cache_mode_mamba_note, no_hit_note
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.refusal import refusal, said_where_set, where_set
 from kvcore.engine.replay_pool import check_startup, sized, startup_shortfall
+from kvcore.engine.spec_config import EAGLE_METHODS, check_method
 from kvcore.errors import InputError
 from kvcore.host_memory import check_pool_fits
 from kvcore.models.geometry import ModelGeometry
@@ -88,6 +89,22 @@ def spec_refusals(cfg: ReplayOptions, trace: Trace) -> None:
         if why:
             raise refusal(cfg, trace, name, f"is not modelled with {other}: give one of them",
                           also=(other,))
+    try:
+        check_method(cfg.spec_method, "spec_method")
+    except InputError as err:
+        raise refusal(cfg, trace, "spec_method", err.message) from None
+    if cfg.spec_method not in EAGLE_METHODS:
+        return
+    if cfg.enable_prefix_caching and not cfg.disable_lookahead_block_hashes:
+        # (vLLM's default then: a block's hash covers the token after it; tests/data/
+        # sched_spec_eagle/DESIGN.md, rule 4)
+        raise refusal(cfg, trace, "spec_method", f"{cfg.spec_method} with prefix caching: its "
+                      "lookahead block hashes (vLLM's default) are not modelled yet; give "
+                      "disable_lookahead_block_hashes (the EAGLE block drop) or no prefix "
+                      "caching", also=("enable_prefix_caching",))
+    if cfg.num_blocks is None and (cfg.model or cfg.model_config):
+        raise refusal(cfg, trace, "spec_method", f"{cfg.spec_method} with a pool sized from a "
+                      "model: its draft model's KV layers are not sized yet; give num_blocks")
 
 
 def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
