@@ -160,8 +160,8 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
                                "batches (PP + 1 under async scheduling; a request decodes "
                                "every PP-th step), and with a model each stage's pool, the "
                                "smallest for all")),
-    "num_speculative_tokens": (int, _S, ("vLLM's speculative decoding, method ngram "
-                               "(--speculative-config's num_speculative_tokens): each decode "
+    "num_speculative_tokens": (int, _S, ("vLLM's speculative decoding (--speculative-config's "
+                               "num_speculative_tokens), method --spec-method: each decode "
                                "step verifies 1 + this many tokens; needs "
                                "--spec-acceptance-rate [default: 0, off]")),
     "spec_method": (str, _S, ("vLLM's --spec-method: ngram, or eagle / eagle3 (K lookahead "
@@ -221,8 +221,9 @@ OPTIONS["kv_offloading_backend"] = Annotated[str | None, typer.Option(
     "[default: native]")]
 OPTIONS["speculative_config"] = Annotated[str | None, typer.Option(
     "--speculative-config", "-sc", metavar="JSON", rich_help_panel=_S, show_default=False,
-    help="vLLM's speculative decoding config: method ngram and its num_speculative_tokens "
-    "(the same as --num-speculative-tokens); other methods are refused. [default: none]")]
+    help="vLLM's speculative decoding config: method ngram, eagle or eagle3, its "
+    "num_speculative_tokens and (EAGLE) disable_lookahead_block_hashes; other methods and "
+    "keys are refused. [default: none]")]
 _PLAIN_FLAGS = frozenset(name for name, (kind, _, _) in _SPEC.items() if _plain_flag(name, kind))
 # for commands that take only the model options (`kvcli script`)
 ModelOpt, ModelConfigOpt, GpuMemOpt = (OPTIONS[k]

@@ -8,6 +8,7 @@ hashes are refused, saying so (their rule 4 in DESIGN.md there is not modelled y
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,18 @@ def test_lookahead_hashes_are_refused(trace: Path):
     assert err.value.field == "config.spec_method"
     assert "eagle3 with prefix caching: its lookahead block hashes (vLLM's default) are not " \
            "modelled yet" in err.value.message
+
+
+def test_eagle_with_several_groups_is_refused(tmp_path):
+    """vLLM marks the groups that hold the draft's layers; kvcli does not model which."""
+    first = (DATA / "seed90118.trace.jsonl").read_text().splitlines()
+    cfg = json.loads(first[0])
+    cfg["config"]["groups"] = [{"type": "full"}, {"type": "sliding_window",
+                                                  "sliding_window": 64}]
+    trace = tmp_path / "two_groups.trace.jsonl"
+    trace.write_text("\n".join([json.dumps(cfg), *first[1:]]) + "\n")
+    with pytest.raises(InputError, match="eagle3 with several KV cache groups is not modelled"):
+        replay_recorded(trace)
 
 
 def test_the_cases_are_all_there():

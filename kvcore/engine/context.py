@@ -148,7 +148,8 @@ class ReplayContext:
             hash_block_size=hash_block_size, enable_caching=cfg.enable_prefix_caching, log_stats=True,
             enable_kv_cache_events=self.vllm is not None,
             max_in_flight_tokens=concurrent_batches(cfg) * cfg.max_num_batched_tokens,
-            watermark=cfg.watermark, tracer=self.recorder, use_eagle=eagle_block_drop(cfg),
+            watermark=cfg.watermark, tracer=self.recorder,
+            use_eagle=eagle_block_drop(cfg),
             prefix_cache_retention_interval=cfg.prefix_cache_retention_interval)
         assert self.kvm.hash_block_size == hash_block_size
         self.length_managers = length_managers(self.kvm)     # (`fits.never_fits`)

@@ -85,15 +85,14 @@ class ReplayOptions:
     # vLLM's --pipeline-parallel-size: its batch queue holds this many batches (one more under
     # async scheduling), and each stage sizes its own pool (`kvcore.sizing.pipeline`)
     pipeline_parallel_size: int = _knob(1, config=True, check="positive_int")
-    # vLLM's speculative decoding, method "ngram" (--speculative-config's
-    # num_speculative_tokens; `kvcore.engine.spec_decode`); 0: off. Its outcome is kvcli's
-    # model (`kvcore.engine.spec_accept`): each draft accepted with this probability until the
+    # vLLM's speculative decoding (--speculative-config; `kvcore.engine.spec_decode`): the
+    # drafts a decode verifies (0: off) and the method, ngram or eagle / eagle3 (K lookahead
+    # slots; with prefix caching only in vLLM's legacy hash mode, the EAGLE block drop). The
+    # method is checked with the drafts (`startup.spec_refusals` says why a vLLM method is not
+    # modelled, where a list of choices could not). Their outcome is kvcli's model
+    # (`kvcore.engine.spec_accept`): each draft accepted with this probability until the
     # first rejection, draws seeded; no default rate (a replay has no text to judge drafts by)
     num_speculative_tokens: int = _knob(0, config=True, check="int_at_least", lo=0)
-    # the method (vLLM's names): ngram, or eagle / eagle3 (K lookahead slots; with prefix
-    # caching only in vLLM's legacy hash mode, the EAGLE block drop: `spec_refusals`)
-    # (its value is checked with num_speculative_tokens: `startup.spec_refusals` says why a
-    # vLLM method is not modelled, where a list of choices could not)
     spec_method: str = _knob("ngram", config=True, check="name")
     disable_lookahead_block_hashes: bool = _knob(False, config=True)
     spec_acceptance_rate: float | None = _knob(None, config=True, check="at_least", lo=0, hi=1)

@@ -1,5 +1,5 @@
-"""Speculative decoding in vLLM 0.33's schedulers, method "ngram" (`--speculative-config
-'{"method": "ngram", "num_speculative_tokens": K}'`; kvcli `--num-speculative-tokens K`).
+"""Speculative decoding in vLLM 0.33's schedulers (`--speculative-config '{"method": "ngram",
+"num_speculative_tokens": K}'`; `kvcore.engine.spec_config` reads it), methods ngram and EAGLE.
 
 A request's known tokens plus its drafts (vLLM's `num_tokens_with_spec`) are what the running
 loop schedules towards, so a decode step verifies 1 + K tokens. The drafts come from:
@@ -15,6 +15,8 @@ After the step, `verify` asks the fake model how many drafts it accepts
 under async, the placeholders covering them) drop by the number rejected; their slots stay
 allocated, unhashed, to be overwritten. N-gram drafting reserves no lookahead slots, no budget
 for drafting and no extra layers, so the KV cache managers see only longer decode steps.
+EAGLE also reserves K lookahead slots on every allocation (its drafter writes KV that far past
+the scheduled tokens) and, in vLLM's legacy hash mode, drops a prefix hit's last block.
 """
 
 from __future__ import annotations
@@ -33,16 +35,17 @@ if TYPE_CHECKING:
 
 
 def lookahead_tokens(cfg: Any) -> int:
-    """vLLM's `num_lookahead_tokens` of the replay options (or a SchedulerConfig): K for EAGLE (its drafter writes KV
-    that far past the scheduled tokens), 0 for ngram or without drafts."""
+    """vLLM's `num_lookahead_tokens` of the replay options (or a SchedulerConfig): K for EAGLE
+    (its drafter writes KV that far past the scheduled tokens), 0 for ngram or without drafts."""
     return cfg.num_speculative_tokens if cfg.spec_method in EAGLE_METHODS else 0
 
 
 def eagle_block_drop(cfg: Any) -> bool:
     """Whether a prefix hit drops its last block (vLLM's `use_eagle_block_drop`): EAGLE in the
     legacy hash mode (`disable_lookahead_block_hashes`, or no prefix caching: no lookup then),
-    where the last matched block's draft KV must be recomputed. (With lookahead hashes, vLLM's default, the hash itself waits for the
-    next token instead: not modelled, refused at start-up.)"""
+    where the last matched block's draft KV must be recomputed. (With lookahead hashes, vLLM's
+    default, the hash itself waits for the next token instead: not modelled, refused at
+    start-up.)"""
     return lookahead_tokens(cfg) > 0 and (cfg.disable_lookahead_block_hashes
                                           or not cfg.enable_prefix_caching)
 
@@ -120,9 +123,9 @@ def padding_cut(req: Request, threshold: int, k: int) -> InputError:
     admission (its sampler's rows would no longer match): the replay stops there too."""
     return InputError(f"{threshold} cuts the one-token admission of request "
                       f"{req.request_id!r}, padded to 1 + {k} tokens for speculative "
-                      f"decoding: vLLM 0.33's "
-                      f"scheduler fails an assertion there (give a threshold of at least "
-                      f"{1 + k}, or 0)", field="long_prefill_token_threshold")
+                      f"decoding: vLLM 0.33's scheduler fails an assertion there (give a "
+                      f"threshold of at least {1 + k}, or 0)",
+                      field="long_prefill_token_threshold")
 
 
 def propose(sched: Scheduler, out: SchedulerOutput) -> None:

@@ -107,6 +107,21 @@ def spec_refusals(cfg: ReplayOptions, trace: Trace) -> None:
                       "model: its draft model's KV layers are not sized yet; give num_blocks")
 
 
+def spec_group_refusals(cfg: ReplayOptions, trace: Trace,
+                        groups: list[KVCacheGroupSpec]) -> None:
+    """What speculative decoding is not modelled with, by the KV cache groups."""
+    if any(isinstance(g.kv_cache_spec, MambaSpec) for g in groups):
+        # (vLLM's MambaSpec then keeps K speculative state blocks a request, which the sizing
+        # and the Mamba managers would have to take: not checked against vLLM yet)
+        raise refusal(cfg, trace, "num_speculative_tokens", "is not modelled with a Mamba "
+                      "model's groups (vLLM keeps K speculative state blocks a request)")
+    if cfg.spec_method in EAGLE_METHODS and len(groups) > 1:
+        # (vLLM marks the groups holding draft layers; the oracle's groups carry no such mark)
+        raise refusal(cfg, trace, "spec_method", f"{cfg.spec_method} with several KV cache "
+                      "groups is not modelled yet (which hold the draft's layers)",
+                      also=("groups",))
+
+
 def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
     """The resolved options' start-up on `trace`; raises `InputError` for what a run refuses,
     naming the trace's config line where that line gave the refused value (the sizing layer and
@@ -127,12 +142,8 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
         spec_refusals(cfg, trace)
     sized_here = cfg.num_blocks is None      # a given num_blocks was checked by `resolve`
     cfg, groups, geometry = sized(cfg, trace)
-    if cfg.num_speculative_tokens and any(isinstance(g.kv_cache_spec, MambaSpec)
-                                          for g in groups):
-        # (vLLM's MambaSpec then keeps K speculative state blocks a request, which the sizing
-        # and the Mamba managers would have to take: not checked against vLLM yet)
-        raise refusal(cfg, trace, "num_speculative_tokens", "is not modelled with a Mamba "
-                      "model's groups (vLLM keeps K speculative state blocks a request)")
+    if cfg.num_speculative_tokens:
+        spec_group_refusals(cfg, trace, groups)
     num_blocks = cfg.num_blocks
     assert num_blocks is not None            # (sized above)
     if sized_here:
