@@ -100,6 +100,19 @@ def assert_matches(expected: list[dict], run, asyn: bool, kv_events: bool) -> No
         assert ours_ev == [e["events"] for e in lines if e.get("events")]
 
 
+def assert_spec_matches(expected: list[dict], run, asyn: bool) -> None:
+    """Speculative decoding's part of a case (sched_spec, sched_spec_eagle): the drafts each
+    step verified (our step lines' `drafts`, the harness's `spec_scheduled`) and vLLM's
+    SpecDecodingStats totals against the summary's `spec_decode`."""
+    lines = [e for e in expected[:-1] if not e.get("idle")] if asyn else \
+        [e for e in expected[:-1] if e["scheduled"] or e["preempted"]]
+    assert [e.get("drafts", {}) for e in run[1]] == [e.get("spec_scheduled", {}) for e in lines]
+    spec = expected[-1]["summary"]["spec"]
+    ours = run[0].spec_decode
+    assert (ours["num_drafts"], ours["num_draft_tokens"], ours["num_accepted_tokens"]) == \
+        (spec["num_drafts"], spec["num_draft_tokens"], spec["num_accepted_tokens"])
+
+
 def assert_prefix_cache_stats(s, summary: dict) -> None:
     """The replay's hit counts against vLLM's prefix-cache stats: first admissions, and
     re-admissions after preemption against the `preempted_*` ones."""
