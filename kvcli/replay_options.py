@@ -165,9 +165,8 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
                                "step verifies 1 + this many tokens; needs "
                                "--spec-acceptance-rate [default: 0, off]")),
     "spec_method": (str, _S, ("vLLM's --spec-method: ngram, or eagle / eagle3 (K lookahead "
-                    "slots; with prefix caching only with --speculative-config's "
-                    "disable_lookahead_block_hashes, the EAGLE block drop, and with num_blocks "
-                    "given: the draft's layers are not sized)")),
+                    "slots, lookahead block hashes; with num_blocks given: the draft's layers "
+                    "are not sized)")),
     "disable_lookahead_block_hashes": (bool, _S, ("EAGLE: vLLM's legacy block hashes and the "
                                        "EAGLE block drop instead of lookahead hashes (set by "
                                        "--speculative-config's key)")),

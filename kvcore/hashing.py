@@ -167,10 +167,14 @@ class BlockHasher:
     resumed request can hit blocks holding its own earlier output).
     """
 
-    __slots__ = ("block_size", "hash_fn", "hash_name", "none_hash", "seed")
+    __slots__ = ("block_size", "hash_fn", "hash_name", "lookahead", "none_hash", "seed")
 
-    def __init__(self, block_size: int, hash_name: str = "sha256", seed: str | None = None):
+    def __init__(self, block_size: int, hash_name: str = "sha256", seed: str | None = None,
+                 lookahead: bool = False):
         self.block_size = block_size
+        # vLLM's num_hash_lookahead_tokens of 1 (EAGLE with prefix caching): a block's hash
+        # also covers the token after it, so it exists once that token does
+        self.lookahead = lookahead
         self.hash_name = hash_name
         self.hash_fn = get_hash_fn_by_name(hash_name)
         self.seed = DEFAULT_NONE_HASH_SEED if seed is None else seed
@@ -183,6 +187,10 @@ class BlockHasher:
         """The hashes of ``request``'s full blocks after the first ``len(hashes)``, whose hashes
         ``hashes`` are (the request's own, or an earlier request's that shares them:
         `kvcore.engine.prompt_prefixes`)."""
+        if self.lookahead:
+            from kvcore.lookahead_hashes import lookahead_hashes
+
+            return lookahead_hashes(self, request, hashes)
         bs = self.block_size
         start = len(hashes) * bs
         num_tokens = request.num_tokens

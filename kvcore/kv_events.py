@@ -117,12 +117,24 @@ def block_stored_event(request: Request, blocks: list[KVCacheBlock], hashes: Seq
     null blocks and those the mask leaves out skipped."""
     extra: list[tuple | None] = []
     mm_idx = 0
+    # EAGLE's lookahead hashes (`kvcore.lookahead_hashes`): the event's keys cover the block
+    # and its next token, which it also lists (vLLM's `lookahead_token_ids`)
+    hasher = request._block_hasher
+    ahead: list[list[int]] | None = [] if getattr(hasher, "lookahead", False) else None
+    feats = request.mm_features
     for i in range(num_cached_blocks, num_full_blocks):
         if blocks[i].is_null or (block_mask is not None
                                  and not block_mask[i - num_cached_blocks]):
             continue
         start = i * block_size
-        keys, mm_idx = generate_block_hash_extra_keys(request, start, start + block_size, mm_idx)
+        end = start + block_size
+        if ahead is None:
+            keys, mm_idx = generate_block_hash_extra_keys(request, start, end, mm_idx)
+        else:
+            keys, mm_idx = generate_block_hash_extra_keys(request, start, end + 1, mm_idx)
+            while mm_idx > 0 and feats[mm_idx - 1].offset + feats[mm_idx - 1].length > end:
+                mm_idx -= 1
+            ahead.append(request.token_ids(end, end + 1))
         extra.append(keys)
     lora = request.lora_request
     return BlockStored(
@@ -138,4 +150,5 @@ def block_stored_event(request: Request, blocks: list[KVCacheBlock], hashes: Seq
         extra_keys=to_event_extra_keys(extra),
         group_idx=group,
         session_id=request.session_id,
+        lookahead_token_ids=ahead,
     )

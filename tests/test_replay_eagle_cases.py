@@ -1,9 +1,9 @@
 """Engine mode with EAGLE-3 speculative decoding = vLLM 0.33's schedulers with an eagle3
-`SpeculativeConfig`, step for step (docs/replay-engine.md, "Speculative decoding"), where kvcli
-models it: K lookahead slots on every allocation, and with prefix caching the legacy block
-hashes with the EAGLE block drop (`disable_lookahead_block_hashes`). The answers come from
-tests/data/sched_spec_eagle/oracle_eagle.py; the cases with vLLM's default lookahead block
-hashes are refused, saying so (their rule 4 in DESIGN.md there is not modelled yet).
+`SpeculativeConfig`, step for step (docs/replay-engine.md, "Speculative decoding"): K lookahead
+slots on every allocation; with prefix caching, block hashes that cover the token after each
+block (vLLM's default: `kvcore.lookahead_hashes`, and the events' `lookahead_token_ids`) or, with
+`disable_lookahead_block_hashes`, the legacy hashes and the EAGLE block drop. The answers come
+from tests/data/sched_spec_eagle/oracle_eagle.py (its DESIGN.md lists the rules).
 """
 
 from __future__ import annotations
@@ -21,18 +21,14 @@ from oracle_sched import (
 )
 
 from kvcore.errors import InputError
+from kvcore.hashing import BlockHasher, sha256
+from kvcore.request import Request
 
 DATA = Path(__file__).resolve().parent / "data" / "sched_spec_eagle"
 CASES = sorted(DATA.glob("*.trace.jsonl"))
 
 
-def lookahead_hashes(trace: Path) -> bool:
-    cfg = config_of(trace)
-    return cfg.get("enable_prefix_caching", True) and not cfg.get("disable_lookahead_block_hashes")
-
-
-@pytest.mark.parametrize("trace", [t for t in CASES if not lookahead_hashes(t)],
-                         ids=lambda p: p.name[:-12])
+@pytest.mark.parametrize("trace", CASES, ids=lambda p: p.name[:-12])
 def test_eagle_case(trace: Path):
     expected = answer_of(trace)
     cfg = config_of(trace)
@@ -43,14 +39,14 @@ def test_eagle_case(trace: Path):
     assert_spec_matches(expected, got, asyn)
 
 
-@pytest.mark.parametrize("trace", [t for t in CASES if lookahead_hashes(t)],
-                         ids=lambda p: p.name[:-12])
-def test_lookahead_hashes_are_refused(trace: Path):
-    with pytest.raises(InputError) as err:
-        replay_recorded(trace)
-    assert err.value.field == "config.spec_method"
-    assert "eagle3 with prefix caching: its lookahead block hashes (vLLM's default) are not " \
-           "modelled yet" in err.value.message
+def test_a_block_is_hashed_once_the_token_after_it_exists():
+    h = BlockHasher(4, lookahead=True)
+    r = Request("r", list(range(8)), h)
+    # block [4, 8) waits for token 8; block [0, 4) covers token 4 too
+    assert r.block_hashes == [sha256((h.none_hash, (0, 1, 2, 3), (None, 4)))]
+    r.append_output_token_ids(99)
+    assert r.block_hashes[1] == sha256((r.block_hashes[0], (4, 5, 6, 7), (None, 99)))
+    assert r.block_hashes[0] != Request("p", list(range(8)), BlockHasher(4)).block_hashes[0]
 
 
 def test_eagle_with_several_groups_is_refused(tmp_path):
@@ -66,6 +62,6 @@ def test_eagle_with_several_groups_is_refused(tmp_path):
 
 
 def test_the_cases_are_all_there():
-    assert [t.name.split(".")[0] for t in CASES if not lookahead_hashes(t)] == [
-        "aseed90110", "aseed90118", "kseed90100", "kseed90103", "seed90100", "seed90118"]
-    assert len(CASES) == 12
+    assert [t.name.split(".")[0] for t in CASES] == [
+        "aseed90106", "aseed90110", "aseed90114", "aseed90118", "aseed90119", "kseed90100",
+        "kseed90101", "kseed90103", "seed90100", "seed90102", "seed90118", "seed90119"]

@@ -24,7 +24,7 @@ from kvcore.engine.replay_pool import concurrent_batches, group_type
 from kvcore.engine.request_book import RequestBook
 from kvcore.engine.results import ReplaySummary
 from kvcore.engine.scheduler_io import NO_MODEL_LEN_LIMIT
-from kvcore.engine.spec_decode import eagle_block_drop
+from kvcore.engine.spec_decode import eagle_block_drop, hash_lookahead
 from kvcore.engine.start_warnings import start_warnings
 from kvcore.engine.startup import start_up
 from kvcore.engine.stream_checks import check_our_stream, hash_warnings
@@ -119,13 +119,19 @@ class ReplayContext:
         # before they reach a replica)
         traces = (self.book.traces() if isinstance(trace.requests, TraceStream)
                   else {tr.id: tr for tr in trace.requests})
-        self.hasher = (TraceBlockHasher(hash_block_size, cfg.hash_algo, cfg.hash_seed,
-                                        traces=traces)
-                       if cfg.enable_prefix_caching or cfg.offloading else None)
+        self.hasher: BlockHasher | None = (
+            TraceBlockHasher(hash_block_size, cfg.hash_algo, cfg.hash_seed, traces=traces)
+            if cfg.enable_prefix_caching or cfg.offloading else None)
+        if hash_lookahead(cfg):
+            # EAGLE's lookahead hashes (`kvcore.lookahead_hashes`): the trace's memoised block
+            # hashes and the hashes computed ahead do not apply
+            self.hasher = BlockHasher(hash_block_size, cfg.hash_algo, cfg.hash_seed,
+                                      lookahead=True)
         admit_extra = None
         if self.jsonl is not None:
             # (prefix caching off, a CPU tier's hashes are the connector's: the stream says none)
-            plain = (BlockHasher(hash_block_size, cfg.hash_algo, cfg.hash_seed)
+            plain = (BlockHasher(hash_block_size, cfg.hash_algo, cfg.hash_seed,
+                                 lookahead=hash_lookahead(cfg))
                      if cfg.enable_prefix_caching else None)
             admit_extra = AdmitFields(hash_block_size, [g["block_size"] for g in self.groups],
                                       plain, lambda rid: self.records[rid].tr,

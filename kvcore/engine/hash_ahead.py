@@ -22,6 +22,7 @@ from typing import Any
 
 from kvcore import compiled
 from kvcore.engine.hash_memo import TraceBlockHasher
+from kvcore.hashing import BlockHasher
 from kvcore.interrupts import start_without_signals
 from kvcore.traces import TraceRequest
 
@@ -58,13 +59,13 @@ def eligible(tr: TraceRequest, bs: int) -> bool:
             and (not ids or (min(ids) >= 0 and (max(ids) + 1) * tb <= TOKEN_LIMIT)))
 
 
-def start(hasher: TraceBlockHasher | None, order: Sequence[TraceRequest]
+def start(hasher: BlockHasher | None, order: Sequence[TraceRequest]
           ) -> PromptHashThread | None:
     """Start hashing the prompts of `order` (the order their requests will be built in) for
     `hasher`, or None where it does not apply: the pure-Python build, no prefix caching, a hash
     other than the default sha256, no eligible request."""
     native = _native_for(hasher)
-    if native is None or hasher is None:
+    if native is None or not isinstance(hasher, TraceBlockHasher):
         return None
     jobs = _jobs(order, hasher.block_size, [tr.index for tr in order])
     if jobs is None:
@@ -75,10 +76,11 @@ def start(hasher: TraceBlockHasher | None, order: Sequence[TraceRequest]
                                              WINDOW, MAX_BYTES), hasher)
 
 
-def _native_for(hasher: TraceBlockHasher | None) -> Any:
+def _native_for(hasher: BlockHasher | None) -> Any:
     """`native_ahead` where the thread applies to `hasher` (see `start`), else None."""
     native = compiled.native("kvcore.engine.native_ahead")
-    if native is None or hasher is None or hasher.head is None \
+    # (EAGLE's lookahead hashes come from a plain `BlockHasher`: no prompt hashes ahead)
+    if native is None or not isinstance(hasher, TraceBlockHasher) or hasher.head is None \
             or not 4 <= hasher.block_size < 13_000:
         return None
     return native
@@ -93,7 +95,7 @@ def _jobs(requests: Sequence[TraceRequest], bs: int, numbers: Sequence[int]) -> 
 
 
 @contextmanager
-def running(hasher: TraceBlockHasher | None, order: Sequence[TraceRequest]) -> Iterator[None]:
+def running(hasher: BlockHasher | None, order: Sequence[TraceRequest]) -> Iterator[None]:
     """`start` for the block, the thread stopped and joined when it ends (however it ends)."""
     hashing = start(hasher, order)
     try:
@@ -179,11 +181,11 @@ class Segments:
 
 
 @contextmanager
-def segments(hasher: TraceBlockHasher | None) -> Iterator[Segments | None]:
+def segments(hasher: BlockHasher | None) -> Iterator[Segments | None]:
     """A `Segments` for the block (None where it does not apply: see `start`), closed when it
     ends (however it ends)."""
     native = _native_for(hasher)
-    if native is None or hasher is None:
+    if native is None or not isinstance(hasher, TraceBlockHasher):
         yield None
         return
     parts = Segments(native, hasher)

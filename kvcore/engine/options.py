@@ -87,7 +87,7 @@ class ReplayOptions:
     pipeline_parallel_size: int = _knob(1, config=True, check="positive_int")
     # vLLM's speculative decoding (--speculative-config; `kvcore.engine.spec_decode`): the
     # drafts a decode verifies (0: off) and the method, ngram or eagle / eagle3 (K lookahead
-    # slots; with prefix caching only in vLLM's legacy hash mode, the EAGLE block drop). The
+    # slots; with prefix caching lookahead block hashes, or the EAGLE block drop). The
     # method is checked with the drafts (`startup.spec_refusals` says why a vLLM method is not
     # modelled, where a list of choices could not). Their outcome is kvcli's model
     # (`kvcore.engine.spec_accept`): each draft accepted with this probability until the

@@ -2,9 +2,9 @@
 read for what kvcli models of it (`kvcore.engine.spec_decode`): the method, its
 `num_speculative_tokens`, and for EAGLE `disable_lookahead_block_hashes`.
 
-Methods: "ngram", and "eagle" / "eagle3" (the same in vLLM's scheduler: K lookahead slots, the
-EAGLE block drop; their lookahead block hashes, vLLM's default with prefix caching, and their
-draft model's KV layers are not modelled yet: refused at start-up, `spec_refusals`). The n-gram
+Methods: "ngram", and "eagle" / "eagle3" (the same in vLLM's scheduler: K lookahead slots, and
+with prefix caching lookahead block hashes or, with `disable_lookahead_block_hashes`, the EAGLE
+block drop; their draft model's KV layers are not sized: `startup.spec_refusals`). The n-gram
 matcher's settings (`prompt_lookup_min` / `_max`) and EAGLE's draft `model` decide which drafts
 a real server proposes, which a replay cannot see without the text: checked and folded into the
 acceptance model (`--spec-acceptance-rate`). Any other method or key is refused, naming it.

@@ -16,7 +16,8 @@ under async, the placeholders covering them) drop by the number rejected; their 
 allocated, unhashed, to be overwritten. N-gram drafting reserves no lookahead slots, no budget
 for drafting and no extra layers, so the KV cache managers see only longer decode steps.
 EAGLE also reserves K lookahead slots on every allocation (its drafter writes KV that far past
-the scheduled tokens) and, in vLLM's legacy hash mode, drops a prefix hit's last block.
+the scheduled tokens) and, with prefix caching, hashes each block with the token after it
+(`kvcore.lookahead_hashes`) or, in vLLM's legacy hash mode, drops a prefix hit's last block.
 """
 
 from __future__ import annotations
@@ -40,14 +41,20 @@ def lookahead_tokens(cfg: Any) -> int:
     return cfg.num_speculative_tokens if cfg.spec_method in EAGLE_METHODS else 0
 
 
+def hash_lookahead(cfg: Any) -> bool:
+    """Whether block hashes cover the token after each block (vLLM's
+    `num_hash_lookahead_tokens` 1): EAGLE with prefix caching, unless
+    `disable_lookahead_block_hashes` (`kvcore.lookahead_hashes`)."""
+    return (lookahead_tokens(cfg) > 0 and cfg.enable_prefix_caching
+            and not cfg.disable_lookahead_block_hashes)
+
+
 def eagle_block_drop(cfg: Any) -> bool:
     """Whether a prefix hit drops its last block (vLLM's `use_eagle_block_drop`): EAGLE in the
     legacy hash mode (`disable_lookahead_block_hashes`, or no prefix caching: no lookup then),
     where the last matched block's draft KV must be recomputed. (With lookahead hashes, vLLM's
-    default, the hash itself waits for the next token instead: not modelled, refused at
-    start-up.)"""
-    return lookahead_tokens(cfg) > 0 and (cfg.disable_lookahead_block_hashes
-                                          or not cfg.enable_prefix_caching)
+    default, the hash itself waits for the next token instead: `hash_lookahead`.)"""
+    return lookahead_tokens(cfg) > 0 and not hash_lookahead(cfg)
 
 
 @dataclass(slots=True)

@@ -21,6 +21,7 @@ from kvcore.engine.options import ReplayOptions
 from kvcore.engine.refusal import refusal, said_where_set, where_set
 from kvcore.engine.replay_pool import check_startup, sized, startup_shortfall
 from kvcore.engine.spec_config import EAGLE_METHODS, check_method
+from kvcore.engine.spec_decode import hash_lookahead
 from kvcore.errors import InputError
 from kvcore.host_memory import check_pool_fits
 from kvcore.models.geometry import ModelGeometry
@@ -95,13 +96,11 @@ def spec_refusals(cfg: ReplayOptions, trace: Trace) -> None:
         raise refusal(cfg, trace, "spec_method", err.message) from None
     if cfg.spec_method not in EAGLE_METHODS:
         return
-    if cfg.enable_prefix_caching and not cfg.disable_lookahead_block_hashes:
-        # (vLLM's default then: a block's hash covers the token after it; tests/data/
-        # sched_spec_eagle/DESIGN.md, rule 4)
-        raise refusal(cfg, trace, "spec_method", f"{cfg.spec_method} with prefix caching: its "
-                      "lookahead block hashes (vLLM's default) are not modelled yet; give "
-                      "disable_lookahead_block_hashes (the EAGLE block drop) or no prefix "
-                      "caching", also=("enable_prefix_caching",))
+    if hash_lookahead(cfg) and cfg.prefix_match_unit is not None:
+        # (the partial-hit hashes below a block are not built with the lookahead token)
+        raise refusal(cfg, trace, "prefix_match_unit", f"is not modelled with {cfg.spec_method}'s "
+                      "lookahead block hashes (give disable_lookahead_block_hashes, or no "
+                      "prefix_match_unit)", also=("spec_method",))
     if cfg.num_blocks is None and (cfg.model or cfg.model_config):
         raise refusal(cfg, trace, "spec_method", f"{cfg.spec_method} with a pool sized from a "
                       "model: its draft model's KV layers are not sized yet; give num_blocks")
