@@ -74,10 +74,10 @@ class SchedulerOutput:
     # (`kvcore.offload.connector.ConnectorMeta`).
     kv_meta: Any = None
     # Speculative decoding: request id -> the drafts this batch verifies (vLLM's
-    # `scheduled_spec_decode_tokens`, by count); `padded`: those admitted as one-token decodes
-    # and padded with placeholder drafts, which no target token matches.
+    # `scheduled_spec_decode_tokens`, by count). An admitted request's are the placeholders a
+    # one-token admission was padded with (the only drafts admission gives), which no target
+    # token matches.
     spec: dict[str, int] = field(default_factory=dict)
-    padded: set[str] = field(default_factory=set)
 
 
 class SchedulerObserver(Protocol):

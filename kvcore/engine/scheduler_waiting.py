@@ -94,8 +94,7 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
             req.num_cached_tokens = num_hit
         nst[req.request_id] = n
         if padded:
-            out.spec[req.request_id] = spec
-            out.padded.add(req.request_id)
+            out.spec[req.request_id] = spec      # (placeholders: `SchedulerOutput.spec`)
         eager.append(req)
         out.admitted[req.request_id] = num_hit
         budget -= n

@@ -156,7 +156,8 @@ def verify(sched: Scheduler, out: SchedulerOutput, req: Request, stale: bool) ->
     d = out.spec.get(rid, 0)
     if not d:
         return 1
-    a = 0 if rid in out.padded else sched.accept(req, d)
+    # (an admitted request's drafts are its padding's placeholders: all rejected)
+    a = 0 if rid in out.admitted else sched.accept(req, d)
     rejected = d - a
     if not stale:
         if req.num_computed_tokens > 0:
