@@ -141,6 +141,20 @@ def generate_block_hash_extra_keys(request: Request, start_token_idx: int, end_t
     return (tuple(keys) if keys else None), next_idx
 
 
+def generate_lookahead_block_hash_extra_keys(request: Request, start_token_idx: int,
+                                             end_token_idx: int, start_mm_idx: int
+                                             ) -> tuple[tuple | None, int]:
+    """With one lookahead token (EAGLE): the keys of ``[start, end + 1)`` and the mm index
+    rewound to the items still open at ``end`` (vLLM's function of this name), for the block
+    hash (`kvcore.lookahead_hashes`) and its `BlockStored` event alike."""
+    keys, mm_idx = generate_block_hash_extra_keys(request, start_token_idx, end_token_idx + 1,
+                                                  start_mm_idx)
+    feats = request.mm_features
+    while mm_idx > 0 and feats[mm_idx - 1].offset + feats[mm_idx - 1].length > end_token_idx:
+        mm_idx -= 1
+    return keys, mm_idx
+
+
 def mm_index_for_window(request: Request, start: int) -> int:
     """Index of the first mm item that ends after ``start`` (vLLM's window lookup)."""
     feats = request.mm_features

@@ -21,7 +21,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from kvcore.hashing import generate_block_hash_extra_keys, to_event_extra_keys
+from kvcore.hashing import (
+    generate_block_hash_extra_keys,
+    generate_lookahead_block_hash_extra_keys,
+    to_event_extra_keys,
+)
 
 if TYPE_CHECKING:
     from kvcore.block import KVCacheBlock
@@ -121,7 +125,6 @@ def block_stored_event(request: Request, blocks: list[KVCacheBlock], hashes: Seq
     # and its next token, which it also lists (vLLM's `lookahead_token_ids`)
     hasher = request._block_hasher
     ahead: list[list[int]] | None = [] if getattr(hasher, "lookahead", False) else None
-    feats = request.mm_features
     for i in range(num_cached_blocks, num_full_blocks):
         if blocks[i].is_null or (block_mask is not None
                                  and not block_mask[i - num_cached_blocks]):
@@ -131,9 +134,7 @@ def block_stored_event(request: Request, blocks: list[KVCacheBlock], hashes: Seq
         if ahead is None:
             keys, mm_idx = generate_block_hash_extra_keys(request, start, end, mm_idx)
         else:
-            keys, mm_idx = generate_block_hash_extra_keys(request, start, end + 1, mm_idx)
-            while mm_idx > 0 and feats[mm_idx - 1].offset + feats[mm_idx - 1].length > end:
-                mm_idx -= 1
+            keys, mm_idx = generate_lookahead_block_hash_extra_keys(request, start, end, mm_idx)
             ahead.append(request.token_ids(end, end + 1))
         extra.append(keys)
     lora = request.lora_request

@@ -1,16 +1,16 @@
 """vLLM 0.33's block hashes with one lookahead token (`num_hash_lookahead_tokens` 1: EAGLE
 with prefix caching, `get_request_block_hasher`): the hash of block ``[s, s + bs)`` also covers
 token ``s + bs``, so it exists once that token does, and a prefix hit needs it to match too.
-Its extra keys are ``(E, token[s + bs])``, ``E`` the keys of ``[s, s + bs + 1)`` (`None` for a
-plain request) with the mm index rewound to the items still open at the block's end (vLLM's
-`generate_lookahead_block_hash_extra_keys`). No fast path: EAGLE's replays take this one.
+Its extra keys are ``(E, token[s + bs])``, ``E`` those of ``[s, s + bs + 1)`` (`None` for a
+plain request: `hashing.generate_lookahead_block_hash_extra_keys`). No fast path: EAGLE's
+replays take this one.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kvcore.hashing import generate_block_hash_extra_keys, mm_index_for_window
+from kvcore.hashing import generate_lookahead_block_hash_extra_keys, mm_index_for_window
 
 if TYPE_CHECKING:
     from kvcore.hashing import BlockHasher
@@ -38,9 +38,7 @@ def lookahead_hashes(hasher: BlockHasher, request: Request, hashes: list[bytes])
     out: list[bytes] = []
     while start + bs <= limit:
         end = start + bs
-        extra, mm_idx = generate_block_hash_extra_keys(request, start, end + 1, mm_idx)
-        while mm_idx > 0 and feats[mm_idx - 1].offset + feats[mm_idx - 1].length > end:
-            mm_idx -= 1
+        extra, mm_idx = generate_lookahead_block_hash_extra_keys(request, start, end, mm_idx)
         parent = fn((parent, tuple(toks[start - first:end - first]), (extra, toks[end - first])))
         out.append(parent)
         start = end
