@@ -114,24 +114,26 @@ class ReplayContext:
         self.summary.groups = self.groups
         self.all_full = all(isinstance(g.kv_cache_spec, FullAttentionSpec) for g in groups)
         hash_block_size = start.hash_block_size
-        # the hasher finds a request's trace request here: among the records of a streamed
-        # trace (the requests in flight), else in the whole trace (a cluster builds requests
-        # before they reach a replica)
-        traces = (self.book.traces() if isinstance(trace.requests, TraceStream)
-                  else {tr.id: tr for tr in trace.requests})
-        self.hasher: BlockHasher | None = (
-            TraceBlockHasher(hash_block_size, cfg.hash_algo, cfg.hash_seed, traces=traces)
-            if cfg.enable_prefix_caching or cfg.offloading else None)
-        if hash_lookahead(cfg):
+        lookahead = hash_lookahead(cfg)
+        self.hasher: BlockHasher | None = None
+        if lookahead:
             # EAGLE's lookahead hashes (`kvcore.lookahead_hashes`): the trace's memoised block
             # hashes and the hashes computed ahead do not apply
             self.hasher = BlockHasher(hash_block_size, cfg.hash_algo, cfg.hash_seed,
                                       lookahead=True)
+        elif cfg.enable_prefix_caching or cfg.offloading:
+            # the hasher finds a request's trace request here: among the records of a streamed
+            # trace (the requests in flight), else in the whole trace (a cluster builds
+            # requests before they reach a replica)
+            traces = (self.book.traces() if isinstance(trace.requests, TraceStream)
+                      else {tr.id: tr for tr in trace.requests})
+            self.hasher = TraceBlockHasher(hash_block_size, cfg.hash_algo, cfg.hash_seed,
+                                           traces=traces)
         admit_extra = None
         if self.jsonl is not None:
             # (prefix caching off, a CPU tier's hashes are the connector's: the stream says none)
             plain = (BlockHasher(hash_block_size, cfg.hash_algo, cfg.hash_seed,
-                                 lookahead=hash_lookahead(cfg))
+                                 lookahead=lookahead)
                      if cfg.enable_prefix_caching else None)
             admit_extra = AdmitFields(hash_block_size, [g["block_size"] for g in self.groups],
                                       plain, lambda rid: self.records[rid].tr,
