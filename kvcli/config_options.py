@@ -129,3 +129,16 @@ OffloadBlockOpt = Annotated[int | None, typer.Option(
     "--kv-offloading-block-size", show_default=False,
     help="Tokens per CPU chunk, a multiple of --block-size. [default: the block size]")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="JSON on stdout.")]
+SpecConfigOpt = Annotated[str | None, typer.Option(
+    "--speculative-config", "-sc", metavar="JSON", show_default=False, help="vLLM's "
+    "speculative decoding config: an EAGLE method's draft model (its layers join the groups, "
+    "its weights leave less memory); ngram adds nothing. [default: none]")]
+SpecMethodOpt = Annotated[str | None, typer.Option(
+    "--spec-method", show_default=False, help="vLLM's: ngram, eagle or eagle3. [default: "
+    "none]")]
+SpecModelOpt = Annotated[str | None, typer.Option(
+    "--spec-model", show_default=False, help="vLLM's: the EAGLE draft, a config.json, its "
+    "folder, or a draft kvcli knows (eagle3-llama-3.1-8b). [default: none]")]
+SpecTokensOpt = Annotated[int | None, typer.Option(
+    "--num-speculative-tokens", "--spec-tokens", show_default=False, help="vLLM's "
+    "num_speculative_tokens (sizes nothing: shown with the draft). [default: none]")]

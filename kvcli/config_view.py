@@ -44,6 +44,14 @@ def sizing_view(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utiliza
             + (f" per worker (tensor parallel {tp})" if tp > 1 else "")
             + (f" on pipeline stage {least}, the one that fits the fewest blocks"
                if data["stages"] else ""))
+    if (d := data["draft"]) is not None:
+        text.append(f"draft ({d['method']}): {d['model']}, {d['architecture']}: "
+                    f"{d['layers']} layer{'s' if d['layers'] > 1 else ''} of {d['num_kv_heads']} "
+                    f"kv heads x {d['head_dim']} in the groups ({', '.join(d['layer_names'])}), "
+                    f"weights {d['weights_gib']:.2f} GiB"
+                    + (" (estimated, in the weights above)" if m["weights_estimated"] else
+                       " (given within --weights-gib)" if m["gpu_memory_gib"] is not None
+                       else ""))
     widest = max((g["num_layers"] for g in data["groups"]), default=0)
     text.append(f"bytes per block = stage {least}'s layers' pages = {data['bytes_per_block']:,}"
                 if data["stages"] else

@@ -28,10 +28,14 @@ from kvcore.engine.options import (
 from kvcore.engine.queues import QUEUES
 from kvcore.engine.serve_defaults import rows_text
 from kvcore.engine.spec_config import check_method, speculative_settings
-from kvcore.errors import InputError, clipped
 from kvcore.hashing import HASH_FUNCTIONS
 from kvcore.offload.config import DTYPE_BYTES
-from kvcore.vllm_values import KV_CACHE_DTYPES, kv_cache_dtype, kv_offloading_backend
+from kvcore.vllm_values import (
+    KV_CACHE_DTYPES,
+    kv_cache_dtype,
+    kv_offloading_backend,
+    retention_interval,
+)
 
 _R = "Replay"   # help panels
 _O = "CPU offload (vLLM's native tier, docs/offload.md)"
@@ -165,8 +169,10 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
                                "step verifies 1 + this many tokens; needs "
                                "--spec-acceptance-rate [default: 0, off]")),
     "spec_method": (str, _S, ("vLLM's --spec-method: ngram, or eagle / eagle3 (K lookahead "
-                    "slots, lookahead block hashes; with num_blocks given: the draft's layers "
-                    "are not sized)")),
+                    "slots, lookahead block hashes; sized from a model with --spec-model)")),
+    "spec_model": (str, _S, ("EAGLE's draft model (vLLM's --spec-model): a config.json, its "
+                   "folder, or a draft kvcli knows (eagle3-llama-3.1-8b); sizing from a model "
+                   "counts its layers and weights [default: none]")),
     "disable_lookahead_block_hashes": (bool, _S, ("EAGLE: vLLM's legacy block hashes and the "
                                        "EAGLE block drop instead of lookahead hashes (set by "
                                        "--speculative-config's key)")),
@@ -221,8 +227,8 @@ OPTIONS["kv_offloading_backend"] = Annotated[str | None, typer.Option(
 OPTIONS["speculative_config"] = Annotated[str | None, typer.Option(
     "--speculative-config", "-sc", metavar="JSON", rich_help_panel=_S, show_default=False,
     help="vLLM's speculative decoding config: method ngram, eagle or eagle3, its "
-    "num_speculative_tokens and (EAGLE) disable_lookahead_block_hashes; other methods and "
-    "keys are refused. [default: none]")]
+    "num_speculative_tokens and (EAGLE) model, disable_lookahead_block_hashes; other methods "
+    "and keys are refused. [default: none]")]
 _PLAIN_FLAGS = frozenset(name for name, (kind, _, _) in _SPEC.items() if _plain_flag(name, kind))
 # for commands that take only the model options (`kvcli script`)
 ModelOpt, ModelConfigOpt, GpuMemOpt = (OPTIONS[k]
@@ -250,26 +256,16 @@ def replay_options(params: dict[str, Any]) -> ReplayOptions:
         # (vLLM's EngineArgs merges --spec-method and --spec-tokens into the JSON)
         given.update(speculative_settings(given.pop("speculative_config"),
                                           given.pop("spec_method", None),
-                                          given.pop("num_speculative_tokens", None)))
+                                          given.pop("num_speculative_tokens", None),
+                                          given.pop("spec_model", None)))
     elif "spec_method" in given:
         given["spec_method"] = check_method(given["spec_method"], "spec_method")
     if "kv_cache_dtype" in given:      # vLLM's names (and kvcli's fp16, bf16); not modelled: why
         given["kv_cache_dtype"] = kv_cache_dtype(given["kv_cache_dtype"])
     if "prefix_cache_retention_interval" in given:
-        given["prefix_cache_retention_interval"] = _retention(
+        given["prefix_cache_retention_interval"] = retention_interval(
             given["prefix_cache_retention_interval"])
     return ReplayOptions(**given, given=frozenset(given))
-
-
-def _retention(text: str) -> int | None:
-    """--prefix-cache-retention-interval: 'dense' (None, every full block) or an integer."""
-    if text.strip().lower() in ("dense", "null", "none"):
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        raise InputError(f"must be 'dense' or an integer >= 0, got {clipped(text)}",
-                         field="prefix_cache_retention_interval") from None
 
 
 def with_replay_options(first: bool = True) -> Callable[[Callable], Callable]:

@@ -15,6 +15,7 @@ from kvcore.sizing_context import SizingContext
 from kvcore.specs import (
     ChunkedLocalAttentionSpec,
     FullAttentionSpec,
+    KVCacheGroupSpec,
     KVCacheSpec,
     MambaSpec,
     SlidingWindowSpec,
@@ -80,3 +81,12 @@ def kind_of(spec: Any) -> str:
     if isinstance(spec, UniformTypeKVCacheSpecs):
         return kind_of(spec.first_spec)
     return spec.kind
+
+
+def scheduler_groups(groups: list[KVCacheGroupSpec]) -> list[KVCacheGroupSpec]:
+    """The groups as vLLM's scheduler gets them (`generate_scheduler_kv_cache_config`): a
+    uniform-type group by its first layer's spec, all its layers holding the same blocks (an
+    EAGLE draft of another head size beside a target, say: a manager was asked for the group
+    spec, and failed)."""
+    return [KVCacheGroupSpec(g.layer_names, g.kv_cache_spec.first_spec)
+            if isinstance(g.kv_cache_spec, UniformTypeKVCacheSpecs) else g for g in groups]

@@ -67,3 +67,14 @@ def kv_offloading_backend(name: str, field: str = "kv_offloading_backend") -> st
     if v not in KV_OFFLOADING_BACKENDS:
         raise InputError(f"must be native or lmcache (vLLM's), got {clipped(name)}", field=field)
     return v
+
+
+def retention_interval(text: str) -> int | None:
+    """--prefix-cache-retention-interval: 'dense' (None, every full block) or an integer."""
+    if text.strip().lower() in ("dense", "null", "none"):
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise InputError(f"must be 'dense' or an integer >= 0, got {clipped(text)}",
+                         field="prefix_cache_retention_interval") from None

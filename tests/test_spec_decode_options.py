@@ -44,7 +44,8 @@ def test_speculative_config_is_read_as_vllm_spells_it():
                                 '"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", '
                                 '"disable_lookahead_block_hashes": true}') == {
         "spec_method": "eagle3", "num_speculative_tokens": 3,
-        "disable_lookahead_block_hashes": True}
+        "disable_lookahead_block_hashes": True,
+        "spec_model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"}
     for text, message in [
             ('{"method": "mtp", "num_speculative_tokens": 3}', ("method 'mtp' is a vLLM "
              "method kvcli does not model yet")),
@@ -84,7 +85,7 @@ def test_speculative_config_is_read_as_vllm_spells_it():
     (["-sc", ('{"method": "eagle3", "num_speculative_tokens": 2, '
       '"disable_lookahead_block_hashes": true}'), "--spec-acceptance-rate", "0.5", "--model",
       "llama-3.1-8b", "--gpu-memory-gib", "24"], ("option --spec-method: eagle3 with a pool "
-     "sized from a model: its draft model's KV layers are not sized yet")),
+     "sized from a model needs its draft model to size it with: spec_model")),
     (["--num-speculative-tokens", "2", "--spec-acceptance-rate", "1.5"],
      "option --spec-acceptance-rate: must be at most 1, got 1.5"),
     (["--num-speculative-tokens", "2", "--spec-acceptance-rate", "0.5", "--mode", "cache"],

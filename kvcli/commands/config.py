@@ -54,6 +54,10 @@ def register(app: typer.Typer) -> None:
         kv_offloading_size: co.OffloadOpt = None,
         kv_offloading_backend: co.OffloadBackendOpt = None,
         kv_offloading_block_size: co.OffloadBlockOpt = None,
+        speculative_config: co.SpecConfigOpt = None,
+        spec_method: co.SpecMethodOpt = None,
+        spec_model: co.SpecModelOpt = None,
+        spec_tokens: co.SpecTokensOpt = None,
         as_json: co.JsonOpt = False,
     ) -> None:
         """How many KV cache blocks fit a model on a GPU: groups, page formulas, capacity."""
@@ -98,6 +102,8 @@ def register(app: typer.Typer) -> None:
                 raise InputError("needs --kv-offloading-size (the CPU tier it sizes the chunks "
                                  "of)", field="kv_offloading_block_size")
 
+            draft = spec_draft(speculative_config, spec_method, spec_model, spec_tokens)
+
             def sized(budget: int) -> Any:
                 try:
                     return _sized(budget)
@@ -122,7 +128,7 @@ def register(app: typer.Typer) -> None:
                     tensor_parallel_size=tensor_parallel_size, disable_hybrid=disable_hybrid,
                     pad_pages=pad_pages, enable_prefix_caching=enable_prefix_caching,
                     prefix_match_unit=prefix_match_unit,
-                    pipeline_parallel_size=pipeline_parallel_size)
+                    pipeline_parallel_size=pipeline_parallel_size, draft=draft)
 
             # the scheduler options' own checks first, in the replay's words (the sizing
             # layer's differ); the budget is the given one or the default here
@@ -183,6 +189,25 @@ def register(app: typer.Typer) -> None:
             output.emit(view, as_json=as_json)
 
         output.run(go)
+
+
+def spec_draft(text: str | None, method: str | None, model: str | None,
+               tokens: int | None) -> tuple[str, str] | None:
+    """The EAGLE draft vLLM's speculative flags name, as (model, method), or None (no
+    flags, or n-gram: no layers, no weights); a draft method without its model is refused,
+    as vLLM refuses it."""
+    from kvcore.engine.spec_config import EAGLE_METHODS, speculative_settings
+    from kvcore.errors import InputError
+
+    if text is None and method is None and model is None and tokens is None:
+        return None
+    spec = speculative_settings(text or "{}", method, tokens, model)
+    if spec["spec_method"] not in EAGLE_METHODS:
+        return None
+    if "spec_model" not in spec:
+        raise InputError(f"{spec['spec_method']} needs its draft model (--spec-model, or the "
+                         "JSON's model), as vLLM does", field="spec_model")
+    return spec["spec_model"], spec["spec_method"]
 
 
 def concurrent_batches(async_scheduling: bool | None, given: int | None, pp: int = 1) -> int:

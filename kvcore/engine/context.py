@@ -30,6 +30,7 @@ from kvcore.engine.startup import start_up
 from kvcore.engine.stream_checks import check_our_stream, hash_warnings
 from kvcore.engine.vllm_events import VllmEvents
 from kvcore.errors import InputError
+from kvcore.group_specs import scheduler_groups
 from kvcore.hashing import BlockHasher
 from kvcore.kv_cache_manager import KVCacheManager
 from kvcore.offload.tier import OffloadTier
@@ -59,7 +60,7 @@ class ReplayContext:
         self.trace = trace
         start = start_up(trace, cfg)
         self.cfg = cfg = start.cfg
-        groups = start.groups
+        groups = scheduler_groups(start.groups)
         self.num_blocks: int = cfg.num_blocks    # type: ignore[assignment]  # (sized by start_up)
         self.sink = sink
         self.jsonl = sink if isinstance(sink, JsonlEvents) else None

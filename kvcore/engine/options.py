@@ -94,6 +94,10 @@ class ReplayOptions:
     # first rejection, draws seeded; no default rate (a replay has no text to judge drafts by)
     num_speculative_tokens: int = _knob(0, config=True, check="int_at_least", lo=0)
     spec_method: str = _knob("ngram", config=True, check="name")
+    # EAGLE's draft model (the speculative config's `model`: a draft preset, its repo id or a
+    # config.json): with a pool sized from a model its layers and weights count as vLLM's do
+    # (`kvcore.models.eagle_draft`); unused with num_blocks or without a model
+    spec_model: str | None = _knob(None, config=True, check="name")
     disable_lookahead_block_hashes: bool = _knob(False, config=True)
     spec_acceptance_rate: float | None = _knob(None, config=True, check="at_least", lo=0, hi=1)
     spec_seed: int = _knob(0, config=True, check="int_at_least", lo=0)
@@ -200,7 +204,9 @@ class ReplayOptions:
             for k in SPEC_FIELDS:
                 del d[k]                        # (the same)
         elif self.spec_method not in EAGLE_METHODS:
-            del d["disable_lookahead_block_hashes"]
+            del d["disable_lookahead_block_hashes"], d["spec_model"]
+        elif self.spec_model is None:
+            del d["spec_model"]                 # (the same)
         return d
 
     @property
@@ -208,8 +214,8 @@ class ReplayOptions:
         return self.kv_offloading_size is not None or self.kv_offloading_size_chunks is not None
 
 
-SPEC_FIELDS = ("num_speculative_tokens", "spec_method", "disable_lookahead_block_hashes",
-               "spec_acceptance_rate", "spec_seed")
+SPEC_FIELDS = ("num_speculative_tokens", "spec_method", "spec_model",
+               "disable_lookahead_block_hashes", "spec_acceptance_rate", "spec_seed")
 CLOCK_FIELDS = ("clock", "gpu", "calibration", "tp", "kv_cache_dtype")
 _CLOCK_DEFAULTS = {"clock": None, "gpu": None, "calibration": None, "tp": 1,
                    "kv_cache_dtype": "auto"}

@@ -4,10 +4,11 @@ read for what kvcli models of it (`kvcore.engine.spec_decode`): the method, its
 
 Methods: "ngram", and "eagle" / "eagle3" (the same in vLLM's scheduler: K lookahead slots, and
 with prefix caching lookahead block hashes or, with `disable_lookahead_block_hashes`, the EAGLE
-block drop; their draft model's KV layers are not sized: `startup.spec_refusals`). The n-gram
-matcher's settings (`prompt_lookup_min` / `_max`) and EAGLE's draft `model` decide which drafts
-a real server proposes, which a replay cannot see without the text: checked and folded into the
-acceptance model (`--spec-acceptance-rate`). Any other method or key is refused, naming it.
+block drop; their draft `model`'s layers and weights sized with the model's,
+`kvcore.models.eagle_draft`). The n-gram matcher's settings (`prompt_lookup_min` / `_max`) and
+the draft's skill decide which drafts a real server proposes, which a replay cannot see without
+the text: checked and folded into the acceptance model (`--spec-acceptance-rate`). Any other
+method or key is refused, naming it.
 """
 
 from __future__ import annotations
@@ -45,11 +46,11 @@ def check_method(method: object, field: str = FIELD) -> str:
 
 
 def speculative_settings(text: str | None, method: str | None = None,
-                         tokens: int | None = None) -> dict:
+                         tokens: int | None = None, model: str | None = None) -> dict:
     """The replay options vLLM's flags set, as `EngineArgs` merges them: `--speculative-config`'s
-    JSON (``text``), `--spec-method` and `--spec-tokens` (each refused beside the JSON key it
-    sets, as vLLM does): `spec_method`, `num_speculative_tokens` and, for EAGLE,
-    `disable_lookahead_block_hashes`."""
+    JSON (``text``), `--spec-method`, `--spec-tokens` and `--spec-model` (each refused beside
+    the JSON key it sets, as vLLM does): `spec_method`, `num_speculative_tokens` and, for EAGLE,
+    `spec_model` and `disable_lookahead_block_hashes`."""
     spec: object = {}
     if text is not None:
         try:
@@ -60,7 +61,8 @@ def speculative_settings(text: str | None, method: str | None = None,
         raise InputError(f"must be a JSON object such as '{{\"method\": \"ngram\", "
                          f"\"num_speculative_tokens\": 3}}', got {clipped(text)}", field=FIELD)
     for flag, key, value in (("spec_method", "method", method),
-                             ("num_speculative_tokens", "num_speculative_tokens", tokens)):
+                             ("num_speculative_tokens", "num_speculative_tokens", tokens),
+                             ("spec_model", "model", model)):
         if value is None:
             continue
         if key in spec:
@@ -92,6 +94,8 @@ def speculative_settings(text: str | None, method: str | None = None,
     out = {"spec_method": name, "num_speculative_tokens": k}
     if spec.get("disable_lookahead_block_hashes"):
         out["disable_lookahead_block_hashes"] = True
+    if spec.get("model") is not None:
+        out["spec_model"] = spec["model"]
     return out
 
 

@@ -134,13 +134,18 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
                    f"{'have' if len(hashing) > 1 else 'has'} no effect with prefix caching "
                    "off and no CPU tier: no block is hashed")
     if (drafts := sorted(user & {"spec_acceptance_rate", "spec_seed", "spec_method",
-                                 "disable_lookahead_block_hashes"})) \
+                                 "spec_model", "disable_lookahead_block_hashes"})) \
             and not cfg.num_speculative_tokens:
         out.append(f"option(s) {named(drafts, trace, cfg)}: no effect without speculative "
                    "decoding (num_speculative_tokens, or speculative_config)")
-    elif cfg.disable_lookahead_block_hashes and cfg.spec_method == "ngram":
-        out.append(f"option {named(['disable_lookahead_block_hashes'], trace, cfg)}: no "
-                   "effect with method ngram (its hashes have no lookahead)")
+    elif (eagle_only := sorted(user & {"spec_model"}) + (
+            ["disable_lookahead_block_hashes"] if cfg.disable_lookahead_block_hashes else [])) \
+            and cfg.spec_method == "ngram":
+        out.append(f"option(s) {named(eagle_only, trace, cfg)}: no effect with method ngram "
+                   "(no draft model; its hashes have no lookahead)")
+    elif "spec_model" in user and not model:
+        out.append(f"option {named(['spec_model'], trace, cfg)}: no effect without a model "
+                   "(the draft's layers and weights count in a pool sized from one)")
     if unused_tier := unused_tier_options(cfg, lined):
         out.append(f"option(s) {named(unused_tier, trace, cfg)}: no effect without a CPU "
                    "tier (kv_offloading_size or kv_offloading_size_chunks)")

@@ -24,6 +24,7 @@ from kvcore.engine.spec_config import EAGLE_METHODS, check_method
 from kvcore.engine.spec_decode import hash_lookahead
 from kvcore.errors import InputError
 from kvcore.host_memory import check_pool_fits
+from kvcore.models.eagle_draft import DRAFT_PRESETS
 from kvcore.models.geometry import ModelGeometry
 from kvcore.offload.config import OffloadConfig, empty_tier_note
 from kvcore.offload.hybrid_partial import partial_tail_block
@@ -101,9 +102,12 @@ def spec_refusals(cfg: ReplayOptions, trace: Trace) -> None:
         raise refusal(cfg, trace, "prefix_match_unit", f"is not modelled with {cfg.spec_method}'s "
                       "lookahead block hashes (give disable_lookahead_block_hashes, or no "
                       "prefix_match_unit)", also=("spec_method",))
-    if cfg.num_blocks is None and (cfg.model or cfg.model_config):
+    if cfg.num_blocks is None and (cfg.model or cfg.model_config) and cfg.spec_model is None:
+        # (vLLM needs the draft's config.json; its layers and weights change the pool)
         raise refusal(cfg, trace, "spec_method", f"{cfg.spec_method} with a pool sized from a "
-                      "model: its draft model's KV layers are not sized yet; give num_blocks")
+                      "model needs its draft model to size it with: spec_model (--spec-model "
+                      "or the speculative config's model: a config.json, or "
+                      f"{', '.join(DRAFT_PRESETS)}), or give num_blocks")
 
 
 def spec_group_refusals(cfg: ReplayOptions, trace: Trace,

@@ -18,7 +18,10 @@ JSON keys (stable):
                  cache_hit_alignment_tokens} (vLLM's --prefix-match-unit, kvcore.prefix_match),
   stages: [{stage, layers: [first, last], kv_layers, weights_bytes, available_bytes,
             bytes_per_block, num_blocks}] (pipeline parallelism, [] without; with stages, memory
-           and bytes_per_block are those of the stage that sets the pool: the fewest blocks).
+           and bytes_per_block are those of the stage that sets the pool: the fewest blocks),
+  draft: {model, method, architecture, source, layers, num_kv_heads, head_dim, layer_names,
+          weights_bytes, weights_gib} (an EAGLE draft's, `kvcore.models.eagle_draft`: its
+         layers are in groups, its weights in memory.weights_gib; null without one).
 """
 
 from __future__ import annotations
@@ -97,7 +100,23 @@ def to_json(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utilization
         "max_concurrency": cap.max_concurrency, "max_model_len_fits": cap.max_model_len_fits,
         "prefix_match": prefix_match_json(result),
         "stages": [st.to_dict() for st in result.stages],
+        "draft": draft_json(result),
     }
+
+
+def draft_json(result: Any) -> dict[str, Any] | None:
+    """The EAGLE draft sized with the model, or None."""
+    d = result.draft
+    if d is None:
+        return None
+    g = d.geometry
+    names = [n for grp in result.config.kv_cache_groups for n in grp.layer_names
+             if n.startswith("draft.")]
+    return {"model": d.name, "method": d.method, "architecture": d.architecture,
+            "source": g.source, "layers": g.num_layers, "num_kv_heads": g.num_kv_heads,
+            "head_dim": g.head_dim, "layer_names": names,
+            "weights_bytes": result.draft_weights_bytes,
+            "weights_gib": result.draft_weights_bytes / GiB}
 
 
 def prefix_match_json(result: Any) -> dict[str, Any]:

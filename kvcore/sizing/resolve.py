@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from kvcore.errors import InputError
 from kvcore.host_memory import MAX_GIB
+from kvcore.models.eagle_draft import DraftModel, draft_layer_specs, load_draft
 from kvcore.models.geometry import ModelGeometry, layer_specs
 from kvcore.models.hf_config import DTYPE_ALIASES
 from kvcore.models.weights import estimate_weights_bytes
@@ -52,6 +53,10 @@ class SizingResult:
     # with pipeline parallelism: each stage's planning (`kvcore.sizing.pipeline`); the fields
     # above are then those of the stage that sets the pool (the fewest blocks)
     stages: tuple[PipelineStage, ...] = ()
+    # a speculative-decoding draft's layers and weights beside the model's (`eagle_draft`);
+    # weights_bytes counts both (vLLM's "Model loading took")
+    draft: DraftModel | None = None
+    draft_weights_bytes: int = 0
 
     @property
     def bytes_per_block(self) -> int:
@@ -71,6 +76,7 @@ def resolve_kv_cache_config(
     num_blocks: int | None = None, tensor_parallel_size: int = 1, disable_hybrid: bool = False,
     pad_pages: bool = False, enable_prefix_caching: bool = True, check_memory: bool = True,
     prefix_match_unit: int | None = None, pipeline_parallel_size: int = 1,
+    draft: tuple[str, str] | None = None,
 ) -> SizingResult:
     """Size the KV cache of a model on one GPU (per tensor-parallel worker).
 
@@ -80,7 +86,8 @@ def resolve_kv_cache_config(
     may be omitted). ``dtype`` overrides the model dtype. Raises InputError (exit 2) for an
     unknown model, an unreadable config, bad numbers, page sizes that cannot be unified, or too
     little memory for one request at max_model_len (the message gives both sizes and the largest
-    max_model_len that fits).
+    max_model_len that fits). ``draft``: an EAGLE draft, (its speculative config's model,
+    the method), whose layers and weights count with the model's (`kvcore.models.eagle_draft`).
     """
     g = load_geometry(model, model_config=model_config, geometry=geometry, layers=layers,
                       kv_heads=kv_heads, head_dim=head_dim, dtype=dtype,
@@ -138,6 +145,10 @@ def resolve_kv_cache_config(
     specs = layer_specs(g, block_size=block_size, kv_cache_dtype=kv_dtype, tp=tp,
                         max_model_len=mml, mamba_cache_mode=ctx.mamba_cache_mode,
                         prefix_match_unit=prefix_match_unit)
+    spec_draft = _draft(draft, g, pipeline_parallel_size)
+    if spec_draft is not None:
+        specs.update(draft_layer_specs(spec_draft, g, block_size=block_size,
+                                       kv_cache_dtype=kv_dtype, tp=tp, max_model_len=mml))
     try:
         groups = get_kv_cache_groups(specs, disable_hybrid=disable_hybrid, pad_pages=pad_pages)
     except (PageSizeError, ValueError, AssertionError) as err:
@@ -150,7 +161,8 @@ def resolve_kv_cache_config(
         raise InputError(f"vLLM refuses to start: {err}", field="prefix_match_unit") from None
 
     estimated = weights_gib is None
-    weights = (estimate_weights_bytes(g, tp) if weights_gib is None
+    draft_weights = spec_draft.weights_bytes(tp) if spec_draft is not None else 0
+    weights = (estimate_weights_bytes(g, tp) + draft_weights if weights_gib is None
                else int(weights_gib * GiB / tp))
     per_block = bytes_per_block(groups)
     stages: list[PipelineStage] = []
@@ -212,4 +224,17 @@ def resolve_kv_cache_config(
         cap = cap._replace(bytes_per_block=per_block)
     return SizingResult(config, ctx, g, available if memory is None else memory, weights,
                         estimated, cap, g.dtype if kv_dtype == "auto" else kv_dtype,
-                        prefix_match_unit, enable_prefix_caching, tuple(stages))
+                        prefix_match_unit, enable_prefix_caching, tuple(stages), spec_draft,
+                        draft_weights)
+
+
+def _draft(draft: tuple[str, str] | None, g: ModelGeometry,
+           pipeline_parallel_size: int) -> DraftModel | None:
+    """The EAGLE draft beside model `g`, refused where its sizing is not modelled."""
+    if draft is None:
+        return None
+    why = ("pipeline parallelism" if pipeline_parallel_size > 1 else
+           f"{g.name}'s Mamba layers (vLLM keeps speculative state blocks)" if g.mamba else None)
+    if why is not None:
+        raise InputError(f"a draft model's layers are not sized with {why}", field="spec_model")
+    return load_draft(draft[0], draft[1], g)

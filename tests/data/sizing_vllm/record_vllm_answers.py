@@ -46,7 +46,9 @@ def to_vllm(j):
         return V.SlidingWindowSpec(**kw, sliding_window=j["sliding_window"])
     if j["type"] == "chunked_local":
         return V.ChunkedLocalAttentionSpec(**kw, attention_chunk_size=j["attention_chunk_size"])
-    return V.FullAttentionSpec(**kw)
+    spec = V.FullAttentionSpec(**kw)
+    # an EAGLE draft's layer, as the model runner marks it (compare=False in vLLM's spec)
+    return __import__("dataclasses").replace(spec, is_draft=True) if j.get("is_draft") else spec
 
 cases = []
 def add(name, layers, available, mml, mnbt=8192, batches=2, disable_hybrid=False):
@@ -70,6 +72,19 @@ for preset, tp, mml, avail in [("llama-3.1-8b", 1, 131072, 61 << 30), ("gemma-3-
                                ("qwen3-8b", 1, 40960, 3 << 30), ("gemma-3-27b", 1, 131072, 3 << 30)]:
     ls = layer_specs(load_preset(preset), tp=tp, max_model_len=mml)
     add(f"{preset}-tp{tp}-{avail >> 30}gib", {n: spec_json(s) for n, s in ls.items()}, avail, mml)
+# the target's layers and its EAGLE draft's (kvcore.models.eagle_draft), marked is_draft
+from kvcore.models.eagle_draft import draft_layer_specs, load_draft
+DRAFT = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "sched_spec_eagle" / "eagle-draft")
+for preset, draft, method, mml, avail in [
+        ("llama-3.1-8b", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "eagle3", 8192, 6798061649),
+        ("llama-3.1-8b", DRAFT, "eagle", 8192, 6 << 30),
+        ("gpt-oss-20b", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "eagle3", 131072, 59 << 30)]:
+    g = load_preset(preset)
+    ls = {n: spec_json(s) for n, s in layer_specs(g, max_model_len=mml).items()}
+    d = load_draft(draft, method, g)
+    ls.update({n: {**spec_json(s), "is_draft": True}
+               for n, s in draft_layer_specs(d, g, max_model_len=mml).items()})
+    add(f"{preset}-{method}-draft-{avail >> 30}gib", ls, avail, mml)
 f = lambda h=64: {"type": "full", "block_size": 16, "num_kv_heads": 2, "head_size": h, "dtype": "float32"}
 w = lambda h=64, win=1: {"type": "sliding_window", "sliding_window": win, "block_size": 16, "num_kv_heads": 2, "head_size": h, "dtype": "float32"}
 ch = lambda c=64: {"type": "chunked_local", "attention_chunk_size": c, "block_size": 16, "num_kv_heads": 2, "head_size": 64, "dtype": "float32"}

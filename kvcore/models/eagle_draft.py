@@ -1,0 +1,152 @@
+"""An EAGLE / EAGLE-3 draft model as vLLM 0.33 loads it beside its target: what the draft adds
+to the KV cache (its attention layers) and to the weights the pool's memory is left after.
+
+vLLM builds the draft from `--speculative-config`'s ``model`` (a config.json), in the target's
+dtype (config/speculative.py:1418), tensor-parallel like the target. Its attention layers are
+named after the target's (``layers.{N + i}``) and their specs marked ``is_draft``, which spec
+equality ignores (v1/kv_cache_interface.py:215): a draft layer of the target's geometry joins the
+target's full-attention group, so a block costs (N + L) / N as much. The draft's weights load
+inside the same memory profile as the target's (v1/worker/gpu_model_runner.py:4989-5089).
+
+Modelled: the Llama EAGLE drafts vLLM serves for Llama targets, EAGLE-1 (``EagleLlamaForCausalLM``,
+model_executor/models/llama_eagle.py) and EAGLE-3 (``Eagle3LlamaForCausalLM``, llama_eagle3.py);
+other draft architectures are refused by name. Parameters counted, as those modules build them:
+per layer q/k/v/o (EAGLE-3's first layer reads 2 x hidden: embeddings and hidden states), the
+gated MLP and the norms (EAGLE-1's first layer has no input norm; EAGLE-3's layers one more, the
+hidden-state norm); the ``fc`` that folds the target's hidden states in (EAGLE-1: 2 x hidden;
+EAGLE-3: the target's hidden size x 3 auxiliary layers), EAGLE-3's final norm, its own LM head
+over ``draft_vocab_size`` and its draft-to-target id map (int64). The embedding is the target's:
+vLLM shares it when the checkpoint has none or the same one (v1/spec_decode/llm_base_proposer.py
+1420-1505; EAGLE-3 checkpoints ship none), and EAGLE-1 also the target's LM head.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kvcore.errors import InputError, clipped
+from kvcore.models.geometry import ModelGeometry, layer_specs
+from kvcore.models.hf_config import load_hf_config, read_hf_config
+from kvcore.read_once import ReadOnce
+from kvcore.specs import DTYPE_BYTES, KVCacheSpec
+
+# The drafts whose public config.json is typed in (no download at run time): name -> (repo,
+# config). Source: the Hugging Face repository's config.json.
+DRAFT_PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
+    "eagle3-llama-3.1-8b": ("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", {
+        "architectures": ["LlamaForCausalLMEagle3"], "bos_token_id": 128000,
+        "eos_token_id": 128001, "hidden_act": "silu", "hidden_size": 4096,
+        "intermediate_size": 14336, "max_position_embeddings": 2048, "model_type": "llama",
+        "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 1,
+        "pad_token_id": 0, "rms_norm_eps": 1e-05, "tie_word_embeddings": False,
+        "torch_dtype": "float16", "vocab_size": 128256, "draft_vocab_size": 32000}),
+}
+# vLLM's class for each method and the draft's first architecture, as `EAGLEConfig` renames it
+# (transformers_utils/configs/eagle.py) and the registry maps it
+_MODELLED = {("eagle", "EagleLlamaForCausalLM"): "EagleLlamaForCausalLM",
+             ("eagle3", "Eagle3LlamaForCausalLM"): "Eagle3LlamaForCausalLM",
+             ("eagle3", "LlamaForCausalLMEagle3"): "Eagle3LlamaForCausalLM"}
+FIELD = "spec_model"
+# (a cluster's replicas each size their pool: the file is read once per version)
+_read_config: ReadOnce[dict[str, Any]] = ReadOnce(load_hf_config)
+
+
+@dataclass(frozen=True, slots=True)
+class DraftModel:
+    """A draft as the sizing takes it: its decoder layers' geometry (the target's dtype) and
+    its own parameters (what vLLM does not share with the target), split as the weights are
+    over tensor-parallel workers."""
+    name: str                   # as the speculative config's model gave it
+    method: str                 # eagle or eagle3
+    architecture: str           # vLLM's class
+    geometry: ModelGeometry
+    split_params: int           # split over the workers (q/k/v/o, MLP, LM head)
+    whole_params: int           # on every worker (norms, fc)
+    id_map_entries: int         # EAGLE-3's draft-to-target ids, int64 on every worker
+
+    def weights_bytes(self, tp: int = 1) -> int:
+        """The draft's weight bytes on one of `tp` workers."""
+        b = DTYPE_BYTES[self.geometry.dtype]
+        return self.split_params * b // tp + self.whole_params * b + 8 * self.id_map_entries
+
+
+def _architecture(method: str, cfg: dict[str, Any], name: str) -> str:
+    archs = cfg.get("architectures")
+    arch = str(archs[0]) if isinstance(archs, list) and archs else "LlamaForCausalLM"
+    if method == "eagle":
+        arch = arch if arch.startswith("Eagle") else f"Eagle{arch}"
+    elif not (arch.startswith("Eagle3") or arch.endswith("Eagle3")):
+        arch = f"Eagle3{arch}"
+    cls = _MODELLED.get((method, arch))
+    if cls is None:
+        raise InputError(f"draft {clipped(name)} is {clipped(arch)} for {method}, which kvcli "
+                         "does not size (it sizes the Llama EAGLE drafts: EagleLlamaForCausalLM, "
+                         "Eagle3LlamaForCausalLM)", field=FIELD)
+    return cls
+
+
+def _config(name: str) -> tuple[dict[str, Any], str]:
+    """The draft's config.json: a preset's (by name or repo id), or a file or a directory
+    holding one."""
+    for key, (repo, cfg) in DRAFT_PRESETS.items():
+        if name.lower() in (key, repo.lower()):
+            return cfg, f"draft preset {key} ({repo})"
+    path = os.path.join(name, "config.json") if os.path.isdir(name) else name
+    if not os.path.exists(path):
+        raise InputError(f"draft model {clipped(name)} is neither a config.json (or a folder "
+                         "holding one) nor a draft kvcli knows: "
+                         + ", ".join(f"{k} ({r})" for k, (r, _) in DRAFT_PRESETS.items()),
+                         field=FIELD)
+    return _read_config(path), path
+
+
+def load_draft(name: str, method: str, target: ModelGeometry) -> DraftModel:
+    """The draft `name` (a preset, its repo id, or a config.json) for `method` beside
+    `target`; an InputError for a draft vLLM would build as something kvcli does not size."""
+    cfg, source = _config(name)
+    arch = _architecture(method, cfg, name)
+    g = replace(read_hf_config(cfg, name=name, source=source), dtype=target.dtype)
+    if any(k != "full" for k in g.layer_kinds) or g.mla is not None or g.num_experts:
+        raise InputError(f"draft {clipped(name)}: kvcli sizes dense full-attention drafts "
+                         f"only, got layers {sorted(set(g.layer_kinds))}", field=FIELD)
+    h, q, kv = g.hidden_size, g.num_attention_heads * g.head_dim, g.num_kv_heads * g.head_dim
+    eagle3 = arch == "Eagle3LlamaForCausalLM"
+    split = whole = 0
+    for i in range(g.num_layers):
+        width = 2 * h if eagle3 and i == 0 else h
+        split += width * (q + 2 * kv) + q * h + 3 * h * g.intermediate_size
+        if g.attention_bias:
+            split += q + 2 * kv
+        # the post-attention norm, the input norm (not EAGLE-1's first layer), EAGLE-3's
+        # hidden-state norm
+        whole += h * (1 + (i > 0 or eagle3) + eagle3)
+    id_map = 0
+    if eagle3:
+        given = cfg.get("eagle_config")
+        extra: dict[str, Any] = given if isinstance(given, dict) else {}
+        aux_ids = extra.get("eagle_aux_hidden_state_layer_ids")
+        n_aux = cfg.get("num_aux_hidden_states") or (len(aux_ids) if aux_ids else 3)
+        fc_in = int(cfg.get("target_hidden_size") or h) * int(n_aux)
+        if extra.get("use_aux_hidden_state", True):
+            whole += fc_in * h + (fc_in if extra.get("norm_before_fc",
+                                                     cfg.get("norm_before_fc")) else 0)
+            if cfg.get("fc_norm"):
+                whole += fc_in
+        draft_vocab = int(cfg.get("draft_vocab_size") or g.vocab_size)
+        split += draft_vocab * h                # its own LM head
+        whole += h                              # the final norm
+        id_map = draft_vocab if draft_vocab != target.vocab_size else 0
+    else:
+        whole += 2 * h * h                      # fc over (embedding, hidden state)
+    return DraftModel(name, method, arch, g, split, whole, id_map)
+
+
+def draft_layer_specs(draft: DraftModel, target: ModelGeometry, **kw: Any
+                      ) -> dict[str, KVCacheSpec]:
+    """The draft's attention layers for one worker (`layer_specs`' keywords), named after
+    the target's layers as vLLM numbers them, after them in the model order."""
+    n = target.num_layers
+    return {f"draft.layers.{n + i}": spec
+            for i, spec in enumerate(layer_specs(draft.geometry, **kw).values())}
