@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 from kvcli.app import app
 from kvcore.errors import InputError
-from kvcore.models.eagle_draft import load_draft
+from kvcore.models.config_file import read_config_file
+from kvcore.models.eagle_draft import draft_layer_specs, load_draft
 from kvcore.models.presets import load_preset
 from kvcore.sizing.resolve import resolve_kv_cache_config
 
@@ -128,3 +129,35 @@ def test_an_unknown_draft_is_one_line():
         "error: option --spec-model: draft model 'no/such-draft' is neither a config.json (or a "
         "folder holding one) nor a draft kvcli knows: eagle3-llama-3.1-8b "
         "(yuhuili/EAGLE3-LLaMA3.1-Instruct-8B)")
+
+
+ANSWERS = json.loads((Path(__file__).parent / "data" / "eagle_draft" / "answers.json")
+                     .read_text())["cases"]
+
+
+@pytest.mark.parametrize("name", sorted(ANSWERS))
+def test_the_draft_as_vllm_built_it(name):
+    """tests/data/eagle_draft: vLLM 0.33's own draft modules (its V2 runner's load path on the
+    meta device): the parameters it keeps once the embedding (and EAGLE-1's LM head) are the
+    target's, and the draft layers' specs and group."""
+    case = ANSWERS[name]
+    folder = Path(__file__).parent / "data" / "eagle_draft" / name
+    target = read_config_file(str(folder / "target" / "config.json"))
+    d = load_draft(str(folder / "draft"), case["method"], target)
+    numel = case["params"]["numel_by_group"]
+    # (the layers' count holds each attention layer's 4 float32 scale scalars, kept out)
+    own = (numel["model.layers"] - 4 * d.geometry.num_layers + numel["model.fc"]
+           + numel.get("model.norm", 0) + numel.get("lm_head", 0))
+    assert (d.architecture, d.split_params + d.whole_params) == (case["draft"]["class"], own)
+    assert d.id_map_entries == numel.get("draft_id_to_target_id", 0)
+    assert d.geometry.dtype == case["draft"]["dtype"] == target.dtype
+    specs = draft_layer_specs(d, target, max_model_len=case["draft"]["max_model_len"])
+    assert [(s.num_kv_heads, s.head_size, s.page_size_bytes) for s in specs.values()] == [
+        (v["num_kv_heads"], v["head_size"], v["page_size_bytes"])
+        for v in case["kv_specs"].values()]
+    assert [n.split(".")[-1] for n in specs] == [
+        n.split(".")[2] for n in case["kv_specs"]]          # named after the target's layers
+    [group] = case["kv_cache_groups"]
+    res = resolve_kv_cache_config(geometry=target, num_blocks=100, max_model_len=16,
+                                  draft=(str(folder / "draft"), case["method"]))
+    assert [len(g.layer_names) for g in res.config.kv_cache_groups] == [group["num_layers"]]
