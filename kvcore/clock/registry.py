@@ -16,6 +16,8 @@ from kvcore.errors import InputError, clipped, nonempty_name
 # The clocks other than `linear` (and the models they read) are imported by the branch that
 # makes one: a replay with the default clock never loads them (~30 ms of a process's start).
 if TYPE_CHECKING:
+    from kvcore.clock.calibrated import CalibratedClock
+    from kvcore.clock.roofline import RooflineClock
     from kvcore.engine.options import ReplayOptions
     from kvcore.models import ModelGeometry
 
@@ -94,21 +96,38 @@ def make_clock(cfg: ReplayOptions, geometry: ModelGeometry | None = None) -> Clo
         if g is None or not cfg.gpu:
             raise InputError("the roofline clock needs a model (--model or --model-config) "
                              "and a GPU (--gpu)", field="clock")
-        return RooflineClock(g, find_gpu(cfg.gpu), tp=cfg.tp, kv_cache_dtype=cfg.kv_cache_dtype,
-                             async_scheduling=cfg.async_scheduling)
+        return with_drafter(RooflineClock(g, find_gpu(cfg.gpu), tp=cfg.tp,
+                                          kv_cache_dtype=cfg.kv_cache_dtype,
+                                          async_scheduling=cfg.async_scheduling), cfg)
     if name == "calibrated":
-        return calibrated_clock(cfg.calibration, model=cfg.model, model_config=cfg.model_config,
-                                gpu=cfg.gpu, tp=cfg.tp, kv_cache_dtype=cfg.kv_cache_dtype,
-                                async_scheduling=cfg.async_scheduling, colon=colon,
-                                geometry=geometry)
+        return with_drafter(calibrated_clock(
+            cfg.calibration, model=cfg.model, model_config=cfg.model_config, gpu=cfg.gpu,
+            tp=cfg.tp, kv_cache_dtype=cfg.kv_cache_dtype, async_scheduling=cfg.async_scheduling,
+            colon=colon, geometry=geometry), cfg)
     raise InputError(f"unknown clock {clipped(spec)}; one of roofline, calibrated, linear:C0,C1,C2, "
                      "fixed:MS",
                      field="clock")
 
 
+def with_drafter(clock: RooflineClock, cfg: ReplayOptions) -> RooflineClock:
+    """The clock, timing an EAGLE drafter's passes after each forward where the replay drafts
+    with a known draft model (`kvcore.clock.draft_passes`; without one they are not timed:
+    `start_warnings` says so)."""
+    from kvcore.engine.spec_config import EAGLE_METHODS
+
+    if cfg.num_speculative_tokens and cfg.spec_method in EAGLE_METHODS and cfg.spec_model:
+        from kvcore.clock.draft_passes import DraftPasses
+        from kvcore.models.eagle_draft import load_draft
+
+        draft = load_draft(cfg.spec_model, cfg.spec_method, clock.g)
+        clock.draft = DraftPasses(draft, cfg.num_speculative_tokens, clock)
+    return clock
+
+
 def calibrated_clock(path: str | None, *, model: str | None, model_config: str | None,
                      gpu: str | None, tp: int, kv_cache_dtype: str, async_scheduling: bool,
-                     colon: str = "", geometry: ModelGeometry | None = None) -> Clock:
+                     colon: str = "", geometry: ModelGeometry | None = None
+                     ) -> CalibratedClock:
     """The calibrated clock of a file; `--gpu`, if given, must name the GPU it was measured on."""
     from kvcore.clock.calibrated import CalibratedClock
     from kvcore.clock.calibration import read_calibration

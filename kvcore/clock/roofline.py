@@ -14,6 +14,7 @@ GEMMs use the FP8 peak for FP8 weights on a GPU that has one, else the BF16 peak
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kvcore.clock.batch import StepBatch
 from kvcore.clock.factors import DEFAULT_FACTORS, FACTORS_SOURCE, Factors
@@ -30,6 +31,9 @@ from kvcore.clock.work import (
 from kvcore.errors import InputError
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.weights import estimate_params
+
+if TYPE_CHECKING:
+    from kvcore.clock.draft_passes import DraftPasses
 
 WORK_SOURCE = ("vLLM 0.33 perf.py's FLOP and byte counts, with causal attention, windows and "
                "local chunks clamped per token, real weight sizes and Mamba layers as Mamba")
@@ -72,6 +76,9 @@ class RooflineClock:
         # per group: its linear form and the (eta_c x peak, eta_m x bandwidth, floor) timing it,
         # in FLOP/ms, bytes/ms and ms
         self.rates = [self._rates(gr.kind, gr.layers) for gr in self.groups]
+        # an EAGLE drafter's passes after each forward (`kvcore.clock.draft_passes`, set by
+        # `make_clock` when the draft is known); None: nothing drafts on the GPU (n-gram)
+        self.draft: DraftPasses | None = None
 
     # -- the clock -----------------------------------------------------------------------------
     def step_counts(self, prefill_tokens: int, decode_seqs: int) -> float:
@@ -84,6 +91,14 @@ class RooflineClock:
             # pass (gpu_model_runner.py, EMPTY_MODEL_RUNNER_OUTPUT), so only the CPU's step
             return self.factors.cpu_step_us / 1000.0
         x = aggregate(self.ws, batch)
+        gpu_ms = self.forward_ms(x)
+        if self.draft is not None:
+            gpu_ms += self.draft.gpu_ms(batch)
+        return self.total_ms(gpu_ms, x[1])
+
+    def forward_ms(self, x: tuple[int, ...]) -> float:
+        """One forward pass's GPU time over a batch's aggregates (`work.aggregate`), its
+        tensor-parallel all-reduces included."""
         gpu_ms = 0.0
         for gr, (compute_rate, memory_rate, floor) in zip(self.groups, self.rates):
             t = dot(gr.flops, x) / compute_rate
@@ -92,7 +107,14 @@ class RooflineClock:
             if m > t:  # noqa: PLR1730
                 t = m
             gpu_ms += t if t > floor else floor  # noqa: FURB136
-        return self.total_ms(gpu_ms + self.allreduce_ms(x[0]), x[1])
+        return gpu_ms + self.allreduce_ms(x[0])
+
+    def gemm_ms(self, params: int, tokens: int) -> float:
+        """A GEMM of `params` weights over `tokens` tokens, timed as the model's GEMMs."""
+        eta_c, peak, eta_m, floor_us = self._etas("gemm")
+        t = 2 * params * tokens / (eta_c * peak) * 1000.0
+        m = params * self.ws.ffn_w / (eta_m * self.bw) * 1000.0
+        return max(t, m, floor_us / 1000.0)
 
     def decode_ms(self, n: int, context_sum: int) -> float:
         if n == 1 and self.needs_each:

@@ -65,6 +65,8 @@ class DraftModel:
     split_params: int           # split over the workers (q/k/v/o, MLP, LM head)
     whole_params: int           # on every worker (norms, fc)
     id_map_entries: int         # EAGLE-3's draft-to-target ids, int64 on every worker
+    fc_params: int              # the fc folding the target's hidden states in (in whole_params)
+    lm_head_rows: int           # the logits a pass computes: the draft vocabulary, or the target's
 
     def weights_bytes(self, tp: int = 1) -> int:
         """The draft's weight bytes on one of `tp` workers."""
@@ -123,24 +125,27 @@ def load_draft(name: str, method: str, target: ModelGeometry) -> DraftModel:
         # hidden-state norm
         whole += h * (1 + (i > 0 or eagle3) + eagle3)
     id_map = 0
+    rows = target.vocab_size                    # EAGLE-1: the target's head
     if eagle3:
         given = cfg.get("eagle_config")
         extra: dict[str, Any] = given if isinstance(given, dict) else {}
         aux_ids = extra.get("eagle_aux_hidden_state_layer_ids")
         n_aux = cfg.get("num_aux_hidden_states") or (len(aux_ids) if aux_ids else 3)
         fc_in = int(cfg.get("target_hidden_size") or h) * int(n_aux)
-        if extra.get("use_aux_hidden_state", True):
-            whole += fc_in * h + (fc_in if extra.get("norm_before_fc",
-                                                     cfg.get("norm_before_fc")) else 0)
+        fc = fc_in * h if extra.get("use_aux_hidden_state", True) else 0
+        if fc:
+            whole += fc + (fc_in if extra.get("norm_before_fc",
+                                              cfg.get("norm_before_fc")) else 0)
             if cfg.get("fc_norm"):
                 whole += fc_in
-        draft_vocab = int(cfg.get("draft_vocab_size") or g.vocab_size)
-        split += draft_vocab * h                # its own LM head
+        rows = int(cfg.get("draft_vocab_size") or g.vocab_size)
+        split += rows * h                       # its own LM head
         whole += h                              # the final norm
-        id_map = draft_vocab if draft_vocab != target.vocab_size else 0
+        id_map = rows if rows != target.vocab_size else 0
     else:
-        whole += 2 * h * h                      # fc over (embedding, hidden state)
-    return DraftModel(name, method, arch, g, split, whole, id_map)
+        fc = 2 * h * h                          # over (embedding, hidden state)
+        whole += fc
+    return DraftModel(name, method, arch, g, split, whole, id_map, fc, rows)
 
 
 def draft_layer_specs(draft: DraftModel, target: ModelGeometry, **kw: Any
