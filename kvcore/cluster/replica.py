@@ -24,7 +24,9 @@ from kvcore.engine.context import ReplayContext
 from kvcore.engine.engine_loop import EngineLoop
 from kvcore.engine.events import JsonlEvents
 from kvcore.engine.options import ReplayOptions
+from kvcore.engine.progress_watch import ProgressWatch
 from kvcore.engine.replay import engine_loop
+from kvcore.engine.token_progress import TOKEN_STEPS
 from kvcore.engine.vllm_events import VllmEvents
 from kvcore.request import Request
 from kvcore.traces import Trace, TraceRequest
@@ -69,7 +71,7 @@ class ReplicaContext(ReplayContext):
 
 
 class Replica:
-    __slots__ = ("cache", "ctx", "index", "loop", "routed", "stopped")
+    __slots__ = ("cache", "ctx", "index", "loop", "routed", "stopped", "watch", "watch_due")
 
     def __init__(self, index: int, trace: Trace, cfg: ReplayOptions, listener: Any, *,
                  sink: JsonlEvents | VllmEvents | None = None,
@@ -81,10 +83,13 @@ class Replica:
         self.stopped = False        # its loop ended early (max_steps)
         self.loop: EngineLoop | None = None
         self.cache: CacheRun | None = None
+        self.watch: ProgressWatch | None = None     # (a loop that gets nowhere stops)
+        self.watch_due = TOKEN_STEPS
         if ctx.cfg.mode == "cache":
             self.cache = CacheRun(ctx)
         else:
             self.loop = engine_loop(ctx)
+            self.watch = ProgressWatch(self.loop)
             self.loop.pending = deque()     # `add` brings its requests, none come from a trace
             self.loop.incoming = None
             self.loop.listener = listener
@@ -129,6 +134,10 @@ class Replica:
         loop.next_arrival_ms = next_arrival_ms
         if not loop.advance() and not loop.done():
             self.stopped = True
+        if self.watch is not None and self.ctx.step >= self.watch_due:
+            # (every `TOKEN_STEPS` steps, as a replay's loop asks: `progress_watch`)
+            self.watch_due = self.ctx.step + TOKEN_STEPS
+            self.watch.check()
 
     def metrics(self, t_ms: float) -> Metrics:
         """What a scrape of this replica's metrics reads now."""

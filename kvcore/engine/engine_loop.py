@@ -26,6 +26,7 @@ from kvcore.engine.fast_forward import decode_stretch, run_stretch
 from kvcore.engine.lazy_request import LazyTraceRequest
 from kvcore.engine.load_check import check_load
 from kvcore.engine.options import build
+from kvcore.engine.progress_watch import ProgressWatch
 from kvcore.engine.read_ahead import read_ahead
 from kvcore.engine.replay_observer import ReplayObserver
 from kvcore.engine.scheduler import (
@@ -121,9 +122,11 @@ class EngineLoop:
 
     def run(self) -> None:
         due = self.ctx.step + TOKEN_STEPS   # (the output tokens told: `token_progress`)
+        watch = ProgressWatch(self)         # (a run that gets nowhere stops: `progress_watch`)
         while self.advance():
             if self.ctx.step >= due:
                 due = tell_output_tokens(self)
+                watch.check()
         tell_output_tokens(self)
         self.finish()
 

@@ -1,0 +1,51 @@
+"""A replay that stops making progress is stopped (`kvcore.engine.progress_watch`), a replay
+and a cluster's replica alike, and a healthy one is not.
+
+The kvcore bug it stops: speculative decoding's verification without the rollback of the
+rejected drafts' computed tokens (the replay looped until killed: the previous session's
+mutation run)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvcli.app import app
+from kvcore.engine import progress_watch as watch
+from kvcore.engine import spec_decode
+
+DATA = Path(__file__).parent / "data"
+SPEC = str(DATA / "sched_spec" / "seed90100.trace.jsonl")
+PREEMPTING = str(DATA / "sched_spec" / "cases_async_b_preemption.trace.jsonl")
+
+
+def _verify_without_the_rollback(sched, out, req, stale):
+    d = out.spec.get(req.request_id, 0)
+    if not d:
+        return 1
+    a = 0 if req.request_id in out.admitted else sched.accept(req, d)
+    if not stale and req.num_output_placeholders > 0:
+        req.num_output_placeholders -= d - a
+    sched.spec_stats.add(d, a)
+    return 1 + a
+
+
+@pytest.mark.parametrize("command", [["replay"], ["cluster", "--replicas", "2"]])
+def test_a_run_that_gets_nowhere_is_stopped(monkeypatch, command):
+    monkeypatch.setattr(watch, "NO_PROGRESS_STEPS", 20_000)
+    monkeypatch.setattr(spec_decode, "verify", _verify_without_the_rollback)
+    r = CliRunner().invoke(app, [*command, SPEC, "--json"])
+    assert isinstance(r.exception, watch.NoProgress), r.output
+    message = str(r.exception)
+    assert message.startswith("no progress in 20,480 steps (steps 1,024 to 21,504): ")
+    assert "none finished and none computed a token beyond its most: a kvcli bug" in message
+
+
+def test_healthy_runs_progress_within_two_checks(monkeypatch):
+    # (a decode gains a token each step; a preempted request climbs back at the budget)
+    monkeypatch.setattr(watch, "NO_PROGRESS_STEPS", 2048)
+    for trace in (SPEC, PREEMPTING, str(DATA.parent.parent / "traces" / "multiturn-chat.jsonl")):
+        r = CliRunner().invoke(app, ["replay", trace, "--json"])
+        assert r.exit_code == 0, (trace, r.exception)
