@@ -113,14 +113,14 @@ def with_drafter(clock: RooflineClock, cfg: ReplayOptions) -> RooflineClock:
     """The clock, timing an EAGLE drafter's passes after each forward where the replay drafts
     with a known draft model (`kvcore.clock.draft_passes`; without one they are not timed:
     `start_warnings` says so)."""
-    from kvcore.engine.spec_config import EAGLE_METHODS
+    from kvcore.engine.spec_decode import eagle_draft
 
-    if cfg.num_speculative_tokens and cfg.spec_method in EAGLE_METHODS and cfg.spec_model:
+    if (given := eagle_draft(cfg)) is not None:
         from kvcore.clock.draft_passes import DraftPasses
         from kvcore.models.eagle_draft import load_draft
 
-        draft = load_draft(cfg.spec_model, cfg.spec_method, clock.g)
-        clock.draft = DraftPasses(draft, cfg.num_speculative_tokens, clock)
+        clock.draft = DraftPasses(load_draft(*given, clock.g), cfg.num_speculative_tokens,
+                                  clock)
     return clock
 
 

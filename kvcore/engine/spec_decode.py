@@ -41,6 +41,14 @@ def lookahead_tokens(cfg: Any) -> int:
     return cfg.num_speculative_tokens if cfg.spec_method in EAGLE_METHODS else 0
 
 
+def eagle_draft(cfg: Any) -> tuple[str, str] | None:
+    """(the draft model, the method) where the replay drafts with an EAGLE draft it was given:
+    its layers and weights size the pool, its passes are timed; else None."""
+    if lookahead_tokens(cfg) and cfg.spec_model:
+        return cfg.spec_model, cfg.spec_method
+    return None
+
+
 def hash_lookahead(cfg: Any) -> bool:
     """Whether block hashes cover the token after each block (vLLM's
     `num_hash_lookahead_tokens` 1): EAGLE with prefix caching, unless
