@@ -134,7 +134,7 @@ SpecConfigOpt = Annotated[str | None, typer.Option(
     "speculative decoding config: an EAGLE method's draft model (its layers join the groups, "
     "its weights leave less memory); ngram adds nothing. [default: none]")]
 SpecMethodOpt = Annotated[str | None, typer.Option(
-    "--spec-method", show_default=False, help="vLLM's: ngram, eagle or eagle3. [default: "
+    "--spec-method", show_default=False, help="vLLM's: ngram, eagle, eagle3 or mtp (the model's own module). [default: "
     "none]")]
 SpecModelOpt = Annotated[str | None, typer.Option(
     "--spec-model", show_default=False, help="vLLM's: the EAGLE draft, a config.json, its "

@@ -168,8 +168,9 @@ _SPEC: dict[str, tuple[Any, str, str]] = {
                                "num_speculative_tokens), method --spec-method: each decode "
                                "step verifies 1 + this many tokens; needs "
                                "--spec-acceptance-rate [default: 0, off]")),
-    "spec_method": (str, _S, ("vLLM's --spec-method: ngram, or eagle / eagle3 (K lookahead "
-                    "slots, lookahead block hashes; sized from a model with --spec-model)")),
+    "spec_method": (str, _S, ("vLLM's --spec-method: ngram, or eagle / eagle3 / mtp (K "
+                    "lookahead slots, lookahead block hashes; an EAGLE draft sized from "
+                    "--spec-model, mtp from the model's own module)")),
     "spec_model": (str, _S, ("EAGLE's draft model (vLLM's --spec-model): a config.json, its "
                    "folder, or a draft kvcli knows (eagle3-llama-3.1-8b); sizing from a model "
                    "counts its layers and weights [default: none]")),
@@ -226,7 +227,7 @@ OPTIONS["kv_offloading_backend"] = Annotated[str | None, typer.Option(
     "[default: native]")]
 OPTIONS["speculative_config"] = Annotated[str | None, typer.Option(
     "--speculative-config", "-sc", metavar="JSON", rich_help_panel=_S, show_default=False,
-    help="vLLM's speculative decoding config: method ngram, eagle or eagle3, its "
+    help="vLLM's speculative decoding config: method ngram, eagle, eagle3 or mtp, its "
     "num_speculative_tokens and (EAGLE) model, disable_lookahead_block_hashes; other methods "
     "and keys are refused. [default: none]")]
 _PLAIN_FLAGS = frozenset(name for name, (kind, _, _) in _SPEC.items() if _plain_flag(name, kind))

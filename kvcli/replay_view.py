@@ -36,7 +36,7 @@ def scheduling_text(d: dict) -> str:
     sd = d.get("spec_decode")
     if sd:
         rate = "-" if sd["acceptance_rate"] is None else f"{sd['acceptance_rate']:.1%}"
-        text += (f"; ngram drafts x {cfg['num_speculative_tokens']}: {rate} of "
+        text += (f"; {cfg['spec_method']} drafts x {cfg['num_speculative_tokens']}: {rate} of "
                  f"{sd['num_draft_tokens']:,} accepted (model: {cfg['spec_acceptance_rate']:g} "
                  "each)")
     return text

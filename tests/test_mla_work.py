@@ -99,6 +99,7 @@ def test_decode_windows_aggregate_prices_mla_as_listed_decodes():
     """Decodes inside decode windows come as one aggregate (count, context sum): the MLA
     groups must price them as the same decodes listed one by one (latent path)."""
     from kvcore.clock.batch import StepBatch
+    from kvcore.clock.linear_form import AGGREGATES
     from kvcore.clock.work import aggregate
     from kvcore.models.presets import load_preset
 
@@ -109,6 +110,9 @@ def test_decode_windows_aggregate_prices_mla_as_listed_decodes():
     listed.add(512, 9000, True)
     agg.add(512, 9000, True)
     assert aggregate(ws, agg) == aggregate(ws, listed)
-    assert aggregate(ws, agg)[-2:] == (100 + 4097 + 20000, 9000 - 512)
+    x = dict(zip(AGGREGATES, aggregate(ws, agg)))
+    assert (x["latent_ctx"], x["prefix_ctx"]) == (100 + 4097 + 20000, 9000 - 512)
+    # one query token attends its whole context; the chunk's pairs are not the decode path's
+    assert (x["latent_pairs"], x["logit_rows"]) == (100 + 4097 + 20000, 4)
     assert [(c.flops, c.bytes) for c in step_work(ws, agg)] == [
         (c.flops, c.bytes) for c in step_work(ws, listed)]

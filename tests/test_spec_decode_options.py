@@ -47,8 +47,13 @@ def test_speculative_config_is_read_as_vllm_spells_it():
         "disable_lookahead_block_hashes": True,
         "spec_model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"}
     for text, message in [
-            ('{"method": "mtp", "num_speculative_tokens": 3}', ("method 'mtp' is a vLLM "
-             "method kvcli does not model yet")),
+            ('{"method": "draft_model", "num_speculative_tokens": 3}', ("method "
+             "'draft_model' is a vLLM method kvcli does not model yet")),
+            ('{"method": "deepseek_mtp", "num_speculative_tokens": 3}', ("method "
+             "'deepseek_mtp' is vLLM's deprecated name of mtp: give mtp")),
+            ('{"method": "mtp", "num_speculative_tokens": 3, "model": "x"}',
+             ("key(s) 'model' not modelled (kvcli reads method, num_speculative_tokens, "
+              "disable_lookahead_block_hashes for mtp)")),
             ('{"method": "eagle", "num_speculative_tokens": 3, "model": 7}',
              "model must be a string (the draft model), got 7"),
             ('{"method": "eagle3", "num_speculative_tokens": 3, "prompt_lookup_max": 2}',
@@ -158,8 +163,12 @@ def test_the_tables_scheduling_row():
         "async (batch queue of 2)", "sync", "async (batch queue of 4)",
         "sync (batch queue of 3)"]
     spec = {"acceptance_rate": 0.5084, "num_draft_tokens": 70332}
-    assert row(spec, num_speculative_tokens=3, spec_acceptance_rate=0.7) == (
+    assert row(spec, num_speculative_tokens=3, spec_acceptance_rate=0.7,
+               spec_method="ngram") == (
         "async (batch queue of 2); ngram drafts x 3: 50.8% of 70,332 accepted (model: 0.7 each)")
+    # (the method as run: it said ngram for every method)
+    assert row(spec, num_speculative_tokens=3, spec_acceptance_rate=0.7,
+               spec_method="mtp").startswith("async (batch queue of 2); mtp drafts x 3: ")
 
 
 def test_the_models_options_without_drafts_are_said_to_do_nothing():

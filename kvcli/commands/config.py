@@ -192,10 +192,10 @@ def register(app: typer.Typer) -> None:
 
 
 def spec_draft(text: str | None, method: str | None, model: str | None,
-               tokens: int | None) -> tuple[str, str] | None:
-    """The EAGLE draft vLLM's speculative flags name, as (model, method), or None (no
-    flags, or n-gram: no layers, no weights); a draft method without its model is refused,
-    as vLLM refuses it."""
+               tokens: int | None) -> tuple[str | None, str] | None:
+    """The draft vLLM's speculative flags name, as (model, method): an EAGLE draft's, or MTP's
+    (None: the model's own module); None with no flags, or n-gram (no layers, no weights). An
+    EAGLE method without its model is refused, as vLLM refuses it."""
     from kvcore.engine.spec_config import EAGLE_METHODS, speculative_settings
     from kvcore.errors import InputError
 
@@ -204,6 +204,8 @@ def spec_draft(text: str | None, method: str | None, model: str | None,
     spec = speculative_settings(text or "{}", method, tokens, model)
     if spec["spec_method"] not in EAGLE_METHODS:
         return None
+    if spec["spec_method"] == "mtp":
+        return None, "mtp"          # (the model's own MTP module)
     if "spec_model" not in spec:
         raise InputError(f"{spec['spec_method']} needs its draft model (--spec-model, or the "
                          "JSON's model), as vLLM does", field="spec_model")

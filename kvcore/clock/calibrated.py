@@ -21,11 +21,12 @@ class CalibratedClock(RooflineClock):
     uncalibrated = False
 
     def __init__(self, g: ModelGeometry, cal: Calibration, *, tp: int = 1,
-                 kv_cache_dtype: str = "auto", async_scheduling: bool = True) -> None:
+                 kv_cache_dtype: str = "auto", async_scheduling: bool = True,
+                 spec_tokens: int = 0) -> None:
         check_scope(cal, g, kv_dtype=KV_CACHE_DTYPES.get(kv_cache_dtype) or g.dtype, tp=tp)
         self.cal = cal
         super().__init__(g, cal.gpu, tp=tp, kv_cache_dtype=kv_cache_dtype, factors=cal.factors,
-                         async_scheduling=async_scheduling)
+                         async_scheduling=async_scheduling, spec_tokens=spec_tokens)
 
     def describe(self) -> dict:
         doc = self.cal.doc

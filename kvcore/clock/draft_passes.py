@@ -28,15 +28,15 @@ class DraftPasses:
 
     def __init__(self, draft: DraftModel, k: int, target: RooflineClock) -> None:
         g = draft.geometry
-        self.clock = RooflineClock(replace(g, vocab_size=draft.lm_head_rows, name=f"{draft.name} (draft)"),
+        # (its attention takes verifications on the decode path as the target's does; its
+        # passes sample one logit row a request)
+        self.clock = RooflineClock(replace(g, vocab_size=draft.lm_head_rows,
+                                           name=f"{draft.name} (draft)"),
                                    target.gpu, tp=target.tp,
                                    kv_cache_dtype=target.kv_cache_dtype,
-                                   factors=target.factors)
+                                   factors=target.factors, spec_tokens=k, verify_logits=False)
         self.k = k
-        h, tp = g.hidden_size, target.tp
-        q_kv = (g.num_attention_heads + 2 * g.num_kv_heads) * g.head_dim
-        self.every_pass_params = h * q_kv // tp if draft.architecture.startswith("Eagle3") \
-            else 0
+        self.every_pass_params = draft.pass_split // target.tp + draft.pass_whole
         self.first_pass_params = draft.fc_params
 
     def gpu_ms(self, batch: StepBatch) -> float:

@@ -13,9 +13,12 @@ from dataclasses import dataclass
 # tokens, requests, causal (query, key) pairs in full / sliding / chunked layers, KV tokens read
 # per full / sliding / chunked layer, the MoE experts the step's tokens reach, and for MLA
 # models the contexts of one-token requests (vLLM's MLA decode path reads them as latents) and
-# the cached prefixes of longer ones (its prefill path up-projects them).
+# the cached prefixes of longer ones (its prefill path up-projects them); the (query, key) pairs
+# of the requests on that decode path, and the logit rows (one a request; a verification of
+# speculative drafts samples each of its tokens).
 AGGREGATES = ("tokens", "requests", "full_pairs", "win_pairs", "chunk_pairs", "full_ctx",
-              "win_ctx", "chunk_ctx", "active_experts", "latent_ctx", "prefix_ctx")
+              "win_ctx", "chunk_ctx", "active_experts", "latent_ctx", "prefix_ctx",
+              "latent_pairs", "logit_rows")
 
 
 @dataclass(frozen=True, slots=True)

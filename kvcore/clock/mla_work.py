@@ -20,8 +20,10 @@ departs from it where vLLM 0.33's MLA runs work perf.py leaves out (its `mla_att
   dims, 3.4x fewer for DeepSeek-V3), reading one latent a token at the KV cache size. The query
   read and the latent written to the cache are perf.py's.
 
-The split of requests by path is vLLM's MLA backends' default (a decode is a one-token query;
-speculative decoding, not modelled, raises the threshold).
+The split of requests by path is vLLM's MLA backends' default (a decode is a one-token query);
+with speculative decoding they take queries of up to 1 + K tokens (a verification) on the
+decode path (`WorkShape.mla_decode_tokens`). (FlashAttention's MLA, Hopper's first choice,
+also takes prefill chunks of up to 512 tokens there: not modelled.)
 """
 
 from __future__ import annotations
@@ -60,10 +62,11 @@ def mla_groups(ws: WorkShape) -> list[Group]:
               int(kv_params * w * L),
               vec(tokens=(D + latent + c + q * nv) * a * L,
                   prefix_ctx=(latent * kvb + (latent + c + q * nv) * a) * L)),
-        # full_pairs and full_ctx cover every request; latent_ctx (one-token requests' pairs and
-        # contexts) swaps their share from the decompressed form to the latent one
+        # full_pairs and full_ctx cover every request; latent_pairs and latent_ctx (the
+        # decode path's requests' pairs and contexts) swap their share from the decompressed
+        # form to the latent one
         Group("attention", "attention", L,
-              vec(full_pairs=mha_pair * L, latent_ctx=(mqa_pair - mha_pair) * L), 0,
+              vec(full_pairs=mha_pair * L, latent_pairs=(mqa_pair - mha_pair) * L), 0,
               vec(tokens=(q * qk * a + latent * kvb) * L, full_ctx=mha_kv * L,
                   latent_ctx=(latent * kvb - mha_kv) * L)),
         Group("o_proj", "gemm", L, vec(tokens=2 * q * v * D * L), int(q * v * D * w * L),

@@ -98,36 +98,37 @@ def make_clock(cfg: ReplayOptions, geometry: ModelGeometry | None = None) -> Clo
                              "and a GPU (--gpu)", field="clock")
         return with_drafter(RooflineClock(g, find_gpu(cfg.gpu), tp=cfg.tp,
                                           kv_cache_dtype=cfg.kv_cache_dtype,
-                                          async_scheduling=cfg.async_scheduling), cfg)
+                                          async_scheduling=cfg.async_scheduling,
+                                          spec_tokens=cfg.num_speculative_tokens), cfg)
     if name == "calibrated":
         return with_drafter(calibrated_clock(
             cfg.calibration, model=cfg.model, model_config=cfg.model_config, gpu=cfg.gpu,
             tp=cfg.tp, kv_cache_dtype=cfg.kv_cache_dtype, async_scheduling=cfg.async_scheduling,
-            colon=colon, geometry=geometry), cfg)
+            colon=colon, geometry=geometry, spec_tokens=cfg.num_speculative_tokens), cfg)
     raise InputError(f"unknown clock {clipped(spec)}; one of roofline, calibrated, linear:C0,C1,C2, "
                      "fixed:MS",
                      field="clock")
 
 
 def with_drafter(clock: RooflineClock, cfg: ReplayOptions) -> RooflineClock:
-    """The clock, timing an EAGLE drafter's passes after each forward where the replay drafts
-    with a known draft model (`kvcore.clock.draft_passes`; without one they are not timed:
-    `start_warnings` says so)."""
-    from kvcore.engine.spec_decode import eagle_draft
+    """The clock, timing a drafter's passes after each forward where the replay drafts with a
+    known draft, an EAGLE draft given or an MTP module (`kvcore.clock.draft_passes`; without
+    one they are not timed: `start_warnings` says so)."""
+    from kvcore.engine.spec_decode import spec_draft
 
-    if (given := eagle_draft(cfg)) is not None:
+    if (given := spec_draft(cfg)) is not None:
         from kvcore.clock.draft_passes import DraftPasses
-        from kvcore.models.eagle_draft import load_draft
+        from kvcore.models.drafts import load_spec_draft
 
-        clock.draft = DraftPasses(load_draft(*given, clock.g), cfg.num_speculative_tokens,
-                                  clock)
+        clock.draft = DraftPasses(load_spec_draft(*given, clock.g),
+                                  cfg.num_speculative_tokens, clock)
     return clock
 
 
 def calibrated_clock(path: str | None, *, model: str | None, model_config: str | None,
                      gpu: str | None, tp: int, kv_cache_dtype: str, async_scheduling: bool,
-                     colon: str = "", geometry: ModelGeometry | None = None
-                     ) -> CalibratedClock:
+                     colon: str = "", geometry: ModelGeometry | None = None,
+                     spec_tokens: int = 0) -> CalibratedClock:
     """The calibrated clock of a file; `--gpu`, if given, must name the GPU it was measured on."""
     from kvcore.clock.calibrated import CalibratedClock
     from kvcore.clock.calibration import read_calibration
@@ -149,4 +150,4 @@ def calibrated_clock(path: str | None, *, model: str | None, model_config: str |
                          f"{gpu!r} (leave --gpu out: the file's ceilings are the GPU)",
                          field="gpu")
     return CalibratedClock(g, cal, tp=tp, kv_cache_dtype=kv_cache_dtype,
-                           async_scheduling=async_scheduling)
+                           async_scheduling=async_scheduling, spec_tokens=spec_tokens)

@@ -56,14 +56,17 @@ class RooflineClock:
     uncalibrated = False
 
     def __init__(self, g: ModelGeometry, gpu: Gpu, *, tp: int = 1, kv_cache_dtype: str = "auto",
-                 factors: Factors = DEFAULT_FACTORS, async_scheduling: bool = True) -> None:
+                 factors: Factors = DEFAULT_FACTORS, async_scheduling: bool = True,
+                 spec_tokens: int = 0, verify_logits: bool | None = None) -> None:
         if g.num_attention_heads % tp:       # vLLM's own start-up check (ModelConfig)
             raise InputError(f"{g.name}'s {g.num_attention_heads} attention heads do not divide "
                              f"into {tp} tensor-parallel ranks", field="tp")
         self.g, self.gpu, self.tp, self.factors = g, gpu, tp, factors
         self.kv_cache_dtype = kv_cache_dtype
         self.async_scheduling = async_scheduling
-        self.ws: WorkShape = work_shape(g, tp=tp, kv_cache_dtype=kv_cache_dtype)
+        # (`spec_tokens`: the drafts a step verifies, `work.work_shape`)
+        self.ws: WorkShape = work_shape(g, tp=tp, kv_cache_dtype=kv_cache_dtype,
+                                        spec_tokens=spec_tokens, verify_logits=verify_logits)
         self.needs_each = bool(g.count("sliding") or g.count("chunked"))
         fp8 = self.ws.fp8_compute and gpu.fp8_tflops is not None
         self.gemm_peak = (gpu.fp8_tflops if fp8 else gpu.bf16_tflops) * 1e12  # type: ignore[operator]

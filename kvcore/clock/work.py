@@ -53,6 +53,11 @@ class WorkShape:
     ffn_w: float            # dense MLP weight bytes
     expert_w: float         # MoE expert weight bytes
     fp8_compute: bool       # W8A8: GEMMs on the FP8 tensor cores
+    # speculative decoding's (K drafts): vLLM's MLA backends run queries of up to 1 + K tokens
+    # on the decode path (`max_decode_query_len`, v1/attention/backend.py:572-677), and a
+    # verification samples a logit row for each of its tokens
+    mla_decode_tokens: int = 1
+    verify_logits: bool = False
 
     @property
     def q_heads(self) -> int:
@@ -63,7 +68,10 @@ class WorkShape:
         return max(1, self.g.num_kv_heads // self.tp)
 
 
-def work_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto") -> WorkShape:
+def work_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto",
+               spec_tokens: int = 0, verify_logits: bool | None = None) -> WorkShape:
+    """A model's work shape; `spec_tokens` drafts verified a step (0: no speculative decoding)
+    and whether their logits are the model's (a drafter's passes sample one a request)."""
     a = DTYPE_BYTES[g.dtype]
     kv_dtype = KV_CACHE_DTYPES.get(kv_cache_dtype) or g.dtype
     q = g.quantization
@@ -74,7 +82,9 @@ def work_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto") -
         attn_w = ffn_w = expert_w = INT4_GROUP_BYTES
     elif q == "mxfp4":
         expert_w = MXFP4_BYTES              # attention, router, embeddings stay unquantised
-    return WorkShape(g, tp, DTYPE_BYTES[kv_dtype], a, attn_w, ffn_w, expert_w, q == "fp8")
+    return WorkShape(g, tp, DTYPE_BYTES[kv_dtype], a, attn_w, ffn_w, expert_w, q == "fp8",
+                     1 + spec_tokens,
+                     spec_tokens > 0 if verify_logits is None else verify_logits)
 
 
 def _window_sum(lo: int, hi: int, w: int) -> int:
@@ -102,17 +112,21 @@ def aggregate(ws: WorkShape, batch: StepBatch) -> tuple[int, ...]:
     """The step's `linear_form.AGGREGATES`."""
     g = ws.g
     w, ch = g.sliding_window or 0, g.attention_chunk_size or 0
-    T = R = fp = wp = cp = fc = wc = cc = lc = pc = 0
-    for t, c_after, _ in batch.requests:
+    T = R = fp = wp = cp = fc = wc = cc = lc = pc = lp = rows = 0
+    decode_path, verify = ws.mla_decode_tokens, ws.verify_logits
+    for t, c_after, prefill in batch.requests:
         if t == 0:
             continue
         c = c_after - t
         T += t
         R += 1
-        fp += t * c + t * (t + 1) // 2
+        pairs = t * c + t * (t + 1) // 2
+        fp += pairs
         fc += c_after
-        if t == 1:
+        rows += t if verify and not prefill else 1
+        if t <= decode_path:
             lc += c_after
+            lp += pairs
         else:
             pc += c
         if w:
@@ -130,8 +144,10 @@ def aggregate(ws: WorkShape, batch: StepBatch) -> tuple[int, ...]:
         fp += ctx               # one query token at position C attends to C keys
         fc += ctx
         lc += ctx
+        lp += ctx
+        rows += n
     active = min(T * (g.num_experts_per_tok or 1), g.num_experts)  # vLLM's perfect balance
-    return (T, R, fp, wp, cp, fc, wc, cc, active, lc, pc)
+    return (T, R, fp, wp, cp, fc, wc, cc, active, lc, pc, lp, rows)
 
 
 def work_groups(ws: WorkShape) -> list[Group]:
@@ -197,8 +213,8 @@ def work_groups(ws: WorkShape) -> list[Group]:
             vec(tokens=((2 * D + 2 * m * mi) * k + shared_act + D + E) * a * n_moe,
                  active_experts=int(m * D * mi * ws.expert_w * n_moe))))
     v = g.vocab_size // tp
-    out.append(Group("lm_head", "gemm", 1, vec(requests=2 * D * v), D * v * a,
-                     vec(requests=(D + v) * a)))
+    out.append(Group("lm_head", "gemm", 1, vec(logit_rows=2 * D * v), D * v * a,
+                     vec(logit_rows=(D + v) * a)))
     return out
 
 

@@ -104,9 +104,9 @@ def _check_groups(groups: Any) -> None:
             spec = spec_from_group_config(g, 16)
         except ValueError as err:
             raise InputError(str(err), field="groups") from None
-        if spec.kind not in ("full", "sliding_window", "chunked_local", "mamba"):
+        if spec.kind not in ("full", "mla", "sliding_window", "chunked_local", "mamba"):
             raise InputError(f"group type {g.get('type')!r} is not modelled at the scheduler "
-                             "level (full, sliding_window, chunked_local and mamba are)",
+                             "level (full, mla, sliding_window, chunked_local and mamba are)",
                              field="groups")
 
 

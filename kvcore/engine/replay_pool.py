@@ -14,7 +14,7 @@ import dataclasses
 from kvcore.engine.options import ENGINE_NUM_BLOCKS, ReplayOptions
 from kvcore.engine.refusal import refusal
 from kvcore.engine.scheduler_io import max_concurrent_batches
-from kvcore.engine.spec_decode import eagle_draft
+from kvcore.engine.spec_decode import spec_draft
 from kvcore.errors import InputError
 from kvcore.managers.registry import spec_from_group_config
 from kvcore.models.geometry import ModelGeometry
@@ -111,7 +111,7 @@ def _resolve_model(cfg: ReplayOptions, geometry: ModelGeometry | None = None):
             kv_cache_dtype=cfg.kv_cache_dtype, tensor_parallel_size=cfg.tp, check_memory=False,
             prefix_match_unit=cfg.prefix_match_unit,
             pipeline_parallel_size=cfg.pipeline_parallel_size,
-            draft=eagle_draft(cfg))
+            draft=spec_draft(cfg))
     except InputError as err:
         # the sizing layer spells vLLM's name; the replay's option (and a sweep's key) is `tp`
         if err.field == "tensor_parallel_size" and err.path is None:

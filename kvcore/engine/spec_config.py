@@ -2,10 +2,10 @@
 read for what kvcli models of it (`kvcore.engine.spec_decode`): the method, its
 `num_speculative_tokens`, and for EAGLE `disable_lookahead_block_hashes`.
 
-Methods: "ngram", and "eagle" / "eagle3" (the same in vLLM's scheduler: K lookahead slots, and
-with prefix caching lookahead block hashes or, with `disable_lookahead_block_hashes`, the EAGLE
-block drop; their draft `model`'s layers and weights sized with the model's,
-`kvcore.models.eagle_draft`). The n-gram matcher's settings (`prompt_lookup_min` / `_max`) and
+Methods: "ngram", and "eagle" / "eagle3" / "mtp" (the same in vLLM's scheduler: K lookahead
+slots, and with prefix caching lookahead block hashes or, with `disable_lookahead_block_hashes`,
+the EAGLE block drop; their draft's layers and weights sized with the model's: EAGLE's `model`,
+`kvcore.models.eagle_draft`, and DeepSeek-V3's own MTP module, `kvcore.models.mtp_draft`). The n-gram matcher's settings (`prompt_lookup_min` / `_max`) and
 the draft's skill decide which drafts a real server proposes, which a replay cannot see without
 the text: checked and folded into the acceptance model (`--spec-acceptance-rate`). Any other
 method or key is refused, naming it.
@@ -18,15 +18,22 @@ import json
 from kvcore.errors import InputError, clipped
 
 FIELD = "speculative_config"
-SPEC_METHODS = ("ngram", "eagle", "eagle3")
-EAGLE_METHODS = ("eagle", "eagle3")
-# vLLM 0.33's other methods (config/speculative.py): draft models with their own KV, MTP
-# modules, parallel drafters
-_UNMODELLED = ("mtp", "medusa", "mlp_speculator", "draft_model", "suffix", "dflash", "dspark",
+SPEC_METHODS = ("ngram", "eagle", "eagle3", "mtp")
+# vLLM's `use_eagle()` methods: a drafter on the GPU writing KV K tokens ahead, lookahead
+# hashes or the block drop (single-module MTP is EAGLE-3 to the scheduler:
+# tests/data/sched_spec_mtp/DESIGN.md)
+EAGLE_METHODS = ("eagle", "eagle3", "mtp")
+# vLLM 0.33's other methods (config/speculative.py): draft models with their own KV, parallel
+# drafters
+_UNMODELLED = ("medusa", "mlp_speculator", "draft_model", "suffix", "dflash", "dspark",
                "custom_class")
+# its deprecated names of mtp (MTPModelTypes, spec:38-67), rewritten with a warning there
+_MTP_NAMES = ("deepseek_mtp", "mimo_mtp", "glm4_moe_mtp", "ernie_mtp", "qwen3_next_mtp",
+              "longcat_flash_mtp", "pangu_ultra_moe_mtp")
 _KEYS = {"ngram": ("prompt_lookup_min", "prompt_lookup_max"),
          "eagle": ("model", "disable_lookahead_block_hashes"),
-         "eagle3": ("model", "disable_lookahead_block_hashes")}
+         "eagle3": ("model", "disable_lookahead_block_hashes"),
+         "mtp": ("disable_lookahead_block_hashes",)}
 
 
 def _json(value: object) -> str:
@@ -39,7 +46,8 @@ def check_method(method: object, field: str = FIELD) -> str:
     """A method kvcli models, or the error saying why not."""
     if method not in SPEC_METHODS:
         why = ("is a vLLM method kvcli does not model yet (its draft model's KV and slots)"
-               if method in _UNMODELLED else "is not a vLLM 0.33 method")
+               if method in _UNMODELLED else "is vLLM's deprecated name of mtp: give mtp"
+               if method in _MTP_NAMES else "is not a vLLM 0.33 method")
         raise InputError(f"method {clipped(str(method))} {why}; kvcli models methods "
                          f"{', '.join(SPEC_METHODS)}", field=field)
     return str(method)

@@ -41,12 +41,15 @@ def lookahead_tokens(cfg: Any) -> int:
     return cfg.num_speculative_tokens if cfg.spec_method in EAGLE_METHODS else 0
 
 
-def eagle_draft(cfg: Any) -> tuple[str, str] | None:
-    """(the draft model, the method) where the replay drafts with an EAGLE draft it was given:
-    its layers and weights size the pool, its passes are timed; else None."""
-    if lookahead_tokens(cfg) and cfg.spec_model:
-        return cfg.spec_model, cfg.spec_method
-    return None
+def spec_draft(cfg: Any) -> tuple[str | None, str] | None:
+    """(the draft model, the method) where the replay drafts with a draft it knows, an EAGLE
+    draft it was given or the model's MTP module (None): its layers and weights size a
+    model's pool, its passes are timed; else None."""
+    if not lookahead_tokens(cfg):
+        return None
+    if cfg.spec_method == "mtp":
+        return None, "mtp"
+    return (cfg.spec_model, cfg.spec_method) if cfg.spec_model else None
 
 
 def hash_lookahead(cfg: Any) -> bool:

@@ -7,7 +7,6 @@ from __future__ import annotations
 from kvcore.engine import serve_defaults
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.refusal import named, where_set
-from kvcore.engine.spec_config import EAGLE_METHODS
 from kvcore.models.geometry import ModelGeometry
 from kvcore.offload.options import GEOMETRY, steps_time_transfers, unused_tier_options
 from kvcore.specs import ChunkedLocalAttentionSpec, KVCacheGroupSpec, SlidingWindowSpec
@@ -144,10 +143,13 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
             and cfg.spec_method == "ngram":
         out.append(f"option(s) {named(eagle_only, trace, cfg)}: no effect with method ngram "
                    "(no draft model; its hashes have no lookahead)")
+    elif "spec_model" in user and cfg.spec_method == "mtp":
+        out.append(f"option {named(['spec_model'], trace, cfg)}: no effect with method mtp "
+                   "(its draft is the model's own MTP module)")
     elif "spec_model" in user and not model:
         out.append(f"option {named(['spec_model'], trace, cfg)}: no effect without a model "
                    "(the draft's layers and weights count in a pool sized from one)")
-    elif cfg.spec_method in EAGLE_METHODS and cfg.spec_model is None and on_gpu:
+    elif cfg.spec_method in ("eagle", "eagle3") and cfg.spec_model is None and on_gpu:
         # (the pool was given: the draft was not needed to size it, but the clock needs it)
         out.append(f"the {cfg.spec_method} drafter's passes are not in the step times: give "
                    "its draft model (spec_model) to time them")

@@ -102,8 +102,10 @@ def spec_refusals(cfg: ReplayOptions, trace: Trace) -> None:
         raise refusal(cfg, trace, "prefix_match_unit", f"is not modelled with {cfg.spec_method}'s "
                       "lookahead block hashes (give disable_lookahead_block_hashes, or no "
                       "prefix_match_unit)", also=("spec_method",))
-    if cfg.num_blocks is None and (cfg.model or cfg.model_config) and cfg.spec_model is None:
-        # (vLLM needs the draft's config.json; its layers and weights change the pool)
+    if (cfg.num_blocks is None and (cfg.model or cfg.model_config) and cfg.spec_model is None
+            and cfg.spec_method != "mtp"):
+        # (vLLM needs the draft's config.json; its layers and weights change the pool; MTP's
+        # draft is the model's own module)
         raise refusal(cfg, trace, "spec_method", f"{cfg.spec_method} with a pool sized from a "
                       "model needs its draft model to size it with: spec_model (--spec-model "
                       "or the speculative config's model: a config.json, or "

@@ -132,6 +132,9 @@ register_manager(CrossAttentionSpec, CrossAttentionManager, "cross_attention")
 # (aliases: the kinds a replay's summary and event header name its groups by, so they paste back)
 register_group_type("full", lambda cfg, bs: FullAttentionSpec(block_size=bs),
                     aliases=("full_attention",))
+# (an MLA group's blocks are a full-attention group's: one latent a token, the manager the same)
+register_group_type("mla", lambda cfg, bs: MLAAttentionSpec(block_size=bs),
+                    aliases=("mla_attention",))
 register_group_type(
     "sliding_window",
     lambda cfg, bs: SlidingWindowSpec(block_size=bs,

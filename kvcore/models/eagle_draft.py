@@ -29,6 +29,7 @@ from typing import Any
 from kvcore.errors import InputError, clipped
 from kvcore.models.geometry import ModelGeometry, layer_specs
 from kvcore.models.hf_config import load_hf_config, read_hf_config
+from kvcore.models.weights import estimate_weights_bytes
 from kvcore.read_once import ReadOnce
 from kvcore.specs import DTYPE_BYTES, KVCacheSpec
 
@@ -65,13 +66,27 @@ class DraftModel:
     split_params: int           # split over the workers (q/k/v/o, MLP, LM head)
     whole_params: int           # on every worker (norms, fc)
     id_map_entries: int         # EAGLE-3's draft-to-target ids, int64 on every worker
-    fc_params: int              # the fc folding the target's hidden states in (in whole_params)
     lm_head_rows: int           # the logits a pass computes: the draft vocabulary, or the target's
+    # what the clock reads beyond the plain geometry (in the params above): the fc folding the
+    # target's hidden states in (the first pass), and weights every pass reads, split (EAGLE-3's
+    # first QKV reading twice the hidden size) or whole (MTP's eh_proj)
+    fc_params: int = 0
+    pass_split: int = 0
+    pass_whole: int = 0
+    # layers the draft repeats of its target, weights and all (MTP's mtp_block: a decoder layer,
+    # quantised as the target's): `repeated` copies of `target`'s last layer
+    target: ModelGeometry | None = None
+    repeated: int = 0
 
     def weights_bytes(self, tp: int = 1) -> int:
         """The draft's weight bytes on one of `tp` workers."""
         b = DTYPE_BYTES[self.geometry.dtype]
-        return self.split_params * b // tp + self.whole_params * b + 8 * self.id_map_entries
+        own = self.split_params * b // tp + self.whole_params * b + 8 * self.id_map_entries
+        if self.target is None or not self.repeated:
+            return own
+        last = self.target.num_layers
+        return own + self.repeated * estimate_weights_bytes(
+            self.target, tp, (range(last - 1, last), False, False))
 
 
 def _architecture(method: str, cfg: dict[str, Any], name: str) -> str:
@@ -145,7 +160,8 @@ def load_draft(name: str, method: str, target: ModelGeometry) -> DraftModel:
     else:
         fc = 2 * h * h                          # over (embedding, hidden state)
         whole += fc
-    return DraftModel(name, method, arch, g, split, whole, id_map, fc, rows)
+    return DraftModel(name, method, arch, g, split, whole, id_map, rows, fc_params=fc,
+                      pass_split=h * (q + 2 * kv) if eagle3 else 0)
 
 
 def draft_layer_specs(draft: DraftModel, target: ModelGeometry, **kw: Any

@@ -120,6 +120,9 @@ class ModelGeometry:
     # n_shared_experts); 0: num_shared_experts x moe_intermediate_size (DeepSeek). Clock only.
     shared_expert_width: int = 0
     counted_moe_layers: int = 0
+    # DeepSeek-V3's multi-token-prediction modules (num_nextn_predict_layers): layers only
+    # speculative decoding's method mtp runs (`kvcore.models.mtp_draft`)
+    mtp_layers: int = 0
     perf_swa: tuple[int, int] | None = None   # perf.py's (sliding layers, window), not the kinds'
     context_limit: int = 0      # the longest max_model_len vLLM accepts (0: max_position_...)
     default_len: int = 0        # the max_model_len vLLM runs at when none is given (0: the same)

@@ -112,9 +112,11 @@ def draft_json(result: Any) -> dict[str, Any] | None:
     g = d.geometry
     names = [n for grp in result.config.kv_cache_groups for n in grp.layer_names
              if n.startswith("draft.")]
+    # (an MLA layer keeps one latent a token: vLLM's spec says 1 head of the latent's size)
+    heads, dim = (1, g.mla.latent_size) if g.mla is not None else (g.num_kv_heads, g.head_dim)
     return {"model": d.name, "method": d.method, "architecture": d.architecture,
-            "source": g.source, "layers": g.num_layers, "num_kv_heads": g.num_kv_heads,
-            "head_dim": g.head_dim, "layer_names": names,
+            "source": g.source, "layers": g.num_layers, "num_kv_heads": heads,
+            "head_dim": dim, "layer_names": names,
             "weights_bytes": result.draft_weights_bytes,
             "weights_gib": result.draft_weights_bytes / GiB}
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from kvcore.errors import InputError
 from kvcore.host_memory import MAX_GIB
-from kvcore.models.eagle_draft import DraftModel, draft_layer_specs, load_draft
+from kvcore.models.drafts import load_spec_draft
+from kvcore.models.eagle_draft import DraftModel, draft_layer_specs
 from kvcore.models.geometry import ModelGeometry, layer_specs
 from kvcore.models.hf_config import DTYPE_ALIASES
 from kvcore.models.weights import estimate_weights_bytes
@@ -76,7 +77,7 @@ def resolve_kv_cache_config(
     num_blocks: int | None = None, tensor_parallel_size: int = 1, disable_hybrid: bool = False,
     pad_pages: bool = False, enable_prefix_caching: bool = True, check_memory: bool = True,
     prefix_match_unit: int | None = None, pipeline_parallel_size: int = 1,
-    draft: tuple[str, str] | None = None,
+    draft: tuple[str | None, str] | None = None,
 ) -> SizingResult:
     """Size the KV cache of a model on one GPU (per tensor-parallel worker).
 
@@ -86,8 +87,9 @@ def resolve_kv_cache_config(
     may be omitted). ``dtype`` overrides the model dtype. Raises InputError (exit 2) for an
     unknown model, an unreadable config, bad numbers, page sizes that cannot be unified, or too
     little memory for one request at max_model_len (the message gives both sizes and the largest
-    max_model_len that fits). ``draft``: an EAGLE draft, (its speculative config's model,
-    the method), whose layers and weights count with the model's (`kvcore.models.eagle_draft`).
+    max_model_len that fits). ``draft``: a speculative method's draft, (an EAGLE draft's
+    model or None for MTP, the method), whose layers and weights count with the model's
+    (`kvcore.models.drafts`).
     """
     g = load_geometry(model, model_config=model_config, geometry=geometry, layers=layers,
                       kv_heads=kv_heads, head_dim=head_dim, dtype=dtype,
@@ -228,13 +230,13 @@ def resolve_kv_cache_config(
                         draft_weights)
 
 
-def _draft(draft: tuple[str, str] | None, g: ModelGeometry,
+def _draft(draft: tuple[str | None, str] | None, g: ModelGeometry,
            pipeline_parallel_size: int) -> DraftModel | None:
-    """The EAGLE draft beside model `g`, refused where its sizing is not modelled."""
+    """The draft beside model `g`, refused where its sizing is not modelled."""
     if draft is None:
         return None
     why = ("pipeline parallelism" if pipeline_parallel_size > 1 else
            f"{g.name}'s Mamba layers (vLLM keeps speculative state blocks)" if g.mamba else None)
     if why is not None:
         raise InputError(f"a draft model's layers are not sized with {why}", field="spec_model")
-    return load_draft(draft[0], draft[1], g)
+    return load_spec_draft(draft[0], draft[1], g)

@@ -46,7 +46,7 @@ _spec.loader.exec_module(oracle_eagle)          # exits with its message when OR
 oracle_spec, oracle = oracle_eagle.oracle_spec, oracle_eagle.oracle
 assert oracle.TINY_MODEL_DIR == str(TARGET), oracle.TINY_MODEL_DIR
 
-from vllm.v1.kv_cache_interface import MLAAttentionSpec  # noqa: E402  (vLLM now on sys.path)
+from vllm.v1.kv_cache_interface import MLAAttentionSpec
 
 TARGET_CFG = json.loads((TARGET / "config.json").read_text())
 _real_spec_config = oracle_eagle.SpeculativeConfig

@@ -1,3 +1,4 @@
+# ruff: noqa
 """Dev tool (not a test): what vLLM 0.33's start-up derives and refuses for method "mtp"
 (the **ran** claims of DESIGN.md). Writes variants of tiny-deepseek-v3/config.json under
 WORKDIR and prints one line per probe.
