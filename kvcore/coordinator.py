@@ -13,11 +13,16 @@ draws from. Three kinds, chosen by `kvcore.coordinator_choice.get_kv_cache_coord
 
 With partial hash hits (`kvcore.prefix_match`, several groups) hits land on the hash block, full
 attention is `FineFullAttentionManager` and the pool keeps blocks under several keys.
+
+EAGLE's block drop (``use_eagle``: vLLM's `use_eagle_block_drop`, the legacy hash mode) applies
+to the groups flagged as holding the draft's layers (``eagle_group_ids``: vLLM's
+`is_eagle_group`), or to every group when none is flagged (kv_cache_coordinator.py:128-137);
+without ``use_eagle`` (lookahead hashes) the groups stay flagged and none drops.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from kvcore.block import KVCacheBlock
@@ -38,11 +43,16 @@ class KVCacheCoordinator:
 
     # Cached prefixes are rounded down to a multiple of this (hybrid: the scheduler block).
     cacheable_alignment = 1
+    # Hybrid EAGLE: per group, whether it caches past that rounding (`hybrid_coordinator`)
+    eagle_caching: tuple[bool, ...] = ()
+    # Tokens a lookup may read past its length cap (hybrid EAGLE's dropped block)
+    lookup_margin = 0
 
     def __init__(self, kv_cache_config, max_model_len: int, enable_caching: bool,
                  enable_kv_cache_events: bool, scheduler_block_size: int, hash_block_size: int,
                  max_in_flight_tokens: int | None = None, use_eagle: bool = False,
-                 tracer: BlockTracer | None = None, retention_interval: int | None = None) -> None:
+                 tracer: BlockTracer | None = None, retention_interval: int | None = None,
+                 eagle_group_ids: Iterable[int] = ()) -> None:
         groups = list(kv_cache_config.kv_cache_groups)
         check_retention_interval(retention_interval, scheduler_block_size,
                                  [g.kv_cache_spec for g in groups])
@@ -53,6 +63,12 @@ class KVCacheCoordinator:
         self.hash_block_size = hash_block_size
         self.enable_caching = enable_caching
         self.use_eagle = use_eagle
+        # the groups flagged as the draft's (all when none is, with the drop); those dropping
+        flagged = frozenset(eagle_group_ids)
+        if use_eagle and not flagged:
+            flagged = frozenset(range(len(groups)))
+        self.eagle_group_ids = flagged
+        self.drop_eagle_group_ids = flagged if use_eagle else frozenset()
         self.block_pool = BlockPool(kv_cache_config.num_blocks, enable_caching, hash_block_size,
                                     enable_kv_cache_events, tracer=tracer, num_groups=len(groups))
         in_flight = max_model_len if max_in_flight_tokens is None else max_in_flight_tokens
@@ -75,6 +91,8 @@ class KVCacheCoordinator:
                                 tracer=tracer))
         for m in managers:
             m.retention_interval = retention_interval
+            # (a sliding window keeps the tails EAGLE's replays resume at when any group drops)
+            m.replay_eagle = bool(self.drop_eagle_group_ids)
         self.retention_interval = retention_interval
         self.single_type_managers: tuple[SingleTypeKVCacheManager, ...] = tuple(managers)
         # Managers whose remove_skipped_blocks can free anything (none: the call is skipped).
@@ -173,10 +191,11 @@ class KVCacheCoordinatorNoPrefixCache(KVCacheCoordinator):
                  scheduler_block_size: int, hash_block_size: int,
                  max_in_flight_tokens: int | None = None, use_eagle: bool = False,
                  tracer: BlockTracer | None = None,
-                 retention_interval: int | None = None) -> None:
+                 retention_interval: int | None = None,
+                 eagle_group_ids: Iterable[int] = ()) -> None:
         super().__init__(kv_cache_config, max_model_len, False, enable_kv_cache_events,
                          scheduler_block_size, hash_block_size, max_in_flight_tokens, use_eagle,
-                         tracer, retention_interval)
+                         tracer, retention_interval, eagle_group_ids)
 
     def find_longest_cache_hit(self, block_hashes, max_cache_hit_length):
         return tuple([] for _ in self.single_type_managers), 0, 0
@@ -190,7 +209,8 @@ class UnitaryKVCacheCoordinator(KVCacheCoordinator):
         m = self.single_type_managers[0]
         assert not self.enable_caching or self.hash_block_size == m.block_size, \
             "a single group hashes at its own block size"
-        m.use_eagle = self.use_eagle
+        self._drop = 0 in self.drop_eagle_group_ids
+        m.use_eagle = self._drop
         self._manager = m
         self._lookup = type(m).find_longest_cache_hit
         self._group_ids = [0]
@@ -198,5 +218,5 @@ class UnitaryKVCacheCoordinator(KVCacheCoordinator):
     def find_longest_cache_hit(self, block_hashes, max_cache_hit_length):
         m = self._manager
         blocks, n = self._lookup(block_hashes, max_cache_hit_length, self._group_ids,
-                                 self.block_pool, m.kv_cache_spec, self.use_eagle, m.block_size)
+                                 self.block_pool, m.kv_cache_spec, self._drop, m.block_size)
         return blocks, n, 0

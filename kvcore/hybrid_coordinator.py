@@ -8,6 +8,12 @@ one reached, until a whole round changes nothing; full attention is looked up on
 of its hit is a hit) and cut back to the agreed length at the end. Hits end on the scheduler
 block (the groups' lcm), and only such prefixes are cached; with partial hash hits
 (`kvcore.prefix_match`) hits end on the hash block and every prefix is cached.
+
+EAGLE's block drop (the legacy hash mode) is decided per spec group: it drops when any of its
+groups is in `drop_eagle_group_ids`. A dropping group looks up one block past the candidate
+length (capped by the request's hashes) and drops a block, once per candidate length (vLLM's
+`eagle_verified`, cleared when another group shortens the length); a dropping group caches one
+block past the scheduler-aligned prefix (which matters only below the scheduler block).
 """
 
 from __future__ import annotations
@@ -26,13 +32,17 @@ class SpecGroup(NamedTuple):
     spec: KVCacheSpec
     group_ids: list[int]
     manager_cls: type[SingleTypeKVCacheManager]
+    use_eagle: bool             # any of its groups drops EAGLE's last block
 
 
 class HybridKVCacheCoordinator(KVCacheCoordinator):
     """Several groups: 0.33's fixed point over the spec groups (full attention first)."""
 
     def _finish_init(self) -> None:
-        assert not self.use_eagle, "EAGLE with several KV cache groups is not modelled"
+        drops = self.drop_eagle_group_ids
+        assert not (drops and (self.partial_hits or any(
+            m.kv_cache_spec.kind == "mamba" for m in self.single_type_managers))), \
+            "EAGLE's block drop beside Mamba groups or partial hash hits is not modelled"
         self.cacheable_alignment = 1 if self.partial_hits else self.scheduler_block_size
         for m in self.single_type_managers:
             assert m.block_size % self.hash_block_size == 0
@@ -41,21 +51,47 @@ class HybridKVCacheCoordinator(KVCacheCoordinator):
         for i, m in enumerate(self.single_type_managers):
             if not m.prefix_cacheable:
                 continue
-            for sg in spec_groups:
+            for k, sg in enumerate(spec_groups):
                 if sg.spec == m.kv_cache_spec and sg.manager_cls is type(m):
                     sg.group_ids.append(i)
+                    if i in drops and not sg.use_eagle:
+                        spec_groups[k] = sg._replace(use_eagle=True)
                     break
             else:
-                spec_groups.append(SpecGroup(m.kv_cache_spec, [i], type(m)))
+                spec_groups.append(SpecGroup(m.kv_cache_spec, [i], type(m), i in drops))
         assert spec_groups, "at least one group must take part in prefix caching"
         # Full attention first (a stable sort): its left-to-right scan bounds the others.
         spec_groups.sort(key=lambda sg: not isinstance(sg.spec, FullAttentionSpec))
         self.attention_groups = spec_groups
+        for sg in spec_groups:
+            if sg.use_eagle:
+                for gid in sg.group_ids:
+                    self.single_type_managers[gid].use_eagle = True
+        # (a dropping group below the scheduler block caches past the aligned prefix: the
+        # facade then takes the general path, `cache_blocks` below)
+        self.eagle_caching = tuple(m.use_eagle and m.block_size < self.cacheable_alignment
+                                   for m in self.single_type_managers)
+        if not any(self.eagle_caching):
+            self.eagle_caching = ()
+        # (a dropping group reads one block past the length cap: `kvcore.lookup_memo`)
+        self.lookup_margin = max((m.block_size for m in self.single_type_managers
+                                  if m.use_eagle), default=0)
 
     def get_num_cacheable_tokens(self, num_computed_tokens: int) -> int:
         # Only prefixes a later hit could end on (scheduler-block aligned; partial hits: all):
         # vLLM's `_align_cacheable`, its rounding fixed once in `cacheable_alignment`.
         return num_computed_tokens - num_computed_tokens % self.cacheable_alignment
+
+    def cache_blocks(self, request, num_computed_tokens: int) -> None:
+        if not self.eagle_caching:
+            super().cache_blocks(request, num_computed_tokens)
+            return
+        n = self.get_num_cacheable_tokens(num_computed_tokens)
+        for m, eagle in zip(self.single_type_managers, self.eagle_caching):
+            if m.enable_caching:
+                # EAGLE matches one block past the aligned boundary, then drops it
+                m.cache_blocks(request, min(num_computed_tokens, n + m.block_size)
+                               if eagle and n > 0 else n)
 
     def find_longest_cache_hit(self, block_hashes, max_cache_hit_length):
         num_groups = len(self.single_type_managers)
@@ -67,16 +103,26 @@ class HybridKVCacheCoordinator(KVCacheCoordinator):
         # One full-attention spec group plus one other: a single round is enough.
         simple = len(groups) == 2 and isinstance(groups[0].spec, FullAttentionSpec)
         align = self.hit_alignment
+        managers = self.single_type_managers
+        most = len(block_hashes) * self.hash_block_size
+        verified: set[int] = set()      # spec groups whose drop holds at the current length
         while True:
             cur = hit_length
-            for spec, group_ids, manager_cls in groups:
+            for idx, (spec, group_ids, manager_cls, use_eagle) in enumerate(groups):
                 first = group_ids[0]
                 if isinstance(spec, FullAttentionSpec) and blocks_by_group[first] is not None:
                     # Downward closed: no second lookup, just cap by its earlier hit.
                     cur = min(cur, length_by_group[first])
                     continue
+                drop = use_eagle and idx not in verified
+                # (a dropping group matches one block more, then drops it)
+                cap = min(cur + managers[first].block_size, most) if drop else cur
                 hits, n = manager_cls.find_longest_cache_hit(
-                    block_hashes, cur, group_ids, self.block_pool, spec, False, align)
+                    block_hashes, cap, group_ids, self.block_pool, spec, drop, align)
+                if drop:
+                    verified.add(idx)
+                elif n < cur:
+                    verified.clear()
                 cur = n
                 for gid, blks in zip(group_ids, hits):
                     blocks_by_group[gid] = blks

@@ -17,6 +17,7 @@ blocks, never the hits.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from math import gcd, lcm
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +46,7 @@ class KVCacheManager(PrefixCacheControl):
     ``KVCacheManager(kv_cache_config, max_model_len, *, num_blocks=None, hash_block_size=None,
     scheduler_block_size=None, max_in_flight_tokens=None, enable_caching=True,
     use_eagle=False, log_stats=True, enable_kv_cache_events=False, watermark=0.0,
-    tracer=None)``
+    tracer=None, prefix_cache_retention_interval=None, eagle_group_ids=())``
 
     * ``kv_cache_config``: anything with ``num_blocks`` and ``kv_cache_groups`` (a list of
       `KVCacheGroupSpec`), e.g. `KVCachePoolConfig`; or a plain list of `KVCacheGroupSpec` with
@@ -58,6 +59,9 @@ class KVCacheManager(PrefixCacheControl):
     * ``watermark``: keep ``int(watermark * num_blocks)`` blocks free when admitting a waiting
       or preempted request while others are scheduled (0.33's ``--kv-cache-watermark``).
     * ``tracer``: a `kvcore.tracing.BlockTracer`, or None (free).
+    * ``use_eagle``: EAGLE's block drop (vLLM's `use_eagle_block_drop`, the legacy hash mode),
+      in the groups ``eagle_group_ids`` names (those holding the draft's layers: vLLM's
+      `is_eagle_group`), or in every group when it names none.
     * ``prefix_cache_retention_interval``: None (dense: every full block cached, the op-level
       oracle's) or vLLM's CacheConfig value (0, its default: a sliding-window group caches only
       the blocks a later hit can use; N: one window tail per N tokens).
@@ -71,7 +75,8 @@ class KVCacheManager(PrefixCacheControl):
                  use_eagle: bool = False, log_stats: bool = True,
                  enable_kv_cache_events: bool = False, watermark: float = 0.0,
                  tracer: BlockTracer | None = None,
-                 prefix_cache_retention_interval: int | None = None) -> None:
+                 prefix_cache_retention_interval: int | None = None,
+                 eagle_group_ids: Iterable[int] = ()) -> None:
         if isinstance(kv_cache_config, (list, tuple)):
             if num_blocks is None:
                 raise ValueError("num_blocks is required when groups are given as a list")
@@ -86,7 +91,7 @@ class KVCacheManager(PrefixCacheControl):
             kv_cache_config, max_model_len, enable_caching, enable_kv_cache_events,
             scheduler_block_size, hash_block_size, max_in_flight_tokens=max_in_flight_tokens,
             use_eagle=use_eagle, tracer=tracer,
-            retention_interval=prefix_cache_retention_interval)
+            retention_interval=prefix_cache_retention_interval, eagle_group_ids=eagle_group_ids)
         super().__init__(coordinator, groups, enable_caching, log_stats)
         self.kv_cache_config = kv_cache_config
         self.max_model_len = max_model_len
@@ -102,7 +107,8 @@ class KVCacheManager(PrefixCacheControl):
         self.tracer = tracer
         # Every group plain (full-attention-like): allocation steps may take the short path.
         self.all_groups_plain = all(m.allocates_by_template
-                                    for m in self.coordinator.single_type_managers)
+                                    for m in self.coordinator.single_type_managers) \
+            and not self.coordinator.eagle_caching
         self.cacheable_alignment = self.coordinator.cacheable_alignment
         # Decode windows skip steps that touch no block (`kvcore.quiet_steps`); off recording.
         self.windowable = windowable(self.coordinator, hash_block_size)

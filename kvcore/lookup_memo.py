@@ -33,6 +33,9 @@ hits: otherwise there is no memo):
   uncached) // block + 1`` hashes (``n + uncached`` is the longest single hit: full
   attention's).
 * sliding window and Mamba scan from the cap down; without a full-attention group: all ``W``.
+* with several groups and EAGLE's block drop, a dropping group looks up one block past its cap
+  (``W`` counts from the cap plus that block) and drops it: full attention's miss is then at
+  most one block past the longest hit, as alone.
 
 The watch takes one more hash than that (slack; a spare hash only costs a spurious refresh).
 The pool's checks run only while a watch is set, so a replay without refused heads pays one
@@ -85,14 +88,16 @@ def memo_rule(coord: KVCacheCoordinator) -> int:
 def lookup_memo(coord: KVCacheCoordinator) -> LookupMemo | None:
     """The memo for this stack, or None where its lookups are not proven to keep."""
     rule = memo_rule(coord)
-    return LookupMemo(coord.block_pool, rule, coord.hash_block_size) if rule else None
+    return LookupMemo(coord.block_pool, rule, coord.hash_block_size,
+                      coord.lookup_margin) if rule else None
 
 
 class LookupMemo:
     """The last lookup's request and inputs, and (once it repeated) its watched answer."""
 
-    def __init__(self, pool: BlockPool, rule: int, block_size: int) -> None:
+    def __init__(self, pool: BlockPool, rule: int, block_size: int, margin: int = 0) -> None:
         self.pool = pool
+        self.margin = margin        # tokens read past the cap (hybrid EAGLE's dropped block)
         self.prefix_rule = rule == 1
         self.block_size = block_size
         self.req: Request | None = None
@@ -117,7 +122,7 @@ class LookupMemo:
         if request is self.req and cap == self.cap and len(hashes) == self.num_hashes \
                 and request.num_preemptions == self.num_preemptions:
             bs = self.block_size
-            reach = min(cap // bs, len(hashes))
+            reach = min((cap + self.margin) // bs, len(hashes))
             if self.prefix_rule:
                 reach = min(reach, longest // bs + 2)
             watch = set(hashes[:reach])

@@ -78,7 +78,8 @@ def test_to_dict_is_the_settings_in_field_order():
                        gpu_memory_utilization=0.9, hash_seed="0",
                        performance_mode="interactivity", pipeline_parallel_size=2,
                        num_speculative_tokens=1, spec_acceptance_rate=0.5,
-                       spec_method="eagle3").to_dict()
+                       spec_method="eagle3", spec_model="eagle3-llama-3.1-8b",
+                       eagle_groups=(0,)).to_dict()
     assert list(on) == [f.name for f in KNOBS] and on["eviction_policy"] == "lru"
     assert on["tp"] == 2 and on["gpu"] is None and on["clock"] is None
 
@@ -116,7 +117,7 @@ def test_every_knob_has_one_cli_option():
     from kvcli.replay_options import CHECKED_ONLY, OPTIONS
 
     # set only by a trace's config line (the oracle's), or by Python callers
-    not_on_the_cli = {"max_steps", "groups"}
+    not_on_the_cli = {"max_steps", "groups", "eagle_groups"}
     # and vLLM's flags read, checked and not kept (--kv-offloading-backend: native only)
     # and vLLM's --speculative-config, read into the speculative decoding knobs
     assert set(OPTIONS) - set(CHECKED_ONLY) - {"speculative_config"} == \

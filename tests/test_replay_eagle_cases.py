@@ -49,15 +49,15 @@ def test_a_block_is_hashed_once_the_token_after_it_exists():
     assert r.block_hashes[0] != Request("p", list(range(8)), BlockHasher(4)).block_hashes[0]
 
 
-def test_eagle_with_several_groups_is_refused(tmp_path):
-    """vLLM marks the groups that hold the draft's layers; kvcli does not model which."""
+def test_eagle_with_mamba_groups_is_refused(tmp_path):
+    """Several groups are modelled (test_replay_eagle_hybrid_cases.py); Mamba's are not with
+    speculative decoding (vLLM keeps K speculative state blocks a request)."""
     first = (DATA / "seed90118.trace.jsonl").read_text().splitlines()
     cfg = json.loads(first[0])
-    cfg["config"]["groups"] = [{"type": "full"}, {"type": "sliding_window",
-                                                  "sliding_window": 64}]
-    trace = tmp_path / "two_groups.trace.jsonl"
+    cfg["config"]["groups"] = [{"type": "full"}, {"type": "mamba"}]
+    trace = tmp_path / "mamba.trace.jsonl"
     trace.write_text("\n".join([json.dumps(cfg), *first[1:]]) + "\n")
-    with pytest.raises(InputError, match="eagle3 with several KV cache groups is not modelled"):
+    with pytest.raises(InputError, match="is not modelled with a Mamba model's groups"):
         replay_recorded(trace)
 
 

@@ -24,7 +24,7 @@ from kvcore.engine.replay_pool import concurrent_batches, group_type
 from kvcore.engine.request_book import RequestBook
 from kvcore.engine.results import ReplaySummary
 from kvcore.engine.scheduler_io import NO_MODEL_LEN_LIMIT
-from kvcore.engine.spec_decode import eagle_block_drop, hash_lookahead
+from kvcore.engine.spec_decode import eagle_block_drop, eagle_group_ids, hash_lookahead
 from kvcore.engine.start_warnings import start_warnings
 from kvcore.engine.startup import start_up
 from kvcore.engine.stream_checks import check_our_stream, hash_warnings
@@ -158,7 +158,7 @@ class ReplayContext:
             enable_kv_cache_events=self.vllm is not None,
             max_in_flight_tokens=concurrent_batches(cfg) * cfg.max_num_batched_tokens,
             watermark=cfg.watermark, tracer=self.recorder,
-            use_eagle=eagle_block_drop(cfg),
+            use_eagle=eagle_block_drop(cfg), eagle_group_ids=eagle_group_ids(cfg, groups),
             prefix_cache_retention_interval=cfg.prefix_cache_retention_interval)
         assert self.kvm.hash_block_size == hash_block_size
         self.length_managers = length_managers(self.kvm)     # (`fits.never_fits`)

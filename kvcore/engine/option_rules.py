@@ -1,7 +1,7 @@
 """The rules a `ReplayOptions` field's value is checked by (`check_value`): its metadata's
-`choices`, or its `check` ("utilization", "retention", "name", "groups", "positive_int",
-"fraction", "positive", "int_at_least" / "at_least" with `lo` and `hi`, `pool`). Every integer
-stays below 2**63, the JSON writer's range."""
+`choices`, or its `check` ("utilization", "retention", "name", "groups", "eagle_groups",
+"positive_int", "fraction", "positive", "int_at_least" / "at_least" with `lo` and `hi`, `pool`).
+Every integer stays below 2**63, the JSON writer's range."""
 
 from __future__ import annotations
 
@@ -53,6 +53,12 @@ def check_value(f: dataclasses.Field, v: Any) -> None:
         return
     if check == "groups":
         _check_groups(v)
+        return
+    if check == "eagle_groups":
+        if not (isinstance(v, (list, tuple)) and v and len(set(v)) == len(v)
+                and all(_is_number(i, (int,)) and i >= 0 for i in v)):
+            raise InputError(f"must be a non-empty list of distinct group indices (0, 1, ...), "
+                             f"got {clipped(v)}", field=f.name)
         return
     if check == "positive_int":
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:

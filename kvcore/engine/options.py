@@ -99,6 +99,10 @@ class ReplayOptions:
     # (`kvcore.models.eagle_draft`); unused with num_blocks or without a model
     spec_model: str | None = _knob(None, config=True, check="name")
     disable_lookahead_block_hashes: bool = _knob(False, config=True)
+    # EAGLE over a config line's `groups`: the indices of the groups holding the draft's layers
+    # (vLLM's is_eagle_group), where the legacy hash mode drops a hit's last block (none
+    # named: every group); a pool sized from a model flags its draft's groups itself
+    eagle_groups: tuple | None = _knob(None, config=True, check="eagle_groups")
     spec_acceptance_rate: float | None = _knob(None, config=True, check="at_least", lo=0, hi=1)
     spec_seed: int = _knob(0, config=True, check="int_at_least", lo=0)
     # KV cache groups of a token-id trace's config line, in the op scripts' spelling
@@ -204,9 +208,11 @@ class ReplayOptions:
             for k in SPEC_FIELDS:
                 del d[k]                        # (the same)
         elif self.spec_method not in EAGLE_METHODS:
-            del d["disable_lookahead_block_hashes"], d["spec_model"]
-        elif self.spec_model is None:
-            del d["spec_model"]                 # (the same)
+            del d["disable_lookahead_block_hashes"], d["spec_model"], d["eagle_groups"]
+        else:
+            for k in ("spec_model", "eagle_groups"):
+                if d[k] is None:
+                    del d[k]                    # (the same)
         return d
 
     @property
@@ -215,7 +221,8 @@ class ReplayOptions:
 
 
 SPEC_FIELDS = ("num_speculative_tokens", "spec_method", "spec_model",
-               "disable_lookahead_block_hashes", "spec_acceptance_rate", "spec_seed")
+               "disable_lookahead_block_hashes", "eagle_groups", "spec_acceptance_rate",
+               "spec_seed")
 CLOCK_FIELDS = ("clock", "gpu", "calibration", "tp", "kv_cache_dtype")
 _CLOCK_DEFAULTS = {"clock": None, "gpu": None, "calibration": None, "tp": 1,
                    "kv_cache_dtype": "auto"}

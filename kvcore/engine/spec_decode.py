@@ -22,7 +22,7 @@ the scheduled tokens) and, with prefix caching, hashes each block with the token
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,7 @@ from kvcore.request import Request, RequestStatus
 
 if TYPE_CHECKING:
     from kvcore.engine.scheduler import Scheduler
+    from kvcore.specs import KVCacheGroupSpec
 
 
 def lookahead_tokens(cfg: Any) -> int:
@@ -66,6 +67,18 @@ def eagle_block_drop(cfg: Any) -> bool:
     where the last matched block's draft KV must be recomputed. (With lookahead hashes, vLLM's
     default, the hash itself waits for the next token instead: `hash_lookahead`.)"""
     return lookahead_tokens(cfg) > 0 and not hash_lookahead(cfg)
+
+
+def eagle_group_ids(cfg: Any, groups: Sequence[KVCacheGroupSpec]) -> tuple[int, ...]:
+    """The groups flagged as holding EAGLE's draft layers (vLLM's `is_eagle_group`, where the
+    legacy hash mode drops: `eagle_block_drop`): the config line's `eagle_groups`, else those
+    of a model's pool holding the draft's ``draft.layers.*``. None flagged: every group drops."""
+    if not lookahead_tokens(cfg):
+        return ()
+    if cfg.eagle_groups is not None:
+        return tuple(sorted(cfg.eagle_groups))
+    return tuple(i for i, g in enumerate(groups)
+                 if any(name.startswith("draft.") for name in g.layer_names))
 
 
 @dataclass(slots=True)

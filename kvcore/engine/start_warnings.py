@@ -134,11 +134,12 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
                    f"{'have' if len(hashing) > 1 else 'has'} no effect with prefix caching "
                    "off and no CPU tier: no block is hashed")
     if (drafts := sorted(user & {"spec_acceptance_rate", "spec_seed", "spec_method",
-                                 "spec_model", "disable_lookahead_block_hashes"})) \
+                                 "spec_model", "disable_lookahead_block_hashes",
+                                 "eagle_groups"})) \
             and not cfg.num_speculative_tokens:
         out.append(f"option(s) {named(drafts, trace, cfg)}: no effect without speculative "
                    "decoding (num_speculative_tokens, or speculative_config)")
-    elif (eagle_only := sorted(user & {"spec_model"}) + (
+    elif (eagle_only := sorted(user & {"spec_model", "eagle_groups"}) + (
             ["disable_lookahead_block_hashes"] if cfg.disable_lookahead_block_hashes else [])) \
             and cfg.spec_method == "ngram":
         out.append(f"option(s) {named(eagle_only, trace, cfg)}: no effect with method ngram "

@@ -21,7 +21,7 @@ from kvcore.engine.options import ReplayOptions
 from kvcore.engine.refusal import refusal, said_where_set, where_set
 from kvcore.engine.replay_pool import check_startup, sized, startup_shortfall
 from kvcore.engine.spec_config import EAGLE_METHODS, check_method
-from kvcore.engine.spec_decode import hash_lookahead
+from kvcore.engine.spec_decode import eagle_block_drop, eagle_group_ids, hash_lookahead
 from kvcore.errors import InputError
 from kvcore.host_memory import check_pool_fits
 from kvcore.models.eagle_draft import DRAFT_PRESETS
@@ -31,7 +31,7 @@ from kvcore.offload.hybrid_partial import partial_tail_block
 from kvcore.offload.options import check_supported, offload_config, sync_budget_note
 from kvcore.prefix_match import unmodelled
 from kvcore.retention import check_retention_interval, dense_retention_note
-from kvcore.specs import KVCacheGroupSpec, MambaSpec
+from kvcore.specs import ChunkedLocalAttentionSpec, KVCacheGroupSpec, MambaSpec
 from kvcore.traces import Trace
 
 
@@ -120,11 +120,26 @@ def spec_group_refusals(cfg: ReplayOptions, trace: Trace,
         # and the Mamba managers would have to take: not checked against vLLM yet)
         raise refusal(cfg, trace, "num_speculative_tokens", "is not modelled with a Mamba "
                       "model's groups (vLLM keeps K speculative state blocks a request)")
-    if cfg.spec_method in EAGLE_METHODS and len(groups) > 1:
-        # (vLLM marks the groups holding draft layers; the oracle's groups carry no such mark)
-        raise refusal(cfg, trace, "spec_method", f"{cfg.spec_method} with several KV cache "
-                      "groups is not modelled yet (which hold the draft's layers)",
-                      also=("groups",))
+    if cfg.spec_method not in EAGLE_METHODS:
+        return
+    if cfg.eagle_groups is not None:
+        if cfg.groups is None:
+            raise refusal(cfg, trace, "eagle_groups", "names groups of the config line's "
+                          "groups, which it has none of (a pool sized from a model flags the "
+                          "groups holding its draft's layers itself)", also=("groups",))
+        if max(cfg.eagle_groups) >= len(groups):
+            raise refusal(cfg, trace, "eagle_groups", f"names group {max(cfg.eagle_groups)}, "
+                          f"past the {len(groups)} groups (0 to {len(groups) - 1})")
+    flagged = eagle_group_ids(cfg, groups) or range(len(groups))
+    if eagle_block_drop(cfg) and cfg.enable_prefix_caching and any(
+            isinstance(groups[i].kv_cache_spec, ChunkedLocalAttentionSpec) for i in flagged):
+        # (vLLM asserts at the first lookup: "Hybrid KV cache is not supported for eagle +
+        # chunked local attention"; none flagged, every group drops)
+        raise refusal(cfg, trace, "disable_lookahead_block_hashes", "drops EAGLE's last "
+                      "block in a chunked local attention group, which vLLM does not support "
+                      "(it fails at the first lookup): flag only the groups holding the "
+                      "draft's layers (eagle_groups), or use lookahead hashes",
+                      also=("eagle_groups",))
 
 
 def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:

@@ -53,7 +53,10 @@ class SingleTypeKVCacheManager(BlockTables):
         # Hits must end on a multiple of this (the scheduler block size: the lcm of groups).
         self.cache_hit_alignment_tokens = self.scheduler_block_size
         self.max_admission_blocks_per_request = max_admission_blocks_per_request
+        # EAGLE's block drop in this group (vLLM's manager `use_eagle`); and whether any group
+        # of the stack drops (the replay boundaries a sliding window keeps tails at)
         self.use_eagle = False
+        self.replay_eagle = False
         # vLLM's prefix_cache_retention_interval (only sliding windows act on it): None caches
         # every full block (dense), 0 only the tails a later hit can use, N one tail per N tokens.
         self.retention_interval: int | None = None

@@ -133,8 +133,9 @@ class SlidingWindowManager(SingleTypeKVCacheManager):
                 if i >= shift and (i - shift) % per_segment >= per_segment - need:
                     mask[i - start_block] = True
         if retention is not None and request is not None:
+            # (the boundaries follow any group's drop, the run's shape this group's own)
             boundaries = replay_boundaries(request.num_prompt_tokens,
-                                           self.scheduler_block_size, self.use_eagle)
+                                           self.scheduler_block_size, self.replay_eagle)
             if request.shared_prefix_boundary:
                 boundaries.append(request.shared_prefix_boundary)
                 if self.use_eagle:
