@@ -122,6 +122,13 @@ def spec_group_refusals(cfg: ReplayOptions, trace: Trace,
                       "model's groups (vLLM keeps K speculative state blocks a request)")
     if cfg.spec_method not in EAGLE_METHODS:
         return
+    sizes = sorted({g.kv_cache_spec.block_size for g in groups})
+    if len(sizes) > 1:
+        # (a draft of another page size beside a hybrid target: vLLM's planning gives its
+        # group another block size; the recorded hybrid cases all share one block size)
+        raise refusal(cfg, trace, "spec_method", f"{cfg.spec_method} over KV cache groups of "
+                      f"different block sizes ({', '.join(map(str, sizes))} tokens) is not "
+                      "checked against vLLM", also=("groups",))
     if cfg.eagle_groups is not None:
         if cfg.groups is None:
             raise refusal(cfg, trace, "eagle_groups", "names groups of the config line's "
