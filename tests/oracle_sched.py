@@ -138,3 +138,20 @@ def mamba_request(prompt: int, computed: int = 0, junction: int = 0) -> Request:
     r.num_computed_tokens = computed
     r.shared_prefix_boundary = junction
     return r
+
+
+def check_spec_case(trace: Path, expected: list[dict] | None = None, **options):
+    """A recorded speculative-decoding case (sched_spec, sched_spec_eagle[_hybrid],
+    sched_spec_mtp) replayed as `replay_recorded` does, `options` over its config line, against
+    the oracle's answer (``expected``: the answer as given, else the recorded one): steps,
+    requests, events, drafts and vLLM's spec stats. Returns the run."""
+    cfg = config_of(trace)
+    asyn = cfg.get("async_scheduling", False)
+    seed = {"hash_seed": "0"} if trace.name.startswith("k") else {}
+    got = replay_case(trace, async_scheduling=asyn, **{**seed, **options})
+    assert got[0].config["spec_method"] == cfg.get("spec_method", "ngram")
+    assert got[0].config["num_speculative_tokens"] == cfg["num_speculative_tokens"]
+    expected = answer_of(trace) if expected is None else expected
+    assert_matches(expected, got, asyn=asyn, kv_events=cfg.get("kv_events", False))
+    assert_spec_matches(expected, got, asyn)
+    return got

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
-from oracle_sched import answer_of, assert_matches, assert_spec_matches, config_of, replay_case
+from oracle_sched import answer_of, check_spec_case
 from typer.testing import CliRunner
 
 from kvcli.app import app
@@ -31,22 +31,12 @@ CASES = sorted((DATA / "sched_spec_mtp").glob("*.trace.jsonl"))
 TINY = DATA / "sched_spec_mtp" / "tiny-deepseek-v3" / "config.json"
 
 
-def _check(trace: Path, expected: list[dict], **options) -> None:
-    cfg = config_of(trace)
-    asyn = cfg.get("async_scheduling", False)
-    seed = {"hash_seed": "0"} if trace.name.startswith("k") else {}
-    got = replay_case(trace, async_scheduling=asyn, **seed, **options)
-    assert got[0].config["spec_method"] == "mtp"
-    assert_matches(expected, got, asyn=asyn, kv_events=cfg.get("kv_events", False))
-    assert_spec_matches(expected, got, asyn)
-
-
 @pytest.mark.parametrize("trace", CASES, ids=lambda p: p.name[:-12])
 def test_mtp_case(trace: Path):
     # (one full-attention group: the same blocks as the oracle's MLA group, another event kind)
     expected = json.loads(json.dumps(answer_of(trace)).replace('"mla_attention"',
                                                                '"full_attention"'))
-    _check(trace, expected)
+    assert check_spec_case(trace, expected)[0].config["spec_method"] == "mtp"
 
 
 @pytest.mark.parametrize("name", ["seed90100", "aseed90110"])
@@ -54,7 +44,7 @@ def test_an_mla_group_from_the_config(name):
     """A config line's (or --groups') "mla" group: the events' kind as vLLM's (the cases whose
     pool holds one max_model_len request: with groups given, vLLM's start-up check applies)."""
     trace = DATA / "sched_spec_mtp" / f"{name}.trace.jsonl"
-    _check(trace, answer_of(trace), groups=({"type": "mla"},))
+    check_spec_case(trace, groups=({"type": "mla"},))
 
 
 def test_the_module_vllm_keeps():
