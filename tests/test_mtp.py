@@ -124,3 +124,20 @@ def test_mtp_speeds_deepseek_decodes_up():
     off = tpot()
     on = tpot("--spec-method", "mtp", "--spec-tokens", "1", "--spec-acceptance-rate", "0.8")
     assert on < 0.75 * off
+
+
+@pytest.mark.parametrize("gpu, kv_dtype, spec, longest", [
+    ("h200", "auto", 0, 512), ("h100-sxm", "fp8", 0, 128), ("b200", "auto", 0, 1),
+    ("a100-80gb", "auto", 3, 4), ("h200", "auto", 600, 601), (None, "auto", 0, 1)])
+def test_the_decode_path_is_the_gpus_backends(gpu, kv_dtype, spec, longest):
+    """Hopper's FlashAttention MLA takes prefill chunks of up to 512 tokens on the decode path
+    (FlashMLA, with an fp8 cache, 128); Blackwell's FlashInfer MLA and the Triton one a single
+    token; speculative decoding raises each to a verification's 1 + K."""
+    ws = work_shape(load_preset("deepseek-v3"), tp=8, kv_cache_dtype=kv_dtype, gpu=gpu,
+                    spec_tokens=spec)
+    assert ws.mla_decode_tokens == longest
+    chunk = StepBatch()
+    chunk.add(256, 4256, True)
+    x = dict(zip(AGGREGATES, aggregate(ws, chunk)))
+    decode = longest >= 256
+    assert (x["latent_ctx"], x["prefix_ctx"]) == ((4256, 0) if decode else (0, 4000))

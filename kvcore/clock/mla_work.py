@@ -11,19 +11,19 @@ departs from it where vLLM 0.33's MLA runs work perf.py leaves out (its `mla_att
   as ``kv_b``); plus, for a prefill chunk after a cached prefix, the prefix's latents read from
   the cache and up-projected through ``kv_b`` (vLLM's chunked-prefill context pass), which
   perf.py does not bill;
-* ``attention``: requests of more than one token run the compute-friendly path (per head, QK
-  in ``qk_nope + qk_rope`` dims and AV in ``v_head_dim``), causal, reading every head's
-  decompressed K and V at the activation size, as perf.py bills a prefill; one-token requests
-  (decodes, and new requests after a hit, which perf.py bills as prefills) run the absorbed
-  path: a query in latent space against the cached latents, QK in ``kv_lora_rank +
+* ``attention``: requests longer than the decode path takes (below) run the compute-friendly
+  path (per head, QK in ``qk_nope + qk_rope`` dims and AV in ``v_head_dim``), causal, reading
+  every head's decompressed K and V at the activation size, as perf.py bills a prefill; the
+  others (decodes, new requests after a hit and, where the backend takes them, short prefill
+  chunks, all of which perf.py bills by its own split) run the absorbed path: a query in latent space against the cached latents, QK in ``kv_lora_rank +
   qk_rope_head_dim`` dims and AV in ``kv_lora_rank`` (perf.py counts their FLOPs in the heads'
   dims, 3.4x fewer for DeepSeek-V3), reading one latent a token at the KV cache size. The query
   read and the latent written to the cache are perf.py's.
 
-The split of requests by path is vLLM's MLA backends' default (a decode is a one-token query);
-with speculative decoding they take queries of up to 1 + K tokens (a verification) on the
-decode path (`WorkShape.mla_decode_tokens`). (FlashAttention's MLA, Hopper's first choice,
-also takes prefill chunks of up to 512 tokens there: not modelled.)
+The split of requests by path is the GPU's backend's (`WorkShape.mla_decode_tokens`,
+`kvcore.models.mla.mla_decode_query_len`): Hopper's FlashAttention MLA runs queries of up to
+512 tokens on the decode path (FlashMLA, with an fp8 cache, 128), the others one token; with
+speculative decoding every one takes a verification's 1 + K tokens there.
 """
 
 from __future__ import annotations

@@ -66,7 +66,8 @@ class RooflineClock:
         self.async_scheduling = async_scheduling
         # (`spec_tokens`: the drafts a step verifies, `work.work_shape`)
         self.ws: WorkShape = work_shape(g, tp=tp, kv_cache_dtype=kv_cache_dtype,
-                                        spec_tokens=spec_tokens, verify_logits=verify_logits)
+                                        spec_tokens=spec_tokens, verify_logits=verify_logits,
+                                        gpu=gpu.name)
         self.needs_each = bool(g.count("sliding") or g.count("chunked"))
         fp8 = self.ws.fp8_compute and gpu.fp8_tflops is not None
         self.gemm_peak = (gpu.fp8_tflops if fp8 else gpu.bf16_tflops) * 1e12  # type: ignore[operator]

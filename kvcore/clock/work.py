@@ -26,6 +26,7 @@ from kvcore.clock.layer_blocks import layer_blocks
 from kvcore.clock.linear_form import Group, dot, vec
 from kvcore.clock.mla_work import mla_groups
 from kvcore.models.geometry import ModelGeometry, mamba_state
+from kvcore.models.mla import mla_decode_query_len
 from kvcore.models.weights import mamba_layer_params
 from kvcore.specs import DTYPE_BYTES
 
@@ -53,9 +54,9 @@ class WorkShape:
     ffn_w: float            # dense MLP weight bytes
     expert_w: float         # MoE expert weight bytes
     fp8_compute: bool       # W8A8: GEMMs on the FP8 tensor cores
-    # speculative decoding's (K drafts): vLLM's MLA backends run queries of up to 1 + K tokens
-    # on the decode path (`max_decode_query_len`, v1/attention/backend.py:572-677), and a
-    # verification samples a logit row for each of its tokens
+    # the longest query an MLA model runs on its decode path (`models.mla.mla_decode_query_len`:
+    # the GPU's backend, with speculative decoding at least a verification's 1 + K tokens),
+    # and whether a verification samples a logit row for each of its tokens
     mla_decode_tokens: int = 1
     verify_logits: bool = False
 
@@ -69,9 +70,11 @@ class WorkShape:
 
 
 def work_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto",
-               spec_tokens: int = 0, verify_logits: bool | None = None) -> WorkShape:
-    """A model's work shape; `spec_tokens` drafts verified a step (0: no speculative decoding)
-    and whether their logits are the model's (a drafter's passes sample one a request)."""
+               spec_tokens: int = 0, verify_logits: bool | None = None,
+               gpu: str | None = None) -> WorkShape:
+    """A model's work shape on the preset `gpu` (its MLA backend's decode path; None: one-token
+    queries); `spec_tokens` drafts verified a step (0: no speculative decoding) and whether
+    their logits are the model's (a drafter's passes sample one a request)."""
     a = DTYPE_BYTES[g.dtype]
     kv_dtype = KV_CACHE_DTYPES.get(kv_cache_dtype) or g.dtype
     q = g.quantization
@@ -83,7 +86,7 @@ def work_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto",
     elif q == "mxfp4":
         expert_w = MXFP4_BYTES              # attention, router, embeddings stay unquantised
     return WorkShape(g, tp, DTYPE_BYTES[kv_dtype], a, attn_w, ffn_w, expert_w, q == "fp8",
-                     1 + spec_tokens,
+                     mla_decode_query_len(gpu, kv_cache_dtype, spec_tokens),
                      spec_tokens > 0 if verify_logits is None else verify_logits)
 
 

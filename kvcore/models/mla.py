@@ -124,6 +124,23 @@ _HOPPER = frozenset({"h100-sxm", "h100-pcie", "h100-nvl", "h200"})
 _TRITON = frozenset({"a100-80gb", "l40s", "l4"})
 
 
+# The longest query each backend runs on its decode path (the absorbed one: a query in latent
+# space against the cached latents), its metadata builder's `reorder_batch_threshold`:
+# FlashAttention's and FlashMLA's take short prefill chunks there too
+# (v1/attention/backends/mla/flashattn_mla.py:129, flashmla.py:112), the others one token.
+_DECODE_QUERY_LEN = {"FLASH_ATTN_MLA": 512, "FLASHMLA": 128}
+
+
+def mla_decode_query_len(gpu: str | None, kv_cache_dtype: str, spec_tokens: int = 0) -> int:
+    """The longest query vLLM 0.33's MLA backend on ``gpu`` runs on its decode path: its own
+    threshold, raised to a verification's 1 + K tokens with speculative decoding (every
+    backend named here takes verifications as decodes: `_init_reorder_batch_threshold`,
+    v1/attention/backend.py:658-677)."""
+    picked = mla_backend_block_size(gpu, kv_cache_dtype)
+    own = _DECODE_QUERY_LEN.get(picked[0], 1) if picked is not None else 1
+    return max(own, 1 + spec_tokens)
+
+
 def mla_backend_block_size(gpu: str | None, kv_cache_dtype: str) -> tuple[str, int] | None:
     """(backend, block size) vLLM 0.33 picks for an MLA model on the preset ``gpu`` (None: a
     GPU whose pick is not known here)."""
