@@ -196,20 +196,19 @@ def spec_draft(text: str | None, method: str | None, model: str | None,
     """The draft vLLM's speculative flags name, as (model, method): an EAGLE draft's, or MTP's
     (None: the model's own module); None with no flags, or n-gram (no layers, no weights). An
     EAGLE method without its model is refused, as vLLM refuses it."""
+    from kvcore.engine.options import ReplayOptions
     from kvcore.engine.spec_config import EAGLE_METHODS, speculative_settings
+    from kvcore.engine.spec_decode import spec_draft as known_draft
     from kvcore.errors import InputError
 
     if text is None and method is None and model is None and tokens is None:
         return None
     spec = speculative_settings(text or "{}", method, tokens, model)
-    if spec["spec_method"] not in EAGLE_METHODS:
-        return None
-    if spec["spec_method"] == "mtp":
-        return None, "mtp"          # (the model's own MTP module)
-    if "spec_model" not in spec:
+    draft = known_draft(ReplayOptions(**spec))       # (the replay's rule)
+    if draft is None and spec["spec_method"] in EAGLE_METHODS:
         raise InputError(f"{spec['spec_method']} needs its draft model (--spec-model, or the "
                          "JSON's model), as vLLM does", field="spec_model")
-    return spec["spec_model"], spec["spec_method"]
+    return draft
 
 
 def concurrent_batches(async_scheduling: bool | None, given: int | None, pp: int = 1) -> int:

@@ -77,8 +77,11 @@ def eagle_group_ids(cfg: Any, groups: Sequence[KVCacheGroupSpec]) -> tuple[int, 
         return ()
     if cfg.eagle_groups is not None:
         return tuple(sorted(cfg.eagle_groups))
+    # (here, not at the top: a replay without drafts does not load the models' modules)
+    from kvcore.models.eagle_draft import is_draft_layer
+
     return tuple(i for i, g in enumerate(groups)
-                 if any(name.startswith("draft.") for name in g.layer_names))
+                 if any(is_draft_layer(name) for name in g.layer_names))
 
 
 @dataclass(slots=True)

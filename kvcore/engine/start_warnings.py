@@ -7,6 +7,8 @@ from __future__ import annotations
 from kvcore.engine import serve_defaults
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.refusal import named, where_set
+from kvcore.engine.spec_config import EAGLE_METHODS
+from kvcore.engine.spec_decode import spec_draft
 from kvcore.models.geometry import ModelGeometry
 from kvcore.offload.options import GEOMETRY, steps_time_transfers, unused_tier_options
 from kvcore.specs import ChunkedLocalAttentionSpec, KVCacheGroupSpec, SlidingWindowSpec
@@ -150,7 +152,7 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
     elif "spec_model" in user and not model:
         out.append(f"option {named(['spec_model'], trace, cfg)}: no effect without a model "
                    "(the draft's layers and weights count in a pool sized from one)")
-    elif cfg.spec_method in ("eagle", "eagle3") and cfg.spec_model is None and on_gpu:
+    elif cfg.spec_method in EAGLE_METHODS and spec_draft(cfg) is None and on_gpu:
         # (the pool was given: the draft was not needed to size it, but the clock needs it)
         out.append(f"the {cfg.spec_method} drafter's passes are not in the step times: give "
                    "its draft model (spec_model) to time them")

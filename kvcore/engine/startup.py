@@ -21,7 +21,12 @@ from kvcore.engine.options import ReplayOptions
 from kvcore.engine.refusal import refusal, said_where_set, where_set
 from kvcore.engine.replay_pool import check_startup, sized, startup_shortfall
 from kvcore.engine.spec_config import EAGLE_METHODS, check_method
-from kvcore.engine.spec_decode import eagle_block_drop, eagle_group_ids, hash_lookahead
+from kvcore.engine.spec_decode import (
+    eagle_block_drop,
+    eagle_group_ids,
+    hash_lookahead,
+    spec_draft,
+)
 from kvcore.errors import InputError
 from kvcore.host_memory import check_pool_fits
 from kvcore.models.eagle_draft import DRAFT_PRESETS
@@ -102,8 +107,7 @@ def spec_refusals(cfg: ReplayOptions, trace: Trace) -> None:
         raise refusal(cfg, trace, "prefix_match_unit", f"is not modelled with {cfg.spec_method}'s "
                       "lookahead block hashes (give disable_lookahead_block_hashes, or no "
                       "prefix_match_unit)", also=("spec_method",))
-    if (cfg.num_blocks is None and (cfg.model or cfg.model_config) and cfg.spec_model is None
-            and cfg.spec_method != "mtp"):
+    if cfg.num_blocks is None and (cfg.model or cfg.model_config) and spec_draft(cfg) is None:
         # (vLLM needs the draft's config.json; its layers and weights change the pool; MTP's
         # draft is the model's own module)
         raise refusal(cfg, trace, "spec_method", f"{cfg.spec_method} with a pool sized from a "

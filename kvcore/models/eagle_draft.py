@@ -50,6 +50,7 @@ _MODELLED = {("eagle", "EagleLlamaForCausalLM"): "EagleLlamaForCausalLM",
              ("eagle3", "Eagle3LlamaForCausalLM"): "Eagle3LlamaForCausalLM",
              ("eagle3", "LlamaForCausalLMEagle3"): "Eagle3LlamaForCausalLM"}
 FIELD = "spec_model"
+DRAFT_LAYERS = "draft.layers."     # a draft layer's name, before its number
 # (a cluster's replicas each size their pool: the file is read once per version)
 _read_config: ReadOnce[dict[str, Any]] = ReadOnce(load_hf_config)
 
@@ -60,7 +61,7 @@ class DraftModel:
     its own parameters (what vLLM does not share with the target), split as the weights are
     over tensor-parallel workers."""
     name: str                   # as the speculative config's model gave it
-    method: str                 # eagle or eagle3
+    method: str                 # eagle, eagle3 or mtp
     architecture: str           # vLLM's class
     geometry: ModelGeometry
     split_params: int           # split over the workers (q/k/v/o, MLP, LM head)
@@ -169,5 +170,10 @@ def draft_layer_specs(draft: DraftModel, target: ModelGeometry, **kw: Any
     """The draft's attention layers for one worker (`layer_specs`' keywords), named after
     the target's layers as vLLM numbers them, after them in the model order."""
     n = target.num_layers
-    return {f"draft.layers.{n + i}": spec
+    return {f"{DRAFT_LAYERS}{n + i}": spec
             for i, spec in enumerate(layer_specs(draft.geometry, **kw).values())}
+
+
+def is_draft_layer(name: str) -> bool:
+    """Whether a layer of the groups is a draft's (`draft_layer_specs` named it)."""
+    return name.startswith(DRAFT_LAYERS)

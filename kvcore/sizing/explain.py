@@ -30,6 +30,7 @@ from collections import Counter
 from typing import Any
 
 from kvcore.group_specs import UniformTypeKVCacheSpecs, kind_of
+from kvcore.models.eagle_draft import is_draft_layer
 from kvcore.prefix_match import cache_hit_alignment, partial_hash_hits, resolve_block_sizes
 from kvcore.sizing.config import GiB, blocks_per_request, vllm_tensor_count
 from kvcore.specs import (
@@ -111,7 +112,7 @@ def draft_json(result: Any) -> dict[str, Any] | None:
         return None
     g = d.geometry
     names = [n for grp in result.config.kv_cache_groups for n in grp.layer_names
-             if n.startswith("draft.")]
+             if is_draft_layer(n)]
     # (an MLA layer keeps one latent a token: vLLM's spec says 1 head of the latent's size)
     heads, dim = (1, g.mla.latent_size) if g.mla is not None else (g.num_kv_heads, g.head_dim)
     return {"model": d.name, "method": d.method, "architecture": d.architecture,
