@@ -1,0 +1,89 @@
+# ruff: noqa
+"""Dev tool (not a test): random scheduler traces with speculative decoding over Mamba groups,
+for oracle_spec_mamba.py (this folder).
+
+    python3 tests/data/sched_spec_mamba/make_spec_mamba.py OUT_DIR FIRST LAST   # seeds FIRST..LAST-1
+
+Seed N writes `smN.trace.jsonl` (`smtpN` for method mtp: answered with `--mtp`). Each draws,
+from `random.Random(N)`: the method (ngram, eagle3, mtp: 2 / 2 / 1), K 1-4, an acceptance rate
+0.3-0.9, sync or async scheduling, prefix caching on (vLLM's "align" Mamba mode, 2 in 3) or off
+("none"), with EAGLE-family methods and caching the legacy hashes
+(`disable_lookahead_block_hashes`, 1 in 3) and the flagged groups (the full-attention group, as
+Qwen3-Next's MTP layer, 3 in 4; else none, which vLLM takes as every group); block 16 or 32,
+1-3 Mamba groups (Jamba's Mamba1 or, half the time, Mamba2 with a prefill checkpoint) and the
+full-attention group at a random place; max_model_len 256 or 384; a pool from just what vLLM's
+start-up check needs for one max_model_len request (with the K speculative blocks a Mamba group
+keeps) to 60 blocks more, tight pools preempting; 2-8 sequences, a budget of 48-256 tokens, a
+long-prefill threshold; KV events 1 in 2; 3-9 requests over three shared prefixes (resends and
+truncations too) with 1-80 output tokens.
+"""
+
+import json
+import random
+import sys
+
+
+def trace(seed: int) -> tuple[str, list[str]]:
+    rng = random.Random(seed)
+    method = rng.choice(["ngram", "ngram", "eagle3", "eagle3", "mtp"])
+    k = rng.randint(1, 4)
+    rate = rng.choice([0.3, 0.5, 0.7, 0.9])
+    caching = rng.random() < 2 / 3
+    asyn = rng.random() < 0.5
+    bs = rng.choice([16, 32])
+    nm = rng.choice([1, 2, 3])
+    ckpt = rng.random() < 0.5
+    groups = [{"type": "mamba", "checkpoint": True} if ckpt else {"type": "mamba"}
+              for _ in range(nm)]
+    full = rng.randrange(nm + 1)
+    groups.insert(full, {"type": "full"})
+    mml = rng.choice([256, 384])
+    # vLLM's start-up check (oracle_mamba.py): one max_model_len request in num_blocks - 1
+    per_mamba = (2 + int(ckpt) + k) if caching else (1 + k)
+    need = nm * per_mamba + -(-mml // bs)
+    cfg = {"block_size": bs, "num_blocks": need + 1 + rng.choice([0, 2, 5, 10, 20, 60]),
+           "max_num_seqs": rng.choice([2, 4, 8]),
+           "max_num_batched_tokens": rng.choice([48, 64, 100, 128, 256]),
+           "max_model_len": mml, "groups": groups,
+           "long_prefill_token_threshold": rng.choice([0, 0, 40, 96]),
+           "policy": rng.choice(["fcfs", "fcfs", "priority"]),
+           "scheduler_reserve_full_isl": rng.choice([True, False]),
+           "enable_prefix_caching": caching, "kv_events": rng.random() < 0.5,
+           "async_scheduling": asyn, "num_speculative_tokens": k,
+           "spec_acceptance_rate": rate, "spec_seed": rng.randrange(1000)}
+    if method != "ngram":
+        cfg["spec_method"] = method
+        if caching and rng.random() < 1 / 3:
+            cfg["disable_lookahead_block_hashes"] = True
+        if rng.random() < 0.75:
+            cfg["eagle_groups"] = [full]
+    prefixes = [[rng.randrange(3, 30000) for _ in range(rng.randrange(1, 3 * bs + 20))]
+                for _ in range(3)]
+    lines = [json.dumps({"config": cfg})]
+    step = 0
+    prev: list[list[int]] = []
+    for i in range(rng.randrange(3, 10)):
+        r = rng.random()
+        if r < 0.2 and prev:
+            p = list(rng.choice(prev))
+        elif r < 0.35 and prev:
+            src = rng.choice(prev)
+            p = src[:rng.randrange(1, len(src) + 1)] or [5]
+        else:
+            p = list(rng.choice(prefixes))[:rng.randrange(1, 3 * bs + 20)] + \
+                [rng.randrange(3, 30000) for _ in range(rng.randrange(0, 2 * bs))]
+        p = p[:mml - 100]
+        prev.append(p)
+        step += rng.choice([0, 0, 1, 2, 5, 10])
+        lines.append(json.dumps({"id": f"r{i}", "prompt_token_ids": p,
+                                 "output_length": rng.randrange(1, 80), "arrival_step": step,
+                                 "priority": rng.randrange(3)}))
+    return ("smtp" if method == "mtp" else "sm") + str(seed), lines
+
+
+if __name__ == "__main__":
+    out, first, last = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    for seed in range(first, last):
+        name, lines = trace(seed)
+        with open(f"{out}/{name}.trace.jsonl", "w") as f:
+            f.write("\n".join(lines) + "\n")
