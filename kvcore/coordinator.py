@@ -108,8 +108,12 @@ class KVCacheCoordinator:
                                    num_local_computed_tokens: int = 0,
                                    num_encoder_tokens: int = 0,
                                    apply_admission_cap: bool = False,
-                                   prefill_end: int = 0) -> int:
+                                   prefill_end: int = 0,
+                                   num_tokens_main_model: int | None = None) -> int:
+        """``num_tokens_main_model``: the tokens without EAGLE's lookahead slots, for a group
+        sized by those alone (`main_model_tokens`); None: ``num_tokens``."""
         total = 0
+        main = num_tokens if num_tokens_main_model is None else num_tokens_main_model
         if self.retention_interval != 0:
             # (vLLM: under dense or segment retention every chunk's checkpoint is kept)
             prefill_end = 0
@@ -119,7 +123,8 @@ class KVCacheCoordinator:
                                                       apply_admission_cap)
             else:
                 total += m.get_num_blocks_to_allocate(
-                    request_id, num_tokens, new_computed_blocks[i], total_computed_tokens,
+                    request_id, main if m.main_model_tokens else num_tokens,
+                    new_computed_blocks[i], total_computed_tokens,
                     num_local_computed_tokens, apply_admission_cap, prefill_end)
         return total
 
@@ -141,9 +146,13 @@ class KVCacheCoordinator:
                                                     num_external_computed_tokens)
 
     def allocate_new_blocks(self, request_id: str, num_tokens: int,
-                            num_encoder_tokens: int = 0) -> tuple[list[KVCacheBlock], ...]:
+                            num_encoder_tokens: int = 0,
+                            num_tokens_main_model: int | None = None
+                            ) -> tuple[list[KVCacheBlock], ...]:
+        main = num_tokens if num_tokens_main_model is None else num_tokens_main_model
         return tuple(m.allocate_new_blocks(
-            request_id, num_encoder_tokens if m.uses_encoder_tokens else num_tokens)
+            request_id, num_encoder_tokens if m.uses_encoder_tokens
+            else main if m.main_model_tokens else num_tokens)
             for m in self.single_type_managers)
 
     def get_num_cacheable_tokens(self, num_computed_tokens: int) -> int:

@@ -40,9 +40,8 @@ class HybridKVCacheCoordinator(KVCacheCoordinator):
 
     def _finish_init(self) -> None:
         drops = self.drop_eagle_group_ids
-        assert not (drops and (self.partial_hits or any(
-            m.kv_cache_spec.kind == "mamba" for m in self.single_type_managers))), \
-            "EAGLE's block drop beside Mamba groups or partial hash hits is not modelled"
+        assert not (drops and self.partial_hits), \
+            "EAGLE's block drop beside partial hash hits is not modelled"
         self.cacheable_alignment = 1 if self.partial_hits else self.scheduler_block_size
         for m in self.single_type_managers:
             assert m.block_size % self.hash_block_size == 0
@@ -115,8 +114,10 @@ class HybridKVCacheCoordinator(KVCacheCoordinator):
                     cur = min(cur, length_by_group[first])
                     continue
                 drop = use_eagle and idx not in verified
-                # (a dropping group matches one block more, then drops it)
-                cap = min(cur + managers[first].block_size, most) if drop else cur
+                # (a dropping group matches one block more, then drops it; a Mamba group's
+                # lookup never drops, as the draft has no Mamba layer: no block more)
+                cap = min(cur + managers[first].block_size, most) \
+                    if drop and spec.kind != "mamba" else cur
                 hits, n = manager_cls.find_longest_cache_hit(
                     block_hashes, cap, group_ids, self.block_pool, spec, drop, align)
                 if drop:

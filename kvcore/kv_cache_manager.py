@@ -202,7 +202,7 @@ class KVCacheManager(PrefixCacheControl):
             need = coord.get_num_blocks_to_allocate(request.request_id, num_need_slot, hits,
                                                     num_local + num_external_computed_tokens,
                                                     num_local, num_encoder_tokens, False,
-                                                    prefill_end)
+                                                    prefill_end, num_tokens_main)
         if need + watermark > free.num_free_blocks - reserved_blocks:
             return None
         if self.lookup_memo is not None and self.lookup_memo.req is request:
@@ -212,7 +212,7 @@ class KVCacheManager(PrefixCacheControl):
                                                num_external_computed_tokens)
         try:
             new_blocks = coord.allocate_new_blocks(request.request_id, num_need_slot,
-                                                   num_encoder_tokens)
+                                                   num_encoder_tokens, num_tokens_main)
         except ValueError as err:   # (past the count above: a sync load's Mamba state block)
             raise (sync_load_past_pool(request.request_id, err)
                    if num_external_computed_tokens and num_new_tokens else err) from None

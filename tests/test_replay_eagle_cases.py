@@ -8,13 +8,11 @@ from tests/data/sched_spec_eagle/oracle_eagle.py (its DESIGN.md lists the rules)
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from oracle_sched import check_spec_case, replay_recorded
+from oracle_sched import check_spec_case
 
-from kvcore.errors import InputError
 from kvcore.hashing import BlockHasher, sha256
 from kvcore.request import Request
 
@@ -35,18 +33,6 @@ def test_a_block_is_hashed_once_the_token_after_it_exists():
     r.append_output_token_ids(99)
     assert r.block_hashes[1] == sha256((r.block_hashes[0], (4, 5, 6, 7), (None, 99)))
     assert r.block_hashes[0] != Request("p", list(range(8)), BlockHasher(4)).block_hashes[0]
-
-
-def test_eagle_with_mamba_groups_is_refused(tmp_path):
-    """Several groups are modelled (test_replay_eagle_hybrid_cases.py); Mamba's are not with
-    speculative decoding (vLLM keeps K speculative state blocks a request)."""
-    first = (DATA / "seed90118.trace.jsonl").read_text().splitlines()
-    cfg = json.loads(first[0])
-    cfg["config"]["groups"] = [{"type": "full"}, {"type": "mamba"}]
-    trace = tmp_path / "mamba.trace.jsonl"
-    trace.write_text("\n".join([json.dumps(cfg), *first[1:]]) + "\n")
-    with pytest.raises(InputError, match="is not modelled with a Mamba model's groups"):
-        replay_recorded(trace)
 
 
 def test_the_cases_are_all_there():

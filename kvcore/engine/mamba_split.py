@@ -19,7 +19,9 @@ one piece, and the manager reserves a block for the checkpoint
 With a hash block finer than the block (``--prefix-match-unit``, vLLM's
 ``mamba_partial_cache_hit``) the checkpoint sits on the hash grid and a chunk also stops at the
 prompt's last hash boundary (``tail_boundary``: the state a resend hits inside a block). Not
-modelled: shared-prefix checkpoints, the EAGLE block drop, hash lookahead. Checked step for step against the real Scheduler: tests/data/sched_mamba/
+modelled: shared-prefix checkpoints. With EAGLE's legacy block drop every stop above is a
+block lower (the full-attention hit drops its last block: a state there would be missed); hash
+lookahead moves none. Checked step for step against the real Scheduler: tests/data/sched_mamba/
 (``tests/test_replay_mamba_cases.py``, ``tests/test_replay_mamba2_cases.py``), with checkpoint
 alignments other than 1 in tests/data/sched_mamba_align/.
 """
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 from kvcore.engine.scheduler_io import SchedulerConfig
 from kvcore.kv_cache_manager import KVCacheManager
-from kvcore.managers.mamba_checkpoint import checkpoint_fits
+from kvcore.managers.mamba_checkpoint import checkpoint_fits, checkpoint_position
 from kvcore.request import Request
 from kvcore.specs import MambaSpec
 
@@ -80,24 +82,26 @@ def max_prefill_tokens(cfg: SchedulerConfig) -> int:
 
 def mamba_aligned_split(req: Request, num_new_tokens: int, start: int, block_size: int,
                         max_prefill_tokens: int, checkpoint_align: int = 0,
-                        unit: int = 0) -> int:
+                        unit: int = 0, drop: bool = False) -> int:
     """The tokens of a chunk of ``num_new_tokens`` from position ``start`` that vLLM schedules
     (possibly 0: the caller skips the request). ``max_prefill_tokens``: the step budget, or the
     configured long-prefill threshold when lower (a block wider than that may advance sub-block
     and re-align at the next boundary). ``checkpoint_align``: `checkpoint_alignment`. ``unit``:
     `partial_hit_unit` (then the checkpoint sits on that grid, and a chunk stops at the prompt's
-    last hash boundary, ``num_prompt - 1`` floored, whose state a resend hits)."""
+    last hash boundary, ``num_prompt - 1`` floored, whose state a resend hits). ``drop``:
+    EAGLE's legacy block drop (vLLM's ``use_eagle_block_drop``), which moves every such
+    position a block lower (`checkpoint_position`)."""
     # Resumed requests replay their output tokens as prefill too (up to the last one).
     prefill_end = max(req.num_prompt_tokens, req.num_tokens - 1)
     if start >= prefill_end:
         return num_new_tokens
     end = start + num_new_tokens
     # The last block boundary whose state can be cached: the last token is always recomputed.
-    last_cache_position = max((req.num_tokens - 1) // block_size * block_size, 0)
+    last_cache_position = checkpoint_position(req.num_tokens, block_size, drop)
     # A last chunk that holds the prefill's checkpoint writes it from inside: no stop there.
     grid = unit or block_size
     internal = checkpoint_align > 0 and end >= prefill_end and checkpoint_fits(
-        start, end, max((prefill_end - 1) // grid * grid, 0), block_size, checkpoint_align,
+        start, end, checkpoint_position(prefill_end, grid, drop), block_size, checkpoint_align,
         grid)
     if internal:
         last_cache_position = 0
@@ -113,7 +117,7 @@ def mamba_aligned_split(req: Request, num_new_tokens: int, start: int, block_siz
         stop = _earlier(start, (start // block_size + 1) * block_size, stop)
     stop = _earlier(start, last_cache_position, stop)
     if unit and not internal:
-        tail = max((req.num_prompt_tokens - 1) // unit * unit, 0)
+        tail = checkpoint_position(req.num_prompt_tokens, unit, drop)
         if last_cache_position < tail < req.num_prompt_tokens:
             stop = _earlier(start, tail, stop)
     junction = req.shared_prefix_boundary

@@ -30,6 +30,10 @@ def _config_group(group: dict, cfg: ReplayOptions, trace: Trace) -> KVCacheSpec:
     spec = spec_from_group_config(group, cfg.block_size)
     if isinstance(spec, MambaSpec) and not cfg.enable_prefix_caching and cfg.max_model_len:
         spec = dataclasses.replace(spec, block_size=cfg.max_model_len)
+    if isinstance(spec, MambaSpec) and cfg.num_speculative_tokens:
+        # vLLM's MambaBase.get_kv_cache_spec: K speculative state blocks a request, whatever
+        # the method (vllm_config.num_speculative_tokens; 0 only with use_replayssm)
+        spec = dataclasses.replace(spec, num_speculative_blocks=cfg.num_speculative_tokens)
     given = group.get("block_size", spec.block_size)
     if given != spec.block_size:
         message = (f"a {group.get('type')} group's block_size {given!r} is not the "
@@ -134,7 +138,8 @@ def startup_shortfall(groups: list[KVCacheGroupSpec], cfg: ReplayOptions,
         return None
     ctx = SizingContext(max_model_len=cfg.max_model_len,
                         max_num_batched_tokens=cfg.max_num_batched_tokens,
-                        max_concurrent_batches=concurrent_batches(cfg))
+                        max_concurrent_batches=concurrent_batches(cfg),
+                        mamba_cache_mode="align" if cfg.enable_prefix_caching else "none")
     need = 0
     parts = []
     for g in groups:

@@ -78,6 +78,7 @@ class Scheduler:
         self.mamba_ckpt = checkpoint_alignment(kv_cache_manager)
         self.mamba_unit = partial_hit_unit(kv_cache_manager)    # hits inside a Mamba block
         self.mamba_max_prefill = max_prefill_tokens(config)
+        self.mamba_drop = kv_cache_manager.coordinator.use_eagle    # EAGLE's legacy block drop
         self.max_num_active = (config.max_num_active_seqs if config.max_num_active_seqs
                                is not None else config.max_num_seqs)
         self.finished_req_ids: set[str] = set()
@@ -207,7 +208,7 @@ class Scheduler:
             if mamba_bs and n > 0:
                 n = mamba_aligned_split(req, n, req.num_computed_tokens, mamba_bs,
                                         self.mamba_max_prefill, self.mamba_ckpt,
-                                        self.mamba_unit)
+                                        self.mamba_unit, self.mamba_drop)
             if n <= 0:
                 # Nothing to do for it now; `continue`, not `break`, so later ones still run.
                 i += 1

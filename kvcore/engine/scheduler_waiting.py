@@ -64,7 +64,7 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
         n = min(n, budget)
         if sched.mamba_bs:
             n = mamba_aligned_split(req, n, num_hit, sched.mamba_bs, sched.mamba_max_prefill,
-                                    sched.mamba_ckpt, sched.mamba_unit)
+                                    sched.mamba_ckpt, sched.mamba_unit, sched.mamba_drop)
             if n == 0:
                 sched.blocked = (req, False, budget)
                 break   # no block-aligned chunk fits what is left of the budget

@@ -119,14 +119,28 @@ def spec_refusals(cfg: ReplayOptions, trace: Trace) -> None:
 def spec_group_refusals(cfg: ReplayOptions, trace: Trace,
                         groups: list[KVCacheGroupSpec]) -> None:
     """What speculative decoding is not modelled with, by the KV cache groups."""
-    if any(isinstance(g.kv_cache_spec, MambaSpec) for g in groups):
-        # (vLLM's MambaSpec then keeps K speculative state blocks a request, which the sizing
-        # and the Mamba managers would have to take: not checked against vLLM yet)
-        raise refusal(cfg, trace, "num_speculative_tokens", "is not modelled with a Mamba "
-                      "model's groups (vLLM keeps K speculative state blocks a request)")
+    k = cfg.num_speculative_tokens
+    short = sorted({g.kv_cache_spec.num_speculative_blocks for g in groups
+                    if isinstance(g.kv_cache_spec, MambaSpec)} - {k})
+    if short:
+        # (vLLM's MambaSpec keeps K speculative state blocks a request, whatever the method;
+        # a config line's groups get them, a model's sizing must give its specs them too)
+        raise refusal(cfg, trace, "num_speculative_tokens", f"is not modelled with this "
+                      f"model's Mamba groups: sized with {short[0]} speculative state blocks a "
+                      f"request where vLLM keeps {k}, one a draft token")
+    if cfg.prefix_match_unit is not None and cfg.enable_prefix_caching and any(
+            isinstance(g.kv_cache_spec, MambaSpec) for g in groups):
+        # (Mamba states hit inside a block beside speculative state blocks: vLLM's partial
+        # tails and copies with drafts were not recorded, tests/data/sched_spec_mamba/)
+        raise refusal(cfg, trace, "prefix_match_unit", "is not modelled with speculative "
+                      "decoding over a Mamba model's groups (give no prefix_match_unit, or no "
+                      "num_speculative_tokens)", also=("num_speculative_tokens",))
     if cfg.spec_method not in EAGLE_METHODS:
         return
-    sizes = sorted({g.kv_cache_spec.block_size for g in groups})
+    # (a Mamba group with prefix caching off holds max_model_len tokens a block: no draft
+    # layer's, recorded beside EAGLE, tests/data/sched_spec_mamba/)
+    sizes = sorted({g.kv_cache_spec.block_size for g in groups
+                    if cfg.enable_prefix_caching or not isinstance(g.kv_cache_spec, MambaSpec)})
     if len(sizes) > 1:
         # (a draft of another page size beside a hybrid target: vLLM's planning gives its
         # group another block size; the recorded hybrid cases all share one block size)

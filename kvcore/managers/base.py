@@ -57,6 +57,9 @@ class SingleTypeKVCacheManager(BlockTables):
         # of the stack drops (the replay boundaries a sliding window keeps tails at)
         self.use_eagle = False
         self.replay_eagle = False
+        # Whether the coordinator sizes this group by the target's tokens alone, without
+        # EAGLE's lookahead slots (vLLM's num_tokens_main_model: an align-mode Mamba group)
+        self.main_model_tokens = False
         # vLLM's prefix_cache_retention_interval (only sliding windows act on it): None caches
         # every full block (dense), 0 only the tails a later hit can use, N one tail per N tokens.
         self.retention_interval: int | None = None

@@ -38,8 +38,15 @@ tests/data/sched_mamba/p16_*, p8_*).
 With a CPU tier the states cached each schedule() are handed to it (``state_offers``), and a
 sync load's state block is cached when the caching passes it (``_loaded``): checked against
 vLLM (tests/data/offload_mamba/). Where this may still differ from 0.33 (not covered by those
-cases): shared-prefix checkpoints (``enable_mamba_shared_prefix_checkpoint``); speculative
-blocks and their relocation; EAGLE's block drop.
+cases): shared-prefix checkpoints (``enable_mamba_shared_prefix_checkpoint``).
+
+Speculative decoding (vLLM keeps ``num_speculative_blocks`` = K state blocks a request beyond
+the running one, whatever the method): an allocated request's speculative blocks that a
+multi-block step leaves behind move to the table's end (vLLM's relocation), EAGLE's lookahead
+slots take no block here (``main_model_tokens``), and with EAGLE's legacy block drop the
+checkpoints move a block lower (`kvcore.managers.mamba_checkpoint`). Checked step for step
+against vLLM with ngram, eagle3 and mtp, sync and async, align and "none" mode
+(tests/data/sched_spec_mamba/).
 """
 
 
@@ -50,7 +57,7 @@ from typing import TYPE_CHECKING
 from kvcore.hashing import resolve_block_hashes
 from kvcore.managers.base import SingleTypeKVCacheManager
 from kvcore.managers.fine_lookup import mamba_hit
-from kvcore.managers.mamba_checkpoint import checkpoint_block
+from kvcore.managers.mamba_checkpoint import cache_checkpoint_below, checkpoint_block
 from kvcore.managers.mamba_retention import retained_states
 from kvcore.request import Request
 from kvcore.specs import MambaSpec, cdiv
@@ -66,6 +73,9 @@ class MambaManager(SingleTypeKVCacheManager):
         spec = self.kv_cache_spec
         assert isinstance(spec, MambaSpec)
         self.num_speculative_blocks = spec.num_speculative_blocks
+        # align mode: EAGLE's lookahead slots take no block here (vLLM: they would break the
+        # alignment, and its drafts have no Mamba layer)
+        self.main_model_tokens = self.enable_caching
         self._allocated: set[str] = set()
         # Table entries below this index were walked by a skip already (vLLM's retired count).
         self._retired: dict[str, int] = {}
@@ -181,9 +191,18 @@ class MambaManager(SingleTypeKVCacheManager):
             return []
         # Positions before the new running state hold no state of this request: nulls, but
         # for the checkpoint's block just before it.
-        state_index = required - self.num_speculative_blocks - 1
-        if len(blocks) < state_index:
-            blocks.extend([self._null_block] * (state_index - ckpt - len(blocks)))
+        k = self.num_speculative_blocks
+        state_index = required - k - 1
+        held = len(blocks)
+        if held < state_index:
+            blocks.extend([self._null_block] * (state_index - ckpt - held))
+        if k and request_id in self._allocated:
+            # An allocated request's speculative blocks this step leaves behind move to the
+            # table's end, nulls in their place (vLLM's _relocate_speculative_block): reused,
+            # not taken afresh; one at the checkpoint's index stays for it.
+            for i in range(held - k, min(held, state_index - ckpt)):
+                blocks.append(blocks[i])
+                blocks[i] = self._null_block
         n = min(max(required - len(blocks), 0), self._physical_cap(request_id) + ckpt)
         new = self.block_pool.get_new_blocks(n) if n > 0 else []
         blocks.extend(new)
@@ -205,14 +224,18 @@ class MambaManager(SingleTypeKVCacheManager):
         num_cached = self.num_cached_block.get(rid, 0)
         num_full = min(num_tokens, len(request.block_hashes) * self.block_pool.hash_block_size
                        ) // self.block_size
+        checkpoint = self._checkpoints.get(rid)
+        # (EAGLE's legacy drop writes the checkpoint a block below its block's end)
+        below = checkpoint is not None and checkpoint[0] != (checkpoint[1] + 1) * self.block_size
         if num_cached >= num_full:
+            if below:
+                cache_checkpoint_below(self, request)
             return
         mask = [False] * (num_full - num_cached)
         reach = self.reachable_block_mask(num_cached, num_full, request)
         if num_tokens % self.block_size == 0 and num_full == num_tokens // self.block_size:
             mask[-1] = reach is None or reach[-1]
-        checkpoint = self._checkpoints.get(rid)
-        if checkpoint is not None and num_cached <= checkpoint[1] < num_full:
+        if checkpoint is not None and not below and num_cached <= checkpoint[1] < num_full:
             # The block reserved for a checkpoint written inside this chunk holds the state at
             # its own end (with the hash block = the block, vLLM's partial-block re-keying of
             # it adds nothing to this; a checkpoint it would not keep has no hash to drop).
@@ -235,6 +258,8 @@ class MambaManager(SingleTypeKVCacheManager):
                 self._cached_this_step.add(h)
                 if offers is not None:
                     offers.append((rid, blocks[i], (i + 1) * bs))
+        if below:
+            cache_checkpoint_below(self, request)
 
     def _template_cache_blocks(self, request: Request, num_tokens: int) -> None:
         """vLLM's template caching (every non-null block the retention mask keeps), for

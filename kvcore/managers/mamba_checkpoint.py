@@ -19,6 +19,18 @@ from kvcore.specs import cdiv
 
 if TYPE_CHECKING:
     from kvcore.managers.mamba import MambaManager
+    from kvcore.request import Request
+
+
+def checkpoint_position(num_tokens: int, grid: int, drop: bool) -> int:
+    """The last position on ``grid`` whose state a prefill of ``num_tokens`` can cache (vLLM
+    0.33's get_mamba_prefill_checkpoint_position): before the last token, which is always
+    recomputed for its logits (a lookahead hash's token is that one too: single-module drafts
+    only); with EAGLE's legacy block drop (``drop``) a grid step below the last whole one,
+    which the drop already leaves to recompute."""
+    if drop:
+        return max(num_tokens // grid * grid - grid, 0)
+    return max((num_tokens - 1) // grid * grid, 0)
 
 
 def checkpoint_fits(start: int, end: int, position: int, block_size: int, align: int,
@@ -36,13 +48,16 @@ def checkpoint_fits(start: int, end: int, position: int, block_size: int, align:
 def checkpoint_needed(m: MambaManager, request_id: str, start: int, end: int, position: int,
                       prefill_end: int) -> bool:
     """Whether the chunk ``[start, end)`` writes the checkpoint at ``position`` from inside
-    (vLLM's _needs_internal_checkpoint, no speculative blocks)."""
+    (vLLM's _needs_internal_checkpoint): where no state of the request sits yet, or in one of
+    an allocated request's speculative blocks (relocated out of the way by the allocation)."""
     index = cdiv(end, m.block_size) - 2
     blocks = m.req_to_blocks.get(request_id, [])
     return (m.checkpoint_align > 0 and end >= prefill_end
             and checkpoint_fits(start, end, position, m.block_size, m.checkpoint_align,
                                 m.block_pool.hash_block_size)
-            and index >= 0 and (index >= len(blocks) or blocks[index].is_null))
+            and index >= 0 and (index >= len(blocks) or blocks[index].is_null
+                                or (request_id in m._allocated
+                                    and index >= len(blocks) - m.num_speculative_blocks)))
 
 
 def checkpoint_block(m: MambaManager, request_id: str, num_tokens: int,
@@ -50,8 +65,8 @@ def checkpoint_block(m: MambaManager, request_id: str, num_tokens: int,
                      apply_admission_cap: bool) -> int:
     """1 when the chunk writes its checkpoint (its last aligned position) from inside and so
     needs a block of its own; remembered for the allocation that follows (Mamba2 only)."""
-    align = m.cache_hit_alignment_tokens
-    position = max((num_tokens - 1) // align * align, 0)
+    # (vLLM's drop_eagle_checkpoint_block: any group dropping, `replay_eagle`)
+    position = checkpoint_position(num_tokens, m.cache_hit_alignment_tokens, m.replay_eagle)
     ckpt = 1 if checkpoint_needed(m, request_id, total_computed_tokens, num_tokens, position,
                                   prefill_end) else 0
     if not apply_admission_cap:
@@ -60,3 +75,31 @@ def checkpoint_block(m: MambaManager, request_id: str, num_tokens: int,
         else:
             m._checkpoints.pop(request_id, None)
     return ckpt
+
+
+def cache_checkpoint_below(m: MambaManager, request: Request) -> None:
+    """EAGLE's legacy drop puts a chunk's checkpoint a block below the end of the block reserved
+    for it (`checkpoint_position`): vLLM re-keys that block as the state of the tokens up to
+    the checkpoint (`_cache_partial_tail_block`: its old key removed, the new one stored), when
+    the checkpoint is the prompt's, one the retention keeps or the shared-prefix junction;
+    else the block's key, if any, goes (the state there is transient)."""
+    position, index = m._checkpoints[request.request_id]
+    blk = m.req_to_blocks[request.request_id][index]
+    pool = m.block_pool
+    bs = m.block_size
+    of_prompt = position == checkpoint_position(request.num_prompt_tokens,
+                                                m.cache_hit_alignment_tokens, True)
+    retention = m.retention_interval
+    retained = position % bs == 0 and (retention is None or retention > 0 and (
+        retention // bs <= 1 or (position // bs) % (retention // bs) == 0))
+    if not (of_prompt or retained or position == request.shared_prefix_boundary):
+        pool._drop_hash(blk)
+        return
+    j = position // bs - 1
+    if j < 0 or blk.is_null or j >= len(request.block_hashes):
+        return
+    # the block keyed as the state after hash block j (its old key dropped on the way)
+    pool.cache_full_blocks(request, [pool.null_block] * j + [blk], j, j + 1, bs,
+                           m.kv_cache_group_id)
+    if blk.block_hash is not None:
+        m._cached_this_step.add(blk.block_hash)

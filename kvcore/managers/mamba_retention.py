@@ -32,8 +32,10 @@ def retained_states(m: MambaManager, start_block: int, end_block: int,
         first = (start_block + per_segment) // per_segment * per_segment - 1
         for i in range(first - start_block, len(mask), per_segment):
             mask[i] = True
+    # (the replay boundaries move where any group drops, vLLM's coordinator-wide flag; the
+    # junction's block below only where this group drops)
     boundaries = replay_boundaries(request.num_prompt_tokens, m.scheduler_block_size,
-                                   m.use_eagle)
+                                   m.replay_eagle)
     if request.shared_prefix_boundary:
         boundaries.append(request.shared_prefix_boundary)
         if m.use_eagle:

@@ -1,0 +1,62 @@
+"""Engine mode with speculative decoding over Mamba groups (ngram, eagle3, mtp) = vLLM 0.33's
+schedulers, step for step with their KV events: each Mamba group keeps K speculative state
+blocks a request (vLLM's MambaSpec `num_speculative_blocks`, whatever the method), in "align"
+mode (prefix caching on) and "none" mode (off); EAGLE's lookahead slots take no Mamba block;
+an allocated request's speculative blocks a multi-block step leaves behind move to the table's
+end; with EAGLE's legacy block drop the prefill checkpoints and the split's stops are a block
+lower. The answers come from tests/data/sched_spec_mamba/oracle_spec_mamba.py (its README).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from oracle_sched import check_spec_case, config_of, replay_recorded
+
+from kvcore.errors import InputError
+from kvcore.managers.mamba_checkpoint import checkpoint_position
+
+DATA = Path(__file__).resolve().parent / "data" / "sched_spec_mamba"
+CASES = sorted(DATA.glob("*.trace.jsonl"))
+
+
+@pytest.mark.parametrize("trace", CASES, ids=lambda p: p.name[:-12])
+def test_spec_mamba_case(trace: Path):
+    got = check_spec_case(trace)
+    assert got[0].config["enable_prefix_caching"] == config_of(trace)["enable_prefix_caching"]
+
+
+def test_the_cases_are_all_there():
+    assert [t.name.split(".")[0] for t in CASES] == [
+        "sm11", "sm12", "sm19", "sm36", "sm39", "sm4", "sm42", "sm45", "sm72", "sm77",
+        "smtp37", "smtp56"]
+
+
+@pytest.mark.parametrize("tokens, grid, drop, want", [
+    (44, 16, False, 32),    # the last boundary before the last token
+    (48, 16, False, 32),    # (a whole-block prompt: its last token is recomputed)
+    (44, 16, True, 16),     # EAGLE's drop: a block below the last whole one
+    (48, 16, True, 32),
+    (20, 16, True, 0),
+])
+def test_the_checkpoint_position(tokens, grid, drop, want):
+    assert checkpoint_position(tokens, grid, drop) == want
+
+
+def _with_config(tmp_path: Path, case: str, **changes) -> Path:
+    lines = (DATA / f"{case}.trace.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    first["config"].update(changes)
+    out = tmp_path / f"{case}.trace.jsonl"
+    out.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    return out
+
+
+def test_a_hash_unit_finer_than_the_block_is_refused(tmp_path):
+    """Mamba states hit inside a block beside speculative blocks: not recorded."""
+    with pytest.raises(InputError, match="is not modelled with speculative decoding over a "
+                                         "Mamba model's groups") as e:
+        replay_recorded(_with_config(tmp_path, "sm19", prefix_match_unit=16))
+    assert e.value.field == "config.prefix_match_unit"
