@@ -43,7 +43,9 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
     if g.mla is not None and not block_size_given:
         out.append(mla_block_size_note(g.name, block_size))
     if g.mamba is not None and g.mamba.version == "gdn" and enable_prefix_caching:
-        out.append(gdn_note(g.name))
+        k = max((getattr(grp.kv_cache_spec, "num_speculative_blocks", 0)
+                 for grp in result.config.kv_cache_groups), default=0)
+        out.append(gdn_note(g.name, k))
     memory = [n for n in _MEMORY if n in given]
     if memory and gpu_memory_gib is None:
         out.append(f"option(s) {_flags(memory)}: no effect without --gpu-memory-gib (the pool "

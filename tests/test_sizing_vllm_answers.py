@@ -38,7 +38,10 @@ CASES = json.loads((Path(__file__).resolve().parent / "data" / "sizing_vllm" / "
 def build(j: dict):
     if j["type"] == "mamba":
         return MambaSpec(j["block_size"], shapes=tuple(map(tuple, j["shapes"])),
-                         dtypes=tuple(j["dtypes"]), page_size_padded=j["page_size_padded"])
+                         dtypes=tuple(j["dtypes"]), page_size_padded=j["page_size_padded"],
+                         **{f: j[f] for f in ("num_speculative_blocks",
+                                              "num_prefill_checkpoint_blocks",
+                                              "prefill_checkpoint_alignment") if f in j})
     args = (j["block_size"], j["num_kv_heads"], j["head_size"], j["dtype"])
     if j["type"] == "sliding_window":
         return SlidingWindowSpec(*args, sliding_window=j["sliding_window"])

@@ -102,7 +102,7 @@ def register(app: typer.Typer) -> None:
                 raise InputError("needs --kv-offloading-size (the CPU tier it sizes the chunks "
                                  "of)", field="kv_offloading_block_size")
 
-            draft = spec_draft(speculative_config, spec_method, spec_model, spec_tokens)
+            draft, spec_k = spec_draft(speculative_config, spec_method, spec_model, spec_tokens)
 
             def sized(budget: int) -> Any:
                 try:
@@ -128,7 +128,8 @@ def register(app: typer.Typer) -> None:
                     tensor_parallel_size=tensor_parallel_size, disable_hybrid=disable_hybrid,
                     pad_pages=pad_pages, enable_prefix_caching=enable_prefix_caching,
                     prefix_match_unit=prefix_match_unit,
-                    pipeline_parallel_size=pipeline_parallel_size, draft=draft)
+                    pipeline_parallel_size=pipeline_parallel_size, draft=draft,
+                    num_speculative_tokens=spec_k)
 
             # the scheduler options' own checks first, in the replay's words (the sizing
             # layer's differ); the budget is the given one or the default here
@@ -192,23 +193,24 @@ def register(app: typer.Typer) -> None:
 
 
 def spec_draft(text: str | None, method: str | None, model: str | None,
-               tokens: int | None) -> tuple[str | None, str] | None:
+               tokens: int | None) -> tuple[tuple[str | None, str] | None, int]:
     """The draft vLLM's speculative flags name, as (model, method): an EAGLE draft's, or MTP's
-    (None: the model's own module); None with no flags, or n-gram (no layers, no weights). An
-    EAGLE method without its model is refused, as vLLM refuses it."""
+    (None: the model's own module); None with no flags, or n-gram (no layers, no weights);
+    and num_speculative_tokens (0 without drafts), which a Mamba layer's spec keeps blocks for
+    whatever the method. An EAGLE method without its model is refused, as vLLM refuses it."""
     from kvcore.engine.options import ReplayOptions
     from kvcore.engine.spec_config import EAGLE_METHODS, speculative_settings
     from kvcore.engine.spec_decode import spec_draft as known_draft
     from kvcore.errors import InputError
 
     if text is None and method is None and model is None and tokens is None:
-        return None
+        return None, 0
     spec = speculative_settings(text or "{}", method, tokens, model)
     draft = known_draft(ReplayOptions(**spec))       # (the replay's rule)
     if draft is None and spec["spec_method"] in EAGLE_METHODS:
         raise InputError(f"{spec['spec_method']} needs its draft model (--spec-model, or the "
                          "JSON's model), as vLLM does", field="spec_model")
-    return draft
+    return draft, int(spec["num_speculative_tokens"])
 
 
 def concurrent_batches(async_scheduling: bool | None, given: int | None, pp: int = 1) -> int:

@@ -70,12 +70,13 @@ class DraftModel:
     lm_head_rows: int           # the logits a pass computes: the draft vocabulary, or the target's
     # what the clock reads beyond the plain geometry (in the params above): the fc folding the
     # target's hidden states in (the first pass), and weights every pass reads, split (EAGLE-3's
-    # first QKV reading twice the hidden size) or whole (MTP's eh_proj)
+    # first QKV reading twice the hidden size, Qwen3-Next MTP's fc) or whole (DeepSeek's eh_proj)
     fc_params: int = 0
     pass_split: int = 0
     pass_whole: int = 0
-    # layers the draft repeats of its target, weights and all (MTP's mtp_block: a decoder layer,
-    # quantised as the target's): `repeated` copies of `target`'s last layer
+    # layers the draft repeats of its target, weights and all (an MTP module's decoder layer,
+    # quantised as the target's): `repeated` copies of `target`'s last layer (DeepSeek-V3's
+    # own; for Qwen3-Next the draft's one-layer geometry, its layer 0's feed-forward)
     target: ModelGeometry | None = None
     repeated: int = 0
 

@@ -11,7 +11,8 @@ Per layer kind:
   ``head_dim`` in the KV cache dtype. Per-head parameters such as gpt-oss's attention sinks are
   weights, not KV: they cost nothing here.
 * ``mamba``: ``MambaSpec`` with vLLM's state shapes (conv state and SSM state, see
-  `mamba_state`), in the model dtype. As vLLM's platform code does for hybrid models, the
+  `kvcore.models.mamba_spec`, with speculative decoding's blocks and conv rows), in the
+  model dtype. As vLLM's platform code does for hybrid models, the
   attention block size is raised until an attention page holds a Mamba state (in steps of the
   attention kernel's block alignment, 16 for FlashAttention), and the Mamba page is padded to the
   attention page. A Mamba2 layer (vLLM's ``MambaMixer2``) declares one prefill checkpoint block
@@ -27,28 +28,28 @@ Per layer kind:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
-from kvcore.models.qwen3_next import FLASHINFER_GDN_CHECKPOINT_ALIGNMENT
-from kvcore.prefix_match import checkpoint_grid
+from kvcore.models.mamba_spec import (  # (re-exported: the Mamba spec's parts lived here)
+    ATTENTION_KERNEL_BLOCK_ALIGNMENT,
+    NO_KV_KINDS,
+    hybrid_block_size,
+    mamba_state,
+    model_mamba_spec,
+)
 from kvcore.specs import (
-    DTYPE_BYTES,
     ChunkedLocalAttentionSpec,
     FullAttentionSpec,
     KVCacheSpec,
-    MambaSpec,
     MLAAttentionSpec,
     SlidingWindowSpec,
-    cdiv,
 )
+
+__all__ = ["ATTENTION_KERNEL_BLOCK_ALIGNMENT", "NO_KV_KINDS", "hybrid_block_size", "mamba_state"]
 
 # A layer's kind (`ModelGeometry.layer_kinds`): full, sliding, chunked, mamba, mla, mlp or
 # parallel. "mlp": a feed-forward-only layer (Nemotron-H's '-' and 'E'): no KV cache, no spec;
 # "parallel": attention and a Mamba2 mixer side by side in one layer (Falcon-H1): two specs
-NO_KV_KINDS = ("mamba", "mlp")  # layers whose pages are not attention pages
-# FlashAttention's smallest kernel block (vLLM: MultipleOf(16)); hybrid block sizes step by it.
-ATTENTION_KERNEL_BLOCK_ALIGNMENT = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,44 +162,6 @@ def kv_heads_per_worker(num_kv_heads: int, tp: int) -> int:
     return max(1, num_kv_heads // tp)
 
 
-def mamba_state(m: MambaGeometry, dtype: str, tp: int) -> tuple[tuple[tuple[int, ...], ...],
-                                                                 tuple[str, ...]]:
-    """vLLM's `MambaStateShapeCalculator` for one worker: (conv state, SSM state) shapes.
-
-    mamba1: conv (d_conv - 1, d_inner/tp), SSM (d_inner/tp, d_state).
-    mamba2: conv (d_conv - 1, (d_inner + 2*n_groups'*d_state)/tp), SSM (n_heads/tp, d_head,
-    d_state), n_groups' = n_groups rounded so every head shard has its group.
-    gdn: conv (d_conv - 1, (2*key heads*key dim + value heads*value dim)/tp), SSM (value
-    heads/tp, value dim, key dim).
-    Both states in the model dtype (vLLM's mamba_cache_dtype "auto"), the SSM state in
-    ``ssm_dtype`` where the model's config hook sets one.
-    """
-    shapes: tuple[tuple[int, ...], ...]
-    if m.version == "mamba1":
-        shapes = ((m.d_conv - 1, m.d_inner // tp), (m.d_inner // tp, m.d_state))
-    elif m.version == "gdn":
-        # gated_delta_net_state_shape: conv over q, k (key heads) and v (value heads); the
-        # recurrent state (value heads, value dim, key dim)
-        conv_dim = 2 * m.n_groups * m.d_state + m.n_heads * m.d_head
-        shapes = ((m.d_conv - 1, conv_dim // tp), (m.n_heads // tp, m.d_head, m.d_state))
-    else:
-        groups = m.n_groups + (0 if m.n_groups % tp == 0 else tp - m.n_groups)
-        conv_dim = m.d_inner + 2 * groups * m.d_state
-        shapes = ((m.d_conv - 1, conv_dim // tp), (m.n_heads // tp, m.d_head, m.d_state))
-    return shapes, (dtype, m.ssm_dtype or dtype)
-
-
-def hybrid_block_size(attn_page_per_token: int, mamba_page: int, block_size: int,
-                      checkpoint_align: int = 1) -> int:
-    """The attention block size vLLM picks so that one attention page holds a Mamba state
-    (a multiple of the layers' prefill checkpoint alignment in align mode: 64 for FlashInfer's
-    Gated DeltaNet kernel)."""
-    align = math.lcm(max(ATTENTION_KERNEL_BLOCK_ALIGNMENT, block_size), checkpoint_align)
-    needed = align * cdiv(mamba_page, align * attn_page_per_token)
-    needed = ATTENTION_KERNEL_BLOCK_ALIGNMENT * cdiv(needed, ATTENTION_KERNEL_BLOCK_ALIGNMENT)
-    return max(block_size, needed)
-
-
 def decoder_layer_of(name: str, num_layers: int) -> int:
     """The decoder layer a `layer_specs` name (``layers.I``) belongs to: a Falcon-H1 Mamba
     mixer is named ``layers.(num_layers + i)`` beside layer i's attention (below)."""
@@ -210,38 +173,23 @@ def layer_specs(g: ModelGeometry, *, block_size: int = 16, kv_cache_dtype: str =
                 tp: int = 1, max_model_len: int | None = None,
                 mamba_cache_mode: str = "align",
                 gdn_prefill_checkpoint: bool = True,
-                prefix_match_unit: int | None = None) -> dict[str, KVCacheSpec]:
+                prefix_match_unit: int | None = None,
+                num_speculative_tokens: int = 0) -> dict[str, KVCacheSpec]:
     """Layer name -> spec for one tensor-parallel worker, in model order.
     ``gdn_prefill_checkpoint``: Gated DeltaNet layers on FlashInfer's kernel (Hopper, what
     kvcli assumes) checkpoint inside a prefill; False: the Triton kernel's layout.
-    ``prefix_match_unit`` (vLLM's): moves a Gated DeltaNet layer's checkpoint grid."""
+    ``prefix_match_unit`` (vLLM's): moves a Gated DeltaNet layer's checkpoint grid.
+    ``num_speculative_tokens``: speculative decoding's K (any method), which the Mamba
+    layers' spec keeps blocks and conv rows for (`kvcore.models.mamba_spec`)."""
     kv_dtype = g.dtype if kv_cache_dtype == "auto" else kv_cache_dtype
     heads = kv_heads_per_worker(g.num_kv_heads, tp)
     mamba = None
     if g.mamba is not None and ("mamba" in g.layer_kinds or "parallel" in g.layer_kinds):
-        shapes, dtypes = mamba_state(g.mamba, g.dtype, tp)
-        mamba = MambaSpec(block_size, shapes=shapes, dtypes=dtypes, mamba_type=g.mamba.version)
-        gdn = (g.mamba.version == "gdn" and mamba_cache_mode == "align"
-               and gdn_prefill_checkpoint)
-        if any(k not in NO_KV_KINDS for k in g.layer_kinds):
-            per_token = 2 * heads * g.head_dim * DTYPE_BYTES[kv_dtype]
-            block_size = hybrid_block_size(per_token, mamba.page_size_bytes, block_size,
-                                           FLASHINFER_GDN_CHECKPOINT_ALIGNMENT if gdn else 1)
-            attn_page = block_size * per_token
-            padded = attn_page if attn_page != mamba.page_size_bytes else None
-        else:
-            padded = None
-        mamba_bs = block_size if mamba_cache_mode == "align" else (max_model_len or block_size)
-        # vLLM's MambaMixer2 (Mamba2 models) writes a prefill checkpoint inside a chunk: one
-        # block for it, at any token offset; Jamba's MambaMixer declares none; a Gated
-        # DeltaNet layer on FlashInfer's kernel (assumed: Hopper) one on the Mamba block grid.
-        ckpt = g.mamba.version == "mamba2" or gdn
-        mamba = MambaSpec(mamba_bs, shapes=shapes, dtypes=dtypes, page_size_padded=padded,
-                          mamba_type=g.mamba.version, num_prefill_checkpoint_blocks=int(ckpt),
-                          prefill_checkpoint_alignment=(
-                              checkpoint_grid(prefix_match_unit,
-                                              FLASHINFER_GDN_CHECKPOINT_ALIGNMENT, mamba_bs)
-                              if gdn else 1) if ckpt else None)
+        mamba, block_size = model_mamba_spec(
+            g, block_size=block_size, kv_heads=heads, kv_dtype=kv_dtype, tp=tp,
+            max_model_len=max_model_len, mamba_cache_mode=mamba_cache_mode,
+            gdn_prefill_checkpoint=gdn_prefill_checkpoint, prefix_match_unit=prefix_match_unit,
+            num_speculative_tokens=num_speculative_tokens)
     out: dict[str, KVCacheSpec] = {}
     for i, kind in enumerate(g.layer_kinds):
         name = f"layers.{i}"

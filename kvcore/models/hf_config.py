@@ -40,6 +40,7 @@ from kvcore.errors import InputError, clipped
 from kvcore.models.class_defaults import CLASS_DEFAULTS, MODEL_TYPE_DEFAULTS
 from kvcore.models.config_keys import (
     EXPERT_KEYS,
+    MTP_MODULES,
     QWEN_WINDOWS,
     counted_moe_layers,
     experts_per_tok,
@@ -211,7 +212,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         tie_word_embeddings=bool(get("tie_word_embeddings", False)), num_experts=num_experts,
         moe_intermediate_size=moe_inter if num_experts else 0, moe_layers=moe_layers,
         attention_bias=bool(get("attention_bias", False)),
-        mtp_layers=get_int("num_nextn_predict_layers", 0) if model_type == "deepseek_v3" else 0,
+        mtp_layers=(get_int("num_nextn_predict_layers", MTP_MODULES[model_type]) or 0
+                    if model_type in MTP_MODULES else 0),
         quantization=quant_method(get("quantization_config"), source),
         source=source, num_experts_per_tok=experts_per_tok(c, get, get_int),
         num_shared_experts=get_int("n_shared_experts") or get_int("num_shared_experts") or 0,

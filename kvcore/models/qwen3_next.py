@@ -47,12 +47,14 @@ def qwen3_next_kinds(c: dict[str, Any], n: int, get_dim, source: str) -> tuple[s
     return tuple("full" if (i + 1) % every == 0 else "mamba" for i in range(n))
 
 
-def gdn_note(model: str) -> str:
-    """The warning for a model with Gated DeltaNet layers (its sizing assumes Hopper)."""
+def gdn_note(model: str, num_speculative_tokens: int = 0) -> str:
+    """The warning for a model with Gated DeltaNet layers (its sizing assumes Hopper); a
+    request's Mamba blocks count speculative decoding's K too."""
+    k = num_speculative_tokens
     return (f"{model} has Gated DeltaNet layers: vLLM 0.33 checkpoints their state inside a "
             "prefill only with FlashInfer's GDN kernel (Hopper; Blackwell with CUDA 13), which "
-            "kvcli assumes: 3 Mamba blocks a request and the attention block a multiple of 64 "
-            "tokens; with the Triton kernel (other GPUs) vLLM keeps 2 a request")
+            f"kvcli assumes: {3 + k} Mamba blocks a request and the attention block a multiple "
+            f"of 64 tokens; with the Triton kernel (other GPUs) vLLM keeps {2 + k} a request")
 
 
 def gdn_state(get_dim) -> Any:

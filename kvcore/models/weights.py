@@ -98,9 +98,16 @@ def _param_split(g: ModelGeometry, stage: Stage = WHOLE) -> tuple[int, int, int]
         if kind == "parallel":
             layers += _mamba_params(g)  # Falcon-H1: a Mamba2 mixer beside the attention
         dense += 2 * g.hidden_size  # the layer's norms
+        qwen3_next = g.model_type == "qwen3_next"
+        if qwen3_next and kind == "full":
+            dense += 2 * g.head_dim     # Qwen3-Next's q_norm and k_norm (head_dim each)
         if moe:
             experts = g.num_experts * 3 * g.hidden_size * g.moe_intermediate_size
             layers += g.hidden_size * g.num_experts + 3 * g.hidden_size * shared
+            if qwen3_next and shared:
+                # its shared_expert_gate (hidden x 1): with the norms above, vLLM's own count
+                # of the 80B, exactly (tests/data/mtp_draft/qwen3_next_answers.json)
+                dense += g.hidden_size
             if g.quantization == "mxfp4":
                 quant += experts
             else:

@@ -77,7 +77,7 @@ def resolve_kv_cache_config(
     num_blocks: int | None = None, tensor_parallel_size: int = 1, disable_hybrid: bool = False,
     pad_pages: bool = False, enable_prefix_caching: bool = True, check_memory: bool = True,
     prefix_match_unit: int | None = None, pipeline_parallel_size: int = 1,
-    draft: tuple[str | None, str] | None = None,
+    draft: tuple[str | None, str] | None = None, num_speculative_tokens: int = 0,
 ) -> SizingResult:
     """Size the KV cache of a model on one GPU (per tensor-parallel worker).
 
@@ -89,7 +89,8 @@ def resolve_kv_cache_config(
     little memory for one request at max_model_len (the message gives both sizes and the largest
     max_model_len that fits). ``draft``: a speculative method's draft, (an EAGLE draft's
     model or None for MTP, the method), whose layers and weights count with the model's
-    (`kvcore.models.drafts`).
+    (`kvcore.models.drafts`). ``num_speculative_tokens``: speculative decoding's K, any
+    method (0: none), which a Mamba layer's spec keeps state blocks and conv rows for.
     """
     g = load_geometry(model, model_config=model_config, geometry=geometry, layers=layers,
                       kv_heads=kv_heads, head_dim=head_dim, dtype=dtype,
@@ -146,10 +147,14 @@ def resolve_kv_cache_config(
                          field="prefix_match_unit")
     specs = layer_specs(g, block_size=block_size, kv_cache_dtype=kv_dtype, tp=tp,
                         max_model_len=mml, mamba_cache_mode=ctx.mamba_cache_mode,
-                        prefix_match_unit=prefix_match_unit)
+                        prefix_match_unit=prefix_match_unit,
+                        num_speculative_tokens=num_speculative_tokens)
     spec_draft = _draft(draft, g, pipeline_parallel_size)
     if spec_draft is not None:
-        specs.update(draft_layer_specs(spec_draft, g, block_size=block_size,
+        # (beside a Mamba hybrid, the attention block vLLM raised for the target's pages)
+        attn_block = max((s.block_size for s in specs.values() if s.kind != "mamba"),
+                         default=block_size)
+        specs.update(draft_layer_specs(spec_draft, g, block_size=attn_block,
                                        kv_cache_dtype=kv_dtype, tp=tp, max_model_len=mml))
     try:
         groups = get_kv_cache_groups(specs, disable_hybrid=disable_hybrid, pad_pages=pad_pages)
@@ -235,8 +240,12 @@ def _draft(draft: tuple[str | None, str] | None, g: ModelGeometry,
     """The draft beside model `g`, refused where its sizing is not modelled."""
     if draft is None:
         return None
+    # (an MTP module beside Mamba layers is Qwen3-Next's, checked against vLLM; an EAGLE
+    # draft's beside them is not)
     why = ("pipeline parallelism" if pipeline_parallel_size > 1 else
-           f"{g.name}'s Mamba layers (vLLM keeps speculative state blocks)" if g.mamba else None)
+           f"{g.name}'s Mamba layers (kvcli sizes an MTP module beside them, not an EAGLE "
+           "draft)"
+           if g.mamba and draft[1] != "mtp" else None)
     if why is not None:
         raise InputError(f"a draft model's layers are not sized with {why}", field="spec_model")
     return load_spec_draft(draft[0], draft[1], g)

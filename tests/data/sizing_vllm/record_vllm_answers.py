@@ -30,7 +30,9 @@ def cfg(mml, mnbt, batches, disable_hybrid=False):
 
 def spec_json(s):
     if isinstance(s, K.MambaSpec):
-        return {"type": "mamba", "block_size": s.block_size, "shapes": [list(x) for x in s.shapes], "dtypes": list(s.dtypes), "page_size_padded": s.page_size_padded}
+        # (the speculative and checkpoint blocks only where set: the older cases' lines unchanged)
+        extra = {f: getattr(s, f) for f in ("num_speculative_blocks", "num_prefill_checkpoint_blocks", "prefill_checkpoint_alignment") if getattr(s, f)}
+        return {"type": "mamba", "block_size": s.block_size, "shapes": [list(x) for x in s.shapes], "dtypes": list(s.dtypes), "page_size_padded": s.page_size_padded, **extra}
     d = {"block_size": s.block_size, "num_kv_heads": s.num_kv_heads, "head_size": s.head_size, "dtype": s.dtype}
     if isinstance(s, K.SlidingWindowSpec):
         return {"type": "sliding_window", "sliding_window": s.sliding_window, **d}
@@ -40,7 +42,8 @@ def spec_json(s):
 
 def to_vllm(j):
     if j["type"] == "mamba":
-        return V.MambaSpec(block_size=j["block_size"], shapes=tuple(map(tuple, j["shapes"])), dtypes=tuple(DT[d] for d in j["dtypes"]), page_size_padded=j["page_size_padded"], mamba_cache_mode="align")
+        return V.MambaSpec(block_size=j["block_size"], shapes=tuple(map(tuple, j["shapes"])), dtypes=tuple(DT[d] for d in j["dtypes"]), page_size_padded=j["page_size_padded"], mamba_cache_mode="align",
+                           **{f: j[f] for f in ("num_speculative_blocks", "num_prefill_checkpoint_blocks", "prefill_checkpoint_alignment") if f in j})
     kw = dict(block_size=j["block_size"], num_kv_heads=j["num_kv_heads"], head_size=j["head_size"], dtype=DT[j["dtype"]])
     if j["type"] == "sliding_window":
         return V.SlidingWindowSpec(**kw, sliding_window=j["sliding_window"])
@@ -85,6 +88,17 @@ for preset, draft, method, mml, avail in [
     ls.update({n: {**spec_json(s), "is_draft": True}
                for n, s in draft_layer_specs(d, g, max_model_len=mml).items()})
     add(f"{preset}-{method}-draft-{avail >> 30}gib", ls, avail, mml)
+# Qwen3-Next with its MTP module (kvcore.models.mtp_draft) and K speculative tokens: the GDN
+# layers' spec keeps K speculative blocks (and K more conv rows), the draft's layer is_draft
+from kvcore.models.mtp_draft import mtp_draft
+for k, avail in [(1, 54 << 30), (3, 54 << 30)]:
+    g = load_preset("qwen3-next-80b-a3b")
+    ls = layer_specs(g, tp=2, max_model_len=32768, num_speculative_tokens=k)
+    attn_bs = max(s.block_size for s in ls.values() if s.kind != "mamba")
+    layers = {n: spec_json(s) for n, s in ls.items()}
+    layers.update({n: {**spec_json(s), "is_draft": True} for n, s in draft_layer_specs(
+        mtp_draft(g), g, block_size=attn_bs, tp=2, max_model_len=32768).items()})
+    add(f"qwen3-next-80b-a3b-tp2-mtp-k{k}-{avail >> 30}gib", layers, avail, 32768)
 f = lambda h=64: {"type": "full", "block_size": 16, "num_kv_heads": 2, "head_size": h, "dtype": "float32"}
 w = lambda h=64, win=1: {"type": "sliding_window", "sliding_window": win, "block_size": 16, "num_kv_heads": 2, "head_size": h, "dtype": "float32"}
 ch = lambda c=64: {"type": "chunked_local", "attention_chunk_size": c, "block_size": 16, "num_kv_heads": 2, "head_size": 64, "dtype": "float32"}
