@@ -141,4 +141,5 @@ SpecModelOpt = Annotated[str | None, typer.Option(
     "folder, or a draft kvcli knows (eagle3-llama-3.1-8b). [default: none]")]
 SpecTokensOpt = Annotated[int | None, typer.Option(
     "--num-speculative-tokens", "--spec-tokens", show_default=False, help="vLLM's "
-    "num_speculative_tokens (sizes nothing: shown with the draft). [default: none]")]
+    "num_speculative_tokens: a Mamba layer's state keeps K more blocks a request (Mamba2's and "
+    "Gated DeltaNet's K more conv rows); shown with the draft. [default: none]")]
