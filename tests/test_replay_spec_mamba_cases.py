@@ -60,3 +60,25 @@ def test_a_hash_unit_finer_than_the_block_is_refused(tmp_path):
                                          "Mamba model's groups") as e:
         replay_recorded(_with_config(tmp_path, "sm19", prefix_match_unit=16))
     assert e.value.field == "config.prefix_match_unit"
+
+
+@pytest.mark.parametrize("model, method, k, mamba_groups", [
+    ("nemotron-nano-9b-v2", "ngram", 2, 7),
+    ("qwen3-next-80b-a3b", "mtp", 3, 3),
+])
+def test_a_models_mamba_groups_keep_k_speculative_blocks(model, method, k, mamba_groups):
+    """A replay sized from a model gives its Mamba specs K speculative state blocks, as a
+    config line's groups get them (vLLM's MambaBase.get_kv_cache_spec, whatever the method):
+    the sizing hears K, so the start-up's check has nothing to refuse."""
+    from kvcore.engine.options import ReplayOptions
+    from kvcore.engine.replay_pool import sized
+    from kvcore.specs import MambaSpec
+    from kvcore.traces.reader import read_trace
+
+    cfg = ReplayOptions(model=model, num_blocks=4000, tp=2, num_speculative_tokens=k,
+                        spec_method=method, spec_acceptance_rate=0.5)
+    _, groups, _ = sized(cfg, read_trace(str(DATA / "sm4.trace.jsonl")))
+    got = [g.kv_cache_spec.num_speculative_blocks for g in groups
+           if isinstance(g.kv_cache_spec, MambaSpec)]
+    assert got == [k] * mamba_groups
+

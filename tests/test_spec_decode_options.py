@@ -100,9 +100,6 @@ def test_speculative_config_is_read_as_vllm_spells_it():
     (["--num-speculative-tokens", "2", "--spec-acceptance-rate", "0.5",
       "--kv-offloading-size", "1"], "is not modelled with kv_offloading_size"),
     (["--num-speculative-tokens", "-1"], "option --num-speculative-tokens: must be >= 0"),
-    (["--num-speculative-tokens", "2", "--spec-acceptance-rate", "0.5", "--model",
-      "nemotron-nano-9b-v2"], ("option --num-speculative-tokens: is not modelled with this "
-     "model's Mamba groups: sized with 0 speculative state blocks a request where vLLM keeps 2")),
 ])
 def test_refusals_are_one_line_exit_2(args, message):
     r = CliRunner().invoke(app, ["replay", TRACE, "--json", *args])

@@ -115,7 +115,7 @@ def _resolve_model(cfg: ReplayOptions, geometry: ModelGeometry | None = None):
             kv_cache_dtype=cfg.kv_cache_dtype, tensor_parallel_size=cfg.tp, check_memory=False,
             prefix_match_unit=cfg.prefix_match_unit,
             pipeline_parallel_size=cfg.pipeline_parallel_size,
-            draft=spec_draft(cfg))
+            draft=spec_draft(cfg), num_speculative_tokens=cfg.num_speculative_tokens)
     except InputError as err:
         # the sizing layer spells vLLM's name; the replay's option (and a sweep's key) is `tp`
         if err.field == "tensor_parallel_size" and err.path is None:
