@@ -68,7 +68,7 @@ MODULES = (
     "kvcore.offload.lru", "kvcore.offload.idle_runs", "kvcore.offload.arc", "kvcore.offload.access",
     "kvcore.offload.manager", "kvcore.offload.manager_reports",
     "kvcore.offload.jobs", "kvcore.offload.connector", "kvcore.offload.completions",
-    "kvcore.offload.stores",
+    "kvcore.offload.stores", "kvcore.offload.eagle",
     "kvcore.offload.worker",
     "kvcore.offload.record", "kvcore.offload.config", "kvcore.offload.tier",
     "kvcore.offload.tier_outputs",

@@ -22,8 +22,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kvcore.engine.mamba_split import mamba_aligned_split
+from kvcore.engine.spec_decode import pad_admission, padding_cut
 from kvcore.offload.completions import request_finished
 from kvcore.request import Request, RequestStatus
+from kvcore.specs import MambaSpec
 
 if TYPE_CHECKING:
     from kvcore.engine.scheduler import Scheduler
@@ -46,6 +48,8 @@ def schedule_waiting_with_connector(sched: Scheduler, out: SchedulerOutput, budg
     skipped_holding: list[Any] = []
     skipped_waiting: list[Any] = []
     holding, waiting = sched.kv_holding, sched.waiting
+    spec = sched.num_spec
+    any_running = bool(nst)     # (so far only the running loop's requests are in it)
 
     while budget > 0:
         queue = holding if len(holding) else waiting
@@ -81,11 +85,21 @@ def schedule_waiting_with_connector(sched: Scheduler, out: SchedulerOutput, budg
         else:
             hit_blocks, num_hit = None, 0
             computed = req.num_computed_tokens
+        padded = False
         if load_async:
             n = 0
         else:
             n = req.num_tokens - computed
+            if spec and n == 1:
+                # (vLLM pads a one-token admission to 1 + K here too: `pad_admission`)
+                n = pad_admission(sched, computed, budget, sched.prefill_scheduled, any_running)
+                if n < 0:
+                    sched.blocked = (req, False, budget)
+                    break
+                padded = n > 1
             if 0 < threshold < n:
+                if padded:
+                    raise padding_cut(req, threshold, spec)
                 n = threshold
             if not cfg.enable_chunked_prefill and n > budget:
                 sched.blocked = (req, False, budget)
@@ -98,7 +112,11 @@ def schedule_waiting_with_connector(sched: Scheduler, out: SchedulerOutput, budg
                 if n == 0:
                     sched.blocked = (req, False, budget)
                     break
-        reserved = _reserved_blocks(sched) if load_async else 0
+                if padded and n != 1 + spec:
+                    n, padded = 1, False
+        # An async load reserves what the in-flight prefills still need plus one spec decode
+        # step, and takes its lookahead slots only once loaded (scheduler.py:1400-1431).
+        reserved = _reserved_blocks(sched) + _spec_step_blocks(sched) if load_async else 0
         if tracer is not None:
             tracer.req = rid
         if obs is not None and looked_up:
@@ -106,6 +124,7 @@ def schedule_waiting_with_connector(sched: Scheduler, out: SchedulerOutput, budg
             obs.on_admit_attempt(req)
         new_blocks = kvm.allocate_slots(
             req, n, num_new_computed_tokens=num_hit, new_computed_blocks=hit_blocks,
+            num_lookahead_tokens=0 if load_async else sched.lookahead,
             num_external_computed_tokens=ext, delay_cache_blocks=load_async,
             full_sequence_must_fit=cfg.scheduler_reserve_full_isl, reserved_blocks=reserved,
             has_scheduled_reqs=bool(running))
@@ -137,6 +156,8 @@ def schedule_waiting_with_connector(sched: Scheduler, out: SchedulerOutput, budg
         req.status = RequestStatus.RUNNING
         req.num_computed_tokens = computed
         nst[rid] = n
+        if padded:
+            out.spec[rid] = spec
         out.eager.append(req)
         out.admitted[rid] = computed
         admitted_full.add(rid)
@@ -205,14 +226,26 @@ def _promote(sched: Scheduler, req: Request) -> None:
     req.status = RequestStatus.PREEMPTED if req.num_preemptions else RequestStatus.WAITING
 
 
+def _spec_step_blocks(sched: Scheduler) -> int:
+    """vLLM's `_spec_decode_step_blocks`: one decode step's 1 + K + lookahead slots in every
+    group but Mamba's (its managers count their speculative state blocks themselves)."""
+    if not sched.num_spec:
+        return 0
+    n = 1 + sched.num_spec + sched.lookahead
+    return sum(-(-n // m.block_size) for m in sched.kv_cache_manager.coordinator
+               .single_type_managers if not isinstance(m.kv_cache_spec, MambaSpec))
+
+
 def _reserved_blocks(sched: Scheduler) -> int:
     """Blocks the in-flight prefills still need to hold their whole sequence."""
     kvm = sched.kv_cache_manager
     coord = kvm.coordinator
     empty = kvm.empty_kv_cache_blocks.blocks
     total = 0
+    # (with drafts each also needs its decode step's 1 + K + lookahead slots)
+    extra = 1 + sched.num_spec + sched.lookahead if sched.num_spec else 0
     for req in sched.inflight_prefills:
-        full = min(req.num_tokens, sched.config.max_model_len)
+        full = min(req.num_tokens, sched.config.max_model_len) + extra
         total += coord.get_num_blocks_to_allocate(req.request_id, full, empty,
                                                   req.num_computed_tokens,
                                                   req.num_computed_tokens, 0, True)

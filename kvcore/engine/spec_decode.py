@@ -56,9 +56,10 @@ def spec_draft(cfg: Any) -> tuple[str | None, str] | None:
 def hash_lookahead(cfg: Any) -> bool:
     """Whether block hashes cover the token after each block (vLLM's
     `num_hash_lookahead_tokens` 1): EAGLE with prefix caching, unless
-    `disable_lookahead_block_hashes` (`kvcore.lookahead_hashes`)."""
+    `disable_lookahead_block_hashes` (`kvcore.lookahead_hashes`), or with the CPU tier (KV
+    connectors keep the legacy hashes, config/vllm.py:686-688)."""
     return (lookahead_tokens(cfg) > 0 and cfg.enable_prefix_caching
-            and not cfg.disable_lookahead_block_hashes)
+            and not cfg.disable_lookahead_block_hashes and not cfg.offloading)
 
 
 def eagle_block_drop(cfg: Any) -> bool:

@@ -66,6 +66,9 @@ class OffloadConfig:
     # what a transfer moves for one GPU block of each offloaded group, in group order (its
     # layers' unpadded pages: `options.copy_bytes_per_block`); empty: kv_bytes_per_block
     group_copy_bytes: tuple[int, ...] = ()
+    # the groups holding an EAGLE/MTP draft's layers (vLLM's `is_eagle_group`, with drafts
+    # on): their trailing chunk is volatile (`eagle.py`); none flagged, no group's is
+    eagle_groups: tuple[int, ...] = ()
 
     @property
     def tokens_per_chunk(self) -> int:

@@ -45,6 +45,8 @@ class OffloadingConnector:
         self.cfg = cfg
         self.kvm = kvm
         self.hybrid = False     # several KV cache groups: `hybrid.HybridConnector`
+        # the group holds an EAGLE/MTP draft's layers: its trailing chunk is volatile (`eagle`)
+        self.eagle = 0 in cfg.eagle_groups
         self.manager = CPUOffloadingManager(cfg.num_chunks, cfg.policy,
                                             enable_events=enable_events,
                                             store_threshold=cfg.store_threshold,
@@ -152,6 +154,8 @@ class OffloadingConnector:
             return 0
         if pending:
             return None               # a chunk of the hit is still being written
+        if self.eagle:
+            hits -= 1                 # the volatile trailing chunk (`eagle`)
         top = min(top, c * (start + hits))
         if top - local < c:
             return 0

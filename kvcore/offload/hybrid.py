@@ -126,6 +126,8 @@ class HybridConnector(OffloadingConnector):
                           key=lambda i: -(self.infos[i].window or 0))     # (stable)
         self.windowed = tuple(windowed)
         self.lookup_order = tuple(full) + self.windowed
+        # the groups holding an EAGLE/MTP draft's layers (`eagle`)
+        self.eagle_groups = frozenset(cfg.eagle_groups)
         self.hstates: dict[str, HybridState] = {}
         self.allocated: set[int] = set()
         self.retention: int | None = self.kvm.coordinator.retention_interval

@@ -78,6 +78,9 @@ def lookup(conn: HybridConnector, st: HybridState) -> int | None:
     start = local // c
     for gs in st.groups:
         gs.hit_end = 0
+    flagged = conn.eagle_groups
+    # the flagged groups that popped their volatile chunk in this pass (`eagle`)
+    verified: set[int] = set()
     while groups:
         looked_windowed = False
         current, groups = groups, ()
@@ -87,25 +90,32 @@ def lookup(conn: HybridConnector, st: HybridState) -> int | None:
             end = min(end, len(keys) * c)
             if end - local < c:
                 return 0
-            n_chunks = min(-(-end // c), len(keys))
+            pop = int(g in flagged and g not in verified)
+            query = min(end + c, len(keys) * c) if pop else end
+            n_chunks = min(-(-query // c), len(keys))
             window = keys[start:n_chunks]
             n: int | None
             if info.window is None:
                 n = _prefix(manager, window)
                 st.groups[g].hit_end = start + (n or 0)
             else:
-                first = info.load_window(min(end, n_chunks * c), c)
-                n = _window(manager, window, info.window, first or 0)
+                first = info.load_window(min(end, (n_chunks - pop) * c), c)
+                n = _window(manager, window, info.window + pop, (first or 0) + pop)
             if n == 0:
                 return 0
             if n is None:
                 defer = True
             else:
+                if pop:
+                    n -= 1
+                    verified.add(g)
                 end = min(end, c * (start + n))
             new = end - local
             if new < c:
                 return 0
             if new < num_hit:
+                if g not in flagged:
+                    verified.clear()
                 if defer:
                     defer = False
                     groups = conn.lookup_order

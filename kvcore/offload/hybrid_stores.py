@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kvcore.offload.eagle import storable_chunks
 from kvcore.offload.hybrid_mamba import build_state_jobs
 from kvcore.offload.jobs import ConnectorMeta, Job
 from kvcore.offload.stores import add_flushes, close_step, new_store_job, store_horizon
@@ -35,9 +36,11 @@ if TYPE_CHECKING:
 
 
 def reachable_mask(info: GroupInfo, start: int, end: int, bs: int, align: int,
-                   retention: int | None, boundaries: tuple[int, ...]) -> list[bool] | None:
-    """vLLM's `SlidingWindowManager.reachable_block_mask` for blocks ``start..end`` (no EAGLE):
-    the ``need`` blocks a hit's window reads before each segment's end, a segment being the
+                   retention: int | None, boundaries: tuple[int, ...],
+                   eagle: bool = False) -> list[bool] | None:
+    """vLLM's `SlidingWindowManager.reachable_block_mask` for blocks ``start..end``: the
+    ``need`` blocks a hit's window reads before each segment's end (an EAGLE group's one more,
+    ending one block later: `eagle`), a segment being the
     retention interval (N > 0), the alignment (dense retention, None: a tail before every
     aligned boundary a hit may end on) or none (0: only the ``boundaries``' tails); None:
     every block.
@@ -49,7 +52,8 @@ def reachable_mask(info: GroupInfo, start: int, end: int, bs: int, align: int,
     ends a segment and no segment is partial."""
     if info.sliding is None or align % bs:
         return None
-    need = -(-(info.sliding - 1) // bs)
+    need = -(-(info.sliding - 1) // bs) + eagle
+    shift = int(eagle)
     mask = [False] * (end - start)
     segment = align if retention is None else retention
     if segment:
@@ -57,10 +61,10 @@ def reachable_mask(info: GroupInfo, start: int, end: int, bs: int, align: int,
         if need >= per:
             return None
         for i in range(start, end):
-            if i % per >= per - need:
+            if i >= shift and (i - shift) % per >= per - need:
                 mask[i - start] = True
     for b in boundaries:
-        stop = b // align * align // bs
+        stop = b // align * align // bs + shift
         for j in range(max(start, stop - need), min(end, stop)):
             mask[j - start] = True
     return mask
@@ -139,12 +143,14 @@ def _offer(conn: HybridConnector, st: HybridState, n_scheduled: int,
     ranges: list[tuple[int, int]] = []
     for g, (info, gs) in enumerate(zip(conn.infos, st.groups)):
         ids = gs.block_ids
-        n = min(horizon // c, len(ids) // bpc, len(gs.keys))
+        eagle = g in conn.eagle_groups
+        n = min(storable_chunks(horizon // c, eagle, horizon, req.num_prompt_tokens, finished),
+                len(ids) // bpc, len(gs.keys))
         s = gs.next_stored
         ranges.append((s, n))
         if n <= s or info.mamba:
             continue
-        mask = reachable_mask(info, s * bpc, n * bpc, bs, c, retention, boundaries)
+        mask = reachable_mask(info, s * bpc, n * bpc, bs, c, retention, boundaries, eagle)
         for j in range(n - s):
             chunk = s + j
             if ids[chunk * bpc + bpc - 1] == 0:

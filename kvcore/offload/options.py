@@ -80,7 +80,23 @@ def offload_config(opts: Any, groups: list) -> OffloadConfig | None:
         prompt_only=opts.offload_prompt_only, store_threshold=opts.store_threshold,
         sync_load_budget_bytes=opts.sync_load_budget_bytes, load_steps=opts.load_steps,
         store_steps=opts.store_steps, bandwidth=_bandwidth(opts), copies=copies,
-        group_copy_bytes=group_copy)
+        group_copy_bytes=group_copy, eagle_groups=_eagle_groups(opts, groups))
+
+
+def _eagle_groups(opts: Any, groups: list) -> tuple[int, ...]:
+    """The groups vLLM's connector flags `is_eagle_group` (offloading/scheduler.py:208-212):
+    those the KV cache config flags, whatever the hash mode (none flagged is no fallback to
+    every group there, unlike the GPU block drop's)."""
+    if not opts.num_speculative_tokens:
+        return ()
+    if any(type(g.kv_cache_spec).__name__ == "MambaSpec" for g in groups):
+        # (vLLM's EAGLE proof margin on a Mamba group's partial tails, and its speculative
+        # state blocks, are not modelled in the tier)
+        raise InputError("is not modelled with the CPU tier over a Mamba model's groups: give "
+                         "one of them", field="num_speculative_tokens")
+    from kvcore.engine.spec_decode import eagle_group_ids
+
+    return eagle_group_ids(opts, groups)
 
 
 def copy_bytes_per_block(group: Any) -> int:

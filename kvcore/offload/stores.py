@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from kvcore.offload.eagle import storable_chunks
 from kvcore.offload.jobs import ConnectorMeta, Job
 
 if TYPE_CHECKING:
@@ -185,7 +186,9 @@ def _offer(conn: OffloadingConnector, st: RequestOffloadState, n_scheduled: int,
     horizon = store_horizon(req, cfg.prompt_only, n_scheduled)
     bpc = cfg.blocks_per_chunk
     blocks = st.blocks
-    end = min(horizon // cfg.tokens_per_chunk, len(blocks) // bpc, len(st.keys))
+    end = min(storable_chunks(horizon // cfg.tokens_per_chunk, conn.eagle, horizon,
+                              req.num_prompt_tokens, req.is_finished()),
+              len(blocks) // bpc, len(st.keys))
     start = st.next_stored
     if start >= end:            # nothing new (a decoding request's usual step)
         return

@@ -11,7 +11,8 @@ load latencies, KV events half the time. Requests share a few documents
 (offload_hybrid/make_cases.py's `requests`, imported) so the GPU pool loses them and the tier
 returns them. A third of the cases are hybrid (`groups`: full + sliding, sliding + full,
 full + two slidings, full + chunked local; offload_hybrid's `draw_groups`), eagle3 ones
-flagging `eagle_groups` (one of the groups, or all) two times in three.
+flagging `eagle_groups` (one of the groups, or all) two times in three; half the one-group
+eagle3 cases give that group as `groups` and flag it.
 """
 
 import importlib.util
@@ -69,6 +70,11 @@ def make(seed: int) -> tuple[dict, list[dict]]:
     reqs = hybrid.requests(rng, seed, bs * bpc, mml, False)
     for i, r in enumerate(reqs):
         r["id"] = f"s{seed}r{i}"
+    if method == "eagle3" and not hybrid_groups and rng.random() < 0.5:
+        # the one group holds the draft's layers too, as vLLM's planning puts an EAGLE
+        # draft beside a uniform target (its connector then flags it)
+        cfg["groups"] = [{"type": "full"}]
+        cfg["eagle_groups"] = [0]
     return cfg, reqs
 
 

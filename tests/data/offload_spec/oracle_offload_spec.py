@@ -30,6 +30,7 @@ Output: `sched_offload`'s lines (run with `--no-queues`) plus, on a step line th
 schedule(), `spec_scheduled` ({id: drafts scheduled}, when any) and `skip_drafts` (when set);
 the summary gains `spec` (vLLM's SpecDecodingStats summed) and `config._effective.speculative`
 (what vLLM derived, and the tier's `eagle_offload_groups`: its GroupOffloadConfig flags).
+`groups` of one full group (to flag it in `eagle_groups`) answers in the one-group format.
 A case vLLM refuses or asserts on is answered with one `{"error": ...}` line.
 """
 
@@ -225,6 +226,8 @@ def run_one(inp: str, outp: str) -> int:
                           spec=dict.fromkeys(("num_drafts", "num_draft_tokens",
                                               "num_accepted_tokens"), 0))
             check_spec(cfg)
+            if cfg.get("groups") == [{"type": "full"}]:
+                so_mod.HYBRID[0] = False    # one full group: the one-group output format
             driver = so_mod.run_async if cfg.get("async_scheduling") else so_mod.run_sync
             return driver(cfg, reqs, user_cfg, Lines(out), emit_queues=False)
         except (ValueError, AssertionError, SystemExit, NotImplementedError) as err:
