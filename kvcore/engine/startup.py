@@ -164,6 +164,17 @@ def spec_group_refusals(cfg: ReplayOptions, trace: Trace,
             isinstance(groups[i].kv_cache_spec, ChunkedLocalAttentionSpec) for i in flagged):
         # (vLLM asserts at the first lookup: "Hybrid KV cache is not supported for eagle +
         # chunked local attention"; none flagged, every group drops)
+        if cfg.offloading:
+            # (a KV connector keeps vLLM's legacy hashes whatever the flag says: the drop is
+            # the tier's doing, and lookahead hashes are no way out)
+            tier = next((k for k in ("kv_offloading_size_chunks", "kv_offloading_size")
+                         if k in (cfg.given or ()) or k in trace.config_keys),
+                        "kv_offloading_size")
+            raise refusal(cfg, trace, tier, f"a CPU tier keeps vLLM's legacy block hashes, "
+                          f"so {cfg.spec_method} drops its last block in a chunked local "
+                          "attention group, which vLLM does not support (it fails at the "
+                          "first lookup): flag only the groups holding the draft's layers "
+                          "(eagle_groups), or give no CPU tier", also=("eagle_groups",))
         raise refusal(cfg, trace, "disable_lookahead_block_hashes", "drops EAGLE's last "
                       "block in a chunked local attention group, which vLLM does not support "
                       "(it fails at the first lookup): flag only the groups holding the "
