@@ -122,3 +122,20 @@ def test_replay_times_a_hybrid_on_the_roofline(tmp_path) -> None:
     d = json.loads(r.stdout)
     assert d["clock"]["name"] == "roofline" and d["clock"]["model"] == "qwen3-next-80b-a3b"
     assert d["finished"] == 4 and d["latency"]["ttft_ms"]["count"] == 4
+
+
+def test_a_verification_writes_the_state_after_each_of_its_tokens() -> None:
+    """With K drafts a Gated DeltaNet layer reads a request's state once and writes it after
+    each token it verifies (the K speculative state blocks), its conv state K rows longer."""
+    D, k = 2048, 3
+    b = StepBatch()
+    b.add(1 + k, 300, False)                # a verification: 4 tokens after 296
+    b.add(1 + k, 50, False)
+    shape = work_shape(_model("qwen3-next-80b-a3b"), tp=1, spec_tokens=k)
+    w = {c.name: c for c in step_work(shape, b)}
+    qk, v = 16 * 128, 32 * 128
+    params = (D * (2 * qk + 2 * v) + D * 2 * 32 + (2 * qk + v) * 4 + 2 * 32 + 128 + v * D)
+    state = ((3 + k) * 8192 + 32 * 128 * 128) * 2
+    # per layer and request: one read, 1 + K writes
+    assert w["mamba"].bytes == (params * 2 * 36 + 2 * D * 2 * 36 * 2 * (1 + k)
+                                + state * 36 * 2 * (1 + (1 + k)))

@@ -59,6 +59,7 @@ class WorkShape:
     # and whether a verification samples a logit row for each of its tokens
     mla_decode_tokens: int = 1
     verify_logits: bool = False
+    spec_tokens: int = 0    # K: a Mamba2 / Gated DeltaNet conv state keeps K more rows
 
     @property
     def q_heads(self) -> int:
@@ -87,7 +88,7 @@ def work_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto",
         expert_w = MXFP4_BYTES              # attention, router, embeddings stay unquantised
     return WorkShape(g, tp, DTYPE_BYTES[kv_dtype], a, attn_w, ffn_w, expert_w, q == "fp8",
                      mla_decode_query_len(gpu, kv_cache_dtype, spec_tokens),
-                     spec_tokens > 0 if verify_logits is None else verify_logits)
+                     spec_tokens > 0 if verify_logits is None else verify_logits, spec_tokens)
 
 
 def _window_sum(lo: int, hi: int, w: int) -> int:
@@ -183,16 +184,20 @@ def work_groups(ws: WorkShape) -> list[Group]:
         n_mamba = lb.mamba
         params = mamba_layer_params(g) // tp
         # (each state at its own dtype: Nemotron-H keeps its SSM state in float32)
-        shapes, dtypes = mamba_state(g.mamba, g.dtype, tp)
+        shapes, dtypes = mamba_state(g.mamba, g.dtype, tp, ws.spec_tokens)
         state = 0
         for shape, dtype in zip(shapes, dtypes):
             size = DTYPE_BYTES[dtype]
             for dim in shape:
                 size *= dim
             state += size
+        # the state read once a request and written once a logit row: a verification of
+        # speculative drafts writes the state after each of its tokens, in the K speculative
+        # state blocks, so that the accepted one survives (vLLM's per-token state indices)
         out.append(Group("mamba", "mamba", n_mamba, vec(tokens=2 * params * n_mamba),
                          int(params * ws.attn_w * n_mamba),
-                         vec(tokens=2 * D * a * n_mamba, requests=2 * state * n_mamba)))
+                         vec(tokens=2 * D * a * n_mamba, requests=state * n_mamba,
+                             logit_rows=state * n_mamba)))
     m = lb.ffn_matrices
     if lb.dense_ffn:
         n_dense, di = lb.dense_ffn, g.intermediate_size // tp
