@@ -87,11 +87,3 @@ def test_eagle_with_the_tier_keeps_the_legacy_hashes() -> None:
                          spec_acceptance_rate=0.5, kv_offloading_size_chunks=8)
     assert not hash_lookahead(tier) and eagle_block_drop(tier)
 
-
-def test_mtp_with_the_tier_is_refused() -> None:
-    """Not checked against vLLM (its multi-token prefill lookahead): one line naming
-    spec_method."""
-    trace = DATA / "os57.trace.jsonl"
-    with pytest.raises(InputError) as e:
-        replay_case(trace, async_scheduling=False, spec_method="mtp")
-    assert e.value.field == "spec_method" and "kv_offloading_size" in e.value.message

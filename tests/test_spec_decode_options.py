@@ -97,9 +97,6 @@ def test_speculative_config_is_read_as_vllm_spells_it():
      "option --num-speculative-tokens: needs engine mode"),
     (["--num-speculative-tokens", "2", "--spec-acceptance-rate", "0.5", "-pp", "2"],
      "option --num-speculative-tokens: is not modelled with pipeline_parallel_size"),
-    (["--spec-method", "mtp", "--num-speculative-tokens", "2", "--spec-acceptance-rate",
-      "0.5", "--kv-offloading-size", "1"], ("option --spec-method: mtp is not modelled with "
-     "kv_offloading_size")),
     (["--num-speculative-tokens", "-1"], "option --num-speculative-tokens: must be >= 0"),
 ])
 def test_refusals_are_one_line_exit_2(args, message):

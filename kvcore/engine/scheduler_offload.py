@@ -108,7 +108,7 @@ def schedule_waiting_with_connector(sched: Scheduler, out: SchedulerOutput, budg
             if sched.mamba_bs:
                 n = mamba_aligned_split(req, n, computed, sched.mamba_bs,
                                         sched.mamba_max_prefill, sched.mamba_ckpt,
-                                        sched.mamba_unit)
+                                        sched.mamba_unit, sched.mamba_drop)
                 if n == 0:
                     sched.blocked = (req, False, budget)
                     break

@@ -98,12 +98,6 @@ def spec_refusals(cfg: ReplayOptions, trace: Trace) -> None:
         check_method(cfg.spec_method, "spec_method")
     except InputError as err:
         raise refusal(cfg, trace, "spec_method", err.message) from None
-    if cfg.offloading and cfg.spec_method == "mtp":
-        # (the CPU tier's speculative rules are checked against vLLM with ngram, eagle and
-        # eagle3 only: tests/data/offload_spec)
-        raise refusal(cfg, trace, "spec_method", "mtp is not modelled with kv_offloading_size "
-                      "(checked against vLLM with ngram, eagle and eagle3): give one of them",
-                      also=("kv_offloading_size",))
     if cfg.spec_method not in EAGLE_METHODS:
         return
     if hash_lookahead(cfg) and cfg.prefix_match_unit is not None:

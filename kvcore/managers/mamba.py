@@ -250,6 +250,9 @@ class MambaManager(SingleTypeKVCacheManager):
         self.block_pool.cache_full_blocks(request, blocks, num_cached, num_full,
                                           self.block_size, self.kv_cache_group_id, mask)
         self.num_cached_block[rid] = num_full
+        # (re-keyed before the hand-off, as vLLM's `_cache_partial_tail_block` runs first: the
+        # CPU tier is offered the checkpoint's block at the checkpoint, a block below its end)
+        rekeyed = cache_checkpoint_below(self, request) if below else None
         offers = self.state_offers
         bs = self.block_size
         for i in range(num_cached, num_full):
@@ -257,9 +260,9 @@ class MambaManager(SingleTypeKVCacheManager):
             if h is not None and not blocks[i].is_null:
                 self._cached_this_step.add(h)
                 if offers is not None:
-                    offers.append((rid, blocks[i], (i + 1) * bs))
-        if below:
-            cache_checkpoint_below(self, request)
+                    at = rekeyed[1] if rekeyed is not None and rekeyed[0] is blocks[i] \
+                        else (i + 1) * bs
+                    offers.append((rid, blocks[i], at))
 
     def _template_cache_blocks(self, request: Request, num_tokens: int) -> None:
         """vLLM's template caching (every non-null block the retention mask keeps), for

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kvcore.hashing import resolve_block_hashes
 from kvcore.specs import cdiv
 
 if TYPE_CHECKING:
+    from kvcore.block import KVCacheBlock
     from kvcore.managers.mamba import MambaManager
     from kvcore.request import Request
 
@@ -77,12 +79,14 @@ def checkpoint_block(m: MambaManager, request_id: str, num_tokens: int,
     return ckpt
 
 
-def cache_checkpoint_below(m: MambaManager, request: Request) -> None:
+def cache_checkpoint_below(m: MambaManager,
+                           request: Request) -> tuple[KVCacheBlock, int] | None:
     """EAGLE's legacy drop puts a chunk's checkpoint a block below the end of the block reserved
     for it (`checkpoint_position`): vLLM re-keys that block as the state of the tokens up to
     the checkpoint (`_cache_partial_tail_block`: its old key removed, the new one stored), when
     the checkpoint is the prompt's, one the retention keeps or the shared-prefix junction;
-    else the block's key, if any, goes (the state there is transient)."""
+    else the block's key, if any, goes (the state there is transient). Returns the block and
+    the checkpoint when it is keyed there (None otherwise)."""
     position, index = m._checkpoints[request.request_id]
     blk = m.req_to_blocks[request.request_id][index]
     pool = m.block_pool
@@ -94,12 +98,17 @@ def cache_checkpoint_below(m: MambaManager, request: Request) -> None:
         retention // bs <= 1 or (position // bs) % (retention // bs) == 0))
     if not (of_prompt or retained or position == request.shared_prefix_boundary):
         pool._drop_hash(blk)
-        return
+        return None
     j = position // bs - 1
     if j < 0 or blk.is_null or j >= len(request.block_hashes):
-        return
-    # the block keyed as the state after hash block j (its old key dropped on the way)
-    pool.cache_full_blocks(request, [pool.null_block] * j + [blk], j, j + 1, bs,
-                           m.kv_cache_group_id)
-    if blk.block_hash is not None:
-        m._cached_this_step.add(blk.block_hash)
+        return None
+    key = resolve_block_hashes(request.block_hashes, pool.hash_block_size, bs)[j]
+    if blk.block_hash != key or blk.hash_group != m.kv_cache_group_id:
+        # the block keyed as the state after hash block j (its old key dropped on the way);
+        # keyed there already, vLLM stores nothing again (no event)
+        pool.cache_full_blocks(request, [pool.null_block] * j + [blk], j, j + 1, bs,
+                               m.kv_cache_group_id)
+    if blk.block_hash is None:
+        return None
+    m._cached_this_step.add(blk.block_hash)
+    return blk, position

@@ -89,11 +89,6 @@ def _eagle_groups(opts: Any, groups: list) -> tuple[int, ...]:
     every group there, unlike the GPU block drop's)."""
     if not opts.num_speculative_tokens:
         return ()
-    if any(type(g.kv_cache_spec).__name__ == "MambaSpec" for g in groups):
-        # (vLLM's EAGLE proof margin on a Mamba group's partial tails, and its speculative
-        # state blocks, are not modelled in the tier)
-        raise InputError("is not modelled with the CPU tier over a Mamba model's groups: give "
-                         "one of them", field="num_speculative_tokens")
     from kvcore.engine.spec_decode import eagle_group_ids
 
     return eagle_group_ids(opts, groups)
