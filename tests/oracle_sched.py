@@ -146,9 +146,11 @@ def check_spec_case(trace: Path, expected: list[dict] | None = None, **options):
     the oracle's answer (``expected``: the answer as given, else the recorded one): steps,
     requests, events, drafts and vLLM's spec stats. Returns the run."""
     cfg = config_of(trace)
-    asyn = cfg.get("async_scheduling", False)
     seed = {"hash_seed": "0"} if trace.name.startswith("k") else {}
-    got = replay_case(trace, async_scheduling=asyn, **{**seed, **options})
+    got = replay_case(trace, async_scheduling=cfg.get("async_scheduling", False),
+                      **{**seed, **options})
+    # a batch queue's lines (async scheduling or pipeline parallelism: sched_spec_pp)
+    asyn = cfg.get("async_scheduling", False) or cfg.get("pipeline_parallel_size", 1) > 1
     assert got[0].config["spec_method"] == cfg.get("spec_method", "ngram")
     assert got[0].config["num_speculative_tokens"] == cfg["num_speculative_tokens"]
     expected = answer_of(trace) if expected is None else expected

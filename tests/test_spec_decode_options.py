@@ -95,8 +95,6 @@ def test_speculative_config_is_read_as_vllm_spells_it():
      "option --spec-acceptance-rate: must be at most 1, got 1.5"),
     (["--num-speculative-tokens", "2", "--spec-acceptance-rate", "0.5", "--mode", "cache"],
      "option --num-speculative-tokens: needs engine mode"),
-    (["--num-speculative-tokens", "2", "--spec-acceptance-rate", "0.5", "-pp", "2"],
-     "option --num-speculative-tokens: is not modelled with pipeline_parallel_size"),
     (["--num-speculative-tokens", "-1"], "option --num-speculative-tokens: must be >= 0"),
 ])
 def test_refusals_are_one_line_exit_2(args, message):

@@ -12,6 +12,8 @@ in flight has no token to schedule until its output is processed. A step with no
 schedule but a batch queued only processes it (the drain). So a request finishes, frees its
 blocks and has its decode-completed block cached one step later than under sync, and vLLM's KV
 events (published by output processing) come with the step that processes the batch.
+With speculative decoding under the synchronous Scheduler, the drafts of the batch just
+scheduled come back at the end of the same step (vLLM's `post_step`), before its output.
 
 Time: the GPU runs the queued batches back to back, each for its clock cost, from when it is
 scheduled or when the one before ends. With pipeline parallelism the batch passes its stages in
@@ -20,7 +22,9 @@ hand-over between stages is not counted), a stage starting when the batch leaves
 and when that stage is free: one batch ends every stage time at steady state, each after PP.
 A step that processes a batch ends when that batch ends (the engine blocks on it), so the
 batch's tokens are stamped with the end of their own forward pass; a step that returns early
-takes no time (the next schedules at once, while the GPU runs).
+takes no time (the next schedules at once, while the GPU runs), except under sync PP with
+drafts: `post_step` waits for the last stage's drafts of the batch it just scheduled, so no two
+batches share the pipeline (tests/data/sched_spec_pp/DESIGN.md).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from kvcore.engine.context import ReplayContext
 from kvcore.engine.engine_loop import EngineLoop
 from kvcore.engine.replay_pool import concurrent_batches
 from kvcore.engine.scheduler_io import SchedulerOutput
+from kvcore.engine.spec_decode import propose
 
 
 class Batch(NamedTuple):
@@ -53,6 +58,9 @@ class AsyncEngineLoop(EngineLoop):
         self.depth = concurrent_batches(ctx.cfg)
         # when each pipeline stage finishes the batches queued so far (one stage: the GPU)
         self.stage_free_ms = [0.0] * ctx.cfg.pipeline_parallel_size
+        # the runner's drafts come back to the scheduler (sync scheduling; under async the
+        # AsyncScheduler gives placeholders itself)
+        self.propose_after = bool(self.sched.num_spec) and not ctx.cfg.async_scheduling
 
     def done(self) -> bool:
         # The oracle's stop: what is still queued schedules nothing (the engine would process
@@ -104,7 +112,13 @@ class AsyncEngineLoop(EngineLoop):
         # it), its tokens reaching their requests then; a step that returns early, without
         # processing, takes no time: the next one schedules while the GPU runs this batch.
         t_end = max(start, self.batches[-1].end_ms) if process else start
-        self.usage_time += (self.num_usable - free_after_schedule) * (t_end - start)
+        t_next = t_end
+        if self.propose_after and so is not None and so.total_num_scheduled_tokens:
+            # Sync PP with drafts: vLLM's post_step waits for this batch's drafts, which the
+            # last stage gives once it has run it (no two batches overlap in the stages then);
+            # the processed batch's tokens went out before.
+            t_next = max(t_end, self.batches[0].end_ms)
+        self.usage_time += (self.num_usable - free_after_schedule) * (t_next - start)
         if jsonl is not None:
             jsonl.t_ms = t_end
         if process:
@@ -117,6 +131,11 @@ class AsyncEngineLoop(EngineLoop):
                 tier.deliver(sched, *reports)
             if ctx.vllm is not None:    # vLLM publishes a step's events with its output
                 ctx.vllm.batch(t_end / 1000.0, ctx.take_kv_events())
+        if self.propose_after and so is not None and so.total_num_scheduled_tokens:
+            # Sync PP: vLLM's post_step takes the drafts of the batch just scheduled (the
+            # last stage answers once it sampled it), before that batch's output is processed
+            # (tests/data/sched_spec_pp/DESIGN.md).
+            propose(sched, so)
         preempted = so.preempted if so is not None else []
         line = None
         if ctx.steps_out is not None:
@@ -134,7 +153,7 @@ class AsyncEngineLoop(EngineLoop):
         if line is not None and ctx.steps_out is not None:
             ctx.steps_out.write(orjson.dumps(line) + b"\n")
         self.stall_guard(bool(nst or preempted or finished))
-        ctx.t_ms = t_end
+        ctx.t_ms = t_next
         ctx.step += 1
 
     def account_output(self, out: SchedulerOutput, finished: list[str], t_end: float) -> None:

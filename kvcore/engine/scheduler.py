@@ -48,7 +48,7 @@ from kvcore.engine.scheduler_offload import schedule_waiting_with_connector
 from kvcore.engine.scheduler_release import preempt
 from kvcore.engine.scheduler_update import advance_scheduled, update_from_output
 from kvcore.engine.scheduler_waiting import schedule_waiting
-from kvcore.engine.spec_decode import SpecStats, lookahead_tokens, schedule_drafts
+from kvcore.engine.spec_decode import SpecStats, lookahead_tokens, spec_scheduled
 from kvcore.kv_cache_manager import KVCacheManager
 from kvcore.offload.stores import build_connector_meta
 from kvcore.request import Request, RequestStatus
@@ -248,9 +248,7 @@ class Scheduler:
             budget -= n
             i += 1
             if self.num_spec:
-                self.prefill_scheduled |= req.is_prefill_chunk
-                if req.num_spec_tokens:
-                    schedule_drafts(req, n, out)
+                spec_scheduled(self, req, n, out)
         if on and i < len(running):
             # The budget ran out before these: their windows stop at the last step.
             windows.catch_up_all(running[i:], now, last)  # type: ignore[union-attr]

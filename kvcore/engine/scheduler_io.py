@@ -78,6 +78,10 @@ class SchedulerOutput:
     # one-token admission was padded with (the only drafts admission gives), which no target
     # token matches.
     spec: dict[str, int] = field(default_factory=dict)
+    # Whether some request of the batch can verify the drafts proposed after it (vLLM's
+    # `_drafts_unused`, or-ed over the step, requests later preempted included): an EAGLE
+    # runner proposes none after a batch where none can (`skip_drafts`).
+    drafts_needed: bool = False
 
 
 class SchedulerObserver(Protocol):

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kvcore.engine.mamba_split import mamba_aligned_split
-from kvcore.engine.spec_decode import pad_admission, padding_cut
+from kvcore.engine.spec_decode import note_drafts_needed, pad_admission, padding_cut
 from kvcore.offload.completions import request_finished
 from kvcore.request import Request, RequestStatus
 from kvcore.specs import MambaSpec
@@ -156,6 +156,8 @@ def schedule_waiting_with_connector(sched: Scheduler, out: SchedulerOutput, budg
         req.status = RequestStatus.RUNNING
         req.num_computed_tokens = computed
         nst[rid] = n
+        if spec:
+            note_drafts_needed(req, computed, n, out)
         if padded:
             out.spec[rid] = spec
         out.eager.append(req)

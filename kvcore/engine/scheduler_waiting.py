@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kvcore.engine.mamba_split import mamba_aligned_split
-from kvcore.engine.spec_decode import pad_admission, padding_cut
+from kvcore.engine.spec_decode import note_drafts_needed, pad_admission, padding_cut
 from kvcore.request import Request, RequestStatus
 
 if TYPE_CHECKING:
@@ -93,6 +93,8 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
         if req.num_cached_tokens < 0:
             req.num_cached_tokens = num_hit
         nst[req.request_id] = n
+        if spec:
+            note_drafts_needed(req, num_hit, n, out)
         if padded:
             out.spec[req.request_id] = spec      # (placeholders: `SchedulerOutput.spec`)
         eager.append(req)

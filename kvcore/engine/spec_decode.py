@@ -4,7 +4,9 @@
 A request's known tokens plus its drafts (vLLM's `num_tokens_with_spec`) are what the running
 loop schedules towards, so a decode step verifies 1 + K tokens. The drafts come from:
 - sync: the model runner after each step that ran the model, K for each request of the batch
-  that is not mid-prefill (`EngineCore.post_step` -> `update_draft_token_ids`; `propose`);
+  that is not mid-prefill (`EngineCore.post_step` -> `update_draft_token_ids`; `propose`),
+  none after a batch none of whose requests can verify them (EAGLE's `skip_drafts`); with
+  pipeline parallelism those of the batch just scheduled, before its output;
 - async: the AsyncScheduler itself, K placeholders for each request the batch samples
   (`advance_scheduled`), the real drafts staying on the GPU;
 - a waiting request admitted with one token to compute (a full prefix hit, a resumed request)
@@ -139,6 +141,26 @@ def schedule_drafts(req: Request, n: int, out: SchedulerOutput) -> None:
     req.num_spec_tokens = 0
 
 
+def spec_scheduled(sched: Scheduler, req: Request, n: int, out: SchedulerOutput) -> None:
+    """The running loop scheduled ``n`` tokens of ``req`` with drafts on: whether a prefill
+    chunk is in the step (no padded admissions then), whether the batch needs drafts after it,
+    the drafts it verifies (vLLM's running loop, sched:998-1025)."""
+    sched.prefill_scheduled |= req.is_prefill_chunk
+    note_drafts_needed(req, req.num_computed_tokens, n, out)
+    if req.num_spec_tokens:
+        schedule_drafts(req, n, out)
+
+
+def note_drafts_needed(req: Request, computed: int, n: int, out: SchedulerOutput) -> None:
+    """vLLM's `_drafts_unused` (sched:502-545) for ``req``, scheduled ``n`` tokens past
+    ``computed``: drafts after this batch are needed unless it is a non-final prefill chunk or
+    samples its last output token for sure (under async the token in flight counts)."""
+    if out.drafts_needed or computed + n < req.num_tokens:
+        return
+    sure = req.num_output_tokens + 1 + (req.num_output_placeholders > 0)
+    out.drafts_needed = sure < req.max_tokens  # type: ignore[operator]
+
+
 def pad_admission(sched: Scheduler, num_hit: int, budget: int, prefill_scheduled: bool,
                   running_scheduled: bool) -> int:
     """A waiting request with one token to compute after its hit: vLLM pads it to 1 + K (its
@@ -166,8 +188,12 @@ def padding_cut(req: Request, threshold: int, k: int) -> InputError:
 def propose(sched: Scheduler, out: SchedulerOutput) -> None:
     """Sync scheduling, after a step that ran the model: K drafts for each request of the batch
     still running or waiting, none for one left mid-prefill (vLLM drops drafts proposed after a
-    prefill chunk)."""
+    prefill chunk). EAGLE's runner proposes none after a batch none of whose requests can
+    verify them (`skip_drafts`): seen only where the drafts come before the batch's output
+    (pipeline parallelism), a request sure to finish then staying unscheduled."""
     k = sched.config.num_speculative_tokens
+    if sched.lookahead and not out.drafts_needed:
+        k = 0
     requests = sched.requests
     for req in out.eager:
         live = requests.get(req.request_id)
