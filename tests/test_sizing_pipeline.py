@@ -26,6 +26,11 @@ CASES = json.loads((ROOT / "tests/data/sizing_pp/answers.json").read_text())["ca
 def sized(case: dict):
     src = case["source"]
     where = ({"model_config": str(ROOT / src)} if src.endswith(".json") else {"model": src})
+    draft = case.get("draft")       # (a draft's layers and weights: the last stage's)
+    if draft is not None:
+        model, method = draft
+        where |= {"draft": (str(ROOT / model) if model and model.endswith(".json") else model,
+                            method), "num_speculative_tokens": 1}
     return resolve_kv_cache_config(**where, gpu_memory_gib=case["gpu_memory_gib"],
                                    tensor_parallel_size=case["tp"],
                                    pipeline_parallel_size=case["pp"],

@@ -10,6 +10,11 @@ from its own memory (its bytes per block: its layers' pages), and gives every wo
 smallest block count: the scheduler's one pool. So the pool is set by the stage that fits the
 fewest blocks, usually the first or the last (the embedding's or the head's weights).
 
+A speculative draft (an EAGLE draft, an MTP module) lives on the last stage only: vLLM's V2
+model runner builds its speculator where `get_pp_group().is_last_rank`
+(v1/worker/gpu/model_runner.py:298-305), so the draft's KV cache layers and weights are the last
+worker's.
+
 `VLLM_PP_LAYER_PARTITION` (vLLM's override of the split) is not read: the default split only.
 """
 
@@ -20,6 +25,7 @@ from dataclasses import dataclass
 from kvcore.errors import InputError
 from kvcore.group_specs import UniformTypeKVCacheSpecs
 from kvcore.kv_cache_config import KVCacheGroupSpec
+from kvcore.models.eagle_draft import is_draft_layer
 from kvcore.models.geometry import ModelGeometry, decoder_layer_of
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.sizing.config import GiB, bytes_per_block
@@ -84,8 +90,9 @@ def plan_stages(groups: list[KVCacheGroupSpec], num_layers: int, pp: int,
     (`num_blocks`, vLLM's override) allocates on each."""
     stages = []
     for k, layers in enumerate(stage_ranges(num_layers, pp)):
+        last = k == pp - 1
         names = {n for g in groups for n in g.layer_names
-                 if decoder_layer_of(n, num_layers) in layers}
+                 if (last if is_draft_layer(n) else decoder_layer_of(n, num_layers) in layers)}
         projected = project_groups(groups, names)
         per_block = bytes_per_block(projected)
         if memory is None:
@@ -102,10 +109,11 @@ def plan_stages(groups: list[KVCacheGroupSpec], num_layers: int, pp: int,
 def pipeline_stages(g: ModelGeometry, groups: list[KVCacheGroupSpec], tp: int, pp: int,
                     weights_gib: float | None, gpu_memory_gib: float | None,
                     utilization: float, activation_gib: float,
-                    num_blocks: int | None) -> list[PipelineStage]:
-    """`plan_stages` for a model: each stage's weights estimated (or `weights_gib` split by
-    its share of the decoder layers: a given total says nothing of where the embedding and
-    the head are), its memory the GPU's budget less them and the activations."""
+                    num_blocks: int | None, draft_weights: int = 0) -> list[PipelineStage]:
+    """`plan_stages` for a model: each stage's weights estimated, the last's with the draft's
+    (`draft_weights`, a worker's), or `weights_gib` split by its share of the decoder layers (a
+    given total says nothing of where the embedding, the head and a draft are), its memory the
+    GPU's budget less them and the activations."""
     n = g.num_layers
     if pp > n:
         # (vLLM's split then gives stages no layer: their workers plan no KV cache)
@@ -114,7 +122,7 @@ def pipeline_stages(g: ModelGeometry, groups: list[KVCacheGroupSpec], tp: int, p
     ranges = stage_ranges(n, pp)
     if weights_gib is None:
         weights = [estimate_weights_bytes(g, tp, (r, k == 0, k == pp - 1))
-                   for k, r in enumerate(ranges)]
+                   + (draft_weights if k == pp - 1 else 0) for k, r in enumerate(ranges)]
     else:
         weights = [int(weights_gib * GiB * len(r) / n / tp) for r in ranges]
     memory = None

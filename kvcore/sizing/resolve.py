@@ -149,7 +149,7 @@ def resolve_kv_cache_config(
                         max_model_len=mml, mamba_cache_mode=ctx.mamba_cache_mode,
                         prefix_match_unit=prefix_match_unit,
                         num_speculative_tokens=num_speculative_tokens)
-    spec_draft = _draft(draft, g, pipeline_parallel_size)
+    spec_draft = _draft(draft, g)
     if spec_draft is not None:
         # (beside a Mamba hybrid, the attention block vLLM raised for the target's pages)
         attn_block = max((s.block_size for s in specs.values() if s.kind != "mamba"),
@@ -177,7 +177,7 @@ def resolve_kv_cache_config(
     if pipeline_parallel_size > 1:
         stages = pipeline_stages(g, groups, tp, pipeline_parallel_size, weights_gib,
                                  gpu_memory_gib, gpu_memory_utilization, activation_gib,
-                                 num_blocks)
+                                 num_blocks, draft_weights)
         least = min(stages, key=lambda st: (st.num_blocks, st.index))
         weights, per_block, check_groups = least.weights_bytes, least.bytes_per_block, least.groups
     if num_blocks is not None and num_blocks < 1:
@@ -235,17 +235,14 @@ def resolve_kv_cache_config(
                         draft_weights)
 
 
-def _draft(draft: tuple[str | None, str] | None, g: ModelGeometry,
-           pipeline_parallel_size: int) -> DraftModel | None:
+def _draft(draft: tuple[str | None, str] | None, g: ModelGeometry) -> DraftModel | None:
     """The draft beside model `g`, refused where its sizing is not modelled."""
     if draft is None:
         return None
-    # (an MTP module beside Mamba layers is Qwen3-Next's, checked against vLLM; an EAGLE
-    # draft's beside them is not)
-    why = ("pipeline parallelism" if pipeline_parallel_size > 1 else
-           f"{g.name}'s Mamba layers (kvcli sizes an MTP module beside them, not an EAGLE "
-           "draft)"
-           if g.mamba and draft[1] != "mtp" else None)
-    if why is not None:
-        raise InputError(f"a draft model's layers are not sized with {why}", field="spec_model")
+    if g.mamba and draft[1] != "mtp":
+        # (an MTP module beside Mamba layers is Qwen3-Next's, checked against vLLM; an EAGLE
+        # draft's beside them is not)
+        raise InputError(f"a draft model's layers are not sized with {g.name}'s Mamba layers "
+                         "(kvcli sizes an MTP module beside them, not an EAGLE draft)",
+                         field="spec_model")
     return load_spec_draft(draft[0], draft[1], g)

@@ -65,10 +65,13 @@ def config(mml, mnbt, batches, tp):
 cases = []
 
 
-def add(name, source, geometry, tp, pp, mml, gib, weights, block_size=16, batches=2, mnbt=8192):
+def add(name, source, geometry, tp, pp, mml, gib, weights, block_size=16, batches=2, mnbt=8192,
+        draft=None):
     """`source`: the preset or config.json kvcli sized; `gib`: the GPU's memory, of which
     vLLM's default utilization is the budget; `weights`: each worker's weight bytes (kvcli's
-    estimate, recorded with the case)."""
+    estimate, recorded with the case). `draft`: a speculative draft (kvcore's DraftModel),
+    whose layers, marked is_draft, the last worker holds (vLLM's V2 runner builds its
+    speculator on the last PP rank only, v1/worker/gpu/model_runner.py:298-305)."""
     memory = int(gib * GiB * DEFAULT_GPU_MEMORY_UTILIZATION)
     specs = layer_specs(geometry, tp=tp, max_model_len=mml, block_size=block_size)
     n = geometry.num_layers
@@ -81,6 +84,12 @@ def add(name, source, geometry, tp, pp, mml, gib, weights, block_size=16, batche
     per_worker = [{} for _ in range(pp)]
     for lname, s in specs.items():
         per_worker[owner(lname)][lname] = to_vllm(s)
+    if draft is not None:
+        from dataclasses import replace
+        from kvcore.models.eagle_draft import draft_layer_specs
+        for lname, s in draft_layer_specs(draft, geometry, block_size=block_size, tp=tp,
+                                          max_model_len=mml).items():
+            per_worker[-1][lname] = replace(to_vllm(s), is_draft=True)
     c = config(mml, mnbt, batches, tp)
     global_groups = P.get_global_kv_cache_groups(c, per_worker)
     available = [memory - w for w in weights]
@@ -120,6 +129,19 @@ if __name__ == "__main__":
         weights = [s.weights_bytes for s in res.stages]
         add(f"{Path(path).name.split('.config')[0]}-pp{pp}", path, res.geometry, tp, pp, 8192,
             80, weights)
+    # speculative drafts on the last stage: DeepSeek-V3's MTP module, Llama-3.1-8B's EAGLE-3
+    for preset, method, model, tp, pp, mml, gib in [
+            ("deepseek-v3", "mtp", None, 8, 2, 32768, 141),
+            ("llama-3.1-8b", "eagle3", "eagle3-llama-3.1-8b", 1, 2, 8192, 24),
+            ("llama-3.1-70b", "eagle3", "tests/data/eagle_draft/3-llama31-70b-eagle3/draft/config.json",
+             4, 3, 8192, 80)]:
+        res = resolve_kv_cache_config(preset, gpu_memory_gib=gib, tensor_parallel_size=tp,
+                                      pipeline_parallel_size=pp, max_model_len=mml,
+                                      draft=(model, method), num_speculative_tokens=1)
+        weights = [s.weights_bytes for s in res.stages]
+        add(f"{preset}-tp{tp}-pp{pp}-{method}", preset, res.geometry, tp, pp, mml, gib,
+            weights, draft=res.draft)
+        cases[-1]["draft"] = [model, method]
     out = Path(__file__).with_name("answers.json")
     json.dump({"generator": "vLLM 0.33.0 get_pp_indices, get_global_kv_cache_groups, "
                "get_kv_cache_configs (real code, CPU)", "cases": cases}, open(out, "w"), indent=1)
