@@ -88,3 +88,20 @@ def test_sync_pp_waits_for_each_batchs_drafts():
                                  prefill_ms_per_token=0.0, decode_ms_per_seq=0.0)
     assert sum(1 for e in lines if e["scheduled"]) == 65
     assert s.sim_time_s == 0.653333
+
+
+def test_async_pp_runs_the_drafter_on_the_last_stage(monkeypatch):
+    """vLLM builds the speculator on the last PP rank only (v1/worker/gpu/model_runner.py
+    :298-305): of a batch's time the drafter's part is the last stage's, the rest split among
+    the stages. spm206 (PP 3, async, mtp) on a clock of 12 ms a batch: stages of 4 ms pipeline
+    to one batch every 4 ms; with 6 ms of it the drafter's, stages of 2, 2 and 8 ms, one every
+    8 ms."""
+    from kvcore.engine.cost import CostModel
+
+    trace = DATA / "sched_spec_pp" / "spm206.trace.jsonl"
+    clock = {"step_overhead_ms": 12.0, "prefill_ms_per_token": 0.0, "decode_ms_per_seq": 0.0}
+    even, lines, _, _ = replay_case(trace, async_scheduling=True, **clock)
+    monkeypatch.setattr(CostModel, "last_draft_ms", 6.0, raising=False)
+    drafted, lines2, _, _ = replay_case(trace, async_scheduling=True, **clock)
+    assert [e["scheduled"] for e in lines] == [e["scheduled"] for e in lines2]
+    assert (even.sim_time_s, drafted.sim_time_s) == (1.016, 2.02)

@@ -83,6 +83,7 @@ class RooflineClock:
         # an EAGLE drafter's passes after each forward (`kvcore.clock.draft_passes`, set by
         # `make_clock` when the draft is known); None: nothing drafts on the GPU (n-gram)
         self.draft: DraftPasses | None = None
+        self.last_draft_ms = 0.0    # the drafter's part of the last `step_ms`
 
     # -- the clock -----------------------------------------------------------------------------
     def step_counts(self, prefill_tokens: int, decode_seqs: int) -> float:
@@ -93,11 +94,14 @@ class RooflineClock:
         if not batch.requests and not batch.agg_decodes:
             # nothing scheduled: vLLM's model runner returns its empty output without a forward
             # pass (gpu_model_runner.py, EMPTY_MODEL_RUNNER_OUTPUT), so only the CPU's step
+            self.last_draft_ms = 0.0
             return self.factors.cpu_step_us / 1000.0
         x = aggregate(self.ws, batch)
         gpu_ms = self.forward_ms(x)
         if self.draft is not None:
-            gpu_ms += self.draft.gpu_ms(batch)
+            # (kept apart for pipeline parallelism: the drafter runs on the last stage only)
+            self.last_draft_ms = self.draft.gpu_ms(batch)
+            gpu_ms += self.last_draft_ms
         return self.total_ms(gpu_ms, x[1])
 
     def forward_ms(self, x: tuple[int, ...]) -> float:

@@ -95,10 +95,15 @@ class AsyncEngineLoop(EngineLoop):
             # The GPU runs the batches one after another: this one starts when it is scheduled
             # or when the one before it ends, whichever is later (each pipeline stage in turn).
             stages = self.stage_free_ms
-            share = batch_ms(ctx, so) / len(stages)
+            ms = batch_ms(ctx, so)
+            # (an EAGLE / MTP drafter runs on the last stage only: vLLM builds its speculator
+            # on the last PP rank, v1/worker/gpu/model_runner.py:298-305)
+            tail = min(getattr(ctx.cost, "last_draft_ms", 0.0), ms) if len(stages) > 1 else 0.0
+            share = (ms - tail) / len(stages)
             end_ms = start
             for s, free in enumerate(stages):
                 end_ms = stages[s] = max(end_ms, free) + share
+            end_ms = stages[-1] = end_ms + tail
             transfers = None
             if tier is not None:
                 transfers = tier.scheduled(ctx, so, end_ms)
