@@ -82,8 +82,7 @@ def past_the_table(tokens: int, full: int, held: int, events: bool) -> InputErro
     """An op script's request past max_model_len where vLLM 0.33's `cache_full_blocks` fails
     (`kvcore.block_pool`): it fills ``full`` blocks, its table holds ``held``."""
     how = ("with KV cache events on (IndexError in cache_full_blocks)" if events else
-           "(a group that masks its blocks, a one-token window or Mamba, caches past the "
-           "table: AssertionError or IndexError)")
+           "(a one-token window masks the blocks it caches past the table: AssertionError)")
     return InputError(f"a request of {tokens} tokens fills {full} blocks but max_model_len "
                       f"gave it {held}: vLLM 0.33 fails here {how}",
                       field="kv_events" if events else "max_model_len")
