@@ -268,7 +268,7 @@ def test_list_presets() -> None:
     assert names == ["llama-3.1-8b", "llama-3.1-70b", "qwen3-8b", "mistral-7b-v0.3",
                      "mixtral-8x7b", "gemma-3-27b", "gpt-oss-20b", "jamba-v0.1",
                      "deepseek-v3", "deepseek-v2-lite", "qwen3-next-80b-a3b",
-                     "nemotron-nano-9b-v2"]
+                     "nemotron-nano-9b-v2", "glm-4.5-air"]
     r = run("gemma-3-27b", "--gpu-memory-gib", "80")
     assert r.exit_code == 0 and "page, groups 0,1,2,3,4,5,6: 2 (K,V) x block 16" in r.stdout
 

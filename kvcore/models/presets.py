@@ -7,7 +7,7 @@ Sources (Hugging Face model repositories, config.json):
   mistralai/Mistral-7B-Instruct-v0.3, mistralai/Mixtral-8x7B-v0.1, google/gemma-3-27b-it,
   openai/gpt-oss-20b, ai21labs/Jamba-v0.1, deepseek-ai/DeepSeek-V3,
   deepseek-ai/DeepSeek-V2-Lite, Qwen/Qwen3-Next-80B-A3B-Instruct,
-  nvidia/NVIDIA-Nemotron-Nano-9B-v2 (the published shapes; keys that only name tokens,
+  nvidia/NVIDIA-Nemotron-Nano-9B-v2, zai-org/GLM-4.5-Air (the published shapes; keys that only name tokens,
   initialisers, dropout or kernels left out).
 """
 
@@ -163,6 +163,20 @@ PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
         "num_attention_heads": 40, "num_hidden_layers": 56, "num_key_value_heads": 8,
         "rms_norm_eps": 1e-05, "sliding_window": None, "ssm_state_size": 128,
         "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 131072}),
+    # GLM-4.5-Air (kvcore.models.mtp_draft for its MTP module): GQA with head_dim 128 (not
+    # hidden / heads), attention biases, no q/k norms (GLM-4.5 and 4.6 have them), 1 dense
+    # layer, then 128 routed experts + 1 shared; one MTP module.
+    "glm-4.5-air": ("zai-org/GLM-4.5-Air", {
+        "architectures": ["Glm4MoeForCausalLM"], "attention_bias": True,
+        "first_k_dense_replace": 1, "head_dim": 128, "hidden_act": "silu", "hidden_size": 4096,
+        "intermediate_size": 10944, "max_position_embeddings": 131072, "model_type": "glm4_moe",
+        "moe_intermediate_size": 1408, "n_group": 1, "n_routed_experts": 128,
+        "n_shared_experts": 1, "norm_topk_prob": True, "num_attention_heads": 96,
+        "num_experts_per_tok": 8, "num_hidden_layers": 46, "num_key_value_heads": 8,
+        "num_nextn_predict_layers": 1, "partial_rotary_factor": 0.5, "rms_norm_eps": 1e-05,
+        "rope_scaling": None, "rope_theta": 1000000, "routed_scaling_factor": 1.0,
+        "tie_word_embeddings": False, "topk_group": 1, "torch_dtype": "bfloat16",
+        "use_qk_norm": False, "vocab_size": 151552}),
 }
 
 
