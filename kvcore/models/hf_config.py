@@ -52,6 +52,7 @@ from kvcore.models.config_keys import (
 )
 from kvcore.models.context_limit import lengths
 from kvcore.models.geometry import MambaGeometry, ModelGeometry
+from kvcore.models.jamba import jamba_layout
 from kvcore.models.llama4 import llama4_kinds
 from kvcore.models.mamba_state import mamba_state
 from kvcore.models.mla import read_mla
@@ -189,7 +190,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
                        get_int("num_experts", 0)) or 0
     moe_inter = get_int("moe_intermediate_size") or get_int("intermediate_size", 0)
     if model_type == "jamba":
-        period, offset = _jamba_layout("expert", get, get_dim, source)
+        period, offset = jamba_layout("expert", get, get_dim, source)
         moe_layers = tuple(i % period == offset for i in range(n_layers))
     elif nemotron:
         moe_layers = nemotron[1]
@@ -263,23 +264,11 @@ def _layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
     if model_type == "gpt_oss":
         return tuple("sliding" if i % 2 == 0 else "full" for i in range(n))
     if model_type == "jamba":
-        period, offset = _jamba_layout("attn", get, get_dim, source)
+        period, offset = jamba_layout("attn", get, get_dim, source)
         return tuple("full" if i % period == offset else "mamba" for i in range(n))
     if get("sliding_window") and c.get("use_sliding_window", True) is not False:
         return ("sliding",) * n
     return ("full",) * n
-
-
-def _jamba_layout(what: str, get, get_dim, source: str) -> tuple[int, int]:
-    """A Jamba's attention or expert layers: (period, offset), an integer below the period as
-    JambaConfig.validate_architecture requires (a text or an offset past the period made every
-    layer Mamba, or none an expert layer, without a word; a negative one transformers takes)."""
-    period, key = get_dim(f"{what}_layer_period"), f"{what}_layer_offset"
-    offset = get(key)
-    if not isinstance(offset, int) or isinstance(offset, bool) or not -2**63 < offset < period:
-        raise InputError(f"expected an integer below {what}_layer_period ({period}), got "
-                         f"{offset!r}", path=source or None, field=key)
-    return period, offset
 
 
 def _nemotron_mamba(get, get_dim, source: str) -> MambaGeometry:
