@@ -16,8 +16,10 @@ KV_HEAD_KEYS = ("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query
 EXPERT_KEYS = ("num_experts", "moe_num_experts", "n_routed_experts", "num_local_experts")
 # The MTP modules (num_nextn_predict_layers) when a config omits the key, for the model types
 # kvcli drafts with (`kvcore.models.mtp_draft`): DeepSeek's config class has 0 (kvcli's reading);
-# Qwen3-Next's has none, and vLLM's Qwen3NextMultiTokenPredictor builds getattr(..., 1)
-MTP_MODULES = {"deepseek_v3": 0, "qwen3_next": 1}
+# Qwen3-Next's has none, and vLLM's Qwen3NextMultiTokenPredictor builds getattr(..., 1);
+# GLM-4.5's Glm4MoeConfig maps its num_mtp_layers (default 1) onto the key
+# (tests/data/mtp_draft/glm4_moe_answers.json, case 8)
+MTP_MODULES = {"deepseek_v3": 0, "qwen3_next": 1, "glm4_moe": 1}
 PER_TOKEN_KEYS = ("num_experts_per_tok", "moe_k", "num_experts_per_token", "top_k_experts",
                   "moe_topk", "moe_top_k", "top_k")
 

@@ -108,6 +108,8 @@ class ModelGeometry:
     moe_intermediate_size: int = 0
     moe_layers: tuple[bool, ...] = field(default=())  # per layer: MoE feed-forward or dense
     attention_bias: bool = False
+    # GLM-4.5's ``use_qk_norm``: a q_norm and a k_norm (head_dim each) in every attention layer
+    qk_norm: bool = False
     quantization: str | None = None
     source: str = ""
     # For the work counts (`kvcore.clock`): experts a token is routed to, shared experts, and
@@ -121,7 +123,7 @@ class ModelGeometry:
     # n_shared_experts); 0: num_shared_experts x moe_intermediate_size (DeepSeek). Clock only.
     shared_expert_width: int = 0
     counted_moe_layers: int = 0
-    # DeepSeek-V3's multi-token-prediction modules (num_nextn_predict_layers): layers only
+    # The multi-token-prediction modules (num_nextn_predict_layers): layers only
     # speculative decoding's method mtp runs (`kvcore.models.mtp_draft`)
     mtp_layers: int = 0
     perf_swa: tuple[int, int] | None = None   # perf.py's (sliding layers, window), not the kinds'

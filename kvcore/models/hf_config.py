@@ -213,6 +213,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         tie_word_embeddings=bool(get("tie_word_embeddings", False)), num_experts=num_experts,
         moe_intermediate_size=moe_inter if num_experts else 0, moe_layers=moe_layers,
         attention_bias=bool(get("attention_bias", False)),
+        qk_norm=model_type == "glm4_moe" and bool(get("use_qk_norm", False)),
         mtp_layers=(get_int("num_nextn_predict_layers", MTP_MODULES[model_type]) or 0
                     if model_type in MTP_MODULES else 0),
         quantization=quant_method(get("quantization_config"), source),

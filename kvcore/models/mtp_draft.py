@@ -1,24 +1,31 @@
-"""The multi-token-prediction module vLLM 0.33 drafts with (method "mtp"): DeepSeek-V3's and
-Qwen3-Next's. The draft is the target's own checkpoint (`tests/data/sched_spec_mtp/DESIGN.md`).
+"""The multi-token-prediction module vLLM 0.33 drafts with (method "mtp"): DeepSeek-V3's,
+Qwen3-Next's and GLM-4.5's (4.5-Air, 4.6). The draft is the target's own checkpoint
+(`tests/data/sched_spec_mtp/DESIGN.md`).
 
-vLLM rewrites a deepseek_v3 config into `DeepSeekMTPModel` and a qwen3_next one into
-`Qwen3NextMTP`, ``n_predict`` = ``num_nextn_predict_layers`` (config/speculative.py:733-765,
-908-913), and refuses method mtp for the other models kvcli reads ("Unsupported speculative
-method: 'mtp'"). One module is run K times (deepseek_mtp.py:217, 231; qwen3_next_mtp.py:148):
+vLLM rewrites a deepseek_v3 config into `DeepSeekMTPModel`, a qwen3_next one into
+`Qwen3NextMTP` and a `Glm4MoeForCausalLM` into `Glm4MoeMTPModel` (class `Glm4MoeMTP`),
+``n_predict`` = ``num_nextn_predict_layers`` (config/speculative.py:733-765, 848-857, 908-913),
+and refuses method mtp for the other models kvcli reads ("Unsupported speculative
+method: 'mtp'"). One module is run K times (deepseek_mtp.py:217, 231; qwen3_next_mtp.py:148;
+glm4_moe_mtp.py's ``spec_step_idx % num_mtp_layers``):
 the scheduler sees exactly EAGLE-3's rules. Several modules change the prefill lookahead and
 the hashes (multi-module MTP): refused here.
 
 What a module adds (`tests/data/mtp_draft/`, recorded from vLLM's modules): its attention
 layer, named after the target's layers and equal to theirs but for `is_draft`, so it joins
 the target's group (MLA for DeepSeek-V3: a block costs 62 of its 61-layer pages; full
-attention for Qwen3-Next: 13 of its 12, and its 36 Gated DeltaNet layers are grouped by 13);
+attention for Qwen3-Next: 13 of its 12, and its 36 Gated DeltaNet layers are grouped by 13;
+full attention for GLM-4.5-Air: 47 of its 46);
 and its weights: a whole decoder layer (quantised as the target's), the fold of (embedding,
 hidden state) 2 x hidden -> hidden, and three norms. DeepSeek-V3's fold is ``eh_proj``, a
 plain linear on every worker, after the MLA decoder layer with the MoE; Qwen3-Next's is
 ``fc``, a ColumnParallelLinear split over the workers, before a full-attention decoder layer
 with the sparse MoE (built as layer 0: MoE where the target's layer 0 is), with the
-``pre_fc_norm_embedding``, ``pre_fc_norm_hidden`` and final norms. The embedding and the LM
-head are the target's (vLLM shares them at load).
+``pre_fc_norm_embedding``, ``pre_fc_norm_hidden`` and final norms. GLM-4.5's is DeepSeek's
+shape: ``eh_proj`` a plain linear on every worker, ``enorm``, ``hnorm``, ``shared_head.norm``,
+and a `Glm4MoeDecoderLayer` built as layer ``num_hidden_layers`` (MoE, its index past
+``first_k_dense_replace``: the float32 router, q/k norms where ``use_qk_norm``), as the
+target's last layer. The embedding and the LM head are the target's (vLLM shares them at load).
 """
 
 from __future__ import annotations
@@ -31,7 +38,8 @@ from kvcore.models.geometry import ModelGeometry
 
 FIELD = "spec_method"
 # model_type -> vLLM's draft class
-MTP_CLASSES = {"deepseek_v3": "DeepSeekMTP", "qwen3_next": "Qwen3NextMTP"}
+MTP_CLASSES = {"deepseek_v3": "DeepSeekMTP", "qwen3_next": "Qwen3NextMTP",
+               "glm4_moe": "Glm4MoeMTP"}
 
 
 def mtp_draft(target: ModelGeometry) -> DraftModel:
@@ -40,7 +48,8 @@ def mtp_draft(target: ModelGeometry) -> DraftModel:
     if cls is None or (cls == "DeepSeekMTP" and target.mla is None):
         raise InputError(f"mtp with {target.name} ({target.model_type or 'no model_type'}): "
                          "vLLM 0.33 refuses it, 'Unsupported speculative method: mtp' (kvcli "
-                         "models DeepSeek-V3's and Qwen3-Next's MTP modules)", field=FIELD)
+                         "models DeepSeek-V3's, Qwen3-Next's and GLM-4.5's MTP modules)",
+                         field=FIELD)
     n = target.mtp_layers
     if n != 1:
         why = ("has no MTP module (num_nextn_predict_layers 0)" if n == 0 else
@@ -58,6 +67,9 @@ def mtp_draft(target: ModelGeometry) -> DraftModel:
         return DraftModel(name, "mtp", cls, g, split_params=2 * h * h, whole_params=3 * h,
                           id_map_entries=0, lm_head_rows=target.vocab_size,
                           pass_split=2 * h * h, target=g, repeated=1)
+    # DeepSeek's and GLM's: a decoder layer built as layer N, dense or MoE as the target's
+    # last (both are MoE from first_k_dense_replace on; a GLM target with no MoE layer does
+    # not build in vLLM: Glm4MoeForCausalLM's extract_moe_parameters needs one)
     last = target.layer_kinds[-1]
     moe = target.moe_layers[-1] if target.moe_layers else False
     g = replace(target, name=name, layer_kinds=(last,), moe_layers=(moe,),

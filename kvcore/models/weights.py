@@ -5,8 +5,9 @@ when the config has them, + one sink per head for gpt-oss), per Mamba layer the 
 projections, conv and SSM parameters, per layer a dense gated MLP (3 * hidden * intermediate)
 or a MoE block (experts * 3 * hidden * moe_intermediate + router, + the shared experts: DeepSeek's
 n_shared_experts, or the one MLP width Qwen2-MoE, Qwen3-Next, Granite 4.0-H and Nemotron-H name;
-Qwen3-Next's attention output gate), and the norms; an MLA layer (DeepSeek, Kimi-K2) its latent projections (`kvcore.models.mla`).
-Bytes: the model dtype, except MXFP4-quantised experts (gpt-oss: 4 bits plus one 8-bit scale per
+Qwen3-Next's attention output gate), and the norms (Qwen3-Next's and GLM-4.5's q/k norms too); an
+MLA layer (DeepSeek, Kimi-K2) its latent projections (`kvcore.models.mla`).
+Bytes: the model dtype, except GLM-4.5's float32 routers, MXFP4-quantised experts (gpt-oss: 4 bits plus one 8-bit scale per
 32 values = 4.25 bits) and fp8 checkpoints (``quant_method`` fp8: every decoder layer's matrices
 at 1 byte, embeddings and norms in the model dtype; the block scales, 1/16,384 of them, left
 out). Vision towers of multimodal checkpoints are not counted. It is an estimate (within
@@ -21,6 +22,10 @@ from kvcore.models.mla import mla_attention_params, mla_replicated_params
 from kvcore.specs import DTYPE_BYTES
 
 MXFP4_BYTES_PER_PARAM = 4.25 / 8
+# Model types whose MoE router is float32 whatever the model dtype, with a float32
+# e_score_correction_bias (one a routed expert): GLM-4.5's Glm4MoE builds its GateLinear with
+# params_dtype float32 (glm4_moe.py:141-150); GLM-4.5-Air's 45 routers are 94,394,880 B
+FP32_ROUTERS = ("glm4_moe",)
 
 # A pipeline stage: its decoder layers (None: all), whether it is the first and the last stage
 Stage = tuple[range | None, bool, bool]
@@ -99,11 +104,11 @@ def _param_split(g: ModelGeometry, stage: Stage = WHOLE) -> tuple[int, int, int]
             layers += _mamba_params(g)  # Falcon-H1: a Mamba2 mixer beside the attention
         dense += 2 * g.hidden_size  # the layer's norms
         qwen3_next = g.model_type == "qwen3_next"
-        if qwen3_next and kind == "full":
-            dense += 2 * g.head_dim     # Qwen3-Next's q_norm and k_norm (head_dim each)
+        if (qwen3_next and kind == "full") or g.qk_norm:
+            dense += 2 * g.head_dim     # Qwen3-Next's and GLM-4.5's q_norm, k_norm (head_dim each)
         if moe:
             experts = g.num_experts * 3 * g.hidden_size * g.moe_intermediate_size
-            layers += g.hidden_size * g.num_experts + 3 * g.hidden_size * shared
+            layers += _router_size(g) + 3 * g.hidden_size * shared
             if qwen3_next and shared:
                 # its shared_expert_gate (hidden x 1): with the norms above, vLLM's own count
                 # of the 80B, exactly (tests/data/mtp_draft/qwen3_next_answers.json)
@@ -135,21 +140,29 @@ def estimate_weights_bytes(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) 
     n_mla = sum(1 for i in in_stage if g.layer_kinds[i] == "mla")
     whole = n_mla * mla_replicated_params(g.mla, g.hidden_size) if g.mla else 0
     # the MoE router is a GateLinear (a ReplicatedLinear, no quantisation): whole on every
-    # rank, in the model dtype (DeepSeek-V3 at TP 8: 0.19 GiB a rank more than split)
+    # rank, in the model dtype (DeepSeek-V3 at TP 8: 0.19 GiB a rank more than split), or in
+    # float32 (`FP32_ROUTERS`)
     router = _router_params(g, in_stage)
+    router_bytes = 4 if g.model_type in FP32_ROUTERS else DTYPE_BYTES[g.dtype]
     total = (dense * DTYPE_BYTES[g.dtype] + (layers - whole - router) * layer_bytes
              + int(quant * MXFP4_BYTES_PER_PARAM))
-    return total // tp + whole * layer_bytes + router * DTYPE_BYTES[g.dtype]
+    return total // tp + whole * layer_bytes + router * router_bytes
+
+
+def _router_size(g: ModelGeometry) -> int:
+    """One MoE layer's router: hidden x experts (+ GLM-4.5's correction bias, one an expert)."""
+    bias = g.num_experts if g.model_type in FP32_ROUTERS else 0
+    return g.hidden_size * g.num_experts + bias
 
 
 def _router_params(g: ModelGeometry, in_stage: range) -> int:
-    """The MoE layers' routers (hidden x experts each), as `_param_split` counts them."""
+    """The MoE layers' routers (`_router_size` each), as `_param_split` counts them."""
     n = 0
     for i, kind in enumerate(g.layer_kinds):
         if i in in_stage and i < len(g.moe_layers) and g.moe_layers[i] and (
                 g.model_type != "nemotron_h" or kind == "mlp"):
             n += 1
-    return n * g.hidden_size * g.num_experts
+    return n * _router_size(g)
 
 
 def mamba_layer_params(g: ModelGeometry) -> int:
