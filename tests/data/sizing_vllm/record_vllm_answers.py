@@ -99,6 +99,13 @@ for k, avail in [(1, 54 << 30), (3, 54 << 30)]:
     layers.update({n: {**spec_json(s), "is_draft": True} for n, s in draft_layer_specs(
         mtp_draft(g), g, block_size=attn_bs, tp=2, max_model_len=32768).items()})
     add(f"qwen3-next-80b-a3b-tp2-mtp-k{k}-{avail >> 30}gib", layers, avail, 32768)
+# GLM-4.5-Air at TP 4 with its MTP module: 46 + 1 full-attention layers in one group, on the
+# memory `kvcli config glm-4.5-air --gpu-memory-gib 80 --tp 4 --spec-method mtp` leaves
+g = load_preset("glm-4.5-air")
+layers = {n: spec_json(s) for n, s in layer_specs(g, tp=4, max_model_len=32768).items()}
+layers.update({n: {**spec_json(s), "is_draft": True} for n, s in draft_layer_specs(
+    mtp_draft(g), g, tp=4, max_model_len=32768).items()})
+add("glm-4.5-air-tp4-mtp-22gib", layers, 24_278_961_766, 32768)
 f = lambda h=64: {"type": "full", "block_size": 16, "num_kv_heads": 2, "head_size": h, "dtype": "float32"}
 w = lambda h=64, win=1: {"type": "sliding_window", "sliding_window": win, "block_size": 16, "num_kv_heads": 2, "head_size": h, "dtype": "float32"}
 ch = lambda c=64: {"type": "chunked_local", "attention_chunk_size": c, "block_size": 16, "num_kv_heads": 2, "head_size": 64, "dtype": "float32"}
