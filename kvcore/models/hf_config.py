@@ -41,24 +41,22 @@ from kvcore.models.class_defaults import CLASS_DEFAULTS, MODEL_TYPE_DEFAULTS
 from kvcore.models.config_keys import (
     EXPERT_KEYS,
     MTP_MODULES,
-    QWEN_WINDOWS,
     counted_moe_layers,
     experts_per_tok,
     head_dim_of,
     kv_heads_of,
     perf_swa,
-    qwen_kinds,
     shared_width,
 )
 from kvcore.models.context_limit import lengths
 from kvcore.models.geometry import MambaGeometry, ModelGeometry
 from kvcore.models.jamba import jamba_layout
-from kvcore.models.llama4 import llama4_kinds
+from kvcore.models.layer_kinds import layer_kinds
 from kvcore.models.mamba_state import mamba_state
 from kvcore.models.mla import read_mla
 from kvcore.models.nemotron_h import nemotron_h_layers, nemotron_h_mamba_keys
 from kvcore.models.quantization import quant_method
-from kvcore.models.qwen3_next import gdn_state, qwen3_next_kinds
+from kvcore.models.qwen3_next import gdn_state
 from kvcore.models.unsupported import not_modelled
 from kvcore.sources import read_json
 
@@ -70,9 +68,6 @@ DTYPE_ALIASES = {"float16": "float16", "fp16": "float16", "half": "float16",
 # the billions would build per-layer tuples until memory ran out.
 MAX_LAYERS = 100_000
 
-_LAYER_TYPE_NAMES = {"full_attention": "full", "attention": "full", "sliding_attention": "sliding",
-                     "chunked_attention": "chunked", "mamba": "mamba", "full": "full",
-                     "sliding": "sliding", "chunked": "chunked"}
 
 
 def load_hf_config(path: str | Path) -> dict[str, Any]:
@@ -165,7 +160,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
                          "(num_attention_heads), as vLLM's attention layer requires",
                          path=source or None, field="num_key_value_heads")
     kinds = (("mla",) * n_layers if mla is not None else nemotron[0] if nemotron
-             else _layer_kinds(c, model_type, n_layers, get, get_dim, source))
+             else layer_kinds(c, model_type, n_layers, get, get_dim, source))
     if "sliding" in kinds and "sliding_window" in c and c["sliding_window"] is None:
         # an explicit null: the model code passes no window to its sliding layers (gemma2.py,
         # llama.py, gpt_oss.py: `config.sliding_window if is_sliding`), so they attend fully
@@ -223,53 +218,6 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         counted_moe_layers=counted_moe,
         perf_swa=perf_swa(c, model_type, n_layers, get),
         context_limit=limit, default_len=default)
-
-
-def _listed_kinds(types: Any, n: int, source: str) -> tuple[str, ...]:
-    if not isinstance(types, list) or len(types) != n:
-        raise InputError(f"'layer_types' must list {n} layer types (num_hidden_layers)",
-                         path=source or None, field="layer_types")
-    out = []
-    for t in types:
-        if not isinstance(t, str) or t not in _LAYER_TYPE_NAMES:   # (a list entry is unhashable)
-            raise InputError(f"unknown layer type {t!r}", path=source or None,
-                             field="layer_types")
-        out.append(_LAYER_TYPE_NAMES[t])
-    return tuple(out)
-
-
-def _layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
-                 source: str) -> tuple[str, ...]:
-    if model_type == "falcon_h1":
-        # every layer both (transformers' FalconH1Config says "hybrid" for each)
-        return ("parallel",) * n
-    if model_type == "qwen3_next":
-        return qwen3_next_kinds(c, n, get_dim, source)
-    if model_type == "llama4_text":
-        return llama4_kinds(c, n, get_dim, source)
-    types = c.get("layer_types")
-    explicit = None if types is None else _listed_kinds(types, n, source)
-    if model_type in QWEN_WINDOWS:
-        return qwen_kinds(model_type, n, get, explicit, source)
-    if explicit is not None:
-        return explicit
-    if model_type == "exaone4" and "sliding_window" in c and c["sliding_window"] is None:
-        raise InputError("Exaone4 without a sliding window and without 'layer_types': "
-                         "transformers' Exaone4Config then takes layer i % 0 (vLLM cannot load "
-                         "it); give 'layer_types'", path=source or None, field="sliding_window")
-    if model_type in ("gemma3_text", "cohere2", "exaone4"):
-        p = get_dim("sliding_window_pattern")
-        return tuple("full" if (i + 1) % p == 0 else "sliding" for i in range(n))
-    if model_type == "gemma2":
-        return tuple("sliding" if i % 2 == 0 else "full" for i in range(n))
-    if model_type == "gpt_oss":
-        return tuple("sliding" if i % 2 == 0 else "full" for i in range(n))
-    if model_type == "jamba":
-        period, offset = jamba_layout("attn", get, get_dim, source)
-        return tuple("full" if i % period == offset else "mamba" for i in range(n))
-    if get("sliding_window") and c.get("use_sliding_window", True) is not False:
-        return ("sliding",) * n
-    return ("full",) * n
 
 
 def _nemotron_mamba(get, get_dim, source: str) -> MambaGeometry:

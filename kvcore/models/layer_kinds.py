@@ -1,0 +1,63 @@
+"""Each layer's kind from a config.json (`kvcore.models.hf_config` says in which order the
+keys decide it): ``layer_types`` when listed, else each model family's own rule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvcore.errors import InputError
+from kvcore.models.config_keys import QWEN_WINDOWS, qwen_kinds
+from kvcore.models.jamba import jamba_layout
+from kvcore.models.llama4 import llama4_kinds
+from kvcore.models.qwen3_next import qwen3_next_kinds
+
+_LAYER_TYPE_NAMES = {"full_attention": "full", "attention": "full", "sliding_attention": "sliding",
+                     "chunked_attention": "chunked", "mamba": "mamba", "full": "full",
+                     "sliding": "sliding", "chunked": "chunked"}
+
+
+def _listed_kinds(types: Any, n: int, source: str) -> tuple[str, ...]:
+    if not isinstance(types, list) or len(types) != n:
+        raise InputError(f"'layer_types' must list {n} layer types (num_hidden_layers)",
+                         path=source or None, field="layer_types")
+    out = []
+    for t in types:
+        if not isinstance(t, str) or t not in _LAYER_TYPE_NAMES:   # (a list entry is unhashable)
+            raise InputError(f"unknown layer type {t!r}", path=source or None,
+                             field="layer_types")
+        out.append(_LAYER_TYPE_NAMES[t])
+    return tuple(out)
+
+
+def layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
+                 source: str) -> tuple[str, ...]:
+    if model_type == "falcon_h1":
+        # every layer both (transformers' FalconH1Config says "hybrid" for each)
+        return ("parallel",) * n
+    if model_type == "qwen3_next":
+        return qwen3_next_kinds(c, n, get_dim, source)
+    if model_type == "llama4_text":
+        return llama4_kinds(c, n, get_dim, source)
+    types = c.get("layer_types")
+    explicit = None if types is None else _listed_kinds(types, n, source)
+    if model_type in QWEN_WINDOWS:
+        return qwen_kinds(model_type, n, get, explicit, source)
+    if explicit is not None:
+        return explicit
+    if model_type == "exaone4" and "sliding_window" in c and c["sliding_window"] is None:
+        raise InputError("Exaone4 without a sliding window and without 'layer_types': "
+                         "transformers' Exaone4Config then takes layer i % 0 (vLLM cannot load "
+                         "it); give 'layer_types'", path=source or None, field="sliding_window")
+    if model_type in ("gemma3_text", "cohere2", "exaone4"):
+        p = get_dim("sliding_window_pattern")
+        return tuple("full" if (i + 1) % p == 0 else "sliding" for i in range(n))
+    if model_type == "gemma2":
+        return tuple("sliding" if i % 2 == 0 else "full" for i in range(n))
+    if model_type == "gpt_oss":
+        return tuple("sliding" if i % 2 == 0 else "full" for i in range(n))
+    if model_type == "jamba":
+        period, offset = jamba_layout("attn", get, get_dim, source)
+        return tuple("full" if i % period == offset else "mamba" for i in range(n))
+    if get("sliding_window") and c.get("use_sliding_window", True) is not False:
+        return ("sliding",) * n
+    return ("full",) * n
