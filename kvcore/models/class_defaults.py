@@ -15,6 +15,7 @@ from typing import Any
 from kvcore.models.llama4 import CHUNK_DEFAULT, NOPE_INTERVAL_DEFAULT
 from kvcore.models.mla import MLA_DEFAULTS
 from kvcore.models.nemotron_h import NEMOTRON_H_DEFAULTS
+from kvcore.models.qwen3_5 import QWEN3_5_DEFAULTS, QWEN3_5_MOE_DEFAULTS
 from kvcore.models.qwen3_next import QWEN3_NEXT_DEFAULTS
 
 CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -79,6 +80,8 @@ MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
     **MLA_DEFAULTS,
     "nemotron_h": NEMOTRON_H_DEFAULTS,
     "qwen3_next": QWEN3_NEXT_DEFAULTS,
+    "qwen3_5_text": QWEN3_5_DEFAULTS,
+    "qwen3_5_moe_text": QWEN3_5_MOE_DEFAULTS,
     "llama4_text": {"attention_chunk_size": CHUNK_DEFAULT,
                     "no_rope_layer_interval": NOPE_INTERVAL_DEFAULT},
 }

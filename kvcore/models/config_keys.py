@@ -19,7 +19,11 @@ EXPERT_KEYS = ("num_experts", "moe_num_experts", "n_routed_experts", "num_local_
 # Qwen3-Next's has none, and vLLM's Qwen3NextMultiTokenPredictor builds getattr(..., 1);
 # GLM-4.5's Glm4MoeConfig maps its num_mtp_layers (default 1) onto the key
 # (tests/data/mtp_draft/glm4_moe_answers.json, case 8)
-MTP_MODULES = {"deepseek_v3": 0, "qwen3_next": 1, "glm4_moe": 1}
+MTP_MODULES = {"deepseek_v3": 0, "qwen3_next": 1, "glm4_moe": 1, "qwen3_5_text": 1,
+               "qwen3_5_moe_text": 1}
+# Qwen3.5 counts them in its own key (vLLM's Qwen3_5MultiTokenPredictor builds
+# getattr(config, "mtp_num_hidden_layers", 1); config/speculative.py's n_predict reads it)
+MTP_KEYS = {"qwen3_5_text": "mtp_num_hidden_layers", "qwen3_5_moe_text": "mtp_num_hidden_layers"}
 PER_TOKEN_KEYS = ("num_experts_per_tok", "moe_k", "num_experts_per_token", "top_k_experts",
                   "moe_topk", "moe_top_k", "top_k")
 

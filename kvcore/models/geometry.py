@@ -37,6 +37,7 @@ from kvcore.models.mamba_spec import (  # (re-exported: the Mamba spec's parts l
     mamba_state,
     model_mamba_spec,
 )
+from kvcore.models.qwen3_5 import GDN_TYPES
 from kvcore.specs import (
     ChunkedLocalAttentionSpec,
     FullAttentionSpec,
@@ -126,6 +127,8 @@ class ModelGeometry:
     # The multi-token-prediction modules (num_nextn_predict_layers): layers only
     # speculative decoding's method mtp runs (`kvcore.models.mtp_draft`)
     mtp_layers: int = 0
+    # a multimodal checkpoint's vision tower that vLLM builds and loads (Qwen3.5's), weights only
+    vision_params: int = 0
     perf_swa: tuple[int, int] | None = None   # perf.py's (sliding layers, window), not the kinds'
     context_limit: int = 0      # the longest max_model_len vLLM accepts (0: max_position_...)
     default_len: int = 0        # the max_model_len vLLM runs at when none is given (0: the same)
@@ -143,9 +146,10 @@ class ModelGeometry:
 
     @property
     def attention_output_gate(self) -> bool:
-        """Qwen3-Next's ``attn_output_gate`` (on by default): the QKV projection makes a second
-        query-sized output, multiplied into the attention's output (the weights and the clock)."""
-        return self.model_type == "qwen3_next"
+        """Qwen3-Next's and Qwen3.5's ``attn_output_gate`` (on by default): the QKV projection
+        makes a second query-sized output, multiplied into the attention's output (the weights
+        and the clock)."""
+        return self.model_type in GDN_TYPES
 
     def perf_sliding(self) -> tuple[int, int | None]:
         """(sliding layers, window) as vLLM 0.33's perf.py bills them: the config's window

@@ -21,7 +21,9 @@ DeepSeek-V2/V3 and Kimi-K2 (``model_type`` deepseek_v2, deepseek_v3, kimi_k2 wit
 ``kv_lora_rank``) are read as vLLM serves them, with multi-head latent attention: every layer
 ``mla`` (`kvcore.models.mla`). The other model types vLLM serves with MLA are refused by name, and so are the architectures
 with recurrent or linear-attention layers kvcli does not model (`kvcore.models.unsupported`).
-Qwen3-Next (``qwen3_next``): Gated DeltaNet layers as Mamba states (`kvcore.models.qwen3_next`).
+Qwen3-Next (``qwen3_next``): Gated DeltaNet layers as Mamba states (`kvcore.models.qwen3_next`);
+Qwen3.5 (``qwen3_5_text``, ``qwen3_5_moe_text``, or a wrapper's ``text_config``) the same, with
+its own state dtypes, feed-forward and vision tower (`kvcore.models.qwen3_5`).
 Falcon-H1 (``falcon_h1``): every layer ``parallel``, attention and a Mamba2 mixer side by side.
 Nemotron-H (``nemotron_h``): ``hybrid_override_pattern`` (or ``layers_block_type``), one mixer a
 layer: Mamba2, attention, or a feed-forward layer with no KV cache (kind ``mlp``;
@@ -40,6 +42,7 @@ from kvcore.errors import InputError, clipped
 from kvcore.models.class_defaults import CLASS_DEFAULTS, MODEL_TYPE_DEFAULTS
 from kvcore.models.config_keys import (
     EXPERT_KEYS,
+    MTP_KEYS,
     MTP_MODULES,
     counted_moe_layers,
     experts_per_tok,
@@ -56,6 +59,7 @@ from kvcore.models.mamba_state import mamba_state
 from kvcore.models.mla import read_mla
 from kvcore.models.nemotron_h import nemotron_h_layers, nemotron_h_mamba_keys
 from kvcore.models.quantization import quant_method
+from kvcore.models.qwen3_5 import GDN_TYPES, ssm_dtype, text_model_type, vision_tower_params
 from kvcore.models.qwen3_next import gdn_state
 from kvcore.models.unsupported import not_modelled
 from kvcore.sources import read_json
@@ -98,7 +102,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     if not isinstance(c.get("model_type", ""), str):    # (transformers cannot load it)
         raise InputError(f"must be a string, got {clipped(c['model_type'])}",
                          path=source or None, field="model_type")
-    model_type = c.get("model_type", "")
+    model_type = text_model_type(cfg, c.get("model_type", ""), source)
     archs = cfg.get("architectures")
     if (why := not_modelled(archs)) is not None:
         assert archs is not None
@@ -178,7 +182,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     mamba = None
     if "mamba" in kinds or "parallel" in kinds:
         mamba = (_nemotron_mamba(get, get_dim, source) if nemotron
-                 else gdn_state(get_dim) if model_type == "qwen3_next"
+                 else gdn_state(get_dim, None if model_type == "qwen3_next"
+                                else ssm_dtype(c, source)) if model_type in GDN_TYPES
                  else mamba_state(c, model_type, hidden, get, get_dim, source))
     # vLLM's aliases: n_routed_experts is DeepSeek's name
     num_experts = next((get_int(k) for k in EXPERT_KEYS if c.get(k) is not None),
@@ -209,8 +214,11 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         moe_intermediate_size=moe_inter if num_experts else 0, moe_layers=moe_layers,
         attention_bias=bool(get("attention_bias", False)),
         qk_norm=model_type == "glm4_moe" and bool(get("use_qk_norm", False)),
-        mtp_layers=(get_int("num_nextn_predict_layers", MTP_MODULES[model_type]) or 0
-                    if model_type in MTP_MODULES else 0),
+        mtp_layers=(get_int(MTP_KEYS.get(model_type, "num_nextn_predict_layers"),
+                            MTP_MODULES[model_type]) or 0 if model_type in MTP_MODULES else 0),
+        vision_params=(vision_tower_params(cfg, source) if model_type in GDN_TYPES[1:]
+                       and str(archs[0] if isinstance(archs, list) and archs else "")
+                       .endswith("ForConditionalGeneration") else 0),
         quantization=quant_method(get("quantization_config"), source),
         source=source, num_experts_per_tok=experts_per_tok(c, get, get_int),
         num_shared_experts=get_int("n_shared_experts") or get_int("num_shared_experts") or 0,

@@ -9,6 +9,7 @@ from kvcore.errors import InputError
 from kvcore.models.config_keys import QWEN_WINDOWS, qwen_kinds
 from kvcore.models.jamba import jamba_layout
 from kvcore.models.llama4 import llama4_kinds
+from kvcore.models.qwen3_5 import GDN_TYPES
 from kvcore.models.qwen3_next import qwen3_next_kinds
 
 _LAYER_TYPE_NAMES = {"full_attention": "full", "attention": "full", "sliding_attention": "sliding",
@@ -34,7 +35,7 @@ def layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
     if model_type == "falcon_h1":
         # every layer both (transformers' FalconH1Config says "hybrid" for each)
         return ("parallel",) * n
-    if model_type == "qwen3_next":
+    if model_type in GDN_TYPES:       # Qwen3-Next, Qwen3.5
         return qwen3_next_kinds(c, n, get_dim, source)
     if model_type == "llama4_text":
         return llama4_kinds(c, n, get_dim, source)

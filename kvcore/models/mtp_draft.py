@@ -39,7 +39,8 @@ from kvcore.models.geometry import ModelGeometry
 FIELD = "spec_method"
 # model_type -> vLLM's draft class
 MTP_CLASSES = {"deepseek_v3": "DeepSeekMTP", "qwen3_next": "Qwen3NextMTP",
-               "glm4_moe": "Glm4MoeMTP"}
+               "glm4_moe": "Glm4MoeMTP", "qwen3_5_text": "Qwen3_5MTP",
+               "qwen3_5_moe_text": "Qwen3_5MoeMTP"}
 
 
 def mtp_draft(target: ModelGeometry) -> DraftModel:
@@ -48,22 +49,28 @@ def mtp_draft(target: ModelGeometry) -> DraftModel:
     if cls is None or (cls == "DeepSeekMTP" and target.mla is None):
         raise InputError(f"mtp with {target.name} ({target.model_type or 'no model_type'}): "
                          "vLLM 0.33 refuses it, 'Unsupported speculative method: mtp' (kvcli "
-                         "models DeepSeek-V3's, Qwen3-Next's and GLM-4.5's MTP modules)",
+                         "models DeepSeek-V3's, Qwen3-Next's, Qwen3.5's and GLM-4.5's MTP "
+                         "modules)",
                          field=FIELD)
     n = target.mtp_layers
     if n != 1:
-        why = ("has no MTP module (num_nextn_predict_layers 0)" if n == 0 else
+        key = "mtp_num_hidden_layers" if cls.startswith("Qwen3_5") else "num_nextn_predict_layers"
+        why = (f"has no MTP module ({key} 0)" if n == 0 else
+               # (Qwen3.5's: vLLM builds n draft attention layers and runs them in turn)
+               f"has {n} MTP modules ({key}): several draft layers are not modelled"
+               if cls.startswith("Qwen3_5") else
                f"has {n} MTP modules: vLLM's multi-module MTP (a prefill lookahead and block "
                "hashes of K tokens) is not modelled")
         raise InputError(f"mtp with {target.name}: it {why}", field=FIELD)
     h = target.hidden_size
     name = f"{target.name} MTP"
-    if cls == "Qwen3NextMTP":
+    if cls.startswith("Qwen3"):
         # (a Qwen3NextDecoderLayer of type full_attention, prefix mtp.layers.0: layer 0's
-        # feed-forward, MoE unless mlp_only_layers or decoder_sparse_step say otherwise)
+        # feed-forward, MoE unless mlp_only_layers or decoder_sparse_step say otherwise;
+        # Qwen3.5's Qwen3_5DecoderLayer: MoE or dense by model type, as every target layer)
         moe = target.moe_layers[0] if target.moe_layers else False
         g = replace(target, name=name, layer_kinds=("full",), moe_layers=(moe,),
-                    counted_moe_layers=int(moe), mtp_layers=0)
+                    counted_moe_layers=int(moe), mtp_layers=0, vision_params=0)
         return DraftModel(name, "mtp", cls, g, split_params=2 * h * h, whole_params=3 * h,
                           id_map_entries=0, lm_head_rows=target.vocab_size,
                           pass_split=2 * h * h, target=g, repeated=1)

@@ -57,12 +57,13 @@ def gdn_note(model: str, num_speculative_tokens: int = 0) -> str:
             f"of 64 tokens; with the Triton kernel (other GPUs) vLLM keeps {2 + k} a request")
 
 
-def gdn_state(get_dim) -> Any:
+def gdn_state(get_dim, ssm_dtype: str | None = None) -> Any:
     """The Gated DeltaNet state in kvcore's Mamba fields (a `MambaGeometry`); ``get_dim``
-    reads a positive size from the config (`kvcore.models.hf_config`)."""
+    reads a positive size from the config (`kvcore.models.hf_config`); ``ssm_dtype``: the
+    recurrent state's where it is not the model's (Qwen3.5's)."""
     from kvcore.models.geometry import MambaGeometry  # (geometry imports this module)
 
     nv, dv = get_dim("linear_num_value_heads"), get_dim("linear_value_head_dim")
     return MambaGeometry("gdn", nv * dv, get_dim("linear_key_head_dim"),
                          get_dim("linear_conv_kernel_dim"), n_heads=nv, d_head=dv,
-                         n_groups=get_dim("linear_num_key_heads"))
+                         n_groups=get_dim("linear_num_key_heads"), ssm_dtype=ssm_dtype)

@@ -10,7 +10,9 @@ MLA layer (DeepSeek, Kimi-K2) its latent projections (`kvcore.models.mla`).
 Bytes: the model dtype, except GLM-4.5's float32 routers, MXFP4-quantised experts (gpt-oss: 4 bits plus one 8-bit scale per
 32 values = 4.25 bits) and fp8 checkpoints (``quant_method`` fp8: every decoder layer's matrices
 at 1 byte, embeddings and norms in the model dtype; the block scales, 1/16,384 of them, left
-out). Vision towers of multimodal checkpoints are not counted. It is an estimate (within
+out). Vision towers of multimodal checkpoints are counted for Qwen3.5 (vLLM builds and loads
+it: `kvcore.models.qwen3_5.vision_tower_params`, on the first pipeline stage, split by TP as
+the rest), not for the other models. It is an estimate (within
 a few per cent for the presets); vLLM measures the real figure, so pass --weights-gib to match a
 real deployment.
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.mla import mla_attention_params, mla_replicated_params
+from kvcore.models.qwen3_5 import GDN_TYPES
 from kvcore.specs import DTYPE_BYTES
 
 MXFP4_BYTES_PER_PARAM = 4.25 / 8
@@ -77,6 +80,8 @@ def _param_split(g: ModelGeometry, stage: Stage = WHOLE) -> tuple[int, int, int]
         dense = vh * (1 if g.tie_word_embeddings else 2) + g.hidden_size
     else:
         dense = (vh if first else 0) + (vh + g.hidden_size if last else 0)
+    if first:
+        dense += g.vision_params    # (with the embedding: what runs before the first layer)
     quant = 0
     layers = 0
     # the shared experts: one MLP this wide (`ModelGeometry.shared_expert_width`)
@@ -103,7 +108,7 @@ def _param_split(g: ModelGeometry, stage: Stage = WHOLE) -> tuple[int, int, int]
         if kind == "parallel":
             layers += _mamba_params(g)  # Falcon-H1: a Mamba2 mixer beside the attention
         dense += 2 * g.hidden_size  # the layer's norms
-        qwen3_next = g.model_type == "qwen3_next"
+        qwen3_next = g.model_type in GDN_TYPES      # (Qwen3.5's layers are Qwen3-Next's)
         if (qwen3_next and kind == "full") or g.qk_norm:
             dense += 2 * g.head_dim     # Qwen3-Next's and GLM-4.5's q_norm, k_norm (head_dim each)
         if moe:
