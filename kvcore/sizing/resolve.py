@@ -240,8 +240,8 @@ def _draft(draft: tuple[str | None, str] | None, g: ModelGeometry) -> DraftModel
     if draft is None:
         return None
     if g.mamba and draft[1] != "mtp":
-        # (an MTP module beside Mamba layers is Qwen3-Next's, checked against vLLM; an EAGLE
-        # draft's beside them is not)
+        # (an MTP module beside Mamba layers is Qwen3-Next's or Qwen3.5's, checked against
+        # vLLM; an EAGLE draft's beside them is not)
         raise InputError(f"a draft model's layers are not sized with {g.name}'s Mamba layers "
                          "(kvcli sizes an MTP module beside them, not an EAGLE draft)",
                          field="spec_model")
