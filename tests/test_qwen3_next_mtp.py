@@ -148,3 +148,16 @@ def test_the_drafter_runs_fc_split_every_pass():
     later = d.forward_ms(aggregate(d.ws, StepBatch(agg_decodes=64, agg_context=64 * 4100 + 64)))
     assert passes.gpu_ms(verify) == pytest.approx(first + later + d.gemm_ms(4_194_304, 64))
     assert round(passes.gpu_ms(verify), 3) == 1.323
+
+
+def test_the_replays_gdn_warning_counts_the_speculative_blocks():
+    """The replay's start-up note says what `kvcli config` says: 3 + K Mamba blocks a request
+    (it said 3 whatever K)."""
+    trace = Path(__file__).resolve().parent.parent / "traces" / "multiturn-chat.jsonl"
+    r = CliRunner().invoke(app, ["replay", str(trace), "--json", "--model",
+                                 "qwen3-next-80b-a3b", "--tp", "2", "--num-blocks", "4000",
+                                 "--max-model-len", "32768", "--spec-method", "mtp",
+                                 "--spec-tokens", "2", "--spec-acceptance-rate", "0.8"])
+    assert r.exit_code == 0, r.output
+    notes = " ".join(json.loads(r.stdout)["warnings"])
+    assert "5 Mamba blocks a request" in notes and "4 a request" in notes

@@ -26,10 +26,16 @@ EAGLE_METHODS = ("eagle", "eagle3", "mtp")
 # vLLM 0.33's other methods (config/speculative.py): draft models with their own KV, parallel
 # drafters
 _UNMODELLED = ("medusa", "mlp_speculator", "draft_model", "suffix", "dflash", "dspark",
-               "custom_class")
-# its deprecated names of mtp (MTPModelTypes, spec:38-67), rewritten with a warning there
-_MTP_NAMES = ("deepseek_mtp", "mimo_mtp", "glm4_moe_mtp", "ernie_mtp", "qwen3_next_mtp",
-              "longcat_flash_mtp", "pangu_ultra_moe_mtp")
+               "custom_class", "ngram_gpu", "extract_hidden_states")
+# its deprecated names of mtp (MTPModelTypes, config/speculative.py:38-67), rewritten with a
+# warning there
+_MTP_NAMES = ("deepseek_mtp", "dots3_note_mtp", "mimo_mtp", "mimo_v2_mtp", "glm4_moe_mtp",
+              "glm4_moe_lite_mtp", "glm_ocr_mtp", "ernie_mtp", "nemotron_h_mtp",
+              "exaone_moe_mtp", "exaone4_5_mtp", "qwen3_next_mtp", "qwen4_exp_mtp",
+              "qwen3_5_mtp", "longcat_flash_mtp", "bailing_hybrid_v3_mtp", "minimax_m3_mtp",
+              "bailing_hybrid_mtp", "kimi_k3_mtp", "pangu_ultra_moe_mtp", "step3p5_mtp",
+              "step5_mtp", "hy_v3_mtp", "hy_v4_mtp", "gemma4_mtp", "inkling_mtp",
+              "glm5_next_mtp")
 _KEYS = {"ngram": ("prompt_lookup_min", "prompt_lookup_max"),
          "eagle": ("model", "disable_lookahead_block_hashes"),
          "eagle3": ("model", "disable_lookahead_block_hashes"),

@@ -207,7 +207,7 @@ def _model_notes(cfg: ReplayOptions, g: ModelGeometry, default_block_size: bool)
                          f"{picked[1]}; sized at block_size {cfg.block_size}: give block_size "
                          f"{picked[1]}")
     if g.mamba is not None and g.mamba.version == "gdn" and cfg.enable_prefix_caching:
-        notes.append(gdn_note(g.name))
+        notes.append(gdn_note(g.name, cfg.num_speculative_tokens))
     return notes
 
 
