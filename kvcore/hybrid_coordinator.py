@@ -11,7 +11,8 @@ block (the groups' lcm), and only such prefixes are cached; with partial hash hi
 
 EAGLE's block drop (the legacy hash mode) is decided per spec group: it drops when any of its
 groups is in `drop_eagle_group_ids`. A dropping group looks up one block past the candidate
-length (capped by the request's hashes) and drops a block, once per candidate length (vLLM's
+length (one hash block with partial hash hits: vLLM's `eagle_proof_margin`; capped by the
+request's hashes) and drops as much, once per candidate length (vLLM's
 `eagle_verified`, cleared when another group shortens the length); a dropping group caches one
 block past the scheduler-aligned prefix (which matters only below the scheduler block).
 """
@@ -40,8 +41,6 @@ class HybridKVCacheCoordinator(KVCacheCoordinator):
 
     def _finish_init(self) -> None:
         drops = self.drop_eagle_group_ids
-        assert not (drops and self.partial_hits), \
-            "EAGLE's block drop beside partial hash hits is not modelled"
         self.cacheable_alignment = 1 if self.partial_hits else self.scheduler_block_size
         for m in self.single_type_managers:
             assert m.block_size % self.hash_block_size == 0
@@ -72,9 +71,17 @@ class HybridKVCacheCoordinator(KVCacheCoordinator):
                                    for m in self.single_type_managers)
         if not any(self.eagle_caching):
             self.eagle_caching = ()
-        # (a dropping group reads one block past the length cap: `kvcore.lookup_memo`)
-        self.lookup_margin = max((m.block_size for m in self.single_type_managers
+        # (a dropping group reads one drop unit past the length cap: `kvcore.lookup_memo`)
+        self.lookup_margin = max((self._eagle_margin(m) for m in self.single_type_managers
                                   if m.use_eagle), default=0)
+
+    def _eagle_margin(self, m: SingleTypeKVCacheManager) -> int:
+        """What a dropping group matches past the candidate length, then drops (vLLM's
+        `eagle_proof_margin`): with partial hash hits one hash block (full attention's and
+        Mamba's managers look up at that grain), else one of the group's blocks."""
+        if self.partial_hits and m.block_size > self.hash_block_size:
+            return self.hash_block_size
+        return m.block_size
 
     def get_num_cacheable_tokens(self, num_computed_tokens: int) -> int:
         # Only prefixes a later hit could end on (scheduler-block aligned; partial hits: all):
@@ -116,7 +123,7 @@ class HybridKVCacheCoordinator(KVCacheCoordinator):
                 drop = use_eagle and idx not in verified
                 # (a dropping group matches one block more, then drops it; a Mamba group's
                 # lookup never drops, as the draft has no Mamba layer: no block more)
-                cap = min(cur + managers[first].block_size, most) \
+                cap = min(cur + self._eagle_margin(managers[first]), most) \
                     if drop and spec.kind != "mamba" else cur
                 hits, n = manager_cls.find_longest_cache_hit(
                     block_hashes, cap, group_ids, self.block_pool, spec, drop, align)

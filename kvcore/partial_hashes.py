@@ -28,7 +28,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvcore.block import KVCacheBlock
-from kvcore.hashing import generate_block_hash_extra_keys, to_event_extra_keys
+from kvcore.hashing import (
+    generate_block_hash_extra_keys,
+    generate_lookahead_block_hash_extra_keys,
+    to_event_extra_keys,
+)
 from kvcore.kv_events import BlockRemoved, BlockStored, hash_to_int
 
 if TYPE_CHECKING:
@@ -147,7 +151,13 @@ class PartialHashes:
     def _stored(self, request: Request, h: bytes, n: int, group: int) -> BlockStored:
         hbs = self.pool.hash_block_size
         start, end = (n - 1) * hbs, n * hbs
-        keys, _ = generate_block_hash_extra_keys(request, start, end, 0)
+        # (with EAGLE's lookahead hashes the keys cover the unit's next token too, which the
+        # event lists, as `kvcore.kv_events.block_stored_event` does for whole blocks)
+        ahead = getattr(request._block_hasher, "lookahead", False)
+        if ahead:
+            keys, _ = generate_lookahead_block_hash_extra_keys(request, start, end, 0)
+        else:
+            keys, _ = generate_block_hash_extra_keys(request, start, end, 0)
         lora = request.lora_request
         return BlockStored(
             block_hashes=[hash_to_int(h)],
@@ -156,7 +166,8 @@ class PartialHashes:
             lora_id=lora.lora_int_id if lora is not None else None, medium=self.pool.medium,
             lora_name=lora.lora_name if lora is not None else None,
             extra_keys=to_event_extra_keys([keys]), group_idx=group,
-            session_id=request.session_id)
+            session_id=request.session_id,
+            lookahead_token_ids=[request.token_ids(end, end + 1)] if ahead else None)
 
     def move(self, src: KVCacheBlock, dst: KVCacheBlock) -> None:
         """vLLM's `move_block_hashes`: ``src``'s keys now lead to ``dst`` (no event)."""

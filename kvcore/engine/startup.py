@@ -97,11 +97,6 @@ def spec_refusals(cfg: ReplayOptions, trace: Trace) -> None:
         raise refusal(cfg, trace, "spec_method", err.message) from None
     if cfg.spec_method not in EAGLE_METHODS:
         return
-    if hash_lookahead(cfg) and cfg.prefix_match_unit is not None:
-        # (the partial-hit hashes below a block are not built with the lookahead token)
-        raise refusal(cfg, trace, "prefix_match_unit", f"is not modelled with {cfg.spec_method}'s "
-                      "lookahead block hashes (give disable_lookahead_block_hashes, or no "
-                      "prefix_match_unit)", also=("spec_method",))
     if cfg.num_blocks is None and (cfg.model or cfg.model_config) and spec_draft(cfg) is None:
         # (vLLM needs the draft's config.json; its layers and weights change the pool; MTP's
         # draft is the model's own module)
@@ -130,13 +125,6 @@ def spec_group_refusals(cfg: ReplayOptions, trace: Trace,
         raise refusal(cfg, trace, "pipeline_parallel_size", "is not modelled with speculative "
                       "decoding over a Mamba model's groups (not checked against vLLM): give "
                       "one of them", also=("num_speculative_tokens",))
-    if cfg.prefix_match_unit is not None and cfg.enable_prefix_caching and any(
-            isinstance(g.kv_cache_spec, MambaSpec) for g in groups):
-        # (Mamba states hit inside a block beside speculative state blocks: vLLM's partial
-        # tails and copies with drafts were not recorded, tests/data/sched_spec_mamba/)
-        raise refusal(cfg, trace, "prefix_match_unit", "is not modelled with speculative "
-                      "decoding over a Mamba model's groups (give no prefix_match_unit, or no "
-                      "num_speculative_tokens)", also=("num_speculative_tokens",))
     if cfg.spec_method not in EAGLE_METHODS:
         return
     # (a Mamba group with prefix caching off holds max_model_len tokens a block: no draft

@@ -9,8 +9,9 @@ phase 2 is `kvcore.managers.fine_lookup`):
   copy one reference more) until the scheduler frees them after the step (`take_cow_blocks`);
   the copy is cached again as a whole block once full (the cached count stops before it);
 * `cache_blocks` also registers the prompt's last hash boundary inside a block, ``num_prompt
-  - 1`` floored to the hash block (`_cache_partial_tail_block`: what a resend hits), as a
-  partial entry of the block holding it (`kvcore.partial_hashes`).
+  - 1`` floored to the hash block (``num_prompt`` in a group with EAGLE's drop;
+  `_cache_partial_tail_block`: what a resend hits), as a partial entry of the block holding
+  it (`kvcore.partial_hashes`).
 
 A separate class so that full attention without a unit keeps the template's steps (and the
 short allocation path, `kvcore.plain_step`); the coordinator picks it.
@@ -61,7 +62,10 @@ class FineFullAttentionManager(FullAttentionManager):
     def cache_blocks(self, request: Request, num_tokens: int) -> None:
         super().cache_blocks(request, num_tokens)
         hbs = self.block_pool.hash_block_size
-        boundary = min((request.num_prompt_tokens - 1) // hbs, len(request.block_hashes)) * hbs
+        # (a resend hits at most ``num_prompt - 1`` tokens; a dropping group's lookup reads the
+        # whole prompt before it drops a hash block)
+        limit = request.num_prompt_tokens - (0 if self.use_eagle else 1)
+        boundary = min(limit // hbs, len(request.block_hashes)) * hbs
         if boundary == 0 or boundary > num_tokens or boundary % self.block_size == 0:
             return
         index = boundary // self.block_size

@@ -18,11 +18,12 @@ if TYPE_CHECKING:
 
 
 def full_attention_hit(block_hashes: list[bytes], max_length: int, group_ids: Sequence[int],
-                       pool: BlockPool, block_size: int, unit: int
+                       pool: BlockPool, block_size: int, unit: int, drop: bool = False
                        ) -> tuple[tuple[list[KVCacheBlock], ...], int]:
     """`FullAttentionManager.find_longest_cache_hit` with ``unit`` < ``block_size``: the run of
     cached whole blocks from the start (phase 1), then the first block after it probed at its
-    inner boundaries from the highest down (phase 2, a partial block hit)."""
+    inner boundaries from the highest down (phase 2, a partial block hit). ``drop``: EAGLE's
+    drop, one hash block here (the last block's KV still covers the shorter hit)."""
     scale = block_size // unit
     hit: tuple[list[KVCacheBlock], ...] = tuple([] for _ in group_ids)
     for i in range(min(max_length // block_size, len(block_hashes) // scale)):
@@ -42,6 +43,11 @@ def full_attention_hit(block_hashes: list[bytes], max_length: int, group_ids: Se
             lst.append(blk)
         hit_length = (fine + 1) * unit
         break
+    if drop and hit_length > 0:
+        hit_length -= unit
+        keep = -(-hit_length // block_size)
+        for lst in hit:
+            del lst[keep:]
     return hit, hit_length
 
 

@@ -22,7 +22,7 @@ class FullAttentionManager(SingleTypeKVCacheManager):
         elif alignment_tokens < bs:
             # Partial hash hits: hits may end inside a block (`kvcore.managers.fine_lookup`).
             return full_attention_hit(block_hashes, max_length, kv_cache_group_ids, block_pool,
-                                      bs, alignment_tokens)
+                                      bs, alignment_tokens, drop_eagle_block)
         hashes = resolve_block_hashes(block_hashes, block_pool.hash_block_size, bs)
         n = min(max_length // bs, len(hashes))
         cmap = block_pool.cached_block_hash_to_block

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from kvcore.block import KVCacheBlock
 from kvcore.managers.mamba import MambaManager
-from kvcore.managers.mamba_checkpoint import checkpoint_block
+from kvcore.managers.mamba_checkpoint import checkpoint_block, checkpoint_position
 from kvcore.request import Request
 from kvcore.specs import cdiv
 
@@ -178,7 +178,8 @@ class FineMambaManager(MambaManager):
             position, index = checkpoint
             blk = blocks[index]
             align = self.cache_hit_alignment_tokens
-            of_prompt = position == max((request.num_prompt_tokens - 1) // align * align, 0)
+            of_prompt = position == checkpoint_position(request.num_prompt_tokens, align,
+                                                        self.replay_eagle)
             retained = position % bs == 0 and self._retained(position // bs - 1)
             if not of_prompt and not retained and position != request.shared_prefix_boundary:
                 # a transient state: its slot is overwritten, no key of it is any use
@@ -191,7 +192,7 @@ class FineMambaManager(MambaManager):
         unit = self.block_pool.hash_block_size
         if num_tokens <= 0 or num_tokens % unit:
             return None
-        if num_tokens != max((request.num_prompt_tokens - 1) // unit * unit, 0):
+        if num_tokens != checkpoint_position(request.num_prompt_tokens, unit, self.replay_eagle):
             return None     # only the prompt's last hash boundary (no shared-prefix checkpoints)
         index = cdiv(num_tokens, bs) - 1
         if index >= len(blocks) or blocks[index].is_null:
