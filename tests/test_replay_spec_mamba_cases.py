@@ -9,13 +9,11 @@ lower. The answers come from tests/data/sched_spec_mamba/oracle_spec_mamba.py (i
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from oracle_sched import check_spec_case, config_of, replay_recorded
+from oracle_sched import check_spec_case, config_of
 
-from kvcore.errors import InputError
 from kvcore.managers.mamba_checkpoint import checkpoint_position
 
 DATA = Path(__file__).resolve().parent / "data" / "sched_spec_mamba"
@@ -43,23 +41,6 @@ def test_the_cases_are_all_there():
 ])
 def test_the_checkpoint_position(tokens, grid, drop, want):
     assert checkpoint_position(tokens, grid, drop) == want
-
-
-def _with_config(tmp_path: Path, case: str, **changes) -> Path:
-    lines = (DATA / f"{case}.trace.jsonl").read_text().splitlines()
-    first = json.loads(lines[0])
-    first["config"].update(changes)
-    out = tmp_path / f"{case}.trace.jsonl"
-    out.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
-    return out
-
-
-def test_a_hash_unit_finer_than_the_block_is_refused(tmp_path):
-    """Mamba states hit inside a block beside speculative blocks: not recorded."""
-    with pytest.raises(InputError, match="is not modelled with speculative decoding over a "
-                                         "Mamba model's groups") as e:
-        replay_recorded(_with_config(tmp_path, "sm19", prefix_match_unit=16))
-    assert e.value.field == "config.prefix_match_unit"
 
 
 @pytest.mark.parametrize("model, method, k, mamba_groups", [

@@ -89,8 +89,8 @@ def test_speculative_config_is_read_as_vllm_spells_it():
     (["--spec-method", "draft_model", "--spec-tokens", "2"], ("option --spec-method: method "
      "'draft_model' is a vLLM method kvcli does not model yet")),
     (["--spec-method", "eagle3", "--spec-tokens", "2", "--spec-acceptance-rate", "0.5",
-      "--prefix-match-unit", "8"], ("option --prefix-match-unit: is not modelled with "
-     "eagle3's lookahead block hashes")),
+      "--prefix-match-unit", "8"], ("option --prefix-match-unit: vLLM refuses to start: "
+     "Invalid prefix_match_unit=8; with a single KV cache group")),
     (["-sc", ('{"method": "eagle3", "num_speculative_tokens": 2, '
       '"disable_lookahead_block_hashes": true}'), "--spec-acceptance-rate", "0.5", "--model",
       "llama-3.1-8b", "--gpu-memory-gib", "24"], ("option --spec-method: eagle3 with a pool "
