@@ -3,7 +3,8 @@ than the block over Mamba groups (vLLM 0.33's partial hash hits) = vLLM's schedu
 step with their KV events: EAGLE's legacy drop is one hash unit in a fine-grained lookup
 (`eagle_proof_margin`), a dropping full-attention group registers its partial tail at the
 whole prompt floored to the unit, a Mamba group's partial tail and prompt checkpoint sit a unit
-lower with the drop, and a partial-block `BlockStored` carries the lookahead token. The
+lower with the drop, a partial-block `BlockStored` carries the lookahead token, and the
+speculative blocks a chunk leaves behind move to the table's end (pm77, pm79, pm98). The
 answers come from tests/data/sched_spec_pmu/oracle_spec_pmu.py (its README, its DESIGN.md).
 """
 
@@ -32,8 +33,8 @@ def test_spec_pmu_case(trace: Path):
 
 def test_the_cases_are_all_there():
     assert [t.name.split(".")[0] for t in CASES] == [
-        "pm13", "pm23", "pm24", "pm38", "pm39", "pm41", "pm44", "pm60", "pm9",
-        "pmtp35", "pmtp53", "pmtp56"]
+        "pm13", "pm23", "pm24", "pm38", "pm39", "pm41", "pm44", "pm60", "pm77", "pm79",
+        "pm9", "pm98", "pmtp35", "pmtp53", "pmtp56"]
 
 
 class _Pool:
