@@ -239,16 +239,20 @@ def _spec_step_blocks(sched: Scheduler) -> int:
 
 
 def _reserved_blocks(sched: Scheduler) -> int:
-    """Blocks the in-flight prefills still need to hold their whole sequence."""
+    """Blocks the in-flight prefills still need to hold their whole sequence (vLLM's
+    `_request_remaining_blocks`, scheduler.py:3404-3420)."""
     kvm = sched.kv_cache_manager
     coord = kvm.coordinator
     empty = kvm.empty_kv_cache_blocks.blocks
     total = 0
-    # (with drafts each also needs its decode step's 1 + K + lookahead slots)
+    # (with drafts each also needs its decode step's 1 + K + lookahead slots; an align-mode
+    # Mamba group counts the sequence alone, num_tokens_main_model)
     extra = 1 + sched.num_spec + sched.lookahead if sched.num_spec else 0
+    max_len = sched.config.max_model_len
     for req in sched.inflight_prefills:
-        full = min(req.num_tokens, sched.config.max_model_len) + extra
-        total += coord.get_num_blocks_to_allocate(req.request_id, full, empty,
-                                                  req.num_computed_tokens,
-                                                  req.num_computed_tokens, 0, True)
+        main = min(req.num_tokens, max_len)
+        total += coord.get_num_blocks_to_allocate(
+            req.request_id, main + extra, empty, req.num_computed_tokens,
+            req.num_computed_tokens, 0, True,
+            max(req.num_prompt_tokens, req.num_tokens - 1), main)
     return total

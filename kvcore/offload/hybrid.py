@@ -29,7 +29,12 @@ from kvcore.managers.mamba import MambaManager
 from kvcore.offload.completions import unfence
 from kvcore.offload.connector import OffloadingConnector, first_loaded_block
 from kvcore.offload.hybrid_lookup import lookup
-from kvcore.offload.hybrid_partial import boundary_key, lookup_with_tails, partial_tail_block
+from kvcore.offload.hybrid_partial import (
+    boundary_key,
+    lookup_with_tails,
+    partial_tail_block,
+    proof_margins,
+)
 from kvcore.offload.jobs import Job
 from kvcore.offload.keys import ReqContext, key_group, key_hash, make_key
 from kvcore.offload.manager_reports import drain_events
@@ -97,6 +102,7 @@ class HybridState:
     finished_signaled: bool = False
     # the boundary of the partial tail the last lookup found (`hybrid_partial`), until its load
     partial_boundary: int | None = None
+    loaded: bool = False    # vLLM's loaded_from_offload: some tokens came from the tier
 
     def update_keys(self, hpc: int, tpc: int) -> None:
         """Each chunk's key: every ``hpc``-th hash (hashes per chunk: blocks per chunk unless
@@ -146,6 +152,10 @@ class HybridConnector(OffloadingConnector):
         self.partial_block = partial_tail_block(
             [g.kv_cache_spec for g in self.kvm.coordinator.kv_cache_config.kv_cache_groups],
             self.cfg.blocks_per_chunk, self.hash_block)
+        self.proof_margins = proof_margins(
+            [bool(self.partial_block) and g in self.eagle_groups and not info.mamba
+             for g, info in enumerate(self.infos)], self.hash_block, self.partial_block)
+        self.max_proof_margin = max(self.proof_margins, default=0)
 
     # -- requests ----------------------------------------------------------------------------
     def on_new_request(self, req: Request) -> None:
@@ -185,6 +195,7 @@ class HybridConnector(OffloadingConnector):
         cfg = self.cfg
         rid = req.request_id
         st = self.hstates[rid]
+        st.loaded = True
         sync = rid in self.sync_loads
         local = st.num_local
         cached = local + ext

@@ -44,7 +44,8 @@ def take_offers(conn: HybridConnector) -> dict[str, list[tuple[int, int, int]]]:
     return out
 
 
-def build_state_jobs(conn: HybridConnector, store_jobs: dict[int, Job]) -> None:
+def build_state_jobs(conn: HybridConnector, store_jobs: dict[int, Job],
+                     scheduled: dict[str, int]) -> None:
     """One store job per surviving offer (the offers were drained before any other store)."""
     handoffs = take_offers(conn)
     if not handoffs:
@@ -71,4 +72,4 @@ def build_state_jobs(conn: HybridConnector, store_jobs: dict[int, Job]) -> None:
             job = new_store_job(conn, st, offer, [bid], store_jobs, sizes=sizes, window=[bid])
             conn.fenced.setdefault(bid, set()).add(job.job_id)
     if conn.partial_block:
-        build_tail_jobs(conn, handoffs, store_jobs)     # then the partial tails
+        build_tail_jobs(conn, handoffs, store_jobs, scheduled)     # then the partial tails

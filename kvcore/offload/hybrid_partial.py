@@ -21,6 +21,12 @@ not of the block) is keyed, in every group, by the request's hash at ``b`` with 
   attention group the block holding the boundary; the job's blocks are watched at once.
 * Load (`update_state_after_alloc`, 1375-1441): each group's complete chunks up to the
   boundary's block, then the boundary key into that block (`hybrid.HybridConnector`).
+* EAGLE's proof (`_eagle_proof_margins`, 603-623): a flagged attention group is keyed one
+  hash block past the boundary (its fine lookup matches that far, then drops it), in lookups,
+  stores and loads; the lookup then searches two blocks past the complete hit, up to the
+  request's hashes less the margin (1083-1094); a store needs the proof computed by the end of
+  the step and is made only for a request that loaded from the tier (1648-1682: the others
+  keep their tail in the GPU prefix cache).
 """
 
 from __future__ import annotations
@@ -48,10 +54,20 @@ def partial_tail_block(specs: list[KVCacheSpec], blocks_per_chunk: int, hash_blo
     return specs[0].block_size if on else 0
 
 
+def proof_margins(flagged: list[bool], hash_block: int, block: int) -> list[int]:
+    """Each group's partial-tail key offset (vLLM's `eagle_proof_margin`: a flagged attention
+    group's fine lookup matches one hash block past a hit; 0 for the others). ``flagged``: an
+    EAGLE group that is not a Mamba group, whose state comes from the copy-on-write."""
+    margin = min(block, hash_block)
+    return [margin if f else 0 for f in flagged]
+
+
 def boundary_key(conn: HybridConnector, st: HybridState, group: int, boundary: int) -> bytes:
-    """A group's key at ``boundary`` (vLLM's `_make_boundary_key`: the position noted too)."""
-    key = make_key(st.req.block_hashes[boundary // conn.hash_block - 1], group)
-    st.ctx.set_position(key, boundary)
+    """A group's key at ``boundary`` (vLLM's `_make_boundary_key`: the position noted too),
+    a flagged group's one proof margin past it."""
+    tokens = boundary + conn.proof_margins[group]
+    key = make_key(st.req.block_hashes[tokens // conn.hash_block - 1], group)
+    st.ctx.set_position(key, tokens)
     return key
 
 
@@ -64,7 +80,12 @@ def lookup_with_tails(conn: HybridConnector, st: HybridState) -> int | None:
     local = st.num_local
     hbs, block = conn.hash_block, conn.partial_block
     end = local + complete
-    top = min(st.req.num_prompt_tokens - 1, end + block - 1) // hbs * hbs
+    margin = conn.max_proof_margin
+    # (a tail carries its own proof: it may lie in the block past the chunk EAGLE popped)
+    top = min(st.req.num_prompt_tokens - 1, end + (2 if margin else 1) * block - 1)
+    if margin:
+        top = min(top, len(st.req.block_hashes) * hbs - margin)
+    top = top // hbs * hbs
     if top <= end:
         return complete
     manager = conn.manager
@@ -109,9 +130,11 @@ def lookup_with_tails(conn: HybridConnector, st: HybridState) -> int | None:
 
 def build_tail_jobs(conn: HybridConnector,
                     handoffs: dict[str, list[tuple[int, int, int]]],
-                    store_jobs: dict[int, Job]) -> None:
+                    store_jobs: dict[int, Job], scheduled: dict[str, int]) -> None:
     """One `prepare_store` per request with an off-block hand-off: every group's key at its
-    boundary."""
+    boundary (with an EAGLE proof margin, only for a request that loaded from the tier and
+    once this step computes the proof)."""
+    margin = conn.max_proof_margin
     block = conn.partial_block
     infos = conn.infos
     n_groups = len(infos)
@@ -120,8 +143,14 @@ def build_tail_jobs(conn: HybridConnector,
         if not tails:
             continue
         st = conn.hstates[rid]
+        if margin and not st.loaded:
+            continue
+        req = st.req
         boundary = tails[0][2]
-        assert all(e[2] == boundary for e in tails) and boundary <= st.req.num_prompt_tokens
+        assert all(e[2] == boundary for e in tails) and boundary <= req.num_prompt_tokens
+        if margin and boundary + margin > min(req.num_computed_tokens + scheduled.get(rid, 0),
+                                              req.num_prompt_tokens):
+            continue    # (the hand-off is not offered again)
         cow = {g: bid for g, bid, _ in tails}
         index = boundary // block
         if any(not info.mamba and index >= len(gs.block_ids)
@@ -130,8 +159,8 @@ def build_tail_jobs(conn: HybridConnector,
         keys = [boundary_key(conn, st, g, boundary) for g in range(n_groups)]
         src = [cow[g] if info.mamba else gs.block_ids[index]
                for g, (info, gs) in enumerate(zip(infos, st.groups))]
-        offer = offer_in_order(conn, st, keys,
-                               {str(g): [f"t{boundary}"] for g in range(n_groups)})
+        offer = offer_in_order(conn, st, keys, {str(g): [_label(conn, boundary + m)]
+                                                for g, m in enumerate(conn.proof_margins)})
         if offer is None or not offer.keys_to_store:
             continue
         accepted = [keys.index(k) for k in offer.keys_to_store]
@@ -142,3 +171,10 @@ def build_tail_jobs(conn: HybridConnector,
         job = new_store_job(conn, st, offer, blocks, store_jobs, sizes=sizes, window=blocks)
         for bid in blocks:
             conn.fenced.setdefault(bid, set()).add(job.job_id)
+
+
+def _label(conn: HybridConnector, tokens: int) -> int | str:
+    """A tail key in an offer, as the oracle writes it: the chunk whose key it is when its
+    position ends a chunk (a flagged group's proof margin may take it there), else "tN"."""
+    tpc = conn.cfg.tokens_per_chunk
+    return f"t{tokens}" if tokens % tpc else tokens // tpc - 1

@@ -119,7 +119,7 @@ def build_meta(conn: HybridConnector, scheduled: dict[str, int], eager: list[Req
     flush = add_flushes(conn, states, preempted)
     store_jobs: dict[int, Job] = {}
     if conn.mamba_groups:
-        build_state_jobs(conn, store_jobs)
+        build_state_jobs(conn, store_jobs, scheduled)
     for sreq in eager:
         _offer(conn, states[sreq.request_id], scheduled[sreq.request_id], store_jobs)
     return close_step(conn, states, finished, flush, store_jobs, _offer)
