@@ -21,9 +21,9 @@ from kvcore.errors import InputError
 
 DATA = Path(__file__).parent / "data" / "offload_spec_more"
 CASES = sorted(DATA.glob("*.trace.jsonl"))
-# vLLM answered, kvcli refuses: a prefix_match_unit finer than the block over Mamba groups
-UNIT = [t for t in CASES if "prefix_match_unit" in config_of(t)]
-RAN = [t for t in CASES if "error" not in answer_of(t)[-1] and t not in UNIT]
+RAN = [t for t in CASES if "error" not in answer_of(t)[-1]]
+# a prefix_match_unit finer than the block over Mamba groups: partial tails with drafts
+UNIT = [t for t in RAN if "prefix_match_unit" in config_of(t)]
 
 
 def _mamba(t: Path) -> bool:
@@ -75,14 +75,20 @@ def test_what_vllm_asserts_on_is_refused() -> None:
     assert e.value.message.startswith("a CPU tier keeps vLLM's legacy block hashes")
 
 
-def test_a_unit_over_mamba_groups_stays_refused() -> None:
-    """vLLM runs drafts over Mamba groups with a prefix_match_unit finer than the block (with
-    the tier, whose legacy hashes make EAGLE drop beside partial hits): not modelled, refused
-    in one line naming the option."""
-    assert UNIT
-    for t in UNIT:
-        assert "error" not in answer_of(t)[-1]
-        with pytest.raises(InputError) as e:
-            replay_case(t, async_scheduling=bool(config_of(t).get("async_scheduling")))
-        assert e.value.field == "config.prefix_match_unit", e.value.field
-        assert "speculative decoding over a Mamba model's groups" in e.value.message
+def test_partial_tails_with_drafts() -> None:
+    """With a unit, EAGLE's proof margin keys a flagged group's tail one unit past the
+    boundary (mm268: boundary 272, 't288'), a tail is stored only for a request that loaded
+    from the tier (mmt80 step 6: p80r2 and p80r3 offer no tail), and an async load's
+    reservation counts an align-mode Mamba group without the drafts' slots (mm116 step 34:
+    p116r9 admitted, 4 blocks left)."""
+    assert {t.name.split(".")[0] for t in UNIT} == {"mm116", "mm268", "mmt368", "mmt80"}
+
+    def step(case: str, n: int) -> dict:
+        return next(ln for ln in answer_of(DATA / f"{case}.trace.jsonl") if ln["step"] == n)
+
+    assert step("mm268", 16)["store_offers"]["p268r5"][1]["chunks"] == {"0": ["t272"],
+                                                                        "1": ["t288"]}
+    assert step("mmt80", 6)["store_offers"] == {"p80r2": [{"chunks": {"0": [1]}, "n_absent": 1}],
+                                                "p80r3": [{"chunks": {"0": [2]}, "n_absent": 1}]}
+    s = step("mm116", 34)
+    assert (s["lookups"]["p116r9"], s["num_free_blocks"]) == ([0, 32], 4)

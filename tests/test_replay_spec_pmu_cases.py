@@ -10,13 +10,11 @@ answers come from tests/data/sched_spec_pmu/oracle_spec_pmu.py (its README, its 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from oracle_sched import check_spec_case, config_of
 
-from kvcore.errors import InputError
 from kvcore.managers.fine_lookup import full_attention_hit
 
 DATA = Path(__file__).resolve().parent / "data" / "sched_spec_pmu"
@@ -53,17 +51,3 @@ def test_the_fine_lookup_drops_one_unit_not_a_block():
     assert n == 36 and hit[0] == [bytes([3]), bytes([7]), bytes([9])]
     hit, n = full_attention_hit(hashes[:8], 32, [0], _Pool(), 16, 4, drop=True)
     assert n == 28 and hit[0] == [bytes([3]), bytes([7])]
-
-
-def test_a_cpu_tier_beside_them_stays_refused(tmp_path):
-    """Drafts, a unit and Mamba groups beside a CPU tier: not matched (offload_spec_more)."""
-    from oracle_sched import replay_recorded
-
-    lines = (DATA / "pm24.trace.jsonl").read_text().splitlines()
-    first = json.loads(lines[0])
-    first["config"]["kv_offloading_size_chunks"] = 64
-    out = tmp_path / "pm24.trace.jsonl"
-    out.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
-    with pytest.raises(InputError, match="beside a CPU tier") as e:
-        replay_recorded(out)
-    assert e.value.field == "config.prefix_match_unit"

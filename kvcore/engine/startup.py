@@ -124,14 +124,6 @@ def spec_group_refusals(cfg: ReplayOptions, trace: Trace,
         raise refusal(cfg, trace, "pipeline_parallel_size", "is not modelled with speculative "
                       "decoding over a Mamba model's groups (not checked against vLLM): give "
                       "one of them", also=("num_speculative_tokens",))
-    if cfg.prefix_match_unit is not None and cfg.enable_prefix_caching and cfg.offloading and \
-            any(isinstance(g.kv_cache_spec, MambaSpec) for g in groups):
-        # (drafts with partial hash hits match vLLM without a tier, tests/data/sched_spec_pmu/;
-        # beside the tier's partial tails they differ, tests/data/offload_spec_more/mmt80)
-        raise refusal(cfg, trace, "prefix_match_unit", "is not modelled with speculative "
-                      "decoding over a Mamba model's groups beside a CPU tier (give no "
-                      "prefix_match_unit, no num_speculative_tokens, or no CPU tier)",
-                      also=("num_speculative_tokens",))
     if cfg.spec_method not in EAGLE_METHODS:
         return
     # (a Mamba group with prefix caching off holds max_model_len tokens a block: no draft
