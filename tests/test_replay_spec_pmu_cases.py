@@ -42,6 +42,7 @@ class _Pool:
         return [h for _ in group_ids]
 
 
+@pytest.mark.pure_python     # (a stand-in pool: the compiled lookup takes a BlockPool only)
 def test_the_fine_lookup_drops_one_unit_not_a_block():
     # 10 hashes of unit 4 in blocks of 16: 2 whole blocks, then 2 units into the third
     hashes = [bytes([i]) for i in range(10)]
