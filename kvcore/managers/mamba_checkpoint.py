@@ -91,12 +91,7 @@ def cache_checkpoint_below(m: MambaManager,
     blk = m.req_to_blocks[request.request_id][index]
     pool = m.block_pool
     bs = m.block_size
-    of_prompt = position == checkpoint_position(request.num_prompt_tokens,
-                                                m.cache_hit_alignment_tokens, True)
-    retention = m.retention_interval
-    retained = position % bs == 0 and (retention is None or retention > 0 and (
-        retention // bs <= 1 or (position // bs) % (retention // bs) == 0))
-    if not (of_prompt or retained or position == request.shared_prefix_boundary):
+    if not checkpoint_kept(m, request, position):
         pool._drop_hash(blk)
         return None
     j = position // bs - 1
@@ -112,3 +107,26 @@ def cache_checkpoint_below(m: MambaManager,
         return None
     m._cached_this_step.add(blk.block_hash)
     return blk, position
+
+
+def checkpoint_kept(m: MambaManager, request: Request, position: int) -> bool:
+    """Whether vLLM keeps the state of a checkpoint written at ``position`` keyed
+    (`_cache_partial_tail_block`): the prompt's, one the retention interval keeps, or the
+    shared-prefix junction; any other is transient (its slot is overwritten)."""
+    of_prompt = position == checkpoint_position(request.num_prompt_tokens,
+                                                m.cache_hit_alignment_tokens, m.replay_eagle)
+    bs = m.block_size
+    return (of_prompt or (position % bs == 0 and interval_keeps(m, position // bs - 1))
+            or position == request.shared_prefix_boundary)
+
+
+def interval_keeps(m: MambaManager, block: int) -> bool:
+    """Whether the retention interval alone keeps the state at the end of ``block`` (vLLM's
+    reachable_block_mask for that block without reachable boundaries)."""
+    retention = m.retention_interval
+    if retention is None:
+        return True
+    if retention == 0:
+        return False
+    per_segment = retention // m.block_size
+    return per_segment <= 1 or (block + 1) % per_segment == 0

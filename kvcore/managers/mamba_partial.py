@@ -32,7 +32,11 @@ from typing import TYPE_CHECKING
 
 from kvcore.block import KVCacheBlock
 from kvcore.managers.mamba import MambaManager
-from kvcore.managers.mamba_checkpoint import checkpoint_block, checkpoint_position
+from kvcore.managers.mamba_checkpoint import (
+    checkpoint_block,
+    checkpoint_kept,
+    checkpoint_position,
+)
 from kvcore.request import Request
 from kvcore.specs import cdiv
 
@@ -158,17 +162,6 @@ class FineMambaManager(MambaManager):
         self.producer_tails.pop(request_id, None)
         return super().pop_blocks_for_free(request_id)
 
-    def _retained(self, block: int) -> bool:
-        """Whether the retention interval alone keeps the state at the end of ``block``
-        (vLLM's reachable_block_mask for that block without reachable boundaries)."""
-        retention = self.retention_interval
-        if retention is None:
-            return True
-        if retention == 0:
-            return False
-        per_segment = retention // self.block_size
-        return per_segment <= 1 or (block + 1) % per_segment == 0
-
     def _cache_partial_tail(self, request: Request, num_tokens: int) -> bytes | None:
         """vLLM's `MambaManager._cache_partial_tail_block`: the key it added, or None."""
         bs = self.block_size
@@ -179,11 +172,7 @@ class FineMambaManager(MambaManager):
         if checkpoint is not None:
             position, index = checkpoint
             blk = blocks[index]
-            align = self.cache_hit_alignment_tokens
-            of_prompt = position == checkpoint_position(request.num_prompt_tokens, align,
-                                                        self.replay_eagle)
-            retained = position % bs == 0 and self._retained(position // bs - 1)
-            if not of_prompt and not retained and position != request.shared_prefix_boundary:
+            if not checkpoint_kept(self, request, position):
                 # a transient state: its slot is overwritten, no key of it is any use
                 keys.evict(blk)
                 return None
