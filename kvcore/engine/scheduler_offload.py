@@ -25,7 +25,7 @@ from kvcore.engine.mamba_split import mamba_aligned_split
 from kvcore.engine.spec_decode import note_drafts_needed, pad_admission, padding_cut
 from kvcore.offload.completions import request_finished
 from kvcore.request import Request, RequestStatus
-from kvcore.specs import MambaSpec
+from kvcore.specs import MambaSpec, cdiv
 
 if TYPE_CHECKING:
     from kvcore.engine.scheduler import Scheduler
@@ -234,7 +234,7 @@ def _spec_step_blocks(sched: Scheduler) -> int:
     if not sched.num_spec:
         return 0
     n = 1 + sched.num_spec + sched.lookahead
-    return sum(-(-n // m.block_size) for m in sched.kv_cache_manager.coordinator
+    return sum(cdiv(n, m.block_size) for m in sched.kv_cache_manager.coordinator
                .single_type_managers if not isinstance(m.kv_cache_spec, MambaSpec))
 
 

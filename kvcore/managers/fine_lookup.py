@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kvcore.block import KVCacheBlock
+from kvcore.specs import cdiv
 
 if TYPE_CHECKING:
     from kvcore.block_pool import BlockPool
@@ -45,7 +46,7 @@ def full_attention_hit(block_hashes: list[bytes], max_length: int, group_ids: Se
         break
     if drop and hit_length > 0:
         hit_length -= unit
-        keep = -(-hit_length // block_size)
+        keep = cdiv(hit_length, block_size)
         for lst in hit:
             del lst[keep:]
     return hit, hit_length

@@ -109,7 +109,8 @@ class ModelGeometry:
     moe_intermediate_size: int = 0
     moe_layers: tuple[bool, ...] = field(default=())  # per layer: MoE feed-forward or dense
     attention_bias: bool = False
-    # GLM-4.5's ``use_qk_norm``: a q_norm and a k_norm (head_dim each) in every attention layer
+    # a q_norm and a k_norm (head_dim each) in every attention layer: GLM-4.5's ``use_qk_norm``,
+    # Qwen3-Next's and Qwen3.5's always
     qk_norm: bool = False
     quantization: str | None = None
     source: str = ""

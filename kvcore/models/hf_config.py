@@ -59,7 +59,13 @@ from kvcore.models.mamba_state import mamba_state
 from kvcore.models.mla import read_mla
 from kvcore.models.nemotron_h import nemotron_h_layers, nemotron_h_mamba_keys
 from kvcore.models.quantization import quant_method
-from kvcore.models.qwen3_5 import GDN_TYPES, ssm_dtype, text_model_type, vision_tower_params
+from kvcore.models.qwen3_5 import (
+    GDN_TYPES,
+    QWEN3_5_TYPES,
+    ssm_dtype,
+    text_model_type,
+    vision_tower_params,
+)
 from kvcore.models.qwen3_next import gdn_state
 from kvcore.models.unsupported import not_modelled
 from kvcore.sources import read_json
@@ -213,10 +219,11 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         tie_word_embeddings=bool(get("tie_word_embeddings", False)), num_experts=num_experts,
         moe_intermediate_size=moe_inter if num_experts else 0, moe_layers=moe_layers,
         attention_bias=bool(get("attention_bias", False)),
-        qk_norm=model_type == "glm4_moe" and bool(get("use_qk_norm", False)),
+        qk_norm=(model_type in GDN_TYPES
+                 or model_type == "glm4_moe" and bool(get("use_qk_norm", False))),
         mtp_layers=(get_int(MTP_KEYS.get(model_type, "num_nextn_predict_layers"),
                             MTP_MODULES[model_type]) or 0 if model_type in MTP_MODULES else 0),
-        vision_params=(vision_tower_params(cfg, source) if model_type in GDN_TYPES[1:]
+        vision_params=(vision_tower_params(cfg, source) if model_type in QWEN3_5_TYPES
                        and str(archs[0] if isinstance(archs, list) and archs else "")
                        .endswith("ForConditionalGeneration") else 0),
         quantization=quant_method(get("quantization_config"), source),

@@ -33,6 +33,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kvcore.errors import InputError
+from kvcore.models.config_keys import MTP_KEYS
 from kvcore.models.eagle_draft import DraftModel
 from kvcore.models.geometry import ModelGeometry
 
@@ -54,7 +55,7 @@ def mtp_draft(target: ModelGeometry) -> DraftModel:
                          field=FIELD)
     n = target.mtp_layers
     if n != 1:
-        key = "mtp_num_hidden_layers" if cls.startswith("Qwen3_5") else "num_nextn_predict_layers"
+        key = MTP_KEYS.get(target.model_type, "num_nextn_predict_layers")
         why = (f"has no MTP module ({key} 0)" if n == 0 else
                # (Qwen3.5's: vLLM builds n draft attention layers and runs them in turn)
                f"has {n} MTP modules ({key}): several draft layers are not modelled"

@@ -26,7 +26,8 @@ from kvcore.models.qwen3_next import QWEN3_NEXT_DEFAULTS
 # its own: transformers builds the wrapper's text class)
 TEXT_TYPES = {"qwen3_5": "qwen3_5_text", "qwen3_5_text": "qwen3_5_text",
               "qwen3_5_moe": "qwen3_5_moe_text", "qwen3_5_moe_text": "qwen3_5_moe_text"}
-GDN_TYPES = ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")
+QWEN3_5_TYPES = ("qwen3_5_text", "qwen3_5_moe_text")     # (the text models' types)
+GDN_TYPES = ("qwen3_next", *QWEN3_5_TYPES)
 
 # transformers 5.20.2's Qwen3_5TextConfig / Qwen3_5MoeTextConfig defaults for keys a config
 # omits (the GDN keys as Qwen3-Next's; full_attention_interval 4 read from its kwargs)

@@ -86,6 +86,8 @@ def _param_split(g: ModelGeometry, stage: Stage = WHOLE) -> tuple[int, int, int]
     layers = 0
     # the shared experts: one MLP this wide (`ModelGeometry.shared_expert_width`)
     shared = g.shared_expert_width or g.num_shared_experts * g.moe_intermediate_size
+    # Qwen3-Next's MoE (and Qwen3.5's) gates its shared expert
+    shared_gate = g.hidden_size if g.model_type in GDN_TYPES and shared else 0
     for i, kind in enumerate(g.layer_kinds):
         if layer_range is not None and i not in layer_range:
             continue
@@ -108,16 +110,14 @@ def _param_split(g: ModelGeometry, stage: Stage = WHOLE) -> tuple[int, int, int]
         if kind == "parallel":
             layers += _mamba_params(g)  # Falcon-H1: a Mamba2 mixer beside the attention
         dense += 2 * g.hidden_size  # the layer's norms
-        qwen3_next = g.model_type in GDN_TYPES      # (Qwen3.5's layers are Qwen3-Next's)
-        if (qwen3_next and kind == "full") or g.qk_norm:
-            dense += 2 * g.head_dim     # Qwen3-Next's and GLM-4.5's q_norm, k_norm (head_dim each)
+        if g.qk_norm and kind != "mamba":
+            dense += 2 * g.head_dim     # q_norm, k_norm (head_dim each)
         if moe:
             experts = g.num_experts * 3 * g.hidden_size * g.moe_intermediate_size
             layers += _router_size(g) + 3 * g.hidden_size * shared
-            if qwen3_next and shared:
-                # its shared_expert_gate (hidden x 1): with the norms above, vLLM's own count
-                # of the 80B, exactly (tests/data/mtp_draft/qwen3_next_answers.json)
-                dense += g.hidden_size
+            # (its shared_expert_gate, hidden x 1: with the q/k norms, vLLM's own count of
+            # Qwen3-Next's 80B, exactly: tests/data/mtp_draft/qwen3_next_answers.json)
+            dense += shared_gate
             if g.quantization == "mxfp4":
                 quant += experts
             else:
