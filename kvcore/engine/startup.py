@@ -108,15 +108,8 @@ def spec_refusals(cfg: ReplayOptions, trace: Trace) -> None:
 def spec_group_refusals(cfg: ReplayOptions, trace: Trace,
                         groups: list[KVCacheGroupSpec]) -> None:
     """What speculative decoding is not modelled with, by the KV cache groups."""
-    k = cfg.num_speculative_tokens
-    short = sorted({g.kv_cache_spec.num_speculative_blocks for g in groups
-                    if isinstance(g.kv_cache_spec, MambaSpec)} - {k})
-    if short:
-        # (vLLM's MambaSpec keeps K speculative state blocks a request, whatever the method;
-        # a config line's groups get them, a model's sizing must give its specs them too)
-        raise refusal(cfg, trace, "num_speculative_tokens", f"is not modelled with this "
-                      f"model's Mamba groups: sized with {short[0]} speculative state blocks a "
-                      f"request where vLLM keeps {k}, one a draft token")
+    # (a Mamba group keeps K speculative state blocks, whatever the method: a config line's
+    # gets them in `replay_pool`, a model's from the sizing, both from num_speculative_tokens)
     if cfg.pipeline_parallel_size > 1 and any(isinstance(g.kv_cache_spec, MambaSpec)
                                               for g in groups):
         # (tests/data/sched_spec_pp/ recorded attention groups only; Mamba's speculative
