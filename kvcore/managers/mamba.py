@@ -189,13 +189,7 @@ class MambaManager(SingleTypeKVCacheManager):
         if required <= len(blocks) and not ckpt:
             self._allocated.add(request_id)
             return []
-        # Positions before the new running state hold no state of this request: nulls, but
-        # for the checkpoint's block just before it.
-        state_index = required - self.num_speculative_blocks - 1
-        held = len(blocks)
-        if held < state_index:
-            blocks.extend([self._null_block] * (state_index - ckpt - held))
-        self._relocate_speculative(request_id, blocks, held, state_index - ckpt)
+        self._clear_to_state(request_id, blocks, required, ckpt)
         n = min(max(required - len(blocks), 0), self._physical_cap(request_id) + ckpt)
         new = self.block_pool.get_new_blocks(n) if n > 0 else []
         blocks.extend(new)
@@ -204,14 +198,21 @@ class MambaManager(SingleTypeKVCacheManager):
             self.tracer.on_allocate(self.kv_cache_group_id, [b.id_obj for b in new])
         return new
 
-    def _relocate_speculative(self, request_id: str, blocks: list[KVCacheBlock], held: int,
-                              end: int) -> None:
-        """An allocated request's speculative blocks this step leaves behind (below ``end``)
-        move to the table's end, nulls in their place (vLLM's _relocate_speculative_block):
-        reused, not taken afresh; one at the checkpoint's index stays for it."""
+    def _clear_to_state(self, request_id: str, blocks: list[KVCacheBlock], required: int,
+                        ckpt: int) -> None:
+        """The table before a step's fresh blocks (``required`` in all, ``ckpt`` 1 with a
+        checkpoint block): positions before the new running state hold no state of this
+        request, nulls but for the checkpoint's block just before it; an allocated request's
+        speculative blocks this step leaves behind move to the table's end, nulls in their
+        place (vLLM's _relocate_speculative_block): reused, not taken afresh; one at the
+        checkpoint's index stays for it."""
         k = self.num_speculative_blocks
+        state_index = required - k - 1
+        held = len(blocks)
+        if held < state_index:
+            blocks.extend([self._null_block] * (state_index - ckpt - held))
         if k and request_id in self._allocated:
-            for i in range(held - k, min(held, end)):
+            for i in range(held - k, min(held, state_index - ckpt)):
                 blocks.append(blocks[i])
                 blocks[i] = self._null_block
 

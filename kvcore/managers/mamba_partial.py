@@ -88,11 +88,7 @@ class FineMambaManager(MambaManager):
         if required <= len(blocks) and not ckpt and hit is None:
             self._allocated.add(request_id)
             return []
-        state_index = required - self.num_speculative_blocks - 1
-        held = len(blocks)
-        if held < state_index:
-            blocks.extend([self._null_block] * (state_index - ckpt - held))
-        self._relocate_speculative(request_id, blocks, held, state_index - ckpt)
+        self._clear_to_state(request_id, blocks, required, ckpt)
         extra = 0 if hit is None else 1
         n = min(max(required - len(blocks), 0) + extra,
                 self._physical_cap(request_id) + ckpt + extra)
