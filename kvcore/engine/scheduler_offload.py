@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kvcore.engine.mamba_split import mamba_aligned_split
-from kvcore.engine.spec_decode import note_drafts_needed, pad_admission, padding_cut
+from kvcore.engine.scheduler_waiting import admission_tokens
+from kvcore.engine.spec_decode import note_drafts_needed
 from kvcore.offload.completions import request_finished
 from kvcore.request import Request, RequestStatus
 from kvcore.specs import MambaSpec, cdiv
@@ -85,35 +85,13 @@ def schedule_waiting_with_connector(sched: Scheduler, out: SchedulerOutput, budg
         else:
             hit_blocks, num_hit = None, 0
             computed = req.num_computed_tokens
-        padded = False
-        if load_async:
-            n = 0
-        else:
-            n = req.num_tokens - computed
-            if spec and n == 1:
-                # (vLLM pads a one-token admission to 1 + K here too: `pad_admission`)
-                n = pad_admission(sched, computed, budget, sched.prefill_scheduled, any_running)
-                if n < 0:
-                    sched.blocked = (req, False, budget)
-                    break
-                padded = n > 1
-            if 0 < threshold < n:
-                if padded:
-                    raise padding_cut(req, threshold, spec)
-                n = threshold
-            if not cfg.enable_chunked_prefill and n > budget:
+        n, padded = 0, False
+        if not load_async:
+            taken = admission_tokens(sched, req, computed, budget, threshold, any_running)
+            if taken is None:
                 sched.blocked = (req, False, budget)
                 break
-            n = min(n, budget)
-            if sched.mamba_bs:
-                n = mamba_aligned_split(req, n, computed, sched.mamba_bs,
-                                        sched.mamba_max_prefill, sched.mamba_ckpt,
-                                        sched.mamba_unit, sched.mamba_drop)
-                if n == 0:
-                    sched.blocked = (req, False, budget)
-                    break
-                if padded and n != 1 + spec:
-                    n, padded = 1, False
+            n, padded = taken
         # An async load reserves what the in-flight prefills still need plus one spec decode
         # step, and takes its lookahead slots only once loaded (scheduler.py:1400-1431).
         reserved = _reserved_blocks(sched) + _spec_step_blocks(sched) if load_async else 0

@@ -46,30 +46,11 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
             skipped.append(waiting.pop())
             continue
         hit_blocks, num_hit, req.shared_prefix_boundary = kvm.get_computed_blocks(req)
-        n = req.num_tokens - num_hit
-        padded = False
-        if spec and n == 1:
-            n = pad_admission(sched, num_hit, budget, sched.prefill_scheduled, any_running)
-            if n < 0:
-                sched.blocked = (req, False, budget)
-                break   # vLLM schedules no unpadded decode rather than break the graph
-            padded = n > 1
-        if 0 < threshold < n:
-            if padded:
-                raise padding_cut(req, threshold, spec)
-            n = threshold
-        if not cfg.enable_chunked_prefill and n > budget:
+        taken = admission_tokens(sched, req, num_hit, budget, threshold, any_running)
+        if taken is None:
             sched.blocked = (req, False, budget)
-            break   # no skipping ahead when chunking is off
-        n = min(n, budget)
-        if sched.mamba_bs:
-            n = mamba_aligned_split(req, n, num_hit, sched.mamba_bs, sched.mamba_max_prefill,
-                                    sched.mamba_ckpt, sched.mamba_unit, sched.mamba_drop)
-            if n == 0:
-                sched.blocked = (req, False, budget)
-                break   # no block-aligned chunk fits what is left of the budget
-            if padded and n != 1 + spec:
-                n, padded = 1, False    # the alignment cut the drafts: unpadded, as vLLM
+            break
+        n, padded = taken
         if tracer is not None:
             tracer.req = req.request_id
         if obs is not None:
@@ -105,3 +86,33 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
     for req in reversed(skipped):
         waiting.prepend(req)
     return budget
+
+
+def admission_tokens(sched: Scheduler, req: Request, computed: int, budget: int,
+                     threshold: int, any_running: bool) -> tuple[int, bool] | None:
+    """The tokens vLLM's waiting loop schedules for ``req`` past its ``computed`` ones (with
+    a KV connector too), and whether they pad a one-token admission with K placeholder
+    drafts; None where the request stops the queue's scan this step."""
+    spec = sched.num_spec
+    n = req.num_tokens - computed
+    padded = False
+    if spec and n == 1:
+        n = pad_admission(sched, computed, budget, sched.prefill_scheduled, any_running)
+        if n < 0:
+            return None     # vLLM schedules no unpadded decode rather than break the graph
+        padded = n > 1
+    if 0 < threshold < n:
+        if padded:
+            raise padding_cut(req, threshold, spec)
+        n = threshold
+    if not sched.config.enable_chunked_prefill and n > budget:
+        return None         # no skipping ahead when chunking is off
+    n = min(n, budget)
+    if sched.mamba_bs:
+        n = mamba_aligned_split(req, n, computed, sched.mamba_bs, sched.mamba_max_prefill,
+                                sched.mamba_ckpt, sched.mamba_unit, sched.mamba_drop)
+        if n == 0:
+            return None     # no block-aligned chunk fits what is left of the budget
+        if padded and n != 1 + spec:
+            n, padded = 1, False    # the alignment cut the drafts: unpadded, as vLLM
+    return n, padded
