@@ -8,6 +8,8 @@ the window are freed during the request (`remove_skipped_blocks`), before any al
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from kvcore.hashing import resolve_block_hashes
 from kvcore.managers.base import SingleTypeKVCacheManager
 from kvcore.request import Request
@@ -25,6 +27,29 @@ def max_admission_blocks(spec: SlidingWindowSpec, max_in_flight_tokens: int,
     the window need not start on a block boundary."""
     n = min(spec.sliding_window - 1 + max_in_flight_tokens, max_model_len)
     return cdiv(n, spec.block_size) + 1
+
+
+def window_runs_mask(start: int, end: int, bs: int, align: int, need: int, eagle: bool,
+                     segment: int | None, boundaries: Sequence[int]) -> list[bool] | None:
+    """Blocks ``start..end`` that a window hit could read (vLLM's
+    `SlidingWindowManager.reachable_block_mask`, for the GPU cache and the CPU tier's stores):
+    the ``need`` blocks before each ``segment``'s end (None or 0: no segment), and before each
+    of the ``boundaries`` (tokens, floored to ``align``); with EAGLE's drop (``eagle``) each
+    run ends one block later. None: every block (a run as long as a segment)."""
+    shift = 1 if eagle else 0
+    mask = [False] * (end - start)
+    if segment:
+        per = segment // bs
+        if need >= per:
+            return None
+        for i in range(start, end):
+            if i >= shift and (i - shift) % per >= per - need:
+                mask[i - start] = True
+    for tokens in boundaries:
+        stop = tokens // align * align // bs + shift
+        for j in range(max(start, stop - need), min(end, stop)):
+            mask[j - start] = True
+    return mask
 
 
 def replay_boundaries(num_prompt_tokens: int, scheduler_block_size: int,
@@ -120,28 +145,17 @@ class SlidingWindowManager(SingleTypeKVCacheManager):
         bs = self.block_size
         if align % bs != 0:
             return None
-        need = contiguous_blocks_for_hit(self.sliding_window, bs, self.use_eagle)
-        shift = 1 if self.use_eagle else 0
+        eagle = self.use_eagle
         retention = self.retention_interval
-        mask = [False] * (end_block - start_block)
-        segment = align if retention is None else (retention or None)
-        if segment is not None:
-            per_segment = segment // bs
-            if need >= per_segment:
-                return None
-            for i in range(start_block, end_block):
-                if i >= shift and (i - shift) % per_segment >= per_segment - need:
-                    mask[i - start_block] = True
+        boundaries: list[int] = []
         if retention is not None and request is not None:
             # (the boundaries follow any group's drop, the run's shape this group's own)
             boundaries = replay_boundaries(request.num_prompt_tokens,
                                            self.scheduler_block_size, self.replay_eagle)
             if request.shared_prefix_boundary:
                 boundaries.append(request.shared_prefix_boundary)
-                if self.use_eagle:
+                if eagle:
                     boundaries.append(request.shared_prefix_boundary - bs)
-            for tokens in boundaries:
-                end = tokens // align * align // bs + shift
-                for j in range(max(start_block, end - need), min(end_block, end)):
-                    mask[j - start_block] = True
-        return mask
+        return window_runs_mask(start_block, end_block, bs, align,
+                                contiguous_blocks_for_hit(self.sliding_window, bs, eagle), eagle,
+                                align if retention is None else retention, boundaries)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kvcore.managers.sliding_window import contiguous_blocks_for_hit, window_runs_mask
 from kvcore.offload.eagle import storable_chunks
 from kvcore.offload.hybrid_mamba import build_state_jobs
 from kvcore.offload.jobs import ConnectorMeta, Job
@@ -52,22 +53,9 @@ def reachable_mask(info: GroupInfo, start: int, end: int, bs: int, align: int,
     ends a segment and no segment is partial."""
     if info.sliding is None or align % bs:
         return None
-    need = -(-(info.sliding - 1) // bs) + eagle
-    shift = int(eagle)
-    mask = [False] * (end - start)
-    segment = align if retention is None else retention
-    if segment:
-        per = segment // bs
-        if need >= per:
-            return None
-        for i in range(start, end):
-            if i >= shift and (i - shift) % per >= per - need:
-                mask[i - start] = True
-    for b in boundaries:
-        stop = b // align * align // bs + shift
-        for j in range(max(start, stop - need), min(end, stop)):
-            mask[j - start] = True
-    return mask
+    need = contiguous_blocks_for_hit(info.sliding, bs, eagle)
+    return window_runs_mask(start, end, bs, align, need, eagle,
+                            align if retention is None else retention, boundaries)
 
 
 def build_meta(conn: HybridConnector, scheduled: dict[str, int], eager: list[Request],
