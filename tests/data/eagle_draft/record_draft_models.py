@@ -144,6 +144,29 @@ def spec_json(s):
     return d
 
 
+def load_draft_spied(target, vc, with_params=True):
+    """The V2 runner's EAGLE / MTP load path (spec_decode/eagle/utils.py load_eagle_model), real,
+    a spy on get_model recording the draft as built, before the sharing replaces anything:
+    (the draft, {"before": its tensors (when ``with_params``), "flags": its has_own_* flags})."""
+    built = {}
+    real_get_model = eagle_utils.get_model
+
+    def spy(**kw):
+        m = real_get_model(**kw)
+        if with_params:
+            built["before"] = tensors(m, target)
+        built["flags"] = {f: getattr(m, f, None) for f in ("has_own_embed_tokens", "has_own_lm_head")}
+        return m
+
+    eagle_utils.get_model = spy
+    try:
+        with set_current_vllm_config(vc):
+            draft = eagle_utils.load_eagle_model(target, vc)
+    finally:
+        eagle_utils.get_model = real_get_model
+    return draft, built
+
+
 def build(case, method):
     d = HERE / case
     mc = ModelConfig(model=str(d / "target"), skip_tokenizer_init=True, seed=0)
@@ -172,21 +195,7 @@ def build(case, method):
     # get_model(draft overrides, draft load config, the draft ModelConfig) with the dummy
     # loader on the meta device, then the embed_tokens / lm_head sharing. A spy on get_model
     # records the draft as built, before the sharing replaces anything.
-    built = {}
-    real_get_model = eagle_utils.get_model
-
-    def spy(**kw):
-        m = built["model"] = real_get_model(**kw)
-        built["before"] = tensors(m, target)
-        built["flags"] = {f: getattr(m, f, None) for f in ("has_own_embed_tokens", "has_own_lm_head")}
-        return m
-
-    eagle_utils.get_model = spy
-    try:
-        with set_current_vllm_config(vc):
-            draft = eagle_utils.load_eagle_model(target, vc)
-    finally:
-        eagle_utils.get_model = real_get_model
+    draft, built = load_draft_spied(target, vc)
     rec["draft"]["class"] = type(draft).__name__
     hf = dm.hf_config
     rec["draft"]["hf_config"] = {k: getattr(hf, k, None) for k in (

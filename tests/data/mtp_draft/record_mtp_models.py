@@ -37,7 +37,6 @@ from vllm.utils.torch_utils import set_default_torch_dtype
 from vllm.v1.attention.backends.registry import AttentionBackendEnum
 from vllm.v1.core.kv_cache_planning import get_global_kv_cache_groups
 from vllm.v1.worker.gpu import attn_utils
-from vllm.v1.worker.gpu.spec_decode.eagle import utils as eagle_utils
 
 K = 1                                             # num_speculative_tokens (DeepSeek's n_predict)
 # record_draft_models names FLASH_ATTN; these layers are MLA. CudaPlatform puts FLASH_ATTN_MLA
@@ -133,22 +132,7 @@ def build(case):
     # The V2 runner's MTP load path: MTPSpeculator.load_draft_model -> load_eagle_model
     # (v1/worker/gpu/spec_decode/mtp/speculator.py:15-19, eagle/utils.py:80-147), real; a spy
     # on get_model records the draft as built, before the sharing replaces anything.
-    built, real_get_model = {}, eagle_utils.get_model
-
-    def spy(**kw):
-        m = built["model"] = real_get_model(**kw)
-        built["before"] = rdm.tensors(m, target)
-        built["flags"] = {f: getattr(m, f, None) for f in ("has_own_embed_tokens",
-                                                            "has_own_lm_head")}
-        built["ids"] = {n: id(x) for n, x in m.named_modules()}
-        return m
-
-    eagle_utils.get_model = spy
-    try:
-        with set_current_vllm_config(vc):
-            draft = eagle_utils.load_eagle_model(target, vc)
-    finally:
-        eagle_utils.get_model = real_get_model
+    draft, built = rdm.load_draft_spied(target, vc)
     rec["draft"]["class"] = type(draft).__name__
     rec["params"] = built["before"]
     tmods = {id(m): n for n, m in target.named_modules()}

@@ -44,7 +44,6 @@ from vllm.v1.attention.backends.registry import AttentionBackendEnum
 from vllm.v1.core.kv_cache_planning import get_global_kv_cache_groups
 from vllm.v1.kv_cache_interface import MambaSpec
 from vllm.v1.worker.gpu import attn_utils
-from vllm.v1.worker.gpu.spec_decode.eagle import utils as eagle_utils
 
 BACKEND = AttentionBackendEnum.FLASH_ATTN
 current_platform.get_attn_backend_cls = lambda *a, **k: BACKEND.get_path()
@@ -144,22 +143,7 @@ def build(case, k, with_params):
         rec["target"]["param_bytes_by_dtype"] = rmm._bytes(target.parameters())
     t1 = time.perf_counter()
     target_names = set(get_layers_from_vllm_config(vc, AttentionLayerBase))
-    built, real_get_model = {}, eagle_utils.get_model
-
-    def spy(**kw):
-        m = built["model"] = real_get_model(**kw)
-        if with_params:
-            built["before"] = rdm.tensors(m, target)
-        built["flags"] = {f: getattr(m, f, None) for f in ("has_own_embed_tokens",
-                                                            "has_own_lm_head")}
-        return m
-
-    eagle_utils.get_model = spy
-    try:
-        with set_current_vllm_config(vc):
-            draft = eagle_utils.load_eagle_model(target, vc)
-    finally:
-        eagle_utils.get_model = real_get_model
+    draft, built = rdm.load_draft_spied(target, vc, with_params)
     rec["draft"]["class"] = type(draft).__name__
     if with_params:
         rec["params"] = built["before"]
