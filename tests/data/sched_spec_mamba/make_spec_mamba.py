@@ -57,16 +57,24 @@ def trace(seed: int) -> tuple[str, list[str]]:
             cfg["disable_lookahead_block_hashes"] = True
         if rng.random() < 0.75:
             cfg["eagle_groups"] = [full]
+    lines = [json.dumps({"config": cfg}), *requests(rng, bs, mml, 0.35)]
+    return ("smtp" if method == "mtp" else "sm") + str(seed), lines
+
+
+def requests(rng: random.Random, bs: int, mml: int, truncate_below: float) -> list[str]:
+    """3-9 request lines over three shared prefixes: resends (1 in 5), truncations at any
+    token (up to ``truncate_below``), else a prefix's start and fresh tokens; `make_spec_pmu`
+    draws its own the same way."""
     prefixes = [[rng.randrange(3, 30000) for _ in range(rng.randrange(1, 3 * bs + 20))]
                 for _ in range(3)]
-    lines = [json.dumps({"config": cfg})]
+    lines = []
     step = 0
     prev: list[list[int]] = []
     for i in range(rng.randrange(3, 10)):
         r = rng.random()
         if r < 0.2 and prev:
             p = list(rng.choice(prev))
-        elif r < 0.35 and prev:
+        elif r < truncate_below and prev:
             src = rng.choice(prev)
             p = src[:rng.randrange(1, len(src) + 1)] or [5]
         else:
@@ -78,7 +86,7 @@ def trace(seed: int) -> tuple[str, list[str]]:
         lines.append(json.dumps({"id": f"r{i}", "prompt_token_ids": p,
                                  "output_length": rng.randrange(1, 80), "arrival_step": step,
                                  "priority": rng.randrange(3)}))
-    return ("smtp" if method == "mtp" else "sm") + str(seed), lines
+    return lines
 
 
 if __name__ == "__main__":

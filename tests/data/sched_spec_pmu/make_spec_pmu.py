@@ -21,6 +21,10 @@ Prefix caching is always on (align mode: without it the unit changes nothing).
 import json
 import random
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sched_spec_mamba"))
+from make_spec_mamba import requests   # (the same request lines, truncations up to 0.4)
 
 
 def trace(seed: int) -> tuple[str, list[str]]:
@@ -65,27 +69,7 @@ def trace(seed: int) -> tuple[str, list[str]]:
             cfg["disable_lookahead_block_hashes"] = True
         if rng.random() < 0.75:
             cfg["eagle_groups"] = [full]
-    prefixes = [[rng.randrange(3, 30000) for _ in range(rng.randrange(1, 3 * bs + 20))]
-                for _ in range(3)]
-    lines = [json.dumps({"config": cfg})]
-    step = 0
-    prev: list[list[int]] = []
-    for i in range(rng.randrange(3, 10)):
-        r = rng.random()
-        if r < 0.2 and prev:
-            p = list(rng.choice(prev))
-        elif r < 0.4 and prev:
-            src = rng.choice(prev)
-            p = src[:rng.randrange(1, len(src) + 1)] or [5]
-        else:
-            p = list(rng.choice(prefixes))[:rng.randrange(1, 3 * bs + 20)] + \
-                [rng.randrange(3, 30000) for _ in range(rng.randrange(0, 2 * bs))]
-        p = p[:mml - 100]
-        prev.append(p)
-        step += rng.choice([0, 0, 1, 2, 5, 10])
-        lines.append(json.dumps({"id": f"r{i}", "prompt_token_ids": p,
-                                 "output_length": rng.randrange(1, 80), "arrival_step": step,
-                                 "priority": rng.randrange(3)}))
+    lines = [json.dumps({"config": cfg}), *requests(rng, bs, mml, 0.4)]
     tag = ("pma" if attention_only else "pm") + ("tp" if method == "mtp" else "")
     return tag + str(seed), lines
 
