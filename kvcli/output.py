@@ -221,7 +221,9 @@ def describe(err: InputError) -> str:
     if err.field and err.path is None and err.line is None:
         if err.field in ARGUMENTS:
             return f"argument {ARGUMENTS[err.field]}: {err.message}"
-        return f"option {flag(err.field)}: {err.message}"
+        option, _, key = err.field.partition(".")     # (a key of a JSON option's value)
+        named = flag(option) + ("'s " + key if key else "")
+        return f"option {named}: {err.message}"
     return str(err)
 
 

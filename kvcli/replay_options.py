@@ -27,7 +27,7 @@ from kvcore.engine.options import (
 )
 from kvcore.engine.queues import QUEUES
 from kvcore.engine.serve_defaults import rows_text
-from kvcore.engine.spec_config import check_method, speculative_settings
+from kvcore.engine.spec_config import check_method, set_by_json, speculative_settings
 from kvcore.hashing import HASH_FUNCTIONS
 from kvcore.offload.config import DTYPE_BYTES
 from kvcore.vllm_values import (
@@ -250,15 +250,17 @@ def replay_options(params: dict[str, Any]) -> ReplayOptions:
     enums as their values; the rest stay defaults."""
     given = {k: (v.value if isinstance(v, Enum) else v) for k, v in params.items()
              if v is not None and not (k in _PLAIN_FLAGS and v is False)}   # a flag left off
+    spec_json: frozenset[str] = frozenset()
     for name, check in CHECKED_ONLY.items():
         if name in given:
             check(given.pop(name))
     if "speculative_config" in given:
         # (vLLM's EngineArgs merges --spec-method and --spec-tokens into the JSON)
-        given.update(speculative_settings(given.pop("speculative_config"),
-                                          given.pop("spec_method", None),
-                                          given.pop("num_speculative_tokens", None),
-                                          given.pop("spec_model", None)))
+        flags = {k: given.pop(k, None) for k in ("spec_method", "num_speculative_tokens",
+                                                  "spec_model")}
+        spec = speculative_settings(given.pop("speculative_config"), *flags.values())
+        given.update(spec)
+        spec_json = set_by_json(spec, flags)
     elif "spec_method" in given:
         given["spec_method"] = check_method(given["spec_method"], "spec_method")
     if "kv_cache_dtype" in given:      # vLLM's names (and kvcli's fp16, bf16); not modelled: why
@@ -266,7 +268,7 @@ def replay_options(params: dict[str, Any]) -> ReplayOptions:
     if "prefix_cache_retention_interval" in given:
         given["prefix_cache_retention_interval"] = retention_interval(
             given["prefix_cache_retention_interval"])
-    return ReplayOptions(**given, given=frozenset(given))
+    return ReplayOptions(**given, given=frozenset(given), spec_json=spec_json)
 
 
 def with_replay_options(first: bool = True) -> Callable[[Callable], Callable]:

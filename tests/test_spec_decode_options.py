@@ -93,8 +93,22 @@ def test_speculative_config_is_read_as_vllm_spells_it():
      "Invalid prefix_match_unit=8; with a single KV cache group")),
     (["-sc", ('{"method": "eagle3", "num_speculative_tokens": 2, '
       '"disable_lookahead_block_hashes": true}'), "--spec-acceptance-rate", "0.5", "--model",
-      "llama-3.1-8b", "--gpu-memory-gib", "24"], ("option --spec-method: eagle3 with a pool "
-     "sized from a model needs its draft model to size it with: spec_model")),
+      "llama-3.1-8b", "--gpu-memory-gib", "24"], ("option --speculative-config's method: "
+     "eagle3 with a pool sized from a model needs its draft model to size it with: "
+     "spec_model")),
+    # (a value the JSON gave is refused at its key there, not as a flag nobody typed; the
+    # flag's own value as the flag)
+    (["-sc", '{"method": "ngram", "num_speculative_tokens": 3}'], ("option "
+     "--speculative-config's num_speculative_tokens: needs spec_acceptance_rate")),
+    (["--spec-method", "eagle3", "-sc", '{"num_speculative_tokens": 2}',
+      "--spec-acceptance-rate", "0.5", "--model", "llama-3.1-8b", "--gpu-memory-gib", "24"],
+     "option --spec-method: eagle3 with a pool sized from a model needs its draft model"),
+    (["-sc", '{"method": "mtp", "num_speculative_tokens": 2}', "--spec-acceptance-rate",
+      "0.5", "--model", "llama-3.1-8b", "--gpu-memory-gib", "24"], ("option "
+     "--speculative-config's method: mtp with llama-3.1-8b (llama): vLLM 0.33 refuses it")),
+    (["-sc", '{"method": "eagle3", "num_speculative_tokens": 2, "model": "no-such-draft"}',
+      "--spec-acceptance-rate", "0.5", "--model", "llama-3.1-8b", "--gpu-memory-gib", "24"],
+     "option --speculative-config's model: draft model 'no-such-draft' is neither"),
     (["--num-speculative-tokens", "2", "--spec-acceptance-rate", "1.5"],
      "option --spec-acceptance-rate: must be at most 1, got 1.5"),
     (["--num-speculative-tokens", "2", "--spec-acceptance-rate", "0.5", "--mode", "cache"],
@@ -105,6 +119,25 @@ def test_refusals_are_one_line_exit_2(args, message):
     r = CliRunner().invoke(app, ["replay", TRACE, "--json", *args])
     assert r.exit_code == 2, r.output
     assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-sc", '{"method": "mtp", "num_speculative_tokens": 2}'],
+     "option --speculative-config's method: mtp with llama-3.1-8b (llama): vLLM 0.33 refuses"),
+    (["--spec-method", "mtp", "--spec-tokens", "2"],
+     "option --spec-method: mtp with llama-3.1-8b (llama): vLLM 0.33 refuses"),
+    (["-sc", '{"method": "eagle3", "num_speculative_tokens": 2}'],
+     "option --speculative-config's model: eagle3 needs its draft model"),
+    (["--spec-method", "eagle3", "-sc", '{"num_speculative_tokens": 2}'],
+     "option --spec-model: eagle3 needs its draft model"),
+    (["-sc", '{"method": "eagle3", "num_speculative_tokens": 2, "model": "no-such-draft"}'],
+     "option --speculative-config's model: draft model 'no-such-draft' is neither"),
+])
+def test_kvcli_config_names_the_key_the_json_gave(args, message):
+    r = CliRunner().invoke(app, ["config", "llama-3.1-8b", *args])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith("error: " + message), r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
 def test_vllms_three_spellings_are_one_setting():

@@ -71,6 +71,7 @@ def register(app: typer.Typer) -> None:
                 prefix_match_line,
                 sizing_view,
             )
+            from kvcore.engine.spec_config import json_field
             from kvcore.errors import InputError
             from kvcore.vllm_values import kv_cache_dtype as vllm_kv_dtype
             from kvcore.vllm_values import kv_offloading_backend as check_backend
@@ -102,12 +103,16 @@ def register(app: typer.Typer) -> None:
                 raise InputError("needs --kv-offloading-size (the CPU tier it sizes the chunks "
                                  "of)", field="kv_offloading_block_size")
 
-            draft, spec_k = spec_draft(speculative_config, spec_method, spec_model, spec_tokens)
+            draft, spec_k, spec_json = spec_draft(speculative_config, spec_method, spec_model,
+                                                  spec_tokens)
 
             def sized(budget: int) -> Any:
                 try:
                     return _sized(budget)
                 except InputError as err:
+                    if err.path is None and err.field in spec_json:
+                        raise InputError(err.message, field=json_field(err.field, spec_json),
+                                         remedy=err.remedy) from None
                     if err.field != "model" or err.path is not None:
                         raise
                     # `model` is MODEL here (an argument) or --model-config, not "--model"
@@ -192,25 +197,38 @@ def register(app: typer.Typer) -> None:
         output.run(go)
 
 
-def spec_draft(text: str | None, method: str | None, model: str | None,
-               tokens: int | None) -> tuple[tuple[str | None, str] | None, int]:
+def spec_draft(text: str | None, method: str | None, model: str | None, tokens: int | None
+               ) -> tuple[tuple[str | None, str] | None, int, frozenset[str]]:
     """The draft vLLM's speculative flags name, as (model, method): an EAGLE draft's, or MTP's
     (None: the model's own module); None with no flags, or n-gram (no layers, no weights);
-    and num_speculative_tokens (0 without drafts), which a Mamba layer's spec keeps blocks for
-    whatever the method. An EAGLE method without its model is refused, as vLLM refuses it."""
+    num_speculative_tokens (0 without drafts), which a Mamba layer's spec keeps blocks for
+    whatever the method; and the options the JSON set (a refusal names its key). An EAGLE
+    method without its model is refused, as vLLM refuses it."""
     from kvcore.engine.options import ReplayOptions
-    from kvcore.engine.spec_config import EAGLE_METHODS, speculative_settings
+    from kvcore.engine.spec_config import (
+        EAGLE_METHODS,
+        json_field,
+        set_by_json,
+        speculative_settings,
+    )
     from kvcore.engine.spec_decode import spec_draft as known_draft
     from kvcore.errors import InputError
 
     if text is None and method is None and model is None and tokens is None:
-        return None, 0
+        return None, 0, frozenset()
     spec = speculative_settings(text or "{}", method, tokens, model)
-    draft = known_draft(ReplayOptions(**spec))       # (the replay's rule)
+    from_json = set_by_json(spec, {"spec_method": method, "num_speculative_tokens": tokens,
+                                   "spec_model": model})
+    try:
+        draft = known_draft(ReplayOptions(**spec))       # (the replay's rule)
+    except InputError as err:
+        raise InputError(err.message, field=json_field(str(err.field), from_json)) from None
     if draft is None and spec["spec_method"] in EAGLE_METHODS:
         raise InputError(f"{spec['spec_method']} needs its draft model (--spec-model, or the "
-                         "JSON's model), as vLLM does", field="spec_model")
-    return draft, int(spec["num_speculative_tokens"])
+                         "JSON's model), as vLLM does",
+                         field=("speculative_config.model" if "spec_method" in from_json
+                                else "spec_model"))
+    return draft, int(spec["num_speculative_tokens"]), from_json
 
 
 def concurrent_batches(async_scheduling: bool | None, given: int | None, pp: int = 1) -> int:

@@ -172,6 +172,9 @@ class ReplayOptions:
     # The fields the caller set. Left out, it is every field that differs from its default;
     # the CLI passes exactly the options the user typed.
     given: frozenset[str] | None = None
+    # Those of them `--speculative-config`'s JSON set, not their own flags: a refusal names the
+    # JSON's key there, not a flag nobody typed (`kvcore.engine.spec_config.json_field`)
+    spec_json: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         # kvcli's older spellings (bf16) read as vLLM's name from a config line too
@@ -181,10 +184,10 @@ class ReplayOptions:
                 f.name for f in KNOBS if getattr(self, f.name) != f.default))
 
     def to_dict(self) -> dict:
-        """The settings (not `given`), in field order: the `config` of the JSON outputs (the
+        """The settings (not `given`, `spec_json`), in field order: the `config` of the JSON outputs (the
         offload settings only when offloading is on, `prefix_match_unit`, `hash_seed` if set)."""
         d = asdict(self)
-        del d["given"]
+        del d["given"], d["spec_json"]
         if not self.offloading:
             for k in OFFLOAD_FIELDS:
                 del d[k]
@@ -226,7 +229,7 @@ SPEC_FIELDS = ("num_speculative_tokens", "spec_method", "spec_model",
 CLOCK_FIELDS = ("clock", "gpu", "calibration", "tp", "kv_cache_dtype")
 _CLOCK_DEFAULTS = {"clock": None, "gpu": None, "calibration": None, "tp": 1,
                    "kv_cache_dtype": "auto"}
-KNOBS = tuple(f for f in fields(ReplayOptions) if f.name != "given")
+KNOBS = tuple(f for f in fields(ReplayOptions) if f.name not in ("given", "spec_json"))
 CONFIG_KEYS = frozenset(f.name for f in KNOBS if f.metadata["config"])
 
 

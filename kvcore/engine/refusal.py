@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Set as AbstractSet
 
 from kvcore.engine.options import ReplayOptions
+from kvcore.engine.spec_config import json_field
 from kvcore.errors import InputError
 from kvcore.traces import Trace
 
@@ -36,7 +37,7 @@ def refusal(cfg: ReplayOptions, trace: Trace | None, name: str, message: str,
 
     flag = next((n for n in names if n in given), None)
     if flag is not None:
-        return InputError(about(flag), field=flag)
+        return InputError(about(flag), field=json_field(flag, cfg.spec_json))
     line = next((n for n in names if n in lined), None)
     if trace is not None and line is not None:
         return InputError(about(line), path=trace.label, line=trace.config_line,
@@ -47,7 +48,10 @@ def refusal(cfg: ReplayOptions, trace: Trace | None, name: str, message: str,
 def said_where_set(cfg: ReplayOptions, trace: Trace | None, err: InputError) -> InputError:
     """``err``, an option's refusal from a layer that knows no trace (the sizing layer, the CPU
     tier's checks), named on the trace's config line when that line set the option and no flag
-    did (`refusal`'s rule); else ``err`` itself, as raised."""
+    did (`refusal`'s rule), at its key when `--speculative-config`'s JSON gave it; else
+    ``err`` itself, as raised."""
+    if err.path is None and err.field in cfg.spec_json:
+        return InputError(err.message, field=json_field(err.field, cfg.spec_json), remedy=err.remedy)
     if err.path is not None or err.field is None or err.field in (cfg.given or ()):
         return err
     lined = _lined(trace)

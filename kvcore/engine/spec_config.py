@@ -36,6 +36,23 @@ _MTP_NAMES = ("deepseek_mtp", "dots3_note_mtp", "mimo_mtp", "mimo_v2_mtp", "glm4
               "bailing_hybrid_mtp", "kimi_k3_mtp", "pangu_ultra_moe_mtp", "step3p5_mtp",
               "step5_mtp", "hy_v3_mtp", "hy_v4_mtp", "gemma4_mtp", "inkling_mtp",
               "glm5_next_mtp")
+# the replay options the JSON's keys set (kvcli's name -> the JSON's): a refusal of a value the
+# JSON gave names the JSON's key, not a flag nobody typed (`json_field`)
+JSON_KEYS = {"spec_method": "method", "num_speculative_tokens": "num_speculative_tokens",
+             "spec_model": "model",
+             "disable_lookahead_block_hashes": "disable_lookahead_block_hashes"}
+
+
+def json_field(name: str, from_json: frozenset[str]) -> str:
+    """The field a refusal of option `name` names: ``speculative_config.KEY`` when the JSON
+    gave it (`from_json`: the options it set), else `name` (its own flag)."""
+    return f"{FIELD}.{JSON_KEYS[name]}" if name in from_json else name
+
+
+def set_by_json(spec: dict, flags: dict) -> frozenset[str]:
+    """The options of `speculative_settings`' answer `spec` that the JSON set: those whose own
+    flag (`flags`, kvcli's name -> the flag's value or None) was not given."""
+    return frozenset(k for k in spec if flags.get(k) is None)
 _KEYS = {"ngram": ("prompt_lookup_min", "prompt_lookup_max"),
          "eagle": ("model", "disable_lookahead_block_hashes"),
          "eagle3": ("model", "disable_lookahead_block_hashes"),
