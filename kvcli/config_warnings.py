@@ -19,7 +19,7 @@ _BUDGET = ("max_num_batched_tokens", "enable_chunked_prefill", "no_enable_chunke
 
 
 def _flags(names: list[str]) -> str:
-    from kvcli.output import flag
+    from kvcli.output_failures import flag
 
     return ", ".join(flag(n) for n in names)
 

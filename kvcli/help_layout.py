@@ -144,7 +144,7 @@ def install() -> bool:
         def format_help(self: Any, ctx: Any, formatter: Any, _original: Any = original) -> None:
             from typer import rich_utils
 
-            from kvcli.output import run_printing
+            from kvcli.output_failures import run_printing
             from kvcli.output_terminal import console_class
 
             rich_utils.Table = options_table()      # type: ignore[misc]

@@ -135,7 +135,7 @@ def check_distinct(inputs: list[tuple[str, str | None]],
     naming the output's field. ``folders``: outputs written into a folder (made if missing),
     which no file output may name or lie above (`--events X --decisions X` ended in an
     IsADirectoryError traceback; `--plot X --results X` failed after the work)."""
-    from kvcli.output import flag
+    from kvcli.output_failures import flag
 
     stdin = [name for name, path in inputs if path == "-"]
     if len(stdin) > 1:

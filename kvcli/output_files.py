@@ -163,7 +163,7 @@ def open_output(path: str, *, field: str = "output", keep_on_interrupt: bool = F
         buf: Any = io.BufferedWriter(_StreamRaw(sys.stdout.buffer, STDOUT_LABEL))
         tmp = target = None
     else:
-        from kvcli.output import flag
+        from kvcli.output_failures import flag
 
         label = f"{path_label(path)} ({flag(field)})"   # (a full disk names the option too)
         try:

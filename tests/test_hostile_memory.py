@@ -10,7 +10,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from kvcli.app import app
-from kvcli.output import OUT_OF_MEMORY
+from kvcli.output_failures import OUT_OF_MEMORY
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = str(ROOT / "traces" / "shared-prefix.jsonl")
