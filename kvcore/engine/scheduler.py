@@ -43,6 +43,7 @@ from kvcore.engine.scheduler_io import (
     SchedulerConfig,
     SchedulerObserver,
     SchedulerOutput,
+    max_concurrent_batches,
 )
 from kvcore.engine.scheduler_offload import schedule_waiting_with_connector
 from kvcore.engine.scheduler_release import preempt
@@ -117,13 +118,15 @@ class Scheduler:
         self.inflight_prefills: set[Request] = set()
         self.finished_order: list[str] = []         # finished_req_ids in finish order
         self.connector_stats: Any = None
-        # vLLM's deferred block frees (async scheduling with a connector), or None
+        # vLLM's deferred block frees (a batch queue with a connector), or None
         self.deferred: DeferredFrees | None = None
 
     def attach_connector(self, connector: Any, stats: Any) -> None:
         self.connector = connector
         self.connector_stats = stats
-        if self.config.async_scheduling:
+        # (any batch queue deeper than one: async or PP, v1/core/sched/scheduler.py:189-195)
+        if max_concurrent_batches(self.config.async_scheduling,
+                                  self.config.pipeline_parallel_size) > 1:
             self.deferred = DeferredFrees(self.kv_cache_manager)
 
     # -- queue state -----------------------------------------------------------------------------

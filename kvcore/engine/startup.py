@@ -172,10 +172,6 @@ def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
 
 
 def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
-    if cfg.pipeline_parallel_size > 1 and cfg.offloading:
-        # (each stage's connector offloads its own layers; checked against vLLM without a tier)
-        raise refusal(cfg, trace, "pipeline_parallel_size", "the CPU tier is not modelled with "
-                      "pipeline parallelism: give one of them")
     if cfg.num_speculative_tokens:
         spec_refusals(cfg, trace)
     sized_here = cfg.num_blocks is None      # a given num_blocks was checked by `resolve`
@@ -216,7 +212,7 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
         if note is not None:
             notes = (*notes, note)
     clock = make_clock(cfg, geometry)
-    offload = offload_config(cfg, groups)
+    offload = offload_config(cfg, groups, geometry.num_layers if geometry else None)
     if offload is not None:
         hbs = hash_block_size(cfg, groups)
         check_supported(groups, cfg.prefix_cache_retention_interval, offload.tokens_per_chunk,

@@ -32,10 +32,11 @@ def kv_bytes_per_block(block_size: int, num_layers: int, num_kv_heads: int, head
     return 2 * block_size * num_kv_heads * head_size * DTYPE_BYTES[kv_dtype] * num_layers
 
 
-def tier_copies(tp: int, mla: bool) -> int:
+def tier_copies(tp: int, mla: bool, pp: int = 1) -> int:
     """How many ranks' copies of a block a chunk holds: one for an MLA model (every rank holds
-    the same latent), else one a tensor-parallel rank."""
-    return 1 if mla else tp
+    the same latent), else one a rank: ``tp`` x ``pp`` (vLLM's world size; its replicated MLA
+    layout wants no pipeline stages, `offloading/config.py:197-206`, so then one a rank too)."""
+    return 1 if mla and pp == 1 else tp * pp
 
 
 def chunk_bytes(block_bytes: int, blocks_per_chunk: int) -> int:
