@@ -150,6 +150,10 @@ def startup_shortfall(groups: list[KVCacheGroupSpec], cfg: ReplayOptions,
     if need > num_blocks - 1:
         why = (" (async scheduling: 2 batches in flight; --no-async-scheduling reserves for 1)"
                if ctx.max_concurrent_batches > 1 and len(parts) > 1 else "")
+        if why and cfg.pipeline_parallel_size > 1:     # (the queue is PP's, async or not)
+            why = (f" ({ctx.max_concurrent_batches} batches in flight: pipeline parallelism "
+                   f"{cfg.pipeline_parallel_size}"
+                   f"{' with async scheduling' if cfg.async_scheduling else ''})")
         return (f"one request of max_model_len {cfg.max_model_len:,} tokens needs {need:,} "
                 f"blocks ({' + '.join(parts)}) but only {num_blocks - 1:,} are usable "
                 f"(num_blocks {num_blocks:,}): vLLM refuses to start{why}")
