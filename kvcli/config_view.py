@@ -94,7 +94,9 @@ def _stages_table(stages: list[dict], pool: int, least: int | None):
 def add_cpu_tier(view: Any, gib: float, offload_block_size: int | None, block_size: int,
                  tp: int, groups: Any = ()) -> None:
     """The CPU tier's size as vLLM 0.33 derives it (`kvcore.offload.config`), into the view:
-    JSON key ``cpu_offload`` and a few lines. ``groups``: the KV cache groups, for vLLM's
+    JSON key ``cpu_offload`` and a few lines. A chunk holds ``tp`` ranks' copies (every rank's:
+    TP x PP, or one of an MLA latent) of rank 0's block: the first pipeline stage's, whose
+    KV cache config vLLM's scheduler plans with. ``groups``: the KV cache groups, for vLLM's
     `cpu_kv_cache_size_tokens` at the view's max_model_len."""
     from kvcore.errors import InputError
     from kvcore.offload.config import (
@@ -107,7 +109,9 @@ def add_cpu_tier(view: Any, gib: float, offload_block_size: int | None, block_si
     if not gib > 0:
         raise InputError(f"must be a number > 0, got {gib}", field="kv_offloading_size")
     bpc = blocks_per_chunk_of(offload_block_size, block_size, field="kv_offloading_block_size")
-    per_block = view.data["bytes_per_block"] * tp      # a chunk holds every rank's share
+    stages = view.data.get("stages")
+    rank0 = stages[0]["bytes_per_block"] if stages else view.data["bytes_per_block"]
+    per_block = rank0 * tp      # a chunk holds every rank's share
     per_chunk = chunk_bytes(per_block, bpc)
     n = chunks_of(gib, per_chunk)
     tier = {"kv_offloading_size_gib": gib, "cpu_bytes_to_use": int(gib * 2**30),  # (vLLM: a float)

@@ -11,6 +11,7 @@ chunk's size: a chunk holds every rank's copy (rank 0's block x N).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -72,14 +73,20 @@ def test_vllms_start_up_refusal_is_kvclis(tmp_path: Path) -> None:
     assert "Traceback" not in r.output and not (tmp_path / "s.jsonl").exists()
 
 
-@pytest.mark.parametrize(("model", "tp", "pp", "per_block", "per_chunk", "chunks"), [
+RANK_0 = pytest.mark.parametrize(("model", "tp", "pp", "per_block", "per_chunk", "chunks"), [
     # Llama-3.1-8B over 3 stages: rank 0 holds 11 of 32 layers (vLLM's split 11, 11, 10),
     # 11 x 65,536 B a block, x 3 ranks a chunk
     ("llama-3.1-8b", 1, 3, 720_896, 2_162_688, 31_775),
+    # over 5 stages (6, 6, 7, 7, 6 layers): rank 0's 6 layers, not the 7 of the stages that fit
+    # the fewest blocks (the pool's bytes per block)
+    ("llama-3.1-8b", 1, 5, 393_216, 1_966_080, 34_952),
     # DeepSeek-V3 at TP 8 over 2 stages: 31 of 61 layers x 18,432 B, and no replicated latent
     # with pipeline stages: 16 copies
     ("deepseek-v3", 8, 2, 571_392, 9_142_272, 7_516),
 ])
+
+
+@RANK_0
 def test_a_model_sizes_the_chunk_from_rank_0(model: str, tp: int, pp: int, per_block: int,
                                               per_chunk: int, chunks: int) -> None:
     trace = Path(__file__).parent / "data" / "offload_cases" / "gpu_small_cpu_return.trace.jsonl"
@@ -90,6 +97,21 @@ def test_a_model_sizes_the_chunk_from_rank_0(model: str, tp: int, pp: int, per_b
     assert (o["kv_bytes_per_block"], o["kv_bytes_per_chunk"], o["cpu_num_chunks"]) == \
         (per_block, per_chunk, chunks)
     assert o["bytes_loaded"] == o["chunks_loaded"] * per_block > 0
+
+
+@RANK_0
+def test_kvcli_config_sizes_the_tier_as_the_replay_does(model: str, tp: int, pp: int,
+                                                         per_block: int, per_chunk: int,
+                                                         chunks: int) -> None:
+    """Rank 0's block (stage 0's layers, not the stage with the fewest blocks) x every rank."""
+    r = CliRunner().invoke(app, ["config", model, "--tp", str(tp), "--pp", str(pp),
+                                 "--gpu-memory-gib", "141", "--max-model-len", "512",
+                                 "--kv-offloading-size", "64", "--json"])
+    assert r.exit_code == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["stages"][0]["bytes_per_block"] == per_block
+    tier = d["cpu_offload"]
+    assert (tier["kv_bytes_per_chunk"], tier["cpu_num_chunks"]) == (per_chunk, chunks)
 
 
 @pytest.mark.parametrize(("flags", "what"), [

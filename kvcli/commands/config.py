@@ -94,10 +94,6 @@ def register(app: typer.Typer) -> None:
                 check_backend(kv_offloading_backend)
             batches = concurrent_batches(async_scheduling, max_concurrent_batches,
                                          pipeline_parallel_size)
-            if kv_offloading_size is not None and pipeline_parallel_size > 1:
-                # (each stage's connector offloads its own layers: not modelled)
-                raise InputError("the CPU tier is sized for one pipeline stage only: not "
-                                 "with --pipeline-parallel-size", field="kv_offloading_size")
             if kv_offloading_block_size is not None and kv_offloading_size is None:
                 # the chunk size of a tier that is not there: it was dropped without a word
                 raise InputError("needs --kv-offloading-size (the CPU tier it sizes the chunks "
@@ -169,11 +165,12 @@ def register(app: typer.Typer) -> None:
             if kv_offloading_size is not None:
                 from kvcore.offload.config import tier_copies
 
-                # vLLM's CPU tier keeps one copy of a latent every TP rank holds whole
-                # (at the groups' block size: a Mamba hybrid's is the model's, 1,312 tokens for
-                # Nemotron-Nano, not --block-size's 16)
+                # vLLM's CPU tier keeps one copy of a latent every TP rank holds whole, else
+                # one a rank, TP x PP (at the groups' block size: a Mamba hybrid's is the
+                # model's, 1,312 tokens for Nemotron-Nano, not --block-size's 16)
                 add_cpu_tier(view, kv_offloading_size, kv_offloading_block_size,
-                             view.data["block_size"], tier_copies(tensor_parallel_size, mla),
+                             view.data["block_size"],
+                             tier_copies(tensor_parallel_size, mla, pipeline_parallel_size),
                              result.config.kv_cache_groups)
             from kvcli.config_warnings import config_warnings
             from kvcli.given_params import given_params
