@@ -110,8 +110,13 @@ class ModelGeometry:
     moe_layers: tuple[bool, ...] = field(default=())  # per layer: MoE feed-forward or dense
     attention_bias: bool = False
     # a q_norm and a k_norm (head_dim each) in every attention layer: GLM-4.5's ``use_qk_norm``,
-    # Qwen3-Next's and Qwen3.5's always
+    # Qwen3's, Qwen3-MoE's, Gemma 3's, Qwen3-Next's and Qwen3.5's always
     qk_norm: bool = False
+    # a float32 e_score_correction_bias beside each MoE router (one an expert): DeepSeek's
+    # ``topk_method`` noaux_tc (deepseek_v2.py DeepseekV2MoE)
+    router_score_bias: bool = False
+    # an fp8 checkpoint's weight_block_size: a float32 scale per block (`kvcore.models.fp8_scales`)
+    fp8_block: tuple[int, int] | None = None
     quantization: str | None = None
     source: str = ""
     # For the work counts (`kvcore.clock`): experts a token is routed to, shared experts, and

@@ -52,6 +52,7 @@ from kvcore.models.config_keys import (
     shared_width,
 )
 from kvcore.models.context_limit import lengths
+from kvcore.models.fp8_scales import block_of
 from kvcore.models.geometry import MambaGeometry, ModelGeometry
 from kvcore.models.jamba import jamba_layout
 from kvcore.models.layer_kinds import layer_kinds
@@ -73,6 +74,10 @@ from kvcore.sources import read_json
 DTYPE_ALIASES = {"float16": "float16", "fp16": "float16", "half": "float16",
                  "bfloat16": "bfloat16", "bf16": "bfloat16", "float32": "float32",
                  "fp32": "float32", "float": "float32"}
+
+# Model types whose attention always has a q_norm and a k_norm (qwen3.py, qwen3_moe.py,
+# gemma3.py build them unconditionally)
+QK_NORM_TYPES = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text")
 
 # The most layers a config may give (the largest models have a few hundred); a layer count in
 # the billions would build per-layer tuples until memory ran out.
@@ -219,14 +224,17 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         tie_word_embeddings=bool(get("tie_word_embeddings", False)), num_experts=num_experts,
         moe_intermediate_size=moe_inter if num_experts else 0, moe_layers=moe_layers,
         attention_bias=bool(get("attention_bias", False)),
-        qk_norm=(model_type in GDN_TYPES
+        qk_norm=(model_type in GDN_TYPES or model_type in QK_NORM_TYPES
                  or model_type == "glm4_moe" and bool(get("use_qk_norm", False))),
+        router_score_bias=get("topk_method") == "noaux_tc",
         mtp_layers=(get_int(MTP_KEYS.get(model_type, "num_nextn_predict_layers"),
                             MTP_MODULES[model_type]) or 0 if model_type in MTP_MODULES else 0),
         vision_params=(vision_tower_params(cfg, source) if model_type in QWEN3_5_TYPES
                        and str(archs[0] if isinstance(archs, list) and archs else "")
                        .endswith("ForConditionalGeneration") else 0),
         quantization=quant_method(get("quantization_config"), source),
+        fp8_block=(block_of(get("quantization_config"))
+                   if quant_method(get("quantization_config"), source) == "fp8" else None),
         source=source, num_experts_per_tok=experts_per_tok(c, get, get_int),
         num_shared_experts=get_int("n_shared_experts") or get_int("num_shared_experts") or 0,
         shared_expert_width=shared_width(get_int) if num_experts else 0,

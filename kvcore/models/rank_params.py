@@ -1,0 +1,152 @@
+"""One tensor-parallel rank's parameters, a decoder layer's part at a time, as vLLM 0.33's
+modules shard them (checked tensor by tensor on the meta device: tests/data/weights_census/).
+
+What a rank holds: the projections split by TP (column- and row-parallel linears), except
+MLA's q_a/kv_a projections (replicated) and KV heads or Mamba2 groups fewer than the ranks
+(each rank keeps one: QKVParallelLinear, MambaMixer2's duplicated groups); whole on every
+rank: the RMSNorms (q/k norms and Gated DeltaNet's gated norm included; Mamba2's gated norm
+is split), the MoE routers and their biases, a row-parallel linear's bias (gpt-oss's o_proj,
+its experts' down-projection bias) and Qwen3-Next's shared-expert gate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvcore.models.geometry import ModelGeometry
+from kvcore.models.mla import mla_attention_params, mla_replicated_params
+from kvcore.models.qwen3_5 import GDN_TYPES
+
+# Model types whose MoE router is float32 whatever the model dtype, with a float32
+# e_score_correction_bias (one a routed expert): GLM-4.5's Glm4MoE builds its GateLinear with
+# params_dtype float32 (glm4_moe.py:141-150); GLM-4.5-Air's 45 routers are 94,394,880 B
+FP32_ROUTERS = ("glm4_moe",)
+# vLLM's ParallelLMHead and VocabParallelEmbedding pad the vocabulary to a multiple of 64
+# (vocab_parallel_embedding.py DEFAULT_VOCAB_PADDING_SIZE), then split the rows by TP
+VOCAB_PAD = 64
+# gpt-oss's MXFP4 experts on an H100: OAI's Triton kernels (FlashInfer's TRT-LLM ones are
+# SM100's), which pad each rank's intermediate size to a multiple of 64
+# (fused_moe/oracle/mxfp4.py mxfp4_round_up_hidden_size_and_intermediate_size); a weight is
+# 4 bits, plus one 8-bit scale per 32 values
+MXFP4_PAD = 64
+
+
+@dataclass(slots=True)
+class Ledger:
+    """A rank's parameters by how they are stored."""
+    model: int = 0      # in the model dtype: embeddings, norms, biases, small vectors
+    layer: int = 0      # the decoder layers' matrices: 1 byte each in an fp8 checkpoint
+    fp32: int = 0       # float32 whatever the model dtype (routers, Mamba's A, score biases)
+    mx_bytes: int = 0   # MXFP4 experts as stored (packed weights and their scales)
+    mx_params: int = 0  # the same experts' logical parameters (the clock's weight stream)
+
+
+def on_rank(n: int, tp: int) -> int:
+    """Heads (or Mamba2 groups) a rank keeps: its share, or one when there are fewer than
+    ranks (vLLM replicates them; it refuses counts that neither divide nor are divided)."""
+    return n // tp if n >= tp else 1
+
+
+def vocab_rows(g: ModelGeometry, tp: int) -> int:
+    return -(-g.vocab_size // VOCAB_PAD) * VOCAB_PAD // tp
+
+
+def layer_norms(g: ModelGeometry) -> int:
+    """A decoder layer's norms outside its mixer: Gemma 2/3 four (pre and post attention and
+    feed-forward), Cohere2 one (attention and MLP in parallel), the rest two."""
+    if g.model_type in ("gemma2", "gemma3", "gemma3_text"):
+        return 4 * g.hidden_size
+    if g.model_type == "cohere2":
+        return g.hidden_size
+    return 2 * g.hidden_size
+
+
+def attention(g: ModelGeometry, tp: int, led: Ledger) -> None:
+    h = g.hidden_size
+    if g.mla is not None:
+        m = g.mla
+        norms = (m.q_lora_rank or 0) + m.kv_lora_rank   # q_a_layernorm, kv_a_layernorm
+        whole = mla_replicated_params(m, h)
+        split = mla_attention_params(m, h, g.num_attention_heads) - whole - norms
+        led.layer += whole + split // tp
+        led.model += norms
+        return
+    q = g.num_attention_heads // tp * g.head_dim
+    kv = on_rank(g.num_kv_heads, tp) * g.head_dim
+    # (Qwen3-Next's output gate: the QKV projection's second query-sized output)
+    led.layer += h * (q * (2 if g.attention_output_gate else 1) + 2 * kv) + q * h
+    if g.attention_bias:
+        led.model += q + 2 * kv + (h if g.model_type == "gpt_oss" else 0)
+    if g.model_type == "gpt_oss":
+        led.model += g.num_attention_heads // tp  # sinks: one learned logit per head, no KV
+    if g.qk_norm:
+        led.model += 2 * g.head_dim
+
+
+def mamba(g: ModelGeometry, tp: int, led: Ledger) -> None:
+    m = g.mamba
+    assert m is not None
+    h = g.hidden_size
+    if m.version == "gdn":
+        # Gated DeltaNet: q, k (key heads) and v, z (value heads) projected from the hidden
+        # state, a beta and a decay a value head, the conv over q, k, v, per-head A (float32)
+        # and dt bias, the gated norm (one head wide, whole), the output projection
+        qk, v, nh = m.n_groups // tp * m.d_state, m.n_heads // tp * m.d_head, m.n_heads // tp
+        led.layer += h * (2 * qk + 2 * v) + h * 2 * nh + (2 * qk + v) * m.d_conv + v * h
+        led.fp32 += nh
+        led.model += nh + m.d_head
+        return
+    di = m.d_inner // tp
+    if m.version == "mamba1":
+        # in, conv (+ bias), x, dt (+ bias) and out projections, A (float32 in Jamba), D;
+        # Jamba's dt, B and C layernorms (whole)
+        led.layer += (h * 2 * di + di * m.d_conv + di * (m.dt_rank + 2 * m.d_state)
+                      + m.dt_rank * di + di * h)
+        led.model += 3 * di + (m.dt_rank + 2 * m.d_state if g.model_type == "jamba" else 0)
+        if g.model_type == "jamba":
+            led.fp32 += di * m.d_state
+        else:
+            led.model += di * m.d_state
+        return
+    nh = m.n_heads // tp
+    conv = di + 2 * on_rank(m.n_groups, tp) * m.d_state
+    # in_proj (x, z, B, C, dt), conv (+ bias), A (float32), D, dt bias, the gated norm, out
+    led.layer += h * (di + conv + nh) + conv * m.d_conv + di * h
+    led.model += conv + 2 * nh + di
+    led.fp32 += nh
+
+
+def nemotron_mlp(g: ModelGeometry, tp: int, moe: bool, shared: int, led: Ledger) -> None:
+    """Nemotron-H's feed-forward layer: squared ReLU, up and down, no gate; dense or experts
+    (with the router whole on every rank)."""
+    h = g.hidden_size
+    if moe:
+        led.layer += g.num_experts * 2 * h * g.moe_intermediate_size // tp + 2 * h * shared // tp
+        led.model += g.num_experts * h
+    else:
+        led.layer += 2 * h * g.intermediate_size // tp
+
+
+def moe(g: ModelGeometry, tp: int, shared: int, led: Ledger) -> None:
+    h, e = g.hidden_size, g.num_experts
+    led.layer += 3 * h * shared // tp
+    if g.model_type in GDN_TYPES and shared:
+        led.model += h  # Qwen3-Next's (and Qwen3.5's) shared_expert_gate, hidden x 1
+    router = h * e
+    if g.model_type in FP32_ROUTERS:
+        led.fp32 += router
+    else:
+        led.model += router
+    if g.model_type in FP32_ROUTERS or g.router_score_bias:
+        led.fp32 += e   # e_score_correction_bias
+    inter = g.moe_intermediate_size // tp
+    if g.quantization == "mxfp4":
+        inter = -(-inter // MXFP4_PAD) * MXFP4_PAD
+        values = e * 3 * inter * h
+        led.mx_bytes += values // 2 + values // 32
+        led.mx_params += e * 3 * h * g.moe_intermediate_size // tp
+    else:
+        led.layer += e * 3 * h * g.moe_intermediate_size // tp
+    if g.model_type == "gpt_oss":
+        # its experts' biases (bfloat16; gate/up split, down whole) and the router's bias
+        led.model += e * 2 * inter + e * h + e

@@ -1,0 +1,75 @@
+"""kvcli's weights estimate against vLLM 0.33.0's own model classes, built on the meta device
+for every preset and typed-in config at TP 1, 2, 4 and 8, every rank
+(tests/data/weights_census/answers.json, recorded by record_census.py there): the parameter
+count and the bytes a rank holds, exactly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvcore.models.hf_config import read_hf_config
+from kvcore.models.presets import PRESETS
+from kvcore.models.weights import estimate_params, estimate_weights_bytes
+
+DATA = Path(__file__).parent / "data"
+CASES = json.loads((DATA / "weights_census" / "answers.json").read_text())["cases"]
+# What kvcli leaves out by choice (weights_census/README.md): Gemma 3's vision tower and
+# projector, which vLLM builds from the config class's default SigLIP (the preset types in
+# no vision_config); all bfloat16
+NOT_COUNTED = ("vision_tower.", "multi_modal_projector.")
+
+
+def _geometry(name: str):
+    cfg = PRESETS[name][1] if name in PRESETS else json.loads((DATA / name).read_text())
+    return read_hf_config(cfg, name=name)
+
+
+def _rows():
+    for name, case in CASES.items():
+        for tp, ranks in case["tp"].items():
+            for rank, rec in enumerate(ranks):
+                if "refused" not in rec:
+                    yield pytest.param(name, int(tp), rank, id=f"{name}-tp{tp}-r{rank}")
+
+
+def _left_out(name: str, tp: int) -> int:
+    """Parameters of the modules kvcli does not count, from the rank-0 record of that TP (every
+    rank of a TP holds the same: checked below)."""
+    names = CASES[name]["tp"][str(tp)][0]["param_numel_by_name"]
+    return sum(v for k, v in names.items() if k.startswith(NOT_COUNTED))
+
+
+@pytest.mark.parametrize(("name", "tp", "rank"), list(_rows()))
+def test_bytes_per_rank_equal_vllms(name: str, tp: int, rank: int) -> None:
+    rec = CASES[name]["tp"][str(tp)][rank]
+    vllm_bytes = sum(rec["param_bytes_by_dtype"].values()) - 2 * _left_out(name, tp)
+    assert estimate_weights_bytes(_geometry(name), tp) == vllm_bytes
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_parameter_count_equals_vllms(name: str) -> None:
+    dense, mxfp4 = estimate_params(_geometry(name))
+    rec = CASES[name]["tp"]["1"][0]
+    if mxfp4:
+        # vLLM stores MXFP4 experts packed (two values a byte) with their scales; the bytes
+        # test above checks them; the rest is counted parameter for parameter
+        names = rec["param_numel_by_name"]
+        packed = sum(v for k, v in names.items() if "experts.routed_experts.w" in k
+                     and not k.endswith("_bias"))
+        assert dense == rec["param_numel"] - packed
+        assert mxfp4 == 2 * sum(v for k, v in names.items() if k.endswith(("w13_weight", "w2_weight")))
+    else:
+        assert dense == rec["param_numel"] - _left_out(name, 1)
+
+
+def test_the_census_covers_every_preset_and_tp() -> None:
+    assert set(PRESETS) <= set(CASES)
+    for name, case in CASES.items():
+        assert list(case["tp"]) == ["1", "2", "4", "8"], name
+        assert "refused" not in case["tp"]["1"][0], name
+        for ranks in case["tp"].values():
+            done = [r for r in ranks if "refused" not in r]
+            assert len({json.dumps(r["param_bytes_by_dtype"]) for r in done}) <= 1, name
