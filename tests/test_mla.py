@@ -90,10 +90,12 @@ def test_block_size_note_says_what_vllm_recorded() -> None:
 
 def test_weights_estimate_counts_the_published_parameters() -> None:
     """671B (DeepSeek-V3 without its MTP layer), 15.7B (V2-Lite), about 1T (Kimi-K2): MLA
-    projections, 256/64/384 routed experts after the dense layers, shared experts."""
-    assert sum(estimate_params(geometry("deepseek-v3"))) == 671_026_404_352
+    projections, 256/64/384 routed experts after the dense layers, shared experts; the fp8
+    checkpoints' float32 block scales (DeepSeek-V3's 40,838,232, Kimi-K2's 62,495,192) and
+    routing biases (58 x 256, 60 x 384) too, as vLLM builds them (weights_census/answers.json)."""
+    assert sum(estimate_params(geometry("deepseek-v3"))) == 671_067_257_432
     assert sum(estimate_params(geometry("deepseek-v2-lite"))) == 15_706_484_224
-    assert sum(estimate_params(geometry("kimi-k2"))) == 1_026_408_209_408
+    assert sum(estimate_params(geometry("kimi-k2"))) == 1_026_470_727_640
 
 
 def config_json(*args: str):
@@ -108,9 +110,12 @@ def test_every_rank_holds_the_mla_down_projections_whole() -> None:
     # V2-Lite has no q_lora_rank: its q_proj is split, kv_a_proj_with_mqa (2048 x 576) is not
     g = read_hf_config(json.loads((DATA / "deepseek-v2-lite.config.json").read_text()))
     split = estimate_weights_bytes(g, 1)
-    # (and its 26 MoE layers' routers, 2048 x 64 each, whole as every MoE model's)
+    # (and its 26 MoE layers' routers, 2048 x 64 each, whole as every MoE model's, and the
+    # norms: 2 a layer, kv_a_layernorm (512), the final one)
     whole, router = 27 * 2048 * 576 * 2, 26 * 2048 * 64 * 2
-    assert estimate_weights_bytes(g, 2) == (split - whole - router) // 2 + whole + router
+    norms = (27 * (2 * 2048 + 512) + 2048) * 2
+    assert estimate_weights_bytes(g, 2) == (split - whole - router - norms) // 2 + whole \
+        + router + norms == 15_741_869_056   # vLLM's rank at TP 2 (weights_census)
 
 
 def test_config_cli_sizes_the_latent_and_warns_about_the_block_size() -> None:
@@ -119,15 +124,16 @@ def test_config_cli_sizes_the_latent_and_warns_about_the_block_size() -> None:
     assert d["layer_kinds"] == {"mla": 61}
     assert [(g["kind"], g["block_size"], g["page_size_bytes"]) for g in d["groups"]] == [
         ("mla", 16, 18432)]
-    # fp8 weights: 79.27 GiB a rank at TP 8 (not the 8.98 of a model without experts; not the
-    # 78.33 of splitting every matrix: vLLM holds each layer's q_a and kv_a projections whole,
-    # 61 x 7168 x 2112 bytes on every rank, and each MoE layer's router in bf16, 58 x 7168 x
-    # 256 x 2 bytes: 79.09 without the routers)
-    assert round(d["memory"]["weights_gib"], 2) == 79.27
+    # fp8 weights: 79.29 GiB a rank at TP 8, vLLM's to the byte (weights_census) (not the 8.98
+    # of a model without experts; not the 78.33 of splitting every matrix: vLLM holds each
+    # layer's q_a and kv_a projections whole, 61 x 7168 x 2112 bytes on every rank, and each
+    # MoE layer's router in bf16, 58 x 7168 x 256 x 2 bytes; with the norms whole and the
+    # float32 block scales, 0.02 GiB a rank)
+    assert round(d["memory"]["weights_gib"], 2) == 79.29
     # (the planning at a given memory is vLLM's: test_specs_and_planning_as_vllm; the
     # recorded case's 46,380 blocks were at the 78.33 GiB estimate's memory)
-    # at vLLM's default utilization 0.92: (141 x 0.92 - 79.27) GiB // (61 x 18,432); 45,484 at 0.9
-    assert d["num_blocks"] == 48177
+    # at vLLM's default utilization 0.92: (141 x 0.92 - 79.29) GiB // (61 x 18,432)
+    assert d["num_blocks"] == 48157
     assert "uses MLA" in r.stderr and "FLASHMLA" in r.stderr
     r, d = config_json("--block-size", "64", "--kv-cache-dtype", "fp8")
     assert r.exit_code == 0 and "uses MLA" not in r.stderr
