@@ -104,7 +104,8 @@ MTP = ["--spec-method", "mtp", "--spec-tokens", "2"]
 
 
 def test_kvcli_config_at_tp4():
-    """80 GiB x 4: 33,858 blocks of 46 pages without drafts (norms whole on every rank); with MTP, 47 pages a block and
+    """80 GiB x 4: 33,858 blocks of 46 pages without drafts (the norms whole on every rank);
+    with MTP, 47 pages a block and
     1.15 GiB of draft weights a worker leave 31,529 (vLLM's planning answers the same on
     that memory: tests/data/sizing_vllm, glm-4.5-air-tp4-mtp-22gib)."""
     plain = json.loads(CliRunner().invoke(app, [*BASE, "--tp", "4"]).stdout)
