@@ -6,9 +6,8 @@ record_qwen3_5.py)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
