@@ -1,0 +1,89 @@
+# ruff: noqa
+"""Dev tool (not a test): random scheduler traces for vLLM's opt-in shared-prefix Mamba
+checkpoint (`enable_mamba_shared_prefix_checkpoint`), for oracle_junction.py (this folder).
+
+    python3 tests/data/sched_spec_junction/make_junction.py OUT_DIR FIRST LAST   # seeds FIRST..LAST-1
+
+Seed N writes `jN.trace.jsonl` (`jtpN` for method mtp: answered with `--mtp`). The config line
+is ../sched_spec_pmu/make_spec_pmu.py's (Mamba groups beside one full-attention group, a
+`prefix_match_unit` of 4, 8 or 16 finer than the block of 32, 48 or 64) narrowed to where vLLM's
+predicate holds (kv_cache_manager.py:188-193): an EAGLE-family method (eagle3 or mtp, 2 / 1),
+partial hash hits (the unit), and a flagged group (the legacy hashes 1 in 2, which flag every
+group when none is named; with lookahead hashes the full-attention group is named), plus
+`"enable_mamba_shared_prefix_checkpoint": true`. The requests are drawn so that junctions
+happen: two or three shared prefixes ending anywhere (mostly inside a Mamba block), each sent
+by 2-4 siblings that diverge right after it, staggered by 0-20 steps so that an earlier
+sibling's blocks are cached when a later one looks up; a resend or truncation 1 in 6.
+"""
+
+import json
+import random
+import sys
+
+
+def requests(rng: random.Random, bs: int, mml: int) -> list[str]:
+    prefixes = []
+    for _ in range(rng.choice([2, 3])):
+        n = rng.randrange(bs // 2, 3 * bs + bs // 2)
+        prefixes.append([rng.randrange(3, 30000) for _ in range(n)])
+    lines, prev, step = [], [], 0
+    for i in range(rng.randrange(5, 11)):
+        r = rng.random()
+        if r < 1 / 6 and prev:
+            src = rng.choice(prev)
+            p = src if rng.random() < 0.5 else src[:rng.randrange(1, len(src) + 1)]
+        else:
+            p = list(rng.choice(prefixes)) + [rng.randrange(3, 30000)
+                                              for _ in range(rng.randrange(1, 2 * bs))]
+        p = p[:mml - 100]
+        prev.append(p)
+        step += rng.choice([0, 1, 2, 5, 10, 20])
+        lines.append(json.dumps({"id": f"r{i}", "prompt_token_ids": p,
+                                 "output_length": rng.randrange(1, 60), "arrival_step": step,
+                                 "priority": rng.randrange(3)}))
+    return lines
+
+
+def trace(seed: int) -> tuple[str, list[str]]:
+    rng = random.Random(seed)
+    method = rng.choice(["eagle3", "eagle3", "mtp"])
+    k = rng.randint(1, 4)
+    rate = rng.choice([0.3, 0.5, 0.7, 0.9])
+    asyn = rng.random() < 0.5
+    bs = rng.choice([32, 48, 64])
+    unit = rng.choice([u for u in (4, 8, 16) if bs % u == 0 and u < bs])
+    mml = rng.choice([256, 384])
+    nm = rng.choice([1, 2, 3])
+    ckpt = rng.random() < 0.5
+    groups = [{"type": "mamba", "checkpoint": True} if ckpt else {"type": "mamba"}
+              for _ in range(nm)]
+    full = rng.randrange(nm + 1)
+    groups.insert(full, {"type": "full"})
+    need = nm * (2 + int(ckpt) + k) + -(-mml // bs)
+    cfg = {"block_size": bs, "num_blocks": need + 1 + rng.choice([2, 5, 10, 20, 60, 60]),
+           "max_num_seqs": rng.choice([2, 4, 8]),
+           "max_num_batched_tokens": rng.choice([48, 64, 100, 128, 256]),
+           "max_model_len": mml, "groups": groups,
+           "long_prefill_token_threshold": rng.choice([0, 0, 40, 96]),
+           "policy": rng.choice(["fcfs", "fcfs", "priority"]),
+           "scheduler_reserve_full_isl": rng.choice([True, False]),
+           "enable_prefix_caching": True, "kv_events": rng.random() < 0.5,
+           "async_scheduling": asyn, "num_speculative_tokens": k,
+           "spec_acceptance_rate": rate, "spec_seed": rng.randrange(1000),
+           "prefix_match_unit": unit, "spec_method": method}
+    legacy = rng.random() < 1 / 2
+    if legacy:
+        cfg["disable_lookahead_block_hashes"] = True
+    if not legacy or rng.random() < 0.5:
+        cfg["eagle_groups"] = [full]
+    cfg["enable_mamba_shared_prefix_checkpoint"] = True
+    lines = [json.dumps({"config": cfg}), *requests(rng, bs, mml)]
+    return ("jtp" if method == "mtp" else "j") + str(seed), lines
+
+
+if __name__ == "__main__":
+    out, first, last = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    for seed in range(first, last):
+        name, lines = trace(seed)
+        with open(f"{out}/{name}.trace.jsonl", "w") as f:
+            f.write("\n".join(lines) + "\n")
