@@ -93,6 +93,11 @@ SPEC: dict[str, tuple[Any, str, str]] = {
     "prefix_match_unit": (int, SCHED, ("vLLM's --prefix-match-unit: hash requests every N "
                           "tokens, a divisor of every KV cache group's block; finer than a "
                           "Mamba block, prefix hits land inside blocks [default: the block]")),
+    "enable_mamba_shared_prefix_checkpoint": (bool, SCHED, (
+        "vLLM's opt-in --enable-mamba-shared-prefix-checkpoint: a Mamba state also at the "
+        "shared-prefix junction a later sibling resumes at, not only at the prompt's end. "
+        "Changes nothing (as in vLLM) without an EAGLE-family draft (eagle, eagle3, mtp) and "
+        "partial hits (--prefix-match-unit finer than a Mamba block) [default: off]")),
     "async_scheduling": (bool, SCHED, ("vLLM's async scheduling (a batch queue of 2, as `vllm "
                          "serve` runs on a GPU): finishes, frees and decode-completed blocks "
                          "come one step later")),

@@ -30,7 +30,8 @@ from kvcore.vllm_values import (
 )
 
 # vLLM's switches off by default that `vllm serve` spells --x/--no-x, as kvcli does then
-_PAIRED = frozenset({"long_prefill_token_threshold_adaptive"})
+_PAIRED = frozenset({"long_prefill_token_threshold_adaptive",
+                     "enable_mamba_shared_prefix_checkpoint"})
 
 
 def _plain_flag(name: str, kind: Any) -> bool:

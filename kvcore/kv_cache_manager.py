@@ -26,6 +26,7 @@ from kvcore.errors import sync_load_past_pool
 from kvcore.kv_cache_blocks import KVCacheBlocks
 from kvcore.kv_cache_config import KVCachePoolConfig
 from kvcore.lookup_memo import lookup_memo
+from kvcore.managers.mamba_partial import shared_prefix_checkpoint
 from kvcore.plain_step import allocate_plain_step
 from kvcore.prefix_cache_control import PrefixCacheControl
 from kvcore.prefix_cache_stats import PrefixCacheStats
@@ -46,7 +47,8 @@ class KVCacheManager(PrefixCacheControl):
     ``KVCacheManager(kv_cache_config, max_model_len, *, num_blocks=None, hash_block_size=None,
     scheduler_block_size=None, max_in_flight_tokens=None, enable_caching=True,
     use_eagle=False, log_stats=True, enable_kv_cache_events=False, watermark=0.0,
-    tracer=None, prefix_cache_retention_interval=None, eagle_group_ids=())``
+    tracer=None, prefix_cache_retention_interval=None, eagle_group_ids=(),
+    enable_mamba_shared_prefix_checkpoint=False)``
 
     * ``kv_cache_config``: anything with ``num_blocks`` and ``kv_cache_groups`` (a list of
       `KVCacheGroupSpec`), e.g. `KVCachePoolConfig`; or a plain list of `KVCacheGroupSpec` with
@@ -65,6 +67,9 @@ class KVCacheManager(PrefixCacheControl):
     * ``prefix_cache_retention_interval``: None (dense: every full block cached, the op-level
       oracle's) or vLLM's CacheConfig value (0, its default: a sliding-window group caches only
       the blocks a later hit can use; N: one window tail per N tokens).
+    * ``enable_mamba_shared_prefix_checkpoint``: vLLM's opt-in Mamba state at a shared-prefix
+      junction; on only where its predicate holds (``mamba_shared_prefix_checkpoint``,
+      `kvcore.managers.mamba_partial.shared_prefix_checkpoint`).
     """
 
     memo_lookups = True     # a refused head's lookup kept (`kvcore.lookup_memo`); tests: off
@@ -76,7 +81,8 @@ class KVCacheManager(PrefixCacheControl):
                  enable_kv_cache_events: bool = False, watermark: float = 0.0,
                  tracer: BlockTracer | None = None,
                  prefix_cache_retention_interval: int | None = None,
-                 eagle_group_ids: Iterable[int] = ()) -> None:
+                 eagle_group_ids: Iterable[int] = (),
+                 enable_mamba_shared_prefix_checkpoint: bool = False) -> None:
         if isinstance(kv_cache_config, (list, tuple)):
             if num_blocks is None:
                 raise ValueError("num_blocks is required when groups are given as a list")
@@ -113,6 +119,9 @@ class KVCacheManager(PrefixCacheControl):
         # Decode windows skip steps that touch no block (`kvcore.quiet_steps`); off recording.
         self.windowable = windowable(self.coordinator, hash_block_size)
         self.lookup_memo = lookup_memo(self.coordinator) if self.memo_lookups else None
+        # (the scheduler reads it too: it stops a chunk only at a junction the managers key)
+        self.mamba_shared_prefix_checkpoint = shared_prefix_checkpoint(
+            self.coordinator, enable_mamba_shared_prefix_checkpoint)
 
     # --- state ------------------------------------------------------------------------
     @property

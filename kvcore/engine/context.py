@@ -20,11 +20,11 @@ from kvcore.engine.fits import length_managers, never_fits
 from kvcore.engine.hash_memo import TraceBlockHasher
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.recorder import Recorder
-from kvcore.engine.replay_pool import concurrent_batches, group_type
+from kvcore.engine.replay_manager import replay_manager
+from kvcore.engine.replay_pool import group_type
 from kvcore.engine.request_book import RequestBook
 from kvcore.engine.results import ReplaySummary
-from kvcore.engine.scheduler_io import NO_MODEL_LEN_LIMIT
-from kvcore.engine.spec_decode import eagle_block_drop, eagle_group_ids, hash_lookahead
+from kvcore.engine.spec_decode import hash_lookahead
 from kvcore.engine.start_warnings import start_warnings
 from kvcore.engine.startup import start_up
 from kvcore.engine.stream_checks import check_our_stream, hash_warnings
@@ -32,7 +32,6 @@ from kvcore.engine.vllm_events import VllmEvents
 from kvcore.errors import InputError
 from kvcore.group_specs import scheduler_groups
 from kvcore.hashing import BlockHasher
-from kvcore.kv_cache_manager import KVCacheManager
 from kvcore.offload.tier import OffloadTier
 from kvcore.request import LoRARequest, Request
 from kvcore.specs import FullAttentionSpec
@@ -152,14 +151,8 @@ class ReplayContext:
             self.jsonl, self.num_blocks - 1, is_counted=self.is_counted, admit_extra=admit_extra,
             admit_parts=None if admit_extra is None or admit_extra.pieces is None
             else admit_extra.take_parts)
-        self.kvm = KVCacheManager(
-            groups, cfg.max_model_len or NO_MODEL_LEN_LIMIT, num_blocks=self.num_blocks,
-            hash_block_size=hash_block_size, enable_caching=cfg.enable_prefix_caching, log_stats=True,
-            enable_kv_cache_events=self.vllm is not None,
-            max_in_flight_tokens=concurrent_batches(cfg) * cfg.max_num_batched_tokens,
-            watermark=cfg.watermark, tracer=self.recorder,
-            use_eagle=eagle_block_drop(cfg), eagle_group_ids=eagle_group_ids(cfg, groups),
-            prefix_cache_retention_interval=cfg.prefix_cache_retention_interval)
+        self.kvm = replay_manager(cfg, groups, self.num_blocks, hash_block_size, self.recorder,
+                                  kv_events=self.vllm is not None)
         assert self.kvm.hash_block_size == hash_block_size
         self.length_managers = length_managers(self.kvm)     # (`fits.never_fits`)
         check_our_stream(self.jsonl is not None, self.kvm.coordinator.partial_hits)

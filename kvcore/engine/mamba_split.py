@@ -18,8 +18,11 @@ one piece, and the manager reserves a block for the checkpoint
 
 With a hash block finer than the block (``--prefix-match-unit``, vLLM's
 ``mamba_partial_cache_hit``) the checkpoint sits on the hash grid and a chunk also stops at the
-prompt's last hash boundary (``tail_boundary``: the state a resend hits inside a block). Not
-modelled: shared-prefix checkpoints. With EAGLE's legacy block drop every stop above is a
+prompt's last hash boundary (``tail_boundary``: the state a resend hits inside a block). With
+vLLM's opt-in ``enable_mamba_shared_prefix_checkpoint`` (its predicate: `KVCacheManager.
+mamba_shared_prefix_checkpoint`) a chunk stops at the junction itself, not block-floored, where
+it lies within the prompt: the manager keys the state there (`FineMambaManager`;
+tests/data/sched_spec_junction/). With EAGLE's legacy block drop every stop above is a
 block lower (the full-attention hit drops its last block: a state there would be missed); hash
 lookahead moves none. Checked step for step against the real Scheduler: tests/data/sched_mamba/
 (``tests/test_replay_mamba_cases.py``, ``tests/test_replay_mamba2_cases.py``), with checkpoint
@@ -73,6 +76,30 @@ def partial_hit_unit(kvm: KVCacheManager) -> int:
     return kvm.hash_block_size
 
 
+class MambaSplit:
+    """What a scheduler's split reads from its KV cache manager and config, read once:
+    ``block_size`` (`align_block_size`; 0: no Mamba group in align mode, no split) and the rest
+    of `mamba_aligned_split`'s arguments."""
+
+    __slots__ = ("block_size", "checkpoint_align", "drop", "junction", "max_prefill", "unit")
+
+    def __init__(self, kvm: KVCacheManager, cfg: SchedulerConfig) -> None:
+        self.block_size = align_block_size(kvm)
+        self.max_prefill = max_prefill_tokens(cfg)
+        self.checkpoint_align = checkpoint_alignment(kvm)
+        self.unit = partial_hit_unit(kvm)       # hits inside a Mamba block
+        self.drop = kvm.coordinator.use_eagle   # EAGLE's legacy block drop
+        # vLLM's Scheduler.mamba_shared_prefix_checkpoint: partial hits and the manager's
+        # predicate (scheduler.py:461-464)
+        self.junction = bool(self.unit) and kvm.mamba_shared_prefix_checkpoint
+
+    def split(self, req: Request, num_new_tokens: int, start: int) -> int:
+        """`mamba_aligned_split` with these settings (``block_size`` must be set)."""
+        return mamba_aligned_split(req, num_new_tokens, start, self.block_size,
+                                   self.max_prefill, self.checkpoint_align, self.unit,
+                                   self.drop, self.junction)
+
+
 def max_prefill_tokens(cfg: SchedulerConfig) -> int:
     """The widest prefill chunk the configuration allows (the step budget, or the long-prefill
     threshold when set and lower; the configured one, not a step's effective one)."""
@@ -82,7 +109,7 @@ def max_prefill_tokens(cfg: SchedulerConfig) -> int:
 
 def mamba_aligned_split(req: Request, num_new_tokens: int, start: int, block_size: int,
                         max_prefill_tokens: int, checkpoint_align: int = 0,
-                        unit: int = 0, drop: bool = False) -> int:
+                        unit: int = 0, drop: bool = False, junction: bool = False) -> int:
     """The tokens of a chunk of ``num_new_tokens`` from position ``start`` that vLLM schedules
     (possibly 0: the caller skips the request). ``max_prefill_tokens``: the step budget, or the
     configured long-prefill threshold when lower (a block wider than that may advance sub-block
@@ -90,7 +117,9 @@ def mamba_aligned_split(req: Request, num_new_tokens: int, start: int, block_siz
     `partial_hit_unit` (then the checkpoint sits on that grid, and a chunk stops at the prompt's
     last hash boundary, ``num_prompt - 1`` floored, whose state a resend hits). ``drop``:
     EAGLE's legacy block drop (vLLM's ``use_eagle_block_drop``), which moves every such
-    position a block lower (`checkpoint_position`)."""
+    position a block lower (`checkpoint_position`). ``junction``: vLLM's
+    ``mamba_shared_prefix_checkpoint`` (a chunk stops at the shared-prefix junction itself
+    within the prompt, not block-floored)."""
     # Resumed requests replay their output tokens as prefill too (up to the last one).
     prefill_end = max(req.num_prompt_tokens, req.num_tokens - 1)
     if start >= prefill_end:
@@ -120,10 +149,13 @@ def mamba_aligned_split(req: Request, num_new_tokens: int, start: int, block_siz
         tail = checkpoint_position(req.num_prompt_tokens, unit, drop)
         if last_cache_position < tail < req.num_prompt_tokens:
             stop = _earlier(start, tail, stop)
-    junction = req.shared_prefix_boundary
-    if start < junction < end:
-        # (block-floored: a state inside a block is not cacheable)
-        stop = _earlier(start, start + (junction - start) // block_size * block_size, stop)
+    at = req.shared_prefix_boundary
+    if start < at < end:
+        if not (junction and at <= req.num_prompt_tokens):
+            # block-floored: without the opt-in a state inside a block is not cached there (nor
+            # past the prompt, where the manager keys nothing: a resumed request's replay)
+            at = start + (at - start) // block_size * block_size
+        stop = _earlier(start, at, stop)
     return max(stop - start, 0)
 
 

@@ -118,6 +118,10 @@ class ReplayOptions:
     # hashed at (None: the gcd of the groups' blocks). `kvcore.prefix_match`: vLLM's refusals,
     # and kvcli's of a unit finer than a block beside groups it does not model partial hits for
     prefix_match_unit: int | None = _knob(None, config=True, check="positive_int")
+    # vLLM's opt-in CacheConfig.enable_mamba_shared_prefix_checkpoint: a Mamba state also at
+    # the shared-prefix junction (`kvcore.managers.mamba_partial`); only with partial hash hits
+    # and an EAGLE group (vLLM's predicate), elsewhere it changes nothing, as in vLLM
+    enable_mamba_shared_prefix_checkpoint: bool = _knob(False, config=True)
     max_num_active_seqs: int | None = _knob(_SCHED.max_num_active_seqs, config=True,
                                             check="positive_int")     # vLLM: ge=1
     hash_algo: str = _knob("sha256", config=True, choices=HASH_FUNCTIONS, message="unknown hash")
@@ -185,7 +189,8 @@ class ReplayOptions:
 
     def to_dict(self) -> dict:
         """The settings (not `given`, `spec_json`), in field order: the `config` of the JSON outputs (the
-        offload settings only when offloading is on, `prefix_match_unit`, `hash_seed` if set)."""
+        offload settings only when offloading is on, `prefix_match_unit`, `hash_seed` if set,
+        `enable_mamba_shared_prefix_checkpoint` if on)."""
         d = asdict(self)
         del d["given"], d["spec_json"]
         if not self.offloading:
@@ -201,6 +206,8 @@ class ReplayOptions:
         for k in ("prefix_match_unit", "hash_seed"):
             if d[k] is None:
                 del d[k]        # (the same: outputs and sweep job ids unchanged)
+        if not self.enable_mamba_shared_prefix_checkpoint:
+            del d["enable_mamba_shared_prefix_checkpoint"]      # (the same)
         if self.gpu_memory_utilization == DEFAULT_GPU_MEMORY_UTILIZATION:
             del d["gpu_memory_utilization"]     # (the same)
         if self.performance_mode == "balanced":

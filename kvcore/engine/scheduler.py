@@ -29,13 +29,7 @@ from typing import Any, cast
 
 from kvcore.engine.decode_windows import DecodeWindows
 from kvcore.engine.deferred_frees import DeferredFrees
-from kvcore.engine.mamba_split import (
-    align_block_size,
-    checkpoint_alignment,
-    mamba_aligned_split,
-    max_prefill_tokens,
-    partial_hit_unit,
-)
+from kvcore.engine.mamba_split import MambaSplit
 from kvcore.engine.queues import QUEUES, FCFSQueue, PriorityQueue, priority_order
 from kvcore.engine.scheduler_io import (
     NO_MODEL_LEN_LIMIT,
@@ -73,13 +67,9 @@ class Scheduler:
         self.running: list[Request] = []
         self.requests: dict[str, Request] = {}
         # Mamba groups in vLLM's ``align`` cache mode (prefix caching on): prefill chunks are
-        # clipped to this block size (`kvcore.engine.mamba_split`); 0: no Mamba group, no clip.
-        # Mamba2 (`mamba_ckpt` > 0): a last chunk may write its checkpoint from inside.
-        self.mamba_bs = align_block_size(kv_cache_manager)
-        self.mamba_ckpt = checkpoint_alignment(kv_cache_manager)
-        self.mamba_unit = partial_hit_unit(kv_cache_manager)    # hits inside a Mamba block
-        self.mamba_max_prefill = max_prefill_tokens(config)
-        self.mamba_drop = kv_cache_manager.coordinator.use_eagle    # EAGLE's legacy block drop
+        # clipped to block size `mamba_bs` (`kvcore.engine.mamba_split`); 0: no clip.
+        self.mamba = MambaSplit(kv_cache_manager, config)
+        self.mamba_bs = self.mamba.block_size
         self.max_num_active = (config.max_num_active_seqs if config.max_num_active_seqs
                                is not None else config.max_num_seqs)
         self.finished_req_ids: set[str] = set()
@@ -209,9 +199,7 @@ class Scheduler:
                 n = threshold
             n = min(n, budget, max_len - req.num_computed_tokens - 1)
             if mamba_bs and n > 0:
-                n = mamba_aligned_split(req, n, req.num_computed_tokens, mamba_bs,
-                                        self.mamba_max_prefill, self.mamba_ckpt,
-                                        self.mamba_unit, self.mamba_drop)
+                n = self.mamba.split(req, n, req.num_computed_tokens)
             if n <= 0:
                 # Nothing to do for it now; `continue`, not `break`, so later ones still run.
                 i += 1
@@ -273,7 +261,7 @@ class Scheduler:
             eager[:0] = scheduled_running
 
         assert len(running) <= cfg.max_num_seqs
-        if self.mamba_unit:
+        if self.mamba.unit:
             # The step's copy-on-writes have run with it: their held ends go (vLLM's
             # `_free_cow_retained_blocks`; deferred with the tier under async scheduling).
             cow = kvm.coordinator.take_cow_blocks()

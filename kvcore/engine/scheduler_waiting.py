@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kvcore.engine.mamba_split import mamba_aligned_split
 from kvcore.engine.spec_decode import note_drafts_needed, pad_admission, padding_cut
 from kvcore.request import Request, RequestStatus
 
@@ -109,8 +108,7 @@ def admission_tokens(sched: Scheduler, req: Request, computed: int, budget: int,
         return None         # no skipping ahead when chunking is off
     n = min(n, budget)
     if sched.mamba_bs:
-        n = mamba_aligned_split(req, n, computed, sched.mamba_bs, sched.mamba_max_prefill,
-                                sched.mamba_ckpt, sched.mamba_unit, sched.mamba_drop)
+        n = sched.mamba.split(req, n, computed)
         if n == 0:
             return None     # no block-aligned chunk fits what is left of the budget
         if padded and n != 1 + spec:

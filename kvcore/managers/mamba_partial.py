@@ -16,7 +16,11 @@ the block. With hits at every hash boundary (`kvcore.managers.fine_lookup.mamba_
   there (``replace_existing_hashes``), or, when no later hit can reach it (not the prompt's,
   not retained, not the junction), evicted;
 * caching is vLLM's template (every non-null block the retention mask keeps), and no
-  rounding of the cacheable prefix (`HybridKVCacheCoordinator._align_cacheable`).
+  rounding of the cacheable prefix (`HybridKVCacheCoordinator._align_cacheable`);
+* vLLM's opt-in ``enable_mamba_shared_prefix_checkpoint`` (`shared_prefix_checkpoint`): a
+  prompt chunk ending at the shared-prefix junction the lookup reported (where the scheduler
+  then stops it) keys its state there too, as the prompt's tail
+  (tests/data/sched_spec_junction/DESIGN.md).
 
 Both ends of a copy are held until the scheduler frees them at the end of the step
 (`SingleTypeKVCacheManager.take_cow_blocks`, vLLM's `Scheduler._free_cow_retained_blocks`).
@@ -41,7 +45,20 @@ from kvcore.request import Request
 from kvcore.specs import cdiv
 
 if TYPE_CHECKING:
+    from kvcore.coordinator import KVCacheCoordinator
     from kvcore.partial_hashes import PartialHashes
+
+
+def shared_prefix_checkpoint(coordinator: KVCacheCoordinator, enabled: bool) -> bool:
+    """vLLM's `KVCacheManager.mamba_shared_prefix_checkpoint` (kv_cache_manager.py:188-197):
+    the option, a group flagged as EAGLE's, partial hash hits and no re-prefilled tail (always
+    none here: multi-module MTP is refused); where it holds, every Mamba manager keys junction
+    states. False: the option changes nothing."""
+    on = enabled and bool(coordinator.eagle_group_ids) and coordinator.partial_hits
+    for m in coordinator.single_type_managers:
+        if isinstance(m, FineMambaManager):     # (with partial hits, every Mamba group's)
+            m.shared_prefix_checkpoint = on
+    return on
 
 
 class FineMambaManager(MambaManager):
@@ -51,6 +68,7 @@ class FineMambaManager(MambaManager):
         # copy-on-write saves it (vLLM's _producer_partial_tail_reqs): with a CPU tier the copy
         # is handed to it (``state_offers``)
         self.producer_tails: dict[str, int] = {}
+        self.shared_prefix_checkpoint = False   # (set by `shared_prefix_checkpoint`)
 
     def get_num_blocks_to_allocate(self, request_id: str, num_tokens: int,
                                    new_computed_blocks: Sequence[KVCacheBlock],
@@ -158,6 +176,15 @@ class FineMambaManager(MambaManager):
         self.producer_tails.pop(request_id, None)
         return super().pop_blocks_for_free(request_id)
 
+    def _at_junction(self, request: Request, num_tokens: int) -> bool:
+        """Whether a chunk ending at ``num_tokens`` ends at the junction a sibling resumes at,
+        inside the prompt chunk being computed (during decode the running block changes in
+        place: its key would promise a state not yet written). vLLM:
+        single_type_kv_cache_manager.py:2092-2104."""
+        return (self.shared_prefix_checkpoint
+                and num_tokens == request.shared_prefix_boundary
+                and request.num_computed_tokens < num_tokens <= request.num_prompt_tokens)
+
     def _cache_partial_tail(self, request: Request, num_tokens: int) -> bytes | None:
         """vLLM's `MambaManager._cache_partial_tail_block`: the key it added, or None."""
         bs = self.block_size
@@ -179,8 +206,9 @@ class FineMambaManager(MambaManager):
         unit = self.block_pool.hash_block_size
         if num_tokens <= 0 or num_tokens % unit:
             return None
-        if num_tokens != checkpoint_position(request.num_prompt_tokens, unit, self.replay_eagle):
-            return None     # only the prompt's last hash boundary (no shared-prefix checkpoints)
+        if num_tokens != checkpoint_position(request.num_prompt_tokens, unit, self.replay_eagle) \
+                and not self._at_junction(request, num_tokens):
+            return None     # only the prompt's last hash boundary (and, opted in, the junction)
         index = cdiv(num_tokens, bs) - 1
         if index >= len(blocks) or blocks[index].is_null:
             return None
