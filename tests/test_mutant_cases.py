@@ -4,7 +4,9 @@ tests/data/mutants/README.md, which names the mutant each case kills and how it 
 
 Each scheduler trace (`NAME.trace.jsonl`) replays with `--arrivals step` in the mode of its config
 line and must match the real `Scheduler`'s answer (`NAME.expected.jsonl`) as the other case
-tests compare (`oracle_sched.assert_matches`).
+tests compare (`oracle_sched.assert_matches`); a speculative-decoding case (`num_speculative_tokens`
+in its config line) as the spec case tests do, drafts and vLLM's spec stats too
+(`oracle_sched.check_spec_case`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from oracle_sched import answer_of, assert_matches, config_of, replay_case
+from oracle_sched import answer_of, assert_matches, check_spec_case, config_of, replay_case
 
 DATA = Path(__file__).resolve().parent / "data" / "mutants"
 TRACES = sorted(DATA.glob("*.trace.jsonl"))
@@ -21,6 +23,9 @@ TRACES = sorted(DATA.glob("*.trace.jsonl"))
 @pytest.mark.parametrize("trace", TRACES, ids=lambda p: p.name.removesuffix(".trace.jsonl"))
 def test_sched_case(trace: Path) -> None:
     cfg = config_of(trace)
+    if cfg.get("num_speculative_tokens"):
+        check_spec_case(trace)
+        return
     asyn = cfg.get("async_scheduling", False)
     assert_matches(answer_of(trace), replay_case(trace, async_scheduling=asyn), asyn=asyn,
                    kv_events=cfg.get("kv_events", False))
@@ -29,6 +34,8 @@ def test_sched_case(trace: Path) -> None:
 def test_the_cases_are_there() -> None:
     # (a case dropped by mistake would let its mutant through again)
     assert [p.name.removesuffix(".trace.jsonl") for p in TRACES] == [
-        "nochunk_prompt_fills_budget", "priority_preempt_returns_budget", "sw_admission_cap"]
+        "nochunk_prompt_fills_budget", "priority_preempt_returns_budget",
+        "spec_mamba_drop_resumed_checkpoint", "spec_pp_ngram_drafts_after_last_token",
+        "sw_admission_cap"]
     for p in TRACES:
         assert p.with_name(p.name.split(".")[0] + ".expected.jsonl").exists()
