@@ -39,3 +39,17 @@ def test_the_cases_are_there() -> None:
         "sw_admission_cap"]
     for p in TRACES:
         assert p.with_name(p.name.split(".")[0] + ".expected.jsonl").exists()
+
+
+def test_sync_pp_usage_weighs_the_wait_for_drafts():
+    # (kvcli's clock, not an oracle answer: the campaign's mutant weighed the pool's usage up
+    # to the processed batch's end, not to the drafts' return that ends a sync PP step)
+    # Under sync PP with drafts a step ends when the last stage returns the drafts of the batch
+    # it scheduled (async_loop's t_next): the pool's usage is weighed over that wait. sp142
+    # (PP 3) on a clock of 10 ms a batch: 0.1406 over its 0.653 s; weighed only up to each
+    # processed batch's end, every step (none processes before its drafts) would weigh 0.
+    trace = DATA.parent / "sched_spec_pp" / "sp142.trace.jsonl"
+    s, _, _, _ = replay_case(trace, async_scheduling=False, step_overhead_ms=10.0,
+                             prefill_ms_per_token=0.0, decode_ms_per_seq=0.0)
+    assert s.sim_time_s == 0.653333
+    assert s.mean_usage is not None and round(s.mean_usage, 4) == 0.1406
