@@ -160,22 +160,6 @@ def spec_group_refusals(cfg: ReplayOptions, trace: Trace,
                       also=("eagle_groups",))
 
 
-def tier_pp_refusals(cfg: ReplayOptions, trace: Trace, groups: list[KVCacheGroupSpec]) -> None:
-    """The CPU tier with pipeline parallelism was checked against vLLM over attention groups,
-    without drafts and without a prefix match unit (tests/data/offload_pp/): the rest is
-    refused, one line each."""
-    if cfg.pipeline_parallel_size == 1 or not cfg.offloading:
-        return
-    unchecked = ("speculative decoding" if cfg.num_speculative_tokens else
-                 "a Mamba model's groups" if any(isinstance(g.kv_cache_spec, MambaSpec)
-                                                 for g in groups) else
-                 "a prefix match unit" if cfg.prefix_match_unit is not None else None)
-    if unchecked:
-        raise refusal(cfg, trace, "pipeline_parallel_size", f"the CPU tier with pipeline "
-                      f"parallelism and {unchecked} is not modelled (not checked against "
-                      "vLLM): give one of them")
-
-
 def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
     """The resolved options' start-up on `trace`; raises `InputError` for what a run refuses,
     naming the trace's config line where that line gave the refused value (the sizing layer and
@@ -194,7 +178,6 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
     cfg, groups, geometry = sized(cfg, trace)
     if cfg.num_speculative_tokens:
         spec_group_refusals(cfg, trace, groups)
-    tier_pp_refusals(cfg, trace, groups)
     if cfg.enable_mamba_shared_prefix_checkpoint and cfg.offloading:
         # (with a KV connector vLLM looks hits up through get_computed_blocks_for_connector:
         # tests/data/sched_spec_junction/ recorded the option without a tier)
