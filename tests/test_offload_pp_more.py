@@ -107,6 +107,9 @@ def test_the_cases_cover_the_combinations() -> None:
      "config.kv_offloading_size_chunks", ("a CPU tier keeps vLLM's legacy block hashes, so "
                                           "eagle3 drops its last block in a chunked local "
                                           "attention group")),
+    # both: vLLM's start-up pool check comes before the first lookup's assertion
+    ("ppos10000", "needs 48 blocks over the 2 groups", "config.num_blocks",
+     "needs 48 blocks (24 full_attention + 24 chunked_local) but only 47 are usable"),
 ])
 def test_where_vllm_stops_kvcli_stops(case: str, vllm_said: str, field: str, said: str,
                                       tmp_path: Path) -> None:

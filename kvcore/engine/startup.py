@@ -137,6 +137,13 @@ def spec_group_refusals(cfg: ReplayOptions, trace: Trace,
         if max(cfg.eagle_groups) >= len(groups):
             raise refusal(cfg, trace, "eagle_groups", f"names group {max(cfg.eagle_groups)}, "
                           f"past the {len(groups)} groups (0 to {len(groups) - 1})")
+
+
+def eagle_drop_refusal(cfg: ReplayOptions, trace: Trace, groups: list[KVCacheGroupSpec]) -> None:
+    """EAGLE's block drop in a chunked local attention group: vLLM fails at the first lookup,
+    after its start-up checks (a pool too small is refused first: offload_pp_more's ppos10000)."""
+    if cfg.spec_method not in EAGLE_METHODS:
+        return
     flagged = eagle_group_ids(cfg, groups) or range(len(groups))
     if eagle_block_drop(cfg) and cfg.enable_prefix_caching and any(
             isinstance(groups[i].kv_cache_spec, ChunkedLocalAttentionSpec) for i in flagged):
@@ -202,6 +209,8 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
             notes = ((f"{short}; replayed all the same (a request that can never fit is refused "
                      "alone): give max_model_len as vllm serve would need it (kvcli config "
                      "reports the largest that fits)"),)
+    if cfg.num_speculative_tokens:
+        eagle_drop_refusal(cfg, trace, groups)
     check_prefix_match_unit(cfg, groups, trace)
     try:
         check_retention_interval(cfg.prefix_cache_retention_interval,
