@@ -82,11 +82,12 @@ def test_a_retention_off_the_chunk_is_refused() -> None:
 def test_a_sync_load_past_the_pool_stops_in_one_line() -> None:
     """vLLM 0.33 raises `Cannot get 1 free blocks from the pool` on om102 (README): a sync
     load's Mamba state block is not in the allocation's count. We stop there in one line naming
-    the option; with every load asynchronous the run goes through."""
+    the option, on the trace's config line that set it; with every load asynchronous the run
+    goes through."""
     trace = DATA / "om102.fails.jsonl"
     with pytest.raises(InputError) as e:
         replay_case(trace, async_scheduling=False)
-    assert e.value.field == "sync_load_budget_bytes"
+    assert (e.value.field, e.value.line) == ("config.sync_load_budget_bytes", 1)
     assert "vLLM 0.33 fails here too" in str(e.value) and "\n" not in str(e.value)
     s = replay_case(trace, async_scheduling=False, sync_load_budget_bytes=0,
                     given=frozenset({"arrivals", "async_scheduling", "sync_load_budget_bytes"}))[0]

@@ -96,7 +96,7 @@ def test_the_cases_cover_the_combinations() -> None:
 
 @pytest.mark.parametrize(("case", "vllm_said", "field", "said"), [
     # a sync load's Mamba state block left out of the align-mode count (../offload_mamba)
-    ("ppom9742", "Cannot get 2 free blocks", "sync_load_budget_bytes",
+    ("ppom9742", "Cannot get 2 free blocks", "config.sync_load_budget_bytes",
      "Cannot get 2 free blocks from the pool"),
     # vLLM's start-up refusal of a unit with one KV cache group, in its words
     ("ppmp9859", "Invalid prefix_match_unit=16", "config.prefix_match_unit",

@@ -24,9 +24,11 @@ from kvcore.engine.context import ReplayContext
 from kvcore.engine.engine_loop import EngineLoop
 from kvcore.engine.events import JsonlEvents
 from kvcore.engine.options import ReplayOptions, resolve
+from kvcore.engine.refusal import said_where_set
 from kvcore.engine.replay_pool import concurrent_batches
 from kvcore.engine.results import ReplaySummary
 from kvcore.engine.vllm_events import VllmEvents
+from kvcore.errors import InputError
 from kvcore.gc_pause import gc_paused
 from kvcore.interrupts import deferred
 from kvcore.offload.tier_outputs import offload_summary
@@ -87,11 +89,14 @@ def _replay(trace_path: str, options: ReplayOptions, sink: JsonlEvents | VllmEve
         # the metrics file ends with the other outputs, signals held
         run(ctx, loop, end_also=None if live is None else
             lambda: live.end_outputs(ctx.t_ms, ctx.summary.interrupted))
-    except BaseException:
+    except BaseException as exc:
         if isinstance(sink, JsonlEvents):
             sink.abandon()      # its line thread (the output is discarded)
         if live is not None:
             live.close(final=False)
+        if isinstance(exc, InputError):
+            # (a refusal mid-run names an option too: the config line's, where it set it)
+            raise said_where_set(cfg, trace, exc) from None
         raise
     if live is not None:
         ctx.summary.live = live.close(ctx.t_ms, interrupted=ctx.summary.interrupted)
