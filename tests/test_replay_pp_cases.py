@@ -38,12 +38,15 @@ def test_pp_case(trace: Path):
 
 
 def test_a_pool_vllm_refuses_at_that_depth_is_refused():
-    """hseed80100: full + sliding window at PP 2 (sync): 2 x 192 tokens in flight make one
-    request of 512 need 178 blocks; the pool has 162 usable (a queue of 2 needed fewer)."""
+    """hseed80100: full + two sliding windows at PP 3 (sync): 3 x 128 tokens in flight make
+    one request of 512 need 178 blocks; the pool has 130 usable. The message names the queue
+    that raised the windows' count."""
     trace = DATA / "hseed80100.trace.jsonl"
     assert "178 blocks" in answer_of(trace)[0]["error"]
-    with pytest.raises(InputError, match="178 blocks"):
+    with pytest.raises(InputError, match="178 blocks") as err:
         replay_recorded(trace)
+    assert err.value.message.endswith("vLLM refuses to start (pipeline parallelism 3: 3 "
+                                      "batches in flight)")
 
 
 def test_the_queue_is_vllms_max_concurrent_batches():

@@ -17,9 +17,7 @@ from pathlib import Path
 
 import pytest
 from oracle_sched import answer_of, check_spec_case, config_of, replay_case, replay_recorded
-from typer.testing import CliRunner
 
-from kvcli.app import app
 from kvcore.errors import InputError
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -61,15 +59,6 @@ def test_a_pool_vllm_refuses_at_that_depth_is_refused():
     assert "240 blocks" in answer_of(trace)[0]["error"]
     with pytest.raises(InputError, match="240 blocks"):
         replay_recorded(trace)
-
-
-def test_spec_pp_over_mamba_groups_is_refused_in_one_line():
-    trace = str(DATA / "sched_spec_mamba" / "sm4.trace.jsonl")
-    r = CliRunner().invoke(app, ["replay", trace, "--json", "--pipeline-parallel-size", "2"])
-    assert r.exit_code == 2 and r.stdout == ""
-    assert r.stderr.strip() == ("error: option --pipeline-parallel-size: is not modelled with "
-                                "speculative decoding over a Mamba model's groups (not checked "
-                                "against vLLM): give one of them")
 
 
 def test_the_cases_are_all_there():

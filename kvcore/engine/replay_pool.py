@@ -140,24 +140,31 @@ def startup_shortfall(groups: list[KVCacheGroupSpec], cfg: ReplayOptions,
                         max_num_batched_tokens=cfg.max_num_batched_tokens,
                         max_concurrent_batches=concurrent_batches(cfg),
                         mamba_cache_mode="align" if cfg.enable_prefix_caching else "none")
-    need = 0
+    one = dataclasses.replace(ctx, max_concurrent_batches=1)
+    need = alone = 0
     parts = []
     for g in groups:
         spec = g.kv_cache_spec
         pages = cdiv(spec.max_memory_usage_bytes(ctx), spec.page_size_bytes)
         need += pages
+        alone += cdiv(spec.max_memory_usage_bytes(one), spec.page_size_bytes)
         parts.append(f"{pages:,} {group_type(spec)}")
     if need > num_blocks - 1:
-        why = (" (async scheduling: 2 batches in flight; --no-async-scheduling reserves for 1)"
-               if ctx.max_concurrent_batches > 1 and len(parts) > 1 else "")
-        if why and cfg.pipeline_parallel_size > 1:     # (the queue is PP's, async or not)
-            why = (f" ({ctx.max_concurrent_batches} batches in flight: pipeline parallelism "
-                   f"{cfg.pipeline_parallel_size}"
-                   f"{' with async scheduling' if cfg.async_scheduling else ''})")
+        # (the queue's depth is named only where it raised the count: a windowed group's)
+        why = in_flight_note(cfg, ctx.max_concurrent_batches) if need > alone else ""
         return (f"one request of max_model_len {cfg.max_model_len:,} tokens needs {need:,} "
                 f"blocks ({' + '.join(parts)}) but only {num_blocks - 1:,} are usable "
                 f"(num_blocks {num_blocks:,}): vLLM refuses to start{why}")
     return None
+
+
+def in_flight_note(cfg: ReplayOptions, depth: int) -> str:
+    """What put ``depth`` batches in flight, for a start-up refusal whose count they raised."""
+    if cfg.pipeline_parallel_size > 1:
+        sched = " with async scheduling" if cfg.async_scheduling else ""
+        return (f" (pipeline parallelism {cfg.pipeline_parallel_size}{sched}: {depth} "
+                "batches in flight)")
+    return " (async scheduling: 2 batches in flight; --no-async-scheduling reserves for 1)"
 
 
 def check_startup(groups: list[KVCacheGroupSpec], cfg: ReplayOptions, num_blocks: int,

@@ -109,14 +109,8 @@ def spec_group_refusals(cfg: ReplayOptions, trace: Trace,
                         groups: list[KVCacheGroupSpec]) -> None:
     """What speculative decoding is not modelled with, by the KV cache groups."""
     # (a Mamba group keeps K speculative state blocks, whatever the method: a config line's
-    # gets them in `replay_pool`, a model's from the sizing, both from num_speculative_tokens)
-    if cfg.pipeline_parallel_size > 1 and any(isinstance(g.kv_cache_spec, MambaSpec)
-                                              for g in groups):
-        # (tests/data/sched_spec_pp/ recorded attention groups only; Mamba's speculative
-        # state blocks under a deeper batch queue were not checked against vLLM)
-        raise refusal(cfg, trace, "pipeline_parallel_size", "is not modelled with speculative "
-                      "decoding over a Mamba model's groups (not checked against vLLM): give "
-                      "one of them", also=("num_speculative_tokens",))
+    # gets them in `replay_pool`, a model's from the sizing, both from num_speculative_tokens;
+    # with pipeline parallelism too, checked against vLLM in tests/data/sched_spec_pp_mamba/)
     if cfg.spec_method not in EAGLE_METHODS:
         return
     # (a Mamba group with prefix caching off holds max_model_len tokens a block: no draft
