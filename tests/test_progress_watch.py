@@ -49,3 +49,15 @@ def test_healthy_runs_progress_within_two_checks(monkeypatch):
     for trace in (SPEC, PREEMPTING, str(DATA.parent.parent / "traces" / "multiturn-chat.jsonl")):
         r = CliRunner().invoke(app, ["replay", trace, "--json"])
         assert r.exit_code == 0, (trace, r.exception)
+
+
+def test_requests_preempted_in_turn_with_no_one_running_between_are_stopped(monkeypatch):
+    """ppu359 (tests/data/sched_spec_pp_mamba/README.md): at PP 4 r0 and r1 take turns, each
+    admitted, scheduled three chunks and preempted, a step with no one running between; vLLM
+    spins in it too. Every third check saw no one running and started the count again."""
+    monkeypatch.setattr(watch, "NO_PROGRESS_STEPS", 20_000)
+    trace = str(DATA / "sched_spec_pp_mamba" / "ppu359.livelock.jsonl")
+    r = CliRunner().invoke(app, ["replay", trace, "--json", "--arrivals", "step"])
+    assert isinstance(r.exception, watch.NoProgress), r.output
+    assert str(r.exception).startswith("no progress in 20,480 steps (steps 1,024 to 21,504): "
+                                       "1 request(s) running (r1: 96 of 156 tokens computed)")

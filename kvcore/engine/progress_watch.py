@@ -7,7 +7,7 @@ far) is a kvcore bug, or a loop vLLM itself would spin in: either way no answer 
 `TOKEN_STEPS` steps the engine loop asks `ProgressWatch.check`: progress is a request finished
 or rejected, or the running requests' computed tokens above their most since the last one (a
 preempted request's recompute climbs back first). After `NO_PROGRESS_STEPS` steps with requests
-running and neither, `NoProgress` ends the run: a bug's traceback, with the step and the
+running or waiting and neither, `NoProgress` ends the run: a bug's traceback, with the step and the
 running requests' state in its message.
 """
 
@@ -44,10 +44,18 @@ class ProgressWatch:
         """Raise `NoProgress` after `NO_PROGRESS_STEPS` steps with requests running and no
         progress."""
         ctx = self.loop.ctx
-        running = self.loop.sched.running
+        sched = self.loop.sched
+        running = sched.running
         done = ctx.summary.finished + ctx.summary.rejected
+        if not running:
+            # (an idle engine owes no progress; one whose requests are waiting keeps counting:
+            # requests admitted and preempted in turn leave no one running between, a loop
+            # vLLM spins in too, tests/data/sched_spec_pp_mamba/README.md, ppu359)
+            if done != self.done or not sched.has_requests():
+                self.done, self.best, self.since = done, 0, ctx.step
+            return
         computed = sum(r.num_computed_tokens for r in running)
-        if not running or done != self.done or computed > self.best:
+        if done != self.done or computed > self.best:
             self.done, self.best, self.since = done, computed, ctx.step
             return
         if ctx.step - self.since >= NO_PROGRESS_STEPS:
