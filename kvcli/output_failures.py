@@ -15,6 +15,7 @@ from kvcli import closed_streams
 from kvcli.output_files import STDOUT_LABEL, OutputFailed
 from kvcli.output_terminal import stderr_console
 from kvcli.signals import interrupt_code
+from kvcore.engine.progress_watch import NoProgress
 from kvcore.errors import InputError, NoDeviceError, printable
 
 # Fields whose option is not their name in kebab case (the CPU tier's: vLLM's and the issue's
@@ -67,8 +68,8 @@ def run(fn: Callable[[], Any]) -> Any:
     """Call a command's one function, turning known failures into one line and an exit code.
 
     InputError -> 2 (an output that cannot be written included, checked before the work),
-    OutputFailed (a full disk, on a file or stdout) and MemoryError (the host's memory, or a
-    ulimit -v, spent while the work ran) -> 1, NoDeviceError -> 3, Ctrl-C -> 130,
+    OutputFailed (a full disk, on a file or stdout), MemoryError (the host's memory, or a
+    ulimit -v, spent while the work ran) and NoProgress (a replay stuck in a loop) -> 1, NoDeviceError -> 3, Ctrl-C -> 130,
     SIGTERM -> 143, SIGHUP -> 129 (128 + the signal, the shell's convention; see
     `install_signal_handlers`); anything else is a bug and keeps its traceback.
     """
@@ -84,6 +85,11 @@ def run(fn: Callable[[], Any]) -> Any:
         stderr_console().print(printable(f"error: {describe(err)}"), markup=False,
                                highlight=False)
         raise typer.Exit(2) from None
+    except NoProgress as err:
+        # (a loop vLLM spins in too, or a kvcli bug: either way one line, the step and the
+        # running requests' state in it, not a traceback; exit 1, a run that could not end)
+        stderr_console().print(printable(f"error: {err}"), markup=False, highlight=False)
+        raise typer.Exit(1) from None
     except NoDeviceError as err:
         stderr_console().print(f"error: {err}", markup=False, highlight=False)
         raise typer.Exit(3) from None

@@ -7,8 +7,8 @@ far) is a kvcore bug, or a loop vLLM itself would spin in: either way no answer 
 `TOKEN_STEPS` steps the engine loop asks `ProgressWatch.check`: progress is a request finished
 or rejected, or the running requests' computed tokens above their most since the last one (a
 preempted request's recompute climbs back first). After `NO_PROGRESS_STEPS` steps with requests
-running or waiting and neither, `NoProgress` ends the run: a bug's traceback, with the step and the
-running requests' state in its message.
+running or waiting and neither, `NoProgress` ends the run: one line on stderr and exit code 1
+(`kvcli.output_failures.run`), with the step and the running requests' state in its message.
 """
 
 from __future__ import annotations
