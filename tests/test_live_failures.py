@@ -177,7 +177,9 @@ def test_the_wait_for_a_subscriber_is_not_the_replay_falling_behind_its_pace():
                             f"tcp://*:{free_port()}", "--kv-events-wait-s", "1.5",
                             "--realtime", "1000", "--json"])
     assert r.exit_code == 0, r.output
-    assert json.loads(r.stdout)["live"]["realtime_max_behind_s"] < 0.5
+    # (counted, the wait is 1.5 s behind; 1.0 leaves a loaded machine its jitter: 0.537 s
+    # was seen with two other jobs on this 2-core machine)
+    assert json.loads(r.stdout)["live"]["realtime_max_behind_s"] < 1.0
     assert "behind realtime" not in r.stderr
 
 
