@@ -6,7 +6,8 @@ Each scheduler trace (`NAME.trace.jsonl`) replays with `--arrivals step` in the 
 line and must match the real `Scheduler`'s answer (`NAME.expected.jsonl`) as the other case
 tests compare (`oracle_sched.assert_matches`); a speculative-decoding case (`num_speculative_tokens`
 in its config line) as the spec case tests do, drafts and vLLM's spec stats too
-(`oracle_sched.check_spec_case`).
+(`oracle_sched.check_spec_case`); one with the CPU tier (`kv_offloading_size_chunks`) as
+`test_offload_spec_cases` does, the tier's keys too.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import test_offload_spec_cases as offload_spec
 from oracle_sched import answer_of, assert_matches, check_spec_case, config_of, replay_case
 
 DATA = Path(__file__).resolve().parent / "data" / "mutants"
@@ -23,6 +25,9 @@ TRACES = sorted(DATA.glob("*.trace.jsonl"))
 @pytest.mark.parametrize("trace", TRACES, ids=lambda p: p.name.removesuffix(".trace.jsonl"))
 def test_sched_case(trace: Path) -> None:
     cfg = config_of(trace)
+    if "kv_offloading_size_chunks" in cfg:
+        offload_spec.test_spec_offload_case(trace)
+        return
     if cfg.get("num_speculative_tokens"):
         check_spec_case(trace)
         return
@@ -35,7 +40,9 @@ def test_the_cases_are_there() -> None:
     # (a case dropped by mistake would let its mutant through again)
     assert [p.name.removesuffix(".trace.jsonl") for p in TRACES] == [
         "nochunk_prompt_fills_budget", "priority_preempt_returns_budget",
-        "spec_mamba_drop_resumed_checkpoint", "spec_pp_ngram_drafts_after_last_token",
+        "spec_mamba_drop_resumed_checkpoint", "spec_mamba_retention_checkpoint_keys",
+        "spec_offload_pads_one_token_admission", "spec_pmu_drop_one_unit_hit",
+        "spec_pp_ngram_drafts_after_last_token", "spec_window_retention_eagle_block0",
         "sw_admission_cap"]
     for p in TRACES:
         assert p.with_name(p.name.split(".")[0] + ".expected.jsonl").exists()

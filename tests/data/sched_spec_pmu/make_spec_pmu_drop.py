@@ -1,0 +1,74 @@
+# ruff: noqa
+"""Dev tool (not a test): random scheduler traces for oracle_spec_pmu.py (this folder) whose
+hits are a hash unit or two long under EAGLE's legacy drop, which make_spec_pmu.py's requests
+(prompts of up to three blocks from shared prefixes) seldom give: with the drop vLLM's
+full-attention lookup takes one hash unit off any hit, a hit of one unit included.
+
+    python3 tests/data/sched_spec_pmu/make_spec_pmu_drop.py OUT_DIR FIRST LAST
+
+Seed N writes `pmdN.trace.jsonl` (method eagle3, `disable_lookahead_block_hashes` always). Each
+draws, from `random.Random(N)`: K 1-4, an acceptance rate, sync or async; block 32, 48 or 64 and
+a unit of 4, 8 or 16 finer than it; 1-3 Mamba groups (Mamba1 or, half the time, Mamba2 with a
+prefill checkpoint) and the full-attention group at a random place; the flagged groups, pool,
+budget, threshold, policy and KV events as make_spec_pmu.py; 3-9 requests over two shared
+prefixes: half of them a prefix's first 1-4 units plus up to a unit, the others an earlier
+prompt's first 1-2 units (plus up to a unit less one) and then fresh tokens.
+"""
+
+import json
+import random
+import sys
+
+
+def trace(seed: int) -> tuple[str, list[str]]:
+    rng = random.Random(seed)
+    k = rng.randint(1, 4)
+    rate = rng.choice([0.3, 0.5, 0.7, 0.9])
+    asyn = rng.random() < 0.5
+    bs = rng.choice([32, 48, 64])
+    unit = rng.choice([u for u in (4, 8, 16) if bs % u == 0 and u < bs])
+    mml = rng.choice([256, 384])
+    nm = rng.choice([1, 2, 3])
+    ckpt = rng.random() < 0.5
+    groups = [{"type": "mamba", "checkpoint": True} if ckpt else {"type": "mamba"}
+              for _ in range(nm)]
+    full = rng.randrange(nm + 1)
+    groups.insert(full, {"type": "full"})
+    need = nm * (2 + int(ckpt) + k) + -(-mml // bs)
+    cfg = {"block_size": bs, "num_blocks": need + 1 + rng.choice([0, 2, 5, 10, 20, 60]),
+           "max_num_seqs": rng.choice([2, 4, 8]),
+           "max_num_batched_tokens": rng.choice([48, 64, 100, 128, 256]),
+           "max_model_len": mml, "groups": groups,
+           "long_prefill_token_threshold": rng.choice([0, 0, 40, 96]),
+           "policy": rng.choice(["fcfs", "fcfs", "priority"]),
+           "scheduler_reserve_full_isl": rng.choice([True, False]),
+           "enable_prefix_caching": True, "kv_events": rng.random() < 0.5,
+           "async_scheduling": asyn, "num_speculative_tokens": k,
+           "spec_acceptance_rate": rate, "spec_seed": rng.randrange(1000),
+           "prefix_match_unit": unit, "spec_method": "eagle3",
+           "disable_lookahead_block_hashes": True}
+    if rng.random() < 0.75:
+        cfg["eagle_groups"] = [full]
+    prefixes = [[rng.randrange(3, 30000) for _ in range(5 * unit)] for _ in range(2)]
+    lines, prev, step = [], [], 0
+    for i in range(rng.randrange(3, 10)):
+        if prev and rng.random() < 0.5:
+            src = rng.choice(prev)
+            p = src[:rng.randrange(1, 3) * unit + rng.randrange(unit)] + \
+                [rng.randrange(3, 30000) for _ in range(rng.randrange(1, 2 * bs))]
+        else:
+            p = rng.choice(prefixes)[:rng.randrange(1, 5) * unit + rng.randrange(1, unit + 1)]
+        prev.append(p)
+        step += rng.choice([0, 1, 2, 5, 10])
+        lines.append(json.dumps({"id": f"r{i}", "prompt_token_ids": p,
+                                 "output_length": rng.randrange(1, 40), "arrival_step": step,
+                                 "priority": rng.randrange(3)}))
+    return "pmd" + str(seed), [json.dumps({"config": cfg}), *lines]
+
+
+if __name__ == "__main__":
+    out, first, last = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    for seed in range(first, last):
+        name, lines = trace(seed)
+        with open(f"{out}/{name}.trace.jsonl", "w") as f:
+            f.write("\n".join(lines) + "\n")
