@@ -1,0 +1,81 @@
+# ruff: noqa
+"""Dev tool (not a test): seeded random traces for oracle_offload_spec.py whose sliding-window
+groups are all flagged as the draft's (`eagle_groups`), which make_cases.py (this folder) draws
+in few cases: the tier's lookup then pops each flagged group's volatile chunk once a pass, and
+a flagged window needs one chunk more after a gap.
+
+    python3 tests/data/offload_spec/make_cases_flagged.py OUT_DIR SEED...
+
+Case `osfNNN` is seeded by NNN: eagle3 (the legacy hashes a third of the time), K 1-3, the
+rest of make_cases.py's draws (tier, blocks, chunks, latencies, events, requests: the same
+functions), but the groups are always full attention beside one or two sliding windows
+(offload_hybrid's window draw), flagged all (2 in 3) or only the windows.
+"""
+
+import importlib.util
+import json
+import random
+import sys
+from pathlib import Path
+
+_spec = importlib.util.spec_from_file_location(
+    "hybrid_cases", Path(__file__).resolve().parent.parent / "offload_hybrid" / "make_cases.py")
+hybrid = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(hybrid)
+
+
+def make(seed: int) -> tuple[dict, list[dict]]:
+    rng = random.Random(seed * 104729 + 13)
+    bs = rng.choice([4, 8, 16, 16])
+    bpc = rng.choice([1, 1, 2])
+    k = rng.randint(1, 3)
+    is_async = rng.random() < 0.5
+    num_blocks = rng.choice([32, 48, 64])
+    mnbt = rng.choice([4, 8, 16]) * bs
+    cfg = {"block_size": bs, "num_blocks": num_blocks,
+           "max_num_seqs": rng.choice([2, 4, 8]), "max_num_batched_tokens": mnbt,
+           "kv_offloading_size_chunks": rng.choice([8, 16, 32]),
+           "eviction_policy": rng.choice(["lru", "arc"]),
+           "load_steps": rng.choice([1, 1, 2]), "store_steps": rng.choice([1, 1, 2]),
+           "kv_events": rng.random() < 0.5,
+           "num_speculative_tokens": k,
+           "spec_acceptance_rate": rng.choice([0.3, 0.5, 0.7, 0.9]),
+           "spec_seed": rng.randrange(1000), "spec_method": "eagle3"}
+    if bpc > 1:
+        cfg["offload_block_size"] = bpc * bs
+    if rng.random() < 0.33:
+        cfg["disable_lookahead_block_hashes"] = True
+    if is_async:
+        cfg["async_scheduling"] = True
+    if rng.random() < 0.3:
+        cfg["offload_prompt_only"] = False
+    in_flight = mnbt * (2 if is_async else 1) + k
+    while True:
+        groups = hybrid.draw_groups(rng, bs)
+        if all(g["type"] != "chunked_local" for g in groups):
+            break
+    cfg["groups"] = groups
+    mml = (num_blocks // len(groups)) * bs
+    while mml > 2 * bs and hybrid.needed_blocks(groups, mml, bs, in_flight) > num_blocks - 1:
+        mml -= bs
+    windows = [i for i, g in enumerate(groups) if g["type"] == "sliding_window"]
+    cfg["eagle_groups"] = list(range(len(groups))) if rng.random() < 2 / 3 else windows
+    cfg["max_model_len"] = mml
+    reqs = hybrid.requests(rng, seed, bs * bpc, mml, False)
+    for i, r in enumerate(reqs):
+        r["id"] = f"s{seed}r{i}"
+    return cfg, reqs
+
+
+def main() -> None:
+    out = Path(sys.argv[1])
+    out.mkdir(parents=True, exist_ok=True)
+    for seed in map(int, sys.argv[2:]):
+        cfg, reqs = make(seed)
+        with open(out / f"osf{seed}.trace.jsonl", "w") as f:
+            f.write(json.dumps({"config": cfg}) + "\n")
+            f.writelines(json.dumps(r) + "\n" for r in reqs)
+
+
+if __name__ == "__main__":
+    main()

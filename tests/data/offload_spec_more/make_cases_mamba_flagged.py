@@ -1,0 +1,50 @@
+# ruff: noqa
+"""Dev tool (not a test): seeded random traces for oracle_offload_spec_more.py (this folder)
+whose `eagle_groups` flag Mamba groups, which make_cases.py never draws (it flags the
+full-attention group or none): vLLM's connector gives EAGLE's proof margin on partial tails only
+to flagged groups that are no copy-on-write source, so a flagged Mamba group gets none.
+
+    python3 tests/data/offload_spec_more/make_cases_mamba_flagged.py OUT_DIR SEED...
+
+Seed NNN writes `mmfNNN`: ../offload_mamba_partial/make_cases.py's case NNN (its groups, unit,
+tier and requests), with eagle3, K 1-3, the legacy hashes a third of the time, the pool grown as
+make_cases.py grows it, and the flagged groups the Mamba groups alone (1 in 2) or every group.
+"""
+
+import json
+import random
+import sys
+from pathlib import Path
+
+from make_cases import PARTIAL
+
+
+def make(seed: int) -> tuple[str, dict, list[dict]]:
+    rng = random.Random(seed * 6007 + 17)
+    cfg, reqs = PARTIAL.make(seed)
+    k = rng.randint(1, 3)
+    bs = cfg["block_size"]
+    groups = cfg["groups"]
+    nm = sum(g["type"] == "mamba" for g in groups)
+    cfg.update(num_speculative_tokens=k, spec_acceptance_rate=rng.choice([0.3, 0.5, 0.7, 0.9]),
+               spec_seed=rng.randrange(1000), spec_method="eagle3")
+    cfg["num_blocks"] += nm * k + -(-k // bs) + 1
+    if rng.random() < 0.33:
+        cfg["disable_lookahead_block_hashes"] = True
+    mamba = [i for i, g in enumerate(groups) if g["type"] == "mamba"]
+    cfg["eagle_groups"] = mamba if rng.random() < 0.5 else list(range(len(groups)))
+    return f"mmf{seed}", cfg, reqs
+
+
+def main() -> None:
+    out = Path(sys.argv[1])
+    out.mkdir(parents=True, exist_ok=True)
+    for seed in map(int, sys.argv[2:]):
+        name, cfg, reqs = make(seed)
+        with open(out / f"{name}.trace.jsonl", "w") as f:
+            f.write(json.dumps({"config": cfg}) + "\n")
+            f.writelines(json.dumps(r) + "\n" for r in reqs)
+
+
+if __name__ == "__main__":
+    main()
