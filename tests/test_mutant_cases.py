@@ -7,16 +7,25 @@ line and must match the real `Scheduler`'s answer (`NAME.expected.jsonl`) as the
 tests compare (`oracle_sched.assert_matches`); a speculative-decoding case (`num_speculative_tokens`
 in its config line) as the spec case tests do, drafts and vLLM's spec stats too
 (`oracle_sched.check_spec_case`); one with the CPU tier (`kv_offloading_size_chunks`) as
-`test_offload_spec_cases` does, the tier's keys too.
+`test_offload_spec_cases` does, the tier's keys too. The last tests pin what a mutant of the
+model readings changed, settled by vLLM's source.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 import test_offload_spec_cases as offload_spec
 from oracle_sched import answer_of, assert_matches, check_spec_case, config_of, replay_case
+
+from kvcore.clock.draft_passes import DraftPasses
+from kvcore.clock.gpus import find_gpu
+from kvcore.clock.roofline import RooflineClock
+from kvcore.models.config_file import read_config_file
+from kvcore.models.hf_config import read_hf_config
+from kvcore.models.mtp_draft import mtp_draft
 
 DATA = Path(__file__).resolve().parent / "data" / "mutants"
 TRACES = sorted(DATA.glob("*.trace.jsonl"))
@@ -61,3 +70,26 @@ def test_sync_pp_usage_weighs_the_wait_for_drafts():
                              prefill_ms_per_token=0.0, decode_ms_per_seq=0.0)
     assert s.sim_time_s == 0.653333
     assert s.mean_usage is not None and round(s.mean_usage, 4) == 0.1406
+
+
+MTP = DATA.parent / "mtp_draft"
+
+
+def test_qwen3_5_mtp_fc_is_split_over_tp():
+    # (the campaign's mutant sent Qwen3.5's MTP classes down DeepSeek's branch: the same
+    # weights, but its eh_proj is whole on every worker)
+    # vLLM's Qwen3_5MTP builds fc as a ColumnParallelLinear (qwen3_5_mtp.py:98), run on each
+    # of the K passes as Qwen3-Next's: 2 x 4,096 x 4,096 / TP 2 a pass for Qwen3.5's defaults.
+    g = read_config_file(str(MTP / "15-qwen3-5-defaults" / "target" / "config.json"))
+    passes = DraftPasses(mtp_draft(g), 2, RooflineClock(g, find_gpu("h200"), tp=2))
+    assert (passes.every_pass_params, passes.first_pass_params) == (16_777_216, 0)
+
+
+def test_qwen3_5_auto_ssm_dtype_is_the_model_dtype():
+    # (the campaign's mutant refused "auto", one of vLLM's mamba_ssm_cache_dtype choices)
+    # vLLM's Qwen3.5 hook copies the config's mamba_ssm_dtype into mamba_ssm_cache_dtype
+    # (model_executor/models/config.py:963-966): "auto" there is the model dtype, as no key.
+    c = json.loads((MTP / "9-tiny-qwen3-5" / "target" / "config.json").read_text())
+    assert read_hf_config(c).mamba.ssm_dtype == "float32"
+    c["mamba_ssm_dtype"] = "auto"
+    assert read_hf_config(c).mamba.ssm_dtype is None
