@@ -52,6 +52,7 @@ def test_the_cases_are_there() -> None:
         "spec_mamba_drop_resumed_checkpoint", "spec_mamba_retention_checkpoint_keys",
         "spec_offload_flagged_window_after_gap", "spec_offload_mamba_flagged_no_margin",
         "spec_offload_pads_one_token_admission", "spec_pmu_drop_one_unit_hit",
+        "spec_pmu_split_unpads_admission",
         "spec_pp_ngram_drafts_after_last_token", "spec_window_retention_eagle_block0",
         "sw_admission_cap"]
     for p in TRACES:
