@@ -26,6 +26,7 @@ from kvcore.clock.roofline import RooflineClock
 from kvcore.models.config_file import read_config_file
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.mtp_draft import mtp_draft
+from kvcore.models.weights import estimate_params, estimate_weights_bytes
 
 DATA = Path(__file__).resolve().parent / "data" / "mutants"
 TRACES = sorted(DATA.glob("*.trace.jsonl"))
@@ -94,3 +95,17 @@ def test_qwen3_5_auto_ssm_dtype_is_the_model_dtype():
     assert read_hf_config(c).mamba.ssm_dtype == "float32"
     c["mamba_ssm_dtype"] = "auto"
     assert read_hf_config(c).mamba.ssm_dtype is None
+
+
+def test_qwen3_5_vision_counts_the_deepstack_mergers():
+    # (the campaign's mutant counted none; no other recorded Qwen3.5 vision config lists any)
+    # vLLM's Qwen3.5 vision tower builds a merger a `deepstack_visual_indexes` entry: the tiny
+    # VL config with [0, 1] has 143,200 vision parameters (93,152 without), 392,744 in all.
+    case = "17-tiny-qwen3-5-vl-deepstack"
+    rec = json.loads((MTP / "qwen3_5_deepstack_answers.json").read_text())["cases"]
+    target = rec[f"{case}/K=0"]["target"]
+    g = read_config_file(str(MTP / case / "target" / "config.json"))
+    assert g.vision_params == target["param_numel_by_top_module"]["visual"] == 143_200
+    assert estimate_params(g) == (target["param_numel"], 0) == (392_744, 0)
+    by = target["param_bytes_by_dtype"]
+    assert estimate_weights_bytes(g) == by["bfloat16"] + by["float32"]
