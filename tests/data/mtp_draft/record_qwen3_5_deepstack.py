@@ -1,3 +1,4 @@
+# ruff: noqa
 """Record vLLM 0.33's parameters for a tiny Qwen3.5 multimodal config whose vision config lists
 `deepstack_visual_indexes` (the mutation campaign, ../mutants/README.md: every other Qwen3.5
 vision config here has none, so kvcli's count of the deepstack mergers was never checked)
@@ -12,7 +13,6 @@ record_qwen3_5.py is (its docstring), naming this file:
 It imports record_qwen3_5.py (its substitutions, tiny text config and `build0`, K = 0 only) and
 writes the case's config once: 11-tiny-qwen3-5-vl's with `deepstack_visual_indexes` [0, 1].
 """
-# ruff: noqa
 import importlib.util, json, sys
 from pathlib import Path
 
