@@ -104,9 +104,9 @@ def test_mixtral_8x7b() -> None:
 
 
 def test_gemma_3_27b_five_to_one() -> None:
-    # text model only (no vision tower); tied embeddings; 4 norms a layer and q/k norms
+    # tied embeddings; 4 norms a layer, q/k norms; SigLIP so400m + projector (test_gemma3_vision)
     params = 262208 * 5376 + 5376 + 62 * (dense_layer(5376, 32, 16, 128, 21504) + 2 * 5376
-                                          + 2 * 128)
+                                          + 2 * 128) + 423_060_336
     d = ok("gemma-3-27b", "--gpu-memory-gib", "80")
     assert d["layer_kinds"] == {"sliding": 52, "full": 10}
     page = 2 * 16 * 16 * 128 * 2

@@ -133,8 +133,11 @@ class ModelGeometry:
     # The multi-token-prediction modules (num_nextn_predict_layers): layers only
     # speculative decoding's method mtp runs (`kvcore.models.mtp_draft`)
     mtp_layers: int = 0
-    # a multimodal checkpoint's vision tower that vLLM builds and loads (Qwen3.5's), weights only
+    # a multimodal checkpoint's vision tower (and projector) that vLLM builds and loads on the
+    # first pipeline stage (Qwen3.5's, Gemma 3's), weights only: all its parameters, and those
+    # whole on every TP rank (`kvcore.models.vision_keys.VisionParams`)
     vision_params: int = 0
+    vision_whole: int = 0
     perf_swa: tuple[int, int] | None = None   # perf.py's (sliding layers, window), not the kinds'
     context_limit: int = 0      # the longest max_model_len vLLM accepts (0: max_position_...)
     default_len: int = 0        # the max_model_len vLLM runs at when none is given (0: the same)

@@ -28,7 +28,8 @@ Falcon-H1 (``falcon_h1``): every layer ``parallel``, attention and a Mamba2 mixe
 Nemotron-H (``nemotron_h``): ``hybrid_override_pattern`` (or ``layers_block_type``), one mixer a
 layer: Mamba2, attention, or a feed-forward layer with no KV cache (kind ``mlp``;
 `kvcore.models.nemotron_h`).
-A multimodal config's ``text_config`` is read in place of the top level. Missing keys that the
+A multimodal config's ``text_config`` is read in place of the top level; its ``vision_config``
+sizes the vision tower vLLM builds beside it (Qwen3.5's, Gemma 3's SigLIP: the weights only). Missing keys that the
 model's own config class defaults are filled from `class_defaults`; a key the geometry
 needs that is neither given nor defaulted is an InputError naming it.
 """
@@ -68,7 +69,9 @@ from kvcore.models.qwen3_5 import (
     vision_tower_params,
 )
 from kvcore.models.qwen3_next import gdn_state
+from kvcore.models.siglip import gemma3_vision_params
 from kvcore.models.unsupported import not_modelled
+from kvcore.models.vision_keys import VisionParams
 from kvcore.sources import read_json
 
 DTYPE_ALIASES = {"float16": "float16", "fp16": "float16", "half": "float16",
@@ -215,6 +218,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     counted_moe = counted_moe_layers(get, n_layers, num_experts)
     max_pos = get_int("max_position_embeddings", required=True)
     limit, default = lengths(c, max_pos, source)
+    vision = _vision(cfg, model_type, archs, hidden, source)
     return ModelGeometry(
         name=name or str(c.get("_name_or_path", "") or model_type), model_type=model_type,
         layer_kinds=kinds, num_attention_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim,
@@ -229,9 +233,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         router_score_bias=get("topk_method") == "noaux_tc",
         mtp_layers=(get_int(MTP_KEYS.get(model_type, "num_nextn_predict_layers"),
                             MTP_MODULES[model_type]) or 0 if model_type in MTP_MODULES else 0),
-        vision_params=(vision_tower_params(cfg, source) if model_type in QWEN3_5_TYPES
-                       and str(archs[0] if isinstance(archs, list) and archs else "")
-                       .endswith("ForConditionalGeneration") else 0),
+        vision_params=vision.total, vision_whole=vision.whole,
         quantization=quant_method(get("quantization_config"), source),
         fp8_block=(block_of(get("quantization_config"))
                    if quant_method(get("quantization_config"), source) == "fp8" else None),
@@ -241,6 +243,18 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         counted_moe_layers=counted_moe,
         perf_swa=perf_swa(c, model_type, n_layers, get),
         context_limit=limit, default_len=default)
+
+
+def _vision(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
+            source: str) -> VisionParams:
+    """The vision tower (and projector) vLLM builds for the multimodal classes, by architecture:
+    Qwen3.5's and Gemma 3's; none for the rest."""
+    arch = str(archs[0] if isinstance(archs, list) and archs else "")
+    if model_type in QWEN3_5_TYPES and arch.endswith("ForConditionalGeneration"):
+        return vision_tower_params(cfg, source)
+    if arch == "Gemma3ForConditionalGeneration":
+        return gemma3_vision_params(cfg, hidden, source)
+    return VisionParams(0, 0)
 
 
 def _nemotron_mamba(get, get_dim, source: str) -> MambaGeometry:

@@ -60,15 +60,22 @@ PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
         "torch_dtype": "bfloat16", "vocab_size": 32000}),
     # Gemma 3's text_config omits keys its config class defaults: vocab_size 262208,
     # sliding_window_pattern 6 (5 sliding layers, then 1 full), max_position_embeddings 131072.
+    # Its vision_config is SigLIP so400m at 896 px, which vLLM builds and loads with the
+    # projector (423,060,336 parameters: `kvcore.models.siglip`).
     "gemma-3-27b": ("google/gemma-3-27b-it", {
-        "architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
+        "architectures": ["Gemma3ForConditionalGeneration"], "boi_token_index": 255999,
+        "eoi_token_index": 256000, "image_token_index": 262144, "model_type": "gemma3",
         "mm_tokens_per_image": 256, "torch_dtype": "bfloat16",
         "text_config": {"head_dim": 128, "hidden_size": 5376, "intermediate_size": 21504,
                         "model_type": "gemma3_text", "num_attention_heads": 32,
                         "num_hidden_layers": 62, "num_key_value_heads": 16,
                         "query_pre_attn_scalar": 168,
                         "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
-                        "sliding_window": 1024}}),
+                        "sliding_window": 1024},
+        "vision_config": {"hidden_size": 1152, "image_size": 896, "intermediate_size": 4304,
+                          "model_type": "siglip_vision_model", "num_attention_heads": 16,
+                          "num_hidden_layers": 27, "patch_size": 14,
+                          "vision_use_head": False}}),
     # Attention sinks (one learned logit per head) are weights; they hold no KV.
     "gpt-oss-20b": ("openai/gpt-oss-20b", {
         "architectures": ["GptOssForCausalLM"], "attention_bias": True, "experts_per_token": 4,

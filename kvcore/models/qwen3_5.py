@@ -11,7 +11,7 @@ with q/k norms, by ``layer_types`` (else every 4th layer full attention). What d
   expert and gate) on every layer, ``qwen3_5_text`` a dense gated MLP on every layer;
 * the MTP modules' count is ``mtp_num_hidden_layers`` (vLLM's draft builds 1 without it);
 * the multimodal classes build a vision tower (`vision_tower_params`), which vLLM's memory
-  profile loads with the weights.
+  profile loads with the weights (on the first pipeline stage; partly whole on every TP rank).
 Checked against vLLM's own modules and planning (tests/data/mtp_draft/qwen3_5_answers.json).
 """
 
@@ -21,6 +21,7 @@ from typing import Any
 
 from kvcore.errors import InputError
 from kvcore.models.qwen3_next import QWEN3_NEXT_DEFAULTS
+from kvcore.models.vision_keys import VisionParams, vision_config, vision_dim
 
 # the text config's model type, by the config's model type (a wrapper's text config may omit
 # its own: transformers builds the wrapper's text class)
@@ -77,33 +78,29 @@ def ssm_dtype(c: dict[str, Any], source: str) -> str | None:
     return str(raw)
 
 
-def vision_tower_params(cfg: dict[str, Any], source: str) -> int:
+def vision_tower_params(cfg: dict[str, Any], source: str) -> VisionParams:
     """Parameters of the vision tower vLLM builds for a multimodal Qwen3.5
     (`Qwen3_VisionTransformer`, qwen3_vl.py): the patch embedding (a biased Conv3d), the
     position embedding, ``depth`` blocks (two LayerNorms, a biased QKV and output projection,
     a biased two-layer MLP), the patch merger (a LayerNorm, two biased linears over
     ``spatial_merge_size``^2 patches) and one post-shuffle merger per
-    ``deepstack_visual_indexes`` entry, where the config lists them."""
-    v = cfg.get("vision_config")
-    v = v if isinstance(v, dict) else {}
+    ``deepstack_visual_indexes`` entry, where the config lists them. Whole on every TP rank:
+    the embeddings, the LayerNorms and the row-parallel linears' biases (proj, linear_fc2);
+    the rest is split (vLLM's default ``mm_encoder_tp_mode`` "weights")."""
+    v = vision_config(cfg)
 
     def dim(key: str) -> int:
-        x = v.get(key)
-        x = VISION_DEFAULTS[key] if x is None else x
-        if isinstance(x, list) and key in ("patch_size", "temporal_patch_size") and x:
-            x = x[0]
-        if not isinstance(x, int) or isinstance(x, bool) or not 1 <= x < 2**31:
-            raise InputError(f"expected an integer >= 1, got {x!r}", path=source or None,
-                             field=f"vision_config.{key}")
-        return x
+        return vision_dim(v, VISION_DEFAULTS, key, source,
+                          listed=key in ("patch_size", "temporal_patch_size"))
 
     d, inter, out = dim("hidden_size"), dim("intermediate_size"), dim("out_hidden_size")
     p, t = dim("patch_size"), dim("temporal_patch_size")
-    patch = dim("in_channels") * t * p * p * d + d
-    block = 4 * d * d + 2 * d * inter + inter + 9 * d
+    embeddings = dim("in_channels") * t * p * p * d + d + dim("num_position_embeddings") * d
+    block_whole, block_split = 6 * d, 4 * d * d + 2 * d * inter + inter + 3 * d
     h = d * dim("spatial_merge_size") ** 2
-    merger = h * h + h + h * out + out
+    merger_split = h * h + h + h * out      # (its norm and linear_fc2's bias: whole)
     deep = v.get("deepstack_visual_indexes")
     n_deep = len(deep) if isinstance(deep, list) else 0
-    return (patch + dim("num_position_embeddings") * d + dim("depth") * block
-            + (merger + 2 * d) + n_deep * (merger + 2 * h))
+    depth = dim("depth")
+    whole = embeddings + depth * block_whole + (2 * d + out) + n_deep * (2 * h + out)
+    return VisionParams(whole + depth * block_split + (1 + n_deep) * merger_split, whole)

@@ -16,9 +16,11 @@ e_score_correction_bias, Mamba's A), MXFP4-quantised experts (gpt-oss: 4 bits pl
 scale per 32 values, each rank's width padded as H100's kernels pad it) and fp8 checkpoints
 (``quant_method`` fp8: every decoder layer's matrices at 1 byte, embeddings and norms in the
 model dtype, a float32 scale per weight block: `kvcore.models.fp8_scales`). Vision
-towers of multimodal checkpoints are counted for Qwen3.5 (vLLM builds and loads it:
-`kvcore.models.qwen3_5.vision_tower_params`, on the first pipeline stage, split by TP as the
-rest), not for the other models. Buffers (RoPE caches) are not weights and are not counted.
+towers of multimodal checkpoints are counted for Qwen3.5 and Gemma 3 (vLLM builds and loads
+them: `kvcore.models.qwen3_5.vision_tower_params`, `kvcore.models.siglip`, with Gemma 3's
+projector), on the first pipeline stage, their embeddings, norms and row-parallel biases whole
+on every TP rank; not for the other models. The clock's weight stream leaves them out (a decode
+step runs no vision tower: `kvcore.clock.work` counts the decoder's layers). Buffers (RoPE caches) are not weights and are not counted.
 vLLM measures the real figure, so pass --weights-gib to match a real deployment.
 """
 
@@ -50,7 +52,8 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
     else:
         led.model += (vh if first else 0) + (vh + g.hidden_size if last else 0)
     if first:
-        led.model += g.vision_params // tp  # (with the embedding: what runs before layer 0)
+        # (with the embedding: what runs before layer 0)
+        led.model += g.vision_whole + (g.vision_params - g.vision_whole) // tp
     # the shared experts: one MLP this wide (`ModelGeometry.shared_expert_width`)
     shared = g.shared_expert_width or g.num_shared_experts * g.moe_intermediate_size
     for i, kind in enumerate(g.layer_kinds):

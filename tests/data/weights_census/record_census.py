@@ -1,7 +1,7 @@
 """Record what vLLM 0.33 builds for every kvcli preset and every typed-in config.json under
-tests/data (mla/, sliding/, mamba/): per tensor-parallel size (1, 2, 4, 8) and per rank, the
-parameters each worker holds (count, bytes by dtype, quantised tensors as created) and its
-buffers (-> answers.json).
+tests/data (mla/, sliding/, mamba/; Qwen3.5's multimodal ones under mtp_draft/): per
+tensor-parallel size (1, 2, 4, 8) and per rank, the parameters each worker holds (count, bytes
+by dtype, quantised tensors as created) and its buffers (-> answers.json).
 
 A development tool, never run by the tests: it imports the real vLLM from the oracle's
 environment and needs no weights (every module is built on the meta device, by vLLM's own
@@ -74,6 +74,8 @@ _mxfp4.select_mxfp4_moe_backend = lambda *a, **k: (Mxfp4MoeBackend.TRITON,
 SUBSTITUTIONS.append("MXFP4 MoE backend: TRITON (an H100's first that applies; its padding: "
                      "the intermediate size per rank rounded up to 64)")
 TPS = (1, 2, 4, 8)
+QWEN3_5_VL = ("11-tiny-qwen3-5-vl", "12-tiny-qwen3-5-moe-vl", "15-qwen3-5-defaults",
+              "16-qwen3-5-moe-defaults")
 
 
 def cases():
@@ -81,6 +83,11 @@ def cases():
     for sub in ("mla", "sliding", "mamba"):
         for p in sorted((ROOT / "tests" / "data" / sub).glob("*.config.json")):
             out[f"{sub}/{p.name}"] = json.loads(p.read_text())
+    # Qwen3.5's multimodal configs (record_qwen3_5.py built them at TP 1 only): its vision
+    # tower's shards at TP 2, 4 and 8
+    for case in QWEN3_5_VL:
+        p = ROOT / "tests" / "data" / "mtp_draft" / case / "target" / "config.json"
+        out[f"mtp_draft/{case}/target/config.json"] = json.loads(p.read_text())
     return out
 
 

@@ -1,0 +1,43 @@
+"""Gemma 3's vision tower and multi-modal projector, as vLLM 0.33 builds them for
+`Gemma3ForConditionalGeneration` (gemma3_mm.py, siglip.py) and loads them on the first pipeline
+stage.
+
+`SiglipVisionModel` (no pooling head: gemma3_mm.py never asks for one): the patch embedding (a
+biased Conv2d), the position embedding ((image_size / patch_size)^2 rows), ``num_hidden_layers``
+encoder layers (two LayerNorms with biases, a biased QKVParallelLinear and RowParallelLinear
+out_proj, a biased ColumnParallelLinear fc1 and RowParallelLinear fc2) and the post LayerNorm;
+`Gemma3MultiModalProjector`: ``mm_input_projection_weight`` (vision x text hidden, a plain
+Parameter) and ``mm_soft_emb_norm`` (a GemmaRMSNorm, one vision hidden wide). TP splits the
+column- and row-parallel weights and the column-parallel biases; the embeddings, norms,
+row-parallel biases and the projector stay whole on every rank (vLLM's default
+``mm_encoder_tp_mode`` "weights"). Checked per rank against vLLM's own classes on the meta
+device (tests/data/weights_census/).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvcore.models.vision_keys import VisionParams, vision_config, vision_dim
+
+# transformers 5.20.2's SiglipVisionConfig defaults: what Gemma3Config builds for a config
+# without a vision_config (google/gemma-3-*-it publish so400m's: 1152, 4304, 27, 16, 896, 14)
+SIGLIP_DEFAULTS = {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12,
+                   "num_channels": 3, "image_size": 224, "patch_size": 16}
+
+
+def gemma3_vision_params(cfg: dict[str, Any], text_hidden: int, source: str) -> VisionParams:
+    v = vision_config(cfg)
+
+    def dim(key: str) -> int:
+        return vision_dim(v, SIGLIP_DEFAULTS, key, source)
+
+    d, inter, p = dim("hidden_size"), dim("intermediate_size"), dim("patch_size")
+    layers = dim("num_hidden_layers")
+    embeddings = dim("num_channels") * p * p * d + d + (dim("image_size") // p) ** 2 * d
+    # a layer's whole part: its two LayerNorms (weight and bias), out_proj's and fc2's biases
+    layer_whole = 6 * d
+    layer_split = 3 * d * d + 3 * d + d * d + d * inter + inter + inter * d
+    projector = d * text_hidden + d
+    whole = embeddings + layers * layer_whole + 2 * d + projector
+    return VisionParams(whole + layers * layer_split, whole)

@@ -1,0 +1,36 @@
+"""A multimodal config's ``vision_config``, read for the weights estimate: each size given, or
+its config class's default (Qwen3.5's vision tower: `kvcore.models.qwen3_5`; Gemma 3's SigLIP:
+`kvcore.models.siglip`)."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from kvcore.errors import InputError
+
+
+class VisionParams(NamedTuple):
+    """A vision tower's parameters (its projector's included): all of them, and those every
+    tensor-parallel rank keeps whole (embeddings, norms, row-parallel biases); a rank holds
+    ``whole + (total - whole) // tp``."""
+    total: int
+    whole: int
+
+
+def vision_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    v = cfg.get("vision_config")
+    return v if isinstance(v, dict) else {}
+
+
+def vision_dim(v: dict[str, Any], defaults: dict[str, int], key: str, source: str,
+               *, listed: bool = False) -> int:
+    """``v[key]``, or the class default; ``listed``: a list gives its first entry (Qwen3.5's
+    patch sizes)."""
+    x = v.get(key)
+    x = defaults[key] if x is None else x
+    if listed and isinstance(x, list) and x:
+        x = x[0]
+    if not isinstance(x, int) or isinstance(x, bool) or not 1 <= x < 2**31:
+        raise InputError(f"expected an integer >= 1, got {x!r}", path=source or None,
+                         field=f"vision_config.{key}")
+    return x
