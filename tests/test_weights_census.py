@@ -62,3 +62,22 @@ def test_the_census_covers_every_preset_and_tp() -> None:
         for ranks in case["tp"].values():
             done = [r for r in ranks if "refused" not in r]
             assert len({json.dumps(r["param_bytes_by_dtype"]) for r in done}) <= 1, name
+
+
+REFUSED = [pytest.param(name, int(tp), id=f"{name}-tp{tp}") for name, case in CASES.items()
+           for tp, ranks in case["tp"].items() if "refused" in ranks[0]]
+
+
+@pytest.mark.parametrize(("name", "tp"), REFUSED)
+def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
+    """vLLM asserts a TP dividing every attention's heads, the vision tower's too (the tiny
+    Qwen3.5 VL configs' 2 at TP 4 and 8; Falcon-H1's and Granite's 12 at TP 8): one line."""
+    from kvcore.errors import InputError
+    from kvcore.sizing.resolve import resolve_kv_cache_config
+
+    assert len(REFUSED) == 6
+    with pytest.raises(InputError) as e:
+        resolve_kv_cache_config(geometry=_geometry(name), tensor_parallel_size=tp,
+                                gpu_memory_gib=80, max_model_len=4096)
+    assert e.value.field == "tensor_parallel_size"
+    assert f"must be divisible by it, as vLLM requires; got {tp}" in e.value.message

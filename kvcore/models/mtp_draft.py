@@ -72,7 +72,7 @@ def mtp_draft(target: ModelGeometry) -> DraftModel:
         moe = target.moe_layers[0] if target.moe_layers else False
         g = replace(target, name=name, layer_kinds=("full",), moe_layers=(moe,),
                     counted_moe_layers=int(moe), mtp_layers=0, vision_params=0,
-                    vision_whole=0)
+                    vision_whole=0, vision_heads=0)
         return DraftModel(name, "mtp", cls, g, split_params=2 * h * h, whole_params=3 * h,
                           id_map_entries=0, lm_head_rows=target.vocab_size,
                           pass_split=2 * h * h, target=g, repeated=1)

@@ -49,7 +49,7 @@ QWEN3_5_MOE_DEFAULTS: dict[str, Any] = {
 VISION_DEFAULTS = {"depth": 27, "hidden_size": 1152, "intermediate_size": 4304,
                    "in_channels": 3, "patch_size": 16, "spatial_merge_size": 2,
                    "temporal_patch_size": 2, "out_hidden_size": 3584,
-                   "num_position_embeddings": 2304}
+                   "num_position_embeddings": 2304, "num_heads": 16}
 # vLLM's MambaDType without "auto" (config/cache.py): what the hook may set
 SSM_DTYPES = ("float32", "float16", "bfloat16")
 
@@ -103,4 +103,5 @@ def vision_tower_params(cfg: dict[str, Any], source: str) -> VisionParams:
     n_deep = len(deep) if isinstance(deep, list) else 0
     depth = dim("depth")
     whole = embeddings + depth * block_whole + (2 * d + out) + n_deep * (2 * h + out)
-    return VisionParams(whole + depth * block_split + (1 + n_deep) * merger_split, whole)
+    return VisionParams(whole + depth * block_split + (1 + n_deep) * merger_split, whole,
+                        dim("num_heads"))

@@ -23,7 +23,8 @@ from kvcore.models.vision_keys import VisionParams, vision_config, vision_dim
 # transformers 5.20.2's SiglipVisionConfig defaults: what Gemma3Config builds for a config
 # without a vision_config (google/gemma-3-*-it publish so400m's: 1152, 4304, 27, 16, 896, 14)
 SIGLIP_DEFAULTS = {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12,
-                   "num_channels": 3, "image_size": 224, "patch_size": 16}
+                   "num_channels": 3, "image_size": 224, "patch_size": 16,
+                   "num_attention_heads": 12}
 
 
 def gemma3_vision_params(cfg: dict[str, Any], text_hidden: int, source: str) -> VisionParams:
@@ -40,4 +41,4 @@ def gemma3_vision_params(cfg: dict[str, Any], text_hidden: int, source: str) -> 
     layer_split = 3 * d * d + 3 * d + d * d + d * inter + inter + inter * d
     projector = d * text_hidden + d
     whole = embeddings + layers * layer_whole + 2 * d + projector
-    return VisionParams(whole + layers * layer_split, whole)
+    return VisionParams(whole + layers * layer_split, whole, dim("num_attention_heads"))

@@ -12,9 +12,11 @@ from kvcore.errors import InputError
 class VisionParams(NamedTuple):
     """A vision tower's parameters (its projector's included): all of them, and those every
     tensor-parallel rank keeps whole (embeddings, norms, row-parallel biases); a rank holds
-    ``whole + (total - whole) // tp``."""
+    ``whole + (total - whole) // tp``; ``heads``: its attention heads, which vLLM splits over
+    TP (a TP that does not divide them is refused, as vLLM's `divide` asserts)."""
     total: int
     whole: int
+    heads: int = 0
 
 
 def vision_config(cfg: dict[str, Any]) -> dict[str, Any]:

@@ -115,6 +115,11 @@ def resolve_kv_cache_config(
         raise InputError(f"{g.name}'s {g.num_attention_heads} attention heads must be divisible "
                          f"by it, as vLLM requires; got {tensor_parallel_size}",
                          field="tensor_parallel_size")
+    if g.vision_heads % tensor_parallel_size:
+        # (its encoder's attention splits them: vLLM asserts "N is not divisible by TP")
+        raise InputError(f"{g.name}'s vision tower has {g.vision_heads} attention heads, which "
+                         "must be divisible by it, as vLLM requires; got "
+                         f"{tensor_parallel_size}", field="tensor_parallel_size")
     kv, tp = g.num_kv_heads, tensor_parallel_size
     if g.mla is None and kv > 0 and (tp % kv if tp >= kv else kv % tp):
         # QKVParallelLinear splits the KV heads (or replicates each over tp / heads ranks):
