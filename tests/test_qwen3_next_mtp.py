@@ -127,10 +127,18 @@ def test_two_modules_are_refused(tmp_path):
                                        "config.json")))
 
 
-def test_an_eagle_draft_beside_gdn_layers_is_still_refused():
-    with pytest.raises(InputError, match="not sized with qwen3-next-80b-a3b's Mamba layers"):
-        resolve_kv_cache_config("qwen3-next-80b-a3b", gpu_memory_gib=141, tensor_parallel_size=2,
+def test_an_eagle_draft_beside_gdn_layers_gets_the_attention_block():
+    """(tests/test_eagle_draft_mamba.py checks these drafts against vLLM's planning.) The
+    Llama-3.1-8B draft's 4 KV heads of 128 a worker: a page twice the attention page at the
+    576-token block, so vLLM doubles the target's attention blocks and pads the GDN pages,
+    49 groups of one layer."""
+    r = resolve_kv_cache_config("qwen3-next-80b-a3b", gpu_memory_gib=141, tensor_parallel_size=2,
                                 draft=("eagle3-llama-3.1-8b", "eagle3"), num_speculative_tokens=3)
+    groups = r.config.kv_cache_groups
+    assert (len(groups), groups[-1].layer_names, groups[-1].kv_cache_spec.block_size) == (
+        49, ("draft.layers.48",), 576)
+    assert {g.kv_cache_spec.page_size_bytes for g in groups} == {2 * 576 * 4 * 128 * 2}
+    assert groups[-2].kv_cache_spec.block_size == 1152
 
 
 def test_the_drafter_runs_fc_split_every_pass():

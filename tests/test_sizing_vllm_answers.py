@@ -60,7 +60,8 @@ def test_same_answers_as_vllm(case) -> None:
     specs = {name: build(j) for name, j in case["layers"].items()}
     ctx = SizingContext(max_model_len=case["max_model_len"],
                         max_num_batched_tokens=case["max_num_batched_tokens"],
-                        max_concurrent_batches=case["max_concurrent_batches"])
+                        max_concurrent_batches=case["max_concurrent_batches"],
+                        mamba_cache_mode=case.get("mamba_cache_mode", "align"))
     groups = get_kv_cache_groups(specs, disable_hybrid=case["disable_hybrid"])
     exp = case["expected"]
     assert [{"layers": list(g.layer_names), "block_size": g.kv_cache_spec.block_size,

@@ -29,6 +29,7 @@ from typing import Any
 from kvcore.errors import InputError, clipped
 from kvcore.models.geometry import ModelGeometry, layer_specs
 from kvcore.models.hf_config import load_hf_config, read_hf_config
+from kvcore.models.qwen3_5 import QWEN3_5_TYPES
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.read_once import ReadOnce
 from kvcore.specs import DTYPE_BYTES, KVCacheSpec
@@ -50,6 +51,11 @@ _MODELLED = {("eagle", "EagleLlamaForCausalLM"): "EagleLlamaForCausalLM",
              ("eagle3", "Eagle3LlamaForCausalLM"): "Eagle3LlamaForCausalLM",
              ("eagle3", "LlamaForCausalLMEagle3"): "Eagle3LlamaForCausalLM"}
 FIELD = "spec_model"
+# The Mamba hybrids whose vLLM 0.33 class hands EAGLE-3 the target's auxiliary hidden states
+# (SupportsEagle3: qwen3_next.py, qwen3_5.py, nemotron_h.py). JambaForCausalLM,
+# FalconH1ForCausalLM and GraniteMoeHybridForCausalLM do not: the runner refuses to load an
+# EAGLE-3 draft reading them (v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:28).
+EAGLE3_MAMBA_TYPES = ("qwen3_next", *QWEN3_5_TYPES, "nemotron_h")
 DRAFT_LAYERS = "draft.layers."     # a draft layer's name, before its number
 # (a cluster's replicas each size their pool: the file is read once per version)
 _read_config: ReadOnce[dict[str, Any]] = ReadOnce(load_hf_config)
@@ -79,6 +85,9 @@ class DraftModel:
     # own; for Qwen3-Next the draft's one-layer geometry, its layer 0's feed-forward)
     target: ModelGeometry | None = None
     repeated: int = 0
+    # EAGLE-3 reading the target's auxiliary hidden states (its eagle_config's
+    # use_aux_hidden_state, true unless said): a target class must provide them
+    aux_hidden_states: bool = False
 
     def weights_bytes(self, tp: int = 1) -> int:
         """The draft's weight bytes on one of `tp` workers."""
@@ -162,8 +171,16 @@ def load_draft(name: str, method: str, target: ModelGeometry) -> DraftModel:
     else:
         fc = 2 * h * h                          # over (embedding, hidden state)
         whole += fc
-    return DraftModel(name, method, arch, g, split, whole, id_map, rows, fc_params=fc,
-                      pass_split=h * (q + 2 * kv) if eagle3 else 0)
+    draft = DraftModel(name, method, arch, g, split, whole, id_map, rows, fc_params=fc,
+                       pass_split=h * (q + 2 * kv) if eagle3 else 0,
+                       aux_hidden_states=eagle3 and bool(fc))
+    if draft.aux_hidden_states and target.mamba and target.model_type not in EAGLE3_MAMBA_TYPES:
+        raise InputError(f"eagle3 reads the target's auxiliary hidden states, which vLLM 0.33's "
+                         f"class for {target.model_type} ({target.name}) does not give (vLLM "
+                         "refuses to start: 'Model does not support EAGLE3 interface'); among "
+                         "Mamba hybrids Qwen3-Next, Qwen3.5 and Nemotron-H give them; eagle runs "
+                         "beside any", field="spec_method")
+    return draft
 
 
 def draft_layer_specs(draft: DraftModel, target: ModelGeometry, **kw: Any

@@ -156,7 +156,10 @@ def resolve_kv_cache_config(
                         num_speculative_tokens=num_speculative_tokens)
     spec_draft = _draft(draft, g)
     if spec_draft is not None:
-        # (beside a Mamba hybrid, the attention block vLLM raised for the target's pages)
+        # (beside a Mamba hybrid, the attention block vLLM raised for the target's pages: its
+        # platform raises cache_config.block_size once both models are loaded, and every
+        # attention layer, the draft's too, reads it when asked its spec; get_kv_cache_groups
+        # then unifies a draft page of another size, recorded in tests/data/sizing_vllm)
         attn_block = max((s.block_size for s in specs.values() if s.kind != "mamba"),
                          default=block_size)
         specs.update(draft_layer_specs(spec_draft, g, block_size=attn_block,
@@ -241,13 +244,8 @@ def resolve_kv_cache_config(
 
 
 def _draft(draft: tuple[str | None, str] | None, g: ModelGeometry) -> DraftModel | None:
-    """The draft beside model `g`, refused where its sizing is not modelled."""
+    """The draft beside model `g` (`load_spec_draft` refuses what kvcli does not size and what
+    vLLM refuses to start with)."""
     if draft is None:
         return None
-    if g.mamba and draft[1] != "mtp":
-        # (an MTP module beside Mamba layers is Qwen3-Next's or Qwen3.5's, checked against
-        # vLLM; an EAGLE draft's beside them is not)
-        raise InputError(f"a draft model's layers are not sized with {g.name}'s Mamba layers "
-                         "(kvcli sizes an MTP module beside them, not an EAGLE draft)",
-                         field="spec_model")
     return load_spec_draft(draft[0], draft[1], g)

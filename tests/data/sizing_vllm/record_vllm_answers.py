@@ -20,9 +20,9 @@ from kvcore.models import load_preset, layer_specs
 from kvcore import specs as K
 DT = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32, "fp8": torch.float8_e4m3fn}
 
-def cfg(mml, mnbt, batches, disable_hybrid=False):
+def cfg(mml, mnbt, batches, disable_hybrid=False, mode="align"):
     cache = NS(num_gpu_blocks_override=None, get_resolved_kv_cache_layout=lambda: KVCacheLayout.LBNHC,
-               prefix_cache_retention_interval=None, mamba_cache_mode="align")
+               prefix_cache_retention_interval=None, mamba_cache_mode=mode)
     return NS(scheduler_config=NS(disable_hybrid_kv_cache_manager=disable_hybrid, max_num_batched_tokens=mnbt),
               cache_config=cache, model_config=NS(max_model_len=mml),
               attention_config=NS(hisparse_config=None), max_in_flight_tokens=batches * mnbt,
@@ -40,9 +40,9 @@ def spec_json(s):
         return {"type": "chunked_local", "attention_chunk_size": s.attention_chunk_size, **d}
     return {"type": "full", **d}
 
-def to_vllm(j):
+def to_vllm(j, mode="align"):
     if j["type"] == "mamba":
-        return V.MambaSpec(block_size=j["block_size"], shapes=tuple(map(tuple, j["shapes"])), dtypes=tuple(DT[d] for d in j["dtypes"]), page_size_padded=j["page_size_padded"], mamba_cache_mode="align",
+        return V.MambaSpec(block_size=j["block_size"], shapes=tuple(map(tuple, j["shapes"])), dtypes=tuple(DT[d] for d in j["dtypes"]), page_size_padded=j["page_size_padded"], mamba_cache_mode=mode,
                            **{f: j[f] for f in ("num_speculative_blocks", "num_prefill_checkpoint_blocks", "prefill_checkpoint_alignment") if f in j})
     kw = dict(block_size=j["block_size"], num_kv_heads=j["num_kv_heads"], head_size=j["head_size"], dtype=DT[j["dtype"]])
     if j["type"] == "sliding_window":
@@ -54,16 +54,18 @@ def to_vllm(j):
     return __import__("dataclasses").replace(spec, is_draft=True) if j.get("is_draft") else spec
 
 cases = []
-def add(name, layers, available, mml, mnbt=8192, batches=2, disable_hybrid=False):
-    c = cfg(mml, mnbt, batches, disable_hybrid)
-    vs = {n: to_vllm(j) for n, j in layers.items()}
+def add(name, layers, available, mml, mnbt=8192, batches=2, disable_hybrid=False, mode="align"):
+    c = cfg(mml, mnbt, batches, disable_hybrid, mode)
+    vs = {n: to_vllm(j, mode) for n, j in layers.items()}
     groups = P.get_kv_cache_groups(c, dict(vs))
     kc = P.get_kv_cache_config_from_groups(c, groups, available)
     conc = get_max_concurrency_for_kv_cache_config(c, kc)
     tokens, _ = get_kv_cache_capacity(c, kc)
     est = _estimate_max_model_len_from_groups(DefaultKVCacheConfigBuilder(), c, groups, available - _pool_bytes_per_block(c, groups))
+    # (the Mamba cache mode only where prefix caching is off: the older cases' lines unchanged)
     cases.append({"name": name, "layers": layers, "available": available, "max_model_len": mml,
                   "max_num_batched_tokens": mnbt, "max_concurrent_batches": batches, "disable_hybrid": disable_hybrid,
+                  **({"mamba_cache_mode": mode} if mode != "align" else {}),
                   "expected": {"groups": [{"layers": list(g.layer_names), "block_size": g.kv_cache_spec.block_size,
                                            "page_size_bytes": g.kv_cache_spec.page_size_bytes,
                                            "spec": type(g.kv_cache_spec).__name__} for g in groups],
@@ -106,6 +108,37 @@ layers = {n: spec_json(s) for n, s in layer_specs(g, tp=4, max_model_len=32768).
 layers.update({n: {**spec_json(s), "is_draft": True} for n, s in draft_layer_specs(
     mtp_draft(g), g, tp=4, max_model_len=32768).items()})
 add("glm-4.5-air-tp4-mtp-22gib", layers, 24_278_961_766, 32768)
+# Mamba hybrids with an EAGLE draft beside them (tests/data/sizing_vllm/drafts: configs made up
+# for these cases), K = 2 speculative tokens, prefix caching on (align) and off (none). The
+# draft's attention layers take the block size the target's attention was raised to for its
+# Mamba pages (vLLM's Attention.get_kv_cache_spec reads cache_config.block_size after
+# Platform.update_block_size_for_backend raised it, once both models are loaded); the planning
+# below then unifies their pages. The memory is what kvcli's sizing leaves on the GPU named.
+from kvcore.sizing.resolve import resolve_kv_cache_config
+DRAFTS = __import__("pathlib").Path(__file__).resolve().parent / "drafts"
+for preset, draft, method, tp, gib, mml in [
+        ("qwen3-next-80b-a3b", "qwen3-next-eagle3", "eagle3", 2, 141, 32768),
+        ("qwen3-next-80b-a3b", "qwen3-next-eagle3", "eagle3", 4, 80, 32768),
+        ("qwen3-next-80b-a3b", "qwen3-next-eagle3-kv4", "eagle3", 2, 141, 32768),
+        ("qwen3-next-80b-a3b", "qwen3-next-eagle3-kv4", "eagle3", 4, 80, 32768),
+        ("nemotron-nano-9b-v2", "nemotron-nano-9b-v2-eagle3", "eagle3", 1, 80, 32768),
+        ("jamba-v0.1", "jamba-eagle", "eagle", 2, 80, 32768),
+        # (the Llama-3.1-8B draft preset: a page twice the target's attention page)
+        ("qwen3-next-80b-a3b", "eagle3-llama-3.1-8b", "eagle3", 2, 141, 32768)]:
+    for mode in ("align", "none"):
+        g = load_preset(preset)
+        ls = layer_specs(g, tp=tp, max_model_len=mml, num_speculative_tokens=2, mamba_cache_mode=mode)
+        attn_bs = max(s.block_size for s in ls.values() if s.kind != "mamba")
+        layers = {n: spec_json(s) for n, s in ls.items()}
+        path = draft if draft.startswith("eagle3-llama") else str(DRAFTS / draft)
+        d = load_draft(path, method, g)
+        layers.update({n: {**spec_json(s), "is_draft": True} for n, s in draft_layer_specs(
+            d, g, block_size=attn_bs, tp=tp, max_model_len=mml).items()})
+        avail = resolve_kv_cache_config(preset, gpu_memory_gib=gib, tensor_parallel_size=tp,
+                                        max_model_len=mml, enable_prefix_caching=mode == "align",
+                                        draft=(path, method),
+                                        num_speculative_tokens=2).available_bytes
+        add(f"{preset}-tp{tp}-{draft}-{mode}", layers, avail, mml, mode=mode)
 f = lambda h=64: {"type": "full", "block_size": 16, "num_kv_heads": 2, "head_size": h, "dtype": "float32"}
 w = lambda h=64, win=1: {"type": "sliding_window", "sliding_window": win, "block_size": 16, "num_kv_heads": 2, "head_size": h, "dtype": "float32"}
 ch = lambda c=64: {"type": "chunked_local", "attention_chunk_size": c, "block_size": 16, "num_kv_heads": 2, "head_size": 64, "dtype": "float32"}
