@@ -1,7 +1,8 @@
 """An EAGLE draft's layers and weights in the pool sized from a model (`kvcore.models.eagle_draft`).
 
 vLLM's planning of a target's layers with its draft's (marked is_draft) is checked in
-test_sizing_vllm_answers.py (three recorded cases); here the draft's parameter count, the
+test_sizing_vllm_answers.py (three recorded cases; beside Mamba hybrids fourteen more,
+test_eagle_draft_mamba.py); here the draft's parameter count, the
 numbers a replay and `kvcli config` get from it, and the refusals.
 """
 
