@@ -69,7 +69,7 @@ def test_vllms_start_up_refusal_is_kvclis(tmp_path: Path) -> None:
     assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     # (the command's default is async scheduling: PP + 1 batches in flight)
     assert "33 blocks" in r.stderr and r.stderr.strip().endswith(
-        "(4 batches in flight: pipeline parallelism 3 with async scheduling)")
+        "(pipeline parallelism 3 with async scheduling: 4 batches in flight)")
     assert "Traceback" not in r.output and not (tmp_path / "s.jsonl").exists()
 
 

@@ -34,7 +34,8 @@ def test_where_vllm_fails_its_assertion_the_replay_stops_saying_why():
     assert answer_of(trace)[-1] == {"error": "AssertionError: "}
     with pytest.raises(InputError) as err:
         replay_recorded(trace)
-    assert err.value.field == "long_prefill_token_threshold"
+    # (the trace's config line set it: named there, line 1)
+    assert (err.value.field, err.value.line) == ("config.long_prefill_token_threshold", 1)
     assert err.value.message.startswith("2 cuts the one-token admission of request 'b', "
                                         "padded to 1 + 3 tokens for speculative decoding")
 

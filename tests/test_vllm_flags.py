@@ -171,7 +171,8 @@ def test_config_reads_vllm_names_as_the_old_ones():
     res = CliRunner().invoke(app, [*BASE["config"], "--kv-cache-dtype", "int8"])
     assert res.exit_code == 2 and "unknown dtype 'int8'" in res.stderr, res.stderr
     assert blocks("--device-memory-utilization", "0.9") == 29_205
-    assert blocks("-tp", "2") == blocks("--tensor-parallel-size", "2") == 67_708
+    # (at TP 2 every rank keeps its norms whole, as vLLM builds them: tests/data/weights_census)
+    assert blocks("-tp", "2") == blocks("--tensor-parallel-size", "2") == 67_707
     res = CliRunner().invoke(app, [*BASE["config"], "--no-async-scheduling",
                                    "--max-concurrent-batches", "2"])
     assert res.exit_code == 2 and "disagrees with --no-async-scheduling" in res.stderr
