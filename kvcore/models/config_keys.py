@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped
 
 # vLLM 0.33's CONFIG_FIELD_ALIASES (transformers_utils/config.py:56), first found wins; Ernie 4.5's
 # config class maps num_experts / num_experts_per_tok onto moe_num_experts / moe_k
@@ -80,6 +80,23 @@ def perf_swa(c: dict[str, Any], model_type: str, n: int, get) -> tuple[int, int]
     else:
         count = sum(i >= first for i in range(n))
     return (count, window)
+
+
+# Model types whose decoder layer is MoE unless ``mlp_only_layers`` lists it or its index + 1 is
+# not a multiple of ``decoder_sparse_step`` (vLLM 0.33's qwen2_moe.py, qwen3_moe.py,
+# qwen3_next.py; checked per rank: tests/data/weights_census/*-sparse.config.json)
+SPARSE_STEP_TYPES = ("qwen2_moe", "qwen3_moe", "qwen3_next")
+
+
+def sparse_step_layers(get, get_dim, n: int, source: str) -> tuple[bool, ...]:
+    """Which of the ``n`` layers are MoE, by ``mlp_only_layers`` and ``decoder_sparse_step``."""
+    dense = get("mlp_only_layers") or []
+    if not isinstance(dense, list) or not all(isinstance(i, int) and not isinstance(i, bool)
+                                              for i in dense):
+        raise InputError(f"expected a list of layer indices, got {clipped(repr(dense))}",
+                         path=source or None, field="mlp_only_layers")
+    step = get_dim("decoder_sparse_step", 1)
+    return tuple(i not in dense and (i + 1) % step == 0 for i in range(n))
 
 
 def counted_moe_layers(get, n: int, num_experts: int) -> int:

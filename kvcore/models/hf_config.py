@@ -45,12 +45,14 @@ from kvcore.models.config_keys import (
     EXPERT_KEYS,
     MTP_KEYS,
     MTP_MODULES,
+    SPARSE_STEP_TYPES,
     counted_moe_layers,
     experts_per_tok,
     head_dim_of,
     kv_heads_of,
     perf_swa,
     shared_width,
+    sparse_step_layers,
 )
 from kvcore.models.context_limit import lengths
 from kvcore.models.fp8_scales import block_of
@@ -78,6 +80,8 @@ DTYPE_ALIASES = {"float16": "float16", "fp16": "float16", "half": "float16",
                  "bfloat16": "bfloat16", "bf16": "bfloat16", "float32": "float32",
                  "fp32": "float32", "float": "float32"}
 
+# Model types whose QKV projection always has a bias (qwen2.py, qwen2_moe.py)
+QKV_BIAS_TYPES = ("qwen2", "qwen2_moe")
 # Model types whose attention always has a q_norm and a k_norm (qwen3.py, qwen3_moe.py,
 # gemma3.py build them unconditionally)
 QK_NORM_TYPES = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text")
@@ -213,6 +217,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         # MoE every moe_layer_freq-th layer
         first, freq = get_int("first_k_dense_replace"), get_dim("moe_layer_freq", 1)
         moe_layers = tuple(i >= first and i % freq == 0 for i in range(n_layers))
+    elif num_experts and model_type in SPARSE_STEP_TYPES:
+        moe_layers = sparse_step_layers(get, get_dim, n_layers, source)
     else:
         moe_layers = tuple(num_experts > 0 for _ in range(n_layers))
     counted_moe = counted_moe_layers(get, n_layers, num_experts)
@@ -227,7 +233,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         intermediate_size=get_int("intermediate_size", 0), vocab_size=get_int("vocab_size", 0),
         tie_word_embeddings=bool(get("tie_word_embeddings", False)), num_experts=num_experts,
         moe_intermediate_size=moe_inter if num_experts else 0, moe_layers=moe_layers,
-        attention_bias=bool(get("attention_bias", False)),
+        # (the census's qwen2-moe-sparse case counts Qwen2-MoE's)
+        attention_bias=bool(get("attention_bias", False)) or model_type in QKV_BIAS_TYPES,
         qk_norm=(model_type in GDN_TYPES or model_type in QK_NORM_TYPES
                  or model_type == "glm4_moe" and bool(get("use_qk_norm", False))),
         router_score_bias=get("topk_method") == "noaux_tc",

@@ -17,6 +17,10 @@ from kvcore.models.geometry import ModelGeometry
 from kvcore.models.mla import mla_attention_params, mla_replicated_params
 from kvcore.models.qwen3_5 import GDN_TYPES
 
+# MoE blocks gating their shared expert (a replicated hidden x 1 linear): qwen2_moe.py,
+# qwen3_next.py, qwen3_5.py
+SHARED_GATE_TYPES = (*GDN_TYPES, "qwen2_moe")
+
 # Model types whose MoE router is float32 whatever the model dtype, with a float32
 # e_score_correction_bias (one a routed expert): GLM-4.5's Glm4MoE builds its GateLinear with
 # params_dtype float32 (glm4_moe.py:141-150); GLM-4.5-Air's 45 routers are 94,394,880 B
@@ -130,8 +134,8 @@ def nemotron_mlp(g: ModelGeometry, tp: int, moe: bool, shared: int, led: Ledger)
 def moe(g: ModelGeometry, tp: int, shared: int, led: Ledger) -> None:
     h, e = g.hidden_size, g.num_experts
     led.layer += 3 * h * shared // tp
-    if g.model_type in GDN_TYPES and shared:
-        led.model += h  # Qwen3-Next's (and Qwen3.5's) shared_expert_gate, hidden x 1
+    if g.model_type in SHARED_GATE_TYPES and shared:
+        led.model += h  # Qwen3-Next's (Qwen3.5's, Qwen2-MoE's) shared_expert_gate, hidden x 1
     router = h * e
     if g.model_type in FP32_ROUTERS:
         led.fp32 += router

@@ -80,7 +80,9 @@ QWEN3_5_VL = ("11-tiny-qwen3-5-vl", "12-tiny-qwen3-5-moe-vl", "15-qwen3-5-defaul
 
 def cases():
     out = {name: cfg for name, (_, cfg) in PRESETS.items()}
-    for sub in ("mla", "sliding", "mamba"):
+    # (weights_census/: configs written for the census itself, e.g. Qwen MoE layers made
+    # dense by mlp_only_layers and decoder_sparse_step)
+    for sub in ("mla", "sliding", "mamba", "weights_census"):
         for p in sorted((ROOT / "tests" / "data" / sub).glob("*.config.json")):
             out[f"{sub}/{p.name}"] = json.loads(p.read_text())
     # Qwen3.5's multimodal configs (record_qwen3_5.py built them at TP 1 only): its vision
