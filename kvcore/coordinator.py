@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from kvcore.block import KVCacheBlock
 from kvcore.block_pool import BlockPool
 from kvcore.managers.base import SingleTypeKVCacheManager
+from kvcore.managers.full_attention import FullAttentionManager
 from kvcore.managers.registry import fine_manager_class, get_manager_class
 from kvcore.partial_hashes import PartialHashes
 from kvcore.prefix_match import partial_hash_hits
@@ -77,13 +78,20 @@ class KVCacheCoordinator:
         self.partial_hits = enable_caching and len(groups) > 1 and partial_hash_hits(
             [g.kv_cache_spec for g in groups], hash_block_size, True)
         self.hit_alignment = hash_block_size if self.partial_hits else scheduler_block_size
-        if self.partial_hits:
+        classes = []
+        for g in groups:
+            cls = get_manager_class(g.kv_cache_spec)
+            if g.kv_cache_spec.block_size != hash_block_size and enable_caching and (
+                    self.partial_hits or cls is FullAttentionManager):
+                # (vLLM's full attention registers a prompt's tail inside a block coarser
+                # than the hash block whether or not hits may land there:
+                # FullAttentionManager.cache_blocks; tests/data/sched_spec_eagle_mixed/)
+                cls = fine_manager_class(cls)
+            classes.append(cls)
+        if any(c is not get_manager_class(g.kv_cache_spec) for c, g in zip(classes, groups)):
             self.block_pool.partial = PartialHashes(self.block_pool)
         managers = []
-        for i, g in enumerate(groups):
-            cls = get_manager_class(g.kv_cache_spec)
-            if self.partial_hits and g.kv_cache_spec.block_size != hash_block_size:
-                cls = fine_manager_class(cls)
+        for i, (g, cls) in enumerate(zip(groups, classes)):
             managers.append(cls(g.kv_cache_spec, self.block_pool, enable_caching, i,
                                 scheduler_block_size=scheduler_block_size,
                                 max_admission_blocks_per_request=cls.admission_cap(

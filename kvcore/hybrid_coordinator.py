@@ -65,9 +65,11 @@ class HybridKVCacheCoordinator(KVCacheCoordinator):
             if sg.use_eagle:
                 for gid in sg.group_ids:
                     self.single_type_managers[gid].use_eagle = True
-        # (a dropping group below the scheduler block caches past the aligned prefix: the
-        # facade then takes the general path, `cache_blocks` below)
-        self.eagle_caching = tuple(m.use_eagle and m.block_size < self.cacheable_alignment
+        # (a dropping group below the scheduler block caches past the aligned prefix, and one
+        # coarser than the hash block registers its prompt's tail from past it: the facade
+        # then takes the general path, `cache_blocks` below)
+        self.eagle_caching = tuple(m.use_eagle and (m.block_size < self.cacheable_alignment
+                                                    or m.block_size != self.hash_block_size)
                                    for m in self.single_type_managers)
         if not any(self.eagle_caching):
             self.eagle_caching = ()

@@ -2,8 +2,8 @@
 
 Groups come from a model (`kvcore.sizing`, which may also size `num_blocks` from GPU memory),
 from a token-id trace's config line (`groups`, the op scripts' spelling, every group at the
-trace's block size, one layer each), or are one full-attention group. `num_blocks` defaults to
-the engine's 16,384 or, in cache mode, room for every prompt block. With groups from a config
+trace's block size unless it gives its own, one layer each), or are one full-attention group.
+`num_blocks` defaults to the engine's 16,384 or, in cache mode, room for every prompt block. With groups from a config
 line, vLLM's start-up check applies (`check_startup`): one `max_model_len` request must fit.
 """
 
@@ -24,22 +24,25 @@ from kvcore.traces import Trace
 
 
 def _config_group(group: dict, cfg: ReplayOptions, trace: Trace) -> KVCacheSpec:
-    """A config line's group. With prefix caching off vLLM runs Mamba in "none" mode
-    (`MambaModelConfig`): a Mamba block holds max_model_len tokens, one a request. A group's
-    own `block_size` (a replay's summary names it) must be the one it runs at."""
-    spec = spec_from_group_config(group, cfg.block_size)
+    """A config line's group, at its own `block_size` or the replay's (vLLM's planning gives
+    an EAGLE draft's group its own where its page differs: tests/data/sched_spec_eagle_mixed/).
+    With prefix caching off vLLM runs Mamba in "none" mode (`MambaModelConfig`): a Mamba block
+    holds max_model_len tokens, one a request."""
+    given = group.get("block_size", cfg.block_size) if isinstance(group, dict) else None
+    if given is not None and (type(given) is not int or given < 1):
+        raise refusal(cfg, trace, "groups", f"a {group.get('type')} group's block_size must "
+                      f"be a positive integer, got {given!r}")
+    spec = spec_from_group_config(group, given or cfg.block_size)
     if isinstance(spec, MambaSpec) and not cfg.enable_prefix_caching and cfg.max_model_len:
+        if given != cfg.block_size:
+            raise refusal(cfg, trace, "groups", f"a mamba group's block_size {given!r} is not "
+                          f"the {cfg.max_model_len} it runs at with prefix caching off "
+                          "(max_model_len)")
         spec = dataclasses.replace(spec, block_size=cfg.max_model_len)
     if isinstance(spec, MambaSpec) and cfg.num_speculative_tokens:
         # vLLM's MambaBase.get_kv_cache_spec: K speculative state blocks a request, whatever
         # the method (vllm_config.num_speculative_tokens; 0 only with use_replayssm)
         spec = dataclasses.replace(spec, num_speculative_blocks=cfg.num_speculative_tokens)
-    given = group.get("block_size", spec.block_size)
-    if given != spec.block_size:
-        message = (f"a {group.get('type')} group's block_size {given!r} is not the "
-                   f"{spec.block_size} it runs at: a config line's groups run at the replay's "
-                   "block_size (a Mamba group with prefix caching off at max_model_len)")
-        raise refusal(cfg, trace, "groups", message)
     return spec
 
 
