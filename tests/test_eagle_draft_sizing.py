@@ -164,13 +164,14 @@ def test_the_draft_as_vllm_built_it(name):
     assert [len(g.layer_names) for g in res.config.kv_cache_groups] == [group["num_layers"]]
 
 
-def test_a_draft_of_another_block_size_beside_a_hybrid_model_is_refused():
+def test_a_draft_of_another_block_size_beside_a_hybrid_model_replays():
     """gpt-oss's layers at 32-token blocks, Llama's EAGLE-3 draft at 16 (the same page: vLLM's
-    planning, recorded): EAGLE over groups of different block sizes is not checked against
-    vLLM's scheduler."""
+    planning, recorded): EAGLE over groups of different block sizes runs as vLLM's scheduler
+    does (tests/data/sched_spec_eagle_mixed/), hashed at 16 tokens."""
     r = CliRunner().invoke(app, ["replay", TRACE, "--model", "gpt-oss-20b", "--gpu-memory-gib",
-                                 "80", *SPEC, "--spec-method", "eagle3", "--spec-model", EAGLE3])
-    assert r.exit_code == 2
-    assert r.stderr.strip() == ("error: option --spec-method: eagle3 over KV cache groups of "
-                                "different block sizes (16, 32 tokens) is not checked against "
-                                "vLLM")
+                                 "80", *SPEC, "--spec-method", "eagle3", "--spec-model", EAGLE3,
+                                 "--json"])
+    assert r.exit_code == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert sorted({g["block_size"] for g in out["groups"]}) == [16, 32]
+    assert (out["finished"], out["hit_tokens"]) == (128, 111_104)

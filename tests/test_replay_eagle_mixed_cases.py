@@ -57,7 +57,7 @@ def _mamba_trace(tmp_path: Path) -> Path:
 
 
 def test_beside_mamba_groups_of_another_block_size_it_stays_refused(tmp_path):
-    """12 of the 21 recorded cases with Mamba groups in "align" mode differ from vLLM in the
+    """13 of the 23 recorded cases with Mamba groups in "align" mode differ from vLLM in the
     aligned prefill split (em13: vLLM schedules 32 and 32 tokens at step 0, kvcli 60)."""
     with pytest.raises(InputError, match=r"eagle3 beside Mamba groups over KV cache groups of "
                        r"different block sizes \(16, 32 tokens\) is not modelled"):

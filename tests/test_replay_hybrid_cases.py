@@ -154,10 +154,10 @@ def test_the_summarys_groups_paste_back_into_a_config_line(tmp_path):
     ({"groups": "x"}, "config.groups", "must be a non-empty list of groups"),
     ({"groups": [{"type": "weird"}]}, "config.groups", "unknown group type 'weird'"),
     ({"groups": [{"type": "sliding_window"}]}, "config.groups", "missing"),
-    # a group's own block size was ignored: the groups ran at 16 without a word
-    ({"groups": [{"type": "sliding_window", "sliding_window": 64, "block_size": 32},
+    # (a group runs at its own block size: tests/data/sched_spec_eagle_mixed/)
+    ({"groups": [{"type": "sliding_window", "sliding_window": 64, "block_size": 0},
                  {"type": "full_attention", "block_size": 16}]}, "config.groups",
-     "a sliding_window group's block_size 32 is not the 16 it runs at"),
+     "a sliding_window group's block_size must be a positive integer, got 0"),
     ({"prefix_cache_retention_interval": "abc"}, "config.prefix_cache_retention_interval",
      "must be dense (null) or an integer >= 0, got 'abc'"),
     ({"groups": [{"type": "full"}, {"type": "sliding_window", "sliding_window": 32}],
