@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 from oracle_sched import check_spec_case
+from typer.testing import CliRunner
 
+from kvcli.app import app
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.replay import replay
 from kvcore.errors import InputError
@@ -36,14 +38,24 @@ def test_the_cases_are_all_there():
         "em12", "em20", "em24", "em3", "em53", "em59", "em6", "em7", "em72", "em73", "em75"]
 
 
-def test_chunked_local_beside_another_block_size_fails_as_vllm_asserts():
+def test_chunked_local_finer_than_the_lcm_is_refused_at_start_up(tmp_path):
     """em6: full at 8, chunked local at 8, the draft at 16 (hit alignment 16): vLLM asserts
-    at the lookup ("KV cache groups with different block sizes are not compatible with chunked
-    local attention now"); kvcli's manager raises there too (not yet a start-up refusal)."""
+    at a lookup reaching the chunked group ("KV cache groups with different block sizes are
+    not compatible with chunked local attention now"); kvcli refuses at start-up, one line,
+    exit 2, as its own lookup would reach the group sooner (vLLM ran em67 and em80)."""
     assert "chunked local attention" in (DATA / "em6.expected.jsonl").read_text()
-    with pytest.raises(ValueError, match="chunked local attention needs every group to have "
-                       r"the same block size \(block 8, hit alignment 16\)"):
-        check_spec_case(DATA / "em6.trace.jsonl")
+    trace = DATA / "em6.trace.jsonl"
+    with pytest.raises(InputError) as e:
+        replay(str(trace), ReplayOptions())
+    assert (e.value.field, e.value.line) == ("config.groups", 1)
+    assert e.value.message == (
+        "KV cache groups of different block sizes (8, 16 tokens) with a chunked local "
+        "attention group finer than their lcm are not modelled (vLLM asserts at a lookup "
+        "reaching it: 'KV cache groups with different block sizes are not compatible with "
+        "chunked local attention now')")
+    r = CliRunner().invoke(app, ["replay", str(trace), "--steps", str(tmp_path / "s.jsonl")])
+    assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1 and "Traceback" not in r.output
+    assert not (tmp_path / "s.jsonl").exists()
 
 
 def _mamba_trace(tmp_path: Path) -> Path:
@@ -59,9 +71,19 @@ def _mamba_trace(tmp_path: Path) -> Path:
 def test_beside_mamba_groups_of_another_block_size_it_stays_refused(tmp_path):
     """13 of the 23 recorded cases with Mamba groups in "align" mode differ from vLLM in the
     aligned prefill split (em13: vLLM schedules 32 and 32 tokens at step 0, kvcli 60)."""
-    with pytest.raises(InputError, match=r"eagle3 beside Mamba groups over KV cache groups of "
-                       r"different block sizes \(16, 32 tokens\) is not modelled"):
+    with pytest.raises(InputError, match=r"KV cache groups of different block sizes \(16, 32 "
+                       r"tokens\) beside Mamba groups are not modelled"):
         replay(str(_mamba_trace(tmp_path)), ReplayOptions())
+    # (without drafts too: the split is the Mamba groups')
+    cfg = json.loads(_mamba_trace(tmp_path).read_text().splitlines()[0])["config"]
+    for key in ("num_speculative_tokens", "spec_method", "eagle_groups",
+                "disable_lookahead_block_hashes", "spec_acceptance_rate", "spec_seed"):
+        cfg.pop(key, None)
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text(json.dumps({"config": cfg}) + "\n" +
+                     _mamba_trace(tmp_path).read_text().splitlines()[1] + "\n")
+    with pytest.raises(InputError, match="beside Mamba groups are not modelled"):
+        replay(str(plain), ReplayOptions())
 
 
 def test_a_groups_block_size_must_be_a_positive_integer(tmp_path):

@@ -105,6 +105,31 @@ def spec_refusals(cfg: ReplayOptions, trace: Trace) -> None:
                       f"{', '.join(DRAFT_PRESETS)}), or give num_blocks")
 
 
+def mixed_block_refusals(cfg: ReplayOptions, trace: Trace,
+                         groups: list[KVCacheGroupSpec]) -> None:
+    """Groups of different block sizes (a config line's own, or an EAGLE draft's page beside
+    its target's) were checked against vLLM over attention groups and over Mamba groups with
+    prefix caching off (tests/data/sched_spec_eagle_mixed/). Refused in one line: beside Mamba
+    groups in "align" mode (vLLM's aligned prefill split there is not kvcli's), and a chunked
+    local group finer than the hit alignment, the groups' lcm (vLLM asserts at a lookup that
+    reaches it, `em6`; kvcli's lookup reaches it sooner: `em67`, `em80` ran in vLLM)."""
+    sizes = sorted({g.kv_cache_spec.block_size for g in groups
+                    if cfg.enable_prefix_caching or not isinstance(g.kv_cache_spec, MambaSpec)})
+    if len(sizes) < 2 or not cfg.enable_prefix_caching:
+        return
+    if any(isinstance(g.kv_cache_spec, MambaSpec) for g in groups):
+        why = "beside Mamba groups are not modelled (vLLM's aligned prefill split is not kvcli's)"
+    elif any(isinstance(g.kv_cache_spec, ChunkedLocalAttentionSpec)
+             and g.kv_cache_spec.block_size != math.lcm(*sizes) for g in groups):
+        why = ("with a chunked local attention group finer than their lcm are not modelled "
+               "(vLLM asserts at a lookup reaching it: 'KV cache groups with different block "
+               "sizes are not compatible with chunked local attention now')")
+    else:
+        return
+    raise refusal(cfg, trace, "groups", f"KV cache groups of different block sizes "
+                  f"({', '.join(map(str, sizes))} tokens) {why}", also=("spec_method", "spec_model"))
+
+
 def spec_group_refusals(cfg: ReplayOptions, trace: Trace,
                         groups: list[KVCacheGroupSpec]) -> None:
     """What speculative decoding is not modelled with, by the KV cache groups."""
@@ -113,17 +138,6 @@ def spec_group_refusals(cfg: ReplayOptions, trace: Trace,
     # with pipeline parallelism too, checked against vLLM in tests/data/sched_spec_pp_mamba/)
     if cfg.spec_method not in EAGLE_METHODS:
         return
-    # (groups of different block sizes, a draft's beside its target's: checked against vLLM
-    # in tests/data/sched_spec_eagle_mixed/; beside Mamba groups in "align" mode vLLM's
-    # aligned prefill split differs from kvcli's there, so that stays refused. A Mamba group
-    # with prefix caching off holds max_model_len tokens a block: no draft layer's)
-    if cfg.enable_prefix_caching and any(isinstance(g.kv_cache_spec, MambaSpec) for g in groups):
-        sizes = sorted({g.kv_cache_spec.block_size for g in groups})
-        if len(sizes) > 1:
-            raise refusal(cfg, trace, "spec_method", f"{cfg.spec_method} beside Mamba groups "
-                          f"over KV cache groups of different block sizes ({', '.join(map(str, sizes))} "
-                          "tokens) is not modelled (vLLM's aligned prefill split there is "
-                          "not kvcli's)", also=("groups",))
     if cfg.eagle_groups is not None:
         if cfg.groups is None:
             raise refusal(cfg, trace, "eagle_groups", "names groups of the config line's "
@@ -180,6 +194,7 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
     cfg, groups, geometry = sized(cfg, trace)
     if cfg.num_speculative_tokens:
         spec_group_refusals(cfg, trace, groups)
+    mixed_block_refusals(cfg, trace, groups)
     if cfg.enable_mamba_shared_prefix_checkpoint and cfg.offloading:
         # (with a KV connector vLLM looks hits up through get_computed_blocks_for_connector:
         # tests/data/sched_spec_junction/ recorded the option without a tier)
