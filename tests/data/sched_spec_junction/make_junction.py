@@ -19,6 +19,12 @@ sibling's blocks are cached when a later one looks up; a resend or truncation 1 
 import json
 import random
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sched_spec_mamba"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sched_spec_pmu"))
+from make_spec_pmu import spec_and_unit
+from make_spec_mamba import mamba_groups, sched_config, start_up_need
 
 
 def requests(rng: random.Random, bs: int, mml: int) -> list[str]:
@@ -47,30 +53,13 @@ def requests(rng: random.Random, bs: int, mml: int) -> list[str]:
 def trace(seed: int) -> tuple[str, list[str]]:
     rng = random.Random(seed)
     method = rng.choice(["eagle3", "eagle3", "mtp"])
-    k = rng.randint(1, 4)
-    rate = rng.choice([0.3, 0.5, 0.7, 0.9])
-    asyn = rng.random() < 0.5
-    bs = rng.choice([32, 48, 64])
-    unit = rng.choice([u for u in (4, 8, 16) if bs % u == 0 and u < bs])
+    k, rate, asyn, bs, unit = spec_and_unit(rng)
     mml = rng.choice([256, 384])
-    nm = rng.choice([1, 2, 3])
-    ckpt = rng.random() < 0.5
-    groups = [{"type": "mamba", "checkpoint": True} if ckpt else {"type": "mamba"}
-              for _ in range(nm)]
-    full = rng.randrange(nm + 1)
-    groups.insert(full, {"type": "full"})
-    need = nm * (2 + int(ckpt) + k) + -(-mml // bs)
-    cfg = {"block_size": bs, "num_blocks": need + 1 + rng.choice([2, 5, 10, 20, 60, 60]),
-           "max_num_seqs": rng.choice([2, 4, 8]),
-           "max_num_batched_tokens": rng.choice([48, 64, 100, 128, 256]),
-           "max_model_len": mml, "groups": groups,
-           "long_prefill_token_threshold": rng.choice([0, 0, 40, 96]),
-           "policy": rng.choice(["fcfs", "fcfs", "priority"]),
-           "scheduler_reserve_full_isl": rng.choice([True, False]),
-           "enable_prefix_caching": True, "kv_events": rng.random() < 0.5,
-           "async_scheduling": asyn, "num_speculative_tokens": k,
-           "spec_acceptance_rate": rate, "spec_seed": rng.randrange(1000),
-           "prefix_match_unit": unit, "spec_method": method}
+    groups, full, nm, ckpt = mamba_groups(rng)
+    need = start_up_need(nm, ckpt, k, bs, mml)
+    cfg = sched_config(rng, bs, mml, groups, need, True, asyn, k, rate,
+                       spare=(2, 5, 10, 20, 60, 60))
+    cfg.update(prefix_match_unit=unit, spec_method=method)
     legacy = rng.random() < 1 / 2
     if legacy:
         cfg["disable_lookahead_block_hashes"] = True

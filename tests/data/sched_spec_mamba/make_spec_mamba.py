@@ -31,26 +31,10 @@ def trace(seed: int) -> tuple[str, list[str]]:
     caching = rng.random() < 2 / 3
     asyn = rng.random() < 0.5
     bs = rng.choice([16, 32])
-    nm = rng.choice([1, 2, 3])
-    ckpt = rng.random() < 0.5
-    groups = [{"type": "mamba", "checkpoint": True} if ckpt else {"type": "mamba"}
-              for _ in range(nm)]
-    full = rng.randrange(nm + 1)
-    groups.insert(full, {"type": "full"})
+    groups, full, nm, ckpt = mamba_groups(rng)
     mml = rng.choice([256, 384])
-    # vLLM's start-up check (oracle_mamba.py): one max_model_len request in num_blocks - 1
-    per_mamba = (2 + int(ckpt) + k) if caching else (1 + k)
-    need = nm * per_mamba + -(-mml // bs)
-    cfg = {"block_size": bs, "num_blocks": need + 1 + rng.choice([0, 2, 5, 10, 20, 60]),
-           "max_num_seqs": rng.choice([2, 4, 8]),
-           "max_num_batched_tokens": rng.choice([48, 64, 100, 128, 256]),
-           "max_model_len": mml, "groups": groups,
-           "long_prefill_token_threshold": rng.choice([0, 0, 40, 96]),
-           "policy": rng.choice(["fcfs", "fcfs", "priority"]),
-           "scheduler_reserve_full_isl": rng.choice([True, False]),
-           "enable_prefix_caching": caching, "kv_events": rng.random() < 0.5,
-           "async_scheduling": asyn, "num_speculative_tokens": k,
-           "spec_acceptance_rate": rate, "spec_seed": rng.randrange(1000)}
+    need = start_up_need(nm, ckpt, k, bs, mml, caching)
+    cfg = sched_config(rng, bs, mml, groups, need, caching, asyn, k, rate)
     if method != "ngram":
         cfg["spec_method"] = method
         if caching and rng.random() < 1 / 3:
@@ -59,6 +43,46 @@ def trace(seed: int) -> tuple[str, list[str]]:
             cfg["eagle_groups"] = [full]
     lines = [json.dumps({"config": cfg}), *requests(rng, bs, mml, 0.35)]
     return ("smtp" if method == "mtp" else "sm") + str(seed), lines
+
+
+def mamba_groups(rng: random.Random, ckpt: bool | None = None) -> tuple[list[dict], int, int, bool]:
+    """1-3 Mamba groups (Jamba's Mamba1 or, ``ckpt`` drawn 1 in 2 unless given, Mamba2 with a
+    prefill checkpoint) and the full-attention group inserted at a random place: the groups, the
+    full group's index, the Mamba group count and ``ckpt``. `make_spec_mamba_retention`,
+    `make_spec_pmu`, `make_spec_pmu_drop` and `make_junction` draw theirs here too."""
+    nm = rng.choice([1, 2, 3])
+    if ckpt is None:
+        ckpt = rng.random() < 0.5
+    groups = [{"type": "mamba", "checkpoint": True} if ckpt else {"type": "mamba"}
+              for _ in range(nm)]
+    full = rng.randrange(nm + 1)
+    groups.insert(full, {"type": "full"})
+    return groups, full, nm, ckpt
+
+
+def start_up_need(nm: int, ckpt: bool, k: int, bs: int, mml: int, caching: bool = True) -> int:
+    """vLLM's start-up check (oracle_mamba.py): the blocks one max_model_len request needs in
+    num_blocks - 1, with the K speculative blocks each Mamba group keeps."""
+    per_mamba = (2 + int(ckpt) + k) if caching else (1 + k)
+    return nm * per_mamba + -(-mml // bs)
+
+
+def sched_config(rng: random.Random, bs: int, mml: int, groups: list[dict], need: int,
+                 caching: bool, asyn: bool, k: int, rate: float,
+                 spare: tuple[int, ...] = (0, 2, 5, 10, 20, 60)) -> dict:
+    """The config line's scheduler knobs, drawn in this order: the pool (``need`` + 1 + a
+    ``spare`` draw), sequences, budget, long-prefill threshold, policy, full-ISL reserve, KV
+    events (1 in 2) and the spec seed; the callers add their own keys after these."""
+    return {"block_size": bs, "num_blocks": need + 1 + rng.choice(spare),
+            "max_num_seqs": rng.choice([2, 4, 8]),
+            "max_num_batched_tokens": rng.choice([48, 64, 100, 128, 256]),
+            "max_model_len": mml, "groups": groups,
+            "long_prefill_token_threshold": rng.choice([0, 0, 40, 96]),
+            "policy": rng.choice(["fcfs", "fcfs", "priority"]),
+            "scheduler_reserve_full_isl": rng.choice([True, False]),
+            "enable_prefix_caching": caching, "kv_events": rng.random() < 0.5,
+            "async_scheduling": asyn, "num_speculative_tokens": k,
+            "spec_acceptance_rate": rate, "spec_seed": rng.randrange(1000)}
 
 
 def requests(rng: random.Random, bs: int, mml: int, truncate_below: float) -> list[str]:

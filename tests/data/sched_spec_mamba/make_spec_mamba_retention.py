@@ -18,7 +18,7 @@ import json
 import random
 import sys
 
-from make_spec_mamba import requests
+from make_spec_mamba import mamba_groups, requests, sched_config, start_up_need
 
 
 def trace(seed: int, dense: bool = False) -> tuple[str, list[str]]:
@@ -27,24 +27,12 @@ def trace(seed: int, dense: bool = False) -> tuple[str, list[str]]:
     rate = rng.choice([0.3, 0.5, 0.7, 0.9])
     asyn = rng.random() < 0.5
     bs = rng.choice([16, 32])
-    nm = rng.choice([1, 2, 3])
-    groups = [{"type": "mamba", "checkpoint": True} for _ in range(nm)]
-    full = rng.randrange(nm + 1)
-    groups.insert(full, {"type": "full"})
+    groups, full, nm, ckpt = mamba_groups(rng, ckpt=True)
     mml = rng.choice([256, 384])
-    need = nm * (3 + k) + -(-mml // bs)     # vLLM's start-up check, as make_spec_mamba.py
-    cfg = {"block_size": bs, "num_blocks": need + 1 + rng.choice([0, 2, 5, 10, 20, 60]),
-           "max_num_seqs": rng.choice([2, 4, 8]),
-           "max_num_batched_tokens": rng.choice([48, 64, 100, 128, 256]),
-           "max_model_len": mml, "groups": groups,
-           "long_prefill_token_threshold": rng.choice([0, 0, 40, 96]),
-           "policy": rng.choice(["fcfs", "fcfs", "priority"]),
-           "scheduler_reserve_full_isl": rng.choice([True, False]),
-           "enable_prefix_caching": True, "kv_events": rng.random() < 0.5,
-           "async_scheduling": asyn, "num_speculative_tokens": k,
-           "spec_acceptance_rate": rate, "spec_seed": rng.randrange(1000),
-           "spec_method": "eagle3", "disable_lookahead_block_hashes": True,
-           "prefix_cache_retention_interval": bs * rng.choice([0, 1, 2, 2, 3, 4])}
+    need = start_up_need(nm, ckpt, k, bs, mml)
+    cfg = sched_config(rng, bs, mml, groups, need, True, asyn, k, rate)
+    cfg.update(spec_method="eagle3", disable_lookahead_block_hashes=True,
+               prefix_cache_retention_interval=bs * rng.choice([0, 1, 2, 2, 3, 4]))
     if rng.random() < 0.75:
         cfg["eagle_groups"] = [full]
     if dense:

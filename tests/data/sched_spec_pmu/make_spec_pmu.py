@@ -24,17 +24,26 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sched_spec_mamba"))
-from make_spec_mamba import requests   # (the same request lines, truncations up to 0.4)
+# the same Mamba groups, start-up need, scheduler knobs and request lines (truncations up to 0.4)
+from make_spec_mamba import mamba_groups, requests, sched_config, start_up_need
 
 
-def trace(seed: int) -> tuple[str, list[str]]:
-    rng = random.Random(seed)
-    method = rng.choice(["ngram", "ngram", "eagle3", "eagle3", "mtp"])
+def spec_and_unit(rng: random.Random) -> tuple[int, float, bool, int, int]:
+    """K 1-4, an acceptance rate, sync or async, block 32, 48 or 64 and a unit of 4, 8 or 16
+    dividing it, finer than it, drawn in this order; `make_spec_pmu_drop` and `make_junction`
+    draw theirs here too."""
     k = rng.randint(1, 4)
     rate = rng.choice([0.3, 0.5, 0.7, 0.9])
     asyn = rng.random() < 0.5
     bs = rng.choice([32, 48, 64])
     unit = rng.choice([u for u in (4, 8, 16) if bs % u == 0 and u < bs])
+    return k, rate, asyn, bs, unit
+
+
+def trace(seed: int) -> tuple[str, list[str]]:
+    rng = random.Random(seed)
+    method = rng.choice(["ngram", "ngram", "eagle3", "eagle3", "mtp"])
+    k, rate, asyn, bs, unit = spec_and_unit(rng)
     attention_only = rng.random() < 1 / 6
     mml = rng.choice([256, 384])
     if attention_only:
@@ -45,24 +54,10 @@ def trace(seed: int) -> tuple[str, list[str]]:
         need = sum(-(-mml // bs) if g["type"] == "full" else -(-(window - 1) // bs) + 2
                    for g in groups)
     else:
-        nm = rng.choice([1, 2, 3])
-        ckpt = rng.random() < 0.5
-        groups = [{"type": "mamba", "checkpoint": True} if ckpt else {"type": "mamba"}
-                  for _ in range(nm)]
-        full = rng.randrange(nm + 1)
-        groups.insert(full, {"type": "full"})
-        need = nm * (2 + int(ckpt) + k) + -(-mml // bs)
-    cfg = {"block_size": bs, "num_blocks": need + 1 + rng.choice([0, 2, 5, 10, 20, 60]),
-           "max_num_seqs": rng.choice([2, 4, 8]),
-           "max_num_batched_tokens": rng.choice([48, 64, 100, 128, 256]),
-           "max_model_len": mml, "groups": groups,
-           "long_prefill_token_threshold": rng.choice([0, 0, 40, 96]),
-           "policy": rng.choice(["fcfs", "fcfs", "priority"]),
-           "scheduler_reserve_full_isl": rng.choice([True, False]),
-           "enable_prefix_caching": True, "kv_events": rng.random() < 0.5,
-           "async_scheduling": asyn, "num_speculative_tokens": k,
-           "spec_acceptance_rate": rate, "spec_seed": rng.randrange(1000),
-           "prefix_match_unit": unit}
+        groups, full, nm, ckpt = mamba_groups(rng)
+        need = start_up_need(nm, ckpt, k, bs, mml)
+    cfg = sched_config(rng, bs, mml, groups, need, True, asyn, k, rate)
+    cfg["prefix_match_unit"] = unit
     if method != "ngram":
         cfg["spec_method"] = method
         if rng.random() < 1 / 2:
