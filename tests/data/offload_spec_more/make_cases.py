@@ -40,6 +40,20 @@ MAMBA = _load("mamba_cases", "offload_mamba")
 PARTIAL = _load("partial_cases", "offload_mamba_partial")
 
 
+def add_spec(cfg: dict, rng: random.Random, method: str) -> list[dict]:
+    """K 1-3, an acceptance rate and a spec seed, drawn in this order, into ``cfg`` with
+    ``method``, and its pool grown by the K speculative blocks of each Mamba group and the full
+    group's lookahead; returns its groups. make_cases_mamba_flagged.py draws its own here."""
+    k = rng.randint(1, 3)
+    bs = cfg["block_size"]
+    groups = cfg["groups"]
+    nm = sum(g["type"] == "mamba" for g in groups)
+    cfg.update(num_speculative_tokens=k, spec_acceptance_rate=rng.choice([0.3, 0.5, 0.7, 0.9]),
+               spec_seed=rng.randrange(1000), spec_method=method)
+    cfg["num_blocks"] += nm * k + -(-k // bs) + 1
+    return groups
+
+
 def make(seed: int) -> tuple[str, dict, list[dict]]:
     rng = random.Random(seed * 6007 + 11)
     if rng.random() < 0.4:
@@ -48,13 +62,7 @@ def make(seed: int) -> tuple[str, dict, list[dict]]:
         return f"mtp{seed}", cfg, reqs
     cfg, reqs = (PARTIAL if rng.random() < 0.5 else MAMBA).make(seed)
     method = rng.choice(["ngram", "eagle3", "mtp"])
-    k = rng.randint(1, 3)
-    bs = cfg["block_size"]
-    groups = cfg["groups"]
-    nm = sum(g["type"] == "mamba" for g in groups)
-    cfg.update(num_speculative_tokens=k, spec_acceptance_rate=rng.choice([0.3, 0.5, 0.7, 0.9]),
-               spec_seed=rng.randrange(1000), spec_method=method)
-    cfg["num_blocks"] += nm * k + -(-k // bs) + 1
+    groups = add_spec(cfg, rng, method)
     if method != "ngram":
         if rng.random() < 0.33:
             cfg["disable_lookahead_block_hashes"] = True

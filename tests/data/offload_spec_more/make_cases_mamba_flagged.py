@@ -16,19 +16,13 @@ import random
 import sys
 from pathlib import Path
 
-from make_cases import PARTIAL
+from make_cases import PARTIAL, add_spec
 
 
 def make(seed: int) -> tuple[str, dict, list[dict]]:
     rng = random.Random(seed * 6007 + 17)
     cfg, reqs = PARTIAL.make(seed)
-    k = rng.randint(1, 3)
-    bs = cfg["block_size"]
-    groups = cfg["groups"]
-    nm = sum(g["type"] == "mamba" for g in groups)
-    cfg.update(num_speculative_tokens=k, spec_acceptance_rate=rng.choice([0.3, 0.5, 0.7, 0.9]),
-               spec_seed=rng.randrange(1000), spec_method="eagle3")
-    cfg["num_blocks"] += nm * k + -(-k // bs) + 1
+    groups = add_spec(cfg, rng, "eagle3")
     if rng.random() < 0.33:
         cfg["disable_lookahead_block_hashes"] = True
     mamba = [i for i, g in enumerate(groups) if g["type"] == "mamba"]
