@@ -27,19 +27,16 @@ hybrid = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(hybrid)
 
 
-def make(seed: int) -> tuple[dict, list[dict]]:
-    rng = random.Random(seed * 104729 + 7)
-    bs = rng.choice([4, 8, 16, 16])
-    bpc = rng.choice([1, 1, 2])
-    k = rng.randint(1, 3)
-    method = "ngram" if rng.random() < 0.4 else "eagle3"
-    is_async = rng.random() < 0.5
-    hybrid_groups = rng.random() < 0.35
-    num_blocks = rng.choice([24, 32, 48, 64])
-    mnbt = rng.choice([4, 8, 16]) * bs
+def tier_config(rng: random.Random, bs: int, bpc: int, k: int, method: str, is_async: bool,
+                num_blocks: int, mnbt: int, chunks: list[int], full_prompts: float
+                ) -> tuple[dict, int]:
+    """The config's tier and spec keys, drawn in this order: sequences, the tier's size (of
+    ``chunks``), eviction, load and store latencies, KV events, the acceptance rate, the spec
+    seed, with eagle3 the legacy hashes (a third), then the full-prompt store (``full_prompts``
+    of the time); returns it and the tokens in flight. make_cases_flagged.py draws its own here."""
     cfg = {"block_size": bs, "num_blocks": num_blocks,
            "max_num_seqs": rng.choice([2, 4, 8]), "max_num_batched_tokens": mnbt,
-           "kv_offloading_size_chunks": rng.choice([4, 8, 16, 32]),
+           "kv_offloading_size_chunks": rng.choice(chunks),
            "eviction_policy": rng.choice(["lru", "arc"]),
            "load_steps": rng.choice([1, 1, 2]), "store_steps": rng.choice([1, 1, 2]),
            "kv_events": rng.random() < 0.5,
@@ -52,24 +49,51 @@ def make(seed: int) -> tuple[dict, list[dict]]:
         cfg["disable_lookahead_block_hashes"] = True
     if is_async:
         cfg["async_scheduling"] = True
-    if rng.random() < 0.15:
+    if rng.random() < full_prompts:
         cfg["offload_prompt_only"] = False
-    in_flight = mnbt * (2 if is_async else 1) + k
+    return cfg, mnbt * (2 if is_async else 1) + k
+
+
+def fit_mml(groups: list[dict], num_blocks: int, bs: int, in_flight: int) -> int:
+    """The largest max_model_len (from the pool's share per group down, 2 blocks at least)
+    whose needed blocks fit the pool less one."""
+    mml = (num_blocks // len(groups)) * bs
+    while mml > 2 * bs and hybrid.needed_blocks(groups, mml, bs, in_flight) > num_blocks - 1:
+        mml -= bs
+    return mml
+
+
+def tier_requests(rng: random.Random, seed: int, bs: int, bpc: int, mml: int) -> list[dict]:
+    """offload_hybrid's requests over the tier's chunks, their ids `sSEEDrI`."""
+    reqs = hybrid.requests(rng, seed, bs * bpc, mml, False)
+    for i, r in enumerate(reqs):
+        r["id"] = f"s{seed}r{i}"
+    return reqs
+
+
+def make(seed: int) -> tuple[dict, list[dict]]:
+    rng = random.Random(seed * 104729 + 7)
+    bs = rng.choice([4, 8, 16, 16])
+    bpc = rng.choice([1, 1, 2])
+    k = rng.randint(1, 3)
+    method = "ngram" if rng.random() < 0.4 else "eagle3"
+    is_async = rng.random() < 0.5
+    hybrid_groups = rng.random() < 0.35
+    num_blocks = rng.choice([24, 32, 48, 64])
+    mnbt = rng.choice([4, 8, 16]) * bs
+    cfg, in_flight = tier_config(rng, bs, bpc, k, method, is_async, num_blocks, mnbt,
+                                 [4, 8, 16, 32], 0.15)
     if hybrid_groups:
         groups = hybrid.draw_groups(rng, bs)
         cfg["groups"] = groups
-        mml = (num_blocks // len(groups)) * bs
-        while mml > 2 * bs and hybrid.needed_blocks(groups, mml, bs, in_flight) > num_blocks - 1:
-            mml -= bs
+        mml = fit_mml(groups, num_blocks, bs, in_flight)
         if method == "eagle3" and rng.random() < 0.67:
             n = len(groups)
             cfg["eagle_groups"] = rng.choice([[rng.randrange(n)], list(range(n))])
     else:
         mml = min(512, (num_blocks - 2) * bs)
     cfg["max_model_len"] = mml
-    reqs = hybrid.requests(rng, seed, bs * bpc, mml, False)
-    for i, r in enumerate(reqs):
-        r["id"] = f"s{seed}r{i}"
+    reqs = tier_requests(rng, seed, bs, bpc, mml)
     if method == "eagle3" and not hybrid_groups and rng.random() < 0.5:
         # the one group holds the draft's layers too, as vLLM's planning puts an EAGLE
         # draft beside a uniform target (its connector then flags it)

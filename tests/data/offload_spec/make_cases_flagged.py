@@ -14,16 +14,12 @@ functions), but the groups are always full attention beside one or two sliding w
 the windows, so an unflagged one may tighten the hit after it popped).
 """
 
-import importlib.util
 import json
 import random
 import sys
 from pathlib import Path
 
-_spec = importlib.util.spec_from_file_location(
-    "hybrid_cases", Path(__file__).resolve().parent.parent / "offload_hybrid" / "make_cases.py")
-hybrid = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(hybrid)
+from make_cases import fit_mml, hybrid, tier_config, tier_requests
 
 
 def make(seed: int, one: bool = False) -> tuple[dict, list[dict]]:
@@ -34,42 +30,21 @@ def make(seed: int, one: bool = False) -> tuple[dict, list[dict]]:
     is_async = rng.random() < 0.5
     num_blocks = rng.choice([32, 48, 64])
     mnbt = rng.choice([4, 8, 16]) * bs
-    cfg = {"block_size": bs, "num_blocks": num_blocks,
-           "max_num_seqs": rng.choice([2, 4, 8]), "max_num_batched_tokens": mnbt,
-           "kv_offloading_size_chunks": rng.choice([8, 16, 32]),
-           "eviction_policy": rng.choice(["lru", "arc"]),
-           "load_steps": rng.choice([1, 1, 2]), "store_steps": rng.choice([1, 1, 2]),
-           "kv_events": rng.random() < 0.5,
-           "num_speculative_tokens": k,
-           "spec_acceptance_rate": rng.choice([0.3, 0.5, 0.7, 0.9]),
-           "spec_seed": rng.randrange(1000), "spec_method": "eagle3"}
-    if bpc > 1:
-        cfg["offload_block_size"] = bpc * bs
-    if rng.random() < 0.33:
-        cfg["disable_lookahead_block_hashes"] = True
-    if is_async:
-        cfg["async_scheduling"] = True
-    if rng.random() < 0.3:
-        cfg["offload_prompt_only"] = False
-    in_flight = mnbt * (2 if is_async else 1) + k
+    cfg, in_flight = tier_config(rng, bs, bpc, k, "eagle3", is_async, num_blocks, mnbt,
+                                 [8, 16, 32], 0.3)
     while True:
         groups = hybrid.draw_groups(rng, bs)
         if all(g["type"] != "chunked_local" for g in groups):
             break
     cfg["groups"] = groups
-    mml = (num_blocks // len(groups)) * bs
-    while mml > 2 * bs and hybrid.needed_blocks(groups, mml, bs, in_flight) > num_blocks - 1:
-        mml -= bs
+    mml = fit_mml(groups, num_blocks, bs, in_flight)
     windows = [i for i, g in enumerate(groups) if g["type"] == "sliding_window"]
     cfg["eagle_groups"] = list(range(len(groups))) if rng.random() < 2 / 3 else windows
     if one:
         widest = max(windows, key=lambda i: (groups[i]["sliding_window"], -i))
         cfg["eagle_groups"] = [widest]
     cfg["max_model_len"] = mml
-    reqs = hybrid.requests(rng, seed, bs * bpc, mml, False)
-    for i, r in enumerate(reqs):
-        r["id"] = f"s{seed}r{i}"
-    return cfg, reqs
+    return cfg, tier_requests(rng, seed, bs, bpc, mml)
 
 
 def main() -> None:
