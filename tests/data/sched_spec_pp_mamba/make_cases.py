@@ -18,20 +18,14 @@ finer than the block: partial hash hits), `ppuN` / `pputpN`, its pool kept; its 
 `pma*` traces are skipped (kvcli refuses such a unit, and vLLM turns no partial hits on).
 """
 
-import importlib.util
 import json
 import random
 import sys
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parent.parent
-
-
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+# ../sched_spec_pp/make_cases.py's loader (that module, not this one of the same name)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sched_spec_pp"))
+from make_cases import DATA, _load
 
 
 spec_mamba = _load("make_spec_mamba", DATA / "sched_spec_mamba" / "make_spec_mamba.py")
