@@ -72,14 +72,19 @@ def make(seed: int) -> tuple[str, dict, list[dict]]:
     return (f"mmt{seed}" if method == "mtp" else f"mm{seed}"), cfg, reqs
 
 
-def main() -> None:
-    out = Path(sys.argv[1])
+def write_cases(make_case, args: list[str]) -> None:
+    """``make_case(seed)``'s trace for each seed in ARGS[1:], to ARGS[0]/NAME.trace.jsonl."""
+    out = Path(args[0])
     out.mkdir(parents=True, exist_ok=True)
-    for seed in map(int, sys.argv[2:]):
-        name, cfg, reqs = make(seed)
+    for seed in map(int, args[1:]):
+        name, cfg, reqs = make_case(seed)
         with open(out / f"{name}.trace.jsonl", "w") as f:
             f.write(json.dumps({"config": cfg}) + "\n")
             f.writelines(json.dumps(r) + "\n" for r in reqs)
+
+
+def main() -> None:
+    write_cases(make, sys.argv[1:])
 
 
 if __name__ == "__main__":

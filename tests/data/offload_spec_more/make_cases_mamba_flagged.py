@@ -11,12 +11,10 @@ tier and requests), with eagle3, K 1-3, the legacy hashes a third of the time, t
 make_cases.py grows it, and the flagged groups the Mamba groups alone (1 in 2) or every group.
 """
 
-import json
 import random
 import sys
-from pathlib import Path
 
-from make_cases import PARTIAL, add_spec
+from make_cases import PARTIAL, add_spec, write_cases
 
 
 def make(seed: int) -> tuple[str, dict, list[dict]]:
@@ -31,13 +29,7 @@ def make(seed: int) -> tuple[str, dict, list[dict]]:
 
 
 def main() -> None:
-    out = Path(sys.argv[1])
-    out.mkdir(parents=True, exist_ok=True)
-    for seed in map(int, sys.argv[2:]):
-        name, cfg, reqs = make(seed)
-        with open(out / f"{name}.trace.jsonl", "w") as f:
-            f.write(json.dumps({"config": cfg}) + "\n")
-            f.writelines(json.dumps(r) + "\n" for r in reqs)
+    write_cases(make, sys.argv[1:])
 
 
 if __name__ == "__main__":

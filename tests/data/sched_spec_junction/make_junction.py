@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sched_spec_mamba"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sched_spec_pmu"))
 from make_spec_pmu import spec_and_unit
-from make_spec_mamba import mamba_groups, sched_config, start_up_need
+from make_spec_mamba import mamba_groups, request_line, sched_config, start_up_need, write_traces
 
 
 def requests(rng: random.Random, bs: int, mml: int) -> list[str]:
@@ -44,9 +44,7 @@ def requests(rng: random.Random, bs: int, mml: int) -> list[str]:
         p = p[:mml - 100]
         prev.append(p)
         step += rng.choice([0, 1, 2, 5, 10, 20])
-        lines.append(json.dumps({"id": f"r{i}", "prompt_token_ids": p,
-                                 "output_length": rng.randrange(1, 60), "arrival_step": step,
-                                 "priority": rng.randrange(3)}))
+        lines.append(request_line(rng, i, p, step, 60))
     return lines
 
 
@@ -71,8 +69,4 @@ def trace(seed: int) -> tuple[str, list[str]]:
 
 
 if __name__ == "__main__":
-    out, first, last = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    for seed in range(first, last):
-        name, lines = trace(seed)
-        with open(f"{out}/{name}.trace.jsonl", "w") as f:
-            f.write("\n".join(lines) + "\n")
+    write_traces(trace, sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))

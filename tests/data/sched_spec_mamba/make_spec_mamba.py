@@ -107,15 +107,25 @@ def requests(rng: random.Random, bs: int, mml: int, truncate_below: float) -> li
         p = p[:mml - 100]
         prev.append(p)
         step += rng.choice([0, 0, 1, 2, 5, 10])
-        lines.append(json.dumps({"id": f"r{i}", "prompt_token_ids": p,
-                                 "output_length": rng.randrange(1, 80), "arrival_step": step,
-                                 "priority": rng.randrange(3)}))
+        lines.append(request_line(rng, i, p, step, 80))
     return lines
 
 
-if __name__ == "__main__":
-    out, first, last = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def request_line(rng: random.Random, i: int, p: list[int], step: int, max_out: int) -> str:
+    """Request ``i``'s line: its prompt and arrival step, then 1 to ``max_out`` - 1 output
+    tokens and a priority 0-2, drawn in this order."""
+    return json.dumps({"id": f"r{i}", "prompt_token_ids": p,
+                       "output_length": rng.randrange(1, max_out), "arrival_step": step,
+                       "priority": rng.randrange(3)})
+
+
+def write_traces(trace, out: str, first: int, last: int) -> None:
+    """``trace(seed)``'s lines for seeds ``first`` to ``last`` - 1, each to OUT/NAME.trace.jsonl."""
     for seed in range(first, last):
         name, lines = trace(seed)
         with open(f"{out}/{name}.trace.jsonl", "w") as f:
             f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    write_traces(trace, sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))

@@ -18,7 +18,7 @@ import json
 import random
 import sys
 
-from make_spec_mamba import mamba_groups, requests, sched_config, start_up_need
+from make_spec_mamba import mamba_groups, requests, sched_config, start_up_need, write_traces
 
 
 def trace(seed: int, dense: bool = False) -> tuple[str, list[str]]:
@@ -44,8 +44,4 @@ def trace(seed: int, dense: bool = False) -> tuple[str, list[str]]:
 if __name__ == "__main__":
     dense = sys.argv[1] == "--dense"
     args = sys.argv[1 + dense:]
-    out, first, last = args[0], int(args[1]), int(args[2])
-    for seed in range(first, last):
-        name, lines = trace(seed, dense)
-        with open(f"{out}/{name}.trace.jsonl", "w") as f:
-            f.write("\n".join(lines) + "\n")
+    write_traces(lambda seed: trace(seed, dense), args[0], int(args[1]), int(args[2]))

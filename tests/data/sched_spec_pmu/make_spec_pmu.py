@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sched_spec_mamba"))
 # the same Mamba groups, start-up need, scheduler knobs and request lines (truncations up to 0.4)
-from make_spec_mamba import mamba_groups, requests, sched_config, start_up_need
+from make_spec_mamba import mamba_groups, requests, sched_config, start_up_need, write_traces
 
 
 def spec_and_unit(rng: random.Random) -> tuple[int, float, bool, int, int]:
@@ -70,8 +70,4 @@ def trace(seed: int) -> tuple[str, list[str]]:
 
 
 if __name__ == "__main__":
-    out, first, last = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    for seed in range(first, last):
-        name, lines = trace(seed)
-        with open(f"{out}/{name}.trace.jsonl", "w") as f:
-            f.write("\n".join(lines) + "\n")
+    write_traces(trace, sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))

@@ -20,7 +20,7 @@ import random
 import sys
 
 from make_spec_pmu import spec_and_unit
-from make_spec_mamba import mamba_groups, sched_config, start_up_need
+from make_spec_mamba import mamba_groups, request_line, sched_config, start_up_need, write_traces
 
 
 def trace(seed: int) -> tuple[str, list[str]]:
@@ -44,15 +44,9 @@ def trace(seed: int) -> tuple[str, list[str]]:
             p = rng.choice(prefixes)[:rng.randrange(1, 5) * unit + rng.randrange(1, unit + 1)]
         prev.append(p)
         step += rng.choice([0, 1, 2, 5, 10])
-        lines.append(json.dumps({"id": f"r{i}", "prompt_token_ids": p,
-                                 "output_length": rng.randrange(1, 40), "arrival_step": step,
-                                 "priority": rng.randrange(3)}))
+        lines.append(request_line(rng, i, p, step, 40))
     return "pmd" + str(seed), [json.dumps({"config": cfg}), *lines]
 
 
 if __name__ == "__main__":
-    out, first, last = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    for seed in range(first, last):
-        name, lines = trace(seed)
-        with open(f"{out}/{name}.trace.jsonl", "w") as f:
-            f.write("\n".join(lines) + "\n")
+    write_traces(trace, sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))
