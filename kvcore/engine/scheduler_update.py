@@ -49,9 +49,12 @@ def advance_scheduled(sched: Scheduler, out: SchedulerOutput, plain: int, now: i
         n = nst[rid]
         c = req.num_computed_tokens = req.num_computed_tokens + n
         req.num_in_flight_tokens += n
+        # (before this step's placeholders: vLLM's is_prefill_chunk, which also drops an
+        # in-flight prefill below, is set before the AsyncScheduler adds them)
+        prefilling = c < req.num_tokens + req.num_output_placeholders
         if spec:
-            req.is_prefill_chunk = c < req.num_tokens + req.num_output_placeholders
-        if c >= req.num_tokens + req.num_output_placeholders:
+            req.is_prefill_chunk = prefilling
+        if not prefilling:
             sampling.add(rid)
             if placeholders:
                 if spec:
@@ -64,7 +67,7 @@ def advance_scheduled(sched: Scheduler, out: SchedulerOutput, plain: int, now: i
                 if sched.decode_stagger:
                     sched.decode_eligible[rid] = now + sched.decode_stagger
         total += n
-        if conn is not None and c >= req.num_tokens + req.num_output_placeholders:
+        if conn is not None and not prefilling:
             sched.inflight_prefills.discard(req)    # no longer prefilling
     out.total_num_scheduled_tokens = total
 
