@@ -34,10 +34,6 @@ PLAIN = [t for t in RAN if "num_speculative_tokens" not in config_of(t)]
 DRAFTED = [t for t in RAN if t not in PLAIN]
 
 
-def _mamba(trace: Path) -> bool:
-    return any(g.get("type") == "mamba" for g in config_of(trace).get("groups", ()))
-
-
 def _ids(traces: list[Path]) -> list[str]:
     return [t.name.split(".")[0] for t in traces]
 
@@ -56,22 +52,12 @@ def test_mamba_pp_case(trace: Path) -> None:
     _store_bytes(trace, replay_case(trace, async_scheduling=asyn)[0].offload["bytes_stored"])
 
 
-# the drafts over Mamba groups with PP: `spec_group_refusals` (kvcore/engine/startup.py)
-# refuses them, tier or not, until they are checked without a tier; with one they match vLLM
-# (README). While that refusal stands these cases meet it, in its one line.
-SPEC_MAMBA_REFUSAL = "is not modelled with speculative decoding over a Mamba model's groups"
-
-
 @pytest.mark.parametrize("trace", DRAFTED, ids=_ids(DRAFTED))
 def test_drafted_pp_case(trace: Path) -> None:
+    """Drafts under PP with the tier, over attention and Mamba groups (the latter checked
+    without the tier too: ../sched_spec_pp_mamba/), step for step."""
     asyn = bool(config_of(trace).get("async_scheduling"))
-    try:
-        test_spec_offload_case(trace)
-    except InputError as e:
-        if not (_mamba(trace) and SPEC_MAMBA_REFUSAL in e.message):
-            raise
-        assert e.field == "config.pipeline_parallel_size" and "\n" not in str(e)
-        return
+    test_spec_offload_case(trace)
     _store_bytes(trace, replay_case(trace, async_scheduling=asyn)[0].offload["bytes_stored"])
 
 
