@@ -6,7 +6,8 @@ MLA's q_a/kv_a projections (replicated) and KV heads or Mamba2 groups fewer than
 (each rank keeps one: QKVParallelLinear, MambaMixer2's duplicated groups); whole on every
 rank: the RMSNorms (q/k norms and Gated DeltaNet's gated norm included; Mamba2's gated norm
 is split), the MoE routers and their biases, a row-parallel linear's bias (gpt-oss's o_proj,
-its experts' down-projection bias) and Qwen3-Next's shared-expert gate.
+its experts' down-projection bias) and the shared-expert gates (Qwen3-Next's, Qwen3.5's,
+Qwen2-MoE's).
 """
 
 from __future__ import annotations
