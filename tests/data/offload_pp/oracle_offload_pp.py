@@ -3,7 +3,8 @@
 OffloadingConnector (the oracle's `sched_offload`, patched for hybrid groups) under pipeline
 parallelism, step by step.
 
-    cp -r ../shared/oracle/tool /tmp/pptool && (cd /tmp/pptool && python3 \\
+    # ORACLE_HOME: the oracle's folder (its tool/ runs the real vLLM; not in this repository)
+    cp -r "$ORACLE_HOME/tool" /tmp/pptool && (cd /tmp/pptool && python3 \\
         $PWD/tests/data/offload_hybrid/patch_oracle_hybrid.py)
     R=~/.cache/vllm-oracle
     ORACLE_TOOL=/tmp/pptool VLLM_ORACLE_SRC=$R/src VLLM_LOGGING_LEVEL=ERROR $R/venv/bin/python \\
