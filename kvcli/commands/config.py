@@ -71,7 +71,7 @@ def register(app: typer.Typer) -> None:
                 prefix_match_line,
                 sizing_view,
             )
-            from kvcore.engine.spec_config import json_field
+            from kvcore.engine.spec_config import at_json_key
             from kvcore.errors import InputError
             from kvcore.vllm_values import kv_cache_dtype as vllm_kv_dtype
             from kvcore.vllm_values import kv_offloading_backend as check_backend
@@ -107,8 +107,7 @@ def register(app: typer.Typer) -> None:
                     return _sized(budget)
                 except InputError as err:
                     if err.path is None and err.field in spec_json:
-                        raise InputError(err.message, field=json_field(err.field, spec_json),
-                                         remedy=err.remedy) from None
+                        raise at_json_key(err, spec_json) from None
                     if err.field != "model" or err.path is not None:
                         raise
                     # `model` is MODEL here (an argument) or --model-config, not "--model"
@@ -204,7 +203,7 @@ def spec_draft(text: str | None, method: str | None, model: str | None, tokens: 
     from kvcore.engine.options import ReplayOptions
     from kvcore.engine.spec_config import (
         EAGLE_METHODS,
-        json_field,
+        at_json_key,
         set_by_json,
         speculative_settings,
     )
@@ -219,7 +218,7 @@ def spec_draft(text: str | None, method: str | None, model: str | None, tokens: 
     try:
         draft = known_draft(ReplayOptions(**spec))       # (the replay's rule)
     except InputError as err:
-        raise InputError(err.message, field=json_field(str(err.field), from_json)) from None
+        raise at_json_key(err, from_json) from None
     if draft is None and spec["spec_method"] in EAGLE_METHODS:
         raise InputError(f"{spec['spec_method']} needs its draft model (--spec-model, or the "
                          "JSON's model), as vLLM does",

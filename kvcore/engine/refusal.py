@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Set as AbstractSet
 
 from kvcore.engine.options import ReplayOptions
-from kvcore.engine.spec_config import json_field
+from kvcore.engine.spec_config import at_json_key, json_field
 from kvcore.errors import InputError
 from kvcore.traces import Trace
 
@@ -51,7 +51,7 @@ def said_where_set(cfg: ReplayOptions, trace: Trace | None, err: InputError) -> 
     did (`refusal`'s rule), at its key when `--speculative-config`'s JSON gave it; else
     ``err`` itself, as raised."""
     if err.path is None and err.field in cfg.spec_json:
-        return InputError(err.message, field=json_field(err.field, cfg.spec_json), remedy=err.remedy)
+        return at_json_key(err, cfg.spec_json)
     if err.path is not None or err.field is None or err.field in (cfg.given or ()):
         return err
     lined = _lined(trace)

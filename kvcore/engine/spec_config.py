@@ -49,6 +49,14 @@ def json_field(name: str, from_json: frozenset[str]) -> str:
     return f"{FIELD}.{JSON_KEYS[name]}" if name in from_json else name
 
 
+def at_json_key(err: InputError, from_json: frozenset[str]) -> InputError:
+    """``err`` renamed to the JSON's key (`json_field`) when it refuses, with no file, an option
+    the JSON set (`from_json`); else ``err`` itself."""
+    if err.path is None and err.field in from_json:
+        return InputError(err.message, field=json_field(err.field, from_json), remedy=err.remedy)
+    return err
+
+
 def set_by_json(spec: dict, flags: dict) -> frozenset[str]:
     """The options of `speculative_settings`' answer `spec` that the JSON set: those whose own
     flag (`flags`, kvcli's name -> the flag's value or None) was not given."""
