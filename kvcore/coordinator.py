@@ -79,6 +79,7 @@ class KVCacheCoordinator:
             [g.kv_cache_spec for g in groups], hash_block_size, True)
         self.hit_alignment = hash_block_size if self.partial_hits else scheduler_block_size
         classes = []
+        fine = False            # (a manager keying blocks below its block size)
         for g in groups:
             cls = get_manager_class(g.kv_cache_spec)
             if g.kv_cache_spec.block_size != hash_block_size and enable_caching and (
@@ -86,9 +87,9 @@ class KVCacheCoordinator:
                 # (vLLM's full attention registers a prompt's tail inside a block coarser
                 # than the hash block whether or not hits may land there:
                 # FullAttentionManager.cache_blocks; tests/data/sched_spec_eagle_mixed/)
-                cls = fine_manager_class(cls)
+                cls, fine = fine_manager_class(cls), True
             classes.append(cls)
-        if any(c is not get_manager_class(g.kv_cache_spec) for c, g in zip(classes, groups)):
+        if fine:
             self.block_pool.partial = PartialHashes(self.block_pool)
         managers = []
         for i, (g, cls) in enumerate(zip(groups, classes)):

@@ -188,9 +188,9 @@ class ReplayOptions:
                 f.name for f in KNOBS if getattr(self, f.name) != f.default))
 
     def to_dict(self) -> dict:
-        """The settings (not `given`, `spec_json`), in field order: the `config` of the JSON outputs (the
-        offload settings only when offloading is on, `prefix_match_unit`, `hash_seed` if set,
-        `enable_mamba_shared_prefix_checkpoint` if on)."""
+        """The settings (not `given`, `spec_json`), in field order: the `config` of the JSON
+        outputs (the offload settings only when offloading is on, `prefix_match_unit`,
+        `hash_seed` if set, `enable_mamba_shared_prefix_checkpoint` if on)."""
         d = asdict(self)
         del d["given"], d["spec_json"]
         if not self.offloading:

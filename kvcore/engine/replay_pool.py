@@ -3,8 +3,9 @@
 Groups come from a model (`kvcore.sizing`, which may also size `num_blocks` from GPU memory),
 from a token-id trace's config line (`groups`, the op scripts' spelling, every group at the
 trace's block size unless it gives its own, one layer each), or are one full-attention group.
-`num_blocks` defaults to the engine's 16,384 or, in cache mode, room for every prompt block. With groups from a config
-line, vLLM's start-up check applies (`check_startup`): one `max_model_len` request must fit.
+`num_blocks` defaults to the engine's 16,384 or, in cache mode, room for every prompt block.
+With groups from a config line, vLLM's start-up check applies (`check_startup`): one
+`max_model_len` request must fit.
 """
 
 from __future__ import annotations

@@ -113,9 +113,10 @@ def mixed_block_refusals(cfg: ReplayOptions, trace: Trace,
     groups in "align" mode (vLLM's aligned prefill split there is not kvcli's), and a chunked
     local group finer than the hit alignment, the groups' lcm (vLLM asserts at a lookup that
     reaches it, `em6`; kvcli's lookup reaches it sooner: `em67`, `em80` ran in vLLM)."""
-    sizes = sorted({g.kv_cache_spec.block_size for g in groups
-                    if cfg.enable_prefix_caching or not isinstance(g.kv_cache_spec, MambaSpec)})
-    if len(sizes) < 2 or not cfg.enable_prefix_caching:
+    if not cfg.enable_prefix_caching:
+        return
+    sizes = sorted({g.kv_cache_spec.block_size for g in groups})
+    if len(sizes) < 2:
         return
     if any(isinstance(g.kv_cache_spec, MambaSpec) for g in groups):
         why = "beside Mamba groups are not modelled (vLLM's aligned prefill split is not kvcli's)"
@@ -127,7 +128,8 @@ def mixed_block_refusals(cfg: ReplayOptions, trace: Trace,
     else:
         return
     raise refusal(cfg, trace, "groups", f"KV cache groups of different block sizes "
-                  f"({', '.join(map(str, sizes))} tokens) {why}", also=("spec_method", "spec_model"))
+                  f"({', '.join(map(str, sizes))} tokens) {why}",
+                  also=("spec_method", "spec_model"))
 
 
 def spec_group_refusals(cfg: ReplayOptions, trace: Trace,

@@ -154,7 +154,8 @@ def resolve_kv_cache_config(
                         max_model_len=mml, mamba_cache_mode=ctx.mamba_cache_mode,
                         prefix_match_unit=prefix_match_unit,
                         num_speculative_tokens=num_speculative_tokens)
-    spec_draft = _draft(draft, g)
+    # (`load_spec_draft` refuses what kvcli does not size and what vLLM refuses to start with)
+    spec_draft = None if draft is None else load_spec_draft(draft[0], draft[1], g)
     if spec_draft is not None:
         # (beside a Mamba hybrid, the attention block vLLM raised for the target's pages: its
         # platform raises cache_config.block_size once both models are loaded, and every
@@ -241,11 +242,3 @@ def resolve_kv_cache_config(
                         estimated, cap, g.dtype if kv_dtype == "auto" else kv_dtype,
                         prefix_match_unit, enable_prefix_caching, tuple(stages), spec_draft,
                         draft_weights)
-
-
-def _draft(draft: tuple[str | None, str] | None, g: ModelGeometry) -> DraftModel | None:
-    """The draft beside model `g` (`load_spec_draft` refuses what kvcli does not size and what
-    vLLM refuses to start with)."""
-    if draft is None:
-        return None
-    return load_spec_draft(draft[0], draft[1], g)
