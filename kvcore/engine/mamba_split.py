@@ -39,7 +39,7 @@ from kvcore.specs import MambaSpec
 
 
 def align_block_size(kvm: KVCacheManager) -> int:
-    """The block size prefill chunks are clipped to (`Scheduler.mamba_bs`, as vLLM's scheduler
+    """The block size prefill chunks are clipped to (`MambaSplit.block_size`, as vLLM's scheduler
     derives `need_mamba_block_aligned_split` from its KV cache config):
     the scheduler's, when a Mamba group runs in ``align`` mode (prefix caching on); else 0.
     vLLM's `_mamba_block_aligned_split` reads ``cache_config.block_size``; the scheduler's

@@ -67,9 +67,8 @@ class Scheduler:
         self.running: list[Request] = []
         self.requests: dict[str, Request] = {}
         # Mamba groups in vLLM's ``align`` cache mode (prefix caching on): prefill chunks are
-        # clipped to block size `mamba_bs` (`kvcore.engine.mamba_split`); 0: no clip.
+        # clipped to block size `mamba.block_size` (`kvcore.engine.mamba_split`); 0: no clip.
         self.mamba = MambaSplit(kv_cache_manager, config)
-        self.mamba_bs = self.mamba.block_size
         self.max_num_active = (config.max_num_active_seqs if config.max_num_active_seqs
                                is not None else config.max_num_seqs)
         self.finished_req_ids: set[str] = set()
@@ -166,7 +165,7 @@ class Scheduler:
 
         self.prefill_scheduled = False
         lookahead = self.lookahead
-        mamba_bs = self.mamba_bs
+        mamba_bs = self.mamba.block_size
         if mamba_bs:
             kvm.new_step_starts()
 

@@ -107,7 +107,7 @@ def admission_tokens(sched: Scheduler, req: Request, computed: int, budget: int,
     if not sched.config.enable_chunked_prefill and n > budget:
         return None         # no skipping ahead when chunking is off
     n = min(n, budget)
-    if sched.mamba_bs:
+    if sched.mamba.block_size:
         n = sched.mamba.split(req, n, computed)
         if n == 0:
             return None     # no block-aligned chunk fits what is left of the budget
