@@ -109,27 +109,44 @@ def mixed_block_refusals(cfg: ReplayOptions, trace: Trace,
                          groups: list[KVCacheGroupSpec]) -> None:
     """Groups of different block sizes (a config line's own, or an EAGLE draft's page beside
     its target's) were checked against vLLM over attention groups and over Mamba groups with
-    prefix caching off (tests/data/sched_spec_eagle_mixed/). Refused in one line: beside Mamba
-    groups in "align" mode (vLLM's aligned prefill split there is not kvcli's), and a chunked
-    local group finer than the hit alignment, the groups' lcm (vLLM asserts at a lookup that
-    reaches it, `em6`; kvcli's lookup reaches it sooner: `em67`, `em80` ran in vLLM)."""
+    prefix caching off (tests/data/sched_spec_eagle_mixed/, sched_chunked_mixed/). Refused in
+    one line beside Mamba groups in "align" mode (vLLM's aligned prefill split there is not
+    kvcli's)."""
     if not cfg.enable_prefix_caching:
         return
     sizes = sorted({g.kv_cache_spec.block_size for g in groups})
-    if len(sizes) < 2:
-        return
-    if any(isinstance(g.kv_cache_spec, MambaSpec) for g in groups):
-        why = "beside Mamba groups are not modelled (vLLM's aligned prefill split is not kvcli's)"
-    elif any(isinstance(g.kv_cache_spec, ChunkedLocalAttentionSpec)
-             and g.kv_cache_spec.block_size != math.lcm(*sizes) for g in groups):
-        why = ("with a chunked local attention group finer than their lcm are not modelled "
-               "(vLLM asserts at a lookup reaching it: 'KV cache groups with different block "
-               "sizes are not compatible with chunked local attention now')")
-    else:
+    if len(sizes) < 2 or not any(isinstance(g.kv_cache_spec, MambaSpec) for g in groups):
         return
     raise refusal(cfg, trace, "groups", f"KV cache groups of different block sizes "
-                  f"({', '.join(map(str, sizes))} tokens) {why}",
+                  f"({', '.join(map(str, sizes))} tokens) beside Mamba groups are not "
+                  "modelled (vLLM's aligned prefill split is not kvcli's)",
                   also=("spec_method", "spec_model"))
+
+
+def chunked_block_refusal(cfg: ReplayOptions, trace: Trace,
+                          groups: list[KVCacheGroupSpec]) -> None:
+    """vLLM's chunked local attention manager asserts that its block is the hit alignment, the
+    groups' lcm (the hash block only with partial hash hits, which need Mamba groups: refused
+    in `mixed_block_refusals`). The lookup's fixed point visits every spec group in its first
+    round, so the first prefix-cache lookup reaches it whatever the cache holds: vLLM fails
+    there, after its start-up checks (`em6` at step 0, `em67` and `em80` at step 1 after an
+    idle step; the 30 such cases of tests/data/sched_chunked_mixed/ at the first arrival).
+    Refused after kvcli's own start-up checks (the pool's first: `cms22`), in vLLM's words."""
+    if not cfg.enable_prefix_caching:
+        return
+    lcm = math.lcm(*(g.kv_cache_spec.block_size for g in groups))
+    fine = sorted({g.kv_cache_spec.block_size for g in groups
+                   if isinstance(g.kv_cache_spec, ChunkedLocalAttentionSpec)
+                   and g.kv_cache_spec.block_size != lcm})
+    if not fine:
+        return
+    sizes = sorted({g.kv_cache_spec.block_size for g in groups})
+    raise refusal(cfg, trace, "groups", f"KV cache groups of different block sizes "
+                  f"({', '.join(map(str, sizes))} tokens) with a chunked local attention "
+                  f"group of {fine[0]} tokens, finer than their lcm ({lcm}), fail in vLLM at "
+                  "its first prefix-cache lookup: 'KV cache groups with different block sizes "
+                  "are not compatible with chunked local attention now' (they run with "
+                  "prefix caching off)", also=("spec_method", "spec_model"))
 
 
 def spec_group_refusals(cfg: ReplayOptions, trace: Trace,
@@ -252,4 +269,5 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
                                       where_set(cfg, trace, "sync_load_budget_bytes"), tail)):
             if note is not None:
                 notes = (*notes, note)
+    chunked_block_refusal(cfg, trace, groups)
     return StartUp(cfg, groups, clock, offload, geometry, notes)
