@@ -29,6 +29,7 @@ from kvcore.block import KVCacheBlock
 from kvcore.block_pool import BlockPool
 from kvcore.managers.base import SingleTypeKVCacheManager
 from kvcore.managers.full_attention import FullAttentionManager
+from kvcore.managers.mamba import MambaManager
 from kvcore.managers.registry import fine_manager_class, get_manager_class
 from kvcore.partial_hashes import PartialHashes
 from kvcore.prefix_match import partial_hash_hits
@@ -82,11 +83,16 @@ class KVCacheCoordinator:
         fine = False            # (a manager keying blocks below its block size)
         for g in groups:
             cls = get_manager_class(g.kv_cache_spec)
-            if g.kv_cache_spec.block_size != hash_block_size and enable_caching and (
-                    self.partial_hits or cls is FullAttentionManager):
+            size = g.kv_cache_spec.block_size
+            if enable_caching and (
+                    size != hash_block_size and (self.partial_hits or cls is FullAttentionManager)
+                    or cls is MambaManager and size != scheduler_block_size):
                 # (vLLM's full attention registers a prompt's tail inside a block coarser
                 # than the hash block whether or not hits may land there:
-                # FullAttentionManager.cache_blocks; tests/data/sched_spec_eagle_mixed/)
+                # FullAttentionManager.cache_blocks; tests/data/sched_spec_eagle_mixed/. Its
+                # Mamba manager keys the prompt's last hash boundary whatever the hits too,
+                # which the retention mask on the lcm may have left out when the Mamba block
+                # is finer: MambaManager._cache_partial_tail_block; sched_mamba_mixed/)
                 cls, fine = fine_manager_class(cls), True
             classes.append(cls)
         if fine:

@@ -2,8 +2,10 @@
 draft's group at twice or half its target's, as vLLM's planning makes it for Qwen3-Next's or
 gpt-oss-20b's EAGLE-3 draft) = vLLM 0.33's schedulers, step for step with their KV events: a
 full-attention group coarser than the hash block registers its prompt's tail as a partial entry
-whether or not hits may land there, and a dropping group coarser than the hash block registers
-it from the tokens past the aligned prefix. The answers come from
+whether or not hits may land there, a dropping group coarser than the hash block registers
+it from the tokens past the aligned prefix, and beside Mamba groups in "align" mode the prefill
+split clips to the Mamba block (the checkpoint on the lcm) and a Mamba group finer than the lcm
+keys the prompt's last hash boundary. The answers come from
 tests/data/sched_spec_eagle_mixed/oracle_eagle_mixed.py (its README).
 """
 
@@ -13,7 +15,7 @@ import json
 from pathlib import Path
 
 import pytest
-from oracle_sched import check_spec_case
+from oracle_sched import answer_of, check_spec_case, replay_case
 from typer.testing import CliRunner
 
 from kvcli.app import app
@@ -37,8 +39,8 @@ def test_eagle_mixed_case(trace: Path):
 
 def test_the_cases_are_all_there():
     assert [t.name.split(".")[0] for t in sorted(DATA.glob("*.trace.jsonl"))] == [
-        "em12", "em20", "em24", "em3", "em53", "em59", "em6", "em67", "em7", "em72", "em73",
-        "em75", "em80"]
+        "em1", "em12", "em13", "em18", "em20", "em24", "em29", "em3", "em45", "em53", "em59",
+        "em6", "em67", "em7", "em72", "em73", "em75", "em8", "em80", "em9"]
 
 
 @pytest.mark.parametrize("name", FAILING)
@@ -77,13 +79,14 @@ def _mamba_trace(tmp_path: Path) -> Path:
     return trace
 
 
-def test_beside_mamba_groups_of_another_block_size_it_stays_refused(tmp_path):
-    """13 of the 23 recorded cases with Mamba groups in "align" mode differ from vLLM in the
-    aligned prefill split (em13: vLLM schedules 32 and 32 tokens at step 0, kvcli 60)."""
-    with pytest.raises(InputError, match=r"KV cache groups of different block sizes \(16, 32 "
-                       r"tokens\) beside Mamba groups are not modelled"):
-        replay(str(_mamba_trace(tmp_path)), ReplayOptions())
-    # (without drafts too: the split is the Mamba groups')
+def test_beside_mamba_groups_the_split_clips_to_the_mamba_block(tmp_path):
+    """em13 (Mamba at 32, the draft's group at 64): vLLM schedules 32 and 32 at step 0, the
+    chunks clipped to the Mamba block (its cache_config.block_size); with the lcm as the block
+    kvcli scheduled 60 for r0 alone, and refused such groups at start-up until it matched. The
+    same groups without a draft run too (tests/data/sched_mamba_mixed/ has vLLM's answers)."""
+    trace = DATA / "em13.trace.jsonl"
+    assert answer_of(trace)[0]["scheduled"] == {"r0": 32, "r1": 32}
+    assert replay_case(trace, async_scheduling=False)[1][0]["scheduled"] == {"r0": 32, "r1": 32}
     cfg = json.loads(_mamba_trace(tmp_path).read_text().splitlines()[0])["config"]
     for key in ("num_speculative_tokens", "spec_method", "eagle_groups",
                 "disable_lookahead_block_hashes", "spec_acceptance_rate", "spec_seed"):
@@ -91,8 +94,7 @@ def test_beside_mamba_groups_of_another_block_size_it_stays_refused(tmp_path):
     plain = tmp_path / "plain.jsonl"
     plain.write_text(json.dumps({"config": cfg}) + "\n" +
                      _mamba_trace(tmp_path).read_text().splitlines()[1] + "\n")
-    with pytest.raises(InputError, match="beside Mamba groups are not modelled"):
-        replay(str(plain), ReplayOptions())
+    assert replay(str(plain), ReplayOptions()).finished == 1
 
 
 def test_a_groups_block_size_must_be_a_positive_integer(tmp_path):

@@ -26,7 +26,9 @@ tests/data/sched_spec_junction/). With EAGLE's legacy block drop every stop abov
 block lower (the full-attention hit drops its last block: a state there would be missed); hash
 lookahead moves none. Checked step for step against the real Scheduler: tests/data/sched_mamba/
 (``tests/test_replay_mamba_cases.py``, ``tests/test_replay_mamba2_cases.py``), with checkpoint
-alignments other than 1 in tests/data/sched_mamba_align/.
+alignments other than 1 in tests/data/sched_mamba_align/, beside attention groups of other block
+sizes (the block: the Mamba group's; the checkpoint's grid: the groups' lcm) in
+tests/data/sched_mamba_mixed/ and, with EAGLE drafts, tests/data/sched_spec_eagle_mixed/.
 """
 
 from __future__ import annotations
@@ -40,17 +42,16 @@ from kvcore.specs import MambaSpec
 
 def align_block_size(kvm: KVCacheManager) -> int:
     """The block size prefill chunks are clipped to (`MambaSplit.block_size`, as vLLM's scheduler
-    derives `need_mamba_block_aligned_split` from its KV cache config):
-    the scheduler's, when a Mamba group runs in ``align`` mode (prefix caching on); else 0.
-    vLLM's `_mamba_block_aligned_split` reads ``cache_config.block_size``; the scheduler's
-    block size is the groups' LCM (`resolve_kv_cache_block_sizes`), the same number wherever
-    every group has the config's block size, as vLLM builds them without decode context
-    parallelism (which kvcli does not model)."""
-    if not kvm.enable_caching or not any(
-            isinstance(m.kv_cache_spec, MambaSpec)
-            for m in kvm.coordinator.single_type_managers):
+    derives `need_mamba_block_aligned_split` from its KV cache config): the Mamba groups', when
+    they run in ``align`` mode (prefix caching on); else 0. vLLM's `_mamba_block_aligned_split`
+    reads ``cache_config.block_size``, which align mode makes the Mamba block (the platform sets
+    ``mamba_block_size`` to it), not the scheduler's block, the groups' lcm: beside a group of
+    twice the block (an EAGLE-3 draft's) chunks stop at the Mamba block
+    (tests/data/sched_mamba_mixed/)."""
+    if not kvm.enable_caching:
         return 0
-    return kvm.scheduler_block_size
+    return next((m.block_size for m in kvm.coordinator.single_type_managers
+                 if isinstance(m.kv_cache_spec, MambaSpec)), 0)
 
 
 def checkpoint_alignment(kvm: KVCacheManager) -> int:
@@ -81,13 +82,18 @@ class MambaSplit:
     ``block_size`` (`align_block_size`; 0: no Mamba group in align mode, no split) and the rest
     of `mamba_aligned_split`'s arguments."""
 
-    __slots__ = ("block_size", "checkpoint_align", "drop", "junction", "max_prefill", "unit")
+    __slots__ = ("block_size", "checkpoint_align", "drop", "grid", "hash_block", "junction",
+                 "max_prefill", "unit")
 
     def __init__(self, kvm: KVCacheManager, cfg: SchedulerConfig) -> None:
         self.block_size = align_block_size(kvm)
         self.max_prefill = max_prefill_tokens(cfg)
         self.checkpoint_align = checkpoint_alignment(kvm)
         self.unit = partial_hit_unit(kvm)       # hits inside a Mamba block
+        # vLLM's self.block_size and self.hash_block_size: the checkpoint's grid without hits
+        # inside a block, and the grid a chunk holding it must start on
+        self.grid = kvm.scheduler_block_size
+        self.hash_block = kvm.hash_block_size
         self.drop = kvm.coordinator.use_eagle   # EAGLE's legacy block drop
         # vLLM's Scheduler.mamba_shared_prefix_checkpoint: partial hits and the manager's
         # predicate (scheduler.py:461-464)
@@ -97,7 +103,8 @@ class MambaSplit:
         """`mamba_aligned_split` with these settings (``block_size`` must be set)."""
         return mamba_aligned_split(req, num_new_tokens, start, self.block_size,
                                    self.max_prefill, self.checkpoint_align, self.unit,
-                                   self.drop, self.junction)
+                                   self.drop, self.junction, grid=self.grid,
+                                   hash_block=self.hash_block)
 
 
 def max_prefill_tokens(cfg: SchedulerConfig) -> int:
@@ -109,7 +116,8 @@ def max_prefill_tokens(cfg: SchedulerConfig) -> int:
 
 def mamba_aligned_split(req: Request, num_new_tokens: int, start: int, block_size: int,
                         max_prefill_tokens: int, checkpoint_align: int = 0,
-                        unit: int = 0, drop: bool = False, junction: bool = False) -> int:
+                        unit: int = 0, drop: bool = False, junction: bool = False, *,
+                        grid: int = 0, hash_block: int = 0) -> int:
     """The tokens of a chunk of ``num_new_tokens`` from position ``start`` that vLLM schedules
     (possibly 0: the caller skips the request). ``max_prefill_tokens``: the step budget, or the
     configured long-prefill threshold when lower (a block wider than that may advance sub-block
@@ -119,7 +127,9 @@ def mamba_aligned_split(req: Request, num_new_tokens: int, start: int, block_siz
     EAGLE's legacy block drop (vLLM's ``use_eagle_block_drop``), which moves every such
     position a block lower (`checkpoint_position`). ``junction``: vLLM's
     ``mamba_shared_prefix_checkpoint`` (a chunk stops at the shared-prefix junction itself
-    within the prompt, not block-floored)."""
+    within the prompt, not block-floored). ``grid``: the scheduler's block (the groups' lcm;
+    0: ``block_size``), which the checkpoint sits on without ``unit``; ``hash_block``: the hash
+    block (0: ``unit`` or ``grid``), which a chunk writing it from inside must start on."""
     # Resumed requests replay their output tokens as prefill too (up to the last one).
     prefill_end = max(req.num_prompt_tokens, req.num_tokens - 1)
     if start >= prefill_end:
@@ -128,10 +138,10 @@ def mamba_aligned_split(req: Request, num_new_tokens: int, start: int, block_siz
     # The last block boundary whose state can be cached: the last token is always recomputed.
     last_cache_position = checkpoint_position(req.num_tokens, block_size, drop)
     # A last chunk that holds the prefill's checkpoint writes it from inside: no stop there.
-    grid = unit or block_size
+    grid = unit or grid or block_size
     internal = checkpoint_align > 0 and end >= prefill_end and checkpoint_fits(
         start, end, checkpoint_position(prefill_end, grid, drop), block_size, checkpoint_align,
-        grid)
+        hash_block or grid)
     if internal:
         last_cache_position = 0
     if end < prefill_end:

@@ -34,6 +34,12 @@ def _config_group(group: dict, cfg: ReplayOptions, trace: Trace) -> KVCacheSpec:
         raise refusal(cfg, trace, "groups", f"a {group.get('type')} group's block_size must "
                       f"be a positive integer, got {given!r}")
     spec = spec_from_group_config(group, given or cfg.block_size)
+    if isinstance(spec, MambaSpec) and cfg.enable_prefix_caching and given != cfg.block_size:
+        # (align mode: vLLM's platform sets mamba_block_size to the attention block size, which
+        # the Scheduler's aligned split reads as cache_config.block_size; `mamba_split`)
+        raise refusal(cfg, trace, "groups", f"a mamba group's block_size {given!r} is not the "
+                      f"{cfg.block_size} vLLM runs it at with prefix caching on (its align "
+                      "mode sets mamba_block_size to block_size)")
     if isinstance(spec, MambaSpec) and not cfg.enable_prefix_caching and cfg.max_model_len:
         if given != cfg.block_size:
             raise refusal(cfg, trace, "groups", f"a mamba group's block_size {given!r} is not "

@@ -35,7 +35,7 @@ from kvcore.offload.hybrid_partial import partial_tail_block
 from kvcore.offload.options import check_supported, offload_config, sync_budget_note
 from kvcore.prefix_match import unmodelled
 from kvcore.retention import check_retention_interval, dense_retention_note
-from kvcore.specs import ChunkedLocalAttentionSpec, KVCacheGroupSpec, MambaSpec
+from kvcore.specs import ChunkedLocalAttentionSpec, KVCacheGroupSpec
 from kvcore.traces import Trace
 
 
@@ -105,33 +105,16 @@ def spec_refusals(cfg: ReplayOptions, trace: Trace) -> None:
                       f"{', '.join(DRAFT_PRESETS)}), or give num_blocks")
 
 
-def mixed_block_refusals(cfg: ReplayOptions, trace: Trace,
-                         groups: list[KVCacheGroupSpec]) -> None:
-    """Groups of different block sizes (a config line's own, or an EAGLE draft's page beside
-    its target's) were checked against vLLM over attention groups and over Mamba groups with
-    prefix caching off (tests/data/sched_spec_eagle_mixed/, sched_chunked_mixed/). Refused in
-    one line beside Mamba groups in "align" mode (vLLM's aligned prefill split there is not
-    kvcli's)."""
-    if not cfg.enable_prefix_caching:
-        return
-    sizes = sorted({g.kv_cache_spec.block_size for g in groups})
-    if len(sizes) < 2 or not any(isinstance(g.kv_cache_spec, MambaSpec) for g in groups):
-        return
-    raise refusal(cfg, trace, "groups", f"KV cache groups of different block sizes "
-                  f"({', '.join(map(str, sizes))} tokens) beside Mamba groups are not "
-                  "modelled (vLLM's aligned prefill split is not kvcli's)",
-                  also=("spec_method", "spec_model"))
-
-
 def chunked_block_refusal(cfg: ReplayOptions, trace: Trace,
                           groups: list[KVCacheGroupSpec]) -> None:
     """vLLM's chunked local attention manager asserts that its block is the hit alignment, the
-    groups' lcm (the hash block only with partial hash hits, which need Mamba groups: refused
-    in `mixed_block_refusals`). The lookup's fixed point visits every spec group in its first
-    round, so the first prefix-cache lookup reaches it whatever the cache holds: vLLM fails
-    there, after its start-up checks (`em6` at step 0, `em67` and `em80` at step 1 after an
-    idle step; the 30 such cases of tests/data/sched_chunked_mixed/ at the first arrival).
-    Refused after kvcli's own start-up checks (the pool's first: `cms22`), in vLLM's words."""
+    groups' lcm (the hash block with partial hash hits, which need Mamba groups: a chunked group
+    at the hash block beside them, which vLLM would accept, is refused too, unchecked). The
+    lookup's fixed point visits every spec group in its first round, so the first prefix-cache
+    lookup reaches it whatever the cache holds: vLLM fails there, after its start-up checks (`em6` at step 0,
+    `em67` and `em80` at step 1 after an idle step; the 30 such cases of
+    tests/data/sched_chunked_mixed/ at the first arrival). Refused after kvcli's own start-up
+    checks (the pool's first: `cms22`), in vLLM's words."""
     if not cfg.enable_prefix_caching:
         return
     lcm = math.lcm(*(g.kv_cache_spec.block_size for g in groups))
@@ -213,7 +196,6 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
     cfg, groups, geometry = sized(cfg, trace)
     if cfg.num_speculative_tokens:
         spec_group_refusals(cfg, trace, groups)
-    mixed_block_refusals(cfg, trace, groups)
     if cfg.enable_mamba_shared_prefix_checkpoint and cfg.offloading:
         # (with a KV connector vLLM looks hits up through get_computed_blocks_for_connector:
         # tests/data/sched_spec_junction/ recorded the option without a tier)
