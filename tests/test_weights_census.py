@@ -2,7 +2,8 @@
 for every preset and typed-in config at TP 1, 2, 4 and 8, every rank
 (tests/data/weights_census/answers.json, recorded by record_census.py there): the parameter
 count and the bytes a rank holds, exactly, vision towers included (Gemma 3's SigLIP and
-projector, Qwen3.5's: parts split by TP, parts whole on every rank)."""
+projector, Qwen3.5's: parts split by TP, parts whole on every rank), and under vLLM's
+multimodal serving options (a case named ``<model> <flag> <value>``: `kvcore.models.mm_serving`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from kvcore.mm_options import MMOptions, mm_options
 from kvcore.models.hf_config import read_hf_config
+from kvcore.models.mm_serving import apply_mm
 from kvcore.models.presets import PRESETS
 from kvcore.models.weights import estimate_params, estimate_weights_bytes
 
@@ -19,9 +22,21 @@ DATA = Path(__file__).parent / "data"
 CASES = json.loads((DATA / "weights_census" / "answers.json").read_text())["cases"]
 
 
-def _geometry(name: str):
-    cfg = PRESETS[name][1] if name in PRESETS else json.loads((DATA / name).read_text())
-    return read_hf_config(cfg, name=name)
+def _mm(name: str) -> MMOptions | None:
+    """The options a case was built with, as kvcli reads them from the command line."""
+    given = CASES[name].get("mm_options")
+    if given is None:
+        return None
+    limits = given.get("limit_mm_per_prompt")
+    return mm_options(None if limits is None else json.dumps(limits),
+                      given.get("language_model_only", False), given.get("mm_encoder_tp_mode"))
+
+
+def _geometry(name: str, *, applied: bool = True):
+    base = name.split(" ")[0]
+    cfg = PRESETS[base][1] if base in PRESETS else json.loads((DATA / base).read_text())
+    g = read_hf_config(cfg, name=base)
+    return apply_mm(g, _mm(name))[0] if applied else g
 
 
 def _rows():
@@ -75,9 +90,9 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     from kvcore.errors import InputError
     from kvcore.sizing.resolve import resolve_kv_cache_config
 
-    assert len(REFUSED) == 6
+    assert len(REFUSED) == 6 + 14
     with pytest.raises(InputError) as e:
-        resolve_kv_cache_config(geometry=_geometry(name), tensor_parallel_size=tp,
-                                gpu_memory_gib=80, max_model_len=4096)
+        resolve_kv_cache_config(geometry=_geometry(name, applied=False), tensor_parallel_size=tp,
+                                gpu_memory_gib=80, max_model_len=4096, mm=_mm(name))
     assert e.value.field == "tensor_parallel_size"
     assert f"must be divisible by it, as vLLM requires; got {tp}" in e.value.message

@@ -139,6 +139,10 @@ class ModelGeometry:
     vision_params: int = 0
     vision_whole: int = 0
     vision_heads: int = 0       # (its attention heads: TP must divide them)
+    # the inputs it encodes and whether vLLM may hold it whole on every rank
+    # (``--mm-encoder-tp-mode data``): `kvcore.models.mm_serving`
+    vision_modalities: tuple[str, ...] = ()
+    vision_data_parallel: bool = False
     perf_swa: tuple[int, int] | None = None   # perf.py's (sliding layers, window), not the kinds'
     context_limit: int = 0      # the longest max_model_len vLLM accepts (0: max_position_...)
     default_len: int = 0        # the max_model_len vLLM runs at when none is given (0: the same)

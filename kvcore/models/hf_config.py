@@ -241,6 +241,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         mtp_layers=(get_int(MTP_KEYS.get(model_type, "num_nextn_predict_layers"),
                             MTP_MODULES[model_type]) or 0 if model_type in MTP_MODULES else 0),
         vision_params=vision.total, vision_whole=vision.whole, vision_heads=vision.heads,
+        vision_modalities=vision.modalities, vision_data_parallel=vision.data_parallel,
         quantization=quant_method(get("quantization_config"), source),
         fp8_block=(block_of(get("quantization_config"))
                    if quant_method(get("quantization_config"), source) == "fp8" else None),

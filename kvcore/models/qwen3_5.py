@@ -103,5 +103,6 @@ def vision_tower_params(cfg: dict[str, Any], source: str) -> VisionParams:
     n_deep = len(deep) if isinstance(deep, list) else 0
     depth = dim("depth")
     whole = embeddings + depth * block_whole + (2 * d + out) + n_deep * (2 * h + out)
+    # (images and videos; supports_encoder_tp_data, from Qwen3VLForConditionalGeneration)
     return VisionParams(whole + depth * block_split + (1 + n_deep) * merger_split, whole,
-                        dim("num_heads"))
+                        dim("num_heads"), ("image", "video"), True)

@@ -96,7 +96,9 @@ def mamba(g: ModelGeometry, tp: int, led: Ledger) -> None:
         # Gated DeltaNet: q, k (key heads) and v, z (value heads) projected from the hidden
         # state, a beta and a decay a value head, the conv over q, k, v, per-head A (float32)
         # and dt bias, the gated norm (one head wide, whole), the output projection
-        qk, v, nh = m.n_groups // tp * m.d_state, m.n_heads // tp * m.d_head, m.n_heads // tp
+        # (the projections split their widths, not their heads: 2 key heads of 16 at TP 4
+        # are 8 wide a rank, as vLLM builds them with --mm-encoder-tp-mode data's tiny case)
+        qk, v, nh = m.n_groups * m.d_state // tp, m.n_heads * m.d_head // tp, m.n_heads // tp
         led.layer += h * (2 * qk + 2 * v) + h * 2 * nh + (2 * qk + v) * m.d_conv + v * h
         led.fp32 += nh
         led.model += nh + m.d_head

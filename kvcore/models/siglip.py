@@ -41,4 +41,6 @@ def gemma3_vision_params(cfg: dict[str, Any], text_hidden: int, source: str) -> 
     layer_split = 3 * d * d + 3 * d + d * d + d * inter + inter + inter * d
     projector = d * text_hidden + d
     whole = embeddings + layers * layer_whole + 2 * d + projector
-    return VisionParams(whole + layers * layer_split, whole, dim("num_attention_heads"))
+    # (modality image; Gemma3ForConditionalGeneration does not support_encoder_tp_data)
+    return VisionParams(whole + layers * layer_split, whole, dim("num_attention_heads"),
+                        ("image",), False)

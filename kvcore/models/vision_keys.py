@@ -13,10 +13,14 @@ class VisionParams(NamedTuple):
     """A vision tower's parameters (its projector's included): all of them, and those every
     tensor-parallel rank keeps whole (embeddings, norms, row-parallel biases); a rank holds
     ``whole + (total - whole) // tp``; ``heads``: its attention heads, which vLLM splits over
-    TP (a TP that does not divide them is refused, as vLLM's `divide` asserts)."""
+    TP (a TP that does not divide them is refused, as vLLM's `divide` asserts); ``modalities``:
+    the inputs it encodes (vLLM skips it when all their limits are 0); ``data_parallel``:
+    whether the class takes ``--mm-encoder-tp-mode data`` (`kvcore.models.mm_serving`)."""
     total: int
     whole: int
     heads: int = 0
+    modalities: tuple[str, ...] = ()
+    data_parallel: bool = False
 
 
 def vision_config(cfg: dict[str, Any]) -> dict[str, Any]:

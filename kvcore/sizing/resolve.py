@@ -14,10 +14,12 @@ from dataclasses import dataclass
 
 from kvcore.errors import InputError
 from kvcore.host_memory import MAX_GIB
+from kvcore.mm_options import MMOptions
 from kvcore.models.drafts import load_spec_draft
 from kvcore.models.eagle_draft import DraftModel, draft_layer_specs
 from kvcore.models.geometry import ModelGeometry, layer_specs
 from kvcore.models.hf_config import DTYPE_ALIASES
+from kvcore.models.mm_serving import MMState, apply_mm
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.prefix_match import resolve_block_sizes
 from kvcore.sizing.config import (
@@ -58,6 +60,9 @@ class SizingResult:
     # weights_bytes counts both (vLLM's "Model loading took")
     draft: DraftModel | None = None
     draft_weights_bytes: int = 0
+    # the multimodal serving options' outcome (`kvcore.models.mm_serving`); `geometry` is the
+    # model as vLLM builds it under them (a tower skipped, or whole on every rank)
+    mm: MMState | None = None
 
     @property
     def bytes_per_block(self) -> int:
@@ -78,6 +83,7 @@ def resolve_kv_cache_config(
     pad_pages: bool = False, enable_prefix_caching: bool = True, check_memory: bool = True,
     prefix_match_unit: int | None = None, pipeline_parallel_size: int = 1,
     draft: tuple[str | None, str] | None = None, num_speculative_tokens: int = 0,
+    mm: MMOptions | None = None,
 ) -> SizingResult:
     """Size the KV cache of a model on one GPU (per tensor-parallel worker).
 
@@ -99,6 +105,7 @@ def resolve_kv_cache_config(
     if dtype is not None and layers is None:
         from dataclasses import replace
         g = replace(g, dtype=normalize_dtype(dtype, "dtype"))
+    g, mm_state = apply_mm(g, mm)
     kv_dtype = normalize_dtype(kv_cache_dtype, "kv_cache_dtype", KV_CACHE_DTYPES)
     if kv_dtype != "auto" and kv_dtype not in DTYPE_BYTES:
         raise InputError(f"unsupported KV cache dtype {kv_cache_dtype!r}", field="kv_cache_dtype")
@@ -119,7 +126,9 @@ def resolve_kv_cache_config(
         # (its encoder's attention splits them: vLLM asserts "N is not divisible by TP")
         raise InputError(f"{g.name}'s vision tower has {g.vision_heads} attention heads, which "
                          "must be divisible by it, as vLLM requires; got "
-                         f"{tensor_parallel_size}", field="tensor_parallel_size")
+                         f"{tensor_parallel_size}", field="tensor_parallel_size",
+                         remedy=(("mm_encoder_tp_mode", "data holds it whole on every rank")
+                                 if g.vision_data_parallel else None))
     kv, tp = g.num_kv_heads, tensor_parallel_size
     if g.mla is None and kv > 0 and (tp % kv if tp >= kv else kv % tp):
         # QKVParallelLinear splits the KV heads (or replicates each over tp / heads ranks):
@@ -241,4 +250,4 @@ def resolve_kv_cache_config(
     return SizingResult(config, ctx, g, available if memory is None else memory, weights,
                         estimated, cap, g.dtype if kv_dtype == "auto" else kv_dtype,
                         prefix_match_unit, enable_prefix_caching, tuple(stages), spec_draft,
-                        draft_weights)
+                        draft_weights, mm_state)

@@ -17,6 +17,10 @@ It imports ../mtp_draft/record_qwen3_next_mtp.py (and through it record_mtp_mode
 for the CPU's platform, the MoE kernel choice, the GDN layers' device), adds its own (the
 tensor-parallel group's size and rank, the fp8 GEMM kernel's choice) and lists every one in
 answers.json; README.md beside it says why each leaves the tensors vLLM makes unchanged.
+
+`--mm` records the multimodal serving options' cases (MM_CASES: a case named
+``<base> <flag> <value>``, its options passed to vLLM's ModelConfig as `vllm serve`'s flags
+pass them, and the multimodal config vLLM resolved from them kept beside the builds).
 """
 # ruff: noqa
 import importlib.util, json, re, sys, tempfile, time, traceback
@@ -76,6 +80,30 @@ SUBSTITUTIONS.append("MXFP4 MoE backend: TRITON (an H100's first that applies; i
 TPS = (1, 2, 4, 8)
 QWEN3_5_VL = ("11-tiny-qwen3-5-vl", "12-tiny-qwen3-5-moe-vl", "15-qwen3-5-defaults",
               "16-qwen3-5-moe-defaults")
+
+
+# The multimodal serving options that change what a rank builds (ModelConfig's InitVars, as
+# `vllm serve --limit-mm-per-prompt ... --language-model-only --mm-encoder-tp-mode ...` set
+# them): for Gemma 3 and the four Qwen3.5 multimodal configs; a limit for a modality the model
+# lacks (Gemma 3's video) and the options on a text-only model (vLLM builds no multimodal
+# config for it) too
+MM_BASES = ("gemma-3-27b", *(f"mtp_draft/{c}/target/config.json" for c in QWEN3_5_VL))
+MM_OPTIONS = (("--limit-mm-per-prompt", {"image": 0}),
+              ("--limit-mm-per-prompt", {"image": 0, "video": 0}),
+              ("--language-model-only", True),
+              ("--mm-encoder-tp-mode", "data"))
+MM_CASES = {f"{base} {flag} {json.dumps(v, separators=(',', ':')) if isinstance(v, dict) else v}"
+            .replace(" True", ""): (base, flag, v)
+            for base in MM_BASES for flag, v in MM_OPTIONS}
+MM_CASES.update({f"gemma-3-27b --limit-mm-per-prompt {{\"video\":0}}": (
+    "gemma-3-27b", "--limit-mm-per-prompt", {"video": 0}),
+    f"llama-3.1-8b --limit-mm-per-prompt {{\"image\":0}}": (
+    "llama-3.1-8b", "--limit-mm-per-prompt", {"image": 0}),
+    "llama-3.1-8b --language-model-only": ("llama-3.1-8b", "--language-model-only", True)})
+
+
+def mm_kwargs(flag, value):
+    return {flag[2:].replace("-", "_"): value}
 
 
 def cases():
@@ -138,15 +166,23 @@ def build(d, mc, tp, rank, detail):
     return rec
 
 
-def record(name, cfg, tps):
+def record(name, cfg, tps, mm=None):
     mla = "kv_lora_rank" in cfg and cfg.get("kv_lora_rank")
     backend = AttentionBackendEnum.TRITON_MLA if mla else AttentionBackendEnum.FLASH_ATTN
     current_platform.get_attn_backend_cls = lambda *a, **k: backend.get_path()
     tmp = Path(tempfile.mkdtemp())
     (tmp / "config.json").write_text(json.dumps(cfg))
-    mc = ModelConfig(model=str(tmp), skip_tokenizer_init=True, seed=0, max_model_len=4096)
+    mc = ModelConfig(model=str(tmp), skip_tokenizer_init=True, seed=0, max_model_len=4096,
+                     **(mm or {}))
     out = {"dtype": rdm.dt(mc.dtype), "quantization": mc.quantization,
            "attention_backend": backend.name + " (substituted; see README)", "tp": {}}
+    if mm is not None:
+        mmc = mc.multimodal_config
+        out["mm_options"] = mm
+        out["multimodal_config"] = None if mmc is None else {
+            "language_model_only": mmc.language_model_only,
+            "mm_encoder_tp_mode": mmc.mm_encoder_tp_mode,
+            "limits": {m: mmc.get_limit_per_prompt(m) for m in ("image", "video", "audio")}}
     for tp in tps:
         ranks = []
         for rank in range(tp):
@@ -172,9 +208,14 @@ def main():
                {"vllm_version": vllm.__version__, "torch": torch.__version__, "cases": {}})
     answers["substitutions"] = SUBSTITUTIONS
     todo = cases()
-    for name in sys.argv[1:] or list(todo):
+    names = sys.argv[1:] or list(todo)
+    if names == ["--mm"]:
+        names = list(MM_CASES)
+    for name in names:
+        base, flag, value = MM_CASES.get(name, (name, None, None))
         try:
-            answers["cases"][name] = record(name, todo[name], TPS)
+            answers["cases"][name] = record(name, todo[base], TPS,
+                                            None if flag is None else mm_kwargs(flag, value))
         except Exception as e:           # the config refused before any build
             answers["cases"][name] = {"refused": f"{type(e).__name__}: {e}"[:600]}
             print(name, "refused", file=sys.stderr, flush=True)
