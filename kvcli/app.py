@@ -90,6 +90,9 @@ def main() -> None:
     clamp_columns()             # COLUMNS=1 cut every table cell to one character
     install_signal_handlers()   # SIGTERM / SIGHUP stop a command as Ctrl-C does
     one_shot_process()          # the process ends after this command (kvcore/gc_pause.py)
+    from kvcli.dotted_options import join_dotted
+
+    sys.argv[1:] = join_dotted(sys.argv[1:])    # vLLM's --limit-mm-per-prompt.image 0
     registered = app.registered_commands, app.registered_groups
     only_the_command_named(sys.argv[1:])
     try:

@@ -11,6 +11,7 @@ import typer
 
 from kvcore.engine.options import PERFORMANCE_MODES, ReplayOptions
 from kvcore.engine.serve_defaults import rows_text
+from kvcore.mm_options import MM_ENCODER_TP_MODES
 from kvcore.vllm_values import KV_CACHE_DTYPES, VLLM_MODEL_DTYPES
 
 # One default for both commands: the replay's (kvcore's SchedulerConfig, vLLM's 2048, 128, on),
@@ -143,3 +144,15 @@ SpecTokensOpt = Annotated[int | None, typer.Option(
     "--num-speculative-tokens", "--spec-tokens", show_default=False, help="vLLM's "
     "num_speculative_tokens: a Mamba layer's state keeps K more blocks a request (Mamba2's and "
     "Gated DeltaNet's K more conv rows); shown with the draft. [default: none]")]
+LimitMmOpt = Annotated[str | None, typer.Option(
+    "--limit-mm-per-prompt", metavar="JSON", show_default=False, help="vLLM's: items a prompt "
+    "may hold by modality ('{\"image\": 0}', or --limit-mm-per-prompt.image 0); a vision tower "
+    "whose modalities are all 0 is not built, its weights left to KV blocks. [default: none, "
+    "999 each]")]
+LanguageOnlyOpt = Annotated[bool, typer.Option(
+    "--language-model-only/--no-language-model-only", show_default=False,
+    help="vLLM's: every modality's limit 0, no vision tower built. [default: off]")]
+MmTpModeOpt = Annotated[str, typer.Option(
+    "--mm-encoder-tp-mode", metavar="|".join(MM_ENCODER_TP_MODES), help="vLLM's: data holds "
+    "the vision tower whole on every TP rank (Qwen3.5; Gemma 3 falls back to weights, split "
+    "over TP).")]

@@ -52,6 +52,8 @@ def sizing_view(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utiliza
                     + (" (estimated, in the weights above)" if m["weights_estimated"] else
                        " (given within --weights-gib)" if m["gpu_memory_gib"] is not None
                        else ""))
+    if (v := data["multimodal"]) is not None:
+        text.append(_vision_line(v, m["gpu_memory_gib"] is not None))
     widest = max((g["num_layers"] for g in data["groups"]), default=0)
     text.append(f"bytes per block = stage {least}'s layers' pages = {data['bytes_per_block']:,}"
                 if data["stages"] else
@@ -178,3 +180,16 @@ def batch_source(gpu: str | None, performance_mode: str) -> str:
     if performance_mode == "throughput":
         words += ", doubled: performance mode throughput"
     return words
+
+
+def _vision_line(v: dict, memory: bool) -> str:
+    """The vision tower vLLM builds under its multimodal serving options."""
+    limits = ", ".join(f"{k} {n:,}" for k, n in v["limits"].items())
+    if v["vision_tower"] == "skipped":
+        why = "--language-model-only" if v["language_model_only"] else f"limits {limits}"
+        return f"vision tower: not built ({why}): no weights" + (
+            " (left to the KV cache)" if memory else "")
+    how = ("whole on every TP rank (--mm-encoder-tp-mode data)" if v["mm_encoder_tp_mode"] ==
+           "data" else "split over TP where vLLM splits it")
+    return (f"vision tower: built (limits {limits}), {how}: {v['vision_weights_gib']:.2f} GiB "
+            "a GPU" + (", in the weights above" if memory else ""))

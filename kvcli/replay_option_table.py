@@ -17,6 +17,7 @@ from kvcore.engine.options import (
 from kvcore.engine.queues import QUEUES
 from kvcore.engine.serve_defaults import rows_text
 from kvcore.hashing import HASH_FUNCTIONS
+from kvcore.mm_options import MM_ENCODER_TP_MODES
 from kvcore.offload.config import DTYPE_BYTES
 
 REPLAY = "Replay"   # help panels
@@ -37,6 +38,7 @@ PerformanceMode = _choices("PerformanceMode", PERFORMANCE_MODES)
 HashAlgo = _choices("HashAlgo", HASH_FUNCTIONS)
 OffloadPolicy = _choices("OffloadPolicy", ("lru", "arc"))
 KvDtype = _choices("KvDtype", DTYPE_BYTES)
+MmEncoderTpMode = _choices("MmEncoderTpMode", MM_ENCODER_TP_MODES)
 
 
 # Field -> (type, help panel, help): the only list of the replay's options on the CLI side.
@@ -60,6 +62,15 @@ SPEC: dict[str, tuple[Any, str, str]] = {
     "model_config": (str, REPLAY, "A Hugging Face config.json instead of a preset [default: none]"),
     "gpu_memory_gib": (float, REPLAY, ("With a model: size num_blocks from this much GPU memory "
                        "[default: none]")),
+    "limit_mm_per_prompt": (str, REPLAY, ("vLLM's: items a prompt may hold by modality, JSON "
+                            "('{\"image\": 0}', or --limit-mm-per-prompt.image 0); a model's "
+                            "vision tower whose modalities are all 0 is not built, its weights "
+                            "left to KV blocks [default: none, 999 each]")),
+    "language_model_only": (bool, REPLAY, ("vLLM's: every modality's limit 0, no vision tower "
+                            "built [default: off]")),
+    "mm_encoder_tp_mode": (MmEncoderTpMode, REPLAY, ("vLLM's: data holds the vision tower whole "
+                           "on every TP rank (Qwen3.5; Gemma 3 falls back to weights, split "
+                           "over TP)")),
     "gpu_memory_utilization": (float, REPLAY, ("With --gpu-memory-gib: the fraction vLLM may use "
                                "(vLLM 0.33's default)")),
     "max_num_seqs": (int, SCHED, ("Requests running at once (the default is SchedulerConfig's; "

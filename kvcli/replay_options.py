@@ -31,7 +31,7 @@ from kvcore.vllm_values import (
 
 # vLLM's switches off by default that `vllm serve` spells --x/--no-x, as kvcli does then
 _PAIRED = frozenset({"long_prefill_token_threshold_adaptive",
-                     "enable_mamba_shared_prefix_checkpoint"})
+                     "enable_mamba_shared_prefix_checkpoint", "language_model_only"})
 
 
 def _plain_flag(name: str, kind: Any) -> bool:
@@ -61,7 +61,7 @@ def _option(name: str, kind: Any, panel: str, help: str) -> Any:
 
 
 # Values typer cannot show by their type
-_METAVARS = {"prefix_cache_retention_interval": "0|N|dense",
+_METAVARS = {"prefix_cache_retention_interval": "0|N|dense", "limit_mm_per_prompt": "JSON",
              "kv_cache_dtype": "|".join(KV_CACHE_DTYPES)}
 # vLLM 0.33's spellings of options kvcli first named otherwise (`vllm serve`'s flags, copied
 # from a server's command line); kvcli's own names stay, for the scripts that use them

@@ -57,13 +57,16 @@ def test_to_dict_is_the_settings_in_field_order():
     # without them stay as they were (and prefix_match_unit's and hash_seed's only when set)
     # (and gpu_memory_utilization's only when not the default, vLLM 0.33's 0.92;
     # performance_mode's only when not vLLM's balanced, pipeline_parallel_size's when not 1,
-    # speculative decoding's only when on, the shared-prefix Mamba checkpoint's only when on)
+    # speculative decoding's only when on, the shared-prefix Mamba checkpoint's only when on,
+    # the multimodal serving options' only when given)
     assert list(d) == [f.name for f in KNOBS if f.name not in OFFLOAD_FIELDS
                        and f.name not in CLOCK_FIELDS
                        and f.name not in ("prefix_match_unit", "gpu_memory_utilization",
                                           "hash_seed", "performance_mode",
                                           "pipeline_parallel_size",
-                                          "enable_mamba_shared_prefix_checkpoint", *SPEC_FIELDS)]
+                                          "enable_mamba_shared_prefix_checkpoint",
+                                          "limit_mm_per_prompt", "language_model_only",
+                                          "mm_encoder_tp_mode", *SPEC_FIELDS)]
     on = ReplayOptions(num_speculative_tokens=2, spec_acceptance_rate=0.5).to_dict()
     assert [on["num_speculative_tokens"], on["spec_acceptance_rate"], on["spec_seed"]] == \
         [2, 0.5, 0]
@@ -80,7 +83,9 @@ def test_to_dict_is_the_settings_in_field_order():
                        performance_mode="interactivity", pipeline_parallel_size=2,
                        num_speculative_tokens=1, spec_acceptance_rate=0.5,
                        spec_method="eagle3", spec_model="eagle3-llama-3.1-8b",
-                       eagle_groups=(0,), enable_mamba_shared_prefix_checkpoint=True).to_dict()
+                       eagle_groups=(0,), enable_mamba_shared_prefix_checkpoint=True,
+                       limit_mm_per_prompt='{"image": 0}', language_model_only=True,
+                       mm_encoder_tp_mode="data").to_dict()
     assert list(on) == [f.name for f in KNOBS] and on["eviction_policy"] == "lru"
     assert on["tp"] == 2 and on["gpu"] is None and on["clock"] is None
 

@@ -58,6 +58,9 @@ def register(app: typer.Typer) -> None:
         spec_method: co.SpecMethodOpt = None,
         spec_model: co.SpecModelOpt = None,
         spec_tokens: co.SpecTokensOpt = None,
+        limit_mm_per_prompt: co.LimitMmOpt = None,
+        language_model_only: co.LanguageOnlyOpt = False,
+        mm_encoder_tp_mode: co.MmTpModeOpt = "weights",
         as_json: co.JsonOpt = False,
     ) -> None:
         """How many KV cache blocks fit a model on a GPU: groups, page formulas, capacity."""
@@ -101,6 +104,9 @@ def register(app: typer.Typer) -> None:
 
             draft, spec_k, spec_json = spec_draft(speculative_config, spec_method, spec_model,
                                                   spec_tokens)
+            from kvcore.mm_options import mm_options
+
+            mm = mm_options(limit_mm_per_prompt, language_model_only, mm_encoder_tp_mode)
 
             def sized(budget: int) -> Any:
                 try:
@@ -129,7 +135,7 @@ def register(app: typer.Typer) -> None:
                     pad_pages=pad_pages, enable_prefix_caching=enable_prefix_caching,
                     prefix_match_unit=prefix_match_unit,
                     pipeline_parallel_size=pipeline_parallel_size, draft=draft,
-                    num_speculative_tokens=spec_k)
+                    num_speculative_tokens=spec_k, mm=mm)
 
             # the scheduler options' own checks first, in the replay's words (the sizing
             # layer's differ); the budget is the given one or the default here
@@ -185,6 +191,8 @@ def register(app: typer.Typer) -> None:
                                        enable_prefix_caching=enable_prefix_caching,
                                        offloading=kv_offloading_size is not None,
                                        performance_mode=performance_mode)
+            warnings += [f"option {output.flag(k)}: {why}" for k, why in
+                         (result.mm.notes if result.mm is not None else ())]
             for w in warnings:
                 output.warn(w)
             view.data["warnings"] = warnings

@@ -1,5 +1,6 @@
 """The rules a `ReplayOptions` field's value is checked by (`check_value`): its metadata's
 `choices`, or its `check` ("utilization", "retention", "name", "groups", "eagle_groups",
+"mm_limits",
 "positive_int", "fraction", "positive", "int_at_least" / "at_least" with `lo` and `hi`, `pool`).
 Every integer stays below 2**63, the JSON writer's range."""
 
@@ -53,6 +54,13 @@ def check_value(f: dataclasses.Field, v: Any) -> None:
         return
     if check == "groups":
         _check_groups(v)
+        return
+    if check == "mm_limits":        # vLLM's --limit-mm-per-prompt JSON (kvcore.mm_options)
+        from kvcore.mm_options import parse_limits
+
+        if not isinstance(v, str):
+            raise InputError(f"must be a JSON object as text, got {clipped(v)}", field=f.name)
+        parse_limits(v)
         return
     if check == "eagle_groups":
         if not (isinstance(v, (list, tuple)) and v and len(set(v)) == len(v)

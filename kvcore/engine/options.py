@@ -25,6 +25,7 @@ from kvcore.engine.scheduler import SchedulerConfig
 from kvcore.engine.spec_config import EAGLE_METHODS
 from kvcore.errors import InputError
 from kvcore.hashing import HASH_FUNCTIONS
+from kvcore.mm_options import MM_ENCODER_TP_MODES
 from kvcore.offload.options import OFFLOAD_FIELDS
 from kvcore.sizing_context import DEFAULT_GPU_MEMORY_UTILIZATION
 from kvcore.vllm_values import VLLM_KEYS, kv_cache_dtype_name
@@ -128,6 +129,11 @@ class ReplayOptions:
     # vLLM's PYTHONHASHSEED, NONE_HASH's seed. None: vLLM's fixed seed (its choice for sha256
     # without PYTHONHASHSEED; for xxhash it draws a random one no replay can match)
     hash_seed: str | None = _knob(None, config=True, check="name")
+    # vLLM's multimodal serving options (`kvcore.models.mm_serving`): with a model, a vision
+    # tower not built (every limit of its modalities 0) or whole on every TP rank ("data")
+    limit_mm_per_prompt: str | None = _knob(None, check="mm_limits")
+    language_model_only: bool = _knob(False)
+    mm_encoder_tp_mode: str = _knob("weights", choices=MM_ENCODER_TP_MODES)
     arrivals: str = _knob("timestamp", choices=ARRIVALS)
     warmup: float = _knob(0.0, check="fraction")      # fraction of requests left out of hit rate
     # the simulated clock (`cost.py`)
@@ -214,6 +220,10 @@ class ReplayOptions:
             del d["performance_mode"]           # (the same)
         if self.pipeline_parallel_size == 1:
             del d["pipeline_parallel_size"]     # (the same)
+        for k, default in (("limit_mm_per_prompt", None), ("language_model_only", False),
+                           ("mm_encoder_tp_mode", "weights")):
+            if d[k] == default:
+                del d[k]                        # (the same)
         if not self.num_speculative_tokens:
             for k in SPEC_FIELDS:
                 del d[k]                        # (the same)

@@ -108,6 +108,7 @@ def sized(cfg: ReplayOptions, trace: Trace
 def _resolve_model(cfg: ReplayOptions, geometry: ModelGeometry | None = None):
     """The sizing layer's answer for the options' model (``geometry``: the model as read
     already, not read again)."""
+    from kvcore.mm_options import mm_options
     from kvcore.sizing.resolve import resolve_kv_cache_config
 
     num_blocks = cfg.num_blocks
@@ -125,7 +126,9 @@ def _resolve_model(cfg: ReplayOptions, geometry: ModelGeometry | None = None):
             kv_cache_dtype=cfg.kv_cache_dtype, tensor_parallel_size=cfg.tp, check_memory=False,
             prefix_match_unit=cfg.prefix_match_unit,
             pipeline_parallel_size=cfg.pipeline_parallel_size,
-            draft=spec_draft(cfg), num_speculative_tokens=cfg.num_speculative_tokens)
+            draft=spec_draft(cfg), num_speculative_tokens=cfg.num_speculative_tokens,
+            mm=mm_options(cfg.limit_mm_per_prompt, cfg.language_model_only,
+                          cfg.mm_encoder_tp_mode))
     except InputError as err:
         # the sizing layer spells vLLM's name; the replay's option (and a sweep's key) is `tp`
         if err.field == "tensor_parallel_size" and err.path is None:

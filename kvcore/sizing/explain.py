@@ -21,7 +21,10 @@ JSON keys (stable):
            and bytes_per_block are those of the stage that sets the pool: the fewest blocks),
   draft: {model, method, architecture, source, layers, num_kv_heads, head_dim, layer_names,
           weights_bytes, weights_gib} (an EAGLE draft's, `kvcore.models.eagle_draft`: its
-         layers are in groups, its weights in memory.weights_gib; null without one).
+         layers are in groups, its weights in memory.weights_gib; null without one),
+  multimodal: {vision_tower, limits, language_model_only, mm_encoder_tp_mode,
+               vision_weights_bytes, vision_weights_gib} (vLLM's multimodal serving options'
+              outcome, `kvcore.models.mm_serving`; null for a model without a vision tower).
 """
 
 from __future__ import annotations
@@ -102,7 +105,21 @@ def to_json(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utilization
         "prefix_match": prefix_match_json(result),
         "stages": [st.to_dict() for st in result.stages],
         "draft": draft_json(result),
+        "multimodal": multimodal_json(result, tp),
     }
+
+
+def multimodal_json(result: Any, tp: int) -> dict[str, Any] | None:
+    """The vision tower under vLLM's multimodal serving options, or None without one."""
+    from kvcore.models.mm_serving import vision_rank_bytes
+
+    mm = result.mm
+    if mm is None or mm.tower == "none":
+        return None
+    vision = vision_rank_bytes(result.geometry, tp)
+    return {"vision_tower": mm.tower, "limits": dict(mm.limits),
+            "language_model_only": mm.language_model_only, "mm_encoder_tp_mode": mm.mode,
+            "vision_weights_bytes": vision, "vision_weights_gib": vision / GiB}
 
 
 def draft_json(result: Any) -> dict[str, Any] | None:
