@@ -167,3 +167,22 @@ def test_the_replay_sizes_its_pool_the_same():
     assert "mm_encoder_tp_mode" not in config(*base)[0]["config"]
     line = refusal(*base, "--limit-mm-per-prompt", '{"image": -1}')
     assert line == "error: option --limit-mm-per-prompt: image: expected a count >= 0, got -1"
+
+
+def test_the_replay_says_what_changes_nothing():
+    trace = str(ROOT / "traces" / "shared-prefix.jsonl")
+
+    def warnings(*args: str) -> list[str]:
+        doc, _ = config("replay", trace, "--json", *args)
+        return [w for w in doc["warnings"] if "vision" in w or "pool unless" in w
+                or "falls back" in w]
+
+    assert warnings("--limit-mm-per-prompt", '{"image": 0}') == [(
+        "option(s) limit_mm_per_prompt: no effect on the pool unless it is sized from a model's "
+        "gpu_memory_gib (they change the model's weights)")]
+    assert warnings("--model", "gemma-3-27b", "--gpu-memory-gib", "80",
+                    "--mm-encoder-tp-mode", "data") == [(
+        "option mm_encoder_tp_mode: data: gemma-3-27b's class does not support it; vLLM falls "
+        "back to weights (the tower split over TP)")]
+    assert warnings("--model", "gemma-3-27b", "--gpu-memory-gib", "80",
+                    "--language-model-only") == []

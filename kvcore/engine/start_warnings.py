@@ -156,6 +156,7 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
         # (the pool was given: the draft was not needed to size it, but the clock needs it)
         out.append(f"the {cfg.spec_method} drafter's passes are not in the step times: give "
                    "its draft model (spec_model) to time them")
+    out += _mm_warnings(cfg, geometry, given, user)
     if unused_tier := unused_tier_options(cfg, lined):
         out.append(f"option(s) {named(unused_tier, trace, cfg)}: no effect without a CPU "
                    "tier (kv_offloading_size or kv_offloading_size_chunks)")
@@ -236,3 +237,24 @@ def capped_outputs_note(cfg: ReplayOptions, trace: Trace) -> str | None:
     return (f"{n:,} request(s) ask more tokens than max_model_len {limit:,} (prompt + "
             f"output; the first, {trace.label}:{first.line}: {first.prompt_len:,} + "
             f"{first.output_len:,}): {tail}")
+
+
+def _mm_warnings(cfg: ReplayOptions, geometry: ModelGeometry | None, given: frozenset[str],
+                 user: set[str] | frozenset[str]) -> list[str]:
+    """vLLM's multimodal serving options given where they change nothing: they change a
+    model's weights, which only a pool sized from its memory reads; on such a model, what
+    `kvcore.models.mm_serving` says of them (a text-only model, a modality it lacks, Gemma 3's
+    data mode)."""
+    from kvcore.mm_options import mm_options
+    from kvcore.models.mm_serving import apply_mm
+
+    mm = sorted(given & {"limit_mm_per_prompt", "language_model_only", "mm_encoder_tp_mode"})
+    if not mm:
+        return []
+    if not (cfg.model or cfg.model_config) or cfg.gpu_memory_gib is None or "num_blocks" in user:
+        return [(f"option(s) {', '.join(mm)}: no effect on the pool unless it is sized from a "
+                 "model's gpu_memory_gib (they change the model's weights)")]
+    if geometry is None:
+        return []
+    opts = mm_options(cfg.limit_mm_per_prompt, cfg.language_model_only, cfg.mm_encoder_tp_mode)
+    return [f"option {k}: {why}" for k, why in apply_mm(geometry, opts)[1].notes]
