@@ -108,7 +108,8 @@ SPEC: dict[str, tuple[Any, str, str]] = {
         "vLLM's opt-in --enable-mamba-shared-prefix-checkpoint: a Mamba state also at the "
         "shared-prefix junction a later sibling resumes at, not only at the prompt's end. "
         "Changes nothing (as in vLLM) without an EAGLE-family draft (eagle, eagle3, mtp) and "
-        "partial hits (--prefix-match-unit finer than a Mamba block) [default: off]")),
+        "partial hits (--prefix-match-unit finer than a Mamba block). With a CPU tier the "
+        "junction's state is stored and loaded as a partial tail, as vLLM does [default: off]")),
     "async_scheduling": (bool, SCHED, ("vLLM's async scheduling (a batch queue of 2, as `vllm "
                          "serve` runs on a GPU): finishes, frees and decode-completed blocks "
                          "come one step later")),

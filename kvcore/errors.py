@@ -98,6 +98,18 @@ def sync_load_past_pool(request_id: str, err: ValueError) -> InputError:
         "avoids it", field="sync_load_budget_bytes")
 
 
+def tails_in_one_step(request_id: str, boundaries: list[int]) -> InputError:
+    """A request handing the CPU tier Mamba states at two positions inside blocks in one step,
+    where vLLM 0.33's connector asserts one (`kvcore.offload.hybrid_partial`)."""
+    at = " and ".join(map(str, boundaries))
+    return InputError(
+        f"request {request_id}: one step hands the CPU tier Mamba states inside blocks at tokens "
+        f"{at} (the shared-prefix junction's and the prompt tail's): vLLM 0.33 fails here too "
+        "(AssertionError in the offloading connector's _build_partial_tail_store_jobs: one such "
+        "position a request a step); without this option the junction's state is not kept",
+        field="enable_mamba_shared_prefix_checkpoint")
+
+
 def nonempty_name(value: str | None, field: str) -> None:
     """Refuse ``''`` (or blanks) given for a name or path option: an unset shell variable was
     read as "none given" and the run went on without it. None (not given) passes."""

@@ -132,12 +132,10 @@ def test_a_config_line_value_not_a_switch_is_refused_in_one_line(tmp_path: Path)
                           "got 'yes'\n")
 
 
-def test_with_a_cpu_tier_the_option_is_refused_in_one_line():
-    # (vLLM looks hits up through its connector path then: not recorded with the option)
+def test_with_a_cpu_tier_the_option_runs():
+    # (no longer refused: checked against vLLM with the tier in ../offload_junction/)
     trace = str(DATA / "sched_spec_junction" / "j12.trace.jsonl")
     res = _cli(trace, "--kv-offloading-size", "1")
-    assert res.exit_code == 2 and res.stdout == ""
-    assert res.stderr == (f"error: option --kv-offloading-size: {KEY} is not modelled with "
-                          "the CPU tier (not checked against vLLM): give one of them\n")
-    assert _cli(trace, "--kv-offloading-size", "1",
-                "--no-enable-mamba-shared-prefix-checkpoint").exit_code == 0
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.stdout)
+    assert got["config"][KEY] is True and got["config"]["kv_offloading_size"] == 1

@@ -196,12 +196,6 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
     cfg, groups, geometry = sized(cfg, trace)
     if cfg.num_speculative_tokens:
         spec_group_refusals(cfg, trace, groups)
-    if cfg.enable_mamba_shared_prefix_checkpoint and cfg.offloading:
-        # (with a KV connector vLLM looks hits up through get_computed_blocks_for_connector:
-        # tests/data/sched_spec_junction/ recorded the option without a tier)
-        raise refusal(cfg, trace, "enable_mamba_shared_prefix_checkpoint", "is not modelled "
-                      "with the CPU tier (not checked against vLLM): give one of them",
-                      also=("kv_offloading_size", "kv_offloading_size_chunks"))
     num_blocks = cfg.num_blocks
     assert num_blocks is not None            # (sized above)
     if sized_here:

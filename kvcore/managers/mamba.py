@@ -37,8 +37,8 @@ tests/data/sched_mamba/p16_*, p8_*).
 
 With a CPU tier the states cached each schedule() are handed to it (``state_offers``), and a
 sync load's state block is cached when the caching passes it (``_loaded``): checked against
-vLLM (tests/data/offload_mamba/). Not covered by those cases: the opt-in shared-prefix states
-(``enable_mamba_shared_prefix_checkpoint``: checked without a tier, sched_spec_junction/).
+vLLM (tests/data/offload_mamba/); the opt-in shared-prefix states with the tier too
+(``enable_mamba_shared_prefix_checkpoint``: offload_junction/; sched_spec_junction/ without).
 
 Speculative decoding (vLLM keeps ``num_speculative_blocks`` = K state blocks a request beyond
 the running one, whatever the method): an allocated request's speculative blocks that a

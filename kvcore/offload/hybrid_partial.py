@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kvcore.errors import tails_in_one_step
 from kvcore.offload.hybrid_lookup import lookup
 from kvcore.offload.keys import HIT, MISS, make_key
 from kvcore.offload.stores import new_store_job, offer_in_order
@@ -146,8 +147,11 @@ def build_tail_jobs(conn: HybridConnector,
         if margin and not st.loaded:
             continue
         req = st.req
-        boundary = tails[0][2]
-        assert all(e[2] == boundary for e in tails) and boundary <= req.num_prompt_tokens
+        boundaries = sorted({e[2] for e in tails})
+        if len(boundaries) > 1:     # (the junction's copy-on-write beside the prompt tail's)
+            raise tails_in_one_step(rid, boundaries)
+        boundary = boundaries[0]
+        assert boundary <= req.num_prompt_tokens
         if margin and boundary + margin > min(req.num_computed_tokens + scheduled.get(rid, 0),
                                               req.num_prompt_tokens):
             continue    # (the hand-off is not offered again)
