@@ -147,3 +147,20 @@ def test_a_model_config_is_hashed_once_a_sweep(tmp_path, monkeypatch):
                                                 "num_blocks=3000,4000,5000"])
     plan = grid.expand(spec)
     assert len(plan.jobs) == 3 and read == [PREFIX, str(cfg)]
+
+
+def test_a_set_value_that_is_json_keeps_its_commas(tmp_path):
+    """`--set KEY=V1,V2` splits at the commas outside a JSON value: vLLM's
+    --limit-mm-per-prompt object with two modalities is one value (it split into two broken
+    halves, refused), and two objects make a grid of two jobs, each sized as vLLM builds it:
+    gemma-3-27b's vision tower left out with images at 0 (19,080 blocks on 80 GiB against
+    18,434 with it)."""
+    results = tmp_path / "r.jsonl"
+    r = runner.invoke(app, ["sweep", "--trace", PREFIX, "--set", "model=gemma-3-27b",
+                            "--set", "gpu_memory_gib=80", "--set",
+                            'limit_mm_per_prompt={"image":0,"video":0},{"image":1}',
+                            "--results", str(results)])
+    assert r.exit_code == 0, r.output
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    assert [(j["config"]["limit_mm_per_prompt"], j["result"]["num_blocks"]) for j in rows] == [
+        ('{"image":0,"video":0}', 19_080), ('{"image":1}', 18_434)]

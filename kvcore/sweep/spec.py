@@ -210,7 +210,7 @@ def spec_from_flags(command: str, traces: list[str], sets: list[str]) -> SweepSp
             raise InputError(f"{key}: set twice", field="set")
         where[key] = (key, None)
         try:
-            values = [_flag_file(key, from_text(key, t, command)) for t in text.split(",")]
+            values = [_flag_file(key, from_text(key, t, command)) for t in split_values(text)]
             if len(values) == 1:
                 fixed[key] = values[0]
             else:
@@ -218,6 +218,27 @@ def spec_from_flags(command: str, traces: list[str], sets: list[str]) -> SweepSp
         except BadValue as err:
             raise InputError(f"{key}: {err}", field="set") from None
     return SweepSpec(command, tuple(traces), fixed, tuple(grid), None, None, where)
+
+
+def split_values(text: str) -> list[str]:
+    """`V1,V2,...` split at the commas outside a JSON value's braces, brackets and strings, so
+    `{"image":0,"video":0}` stays one value (and `{"image":0},{"image":1}` is two)."""
+    parts: list[str] = []
+    depth, quoted, escaped, start = 0, False, False, 0
+    for i, ch in enumerate(text):
+        if quoted:
+            escaped, quoted = (not escaped and ch == "\\"), quoted and (escaped or ch != '"')
+        elif ch == '"':
+            quoted = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+        elif ch == "," and depth <= 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
 
 
 def _distinct(key: str, values: list[Any]) -> tuple[Any, ...]:
