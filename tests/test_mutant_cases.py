@@ -49,7 +49,7 @@ def test_sched_case(trace: Path) -> None:
 def test_the_cases_are_there() -> None:
     # (a case dropped by mistake would let its mutant through again)
     assert [p.name.removesuffix(".trace.jsonl") for p in TRACES] == [
-        "nochunk_prompt_fills_budget", "priority_preempt_returns_budget",
+        "mamba_mixed_checkpoints", "mamba_off_no_split", "nochunk_prompt_fills_budget", "priority_preempt_returns_budget",
         "spec_mamba_drop_resumed_checkpoint", "spec_mamba_retention_checkpoint_keys",
         "spec_offload_flagged_window_after_gap", "spec_offload_flagged_window_no_second_pop",
         "spec_offload_mamba_flagged_no_margin",

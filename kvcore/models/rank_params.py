@@ -137,8 +137,10 @@ def nemotron_mlp(g: ModelGeometry, tp: int, moe: bool, shared: int, led: Ledger)
 def moe(g: ModelGeometry, tp: int, shared: int, led: Ledger) -> None:
     h, e = g.hidden_size, g.num_experts
     led.layer += 3 * h * shared // tp
-    if g.model_type in SHARED_GATE_TYPES and shared:
-        led.model += h  # Qwen3-Next's (Qwen3.5's, Qwen2-MoE's) shared_expert_gate, hidden x 1
+    if g.model_type in SHARED_GATE_TYPES:
+        # Qwen3-Next's (Qwen3.5's, Qwen2-MoE's) shared_expert_gate, hidden x 1: built whatever
+        # the shared expert's width, none included (qwen2_moe.py:148-154, qwen3_next.py:197-203)
+        led.model += h
     router = h * e
     if g.model_type in FP32_ROUTERS:
         led.fp32 += router
