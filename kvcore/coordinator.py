@@ -86,13 +86,17 @@ class KVCacheCoordinator:
             size = g.kv_cache_spec.block_size
             if enable_caching and (
                     size != hash_block_size and (self.partial_hits or cls is FullAttentionManager)
+                    or cls is MambaManager and hash_block_size != size
                     or cls is MambaManager and size != scheduler_block_size):
                 # (vLLM's full attention registers a prompt's tail inside a block coarser
                 # than the hash block whether or not hits may land there:
                 # FullAttentionManager.cache_blocks; tests/data/sched_spec_eagle_mixed/. Its
                 # Mamba manager keys the prompt's last hash boundary whatever the hits too,
                 # which the retention mask on the lcm may have left out when the Mamba block
-                # is finer: MambaManager._cache_partial_tail_block; sched_mamba_mixed/)
+                # is finer (MambaManager._cache_partial_tail_block; sched_mamba_mixed/), and
+                # re-keys a Mamba2 checkpoint block through the pool's partial entries, a
+                # BlockStored of the hash block, wherever the hash block is finer than its
+                # own, partial hits or not (sched_spec_mtp_mixed/: mtpu48, mtpu48nu))
                 cls, fine = fine_manager_class(cls), True
             classes.append(cls)
         if fine:

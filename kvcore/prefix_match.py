@@ -19,9 +19,10 @@ vLLM (`kv_cache_utils.resolve_kv_cache_block_sizes`, `partial_hash_hits_enabled`
   Mamba block without a unit. The block sizes themselves do not change.
 
 A replay models what a unit finer than a block changes, as vLLM 0.33 does, when every group
-is full attention or Mamba (`unmodelled` refuses the rest in one line): a block under several
-keys in the pool (`kvcore.partial_hashes`: `BlockPool.cache_partial_block` /
-`move_block_hashes` / `_remove_cached_block_hashes`, `block_hash_num_tokens`, each key removed
+is full attention or Mamba, or, without partial hash hits, Mamba groups sit beside full
+attention and sliding windows (not with the CPU tier; `unmodelled` refuses the rest in one
+line): a block under several keys in the pool (`kvcore.partial_hashes`:
+`BlockPool.cache_partial_block` / `move_block_hashes` / `_remove_cached_block_hashes`, `block_hash_num_tokens`, each key removed
 and announced on eviction); `FullAttentionManager.find_longest_cache_hit` phase 2 and
 `_cache_partial_tail_block` (`kvcore.managers.fine_lookup`, `fine_full_attention`);
 `MambaManager.find_longest_cache_hit` at hash granularity, `_partial_hit_reqs` and the
@@ -33,7 +34,8 @@ schedule(): vLLM defers it only with a KV connector); `HybridKVCacheCoordinator.
 `kvcore.hybrid_coordinator`);
 `Scheduler._mamba_block_aligned_split` (`ckpt_block_size`, `tail_boundary`:
 `kvcore.engine.mamba_split`). Checked against the real Scheduler and AsyncScheduler:
-tests/data/sched_mamba/p16_* and p8_* (548 random runs, README there).
+tests/data/sched_mamba/p16_* and p8_* (548 random runs, README there); without partial hits
+beside sliding windows, tests/data/sched_mamba_mixed_pmu/.
 Start-up values recorded from the real vLLM in tests/data/mamba/prefix_match_unit.json.
 """
 
@@ -42,7 +44,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from kvcore.specs import FullAttentionSpec, KVCacheSpec, MambaSpec
+from kvcore.specs import FullAttentionSpec, KVCacheSpec, MambaSpec, SlidingWindowSpec
 
 # (every kvcli spec is prefix-cacheable in vLLM's sense, cross-attention's included: its
 # manager ignores the cache, the spec does not opt out)
@@ -104,10 +106,11 @@ def checkpoint_grid(prefix_match_unit: int | None, layer_alignment: int,
 
 
 def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
-               enable_caching: bool) -> str | None:
+               enable_caching: bool, tier: bool = False) -> str | None:
     """Why kvcli cannot replay this unit exactly (None: it can): vLLM accepted it and it hashes
-    finer than some prefix-cacheable group's block, but not in the layout kvcli models (partial
-    hash hits over full-attention and Mamba groups only)."""
+    finer than some prefix-cacheable group's block, but not in the layout kvcli models: partial
+    hash hits over full-attention and Mamba groups, or, without them, Mamba groups beside
+    full-attention and sliding-window groups (not with the CPU tier, ``tier``)."""
     if prefix_match_unit is None:
         return None
     _, hash_bs = resolve_block_sizes(specs, prefix_match_unit, enable_caching)
@@ -117,9 +120,21 @@ def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
     partial = partial_hash_hits(specs, hash_bs, enable_caching)
     if partial and all(isinstance(s, (FullAttentionSpec, MambaSpec)) for s in specs):
         return None
+    beside_mamba = not partial and any(isinstance(s, MambaSpec) for s in specs) and all(
+        isinstance(s, (FullAttentionSpec, SlidingWindowSpec, MambaSpec)) for s in specs)
+    if beside_mamba and not tier:
+        # (no hits inside a block, but full attention registers the prompt's tail at the unit
+        # and Mamba its last hash boundary, the fine managers: checked against vLLM with
+        # sliding-window groups beside Mamba groups, drafts or not, engine and cache mode,
+        # tests/data/sched_mamba_mixed_pmu/)
+        return None
+    blocks = ", ".join(f"{b:,}" for b in coarser)
+    if beside_mamba:
+        return (f"{prefix_match_unit} is finer than the block ({blocks} tokens): beside a "
+                "sliding-window group (no hits inside a block) kvcli does not model it with the "
+                "CPU tier yet; leave it unset or set it to the block")
     what = ("hits inside a block next to a group that is neither full attention nor Mamba"
             if partial
             else "registers a prompt's partial last block under a finer hash in full attention")
-    blocks = ", ".join(f"{b:,}" for b in coarser)
     return (f"{prefix_match_unit} is finer than the block ({blocks} tokens): vLLM then {what}, "
             "which kvcli does not model yet; leave it unset or set it to the block")

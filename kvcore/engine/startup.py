@@ -70,7 +70,7 @@ def check_prefix_match_unit(cfg: ReplayOptions, groups: list[KVCacheGroupSpec],
         return
     specs = [g.kv_cache_spec for g in groups]
     try:
-        why = unmodelled(specs, unit, cfg.enable_prefix_caching)
+        why = unmodelled(specs, unit, cfg.enable_prefix_caching, tier=cfg.offloading)
         message = None if why is None else f"must be the block size here: {why}"
     except ValueError as err:
         message = f"vLLM refuses to start: {err}"
