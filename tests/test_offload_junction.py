@@ -17,8 +17,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-import test_offload_spec_cases as spec_cases
 from oracle_sched import answer_of, config_of, replay_case
+from spec_offload_check import check_spec_offload_case
 
 from kvcore.errors import InputError
 
@@ -39,7 +39,7 @@ def test_the_cases_are_all_there() -> None:
 def test_case(trace: Path) -> None:
     assert config_of(trace)[KEY] is True
     assert config_of(trace)["prefix_match_unit"] < config_of(trace)["block_size"]
-    spec_cases.test_spec_offload_case(trace)
+    check_spec_offload_case(trace)
 
 
 def _without_the_key(trace: Path, tmp_path: Path) -> Path:
@@ -62,7 +62,7 @@ def test_without_the_option_the_same_case_is_vllm_default(tmp_path: Path, name: 
     gz = off_file.with_name(off_file.name + ".gz")
     shutil.copy(gz if gz.exists() else off_file,
                 tmp_path / f"{name}.expected.jsonl{'.gz' if gz.exists() else ''}")
-    spec_cases.test_spec_offload_case(plain)
+    check_spec_offload_case(plain)
 
 
 def _tail_offers(lines: list[dict], rid: str) -> list[tuple[int, str]]:

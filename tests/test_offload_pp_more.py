@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import test_offload_replay as one_group
 from oracle_sched import answer_of, config_of, replay_case
-from test_offload_spec_cases import test_spec_offload_case
+from spec_offload_check import check_spec_offload_case
 from typer.testing import CliRunner
 
 from kvcli.app import app
@@ -57,7 +57,7 @@ def test_drafted_pp_case(trace: Path) -> None:
     """Drafts under PP with the tier, over attention and Mamba groups (the latter checked
     without the tier too: ../sched_spec_pp_mamba/), step for step."""
     asyn = bool(config_of(trace).get("async_scheduling"))
-    test_spec_offload_case(trace)
+    check_spec_offload_case(trace)
     _store_bytes(trace, replay_case(trace, async_scheduling=asyn)[0].offload["bytes_stored"])
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import test_offload_replay as one_group
 from oracle_sched import answer_of, config_of, replay_case
+from spec_offload_check import check_spec_offload_case
 
 from kvcore.errors import InputError
 
@@ -27,16 +27,7 @@ RAN = [t for t in CASES if "error" not in answer_of(t)[-1]]
 
 @pytest.mark.parametrize("trace", RAN, ids=[t.name.split(".")[0] for t in RAN])
 def test_spec_offload_case(trace: Path) -> None:
-    asyn = bool(config_of(trace).get("async_scheduling"))
-    one_group.test_offload_case(trace, "expected", asyn)
-    s, ours, _, _ = replay_case(trace, async_scheduling=asyn)
-    expected = answer_of(trace)
-    lines = [e for e in expected[:-1] if not e.get("idle")]
-    assert [e.get("drafts", {}) for e in ours] == [e.get("spec_scheduled", {}) for e in lines]
-    spec = expected[-1]["summary"]["spec"]
-    assert (s.spec_decode["num_drafts"], s.spec_decode["num_draft_tokens"],
-            s.spec_decode["num_accepted_tokens"]) == \
-        (spec["num_drafts"], spec["num_draft_tokens"], spec["num_accepted_tokens"])
+    check_spec_offload_case(trace)
 
 
 def test_the_cases_cover_the_rules() -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from oracle_sched import answer_of, config_of, replay_case
-from test_offload_spec_cases import test_spec_offload_case
+from spec_offload_check import check_spec_offload_case
 
 from kvcore.errors import InputError
 
@@ -32,7 +32,7 @@ def _mamba(t: Path) -> bool:
 
 @pytest.mark.parametrize("trace", RAN, ids=[t.name.split(".")[0] for t in RAN])
 def test_case(trace: Path) -> None:
-    test_spec_offload_case(trace)
+    check_spec_offload_case(trace)
 
 
 def test_the_cases_cover_the_rules() -> None:
