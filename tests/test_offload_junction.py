@@ -26,13 +26,14 @@ DATA = Path(__file__).parent / "data" / "offload_junction"
 CASES = sorted(DATA.glob("*.trace.jsonl"))
 RAN = [t for t in CASES if "error" not in answer_of(t)[-1]]
 KEY = "enable_mamba_shared_prefix_checkpoint"
-OFF = ["oj68", "oj75", "ojt99"]        # the answers without the option kept too
+# the answers without the option kept too
+OFF = ["od1083", "od1209", "od1341", "oj278", "oj68", "oj75", "ojt99"]
 
 
 def test_the_cases_are_all_there() -> None:
     assert [t.name.split(".")[0] for t in RAN] == [
-        "oj120", "oj17", "oj24", "oj5", "oj68", "oj75", "oj94", "ojt140", "ojt42", "ojt45",
-        "ojt89", "ojt99"]
+        "od1083", "od1209", "od1326", "od1341", "oj120", "oj17", "oj24", "oj278", "oj5", "oj68",
+        "oj75", "oj94", "ojt140", "ojt42", "ojt45", "ojt89", "ojt99"]
 
 
 @pytest.mark.parametrize("trace", RAN, ids=[t.name.split(".")[0] for t in RAN])
@@ -85,6 +86,34 @@ def test_the_junction_state_is_stored_and_loaded() -> None:
         [[0, 240]]
     assert (on[-1]["summary"]["offload"]["cpu_hit_tokens"],
             off[-1]["summary"]["offload"]["cpu_hit_tokens"]) == (784, 720)
+
+
+def _offers_at(lines: list[dict], step: int, rid: str) -> tuple[list, dict, list]:
+    line = next(e for e in lines if e["step"] == step)
+    return line["finished"], line["scheduled"], line["store_offers"][rid]
+
+
+@pytest.mark.parametrize("kind", ["expected", "off"])
+def test_a_state_not_yet_keyed_is_offered_by_its_position(tmp_path: Path, kind: str) -> None:
+    """A Mamba state past the prompt handed to the tier on a step that schedules nothing of
+    its request is offered before vLLM's `offload_keys` reach it (they grow for the requests a
+    step schedules and at `request_finished`, which comes after): the oracle writes "tN", not
+    the chunk. oj278: p2780r0 (91 prompt tokens, 7 out, blocks of 48) is seen finished at step
+    5, its three Mamba groups' states at 96 offered as "t96"; the full group's chunk at 96 is
+    offered at step 6 as chunk 1. od1083 (Jamba's seven Mamba groups and a full one, blocks of
+    80): p10830r0 (115 + 47) at step 40, "t160", then chunk 1. With the option and without."""
+    for name, step, rid, n_mamba, tokens in (("oj278", 5, "p2780r0", 3, 96),
+                                             ("od1083", 40, "p10830r0", 7, 160)):
+        trace = DATA / f"{name}.trace.jsonl"
+        first = [{"chunks": {str(g): [f"t{tokens}"]}, "n_absent": 1} for g in range(n_mamba)]
+        then = [{"chunks": {str(n_mamba): [tokens // config_of(trace)["block_size"] - 1]},
+                 "n_absent": 1}]
+        if kind == "off":
+            trace = _without_the_key(trace, tmp_path)
+        ours = replay_case(trace, async_scheduling=True)[1]
+        for lines in (answer_of(DATA / f"{name}.trace.jsonl", kind)[:-1], ours):
+            assert _offers_at(lines, step, rid) == ([rid], {}, first)
+            assert _offers_at(lines, step + 1, rid)[2] == then
 
 
 def test_two_tails_in_one_step_stop_as_vllm_does() -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvcore.managers.mamba import MambaManager
-from kvcore.offload.hybrid_partial import build_tail_jobs
+from kvcore.offload.hybrid_partial import build_tail_jobs, offer_label
 from kvcore.offload.jobs import Job
 from kvcore.offload.keys import make_key
 from kvcore.offload.stores import new_store_job, offer_in_order
@@ -64,7 +64,8 @@ def build_state_jobs(conn: HybridConnector, store_jobs: dict[int, Job],
                 continue
             key = make_key(req.block_hashes[boundary // hbs - 1], g)
             st.ctx.set_position(key, boundary)
-            offer = offer_in_order(conn, st, [key], {str(g): [boundary // tpc - 1]})
+            label = offer_label(conn, st, g, key, boundary)    # "tN" while not yet keyed
+            offer = offer_in_order(conn, st, [key], {str(g): [label]})
             if offer is None or not offer.keys_to_store:
                 continue
             sizes = [0] * n_groups

@@ -163,8 +163,9 @@ def build_tail_jobs(conn: HybridConnector,
         keys = [boundary_key(conn, st, g, boundary) for g in range(n_groups)]
         src = [cow[g] if info.mamba else gs.block_ids[index]
                for g, (info, gs) in enumerate(zip(infos, st.groups))]
-        offer = offer_in_order(conn, st, keys, {str(g): [_label(conn, boundary + m)]
-                                                for g, m in enumerate(conn.proof_margins)})
+        offer = offer_in_order(conn, st, keys,
+                               {str(g): [offer_label(conn, st, g, keys[g], boundary + m)]
+                                for g, m in enumerate(conn.proof_margins)})
         if offer is None or not offer.keys_to_store:
             continue
         accepted = [keys.index(k) for k in offer.keys_to_store]
@@ -177,8 +178,16 @@ def build_tail_jobs(conn: HybridConnector,
             conn.fenced.setdefault(bid, set()).add(job.job_id)
 
 
-def _label(conn: HybridConnector, tokens: int) -> int | str:
-    """A tail key in an offer, as the oracle writes it: the chunk whose key it is when its
-    position ends a chunk (a flagged group's proof margin may take it there), else "tN"."""
-    tpc = conn.cfg.tokens_per_chunk
-    return f"t{tokens}" if tokens % tpc else tokens // tpc - 1
+def offer_label(conn: HybridConnector, st: HybridState, group: int, key: bytes,
+                tokens: int) -> int | str:
+    """A key in an offer, as the oracle writes it: its index among the group's keyed chunks
+    (vLLM's `offload_keys`) when it is one, else "tN". A key at a chunk's end is not always
+    keyed yet: vLLM extends `offload_keys` only for the requests a step schedules and at a
+    request's finish, so a Mamba state handed off on a step that does not schedule its request
+    (oj278: the state at 96 on the step its request's finish is seen, before `request_finished`
+    keys it) is offered as "t96"; the key and the job are the same either way."""
+    keys = st.groups[group].keys
+    index = tokens // conn.cfg.tokens_per_chunk - 1
+    if not tokens % conn.cfg.tokens_per_chunk and index < len(keys) and keys[index] == key:
+        return index
+    return f"t{tokens}"

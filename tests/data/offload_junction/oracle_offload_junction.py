@@ -36,13 +36,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 KEY = "enable_mamba_shared_prefix_checkpoint"
 OFF = "--off" in sys.argv[1:]
-if OFF:
-    sys.argv.remove("--off")
 
 _spec = importlib.util.spec_from_file_location(
     "oracle_offload_spec_more", HERE.parent / "offload_spec_more" / "oracle_offload_spec_more.py")
 more = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(more)          # exits with its message when ORACLE_TOOL is unpatched
+# (only now: importing sched_offload re-executes this process once with sys.argv, which must
+# still say --off; taken out before, the re-executed run answered with the option on)
+if OFF:
+    sys.argv.remove("--off")
 base, so_mod = more.base, more.so_mod
 
 from vllm.v1.core.single_type_kv_cache_manager import MambaManager  # noqa: E402
