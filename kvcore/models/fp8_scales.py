@@ -1,8 +1,19 @@
-"""The float32 block scales of an fp8 checkpoint with ``weight_block_size`` [N, K] (DeepSeek-V3,
-Kimi-K2): vLLM's Fp8LinearMethod and its MoE method give every quantised linear of a rank one
+"""An fp8 checkpoint with ``weight_block_size`` [N, K] (DeepSeek-V3, Kimi-K2, Qwen3-Next-FP8):
+the linears vLLM 0.33 quantises on one rank and their float32 block scales.
+
+Every linear built with the model's ``quant_config`` is fp8 (Fp8LinearMethod): attention's
+q/k/v/o (MLA's projections), the MLPs and shared experts, Gated DeltaNet's ``in_proj_qkvz``,
+``in_proj_ba`` and ``out_proj``, Mamba2's ``in_proj`` and ``out_proj``. Not quantised: the
+convolutions (built with ``quant_config=None``), Mamba1's whole mixer (Jamba: MambaMixer takes
+no quant_config), embeddings, the LM head, norms and routers. Each quantised linear holds one
 scale per N x K block of its shard, ``ceil(out / N) * ceil(in / K)``
-(quantization/utils/fp8_utils.py create_fp8_scale_parameter; `weight_scale_inv`), the
-experts one such grid each. Embeddings, the LM head, norms and routers are not quantised.
+(quantization/utils/fp8_utils.py create_fp8_scale_parameter; `weight_scale_inv`), the routed
+experts one such grid each (Fp8MoEMethod, on a finer block where vLLM refines it:
+`kvcore.models.fp8_shapes`).
+
+A linear here is (vLLM's module name, its output partitions on the rank, its input width on
+the rank, how it splits: "column", "row" or "replicated"), which `kvcore.models.fp8_shapes`
+also checks against the block as vLLM's validate_fp8_block_shape does.
 """
 
 from __future__ import annotations
@@ -10,33 +21,81 @@ from __future__ import annotations
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.rank_params import on_rank
 
+Linear = tuple[str, tuple[int, ...], int, str]
+
+# Qwen3-Next keeps in_proj_qkvz and in_proj_ba as one fused output each (gqa_interleaved_layout);
+# Qwen3.5 splits them into q, k, v, z and b, a (qwen_gdn_linear_attn.py create_qkvz_proj)
+_INTERLEAVED_GDN = ("qwen3_next",)
+
 
 def _grid(out: int, inp: int, block: tuple[int, int]) -> int:
     return -(-out // block[0]) * -(-inp // block[1])
 
 
-def attention_scales(g: ModelGeometry, tp: int, block: tuple[int, int]) -> int:
+def attention_linears(g: ModelGeometry, tp: int) -> list[Linear]:
     h = g.hidden_size
     m = g.mla
     if m is not None:
         heads = g.num_attention_heads // tp
         qk = m.qk_nope_head_dim + m.qk_rope_head_dim
         latent = m.kv_lora_rank + m.qk_rope_head_dim
-        if m.q_lora_rank is None:          # q_proj; kv_a_proj_with_mqa (replicated)
-            q = _grid(heads * qk, h, block) + _grid(latent, h, block)
-        else:                              # fused_qkv_a_proj (replicated), q_b_proj
-            q = _grid(m.q_lora_rank + latent, h, block) + _grid(heads * qk, m.q_lora_rank, block)
-        return (q + _grid(heads * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank, block)
-                + _grid(h, heads * m.v_head_dim, block))
+        first: list[Linear]
+        if m.q_lora_rank is None:
+            first = [("q_proj", (heads * qk,), h, "column"),
+                 ("kv_a_proj_with_mqa", (latent,), h, "replicated")]
+        else:
+            first = [("fused_qkv_a_proj", (m.q_lora_rank, latent), h, "replicated"),
+                 ("q_b_proj", (heads * qk,), m.q_lora_rank, "column")]
+        return [*first, ("kv_b_proj", (heads * (m.qk_nope_head_dim + m.v_head_dim),),
+                     m.kv_lora_rank, "column"),
+                ("o_proj", (h,), heads * m.v_head_dim, "row")]
     q = g.num_attention_heads // tp * g.head_dim
     kv = on_rank(g.num_kv_heads, tp) * g.head_dim
-    return (_grid(q * (2 if g.attention_output_gate else 1) + 2 * kv, h, block)
-            + _grid(h, q, block))
+    # (Qwen3-Next's output gate: the query's part twice as wide)
+    return [("qkv_proj", (q * (2 if g.attention_output_gate else 1), kv, kv), h, "column"),
+            ("o_proj", (h,), q, "row")]
 
 
-def mlp_scales(g: ModelGeometry, width: int, tp: int, block: tuple[int, int]) -> int:
-    """A gated MLP `width` wide (gate_up_proj, down_proj) on one rank."""
-    return _grid(2 * (width // tp), g.hidden_size, block) + _grid(g.hidden_size, width // tp, block)
+def mlp_linears(g: ModelGeometry, width: int, tp: int, gated: bool = True) -> list[Linear]:
+    """A gated MLP `width` wide (gate_up_proj, down_proj), or Nemotron-H's (up_proj, down_proj)."""
+    w = width // tp
+    up = ("gate_up_proj", (w, w), g.hidden_size, "column") if gated else \
+        ("up_proj", (w,), g.hidden_size, "column")
+    return [up, ("down_proj", (g.hidden_size,), w, "row")]
+
+
+def mixer_linears(g: ModelGeometry, tp: int) -> list[Linear]:
+    """A Mamba2 or Gated DeltaNet mixer's quantised linears (Mamba1's: none)."""
+    m = g.mamba
+    assert m is not None
+    h = g.hidden_size
+    if m.version == "gdn":
+        qk, v, nh = m.n_groups * m.d_state // tp, m.n_heads * m.d_head // tp, m.n_heads // tp
+        qkvz: tuple[int, ...]
+        ba: tuple[int, ...]
+        if g.model_type in _INTERLEAVED_GDN:
+            qkvz, ba = (2 * qk + 2 * v,), (2 * nh,)
+        else:
+            qkvz, ba = (qk, qk, v, v), (nh, nh)
+        return [("in_proj_qkvz", qkvz, h, "column"), ("in_proj_ba", ba, h, "column"),
+                ("out_proj", (h,), v, "row")]
+    if m.version != "mamba2":
+        return []
+    di, nh = m.d_inner // tp, m.n_heads // tp
+    gs = on_rank(m.n_groups, tp) * m.d_state
+    # MambaMixer2: x, z, B, C, dt as five outputs when TP divides the groups, else one fused
+    # output (the groups duplicated over the ranks)
+    parts: tuple[int, ...] = (di, di, gs, gs, nh) if m.n_groups % tp == 0 else (
+        2 * di + 2 * gs + nh,)
+    return [("in_proj", parts, h, "column"), ("out_proj", (h,), di, "row")]
+
+
+def scales(linears: list[Linear], block: tuple[int, int]) -> int:
+    return sum(_grid(sum(parts), inp, block) for _, parts, inp, _ in linears)
+
+
+def attention_scales(g: ModelGeometry, tp: int, block: tuple[int, int]) -> int:
+    return scales(attention_linears(g, tp), block)
 
 
 def block_of(quant: object) -> tuple[int, int] | None:
@@ -47,3 +106,12 @@ def block_of(quant: object) -> tuple[int, int] | None:
             and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in size)):
         return size[0], size[1]
     return None
+
+
+def ignored_of(quant: object) -> tuple[str, ...]:
+    """The module names an fp8 config leaves unquantised: ``ignored_layers``, else
+    ``modules_to_not_convert`` (Fp8Config.from_config)."""
+    if not isinstance(quant, dict):
+        return ()
+    names = quant.get("ignored_layers") or quant.get("modules_to_not_convert")
+    return tuple(n for n in names if isinstance(n, str)) if isinstance(names, list) else ()

@@ -117,6 +117,8 @@ class ModelGeometry:
     router_score_bias: bool = False
     # an fp8 checkpoint's weight_block_size: a float32 scale per block (`kvcore.models.fp8_scales`)
     fp8_block: tuple[int, int] | None = None
+    # its ignored_layers (or modules_to_not_convert): module names vLLM leaves unquantised
+    fp8_ignored: tuple[str, ...] = ()
     quantization: str | None = None
     source: str = ""
     # For the work counts (`kvcore.clock`): experts a token is routed to, shared experts, and

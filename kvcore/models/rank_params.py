@@ -52,6 +52,11 @@ def on_rank(n: int, tp: int) -> int:
     return n // tp if n >= tp else 1
 
 
+def shared_width(g: ModelGeometry) -> int:
+    """The shared experts' one MLP width (`ModelGeometry.shared_expert_width`)."""
+    return g.shared_expert_width or g.num_shared_experts * g.moe_intermediate_size
+
+
 def vocab_rows(g: ModelGeometry, tp: int) -> int:
     return -(-g.vocab_size // VOCAB_PAD) * VOCAB_PAD // tp
 
@@ -99,15 +104,18 @@ def mamba(g: ModelGeometry, tp: int, led: Ledger) -> None:
         # (the projections split their widths, not their heads: 2 key heads of 16 at TP 4
         # are 8 wide a rank, as vLLM builds them with --mm-encoder-tp-mode data's tiny case)
         qk, v, nh = m.n_groups * m.d_state // tp, m.n_heads * m.d_head // tp, m.n_heads // tp
-        led.layer += h * (2 * qk + 2 * v) + h * 2 * nh + (2 * qk + v) * m.d_conv + v * h
+        led.layer += h * (2 * qk + 2 * v) + h * 2 * nh + v * h
         led.fp32 += nh
-        led.model += nh + m.d_head
+        # (the conv is built without the quant_config: never fp8)
+        led.model += nh + m.d_head + (2 * qk + v) * m.d_conv
         return
     di = m.d_inner // tp
     if m.version == "mamba1":
         # in, conv (+ bias), x, dt (+ bias) and out projections, A (float32 in Jamba), D;
         # Jamba's dt, B and C layernorms (whole)
-        led.layer += (h * 2 * di + di * m.d_conv + di * (m.dt_rank + 2 * m.d_state)
+        # (vLLM's MambaMixer takes no quant_config: an fp8 checkpoint's Mamba1 layers are not
+        # quantised, so all of it is in the model dtype)
+        led.model += (h * 2 * di + di * m.d_conv + di * (m.dt_rank + 2 * m.d_state)
                       + m.dt_rank * di + di * h)
         led.model += 3 * di + (m.dt_rank + 2 * m.d_state if g.model_type == "jamba" else 0)
         if g.model_type == "jamba":
@@ -118,8 +126,8 @@ def mamba(g: ModelGeometry, tp: int, led: Ledger) -> None:
     nh = m.n_heads // tp
     conv = di + 2 * on_rank(m.n_groups, tp) * m.d_state
     # in_proj (x, z, B, C, dt), conv (+ bias), A (float32), D, dt bias, the gated norm, out
-    led.layer += h * (di + conv + nh) + conv * m.d_conv + di * h
-    led.model += conv + 2 * nh + di
+    led.layer += h * (di + conv + nh) + di * h
+    led.model += conv * m.d_conv + conv + 2 * nh + di   # (the conv: never fp8)
     led.fp32 += nh
 
 

@@ -14,8 +14,9 @@ gate), and the norms; an MLA layer (DeepSeek, Kimi-K2) its latent projections
 Bytes: the model dtype, except float32 tensors (GLM-4.5's routers, DeepSeek-V3's and GLM's
 e_score_correction_bias, Mamba's A), MXFP4-quantised experts (gpt-oss: 4 bits plus one 8-bit
 scale per 32 values, each rank's width padded as H100's kernels pad it) and fp8 checkpoints
-(``quant_method`` fp8: every decoder layer's matrices at 1 byte, embeddings and norms in the
-model dtype, a float32 scale per weight block: `kvcore.models.fp8_scales`). Vision
+(``quant_method`` fp8: the linears vLLM quantises at 1 byte with a float32 scale per weight
+block, `kvcore.models.fp8_scales`; the convolutions, Jamba's Mamba1 mixers, embeddings and norms
+in the model dtype; four q/k/v/prob scales an attention layer, MLA's and Jamba's aside). Vision
 towers of multimodal checkpoints are counted for Qwen3.5 and Gemma 3 (vLLM builds and loads
 them: `kvcore.models.qwen3_5.vision_tower_params`, `kvcore.models.siglip`, with Gemma 3's
 projector), on the first pipeline stage, their embeddings, norms and row-parallel biases whole
@@ -26,7 +27,7 @@ vLLM measures the real figure, so pass --weights-gib to match a real deployment.
 
 from __future__ import annotations
 
-from kvcore.models import fp8_scales as fp8
+from kvcore.models import fp8_scales, fp8_shapes
 from kvcore.models import rank_params as rp
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.rank_params import FP32_ROUTERS, Ledger
@@ -38,6 +39,9 @@ __all__ = ["FP32_ROUTERS", "WHOLE", "Stage", "estimate_params", "estimate_weight
 # A pipeline stage: its decoder layers (None: all), whether it is the first and the last stage
 Stage = tuple[range | None, bool, bool]
 WHOLE: Stage = (None, True, True)
+# Models whose attention vLLM builds without the quant_config (jamba.py's Attention), so an fp8
+# checkpoint gives it no q/k/v/prob scales
+_UNQUANTISED_ATTENTION = ("jamba",)
 
 
 def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
@@ -54,12 +58,17 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
     if first:
         # (with the embedding: what runs before layer 0)
         led.model += g.vision_whole + (g.vision_params - g.vision_whole) // tp
-    # the shared experts: one MLP this wide (`ModelGeometry.shared_expert_width`)
-    shared = g.shared_expert_width or g.num_shared_experts * g.moe_intermediate_size
+    shared = rp.shared_width(g)
     for i, kind in enumerate(g.layer_kinds):
         if layer_range is not None and i not in layer_range:
             continue
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
+        if g.quantization == "fp8" and kind not in ("mamba", "mlp") and g.mla is None \
+                and g.model_type not in _UNQUANTISED_ATTENTION:
+            # Fp8KVCacheMethod's q/k/v/prob_scale: four scalars in the model dtype
+            led.model += 4
+        if g.fp8_block is not None:
+            led.fp32 += _block_scales(g, tp, kind, moe, shared, g.fp8_block)
         if g.model_type == "nemotron_h":
             # one block a layer, one norm: a mixer, or a feed-forward layer
             led.model += g.hidden_size
@@ -81,20 +90,15 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
             rp.moe(g, tp, shared, led)
         elif g.intermediate_size:
             led.layer += 3 * g.hidden_size * g.intermediate_size // tp
-        if g.fp8_block is not None:
-            led.fp32 += _block_scales(g, tp, kind, moe, shared, g.fp8_block)
     return led
 
 
 def _block_scales(g: ModelGeometry, tp: int, kind: str, moe: bool, shared: int,
                   block: tuple[int, int]) -> int:
-    """One decoder layer's fp8 block scales on a rank (attention layers' and MLPs' only)."""
-    n = 0 if kind == "mamba" else fp8.attention_scales(g, tp, block)
-    if moe:
-        n += (g.num_experts * fp8.mlp_scales(g, g.moe_intermediate_size, tp, block)
-              + (fp8.mlp_scales(g, shared, tp, block) if shared else 0))
-    elif g.intermediate_size:
-        n += fp8.mlp_scales(g, g.intermediate_size, tp, block)
+    """One decoder layer's fp8 block scales on a rank (`kvcore.models.fp8_shapes`)."""
+    n = fp8_scales.scales(fp8_shapes.layer_linears(g, tp, kind, moe, shared), block)
+    if moe and g.num_experts:
+        n += fp8_shapes.expert_scales(g, tp, block)
     return n
 
 

@@ -17,6 +17,7 @@ from kvcore.host_memory import MAX_GIB
 from kvcore.mm_options import MMOptions
 from kvcore.models.drafts import load_spec_draft
 from kvcore.models.eagle_draft import DraftModel, draft_layer_specs
+from kvcore.models.fp8_shapes import refusal as fp8_refusal
 from kvcore.models.geometry import ModelGeometry, layer_specs
 from kvcore.models.hf_config import DTYPE_ALIASES
 from kvcore.models.mm_serving import MMState, apply_mm
@@ -136,6 +137,14 @@ def resolve_kv_cache_config(
         whose = "--kv-heads'" if g.model_type == "custom" else f"{g.name}'s"
         raise InputError(f"{whose} {kv} KV heads and it must divide one another, as vLLM "
                          f"requires; got {tp}", field="tensor_parallel_size")
+    fp8_refused = fp8_refusal(g, tp)
+    if fp8_refused is not None:
+        # (vLLM's validate_fp8_block_shape: a shard of a block-quantised linear must be whole
+        # blocks; its refusal quoted, with where it stops)
+        layer, module, why = fp8_refused
+        raise InputError(f"{g.name}'s fp8 weight blocks {list(g.fp8_block or ())} do not split "
+                         f"over it (layer {layer}'s {module}), and vLLM refuses to build it: "
+                         f"\"{why}\"; got {tp}", field="tensor_parallel_size")
     for fname, x, lo_open in (("gpu_memory_gib", gpu_memory_gib, True),
                               ("weights_gib", weights_gib, False),
                               ("activation_gib", activation_gib, False)):

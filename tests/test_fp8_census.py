@@ -1,0 +1,127 @@
+"""fp8 block-quantised checkpoints against vLLM 0.33.0's own model classes on the meta device
+(tests/data/weights_census/fp8/answers.json: Qwen3-Next, Qwen3.5, Jamba and Nemotron-H, and the
+two tiny configs of ../mutants, at TP 1, 2, 4 and 8, every rank): the bytes a rank holds, where
+vLLM builds them (Gated DeltaNet's and Mamba2's projections quantised with their block scales,
+their convolutions and Jamba's Mamba1 mixers not, the attention's q/k/v/prob scales), and
+vLLM's refusal, word for word, where a shard is not whole blocks (`kvcore.models.fp8_shapes`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvcli.app import app
+from kvcore.errors import InputError
+from kvcore.models import fp8_shapes
+from kvcore.models.hf_config import read_hf_config
+from kvcore.models.weights import estimate_params, estimate_weights_bytes
+from kvcore.sizing.resolve import resolve_kv_cache_config
+
+DATA = Path(__file__).parent / "data"
+CASES = json.loads((DATA / "weights_census" / "fp8" / "answers.json").read_text())["cases"]
+runner = CliRunner()
+
+
+def _geometry(name: str):
+    return read_hf_config(json.loads((DATA / name).read_text()), name=name)
+
+
+BUILT = [pytest.param(n, int(tp), r, id=f"{n}-tp{tp}-r{r}") for n, c in CASES.items()
+         for tp, ranks in c["tp"].items() for r, rec in enumerate(ranks) if "refused" not in rec]
+# (vLLM's AssertionError at TP 8 on the MLA config is its 4 heads: kvcli's heads check)
+REFUSED = [pytest.param(n, int(tp), c["tp"][tp][0]["refused"], id=f"{n}-tp{tp}")
+           for n, c in CASES.items() for tp in c["tp"]
+           if c["tp"][tp][0].get("refused", "").startswith("ValueError")]
+
+
+@pytest.mark.parametrize(("name", "tp", "rank"), BUILT)
+def test_bytes_per_rank_equal_vllms(name: str, tp: int, rank: int) -> None:
+    rec = CASES[name]["tp"][str(tp)][rank]
+    assert estimate_weights_bytes(_geometry(name), tp) == sum(rec["param_bytes_by_dtype"].values())
+    assert fp8_shapes.refusal(_geometry(name), tp) is None
+
+
+@pytest.mark.parametrize("name", [n for n, c in CASES.items() if "refused" not in c["tp"]["1"][0]])
+def test_parameter_count_equals_vllms(name: str) -> None:
+    assert estimate_params(_geometry(name))[0] == CASES[name]["tp"]["1"][0]["param_numel"]
+
+
+@pytest.mark.parametrize(("name", "tp", "words"), REFUSED)
+def test_a_shard_of_partial_blocks_is_refused_with_vllms_words(name: str, tp: int,
+                                                                words: str) -> None:
+    g = _geometry(name)
+    with pytest.raises(InputError) as e:
+        resolve_kv_cache_config(geometry=g, tensor_parallel_size=tp, gpu_memory_gib=80,
+                                max_model_len=4096)
+    assert e.value.field == "tensor_parallel_size"
+    said = words.removeprefix("ValueError: ")
+    if g.num_attention_heads % tp:
+        # (the census builds with ParallelConfig's TP at 1, so vLLM's check of the heads,
+        # which `vllm serve` runs first, ModelConfig.verify_with_parallel_config, never ran:
+        # kvcli refuses as vllm serve does; its fp8 refusal, next, is the census's)
+        assert e.value.message.endswith(f"as vLLM requires; got {tp}")
+        assert fp8_shapes.refusal(g, tp)[2] == said
+    else:
+        assert f'vLLM refuses to build it: "{said}"; got {tp}' in e.value.message
+
+
+def test_the_census_draws_every_kind_of_refusal() -> None:
+    # a column shard (Qwen3-Next's fused in_proj_qkvz and in_proj_ba, MLA's q_proj), a row
+    # shard (Qwen3.5's down_proj at 160 wide), the experts' intermediate size at TP 1 (48: no
+    # finer block of 32 or more divides it); Qwen3-Next's experts at 64 a rank take vLLM's
+    # finer 64 x 64 block instead (qwen3-next-fp8-wide at TP 8 builds)
+    said = {words.split(" = ")[0] for _, _, words in (p.values for p in REFUSED)}
+    assert said == {"ValueError: Weight output_partition_size",
+                    "ValueError: Weight input_size_per_partition",
+                    "ValueError: The output_size of gate's and up's weight"}
+    assert len(REFUSED) == 12
+    wide = CASES["weights_census/fp8/qwen3-next-fp8-wide.config.json"]["tp"]["8"][0]
+    assert wide["param_numel_by_name"][
+        "model.layers.*.mlp.experts.routed_experts.w2_weight_scale_inv"] == 4 * 8 * 16 * 1
+
+
+def test_what_vllm_quantises_in_a_qwen3_next_layer() -> None:
+    # the tiny config (../mutants) at TP 1: kvcli was 6,368 bytes short (4,091,880): the
+    # convolutions (6,144 parameters) are not fp8, the GDN projections' 54 block scales and
+    # the attention layer's 4 q/k/v/prob scales were not counted
+    names = CASES["mutants/qwen3-next-fp8.config.json"]["tp"]["1"][0]["param_numel_by_name"]
+    assert names["model.layers.*.linear_attn.conv1d.weight"] == 6144
+    assert sum(v for k, v in names.items() if "linear_attn" in k and "scale" in k) == 54
+    g = _geometry("mutants/qwen3-next-fp8.config.json")
+    assert estimate_weights_bytes(g, 1) == 4_098_248 == 4_091_880 + 6144 + 54 * 4 + 4 * 2
+
+
+def test_jambas_mamba_layers_and_attention_are_not_quantised() -> None:
+    names = CASES["weights_census/fp8/jamba-fp8.config.json"]["tp"]["1"][0]["param_numel_by_name"]
+    assert not any("scale" in k for k in names if ".mamba." in k or ".attn." in k)
+    assert "model.layers.*.qkv_proj.weight_scale_inv" in names
+
+
+def test_an_ignored_linear_is_not_refused() -> None:
+    # (a checkpoint listing a module in modules_to_not_convert: vLLM leaves it unquantised)
+    cfg = json.loads((DATA / "mutants" / "qwen3-next-fp8.config.json").read_text())
+    assert fp8_shapes.refusal(read_hf_config(cfg), 2)[1] == "in_proj_ba"
+    cfg["quantization_config"]["modules_to_not_convert"] = [
+        f"model.layers.{i}.linear_attn.in_proj_ba" for i in range(4)]
+    # (the next one: the shared expert's down_proj, 64 wide a rank)
+    assert fp8_shapes.refusal(read_hf_config(cfg), 2)[1:] == (
+        "down_proj", ("Weight input_size_per_partition = 64 is not divisible by weight "
+                      "quantization block_k = 128."))
+
+
+@pytest.mark.parametrize("command", ["config", "replay"])
+def test_the_cli_refuses_in_one_line(command: str) -> None:
+    cfg = str(DATA / "mutants" / "fp8-mla-no-q-lora.config.json")
+    trace = [str(DATA.parent.parent / "traces" / "multiturn-chat.jsonl")] if command == "replay" else []
+    res = runner.invoke(app, [command, *trace, "--model-config", cfg, "--tp", "2",
+                              "--gpu-memory-gib", "80"])
+    assert res.exit_code == 2, res.output
+    assert res.stdout == "" and "Traceback" not in res.stderr
+    flag = "--tensor-parallel-size" if command == "config" else "--tp"
+    assert res.stderr == (
+        f"error: option {flag}: deepseek_v3's fp8 weight blocks [128, 128] do not split over it "
+        "(layer 0's q_proj), and vLLM refuses to build it: \"Weight output_partition_size = 192 "
+        "is not divisible by weight quantization block_n = 128.\"; got 2\n")
