@@ -176,3 +176,35 @@ def test_a_list_is_read_only_where_a_config_lists_sizes():
     with pytest.raises(InputError) as e:
         read_hf_config(cfg, source="c.json")
     assert e.value.field == "vision_config.patch_size"
+
+
+@pytest.mark.parametrize("bad", ["siglip", [1], [], 5, True])
+@pytest.mark.parametrize("base", ["gemma-3-27b", "mtp_draft/11-tiny-qwen3-5-vl/target/config.json"])
+def test_a_vision_config_that_is_not_an_object_is_refused(base, bad, tmp_path):
+    # (VK1: read as absent, the default tower counted; vLLM's transformers refuses each of
+    # these when it loads the config, StrictDataclassFieldValidationError "doesn't match any
+    # type in (dict, PreTrainedConfig)", checked on the oracle; null and {} it reads as the
+    # class's defaults, as kvcli does: SigLIP's 89,926,656 parameters for Gemma 3)
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+    from kvcore.models.presets import PRESETS
+
+    cfg = json.loads(json.dumps(PRESETS[base][1] if base in PRESETS else
+                                json.loads((DATA / base).read_text())))
+    cfg["vision_config"] = bad
+    with pytest.raises(InputError) as e:
+        read_hf_config(cfg, source="c.json")
+    assert (e.value.path, e.value.field) == ("c.json", "vision_config")
+    assert e.value.message.startswith(f"must be an object (or null), got {bad!r}: ")
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(cfg))
+    res = CliRunner().invoke(app, ["config", "--model-config", str(p), "--gpu-memory-gib", "80"])
+    assert res.exit_code == 2 and res.stdout == ""
+    assert res.stderr == (f"error: {p}: field 'vision_config': must be an object (or null), got "
+                          f"{bad!r}: transformers' config class refuses it, so vLLM cannot load "
+                          "the model\n")
+    if base in PRESETS:
+        for absent in (None, {}):
+            cfg["vision_config"] = absent
+            assert read_hf_config(cfg, source="c.json").vision_params == 89_926_656

@@ -87,7 +87,7 @@ def vision_tower_params(cfg: dict[str, Any], source: str) -> VisionParams:
     ``deepstack_visual_indexes`` entry, where the config lists them. Whole on every TP rank:
     the embeddings, the LayerNorms and the row-parallel linears' biases (proj, linear_fc2);
     the rest is split (vLLM's default ``mm_encoder_tp_mode`` "weights")."""
-    v = vision_config(cfg)
+    v = vision_config(cfg, source)
 
     def dim(key: str) -> int:
         return vision_dim(v, VISION_DEFAULTS, key, source,

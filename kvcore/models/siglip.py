@@ -28,7 +28,7 @@ SIGLIP_DEFAULTS = {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_la
 
 
 def gemma3_vision_params(cfg: dict[str, Any], text_hidden: int, source: str) -> VisionParams:
-    v = vision_config(cfg)
+    v = vision_config(cfg, source)
 
     def dim(key: str) -> int:
         return vision_dim(v, SIGLIP_DEFAULTS, key, source)

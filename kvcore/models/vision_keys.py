@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped
 
 
 class VisionParams(NamedTuple):
@@ -23,9 +23,19 @@ class VisionParams(NamedTuple):
     data_parallel: bool = False
 
 
-def vision_config(cfg: dict[str, Any]) -> dict[str, Any]:
+def vision_config(cfg: dict[str, Any], source: str) -> dict[str, Any]:
+    """The config's ``vision_config`` (absent or null: every size its class's default). Any
+    other value than an object is refused, as transformers' config class refuses it when vLLM
+    loads the config (its strict dataclass check: "doesn't match any type in (dict,
+    PreTrainedConfig)"), where kvcli read a string or a list as absent."""
     v = cfg.get("vision_config")
-    return v if isinstance(v, dict) else {}
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        raise InputError(f"must be an object (or null), got {clipped(v)}: transformers' config "
+                         "class refuses it, so vLLM cannot load the model", path=source or None,
+                         field="vision_config")
+    return v
 
 
 def vision_dim(v: dict[str, Any], defaults: dict[str, int], key: str, source: str,
