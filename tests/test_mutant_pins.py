@@ -90,7 +90,8 @@ def test_a_chunked_local_group_at_the_largest_block_but_not_their_lcm_is_refused
         replay(str(trace), ReplayOptions())
     assert (e.value.field, e.value.line) == ("config.groups", 1)
     assert e.value.message.startswith("KV cache groups of different block sizes (16, 24 "
-                                      "tokens) with a chunked local attention group finer")
+                                      "tokens) with a chunked local attention group of 24 "
+                                      "tokens, finer than their lcm (48)")
 
 
 def _geometry(name: str):
