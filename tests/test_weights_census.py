@@ -96,3 +96,28 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
                                 gpu_memory_gib=80, max_model_len=4096, mm=_mm(name))
     assert e.value.field == "tensor_parallel_size"
     assert f"must be divisible by it, as vLLM requires; got {tp}" in e.value.message
+
+
+@pytest.mark.parametrize(("name", "experts", "tp"), [
+    ("qwen2-moe-sparse", 4, 8), ("qwen3-moe-sparse", 2, 4), ("qwen3-moe-sparse", 4, 4)])
+def test_more_ranks_than_experts_is_refused_in_vllms_words(name, experts, tp) -> None:
+    """Qwen2-MoE's, Qwen3-MoE's and Qwen3-Next's sparse MoE blocks raise "Tensor parallel size
+    T is greater than the number of experts E." as vLLM builds them (qwen2_moe.py,
+    qwen3_moe.py, qwen3_next.py); kvcli sized such a model. As many ranks as experts builds."""
+    from dataclasses import replace
+
+    from kvcore.errors import InputError
+    from kvcore.sizing.resolve import resolve_kv_cache_config
+
+    g = replace(_geometry(f"weights_census/{name}.config.json", applied=False),
+                num_experts=experts)
+    if tp <= experts:
+        resolve_kv_cache_config(geometry=g, tensor_parallel_size=tp, gpu_memory_gib=80,
+                                max_model_len=4096)
+        return
+    with pytest.raises(InputError) as e:
+        resolve_kv_cache_config(geometry=g, tensor_parallel_size=tp, gpu_memory_gib=80,
+                                max_model_len=4096)
+    assert e.value.field == "tensor_parallel_size"
+    assert e.value.message.endswith(f"'Tensor parallel size {tp} is greater than the number "
+                                    f"of experts {experts}.'; got {tp}")

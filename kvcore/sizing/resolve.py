@@ -40,6 +40,8 @@ from kvcore.specs import DTYPE_BYTES, KVCacheConfig, SizingContext
 
 KV_CACHE_DTYPES = {"auto": "auto", "fp8": "fp8", "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2",
                    **DTYPE_ALIASES}
+# Model types whose MoE blocks refuse more TP ranks than experts (vLLM 0.33)
+EXPERTS_PER_RANK_TYPES = ("qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text")
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +132,15 @@ def resolve_kv_cache_config(
                          f"{tensor_parallel_size}", field="tensor_parallel_size",
                          remedy=(("mm_encoder_tp_mode", "data holds it whole on every rank")
                                  if g.vision_data_parallel else None))
+    if (g.model_type in EXPERTS_PER_RANK_TYPES and any(g.moe_layers)
+            and tensor_parallel_size > g.num_experts):
+        # (their sparse MoE blocks raise it as they are built: qwen2_moe.py, qwen3_moe.py,
+        # qwen3_next.py, whose block Qwen3.5's MoE layers reuse)
+        raise InputError(f"{g.name} has {g.num_experts} experts, fewer than the tensor parallel "
+                         f"ranks, and vLLM refuses to build it: 'Tensor parallel size "
+                         f"{tensor_parallel_size} is greater than the number of experts "
+                         f"{g.num_experts}.'; got {tensor_parallel_size}",
+                         field="tensor_parallel_size")
     kv, tp = g.num_kv_heads, tensor_parallel_size
     if g.mla is None and kv > 0 and (tp % kv if tp >= kv else kv % tp):
         # QKVParallelLinear splits the KV heads (or replicates each over tp / heads ranks):
