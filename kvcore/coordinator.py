@@ -86,8 +86,8 @@ class KVCacheCoordinator:
             size = g.kv_cache_spec.block_size
             if enable_caching and (
                     size != hash_block_size and (self.partial_hits or cls is FullAttentionManager)
-                    or cls is MambaManager and hash_block_size != size
-                    or cls is MambaManager and size != scheduler_block_size):
+                    or cls is MambaManager
+                    and not size == hash_block_size == scheduler_block_size):
                 # (vLLM's full attention registers a prompt's tail inside a block coarser
                 # than the hash block whether or not hits may land there:
                 # FullAttentionManager.cache_blocks; tests/data/sched_spec_eagle_mixed/. Its
