@@ -222,3 +222,25 @@ def test_a_mamba_group_with_prefix_caching_off_is_refused_under_the_tier(tmp_pat
         f"error: {trace}:1: field 'config.enable_prefix_caching': the CPU tier is modelled over "
         "align-mode Mamba groups (prefix caching on), not a Mamba group with prefix caching "
         "off (vLLM's 'none' mode)")]
+
+
+def test_a_tier_refusal_names_the_config_lines_size_key(tmp_path: Path) -> None:
+    """A tier the trace's config line turns on by `kv_offloading_size_chunks` is refused at that
+    key, on that line: the tier's refusals named `option --kv-offloading-size`, a flag nobody
+    gave (sched_mamba_mixed's mm20, groups of 32 and 128 tokens)."""
+    src = Path(__file__).parent / "data" / "sched_mamba_mixed" / "mm20.trace.jsonl"
+    lines = src.read_text().splitlines()
+    cfg = json.loads(lines[0])
+    cfg["config"]["kv_offloading_size_chunks"] = 64
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("\n".join([json.dumps(cfg), *lines[1:]]) + "\n")
+    r = CliRunner().invoke(app, ["replay", str(trace), "--json"])
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr.strip().splitlines() == [
+        (f"error: {trace}:1: field 'config.kv_offloading_size_chunks': the CPU tier is not "
+         "modelled over KV cache groups of several block sizes (32, 128 tokens)")]
+    # (the flag given, the flag is named)
+    r = CliRunner().invoke(app, ["replay", str(src), "--kv-offloading-size-chunks", "64"])
+    assert r.stderr.strip().splitlines() == [
+        ("error: option --kv-offloading-size-chunks: the CPU tier is not modelled over KV "
+         "cache groups of several block sizes (32, 128 tokens)")]

@@ -163,10 +163,7 @@ def eagle_drop_refusal(cfg: ReplayOptions, trace: Trace, groups: list[KVCacheGro
         if cfg.offloading:
             # (a KV connector keeps vLLM's legacy hashes whatever the flag says: the drop is
             # the tier's doing, and lookahead hashes are no way out)
-            tier = next((k for k in ("kv_offloading_size_chunks", "kv_offloading_size")
-                         if k in (cfg.given or ()) or k in trace.config_keys),
-                        "kv_offloading_size")
-            raise refusal(cfg, trace, tier, f"a CPU tier keeps vLLM's legacy block hashes, "
+            raise refusal(cfg, trace, tier_option(cfg, trace), f"a CPU tier keeps vLLM's legacy block hashes, "
                           f"so {cfg.spec_method} drops its last block in a chunked local "
                           "attention group, which vLLM does not support (it fails at the "
                           "first lookup): flag only the groups holding the draft's layers "
@@ -176,6 +173,15 @@ def eagle_drop_refusal(cfg: ReplayOptions, trace: Trace, groups: list[KVCacheGro
                       "(it fails at the first lookup): flag only the groups holding the "
                       "draft's layers (eagle_groups), or use lookahead hashes",
                       also=("eagle_groups",))
+
+
+def tier_option(cfg: ReplayOptions, trace: Trace) -> str:
+    """The option that turned the CPU tier on, a flag first, else the trace's config line's
+    key: the one its refusals name."""
+    return next((k for k in ("kv_offloading_size_chunks", "kv_offloading_size")
+                 if k in (cfg.given or ())), next(
+        (k for k in ("kv_offloading_size_chunks", "kv_offloading_size")
+         if k in trace.config_keys), "kv_offloading_size"))
 
 
 def start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
@@ -235,8 +241,15 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
     offload = offload_config(cfg, groups, geometry.num_layers if geometry else None)
     if offload is not None:
         hbs = hash_block_size(cfg, groups)
-        check_supported(groups, cfg.prefix_cache_retention_interval, offload.tokens_per_chunk,
-                        cfg.enable_prefix_caching)
+        try:
+            check_supported(groups, cfg.prefix_cache_retention_interval,
+                            offload.tokens_per_chunk, cfg.enable_prefix_caching)
+        except InputError as err:
+            if err.field != "kv_offloading_size":
+                raise
+            # (the tier's refusals name its size; the tier may be on by the other size key,
+            # a config line's kv_offloading_size_chunks was said as `option --kv-offloading-size`)
+            raise refusal(cfg, trace, tier_option(cfg, trace), err.message) from None
         # (with partial tails a load may be one hash block: `hybrid_partial`)
         tail = partial_tail_block([g.kv_cache_spec for g in groups], offload.blocks_per_chunk,
                                   hbs) and hbs
