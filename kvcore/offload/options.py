@@ -42,6 +42,16 @@ def offload_config(opts: Any, groups: list, num_layers: int | None = None
     if opts.kv_offloading_size is not None and opts.kv_offloading_size_chunks is not None:
         raise InputError("give the CPU tier's size once: in GiB or in chunks, not both",
                          field="kv_offloading_size_chunks")
+    sizes = sorted({g.kv_cache_spec.block_size for g in groups})
+    if opts.offload_block_size is not None and len(sizes) > 1:
+        # (a chunk in tokens is one block count for every group: vLLM's connector asserts at
+        # start-up, `offloading/config.py:140-146`, whatever the size; checked against vLLM,
+        # tests/data/offload_mixed. Without it each group's chunk is one of its own blocks.)
+        raise InputError(f"over KV cache groups of several block sizes ("
+                         f"{', '.join(map(str, sizes))} tokens) vLLM 0.33 fails to start: "
+                         "\"If 'block_size' is specified in kv_connector_extra_config, there "
+                         "must be at least one KV cache group, and all groups must have the "
+                         "same block size.\"", field="offload_block_size")
     bs = tier_block_size(opts, groups)
     bpc = blocks_per_chunk_of(opts.offload_block_size, bs)
     if opts.model or opts.model_config:
