@@ -184,22 +184,27 @@ def test_a_config_lines_step_counts_on_the_clock_are_said(tmp_path) -> None:
     assert not [w for w in run(lined, "--arrivals", "step")[1] if "config line" in w]
 
 
-def test_groups_of_several_block_sizes_are_refused_under_the_tier() -> None:
-    """vLLM makes each group's chunk of its own block; kvcli's connector has one block size, so
-    a tier over groups of 16 and 32 tokens is refused in one line (it ran with --block-size's
-    chunk for every group, unchecked)."""
+def test_groups_of_several_block_sizes_run_under_the_tier_as_vllm_starts_them() -> None:
+    """vLLM makes each group's chunk of its own block (tests/data/offload_mixed): groups of 16
+    and 32 tokens start; a retention interval must be a multiple of each windowed group's own
+    chunk (vLLM's ValueError names tokens_per_chunk); drafts and a prefix-match unit, not
+    checked against vLLM there, are refused in one line."""
     from kvcore.errors import InputError
     from kvcore.offload.options import check_supported
     from kvcore.specs import FullAttentionSpec, KVCacheGroupSpec, SlidingWindowSpec
 
-    same = [KVCacheGroupSpec(("f",), FullAttentionSpec(block_size=16)),
-            KVCacheGroupSpec(("s",), SlidingWindowSpec(block_size=16, sliding_window=64))]
-    check_supported(same, 0, 16)
-    mixed = [same[0], KVCacheGroupSpec(("s",), SlidingWindowSpec(block_size=32,
-                                                                 sliding_window=64))]
-    with pytest.raises(InputError, match=r"several block sizes \(16, 32 tokens\)") as err:
-        check_supported(mixed, 0, 32)
-    assert err.value.field == "kv_offloading_size"
+    mixed = [KVCacheGroupSpec(("f",), FullAttentionSpec(block_size=16)),
+             KVCacheGroupSpec(("s",), SlidingWindowSpec(block_size=32, sliding_window=64))]
+    check_supported(mixed, 0, 16)
+    check_supported(mixed, 64, 16)
+    with pytest.raises(InputError, match=r"multiple of the CPU tier's 32-token chunk") as err:
+        check_supported(mixed, 48, 16)      # (16's chunk divides 48; the window's 32 does not)
+    assert err.value.field == "prefix_cache_retention_interval"
+    with pytest.raises(InputError) as err:
+        check_supported(mixed, 0, 16, beyond="speculative decoding")
+    assert (err.value.message, err.value.field) == (
+        ("the CPU tier is modelled over KV cache groups of several block sizes (16, 32 "
+         "tokens) without speculative decoding"), "kv_offloading_size")
 
 
 def test_a_mamba_group_with_prefix_caching_off_is_refused_under_the_tier(tmp_path: Path) -> None:
@@ -227,8 +232,8 @@ def test_a_mamba_group_with_prefix_caching_off_is_refused_under_the_tier(tmp_pat
 def test_a_tier_refusal_names_the_config_lines_size_key(tmp_path: Path) -> None:
     """A tier the trace's config line turns on by `kv_offloading_size_chunks` is refused at that
     key, on that line: the tier's refusals named `option --kv-offloading-size`, a flag nobody
-    gave (sched_mamba_mixed's mm20, groups of 32 and 128 tokens)."""
-    src = Path(__file__).parent / "data" / "sched_mamba_mixed" / "mm20.trace.jsonl"
+    gave (sched_mamba_mixed_pmu's mp40: groups of 8 and 16 tokens and a prefix-match unit)."""
+    src = Path(__file__).parent / "data" / "sched_mamba_mixed_pmu" / "mp40.trace.jsonl"
     lines = src.read_text().splitlines()
     cfg = json.loads(lines[0])
     cfg["config"]["kv_offloading_size_chunks"] = 64
@@ -237,10 +242,11 @@ def test_a_tier_refusal_names_the_config_lines_size_key(tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["replay", str(trace), "--json"])
     assert (r.exit_code, r.stdout) == (2, "")
     assert r.stderr.strip().splitlines() == [
-        (f"error: {trace}:1: field 'config.kv_offloading_size_chunks': the CPU tier is not "
-         "modelled over KV cache groups of several block sizes (32, 128 tokens)")]
+        (f"error: {trace}:1: field 'config.kv_offloading_size_chunks': the CPU tier is "
+         "modelled over KV cache groups of several block sizes (8, 16 tokens) without a "
+         "prefix-match unit")]
     # (the flag given, the flag is named)
     r = CliRunner().invoke(app, ["replay", str(src), "--kv-offloading-size-chunks", "64"])
     assert r.stderr.strip().splitlines() == [
-        ("error: option --kv-offloading-size-chunks: the CPU tier is not modelled over KV "
-         "cache groups of several block sizes (32, 128 tokens)")]
+        ("error: option --kv-offloading-size-chunks: the CPU tier is modelled over KV cache "
+         "groups of several block sizes (8, 16 tokens) without a prefix-match unit")]

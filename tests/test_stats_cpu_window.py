@@ -204,7 +204,7 @@ def _against_the_lookup(trace: Path, tmp_path: Path, monkeypatch) -> tuple[dict,
         alike = SimpleNamespace(
             cfg=self.cfg, infos=self.infos, windowed=self.windowed, being_loaded=None,
             mamba_groups=self.mamba_groups, lookup_order=self.lookup_order,
-            eagle_groups=self.eagle_groups,
+            eagle_groups=self.eagle_groups, tpcs=self.tpcs, mamba_align=self.mamba_align,
             manager=_WindowedAllThere(self.manager, self.windowed))
         last[st.req.request_id] = (st.num_local, st.num_local + hybrid_lookup.lookup(alike, st))
         return got

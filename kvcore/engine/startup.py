@@ -32,7 +32,12 @@ from kvcore.models.eagle_draft import DRAFT_PRESETS
 from kvcore.models.geometry import ModelGeometry
 from kvcore.offload.config import OffloadConfig, empty_tier_note
 from kvcore.offload.hybrid_partial import partial_tail_block
-from kvcore.offload.options import check_supported, offload_config, sync_budget_note
+from kvcore.offload.options import (
+    check_supported,
+    chunk_in_tokens_refusal,
+    offload_config,
+    sync_budget_note,
+)
 from kvcore.prefix_match import unmodelled
 from kvcore.retention import check_retention_interval, dense_retention_note
 from kvcore.specs import ChunkedLocalAttentionSpec, KVCacheGroupSpec
@@ -223,6 +228,7 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
     if cfg.num_speculative_tokens:
         eagle_drop_refusal(cfg, trace, groups)
     check_prefix_match_unit(cfg, groups, trace)
+    chunk_in_tokens_refusal(cfg, groups)    # (vLLM's workers assert it before the retention's)
     try:
         check_retention_interval(cfg.prefix_cache_retention_interval,
                                  math.lcm(*(g.kv_cache_spec.block_size for g in groups)),
@@ -243,7 +249,10 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
         hbs = hash_block_size(cfg, groups)
         try:
             check_supported(groups, cfg.prefix_cache_retention_interval,
-                            offload.tokens_per_chunk, cfg.enable_prefix_caching)
+                            offload.tokens_per_chunk, cfg.enable_prefix_caching,
+                            " and ".join(n for n, on in (
+                                ("speculative decoding", cfg.num_speculative_tokens),
+                                ("a prefix-match unit", cfg.prefix_match_unit)) if on))
         except InputError as err:
             if err.field != "kv_offloading_size":
                 raise

@@ -30,12 +30,16 @@ def max_admission_blocks(spec: SlidingWindowSpec, max_in_flight_tokens: int,
 
 
 def window_runs_mask(start: int, end: int, bs: int, align: int, need: int, eagle: bool,
-                     segment: int | None, boundaries: Sequence[int]) -> list[bool] | None:
+                     segment: int | None, boundaries: Sequence[int],
+                     final_end: int | None = None) -> list[bool] | None:
     """Blocks ``start..end`` that a window hit could read (vLLM's
     `SlidingWindowManager.reachable_block_mask`, for the GPU cache and the CPU tier's stores):
     the ``need`` blocks before each ``segment``'s end (None or 0: no segment), and before each
     of the ``boundaries`` (tokens, floored to ``align``); with EAGLE's drop (``eagle``) each
-    run ends one block later. None: every block (a run as long as a segment)."""
+    run ends one block later. None: every block (a run as long as a segment). ``final_end``
+    (blocks, no EAGLE): a request's last segment, cut short there, keeps its own tail
+    (vLLM's `final_segment_end_block`; the CPU tier's stores over groups of several block
+    sizes, where a segment is more than a chunk)."""
     shift = 1 if eagle else 0
     mask = [False] * (end - start)
     if segment:
@@ -44,6 +48,10 @@ def window_runs_mask(start: int, end: int, bs: int, align: int, need: int, eagle
             return None
         for i in range(start, end):
             if i >= shift and (i - shift) % per >= per - need:
+                mask[i - start] = True
+        if final_end is not None and not eagle and final_end % per:
+            for i in range(max(start, final_end - final_end % per, final_end - need),
+                           min(end, final_end)):
                 mask[i - start] = True
     for tokens in boundaries:
         stop = tokens // align * align // bs + shift

@@ -140,6 +140,6 @@ def cpu_kv_cache_size_tokens(num_chunks: int, blocks_per_chunk: int, groups: Seq
     for g in groups:
         tpc = g.kv_cache_spec.block_size * blocks_per_chunk
         need = -(-max_model_len // tpc)
-        window = group_infos([g], tpc)[0].window
+        window = group_infos([g], [tpc])[0].window
         per_request += need if window is None else min(need, window)
     return num_chunks * max_model_len // per_request

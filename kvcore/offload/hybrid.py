@@ -12,6 +12,7 @@ per group (docs/offload.md, "Hybrid models"):
   window-long run, and repeats passes until the end agrees;
 * a load is one job over all groups, from each group's first block past the GPU hit that is
   neither null nor cached (`group_sizes`); stores are `hybrid_stores.build_meta`;
+* each group's chunk is its own blocks (groups of several block sizes: `tpcs`);
 * with a hash block finer than a Mamba block (`--prefix-match-unit`) a key is every
   ``hashes_per_chunk``-th hash, and with one block a chunk a hit may end on a partial tail
   inside a block (`hybrid_partial`: its lookup, store and load of the boundary's keys).
@@ -64,9 +65,9 @@ class GroupInfo:
         return w
 
 
-def group_infos(groups: list, tpc: int) -> list[GroupInfo]:
+def group_infos(groups: list, tpcs: list[int]) -> list[GroupInfo]:
     out = []
-    for g in groups:
+    for g, tpc in zip(groups, tpcs):
         spec = g.kv_cache_spec
         if isinstance(spec, SlidingWindowSpec):
             w = spec.sliding_window
@@ -78,6 +79,16 @@ def group_infos(groups: list, tpc: int) -> list[GroupInfo]:
         else:
             out.append(GroupInfo(None))
     return out
+
+
+def alignment_tokens(infos: list[GroupInfo], tpcs: tuple[int, ...]) -> int | None:
+    """vLLM's `alignment_tokens` (`offloading/scheduler.py:180-204`): the full-attention
+    groups' chunk when they agree on one; None when they differ; with none, the largest chunk.
+    A sliding window's store mask is block-granular over it (`hybrid_stores.reachable_mask`)."""
+    full = {t for info, t in zip(infos, tpcs) if info.window is None}
+    if len(full) == 1:
+        return full.pop()
+    return None if full else max(tpcs)
 
 
 @dataclass(slots=True)
@@ -104,12 +115,13 @@ class HybridState:
     partial_boundary: int | None = None
     loaded: bool = False    # vLLM's loaded_from_offload: some tokens came from the tier
 
-    def update_keys(self, hpc: int, tpc: int) -> None:
-        """Each chunk's key: every ``hpc``-th hash (hashes per chunk: blocks per chunk unless
-        the hash block is finer than the block)."""
+    def update_keys(self, hpcs: tuple[int, ...], tpcs: tuple[int, ...]) -> None:
+        """Each group's chunk keys: every ``hpc``-th hash (hashes per chunk: blocks per chunk
+        unless the hash block is finer than the group's block)."""
         hashes = self.req.block_hashes
         ctx = self.ctx
         for g, gs in enumerate(self.groups):
+            hpc, tpc = hpcs[g], tpcs[g]
             keys = gs.keys
             for h in hashes[hpc * len(keys) + hpc - 1::hpc]:
                 key = make_key(h, g)
@@ -124,9 +136,13 @@ class HybridConnector(OffloadingConnector):
                          enable_events=enable_events)
         self.hybrid = True
         self.manager.one_group = False
-        tpc = self.cfg.tokens_per_chunk
-        self.infos = group_infos(list(self.kvm.coordinator.kv_cache_config.kv_cache_groups),
-                                 tpc)
+        kv_groups = list(self.kvm.coordinator.kv_cache_config.kv_cache_groups)
+        # each group's chunk is its own blocks (vLLM's GroupOffloadConfig: groups of several
+        # block sizes key and store each by its own chunk, `offloading/scheduler.py:245-262`)
+        bpc = self.cfg.blocks_per_chunk
+        self.blocks = tuple(g.kv_cache_spec.block_size for g in kv_groups)
+        self.tpcs = tuple(b * bpc for b in self.blocks)
+        self.infos = group_infos(kv_groups, list(self.tpcs))
         full = [i for i, g in enumerate(self.infos) if g.window is None]
         windowed = sorted((i for i, g in enumerate(self.infos) if g.window is not None),
                           key=lambda i: -(self.infos[i].window or 0))     # (stable)
@@ -140,6 +156,10 @@ class HybridConnector(OffloadingConnector):
         # Mamba groups: their states come from the GPU side's hand-off (`hybrid_mamba`), and
         # a step's offers are then a list (one per `prepare_store`).
         self.mamba_groups = tuple(i for i, g in enumerate(self.infos) if g.mamba)
+        # a hit ends on a Mamba state: the Mamba groups' chunk (vLLM's _mamba_align_size)
+        self.mamba_align = self.tpcs[self.mamba_groups[0]] if self.mamba_groups else 0
+        assert all(self.tpcs[g] == self.mamba_align for g in self.mamba_groups)
+        self.alignment = alignment_tokens(self.infos, self.tpcs)
         managers = self.kvm.coordinator.single_type_managers
         for g in self.mamba_groups:
             m = managers[g]
@@ -148,7 +168,7 @@ class HybridConnector(OffloadingConnector):
         # the hash block (`--prefix-match-unit`): a chunk's key is its last hash, and with a
         # Mamba block coarser than it, partial tails (`hybrid_partial`; 0: none)
         self.hash_block = self.kvm.block_pool.hash_block_size
-        self.hashes_per_chunk = tpc // self.hash_block
+        self.hashes_per_chunk = tuple(t // self.hash_block for t in self.tpcs)
         self.partial_block = partial_tail_block(
             [g.kv_cache_spec for g in self.kvm.coordinator.kv_cache_config.kv_cache_groups],
             self.cfg.blocks_per_chunk, self.hash_block)
@@ -165,7 +185,7 @@ class HybridConnector(OffloadingConnector):
             req, ctx, [GroupState() for _ in self.infos])
 
     def update_keys(self, st: Any) -> None:
-        st.update_keys(self.hashes_per_chunk, self.cfg.tokens_per_chunk)
+        st.update_keys(self.hashes_per_chunk, self.tpcs)
 
     # -- lookup --------------------------------------------------------------------------------
     def _all_states(self) -> dict[str, Any]:
@@ -199,9 +219,7 @@ class HybridConnector(OffloadingConnector):
         sync = rid in self.sync_loads
         local = st.num_local
         cached = local + ext
-        bs, c, bpc = cfg.block_size, cfg.tokens_per_chunk, cfg.blocks_per_chunk
-        n_gpu = cdiv(cached, bs)
-        n_chunks = cdiv(cached, c)
+        bpc = cfg.blocks_per_chunk
         keys: list[bytes] = []
         dst: list[int] = []
         sizes: list[int] = []
@@ -210,6 +228,9 @@ class HybridConnector(OffloadingConnector):
         st.partial_boundary = None
         assert tail is None or tail == cached
         for g, (info, gs, blocks) in enumerate(zip(self.infos, st.groups, tables)):
+            bs = self.blocks[g]
+            n_gpu = cdiv(cached, bs)
+            n_chunks = cdiv(cached, self.tpcs[g])
             start = first_loaded_block(blocks, local, n_gpu, bs, sync)
             if n_gpu > start:
                 if tail is None:

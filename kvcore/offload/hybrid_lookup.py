@@ -63,7 +63,7 @@ def _window(manager, keys: list[bytes], window: int, first_window: int) -> int |
 
 def lookup(conn: HybridConnector, st: HybridState) -> int | None:
     """Tokens past the GPU hit the tier can load, or None ("not yet")."""
-    c = conn.cfg.tokens_per_chunk
+    tpcs = conn.tpcs     # (each group's own chunk: groups of several block sizes)
     local = st.num_local
     manager = conn.manager
     infos = conn.infos
@@ -71,11 +71,11 @@ def lookup(conn: HybridConnector, st: HybridState) -> int | None:
     if conn.windowed:
         end -= 1
         if conn.mamba_groups:
-            end = end // c * c     # a Mamba state exists only at a chunk's end
+            # a Mamba state exists only at its chunk's end
+            end = end // conn.mamba_align * conn.mamba_align
     num_hit = 0
     defer = False
     groups: tuple[int, ...] = conn.lookup_order
-    start = local // c
     for gs in st.groups:
         gs.hit_end = 0
     flagged = conn.eagle_groups
@@ -85,6 +85,8 @@ def lookup(conn: HybridConnector, st: HybridState) -> int | None:
         looked_windowed = False
         current, groups = groups, ()
         for g in current:
+            c = tpcs[g]
+            start = local // c
             info = infos[g]
             keys = st.groups[g].keys
             end = min(end, len(keys) * c)
@@ -127,9 +129,8 @@ def lookup(conn: HybridConnector, st: HybridState) -> int | None:
         return None
     loading = conn.being_loaded
     if loading:
-        stop = -(-(local + num_hit) // c)
-        for info, gs in zip(infos, st.groups):
-            keys = gs.keys[start:stop]
+        for info, gs, c in zip(infos, st.groups, tpcs):
+            keys = gs.keys[local // c:-(-(local + num_hit) // c)]
             w = info.load_window(local + num_hit, c)
             if w is not None:
                 keys = keys[-w:]

@@ -51,7 +51,7 @@ def build_state_jobs(conn: HybridConnector, store_jobs: dict[int, Job],
     if not handoffs:
         return
     cfg = conn.cfg
-    tpc, hbs = cfg.tokens_per_chunk, conn.kvm.block_pool.hash_block_size
+    tpc, hbs = conn.mamba_align, conn.kvm.block_pool.hash_block_size
     n_groups = len(conn.infos)
     for rid, entries in handoffs.items():
         st = conn.hstates.get(rid)

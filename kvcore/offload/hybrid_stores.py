@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from kvcore.managers.sliding_window import contiguous_blocks_for_hit, window_runs_mask
 from kvcore.offload.eagle import storable_chunks
+from kvcore.offload.final_tail import final_tail
 from kvcore.offload.hybrid_mamba import build_state_jobs
 from kvcore.offload.jobs import ConnectorMeta, Job
 from kvcore.offload.stores import add_flushes, close_step, new_store_job, store_horizon
@@ -36,9 +37,9 @@ if TYPE_CHECKING:
     from kvcore.request import Request
 
 
-def reachable_mask(info: GroupInfo, start: int, end: int, bs: int, align: int,
+def reachable_mask(info: GroupInfo, start: int, end: int, bs: int, align: int | None,
                    retention: int | None, boundaries: tuple[int, ...],
-                   eagle: bool = False) -> list[bool] | None:
+                   eagle: bool = False, final_end: int | None = None) -> list[bool] | None:
     """vLLM's `SlidingWindowManager.reachable_block_mask` for blocks ``start..end``: the
     ``need`` blocks a hit's window reads before each segment's end (an EAGLE group's one more,
     ending one block later: `eagle`), a segment being the
@@ -51,11 +52,12 @@ def reachable_mask(info: GroupInfo, start: int, end: int, bs: int, align: int,
     segment (`reconsider_final_swa_tail`). Both vanish here: the segment is the alignment, and
     the alignment is the chunk (every group has the tier's block), so a horizon in whole chunks
     ends a segment and no segment is partial."""
-    if info.sliding is None or align % bs:
+    if info.sliding is None or align is None or align % bs:
+        # (None: the full groups' chunks differ, vLLM's alignment_tokens None: no mask)
         return None
     need = contiguous_blocks_for_hit(info.sliding, bs, eagle)
     return window_runs_mask(start, end, bs, align, need, eagle,
-                            align if retention is None else retention, boundaries)
+                            align if retention is None else retention, boundaries, final_end)
 
 
 def build_meta(conn: HybridConnector, scheduled: dict[str, int], eager: list[Request],
@@ -119,7 +121,7 @@ def _offer(conn: HybridConnector, st: HybridState, n_scheduled: int,
     cfg = conn.cfg
     finished = req.is_finished()
     horizon = store_horizon(req, cfg.prompt_only, n_scheduled)
-    bpc, c, bs = cfg.blocks_per_chunk, cfg.tokens_per_chunk, cfg.block_size
+    bpc = cfg.blocks_per_chunk
     retention = conn.retention
     boundaries: tuple[int, ...] = ()
     if retention is not None:
@@ -132,17 +134,29 @@ def _offer(conn: HybridConnector, st: HybridState, n_scheduled: int,
     for g, (info, gs) in enumerate(zip(conn.infos, st.groups)):
         ids = gs.block_ids
         eagle = g in conn.eagle_groups
+        c, bs = conn.tpcs[g], conn.blocks[g]
         n = min(storable_chunks(horizon // c, eagle, horizon, req.num_prompt_tokens, finished),
                 len(ids) // bpc, len(gs.keys))
         s = gs.next_stored
+        tail = final_tail(conn.alignment, info.sliding is not None, bs, retention, eagle,
+                          finished, n, req.num_prompt_tokens // c)
+        if tail.reconsider:
+            s = min(s, (n * bpc - n * bpc % tail.align_blocks) // bpc)
         ranges.append((s, n))
         if n <= s or info.mamba:
             continue
-        mask = reachable_mask(info, s * bpc, n * bpc, bs, c, retention, boundaries, eagle)
+        mask = reachable_mask(info, s * bpc, n * bpc, bs, conn.alignment, retention,
+                              boundaries, eagle, tail.end(bpc))
+        again = reachable_mask(info, s * bpc, n * bpc, bs, conn.alignment, retention,
+                               boundaries, eagle, tail.prompt_chunks * bpc) \
+            if tail.reconsider else None
         for j in range(n - s):
             chunk = s + j
             if ids[chunk * bpc + bpc - 1] == 0:
                 continue
+            if tail.reconsider and chunk < gs.next_stored and (
+                    again is None or any(again[j * bpc:(j + 1) * bpc])):
+                continue        # (stored or passed over before: only a new final tail)
             if mask is not None and not any(mask[j * bpc:(j + 1) * bpc]):
                 continue
             if any(ids[chunk * bpc + b] == 0 and (mask is None or mask[j * bpc + b])

@@ -43,15 +43,7 @@ def offload_config(opts: Any, groups: list, num_layers: int | None = None
         raise InputError("give the CPU tier's size once: in GiB or in chunks, not both",
                          field="kv_offloading_size_chunks")
     sizes = sorted({g.kv_cache_spec.block_size for g in groups})
-    if opts.offload_block_size is not None and len(sizes) > 1:
-        # (a chunk in tokens is one block count for every group: vLLM's connector asserts at
-        # start-up, `offloading/config.py:140-146`, whatever the size; checked against vLLM,
-        # tests/data/offload_mixed. Without it each group's chunk is one of its own blocks.)
-        raise InputError(f"over KV cache groups of several block sizes ("
-                         f"{', '.join(map(str, sizes))} tokens) vLLM 0.33 fails to start: "
-                         "\"If 'block_size' is specified in kv_connector_extra_config, there "
-                         "must be at least one KV cache group, and all groups must have the "
-                         "same block size.\"", field="offload_block_size")
+    chunk_in_tokens_refusal(opts, groups)
     bs = tier_block_size(opts, groups)
     bpc = blocks_per_chunk_of(opts.offload_block_size, bs)
     if opts.model or opts.model_config:
@@ -82,7 +74,7 @@ def offload_config(opts: Any, groups: list, num_layers: int | None = None
         copy_bytes = kv_bytes_per_block(bs, opts.num_layers, opts.num_kv_heads,
                                         opts.head_size, tier_kv_dtype(opts))
         block_bytes = copy_bytes * len(groups)
-        per_token = copy_bytes // bs * len(groups)
+        per_token = sum(copy_bytes // g.kv_cache_spec.block_size for g in groups)
         # (no layers of their own to count: every group copies the geometry's block, as the
         # harness's groups do)
         group_copy = (copy_bytes,) * len(groups)
@@ -93,12 +85,30 @@ def offload_config(opts: Any, groups: list, num_layers: int | None = None
     else:
         gib = float(opts.kv_offloading_size)
     return OffloadConfig(
-        num_chunks=chunks_of(gib, per_chunk), block_size=bs, blocks_per_chunk=bpc,
+        # (groups of several block sizes: each its own chunk, `HybridConnector.tpcs`; the
+        # first group's is the one reported, as vLLM's first GroupOffloadConfig)
+        num_chunks=chunks_of(gib, per_chunk), blocks_per_chunk=bpc,
+        block_size=bs if len(sizes) == 1 else groups[0].kv_cache_spec.block_size,
         kv_bytes_per_block=block_bytes, kv_bytes_per_token=per_token, gib=gib, policy=opts.eviction_policy,
         prompt_only=opts.offload_prompt_only, store_threshold=opts.store_threshold,
         sync_load_budget_bytes=opts.sync_load_budget_bytes, load_steps=opts.load_steps,
         store_steps=opts.store_steps, bandwidth=_bandwidth(opts), copies=copies,
         group_copy_bytes=group_copy, eagle_groups=_eagle_groups(opts, groups))
+
+
+def chunk_in_tokens_refusal(opts: Any, groups: list) -> None:
+    """A chunk in tokens (`offload_block_size`) is one block count for every group: over
+    groups of several block sizes vLLM's connector asserts (`offloading/config.py:140-146`,
+    whatever the size), when the workers build it, before the Scheduler's KV cache manager
+    (whose retention checks come later; checked against vLLM: tests/data/offload_mixed).
+    Without it each group's chunk is one of its own blocks."""
+    sizes = sorted({g.kv_cache_spec.block_size for g in groups})
+    if opts.offloading and opts.offload_block_size is not None and len(sizes) > 1:
+        raise InputError(f"over KV cache groups of several block sizes ("
+                         f"{', '.join(map(str, sizes))} tokens) vLLM 0.33 fails to start: "
+                         "\"If 'block_size' is specified in kv_connector_extra_config, there "
+                         "must be at least one KV cache group, and all groups must have the "
+                         "same block size.\"", field="offload_block_size")
 
 
 def _eagle_groups(opts: Any, groups: list) -> tuple[int, ...]:
@@ -131,8 +141,8 @@ def tier_block_size(opts: Any, groups: list) -> int:
     (`offloading/config.py:106-109`), not `--block-size`. They differ where vLLM bumps the block
     to a Mamba state's page (jamba-v0.1: 80 tokens, Qwen3-Next: 576, Nemotron-Nano-9B-v2:
     1,312, all groups alike): the chunk is that block (one a chunk unless `offload_block_size`
-    says more, a multiple of it). Groups of several block sizes are refused
-    (`check_supported`)."""
+    says more, a multiple of it). Over groups of several block sizes each group's chunk is its
+    own block (`HybridConnector.tpcs`) and this is the bytes' block, `--block-size`."""
     sizes = {g.kv_cache_spec.block_size for g in groups}
     return sizes.pop() if len(sizes) == 1 else opts.block_size
 
@@ -215,7 +225,7 @@ def _is_mla(group: Any) -> bool:
 
 
 def check_supported(groups: list, retention: int | None = 0, tokens_per_chunk: int = 0,
-                    caching: bool = True) -> None:
+                    caching: bool = True, beyond: str = "") -> None:
     """What the tier does not model is refused, not run half-right. vLLM 0.33 offloads every
     prefix-cacheable group (`offloading/config.py:61-86`): full attention (an MLA group is one
     to the connector: `MLAAttentionSpec` is a `FullAttentionSpec`), sliding window, chunked
@@ -229,9 +239,29 @@ def check_supported(groups: list, retention: int | None = 0, tokens_per_chunk: i
     otherwise: offloading/scheduler.py:296-310); dense retention (None) is modelled
     (`hybrid_stores.reachable_mask`; checked against vLLM: tests/data/offload_dense). A
     windowed group alone is modelled as beside others (checked against vLLM:
-    tests/data/offload_windowed_alone)."""
+    tests/data/offload_windowed_alone). Groups of several block sizes are modelled, each its
+    own chunk (checked against vLLM: tests/data/offload_mixed), without ``beyond`` (the
+    drafts or prefix-match unit given, not checked there)."""
     windowed = [g for g in groups if type(g.kv_cache_spec).__name__ in WINDOWED_KINDS]
     mamba = [g for g in groups if type(g.kv_cache_spec).__name__ == "MambaSpec"]
+    sizes = sorted({g.kv_cache_spec.block_size for g in groups})
+    if len(sizes) > 1:
+        # (each group's chunk is one of its own blocks: `offload_config` refused a chunk in
+        # tokens. Checked against vLLM without drafts or a prefix-match unit only.)
+        if beyond:
+            raise InputError(f"the CPU tier is modelled over KV cache groups of several block "
+                             f"sizes ({', '.join(map(str, sizes))} tokens) without {beyond}",
+                             field="kv_offloading_size")
+        for g in [g for g in groups if g in mamba or g in windowed] if retention else ():
+            bs = g.kv_cache_spec.block_size
+            if retention % bs:
+                raise InputError(f"must be a multiple of the CPU tier's {bs}-token chunk "
+                                 "of each windowed KV cache group (vLLM refuses to start)",
+                                 field="prefix_cache_retention_interval")
+        if caching:
+            # (the checks below are of one chunk; with caching off a Mamba block is
+            # max_model_len, refused below as a block the chunk does not hold)
+            tokens_per_chunk = 0
     for g in mamba:
         bs = g.kv_cache_spec.block_size
         if tokens_per_chunk and (tokens_per_chunk < bs or tokens_per_chunk % bs):
@@ -248,13 +278,6 @@ def check_supported(groups: list, retention: int | None = 0, tokens_per_chunk: i
         raise InputError(f"must be a multiple of the CPU tier's {tokens_per_chunk}-token chunk "
                          "with windowed KV cache groups (vLLM refuses to start)",
                          field="prefix_cache_retention_interval")
-    sizes = sorted({g.kv_cache_spec.block_size for g in groups})
-    if len(sizes) > 1:
-        # (vLLM makes each group's chunk of its own block; the connector here has one block
-        # size. No preset or trace gives groups several sizes today: a refusal, not a guess.)
-        raise InputError(f"the CPU tier is not modelled over KV cache groups of several block "
-                         f"sizes ({', '.join(map(str, sizes))} tokens)",
-                         field="kv_offloading_size")
     modelled = ("FullAttentionSpec", "MLAAttentionSpec", *WINDOWED_OR_MAMBA)
     for g in groups:
         kind = type(g.kv_cache_spec).__name__

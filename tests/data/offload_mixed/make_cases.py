@@ -3,7 +3,7 @@
 oracle's `sched_offload` patched by ../offload_hybrid/, ../offload_mamba/,
 ../offload_mamba_partial/ and `patch_oracle_mixed.py` (README.md here).
 
-    python3 tests/data/offload_mixed/make_cases.py OUT_DIR SEED...
+    python3 tests/data/offload_mixed/make_cases.py [--retention | --decode] OUT_DIR SEED...
 
 Case `oxNNN` is seeded by NNN (random.Random(NNN * 6151 + 41)). The config line's block B is
 8, 16 or 32; 1-3 attention groups (full, or a sliding window of 1-4 x B + 0-B tokens), at
@@ -14,7 +14,10 @@ blocks more (vLLM's start-up check refuses the short ones); a tier of 8-160 chun
 store and load latencies, KV events, store thresholds, prompt-only off, sync-load budgets,
 async half the time. Requests: ../offload_mamba/make_cases.py's `requests` (shared documents
 sent again between fresh prompts that push them out of the small GPU pool) over chunks of the
-groups' lcm.
+groups' lcm. With `--retention` (case `oxrNNN`) the config line also sets
+prefix_cache_retention_interval: null (dense) half the time, else one or two lcm chunks. With
+`--decode` (case `oxdNNN`) dense retention, prompt-only off and outputs of up to three lcm
+chunks, so that stores run past the prompt.
 """
 
 import importlib.util
@@ -34,7 +37,7 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def make(seed: int) -> tuple[dict, list[dict]]:
+def make(seed: int, retention: bool = False, decode: bool = False) -> tuple[dict, list[dict]]:
     rng = random.Random(seed * 6151 + 41)
     bs = rng.choice([8, 16, 16, 32])
     groups = []
@@ -89,13 +92,23 @@ def make(seed: int) -> tuple[dict, list[dict]]:
     if rng.random() < 0.2:
         cfg["policy"] = rng.choice(["fcfs", "priority"])
     reqs = om.requests(rng, seed, unit, mml, cfg.get("policy") == "priority", prefix="x")
+    if retention:
+        # (drawn last: a seed's other draws are those of the plain case)
+        cfg["prefix_cache_retention_interval"] = rng.choice([None, None, unit, 2 * unit])
+    if decode:
+        # (a window group's final tail past the prompt: decode stored, dense retention)
+        cfg.update(offload_prompt_only=False, prefix_cache_retention_interval=None)
+        for r in reqs:
+            r["output_length"] = max(r["output_length"], min(3 * unit, mml - len(
+                r["prompt_token_ids"]) - 1))
     return cfg, reqs
 
 
 if __name__ == "__main__":
-    out, seeds = sys.argv[1], sys.argv[2:]
+    flag = sys.argv[1] if sys.argv[1] in ("--retention", "--decode") else ""
+    out, seeds = sys.argv[1 + bool(flag)], sys.argv[2 + bool(flag):]
     for s in seeds:
-        cfg, reqs = make(int(s))
-        with open(f"{out}/ox{s}.trace.jsonl", "w") as f:
+        cfg, reqs = make(int(s), flag == "--retention", flag == "--decode")
+        with open(f"{out}/ox{flag[2:3]}{s}.trace.jsonl", "w") as f:
             f.write(json.dumps({"config": cfg}) + "\n")
             f.writelines(json.dumps(r) + "\n" for r in reqs)
