@@ -11,6 +11,7 @@ With groups from a config line, vLLM's start-up check applies (`check_startup`):
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 from kvcore.engine.options import ENGINE_NUM_BLOCKS, ReplayOptions
 from kvcore.engine.refusal import refusal
@@ -22,6 +23,9 @@ from kvcore.models.geometry import ModelGeometry
 from kvcore.sizing_context import SizingContext
 from kvcore.specs import FullAttentionSpec, KVCacheGroupSpec, KVCacheSpec, MambaSpec, cdiv
 from kvcore.traces import Trace
+
+if TYPE_CHECKING:
+    from kvcore.sizing.resolve import SizingResult
 
 
 def _config_group(group: dict, cfg: ReplayOptions, trace: Trace) -> KVCacheSpec:
@@ -63,15 +67,16 @@ def concurrent_batches(cfg: ReplayOptions) -> int:
 
 
 def sized(cfg: ReplayOptions, trace: Trace
-          ) -> tuple[ReplayOptions, list[KVCacheGroupSpec], ModelGeometry | None]:
+          ) -> tuple[ReplayOptions, list[KVCacheGroupSpec], SizingResult | None]:
     """The options with `num_blocks` (and, from a model, `max_model_len`) filled in, vLLM's
     start-up scheduler defaults applied (`sched_limits`), the KV cache groups: the model's
-    (the sizing layer), else one full-attention group; and the model's geometry (None without
-    a model), read once here for whatever else the start-up asks of the model."""
+    (the sizing layer), else one full-attention group; and the model's sizing (None without
+    a model): its geometry, read once here for whatever else the start-up asks of the model,
+    and its pipeline stages (rank 0's groups size the CPU tier's chunk)."""
     from kvcore.engine import sched_limits
 
     fill: dict = {}
-    geometry = None
+    res = None
     if cfg.model or cfg.model_config:
         res = _resolve_model(cfg)
         geometry = res.geometry
@@ -102,10 +107,10 @@ def sized(cfg: ReplayOptions, trace: Trace
                                                    for r in trace.requests) + 2
         else:
             fill["num_blocks"] = ENGINE_NUM_BLOCKS
-    return sched_limits.apply(dataclasses.replace(cfg, **fill), trace), groups, geometry
+    return sched_limits.apply(dataclasses.replace(cfg, **fill), trace), groups, res
 
 
-def _resolve_model(cfg: ReplayOptions, geometry: ModelGeometry | None = None):
+def _resolve_model(cfg: ReplayOptions, geometry: ModelGeometry | None = None) -> SizingResult:
     """The sizing layer's answer for the options' model (``geometry``: the model as read
     already, not read again)."""
     from kvcore.mm_options import mm_options

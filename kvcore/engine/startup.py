@@ -204,7 +204,8 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
     if cfg.num_speculative_tokens:
         spec_refusals(cfg, trace)
     sized_here = cfg.num_blocks is None      # a given num_blocks was checked by `resolve`
-    cfg, groups, geometry = sized(cfg, trace)
+    cfg, groups, sizing = sized(cfg, trace)
+    geometry = sizing.geometry if sizing is not None else None
     if cfg.num_speculative_tokens:
         spec_group_refusals(cfg, trace, groups)
     num_blocks = cfg.num_blocks
@@ -244,7 +245,7 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
         if note is not None:
             notes = (*notes, note)
     clock = make_clock(cfg, geometry)
-    offload = offload_config(cfg, groups, geometry.num_layers if geometry else None)
+    offload = offload_config(cfg, sizing.rank0_groups if sizing is not None else groups)
     if offload is not None:
         hbs = hash_block_size(cfg, groups)
         try:

@@ -29,14 +29,13 @@ OFFLOAD_FIELDS = ("kv_offloading_size", "kv_offloading_size_chunks", "offload_bl
                   "offload_bandwidth_gbps", *GEOMETRY)
 
 
-def offload_config(opts: Any, groups: list, num_layers: int | None = None
-                   ) -> OffloadConfig | None:
-    """``groups``: the replay's KV cache groups; with a model (`model`, `model_config`) a rank's
-    bytes per block are its group's (page bytes x layers), else the geometry options' (a rank's
-    geometry); a chunk holds every rank's copy (``opts.tp`` x pipeline stages), or one of an MLA
-    latent without pipeline parallelism (`tier_copies`). With pipeline stages a rank is the
-    first stage's (``num_layers``: the model's decoder layers, to split them): vLLM's scheduler
-    plans with rank 0's KV cache config (`generate_scheduler_kv_cache_config`)."""
+def offload_config(opts: Any, groups: list) -> OffloadConfig | None:
+    """``groups``: rank 0's KV cache groups, those vLLM's scheduler plans with
+    (`generate_scheduler_kv_cache_config`): with a model's pipeline stages the first stage's
+    (`SizingResult.rank0_groups`), else the replay's; with a model (`model`, `model_config`) a
+    rank's bytes per block are its group's (page bytes x layers), else the geometry options' (a
+    rank's geometry); a chunk holds every rank's copy (``opts.tp`` x pipeline stages), or one of
+    an MLA latent without pipeline parallelism (`tier_copies`)."""
     if not opts.offloading:
         return None
     if opts.kv_offloading_size is not None and opts.kv_offloading_size_chunks is not None:
@@ -57,11 +56,6 @@ def offload_config(opts: Any, groups: list, num_layers: int | None = None
         # layers, unpadded (`copy_bytes_per_block`)
         from kvcore.sizing.config import bytes_per_block, group_bytes_per_block
 
-        if opts.pipeline_parallel_size > 1 and num_layers:
-            from kvcore.sizing.pipeline import plan_stages
-
-            groups = plan_stages(groups, num_layers, opts.pipeline_parallel_size,
-                                 [0] * opts.pipeline_parallel_size, None)[0].groups
         block_bytes = bytes_per_block(groups)
         group_copy = tuple(copy_bytes_per_block(g) for g in groups)
         # the sync-load budget's rate is not that block: vLLM sums each offloaded group's

@@ -36,7 +36,7 @@ from kvcore.sizing.grouping import PageSizeError, UnifyError, get_kv_cache_group
 from kvcore.sizing.model_source import load_geometry, normalize_dtype
 from kvcore.sizing.pipeline import PipelineStage, pipeline_stages
 from kvcore.sizing_context import DEFAULT_GPU_MEMORY_UTILIZATION, DEFAULT_MAX_NUM_BATCHED_TOKENS
-from kvcore.specs import DTYPE_BYTES, KVCacheConfig, SizingContext
+from kvcore.specs import DTYPE_BYTES, KVCacheConfig, KVCacheGroupSpec, SizingContext
 
 KV_CACHE_DTYPES = {"auto": "auto", "fp8": "fp8", "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2",
                    **DTYPE_ALIASES}
@@ -70,6 +70,13 @@ class SizingResult:
     @property
     def bytes_per_block(self) -> int:
         return self.capacity.bytes_per_block
+
+    @property
+    def rank0_groups(self) -> list[KVCacheGroupSpec]:
+        """The groups vLLM's scheduler plans with (`generate_scheduler_kv_cache_config`: rank
+        0's KV cache config): with pipeline stages the first stage's projection of the model's
+        groups, else the groups. The CPU tier sizes its chunk from them."""
+        return self.stages[0].groups if self.stages else list(self.config.kv_cache_groups)
 
 
 def resolve_kv_cache_config(
