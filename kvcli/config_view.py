@@ -32,8 +32,7 @@ def sizing_view(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utiliza
     text = [f"page, group{'s' if len(ids) > 1 else ''} {','.join(map(str, ids))}: {f}"
             for f, ids in formulas.items()]
     m = data["memory"]
-    least = min(data["stages"], key=lambda s: (s["num_blocks"], s["stage"]))["stage"] \
-        if data["stages"] else None
+    least = result.pool_stage
     if m["gpu_memory_gib"] is not None:
         text.append(
             f"available KV memory = {m['gpu_memory_gib']:g} GiB x 2^30 x "

@@ -53,6 +53,11 @@ def test_each_stage_and_the_pool_are_vllms(case):
     assert [s.bytes_per_block for s in res.stages] == want["bytes_per_block"]
     assert [s.num_blocks for s in res.stages] == want["worker_blocks"]
     assert {res.config.num_blocks} == set(want["num_blocks"])
+    # the stage that sets the pool (the first of the fewest blocks: stage 0 to 3 in the cases),
+    # as `kvcli config` names it; rank 0's groups are the first stage's, the CPU tier's chunk
+    fewest = want["worker_blocks"].index(min(want["worker_blocks"]))
+    assert res.pool_stage == fewest
+    assert [len(g.layer_names) for g in res.rank0_groups] == want["kv_layers"][0]
 
 
 SPEC_MAMBA = [c for c in CASES if "mamba" in c["expected"]]

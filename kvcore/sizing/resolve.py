@@ -66,6 +66,9 @@ class SizingResult:
     # the multimodal serving options' outcome (`kvcore.models.mm_serving`); `geometry` is the
     # model as vLLM builds it under them (a tower skipped, or whole on every rank)
     mm: MMState | None = None
+    # with stages: the index of the one that sets the pool (the fewest blocks, the first of
+    # equals), whose fields the ones above are
+    pool_stage: int | None = None
 
     @property
     def bytes_per_block(self) -> int:
@@ -277,4 +280,4 @@ def resolve_kv_cache_config(
     return SizingResult(config, ctx, g, available if memory is None else memory, weights,
                         estimated, cap, g.dtype if kv_dtype == "auto" else kv_dtype,
                         prefix_match_unit, enable_prefix_caching, tuple(stages), spec_draft,
-                        draft_weights, mm_state)
+                        draft_weights, mm_state, pool_stage=least.index if stages else None)
