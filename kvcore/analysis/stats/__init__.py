@@ -23,6 +23,8 @@ docs/stats.md).
 
 from __future__ import annotations
 
+import weakref
+
 from kvcore.analysis.events_reader import parse_header, read_stream
 from kvcore.analysis.stats.collector import StatsCollector
 
@@ -49,6 +51,11 @@ class StreamingStats:
     def __call__(self, ev: dict) -> None:
         if self.collector is None:
             self.collector = StatsCollector(ev, **self.options)
+            # The collector refers to itself (its handlers are its bound methods): released as
+            # the feed goes, it is freed by reference counting with it, not at the cyclic
+            # collector's next pass, which a replay holds off (`kvcore.gc_pause`). (Not at
+            # report(): `watched()` and a report may come in either order.)
+            weakref.finalize(self, self.collector.release)
         else:
             self.collector.feed(ev)
 
