@@ -20,6 +20,7 @@ from kvcli.plots import sweep_charts
 from kvcli.sweep_view import view
 from kvcore.errors import InputError, clipped, path_label
 from kvcore.host_memory import check_parallel_jobs
+from kvcore.named_choices import named_choices
 from kvcore.sweep.metrics import METRICS, chosen, metric_values, swept_keys
 from kvcore.sweep.results import job_warnings, job_warnings_by_id
 from kvcore.warning_groups import sources_named
@@ -249,7 +250,8 @@ def _metric_names(text: str | None) -> list[str] | None:
     for i, n in enumerate(names):
         # ('' was dropped and an empty list meant the default: --metrics '' showed the default)
         if n not in METRICS:
-            raise InputError(f"unknown metric {clipped(n)}; known: {', '.join(METRICS)}",
+            raise InputError(f"unknown metric {clipped(n)}; "
+                             f"{named_choices(n, list(METRICS), 'metrics', 'docs/sweep.md')}",
                              field="metrics")
         if n in names[:i]:
             raise InputError(f"metric {n!r} named twice", field="metrics")

@@ -27,7 +27,8 @@ REFUSED = [
      "unknown clock 'bogus'; one of roofline, calibrated, linear:C0,C1,C2, fixed:MS"),
     ("replay", ["clock=roofline"], "clock",
      "the roofline clock needs a model (--model or --model-config) and a GPU (--gpu)"),
-    ("replay", ["model=no-such-model"], "model", "unknown model 'no-such-model'; presets: "),
+    ("replay", ["model=no-such-model"], "model",
+     "unknown model 'no-such-model'; see kvcli config --list for the 13 presets"),
     ("replay", ["model=qwen3-8b", "gpu_memory_gib=80,0.01"], "gpu_memory_gib",
      ("no memory left for the KV cache: 0.01 GiB x 0.92 = 0.01 GiB, weights 15.26 GiB "
      "(estimated); short by 15.25 GiB")),

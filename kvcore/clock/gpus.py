@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvcore.errors import InputError, clipped
+from kvcore.named_choices import named_choices
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,4 +78,6 @@ def find_gpu(name: str) -> Gpu:
     for g in GPUS.values():
         if g.label.lower() == name.strip().lower():
             return g
-    raise InputError(f"unknown GPU {clipped(name)}; presets: {', '.join(GPUS)}", field="gpu")
+    raise InputError(f"unknown GPU {clipped(name)}; "
+                     f"{named_choices(key, list(GPUS), 'presets', 'kvcli clock gpus')}",
+                     field="gpu")

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from kvcore.errors import InputError, clipped, clipped_int
 from kvcore.kv_events import hashes_to_ints
+from kvcore.named_choices import named_choices
 
 if TYPE_CHECKING:
     from kvcore.cluster.view import ClusterView
@@ -179,7 +180,9 @@ def unknown_router(name: str, known: list[str], field: str = "router") -> InputE
         hint = " (several routers: --routers A,B,...)"
     elif close := difflib.get_close_matches(name.replace("-", "_"), known, n=1, cutoff=0.6):
         hint = f" (did you mean {close[0]}?)"
-    return InputError(f"unknown router {clipped(name)}{hint}; known: {', '.join(known)}", field=field)
+    # (the near miss is said already, as "did you mean")
+    listed = named_choices(name, known, "routers", "kvcli cluster --list-routers", close=())
+    return InputError(f"unknown router {clipped(name)}{hint}; {listed}", field=field)
 
 
 def make_router(name: str, n: int, raw_opts: dict[str, str], seed: int,

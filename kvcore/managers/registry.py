@@ -40,6 +40,8 @@ MANAGERS: dict[type, type[SingleTypeKVCacheManager]] = {}
 SPEC_KINDS: dict[type, str] = {}
 GROUP_TYPES: dict[str, Callable[[dict, int], KVCacheSpec]] = {}
 GROUP_KEYS: dict[str, tuple[str, ...]] = {}     # a group type's own keys (beside type, block_size)
+# the types by their first names, no alias: what a refusal lists (all 11 names made a long line)
+GROUP_NAMES: list[str] = []
 
 
 def register_manager(spec_cls: type, manager_cls: type[SingleTypeKVCacheManager],
@@ -50,6 +52,7 @@ def register_manager(spec_cls: type, manager_cls: type[SingleTypeKVCacheManager]
 
 def register_group_type(name: str, build: Callable[[dict, int], KVCacheSpec],
                         aliases: tuple[str, ...] = (), keys: tuple[str, ...] = ()) -> None:
+    GROUP_NAMES.append(name)
     for n in (name, *aliases):
         GROUP_TYPES[n] = build
         GROUP_KEYS[n] = keys
@@ -108,7 +111,7 @@ def spec_from_group_config(cfg: Any, block_size: int) -> KVCacheSpec:
     build = GROUP_TYPES.get(kind) if isinstance(kind, str) else None
     if build is None:
         raise ValueError(f"field 'type': unknown group type {kind!r} "
-                         f"(known: {', '.join(sorted(GROUP_TYPES))})")
+                         f"(known: {', '.join(GROUP_NAMES)}, or the names an event header gives them)")
     own = ("type", "block_size", *GROUP_KEYS[kind])  # type: ignore[index]
     # a misspelt key ("window" for "sliding_window") ran the group without it, silently; an
     # event header's null window or chunk of another group type pastes back

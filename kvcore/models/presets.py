@@ -18,6 +18,7 @@ from typing import Any
 from kvcore.errors import InputError, clipped
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.hf_config import read_hf_config
+from kvcore.named_choices import named_choices
 
 _LLAMA31_ROPE = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                  "original_max_position_embeddings": 8192, "rope_type": "llama3"}
@@ -213,7 +214,8 @@ def load_preset(name: str, *, others: bool = True) -> ModelGeometry:
     if key is None:
         hint = (" (or give a HF config.json as model_config, or the layers, kv_heads and "
                 "head_dim)" if others else "")
-        raise InputError(f"unknown model {clipped(name)}; presets: {', '.join(PRESETS)}{hint}",
-                         field="model")
+        raise InputError(f"unknown model {clipped(name)}; "
+                         f"{named_choices(name, list(PRESETS), 'presets', 'kvcli config --list')}"
+                         f"{hint}", field="model")
     repo, cfg = PRESETS[key]
     return read_hf_config(cfg, name=key, source=f"preset {key} ({repo})")

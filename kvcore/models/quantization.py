@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.errors import InputError, clipped
+from kvcore.named_choices import named_choices
 
 # vLLM 0.33's QUANTIZATION_METHODS (model_executor/layers/quantization/__init__.py)
 QUANTIZATION_METHODS = (
@@ -35,7 +36,8 @@ def quant_method(quant: Any, source: str) -> str | None:
                          field="quantization_config.quant_method")
     method = method.lower().replace("compressed_tensors", "compressed-tensors")
     if method and method not in QUANTIZATION_METHODS:
-        raise InputError(f"unknown quantization method {method!r}: vLLM 0.33 knows "
-                         f"{', '.join(QUANTIZATION_METHODS)}", path=source or None,
-                         field="quantization_config.quant_method")
+        known = named_choices(method, QUANTIZATION_METHODS, "vLLM 0.33 methods",
+                              "vLLM's QUANTIZATION_METHODS (model_executor/layers/quantization)")
+        raise InputError(f"unknown quantization method {clipped(method)}; {known}",
+                         path=source or None, field="quantization_config.quant_method")
     return method or None

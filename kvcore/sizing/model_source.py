@@ -11,6 +11,7 @@ from kvcore.models.config_file import read_config_file
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.hf_config import DTYPE_ALIASES, MAX_LAYERS
 from kvcore.models.presets import load_preset
+from kvcore.named_choices import named_choices
 
 
 def parse_layer_selection(text: str, n_layers: int, field: str) -> set[int]:
@@ -109,5 +110,7 @@ def load_geometry(model: str | None = None, *, model_config: str | None = None,
 def normalize_dtype(name: str, field: str, table: dict[str, str] = DTYPE_ALIASES) -> str:
     v = table.get(name.strip().lower())
     if v is None:
-        raise InputError(f"unknown dtype {clipped(name)}; one of {', '.join(sorted(table))}", field=field)
+        known = named_choices(name, sorted(table), "dtypes", f"--{field.replace('_', '-')} in "
+                              "kvcli config -h")
+        raise InputError(f"unknown dtype {clipped(name)}; {known}", field=field)
     return v
