@@ -7,7 +7,9 @@ N-1 usable blocks and `get_usage` divides by N-1.
 The prefix cache is lazy: a freed block keeps its hash and goes back on the free queue, still
 hittable. Its hash is dropped when `get_new_blocks` hands the block out again (the eviction,
 when `BlockRemoved` is emitted), by `evict_blocks` / a reset, and a partial key's when
-`cache_full_blocks` fills its block.
+`cache_full_blocks` fills its block. Registering and dropping a block's key (`cache_full_blocks`,
+`_drop_hash`) is `kvcore.block_caching`'s; the pops, the eviction they inline, and the frees
+are here.
 """
 
 from __future__ import annotations
@@ -16,18 +18,10 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from kvcore.block import KVCacheBlock
+from kvcore.block_caching import cache_blocks, drop_hash
 from kvcore.block_hash_map import BlockHashToBlockMap
-from kvcore.errors import past_the_table
 from kvcore.free_queue import FreeKVCacheBlockQueue, FreeLists
-from kvcore.hashing import resolve_block_hashes
-from kvcore.kv_events import (
-    MEDIUM_GPU,
-    BlockRemoved,
-    KVCacheEvent,
-    block_stored_event,
-    hash_to_int,
-    removed_events,
-)
+from kvcore.kv_events import MEDIUM_GPU, KVCacheEvent, removed_events
 from kvcore.lean_events import LeanBatch
 from kvcore.partial_hashes import PartialHashes
 from kvcore.prefix_cache_reset import reset_prefix_cache
@@ -83,72 +77,9 @@ class BlockPool:
                           num_cached_blocks: int, num_full_blocks: int, block_size: int,
                           kv_cache_group_id: int, block_mask: list[bool] | None = None) -> None:
         """Register ``blocks[num_cached_blocks:num_full_blocks]`` under the request's hashes
-        (null blocks and those the mask leaves out skipped); with events on, one `BlockStored`
-        covers the call. As vLLM's slice, a shorter table (an op script's request past
-        max_model_len) caches what it holds, unless vLLM fails on it (events on: IndexError; a
-        window's mask longer than the slice: its assert): kvcli stops there, in one line."""
-        if num_cached_blocks >= num_full_blocks:
-            return
-        end = min(num_full_blocks, len(blocks))
-        if end < num_full_blocks and (self.enable_kv_cache_events or block_mask is not None
-                                      and len(block_mask) != end - num_cached_blocks):
-            raise past_the_table(request.num_tokens, num_full_blocks, len(blocks),
-                                 self.enable_kv_cache_events)
-        hashes = resolve_block_hashes(request.block_hashes, self.hash_block_size, block_size)
-        # A list indexed as one (generic `hashes[i]`: 1.1% of a conversation replay); another
-        # block size's view is read into one from `num_cached_blocks` on (`off`).
-        if isinstance(hashes, list):
-            hl: list[bytes] = hashes
-            off = 0
-        else:
-            hl = [hashes[i] for i in range(num_cached_blocks, end)]
-            off = num_cached_blocks
-        group = kv_cache_group_id
-        cmap = self.cached_block_hash_to_block.group_map(group)
-        setdefault = cmap.setdefault
-        events = self.enable_kv_cache_events
-        tracer = self.tracer
-        stored: list[KVCacheBlock] | None = [] if (events or tracer is not None) else None
-        watch = self.lookup_watch
-        for i in range(num_cached_blocks, end):
-            blk = blocks[i]
-            if blk.is_null or (block_mask is not None and not block_mask[i - num_cached_blocks]):
-                continue
-            h = hl[i - off]
-            if blk.block_hash is not None:
-                if blk.block_hash == h and blk.hash_group == group:
-                    continue
-                self._drop_hash(blk)
-            if watch is not None and h in watch:
-                self.lookup_watch = watch = None
-            blk.block_hash = h
-            blk.hash_group = group
-            # The map's `insert`, inlined (one setdefault when the key is new): calling insert
-            # costs +17% of the manager's instructions on the `kvcli bench` workload.
-            v = setdefault(h, blk)
-            if v is not blk:
-                if type(v) is KVCacheBlock:
-                    cmap[h] = {v.block_id: v, blk.block_id: blk}
-                else:
-                    v[blk.block_id] = blk
-            if stored is not None:
-                stored.append(blk)
-        if stored is None:          # no events, no tracer: nobody to tell
-            return
-        hs: list[bytes] = [b.block_hash for b in stored]  # type: ignore[misc]  # all just set
-        if tracer is not None and stored:
-            tracer.on_cache(group, [b.id_obj for b in stored], hs)
-        if events and self.lean_events:
-            # Only the hashes, for a cluster's index (`kvcore/lean_events.py`: why its counts
-            # stay the same): no token ids, no extra keys, no event objects. 8 replicas behind
-            # llmd_precise, first 3,000 conversation requests, compiled: 11.8 -> 8.3 s.
-            self.lean_batch.stored += hs
-        elif events:
-            # vLLM publishes the call's BlockStored even when every block was null or masked
-            # out (a sparse-retention sliding group's decode block: empty block_hashes).
-            self.kv_event_queue.append(block_stored_event(
-                request, blocks, hashes, hs, num_cached_blocks, num_full_blocks, block_size,
-                group, block_mask, self.medium))
+        (`kvcore.block_caching.cache_blocks`)."""
+        cache_blocks(self, request, blocks, num_cached_blocks, num_full_blocks, block_size,
+                     kv_cache_group_id, block_mask)
 
     def get_new_blocks(self, num_blocks: int) -> list[KVCacheBlock]:
         """Pop ``num_blocks`` from the front of the free queue; evict their cached hashes.
@@ -221,26 +152,9 @@ class BlockPool:
         return ret
 
     def _drop_hash(self, blk: KVCacheBlock) -> bool:
-        """Remove the block's key from the map (if it is there), clear its hash, report it."""
-        if self.partial is not None:
-            return self.partial.evict(blk)
-        h, g = blk.block_hash, blk.hash_group
-        if h is None:
-            return False
-        removed = self.cached_block_hash_to_block.pop(h, g, blk.block_id) is not None
-        if self.lookup_watch is not None and h in self.lookup_watch:
-            self.lookup_watch = None
-        blk.block_hash = None
-        blk.hash_group = -1
-        if removed:
-            if self.enable_kv_cache_events and self.lean_events:
-                self.lean_batch.removed.append(h)
-            elif self.enable_kv_cache_events:
-                self.kv_event_queue.append(BlockRemoved(block_hashes=[hash_to_int(h)],
-                                                        medium=self.medium, group_idx=g))
-            if self.tracer is not None:
-                self.tracer.on_evict(g, blk.block_id, h)
-        return removed
+        """Remove the block's key from the map (if it is there), clear its hash, report it
+        (`kvcore.block_caching.drop_hash`)."""
+        return drop_hash(self, blk)
 
     def touch(self, blocks: Iterable[KVCacheBlock]) -> None:
         """Take a reference on hit blocks; a free one leaves the queue (no longer evictable).

@@ -39,7 +39,8 @@ PYTHON_TAG = f"{sys.implementation.cache_tag}-{sys.platform}"
 # (mypyc's native classes take no interpreted subclasses): the tracer protocol (runtime-checked)
 # stays Python.
 MODULES = (
-    "kvcore.block", "kvcore.free_queue", "kvcore.block_hash_map", "kvcore.block_pool",
+    "kvcore.block", "kvcore.free_queue", "kvcore.block_hash_map", "kvcore.block_caching",
+    "kvcore.block_pool",
     "kvcore.request", "kvcore.kv_cache_blocks", "kvcore.plain_step", "kvcore.quiet_steps",
     "kvcore.prefix_cache_control", "kvcore.kv_cache_manager", "kvcore.lookup_memo",
     "kvcore.coordinator", "kvcore.hybrid_coordinator", "kvcore.coordinator_choice",
