@@ -186,8 +186,8 @@ def offer_label(conn: HybridConnector, st: HybridState, group: int, key: bytes,
     request's finish, so a Mamba state handed off on a step that does not schedule its request
     (oj278: the state at 96 on the step its request's finish is seen, before `request_finished`
     keys it) is offered as "t96"; the key and the job are the same either way."""
-    keys = st.groups[group].keys
-    index = tokens // conn.cfg.tokens_per_chunk - 1
-    if not tokens % conn.cfg.tokens_per_chunk and index < len(keys) and keys[index] == key:
+    keys, tpc = st.groups[group].keys, conn.tpcs[group]     # (the group's own chunk)
+    index = tokens // tpc - 1
+    if not tokens % tpc and index < len(keys) and keys[index] == key:
         return index
     return f"t{tokens}"
