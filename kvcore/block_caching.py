@@ -26,9 +26,10 @@ def cache_blocks(pool: BlockPool, request: Request, blocks: list[KVCacheBlock],
                  kv_cache_group_id: int, block_mask: list[bool] | None = None) -> None:
     """`BlockPool.cache_full_blocks`: register ``blocks[num_cached_blocks:num_full_blocks]``
     under the request's hashes (null blocks and those the mask leaves out skipped); with events
-    on, one `BlockStored` covers the call. As vLLM's slice, a shorter table (an op script's request past
-    max_model_len) caches what it holds, unless vLLM fails on it (events on: IndexError; a
-    window's mask longer than the slice: its assert): kvcli stops there, in one line."""
+    on, one `BlockStored` covers the call. As vLLM's slice, a shorter table (an op script's
+    request past max_model_len) caches what it holds, unless vLLM fails on it (events on:
+    IndexError; a window's mask longer than the slice: its assert): kvcli stops there, in one
+    line."""
     if num_cached_blocks >= num_full_blocks:
         return
     end = min(num_full_blocks, len(blocks))
@@ -94,7 +95,8 @@ def cache_blocks(pool: BlockPool, request: Request, blocks: list[KVCacheBlock],
 
 
 def drop_hash(pool: BlockPool, blk: KVCacheBlock) -> bool:
-    """`BlockPool._drop_hash`: remove the block's key from the map (if it is there), clear its hash, report it."""
+    """`BlockPool._drop_hash`: remove the block's key from the map (if it is there), clear its
+    hash, report it."""
     if pool.partial is not None:
         return pool.partial.evict(blk)
     h, g = blk.block_hash, blk.hash_group

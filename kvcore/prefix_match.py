@@ -22,9 +22,10 @@ A replay models what a unit finer than a block changes, as vLLM 0.33 does, when 
 is full attention or Mamba, or, without partial hash hits, Mamba groups sit beside full
 attention and sliding windows (not with the CPU tier; `unmodelled` refuses the rest in one
 line): a block under several keys in the pool (`kvcore.partial_hashes`:
-`BlockPool.cache_partial_block` / `move_block_hashes` / `_remove_cached_block_hashes`, `block_hash_num_tokens`, each key removed
-and announced on eviction); `FullAttentionManager.find_longest_cache_hit` phase 2 and
-`_cache_partial_tail_block` (`kvcore.managers.fine_lookup`, `fine_full_attention`);
+`BlockPool.cache_partial_block` / `move_block_hashes` / `_remove_cached_block_hashes`,
+`block_hash_num_tokens`, each key removed and announced on eviction);
+`FullAttentionManager.find_longest_cache_hit` phase 2 and `_cache_partial_tail_block`
+(`kvcore.managers.fine_lookup`, `fine_full_attention`);
 `MambaManager.find_longest_cache_hit` at hash granularity, `_partial_hit_reqs` and the
 copy-on-write in `get_num_blocks_to_allocate` / `allocate_new_blocks` (`_apply_cow`), the
 producer's tail and the Mamba2 checkpoint re-keyed (`replace_existing_hashes`)

@@ -116,8 +116,8 @@ def chunked_block_refusal(cfg: ReplayOptions, trace: Trace,
     groups' lcm (the hash block with partial hash hits, which need Mamba groups: a chunked group
     at the hash block beside them, which vLLM would accept, is refused too, unchecked). The
     lookup's fixed point visits every spec group in its first round, so the first prefix-cache
-    lookup reaches it whatever the cache holds: vLLM fails there, after its start-up checks (`em6` at step 0,
-    `em67` and `em80` at step 1 after an idle step; the 30 such cases of
+    lookup reaches it whatever the cache holds: vLLM fails there, after its start-up checks
+    (`em6` at step 0, `em67` and `em80` at step 1 after an idle step; the 30 such cases of
     tests/data/sched_chunked_mixed/ at the first arrival). Refused after kvcli's own start-up
     checks (the pool's first: `cms22`), in vLLM's words."""
     if not cfg.enable_prefix_caching:
@@ -168,11 +168,12 @@ def eagle_drop_refusal(cfg: ReplayOptions, trace: Trace, groups: list[KVCacheGro
         if cfg.offloading:
             # (a KV connector keeps vLLM's legacy hashes whatever the flag says: the drop is
             # the tier's doing, and lookahead hashes are no way out)
-            raise refusal(cfg, trace, tier_option(cfg, trace), f"a CPU tier keeps vLLM's legacy block hashes, "
-                          f"so {cfg.spec_method} drops its last block in a chunked local "
-                          "attention group, which vLLM does not support (it fails at the "
-                          "first lookup): flag only the groups holding the draft's layers "
-                          "(eagle_groups), or give no CPU tier", also=("eagle_groups",))
+            raise refusal(cfg, trace, tier_option(cfg, trace), "a CPU tier keeps vLLM's "
+                          f"legacy block hashes, so {cfg.spec_method} drops its last block in "
+                          "a chunked local attention group, which vLLM does not support (it "
+                          "fails at the first lookup): flag only the groups holding the "
+                          "draft's layers (eagle_groups), or give no CPU tier",
+                          also=("eagle_groups",))
         raise refusal(cfg, trace, "disable_lookahead_block_hashes", "drops EAGLE's last "
                       "block in a chunked local attention group, which vLLM does not support "
                       "(it fails at the first lookup): flag only the groups holding the "

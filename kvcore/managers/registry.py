@@ -111,7 +111,8 @@ def spec_from_group_config(cfg: Any, block_size: int) -> KVCacheSpec:
     build = GROUP_TYPES.get(kind) if isinstance(kind, str) else None
     if build is None:
         raise ValueError(f"field 'type': unknown group type {kind!r} "
-                         f"(known: {', '.join(GROUP_NAMES)}, or the names an event header gives them)")
+                         f"(known: {', '.join(GROUP_NAMES)}, or the names an event header "
+                         "gives them)")
     own = ("type", "block_size", *GROUP_KEYS[kind])  # type: ignore[index]
     # a misspelt key ("window" for "sliding_window") ran the group without it, silently; an
     # event header's null window or chunk of another group type pastes back

@@ -65,7 +65,8 @@ def expert_block(g: ModelGeometry, tp: int, block: tuple[int, int]) -> tuple[int
     if ispp % n:
         return (f"The output_size of gate's and up's weight = {ispp} is not divisible by "
                 f"weight quantization block_n = {n}.")
-    return f"The input_size of down's weight = {ispp} is not divisible by weight quantization block_k = {k}."
+    return (f"The input_size of down's weight = {ispp} is not divisible by weight "
+            f"quantization block_k = {k}.")
 
 
 def expert_scales(g: ModelGeometry, tp: int, block: tuple[int, int]) -> int:
