@@ -8,6 +8,7 @@ vLLM's refusal, word for word, where a shard is not whole blocks (`kvcore.models
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,11 @@ BUILT = [pytest.param(n, int(tp), r, id=f"{n}-tp{tp}-r{r}") for n, c in CASES.it
 # (vLLM's AssertionError at TP 8 on the MLA config is its 4 heads: kvcli's heads check)
 REFUSED = [pytest.param(n, int(tp), c["tp"][tp][0]["refused"], id=f"{n}-tp{tp}")
            for n, c in CASES.items() for tp in c["tp"]
-           if c["tp"][tp][0].get("refused", "").startswith("ValueError")]
+           if c["tp"][tp][0].get("refused", "").startswith("ValueError")
+           and "shards of fused layers" not in c["tp"][tp][0]["refused"]]
+# (a quantization_config naming some but not all shards of a fused linear: refused at every TP)
+FUSED_REFUSED = [pytest.param(n, c["tp"]["1"][0]["refused"], id=n) for n, c in CASES.items()
+                 if "shards of fused layers" in c["tp"]["1"][0].get("refused", "")]
 
 
 @pytest.mark.parametrize(("name", "tp", "rank"), BUILT)
@@ -125,3 +130,62 @@ def test_the_cli_refuses_in_one_line(command: str) -> None:
         f"error: option {flag}: deepseek_v3's fp8 weight blocks [128, 128] do not split over it "
         "(layer 0's q_proj), and vLLM refuses to build it: \"Weight output_partition_size = 192 "
         "is not divisible by weight quantization block_n = 128.\"; got 2\n")
+
+
+def test_the_linears_a_checkpoint_ignores_are_in_the_model_dtype_without_scales() -> None:
+    # layer 3's q/k/v/o_proj named: its qkv_proj (2,621,440) and o_proj (1,048,576) in bfloat16
+    # and without their 160 + 64 block scales; its q/k/v/prob scales stay (Fp8KVCacheMethod)
+    base = CASES["weights_census/fp8/qwen3-5-text-fp8.config.json"]["tp"]["1"][0]
+    rec = CASES["weights_census/fp8/qwen3-5-text-fp8-skip-attn.config.json"]["tp"]["1"][0]
+    moved = 2_621_440 + 1_048_576
+    assert rec["param_bytes_by_dtype"]["float8_e4m3fn"] == (
+        base["param_bytes_by_dtype"]["float8_e4m3fn"] - moved)
+    assert rec["param_bytes_by_dtype"]["float32"] == base["param_bytes_by_dtype"]["float32"] - 4 * 224
+    assert "model.layers.*.self_attn.attn.q_scale" in rec["param_numel_by_name"]
+    name = "weights_census/fp8/qwen3-5-text-fp8-skip-attn.config.json"
+    assert estimate_weights_bytes(_geometry(name), 1) == sum(rec["param_bytes_by_dtype"].values())
+
+
+def test_fused_names_and_prefixes_match_as_vllm_matches_them() -> None:
+    # qkv_proj, gate_up_proj and in_proj_ba named whole are skipped; "model.layers.2.mlp", a
+    # prefix, skips nothing (vLLM's exact match): one layer's gate_up scales of four gone
+    rec = CASES["weights_census/fp8/qwen3-5-text-fp8-skip-fused-names.config.json"]["tp"]["1"][0]
+    names = rec["param_numel_by_name"]
+    assert "model.layers.*.self_attn.qkv_proj.weight_scale_inv" not in names
+    assert names["model.layers.*.mlp.gate_up_proj.weight_scale_inv"] == 3 * 128
+    assert names["model.layers.*.mlp.down_proj.weight_scale_inv"] == 4 * 64
+    g = _geometry("weights_census/fp8/qwen3-5-text-fp8-skip-fused-names.config.json")
+    # a byte more for each weight of layer 3's qkv_proj, one layer's gate_up_proj and
+    # in_proj_ba, their 160 + 128 + 128 float32 scales gone
+    assert estimate_weights_bytes(g, 1) - estimate_weights_bytes(replace(g, fp8_ignored=()), 1) \
+        == 2_621_440 + 8_388_608 // 4 + 6_291_456 // 3 - 4 * 416
+
+
+@pytest.mark.parametrize(("name", "words"), FUSED_REFUSED)
+def test_part_of_a_fused_linear_ignored_is_refused_naming_the_field(name: str,
+                                                                     words: str) -> None:
+    with pytest.raises(InputError) as e:
+        _geometry(name)
+    assert e.value.field == "quantization_config.ignored_layers"
+    assert e.value.message.endswith(f'vLLM refuses to build it: "{words.removeprefix("ValueError: ")}"')
+
+
+def test_the_cli_refuses_a_partly_ignored_fused_linear_in_one_line() -> None:
+    cfg = str(DATA / "weights_census" / "fp8" / "qwen3-5-text-fp8-skip-half-qkv.config.json")
+    res = runner.invoke(app, ["config", "--model-config", cfg, "--gpu-memory-gib", "80"])
+    assert res.exit_code == 2, res.output
+    assert res.stdout == "" and "Traceback" not in res.stderr
+    assert res.stderr.count("\n") == 1 and res.stderr.startswith(f"error: {cfg}: ")
+    assert ("field 'quantization_config.ignored_layers': names model.layers.3.self_attn.q_proj, "
+            "model.layers.3.self_attn.k_proj but not model.layers.3.self_attn.v_proj") in res.stderr
+
+
+def test_a_layers_routed_experts_ignored_by_their_module_name() -> None:
+    # "model.layers.2.mlp.experts": that layer's 8 experts (3 x 1024 x 512 each) in bfloat16,
+    # their 512 + 256 scales gone (3 layers' of 4 left); vLLM matches a path inside the name
+    name = "weights_census/fp8/qwen3-next-fp8-wide-skip-experts.config.json"
+    names = CASES[name]["tp"]["1"][0]["param_numel_by_name"]
+    assert names["model.layers.*.mlp.experts.routed_experts.w13_weight_scale_inv"] == 3 * 512
+    g = _geometry(name)
+    assert estimate_weights_bytes(g, 1) - estimate_weights_bytes(replace(g, fp8_ignored=()), 1) \
+        == 8 * 3 * 1024 * 512 - 4 * 768

@@ -108,10 +108,12 @@ def block_of(quant: object) -> tuple[int, int] | None:
     return None
 
 
-def ignored_of(quant: object) -> tuple[str, ...]:
-    """The module names an fp8 config leaves unquantised: ``ignored_layers``, else
-    ``modules_to_not_convert`` (Fp8Config.from_config)."""
+def ignored_of(quant: object) -> tuple[tuple[str, ...], str]:
+    """The module names an fp8 config leaves unquantised and the key holding them:
+    ``ignored_layers``, else ``modules_to_not_convert`` (Fp8Config.from_config)."""
     if not isinstance(quant, dict):
-        return ()
-    names = quant.get("ignored_layers") or quant.get("modules_to_not_convert")
-    return tuple(n for n in names if isinstance(n, str)) if isinstance(names, list) else ()
+        return (), "ignored_layers"
+    key = "ignored_layers" if quant.get("ignored_layers") else "modules_to_not_convert"
+    names = quant.get(key)
+    return (tuple(n for n in names if isinstance(n, str)) if isinstance(names, list) else (),
+            key)

@@ -18,9 +18,8 @@ scales then on that grid); below 32 vLLM refuses ("The output_size of gate's and
 ... block_n", "The input_size of down's weight = ... block_k", validate_fp8_block_shape_moe),
 at TP 1 too.
 
-Not read: a quantization_config's ``ignored_layers`` / ``modules_to_not_convert`` (the
-linears it names stay unquantised in vLLM); a linear whose name one of them contains is not
-checked here, so kvcli refuses nothing vLLM may build.
+A linear (or the routed experts) a quantization_config's ``ignored_layers`` /
+``modules_to_not_convert`` leaves unquantised (`kvcore.models.fp8_ignored`) is not checked.
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ from __future__ import annotations
 import math
 
 from kvcore.models import fp8_scales as fp8
+from kvcore.models.fp8_ignored import layer_skips
 from kvcore.models.fp8_scales import Linear
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.rank_params import shared_width
@@ -101,12 +101,13 @@ def refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str] | None:
     shared = shared_width(g)
     for i, kind in enumerate(g.layer_kinds):
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
+        skips = layer_skips(g, i, kind, moe)
         for lin in layer_linears(g, tp, kind, moe, shared):
             why = _linear_refusal(lin, tp, block)
-            if why and not any(lin[0] in ignored for ignored in g.fp8_ignored):
+            if why and lin[0] not in skips:
                 return i, lin[0], why
         if moe and g.num_experts:
             fine = expert_block(g, tp, block)
-            if isinstance(fine, str) and not any("expert" in x for x in g.fp8_ignored):
+            if isinstance(fine, str) and "experts" not in skips:
                 return i, "experts", fine
     return None

@@ -119,6 +119,7 @@ class ModelGeometry:
     fp8_block: tuple[int, int] | None = None
     # its ignored_layers (or modules_to_not_convert): module names vLLM leaves unquantised
     fp8_ignored: tuple[str, ...] = ()
+    fp8_ignored_key: str = "ignored_layers"   # (the key holding them, named by a refusal)
     quantization: str | None = None
     source: str = ""
     # For the work counts (`kvcore.clock`): experts a token is routed to, shared experts, and

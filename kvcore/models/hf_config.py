@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from kvcore.errors import InputError, clipped
+from kvcore.models import fp8_ignored
 from kvcore.models.class_defaults import CLASS_DEFAULTS, MODEL_TYPE_DEFAULTS
 from kvcore.models.config_keys import (
     EXPERT_KEYS,
@@ -225,7 +226,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     max_pos = get_int("max_position_embeddings", required=True)
     limit, default = lengths(c, max_pos, source)
     vision = _vision(cfg, model_type, archs, hidden, source)
-    return ModelGeometry(
+    ignored = ignored_of(get("quantization_config"))
+    g = ModelGeometry(
         name=name or str(c.get("_name_or_path", "") or model_type), model_type=model_type,
         layer_kinds=kinds, num_attention_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim,
         hidden_size=hidden, dtype=dtype, max_position_embeddings=max_pos, sliding_window=window,
@@ -245,13 +247,16 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         quantization=quant_method(get("quantization_config"), source),
         fp8_block=(block_of(get("quantization_config"))
                    if quant_method(get("quantization_config"), source) == "fp8" else None),
-        fp8_ignored=ignored_of(get("quantization_config")),
+        fp8_ignored=ignored[0], fp8_ignored_key=ignored[1],
         source=source, num_experts_per_tok=experts_per_tok(c, get, get_int),
         num_shared_experts=get_int("n_shared_experts") or get_int("num_shared_experts") or 0,
         shared_expert_width=shared_width(get_int) if num_experts else 0,
         counted_moe_layers=counted_moe,
         perf_swa=perf_swa(c, model_type, n_layers, get),
         context_limit=limit, default_len=default)
+    if g.quantization == "fp8":
+        fp8_ignored.check(g)   # (vLLM refuses a list naming part of a fused linear)
+    return g
 
 
 def _vision(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,

@@ -15,7 +15,8 @@ Bytes: the model dtype, except float32 tensors (GLM-4.5's routers, DeepSeek-V3's
 e_score_correction_bias, Mamba's A), MXFP4-quantised experts (gpt-oss: 4 bits plus one 8-bit
 scale per 32 values, each rank's width padded as H100's kernels pad it) and fp8 checkpoints
 (``quant_method`` fp8: the linears vLLM quantises at 1 byte with a float32 scale per weight
-block, `kvcore.models.fp8_scales`; the convolutions, Jamba's Mamba1 mixers, embeddings and norms
+block, `kvcore.models.fp8_scales`, except those its ignored_layers name,
+`kvcore.models.fp8_ignored`; the convolutions, Jamba's Mamba1 mixers, embeddings and norms
 in the model dtype; four q/k/v/prob scales an attention layer, MLA's and Jamba's aside). Vision
 towers of multimodal checkpoints are counted for Qwen3.5 and Gemma 3 (vLLM builds and loads
 them: `kvcore.models.qwen3_5.vision_tower_params`, `kvcore.models.siglip`, with Gemma 3's
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 from kvcore.models import fp8_scales, fp8_shapes
 from kvcore.models import rank_params as rp
+from kvcore.models.fp8_ignored import layer_skips
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.rank_params import FP32_ROUTERS, Ledger
 from kvcore.specs import DTYPE_BYTES
@@ -67,6 +69,20 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
                 and g.model_type not in _UNQUANTISED_ATTENTION:
             # Fp8KVCacheMethod's q/k/v/prob_scale: four scalars in the model dtype
             led.model += 4
+        if g.quantization == "fp8" and g.fp8_ignored:
+            # the linears the checkpoint leaves unquantised: in the model dtype, no scales
+            skips = layer_skips(g, i, kind, moe)
+            plain = [lin for lin in fp8_shapes.layer_linears(g, tp, kind, moe, shared)
+                     if lin[0] in skips]
+            n = sum(sum(parts) * inp for _, parts, inp, _ in plain)
+            if "experts" in skips:
+                n += g.num_experts * (2 if g.model_type == "nemotron_h" else 3) * \
+                    g.hidden_size * g.moe_intermediate_size // tp
+            led.layer -= n
+            led.model += n
+            if g.fp8_block is not None:
+                led.fp32 -= fp8_scales.scales(plain, g.fp8_block) + (
+                    fp8_shapes.expert_scales(g, tp, g.fp8_block) if "experts" in skips else 0)
         if g.fp8_block is not None:
             led.fp32 += _block_scales(g, tp, kind, moe, shared, g.fp8_block)
         if g.model_type == "nemotron_h":

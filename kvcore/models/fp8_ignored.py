@@ -1,0 +1,122 @@
+"""The linears an fp8 checkpoint leaves unquantised: those its ``quantization_config`` names in
+``ignored_layers`` (else ``modules_to_not_convert``), matched as vLLM 0.33 matches them
+(Fp8Config.get_quant_method, quantization/utils/quant_utils.py is_layer_skipped, "exact" mode).
+
+A linear's vLLM module path (``model.layers.3.self_attn.qkv_proj``) is skipped when the list
+holds it exactly: a prefix (``model.layers.1.mlp``) skips nothing. A fused linear (the model's
+``packed_modules_mapping``: ``qkv_proj`` of q/k/v_proj, ``gate_up_proj`` of gate/up_proj,
+Qwen3.5's ``in_proj_qkvz`` of in_proj_qkv/in_proj_z and ``in_proj_ba`` of in_proj_b/in_proj_a)
+is skipped when the list names it, or all of its checkpoint shards; some but not all shards
+and vLLM refuses to build the model, at every TP. A skipped linear is built by
+UnquantizedLinearMethod: its weight in the model dtype, no block scales, no block-shape check.
+The LM head and the embeddings are never fp8 (not LinearBase), so naming them changes nothing;
+nor do the attention layers' q/k/v/prob scales (Fp8KVCacheMethod takes no skip list).
+
+A linear whose path holds "experts" and is not fused (the routed experts, DeepSeek's and
+Nemotron-H's shared experts' down_proj) is skipped when its path lies inside a listed name
+holding "experts": ``model.layers.2.mlp.experts`` names layer 2's routed experts.
+
+Checked against vLLM on Qwen3.5, Qwen3-Next, Nemotron-H and Jamba (tests/data/weights_census/fp8/,
+the ``-skip`` configs). Not modelled: the checkpoint-to-vLLM renames some models apply to the
+list first (Qwen3.5's ``model.language_model.``), so such names match nothing here.
+"""
+
+from __future__ import annotations
+
+from kvcore.errors import InputError
+from kvcore.models import fp8_scales as fp8
+from kvcore.models.geometry import ModelGeometry
+
+_QKV = {"qkv_proj": ("q_proj", "k_proj", "v_proj")}
+_GATE_UP = {"gate_up_proj": ("gate_proj", "up_proj")}
+# packed_modules_mapping of each model class (qwen3_5.py, qwen3_next.py, nemotron_h.py,
+# deepseek_v2.py, jamba.py); others: the Llama-style two
+_FUSED: dict[str, dict[str, tuple[str, ...]]] = {
+    "qwen3_5": {**_QKV, **_GATE_UP, "in_proj_qkvz": ("in_proj_qkv", "in_proj_z"),
+                "in_proj_ba": ("in_proj_b", "in_proj_a")},
+    "qwen3_next": {**_QKV, **_GATE_UP, "in_proj_qkvz": ("in_proj_qkvz",),
+                   "in_proj_ba": ("in_proj_ba",)},
+    "nemotron_h": dict(_QKV),
+    "deepseek": {**_GATE_UP, "fused_qkv_a_proj": ("q_a_proj", "kv_a_proj_with_mqa")},
+    "jamba": {**_QKV, **_GATE_UP, "in_proj": ("in_proj",)},
+}
+
+
+def _family(g: ModelGeometry) -> str:
+    if g.model_type.startswith("qwen3_5"):
+        return "qwen3_5"
+    if g.mla is not None:
+        return "deepseek"
+    return g.model_type
+
+
+def fused_of(g: ModelGeometry) -> dict[str, tuple[str, ...]]:
+    return _FUSED.get(_family(g), {**_QKV, **_GATE_UP})
+
+
+def block_names(g: ModelGeometry, moe: bool) -> tuple[str, str, str]:
+    """The module a layer's attention, mixer and MLP (its shared expert) linears sit under."""
+    t = g.model_type
+    if t == "nemotron_h":
+        return "mixer", "mixer", "mixer.shared_experts" if moe else "mixer"
+    if t == "jamba":
+        # (its attention's projections hang off the layer itself: model.layers.N.qkv_proj)
+        return "", "mixer", "feed_forward"
+    mixer = "linear_attn" if g.mamba is not None and g.mamba.version == "gdn" else "mixer"
+    if not moe:
+        return "self_attn", mixer, "mlp"
+    return "self_attn", mixer, "mlp.shared_experts" if g.mla is not None else "mlp.shared_expert"
+
+
+def _experts_path(g: ModelGeometry, i: int) -> str:
+    """The routed experts' module (RoutedExperts' prefix)."""
+    block = {"nemotron_h": "mixer", "jamba": "feed_forward"}.get(g.model_type, "mlp")
+    return f"model.layers.{i}.{block}.experts"
+
+
+def skipped(g: ModelGeometry, path: str) -> bool:
+    """Whether vLLM builds the linear at `path` unquantised; InputError where the list names
+    some but not all shards of a fused linear."""
+    ignored = g.fp8_ignored
+    fused = fused_of(g)
+    proj = path.split(".")[-1]
+    if proj not in fused and "experts" in path:
+        # (the routed experts, and a shared expert's unfused linears: the path inside a
+        # listed name that holds "experts", model.layers.2.mlp.experts)
+        return any(path in x for x in ignored if "experts" in x)
+    if proj not in fused or path in ignored:
+        return path in ignored
+    shards = [path.replace(proj, s) for s in fused[proj]]
+    named = [s in ignored for s in shards]
+    if all(named) or not any(named):
+        return named[0]
+    raise InputError(
+        f"names {', '.join(s for s, n in zip(shards, named, strict=True) if n)} but not "
+        f"{', '.join(s for s, n in zip(shards, named, strict=True) if not n)}, shards of one "
+        f"fused linear, and vLLM refuses to build it: \"Detected some but not all shards of "
+        f"{path} are quantized. All shards of fused layers to have the same precision.\"",
+        path=g.source or None, field=f"quantization_config.{g.fp8_ignored_key}")
+
+
+def layer_skips(g: ModelGeometry, i: int, kind: str, moe: bool) -> frozenset[str]:
+    """The names (as `kvcore.models.fp8_scales` gives them) of layer `i`'s unquantised linears."""
+    if not g.fp8_ignored:
+        return frozenset()
+    attn, mixer, mlp = block_names(g, moe)
+    out = set()
+    groups = ((attn, fp8.attention_linears(g, 1) if kind not in ("mamba", "mlp") else []),
+              (mixer, fp8.mixer_linears(g, 1) if kind in ("mamba", "parallel") else []),
+              (mlp, fp8.mlp_linears(g, 1, 1, gated=g.model_type != "nemotron_h")))
+    for block, linears in groups:
+        for name, *_ in linears:
+            if skipped(g, ".".join(p for p in ("model.layers", str(i), block, name) if p)):
+                out.add(name)
+    if moe and g.num_experts and skipped(g, _experts_path(g, i)):
+        out.add("experts")   # (UnquantizedFusedMoEMethod: the model dtype, no scales)
+    return frozenset(out)
+
+
+def check(g: ModelGeometry) -> None:
+    """vLLM's refusal of a list naming part of a fused linear, before anything is sized."""
+    for i, kind in enumerate(g.layer_kinds):
+        layer_skips(g, i, kind, g.moe_layers[i] if i < len(g.moe_layers) else False)
