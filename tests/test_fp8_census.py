@@ -30,8 +30,13 @@ def _geometry(name: str):
     return read_hf_config(json.loads((DATA / name).read_text()), name=name)
 
 
+# (the multimodal cases: vLLM quantises their vision towers too, which kvcli counts in the model
+# dtype without block scales; what their language models' ignore lists do is checked by the
+# difference to the same config without a list, test_multimodal_names_match_inside_the_language_model)
+MM = {n for n in CASES if "-vl-" in n or "-mm-" in n}
 BUILT = [pytest.param(n, int(tp), r, id=f"{n}-tp{tp}-r{r}") for n, c in CASES.items()
-         for tp, ranks in c["tp"].items() for r, rec in enumerate(ranks) if "refused" not in rec]
+         for tp, ranks in c["tp"].items() for r, rec in enumerate(ranks)
+         if "refused" not in rec and n not in MM]
 # (vLLM's AssertionError at TP 8 on the MLA config is its 4 heads: kvcli's heads check)
 REFUSED = [pytest.param(n, int(tp), c["tp"][tp][0]["refused"], id=f"{n}-tp{tp}")
            for n, c in CASES.items() for tp in c["tp"]
@@ -49,7 +54,8 @@ def test_bytes_per_rank_equal_vllms(name: str, tp: int, rank: int) -> None:
     assert fp8_shapes.refusal(_geometry(name), tp) is None
 
 
-@pytest.mark.parametrize("name", [n for n, c in CASES.items() if "refused" not in c["tp"]["1"][0]])
+@pytest.mark.parametrize("name", [n for n, c in CASES.items()
+                                  if "refused" not in c["tp"]["1"][0] and n not in MM])
 def test_parameter_count_equals_vllms(name: str) -> None:
     assert estimate_params(_geometry(name))[0] == CASES[name]["tp"]["1"][0]["param_numel"]
 
@@ -189,3 +195,48 @@ def test_a_layers_routed_experts_ignored_by_their_module_name() -> None:
     g = _geometry(name)
     assert estimate_weights_bytes(g, 1) - estimate_weights_bytes(replace(g, fp8_ignored=()), 1) \
         == 8 * 3 * 1024 * 512 - 4 * 768
+
+
+def _bytes(name: str, tp: str) -> list[int]:
+    return [sum(r["param_bytes_by_dtype"].values()) for r in CASES[f"weights_census/fp8/{name}"
+                                                                    ".config.json"]["tp"][tp]]
+
+
+@pytest.mark.parametrize(("hf", "vllm"), [
+    ("qwen3-5-text-fp8-skip-hf-names", "qwen3-5-text-fp8-skip-mlp-head-gdn"),
+    ("nemotron-h-fp8-skip-hf-names", "nemotron-h-fp8-skip"),
+    ("jamba-fp8-skip-hf-names", "jamba-fp8-skip")])
+def test_checkpoint_names_are_renamed_as_vllm_renames_them(hf: str, vllm: str) -> None:
+    # model.language_model.layers.N (Qwen3.5), backbone.layers.N (Nemotron-H),
+    # model.layers.4.self_attn.q_proj (Jamba): vLLM builds what the list in its own module
+    # paths builds, on every rank (test_bytes_per_rank_equal_vllms: kvcli too)
+    for tp in ("1", "2", "4", "8"):
+        assert _bytes(hf, tp) == _bytes(vllm, tp)
+    g = _geometry(f"weights_census/fp8/{hf}.config.json")
+    assert estimate_weights_bytes(g, 1) == _bytes(vllm, "1")[0]
+    assert g.fp8_ignored == _geometry(f"weights_census/fp8/{vllm}.config.json").fp8_ignored + (
+        ("mtp.layers.0.mlp.gate_proj",) if hf.startswith("qwen") else ())
+
+
+def test_qwen3_5s_checkpoint_names_were_fp8_before() -> None:
+    # unrenamed, model.language_model.layers.N named nothing: 30,401,280 B short at TP 1
+    g = _geometry("weights_census/fp8/qwen3-5-text-fp8-skip-hf-names.config.json")
+    assert estimate_weights_bytes(replace(g, fp8_ignored=()), 1) == _bytes(
+        "qwen3-5-text-fp8", "1")[0] == 139_237_560 - 30_401_280
+
+
+@pytest.mark.parametrize("model", ["qwen3-5-vl-fp8", "gemma-3-mm-fp8"])
+@pytest.mark.parametrize("tp", ["1", "2", "4"])
+def test_multimodal_names_match_inside_the_language_model(model: str, tp: str) -> None:
+    # the checkpoint's model.language_model.layers.N are vLLM's language_model.model.layers.N;
+    # a text model's path (model.layers.N) names nothing there: kvcli's estimate moves by
+    # vLLM's, rank by rank (Qwen3.5: 30,401,280 B at TP 1, as its text model; Gemma 3: 3,144,960)
+    base = _bytes(model, tp)
+    assert _bytes(f"{model}-skip-vllm-names", tp) == base
+    ours = [estimate_weights_bytes(_geometry(f"weights_census/fp8/{n}.config.json"), int(tp))
+            for n in (model, f"{model}-skip-hf-names", f"{model}-skip-vllm-names")]
+    assert [ours[1] - ours[0]] * len(base) == [
+        a - b for a, b in zip(_bytes(f"{model}-skip-hf-names", tp), base, strict=True)]
+    assert ours[2] == ours[0]
+    if tp == "1":
+        assert ours[1] - ours[0] == {"qwen3-5-vl-fp8": 30_401_280, "gemma-3-mm-fp8": 3_144_960}[model]

@@ -17,8 +17,8 @@ Nemotron-H's shared experts' down_proj) is skipped when its path lies inside a l
 holding "experts": ``model.layers.2.mlp.experts`` names layer 2's routed experts.
 
 Checked against vLLM on Qwen3.5, Qwen3-Next, Nemotron-H and Jamba (tests/data/weights_census/fp8/,
-the ``-skip`` configs). Not modelled: the checkpoint-to-vLLM renames some models apply to the
-list first (Qwen3.5's ``model.language_model.``), so such names match nothing here.
+the ``-skip`` configs). The list is matched after the renames vLLM applies to it first
+(`kvcore.models.fp8_renames`: Qwen3.5's checkpoint names ``model.language_model.layers.N``).
 """
 
 from __future__ import annotations

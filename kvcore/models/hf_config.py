@@ -56,6 +56,7 @@ from kvcore.models.config_keys import (
     sparse_step_layers,
 )
 from kvcore.models.context_limit import lengths
+from kvcore.models.fp8_renames import architecture, ignored_as_matched
 from kvcore.models.fp8_scales import block_of, ignored_of
 from kvcore.models.geometry import MambaGeometry, ModelGeometry
 from kvcore.models.jamba import jamba_layout
@@ -247,7 +248,10 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         quantization=quant_method(get("quantization_config"), source),
         fp8_block=(block_of(get("quantization_config"))
                    if quant_method(get("quantization_config"), source) == "fp8" else None),
-        fp8_ignored=ignored[0], fp8_ignored_key=ignored[1],
+        # (the names as vLLM renames them before it matches them: Qwen3.5's checkpoints'
+        # model.language_model.layers.N are its model.layers.N)
+        fp8_ignored=ignored_as_matched(ignored[0], architecture(archs)),
+        fp8_ignored_key=ignored[1],
         source=source, num_experts_per_tok=experts_per_tok(c, get, get_int),
         num_shared_experts=get_int("n_shared_experts") or get_int("num_shared_experts") or 0,
         shared_expert_width=shared_width(get_int) if num_experts else 0,

@@ -1,0 +1,70 @@
+"""An fp8 checkpoint's ignore list as vLLM 0.33 matches it: renamed from the checkpoint's module
+names to vLLM's first, by the model class's ``hf_to_vllm_mapper`` (its renames only: the
+stacked q/k/v and gate/up entries and the mappings to None are dropped by
+WeightsMapper.get_rename_mapper), which Fp8Config.apply_vllm_mapper applies to
+``ignored_layers`` when the model is built (model_loader/utils.py configure_quant_config, or
+SupportsQuant.__new__). A checkpoint writes Qwen3.5's layers ``model.language_model.layers.N``
+and Nemotron-H's ``backbone.layers.N``: unrenamed, they would name nothing.
+
+The classes kvcli reads whose mapper renames a module path; the others (Qwen3-Next, DeepSeek,
+GLM-4.5, Gemma 3's text class, Llama, Qwen2/3 and their MoE) only stack or drop names, so their
+lists are matched as written. gpt-oss renames too (``.self_attn.`` to ``.attn.``) but is MXFP4,
+not fp8. Checked against vLLM (tests/data/weights_census/fp8/, the ``-hf-names`` configs).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_QWEN3_5 = ((), (("model.language_model.", "model."),))
+# (Qwen3VLForConditionalGeneration's prefixes, which Qwen3.5's multimodal classes inherit)
+_QWEN3_5_VL = ((), (("model.visual.", "visual."), ("lm_head.", "language_model.lm_head."),
+                    ("model.language_model.", "language_model.model.")))
+# architecture: (substrings renamed, each at its first occurrence; then prefixes), in the
+# order WeightsMapper applies them
+_RENAMES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]] = {
+    "Qwen3_5ForCausalLM": _QWEN3_5,
+    "Qwen3_5MoeForCausalLM": _QWEN3_5,
+    "Qwen3_5ForConditionalGeneration": _QWEN3_5_VL,
+    "Qwen3_5MoeForConditionalGeneration": _QWEN3_5_VL,
+    "Gemma3ForConditionalGeneration": ((), (
+        ("model.language_model.", "language_model.model."),
+        ("model.vision_tower.", "vision_tower."),
+        ("model.multi_modal_projector.", "multi_modal_projector."),
+        ("lm_head.", "language_model.lm_head."))),
+    # (its prefix has no dot: "backbone" -> "model" wherever a name starts with it)
+    "NemotronHForCausalLM": ((("A_log", "A"), ("embeddings", "embed_tokens")),
+                             (("backbone", "model"),)),
+    "JambaForCausalLM": (((".self_attn.", "."), (".A_log", ".A")), ()),
+}
+# the multimodal classes: their language model's layers at language_model.model.layers.N,
+# where kvcli's (text) paths say model.layers.N
+_LANGUAGE_MODEL = "language_model.model."
+
+
+def architecture(archs: Any) -> str:
+    return str(archs[0]) if isinstance(archs, list) and archs else ""
+
+
+def vllm_name(name: str, arch: str) -> str:
+    """`name` as vLLM's mapper for `arch` renames it (WeightsMapper._map_name_with_shard)."""
+    substrings, prefixes = _RENAMES.get(arch, ((), ()))
+    for old, new in substrings:
+        if old in name:
+            name = name.replace(old, new, 1)
+    for old, new in prefixes:
+        if name.startswith(old):
+            name = name.replace(old, new, 1)
+    return name
+
+
+def ignored_as_matched(names: tuple[str, ...], arch: str) -> tuple[str, ...]:
+    """The list in the frame kvcli's linear paths use (``model.layers.N...``): renamed as vLLM
+    renames it; for a multimodal class, only the names inside its language model, moved from
+    vLLM's ``language_model.model.`` (the rest, its vision tower's or a text model's
+    ``model.layers.N``, name none of the language model's linears in vLLM)."""
+    out = tuple(vllm_name(n, arch) for n in names)
+    if arch.endswith("ForConditionalGeneration") and arch in _RENAMES:
+        return tuple("model." + n.removeprefix(_LANGUAGE_MODEL) for n in out
+                     if n.startswith(_LANGUAGE_MODEL))
+    return out
