@@ -22,26 +22,18 @@ allocation and free made, vLLM's `take_events`), then `{"summary": {"hit_tokens"
 "prompt_tokens", "rejected"}}`; a case vLLM refuses at start-up gets one `{"error": ...}` line.
 """
 
-import importlib.util
 import json
 import sys
 import traceback
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parent
+DATA = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(DATA))
-
-
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
+import oracle_mixed  # noqa: E402
 
 # ../sched_mamba_mixed/oracle_mamba_mixed.py, a config line's prefix_match_unit given to vLLM
-mixed = _load("with_unit", DATA / "sched_mamba_mixed_pmu" / "with_unit.py").patched("mixed")
+mixed = oracle_mixed.load("with_unit",
+                          DATA / "sched_mamba_mixed_pmu" / "with_unit.py").patched("mixed")
 
 from vllm import SamplingParams  # noqa: E402
 from vllm.v1.request import Request  # noqa: E402

@@ -76,15 +76,8 @@ def trace(seed: int) -> tuple[str, list[str]]:
     lcm = math.lcm(*(g["block_size"] for g in groups))
     need = sum(-(-mml // g["block_size"]) for g in groups)
     small = rng.random() < 0.5
-    cfg = {"block_size": b, "num_blocks": need + 1 + (rng.choice([0, 1, 3]) if small
-                                                       else rng.choice([10, 20, 40])),
-           "max_num_seqs": rng.choice([2, 4, 8]),
-           "max_num_batched_tokens": rng.choice([48, 64, 100, 128, 256]),
-           "max_model_len": mml, "groups": groups,
-           "long_prefill_token_threshold": rng.choice([0, 0, 40, 96]),
-           "policy": rng.choice(["fcfs", "fcfs", "priority"]),
-           "scheduler_reserve_full_isl": rng.choice([True, False]),
-           "enable_prefix_caching": caching, "kv_events": rng.random() < 0.5,
+    pool = need + 1 + (rng.choice([0, 1, 3]) if small else rng.choice([10, 20, 40]))
+    cfg = {**make_spec_mamba.base_config(rng, b, pool, mml, groups, caching),
            "async_scheduling": rng.random() < 0.5}
     lines = [json.dumps({"config": cfg}), *make_spec_mamba.requests(rng, lcm, mml, 0.35)]
     return "cm" + str(seed), lines

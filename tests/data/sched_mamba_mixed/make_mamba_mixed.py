@@ -50,14 +50,8 @@ def trace(seed: int) -> tuple[str, list[str]]:
     mml = rng.choice([256, 384])
     nm = sum(g["type"] == "mamba" for g in groups)
     need = nm * (3 if ckpt else 2) + sum(-(-mml // s) for s in sizes)
-    cfg = {"block_size": bs, "num_blocks": need + 1 + rng.choice([0, 2, 5, 10, 20, 60]),
-           "max_num_seqs": rng.choice([2, 4, 8]),
-           "max_num_batched_tokens": rng.choice([48, 64, 100, 128, 256]),
-           "max_model_len": mml, "groups": groups,
-           "long_prefill_token_threshold": rng.choice([0, 0, 40, 96]),
-           "policy": rng.choice(["fcfs", "fcfs", "priority"]),
-           "scheduler_reserve_full_isl": rng.choice([True, False]),
-           "enable_prefix_caching": True, "kv_events": rng.random() < 0.5}
+    cfg = make_spec_mamba.base_config(rng, bs, need + 1 + rng.choice([0, 2, 5, 10, 20, 60]),
+                                      mml, groups, True)
     if ckpt:
         lcm = math.lcm(bs, *sizes)
         r = rng.choice([0, 0, None, 2 * lcm, 4 * lcm])

@@ -57,16 +57,7 @@ def trace(seed: int) -> tuple[str, list[str]]:
         need = len(groups) * -(-mml // bs)
     groups.append({"type": "full", "block_size": draft_bs})
     need += -(-mml // draft_bs)
-    cfg = {"block_size": bs, "num_blocks": need + 1 + rng.choice([0, 2, 5, 10, 20, 60]),
-           "max_num_seqs": rng.choice([2, 4, 8]),
-           "max_num_batched_tokens": rng.choice([48, 64, 100, 128, 256]),
-           "max_model_len": mml, "groups": groups,
-           "long_prefill_token_threshold": rng.choice([0, 0, 40, 96]),
-           "policy": rng.choice(["fcfs", "fcfs", "priority"]),
-           "scheduler_reserve_full_isl": rng.choice([True, False]),
-           "enable_prefix_caching": caching, "kv_events": rng.random() < 0.5,
-           "async_scheduling": asyn, "num_speculative_tokens": k,
-           "spec_acceptance_rate": rate, "spec_seed": rng.randrange(1000),
+    cfg = {**make_spec_mamba.sched_config(rng, bs, mml, groups, need, caching, asyn, k, rate),
            "spec_method": method}
     legacy = caching and rng.random() < 1 / 3
     if legacy:
@@ -79,8 +70,4 @@ def trace(seed: int) -> tuple[str, list[str]]:
 
 
 if __name__ == "__main__":
-    out, first, last = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    for seed in range(first, last):
-        name, lines = trace(seed)
-        with open(f"{out}/{name}.trace.jsonl", "w") as f:
-            f.write("\n".join(lines) + "\n")
+    make_spec_mamba.write_traces(trace, sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))

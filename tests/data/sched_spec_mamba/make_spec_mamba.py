@@ -73,16 +73,24 @@ def sched_config(rng: random.Random, bs: int, mml: int, groups: list[dict], need
     """The config line's scheduler knobs, drawn in this order: the pool (``need`` + 1 + a
     ``spare`` draw), sequences, budget, long-prefill threshold, policy, full-ISL reserve, KV
     events (1 in 2) and the spec seed; the callers add their own keys after these."""
-    return {"block_size": bs, "num_blocks": need + 1 + rng.choice(spare),
+    return {**base_config(rng, bs, need + 1 + rng.choice(spare), mml, groups, caching),
+            "async_scheduling": asyn, "num_speculative_tokens": k,
+            "spec_acceptance_rate": rate, "spec_seed": rng.randrange(1000)}
+
+
+def base_config(rng: random.Random, bs: int, num_blocks: int, mml: int, groups: list[dict],
+                caching: bool) -> dict:
+    """The config line's first keys, drawn in this order: sequences, budget, long-prefill
+    threshold, policy, full-ISL reserve, KV events (1 in 2). Its key order is the line's, so
+    the callers (`sched_config`, the mixed-block generators) add theirs after it."""
+    return {"block_size": bs, "num_blocks": num_blocks,
             "max_num_seqs": rng.choice([2, 4, 8]),
             "max_num_batched_tokens": rng.choice([48, 64, 100, 128, 256]),
             "max_model_len": mml, "groups": groups,
             "long_prefill_token_threshold": rng.choice([0, 0, 40, 96]),
             "policy": rng.choice(["fcfs", "fcfs", "priority"]),
             "scheduler_reserve_full_isl": rng.choice([True, False]),
-            "enable_prefix_caching": caching, "kv_events": rng.random() < 0.5,
-            "async_scheduling": asyn, "num_speculative_tokens": k,
-            "spec_acceptance_rate": rate, "spec_seed": rng.randrange(1000)}
+            "enable_prefix_caching": caching, "kv_events": rng.random() < 0.5}
 
 
 def requests(rng: random.Random, bs: int, mml: int, truncate_below: float) -> list[str]:
