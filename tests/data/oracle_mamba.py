@@ -50,6 +50,9 @@ try:
 except ImportError as err:     # another interpreter: vLLM's dependencies are missing
     sys.exit(f"oracle_mamba: vLLM does not import here ({err}); run me with the oracle "
              f"venv's interpreter, {VENV_HINT}")
+# the configs and the start shared with the mixed-block oracles (this folder's script)
+import oracle_mixed
+
 # the same driver call and error line as the plain scheduler oracle (this folder's script)
 from oracle_batch import answer
 
@@ -88,41 +91,11 @@ def kv_cache_groups(groups: list, block_size: int, mode: str = "align",
 
 def build_mamba_scheduler(cfg: dict, async_scheduling: bool = False):
     """`sched.build_scheduler`'s construction with align-mode Mamba groups."""
-    from vllm.config import (
-        CacheConfig,
-        DeviceConfig,
-        KVEventsConfig,
-        ModelConfig,
-        ParallelConfig,
-        SchedulerConfig,
-        VllmConfig,
-    )
-    from vllm.utils.hashing import get_hash_fn_by_name
-    from vllm.v1.core.kv_cache_utils import (
-        get_request_block_hasher,
-        init_none_hash,
-        resolve_cache_hit_alignment_tokens,
-        resolve_kv_cache_block_sizes,
-    )
-    from vllm.v1.core.sched.scheduler import Scheduler
-    from vllm.v1.core.single_type_kv_cache_manager import register_all_kvcache_specs
-    from vllm.v1.kv_cache_interface import KVCacheConfig
-    from vllm.v1.structured_output import StructuredOutputManager
+    # (imported here: a caller may swap vllm.config's names while this runs)
+    from vllm.config import CacheConfig
 
     bs = cfg["block_size"]
-    model_config = ModelConfig(model=oracle.ensure_tiny_model(oracle.TINY_MODEL_DIR),
-                               dtype="float16", seed=0, skip_tokenizer_init=True,
-                               max_model_len=cfg["max_model_len"])
-    scheduler_config = SchedulerConfig(
-        max_num_seqs=cfg["max_num_seqs"], max_num_active_seqs=cfg["max_num_active_seqs"],
-        max_num_batched_tokens=cfg["max_num_batched_tokens"],
-        max_model_len=cfg["max_model_len"],
-        long_prefill_token_threshold=cfg["long_prefill_token_threshold"],
-        long_prefill_token_threshold_adaptive=cfg["long_prefill_token_threshold_adaptive"],
-        enable_chunked_prefill=cfg["enable_chunked_prefill"], is_encoder_decoder=False,
-        policy=cfg["policy"], watermark=cfg["watermark"],
-        scheduler_reserve_full_isl=cfg["scheduler_reserve_full_isl"],
-        async_scheduling=bool(async_scheduling))
+    model_config, scheduler_config = oracle_mixed.configs(cfg, async_scheduling)
     # What MambaModelConfig.verify_and_update_config sets for a hybrid model with prefix
     # caching: align mode, the Mamba block size = the attention block size; without it
     # "none" mode, one Mamba block of max_model_len tokens a request.
@@ -136,48 +109,20 @@ def build_mamba_scheduler(cfg: dict, async_scheduling: bool = False):
                                **({"prefix_cache_retention_interval":
                                    cfg["prefix_cache_retention_interval"]}
                                   if "prefix_cache_retention_interval" in cfg else {}))
-    vllm_config = VllmConfig(
-        scheduler_config=scheduler_config, model_config=model_config,
-        cache_config=cache_config, parallel_config=ParallelConfig(),
-        device_config=DeviceConfig(device="cpu"),
-        kv_events_config=(KVEventsConfig(enable_kv_cache_events=True, publisher="null")
-                          if cfg.get("kv_events") else None))
+    vllm_config = oracle_mixed.engine_config(cfg, model_config, scheduler_config, cache_config)
     assert vllm_config.cache_config.mamba_cache_mode == mode
     groups = kv_cache_groups(cfg["groups"], bs, mode, mamba_bs)
-    kcc = KVCacheConfig(num_blocks=cfg["num_blocks"], kv_cache_tensors=[],
-                        kv_cache_groups=groups,
-                        prefix_cache_retention_interval=cache_config.prefix_cache_retention_interval)
-    # get_kv_cache_configs' start-up check (all pages are one size: bytes compare as blocks)
-    needed = sum(-(-g.kv_cache_spec.max_memory_usage_bytes(vllm_config)
-                   // g.kv_cache_spec.page_size_bytes) for g in groups)
-    if needed > cfg["num_blocks"] - 1:
-        raise SystemExit(f"vLLM would refuse to start: one max_model_len request needs "
-                         f"{needed} blocks, {cfg['num_blocks'] - 1} usable")
-    cache_config.num_gpu_blocks = cfg["num_blocks"]
-    register_all_kvcache_specs(vllm_config)
-    sched_bs, hash_bs = resolve_kv_cache_block_sizes(kcc, vllm_config)
+    # (the start-up check, vLLM's block sizes and the Scheduler as ./oracle_mixed.py's)
+    scheduler, hasher, vllm_config = oracle_mixed.start(cfg, vllm_config, groups,
+                                                        async_scheduling, SystemExit)
+    sched_bs, hash_bs = scheduler.block_size, scheduler.hash_block_size
     # ("none" mode: vLLM's resolution gives the Mamba block, max_model_len, as the scheduler's
     # and the hash block size, which EngineCore passes on as they are)
     assert mode == "none" or (sched_bs == bs
                               and hash_bs == (cfg.get("prefix_match_unit") or bs)), \
         (sched_bs, hash_bs, bs)
-    kcc.hash_block_size = hash_bs
-    kcc.cache_hit_alignment_tokens = resolve_cache_hit_alignment_tokens(
-        kcc, vllm_config, sched_bs, hash_bs)
-    if async_scheduling:
-        from vllm.v1.core.sched.async_scheduler import AsyncScheduler
-        cls = vllm_config.scheduler_config.get_scheduler_cls()
-        assert cls is AsyncScheduler, cls
-    else:
-        cls = Scheduler
-    scheduler = cls(vllm_config=vllm_config, kv_cache_config=kcc,
-                    structured_output_manager=StructuredOutputManager(vllm_config),
-                    block_size=sched_bs, log_stats=True, hash_block_size=hash_bs)
     assert scheduler.need_mamba_block_aligned_split == (mode == "align")
     assert scheduler.mamba_partial_cache_hit is (hash_bs < sched_bs)
-    hash_fn = get_hash_fn_by_name(cache_config.prefix_caching_hash_algo)
-    init_none_hash(hash_fn)
-    hasher = get_request_block_hasher(hash_bs, hash_fn, vllm_config.num_hash_lookahead_tokens)
     return scheduler, hasher, vllm_config
 
 

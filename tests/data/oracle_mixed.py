@@ -2,7 +2,8 @@
 """Dev tool (not a test, not run by CI): vLLM 0.33.0's Scheduler built over KV cache groups of
 different block sizes, shared by ./sched_spec_eagle_mixed/oracle_eagle_mixed.py,
 ./sched_mamba_mixed/oracle_mamba_mixed.py (and through it
-./cache_mode_mamba_mixed/oracle_cache_mixed.py) and ./sched_chunked_mixed/oracle_chunked_mixed.py.
+./cache_mode_mamba_mixed/oracle_cache_mixed.py) and ./sched_chunked_mixed/oracle_chunked_mixed.py;
+./oracle_mamba.py builds its Scheduler through its `configs`, `engine_config` and `start`.
 Needs the oracle's `sched.py` ($ORACLE_TOOL, through ./oracle_batch.py) and vLLM's venv when
 its functions run.
 
@@ -82,22 +83,36 @@ def build(cfg: dict, async_scheduling: bool = False, spec_blocks: int = 0,
     """sched.py's construction over groups of their own block sizes: (scheduler, hasher,
     vllm_config)."""
     # (imported here: ../sched_mamba_mixed_pmu/with_unit.py swaps vllm.config.CacheConfig)
-    from vllm.config import (CacheConfig, DeviceConfig, KVEventsConfig, ModelConfig,
-                             ParallelConfig, SchedulerConfig, VllmConfig)
-    from vllm.utils.hashing import get_hash_fn_by_name
-    from vllm.v1.core.kv_cache_utils import (get_request_block_hasher, init_none_hash,
-                                             resolve_cache_hit_alignment_tokens,
-                                             resolve_kv_cache_block_sizes)
-    from vllm.v1.core.sched.async_scheduler import AsyncScheduler
-    from vllm.v1.core.sched.scheduler import Scheduler
-    from vllm.v1.core.single_type_kv_cache_manager import register_all_kvcache_specs
-    from vllm.v1.kv_cache_interface import KVCacheConfig
-    from vllm.v1.structured_output import StructuredOutputManager
-
-    from oracle_batch import oracle  # (exits without $ORACLE_TOOL)
+    from vllm.config import CacheConfig
 
     bs = cfg["block_size"]
     mamba = any(g["type"] == "mamba" for g in cfg["groups"])
+    model_config, scheduler_config = configs(cfg, async_scheduling)
+    # what MambaModelConfig sets for a hybrid model: align mode with prefix caching, the Mamba
+    # block the config line's; without it "none" mode, one block of max_model_len tokens
+    mode = "align" if cfg["enable_prefix_caching"] else "none"
+    mamba_kw = ({"mamba_cache_mode": mode,
+                 "mamba_block_size": bs if mode == "align" else cfg["max_model_len"]}
+                if mamba else {})
+    cache_config = CacheConfig(block_size=bs, gpu_memory_utilization=0.9, cache_dtype="auto",
+                               enable_prefix_caching=cfg["enable_prefix_caching"],
+                               prefix_caching_hash_algo=cfg["hash_algo"], **mamba_kw,
+                               **({"prefix_cache_retention_interval":
+                                   cfg["prefix_cache_retention_interval"]}
+                                  if "prefix_cache_retention_interval" in cfg else {}))
+    vllm_config = engine_config(cfg, model_config, scheduler_config, cache_config)
+    assert vllm_config.scheduler_config.async_scheduling is bool(async_scheduling)
+    return start(cfg, vllm_config, group_specs(cfg, mode, spec_blocks), async_scheduling,
+                 refusal)
+
+
+def configs(cfg: dict, async_scheduling: bool):
+    """sched.py's ModelConfig (the oracle's tiny model) and SchedulerConfig from the config
+    line, built in that order (./oracle_mamba.py's too)."""
+    from vllm.config import ModelConfig, SchedulerConfig
+
+    from oracle_batch import oracle  # (exits without $ORACLE_TOOL)
+
     model_config = ModelConfig(model=oracle.ensure_tiny_model(oracle.TINY_MODEL_DIR),
                                dtype="float16", seed=0, skip_tokenizer_init=True,
                                max_model_len=cfg["max_model_len"])
@@ -111,26 +126,35 @@ def build(cfg: dict, async_scheduling: bool = False, spec_blocks: int = 0,
         policy=cfg["policy"], watermark=cfg["watermark"],
         scheduler_reserve_full_isl=cfg["scheduler_reserve_full_isl"],
         async_scheduling=bool(async_scheduling))
-    # what MambaModelConfig sets for a hybrid model: align mode with prefix caching, the Mamba
-    # block the config line's; without it "none" mode, one block of max_model_len tokens
-    mode = "align" if cfg["enable_prefix_caching"] else "none"
-    mamba_kw = ({"mamba_cache_mode": mode,
-                 "mamba_block_size": bs if mode == "align" else cfg["max_model_len"]}
-                if mamba else {})
-    cache_config = CacheConfig(block_size=bs, gpu_memory_utilization=0.9, cache_dtype="auto",
-                               enable_prefix_caching=cfg["enable_prefix_caching"],
-                               prefix_caching_hash_algo=cfg["hash_algo"], **mamba_kw,
-                               **({"prefix_cache_retention_interval":
-                                   cfg["prefix_cache_retention_interval"]}
-                                  if "prefix_cache_retention_interval" in cfg else {}))
-    vllm_config = VllmConfig(
+    return model_config, scheduler_config
+
+
+def engine_config(cfg: dict, model_config, scheduler_config, cache_config):
+    """The VllmConfig over those, on CPU, with the null KV event publisher if `kv_events`."""
+    from vllm.config import DeviceConfig, KVEventsConfig, ParallelConfig, VllmConfig
+
+    return VllmConfig(
         scheduler_config=scheduler_config, model_config=model_config,
         cache_config=cache_config, parallel_config=ParallelConfig(),
         device_config=DeviceConfig(device="cpu"),
         kv_events_config=(KVEventsConfig(enable_kv_cache_events=True, publisher="null")
                           if cfg.get("kv_events") else None))
-    assert vllm_config.scheduler_config.async_scheduling is bool(async_scheduling)
-    groups = group_specs(cfg, mode, spec_blocks)
+
+
+def start(cfg: dict, vllm_config, groups: list, async_scheduling: bool, refusal: type):
+    """What EngineCore does with `groups`: the start-up check, vLLM's own scheduler and hash
+    block sizes, the Scheduler (or AsyncScheduler) and the block hasher."""
+    from vllm.utils.hashing import get_hash_fn_by_name
+    from vllm.v1.core.kv_cache_utils import (get_request_block_hasher, init_none_hash,
+                                             resolve_cache_hit_alignment_tokens,
+                                             resolve_kv_cache_block_sizes)
+    from vllm.v1.core.sched.async_scheduler import AsyncScheduler
+    from vllm.v1.core.sched.scheduler import Scheduler
+    from vllm.v1.core.single_type_kv_cache_manager import register_all_kvcache_specs
+    from vllm.v1.kv_cache_interface import KVCacheConfig
+    from vllm.v1.structured_output import StructuredOutputManager
+
+    cache_config = vllm_config.cache_config
     kcc = KVCacheConfig(num_blocks=cfg["num_blocks"], kv_cache_tensors=[],
                         kv_cache_groups=groups,
                         prefix_cache_retention_interval=cache_config.prefix_cache_retention_interval)
