@@ -35,6 +35,7 @@ from kvcore.offload.hybrid_partial import partial_tail_block
 from kvcore.offload.options import (
     check_supported,
     chunk_in_tokens_refusal,
+    least_hit_tokens,
     offload_config,
     sync_budget_note,
 )
@@ -266,7 +267,8 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
                                   hbs) and hbs
         for note in (empty_tier_note(offload),
                      sync_budget_note(cfg, offload,
-                                      where_set(cfg, trace, "sync_load_budget_bytes"), tail)):
+                                      where_set(cfg, trace, "sync_load_budget_bytes"), tail,
+                                      least_hit_tokens(groups))):
             if note is not None:
                 notes = (*notes, note)
     chunked_block_refusal(cfg, trace, groups)

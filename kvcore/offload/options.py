@@ -182,22 +182,36 @@ def unused_tier_options(opts: Any, config_line: Any = ()) -> list[str]:
 
 
 def sync_budget_note(opts: Any, cfg: OffloadConfig, where: str = "",
-                     tail_unit: int = 0) -> str | None:
+                     tail_unit: int = 0, chunk_tokens: int = 0) -> str | None:
     """The warning for a `sync_load_budget_bytes` under the least load's bytes, or None: a load
     is a chunk at least (a hit shorter than a chunk is none: `connector.OffloadingConnector.
     _lookup`, `hybrid_lookup.lookup`), or with partial tails (``tail_unit``, the hash block:
     `hybrid_partial`) one hash block, so none fits the budget and every load stays
     asynchronous, as with 0, unsaid. (Cache mode says the option is unread there.) ``where``:
-    the mark of the trace's config line when it set the budget (`refusal.where_set`)."""
+    the mark of the trace's config line when it set the budget (`refusal.where_set`).
+    ``chunk_tokens``: the least hit over groups of several block sizes (`least_hit_tokens`);
+    0: the tier's one chunk."""
     budget = cfg.sync_load_budget_bytes
-    tokens = tail_unit or cfg.tokens_per_chunk
+    tokens = tail_unit or chunk_tokens or cfg.tokens_per_chunk
     least = tokens * cfg.kv_bytes_per_token       # (`_reserve_sync_load`'s sum)
     if opts.mode != "engine" or not budget or budget >= least:
         return None
     return (f"option sync_load_budget_bytes{where} has no effect: {budget:,} bytes is less than "
-            f"the least load, {'a partial tail' if tail_unit else 'one chunk'} of {tokens:,} "
+            f"the least load, {'a partial tail' if tail_unit else 'one chunk'}"
+            f"{' of the largest group' if chunk_tokens and not tail_unit else ''} of {tokens:,} "
             f"tokens ({least:,} bytes): "
             "every load stays asynchronous")
+
+
+def least_hit_tokens(groups: list) -> int:
+    """The least hit vLLM loads over groups of several block sizes: every group's pass refuses
+    a hit shorter than its own chunk (`offloading/scheduler.py`, the lookup's "less than a
+    chunk, so skip"), so a hit is the largest group's chunk at least (each group's chunk is one
+    of its own blocks: `chunk_in_tokens_refusal`). The budget charges it at the tier's bytes a
+    token, the sum over the groups (`_reserve_sync_load`), not one chunk's bytes of each group.
+    0 with one block size (the tier's chunk)."""
+    sizes = {g.kv_cache_spec.block_size for g in groups}
+    return max(sizes) if len(sizes) > 1 else 0
 
 
 def steps_time_transfers(opts: Any) -> bool:
