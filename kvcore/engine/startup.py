@@ -182,6 +182,30 @@ def eagle_drop_refusal(cfg: ReplayOptions, trace: Trace, groups: list[KVCacheGro
                       also=("eagle_groups",))
 
 
+def first_lookup_refusals(cfg: ReplayOptions, trace: Trace,
+                          groups: list[KVCacheGroupSpec]) -> None:
+    """vLLM's asserts at its first prefix-cache lookup, so after every start-up check above (the
+    prefix-match unit's and the retention's are the KV cache manager's, built with the
+    Scheduler). The lookup visits the chunked local attention groups in group order (groups of
+    one spec looked up together, at the first one's place: `verify_and_split_kv_cache_groups`),
+    and each asserts that it drops no EAGLE block, then that its block is the lcm: the first
+    group to fail names the refusal."""
+    chunked: list = []
+    for g in groups:
+        if isinstance(g.kv_cache_spec, ChunkedLocalAttentionSpec) and \
+                g.kv_cache_spec not in chunked:
+            chunked.append(g.kv_cache_spec)
+    drops = cfg.num_speculative_tokens and cfg.spec_method in EAGLE_METHODS and \
+        eagle_block_drop(cfg) and cfg.enable_prefix_caching
+    flagged = eagle_group_ids(cfg, groups) or range(len(groups))
+    lcm = math.lcm(*(g.kv_cache_spec.block_size for g in groups))
+    for spec in chunked:
+        if drops and any(groups[i].kv_cache_spec == spec for i in flagged):
+            eagle_drop_refusal(cfg, trace, groups)
+        if spec.block_size != lcm:
+            chunked_block_refusal(cfg, trace, groups)
+
+
 def tier_option(cfg: ReplayOptions, trace: Trace) -> str:
     """The option that turned the CPU tier on, a flag first, else the trace's config line's
     key: the one its refusals name."""
@@ -228,8 +252,6 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
             notes = ((f"{short}; replayed all the same (a request that can never fit is refused "
                      "alone): give max_model_len as vllm serve would need it (kvcli config "
                      "reports the largest that fits)"),)
-    if cfg.num_speculative_tokens:
-        eagle_drop_refusal(cfg, trace, groups)
     check_prefix_match_unit(cfg, groups, trace)
     chunk_in_tokens_refusal(cfg, groups)    # (vLLM's workers assert it before the retention's)
     try:
@@ -271,5 +293,5 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
                                       least_hit_tokens(groups))):
             if note is not None:
                 notes = (*notes, note)
-    chunked_block_refusal(cfg, trace, groups)
+    first_lookup_refusals(cfg, trace, groups)
     return StartUp(cfg, groups, clock, offload, geometry, notes)
