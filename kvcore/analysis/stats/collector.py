@@ -102,7 +102,8 @@ class StatsCollector(NativeEvents):
         sizes = set(self.group_bs)
         tier_bs = sizes.pop() if len(sizes) == 1 else bs
         self.cpu = CpuTierStats((cfg.get("offload_block_size") or tier_bs) // tier_bs
-                                if tier else 1, self.ref_group, self.group_types)
+                                if tier else 1, self.ref_group, self.group_types,
+                                self.group_bs)
         self.miss = MissStats(self.cached, self.evicted, self.ref_group,
                               self.group_bs[self.ref_group], self.group_types,
                               self.cpu if tier else None,

@@ -27,9 +27,11 @@ from kvcore.errors import InputError
 
 class CpuTierStats:
     def __init__(self, blocks_per_chunk: int = 1, ref_group: int = 0,
-                 group_types: list[str] | None = None) -> None:
+                 group_types: list[str] | None = None,
+                 block_sizes: list[int] | None = None) -> None:
         """``ref_group``: the miss reasons' reference group (`misses.MissStats.ref`), of the
-        header's groups (``group_types``; None: one full-attention group)."""
+        header's groups (``group_types``; None: one full-attention group) and their blocks
+        (``block_sizes``; None: one size)."""
         types = group_types or ["full_attention"]
         self.bpc = blocks_per_chunk
         self.ref = ref_group
@@ -38,7 +40,7 @@ class CpuTierStats:
         # groups scanned as a prefix and windowed ones scanned for their window
         windowed = [t in WINDOWED for t in types]
         self.window: FullGroupChunks | None = (
-            FullGroupChunks(types, blocks_per_chunk) if any(windowed) and not all(windowed)
+            FullGroupChunks(types, blocks_per_chunk, block_sizes) if any(windowed) and not all(windowed)
             else None)
         # the groups whose keys the miss split reads (the reference group is a full one)
         self.tracked: tuple[int, ...] = (ref_group,) if self.window is None \

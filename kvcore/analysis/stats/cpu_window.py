@@ -35,13 +35,23 @@ class FullGroupChunks:
     """The chunk keys each full-attention group holds on the CPU, and the hit they would give.
     Memory: one int per chunk resident on the CPU (the tier's size bounds it)."""
 
-    __slots__ = ("bpc", "groups", "held", "mamba")
+    __slots__ = ("bpc", "groups", "held", "mamba", "tpcs", "windowed")
 
-    def __init__(self, group_types: list[str], blocks_per_chunk: int) -> None:
+    def __init__(self, group_types: list[str], blocks_per_chunk: int,
+                 block_sizes: list[int] | None = None) -> None:
+        """``block_sizes``: each group's block (the header's; None: one size). Over groups of
+        several block sizes each group's chunk is its own blocks (`HybridConnector.tpcs`)."""
         self.bpc = blocks_per_chunk
         self.groups = tuple(g for g, t in enumerate(group_types) if t not in WINDOWED)
+        self.windowed = tuple(g for g, t in enumerate(group_types) if t in WINDOWED)
         self.held: dict[int, set[int]] = {g: set() for g in self.groups}
-        self.mamba = "mamba" in group_types
+        # each group's chunk in blocks of the smallest (the hash block, whose hashes an `admit`
+        # carries); None: one size, every chunk `bpc` blocks
+        sizes = block_sizes or [1] * len(group_types)
+        self.tpcs = [b * blocks_per_chunk // min(sizes) for b in sizes] \
+            if len(set(sizes)) > 1 else None
+        mamba = [g for g, t in enumerate(group_types) if t == "mamba"]
+        self.mamba = mamba[0] if mamba else None
 
     def store(self, by_group: dict[int, list[int]]) -> None:
         for g, keys in by_group.items():
@@ -54,24 +64,38 @@ class FullGroupChunks:
     def reach(self, ev: dict, hashes: list[int], bs: int) -> int:
         """The tokens the GPU hit and the tier would have covered at the admission ``ev`` had
         every windowed group's chunks been on the CPU (the GPU hit itself where the tier would
-        have loaded nothing). ``hashes``: the prompt's full blocks (``bs`` tokens each)."""
-        bpc = self.bpc
-        c = bpc * bs
+        have loaded nothing). ``hashes``: the prompt's full blocks (``bs`` tokens each, the
+        hash block with several sizes); a group's key of chunk i is the hash of its last block.
+
+        As `hybrid_lookup.lookup` with every windowed key a hit: the full groups in group order
+        cap the end at their keys and their leading hits, each refusing a hit under its own
+        chunk; a windowed group only caps the end at its keys, and is checked (again, in a
+        second pass over the windowed groups) at the end they all agree on."""
+        per = self.tpcs or [self.bpc] * (len(self.groups) + len(self.windowed))
         local = ev["hit_tokens"]
-        end = min(ev["prompt_tokens"] - 1, len(hashes) // bpc * c)
-        if self.mamba:
+        end = min(ev["prompt_tokens"] - 1, len(hashes) * bs)
+        if self.mamba is not None:
+            c = per[self.mamba] * bs
             end = end // c * c          # a Mamba state exists only at a chunk's end
-        start = local // c
-        if end - local < c:
-            return local
         for g in self.groups:
+            k = per[g]
+            c = k * bs
+            n_keys = len(hashes) // k
+            end = min(end, n_keys * c)
+            start = local // c
+            if end - local < c:         # less than a chunk past L: no hit
+                return local
             held = self.held[g]
             n = 0
-            for i in range(start, -(-end // c)):
-                if hashes[(i + 1) * bpc - 1] not in held:
+            for i in range(start, min(-(-end // c), n_keys)):
+                if hashes[(i + 1) * k - 1] not in held:
                     break
                 n += 1
             end = min(end, c * (start + n))
-            if end - local < c:         # less than a chunk past L: no hit
+            if end - local < c:
                 return local
+        for g in self.windowed:
+            end = min(end, len(hashes) // per[g] * per[g] * bs)
+        if any(end - local < per[g] * bs for g in self.windowed):
+            return local
         return end
