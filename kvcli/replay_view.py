@@ -88,8 +88,12 @@ def summary_view(summary):
     off = d.get("offload")
     if off:
         w = off["load_wait_steps"]
+        # over groups of several block sizes each group's chunk is one of its own blocks (the
+        # summary's tokens_per_chunk is group 0's, as vLLM's first GroupOffloadConfig)
+        per = [g["block_size"] for g in d["groups"]]
+        tpc = "/".join(map(str, per)) if len(set(per)) > 1 else off["tokens_per_chunk"]
         rows += [
-            ("CPU tier", (f"{off['cpu_num_chunks']:,} chunks x {off['tokens_per_chunk']} tokens "
+            ("CPU tier", (f"{off['cpu_num_chunks']:,} chunks x {tpc} tokens "
                           f"({off['kv_offloading_size_gib']:g} GiB, {cfg['eviction_policy']})")),
             ("hit rate with the CPU tier (tokens)", round(off["hit_rate_with_cpu"], 5)),
             ("hit tokens: GPU / CPU (every lookup)",

@@ -62,3 +62,17 @@ def test_a_coarser_windowed_groups_keys_cap_the_reach(tmp_path: Path) -> None:
             cpu["gpu_blocks_loaded"], cpu["stores"], cpu["chunks_stored"]) == (
         o["cpu_hit_tokens"], o["load_jobs"], o["chunks_loaded"], o["gpu_blocks_loaded"],
         o["store_jobs"], o["chunks_stored"]) == (32, 1, 8, 8, 31, 104)
+
+
+def test_the_replays_table_names_each_groups_chunk(tmp_path: Path) -> None:
+    """ox1: groups of 16, 16 and 32 tokens, one block a chunk each; the summary's
+    `tokens_per_chunk` is group 0's (vLLM's first GroupOffloadConfig), the table said
+    '160 chunks x 16 tokens'."""
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+
+    r = CliRunner().invoke(app, ["replay", str(MIXED / "ox1.trace.jsonl"), "--arrivals", "step"])
+    assert r.exit_code == 0, r.stderr
+    row = next(line for line in r.stdout.splitlines() if line.startswith("│ CPU tier "))
+    assert row.split("│")[2].strip() == "160 chunks x 16/16/32 tokens (0.46875 GiB, arc)"
