@@ -171,7 +171,8 @@ def base() -> Stream:
     ("allocate", {"blocks": [-1]}, True),                  # a negative index: Python's list
     ("touch", {"blocks": [1, 1], "hashes": [11, 11]}, True),
     ("cache", {"blocks": [3], "hashes": [7, 8]}, True),    # the extra hash: ignored
-    ("cache", {"blocks": [3, 3], "hashes": [7, 8]}, False),
+    ("cache", {"blocks": [3, 3], "hashes": [7, 8]}, True),  # a further key: Python
+    ("cache", {"blocks": [1], "hashes": [7]}, True),       # (per_block.py keeps both)
     ("evict", {"blocks": [], "hashes": []}, False),
     ("free", {"blocks": [1, 1, 2], "freed": [1]}, True),
     ("allocate", {"blocks": [3, 3]}, True),

@@ -131,6 +131,8 @@ class BlockEvents(PerBlockEvents):
         if n == 1 and len(hashes) == 1:
             b = blocks[0]
             h = hashes[0]
+            if self.bhash[b] is not None:         # a further key (per_block.py)
+                return self._cache_each(ev)
             self.bhash[b] = h
             self.cache_step[b] = step
             self.use_step[b] = step
@@ -142,11 +144,10 @@ class BlockEvents(PerBlockEvents):
                 cached.add(h)
                 fresh = h
         else:
-            if len(hashes) != n:
-                return self._cache_each(ev)
-            # No more checks needed: a cache event checks nothing else, and a block named
-            # twice ends as the per-block loop leaves it (the last hash, both hashes counted).
             bhash = self.bhash
+            # a block named twice or holding a key gets a further key: the per-block path
+            if len(hashes) != n or _held(bhash, blocks).count(None) != n or len(set(blocks)) != n:
+                return self._cache_each(ev)
             for b, h in zip(blocks, hashes):
                 bhash[b] = h
             idx = np.fromiter(blocks, dtype=np.intp, count=n)
@@ -204,7 +205,7 @@ class BlockEvents(PerBlockEvents):
         # the plain case: each block holds its hash, no other block holds it
         if n == 1 and type(b := blocks[0]) is int and 0 <= b < len(bhash) and len(hashes) == 1:
             h = hashes[0]
-            if bhash[b] != h or h in multi or h not in cached:
+            if bhash[b] != h or h in multi or h not in cached or b in self.bextra:
                 return self._evict_each(ev)
         else:
             try:
@@ -213,7 +214,8 @@ class BlockEvents(PerBlockEvents):
                 return self._evict_each(ev)
             # (`issuperset`: all in `cached`, so the undo below puts back exactly what went)
             if (held != tuple(hashes) or not cached.issuperset(hashes)
-                    or (multi and not multi.keys().isdisjoint(hashes))):
+                    or (multi and not multi.keys().isdisjoint(hashes))
+                    or (self.bextra and not self.bextra.keys().isdisjoint(blocks))):
                 return self._evict_each(ev)
             # No other block holds these hashes, so n blocks drop n hashes from `cached`;
             # fewer means a block named twice (checked so, not with a set: ~4 µs an event)

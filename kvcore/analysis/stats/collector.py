@@ -64,6 +64,7 @@ class StatsCollector(NativeEvents):
         # per block (per_block.py says why arrays, and why bhash is a list)
         self.ref = np.zeros(n, dtype=np.int64)
         self.bhash = [None] * n
+        self.bextra: dict[int, list] = {}     # a block's further keys (per_block.py)
         self.alloc_step = np.zeros(n, dtype=np.int64)
         self.cache_step = np.zeros(n, dtype=np.int64)
         self.use_step = np.zeros(n, dtype=np.int64)

@@ -223,11 +223,16 @@ cdef class Kernel:
         return k
 
     def cache(self, blocks, hashes, int64_t step, int64_t adm):
-        """The hashes cached again after their eviction (their gaps go to `regret_gap`)."""
-        cdef Py_ssize_t i, j, b, back = 0, k = self._pairs(blocks, hashes, False)
+        """The hashes cached again after their eviction (their gaps go to `regret_gap`). A
+        block that holds a key, or named twice, takes a further key (vLLM's partial entries):
+        not the plain case, left to the Python path (per_block.py), which keeps them all."""
+        cdef Py_ssize_t i, j, b, back = 0, k = self._pairs(blocks, hashes, True)
         cdef uint64_t h
         if k < 0:
             return -1
+        for i in range(k):
+            if self.has[self.bs[i]]:
+                return -1
         for i in range(k):
             b, h = self.bs[i], self.hs[i]
             self.bhash[b] = h

@@ -6,7 +6,12 @@ error to report).
 The per-block state (`StatsCollector.__init__`): ``ref`` and the steps of each block's
 allocation, caching, last use and last release are int64 arrays; ``bhash`` (the hash a block
 holds, or None) stays a Python list, so hashes keep any int the stream has and a bad block
-index raises the list's error, as before. Per group, ``cached`` is the set of hashes some
+index raises the list's error, as before. A block may hold further keys (vLLM's partial
+entries, `kvcore/partial_hashes.py`: a group whose block is coarser than the hash block, or a
+prefix-match unit finer than the block): a `cache` event of a block already holding a key adds
+one to ``bextra[block]``, in order; an `evict` drops one key (the primary first: the next then
+leads), and the block itself is evicted (its lifetime, age and idle time counted) when its last
+key goes. ``evictions`` counts the keys, as the stream's entries do. Per group, ``cached`` is the set of hashes some
 block holds and ``multi`` counts the extra blocks of a hash held by more than one (vLLM's map
 allows that; ``cached`` was a hash -> count dict, but the set takes a whole event in one C
 call). Each handler first checks that its block lists hold block ids (`check_ids`): a list
@@ -59,6 +64,7 @@ class PerBlockEvents:
     # the collector's state these handlers read and write (set by StatsCollector.__init__)
     ref: np.ndarray
     bhash: list
+    bextra: dict[int, list]
     alloc_step: np.ndarray
     cache_step: np.ndarray
     use_step: np.ndarray
@@ -143,9 +149,16 @@ class PerBlockEvents:
         use_step, use_adm = self.use_step, self.use_adm
         fresh = []                            # hashes no block held: were they evicted before?
         check_ids(ev["blocks"], len(self.ref))
+        bextra = self.bextra
         for i, b in enumerate(ev["blocks"]):
             h = hashes[i]
-            bhash[b] = h
+            held = bhash[b]
+            if held is None:
+                bhash[b] = h
+            elif held == h or h in bextra.get(b, ()):
+                continue                          # a key it holds already: nothing new
+            else:
+                bextra.setdefault(b, []).append(h)
             cache_step[b] = step
             use_step[b] = step
             use_adm[b] = adm
@@ -190,10 +203,17 @@ class PerBlockEvents:
         packed = (step << 32) | rid
         bhash, ref = self.bhash, self.ref
         e = self.ev
+        bextra = self.bextra
         for b, h in zip(blocks, hashes, strict=True):
-            if bhash[b] != h:
+            more = bextra.get(b)
+            if bhash[b] == h:
+                bhash[b] = more.pop(0) if more else None
+            elif more and h in more:
+                more.remove(h)
+            else:
                 raise ValueError(f"evict of block {b} with hash {h}, which it does not hold")
-            bhash[b] = None
+            if more is not None and not more:
+                del bextra[b]
             extra = multi.get(h)
             if extra:                            # another block still holds the hash
                 if extra > 1:
@@ -203,6 +223,8 @@ class PerBlockEvents:
             else:
                 cached.remove(h)
                 history[h] = packed
+            if bhash[b] is not None:              # the block keeps another key
+                continue
             e.lifetime.add(int(step - self.alloc_step[b]))
             e.age_at_evict.add(int(step - self.cache_step[b]))
             if ref[b] == 0:
