@@ -173,7 +173,12 @@ def header(ctx: ReplayContext) -> None:
                           "warmup": cfg.warmup, "trace": ctx.trace.label,
                           "format": ctx.trace.format, "config": cfg.to_dict(),
                           "uncalibrated_clock": (ctx.cost.uncalibrated if cfg.mode == "engine"
-                                                 else None)})
+                                                 else None),
+                          # (only where a group's block is coarser: `admit`'s lists are
+                          # null for it, kvcli stats reads its misses at this block)
+                          **({"hash_block_size": hbs} if any(
+                              g["block_size"] != (hbs := ctx.kvm.hash_block_size)
+                              for g in ctx.groups) else {})})
 
 
 def finish_outputs(ctx: ReplayContext) -> None:

@@ -11,7 +11,8 @@ events, vectorized) and `per_block.py` (the same one block at a time: the refere
 `native_events.py` (the same through the optional native kernel, `native.pyx` with
 `native_map.pxi` and `native_admit.pxi`, built by `compiled/build.py`), one per
 section (`memory.py`, `eviction.py`, `reuse.py`, `misses.py` with `attribution.py` (miss
-reasons, vectorized), `blockkeys.py` (partial-block keys) and `watched.py` (one request's
+reasons, vectorized), `blockkeys.py` (partial-block keys), `hash_units.py` (a coarser reference
+group read at the hash block) and `watched.py` (one request's
 reasons, for `replay --explain`), `preemption.py`, `cpu_tier.py`
 (a replay with a CPU tier) with `cpu_window.py` (its lookup over a hybrid model's groups, for the
 `cpu_window` reason)), `requests.py`

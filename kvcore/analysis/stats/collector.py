@@ -19,6 +19,7 @@ import numpy as np
 from kvcore.analysis.stats.cpu_tier import CpuTierStats
 from kvcore.analysis.stats.dist import Series
 from kvcore.analysis.stats.eviction import EvictionStats
+from kvcore.analysis.stats.hash_units import HashUnits
 from kvcore.analysis.stats.history import EvictedHashes
 from kvcore.analysis.stats.latency import LatencyStats
 from kvcore.analysis.stats.memory import MemoryStats
@@ -105,14 +106,20 @@ class StatsCollector(NativeEvents):
         self.cpu = CpuTierStats((cfg.get("offload_block_size") or tier_bs) // tier_bs
                                 if tier else 1, self.ref_group, self.group_types,
                                 self.group_bs)
-        self.miss = MissStats(self.cached, self.evicted, self.ref_group,
-                              self.group_bs[self.ref_group], self.group_types,
+        # the misses at the hash block where the reference group's is coarser (hash_units.py)
+        ref_bs = self.group_bs[self.ref_group]
+        hbs = header.get("hash_block_size")
+        if type(hbs) is not int or hbs <= 0 or ref_bs % hbs:
+            hbs = ref_bs
+        self.miss = MissStats(self.cached, self.evicted, self.ref_group, hbs, self.group_types,
                               self.cpu if tier else None,
                               hashed=cfg.get("enable_prefix_caching") is not False)
         if watch is not None:
             from kvcore.analysis.stats.watched import WatchedMisses
 
-            self.miss.watch = WatchedMisses(watch, self.group_bs[self.ref_group])
+            self.miss.watch = WatchedMisses(watch, hbs)
+        self.miss.units = HashUnits(self.ref_group, ref_bs // hbs,
+                                    [g for g, b in enumerate(self.group_bs) if b == hbs])
         self.pre = PreemptionStats()
         self.lat = LatencyStats(header)
         self.series = Series({"used_max": "max", "used_sum": "sum", "cached_sum": "sum",

@@ -66,6 +66,7 @@ from kvcore.analysis.stats.attribution import (
 )
 from kvcore.analysis.stats.blockkeys import BlockKeys, block_keys, remember, seen_array
 from kvcore.analysis.stats.dist import Dist
+from kvcore.analysis.stats.hash_units import HashUnits
 from kvcore.analysis.stats.history import EvictedHashes
 from kvcore.analysis.stats.native_events import native_reasons, native_remember
 
@@ -124,6 +125,7 @@ class MissStats:
         self.kernel: Any = None
         self.leave_native: Callable[[], None] | None = None
         self.watch: WatchedMisses | None = None     # one request's reasons (--explain)
+        self.units = HashUnits(ref, 1, [])   # a coarser reference group's lists (the collector)
 
     def record(self, counts: dict[str, int], tail: int) -> None:
         bs = self.bs
@@ -164,6 +166,7 @@ class MissStats:
     def attribute(self, ev: dict, hit_tokens: int) -> None:
         """Attribute the missed tokens of one counted admission (`ev` is the `admit` event)."""
         ref, bs = self.ref, self.bs
+        ev, chain = self.units.fill(ev)
         prompt = ev["prompt_tokens"]
         n_full = prompt // bs
         tail = prompt - n_full * bs
@@ -191,7 +194,8 @@ class MissStats:
                 codes, evictors = reasons_per_block(self, ev, hashes, hit_blocks, tail,
                                                     seen_before)
         if self.tier is not None and len(codes):
-            codes = self.tier.split_misses(ev, hashes, hit_blocks, self.bs, codes)
+            codes = self.tier.split_misses(ev, hashes if chain is None else chain, hit_blocks,
+                                           self.bs, codes)
         names = self.reasons
         n = np.bincount(codes, minlength=len(names)).tolist() if len(codes) else []
         counts = {names[k]: c for k, c in enumerate(n) if c}
@@ -250,6 +254,7 @@ class MissStats:
     def remember_admission(self, ev: dict, hit_tokens: int) -> None:
         """Record the block keys of an admission left out of the hit rate (warm-up)."""
         ref = self.ref
+        ev = self.units.fill(ev)[0]
         hashes = self.ref_hashes(ev)
         if hashes is None:
             return

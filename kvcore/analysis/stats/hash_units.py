@@ -1,0 +1,55 @@
+"""The reference group's prompt at the hash block, when its block is coarser (KV cache groups
+of several block sizes: ox109's 32, 32 and 16 tokens, hash block 16).
+
+Our stream's `admit` lists (`prompt_hashes`, `first_tokens`, `content_hashes`) are per group at
+the hash block, null for a group whose block is coarser (`engine/admit_fields.py`); the header
+says the hash block then (`hash_block_size`). Every group hashes the prompt with the same hasher,
+so a group at the hash block gives the chain. The reference group's misses are worked out at
+the hash block (hits land on hash-block boundaries, partial entries included): each hash unit
+of a whole block of the group stands for that block, whose key is its last unit's hash (as the
+group's `cache`, `touch` and `evict` events name it); a unit of the block the prompt ends inside
+keeps its own hash (the partial entry the pool keys it under, `kvcore/partial_hashes.py`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_LISTS = (("prompt_hashes", True), ("first_tokens", False), ("content_hashes", True))
+
+
+def unit_keys(chain: Any, ratio: int) -> list:
+    """The key each hash unit of ``chain`` is looked up under in a group of ``ratio`` units a
+    block."""
+    n = len(chain)
+    whole = n // ratio * ratio
+    return [chain[(i // ratio + 1) * ratio - 1] for i in range(whole)] + list(chain[whole:])
+
+
+class HashUnits:
+    def __init__(self, ref: int, ratio: int, chain_groups: list[int]) -> None:
+        """``ratio``: the reference group's block in hash blocks; ``chain_groups``: the groups
+        whose block is the hash block (their lists are the chain)."""
+        self.ref = ref
+        self.ratio = ratio
+        self.chain = chain_groups
+
+    def fill(self, ev: dict) -> tuple[dict, Any]:
+        """(``ev`` with the reference group's lists filled from the chain, the chain itself);
+        ``ev`` and None where there is nothing to fill (a reference group at the hash block,
+        or no list at it: the misses stay `unknown`)."""
+        ref = self.ref
+        ph = ev.get("prompt_hashes")
+        if self.ratio == 1 or type(ph) is not list or len(ph) <= ref or ph[ref] is not None:
+            return ev, None
+        src = next((g for g in self.chain if g < len(ph) and ph[g] is not None), None)
+        if src is None:
+            return ev, None
+        out = dict(ev)
+        for key, keyed in _LISTS:
+            v = ev.get(key)
+            if type(v) is list and len(v) > max(src, ref) and v[src] is not None:
+                filled = list(v)
+                filled[ref] = unit_keys(v[src], self.ratio) if keyed else v[src]
+                out[key] = filled
+        return out, ph[src]
