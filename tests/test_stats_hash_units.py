@@ -1,7 +1,8 @@
 """`kvcli stats`' miss reasons where the reference group (the first full-attention group) is
 coarser than the hash block (`kvcore/analysis/stats/hash_units.py`): our stream's `admit` lists
-are null for it, and every miss was `unknown`; and every kept case of several block sizes reads
-back with the replay's totals."""
+are null for it, and every miss was `unknown`; EAGLE's lookahead hashes (a prompt of whole
+blocks has no hash for its last one: stats refused the `admit`, em24 and em73); and every kept
+case of several block sizes reads back with the replay's totals."""
 
 from __future__ import annotations
 
@@ -21,9 +22,7 @@ FOLDERS = ("offload_mixed", "sched_spec_eagle_mixed", "sched_mamba_mixed")
 # what the replay itself refuses (the cases' expected outcome), not stats
 REFUSED = {"ox12", "ox38", "em6", "em67", "em80",      # options vLLM refuses
            "em18", "mm13", "mm2"}                       # our stream beside partial-block hits
-# EAGLE's lookahead hashes: a prompt of a whole number of hash blocks has one hash fewer than
-# full blocks (the last one's hash needs the token after the prompt); stats refuses the admit
-LOOKAHEAD = {"em24", "em73"}
+
 
 
 def test_unit_keys() -> None:
@@ -74,8 +73,6 @@ def test_every_kept_case_reads_back_with_the_replays_totals(case: str, tmp_path:
         with pytest.raises(InputError):
             _replay(trace, tmp_path)
         return
-    if name in LOOKAHEAD:
-        pytest.xfail("EAGLE's lookahead hashes: one hash fewer than full blocks")
     s = _replay(trace, tmp_path)[0]
     path = tmp_path / "ev.jsonl"                 # (the stream `_replay` wrote)
     res = CliRunner().invoke(app, ["stats", str(path), "--json"])
@@ -86,3 +83,23 @@ def test_every_kept_case_reads_back_with_the_replays_totals(case: str, tmp_path:
     m = r["misses"]
     assert m["missed_tokens"] == s.prompt_tokens - s.hit_tokens
     assert m["tokens"]["unknown"] == 0
+
+
+def test_eagles_last_block_without_a_hash_is_last_token(tmp_path: Path) -> None:
+    """Two 32-token prompts (two 16-token blocks) with EAGLE's lookahead hashes: each `admit`
+    has one hash (the second block's covers token 33). Stats refused it ("prompt_hashes[0] has
+    1 hashes, the prompt has 2 full blocks"); the replay hits 16 tokens of the second, and
+    the blocks no lookup can reach are `last_token`: 16 + 16 of 48 missed tokens."""
+    trace = tmp_path / "t.jsonl"
+    ids = list(range(1, 33))
+    trace.write_text("\n".join(orjson.dumps(x).decode() for x in [
+        {"config": {"block_size": 16, "num_blocks": 40, "max_model_len": 256, "max_num_seqs": 2,
+                    "max_num_batched_tokens": 64, "num_speculative_tokens": 2,
+                    "spec_acceptance_rate": 0.9, "spec_seed": 1, "spec_method": "eagle3"}},
+        {"id": "a", "prompt_token_ids": ids, "output_length": 3, "arrival_step": 0},
+        {"id": "b", "prompt_token_ids": ids, "output_length": 3, "arrival_step": 10}]) + "\n")
+    s, lines, _ = _replay(trace, tmp_path)
+    assert orjson.loads(lines[0])["hash_lookahead"] is True
+    assert (s.prompt_tokens, s.hit_tokens) == (64, 16)
+    m = _stats(lines)["misses"]
+    assert {k: v for k, v in m["tokens"].items() if v} == {"cold": 16, "last_token": 32}

@@ -27,6 +27,7 @@ from kvcore.engine.options import ReplayOptions, resolve
 from kvcore.engine.refusal import said_where_set
 from kvcore.engine.replay_pool import concurrent_batches
 from kvcore.engine.results import ReplaySummary
+from kvcore.engine.spec_decode import hash_lookahead
 from kvcore.engine.vllm_events import VllmEvents
 from kvcore.errors import InputError
 from kvcore.gc_pause import gc_paused
@@ -178,7 +179,9 @@ def header(ctx: ReplayContext) -> None:
                           # null for it, kvcli stats reads its misses at this block)
                           **({"hash_block_size": hbs} if any(
                               g["block_size"] != (hbs := ctx.kvm.hash_block_size)
-                              for g in ctx.groups) else {})})
+                              for g in ctx.groups) else {}),
+                          # (EAGLE's: a prompt of whole blocks has no hash for its last one)
+                          **({"hash_lookahead": True} if hash_lookahead(cfg) else {})})
 
 
 def finish_outputs(ctx: ReplayContext) -> None:

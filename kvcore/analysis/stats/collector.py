@@ -118,6 +118,7 @@ class StatsCollector(NativeEvents):
             from kvcore.analysis.stats.watched import WatchedMisses
 
             self.miss.watch = WatchedMisses(watch, hbs)
+        self.miss.lookahead = header.get("hash_lookahead") is True
         self.miss.units = HashUnits(self.ref_group, ref_bs // hbs,
                                     [g for g, b in enumerate(self.group_bs) if b == hbs])
         self.pre = PreemptionStats()

@@ -126,6 +126,7 @@ class MissStats:
         self.leave_native: Callable[[], None] | None = None
         self.watch: WatchedMisses | None = None     # one request's reasons (--explain)
         self.units = HashUnits(ref, 1, [])   # a coarser reference group's lists (the collector)
+        self.lookahead = False               # EAGLE's lookahead hashes (the header says)
 
     def record(self, counts: dict[str, int], tail: int) -> None:
         bs = self.bs
@@ -175,6 +176,11 @@ class MissStats:
         if hashes is None:
             self.record({"unknown": n_full - hit_blocks}, tail)
             return
+        # EAGLE's lookahead hashes: a prompt of whole blocks has none for its last block (it
+        # covers the token after the prompt), which no lookup can hit: `last_token`
+        capped = int(self.lookahead and not tail and n_full > hit_blocks
+                     and len(hashes) == n_full - 1)
+        n_full -= capped
         if len(hashes) != n_full:
             raise ValueError(f"prompt_hashes[{ref}] has {len(hashes)} hashes, the prompt has "
                              f"{n_full} full blocks")
@@ -199,6 +205,8 @@ class MissStats:
         names = self.reasons
         n = np.bincount(codes, minlength=len(names)).tolist() if len(codes) else []
         counts = {names[k]: c for k, c in enumerate(n) if c}
+        if capped:
+            counts["last_token"] = counts.get("last_token", 0) + 1
         self.by_evictor.update(evictors)         # in block order: ties of most_common keep it
         if len(codes) and codes[0] == _COLD:
             # it may yet turn out to be in flight (`on_cached`)
