@@ -40,8 +40,8 @@ class CpuTierStats:
         # groups scanned as a prefix and windowed ones scanned for their window
         windowed = [t in WINDOWED for t in types]
         self.window: FullGroupChunks | None = (
-            FullGroupChunks(types, blocks_per_chunk, block_sizes) if any(windowed) and not all(windowed)
-            else None)
+            FullGroupChunks(types, blocks_per_chunk, block_sizes)
+            if any(windowed) and not all(windowed) else None)
         # the groups whose keys the miss split reads (the reference group is a full one)
         self.tracked: tuple[int, ...] = (ref_group,) if self.window is None \
             else self.window.groups

@@ -11,10 +11,10 @@ entries, `kvcore/partial_hashes.py`: a group whose block is coarser than the has
 prefix-match unit finer than the block): a `cache` event of a block already holding a key adds
 one to ``bextra[block]``, in order; an `evict` drops one key (the primary first: the next then
 leads), and the block itself is evicted (its lifetime, age and idle time counted) when its last
-key goes. ``evictions`` counts the keys, as the stream's entries do. Per group, ``cached`` is the set of hashes some
-block holds and ``multi`` counts the extra blocks of a hash held by more than one (vLLM's map
-allows that; ``cached`` was a hash -> count dict, but the set takes a whole event in one C
-call). Each handler first checks that its block lists hold block ids (`check_ids`): a list
+key goes. ``evictions`` counts the keys, as the stream's entries do. Per group, ``cached`` is
+the set of hashes some block holds and ``multi`` counts the extra blocks of a hash held by more
+than one (vLLM's map allows that; ``cached`` was a hash -> count dict, but the set takes a
+whole event in one C call). Each handler first checks that its block lists hold block ids (`check_ids`): a list
 index would take a bool or a negative int (JSON `true` as block 1, -1 as the last block).
 The same goes for an event's ``group``: each handler compares it with the header's groups in
 line (a call per event would cost more than the check) and raises through `bad_group`; a group
