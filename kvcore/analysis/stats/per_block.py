@@ -14,13 +14,13 @@ leads), and the block itself is evicted (its lifetime, age and idle time counted
 key goes. ``evictions`` counts the keys, as the stream's entries do. Per group, ``cached`` is
 the set of hashes some block holds and ``multi`` counts the extra blocks of a hash held by more
 than one (vLLM's map allows that; ``cached`` was a hash -> count dict, but the set takes a
-whole event in one C call). Each handler first checks that its block lists hold block ids (`check_ids`): a list
-index would take a bool or a negative int (JSON `true` as block 1, -1 as the last block).
-The same goes for an event's ``group``: each handler compares it with the header's groups in
-line (a call per event would cost more than the check) and raises through `bad_group`; a group
-index past them raised IndexError (cache, touch, evict) or, where the group is only compared
-with the reference group (allocate, free), was taken silently, the request's blocks then left
-uncounted.
+whole event in one C call). Each handler first checks that its block lists hold block ids
+(`check_ids`): a list index would take a bool or a negative int (JSON `true` as block 1, -1 as
+the last block). The same goes for an event's ``group``: each handler compares it with the
+header's groups in line (a call per event would cost more than the check) and raises through
+`bad_group`; a group index past them raised IndexError (cache, touch, evict) or, where the group
+is only compared with the reference group (allocate, free), was taken silently, the request's
+blocks then left uncounted.
 """
 
 from __future__ import annotations
