@@ -49,6 +49,7 @@ def test_the_mamba_split_is_vllms_where_no_case_reached(args, want):
                                junction) == want
 
 
+@pytest.mark.pure_python     # (stand-in objects: compiled code takes only its own classes)
 def test_the_junction_state_is_keyed_only_inside_the_prompt_chunk():
     # (MP4, MP5: `num_computed < n <= num_prompt` widened or narrowed; the scheduler never
     # ends a chunk where they differ, so only vLLM's rule itself tells:
@@ -62,6 +63,7 @@ def test_the_junction_state_is_keyed_only_inside_the_prompt_chunk():
     assert not FineMambaManager._at_junction(off, mamba_request(40, 32, 36), 36)
 
 
+@pytest.mark.pure_python     # (stand-in objects: compiled code takes only its own classes)
 def test_the_shared_prefix_predicate_needs_an_eagle_group_and_partial_hits():
     # (MP3: every Mamba manager given the option, not the predicate; MP2: the predicate
     # without partial hits. vLLM's KVCacheManager.mamba_shared_prefix_checkpoint,
