@@ -162,6 +162,8 @@ def test_a_set_value_that_is_json_keeps_its_commas(tmp_path):
                             'limit_mm_per_prompt={"image":0,"video":0},{"image":1}',
                             "--results", str(results)])
     assert r.exit_code == 0, r.output
-    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    # (the results file is in finishing order: jobs run in parallel)
+    rows = sorted((json.loads(line) for line in results.read_text().splitlines()),
+                  key=lambda j: j["index"])
     assert [(j["config"]["limit_mm_per_prompt"], j["result"]["num_blocks"]) for j in rows] == [
         ('{"image":0,"video":0}', 19_080), ('{"image":1}', 18_434)]
