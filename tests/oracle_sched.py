@@ -157,3 +157,23 @@ def check_spec_case(trace: Path, expected: list[dict] | None = None, **options):
     assert_matches(expected, got, asyn=asyn, kv_events=cfg.get("kv_events", False))
     assert_spec_matches(expected, got, asyn)
     return got
+
+
+def check_run(trace: Path, asyn: bool) -> dict | None:
+    """One recorded run (`trace`'s answer, async or not) replayed and matched step for step with
+    its KV events; the trace's config line, or None where vLLM's start-up check refused it with
+    two batches in flight and kvcli refuses it alike."""
+    import pytest
+
+    from kvcore.errors import InputError
+
+    expected = answer_of(trace, "async.expected" if asyn else "expected")
+    cfg = config_of(trace)
+    if "error" in expected[0]:
+        assert "vLLM would refuse to start" in expected[0]["error"]
+        with pytest.raises(InputError, match="vLLM refuses to start"):
+            replay_case(trace, async_scheduling=asyn)
+        return None
+    run = replay_case(trace, async_scheduling=asyn)
+    assert_matches(expected, run, asyn=asyn, kv_events=cfg.get("kv_events", False))
+    return cfg
