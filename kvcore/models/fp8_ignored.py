@@ -90,12 +90,26 @@ def skipped(g: ModelGeometry, path: str) -> bool:
     named = [s in ignored for s in shards]
     if all(named) or not any(named):
         return named[0]
+    yes, no = _as_written(g, shards, named, fused[proj])
     raise InputError(
-        f"names {', '.join(s for s, n in zip(shards, named, strict=True) if n)} but not "
-        f"{', '.join(s for s, n in zip(shards, named, strict=True) if not n)}, shards of one "
-        f"fused linear, and vLLM refuses to build it: \"Detected some but not all shards of "
-        f"{path} are quantized. All shards of fused layers to have the same precision.\"",
+        f"names {', '.join(yes)} but not {', '.join(no)}, shards of one fused linear, and "
+        f"vLLM refuses to build it: \"Detected some but not all shards of {path} are "
+        f"quantized. All shards of fused layers to have the same precision.\"",
         path=g.source or None, field=f"quantization_config.{g.fp8_ignored_key}")
+
+
+def _as_written(g: ModelGeometry, shards: list[str], named: list[bool],
+                projs: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """The shards the list names, as the config wrote them (Qwen3.5's checkpoint spelling,
+    ``model.language_model.layers.N``, not vLLM's path), and those it does not, in the same
+    spelling (the first named one's, its last part changed)."""
+    written = dict(zip(g.fp8_ignored, g.fp8_ignored_written, strict=False))
+    pairs = list(zip(shards, named, projs, strict=True))
+    yes = [written.get(s, s) for s, n, _ in pairs if n]
+    first = next(p for s, n, p in pairs if n)
+    stem = yes[0][: -len(first)] if yes[0].endswith(first) else ""
+    no = [stem + p if stem else s for s, n, p in pairs if not n]
+    return yes, no
 
 
 def layer_skips(g: ModelGeometry, i: int, kind: str, moe: bool) -> frozenset[str]:

@@ -58,13 +58,15 @@ def vllm_name(name: str, arch: str) -> str:
     return name
 
 
-def ignored_as_matched(names: tuple[str, ...], arch: str) -> tuple[str, ...]:
-    """The list in the frame kvcli's linear paths use (``model.layers.N...``): renamed as vLLM
-    renames it; for a multimodal class, only the names inside its language model, moved from
-    vLLM's ``language_model.model.`` (the rest, its vision tower's or a text model's
-    ``model.layers.N``, name none of the language model's linears in vLLM)."""
-    out = tuple(vllm_name(n, arch) for n in names)
+def ignored_as_matched(names: tuple[str, ...], arch: str) -> tuple[tuple[str, str], ...]:
+    """The list in the frame kvcli's linear paths use (``model.layers.N...``), each with the
+    name as the config wrote it (for messages): renamed as vLLM renames it; for a multimodal
+    class, only the names inside its language model, moved from vLLM's
+    ``language_model.model.`` (the rest, its vision tower's or a text model's
+    ``model.layers.N``, name none of the language model's linears in vLLM; the tower's are
+    matched in vLLM's own frame: `kvcore.models.fp8_vision`)."""
+    out = tuple((vllm_name(n, arch), n) for n in names)
     if arch.endswith("ForConditionalGeneration") and arch in _RENAMES:
-        return tuple("model." + n.removeprefix(_LANGUAGE_MODEL) for n in out
+        return tuple(("model." + n.removeprefix(_LANGUAGE_MODEL), w) for n, w in out
                      if n.startswith(_LANGUAGE_MODEL))
     return out

@@ -80,7 +80,7 @@ def expert_scales(g: ModelGeometry, tp: int, block: tuple[int, int]) -> int:
     return g.num_experts * (shards * -(-ispp // n) * -(-h // k) + -(-h // n) * -(-ispp // k))
 
 
-def _linear_refusal(lin: Linear, tp: int, block: tuple[int, int]) -> str | None:
+def linear_refusal(lin: Linear, tp: int, block: tuple[int, int]) -> str | None:
     _, parts, inp, split = lin
     if tp == 1 or split == "replicated":
         return None
@@ -103,7 +103,7 @@ def refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str] | None:
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
         skips = layer_skips(g, i, kind, moe)
         for lin in layer_linears(g, tp, kind, moe, shared):
-            why = _linear_refusal(lin, tp, block)
+            why = linear_refusal(lin, tp, block)
             if why and lin[0] not in skips:
                 return i, lin[0], why
         if moe and g.num_experts:

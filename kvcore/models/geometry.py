@@ -38,6 +38,7 @@ from kvcore.models.mamba_spec import (  # (re-exported: the Mamba spec's parts l
     model_mamba_spec,
 )
 from kvcore.models.qwen3_5 import GDN_TYPES
+from kvcore.models.vision_keys import VisionLinear
 from kvcore.specs import (
     ChunkedLocalAttentionSpec,
     FullAttentionSpec,
@@ -120,6 +121,8 @@ class ModelGeometry:
     # its ignored_layers (or modules_to_not_convert): module names vLLM leaves unquantised
     fp8_ignored: tuple[str, ...] = ()
     fp8_ignored_key: str = "ignored_layers"   # (the key holding them, named by a refusal)
+    # the same names as the config wrote them, entry for entry (for messages)
+    fp8_ignored_written: tuple[str, ...] = ()
     quantization: str | None = None
     source: str = ""
     # For the work counts (`kvcore.clock`): experts a token is routed to, shared experts, and
@@ -146,6 +149,8 @@ class ModelGeometry:
     # (``--mm-encoder-tp-mode data``): `kvcore.models.mm_serving`
     vision_modalities: tuple[str, ...] = ()
     vision_data_parallel: bool = False
+    # an fp8 checkpoint's tower linears vLLM quantises (`kvcore.models.fp8_vision`)
+    vision_linears: tuple[VisionLinear, ...] = ()
     perf_swa: tuple[int, int] | None = None   # perf.py's (sliding layers, window), not the kinds'
     context_limit: int = 0      # the longest max_model_len vLLM accepts (0: max_position_...)
     default_len: int = 0        # the max_model_len vLLM runs at when none is given (0: the same)

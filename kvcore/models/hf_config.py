@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from kvcore.errors import InputError, clipped
-from kvcore.models import fp8_ignored
+from kvcore.models import fp8_ignored, fp8_vision
 from kvcore.models.class_defaults import CLASS_DEFAULTS, MODEL_TYPE_DEFAULTS
 from kvcore.models.config_keys import (
     EXPERT_KEYS,
@@ -56,7 +56,7 @@ from kvcore.models.config_keys import (
     sparse_step_layers,
 )
 from kvcore.models.context_limit import lengths
-from kvcore.models.fp8_renames import architecture, ignored_as_matched
+from kvcore.models.fp8_renames import architecture, ignored_as_matched, vllm_name
 from kvcore.models.fp8_scales import block_of, ignored_of
 from kvcore.models.geometry import MambaGeometry, ModelGeometry
 from kvcore.models.jamba import jamba_layout
@@ -228,6 +228,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     limit, default = lengths(c, max_pos, source)
     vision = _vision(cfg, model_type, archs, hidden, source)
     ignored = ignored_of(get("quantization_config"))
+    matched = ignored_as_matched(ignored[0], architecture(archs))
+    fp8 = quant_method(get("quantization_config"), source) == "fp8"
     g = ModelGeometry(
         name=name or str(c.get("_name_or_path", "") or model_type), model_type=model_type,
         layer_kinds=kinds, num_attention_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim,
@@ -246,12 +248,15 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         vision_params=vision.total, vision_whole=vision.whole, vision_heads=vision.heads,
         vision_modalities=vision.modalities, vision_data_parallel=vision.data_parallel,
         quantization=quant_method(get("quantization_config"), source),
-        fp8_block=(block_of(get("quantization_config"))
-                   if quant_method(get("quantization_config"), source) == "fp8" else None),
+        fp8_block=block_of(get("quantization_config")) if fp8 else None,
         # (the names as vLLM renames them before it matches them: Qwen3.5's checkpoints'
         # model.language_model.layers.N are its model.layers.N)
-        fp8_ignored=ignored_as_matched(ignored[0], architecture(archs)),
-        fp8_ignored_key=ignored[1],
+        fp8_ignored=tuple(m for m, _ in matched), fp8_ignored_key=ignored[1],
+        fp8_ignored_written=tuple(w for _, w in matched),
+        vision_linears=fp8_vision.quantised(
+            vision.linears, ignored[0], tuple(vllm_name(n, architecture(archs))
+                                              for n in ignored[0]),
+            ignored[1], source) if fp8 else (),
         source=source, num_experts_per_tok=experts_per_tok(c, get, get_int),
         num_shared_experts=get_int("n_shared_experts") or get_int("num_shared_experts") or 0,
         shared_expert_width=shared_width(get_int) if num_experts else 0,

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from kvcore.mm_options import MMOptions
+from kvcore.models.fp8_vision import rank_fp8
 from kvcore.models.geometry import ModelGeometry
 from kvcore.specs import DTYPE_BYTES
 
@@ -60,7 +61,8 @@ def apply_mm(g: ModelGeometry, opts: MMOptions | None) -> tuple[ModelGeometry, M
         mode = "weights"
     if mode == "data":
         # every rank holds the whole tower and splits no head (tp_size 1 inside it)
-        g = replace(g, vision_whole=g.vision_params, vision_heads=0)
+        g = replace(g, vision_whole=g.vision_params, vision_heads=0, vision_linears=tuple(
+            lin._replace(split="replicated") for lin in g.vision_linears))
     limits = tuple((m, opts.limit(m)) for m in g.vision_modalities)
     if all(n == 0 for _, n in limits):
         # (constructed on the meta device and dropped: its heads still had to divide TP)
@@ -70,6 +72,8 @@ def apply_mm(g: ModelGeometry, opts: MMOptions | None) -> tuple[ModelGeometry, M
 
 
 def vision_rank_bytes(g: ModelGeometry, tp: int) -> int:
-    """The tower's (and projector's) bytes on one TP rank of the first stage (the model's
-    dtype: kvcli counts no quantised tower)."""
-    return (g.vision_whole + (g.vision_params - g.vision_whole) // tp) * DTYPE_BYTES[g.dtype]
+    """The tower's (and projector's) bytes on one TP rank of the first stage (an fp8
+    checkpoint's tower linears at 1 byte a weight with their float32 scales)."""
+    fp8, scales = rank_fp8(g, tp)
+    params = g.vision_whole + (g.vision_params - g.vision_whole) // tp
+    return (params - fp8) * DTYPE_BYTES[g.dtype] + fp8 + 4 * scales

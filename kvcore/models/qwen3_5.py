@@ -21,7 +21,7 @@ from typing import Any
 
 from kvcore.errors import InputError
 from kvcore.models.qwen3_next import QWEN3_NEXT_DEFAULTS
-from kvcore.models.vision_keys import VisionParams, vision_config, vision_dim
+from kvcore.models.vision_keys import VisionLinear, VisionParams, vision_config, vision_dim
 
 # the text config's model type, by the config's model type (a wrapper's text config may omit
 # its own: transformers builds the wrapper's text class)
@@ -105,4 +105,22 @@ def vision_tower_params(cfg: dict[str, Any], source: str) -> VisionParams:
     whole = embeddings + depth * block_whole + (2 * d + out) + n_deep * (2 * h + out)
     # (images and videos; supports_encoder_tp_data, from Qwen3VLForConditionalGeneration)
     return VisionParams(whole + depth * block_split + (1 + n_deep) * merger_split, whole,
-                        dim("num_heads"), ("image", "video"), True)
+                        dim("num_heads"), ("image", "video"), True,
+                        _linears(depth, n_deep, d, inter, h, out))
+
+
+def _linears(depth: int, n_deep: int, d: int, inter: int, h: int,
+             out: int) -> tuple[VisionLinear, ...]:
+    """The tower's linears, all built with the quant_config, in vLLM's order: the merger's,
+    each deepstack merger's, then each block's QKV (one checkpoint tensor, ``qkv``), proj and
+    MLP (the patch embedding is a Conv3d)."""
+    mergers = ["visual.merger", *(f"visual.deepstack_merger_list.{j}" for j in range(n_deep))]
+    lins = [VisionLinear(f"{m}.{fc}", (w,), inp, split) for m in mergers
+            for fc, w, inp, split in (("linear_fc1", h, h, "column"), ("linear_fc2", out, h, "row"))]
+    for i in range(depth):
+        at = f"visual.blocks.{i}"
+        lins += [VisionLinear(f"{at}.attn.qkv", (d, d, d), d, "column"),
+                 VisionLinear(f"{at}.attn.proj", (d,), d, "row"),
+                 VisionLinear(f"{at}.mlp.linear_fc1", (inter,), d, "column"),
+                 VisionLinear(f"{at}.mlp.linear_fc2", (d,), inter, "row")]
+    return tuple(lins)

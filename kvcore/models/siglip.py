@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcore.models.vision_keys import VisionParams, vision_config, vision_dim
+from kvcore.models.vision_keys import VisionLinear, VisionParams, vision_config, vision_dim
 
 # transformers 5.20.2's SiglipVisionConfig defaults: what Gemma3Config builds for a config
 # without a vision_config (google/gemma-3-*-it publish so400m's: 1152, 4304, 27, 16, 896, 14)
@@ -43,4 +43,22 @@ def gemma3_vision_params(cfg: dict[str, Any], text_hidden: int, source: str) -> 
     whole = embeddings + layers * layer_whole + 2 * d + projector
     # (modality image; Gemma3ForConditionalGeneration does not support_encoder_tp_data)
     return VisionParams(whole + layers * layer_split, whole, dim("num_attention_heads"),
-                        ("image",), False)
+                        ("image",), False, _linears(layers, d, inter))
+
+
+def _linears(layers: int, d: int, inter: int) -> tuple[VisionLinear, ...]:
+    """The encoder's linears built with the quant_config: each layer's QKV (the checkpoint's
+    q/k/v_proj fused) and out_proj, and its MLP's fc1 and fc2 only where both widths are
+    multiples of 64 (siglip.py SiglipMLP: else built with quant_config None); the patch
+    embedding and the projector are not linears."""
+    mlp = d % 64 == 0 and inter % 64 == 0
+    out: list[VisionLinear] = []
+    for i in range(layers):
+        at = f"vision_tower.vision_model.encoder.layers.{i}"
+        out += [VisionLinear(f"{at}.self_attn.qkv_proj", (d, d, d), d, "column",
+                             ("q_proj", "k_proj", "v_proj")),
+                VisionLinear(f"{at}.self_attn.out_proj", (d,), d, "row")]
+        if mlp:
+            out += [VisionLinear(f"{at}.mlp.fc1", (inter,), d, "column"),
+                    VisionLinear(f"{at}.mlp.fc2", (d,), inter, "row")]
+    return tuple(out)

@@ -9,18 +9,33 @@ from typing import Any, NamedTuple
 from kvcore.errors import InputError, clipped
 
 
+class VisionLinear(NamedTuple):
+    """One of a vision tower's linears that vLLM builds with the model's quant_config
+    (`kvcore.models.fp8_vision`): its vLLM module path, its output partitions and input width
+    (whole, before TP), how TP splits it ("column", "row"; "replicated" under
+    ``--mm-encoder-tp-mode data``) and, for a fused one, its checkpoint shards' names (the
+    class's packed_modules_mapping; () for itself)."""
+    path: str
+    parts: tuple[int, ...]
+    inp: int
+    split: str
+    shards: tuple[str, ...] = ()
+
+
 class VisionParams(NamedTuple):
     """A vision tower's parameters (its projector's included): all of them, and those every
     tensor-parallel rank keeps whole (embeddings, norms, row-parallel biases); a rank holds
     ``whole + (total - whole) // tp``; ``heads``: its attention heads, which vLLM splits over
     TP (a TP that does not divide them is refused, as vLLM's `divide` asserts); ``modalities``:
     the inputs it encodes (vLLM skips it when all their limits are 0); ``data_parallel``:
-    whether the class takes ``--mm-encoder-tp-mode data`` (`kvcore.models.mm_serving`)."""
+    whether the class takes ``--mm-encoder-tp-mode data`` (`kvcore.models.mm_serving`);
+    ``linears``: those built with the model's quant_config, in the order vLLM builds them."""
     total: int
     whole: int
     heads: int = 0
     modalities: tuple[str, ...] = ()
     data_parallel: bool = False
+    linears: tuple[VisionLinear, ...] = ()
 
 
 def vision_config(cfg: dict[str, Any], source: str) -> dict[str, Any]:

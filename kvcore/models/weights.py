@@ -21,14 +21,15 @@ in the model dtype; four q/k/v/prob scales an attention layer, MLA's and Jamba's
 towers of multimodal checkpoints are counted for Qwen3.5 and Gemma 3 (vLLM builds and loads
 them: `kvcore.models.qwen3_5.vision_tower_params`, `kvcore.models.siglip`, with Gemma 3's
 projector), on the first pipeline stage, their embeddings, norms and row-parallel biases whole
-on every TP rank; not for the other models. The clock's weight stream leaves them out (a decode
+on every TP rank, an fp8 checkpoint's tower linears fp8 with block scales
+(`kvcore.models.fp8_vision`); not for the other models. The clock's weight stream leaves them out (a decode
 step runs no vision tower: `kvcore.clock.work` counts the decoder's layers). Buffers (RoPE caches) are not weights and are not counted.
 vLLM measures the real figure, so pass --weights-gib to match a real deployment.
 """
 
 from __future__ import annotations
 
-from kvcore.models import fp8_scales, fp8_shapes
+from kvcore.models import fp8_scales, fp8_shapes, fp8_vision
 from kvcore.models import rank_params as rp
 from kvcore.models.fp8_ignored import layer_skips
 from kvcore.models.geometry import ModelGeometry
@@ -60,6 +61,11 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
     if first:
         # (with the embedding: what runs before layer 0)
         led.model += g.vision_whole + (g.vision_params - g.vision_whole) // tp
+        # (an fp8 checkpoint's tower linears: 1 byte a weight, float32 block scales)
+        fp8_weights, fp8_scales_n = fp8_vision.rank_fp8(g, tp)
+        led.model -= fp8_weights
+        led.layer += fp8_weights
+        led.fp32 += fp8_scales_n
     shared = rp.shared_width(g)
     for i, kind in enumerate(g.layer_kinds):
         if layer_range is not None and i not in layer_range:

@@ -18,6 +18,7 @@ from kvcore.mm_options import MMOptions
 from kvcore.models.drafts import load_spec_draft
 from kvcore.models.eagle_draft import DraftModel, draft_layer_specs
 from kvcore.models.fp8_shapes import refusal as fp8_refusal
+from kvcore.models.fp8_vision import refusal as fp8_vision_refusal
 from kvcore.models.geometry import ModelGeometry, layer_specs
 from kvcore.models.hf_config import DTYPE_ALIASES
 from kvcore.models.mm_serving import MMState, apply_mm
@@ -158,6 +159,16 @@ def resolve_kv_cache_config(
         whose = "--kv-heads'" if g.model_type == "custom" else f"{g.name}'s"
         raise InputError(f"{whose} {kv} KV heads and it must divide one another, as vLLM "
                          f"requires; got {tp}", field="tensor_parallel_size")
+    vision_refused = fp8_vision_refusal(g, tp)
+    if vision_refused is not None:
+        # (the tower is built before the language model: its refusal comes first)
+        module, why = vision_refused
+        raise InputError(f"{g.name}'s fp8 weight blocks {list(g.fp8_block or ())} do not split "
+                         f"over it (the vision tower's {module}), and vLLM refuses to build it: "
+                         f"\"{why}\"; got {tp}", field="tensor_parallel_size",
+                         remedy=(("mm_encoder_tp_mode",
+                                  "data holds the tower whole on every rank")
+                                 if g.vision_data_parallel else None))
     fp8_refused = fp8_refusal(g, tp)
     if fp8_refused is not None:
         # (vLLM's validate_fp8_block_shape: a shard of a block-quantised linear must be whole

@@ -20,7 +20,9 @@ answers.json; README.md beside it says why each leaves the tensors vLLM makes un
 
 `--mm` records the multimodal serving options' cases (MM_CASES: a case named
 ``<base> <flag> <value>``, its options passed to vLLM's ModelConfig as `vllm serve`'s flags
-pass them, and the multimodal config vLLM resolved from them kept beside the builds).
+pass them, and the multimodal config vLLM resolved from them kept beside the builds); a
+CASE named so outside MM_CASES (``'weights_census/x.config.json --language-model-only'``,
+``'... --limit-mm-per-prompt {"image":0}'``) is built the same way (fp8/README.md).
 """
 # ruff: noqa
 import importlib.util, json, re, sys, tempfile, time, traceback
@@ -104,6 +106,16 @@ MM_CASES.update({f"gemma-3-27b --limit-mm-per-prompt {{\"video\":0}}": (
 
 def mm_kwargs(flag, value):
     return {flag[2:].replace("-", "_"): value}
+
+
+def parse_mm(name):
+    """A case named ``<base> <flag> [<value>]`` outside MM_CASES (the fp8 census's: its
+    configs with the options), or a plain base."""
+    base, _, rest = name.partition(" --")
+    if not rest:
+        return name, None, None
+    flag, _, value = ("--" + rest).partition(" ")
+    return base, flag, json.loads(value) if value.startswith("{") else (value or True)
 
 
 def cases():
@@ -212,7 +224,7 @@ def main():
     if names == ["--mm"]:
         names = list(MM_CASES)
     for name in names:
-        base, flag, value = MM_CASES.get(name, (name, None, None))
+        base, flag, value = MM_CASES.get(name, None) or parse_mm(name)
         try:
             answers["cases"][name] = record(name, todo[base], TPS,
                                             None if flag is None else mm_kwargs(flag, value))

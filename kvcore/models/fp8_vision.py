@@ -1,0 +1,89 @@
+"""A multimodal fp8 checkpoint's vision tower as vLLM 0.33 builds it: the tower's linears that
+take the model's quant_config (Qwen3.5's blocks and mergers, qwen3_vl.py; Gemma 3's SigLIP
+encoder, siglip.py: `VisionParams.linears`) are fp8 with their block scales, like the language
+model's (`kvcore.models.fp8_scales`); the patch embeddings, position embeddings, norms,
+biases and Gemma 3's projector stay in the model dtype.
+
+* A linear the ignore list names is built unquantised (`kvcore.models.fp8_ignored`'s rule,
+  vLLM's is_layer_skipped in "exact" mode, on the list renamed by the class's
+  hf_to_vllm_mapper: the checkpoint's ``model.visual.`` is vLLM's ``visual.``,
+  ``model.vision_tower.`` its ``vision_tower.``); a fused one (SigLIP's ``qkv_proj``) when it
+  is named whole or all its shards (q/k/v_proj) are; some but not all and vLLM refuses to
+  build the model.
+* Each shard is checked against the block as the language model's are (`fp8_shapes`): the
+  tower is built, on the meta device, even when ``--limit-mm-per-prompt`` /
+  ``--language-model-only`` drop it, so its refusals stand then too; under
+  ``--mm-encoder-tp-mode data`` its linears are not split (``disable_tp``) and never refused.
+
+Checked per rank against vLLM's own classes (tests/data/weights_census/fp8/).
+"""
+
+from __future__ import annotations
+
+from kvcore.errors import InputError
+from kvcore.models.fp8_scales import scales
+from kvcore.models.fp8_shapes import linear_refusal
+from kvcore.models.geometry import ModelGeometry
+from kvcore.models.vision_keys import VisionLinear
+
+
+def _shard(lin: VisionLinear, tp: int) -> tuple[str, tuple[int, ...], int, str]:
+    """The linear as one rank holds it (`kvcore.models.fp8_scales.Linear`)."""
+    if lin.split == "column" and tp > 1:
+        return lin.path, tuple(p // tp for p in lin.parts), lin.inp, "column"
+    if lin.split == "row" and tp > 1:
+        return lin.path, lin.parts, lin.inp // tp, "row"
+    return lin.path, lin.parts, lin.inp, "replicated"
+
+
+def rank_fp8(g: ModelGeometry, tp: int) -> tuple[int, int]:
+    """(fp8 weights, float32 block scales) of the tower's quantised linears on one rank (none
+    where the tower is not loaded)."""
+    if not g.vision_params:
+        return 0, 0
+    shards = [_shard(lin, tp) for lin in g.vision_linears]
+    weights = sum(sum(parts) * inp for _, parts, inp, _ in shards)
+    return weights, scales(shards, g.fp8_block) if g.fp8_block is not None else 0
+
+
+def refusal(g: ModelGeometry, tp: int) -> tuple[str, str] | None:
+    """The first tower linear (its vLLM path, vLLM's words) whose shard is not whole blocks."""
+    if g.fp8_block is None:
+        return None
+    for lin in g.vision_linears:
+        why = linear_refusal(_shard(lin, tp), tp, g.fp8_block)
+        if why:
+            return lin.path, why
+    return None
+
+
+def quantised(linears: tuple[VisionLinear, ...], written: tuple[str, ...],
+              renamed: tuple[str, ...], key: str, source: str) -> tuple[VisionLinear, ...]:
+    """The tower's linears vLLM quantises: those the ignore list (`written` in the config,
+    `renamed` as vLLM matches it, entry for entry) does not name; InputError for a fused one
+    named in part."""
+    as_written = dict(zip(renamed, written, strict=True))
+    out = []
+    for lin in linears:
+        proj = lin.path.rsplit(".", 1)[1]
+        if lin.path in as_written:
+            continue
+        if not lin.shards:
+            out.append(lin)
+            continue
+        paths = [lin.path[: -len(proj)] + s for s in lin.shards]
+        named = [p in as_written for p in paths]
+        if not any(named):
+            out.append(lin)
+        elif not all(named):
+            yes = [as_written[p] for p, n in zip(paths, named, strict=True) if n]
+            # (the shards not named, spelt as the first named one is: its last part changed)
+            first = next(sh for sh, n in zip(lin.shards, named, strict=True) if n)
+            stem = yes[0][: -len(first)] if yes[0].endswith(first) else lin.path[: -len(proj)]
+            no = [stem + sh for sh, n in zip(lin.shards, named, strict=True) if not n]
+            raise InputError(
+                f"names {', '.join(yes)} but not {', '.join(no)}, shards of one "
+                f"fused linear, and vLLM refuses to build it: \"Detected some but not all "
+                f"shards of {lin.path} are quantized. All shards of fused layers to have the "
+                f"same precision.\"", path=source or None, field=f"quantization_config.{key}")
+    return tuple(out)
