@@ -173,3 +173,15 @@ def test_a_partly_ignored_fused_linear_is_named_as_the_config_wrote_it(model: st
     assert res.stderr == (
         f"error: {cfg}: field 'quantization_config.ignored_layers': names {names} but not "
         f"{but_not}, shards of one fused linear, and vLLM refuses to build it: \"{said}\"\n")
+
+
+def test_under_mxfp4_the_tower_is_not_quantised() -> None:
+    # Mxfp4Config builds every linear unquantised (it quantises routed experts only): the
+    # fp8 config's Gemma 3 with quant_method mxfp4 is all bfloat16, 35,511,296 B at TP 1
+    name = _case("gemma-3-mm-mxfp4")
+    g = _geometry(name)
+    assert g.vision_linears == ()
+    for tp in ("1", "2", "4"):
+        assert list(CASES[name]["tp"][tp][0]["param_bytes_by_dtype"]) == ["bfloat16"]
+        assert [estimate_weights_bytes(g, int(tp))] * int(tp) == _bytes(name, tp)
+    assert _bytes(name, "1")[0] == 35_511_296

@@ -66,3 +66,10 @@ q = half["quantization_config"]
 q["ignored_layers"] = [n.replace("model.", "model.language_model.", 1)
                        for n in q["ignored_layers"]]
 write("qwen3-5-text-fp8-skip-half-qkv-hf-names", half)
+
+# another quantisation: MXFP4 (Mxfp4Config quantises the routed experts only; every linear,
+# the tower's included, falls back to UnquantizedLinearMethod). (Qwen3.5-MoE's experts under
+# it found no MXFP4 MoE backend on the census's CPU, at every TP: not kept)
+c = load("gemma-3-mm-fp8")
+c["quantization_config"] = {"quant_method": "mxfp4"}
+write("gemma-3-mm-mxfp4", c)
