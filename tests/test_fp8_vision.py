@@ -160,6 +160,12 @@ def test_the_cli_refuses_a_tower_shard_of_partial_blocks_in_one_line(model: str,
     ("qwen3-5-text-fp8-skip-half-qkv-hf-names",
      ("model.language_model.layers.3.self_attn.q_proj, "
       "model.language_model.layers.3.self_attn.k_proj"),
+     "model.language_model.layers.3.self_attn.v_proj"),
+    # (the multimodal class: vLLM's own words name language_model.model.layers.3, where kvcli
+    # quoted its text frame, model.layers.3)
+    ("qwen3-5-vl-fp8-skip-half-qkv-hf-names",
+     ("model.language_model.layers.3.self_attn.q_proj, "
+      "model.language_model.layers.3.self_attn.k_proj"),
      "model.language_model.layers.3.self_attn.v_proj")])
 def test_a_partly_ignored_fused_linear_is_named_as_the_config_wrote_it(model: str, names: str,
                                                                        but_not: str) -> None:

@@ -93,8 +93,9 @@ def skipped(g: ModelGeometry, path: str) -> bool:
     yes, no = _as_written(g, shards, named, fused[proj])
     raise InputError(
         f"names {', '.join(yes)} but not {', '.join(no)}, shards of one fused linear, and "
-        f"vLLM refuses to build it: \"Detected some but not all shards of {path} are "
-        f"quantized. All shards of fused layers to have the same precision.\"",
+        f"vLLM refuses to build it: \"Detected some but not all shards of "
+        f"{g.fp8_lm_prefix}{path} are quantized. All shards of fused layers to have the same "
+        f"precision.\"",
         path=g.source or None, field=f"quantization_config.{g.fp8_ignored_key}")
 
 

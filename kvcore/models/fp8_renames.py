@@ -58,6 +58,13 @@ def vllm_name(name: str, arch: str) -> str:
     return name
 
 
+def language_model_prefix(arch: str) -> str:
+    """What vLLM's paths of a multimodal class's language model start with before kvcli's
+    (``language_model.`` + ``model.layers.N...``): its refusals name them so."""
+    return "language_model." if arch.endswith("ForConditionalGeneration") and arch in _RENAMES \
+        else ""
+
+
 def ignored_as_matched(names: tuple[str, ...], arch: str) -> tuple[tuple[str, str], ...]:
     """The list in the frame kvcli's linear paths use (``model.layers.N...``), each with the
     name as the config wrote it (for messages): renamed as vLLM renames it; for a multimodal

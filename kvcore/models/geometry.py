@@ -123,6 +123,7 @@ class ModelGeometry:
     fp8_ignored_key: str = "ignored_layers"   # (the key holding them, named by a refusal)
     # the same names as the config wrote them, entry for entry (for messages)
     fp8_ignored_written: tuple[str, ...] = ()
+    fp8_lm_prefix: str = ""     # (vLLM's path before kvcli's: "language_model." in a wrapper)
     quantization: str | None = None
     source: str = ""
     # For the work counts (`kvcore.clock`): experts a token is routed to, shared experts, and

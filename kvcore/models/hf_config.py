@@ -56,7 +56,12 @@ from kvcore.models.config_keys import (
     sparse_step_layers,
 )
 from kvcore.models.context_limit import lengths
-from kvcore.models.fp8_renames import architecture, ignored_as_matched, vllm_name
+from kvcore.models.fp8_renames import (
+    architecture,
+    ignored_as_matched,
+    language_model_prefix,
+    vllm_name,
+)
 from kvcore.models.fp8_scales import block_of, ignored_of
 from kvcore.models.geometry import MambaGeometry, ModelGeometry
 from kvcore.models.jamba import jamba_layout
@@ -253,6 +258,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         # model.language_model.layers.N are its model.layers.N)
         fp8_ignored=tuple(m for m, _ in matched), fp8_ignored_key=ignored[1],
         fp8_ignored_written=tuple(w for _, w in matched),
+        fp8_lm_prefix=language_model_prefix(architecture(archs)),
         vision_linears=fp8_vision.quantised(
             vision.linears, ignored[0], tuple(vllm_name(n, architecture(archs))
                                               for n in ignored[0]),

@@ -66,6 +66,8 @@ q = half["quantization_config"]
 q["ignored_layers"] = [n.replace("model.", "model.language_model.", 1)
                        for n in q["ignored_layers"]]
 write("qwen3-5-text-fp8-skip-half-qkv-hf-names", half)
+# ... and in the multimodal class (vLLM's path: language_model.model.layers.3...)
+write("qwen3-5-vl-fp8-skip-half-qkv-hf-names", varied("qwen3-5-vl-fp8", ignored=q["ignored_layers"]))
 
 # another quantisation: MXFP4 (Mxfp4Config quantises the routed experts only; every linear,
 # the tower's included, falls back to UnquantizedLinearMethod). (Qwen3.5-MoE's experts under
