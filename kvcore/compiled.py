@@ -75,7 +75,7 @@ MODULES = (
     "kvcore.offload.tier_outputs",
     # (over several groups: `HybridConnector` subclasses the compiled connector)
     "kvcore.offload.hybrid", "kvcore.offload.hybrid_lookup", "kvcore.offload.hybrid_stores",
-    "kvcore.offload.final_tail",
+    "kvcore.offload.hybrid_groups", "kvcore.offload.final_tail",
     "kvcore.offload.hybrid_partial",
 )
 

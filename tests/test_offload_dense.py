@@ -22,7 +22,7 @@ from oracle_sched import answer_of, config_of
 from kvcore.engine.context import ReplayContext
 from kvcore.engine.options import ReplayOptions, resolve
 from kvcore.engine.replay import engine_loop, run
-from kvcore.offload.hybrid import GroupInfo
+from kvcore.offload.hybrid_groups import GroupInfo
 from kvcore.offload.hybrid_stores import reachable_mask
 from kvcore.traces import read_trace
 

@@ -26,7 +26,7 @@ from kvcore.engine.spec_config import EAGLE_METHODS
 from kvcore.errors import InputError
 from kvcore.hashing import HASH_FUNCTIONS
 from kvcore.mm_options import MM_ENCODER_TP_MODES
-from kvcore.offload.options import OFFLOAD_FIELDS
+from kvcore.offload.settings import OFFLOAD_FIELDS
 from kvcore.sizing_context import DEFAULT_GPU_MEMORY_UTILIZATION
 from kvcore.vllm_values import VLLM_KEYS, kv_cache_dtype_name
 
@@ -203,7 +203,7 @@ class ReplayOptions:
             for k in OFFLOAD_FIELDS:
                 del d[k]
         else:
-            from kvcore.offload.options import tier_settings
+            from kvcore.offload.settings import tier_settings
 
             tier_settings(self, d)
         if all(d[k] == _CLOCK_DEFAULTS[k] for k in CLOCK_FIELDS):

@@ -10,7 +10,7 @@ from kvcore.engine.refusal import named, where_set
 from kvcore.engine.spec_config import EAGLE_METHODS
 from kvcore.engine.spec_decode import spec_draft
 from kvcore.models.geometry import ModelGeometry
-from kvcore.offload.options import GEOMETRY, steps_time_transfers, unused_tier_options
+from kvcore.offload.settings import GEOMETRY, steps_time_transfers, unused_tier_options
 from kvcore.specs import ChunkedLocalAttentionSpec, KVCacheGroupSpec, SlidingWindowSpec
 from kvcore.traces import Trace, out_of_order_warning
 

@@ -132,7 +132,7 @@ def cpu_kv_cache_size_tokens(num_chunks: int, blocks_per_chunk: int, groups: Seq
     slots (``num_chunks`` x tokens a chunk) unless one full-attention group's chunk divides
     max_model_len. (``groups`` a sequence: the managers' tuple or the config's; a `list`
     annotation made the compiled build refuse the tuple.)"""
-    from kvcore.offload.hybrid import group_infos
+    from kvcore.offload.hybrid_groups import group_infos
 
     if not max_model_len or max_model_len <= 0 or not groups:
         return None

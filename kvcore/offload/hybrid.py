@@ -29,6 +29,7 @@ from kvcore.kv_events import MEDIUM_CPU, BlockRemoved, BlockStored, hash_to_int
 from kvcore.managers.mamba import MambaManager
 from kvcore.offload.completions import unfence
 from kvcore.offload.connector import OffloadingConnector, first_loaded_block
+from kvcore.offload.hybrid_groups import alignment_tokens, group_infos
 from kvcore.offload.hybrid_lookup import lookup
 from kvcore.offload.hybrid_partial import (
     boundary_key,
@@ -40,55 +41,12 @@ from kvcore.offload.jobs import Job
 from kvcore.offload.keys import ReqContext, key_group, key_hash, make_key
 from kvcore.offload.manager_reports import drain_events
 from kvcore.request import Request
-from kvcore.specs import ChunkedLocalAttentionSpec, MambaSpec, SlidingWindowSpec, cdiv
+from kvcore.specs import cdiv
 
 if TYPE_CHECKING:
     from kvcore.block import KVCacheBlock
     from kvcore.kv_cache_manager import KVCacheManager
     from kvcore.offload.config import OffloadConfig
-
-
-@dataclass(frozen=True, slots=True)
-class GroupInfo:
-    """One offloaded group: its window in chunks (None: full attention) and, for a sliding
-    window, its width in tokens (the load window and the store reachability need it)."""
-
-    window: int | None
-    sliding: int | None = None
-    mamba: bool = False     # one state a chunk, stored when the GPU side hands it off
-
-    def load_window(self, num_tokens: int, tpc: int) -> int | None:
-        """The chunks a hit ending at ``num_tokens`` loads in this group (None: all)."""
-        w = self.window
-        if self.sliding is not None and w is not None:
-            w = max(w, cdiv(self.sliding - 1 + (-num_tokens % tpc), tpc))
-        return w
-
-
-def group_infos(groups: list, tpcs: list[int]) -> list[GroupInfo]:
-    out = []
-    for g, tpc in zip(groups, tpcs):
-        spec = g.kv_cache_spec
-        if isinstance(spec, SlidingWindowSpec):
-            w = spec.sliding_window
-            out.append(GroupInfo(max(cdiv(w, tpc), cdiv(w - 1, tpc)), w))
-        elif isinstance(spec, ChunkedLocalAttentionSpec):
-            out.append(GroupInfo(cdiv(spec.attention_chunk_size, tpc)))
-        elif isinstance(spec, MambaSpec):
-            out.append(GroupInfo(1, mamba=True))    # a hit needs the one state at its end
-        else:
-            out.append(GroupInfo(None))
-    return out
-
-
-def alignment_tokens(infos: list[GroupInfo], tpcs: tuple[int, ...]) -> int | None:
-    """vLLM's `alignment_tokens` (`offloading/scheduler.py:180-204`): the full-attention
-    groups' chunk when they agree on one; None when they differ; with none, the largest chunk.
-    A sliding window's store mask is block-granular over it (`hybrid_stores.reachable_mask`)."""
-    full = {t for info, t in zip(infos, tpcs) if info.window is None}
-    if len(full) == 1:
-        return full.pop()
-    return None if full else max(tpcs)
 
 
 @dataclass(slots=True)

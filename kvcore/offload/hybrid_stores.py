@@ -33,7 +33,8 @@ from kvcore.offload.jobs import ConnectorMeta, Job
 from kvcore.offload.stores import add_flushes, close_step, new_store_job, store_horizon
 
 if TYPE_CHECKING:
-    from kvcore.offload.hybrid import GroupInfo, HybridConnector, HybridState
+    from kvcore.offload.hybrid import HybridConnector, HybridState
+    from kvcore.offload.hybrid_groups import GroupInfo
     from kvcore.request import Request
 
 

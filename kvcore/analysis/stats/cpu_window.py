@@ -26,7 +26,7 @@ hash of its last block).
 
 from __future__ import annotations
 
-# the groups vLLM's lookup scans for a window (`hybrid.group_infos`): every other group is a
+# the groups vLLM's lookup scans for a window (`hybrid_groups.group_infos`): every other group is a
 # full one, scanned as a prefix
 WINDOWED = frozenset({"sliding_window", "chunked_local", "mamba"})
 
