@@ -274,10 +274,7 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
         hbs = hash_block_size(cfg, groups)
         try:
             check_supported(groups, cfg.prefix_cache_retention_interval,
-                            offload.tokens_per_chunk, cfg.enable_prefix_caching,
-                            " and ".join(n for n, on in (
-                                ("speculative decoding", cfg.num_speculative_tokens),
-                                ("a prefix-match unit", cfg.prefix_match_unit)) if on))
+                            offload.tokens_per_chunk, cfg.enable_prefix_caching)
         except InputError as err:
             if err.field != "kv_offloading_size":
                 raise

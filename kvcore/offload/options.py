@@ -179,7 +179,7 @@ def _is_mla(group: Any) -> bool:
 
 
 def check_supported(groups: list, retention: int | None = 0, tokens_per_chunk: int = 0,
-                    caching: bool = True, beyond: str = "") -> None:
+                    caching: bool = True) -> None:
     """What the tier does not model is refused, not run half-right. vLLM 0.33 offloads every
     prefix-cacheable group (`offloading/config.py:61-86`): full attention (an MLA group is one
     to the connector: `MLAAttentionSpec` is a `FullAttentionSpec`), sliding window, chunked
@@ -194,18 +194,16 @@ def check_supported(groups: list, retention: int | None = 0, tokens_per_chunk: i
     (`hybrid_stores.reachable_mask`; checked against vLLM: tests/data/offload_dense). A
     windowed group alone is modelled as beside others (checked against vLLM:
     tests/data/offload_windowed_alone). Groups of several block sizes are modelled, each its
-    own chunk (checked against vLLM: tests/data/offload_mixed), without ``beyond`` (the
-    drafts or prefix-match unit given, not checked there)."""
+    own chunk (checked against vLLM: tests/data/offload_mixed), with drafts and with a
+    prefix-match unit too: nothing of vLLM refuses them over several sizes, and they need no
+    rule beyond offload_mixed's and offload_spec's, each group by its own chunk (checked
+    against vLLM: tests/data/offload_mixed_spec)."""
     windowed = [g for g in groups if type(g.kv_cache_spec).__name__ in WINDOWED_KINDS]
     mamba = [g for g in groups if type(g.kv_cache_spec).__name__ == "MambaSpec"]
     sizes = sorted({g.kv_cache_spec.block_size for g in groups})
     if len(sizes) > 1:
         # (each group's chunk is one of its own blocks: `offload_config` refused a chunk in
-        # tokens. Checked against vLLM without drafts or a prefix-match unit only.)
-        if beyond:
-            raise InputError(f"the CPU tier is modelled over KV cache groups of several block "
-                             f"sizes ({', '.join(map(str, sizes))} tokens) without {beyond}",
-                             field="kv_offloading_size")
+        # tokens)
         for g in [g for g in groups if g in mamba or g in windowed] if retention else ():
             bs = g.kv_cache_spec.block_size
             if retention % bs:
