@@ -7,7 +7,9 @@ replay run in-process).
     feed = StreamingStats(); replay(..., CallbackEvents(feed), ...); report = feed.report()
 
 The modules: `collector.py` (the state machine over the events), `block_events.py` (the block
-events, vectorized) and `per_block.py` (the same one block at a time: the reference),
+events, vectorized: the ref-count ones; `key_events.py` those that register and drop keys,
+`block_ids.py` the checks that an event is the plain case) and `per_block.py` (the same one
+block at a time: the reference),
 `native_events.py` (the same through the optional native kernel, `native.pyx` with
 `native_map.pxi` and `native_admit.pxi`, built by `compiled/build.py`), one per
 section (`memory.py`, `eviction.py`, `reuse.py`, `misses.py` with `attribution.py` (miss
