@@ -5,6 +5,13 @@ the hashes of the prompt's full blocks (not capped by the last-token rule), the 
 every prompt block (with the hash of the block before, it keys "a shared prefix that ends inside
 this block"), and for a request with a LoRA adapter or a cache salt its hash domain and the same
 blocks hashed with no extra keys ("cached in another hash domain" against "never seen").
+
+Each list is per group, at the hash block, for the groups whose block it is (null for a coarser
+group). Where no group's block is the hash block (groups of 32 and 48 tokens, hash block 16) the
+same three lists also come once, at the hash block, as `chain_hashes`, `chain_first_tokens` and
+`chain_content_hashes`: every group's keys are hashes of that chain (a block's is the hash at
+its last hash boundary, a partial entry's the one at a boundary inside it), so `kvcli stats`
+reads any group's misses from it (`analysis/stats/hash_units.py`).
 """
 
 from __future__ import annotations
@@ -42,6 +49,8 @@ class AdmitFields:
         self.parts: list[tuple] | None = None
         # Per group at the group's block size; groups hashed at a coarser size get null.
         self.same = [bs == hash_block_size for bs in group_block_sizes]
+        # ... and the chain once where no group is at the hash block (the module doc)
+        self.chain = not any(self.same)
         self.hasher = hasher
         self.trace_request = trace_request
 
@@ -67,12 +76,17 @@ class AdmitFields:
         out: dict[str, Any] = {"prompt_hashes": [hashes if x else None for x in same],
                "hash_domain": domain,
                "first_tokens": [first if x else None for x in same]}
+        if self.chain:
+            out["chain_hashes"] = hashes
+            out["chain_first_tokens"] = first
         if domain is not None and self.hasher is not None:
             plain = Request(req.request_id, tr.prompt_tokens()[:n_prompt - n_prompt % hbs],
                             self.hasher)
             content = (self.hash_ints(plain.block_hashes) if self.pieces is None
                        else self._mark(("h", plain.block_hashes, len(plain.block_hashes))))
             out["content_hashes"] = [content if x else None for x in same]
+            if self.chain:
+                out["chain_content_hashes"] = content
         return out
 
     def _first_tokens(self, req: Request, tr: TraceRequest, n_prompt: int) -> object:
