@@ -38,12 +38,15 @@ def test_a_coarser_windowed_groups_keys_cap_the_reach(tmp_path: Path) -> None:
     token 32, whatever its windowed chunks: blocks 0-3 are `cpu_window` (32 tokens), blocks
     4-6 stay `evicted` (24; the tier kept their full-attention chunks). Read at one 8-token
     chunk for every group, `kvcli stats` said 56 tokens `cpu_window` (x5r7 likewise: 24
-    `cpu_window` after its 32 `window` tokens, now `evicted`)."""
+    `cpu_window` after its 32 `window` tokens, now `evicted`). Hits end on the groups' lcm (32
+    tokens): x5r10 (98 tokens, no hit) finds the full group holding its first 40 tokens, the
+    first 32 `window` (another group stopped the lookup) and the next 8 `partial_block` (no hit
+    ends at 40; they were `window`: coarse_reasons.py)."""
     s, lines, _ = _replay(MIXED / "ox5.trace.jsonl", tmp_path)
     report = _stats(lines)
     m = report["misses"]
     assert {k: m["tokens"][k] for k in m["reasons"] if m["tokens"][k]} == {
-        "cold": 536, "evicted": 48, "partial_block": 67, "window": 40, "cpu_tier": 32,
+        "cold": 536, "evicted": 48, "partial_block": 75, "window": 32, "cpu_tier": 32,
         "cpu_window": 144}
     assert m["missed_tokens"] + report["reuse"]["hit_tokens"] == s.prompt_tokens
     feed = StreamingStats(watch="x5r6")

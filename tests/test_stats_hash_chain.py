@@ -80,6 +80,45 @@ def test_no_miss_is_unknown_with_the_chain(tmp_path: Path) -> None:
     assert {k: v for k, v in m["tokens"].items() if v} == {"unknown": 272, "partial_block": 12}
 
 
+def test_the_reasons_are_settled_at_the_block_and_the_lcm(tmp_path: Path) -> None:
+    """The same case by reason. a: 192 tokens `cold` (12 hash blocks), its partial tail 8.
+    b hits 96 (the lcm of 32 and 48) and misses 84, all `partial_block`: 96-128 (held by the
+    32-token group, but no hit ends at 128), 128-160 (a went on otherwise inside that block:
+    judged on the block's key, both its hash blocks; the second read `cold` before) and 160-180
+    (the block the prompt ends inside: its tail). Before: 32 `evicted` in a replay that evicted
+    nothing, 32 `cold` and 20 `partial_block`."""
+    s, lines, _ = _replay(_trace(tmp_path, [32, 48], _two()), tmp_path)
+    assert (s.hit_tokens, s.evictions) == (96, 0)
+    m = _stats(lines)["misses"]
+    assert {k: v for k, v in m["tokens"].items() if v} == {"cold": 192, "partial_block": 92}
+    assert {k: v for k, v in m["blocks"].items() if v} == {"cold": 12, "partial_block": 4}
+    assert {k: v for k, v in m["requests"].items() if v} == {"cold": 1, "partial_block": 2}
+
+
+def _follow_up(tmp_path: Path, arrival: int, asyn: bool) -> tuple[int, dict]:
+    """h1 (30 tokens, its 40 outputs given) and h2: h1's prompt and first 34 outputs (two
+    32-token blocks) and 20 tokens more, over groups of 32 and 16 tokens."""
+    p1, out = list(range(100, 130)), list(range(5000, 5040))
+    t = _trace(tmp_path, [32, 16], [
+        {"id": "h1", "prompt_token_ids": p1, "output_token_ids": out, "output_length": 40,
+         "arrival_step": 0},
+        {"id": "h2", "prompt_token_ids": p1 + out[:34] + list(range(7000, 7020)),
+         "output_length": 2, "arrival_step": arrival}],
+               num_blocks=64, max_num_batched_tokens=64, async_scheduling=asyn)
+    s, lines, _ = _replay(t, tmp_path)
+    m = _stats(lines)["misses"]
+    return s.hit_tokens, {k: v for k, v in m["tokens"].items() if v}
+
+
+def test_a_coarse_block_in_flight_moves_whole(tmp_path: Path) -> None:
+    """h2 arrives at step 34: in sync h1 has cached its second 32-token block and h2 hits 64;
+    under async scheduling the token completing it is still in flight, h2 hits 32 and that
+    block (both its hash blocks, 32 tokens) is `in_flight`, where it was 16 `in_flight` and 16
+    `cold`. The partial tails: h1's 30 tokens, h2's 20."""
+    assert _follow_up(tmp_path, 34, False) == (64, {"partial_block": 50})
+    assert _follow_up(tmp_path, 34, True) == (32, {"partial_block": 50, "in_flight": 32})
+
+
 def _random_trace(seed: int, tmp_path: Path) -> Path:
     """Two or three full-attention groups whose gcd is none of their sizes, prompts sharing
     random prefixes, a pool small enough to evict."""
@@ -99,7 +138,7 @@ def _random_trace(seed: int, tmp_path: Path) -> Path:
                   max_model_len=320, async_scheduling=rng.random() < 0.5)
 
 
-@pytest.mark.parametrize("seed", range(1, 9))
+@pytest.mark.parametrize("seed", range(1, 13))
 def test_generated_cases_read_back_with_the_replays_totals(seed: int, tmp_path: Path) -> None:
     s, lines, _ = _replay(_random_trace(seed, tmp_path), tmp_path)
     assert "hash_block_size" in orjson.loads(lines[0])
@@ -109,3 +148,7 @@ def test_generated_cases_read_back_with_the_replays_totals(seed: int, tmp_path: 
     m = r["misses"]
     assert m["missed_tokens"] == s.prompt_tokens - s.hit_tokens
     assert m["tokens"]["unknown"] == 0
+    # (nothing `evicted` where nothing was: held blocks past the lcm a hit ends on were)
+    assert s.evictions or not m["tokens"]["evicted"]
+    by_evictor = sum(e["blocks"] for e in m["by_evictor"])
+    assert by_evictor <= m["blocks"]["evicted"]

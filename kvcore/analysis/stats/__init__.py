@@ -14,8 +14,9 @@ block at a time: the reference),
 `native_map.pxi` and `native_admit.pxi`, built by `compiled/build.py`), one per
 section (`memory.py`, `eviction.py`, `reuse.py`, `misses.py` with `attribution.py` (miss
 reasons, vectorized), `blockkeys.py` (partial-block keys), `hash_units.py` (a coarser reference
-group read at the hash block) and `watched.py` (one request's
-reasons, for `replay --explain`), `preemption.py`, `cpu_tier.py`
+group read at the hash block), `coarse_reasons.py` (the reasons of groups of several block
+sizes settled at the block and the lcm) and `watched.py` (one request's reasons, for
+`replay --explain`), `preemption.py`, `cpu_tier.py`
 (a replay with a CPU tier) with `cpu_window.py` (its lookup over a hybrid model's groups, for the
 `cpu_window` reason)), `requests.py`
 (per-request scalars), `history.py` and `sorted_arrays.py` (compact evicted-hash history),

@@ -14,6 +14,8 @@ reader's hot loop is one dict lookup and one call. `report()` returns the JSON d
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from kvcore.analysis.stats.cpu_tier import CpuTierStats
@@ -120,7 +122,8 @@ class StatsCollector(NativeEvents):
             self.miss.watch = WatchedMisses(watch, hbs)
         self.miss.lookahead = header.get("hash_lookahead") is True
         self.miss.units = HashUnits(self.ref_group, ref_bs // hbs,
-                                    [g for g, b in enumerate(self.group_bs) if b == hbs])
+                                    [g for g, b in enumerate(self.group_bs) if b == hbs],
+                                    math.lcm(*self.group_bs) // hbs)
         self.pre = PreemptionStats()
         self.lat = LatencyStats(header)
         self.series = Series({"used_max": "max", "used_sum": "sum", "cached_sum": "sum",

@@ -7,11 +7,12 @@ says the hash block then (`hash_block_size`). Every group hashes the prompt with
 so a group at the hash block gives the chain; where no group is at it (groups of 32 and 48
 tokens, hash block 16) the `admit` carries the chain itself (`chain_hashes`,
 `chain_first_tokens`, `chain_content_hashes`; a stream written before them leaves such misses
-`unknown`). The reference group's misses are worked out at
-the hash block (hits land on hash-block boundaries, partial entries included): each hash unit
-of a whole block of the group stands for that block, whose key is its last unit's hash (as the
+`unknown`). The reference group's misses are read at the hash block: each hash unit of a
+whole block of the group stands for that block, whose key is its last unit's hash (as the
 group's `cache`, `touch` and `evict` events name it); a unit of the block the prompt ends inside
-keeps its own hash (the partial entry the pool keys it under, `kvcore/partial_hashes.py`).
+keeps its own hash (the partial entry the pool keys it under, `kvcore/partial_hashes.py`). The
+reasons are then settled at the block and at the groups' lcm, where hits end
+(`coarse_reasons.py`).
 """
 
 from __future__ import annotations
@@ -33,12 +34,16 @@ def unit_keys(chain: Any, ratio: int) -> list:
 
 
 class HashUnits:
-    def __init__(self, ref: int, ratio: int, chain_groups: list[int]) -> None:
+    def __init__(self, ref: int, ratio: int, chain_groups: list[int], grain: int = 1) -> None:
         """``ratio``: the reference group's block in hash blocks; ``chain_groups``: the groups
-        whose block is the hash block (their lists are the chain)."""
+        whose block is the hash block (their lists are the chain); ``grain``: the groups' lcm,
+        where hits end, in hash blocks. ``coarse``: the reasons are settled at those grains
+        (`coarse_reasons.py`), for groups of several block sizes."""
         self.ref = ref
         self.ratio = ratio
         self.chain = chain_groups
+        self.grain = grain
+        self.coarse = ratio > 1 or grain > 1
 
     def fill(self, ev: dict) -> tuple[dict, Any]:
         """(``ev`` with the reference group's lists filled from the chain, the chain itself);

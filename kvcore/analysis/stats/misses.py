@@ -44,7 +44,9 @@ else group 0) plus its partial tail. Reasons, checked in this order for each mis
   docs/events-requests.md).
 
 The partial tail (``prompt_tokens % block_size`` tokens) is always ``partial_block``: a prefix
-shared inside a block cannot be hit, since only full blocks are hashed.
+shared inside a block cannot be hit, since only full blocks are hashed. Over groups of several
+block sizes the reasons, read at the hash block, are settled at the reference block and at the
+groups' lcm, where hits end (coarse_reasons.py).
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ from kvcore.analysis.stats.attribution import (
     reasons_per_block,
 )
 from kvcore.analysis.stats.blockkeys import BlockKeys, block_keys, remember, seen_array
+from kvcore.analysis.stats.coarse_reasons import settle
 from kvcore.analysis.stats.dist import Dist
 from kvcore.analysis.stats.hash_units import HashUnits
 from kvcore.analysis.stats.history import EvictedHashes
@@ -116,8 +119,10 @@ class MissStats:
         self.domain_content: list[set] = [set() for _ in cached]
         self.seen = BlockKeys()              # (parent, first token) keys, reference group
         # First missed blocks counted cold, in case another request caches them right after
-        # (`in_flight`): hash -> (admission step, request, it was the request's only cold block)
-        self.maybe_in_flight: dict[int, tuple[int, str, bool]] = {}
+        # (`in_flight`): hash -> (admission step, request, its units were the request's only
+        # cold ones, the units of its block: one but where the block is coarser than the hash
+        # block, coarse_reasons.py)
+        self.maybe_in_flight: dict[int, tuple[int, str, bool, int]] = {}
         # The step each request holding blocks was admitted in (the collector keeps it): only
         # a request already running before an admission was computing its blocks "in flight".
         self.admitted_step: dict[str, int] = {}
@@ -199,6 +204,12 @@ class MissStats:
             except _BAD_ADMIT:
                 codes, evictors = reasons_per_block(self, ev, hashes, hit_blocks, tail,
                                                     seen_before)
+        lead = 1
+        if self.units.coarse:       # (groups of several block sizes: coarse_reasons.py)
+            u = self.units
+            codes, evictors, tail, capped, lead = settle(
+                codes, list(evictors), self.cached[ref], hashes, hit_blocks, prompt, capped,
+                self.junction, u.ratio, u.grain, bs)
         if self.tier is not None and len(codes):
             codes = self.tier.split_misses(ev, hashes if chain is None else chain, hit_blocks,
                                            self.bs, codes)
@@ -211,7 +222,7 @@ class MissStats:
         if len(codes) and codes[0] == _COLD:
             # it may yet turn out to be in flight (`on_cached`)
             self.maybe_in_flight[hashes[hit_blocks]] = (ev["step"], ev["req"],
-                                                        counts["cold"] == 1)
+                                                        counts["cold"] == lead, lead)
         content = ev.get("content_hashes")
         if ev.get("hash_domain") is not None and content:
             for g, chs in enumerate(content):
@@ -235,7 +246,7 @@ class MissStats:
             entry = pending.get(h)
             if entry is None:
                 continue
-            at, who, only_cold = entry
+            at, who, only_cold, k = entry
             if who == req or self.admitted_step.get(req, at) >= at:
                 # its own copy (it computed the block it missed), or a request admitted with
                 # it (both computed the block: cold)
@@ -243,20 +254,20 @@ class MissStats:
             del pending[h]
             if step > at + 1:
                 continue
-            self.blocks["cold"] -= 1
-            self.tokens["cold"] -= bs
-            self.blocks["in_flight"] += 1
-            self.tokens["in_flight"] += bs
+            self.blocks["cold"] -= k
+            self.tokens["cold"] -= k * bs
+            self.blocks["in_flight"] += k
+            self.tokens["in_flight"] += k * bs
             self.requests["in_flight"] += 1
             if only_cold:
                 self.requests["cold"] -= 1
             if self.watch is not None and who == self.watch.rid:
-                self.watch.in_flight(at)
+                self.watch.in_flight(at, k * bs)
 
     def expire(self, step: int) -> None:
         """Forget first missed blocks whose window (admission step + 1) is over."""
         pending = self.maybe_in_flight
-        for h in [h for h, (at, _, _) in pending.items() if at + 1 < step]:
+        for h in [h for h, (at, *_) in pending.items() if at + 1 < step]:
             del pending[h]
 
     def remember_admission(self, ev: dict, hit_tokens: int) -> None:

@@ -27,13 +27,14 @@ class WatchedMisses:
                                 "hit_tokens": hit_tokens, "missed": missed,
                                 "evicted_by": Counter(evictors)})
 
-    def in_flight(self, step: int) -> None:
-        """Its first missed block, counted `cold` at its admission in `step`, was in flight."""
+    def in_flight(self, step: int, tokens: int) -> None:
+        """Its first missed block (``tokens`` long), counted `cold` at its admission in `step`,
+        was in flight."""
         for adm in self.admissions:
             if adm["step"] == step and adm["missed"].get("cold"):
                 m = adm["missed"]
-                m["cold"] -= self.bs
-                m["in_flight"] = m.get("in_flight", 0) + self.bs
+                m["cold"] -= tokens
+                m["in_flight"] = m.get("in_flight", 0) + tokens
                 if not m["cold"]:
                     del m["cold"]
                 return
