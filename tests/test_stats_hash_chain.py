@@ -13,6 +13,9 @@ from pathlib import Path
 import orjson
 import pytest
 from test_offload_hybrid_events import _replay, _stats
+from typer.testing import CliRunner
+
+from kvcli.app import app
 
 P = list(range(1, 201))
 B = P[:150] + list(range(1001, 1031))      # shares 150 tokens with P, then goes on otherwise
@@ -93,6 +96,25 @@ def test_the_reasons_are_settled_at_the_block_and_the_lcm(tmp_path: Path) -> Non
     assert {k: v for k, v in m["tokens"].items() if v} == {"cold": 192, "partial_block": 92}
     assert {k: v for k, v in m["blocks"].items() if v} == {"cold": 12, "partial_block": 4}
     assert {k: v for k, v in m["requests"].items() if v} == {"cold": 1, "partial_block": 2}
+
+
+def test_a_chain_of_the_wrong_length_names_its_line_and_field(tmp_path: Path) -> None:
+    """An edited `admit` whose chain has fewer first tokens than hashes: one line naming the
+    file, the line and the field, exit 2 (every error of such an `admit` named
+    `prompt_hashes`' nulls: "[0] must be a list of whole numbers, got null")."""
+    _replay(_trace(tmp_path, [32, 48], _two()), tmp_path)
+    path = tmp_path / "ev.jsonl"
+    lines = path.read_bytes().splitlines()
+    at = next(i for i, x in enumerate(lines) if b'"req":"b"' in x and b'"admit"' in x)
+    ev = orjson.loads(lines[at])
+    ev["chain_first_tokens"] = ev["chain_first_tokens"][:2]
+    lines[at] = orjson.dumps(ev)
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    r = CliRunner().invoke(app, ["stats", str(path), "--json"])
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr.splitlines()[-1] == (
+        f"error: {path}:{at + 1}: field 'chain_first_tokens': bad 'admit' event: 2 first "
+        "tokens for 11 chain_hashes")
 
 
 def _follow_up(tmp_path: Path, arrival: int, asyn: bool) -> tuple[int, dict]:

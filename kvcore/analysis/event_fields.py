@@ -84,10 +84,22 @@ def _per_group(v: Any, ev: dict) -> str | None:
     if not isinstance(v, list):
         return f"must be a list (one list per group), got {_shown(v)}"
     for i, inner in enumerate(v):
-        problem = _ints(inner, ev)
+        # (null: a group whose block is coarser than the hash block, docs/events.md; every
+        # error in such a stream's `admit` named this field's null)
+        problem = None if inner is None else _ints(inner, ev)
         if problem is not None:
             return f"[{i}] {problem}"
     return None
+
+
+def _chain_tokens(v: Any, ev: dict) -> str | None:
+    """The chain's first tokens: one per hash, or one more (a partial tail, or EAGLE's
+    lookahead: no hash for a prompt's last hash block)."""
+    problem = _ints(v, ev)
+    hashes = ev.get("chain_hashes")
+    if problem is None and isinstance(hashes, list) and len(v) - len(hashes) not in (0, 1):
+        problem = f"{len(v)} first tokens for {len(hashes)} chain_hashes"
+    return problem
 
 
 _BLOCKS = (("blocks", _ints), ("hashes", _hashes))
@@ -97,7 +109,7 @@ SCHEMA: dict[str, tuple[tuple[str, Check], ...]] = {
     "admit": (("prompt_tokens", _count), ("hit_tokens", _count), ("resumed", _flag),
               ("counted", _flag), ("prompt_hashes", _per_group), ("hash_domain", _text_or_null),
               ("first_tokens", _per_group), ("content_hashes", _per_group),
-              ("chain_hashes", _ints), ("chain_first_tokens", _ints),
+              ("chain_hashes", _ints), ("chain_first_tokens", _chain_tokens),
               ("chain_content_hashes", _ints)),
     "touch": _BLOCKS,
     "cache": _BLOCKS,
