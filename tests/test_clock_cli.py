@@ -165,9 +165,11 @@ def test_options_the_chosen_clock_does_not_read_are_said_and_a_gpu_name_is_check
      "calibrate --gpu)")),
     (["--model", "llama-3.1-8b", "--clock", "calibrated:1"],
      "error: option --clock: 'calibrated' takes no parameters (the file is --calibration)"),
-    (["--calibration", "x.json"],
-     ("error: option --clock: the calibrated clock needs the model it was measured for (--model "
-     "or --model-config)")),
+    # (the option typed is named, and a missing file is said before what the clock needs)
+    (["--calibration", "x.json"], "error: x.json: no such file"),
+    (["--calibration", "tests/data/calibration/tiny-cpu.calibration.json"],
+     ("error: option --calibration: tests/data/calibration/tiny-cpu.calibration.json: the "
+      "calibrated clock needs the model it was measured for (--model or --model-config)")),
 ])
 def test_calibrated_clock_usage_errors(args: list[str], line: str) -> None:
     r = runner.invoke(app, ["replay", "traces/shared-prefix.jsonl", *args])

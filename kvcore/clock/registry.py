@@ -140,11 +140,13 @@ def calibrated_clock(path: str | None, *, model: str | None, model_config: str |
     if not path:
         raise InputError("the calibrated clock needs a calibration file (kvcli calibrate --gpu)",
                          field="calibration")
+    # (the file first: a missing one is the first thing to say; then what it needs, named
+    # after the option the user typed, not the clock it implies)
+    cal = read_calibration(path)
     g = geometry or model_geometry(model, model_config)
     if g is None:
-        raise InputError("the calibrated clock needs the model it was measured for (--model or "
-                         "--model-config)", field="clock")
-    cal = read_calibration(path)
+        raise InputError(f"{cal.path}: the calibrated clock needs the model it was measured "
+                         "for (--model or --model-config)", field="calibration")
     if gpu and find_gpu(gpu).name != cal.gpu.name:
         raise InputError(f"{cal.path} was measured on {cal.doc['gpu']['name']!r}, not on "
                          f"{gpu!r} (leave --gpu out: the file's ceilings are the GPU)",
