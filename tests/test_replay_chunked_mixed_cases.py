@@ -21,7 +21,7 @@ from oracle_sched import answer_of, assert_matches, config_of, replay_case
 from typer.testing import CliRunner
 
 from kvcli.app import app
-from kvcore.engine import startup
+from kvcore.engine import first_lookup, startup
 from kvcore.errors import InputError
 
 DATA = Path(__file__).resolve().parent / "data" / "sched_chunked_mixed"
@@ -92,7 +92,7 @@ def test_without_the_rule_the_failing_cases_crash(monkeypatch):
     """The refusal taken out, the 3 cases vLLM fails in reach kvcli's manager, which raises
     (a traceback; 30 of the 90 generated cases so)."""
     failing = [t for t in CASES if _error(t) == f"AssertionError: {REASON}"]
-    monkeypatch.setattr(startup, "chunked_block_refusal", lambda *a: None)
+    monkeypatch.setattr(first_lookup, "chunked_block_refusal", lambda *a: None)
     for trace in failing:
         with pytest.raises(ValueError, match="chunked local attention needs every group"):
             _replay(trace)
@@ -104,7 +104,7 @@ def test_the_pool_is_refused_first(monkeypatch):
     real = startup.check_startup
 
     def refused_first(groups, cfg, num_blocks, trace):
-        startup.chunked_block_refusal(cfg, trace, groups)
+        first_lookup.chunked_block_refusal(cfg, trace, groups)
         real(groups, cfg, num_blocks, trace)
 
     assert _error(DATA / "cms22.trace.jsonl").startswith("SystemExit: vLLM would refuse")

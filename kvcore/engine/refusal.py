@@ -81,3 +81,19 @@ def named(keys: list[str], trace: Trace, cfg: ReplayOptions) -> str:
         return flags
     return (f"{flags + '; ' if flags else ''}{', '.join(written[k] for k in lined)}"
             f"{where_set(cfg, trace, lined[0])}")
+
+
+# The CPU tier's size options, the first given naming its refusals (the chunks before bytes).
+TIER_SIZE_KEYS = ("kv_offloading_size_chunks", "kv_offloading_size")
+
+
+def tier_option(cfg: ReplayOptions, trace: Trace) -> str:
+    """The option that turned the CPU tier on, the one its refusals name: a flag first, else
+    the trace's config line's key, else kv_offloading_size."""
+    for k in TIER_SIZE_KEYS:
+        if k in (cfg.given or ()):
+            return k
+    for k in TIER_SIZE_KEYS:
+        if k in trace.config_keys:
+            return k
+    return "kv_offloading_size"
