@@ -19,7 +19,8 @@ vLLM (`kv_cache_utils.resolve_kv_cache_block_sizes`, `partial_hash_hits_enabled`
   Mamba block without a unit. The block sizes themselves do not change.
 
 A replay models what a unit finer than a block changes, as vLLM 0.33 does, when every group
-is full attention or Mamba, or, without partial hash hits, Mamba groups sit beside full
+is full attention or Mamba (with partial hash hits a chunked local group at the unit too:
+tests/data/sched_chunked_mamba/), or, without partial hash hits, Mamba groups sit beside full
 attention and sliding windows (not with the CPU tier; `unmodelled` refuses the rest in one
 line): a block under several keys in the pool (`kvcore.partial_hashes`:
 `BlockPool.cache_partial_block` / `move_block_hashes` / `_remove_cached_block_hashes`,
@@ -45,7 +46,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from kvcore.specs import FullAttentionSpec, KVCacheSpec, MambaSpec, SlidingWindowSpec
+from kvcore.specs import (
+    ChunkedLocalAttentionSpec,
+    FullAttentionSpec,
+    KVCacheSpec,
+    MambaSpec,
+    SlidingWindowSpec,
+)
 
 # (every kvcli spec is prefix-cacheable in vLLM's sense, cross-attention's included: its
 # manager ignores the cache, the spec does not opt out)
@@ -110,7 +117,7 @@ def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
                enable_caching: bool, tier: bool = False) -> str | None:
     """Why kvcli cannot replay this unit exactly (None: it can): vLLM accepted it and it hashes
     finer than some prefix-cacheable group's block, but not in the layout kvcli models: partial
-    hash hits over full-attention and Mamba groups, or, without them, Mamba groups beside
+    hash hits over full-attention, Mamba and chunked local groups, or, without them, Mamba groups beside
     full-attention and sliding-window groups (not with the CPU tier, ``tier``)."""
     if prefix_match_unit is None:
         return None
@@ -119,7 +126,10 @@ def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
     if not enable_caching or not coarser:
         return None
     partial = partial_hash_hits(specs, hash_bs, enable_caching)
-    if partial and all(isinstance(s, (FullAttentionSpec, MambaSpec)) for s in specs):
+    # (with partial hits a chunked local group is at the hash block: it looks up block by
+    # block as vLLM's does; checked against vLLM, tests/data/sched_chunked_mamba/)
+    if partial and all(isinstance(s, (FullAttentionSpec, MambaSpec, ChunkedLocalAttentionSpec))
+                       for s in specs):
         return None
     beside_mamba = not partial and any(isinstance(s, MambaSpec) for s in specs) and all(
         isinstance(s, (FullAttentionSpec, SlidingWindowSpec, MambaSpec)) for s in specs)
@@ -134,7 +144,8 @@ def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
         return (f"{prefix_match_unit} is finer than the block ({blocks} tokens): beside a "
                 "sliding-window group (no hits inside a block) kvcli does not model it with the "
                 "CPU tier yet; leave it unset or set it to the block")
-    what = ("hits inside a block next to a group that is neither full attention nor Mamba"
+    what = ("hits inside a block next to a group that is neither full attention, Mamba nor "
+            "chunked local attention"
             if partial
             else "registers a prompt's partial last block under a finer hash in full attention")
     return (f"{prefix_match_unit} is finer than the block ({blocks} tokens): vLLM then {what}, "

@@ -104,7 +104,8 @@ def test_the_pool_is_refused_first(monkeypatch):
     real = startup.check_startup
 
     def refused_first(groups, cfg, num_blocks, trace):
-        first_lookup.chunked_block_refusal(cfg, trace, groups)
+        if (err := first_lookup.chunked_block_refusal(cfg, trace, groups)) is not None:
+            raise err
         real(groups, cfg, num_blocks, trace)
 
     assert _error(DATA / "cms22.trace.jsonl").startswith("SystemExit: vLLM would refuse")

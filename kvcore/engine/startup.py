@@ -3,10 +3,11 @@
 `start_up(trace, cfg)` sizes the pool (`replay_pool.sized`: a model's groups, vLLM's scheduler
 defaults and refusals in `sched_limits`), checks it fits this machine, applies vLLM's start-up
 check (`check_startup`) and the retention interval's rule, makes the clock and the CPU tier's
-config. `ReplayContext` builds on its answer; `kvcli sweep` calls it for every job while it
-plans, so that a value only a run would refuse (`clock=bogus`, a model that is no preset, a
-CPU tier too small for one chunk) stops the sweep before any job runs and before its results
-file is opened, instead of failing job by job. Nothing here allocates the pool.
+config, and refuses what vLLM fails at its first prefix-cache lookup. `ReplayContext` builds
+on its answer; `kvcli sweep` calls it for every job while it plans, so that a value only a run
+would refuse (`clock=bogus`, a model that is no preset, a CPU tier too small for one chunk)
+stops the sweep before any job runs and before its results file is opened, instead of failing
+job by job. Nothing here allocates the pool.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 from kvcore.clock.base import Clock
 from kvcore.clock.registry import make_clock
-from kvcore.engine.first_lookup import first_lookup_refusals
+from kvcore.engine.first_lookup import first_lookup_refusal
 from kvcore.engine.hit_notes import cache_mode_mamba_note, no_hit_note
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.refusal import refusal, said_where_set, tier_option, where_set
@@ -67,13 +68,18 @@ def hash_block_size(cfg: ReplayOptions, groups: list[KVCacheGroupSpec]) -> int:
 def check_prefix_match_unit(cfg: ReplayOptions, groups: list[KVCacheGroupSpec],
                             trace: Trace) -> None:
     """vLLM's refusals of `prefix_match_unit` on these groups, then kvcli's own of a unit it
-    cannot replay exactly (`kvcore.prefix_match`), on the option or the trace's config line."""
+    cannot replay exactly (`kvcore.prefix_match`), on the option or the trace's config line;
+    not where vLLM fails at its first lookup (`first_lookup`: its words, not kvcli's)."""
     unit = cfg.prefix_match_unit
     if unit is None:
         return
     specs = [g.kv_cache_spec for g in groups]
     try:
         why = unmodelled(specs, unit, cfg.enable_prefix_caching, tier=cfg.offloading)
+        if why is not None and first_lookup_refusal(cfg, trace, groups) is not None:
+            # (vLLM fails at its first lookup, before anything the unit changes happens: the
+            # unit's effects need a request scheduled, so a lookup made)
+            why = None
         message = None if why is None else f"must be the block size here: {why}"
     except ValueError as err:
         message = f"vLLM refuses to start: {err}"
@@ -201,5 +207,6 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
                                       least_hit_tokens(groups))):
             if note is not None:
                 notes = (*notes, note)
-    first_lookup_refusals(cfg, trace, groups)
+    if (failed := first_lookup_refusal(cfg, trace, groups)) is not None:
+        raise failed
     return StartUp(cfg, groups, clock, offload, geometry, notes)
