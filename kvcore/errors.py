@@ -115,3 +115,10 @@ def nonempty_name(value: str | None, field: str) -> None:
     read as "none given" and the run went on without it. None (not given) passes."""
     if value is not None and not value.strip():
         raise InputError(f"must be a non-empty name or path, got {value!r}", field=field)
+
+
+class LookupAssertion(ValueError):
+    """vLLM's assertion at a prefix-cache lookup, raised where kvcli's manager meets it (a
+    chunked local attention group's): a replay whose start-up foresaw it raises its refusal,
+    in vLLM's words, instead (`kvcore.engine.first_lookup`), so only a run that looks up fails,
+    as in vLLM."""

@@ -21,7 +21,7 @@ from kvcore.engine.events import JsonlEvents
 from kvcore.engine.options import HOUR_MS, ReplayOptions, resolve
 from kvcore.engine.replay import finish_outputs, header, summarize
 from kvcore.engine.startup import StartUp, start_up
-from kvcore.errors import InputError
+from kvcore.errors import InputError, LookupAssertion
 from kvcore.gc_pause import gc_paused
 from kvcore.host_memory import check_replicas_fit
 from kvcore.interrupts import deferred
@@ -128,6 +128,11 @@ def _run_cluster(trace_path: str, options: ReplayOptions, copts: ClusterOptions,
                 loop.run()
         except KeyboardInterrupt:
             interrupted = True
+        except LookupAssertion:
+            # (vLLM's assertion at the first lookup, said as the start-up foresaw it)
+            if start.lookup_refusal is None:
+                raise
+            raise start.lookup_refusal from None
         # (a second Ctrl-C while 100 Mooncake replicas got their last records left the later
         # streams without one; held, it ends the command once every stream is whole)
         with deferred():

@@ -157,6 +157,9 @@ class ReplayContext:
         self.length_managers = length_managers(self.kvm)     # (`fits.never_fits`)
         check_our_stream(self.jsonl is not None, self.kvm.coordinator.partial_hits)
         self.offload = start.offload              # the CPU tier (None: off)
+        # vLLM's failure at its first prefix-cache lookup, raised when the run looks up
+        # (`replay.run`; None: the lookups pass)
+        self.lookup_refusal = start.lookup_refusal
         self.tier: OffloadTier | None = None     # its tier, once a mode opens it (`open_tier`)
 
     def open_tier(self) -> OffloadTier | None:

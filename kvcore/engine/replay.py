@@ -29,7 +29,7 @@ from kvcore.engine.replay_pool import concurrent_batches
 from kvcore.engine.results import ReplaySummary
 from kvcore.engine.spec_decode import hash_lookahead
 from kvcore.engine.vllm_events import VllmEvents
-from kvcore.errors import InputError
+from kvcore.errors import InputError, LookupAssertion
 from kvcore.gc_pause import gc_paused
 from kvcore.interrupts import deferred
 from kvcore.offload.tier_outputs import offload_summary
@@ -85,11 +85,16 @@ def _replay(trace_path: str, options: ReplayOptions, sink: JsonlEvents | VllmEve
             if loop is not None and listener is not None:
                 loop.listener = listener
         ctx.warn = warn or (lambda msg: None)
-        for message in held:
+        # (a run vLLM fails at its first lookup is refused mid-run: its warnings wait for a
+        # run that ends without one, so the refusal stays one line)
+        later = held if ctx.lookup_refusal is not None else []
+        for message in held if not later else ():
             ctx.warn(message)
         # the metrics file ends with the other outputs, signals held
         run(ctx, loop, end_also=None if live is None else
             lambda: live.end_outputs(ctx.t_ms, ctx.summary.interrupted))
+        for message in later:
+            ctx.warn(message)
     except BaseException as exc:
         if isinstance(sink, JsonlEvents):
             sink.abandon()      # its line thread (the output is discarded)
@@ -122,6 +127,12 @@ def run(ctx: ReplayContext, loop: EngineLoop | None = None,
                 (loop or engine_loop(ctx)).run()
     except KeyboardInterrupt:
         ctx.summary.interrupted = True
+    except LookupAssertion:
+        # (the manager met vLLM's assertion at the run's first lookup: said as the start-up
+        # foresaw it, in vLLM's words; the outputs are discarded)
+        if ctx.lookup_refusal is None:
+            raise
+        raise ctx.lookup_refusal from None
     with deferred():          # a signal now would cut the outputs' last records
         summarize(ctx, t0)
         finish_outputs(ctx)

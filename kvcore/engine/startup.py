@@ -3,11 +3,12 @@
 `start_up(trace, cfg)` sizes the pool (`replay_pool.sized`: a model's groups, vLLM's scheduler
 defaults and refusals in `sched_limits`), checks it fits this machine, applies vLLM's start-up
 check (`check_startup`) and the retention interval's rule, makes the clock and the CPU tier's
-config, and refuses what vLLM fails at its first prefix-cache lookup. `ReplayContext` builds
-on its answer; `kvcli sweep` calls it for every job while it plans, so that a value only a run
-would refuse (`clock=bogus`, a model that is no preset, a CPU tier too small for one chunk)
-stops the sweep before any job runs and before its results file is opened, instead of failing
-job by job. Nothing here allocates the pool.
+config, and foresees vLLM's failure at its first prefix-cache lookup (`lookup_refusal`: the
+run raises it when it looks up). `ReplayContext` builds on its answer; `kvcli sweep` calls it
+for every job while it plans, so that a value only a run would refuse (`clock=bogus`, a model
+that is no preset, a CPU tier too small for one chunk) stops the sweep before any job runs and
+before its results file is opened, instead of failing job by job. Nothing here allocates the
+pool.
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ class StartUp:
     offload: OffloadConfig | None       # the CPU tier's (None: off)
     geometry: ModelGeometry | None      # the model's, read once (None: no model)
     notes: tuple[str, ...] = ()         # warnings only the start-up can tell (the replay's)
+    # vLLM's failure at its first prefix-cache lookup (`first_lookup`), raised by the run when
+    # it looks up (a run that never does, as vLLM's, runs)
+    lookup_refusal: InputError | None = None
 
     @property
     def hash_block_size(self) -> int:
@@ -207,6 +211,5 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
                                       least_hit_tokens(groups))):
             if note is not None:
                 notes = (*notes, note)
-    if (failed := first_lookup_refusal(cfg, trace, groups)) is not None:
-        raise failed
-    return StartUp(cfg, groups, clock, offload, geometry, notes)
+    return StartUp(cfg, groups, clock, offload, geometry, notes,
+                   first_lookup_refusal(cfg, trace, groups))

@@ -11,6 +11,7 @@ else [null, null]; max_length 16 gives four nulls (the next token starts a fresh
 
 from __future__ import annotations
 
+from kvcore.errors import LookupAssertion
 from kvcore.hashing import resolve_block_hashes
 from kvcore.managers.base import SingleTypeKVCacheManager
 from kvcore.specs import ChunkedLocalAttentionSpec, cdiv
@@ -40,12 +41,12 @@ class ChunkedLocalAttentionManager(SingleTypeKVCacheManager):
                                kv_cache_spec, drop_eagle_block=False, alignment_tokens=None):
         bs = kv_cache_spec.block_size
         # vLLM asserts both: chunked local attention supports neither EAGLE nor groups whose
-        # block sizes differ.
+        # block sizes differ (a replay says it as its start-up foresaw: `first_lookup`).
         if drop_eagle_block:
-            raise ValueError("chunked local attention does not support EAGLE")
+            raise LookupAssertion("chunked local attention does not support EAGLE")
         if alignment_tokens is not None and alignment_tokens != bs:
-            raise ValueError("chunked local attention needs every group to have the same block "
-                             f"size (block {bs}, hit alignment {alignment_tokens})")
+            raise LookupAssertion("chunked local attention needs every group to have the same "
+                                  f"block size (block {bs}, hit alignment {alignment_tokens})")
         hashes = resolve_block_hashes(block_hashes, block_pool.hash_block_size, bs)
         chunk = kv_cache_spec.attention_chunk_size
         start_block = (max_length // chunk * chunk) // bs if max_length > 0 else 0
