@@ -86,3 +86,16 @@ def test_refused_mid_run_in_one_line(command: list[str], tmp_path: Path):
     assert (r.exit_code, r.stdout, out.exists()) == (2, "", False), r.output
     assert len(r.stderr.splitlines()) == 1
     assert r.stderr.startswith(f"error: {trace}:1: field 'config.groups': KV cache groups")
+
+
+def test_a_sweep_stops_before_any_job(tmp_path: Path):
+    """A sweep's jobs run their requests, so each would fail at its first lookup: the sweep
+    stops while it plans, one line, before its results file is opened (as for every start-up
+    refusal: tests/test_sweep_startup.py)."""
+    results = tmp_path / "r.jsonl"
+    r = CliRunner().invoke(app, ["sweep", "--trace", str(LATE), "--command", "replay",
+                                 "--results", str(results), "--jobs", "1",
+                                 "--set", "max_num_seqs=2,4"])
+    assert (r.exit_code, results.exists()) == (2, False), r.output
+    assert r.stderr.splitlines() == [r.stderr.strip()]
+    assert r.stderr.startswith(f"error: {LATE}:1: field 'config.groups': KV cache groups")

@@ -222,7 +222,8 @@ def _own_router_opts(config: dict[str, Any], routers: set[str]) -> None:
 def _check(spec: SweepSpec, job: Job, trace: Trace) -> int:
     """The job's options as its run will see them: the checks its run makes before it
     allocates anything (`engine/startup.py`: the pool's size, vLLM's start-up refusals, the
-    clock, the CPU tier; a cluster's own), so that a value only a run refused (`clock=bogus`)
+    clock, the CPU tier; a cluster's own; vLLM's failure at the first lookup, which a job
+    meets unless max_steps stops it first), so that a value only a run refused (`clock=bogus`)
     stops the sweep before any job runs. An error names the spec's key. Returns the host
     bytes the job's pools take at most."""
     config = job.config
@@ -238,6 +239,9 @@ def _check(spec: SweepSpec, job: Job, trace: Trace) -> int:
         start = start_up(trace, cfg)
         if (refused := first_refusal(trace, start)) is not None:
             raise refused
+        if start.lookup_refusal is not None and start.cfg.max_steps is None:
+            # (vLLM fails at its first lookup, which a job that runs a request makes)
+            raise start.lookup_refusal
         if copts is not None:
             from kvcore.cluster.run import check_on_trace
 
