@@ -21,8 +21,9 @@ vLLM (`kv_cache_utils.resolve_kv_cache_block_sizes`, `partial_hash_hits_enabled`
 A replay models what a unit finer than a block changes, as vLLM 0.33 does, when every group
 is full attention or Mamba (with partial hash hits a chunked local group at the unit too:
 tests/data/sched_chunked_mamba/), or, without partial hash hits, Mamba groups sit beside full
-attention and sliding windows (not with the CPU tier; `unmodelled` refuses the rest in one
-line): a block under several keys in the pool (`kvcore.partial_hashes`:
+attention, sliding windows and chunked local groups (the latter: `cxN` there; not with the
+CPU tier; `unmodelled` refuses the rest in one line): a block under several keys in the pool
+(`kvcore.partial_hashes`:
 `BlockPool.cache_partial_block` / `move_block_hashes` / `_remove_cached_block_hashes`,
 `block_hash_num_tokens`, each key removed and announced on eviction);
 `FullAttentionManager.find_longest_cache_hit` phase 2 and `_cache_partial_tail_block`
@@ -117,8 +118,9 @@ def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
                enable_caching: bool, tier: bool = False) -> str | None:
     """Why kvcli cannot replay this unit exactly (None: it can): vLLM accepted it and it hashes
     finer than some prefix-cacheable group's block, but not in the layout kvcli models: partial
-    hash hits over full-attention, Mamba and chunked local groups, or, without them, Mamba groups beside
-    full-attention and sliding-window groups (not with the CPU tier, ``tier``)."""
+    hash hits over full-attention, Mamba and chunked local groups, or, without them, Mamba
+    groups beside full-attention, sliding-window and chunked local groups (not with the CPU
+    tier, ``tier``)."""
     if prefix_match_unit is None:
         return None
     _, hash_bs = resolve_block_sizes(specs, prefix_match_unit, enable_caching)
@@ -132,12 +134,14 @@ def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
                        for s in specs):
         return None
     beside_mamba = not partial and any(isinstance(s, MambaSpec) for s in specs) and all(
-        isinstance(s, (FullAttentionSpec, SlidingWindowSpec, MambaSpec)) for s in specs)
+        isinstance(s, (FullAttentionSpec, SlidingWindowSpec, MambaSpec,
+                       ChunkedLocalAttentionSpec)) for s in specs)
     if beside_mamba and not tier:
         # (no hits inside a block, but full attention registers the prompt's tail at the unit
         # and Mamba its last hash boundary, the fine managers: checked against vLLM with
         # sliding-window groups beside Mamba groups, drafts or not, engine and cache mode,
-        # tests/data/sched_mamba_mixed_pmu/)
+        # tests/data/sched_mamba_mixed_pmu/, and with a chunked local group coarser than the
+        # unit, tests/data/sched_chunked_mamba/'s cx cases)
         return None
     blocks = ", ".join(f"{b:,}" for b in coarser)
     if beside_mamba:

@@ -5,6 +5,7 @@ hash block beside Mamba groups in "align" mode (prefix caching on), for oracle_c
 
     python3 tests/data/sched_chunked_mamba/make_chunked_mamba.py OUT_DIR FIRST LAST   # seeds FIRST..LAST-1
     python3 tests/data/sched_chunked_mamba/make_chunked_mamba.py --tight OUT_DIR FIRST LAST
+    python3 tests/data/sched_chunked_mamba/make_chunked_mamba.py --coarse OUT_DIR FIRST LAST   # cxN
 
 Seed N writes `ckN.trace.jsonl`. Each draws, from `random.Random(N)`: the block B (8, 16 or 32:
 the config line's, the Mamba groups'), 1-2 Mamba groups (Mamba1, or Mamba2 with a prefill
@@ -17,6 +18,8 @@ groups in a random order; max_model_len 256 or 384; a pool from what one max_mod
 needs to 60 blocks more; the scheduler knobs and requests of
 ../sched_spec_mamba/make_spec_mamba.py; with Mamba2 a retention interval 1 in 3 (2 or 4 times
 the groups' lcm, or dense). `--tight`: the pool at most 2 blocks past that need (preemptions).
+`--coarse` (`cxN`): a unit B/2 or B/4 and the chunked group at B or 2B, coarser than the unit,
+so partial hash hits are off (vLLM runs it where the chunked block is the groups' lcm).
 """
 
 import importlib.util
@@ -37,8 +40,10 @@ def sized(g: dict, size: int, bs: int) -> dict:
 
 
 TIGHT = "--tight" in sys.argv
-if TIGHT:
-    sys.argv.remove("--tight")
+COARSE = "--coarse" in sys.argv
+for flag in ("--tight", "--coarse"):
+    if flag in sys.argv:
+        sys.argv.remove(flag)
 
 
 def trace(seed: int) -> tuple[str, list[str]]:
@@ -54,11 +59,15 @@ def trace(seed: int) -> tuple[str, list[str]]:
         hb = bs // 2
     else:
         unit = hb = max(2, bs // rng.choice([2, 4]))
-    chunk = hb * rng.choice([2, 3, 4, 8])
-    others = [sized({"type": "chunked_local", "attention_chunk_size": chunk}, hb, bs)]
+    chunked_bs = hb
+    if COARSE:
+        unit = hb = max(2, bs // rng.choice([2, 4]))
+        chunked_bs = rng.choice([bs, bs, 2 * bs])
+    chunk = chunked_bs * rng.choice([2, 3, 4, 8])
+    others = [sized({"type": "chunked_local", "attention_chunk_size": chunk}, chunked_bs, bs)]
     if rng.random() < 0.5:
         others.append(sized({"type": "full"}, rng.choice([bs, 2 * bs, hb, 4 * hb]), bs))
-    if layout == "off":
+    if layout == "off" and not COARSE:
         if rng.random() < 0.5:
             others.append({"type": "sliding_window", "sliding_window": rng.choice([19, 32, 64])})
         else:
@@ -83,7 +92,7 @@ def trace(seed: int) -> tuple[str, list[str]]:
         lcm = math.lcm(*(g.get("block_size", bs) for g in groups))
         cfg["prefix_cache_retention_interval"] = rng.choice([None, 2 * lcm, 4 * lcm])
     lines = [json.dumps({"config": cfg}), *make_spec_mamba.requests(rng, bs, mml, 0.35)]
-    return "ck" + str(seed), lines
+    return ("cx" if COARSE else "ck") + str(seed), lines
 
 
 if __name__ == "__main__":
