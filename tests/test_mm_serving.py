@@ -186,3 +186,32 @@ def test_the_replay_says_what_changes_nothing():
         "back to weights (the tower split over TP)")]
     assert warnings("--model", "gemma-3-27b", "--gpu-memory-gib", "80",
                     "--language-model-only") == []
+
+
+def test_the_warnings_read_the_sizings_notes():
+    # one path: the notes are those the sizing left in its MMState (`StartUp.mm`), not the
+    # options applied to the geometry once more
+    from kvcore.engine.options import ReplayOptions, resolve
+    from kvcore.engine.start_warnings import start_warnings
+    from kvcore.engine.startup import start_up
+    from kvcore.models.mm_serving import MMState
+    from kvcore.traces.reader import read_trace
+
+    path = str(ROOT / "traces" / "shared-prefix.jsonl")
+    trace = read_trace(path, keep=4)
+    opts = ReplayOptions(model="gemma-3-27b", gpu_memory_gib=80, mm_encoder_tp_mode="data",
+                         given=frozenset({"model", "gpu_memory_gib", "mm_encoder_tp_mode"}))
+    start = start_up(trace, resolve(opts, trace.config, path=path))
+    assert start.mm is not None and (start.mm.tower, start.mm.mode) == ("built", "weights")
+    fallback = ("data: gemma-3-27b's class does not support it; vLLM falls back to weights (the "
+                "tower split over TP)")
+    assert start.mm.notes == (("mm_encoder_tp_mode", fallback),)
+
+    def mm_lines(mm: MMState | None) -> list[str]:
+        return [w for w in start_warnings(start.cfg, trace, start.geometry, start.groups, mm)
+                if w.startswith(("option mm_", "option limit_mm"))]
+
+    assert mm_lines(start.mm) == [f"option mm_encoder_tp_mode: {fallback}"]
+    said = MMState("built", "weights", notes=(("limit_mm_per_prompt", "said by the sizing"),))
+    assert mm_lines(said) == ["option limit_mm_per_prompt: said by the sizing"]
+    assert mm_lines(None) == []

@@ -139,7 +139,8 @@ class ReplayContext:
                                       plain, lambda rid: self.records[rid].tr,
                                       arrays=self.jsonl.writes_arrays(),
                                       pieces=self.jsonl.pieces())
-        warnings = start_warnings(self.cfg, self.trace, start.geometry, start.groups)
+        warnings = start_warnings(self.cfg, self.trace, start.geometry, start.groups,
+                                  start.mm)
         for message in (*warnings, *start.notes):
             self.warning(message)
         shown = any(s is not None and s.shows_hashes for s in (self.jsonl, self.vllm))

@@ -10,6 +10,7 @@ from kvcore.engine.refusal import named, where_set
 from kvcore.engine.spec_config import EAGLE_METHODS
 from kvcore.engine.spec_decode import spec_draft
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.mm_serving import MMState
 from kvcore.offload.settings import GEOMETRY, steps_time_transfers, unused_tier_options
 from kvcore.specs import ChunkedLocalAttentionSpec, KVCacheGroupSpec, SlidingWindowSpec
 from kvcore.traces import Trace, out_of_order_warning
@@ -27,10 +28,12 @@ TIER_TIMING = frozenset({"load_steps", "store_steps", "sync_load_budget_bytes",
 
 
 def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | None = None,
-                   groups: list[KVCacheGroupSpec] | tuple = ()) -> list[str]:
+                   groups: list[KVCacheGroupSpec] | tuple = (),
+                   mm: MMState | None = None) -> list[str]:
     """The warnings, in this order, for the resolved (sized) options `cfg` over `trace`;
     ``geometry``: the options' model as the start-up read it (`StartUp.geometry`); ``groups``:
-    the KV cache groups it built (`StartUp.groups`)."""
+    the KV cache groups it built (`StartUp.groups`); ``mm``: what the sizing built under the
+    multimodal options (`StartUp.mm`)."""
     out = []
     late = out_of_order_warning(trace.out_of_order)
     if late and not (cfg.mode == "engine" and cfg.arrivals == "step"):
@@ -156,7 +159,7 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
         # (the pool was given: the draft was not needed to size it, but the clock needs it)
         out.append(f"the {cfg.spec_method} drafter's passes are not in the step times: give "
                    "its draft model (spec_model) to time them")
-    out += _mm_warnings(cfg, geometry, given, user)
+    out += _mm_warnings(cfg, mm, given, user)
     if unused_tier := unused_tier_options(cfg, lined):
         out.append(f"option(s) {named(unused_tier, trace, cfg)}: no effect without a CPU "
                    "tier (kv_offloading_size or kv_offloading_size_chunks)")
@@ -239,22 +242,19 @@ def capped_outputs_note(cfg: ReplayOptions, trace: Trace) -> str | None:
             f"{first.output_len:,}): {tail}")
 
 
-def _mm_warnings(cfg: ReplayOptions, geometry: ModelGeometry | None, given: frozenset[str],
+def _mm_warnings(cfg: ReplayOptions, mm: MMState | None, given: frozenset[str],
                  user: set[str] | frozenset[str]) -> list[str]:
     """vLLM's multimodal serving options given where they change nothing: they change a
-    model's weights, which only a pool sized from its memory reads; on such a model, what
-    `kvcore.models.mm_serving` says of them (a text-only model, a modality it lacks, Gemma 3's
-    data mode)."""
-    from kvcore.mm_options import mm_options
-    from kvcore.models.mm_serving import apply_mm
-
-    mm = sorted(given & {"limit_mm_per_prompt", "language_model_only", "mm_encoder_tp_mode"})
-    if not mm:
+    model's weights, which only a pool sized from its memory reads; on such a model, the notes
+    the sizing left in its `MMState` (`kvcore.models.mm_serving`: a text-only model, a modality
+    it lacks, Gemma 3's data mode)."""
+    mm_given = sorted(given & {"limit_mm_per_prompt", "language_model_only",
+                               "mm_encoder_tp_mode"})
+    if not mm_given:
         return []
     if not (cfg.model or cfg.model_config) or cfg.gpu_memory_gib is None or "num_blocks" in user:
-        return [(f"option(s) {', '.join(mm)}: no effect on the pool unless it is sized from a "
-                 "model's gpu_memory_gib (they change the model's weights)")]
-    if geometry is None:
+        return [(f"option(s) {', '.join(mm_given)}: no effect on the pool unless it is sized "
+                 "from a model's gpu_memory_gib (they change the model's weights)")]
+    if mm is None:
         return []
-    opts = mm_options(cfg.limit_mm_per_prompt, cfg.language_model_only, cfg.mm_encoder_tp_mode)
-    return [f"option {k}: {why}" for k, why in apply_mm(geometry, opts)[1].notes]
+    return [f"option {k}: {why}" for k, why in mm.notes]

@@ -29,6 +29,7 @@ from kvcore.errors import InputError
 from kvcore.host_memory import check_pool_fits
 from kvcore.models.eagle_draft import DRAFT_PRESETS
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.mm_serving import MMState
 from kvcore.offload.config import OffloadConfig, empty_tier_note
 from kvcore.offload.hybrid_partial import partial_tail_block
 from kvcore.offload.options import (
@@ -55,6 +56,7 @@ class StartUp:
     # vLLM's failure at its first prefix-cache lookup (`first_lookup`), raised by the run when
     # it looks up (a run that never does, as vLLM's, runs)
     lookup_refusal: InputError | None = None
+    mm: MMState | None = None           # the sizing's multimodal outcome (None: no model)
 
     @property
     def hash_block_size(self) -> int:
@@ -212,4 +214,5 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
             if note is not None:
                 notes = (*notes, note)
     return StartUp(cfg, groups, clock, offload, geometry, notes,
-                   first_lookup_refusal(cfg, trace, groups))
+                   first_lookup_refusal(cfg, trace, groups),
+                   sizing.mm if sizing is not None else None)
