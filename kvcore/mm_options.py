@@ -38,6 +38,14 @@ class MMOptions:
     def given(self) -> bool:
         return self != MMOptions()
 
+    @property
+    def given_fields(self) -> tuple[str, ...]:
+        """The options given other than their defaults, by field."""
+        return tuple(k for k, on in (("limit_mm_per_prompt", bool(self.limits)),
+                                     ("language_model_only", self.language_model_only),
+                                     ("mm_encoder_tp_mode", self.mm_encoder_tp_mode != "weights"))
+                     if on)
+
 
 def _count(modality: str, value: Any) -> int:
     if isinstance(value, dict):

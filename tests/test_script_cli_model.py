@@ -9,6 +9,10 @@ block prepended at the front (0.33's `prepend_n`); a hybrid hit needs every grou
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -164,3 +168,58 @@ def test_model_options_keep_the_replays_kinds_and_help():
         assert kind == replay_kind
         assert info.rich_help_panel == script._M != replay_info.rich_help_panel
         assert info.param_decls == replay_info.param_decls and info.help == replay_info.help
+
+
+def test_multimodal_options_size_the_pool_as_kvcli_config(tmp_path):
+    # gemma-3-27b on 80 GiB: 18,434 blocks with its SigLIP tower, 19,080 without it (as `kvcli
+    # config` and the replay size it: tests/test_mm_serving.py); the dotted spelling is joined
+    # in kvcli's entry point, so it runs in a process of its own
+    ops = _script(tmp_path, [{"op": "new", "id": "a", "prompt": A}])
+    base = [ops, "--model", "gemma-3-27b", "--gpu-memory-gib", "80"]
+    assert _run(*base)[-1]["num_blocks"] == 18_434
+    assert _run(*base, "--limit-mm-per-prompt", '{"image": 0}')[-1]["num_blocks"] == 19_080
+    assert _run(*base, "--language-model-only")[-1]["num_blocks"] == 19_080
+    assert _run(*base, "--no-language-model-only")[-1]["num_blocks"] == 18_434
+    root = Path(__file__).resolve().parents[1]
+    r = subprocess.run([sys.executable, "-m", "kvcli", "script", *base,
+                        "--limit-mm-per-prompt.image", "0"], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(root)}, timeout=120, check=False)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert json.loads(r.stdout.splitlines()[-1])["num_blocks"] == 19_080
+
+
+NO_EFFECT = ("no effect on the pool unless it is sized from a model's gpu_memory_gib (they "
+             "change the model's weights)")
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--model", "gemma-3-27b", "--gpu-memory-gib", "80", "--mm-encoder-tp-mode", "data"],
+     [("option --mm-encoder-tp-mode: data: gemma-3-27b's class does not support it; vLLM "
+       "falls back to weights (the tower split over TP)")]),
+    (["--model", "llama-3.1-8b", "--gpu-memory-gib", "80", "--language-model-only"],
+     [("option --language-model-only: no effect on llama-3.1-8b, which has no vision tower "
+       "kvcli counts (on a text-only model vLLM builds no multimodal config)")]),
+    (["--model", "gemma-3-27b", "--num-blocks", "64", "--limit-mm-per-prompt", '{"image": 0}',
+      "--mm-encoder-tp-mode", "data"],
+     [f"option --limit-mm-per-prompt: {NO_EFFECT}", f"option --mm-encoder-tp-mode: {NO_EFFECT}"]),
+    (["--language-model-only"], [f"option --language-model-only: {NO_EFFECT}"]),
+    (["--model", "gemma-3-27b", "--gpu-memory-gib", "80", "--language-model-only"], []),
+])
+def test_multimodal_options_that_change_nothing_are_said(tmp_path, args, said):
+    ops = _script(tmp_path, [{"op": "new", "id": "a", "prompt": A}])
+    res = runner.invoke(app, ["script", ops, *args])
+    assert res.exit_code == 0, res.output
+    assert [x.removeprefix("warning: ") for x in res.stderr.splitlines()] == said
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--limit-mm-per-prompt", '{"image": -1}'],
+     "error: option --limit-mm-per-prompt: image: expected a count >= 0, got -1"),
+    (["--mm-encoder-tp-mode", "tensor"],
+     "error: option --mm-encoder-tp-mode: expected one of weights, data, got 'tensor'"),
+])
+def test_bad_multimodal_options_exit_2(tmp_path, args, message):
+    ops = _script(tmp_path, [{"op": "new", "id": "a", "prompt": A}])
+    res = runner.invoke(app, ["script", ops, "--model", "gemma-3-27b", "--gpu-memory-gib", "80",
+                              *args])
+    assert (res.exit_code, res.stdout, res.stderr.strip()) == (2, "", message)

@@ -16,6 +16,7 @@ from typing import Annotated, Any, get_args
 
 import typer
 
+from kvcli import config_options as co
 from kvcli.replay_options import GpuMemOpt, ModelConfigOpt, ModelOpt
 
 _M = "Model (replaces the script's groups; flags override the script's config)"
@@ -58,6 +59,12 @@ ChunkOpt = Annotated[int | None, _opt(
     "--attention-chunk-size", "Explicit geometry: chunked-local attention chunk (tokens).")]
 ChunkedLayersOpt = Annotated[str | None, _opt(
     "--chunked-layers", "Which layers are chunked-local [default: all]")]
+# vLLM's multimodal serving options, `kvcli config`'s declarations (they change the weights,
+# so the blocks --gpu-memory-gib sizes); the dotted --limit-mm-per-prompt.image 0 is joined
+# into the JSON form by `kvcli.app.main`
+ScriptLimitMmOpt = Annotated[str | None, _in_panel(co.LimitMmOpt)]
+ScriptLanguageOnlyOpt = Annotated[bool, _in_panel(co.LanguageOnlyOpt)]
+ScriptMmTpModeOpt = Annotated[str, _in_panel(co.MmTpModeOpt)]
 
 
 def register(app: typer.Typer) -> None:
@@ -93,6 +100,9 @@ def register(app: typer.Typer) -> None:
         sliding_layers: SlidingLayersOpt = None,
         attention_chunk_size: ChunkOpt = None,
         chunked_layers: ChunkedLayersOpt = None,
+        limit_mm_per_prompt: ScriptLimitMmOpt = None,
+        language_model_only: ScriptLanguageOnlyOpt = False,
+        mm_encoder_tp_mode: ScriptMmTpModeOpt = "weights",
     ) -> None:
         """Replay an op script (the oracle's contract) and print one JSON line per op.
 
@@ -105,6 +115,7 @@ def register(app: typer.Typer) -> None:
             from kvcore.engine.op_script import load_script, with_model
             from kvcore.engine.script_runner import run_ops
             from kvcore.errors import InputError
+            from kvcore.mm_options import mm_options
 
             if not ops:
                 # (it said "error: : no such file", naming neither the argument nor a file)
@@ -117,6 +128,7 @@ def register(app: typer.Typer) -> None:
                                  "trees; give one", field="view")
             output.check_distinct([("the op script", ops),
                                    ("--model-config's file", model_config)], [])
+            mm = mm_options(limit_mm_per_prompt, language_model_only, mm_encoder_tp_mode)
             cfg, op_list = load_script(ops)
             if hash_seed is not None:
                 from kvcore.engine.option_rules import check_seed
@@ -128,7 +140,9 @@ def register(app: typer.Typer) -> None:
                        block_size=block_size, max_model_len=max_model_len, kv_heads=kv_heads,
                        head_dim=head_dim, sliding_window=sliding_window,
                        sliding_layers=sliding_layers, attention_chunk_size=attention_chunk_size,
-                       chunked_layers=chunked_layers)
+                       chunked_layers=chunked_layers, mm=mm)
+            for k, why in cfg.mm_notes:
+                output.warn(f"option {output.flag(k)}: {why}")
             if calls:
                 from kvcore.engine.script_calls import run_ops_with_calls
 

@@ -27,6 +27,7 @@ from kvcore.errors import InputError
 from kvcore.hashing import HASH_FUNCTIONS
 from kvcore.host_memory import check_pool_fits
 from kvcore.managers.registry import spec_from_group_config
+from kvcore.mm_options import MMOptions
 from kvcore.sources import close_source, open_source, read_text
 
 DEFAULTS: dict[str, Any] = {"groups": [{"type": "full"}], "block_size": 16, "num_blocks": 1024,
@@ -54,6 +55,8 @@ class ScriptConfig:
     given: frozenset = frozenset()   # the keys the script's config set itself
     specs: list | None = None        # a model's `KVCacheGroupSpec`s (replace `groups`)
     model: str | None = None         # where `specs` came from (for people)
+    # the multimodal options that changed nothing, as (the option's field, why): to be said
+    mm_notes: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(slots=True)
@@ -180,7 +183,8 @@ GEOMETRY_KEYS = ("kv_heads", "head_dim", "sliding_window", "sliding_layers",
 def with_model(cfg: ScriptConfig, *, model: str | None = None, model_config: str | None = None,
                layers: int | None = None, gpu_memory_gib: float | None = None,
                num_blocks: int | None = None, block_size: int | None = None,
-               max_model_len: int | None = None, **geometry) -> ScriptConfig:
+               max_model_len: int | None = None, mm: MMOptions | None = None,
+               **geometry) -> ScriptConfig:
     """`cfg` with the caller's overrides applied (they beat the script's config).
 
     Without a model only ``block_size``, ``num_blocks`` and ``max_model_len`` change. With one
@@ -188,8 +192,10 @@ def with_model(cfg: ScriptConfig, *, model: str | None = None, model_config: str
     sliding_window, sliding_layers, attention_chunk_size, chunked_layers) its KV cache groups
     replace ``groups`` (sized at ``block_size`` by `kvcore.sizing`, which may raise a group's
     block size to unify page sizes), ``num_blocks`` comes from ``gpu_memory_gib`` when given,
-    and ``max_model_len`` is the model's unless the caller or the script sets it. Raises
-    `InputError` (exit 2) for a combination that makes no sense.
+    and ``max_model_len`` is the model's unless the caller or the script sets it. ``mm``:
+    vLLM's multimodal serving options, which change the model's weights and so only a pool
+    sized from ``gpu_memory_gib`` (elsewhere, or where the model ignores them, `mm_notes` says
+    so). Raises `InputError` (exit 2) for a combination that makes no sense.
     """
     for name, v in (("block_size", block_size), ("num_blocks", num_blocks),
                     ("max_model_len", max_model_len)):
@@ -210,6 +216,11 @@ def with_model(cfg: ScriptConfig, *, model: str | None = None, model_config: str
         cfg.num_blocks = num_blocks
     if max_model_len is not None:
         cfg.max_model_len = max_model_len
+    mm = mm or MMOptions()
+    if gpu_memory_gib is None:
+        why = ("no effect on the pool unless it is sized from a model's gpu_memory_gib (they "
+               "change the model's weights)")
+        cfg.mm_notes = tuple((k, why) for k in mm.given_fields)
     if not has_model:
         return cfg
     from kvcore.sizing.resolve import resolve_kv_cache_config
@@ -220,7 +231,10 @@ def with_model(cfg: ScriptConfig, *, model: str | None = None, model_config: str
         gpu_memory_gib=gpu_memory_gib, block_size=cfg.block_size,
         max_model_len=cfg.max_model_len if keep_len else None, max_concurrent_batches=1,
         num_blocks=None if gpu_memory_gib is not None else cfg.num_blocks,
-        check_memory=False, **{k: geometry.get(k) for k in GEOMETRY_KEYS})  # type: ignore[arg-type]
+        check_memory=False, mm=mm if gpu_memory_gib is not None else None,
+        **{k: geometry.get(k) for k in GEOMETRY_KEYS})  # type: ignore[arg-type]
+    if gpu_memory_gib is not None and res.mm is not None:
+        cfg.mm_notes = res.mm.notes
     cfg.specs = list(res.config.kv_cache_groups)
     cfg.groups = [group_config(g.kv_cache_spec) for g in cfg.specs]
     cfg.num_blocks = res.config.num_blocks
