@@ -47,7 +47,7 @@ MODULES = (
     "kvcore.managers.tables", "kvcore.managers.base", "kvcore.managers.full_attention",
     "kvcore.managers.sliding_window", "kvcore.managers.chunked_local",
     "kvcore.managers.cross_attention", "kvcore.managers.mamba", "kvcore.managers.mamba_checkpoint",
-    "kvcore.managers.mamba_retention",
+    "kvcore.managers.mamba_retention", "kvcore.managers.mamba_caching",
     # partial hash hits (`--prefix-match-unit`): the compiled pool and managers call them
     "kvcore.partial_hashes", "kvcore.managers.fine_lookup", "kvcore.managers.fine_full_attention",
     "kvcore.managers.mamba_partial",
@@ -58,8 +58,8 @@ MODULES = (
     # block hashing (a decode block's hash is one call per block: interpreted, its overhead
     # was twice the pickle and sha256 it wraps)
     "kvcore.hashing", "kvcore.engine.hash_memo", "kvcore.engine.prompt_prefixes",
-    "kvcore.engine.engine_loop", "kvcore.engine.batch_time", "kvcore.engine.replay_observer",
-    "kvcore.engine.async_loop",
+    "kvcore.engine.engine_loop", "kvcore.engine.arrivals", "kvcore.engine.batch_time",
+    "kvcore.engine.replay_observer", "kvcore.engine.async_loop",
     "kvcore.engine.fake_model", "kvcore.engine.lazy_request", "kvcore.engine.fast_forward",
     # our event stream (a line per block operation: interpreted, the recorder and the sink
     # were a quarter of a replay with events)

@@ -2,10 +2,10 @@
 
 Requests arrive by their timestamps (`arrivals="timestamp"`; the cost model says how long a step
 takes), all at once (`ignore`), or at their integer `arrival_step` (`step`: steps count from 0
-and idle steps count, as the scheduler oracle does). Each step: arrivals, `schedule()`, a fake
-model that samples one token per request at the end of its known tokens
-(`TraceRequest.output_token`), `update_from_output`, then the accounting (times, usage, the
-step line and the vLLM event batch).
+and idle steps count, as the scheduler oracle does; taken in by `kvcore.engine.arrivals`).
+Each step: arrivals, `schedule()`, a fake model that samples one token per request at the end
+of its known tokens (`TraceRequest.output_token`), `update_from_output`, then the accounting
+(times, usage, the step line and the vLLM event batch).
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from typing import Any
 
 import orjson
 
+from kvcore.engine.arrivals import take_arrivals
 from kvcore.engine.batch_time import batch_ms
 from kvcore.engine.context import ReplayContext
 from kvcore.engine.decode_windows import DecodeWindows
 from kvcore.engine.fake_model import next_token, next_tokens
 from kvcore.engine.fast_forward import decode_stretch, run_stretch
-from kvcore.engine.lazy_request import LazyTraceRequest
 from kvcore.engine.load_check import check_load
 from kvcore.engine.options import build
 from kvcore.engine.progress_watch import ProgressWatch
@@ -180,45 +180,8 @@ class EngineLoop:
         return self.sched.has_requests()
 
     def arrivals(self) -> None:
-        """Add the requests that have arrived; an idle engine jumps to the next arrival."""
-        ctx = self.ctx
-        pending = self.pending
-        mode = ctx.cfg.arrivals
-        ctx.t_ms = max(ctx.t_ms, self.transfer_wait_ms)
-        if mode == "timestamp" and (pending or self.pull()) and (
-                self.waiting_for_arrival or not self.has_work()) \
-                and pending[0].arrival_ms > ctx.t_ms:
-            ctx.t_ms = pending[0].arrival_ms
-        jsonl = ctx.jsonl
-        while (pending or self.pull()) and (
-                mode == "ignore" or (mode == "step" and pending[0].arrival_step <= ctx.step)
-                or (mode == "timestamp" and pending[0].arrival_ms <= ctx.t_ms)):
-            tr = pending.popleft()
-            self.waiting_for_arrival = False
-            rec = ctx.book.arrived(tr)
-            rec.arrival_ms = ctx.t_ms
-            # Latency counts from the trace's arrival (the engine takes a request in at the end
-            # of the step running then), or from time 0 when all arrive at once (`latency.py`).
-            if mode == "timestamp":
-                rec.latency_from_ms = tr.arrival_ms
-            elif mode == "ignore":
-                rec.latency_from_ms = ctx.t_ms
-            if jsonl is not None:
-                jsonl.step, jsonl.t_ms = ctx.step, ctx.t_ms
-                jsonl.write("arrive", tr.id, prompt_tokens=tr.prompt_len,
-                            output_tokens=tr.output_len)
-            if ctx.admit_or_reject(tr, self.skipped):
-                self.sched.add_request(LazyTraceRequest(ctx, tr, self.add_order))
-                self.add_order += 1
-
-    def pull(self) -> bool:
-        """The next request to arrive into `pending`; False when none is left."""
-        tr = None if self.incoming is None else next(self.incoming, None)
-        if tr is None:
-            self.incoming = None
-            return False
-        self.pending.append(tr)
-        return True
+        """Add the requests that have arrived (`kvcore.engine.arrivals`)."""
+        take_arrivals(self)
 
     def step(self) -> None:
         """One engine step: schedule, the fake model's tokens, update, account."""

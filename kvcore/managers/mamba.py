@@ -57,7 +57,8 @@ from typing import TYPE_CHECKING
 from kvcore.hashing import resolve_block_hashes
 from kvcore.managers.base import SingleTypeKVCacheManager
 from kvcore.managers.fine_lookup import mamba_hit
-from kvcore.managers.mamba_checkpoint import cache_checkpoint_below, checkpoint_block
+from kvcore.managers.mamba_caching import cache_states
+from kvcore.managers.mamba_checkpoint import checkpoint_block
 from kvcore.managers.mamba_retention import retained_states
 from kvcore.request import Request
 from kvcore.specs import MambaSpec, cdiv
@@ -217,57 +218,9 @@ class MambaManager(SingleTypeKVCacheManager):
                 blocks[i] = self._null_block
 
     def cache_blocks(self, request, num_tokens: int) -> None:
-        """Register only a state that sits exactly on its block's end, and (vLLM 0.33's
-        prefix_cache_retention_interval, default 0) only one a later hit can reach.
-
-        The running state lives in block ``cdiv(n, bs) - 1``; it is the state of a whole block
-        only when ``n`` is a multiple of the block size. vLLM's scheduler keeps align-mode
-        prefill chunks block-aligned so this always holds there; an op script may prefill
-        unaligned chunks, and then the blocks it passed over hold no reusable state.
-        """
-        rid = request.request_id
-        num_cached = self.num_cached_block.get(rid, 0)
-        num_full = min(num_tokens, len(request.block_hashes) * self.block_pool.hash_block_size
-                       ) // self.block_size
-        checkpoint = self._checkpoints.get(rid)
-        # (EAGLE's legacy drop writes the checkpoint a block below its block's end)
-        below = checkpoint is not None and checkpoint[0] != (checkpoint[1] + 1) * self.block_size
-        if num_cached >= num_full:
-            if below:
-                cache_checkpoint_below(self, request)
-            return
-        mask = [False] * (num_full - num_cached)
-        reach = self.reachable_block_mask(num_cached, num_full, request)
-        if num_tokens % self.block_size == 0 and num_full == num_tokens // self.block_size:
-            mask[-1] = reach is None or reach[-1]
-        if checkpoint is not None and not below and num_cached <= checkpoint[1] < num_full:
-            # The block reserved for a checkpoint written inside this chunk holds the state at
-            # its own end (with the hash block = the block, vLLM's partial-block re-keying of
-            # it adds nothing to this; a checkpoint it would not keep has no hash to drop).
-            i = checkpoint[1] - num_cached
-            mask[i] = reach is None or reach[i]
-        loaded = self._loaded.get(rid)
-        if loaded is not None and loaded < num_full:
-            del self._loaded[rid]
-            if loaded >= num_cached:
-                mask[loaded - num_cached] = reach is None or reach[loaded - num_cached]
-        blocks = self.req_to_blocks[rid]
-        self.block_pool.cache_full_blocks(request, blocks, num_cached, num_full,
-                                          self.block_size, self.kv_cache_group_id, mask)
-        self.num_cached_block[rid] = num_full
-        # (re-keyed before the hand-off, as vLLM's `_cache_partial_tail_block` runs first: the
-        # CPU tier is offered the checkpoint's block at the checkpoint, a block below its end)
-        rekeyed = cache_checkpoint_below(self, request) if below else None
-        offers = self.state_offers
-        bs = self.block_size
-        for i in range(num_cached, num_full):
-            h = blocks[i].block_hash
-            if h is not None and not blocks[i].is_null:
-                self._cached_this_step.add(h)
-                if offers is not None:
-                    at = rekeyed[1] if rekeyed is not None and rekeyed[0] is blocks[i] \
-                        else (i + 1) * bs
-                    offers.append((rid, blocks[i], at))
+        """Register only the states a later hit can start from
+        (`kvcore.managers.mamba_caching`)."""
+        cache_states(self, request, num_tokens)
 
     def _template_cache_blocks(self, request: Request, num_tokens: int) -> None:
         """vLLM's template caching (every non-null block the retention mask keeps), for
