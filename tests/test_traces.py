@@ -124,3 +124,44 @@ def test_bad_input_names_file_line_field(tmp_path, lines, line, field):
 def test_missing_file():
     with pytest.raises(InputError, match="no such file"):
         read_trace("/nonexistent/trace.jsonl")
+
+
+def _prioritised(tmp_path, priorities):
+    return write(tmp_path, "p.jsonl", [
+        {"id": f"r{i}", "prompt_token_ids": list(range(1, 40)), "output_length": 3,
+         "priority": p} for i, p in enumerate(priorities)])
+
+
+@pytest.mark.parametrize("given", [2 ** 63, 10 ** 30, -10 ** 30, -2 ** 63 - 1024, 1e19])
+def test_a_priority_past_64_bits_is_refused(tmp_path, given):
+    # vLLM's API takes a 64-bit priority (`Field(ge=-(2**63), le=2**63 - 1)`); past it, kvcli
+    # took 10**30 as orjson's double, 1000000000000000019884624838656 (orjson reads a literal
+    # past 64 bits as a double: -2**63 - 1024 is -2**63 rounded, shown as the double read)
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+
+    p = _prioritised(tmp_path, [0, given])
+    r = CliRunner().invoke(app, ["replay", p, "--policy", "priority", "--json"])
+    shown = {2 ** 63: "9223372036854775808", 10 ** 30: "1e+30", -10 ** 30: "-1e+30",
+             -2 ** 63 - 1024: "-9.223372036854776e+18", 1e19: "1e+19"}[given]
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", (
+        f"error: {p}:2: field 'priority': must be a 64-bit integer (-2**63 to 2**63 - 1, "
+        f"vLLM's API range), got {shown}\n"))
+
+
+def test_the_64_bit_ends_are_read_exactly_and_run_in_order(tmp_path):
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+
+    ends = [0, 2 ** 63 - 1, -2 ** 63, -2 ** 62 - 1]
+    p = _prioritised(tmp_path, ends)
+    assert [r.priority for r in read_trace(p).requests] == ends
+    out = tmp_path / "requests.jsonl"
+    r = CliRunner().invoke(app, ["replay", p, "--policy", "priority", "--arrivals", "ignore",
+                                 "--max-num-seqs", "1", "--requests", str(out), "--json"])
+    assert r.exit_code == 0, r.output
+    # lowest first, one at a time (4 steps each: the prompt, then 3 output tokens)
+    first = {x["id"]: x["first_scheduled_step"] for x in map(json.loads, out.open())}
+    assert first == {"r2": 0, "r3": 4, "r0": 8, "r1": 12}

@@ -86,6 +86,20 @@ def _int(obj: dict, key: str, ctx: _Ctx, *, default: Any = ..., minimum: int = 0
     return v
 
 
+def _priority(obj: dict, ctx: _Ctx) -> int:
+    """A request's priority (default 0) in vLLM 0.33's API range, a 64-bit integer (its
+    protocols' ``Field(ge=-(2**63), le=2**63 - 1)``: past it the request is refused there).
+    orjson reads an integer literal past 64 bits as a double (10**30 was taken as
+    1000000000000000019884624838656), one just below -2**63 rounded to -2**63 itself: a
+    double there is refused too."""
+    v = obj.get("priority")
+    low = -(1 << 63)
+    if (isinstance(v, float) and not low < v < -low) or (type(v) is int and not low <= v < -low):
+        raise ctx.err("priority", f"must be a 64-bit integer (-2**63 to 2**63 - 1, vLLM's API "
+                                  f"range), got {clipped(v)}")
+    return _int(obj, "priority", ctx, default=0, minimum=low)
+
+
 def _tokens(obj: dict, key: str, ctx: _Ctx, **kw: Any) -> int:
     """A token count (input_length, output_length): >= 1 and within `MAX_REQUEST_TOKENS`."""
     return _int(obj, key, ctx, minimum=1, maximum=MAX_REQUEST_TOKENS, **kw)
@@ -189,7 +203,7 @@ def _hashed(obj: dict, ctx: _Ctx, index: int, *, tb: int, ts_scale: float, rid: 
                         arrival_ms=_timestamp(obj, ctx, ts_scale),
                         arrival_step=_arrival_step(obj, ctx),
                         prompt_len=n_in, output_len=n_out, hash_ids=ids, trace_block_size=tb,
-                        priority=_int(obj, "priority", ctx, default=0, minimum=-(1 << 62)))
+                        priority=_priority(obj, ctx))
 
 
 # The field that makes each format, first match wins (`detect`). A line of one format in a trace
@@ -247,7 +261,7 @@ def parse_tokens(obj: dict, ctx: _Ctx, index: int) -> TraceRequest:
                         arrival_step=_arrival_step(obj, ctx),
                         prompt_len=len(prompt), output_len=n_out, prompt_token_ids=prompt,
                         prompt_array=prompt_array, output_token_ids=out_ids,
-                        priority=_int(obj, "priority", ctx, default=0, minimum=-(1 << 62)),
+                        priority=_priority(obj, ctx),
                         cache_salt=salt, lora=lora)
 
 
