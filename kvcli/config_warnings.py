@@ -32,6 +32,7 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
     on the command line (their parameter names)."""
     from kvcore.engine.serve_defaults import BATCH_OPTIONS, idle_mode_reason
     from kvcore.models.geometry import long_context_note
+    from kvcore.models.int_quant_rank import unmodelled_note
     from kvcore.models.mla import mla_block_size_note
     from kvcore.models.qwen3_next import gdn_note
     from kvcore.specs import AttentionSpec
@@ -55,6 +56,9 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
         out.append(f"weights estimated from --layers, --kv-heads and --head-dim alone "
                    f"({result.weights_bytes / (1 << 30):.2f} GiB: no MLP, no vocabulary), so "
                    "the KV memory is overstated: give --weights-gib")
+    if gpu_memory_gib is not None and result.weights_estimated and (note := unmodelled_note(
+            g, "--gpu-memory-gib", "--num-blocks", "--weights-gib")):
+        out.append(note)   # (awq and gptq are sized; compressed-tensors and the rest are not)
     kinds = set(g.layer_kinds) - {"mlp"}           # (an MLP-only layer holds no KV)
     hybrid = [n for n in _HYBRID if n in given]
     if hybrid and len(kinds) == 1 and kinds != {"parallel"}:   # (Falcon-H1's: two specs)

@@ -173,7 +173,8 @@ def test_a_wrappers_own_quantization_config_wins_over_its_text_configs() -> None
     wrapped = {"model_type": "mllama_like", "text_config": BASE,
                "quantization_config": {"quant_method": "fp8"}}
     assert read_hf_config(wrapped).quantization == "fp8"
-    text = {**BASE, "quantization_config": {"quant_method": "awq"}}
+    text = {**BASE, "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128,
+                                            "zero_point": True}}
     assert read_hf_config({**wrapped, "text_config": text}).quantization == "fp8"
     assert read_hf_config({"model_type": "w", "text_config": text}).quantization == "awq"
 

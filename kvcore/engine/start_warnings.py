@@ -10,6 +10,7 @@ from kvcore.engine.refusal import named, where_set
 from kvcore.engine.spec_config import EAGLE_METHODS
 from kvcore.engine.spec_decode import spec_draft
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.int_quant_rank import unmodelled_note
 from kvcore.models.mm_serving import MMState
 from kvcore.offload.settings import GEOMETRY, steps_time_transfers, unused_tier_options
 from kvcore.specs import ChunkedLocalAttentionSpec, KVCacheGroupSpec, SlidingWindowSpec
@@ -57,6 +58,9 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
         pool = named(["num_blocks"], trace, cfg) if "num_blocks" in user else "num_blocks"
         out.append("option gpu_memory_utilization has no effect unless the pool is sized from "
                    f"a model's gpu_memory_gib (not with {pool})")
+    if geometry is not None and cfg.gpu_memory_gib is not None and "num_blocks" not in user \
+            and (note := unmodelled_note(geometry, "gpu_memory_gib", "num_blocks")):
+        out.append(note)        # (the pool sized from weights counted in the model dtype)
     clock = (cfg.clock or "").partition(":")[0]
     if "gpu" in given and cfg.mode == "engine" and (not model or clock in ("linear", "fixed")):
         # (in cache mode it is one of the engine's options, said below)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kvcore.models.int_quant import IntQuant
 from kvcore.models.mamba_spec import (  # (re-exported: the Mamba spec's parts lived here)
     ATTENTION_KERNEL_BLOCK_ALIGNMENT,
     NO_KV_KINDS,
@@ -125,6 +126,7 @@ class ModelGeometry:
     fp8_ignored_written: tuple[str, ...] = ()
     fp8_lm_prefix: str = ""     # (vLLM's path before kvcli's: "language_model." in a wrapper)
     quantization: str | None = None
+    int_quant: IntQuant | None = None   # an AWQ / GPTQ checkpoint's (`kvcore.models.int_quant`)
     source: str = ""
     # For the work counts (`kvcore.clock`): experts a token is routed to, shared experts, and
     # the MoE layer count vLLM 0.33's perf.py assumes (every layer when the model has experts,

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from kvcore.errors import InputError, clipped
-from kvcore.models import fp8_ignored, fp8_vision
+from kvcore.models import fp8_ignored, fp8_vision, int_quant, int_quant_rank
 from kvcore.models.class_defaults import CLASS_DEFAULTS, MODEL_TYPE_DEFAULTS
 from kvcore.models.config_keys import (
     EXPERT_KEYS,
@@ -252,7 +252,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
                             MTP_MODULES[model_type]) or 0 if model_type in MTP_MODULES else 0),
         vision_params=vision.total, vision_whole=vision.whole, vision_heads=vision.heads,
         vision_modalities=vision.modalities, vision_data_parallel=vision.data_parallel,
-        quantization=quant_method(get("quantization_config"), source),
+        quantization=(method := quant_method(get("quantization_config"), source)),
+        int_quant=int_quant.read(get("quantization_config"), method, source),
         fp8_block=block_of(get("quantization_config")) if fp8 else None,
         # (the names as vLLM renames them before it matches them: Qwen3.5's checkpoints'
         # model.language_model.layers.N are its model.layers.N)
@@ -271,6 +272,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         context_limit=limit, default_len=default)
     if g.quantization == "fp8":
         fp8_ignored.check(g)   # (vLLM refuses a list naming part of a fused linear)
+    int_quant_rank.check(g)    # (the same, of AWQ's modules_to_not_convert)
     return g
 
 

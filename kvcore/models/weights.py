@@ -22,14 +22,16 @@ towers of multimodal checkpoints are counted for Qwen3.5 and Gemma 3 (vLLM build
 them: `kvcore.models.qwen3_5.vision_tower_params`, `kvcore.models.siglip`, with Gemma 3's
 projector), on the first pipeline stage, their embeddings, norms and row-parallel biases whole
 on every TP rank, an fp8 checkpoint's tower linears fp8 with block scales
-(`kvcore.models.fp8_vision`); not for the other models. The clock's weight stream leaves them out (a decode
+(`kvcore.models.fp8_vision`); not for the other models. AWQ and GPTQ checkpoints: their
+packed linears and experts as vLLM holds them (`kvcore.models.int_quant`); other methods'
+weights are counted in the model dtype (`kvcore.models.int_quant.unmodelled_note` says so). The clock's weight stream leaves them out (a decode
 step runs no vision tower: `kvcore.clock.work` counts the decoder's layers). Buffers (RoPE caches) are not weights and are not counted.
 vLLM measures the real figure, so pass --weights-gib to match a real deployment.
 """
 
 from __future__ import annotations
 
-from kvcore.models import fp8_scales, fp8_shapes, fp8_vision
+from kvcore.models import fp8_scales, fp8_shapes, fp8_vision, int_quant_rank
 from kvcore.models import rank_params as rp
 from kvcore.models.fp8_ignored import layer_skips
 from kvcore.models.geometry import ModelGeometry
@@ -134,8 +136,10 @@ def estimate_weights_bytes(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) 
     """Weight bytes on one tensor-parallel worker (of one pipeline `stage`)."""
     led = _ledger(g, tp, stage)
     layer_bytes = 1 if g.quantization == "fp8" else DTYPE_BYTES[g.dtype]
-    return (led.model * DTYPE_BYTES[g.dtype] + led.layer * layer_bytes + led.fp32 * 4
-            + led.mx_bytes)
+    # (an AWQ / GPTQ checkpoint's packed linears and experts in place of their dtype weights)
+    moved, packed = int_quant_rank.rank_bytes(g, tp, stage)
+    return (led.model * DTYPE_BYTES[g.dtype] + (led.layer - moved) * layer_bytes
+            + led.fp32 * 4 + led.mx_bytes + packed)
 
 
 def mamba_layer_params(g: ModelGeometry) -> int:

@@ -5,7 +5,7 @@ JSON keys (stable):
   block_size (smallest group block size), max_model_len, max_num_batched_tokens,
   max_in_flight_tokens, tensor_parallel_size, pipeline_parallel_size,
   memory: {gpu_memory_gib, gpu_memory_utilization, weights_gib, weights_estimated,
-           activation_gib, available_kv_cache_bytes, available_kv_cache_gib} (null fields when
+           weights_unquantised_method, activation_gib, available_kv_cache_bytes, available_kv_cache_gib} (null fields when
            --num-blocks was given without GPU memory),
   groups: [{index, kind, block_size, page_size_bytes, page_formula, layers: [names],
             num_layers, blocks_per_request}],
@@ -34,6 +34,7 @@ from typing import Any
 
 from kvcore.group_specs import UniformTypeKVCacheSpecs, kind_of
 from kvcore.models.eagle_draft import is_draft_layer
+from kvcore.models.int_quant_rank import unquantised_method
 from kvcore.prefix_match import cache_hit_alignment, partial_hash_hits, resolve_block_sizes
 from kvcore.sizing.config import GiB, blocks_per_request, vllm_tensor_count
 from kvcore.specs import (
@@ -93,6 +94,9 @@ def to_json(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utilization
             "gpu_memory_utilization": gpu_memory_utilization if mem_given else None,
             "weights_gib": result.weights_bytes / GiB if mem_given else None,
             "weights_estimated": result.weights_estimated if mem_given else None,
+            # (a checkpoint whose quant_method's sizes kvcli does not model: counted in dtype)
+            "weights_unquantised_method": unquantised_method(g) if mem_given
+            and result.weights_estimated else None,
             "activation_gib": activation_gib if mem_given else None,
             "available_kv_cache_bytes": result.available_bytes,
             "available_kv_cache_gib": result.available_bytes / GiB,

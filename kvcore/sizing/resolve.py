@@ -21,6 +21,7 @@ from kvcore.models.fp8_shapes import refusal as fp8_refusal
 from kvcore.models.fp8_vision import refusal as fp8_vision_refusal
 from kvcore.models.geometry import ModelGeometry, layer_specs
 from kvcore.models.hf_config import DTYPE_ALIASES
+from kvcore.models.int_quant_rank import check_tp as int_quant_check_tp
 from kvcore.models.mm_serving import MMState, apply_mm
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.prefix_match import resolve_block_sizes
@@ -169,6 +170,7 @@ def resolve_kv_cache_config(
                          remedy=(("mm_encoder_tp_mode",
                                   "data holds the tower whole on every rank")
                                  if g.vision_data_parallel else None))
+    int_quant_check_tp(g, tp)     # (AWQ's input shards: whole groups)
     fp8_refused = fp8_refusal(g, tp)
     if fp8_refused is not None:
         # (vLLM's validate_fp8_block_shape: a shard of a block-quantised linear must be whole

@@ -1,0 +1,140 @@
+"""AWQ and GPTQ checkpoints (``quant_method`` awq, awq_marlin, auto_awq, gptq, gptq_marlin,
+auto_gptq): the bytes vLLM 0.33 holds on a rank for their int-packed linears and experts, and
+the configs and shards it refuses.
+
+vLLM 0.33 reads all six names into AutoAWQConfig or AutoGPTQConfig (auto_awq.py, auto_gptq.py).
+Every linear built with the model's quant_config is packed (the ones `kvcore.models.fp8_shapes`
+lists; an LM head only with ``"lm_head": true``); embeddings, norms, routers, convolutions and
+Mamba1 mixers stay in the model dtype. A linear of input shard ``k`` and output shard ``n``
+(``G`` groups: ``k // group_size``, the whole input width a group when it is -1) holds
+AWQ: ``qweight`` int32 [k, n / pack], ``qzeros`` int32 [G, n / pack], ``scales`` [G, n];
+GPTQ: ``qweight`` int32 [k / pack, n], ``qzeros`` and ``scales`` the same (pack = 32 / bits).
+The routed experts (AutoAWQMoEMethod, AutoGPTQMoEMethod) hold the same per expert for w13 and
+w2, GPTQ's plus two bias tensors in the model dtype. These are the tensors create_weights makes
+(tests/data/weights_census/int_quant/, as an H100 builds them); after loading, Marlin repacks
+them into tensors of the same sizes (`_convert_awq_to_standard_format`, the kernels'
+repacks), plus a workspace of a few KiB a device and zero-padding for shapes off its tiles,
+which are not counted (like buffers).
+
+Refused as vLLM refuses: AWQ of any bits but 4; GPTQ with ``desc_act`` (unless group_size is
+-1), of bits/sym other than 4/8 symmetric, or a group size Marlin lacks; an AWQ linear whose
+input shard is not whole groups (Marlin takes it not, the fallback AWQ method raises).
+Not modelled (the weights counted in the model dtype, said by `unmodelled_note`): GPTQ's
+``dynamic`` rules and ``modules_in_block_to_quantize``, MLA models, vision towers, and every
+other quant_method but fp8 and mxfp4.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from kvcore.errors import InputError, clipped
+
+AWQ_NAMES = ("awq", "awq_marlin", "auto_awq")
+GPTQ_NAMES = ("gptq", "gptq_marlin", "auto_gptq")
+# (methods whose weights kvcli sizes: the rest are counted in the model dtype, with a warning)
+SIZED_METHODS = ("fp8", "mxfp4", *AWQ_NAMES, *GPTQ_NAMES)
+MARLIN_GROUPS = (-1, 32, 64, 128)
+
+
+@dataclass(frozen=True, slots=True)
+class IntQuant:
+    family: str                  # "awq" or "gptq"
+    bits: int
+    group_size: int
+    zero_point: bool             # (AWQ's; GPTQ's sym)
+    lm_head: bool
+    skips: tuple[str, ...] = ()  # AWQ's modules_to_not_convert (substring match)
+
+
+def _key(quant: dict, keys: tuple[str, ...], source: str, default: Any = None) -> Any:
+    for k in keys:
+        if k in quant:
+            return quant[k]
+    if default is not None:
+        return default
+    raise InputError(f"missing, and vLLM refuses to build it: \"Cannot find any of "
+                     f"{list(keys)} in the model's quantization config.\"",
+                     path=source or None, field=f"quantization_config.{keys[-1]}")
+
+
+def read(quant: Any, method: str | None, source: str) -> IntQuant | None:
+    """The AWQ / GPTQ settings of a ``quantization_config`` (None: another method, or one
+    vLLM builds with rules kvcli does not model); vLLM's refusals of the config itself."""
+    if not isinstance(quant, dict) or method not in AWQ_NAMES + GPTQ_NAMES:
+        return None
+
+    def refuse(field: str, why: str) -> InputError:
+        return InputError(f"vLLM refuses to build it with {field} "
+                          f"{clipped(json.dumps(quant.get(field)))}: \"{why}\"",
+                          path=source or None, field=f"quantization_config.{field}")
+
+    if method in AWQ_NAMES:
+        bits = _key(quant, ("w_bit", "bits"), source)
+        if bits != 4:
+            raise refuse("bits", f"Unsupported num_bits = {bits}. Supported: 4. For 8-bit AWQ, "
+                         "use Marlin backend by setting backend='awq:marlin' or "
+                         "backend='marlin'.")
+        skips = quant.get("modules_to_not_convert") or []
+        return IntQuant("awq", 4, int(_key(quant, ("q_group_size", "group_size"), source)),
+                        bool(_key(quant, ("zero_point",), source)), bool(quant.get("lm_head")),
+                        tuple(str(s) for s in skips))
+    bits, group = _key(quant, ("bits",), source), _key(quant, ("group_size",), source)
+    if _key(quant, ("desc_act",), source) and group != -1:
+        raise refuse("desc_act", "GPTQ group activation ordering (desc_act=True) is no longer "
+                     "supported. Use a checkpoint with static activation ordering or "
+                     "desc_act=False.")
+    sym = _key(quant, ("sym",), source)
+    if (bits, bool(sym)) not in ((4, True), (8, True)):
+        raise refuse("sym" if bits in (4, 8) else "bits",
+                     f"Unsupported quantization config: bits={bits}, sym={sym}")
+    if group not in MARLIN_GROUPS:
+        raise refuse("group_size", f"Marlin does not support group_size = {group}. Only "
+                     f"group_sizes = {list(MARLIN_GROUPS)} are supported.")
+    if quant.get("dynamic") or quant.get("modules_in_block_to_quantize"):
+        return None
+    return IntQuant("gptq", bits, group, True, bool(quant.get("lm_head")))
+
+
+def linear_bytes(q: IntQuant, out: int, k: int, full_in: int, dtype_bytes: int) -> int:
+    """One packed linear's bytes on a rank: output shard `out`, input shard `k` of `full_in`."""
+    pack = 32 // q.bits
+    groups = k // (q.group_size if q.group_size != -1 else full_in)
+    if q.family == "gptq" and q.group_size == -1:
+        groups = 1          # (channelwise: one row of scales, repeated on row-parallel ranks)
+    weight = k * (out // pack) * 4 if q.family == "awq" else (k // pack) * out * 4
+    return weight + groups * (out // pack) * 4 + groups * out * dtype_bytes
+
+
+def experts_bytes(q: IntQuant, experts: int, hidden: int, inter: int, shards: int,
+                  dtype_bytes: int) -> int:
+    """The routed experts' bytes on a rank (`inter`: the intermediate width on it)."""
+    pack, n13 = 32 // q.bits, shards * inter
+    g13 = hidden // q.group_size if q.group_size != -1 else 1
+    g2 = inter // q.group_size if q.group_size != -1 else 1
+    weight = (hidden * (n13 // pack) + inter * (hidden // pack) if q.family == "awq" else
+              (hidden // pack) * n13 + (inter // pack) * hidden) * 4
+    scales = (g13 * n13 + g2 * hidden) * dtype_bytes
+    zeros = (g13 * (n13 // pack) + g2 * (hidden // pack)) * 4
+    bias = (n13 + hidden) * dtype_bytes if q.family == "gptq" else 0
+    return experts * (weight + scales + zeros + bias)
+
+
+def awq_refusal(q: IntQuant, out: int, k: int, full_in: int) -> str | None:
+    """AWQ's refusal of a linear's shard, as an H100 builds it: Marlin takes a layer whose
+    input shard is whole groups (or one group wider than the input); the rest fall back to
+    AutoAWQLinearMethod, which checks both shards (so does every layer where Marlin lacks
+    the group size or the zero point)."""
+    gs = q.group_size if q.group_size != -1 else full_in
+    marlin = q.zero_point and q.group_size in MARLIN_GROUPS
+    if marlin and (q.group_size == -1 or q.group_size >= full_in or k % q.group_size == 0):
+        return None
+    if k % gs:
+        return ("The input size is not aligned with the quantized weight shape. This can be "
+                "caused by too large tensor parallel size.")
+    if out % (32 // q.bits):
+        return ("The output size is not aligned with the quantized weight shape. This can be "
+                "caused by too large tensor parallel size.")
+    return None

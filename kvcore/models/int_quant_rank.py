@@ -1,0 +1,164 @@
+"""An AWQ / GPTQ checkpoint on one rank (`kvcore.models.int_quant`): which linears vLLM 0.33
+packs, what they hold, the modules an AWQ ``modules_to_not_convert`` leaves unquantised, and
+the first shard vLLM refuses.
+
+AWQ's list is matched as AutoAWQConfig matches it (quant_utils.py is_layer_skipped,
+"substring" mode): a linear is skipped when any listed string is inside its vLLM path
+(``layers.1.mlp`` skips layer 1's gate_up_proj and down_proj); a fused linear when its own
+path matches or all of its shards' do, some and vLLM refuses ("Detected some but not all
+shards of ... are quantized."); the routed experts when a string is inside their path.
+"""
+
+from __future__ import annotations
+
+import json
+
+from kvcore.errors import InputError
+from kvcore.models import fp8_shapes
+from kvcore.models.fp8_ignored import block_names, fused_of
+from kvcore.models.geometry import ModelGeometry
+from kvcore.models.int_quant import (
+    SIZED_METHODS,
+    IntQuant,
+    awq_refusal,
+    experts_bytes,
+    linear_bytes,
+)
+from kvcore.models.rank_params import shared_width, vocab_rows
+from kvcore.specs import DTYPE_BYTES
+
+Stage = tuple[range | None, bool, bool]
+# Models whose MoE router vLLM builds with the quant_config (the others' take none)
+QUANTISED_GATES = ("qwen3_moe",)
+
+
+def modelled(g: ModelGeometry) -> IntQuant | None:
+    """The checkpoint's AWQ / GPTQ settings where kvcli sizes its weights (None: not an int
+    checkpoint, or one whose packed linears kvcli does not list: MLA, vision towers)."""
+    q = g.int_quant
+    if q is None or g.mla is not None or g.vision_params:
+        return None
+    return q
+
+
+def _matches(q: IntQuant, path: str) -> bool:
+    return any(s in path for s in q.skips)
+
+
+def _skipped(g: ModelGeometry, q: IntQuant, path: str) -> bool:
+    proj = path.split(".")[-1]
+    fused = fused_of(g)
+    if not q.skips or proj not in fused or _matches(q, path):
+        return _matches(q, path)
+    named = [_matches(q, path.replace(proj, s)) for s in fused[proj]]
+    if all(named) or not any(named):
+        return named[0]
+    raise InputError(f"{json.dumps(list(q.skips))} name some but not all shards of {path}, and vLLM "
+                     f"refuses to build it: \"Detected some but not all shards of {path} are "
+                     "quantized. All shards of fused layers to have the same precision.\"",
+                     path=g.source or None, field="quantization_config.modules_to_not_convert")
+
+
+def _experts_path(g: ModelGeometry, i: int) -> str:
+    block = {"nemotron_h": "mixer", "jamba": "feed_forward",
+             "mixtral": "block_sparse_moe"}.get(g.model_type, "mlp")
+    return f"model.layers.{i}.{block}.experts"
+
+
+def _layer(g: ModelGeometry, q: IntQuant, tp: int, i: int, kind: str, moe: bool):
+    """Layer `i`'s packed linears on a rank [(path, out, k, full input)], and whether its
+    routed experts are packed."""
+    attn, mixer, mlp = block_names(g, moe)
+    out = []
+    mixers = ("mixer", "in_proj", "out_proj", "in_proj_qkvz", "in_proj_ba")
+    for name, parts, k, split in fp8_shapes.layer_linears(g, tp, kind, moe, shared_width(g)):
+        is_attn = name in ("qkv_proj", "o_proj")
+        block = attn if is_attn else mixer if name in mixers else mlp
+        path = ".".join(p for p in ("model.layers", str(i), block, name) if p)
+        if not _skipped(g, q, path):
+            out.append((path, sum(parts), k, k * tp if split == "row" else k))
+    if moe and g.model_type in QUANTISED_GATES:
+        # (qwen3_moe.py builds its router, a GateLinear, with the quant_config: packed too)
+        path = f"model.layers.{i}.mlp.gate"
+        if not _matches(q, path):
+            out.append((path, g.num_experts, g.hidden_size, g.hidden_size))
+    experts = moe and bool(g.num_experts) and not _matches(q, _experts_path(g, i))
+    return out, experts
+
+
+def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
+    """(parameters the packed tensors replace, their bytes) on a rank of `stage`."""
+    q = modelled(g)
+    if q is None:
+        return 0, 0
+    dt = DTYPE_BYTES[g.dtype]
+    layers, _, last = stage
+    moved = packed = 0
+    for i, kind in enumerate(g.layer_kinds):
+        if layers is not None and i not in layers:
+            continue
+        moe = g.moe_layers[i] if i < len(g.moe_layers) else False
+        linears, experts = _layer(g, q, tp, i, kind, moe)
+        for _, out, k, full in linears:
+            moved += out * k
+            packed += linear_bytes(q, out, k, full, dt)
+        if experts:
+            shards = 1 if g.model_type == "nemotron_h" else 2
+            inter = g.moe_intermediate_size // tp
+            moved += g.num_experts * (shards + 1) * g.hidden_size * inter
+            packed += experts_bytes(q, g.num_experts, g.hidden_size, inter, shards, dt)
+    if last and q.lm_head and not g.tie_word_embeddings and not _matches(q, "lm_head"):
+        rows = vocab_rows(g, tp)
+        moved += rows * g.hidden_size
+        packed += linear_bytes(q, rows, g.hidden_size, g.hidden_size, dt)
+    return moved, packed
+
+
+def refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str] | None:
+    """The first layer (index, module, vLLM's words) vLLM refuses at `tp`; None if it builds."""
+    q = modelled(g)
+    if q is None or q.family != "awq":
+        return None
+    for i, kind in enumerate(g.layer_kinds):
+        moe = g.moe_layers[i] if i < len(g.moe_layers) else False
+        for path, out, k, full in _layer(g, q, tp, i, kind, moe)[0]:
+            if why := awq_refusal(q, out, k, full):
+                return i, path.rsplit(".", 1)[-1], why
+    return None
+
+
+def check(g: ModelGeometry) -> None:
+    """vLLM's refusal of a list naming part of a fused linear, before anything is sized."""
+    rank_bytes(g, 1, (None, True, True))
+
+
+def check_tp(g: ModelGeometry, tp: int) -> None:
+    """vLLM's refusal of an AWQ shard at `tp` (`refusal`), naming the option."""
+    refused = refusal(g, tp)
+    if refused is not None and g.int_quant is not None:
+        layer, module, why = refused
+        raise InputError(f"{g.name}'s AWQ groups of {g.int_quant.group_size} do not split "
+                         f"over it (layer {layer}'s {module}), and vLLM refuses to build it: "
+                         f"\"{why}\"; got {tp}", field="tensor_parallel_size")
+
+
+def unquantised_method(g: ModelGeometry) -> str | None:
+    """The checkpoint's quant_method when kvcli counts its weights in the model dtype (a
+    method it does not size, or AWQ / GPTQ where `modelled` is None); None otherwise."""
+    m = g.quantization
+    if m is None or (m in SIZED_METHODS and (m in ("fp8", "mxfp4") or modelled(g))):
+        return None
+    return m
+
+
+def unmodelled_note(g: ModelGeometry, memory: str, blocks: str,
+                    weights: str | None = None) -> str | None:
+    """The warning that the weights are counted unquantised (None: kvcli sizes them), naming
+    the options that fix it as the command spells them."""
+    m = unquantised_method(g)
+    if m is None:
+        return None
+    known = f"the weights' known size ({weights}), or " if weights else ""
+    return (f"{g.name}'s weights are counted unquantised, in {g.dtype}: kvcli does not model "
+            f"quant_method {m}'s weight sizes, so the KV memory is understated: give {known}"
+            f"{blocks}, or {memory} less the difference")

@@ -1,0 +1,80 @@
+"""Record what vLLM 0.33 builds, rank by rank, for the AWQ and GPTQ checkpoints here
+(`*.config.json`, written by make_int_cases.py) as an H100 would start them (-> answers.json).
+
+A development tool, never run by the tests. It reuses ../record_census.py (every module built
+on the meta device by vLLM's own `initialize_model`, its substitutions included) and adds the
+ones that make the CPU's build an H100's (listed in answers.json): the platform seen by
+auto_awq.py, auto_gptq.py and marlin_utils.py is CUDA, capability 9.0 (so AWQ takes the Marlin
+method, or falls back to AutoAWQLinearMethod where vLLM does, and Marlin's supported types are
+the GPU's); no mixed-precision kernel and no MoE backend chosen (both after the layer's tensors
+are made; they hold none until process_weights_after_loading, not run here). From the project
+root:
+
+    ulimit -v 16000000; HF_HUB_OFFLINE=1 VLLM_LOGGING_LEVEL=ERROR \\
+        PYTHONPATH=$ORACLE_HOME/src:tests/data/mtp_draft/oracle_stubs_vision \\
+        timeout 1500 $ORACLE_HOME/venv/bin/python \\
+        tests/data/weights_census/int_quant/record_int_quant.py [CASE ...]
+"""
+# ruff: noqa
+import importlib.util, json, sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+_spec = importlib.util.spec_from_file_location("record_census", HERE.parent / "record_census.py")
+rc = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(rc)
+
+import vllm
+import torch
+from vllm.platforms import current_platform
+from vllm.platforms.interface import DeviceCapability
+from vllm.model_executor.layers.quantization import auto_awq, auto_gptq
+from vllm.model_executor.layers.quantization.utils import marlin_utils
+
+
+class _H100:
+    """The platform as auto_awq/auto_gptq/marlin_utils ask it: CUDA, SM 9.0."""
+    def __getattr__(self, name):
+        return getattr(current_platform, name)
+    def is_cpu(self): return False
+    def is_xpu(self): return False
+    def is_rocm(self): return False
+    def is_cuda(self): return True
+    def get_device_capability(self, device_id=0): return DeviceCapability(9, 0)
+
+
+class _NoKernel:
+    def __init__(self, *a, **k): pass
+
+
+for mod in (auto_awq, auto_gptq, marlin_utils):
+    mod.current_platform = _H100()
+for mod in (auto_awq, auto_gptq):
+    mod.choose_mp_linear_kernel = lambda cfg: _NoKernel
+    mod.select_wna16_moe_backend = lambda *a, **k: (None, None)
+SUBSTITUTIONS = rc.SUBSTITUTIONS + [
+    "auto_awq/auto_gptq/marlin_utils: current_platform CUDA with capability 9.0 (an H100)",
+    "mixed-precision linear kernel and WNA16 MoE backend: none chosen (after create_weights; "
+    "hold no tensor of the layer's)"]
+
+
+def main():
+    path = HERE / "answers.json"
+    answers = (json.loads(path.read_text()) if path.exists() else
+               {"vllm_version": vllm.__version__, "torch": torch.__version__, "cases": {}})
+    answers["substitutions"] = SUBSTITUTIONS
+    rc.rqn.rmm_main_env()
+    todo = {p.name: json.loads(p.read_text()) for p in sorted(HERE.glob("*.config.json"))}
+    for name in sys.argv[1:] or list(todo):
+        key = f"weights_census/int_quant/{name}"
+        try:
+            answers["cases"][key] = rc.record(key, todo[name], rc.TPS)
+        except Exception as e:           # the config refused before any build
+            answers["cases"][key] = {"refused": f"{type(e).__name__}: {e}"[:600]}
+            print(name, "refused", file=sys.stderr, flush=True)
+        answers["cases"] = dict(sorted(answers["cases"].items()))
+        path.write_text(json.dumps(answers, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
