@@ -19,9 +19,10 @@ which are not counted (like buffers).
 Refused as vLLM refuses: AWQ of any bits but 4; GPTQ with ``desc_act`` (unless group_size is
 -1), of bits/sym other than 4/8 symmetric, or a group size Marlin lacks; an AWQ linear whose
 input shard is not whole groups (Marlin takes it not, the fallback AWQ method raises).
-Not modelled (the weights counted in the model dtype, said by `unmodelled_note`): GPTQ's
-``dynamic`` rules and ``modules_in_block_to_quantize``, MLA models, vision towers, and every
-other quant_method but fp8 and mxfp4.
+compressed-tensors' schemes: `kvcore.models.ct_quant`. Not modelled (the weights counted in
+the model dtype, said by `kvcore.models.int_quant_rank.unmodelled_note`): GPTQ's ``dynamic``
+rules and ``modules_in_block_to_quantize``, MLA models, vision towers, and every other
+quant_method but fp8 and mxfp4.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from kvcore.errors import InputError, clipped
 AWQ_NAMES = ("awq", "awq_marlin", "auto_awq")
 GPTQ_NAMES = ("gptq", "gptq_marlin", "auto_gptq")
 # (methods whose weights kvcli sizes: the rest are counted in the model dtype, with a warning)
-SIZED_METHODS = ("fp8", "mxfp4", *AWQ_NAMES, *GPTQ_NAMES)
+SIZED_METHODS = ("fp8", "mxfp4", "compressed-tensors", *AWQ_NAMES, *GPTQ_NAMES)
 MARLIN_GROUPS = (-1, 32, 64, 128)
 
 
@@ -47,6 +48,13 @@ class IntQuant:
     zero_point: bool             # (AWQ's; GPTQ's sym)
     lm_head: bool
     skips: tuple[str, ...] = ()  # AWQ's modules_to_not_convert (substring match)
+    # compressed-tensors' (`kvcore.models.ct_quant`): "wna16", "int8" or "fp8", the weight
+    # scales' strategy, static input scales (asymmetric: an int8 zero point) and ignore list
+    scheme: str = ""
+    strategy: str = "group"
+    static_input: bool = False
+    asym_input: bool = False
+    ignore: tuple[str, ...] = ()
 
 
 def _key(quant: dict, keys: tuple[str, ...], source: str, default: Any = None) -> Any:
@@ -63,6 +71,10 @@ def _key(quant: dict, keys: tuple[str, ...], source: str, default: Any = None) -
 def read(quant: Any, method: str | None, source: str) -> IntQuant | None:
     """The AWQ / GPTQ settings of a ``quantization_config`` (None: another method, or one
     vLLM builds with rules kvcli does not model); vLLM's refusals of the config itself."""
+    if isinstance(quant, dict) and method == "compressed-tensors":
+        from kvcore.models import ct_quant  # (it builds on IntQuant)
+
+        return ct_quant.read(quant, source)
     if not isinstance(quant, dict) or method not in AWQ_NAMES + GPTQ_NAMES:
         return None
 

@@ -1,5 +1,5 @@
-"""An AWQ / GPTQ checkpoint on one rank (`kvcore.models.int_quant`): which linears vLLM 0.33
-packs, what they hold, the modules an AWQ ``modules_to_not_convert`` leaves unquantised, and
+"""An AWQ / GPTQ / compressed-tensors checkpoint on one rank (`kvcore.models.int_quant`,
+`kvcore.models.ct_quant`): which linears vLLM 0.33 packs, what they hold, the modules an AWQ ``modules_to_not_convert`` leaves unquantised, and
 the first shard vLLM refuses.
 
 AWQ's list is matched as AutoAWQConfig matches it (quant_utils.py is_layer_skipped,
@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 
 from kvcore.errors import InputError
-from kvcore.models import fp8_shapes
+from kvcore.models import ct_quant, fp8_shapes
 from kvcore.models.fp8_ignored import block_names, fused_of
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.int_quant import (
@@ -36,7 +36,9 @@ def modelled(g: ModelGeometry) -> IntQuant | None:
     """The checkpoint's AWQ / GPTQ settings where kvcli sizes its weights (None: not an int
     checkpoint, or one whose packed linears kvcli does not list: MLA, vision towers)."""
     q = g.int_quant
-    if q is None or g.mla is not None or g.vision_params:
+    if q is None or g.mla is not None or g.vision_params or (
+            q.family == "ct" and q.scheme != "fp8" and any(g.moe_layers)):
+        # (compressed-tensors' int MoE methods: no backend built them on the census's CPU)
         return None
     return q
 
@@ -48,6 +50,8 @@ def _matches(q: IntQuant, path: str) -> bool:
 def _skipped(g: ModelGeometry, q: IntQuant, path: str) -> bool:
     proj = path.split(".")[-1]
     fused = fused_of(g)
+    if q.family == "ct":
+        return ct_quant.ignored(q, path, fused.get(proj), g.source)
     if not q.skips or proj not in fused or _matches(q, path):
         return _matches(q, path)
     named = [_matches(q, path.replace(proj, s)) for s in fused[proj]]
@@ -66,8 +70,8 @@ def _experts_path(g: ModelGeometry, i: int) -> str:
 
 
 def _layer(g: ModelGeometry, q: IntQuant, tp: int, i: int, kind: str, moe: bool):
-    """Layer `i`'s packed linears on a rank [(path, out, k, full input)], and whether its
-    routed experts are packed."""
+    """Layer `i`'s packed linears on a rank [(path, output shards, k, full input)], and
+    whether its routed experts are packed."""
     attn, mixer, mlp = block_names(g, moe)
     out = []
     mixers = ("mixer", "in_proj", "out_proj", "in_proj_qkvz", "in_proj_ba")
@@ -76,13 +80,13 @@ def _layer(g: ModelGeometry, q: IntQuant, tp: int, i: int, kind: str, moe: bool)
         block = attn if is_attn else mixer if name in mixers else mlp
         path = ".".join(p for p in ("model.layers", str(i), block, name) if p)
         if not _skipped(g, q, path):
-            out.append((path, sum(parts), k, k * tp if split == "row" else k))
+            out.append((path, parts, k, k * tp if split == "row" else k))
     if moe and g.model_type in QUANTISED_GATES:
         # (qwen3_moe.py builds its router, a GateLinear, with the quant_config: packed too)
         path = f"model.layers.{i}.mlp.gate"
-        if not _matches(q, path):
-            out.append((path, g.num_experts, g.hidden_size, g.hidden_size))
-    experts = moe and bool(g.num_experts) and not _matches(q, _experts_path(g, i))
+        if not _skipped(g, q, path):
+            out.append((path, (g.num_experts,), g.hidden_size, g.hidden_size))
+    experts = moe and bool(g.num_experts) and not _skipped(g, q, _experts_path(g, i))
     return out, experts
 
 
@@ -99,14 +103,19 @@ def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
             continue
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
         linears, experts = _layer(g, q, tp, i, kind, moe)
-        for _, out, k, full in linears:
-            moved += out * k
-            packed += linear_bytes(q, out, k, full, dt)
+        for _, parts, k, full in linears:
+            moved += sum(parts) * k
+            packed += ct_quant.linear_bytes(q, parts, k, dt) if q.family == "ct" else \
+                linear_bytes(q, sum(parts), k, full, dt)
+        if q.family == "ct" and kind not in ("mamba", "mlp") and g.model_type != "jamba":
+            # (CompressedTensorsKVCacheMethod: k/v/q scales, float32, and zero points)
+            packed += 3 * 4 + 3 * dt
         if experts:
             shards = 1 if g.model_type == "nemotron_h" else 2
             inter = g.moe_intermediate_size // tp
             moved += g.num_experts * (shards + 1) * g.hidden_size * inter
-            packed += experts_bytes(q, g.num_experts, g.hidden_size, inter, shards, dt)
+            packed += (ct_quant.experts_bytes if q.family == "ct" else experts_bytes)(
+                q, g.num_experts, g.hidden_size, inter, shards, dt)
     if last and q.lm_head and not g.tie_word_embeddings and not _matches(q, "lm_head"):
         rows = vocab_rows(g, tp)
         moved += rows * g.hidden_size
@@ -117,12 +126,13 @@ def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
 def refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str] | None:
     """The first layer (index, module, vLLM's words) vLLM refuses at `tp`; None if it builds."""
     q = modelled(g)
-    if q is None or q.family != "awq":
+    if q is None or q.family == "gptq":
         return None
     for i, kind in enumerate(g.layer_kinds):
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
-        for path, out, k, full in _layer(g, q, tp, i, kind, moe)[0]:
-            if why := awq_refusal(q, out, k, full):
+        for path, parts, k, full in _layer(g, q, tp, i, kind, moe)[0]:
+            if why := (ct_quant.group_refusal(q, k, path) if q.family == "ct" else
+                       awq_refusal(q, sum(parts), k, full)):
                 return i, path.rsplit(".", 1)[-1], why
     return None
 
@@ -133,11 +143,13 @@ def check(g: ModelGeometry) -> None:
 
 
 def check_tp(g: ModelGeometry, tp: int) -> None:
-    """vLLM's refusal of an AWQ shard at `tp` (`refusal`), naming the option."""
+    """vLLM's refusal of an AWQ or compressed-tensors shard at `tp` (`refusal`), naming the
+    option."""
     refused = refusal(g, tp)
     if refused is not None and g.int_quant is not None:
         layer, module, why = refused
-        raise InputError(f"{g.name}'s AWQ groups of {g.int_quant.group_size} do not split "
+        label = "AWQ" if g.int_quant.family == "awq" else "compressed-tensors"
+        raise InputError(f"{g.name}'s {label} groups of {g.int_quant.group_size} do not split "
                          f"over it (layer {layer}'s {module}), and vLLM refuses to build it: "
                          f"\"{why}\"; got {tp}", field="tensor_parallel_size")
 

@@ -22,9 +22,10 @@ towers of multimodal checkpoints are counted for Qwen3.5 and Gemma 3 (vLLM build
 them: `kvcore.models.qwen3_5.vision_tower_params`, `kvcore.models.siglip`, with Gemma 3's
 projector), on the first pipeline stage, their embeddings, norms and row-parallel biases whole
 on every TP rank, an fp8 checkpoint's tower linears fp8 with block scales
-(`kvcore.models.fp8_vision`); not for the other models. AWQ and GPTQ checkpoints: their
-packed linears and experts as vLLM holds them (`kvcore.models.int_quant`); other methods'
-weights are counted in the model dtype (`kvcore.models.int_quant.unmodelled_note` says so). The clock's weight stream leaves them out (a decode
+(`kvcore.models.fp8_vision`); not for the other models. AWQ, GPTQ and compressed-tensors
+checkpoints: their packed linears and experts as vLLM holds them (`kvcore.models.int_quant`,
+`kvcore.models.ct_quant`); other methods' weights are counted in the model dtype
+(`kvcore.models.int_quant_rank.unmodelled_note` says so). The clock's weight stream leaves them out (a decode
 step runs no vision tower: `kvcore.clock.work` counts the decoder's layers). Buffers (RoPE caches) are not weights and are not counted.
 vLLM measures the real figure, so pass --weights-gib to match a real deployment.
 """

@@ -27,6 +27,33 @@ AWQ = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, 
 GPTQ = {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False, "sym": True}
 
 
+
+def ct(fmt, weights, inputs=None, ignore=("lm_head",)):
+    """A compressed-tensors quantization_config as llm-compressor writes it: one group, every
+    Linear."""
+    return {"quant_method": "compressed-tensors", "format": fmt, "quantization_status":
+            "compressed", "ignore": list(ignore), "config_groups": {"group_0": {
+                "targets": ["Linear"], "weights": {"symmetric": True, "dynamic": False,
+                                                   "actorder": None, **weights},
+                "input_activations": inputs, "output_activations": None}}}
+
+
+W4A16 = ct("pack-quantized", {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 128})
+W8A16 = ct("pack-quantized", {"num_bits": 8, "type": "int", "strategy": "channel"})
+W8A8_INT8 = ct("int-quantized", {"num_bits": 8, "type": "int", "strategy": "channel"},
+               {"num_bits": 8, "type": "int", "strategy": "token", "dynamic": True,
+                "symmetric": True})
+W8A8_INT8_STATIC = ct("int-quantized", {"num_bits": 8, "type": "int", "strategy": "tensor"},
+                      {"num_bits": 8, "type": "int", "strategy": "tensor", "dynamic": False,
+                       "symmetric": False})
+FP8_DYNAMIC = ct("float-quantized", {"num_bits": 8, "type": "float", "strategy": "channel"},
+                 {"num_bits": 8, "type": "float", "strategy": "token", "dynamic": True,
+                  "symmetric": True})
+FP8_STATIC = ct("float-quantized", {"num_bits": 8, "type": "float", "strategy": "tensor"},
+                {"num_bits": 8, "type": "float", "strategy": "tensor", "dynamic": False,
+                 "symmetric": True})
+
+
 def hybrid(name):
     cfg = json.loads((FP8 / f"{name}.config.json").read_text())
     cfg.pop("quantization_config")
@@ -59,6 +86,23 @@ CASES = {
     "qwen3-5-text-awq": (hybrid("qwen3-5-text-fp8"), AWQ),
     "nemotron-h-gptq": (hybrid("nemotron-h-fp8"), GPTQ),
     "jamba-awq": (hybrid("jamba-fp8"), AWQ),
+    "llama-ct-w4a16": (LLAMA, W4A16),
+    "llama-ct-w4a16-asym": (LLAMA, {**W4A16, "config_groups": {"group_0": {
+        **W4A16["config_groups"]["group_0"], "weights": {
+            **W4A16["config_groups"]["group_0"]["weights"], "symmetric": False}}}}),
+    "llama-ct-w4a16-narrow": ({**LLAMA, "intermediate_size": 1536}, W4A16),
+    "llama-ct-w4a16-ignore": (LLAMA, {**W4A16, "ignore": [
+        "lm_head", "re:.*layers[.]1[.]mlp.*", "model.layers.0.self_attn.o_proj"]}),
+    "llama-ct-w8a16": (LLAMA, W8A16),
+    "llama-ct-w8a8-int8": (LLAMA, W8A8_INT8),
+    "llama-ct-w8a8-int8-static": (LLAMA, W8A8_INT8_STATIC),
+    "llama-ct-fp8-dynamic": (LLAMA, FP8_DYNAMIC),
+    "llama-ct-fp8-static": (LLAMA, FP8_STATIC),
+    "llama-3-1-8b-ct-w4a16": (LLAMA_8B, W4A16),
+    "qwen3-moe-ct-fp8-dynamic": (QWEN3_MOE, {**FP8_DYNAMIC, "ignore": ["lm_head", "re:.*mlp.gate$"]}),
+    "qwen3-5-text-ct-w4a16": (hybrid("qwen3-5-text-fp8"), W4A16),
+    "jamba-ct-fp8-dynamic": (hybrid("jamba-fp8"), FP8_DYNAMIC),
+    "nemotron-h-ct-w8a8-int8": (hybrid("nemotron-h-fp8"), W8A8_INT8),
 }
 
 for name, (cfg, quant) in CASES.items():

@@ -1,19 +1,26 @@
-"""Record what vLLM 0.33 builds, rank by rank, for the AWQ and GPTQ checkpoints here
-(`*.config.json`, written by make_int_cases.py) as an H100 would start them (-> answers.json).
+"""Record what vLLM 0.33 builds, rank by rank, for the AWQ, GPTQ and compressed-tensors
+checkpoints here (`*.config.json`, written by make_int_cases.py) as an H100 would start them
+(-> answers.json).
 
 A development tool, never run by the tests. It reuses ../record_census.py (every module built
 on the meta device by vLLM's own `initialize_model`, its substitutions included) and adds the
 ones that make the CPU's build an H100's (listed in answers.json): the platform seen by
-auto_awq.py, auto_gptq.py and marlin_utils.py is CUDA, capability 9.0 (so AWQ takes the Marlin
-method, or falls back to AutoAWQLinearMethod where vLLM does, and Marlin's supported types are
-the GPU's); no mixed-precision kernel and no MoE backend chosen (both after the layer's tensors
+auto_awq.py, auto_gptq.py, marlin_utils.py and compressed_tensors.py is CUDA, capability 9.0
+(so AWQ takes the Marlin method, or falls back to AutoAWQLinearMethod where vLLM does, Marlin's
+supported types are the GPU's, and compressed-tensors picks W8A8 fp8 as an H100 does); no linear
+kernel (mixed-precision, int8, fp8) and no WNA16 MoE backend chosen (after the layer's tensors
 are made; they hold none until process_weights_after_loading, not run here). From the project
 root:
 
     ulimit -v 16000000; HF_HUB_OFFLINE=1 VLLM_LOGGING_LEVEL=ERROR \\
-        PYTHONPATH=$ORACLE_HOME/src:tests/data/mtp_draft/oracle_stubs_vision \\
+        PYTHONPATH=$ORACLE_HOME/src:tests/data/mtp_draft/oracle_stubs_vision:$CT_PKGS \\
         timeout 1500 $ORACLE_HOME/venv/bin/python \\
         tests/data/weights_census/int_quant/record_int_quant.py [CASE ...]
+
+$CT_PKGS: a folder holding compressed-tensors 0.17.0 (the version vLLM 0.33.0 pins) and loguru,
+which the oracle's environment lacks (`$ORACLE_HOME/venv/bin/python -m pip install --no-deps
+--target $CT_PKGS compressed-tensors==0.17.0 loguru`); the compressed-tensors cases need it, the
+AWQ / GPTQ ones do not.
 """
 # ruff: noqa
 import importlib.util, json, sys
@@ -30,6 +37,10 @@ from vllm.platforms import current_platform
 from vllm.platforms.interface import DeviceCapability
 from vllm.model_executor.layers.quantization import auto_awq, auto_gptq
 from vllm.model_executor.layers.quantization.utils import marlin_utils
+from vllm.model_executor.layers.quantization.compressed_tensors import compressed_tensors as ct
+from vllm.model_executor.layers.quantization.compressed_tensors.schemes import (
+    compressed_tensors_wNa16 as ct_wna16, compressed_tensors_w8a8_int8 as ct_int8,
+    compressed_tensors_w8a8_fp8 as ct_fp8)
 
 
 class _H100:
@@ -47,15 +58,25 @@ class _NoKernel:
     def __init__(self, *a, **k): pass
 
 
-for mod in (auto_awq, auto_gptq, marlin_utils):
+for mod in (auto_awq, auto_gptq, marlin_utils, ct):
     mod.current_platform = _H100()
-for mod in (auto_awq, auto_gptq):
+for mod in (auto_awq, auto_gptq, ct_wna16):
     mod.choose_mp_linear_kernel = lambda cfg: _NoKernel
+for mod in (auto_awq, auto_gptq):
     mod.select_wna16_moe_backend = lambda *a, **k: (None, None)
+ct_int8.init_int8_linear_kernel = lambda *a, **k: None
+class _AnyKernel:
+    """A kernel whose every method returns None (W8A8Fp8 asks its quant keys after
+    create_weights has made the layer's tensors)."""
+    def __getattr__(self, name): return lambda *a, **k: None
+
+
+ct_fp8.init_fp8_linear_kernel = lambda *a, **k: _AnyKernel()
 SUBSTITUTIONS = rc.SUBSTITUTIONS + [
-    "auto_awq/auto_gptq/marlin_utils: current_platform CUDA with capability 9.0 (an H100)",
-    "mixed-precision linear kernel and WNA16 MoE backend: none chosen (after create_weights; "
-    "hold no tensor of the layer's)"]
+    "auto_awq/auto_gptq/marlin_utils/compressed_tensors: current_platform CUDA with "
+    "capability 9.0 (an H100)",
+    "mixed-precision, int8 and fp8 linear kernels and the WNA16 MoE backend: none chosen "
+    "(after create_weights; they hold no tensor of the layer's)"]
 
 
 def main():

@@ -1,0 +1,128 @@
+"""compressed-tensors checkpoints (``quant_method`` compressed-tensors, llm-compressor's): the
+schemes kvcli sizes, read as vLLM 0.33 picks them on an H100 (CompressedTensorsConfig
+._get_scheme_from_parts), and what one of their linears holds on a rank.
+
+Sized: one config group targeting ``Linear`` with
+- W4A16 / W8A16 (``pack-quantized``, int weights of 2 to 8 bits, ``group`` or ``channel``, no
+  input quantisation: CompressedTensorsWNA16): ``weight_packed`` int32 [n, ceil(k * bits /
+  32)], ``weight_scale`` [n, G] in the model dtype (G = k / group_size; 1 channelwise),
+  ``weight_shape`` int64 [2], and for asymmetric weights ``weight_zero_point`` int32
+  [ceil(n * bits / 32), G];
+- W8A8 int8 (``int-quantized``, 8-bit int weights and inputs, ``channel`` or ``tensor``:
+  CompressedTensorsW8A8Int8) and W8A8 fp8 (``float-quantized``, FP8_DYNAMIC and static fp8:
+  CompressedTensorsW8A8Fp8, an H100 supports it): the weight at 1 byte, float32
+  ``weight_scale`` [n] (channel) or one a fused shard (tensor), and with static inputs a
+  float32 ``input_scale`` (int8: one, plus an int8 zero point when asymmetric; fp8: one a
+  shard).
+Every attention layer built with the quant_config also holds k/v/q scales (float32) and zero
+points (model dtype), one each (CompressedTensorsKVCacheMethod). The ``ignore`` list names vLLM
+module paths exactly or as ``re:`` regexes (re.match), a fused linear when it or all its
+shards match (some: vLLM refuses); the LM head is never quantised (not a LinearBase).
+The routed experts under W8A8 fp8 (CompressedTensorsW8A8Fp8MoEMethod): 1 byte a weight, float32
+scales a row (channel) or one a shard (tensor), static input scales one a projection.
+Not sized (counted unquantised, with a warning): MoE models under the int schemes, several
+config groups or other targets, sparsity and transforms, ``attn_head`` KV scales, block fp8,
+other formats.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kvcore.errors import InputError
+from kvcore.models.int_quant import IntQuant
+
+WNA16_BITS = range(2, 9)
+
+
+def read(quant: dict[str, Any], source: str) -> IntQuant | None:
+    """The scheme of a compressed-tensors ``quantization_config`` when kvcli sizes it."""
+    groups = quant.get("config_groups")
+    kv = quant.get("kv_cache_scheme")
+    if (not isinstance(groups, dict) or len(groups) != 1 or quant.get("sparsity_config")
+            or quant.get("transform_config")
+            or (isinstance(kv, dict) and kv.get("strategy") == "attn_head")):
+        return None
+    group = next(iter(groups.values()))
+    w, inp = (group.get("weights"), group.get("input_activations")) if isinstance(
+        group, dict) else (None, None)
+    if not isinstance(w, dict) or group.get("targets") != ["Linear"]:
+        return None
+    ignore = tuple(str(x) for x in quant.get("ignore") or ())
+    fmt, bits, kind, strategy = (quant.get("format"), w.get("num_bits"), w.get("type"),
+                                 w.get("strategy"))
+    if fmt == "pack-quantized" and kind == "int" and inp is None and bits in WNA16_BITS \
+            and strategy in ("group", "channel"):
+        gs = w.get("group_size")
+        if strategy == "group" and not isinstance(gs, int):
+            raise InputError("vLLM refuses to build it: \"Pack-quantized format requires group "
+                             "quantization or channelwise quantization, but found no group "
+                             "size and strategy is not channelwise.\"", path=source or None,
+                             field="quantization_config.config_groups")
+        return IntQuant("ct", int(bits or 0), gs if isinstance(gs, int) else -1,
+                        not w.get("symmetric", True), False, ignore=ignore, scheme="wna16")
+    if not isinstance(inp, dict) or bits != 8 or inp.get("num_bits") != 8 \
+            or strategy not in ("channel", "tensor") or inp.get("type") != kind:
+        return None
+    static = not inp.get("dynamic", False)
+    if fmt in ("int-quantized", "naive-quantized") and kind == "int":
+        return IntQuant("ct", 8, -1, False, False, ignore=ignore, scheme="int8",
+                        strategy=strategy, static_input=static,
+                        asym_input=not inp.get("symmetric", True))
+    if fmt in ("float-quantized", "naive-quantized") and kind == "float":
+        return IntQuant("ct", 8, -1, False, False, ignore=ignore, scheme="fp8",
+                        strategy=strategy, static_input=static)
+    return None
+
+
+def linear_bytes(q: IntQuant, parts: tuple[int, ...], k: int, dtype_bytes: int) -> int:
+    """One linear's bytes on a rank: its output shards `parts`, input shard `k`."""
+    n = sum(parts)
+    if q.scheme == "wna16":
+        groups = k // q.group_size if q.group_size != -1 else 1
+        zeros = -(-n * q.bits // 32) * groups * 4 if q.zero_point else 0
+        return n * -(-k * q.bits // 32) * 4 + n * groups * dtype_bytes + 16 + zeros
+    scales = (n if q.strategy == "channel" else len(parts)) * 4
+    inputs = 0
+    if q.static_input:
+        inputs = 4 + (1 if q.asym_input else 0) if q.scheme == "int8" else 4 * len(parts)
+    return n * k + scales + inputs
+
+
+def experts_bytes(q: IntQuant, experts: int, hidden: int, inter: int, shards: int,
+                  dtype_bytes: int) -> int:
+    """The routed experts' bytes on a rank under W8A8 fp8 (CompressedTensorsW8A8Fp8MoEMethod):
+    1 byte a weight, float32 scales a row (channel) or a shard (tensor), static input
+    scales one a projection."""
+    scales = shards * inter + hidden if q.strategy == "channel" else shards + 1
+    return experts * (shards * inter * hidden + hidden * inter
+                      + 4 * (scales + (2 if q.static_input else 0)))
+
+
+def group_refusal(q: IntQuant, k: int, path: str) -> str | None:
+    """CompressedTensorsWNA16's refusal of an input shard that is not whole groups."""
+    if q.scheme != "wna16" or q.group_size == -1 or k % q.group_size == 0:
+        return None
+    return (f"Weight input_size_per_partition={k} for layer '{path}' is not divisible by "
+            f"group_size={q.group_size}. This happens when tensor_parallel_size splits the "
+            "layer input into shards that are not a whole number of quant groups. Consider "
+            "reducing tensor_parallel_size.")
+
+
+def _matches(ignore: tuple[str, ...], path: str) -> bool:
+    return any(re.match(x[3:], path) if x.startswith("re:") else x == path for x in ignore)
+
+
+def ignored(q: IntQuant, path: str, shards: tuple[str, ...] | None, source: str = "") -> bool:
+    """Whether the ignore list leaves the linear at `path` (fused of `shards`) unquantised."""
+    if _matches(q.ignore, path) or not shards:
+        return _matches(q.ignore, path)
+    proj = path.split(".")[-1]
+    named = [_matches(q.ignore, path.replace(proj, s)) for s in shards]
+    if any(named) and not all(named):
+        raise InputError(f"names some but not all shards of {path}, and vLLM refuses to build "
+                         f"it: \"Found different quantization schemes for the shards of {path}. "
+                         "vLLM requires all to use the same scheme.\"",
+                         path=source or None, field="quantization_config.ignore")
+    return all(named)
