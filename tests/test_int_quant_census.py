@@ -187,3 +187,11 @@ def test_what_compressed_tensors_adds_to_an_attention_layer() -> None:
     # (its group scales are as many as AWQ's: the rest of the float16 is the same model)
     awq = CASES["weights_census/int_quant/llama-awq.config.json"]["tp"]["1"][0]
     assert rec["param_bytes_by_dtype"]["float16"] == awq["param_bytes_by_dtype"]["float16"] + 2 * 3 * 2
+
+
+def test_experts_marlin_cannot_take_fall_back_to_moe_wna16() -> None:
+    # 768 wide: 384 a rank at TP 2 (whole groups of 128: Marlin, int32), 192 at TP 4 (not:
+    # MoeWNA16, uint8, its groups halved to 64)
+    tps = CASES["weights_census/int_quant/qwen3-moe-awq-narrow.config.json"]["tp"]
+    assert "uint8" not in tps["2"][0]["param_bytes_by_dtype"]
+    assert tps["4"][0]["param_bytes_by_dtype"]["uint8"] == 4_792_320

@@ -10,7 +10,8 @@ Mamba1 mixers stay in the model dtype. A linear of input shard ``k`` and output 
 AWQ: ``qweight`` int32 [k, n / pack], ``qzeros`` int32 [G, n / pack], ``scales`` [G, n];
 GPTQ: ``qweight`` int32 [k / pack, n], ``qzeros`` and ``scales`` the same (pack = 32 / bits).
 The routed experts (AutoAWQMoEMethod, AutoGPTQMoEMethod) hold the same per expert for w13 and
-w2, GPTQ's plus two bias tensors in the model dtype. These are the tensors create_weights makes
+w2, GPTQ's plus two bias tensors in the model dtype; experts Marlin cannot take fall back to
+MoeWNA16 (uint8-packed, `_wna16_experts_bytes`). These are the tensors create_weights makes
 (tests/data/weights_census/int_quant/, as an H100 builds them); after loading, Marlin repacks
 them into tensors of the same sizes (`_convert_awq_to_standard_format`, the kernels'
 repacks), plus a workspace of a few KiB a device and zero-padding for shapes off its tiles,
@@ -123,6 +124,8 @@ def linear_bytes(q: IntQuant, out: int, k: int, full_in: int, dtype_bytes: int) 
 def experts_bytes(q: IntQuant, experts: int, hidden: int, inter: int, shards: int,
                   dtype_bytes: int) -> int:
     """The routed experts' bytes on a rank (`inter`: the intermediate width on it)."""
+    if hidden % 128 or (q.group_size > 0 and inter % q.group_size):
+        return _wna16_experts_bytes(q, experts, hidden, inter, shards, dtype_bytes)
     pack, n13 = 32 // q.bits, shards * inter
     g13 = hidden // q.group_size if q.group_size != -1 else 1
     g2 = inter // q.group_size if q.group_size != -1 else 1
@@ -132,6 +135,22 @@ def experts_bytes(q: IntQuant, experts: int, hidden: int, inter: int, shards: in
     zeros = (g13 * (n13 // pack) + g2 * (hidden // pack)) * 4
     bias = (n13 + hidden) * dtype_bytes if q.family == "gptq" else 0
     return experts * (weight + scales + zeros + bias)
+
+
+def _wna16_experts_bytes(q: IntQuant, experts: int, hidden: int, inter: int, shards: int,
+                         dtype_bytes: int) -> int:
+    """Experts Marlin's MoE method cannot take (the hidden size not whole 128s, or the
+    intermediate shard not whole groups: check_moe_marlin_supports_layer): vLLM falls back to
+    MoeWNA16Method (moe_wna16.py), uint8-packed, its group halved until both widths are whole
+    groups, zero points only for AWQ's zero_point."""
+    pack, gs, n13 = 8 // q.bits, q.group_size, shards * inter
+    while gs > 32 and (inter % gs or hidden % gs):
+        gs //= 2
+    weight = n13 * (hidden // pack) + hidden * (inter // pack)
+    scales = (n13 * (hidden // gs) + hidden * (inter // gs)) * dtype_bytes
+    zeros = (n13 // pack) * (hidden // gs) + (hidden // pack) * (inter // gs) \
+        if q.family == "awq" and q.zero_point else 0
+    return experts * (weight + scales + zeros)
 
 
 def awq_refusal(q: IntQuant, out: int, k: int, full_in: int) -> str | None:

@@ -21,6 +21,9 @@ QWEN3 = {**LLAMA, "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3",
 QWEN3_MOE = {**QWEN3, "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe",
              "moe_intermediate_size": 1024, "num_experts": 4, "num_experts_per_tok": 2,
              "norm_topk_prob": True}
+# (experts 768 wide: 192 a rank at TP 4, 96 at TP 8, not whole groups of 128: Marlin's MoE
+# method cannot take them and vLLM falls back to MoeWNA16, whose groups halve to fit)
+QWEN3_MOE_NARROW = {**QWEN3_MOE, "moe_intermediate_size": 768, "num_experts": 8}
 MIXTRAL = {**LLAMA, "architectures": ["MixtralForCausalLM"], "model_type": "mixtral",
            "num_local_experts": 4, "num_experts_per_tok": 2, "torch_dtype": "bfloat16"}
 AWQ = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"}
@@ -82,6 +85,8 @@ CASES = {
     "qwen3-gptq": (QWEN3, GPTQ),
     "qwen3-moe-awq": (QWEN3_MOE, AWQ),
     "qwen3-moe-gptq": (QWEN3_MOE, GPTQ),
+    "qwen3-moe-awq-narrow": (QWEN3_MOE_NARROW, AWQ),
+    "qwen3-moe-gptq-narrow": (QWEN3_MOE_NARROW, GPTQ),
     "mixtral-gptq-8bit": (MIXTRAL, {**GPTQ, "bits": 8}),
     "qwen3-5-text-awq": (hybrid("qwen3-5-text-fp8"), AWQ),
     "nemotron-h-gptq": (hybrid("nemotron-h-fp8"), GPTQ),

@@ -5,7 +5,7 @@ checkpoints here (`*.config.json`, written by make_int_cases.py) as an H100 woul
 A development tool, never run by the tests. It reuses ../record_census.py (every module built
 on the meta device by vLLM's own `initialize_model`, its substitutions included) and adds the
 ones that make the CPU's build an H100's (listed in answers.json): the platform seen by
-auto_awq.py, auto_gptq.py, marlin_utils.py and compressed_tensors.py is CUDA, capability 9.0
+auto_awq.py, auto_gptq.py, marlin_utils.py, moe_wna16.py and compressed_tensors.py is CUDA, capability 9.0
 (so AWQ takes the Marlin method, or falls back to AutoAWQLinearMethod where vLLM does, Marlin's
 supported types are the GPU's, and compressed-tensors picks W8A8 fp8 as an H100 does); no linear
 kernel (mixed-precision, int8, fp8) and no WNA16 MoE backend chosen (after the layer's tensors
@@ -35,7 +35,7 @@ import vllm
 import torch
 from vllm.platforms import current_platform
 from vllm.platforms.interface import DeviceCapability
-from vllm.model_executor.layers.quantization import auto_awq, auto_gptq
+from vllm.model_executor.layers.quantization import auto_awq, auto_gptq, moe_wna16
 from vllm.model_executor.layers.quantization.utils import marlin_utils
 from vllm.model_executor.layers.quantization.compressed_tensors import compressed_tensors as ct
 from vllm.model_executor.layers.quantization.compressed_tensors.schemes import (
@@ -58,11 +58,11 @@ class _NoKernel:
     def __init__(self, *a, **k): pass
 
 
-for mod in (auto_awq, auto_gptq, marlin_utils, ct):
+for mod in (auto_awq, auto_gptq, marlin_utils, ct, moe_wna16):
     mod.current_platform = _H100()
 for mod in (auto_awq, auto_gptq, ct_wna16):
     mod.choose_mp_linear_kernel = lambda cfg: _NoKernel
-for mod in (auto_awq, auto_gptq):
+for mod in (auto_awq, auto_gptq, moe_wna16):
     mod.select_wna16_moe_backend = lambda *a, **k: (None, None)
 ct_int8.init_int8_linear_kernel = lambda *a, **k: None
 class _AnyKernel:
@@ -73,7 +73,7 @@ class _AnyKernel:
 
 ct_fp8.init_fp8_linear_kernel = lambda *a, **k: _AnyKernel()
 SUBSTITUTIONS = rc.SUBSTITUTIONS + [
-    "auto_awq/auto_gptq/marlin_utils/compressed_tensors: current_platform CUDA with "
+    "auto_awq/auto_gptq/marlin_utils/moe_wna16/compressed_tensors: current_platform CUDA with "
     "capability 9.0 (an H100)",
     "mixed-precision, int8 and fp8 linear kernels and the WNA16 MoE backend: none chosen "
     "(after create_weights; they hold no tensor of the layer's)"]
