@@ -31,13 +31,15 @@ import re
 from typing import Any
 
 from kvcore.errors import InputError
+from kvcore.models.fp8_renames import vllm_name
 from kvcore.models.int_quant import IntQuant
 
 WNA16_BITS = range(2, 9)
 
 
-def read(quant: dict[str, Any], source: str) -> IntQuant | None:
-    """The scheme of a compressed-tensors ``quantization_config`` when kvcli sizes it."""
+def read(quant: dict[str, Any], source: str, arch: str = "") -> IntQuant | None:
+    """The scheme of a compressed-tensors ``quantization_config`` when kvcli sizes it (its
+    ignore list's paths renamed by the class `arch`'s mapper, its ``re:`` patterns not)."""
     groups = quant.get("config_groups")
     kv = quant.get("kv_cache_scheme")
     if (not isinstance(groups, dict) or len(groups) != 1 or quant.get("sparsity_config")
@@ -49,7 +51,8 @@ def read(quant: dict[str, Any], source: str) -> IntQuant | None:
         group, dict) else (None, None)
     if not isinstance(w, dict) or group.get("targets") != ["Linear"]:
         return None
-    ignore = tuple(str(x) for x in quant.get("ignore") or ())
+    ignore = tuple(vllm_name(x, arch) if "." in x and not x.startswith("re:") else x
+                   for x in map(str, quant.get("ignore") or ()))
     fmt, bits, kind, strategy = (quant.get("format"), w.get("num_bits"), w.get("type"),
                                  w.get("strategy"))
     if fmt == "pack-quantized" and kind == "int" and inp is None and bits in WNA16_BITS \

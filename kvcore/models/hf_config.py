@@ -253,7 +253,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         vision_params=vision.total, vision_whole=vision.whole, vision_heads=vision.heads,
         vision_modalities=vision.modalities, vision_data_parallel=vision.data_parallel,
         quantization=(method := quant_method(get("quantization_config"), source)),
-        int_quant=int_quant.read(get("quantization_config"), method, source),
+        int_quant=int_quant.read(get("quantization_config"), method, source, architecture(archs)),
         fp8_block=block_of(get("quantization_config")) if fp8 else None,
         # (the names as vLLM renames them before it matches them: Qwen3.5's checkpoints'
         # model.language_model.layers.N are its model.layers.N)

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvcore.errors import InputError, clipped
+from kvcore.models.fp8_renames import vllm_name
 
 AWQ_NAMES = ("awq", "awq_marlin", "auto_awq")
 GPTQ_NAMES = ("gptq", "gptq_marlin", "auto_gptq")
@@ -69,13 +70,15 @@ def _key(quant: dict, keys: tuple[str, ...], source: str, default: Any = None) -
                      path=source or None, field=f"quantization_config.{keys[-1]}")
 
 
-def read(quant: Any, method: str | None, source: str) -> IntQuant | None:
+def read(quant: Any, method: str | None, source: str, arch: str = "") -> IntQuant | None:
     """The AWQ / GPTQ settings of a ``quantization_config`` (None: another method, or one
-    vLLM builds with rules kvcli does not model); vLLM's refusals of the config itself."""
+    vLLM builds with rules kvcli does not model); vLLM's refusals of the config itself. The
+    names a list leaves unquantised are renamed by the model class `arch`'s mapper first, as
+    vLLM's apply_vllm_mapper does (`kvcore.models.fp8_renames`)."""
     if isinstance(quant, dict) and method == "compressed-tensors":
         from kvcore.models import ct_quant  # (it builds on IntQuant)
 
-        return ct_quant.read(quant, source)
+        return ct_quant.read(quant, source, arch)
     if not isinstance(quant, dict) or method not in AWQ_NAMES + GPTQ_NAMES:
         return None
 
@@ -93,7 +96,7 @@ def read(quant: Any, method: str | None, source: str) -> IntQuant | None:
         skips = quant.get("modules_to_not_convert") or []
         return IntQuant("awq", 4, int(_key(quant, ("q_group_size", "group_size"), source)),
                         bool(_key(quant, ("zero_point",), source)), bool(quant.get("lm_head")),
-                        tuple(str(s) for s in skips))
+                        tuple(vllm_name(str(s), arch) for s in skips))
     bits, group = _key(quant, ("bits",), source), _key(quant, ("group_size",), source)
     if _key(quant, ("desc_act",), source) and group != -1:
         raise refuse("desc_act", "GPTQ group activation ordering (desc_act=True) is no longer "

@@ -106,6 +106,12 @@ CASES = {
     "llama-3-1-8b-ct-w4a16": (LLAMA_8B, W4A16),
     "qwen3-moe-ct-fp8-dynamic": (QWEN3_MOE, {**FP8_DYNAMIC, "ignore": ["lm_head", "re:.*mlp.gate$"]}),
     "qwen3-5-text-ct-w4a16": (hybrid("qwen3-5-text-fp8"), W4A16),
+    # (the checkpoint's spelling, model.language_model.layers.N: vLLM renames it first)
+    "qwen3-5-text-awq-skip-hf-names": (hybrid("qwen3-5-text-fp8"), {
+        **AWQ, "modules_to_not_convert": ["model.language_model.layers.1.mlp", "linear_attn"]}),
+    "qwen3-5-text-ct-w4a16-ignore-hf-names": (hybrid("qwen3-5-text-fp8"), {**W4A16, "ignore": [
+        "lm_head", "model.language_model.layers.3.self_attn.qkv_proj",
+        "model.language_model.layers.0.linear_attn.out_proj"]}),
     "jamba-ct-fp8-dynamic": (hybrid("jamba-fp8"), FP8_DYNAMIC),
     "nemotron-h-ct-w8a8-int8": (hybrid("nemotron-h-fp8"), W8A8_INT8),
 }
