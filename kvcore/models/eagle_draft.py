@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kvcore.errors import InputError, clipped
+from kvcore.models.eagle_fp8 import Fp8Linear, fp8_linears, linear_bytes, quantised_params
 from kvcore.models.geometry import ModelGeometry, layer_specs
 from kvcore.models.hf_config import load_hf_config, read_hf_config
 from kvcore.models.qwen3_5 import QWEN3_5_TYPES
@@ -88,11 +89,25 @@ class DraftModel:
     # EAGLE-3 reading the target's auxiliary hidden states (its eagle_config's
     # use_aux_hidden_state, true unless said): a target class must provide them
     aux_hidden_states: bool = False
+    # the linears vLLM builds in fp8, outside split_params and whole_params (1 byte a weight
+    # and its block scales): an fp8 draft's (`kvcore.models.eagle_fp8`), an fp8 target's Qwen
+    # MTP fc (`kvcore.models.mtp_fp8`)
+    fp8: tuple[Fp8Linear, ...] = ()
+    # an EAGLE draft's q/k/v input widths, summed over its layers (+ 1 a layer with biases):
+    # with fewer KV heads than ranks vLLM gives each rank a whole one (QKVParallelLinear)
+    qkv_inputs: int = 0
 
     def weights_bytes(self, tp: int = 1) -> int:
         """The draft's weight bytes on one of `tp` workers."""
         b = DTYPE_BYTES[self.geometry.dtype]
         own = self.split_params * b // tp + self.whole_params * b + 8 * self.id_map_entries
+        own += sum(linear_bytes(lin, tp, self.geometry.fp8_block) for lin in self.fp8)
+        kv = self.geometry.num_kv_heads
+        if kv < tp:
+            # (K and V: one head a rank where the even split gave kv / tp; in fp8 1 byte, its
+            # block scales aside)
+            kb = 1 if self.fp8 else b
+            own += 2 * self.geometry.head_dim * self.qkv_inputs * (tp - kv) * kb // tp
         if self.target is None or not self.repeated:
             return own
         last = self.target.num_layers
@@ -141,10 +156,11 @@ def load_draft(name: str, method: str, target: ModelGeometry) -> DraftModel:
                          f"only, got layers {sorted(set(g.layer_kinds))}", field=FIELD)
     h, q, kv = g.hidden_size, g.num_attention_heads * g.head_dim, g.num_kv_heads * g.head_dim
     eagle3 = arch == "Eagle3LlamaForCausalLM"
-    split = whole = 0
+    split = whole = qkv_inputs = 0
     for i in range(g.num_layers):
         width = 2 * h if eagle3 and i == 0 else h
         split += width * (q + 2 * kv) + q * h + 3 * h * g.intermediate_size
+        qkv_inputs += width + g.attention_bias
         if g.attention_bias:
             split += q + 2 * kv
         # the post-attention norm, the input norm (not EAGLE-1's first layer), EAGLE-3's
@@ -169,11 +185,19 @@ def load_draft(name: str, method: str, target: ModelGeometry) -> DraftModel:
         whole += h                              # the final norm
         id_map = rows if rows != target.vocab_size else 0
     else:
-        fc = 2 * h * h                          # over (embedding, hidden state)
+        fc_in = 2 * h                           # over (embedding, hidden state)
+        fc = fc_in * h
         whole += fc
+    # (an fp8 checkpoint: its layers' linears and fc at 1 byte, four scales an attention layer)
+    fp8 = fp8_linears(g, target.num_layers, eagle3,
+                      (fc_in, h) if fc else None, name, FIELD)
+    if fp8:
+        fc_weights = fc if fc else 0
+        split -= quantised_params(fp8) - fc_weights
+        whole -= fc_weights - 4 * g.num_layers
     draft = DraftModel(name, method, arch, g, split, whole, id_map, rows, fc_params=fc,
                        pass_split=h * (q + 2 * kv) if eagle3 else 0,
-                       aux_hidden_states=eagle3 and bool(fc))
+                       aux_hidden_states=eagle3 and bool(fc), fp8=fp8, qkv_inputs=qkv_inputs)
     if draft.aux_hidden_states and target.mamba and target.model_type not in EAGLE3_MAMBA_TYPES:
         raise InputError(f"eagle3 reads the target's auxiliary hidden states, which vLLM 0.33's "
                          f"class for {target.model_type} ({target.name}) does not give (vLLM "

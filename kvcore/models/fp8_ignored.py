@@ -65,7 +65,9 @@ def block_names(g: ModelGeometry, moe: bool) -> tuple[str, str, str]:
     mixer = "linear_attn" if g.mamba is not None and g.mamba.version == "gdn" else "mixer"
     if not moe:
         return "self_attn", mixer, "mlp"
-    return "self_attn", mixer, "mlp.shared_experts" if g.mla is not None else "mlp.shared_expert"
+    # (GLM-4.5's Glm4MoE names its shared expert as DeepSeek does; Qwen's is singular)
+    plural = g.mla is not None or g.model_type == "glm4_moe"
+    return "self_attn", mixer, "mlp.shared_experts" if plural else "mlp.shared_expert"
 
 
 def _experts_path(g: ModelGeometry, i: int) -> str:

@@ -36,6 +36,7 @@ from kvcore.errors import InputError
 from kvcore.models.config_keys import MTP_KEYS
 from kvcore.models.eagle_draft import DraftModel
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.mtp_fp8 import draft_ignored, fp8_fold, module_prefix
 
 FIELD = "spec_method"
 # model_type -> vLLM's draft class
@@ -69,13 +70,18 @@ def mtp_draft(target: ModelGeometry) -> DraftModel:
         # (a Qwen3NextDecoderLayer of type full_attention, prefix mtp.layers.0: layer 0's
         # feed-forward, MoE unless mlp_only_layers or decoder_sparse_step say otherwise;
         # Qwen3.5's Qwen3_5DecoderLayer: MoE or dense by model type, as every target layer)
+        # (an fp8 target: `kvcore.models.mtp_fp8`, the ignore list under mtp.layers.0 and
+        # the fc quantised unless listed)
         moe = target.moe_layers[0] if target.moe_layers else False
         g = replace(target, name=name, layer_kinds=("full",), moe_layers=(moe,),
                     counted_moe_layers=int(moe), mtp_layers=0, vision_params=0,
-                    vision_whole=0, vision_heads=0)
-        return DraftModel(name, "mtp", cls, g, split_params=2 * h * h, whole_params=3 * h,
-                          id_map_entries=0, lm_head_rows=target.vocab_size,
-                          pass_split=2 * h * h, target=g, repeated=1)
+                    vision_whole=0, vision_heads=0,
+                    fp8_ignored=draft_ignored(target, module_prefix(target, True), 0))
+        fold = fp8_fold(target)     # (the fc built in fp8)
+        return DraftModel(name, "mtp", cls, g, split_params=0 if fold else 2 * h * h,
+                          whole_params=3 * h, id_map_entries=0, lm_head_rows=target.vocab_size,
+                          pass_split=2 * h * h, target=g, repeated=1,
+                          fp8=((h, 2 * h, "column"),) if fold else ())
     # DeepSeek's and GLM's: a decoder layer built as layer N, dense or MoE as the target's
     # last (both are MoE from first_k_dense_replace on; a GLM target with no MoE layer does
     # not build in vLLM: Glm4MoeForCausalLM's extract_moe_parameters needs one)
@@ -83,7 +89,12 @@ def mtp_draft(target: ModelGeometry) -> DraftModel:
     moe = target.moe_layers[-1] if target.moe_layers else False
     g = replace(target, name=name, layer_kinds=(last,), moe_layers=(moe,),
                 counted_moe_layers=int(moe), mtp_layers=0)
+    # (its decoder layer is sized as the target's last, whose name an fp8 ignore list
+    # reaches only where it names model.layers.N, the module's: `kvcore.models.mtp_fp8`)
+    n_last = target.num_layers - 1
+    built = replace(target, fp8_ignored=draft_ignored(target, module_prefix(target, False),
+                                                      n_last))
     return DraftModel(name, "mtp", cls, g, split_params=0,
                       whole_params=2 * h * h + 3 * h, id_map_entries=0,
                       lm_head_rows=target.vocab_size, pass_whole=2 * h * h,
-                      target=target, repeated=1)
+                      target=built, repeated=1)

@@ -1,0 +1,74 @@
+"""kvcli's draft weights against vLLM 0.33.0's own draft classes, at TP 1, 2, 4 and 8, rank 0
+and the last (tests/data/weights_census/drafts_answers.json, recorded by record_drafts.py): the
+bytes a rank keeps of the draft's own after vLLM shares the target's embedding and LM head,
+for the EAGLE / EAGLE-3 drafts of eagle_draft/, the MTP modules of mtp_draft/, and fp8
+checkpoints of both (an fp8 target beside a plain EAGLE-3 draft, fp8 drafts with and without
+an ignore list, fp8 MTP targets whose ignore lists name the MTP module's linears)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvcore.models.drafts import load_spec_draft
+from kvcore.models.hf_config import read_hf_config
+
+DATA = Path(__file__).parent / "data"
+CASES = json.loads((DATA / "weights_census" / "drafts_answers.json").read_text())["cases"]
+
+
+def _draft(name: str):
+    case = CASES[name]
+    target = read_hf_config(json.loads((DATA / case["target"] / "config.json").read_text()),
+                            name=case["target"])
+    model = None if case["draft"] is None else str(DATA / case["draft"])
+    return load_spec_draft(model, case["method"], target)
+
+
+def _rows():
+    for name, case in CASES.items():
+        for tp, ranks in case["tp"].items():
+            for rank, rec in enumerate(ranks):
+                if "refused" not in rec:
+                    yield pytest.param(name, int(tp), rank, id=f"{name}-tp{tp}-r{rank}")
+
+
+@pytest.mark.parametrize(("name", "tp", "rank"), list(_rows()))
+def test_draft_bytes_per_rank_equal_vllms(name: str, tp: int, rank: int) -> None:
+    rec = CASES[name]["tp"][str(tp)][rank]
+    assert _draft(name).weights_bytes(tp) == sum(rec["param_bytes_by_dtype"].values())
+
+
+def test_the_draft_census_covers_every_draft_fixture_and_tp() -> None:
+    eagle = {f"eagle_draft/{p.name}" for p in (DATA / "eagle_draft").iterdir() if p.is_dir()}
+    assert eagle <= set(CASES)
+    assert sum(c["method"] == "mtp" for c in CASES.values()) >= 10
+    for name, case in CASES.items():
+        assert list(case["tp"]) == ["1", "2", "4", "8"], name
+        assert "refused" not in case["tp"]["1"][0], name
+        for ranks in case["tp"].values():
+            done = [r for r in ranks if "refused" not in r]
+            assert len({json.dumps(r["param_bytes_by_dtype"]) for r in done}) <= 1, name
+
+
+@pytest.mark.parametrize(("quant", "says"), [
+    ({"quant_method": "fp8", "weight_block_size": [128, 128],
+      "ignored_layers": ["model.layers.32.self_attn.o_proj"]},
+     "its fp8 ignore list names model.layers.32.self_attn.o_proj, one of its modules"),
+    ({"quant_method": "awq"}, "is quantised with awq, which kvcli does not size for a draft")])
+def test_a_draft_quantised_as_kvcli_does_not_size_is_refused(tmp_path, quant, says) -> None:
+    """vLLM matches an EAGLE draft's ignore list at its modules' prefixes, the target's
+    numbering (model.layers.32 beside Llama-3.1-8B): a list reaching one would leave the draft
+    partly quantised, which kvcli does not size; nor another method."""
+    from kvcore.errors import InputError
+
+    case = DATA / "eagle_draft" / "1-llama31-8b-eagle3"
+    cfg = json.loads((case / "draft" / "config.json").read_text())
+    (tmp_path / "config.json").write_text(json.dumps(dict(cfg, quantization_config=quant)))
+    target = read_hf_config(json.loads((case / "target" / "config.json").read_text()))
+    with pytest.raises(InputError) as e:
+        load_spec_draft(str(tmp_path), "eagle3", target)
+    assert e.value.field == "spec_model"
+    assert says in e.value.message
