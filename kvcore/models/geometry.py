@@ -155,6 +155,10 @@ class ModelGeometry:
     # an fp8 checkpoint's tower linears vLLM quantises (`kvcore.models.fp8_vision`)
     vision_linears: tuple[VisionLinear, ...] = ()
     perf_swa: tuple[int, int] | None = None   # perf.py's (sliding layers, window), not the kinds'
+    # the buffers vLLM holds beside the weights (`kvcore.models.buffers`): the text model's
+    # distinct RoPE caches (rows, rotary dim, dtype), the vision tower's bytes
+    rope_caches: tuple[tuple[int, int, str], ...] = ()
+    vision_buffers: int = 0
     context_limit: int = 0      # the longest max_model_len vLLM accepts (0: max_position_...)
     default_len: int = 0        # the max_model_len vLLM runs at when none is given (0: the same)
 

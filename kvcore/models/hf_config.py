@@ -19,8 +19,9 @@ What decides each layer's kind, in this order (as vLLM's model code reads it):
   slide, else every layer is full attention.
 DeepSeek-V2/V3 and Kimi-K2 (``model_type`` deepseek_v2, deepseek_v3, kimi_k2 with a
 ``kv_lora_rank``) are read as vLLM serves them, with multi-head latent attention: every layer
-``mla`` (`kvcore.models.mla`). The other model types vLLM serves with MLA are refused by name, and so are the architectures
-with recurrent or linear-attention layers kvcli does not model (`kvcore.models.unsupported`).
+``mla`` (`kvcore.models.mla`). The other model types vLLM serves with MLA are refused by name, and
+so are the architectures with recurrent or linear-attention layers kvcli does not model
+(`kvcore.models.unsupported`).
 Qwen3-Next (``qwen3_next``): Gated DeltaNet layers as Mamba states (`kvcore.models.qwen3_next`);
 Qwen3.5 (``qwen3_5_text``, ``qwen3_5_moe_text``, or a wrapper's ``text_config``) the same, with
 its own state dtypes, feed-forward and vision tower (`kvcore.models.qwen3_5`).
@@ -29,18 +30,20 @@ Nemotron-H (``nemotron_h``): ``hybrid_override_pattern`` (or ``layers_block_type
 layer: Mamba2, attention, or a feed-forward layer with no KV cache (kind ``mlp``;
 `kvcore.models.nemotron_h`).
 A multimodal config's ``text_config`` is read in place of the top level; its ``vision_config``
-sizes the vision tower vLLM builds beside it (Qwen3.5's, Gemma 3's SigLIP: the weights only). Missing keys that the
-model's own config class defaults are filled from `class_defaults`; a key the geometry
-needs that is neither given nor defaulted is an InputError naming it.
+sizes the vision tower vLLM builds beside it (Qwen3.5's, Gemma 3's SigLIP: the weights only).
+Missing keys that the model's own config class defaults are filled from `class_defaults`; a key the
+geometry needs that is neither given nor defaulted is an InputError naming it.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from kvcore.errors import InputError, clipped
 from kvcore.models import fp8_ignored, fp8_vision, int_quant, int_quant_rank
+from kvcore.models.buffers import rope_caches, vision_buffers
 from kvcore.models.class_defaults import CLASS_DEFAULTS, MODEL_TYPE_DEFAULTS
 from kvcore.models.config_keys import (
     EXPERT_KEYS,
@@ -72,15 +75,12 @@ from kvcore.models.nemotron_h import nemotron_h_layers, nemotron_h_mamba_keys
 from kvcore.models.quantization import quant_method
 from kvcore.models.qwen3_5 import (
     GDN_TYPES,
-    QWEN3_5_TYPES,
     ssm_dtype,
     text_model_type,
-    vision_tower_params,
 )
 from kvcore.models.qwen3_next import gdn_state
-from kvcore.models.siglip import gemma3_vision_params
 from kvcore.models.unsupported import not_modelled
-from kvcore.models.vision_keys import VisionParams
+from kvcore.models.vision_towers import vision_tower
 from kvcore.sources import read_json
 
 DTYPE_ALIASES = {"float16": "float16", "fp16": "float16", "half": "float16",
@@ -231,7 +231,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     counted_moe = counted_moe_layers(get, n_layers, num_experts)
     max_pos = get_int("max_position_embeddings", required=True)
     limit, default = lengths(c, max_pos, source)
-    vision = _vision(cfg, model_type, archs, hidden, source)
+    vision = vision_tower(cfg, model_type, archs, hidden, source)
     ignored = ignored_of(get("quantization_config"))
     matched = ignored_as_matched(ignored[0], architecture(archs))
     fp8 = quant_method(get("quantization_config"), source) == "fp8"
@@ -273,19 +273,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     if g.quantization == "fp8":
         fp8_ignored.check(g)   # (vLLM refuses a list naming part of a fused linear)
     int_quant_rank.check(g)    # (the same, of AWQ's modules_to_not_convert)
-    return g
-
-
-def _vision(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
-            source: str) -> VisionParams:
-    """The vision tower (and projector) vLLM builds for the multimodal classes, by architecture:
-    Qwen3.5's and Gemma 3's; none for the rest."""
-    arch = str(archs[0] if isinstance(archs, list) and archs else "")
-    if model_type in QWEN3_5_TYPES and arch.endswith("ForConditionalGeneration"):
-        return vision_tower_params(cfg, source)
-    if arch == "Gemma3ForConditionalGeneration":
-        return gemma3_vision_params(cfg, hidden, source)
-    return VisionParams(0, 0)
+    return replace(g, rope_caches=rope_caches(c, g, get), vision_buffers=vision_buffers(cfg, g))
 
 
 def _nemotron_mamba(get, get_dim, source: str) -> MambaGeometry:

@@ -18,15 +18,16 @@ scale per 32 values, each rank's width padded as H100's kernels pad it) and fp8 
 block, `kvcore.models.fp8_scales`, except those its ignored_layers name,
 `kvcore.models.fp8_ignored`; the convolutions, Jamba's Mamba1 mixers, embeddings and norms
 in the model dtype; four q/k/v/prob scales an attention layer, MLA's and Jamba's aside). Vision
-towers of multimodal checkpoints are counted for Qwen3.5 and Gemma 3 (vLLM builds and loads
-them: `kvcore.models.qwen3_5.vision_tower_params`, `kvcore.models.siglip`, with Gemma 3's
-projector), on the first pipeline stage, their embeddings, norms and row-parallel biases whole
-on every TP rank, an fp8 checkpoint's tower linears fp8 with block scales
-(`kvcore.models.fp8_vision`); not for the other models. AWQ, GPTQ and compressed-tensors
-checkpoints: their packed linears and experts as vLLM holds them (`kvcore.models.int_quant`,
-`kvcore.models.ct_quant`); other methods' weights are counted in the model dtype
-(`kvcore.models.int_quant_rank.unmodelled_note` says so). The clock's weight stream leaves them out (a decode
-step runs no vision tower: `kvcore.clock.work` counts the decoder's layers). Buffers (RoPE caches) are not weights and are not counted.
+towers of multimodal checkpoints are counted for Qwen3.5 and Gemma 3 (vLLM builds and loads them:
+`kvcore.models.qwen3_5.vision_tower_params`, `kvcore.models.siglip`, with Gemma 3's projector), on
+the first pipeline stage, their embeddings, norms and row-parallel biases whole on every TP rank,
+an fp8 checkpoint's tower linears fp8 with block scales (`kvcore.models.fp8_vision`); not for the
+other models. AWQ, GPTQ and compressed-tensors checkpoints: their packed linears and experts as
+vLLM holds them (`kvcore.models.int_quant`, `kvcore.models.ct_quant`); other methods' weights are
+counted in the model dtype (`kvcore.models.int_quant_rank.unmodelled_note` says so). The clock's
+weight stream leaves them out (a decode step runs no vision tower: `kvcore.clock.work` counts the
+decoder's layers). Buffers (RoPE caches, attention scales) are not counted here
+(`kvcore.models.buffers` estimates them; docs/config.md, "Buffers").
 vLLM measures the real figure, so pass --weights-gib to match a real deployment.
 """
 

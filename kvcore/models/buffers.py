@@ -1,0 +1,119 @@
+"""The buffers vLLM 0.33's model classes keep on the GPU beside their parameters, per
+tensor-parallel rank: what `determine_available_memory` subtracts with the weights before it
+sizes the KV pool (the fall in free memory over start-up and profiling; "Model loading took"
+counts them too: docs/config.md, "Buffers").
+
+- Each attention layer's four float32 scales (`_k_scale`, `_v_scale`, `_q_scale`,
+  `_prob_scale`: set_default_quant_scales, layers/attention/attention.py): 16 B.
+- One `cos_sin_cache` per distinct RoPE (`get_rope` caches the object by its head size,
+  rotary dim, positions, parameters and dtype, so every layer, and an MTP module, with one
+  config share it): rows x rotary dim in the model dtype (gpt-oss: float32). Rows: the
+  positions vLLM passes (`max_position_embeddings`), times the factor for `linear` (Gemma 3's
+  global layers); `original_max_position_embeddings` times the factor for YaRN and DeepSeek's
+  YaRN. Rotary dim: the head dim times `partial_rotary_factor` (MLA: `qk_rope_head_dim`).
+  Gemma 3 has two: its local layers' plain RoPE at `rope_local_base_freq`, and the global one.
+  No RoPE: Jamba, Nemotron-H, Granite 4.0-H with `position_embedding_type` nope.
+- Gemma 2's and 3's embedding normalizer: one scalar in the model dtype.
+- Falcon-H1's `mup_vector` a Mamba mixer: (2 d_ssm + 2 G S + heads) / TP in the model dtype,
+  G the groups as vLLM duplicates them over the ranks (falcon_h1.py).
+- A vision tower's, on the first stage while it is built: Gemma 3's SigLIP `position_ids`
+  (int64, one a patch), Qwen3.5's rotary cache (8,192 rows x half its head dim).
+Not memory: Mamba2's `conv_weights`, a view of the conv weight. Checked against vLLM's classes
+on the meta device for every census case (tests/data/weights_census/answers.json,
+`buffer_bytes_by_dtype`, less the views).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvcore.models.context_limit import _kind, _rope_parameters
+from kvcore.models.geometry import ModelGeometry
+from kvcore.models.qwen3_5 import VISION_DEFAULTS
+from kvcore.models.siglip import SIGLIP_DEFAULTS
+from kvcore.models.vision_keys import vision_config
+from kvcore.specs import DTYPE_BYTES
+
+# (rows, rotary dim, dtype)
+RopeCache = tuple[int, int, str]
+NO_ROPE_TYPES = ("jamba", "nemotron_h")
+ATTENTION_KINDS = ("full", "sliding", "chunked", "mla", "parallel")
+_GEMMA = ("gemma2", "gemma3", "gemma3_text")
+# what transformers' config classes give a RoPE key a config leaves out (Qwen3.5's rope
+# parameters, Gemma 3's local base frequency: a second RoPE whatever its value)
+_PARTIAL = {"qwen3_5_text": 0.25, "qwen3_5_moe_text": 0.25}
+
+
+def _num(value: Any, default: float) -> float:
+    """A positive finite number of a config (a factor, a length), else `default`: the
+    context limit's reading refuses the values that matter, this only sizes a cache."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return float(value) if ok and 0 < value < 2 ** 63 else default
+
+
+def _rows(rp: dict[str, Any], max_pos: int) -> int:
+    kind = _kind(rp)
+    factor = _num(rp.get("factor"), 1)
+    if kind == "linear":
+        return int(max_pos * factor)
+    if kind in ("yarn", "deepseek_yarn"):
+        return int(_num(rp.get("original_max_position_embeddings"), max_pos) * factor)
+    return max_pos
+
+
+def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCache, ...]:
+    """The distinct RoPE caches of the text model read from config `cfg` (`get`: its keys
+    with the class defaults)."""
+    if g.model_type in NO_ROPE_TYPES or get("position_embedding_type") == "nope":
+        return ()
+    dtype = "float32" if g.model_type == "gpt_oss" else g.dtype
+    sets = _rope_parameters(cfg) or [{}]
+    out: dict[str, RopeCache] = {}      # (by what get_rope's cache tells apart)
+    for rp in sets:
+        if g.mla is not None:
+            dim = g.mla.qk_rope_head_dim
+        else:
+            given = rp.get("partial_rotary_factor") or get("partial_rotary_factor")
+            dim = int(g.head_dim * min(_num(given, _PARTIAL.get(g.model_type, 1)), 1))
+        out[repr(sorted(rp.items()))] = (_rows(rp, g.max_position_embeddings), dim, dtype)
+    if g.model_type.startswith("gemma3"):
+        out["local"] = (g.max_position_embeddings, g.head_dim, dtype)
+    return tuple(out.values())
+
+
+def vision_buffers(cfg: dict[str, Any], g: ModelGeometry) -> int:
+    """A vision tower's buffer bytes (whole on every rank of the first stage)."""
+    if not g.vision_params:
+        return 0
+    v = vision_config(cfg, g.source)
+    # (the keys were checked when the tower's parameters were read)
+    if g.model_type.startswith("gemma3"):
+        d = {**SIGLIP_DEFAULTS, **v}
+        return 8 * (int(d["image_size"]) // int(d["patch_size"])) ** 2
+    d = {**VISION_DEFAULTS, **v}
+    return 8192 * (int(d["hidden_size"]) // int(d["num_heads"]) // 2) * DTYPE_BYTES[g.dtype]
+
+
+def _mup(g: ModelGeometry, tp: int) -> int:
+    m = g.mamba
+    assert m is not None
+    groups = m.n_groups if m.n_groups % tp == 0 else tp
+    return (2 * m.d_inner + 2 * groups * m.d_state + m.n_heads) // tp * DTYPE_BYTES[g.dtype]
+
+
+def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = None,
+                          first: bool = True) -> int:
+    """The buffer bytes on one of `tp` ranks (of a pipeline stage: its `layers`, `first`
+    whether it builds the vision tower)."""
+    kinds = [k for i, k in enumerate(g.layer_kinds) if layers is None or i in layers]
+    attn = sum(k in ATTENTION_KINDS for k in kinds)
+    n = 16 * attn
+    if attn:
+        n += sum(rows * dim * DTYPE_BYTES[dt] for rows, dim, dt in g.rope_caches)
+    if g.model_type in _GEMMA:
+        n += DTYPE_BYTES[g.dtype]
+    if g.model_type == "falcon_h1":
+        n += sum(k in ("mamba", "parallel") for k in kinds) * _mup(g, tp)
+    if first and g.vision_params:        # (a tower vLLM skips holds none)
+        n += g.vision_buffers
+    return n

@@ -1,0 +1,23 @@
+"""Which vision tower (and projector) vLLM 0.33 builds beside a multimodal class's language
+model, by architecture: Qwen3.5's (`kvcore.models.qwen3_5`) and Gemma 3's SigLIP
+(`kvcore.models.siglip`); none for the other classes kvcli reads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvcore.models.qwen3_5 import QWEN3_5_TYPES, vision_tower_params
+from kvcore.models.siglip import gemma3_vision_params
+from kvcore.models.vision_keys import VisionParams
+
+
+def vision_tower(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
+                 source: str) -> VisionParams:
+    """The vision tower (and projector) vLLM builds for the multimodal classes, by architecture:
+    Qwen3.5's and Gemma 3's; none for the rest."""
+    arch = str(archs[0] if isinstance(archs, list) and archs else "")
+    if model_type in QWEN3_5_TYPES and arch.endswith("ForConditionalGeneration"):
+        return vision_tower_params(cfg, source)
+    if arch == "Gemma3ForConditionalGeneration":
+        return gemma3_vision_params(cfg, hidden, source)
+    return VisionParams(0, 0)
