@@ -57,7 +57,9 @@ def test_the_draft_census_covers_every_draft_fixture_and_tp() -> None:
     ({"quant_method": "fp8", "weight_block_size": [128, 128],
       "ignored_layers": ["model.layers.32.self_attn.o_proj"]},
      "its fp8 ignore list names model.layers.32.self_attn.o_proj, one of its modules"),
-    ({"quant_method": "awq"}, "is quantised with awq, which kvcli does not size for a draft")])
+    # (a whole AWQ config: vLLM refuses one without its bits before any draft is built)
+    ({"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True},
+     "is quantised with awq, which kvcli does not size for a draft")])
 def test_a_draft_quantised_as_kvcli_does_not_size_is_refused(tmp_path, quant, says) -> None:
     """vLLM matches an EAGLE draft's ignore list at its modules' prefixes, the target's
     numbering (model.layers.32 beside Llama-3.1-8B): a list reaching one would leave the draft
