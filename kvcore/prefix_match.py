@@ -19,11 +19,9 @@ vLLM (`kv_cache_utils.resolve_kv_cache_block_sizes`, `partial_hash_hits_enabled`
   Mamba block without a unit. The block sizes themselves do not change.
 
 A replay models what a unit finer than a block changes, as vLLM 0.33 does, when every group
-is full attention or Mamba (with partial hash hits a chunked local group at the unit too:
-tests/data/sched_chunked_mamba/), or, without partial hash hits, Mamba groups sit beside full
-attention, sliding windows and chunked local groups (the latter: `cxN` there; not with the
-CPU tier; `unmodelled` refuses the rest in one line): a block under several keys in the pool
-(`kvcore.partial_hashes`:
+is full attention or Mamba, or, without partial hash hits, full attention and sliding windows
+sit beside Mamba groups or alone (tests/data/sched_mixed_pmu/: the unit is only the hash
+block there), neither with the CPU tier; `unmodelled` refuses the rest in one line: a block under several keys in the pool (`kvcore.partial_hashes`:
 `BlockPool.cache_partial_block` / `move_block_hashes` / `_remove_cached_block_hashes`,
 `block_hash_num_tokens`, each key removed and announced on eviction);
 `FullAttentionManager.find_longest_cache_hit` phase 2 and `_cache_partial_tail_block`
@@ -47,13 +45,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from kvcore.specs import (
-    ChunkedLocalAttentionSpec,
-    FullAttentionSpec,
-    KVCacheSpec,
-    MambaSpec,
-    SlidingWindowSpec,
-)
+from kvcore.specs import FullAttentionSpec, KVCacheSpec, MambaSpec, SlidingWindowSpec
 
 # (every kvcli spec is prefix-cacheable in vLLM's sense, cross-attention's included: its
 # manager ignores the cache, the spec does not opt out)
@@ -118,9 +110,8 @@ def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
                enable_caching: bool, tier: bool = False) -> str | None:
     """Why kvcli cannot replay this unit exactly (None: it can): vLLM accepted it and it hashes
     finer than some prefix-cacheable group's block, but not in the layout kvcli models: partial
-    hash hits over full-attention, Mamba and chunked local groups, or, without them, Mamba
-    groups beside full-attention, sliding-window and chunked local groups (not with the CPU
-    tier, ``tier``)."""
+    hash hits over full-attention and Mamba groups, or, without them, full-attention and
+    sliding-window groups, beside Mamba groups or not (not with the CPU tier, ``tier``)."""
     if prefix_match_unit is None:
         return None
     _, hash_bs = resolve_block_sizes(specs, prefix_match_unit, enable_caching)
@@ -128,28 +119,22 @@ def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
     if not enable_caching or not coarser:
         return None
     partial = partial_hash_hits(specs, hash_bs, enable_caching)
-    # (with partial hits a chunked local group is at the hash block: it looks up block by
-    # block as vLLM's does; checked against vLLM, tests/data/sched_chunked_mamba/)
-    if partial and all(isinstance(s, (FullAttentionSpec, MambaSpec, ChunkedLocalAttentionSpec))
-                       for s in specs):
+    if partial and all(isinstance(s, (FullAttentionSpec, MambaSpec)) for s in specs):
         return None
-    beside_mamba = not partial and any(isinstance(s, MambaSpec) for s in specs) and all(
-        isinstance(s, (FullAttentionSpec, SlidingWindowSpec, MambaSpec,
-                       ChunkedLocalAttentionSpec)) for s in specs)
-    if beside_mamba and not tier:
-        # (no hits inside a block, but full attention registers the prompt's tail at the unit
-        # and Mamba its last hash boundary, the fine managers: checked against vLLM with
-        # sliding-window groups beside Mamba groups, drafts or not, engine and cache mode,
-        # tests/data/sched_mamba_mixed_pmu/, and with a chunked local group coarser than the
-        # unit, tests/data/sched_chunked_mamba/'s cx cases)
+    # (no hits inside a block, but full attention registers the prompt's tail at the unit and
+    # Mamba its last hash boundary, the fine managers: checked against vLLM beside Mamba groups,
+    # drafts or not, engine and cache mode, tests/data/sched_mamba_mixed_pmu/; without a Mamba
+    # group the unit is only the hash block, tests/data/sched_mixed_pmu/)
+    no_hits_inside = not partial and all(
+        isinstance(s, (FullAttentionSpec, SlidingWindowSpec, MambaSpec)) for s in specs)
+    if no_hits_inside and not tier:
         return None
     blocks = ", ".join(f"{b:,}" for b in coarser)
-    if beside_mamba:
-        return (f"{prefix_match_unit} is finer than the block ({blocks} tokens): beside a "
-                "sliding-window group (no hits inside a block) kvcli does not model it with the "
-                "CPU tier yet; leave it unset or set it to the block")
-    what = ("hits inside a block next to a group that is neither full attention, Mamba nor "
-            "chunked local attention"
+    if no_hits_inside:
+        return (f"{prefix_match_unit} is finer than the block ({blocks} tokens): without hits "
+                "inside a block kvcli does not model it with the CPU tier yet; leave it unset or "
+                "set it to the block")
+    what = ("hits inside a block next to a group that is neither full attention nor Mamba"
             if partial
             else "registers a prompt's partial last block under a finer hash in full attention")
     return (f"{prefix_match_unit} is finer than the block ({blocks} tokens): vLLM then {what}, "

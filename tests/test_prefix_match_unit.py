@@ -27,7 +27,12 @@ from kvcore.prefix_match import (
     unmodelled,
 )
 from kvcore.sizing.resolve import resolve_kv_cache_config
-from kvcore.specs import FullAttentionSpec, MambaSpec, SlidingWindowSpec
+from kvcore.specs import (
+    ChunkedLocalAttentionSpec,
+    FullAttentionSpec,
+    MambaSpec,
+    SlidingWindowSpec,
+)
 
 DATA = Path(__file__).resolve().parent / "data"
 CASES = json.loads((DATA / "mamba" / "prefix_match_unit.json").read_text())["cases"]
@@ -107,7 +112,8 @@ def test_single_group_as_vllm(want: dict) -> None:
 @pytest.mark.parametrize("want", SLIDING, ids=_id)
 def test_no_mamba_no_partial_hits_as_vllm(want: dict) -> None:
     """A sliding-window and a full-attention group: a finer unit hashes finer, hits stay on the
-    block; kvcli still refuses it (full attention registers the prompt's partial last block)."""
+    block; kvcli models it (full attention registers the prompt's partial last block at the
+    unit, as at a gcd finer than its block: tests/data/sched_mixed_pmu/)."""
     specs = [SlidingWindowSpec(block_size=16, sliding_window=1024),
              FullAttentionSpec(block_size=16)]
     unit = want["prefix_match_unit"]
@@ -115,7 +121,10 @@ def test_no_mamba_no_partial_hits_as_vllm(want: dict) -> None:
                                                       want["hash_block_size"])
     assert partial_hash_hits(specs, want["hash_block_size"], True) is want["partial_hash_hits"]
     assert cache_hit_alignment(specs, unit, True) == 16
-    why = unmodelled(specs, unit, True)
+    assert unmodelled(specs, unit, True) is None
+    # (a chunked local group instead of the window is not modelled with a finer unit)
+    chunked = [ChunkedLocalAttentionSpec(block_size=16, attention_chunk_size=64), specs[1]]
+    why = unmodelled(chunked, unit, True)
     assert (why is None) is (unit == 16)
     if why is not None:
         assert "registers a prompt's partial last block under a finer hash" in why
@@ -169,13 +178,18 @@ def test_config_line_unit_is_refused_at_its_line(tmp_path) -> None:
     r = runner.invoke(app, ["replay", str(path), "--json"])
     assert r.exit_code == 2 and r.stdout == "" and r.stderr.count("\n") == 1
     assert r.stderr == (f"error: {path}:1: field 'config.prefix_match_unit': must be the block "
-                        "size here: 16 is finer than the block (80 tokens): beside a "
-                        "sliding-window group (no hits inside a block) kvcli does not model it "
-                        "with the CPU tier yet; leave it unset or set it to the block\n")
-    # without a Mamba group, full attention's partial tails alone: still refused
+                        "size here: 16 is finer than the block (80 tokens): without hits "
+                        "inside a block kvcli does not model it with the CPU tier yet; leave it "
+                        "unset or set it to the block\n")
+    # without a Mamba group, full attention's partial tails alone: modelled
+    # (tests/data/sched_mixed_pmu/); beside a chunked local group, refused
     head["config"].pop("kv_offloading_size_chunks")
     head["config"]["groups"] = [{"type": "sliding_window", "sliding_window": 160},
                                 {"type": "full"}]
+    path.write_text("\n".join([json.dumps(head), *src[1:]]) + "\n")
+    r = runner.invoke(app, ["replay", str(path), "--json"])
+    assert r.exit_code == 0, r.output
+    head["config"]["groups"][0] = {"type": "chunked_local", "attention_chunk_size": 160}
     path.write_text("\n".join([json.dumps(head), *src[1:]]) + "\n")
     r = runner.invoke(app, ["replay", str(path), "--json"])
     assert r.exit_code == 2 and r.stdout == "" and r.stderr.count("\n") == 1
