@@ -19,11 +19,13 @@ vLLM (`kv_cache_utils.resolve_kv_cache_block_sizes`, `partial_hash_hits_enabled`
   Mamba block without a unit. The block sizes themselves do not change.
 
 A replay models what a unit finer than a block changes, as vLLM 0.33 does, when every group
-is full attention or Mamba, or, without partial hash hits, full attention and sliding windows
-sit beside Mamba groups or alone (tests/data/sched_mixed_pmu/: the unit is only the hash
-block there), neither with the CPU tier; `unmodelled` refuses the rest in one line: a block under several keys in the pool (`kvcore.partial_hashes`:
-`BlockPool.cache_partial_block` / `move_block_hashes` / `_remove_cached_block_hashes`,
-`block_hash_num_tokens`, each key removed and announced on eviction);
+is full attention or Mamba; without the CPU tier also with sliding windows at the hash block
+beside them (partial hash hits on: tests/data/sched_mamba_window_pmu/) and, without partial
+hash hits, with full attention and sliding windows beside Mamba groups or alone
+(tests/data/sched_mamba_mixed_pmu/, tests/data/sched_mixed_pmu/: without a Mamba group the unit
+is only the hash block). `unmodelled` refuses the rest in one line. What it takes: a block
+under several keys in the pool (`kvcore.partial_hashes`: `BlockPool.cache_partial_block` /
+`move_block_hashes` / `_remove_cached_block_hashes`, `block_hash_num_tokens`, each key removed and announced on eviction);
 `FullAttentionManager.find_longest_cache_hit` phase 2 and `_cache_partial_tail_block`
 (`kvcore.managers.fine_lookup`, `fine_full_attention`);
 `MambaManager.find_longest_cache_hit` at hash granularity, `_partial_hit_reqs` and the
@@ -110,8 +112,9 @@ def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
                enable_caching: bool, tier: bool = False) -> str | None:
     """Why kvcli cannot replay this unit exactly (None: it can): vLLM accepted it and it hashes
     finer than some prefix-cacheable group's block, but not in the layout kvcli models: partial
-    hash hits over full-attention and Mamba groups, or, without them, full-attention and
-    sliding-window groups, beside Mamba groups or not (not with the CPU tier, ``tier``)."""
+    hash hits over full-attention and Mamba groups (without the CPU tier, ``tier``, also
+    sliding windows at the hash block beside them), or, without the tier and partial hits,
+    full-attention and sliding-window groups beside Mamba groups or not."""
     if prefix_match_unit is None:
         return None
     _, hash_bs = resolve_block_sizes(specs, prefix_match_unit, enable_caching)
@@ -120,6 +123,12 @@ def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
         return None
     partial = partial_hash_hits(specs, hash_bs, enable_caching)
     if partial and all(isinstance(s, (FullAttentionSpec, MambaSpec)) for s in specs):
+        return None
+    window_hits = partial and all(
+        isinstance(s, (FullAttentionSpec, SlidingWindowSpec, MambaSpec)) for s in specs)
+    if window_hits and not tier:
+        # (a sliding window at the hash block keeps partial hits on, its whole blocks on the
+        # hits' grid: checked against vLLM, tests/data/sched_mamba_window_pmu/)
         return None
     # (no hits inside a block, but full attention registers the prompt's tail at the unit and
     # Mamba its last hash boundary, the fine managers: checked against vLLM beside Mamba groups,
@@ -130,12 +139,16 @@ def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
     if no_hits_inside and not tier:
         return None
     blocks = ", ".join(f"{b:,}" for b in coarser)
+    if window_hits:
+        return (f"{prefix_match_unit} is finer than the block ({blocks} tokens): hits inside a "
+                "block beside a sliding-window group kvcli does not model with the CPU tier "
+                "yet; leave it unset or set it to the block")
     if no_hits_inside:
         return (f"{prefix_match_unit} is finer than the block ({blocks} tokens): without hits "
                 "inside a block kvcli does not model it with the CPU tier yet; leave it unset or "
                 "set it to the block")
-    what = ("hits inside a block next to a group that is neither full attention nor Mamba"
-            if partial
+    what = ("hits inside a block next to a group that is neither full attention, a sliding "
+            "window nor Mamba" if partial
             else "registers a prompt's partial last block under a finer hash in full attention")
     return (f"{prefix_match_unit} is finer than the block ({blocks} tokens): vLLM then {what}, "
             "which kvcli does not model yet; leave it unset or set it to the block")
