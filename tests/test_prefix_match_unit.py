@@ -167,25 +167,29 @@ def test_config_line_unit_is_refused_at_its_line(tmp_path) -> None:
     head["config"]["prefix_match_unit"] = 16
     # a sliding window next to the Mamba groups: no partial hits; full attention registers its
     # partial prompt tails at the unit, Mamba its last hash boundary (modelled, checked against
-    # vLLM: tests/data/sched_mamba_mixed_pmu/), but not with the CPU tier
+    # vLLM: tests/data/sched_mamba_mixed_pmu/)
     head["config"]["groups"][0] = {"type": "sliding_window", "sliding_window": 160}
     path = tmp_path / "t.jsonl"
     path.write_text("\n".join([json.dumps(head), *src[1:]]) + "\n")
     r = runner.invoke(app, ["replay", str(path), "--json"])
     assert r.exit_code == 0, r.output
+    # with the CPU tier too (tests/data/offload_mixed_pmu/)
     head["config"]["kv_offloading_size_chunks"] = 64
+    path.write_text("\n".join([json.dumps(head), *src[1:]]) + "\n")
+    r = runner.invoke(app, ["replay", str(path), "--json"])
+    assert r.exit_code == 0, r.output
+    # without a Mamba group, full attention's partial tails alone: modelled
+    # (tests/data/sched_mixed_pmu/), not with the tier; beside a chunked local group, refused
+    head["config"]["groups"] = [{"type": "sliding_window", "sliding_window": 160},
+                                {"type": "full"}]
     path.write_text("\n".join([json.dumps(head), *src[1:]]) + "\n")
     r = runner.invoke(app, ["replay", str(path), "--json"])
     assert r.exit_code == 2 and r.stdout == "" and r.stderr.count("\n") == 1
     assert r.stderr == (f"error: {path}:1: field 'config.prefix_match_unit': must be the block "
-                        "size here: 16 is finer than the block (80 tokens): without hits "
-                        "inside a block kvcli does not model it with the CPU tier yet; leave it "
-                        "unset or set it to the block\n")
-    # without a Mamba group, full attention's partial tails alone: modelled
-    # (tests/data/sched_mixed_pmu/); beside a chunked local group, refused
+                        "size here: 16 is finer than the block (80 tokens): without a Mamba "
+                        "group kvcli does not model it with the CPU tier yet; leave it unset or "
+                        "set it to the block\n")
     head["config"].pop("kv_offloading_size_chunks")
-    head["config"]["groups"] = [{"type": "sliding_window", "sliding_window": 160},
-                                {"type": "full"}]
     path.write_text("\n".join([json.dumps(head), *src[1:]]) + "\n")
     r = runner.invoke(app, ["replay", str(path), "--json"])
     assert r.exit_code == 0, r.output

@@ -52,7 +52,8 @@ def test_partial_hits_stay_on_beside_a_window_at_the_unit():
         assert partial_hash_hits(specs, unit, True), trace.name
         assert cache_hit_alignment(specs, unit, True) == unit
         assert unmodelled(specs, unit, True) is None
-        assert "with the CPU tier" in (unmodelled(specs, unit, True, tier=True) or "")
+        # (and with the CPU tier: tests/data/offload_mixed_pmu/)
+        assert unmodelled(specs, unit, True, tier=True) is None
 
 
 def test_a_hit_lands_inside_the_mamba_block():
