@@ -21,9 +21,9 @@ vLLM (`kv_cache_utils.resolve_kv_cache_block_sizes`, `partial_hash_hits_enabled`
 A replay models what a unit finer than a block changes, as vLLM 0.33 does, over full
 attention, sliding windows and Mamba groups: partial hash hits on (every window at the hash
 block: tests/data/sched_mamba_window_pmu/) or off beside Mamba groups
-(tests/data/sched_mamba_mixed_pmu/), with the CPU tier too (tests/data/offload_mixed_pmu/), and
-without a Mamba group, where the unit is only the hash block (tests/data/sched_mixed_pmu/; not
-with the tier). `unmodelled` refuses the rest in one line. What it takes: a block
+(tests/data/sched_mamba_mixed_pmu/), and without a Mamba group, where the unit is only the
+hash block (tests/data/sched_mixed_pmu/); with the CPU tier too (tests/data/offload_mixed_pmu/).
+`unmodelled` refuses the rest in one line. What it takes: a block
 under several keys in the pool (`kvcore.partial_hashes`: `BlockPool.cache_partial_block` /
 `move_block_hashes` / `_remove_cached_block_hashes`, `block_hash_num_tokens`, each key removed
 and announced on eviction);
@@ -112,9 +112,9 @@ def checkpoint_grid(prefix_match_unit: int | None, layer_alignment: int,
 def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
                enable_caching: bool, tier: bool = False) -> str | None:
     """Why kvcli cannot replay this unit exactly (None: it can): vLLM accepted it and it hashes
-    finer than some prefix-cacheable group's block, but over a group that is neither full
-    attention, a sliding window nor Mamba, or with the CPU tier (``tier``) without a Mamba
-    group."""
+    finer than some prefix-cacheable group's block over a group that is neither full
+    attention, a sliding window nor Mamba. (``tier``, the CPU tier, refuses nothing more: every
+    layout modelled was checked with it too.)"""
     if prefix_match_unit is None:
         return None
     _, hash_bs = resolve_block_sizes(specs, prefix_match_unit, enable_caching)
@@ -122,28 +122,16 @@ def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
     if not enable_caching or not coarser:
         return None
     partial = partial_hash_hits(specs, hash_bs, enable_caching)
-    if partial and all(
-            isinstance(s, (FullAttentionSpec, SlidingWindowSpec, MambaSpec)) for s in specs):
-        # (over full attention and Mamba: tests/data/sched_mamba/; a sliding window at the
-        # hash block keeps partial hits on, its whole blocks on the hits' grid:
-        # tests/data/sched_mamba_window_pmu/; with the CPU tier: tests/data/offload_mamba_partial/,
-        # tests/data/offload_mixed_pmu/)
-        return None
-    # (no hits inside a block, but full attention registers the prompt's tail at the unit and
-    # Mamba its last hash boundary, the fine managers: checked against vLLM beside Mamba groups,
-    # drafts or not, engine and cache mode, tests/data/sched_mamba_mixed_pmu/, with the CPU
-    # tier tests/data/offload_mixed_pmu/; without a Mamba group the unit is only the hash
-    # block, tests/data/sched_mixed_pmu/, not checked with the tier)
-    no_hits_inside = not partial and all(
-        isinstance(s, (FullAttentionSpec, SlidingWindowSpec, MambaSpec)) for s in specs)
-    mamba = any(isinstance(s, MambaSpec) for s in specs)
-    if no_hits_inside and (mamba or not tier):
+    if all(isinstance(s, (FullAttentionSpec, SlidingWindowSpec, MambaSpec)) for s in specs):
+        # (checked against vLLM, engine mode, sync and async: partial hits over full attention
+        # and Mamba, tests/data/sched_mamba/, and beside sliding windows at the hash block,
+        # tests/data/sched_mamba_window_pmu/; without them (full attention registers the
+        # prompt's tail at the unit, Mamba its last hash boundary) beside Mamba groups, drafts
+        # and cache mode too, tests/data/sched_mamba_mixed_pmu/, and without a Mamba group,
+        # where the unit is only the hash block, tests/data/sched_mixed_pmu/; with the CPU
+        # tier, tests/data/offload_mamba_partial/, offload_mixed_spec/, offload_mixed_pmu/)
         return None
     blocks = ", ".join(f"{b:,}" for b in coarser)
-    if no_hits_inside:
-        return (f"{prefix_match_unit} is finer than the block ({blocks} tokens): without a "
-                "Mamba group kvcli does not model it with the CPU tier yet; leave it unset or "
-                "set it to the block")
     what = ("hits inside a block next to a group that is neither full attention, a sliding "
             "window nor Mamba" if partial
             else "registers a prompt's partial last block under a finer hash in full attention")

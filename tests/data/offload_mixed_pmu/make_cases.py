@@ -3,7 +3,7 @@
 full attention) of several block sizes with a `prefix_match_unit`, for the oracle's
 `sched_offload` patched as ../offload_mixed_spec/README.md says (README.md here).
 
-    python3 tests/data/offload_mixed_pmu/make_cases.py [--retention | --decode | --window] OUT_DIR SEED...
+    python3 tests/data/offload_mixed_pmu/make_cases.py [--retention | --decode | --window | --no-mamba] OUT_DIR SEED...
 
 Case `oxuNNN` (`oxurNNN`, `oxudNNN` with the flag) is ../offload_mixed/make_cases.py's case NNN
 with the same flag (its layout, pool, tier, requests and retention, imported), kept only when
@@ -12,7 +12,9 @@ its groups hold a Mamba group and a sliding window, with `prefix_match_unit` dra
 With `--window` (case `oxuwNNN`, the plain case's layout) the unit is drawn below the Mamba
 block B (B/2 or B/4, at least 2) and every sliding window's block made the unit, so that vLLM's
 partial hash hits stay on beside them; the pool gains each window's max_model_len in those
-blocks.
+blocks. With `--no-mamba` (case `oxunNNN`) the plain case's layouts WITHOUT a Mamba group (full
+attention and sliding windows), the unit drawn as above (the oracle patched by
+`patch_oracle_mixed_pmu.py` too).
 """
 
 import importlib.util
@@ -33,7 +35,11 @@ def make(seed: int, flag: str):
     if flag == "--window":
         return window(seed, cfg, reqs)
     types = {g["type"] for g in cfg["groups"]}
-    if "mamba" not in types or "sliding_window" not in types:
+    if flag == "--no-mamba":
+        if "mamba" in types:
+            return "", cfg, reqs
+        flag = "--n"
+    elif "mamba" not in types or "sliding_window" not in types:
         return "", cfg, reqs
     rng = random.Random(seed * 7919 + 13)
     gcd = math.gcd(*(g.get("block_size", cfg["block_size"]) for g in cfg["groups"]))
@@ -57,7 +63,7 @@ def window(seed: int, cfg: dict, reqs: list):
 
 
 if __name__ == "__main__":
-    flag = sys.argv[1] if sys.argv[1] in ("--retention", "--decode", "--window") else ""
+    flag = sys.argv[1] if sys.argv[1] in ("--retention", "--decode", "--window", "--no-mamba") else ""
     out, seeds = Path(sys.argv[1 + bool(flag)]), sys.argv[2 + bool(flag):]
     out.mkdir(parents=True, exist_ok=True)
     for s in seeds:
