@@ -8,6 +8,8 @@ The thirteen cases of tests/data/sched_mamba_window_pmu/ (README there: 60 gener
 all alike) were answered by ../sched_mamba_mixed_pmu/with_unit.py. kvcli refused the unit here
 until then ("hits inside a block next to a group that is neither full attention nor Mamba");
 what it needs is what kvcli had: hits on the hash grid, which the window's whole blocks are.
+`X.cache.jsonl`: cache mode over the same traces (../cache_mode_mamba_mixed/oracle_cache_mixed.py;
+59 of 59 alike, 1 refused alike).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from oracle_sched import answer_of, check_run, config_of
+from test_replay_mixed_pmu_cases import check_cache
 
 from kvcore.managers.registry import spec_from_group_config
 from kvcore.prefix_match import cache_hit_alignment, partial_hash_hits, unmodelled
@@ -62,3 +65,8 @@ def test_a_hit_lands_inside_the_mamba_block():
     for kind in ("expected", "async.expected"):
         summary = answer_of(DATA / "mw16.trace.jsonl", kind)[-1]["summary"]
         assert sum(r["num_cached_tokens"] for r in summary["requests"]) == 100
+
+
+@pytest.mark.parametrize("trace", CASES, ids=lambda p: p.name[:-12])
+def test_mamba_window_pmu_cache_mode(trace: Path):
+    check_cache(trace)
