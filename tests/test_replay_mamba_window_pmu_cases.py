@@ -17,15 +17,24 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from oracle_sched import answer_of, check_run, config_of
+from oracle_sched import answer_of, check_run, config_of, replay_case
 from test_replay_mixed_pmu_cases import check_cache
 
+from kvcore.errors import InputError
 from kvcore.managers.registry import spec_from_group_config
-from kvcore.prefix_match import cache_hit_alignment, partial_hash_hits, unmodelled
+from kvcore.prefix_match import (
+    cache_hit_alignment,
+    chunked_alignment,
+    partial_hash_hits,
+    unmodelled,
+)
 from kvcore.specs import SlidingWindowSpec
 
 DATA = Path(__file__).resolve().parent / "data" / "sched_mamba_window_pmu"
-CASES = sorted(DATA.glob("*.trace.jsonl"), key=lambda p: int(p.name[2:-12]))
+CASES = sorted(DATA.glob("mw*.trace.jsonl"), key=lambda p: int(p.name[2:-12]))
+# (a chunked local group at the unit instead of the first window: make_window_pmu.py --chunked)
+CHUNKED = sorted(DATA.glob("mc*.trace.jsonl"), key=lambda p: int(p.name[2:-12]))
+CHUNKED_RUNS = [(t, asyn) for t in CHUNKED for asyn in (False, True)]
 RUNS = [(t, asyn) for t in CASES for asyn in (False, True)]
 
 
@@ -70,3 +79,26 @@ def test_a_hit_lands_inside_the_mamba_block():
 @pytest.mark.parametrize("trace", CASES, ids=lambda p: p.name[:-12])
 def test_mamba_window_pmu_cache_mode(trace: Path):
     check_cache(trace)
+
+
+@pytest.mark.parametrize("trace, asyn", CHUNKED_RUNS,
+                         ids=[f"{t.name[:-12]}-{'async' if a else 'sync'}" for t, a in CHUNKED_RUNS])
+def test_chunked_local_at_the_unit(trace: Path, asyn: bool):
+    """A chunked local group at the unit: with partial hits on its block is the hit alignment
+    and vLLM runs it (mc9, mc13, mc16, mc48); with them off (mc5: a second sliding window not
+    at the unit) vLLM's chunked manager asserts at the first lookup, refused alike."""
+    expected = answer_of(trace, "async.expected" if asyn else "expected")
+    cfg = config_of(trace)
+    specs, unit = _specs(cfg), cfg["prefix_match_unit"]
+    on = partial_hash_hits(specs, unit, True)
+    assert chunked_alignment(specs, unit) == (unit if on else cache_hit_alignment(
+        specs, unit, True))
+    if "error" in expected[-1]:
+        assert not on and expected[-1]["error"] == (
+            "AssertionError: KV cache groups with different block sizes are not compatible "
+            "with chunked local attention now")
+        with pytest.raises(InputError, match="fail in vLLM at its first prefix-cache lookup"):
+            replay_case(trace, async_scheduling=asyn)
+        return
+    assert on
+    check_run(trace, asyn)

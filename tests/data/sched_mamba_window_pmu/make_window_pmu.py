@@ -5,12 +5,15 @@ the Mamba block and a sliding-window group AT the unit, so that vLLM's partial h
 on beside it, for ../sched_mamba_mixed_pmu/with_unit.py.
 
     python3 tests/data/sched_mamba_window_pmu/make_window_pmu.py OUT_DIR FIRST LAST   # mwN
+    python3 tests/data/sched_mamba_window_pmu/make_window_pmu.py OUT_DIR FIRST LAST --chunked  # mcN
 
 Seed N takes make_mamba_mixed.py's trace N and draws, from `random.Random(N * 7919 + 11)`: the
 unit, the groups' gcd or a half or a quarter of it, below the Mamba block B and at least 2;
 the first attention group made a sliding window of 19, 32 or 64 tokens at the unit's block (1
 in 2 a new group inserted there instead); the pool raised by the window group's blocks for one
-max_model_len request counted whole (the other groups keep their spare).
+max_model_len request counted whole (the other groups keep their spare). `--chunked`: trace
+mwN with its first sliding window at the unit made a chunked local group at the unit (a chunk
+of 2, 4 or 8 units, from `random.Random(N)`), for with_chunked.py (this folder).
 """
 
 import importlib.util
@@ -49,9 +52,22 @@ def trace(seed: int) -> tuple[str, list[str]]:
     return "mw" + str(seed), [json.dumps(first), *lines[1:]]
 
 
+def chunked(seed: int) -> tuple[str, list[str]]:
+    _, lines = trace(seed)
+    first = json.loads(lines[0])
+    cfg = first["config"]
+    rng = random.Random(seed)
+    unit = cfg["prefix_match_unit"]
+    i = next(i for i, g in enumerate(cfg["groups"])
+             if g["type"] == "sliding_window" and g.get("block_size") == unit)
+    cfg["groups"][i] = {"type": "chunked_local",
+                        "attention_chunk_size": unit * rng.choice([2, 4, 8]), "block_size": unit}
+    return "mc" + str(seed), [json.dumps(first), *lines[1:]]
+
+
 if __name__ == "__main__":
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
     for seed in range(int(sys.argv[2]), int(sys.argv[3])):
-        name, made = trace(seed)
+        name, made = chunked(seed) if "--chunked" in sys.argv else trace(seed)
         (out / f"{name}.trace.jsonl").write_text("\n".join(made) + "\n")
