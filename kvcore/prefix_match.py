@@ -20,8 +20,8 @@ vLLM (`kv_cache_utils.resolve_kv_cache_block_sizes`, `partial_hash_hits_enabled`
 
 A replay models what a unit finer than a block changes, as vLLM 0.33 does, over full
 attention, sliding windows and Mamba groups: partial hash hits on (every window at the hash
-block: tests/data/sched_mamba_window_pmu/) or off beside Mamba groups
-(tests/data/sched_mamba_mixed_pmu/), and without a Mamba group, where the unit is only the
+block, a chunked local group there too: tests/data/sched_mamba_window_pmu/) or off beside
+Mamba groups (tests/data/sched_mamba_mixed_pmu/), and without a Mamba group, where the unit is only the
 hash block (tests/data/sched_mixed_pmu/); with the CPU tier too (tests/data/offload_mixed_pmu/).
 `unmodelled` refuses the rest in one line. What it takes: a block
 under several keys in the pool (`kvcore.partial_hashes`: `BlockPool.cache_partial_block` /
