@@ -129,8 +129,8 @@ def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
                enable_caching: bool, tier: bool = False) -> str | None:
     """Why kvcli cannot replay this unit exactly (None: it can): vLLM accepted it and it hashes
     finer than some prefix-cacheable group's block over a group that is neither full
-    attention, a sliding window nor Mamba. (``tier``, the CPU tier, refuses nothing more: every
-    layout modelled was checked with it too.)"""
+    attention, a sliding window nor Mamba (a chunked local group at the hash block with
+    partial hits is modelled, but not with the CPU tier, ``tier``: unchecked)."""
     if prefix_match_unit is None:
         return None
     _, hash_bs = resolve_block_sizes(specs, prefix_match_unit, enable_caching)
@@ -140,8 +140,9 @@ def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
     partial = partial_hash_hits(specs, hash_bs, enable_caching)
     kinds = (FullAttentionSpec, SlidingWindowSpec, MambaSpec, ChunkedLocalAttentionSpec)
     chunked = [s.block_size for s in specs if isinstance(s, ChunkedLocalAttentionSpec)]
+    off_grid = any(b != chunked_alignment(specs, prefix_match_unit) for b in chunked)
     if all(isinstance(s, kinds) for s in specs) and (
-            partial or any(b != chunked_alignment(specs, prefix_match_unit) for b in chunked)):
+            partial and not (chunked and tier) or off_grid):
         # (a chunked local group at the hash block with partial hits: checked against vLLM,
         # tests/data/sched_mamba_window_pmu/ mcN; one at another block fails in vLLM at the
         # first lookup, refused in its words by kvcore.engine.startup.first_lookup_refusals)
@@ -156,6 +157,10 @@ def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
         # tier, tests/data/offload_mamba_partial/, offload_mixed_spec/, offload_mixed_pmu/)
         return None
     blocks = ", ".join(f"{b:,}" for b in coarser)
+    if partial and chunked and tier and all(isinstance(s, kinds) for s in specs):
+        return (f"{prefix_match_unit} is finer than the block ({blocks} tokens): hits inside a "
+                "block beside a chunked local group kvcli does not model with the CPU tier "
+                "yet; leave it unset or set it to the block")
     what = ("hits inside a block next to a group that is neither full attention, a sliding "
             "window nor Mamba" if partial
             else "registers a prompt's partial last block under a finer hash in full attention")
