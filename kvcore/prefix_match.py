@@ -20,10 +20,11 @@ vLLM (`kv_cache_utils.resolve_kv_cache_block_sizes`, `partial_hash_hits_enabled`
 
 A replay models what a unit finer than a block changes, as vLLM 0.33 does, over full
 attention, sliding windows and Mamba groups: partial hash hits on (every window at the hash
-block, a chunked local group there too: tests/data/sched_mamba_window_pmu/) or off beside
-Mamba groups (tests/data/sched_mamba_mixed_pmu/), and without a Mamba group, where the unit is only the
-hash block (tests/data/sched_mixed_pmu/); with the CPU tier too (tests/data/offload_mixed_pmu/).
-`unmodelled` refuses the rest in one line. What it takes: a block
+block, a chunked local group there too: tests/data/sched_mamba_window_pmu/,
+sched_chunked_mamba/) or off beside Mamba groups (tests/data/sched_mamba_mixed_pmu/; a chunked
+local group at the lcm: sched_chunked_mamba/ cxN), and without a Mamba group, where the unit is
+only the hash block (tests/data/sched_mixed_pmu/); with the CPU tier too, chunked local groups
+aside (tests/data/offload_mixed_pmu/). `unmodelled` refuses the rest in one line. What it takes: a block
 under several keys in the pool (`kvcore.partial_hashes`: `BlockPool.cache_partial_block` /
 `move_block_hashes` / `_remove_cached_block_hashes`, `block_hash_num_tokens`, each key removed
 and announced on eviction);
@@ -130,7 +131,8 @@ def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
     """Why kvcli cannot replay this unit exactly (None: it can): vLLM accepted it and it hashes
     finer than some prefix-cacheable group's block over a group that is neither full
     attention, a sliding window nor Mamba (a chunked local group at the hash block with
-    partial hits is modelled, but not with the CPU tier, ``tier``: unchecked)."""
+    partial hits, or at the lcm beside Mamba groups without them, is modelled, but not with
+    the CPU tier, ``tier``: unchecked)."""
     if prefix_match_unit is None:
         return None
     _, hash_bs = resolve_block_sizes(specs, prefix_match_unit, enable_caching)
@@ -147,6 +149,11 @@ def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
         # tests/data/sched_mamba_window_pmu/ mcN; one at another block fails in vLLM at the
         # first lookup, refused in its words by kvcore.engine.startup.first_lookup_refusals)
         return None
+    if all(isinstance(s, kinds) for s in specs) and not partial and not tier and any(
+            isinstance(s, MambaSpec) for s in specs):
+        # (a chunked local group at the lcm, coarser than the unit, beside Mamba groups without
+        # partial hits: checked against vLLM, tests/data/sched_chunked_mamba/ cxN)
+        return None
     if all(isinstance(s, (FullAttentionSpec, SlidingWindowSpec, MambaSpec)) for s in specs):
         # (checked against vLLM, engine mode, sync and async: partial hits over full attention
         # and Mamba, tests/data/sched_mamba/, and beside sliding windows at the hash block,
@@ -157,10 +164,10 @@ def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
         # tier, tests/data/offload_mamba_partial/, offload_mixed_spec/, offload_mixed_pmu/)
         return None
     blocks = ", ".join(f"{b:,}" for b in coarser)
-    if partial and chunked and tier and all(isinstance(s, kinds) for s in specs):
-        return (f"{prefix_match_unit} is finer than the block ({blocks} tokens): hits inside a "
-                "block beside a chunked local group kvcli does not model with the CPU tier "
-                "yet; leave it unset or set it to the block")
+    if chunked and tier and all(isinstance(s, kinds) for s in specs):
+        return (f"{prefix_match_unit} is finer than the block ({blocks} tokens): beside a "
+                "chunked local group kvcli does not model it with the CPU tier yet; leave it "
+                "unset or set it to the block")
     what = ("hits inside a block next to a group that is neither full attention, a sliding "
             "window nor Mamba" if partial
             else "registers a prompt's partial last block under a finer hash in full attention")

@@ -108,7 +108,7 @@ def test_a_chunked_group_at_the_unit_is_refused_with_the_tier():
     """Not checked against vLLM with the CPU tier: refused in one line."""
     cfg = config_of(DATA / "mc13.trace.jsonl")
     why = unmodelled(_specs(cfg), cfg["prefix_match_unit"], True, tier=True)
-    assert why == ("8 is finer than the block (16 tokens): hits inside a block beside a chunked "
-                   "local group kvcli does not model with the CPU tier yet; leave it unset or "
-                   "set it to the block")
+    assert why == ("8 is finer than the block (16 tokens): beside a chunked local group kvcli "
+                   "does not model it with the CPU tier yet; leave it unset or set it to the "
+                   "block")
     assert unmodelled(_specs(cfg), cfg["prefix_match_unit"], True) is None
