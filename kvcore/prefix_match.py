@@ -24,10 +24,10 @@ block, a chunked local group there too: tests/data/sched_mamba_window_pmu/,
 sched_chunked_mamba/) or off beside Mamba groups (tests/data/sched_mamba_mixed_pmu/; a chunked
 local group at the lcm: sched_chunked_mamba/ cxN), and without a Mamba group, where the unit is
 only the hash block (tests/data/sched_mixed_pmu/); with the CPU tier too, chunked local groups
-aside (tests/data/offload_mixed_pmu/). `unmodelled` refuses the rest in one line. What it takes: a block
-under several keys in the pool (`kvcore.partial_hashes`: `BlockPool.cache_partial_block` /
-`move_block_hashes` / `_remove_cached_block_hashes`, `block_hash_num_tokens`, each key removed
-and announced on eviction);
+aside (tests/data/offload_mixed_pmu/). `unmodelled` refuses the rest in one line. What it
+takes: a block under several keys in the pool (`kvcore.partial_hashes`:
+`BlockPool.cache_partial_block` / `move_block_hashes` / `_remove_cached_block_hashes`,
+`block_hash_num_tokens`, each key removed and announced on eviction);
 `FullAttentionManager.find_longest_cache_hit` phase 2 and `_cache_partial_tail_block`
 (`kvcore.managers.fine_lookup`, `fine_full_attention`);
 `MambaManager.find_longest_cache_hit` at hash granularity, `_partial_hit_reqs` and the

@@ -1,5 +1,6 @@
 """An AWQ / GPTQ / compressed-tensors checkpoint on one rank (`kvcore.models.int_quant`,
-`kvcore.models.ct_quant`): which linears vLLM 0.33 packs, what they hold, the modules an AWQ ``modules_to_not_convert`` leaves unquantised, and
+`kvcore.models.ct_quant`): which linears vLLM 0.33 packs, what they hold, the modules an AWQ
+``modules_to_not_convert`` leaves unquantised, and
 the first shard vLLM refuses.
 
 AWQ's list is matched as AutoAWQConfig matches it (quant_utils.py is_layer_skipped,
@@ -57,8 +58,8 @@ def _skipped(g: ModelGeometry, q: IntQuant, path: str) -> bool:
     named = [_matches(q, path.replace(proj, s)) for s in fused[proj]]
     if all(named) or not any(named):
         return named[0]
-    raise InputError(f"{json.dumps(list(q.skips))} name some but not all shards of {path}, and vLLM "
-                     f"refuses to build it: \"Detected some but not all shards of {path} are "
+    raise InputError(f"{json.dumps(list(q.skips))} name some but not all shards of {path}, "
+                     f"and vLLM refuses to build it: \"Detected some but not all shards of {path} are "
                      "quantized. All shards of fused layers to have the same precision.\"",
                      path=g.source or None, field="quantization_config.modules_to_not_convert")
 

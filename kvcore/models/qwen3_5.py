@@ -116,7 +116,8 @@ def _linears(depth: int, n_deep: int, d: int, inter: int, h: int,
     MLP (the patch embedding is a Conv3d)."""
     mergers = ["visual.merger", *(f"visual.deepstack_merger_list.{j}" for j in range(n_deep))]
     lins = [VisionLinear(f"{m}.{fc}", (w,), inp, split) for m in mergers
-            for fc, w, inp, split in (("linear_fc1", h, h, "column"), ("linear_fc2", out, h, "row"))]
+            for fc, w, inp, split in (("linear_fc1", h, h, "column"),
+                                      ("linear_fc2", out, h, "row"))]
     for i in range(depth):
         at = f"visual.blocks.{i}"
         lins += [VisionLinear(f"{at}.attn.qkv", (d, d, d), d, "column"),
