@@ -13,16 +13,16 @@ from kvcore.engine.refusal import refusal, tier_option
 from kvcore.engine.spec_config import EAGLE_METHODS
 from kvcore.engine.spec_decode import eagle_block_drop, eagle_group_ids
 from kvcore.errors import InputError
-from kvcore.prefix_match import cache_hit_alignment
+from kvcore.prefix_match import chunked_alignment
 from kvcore.specs import ChunkedLocalAttentionSpec, KVCacheGroupSpec
 from kvcore.traces import Trace
 
 
 def hit_alignment(cfg: ReplayOptions, groups: list[KVCacheGroupSpec]) -> int:
     """The token grid prefix-cache hits land on (vLLM's `cache_hit_alignment_tokens`), which a
-    chunked local group's block must be: the hash block with partial hash hits, else the lcm."""
-    return cache_hit_alignment([g.kv_cache_spec for g in groups], cfg.prefix_match_unit,
-                               cfg.enable_prefix_caching)
+    chunked local group's block must be: the hash block with partial hash hits, else the lcm
+    (`kvcore.prefix_match.chunked_alignment`, which the unit's refusal reads too)."""
+    return chunked_alignment([g.kv_cache_spec for g in groups], cfg.prefix_match_unit)
 
 
 def chunked_block_refusal(cfg: ReplayOptions, trace: Trace,
