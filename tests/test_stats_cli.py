@@ -156,7 +156,7 @@ def test_corrupt_lines_name_file_line_and_field(tmp_path):
     assert "data after the 'end' line" in _bad(tmp_path, lines + [lines[1]])
     ev = orjson.loads(lines[4])
     ev["blocks"] = [1, 99]                            # no such block
-    assert "bad.jsonl:5: bad 'cache' event" in _bad(
+    assert "bad.jsonl:5: field 'blocks': bad 'cache' event" in _bad(
         tmp_path, lines[:4] + [orjson.dumps(ev) + b"\n"] + lines[5:])
 
 

@@ -1,10 +1,9 @@
 """What each event kind's fields hold (docs/events.md), to name the field of an edited stream.
 
-The readers do not check types on the way in: a stream kvcli wrote is right, and checking every
-field of millions of events would cost the stats pass its speed. When a sink trips over a value
-(a TypeError, an IndexError, ...), `misfit` looks at that one event and names the first field
-that does not hold what the schema says, so that the error is "field 'hashes': 2 entries for 3
-blocks" and not Python's "list index out of range".
+The values the stats use are checked as they enter, cheaply (`stats/entry_checks.py`); what a
+sink still trips over (a TypeError, an IndexError, ...) `misfit` words: it looks at that one
+event and names the first field that does not hold what the schema says, so that the error is
+"field 'hashes': 2 entries for 3 blocks" and not Python's "list index out of range".
 """
 
 from __future__ import annotations
@@ -18,10 +17,15 @@ Check = Callable[[Any, dict], "str | None"]
 
 class FieldWorded(ValueError):
     """A sink's own words for a field's value (`stats.per_block.check_ids`: "'blocks' holds 99,
-    not a block id (0..9)"): the reader keeps them rather than ask `misfit`."""
+    not a block id (0..9)"): the reader keeps them rather than ask `misfit`, and names
+    ``field``."""
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
 
 
-def _shown(v: Any) -> str:
+def shown(v: Any) -> str:
     """The value as the stream spells it (null, true), cut short."""
     text = json.dumps(v)
     return text if len(text) <= 40 else text[:37] + "..."
@@ -32,36 +36,40 @@ def _is_int(v: Any) -> bool:
 
 
 def _count(v: Any, ev: dict) -> str | None:
-    return None if _is_int(v) and v >= 0 else f"must be a whole number >= 0, got {_shown(v)}"
+    return None if _is_int(v) and v >= 0 else f"must be a whole number >= 0, got {shown(v)}"
 
 
 def _flag(v: Any, ev: dict) -> str | None:
-    return None if isinstance(v, bool) else f"must be true or false, got {_shown(v)}"
+    return None if isinstance(v, bool) else f"must be true or false, got {shown(v)}"
 
 
 def _text_or_null(v: Any, ev: dict) -> str | None:
-    return None if v is None or isinstance(v, str) else f"must be a string or null, got {_shown(v)}"
+    return None if v is None or isinstance(v, str) else f"must be a string or null, got {shown(v)}"
 
 
 def _group(v: Any, ev: dict) -> str | None:
-    return None if v is None or _is_int(v) else f"must be a group index or null, got {_shown(v)}"
+    return None if v is None or _is_int(v) else f"must be a group index or null, got {shown(v)}"
 
 
 def _ms(v: Any, ev: dict) -> str | None:
     ok = v is None or (isinstance(v, int | float) and not isinstance(v, bool))
-    return None if ok else f"must be a number of ms or null, got {_shown(v)}"
+    return None if ok else f"must be a number of ms or null, got {shown(v)}"
 
 
 def _time(v: Any, ev: dict) -> str | None:
     ok = isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v < float("inf")
-    return None if ok else f"must be a time in ms (a number >= 0), got {_shown(v)}"
+    return None if ok else f"must be a time in ms (a number >= 0), got {shown(v)}"
+
+
+_NONE_BAD = object()
 
 
 def _ints(v: Any, ev: dict) -> str | None:
     if not isinstance(v, list):
-        return f"must be a list of whole numbers, got {_shown(v)}"
-    bad = next((x for x in v if not _is_int(x) or x < 0), None)
-    return None if bad is None else f"must hold whole numbers >= 0, holds {_shown(bad)}"
+        return f"must be a list of whole numbers, got {shown(v)}"
+    # (a sentinel: a null element was taken for "none bad")
+    bad = next((x for x in v if not _is_int(x) or x < 0), _NONE_BAD)
+    return None if bad is _NONE_BAD else f"must hold whole numbers >= 0, holds {shown(bad)}"
 
 
 def _one_each(of: str, what: str, per: str) -> Check:
@@ -82,7 +90,7 @@ _key_groups = _one_each("keys", "groups", "keys")
 
 def _per_group(v: Any, ev: dict) -> str | None:
     if not isinstance(v, list):
-        return f"must be a list (one list per group), got {_shown(v)}"
+        return f"must be a list (one list per group), got {shown(v)}"
     for i, inner in enumerate(v):
         # (null: a group whose block is coarser than the hash block, docs/events.md; every
         # error in such a stream's `admit` named this field's null)

@@ -2,9 +2,10 @@
 
 The stream is never held in memory: lines are parsed with orjson one at a time. Problems are
 reported as `InputError` naming the file and the 1-based line number: a line that is not a JSON
-object, an unknown `kind`, a `seq` out of order, a field missing or of the wrong type (caught
-where the sink uses it, then named by `event_fields.misfit`; a sink may raise `InputError`
-naming the field, the reader adds the file and the line), lines after `end`, or a stream that
+object, an unknown `kind`, a `seq` out of order, a field missing or of the wrong type (`t_ms`,
+`req` and `step` checked here, the rest where the sink takes them in, `stats/entry_checks.py`,
+or named by `event_fields.misfit` where a sink trips; a sink's `InputError` or `FieldWorded`
+names the field, the reader adds the file and the line), lines after `end`, or a stream that
 stops without `end`/`interrupted` (truncated).
 """
 
@@ -16,11 +17,13 @@ from typing import Protocol
 
 import orjson
 
-from kvcore.analysis.event_fields import FieldWorded, misfit
+from kvcore.analysis.event_fields import FieldWorded, misfit, shown
+from kvcore.engine.options import ARRIVALS
 from kvcore.errors import InputError
 from kvcore.sources import READ_ERRORS
 
 SCHEMA_VERSION = 1
+_INF = float("inf")
 HEADER_PREFIX = b'{"kind":"header"'
 # Open a stream to sniff with this buffer size (`kvcore.sources.open_source(buffer_size=...)`):
 # more than the longest header line, so that one `peek` shows the whole first line.
@@ -80,7 +83,7 @@ def parse_header(line: bytes, name: str) -> dict:
     if not isinstance(hdr, dict) or hdr.get("kind") != "header":
         raise InputError("the first line must be the header ({\"kind\": \"header\", ...})",
                          path=name, line=1, field="kind")
-    if hdr.get("schema_version") != SCHEMA_VERSION:
+    if hdr.get("schema_version") != SCHEMA_VERSION or type(hdr["schema_version"]) is not int:
         raise InputError(f"unsupported schema_version {hdr.get('schema_version')!r} "
                          f"(this kvcli reads {SCHEMA_VERSION})", path=name, line=1,
                          field="schema_version")
@@ -93,6 +96,19 @@ def parse_header(line: bytes, name: str) -> dict:
 
 def _positive_int(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v > 0
+
+
+def _size(v: object) -> bool:
+    return v is None or type(v) in (int, float) and 0 <= v < _INF   # type: ignore[operator]
+
+
+_CONFIG_READ = (
+    ("enable_prefix_caching", lambda v: type(v) is bool, "true or false"),
+    ("kv_offloading_size", _size, "a size in GiB (a number >= 0) or null"),
+    ("kv_offloading_size_chunks", lambda v: v is None or _positive_int(v),
+     "a positive integer or null"),
+    ("arrivals", lambda v: v in ARRIVALS, " or ".join(f'"{a}"' for a in ARRIVALS)),
+)
 
 
 def _check_header_shapes(hdr: dict, name: str) -> None:
@@ -113,12 +129,30 @@ def _check_header_shapes(hdr: dict, name: str) -> None:
             if g.get("block_size") is not None and not _positive_int(g["block_size"]):
                 raise bad("groups", f"a group's block_size must be a positive integer, got "
                                     f"{g['block_size']!r:.40}")
+    # (what the report shows as the header has it: a `trace` of 5 or a `mode` of true came
+    # out as the stream's trace and mode)
+    if hdr.get("mode") not in ("engine", "cache"):
+        raise bad("mode", f"must be \"engine\" or \"cache\", got {shown(hdr.get('mode'))}")
+    if "trace" not in hdr or not (hdr["trace"] is None or isinstance(hdr["trace"], str)):
+        raise bad("trace", "must be the trace's name (a string) or null, got "
+                           + (shown(hdr["trace"]) if "trace" in hdr else "none"))
+    clock = hdr.get("uncalibrated_clock")    # (absent: a stream from before it)
+    if clock is not None and type(clock) is not bool:
+        raise bad("uncalibrated_clock", f"must be true, false or null, got {shown(clock)}")
+    hbs = hdr.get("hash_block_size")
+    if hbs is not None and not _positive_int(hbs):
+        raise bad("hash_block_size", f"must be a positive integer, got {shown(hbs)}")
     cfg = hdr.get("config")
-    if cfg is not None and not isinstance(cfg, dict):
+    if not isinstance(cfg, dict):   # (none: a replay's CPU tier went unseen)
         raise bad("config", f"must be an object, got {cfg!r:.40}")
-    obs = (cfg or {}).get("offload_block_size")
+    obs = cfg.get("offload_block_size")
     if obs is not None and not _positive_int(obs):
         raise bad("config.offload_block_size", f"must be a positive integer, got {obs!r:.40}")
+    # the other options the stats read (a `kv_offloading_size` of "no" was a CPU tier, an
+    # `arrivals` of 5 a replay without latencies)
+    for key, ok, what in _CONFIG_READ:
+        if key in cfg and not ok(cfg[key]):
+            raise bad(f"config.{key}", f"must be {what}, got {shown(cfg[key])}")
 
 
 def read_stream(name: str, lines: Iterator[bytes], sink: EventSink) -> str:
@@ -129,6 +163,7 @@ def read_stream(name: str, lines: Iterator[bytes], sink: EventSink) -> str:
     handlers = sink.handlers
     advance = sink.advance
     cur_step = object()
+    cur_t = object()
     loads = orjson.loads
     lineno = 1
     seq = 0
@@ -145,12 +180,25 @@ def read_stream(name: str, lines: Iterator[bytes], sink: EventSink) -> str:
                 raise InputError(f"expected seq {seq}, got {ev['seq']!r} (lines missing or out of "
                                  "order)", path=name, line=lineno, field="seq")
             seq += 1
+            # `t_ms` and `req` checked as they enter (a string `t_ms` went into the arithmetic
+            # of the step's time, a `req` of 5 or true counted as a request of its own): a
+            # step's lines share its start or its end, so the time's check runs about twice
+            t = ev["t_ms"]
+            if t != cur_t:
+                if type(t) is not float and type(t) is not int or not 0 <= t < _INF:
+                    raise FieldWorded(f"must be a time in ms (a number >= 0), got {shown(t)}",
+                                      "t_ms")
+                cur_t = t
+            req = ev.get("req")
+            if type(req) is not str and req is not None:
+                raise FieldWorded(f"must be a string or null, got {shown(req)}", "req")
             step = ev["step"]
             if step != cur_step:
-                if not isinstance(step, int) or step < 0:
-                    raise InputError(f"not a step number: {step!r}", path=name, line=lineno,
-                                     field="step")
-                advance(step, ev["t_ms"])
+                # (a bool is no step: true was taken as step 1)
+                if type(step) is not int or step < 0:
+                    raise InputError(f"not a step number: {shown(step)}", path=name,
+                                     line=lineno, field="step")
+                advance(step, t)
                 cur_step = step
             kind = ev["kind"]
             # (a list or an object is no kind: unhashable, it was a TypeError traceback)
@@ -174,8 +222,11 @@ def read_stream(name: str, lines: Iterator[bytes], sink: EventSink) -> str:
     except KeyError as err:
         raise InputError(f"missing in a {_kind(ev)} event", path=name, line=lineno,
                          field=str(err.args[0])) from None
+    except FieldWorded as err:
+        raise InputError(f"bad {_kind(ev)} event: {err}", path=name, line=lineno,
+                         field=err.field) from None
     except (TypeError, ValueError, IndexError, AttributeError) as err:
-        if not isinstance(err, FieldWorded) and (bad := misfit(ev)) is not None:
+        if (bad := misfit(ev)) is not None:
             raise InputError(f"bad {_kind(ev)} event: {bad[1]}", path=name, line=lineno,
                              field=bad[0]) from None
         raise InputError(f"bad {_kind(ev)} event: {err}", path=name, line=lineno) from None

@@ -8,7 +8,8 @@ replay run in-process).
 
 The modules: `collector.py` (the state machine over the events), `block_events.py` (the block
 events, vectorized: the ref-count ones; `key_events.py` those that register and drop keys,
-`block_ids.py` the checks that an event is the plain case) and `per_block.py` (the same one
+`block_ids.py` the checks that an event is the plain case; `entry_checks.py` the types and
+ranges of the values the events bring in, checked as they enter) and `per_block.py` (the same one
 block at a time: the reference),
 `native_events.py` (the same through the optional native kernel, `native.pyx` with
 `native_map.pxi` and `native_admit.pxi`, built by `compiled/build.py`), one per

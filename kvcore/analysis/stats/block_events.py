@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from kvcore.analysis.stats.block_ids import held, index
+from kvcore.analysis.stats.entry_checks import check_hashes
 from kvcore.analysis.stats.key_events import KeyEvents
 from kvcore.analysis.stats.per_block import bad_group
 
@@ -55,6 +56,7 @@ class BlockEvents(KeyEvents):
             bad_group(g, self.n_groups)
         blocks = ev["blocks"]
         hashes = ev["hashes"]
+        check_hashes(hashes)
         if type(blocks) is not list or type(hashes) is not list:
             return self._touch_each(ev)
         got = index(self.bhash, blocks)

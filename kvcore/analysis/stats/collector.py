@@ -18,8 +18,10 @@ import math
 
 import numpy as np
 
+from kvcore.analysis.event_fields import FieldWorded
 from kvcore.analysis.stats.cpu_tier import CpuTierStats
 from kvcore.analysis.stats.dist import Series
+from kvcore.analysis.stats.entry_checks import check_admit, count
 from kvcore.analysis.stats.eviction import EvictionStats
 from kvcore.analysis.stats.hash_units import HashUnits
 from kvcore.analysis.stats.history import EvictedHashes
@@ -184,6 +186,7 @@ class StatsCollector(NativeEvents):
 
     # -- request events (arrive, finish and reject go to the ledger) -----------------------------
     def _admit(self, ev: dict) -> None:
+        check_admit(ev, self.n_groups)
         self.miss.admitted_step[ev["req"]] = self.step
         hit = ev["hit_tokens"]
         prompt = ev["prompt_tokens"]
@@ -218,7 +221,7 @@ class StatsCollector(NativeEvents):
     def _preempt(self, ev: dict) -> None:
         self.miss.admitted_step.pop(ev["req"], None)
         self.pre.preemptions += 1
-        self.pre.recomputed_tokens += ev["num_computed_tokens"]
+        self.pre.recomputed_tokens += count(ev["num_computed_tokens"], "num_computed_tokens")
         self.pre.victims[ev["req"]] += 1
 
     def _interrupted(self, ev: dict) -> None:
@@ -227,13 +230,14 @@ class StatsCollector(NativeEvents):
     def _end(self, ev: dict) -> None:
         # (checked here, where the reader names the line: the report read a summary of 5, or
         # warnings of 5, with an AttributeError's or a TypeError's traceback after the stream)
-        summary = ev.get("summary")
-        if summary is not None and not isinstance(summary, dict):
-            raise TypeError(f"'summary' must be an object, got {summary!r:.40}")
+        summary = ev["summary"]     # (none: the report said the stream was incomplete)
+        if not isinstance(summary, dict):
+            raise FieldWorded(f"'summary' must be an object, got {summary!r:.40}", "summary")
         warnings = (summary or {}).get("warnings")
         if warnings is not None and not (isinstance(warnings, list)
                                          and all(isinstance(w, str) for w in warnings)):
-            raise TypeError(f"'summary.warnings' must be a list of strings, got {warnings!r:.40}")
+            raise FieldWorded(f"'summary.warnings' must be a list of strings, got "
+                              f"{warnings!r:.40}", "summary.warnings")
         t = ev["t_ms"]
         if isinstance(t, bool) or not isinstance(t, int | float) or not 0 <= t < float("inf"):
             raise TypeError(f"'t_ms' must be a time in ms, got {t!r:.40}")  # (event_fields')

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from kvcore.analysis.event_fields import FieldWorded, shown
 from kvcore.analysis.stats.attribution import CPU_TIER, CPU_WINDOW, EVICTED, EVICTED_BOTH
 from kvcore.analysis.stats.cpu_window import WINDOWED, FullGroupChunks
+from kvcore.analysis.stats.entry_checks import check_hashes, count, flag
 from kvcore.analysis.stats.per_block import bad_group
 from kvcore.errors import InputError
 
@@ -72,6 +74,7 @@ class CpuTierStats:
         shape raises the ValueError `event_fields.misfit` words, an index past the header's
         groups an `InputError` naming the field."""
         keys = ev["keys"]
+        check_hashes(keys, "keys")      # (a null or true key was a chunk of its own)
         groups = ev.get("groups")
         if groups is None:
             if self.n_groups == 1:
@@ -96,9 +99,10 @@ class CpuTierStats:
         self.group_keys(ev)   # (only checked: a load's chunks are every group's keys)
         n = len(ev["keys"])
         self.loads += 1
-        self.sync_loads += bool(ev.get("sync"))
-        self.blocks_loaded += ev["gpu_blocks"]
-        self.jobs[ev["job"]] = (False, n)
+        sync = ev.get("sync")
+        self.sync_loads += sync is not None and flag(sync, "sync")
+        self.blocks_loaded += count(ev["gpu_blocks"], "gpu_blocks")
+        self.jobs[count(ev["job"], "job")] = (False, n)
         self.pinned += n
 
     def store(self, ev: dict) -> None:
@@ -110,14 +114,19 @@ class CpuTierStats:
         if self.window is not None:
             self.window.store(by_group)
         self.stores += 1
-        self.blocks_stored += ev["gpu_blocks"]
-        self.jobs[ev["job"]] = (True, n)
+        self.blocks_stored += count(ev["gpu_blocks"], "gpu_blocks")
+        self.jobs[count(ev["job"], "job")] = (True, n)
         self.pending += n
         self.resident += n
         self.max_resident = max(self.max_resident, self.resident)
 
     def done(self, ev: dict) -> None:
-        store, n = self.jobs.pop(ev["job"])
+        job = ev["job"]
+        got = self.jobs.pop(job, None) if type(job) is int else None
+        if got is None:     # (a KeyError named the job's number as the field)
+            raise FieldWorded(f"{shown(job)} is no job an offload_load or offload_store line "
+                              "created and no offload_done ended yet", "job")
+        store, n = got
         if store:
             self.pending -= n
             self.chunks_stored += n

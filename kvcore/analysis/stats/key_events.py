@@ -17,6 +17,7 @@ from itertools import repeat
 import numpy as np
 
 from kvcore.analysis.stats.block_ids import held, ids_ok
+from kvcore.analysis.stats.entry_checks import check_hashes
 from kvcore.analysis.stats.per_block import PerBlockEvents, bad_group
 
 
@@ -26,6 +27,7 @@ class KeyEvents(PerBlockEvents):
         if type(g) is not int or not 0 <= g < self.n_groups:
             bad_group(g, self.n_groups)
         hashes = ev["hashes"]
+        check_hashes(hashes)
         blocks = ev["blocks"]
         if type(blocks) is not list or type(hashes) is not list:
             return self._cache_each(ev)
@@ -100,6 +102,7 @@ class KeyEvents(PerBlockEvents):
         if type(g) is not int or not 0 <= g < self.n_groups:
             bad_group(g, self.n_groups)
         hashes = ev["hashes"]
+        check_hashes(hashes)
         blocks = ev["blocks"]
         rid = self._evictor(ev["req"])
         if type(blocks) is not list or type(hashes) is not list:

@@ -33,6 +33,12 @@ class LatencyStats:
         if req in self.counted:
             self.counted.discard(req)
             lat = {k: ev.get(k) for k in KEYS}
+            # (all four or none, a stream from before latencies: one left out was read as
+            # null, a request without that latency)
+            gone = [k for k in KEYS if k not in ev]
+            if gone and len(gone) < len(KEYS):
+                raise InputError("missing (a finish line holds all four latencies, null where "
+                                 "they do not apply)", field=gone[0])
             for k, v in lat.items():
                 # (a string ttft_ms ended in a TypeError's traceback when sorted; a negative
                 # one moved the mean)

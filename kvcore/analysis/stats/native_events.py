@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from kvcore.analysis.stats.block_events import BlockEvents
 from kvcore.analysis.stats.blockkeys import BlockKeys
+from kvcore.analysis.stats.entry_checks import check_hashes
 from kvcore.analysis.stats.history import EvictedHashes
 from kvcore.analysis.stats.per_block import bad_group
 
@@ -114,6 +115,7 @@ class NativeEvents(BlockEvents):
         g = ev["group"]
         blocks = ev["blocks"]
         hashes = ev["hashes"]
+        check_hashes(hashes)
         fresh = -1
         if type(g) is int and g == 0 and type(hashes) is list:
             try:
@@ -134,6 +136,7 @@ class NativeEvents(BlockEvents):
     def _n_cache(self, ev: dict) -> None:
         g = ev["group"]
         hashes = ev["hashes"]
+        check_hashes(hashes)
         blocks = ev["blocks"]
         back = -1
         if type(g) is int and g == 0:
@@ -153,6 +156,7 @@ class NativeEvents(BlockEvents):
     def _n_evict(self, ev: dict) -> None:
         g = ev["group"]
         hashes = ev["hashes"]
+        check_hashes(hashes)
         blocks = ev["blocks"]
         rid = self._evictor(ev["req"])
         idle = -1

@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, NoReturn
 import numpy as np
 import orjson
 
-from kvcore.analysis.event_fields import FieldWorded
+from kvcore.analysis.event_fields import FieldWorded, shown
+from kvcore.analysis.stats.entry_checks import check_hashes
 from kvcore.errors import InputError
 
 if TYPE_CHECKING:
@@ -44,11 +45,10 @@ if TYPE_CHECKING:
 def check_ids(blocks, n: int, field: str = "blocks") -> None:
     """Raise (a ValueError) unless ``blocks`` is a list of block ids, ints in ``0 .. n - 1``."""
     if type(blocks) is not list:
-        raise FieldWorded(f"'{field}' is not a list of block ids")
+        raise FieldWorded(f"'{field}' is not a list of block ids", field)
     for b in blocks:
         if type(b) is not int or not 0 <= b < n:
-            raise FieldWorded(f"'{field}' holds {orjson.dumps(b).decode()}, not a block id "
-                             f"(0..{n - 1})")
+            raise FieldWorded(f"'{field}' holds {shown(b)}, not a block id (0..{n - 1})", field)
 
 
 def bad_group(g: object, n: int, field: str = "group") -> NoReturn:
@@ -114,6 +114,7 @@ class PerBlockEvents:
             bad_group(g, self.n_groups)
         blocks = ev["blocks"]
         hashes = ev["hashes"]
+        check_hashes(hashes)
         check_ids(blocks, len(ref))
         r = self.reuse
         hits = r.hits[g]
@@ -144,6 +145,7 @@ class PerBlockEvents:
         if type(g) is not int or not 0 <= g < self.n_groups:
             bad_group(g, self.n_groups)
         hashes = ev["hashes"]
+        check_hashes(hashes)
         cached, multi = self.cached[g], self.multi[g]
         bhash, cache_step = self.bhash, self.cache_step
         use_step, use_adm = self.use_step, self.use_adm
@@ -195,6 +197,7 @@ class PerBlockEvents:
         if type(g) is not int or not 0 <= g < self.n_groups:
             bad_group(g, self.n_groups)
         hashes = ev["hashes"]
+        check_hashes(hashes)
         blocks = ev["blocks"]
         check_ids(blocks, len(self.ref))
         rid = self._evictor(ev["req"])

@@ -9,6 +9,7 @@ tokens. Indices are small ints the block history stores in place of request ids.
 
 from __future__ import annotations
 
+from kvcore.analysis.stats.entry_checks import count
 from kvcore.analysis.stats.memory import MemoryStats
 
 
@@ -43,13 +44,13 @@ class RequestLedger:
         req = ev["req"]
         self.rid(req)
         self.requests += 1
-        self.prompt[req] = int(ev["prompt_tokens"])
-        self.output[req] = int(ev["output_tokens"])
+        self.prompt[req] = count(ev["prompt_tokens"], "prompt_tokens")
+        self.output[req] = count(ev["output_tokens"], "output_tokens")
 
     def finish(self, ev: dict) -> None:
         req = ev["req"]
         self.finished += 1
-        self.output[req] = int(ev["output_tokens"])
+        self.output[req] = count(ev["output_tokens"], "output_tokens")
         if self.held.get(req, 0) > 0:
             self.pending_finish.add(req)          # its blocks are released after `finish`
         else:
