@@ -133,8 +133,8 @@ def test_a_cpu_tier_value_of_another_type(tier_events, tmp_path, kind, path, val
     ("config", {"arrivals": 5},
      "field 'config.arrivals': must be \"timestamp\" or \"ignore\" or \"step\", got 5"),
     ("config", {"kv_offloading_size": "no"},
-     "field 'config.kv_offloading_size': must be a size in GiB (a number >= 0) or null, got "
-     "\"no\""),
+     ("field 'config.kv_offloading_size': must be a size in GiB (a number >= 0) or null, "
+      "got \"no\"")),
 ])
 def test_a_header_value_the_report_shows(events, tmp_path, key, value, said):
     assert refused(events, tmp_path, 0, put((key,), value)) == said
