@@ -87,13 +87,13 @@ def _replay(trace_path: str, options: ReplayOptions, sink: JsonlEvents | VllmEve
         ctx.warn = warn or (lambda msg: None)
         # (a run vLLM fails at its first lookup is refused mid-run: its warnings wait for a
         # run that ends without one, so the refusal stays one line)
-        later = held if ctx.lookup_refusal is not None else []
-        for message in held if not later else ():
+        after_run = ctx.lookup_refusal is not None
+        for message in () if after_run else held:
             ctx.warn(message)
         # the metrics file ends with the other outputs, signals held
         run(ctx, loop, end_also=None if live is None else
             lambda: live.end_outputs(ctx.t_ms, ctx.summary.interrupted))
-        for message in later:
+        for message in held if after_run else ():
             ctx.warn(message)
     except BaseException as exc:
         if isinstance(sink, JsonlEvents):
