@@ -38,7 +38,7 @@ def test_the_made_up_qwen3_next_draft_weighs_what_its_modules_hold():
 
 
 @pytest.mark.parametrize("prefix, case, blocks, block_size", [
-    ([], "align", 7747, 576), (["--no-enable-prefix-caching"], "none", 7968, 560)])
+    ([], "align", 7725, 576), (["--no-enable-prefix-caching"], "none", 7945, 560)])
 def test_config_puts_the_draft_layer_in_the_attention_group(prefix, case, blocks, block_size):
     r = CliRunner().invoke(app, ["config", *QWEN, *prefix, "--spec-method", "eagle3",
                                  "--spec-model", DRAFT, "--json"])
@@ -46,7 +46,7 @@ def test_config_puts_the_draft_layer_in_the_attention_group(prefix, case, blocks
     out = json.loads(r.stdout)
     recorded = CASES[f"qwen3-next-80b-a3b-tp2-qwen3-next-eagle3-{case}"]
     assert out["num_blocks"] == recorded["expected"]["num_blocks"] == blocks
-    assert out["memory"]["available_kv_cache_bytes"] == recorded["available"] == 59_402_674_529
+    assert out["memory"]["available_kv_cache_bytes"] == recorded["available"] == 59_234_902_161
     page = 2 * block_size * 256 * 2             # the attention page: 1 KV head of 256 a worker
     assert out["bytes_per_block"] == 13 * page
     # 3 groups of 12 GDN layers, the 12 attention layers and the draft's at the attention
@@ -65,7 +65,7 @@ def test_replay_runs_with_the_draft_beside_the_gdn_layers():
                                  "--spec-acceptance-rate", "0.7"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    assert (out["num_blocks"], out["finished"]) == (7747, 294)
+    assert (out["num_blocks"], out["finished"]) == (7725, 294)
 
 
 def test_eagle1_beside_jamba_is_sized_and_eagle3_refused_as_vllm_refuses():
@@ -75,7 +75,7 @@ def test_eagle1_beside_jamba_is_sized_and_eagle3_refused_as_vllm_refuses():
                                  str(DRAFTS / "jamba-eagle")])
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["num_blocks"] == CASES[
-        "jamba-v0.1-tp2-jamba-eagle-align"]["expected"]["num_blocks"] == 33162
+        "jamba-v0.1-tp2-jamba-eagle-align"]["expected"]["num_blocks"] == 33080
     r = CliRunner().invoke(app, [*base, "--spec-method", "eagle3", "--spec-model",
                                  "eagle3-llama-3.1-8b"])
     assert r.exit_code == 2

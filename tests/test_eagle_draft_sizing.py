@@ -54,17 +54,22 @@ def test_the_pool_loses_the_draft_weights_and_a_block_costs_33_layers():
     base = resolve_kv_cache_config("llama-3.1-8b", gpu_memory_gib=24, max_model_len=8192)
     res = resolve_kv_cache_config("llama-3.1-8b", gpu_memory_gib=24, max_model_len=8192,
                                   draft=(EAGLE3, "eagle3"))
-    assert (base.config.num_blocks, base.bytes_per_block) == (3646, 32 * 65536)
+    assert (base.config.num_blocks, base.bytes_per_block) == (3630, 32 * 65536)
+    assert base.buffers_bytes == 131072 * 128 * 2 + 32 * 16
     assert res.draft_weights_bytes == 849_635_328
     assert res.weights_bytes == base.weights_bytes + 849_635_328
-    assert res.available_bytes == 6_798_061_649
-    assert (res.config.num_blocks, res.bytes_per_block) == (3143, 33 * 65536)
+    # the draft's buffers: its layer's scales and its own RoPE cache (base 10,000, no
+    # scaling), its 2,048 positions raised to the target's max_model_len as vLLM raises them
+    assert res.buffers_bytes == base.buffers_bytes + 16 + 8192 * 128 * 2
+    # (6,798,061,649: the memory tests/data/sizing_vllm's eagle3 case was planned on)
+    assert res.available_bytes == 6_798_061_649 - res.buffers_bytes == 6_762_409_537
+    assert (res.config.num_blocks, res.bytes_per_block) == (3126, 33 * 65536)
     [group] = res.config.kv_cache_groups
     assert group.layer_names[-2:] == ("layers.31", "draft.layers.32")
     # a weights figure given is vLLM's "Model loading took": the draft's is in it
     given = resolve_kv_cache_config("llama-3.1-8b", gpu_memory_gib=24, max_model_len=8192,
                                     weights_gib=16, draft=(EAGLE3, "eagle3"))
-    assert given.weights_bytes == 16 << 30
+    assert (given.weights_bytes, given.buffers_bytes) == (16 << 30, 0)
 
 
 def test_replay_sizes_the_pool_with_the_draft():
@@ -73,12 +78,13 @@ def test_replay_sizes_the_pool_with_the_draft():
     r = CliRunner().invoke(app, [*base, "--spec-model", EAGLE3])
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    assert (out["num_blocks"], out["config"]["spec_model"]) == (3143, EAGLE3)
+    assert (out["num_blocks"], out["config"]["spec_model"]) == (3126, EAGLE3)
     sc = json.dumps({"method": "eagle3", "num_speculative_tokens": 3, "model": TINY})
     r = CliRunner().invoke(app, [*base[:-6], "--spec-acceptance-rate", "0.7", "-sc", sc])
     assert r.exit_code == 0, r.output
-    # (1 layer of 4 heads x 16: a uniform-type group; the scheduler runs its first spec)
-    assert json.loads(r.stdout)["num_blocks"] == 3637
+    # (1 layer of 4 heads x 16: a uniform-type group; the scheduler runs its first spec; its
+    # RoPE cache, 1,048,576 positions x 16 x 2 B, 16 blocks of the pool)
+    assert json.loads(r.stdout)["num_blocks"] == 3605
     r = CliRunner().invoke(app, base)
     assert r.exit_code == 2
     assert "needs its draft model to size it with: spec_model" in r.stderr
@@ -91,7 +97,7 @@ def test_config_shows_the_draft():
                                  "--json"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    assert out["num_blocks"] == 3143 and out["groups"][0]["num_layers"] == 33
+    assert out["num_blocks"] == 3126 and out["groups"][0]["num_layers"] == 33
     assert out["draft"] == {
         "model": "eagle3-llama-3.1-8b", "method": "eagle3",
         "architecture": "Eagle3LlamaForCausalLM",
@@ -101,7 +107,7 @@ def test_config_shows_the_draft():
     r = CliRunner().invoke(app, ["config", "llama-3.1-8b", "--gpu-memory-gib", "24", "--json",
                                  "--max-model-len", "8192", "-sc",
                                  '{"method": "ngram", "num_speculative_tokens": 3}'])
-    assert json.loads(r.stdout)["num_blocks"] == 3646      # n-gram: no layers, no weights
+    assert json.loads(r.stdout)["num_blocks"] == 3630      # n-gram: no layers, no weights
     r = CliRunner().invoke(app, ["config", "llama-3.1-8b", "--gpu-memory-gib", "24",
                                  "--spec-method", "eagle", "--spec-tokens", "3"])
     assert r.exit_code == 2 and "option --spec-model: eagle needs its draft model" in r.stderr

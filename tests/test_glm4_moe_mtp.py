@@ -104,16 +104,18 @@ MTP = ["--spec-method", "mtp", "--spec-tokens", "2"]
 
 
 def test_kvcli_config_at_tp4():
-    """80 GiB x 4: 33,858 blocks of 46 pages without drafts (the norms whole on every rank);
-    with MTP, 47 pages a block and
-    1.15 GiB of draft weights a worker leave 31,528 (vLLM's planning answered 31,529 on
-    that memory: tests/data/sizing_vllm, glm-4.5-air-tp4-mtp-22gib)."""
+    """80 GiB x 4: 33,836 blocks of 46 pages without drafts (the norms whole on every rank;
+    16,777,952 B of buffers a worker: the RoPE cache, 131,072 x 64 x 2 B, and 46 layers'
+    scales); with MTP, 47 pages a block, 1.15 GiB of draft weights and the module's 16 B of
+    scales (it shares the RoPE cache) leave 31,506 (vLLM's planning answered 31,529 on the
+    memory kvcli left before it counted the buffers: tests/data/sizing_vllm,
+    glm-4.5-air-tp4-mtp-22gib)."""
     plain = json.loads(CliRunner().invoke(app, [*BASE, "--tp", "4"]).stdout)
     r = CliRunner().invoke(app, [*BASE, "--tp", "4", *MTP])
     assert r.exit_code == 0, r.output
     mtp = json.loads(r.stdout)
-    assert (plain["num_blocks"], plain["bytes_per_block"]) == (33_858, 46 * 16_384)
-    assert (mtp["num_blocks"], mtp["bytes_per_block"]) == (31_528, 47 * 16_384)
+    assert (plain["num_blocks"], plain["bytes_per_block"]) == (33_836, 46 * 16_384)
+    assert (mtp["num_blocks"], mtp["bytes_per_block"]) == (31_506, 47 * 16_384)
     d = mtp["draft"]
     assert (d["architecture"], d["layer_names"], d["weights_bytes"]) == (
         "Glm4MoeMTP", ["draft.layers.46"], mtp_draft(AIR).weights_bytes(4)) \
@@ -126,8 +128,8 @@ def test_bf16_air_does_not_fit_two_80_gib_gpus():
     r = CliRunner().invoke(app, [*BASE, "--tp", "2", *MTP])
     assert (r.exit_code, r.stdout) == (2, "")
     assert r.stderr == ("error: option --gpu-memory-gib: no memory left for the KV cache: 80 GiB"
-                        " x 0.92 = 73.60 GiB, weights 101.82 GiB (estimated) per worker (tensor "
-                        "parallel 2); short by 28.22 GiB\n")
+                        " x 0.92 = 73.60 GiB, weights 101.82 GiB (estimated), buffers 16.00 MiB "
+                        "per worker (tensor parallel 2); short by 28.24 GiB\n")
 
 
 def test_the_drafter_runs_a_moe_layer_and_eh_proj_whole():

@@ -89,7 +89,7 @@ def test_a_pool_sized_from_gpu_memory_is_refused_before_it_is_built(monkeypatch)
                              "--model", "llama-3.1-8b", "--gpu-memory-gib", "1000000"])
     assert res.exit_code == 2 and "Traceback" not in res.output
     assert res.stderr == (
-        "error: option --gpu-memory-gib: 471,032,341 blocks need ~173.7 GiB of host memory for "
+        "error: option --gpu-memory-gib: 471,032,325 blocks need ~173.7 GiB of host memory for "
         "the pool (396 bytes a block: 140 for the block, 256 for its prefix-cache entry); this "
         "machine has 8.0 GiB available\n")
 

@@ -67,9 +67,9 @@ def test_what_vllm_refuses_is_refused(text, says):
     assert says in refusal(*GEMMA, "--limit-mm-per-prompt", text)
 
 
-def test_gemma_3_27b_without_its_tower_fits_646_more_blocks():
+def test_gemma_3_27b_without_its_tower_fits_645_more_blocks():
     base, _ = config(*GEMMA)
-    assert base["num_blocks"] == 18_434
+    assert base["num_blocks"] == 18_204
     assert base["multimodal"] == {
         "vision_tower": "built", "limits": {"image": 999}, "language_model_only": False,
         "mm_encoder_tp_mode": "weights", "vision_weights_bytes": 846_120_672,
@@ -80,7 +80,7 @@ def test_gemma_3_27b_without_its_tower_fits_646_more_blocks():
                   ["--limit-mm-per-prompt", '{"image": 0, "video": 0}'],
                   ["--language-model-only"]):
         doc, err = config(*GEMMA, *extra)
-        assert doc["num_blocks"] == 19_080, extra
+        assert doc["num_blocks"] == 18_849, extra
         assert doc["multimodal"]["vision_tower"] == "skipped"
         assert doc["multimodal"]["vision_weights_bytes"] == 0
         assert round(base["memory"]["weights_gib"] - doc["memory"]["weights_gib"], 9) == round(
@@ -94,15 +94,15 @@ def test_gemma_3_27b_without_its_tower_fits_646_more_blocks():
 
 def test_what_changes_nothing_is_said():
     doc, err = config(*GEMMA, "--limit-mm-per-prompt", '{"video": 0}')
-    assert doc["num_blocks"] == 18_434
+    assert doc["num_blocks"] == 18_204
     assert err == ("warning: option --limit-mm-per-prompt: video: no effect, gemma-3-27b takes "
                    "image only (vLLM reads no other limit)\n")
     doc, err = config(*GEMMA, "--mm-encoder-tp-mode", "data")
-    assert (doc["num_blocks"], doc["multimodal"]["mm_encoder_tp_mode"]) == (18_434, "weights")
+    assert (doc["num_blocks"], doc["multimodal"]["mm_encoder_tp_mode"]) == (18_204, "weights")
     assert "does not support it; vLLM falls back to weights" in err
     doc, err = config("config", "llama-3.1-8b", "--gpu-memory-gib", "80", "--json",
                       "--language-model-only", "--limit-mm-per-prompt", '{"image": 0}')
-    assert (doc["num_blocks"], doc["multimodal"]) == (30_024, None)
+    assert (doc["num_blocks"], doc["multimodal"]) == (30_008, None)
     assert err.count("which has no vision tower kvcli counts") == 2
     assert "option --language-model-only: no effect on llama-3.1-8b" in err
 
@@ -115,11 +115,11 @@ def test_qwen3_5_at_tp_2():
                         "80", "--json", *extra)
         return doc["num_blocks"], doc["multimodal"]
 
-    assert blocks()[0] == blocks("--limit-mm-per-prompt", '{"image": 0}')[0] == 13_278
-    assert blocks("--limit-mm-per-prompt", '{"image": 0, "video": 0}')[0] == 13_365
+    assert blocks()[0] == blocks("--limit-mm-per-prompt", '{"image": 0}')[0] == 13_277
+    assert blocks("--limit-mm-per-prompt", '{"image": 0, "video": 0}')[0] == 13_364
     n, mm = blocks("--mm-encoder-tp-mode", "data")
     assert (n, mm["mm_encoder_tp_mode"], mm["vision_weights_bytes"]) == (
-        13_192, "data", 907_301_344)
+        13_191, "data", 907_301_344)
     assert blocks()[1]["vision_weights_bytes"] == 458_268_016
 
 
@@ -153,17 +153,17 @@ def test_vllms_dotted_keys():
     r = subprocess.run([sys.executable, "-m", "kvcli", *GEMMA, "--limit-mm-per-prompt.image", "0"],
                        capture_output=True, text=True, env=env, timeout=120, check=False)
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["num_blocks"] == 19_080
+    assert json.loads(r.stdout)["num_blocks"] == 18_849
 
 
 def test_the_replay_sizes_its_pool_the_same():
     trace = str(ROOT / "traces" / "shared-prefix.jsonl")
     base = ["replay", trace, "--model", "gemma-3-27b", "--gpu-memory-gib", "80", "--json"]
-    assert config(*base)[0]["num_blocks"] == 18_434
+    assert config(*base)[0]["num_blocks"] == 18_204
     doc, _ = config(*base, "--limit-mm-per-prompt", '{"image": 0}')
-    assert (doc["num_blocks"], doc["config"]["limit_mm_per_prompt"]) == (19_080, '{"image": 0}')
+    assert (doc["num_blocks"], doc["config"]["limit_mm_per_prompt"]) == (18_849, '{"image": 0}')
     doc, _ = config(*base, "--language-model-only")
-    assert (doc["num_blocks"], doc["config"]["language_model_only"]) == (19_080, True)
+    assert (doc["num_blocks"], doc["config"]["language_model_only"]) == (18_849, True)
     assert "mm_encoder_tp_mode" not in config(*base)[0]["config"]
     line = refusal(*base, "--limit-mm-per-prompt", '{"image": -1}')
     assert line == "error: option --limit-mm-per-prompt: image: expected a count >= 0, got -1"

@@ -87,8 +87,10 @@ def test_the_groups_and_specs_vllm_plans(case, target, k):
 
 
 def test_kvcli_config_shows_the_draft_and_fewer_blocks():
-    """80B at TP 2 on 141 GiB: 8,415 blocks of 12 pages without drafts; with MTP x 2, 13
-    pages a block and 1.54 GiB of draft weights a worker leave 7,552; a request holds 5 GDN
+    """80B at TP 2 on 141 GiB: 8,410 blocks of 12 pages without drafts (32 MiB of buffers a
+    worker: the RoPE cache, 262,144 x 64 x 2 B, and 12 attention layers' scales); with MTP x 2,
+    13 pages a block, 1.54 GiB of draft weights and the module's 16 B of scales (it shares the
+    RoPE cache) leave 7,547; a request holds 5 GDN
     blocks a group (2 + 1 checkpoint + K)."""
     base = ["config", "qwen3-next-80b-a3b", "--gpu-memory-gib", "141", "--tp", "2",
             "--max-model-len", "32768", "--json"]
@@ -96,8 +98,8 @@ def test_kvcli_config_shows_the_draft_and_fewer_blocks():
     r = CliRunner().invoke(app, [*base, "--spec-method", "mtp", "--spec-tokens", "2"])
     assert r.exit_code == 0, r.output
     mtp = json.loads(r.stdout)
-    assert (plain["num_blocks"], plain["bytes_per_block"]) == (8_415, 12 * 589_824)
-    assert (mtp["num_blocks"], mtp["bytes_per_block"]) == (7_552, 13 * 589_824)
+    assert (plain["num_blocks"], plain["bytes_per_block"]) == (8_410, 12 * 589_824)
+    assert (mtp["num_blocks"], mtp["bytes_per_block"]) == (7_547, 13 * 589_824)
     d = mtp["draft"]
     assert (d["architecture"], d["layer_names"], d["weights_bytes"]) == (
         "Qwen3NextMTP", ["draft.layers.48"], mtp_draft(PRESET).weights_bytes(2))
@@ -113,7 +115,7 @@ def test_ngram_keeps_the_speculative_blocks_too():
                                 max_model_len=32768, num_speculative_tokens=2)
     gdn = r.config.kv_cache_groups[0].kv_cache_spec
     assert (gdn.num_speculative_blocks, gdn.shapes[0], r.config.num_blocks) == (2, (5, 4096),
-                                                                               8_415)
+                                                                               8_410)
 
 
 def test_two_modules_are_refused(tmp_path):

@@ -107,7 +107,7 @@ def test_max_steps_says_the_summary_is_partial():
 def test_the_conversation_trace_on_llama_8b_at_80_gib_falls_behind(tmp_path):
     """The issue's case, on the trace's first 1,500 requests (the whole trace says the same, under sync scheduling:
     8,566 s of simulated time for a 3,537 s trace, median delay 2,646 s, measured at
-    --gpu-memory-utilization 0.9). At vLLM's default 0.92 (30,024 blocks, not 29,205) the head
+    --gpu-memory-utilization 0.9). At vLLM's default 0.92 (30,008 blocks, not 29,189) the head
     needs 1,239 s, not 1,242 s."""
     import gzip
 
@@ -118,7 +118,7 @@ def test_the_conversation_trace_on_llama_8b_at_80_gib_falls_behind(tmp_path):
     s = replay(str(head), ReplayOptions(model="llama-3.1-8b", gpu_memory_gib=80.0))
     assert s.warnings == [UNNAMED_NOTE, CLOCK,
         ("the simulated engine fell behind the trace: it needed 1,239 s of simulated time for a "
-        "trace spanning 510 s; queueing delay to the first scheduled step median 352.7 s, p99 "
+        "trace spanning 510 s; queueing delay to the first scheduled step median 352.6 s, p99 "
         "711.3 s. The hit rate is that of an overloaded server (more KV memory, a faster clock "
         "or fewer requests would change it)")]
 
@@ -259,20 +259,20 @@ def said(bs: int) -> str:
 
 def test_a_model_pool_vllm_would_not_start_with_is_said_so(tmp_path):
     # `kvcli config llama-3.1-8b --gpu-memory-gib 20` refuses (the largest max_model_len that
-    # fits is 28,176); a replay runs the pool (per-request refusals) and said nothing
+    # fits is 27,920); a replay runs the pool (per-request refusals) and said nothing
     t = tmp_path / "t.jsonl"
     t.write_text('{"input_length": 40, "output_length": 3, "hash_ids": [1, 2, 3], '
                  '"block_size": 16}\n')
 
     def told(**kw) -> list[str]:
         s = replay(str(t), ReplayOptions(model="llama-3.1-8b", gpu_memory_gib=20.0, **kw))
-        assert s.num_blocks == 1762
+        assert s.num_blocks == 1746
         return [w for w in s.warnings if not w.startswith("uncalibrated") and w != UNNAMED_NOTE]
     assert told() == [
         ("one request of max_model_len 131,072 tokens needs 8,192 blocks (8,192 full_attention) "
-        "but only 1,761 are usable (num_blocks 1,762): vLLM refuses to start; replayed all the "
+        "but only 1,745 are usable (num_blocks 1,746): vLLM refuses to start; replayed all the "
         "same (a request that can never fit is refused alone): give max_model_len as vllm serve "
         "would need it (kvcli config reports the largest that fits)")]
-    assert told(max_model_len=28176) == []
-    assert len(told(max_model_len=28177)) == 1
-    assert told(max_model_len=28177, mode="cache") == []
+    assert told(max_model_len=27920) == []
+    assert len(told(max_model_len=27921)) == 1
+    assert told(max_model_len=27921, mode="cache") == []

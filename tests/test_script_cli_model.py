@@ -171,21 +171,21 @@ def test_model_options_keep_the_replays_kinds_and_help():
 
 
 def test_multimodal_options_size_the_pool_as_kvcli_config(tmp_path):
-    # gemma-3-27b on 80 GiB: 18,434 blocks with its SigLIP tower, 19,080 without it (as `kvcli
+    # gemma-3-27b on 80 GiB: 18,204 blocks with its SigLIP tower, 18,849 without it (as `kvcli
     # config` and the replay size it: tests/test_mm_serving.py); the dotted spelling is joined
     # in kvcli's entry point, so it runs in a process of its own
     ops = _script(tmp_path, [{"op": "new", "id": "a", "prompt": A}])
     base = [ops, "--model", "gemma-3-27b", "--gpu-memory-gib", "80"]
-    assert _run(*base)[-1]["num_blocks"] == 18_434
-    assert _run(*base, "--limit-mm-per-prompt", '{"image": 0}')[-1]["num_blocks"] == 19_080
-    assert _run(*base, "--language-model-only")[-1]["num_blocks"] == 19_080
-    assert _run(*base, "--no-language-model-only")[-1]["num_blocks"] == 18_434
+    assert _run(*base)[-1]["num_blocks"] == 18_204
+    assert _run(*base, "--limit-mm-per-prompt", '{"image": 0}')[-1]["num_blocks"] == 18_849
+    assert _run(*base, "--language-model-only")[-1]["num_blocks"] == 18_849
+    assert _run(*base, "--no-language-model-only")[-1]["num_blocks"] == 18_204
     root = Path(__file__).resolve().parents[1]
     r = subprocess.run([sys.executable, "-m", "kvcli", "script", *base,
                         "--limit-mm-per-prompt.image", "0"], capture_output=True, text=True,
                        env={**os.environ, "PYTHONPATH": str(root)}, timeout=120, check=False)
     assert r.returncode == 0 and r.stderr == "", r.stderr
-    assert json.loads(r.stdout.splitlines()[-1])["num_blocks"] == 19_080
+    assert json.loads(r.stdout.splitlines()[-1])["num_blocks"] == 18_849
 
 
 NO_EFFECT = ("no effect on the pool unless it is sized from a model's gpu_memory_gib (they "

@@ -161,18 +161,18 @@ def test_config_reads_vllm_names_as_the_old_ones():
         assert res.exit_code == 0, res.stderr
         return json.loads(res.stdout)["num_blocks"]
 
-    # Llama-3.1-8B on 80 GiB at vLLM's default 0.92: 30,024 blocks of 2 MiB in bf16, 60,049 in
-    # fp8 ((80 x 0.92 GiB - 14.96 GiB weights) // page); 29,205 at 0.9
-    assert blocks("--kv-cache-dtype", "bfloat16") == blocks("--kv-cache-dtype", "bf16") == 30_024
-    assert blocks("--kv-cache-dtype", "fp8_e5m2") == 60_049
-    assert blocks("--dtype", "auto") == 30_024
+    # Llama-3.1-8B on 80 GiB at vLLM's default 0.92: 30,008 blocks of 2 MiB in bf16, 60,017 in
+    # fp8 ((80 x 0.92 GiB - 14.96 GiB weights - 32 MiB buffers) // page); 29,189 at 0.9
+    assert blocks("--kv-cache-dtype", "bfloat16") == blocks("--kv-cache-dtype", "bf16") == 30_008
+    assert blocks("--kv-cache-dtype", "fp8_e5m2") == 60_017
+    assert blocks("--dtype", "auto") == 30_008
     # int8 was sized at 1 byte: no vLLM 0.33 --kv-cache-dtype (its int8_per_token_head keeps
     # scales in the page), nor a kvcli spelling the help listed
     res = CliRunner().invoke(app, [*BASE["config"], "--kv-cache-dtype", "int8"])
     assert res.exit_code == 2 and "unknown dtype 'int8'" in res.stderr, res.stderr
-    assert blocks("--device-memory-utilization", "0.9") == 29_205
+    assert blocks("--device-memory-utilization", "0.9") == 29_189
     # (at TP 2 every rank keeps its norms whole, as vLLM builds them: tests/data/weights_census)
-    assert blocks("-tp", "2") == blocks("--tensor-parallel-size", "2") == 67_707
+    assert blocks("-tp", "2") == blocks("--tensor-parallel-size", "2") == 67_675
     res = CliRunner().invoke(app, [*BASE["config"], "--no-async-scheduling",
                                    "--max-concurrent-batches", "2"])
     assert res.exit_code == 2 and "disagrees with --no-async-scheduling" in res.stderr
@@ -197,9 +197,9 @@ def test_replay_sizes_at_the_utilization_given_as_config_does():
 
     # kvcli config's numbers (test_config_reads_vllm_names_as_the_old_ones); the key is in
     # the config only when not the default, vLLM's 0.92
-    assert blocks() == (30_024, None)
-    assert blocks("--device-memory-utilization", "0.92") == (30_024, None)
-    assert blocks("--device-memory-utilization", "0.9") == (29_205, 0.9)
+    assert blocks() == (30_008, None)
+    assert blocks("--device-memory-utilization", "0.92") == (30_008, None)
+    assert blocks("--device-memory-utilization", "0.9") == (29_189, 0.9)
     res = CliRunner().invoke(app, [*BASE["replay"], "--gpu-memory-utilization", "0"])
     assert res.exit_code == 2
     assert res.stderr.strip() == "error: option --gpu-memory-utilization: must be in (0, 1], got 0.0"

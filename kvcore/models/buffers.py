@@ -30,15 +30,17 @@ from typing import Any
 from kvcore.models.context_limit import _kind, _rope_parameters
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.qwen3_5 import VISION_DEFAULTS
+from kvcore.models.rope_cache import RopeCache
 from kvcore.models.siglip import SIGLIP_DEFAULTS
 from kvcore.models.vision_keys import vision_config
 from kvcore.specs import DTYPE_BYTES
 
-# (rows, rotary dim, dtype)
-RopeCache = tuple[int, int, str]
 NO_ROPE_TYPES = ("jamba", "nemotron_h")
 ATTENTION_KINDS = ("full", "sliding", "chunked", "mla", "parallel")
 _GEMMA = ("gemma2", "gemma3", "gemma3_text")
+# the RoPE types whose cache max_position alone sizes (vLLM's _CACHE_ONLY_ROPE_TYPES,
+# config/speculative.py)
+CACHE_ONLY_ROPE_TYPES = ("default", "linear", "llama3", "ntk", "proportional")
 # what transformers' config classes give a RoPE key a config leaves out (Qwen3.5's rope
 # parameters, Gemma 3's local base frequency: a second RoPE whatever its value)
 _PARTIAL = {"qwen3_5_text": 0.25, "qwen3_5_moe_text": 0.25}
@@ -61,6 +63,13 @@ def _rows(rp: dict[str, Any], max_pos: int) -> int:
     return max_pos
 
 
+def _per_position(rp: dict[str, Any]) -> float | None:
+    kind = _kind(rp)
+    if kind not in CACHE_ONLY_ROPE_TYPES:
+        return None
+    return _num(rp.get("factor"), 1) if kind == "linear" else 1.0
+
+
 def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCache, ...]:
     """The distinct RoPE caches of the text model read from config `cfg` (`get`: its keys
     with the class defaults)."""
@@ -68,17 +77,28 @@ def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCa
         return ()
     dtype = "float32" if g.model_type == "gpt_oss" else g.dtype
     sets = _rope_parameters(cfg) or [{}]
+    pos = g.max_position_embeddings
     out: dict[str, RopeCache] = {}      # (by what get_rope's cache tells apart)
     for rp in sets:
         if g.mla is not None:
-            dim = g.mla.qk_rope_head_dim
+            head = dim = g.mla.qk_rope_head_dim
         else:
             given = rp.get("partial_rotary_factor") or get("partial_rotary_factor")
-            dim = int(g.head_dim * min(_num(given, _PARTIAL.get(g.model_type, 1)), 1))
-        out[repr(sorted(rp.items()))] = (_rows(rp, g.max_position_embeddings), dim, dtype)
+            head, dim = g.head_dim, int(g.head_dim * min(_num(given, _PARTIAL.get(g.model_type,
+                                                                                   1)), 1))
+        theta = float(_num(rp.get("rope_theta", get("rope_theta")), 10000))
+        key = repr((head, dim, theta, sorted(rp.items())))
+        out[key] = RopeCache(_rows(rp, pos), dim, dtype, key, pos, _per_position(rp))
     if g.model_type.startswith("gemma3"):
-        out["local"] = (g.max_position_embeddings, g.head_dim, dtype)
+        key = repr((g.head_dim, "local", get("rope_local_base_freq")))
+        out[key] = RopeCache(pos, g.head_dim, dtype, key, pos, 1.0)
     return tuple(out.values())
+
+
+def with_positions(cache: RopeCache, positions: int) -> RopeCache:
+    """`cache` built for `positions` (a type max_position alone sizes)."""
+    assert cache.per_position is not None
+    return cache._replace(rows=int(positions * cache.per_position), positions=positions)
 
 
 def vision_buffers(cfg: dict[str, Any], g: ModelGeometry) -> int:
@@ -109,7 +129,7 @@ def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = 
     attn = sum(k in ATTENTION_KINDS for k in kinds)
     n = 16 * attn
     if attn:
-        n += sum(rows * dim * DTYPE_BYTES[dt] for rows, dim, dt in g.rope_caches)
+        n += sum(c.nbytes for c in g.rope_caches)
     if g.model_type in _GEMMA:
         n += DTYPE_BYTES[g.dtype]
     if g.model_type == "falcon_h1":

@@ -39,6 +39,7 @@ from kvcore.models.mamba_spec import (  # (re-exported: the Mamba spec's parts l
     model_mamba_spec,
 )
 from kvcore.models.qwen3_5 import GDN_TYPES
+from kvcore.models.rope_cache import RopeCache
 from kvcore.models.vision_keys import VisionLinear
 from kvcore.specs import (
     ChunkedLocalAttentionSpec,
@@ -156,8 +157,8 @@ class ModelGeometry:
     vision_linears: tuple[VisionLinear, ...] = ()
     perf_swa: tuple[int, int] | None = None   # perf.py's (sliding layers, window), not the kinds'
     # the buffers vLLM holds beside the weights (`kvcore.models.buffers`): the text model's
-    # distinct RoPE caches (rows, rotary dim, dtype), the vision tower's bytes
-    rope_caches: tuple[tuple[int, int, str], ...] = ()
+    # distinct RoPE caches, the vision tower's bytes
+    rope_caches: tuple[RopeCache, ...] = ()
     vision_buffers: int = 0
     context_limit: int = 0      # the longest max_model_len vLLM accepts (0: max_position_...)
     default_len: int = 0        # the max_model_len vLLM runs at when none is given (0: the same)

@@ -5,8 +5,8 @@ JSON keys (stable):
   block_size (smallest group block size), max_model_len, max_num_batched_tokens,
   max_in_flight_tokens, tensor_parallel_size, pipeline_parallel_size,
   memory: {gpu_memory_gib, gpu_memory_utilization, weights_gib, weights_estimated,
-           weights_unquantised_method, activation_gib, available_kv_cache_bytes, available_kv_cache_gib} (null fields when
-           --num-blocks was given without GPU memory),
+           weights_unquantised_method, buffers_bytes, activation_gib, available_kv_cache_bytes,
+           available_kv_cache_gib} (null fields when --num-blocks was given without GPU memory),
   groups: [{index, kind, block_size, page_size_bytes, page_formula, layers: [names],
             num_layers, blocks_per_request}],
   bytes_per_block, num_blocks, num_tensors,
@@ -17,8 +17,9 @@ JSON keys (stable):
   prefix_match: {prefix_match_unit, scheduler_block_size, hash_block_size, partial_hash_hits,
                  cache_hit_alignment_tokens} (vLLM's --prefix-match-unit, kvcore.prefix_match),
   stages: [{stage, layers: [first, last], kv_layers, weights_bytes, available_bytes,
-            bytes_per_block, num_blocks}] (pipeline parallelism, [] without; with stages, memory
-           and bytes_per_block are those of the stage that sets the pool: the fewest blocks),
+            buffers_bytes, bytes_per_block, num_blocks}] (pipeline parallelism, [] without; with
+           stages, memory and bytes_per_block are those of the stage that sets the pool: the
+           fewest blocks),
   draft: {model, method, architecture, source, layers, num_kv_heads, head_dim, layer_names,
           weights_bytes, weights_gib} (an EAGLE draft's, `kvcore.models.eagle_draft`: its
          layers are in groups, its weights in memory.weights_gib; null without one),
@@ -97,6 +98,8 @@ def to_json(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utilization
             # (a checkpoint whose quant_method's sizes kvcli does not model: counted in dtype)
             "weights_unquantised_method": unquantised_method(g) if mem_given
             and result.weights_estimated else None,
+            # (RoPE caches, attention scales: `kvcore.sizing.buffers_term`; 0 with --weights-gib)
+            "buffers_bytes": result.buffers_bytes if mem_given else None,
             "activation_gib": activation_gib if mem_given else None,
             "available_kv_cache_bytes": result.available_bytes,
             "available_kv_cache_gib": result.available_bytes / GiB,

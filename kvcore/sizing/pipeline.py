@@ -13,7 +13,8 @@ fewest blocks, usually the first or the last (the embedding's or the head's weig
 A speculative draft (an EAGLE draft, an MTP module) lives on the last stage only: vLLM's V2
 model runner builds its speculator where `get_pp_group().is_last_rank`
 (v1/worker/gpu/model_runner.py:298-305), so the draft's KV cache layers and weights are the last
-worker's.
+worker's, and so are its buffers (`kvcore.sizing.buffers_term`; the model's: a RoPE cache on
+every stage with attention layers, the vision tower's on the first).
 
 `VLLM_PP_LAYER_PARTITION` (vLLM's override of the split) is not read: the default split only.
 """
@@ -25,9 +26,10 @@ from dataclasses import dataclass
 from kvcore.errors import InputError
 from kvcore.group_specs import UniformTypeKVCacheSpecs
 from kvcore.kv_cache_config import KVCacheGroupSpec
-from kvcore.models.eagle_draft import is_draft_layer
+from kvcore.models.eagle_draft import DraftModel, is_draft_layer
 from kvcore.models.geometry import ModelGeometry, decoder_layer_of
 from kvcore.models.weights import estimate_weights_bytes
+from kvcore.sizing.buffers_term import buffer_bytes
 from kvcore.sizing.config import GiB, bytes_per_block
 
 
@@ -73,21 +75,25 @@ class PipelineStage:
     available_bytes: int            # its KV cache memory
     bytes_per_block: int            # its layers' pages of one block id
     num_blocks: int                 # what its memory fits (the pool: the smallest of these)
+    buffers_bytes: int = 0          # its buffers (`kvcore.sizing.buffers_term`; 0: given)
 
     def to_dict(self) -> dict:
         return {"stage": self.index, "layers": [self.layers.start, self.layers.stop - 1]
                 if len(self.layers) else [], "kv_layers": sum(len(g.layer_names)
                                                                for g in self.groups),
                 "weights_bytes": self.weights_bytes, "available_bytes": self.available_bytes,
-                "bytes_per_block": self.bytes_per_block, "num_blocks": self.num_blocks}
+                "buffers_bytes": self.buffers_bytes, "bytes_per_block": self.bytes_per_block,
+                "num_blocks": self.num_blocks}
 
 
 def plan_stages(groups: list[KVCacheGroupSpec], num_layers: int, pp: int,
                 weights: list[int], memory: int | None,
-                num_blocks: int | None = None) -> list[PipelineStage]:
-    """Each stage's projected groups and, given the memory a GPU has for weights and KV cache,
-    its KV cache memory and the blocks it fits; with no memory, what a given block count
-    (`num_blocks`, vLLM's override) allocates on each."""
+                num_blocks: int | None = None,
+                buffers: list[int] | None = None) -> list[PipelineStage]:
+    """Each stage's projected groups and, given the memory a GPU has for weights, buffers
+    and KV cache, its KV cache memory and the blocks it fits; with no memory, what a given
+    block count (`num_blocks`, vLLM's override) allocates on each."""
+    buffers = buffers or [0] * pp
     stages = []
     for k, layers in enumerate(stage_ranges(num_layers, pp)):
         last = k == pp - 1
@@ -99,19 +105,22 @@ def plan_stages(groups: list[KVCacheGroupSpec], num_layers: int, pp: int,
             blocks = num_blocks or 0
             available = blocks * per_block
         else:
-            available = memory - weights[k]
+            available = memory - weights[k] - buffers[k]
             blocks = available // per_block if per_block and available > 0 else 0
         stages.append(PipelineStage(k, layers, projected, weights[k], available, per_block,
-                                    blocks))
+                                    blocks, buffers[k]))
     return stages
 
 
 def pipeline_stages(g: ModelGeometry, groups: list[KVCacheGroupSpec], tp: int, pp: int,
                     weights_gib: float | None, gpu_memory_gib: float | None,
                     utilization: float, activation_gib: float,
-                    num_blocks: int | None, draft_weights: int = 0) -> list[PipelineStage]:
-    """`plan_stages` for a model: each stage's weights estimated, the last's with the draft's
-    (`draft_weights`, a worker's), or `weights_gib` split by its share of the decoder layers (a
+                    num_blocks: int | None, draft_weights: int = 0,
+                    draft: DraftModel | None = None,
+                    max_model_len: int = 0) -> list[PipelineStage]:
+    """`plan_stages` for a model: each stage's weights and buffers estimated, the last's with
+    the draft's (`draft_weights`, a worker's; `draft` for its buffers, `max_model_len` the
+    target's), or `weights_gib` split by its share of the decoder layers, buffers in it (a
     given total says nothing of where the embedding, the head and a draft are), its memory the
     GPU's budget less them and the activations."""
     n = g.num_layers
@@ -123,12 +132,15 @@ def pipeline_stages(g: ModelGeometry, groups: list[KVCacheGroupSpec], tp: int, p
     if weights_gib is None:
         weights = [estimate_weights_bytes(g, tp, (r, k == 0, k == pp - 1))
                    + (draft_weights if k == pp - 1 else 0) for k, r in enumerate(ranges)]
+        buffers = [buffer_bytes(g, tp, draft, max_model_len, r, k == 0, k == pp - 1)
+                   for k, r in enumerate(ranges)]
     else:
         weights = [int(weights_gib * GiB * len(r) / n / tp) for r in ranges]
+        buffers = [0] * pp
     memory = None
     if gpu_memory_gib is not None:
         memory = int(gpu_memory_gib * GiB * utilization) - int(activation_gib * GiB)
-    stages = plan_stages(groups, n, pp, weights, memory, num_blocks)
+    stages = plan_stages(groups, n, pp, weights, memory, num_blocks, buffers)
     for st in stages:
         if not st.bytes_per_block:
             # vLLM's planner divides the stage's memory by its 0 bytes a block

@@ -10,7 +10,7 @@ explicit flags ``layers``/``kv_heads``/``head_dim`` (+ ``sliding_window``/``slid
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kvcore.errors import InputError
 from kvcore.host_memory import MAX_GIB
@@ -25,6 +25,7 @@ from kvcore.models.int_quant_rank import check_tp as int_quant_check_tp
 from kvcore.models.mm_serving import MMState, apply_mm
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.prefix_match import resolve_block_sizes
+from kvcore.sizing.buffers_term import buffer_bytes
 from kvcore.sizing.config import (
     Capacity,
     GiB,
@@ -71,6 +72,7 @@ class SizingResult:
     # with stages: the index of the one that sets the pool (the fewest blocks, the first of
     # equals), whose fields the ones above are
     pool_stage: int | None = None
+    buffers_bytes: int = 0    # per worker, beside the weights (0 with weights_gib: in it)
 
     @property
     def bytes_per_block(self) -> int:
@@ -102,8 +104,8 @@ def resolve_kv_cache_config(
 ) -> SizingResult:
     """Size the KV cache of a model on one GPU (per tensor-parallel worker).
 
-    Available KV memory = gpu_memory_gib * 2^30 * gpu_memory_utilization - weights - activation
-    (weights estimated from the config unless ``weights_gib`` is given, and divided over
+    Available KV memory = gpu_memory_gib * 2^30 * gpu_memory_utilization - weights - buffers
+    - activation (estimated unless ``weights_gib``, which holds both, is given, and divided over
     ``tensor_parallel_size`` workers). ``num_blocks`` overrides the count (then ``gpu_memory_gib``
     may be omitted). ``dtype`` overrides the model dtype. Raises InputError (exit 2) for an
     unknown model, an unreadable config, bad numbers, page sizes that cannot be unified, or too
@@ -118,7 +120,6 @@ def resolve_kv_cache_config(
                       sliding_window=sliding_window, sliding_layers=sliding_layers,
                       attention_chunk_size=attention_chunk_size, chunked_layers=chunked_layers)
     if dtype is not None and layers is None:
-        from dataclasses import replace
         g = replace(g, dtype=normalize_dtype(dtype, "dtype"))
     g, mm_state = apply_mm(g, mm)
     kv_dtype = normalize_dtype(kv_cache_dtype, "kv_cache_dtype", KV_CACHE_DTYPES)
@@ -232,15 +233,17 @@ def resolve_kv_cache_config(
     draft_weights = spec_draft.weights_bytes(tp) if spec_draft is not None else 0
     weights = (estimate_weights_bytes(g, tp) + draft_weights if weights_gib is None
                else int(weights_gib * GiB / tp))
+    buffers = buffer_bytes(g, tp, spec_draft, mml) if estimated else 0    # (weights_gib: in it)
     per_block = bytes_per_block(groups)
     stages: list[PipelineStage] = []
     check_groups = groups
     if pipeline_parallel_size > 1:
         stages = pipeline_stages(g, groups, tp, pipeline_parallel_size, weights_gib,
                                  gpu_memory_gib, gpu_memory_utilization, activation_gib,
-                                 num_blocks, draft_weights)
+                                 num_blocks, draft_weights, spec_draft, mml)
         least = min(stages, key=lambda st: (st.num_blocks, st.index))
-        weights, per_block, check_groups = least.weights_bytes, least.bytes_per_block, least.groups
+        weights, buffers = least.weights_bytes, least.buffers_bytes
+        per_block, check_groups = least.bytes_per_block, least.groups
     if num_blocks is not None and num_blocks < 1:
         raise InputError(f"must be at least 1 (the null block), got {num_blocks}",
                          field="num_blocks")
@@ -252,12 +255,13 @@ def resolve_kv_cache_config(
     memory_sized = gpu_memory_gib is not None and (num_blocks is None or check_memory)
     if memory_sized and gpu_memory_gib is not None:
         budget = int(gpu_memory_gib * GiB * gpu_memory_utilization)
-        available = budget - weights - int(activation_gib * GiB)
+        available = budget - weights - buffers - int(activation_gib * GiB)
         if available <= 0:
             raise InputError(
                 f"no memory left for the KV cache: {gpu_memory_gib:g} GiB x "
                 f"{gpu_memory_utilization:g} = {budget / GiB:.2f} GiB, weights "
                 f"{weights / GiB:.2f} GiB{' (estimated)' if estimated else ''}"
+                + (f", buffers {buffers / 2**20:.2f} MiB" if buffers else "")
                 + (f" per worker (tensor parallel {tp})" if tp > 1 else "")
                 + (f" on pipeline stage {least.index}" if stages else "")
                 + (f", activations {activation_gib:g} GiB" if activation_gib else "")
@@ -293,4 +297,4 @@ def resolve_kv_cache_config(
     return SizingResult(config, ctx, g, available if memory is None else memory, weights,
                         estimated, cap, g.dtype if kv_dtype == "auto" else kv_dtype,
                         prefix_match_unit, enable_prefix_caching, tuple(stages), spec_draft,
-                        draft_weights, mm_state, pool_stage=least.index if stages else None)
+                        draft_weights, mm_state, least.index if stages else None, buffers)

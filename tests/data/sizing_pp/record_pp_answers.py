@@ -144,10 +144,11 @@ def kvcli_mamba(res):
 
 
 def add(name, source, geometry, tp, pp, mml, gib, weights, block_size=16, batches=2, mnbt=8192,
-        draft=None, k=0):
+        draft=None, k=0, buffers=None):
     """`source`: the preset or config.json kvcli sized; `gib`: the GPU's memory, of which
     vLLM's default utilization is the budget; `weights`: each worker's weight bytes (kvcli's
-    estimate, recorded with the case). `draft`: a speculative draft (kvcore's DraftModel),
+    estimate, recorded with the case); `buffers`: each worker's buffer bytes (kvcli's estimate,
+    kvcore/sizing/buffers_term.py, recorded too), taken off its memory with the weights. `draft`: a speculative draft (kvcore's DraftModel),
     whose layers, marked is_draft, the last worker holds (vLLM's V2 runner builds its
     speculator on the last PP rank only, v1/worker/gpu/model_runner.py:298-305). `k`:
     num_speculative_tokens, which every stage's Mamba layers keep K blocks (and, Mamba2 and
@@ -177,7 +178,8 @@ def add(name, source, geometry, tp, pp, mml, gib, weights, block_size=16, batche
             per_worker[-1][lname] = replace(to_vllm(s), is_draft=True)
     c = config(mml, mnbt, batches, tp)
     global_groups = P.get_global_kv_cache_groups(c, per_worker)
-    available = [memory - w for w in weights]
+    buffers = buffers or [0] * pp
+    available = [memory - w - b for w, b in zip(weights, buffers)]
     builder = get_kv_cache_config_builder(c)
     projected = [P._project_kv_cache_groups_to_worker(global_groups, w) for w in per_worker]
     bpb = [P._pool_bytes_per_block_from_builder(builder, c, g) for g in projected]
@@ -185,7 +187,7 @@ def add(name, source, geometry, tp, pp, mml, gib, weights, block_size=16, batche
     cases.append({"name": name, "source": source, "tp": tp, "pp": pp,
                   "max_model_len": mml, "block_size": block_size, "gpu_memory_gib": gib,
                   "memory": memory,
-                  "weights": weights,
+                  "weights": weights, "buffers": buffers,
                   "expected": {"split": [list(x) for x in split],
                                "kv_layers": [[len(g.layer_names) for g in p] for p in projected],
                                "bytes_per_block": bpb,
@@ -205,15 +207,17 @@ if __name__ == "__main__":
                                       pipeline_parallel_size=pp, max_model_len=mml)
         g = res.geometry
         weights = [s.weights_bytes for s in res.stages]
-        add(f"{preset}-tp{tp}-pp{pp}", preset, g, tp, pp, mml, gib, weights)
+        buffers = [s.buffers_bytes for s in res.stages]
+        add(f"{preset}-tp{tp}-pp{pp}", preset, g, tp, pp, mml, gib, weights, buffers=buffers)
     for path, tp, pp in [("tests/data/mamba/falcon-h1-7b.config.json", 1, 3),
                          ("tests/data/mamba/nemotron-nano-9b-v2.config.json", 1, 2)]:
         res = resolve_kv_cache_config(model_config=path, gpu_memory_gib=80,
                                       tensor_parallel_size=tp, pipeline_parallel_size=pp,
                                       max_model_len=8192)
         weights = [s.weights_bytes for s in res.stages]
+        buffers = [s.buffers_bytes for s in res.stages]
         add(f"{Path(path).name.split('.config')[0]}-pp{pp}", path, res.geometry, tp, pp, 8192,
-            80, weights)
+            80, weights, buffers=buffers)
     # speculative drafts on the last stage: DeepSeek-V3's MTP module, Llama-3.1-8B's EAGLE-3
     for preset, method, model, tp, pp, mml, gib in [
             ("deepseek-v3", "mtp", None, 8, 2, 32768, 141),
@@ -224,8 +228,9 @@ if __name__ == "__main__":
                                       pipeline_parallel_size=pp, max_model_len=mml,
                                       draft=(model, method), num_speculative_tokens=1)
         weights = [s.weights_bytes for s in res.stages]
+        buffers = [s.buffers_bytes for s in res.stages]
         add(f"{preset}-tp{tp}-pp{pp}-{method}", preset, res.geometry, tp, pp, mml, gib,
-            weights, draft=res.draft)
+            weights, draft=res.draft, buffers=buffers)
         cases[-1]["draft"] = [model, method]
     # Mamba hybrids with K speculative tokens: Qwen3-Next's and Qwen3.5's MTP module (its
     # attention layer on the last stage beside the Gated DeltaNet layers), and n-gram drafts
@@ -249,10 +254,11 @@ if __name__ == "__main__":
                                       draft=(None, method) if method == "mtp" else None,
                                       num_speculative_tokens=k)
         weights = [s.weights_bytes for s in res.stages]
+        buffers = [s.buffers_bytes for s in res.stages]
         short = source.split("/")[-1].split(".config")[0] if source.endswith(".json") else source
         short = "qwen3-5-text-defaults" if source == q35 else short
         add(f"{short}-tp{tp}-pp{pp}-{method}-k{k}", source, res.geometry, tp, pp, mml, gib,
-            weights, draft=res.draft, k=k)
+            weights, draft=res.draft, k=k, buffers=buffers)
         if method == "mtp":
             cases[-1]["draft"] = [None, method]
         cases[-1]["num_speculative_tokens"] = k

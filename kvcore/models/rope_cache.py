@@ -1,0 +1,29 @@
+"""One RoPE `cos_sin_cache` as vLLM 0.33's `get_rope` builds it (`kvcore.models.buffers`): its
+size and what its process-wide cache tells it apart by, so that a draft built beside its target
+is known to share the target's object or to hold one of its own."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from kvcore.specs import DTYPE_BYTES
+
+
+class RopeCache(NamedTuple):
+    rows: int           # positions x the factor the type scales them by
+    dim: int            # rotary dim
+    dtype: str
+    key: str            # get_rope's key but the positions: head size, rotary dim, parameters
+    positions: int      # the max_position passed to get_rope
+    # rows a position, where max_position alone sizes the cache (vLLM's _CACHE_ONLY_ROPE_TYPES:
+    # default, linear, llama3, ntk, proportional), else None: speculative.py raises a draft's
+    # max_position_embeddings to the target's max_model_len only then
+    per_position: float | None
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows * self.dim * DTYPE_BYTES[self.dtype]
+
+    def identity(self) -> tuple[str, int, str]:
+        """What get_rope's cache compares (two equal: one object, one buffer)."""
+        return self.key, self.positions, self.dtype

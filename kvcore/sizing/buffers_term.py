@@ -1,0 +1,53 @@
+"""The buffers term of the KV memory: what vLLM 0.33's model classes keep on a rank beside their
+parameters (`kvcore.models.buffers`), subtracted with the weights, as `determine_available_memory`
+sees them in the fall of free memory (docs/config.md, "Buffers").
+
+Where they are, per pipeline stage (each stage its own process, so `get_rope`'s cache is per
+stage): a RoPE cache on every stage whose layers have attention, one per distinct config; the
+vision tower's on the first stage (`_mark_tower_model` skips the tower on later stages under the
+V2 runner); a draft's on the last stage, with its attention layers' scales, its RoPE cache
+shared with the target's where get_rope's key is the same (an MTP module's), else its own. vLLM
+first raises an EAGLE or MTP draft's `max_position_embeddings` to the target's max_model_len
+when every RoPE type of it only sizes the cache (`_maybe_override_draft_max_position_embeddings`,
+config/speculative.py): yuhuili's EAGLE-3 draft for Llama-3.1-8B (2,048 positions, default RoPE
+at base 10,000) holds 131,072 x 128 x 2 B beside the target's at 131,072 (llama3 at 500,000).
+"""
+
+from __future__ import annotations
+
+from kvcore.models.buffers import ATTENTION_KINDS, estimate_buffer_bytes, with_positions
+from kvcore.models.eagle_draft import DraftModel
+from kvcore.models.geometry import ModelGeometry
+
+SCALES = 16     # an attention layer's four float32 scales
+
+
+def draft_buffer_bytes(draft: DraftModel, target: ModelGeometry, max_model_len: int,
+                       layers: range | None = None) -> int:
+    """The buffers `draft` adds on a rank of the stage holding the target's `layers` (None:
+    all of them)."""
+    g = draft.geometry
+    attn = sum(k in ATTENTION_KINDS for k in g.layer_kinds)
+    if not attn:
+        return 0
+    caches = list(g.rope_caches)
+    if (caches and g.max_position_embeddings < max_model_len
+            and all(c.per_position is not None for c in caches)):
+        caches = [with_positions(c, max_model_len) for c in caches]
+    # (built in the target's dtype: vLLM's draft model config takes it, whatever its file says)
+    caches = [c._replace(dtype=g.dtype) if c.dtype != "float32" else c for c in caches]
+    kinds = [k for i, k in enumerate(target.layer_kinds) if layers is None or i in layers]
+    shared = ({c.identity() for c in target.rope_caches}
+              if any(k in ATTENTION_KINDS for k in kinds) else set())
+    own = {c.identity(): c.nbytes for c in caches if c.identity() not in shared}
+    return SCALES * attn + sum(own.values())
+
+
+def buffer_bytes(g: ModelGeometry, tp: int, draft: DraftModel | None, max_model_len: int,
+                 layers: range | None = None, first: bool = True, last: bool = True) -> int:
+    """The buffers on one of `tp` ranks: of the whole model, or of the pipeline stage holding
+    `layers` (`first`: the vision tower's; `last`: the draft's)."""
+    n = estimate_buffer_bytes(g, tp, layers, first)
+    if draft is not None and last:
+        n += draft_buffer_bytes(draft, g, max_model_len, layers)
+    return n
