@@ -59,8 +59,9 @@ def _skipped(g: ModelGeometry, q: IntQuant, path: str) -> bool:
     if all(named) or not any(named):
         return named[0]
     raise InputError(f"{json.dumps(list(q.skips))} name some but not all shards of {path}, "
-                     f"and vLLM refuses to build it: \"Detected some but not all shards of {path} are "
-                     "quantized. All shards of fused layers to have the same precision.\"",
+                     f"and vLLM refuses to build it: \"Detected some but not all shards of "
+                     f"{path} are quantized. All shards of fused layers to have the same "
+                     "precision.\"",
                      path=g.source or None, field="quantization_config.modules_to_not_convert")
 
 
