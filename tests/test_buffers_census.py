@@ -11,15 +11,8 @@ import pytest
 
 from kvcore.models.buffers import estimate_buffer_bytes
 from kvcore.specs import DTYPE_BYTES
+from tests.census_rows import built_ranks
 from tests.test_weights_census import CASES, _geometry
-
-
-def _rows():
-    for name, case in CASES.items():
-        for tp, ranks in case["tp"].items():
-            for rank, rec in enumerate(ranks):
-                if "refused" not in rec:
-                    yield pytest.param(name, int(tp), rank, id=f"{name}-tp{tp}-r{rank}")
 
 
 def _views(name: str, tp: int) -> int:
@@ -31,7 +24,7 @@ def _views(name: str, tp: int) -> int:
     return sum(v for k, v in names.items() if k.endswith("conv1d.weight")) * DTYPE_BYTES[g.dtype]
 
 
-@pytest.mark.parametrize(("name", "tp", "rank"), list(_rows()))
+@pytest.mark.parametrize(("name", "tp", "rank"), built_ranks(CASES))
 def test_buffer_bytes_per_rank_equal_vllms(name: str, tp: int, rank: int) -> None:
     rec = CASES[name]["tp"][str(tp)][rank]["buffer_bytes_by_dtype"]
     recorded = sum(b for by_dtype in rec.values() for b in by_dtype.values())

@@ -17,6 +17,7 @@ from kvcore.models.hf_config import read_hf_config
 from kvcore.models.presets import load_preset
 from kvcore.sizing.buffers_term import buffer_bytes, draft_buffer_bytes
 from kvcore.sizing.resolve import resolve_kv_cache_config
+from tests.census_rows import built_ranks
 from tests.test_draft_census import CASES, _draft
 
 DATA = Path(__file__).parent / "data"
@@ -24,15 +25,7 @@ LLAMA = 131072 * 128 * 2 + 32 * 16          # Llama-3.1-8B's RoPE cache and 32 l
 BUDGET = int(80 * (1 << 30) * 0.92)
 
 
-def _rows():
-    for name, case in CASES.items():
-        for tp, ranks in case["tp"].items():
-            for rank, rec in enumerate(ranks):
-                if "refused" not in rec:
-                    yield pytest.param(name, int(tp), rank, id=f"{name}-tp{tp}-r{rank}")
-
-
-@pytest.mark.parametrize(("name", "tp", "rank"), list(_rows()))
+@pytest.mark.parametrize(("name", "tp", "rank"), built_ranks(CASES))
 def test_a_drafts_buffers_equal_vllms(name: str, tp: int, rank: int) -> None:
     """EAGLE drafts: 16 B of scales a layer and their own RoPE cache (2,048 positions raised to
     4,096: 1,048,576 B, 524,288 at head dim 64); an MTP module: 16 B, the target's cache."""

@@ -14,6 +14,7 @@ import pytest
 
 from kvcore.models.drafts import load_spec_draft
 from kvcore.models.hf_config import read_hf_config
+from tests.census_rows import built_ranks
 
 DATA = Path(__file__).parent / "data"
 CASES = json.loads((DATA / "weights_census" / "drafts_answers.json").read_text())["cases"]
@@ -27,15 +28,7 @@ def _draft(name: str):
     return load_spec_draft(model, case["method"], target)
 
 
-def _rows():
-    for name, case in CASES.items():
-        for tp, ranks in case["tp"].items():
-            for rank, rec in enumerate(ranks):
-                if "refused" not in rec:
-                    yield pytest.param(name, int(tp), rank, id=f"{name}-tp{tp}-r{rank}")
-
-
-@pytest.mark.parametrize(("name", "tp", "rank"), list(_rows()))
+@pytest.mark.parametrize(("name", "tp", "rank"), built_ranks(CASES))
 def test_draft_bytes_per_rank_equal_vllms(name: str, tp: int, rank: int) -> None:
     rec = CASES[name]["tp"][str(tp)][rank]
     assert _draft(name).weights_bytes(tp) == sum(rec["param_bytes_by_dtype"].values())

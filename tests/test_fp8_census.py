@@ -20,6 +20,7 @@ from kvcore.models import fp8_shapes
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.weights import estimate_params, estimate_weights_bytes
 from kvcore.sizing.resolve import resolve_kv_cache_config
+from tests.census_rows import built_ranks
 
 DATA = Path(__file__).parent / "data"
 CASES = json.loads((DATA / "weights_census" / "fp8" / "answers.json").read_text())["cases"]
@@ -32,9 +33,7 @@ def _geometry(name: str):
 
 # (the cases built with a multimodal serving option, `<config> <flag> <value>`: tests/test_fp8_vision.py)
 MM = {n for n in CASES if " --" in n}
-BUILT = [pytest.param(n, int(tp), r, id=f"{n}-tp{tp}-r{r}") for n, c in CASES.items()
-         for tp, ranks in c["tp"].items() for r, rec in enumerate(ranks)
-         if "refused" not in rec and n not in MM]
+BUILT = built_ranks(CASES, skip=MM)
 # (vLLM's AssertionError at TP 8 on the MLA config is its 4 heads: kvcli's heads check)
 REFUSED = [pytest.param(n, int(tp), c["tp"][tp][0]["refused"], id=f"{n}-tp{tp}")
            for n, c in CASES.items() for tp in c["tp"]

@@ -17,6 +17,7 @@ from kvcore.errors import InputError
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.sizing.resolve import resolve_kv_cache_config
+from tests.census_rows import built_ranks
 
 DATA = Path(__file__).parent / "data"
 HERE = DATA / "weights_census" / "int_quant"
@@ -28,9 +29,7 @@ def _config(name: str) -> dict:
     return json.loads((DATA / name).read_text())
 
 
-BUILT = [pytest.param(n, int(tp), r, id=f"{n.split('/')[-1]}-tp{tp}-r{r}")
-         for n, c in CASES.items() for tp, ranks in c["tp"].items()
-         for r, rec in enumerate(ranks) if "refused" not in rec]
+BUILT = built_ranks(CASES, label=lambda n: n.split("/")[-1])
 # (refused before any rank is built: the quantization_config itself, or a fused linear's shards)
 AT_EVERY_TP = [pytest.param(n, c["tp"]["1"][0]["refused"], id=n.split("/")[-1])
                for n, c in CASES.items() if "refused" in c["tp"]["1"][0]]

@@ -17,6 +17,7 @@ from kvcore.models.hf_config import read_hf_config
 from kvcore.models.mm_serving import apply_mm
 from kvcore.models.presets import PRESETS
 from kvcore.models.weights import estimate_params, estimate_weights_bytes
+from tests.census_rows import built_ranks
 
 DATA = Path(__file__).parent / "data"
 CASES = json.loads((DATA / "weights_census" / "answers.json").read_text())["cases"]
@@ -39,15 +40,7 @@ def _geometry(name: str, *, applied: bool = True):
     return apply_mm(g, _mm(name))[0] if applied else g
 
 
-def _rows():
-    for name, case in CASES.items():
-        for tp, ranks in case["tp"].items():
-            for rank, rec in enumerate(ranks):
-                if "refused" not in rec:
-                    yield pytest.param(name, int(tp), rank, id=f"{name}-tp{tp}-r{rank}")
-
-
-@pytest.mark.parametrize(("name", "tp", "rank"), list(_rows()))
+@pytest.mark.parametrize(("name", "tp", "rank"), built_ranks(CASES))
 def test_bytes_per_rank_equal_vllms(name: str, tp: int, rank: int) -> None:
     rec = CASES[name]["tp"][str(tp)][rank]
     assert estimate_weights_bytes(_geometry(name), tp) == sum(rec["param_bytes_by_dtype"].values())
