@@ -48,6 +48,9 @@ def test_bytes_per_rank_equal_vllms(name: str, tp: int, rank: int) -> None:
 def _vllms_words(refused: str) -> str:
     # (pydantic wraps a refusal raised while VllmConfig is built: the words are its second line)
     line = refused.splitlines()[1].strip() if refused.startswith("ValidationError") else refused
+    if line.startswith("RuntimeError: Unsupported FusedMoe scheme: "):
+        # (the rest is compressed-tensors' repr of the weights' and inputs' QuantizationArgs)
+        return "Unsupported FusedMoe scheme"
     return line.removeprefix("Value error, ").removeprefix("ValueError: ").split(" [type=")[0]
 
 
@@ -71,9 +74,10 @@ def test_a_tp_vllm_refuses_is_refused_naming_the_option(name: str, tp: int, refu
 
 def test_the_census_draws_each_refusal() -> None:
     words = sorted({_vllms_words(p.values[-1])[:30] for p in AT_EVERY_TP + AT_SOME_TP})
-    assert words == ["Detected some but not all shar", "GPTQ group activation ordering",
+    assert words == ["CompressedTensors WNA16 MoE wi", "Detected some but not all shar", "GPTQ group activation ordering",
                      "Marlin does not support group_", "Tensor parallel size 8 is grea",
-                     "The input size is not aligned ", "Unsupported num_bits = 8. Supp",
+                     "The input size is not aligned ", "Unsupported FusedMoe scheme",
+                     "Unsupported num_bits = 8. Supp",
                      "Unsupported quantization confi", "Weight input_size_per_partitio"]
 
 
@@ -166,15 +170,24 @@ def test_a_key_vllm_needs_is_refused_with_its_words() -> None:
                                     "of ['sym'] in the model's quantization config.\""))
 
 
-def test_compressed_tensors_int_experts_are_said_unquantised() -> None:
-    # (no WNA16 or int8 MoE backend built them on the census's CPU: not modelled, said)
+def test_compressed_tensors_int_experts_are_sized() -> None:
+    # (WNA16 and int8 experts, built with no MoE backend chosen: sized, nothing said; int8
+    # experts with tensor-wise weights under dynamic inputs trip vLLM's assert)
     from kvcore.models.int_quant_rank import unquantised_method
 
     cfg = _config("weights_census/int_quant/qwen3-moe-ct-fp8-dynamic.config.json")
     assert unquantised_method(read_hf_config(cfg)) is None
     w4 = _config("weights_census/int_quant/llama-ct-w4a16.config.json")["quantization_config"]
-    assert unquantised_method(read_hf_config({**cfg, "quantization_config": w4})) == \
-        "compressed-tensors"
+    assert unquantised_method(read_hf_config({**cfg, "quantization_config": w4})) is None
+    int8 = _config("weights_census/int_quant/llama-ct-w8a8-int8.config.json")[
+        "quantization_config"]
+    weights = int8["config_groups"]["group_0"]["weights"]
+    tensor = {**int8, "config_groups": {"group_0": {**int8["config_groups"]["group_0"],
+                                                    "weights": {**weights, "strategy": "tensor"}}}}
+    with pytest.raises(InputError) as e:
+        read_hf_config({**cfg, "quantization_config": tensor})
+    assert e.value.message == ("int8 experts with tensor-wise weights and dynamic inputs, and "
+                               "vLLM refuses to build them: \"AssertionError\"")
 
 
 def test_what_compressed_tensors_adds_to_an_attention_layer() -> None:

@@ -19,10 +19,14 @@ points (model dtype), one each (CompressedTensorsKVCacheMethod). The ``ignore`` 
 module paths exactly or as ``re:`` regexes (re.match), a fused linear when it or all its
 shards match (some: vLLM refuses); the LM head is never quantised (not a LinearBase).
 The routed experts under W8A8 fp8 (CompressedTensorsW8A8Fp8MoEMethod): 1 byte a weight, float32
-scales a row (channel) or one a shard (tensor), static input scales one a projection.
-Not sized (counted unquantised, with a warning): MoE models under the int schemes, several
-config groups or other targets, sparsity and transforms, ``attn_head`` KV scales, block fp8,
-other formats.
+scales a row (channel) or one a shard (tensor), static input scales one a projection; under
+W8A8 int8 (CompressedTensorsW8A8Int8MoEMethod: channelwise weights, dynamic inputs) the same
+with float32 scales a row (int8 experts with static inputs or tensor-wise weights vLLM refuses:
+`kvcore.models.int_quant_rank.check`); under W4A16 / W8A16 (CompressedTensorsWNA16MoEMethod)
+`_wna16_experts_bytes`, refused where a rank's widths are not whole groups (`experts_refusal`).
+MLA's attention holds no k/v/q scales (tests/data/weights_census/int_quant/).
+Not sized (counted unquantised, with a warning): several config groups or other targets,
+sparsity and transforms, ``attn_head`` KV scales, block fp8, other formats.
 """
 
 from __future__ import annotations
@@ -95,12 +99,47 @@ def linear_bytes(q: IntQuant, parts: tuple[int, ...], k: int, dtype_bytes: int) 
 
 def experts_bytes(q: IntQuant, experts: int, hidden: int, inter: int, shards: int,
                   dtype_bytes: int) -> int:
-    """The routed experts' bytes on a rank under W8A8 fp8 (CompressedTensorsW8A8Fp8MoEMethod):
-    1 byte a weight, float32 scales a row (channel) or a shard (tensor), static input
-    scales one a projection."""
+    """The routed experts' bytes on a rank (`inter`: the intermediate width on it)."""
+    if q.scheme == "wna16":
+        return _wna16_experts_bytes(q, experts, hidden, inter, shards, dtype_bytes)
+    if q.scheme == "int8":
+        # (CompressedTensorsW8A8Int8MoEMethod: int8 weights, float32 scales a row)
+        return experts * (shards * inter * hidden + hidden * inter + 4 * (shards * inter + hidden))
+    # (W8A8 fp8, CompressedTensorsW8A8Fp8MoEMethod: 1 byte a weight, float32 scales a row
+    # (channel) or a shard (tensor), static input scales one a projection)
     scales = shards * inter + hidden if q.strategy == "channel" else shards + 1
     return experts * (shards * inter * hidden + hidden * inter
                       + 4 * (scales + (2 if q.static_input else 0)))
+
+
+def _wna16_experts_bytes(q: IntQuant, experts: int, hidden: int, inter: int, shards: int,
+                         dtype_bytes: int) -> int:
+    """CompressedTensorsWNA16MoEMethod's tensors, N-first as the checkpoint holds them: int32
+    ``w13/w2_weight_packed`` [n, k * bits / 32], scales [n, k / group] in the model dtype, zero
+    points [n * bits / 32, k / group] when asymmetric, and ``w13/w2_weight_shape`` [2] an
+    expert, in the model dtype (torch.empty)."""
+    n13 = shards * inter
+    g13, g2 = (hidden // q.group_size, inter // q.group_size) if q.group_size != -1 else (1, 1)
+    weight = (n13 * hidden + hidden * inter) * q.bits // 32 * 4
+    scales = (n13 * g13 + hidden * g2) * dtype_bytes
+    zeros = (n13 * q.bits // 32 * g13 + hidden * q.bits // 32 * g2) * 4 if q.zero_point else 0
+    return experts * (weight + scales + zeros + 4 * dtype_bytes)
+
+
+def experts_refusal(q: IntQuant, hidden: int, inter: int) -> str | None:
+    """CompressedTensorsWNA16MoEMethod's refusal of experts whose widths on a rank are not
+    whole groups."""
+    if q.scheme != "wna16" or q.group_size == -1:
+        return None
+    if hidden % q.group_size:
+        return (f"CompressedTensors WNA16 MoE requires hidden_size ({hidden}) to be divisible "
+                f"by group_size ({q.group_size}).")
+    if inter % q.group_size:
+        return ("CompressedTensors WNA16 MoE with static group scales requires the MoE "
+                f"intermediate size per tensor-parallel partition ({inter}) to be divisible "
+                f"by group_size ({q.group_size}). Scale groups would otherwise cross TP shard "
+                "boundaries; use a compatible TP size or enable expert parallelism.")
+    return None
 
 
 def group_refusal(q: IntQuant, k: int, path: str) -> str | None:

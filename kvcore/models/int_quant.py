@@ -4,7 +4,8 @@ the configs and shards it refuses.
 
 vLLM 0.33 reads all six names into AutoAWQConfig or AutoGPTQConfig (auto_awq.py, auto_gptq.py).
 Every linear built with the model's quant_config is packed (the ones `kvcore.models.fp8_shapes`
-lists; an LM head only with ``"lm_head": true``); embeddings, norms, routers, convolutions and
+lists, MLA's projections among them; an LM head only with ``"lm_head": true``); embeddings,
+norms, routers (DeepSeek's GateLinear takes no quant_config), convolutions and
 Mamba1 mixers stay in the model dtype. A linear of input shard ``k`` and output shard ``n``
 (``G`` groups: ``k // group_size``, the whole input width a group when it is -1) holds
 AWQ: ``qweight`` int32 [k, n / pack], ``qzeros`` int32 [G, n / pack], ``scales`` [G, n];
@@ -22,7 +23,7 @@ Refused as vLLM refuses: AWQ of any bits but 4; GPTQ with ``desc_act`` (unless g
 input shard is not whole groups (Marlin takes it not, the fallback AWQ method raises).
 compressed-tensors' schemes: `kvcore.models.ct_quant`. Not modelled (the weights counted in
 the model dtype, said by `kvcore.models.int_quant_rank.unmodelled_note`): GPTQ's ``dynamic``
-rules and ``modules_in_block_to_quantize``, MLA models, vision towers, and every other
+rules and ``modules_in_block_to_quantize``, vision towers, and every other
 quant_method but fp8 and mxfp4.
 """
 

@@ -31,15 +31,16 @@ from kvcore.specs import DTYPE_BYTES
 Stage = tuple[range | None, bool, bool]
 # Models whose MoE router vLLM builds with the quant_config (the others' take none)
 QUANTISED_GATES = ("qwen3_moe",)
+# (the linears under a layer's self_attn: MLA's as deepseek_v2.py names them)
+ATTENTION = ("qkv_proj", "o_proj", "fused_qkv_a_proj", "q_b_proj", "q_proj",
+             "kv_a_proj_with_mqa", "kv_b_proj")
 
 
 def modelled(g: ModelGeometry) -> IntQuant | None:
     """The checkpoint's AWQ / GPTQ settings where kvcli sizes its weights (None: not an int
-    checkpoint, or one whose packed linears kvcli does not list: MLA, vision towers)."""
+    checkpoint, or one whose packed linears kvcli does not list: vision towers)."""
     q = g.int_quant
-    if q is None or g.mla is not None or g.vision_params or (
-            q.family == "ct" and q.scheme != "fp8" and any(g.moe_layers)):
-        # (compressed-tensors' int MoE methods: no backend built them on the census's CPU)
+    if q is None or g.vision_params:
         return None
     return q
 
@@ -78,7 +79,7 @@ def _layer(g: ModelGeometry, q: IntQuant, tp: int, i: int, kind: str, moe: bool)
     out = []
     mixers = ("mixer", "in_proj", "out_proj", "in_proj_qkvz", "in_proj_ba")
     for name, parts, k, split in fp8_shapes.layer_linears(g, tp, kind, moe, shared_width(g)):
-        is_attn = name in ("qkv_proj", "o_proj")
+        is_attn = name in ATTENTION
         block = attn if is_attn else mixer if name in mixers else mlp
         path = ".".join(p for p in ("model.layers", str(i), block, name) if p)
         if not _skipped(g, q, path):
@@ -109,8 +110,10 @@ def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
             moved += sum(parts) * k
             packed += ct_quant.linear_bytes(q, parts, k, dt) if q.family == "ct" else \
                 linear_bytes(q, sum(parts), k, full, dt)
-        if q.family == "ct" and kind not in ("mamba", "mlp") and g.model_type != "jamba":
-            # (CompressedTensorsKVCacheMethod: k/v/q scales, float32, and zero points)
+        if q.family == "ct" and kind not in ("mamba", "mlp") and g.model_type != "jamba" \
+                and g.mla is None:
+            # (CompressedTensorsKVCacheMethod: k/v/q scales, float32, and zero points; MLA's
+            # attention holds none as parameters)
             packed += 3 * 4 + 3 * dt
         if experts:
             shards = 1 if g.model_type == "nemotron_h" else 2
@@ -132,15 +135,31 @@ def refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str] | None:
         return None
     for i, kind in enumerate(g.layer_kinds):
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
-        for path, parts, k, full in _layer(g, q, tp, i, kind, moe)[0]:
+        linears, experts = _layer(g, q, tp, i, kind, moe)
+        for path, parts, k, full in linears:
             if why := (ct_quant.group_refusal(q, k, path) if q.family == "ct" else
                        awq_refusal(q, sum(parts), k, full)):
                 return i, path.rsplit(".", 1)[-1], why
+        if experts and q.family == "ct" and (why := ct_quant.experts_refusal(
+                q, g.hidden_size, g.moe_intermediate_size // tp)):
+            return i, "experts", why
     return None
 
 
 def check(g: ModelGeometry) -> None:
-    """vLLM's refusal of a list naming part of a fused linear, before anything is sized."""
+    """vLLM's refusals of a list naming part of a fused linear and of compressed-tensors'
+    int8 experts it has no method for, before anything is sized."""
+    q = g.int_quant
+    if q is not None and q.scheme == "int8" and any(g.moe_layers):
+        # (CompressedTensorsMoEMethod.get_moe_method takes int8 experts with dynamic inputs
+        # alone; CompressedTensorsW8A8Int8MoEMethod asserts channelwise weights)
+        why = ("Unsupported FusedMoe scheme" if q.static_input else
+               "AssertionError" if q.strategy != "channel" else "")
+        if why:
+            raise InputError(f"int8 experts with {q.strategy}-wise weights and "
+                             f"{'static' if q.static_input else 'dynamic'} inputs, and vLLM "
+                             f"refuses to build them: \"{why}\"", path=g.source or None,
+                             field="quantization_config.config_groups")
     rank_bytes(g, 1, (None, True, True))
 
 

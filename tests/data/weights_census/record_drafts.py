@@ -21,7 +21,9 @@ project root:
         timeout 3000 ~/.cache/vllm-oracle/venv/bin/python \\
         tests/data/weights_census/record_drafts.py [--all-ranks] [CASE ...]
 
-It imports record_census.py beside it for every substitution (listed in the output).
+It imports record_census.py beside it for every substitution (listed in the output); the
+int-quantised DeepSeek-V3 targets (`drafts/deepseek-v3-*`) also int_quant/record_int_quant.py's
+H100 platform, and need its $CT_PKGS on PYTHONPATH.
 """
 # ruff: noqa
 import importlib.util, json, sys, time, traceback
@@ -104,6 +106,19 @@ def _mtp_fp8(case, ignored=None):
                     dict(cfg, quantization_config=q))
 
 
+def _mtp_int(name):
+    """The tiny DeepSeek-V3 of ./int_quant/ (its MTP layer kept, num_nextn_predict_layers 1),
+    an AWQ / GPTQ checkpoint: built as an H100 builds it (record_int_quant.py's platform)."""
+    spec = importlib.util.spec_from_file_location("record_int_quant",
+                                                  HERE / "int_quant/record_int_quant.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    SUBSTITUTIONS.extend(s for s in mod.SUBSTITUTIONS[len(rc.SUBSTITUTIONS):]
+                         if s not in SUBSTITUTIONS)
+    cfg = json.loads((HERE / "int_quant" / f"{name}.config.json").read_text())
+    return _written(name, cfg)
+
+
 EAGLE = ["1-llama31-8b-eagle3", "2-llama31-8b-eagle", "3-llama31-70b-eagle3",
          "4-llama31-8b-eagle3-2layers", "5-llama31-8b-eagle3-kv4-hd64"]
 MTP = ["1-deepseek-v3", "2-tiny-deepseek-v3", "3-qwen3-next-80b-a3b", "4-tiny-qwen3-next",
@@ -132,6 +147,8 @@ CASES = {**{f"eagle_draft/{c}": (lambda c=c: _eagle(c)) for c in EAGLE},
          "drafts/3-qwen3-next-80b-a3b-fp8-skip": lambda: (_mtp_fp8("3-qwen3-next-80b-a3b", [
              "mtp.fc", "mtp.layers.0.self_attn.o_proj", "mtp.layers.0.mlp.shared_expert.down_proj",
              "model.layers.47.self_attn.o_proj"]), "mtp", None),
+         **{f"drafts/{c}": (lambda c=c: (_mtp_int(c), "mtp", None))
+            for c in ("deepseek-v3-awq", "deepseek-v3-gptq", "deepseek-v3-ct-w4a16")},
          "drafts/13-qwen3-5-text-defaults-fp8": lambda: (
              _mtp_fp8("13-qwen3-5-text-defaults"), "mtp", None),
          "drafts/13-qwen3-5-text-defaults-fp8-skip": lambda: (
@@ -251,6 +268,7 @@ def main():
     answers["substitutions"] = sorted(set(rc.SUBSTITUTIONS + rdm.SUBSTITUTIONS)) + SUBSTITUTIONS
     for name in [a for a in sys.argv[1:] if a != "--all-ranks"] or list(CASES):
         answers["cases"][name] = record(name)
+        answers["substitutions"] = sorted(set(rc.SUBSTITUTIONS + rdm.SUBSTITUTIONS)) + SUBSTITUTIONS
         answers["cases"] = dict(sorted(answers["cases"].items()))
         path.write_text(json.dumps(answers, indent=1) + "\n")
 

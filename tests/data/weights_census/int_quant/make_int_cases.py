@@ -57,6 +57,25 @@ FP8_STATIC = ct("float-quantized", {"num_bits": 8, "type": "float", "strategy": 
                  "symmetric": True})
 
 
+# (DeepSeek-V3's config, tiny: 2 layers, the first dense (first_k_dense_replace 1), 8 routed
+# experts 512 wide (64 a rank at TP 8: not whole groups), one shared expert; the MLA widths
+# chosen so o_proj's input shard (8 heads x 64) is 64 at TP 8; DeepSeek-V2-Lite's shape without
+# q_lora_rank)
+DSV3 = {**json.loads((HERE.parents[1] / "mla" / "deepseek-v3.config.json").read_text()),
+        "hidden_size": 1024, "intermediate_size": 2048, "num_hidden_layers": 2,
+        "first_k_dense_replace": 1, "num_attention_heads": 8, "num_key_value_heads": 8,
+        "q_lora_rank": 384, "kv_lora_rank": 256, "qk_nope_head_dim": 64, "qk_rope_head_dim": 32,
+        "v_head_dim": 64, "moe_intermediate_size": 512, "n_routed_experts": 8,
+        "num_experts_per_tok": 2, "n_group": 2, "topk_group": 1, "vocab_size": 1024}
+DSV3.pop("quantization_config")
+DSV2_LITE = {**DSV3, "q_lora_rank": None}
+# (the task's example: DeepSeek-V3's published config, float16 as AWQ checkpoints are)
+DSV3_FULL = {**json.loads((HERE.parents[1] / "mla" / "deepseek-v3.config.json").read_text()),
+             "torch_dtype": "float16"}
+DSV3_FULL.pop("quantization_config")
+QWEN3_MOE_WIDE = {**QWEN3_MOE, "moe_intermediate_size": 2048, "num_experts": 8}
+
+
 def hybrid(name):
     cfg = json.loads((FP8 / f"{name}.config.json").read_text())
     cfg.pop("quantization_config")
@@ -114,6 +133,19 @@ CASES = {
         "model.language_model.layers.0.linear_attn.out_proj"]}),
     "jamba-ct-fp8-dynamic": (hybrid("jamba-fp8"), FP8_DYNAMIC),
     "nemotron-h-ct-w8a8-int8": (hybrid("nemotron-h-fp8"), W8A8_INT8),
+    "deepseek-v3-awq": (DSV3, AWQ),
+    "deepseek-v3-671b-awq": (DSV3_FULL, AWQ),
+    "deepseek-v3-gptq": (DSV3, GPTQ),
+    "deepseek-v3-ct-w4a16": (DSV3, W4A16),
+    "deepseek-v3-ct-w8a8-int8": (DSV3, W8A8_INT8),
+    "deepseek-v3-ct-fp8-dynamic": (DSV3, FP8_DYNAMIC),
+    "deepseek-v2-lite-awq": (DSV2_LITE, AWQ),
+    "deepseek-v2-lite-ct-w4a16": (DSV2_LITE, W4A16),
+    "qwen3-moe-ct-w4a16": (QWEN3_MOE_WIDE, W4A16),
+    "qwen3-moe-ct-w8a8-int8": (QWEN3_MOE_WIDE, W8A8_INT8),
+    "mixtral-ct-w4a16": (MIXTRAL, W4A16),
+    "qwen3-moe-ct-w4a16-narrow": (QWEN3_MOE_NARROW, W4A16),
+    "qwen3-moe-ct-w8a8-int8-static": (QWEN3_MOE_WIDE, W8A8_INT8_STATIC),
 }
 
 for name, (cfg, quant) in CASES.items():

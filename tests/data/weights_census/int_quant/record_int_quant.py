@@ -8,7 +8,8 @@ ones that make the CPU's build an H100's (listed in answers.json): the platform 
 auto_awq.py, auto_gptq.py, marlin_utils.py, moe_wna16.py and compressed_tensors.py is CUDA, capability 9.0
 (so AWQ takes the Marlin method, or falls back to AutoAWQLinearMethod where vLLM does, Marlin's
 supported types are the GPU's, and compressed-tensors picks W8A8 fp8 as an H100 does); no linear
-kernel (mixed-precision, int8, fp8) and no WNA16 MoE backend chosen (after the layer's tensors
+kernel (mixed-precision, int8, fp8) and no WNA16 or int8 MoE backend chosen (compressed-tensors'
+MoE methods' too) (after the layer's tensors
 are made; they hold none until process_weights_after_loading, not run here). From the project
 root:
 
@@ -41,6 +42,9 @@ from vllm.model_executor.layers.quantization.compressed_tensors import compresse
 from vllm.model_executor.layers.quantization.compressed_tensors.schemes import (
     compressed_tensors_wNa16 as ct_wna16, compressed_tensors_w8a8_int8 as ct_int8,
     compressed_tensors_w8a8_fp8 as ct_fp8)
+from vllm.model_executor.layers.quantization.compressed_tensors.compressed_tensors_moe import (
+    compressed_tensors_moe_wna16 as ct_moe_wna16,
+    compressed_tensors_moe_w8a8_int8 as ct_moe_int8)
 
 
 class _H100:
@@ -62,8 +66,9 @@ for mod in (auto_awq, auto_gptq, marlin_utils, ct, moe_wna16):
     mod.current_platform = _H100()
 for mod in (auto_awq, auto_gptq, ct_wna16):
     mod.choose_mp_linear_kernel = lambda cfg: _NoKernel
-for mod in (auto_awq, auto_gptq, moe_wna16):
+for mod in (auto_awq, auto_gptq, moe_wna16, ct_moe_wna16):
     mod.select_wna16_moe_backend = lambda *a, **k: (None, None)
+ct_moe_int8.select_int8_moe_backend = lambda *a, **k: (None, None)
 ct_int8.init_int8_linear_kernel = lambda *a, **k: None
 class _AnyKernel:
     """A kernel whose every method returns None (W8A8Fp8 asks its quant keys after
@@ -76,7 +81,9 @@ SUBSTITUTIONS = rc.SUBSTITUTIONS + [
     "auto_awq/auto_gptq/marlin_utils/moe_wna16/compressed_tensors: current_platform CUDA with "
     "capability 9.0 (an H100)",
     "mixed-precision, int8 and fp8 linear kernels and the WNA16 MoE backend: none chosen "
-    "(after create_weights; they hold no tensor of the layer's)"]
+    "(after create_weights; they hold no tensor of the layer's)",
+    "compressed-tensors' WNA16 and int8 MoE methods: no backend chosen (the CPU has none; the "
+    "tensors create_weights makes do not depend on it: N-first, converted after loading)"]
 
 
 def main():
