@@ -51,7 +51,11 @@ def sizing_view(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utiliza
                     f"weights {d['weights_gib']:.2f} GiB"
                     + (" (estimated, in the weights above)" if m["weights_estimated"] else
                        " (given within --weights-gib)" if m["gpu_memory_gib"] is not None
-                       else ""))
+                       else "")
+                    + ("" if (was := d["max_model_len_lowered_from"]) is None else
+                       f"; max_model_len {was:,} lowered to the draft's {data['max_model_len']:,}"
+                       " (its RoPE does not only size a cache: vLLM's V2 model runner cannot "
+                       "skip speculation past it)"))
     if (v := data["multimodal"]) is not None:
         text.append(_vision_line(v, m["gpu_memory_gib"] is not None))
     widest = max((g["num_layers"] for g in data["groups"]), default=0)

@@ -38,7 +38,8 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
     from kvcore.specs import AttentionSpec
 
     g = result.geometry
-    out = []
+    # (vLLM's own, where a draft lowers the length: `kvcore.sizing.draft_len`)
+    out = [result.draft_limit.warning()] if result.draft_limit is not None else []
     if note := long_context_note(g, max_model_len):
         out.append(note)
     if g.mla is not None and not block_size_given:

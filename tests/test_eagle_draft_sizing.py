@@ -103,7 +103,8 @@ def test_config_shows_the_draft():
         "architecture": "Eagle3LlamaForCausalLM",
         "source": "draft preset eagle3-llama-3.1-8b (yuhuili/EAGLE3-LLaMA3.1-Instruct-8B)",
         "layers": 1, "num_kv_heads": 8, "head_dim": 128, "layer_names": ["draft.layers.32"],
-        "weights_bytes": 849_635_328, "weights_gib": 849_635_328 / (1 << 30)}
+        "weights_bytes": 849_635_328, "weights_gib": 849_635_328 / (1 << 30),
+        "max_model_len_lowered_from": None}
     r = CliRunner().invoke(app, ["config", "llama-3.1-8b", "--gpu-memory-gib", "24", "--json",
                                  "--max-model-len", "8192", "-sc",
                                  '{"method": "ngram", "num_speculative_tokens": 3}'])

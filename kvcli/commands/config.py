@@ -148,7 +148,10 @@ def register(app: typer.Typer) -> None:
             # vLLM's start-up scheduler defaults and refusals on the model's max_model_len,
             # as a replay applies them (then the pool is sized again on the budget, as vLLM
             # sizes it after its defaults: the windows' in-flight tokens follow it)
-            limits = serve_limits(max_model_len=result.ctx.max_model_len, **serving)
+            # (the length before a draft lowers it: `kvcore.sizing.draft_len`)
+            limit = result.draft_limit
+            limits = serve_limits(max_model_len=limit.target if limit else
+                                  result.ctx.max_model_len, **serving)
             if limits.max_num_batched_tokens != first:
                 result = sized(limits.max_num_batched_tokens)
             view = sizing_view(result, gpu_memory_gib=gpu_memory_gib,

@@ -80,8 +80,11 @@ def sized(cfg: ReplayOptions, trace: Trace
     if cfg.model or cfg.model_config:
         res = _resolve_model(cfg)
         geometry = res.geometry
+        # (vLLM's scheduler defaults come from the length before a draft lowers it:
+        # SchedulerConfig is built before VllmConfig lowers it, `kvcore.sizing.draft_len`)
+        limit = res.draft_limit
         if cfg.max_model_len is None:
-            fill["max_model_len"] = res.ctx.max_model_len
+            fill["max_model_len"] = limit.target if limit else res.ctx.max_model_len
         limited = sched_limits.apply(dataclasses.replace(cfg, **fill), trace)
         if limited.max_num_batched_tokens != cfg.max_num_batched_tokens:
             # vLLM sizes the pool after its defaults: the windows' in-flight tokens follow them
@@ -107,7 +110,10 @@ def sized(cfg: ReplayOptions, trace: Trace
                                                    for r in trace.requests) + 2
         else:
             fill["num_blocks"] = ENGINE_NUM_BLOCKS
-    return sched_limits.apply(dataclasses.replace(cfg, **fill), trace), groups, res
+    out = sched_limits.apply(dataclasses.replace(cfg, **fill), trace)
+    if res is not None and res.draft_limit is not None:
+        out = dataclasses.replace(out, max_model_len=res.draft_limit.draft)
+    return out, groups, res
 
 
 def _resolve_model(cfg: ReplayOptions, geometry: ModelGeometry | None = None) -> SizingResult:

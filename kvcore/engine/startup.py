@@ -165,6 +165,8 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
         check_pool_fits(num_blocks, field="gpu_memory_gib"
                         if cfg.gpu_memory_gib is not None else "num_blocks")
     notes: tuple[str, ...] = ()
+    if sizing is not None and sizing.draft_limit is not None:
+        notes = (sizing.draft_limit.warning(),)     # (vLLM's, lowering max_model_len)
     if cfg.groups is not None:
         check_startup(groups, cfg, num_blocks, trace)
     elif geometry is not None and cfg.mode == "engine":
@@ -172,9 +174,9 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
         # pool a study of eviction uses), but says that vllm serve would not start.
         short = startup_shortfall(groups, cfg, num_blocks)
         if short is not None:
-            notes = ((f"{short}; replayed all the same (a request that can never fit is refused "
-                     "alone): give max_model_len as vllm serve would need it (kvcli config "
-                     "reports the largest that fits)"),)
+            notes = (*notes, (f"{short}; replayed all the same (a request that can never fit "
+                              "is refused alone): give max_model_len as vllm serve would need "
+                              "it (kvcli config reports the largest that fits)"))
     check_prefix_match_unit(cfg, groups, trace)
     chunk_in_tokens_refusal(cfg, groups)    # (vLLM's workers assert it before the retention's)
     try:

@@ -21,8 +21,9 @@ JSON keys (stable):
            stages, memory and bytes_per_block are those of the stage that sets the pool: the
            fewest blocks),
   draft: {model, method, architecture, source, layers, num_kv_heads, head_dim, layer_names,
-          weights_bytes, weights_gib} (an EAGLE draft's, `kvcore.models.eagle_draft`: its
-         layers are in groups, its weights in memory.weights_gib; null without one),
+          weights_bytes, weights_gib, max_model_len_lowered_from} (an EAGLE draft's,
+         `kvcore.models.eagle_draft`: its layers are in groups, its weights in
+         memory.weights_gib, the target's length it lowered, `draft_len`; null without one),
   multimodal: {vision_tower, limits, language_model_only, mm_encoder_tp_mode,
                vision_weights_bytes, vision_weights_gib} (vLLM's multimodal serving options'
               outcome, `kvcore.models.mm_serving`; null for a model without a vision tower).
@@ -143,7 +144,10 @@ def draft_json(result: Any) -> dict[str, Any] | None:
             "source": g.source, "layers": g.num_layers, "num_kv_heads": heads,
             "head_dim": dim, "layer_names": names,
             "weights_bytes": result.draft_weights_bytes,
-            "weights_gib": result.draft_weights_bytes / GiB}
+            "weights_gib": result.draft_weights_bytes / GiB,
+            # (the target's length before the draft lowered it: `draft_len`; None: not lowered)
+            "max_model_len_lowered_from": limit.target if (limit := result.draft_limit)
+            else None}
 
 
 def prefix_match_json(result: Any) -> dict[str, Any]:

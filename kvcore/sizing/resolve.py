@@ -35,6 +35,7 @@ from kvcore.sizing.config import (
     check_enough_memory,
     kv_cache_config_from_groups,
 )
+from kvcore.sizing.draft_len import DraftLimit, limit_to_draft, longest_accepted
 from kvcore.sizing.grouping import PageSizeError, UnifyError, get_kv_cache_groups
 from kvcore.sizing.model_source import load_geometry, normalize_dtype
 from kvcore.sizing.pipeline import PipelineStage, pipeline_stages
@@ -73,6 +74,7 @@ class SizingResult:
     # equals), whose fields the ones above are
     pool_stage: int | None = None
     buffers_bytes: int = 0    # per worker, beside the weights (0 with weights_gib: in it)
+    draft_limit: DraftLimit | None = None     # max_model_len lowered to a draft's (ctx's)
 
     @property
     def bytes_per_block(self) -> int:
@@ -196,19 +198,19 @@ def resolve_kv_cache_config(
     mml = max_model_len if max_model_len is not None else g.default_max_model_len
     if mml <= 0:
         raise InputError(f"must be positive, got {mml}", field="max_model_len")
-    ctx = SizingContext(max_model_len=mml, max_num_batched_tokens=max_num_batched_tokens,
-                        max_concurrent_batches=max_concurrent_batches,
-                        mamba_cache_mode="align" if enable_prefix_caching else "none")
-    tp = tensor_parallel_size
     if prefix_match_unit is not None and prefix_match_unit < 1:
         raise InputError(f"must be a positive integer, got {prefix_match_unit}",
                          field="prefix_match_unit")
+    # (`load_spec_draft` refuses what kvcli does not size and what vLLM refuses to start with)
+    spec_draft = None if draft is None else load_spec_draft(draft[0], draft[1], g)
+    mml, limit = limit_to_draft(spec_draft, mml)
+    ctx = SizingContext(max_model_len=mml, max_num_batched_tokens=max_num_batched_tokens,
+                        max_concurrent_batches=max_concurrent_batches,
+                        mamba_cache_mode="align" if enable_prefix_caching else "none")
     specs = layer_specs(g, block_size=block_size, kv_cache_dtype=kv_dtype, tp=tp,
                         max_model_len=mml, mamba_cache_mode=ctx.mamba_cache_mode,
                         prefix_match_unit=prefix_match_unit,
                         num_speculative_tokens=num_speculative_tokens)
-    # (`load_spec_draft` refuses what kvcli does not size and what vLLM refuses to start with)
-    spec_draft = None if draft is None else load_spec_draft(draft[0], draft[1], g)
     if spec_draft is not None:
         # (beside a Mamba hybrid, the attention block vLLM raised for the target's pages: its
         # platform raises cache_config.block_size once both models are loaded, and every
@@ -289,12 +291,10 @@ def resolve_kv_cache_config(
                      else "num_blocks" if num_blocks is not None else "block_size")
             raise InputError(str(err), field=field) from None
     config = kv_cache_config_from_groups(groups, available, num_blocks)
-    # (the longest length vLLM accepts, not the default: a LongRoPE model runs at 4,096 by
-    # default, but 131,072 fits its memory)
-    cap = capacity(config, ctx, available, max(mml, g.context_limit or g.max_position_embeddings))
+    cap = capacity(config, ctx, available, longest_accepted(g, spec_draft, mml))
     if stages:
         cap = cap._replace(bytes_per_block=per_block)
     return SizingResult(config, ctx, g, available if memory is None else memory, weights,
                         estimated, cap, g.dtype if kv_dtype == "auto" else kv_dtype,
                         prefix_match_unit, enable_prefix_caching, tuple(stages), spec_draft,
-                        draft_weights, mm_state, least.index if stages else None, buffers)
+                        draft_weights, mm_state, least.index if stages else None, buffers, limit)
