@@ -80,6 +80,13 @@ def test_an_unset_budget_follows_max_model_len(tmp_path):
     (["--max-num-seqs", "4096"],
      ("option --max-num-seqs: max_num_batched_tokens 2048 is below max_num_seqs 4096: vLLM "
       "refuses this at start-up")),
+    # an EAGLE-style drafter's K lookahead slots leave a budget of K no token to schedule
+    # (VllmConfig._set_max_num_scheduled_tokens); K + 1 runs, and ngram has no such slots
+    (["--max-num-batched-tokens", "3", "--max-num-seqs", "2", "--spec-method", "mtp",
+      "--num-speculative-tokens", "3", "--spec-acceptance-rate", "0.5"],
+     ("option --max-num-batched-tokens: 3 leaves no token to schedule beside mtp's 3 lookahead "
+      "slots: vLLM refuses this at start-up ('VllmConfig does not have enough slots to "
+      "schedule a token and support the speculative decoding settings.')")),
 ])
 def test_what_vllm_refuses_is_refused(tmp_path, args, message):
     r = runner.invoke(app, ["replay", _trace(tmp_path / "t.jsonl"), *args])
@@ -124,3 +131,24 @@ def test_a_models_max_model_len_applies(tmp_path):
     s, _ = _run(_trace(tmp_path / "t.jsonl", n=2), model="llama-3.1-8b", num_blocks=512,
                 enable_chunked_prefill=False)
     assert (s.config["max_model_len"], s.config["max_num_batched_tokens"]) == (131072, 131072)
+
+
+@pytest.mark.parametrize(("budget", "method"), [(4, "eagle3"), (3, "ngram")])
+def test_a_budget_past_the_lookahead_slots_runs(tmp_path, budget, method):
+    r = runner.invoke(app, ["replay", _trace(tmp_path / "t.jsonl"), "--max-num-batched-tokens",
+                            str(budget), "--max-num-seqs", "2", "--spec-method", method,
+                            "--num-speculative-tokens", "3", "--spec-acceptance-rate", "0.5",
+                            "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["config"]["max_num_batched_tokens"] == budget
+
+
+def test_kvcli_config_refuses_a_budget_the_lookahead_slots_fill():
+    base = ["config", "llama-3.1-8b", "--gpu-memory-gib", "80", "--max-num-seqs", "2",
+            "--spec-method", "eagle3", "--spec-model", "eagle3-llama-3.1-8b", "--spec-tokens",
+            "3", "--max-num-batched-tokens"]
+    r = runner.invoke(app, [*base, "3"])
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr.startswith("error: option --max-num-batched-tokens: 3 leaves no token to "
+                               "schedule beside eagle3's 3 lookahead slots"), r.stderr
+    assert runner.invoke(app, [*base, "4"]).exit_code == 0

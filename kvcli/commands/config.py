@@ -142,7 +142,9 @@ def register(app: typer.Typer) -> None:
             serving: dict[str, Any] = {"max_num_seqs": max_num_seqs, "gpu": gpu,
                                        "max_num_batched_tokens": max_num_batched_tokens,
                                        "enable_chunked_prefill": enable_chunked_prefill,
-                                       "performance_mode": performance_mode}
+                                       "performance_mode": performance_mode,
+                                       "spec_method": draft[1] if draft else None,
+                                       "num_speculative_tokens": spec_k if draft else None}
             first = serve_limits(max_model_len=max_model_len, **serving).max_num_batched_tokens
             result = sized(first)
             # vLLM's start-up scheduler defaults and refusals on the model's max_model_len,

@@ -34,20 +34,24 @@ from typing import Any
 from kvcore.engine import serve_defaults
 from kvcore.engine.options import ReplayOptions, resolve
 from kvcore.engine.refusal import refusal
+from kvcore.engine.spec_decode import lookahead_tokens
 from kvcore.traces import Trace
 
 
 def serve_limits(*, max_num_seqs: int | None, max_num_batched_tokens: int | None,
                  max_model_len: int | None, enable_chunked_prefill: bool,
-                 gpu: str | None = None, performance_mode: str = "balanced") -> ReplayOptions:
+                 gpu: str | None = None, performance_mode: str = "balanced",
+                 spec_method: str | None = None,
+                 num_speculative_tokens: int | None = None) -> ReplayOptions:
     """What `vllm serve` starts with (`kvcli config`): the options, None where not given,
     checked as a replay checks them, with vLLM's defaults filled in (``gpu``'s batch defaults
     where named); raises what vLLM refuses, naming the option. (``max_model_len`` None: the
-    rules that need it wait.)"""
+    rules that need it wait; the speculative method and K: its lookahead slots.)"""
     values: dict[str, Any] = {
         "max_model_len": max_model_len, "enable_chunked_prefill": enable_chunked_prefill,
         "max_num_seqs": max_num_seqs, "max_num_batched_tokens": max_num_batched_tokens,
-        "gpu": gpu, "performance_mode": performance_mode}
+        "gpu": gpu, "performance_mode": performance_mode, "spec_method": spec_method,
+        "num_speculative_tokens": num_speculative_tokens}
     given = {k: v for k, v in values.items() if v is not None}
     cfg = resolve(ReplayOptions(**given, given=frozenset(given)), {})
     return apply(cfg, None)
@@ -107,4 +111,13 @@ def _verify(cfg: ReplayOptions, trace: Trace | None) -> None:
         raise refusal(cfg, trace, "long_prefill_token_threshold",
                       f"{threshold} is above max_model_len {model_len}: {refused}",
                       ("max_model_len",))
+    # (VllmConfig._set_max_num_scheduled_tokens: an EAGLE-style drafter writes KV past the
+    # scheduled tokens, num_lookahead_tokens = K slots, which a step must have room beyond)
+    k = lookahead_tokens(cfg)
+    if k and budget <= k:
+        raise refusal(cfg, trace, "max_num_batched_tokens",
+                      f"{budget} leaves no token to schedule beside {cfg.spec_method}'s {k} "
+                      f"lookahead slots: {refused} ('VllmConfig does not have enough slots to "
+                      "schedule a token and support the speculative decoding settings.')",
+                      ("num_speculative_tokens",))
 
