@@ -154,8 +154,8 @@ def test_a_set_value_that_is_json_keeps_its_commas(tmp_path):
     """`--set KEY=V1,V2` splits at the commas outside a JSON value: vLLM's
     --limit-mm-per-prompt object with two modalities is one value (it split into two broken
     halves, refused), and two objects make a grid of two jobs, each sized as vLLM builds it:
-    gemma-3-27b's vision tower left out with images at 0 (19,080 blocks on 80 GiB against
-    18,434 with it)."""
+    gemma-3-27b's vision tower left out with images at 0 (18,849 blocks on 80 GiB against
+    18,204 with it)."""
     results = tmp_path / "r.jsonl"
     r = runner.invoke(app, ["sweep", "--trace", PREFIX, "--set", "model=gemma-3-27b",
                             "--set", "gpu_memory_gib=80", "--set",
