@@ -18,6 +18,7 @@ from __future__ import annotations
 from kvcore.models.buffers import ATTENTION_KINDS, estimate_buffer_bytes, with_positions
 from kvcore.models.eagle_draft import DraftModel
 from kvcore.models.geometry import ModelGeometry
+from kvcore.sizing.draft_len import shares_target_positions
 
 SCALES = 16     # an attention layer's four float32 scales
 
@@ -31,8 +32,7 @@ def draft_buffer_bytes(draft: DraftModel, target: ModelGeometry, max_model_len: 
     if not attn:
         return 0
     caches = list(g.rope_caches)
-    if (caches and g.max_position_embeddings < max_model_len
-            and all(c.per_position is not None for c in caches)):
+    if caches and g.max_position_embeddings < max_model_len and shares_target_positions(draft):
         caches = [with_positions(c, max_model_len) for c in caches]
     # (built in the target's dtype: vLLM's draft model config takes it, whatever its file says)
     caches = [c._replace(dtype=g.dtype) if c.dtype != "float32" else c for c in caches]
