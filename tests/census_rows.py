@@ -4,9 +4,12 @@ weights, fp8, int quantisation, drafts and buffers."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Collection
 
 import pytest
+
+from kvcore.mm_options import MMOptions, mm_options
 
 
 def built_ranks(cases: dict, skip: Collection[str] = (),
@@ -17,3 +20,25 @@ def built_ranks(cases: dict, skip: Collection[str] = (),
             for n, c in cases.items() if n not in skip
             for tp, ranks in c["tp"].items() for r, rec in enumerate(ranks)
             if "refused" not in rec]
+
+
+def case_mm(case: dict) -> MMOptions | None:
+    """The multimodal serving options a census case was built with (its ``mm_options``), as
+    kvcli reads them from the command line; None without."""
+    given = case.get("mm_options")
+    if given is None:
+        return None
+    limits = given.get("limit_mm_per_prompt")
+    return mm_options(None if limits is None else json.dumps(limits),
+                      given.get("language_model_only", False), given.get("mm_encoder_tp_mode"))
+
+
+def check_ranks_agree(cases: dict) -> None:
+    """Every case recorded at TP 1, 2, 4 and 8, built at TP 1, and every rank vLLM built at a
+    TP holding the same bytes by dtype."""
+    for name, case in cases.items():
+        assert list(case["tp"]) == ["1", "2", "4", "8"], name
+        assert "refused" not in case["tp"]["1"][0], name
+        for ranks in case["tp"].values():
+            done = [r for r in ranks if "refused" not in r]
+            assert len({json.dumps(r["param_bytes_by_dtype"]) for r in done}) <= 1, name

@@ -14,11 +14,12 @@ from typer.testing import CliRunner
 
 from kvcli.app import app
 from kvcore.errors import InputError
-from kvcore.mm_options import MMOptions, mm_options
+from kvcore.mm_options import MMOptions
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.mm_serving import apply_mm, vision_rank_bytes
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.sizing.resolve import resolve_kv_cache_config
+from tests.census_rows import case_mm
 
 DATA = Path(__file__).parent / "data"
 FP8 = DATA / "weights_census" / "fp8"
@@ -28,12 +29,7 @@ runner = CliRunner()
 
 
 def _mm(name: str) -> MMOptions | None:
-    given = CASES[name].get("mm_options")
-    if given is None:
-        return None
-    limits = given.get("limit_mm_per_prompt")
-    return mm_options(None if limits is None else json.dumps(limits),
-                      given.get("language_model_only", False), given.get("mm_encoder_tp_mode"))
+    return case_mm(CASES[name])
 
 
 def _geometry(name: str):
