@@ -138,7 +138,7 @@ def test_pages_that_do_not_divide_are_an_error_unless_padded() -> None:
 
     def said(gs: list) -> list[str]:
         result = SimpleNamespace(geometry=load_preset("gemma-3-27b"), weights_estimated=False,
-                                 config=SimpleNamespace(kv_cache_groups=gs))
+                                 config=SimpleNamespace(kv_cache_groups=gs), draft_limit=None)
         return config_warnings(result, {"pad_pages"}, gpu_memory_gib=None, max_model_len=None,
                                block_size=16, block_size_given=True, enable_prefix_caching=True,
                                offloading=False)

@@ -73,7 +73,7 @@ HASH = "not a block hash (an int from 0 to 2**64 - 1)"
     ("admit", ("chain_hashes",), [5, "x"],
      f"field 'chain_hashes': bad 'admit' event: holds \"x\", {HASH}"),
     ("admit", ("first_tokens", 0, 0), 1.5,
-     "field 'first_tokens': bad 'admit' event: holds 1.5, not a token id (an int >= 0)"),
+     "field 'first_tokens': bad 'admit' event: holds 1.5, not a token id (an int from 0 to 2**64 - 1)"),
     ("admit", ("first_tokens",), [],
      "field 'first_tokens': bad 'admit' event: holds 0 lists for the header's 1 KV cache groups"),
     ("admit", ("counted",), "yes",

@@ -13,7 +13,8 @@ from __future__ import annotations
 from kvcore.analysis.event_fields import FieldWorded, shown
 
 HASHES = 1 << 64          # a block hash, vLLM's 64-bit event form
-COUNTS = 1 << 63          # a token count or id: what an int64 holds
+TOKENS = 1 << 64          # a token id: a trace's are below 2**64 (a hash id's tokens wrap there)
+COUNTS = 1 << 63          # a token count: what an int64 holds
 _INT = {int}
 
 
@@ -63,9 +64,11 @@ def flag(value: object, field: str) -> bool:
 
 # `admit`'s lists: per group (a list each, null for a group coarser than the hash block), and
 # the chain's, once (docs/events.md)
-_PER_GROUP = (("prompt_hashes", HASHES), ("first_tokens", COUNTS), ("content_hashes", HASHES))
-_CHAIN = (("chain_hashes", HASHES), ("chain_first_tokens", COUNTS),
+_PER_GROUP = (("prompt_hashes", HASHES), ("first_tokens", TOKENS), ("content_hashes", HASHES))
+_CHAIN = (("chain_hashes", HASHES), ("chain_first_tokens", TOKENS),
           ("chain_content_hashes", HASHES))
+_WHAT = {f: ("a token id (an int from 0 to 2**64 - 1)" if f.endswith("tokens") else
+             "a block hash (an int from 0 to 2**64 - 1)") for f, _ in (*_PER_GROUP, *_CHAIN)}
 
 
 def check_admit(ev: dict, n_groups: int) -> None:
@@ -92,10 +95,8 @@ def check_admit(ev: dict, n_groups: int) -> None:
                               "groups", field)
         for inner in lists:
             if inner is not None and not ints_ok(inner, top):
-                check_ints(inner, field, top, "a block hash (an int from 0 to 2**64 - 1)"
-                           if top == HASHES else "a token id (an int >= 0)")
+                check_ints(inner, field, top, _WHAT[field])
     for field, top in _CHAIN:
         values = ev.get(field)
         if values is not None and not ints_ok(values, top):
-            check_ints(values, field, top, "a block hash (an int from 0 to 2**64 - 1)"
-                       if top == HASHES else "a token id (an int >= 0)")
+            check_ints(values, field, top, _WHAT[field])
