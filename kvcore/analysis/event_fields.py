@@ -39,11 +39,11 @@ def _count(v: Any, ev: dict) -> str | None:
     return None if _is_int(v) and v >= 0 else f"must be a whole number >= 0, got {shown(v)}"
 
 
-def _flag(v: Any, ev: dict) -> str | None:
+def flag_problem(v: Any, ev: dict) -> str | None:
     return None if isinstance(v, bool) else f"must be true or false, got {shown(v)}"
 
 
-def _text_or_null(v: Any, ev: dict) -> str | None:
+def text_or_null_problem(v: Any, ev: dict) -> str | None:
     return None if v is None or isinstance(v, str) else f"must be a string or null, got {shown(v)}"
 
 
@@ -56,7 +56,7 @@ def _ms(v: Any, ev: dict) -> str | None:
     return None if ok else f"must be a number of ms or null, got {shown(v)}"
 
 
-def _time(v: Any, ev: dict) -> str | None:
+def time_problem(v: Any, ev: dict) -> str | None:
     ok = isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v < float("inf")
     return None if ok else f"must be a time in ms (a number >= 0), got {shown(v)}"
 
@@ -114,8 +114,8 @@ _BLOCKS = (("blocks", _ints), ("hashes", _hashes))
 _KEYS = (("keys", _ints), ("groups", _key_groups))   # (`groups`: a tier of several groups)
 SCHEMA: dict[str, tuple[tuple[str, Check], ...]] = {
     "arrive": (("prompt_tokens", _count), ("output_tokens", _count)),
-    "admit": (("prompt_tokens", _count), ("hit_tokens", _count), ("resumed", _flag),
-              ("counted", _flag), ("prompt_hashes", _per_group), ("hash_domain", _text_or_null),
+    "admit": (("prompt_tokens", _count), ("hit_tokens", _count), ("resumed", flag_problem),
+              ("counted", flag_problem), ("prompt_hashes", _per_group), ("hash_domain", text_or_null_problem),
               ("first_tokens", _per_group), ("content_hashes", _per_group),
               ("chain_hashes", _ints), ("chain_first_tokens", _chain_tokens),
               ("chain_content_hashes", _ints)),
@@ -127,15 +127,15 @@ SCHEMA: dict[str, tuple[tuple[str, Check], ...]] = {
     "preempt": (("num_computed_tokens", _count),),
     "finish": (("output_tokens", _count), ("ttft_ms", _ms), ("tpot_ms", _ms), ("e2e_ms", _ms),
                ("queue_ms", _ms)),
-    "reject": (("reason", _text_or_null),),
-    "end": (("t_ms", _time),),      # the stats' sim_time_ms
-    "offload_load": (("job", _count), *_KEYS, ("gpu_blocks", _count), ("sync", _flag)),
+    "reject": (("reason", text_or_null_problem),),
+    "end": (("t_ms", time_problem),),      # the stats' sim_time_ms
+    "offload_load": (("job", _count), *_KEYS, ("gpu_blocks", _count), ("sync", flag_problem)),
     "offload_store": (("job", _count), *_KEYS, ("gpu_blocks", _count)),
-    "offload_done": (("job", _count), ("store", _flag)),
+    "offload_done": (("job", _count), ("store", flag_problem)),
     "offload_evict": _KEYS,
     "offload_offer_failed": (("offered", _count),),
 }
-_COMMON: tuple[tuple[str, Check], ...] = (("req", _text_or_null), ("group", _group))
+_COMMON: tuple[tuple[str, Check], ...] = (("req", text_or_null_problem), ("group", _group))
 
 
 def misfit(ev: Any) -> tuple[str, str] | None:

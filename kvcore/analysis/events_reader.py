@@ -17,7 +17,13 @@ from typing import Protocol
 
 import orjson
 
-from kvcore.analysis.event_fields import FieldWorded, misfit, shown
+from kvcore.analysis.event_fields import (
+    FieldWorded,
+    misfit,
+    shown,
+    text_or_null_problem,
+    time_problem,
+)
 from kvcore.engine.options import ARRIVALS
 from kvcore.errors import InputError
 from kvcore.sources import READ_ERRORS
@@ -185,13 +191,12 @@ def read_stream(name: str, lines: Iterator[bytes], sink: EventSink) -> str:
             # step's lines share its start or its end, so the time's check runs about twice
             t = ev["t_ms"]
             if t != cur_t:
-                if type(t) is not float and type(t) is not int or not 0 <= t < _INF:
-                    raise FieldWorded(f"must be a time in ms (a number >= 0), got {shown(t)}",
-                                      "t_ms")
+                if (problem := time_problem(t, ev)) is not None:
+                    raise FieldWorded(problem, "t_ms")
                 cur_t = t
             req = ev.get("req")
-            if type(req) is not str and req is not None:
-                raise FieldWorded(f"must be a string or null, got {shown(req)}", "req")
+            if type(req) is not str and req is not None:    # (in line: every line has one)
+                raise FieldWorded(text_or_null_problem(req, ev) or "", "req")
             step = ev["step"]
             if step != cur_step:
                 # (a bool is no step: true was taken as step 1)

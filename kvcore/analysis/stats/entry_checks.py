@@ -10,7 +10,7 @@ error names the field, the reader the file and the line (`events_reader.read_str
 
 from __future__ import annotations
 
-from kvcore.analysis.event_fields import FieldWorded, shown
+from kvcore.analysis.event_fields import FieldWorded, flag_problem, shown
 
 HASHES = 1 << 64          # a block hash, vLLM's 64-bit event form
 TOKENS = 1 << 64          # a token id: a trace's are below 2**64 (a hash id's tokens wrap there)
@@ -58,7 +58,7 @@ def count(value: object, field: str) -> int:
 def flag(value: object, field: str) -> bool:
     """``value`` when it is true or false, else raise (a "no" was truthy)."""
     if value is not True and value is not False:
-        raise FieldWorded(f"must be true or false, got {shown(value)}", field)
+        raise FieldWorded(flag_problem(value, {}) or "", field)
     return value
 
 
