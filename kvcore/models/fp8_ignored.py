@@ -70,9 +70,11 @@ def block_names(g: ModelGeometry, moe: bool) -> tuple[str, str, str]:
     return "self_attn", mixer, "mlp.shared_experts" if plural else "mlp.shared_expert"
 
 
-def _experts_path(g: ModelGeometry, i: int) -> str:
-    """The routed experts' module (RoutedExperts' prefix)."""
-    block = {"nemotron_h": "mixer", "jamba": "feed_forward"}.get(g.model_type, "mlp")
+def experts_path(g: ModelGeometry, i: int) -> str:
+    """The routed experts' module (RoutedExperts' prefix; Mixtral's MoE block is
+    ``block_sparse_moe``, mixtral.py)."""
+    block = {"nemotron_h": "mixer", "jamba": "feed_forward",
+             "mixtral": "block_sparse_moe"}.get(g.model_type, "mlp")
     return f"model.layers.{i}.{block}.experts"
 
 
@@ -128,7 +130,7 @@ def layer_skips(g: ModelGeometry, i: int, kind: str, moe: bool) -> frozenset[str
         for name, *_ in linears:
             if skipped(g, ".".join(p for p in ("model.layers", str(i), block, name) if p)):
                 out.add(name)
-    if moe and g.num_experts and skipped(g, _experts_path(g, i)):
+    if moe and g.num_experts and skipped(g, experts_path(g, i)):
         out.add("experts")   # (UnquantizedFusedMoEMethod: the model dtype, no scales)
     return frozenset(out)
 

@@ -16,7 +16,7 @@ import json
 
 from kvcore.errors import InputError
 from kvcore.models import ct_quant, fp8_shapes
-from kvcore.models.fp8_ignored import block_names, fused_of
+from kvcore.models.fp8_ignored import block_names, experts_path, fused_of
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.int_quant import (
     SIZED_METHODS,
@@ -66,12 +66,6 @@ def _skipped(g: ModelGeometry, q: IntQuant, path: str) -> bool:
                      path=g.source or None, field="quantization_config.modules_to_not_convert")
 
 
-def _experts_path(g: ModelGeometry, i: int) -> str:
-    block = {"nemotron_h": "mixer", "jamba": "feed_forward",
-             "mixtral": "block_sparse_moe"}.get(g.model_type, "mlp")
-    return f"model.layers.{i}.{block}.experts"
-
-
 def _layer(g: ModelGeometry, q: IntQuant, tp: int, i: int, kind: str, moe: bool):
     """Layer `i`'s packed linears on a rank [(path, output shards, k, full input)], and
     whether its routed experts are packed."""
@@ -89,7 +83,7 @@ def _layer(g: ModelGeometry, q: IntQuant, tp: int, i: int, kind: str, moe: bool)
         path = f"model.layers.{i}.mlp.gate"
         if not _skipped(g, q, path):
             out.append((path, (g.num_experts,), g.hidden_size, g.hidden_size))
-    experts = moe and bool(g.num_experts) and not _skipped(g, q, _experts_path(g, i))
+    experts = moe and bool(g.num_experts) and not _skipped(g, q, experts_path(g, i))
     return out, experts
 
 
