@@ -140,17 +140,17 @@ def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
     if not enable_caching or not coarser:
         return None
     partial = partial_hash_hits(specs, hash_bs, enable_caching)
-    kinds = (FullAttentionSpec, SlidingWindowSpec, MambaSpec, ChunkedLocalAttentionSpec)
+    known = all(isinstance(s, (FullAttentionSpec, SlidingWindowSpec, MambaSpec,
+                               ChunkedLocalAttentionSpec)) for s in specs)
     chunked = [s.block_size for s in specs if isinstance(s, ChunkedLocalAttentionSpec)]
-    off_grid = any(b != chunked_alignment(specs, prefix_match_unit) for b in chunked)
-    if all(isinstance(s, kinds) for s in specs) and (
-            partial and not (chunked and tier) or off_grid):
+    align = chunked_alignment(specs, prefix_match_unit) if chunked else None
+    off_grid = any(b != align for b in chunked)
+    if known and (partial and not (chunked and tier) or off_grid):
         # (a chunked local group at the hash block with partial hits: checked against vLLM,
         # tests/data/sched_mamba_window_pmu/ mcN; one at another block fails in vLLM at the
-        # first lookup, refused in its words by kvcore.engine.startup.first_lookup_refusals)
+        # first lookup, refused in its words by kvcore.engine.first_lookup)
         return None
-    if all(isinstance(s, kinds) for s in specs) and not partial and not tier and any(
-            isinstance(s, MambaSpec) for s in specs):
+    if known and not partial and not tier and any(isinstance(s, MambaSpec) for s in specs):
         # (a chunked local group at the lcm, coarser than the unit, beside Mamba groups without
         # partial hits: checked against vLLM, tests/data/sched_chunked_mamba/ cxN)
         return None
@@ -164,7 +164,7 @@ def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
         # tier, tests/data/offload_mamba_partial/, offload_mixed_spec/, offload_mixed_pmu/)
         return None
     blocks = ", ".join(f"{b:,}" for b in coarser)
-    if chunked and tier and all(isinstance(s, kinds) for s in specs):
+    if chunked and tier and known:
         return (f"{prefix_match_unit} is finer than the block ({blocks} tokens): beside a "
                 "chunked local group kvcli does not model it with the CPU tier yet; leave it "
                 "unset or set it to the block")
