@@ -16,6 +16,7 @@ modelled (refused), nor another quantization method.
 from __future__ import annotations
 
 from kvcore.errors import InputError, clipped
+from kvcore.models.fp8_scales import block_grid
 from kvcore.models.geometry import ModelGeometry
 
 # (output, input, how the weight splits over TP ranks: "column", "row" or "replicated")
@@ -58,7 +59,7 @@ def linear_bytes(lin: Fp8Linear, tp: int, block: tuple[int, int] | None) -> int:
     """One fp8 linear's bytes on one of `tp` ranks: 1 a weight and its float32 block scales."""
     o, i, how = lin
     o, i = (o // tp, i) if how == "column" else (o, i // tp) if how == "row" else (o, i)
-    scales = -(-o // block[0]) * -(-i // block[1]) if block else 0
+    scales = block_grid(o, i, block) if block else 0
     return o * i + 4 * scales
 
 

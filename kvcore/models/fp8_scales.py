@@ -28,7 +28,8 @@ Linear = tuple[str, tuple[int, ...], int, str]
 _INTERLEAVED_GDN = ("qwen3_next",)
 
 
-def _grid(out: int, inp: int, block: tuple[int, int]) -> int:
+def block_grid(out: int, inp: int, block: tuple[int, int]) -> int:
+    """The float32 scales of an `out` x `inp` shard: one per block, partial ones too."""
     return -(-out // block[0]) * -(-inp // block[1])
 
 
@@ -91,7 +92,7 @@ def mixer_linears(g: ModelGeometry, tp: int) -> list[Linear]:
 
 
 def scales(linears: list[Linear], block: tuple[int, int]) -> int:
-    return sum(_grid(sum(parts), inp, block) for _, parts, inp, _ in linears)
+    return sum(block_grid(sum(parts), inp, block) for _, parts, inp, _ in linears)
 
 
 def attention_scales(g: ModelGeometry, tp: int, block: tuple[int, int]) -> int:
