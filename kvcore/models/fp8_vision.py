@@ -46,6 +46,15 @@ def rank_fp8(g: ModelGeometry, tp: int) -> tuple[int, int]:
     return weights, scales(shards, g.fp8_block) if g.fp8_block is not None else 0
 
 
+def tower_rank(g: ModelGeometry, tp: int) -> tuple[int, int, int]:
+    """The vision tower's (and projector's) parameters on one TP rank of the first stage:
+    (those in the model dtype, the fp8 weights, their float32 block scales); the weights
+    estimate and `kvcli config`'s multimodal key both read it."""
+    fp8, block_scales = rank_fp8(g, tp)
+    params = g.vision_whole + (g.vision_params - g.vision_whole) // tp
+    return params - fp8, fp8, block_scales
+
+
 def refusal(g: ModelGeometry, tp: int) -> tuple[str, str] | None:
     """The first tower linear (its vLLM path, vLLM's words) whose shard is not whole blocks."""
     if g.fp8_block is None:

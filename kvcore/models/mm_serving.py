@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from kvcore.mm_options import MMOptions
-from kvcore.models.fp8_vision import rank_fp8
+from kvcore.models.fp8_vision import tower_rank
 from kvcore.models.geometry import ModelGeometry
 from kvcore.specs import DTYPE_BYTES
 
@@ -74,6 +74,5 @@ def apply_mm(g: ModelGeometry, opts: MMOptions | None) -> tuple[ModelGeometry, M
 def vision_rank_bytes(g: ModelGeometry, tp: int) -> int:
     """The tower's (and projector's) bytes on one TP rank of the first stage (an fp8
     checkpoint's tower linears at 1 byte a weight with their float32 scales)."""
-    fp8, scales = rank_fp8(g, tp)
-    params = g.vision_whole + (g.vision_params - g.vision_whole) // tp
-    return (params - fp8) * DTYPE_BYTES[g.dtype] + fp8 + 4 * scales
+    plain, fp8, scales = tower_rank(g, tp)
+    return plain * DTYPE_BYTES[g.dtype] + fp8 + 4 * scales

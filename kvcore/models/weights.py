@@ -64,12 +64,11 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
         led.model += (vh if first else 0) + (vh + g.hidden_size if last else 0)
     if first:
         # (with the embedding: what runs before layer 0)
-        led.model += g.vision_whole + (g.vision_params - g.vision_whole) // tp
         # (an fp8 checkpoint's tower linears: 1 byte a weight, float32 block scales)
-        fp8_weights, fp8_scales_n = fp8_vision.rank_fp8(g, tp)
-        led.model -= fp8_weights
-        led.layer += fp8_weights
-        led.fp32 += fp8_scales_n
+        tower, tower_fp8, tower_scales = fp8_vision.tower_rank(g, tp)
+        led.model += tower
+        led.layer += tower_fp8
+        led.fp32 += tower_scales
     shared = rp.shared_width(g)
     for i, kind in enumerate(g.layer_kinds):
         if layer_range is not None and i not in layer_range:
