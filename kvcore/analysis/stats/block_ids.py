@@ -10,17 +10,12 @@ from operator import itemgetter
 
 import numpy as np
 
-_INT = {int}
+from kvcore.analysis.stats.entry_checks import ints_ok
 
-
-def ids_ok(blocks: list, n: int) -> bool:
-    """Whether ``blocks`` are all block ids (ints in 0..n-1), by checks that run in C: a list
-    index would also take a bool or a negative int. The per-block path reports what is not."""
-    try:
-        return not blocks or (set(map(type, blocks)) == _INT and min(blocks) >= 0
-                              and max(blocks) < n)
-    except TypeError:       # not a list
-        return False
+# Whether ``blocks`` is a list of block ids (ints in 0..n-1): the entry checks' test, which runs
+# in C (a list index would also take a bool or a negative int; the per-block path reports what
+# is not). Bound, not wrapped: it runs for every block event.
+ids_ok = ints_ok
 
 
 def held(bhash: list, blocks: list) -> tuple:
