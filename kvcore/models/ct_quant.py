@@ -36,6 +36,7 @@ from typing import Any
 
 from kvcore.errors import InputError
 from kvcore.models.fp8_renames import vllm_name
+from kvcore.models.fused_shards import DIFFERENT, all_or_none
 from kvcore.models.int_quant import IntQuant
 
 WNA16_BITS = range(2, 9)
@@ -162,9 +163,5 @@ def ignored(q: IntQuant, path: str, shards: tuple[str, ...] | None, source: str 
         return _matches(q.ignore, path)
     proj = path.split(".")[-1]
     named = [_matches(q.ignore, path.replace(proj, s)) for s in shards]
-    if any(named) and not all(named):
-        raise InputError(f"names some but not all shards of {path}, and vLLM refuses to build "
-                         f"it: \"Found different quantization schemes for the shards of {path}. "
-                         "vLLM requires all to use the same scheme.\"",
-                         path=source or None, field="quantization_config.ignore")
-    return all(named)
+    return all_or_none(named, lambda: f"names some but not all shards of {path}", path, source,
+                       "quantization_config.ignore", DIFFERENT)

@@ -23,8 +23,10 @@ the ``-skip`` configs). The list is matched after the renames vLLM applies to it
 
 from __future__ import annotations
 
-from kvcore.errors import InputError
+from functools import partial
+
 from kvcore.models import fp8_scales as fp8
+from kvcore.models.fused_shards import all_or_none, named_in_part
 from kvcore.models.geometry import ModelGeometry
 
 _QKV = {"qkv_proj": ("q_proj", "k_proj", "v_proj")}
@@ -91,30 +93,11 @@ def skipped(g: ModelGeometry, path: str) -> bool:
     if proj not in fused or path in ignored:
         return path in ignored
     shards = [path.replace(proj, s) for s in fused[proj]]
-    named = [s in ignored for s in shards]
-    if all(named) or not any(named):
-        return named[0]
-    yes, no = _as_written(g, shards, named, fused[proj])
-    raise InputError(
-        f"names {', '.join(yes)} but not {', '.join(no)}, shards of one fused linear, and "
-        f"vLLM refuses to build it: \"Detected some but not all shards of "
-        f"{g.fp8_lm_prefix}{path} are quantized. All shards of fused layers to have the same "
-        f"precision.\"",
-        path=g.source or None, field=f"quantization_config.{g.fp8_ignored_key}")
-
-
-def _as_written(g: ModelGeometry, shards: list[str], named: list[bool],
-                projs: tuple[str, ...]) -> tuple[list[str], list[str]]:
-    """The shards the list names, as the config wrote them (Qwen3.5's checkpoint spelling,
-    ``model.language_model.layers.N``, not vLLM's path), and those it does not, in the same
-    spelling (the first named one's, its last part changed)."""
     written = dict(zip(g.fp8_ignored, g.fp8_ignored_written, strict=False))
-    pairs = list(zip(shards, named, projs, strict=True))
-    yes = [written.get(s, s) for s, n, _ in pairs if n]
-    first = next(p for s, n, p in pairs if n)
-    stem = yes[0][: -len(first)] if yes[0].endswith(first) else ""
-    no = [stem + p if stem else s for s, n, p in pairs if not n]
-    return yes, no
+    named = [s in ignored for s in shards]
+    return all_or_none(named, partial(named_in_part, written, shards, named, fused[proj]),
+                       f"{g.fp8_lm_prefix}{path}", g.source,
+                       f"quantization_config.{g.fp8_ignored_key}")
 
 
 def layer_skips(g: ModelGeometry, i: int, kind: str, moe: bool) -> frozenset[str]:

@@ -20,9 +20,11 @@ Checked per rank against vLLM's own classes (tests/data/weights_census/fp8/).
 
 from __future__ import annotations
 
-from kvcore.errors import InputError
+from functools import partial
+
 from kvcore.models.fp8_scales import scales
 from kvcore.models.fp8_shapes import linear_refusal
+from kvcore.models.fused_shards import all_or_none, named_in_part
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.vision_keys import VisionLinear
 
@@ -82,17 +84,7 @@ def quantised(linears: tuple[VisionLinear, ...], written: tuple[str, ...],
             continue
         paths = [lin.path[: -len(proj)] + s for s in lin.shards]
         named = [p in as_written for p in paths]
-        if not any(named):
+        if not all_or_none(named, partial(named_in_part, as_written, paths, named, lin.shards),
+                           lin.path, source, f"quantization_config.{key}"):
             out.append(lin)
-        elif not all(named):
-            yes = [as_written[p] for p, n in zip(paths, named, strict=True) if n]
-            # (the shards not named, spelt as the first named one is: its last part changed)
-            first = next(sh for sh, n in zip(lin.shards, named, strict=True) if n)
-            stem = yes[0][: -len(first)] if yes[0].endswith(first) else lin.path[: -len(proj)]
-            no = [stem + sh for sh, n in zip(lin.shards, named, strict=True) if not n]
-            raise InputError(
-                f"names {', '.join(yes)} but not {', '.join(no)}, shards of one "
-                f"fused linear, and vLLM refuses to build it: \"Detected some but not all "
-                f"shards of {lin.path} are quantized. All shards of fused layers to have the "
-                f"same precision.\"", path=source or None, field=f"quantization_config.{key}")
     return tuple(out)

@@ -17,6 +17,7 @@ import json
 from kvcore.errors import InputError
 from kvcore.models import ct_quant, fp8_shapes
 from kvcore.models.fp8_ignored import block_names, experts_path, fused_of
+from kvcore.models.fused_shards import all_or_none
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.int_quant import (
     SIZED_METHODS,
@@ -57,13 +58,9 @@ def _skipped(g: ModelGeometry, q: IntQuant, path: str) -> bool:
     if not q.skips or proj not in fused or _matches(q, path):
         return _matches(q, path)
     named = [_matches(q, path.replace(proj, s)) for s in fused[proj]]
-    if all(named) or not any(named):
-        return named[0]
-    raise InputError(f"{json.dumps(list(q.skips))} name some but not all shards of {path}, "
-                     f"and vLLM refuses to build it: \"Detected some but not all shards of "
-                     f"{path} are quantized. All shards of fused layers to have the same "
-                     "precision.\"",
-                     path=g.source or None, field="quantization_config.modules_to_not_convert")
+    return all_or_none(named, lambda: f"{json.dumps(list(q.skips))} name some but not all "
+                       f"shards of {path}", path, g.source,
+                       "quantization_config.modules_to_not_convert")
 
 
 def _layer(g: ModelGeometry, q: IntQuant, tp: int, i: int, kind: str, moe: bool):
