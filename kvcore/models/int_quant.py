@@ -21,10 +21,11 @@ which are not counted (like buffers).
 Refused as vLLM refuses: AWQ of any bits but 4; GPTQ with ``desc_act`` (unless group_size is
 -1), of bits/sym other than 4/8 symmetric, or a group size Marlin lacks; an AWQ linear whose
 input shard is not whole groups (Marlin takes it not, the fallback AWQ method raises).
-compressed-tensors' schemes: `kvcore.models.ct_quant`. Not modelled (the weights counted in
-the model dtype, said by `kvcore.models.int_quant_rank.unmodelled_note`): GPTQ's ``dynamic``
-rules and ``modules_in_block_to_quantize``, vision towers, and every other
-quant_method but fp8 and mxfp4.
+compressed-tensors' schemes: `kvcore.models.ct_quant`; GPTQ's ``dynamic`` rules and
+``modules_in_block_to_quantize``: `kvcore.models.gptq_rules`. Not modelled (the weights counted
+in the model dtype, said by `kvcore.models.int_quant_rank.unmodelled_note`): vision towers, and
+every other quant_method but fp8 and mxfp4 (bitsandbytes vLLM 0.33 does not know:
+`kvcore.models.quantization` refuses it).
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvcore.errors import InputError, clipped
+from kvcore.models import gptq_rules
 from kvcore.models.fp8_renames import vllm_name
+from kvcore.models.gptq_rules import Rule
 
 AWQ_NAMES = ("awq", "awq_marlin", "auto_awq")
 GPTQ_NAMES = ("gptq", "gptq_marlin", "auto_gptq")
@@ -58,6 +61,9 @@ class IntQuant:
     static_input: bool = False
     asym_input: bool = False
     ignore: tuple[str, ...] = ()
+    # GPTQ's dynamic rules and modules_in_block_to_quantize (`kvcore.models.gptq_rules`)
+    rules: tuple[Rule, ...] = ()
+    blocks: tuple[str, ...] = ()
 
 
 def _key(quant: dict, keys: tuple[str, ...], source: str, default: Any = None) -> Any:
@@ -110,9 +116,9 @@ def read(quant: Any, method: str | None, source: str, arch: str = "") -> IntQuan
     if group not in MARLIN_GROUPS:
         raise refuse("group_size", f"Marlin does not support group_size = {group}. Only "
                      f"group_sizes = {list(MARLIN_GROUPS)} are supported.")
-    if quant.get("dynamic") or quant.get("modules_in_block_to_quantize"):
-        return None
-    return IntQuant("gptq", bits, group, True, bool(quant.get("lm_head")))
+    rules, blocks = gptq_rules.read(quant, bool(quant.get("desc_act")), source, arch)
+    return IntQuant("gptq", bits, group, True, bool(quant.get("lm_head")), rules=rules,
+                    blocks=blocks)
 
 
 def linear_bytes(q: IntQuant, out: int, k: int, full_in: int, dtype_bytes: int) -> int:
@@ -128,7 +134,7 @@ def linear_bytes(q: IntQuant, out: int, k: int, full_in: int, dtype_bytes: int) 
 def experts_bytes(q: IntQuant, experts: int, hidden: int, inter: int, shards: int,
                   dtype_bytes: int) -> int:
     """The routed experts' bytes on a rank (`inter`: the intermediate width on it)."""
-    if hidden % 128 or (q.group_size > 0 and inter % q.group_size):
+    if not marlin_experts(q, hidden, inter):
         return _wna16_experts_bytes(q, experts, hidden, inter, shards, dtype_bytes)
     pack, n13 = 32 // q.bits, shards * inter
     g13 = hidden // q.group_size if q.group_size != -1 else 1
@@ -139,6 +145,12 @@ def experts_bytes(q: IntQuant, experts: int, hidden: int, inter: int, shards: in
     zeros = (g13 * (n13 // pack) + g2 * (hidden // pack)) * 4
     bias = (n13 + hidden) * dtype_bytes if q.family == "gptq" else 0
     return experts * (weight + scales + zeros + bias)
+
+
+def marlin_experts(q: IntQuant, hidden: int, inter: int) -> bool:
+    """Whether Marlin's MoE method takes the experts (check_moe_marlin_supports_layer: the
+    hidden size whole 128s, the intermediate shard `inter` whole groups)."""
+    return not (hidden % 128 or (q.group_size > 0 and inter % q.group_size))
 
 
 def _wna16_experts_bytes(q: IntQuant, experts: int, hidden: int, inter: int, shards: int,

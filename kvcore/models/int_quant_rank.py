@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 
 from kvcore.errors import InputError
-from kvcore.models import ct_quant, fp8_shapes
+from kvcore.models import ct_quant, fp8_shapes, gptq_rules
 from kvcore.models.fp8_ignored import block_names, experts_path, fused_of
 from kvcore.models.fused_shards import all_or_none
 from kvcore.models.geometry import ModelGeometry
@@ -25,6 +25,7 @@ from kvcore.models.int_quant import (
     awq_refusal,
     experts_bytes,
     linear_bytes,
+    marlin_experts,
 )
 from kvcore.models.rank_params import shared_width, vocab_rows
 from kvcore.specs import DTYPE_BYTES
@@ -63,9 +64,18 @@ def _skipped(g: ModelGeometry, q: IntQuant, path: str) -> bool:
                        "quantization_config.modules_to_not_convert")
 
 
+def _quant(g: ModelGeometry, q: IntQuant, path: str, experts: bool = False) -> IntQuant | None:
+    """The settings vLLM packs the module at `path` with (GPTQ's rules may change them), None
+    where it builds it unquantised."""
+    if q.family == "gptq":
+        return gptq_rules.module_quant(q, path, fused_of(g).get(path.split(".")[-1]), g.source,
+                                       experts) if q.rules or q.blocks else q
+    return None if _skipped(g, q, path) else q
+
+
 def _layer(g: ModelGeometry, q: IntQuant, tp: int, i: int, kind: str, moe: bool):
-    """Layer `i`'s packed linears on a rank [(path, output shards, k, full input)], and
-    whether its routed experts are packed."""
+    """Layer `i`'s packed linears on a rank [(path, output shards, k, full input, settings)],
+    and the settings its routed experts are packed with (None: unquantised)."""
     attn, mixer, mlp = block_names(g, moe)
     out = []
     mixers = ("mixer", "in_proj", "out_proj", "in_proj_qkvz", "in_proj_ba")
@@ -73,15 +83,18 @@ def _layer(g: ModelGeometry, q: IntQuant, tp: int, i: int, kind: str, moe: bool)
         is_attn = name in ATTENTION
         block = attn if is_attn else mixer if name in mixers else mlp
         path = ".".join(p for p in ("model.layers", str(i), block, name) if p)
-        if not _skipped(g, q, path):
-            out.append((path, parts, k, k * tp if split == "row" else k))
+        if mq := _quant(g, q, path):
+            out.append((path, parts, k, k * tp if split == "row" else k, mq))
     if moe and g.model_type in QUANTISED_GATES:
         # (qwen3_moe.py builds its router, a GateLinear, with the quant_config: packed too)
         path = f"model.layers.{i}.mlp.gate"
-        if not _skipped(g, q, path):
-            out.append((path, (g.num_experts,), g.hidden_size, g.hidden_size))
-    experts = moe and bool(g.num_experts) and not _skipped(g, q, experts_path(g, i))
-    return out, experts
+        if mq := _quant(g, q, path):
+            out.append((path, (g.num_experts,), g.hidden_size, g.hidden_size, mq))
+    if not moe or not g.num_experts:
+        return out, None
+    if q.family == "gptq" and not marlin_experts(q, g.hidden_size, g.moe_intermediate_size // tp):
+        return out, q   # (MoeWNA16's fallback: the config's own settings, no rule applied)
+    return out, _quant(g, q, experts_path(g, i), experts=True)
 
 
 def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
@@ -97,25 +110,25 @@ def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
             continue
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
         linears, experts = _layer(g, q, tp, i, kind, moe)
-        for _, parts, k, full in linears:
+        for _, parts, k, full, mq in linears:
             moved += sum(parts) * k
-            packed += ct_quant.linear_bytes(q, parts, k, dt) if q.family == "ct" else \
-                linear_bytes(q, sum(parts), k, full, dt)
+            packed += ct_quant.linear_bytes(mq, parts, k, dt) if q.family == "ct" else \
+                linear_bytes(mq, sum(parts), k, full, dt)
         if q.family == "ct" and kind not in ("mamba", "mlp") and g.model_type != "jamba" \
                 and g.mla is None:
             # (CompressedTensorsKVCacheMethod: k/v/q scales, float32, and zero points; MLA's
             # attention holds none as parameters)
             packed += 3 * 4 + 3 * dt
-        if experts:
+        if experts is not None:
             shards = 1 if g.model_type == "nemotron_h" else 2
             inter = g.moe_intermediate_size // tp
             moved += g.num_experts * (shards + 1) * g.hidden_size * inter
             packed += (ct_quant.experts_bytes if q.family == "ct" else experts_bytes)(
-                q, g.num_experts, g.hidden_size, inter, shards, dt)
-    if last and q.lm_head and not g.tie_word_embeddings and not _matches(q, "lm_head"):
+                experts, g.num_experts, g.hidden_size, inter, shards, dt)
+    if last and q.lm_head and not g.tie_word_embeddings and (mq := _quant(g, q, "lm_head")):
         rows = vocab_rows(g, tp)
         moved += rows * g.hidden_size
-        packed += linear_bytes(q, rows, g.hidden_size, g.hidden_size, dt)
+        packed += linear_bytes(mq, rows, g.hidden_size, g.hidden_size, dt)
     return moved, packed
 
 
@@ -127,11 +140,11 @@ def refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str] | None:
     for i, kind in enumerate(g.layer_kinds):
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
         linears, experts = _layer(g, q, tp, i, kind, moe)
-        for path, parts, k, full in linears:
+        for path, parts, k, full, _ in linears:
             if why := (ct_quant.group_refusal(q, k, path) if q.family == "ct" else
                        awq_refusal(q, sum(parts), k, full)):
                 return i, path.rsplit(".", 1)[-1], why
-        if experts and q.family == "ct" and (why := ct_quant.experts_refusal(
+        if experts is not None and q.family == "ct" and (why := ct_quant.experts_refusal(
                 q, g.hidden_size, g.moe_intermediate_size // tp)):
             return i, "experts", why
     return None

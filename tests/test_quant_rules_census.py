@@ -1,0 +1,118 @@
+"""GPTQ's per-module rules (``dynamic``, ``modules_in_block_to_quantize``) and bitsandbytes
+checkpoints against vLLM 0.33.0's own model classes on the meta device, as an H100 builds them
+(tests/data/weights_census/quant_rules/answers.json, TP 1, 2, 4 and 8, every rank): the bytes a
+rank holds (`kvcore.models.gptq_rules`), vLLM's refusals word for word."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvcli.app import app
+from kvcore.errors import InputError
+from kvcore.models.hf_config import read_hf_config
+from kvcore.models.weights import estimate_weights_bytes
+from tests.census_rows import built_ranks
+
+DATA = Path(__file__).parent / "data"
+HERE = DATA / "weights_census" / "quant_rules"
+CASES = json.loads((HERE / "answers.json").read_text())["cases"]
+runner = CliRunner()
+BUILT = built_ranks({n: c for n, c in CASES.items() if "tp" in c}, label=lambda n: n.split("/")[-1])
+# (refused at every TP: the config's rules, before any rank or while the first is built)
+AT_EVERY_TP = [pytest.param(n, c["tp"]["1"][0]["refused"], id=n.split("/")[-1])
+               for n, c in CASES.items() if "tp" in c and "refused" in c["tp"]["1"][0]]
+BNB = [pytest.param(n, c["refused"], id=n.split("/")[-1]) for n, c in CASES.items()
+       if "refused" in c]
+
+
+def _config(name: str) -> dict:
+    return json.loads((DATA / name).read_text())
+
+
+@pytest.mark.parametrize(("name", "tp", "rank"), BUILT)
+def test_bytes_per_rank_equal_vllms(name: str, tp: int, rank: int) -> None:
+    rec = CASES[name]["tp"][str(tp)][rank]
+    g = read_hf_config(_config(name), name=name)
+    assert estimate_weights_bytes(g, tp) == sum(rec["param_bytes_by_dtype"].values())
+
+
+def _vllms_words(refused: str) -> str:
+    # (pydantic wraps a refusal raised while VllmConfig is built: the words are its second line)
+    line = refused.splitlines()[1].strip() if refused.startswith("ValidationError") else refused
+    return line.removeprefix("Value error, ").removeprefix("ValueError: ").split(" [type=")[0]
+
+
+@pytest.mark.parametrize(("name", "refused"), AT_EVERY_TP)
+def test_a_rule_vllm_refuses_is_refused_with_its_words(name: str, refused: str) -> None:
+    with pytest.raises(InputError) as e:
+        read_hf_config(_config(name), name=name)
+    assert e.value.message.endswith(f'"{_vllms_words(refused)}"')
+    assert e.value.field in ("quantization_config.dynamic",
+                             "quantization_config.modules_in_block_to_quantize")
+
+
+def test_the_census_draws_each_refusal() -> None:
+    assert sorted(_vllms_words(p.values[-1])[:30] for p in AT_EVERY_TP) == [
+        "Detected some but not all shar", "GPTQ group activation ordering",
+        "Marlin does not support group_", "Unsupported quantization confi"]
+
+
+@pytest.mark.parametrize(("name", "refused"), BNB)
+def test_bitsandbytes_is_refused_as_vllm_033_refuses_it(name: str, refused: str) -> None:
+    # vLLM 0.33 has no bitsandbytes method (no quantization/bitsandbytes.py, no load format):
+    # ModelConfig refuses the checkpoint before anything is built, at every TP
+    assert _vllms_words(refused).startswith("Unknown quantization method: bitsandbytes. Must "
+                                            "be one of ['awq', ")
+    res = runner.invoke(app, ["config", "--model-config", str(DATA / name),
+                              "--gpu-memory-gib", "80", "--json"])
+    assert res.exit_code == 2 and res.stdout == ""
+    assert res.stderr == (f"error: {DATA / name}: field 'quantization_config.quant_method': "
+                          "unknown quantization method 'bitsandbytes'; see vLLM's "
+                          "QUANTIZATION_METHODS (model_executor/layers/quantization) for the "
+                          "30 vLLM 0.33 methods\n")
+
+
+def test_the_first_dynamic_rule_that_matches_decides() -> None:
+    # llama-gptq-dynamic-mixed: layer 0's o_proj is 8-bit in groups of 64 (its "+:" rule comes
+    # before "-:.*self_attn\.o_proj"), layer 1's float16; down_proj channelwise, the LM head
+    # 8-bit; the same rules with the skip first leave layer 0's o_proj float16 too
+    name = "weights_census/quant_rules/llama-gptq-dynamic-mixed.config.json"
+    assert estimate_weights_bytes(read_hf_config(_config(name), name=name), 1) == 21_119_488
+    cfg = _config(name)
+    rules = cfg["quantization_config"]["dynamic"]
+    cfg["quantization_config"]["dynamic"] = {r"-:.*self_attn\.o_proj": {}, **rules}
+    # (o_proj 1024 x 1024: 8-bit in groups of 64, 1,048,576 + 16 x 256 x 4 + 16 x 1024 x 2 B,
+    # replaced by 2,097,152 B of float16)
+    assert estimate_weights_bytes(read_hf_config(cfg, name=name), 1) \
+        == 21_119_488 + 2_097_152 - (1_048_576 + 16_384 + 32_768)
+
+
+def test_the_llama_8b_examples() -> None:
+    # 16,060,522,496 B (float16, with a warning) and 30,008 blocks on 80 GiB before
+    for case, weights, blocks in (("llama-3-1-8b-gptq-dynamic", 7_809_212_416, 33_943),
+                                  ("llama-3-1-8b-gptq-blocks", 12_086_419_456, 31_903)):
+        path = HERE / f"{case}.config.json"
+        assert estimate_weights_bytes(read_hf_config(json.loads(path.read_text())), 1) == weights
+        res = runner.invoke(app, ["config", "--model-config", str(path), "--gpu-memory-gib",
+                                  "80", "--max-model-len", "8192", "--json"])
+        assert res.exit_code == 0, res.output
+        doc = json.loads(res.stdout)
+        assert doc["num_blocks"] == blocks and doc["memory"]["weights_unquantised_method"] is None
+        assert res.stderr == ""
+
+
+@pytest.mark.parametrize(("dynamic", "why"), [
+    ([r"-:.*mlp"], "must be an object of regex: overrides, got ['-:.*mlp']"),
+    ({"+:(": {"bits": 8}}, ("rule '+:(' is not a regular expression (missing ), "
+                            "unterminated subpattern at position 0)")),
+    ({"+:.*mlp": 8}, "rule '+:.*mlp' must map to an object of overrides, got 8")])
+def test_rules_vllm_cannot_read_are_refused(dynamic: object, why: str) -> None:
+    cfg = _config("weights_census/int_quant/llama-gptq.config.json")
+    cfg["quantization_config"]["dynamic"] = dynamic
+    with pytest.raises(InputError) as e:
+        read_hf_config(cfg, name="x")
+    assert e.value.field == "quantization_config.dynamic" and e.value.message == why
