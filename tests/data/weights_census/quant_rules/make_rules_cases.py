@@ -54,6 +54,20 @@ CASES = {
         "self_attn.q_proj", "mlp.gate_proj", "mlp.up_proj"])),
     "qwen3-moe-gptq-blocks": (QWEN3_MOE, gptq(modules_in_block_to_quantize=[
         "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"])),
+    # (experts Marlin cannot take fall back to MoeWNA16 with the config's settings: no rule)
+    "qwen3-moe-gptq-narrow-dynamic": (mic.QWEN3_MOE_NARROW, gptq(dynamic={
+        r"-:.*layers\.1\.mlp\.experts": {}, r"+:.*layers\.0\..*": {"bits": 8}})),
+    # (MLA's fused_qkv_a_proj of q_a_proj and kv_a_proj_with_mqa; a shared expert's linears)
+    "deepseek-v3-gptq-blocks": (mic.DSV3, gptq(modules_in_block_to_quantize=[
+        "q_a_proj", "kv_a_proj_with_mqa", "kv_b_proj", "shared_experts.down_proj"])),
+    "deepseek-v3-gptq-dynamic": (mic.DSV3, gptq(dynamic={
+        r"-:.*fused_qkv_a_proj": {}, r"+:.*shared_experts.*": {"bits": 8, "group_size": 32}})),
+    # (Qwen3.5's checkpoint names: vLLM renames the block list, not the dynamic regexes)
+    "qwen3-5-text-gptq-blocks-hf-names": (mic.hybrid("qwen3-5-text-fp8"), gptq(
+        modules_in_block_to_quantize=["model.language_model.layers.0.linear_attn",
+                                      "model.language_model.layers.3.self_attn", "mlp"])),
+    "qwen3-5-text-gptq-dynamic": (mic.hybrid("qwen3-5-text-fp8"), gptq(dynamic={
+        r"-:.*linear_attn\.in_proj_qkvz": {}, r"+:.*layers\.3\..*": {"bits": 8}})),
     # (the task's examples: Llama-3.1-8B with a GPTQModel-style mixed config, and one whose
     # blocks leave o_proj and the MLP's gate/up in float16)
     "llama-3-1-8b-gptq-dynamic": (LLAMA_8B, gptq(dynamic={
