@@ -1,7 +1,8 @@
-"""GPTQ's per-module rules (``dynamic``, ``modules_in_block_to_quantize``) and bitsandbytes
-checkpoints against vLLM 0.33.0's own model classes on the meta device, as an H100 builds them
+"""GPTQ's per-module rules (``dynamic``, ``modules_in_block_to_quantize``), compressed-tensors'
+config groups and bitsandbytes checkpoints against vLLM 0.33.0's own model classes on the meta device, as an H100 builds them
 (tests/data/weights_census/quant_rules/answers.json, TP 1, 2, 4 and 8, every rank): the bytes a
-rank holds (`kvcore.models.gptq_rules`), vLLM's refusals word for word."""
+rank holds (`kvcore.models.gptq_rules`, `kvcore.models.ct_groups`), vLLM's refusals word for
+word."""
 
 from __future__ import annotations
 
@@ -43,6 +44,9 @@ def test_bytes_per_rank_equal_vllms(name: str, tp: int, rank: int) -> None:
 def _vllms_words(refused: str) -> str:
     # (pydantic wraps a refusal raised while VllmConfig is built: the words are its second line)
     line = refused.splitlines()[1].strip() if refused.startswith("ValidationError") else refused
+    if line.startswith("RuntimeError: Unsupported FusedMoe scheme: "):
+        # (the rest is compressed-tensors' repr of the weights' and inputs' QuantizationArgs)
+        return "Unsupported FusedMoe scheme"
     return line.removeprefix("Value error, ").removeprefix("ValueError: ").split(" [type=")[0]
 
 
@@ -51,14 +55,15 @@ def test_a_rule_vllm_refuses_is_refused_with_its_words(name: str, refused: str) 
     with pytest.raises(InputError) as e:
         read_hf_config(_config(name), name=name)
     assert e.value.message.endswith(f'"{_vllms_words(refused)}"')
-    assert e.value.field in ("quantization_config.dynamic",
+    assert e.value.field in ("quantization_config.dynamic", "quantization_config.config_groups",
                              "quantization_config.modules_in_block_to_quantize")
 
 
 def test_the_census_draws_each_refusal() -> None:
     assert sorted(_vllms_words(p.values[-1])[:30] for p in AT_EVERY_TP) == [
-        "Detected some but not all shar", "GPTQ group activation ordering",
-        "Marlin does not support group_", "Unsupported quantization confi"]
+        "All MoE projections need to ha", "Detected some but not all shar",
+        "GPTQ group activation ordering", "Marlin does not support group_",
+        "Unsupported FusedMoe scheme", "Unsupported quantization confi"]
 
 
 @pytest.mark.parametrize(("name", "refused"), BNB)
@@ -94,7 +99,8 @@ def test_the_first_dynamic_rule_that_matches_decides() -> None:
 def test_the_llama_8b_examples() -> None:
     # 16,060,522,496 B (float16, with a warning) and 30,008 blocks on 80 GiB before
     for case, weights, blocks in (("llama-3-1-8b-gptq-dynamic", 7_809_212_416, 33_943),
-                                  ("llama-3-1-8b-gptq-blocks", 12_086_419_456, 31_903)):
+                                  ("llama-3-1-8b-gptq-blocks", 12_086_419_456, 31_903),
+                                  ("llama-3-1-8b-ct-groups", 6_352_021_056, 34_638)):
         path = HERE / f"{case}.config.json"
         assert estimate_weights_bytes(read_hf_config(json.loads(path.read_text())), 1) == weights
         res = runner.invoke(app, ["config", "--model-config", str(path), "--gpu-memory-gib",
@@ -116,3 +122,15 @@ def test_rules_vllm_cannot_read_are_refused(dynamic: object, why: str) -> None:
     with pytest.raises(InputError) as e:
         read_hf_config(cfg, name="x")
     assert e.value.field == "quantization_config.dynamic" and e.value.message == why
+
+
+def test_an_ignore_entry_naming_the_experts_module_leaves_them_quantised() -> None:
+    # vLLM matches the ignore list against each expert's projections
+    # (model.layers.1.mlp.experts.0.gate_proj): "model.layers.1.mlp.experts" names none of them,
+    # and kvcli counted layer 1's experts in bfloat16 (161,713,188 B at TP 1); a regex reaching
+    # the projections leaves them unquantised
+    def at_tp1(case: str) -> int:
+        name = f"weights_census/quant_rules/{case}.config.json"
+        return estimate_weights_bytes(read_hf_config(_config(name), name=name), 1)
+    assert at_tp1("qwen3-moe-ct-ignore-experts-exact") == 111_545_380
+    assert at_tp1("qwen3-moe-ct-ignore-experts-re") == 161_713_188

@@ -25,13 +25,16 @@ with float32 scales a row (int8 experts with static inputs or tensor-wise weight
 `kvcore.models.int_quant_rank.check`); under W4A16 / W8A16 (CompressedTensorsWNA16MoEMethod)
 `_wna16_experts_bytes`, refused where a rank's widths are not whole groups (`experts_refusal`).
 MLA's attention holds no k/v/q scales (tests/data/weights_census/int_quant/).
-Not sized (counted unquantised, with a warning): several config groups or other targets,
-sparsity and transforms, ``attn_head`` KV scales, block fp8, other formats.
+Several config groups, or targets other than ``Linear`` (regexes, module paths): each module's
+scheme as `kvcore.models.ct_groups` matches it. Not sized (counted unquantised, with a
+warning): class-name targets other than ``Linear``, sparsity and transforms, ``attn_head`` KV
+scales, block fp8, other formats.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from kvcore.errors import InputError
@@ -43,23 +46,47 @@ WNA16_BITS = range(2, 9)
 
 
 def read(quant: dict[str, Any], source: str, arch: str = "") -> IntQuant | None:
-    """The scheme of a compressed-tensors ``quantization_config`` when kvcli sizes it (its
-    ignore list's paths renamed by the class `arch`'s mapper, its ``re:`` patterns not)."""
+    """The schemes of a compressed-tensors ``quantization_config`` when kvcli sizes them (its
+    ignore list's and targets' paths renamed by the class `arch`'s mapper, ``re:`` patterns
+    not): one group on ``Linear``, or several (`kvcore.models.ct_groups`)."""
     groups = quant.get("config_groups")
     kv = quant.get("kv_cache_scheme")
-    if (not isinstance(groups, dict) or len(groups) != 1 or quant.get("sparsity_config")
+    if (not isinstance(groups, dict) or quant.get("sparsity_config")
             or quant.get("transform_config")
             or (isinstance(kv, dict) and kv.get("strategy") == "attn_head")):
         return None
-    group = next(iter(groups.values()))
-    w, inp = (group.get("weights"), group.get("input_activations")) if isinstance(
-        group, dict) else (None, None)
-    if not isinstance(w, dict) or group.get("targets") != ["Linear"]:
+    ignore = tuple(_renamed(x, arch) for x in map(str, quant.get("ignore") or ()))
+    schemes: dict[str, IntQuant] = {}
+    for group in groups.values():
+        targets = group.get("targets") if isinstance(group, dict) else None
+        if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
+            return None
+        if len(targets) == 1 and targets[0].endswith("Attention"):
+            continue    # (vLLM drops it: attention quantisation goes with the KV cache's)
+        if any(t != "Linear" and not t.startswith("re:") and "." not in t for t in targets):
+            return None     # (a class name kvcli does not match modules by)
+        q = _scheme(group, group.get("format") or quant.get("format"), source, ignore)
+        if q is None:
+            return None
+        for t in targets:
+            schemes[_renamed(t, arch)] = q
+    if not schemes or list(schemes) == ["Linear"]:
+        return schemes.get("Linear")
+    base = schemes.get("Linear", next(iter(schemes.values())))
+    return replace(base, targets=tuple(schemes.items()))
+
+
+def _renamed(name: str, arch: str) -> str:
+    return vllm_name(name, arch) if "." in name and not name.startswith("re:") else name
+
+
+def _scheme(group: dict[str, Any], fmt: Any, source: str,
+            ignore: tuple[str, ...]) -> IntQuant | None:
+    """One config group's scheme on an H100 (None: one kvcli does not size)."""
+    w, inp = group.get("weights"), group.get("input_activations")
+    if not isinstance(w, dict):
         return None
-    ignore = tuple(vllm_name(x, arch) if "." in x and not x.startswith("re:") else x
-                   for x in map(str, quant.get("ignore") or ()))
-    fmt, bits, kind, strategy = (quant.get("format"), w.get("num_bits"), w.get("type"),
-                                 w.get("strategy"))
+    bits, kind, strategy = w.get("num_bits"), w.get("type"), w.get("strategy")
     if fmt == "pack-quantized" and kind == "int" and inp is None and bits in WNA16_BITS \
             and strategy in ("group", "channel"):
         gs = w.get("group_size")

@@ -64,6 +64,9 @@ class IntQuant:
     # GPTQ's dynamic rules and modules_in_block_to_quantize (`kvcore.models.gptq_rules`)
     rules: tuple[Rule, ...] = ()
     blocks: tuple[str, ...] = ()
+    # compressed-tensors' config groups, (target, its scheme) in vLLM's order; () for one
+    # group on "Linear" (`kvcore.models.ct_groups`)
+    targets: tuple[tuple[str, IntQuant], ...] = ()
 
 
 def _key(quant: dict, keys: tuple[str, ...], source: str, default: Any = None) -> Any:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 
 from kvcore.errors import InputError
-from kvcore.models import ct_quant, fp8_shapes, gptq_rules
+from kvcore.models import ct_groups, ct_quant, fp8_shapes, gptq_rules
 from kvcore.models.fp8_ignored import block_names, experts_path, fused_of
 from kvcore.models.fused_shards import all_or_none
 from kvcore.models.geometry import ModelGeometry
@@ -54,8 +54,6 @@ def _matches(q: IntQuant, path: str) -> bool:
 def _skipped(g: ModelGeometry, q: IntQuant, path: str) -> bool:
     proj = path.split(".")[-1]
     fused = fused_of(g)
-    if q.family == "ct":
-        return ct_quant.ignored(q, path, fused.get(proj), g.source)
     if not q.skips or proj not in fused or _matches(q, path):
         return _matches(q, path)
     named = [_matches(q, path.replace(proj, s)) for s in fused[proj]]
@@ -67,9 +65,13 @@ def _skipped(g: ModelGeometry, q: IntQuant, path: str) -> bool:
 def _quant(g: ModelGeometry, q: IntQuant, path: str, experts: bool = False) -> IntQuant | None:
     """The settings vLLM packs the module at `path` with (GPTQ's rules may change them), None
     where it builds it unquantised."""
+    shards = fused_of(g).get(path.split(".")[-1])
     if q.family == "gptq":
-        return gptq_rules.module_quant(q, path, fused_of(g).get(path.split(".")[-1]), g.source,
-                                       experts) if q.rules or q.blocks else q
+        return gptq_rules.module_quant(q, path, shards, g.source, experts) \
+            if q.rules or q.blocks else q
+    if q.family == "ct":
+        return ct_groups.experts_quant(q, g.model_type, path, g.source) if experts else \
+            ct_groups.linear_quant(q, path, shards, g.source)
     return None if _skipped(g, q, path) else q
 
 
@@ -132,38 +134,29 @@ def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
     return moved, packed
 
 
-def refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str] | None:
-    """The first layer (index, module, vLLM's words) vLLM refuses at `tp`; None if it builds."""
+def refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str, int] | None:
+    """The first layer (index, module, vLLM's words, the module's group size) vLLM refuses at
+    `tp`; None if it builds."""
     q = modelled(g)
     if q is None or q.family == "gptq":
         return None
     for i, kind in enumerate(g.layer_kinds):
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
         linears, experts = _layer(g, q, tp, i, kind, moe)
-        for path, parts, k, full, _ in linears:
-            if why := (ct_quant.group_refusal(q, k, path) if q.family == "ct" else
+        for path, parts, k, full, mq in linears:
+            if why := (ct_quant.group_refusal(mq, k, path) if q.family == "ct" else
                        awq_refusal(q, sum(parts), k, full)):
-                return i, path.rsplit(".", 1)[-1], why
+                return i, path.rsplit(".", 1)[-1], why, mq.group_size
         if experts is not None and q.family == "ct" and (why := ct_quant.experts_refusal(
-                q, g.hidden_size, g.moe_intermediate_size // tp)):
-            return i, "experts", why
+                experts, g.hidden_size, g.moe_intermediate_size // tp)):
+            return i, "experts", why, experts.group_size
     return None
 
 
 def check(g: ModelGeometry) -> None:
-    """vLLM's refusals of a list naming part of a fused linear and of compressed-tensors'
-    int8 experts it has no method for, before anything is sized."""
-    q = g.int_quant
-    if q is not None and q.scheme == "int8" and any(g.moe_layers):
-        # (CompressedTensorsMoEMethod.get_moe_method takes int8 experts with dynamic inputs
-        # alone; CompressedTensorsW8A8Int8MoEMethod asserts channelwise weights)
-        why = ("Unsupported FusedMoe scheme" if q.static_input else
-               "AssertionError" if q.strategy != "channel" else "")
-        if why:
-            raise InputError(f"int8 experts with {q.strategy}-wise weights and "
-                             f"{'static' if q.static_input else 'dynamic'} inputs, and vLLM "
-                             f"refuses to build them: \"{why}\"", path=g.source or None,
-                             field="quantization_config.config_groups")
+    """vLLM's refusals of a list naming part of a fused linear, of GPTQ's rules and of
+    compressed-tensors' experts (`kvcore.models.ct_groups`), before anything is sized: every
+    module's settings worked out once, as vLLM builds them."""
     rank_bytes(g, 1, (None, True, True))
 
 
@@ -172,9 +165,9 @@ def check_tp(g: ModelGeometry, tp: int) -> None:
     option."""
     refused = refusal(g, tp)
     if refused is not None and g.int_quant is not None:
-        layer, module, why = refused
+        layer, module, why, group = refused
         label = "AWQ" if g.int_quant.family == "awq" else "compressed-tensors"
-        raise InputError(f"{g.name}'s {label} groups of {g.int_quant.group_size} do not split "
+        raise InputError(f"{g.name}'s {label} groups of {group} do not split "
                          f"over it (layer {layer}'s {module}), and vLLM refuses to build it: "
                          f"\"{why}\"; got {tp}", field="tensor_parallel_size")
 

@@ -77,6 +77,60 @@ CASES = {
         ["self_attn.k_proj", "self_attn.v_proj", "self_attn.q_proj"], ["mlp.down_proj"]])),
 }
 
+
+
+def ct_groups(*groups, ignore=("lm_head",)):
+    """A compressed-tensors quantization_config with several config groups, each (targets,
+    one of make_int_cases' schemes), its format the group's own, as llm-compressor writes a
+    mixed-precision checkpoint."""
+    out = {f"group_{i}": {**scheme["config_groups"]["group_0"], "targets": list(targets),
+                          "format": scheme["format"]}
+           for i, (targets, scheme) in enumerate(groups)}
+    return {**mic.W4A16, "format": "mixed-precision", "ignore": list(ignore),
+            "config_groups": out}
+
+
+ATTN = [r"re:.*self_attn\..*"]
+QKV0 = ["model.layers.0.self_attn.q_proj", "model.layers.0.self_attn.k_proj",
+        "model.layers.0.self_attn.v_proj"]
+CASES.update({
+    # compressed-tensors with several config groups: attention W8A8 int8, the rest W4A16
+    "llama-ct-groups": (LLAMA, ct_groups((ATTN, mic.W8A8_INT8), (["Linear"], mic.W4A16))),
+    # (layer 0's qkv_proj by its shards' exact names, fp8; o_proj left to "Linear")
+    "llama-ct-groups-shards": (LLAMA, ct_groups((QKV0, mic.FP8_DYNAMIC),
+                                                (["Linear"], mic.W8A16))),
+    # (q_proj in one group, k/v_proj in another: the fused linear takes its first shard's)
+    "llama-ct-groups-split-qkv": (LLAMA, ct_groups((QKV0[:1], mic.W8A8_INT8),
+                                                   (QKV0[1:], mic.W4A16),
+                                                   (["Linear"], mic.W8A16))),
+    # (no "Linear": what no group targets stays float16; a lone Attention group is dropped)
+    "llama-ct-groups-mlp-only": (LLAMA, ct_groups(([r"re:.*mlp\.down_proj$"], mic.W4A16),
+                                                  (["LlamaAttention"], mic.FP8_DYNAMIC))),
+    "qwen3-moe-ct-groups": (mic.QWEN3_MOE_WIDE, ct_groups(
+        ([r"re:.*mlp\.experts.*"], mic.FP8_DYNAMIC), (["Linear"], mic.W4A16),
+        ignore=("lm_head", r"re:.*mlp\.gate$"))),
+    # (the routed experts when no group names them: "Linear"'s scheme)
+    "qwen3-moe-ct-groups-linear-experts": (mic.QWEN3_MOE_WIDE, ct_groups(
+        (ATTN, mic.FP8_DYNAMIC), (["Linear"], mic.W8A8_INT8),
+        ignore=("lm_head", r"re:.*mlp\.gate$"))),
+    # (an ignore entry naming the experts' module exactly: vLLM matches the list against
+    # each expert's projections, model.layers.1.mlp.experts.0.gate_proj)
+    "qwen3-moe-ct-ignore-experts-exact": (mic.QWEN3_MOE_WIDE, {**mic.FP8_DYNAMIC, "ignore": [
+        "lm_head", r"re:.*mlp\.gate$", "model.layers.1.mlp.experts"]}),
+    "qwen3-moe-ct-ignore-experts-re": (mic.QWEN3_MOE_WIDE, {**mic.FP8_DYNAMIC, "ignore": [
+        "lm_head", r"re:.*mlp\.gate$", r"re:.*layers\.1\.mlp\.experts.*"]}),
+    # (the experts' down_proj in one group, gate/up_proj in "Linear"'s: refused)
+    "qwen3-moe-ct-groups-experts-split": (mic.QWEN3_MOE_WIDE, ct_groups(
+        ([r"re:.*experts.*down_proj"], mic.W8A8_INT8), (["Linear"], mic.FP8_DYNAMIC),
+        ignore=("lm_head", r"re:.*mlp\.gate$"))),
+    # (the experts int8 with static inputs by a regex group: refused, as with one group)
+    "qwen3-moe-ct-groups-int8-static-experts": (mic.QWEN3_MOE_WIDE, ct_groups(
+        ([r"re:.*experts.*"], mic.W8A8_INT8_STATIC), (["Linear"], mic.W4A16),
+        ignore=("lm_head", r"re:.*mlp\.gate$"))),
+    "llama-3-1-8b-ct-groups": (LLAMA_8B, ct_groups((ATTN, mic.W8A8_INT8),
+                                                   (["Linear"], mic.W4A16))),
+})
+
 for name, (cfg, quant) in CASES.items():
     (HERE / f"{name}.config.json").write_text(
         json.dumps({**cfg, "quantization_config": quant}, indent=1) + "\n")

@@ -8,9 +8,12 @@ model class built on the meta device at TP 1, 2, 4 and 8, every rank, or vLLM's 
 the config itself, before any rank is built: ``refused`` beside ``tp``). From the project root:
 
     ulimit -v 16000000; HF_HUB_OFFLINE=1 VLLM_LOGGING_LEVEL=ERROR \\
-        PYTHONPATH=$ORACLE_HOME/src:tests/data/mtp_draft/oracle_stubs_vision \\
+        PYTHONPATH=$ORACLE_HOME/src:tests/data/mtp_draft/oracle_stubs_vision:$CT_PKGS \\
         timeout 1500 $ORACLE_HOME/venv/bin/python \\
         tests/data/weights_census/quant_rules/record_rules.py [CASE ...]
+
+$CT_PKGS: compressed-tensors 0.17.0 and loguru, as ../int_quant/README.md says (the
+compressed-tensors cases need them, the others do not).
 """
 # ruff: noqa
 import importlib.util, json, sys
