@@ -134,3 +134,13 @@ def test_an_ignore_entry_naming_the_experts_module_leaves_them_quantised() -> No
         return estimate_weights_bytes(read_hf_config(_config(name), name=name), 1)
     assert at_tp1("qwen3-moe-ct-ignore-experts-exact") == 111_545_380
     assert at_tp1("qwen3-moe-ct-ignore-experts-re") == 161_713_188
+
+
+@pytest.mark.parametrize("listed", ["self_attn", [["q_proj"], 3]])
+def test_a_block_list_that_is_not_names_is_refused(listed: object) -> None:
+    cfg = _config("weights_census/int_quant/llama-gptq.config.json")
+    cfg["quantization_config"]["modules_in_block_to_quantize"] = listed
+    with pytest.raises(InputError) as e:
+        read_hf_config(cfg, name="x")
+    assert e.value.field == "quantization_config.modules_in_block_to_quantize"
+    assert e.value.message.startswith("must be a list (or a list of lists) of module names")

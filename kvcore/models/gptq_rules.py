@@ -91,9 +91,13 @@ def read(quant: dict[str, Any], desc_act: bool, source: str,
         rules.append(Rule(key, pattern, False, bits if isinstance(bits, int) else None,
                           gs if isinstance(gs, int) else None,
                           sym if isinstance(sym, bool) else None))
-    blocks = tuple(vllm_name(str(b), arch)
-                   for b in _flat(quant.get("modules_in_block_to_quantize") or []))
-    return tuple(rules), blocks
+    listed = quant.get("modules_in_block_to_quantize") or []
+    if not isinstance(listed, list) or not all(isinstance(b, str) for b in _flat(listed)):
+        # (vLLM would test each character of a string, and fail on a number, as a substring)
+        raise InputError(f"must be a list (or a list of lists) of module names, got "
+                         f"{clipped(listed)}", path=source or None,
+                         field="quantization_config.modules_in_block_to_quantize")
+    return tuple(rules), tuple(vllm_name(b, arch) for b in _flat(listed))
 
 
 def module_quant(q: IntQuant, path: str, shards: tuple[str, ...] | None, source: str,
