@@ -27,7 +27,8 @@ with float32 scales a row (int8 experts with static inputs or tensor-wise weight
 MLA's attention holds no k/v/q scales (tests/data/weights_census/int_quant/).
 Several config groups, or targets other than ``Linear`` (regexes, module paths): each module's
 scheme as `kvcore.models.ct_groups` matches it. Not sized (counted unquantised, with a
-warning): class-name targets other than ``Linear``, sparsity and transforms, ``attn_head`` KV
+warning): class-name targets other than ``Linear``, targets reaching the embedding or the LM
+head (vLLM quantises them), sparsity and transforms, ``attn_head`` KV
 scales, block fp8, other formats.
 """
 
@@ -43,6 +44,9 @@ from kvcore.models.fused_shards import DIFFERENT, all_or_none
 from kvcore.models.int_quant import IntQuant
 
 WNA16_BITS = range(2, 9)
+# (the embedding's and LM head's paths in most model classes: a group's regex or path reaching
+# them has vLLM quantise them, CompressedTensorsEmbeddingWNA16Int and the LM head's scheme)
+_EMBEDDINGS = ("model.embed_tokens", "lm_head")
 
 
 def read(quant: dict[str, Any], source: str, arch: str = "") -> IntQuant | None:
@@ -72,6 +76,9 @@ def read(quant: dict[str, Any], source: str, arch: str = "") -> IntQuant | None:
             schemes[_renamed(t, arch)] = q
     if not schemes or list(schemes) == ["Linear"]:
         return schemes.get("Linear")
+    if any(not _matches(ignore, m) and any(_matches((t,), m) for t in schemes)
+           for m in _EMBEDDINGS):
+        return None     # (vLLM packs an embedding or LM head a target names: not modelled)
     base = schemes.get("Linear", next(iter(schemes.values())))
     return replace(base, targets=tuple(schemes.items()))
 
