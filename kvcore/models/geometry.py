@@ -188,7 +188,7 @@ class ModelGeometry:
         if self.perf_swa is not None:   # (Qwen: what the config says, not what layers do)
             return self.perf_swa
         window = self.sliding_window
-        if window and self.model_type == "cohere2":
+        if window and self.model_type in ("cohere2", "cohere2_moe"):
             window -= 1
         return (self.count("sliding"), window) if window else (0, window)
 

@@ -79,7 +79,7 @@ from kvcore.models.qwen3_5 import (
     text_model_type,
 )
 from kvcore.models.qwen3_next import gdn_state
-from kvcore.models.unsupported import not_modelled
+from kvcore.models.unsupported import refusal
 from kvcore.models.vision_towers import vision_tower
 from kvcore.sources import read_json
 
@@ -129,11 +129,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
                          path=source or None, field="model_type")
     model_type = text_model_type(cfg, c.get("model_type", ""), source)
     archs = cfg.get("architectures")
-    if (why := not_modelled(archs)) is not None:
-        assert archs is not None
-        raise InputError(f"{archs[0]}: vLLM 0.33 serves it with {why}, which kvcli does not "
-                         "model (sizing it as attention would not be vLLM's cache)",
-                         path=source or None, field="architectures")
+    if (why := refusal(archs)) is not None:
+        raise InputError(why, path=source or None, field="architectures")
     defaults = {**CLASS_DEFAULTS.get(model_type, {}), **MODEL_TYPE_DEFAULTS.get(model_type, {})}
 
     def get(key: str, default: Any = None, *, required: bool = False) -> Any:
@@ -198,8 +195,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     if "sliding" in kinds and not window:
         raise InputError("sliding-window layers but no 'sliding_window'", path=source or None,
                          field="sliding_window")
-    if window and model_type == "cohere2":
-        window += 1  # vLLM's commandr.py: a Cohere2 sliding layer sees sliding_window + 1
+    if window and model_type in ("cohere2", "cohere2_moe"):
+        window += 1  # vLLM's commandr.py, cohere2_moe.py: a sliding layer sees the window + 1
     chunk = get_int("attention_chunk_size") if "chunked" in kinds else None
     if "chunked" in kinds and not chunk:
         raise InputError("chunked-local layers but no 'attention_chunk_size'",

@@ -16,6 +16,12 @@ _LAYER_TYPE_NAMES = {"full_attention": "full", "attention": "full", "sliding_att
                      "chunked_attention": "chunked", "mamba": "mamba", "full": "full",
                      "sliding": "sliding", "chunked": "chunked"}
 
+# Model types whose vLLM 0.33 layers never read ``sliding_window`` (mistral.py's are llama.py's,
+# which slide only where ``layer_types`` says so, as phi3.py's; mixtral.py names no window):
+# every layer attends fully whatever the key says (Mistral-7B-v0.1's 4,096, Phi-3's 2,047).
+# Found by the KV-spec census (tests/data/kv_spec_census/).
+NO_WINDOW_TYPES = ("mistral", "mixtral", "phi3")
+
 
 def _listed_kinds(types: Any, n: int, source: str) -> tuple[str, ...]:
     if not isinstance(types, list) or len(types) != n:
@@ -59,6 +65,7 @@ def layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
     if model_type == "jamba":
         period, offset = jamba_layout("attn", get, get_dim, source)
         return tuple("full" if i % period == offset else "mamba" for i in range(n))
-    if get("sliding_window") and c.get("use_sliding_window", True) is not False:
+    if (get("sliding_window") and c.get("use_sliding_window", True) is not False
+            and model_type not in NO_WINDOW_TYPES):
         return ("sliding",) * n
     return ("full",) * n

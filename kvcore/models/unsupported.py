@@ -7,6 +7,8 @@ Each maps to what its layers keep in vLLM (model_executor/models/<file>.py).
 
 from __future__ import annotations
 
+from kvcore.models.retired import RETIRED
+
 NOT_MODELLED = {
     "MambaForCausalLM": "Mamba-1 layers only (attention-free)",
     "FalconMambaForCausalLM": "Mamba-1 layers only (attention-free)",
@@ -19,6 +21,32 @@ NOT_MODELLED = {
     "OlmoHybridForCausalLM": "linear-attention layers",
     "AliceAIForCausalLM": "linear-attention layers",
     "KimiLinearForCausalLM": "Kimi Delta Attention layers beside MLA",
+    # found by the KV-spec census (tests/data/kv_spec_census/README.md), read otherwise as
+    # plain attention with one cache a layer:
+    "Gemma3nForCausalLM": "KV sharing: its last num_kv_shared_layers layers read earlier "
+                          "layers' caches (fewer caches than layers)",
+    "Gemma3nForConditionalGeneration": "KV sharing: its last num_kv_shared_layers layers read "
+                                       "earlier layers' caches (fewer caches than layers)",
+    "HrmTextForCausalLM": "non-causal attention layers run over several reasoning cycles, a "
+                          "cache for each layer in each cycle",
+    "MiniCPM3ForCausalLM": "latent-projected attention caching qk_nope_head_dim + "
+                           "qk_rope_head_dim a head (not head_dim)",
+    "WhisperForConditionalGeneration": "an audio encoder and cross-attention caches sized by it",
+    "Qwen2_5OmniModel": "a thinker and a talker (thinker_config), each with its own layers",
+    "Qwen2_5OmniForConditionalGeneration": "a thinker and a talker (thinker_config), each with "
+                                           "its own layers",
+    "Qwen3ASRForConditionalGeneration": "an audio encoder beside a thinker (thinker_config)",
+    "BagelForConditionalGeneration": "a language model under llm_config with its own "
+                                     "generation experts",
+    # not built on this machine; read from vLLM's source (gemma4.py's layers share KV as
+    # Gemma 3n's do; mimo_v2.py gives its sliding layers sliding_window_size by its pattern)
+    **dict.fromkeys(("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
+                     "Gemma4UnifiedForConditionalGeneration",
+                     "DiffusionGemmaForBlockDiffusion"),
+                    "Gemma 4's layers: KV sharing between layers (fewer caches than layers) "
+                    "and per-layer configs"),
+    "MiMoV2FlashForCausalLM": "sliding layers of sliding_window_size set by "
+                              "hybrid_layer_pattern",
 }
 
 
@@ -26,4 +54,19 @@ def not_modelled(architectures: object) -> str | None:
     """The reason a config's architecture is refused, or None."""
     if isinstance(architectures, list) and architectures:
         return NOT_MODELLED.get(str(architectures[0]))
+    return None
+
+
+def refusal(architectures: object) -> str | None:
+    """The one line a config's architecture is refused with (not modelled, or no longer
+    served by vLLM 0.33), or None."""
+    if not (isinstance(architectures, list) and architectures):
+        return None
+    arch = str(architectures[0])
+    if (why := NOT_MODELLED.get(arch)) is not None:
+        return (f"{arch}: vLLM 0.33 serves it with {why}, which kvcli does not model (sizing "
+                "it as attention would not be vLLM's cache)")
+    if (last := RETIRED.get(arch)) is not None:
+        return (f"{arch}: vLLM 0.33 no longer serves it (its registry lists it as supported "
+                f"until {last}), so there is no vLLM cache to size")
     return None
