@@ -1,0 +1,121 @@
+# ruff: noqa
+"""A tiny config.json per architecture of vLLM 0.33's registry, for record_kv_specs.py.
+
+The config class is the one vLLM itself would load for the architecture: vLLM's own
+(`vllm.transformers_utils.config._CONFIG_REGISTRY`, by model_type) or transformers' (its auto
+mappings read backwards: architecture -> model_type), or the model_type named in MODEL_TYPES
+below where neither maps the architecture's name (a checkpoint's config.json names it). The
+class's defaults are kept (they are what a published checkpoint of that class looks like),
+with the text model cut to at most MAX_LAYERS layers: every per-layer list or string
+(layer_types, no_rope_layers, hybrid_override_pattern, ...) cut with it, so the pattern's start
+is kept; OVERRIDES gives the keys a pattern needs beyond that (Gemma 3n's shared layers).
+"""
+import json
+
+MAX_LAYERS = 8
+# Architectures whose name no auto mapping or vLLM config names: the model_type their
+# published checkpoints give (vLLM's registry maps the name to the model file, not a config)
+MODEL_TYPES = {
+    "LLaMAForCausalLM": "llama", "Llama4ForCausalLM": "llama4_text", "InternLM3ForCausalLM": "llama",
+    "IQuestCoderForCausalLM": "llama", "TeleChat3ForCausalLM": "llama",
+    "MiMoForCausalLM": "qwen2", "PhiMoEForCausalLM": "phimoe",
+    "DeepseekForCausalLM": "deepseek_v2", "Step3TextForCausalLM": "step3_text",
+    "Step3p5ForCausalLM": "step3p5", "Step5ForCausalLM": "step5",
+    "ExaoneMoEForCausalLM": "exaone_moe", "NemotronHPuzzleForCausalLM": "nemotron_h",
+    "ChatGLMModel": "chatglm", "ChatGLMForConditionalGeneration": "chatglm",
+    "DoryForCausalLM": "dory", "FlintForCausalLM": "flint",
+    "HyperCLOVAXForCausalLM": "hyperclovax", "MiniMaxM3SparseForCausalLM": "minimax_m3_vl",
+    "Step3VLForConditionalGeneration": "step3_vl", "KimiVLForConditionalGeneration": "kimi_vl",
+    "KimiK25ForConditionalGeneration": "kimi_k25", "KimiK3ForConditionalGeneration": "kimi_k3",
+    "Ovis": "ovis", "UltravoxModel": "ultravox", "DeepseekVLV2ForCausalLM": "deepseek_vl_v2",
+    "IsaacForConditionalGeneration": "isaac", "MiDashengLMModel": "midashenglm",
+    "Moondream3ForCausalLM": "moondream3", "OpenVLAForActionPrediction": "openvla",
+    "BagelForConditionalGeneration": "bagel", "Alpamayo2Super": "alpamayo2_super",
+    "BailingMoeV3VLForConditionalGeneration": "bailing_moe_v3_vl",
+    "FunAudioChatForConditionalGeneration": "funaudiochat",
+    "Dots3NoteForCausalLM": "dots3_note", "UnlimitedOCRForCausalLM": "unlimited_ocr",
+    "DeepseekV41ForCausalLM": "deepseek_v41", "PixtralForConditionalGeneration": "pixtral",
+    "Qwen2_5OmniModel": "qwen2_5_omni", "Step5ForConditionalGeneration": "step5_vl",
+}
+# keys a layer pattern needs beside the cut (by architecture)
+OVERRIDES = {
+    # 35 layers, the last 15 sharing KV: 8 layers, the last 3 sharing (one of each kind
+    # reused: the pattern is 4 sliding, 1 full)
+    "Gemma3nForCausalLM": {"num_kv_shared_layers": 3},
+    "Gemma3nForConditionalGeneration": {"num_kv_shared_layers": 3},
+    # DeepSeek-V3.2's sparse-attention indexer (its checkpoints' values; DeepseekV3Config
+    # has no such keys, and vLLM asserts index_topk)
+    "DeepseekV32ForCausalLM": {"index_topk": 2048, "index_head_dim": 128, "index_n_heads": 64},
+}
+# where a wrapper keeps its text model's config
+TEXT_KEYS = ("text_config", "llm_config", "language_config", "thinker_config")
+LAYER_KEYS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers")
+
+
+def _reverse_auto_mappings():
+    from transformers.models.auto import modeling_auto
+    out = {}
+    for name in dir(modeling_auto):
+        m = getattr(modeling_auto, name)
+        if name.endswith("_MAPPING_NAMES") and isinstance(m, dict):
+            for mt, cls in m.items():
+                for c in cls if isinstance(cls, (list, tuple)) else [cls]:
+                    out.setdefault(c, mt)
+    return out
+
+
+def config_class(arch, reverse):
+    """(model_type, config class) or (None, why not)."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+    from vllm.transformers_utils.config import _CONFIG_REGISTRY
+    mt = MODEL_TYPES.get(arch) or reverse.get(arch)
+    if mt is None:
+        return None, ("no config class: transformers 5.20.2 and vLLM's configs name no "
+                      "model_type for it (its checkpoints bring remote code)")
+    try:
+        return mt, _CONFIG_REGISTRY[mt] if mt in _CONFIG_REGISTRY else CONFIG_MAPPING[mt]
+    except Exception as e:
+        return None, f"no config class for model_type {mt!r}: {type(e).__name__}: {e}"[:300]
+
+
+def _cut(d, n_old, n_new):
+    for k, v in list(d.items()):
+        if isinstance(v, (list, str)) and len(v) == n_old and k not in ("model_type",):
+            d[k] = v[:n_new]
+
+
+def _text_dict(d):
+    for k in TEXT_KEYS:
+        if isinstance(d.get(k), dict):
+            return _text_dict(d[k])
+    return d
+
+
+def shrink(d, arch):
+    """Cut the text model to MAX_LAYERS layers (in place), its per-layer lists with it."""
+    t = _text_dict(d)
+    for key in LAYER_KEYS:
+        n = t.get(key)
+        if isinstance(n, int) and n > MAX_LAYERS:
+            t[key] = MAX_LAYERS
+            _cut(t, n, MAX_LAYERS)
+            break
+    t.update(OVERRIDES.get(arch, {}))
+    for x in (d, t):
+        x["dtype"] = x["torch_dtype"] = "bfloat16"
+
+
+def make_config(arch, reverse):
+    """(config dict, None) or (None, why not)."""
+    mt, cls = config_class(arch, reverse)
+    if mt is None:
+        return None, cls
+    try:
+        d = cls().to_dict()
+    except Exception as e:
+        return None, f"config class {cls.__name__}() refused its defaults: {type(e).__name__}: {e}"[:300]
+    d = json.loads(json.dumps(d, default=str))
+    d["architectures"] = [arch]
+    d.setdefault("model_type", mt)
+    shrink(d, arch)
+    return d, None

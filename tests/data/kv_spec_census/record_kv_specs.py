@@ -1,0 +1,192 @@
+"""Record vLLM 0.33's per-layer KV cache specs for every text-generation and multimodal
+architecture of its registry (-> answers.json), for tests/test_kv_spec_census.py.
+
+A development tool, never run by the tests: the real vLLM from the oracle's environment, no
+weights, no GPU. Per architecture: a tiny config.json (census_configs.py: the config class's
+defaults, the text model cut to a few layers keeping its pattern), vLLM's own model class built
+by `initialize_model` on the meta device at TP 1, and the specs the GPU model runner collects
+(`vllm/v1/worker/gpu/attn_utils.py get_kv_cache_spec`: every AttentionLayerBase layer of the
+static forward context, a layer with a `kv_sharing_target_layer_name` skipped, encoder-only
+layers giving none), with the backend's customisation. From the project root:
+
+    ulimit -v 16000000; HF_HUB_OFFLINE=1 VLLM_LOGGING_LEVEL=ERROR \\
+        PYTHONPATH=$ORACLE_HOME/src:tests/data/mtp_draft/oracle_stubs_vision \\
+        timeout 1500 $ORACLE_HOME/venv/bin/python \\
+        tests/data/kv_spec_census/record_kv_specs.py [--shard I/N] [ARCH ...]
+
+(ORACLE_HOME=~/.cache/vllm-oracle.) With --shard each process records every N-th architecture
+into answers.I.json; `--merge` folds the parts into answers.json. It imports
+../weights_census/record_census.py (and through it the draft recorders) for every substitution
+those make (attention backends named for the CPU's platform, the MoE kernel choice, ...: listed
+in answers.json) and adds the hybrid models' block-size alignment CudaPlatform does. An
+architecture that is not built within TIMEOUT_S seconds, or that vLLM refuses, is recorded
+with the reason.
+"""
+# ruff: noqa
+import importlib.util, json, re, signal, sys, tempfile, time, traceback
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+_spec = importlib.util.spec_from_file_location(
+    "record_census", HERE.parent / "weights_census" / "record_census.py")
+rc = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(rc)                    # vLLM imported, every substitution applied
+sys.path.insert(0, str(HERE))
+import census_configs
+
+import torch
+import vllm
+from vllm.config import (CacheConfig, DeviceConfig, LoadConfig, ModelConfig, ParallelConfig,
+                         VllmConfig, set_current_vllm_config)
+from vllm.model_executor.model_loader.utils import initialize_model
+from vllm.model_executor.models import registry
+from vllm.platforms import current_platform
+from vllm.platforms.interface import Platform
+from vllm.utils.torch_utils import set_default_torch_dtype
+from vllm.v1.attention.backends.flash_attn import FlashAttentionBackend
+from vllm.v1.attention.backends.registry import AttentionBackendEnum
+from vllm.v1.worker.gpu import attn_utils
+
+TIMEOUT_S = 30
+# The registry inspects a model class in a subprocess (to keep CUDA out of the parent,
+# registry.py:1122-1125): a fresh interpreter importing vLLM per architecture, longer than
+# TIMEOUT_S on two cores. There is no CUDA here: the same inspection in this process.
+registry._LazyRegisteredModel.inspect_model_cls = (
+    lambda self: registry._ModelInfo.from_model_cls(self.load_model_cls()))
+# Gemma 3n's sparse GELU computes its threshold's normal quantile with .item() when built
+# (activation.py:339), which a meta tensor cannot answer: the constructor runs on the CPU
+# (a float kept on the module; no parameter, buffer or KV spec).
+from vllm.model_executor.layers import activation
+_sparse_init = activation.GeluAndMulSparse.__init__
+def _sparse_init_cpu(self, *a, **k):
+    with torch.device("cpu"):
+        _sparse_init(self, *a, **k)
+activation.GeluAndMulSparse.__init__ = _sparse_init_cpu
+# DeepSeek-V3.2's indexer (and its kin) keep the platform's device_type, empty on the CPU's
+# unspecified platform: the meta device, as every other tensor here.
+current_platform.device_type = "meta"
+# record_qwen3_next_mtp makes every model's Mamba prefill checkpoint alignment FlashInfer's
+# GDN one (64), for Qwen3-Next; the platform's block-size alignment runs before any layer is
+# built, where vLLM's own function answers 1 for the other hybrids (abstract.py:98-113)
+from vllm.model_executor.layers.mamba import abstract
+_gdn_alignment = abstract.get_mamba_prefill_checkpoint_alignment
+GDN_TYPES = ("qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text")
+SUBSTITUTIONS = list(rc.SUBSTITUTIONS) + [
+    "hybrid models: Platform._align_hybrid_block_size(vc, FlashAttentionBackend) called as "
+    "CudaPlatform.check_and_update_config calls it (the CPU's platform does not)",
+    "model registry: a class inspected in this process (no CUDA here), not a subprocess",
+    "platform device_type: meta (DeepSeek-V3.2's indexer asks for it)",
+    "Mamba prefill checkpoint alignment at block-size alignment: FlashInfer's 64 for Gated "
+    "DeltaNet models (Hopper), vLLM's own answer (1, no layer built yet) for the others",
+    "Gemma 3n's GeluAndMulSparse built on the CPU (its .item() on a threshold)",
+    "attention backend: TRITON_MLA where the model config uses MLA, FLASH_ATTN elsewhere"]
+ANOTHER_HELPER = ("MambaForCausalLM", "Mamba2ForCausalLM", "FalconMambaForCausalLM",
+                  "Zamba2ForCausalLM", "Lfm2ForCausalLM")
+
+
+class Timeout(Exception):
+    pass
+
+
+def _alarm(*_):
+    raise Timeout(f"not built within {TIMEOUT_S} s")
+
+
+def architectures():
+    return list(registry._TEXT_GENERATION_MODELS) + list(registry._MULTIMODAL_MODELS)
+
+
+def spec_json(name, s):
+    d = rc.rdm.spec_json(s)
+    m = re.search(r"layers\.(\d+)\.", name)
+    return {"name": name, "layer": int(m.group(1)) if m else None, **d}
+
+
+def build(arch, cfg):
+    tmp = Path(tempfile.mkdtemp())
+    (tmp / "config.json").write_text(json.dumps(cfg))
+    mc = ModelConfig(model=str(tmp), skip_tokenizer_init=True, seed=0, trust_remote_code=False)
+    backend = AttentionBackendEnum.TRITON_MLA if mc.use_mla else AttentionBackendEnum.FLASH_ATTN
+    current_platform.get_attn_backend_cls = lambda *a, **k: backend.get_path()
+    vc = VllmConfig(model_config=mc, parallel_config=ParallelConfig(),
+                    cache_config=CacheConfig(enable_prefix_caching=True),
+                    device_config=DeviceConfig(device="cpu"),
+                    load_config=LoadConfig(load_format="dummy", device="meta"))
+    if mc.is_hybrid:
+        gdn = getattr(mc.hf_text_config, "model_type", "") in GDN_TYPES
+        abstract.get_mamba_prefill_checkpoint_alignment = (
+            _gdn_alignment if gdn else lambda vc: 1)
+        Platform._align_hybrid_block_size(vc, FlashAttentionBackend)
+        abstract.get_mamba_prefill_checkpoint_alignment = _gdn_alignment
+    rc.set_tp(1, 0)
+    with set_current_vllm_config(vc), set_default_torch_dtype(mc.dtype), torch.device("meta"):
+        model = initialize_model(vc)
+        specs = attn_utils.get_kv_cache_spec(vc)
+        shared = attn_utils.get_shared_kv_cache_layers(vc)
+    return {"class": type(model).__name__, "dtype": rc.rdm.dt(mc.dtype),
+            "max_model_len": mc.max_model_len, "block_size": vc.cache_config.block_size,
+            "use_mla": mc.use_mla, "is_hybrid": mc.is_hybrid,
+            "is_attention_free": mc.is_attention_free,
+            "specs": [spec_json(n, s) for n, s in specs.items()],
+            "kv_sharing": dict(shared)}
+
+
+def record(arch, reverse):
+    cfg, why = census_configs.make_config(arch, reverse)
+    if cfg is None:
+        return {"skipped": why}
+    out = {"config": cfg}
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(TIMEOUT_S)
+    t0 = time.perf_counter()
+    try:
+        out.update(build(arch, cfg))
+    except BaseException as e:
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        out["skipped"] = f"{type(e).__name__}: {e}"[:500]
+        out["traceback_tail"] = traceback.format_exc().splitlines()[-3:]
+    finally:
+        signal.alarm(0)
+    print(arch, "skipped" if "skipped" in out else f"{len(out['specs'])} specs",
+          f"{time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+    return out
+
+
+def merge():
+    parts = sorted(HERE.glob("answers.*.json"))
+    out = {"vllm_version": vllm.__version__, "torch": torch.__version__,
+           "substitutions": SUBSTITUTIONS, "another_helper": list(ANOTHER_HELPER),
+           "architectures": {}}
+    old = HERE / "answers.json"          # (a rerun of some architectures updates them)
+    if old.exists():
+        out["architectures"].update(json.loads(old.read_text())["architectures"])
+    for p in parts:
+        out["architectures"].update(json.loads(p.read_text())["architectures"])
+    out["architectures"] = {a: out["architectures"][a] for a in architectures()
+                            if a in out["architectures"]}
+    (HERE / "answers.json").write_text(json.dumps(out, indent=1) + "\n")
+    for p in parts:
+        p.unlink()
+
+
+def main():
+    args = sys.argv[1:]
+    if args == ["--merge"]:
+        return merge()
+    shard, n = 0, 1
+    if args[:1] == ["--shard"]:
+        shard, n = (int(x) for x in args[1].split("/"))
+        args = args[2:]
+    rc.rqn.rmm_main_env()
+    reverse = census_configs._reverse_auto_mappings()
+    names = args or architectures()[shard::n]
+    path = HERE / f"answers.{shard}.json"
+    done = json.loads(path.read_text()) if path.exists() else {"architectures": {}}
+    for arch in names:
+        done["architectures"][arch] = record(arch, reverse)
+        path.write_text(json.dumps(done, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

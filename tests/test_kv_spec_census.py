@@ -1,0 +1,78 @@
+"""kvcli's per-layer KV cache specs against vLLM 0.33's, for every architecture of vLLM's
+registry it could build here (tests/data/kv_spec_census/: record_kv_specs.py, README.md).
+
+Each recorded config.json is read as `kvcli config --model-config FILE` reads it; kvcli must
+build vLLM's specs exactly (kind, block size, heads, head size, dtype, window or chunk, Mamba
+shapes, page bytes; the attention layers in vLLM's order), or refuse the architecture with one
+line naming it. Before the census kvcli read Gemma 3n (KV sharing), HRM-Text, MiniCPM3,
+Whisper, Bagel, Qwen2.5-Omni and Qwen3-ASR as plain attention or refused them by a missing
+key, gave Mistral's 4,096 window to layers vLLM 0.33 runs in full, and Cohere2-MoE a window
+one token short.
+"""
+
+from __future__ import annotations
+
+import pytest
+from kv_census_rows import ANSWERS, ROWS, kvcli_specs, same, vllm_specs
+
+from kvcore.errors import InputError
+from kvcore.models import read_hf_config
+
+BUILT = [a for a, r in ROWS.items() if "specs" in r]
+# refused by name (one line), as the census found them
+REFUSED = {
+    "AXK1ForCausalLM", "Gemma3nForCausalLM", "HrmTextForCausalLM", "HYV4ForCausalLM",
+    "MiniCPM3ForCausalLM", "BagelForConditionalGeneration", "Qwen2_5OmniModel",
+    "Qwen2_5OmniForConditionalGeneration", "Qwen3ASRForConditionalGeneration",
+    "WhisperForConditionalGeneration",
+    # transformers' default Granite 4.0-H layer_types say linear_attention (a checkpoint's say
+    # mamba): refused by the key, not read as attention
+    "GraniteMoeHybridForCausalLM",
+}
+# the Mamba-only models another change models: refused, or equal once modelled
+EITHER = set(ANSWERS["another_helper"])
+
+
+def test_every_registry_architecture_has_a_row() -> None:
+    assert len(ROWS) == 251
+    assert len(BUILT) == 93
+    for arch, row in ROWS.items():
+        assert ("specs" in row) != ("skipped" in row), arch
+
+
+@pytest.mark.parametrize("arch", BUILT)
+def test_kvcli_builds_vllms_specs_or_refuses_by_name(arch: str) -> None:
+    row = ROWS[arch]
+    ours = kvcli_specs(row, arch)
+    if isinstance(ours, InputError):
+        assert arch in REFUSED or arch in EITHER, str(ours)
+        text = str(ours)
+        assert "\n" not in text
+        assert arch in text or repr(row["config"]["model_type"]) in text or (
+            arch == "GraniteMoeHybridForCausalLM" and "'linear_attention'" in text)
+        return
+    assert arch not in REFUSED
+    assert same(ours, vllm_specs(row)), (ours, vllm_specs(row))
+
+
+def test_the_census_found_these_differences_fixed() -> None:
+    """The rows that were quietly wrong, their numbers as vLLM records them."""
+    mistral = vllm_specs(ROWS["MistralForCausalLM"])
+    assert {s[0] for s in mistral} == {"FullAttentionSpec"}      # (its config: window 4,096)
+    assert ROWS["MistralForCausalLM"]["config"]["sliding_window"] == 4096
+    cohere = vllm_specs(ROWS["Cohere2MoeForCausalLM"])
+    assert {s[5] for s in cohere if s[0] == "SlidingWindowSpec"} == {4097}
+    gemma3n = ROWS["Gemma3nForCausalLM"]
+    assert len(gemma3n["specs"]) == 5 and len(gemma3n["kv_sharing"]) == 3
+
+
+@pytest.mark.parametrize("arch", ["MiniMaxText01ForCausalLM", "Phi4FlashForCausalLM",
+                                  "MllamaForConditionalGeneration"])
+def test_architectures_vllm_no_longer_serves_are_refused(arch: str) -> None:
+    cfg = {"architectures": [arch], "model_type": "llama", "num_hidden_layers": 2,
+           "num_attention_heads": 4, "hidden_size": 64, "max_position_embeddings": 128}
+    with pytest.raises(InputError) as e:
+        read_hf_config(cfg, source="config.json")
+    assert e.value.field == "architectures"
+    assert str(e.value).startswith(f"config.json: field 'architectures': {arch}: vLLM 0.33 no "
+                                   "longer serves it")
