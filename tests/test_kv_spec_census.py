@@ -4,10 +4,10 @@ registry it could build here (tests/data/kv_spec_census/: record_kv_specs.py, RE
 Each recorded config.json is read as `kvcli config --model-config FILE` reads it; kvcli must
 build vLLM's specs exactly (kind, block size, heads, head size, dtype, window or chunk, Mamba
 shapes, page bytes; the attention layers in vLLM's order), or refuse the architecture with one
-line naming it. Before the census kvcli read Gemma 3n (KV sharing), HRM-Text, MiniCPM3,
-Whisper, Bagel, Qwen2.5-Omni and Qwen3-ASR as plain attention or refused them by a missing
-key, gave Mistral's 4,096 window to layers vLLM 0.33 runs in full, and Cohere2-MoE a window
-one token short.
+line naming it. Before the census kvcli read Gemma 3n (KV sharing), Gemma 4 (KV sharing,
+512-wide full layers), HRM-Text, MiniCPM3, Whisper, Bagel, Qwen2.5-Omni and Qwen3-ASR as plain
+attention or refused them by a missing key, gave Mistral's, Phi-3's and StarCoder2's windows to
+layers vLLM 0.33 runs in full, and Cohere2-MoE a window one token short.
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ REFUSED = {
     "AXK1ForCausalLM", "Gemma3nForCausalLM", "HrmTextForCausalLM", "HYV4ForCausalLM",
     "MiniCPM3ForCausalLM", "BagelForConditionalGeneration", "Qwen2_5OmniModel",
     "Qwen2_5OmniForConditionalGeneration", "Qwen3ASRForConditionalGeneration",
-    "WhisperForConditionalGeneration",
+    "WhisperForConditionalGeneration", "Gemma4ForCausalLM", "DiffusionGemmaForBlockDiffusion",
+    # their layer count is n_layer, which kvcli does not read: refused by the missing key
+    "BloomForCausalLM", "GPT2LMHeadModel", "GPTJForCausalLM", "GPTBigCodeForCausalLM",
     # transformers' default Granite 4.0-H layer_types say linear_attention (a checkpoint's say
     # mamba): refused by the key, not read as attention
     "GraniteMoeHybridForCausalLM",
@@ -34,8 +36,8 @@ EITHER = set(ANSWERS["another_helper"])
 
 
 def test_every_registry_architecture_has_a_row() -> None:
-    assert len(ROWS) == 251
-    assert len(BUILT) == 93
+    assert len(ROWS) == 274
+    assert len(BUILT) == 133
     for arch, row in ROWS.items():
         assert ("specs" in row) != ("skipped" in row), arch
 
@@ -64,6 +66,19 @@ def test_the_census_found_these_differences_fixed() -> None:
     assert {s[5] for s in cohere if s[0] == "SlidingWindowSpec"} == {4097}
     gemma3n = ROWS["Gemma3nForCausalLM"]
     assert len(gemma3n["specs"]) == 5 and len(gemma3n["kv_sharing"]) == 3
+    # Gemma 4's full layers cache 512 a head, its sliding ones 256
+    assert {s["head_size"] for s in ROWS["Gemma4ForCausalLM"]["specs"]} == {256, 512}
+    for arch, window in (("Phi3ForCausalLM", 2047), ("Starcoder2ForCausalLM", 4096)):
+        assert ROWS[arch]["config"]["sliding_window"] == window
+        assert {s[0] for s in vllm_specs(ROWS[arch])} == {"FullAttentionSpec"}
+
+
+def test_perf_bills_the_window_vllm_layers_do_not_keep() -> None:
+    """vLLM 0.33's perf.py bills a Mistral with a window as every layer sliding (perf.py:
+    430-447), though its layers attend fully: the clock's count keeps perf.py's."""
+    g = read_hf_config(ROWS["MistralForCausalLM"]["config"])
+    assert g.count("full") == 8 and g.sliding_window is None
+    assert g.perf_sliding() == (8, 4096)
 
 
 @pytest.mark.parametrize("arch", ["MiniMaxText01ForCausalLM", "Phi4FlashForCausalLM",

@@ -59,11 +59,27 @@ def experts_per_tok(c: dict[str, Any], get, get_int) -> int:
     return get_int(key, 0) or 0
 
 
+# Model types whose vLLM 0.33 layers never read ``sliding_window`` (mistral.py's are llama.py's,
+# which slide only where ``layer_types`` says so, as phi3.py's and the Transformers backend's
+# that serves StarCoder2, transformers/base.py:691-693; mixtral.py names no window): every
+# layer attends fully whatever the key says (Mistral-7B-v0.1's 4,096, Phi-3-mini's 2,047,
+# StarCoder2-15B's 4,096), though vLLM's perf.py bills every layer at that window (`perf_swa`).
+# Found by the KV-spec census (tests/data/kv_spec_census/).
+NO_WINDOW_TYPES = ("mistral", "mixtral", "phi3", "starcoder2")
+
+
 def perf_swa(c: dict[str, Any], model_type: str, n: int, get) -> tuple[int, int] | None:
-    """(sliding layers, window) as vLLM 0.33's perf.py bills them for the Qwen family, where
-    they need not be the KV layers' (`qwen_kinds`): perf.py reads the config's window and
-    counts its ``layer_types``' sliding entries (given, or as transformers derives them), where
-    the attention layers may have no window at all. None: the KV kinds' count and window."""
+    """(sliding layers, window) as vLLM 0.33's perf.py bills them for the Qwen family and
+    NO_WINDOW_TYPES, where they need not be the KV layers' (`qwen_kinds`): perf.py reads the
+    config's window and counts its ``layer_types``' sliding entries (given, or as transformers
+    derives them; without any, every layer), where the attention layers may have no window at
+    all. None: the KV kinds' count and window."""
+    if model_type in NO_WINDOW_TYPES and c.get("layer_types") is None:
+        # ("Full SWA model (e.g. Mistral ...)": perf.py:430-447, every layer at the window)
+        # (an explicit null is the config class's None, not its default)
+        window = c["sliding_window"] if "sliding_window" in c else get("sliding_window")
+        valid = isinstance(window, int) and not isinstance(window, bool) and window > 0
+        return (n, window) if valid else None
     if model_type not in QWEN_WINDOWS:
         return None
     window = get("sliding_window") if get("use_sliding_window", False) else None

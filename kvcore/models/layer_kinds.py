@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.errors import InputError
-from kvcore.models.config_keys import QWEN_WINDOWS, qwen_kinds
+from kvcore.models.config_keys import NO_WINDOW_TYPES, QWEN_WINDOWS, qwen_kinds
 from kvcore.models.jamba import jamba_layout
 from kvcore.models.llama4 import llama4_kinds
 from kvcore.models.qwen3_5 import GDN_TYPES
@@ -15,12 +15,6 @@ from kvcore.models.qwen3_next import qwen3_next_kinds
 _LAYER_TYPE_NAMES = {"full_attention": "full", "attention": "full", "sliding_attention": "sliding",
                      "chunked_attention": "chunked", "mamba": "mamba", "full": "full",
                      "sliding": "sliding", "chunked": "chunked"}
-
-# Model types whose vLLM 0.33 layers never read ``sliding_window`` (mistral.py's are llama.py's,
-# which slide only where ``layer_types`` says so, as phi3.py's; mixtral.py names no window):
-# every layer attends fully whatever the key says (Mistral-7B-v0.1's 4,096, Phi-3's 2,047).
-# Found by the KV-spec census (tests/data/kv_spec_census/).
-NO_WINDOW_TYPES = ("mistral", "mixtral", "phi3")
 
 
 def _listed_kinds(types: Any, n: int, source: str) -> tuple[str, ...]:

@@ -38,15 +38,22 @@ NOT_MODELLED = {
     "Qwen3ASRForConditionalGeneration": "an audio encoder beside a thinker (thinker_config)",
     "BagelForConditionalGeneration": "a language model under llm_config with its own "
                                      "generation experts",
-    # not built on this machine; read from vLLM's source (gemma4.py's layers share KV as
-    # Gemma 3n's do; mimo_v2.py gives its sliding layers sliding_window_size by its pattern)
+    # Gemma 4 built (full layers 512 wide a head, sliding ones 256); its KV sharing and
+    # MiMo-V2-Flash's windows read from vLLM's source (gemma4.py, mimo_v2.py: not built here)
     **dict.fromkeys(("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
                      "Gemma4UnifiedForConditionalGeneration",
                      "DiffusionGemmaForBlockDiffusion"),
                     "Gemma 4's layers: KV sharing between layers (fewer caches than layers) "
-                    "and per-layer configs"),
+                    "and full-attention layers of their own head size"),
     "MiMoV2FlashForCausalLM": "sliding layers of sliding_window_size set by "
                               "hybrid_layer_pattern",
+    # not built here either (vllm/models/minimax_m3, step5: an indexer as DeepSeek-V3.2's;
+    # the wrappers of Kimi Linear's and LFM2's text models)
+    **dict.fromkeys(("MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration",
+                     "Step5ForCausalLM", "Step5ForConditionalGeneration"),
+                    "sparse attention whose indexer keeps a cache of its own"),
+    "KimiK3ForConditionalGeneration": "Kimi Delta Attention layers beside MLA",
+    "Lfm2VlForConditionalGeneration": "short-convolution layers beside attention",
 }
 
 

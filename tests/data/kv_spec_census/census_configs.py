@@ -46,6 +46,26 @@ OVERRIDES = {
     # DeepSeek-V3.2's sparse-attention indexer (its checkpoints' values; DeepseekV3Config
     # has no such keys, and vLLM asserts index_topk)
     "DeepseekV32ForCausalLM": {"index_topk": 2048, "index_head_dim": 128, "index_n_heads": 64},
+    # keys vLLM's model file reads that the config class does not default (their published
+    # checkpoints' values: GLM-4.5, AFMoE, MiniMax-M2, Hunyuan, Step-3.5, Qwen3-VL-MoE, Nemotron)
+    "Glm4MoeForCausalLM": {"head_dim": 128},
+    "Glm4vMoeForConditionalGeneration": {"head_dim": 128, "use_qk_norm": False},
+    # the windows their published checkpoints give (Phi-3-mini-4k's, StarCoder2-15B's; the
+    # class defaults give none), whether vLLM slides on them or not
+    "Phi3ForCausalLM": {"sliding_window": 2047}, "Starcoder2ForCausalLM": {"sliding_window": 4096},
+    "HunYuanDenseV1ForCausalLM": {"head_dim": 128}, "HunYuanMoEV1ForCausalLM": {"head_dim": 128},
+    "AfmoeForCausalLM": {"score_func": "sigmoid", "route_norm": True, "n_group": 1,
+                         "topk_group": 1},
+    "MiniMaxM2ForCausalLM": {"rotary_dim": 64, "scoring_func": "sigmoid"},
+    "HYV3ForCausalLM": {"first_k_dense_replace": 1, "expert_hidden_dim": 1536,
+                        "route_norm": True},
+    # (its num_attention_groups is num_key_value_heads: transformers' attribute_map)
+    "Step3p5ForCausalLM": {"use_moe_router_bias": True, "need_fp32_gate": True,
+                           "moe_num_experts": 8, "moe_top_k": 2, "norm_expert_weight": True,
+                           "rope_theta": 10000.0},
+    "Qwen3VLMoeForConditionalGeneration": {"norm_topk_prob": True},
+    "NemotronForCausalLM": {"num_key_value_heads": 8},
+    "CohereCompassForConditionalGeneration": {"tie_word_embeddings": True},
 }
 # where a wrapper keeps its text model's config
 TEXT_KEYS = ("text_config", "llm_config", "language_config", "thinker_config")
@@ -82,6 +102,8 @@ def _cut(d, n_old, n_new):
     for k, v in list(d.items()):
         if isinstance(v, (list, str)) and len(v) == n_old and k not in ("model_type",):
             d[k] = v[:n_new]
+        elif isinstance(v, dict) and v and all(str(i).isdigit() for i in v):
+            d[k] = {i: x for i, x in v.items() if int(i) < n_new}   # (Gemma 4's per layer)
 
 
 def _text_dict(d):

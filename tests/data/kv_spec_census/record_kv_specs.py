@@ -1,5 +1,6 @@
-"""Record vLLM 0.33's per-layer KV cache specs for every text-generation and multimodal
-architecture of its registry (-> answers.json), for tests/test_kv_spec_census.py.
+"""Record vLLM 0.33's per-layer KV cache specs for every text-generation, multimodal and
+Transformers-backend architecture of its registry (-> answers.json), for
+tests/test_kv_spec_census.py.
 
 A development tool, never run by the tests: the real vLLM from the oracle's environment, no
 weights, no GPU. Per architecture: a tiny config.json (census_configs.py: the config class's
@@ -23,7 +24,7 @@ architecture that is not built within TIMEOUT_S seconds, or that vLLM refuses, i
 with the reason.
 """
 # ruff: noqa
-import importlib.util, json, re, signal, sys, tempfile, time, traceback
+import importlib.abc, importlib.machinery, importlib.util, json, re, signal, sys, tempfile, time, traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -58,10 +59,47 @@ registry._LazyRegisteredModel.inspect_model_cls = (
 # (a float kept on the module; no parameter, buffer or KV spec).
 from vllm.model_executor.layers import activation
 _sparse_init = activation.GeluAndMulSparse.__init__
-def _sparse_init_cpu(self, *a, **k):
+def _on_cpu(f, *a, **k):
     with torch.device("cpu"):
-        _sparse_init(self, *a, **k)
+        return f(*a, **k)
+def _sparse_init_cpu(self, *a, **k):
+    _on_cpu(_sparse_init, self, *a, **k)
 activation.GeluAndMulSparse.__init__ = _sparse_init_cpu
+# Constructors that compute a constant with .item() / .tolist() on a tensor they make (XIELU's
+# beta, Bloom's ALiBi slopes): run on the CPU (a float or list kept; no parameter changes)
+activation.XIELU.__init__ = (lambda f: lambda self, *a, **k: _on_cpu(f, self, *a, **k))(
+    activation.XIELU.__init__)
+from vllm.model_executor.models import bloom
+bloom._get_alibi_slopes = (lambda f: lambda *a, **k: _on_cpu(f, *a, **k))(bloom._get_alibi_slopes)
+# NewGELU / QuickGELU bind vLLM's compiled kernel where the platform is a CPU (the MoE
+# substitution says it is), absent without vllm._C: built as on a platform without it
+def _no_kernel(f):
+    def init(self, *a, **k):
+        saved, current_platform.is_cpu = current_platform.is_cpu, lambda: False
+        try:
+            f(self, *a, **k)
+        finally:
+            current_platform.is_cpu = saved
+    return init
+activation.NewGELU.__init__ = _no_kernel(activation.NewGELU.__init__)
+activation.QuickGELU.__init__ = _no_kernel(activation.QuickGELU.__init__)
+# mistral_common (Pixtral's tokenizer and audio helpers, imported by llava.py, mistral3.py,
+# voxtral.py at import time) is absent: the draft recorders' import-only placeholder
+class _Placeholder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Any mistral_common module: its attributes are classes that accept anything."""
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.split(".")[0] == "mistral_common":
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+    def create_module(self, spec):
+        m = type(sys)(spec.name)
+        m.__path__ = []
+        m.__getattr__ = lambda name: (_ for _ in ()).throw(AttributeError(name)) if (
+            name.startswith("__")) else type(name, (), {"__init__": lambda self, *a, **k: None})
+        return m
+    def exec_module(self, module):
+        pass
+if importlib.util.find_spec("mistral_common") is None:
+    sys.meta_path.append(_Placeholder())
 # DeepSeek-V3.2's indexer (and its kin) keep the platform's device_type, empty on the CPU's
 # unspecified platform: the meta device, as every other tensor here.
 current_platform.device_type = "meta"
@@ -78,7 +116,10 @@ SUBSTITUTIONS = list(rc.SUBSTITUTIONS) + [
     "platform device_type: meta (DeepSeek-V3.2's indexer asks for it)",
     "Mamba prefill checkpoint alignment at block-size alignment: FlashInfer's 64 for Gated "
     "DeltaNet models (Hopper), vLLM's own answer (1, no layer built yet) for the others",
-    "Gemma 3n's GeluAndMulSparse built on the CPU (its .item() on a threshold)",
+    "Gemma 3n's GeluAndMulSparse, XIELU (Apertus) and Bloom's ALiBi slopes computed on the "
+    "CPU (constants read with .item() / .tolist())",
+    "NewGELU / QuickGELU: no compiled kernel bound (vllm._C absent)",
+    "mistral_common: an import-only placeholder (package absent)",
     "attention backend: TRITON_MLA where the model config uses MLA, FLASH_ATTN elsewhere"]
 ANOTHER_HELPER = ("MambaForCausalLM", "Mamba2ForCausalLM", "FalconMambaForCausalLM",
                   "Zamba2ForCausalLM", "Lfm2ForCausalLM")
@@ -93,7 +134,8 @@ def _alarm(*_):
 
 
 def architectures():
-    return list(registry._TEXT_GENERATION_MODELS) + list(registry._MULTIMODAL_MODELS)
+    return (list(registry._TEXT_GENERATION_MODELS) + list(registry._MULTIMODAL_MODELS)
+            + list(registry._TRANSFORMERS_SUPPORTED_MODELS))   # (the Transformers backend's)
 
 
 def spec_json(name, s):
