@@ -53,6 +53,9 @@ OVERRIDES = {
     # the windows their published checkpoints give (Phi-3-mini-4k's, StarCoder2-15B's; the
     # class defaults give none), whether vLLM slides on them or not
     "Phi3ForCausalLM": {"sliding_window": 2047}, "Starcoder2ForCausalLM": {"sliding_window": 4096},
+    # transformers' default says linear_attention for every layer; Granite-4.0-H's checkpoints
+    # say mamba with an attention layer among them (the start of their pattern)
+    "GraniteMoeHybridForCausalLM": {"layer_types": ["mamba"] * 5 + ["attention"] + ["mamba"] * 2},
     "HunYuanDenseV1ForCausalLM": {"head_dim": 128}, "HunYuanMoEV1ForCausalLM": {"head_dim": 128},
     "AfmoeForCausalLM": {"score_func": "sigmoid", "route_norm": True, "n_group": 1,
                          "topk_group": 1},
