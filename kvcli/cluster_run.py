@@ -21,7 +21,8 @@ def run(trace: str, opts, replicas: int, names: list[str], raw_opts: list[str], 
         decisions: str | None, as_json: bool, plot: str | None = None, live_opts=None,
         metrics: str | None = None, names_field: str = "router",
         router_dropped: str | None = None) -> int:
-    from kvcore.cluster.run import ClusterOptions, run_cluster
+    from kvcore.cluster.options import ClusterOptions
+    from kvcore.cluster.run import run_cluster
     from kvcore.traces import read_trace
 
     if router_dropped is not None:

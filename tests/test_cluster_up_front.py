@@ -23,7 +23,7 @@ def _no_build(monkeypatch) -> None:
     def built(*_a, **_k):
         raise AssertionError("the replicas were built")
 
-    monkeypatch.setattr(run, "_build", built)
+    monkeypatch.setattr(run, "build_loop", built)
 
 
 def test_metrics_in_cache_mode_are_refused_before_any_replica_is_built(monkeypatch, tmp_path):

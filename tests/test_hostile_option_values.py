@@ -64,7 +64,8 @@ def test_cluster_times_at_most_an_hour(flag):
 
 
 def test_cluster_lag_of_an_hour_is_taken():
-    from kvcore.cluster.run import ClusterOptions, check_cluster
+    from kvcore.cluster.checks import check_cluster
+    from kvcore.cluster.options import ClusterOptions
 
     check_cluster(ClusterOptions(kv_event_lag_ms=3_600_000.0, metrics_interval_ms=3_600_000.0))
 

@@ -33,7 +33,7 @@ def _no_run(monkeypatch) -> None:
     def built(*_a, **_k):
         raise AssertionError("the cluster was built")
 
-    monkeypatch.setattr(run, "_build", built)
+    monkeypatch.setattr(run, "build_loop", built)
 
 
 # -- kvcli cluster --replicas 100000 --num-blocks 128 grew to 2.8 GB with no word: only the N

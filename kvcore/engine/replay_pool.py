@@ -25,7 +25,7 @@ from kvcore.specs import FullAttentionSpec, KVCacheGroupSpec, KVCacheSpec, Mamba
 from kvcore.traces import Trace
 
 if TYPE_CHECKING:
-    from kvcore.sizing.resolve import SizingResult
+    from kvcore.sizing.result import SizingResult
 
 
 def _config_group(group: dict, cfg: ReplayOptions, trace: Trace) -> KVCacheSpec:

@@ -44,7 +44,8 @@ from kvcore.sizing.config import (
     max_concurrency,
 )
 from kvcore.sizing.grouping import PageSizeError, get_kv_cache_groups
-from kvcore.sizing.resolve import SizingResult, resolve_kv_cache_config
+from kvcore.sizing.resolve import resolve_kv_cache_config
+from kvcore.sizing.result import SizingResult
 from kvcore.sizing_context import DEFAULT_GPU_MEMORY_UTILIZATION
 
 __all__ = ["DEFAULT_GPU_MEMORY_UTILIZATION", "Capacity", "NotEnoughMemory", "PageSizeError", "SizingResult", "blocks_per_request",

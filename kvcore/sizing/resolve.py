@@ -9,25 +9,19 @@ explicit flags ``layers``/``kv_heads``/``head_dim`` (+ ``sliding_window``/``slid
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from kvcore.errors import InputError
-from kvcore.host_memory import MAX_GIB
 from kvcore.mm_options import MMOptions
 from kvcore.models.drafts import load_spec_draft
-from kvcore.models.eagle_draft import DraftModel, draft_layer_specs
-from kvcore.models.fp8_shapes import refusal as fp8_refusal
-from kvcore.models.fp8_vision import refusal as fp8_vision_refusal
+from kvcore.models.eagle_draft import draft_layer_specs
 from kvcore.models.geometry import ModelGeometry, layer_specs
 from kvcore.models.hf_config import DTYPE_ALIASES
-from kvcore.models.int_quant_rank import check_tp as int_quant_check_tp
-from kvcore.models.mm_serving import MMState, apply_mm
+from kvcore.models.mm_serving import apply_mm
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.prefix_match import resolve_block_sizes
 from kvcore.sizing.buffers_term import buffer_bytes
 from kvcore.sizing.config import (
-    Capacity,
     GiB,
     NotEnoughMemory,
     bytes_per_block,
@@ -35,57 +29,18 @@ from kvcore.sizing.config import (
     check_enough_memory,
     kv_cache_config_from_groups,
 )
-from kvcore.sizing.draft_len import DraftLimit, limit_to_draft, longest_accepted
+from kvcore.sizing.draft_len import limit_to_draft, longest_accepted
 from kvcore.sizing.grouping import PageSizeError, UnifyError, get_kv_cache_groups
 from kvcore.sizing.model_source import load_geometry, normalize_dtype
+from kvcore.sizing.option_ranges import check_counts, check_memory_options
 from kvcore.sizing.pipeline import PipelineStage, pipeline_stages
+from kvcore.sizing.result import SizingResult
+from kvcore.sizing.tp_refusals import refuse_tp
 from kvcore.sizing_context import DEFAULT_GPU_MEMORY_UTILIZATION, DEFAULT_MAX_NUM_BATCHED_TOKENS
-from kvcore.specs import DTYPE_BYTES, KVCacheConfig, KVCacheGroupSpec, SizingContext
+from kvcore.specs import DTYPE_BYTES, SizingContext
 
 KV_CACHE_DTYPES = {"auto": "auto", "fp8": "fp8", "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2",
                    **DTYPE_ALIASES}
-# Model types whose MoE blocks refuse more TP ranks than experts (vLLM 0.33)
-EXPERTS_PER_RANK_TYPES = ("qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text")
-
-
-@dataclass(frozen=True, slots=True)
-class SizingResult:
-    config: KVCacheConfig
-    ctx: SizingContext
-    geometry: ModelGeometry
-    available_bytes: int      # KV cache memory per worker
-    weights_bytes: int        # per worker
-    weights_estimated: bool
-    capacity: Capacity
-    kv_cache_dtype: str       # resolved ("auto" -> the model dtype)
-    prefix_match_unit: int | None = None      # vLLM's, as given (kvcore.prefix_match)
-    enable_prefix_caching: bool = True
-    # with pipeline parallelism: each stage's planning (`kvcore.sizing.pipeline`); the fields
-    # above are then those of the stage that sets the pool (the fewest blocks)
-    stages: tuple[PipelineStage, ...] = ()
-    # a speculative-decoding draft's layers and weights beside the model's (`eagle_draft`);
-    # weights_bytes counts both (vLLM's "Model loading took")
-    draft: DraftModel | None = None
-    draft_weights_bytes: int = 0
-    # the multimodal serving options' outcome (`kvcore.models.mm_serving`); `geometry` is the
-    # model as vLLM builds it under them (a tower skipped, or whole on every rank)
-    mm: MMState | None = None
-    # with stages: the index of the one that sets the pool (the fewest blocks, the first of
-    # equals), whose fields the ones above are
-    pool_stage: int | None = None
-    buffers_bytes: int = 0    # per worker, beside the weights (0 with weights_gib: in it)
-    draft_limit: DraftLimit | None = None     # max_model_len lowered to a draft's (ctx's)
-
-    @property
-    def bytes_per_block(self) -> int:
-        return self.capacity.bytes_per_block
-
-    @property
-    def rank0_groups(self) -> list[KVCacheGroupSpec]:
-        """The groups vLLM's scheduler plans with (`generate_scheduler_kv_cache_config`: rank
-        0's KV cache config): with pipeline stages the first stage's projection of the model's
-        groups, else the groups. The CPU tier sizes its chunk from them."""
-        return self.stages[0].groups if self.stages else list(self.config.kv_cache_groups)
 
 
 def resolve_kv_cache_config(
@@ -127,73 +82,13 @@ def resolve_kv_cache_config(
     kv_dtype = normalize_dtype(kv_cache_dtype, "kv_cache_dtype", KV_CACHE_DTYPES)
     if kv_dtype != "auto" and kv_dtype not in DTYPE_BYTES:
         raise InputError(f"unsupported KV cache dtype {kv_cache_dtype!r}", field="kv_cache_dtype")
-    for fname, v in (("block_size", block_size),
-                     ("max_num_batched_tokens", max_num_batched_tokens),
-                     ("tensor_parallel_size", tensor_parallel_size),
-                     ("pipeline_parallel_size", pipeline_parallel_size),
-                     ("max_concurrent_batches", max_concurrent_batches)):
-        if v <= 0:
-            raise InputError(f"must be positive, got {v}", field=fname)
-    if g.model_type != "custom" and g.num_attention_heads % tensor_parallel_size:
-        # vLLM's ModelConfig.verify_with_parallel_config refuses to start (explicit geometry
-        # gives no attention head count to check)
-        raise InputError(f"{g.name}'s {g.num_attention_heads} attention heads must be divisible "
-                         f"by it, as vLLM requires; got {tensor_parallel_size}",
-                         field="tensor_parallel_size")
-    if g.vision_heads % tensor_parallel_size:
-        # (its encoder's attention splits them: vLLM asserts "N is not divisible by TP")
-        raise InputError(f"{g.name}'s vision tower has {g.vision_heads} attention heads, which "
-                         "must be divisible by it, as vLLM requires; got "
-                         f"{tensor_parallel_size}", field="tensor_parallel_size",
-                         remedy=(("mm_encoder_tp_mode", "data holds it whole on every rank")
-                                 if g.vision_data_parallel else None))
-    if (g.model_type in EXPERTS_PER_RANK_TYPES and any(g.moe_layers)
-            and tensor_parallel_size > g.num_experts):
-        # (their sparse MoE blocks raise it as they are built: qwen2_moe.py, qwen3_moe.py,
-        # qwen3_next.py, whose block Qwen3.5's MoE layers reuse)
-        raise InputError(f"{g.name} has {g.num_experts} experts, fewer than the tensor parallel "
-                         f"ranks, and vLLM refuses to build it: 'Tensor parallel size "
-                         f"{tensor_parallel_size} is greater than the number of experts "
-                         f"{g.num_experts}.'; got {tensor_parallel_size}",
-                         field="tensor_parallel_size")
-    kv, tp = g.num_kv_heads, tensor_parallel_size
-    if g.mla is None and kv > 0 and (tp % kv if tp >= kv else kv % tp):
-        # QKVParallelLinear splits the KV heads (or replicates each over tp / heads ranks):
-        # vLLM asserts either division is exact (8 KV heads at tp 3 were sized as 2 a rank)
-        whose = "--kv-heads'" if g.model_type == "custom" else f"{g.name}'s"
-        raise InputError(f"{whose} {kv} KV heads and it must divide one another, as vLLM "
-                         f"requires; got {tp}", field="tensor_parallel_size")
-    vision_refused = fp8_vision_refusal(g, tp)
-    if vision_refused is not None:
-        # (the tower is built before the language model: its refusal comes first)
-        module, why = vision_refused
-        raise InputError(f"{g.name}'s fp8 weight blocks {list(g.fp8_block or ())} do not split "
-                         f"over it (the vision tower's {module}), and vLLM refuses to build it: "
-                         f"\"{why}\"; got {tp}", field="tensor_parallel_size",
-                         remedy=(("mm_encoder_tp_mode",
-                                  "data holds the tower whole on every rank")
-                                 if g.vision_data_parallel else None))
-    int_quant_check_tp(g, tp)     # (AWQ's input shards: whole groups)
-    fp8_refused = fp8_refusal(g, tp)
-    if fp8_refused is not None:
-        # (vLLM's validate_fp8_block_shape: a shard of a block-quantised linear must be whole
-        # blocks; its refusal quoted, with where it stops)
-        layer, module, why = fp8_refused
-        raise InputError(f"{g.name}'s fp8 weight blocks {list(g.fp8_block or ())} do not split "
-                         f"over it (layer {layer}'s {module}), and vLLM refuses to build it: "
-                         f"\"{why}\"; got {tp}", field="tensor_parallel_size")
-    for fname, x, lo_open in (("gpu_memory_gib", gpu_memory_gib, True),
-                              ("weights_gib", weights_gib, False),
-                              ("activation_gib", activation_gib, False)):
-        if x is not None and (not math.isfinite(x) or x < 0 or (lo_open and x == 0)):
-            raise InputError(f"must be a finite number {'>' if lo_open else '>='} 0, got {x}",
-                             field=fname)
-        if x is not None and x > MAX_GIB:
-            raise InputError(f"must be at most {MAX_GIB:,.0f} GiB (1 PiB), got {x:g}",
-                             field=fname)
-    if not 0 < gpu_memory_utilization <= 1:
-        raise InputError(f"must be in (0, 1], got {gpu_memory_utilization}",
-                         field="gpu_memory_utilization")
+    check_counts(block_size=block_size, max_num_batched_tokens=max_num_batched_tokens,
+                 tensor_parallel_size=tensor_parallel_size,
+                 pipeline_parallel_size=pipeline_parallel_size,
+                 max_concurrent_batches=max_concurrent_batches)
+    refuse_tp(g, tensor_parallel_size)
+    check_memory_options(gpu_memory_gib, weights_gib, activation_gib, gpu_memory_utilization)
+    tp = tensor_parallel_size
     # (vLLM's default: the RoPE-scaled length, LongRoPE's original one; `default_len`)
     mml = max_model_len if max_model_len is not None else g.default_max_model_len
     if mml <= 0:

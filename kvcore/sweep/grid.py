@@ -64,8 +64,8 @@ class Job:
 
     def cluster_options(self):
         """The job's `ClusterOptions` (a cluster job: one router)."""
+        from kvcore.cluster.options import ClusterOptions
         from kvcore.cluster.router_opts import parse_router_opts
-        from kvcore.cluster.run import ClusterOptions
 
         c = {**CLUSTER_DEFAULTS, **{k: v for k, v in self.config.items() if k in CLUSTER_KEYS}}
         return ClusterOptions(replicas=c["replicas"],
@@ -231,7 +231,7 @@ def _check(spec: SweepSpec, job: Job, trace: Trace) -> int:
         opts = job.replay_options()
         copts = None
         if job.command == "cluster":
-            from kvcore.cluster.run import check_cluster
+            from kvcore.cluster.checks import check_cluster
 
             copts = job.cluster_options()
             check_cluster(copts)
@@ -243,7 +243,7 @@ def _check(spec: SweepSpec, job: Job, trace: Trace) -> int:
             # (vLLM fails at its first lookup, which a job that runs a request makes)
             raise start.lookup_refusal
         if copts is not None:
-            from kvcore.cluster.run import check_on_trace
+            from kvcore.cluster.checks import check_on_trace
 
             check_on_trace(cfg, copts, start)
         assert start.cfg.num_blocks is not None         # (sized by the start-up)

@@ -51,7 +51,7 @@ def defaults_id(command: str) -> str:
     # (`kvcore.engine.serve_defaults`), 8,192 and 1,024 on an H100 after, under the same id.
     defaults["derived.serve_batch_defaults"] = 1
     if command == "cluster":
-        from kvcore.cluster.run import ClusterOptions
+        from kvcore.cluster.options import ClusterOptions
 
         defaults |= {f"cluster.{f.name}": f.default for f in fields(ClusterOptions)
                      if f.default is not MISSING}

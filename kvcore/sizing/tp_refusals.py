@@ -1,0 +1,65 @@
+"""What vLLM refuses to build of a model over ``tp`` tensor-parallel ranks, in the order it meets
+them: attention heads, the vision tower's heads, experts, KV heads, the vision tower's fp8
+blocks, AWQ's and GPTQ's input shards, the language model's fp8 blocks. Each refusal names
+`tensor_parallel_size` (and `mm_encoder_tp_mode` where holding the tower whole gets past it).
+"""
+
+from __future__ import annotations
+
+from kvcore.errors import InputError
+from kvcore.models.fp8_shapes import refusal as fp8_refusal
+from kvcore.models.fp8_vision import refusal as fp8_vision_refusal
+from kvcore.models.geometry import ModelGeometry
+from kvcore.models.int_quant_rank import check_tp as int_quant_check_tp
+
+# Model types whose MoE blocks refuse more TP ranks than experts (vLLM 0.33)
+EXPERTS_PER_RANK_TYPES = ("qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text")
+
+
+def refuse_tp(g: ModelGeometry, tp: int) -> None:
+    """Raise vLLM's first refusal of model ``g`` on ``tp`` ranks (none: return)."""
+    if g.model_type != "custom" and g.num_attention_heads % tp:
+        # vLLM's ModelConfig.verify_with_parallel_config refuses to start (explicit geometry
+        # gives no attention head count to check)
+        raise InputError(f"{g.name}'s {g.num_attention_heads} attention heads must be divisible "
+                         f"by it, as vLLM requires; got {tp}", field="tensor_parallel_size")
+    if g.vision_heads % tp:
+        # (its encoder's attention splits them: vLLM asserts "N is not divisible by TP")
+        raise InputError(f"{g.name}'s vision tower has {g.vision_heads} attention heads, which "
+                         "must be divisible by it, as vLLM requires; got "
+                         f"{tp}", field="tensor_parallel_size",
+                         remedy=(("mm_encoder_tp_mode", "data holds it whole on every rank")
+                                 if g.vision_data_parallel else None))
+    if g.model_type in EXPERTS_PER_RANK_TYPES and any(g.moe_layers) and tp > g.num_experts:
+        # (their sparse MoE blocks raise it as they are built: qwen2_moe.py, qwen3_moe.py,
+        # qwen3_next.py, whose block Qwen3.5's MoE layers reuse)
+        raise InputError(f"{g.name} has {g.num_experts} experts, fewer than the tensor parallel "
+                         f"ranks, and vLLM refuses to build it: 'Tensor parallel size {tp} is "
+                         f"greater than the number of experts {g.num_experts}.'; got {tp}",
+                         field="tensor_parallel_size")
+    kv = g.num_kv_heads
+    if g.mla is None and kv > 0 and (tp % kv if tp >= kv else kv % tp):
+        # QKVParallelLinear splits the KV heads (or replicates each over tp / heads ranks):
+        # vLLM asserts either division is exact (8 KV heads at tp 3 were sized as 2 a rank)
+        whose = "--kv-heads'" if g.model_type == "custom" else f"{g.name}'s"
+        raise InputError(f"{whose} {kv} KV heads and it must divide one another, as vLLM "
+                         f"requires; got {tp}", field="tensor_parallel_size")
+    vision_refused = fp8_vision_refusal(g, tp)
+    if vision_refused is not None:
+        # (the tower is built before the language model: its refusal comes first)
+        module, why = vision_refused
+        raise InputError(f"{g.name}'s fp8 weight blocks {list(g.fp8_block or ())} do not split "
+                         f"over it (the vision tower's {module}), and vLLM refuses to build it: "
+                         f"\"{why}\"; got {tp}", field="tensor_parallel_size",
+                         remedy=(("mm_encoder_tp_mode",
+                                  "data holds the tower whole on every rank")
+                                 if g.vision_data_parallel else None))
+    int_quant_check_tp(g, tp)     # (AWQ's input shards: whole groups)
+    fp8_refused = fp8_refusal(g, tp)
+    if fp8_refused is not None:
+        # (vLLM's validate_fp8_block_shape: a shard of a block-quantised linear must be whole
+        # blocks; its refusal quoted, with where it stops)
+        layer, module, why = fp8_refused
+        raise InputError(f"{g.name}'s fp8 weight blocks {list(g.fp8_block or ())} do not split "
+                         f"over it (layer {layer}'s {module}), and vLLM refuses to build it: "
+                         f"\"{why}\"; got {tp}", field="tensor_parallel_size")
