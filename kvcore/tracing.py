@@ -35,6 +35,8 @@ from typing import Any, Protocol, runtime_checkable
 
 @runtime_checkable
 class BlockTracer(Protocol):
+    """Told every block operation; the whole contract is the module docstring's."""
+
     req: str | None
 
     def attach(self, pool: Any) -> None: ...       # the pool it watches, from its constructor

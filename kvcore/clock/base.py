@@ -26,6 +26,8 @@ from kvcore.clock.batch import StepBatch
 
 
 class Clock(Protocol):
+    """A step's time on the simulated clock; the whole contract is the module docstring's."""
+
     name: str
     per_request: bool
     needs_each: bool

@@ -33,8 +33,8 @@ from kvcore.errors import InputError
 from kvcore.traces import Trace, read_trace
 
 
-@dataclass(frozen=True)
-class GroupInfo:
+@dataclass(frozen=True, slots=True)
+class CapturedGroup:
     """A KV cache group: vLLM's kind name (``full_attention``, ``sliding_window``, ...), block
     size, sliding window (None: none), layers."""
 
@@ -44,7 +44,7 @@ class GroupInfo:
     num_layers: int
 
 
-@dataclass
+@dataclass(slots=True)
 class DecodeStep:
     """One captured batch: its decoding requests in batch order, their lengths, their tables
     (``block_tables[g][i]``: request i's block ids in group g; a sliding group's entries before
@@ -58,10 +58,10 @@ class DecodeStep:
     num_scheduled_tokens: int     # the whole batch's (prefill chunks included)
 
 
-@dataclass
+@dataclass(slots=True)
 class Capture:
     trace: str
-    groups: list[GroupInfo]
+    groups: list[CapturedGroup]
     num_blocks: int
     total_steps: int
     decode_steps: int             # steps that ran at least one decode
@@ -147,7 +147,7 @@ def capture_decode_steps(trace_path: str, options: ReplayOptions, sample: int, *
     positions = sample_positions(len(counter.steps), sample)
     wanted = {counter.steps[p]: p for p in positions}
     ctx2, capturer = _run(trace, options, lambda ctx: _Capturer(ctx, wanted), None)
-    groups = [GroupInfo(group_type(g.kv_cache_spec), g.kv_cache_spec.block_size,
+    groups = [CapturedGroup(group_type(g.kv_cache_spec), g.kv_cache_spec.block_size,
                         getattr(g.kv_cache_spec, "sliding_window", None) or None,
                         len(g.layer_names))
               for g in ctx2.kvm.kv_cache_config.kv_cache_groups]

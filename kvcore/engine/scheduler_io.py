@@ -85,9 +85,18 @@ class SchedulerOutput:
 
 
 class SchedulerObserver(Protocol):
-    """Hears the request-level events, each before the block events it causes."""
+    """Hears the request-level events, each before the block events it causes.
 
-    def on_admit_attempt(self, req: Request) -> None: ...   # block events may follow; hold them
+    * `on_admit_attempt`: a waiting request's allocation is about to be tried; the block events
+      that follow belong to its admission, which is not decided yet: hold them.
+    * `on_admit` (``hit_tokens`` its prefix-cache hit, ``resumed`` whether it was preempted) or
+      `on_admit_failed` (the pool refused it) then ends that attempt.
+    * `on_preempt`: a running request is about to lose its blocks, ``num_computed_tokens`` as
+      it had them.
+    * `on_finish`: a finished request is about to release its blocks.
+    """
+
+    def on_admit_attempt(self, req: Request) -> None: ...
     def on_admit(self, req: Request, hit_tokens: int, resumed: bool) -> None: ...
     def on_admit_failed(self, req: Request) -> None: ...
     def on_preempt(self, req: Request, num_computed_tokens: int) -> None: ...

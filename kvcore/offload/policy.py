@@ -18,7 +18,7 @@ class CachePolicy(ABC):
 
     * `get` finds a resident chunk (None when absent); `insert` adds a freshly allocated one
       (its store in flight: ref count -1) on behalf of a request; `remove` drops one (a failed
-      store).
+      store); `touch` marks resident chunks recently used on behalf of a request.
     * `evict(n, protected, freed)` takes exactly ``n`` chunks whose ref count is 0 and whose key
       is not in ``protected`` (their keys, in order; their statuses appended to ``freed``, their
       ``key`` `NO_KEY`), or nothing at all (None): it is atomic.

@@ -27,6 +27,9 @@ class ExecutorSettings:
 
 
 class Executor(Protocol):
+    """The contract in the module docstring: made from an `ExecutorSettings`, ``name`` its
+    `--executor` name."""
+
     name: str
 
     def describe(self) -> str:
@@ -45,6 +48,7 @@ class Executor(Protocol):
         ...
 
     def close(self) -> None:
+        """End the workers (after Ctrl-C too); safe to call twice."""
         ...
 
 

@@ -21,6 +21,8 @@ from abc import ABC, abstractmethod
 
 
 class EvictionPolicy(ABC):
+    """Orders the evictable slots; the whole contract is the module docstring's."""
+
     name: str = ""
     keeps_freed: bool = True
     needs_next_use: bool = False
