@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from sweep_runs import kvcli_json, result_lines
 from typer.testing import CliRunner
 
 from kvcli.app import app
@@ -20,26 +21,16 @@ CHAT = str(ROOT / "traces" / "multiturn-chat.jsonl")
 PREFIX = str(ROOT / "traces" / "shared-prefix.jsonl")
 
 
-def _lines(path) -> list[dict]:
-    return [json.loads(x) for x in Path(path).read_text().splitlines()]
-
-
-def _kvcli_json(*args) -> dict:
-    r = runner.invoke(app, [*args, "--json"])
-    assert r.exit_code == 0, r.output
-    return json.loads(r.stdout)
-
-
 def test_results_equal_each_job_run_alone(tmp_path):
     res = tmp_path / "r.jsonl"
     sets = ["num_blocks=512,2048", "eviction_policy=lru,arc", "kv_offloading_size=0.5",
             "max_num_seqs=64"]
     args = ["sweep", "--trace", CHAT, *(x for s in sets for x in ("--set", s)),
             "--results", str(res), "--jobs", "2"]
-    doc = _kvcli_json(*args)
+    doc = kvcli_json(*args)
     assert doc["jobs_total"] == doc["jobs_finished"] == 4
     assert doc["swept"] == ["num_blocks", "eviction_policy"]
-    lines = {d["job_id"]: d for d in _lines(res)}
+    lines = {d["job_id"]: d for d in result_lines(res)}
     assert len(lines) == 4
     plan = plan_sweep(None, traces=[CHAT], sets=sets)
     assert [j["job_id"] for j in doc["jobs"]] == [j.job_id for j in plan.jobs]  # grid order
@@ -54,7 +45,7 @@ def test_results_equal_each_job_run_alone(tmp_path):
         assert line["result"]["config"]["num_blocks"] == job.config["num_blocks"]
     # and `kvcli replay --json` with the same options on its command line
     j = plan.jobs[3]
-    alone = _kvcli_json("replay", CHAT, "--num-blocks", "2048", "--offload-eviction-policy",
+    alone = kvcli_json("replay", CHAT, "--num-blocks", "2048", "--offload-eviction-policy",
                         "arc", "--kv-offloading-size", "0.5", "--max-num-seqs", "64")
     assert j.config["num_blocks"] == 2048 and j.config["eviction_policy"] == "arc"
     assert lines[j.job_id]["result"] == strip_wall_times(alone)
@@ -66,12 +57,12 @@ def test_cluster_results_equal_kvcli_cluster(tmp_path):
     spec.write_text(f'command = "cluster"\ntraces = ["{PREFIX}"]\n[options]\nnum_blocks = 256\n'
                     'router_opt = ["llmd.prefix_weight=2"]\n'
                     '[grid]\nrouter = ["round_robin", "llmd"]\nreplicas = [2, 3]\n')
-    doc = _kvcli_json("sweep", str(spec))
+    doc = kvcli_json("sweep", str(spec))
     assert (tmp_path / "c.results.jsonl").exists()          # the default results file
     assert doc["swept"] == ["router", "replicas"] and doc["jobs_finished"] == 4
     last = doc["jobs"][3]
     assert last["swept"] == {"router": "llmd", "replicas": 3}
-    alone = _kvcli_json("cluster", PREFIX, "--num-blocks", "256", "--replicas", "3",
+    alone = kvcli_json("cluster", PREFIX, "--num-blocks", "256", "--replicas", "3",
                         "--router", "llmd", "--router-opt", "prefix_weight=2")
     assert last["result"] == strip_wall_times(alone)
     assert last["metrics"]["routing_loss"] == alone["routers"][0]["routing_loss"]
@@ -86,8 +77,8 @@ def test_report_json_and_plots(tmp_path):
     assert r.exit_code == 0, r.output
     assert "6 of 6 jobs finished" in r.stdout and "TTFT p99 ms" in r.stdout
     assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == ["sweep-num_blocks.png"]
-    rep = _kvcli_json("sweep", "report", str(res))
-    swept = _kvcli_json("sweep", "--trace", CHAT, "--set", "num_blocks=512,1024,2048",
+    rep = kvcli_json("sweep", "report", str(res))
+    swept = kvcli_json("sweep", "--trace", CHAT, "--set", "num_blocks=512,1024,2048",
                         "--set", "policy=fcfs,priority", "--results", str(res), "--resume")
     assert rep == swept              # nothing ran again; the report is the sweep's document
     assert [j["index"] for j in rep["jobs"]] == list(range(6))
@@ -114,7 +105,7 @@ def test_each_distinct_warning_of_the_jobs_is_said_once_with_its_jobs(tmp_path):
     assert r.exit_code == 0, r.output
     said = [x for x in r.stderr.splitlines() if x.startswith("warning: job")]
     by_index = {d["index"]: (d["config"]["max_num_seqs"], d["result"]["warnings"])
-                for d in _lines(res)}
+                for d in result_lines(res)}
     slow = sorted(i for i, (n, _) in by_index.items() if n == 1)
     fast = sorted(i for i, (n, _) in by_index.items() if n == 128)
     assert [len(by_index[i][1]) for i in range(4)] == [1, 1, 2, 2]
@@ -152,7 +143,7 @@ def test_report_of_a_file_holding_two_grids(tmp_path):
     # its warnings name jobs by id ("jobs 0, 2:" named a job of each grid)
     said = [ln for ln in r.stderr.splitlines() if "uncalibrated clock" in ln]
     assert len(said) == 1 and said[0].startswith("warning: every job: uncalibrated clock")
-    lines = _lines(res)
+    lines = result_lines(res)
     lines[4]["result"]["warnings"].append("only this one")
     res.write_text("".join(json.dumps(d) + "\n" for d in lines))
     r = runner.invoke(app, ["sweep", "report", str(res)])

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from sweep_runs import kvcli_json, result_lines
 from typer.testing import CliRunner
 
 from kvcli.app import app
@@ -21,16 +22,6 @@ runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[1]
 CHAT = str(ROOT / "traces" / "multiturn-chat.jsonl")
 PREFIX = str(ROOT / "traces" / "shared-prefix.jsonl")
-
-
-def _lines(path) -> list[dict]:
-    return [json.loads(x) for x in Path(path).read_text().splitlines()]
-
-
-def _kvcli_json(*args) -> dict:
-    r = runner.invoke(app, [*args, "--json"])
-    assert r.exit_code == 0, r.output
-    return json.loads(r.stdout)
 
 
 def test_sigkill_then_resume_runs_only_the_missing_jobs(tmp_path):
@@ -50,7 +41,7 @@ def test_sigkill_then_resume_runs_only_the_missing_jobs(tmp_path):
     assert proc.poll() is None, "the sweep ended before it could be killed"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(30)
-    before = _lines(res)
+    before = result_lines(res)
     assert 2 <= len(before) < 20
     r = subprocess.run([sys.executable, "-m", "kvcli", "sweep", *grid, "--resume", "--json"],
                        cwd=ROOT, env=env, capture_output=True, timeout=300, check=False)
@@ -58,7 +49,7 @@ def test_sigkill_then_resume_runs_only_the_missing_jobs(tmp_path):
     err = r.stderr.decode()
     assert f"{len(before)} finished before, {20 - len(before)} to run" in err, err
     assert f"ran {20 - len(before)} job(s)" in err, err
-    after = _lines(res)
+    after = result_lines(res)
     assert after[:len(before)] == before                # appended, never rewritten
     ids = [d["job_id"] for d in after]
     assert len(ids) == len(set(ids)) == 20
@@ -76,7 +67,7 @@ def test_resume_cuts_a_line_a_crash_left_half_written(tmp_path, cut):
     res.write_bytes(whole.splitlines(keepends=True)[0] + cut)
     r = runner.invoke(app, [*args, "--resume"])
     assert r.exit_code == 0, r.output
-    lines = _lines(res)
+    lines = result_lines(res)
     assert len(lines) == 2 and {d["index"] for d in lines} == {0, 1}
 
 
@@ -90,7 +81,7 @@ def test_resume_refuses_jobs_run_under_other_defaults(tmp_path):
     grid = ["sweep", "--trace", CHAT, "--set", "num_blocks=400,500", "--results", str(res)]
     r = runner.invoke(app, grid)
     assert r.exit_code == 0, r.output
-    lines = _lines(res)
+    lines = result_lines(res)
     assert [d["defaults"] for d in lines] == [defaults_id("replay")] * 2
     assert defaults_id("cluster") != defaults_id("replay")
     # an older kvcli's line (no "defaults"), and a job left to run
@@ -100,7 +91,7 @@ def test_resume_refuses_jobs_run_under_other_defaults(tmp_path):
     assert r.exit_code == 2, r.output
     assert (f"error: option --results: {res}: 1 of this sweep's 1 finished job(s) in it ran "
             "under other option defaults") in r.stderr, r.stderr
-    assert _lines(res) == [old]                     # nothing run, nothing appended
+    assert result_lines(res) == [old]                     # nothing run, nothing appended
     res.write_text(json.dumps(old) + "\n" + json.dumps(lines[1]) + "\n")
     r = runner.invoke(app, ["sweep", "report", str(res)])
     assert r.exit_code == 0, r.output
@@ -109,7 +100,7 @@ def test_resume_refuses_jobs_run_under_other_defaults(tmp_path):
     res.write_text(json.dumps(lines[0]) + "\n")
     r = runner.invoke(app, [*grid, "--resume"])
     assert r.exit_code == 0, r.output
-    assert [d["job_id"] for d in _lines(res)] == [d["job_id"] for d in lines]
+    assert [d["job_id"] for d in result_lines(res)] == [d["job_id"] for d in lines]
 
 
 def test_a_named_file_counts_by_its_bytes_and_old_ids_still_resume(tmp_path):
@@ -121,9 +112,9 @@ def test_a_named_file_counts_by_its_bytes_and_old_ids_still_resume(tmp_path):
     spec = tmp_path / "s.toml"
     spec.write_text(f'traces = ["{PREFIX}"]\n[options]\nmodel_config = "m.json"\n'
                     'num_blocks = 256\n[grid]\nblock_size = [16, 32]\n')
-    first = _kvcli_json("sweep", str(spec))
+    first = kvcli_json("sweep", str(spec))
     res = tmp_path / "s.results.jsonl"
-    lines = _lines(res)
+    lines = result_lines(res)
     # as an older kvcli wrote them: each under its id from the path
     from kvcore.sweep.grid import expand
     from kvcore.sweep.spec import load_spec
@@ -135,7 +126,7 @@ def test_a_named_file_counts_by_its_bytes_and_old_ids_still_resume(tmp_path):
                            for d in lines))
     r = runner.invoke(app, ["sweep", str(spec), "--resume", "--json"])
     assert r.exit_code == 0, r.output
-    assert "2 finished before, 0 to run" in r.stderr and len(_lines(res)) == 2
+    assert "2 finished before, 0 to run" in r.stderr and len(result_lines(res)) == 2
     assert [j["result"] for j in json.loads(r.stdout)["jobs"]] == \
         [j["result"] for j in first["jobs"]]
     (tmp_path / "n.json").write_text(cfg.read_text())
