@@ -201,14 +201,19 @@ class OffloadingConnector:
         dst = [b.block_id for b in blocks[start_block:n_gpu]]
         st.next_stored = n_chunks     # neither the loaded chunks nor the hit before are offered
         slots = self.manager.prepare_load(keys, st.ctx, start_block // bpc)
-        job = Job(self._new_job_id(), rid, keys, dst, slots, is_store=False, sync=sync)
-        self.load_jobs[job.job_id] = job
-        assert not st.jobs
-        st.jobs.add(job.job_id)
-        self.jobs[job.job_id] = job
-        if self.being_loaded is not None and not sync:
-            self.being_loaded.update(keys)
+        self._start_load(st.jobs, Job(self._new_job_id(), rid, keys, dst, slots,
+                                      is_store=False, sync=sync))
         return cached - start_block * bs if keys else 0
+
+    def _start_load(self, req_jobs: set[int], job: Job) -> None:
+        """Register load ``job`` with the step and its request (``req_jobs``: its jobs, none in
+        flight); an async one's keys are being loaded until it completes (a lookup waits)."""
+        self.load_jobs[job.job_id] = job
+        assert not req_jobs
+        req_jobs.add(job.job_id)
+        self.jobs[job.job_id] = job
+        if self.being_loaded is not None and not job.sync:
+            self.being_loaded.update(job.keys)
 
     def allocated_ids(self) -> set[int]:
         """The ids of the GPU blocks handed out this step (the null block left out)."""

@@ -205,12 +205,7 @@ class HybridConnector(OffloadingConnector):
         slots = self.manager.prepare_load(keys, st.ctx)
         job = Job(self._new_job_id(), rid, keys, dst, slots, is_store=False, sync=sync)
         job.group_sizes = sizes
-        self.load_jobs[job.job_id] = job
-        assert not st.jobs
-        st.jobs.add(job.job_id)
-        self.jobs[job.job_id] = job
-        if self.being_loaded is not None and not sync:
-            self.being_loaded.update(keys)
+        self._start_load(st.jobs, job)
         return cached - first_loaded if keys else 0
 
     def allocated_ids(self) -> set[int]:
