@@ -123,12 +123,12 @@ class KVCacheCoordinator:
 
     def get_num_blocks_to_allocate(self, request_id: str, num_tokens: int,
                                    new_computed_blocks: tuple[Sequence[KVCacheBlock], ...],
+                                   num_encoder_tokens: int = 0,
                                    total_computed_tokens: int = 0,
                                    num_local_computed_tokens: int = 0,
-                                   num_encoder_tokens: int = 0,
+                                   num_tokens_main_model: int | None = None,
                                    apply_admission_cap: bool = False,
-                                   prefill_end: int = 0,
-                                   num_tokens_main_model: int | None = None) -> int:
+                                   prefill_end: int = 0) -> int:
         """``num_tokens_main_model``: the tokens without EAGLE's lookahead slots, for a group
         sized by those alone (`main_model_tokens`); None: ``num_tokens``."""
         total = 0
@@ -165,9 +165,8 @@ class KVCacheCoordinator:
                                                     num_external_computed_tokens)
 
     def allocate_new_blocks(self, request_id: str, num_tokens: int,
-                            num_encoder_tokens: int = 0,
-                            num_tokens_main_model: int | None = None
-                            ) -> tuple[list[KVCacheBlock], ...]:
+                            num_tokens_main_model: int | None = None,
+                            num_encoder_tokens: int = 0) -> tuple[list[KVCacheBlock], ...]:
         main = num_tokens if num_tokens_main_model is None else num_tokens_main_model
         return tuple(m.allocate_new_blocks(
             request_id, num_encoder_tokens if m.uses_encoder_tokens

@@ -194,8 +194,8 @@ class KVCacheManager(PrefixCacheControl):
         if full_sequence_must_fit:
             full = min(request.num_tokens, self.max_model_len)
             need = coord.get_num_blocks_to_allocate(request.request_id, full, hits,
-                                                    total_computed, num_local,
-                                                    num_encoder_tokens, True, prefill_end)
+                                                    num_encoder_tokens, total_computed,
+                                                    num_local, full, True, prefill_end)
             if need + watermark > free.num_free_blocks:
                 return None
         num_tokens_main = total_computed + num_new_tokens
@@ -209,9 +209,10 @@ class KVCacheManager(PrefixCacheControl):
             # (With plain groups nothing changed since the full-sequence count above, so when
             # this step allocates the whole sequence that count is this one.)
             need = coord.get_num_blocks_to_allocate(request.request_id, num_need_slot, hits,
+                                                    num_encoder_tokens,
                                                     num_local + num_external_computed_tokens,
-                                                    num_local, num_encoder_tokens, False,
-                                                    prefill_end, num_tokens_main)
+                                                    num_local, num_tokens_main, False,
+                                                    prefill_end)
         if need + watermark > free.num_free_blocks - reserved_blocks:
             return None
         if self.lookup_memo is not None and self.lookup_memo.req is request:
@@ -221,7 +222,7 @@ class KVCacheManager(PrefixCacheControl):
                                                num_external_computed_tokens)
         try:
             new_blocks = coord.allocate_new_blocks(request.request_id, num_need_slot,
-                                                   num_encoder_tokens, num_tokens_main)
+                                                   num_tokens_main, num_encoder_tokens)
         except ValueError as err:   # (past the count above: a sync load's Mamba state block)
             raise (sync_load_past_pool(request.request_id, err)
                    if num_external_computed_tokens and num_new_tokens else err) from None

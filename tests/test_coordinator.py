@@ -134,3 +134,21 @@ def test_a_deferred_free_over_two_groups_releases_as_vllm():
         if traced:
             assert [r[2:] for r in tracer.records if r[0] == "free"] == [
                 (1, [8, 7, 6, 5], [8, 7, 6, 5], []), (0, [4, 3, 2, 1], [4, 3, 2, 1], [])]
+
+
+def test_encoder_tokens_size_the_cross_attention_group_alone():
+    """`num_encoder_tokens` reaches the cross-attention group through both of the
+    coordinator's calls (the full-sequence count and the allocation), in vLLM's parameter
+    order: 22 encoder tokens take 6 blocks of 4 there, the 10 decoder tokens 3 in the full
+    group."""
+    from kvcore.kv_cache_manager import KVCacheManager, KVCachePoolConfig
+    from kvcore.specs import CrossAttentionSpec, FullAttentionSpec, KVCacheGroupSpec
+
+    cfg = KVCachePoolConfig(40, [KVCacheGroupSpec(("self",), FullAttentionSpec(block_size=4)),
+                                 KVCacheGroupSpec(("cross",), CrossAttentionSpec(block_size=4))])
+    kvm = KVCacheManager(cfg, max_model_len=64, hash_block_size=4, scheduler_block_size=4)
+    out = kvm.allocate_slots(make_request("r", range(10), bs=4), 10, num_encoder_tokens=22,
+                             full_sequence_must_fit=True)
+    assert out is not None
+    assert [[b.block_id for b in g] for g in out.blocks] == [[1, 2, 3], [4, 5, 6, 7, 8, 9]]
+    assert kvm.block_pool.get_num_free_blocks() == 30

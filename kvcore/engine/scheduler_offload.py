@@ -230,7 +230,6 @@ def _reserved_blocks(sched: Scheduler) -> int:
     for req in sched.inflight_prefills:
         main = min(req.num_tokens, max_len)
         total += coord.get_num_blocks_to_allocate(
-            req.request_id, main + extra, empty, req.num_computed_tokens,
-            req.num_computed_tokens, 0, True,
-            max(req.num_prompt_tokens, req.num_tokens - 1), main)
+            req.request_id, main + extra, empty, 0, req.num_computed_tokens,
+            req.num_computed_tokens, main, True, max(req.num_prompt_tokens, req.num_tokens - 1))
     return total
