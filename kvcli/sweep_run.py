@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvcli import output
 from kvcli.plots import sweep_charts
-from kvcli.sweep_view import view
+from kvcli.sweep_view import sweep_view
 from kvcore.errors import InputError, clipped, path_label
 from kvcore.host_memory import check_parallel_jobs
 from kvcore.named_choices import named_choices
@@ -240,7 +240,7 @@ def _emit(doc: dict, a: SweepArgs, report: str | None = None) -> None:
             output.message(f"wrote {p}")
         if not paths:
             output.warn("no swept numeric option with two values or more: no plot")
-    output.emit(view(doc, report), as_json=a.as_json)
+    output.emit(sweep_view(doc, report), as_json=a.as_json)
 
 
 def _metric_names(text: str | None) -> list[str] | None:

@@ -36,7 +36,7 @@ def swept_cell(k: str, v, config: dict) -> str:
     return ", ".join(map(str, v)) if isinstance(v, list) else v
 
 
-def view(doc: dict, report: str | None = None) -> output.View:
+def sweep_view(doc: dict, report: str | None = None) -> output.View:
     """The table; ``report``: the results file's name when `sweep report` reads one (it holds
     no grid size: its jobs are the finished ones)."""
     swept, shown = doc["swept"], doc["metrics"]

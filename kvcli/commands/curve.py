@@ -90,14 +90,14 @@ def run_curve(trace: str, *, policies: str, rule: str, block_size: int | None, w
         from kvcli.plots import write_curve_plot
 
         output.message(f"wrote {write_curve_plot(result, plot)}")
-    output.emit(view(result), as_json=as_json)
+    output.emit(curve_view(result), as_json=as_json)
 
 
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.2f}%"
 
 
-def view(result) -> output.View:
+def curve_view(result) -> output.View:
     d = result.to_dict()
     ceiling = result.ceiling
     gib = any(p.capacity_gib is not None for p in result.points)
