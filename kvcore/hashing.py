@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 DEFAULT_NONE_HASH_SEED = "vllm-none-hash"
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
-_dumps = pickle.dumps
+_pickle_dumps = pickle.dumps
 _sha256 = hashlib.sha256
 _xxh3_128 = _xxhash.xxh3_128_digest
 _native: Any = False        # `native_hash()`'s module once looked up (None: not built)
@@ -55,7 +55,7 @@ def native_hash() -> Any:
 
 
 def sha256(obj: Any) -> bytes:
-    return _sha256(_dumps(obj, protocol=_PROTOCOL)).digest()
+    return _sha256(_pickle_dumps(obj, protocol=_PROTOCOL)).digest()
 
 
 def sha256_cbor(obj: Any) -> bytes:
@@ -63,7 +63,7 @@ def sha256_cbor(obj: Any) -> bytes:
 
 
 def xxhash(obj: Any) -> bytes:
-    return _xxh3_128(_dumps(obj, protocol=_PROTOCOL))
+    return _xxh3_128(_pickle_dumps(obj, protocol=_PROTOCOL))
 
 
 def xxhash_cbor(obj: Any) -> bytes:
@@ -229,8 +229,8 @@ class BlockHasher:
                     if blob is not None:
                         return native.split_hashes(blob, len(blob) // 32)
                 while i < end:
-                    parent = _sha256(_dumps((parent, tuple(toks[i:i + bs]), None),
-                                            protocol=_PROTOCOL)).digest()
+                    parent = _sha256(_pickle_dumps((parent, tuple(toks[i:i + bs]), None),
+                                                   protocol=_PROTOCOL)).digest()
                     out.append(parent)
                     i += bs
                 return out

@@ -19,10 +19,13 @@ from __future__ import annotations
 import struct
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from hashlib import sha256 as _sha256
+from pickle import HIGHEST_PROTOCOL as _PROTOCOL
+from pickle import dumps as _pickle_dumps
 from typing import Any
 
 from kvcore.engine.prompt_prefixes import PromptPrefixes
-from kvcore.hashing import _PROTOCOL, BlockHasher, _dumps, _sha256, native_hash
+from kvcore.hashing import BlockHasher, native_hash
 from kvcore.request import Request
 from kvcore.traces import TraceRequest
 
@@ -175,8 +178,8 @@ class TraceBlockHasher(BlockHasher):
                 toks = request.token_ids(pos, pos + k * bs)
                 for i in range(0, k * bs, bs):
                     if sha:      # BlockHasher's sha256 fast path, the same bytes
-                        parent = _sha256(_dumps((parent, tuple(toks[i:i + bs]), None),
-                                                protocol=_PROTOCOL)).digest()
+                        parent = _sha256(_pickle_dumps((parent, tuple(toks[i:i + bs]), None),
+                                                       protocol=_PROTOCOL)).digest()
                     else:
                         parent = fn((parent, tuple(toks[i:i + bs]), None))
                     new.append(parent)
