@@ -107,7 +107,7 @@ def test_the_llama_8b_awq_example() -> None:
 
 def _unmodelled(tmp_path: Path) -> Path:
     cfg = _config("weights_census/int_quant/llama-awq.config.json")
-    cfg["quantization_config"] = {"quant_method": "modelopt", "quant_algo": "FP8"}
+    cfg["quantization_config"] = {"quant_method": "quark"}
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     return tmp_path / "config.json"
 
@@ -117,12 +117,12 @@ def test_config_says_it_counts_an_unmodelled_method_unquantised(tmp_path: Path) 
                               "--gpu-memory-gib", "80", "--json"])
     assert res.exit_code == 0, res.output
     line = ("warning: llama's weights are counted unquantised, in float16: kvcli does not model "
-            "quant_method modelopt's weight sizes, so the KV memory is understated: "
+            "quant_method quark's weight sizes, so the KV memory is understated: "
             "give the weights' known size (--weights-gib), or --num-blocks, or --gpu-memory-gib "
             "less the difference\n")
     assert res.stderr == line
     doc = json.loads(res.stdout)
-    assert doc["memory"]["weights_unquantised_method"] == "modelopt"
+    assert doc["memory"]["weights_unquantised_method"] == "quark"
     assert doc["warnings"] == [line.removeprefix("warning: ").rstrip("\n")]
     # (given the weights, nothing is estimated and nothing said)
     res = runner.invoke(app, ["config", "--model-config", str(_unmodelled(tmp_path)),
@@ -138,7 +138,7 @@ def test_replay_says_it_too(tmp_path: Path) -> None:
                               "--gpu-memory-gib", "80", "--max-model-len", "4096"])
     assert res.exit_code == 0, res.output
     assert ("warning: llama's weights are counted unquantised, in float16: kvcli does not model "
-            "quant_method modelopt's weight sizes, so the KV memory is understated: "
+            "quant_method quark's weight sizes, so the KV memory is understated: "
             "give num_blocks, or gpu_memory_gib less the difference\n") in res.stderr
     res = runner.invoke(app, ["replay", str(trace), "--model-config", str(_unmodelled(tmp_path)),
                               "--num-blocks", "400", "--max-model-len", "4096"])

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.hf_config import load_hf_config, read_hf_config
+from kvcore.models.hf_quant_file import with_quant_file
 from kvcore.read_once import ReadOnce
 
 
 def _read(path: str) -> ModelGeometry:
-    return read_hf_config(load_hf_config(path), source=path)
+    # (a ModelOpt checkpoint's hf_quant_config.json beside it, where vLLM reads it)
+    return read_hf_config(with_quant_file(load_hf_config(path), path), source=path)
 
 
 # (the geometry is frozen: every caller may hold the one read)

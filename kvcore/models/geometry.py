@@ -38,6 +38,7 @@ from kvcore.models.mamba_spec import (  # (re-exported: the Mamba spec's parts l
     mamba_state,
     model_mamba_spec,
 )
+from kvcore.models.modelopt_quant import ModelOpt
 from kvcore.models.qwen3_5 import GDN_TYPES
 from kvcore.models.rope_cache import RopeCache
 from kvcore.models.vision_keys import VisionLinear
@@ -128,6 +129,7 @@ class ModelGeometry:
     fp8_lm_prefix: str = ""     # (vLLM's path before kvcli's: "language_model." in a wrapper)
     quantization: str | None = None
     int_quant: IntQuant | None = None   # an AWQ / GPTQ checkpoint's (`kvcore.models.int_quant`)
+    modelopt: ModelOpt | None = None    # a ModelOpt one's (`kvcore.models.modelopt_quant`)
     source: str = ""
     # For the work counts (`kvcore.clock`): experts a token is routed to, shared experts, and
     # the MoE layer count vLLM 0.33's perf.py assumes (every layer when the model has experts,

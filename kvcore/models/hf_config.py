@@ -42,7 +42,14 @@ from pathlib import Path
 from typing import Any
 
 from kvcore.errors import InputError, clipped
-from kvcore.models import fp8_ignored, fp8_vision, int_quant, int_quant_rank
+from kvcore.models import (
+    fp8_ignored,
+    fp8_vision,
+    int_quant,
+    int_quant_rank,
+    modelopt_quant,
+    modelopt_rank,
+)
 from kvcore.models.buffers import rope_caches, vision_buffers
 from kvcore.models.class_defaults import CLASS_DEFAULTS, MODEL_TYPE_DEFAULTS
 from kvcore.models.config_keys import (
@@ -251,6 +258,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         vision_modalities=vision.modalities, vision_data_parallel=vision.data_parallel,
         quantization=(method := quant_method(get("quantization_config"), source)),
         int_quant=int_quant.read(get("quantization_config"), method, source, architecture(archs)),
+        modelopt=modelopt_quant.read(get("quantization_config"), method, source,
+                                     architecture(archs)),
         fp8_block=block_of(get("quantization_config")) if fp8 else None,
         # (the names as vLLM renames them before it matches them: Qwen3.5's checkpoints'
         # model.language_model.layers.N are its model.layers.N)
@@ -270,6 +279,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     if g.quantization == "fp8":
         fp8_ignored.check(g)   # (vLLM refuses a list naming part of a fused linear)
     int_quant_rank.check(g)    # (the same, of AWQ's modules_to_not_convert)
+    modelopt_rank.check(g)     # (and of ModelOpt's exclude_modules)
     return replace(g, rope_caches=rope_caches(c, g, get), vision_buffers=vision_buffers(cfg, g))
 
 

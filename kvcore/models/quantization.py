@@ -8,10 +8,14 @@ without a word (or raised a TypeError on a list)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvcore.errors import InputError, clipped
+from kvcore.models import modelopt_quant
 from kvcore.named_choices import named_choices
+
+if TYPE_CHECKING:
+    from kvcore.models.geometry import ModelGeometry
 
 # vLLM 0.33's QUANTIZATION_METHODS (model_executor/layers/quantization/__init__.py)
 QUANTIZATION_METHODS = (
@@ -20,6 +24,8 @@ QUANTIZATION_METHODS = (
     "humming", "compressed-tensors", "experts_int8", "quark", "moe_wna16", "torchao", "inc",
     "mxfp4", "gpt_oss_mxfp4", "deepseek_v4_fp8", "online", "fp8_per_tensor", "fp8_per_block",
     "fp8_per_channel", "int8_per_channel_weight_only", "nvfp4_per_token", "mxfp8")
+# (its DEPRECATED_QUANTIZATION_METHODS: refused unless --allow-deprecated-quantization)
+DEPRECATED_METHODS = ("fbgemm_fp8", "fp_quant")
 
 
 def quant_method(quant: Any, source: str) -> str | None:
@@ -34,10 +40,31 @@ def quant_method(quant: Any, source: str) -> str | None:
     if not isinstance(method, str):
         raise InputError(f"must be a string, got {clipped(method)}", path=source or None,
                          field="quantization_config.quant_method")
-    method = method.lower().replace("compressed_tensors", "compressed-tensors")
+    # (ModelOpt's: named from hf_quant_config.json's producer, or by its algorithm)
+    method = modelopt_quant.normalised(quant, method.lower(), source)
+    method = method.replace("compressed_tensors", "compressed-tensors")
     if method and method not in QUANTIZATION_METHODS:
         known = named_choices(method, QUANTIZATION_METHODS, "vLLM 0.33 methods",
                               "vLLM's QUANTIZATION_METHODS (model_executor/layers/quantization)")
         raise InputError(f"unknown quantization method {clipped(method)}; {known}",
                          path=source or None, field="quantization_config.quant_method")
+    if method in DEPRECATED_METHODS:
+        # (ModelConfig._verify_quantization; kvcli has no --allow-deprecated-quantization)
+        raise InputError(f"is {method}, and vLLM 0.33 refuses it: \"The quantization method "
+                         f"{method} is deprecated and will be removed in future versions of vLLM."
+                         " To bypass, set `--allow-deprecated-quantization`.\"",
+                         path=source or None, field="quantization_config.quant_method")
     return method or None
+
+
+def check_build(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
+    """vLLM's refusals, once the model dtype and the TP size are known, of a quantised
+    checkpoint it would not build: AWQ's and compressed-tensors' shards that are not whole
+    groups (`kvcore.models.int_quant_rank`), a ModelOpt config's dtype (naming ``dtype`` when
+    `dtype_given`) and its shards (`kvcore.models.modelopt_rank`)."""
+    # (imported here: both read the geometry, whose module imports this one's readers)
+    from kvcore.models import int_quant_rank, modelopt_rank
+
+    int_quant_rank.check_tp(g, tp)
+    modelopt_rank.check_dtype(g, dtype_given)
+    modelopt_rank.check_tp(g, tp)

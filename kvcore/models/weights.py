@@ -33,7 +33,7 @@ vLLM measures the real figure, so pass --weights-gib to match a real deployment.
 
 from __future__ import annotations
 
-from kvcore.models import fp8_scales, fp8_shapes, fp8_vision, int_quant_rank
+from kvcore.models import fp8_scales, fp8_shapes, fp8_vision, int_quant_rank, modelopt_rank
 from kvcore.models import rank_params as rp
 from kvcore.models.fp8_ignored import layer_skips
 from kvcore.models.geometry import ModelGeometry
@@ -139,6 +139,9 @@ def estimate_weights_bytes(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) 
     layer_bytes = 1 if g.quantization == "fp8" else DTYPE_BYTES[g.dtype]
     # (an AWQ / GPTQ checkpoint's packed linears and experts in place of their dtype weights)
     moved, packed = int_quant_rank.rank_bytes(g, tp, stage)
+    # (a ModelOpt checkpoint's quantised linears and experts, and its attention scales)
+    mo_moved, mo_held = modelopt_rank.rank_bytes(g, tp, stage)
+    moved, packed = moved + mo_moved, packed + mo_held
     return (led.model * DTYPE_BYTES[g.dtype] + (led.layer - moved) * layer_bytes
             + led.fp32 * 4 + led.mx_bytes + packed)
 

@@ -86,7 +86,7 @@ def resolve_kv_cache_config(
                  tensor_parallel_size=tensor_parallel_size,
                  pipeline_parallel_size=pipeline_parallel_size,
                  max_concurrent_batches=max_concurrent_batches)
-    refuse_tp(g, tensor_parallel_size)
+    refuse_tp(g, tensor_parallel_size, dtype is not None and layers is None)
     check_memory_options(gpu_memory_gib, weights_gib, activation_gib, gpu_memory_utilization)
     tp = tensor_parallel_size
     # (vLLM's default: the RoPE-scaled length, LongRoPE's original one; `default_len`)

@@ -10,14 +10,15 @@ from kvcore.errors import InputError
 from kvcore.models.fp8_shapes import refusal as fp8_refusal
 from kvcore.models.fp8_vision import refusal as fp8_vision_refusal
 from kvcore.models.geometry import ModelGeometry
-from kvcore.models.int_quant_rank import check_tp as int_quant_check_tp
+from kvcore.models.quantization import check_build
 
 # Model types whose MoE blocks refuse more TP ranks than experts (vLLM 0.33)
 EXPERTS_PER_RANK_TYPES = ("qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text")
 
 
-def refuse_tp(g: ModelGeometry, tp: int) -> None:
-    """Raise vLLM's first refusal of model ``g`` on ``tp`` ranks (none: return)."""
+def refuse_tp(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
+    """Raise vLLM's first refusal of model ``g`` on ``tp`` ranks (none: return);
+    `dtype_given`: ``--dtype`` was typed (a ModelOpt dtype refusal names it)."""
     if g.model_type != "custom" and g.num_attention_heads % tp:
         # vLLM's ModelConfig.verify_with_parallel_config refuses to start (explicit geometry
         # gives no attention head count to check)
@@ -54,7 +55,7 @@ def refuse_tp(g: ModelGeometry, tp: int) -> None:
                          remedy=(("mm_encoder_tp_mode",
                                   "data holds the tower whole on every rank")
                                  if g.vision_data_parallel else None))
-    int_quant_check_tp(g, tp)     # (AWQ's input shards: whole groups)
+    check_build(g, tp, dtype_given)  # (AWQ's, ModelOpt's shards)
     fp8_refused = fp8_refusal(g, tp)
     if fp8_refused is not None:
         # (vLLM's validate_fp8_block_shape: a shard of a block-quantised linear must be whole

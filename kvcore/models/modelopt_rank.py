@@ -1,0 +1,177 @@
+"""A ModelOpt checkpoint on one rank (`kvcore.models.modelopt_quant`): which linears vLLM 0.33
+quantises, what they hold, and the first shard it refuses.
+
+The exclude list is matched as ModelOptQuantConfigBase.is_layer_excluded matches it: a path
+listed exactly (a fused linear's own path, or all of its shards': some and vLLM refuses,
+"Detected some but not all shards ..."; the routed experts when a listed name holding
+"experts" contains their path), a listed string inside the path, or an fnmatch glob over it.
+Attention layers take ModelOptKVCacheMethod before the list is read: excluded or not, each
+holds its four scales.
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatch
+
+from kvcore.errors import InputError
+from kvcore.models import fp8_shapes
+from kvcore.models.fp8_ignored import block_names, experts_path, fused_of
+from kvcore.models.geometry import ModelGeometry
+from kvcore.models.modelopt_quant import (
+    ModelOpt,
+    dtype_refusal,
+    experts_bytes,
+    experts_refusal,
+    linear_bytes,
+    refusal,
+    weight_bytes,
+)
+from kvcore.models.rank_params import shared_width, vocab_rows
+from kvcore.specs import DTYPE_BYTES
+
+Stage = tuple[range | None, bool, bool]
+# (the MoE routers vLLM builds with the quant_config: qwen3_moe.py's GateLinear)
+QUANTISED_GATES = ("qwen3_moe",)
+ATTENTION = ("qkv_proj", "o_proj", "fused_qkv_a_proj", "q_b_proj", "q_proj",
+             "kv_a_proj_with_mqa", "kv_b_proj")
+
+
+def modelled(g: ModelGeometry) -> ModelOpt | None:
+    """The checkpoint's ModelOpt settings where kvcli sizes its weights (None: not ModelOpt,
+    an algorithm left unquantised, or a vision tower kvcli does not list)."""
+    return None if g.modelopt is None or g.vision_params else g.modelopt
+
+
+def _exact(q: ModelOpt, path: str, fused: dict[str, tuple[str, ...]]) -> bool:
+    proj = path.split(".")[-1]
+    if proj in fused and path in q.exclude:
+        return True
+    if proj in fused:
+        named = [path.replace(proj, s) in q.exclude for s in fused[proj]]
+        if any(named) and not all(named):
+            raise InputError(f"names some but not all shards of {path}, and vLLM refuses to "
+                             f"build it: \"Detected some but not all shards of {path} are "
+                             "quantized. All shards of fused layers to have the same "
+                             "precision.\"", field="quantization_config.exclude_modules")
+        return named[0]
+    if "experts" in path:
+        return any(path in x for x in q.exclude if "experts" in x)
+    return path in q.exclude
+
+
+def excluded(g: ModelGeometry, q: ModelOpt, path: str) -> bool:
+    """Whether vLLM builds the module at `path` unquantised."""
+    if not q.exclude:
+        return False
+    try:
+        if _exact(q, path, fused_of(g)):
+            return True
+    except InputError as e:
+        raise InputError(e.message, path=g.source or None, field=e.field) from None
+    return any(x != path and x in path for x in q.exclude) or \
+        any(fnmatch(path, x) for x in q.exclude)
+
+
+def _layer(g: ModelGeometry, q: ModelOpt, tp: int, i: int, kind: str, moe: bool):
+    """Layer `i`'s quantised linears on a rank [(path, output shards, k)], and whether its
+    routed experts are quantised."""
+    attn, mixer, mlp = block_names(g, moe)
+    out = []
+    mixers = ("mixer", "in_proj", "out_proj", "in_proj_qkvz", "in_proj_ba")
+    for name, parts, k, _ in fp8_shapes.layer_linears(g, tp, kind, moe, shared_width(g)):
+        block = attn if name in ATTENTION else mixer if name in mixers else mlp
+        path = ".".join(p for p in ("model.layers", str(i), block, name) if p)
+        if not excluded(g, q, path):
+            out.append((path, parts, k))
+    if moe and g.model_type in QUANTISED_GATES:
+        path = f"model.layers.{i}.mlp.gate"
+        if not excluded(g, q, path):
+            out.append((path, (g.num_experts,), g.hidden_size))
+    experts = moe and bool(g.num_experts) and not excluded(g, q, experts_path(g, i))
+    return out, experts
+
+
+def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
+    """(parameters the quantised tensors replace, their bytes) on a rank of `stage`; the
+    attention layers' k/v/q/prob scales among the bytes."""
+    q = modelled(g)
+    if q is None:
+        return 0, 0
+    dt = DTYPE_BYTES[g.dtype]
+    layers, _, last = stage
+    moved = held = 0
+    for i, kind in enumerate(g.layer_kinds):
+        if layers is not None and i not in layers:
+            continue
+        moe = g.moe_layers[i] if i < len(g.moe_layers) else False
+        linears, experts = _layer(g, q, tp, i, kind, moe)
+        for _, parts, k in linears:
+            moved += sum(parts) * k
+            held += linear_bytes(q, parts, k, dt)
+        if kind not in ("mamba", "mlp") and g.model_type != "jamba":
+            held += 4 * dt     # (ModelOptKVCacheMethod: q/k/v/prob scales, MLA's too)
+        if experts:
+            shards = 1 if g.model_type == "nemotron_h" else 2
+            inter = g.moe_intermediate_size // tp
+            moved += g.num_experts * (shards + 1) * g.hidden_size * inter
+            held += experts_bytes(q, g.num_experts, g.hidden_size, inter, shards)
+    if last and not excluded(g, q, "lm_head"):
+        # (a ParallelLMHead is quantised unless excluded; tied, tie_weights swaps its weight
+        # for the embedding's and leaves the scales create_weights made)
+        rows = vocab_rows(g, tp)
+        held += linear_bytes(q, (rows,), g.hidden_size, dt)
+        if g.tie_word_embeddings:
+            held -= weight_bytes(q, rows, g.hidden_size)
+        else:
+            moved += rows * g.hidden_size
+    return moved, held
+
+
+def tp_refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str] | None:
+    """The first layer (index, module, vLLM's words) vLLM refuses at `tp`; None if it builds."""
+    q = modelled(g)
+    if q is None:
+        return None
+    for i, kind in enumerate(g.layer_kinds):
+        moe = g.moe_layers[i] if i < len(g.moe_layers) else False
+        linears, experts = _layer(g, q, tp, i, kind, moe)
+        for path, _, k in linears:
+            if why := refusal(q, k):
+                return i, path.rsplit(".", 1)[-1], why
+        if experts and (why := experts_refusal(q, g.hidden_size,
+                                               g.moe_intermediate_size // tp)):
+            return i, "experts", why
+    return None
+
+
+def check_tp(g: ModelGeometry, tp: int) -> None:
+    """vLLM's refusal of a quantised linear's input shard at `tp`, naming the option."""
+    refused = tp_refusal(g, tp)
+    if refused is not None and g.modelopt is not None:
+        layer, module, why = refused
+        raise InputError(f"{g.name}'s ModelOpt {g.modelopt.algo} input shard does not fit at "
+                         f"it (layer {layer}'s {module}), and vLLM refuses to build it: "
+                         f"\"{why}\"; got {tp}", field="tensor_parallel_size")
+
+
+def check(g: ModelGeometry) -> None:
+    """vLLM's refusals of the exclude list and of an input width at TP 1, before sizing."""
+    rank_bytes(g, 1, (None, True, True))
+    refused = tp_refusal(g, 1)
+    if refused is not None and g.modelopt is not None:
+        layer, module, why = refused
+        raise InputError(f"gives layer {layer}'s {module} a shape vLLM refuses to build: "
+                         f"\"{why}\"",
+                         path=g.source or None, field="quantization_config.quant_algo")
+
+
+def check_dtype(g: ModelGeometry, given: bool) -> None:
+    """VllmConfig's refusal of a model dtype the config's activations do not take, naming the
+    ``dtype`` option when it was `given`, else the config's key."""
+    if g.modelopt is None or not (why := dtype_refusal(g.modelopt, g.dtype)):
+        return
+    if given:
+        raise InputError(f"vLLM refuses {g.name}'s ModelOpt checkpoint in it: \"{why}\"; got "
+                         f"{g.dtype}", field="dtype")
+    raise InputError(f"is {g.dtype}, and vLLM refuses to build it: \"{why}\"",
+                     path=g.source or None, field="torch_dtype")

@@ -1,0 +1,98 @@
+"""Write the ModelOpt / fbgemm_fp8 census configs here (python make_modelopt_cases.py, in this
+folder): the models of ../int_quant/make_int_cases.py under NVIDIA ModelOpt's and Meta's
+fbgemm_fp8 quantization_configs."""
+# ruff: noqa
+import json, sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[3]))
+from kvcore.models.presets import PRESETS
+
+
+def model(case):
+    """A model of ../int_quant, its quantization_config taken off."""
+    cfg = json.loads((HERE.parent / "int_quant" / f"{case}.config.json").read_text())
+    cfg.pop("quantization_config")
+    return cfg
+
+
+# (tiny Llama 1024 wide, Qwen3-MoE of 8 experts 2048 wide, Mixtral of 4, DeepSeek-V3 of 2
+# layers (MLA, the first dense, 8 routed experts 512 wide and a shared one): ../int_quant's;
+# Llama-3.1-8B the preset's config.json, bfloat16 as ModelOpt's checkpoints are)
+LLAMA, QWEN3_MOE = model("llama-awq"), model("qwen3-moe-ct-w4a16")
+MIXTRAL, DSV3 = model("mixtral-gptq-8bit"), model("deepseek-v3-awq")
+LLAMA_8B = {**PRESETS["llama-3.1-8b"][1], "torch_dtype": "bfloat16"}
+FP8_KV = {"dynamic": False, "num_bits": 8, "type": "float"}
+
+
+def modelopt(algo, ignore=("lm_head",), **extra):
+    """The config.json layout ModelOpt >= 0.31 writes (quant_method modelopt)."""
+    return {"quant_method": "modelopt", "quant_algo": algo, "ignore": list(ignore),
+            "kv_cache_scheme": FP8_KV, "producer": {"name": "modelopt", "version": "0.37.0"},
+            **extra}
+
+
+def legacy(algo, exclude=("lm_head",), **extra):
+    """hf_quant_config.json's layout (no quant_method: vLLM names it from the producer)."""
+    return {"producer": {"name": "modelopt", "version": "0.27.0"},
+            "quantization": {"quant_algo": algo, "kv_cache_quant_algo": "FP8",
+                             "exclude_modules": list(exclude), **extra}}
+
+
+FBGEMM = {"quant_method": "fbgemm_fp8", "activation_scale_ub": 1200.0,
+          "modules_to_not_convert": []}
+
+CASES = {
+    "llama-3-1-8b-modelopt-fp8": (LLAMA_8B, modelopt("FP8")),
+    "llama-3-1-8b-modelopt-fp8-legacy": (LLAMA_8B, legacy("FP8")),
+    "llama-3-1-8b-modelopt-nvfp4": (LLAMA_8B, modelopt("NVFP4", group_size=16)),
+    "llama-3-1-8b-fbgemm-fp8": (LLAMA_8B, {**FBGEMM, "modules_to_not_convert": [
+        *[f"model.layers.{i}.mlp.down_proj" for i in (0, 31)], "lm_head"]}),
+    "llama-modelopt-fp8": (LLAMA, modelopt("FP8")),
+    "llama-modelopt-fp8-head": (LLAMA, modelopt("FP8", ignore=())),
+    # (a tied head: its weight the embedding's, the scales kept)
+    "llama-modelopt-fp8-tied": ({**LLAMA, "tie_word_embeddings": True}, modelopt("FP8", ignore=())),
+    "llama-modelopt-nvfp4-tied": ({**LLAMA, "tie_word_embeddings": True},
+                                  modelopt("NVFP4", ignore=(), group_size=16)),
+    "llama-modelopt-fp8-exclude": (LLAMA, modelopt("FP8", ignore=(
+        "lm_head", "model.layers.0.self_attn*", "*layers.1.mlp.down_proj"))),
+    "llama-modelopt-fp8-pcpt": (LLAMA, modelopt("FP8_PER_CHANNEL_PER_TOKEN")),
+    "llama-modelopt-fp8-pbwo": (LLAMA, modelopt("FP8_PB_WO")),
+    "llama-modelopt-mxfp8": (LLAMA, modelopt("MXFP8")),      # (float16: refused)
+    "llama-modelopt-mxfp8-bf16": ({**LLAMA, "torch_dtype": "bfloat16"}, modelopt("MXFP8")),
+    # (down_proj's input 1056 / 2 = 528 a rank at TP 2: not whole 32s; the experts' the same)
+    "llama-modelopt-mxfp8-narrow": ({**LLAMA, "torch_dtype": "bfloat16", "intermediate_size": 1056},
+                                    modelopt("MXFP8")),
+    "qwen3-moe-modelopt-mxfp8-narrow": ({**QWEN3_MOE, "moe_intermediate_size": 1056},
+                                        modelopt("MXFP8", ignore=("lm_head", "*mlp.gate"))),
+    "deepseek-v3-modelopt-mxfp8": ({**DSV3, "torch_dtype": "bfloat16"}, modelopt("MXFP8")),
+    # (down_proj's input 1536 / 8 = 192 a rank at TP 8: not whole 128s; 1040 / 2 = 520 at TP 2:
+    # not whole 16s)
+    "llama-modelopt-fp8-pbwo-narrow": ({**LLAMA, "intermediate_size": 1536}, modelopt("FP8_PB_WO")),
+    "llama-modelopt-nvfp4-narrow": ({**LLAMA, "intermediate_size": 1040},
+                                    modelopt("NVFP4", group_size=16)),
+    "llama-modelopt-nvfp4": (LLAMA, modelopt("NVFP4", group_size=16)),
+    "llama-modelopt-nvfp4-legacy": (LLAMA, legacy("NVFP4", group_size=16)),
+    "llama-modelopt-w4a16-nvfp4": (LLAMA, modelopt("W4A16_NVFP4", group_size=16)),
+    "llama-modelopt-bogus": (LLAMA, modelopt("INT4_AWQ")),
+    "llama-modelopt-legacy-mxfp8": (LLAMA, legacy("MXFP8")),
+    "llama-fbgemm-fp8": (LLAMA, FBGEMM),
+    "qwen3-moe-modelopt-fp8": (QWEN3_MOE, modelopt("FP8", ignore=("lm_head", "*mlp.gate"))),
+    # (the router not excluded: Qwen3-MoE's GateLinear takes the quant_config)
+    "qwen3-moe-modelopt-fp8-gate": (QWEN3_MOE, modelopt("FP8")),
+    "qwen3-moe-modelopt-nvfp4": (QWEN3_MOE, modelopt("NVFP4", ignore=("lm_head", "*mlp.gate"),
+                                                     group_size=16)),
+    "qwen3-moe-modelopt-mxfp8": (QWEN3_MOE, modelopt("MXFP8", ignore=("lm_head", "*mlp.gate"))),
+    "qwen3-moe-fbgemm-fp8": (QWEN3_MOE, FBGEMM),
+    "mixtral-modelopt-fp8": (MIXTRAL, modelopt("FP8", ignore=("lm_head", "*block_sparse_moe.gate"))),
+    "mixtral-modelopt-nvfp4": (MIXTRAL, modelopt("NVFP4", group_size=16, ignore=(
+        "lm_head", "*block_sparse_moe.gate"))),
+    "deepseek-v3-modelopt-fp8": (DSV3, modelopt("FP8")),
+    "deepseek-v3-modelopt-nvfp4": (DSV3, modelopt("NVFP4", group_size=16, ignore=(
+        "lm_head", "model.layers.*.self_attn*"))),
+}
+
+for name, (cfg, quant) in CASES.items():
+    (HERE / f"{name}.config.json").write_text(
+        json.dumps({**cfg, "quantization_config": quant}, indent=1) + "\n")

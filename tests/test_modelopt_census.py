@@ -1,0 +1,210 @@
+"""ModelOpt checkpoints against vLLM 0.33.0's own model classes on the meta device, as an H100
+builds them (tests/data/weights_census/modelopt/answers.json: Llama-3.1-8B, a tiny Llama,
+Qwen3-MoE, Mixtral and DeepSeek-V3 (MLA) under FP8, FP8_PER_CHANNEL_PER_TOKEN, FP8_PB_WO, NVFP4
+W4A16_NVFP4 and MXFP8, at TP 1, 2, 4 and 8, every rank): the bytes a rank holds
+(`kvcore.models.modelopt_rank`), vLLM's refusals word for word (fbgemm_fp8's too), and what is
+left with the warning (MIXED_PRECISION)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvcli.app import app
+from kvcore.errors import InputError
+from kvcore.models.hf_config import read_hf_config
+from kvcore.models.int_quant_rank import unquantised_method
+from kvcore.models.weights import estimate_weights_bytes
+from kvcore.sizing.resolve import resolve_kv_cache_config
+from tests.census_rows import built_ranks
+
+DATA = Path(__file__).parent / "data"
+HERE = DATA / "weights_census" / "modelopt"
+CASES = json.loads((HERE / "answers.json").read_text())["cases"]
+runner = CliRunner()
+# (a float16 model under MXFP8: refused once the dtype is known, `--dtype` applied)
+DTYPE_REFUSED = "weights_census/modelopt/llama-modelopt-mxfp8.config.json"
+
+
+def _config(name: str) -> dict:
+    return json.loads((DATA / name).read_text())
+
+
+def _refused(case: dict) -> str | None:
+    return case.get("refused") or case["tp"]["1"][0].get("refused")
+
+
+BUILT = built_ranks({n: c for n, c in CASES.items() if "refused" not in c},
+                    label=lambda n: n.split("/")[-1])
+AT_EVERY_TP = [pytest.param(n, _refused(c), id=n.split("/")[-1])
+               for n, c in CASES.items() if n != DTYPE_REFUSED and _refused(c)]
+AT_SOME_TP = [pytest.param(n, int(tp), c["tp"][tp][0]["refused"], id=f"{n.split('/')[-1]}-tp{tp}")
+              for n, c in CASES.items() if not _refused(c)
+              for tp in c["tp"] if "refused" in c["tp"][tp][0]]
+
+
+@pytest.mark.parametrize(("name", "tp", "rank"), BUILT)
+def test_bytes_per_rank_equal_vllms(name: str, tp: int, rank: int) -> None:
+    rec = CASES[name]["tp"][str(tp)][rank]
+    g = read_hf_config(_config(name), name=name)
+    assert estimate_weights_bytes(g, tp) == sum(rec["param_bytes_by_dtype"].values())
+    assert unquantised_method(g) is None
+
+
+def _vllms_words(refused: str) -> str:
+    # (pydantic wraps a refusal raised while a config is built: the words are its second line)
+    line = refused.splitlines()[1].strip() if refused.startswith("ValidationError") else refused
+    line = line.removeprefix("Value error, ").removeprefix("ValueError: ").split(" [type=")[0]
+    if line.startswith("('The quantization method %s is deprecated"):
+        # (vLLM passes logger-style arguments to ValueError: its message is the tuple's repr)
+        return ("The quantization method fbgemm_fp8 is deprecated and will be removed in "
+                "future versions of vLLM. To bypass, set `--allow-deprecated-quantization`.")
+    return line
+
+
+@pytest.mark.parametrize(("name", "refused"), AT_EVERY_TP)
+def test_a_config_vllm_refuses_is_refused_with_its_words(name: str, refused: str) -> None:
+    with pytest.raises(InputError) as e:
+        read_hf_config(_config(name), name=name)
+    assert e.value.message.endswith(f'"{_vllms_words(refused)}"')
+    assert e.value.field.startswith("quantization_config.")
+
+
+@pytest.mark.parametrize(("name", "tp", "refused"), AT_SOME_TP)
+def test_a_tp_vllm_refuses_is_refused_naming_the_option(name: str, tp: int, refused: str) -> None:
+    g = read_hf_config(_config(name), name=name)
+    with pytest.raises(InputError) as e:
+        resolve_kv_cache_config(geometry=g, tensor_parallel_size=tp, gpu_memory_gib=80,
+                                max_model_len=4096)
+    assert e.value.field == "tensor_parallel_size"
+    assert f'"{_vllms_words(refused)}"; got {tp}' in e.value.message
+
+
+def test_the_census_draws_each_refusal() -> None:
+    words = sorted({_vllms_words(p.values[-1])[:30] for p in AT_EVERY_TP + AT_SOME_TP})
+    assert words == ["FP8_PB_WO requires in divisibl", "MXFP8 MoE requires intermediat",
+                     "MXFP8 requires input size divi", "ModelOpt currently only suppor",
+                     "The quantization method fbgemm",
+                     "Unknown ModelOpt quant algo: M",
+                     "Unsupported model when in feat"]
+
+
+def test_the_methods_vllm_resolves() -> None:
+    got = {n.split("/")[-1].removesuffix(".config.json"): c["quantization"]
+           for n, c in CASES.items() if "quantization" in c and not _refused(c)}
+    for name, method in got.items():
+        assert read_hf_config(_config(f"weights_census/modelopt/{name}.config.json")
+                              ).quantization == method, name
+    assert got["llama-modelopt-nvfp4-legacy"] == "modelopt_fp4"
+    assert got["llama-3-1-8b-modelopt-fp8-legacy"] == "modelopt"
+
+
+def test_what_an_nvfp4_linear_and_its_experts_hold() -> None:
+    # uint8 [n, k / 2], fp8 [n, k / 16], float32 global and input scales a shard; W4A16's
+    # input scale in the model dtype; the experts' scales a projection and an expert
+    rec = CASES["weights_census/modelopt/qwen3-moe-modelopt-nvfp4.config.json"]["tp"]["1"][0]
+    names = rec["param_numel_by_name"]
+    assert names["model.layers.*.self_attn.qkv_proj.weight"] == 2 * 2048 * 1024 // 2
+    assert names["model.layers.*.self_attn.qkv_proj.weight_scale"] == 2 * 2048 * 1024 // 16
+    assert names["model.layers.*.mlp.experts.routed_experts.w13_weight_scale_2"] == 2 * 8 * 2
+    w4a16 = CASES["weights_census/modelopt/llama-modelopt-w4a16-nvfp4.config.json"]["tp"]["1"][0]
+    nvfp4 = CASES["weights_census/modelopt/llama-modelopt-nvfp4.config.json"]["tp"]["1"][0]
+    assert w4a16["param_bytes_by_dtype"]["float16"] - nvfp4["param_bytes_by_dtype"]["float16"] \
+        == 2 * 7 * 2
+
+
+def test_a_tied_head_keeps_the_scales_its_quant_method_made() -> None:
+    # (tie_weights swaps the weight for the embedding's; NVFP4's fp8 group scales stay)
+    rec = CASES["weights_census/modelopt/llama-modelopt-nvfp4-tied.config.json"]["tp"]["1"][0]
+    names = rec["param_numel_by_name"]
+    assert "lm_head.weight" not in names and names["lm_head.weight_scale"] == 1024 * 1024 // 16
+    cfg = _config("weights_census/modelopt/llama-modelopt-nvfp4-tied.config.json")
+    untied = estimate_weights_bytes(read_hf_config({**cfg, "tie_word_embeddings": False}))
+    head = 1024 * 1024 // 2 + 1024 * 1024 // 16 + 2 * 4
+    assert estimate_weights_bytes(read_hf_config(cfg)) == untied - head + 65_536 + 2 * 4
+
+
+def test_the_exclude_list_as_vllm_matches_it() -> None:
+    # "model.layers.0.self_attn*" (split into the path and path.*) leaves layer 0's qkv_proj
+    # and o_proj unquantised, its attention scales kept; "*layers.1.mlp.down_proj" a glob
+    rec = CASES["weights_census/modelopt/llama-modelopt-fp8-exclude.config.json"]["tp"]["1"][0]
+    names = rec["param_numel_by_name"]
+    assert names["model.layers.*.self_attn.qkv_proj.weight_scale"] == 3
+    assert names["model.layers.*.mlp.down_proj.weight_scale"] == 1
+    assert names["model.layers.*.self_attn.attn.k_scale"] == 2
+    cfg = _config("weights_census/modelopt/llama-modelopt-fp8.config.json")
+    cfg["quantization_config"]["ignore"] = ["model.layers.0.self_attn.q_proj"]
+    with pytest.raises(InputError) as e:
+        read_hf_config(cfg, source="c.json")
+    assert e.value.field == "quantization_config.exclude_modules"
+    assert e.value.message.endswith('"Detected some but not all shards of model.layers.0.'
+                                    'self_attn.qkv_proj are quantized. All shards of fused '
+                                    'layers to have the same precision."')
+
+
+def test_a_dtype_vllm_refuses_is_refused_naming_the_key_or_the_option() -> None:
+    refused = _vllms_words(_refused(CASES[DTYPE_REFUSED]) or "")
+    assert refused == ("torch.float16 is not supported for quantization method modelopt_mxfp8. "
+                       "Supported dtypes: [torch.bfloat16]")
+    g = read_hf_config(_config(DTYPE_REFUSED), source="c.json")
+    with pytest.raises(InputError) as e:
+        resolve_kv_cache_config(geometry=g, gpu_memory_gib=80, max_model_len=4096)
+    assert (e.value.path, e.value.field) == ("c.json", "torch_dtype")
+    assert e.value.message == f'is float16, and vLLM refuses to build it: "{refused}"'
+    with pytest.raises(InputError) as e:
+        resolve_kv_cache_config(geometry=g, gpu_memory_gib=80, max_model_len=4096,
+                                dtype="half")
+    assert e.value.field == "dtype" and e.value.message.endswith(f'"{refused}"; got float16')
+    # (--dtype bfloat16 is what vLLM serves it in)
+    resolve_kv_cache_config(geometry=g, gpu_memory_gib=80, max_model_len=4096, dtype="bfloat16")
+
+
+def test_mixed_precision_is_counted_unquantised_with_the_warning() -> None:
+    cfg = _config("weights_census/modelopt/llama-modelopt-fp8.config.json")
+    cfg["quantization_config"] |= {"quant_algo": "MIXED_PRECISION", "quantized_layers": {
+        "model.layers.0.mlp.down_proj": {"quant_algo": "FP8"}}}
+    g = read_hf_config(cfg)
+    assert (g.quantization, unquantised_method(g)) == ("modelopt_mixed", "modelopt_mixed")
+
+
+def test_hf_quant_config_json_beside_config_json_is_read(tmp_path: Path) -> None:
+    # (ModelOpt <= 0.29's layout: vLLM takes the file as a quantization_config-less
+    # config.json's; the bytes are the legacy case's, which vLLM built from the same object)
+    cfg = _config("weights_census/modelopt/llama-modelopt-nvfp4-legacy.config.json")
+    (tmp_path / "hf_quant_config.json").write_text(json.dumps(cfg.pop("quantization_config")))
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    res = runner.invoke(app, ["config", "--model-config", str(tmp_path / "config.json"),
+                              "--gpu-memory-gib", "80", "--tp", "2", "--json"])
+    assert res.exit_code == 0, res.output
+    rec = CASES["weights_census/modelopt/llama-modelopt-nvfp4-legacy.config.json"]["tp"]["2"][0]
+    assert round(json.loads(res.stdout)["memory"]["weights_gib"] * 2**30) == \
+        sum(rec["param_bytes_by_dtype"].values()) == 8_005_760
+    assert res.stderr == ""
+
+
+def test_the_llama_8b_fp8_example() -> None:
+    # 14.96 GiB (16,060,522,496 B, bfloat16) and 30,008 blocks before: vLLM holds 9,081,202,688
+    g = read_hf_config(_config("weights_census/modelopt/llama-3-1-8b-modelopt-fp8.config.json"))
+    assert estimate_weights_bytes(g, 1) == 9_081_202_688
+    res = runner.invoke(app, ["config", "--model-config",
+                              str(HERE / "llama-3-1-8b-modelopt-fp8.config.json"),
+                              "--gpu-memory-gib", "80", "--max-model-len", "8192", "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["num_blocks"] == 33_336 and doc["memory"]["weights_unquantised_method"] is None
+    assert res.stderr == ""
+
+
+def test_the_cli_refuses_a_tp_in_one_line() -> None:
+    res = runner.invoke(app, ["config", "--model-config",
+                              str(HERE / "llama-modelopt-nvfp4-narrow.config.json"), "--tp", "2",
+                              "--gpu-memory-gib", "80"])
+    assert res.exit_code == 2, res.output
+    assert res.stdout == "" and "Traceback" not in res.stderr
+    assert res.stderr == (
+        "error: option --tensor-parallel-size: llama's ModelOpt NVFP4 input shard does not fit "
+        "at it (layer 0's down_proj), and vLLM refuses to build it: \"Unsupported model when in "
+        "features size is not multiple of 16\"; got 2\n")
