@@ -17,6 +17,7 @@ from kvcli.app import app
 from kvcore.errors import InputError
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.int_quant_rank import unquantised_method
+from kvcore.models.quantization import auto_kv_dtype
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.sizing.resolve import resolve_kv_cache_config
 from tests.census_rows import built_ranks
@@ -185,17 +186,35 @@ def test_hf_quant_config_json_beside_config_json_is_read(tmp_path: Path) -> None
     assert res.stderr == ""
 
 
+@pytest.mark.parametrize("name", [n for n, c in CASES.items()
+                                  if "kv_cache_dtype_auto" in c and not _refused(c)])
+def test_kv_cache_dtype_auto_is_what_vllm_resolves_it_to(name: str) -> None:
+    want = CASES[name]["kv_cache_dtype_auto"]
+    g = read_hf_config(_config(name), name="m")
+    if want == "nvfp4":
+        with pytest.raises(InputError) as e:
+            auto_kv_dtype(g, "auto")
+        assert e.value.field == "kv_cache_dtype" and "nvfp4" in e.value.message
+    else:
+        assert auto_kv_dtype(g, "auto") == want
+    assert auto_kv_dtype(g, "bfloat16") == "bfloat16"
+
+
 def test_the_llama_8b_fp8_example() -> None:
-    # 14.96 GiB (16,060,522,496 B, bfloat16) and 30,008 blocks before: vLLM holds 9,081,202,688
+    # 14.96 GiB (16,060,522,496 B, bfloat16) and 30,008 blocks of a bfloat16 KV cache before:
+    # vLLM holds 9,081,202,688 B and makes --kv-cache-dtype auto fp8_e4m3 (its kv_cache_scheme)
     g = read_hf_config(_config("weights_census/modelopt/llama-3-1-8b-modelopt-fp8.config.json"))
     assert estimate_weights_bytes(g, 1) == 9_081_202_688
-    res = runner.invoke(app, ["config", "--model-config",
-                              str(HERE / "llama-3-1-8b-modelopt-fp8.config.json"),
-                              "--gpu-memory-gib", "80", "--max-model-len", "8192", "--json"])
-    assert res.exit_code == 0, res.output
-    doc = json.loads(res.stdout)
-    assert doc["num_blocks"] == 33_336 and doc["memory"]["weights_unquantised_method"] is None
-    assert res.stderr == ""
+    for kv, blocks in (("auto", 66_673), ("bfloat16", 33_336)):
+        res = runner.invoke(app, ["config", "--model-config",
+                                  str(HERE / "llama-3-1-8b-modelopt-fp8.config.json"),
+                                  "--gpu-memory-gib", "80", "--max-model-len", "8192",
+                                  "--kv-cache-dtype", kv, "--json"])
+        assert res.exit_code == 0, res.output
+        doc = json.loads(res.stdout)
+        assert (doc["num_blocks"], doc["kv_cache_dtype"]) == (blocks, kv.replace(
+            "auto", "fp8_e4m3"))
+        assert doc["memory"]["weights_unquantised_method"] is None and res.stderr == ""
 
 
 def test_the_cli_refuses_a_tp_in_one_line() -> None:

@@ -18,7 +18,9 @@ Sized (every Linear and the LM head built with the quant_config, unless ``exclud
   NVFP4's float32 ``input_scale`` a shard (W4A16's: in the model dtype, dropped after loading
   but held while vLLM profiles); k whole 16s or refused; experts (ModelOptNvFp4FusedMoE) the
   same, with float32 global and input scales an expert and projection.
-Every attention layer (MLA's too) holds four k/v/q/prob scales in the model dtype.
+Every attention layer (MLA's too) holds four k/v/q/prob scales in the model dtype. A config's
+``kv_cache_scheme`` / ``kv_cache_quant_algo`` FP8 makes vLLM's ``--kv-cache-dtype auto`` fp8_e4m3
+(resolve_kv_cache_dtype_string): the KV cache is sized so (`kv_cache_dtype`).
 Left with the warning: MIXED_PRECISION (``quantized_layers``, a per-layer table of algorithms,
 FP8_PB_WO experts among them).
 As everywhere in the census, the tensors create_weights makes are counted: the kernels' repacks
@@ -52,6 +54,8 @@ class ModelOpt:
     method: str                   # the name vLLM resolves: modelopt, modelopt_fp4, modelopt_mxfp8
     exclude: tuple[str, ...]      # vLLM paths, exact / substring / fnmatch globs
     group_size: int = 16
+    # the KV cache dtype vLLM gives --kv-cache-dtype auto (None: the model dtype)
+    kv_cache: str | None = None
 
 
 def _algo(quant: dict) -> Any:
@@ -83,6 +87,22 @@ def normalised(quant: Any, method: str, source: str) -> str:
             "modelopt_mixed" if algo == "MIXED_PRECISION" else method)
 
 
+def kv_cache_dtype(quant: dict) -> str | None:
+    """The KV cache dtype vLLM's resolve_kv_cache_dtype_string gives ``auto`` for a ModelOpt
+    config: its kv_cache_scheme or kv_cache_quant_algo, fp8 or nvfp4 (None: neither, or one vLLM
+    does not know and falls back to auto for)."""
+    inner = quant.get("quantization", quant)
+    inner = inner if isinstance(inner, dict) else {}
+    algo = (inner.get("kv_cache_scheme") or quant.get("kv_cache_scheme")
+            or inner.get("kv_cache_quant_algo") or quant.get("kv_cache_quant_algo"))
+    if isinstance(algo, dict):
+        floats = algo.get("type") == "float"
+        algo = ("fp8" if floats and algo.get("dynamic") is False and algo.get("num_bits") == 8
+                else "nvfp4" if floats and algo.get("num_bits") == 4 else None)
+    return {"fp8": "fp8_e4m3", "nvfp4": "nvfp4"}.get(algo.lower()) if isinstance(algo, str) \
+        else None
+
+
 def _refuse(field: str, why: str, source: str) -> InputError:
     return InputError(f"vLLM refuses it: \"{why}\"", path=source or None,
                       field=f"quantization_config.{field}")
@@ -93,6 +113,7 @@ def read(quant: Any, method: str | None, source: str, arch: str = "") -> ModelOp
     method, MXFP8, mixed precision); vLLM's refusals of the config itself."""
     if not isinstance(quant, dict) or method not in DTYPES:
         return None
+    kv = kv_cache_dtype(quant)
     if method == "modelopt_mxfp8" and "quantization" not in quant and not quant.get("quant_algo"):
         # (MXFP8's from_config: a MiniMax-style config, its ignored_layers the exclude list)
         quant = {"quantization": {"quant_algo": "MXFP8", "kv_cache_quant_algo": None,
@@ -146,7 +167,7 @@ def read(quant: Any, method: str | None, source: str, arch: str = "") -> ModelOp
         raise _refuse(f"{where}group_size", f"group_size must be an integer, got "
                       f"{type(group)}", source) from None
     return ModelOpt("MXFP8" if method == "modelopt_mxfp8" else algo, method,
-                    _mapped(tuple(map(str, exclude)), arch), group)
+                    _mapped(tuple(map(str, exclude)), arch), group, kv)
 
 
 def _mapped(exclude: tuple[str, ...], arch: str) -> tuple[str, ...]:

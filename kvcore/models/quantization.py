@@ -68,3 +68,17 @@ def check_build(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
     int_quant_rank.check_tp(g, tp)
     modelopt_rank.check_dtype(g, dtype_given)
     modelopt_rank.check_tp(g, tp)
+
+
+def auto_kv_dtype(g: ModelGeometry, kv_cache_dtype: str) -> str:
+    """``kv_cache_dtype`` as vLLM resolves ``auto`` for the checkpoint (arg_utils.py,
+    resolve_kv_cache_dtype_string): a ModelOpt config's KV cache algorithm, fp8_e4m3; nvfp4,
+    which kvcli does not model, refused naming the option."""
+    kv = g.modelopt.kv_cache if g.modelopt is not None else None
+    if kv_cache_dtype != "auto" or kv is None:
+        return kv_cache_dtype
+    if kv == "nvfp4":
+        raise InputError(f"is auto, which vLLM 0.33 resolves to {g.name}'s KV cache algorithm, "
+                         "nvfp4: kvcli does not model an nvfp4 KV cache; give another",
+                         field="kv_cache_dtype")
+    return kv

@@ -18,6 +18,7 @@ from kvcore.models.eagle_draft import draft_layer_specs
 from kvcore.models.geometry import ModelGeometry, layer_specs
 from kvcore.models.hf_config import DTYPE_ALIASES
 from kvcore.models.mm_serving import apply_mm
+from kvcore.models.quantization import auto_kv_dtype
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.prefix_match import resolve_block_sizes
 from kvcore.sizing.buffers_term import buffer_bytes
@@ -79,7 +80,7 @@ def resolve_kv_cache_config(
     if dtype is not None and layers is None:
         g = replace(g, dtype=normalize_dtype(dtype, "dtype"))
     g, mm_state = apply_mm(g, mm)
-    kv_dtype = normalize_dtype(kv_cache_dtype, "kv_cache_dtype", KV_CACHE_DTYPES)
+    kv_dtype = normalize_dtype(auto_kv_dtype(g, kv_cache_dtype), "kv_cache_dtype", KV_CACHE_DTYPES)
     if kv_dtype != "auto" and kv_dtype not in DTYPE_BYTES:
         raise InputError(f"unsupported KV cache dtype {kv_cache_dtype!r}", field="kv_cache_dtype")
     check_counts(block_size=block_size, max_num_batched_tokens=max_num_batched_tokens,

@@ -57,6 +57,10 @@ CASES = {
                                   modelopt("NVFP4", ignore=(), group_size=16)),
     "llama-modelopt-fp8-exclude": (LLAMA, modelopt("FP8", ignore=(
         "lm_head", "model.layers.0.self_attn*", "*layers.1.mlp.down_proj"))),
+    # (the KV cache algorithm: none, so --kv-cache-dtype auto stays the model dtype; NVFP4)
+    "llama-modelopt-fp8-no-kv": (LLAMA, modelopt("FP8", kv_cache_scheme=None)),
+    "llama-modelopt-nvfp4-kv-nvfp4": (LLAMA, legacy("NVFP4", group_size=16,
+                                                    kv_cache_quant_algo="NVFP4")),
     "llama-modelopt-fp8-pcpt": (LLAMA, modelopt("FP8_PER_CHANNEL_PER_TOKEN")),
     "llama-modelopt-fp8-pbwo": (LLAMA, modelopt("FP8_PB_WO")),
     "llama-modelopt-mxfp8": (LLAMA, modelopt("MXFP8")),      # (float16: refused)

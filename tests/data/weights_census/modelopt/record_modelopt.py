@@ -1,6 +1,6 @@
 """Record what vLLM 0.33 builds, rank by rank, for the ModelOpt and fbgemm_fp8 checkpoints here
 (`*.config.json`, written by make_modelopt_cases.py) as an H100 would start them
-(-> answers.json).
+(-> answers.json), and what `--kv-cache-dtype auto` resolves to for each (`kv_cache_dtype_auto`).
 
 A development tool, never run by the tests. It reuses ../record_census.py (every module built
 on the meta device by vLLM's own `initialize_model`, its substitutions included) and adds the
@@ -18,7 +18,7 @@ of the rank or of the model, are as many without expert parallelism). From the p
         tests/data/weights_census/modelopt/record_modelopt.py [CASE ...]
 """
 # ruff: noqa
-import importlib.util, json, sys
+import importlib.util, json, sys, tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -28,7 +28,9 @@ _spec.loader.exec_module(rc)
 
 import vllm
 import torch
+from vllm.config import ModelConfig
 from vllm.platforms import current_platform
+from vllm.utils.torch_utils import resolve_kv_cache_dtype_string
 from vllm.platforms.interface import DeviceCapability
 from vllm.model_executor.layers.quantization import modelopt, fbgemm_fp8
 from vllm.model_executor.layers.fused_moe.oracle.fp8 import Fp8MoeBackend
@@ -72,6 +74,15 @@ SUBSTITUTIONS = rc.SUBSTITUTIONS + [
     "scales), MXFP8 MARLIN"]
 
 
+def kv_cache_dtype_auto(cfg):
+    """What `--kv-cache-dtype auto` becomes for the checkpoint (EngineArgs.create_engine_config's
+    resolve_kv_cache_dtype_string)."""
+    tmp = Path(tempfile.mkdtemp())
+    (tmp / "config.json").write_text(json.dumps(cfg))
+    mc = ModelConfig(model=str(tmp), skip_tokenizer_init=True, seed=0, max_model_len=4096)
+    return resolve_kv_cache_dtype_string("auto", mc)
+
+
 def main():
     path = HERE / "answers.json"
     answers = (json.loads(path.read_text()) if path.exists() else
@@ -83,6 +94,7 @@ def main():
         key = f"weights_census/modelopt/{name}"
         try:
             answers["cases"][key] = rc.record(key, todo[name], rc.TPS)
+            answers["cases"][key]["kv_cache_dtype_auto"] = kv_cache_dtype_auto(todo[name])
         except Exception as e:           # the config refused before any build
             answers["cases"][key] = {"refused": f"{type(e).__name__}: {e}"[:600]}
             print(name, "refused", file=sys.stderr, flush=True)
