@@ -8,6 +8,9 @@ left with the warning (MIXED_PRECISION)."""
 from __future__ import annotations
 
 import json
+import re
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,6 +19,7 @@ from typer.testing import CliRunner
 from kvcli.app import app
 from kvcore.errors import InputError
 from kvcore.models.hf_config import read_hf_config
+from kvcore.models.hf_quant_file import with_quant_file
 from kvcore.models.int_quant_rank import unquantised_method
 from kvcore.models.quantization import auto_kv_dtype
 from kvcore.models.weights import estimate_weights_bytes
@@ -31,7 +35,15 @@ DTYPE_REFUSED = "weights_census/modelopt/llama-modelopt-mxfp8.config.json"
 
 
 def _config(name: str) -> dict:
-    return json.loads((DATA / name).read_text())
+    """The case's config.json, with its NAME.hf_quant_config.json (if any) read from beside it
+    as kvcli reads a checkpoint folder's (`kvcore.models.hf_quant_file`)."""
+    cfg = json.loads((DATA / name).read_text())
+    beside = DATA / name.replace(".config.json", ".hf_quant_config.json")
+    if not beside.exists():
+        return cfg
+    with tempfile.TemporaryDirectory() as d:
+        shutil.copy(beside, Path(d) / "hf_quant_config.json")
+        return with_quant_file(cfg, str(Path(d) / "config.json"))
 
 
 def _refused(case: dict) -> str | None:
@@ -63,6 +75,9 @@ def _vllms_words(refused: str) -> str:
         # (vLLM passes logger-style arguments to ValueError: its message is the tuple's repr)
         return ("The quantization method fbgemm_fp8 is deprecated and will be removed in "
                 "future versions of vLLM. To bypass, set `--allow-deprecated-quantization`.")
+    if set_ := re.search(r"\{('[^}]*)\}", line):
+        # (a Python set's repr: its order varies from run to run)
+        line = line.replace(set_[0], "{" + ", ".join(sorted(set_[1].split(", "))) + "}")
     return line
 
 
@@ -86,8 +101,10 @@ def test_a_tp_vllm_refuses_is_refused_naming_the_option(name: str, tp: int, refu
 
 def test_the_census_draws_each_refusal() -> None:
     words = sorted({_vllms_words(p.values[-1])[:30] for p in AT_EVERY_TP + AT_SOME_TP})
-    assert words == ["FP8_PB_WO requires in divisibl", "MXFP8 MoE requires intermediat",
-                     "MXFP8 requires input size divi", "ModelOpt currently only suppor",
+    assert words == ["Cannot find the config file fo", "FP8_PB_WO requires in divisibl",
+                     "MIXED_PRECISION quant_algo req", "MXFP8 MoE requires intermediat",
+                     "MXFP8 requires input size divi", "Mixed quant_algo within fused ",
+                     "ModelOpt currently only suppor",
                      "The quantization method fbgemm",
                      "Unknown ModelOpt quant algo: M",
                      "Unsupported model when in feat"]
@@ -163,12 +180,35 @@ def test_a_dtype_vllm_refuses_is_refused_naming_the_key_or_the_option() -> None:
     resolve_kv_cache_config(geometry=g, gpu_memory_gib=80, max_model_len=4096, dtype="bfloat16")
 
 
-def test_mixed_precision_is_counted_unquantised_with_the_warning() -> None:
+def test_mixed_precision_block_fp8_is_counted_unquantised_with_the_warning() -> None:
+    # (block-FP8 experts take Fp8MoEMethod's block config: not sized)
     cfg = _config("weights_census/modelopt/llama-modelopt-fp8.config.json")
     cfg["quantization_config"] |= {"quant_algo": "MIXED_PRECISION", "quantized_layers": {
-        "model.layers.0.mlp.down_proj": {"quant_algo": "FP8"}}}
+        "model.layers.0.mlp.down_proj": {"quant_algo": "FP8_PB_WO"}}}
     g = read_hf_config(cfg)
     assert (g.quantization, unquantised_method(g)) == ("modelopt_mixed", "modelopt_mixed")
+
+
+def test_what_mixed_precision_gives_each_module() -> None:
+    # FP8 attention, NVFP4 experts, the router and head unquantised; the attention's scales
+    # with a KV cache algorithm only, never MLA's
+    rec = CASES["weights_census/modelopt/qwen3-moe-modelopt-mixed.config.json"]["tp"]["1"][0]
+    names = rec["param_numel_by_name"]
+    assert names["model.layers.*.self_attn.qkv_proj.input_scale"] == 2 * 3
+    assert names["model.layers.*.mlp.experts.routed_experts.w13_weight_scale_2"] == 2 * 8 * 2
+    # (the router and head in bfloat16, as where the FP8 checkpoint excludes them)
+    assert rec["param_bytes_by_dtype"]["bfloat16"] == CASES[
+        "weights_census/modelopt/qwen3-moe-modelopt-fp8.config.json"]["tp"]["1"][0][
+        "param_bytes_by_dtype"]["bfloat16"]
+    mla = CASES["weights_census/modelopt/deepseek-v3-modelopt-mixed.config.json"]["tp"]["1"][0]
+    assert not any("k_scale" in n for n in mla["param_numel_by_name"])
+    # (hf_quant_config.json's table: layer 0's o_proj NVFP4, layer 1's down_proj a scale a
+    # row; the head listed FP8 but excluded first: unquantised)
+    file = CASES["weights_census/modelopt/llama-modelopt-mixed-file.config.json"]["tp"]["1"][0]
+    names = file["param_numel_by_name"]
+    assert names["model.layers.*.self_attn.o_proj.weight_scale_2"] == 1
+    assert names["model.layers.*.mlp.down_proj.weight_scale"] == 1024
+    assert "lm_head.input_scale" not in names and names["lm_head.weight"] == 1024 * 1024
 
 
 def test_hf_quant_config_json_beside_config_json_is_read(tmp_path: Path) -> None:

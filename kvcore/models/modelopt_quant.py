@@ -21,8 +21,8 @@ Sized (every Linear and the LM head built with the quant_config, unless ``exclud
 Every attention layer (MLA's too) holds four k/v/q/prob scales in the model dtype. A config's
 ``kv_cache_scheme`` / ``kv_cache_quant_algo`` FP8 makes vLLM's ``--kv-cache-dtype auto`` fp8_e4m3
 (resolve_kv_cache_dtype_string): the KV cache is sized so (`kv_cache_dtype`).
-Left with the warning: MIXED_PRECISION (``quantized_layers``, a per-layer table of algorithms,
-FP8_PB_WO experts among them).
+MIXED_PRECISION: each module as its ``quantized_layers`` entry says (`kvcore.models.
+modelopt_mixed`); a table naming block-FP8 experts or GGML codecs is left with the warning.
 As everywhere in the census, the tensors create_weights makes are counted: the kernels' repacks
 after loading (Marlin's, CUTLASS's transposes) keep their sizes, bar Marlin's tile padding.
 """
@@ -33,7 +33,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvcore.errors import InputError
+from kvcore.models import modelopt_mixed
 from kvcore.models.fp8_renames import vllm_name
+
+# (`kvcore.models.hf_quant_file`'s mark: the hf_quant_config.json vLLM reads a table from)
+FROM_FILE = "_kvcli_hf_quant_config_json"
 
 QUANT_ALGOS = ("FP8", "FP8_PER_CHANNEL_PER_TOKEN", "FP8_PB_WO", "NVFP4", "W4A16_NVFP4", "MXFP8",
                "MIXED_PRECISION")
@@ -41,7 +45,7 @@ SIZED = ("FP8", "FP8_PER_CHANNEL_PER_TOKEN", "FP8_PB_WO", "NVFP4", "W4A16_NVFP4"
 # (each config's get_supported_act_dtypes: the model dtypes vLLM accepts)
 DTYPES = {"modelopt": ("bfloat16", "float16"), "modelopt_fp4": ("bfloat16", "float16",
                                                                  "float8_e4m3fn"),
-          "modelopt_mxfp8": ("bfloat16",)}
+          "modelopt_mxfp8": ("bfloat16",), "modelopt_mixed": ("bfloat16", "float16")}
 # (the names vLLM's _normalize_quantization_config gives a producer-tagged config's algorithm)
 _LEGACY = {"FP8": "modelopt", "FP8_PER_CHANNEL_PER_TOKEN": "modelopt", "FP8_PB_WO": "modelopt",
            "NVFP4": "modelopt_fp4", "MIXED_PRECISION": "modelopt_mixed"}
@@ -56,6 +60,9 @@ class ModelOpt:
     group_size: int = 16
     # the KV cache dtype vLLM gives --kv-cache-dtype auto (None: the model dtype)
     kv_cache: str | None = None
+    # MIXED_PRECISION's table (`kvcore.models.modelopt_mixed`): (vLLM path, algorithm) pairs
+    layers: tuple[tuple[str, str], ...] = ()
+    kv_scales: bool = True        # (mixed: only with a KV cache algorithm, never MLA's)
 
 
 def _algo(quant: dict) -> Any:
@@ -110,7 +117,8 @@ def _refuse(field: str, why: str, source: str) -> InputError:
 
 def read(quant: Any, method: str | None, source: str, arch: str = "") -> ModelOpt | None:
     """A ModelOpt config's algorithm and exclude list when kvcli sizes it (None: another
-    method, MXFP8, mixed precision); vLLM's refusals of the config itself."""
+    method, or a mixed-precision table naming what kvcli does not size); vLLM's refusals of the
+    config itself."""
     if not isinstance(quant, dict) or method not in DTYPES:
         return None
     kv = kv_cache_dtype(quant)
@@ -137,6 +145,8 @@ def read(quant: Any, method: str | None, source: str, arch: str = "") -> ModelOp
         raise _refuse(f"{where}quant_algo", f"ModelOpt currently only supports: "
                       f"{list(QUANT_ALGOS)} quantizations in vLLM. Please check the "
                       "`hf_quant_config.json` file for your model's quant configuration.", source)
+    if method == "modelopt_mixed":
+        return _mixed(quant, inner, nested, arch, source, exclude)
     owned = {"modelopt": ("FP8", "FP8_PER_CHANNEL_PER_TOKEN", "FP8_PB_WO"),
              "modelopt_fp4": FP4_ALGOS}.get(method, ("MXFP8",))
     if method == "modelopt_mxfp8" and nested and (missing := [
@@ -168,6 +178,35 @@ def read(quant: Any, method: str | None, source: str, arch: str = "") -> ModelOp
                       f"{type(group)}", source) from None
     return ModelOpt("MXFP8" if method == "modelopt_mxfp8" else algo, method,
                     _mapped(tuple(map(str, exclude)), arch), group, kv)
+
+
+def _mixed(quant: dict, inner: dict, nested: bool, arch: str, source: str,
+           exclude: list) -> ModelOpt | None:
+    """A MIXED_PRECISION config: its table, and whether attention holds scales (a
+    kv_cache_quant_algo, or an 8-bit float kv_cache_scheme). vLLM reads a config without the
+    table at its top level from hf_quant_config.json (`kvcore.models.hf_quant_file`)."""
+    if "quantized_layers" not in quant:
+        found = quant.get(FROM_FILE)
+        if not isinstance(found, dict):
+            raise _refuse("quantized_layers", "Cannot find the config file for modelopt_mixed",
+                          source)
+        quant = found
+        nested = "quantization" in quant
+        inner = quant["quantization"] if nested else quant
+        if not isinstance(inner, dict):
+            raise _refuse("quantization", "Expected 'quantization' to be a dictionary in "
+                          "config", source)
+        exclude = inner.get("exclude_modules", []) if nested else quant.get(
+            "ignore", quant.get("exclude_modules", []))
+    read = modelopt_mixed.read(inner, arch, source,
+                               "quantization_config" + (".quantization" if nested else ""))
+    if read is None:
+        return None
+    scheme = quant.get("kv_cache_scheme")
+    kv_method = inner.get("kv_cache_quant_algo") if nested else (
+        isinstance(scheme, dict) and scheme.get("type") == "float" and scheme.get("num_bits") == 8)
+    return ModelOpt("MIXED_PRECISION", "modelopt_mixed", _mapped(tuple(map(str, exclude)), arch),
+                    read[1], kv_cache_dtype(quant), read[0], bool(kv_method))
 
 
 def _mapped(exclude: tuple[str, ...], arch: str) -> tuple[str, ...]:

@@ -11,12 +11,14 @@ holds its four scales.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fnmatch import fnmatch
 
 from kvcore.errors import InputError
 from kvcore.models import fp8_shapes
 from kvcore.models.fp8_ignored import block_names, experts_path, fused_of
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.modelopt_mixed import algo_at
 from kvcore.models.modelopt_quant import (
     ModelOpt,
     dtype_refusal,
@@ -72,22 +74,33 @@ def excluded(g: ModelGeometry, q: ModelOpt, path: str) -> bool:
         any(fnmatch(path, x) for x in q.exclude)
 
 
+def quantised(g: ModelGeometry, q: ModelOpt, path: str) -> ModelOpt | None:
+    """How vLLM quantises the module at `path` (None: it does not): excluded, or (mixed
+    precision) not reached by the table, or the config's algorithm (the table's entry's)."""
+    if excluded(g, q, path):
+        return None
+    if not q.layers:
+        return q
+    algo = algo_at(q.layers, path, fused_of(g), g.source)
+    return None if algo is None else replace(q, algo=algo)
+
+
 def _layer(g: ModelGeometry, q: ModelOpt, tp: int, i: int, kind: str, moe: bool):
-    """Layer `i`'s quantised linears on a rank [(path, output shards, k)], and whether its
-    routed experts are quantised."""
+    """Layer `i`'s quantised linears on a rank [(path, output shards, k, how)], and how its
+    routed experts are quantised (None: not)."""
     attn, mixer, mlp = block_names(g, moe)
     out = []
     mixers = ("mixer", "in_proj", "out_proj", "in_proj_qkvz", "in_proj_ba")
     for name, parts, k, _ in fp8_shapes.layer_linears(g, tp, kind, moe, shared_width(g)):
         block = attn if name in ATTENTION else mixer if name in mixers else mlp
         path = ".".join(p for p in ("model.layers", str(i), block, name) if p)
-        if not excluded(g, q, path):
-            out.append((path, parts, k))
+        if how := quantised(g, q, path):
+            out.append((path, parts, k, how))
     if moe and g.model_type in QUANTISED_GATES:
         path = f"model.layers.{i}.mlp.gate"
-        if not excluded(g, q, path):
-            out.append((path, (g.num_experts,), g.hidden_size))
-    experts = moe and bool(g.num_experts) and not excluded(g, q, experts_path(g, i))
+        if how := quantised(g, q, path):
+            out.append((path, (g.num_experts,), g.hidden_size, how))
+    experts = quantised(g, q, experts_path(g, i)) if moe and g.num_experts else None
     return out, experts
 
 
@@ -105,23 +118,27 @@ def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
             continue
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
         linears, experts = _layer(g, q, tp, i, kind, moe)
-        for _, parts, k in linears:
+        for _, parts, k, how in linears:
             moved += sum(parts) * k
-            held += linear_bytes(q, parts, k, dt)
-        if kind not in ("mamba", "mlp") and g.model_type != "jamba":
-            held += 4 * dt     # (ModelOptKVCacheMethod: q/k/v/prob scales, MLA's too)
+            held += linear_bytes(how, parts, k, dt)
+        if kind not in ("mamba", "mlp") and g.model_type != "jamba" and q.kv_scales and not (
+                q.layers and g.mla is not None):
+            # (ModelOptKVCacheMethod: q/k/v/prob scales, MLA's too; mixed precision gives
+            # them to Attention alone, with a KV cache algorithm)
+            held += 4 * dt
         if experts:
             shards = 1 if g.model_type == "nemotron_h" else 2
             inter = g.moe_intermediate_size // tp
             moved += g.num_experts * (shards + 1) * g.hidden_size * inter
-            held += experts_bytes(q, g.num_experts, g.hidden_size, inter, shards)
-    if last and not excluded(g, q, "lm_head"):
+            held += experts_bytes(experts, g.num_experts, g.hidden_size, inter, shards)
+    head = quantised(g, q, "lm_head") if last else None
+    if head:
         # (a ParallelLMHead is quantised unless excluded; tied, tie_weights swaps its weight
         # for the embedding's and leaves the scales create_weights made)
         rows = vocab_rows(g, tp)
-        held += linear_bytes(q, (rows,), g.hidden_size, dt)
+        held += linear_bytes(head, (rows,), g.hidden_size, dt)
         if g.tie_word_embeddings:
-            held -= weight_bytes(q, rows, g.hidden_size)
+            held -= weight_bytes(head, rows, g.hidden_size)
         else:
             moved += rows * g.hidden_size
     return moved, held
@@ -135,10 +152,10 @@ def tp_refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str] | None:
     for i, kind in enumerate(g.layer_kinds):
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
         linears, experts = _layer(g, q, tp, i, kind, moe)
-        for path, _, k in linears:
-            if why := refusal(q, k):
+        for path, _, k, how in linears:
+            if why := refusal(how, k):
                 return i, path.rsplit(".", 1)[-1], why
-        if experts and (why := experts_refusal(q, g.hidden_size,
+        if experts and (why := experts_refusal(experts, g.hidden_size,
                                                g.moe_intermediate_size // tp)):
             return i, "experts", why
     return None

@@ -43,6 +43,19 @@ def legacy(algo, exclude=("lm_head",), **extra):
 FBGEMM = {"quant_method": "fbgemm_fp8", "activation_scale_ub": 1200.0,
           "modules_to_not_convert": []}
 
+def table(layers, **algos):
+    """A MIXED_PRECISION quantized_layers table: module path -> its algorithm, for `layers`."""
+    return {f"model.layers.{i}.{m}": {"quant_algo": a, **({"group_size": 16} if "NVFP4" in a
+                                                          else {})}
+            for i in layers for m, a in algos.items()}
+
+
+QKV_FP8 = {f"self_attn.{p}": "FP8" for p in ("q_proj", "k_proj", "v_proj", "o_proj")}
+EXPERTS_NVFP4 = {f"mlp.experts.{e}.{p}": "NVFP4" for e in range(8)
+                 for p in ("gate_proj", "up_proj", "down_proj")}
+MLA_FP8 = {f"self_attn.{p}": "FP8" for p in ("q_a_proj", "kv_a_proj_with_mqa", "q_b_proj",
+                                               "kv_b_proj", "o_proj")}
+
 CASES = {
     "llama-3-1-8b-modelopt-fp8": (LLAMA_8B, modelopt("FP8")),
     "llama-3-1-8b-modelopt-fp8-legacy": (LLAMA_8B, legacy("FP8")),
@@ -82,6 +95,22 @@ CASES = {
     "llama-modelopt-bogus": (LLAMA, modelopt("INT4_AWQ")),
     "llama-modelopt-legacy-mxfp8": (LLAMA, legacy("MXFP8")),
     "llama-fbgemm-fp8": (LLAMA, FBGEMM),
+    # (MIXED_PRECISION: FP8 attention and NVFP4 experts, the router and head not listed; the
+    # producer layout with no KV cache algorithm, each MLP projection its own; MLA's)
+    "qwen3-moe-modelopt-mixed": (QWEN3_MOE, modelopt("MIXED_PRECISION", quantized_layers=table(
+        (0, 1), **QKV_FP8, **EXPERTS_NVFP4))),
+    "llama-modelopt-mixed-legacy": (LLAMA, legacy("MIXED_PRECISION", kv_cache_quant_algo=None,
+                                                  quantized_layers={
+        **table((0,), **{f"self_attn.{p}": "FP8_PER_CHANNEL_PER_TOKEN"
+                         for p in ("q_proj", "k_proj", "v_proj")}, **{"self_attn.o_proj": "NVFP4"}),
+        **table((1,), **{"mlp.gate_proj": "W4A16_NVFP4", "mlp.up_proj": "W4A16_NVFP4",
+                         "mlp.down_proj": "FP8"}),
+        "lm_head": {"quant_algo": "FP8"}})),
+    "deepseek-v3-modelopt-mixed": (DSV3, modelopt("MIXED_PRECISION", quantized_layers=table(
+        (0, 1), **MLA_FP8, **EXPERTS_NVFP4))),
+    "llama-modelopt-mixed-half-qkv": (LLAMA, modelopt("MIXED_PRECISION", quantized_layers=table(
+        (0,), **{"self_attn.q_proj": "FP8", "self_attn.k_proj": "NVFP4"}))),
+    "llama-modelopt-mixed-empty": (LLAMA, modelopt("MIXED_PRECISION", quantized_layers={})),
     "qwen3-moe-modelopt-fp8": (QWEN3_MOE, modelopt("FP8", ignore=("lm_head", "*mlp.gate"))),
     # (the router not excluded: Qwen3-MoE's GateLinear takes the quant_config)
     "qwen3-moe-modelopt-fp8-gate": (QWEN3_MOE, modelopt("FP8")),
@@ -97,6 +126,21 @@ CASES = {
         "lm_head", "model.layers.*.self_attn*"))),
 }
 
+# (ModelOpt <= 0.29's layout: config.json without a quantization_config, the settings in the
+# hf_quant_config.json beside it, written here as NAME.hf_quant_config.json)
+FILES = {
+    "llama-modelopt-mixed-file": (LLAMA, legacy("MIXED_PRECISION", quantized_layers={
+        **table((0,), **{f"self_attn.{p}": "FP8" for p in ("q_proj", "k_proj", "v_proj")},
+                **{"self_attn.o_proj": "NVFP4"}),
+        **table((1,), **{"mlp.gate_proj": "W4A16_NVFP4", "mlp.up_proj": "W4A16_NVFP4",
+                         "mlp.down_proj": "FP8_PER_CHANNEL_PER_TOKEN"}),
+        "lm_head": {"quant_algo": "FP8"}})),
+    "llama-modelopt-nvfp4-file": (LLAMA, legacy("NVFP4", group_size=16)),
+}
+
 for name, (cfg, quant) in CASES.items():
     (HERE / f"{name}.config.json").write_text(
         json.dumps({**cfg, "quantization_config": quant}, indent=1) + "\n")
+for name, (cfg, quant) in FILES.items():
+    (HERE / f"{name}.config.json").write_text(json.dumps(cfg, indent=1) + "\n")
+    (HERE / f"{name}.hf_quant_config.json").write_text(json.dumps(quant, indent=1) + "\n")

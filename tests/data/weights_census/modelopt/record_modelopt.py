@@ -1,5 +1,6 @@
 """Record what vLLM 0.33 builds, rank by rank, for the ModelOpt and fbgemm_fp8 checkpoints here
-(`*.config.json`, written by make_modelopt_cases.py) as an H100 would start them
+(`*.config.json`, written by make_modelopt_cases.py; a NAME.hf_quant_config.json beside one is
+put beside its config.json as hf_quant_config.json) as an H100 would start them
 (-> answers.json), and what `--kv-cache-dtype auto` resolves to for each (`kv_cache_dtype_auto`).
 
 A development tool, never run by the tests. It reuses ../record_census.py (every module built
@@ -74,6 +75,22 @@ SUBSTITUTIONS = rc.SUBSTITUTIONS + [
     "scales), MXFP8 MARLIN"]
 
 
+_mkdtemp = tempfile.mkdtemp
+
+
+def beside(name):
+    """Folders made while `name` is recorded get its NAME.hf_quant_config.json, if it has one,
+    as their hf_quant_config.json (../record_census.py writes config.json into one)."""
+    extra = HERE / name.replace(".config.json", ".hf_quant_config.json")
+
+    def mkdtemp(*a, **k):
+        d = _mkdtemp(*a, **k)
+        if extra.exists():
+            (Path(d) / "hf_quant_config.json").write_text(extra.read_text())
+        return d
+    rc.tempfile.mkdtemp = tempfile.mkdtemp = mkdtemp
+
+
 def kv_cache_dtype_auto(cfg):
     """What `--kv-cache-dtype auto` becomes for the checkpoint (EngineArgs.create_engine_config's
     resolve_kv_cache_dtype_string)."""
@@ -92,6 +109,7 @@ def main():
     todo = {p.name: json.loads(p.read_text()) for p in sorted(HERE.glob("*.config.json"))}
     for name in sys.argv[1:] or list(todo):
         key = f"weights_census/modelopt/{name}"
+        beside(name)
         try:
             answers["cases"][key] = rc.record(key, todo[name], rc.TPS)
             answers["cases"][key]["kv_cache_dtype_auto"] = kv_cache_dtype_auto(todo[name])
