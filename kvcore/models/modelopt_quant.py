@@ -63,6 +63,9 @@ class ModelOpt:
     # MIXED_PRECISION's table (`kvcore.models.modelopt_mixed`): (vLLM path, algorithm) pairs
     layers: tuple[tuple[str, str], ...] = ()
     kv_scales: bool = True        # (mixed: only with a KV cache algorithm, never MLA's)
+    # (kvcli's layer prefix, vLLM's) where a module is sized as another's layer: an MTP
+    # module's decoder layer, built at model.layers.N (`kvcore.models.mtp_draft`)
+    at: tuple[str, str] | None = None
 
 
 def _algo(quant: dict) -> Any:

@@ -74,9 +74,17 @@ def excluded(g: ModelGeometry, q: ModelOpt, path: str) -> bool:
         any(fnmatch(path, x) for x in q.exclude)
 
 
+def at_prefix(q: ModelOpt | None, ours: str, vllms: str) -> ModelOpt | None:
+    """`q` for a geometry whose layer `ours` vLLM builds at `vllms` (an MTP module's), its
+    exclude list and table matched at vLLM's paths."""
+    return None if q is None else replace(q, at=(ours + ".", vllms + "."))
+
+
 def quantised(g: ModelGeometry, q: ModelOpt, path: str) -> ModelOpt | None:
     """How vLLM quantises the module at `path` (None: it does not): excluded, or (mixed
     precision) not reached by the table, or the config's algorithm (the table's entry's)."""
+    if q.at is not None and path.startswith(q.at[0]):
+        path = q.at[1] + path[len(q.at[0]):]
     if excluded(g, q, path):
         return None
     if not q.layers:

@@ -36,6 +36,7 @@ from kvcore.errors import InputError
 from kvcore.models.config_keys import MTP_KEYS
 from kvcore.models.eagle_draft import DraftModel
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.modelopt_rank import at_prefix
 from kvcore.models.mtp_fp8 import draft_ignored, fp8_fold, module_prefix
 
 FIELD = "spec_method"
@@ -76,7 +77,9 @@ def mtp_draft(target: ModelGeometry) -> DraftModel:
         g = replace(target, name=name, layer_kinds=("full",), moe_layers=(moe,),
                     counted_moe_layers=int(moe), mtp_layers=0, vision_params=0,
                     vision_whole=0, vision_heads=0,
-                    fp8_ignored=draft_ignored(target, module_prefix(target, True), 0))
+                    fp8_ignored=draft_ignored(target, module_prefix(target, True), 0),
+                    modelopt=at_prefix(target.modelopt, "model.layers.0",
+                                       module_prefix(target, True)))
         fold = fp8_fold(target)     # (the fc built in fp8)
         return DraftModel(name, "mtp", cls, g, split_params=0 if fold else 2 * h * h,
                           whole_params=3 * h, id_map_entries=0, lm_head_rows=target.vocab_size,
@@ -93,7 +96,9 @@ def mtp_draft(target: ModelGeometry) -> DraftModel:
     # reaches only where it names model.layers.N, the module's: `kvcore.models.mtp_fp8`)
     n_last = target.num_layers - 1
     built = replace(target, fp8_ignored=draft_ignored(target, module_prefix(target, False),
-                                                      n_last))
+                                                      n_last),
+                    modelopt=at_prefix(target.modelopt, f"model.layers.{n_last}",
+                                       module_prefix(target, False)))
     return DraftModel(name, "mtp", cls, g, split_params=0,
                       whole_params=2 * h * h + 3 * h, id_map_entries=0,
                       lm_head_rows=target.vocab_size, pass_whole=2 * h * h,

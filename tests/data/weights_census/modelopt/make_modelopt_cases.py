@@ -122,6 +122,12 @@ CASES = {
     "mixtral-modelopt-nvfp4": (MIXTRAL, modelopt("NVFP4", group_size=16, ignore=(
         "lm_head", "*block_sparse_moe.gate"))),
     "deepseek-v3-modelopt-fp8": (DSV3, modelopt("FP8")),
+    # (the MTP module, built at model.layers.2, excluded; the target's last layer's MLP
+    # excluded, which the module must not follow)
+    "deepseek-v3-modelopt-fp8-skip-mtp": (DSV3, modelopt("FP8", ignore=("lm_head",
+                                                                       "model.layers.2*"))),
+    "deepseek-v3-modelopt-fp8-skip-last": (DSV3, modelopt("FP8", ignore=(
+        "lm_head", "model.layers.1.mlp*"))),
     "deepseek-v3-modelopt-nvfp4": (DSV3, modelopt("NVFP4", group_size=16, ignore=(
         "lm_head", "model.layers.*.self_attn*"))),
 }
