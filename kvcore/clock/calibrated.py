@@ -14,6 +14,7 @@ from kvcore.clock.calibration import Calibration, calibration_caveat, check_scop
 from kvcore.clock.kv_dtypes import KV_CACHE_DTYPES
 from kvcore.clock.roofline import WORK_SOURCE, RooflineClock
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.quantization import auto_kv_dtype
 
 
 class CalibratedClock(RooflineClock):
@@ -23,6 +24,7 @@ class CalibratedClock(RooflineClock):
     def __init__(self, g: ModelGeometry, cal: Calibration, *, tp: int = 1,
                  kv_cache_dtype: str = "auto", async_scheduling: bool = True,
                  spec_tokens: int = 0) -> None:
+        kv_cache_dtype = auto_kv_dtype(g, kv_cache_dtype)     # (a ModelOpt checkpoint's "auto")
         check_scope(cal, g, kv_dtype=KV_CACHE_DTYPES.get(kv_cache_dtype) or g.dtype, tp=tp)
         self.cal = cal
         super().__init__(g, cal.gpu, tp=tp, kv_cache_dtype=kv_cache_dtype, factors=cal.factors,

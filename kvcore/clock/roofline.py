@@ -30,6 +30,7 @@ from kvcore.clock.work import (
 )
 from kvcore.errors import InputError
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.quantization import auto_kv_dtype
 from kvcore.models.weights import estimate_params
 
 if TYPE_CHECKING:
@@ -62,7 +63,8 @@ class RooflineClock:
             raise InputError(f"{g.name}'s {g.num_attention_heads} attention heads do not divide "
                              f"into {tp} tensor-parallel ranks", field="tp")
         self.g, self.gpu, self.tp, self.factors = g, gpu, tp, factors
-        self.kv_cache_dtype = kv_cache_dtype
+        # (a ModelOpt checkpoint's "auto": its KV cache algorithm, as vLLM and the pool have it)
+        kv_cache_dtype = self.kv_cache_dtype = auto_kv_dtype(g, kv_cache_dtype)
         self.async_scheduling = async_scheduling
         # (`spec_tokens`: the drafts a step verifies, `work.work_shape`)
         self.ws: WorkShape = work_shape(g, tp=tp, kv_cache_dtype=kv_cache_dtype,

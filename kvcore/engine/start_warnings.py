@@ -201,17 +201,20 @@ def _model_notes(cfg: ReplayOptions, g: ModelGeometry, default_block_size: bool)
     from kvcore.clock.gpus import find_gpu
     from kvcore.models.geometry import long_context_note
     from kvcore.models.mla import mla_backend_block_size, mla_block_size_note
+    from kvcore.models.quantization import auto_kv_dtype
     from kvcore.models.qwen3_next import gdn_note
 
     notes = [n for n in (long_context_note(g, cfg.max_model_len),) if n]
     if g.mla is not None and default_block_size:
-        picked = mla_backend_block_size(cfg.gpu and find_gpu(cfg.gpu).name, cfg.kv_cache_dtype)
+        # (a ModelOpt checkpoint's "auto": its KV cache algorithm, which picks the backend)
+        kv = auto_kv_dtype(g, cfg.kv_cache_dtype)
+        picked = mla_backend_block_size(cfg.gpu and find_gpu(cfg.gpu).name, kv)
         if picked is None:
             notes.append(mla_block_size_note(g.name, cfg.block_size))
         elif picked[1] != cfg.block_size:
             # (the GPU is known: say what vLLM picks there, not the whole table)
             notes.append(f"{g.name} uses MLA: on {cfg.gpu} with kv_cache_dtype "
-                         f"{cfg.kv_cache_dtype} vLLM 0.33 picks {picked[0]}, block_size "
+                         f"{kv} vLLM 0.33 picks {picked[0]}, block_size "
                          f"{picked[1]}; sized at block_size {cfg.block_size}: give block_size "
                          f"{picked[1]}")
     if g.mamba is not None and g.mamba.version == "gdn" and cfg.enable_prefix_caching:
