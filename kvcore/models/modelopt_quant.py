@@ -15,16 +15,18 @@ Sized (every Linear and the LM head built with the quant_config, unless ``exclud
   whole 32s or refused; bfloat16 models only;
 - NVFP4 / W4A16_NVFP4 (KNvfp4Static, Marlin on an H100: the tensors are the checkpoint's): uint8
   ``weight`` [n, k / 2], fp8 ``weight_scale`` [n, k / group], float32 ``weight_scale_2`` a shard,
-  NVFP4's float32 ``input_scale`` a shard (W4A16's: in the model dtype, dropped after loading
-  but held while vLLM profiles); k whole 16s or refused; experts (ModelOptNvFp4FusedMoE) the
-  same, with float32 global and input scales an expert and projection.
+  NVFP4's float32 ``input_scale`` a shard (W4A16's in the model dtype); k whole 16s or refused;
+  experts (ModelOptNvFp4FusedMoE) the same, with float32 global and input scales an expert and
+  projection.
 Every attention layer (MLA's too) holds four k/v/q/prob scales in the model dtype. A config's
 ``kv_cache_scheme`` / ``kv_cache_quant_algo`` FP8 makes vLLM's ``--kv-cache-dtype auto`` fp8_e4m3
 (resolve_kv_cache_dtype_string): the KV cache is sized so (`kv_cache_dtype`).
 MIXED_PRECISION: each module as its ``quantized_layers`` entry says (`kvcore.models.
 modelopt_mixed`); a table naming block-FP8 experts or GGML codecs is left with the warning.
 As everywhere in the census, the tensors create_weights makes are counted: the kernels' repacks
-after loading (Marlin's, CUTLASS's transposes) keep their sizes, bar Marlin's tile padding.
+after loading (Marlin's, CUTLASS's transposes) keep their sizes, bar Marlin's tile padding; the
+per-shard scalar scales process_weights_after_loading folds into one (or drops: W4A16's input
+scale) differ by a few bytes a layer.
 """
 
 from __future__ import annotations
