@@ -7,7 +7,10 @@ from __future__ import annotations
 from datetime import datetime
 
 from kvcore.errors import clipped
-from kvcore.traces.formats import MAX_REQUEST_TOKENS, _check_time, _Ctx, _unique
+from kvcore.traces.arrival_fields import _check_time
+from kvcore.traces.formats import _unique
+from kvcore.traces.limits import MAX_REQUEST_TOKENS
+from kvcore.traces.line_values import _Ctx
 from kvcore.traces.request import TraceRequest
 
 

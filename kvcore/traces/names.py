@@ -8,7 +8,7 @@ import json
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kvcore.traces.formats import _Ctx
+    from kvcore.traces.line_values import _Ctx
 
 
 def request_id(obj: dict, ctx: _Ctx, default: int, key: str = "id") -> str:

@@ -14,7 +14,9 @@ from kvcore.sources import close_source, open_source, text_lines
 from kvcore.traces import fast_ids, repeated_keys
 from kvcore.traces.azure_csv import parse_azure_row
 from kvcore.traces.fields import near_misses
-from kvcore.traces.formats import MAX_REQUEST_TOKENS, PARSERS, _Ctx, detect
+from kvcore.traces.formats import PARSERS, detect
+from kvcore.traces.limits import MAX_REQUEST_TOKENS
+from kvcore.traces.line_values import _Ctx
 from kvcore.traces.request import TraceRequest
 from kvcore.traces.stream import Survey, TraceStream
 from kvcore.vllm_values import VLLM_KEYS
