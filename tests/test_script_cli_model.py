@@ -18,7 +18,8 @@ import pytest
 from typer.testing import CliRunner
 
 from kvcli.app import app
-from kvcore.engine.op_script import parse_script, with_model
+from kvcore.engine.op_script import parse_script
+from kvcore.engine.script_model import with_model
 
 runner = CliRunner()
 A = list(range(1, 41))                       # 40 tokens: 2 full blocks of 16 + 8

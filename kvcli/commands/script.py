@@ -6,7 +6,7 @@ allocated, cached and evicted blocks, the free count).
 
 ``--model`` / ``--model-config`` / ``--gpu-memory-gib`` are the replay's own declarations
 (`kvcli.replay_options`), shown here under a "Model" panel; with a model its KV cache groups
-replace the script's ``groups`` (see `kvcore.engine.op_script.with_model`).
+replace the script's ``groups`` (see `kvcore.engine.script_model.with_model`).
 """
 
 from __future__ import annotations
@@ -112,7 +112,8 @@ def register(app: typer.Typer) -> None:
         from kvcli import output
 
         def go() -> None:
-            from kvcore.engine.op_script import load_script, with_model
+            from kvcore.engine.op_script import load_script
+            from kvcore.engine.script_model import with_model
             from kvcore.engine.script_runner import run_ops
             from kvcore.errors import InputError
             from kvcore.mm_options import mm_options
