@@ -132,3 +132,23 @@ def test_hash_seed_option_and_pythonhashseed_ignored(tmp_path):
     seeded = [h.hex() for h in Request("a", [1, 2, 3], BlockHasher(2, seed="x")).block_hashes]
     assert hashes([]) == default and hashes([], env={"PYTHONHASHSEED": "5"}) == default
     assert hashes(["--hash-seed", "x"]) == seeded != default
+
+
+def test_a_negative_token_id_is_refused_as_a_trace_refuses_it(tmp_path):
+    # (both ran: hashed as given, which no tokenizer gives)
+    ops = tmp_path / "neg.ops.jsonl"
+    new = '{"op": "new", "id": "a", "prompt": [1, -2, -3]}'
+    ops.write_text('{"config": {}}\n' + new + "\n")
+    res = runner.invoke(app, ["script", str(ops)])
+    assert (res.exit_code, res.stdout) == (2, "")
+    assert res.stderr == f"error: {ops}:2: field 'prompt': must hold non-negative integers, got -2\n"
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"prompt_token_ids": [1, -2, -3], "output_length": 1}\n')
+    said = runner.invoke(app, ["replay", str(trace)]).stderr
+    assert said == f"error: {trace}:1: field 'prompt_token_ids': must hold non-negative " \
+                   "integers, got -2\n"
+    ops.write_text('{"config": {}}\n{"op": "new", "id": "a", "prompt": [1]}\n'
+                   '{"op": "decode", "id": "a", "token": -1}\n')
+    res = runner.invoke(app, ["script", str(ops)])
+    assert (res.exit_code, res.stdout) == (2, "")
+    assert res.stderr == f"error: {ops}:3: field 'token': must be >= 0, got -1\n"

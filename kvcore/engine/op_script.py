@@ -197,6 +197,11 @@ def check_op(op: Op, path: str) -> dict:
                 isinstance(t, int) and not isinstance(t, bool) for t in p):
             raise InputError("must be a non-empty list of integer token ids",
                              field="prompt", **where)
+        if (bad := next((t for t in p if t < 0), None)) is not None:
+            # (ran, hashed as given: a trace refuses it in these words, and a token id is
+            # an index into a vocabulary)
+            raise InputError(f"must hold non-negative integers, got {bad}", field="prompt",
+                             **where)
     if kind in ("new", "prefill") and d.get("num_tokens") is not None:
         n = d["num_tokens"]
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
@@ -205,4 +210,6 @@ def check_op(op: Op, path: str) -> dict:
         t = d.get("token", 0)
         if isinstance(t, bool) or not isinstance(t, int):
             raise InputError("must be an integer token id", field="token", **where)
+        if t < 0:
+            raise InputError(f"must be >= 0, got {t}", field="token", **where)
     return d
