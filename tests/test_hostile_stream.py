@@ -87,7 +87,8 @@ def test_a_file_changed_during_the_first_reading(tmp_path, monkeypatch, how):
                     os.replace(new, path)
                 else:
                     with open(path, "a") as f:
-                        f.write(json.dumps({"id": "late", "prompt_token_ids": [1],
+                        f.write(json.dumps({"id": "late", "timestamp": 1000,
+                                            "prompt_token_ids": [1],
                                             "output_length": 1}) + "\n")
             yield req
 

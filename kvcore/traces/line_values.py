@@ -26,6 +26,10 @@ class _Ctx:
         # The line's prompt ids as array("Q") when `fast_ids.cut_prompt` read them (in C,
         # digits only: no bool among them); `_ids` takes them for `prompt_token_ids`
         self.prompt_ids: _array | None = None
+        # Whether the first request has a timestamp, and its line: every request has one or none
+        # does (`arrival_fields.same_timing`)
+        self.timed: bool | None = None
+        self.timed_line = 0
 
     def err(self, field: str | None, msg: str) -> InputError:
         return InputError(msg, path=self.path, line=self.line, field=field)
