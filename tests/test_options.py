@@ -175,3 +175,24 @@ def test_one_default_for_max_num_batched_tokens():
     sig = inspect.signature(resolve_kv_cache_config).parameters["max_num_batched_tokens"]
     assert sig.default == ReplayOptions().max_num_batched_tokens == 2048
     assert SizingContext(max_model_len=1).max_num_batched_tokens == 2048
+
+
+def test_a_config_line_null_is_the_default_only_where_that_is_none():
+    # (refused as 'got None', Python's spelling, where the default is a value)
+    for key in ("block_size", "max_num_seqs", "enable_prefix_caching", "policy"):
+        with pytest.raises(InputError) as e:
+            resolve(ReplayOptions(), {key: None}, path="t.jsonl", config_line=1)
+        assert str(e.value) == (f"t.jsonl:1: field 'config.{key}': is null: leave the key out "
+                                "for the option's default (a null stands for it only where the "
+                                "default is none)")
+    # vLLM's spelling of num_blocks, named as the line spells it
+    with pytest.raises(InputError) as e:
+        resolve(ReplayOptions(), {"num_gpu_blocks_override": 8, "max_num_batched_tokens": None},
+                path="t.jsonl", config_line=1)
+    assert e.value.field == "config.max_num_batched_tokens"
+    got = resolve(ReplayOptions(), {"num_gpu_blocks_override": None, "max_model_len": None,
+                                    "hash_seed": None, "prefix_cache_retention_interval": None})
+    assert (got.num_blocks, got.max_model_len, got.hash_seed) == (None, None, None)
+    # (retention's null is a value of its own: dense, not its default 0)
+    assert ReplayOptions().prefix_cache_retention_interval == 0
+    assert got.prefix_cache_retention_interval is None

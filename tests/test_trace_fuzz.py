@@ -4,9 +4,9 @@ doubles or swaps a line), and the replay gives the original's summary or refuses
 one line naming the file, the line and the field. Fixed seeds, a bounded number of mutants.
 
 Mutants a trace may take, each a valid trace: two lines swapped (replayed in timestamp order,
-said in a warning) or one doubled (a request twice), a config line's option left out or
-null (the option's default), a request `id` that is an integer (an id is a string or an
-integer). A `timestamp` left out or null in a trace
+said in a warning) or one doubled (a request twice), a config line's option left out (its
+default) or null (its default where that is none, else refused at the line), a request `id`
+that is an integer (an id is a string or an integer). A `timestamp` left out or null in a trace
 with timestamps is refused at its line (`traces/arrival_fields.same_timing`)."""
 
 from __future__ import annotations

@@ -272,7 +272,12 @@ def resolve(opts: ReplayOptions, trace_config: dict, *, path: str = "",
             check_value(f, getattr(out, f.name))
         except InputError as err:
             if f.name in fill:      # the value came from the trace's config line
-                raise InputError(err.message, path=path, line=config_line,
+                # (a null is the default only where that is none: elsewhere it was refused
+                # as Python's 'got None', which no line holds)
+                why = ("is null: leave the key out for the option's default (a null stands "
+                       "for it only where the default is none)"
+                       if fill[f.name] is None else err.message)
+                raise InputError(why, path=path, line=config_line,
                                  field=f"config.{written[f.name]}") from None
             raise
     return out
