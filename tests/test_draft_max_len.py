@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from test_spec_budget_warning import vllm_words
 from typer.testing import CliRunner
 
 from kvcli.app import app
@@ -62,7 +63,8 @@ def test_config_says_it_once_and_explains_it() -> None:
     assert data["max_model_len"] == 2048
     assert data["max_model_len_fits"] == 2048
     assert data["draft"]["max_model_len_lowered_from"] == 131072
-    assert data["warnings"] == [WARNING.format(131072)]
+    # (then vLLM's next: drafts on the default step budget of 2,048 tokens)
+    assert data["warnings"] == [WARNING.format(131072), vllm_words(2048)]
     assert r.stderr.count("reducing max_model_len") == 1
     r = CliRunner().invoke(app, ["config", "llama-3.1-8b", "--gpu-memory-gib", "80",
                                  "--max-model-len", "4096", "--speculative-config", _spec(YARN)])

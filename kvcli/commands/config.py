@@ -86,7 +86,7 @@ def register(app: typer.Typer) -> None:
                                      "--list to size it", field="list")
                 output.emit(list_view(), as_json=as_json)
                 return
-            from kvcore.engine.sched_limits import serve_limits
+            from kvcore.engine.sched_limits import serve_limits, spec_budget_warning
             from kvcore.sizing.resolve import resolve_kv_cache_config
 
             bs = 16 if block_size is None else block_size
@@ -198,6 +198,9 @@ def register(app: typer.Typer) -> None:
                                        performance_mode=performance_mode)
             warnings += [f"option {output.flag(k)}: {why}" for k, why in
                          (result.mm.notes if result.mm is not None else ())]
+            if (spec := spec_budget_warning(limits.max_num_batched_tokens, spec_k)) is not None:
+                # (vLLM's, after a draft's lowering of max_model_len: VllmConfig's order)
+                warnings.insert(1 if result.draft_limit is not None else 0, spec)
             for w in warnings:
                 output.warn(w)
             view.data["warnings"] = warnings

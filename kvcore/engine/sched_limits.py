@@ -121,3 +121,21 @@ def _verify(cfg: ReplayOptions, trace: Trace | None) -> None:
                       "schedule a token and support the speculative decoding settings.')",
                       ("num_speculative_tokens",))
 
+
+
+# The max_num_scheduled_tokens below which vLLM warns with speculative decoding on
+_SPEC_BUDGET_WARN_BELOW = 8192
+
+
+def spec_budget_warning(budget: int, num_speculative_tokens: int | None) -> str | None:
+    """vLLM's warning, word for word, where speculative decoding runs (any method, n-gram
+    too) on a step budget below 8,192 tokens; None elsewhere. 0.33's
+    `VllmConfig._set_max_num_scheduled_tokens` sets the scheduler's budget,
+    max_num_scheduled_tokens, to max_num_batched_tokens (vLLM's own: after the defaults above;
+    it does not take the drafts' slots off) and warns below 8,192."""
+    if not num_speculative_tokens or budget >= _SPEC_BUDGET_WARN_BELOW:
+        return None
+    return (f"max_num_scheduled_tokens is set to {budget} based on the speculative decoding "
+            "settings. This may lead to suboptimal performance. Consider increasing "
+            "max_num_batched_tokens to accommodate the additional draft token slots, or "
+            "decrease num_speculative_tokens.")

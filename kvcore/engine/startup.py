@@ -23,6 +23,7 @@ from kvcore.engine.hit_notes import cache_mode_mamba_note, no_hit_note
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.refusal import refusal, said_where_set, tier_option, where_set
 from kvcore.engine.replay_pool import check_startup, sized, startup_shortfall
+from kvcore.engine.sched_limits import spec_budget_warning
 from kvcore.engine.spec_config import EAGLE_METHODS, check_method
 from kvcore.engine.spec_decode import spec_draft
 from kvcore.errors import InputError
@@ -167,6 +168,9 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
     notes: tuple[str, ...] = ()
     if sizing is not None and sizing.draft_limit is not None:
         notes = (sizing.draft_limit.warning(),)     # (vLLM's, lowering max_model_len)
+    if cfg.mode == "engine" and (spec := spec_budget_warning(
+            cfg.max_num_batched_tokens, cfg.num_speculative_tokens)) is not None:
+        notes = (*notes, spec)                      # (vLLM's next: the step budget)
     if cfg.groups is not None:
         check_startup(groups, cfg, num_blocks, trace)
     elif geometry is not None and cfg.mode == "engine":
