@@ -4,6 +4,7 @@ command named (`kvcli.app.only_the_command_named`)."""
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import orjson
@@ -54,6 +55,18 @@ def test_entry_point_builds_the_named_command_and_restores_the_app(monkeypatch, 
     # nanobind module made at import were never freed: "nanobind: leaked 4 instances of type
     # triton._C.libtriton.ir.attribute" at the suite's exit
     monkeypatch.setattr(gc_pause, "_one_shot", False)
+    # (and it installs kvcli's SIGTERM / SIGHUP handlers, which raise KeyboardInterrupt: put
+    # the test process's own back afterwards)
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        _entry_point_cases(monkeypatch)
+    finally:
+        for s, h in handlers.items():
+            signal.signal(s, h)
+    capsys.readouterr()
+
+
+def _entry_point_cases(monkeypatch) -> None:
     app = app_module.app
     before = list(app.registered_commands), list(app.registered_groups)
     seen = []
@@ -76,4 +89,3 @@ def test_entry_point_builds_the_named_command_and_restores_the_app(monkeypatch, 
         else:
             assert len(seen[-1][0]) == len(before[0])
         assert (app.registered_commands, app.registered_groups) == before
-    capsys.readouterr()
