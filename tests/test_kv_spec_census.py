@@ -21,10 +21,10 @@ from kvcore.models import read_hf_config
 BUILT = [a for a, r in ROWS.items() if "specs" in r]
 # refused by name (one line), as the census found them
 REFUSED = {
-    "AXK1ForCausalLM", "Gemma3nForCausalLM", "HrmTextForCausalLM", "HYV4ForCausalLM",
+    "AXK1ForCausalLM", "HrmTextForCausalLM", "HYV4ForCausalLM",
     "MiniCPM3ForCausalLM", "BagelForConditionalGeneration", "Qwen2_5OmniModel",
     "Qwen2_5OmniForConditionalGeneration", "Qwen3ASRForConditionalGeneration",
-    "WhisperForConditionalGeneration", "Gemma4ForCausalLM", "DiffusionGemmaForBlockDiffusion",
+    "WhisperForConditionalGeneration", "DiffusionGemmaForBlockDiffusion",
     # their layer count is n_layer, which kvcli does not read: refused by the missing key
     "BloomForCausalLM", "GPT2LMHeadModel", "GPTJForCausalLM", "GPTBigCodeForCausalLM",
 }

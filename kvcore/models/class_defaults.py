@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvcore.models.kv_sharing import GEMMA_DEFAULTS
 from kvcore.models.llama4 import CHUNK_DEFAULT, NOPE_INTERVAL_DEFAULT
 from kvcore.models.mla import MLA_DEFAULTS
 from kvcore.models.nemotron_h import NEMOTRON_H_DEFAULTS
@@ -78,6 +79,7 @@ MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
               "expert_layer_offset": 1, "mamba_d_state": 16, "mamba_d_conv": 4,
               "mamba_expand": 2, "mamba_dt_rank": "auto", "num_experts": 16},
     **MLA_DEFAULTS,
+    **GEMMA_DEFAULTS,
     "nemotron_h": NEMOTRON_H_DEFAULTS,
     "qwen3_next": QWEN3_NEXT_DEFAULTS,
     "qwen3_5_text": QWEN3_5_DEFAULTS,

@@ -164,6 +164,11 @@ class ModelGeometry:
     vision_buffers: int = 0
     context_limit: int = 0      # the longest max_model_len vLLM accepts (0: max_position_...)
     default_len: int = 0        # the max_model_len vLLM runs at when none is given (0: the same)
+    # Gemma 4's per-layer (KV heads, head size) (empty: every layer num_kv_heads, head_dim) and
+    # Gemma 3n's / Gemma 4's layers that read another's cache (`kvcore.models.kv_sharing`)
+    layer_dims: tuple[tuple[int, int], ...] = ()
+    kv_shared: tuple[bool, ...] = ()
+    weights_unmodelled: str = ""    # why the weights estimate refuses this model ("": it sizes)
 
     @property
     def default_max_model_len(self) -> int:
@@ -231,8 +236,11 @@ def layer_specs(g: ModelGeometry, *, block_size: int = 16, kv_cache_dtype: str =
     out: dict[str, KVCacheSpec] = {}
     for i, kind in enumerate(g.layer_kinds):
         name = f"layers.{i}"
-        if kind == "mlp":
-            continue
+        if kind == "mlp" or (g.kv_shared and g.kv_shared[i]):
+            continue        # (a KV-shared layer: its target's cache, no spec of its own)
+        if g.layer_dims:
+            heads = kv_heads_per_worker(g.layer_dims[i][0], tp)
+        dim = g.layer_dims[i][1] if g.layer_dims else g.head_dim
         if kind == "parallel":
             # vLLM's FalconH1ParallelHybrid: the attention layer keeps the layer's index, its
             # Mamba mixer is registered as layer num_layers + i
@@ -255,14 +263,14 @@ def layer_specs(g: ModelGeometry, *, block_size: int = 16, kv_cache_dtype: str =
             out[name] = MLAAttentionSpec(block_size, 1, g.mla.latent_size, kv_dtype,
                                          cache_dtype_str=kv_cache_dtype)
         elif kind == "full":
-            out[name] = FullAttentionSpec(block_size, heads, g.head_dim, kv_dtype)
+            out[name] = FullAttentionSpec(block_size, heads, dim, kv_dtype)
         elif kind == "sliding":
             assert g.sliding_window is not None     # (the geometry's check: a window is given)
-            out[name] = SlidingWindowSpec(block_size, heads, g.head_dim, kv_dtype,
+            out[name] = SlidingWindowSpec(block_size, heads, dim, kv_dtype,
                                           sliding_window=g.sliding_window)
         elif kind == "chunked":
             assert g.attention_chunk_size is not None
-            out[name] = ChunkedLocalAttentionSpec(block_size, heads, g.head_dim, kv_dtype,
+            out[name] = ChunkedLocalAttentionSpec(block_size, heads, dim, kv_dtype,
                                                   attention_chunk_size=g.attention_chunk_size)
         else:
             raise ValueError(f"unknown layer kind {kind!r}")

@@ -47,6 +47,7 @@ from kvcore.models import (
     fp8_vision,
     int_quant,
     int_quant_rank,
+    kv_sharing,
     modelopt_quant,
     modelopt_rank,
 )
@@ -139,6 +140,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     if (why := refusal(archs)) is not None:
         raise InputError(why, path=source or None, field="architectures")
     defaults = {**CLASS_DEFAULTS.get(model_type, {}), **MODEL_TYPE_DEFAULTS.get(model_type, {})}
+    if model_type in kv_sharing.GEMMA3N_TYPES:
+        c = kv_sharing.one_width(c, source)
 
     def get(key: str, default: Any = None, *, required: bool = False) -> Any:
         if key in c and c[key] is not None:
@@ -194,6 +197,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
                          path=source or None, field="num_key_value_heads")
     kinds = (("mla",) * n_layers if mla is not None else nemotron[0] if nemotron
              else layer_kinds(c, model_type, n_layers, get, get_dim, source))
+    if model_type in kv_sharing.GEMMA4_TYPES:
+        kinds = kv_sharing.gemma4_kinds(kinds)
     if "sliding" in kinds and "sliding_window" in c and c["sliding_window"] is None:
         # an explicit null: the model code passes no window to its sliding layers (gemma2.py,
         # llama.py, gpt_oss.py: `config.sliding_window if is_sliding`), so they attend fully
@@ -275,7 +280,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         shared_expert_width=shared_width(get_int) if num_experts else 0,
         counted_moe_layers=counted_moe,
         perf_swa=perf_swa(c, model_type, n_layers, get),
-        context_limit=limit, default_len=default)
+        context_limit=limit, default_len=default,
+        **kv_sharing.gemma_fields(c, model_type, kinds, kv_heads, head_dim, heads, get, get_int, source))
     if g.quantization == "fp8":
         fp8_ignored.check(g)   # (vLLM refuses a list naming part of a fused linear)
     int_quant_rank.check(g)    # (the same, of AWQ's modules_to_not_convert)

@@ -23,10 +23,9 @@ NOT_MODELLED = {
     "KimiLinearForCausalLM": "Kimi Delta Attention layers beside MLA",
     # found by the KV-spec census (tests/data/kv_spec_census/README.md), read otherwise as
     # plain attention with one cache a layer:
-    "Gemma3nForCausalLM": "KV sharing: its last num_kv_shared_layers layers read earlier "
-                          "layers' caches (fewer caches than layers)",
-    "Gemma3nForConditionalGeneration": "KV sharing: its last num_kv_shared_layers layers read "
-                                       "earlier layers' caches (fewer caches than layers)",
+    # (the text models are read: `kvcore.models.kv_sharing`; their towers are not)
+    "Gemma3nForConditionalGeneration": "a MobileNetV5 vision tower and a Conformer audio "
+                                       "tower beside its KV-sharing text model",
     "HrmTextForCausalLM": "non-causal attention layers run over several reasoning cycles, a "
                           "cache for each layer in each cycle",
     "MiniCPM3ForCausalLM": "latent-projected attention caching qk_nope_head_dim + "
@@ -38,13 +37,13 @@ NOT_MODELLED = {
     "Qwen3ASRForConditionalGeneration": "an audio encoder beside a thinker (thinker_config)",
     "BagelForConditionalGeneration": "a language model under llm_config with its own "
                                      "generation experts",
-    # Gemma 4 built (full layers 512 wide a head, sliding ones 256); its KV sharing and
-    # MiMo-V2-Flash's windows read from vLLM's source (gemma4.py, mimo_v2.py: not built here)
-    **dict.fromkeys(("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
-                     "Gemma4UnifiedForConditionalGeneration",
-                     "DiffusionGemmaForBlockDiffusion"),
-                    "Gemma 4's layers: KV sharing between layers (fewer caches than layers) "
-                    "and full-attention layers of their own head size"),
+    # Gemma 4's text model is read (`kvcore.models.kv_sharing`); MiMo-V2-Flash's windows
+    # read from vLLM's source (mimo_v2.py: not built here)
+    **dict.fromkeys(("Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration"),
+                    "Gemma 4's vision and audio towers beside its text model, and "
+                    "bidirectional attention over image tokens"),
+    "DiffusionGemmaForBlockDiffusion": "block diffusion over Gemma 4's layers (a canvas of "
+                                       "tokens denoised together, not one token a step)",
     "MiMoV2FlashForCausalLM": "sliding layers of sliding_window_size set by "
                               "hybrid_layer_pattern",
     # not built here either (vllm/models/minimax_m3, step5: an indexer as DeepSeek-V3.2's;

@@ -33,6 +33,7 @@ vLLM measures the real figure, so pass --weights-gib to match a real deployment.
 
 from __future__ import annotations
 
+from kvcore.errors import InputError
 from kvcore.models import fp8_scales, fp8_shapes, fp8_vision, int_quant_rank, modelopt_rank
 from kvcore.models import rank_params as rp
 from kvcore.models.fp8_ignored import layer_skips
@@ -55,6 +56,10 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
     """One TP rank's parameters, of the whole model or of one pipeline `stage`: its layers;
     the embedding on the first stage, the LM head and the final norm on the last (a tied
     head: the embedding there again, as vLLM builds it on the last rank)."""
+    if g.weights_unmodelled:
+        # (sized as a plain decoder they would be a quiet lie: refused, the measure asked for)
+        raise InputError(f"{g.name}: kvcli does not estimate {g.weights_unmodelled}: give "
+                         "the weights' measured size", field="weights_gib")
     layer_range, first, last = stage
     led = Ledger()
     vh = rp.vocab_rows(g, tp) * g.hidden_size

@@ -63,15 +63,14 @@ def resolve_kv_cache_config(
     """Size the KV cache of a model on one GPU (per tensor-parallel worker).
 
     Available KV memory = gpu_memory_gib * 2^30 * gpu_memory_utilization - weights - buffers
-    - activation (estimated unless ``weights_gib``, which holds both, is given, and divided over
+    - activation (estimated unless ``weights_gib``, which holds both, is given; divided over
     ``tensor_parallel_size`` workers). ``num_blocks`` overrides the count (then ``gpu_memory_gib``
-    may be omitted). ``dtype`` overrides the model dtype. Raises InputError (exit 2) for an
-    unknown model, an unreadable config, bad numbers, page sizes that cannot be unified, or too
-    little memory for one request at max_model_len (the message gives both sizes and the largest
-    max_model_len that fits). ``draft``: a speculative method's draft, (an EAGLE draft's
-    model or None for MTP, the method), whose layers and weights count with the model's
-    (`kvcore.models.drafts`). ``num_speculative_tokens``: speculative decoding's K, any
-    method (0: none), which a Mamba layer's spec keeps state blocks and conv rows for.
+    may be omitted, and weights kvcli does not estimate are not asked for). ``dtype`` overrides
+    the model dtype. InputError (exit 2): an unknown model, an unreadable config, bad numbers,
+    pages that cannot be unified, too little memory for one request at max_model_len (both sizes
+    and the largest max_model_len that fits). ``draft``: a speculative method's draft, (an EAGLE
+    draft's model or None for MTP, the method), its layers and weights counted with the model's
+    (`kvcore.models.drafts`). ``num_speculative_tokens``: K (0: none), for Mamba specs' blocks.
     """
     g = load_geometry(model, model_config=model_config, geometry=geometry, layers=layers,
                       kv_heads=kv_heads, head_dim=head_dim, dtype=dtype,
@@ -126,7 +125,8 @@ def resolve_kv_cache_config(
                             enable_prefix_caching)
     except ValueError as err:
         raise InputError(f"vLLM refuses to start: {err}", field="prefix_match_unit") from None
-
+    if weights_gib is None and g.weights_unmodelled and gpu_memory_gib is None:
+        weights_gib = 0.0
     estimated = weights_gib is None
     draft_weights = spec_draft.weights_bytes(tp) if spec_draft is not None else 0
     weights = (estimate_weights_bytes(g, tp) + draft_weights if weights_gib is None
