@@ -14,7 +14,7 @@ import pytest
 from kv_census_rows import kvcli_specs, same, vllm_specs
 
 from kvcore.errors import InputError
-from kvcore.models import estimate_weights_bytes, layer_specs, read_hf_config
+from kvcore.models import layer_specs, read_hf_config
 from kvcore.sizing import get_kv_cache_groups, kv_cache_config_from_groups, kv_cache_tokens
 from kvcore.sizing import max_concurrency as kvcli_max_concurrency
 from kvcore.specs import SizingContext
@@ -106,15 +106,6 @@ def test_refusals_name_the_key(keys: dict, field: str, text: str) -> None:
     with pytest.raises(InputError) as e:
         read_hf_config(_config(**keys), source="config.json")
     assert e.value.field == field and text in str(e.value) and "\n" not in str(e.value)
-
-
-def test_weights_are_asked_for_not_guessed() -> None:
-    """kvcli does not estimate their weights (per-layer embeddings, AltUp, ...): a pool from
-    memory needs --weights-gib; a given pool does not."""
-    g = read_hf_config({"architectures": ["Gemma3nForCausalLM"], "model_type": "gemma3n_text"})
-    with pytest.raises(InputError) as e:
-        estimate_weights_bytes(g)
-    assert e.value.field == "weights_gib" and "Gemma 3n's weights" in str(e.value)
 
 
 def test_the_multimodal_classes_stay_refused() -> None:

@@ -13,7 +13,8 @@ counts them too: docs/config.md, "Buffers").
   YaRN. Rotary dim: the head dim times `partial_rotary_factor` (MLA: `qk_rope_head_dim`).
   Gemma 3 has two: its local layers' plain RoPE at `rope_local_base_freq`, and the global one.
   No RoPE: Jamba, Nemotron-H, Granite 4.0-H with `position_embedding_type` nope.
-- Gemma 2's and 3's embedding normalizer: one scalar in the model dtype.
+- Gemma 2's and 3's embedding normalizer: one scalar in the model dtype; Gemma 3n's and 4's
+  RoPE caches and scalars: `kvcore.models.gemma_buffers`.
 - Falcon-H1's `mup_vector` a Mamba mixer: (2 d_ssm + 2 G S + heads) / TP in the model dtype,
   G the groups as vLLM duplicates them over the ranks (falcon_h1.py).
 - A vision tower's, on the first stage while it is built: Gemma 3's SigLIP `position_ids`
@@ -28,6 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.models.context_limit import _kind, _rope_parameters
+from kvcore.models.gemma_buffers import gemma_rope_caches, gemma_scalars
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.qwen3_5 import VISION_DEFAULTS
 from kvcore.models.rope_cache import RopeCache
@@ -75,6 +77,8 @@ def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCa
     with the class defaults)."""
     if g.model_type in NO_ROPE_TYPES or get("position_embedding_type") == "nope":
         return ()
+    if g.gemma is not None:     # (Gemma 3n, Gemma 4: a RoPE a layer type and head size)
+        return gemma_rope_caches(cfg, g, get)
     dtype = "float32" if g.model_type == "gpt_oss" else g.dtype
     sets = _rope_parameters(cfg) or [{}]
     pos = g.max_position_embeddings
@@ -132,6 +136,8 @@ def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = 
         n += sum(c.nbytes for c in g.rope_caches)
     if g.model_type in _GEMMA:
         n += DTYPE_BYTES[g.dtype]
+    if g.gemma is not None:
+        n += gemma_scalars(g)
     if g.model_type == "falcon_h1":
         n += sum(k in ("mamba", "parallel") for k in kinds) * _mup(g, tp)
     if first and g.vision_params:        # (a tower vLLM skips holds none)

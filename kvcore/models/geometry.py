@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kvcore.models.int_quant import IntQuant
+from kvcore.models.kv_sharing import GemmaExtras
 from kvcore.models.mamba_spec import (  # (re-exported: the Mamba spec's parts lived here)
     ATTENTION_KERNEL_BLOCK_ALIGNMENT,
     NO_KV_KINDS,
@@ -168,6 +169,7 @@ class ModelGeometry:
     # Gemma 3n's / Gemma 4's layers that read another's cache (`kvcore.models.kv_sharing`)
     layer_dims: tuple[tuple[int, int], ...] = ()
     kv_shared: tuple[bool, ...] = ()
+    gemma: GemmaExtras | None = None    # their weights' other parts (`kvcore.models.gemma_weights`)
     weights_unmodelled: str = ""    # why the weights estimate refuses this model ("": it sizes)
 
     @property

@@ -19,6 +19,7 @@ prompt tokens' compute (gpu_model_runner: logits indices); scheduling and caches
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from kvcore.errors import InputError
@@ -37,14 +38,29 @@ GEMMA_DEFAULTS: dict[str, dict[str, Any]] = {
                      "num_key_value_heads": 2, "head_dim": 256,
                      "max_position_embeddings": 32_768, "sliding_window": 512,
                      "num_kv_shared_layers": 15, "tie_word_embeddings": True,
-                     "sliding_window_pattern": 5},
+                     "sliding_window_pattern": 5, "hidden_size_per_layer_input": 256,
+                     "vocab_size_per_layer_input": 262_144, "altup_num_inputs": 4,
+                     "laurel_rank": 64},
     "gemma4_text": {"vocab_size": 262_144, "hidden_size": 2304, "intermediate_size": 9216,
                     "num_hidden_layers": 30, "num_attention_heads": 8,
                     "num_key_value_heads": 4, "head_dim": 256,
                     "max_position_embeddings": 131_072, "sliding_window": 512,
                     "num_kv_shared_layers": 0, "tie_word_embeddings": True,
-                    "sliding_window_pattern": 6},
+                    "sliding_window_pattern": 6, "hidden_size_per_layer_input": 256,
+                    "vocab_size_per_layer_input": 262_144},
 }
+
+
+@dataclass(frozen=True, slots=True)
+class GemmaExtras:
+    """What Gemma 3n's and Gemma 4's weights need beyond a decoder's
+    (`kvcore.models.gemma_weights`)."""
+    per_layer_width: int         # hidden_size_per_layer_input (0: no per-layer embeddings)
+    per_layer_vocab: int         # vocab_size_per_layer_input
+    shared_layers: int           # num_kv_shared_layers: the last ones project queries only
+    altup_inputs: int = 0        # Gemma 3n's altup_num_inputs (0: Gemma 4, no AltUp)
+    laurel_rank: int = 0
+    double_wide_mlp: bool = False
 
 
 def gemma4_kinds(kinds: tuple[str, ...]) -> tuple[str, ...]:
@@ -139,11 +155,17 @@ def gemma_fields(c: dict[str, Any], model_type: str, kinds: tuple[str, ...], kv_
                          field="use_bidirectional_attention")
     dims = (gemma4_layer_dims(c, kinds, kv_heads, head_dim, heads, get, get_int, source)
             if model_type in GEMMA4_TYPES else ())
+    # (Gemma4TextConfig's getattr(config, "vocab_size_per_layer_input", vocab_size))
+    x = GemmaExtras(get_int("hidden_size_per_layer_input", 0) or 0,
+                    get_int("vocab_size_per_layer_input") or get_int("vocab_size", 0) or 0,
+                    get_int("num_kv_shared_layers", 0) or 0,
+                    get_int("altup_num_inputs", 0) if model_type in GEMMA3N_TYPES else 0,
+                    get_int("laurel_rank", 0) if model_type in GEMMA3N_TYPES else 0,
+                    bool(get("use_double_wide_mlp", False)))
+    why = ("Gemma 4's MoE blocks" if model_type in GEMMA4_TYPES and get("num_experts")
+           else "a quantised checkpoint's Gemma weights" if get("quantization_config") else "")
     return {"layer_dims": dims, "kv_shared": shared_layers(c, model_type, kinds, get_int, source),
-            "weights_unmodelled": ("Gemma 3n's weights (per-layer embeddings, AltUp, LAuReL)"
-                                   if model_type in GEMMA3N_TYPES else
-                                   "Gemma 4's weights (per-layer embeddings, per-layer head "
-                                   "sizes, KV-shared layers' q-only attention)")}
+            "gemma": x, "weights_unmodelled": why}
 
 
 def one_width(c: dict[str, Any], source: str) -> dict[str, Any]:

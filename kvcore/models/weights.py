@@ -10,7 +10,7 @@ per layer a dense gated MLP (3 * hidden * intermediate) or a MoE block (experts 
 moe_intermediate + router, + the shared experts: DeepSeek's n_shared_experts, or the one MLP
 width Qwen2-MoE, Qwen3-Next, Granite 4.0-H and Nemotron-H name; Qwen3-Next's attention output
 gate), and the norms; an MLA layer (DeepSeek, Kimi-K2) its latent projections
-(`kvcore.models.mla`).
+(`kvcore.models.mla`); Gemma 3n and Gemma 4 their own (`kvcore.models.gemma_weights`).
 Bytes: the model dtype, except float32 tensors (GLM-4.5's routers, DeepSeek-V3's and GLM's
 e_score_correction_bias, Mamba's A), MXFP4-quantised experts (gpt-oss: 4 bits plus one 8-bit
 scale per 32 values, each rank's width padded as H100's kernels pad it) and fp8 checkpoints
@@ -37,6 +37,7 @@ from kvcore.errors import InputError
 from kvcore.models import fp8_scales, fp8_shapes, fp8_vision, int_quant_rank, modelopt_rank
 from kvcore.models import rank_params as rp
 from kvcore.models.fp8_ignored import layer_skips
+from kvcore.models.gemma_weights import gemma_rank_params
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.rank_params import FP32_ROUTERS, Ledger
 from kvcore.specs import DTYPE_BYTES
@@ -56,12 +57,18 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
     """One TP rank's parameters, of the whole model or of one pipeline `stage`: its layers;
     the embedding on the first stage, the LM head and the final norm on the last (a tied
     head: the embedding there again, as vLLM builds it on the last rank)."""
-    if g.weights_unmodelled:
+    if g.weights_unmodelled or (g.gemma is not None and stage != WHOLE):
         # (sized as a plain decoder they would be a quiet lie: refused, the measure asked for)
-        raise InputError(f"{g.name}: kvcli does not estimate {g.weights_unmodelled}: give "
-                         "the weights' measured size", field="weights_gib")
+        why = g.weights_unmodelled or "Gemma's per-layer embeddings on pipeline stages"
+        raise InputError(f"{g.name}: kvcli does not estimate {why}: give the weights' "
+                         "measured size", field="weights_gib")
     layer_range, first, last = stage
     led = Ledger()
+    if g.gemma is not None:
+        dense, fp32 = gemma_rank_params(g, g.gemma, tp)
+        led.model += dense
+        led.fp32 += fp32
+        return led
     vh = rp.vocab_rows(g, tp) * g.hidden_size
     if first and last:
         led.model += vh * (1 if g.tie_word_embeddings else 2) + g.hidden_size

@@ -1,0 +1,60 @@
+"""Gemma 3n's and Gemma 4's text-model weights on one tensor-parallel rank, as vLLM 0.33 builds
+them (gemma3n.py, gemma4.py; checked parameter for parameter against their classes on the meta
+device at TP 1, 2, 4 and 8: tests/data/weights_gemma/).
+
+Beside a decoder's embedding, attention, gated MLP, final norm and tied head:
+* per-layer embeddings (PLE), where ``hidden_size_per_layer_input`` P > 0: a second embedding
+  of ``vocab_size_per_layer_input`` rows, ``num_hidden_layers`` x P wide (vocabulary-parallel),
+  its projection from the hidden state (column-parallel) and a P-wide norm; in each layer a
+  gate (hidden -> P) and a projection (P -> hidden), whole on every rank, and a norm;
+* four norms a layer (pre and post attention and feed-forward) and q/k norms a head wide (no
+  k norm on a KV-shared layer, which projects queries only: its K and V are its target's);
+* Gemma 3n: AltUp (``altup_num_inputs`` n: n - 1 projections in and n - 1 out, hidden x hidden,
+  split by TP; a layer's router hidden x n, its n x n correction and n x n^2 prediction
+  coefficients, a norm and a float32 output scale, whole) and LAuReL (a rank-``laurel_rank`` pair of linears,
+  split, and a norm) in every layer;
+* Gemma 4: each layer's own head size and KV heads (`kvcore.models.kv_sharing`), and
+  ``use_double_wide_mlp``: a KV-shared layer's MLP twice as wide.
+Not modelled (refused where the estimate is asked for): Gemma 4's MoE blocks (``num_experts``)
+and pipeline stages (the PLE's place on them is not checked).
+"""
+
+from __future__ import annotations
+
+from kvcore.models.geometry import ModelGeometry, kv_heads_per_worker
+from kvcore.models.kv_sharing import GemmaExtras
+from kvcore.models.rank_params import VOCAB_PAD
+
+
+def _rows(vocab: int, tp: int) -> int:
+    return -(-vocab // VOCAB_PAD) * VOCAB_PAD // tp
+
+
+def gemma_rank_params(g: ModelGeometry, x: GemmaExtras, tp: int) -> tuple[int, int]:
+    """One rank's parameters of the whole text model: (in the model dtype, in float32: AltUp's
+    output scales, which gemma3n.py creates in float32)."""
+    H, L, P = g.hidden_size, g.num_layers, x.per_layer_width
+    n = _rows(g.vocab_size, tp) * H + H             # the embedding (the head tied to it), norm
+    if P:
+        n += _rows(x.per_layer_vocab, tp) * L * P + H * L * P // tp + P
+    if x.altup_inputs:
+        n += 2 * (x.altup_inputs - 1) * H * H // tp
+    q_heads = g.num_attention_heads // tp
+    first_shared = L - x.shared_layers
+    for i in range(L):
+        kv, d = g.layer_dims[i] if g.layer_dims else (g.num_kv_heads, g.head_dim)
+        # (vLLM's is_kv_shared_layer: queries only, whether or not a target was found)
+        shared = x.shared_layers > 0 and i >= first_shared
+        kv_rank = 0 if shared else kv_heads_per_worker(kv, tp)
+        n += (q_heads + 2 * kv_rank) * d * H + q_heads * d * H      # q(kv) and o projections
+        n += d * (1 if shared else 2) + 4 * H                       # q/k norms, 4 norms
+        wide = 2 if x.double_wide_mlp and i >= first_shared > 0 else 1
+        n += 3 * H * g.intermediate_size * wide // tp
+        if P:
+            n += 2 * H * P + H
+        if x.altup_inputs:
+            k = x.altup_inputs
+            n += H * k + k * k + k * k * k + H
+        if x.laurel_rank:
+            n += 2 * H * x.laurel_rank // tp + H
+    return n, (L * H if x.altup_inputs else 0)
