@@ -9,8 +9,8 @@ meta device: tests/data/weights_gemma/answers.json, `buffer_bytes_by_dtype`).
   Gemma 4's ``proportional`` RoPE (its cache spans the head; the partial factor zeroes the
   rest). A config without per-type parameters (the older format): ``rope_theta`` on the full
   layers, ``rope_local_base_freq`` on the sliding ones.
-- Scalars in the model dtype: four (the embedding's and the per-layer inputs' scales) and one a
-  layer (Gemma 4's ``layer_scalar``, Gemma 3n's AltUp router input scale).
+- Scalars in the model dtype: four (the embedding's and the per-layer inputs' scales), one a
+  layer (Gemma 4's ``layer_scalar``, Gemma 3n's AltUp router input scale) and one a MoE router.
 """
 
 from __future__ import annotations
@@ -47,4 +47,5 @@ def gemma_rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[
 
 
 def gemma_scalars(g: ModelGeometry) -> int:
-    return (4 + g.num_layers) * DTYPE_BYTES[g.dtype]
+    moe = g.num_layers if g.num_experts else 0      # (a MoE router's root size a layer)
+    return (4 + g.num_layers + moe) * DTYPE_BYTES[g.dtype]

@@ -13,10 +13,13 @@ Beside a decoder's embedding, attention, gated MLP, final norm and tied head:
   split by TP; a layer's router hidden x n, its n x n correction and n x n^2 prediction
   coefficients, a norm and a float32 output scale, whole) and LAuReL (a rank-``laurel_rank`` pair of linears,
   split, and a norm) in every layer;
-* Gemma 4: each layer's own head size and KV heads (`kvcore.models.kv_sharing`), and
-  ``use_double_wide_mlp``: a KV-shared layer's MLP twice as wide.
-Not modelled (refused where the estimate is asked for): Gemma 4's MoE blocks (``num_experts``)
-and pipeline stages (the PLE's place on them is not checked).
+* Gemma 4: each layer's own head size and KV heads (`kvcore.models.kv_sharing`),
+  ``use_double_wide_mlp``: a KV-shared layer's MLP twice as wide, and with ``num_experts``
+  (vLLM's test, not ``enable_moe_block``) a MoE block beside each MLP: a router (hidden x
+  experts, a hidden-wide scale, a scale an expert), the experts' gated MLPs split by TP, three
+  more norms.
+Not modelled (refused where the estimate is asked for): pipeline stages (the PLE's place on
+them is not checked) and quantised checkpoints.
 """
 
 from __future__ import annotations
@@ -57,4 +60,7 @@ def gemma_rank_params(g: ModelGeometry, x: GemmaExtras, tp: int) -> tuple[int, i
             n += H * k + k * k + k * k * k + H
         if x.laurel_rank:
             n += 2 * H * x.laurel_rank // tp + H
+        if g.num_experts:   # (Gemma 4's MoE block beside the MLP: router, experts, 3 norms)
+            E = g.num_experts
+            n += H + E + H * E + 3 * E * H * g.moe_intermediate_size // tp + 3 * H
     return n, (L * H if x.altup_inputs else 0)

@@ -162,8 +162,7 @@ def gemma_fields(c: dict[str, Any], model_type: str, kinds: tuple[str, ...], kv_
                     get_int("altup_num_inputs", 0) if model_type in GEMMA3N_TYPES else 0,
                     get_int("laurel_rank", 0) if model_type in GEMMA3N_TYPES else 0,
                     bool(get("use_double_wide_mlp", False)))
-    why = ("Gemma 4's MoE blocks" if model_type in GEMMA4_TYPES and get("num_experts")
-           else "a quantised checkpoint's Gemma weights" if get("quantization_config") else "")
+    why = "a quantised checkpoint's Gemma weights" if get("quantization_config") else ""
     return {"layer_dims": dims, "kv_shared": shared_layers(c, model_type, kinds, get_int, source),
             "gemma": x, "weights_unmodelled": why}
 

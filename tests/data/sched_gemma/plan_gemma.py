@@ -11,7 +11,8 @@ and Gemma 4 text models at their real sizes (-> planning.json), for tests/test_g
 defaults are E4B's shape (35 layers, the last 15 KV-shared), E2B's 30 layers with 10 shared and
 an 8,192-wide MLP; Gemma4TextConfig's defaults (30 layers, every sixth full attention with
 global_head_dim 512), the same with 10 KV-shared layers, and with attention_k_eq_v and 1 global
-KV head; plus this folder's two small configs (the replay cases'). The specs come from
+KV head, and with MoE blocks (128 experts 704 wide, 8 a token); plus this folder's two small
+configs (the replay cases'). The specs come from
 ../kv_spec_census/record_kv_specs.py's `build` (vLLM's class built on the meta device at TP 1,
 the specs the GPU runner collects, KV-sharing layers skipped); the planning from vLLM's
 `get_kv_cache_groups` / `get_kv_cache_config_from_groups` over them (layer-outer layout LBNHC:
@@ -46,6 +47,9 @@ CONFIGS = {
     "gemma4-k-eq-v": ("Gemma4ForCausalLM", Gemma4TextConfig,
                       {"num_kv_shared_layers": 12, "attention_k_eq_v": True,
                        "num_global_key_value_heads": 1}),
+    "gemma4-moe": ("Gemma4ForCausalLM", Gemma4TextConfig,
+                   {"enable_moe_block": True, "num_experts": 128, "top_k_experts": 8,
+                    "moe_intermediate_size": 704}),
 }
 
 
