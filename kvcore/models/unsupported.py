@@ -39,9 +39,10 @@ NOT_MODELLED = {
                                      "generation experts",
     # Gemma 4's text model is read (`kvcore.models.kv_sharing`); MiMo-V2-Flash's windows
     # read from vLLM's source (mimo_v2.py: not built here)
-    **dict.fromkeys(("Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration"),
-                    "Gemma 4's vision and audio towers beside its text model, and "
-                    "bidirectional attention over image tokens"),
+    "Gemma4ForConditionalGeneration": "Gemma 4's own vision and audio towers beside its text "
+                                      "model (kvcli counts SigLIP's and Qwen3.5's only)",
+    "Gemma4UnifiedForConditionalGeneration": "Gemma 4's own vision tower beside its text model "
+                                             "and bidirectional attention over image tokens",
     "DiffusionGemmaForBlockDiffusion": "block diffusion over Gemma 4's layers (a canvas of "
                                        "tokens denoised together, not one token a step)",
     "MiMoV2FlashForCausalLM": "sliding layers of sliding_window_size set by "
