@@ -81,11 +81,7 @@ from kvcore.models.mamba_state import mamba_state
 from kvcore.models.mla import read_mla
 from kvcore.models.nemotron_h import nemotron_h_layers, nemotron_h_mamba_keys
 from kvcore.models.quantization import quant_method
-from kvcore.models.qwen3_5 import (
-    GDN_TYPES,
-    ssm_dtype,
-    text_model_type,
-)
+from kvcore.models.qwen3_5 import GDN_TYPES, ssm_dtype, text_model_type
 from kvcore.models.qwen3_next import gdn_state
 from kvcore.models.unsupported import refusal
 from kvcore.models.vision_towers import vision_tower
@@ -281,7 +277,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         counted_moe_layers=counted_moe,
         perf_swa=perf_swa(c, model_type, n_layers, get),
         context_limit=limit, default_len=default,
-        **kv_sharing.gemma_fields(c, model_type, kinds, kv_heads, head_dim, heads, get, get_int, source))
+        **kv_sharing.gemma_fields(c, model_type, kinds, kv_heads, head_dim, heads, get, get_int,
+                                  source))
     if g.quantization == "fp8":
         fp8_ignored.check(g)   # (vLLM refuses a list naming part of a fused linear)
     int_quant_rank.check(g)    # (the same, of AWQ's modules_to_not_convert)
