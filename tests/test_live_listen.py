@@ -89,7 +89,9 @@ def test_listen_connects_to_an_ipc_publisher(tmp_path):
                  "--events-format", "vllm", "--kv-events-endpoint", sock,
                  "--kv-events-wait-s", "30")
     try:
-        listen = kvcli("events", "listen", sock, "--idle-timeout-s", "3")
+        # (the listener starts with the replay: on a loaded machine the replay took over 3 s
+        # to bind and publish, and a 3 s idle timeout ended the listener first, hearing nothing)
+        listen = kvcli("events", "listen", sock, "--idle-timeout-s", "15")
         stdout, stderr = listen.communicate(timeout=60)
         proc.communicate(timeout=60)
     finally:
