@@ -111,10 +111,10 @@ NoHybridOpt = Annotated[bool, typer.Option(
     help="Treat sliding/chunked layers as full attention (vLLM's flag).")]
 PadOpt = Annotated[bool, typer.Option(
     "--pad-pages", help="Pad attention pages that do not divide (vLLM 0.33).")]
-PrefixOpt = Annotated[bool, typer.Option(
+PrefixOpt = Annotated[bool | None, typer.Option(
     "--enable-prefix-caching/--no-enable-prefix-caching", show_default=False,
     help="vLLM's flag (as in `kvcli replay`); off: Mamba 'none' mode, one state per request. "
-    "[default: on]")]
+    "[default: on; off for an attention-free model, as vLLM]")]
 UnitOpt = Annotated[int | None, typer.Option(
     "--prefix-match-unit", show_default=False, help="vLLM's flag: hash every N tokens (a "
     "divisor of every group's block); the hash block, partial-block hits and where hits "

@@ -49,7 +49,7 @@ def register(app: typer.Typer) -> None:
         chunked_layers: co.ChunkedLayersOpt = None,
         disable_hybrid: co.NoHybridOpt = False,
         pad_pages: co.PadOpt = False,
-        enable_prefix_caching: co.PrefixOpt = True,
+        enable_prefix_caching: co.PrefixOpt = None,
         prefix_match_unit: co.UnitOpt = None,
         kv_offloading_size: co.OffloadOpt = None,
         kv_offloading_backend: co.OffloadBackendOpt = None,
@@ -193,7 +193,7 @@ def register(app: typer.Typer) -> None:
             warnings = config_warnings(result, given, gpu_memory_gib=gpu_memory_gib,
                                        max_model_len=max_model_len, block_size=bs,
                                        block_size_given=block_size is not None,
-                                       enable_prefix_caching=enable_prefix_caching,
+                                       enable_prefix_caching=result.enable_prefix_caching,
                                        offloading=kv_offloading_size is not None,
                                        performance_mode=performance_mode)
             warnings += [f"option {output.flag(k)}: {why}" for k, why in

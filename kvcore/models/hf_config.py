@@ -67,6 +67,7 @@ from kvcore.models.config_keys import (
     sparse_step_layers,
 )
 from kvcore.models.context_limit import lengths
+from kvcore.models.dtypes import model_dtype
 from kvcore.models.fp8_renames import (
     architecture,
     ignored_as_matched,
@@ -74,22 +75,19 @@ from kvcore.models.fp8_renames import (
     vllm_name,
 )
 from kvcore.models.fp8_scales import block_of, ignored_of
-from kvcore.models.geometry import MambaGeometry, ModelGeometry
+from kvcore.models.geometry import ModelGeometry
 from kvcore.models.jamba import jamba_layout
 from kvcore.models.layer_kinds import layer_kinds
+from kvcore.models.mamba_only import MAMBA_ONLY_TYPES, read_mamba_only
 from kvcore.models.mamba_state import mamba_state
 from kvcore.models.mla import read_mla
-from kvcore.models.nemotron_h import nemotron_h_layers, nemotron_h_mamba_keys
+from kvcore.models.nemotron_h import nemotron_h_layers, nemotron_h_mamba
 from kvcore.models.quantization import quant_method
 from kvcore.models.qwen3_5 import GDN_TYPES, ssm_dtype, text_model_type
 from kvcore.models.qwen3_next import gdn_state
 from kvcore.models.unsupported import refusal
 from kvcore.models.vision_towers import vision_tower
 from kvcore.sources import read_json
-
-DTYPE_ALIASES = {"float16": "float16", "fp16": "float16", "half": "float16",
-                 "bfloat16": "bfloat16", "bf16": "bfloat16", "float32": "float32",
-                 "fp32": "float32", "float": "float32"}
 
 # Model types whose QKV projection always has a bias (qwen2.py, qwen2_moe.py)
 QKV_BIAS_TYPES = ("qwen2", "qwen2_moe")
@@ -135,6 +133,9 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     archs = cfg.get("architectures")
     if (why := refusal(archs)) is not None:
         raise InputError(why, path=source or None, field="architectures")
+    if model_type in MAMBA_ONLY_TYPES:      # attention-free: no heads to read
+        return read_mamba_only(c, model_type, name=name, source=source,
+                               dtype=model_dtype(c.get("torch_dtype") or c.get("dtype"), source))
     defaults = {**CLASS_DEFAULTS.get(model_type, {}), **MODEL_TYPE_DEFAULTS.get(model_type, {})}
     if model_type in kv_sharing.GEMMA3N_TYPES:
         c = kv_sharing.one_width(c, source)
@@ -176,16 +177,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     if head_dim < 1:
         raise InputError(f"hidden_size {hidden} over num_attention_heads {heads} leaves no "
                          "head_dim (give 'head_dim')", path=source or None, field="head_dim")
-    raw_dtype = str(get("torch_dtype") or get("dtype") or "bfloat16")
-    dtype = DTYPE_ALIASES.get(raw_dtype)
-    if dtype is None:
-        raise InputError(f"unsupported dtype {raw_dtype!r}", path=source or None,
-                         field="torch_dtype")
-    if dtype == "float32":
-        # vLLM's --dtype auto downcasts a float32 checkpoint (Gemma 2's) to the platform's
-        # preferred dtype, bfloat16 on the GPUs it serves (_resolve_auto_dtype); --dtype
-        # float32 still asks for float32
-        dtype = "bfloat16"
+    dtype = model_dtype(get("torch_dtype") or get("dtype"), source)
     mla = read_mla(c, model_type, get, get_dim, source)
     if mla is None and heads % kv_heads:        # (vLLM's Attention layer asserts it)
         raise InputError(f"{kv_heads} KV heads do not divide the {heads} attention heads "
@@ -211,7 +203,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
                          path=source or None, field="attention_chunk_size")
     mamba = None
     if "mamba" in kinds or "parallel" in kinds:
-        mamba = (_nemotron_mamba(get, get_dim, source) if nemotron
+        mamba = (nemotron_h_mamba(get, get_dim, source) if nemotron
                  else gdn_state(get_dim, None if model_type == "qwen3_next"
                                 else ssm_dtype(c, source)) if model_type in GDN_TYPES
                  else mamba_state(c, model_type, hidden, get, get_dim, source))
@@ -284,15 +276,3 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     int_quant_rank.check(g)    # (the same, of AWQ's modules_to_not_convert)
     modelopt_rank.check(g)     # (and of ModelOpt's exclude_modules)
     return replace(g, rope_caches=rope_caches(c, g, get), vision_buffers=vision_buffers(cfg, g))
-
-
-def _nemotron_mamba(get, get_dim, source: str) -> MambaGeometry:
-    k = nemotron_h_mamba_keys(get_dim)
-    raw = str(get("mamba_ssm_cache_dtype") or "float32")
-    ssm = DTYPE_ALIASES.get(raw)
-    if ssm is None:
-        raise InputError(f"unsupported dtype {raw!r}", path=source or None,
-                         field="mamba_ssm_cache_dtype")
-    return MambaGeometry("mamba2", k["n_heads"] * k["d_head"], k["d_state"], k["d_conv"],
-                         n_heads=k["n_heads"], d_head=k["d_head"], n_groups=k["n_groups"],
-                         ssm_dtype=ssm)

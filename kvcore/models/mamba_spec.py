@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from kvcore.errors import InputError
 from kvcore.models.qwen3_next import FLASHINFER_GDN_CHECKPOINT_ALIGNMENT
 from kvcore.prefix_match import checkpoint_grid
 from kvcore.specs import DTYPE_BYTES, MambaSpec, cdiv
@@ -75,6 +76,8 @@ def model_mamba_spec(g: ModelGeometry, *, block_size: int, kv_heads: int, kv_dty
     """(the Mamba layers' spec, the attention block size) for one worker of model `g`, which
     has Mamba layers (`kvcore.models.geometry.layer_specs` says what each keyword means)."""
     assert g.mamba is not None          # (layer_specs asks only of a model with Mamba layers)
+    if g.mamba.version == "mamba2" and set(g.layer_kinds) == {"mamba"}:
+        _mamba2_tp(g, tp)
     k = num_speculative_tokens
     shapes, dtypes = mamba_state(g.mamba, g.dtype, tp, 0 if g.mamba.version == "mamba1" else k)
     page = MambaSpec(block_size, shapes=shapes, dtypes=dtypes).page_size_bytes
@@ -100,3 +103,18 @@ def model_mamba_spec(g: ModelGeometry, *, block_size: int, kv_heads: int, kv_dty
                                          FLASHINFER_GDN_CHECKPOINT_ALIGNMENT, mamba_bs)
                          if gdn else 1) if ckpt else None)
     return spec, block_size
+
+
+def _mamba2_tp(g: ModelGeometry, tp: int) -> None:
+    """vLLM's MambaMixer2 asserts (an attention-free Mamba2 model's; the hybrids' are not
+    checked here): TP divides the hidden size and the heads, and the groups unless there is one."""
+    m = g.mamba
+    assert m is not None
+    groups_why = ("If tensor parallel world size does not divide num_groups, then num_groups "
+                  "must equal 1.")
+    for ok, why in ((g.hidden_size % tp == 0, "Tensor parallel world size must divide hidden size."),
+                    (m.n_heads % tp == 0, "Tensor parallel world size must divide num heads."),
+                    (m.n_groups % tp == 0 or m.n_groups == 1, groups_why)):
+        if not ok:
+            raise InputError(f"{g.name}'s Mamba2 layers do not split over it, and vLLM refuses "
+                             f"to build them: \"{why}\"; got {tp}", field="tensor_parallel_size")

@@ -21,6 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.errors import InputError
+from kvcore.models.dtypes import DTYPE_ALIASES
+from kvcore.models.geometry import MambaGeometry
 
 # transformers' NemotronHConfig defaults (the oracle's transformers) for keys a config omits.
 NEMOTRON_H_DEFAULTS: dict[str, Any] = {
@@ -79,3 +81,16 @@ def nemotron_h_mamba_keys(get_dim) -> dict[str, int]:
             "n_groups": get_dim("n_groups", required=True),
             "d_state": get_dim("ssm_state_size", required=True),
             "d_conv": get_dim("conv_kernel", required=True)}
+
+
+def nemotron_h_mamba(get, get_dim, source: str) -> MambaGeometry:
+    """A Nemotron-H config's Mamba2 state, its SSM state in ``mamba_ssm_cache_dtype``."""
+    k = nemotron_h_mamba_keys(get_dim)
+    raw = str(get("mamba_ssm_cache_dtype") or "float32")
+    ssm = DTYPE_ALIASES.get(raw)
+    if ssm is None:
+        raise InputError(f"unsupported dtype {raw!r}", path=source or None,
+                         field="mamba_ssm_cache_dtype")
+    return MambaGeometry("mamba2", k["n_heads"] * k["d_head"], k["d_state"], k["d_conv"],
+                         n_heads=k["n_heads"], d_head=k["d_head"], n_groups=k["n_groups"],
+                         ssm_dtype=ssm)

@@ -111,17 +111,15 @@ def mamba(g: ModelGeometry, tp: int, led: Ledger) -> None:
         return
     di = m.d_inner // tp
     if m.version == "mamba1":
-        # in, conv (+ bias), x, dt (+ bias) and out projections, A (float32 in Jamba), D;
+        # in, conv (+ bias), x, dt (+ bias) and out projections, A (float32), D;
         # Jamba's dt, B and C layernorms (whole)
         # (vLLM's MambaMixer takes no quant_config: an fp8 checkpoint's Mamba1 layers are not
         # quantised, so all of it is in the model dtype)
         led.model += (h * 2 * di + di * m.d_conv + di * (m.dt_rank + 2 * m.d_state)
                       + m.dt_rank * di + di * h)
+        # (FalconMamba's B, C and dt norms have no weight; Mamba's none at all)
         led.model += 3 * di + (m.dt_rank + 2 * m.d_state if g.model_type == "jamba" else 0)
-        if g.model_type == "jamba":
-            led.fp32 += di * m.d_state
-        else:
-            led.model += di * m.d_state
+        led.fp32 += di * m.d_state      # (MambaMixer makes A float32 whatever the model's)
         return
     nh = m.n_heads // tp
     conv = di + 2 * on_rank(m.n_groups, tp) * m.d_state

@@ -10,12 +10,12 @@ from __future__ import annotations
 from kvcore.models.retired import RETIRED
 
 NOT_MODELLED = {
-    "MambaForCausalLM": "Mamba-1 layers only (attention-free)",
-    "FalconMambaForCausalLM": "Mamba-1 layers only (attention-free)",
-    "Mamba2ForCausalLM": "Mamba2 layers only (attention-free)",
-    "Zamba2ForCausalLM": "Mamba2 layers with shared attention blocks",
-    "Lfm2ForCausalLM": "short-convolution layers beside attention",
-    "Lfm2MoeForCausalLM": "short-convolution layers beside attention",
+    # (each "hybrid" layer's shared attention block gets its own Attention, and KV cache, in
+    # vLLM's zamba2.py: weights shared, caches not)
+    "Zamba2ForCausalLM": "Mamba2 layers with shared attention blocks (a KV cache each use)",
+    # (ShortConv: a MambaSpec of one conv state, mamba_type short_conv)
+    "Lfm2ForCausalLM": "short-convolution layers (a conv state each) beside attention",
+    "Lfm2MoeForCausalLM": "short-convolution layers (a conv state each) beside attention",
     "BailingMoeV2_5ForCausalLM": "linear-attention layers",
     "BailingMoeV3ForCausalLM": "Gated DeltaNet layers",
     "OlmoHybridForCausalLM": "linear-attention layers",

@@ -39,6 +39,7 @@ from kvcore.models import rank_params as rp
 from kvcore.models.fp8_ignored import layer_skips
 from kvcore.models.gemma_weights import gemma_rank_params
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.mamba_only import MAMBA_ONLY_TYPES
 from kvcore.models.rank_params import FP32_ROUTERS, Ledger
 from kvcore.specs import DTYPE_BYTES
 
@@ -106,8 +107,9 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
                     fp8_shapes.expert_scales(g, tp, g.fp8_block) if "experts" in skips else 0)
         if g.fp8_block is not None:
             led.fp32 += _block_scales(g, tp, kind, moe, shared, g.fp8_block)
-        if g.model_type == "nemotron_h":
-            # one block a layer, one norm: a mixer, or a feed-forward layer
+        if g.model_type == "nemotron_h" or g.model_type in MAMBA_ONLY_TYPES:
+            # one block a layer, one norm: a mixer, or a feed-forward layer (Mamba, Mamba2:
+            # a mixer every layer)
             led.model += g.hidden_size
             if kind == "mamba":
                 rp.mamba(g, tp, led)

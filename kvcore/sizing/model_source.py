@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from kvcore.errors import InputError, clipped, nonempty_name
 from kvcore.models.config_file import read_config_file
+from kvcore.models.dtypes import DTYPE_ALIASES
 from kvcore.models.geometry import ModelGeometry
-from kvcore.models.hf_config import DTYPE_ALIASES, MAX_LAYERS
+from kvcore.models.hf_config import MAX_LAYERS
 from kvcore.models.presets import load_preset
 from kvcore.named_choices import named_choices
 

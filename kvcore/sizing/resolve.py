@@ -14,9 +14,10 @@ from dataclasses import replace
 from kvcore.errors import InputError
 from kvcore.mm_options import MMOptions
 from kvcore.models.drafts import load_spec_draft
+from kvcore.models.dtypes import DTYPE_ALIASES
 from kvcore.models.eagle_draft import draft_layer_specs
 from kvcore.models.geometry import ModelGeometry, layer_specs
-from kvcore.models.hf_config import DTYPE_ALIASES
+from kvcore.models.mamba_only import prefix_caching
 from kvcore.models.mm_serving import apply_mm
 from kvcore.models.quantization import auto_kv_dtype
 from kvcore.models.weights import estimate_weights_bytes
@@ -55,7 +56,7 @@ def resolve_kv_cache_config(
     kv_cache_dtype: str = "auto", block_size: int = 16, max_model_len: int | None = None,
     max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS, max_concurrent_batches: int = 2,
     num_blocks: int | None = None, tensor_parallel_size: int = 1, disable_hybrid: bool = False,
-    pad_pages: bool = False, enable_prefix_caching: bool = True, check_memory: bool = True,
+    pad_pages: bool = False, enable_prefix_caching: bool | None = True, check_memory: bool = True,
     prefix_match_unit: int | None = None, pipeline_parallel_size: int = 1,
     draft: tuple[str | None, str] | None = None, num_speculative_tokens: int = 0,
     mm: MMOptions | None = None,
@@ -79,6 +80,7 @@ def resolve_kv_cache_config(
     if dtype is not None and layers is None:
         g = replace(g, dtype=normalize_dtype(dtype, "dtype"))
     g, mm_state = apply_mm(g, mm)
+    enable_prefix_caching = prefix_caching(g, enable_prefix_caching)  # (None: vLLM's default)
     kv_dtype = normalize_dtype(auto_kv_dtype(g, kv_cache_dtype), "kv_cache_dtype", KV_CACHE_DTYPES)
     if kv_dtype != "auto" and kv_dtype not in DTYPE_BYTES:
         raise InputError(f"unsupported KV cache dtype {kv_cache_dtype!r}", field="kv_cache_dtype")
@@ -143,11 +145,9 @@ def resolve_kv_cache_config(
         weights, buffers = least.weights_bytes, least.buffers_bytes
         per_block, check_groups = least.bytes_per_block, least.groups
     if num_blocks is not None and num_blocks < 1:
-        raise InputError(f"must be at least 1 (the null block), got {num_blocks}",
-                         field="num_blocks")
+        raise InputError(f"must be at least 1 (the null block), got {num_blocks}", field="num_blocks")
     if num_blocks is None and gpu_memory_gib is None:
-        raise InputError("needed to size the KV cache (or give num_blocks)",
-                         field="gpu_memory_gib")
+        raise InputError("needed to size the KV cache (or give num_blocks)", field="gpu_memory_gib")
     # A replay (check_memory False) takes num_blocks as the pool whatever the memory, and says
     # so in a warning: the memory is not its to refuse then
     memory_sized = gpu_memory_gib is not None and (num_blocks is None or check_memory)

@@ -7,7 +7,9 @@
 The oracle's `sched.py` (in $ORACLE_TOOL, the oracle's tool folder) has no Mamba groups. This
 builds what `EngineCore` hands the Scheduler for a hybrid Mamba model with prefix caching on
 (`MambaModelConfig` then sets `mamba_cache_mode='align'` and `mamba_block_size` to the
-attention block size) and drives it with `sched.py`'s own step loop (`run` / `run_async`,
+attention block size; without prefix caching "none" mode, and the block size EngineCore sets
+once planned, the groups' smallest: an attention-free model's one Mamba group makes it
+max_model_len) and drives it with `sched.py`'s own step loop (`run` / `run_async`,
 imported, so the lines are exactly the format of the other scheduler fixtures): only the
 Scheduler's construction is ours.
 
@@ -112,6 +114,11 @@ def build_mamba_scheduler(cfg: dict, async_scheduling: bool = False):
     vllm_config = oracle_mixed.engine_config(cfg, model_config, scheduler_config, cache_config)
     assert vllm_config.cache_config.mamba_cache_mode == mode
     groups = kv_cache_groups(cfg["groups"], bs, mode, mamba_bs)
+    if mode == "none":
+        # EngineCore._initialize_kv_caches sets cache_config.block_size to the groups'
+        # smallest block once planned: an attention-free model's one Mamba group makes it
+        # max_model_len, the scheduler's block (with an attention group it stays bs)
+        vllm_config.cache_config.block_size = min(g.kv_cache_spec.block_size for g in groups)
     # (the start-up check, vLLM's block sizes and the Scheduler as ./oracle_mixed.py's)
     scheduler, hasher, vllm_config = oracle_mixed.start(cfg, vllm_config, groups,
                                                         async_scheduling, SystemExit)

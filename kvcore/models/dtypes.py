@@ -1,0 +1,25 @@
+"""The model dtypes a config.json or ``--dtype`` names, as vLLM reads them: its aliases, and
+what ``--dtype auto`` runs a checkpoint at."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvcore.errors import InputError
+
+DTYPE_ALIASES = {"float16": "float16", "fp16": "float16", "half": "float16",
+                 "bfloat16": "bfloat16", "bf16": "bfloat16", "float32": "float32",
+                 "fp32": "float32", "float": "float32"}
+
+
+def model_dtype(raw: Any, source: str) -> str:
+    """The dtype vLLM's --dtype auto runs a config at (``raw``: its torch_dtype or dtype)."""
+    raw_dtype = str(raw or "bfloat16")
+    dtype = DTYPE_ALIASES.get(raw_dtype)
+    if dtype is None:
+        raise InputError(f"unsupported dtype {raw_dtype!r}", path=source or None,
+                         field="torch_dtype")
+    # vLLM's --dtype auto downcasts a float32 checkpoint (Gemma 2's) to the platform's
+    # preferred dtype, bfloat16 on the GPUs it serves (_resolve_auto_dtype); --dtype
+    # float32 still asks for float32
+    return "bfloat16" if dtype == "float32" else dtype
