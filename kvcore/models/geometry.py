@@ -73,6 +73,7 @@ class MambaGeometry:
     # the SSM state's dtype when it is not the model's: vLLM keeps Nemotron-H's in float32
     # (NemotronHForCausalLMConfig, unless the config's mamba_ssm_cache_dtype says otherwise)
     ssm_dtype: str | None = None
+    conv_bias: bool = False     # LFM2's short convolution's ``conv_bias`` (its projections' too)
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,6 +44,8 @@ def mamba_state(m: MambaGeometry, dtype: str, tp: int, num_spec: int = 0
     shapes: tuple[tuple[int, ...], ...]
     if m.version == "mamba1":
         shapes = ((m.d_conv - 1, m.d_inner // tp), (m.d_inner // tp, m.d_state))
+    elif m.version == "short_conv":     # (LFM2's: one conv state, no conv rows for drafts)
+        return ((m.d_conv - 1, m.d_inner // tp),), (dtype,)
     elif m.version == "gdn":
         # gated_delta_net_state_shape: conv over q, k (key heads) and v (value heads); the
         # recurrent state (value heads, value dim, key dim)
@@ -79,7 +81,8 @@ def model_mamba_spec(g: ModelGeometry, *, block_size: int, kv_heads: int, kv_dty
     if g.mamba.version == "mamba2" and set(g.layer_kinds) == {"mamba"}:
         _mamba2_tp(g, tp)
     k = num_speculative_tokens
-    shapes, dtypes = mamba_state(g.mamba, g.dtype, tp, 0 if g.mamba.version == "mamba1" else k)
+    shapes, dtypes = mamba_state(g.mamba, g.dtype, tp,
+                                 0 if g.mamba.version in ("mamba1", "short_conv") else k)
     page = MambaSpec(block_size, shapes=shapes, dtypes=dtypes).page_size_bytes
     gdn = (g.mamba.version == "gdn" and mamba_cache_mode == "align"
            and gdn_prefill_checkpoint)

@@ -110,6 +110,12 @@ def mamba(g: ModelGeometry, tp: int, led: Ledger) -> None:
         led.model += nh + m.d_head + (2 * qk + v) * m.d_conv
         return
     di = m.d_inner // tp
+    if m.version == "short_conv":
+        # LFM2: in_proj (B, C, x), out_proj, the conv (built without the quant_config);
+        # their biases with conv_bias (out_proj's whole on every rank)
+        led.layer += h * 3 * di + di * h
+        led.model += di * m.d_conv + (4 * di + h if m.conv_bias else 0)
+        return
     if m.version == "mamba1":
         # in, conv (+ bias), x, dt (+ bias) and out projections, A (float32), D;
         # Jamba's dt, B and C layernorms (whole)

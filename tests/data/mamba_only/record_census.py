@@ -5,7 +5,9 @@ not touched).
 
     ulimit -v 16000000; HF_HUB_OFFLINE=1 VLLM_LOGGING_LEVEL=ERROR \\
         PYTHONPATH=$HOME/.cache/vllm-oracle/src:tests/data/mtp_draft/oracle_stubs_vision \\
-        timeout 1200 ~/.cache/vllm-oracle/venv/bin/python tests/data/mamba_only/record_census.py
+        timeout 1200 ~/.cache/vllm-oracle/venv/bin/python tests/data/mamba_only/record_census.py [DIR]
+
+(DIR: another folder's configs, its census.json: tests/data/lfm2.)
 """
 # ruff: noqa
 import importlib.util, json, sys
@@ -23,12 +25,13 @@ def main():
     rc.rqn.rmm_main_env()
     out = {"vllm_version": vllm.__version__, "torch": torch.__version__,
            "substitutions": rc.SUBSTITUTIONS, "cases": {}}
-    for p in sorted(HERE.glob("*.config.json")):
+    folder = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE
+    for p in sorted(folder.glob("*.config.json")):
         try:
             out["cases"][p.name] = rc.record(p.name, json.loads(p.read_text()), (1, 2, 4))
         except Exception as e:           # the config refused before any build
             out["cases"][p.name] = {"refused": f"{type(e).__name__}: {e}"[:600]}
-        (HERE / "census.json").write_text(json.dumps(out, indent=1) + "\n")
+        (folder / "census.json").write_text(json.dumps(out, indent=1) + "\n")
 
 
 if __name__ == "__main__":

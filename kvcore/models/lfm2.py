@@ -1,0 +1,71 @@
+"""Liquid's LFM2 (`Lfm2ForCausalLM`, ``model_type`` lfm2) as vLLM 0.33 reads it (lfm2.py).
+
+Each layer is attention or a short convolution (``layer_types``: ``full_attention`` or ``conv``;
+transformers' Lfm2Config fills it from ``full_attn_idxs`` when absent, every layer attention
+when both are), with a SwiGLU feed-forward beside either. vLLM's `ShortConv` is a Mamba-kind
+layer (`MambaBase`): its state is one conv tensor (``conv_L_cache`` - 1, ``conv_dim`` / TP) in the
+model dtype, a `MambaSpec` of ``mamba_type`` short_conv with no prefill checkpoint and no conv
+rows for speculative tokens (`Lfm2ForCausalLM.get_mamba_state_shape_from_config` passes no
+``num_spec``): at the scheduler it is a Mamba-1 group (kvcli's kind ``mamba``, version
+``short_conv``). The model is hybrid, so the attention block is raised until its page holds the
+state, as for the other hybrids.
+
+The LM head is the embedding unless ``tie_word_embeddings`` is false (Lfm2Config's default is
+true; the published configs' ``tie_embedding`` is not read by the oracle's transformers: vLLM
+built ``"tie_embedding": false`` tied, tests/data/lfm2/census.json). vLLM reads ``block_dim``
+(the feed-forward's input, the hidden size) and ``conv_dim`` without defaults.
+
+The feed-forward's width (`Lfm2MLP`): with ``block_auto_adjust_ff_dim`` int(2/3 x
+``intermediate_size``), times ``block_ffn_dim_multiplier`` when set, rounded up to a multiple of
+``block_multiple_of``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvcore.errors import InputError
+from kvcore.models.geometry import MambaGeometry
+
+_TYPES = {"full_attention": "full", "conv": "mamba"}
+
+
+def lfm2_kinds(c: dict[str, Any], n: int, source: str) -> tuple[str, ...]:
+    """Each layer's kind: ``layer_types``, else ``full_attn_idxs``, else every layer attention."""
+    listed = c.get("layer_types")
+    if listed is not None:
+        if (not isinstance(listed, list) or len(listed) != n
+                or not all(isinstance(t, str) and t in _TYPES for t in listed)):
+            raise InputError(f"expected a list of {n} (num_hidden_layers) of conv, "
+                             "full_attention", path=source or None, field="layer_types")
+        return tuple(_TYPES[t] for t in listed)
+    idxs = c.get("full_attn_idxs")
+    if idxs is None:
+        return ("full",) * n
+    if not isinstance(idxs, list) or not all(type(i) is int for i in idxs):
+        raise InputError("expected a list of layer indices", path=source or None,
+                         field="full_attn_idxs")
+    return tuple("full" if i in idxs else "mamba" for i in range(n))
+
+
+def lfm2_conv_state(get, get_dim) -> MambaGeometry:
+    """A short-convolution layer's state (``conv_dim`` has no default: vLLM reads it)."""
+    return MambaGeometry("short_conv", get_dim("conv_dim", required=True), 0,
+                         get_dim("conv_L_cache", 3), conv_bias=bool(get("conv_bias", False)))
+
+
+def lfm2_ff(get, get_dim, source: str) -> int:
+    """The feed-forward's width as `Lfm2MLP` computes it."""
+    get_dim("block_dim", required=True)     # (vLLM's AttributeError without it)
+    ff = get_dim("intermediate_size", required=True)
+    if not get("block_auto_adjust_ff_dim", True):
+        return ff
+    ff = int(2 * ff / 3)
+    mult = get("block_ffn_dim_multiplier")
+    if mult is not None:
+        if not isinstance(mult, (int, float)) or isinstance(mult, bool) or not mult > 0:
+            raise InputError(f"expected a positive number, got {mult!r}", path=source or None,
+                             field="block_ffn_dim_multiplier")
+        ff = int(mult * ff)
+    step = get_dim("block_multiple_of", 256)
+    return step * -(-ff // step)
