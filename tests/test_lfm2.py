@@ -1,9 +1,10 @@
-"""LFM2 (`Lfm2ForCausalLM`: short-convolution layers beside attention) = what vLLM 0.33.0's
+"""LFM2 (`Lfm2ForCausalLM`, `Lfm2MoeForCausalLM`: short-convolution layers beside attention)
+= what vLLM 0.33.0's
 start-up derives for it (tests/data/lfm2/start.json, record_start.py there: `VllmConfig`, the
 platform's hybrid block size with FlashAttention, `ShortConv.get_kv_cache_spec`,
 `get_kv_cache_groups` and planning over 4 GiB, `resolve_kv_cache_block_sizes`), prefix caching
 off and on, at max_model_len 8192; and the weights vLLM builds for it on the meta device
-(census.json there). Before, kvcli refused the architecture by name."""
+(census.json there: experts, their float32 score bias). Before, kvcli refused both by name."""
 
 from __future__ import annotations
 
@@ -84,14 +85,17 @@ def test_parameter_count_equals_vllms(name: str) -> None:
     assert estimate_params(_geometry(name))[0] == CENSUS[name]["tp"]["1"][0]["param_numel"]
 
 
-def test_the_head_is_tied_whatever_tie_embedding_says() -> None:
-    """tiny-lfm2 says ``"tie_embedding": false``; vLLM built no lm_head of its own (the oracle's
-    transformers leaves tie_word_embeddings at Lfm2Config's true), and its MLP 128 wide
-    (int(2/3 x 192) rounded up to 32)."""
-    names = CENSUS["tiny-lfm2.config.json"]["tp"]["1"][0]["param_numel_by_name"]
-    assert not any(n.startswith("lm_head") for n in names)
+def test_the_head_is_tied_whatever_the_config_says() -> None:
+    """tiny-lfm2 says ``"tie_embedding": false``, tiny-lfm2-moe ``"tie_word_embeddings":
+    false``; vLLM built no lm_head of its own for either (lfm2.py and lfm2_moe.py tie it
+    unconditionally); tiny-lfm2's MLP is 128 wide (int(2/3 x 192) rounded up to 32)."""
+    for case in ("tiny-lfm2.config.json", "tiny-lfm2-moe.config.json"):
+        names = CENSUS[case]["tp"]["1"][0]["param_numel_by_name"]
+        assert not any(n.startswith("lm_head") for n in names)
+        assert _geometry(case).tie_word_embeddings is True
     g = _geometry("tiny-lfm2.config.json")
     assert (g.tie_word_embeddings, g.intermediate_size) == (True, 128)
+    names = CENSUS["tiny-lfm2.config.json"]["tp"]["1"][0]["param_numel_by_name"]
     assert names["model.layers.*.feed_forward.w2.weight"] == 4 * 128 * 64
 
 

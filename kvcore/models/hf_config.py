@@ -78,7 +78,7 @@ from kvcore.models.fp8_scales import block_of, ignored_of
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.jamba import jamba_layout
 from kvcore.models.layer_kinds import layer_kinds
-from kvcore.models.lfm2 import lfm2_ff
+from kvcore.models.lfm2 import LFM2_TYPES, lfm2_fields
 from kvcore.models.mamba_only import MAMBA_ONLY_TYPES, read_mamba_only
 from kvcore.models.mamba_state import mamba_state
 from kvcore.models.mla import read_mla
@@ -94,7 +94,7 @@ from kvcore.sources import read_json
 QKV_BIAS_TYPES = ("qwen2", "qwen2_moe")
 # Model types whose attention always has a q_norm and a k_norm (qwen3.py, qwen3_moe.py,
 # gemma3.py build them unconditionally)
-QK_NORM_TYPES = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "lfm2")
+QK_NORM_TYPES = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "lfm2", "lfm2_moe")
 
 # The most layers a config may give (the largest models have a few hundred); a layer count in
 # the billions would build per-layer tuples until memory ran out.
@@ -276,7 +276,6 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         fp8_ignored.check(g)   # (vLLM refuses a list naming part of a fused linear)
     int_quant_rank.check(g)    # (the same, of AWQ's modules_to_not_convert)
     modelopt_rank.check(g)     # (and of ModelOpt's exclude_modules)
-    if model_type == "lfm2":    # (its MLP's width and tied head: `kvcore.models.lfm2`)
-        g = replace(g, intermediate_size=lfm2_ff(get, get_dim, source),
-                    tie_word_embeddings=bool(get("tie_word_embeddings", True)))
+    if model_type in LFM2_TYPES:    # (MLP widths, experts, tied head: `kvcore.models.lfm2`)
+        g = replace(g, **lfm2_fields(model_type, n_layers, get, get_dim, source))
     return replace(g, rope_caches=rope_caches(c, g, get), vision_buffers=vision_buffers(cfg, g))

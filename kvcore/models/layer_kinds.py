@@ -8,7 +8,7 @@ from typing import Any
 from kvcore.errors import InputError
 from kvcore.models.config_keys import NO_WINDOW_TYPES, QWEN_WINDOWS, qwen_kinds
 from kvcore.models.jamba import jamba_layout
-from kvcore.models.lfm2 import lfm2_kinds
+from kvcore.models.lfm2 import LFM2_TYPES, lfm2_kinds
 from kvcore.models.llama4 import llama4_kinds
 from kvcore.models.qwen3_5 import GDN_TYPES
 from kvcore.models.qwen3_next import qwen3_next_kinds
@@ -40,7 +40,7 @@ def layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
         return qwen3_next_kinds(c, n, get_dim, source)
     if model_type == "llama4_text":
         return llama4_kinds(c, n, get_dim, source)
-    if model_type == "lfm2":
+    if model_type in LFM2_TYPES:
         return lfm2_kinds(c, n, source)
     types = c.get("layer_types")
     explicit = None if types is None else _listed_kinds(types, n, source)

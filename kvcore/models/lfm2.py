@@ -1,4 +1,5 @@
-"""Liquid's LFM2 (`Lfm2ForCausalLM`, ``model_type`` lfm2) as vLLM 0.33 reads it (lfm2.py).
+"""Liquid's LFM2 (`Lfm2ForCausalLM`, ``model_type`` lfm2; lfm2.py) and LFM2-MoE
+(`Lfm2MoeForCausalLM`, lfm2_moe; lfm2_moe.py) as vLLM 0.33 reads them.
 
 Each layer is attention or a short convolution (``layer_types``: ``full_attention`` or ``conv``;
 transformers' Lfm2Config fills it from ``full_attn_idxs`` when absent, every layer attention
@@ -10,10 +11,10 @@ rows for speculative tokens (`Lfm2ForCausalLM.get_mamba_state_shape_from_config`
 ``short_conv``). The model is hybrid, so the attention block is raised until its page holds the
 state, as for the other hybrids.
 
-The LM head is the embedding unless ``tie_word_embeddings`` is false (Lfm2Config's default is
-true; the published configs' ``tie_embedding`` is not read by the oracle's transformers: vLLM
-built ``"tie_embedding": false`` tied, tests/data/lfm2/census.json). vLLM reads ``block_dim``
-(the feed-forward's input, the hidden size) and ``conv_dim`` without defaults.
+The LM head is the embedding whatever the config says: both model files tie it
+unconditionally (tests/data/lfm2/census.json: ``"tie_word_embeddings": false`` built tied).
+vLLM reads ``block_dim`` (the feed-forward's input, the hidden size) and ``conv_dim`` without
+defaults.
 
 The feed-forward's width (`Lfm2MLP`): with ``block_auto_adjust_ff_dim`` int(2/3 x
 ``intermediate_size``), times ``block_ffn_dim_multiplier`` when set, rounded up to a multiple of
@@ -27,6 +28,7 @@ from typing import Any
 from kvcore.errors import InputError
 from kvcore.models.geometry import MambaGeometry
 
+LFM2_TYPES = ("lfm2", "lfm2_moe")
 _TYPES = {"full_attention": "full", "conv": "mamba"}
 
 
@@ -48,10 +50,29 @@ def lfm2_kinds(c: dict[str, Any], n: int, source: str) -> tuple[str, ...]:
     return tuple("full" if i in idxs else "mamba" for i in range(n))
 
 
-def lfm2_conv_state(get, get_dim) -> MambaGeometry:
-    """A short-convolution layer's state (``conv_dim`` has no default: vLLM reads it)."""
-    return MambaGeometry("short_conv", get_dim("conv_dim", required=True), 0,
-                         get_dim("conv_L_cache", 3), conv_bias=bool(get("conv_bias", False)))
+def lfm2_conv_state(model_type: str, get, get_dim) -> MambaGeometry:
+    """A short-convolution layer's state: ``conv_dim`` wide (no default: vLLM reads it), the
+    hidden size in LFM2-MoE (lfm2_moe.py builds its ShortConv so)."""
+    width = get_dim("hidden_size" if model_type == "lfm2_moe" else "conv_dim", required=True)
+    return MambaGeometry("short_conv", width, 0, get_dim("conv_L_cache", 3),
+                         conv_bias=bool(get("conv_bias", False)))
+
+
+def lfm2_fields(model_type: str, n: int, get, get_dim, source: str) -> dict[str, Any]:
+    """The geometry's fields LFM2 sets its own way: the dense MLP's width, the head tied
+    (always, in vLLM), and LFM2-MoE's experts: a sparse block in every
+    layer from ``num_dense_layers`` (2) on, its router's float32 ``e_score_correction_bias``
+    with ``use_expert_bias`` (true), the dense layers' MLP ``intermediate_size`` wide as given."""
+    tie = True
+    if model_type == "lfm2":
+        return {"intermediate_size": lfm2_ff(get, get_dim, source), "tie_word_embeddings": tie}
+    dense = get("num_dense_layers", 2)
+    if type(dense) is not int or dense < 0:
+        raise InputError(f"expected a non-negative integer, got {dense!r}", path=source or None,
+                         field="num_dense_layers")
+    return {"intermediate_size": get_dim("intermediate_size", required=True),
+            "tie_word_embeddings": tie, "moe_layers": tuple(i >= dense for i in range(n)),
+            "router_score_bias": bool(get("use_expert_bias", True))}
 
 
 def lfm2_ff(get, get_dim, source: str) -> int:

@@ -12,13 +12,13 @@ from typing import Any
 
 from kvcore.errors import InputError
 from kvcore.models.geometry import MambaGeometry
-from kvcore.models.lfm2 import lfm2_conv_state
+from kvcore.models.lfm2 import LFM2_TYPES, lfm2_conv_state
 
 
 def mamba_state(c: dict[str, Any], model_type: str, hidden: int, get, get_dim,
                 source: str) -> MambaGeometry:
-    if model_type == "lfm2":            # (its short convolution: a conv state alone)
-        return lfm2_conv_state(get, get_dim)
+    if model_type in LFM2_TYPES:        # (its short convolution: a conv state alone)
+        return lfm2_conv_state(model_type, get, get_dim)
     d_state = get_dim("mamba_d_state", required=True)
     d_conv = get_dim("mamba_d_conv", required=True)
     if model_type == "jamba":

@@ -13,9 +13,6 @@ NOT_MODELLED = {
     # (each "hybrid" layer's shared attention block gets its own Attention, and KV cache, in
     # vLLM's zamba2.py: weights shared, caches not)
     "Zamba2ForCausalLM": "Mamba2 layers with shared attention blocks (a KV cache each use)",
-    # (ShortConv: a MambaSpec of one conv state, mamba_type short_conv; LFM2's dense model is
-    # modelled, `kvcore.models.lfm2`; its MoE's expert layers are not)
-    "Lfm2MoeForCausalLM": "short-convolution layers (a conv state each) beside attention",
     "BailingMoeV2_5ForCausalLM": "linear-attention layers",
     "BailingMoeV3ForCausalLM": "Gated DeltaNet layers",
     "OlmoHybridForCausalLM": "linear-attention layers",

@@ -1,5 +1,6 @@
 """Dev tool (not a test, not run by CI): what vLLM 0.33.0's start-up derives for LFM2
-(`Lfm2ForCausalLM`: short-convolution layers beside attention), prefix caching on and off,
+(`Lfm2ForCausalLM`, `Lfm2MoeForCausalLM`: short-convolution layers beside attention), prefix
+caching on and off,
 recorded into start.json.
 
     R=~/.cache/vllm-oracle
@@ -23,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))      # vllm_planning.py
 from vllm_planning import plan, planning_config  # noqa: E402
 
-CONFIGS = ("tiny-lfm2", "lfm2-1.2b-style")
+CONFIGS = ("tiny-lfm2", "lfm2-1.2b-style", "tiny-lfm2-moe", "lfm2-8b-a1b-style")
 MML = 8192
 AVAILABLE = 4 * 2**30
 
