@@ -53,12 +53,13 @@ def test_a_none_mode_group_holds_max_model_len_a_block():
             assert s.groups[0]["block_size"] == config_of(t)["max_model_len"]
 
 
-@pytest.mark.parametrize(("given", "on", "block"), [({}, False, 2048),
-                                                    ({"enable_prefix_caching": True}, True, 16)])
+@pytest.mark.parametrize(("given", "on", "block"), [
+    ({}, False, 2048), ({"enable_prefix_caching": True}, True, 16),
+    ({"enable_prefix_caching": False}, False, 2048)])
 def test_a_models_replay_takes_vllms_prefix_caching_default(tmp_path, given, on, block):
     """An attention-free model runs with prefix caching off unless it is asked for, as vLLM
     (`ModelConfig.is_prefix_caching_supported`); its one Mamba group then holds 2,048 tokens a
-    block (the assumed length), else the block size."""
+    block (the assumed length), else the block size. Off by default, a warning says so."""
     path = tmp_path / "t.jsonl"
     path.write_text('{"id": "r0", "prompt_token_ids": [1, 2, 3, 4, 5], "output_length": 3}\n')
     steps = io.BytesIO()
@@ -68,3 +69,7 @@ def test_a_models_replay_takes_vllms_prefix_caching_default(tmp_path, given, on,
                steps_out=steps)
     assert (s.config["enable_prefix_caching"], s.config["max_model_len"]) == (on, 2048)
     assert [g["block_size"] for g in s.groups] == [block]
+    said = [w for w in s.warnings if "attention-free" in w]
+    note = ("mamba2 is attention-free: vLLM serves it with prefix caching off unless asked "
+            "(every hit rate 0; option enable_prefix_caching turns it on)")
+    assert said == ([] if given else [note])

@@ -123,7 +123,8 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
     if (capped := capped_outputs_note(cfg, trace)) is not None:
         out.append(capped)
     if geometry is not None:
-        out.extend(_model_notes(cfg, geometry, "block_size" not in user))
+        out.extend(_model_notes(cfg, geometry, "block_size" not in user,
+                                "enable_prefix_caching" not in user))
     if "performance_mode" in user and cfg.mode == "engine" and (
             why_idle := serve_defaults.idle_mode_reason(cfg.performance_mode, user)):
         out.append(f"option performance_mode {cfg.performance_mode}"
@@ -194,12 +195,15 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
     return out
 
 
-def _model_notes(cfg: ReplayOptions, g: ModelGeometry, default_block_size: bool) -> list[str]:
+def _model_notes(cfg: ReplayOptions, g: ModelGeometry, default_block_size: bool,
+                 default_caching: bool = False) -> list[str]:
     """What the model's sizing assumes about the GPU: an MLA model's block size (vLLM picks it
     by attention backend) when the replay runs at the default one, the Gated DeltaNet prefill
-    kernel (FlashInfer's, Hopper) in align mode."""
+    kernel (FlashInfer's, Hopper) in align mode, an attention-free model's prefix caching off
+    by vLLM's default (``default_caching``: no option or config line set it)."""
     from kvcore.clock.gpus import find_gpu
     from kvcore.models.geometry import long_context_note
+    from kvcore.models.mamba_only import is_attention_free
     from kvcore.models.mla import mla_backend_block_size, mla_block_size_note
     from kvcore.models.quantization import auto_kv_dtype
     from kvcore.models.qwen3_next import gdn_note
@@ -219,6 +223,11 @@ def _model_notes(cfg: ReplayOptions, g: ModelGeometry, default_block_size: bool)
                          f"{picked[1]}")
     if g.mamba is not None and g.mamba.version == "gdn" and cfg.enable_prefix_caching:
         notes.append(gdn_note(g.name, cfg.num_speculative_tokens))
+    if default_caching and is_attention_free(g) and not cfg.enable_prefix_caching:
+        # (vLLM's default for the model, taken when no option or config line set it: a hit
+        # rate of 0 that the user did not ask for is said)
+        notes.append(f"{g.name} is attention-free: vLLM serves it with prefix caching off "
+                     "unless asked (every hit rate 0; option enable_prefix_caching turns it on)")
     return notes
 
 
