@@ -50,15 +50,10 @@ NOT_MODELLED = {
                      "Step5ForCausalLM", "Step5ForConditionalGeneration"),
                     "sparse attention whose indexer keeps a cache of its own"),
     "KimiK3ForConditionalGeneration": "Kimi Delta Attention layers beside MLA",
-    "Lfm2VlForConditionalGeneration": "short-convolution layers beside attention",
+    # (its text model is LFM2's, which kvcli reads: `kvcore.models.lfm2`)
+    "Lfm2VlForConditionalGeneration": "a SigLIP2 vision tower and projector beside LFM2's layers, "
+                                      "whose weights kvcli does not count",
 }
-
-
-def not_modelled(architectures: object) -> str | None:
-    """The reason a config's architecture is refused, or None."""
-    if isinstance(architectures, list) and architectures:
-        return NOT_MODELLED.get(str(architectures[0]))
-    return None
 
 
 def refusal(architectures: object) -> str | None:
