@@ -78,7 +78,7 @@ def model_mamba_spec(g: ModelGeometry, *, block_size: int, kv_heads: int, kv_dty
     """(the Mamba layers' spec, the attention block size) for one worker of model `g`, which
     has Mamba layers (`kvcore.models.geometry.layer_specs` says what each keyword means)."""
     assert g.mamba is not None          # (layer_specs asks only of a model with Mamba layers)
-    if g.mamba.version == "mamba2" and set(g.layer_kinds) == {"mamba"}:
+    if g.mamba.version == "mamba2":
         _mamba2_tp(g, tp)
     k = num_speculative_tokens
     shapes, dtypes = mamba_state(g.mamba, g.dtype, tp,
@@ -109,15 +109,18 @@ def model_mamba_spec(g: ModelGeometry, *, block_size: int, kv_heads: int, kv_dty
 
 
 def _mamba2_tp(g: ModelGeometry, tp: int) -> None:
-    """vLLM's MambaMixer2 asserts (an attention-free Mamba2 model's; the hybrids' are not
-    checked here): TP divides the hidden size and the heads, and the groups unless there is one."""
+    """vLLM's MambaMixer2 asserts, in its order, for every Mamba2 model (attention-free or
+    hybrid: Falcon-H1, Granite 4.0-H, Nemotron-H build the same mixer): TP divides the heads,
+    then the groups unless there is one, then (its gated norm's) the intermediate size. Checked
+    against vLLM's builds at TP 2 and 4 (tests/data/mamba_only/tp_refusals.json): a hidden size
+    TP does not divide builds (the mixer splits the intermediate size, not the hidden)."""
     m = g.mamba
     assert m is not None
     groups_why = ("If tensor parallel world size does not divide num_groups, then num_groups "
                   "must equal 1.")
-    for ok, why in ((g.hidden_size % tp == 0, "Tensor parallel world size must divide hidden size."),
-                    (m.n_heads % tp == 0, "Tensor parallel world size must divide num heads."),
-                    (m.n_groups % tp == 0 or m.n_groups == 1, groups_why)):
+    for ok, why in ((m.n_heads % tp == 0, "Tensor parallel world size must divide num heads."),
+                    (m.n_groups % tp == 0 or m.n_groups == 1, groups_why),
+                    (m.d_inner % tp == 0, "Tensor parallel world size must divide hidden size.")):
         if not ok:
             raise InputError(f"{g.name}'s Mamba2 layers do not split over it, and vLLM refuses "
                              f"to build them: \"{why}\"; got {tp}", field="tensor_parallel_size")
