@@ -79,6 +79,8 @@ def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCa
         return ()
     if g.gemma is not None:     # (Gemma 3n, Gemma 4: a RoPE a layer type and head size)
         return gemma_rope_caches(cfg, g, get)
+    if g.classic is not None and not g.classic.rope_cache:
+        return ()     # (ALiBi, learned positions, the Transformers backend's inv_freq)
     dtype = "float32" if g.model_type == "gpt_oss" else g.dtype
     sets = _rope_parameters(cfg) or [{}]
     pos = g.max_position_embeddings
@@ -140,6 +142,8 @@ def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = 
         n += gemma_scalars(g)
     if g.model_type == "falcon_h1":
         n += sum(k in ("mamba", "parallel") for k in kinds) * _mup(g, tp)
+    if first and g.classic is not None:
+        n += g.classic.buffers
     if first and g.vision_params:        # (a tower vLLM skips holds none)
         n += g.vision_buffers
     return n

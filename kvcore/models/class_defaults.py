@@ -54,7 +54,7 @@ CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
         "num_experts": 64, "num_experts_per_tok": 6, "moe_intermediate_size": 1536},
     "phi3": {"intermediate_size": 8192, "vocab_size": 32064},
     "exaone4": {"num_key_value_heads": 32, "intermediate_size": 16384, "vocab_size": 102400},
-    "falcon": {"vocab_size": 65024},
+    "falcon": {"vocab_size": 65024, "max_position_embeddings": 2048, "tie_word_embeddings": True},
     "llama4_text": {"num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 8192,
         "vocab_size": 202048, "num_experts_per_tok": 1},
     "starcoder2": {"num_key_value_heads": 2, "intermediate_size": 12288, "vocab_size": 49152},
@@ -74,6 +74,7 @@ MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
                   "mamba_expand": 2, "max_position_embeddings": 8192, "vocab_size": 128000},
     "exaone4": {"sliding_window": 4096, "sliding_window_pattern": 4},
     "gpt_oss": {"sliding_window": 128},
+    "opt": {"tie_word_embeddings": True},   # (OPTConfig's: opt-6.7b's head is its embedding)
     "mistral": {"sliding_window": 4096},
     "jamba": {"attn_layer_period": 8, "attn_layer_offset": 4, "expert_layer_period": 2,
               "expert_layer_offset": 1, "mamba_d_state": 16, "mamba_d_conv": 4,

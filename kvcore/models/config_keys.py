@@ -29,12 +29,13 @@ PER_TOKEN_KEYS = ("num_experts_per_tok", "moe_k", "num_experts_per_token", "top_
 
 
 def kv_heads_of(c: dict[str, Any], model_type: str, heads: int, get, get_dim) -> int:
-    """ModelConfig.get_total_num_kv_heads: the first alias given; Falcon's old multi-query
-    architecture has one KV head (model_arch_config_convertor.py:507-523; FalconConfig's
-    multi_query defaults to true)."""
-    if model_type == "falcon" and not get("new_decoder_architecture", False) \
-            and get("multi_query", True):
-        return 1
+    """ModelConfig.get_total_num_kv_heads: the first alias given. Falcon as falcon.py builds
+    its attention: the new decoder architecture's ``num_kv_heads`` (FalconConfig's default:
+    every head), else one KV head under ``multi_query`` (its default), else every head."""
+    if model_type == "falcon":
+        if get("new_decoder_architecture", False):
+            return get_dim("num_kv_heads", heads)
+        return 1 if get("multi_query", True) else heads
     key = next((k for k in KV_HEAD_KEYS if c.get(k) is not None), "num_key_value_heads")
     return get_dim(key, heads)
 

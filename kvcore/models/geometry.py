@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kvcore.models.classic_blocks import ClassicBlock
 from kvcore.models.int_quant import IntQuant
 from kvcore.models.kv_sharing import GemmaExtras
 from kvcore.models.mamba_spec import (  # (re-exported: the Mamba spec's parts lived here)
@@ -164,6 +165,8 @@ class ModelGeometry:
     # distinct RoPE caches, the vision tower's bytes
     rope_caches: tuple[RopeCache, ...] = ()
     vision_buffers: int = 0
+    # a pre-Llama decoder's block (GPT-2, Bloom, Falcon, ...: `kvcore.models.classic_blocks`)
+    classic: ClassicBlock | None = None
     context_limit: int = 0      # the longest max_model_len vLLM accepts (0: max_position_...)
     default_len: int = 0        # the max_model_len vLLM runs at when none is given (0: the same)
     # Gemma 4's per-layer (KV heads, head size) (empty: every layer num_kv_heads, head_dim) and

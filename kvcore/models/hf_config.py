@@ -53,6 +53,8 @@ from kvcore.models import (
 )
 from kvcore.models.buffers import rope_caches, vision_buffers
 from kvcore.models.class_defaults import CLASS_DEFAULTS, MODEL_TYPE_DEFAULTS
+from kvcore.models.classic_blocks import classic_block
+from kvcore.models.config_aliases import canonical
 from kvcore.models.config_keys import (
     EXPERT_KEYS,
     MTP_KEYS,
@@ -126,7 +128,7 @@ def _text_config(cfg: dict[str, Any]) -> dict[str, Any]:
 
 def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> ModelGeometry:
     """The geometry of a Hugging Face config dict (``source`` names it in error messages)."""
-    c = _text_config(cfg)
+    c = canonical(_text_config(cfg), source)     # (GPT-2's n_layer, ChatGLM's num_layers, ...)
     if not isinstance(c.get("model_type", ""), str):    # (transformers cannot load it)
         raise InputError(f"must be a string, got {clipped(c['model_type'])}",
                          path=source or None, field="model_type")
@@ -269,6 +271,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         shared_expert_width=shared_width(get_int) if num_experts else 0,
         counted_moe_layers=counted_moe,
         perf_swa=perf_swa(c, model_type, n_layers, get),
+        classic=classic_block(model_type, hidden, head_dim, get),
         context_limit=limit, default_len=default,
         **kv_sharing.gemma_fields(c, model_type, kinds, kv_heads, head_dim, heads, get, get_int,
                                   source))

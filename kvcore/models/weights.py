@@ -34,7 +34,14 @@ vLLM measures the real figure, so pass --weights-gib to match a real deployment.
 from __future__ import annotations
 
 from kvcore.errors import InputError
-from kvcore.models import fp8_scales, fp8_shapes, fp8_vision, int_quant_rank, modelopt_rank
+from kvcore.models import (
+    classic_weights,
+    fp8_scales,
+    fp8_shapes,
+    fp8_vision,
+    int_quant_rank,
+    modelopt_rank,
+)
 from kvcore.models import rank_params as rp
 from kvcore.models.fp8_ignored import layer_skips
 from kvcore.models.gemma_weights import gemma_rank_params
@@ -64,6 +71,8 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
         raise InputError(f"{g.name}: kvcli does not estimate {why}: give the weights' "
                          "measured size", field="weights_gib")
     layer_range, first, last = stage
+    if g.classic is not None:
+        return classic_weights.ledger(g, g.classic, tp, layer_range, first, last)
     led = Ledger()
     if g.gemma is not None:
         dense, fp32 = gemma_rank_params(g, g.gemma, tp)

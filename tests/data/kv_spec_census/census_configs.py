@@ -69,6 +69,17 @@ OVERRIDES = {
     "Qwen3VLMoeForConditionalGeneration": {"norm_topk_prob": True},
     "NemotronForCausalLM": {"num_key_value_heads": 8},
     "CohereCompassForConditionalGeneration": {"tie_word_embeddings": True},
+    # chatglm.py reads original_rope and tie_word_embeddings, which vLLM's ChatGLMConfig does
+    # not default (ChatGLM3's and GLM-4's checkpoints: true, false), and their grouped KV
+    # heads (2 groups)
+    "ChatGLMModel": {"original_rope": True, "tie_word_embeddings": False,
+                     "multi_query_attention": True, "multi_query_group_num": 2},
+    "ChatGLMForConditionalGeneration": {"original_rope": True, "tie_word_embeddings": False,
+                                        "multi_query_attention": True,
+                                        "multi_query_group_num": 2},
+    # dbrx.py reads attn_config.rope_theta, which DbrxAttentionConfig does not default (DBRX's
+    # checkpoints: 500,000; their 8 KV heads and clip_qkv 8)
+    "DbrxForCausalLM": {"attn_config": {"kv_n_heads": 8, "clip_qkv": 8, "rope_theta": 500000}},
 }
 # where a wrapper keeps its text model's config
 TEXT_KEYS = ("text_config", "llm_config", "language_config", "thinker_config")

@@ -1,0 +1,88 @@
+"""The pre-Llama decoder blocks (GPT-2, GPTBigCode, GPT-J, GPT-NeoX, Bloom, OPT, Falcon, Phi-2,
+StableLM, ChatGLM) as vLLM 0.33 builds them, for the weights and buffers estimate: what a
+Llama-shaped count gets wrong there (a two-matrix MLP with biases, LayerNorms with a bias, one
+norm a layer where attention and MLP run in parallel, learned position embeddings, Bloom's
+embedding norm, GPT-J's LM-head bias, no RoPE cache under ALiBi or learned positions, the
+Transformers backend's `inv_freq` in place of a cache and GPTBigCode's causal mask, whole on
+every rank with its MLP).
+
+Each read from vLLM's model file (gpt2.py, gpt_j.py, bloom.py, opt.py, falcon.py, chatglm.py,
+stablelm.py; the Transformers backend for GPTBigCode, GPT-NeoX and Phi) and checked tensor by
+tensor at TP 1, 2, 4 and 8 on published checkpoints' configs (tests/data/gpt_family/);
+`kvcore.models.classic_weights` counts a rank's share.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# served by vLLM's Transformers backend, which keeps the rotary inv_freq (and its original)
+# as float32 buffers rather than a cos/sin cache
+INV_FREQ_TYPES = ("gpt_neox", "phi")
+
+
+@dataclass(frozen=True)
+class ClassicBlock:
+    qkv_bias: bool
+    o_bias: bool
+    mlp_width: int
+    gated: bool = False        # gate and up projections (ChatGLM's, StableLM's)
+    mlp_bias: bool = True
+    mlp_split: bool = True     # False: the MLP whole on every rank (GPTBigCode's backend)
+    norms: int = 2             # norms a layer
+    norm_bias: bool = True     # LayerNorm (weight and bias), else RMSNorm
+    final_norm: bool = True
+    positions: int = 0         # learned position embeddings' rows (whole on every rank)
+    embed_norm: bool = False   # Bloom's word_embeddings_layernorm
+    head_bias: bool = False    # GPT-J's lm_head bias
+    rope_cache: bool = False   # a get_rope cos/sin cache (`kvcore.models.buffers`)
+    buffers: int = 0           # other buffer bytes, whole on every rank
+
+
+def classic_block(model_type: str, hidden: int, head_dim: int, get) -> ClassicBlock | None:
+    """The block of a config already read through `config_aliases.canonical` (None: not one
+    of these)."""
+    four = 4 * hidden
+    if model_type in ("gpt2", "gpt_bigcode"):
+        bigcode = model_type == "gpt_bigcode"
+        positions = get("max_position_embeddings")
+        return ClassicBlock(True, True, get("n_inner") or four, mlp_split=not bigcode,
+                            positions=positions,
+                            # (HF's causal-mask buffer, n_positions squared booleans)
+                            buffers=positions * positions if bigcode else 0)
+    if model_type == "gptj":
+        return ClassicBlock(False, False, get("n_inner") or four, norms=1, head_bias=True,
+                            rope_cache=True)
+    if model_type == "bloom":
+        return ClassicBlock(True, True, four, embed_norm=True)
+    if model_type == "opt":
+        bias = bool(get("enable_bias", True))
+        return ClassicBlock(bias, bias, get("ffn_dim") or four, mlp_bias=bias,
+                            norm_bias=bool(get("layer_norm_elementwise_affine", True)),
+                            final_norm=bool(get("do_layer_norm_before", True))
+                            and not get("_remove_final_layer_norm", False),
+                            positions=get("max_position_embeddings") + 2)   # (OPT's offset 2)
+    if model_type == "falcon":
+        bias, parallel = bool(get("bias", False)), bool(get("parallel_attn", True))
+        lns = get("num_ln_in_parallel_attn") or (2 if get("new_decoder_architecture") else 1)
+        # (falcon.py's MLP is 4 x hidden whatever ffn_hidden_size says)
+        return ClassicBlock(bias, bias, four, mlp_bias=bias, norms=2 if not parallel else lns,
+                            rope_cache=not get("alibi", False))
+    if model_type == "chatglm":
+        linear = bool(get("add_bias_linear", False))
+        return ClassicBlock(bool(get("add_qkv_bias", False)) or linear, linear,
+                            get("ffn_hidden_size"), gated=True, mlp_bias=linear,
+                            norm_bias=not get("rmsnorm", True),
+                            final_norm=bool(get("post_layer_norm", True)), rope_cache=True)
+    if model_type == "stablelm":
+        return ClassicBlock(bool(get("use_qkv_bias", False)), False, get("intermediate_size"),
+                            gated=True, mlp_bias=False, rope_cache=True)
+    if model_type in INV_FREQ_TYPES:
+        partial = get("partial_rotary_factor") or get("rotary_pct") or (
+            0.25 if model_type == "gpt_neox" else 0.5)
+        rotary = int(head_dim * partial)
+        return ClassicBlock(bool(get("attention_bias", True)), True, get("intermediate_size"),
+                            norms=1 if model_type == "phi" else 2,
+                            buffers=2 * (rotary // 2) * 4)   # (inv_freq, original_inv_freq)
+    return None
+
