@@ -41,7 +41,12 @@ def test_gpt_oss_alternates_and_sinks_cost_no_kv() -> None:
 
 
 def test_sliding_window_switches() -> None:
-    assert read_hf_config({**BASE, "sliding_window": 4096}).layer_kinds == ("sliding",) * 4
+    # llama.py slides only where layer_types says so (vLLM 0.33, as Mistral's layers): a
+    # window alone leaves every layer full (kvcli slid them all before)
+    assert read_hf_config({**BASE, "sliding_window": 4096}).layer_kinds == ("full",) * 4
+    # (a model type with no rule of its own: kvcli's generic reading, every layer slides)
+    slides = {**BASE, "model_type": "exaone", "sliding_window": 4096}
+    assert read_hf_config(slides).layer_kinds == ("sliding",) * 4
     off = {**BASE, "sliding_window": 4096, "use_sliding_window": False}
     assert read_hf_config(off).layer_kinds == ("full",) * 4
     typed = {**BASE, "sliding_window": 64, "layer_types": [
