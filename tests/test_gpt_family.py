@@ -109,3 +109,16 @@ def test_what_a_llama_count_got_wrong() -> None:
     # the original Falcon keys: falcon.py's RoPE spans 8,192 positions, the model runs at 2,048
     g = _geometry("falcon-40b-old-keys-rope_theta")
     assert (g.num_kv_heads, g.context_limit, g.rope_caches[0].rows) == (8, 2048, 8192)
+
+
+@pytest.mark.parametrize(("name", "key", "value"), [
+    ("gpt2", "n_layer", "12"), ("gpt2", "n_inner", "x"), ("bloom-7b1-n_embed", "n_embed", 0),
+    ("gpt-j-6b", "rotary_dim", "a"), ("chatglm3-6b", "ffn_hidden_size", -1),
+    ("opt-6.7b", "ffn_dim", 1.5), ("falcon-40b-old-keys-rope_theta", "n_head_kv", 0)])
+def test_a_bad_size_is_refused_under_the_files_own_key(name: str, key: str, value) -> None:
+    with pytest.raises(InputError) as e:
+        read_hf_config({**_config(name), key: value}, source="config.json")
+    assert e.value.field == key and "\n" not in str(e.value)
+    with pytest.raises(InputError) as e:
+        read_hf_config({**_config("dbrx-instruct"), "attn_config": {"kv_n_heads": "8"}})
+    assert e.value.field == "attn_config.kv_n_heads"

@@ -39,49 +39,55 @@ class ClassicBlock:
     buffers: int = 0           # other buffer bytes, whole on every rank
 
 
-def classic_block(model_type: str, hidden: int, head_dim: int, get) -> ClassicBlock | None:
+def classic_block(model_type: str, hidden: int, head_dim: int, get,
+                  get_dim) -> ClassicBlock | None:
     """The block of a config already read through `config_aliases.canonical` (None: not one
-    of these)."""
+    of these); ``get_dim`` checks a width (an InputError naming the key)."""
     four = 4 * hidden
     if model_type in ("gpt2", "gpt_bigcode"):
         bigcode = model_type == "gpt_bigcode"
         positions = get("max_position_embeddings")
-        return ClassicBlock(True, True, get("n_inner") or four, mlp_split=not bigcode,
+        return ClassicBlock(True, True, get_dim("n_inner", four), mlp_split=not bigcode,
                             positions=positions,
                             # (HF's causal-mask buffer, n_positions squared booleans)
                             buffers=positions * positions if bigcode else 0)
     if model_type == "gptj":
-        return ClassicBlock(False, False, get("n_inner") or four, norms=1, head_bias=True,
+        return ClassicBlock(False, False, get_dim("n_inner", four), norms=1, head_bias=True,
                             rope_cache=True)
     if model_type == "bloom":
         return ClassicBlock(True, True, four, embed_norm=True)
     if model_type == "opt":
         bias = bool(get("enable_bias", True))
-        return ClassicBlock(bias, bias, get("ffn_dim") or four, mlp_bias=bias,
+        return ClassicBlock(bias, bias, get_dim("ffn_dim", four), mlp_bias=bias,
                             norm_bias=bool(get("layer_norm_elementwise_affine", True)),
                             final_norm=bool(get("do_layer_norm_before", True))
                             and not get("_remove_final_layer_norm", False),
                             positions=get("max_position_embeddings") + 2)   # (OPT's offset 2)
     if model_type == "falcon":
         bias, parallel = bool(get("bias", False)), bool(get("parallel_attn", True))
-        lns = get("num_ln_in_parallel_attn") or (2 if get("new_decoder_architecture") else 1)
+        lns = 2 if get("num_ln_in_parallel_attn") == 2 or (
+            get("num_ln_in_parallel_attn") is None and get("new_decoder_architecture")) else 1
         # (falcon.py's MLP is 4 x hidden whatever ffn_hidden_size says)
         return ClassicBlock(bias, bias, four, mlp_bias=bias, norms=2 if not parallel else lns,
                             rope_cache=not get("alibi", False))
     if model_type == "chatglm":
         linear = bool(get("add_bias_linear", False))
         return ClassicBlock(bool(get("add_qkv_bias", False)) or linear, linear,
-                            get("ffn_hidden_size"), gated=True, mlp_bias=linear,
+                            get_dim("ffn_hidden_size", required=True), gated=True,
+                            mlp_bias=linear,
                             norm_bias=not get("rmsnorm", True),
                             final_norm=bool(get("post_layer_norm", True)), rope_cache=True)
     if model_type == "stablelm":
-        return ClassicBlock(bool(get("use_qkv_bias", False)), False, get("intermediate_size"),
-                            gated=True, mlp_bias=False, rope_cache=True)
+        return ClassicBlock(bool(get("use_qkv_bias", False)), False,
+                            get_dim("intermediate_size", required=True), gated=True,
+                            mlp_bias=False, rope_cache=True)
     if model_type in INV_FREQ_TYPES:
-        partial = get("partial_rotary_factor") or get("rotary_pct") or (
-            0.25 if model_type == "gpt_neox" else 0.5)
+        partial = next((v for v in (get("partial_rotary_factor"), get("rotary_pct"))
+                        if isinstance(v, (int, float)) and not isinstance(v, bool)
+                        and 0 < v <= 1), 0.25 if model_type == "gpt_neox" else 0.5)
         rotary = int(head_dim * partial)
-        return ClassicBlock(bool(get("attention_bias", True)), True, get("intermediate_size"),
+        return ClassicBlock(bool(get("attention_bias", True)), True,
+                            get_dim("intermediate_size", required=True),
                             norms=1 if model_type == "phi" else 2,
                             buffers=2 * (rotary // 2) * 4)   # (inv_freq, original_inv_freq)
     return None

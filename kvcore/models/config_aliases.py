@@ -65,8 +65,9 @@ def canonical(c: dict[str, Any], source: str = "") -> dict[str, Any]:
     if not isinstance(model_type, str) or model_type not in ALIASES:
         return c
     out = {**CLASS_DEFAULTS[model_type], **c}
-    if model_type in ("bloom", *RW_TYPES) and out.get("n_embed"):
-        out["hidden_size"] = out["n_embed"]     # (both classes pop the old n_embed kwarg)
+    if model_type in ("bloom", *RW_TYPES) and out.get("n_embed") is not None:
+        # (both classes pop the old n_embed kwarg)
+        out["hidden_size"] = _size(out["n_embed"], "n_embed", source)
     for ours, theirs in ALIASES[model_type].items():
         if out.get(ours) is None and out.get(theirs) is not None:
             out[ours] = _size(out[theirs], theirs, source)
@@ -126,8 +127,9 @@ def _derived(out: dict[str, Any], model_type: str, source: str) -> dict[str, Any
     elif model_type == "gptj":
         # gpt_j.py's rotary: rotary_dim of the head (its class default 64)
         heads, hidden = out.get("num_attention_heads"), out.get("hidden_size")
-        if isinstance(heads, int) and isinstance(hidden, int) and heads > 0 and hidden >= heads:
-            out["partial_rotary_factor"] = (out.get("rotary_dim") or 64) / (hidden // heads)
+        rotary = _size(out.get("rotary_dim") or 64, "rotary_dim", source)
+        if isinstance(heads, int) and isinstance(hidden, int) and 0 < heads <= hidden:
+            out["partial_rotary_factor"] = rotary / (hidden // heads)
     elif model_type == "gpt_bigcode":
         # GPTBigCodeConfig.__post_init__ sets it, whatever the file says
         mq = out.get("multi_query", True)

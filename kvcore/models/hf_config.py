@@ -271,7 +271,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         shared_expert_width=shared_width(get_int) if num_experts else 0,
         counted_moe_layers=counted_moe,
         perf_swa=perf_swa(c, model_type, n_layers, get),
-        classic=classic_block(model_type, hidden, head_dim, get),
+        classic=classic_block(model_type, hidden, head_dim, get, get_dim),
         context_limit=limit, default_len=default,
         **kv_sharing.gemma_fields(c, model_type, kinds, kv_heads, head_dim, heads, get, get_int,
                                   source))
