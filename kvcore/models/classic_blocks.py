@@ -37,6 +37,8 @@ class ClassicBlock:
     head_bias: bool = False    # GPT-J's lm_head bias
     rope_cache: bool = False   # a get_rope cos/sin cache (`kvcore.models.buffers`)
     buffers: int = 0           # other buffer bytes, whole on every rank
+    embed_dim: int = 0         # OPT's word_embed_proj_dim where it is not hidden_size (0: it
+                               # is): the embedding that wide, projected in and out (whole)
 
 
 def classic_block(model_type: str, hidden: int, head_dim: int, get,
@@ -58,7 +60,9 @@ def classic_block(model_type: str, hidden: int, head_dim: int, get,
         return ClassicBlock(True, True, four, embed_norm=True)
     if model_type == "opt":
         bias = bool(get("enable_bias", True))
+        embed = get_dim("word_embed_proj_dim", hidden)
         return ClassicBlock(bias, bias, get_dim("ffn_dim", four), mlp_bias=bias,
+                            embed_dim=0 if embed == hidden else embed,
                             norm_bias=bool(get("layer_norm_elementwise_affine", True)),
                             final_norm=bool(get("do_layer_norm_before", True))
                             and not get("_remove_final_layer_norm", False),

@@ -19,20 +19,22 @@ def ledger(g: ModelGeometry, b: ClassicBlock, tp: int, layers: range | None, fir
     led, h = Ledger(), g.hidden_size
     rows = vocab_rows(g, tp)
     norm = h * (2 if b.norm_bias else 1)
+    width = b.embed_dim or h
     if first:
-        led.model += rows * h + b.positions * h + (2 * h if b.embed_norm else 0)
+        led.model += rows * width + b.positions * h + (2 * h if b.embed_norm else 0)
+        led.layer += 2 * width * h if b.embed_dim else 0    # (OPT's project_in, project_out)
     if last:
         led.model += (norm if b.final_norm else 0) + (rows if b.head_bias else 0)
         if not g.tie_word_embeddings or not first:
-            led.model += rows * h
+            led.model += rows * width
     q = g.num_attention_heads // tp * g.head_dim
     kv = on_rank(g.num_kv_heads, tp) * g.head_dim
-    width = b.mlp_width // tp if b.mlp_split else b.mlp_width
+    mlp = b.mlp_width // tp if b.mlp_split else b.mlp_width
     ups = 2 if b.gated else 1
     for i in range(len(g.layer_kinds)):
         if layers is not None and i not in layers:
             continue
-        led.layer += h * (q + 2 * kv) + q * h + ups * width * h + width * h
+        led.layer += h * (q + 2 * kv) + q * h + ups * mlp * h + mlp * h
         led.model += b.norms * norm + (q + 2 * kv if b.qkv_bias else 0) + (h if b.o_bias else 0)
-        led.model += ups * width + h if b.mlp_bias else 0
+        led.model += ups * mlp + h if b.mlp_bias else 0
     return led
