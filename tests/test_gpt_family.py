@@ -122,3 +122,16 @@ def test_a_bad_size_is_refused_under_the_files_own_key(name: str, key: str, valu
     with pytest.raises(InputError) as e:
         read_hf_config({**_config("dbrx-instruct"), "attn_config": {"kv_n_heads": "8"}})
     assert e.value.field == "attn_config.kv_n_heads"
+
+
+def test_pipeline_stages_hold_what_vllms_files_build_on_every_rank() -> None:
+    """gpt2.py, opt.py, falcon.py, ... build the embedding, position embeddings, final norm
+    and LM head on every PP rank (no PPMissingLayer; only forward asks is_first_rank): a
+    stage of 6 of GPT-2's 12 layers holds them all beside its layers (from vLLM's source; the
+    parameters from the TP 1 recording)."""
+    names = WEIGHTS["gpt2"]["tp"]["1"][0]["param_numel_by_name"]
+    whole = sum(v for k, v in names.items() if ".h." not in k)
+    layers = sum(v for k, v in names.items() if ".h." in k)
+    g = _geometry("gpt2")
+    for stage in ((range(6), True, False), (range(6, 12), False, True)):
+        assert estimate_weights_bytes(g, 1, stage) == 2 * (whole + layers // 2)

@@ -37,6 +37,10 @@ class ClassicBlock:
     head_bias: bool = False    # GPT-J's lm_head bias
     rope_cache: bool = False   # a get_rope cos/sin cache (`kvcore.models.buffers`)
     buffers: int = 0           # other buffer bytes, whole on every rank
+    # vLLM's own files for these (gpt2.py, opt.py, falcon.py, ...) build the embedding, final
+    # norm and LM head on every pipeline stage (no PPMissingLayer); the Transformers backend
+    # (GPTBigCode, GPT-NeoX, Phi) on the first and last only
+    every_stage: bool = True
     embed_dim: int = 0         # OPT's word_embed_proj_dim where it is not hidden_size (0: it
                                # is): the embedding that wide, projected in and out (whole)
 
@@ -50,6 +54,7 @@ def classic_block(model_type: str, hidden: int, head_dim: int, get,
         bigcode = model_type == "gpt_bigcode"
         positions = get("max_position_embeddings")
         return ClassicBlock(True, True, get_dim("n_inner", four), mlp_split=not bigcode,
+                            every_stage=not bigcode,
                             positions=positions,
                             # (HF's causal-mask buffer, n_positions squared booleans)
                             buffers=positions * positions if bigcode else 0)
@@ -92,7 +97,7 @@ def classic_block(model_type: str, hidden: int, head_dim: int, get,
         rotary = int(head_dim * partial)
         return ClassicBlock(bool(get("attention_bias", True)), True,
                             get_dim("intermediate_size", required=True),
-                            norms=1 if model_type == "phi" else 2,
+                            norms=1 if model_type == "phi" else 2, every_stage=False,
                             buffers=2 * (rotary // 2) * 4)   # (inv_freq, original_inv_freq)
     return None
 

@@ -13,10 +13,13 @@ from kvcore.models.rank_params import Ledger, on_rank, vocab_rows
 
 def ledger(g: ModelGeometry, b: ClassicBlock, tp: int, layers: range | None, first: bool,
            last: bool) -> Ledger:
-    """One rank's parameters: the embedding (and position embeddings, Bloom's norm) on the
-    first stage, the final norm and LM head on the last (a tied head: the embedding again on a
-    last stage that is not the first, as vLLM builds it)."""
+    """One rank's parameters of a pipeline stage (`layers`): the embedding (and position
+    embeddings, Bloom's norm) on the first stage, the final norm and LM head on the last (a
+    tied head: the embedding again on a last stage that is not the first), or all of them on
+    every stage where vLLM's own file builds them so (`ClassicBlock.every_stage`)."""
     led, h = Ledger(), g.hidden_size
+    if b.every_stage:
+        first = last = True
     rows = vocab_rows(g, tp)
     norm = h * (2 if b.norm_bias else 1)
     width = b.embed_dim or h
