@@ -133,6 +133,7 @@ class ModelGeometry:
     quantization: str | None = None
     int_quant: IntQuant | None = None   # an AWQ / GPTQ checkpoint's (`kvcore.models.int_quant`)
     modelopt: ModelOpt | None = None    # a ModelOpt one's (`kvcore.models.modelopt_quant`)
+    ct_kv_scheme: str | None = None     # its kv_cache_scheme's refusal, "" none (`kv_cache_quant`)
     source: str = ""
     # For the work counts (`kvcore.clock`): experts a token is routed to, shared experts, and
     # the MoE layer count vLLM 0.33's perf.py assumes (every layer when the model has experts,

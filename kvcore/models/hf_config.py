@@ -47,6 +47,7 @@ from kvcore.models import (
     fp8_vision,
     int_quant,
     int_quant_rank,
+    kv_cache_quant,
     kv_sharing,
     modelopt_quant,
     modelopt_rank,
@@ -256,6 +257,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         int_quant=int_quant.read(get("quantization_config"), method, source, architecture(archs)),
         modelopt=modelopt_quant.read(get("quantization_config"), method, source,
                                      architecture(archs)),
+        ct_kv_scheme=kv_cache_quant.read_scheme(get("quantization_config"), method, source),
         fp8_block=block_of(get("quantization_config")) if fp8 else None,
         # (the names as vLLM renames them before it matches them: Qwen3.5's checkpoints'
         # model.language_model.layers.N are its model.layers.N)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvcore.errors import InputError, clipped
 from kvcore.models import modelopt_quant
+from kvcore.models.kv_cache_quant import layer_kv_dtype
 from kvcore.named_choices import named_choices
 
 if TYPE_CHECKING:
@@ -73,10 +74,12 @@ def check_build(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
 def auto_kv_dtype(g: ModelGeometry, kv_cache_dtype: str) -> str:
     """``kv_cache_dtype`` as vLLM resolves ``auto`` for the checkpoint (arg_utils.py,
     resolve_kv_cache_dtype_string): a ModelOpt config's KV cache algorithm, fp8_e4m3; nvfp4,
-    which kvcli does not model, refused naming the option."""
+    which kvcli does not model, refused naming the option. Then as its attention layers take
+    it (`kvcore.models.kv_cache_quant`): a compressed-tensors kv_cache_scheme's ``auto`` fp8,
+    the schemes and the fp8_e5m2 cache vLLM refuses refused."""
     kv = g.modelopt.kv_cache if g.modelopt is not None else None
     if kv_cache_dtype != "auto" or kv is None:
-        return kv_cache_dtype
+        return layer_kv_dtype(g, kv_cache_dtype)
     if kv == "nvfp4":
         raise InputError(f"is auto, which vLLM 0.33 resolves to {g.name}'s KV cache algorithm, "
                          "nvfp4: kvcli does not model an nvfp4 KV cache; give another",
