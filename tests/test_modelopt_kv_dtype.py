@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from kvcore.clock.gpus import find_gpu
 from kvcore.clock.roofline import RooflineClock
 from kvcore.clock.vllm_count import vllm_shape
@@ -44,3 +46,23 @@ def test_an_mla_models_block_size_note_names_the_resolved_cache(tmp_path: Path) 
     assert res.exit_code == 0, res.output
     assert ("warning: deepseek_v3 uses MLA: on H100 with kv_cache_dtype fp8_e4m3 vLLM 0.33 picks "
             "FLASHMLA, block_size 64; sized at block_size 16: give block_size 64\n") in res.stderr
+
+
+def test_a_bad_field_in_hf_quant_config_json_names_that_file(tmp_path: Path) -> None:
+    # (the whole quantization_config from the file; a mixed table from it: the file and its key)
+    from kvcore.errors import InputError
+    from kvcore.models.config_file import _read
+
+    for case, key, value, field in (
+            ("llama-modelopt-nvfp4-file", "quant_algo", "INT4_AWQ", "quantization.quant_algo"),
+            ("llama-modelopt-mixed-file", "quantized_layers", {},
+             "quantization.quantized_layers")):
+        d = tmp_path / case
+        d.mkdir()
+        (d / "config.json").write_text((HERE / f"{case}.config.json").read_text())
+        q = json.loads((HERE / f"{case}.hf_quant_config.json").read_text())
+        q["quantization"][key] = value
+        (d / "hf_quant_config.json").write_text(json.dumps(q))
+        with pytest.raises(InputError) as e:
+            _read(str(d / "config.json"))
+        assert (e.value.path, e.value.field) == (str(d / "hf_quant_config.json"), field)
