@@ -30,6 +30,8 @@ from kvcore.errors import InputError, clipped
 from kvcore.models.eagle_fp8 import Fp8Linear, fp8_linears, linear_bytes, quantised_params
 from kvcore.models.geometry import ModelGeometry, layer_specs
 from kvcore.models.hf_config import load_hf_config, read_hf_config
+from kvcore.models.modelopt_quant import ModelOpt
+from kvcore.models.modelopt_quant import linear_bytes as modelopt_linear_bytes
 from kvcore.models.qwen3_5 import QWEN3_5_TYPES
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.read_once import ReadOnce
@@ -93,6 +95,8 @@ class DraftModel:
     # and its block scales): an fp8 draft's (`kvcore.models.eagle_fp8`), an fp8 target's Qwen
     # MTP fc (`kvcore.models.mtp_fp8`)
     fp8: tuple[Fp8Linear, ...] = ()
+    # a ModelOpt target's Qwen MTP fc as its linears (`kvcore.models.mtp_fp8`): how, out, in
+    modelopt_fc: tuple[ModelOpt, int, int] | None = None
     # an EAGLE draft's q/k/v input widths, summed over its layers (+ 1 a layer with biases):
     # with fewer KV heads than ranks vLLM gives each rank a whole one (QKVParallelLinear)
     qkv_inputs: int = 0
@@ -102,6 +106,9 @@ class DraftModel:
         b = DTYPE_BYTES[self.geometry.dtype]
         own = self.split_params * b // tp + self.whole_params * b + 8 * self.id_map_entries
         own += sum(linear_bytes(lin, tp, self.geometry.fp8_block) for lin in self.fp8)
+        if self.modelopt_fc is not None:
+            how, n, k = self.modelopt_fc
+            own += modelopt_linear_bytes(how, (n // tp,), k, b)     # (column parallel)
         kv = self.geometry.num_kv_heads
         if kv < tp:
             # (K and V: one head a rank where the even split gave kv / tp; in fp8 1 byte, its

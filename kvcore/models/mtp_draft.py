@@ -37,7 +37,7 @@ from kvcore.models.config_keys import MTP_KEYS
 from kvcore.models.eagle_draft import DraftModel
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.modelopt_rank import at_prefix
-from kvcore.models.mtp_fp8 import draft_ignored, fp8_fold, module_prefix
+from kvcore.models.mtp_fp8 import draft_ignored, fp8_fold, modelopt_fold, module_prefix
 
 FIELD = "spec_method"
 # model_type -> vLLM's draft class
@@ -80,11 +80,14 @@ def mtp_draft(target: ModelGeometry) -> DraftModel:
                     fp8_ignored=draft_ignored(target, module_prefix(target, True), 0),
                     modelopt=at_prefix(target.modelopt, "model.layers.0",
                                        module_prefix(target, True)))
-        fold = fp8_fold(target)     # (the fc built in fp8)
-        return DraftModel(name, "mtp", cls, g, split_params=0 if fold else 2 * h * h,
+        fold = fp8_fold(target)     # (the fc built in fp8, or as ModelOpt's linears)
+        modelopt = modelopt_fold(g)
+        return DraftModel(name, "mtp", cls, g,
+                          split_params=0 if fold or modelopt else 2 * h * h,
                           whole_params=3 * h, id_map_entries=0, lm_head_rows=target.vocab_size,
                           pass_split=2 * h * h, target=g, repeated=1,
-                          fp8=((h, 2 * h, "column"),) if fold else ())
+                          fp8=((h, 2 * h, "column"),) if fold else (),
+                          modelopt_fc=None if modelopt is None else (modelopt, h, 2 * h))
     # DeepSeek's and GLM's: a decoder layer built as layer N, dense or MoE as the target's
     # last (both are MoE from first_k_dense_replace on; a GLM target with no MoE layer does
     # not build in vLLM: Glm4MoeForCausalLM's extract_moe_parameters needs one)

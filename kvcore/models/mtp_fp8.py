@@ -11,13 +11,17 @@ kvcli sizes the module as one layer of a geometry, which it names ``model.layers
 target's last layer for DeepSeek and GLM, 0 for Qwen): the module's entries are renamed to that
 name and the others left out. The fold of (embedding, hidden state): Qwen3-Next's and Qwen3.5's
 ``fc`` is a ColumnParallelLinear built with the quant_config (fp8, with block scales, unless
-``mtp.fc`` is listed); DeepSeek's and GLM's ``eh_proj`` a plain nn.Linear, never quantised.
-Checked against vLLM: tests/data/weights_census/drafts_answers.json.
+``mtp.fc`` is listed; under a ModelOpt target as its linears, matched at ``mtp.fc``, but never
+under NVFP4, whose class forces it unquantised: qwen3_next_mtp.py, qwen3_5_mtp.py); DeepSeek's
+and GLM's ``eh_proj`` a plain nn.Linear, never quantised.
+Checked against vLLM: tests/data/weights_census/drafts_answers.json, modelopt/drafts_answers.json.
 """
 
 from __future__ import annotations
 
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.modelopt_quant import ModelOpt
+from kvcore.models.modelopt_rank import quantised
 
 QWEN_PREFIX = "mtp.layers.0"
 QWEN_FOLD = "mtp.fc"
@@ -39,3 +43,11 @@ def draft_ignored(target: ModelGeometry, prefix: str, index: int) -> tuple[str, 
 def fp8_fold(target: ModelGeometry) -> bool:
     """Whether vLLM builds Qwen's ``fc`` in fp8."""
     return target.quantization == "fp8" and QWEN_FOLD not in target.fp8_ignored
+
+
+def modelopt_fold(g: ModelGeometry) -> ModelOpt | None:
+    """How vLLM quantises Qwen's ``fc`` beside a ModelOpt target (`g`: the module's geometry;
+    None: it does not): excluded, not in a mixed-precision table, or modelopt_fp4."""
+    if g.modelopt is None or g.modelopt.method == "modelopt_fp4":
+        return None
+    return quantised(g, g.modelopt, QWEN_FOLD)

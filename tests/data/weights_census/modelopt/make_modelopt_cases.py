@@ -23,6 +23,12 @@ def model(case):
 LLAMA, QWEN3_MOE = model("llama-awq"), model("qwen3-moe-ct-w4a16")
 MIXTRAL, DSV3 = model("mixtral-gptq-8bit"), model("deepseek-v3-awq")
 LLAMA_8B = {**PRESETS["llama-3.1-8b"][1], "torch_dtype": "bfloat16"}
+# (../../mtp_draft's tiny Qwen3-Next and Qwen3.5 targets, 64 wide, one MTP module each: its fc;
+# 8 attention and Gated DeltaNet heads and Qwen3-Next 8 experts, so that TP 8 builds)
+QWEN3_NEXT, QWEN3_5 = ({**json.loads((HERE.parents[1] / "mtp_draft" / c / "target" / "config.json")
+                                     .read_text()), "num_attention_heads": 8,
+                        "linear_num_key_heads": 8, "linear_num_value_heads": 8, **x}
+                       for c, x in (("4-tiny-qwen3-next", {"num_experts": 8}), ("9-tiny-qwen3-5", {})))
 FP8_KV = {"dynamic": False, "num_bits": 8, "type": "float"}
 
 
@@ -130,6 +136,13 @@ CASES = {
         "lm_head", "model.layers.1.mlp*"))),
     "deepseek-v3-modelopt-nvfp4": (DSV3, modelopt("NVFP4", group_size=16, ignore=(
         "lm_head", "model.layers.*.self_attn*"))),
+    # (the MTP module's fc: quantised unless excluded, never under NVFP4, whose class forces it
+    # unquantised)
+    "qwen3-next-modelopt-fp8": (QWEN3_NEXT, modelopt("FP8")),
+    "qwen3-next-modelopt-fp8-skip-fc": (QWEN3_NEXT, modelopt("FP8", ignore=("lm_head", "mtp.fc"))),
+    "qwen3-next-modelopt-nvfp4": (QWEN3_NEXT, modelopt("NVFP4", group_size=16)),
+    "qwen3-5-text-modelopt-fp8": (QWEN3_5, modelopt("FP8")),
+    "qwen3-5-text-modelopt-mxfp8": (QWEN3_5, modelopt("MXFP8")),
 }
 
 # (ModelOpt <= 0.29's layout: config.json without a quantization_config, the settings in the
