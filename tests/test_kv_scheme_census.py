@@ -69,3 +69,19 @@ def test_the_cli_names_the_field_or_option(case: str, extra: list[str], line: st
     where = f"{path}: " if not extra else ""
     assert res.stderr == f"error: {where}{line}\n"
     assert res.stdout == ""
+
+
+def test_the_clock_times_fp8_and_perf_py_reads_the_engine_cores_dtype() -> None:
+    # (the worker's Attention writes fp8 into its CacheConfig: the engine core's at TP 1, where
+    # the worker shares its process; at TP 2 the engine core keeps auto, the model dtype)
+    from kvcore.clock.gpus import find_gpu
+    from kvcore.clock.roofline import RooflineClock
+    from kvcore.clock.vllm_count import vllm_shape
+
+    g = _g("llama-3-1-8b-ct-w8a8-kv-fp8.config.json")
+    clock = RooflineClock(g, find_gpu("H100"), tp=2)
+    assert (clock.kv_cache_dtype, clock.ws.kv_bytes) == ("fp8", 1)
+    assert vllm_shape(g).cache_byte_size == 1
+    assert vllm_shape(g, tp=2).cache_byte_size == 2
+    assert vllm_shape(g, tp=2, kv_cache_dtype="fp8").cache_byte_size == 1
+    assert vllm_shape(_g("deepseek-v3-ct-fp8-kv-fp8.config.json")).cache_byte_size == 2

@@ -25,6 +25,7 @@ from kvcore.clock.kv_dtypes import KV_CACHE_DTYPES
 from kvcore.clock.mla_count import mla_attention
 from kvcore.errors import InputError
 from kvcore.models.geometry import MlaGeometry, ModelGeometry
+from kvcore.models.kv_cache_quant import engine_kv_dtype
 from kvcore.models.nemotron_h import PERF_EXPERT_DEFAULTS
 from kvcore.models.quantization import auto_kv_dtype
 from kvcore.specs import DTYPE_BYTES
@@ -101,8 +102,10 @@ def vllm_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto",
         raise InputError(f"unknown KV cache dtype {kv_cache_dtype!r}; one of "
                          f"{', '.join(KV_CACHE_DTYPES)}", field="kv_cache_dtype")
     a = DTYPE_BYTES[g.dtype]
-    # (perf.py reads the cache dtype vLLM resolved: a ModelOpt checkpoint's "auto" its algorithm)
-    kv_dtype = KV_CACHE_DTYPES[auto_kv_dtype(g, kv_cache_dtype)] or g.dtype
+    # (perf.py reads the cache dtype vLLM resolved: a ModelOpt checkpoint's "auto" its algorithm;
+    # a compressed-tensors kv_cache_scheme's fp8 at TP 1 only, `engine_kv_dtype`)
+    kv = engine_kv_dtype(g, kv_cache_dtype, auto_kv_dtype(g, kv_cache_dtype), tp)
+    kv_dtype = KV_CACHE_DTYPES[kv] or g.dtype
     name = quant_name if quant_name is not None else resolved_quant_name(g, online_quant)
     weight: float | None = a
     if name is not None:

@@ -85,3 +85,13 @@ def _kv_method(g: ModelGeometry, ct_scheme: bool) -> bool:
     if g.quantization in ("modelopt", "modelopt_fp4", "modelopt_mxfp8"):
         return _quant_attention(g) or g.mla is not None
     return g.quantization == "compressed-tensors" and ct_scheme
+
+
+def engine_kv_dtype(g: ModelGeometry, kv_cache_dtype: str, resolved: str, world_size: int) -> str:
+    """The cache dtype the engine core's CacheConfig holds when its Scheduler is made (what
+    perf.py's count reads), `resolved` the layers' (`auto_kv_dtype`): an Attention writes a
+    compressed-tensors scheme's fp8 into the worker's CacheConfig, which is the engine core's
+    only where the worker runs in its process (one GPU: the uni executor; several: mp's or
+    Ray's processes, and the engine core keeps ``auto``)."""
+    ct_fp8 = kv_cache_dtype == "auto" and g.ct_kv_scheme is not None and resolved == "fp8"
+    return "auto" if ct_fp8 and world_size > 1 else resolved
