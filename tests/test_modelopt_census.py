@@ -267,3 +267,16 @@ def test_the_cli_refuses_a_tp_in_one_line() -> None:
         "error: option --tensor-parallel-size: llama's ModelOpt NVFP4 input shard does not fit "
         "at it (layer 0's down_proj), and vLLM refuses to build it: \"Unsupported model when in "
         "features size is not multiple of 16\"; got 2\n")
+
+
+def test_gemma_3s_tower_stays_unquantised_and_the_language_model_is_sized() -> None:
+    # (vLLM's ModelOpt skips vision_tower / vision_model prefixes; the language model's list
+    # is matched at language_model.model.layers.N; Qwen3.5's tower at visual. still warned of)
+    name = "weights_census/modelopt/gemma-3-mm-modelopt-fp8.config.json"
+    g = read_hf_config(_config(name), name=name)
+    assert unquantised_method(g) is None
+    assert [estimate_weights_bytes(g, tp) for tp in (1, 8)] == [22_928_512, 4_833_408]
+    assert CASES[name]["tp"]["1"][0]["param_bytes_by_dtype"]["bfloat16"] == 10_345_488
+    qwen = json.loads((DATA / "weights_census" / "fp8" / "qwen3-5-vl-fp8.config.json").read_text())
+    qwen["quantization_config"] = {"quant_method": "modelopt", "quant_algo": "FP8"}
+    assert unquantised_method(read_hf_config(qwen)) == "modelopt"

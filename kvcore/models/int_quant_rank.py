@@ -175,8 +175,10 @@ def check_tp(g: ModelGeometry, tp: int) -> None:
 def unquantised_method(g: ModelGeometry) -> str | None:
     """The checkpoint's quant_method when kvcli counts its weights in the model dtype (a
     method it does not size, or AWQ / GPTQ where `modelled` is None); None otherwise."""
+    from kvcore.models.modelopt_rank import modelled as modelopt_modelled
+
     m = g.quantization
-    if m is None or g.modelopt is not None and not g.vision_params or (
+    if m is None or modelopt_modelled(g) is not None or (
             m in SIZED_METHODS and (m in ("fp8", "mxfp4") or modelled(g))):
         return None
     return m

@@ -32,6 +32,8 @@ from kvcore.models.rank_params import shared_width, vocab_rows
 from kvcore.specs import DTYPE_BYTES
 
 Stage = tuple[range | None, bool, bool]
+# (the multimodal models whose tower vLLM builds at vision_tower.vision_model: Gemma 3's)
+UNQUANTISED_TOWERS = ("gemma3_text",)
 # (the MoE routers vLLM builds with the quant_config: qwen3_moe.py's GateLinear)
 QUANTISED_GATES = ("qwen3_moe",)
 ATTENTION = ("qkv_proj", "o_proj", "fused_qkv_a_proj", "q_b_proj", "q_proj",
@@ -40,8 +42,14 @@ ATTENTION = ("qkv_proj", "o_proj", "fused_qkv_a_proj", "q_b_proj", "q_proj",
 
 def modelled(g: ModelGeometry) -> ModelOpt | None:
     """The checkpoint's ModelOpt settings where kvcli sizes its weights (None: not ModelOpt,
-    an algorithm left unquantised, or a vision tower kvcli does not list)."""
-    return None if g.modelopt is None or g.vision_params else g.modelopt
+    an algorithm left unquantised, or a vision tower vLLM quantises: Qwen3.5's at ``visual.``,
+    or any under a mixed-precision table). vLLM's ModelOpt leaves a module under a
+    ``vision_tower`` / ``vision_model`` prefix unquantised whatever its exclude list
+    (ModelOptQuantConfigBase.get_quant_method): Gemma 3's SigLIP, in the model dtype."""
+    q = g.modelopt
+    if q is None or g.vision_params and (g.model_type not in UNQUANTISED_TOWERS or q.layers):
+        return None
+    return q
 
 
 def _exact(q: ModelOpt, path: str, fused: dict[str, tuple[str, ...]]) -> bool:
@@ -85,6 +93,8 @@ def quantised(g: ModelGeometry, q: ModelOpt, path: str) -> ModelOpt | None:
     precision) not reached by the table, or the config's algorithm (the table's entry's)."""
     if q.at is not None and path.startswith(q.at[0]):
         path = q.at[1] + path[len(q.at[0]):]
+    elif q.at is None:
+        path = g.fp8_lm_prefix + path   # (a multimodal class's language model, as vLLM names it)
     if excluded(g, q, path):
         return None
     if not q.layers:

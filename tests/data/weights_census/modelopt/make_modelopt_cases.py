@@ -29,6 +29,11 @@ QWEN3_NEXT, QWEN3_5 = ({**json.loads((HERE.parents[1] / "mtp_draft" / c / "targe
                                      .read_text()), "num_attention_heads": 8,
                         "linear_num_key_heads": 8, "linear_num_value_heads": 8, **x}
                        for c, x in (("4-tiny-qwen3-next", {"num_experts": 8}), ("9-tiny-qwen3-5", {})))
+# (../fp8's tiny Gemma 3 with its SigLIP tower, its fp8 quantization_config taken off; the
+# tower's 8 heads so that TP 8 builds)
+GEMMA3_MM = {k: v for k, v in json.loads((HERE.parent / "fp8" / "gemma-3-mm-fp8.config.json")
+                                         .read_text()).items() if k != "quantization_config"}
+GEMMA3_MM["vision_config"] = {**GEMMA3_MM["vision_config"], "num_attention_heads": 8}
 FP8_KV = {"dynamic": False, "num_bits": 8, "type": "float"}
 
 
@@ -143,6 +148,12 @@ CASES = {
     "qwen3-next-modelopt-nvfp4": (QWEN3_NEXT, modelopt("NVFP4", group_size=16)),
     "qwen3-5-text-modelopt-fp8": (QWEN3_5, modelopt("FP8")),
     "qwen3-5-text-modelopt-mxfp8": (QWEN3_5, modelopt("MXFP8")),
+    # (the tower at vision_tower.vision_model: unquantised whatever the list; the language
+    # model's layer 0 attention excluded by the checkpoint's name)
+    "gemma-3-mm-modelopt-fp8": (GEMMA3_MM, modelopt("FP8")),
+    "gemma-3-mm-modelopt-nvfp4": (GEMMA3_MM, modelopt("NVFP4", group_size=16)),
+    "gemma-3-mm-modelopt-fp8-exclude": (GEMMA3_MM, modelopt("FP8", ignore=(
+        "lm_head", "model.language_model.layers.0.self_attn*"))),
 }
 
 # (ModelOpt <= 0.29's layout: config.json without a quantization_config, the settings in the
