@@ -11,8 +11,8 @@ Beside a decoder's embedding, attention, gated MLP, final norm and tied head:
   k norm on a KV-shared layer, which projects queries only: its K and V are its target's);
 * Gemma 3n: AltUp (``altup_num_inputs`` n: n - 1 projections in and n - 1 out, hidden x hidden,
   split by TP; a layer's router hidden x n, its n x n correction and n x n^2 prediction
-  coefficients, a norm and a float32 output scale, whole) and LAuReL (a rank-``laurel_rank`` pair of linears,
-  split, and a norm) in every layer;
+  coefficients, a norm and a float32 output scale, whole) and LAuReL (a rank-``laurel_rank``
+  pair of linears, split, and a norm) in every layer;
 * Gemma 4: each layer's own head size and KV heads (`kvcore.models.kv_sharing`),
   ``use_double_wide_mlp``: a KV-shared layer's MLP twice as wide, and with ``num_experts``
   (vLLM's test, not ``enable_moe_block``) a MoE block beside each MLP: a router (hidden x

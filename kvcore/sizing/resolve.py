@@ -145,9 +145,11 @@ def resolve_kv_cache_config(
         weights, buffers = least.weights_bytes, least.buffers_bytes
         per_block, check_groups = least.bytes_per_block, least.groups
     if num_blocks is not None and num_blocks < 1:
-        raise InputError(f"must be at least 1 (the null block), got {num_blocks}", field="num_blocks")
+        raise InputError(f"must be at least 1 (the null block), got {num_blocks}",
+                         field="num_blocks")
     if num_blocks is None and gpu_memory_gib is None:
-        raise InputError("needed to size the KV cache (or give num_blocks)", field="gpu_memory_gib")
+        raise InputError("needed to size the KV cache (or give num_blocks)",
+                         field="gpu_memory_gib")
     # A replay (check_memory False) takes num_blocks as the pool whatever the memory, and says
     # so in a warning: the memory is not its to refuse then
     memory_sized = gpu_memory_gib is not None and (num_blocks is None or check_memory)

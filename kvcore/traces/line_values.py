@@ -119,8 +119,8 @@ def _ids(obj: dict, key: str, ctx: _Ctx) -> tuple[list[int], _array | None]:
         arr = None
     for x in v:
         if isinstance(x, float) and x >= 2**64:
-            # the JSON reader takes an integer past 2^64 - 1 as a float: 'got 1.8446744073709552e+19'
-            # did not look like what the line holds
+            # the JSON reader takes an integer past 2^64 - 1 as a float: 'got
+            # 1.8446744073709552e+19' did not look like what the line holds
             raise ctx.err(key, f"must hold integers below 2^64, got {x:.6g} (an integer this "
                           "large reads as a float)")
         if isinstance(x, bool) or not isinstance(x, int) or x < 0:
