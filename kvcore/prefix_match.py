@@ -19,12 +19,14 @@ vLLM (`kv_cache_utils.resolve_kv_cache_block_sizes`, `partial_hash_hits_enabled`
   Mamba block without a unit. The block sizes themselves do not change.
 
 A replay models what a unit finer than a block changes, as vLLM 0.33 does, over full
-attention, sliding windows and Mamba groups: partial hash hits on (every window at the hash
-block, a chunked local group there too: tests/data/sched_mamba_window_pmu/,
+attention, sliding windows, chunked local and Mamba groups: partial hash hits on (every window
+at the hash block, a chunked local group there too: tests/data/sched_mamba_window_pmu/,
 sched_chunked_mamba/) or off beside Mamba groups (tests/data/sched_mamba_mixed_pmu/; a chunked
 local group at the lcm: sched_chunked_mamba/ cxN), and without a Mamba group, where the unit is
-only the hash block (tests/data/sched_mixed_pmu/); with the CPU tier too, chunked local groups
-aside (tests/data/offload_mixed_pmu/). `unmodelled` refuses the rest in one line. What it
+only the hash block (tests/data/sched_mixed_pmu/; a chunked local group at the lcm:
+sched_chunked_pmu/); with the CPU tier too (tests/data/offload_mixed_pmu/,
+offload_chunked_pmu/). A chunked local group off the hit alignment fails at vLLM's first
+lookup (`kvcore.engine.first_lookup`). `unmodelled` refuses the rest in one line. What it
 takes: a block under several keys in the pool (`kvcore.partial_hashes`:
 `BlockPool.cache_partial_block` / `move_block_hashes` / `_remove_cached_block_hashes`,
 `block_hash_num_tokens`, each key removed and announced on eviction);
@@ -127,49 +129,34 @@ def checkpoint_grid(prefix_match_unit: int | None, layer_alignment: int,
 
 
 def unmodelled(specs: Sequence[KVCacheSpec], prefix_match_unit: int | None,
-               enable_caching: bool, tier: bool = False) -> str | None:
+               enable_caching: bool) -> str | None:
     """Why kvcli cannot replay this unit exactly (None: it can): vLLM accepted it and it hashes
     finer than some prefix-cacheable group's block over a group that is neither full
-    attention, a sliding window nor Mamba (a chunked local group at the hash block with
-    partial hits, or at the lcm beside Mamba groups without them, is modelled, but not with
-    the CPU tier, ``tier``: unchecked)."""
+    attention, a sliding window, a chunked local group nor Mamba (with the CPU tier or
+    without)."""
     if prefix_match_unit is None:
         return None
     _, hash_bs = resolve_block_sizes(specs, prefix_match_unit, enable_caching)
     coarser = sorted({s.block_size for s in specs if s.block_size != hash_bs})
     if not enable_caching or not coarser:
         return None
-    partial = partial_hash_hits(specs, hash_bs, enable_caching)
-    known = all(isinstance(s, (FullAttentionSpec, SlidingWindowSpec, MambaSpec,
-                               ChunkedLocalAttentionSpec)) for s in specs)
-    chunked = [s.block_size for s in specs if isinstance(s, ChunkedLocalAttentionSpec)]
-    align = chunked_alignment(specs, prefix_match_unit) if chunked else None
-    off_grid = any(b != align for b in chunked)
-    if known and (partial and not (chunked and tier) or off_grid):
-        # (a chunked local group at the hash block with partial hits: checked against vLLM,
-        # tests/data/sched_mamba_window_pmu/ mcN; one at another block fails in vLLM at the
-        # first lookup, refused in its words by kvcore.engine.first_lookup)
-        return None
-    if known and not partial and not tier and any(isinstance(s, MambaSpec) for s in specs):
-        # (a chunked local group at the lcm, coarser than the unit, beside Mamba groups without
-        # partial hits: checked against vLLM, tests/data/sched_chunked_mamba/ cxN)
-        return None
-    if all(isinstance(s, (FullAttentionSpec, SlidingWindowSpec, MambaSpec)) for s in specs):
+    if all(isinstance(s, (FullAttentionSpec, SlidingWindowSpec, MambaSpec,
+                          ChunkedLocalAttentionSpec)) for s in specs):
         # (checked against vLLM, engine mode, sync and async: partial hits over full attention
-        # and Mamba, tests/data/sched_mamba/, and beside sliding windows at the hash block,
-        # tests/data/sched_mamba_window_pmu/; without them (full attention registers the
-        # prompt's tail at the unit, Mamba its last hash boundary) beside Mamba groups, drafts
-        # and cache mode too, tests/data/sched_mamba_mixed_pmu/, and without a Mamba group,
-        # where the unit is only the hash block, tests/data/sched_mixed_pmu/; with the CPU
-        # tier, tests/data/offload_mamba_partial/, offload_mixed_spec/, offload_mixed_pmu/)
+        # and Mamba, tests/data/sched_mamba/, and beside sliding windows and a chunked local
+        # group at the hash block, tests/data/sched_mamba_window_pmu/; without them (full
+        # attention registers the prompt's tail at the unit, Mamba its last hash boundary)
+        # beside Mamba groups, drafts and cache mode too, tests/data/sched_mamba_mixed_pmu/,
+        # a chunked local group at the lcm there, sched_chunked_mamba/ cxN, and without a
+        # Mamba group, where the unit is only the hash block, tests/data/sched_mixed_pmu/,
+        # sched_chunked_pmu/; with the CPU tier, tests/data/offload_mamba_partial/,
+        # offload_mixed_spec/, offload_mixed_pmu/, offload_chunked_pmu/. A chunked local group
+        # off the hit alignment fails at vLLM's first lookup: kvcore.engine.first_lookup.)
         return None
     blocks = ", ".join(f"{b:,}" for b in coarser)
-    if chunked and tier and known:
-        return (f"{prefix_match_unit} is finer than the block ({blocks} tokens): beside a "
-                "chunked local group kvcli does not model it with the CPU tier yet; leave it "
-                "unset or set it to the block")
+    partial = partial_hash_hits(specs, hash_bs, enable_caching)
     what = ("hits inside a block next to a group that is neither full attention, a sliding "
-            "window nor Mamba" if partial
+            "window, a chunked local group nor Mamba" if partial
             else "registers a prompt's partial last block under a finer hash in full attention")
     return (f"{prefix_match_unit} is finer than the block ({blocks} tokens): vLLM then {what}, "
             "which kvcli does not model yet; leave it unset or set it to the block")

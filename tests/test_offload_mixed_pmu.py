@@ -46,7 +46,7 @@ def test_the_kept_cases_hold_both_layouts() -> None:
         else:
             assert types >= {"mamba", "sliding_window"}
         assert resolve_block_sizes(specs, unit, True)[1] == unit
-        assert unmodelled(specs, unit, True, tier=True) is None
+        assert unmodelled(specs, unit, True) is None
         if partial_hash_hits(specs, unit, True):
             on.append(t.name.split(".")[0])
     assert on == ["oxuw141", "oxuw163", "oxuw201", "oxuw214", "oxuw31", "oxuw322", "oxuw92"]

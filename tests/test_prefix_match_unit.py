@@ -122,12 +122,10 @@ def test_no_mamba_no_partial_hits_as_vllm(want: dict) -> None:
     assert partial_hash_hits(specs, want["hash_block_size"], True) is want["partial_hash_hits"]
     assert cache_hit_alignment(specs, unit, True) == 16
     assert unmodelled(specs, unit, True) is None
-    # (a chunked local group instead of the window is not modelled with a finer unit)
+    # (a chunked local group instead of the window, at the lcm: modelled, with the CPU tier
+    # too: tests/data/sched_chunked_pmu/, offload_chunked_pmu/)
     chunked = [ChunkedLocalAttentionSpec(block_size=16, attention_chunk_size=64), specs[1]]
-    why = unmodelled(chunked, unit, True)
-    assert (why is None) is (unit == 16)
-    if why is not None:
-        assert "registers a prompt's partial last block under a finer hash" in why
+    assert unmodelled(chunked, unit, True) is None
 
 
 def _replay(*args: str) -> tuple[int, str, str]:
@@ -180,7 +178,7 @@ def test_config_line_unit_is_refused_at_its_line(tmp_path) -> None:
     assert r.exit_code == 0, r.output
     # without a Mamba group, full attention's partial tails alone: modelled, with the tier
     # (tests/data/offload_mixed_pmu/) and without (tests/data/sched_mixed_pmu/); beside a
-    # chunked local group, refused
+    # chunked local group too (sched_chunked_pmu/, offload_chunked_pmu/)
     head["config"]["groups"] = [{"type": "sliding_window", "sliding_window": 160},
                                 {"type": "full"}]
     path.write_text("\n".join([json.dumps(head), *src[1:]]) + "\n")
@@ -191,14 +189,20 @@ def test_config_line_unit_is_refused_at_its_line(tmp_path) -> None:
     r = runner.invoke(app, ["replay", str(path), "--json"])
     assert r.exit_code == 0, r.output
     head["config"]["groups"][0] = {"type": "chunked_local", "attention_chunk_size": 160}
+    for tier in (None, 64):
+        head["config"]["kv_offloading_size_chunks"] = tier
+        path.write_text("\n".join([json.dumps(head), *src[1:]]) + "\n")
+        r = runner.invoke(app, ["replay", str(path), "--json"])
+        assert r.exit_code == 0, r.output
+    # a unit no group's block is a multiple of: vLLM's refusal, at the line's key
+    head["config"]["prefix_match_unit"] = 48
     path.write_text("\n".join([json.dumps(head), *src[1:]]) + "\n")
     r = runner.invoke(app, ["replay", str(path), "--json"])
     assert r.exit_code == 2 and r.stdout == "" and r.stderr.count("\n") == 1
-    assert r.stderr == (f"error: {path}:1: field 'config.prefix_match_unit': must be the block "
-                        "size here: 16 is finer than the block (80 tokens): vLLM then registers "
-                        "a prompt's partial last block under a finer hash in full attention, "
-                        "which kvcli does not model yet; leave it unset or set it to the "
-                        "block\n")
+    assert r.stderr == (f"error: {path}:1: field 'config.prefix_match_unit': vLLM refuses to "
+                        "start: Invalid prefix_match_unit=48; prefix-cacheable KV cache group "
+                        "block sizes must be divisible by prefix_match_unit. Got group block "
+                        "sizes=[80, 80], prefix-cacheable=[80, 80].\n")
 
 
 def test_config_shows_vllms_hashing() -> None:

@@ -63,9 +63,9 @@ def test_partial_hits_stay_on_beside_a_window_at_the_unit():
         assert any(isinstance(s, SlidingWindowSpec) and s.block_size == unit for s in specs)
         assert partial_hash_hits(specs, unit, True), trace.name
         assert cache_hit_alignment(specs, unit, True) == unit
+        # (with the CPU tier too: tests/data/offload_mixed_pmu/; a chunked group at the unit
+        # beside it, tests/data/offload_chunked_pmu/ ocuN)
         assert unmodelled(specs, unit, True) is None
-        # (and with the CPU tier: tests/data/offload_mixed_pmu/)
-        assert unmodelled(specs, unit, True, tier=True) is None
 
 
 def test_a_hit_lands_inside_the_mamba_block():
@@ -103,12 +103,3 @@ def test_chunked_local_at_the_unit(trace: Path, asyn: bool):
     assert on
     check_run(trace, asyn)
 
-
-def test_a_chunked_group_at_the_unit_is_refused_with_the_tier():
-    """Not checked against vLLM with the CPU tier: refused in one line."""
-    cfg = config_of(DATA / "mc13.trace.jsonl")
-    why = unmodelled(_specs(cfg), cfg["prefix_match_unit"], True, tier=True)
-    assert why == ("8 is finer than the block (16 tokens): beside a chunked local group kvcli "
-                   "does not model it with the CPU tier yet; leave it unset or set it to the "
-                   "block")
-    assert unmodelled(_specs(cfg), cfg["prefix_match_unit"], True) is None

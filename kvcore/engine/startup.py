@@ -82,7 +82,7 @@ def check_prefix_match_unit(cfg: ReplayOptions, groups: list[KVCacheGroupSpec],
         return
     specs = [g.kv_cache_spec for g in groups]
     try:
-        why = unmodelled(specs, unit, cfg.enable_prefix_caching, tier=cfg.offloading)
+        why = unmodelled(specs, unit, cfg.enable_prefix_caching)
         if why is not None and first_lookup_refusal(cfg, trace, groups) is not None:
             # (vLLM fails at its first lookup, before anything the unit changes happens: the
             # unit's effects need a request scheduled, so a lookup made)
