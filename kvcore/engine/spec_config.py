@@ -2,7 +2,7 @@
 read for what kvcli models of it (`kvcore.engine.spec_decode`): the method, its
 `num_speculative_tokens`, and for EAGLE `disable_lookahead_block_hashes`.
 
-Methods: "ngram", and "eagle" / "eagle3" / "mtp" (the same in vLLM's scheduler: K lookahead
+Methods: "ngram" (its `max_model_len`, which vLLM reads no further, accepted), and "eagle" / "eagle3" / "mtp" (the same in vLLM's scheduler: K lookahead
 slots, and with prefix caching lookahead block hashes or, with `disable_lookahead_block_hashes`,
 the EAGLE block drop; their draft's layers and weights sized with the model's: EAGLE's `model`,
 `kvcore.models.eagle_draft`, and DeepSeek-V3's own MTP module, `kvcore.models.mtp_draft`). The n-gram matcher's settings (`prompt_lookup_min` / `_max`) and
@@ -61,7 +61,9 @@ def set_by_json(spec: dict, flags: dict) -> frozenset[str]:
     """The options of `speculative_settings`' answer `spec` that the JSON set: those whose own
     flag (`flags`, kvcli's name -> the flag's value or None) was not given."""
     return frozenset(k for k in spec if flags.get(k) is None)
-_KEYS = {"ngram": ("prompt_lookup_min", "prompt_lookup_max"),
+# (ngram's `max_model_len`: vLLM checks it is an integer >= 1 and reads it no further, the
+# draft being the target: tests/data/draft_max_len/spec_max_len.json)
+_KEYS = {"ngram": ("prompt_lookup_min", "prompt_lookup_max", "max_model_len"),
          "eagle": ("model", "disable_lookahead_block_hashes"),
          "eagle3": ("model", "disable_lookahead_block_hashes"),
          "mtp": ("disable_lookahead_block_hashes",)}
@@ -125,6 +127,9 @@ def speculative_settings(text: str | None, method: str | None = None,
               v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 1))
         if not ok:
             raise InputError(f"{key} must be {_WANTS[key]}, got {_json(v)}", field=FIELD)
+    if "max_model_len" in spec and name in EAGLE_METHODS:
+        raise InputError(f"max_model_len (the draft's) is not modelled for {name}: {_DRAFT_LEN}",
+                         field=FIELD)
     other = sorted(set(spec) - {"method", "num_speculative_tokens", *_KEYS[name]})
     if other:
         raise InputError(f"key(s) {clipped(', '.join(other))} not modelled (kvcli reads "
@@ -138,5 +143,15 @@ def speculative_settings(text: str | None, method: str | None = None,
     return out
 
 
+# what vLLM 0.33 does with an EAGLE / MTP draft's `max_model_len` (recorded:
+# tests/data/draft_max_len/spec_max_len.json): the draft's ModelConfig refuses one above the
+# draft config's derived length, `_maybe_override_draft_max_model_len` one above the target's,
+# and where the draft's RoPE does more than size its cache `_limit_max_model_len_to_draft`
+# lowers the target's max_model_len to it; else it changes nothing the scheduler sees
+_DRAFT_LEN = ("vLLM refuses one above the draft config's derived length or the target's "
+              "max_model_len, and lowers the target's max_model_len to it only where the "
+              "draft's RoPE does more than size its cache (YaRN, dynamic); leave the key out "
+              "and give that length as --max-model-len")
 _WANTS = {"prompt_lookup_min": "an integer >= 1", "prompt_lookup_max": "an integer >= 1",
+          "max_model_len": "an integer >= 1",
           "model": "a string (the draft model)", "disable_lookahead_block_hashes": "true or false"}
