@@ -87,8 +87,23 @@ def test_mtp_needs_deepseek_v3(model, message):
 def test_multi_module_mtp_is_refused(tmp_path):
     cfg = json.loads(TINY.read_text())
     (tmp_path / "config.json").write_text(json.dumps({**cfg, "num_nextn_predict_layers": 2}))
-    with pytest.raises(InputError, match="has 2 MTP modules: vLLM's multi-module MTP"):
+    with pytest.raises(InputError) as err:
         mtp_draft(read_config_file(str(tmp_path / "config.json")))
+    assert err.value.message.endswith(
+        "it has 2 MTP modules: vLLM 0.33 builds 2 draft layers and with K >= 2 runs "
+        "multi-module MTP (K a multiple of 2; prefill and block-hash lookaheads of K tokens, "
+        "K - 1 re-prefillable, a scheduler block of at least K with prefix caching), which "
+        "kvcli does not model")
+    # (recorded from vLLM's configs: multi-module from K = 2, its lookaheads K; one module,
+    # or K = 1, single-module with lookaheads of 1; Qwen3.5's key never multi-module)
+    probe = (TINY.parent.parent / "probe_multi_module.out").read_text().splitlines()
+    got = {tuple(x.split()[2:5:2]): json.loads(x.split(" ", 5)[5]) for x in probe
+           if x.startswith("deepseek_v3")}
+    assert {k: (v["multi"], v["prefill"], v["hash"]) for k, v in got.items()} == {
+        ("1", "2"): (False, 1, 1), ("2", "1"): (False, 1, 1), ("2", "2"): (True, 2, 2),
+        ("2", "4"): (True, 4, 4), ("3", "3"): (True, 3, 3)}
+    assert all('"multi": false, "prefill": 1, "hash": 1' in x for x in probe
+               if x.startswith("qwen3_5_moe"))
 
 
 def test_vllms_deprecated_name_says_mtp():

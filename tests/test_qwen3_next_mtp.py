@@ -124,7 +124,8 @@ def test_two_modules_are_refused(tmp_path):
     assert ANSWERS["5-tiny-qwen3-next-2-mtp/K=3"]["refused"].startswith(
         "ValidationError: 1 validation error for SpeculativeConfig\n  Value error, "
         "num_speculative_tokens:3 must be divisible by n_predict=2")
-    with pytest.raises(InputError, match="has 2 MTP modules: vLLM's multi-module MTP"):
+    with pytest.raises(InputError, match="has 2 MTP modules: vLLM 0.33 builds 2 draft layers "
+                       "and with K >= 2 runs multi-module MTP"):
         mtp_draft(read_config_file(str(DATA / "5-tiny-qwen3-next-2-mtp" / "target" /
                                        "config.json")))
 

@@ -8,8 +8,15 @@ vLLM rewrites a deepseek_v3 config into `DeepSeekMTPModel`, a qwen3_next one int
 and refuses method mtp for the other models kvcli reads ("Unsupported speculative
 method: 'mtp'"). One module is run K times (deepseek_mtp.py:217, 231; qwen3_next_mtp.py:148;
 glm4_moe_mtp.py's ``spec_step_idx % num_mtp_layers``):
-the scheduler sees exactly EAGLE-3's rules. Several modules change the prefill lookahead and
-the hashes (multi-module MTP): refused here.
+the scheduler sees exactly EAGLE-3's rules. Several modules (num_nextn_predict_layers > 1,
+DeepSeek's, GLM's and Qwen3-Next's) are vLLM's multi-module MTP once K >= 2 (`use_multi_module_mtp`:
+K must be a multiple of them; `num_prefill_lookahead_tokens` and `num_hash_lookahead_tokens`
+K, K - 1 tokens re-prefillable and kept in sliding windows, a scheduler block of at least K
+with prefix caching) over one draft layer each; Qwen3.5's `mtp_num_hidden_layers` > 1 builds
+as many draft layers, its scheduler single-module (vLLM reads the other key). Neither is modelled: refused here, saying so (tests/data/sched_spec_mtp/
+probe_multi_module.out, recorded from vLLM's configs). MiMo-V2's checkpoints carry more
+modules, of which vLLM 0.33 builds the first only (`_MIMO_V2_*_NUM_MTP_LAYERS` = 1); kvcli
+does not read MiMo.
 
 What a module adds (`tests/data/mtp_draft/`, recorded from vLLM's modules): its attention
 layer, named after the target's layers and equal to theirs but for `is_draft`, so it joins
@@ -59,11 +66,16 @@ def mtp_draft(target: ModelGeometry) -> DraftModel:
     if n != 1:
         key = MTP_KEYS.get(target.model_type, "num_nextn_predict_layers")
         why = (f"has no MTP module ({key} 0)" if n == 0 else
-               # (Qwen3.5's: vLLM builds n draft attention layers and runs them in turn)
-               f"has {n} MTP modules ({key}): several draft layers are not modelled"
-               if cls.startswith("Qwen3_5") else
-               f"has {n} MTP modules: vLLM's multi-module MTP (a prefill lookahead and block "
-               "hashes of K tokens) is not modelled")
+               # (Qwen3.5's: vLLM's use_multi_module_mtp reads num_nextn_predict_layers, absent
+               # here, so its scheduler runs single-module rules over n draft layers:
+               # tests/data/sched_spec_mtp/probe_multi_module.out)
+               f"has {n} MTP modules ({key}): vLLM 0.33 builds {n} draft attention layers, "
+               "its scheduler single-module MTP's; the draft's several layers are not "
+               "modelled" if cls.startswith("Qwen3_5") else
+               f"has {n} MTP modules: vLLM 0.33 builds {n} draft layers and with K >= 2 runs "
+               f"multi-module MTP (K a multiple of {n}; prefill and block-hash lookaheads of K "
+               "tokens, K - 1 re-prefillable, a scheduler block of at least K with prefix "
+               "caching), which kvcli does not model")
         raise InputError(f"mtp with {target.name}: it {why}", field=FIELD)
     h = target.hidden_size
     name = f"{target.name} MTP"
