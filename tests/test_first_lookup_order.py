@@ -25,7 +25,8 @@ FULL32 = {"type": "full", "block_size": 32}
 FINE = {"type": "chunked_local", "attention_chunk_size": 32, "block_size": 8}
 COARSE = {"type": "chunked_local", "attention_chunk_size": 32, "block_size": 32}
 DROP = ("field 'config.disable_lookahead_block_hashes': drops EAGLE's last block in a chunked "
-        "local attention group, which vLLM does not support (it fails at the first lookup): "
+        "local attention group, which vLLM does not support (it fails at the first lookup: "
+        "'Hybrid KV cache is not supported for eagle + chunked local attention.'): "
         "flag only the groups holding the draft's layers (eagle_groups), or use lookahead "
         "hashes")
 SIZES = ("field 'config.groups': KV cache groups of different block sizes (8, 32 tokens) with "

@@ -1,11 +1,12 @@
 """The CPU tier beside a chunked local attention group with a `prefix_match_unit` finer than a
 block = vLLM 0.33.0's Scheduler / AsyncScheduler and OffloadingConnector: the chunked group at
 the lcm (partial hash hits off; Mamba groups or not), or at the unit beside Mamba groups with
-partial hash hits on (`ocuN`); refused alike where vLLM refuses or fails.
+partial hash hits on (`ocuN`), with drafts too (`osN`, `omN` for mtp); refused alike where
+vLLM refuses or fails.
 
 `data/offload_chunked_pmu/` holds ../offload_mixed's traces with a chunked group inserted and a
 unit, answered by the oracle's `sched_offload` patched as ../offload_mixed_pmu/README.md says
-(README there: 144 drawn, 97 ran and match, 47 stopped alike). kvcli refused these ("beside a
+(README there: 258 drawn, 163 ran and match, 95 stopped alike). kvcli refused these ("beside a
 chunked local group kvcli does not model it with the CPU tier yet"); nothing new was needed.
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 import test_offload_replay as one_group
 from oracle_sched import answer_of, config_of, replay_case
+from spec_offload_check import check_spec_offload_case
 
 from kvcore.errors import InputError
 from kvcore.managers.registry import spec_from_group_config
@@ -48,12 +50,17 @@ def test_the_kept_cases_hold_both_layouts() -> None:
         else:
             assert chunked == math.lcm(*sizes)
             lcm += 1
-    assert on == ["ocu18", "ocu31", "ocu4", "ocu77", "ocu80"]
-    assert (len(RAN), lcm) == (19, 14)
+    assert on == ["ocu18", "ocu31", "ocu4", "ocu77", "ocu80", "omu91", "osu115", "osu5",
+                  "osu87"]
+    assert (len(RAN), lcm) == (30, 21)
 
 
 @pytest.mark.parametrize("trace", RAN, ids=[t.name.split(".")[0] for t in RAN])
 def test_chunked_pmu_tier_case(trace: Path) -> None:
+    if config_of(trace).get("num_speculative_tokens"):
+        # (and the drafts scheduled on every step, vLLM's SpecDecodingStats)
+        check_spec_offload_case(trace)
+        return
     one_group.test_offload_case(trace, "expected", bool(config_of(trace).get("async_scheduling")))
 
 
@@ -61,7 +68,9 @@ def test_chunked_pmu_tier_case(trace: Path) -> None:
 def test_refused_as_vllm(trace: Path) -> None:
     """oc12: `offload_block_size` over several block sizes (vLLM's assertion at start-up); oc26:
     the pool; ocf1, ocf10: the chunked group finer than the lcm, vLLM's chunked manager's
-    assertion at its first lookup (ocf10 after 8 idle steps before the first arrival)."""
+    assertion at its first lookup (ocf10 after 8 idle steps before the first arrival); os1,
+    om32: the tier's legacy hashes make EAGLE / MTP drop a block in the chunked group, the
+    same manager's other assertion there."""
     error = answer_of(trace)[-1]["error"]
     with pytest.raises(InputError) as e:
         replay_case(trace, async_scheduling=bool(config_of(trace).get("async_scheduling")))
@@ -70,6 +79,11 @@ def test_refused_as_vllm(trace: Path) -> None:
         assert "If 'block_size' is specified in kv_connector_extra_config" in e.value.message
     elif "would refuse to start" in error:
         assert "needs 66 blocks" in error and "needs 66 blocks" in e.value.message
+    elif "eagle + chunked" in error:
+        assert error == ("AssertionError: Hybrid KV cache is not supported for eagle + chunked "
+                         "local attention.")
+        assert e.value.field == "config.kv_offloading_size_chunks"
+        assert error.split(": ", 1)[1] in e.value.message
     else:
         assert error == ("AssertionError: KV cache groups with different block sizes are not "
                          "compatible with chunked local attention now")

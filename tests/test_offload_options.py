@@ -233,7 +233,8 @@ def test_a_tier_refusal_names_the_config_lines_size_key(tmp_path: Path) -> None:
     src = Path(__file__).parent / "data" / "offload_spec_more" / "mtp70.trace.jsonl"
     said = ("a CPU tier keeps vLLM's legacy block hashes, so mtp drops its last block in a "
             "chunked local attention group, which vLLM does not support (it fails at the first "
-            "lookup): flag only the groups holding the draft's layers (eagle_groups), or give "
+            "lookup: 'Hybrid KV cache is not supported for eagle + chunked local attention.'): "
+            "flag only the groups holding the draft's layers (eagle_groups), or give "
             "no CPU tier")
     r = CliRunner().invoke(app, ["replay", str(src), "--json"])
     assert (r.exit_code, r.stdout) == (2, "")

@@ -71,12 +71,14 @@ def eagle_drop_refusal(cfg: ReplayOptions, trace: Trace,
             return refusal(cfg, trace, tier_option(cfg, trace), "a CPU tier keeps vLLM's "
                            f"legacy block hashes, so {cfg.spec_method} drops its last block in "
                            "a chunked local attention group, which vLLM does not support (it "
-                           "fails at the first lookup): flag only the groups holding the "
+                           "fails at the first lookup: 'Hybrid KV cache is not supported for "
+                           "eagle + chunked local attention.'): flag only the groups holding the "
                            "draft's layers (eagle_groups), or give no CPU tier",
                            also=("eagle_groups",))
         return refusal(cfg, trace, "disable_lookahead_block_hashes", "drops EAGLE's last "
                        "block in a chunked local attention group, which vLLM does not support "
-                       "(it fails at the first lookup): flag only the groups holding the "
+                       "(it fails at the first lookup: 'Hybrid KV cache is not supported for "
+                       "eagle + chunked local attention.'): flag only the groups holding the "
                        "draft's layers (eagle_groups), or use lookahead hashes",
                        also=("eagle_groups",))
     return None
