@@ -26,8 +26,9 @@ CASES = sorted(t for t in DATA.glob("*.trace.jsonl") if t.name[:-12] not in REFU
 
 def test_the_cases_are_all_there():
     names = sorted(t.name[:-12] for t in DATA.glob("*.trace.jsonl"))
-    assert names == ["ckea11", "ckng14", "cxe318f", "cxng15", "mce313", "mcmt8", "mcmt9",
-                     "mwe311", "mwea14", "mwng16", "mwng3f", "xpe316", "xpmt15", "xpmt6f"]
+    assert names == ["ckea11", "ckng14", "cue315f", "cue320", "cuea23", "cumt13", "cung27",
+                     "cxe318f", "cxng15", "mce313", "mcmt8", "mcmt9", "mwe311", "mwea14",
+                     "mwng16", "mwng3f", "xpe316", "xpmt15", "xpmt6f"]
     # both schedulers and all four methods are kept
     assert {config_of(DATA / f"{n}.trace.jsonl")["async_scheduling"] for n in names} == \
         {False, True}

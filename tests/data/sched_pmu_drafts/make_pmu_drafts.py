@@ -9,7 +9,9 @@ make_mixed_pmu.py's trace N (`xp`: full attention and sliding windows, no Mamba 
 ../sched_mamba_window_pmu/make_window_pmu.py's `trace` and `chunked` N (`mw`: partial hits
 beside a window at the unit; `mc`: a chunked local group there), ../sched_chunked_mamba/
 make_chunked_mamba.py's N, plain and `--coarse` (`ck`: a chunked group at the hash block;
-`cx`: one at B or 2B beside Mamba groups, partial hits off). To each it adds, from
+`cx`: one at B or 2B beside Mamba groups, partial hits off), and since 2026-12-07
+../sched_chunked_pmu/make_chunked_pmu.py's N (`cu`: a chunked group at the lcm, or finer,
+without a Mamba group; added last, so the other families' draws are unchanged). To each it adds, from
 `random.Random(N * 7919 + 5 + family)`, what ../sched_spec_mtp_mixed/make_mtp_mixed.py adds:
 the method (mtp, eagle3, eagle or ngram), K 1-3, an acceptance rate 0.3-0.9, the spec seed,
 sync or async scheduling, the legacy hashes (`disable_lookahead_block_hashes`) 1 in 3 and,
@@ -39,6 +41,7 @@ def _load(name: str, path: Path):
 mixed_pmu = _load("make_mixed_pmu", DATA / "sched_mixed_pmu" / "make_mixed_pmu.py")
 window_pmu = _load("make_window_pmu", DATA / "sched_mamba_window_pmu" / "make_window_pmu.py")
 chunked_mamba = _load("make_chunked_mamba", DATA / "sched_chunked_mamba" / "make_chunked_mamba.py")
+chunked_pmu = _load("make_chunked_pmu", DATA / "sched_chunked_pmu" / "make_chunked_pmu.py")
 
 
 def _coarse(seed: int):
@@ -50,7 +53,7 @@ def _coarse(seed: int):
 
 
 FAMILIES = {"xp": mixed_pmu.trace, "mw": window_pmu.trace, "mc": window_pmu.chunked,
-            "ck": chunked_mamba.trace, "cx": _coarse}
+            "ck": chunked_mamba.trace, "cx": _coarse, "cu": chunked_pmu.trace}
 CODES = {"mtp": "mt", "eagle3": "e3", "eagle": "ea", "ngram": "ng"}
 
 
