@@ -45,6 +45,8 @@ FOREIGN = {
     "--kv-cache-memory-bytes": "vllm serve's flag kvcli does not take (docs/replay.md)",
     "--max-num-active-seqs": "vllm serve's flag kvcli does not take (docs/replay.md)",
     "--max-num-partial-prefills": "not a vLLM 0.33 flag (docs/replay.md)",
+    "--allow-deprecated-quantization": "vllm serve's flag kvcli does not take (docs/config.md)",
+    "--kv-sharing-fast-prefill": "vllm serve's flag kvcli does not take (docs/config.md)",
 }
 
 
