@@ -152,7 +152,7 @@ def test_report_of_a_file_holding_two_grids(tmp_path):
 
 def test_a_swept_list_is_one_readable_cell():
     """router_opt's values are lists: the table showed "['llmd.prefix_weight=3', ...]"."""
-    from kvcli.sweep_view import view
+    from kvcli.sweep_view import sweep_view
 
     jobs = [{"index": 0, "job_id": "a", "metrics": None,
              "config": {"router_opt": ["llmd.prefix_weight=3", "llmd.queue_weight=1"]},
@@ -161,5 +161,5 @@ def test_a_swept_list_is_one_readable_cell():
              "swept": {"router_opt": None}}]
     doc = {"swept": ["router_opt"], "metrics": [], "jobs": jobs, "command": "cluster",
            "jobs_finished": 0, "jobs_total": 2}
-    rows = view(doc).tables[0].rows
+    rows = sweep_view(doc).tables[0].rows
     assert [r[1] for r in rows] == ["llmd.prefix_weight=3, llmd.queue_weight=1", "default"]
