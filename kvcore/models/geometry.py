@@ -130,6 +130,7 @@ class ModelGeometry:
     # the same names as the config wrote them, entry for entry (for messages)
     fp8_ignored_written: tuple[str, ...] = ()
     fp8_lm_prefix: str = ""     # (vLLM's path before kvcli's: "language_model." in a wrapper)
+    architecture: str = ""      # the config's first ``architectures`` entry ("": none)
     quantization: str | None = None
     int_quant: IntQuant | None = None   # an AWQ / GPTQ checkpoint's (`kvcore.models.int_quant`)
     modelopt: ModelOpt | None = None    # a ModelOpt one's (`kvcore.models.modelopt_quant`)

@@ -138,8 +138,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     if (why := refusal(archs)) is not None:
         raise InputError(why, path=source or None, field="architectures")
     if model_type in MAMBA_ONLY_TYPES:      # attention-free: no heads to read
-        return read_mamba_only(c, model_type, name=name, source=source,
-                               dtype=model_dtype(c.get("torch_dtype") or c.get("dtype"), source))
+        return replace(read_mamba_only(c, model_type, name=name, source=source, dtype=model_dtype(
+            c.get("torch_dtype") or c.get("dtype"), source)), architecture=architecture(archs))
     defaults = {**CLASS_DEFAULTS.get(model_type, {}), **MODEL_TYPE_DEFAULTS.get(model_type, {})}
     if model_type in kv_sharing.GEMMA3N_TYPES:
         c = kv_sharing.one_width(c, source)
@@ -283,4 +283,5 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     modelopt_rank.check(g)     # (and of ModelOpt's exclude_modules)
     if model_type in LFM2_TYPES:    # (MLP widths, experts, tied head: `kvcore.models.lfm2`)
         g = replace(g, **lfm2_fields(model_type, n_layers, get, get_dim, source))
-    return replace(g, rope_caches=rope_caches(c, g, get), vision_buffers=vision_buffers(cfg, g))
+    return replace(g, rope_caches=rope_caches(c, g, get), vision_buffers=vision_buffers(cfg, g),
+                   architecture=architecture(archs))

@@ -28,6 +28,7 @@ from kvcore.group_specs import UniformTypeKVCacheSpecs
 from kvcore.kv_cache_config import KVCacheGroupSpec
 from kvcore.models.eagle_draft import DraftModel, is_draft_layer
 from kvcore.models.geometry import ModelGeometry, decoder_layer_of
+from kvcore.models.pp_support import refuse_pp
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.sizing.buffers_term import buffer_bytes
 from kvcore.sizing.config import GiB, bytes_per_block
@@ -123,6 +124,7 @@ def pipeline_stages(g: ModelGeometry, groups: list[KVCacheGroupSpec], tp: int, p
     target's), or `weights_gib` split by its share of the decoder layers, buffers in it (a
     given total says nothing of where the embedding, the head and a draft are), its memory the
     GPU's budget less them and the activations."""
+    refuse_pp(g.name, g.architecture, pp)      # (vLLM's config check, before any build)
     n = g.num_layers
     if pp > n:
         # (vLLM's split then gives stages no layer: their workers plan no KV cache)
