@@ -44,7 +44,17 @@ _TYPES = {"linear_attention": "mamba", "mamba": "mamba", "full_attention": "full
 
 def nemotron_h_layers(c: dict[str, Any], source: str) -> tuple[tuple[str, ...], tuple[bool, ...]]:
     """(each layer's kind, whether it is a mixture-of-experts layer), from the config's
-    ``layers_block_type`` / ``layer_types`` list or its ``hybrid_override_pattern``."""
+    ``layers_block_type`` / ``layer_types`` list or its ``hybrid_override_pattern``; with a
+    ``sliding_window`` every attention layer slides (vLLM's nemotron_h.py hands the config's
+    window to each one's Attention)."""
+    kinds, moe = _listed_layers(c, source)
+    window = c.get("sliding_window")
+    if isinstance(window, int) and not isinstance(window, bool) and window > 0:
+        kinds = tuple("sliding" if k == "full" else k for k in kinds)
+    return kinds, moe
+
+
+def _listed_layers(c: dict[str, Any], source: str) -> tuple[tuple[str, ...], tuple[bool, ...]]:
     listed = c.get("layers_block_type") or c.get("layer_types")
     if listed is not None:
         field = "layers_block_type" if c.get("layers_block_type") else "layer_types"
