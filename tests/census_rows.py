@@ -5,6 +5,7 @@ weights, fp8, int quantisation, drafts and buffers."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Collection
 
 import pytest
@@ -42,3 +43,21 @@ def check_ranks_agree(cases: dict) -> None:
         for ranks in case["tp"].values():
             done = [r for r in ranks if "refused" not in r]
             assert len({json.dumps(r["param_bytes_by_dtype"]) for r in done}) <= 1, name
+
+
+def vllms_words(refused: str) -> str:
+    """The words of a refusal a census recorded from vLLM, as kvcli quotes them."""
+    # (pydantic wraps a refusal raised while a config is built: the words are its second line)
+    line = refused.splitlines()[1].strip() if refused.startswith("ValidationError") else refused
+    line = line.removeprefix("Value error, ").removeprefix("ValueError: ").split(" [type=")[0]
+    if line.startswith("RuntimeError: Unsupported FusedMoe scheme: "):
+        # (the rest is compressed-tensors' repr of the weights' and inputs' QuantizationArgs)
+        return "Unsupported FusedMoe scheme"
+    if line.startswith("('The quantization method %s is deprecated"):
+        # (vLLM passes logger-style arguments to ValueError: its message is the tuple's repr)
+        return ("The quantization method fbgemm_fp8 is deprecated and will be removed in "
+                "future versions of vLLM. To bypass, set `--allow-deprecated-quantization`.")
+    if set_ := re.search(r"\{('[^}]*)\}", line):
+        # (a Python set's repr: its order varies from run to run)
+        line = line.replace(set_[0], "{" + ", ".join(sorted(set_[1].split(", "))) + "}")
+    return line

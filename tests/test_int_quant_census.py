@@ -17,7 +17,7 @@ from kvcore.errors import InputError
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.sizing.resolve import resolve_kv_cache_config
-from tests.census_rows import built_ranks
+from tests.census_rows import built_ranks, vllms_words
 
 DATA = Path(__file__).parent / "data"
 HERE = DATA / "weights_census" / "int_quant"
@@ -45,20 +45,11 @@ def test_bytes_per_rank_equal_vllms(name: str, tp: int, rank: int) -> None:
     assert estimate_weights_bytes(g, tp) == sum(rec["param_bytes_by_dtype"].values())
 
 
-def _vllms_words(refused: str) -> str:
-    # (pydantic wraps a refusal raised while VllmConfig is built: the words are its second line)
-    line = refused.splitlines()[1].strip() if refused.startswith("ValidationError") else refused
-    if line.startswith("RuntimeError: Unsupported FusedMoe scheme: "):
-        # (the rest is compressed-tensors' repr of the weights' and inputs' QuantizationArgs)
-        return "Unsupported FusedMoe scheme"
-    return line.removeprefix("Value error, ").removeprefix("ValueError: ").split(" [type=")[0]
-
-
 @pytest.mark.parametrize(("name", "refused"), AT_EVERY_TP)
 def test_a_config_vllm_refuses_is_refused_with_its_words(name: str, refused: str) -> None:
     with pytest.raises(InputError) as e:
         read_hf_config(_config(name), name=name)
-    assert e.value.message.endswith(f'"{_vllms_words(refused)}"')
+    assert e.value.message.endswith(f'"{vllms_words(refused)}"')
     assert e.value.field.startswith("quantization_config.")
 
 
@@ -69,11 +60,11 @@ def test_a_tp_vllm_refuses_is_refused_naming_the_option(name: str, tp: int, refu
         resolve_kv_cache_config(geometry=g, tensor_parallel_size=tp, gpu_memory_gib=80,
                                 max_model_len=4096)
     assert e.value.field == "tensor_parallel_size"
-    assert _vllms_words(refused) in e.value.message
+    assert vllms_words(refused) in e.value.message
 
 
 def test_the_census_draws_each_refusal() -> None:
-    words = sorted({_vllms_words(p.values[-1])[:30] for p in AT_EVERY_TP + AT_SOME_TP})
+    words = sorted({vllms_words(p.values[-1])[:30] for p in AT_EVERY_TP + AT_SOME_TP})
     assert words == ["CompressedTensors WNA16 MoE wi", "Detected some but not all shar", "GPTQ group activation ordering",
                      "Marlin does not support group_", "Tensor parallel size 8 is grea",
                      "The input size is not aligned ", "Unsupported FusedMoe scheme",

@@ -8,7 +8,6 @@ left with the warning (MIXED_PRECISION)."""
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -24,7 +23,7 @@ from kvcore.models.int_quant_rank import unquantised_method
 from kvcore.models.quantization import auto_kv_dtype
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.sizing.resolve import resolve_kv_cache_config
-from tests.census_rows import built_ranks
+from tests.census_rows import built_ranks, vllms_words
 
 DATA = Path(__file__).parent / "data"
 HERE = DATA / "weights_census" / "modelopt"
@@ -67,25 +66,11 @@ def test_bytes_per_rank_equal_vllms(name: str, tp: int, rank: int) -> None:
     assert unquantised_method(g) is None
 
 
-def _vllms_words(refused: str) -> str:
-    # (pydantic wraps a refusal raised while a config is built: the words are its second line)
-    line = refused.splitlines()[1].strip() if refused.startswith("ValidationError") else refused
-    line = line.removeprefix("Value error, ").removeprefix("ValueError: ").split(" [type=")[0]
-    if line.startswith("('The quantization method %s is deprecated"):
-        # (vLLM passes logger-style arguments to ValueError: its message is the tuple's repr)
-        return ("The quantization method fbgemm_fp8 is deprecated and will be removed in "
-                "future versions of vLLM. To bypass, set `--allow-deprecated-quantization`.")
-    if set_ := re.search(r"\{('[^}]*)\}", line):
-        # (a Python set's repr: its order varies from run to run)
-        line = line.replace(set_[0], "{" + ", ".join(sorted(set_[1].split(", "))) + "}")
-    return line
-
-
 @pytest.mark.parametrize(("name", "refused"), AT_EVERY_TP)
 def test_a_config_vllm_refuses_is_refused_with_its_words(name: str, refused: str) -> None:
     with pytest.raises(InputError) as e:
         read_hf_config(_config(name), name=name)
-    assert e.value.message.endswith(f'"{_vllms_words(refused)}"')
+    assert e.value.message.endswith(f'"{vllms_words(refused)}"')
     assert e.value.field.startswith("quantization_config.")
 
 
@@ -96,11 +81,11 @@ def test_a_tp_vllm_refuses_is_refused_naming_the_option(name: str, tp: int, refu
         resolve_kv_cache_config(geometry=g, tensor_parallel_size=tp, gpu_memory_gib=80,
                                 max_model_len=4096)
     assert e.value.field == "tensor_parallel_size"
-    assert f'"{_vllms_words(refused)}"; got {tp}' in e.value.message
+    assert f'"{vllms_words(refused)}"; got {tp}' in e.value.message
 
 
 def test_the_census_draws_each_refusal() -> None:
-    words = sorted({_vllms_words(p.values[-1])[:30] for p in AT_EVERY_TP + AT_SOME_TP})
+    words = sorted({vllms_words(p.values[-1])[:30] for p in AT_EVERY_TP + AT_SOME_TP})
     assert words == ["Cannot find the config file fo", "FP8_PB_WO requires in divisibl",
                      "MIXED_PRECISION quant_algo req", "MXFP8 MoE requires intermediat",
                      "MXFP8 requires input size divi", "Mixed quant_algo within fused ",
@@ -164,7 +149,7 @@ def test_the_exclude_list_as_vllm_matches_it() -> None:
 
 
 def test_a_dtype_vllm_refuses_is_refused_naming_the_key_or_the_option() -> None:
-    refused = _vllms_words(_refused(CASES[DTYPE_REFUSED]) or "")
+    refused = vllms_words(_refused(CASES[DTYPE_REFUSED]) or "")
     assert refused == ("torch.float16 is not supported for quantization method modelopt_mxfp8. "
                        "Supported dtypes: [torch.bfloat16]")
     g = read_hf_config(_config(DTYPE_REFUSED), source="c.json")

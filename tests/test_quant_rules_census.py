@@ -16,7 +16,7 @@ from kvcli.app import app
 from kvcore.errors import InputError
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.weights import estimate_weights_bytes
-from tests.census_rows import built_ranks
+from tests.census_rows import built_ranks, vllms_words
 
 DATA = Path(__file__).parent / "data"
 HERE = DATA / "weights_census" / "quant_rules"
@@ -44,26 +44,17 @@ def test_bytes_per_rank_equal_vllms(name: str, tp: int, rank: int) -> None:
     assert estimate_weights_bytes(g, tp) == sum(rec["param_bytes_by_dtype"].values())
 
 
-def _vllms_words(refused: str) -> str:
-    # (pydantic wraps a refusal raised while VllmConfig is built: the words are its second line)
-    line = refused.splitlines()[1].strip() if refused.startswith("ValidationError") else refused
-    if line.startswith("RuntimeError: Unsupported FusedMoe scheme: "):
-        # (the rest is compressed-tensors' repr of the weights' and inputs' QuantizationArgs)
-        return "Unsupported FusedMoe scheme"
-    return line.removeprefix("Value error, ").removeprefix("ValueError: ").split(" [type=")[0]
-
-
 @pytest.mark.parametrize(("name", "refused"), AT_EVERY_TP)
 def test_a_rule_vllm_refuses_is_refused_with_its_words(name: str, refused: str) -> None:
     with pytest.raises(InputError) as e:
         read_hf_config(_config(name), name=name)
-    assert e.value.message.endswith(f'"{_vllms_words(refused)}"')
+    assert e.value.message.endswith(f'"{vllms_words(refused)}"')
     assert e.value.field in ("quantization_config.dynamic", "quantization_config.config_groups",
                              "quantization_config.modules_in_block_to_quantize")
 
 
 def test_the_census_draws_each_refusal() -> None:
-    assert sorted(_vllms_words(p.values[-1])[:30] for p in AT_EVERY_TP) == [
+    assert sorted(vllms_words(p.values[-1])[:30] for p in AT_EVERY_TP) == [
         "All MoE projections need to ha", "Detected some but not all shar",
         "GPTQ group activation ordering", "Marlin does not support group_",
         "Unsupported FusedMoe scheme", "Unsupported quantization confi"]
@@ -73,7 +64,7 @@ def test_the_census_draws_each_refusal() -> None:
 def test_bitsandbytes_is_refused_as_vllm_033_refuses_it(name: str, refused: str) -> None:
     # vLLM 0.33 has no bitsandbytes method (no quantization/bitsandbytes.py, no load format):
     # ModelConfig refuses the checkpoint before anything is built, at every TP
-    assert _vllms_words(refused).startswith("Unknown quantization method: bitsandbytes. Must "
+    assert vllms_words(refused).startswith("Unknown quantization method: bitsandbytes. Must "
                                             "be one of ['awq', ")
     res = runner.invoke(app, ["config", "--model-config", str(DATA / name),
                               "--gpu-memory-gib", "80", "--json"])
