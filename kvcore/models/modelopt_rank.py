@@ -18,6 +18,10 @@ from kvcore.errors import InputError
 from kvcore.models import fp8_shapes
 from kvcore.models.fp8_ignored import block_names, experts_path, fused_of
 from kvcore.models.geometry import ModelGeometry
+
+# (the MoE routers vLLM builds with the quant_config, and the linears under self_attn: the
+# same for every method)
+from kvcore.models.int_quant_rank import ATTENTION, QUANTISED_GATES
 from kvcore.models.modelopt_mixed import algo_at
 from kvcore.models.modelopt_quant import (
     ModelOpt,
@@ -34,10 +38,6 @@ from kvcore.specs import DTYPE_BYTES
 Stage = tuple[range | None, bool, bool]
 # (the multimodal models whose tower vLLM builds at vision_tower.vision_model: Gemma 3's)
 UNQUANTISED_TOWERS = ("gemma3_text",)
-# (the MoE routers vLLM builds with the quant_config: qwen3_moe.py's GateLinear)
-QUANTISED_GATES = ("qwen3_moe",)
-ATTENTION = ("qkv_proj", "o_proj", "fused_qkv_a_proj", "q_b_proj", "q_proj",
-             "kv_a_proj_with_mqa", "kv_b_proj")
 
 
 def modelled(g: ModelGeometry) -> ModelOpt | None:
