@@ -18,10 +18,7 @@ from kvcore.errors import InputError
 from kvcore.models import fp8_shapes
 from kvcore.models.fp8_ignored import block_names, experts_path, fused_of
 from kvcore.models.geometry import ModelGeometry
-
-# (the MoE routers vLLM builds with the quant_config, and the linears under self_attn: the
-# same for every method)
-from kvcore.models.int_quant_rank import ATTENTION, QUANTISED_GATES
+from kvcore.models.int_quant_rank import ATTENTION, QUANTISED_GATES  # (any method's)
 from kvcore.models.modelopt_mixed import algo_at
 from kvcore.models.modelopt_quant import (
     ModelOpt,
