@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvcore.models.mamba_only import NO_LIMIT
+
 
 def _short_layers(names: list[str]) -> str:
     idx = [n.rsplit(".", 1)[-1] for n in names]
@@ -75,7 +77,12 @@ def sizing_view(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utiliza
                 f"{data['max_concurrency']:.2f}")
     text.append(f"KV cache capacity = {data['kv_cache_tokens']:,} tokens "
                 f"(vLLM's 'GPU KV cache size'); pool = {data['pool_tokens']:,} token slots")
-    text.append(f"largest max_model_len that fits = {data['max_model_len_fits']:,}")
+    fits = data["max_model_len_fits"]
+    # (an attention-free model with no length key: vLLM takes any max_model_len, and one
+    # request's state does not grow with it)
+    text.append("largest max_model_len that fits = " + (
+        f"{fits:,}" if fits < NO_LIMIT else "any (the model sets no limit and a request's "
+        "blocks do not grow with its length)"))
     tables = [groups]
     if data["stages"]:
         tables.append(_stages_table(data["stages"], data["num_blocks"], least))

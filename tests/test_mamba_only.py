@@ -119,3 +119,14 @@ def test_a_bad_config_is_one_line_naming_the_file_and_key(tmp_path, change, fiel
     assert len(lines) == 1 and "Traceback" not in res.stderr, res.stderr
     assert lines[0].startswith(f"error: {path}: field '{field}': "), lines[0]
     assert said in lines[0], lines[0]
+
+
+def test_config_says_any_length_fits_where_the_model_sets_no_limit() -> None:
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+    res = CliRunner().invoke(app, ["config", "--model-config",
+                                   str(DATA / "tiny-mamba1.config.json"), "--gpu-memory-gib", "80"])
+    assert res.exit_code == 0, res.output
+    assert ("largest max_model_len that fits = any (the model sets no limit and a request's "
+            "blocks do not grow with its length)") in res.output
