@@ -13,8 +13,8 @@ DeepSeek's, GLM's and Qwen3-Next's) are vLLM's multi-module MTP once K >= 2 (`us
 K must be a multiple of them; `num_prefill_lookahead_tokens` and `num_hash_lookahead_tokens`
 K, K - 1 tokens re-prefillable and kept in sliding windows, a scheduler block of at least K
 with prefix caching) over one draft layer each; Qwen3.5's `mtp_num_hidden_layers` > 1 builds
-as many draft layers, its scheduler single-module (vLLM reads the other key). Neither is modelled: refused here, saying so (tests/data/sched_spec_mtp/
-probe_multi_module.out, recorded from vLLM's configs). MiMo-V2's checkpoints carry more
+as many draft layers, its scheduler single-module (vLLM reads the other key). Neither is
+modelled: refused here, saying so (tests/data/sched_spec_mtp/probe_multi_module.out, recorded from vLLM's configs). MiMo-V2's checkpoints carry more
 modules, of which vLLM 0.33 builds the first only (`_MIMO_V2_*_NUM_MTP_LAYERS` = 1); kvcli
 does not read MiMo.
 
