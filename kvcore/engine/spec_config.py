@@ -3,12 +3,13 @@ read for what kvcli models of it (`kvcore.engine.spec_decode`): the method, its
 `num_speculative_tokens`, and for EAGLE `disable_lookahead_block_hashes`.
 
 Methods: "ngram" (its `max_model_len`, which vLLM reads no further, accepted), and "eagle" /
-"eagle3" / "mtp" (the same in vLLM's scheduler: K lookahead slots, and with prefix caching lookahead block hashes or, with `disable_lookahead_block_hashes`,
-the EAGLE block drop; their draft's layers and weights sized with the model's: EAGLE's `model`,
-`kvcore.models.eagle_draft`, and DeepSeek-V3's own MTP module, `kvcore.models.mtp_draft`). The n-gram matcher's settings (`prompt_lookup_min` / `_max`) and
-the draft's skill decide which drafts a real server proposes, which a replay cannot see without
-the text: checked and folded into the acceptance model (`--spec-acceptance-rate`). Any other
-method or key is refused, naming it.
+"eagle3" / "mtp" (the same in vLLM's scheduler: K lookahead slots, and with prefix caching
+lookahead block hashes or, with `disable_lookahead_block_hashes`, the EAGLE block drop; their
+draft's layers and weights sized with the model's: EAGLE's `model`, `kvcore.models.eagle_draft`,
+and DeepSeek-V3's own MTP module, `kvcore.models.mtp_draft`). The n-gram matcher's settings
+(`prompt_lookup_min` / `_max`) and the draft's skill decide which drafts a real server proposes,
+which a replay cannot see without the text: checked and folded into the acceptance model
+(`--spec-acceptance-rate`). Any other method or key is refused, naming it.
 """
 
 from __future__ import annotations

@@ -9,14 +9,15 @@ and refuses method mtp for the other models kvcli reads ("Unsupported speculativ
 method: 'mtp'"). One module is run K times (deepseek_mtp.py:217, 231; qwen3_next_mtp.py:148;
 glm4_moe_mtp.py's ``spec_step_idx % num_mtp_layers``):
 the scheduler sees exactly EAGLE-3's rules. Several modules (num_nextn_predict_layers > 1,
-DeepSeek's, GLM's and Qwen3-Next's) are vLLM's multi-module MTP once K >= 2 (`use_multi_module_mtp`:
-K must be a multiple of them; `num_prefill_lookahead_tokens` and `num_hash_lookahead_tokens`
-K, K - 1 tokens re-prefillable and kept in sliding windows, a scheduler block of at least K
-with prefix caching) over one draft layer each; Qwen3.5's `mtp_num_hidden_layers` > 1 builds
-as many draft layers, its scheduler single-module (vLLM reads the other key). Neither is
-modelled: refused here, saying so (tests/data/sched_spec_mtp/probe_multi_module.out, recorded from vLLM's configs). MiMo-V2's checkpoints carry more
-modules, of which vLLM 0.33 builds the first only (`_MIMO_V2_*_NUM_MTP_LAYERS` = 1); kvcli
-does not read MiMo.
+DeepSeek's, GLM's and Qwen3-Next's) are vLLM's multi-module MTP once K >= 2
+(`use_multi_module_mtp`: K must be a multiple of them; `num_prefill_lookahead_tokens` and
+`num_hash_lookahead_tokens` K, K - 1 tokens re-prefillable and kept in sliding windows, a
+scheduler block of at least K with prefix caching) over one draft layer each; Qwen3.5's
+`mtp_num_hidden_layers` > 1 builds as many draft layers, its scheduler single-module (vLLM reads
+the other key). Neither is modelled: refused here, saying so
+(tests/data/sched_spec_mtp/probe_multi_module.out, recorded from vLLM's configs). MiMo-V2's
+checkpoints carry more modules, of which vLLM 0.33 builds the first only
+(`_MIMO_V2_*_NUM_MTP_LAYERS` = 1); kvcli does not read MiMo.
 
 What a module adds (`tests/data/mtp_draft/`, recorded from vLLM's modules): its attention
 layer, named after the target's layers and equal to theirs but for `is_draft`, so it joins
