@@ -142,7 +142,9 @@ def test_the_exclude_list_as_vllm_matches_it() -> None:
     cfg["quantization_config"]["ignore"] = ["model.layers.0.self_attn.q_proj"]
     with pytest.raises(InputError) as e:
         read_hf_config(cfg, source="c.json")
-    assert e.value.field == "quantization_config.exclude_modules"
+    assert (e.value.field, e.value.path) == ("quantization_config.exclude_modules", "c.json")
+    assert e.value.message.startswith("names some but not all shards of model.layers.0."
+                                      "self_attn.qkv_proj, and vLLM refuses to build it: ")
     assert e.value.message.endswith('"Detected some but not all shards of model.layers.0.'
                                     'self_attn.qkv_proj are quantized. All shards of fused '
                                     'layers to have the same precision."')

@@ -7,9 +7,9 @@ tensors' _check_scheme_supported path: "Found different quantization schemes ...
 
 The one home of that refusal: `kvcore.models.fp8_ignored` (the language model's fp8 ignore
 list), `kvcore.models.fp8_vision` (a vision tower's), `kvcore.models.int_quant_rank` (AWQ's
-``modules_to_not_convert``, GPTQ's ``modules_in_block_to_quantize``) and
-`kvcore.models.ct_quant` (the ``ignore`` list) decide which shards their list names and call
-`all_or_none`.
+``modules_to_not_convert``, GPTQ's ``modules_in_block_to_quantize``),
+`kvcore.models.ct_quant` (the ``ignore`` list) and `kvcore.models.modelopt_rank` (ModelOpt's
+``exclude_modules``) decide which shards their list names and call `all_or_none`.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from fnmatch import fnmatch
 from kvcore.errors import InputError
 from kvcore.models import fp8_shapes
 from kvcore.models.fp8_ignored import block_names, experts_path, fused_of
+from kvcore.models.fused_shards import all_or_none
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.int_quant_rank import ATTENTION, QUANTISED_GATES  # (any method's)
 from kvcore.models.modelopt_mixed import algo_at
@@ -49,18 +50,15 @@ def modelled(g: ModelGeometry) -> ModelOpt | None:
     return q
 
 
-def _exact(q: ModelOpt, path: str, fused: dict[str, tuple[str, ...]]) -> bool:
+def _exact(g: ModelGeometry, q: ModelOpt, path: str) -> bool:
     proj = path.split(".")[-1]
+    fused = fused_of(g)
     if proj in fused and path in q.exclude:
         return True
     if proj in fused:
         named = [path.replace(proj, s) in q.exclude for s in fused[proj]]
-        if any(named) and not all(named):
-            raise InputError(f"names some but not all shards of {path}, and vLLM refuses to "
-                             f"build it: \"Detected some but not all shards of {path} are "
-                             "quantized. All shards of fused layers to have the same "
-                             "precision.\"", field="quantization_config.exclude_modules")
-        return named[0]
+        return all_or_none(named, lambda: f"names some but not all shards of {path}", path,
+                           g.source, "quantization_config.exclude_modules")
     if "experts" in path:
         return any(path in x for x in q.exclude if "experts" in x)
     return path in q.exclude
@@ -70,11 +68,8 @@ def excluded(g: ModelGeometry, q: ModelOpt, path: str) -> bool:
     """Whether vLLM builds the module at `path` unquantised."""
     if not q.exclude:
         return False
-    try:
-        if _exact(q, path, fused_of(g)):
-            return True
-    except InputError as e:
-        raise InputError(e.message, path=g.source or None, field=e.field) from None
+    if _exact(g, q, path):
+        return True
     return any(x != path and x in path for x in q.exclude) or \
         any(fnmatch(path, x) for x in q.exclude)
 
