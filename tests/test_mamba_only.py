@@ -130,3 +130,23 @@ def test_config_says_any_length_fits_where_the_model_sets_no_limit() -> None:
     assert res.exit_code == 0, res.output
     assert ("largest max_model_len that fits = any (the model sets no limit and a request's "
             "blocks do not grow with its length)") in res.output
+
+
+@pytest.mark.parametrize("line", [False, True], ids=["vllms-default", "config-line-on"])
+def test_a_replays_caching_is_vllms_default_unless_the_config_line_sets_it(tmp_path,
+                                                                           line) -> None:
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+    prompt = {"prompt_token_ids": list(range(1, 21)), "output_length": 4}
+    rows = ([{"config": {"enable_prefix_caching": True}}] if line else []) + [prompt, prompt]
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    res = CliRunner().invoke(app, ["replay", str(trace), "--model-config", _config("tiny-mamba2"),
+                                   "--num-blocks", "100", "--max-model-len", "256", "--json"])
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.stdout)
+    # (on: the second prompt hits the first's 16-token block; off: nothing is looked up)
+    assert summary["hit_tokens"] == (16 if line else 0)
+    assert ("mamba2 is attention-free: vLLM serves it with prefix caching off unless asked"
+            in res.stderr) is not line

@@ -78,7 +78,11 @@ def sized(cfg: ReplayOptions, trace: Trace
     fill: dict = {}
     res = None
     if cfg.model or cfg.model_config:
-        res = _resolve_model(cfg, trace_config=trace.config)
+        # (prefix caching as a flag or the config line set it, else vLLM's default for the
+        # model: None)
+        set_by_user = ("enable_prefix_caching" in (cfg.given or ())
+                       or "enable_prefix_caching" in trace.config_keys)
+        res = _resolve_model(cfg, caching=cfg.enable_prefix_caching if set_by_user else None)
         geometry = res.geometry
         if res.enable_prefix_caching != cfg.enable_prefix_caching:
             # (not set: vLLM's default for the model, off for an attention-free one)
@@ -93,7 +97,7 @@ def sized(cfg: ReplayOptions, trace: Trace
             # vLLM sizes the pool after its defaults: the windows' in-flight tokens follow them
             res = _resolve_model(dataclasses.replace(
                 cfg, max_num_batched_tokens=limited.max_num_batched_tokens), geometry,
-                trace_config={"enable_prefix_caching": cfg.enable_prefix_caching})
+                caching=cfg.enable_prefix_caching)
         if cfg.num_blocks is None and (cfg.gpu_memory_gib is not None or cfg.mode == "engine"):
             fill["num_blocks"] = res.config.num_blocks
         groups = list(res.config.kv_cache_groups)
@@ -121,11 +125,10 @@ def sized(cfg: ReplayOptions, trace: Trace
 
 
 def _resolve_model(cfg: ReplayOptions, geometry: ModelGeometry | None = None,
-                   trace_config: dict | None = None) -> SizingResult:
+                   caching: bool | None = None) -> SizingResult:
     """The sizing layer's answer for the options' model (``geometry``: the model as read
-    already, not read again); prefix caching as set by an option or ``trace_config`` (the
-    config line), else vLLM's default for the model."""
-    trace_config = trace_config or {}
+    already, not read again), with prefix caching ``caching`` (None: vLLM's default for the
+    model)."""
     from kvcore.mm_options import mm_options
     from kvcore.sizing.resolve import resolve_kv_cache_config
 
@@ -140,9 +143,7 @@ def _resolve_model(cfg: ReplayOptions, geometry: ModelGeometry | None = None,
             block_size=cfg.block_size, max_model_len=cfg.max_model_len,
             max_num_batched_tokens=cfg.max_num_batched_tokens,
             max_concurrent_batches=concurrent_batches(cfg),
-            num_blocks=num_blocks, enable_prefix_caching=cfg.enable_prefix_caching if (
-                "enable_prefix_caching" in (cfg.given or ())
-                or "enable_prefix_caching" in trace_config) else None,
+            num_blocks=num_blocks, enable_prefix_caching=caching,
             kv_cache_dtype=cfg.kv_cache_dtype, tensor_parallel_size=cfg.tp, check_memory=False,
             prefix_match_unit=cfg.prefix_match_unit,
             pipeline_parallel_size=cfg.pipeline_parallel_size,

@@ -122,7 +122,6 @@ def _verify(cfg: ReplayOptions, trace: Trace | None) -> None:
                       ("num_speculative_tokens",))
 
 
-
 # The max_num_scheduled_tokens below which vLLM warns with speculative decoding on
 _SPEC_BUDGET_WARN_BELOW = 8192
 
