@@ -18,7 +18,8 @@ counts them too: docs/config.md, "Buffers").
 - Falcon-H1's `mup_vector` a Mamba mixer: (2 d_ssm + 2 G S + heads) / TP in the model dtype,
   G the groups as vLLM duplicates them over the ranks (falcon_h1.py).
 - A vision tower's, on the first stage while it is built: Gemma 3's SigLIP `position_ids`
-  (int64, one a patch), Qwen3.5's rotary cache (8,192 rows x half its head dim).
+  (int64, one a patch), Qwen3.5's rotary cache (8,192 rows x half its head dim), Gemma 3n's
+  and 4's towers' (`kvcore.models.gemma3n_towers`, `gemma4_towers`).
 Not memory: Mamba2's `conv_weights`, a view of the conv weight. Checked against vLLM's classes
 on the meta device for every census case (tests/data/weights_census/answers.json,
 `buffer_bytes_by_dtype`, less the views).
@@ -111,6 +112,8 @@ def vision_buffers(cfg: dict[str, Any], g: ModelGeometry) -> int:
     """A vision tower's buffer bytes (whole on every rank of the first stage)."""
     if not g.vision_params:
         return 0
+    if g.vision_parts:      # (Gemma 3n's and 4's towers: each part's own)
+        return sum(p.buffers for p in g.vision_parts)
     v = vision_config(cfg, g.source)
     # (the keys were checked when the tower's parameters were read)
     if g.model_type.startswith("gemma3"):

@@ -43,7 +43,7 @@ from kvcore.models.mamba_spec import (  # (re-exported: the Mamba spec's parts l
 from kvcore.models.modelopt_quant import ModelOpt
 from kvcore.models.qwen3_5 import GDN_TYPES
 from kvcore.models.rope_cache import RopeCache
-from kvcore.models.vision_keys import VisionLinear
+from kvcore.models.vision_keys import TowerPart, VisionLinear
 from kvcore.specs import (
     ChunkedLocalAttentionSpec,
     FullAttentionSpec,
@@ -162,6 +162,11 @@ class ModelGeometry:
     vision_data_parallel: bool = False
     # an fp8 checkpoint's tower linears vLLM quantises (`kvcore.models.fp8_vision`)
     vision_linears: tuple[VisionLinear, ...] = ()
+    # its towers where several are skipped each on its own (Gemma 3n's and 4's vision, audio)
+    vision_parts: tuple[TowerPart, ...] = ()
+    # Gemma 3n's / 4's multimodal classes' per-layer-embedding scratch, per batched token: its
+    # layers x hidden_size_per_layer_input (`kvcore.models.gemma3n_towers.ple_scratch_bytes`)
+    ple_scratch_width: int = 0
     perf_swa: tuple[int, int] | None = None   # perf.py's (sliding layers, window), not the kinds'
     # the buffers vLLM holds beside the weights (`kvcore.models.buffers`): the text model's
     # distinct RoPE caches, the vision tower's bytes

@@ -232,7 +232,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     counted_moe = counted_moe_layers(get, n_layers, num_experts)
     max_pos = get_int("max_position_embeddings", required=True)
     limit, default = lengths(c, max_pos, source)
-    vision = vision_tower(cfg, model_type, archs, hidden, source)
+    vision = vision_tower(cfg, model_type, archs, hidden, source, dtype)
     ignored = ignored_of(get("quantization_config"))
     matched = ignored_as_matched(ignored[0], architecture(archs))
     fp8 = quant_method(get("quantization_config"), source) == "fp8"
@@ -253,6 +253,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
                             MTP_MODULES[model_type]) or 0 if model_type in MTP_MODULES else 0),
         vision_params=vision.total, vision_whole=vision.whole, vision_heads=vision.heads,
         vision_modalities=vision.modalities, vision_data_parallel=vision.data_parallel,
+        vision_parts=vision.parts, ple_scratch_width=(n_layers * (get_int(
+            "hidden_size_per_layer_input", 0) or 0) if vision.parts else 0),
         quantization=(method := quant_method(get("quantization_config"), source)),
         int_quant=int_quant.read(get("quantization_config"), method, source, architecture(archs)),
         modelopt=modelopt_quant.read(get("quantization_config"), method, source,

@@ -20,9 +20,6 @@ NOT_MODELLED = {
     "KimiLinearForCausalLM": "Kimi Delta Attention layers beside MLA",
     # found by the KV-spec census (tests/data/kv_spec_census/README.md), read otherwise as
     # plain attention with one cache a layer:
-    # (the text models are read: `kvcore.models.kv_sharing`; their towers are not)
-    "Gemma3nForConditionalGeneration": "a MobileNetV5 vision tower and a Conformer audio "
-                                       "tower beside its KV-sharing text model",
     "HrmTextForCausalLM": "non-causal attention layers run over several reasoning cycles, a "
                           "cache for each layer in each cycle",
     "MiniCPM3ForCausalLM": "latent-projected attention caching qk_nope_head_dim + "
@@ -36,8 +33,6 @@ NOT_MODELLED = {
                                      "generation experts",
     # Gemma 4's text model is read (`kvcore.models.kv_sharing`); MiMo-V2-Flash's windows
     # read from vLLM's source (mimo_v2.py: not built here)
-    "Gemma4ForConditionalGeneration": "Gemma 4's own vision and audio towers beside its text "
-                                      "model (kvcli counts SigLIP's and Qwen3.5's only)",
     "Gemma4UnifiedForConditionalGeneration": "Gemma 4's own vision tower beside its text model "
                                              "and bidirectional attention over image tokens",
     "DiffusionGemmaForBlockDiffusion": "block diffusion over Gemma 4's layers (a canvas of "

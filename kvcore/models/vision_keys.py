@@ -22,6 +22,16 @@ class VisionLinear(NamedTuple):
     shards: tuple[str, ...] = ()
 
 
+class TowerPart(NamedTuple):
+    """One of a model's towers (with its embedder) where it has several, each skipped on its
+    own: Gemma 3n's and Gemma 4's vision and audio towers (`kvcore.models.mm_serving`): its
+    modalities, parameters (all, whole on every rank) and buffer bytes."""
+    modalities: tuple[str, ...]
+    total: int
+    whole: int
+    buffers: int
+
+
 class VisionParams(NamedTuple):
     """A vision tower's parameters (its projector's included): all of them, and those every
     tensor-parallel rank keeps whole (embeddings, norms, row-parallel biases); a rank holds
@@ -29,39 +39,47 @@ class VisionParams(NamedTuple):
     TP (a TP that does not divide them is refused, as vLLM's `divide` asserts); ``modalities``:
     the inputs it encodes (vLLM skips it when all their limits are 0); ``data_parallel``:
     whether the class takes ``--mm-encoder-tp-mode data`` (`kvcore.models.mm_serving`);
-    ``linears``: those built with the model's quant_config, in the order vLLM builds them."""
+    ``linears``: those built with the model's quant_config, in the order vLLM builds them;
+    ``parts``: its towers, where there are several (their sums are ``total`` and ``whole``)."""
     total: int
     whole: int
     heads: int = 0
     modalities: tuple[str, ...] = ()
     data_parallel: bool = False
     linears: tuple[VisionLinear, ...] = ()
+    parts: tuple[TowerPart, ...] = ()
 
 
 def vision_config(cfg: dict[str, Any], source: str) -> dict[str, Any]:
-    """The config's ``vision_config`` (absent or null: every size its class's default). Any
+    """The config's ``vision_config``: `tower_config`'s."""
+    return tower_config(cfg, "vision_config", source)
+
+
+def tower_config(cfg: dict[str, Any], key: str, source: str) -> dict[str, Any]:
+    """The config's ``vision_config`` (or ``audio_config``: `key`; absent or null: every size
+    its class's default). Any
     other value than an object is refused, as transformers' config class refuses it when vLLM
     loads the config (its strict dataclass check: "doesn't match any type in (dict,
     PreTrainedConfig)"), where kvcli read a string or a list as absent."""
-    v = cfg.get("vision_config")
+    v = cfg.get(key)
     if v is None:
         return {}
     if not isinstance(v, dict):
         raise InputError(f"must be an object (or null), got {clipped(v)}: transformers' config "
                          "class refuses it, so vLLM cannot load the model", path=source or None,
-                         field="vision_config")
+                         field=key)
     return v
 
 
 def vision_dim(v: dict[str, Any], defaults: dict[str, int], key: str, source: str,
-               *, listed: bool = False) -> int:
+               *, listed: bool = False, key_of: str = "vision_config") -> int:
     """``v[key]``, or the class default; ``listed``: a list gives its first entry (Qwen3.5's
-    patch sizes)."""
+    patch sizes); ``key_of``: the config key `v` is under, for the message."""
     x = v.get(key)
     x = defaults[key] if x is None else x
     if listed and isinstance(x, list) and x:
         x = x[0]
     if not isinstance(x, int) or isinstance(x, bool) or not 1 <= x < 2**31:
         raise InputError(f"expected an integer >= 1, got {x!r}", path=source or None,
-                         field=f"vision_config.{key}")
+                         field=f"{key_of}.{key}")
     return x

@@ -76,7 +76,8 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
     led = Ledger()
     if g.gemma is not None:
         dense, fp32 = gemma_rank_params(g, g.gemma, tp)
-        led.model += dense
+        # (the multimodal classes' towers and embedders: `kvcore.models.gemma4_towers`)
+        led.model += dense + fp8_vision.tower_rank(g, tp)[0]
         led.fp32 += fp32
         return led
     vh = rp.vocab_rows(g, tp) * g.hidden_size

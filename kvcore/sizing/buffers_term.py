@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from kvcore.models.buffers import ATTENTION_KINDS, estimate_buffer_bytes, with_positions
 from kvcore.models.eagle_draft import DraftModel
+from kvcore.models.gemma3n_towers import ple_scratch_bytes
 from kvcore.models.geometry import ModelGeometry
 from kvcore.sizing.draft_len import shares_target_positions
 
@@ -44,10 +45,14 @@ def draft_buffer_bytes(draft: DraftModel, target: ModelGeometry, max_model_len: 
 
 
 def buffer_bytes(g: ModelGeometry, tp: int, draft: DraftModel | None, max_model_len: int,
-                 layers: range | None = None, first: bool = True, last: bool = True) -> int:
+                 layers: range | None = None, first: bool = True, last: bool = True,
+                 batched_tokens: int = 0) -> int:
     """The buffers on one of `tp` ranks: of the whole model, or of the pipeline stage holding
-    `layers` (`first`: the vision tower's; `last`: the draft's)."""
+    `layers` (`first`: the vision tower's; `last`: the draft's); with Gemma 3n's / 4's
+    multimodal scratch for `batched_tokens` (max_num_batched_tokens: vLLM sizes it by it)."""
     n = estimate_buffer_bytes(g, tp, layers, first)
+    if g.ple_scratch_width:
+        n += ple_scratch_bytes(batched_tokens, g.ple_scratch_width, 1, g.dtype)
     if draft is not None and last:
         n += draft_buffer_bytes(draft, g, max_model_len, layers)
     return n

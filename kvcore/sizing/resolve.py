@@ -133,7 +133,8 @@ def resolve_kv_cache_config(
     draft_weights = spec_draft.weights_bytes(tp) if spec_draft is not None else 0
     weights = (estimate_weights_bytes(g, tp) + draft_weights if weights_gib is None
                else int(weights_gib * GiB / tp))
-    buffers = buffer_bytes(g, tp, spec_draft, mml) if estimated else 0    # (weights_gib: in it)
+    buffers = (buffer_bytes(g, tp, spec_draft, mml, batched_tokens=max_num_batched_tokens)
+               if estimated else 0)    # (weights_gib: in it)
     per_block = bytes_per_block(groups)
     stages: list[PipelineStage] = []
     check_groups = groups
