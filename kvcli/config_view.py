@@ -40,7 +40,9 @@ def sizing_view(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utiliza
             f"available KV memory = {m['gpu_memory_gib']:g} GiB x 2^30 x "
             f"{m['gpu_memory_utilization']:g} - weights {m['weights_gib']:.2f} GiB"
             + (f" (estimated) - buffers {m['buffers_bytes'] / 2**20:.2f} MiB (estimated: RoPE "
-               "caches, attention scales)" if m["weights_estimated"] else " (buffers in it)")
+               "caches, attention scales" + (", per-layer-embedding scratch" if result.geometry
+                                             .ple_scratch_width else "") + ")"
+               if m["weights_estimated"] else " (buffers in it)")
             + (f" - activations {m['activation_gib']:g} GiB" if m["activation_gib"] else "")
             + f" = {m['available_kv_cache_bytes']:,} bytes ({m['available_kv_cache_gib']:.2f} GiB)"
             + (f" per worker (tensor parallel {tp})" if tp > 1 else "")

@@ -108,8 +108,10 @@ def test_refusals_name_the_key(keys: dict, field: str, text: str) -> None:
     assert e.value.field == field and text in str(e.value) and "\n" not in str(e.value)
 
 
-def test_the_multimodal_classes_stay_refused() -> None:
-    for arch in ("Gemma4ForConditionalGeneration", "Gemma3nForConditionalGeneration"):
-        with pytest.raises(InputError) as e:
-            read_hf_config({"architectures": [arch], "model_type": "gemma4"})
-        assert e.value.field == "architectures" and "tower" in str(e.value)
+def test_the_unified_class_stays_refused() -> None:
+    """Gemma 3n's and Gemma 4's multimodal classes are read with their towers
+    (tests/test_gemma_mm_towers.py); Gemma 4 Unified's encoder-free embedders are not."""
+    arch = "Gemma4UnifiedForConditionalGeneration"
+    with pytest.raises(InputError) as e:
+        read_hf_config({"architectures": [arch], "model_type": "gemma4_unified"})
+    assert e.value.field == "architectures" and "encoder-free" in str(e.value)

@@ -1,7 +1,7 @@
-"""Gemma 3n's and Gemma 4's multimodal classes against vLLM 0.33's own, built on the meta device
-at TP 1, 2, 4 and 8, every rank (tests/data/weights_gemma_mm/answers.json, record_towers.py
-there): their towers' and embedders' parameters and buffers, the whole model's bytes, the
-per-layer-embedding scratch, under the multimodal serving options too."""
+"""Gemma 3n's, Gemma 4's and LFM2-VL's multimodal classes against vLLM 0.33's own, built on the
+meta device at TP 1, 2, 4 and 8, every rank (tests/data/weights_gemma_mm/answers.json,
+record_towers.py there): their towers' and embedders' parameters and buffers, the whole model's
+bytes, the per-layer-embedding scratch, under the multimodal serving options too."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from kvcore.models.gemma3n_towers import ple_scratch_bytes
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.mm_serving import apply_mm
 from kvcore.models.weights import estimate_weights_bytes
+from kvcore.sizing.tp_refusals import refuse_tp
 from tests.census_rows import built_ranks, case_mm
 
 DATA = Path(__file__).parent / "data"
@@ -30,8 +31,9 @@ LM = "language_model"
 def config(base: str) -> dict:
     """The case's config.json, as record_towers.py writes it."""
     spec = CONFIGS[base]
-    text = {k: v for k, v in PLAN[spec["text"]["from"]]["config"].items()
-            if k != "architectures"}
+    text = (json.loads((DATA / spec["text"]["file"]).read_text()) if "file" in spec["text"]
+            else {k: v for k, v in PLAN[spec["text"]["from"]]["config"].items()
+                  if k != "architectures"})
     return {**{k: v for k, v in spec.items() if k != "text"}, "text_config": text}
 
 
@@ -51,9 +53,31 @@ def test_towers_per_rank_equal_vllms(name: str, tp: int, rank: int) -> None:
     bufs = sum(sum(v.values()) for k, v in rec["buffers"].items() if k != LM)
     assert (g.vision_buffers if g.vision_params else 0) == bufs
     assert estimate_buffer_bytes(g, tp) == sum(sum(v.values()) for v in rec["buffers"].values())
+    assert apply_mm(g, case_mm(CASES[name]))[1].mode == CASES[name]["multimodal_config"][
+        "mm_encoder_tp_mode"]
+    if not rec["plain_tensors"]:         # (LFM2-VL)
+        assert g.ple_scratch_width == 0
+        return
     (shape, dtype), = rec["plain_tensors"].values()
     assert ple_scratch_bytes(rec["scheduler_max_num_batched_tokens"], g.ple_scratch_width, 1,
                              g.dtype) == shape[0] * shape[1] * shape[2] * 2 and dtype == g.dtype
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in CASES.items() if any(
+    "refused" in r for ranks in c["tp"].values() for r in ranks)))
+def test_a_tp_vllm_refuses_is_refused(name: str) -> None:
+    """LFM2-VL's SigLIP2 splits its heads: 12 over 8 ranks is vLLM's assertion."""
+    g = geometry(name)
+    for tp, ranks in CASES[name]["tp"].items():
+        if "refused" in ranks[0]:
+            assert ranks[0]["refused"].startswith("AssertionError")
+            with pytest.raises(InputError) as e:
+                refuse_tp(g, int(tp), False)
+            assert str(e.value) == (
+                "field 'tensor_parallel_size': lfm2's vision tower has 12 attention heads, "
+                "which must be divisible by it, as vLLM requires; got 8")
+        else:
+            refuse_tp(g, int(tp), False)
 
 
 def test_the_published_towers_sizes() -> None:

@@ -114,6 +114,8 @@ def vision_buffers(cfg: dict[str, Any], g: ModelGeometry) -> int:
         return 0
     if g.vision_parts:      # (Gemma 3n's and 4's towers: each part's own)
         return sum(p.buffers for p in g.vision_parts)
+    if g.model_type == "lfm2":      # (LFM2-VL's SigLIP2 and projector hold none)
+        return 0
     v = vision_config(cfg, g.source)
     # (the keys were checked when the tower's parameters were read)
     if g.model_type.startswith("gemma3"):

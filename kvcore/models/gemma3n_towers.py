@@ -34,8 +34,9 @@ AUDIO_DEFAULTS = {"hidden_size": 1536, "vocab_size": 128, "input_feat_size": 128
                   "conf_num_hidden_layers": 12, "conf_num_attention_heads": 8,
                   "conf_conv_kernel_size": 5, "conf_attention_chunk_size": 12,
                   "conf_attention_context_left": 13, "conf_attention_context_right": 0}
-SSCP_DEFAULTS = {"sscp_conv_channel_size": [128, 32], "sscp_conv_kernel_size": [[3, 3], [3, 3]],
-                 "sscp_conv_stride_size": [[2, 2], [2, 2]]}
+SSCP_DEFAULTS: dict[str, Any] = {"sscp_conv_channel_size": [128, 32],
+                                 "sscp_conv_kernel_size": [[3, 3], [3, 3]],
+                                 "sscp_conv_stride_size": [[2, 2], [2, 2]]}
 VOCAB_PAD = 64
 
 

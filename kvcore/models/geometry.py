@@ -162,10 +162,8 @@ class ModelGeometry:
     vision_data_parallel: bool = False
     # an fp8 checkpoint's tower linears vLLM quantises (`kvcore.models.fp8_vision`)
     vision_linears: tuple[VisionLinear, ...] = ()
-    # its towers where several are skipped each on its own (Gemma 3n's and 4's vision, audio)
-    vision_parts: tuple[TowerPart, ...] = ()
-    # Gemma 3n's / 4's multimodal classes' per-layer-embedding scratch, per batched token: its
-    # layers x hidden_size_per_layer_input (`kvcore.models.gemma3n_towers.ple_scratch_bytes`)
+    vision_parts: tuple[TowerPart, ...] = ()    # (towers each skipped alone: Gemma 3n's, 4's)
+    # Gemma 3n's / 4's multimodal classes' scratch a batched token (`gemma3n_towers`)
     ple_scratch_width: int = 0
     perf_swa: tuple[int, int] | None = None   # perf.py's (sliding layers, window), not the kinds'
     # the buffers vLLM holds beside the weights (`kvcore.models.buffers`): the text model's

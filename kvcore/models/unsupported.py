@@ -33,8 +33,10 @@ NOT_MODELLED = {
                                      "generation experts",
     # Gemma 4's text model is read (`kvcore.models.kv_sharing`); MiMo-V2-Flash's windows
     # read from vLLM's source (mimo_v2.py: not built here)
-    "Gemma4UnifiedForConditionalGeneration": "Gemma 4's own vision tower beside its text model "
-                                             "and bidirectional attention over image tokens",
+    # (Gemma 3n's and Gemma 4's multimodal classes are read: `kvcore.models.gemma4_towers`)
+    "Gemma4UnifiedForConditionalGeneration": "encoder-free patch and audio embedders (built "
+                                             "even with --language-model-only) beside a "
+                                             "gemma4_unified_text model of its own defaults",
     "DiffusionGemmaForBlockDiffusion": "block diffusion over Gemma 4's layers (a canvas of "
                                        "tokens denoised together, not one token a step)",
     "MiMoV2FlashForCausalLM": "sliding layers of sliding_window_size set by "
@@ -45,9 +47,6 @@ NOT_MODELLED = {
                      "Step5ForCausalLM", "Step5ForConditionalGeneration"),
                     "sparse attention whose indexer keeps a cache of its own"),
     "KimiK3ForConditionalGeneration": "Kimi Delta Attention layers beside MLA",
-    # (its text model is LFM2's, which kvcli reads: `kvcore.models.lfm2`)
-    "Lfm2VlForConditionalGeneration": "a SigLIP2 vision tower and projector beside LFM2's layers, "
-                                      "whose weights kvcli does not count",
     # read from vLLM's source, not built here (tests/data/kv_spec_census/README.md: the rows
     # kvcli read unchecked): cohere_asr.py, moondream3.py, unlimited_ocr.py, nemotron_h.py
     "CohereAsrForConditionalGeneration": "an audio encoder and a decoder whose cross-attention "

@@ -74,12 +74,12 @@ def tower_config(cfg: dict[str, Any], key: str, source: str) -> dict[str, Any]:
 def vision_dim(v: dict[str, Any], defaults: dict[str, int], key: str, source: str,
                *, listed: bool = False, key_of: str = "vision_config") -> int:
     """``v[key]``, or the class default; ``listed``: a list gives its first entry (Qwen3.5's
-    patch sizes); ``key_of``: the config key `v` is under, for the message."""
+    patch sizes); ``key_of``: the config key `v` is under, for the message ("": the top)."""
     x = v.get(key)
     x = defaults[key] if x is None else x
     if listed and isinstance(x, list) and x:
         x = x[0]
     if not isinstance(x, int) or isinstance(x, bool) or not 1 <= x < 2**31:
         raise InputError(f"expected an integer >= 1, got {x!r}", path=source or None,
-                         field=f"{key_of}.{key}")
+                         field=f"{key_of}.{key}" if key_of else key)
     return x

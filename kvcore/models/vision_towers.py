@@ -1,13 +1,15 @@
 """Which vision tower (and projector) vLLM 0.33 builds beside a multimodal class's language
 model, by architecture: Qwen3.5's (`kvcore.models.qwen3_5`) and Gemma 3's SigLIP
 (`kvcore.models.siglip`), Gemma 3n's and Gemma 4's vision and audio towers
-(`kvcore.models.gemma4_towers`); none for the other classes kvcli reads."""
+(`kvcore.models.gemma4_towers`), LFM2-VL's SigLIP2 (`kvcore.models.lfm2_vl_tower`); none for
+the other classes kvcli reads."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from kvcore.models.gemma4_towers import multimodal_towers
+from kvcore.models.lfm2_vl_tower import lfm2_vl_params
 from kvcore.models.qwen3_5 import QWEN3_5_TYPES, vision_tower_params
 from kvcore.models.siglip import gemma3_vision_params
 from kvcore.models.vision_keys import VisionParams
@@ -16,12 +18,14 @@ from kvcore.models.vision_keys import VisionParams
 def vision_tower(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
                  source: str, dtype: str = "bfloat16") -> VisionParams:
     """The vision tower (and projector) vLLM builds for the multimodal classes, by architecture:
-    Qwen3.5's and Gemma 3's; none for the rest."""
+    those named above; none for the rest."""
     arch = str(archs[0] if isinstance(archs, list) and archs else "")
     if model_type in QWEN3_5_TYPES and arch.endswith("ForConditionalGeneration"):
         return vision_tower_params(cfg, source)
     if arch == "Gemma3ForConditionalGeneration":
         return gemma3_vision_params(cfg, hidden, source)
+    if arch == "Lfm2VlForConditionalGeneration":
+        return lfm2_vl_params(cfg, hidden, source)
     if (towers := multimodal_towers(cfg, arch, hidden, dtype, source)) is not None:
         return towers
     return VisionParams(0, 0)

@@ -43,6 +43,9 @@ OVERRIDES = {
     # reused: the pattern is 4 sliding, 1 full)
     "Gemma3nForCausalLM": {"num_kv_shared_layers": 3},
     "Gemma3nForConditionalGeneration": {"num_kv_shared_layers": 3},
+    # vLLM's LFM2 reads block_dim, which Lfm2Config does not default (LFM2's checkpoints: the
+    # hidden size), and LFM2-VL builds the text model its text_config names
+    "Lfm2VlForConditionalGeneration": {"block_dim": 2560, "architectures": ["Lfm2ForCausalLM"]},
     # DeepSeek-V3.2's sparse-attention indexer (its checkpoints' values; DeepseekV3Config
     # has no such keys, and vLLM asserts index_topk)
     "DeepseekV32ForCausalLM": {"index_topk": 2048, "index_head_dim": 128, "index_n_heads": 64},
@@ -80,6 +83,13 @@ OVERRIDES = {
     # dbrx.py reads attn_config.rope_theta, which DbrxAttentionConfig does not default (DBRX's
     # checkpoints: 500,000; their 8 KV heads and clip_qkv 8)
     "DbrxForCausalLM": {"attn_config": {"kv_n_heads": 8, "clip_qkv": 8, "rope_theta": 500000}},
+}
+# top-level keys (beside the text model's): the towers vLLM reads that the config classes
+# leave null (Gemma 4's vision_config: without one vLLM cannot build the class; its audio
+# tower too, as Gemma 4's E2B/E4B checkpoints have one)
+TOP_OVERRIDES = {
+    "Gemma4ForConditionalGeneration": {"vision_config": {"model_type": "gemma4_vision"},
+                                       "audio_config": {"model_type": "gemma4_audio"}},
 }
 # where a wrapper keeps its text model's config
 TEXT_KEYS = ("text_config", "llm_config", "language_config", "thinker_config")
@@ -137,6 +147,7 @@ def shrink(d, arch):
             _cut(t, n, MAX_LAYERS)
             break
     t.update(OVERRIDES.get(arch, {}))
+    d.update(TOP_OVERRIDES.get(arch, {}))
     for x in (d, t):
         x["dtype"] = x["torch_dtype"] = "bfloat16"
 

@@ -41,8 +41,12 @@ PLAN = json.loads((HERE.parent / "sched_gemma" / "planning.json").read_text())
 CONFIGS = json.loads((HERE / "configs.json").read_text())
 
 
-def text(name):
-    cfg = dict(PLAN[name]["config"])
+def text(spec):
+    """A text model's config: a sched_gemma planning row's (``from``), or a file's (LFM2's,
+    its architecture kept: vLLM's LFM2-VL builds the text model it names)."""
+    if "file" in spec:
+        return json.loads((HERE.parent / spec["file"]).read_text())
+    cfg = dict(PLAN[spec["from"]]["config"])
     cfg.pop("architectures", None)
     return cfg
 
@@ -110,7 +114,7 @@ def record(name, cfg, mm, tps=TPS):
 
 def full_config(spec):
     cfg = {k: v for k, v in spec.items() if k != "text"}
-    cfg["text_config"] = {**text(spec["text"]["from"]), **spec["text"].get("with", {})}
+    cfg["text_config"] = text(spec["text"])
     return cfg
 
 
@@ -120,7 +124,8 @@ def cases():
         out[name] = (name, None)
         for opt in CONFIGS["options"].get(name, []):
             flag, value = opt
-            key = f"{name} {flag}" + ("" if value is True else f" {json.dumps(value, separators=(',', ':'))}")
+            shown = "" if value is True else " " + json.dumps(value, separators=(",", ":"))
+            key = f"{name} {flag}{shown}"
             out[key] = (name, {flag[2:].replace("-", "_"): value})
     return out
 
