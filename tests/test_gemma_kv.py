@@ -108,10 +108,16 @@ def test_refusals_name_the_key(keys: dict, field: str, text: str) -> None:
     assert e.value.field == field and text in str(e.value) and "\n" not in str(e.value)
 
 
-def test_the_unified_class_stays_refused() -> None:
-    """Gemma 3n's and Gemma 4's multimodal classes are read with their towers
-    (tests/test_gemma_mm_towers.py); Gemma 4 Unified's encoder-free embedders are not."""
-    arch = "Gemma4UnifiedForConditionalGeneration"
-    with pytest.raises(InputError) as e:
-        read_hf_config({"architectures": [arch], "model_type": "gemma4_unified"})
-    assert e.value.field == "architectures" and "encoder-free" in str(e.value)
+def test_the_multimodal_classes_are_read_with_their_towers() -> None:
+    """Gemma 3n's, Gemma 4's and Gemma 4 Unified's multimodal classes, refused before
+    (tests/test_gemma_mm_towers.py checks them against vLLM): a Gemma 4 config without the
+    vision_config vLLM reads is refused by that field."""
+    for arch, text in (("Gemma4ForConditionalGeneration", "gemma4_text"),
+                       ("Gemma4UnifiedForConditionalGeneration", "gemma4_unified_text")):
+        with pytest.raises(InputError) as e:
+            read_hf_config({"architectures": [arch], "model_type": "gemma4",
+                            "text_config": {"model_type": text}})
+        assert e.value.field == "vision_config"
+    g = read_hf_config({"architectures": ["Gemma3nForConditionalGeneration"],
+                        "model_type": "gemma3n", "text_config": {"model_type": "gemma3n_text"}})
+    assert [p.total for p in g.vision_parts] == [298_587_456, 684_694_048]

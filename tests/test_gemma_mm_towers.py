@@ -31,9 +31,10 @@ LM = "language_model"
 def config(base: str) -> dict:
     """The case's config.json, as record_towers.py writes it."""
     spec = CONFIGS[base]
-    text = (json.loads((DATA / spec["text"]["file"]).read_text()) if "file" in spec["text"]
-            else {k: v for k, v in PLAN[spec["text"]["from"]]["config"].items()
-                  if k != "architectures"})
+    t = spec["text"]
+    text = (json.loads((DATA / t["file"]).read_text()) if "file" in t else t["inline"]
+            if "inline" in t else {k: v for k, v in PLAN[t["from"]]["config"].items()
+                                   if k != "architectures"})
     return {**{k: v for k, v in spec.items() if k != "text"}, "text_config": text}
 
 

@@ -1,5 +1,6 @@
 """Gemma 4's vision and audio towers, as vLLM 0.33 builds them for
-`Gemma4ForConditionalGeneration` (gemma4_mm.py) beside the text model
+`Gemma4ForConditionalGeneration` (gemma4_mm.py), and Gemma 4 Unified's embedders
+(`unified_embedders`), beside the text model
 (`kvcore.models.gemma_weights`): transformers' `Gemma4VisionModel` and `Gemma4AudioModel`
 (``AutoModel.from_config``), their nn.Linear layers swapped for vLLM's ReplicatedLinear, so
 whole on every TP rank, in the model dtype.
@@ -33,6 +34,8 @@ VISION_DEFAULTS = {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_la
 AUDIO_DEFAULTS = {"hidden_size": 1024, "num_hidden_layers": 12, "num_attention_heads": 8,
                   "conv_kernel_size": 5, "output_proj_dims": 1536}
 CHANNELS = [128, 32]
+UNIFIED_DEFAULTS = {"patch_size": 16, "pooling_kernel_size": 3, "mm_embed_dim": 3840,
+                    "mm_posemb_size": 1120, "output_proj_dims": 3840}
 
 
 def multimodal_towers(cfg: dict[str, Any], arch: str, text_hidden: int, dtype: str,
@@ -42,6 +45,8 @@ def multimodal_towers(cfg: dict[str, Any], arch: str, text_hidden: int, dtype: s
         return gemma3n_towers(cfg, text_hidden, dtype, source)
     if arch == "Gemma4ForConditionalGeneration":
         return gemma4_towers(cfg, text_hidden, dtype, source)
+    if arch == "Gemma4UnifiedForConditionalGeneration":
+        return unified_embedders(cfg, text_hidden, source)
     return None
 
 
@@ -57,6 +62,34 @@ def gemma4_towers(cfg: dict[str, Any], text_hidden: int, dtype: str,
     total = sum(p.total for p in parts)
     modalities = tuple(m for p in parts for m in p.modalities)
     return VisionParams(total, total, 0, modalities, False, (), tuple(parts))
+
+
+def unified_embedders(cfg: dict[str, Any], text_hidden: int, source: str) -> VisionParams:
+    """Gemma 4 Unified (gemma4_unified.py): no tower; an encoder-free patch embedder (a
+    LayerNorm over 3 (p k)^2 pixels, p the patch and k the pooling kernel, a biased
+    column-parallel projection to ``mm_embed_dim`` split by TP, two LayerNorms and a
+    ``mm_posemb_size`` x 2 position table) and Gemma 4's embedders (``output_proj_dims`` ->
+    text; audio: ``audio_embed_dim``), all built whatever the limits."""
+    if not isinstance(cfg.get("vision_config"), dict):
+        raise InputError("vLLM's Gemma4UnifiedForConditionalGeneration refuses to start "
+                         "without one ('Gemma4 Unified requires a vision configuration')",
+                         path=source or None, field="vision_config")
+    v = tower_config(cfg, "vision_config", source)
+
+    def dim(key: str) -> int:
+        return vision_dim(v, UNIFIED_DEFAULTS, key, source)
+
+    pixels = 3 * (dim("patch_size") * dim("pooling_kernel_size")) ** 2
+    e = dim("mm_embed_dim")
+    split = pixels * e + e
+    whole = 2 * pixels + 4 * e + 2 * dim("mm_posemb_size") * e
+    whole += dim("output_proj_dims") * text_hidden
+    if cfg.get("audio_config") is not None:
+        a = tower_config(cfg, "audio_config", source)
+        whole += vision_dim(a, {"audio_embed_dim": 640}, "audio_embed_dim", source,
+                            key_of="audio_config") * text_hidden
+    return VisionParams(whole + split, whole, 0, ("image", "video", "audio"), False, (),
+                        (TowerPart((), whole + split, whole, 0),))
 
 
 def _clipped(t: dict[str, Any], default: bool) -> bool:

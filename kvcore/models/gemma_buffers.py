@@ -9,8 +9,9 @@ meta device: tests/data/weights_gemma/answers.json, `buffer_bytes_by_dtype`).
   Gemma 4's ``proportional`` RoPE (its cache spans the head; the partial factor zeroes the
   rest). A config without per-type parameters (the older format): ``rope_theta`` on the full
   layers, ``rope_local_base_freq`` on the sliding ones.
-- Scalars in the model dtype: four (the embedding's and the per-layer inputs' scales), one a
-  layer (Gemma 4's ``layer_scalar``, Gemma 3n's AltUp router input scale) and one a MoE router.
+- Scalars in the model dtype: four (the embedding's and the per-layer inputs' scales; one
+  without per-layer embeddings), one a layer (Gemma 4's ``layer_scalar``, Gemma 3n's AltUp
+  router input scale) and one a MoE router.
 """
 
 from __future__ import annotations
@@ -48,4 +49,7 @@ def gemma_rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[
 
 def gemma_scalars(g: ModelGeometry) -> int:
     moe = g.num_layers if g.num_experts else 0      # (a MoE router's root size a layer)
-    return (4 + g.num_layers + moe) * DTYPE_BYTES[g.dtype]
+    # (the per-layer inputs' three scales only with per-layer embeddings: Gemma 4 Unified's
+    # text model has none, and vLLM registers None, no buffer)
+    ple = 3 if g.gemma is not None and g.gemma.per_layer_width else 0
+    return (1 + ple + g.num_layers + moe) * DTYPE_BYTES[g.dtype]

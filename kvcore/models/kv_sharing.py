@@ -25,7 +25,8 @@ from typing import Any
 from kvcore.errors import InputError
 
 GEMMA3N_TYPES = ("gemma3n", "gemma3n_text")
-GEMMA4_TYPES = ("gemma4", "gemma4_text")
+# (Gemma 4 Unified's text model is Gemma 4's, built by vLLM's Gemma4ForCausalLM)
+GEMMA4_TYPES = ("gemma4", "gemma4_text", "gemma4_unified_text")
 SHARING_TYPES = GEMMA3N_TYPES + GEMMA4_TYPES
 _PER_LAYER_KEYS = ("head_dim", "num_key_value_heads")
 # what Gemma4TextConfig gives the full-attention layers without a per_layer_config
@@ -49,6 +50,11 @@ GEMMA_DEFAULTS: dict[str, dict[str, Any]] = {
                     "sliding_window_pattern": 6, "hidden_size_per_layer_input": 256,
                     "vocab_size_per_layer_input": 262_144},
 }
+# Gemma4UnifiedTextConfig: no per-layer embeddings (gemma4.py reads 0), 262,144 positions and a
+# 1,024-token window
+GEMMA_DEFAULTS["gemma4_unified_text"] = {
+    **GEMMA_DEFAULTS["gemma4_text"], "max_position_embeddings": 262_144, "sliding_window": 1024,
+    "hidden_size_per_layer_input": 0}
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,7 +52,8 @@ def layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
         raise InputError("Exaone4 without a sliding window and without 'layer_types': "
                          "transformers' Exaone4Config then takes layer i % 0 (vLLM cannot load "
                          "it); give 'layer_types'", path=source or None, field="sliding_window")
-    if model_type in ("gemma3_text", "cohere2", "exaone4", "gemma3n_text", "gemma4_text"):
+    if model_type in ("gemma3_text", "cohere2", "exaone4", "gemma3n_text", "gemma4_text",
+                      "gemma4_unified_text"):
         p = get_dim("sliding_window_pattern")
         return tuple("full" if (i + 1) % p == 0 else "sliding" for i in range(n))
     if model_type == "gemma2":

@@ -7,6 +7,7 @@ What vLLM builds with them (recorded per rank in tests/data/weights_census/):
   Gemma 3's SigLIP tower and its multi-modal projector, modality image; Qwen3.5's vision
   tower with its mergers, image and video). ``--language-model-only`` sets every limit to 0.
   A model with several towers (Gemma 3n's and 4's vision and audio) drops each on its own;
+  Gemma 4 Unified's embedders are built whatever the limits (outside `_mark_tower_model`);
   The tower is still constructed on the meta device, so its heads must still divide TP;
 * ``--mm-encoder-tp-mode data`` keeps the whole tower on every TP rank (`disable_tp`), no head
   split, where the model class supports it (Qwen3.5, from Qwen3-VL); Gemma 3's does not and
@@ -65,10 +66,15 @@ def apply_mm(g: ModelGeometry, opts: MMOptions | None) -> tuple[ModelGeometry, M
         g = replace(g, vision_whole=g.vision_params, vision_heads=0, vision_linears=tuple(
             lin._replace(split="replicated") for lin in g.vision_linears))
     limits = tuple((m, opts.limit(m)) for m in g.vision_modalities)
-    if g.vision_parts and not all(n == 0 for _, n in limits):
-        built = [p for p in g.vision_parts if any(opts.limit(m) for m in p.modalities)]
+    if g.vision_parts:      # (a part of no modality: built whatever the limits)
+        built = [p for p in g.vision_parts
+                 if not p.modalities or any(opts.limit(m) for m in p.modalities)]
         g = replace(g, vision_params=sum(p.total for p in built), vision_whole=sum(
             p.whole for p in built), vision_buffers=sum(p.buffers for p in built))
+        # (Gemma 4 Unified: no tower at all, its embedders only)
+        tower = ("none" if not any(p.modalities for p in g.vision_parts) else "built"
+                 if any(p.modalities for p in built) else "skipped")
+        return g, MMState(tower, mode, limits, tuple(notes), opts.language_model_only)
     if all(n == 0 for _, n in limits):
         # (constructed on the meta device and dropped: its heads still had to divide TP)
         return (replace(g, vision_params=0, vision_whole=0),

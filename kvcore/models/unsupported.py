@@ -33,10 +33,6 @@ NOT_MODELLED = {
                                      "generation experts",
     # Gemma 4's text model is read (`kvcore.models.kv_sharing`); MiMo-V2-Flash's windows
     # read from vLLM's source (mimo_v2.py: not built here)
-    # (Gemma 3n's and Gemma 4's multimodal classes are read: `kvcore.models.gemma4_towers`)
-    "Gemma4UnifiedForConditionalGeneration": "encoder-free patch and audio embedders (built "
-                                             "even with --language-model-only) beside a "
-                                             "gemma4_unified_text model of its own defaults",
     "DiffusionGemmaForBlockDiffusion": "block diffusion over Gemma 4's layers (a canvas of "
                                        "tokens denoised together, not one token a step)",
     "MiMoV2FlashForCausalLM": "sliding layers of sliding_window_size set by "

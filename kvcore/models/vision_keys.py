@@ -25,7 +25,8 @@ class VisionLinear(NamedTuple):
 class TowerPart(NamedTuple):
     """One of a model's towers (with its embedder) where it has several, each skipped on its
     own: Gemma 3n's and Gemma 4's vision and audio towers (`kvcore.models.mm_serving`): its
-    modalities, parameters (all, whole on every rank) and buffer bytes."""
+    modalities (none: built whatever the limits), parameters (all, whole on every rank) and
+    buffer bytes."""
     modalities: tuple[str, ...]
     total: int
     whole: int

@@ -90,6 +90,9 @@ OVERRIDES = {
 TOP_OVERRIDES = {
     "Gemma4ForConditionalGeneration": {"vision_config": {"model_type": "gemma4_vision"},
                                        "audio_config": {"model_type": "gemma4_audio"}},
+    "Gemma4UnifiedForConditionalGeneration": {
+        "vision_config": {"model_type": "gemma4_unified_vision"},
+        "audio_config": {"model_type": "gemma4_unified_audio"}},
 }
 # where a wrapper keeps its text model's config
 TEXT_KEYS = ("text_config", "llm_config", "language_config", "thinker_config")

@@ -42,10 +42,12 @@ CONFIGS = json.loads((HERE / "configs.json").read_text())
 
 
 def text(spec):
-    """A text model's config: a sched_gemma planning row's (``from``), or a file's (LFM2's,
-    its architecture kept: vLLM's LFM2-VL builds the text model it names)."""
+    """A text model's config: a sched_gemma planning row's (``from``), a file's (LFM2's, its
+    architecture kept: vLLM's LFM2-VL builds the text model it names), or ``inline``."""
     if "file" in spec:
         return json.loads((HERE.parent / spec["file"]).read_text())
+    if "inline" in spec:        # (Gemma 4 Unified's text model: its config class's defaults)
+        return dict(spec["inline"])
     cfg = dict(PLAN[spec["from"]]["config"])
     cfg.pop("architectures", None)
     return cfg
