@@ -31,7 +31,7 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
     """The warnings for a sizing `result` (`resolve_kv_cache_config`) of the options `given`
     on the command line (their parameter names)."""
     from kvcore.engine.serve_defaults import BATCH_OPTIONS, idle_mode_reason
-    from kvcore.models.geometry import long_context_note
+    from kvcore.models.context_limit import long_context_note
     from kvcore.models.int_quant_rank import unmodelled_note
     from kvcore.models.mla import mla_block_size_note
     from kvcore.models.qwen3_next import gdn_note

@@ -26,8 +26,6 @@ REFUSED = {
     "MiniCPM3ForCausalLM", "BagelForConditionalGeneration", "Qwen2_5OmniModel",
     "Qwen2_5OmniForConditionalGeneration", "Qwen3ASRForConditionalGeneration",
     "WhisperForConditionalGeneration", "DiffusionGemmaForBlockDiffusion",
-    # (Mamba2 layers with shared attention blocks, a KV cache each use: not modelled)
-    "Zamba2ForCausalLM",
 }
 
 
@@ -37,8 +35,8 @@ def test_every_registry_architecture_has_a_row() -> None:
     # since, with timm installed for MobileNetV5, Gemma 4's vision and audio configs and
     # LFM2's block_dim given)
     assert len(BUILT) == 140
-    # (the Mamba-only rows, recorded while another change modelled them: equal where built,
-    # Zamba2 refused; LFM2's default config lacks the block_dim vLLM needs)
+    # (the Mamba-only rows, recorded while other changes modelled them: equal where built
+    # (Zamba2 since tests/data/zamba2); LFM2's default config lacks the block_dim vLLM needs)
     assert set(ANSWERS["another_helper"]) - set(BUILT) == {"Lfm2ForCausalLM"}
     for arch, row in ROWS.items():
         assert ("specs" in row) != ("skipped" in row), arch

@@ -202,7 +202,7 @@ def _model_notes(cfg: ReplayOptions, g: ModelGeometry, default_block_size: bool,
     kernel (FlashInfer's, Hopper) in align mode, an attention-free model's prefix caching off
     by vLLM's default (``default_caching``: no option or config line set it)."""
     from kvcore.clock.gpus import find_gpu
-    from kvcore.models.geometry import long_context_note
+    from kvcore.models.context_limit import long_context_note
     from kvcore.models.mamba_only import is_attention_free
     from kvcore.models.mla import mla_backend_block_size, mla_block_size_note
     from kvcore.models.quantization import auto_kv_dtype

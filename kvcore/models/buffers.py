@@ -76,7 +76,8 @@ def _per_position(rp: dict[str, Any]) -> float | None:
 def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCache, ...]:
     """The distinct RoPE caches of the text model read from config `cfg` (`get`: its keys
     with the class defaults)."""
-    if g.model_type in NO_ROPE_TYPES or get("position_embedding_type") == "nope":
+    if (g.model_type in NO_ROPE_TYPES or get("position_embedding_type") == "nope"
+            or (g.zamba is not None and not g.zamba.rope)):     # (Zamba2 without use_mem_rope)
         return ()
     if g.gemma is not None:     # (Gemma 3n, Gemma 4: a RoPE a layer type and head size)
         return gemma_rope_caches(cfg, g, get)
@@ -138,6 +139,8 @@ def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = 
     whether it builds the vision tower)."""
     kinds = [k for i, k in enumerate(g.layer_kinds) if layers is None or i in layers]
     attn = sum(k in ATTENTION_KINDS for k in kinds)
+    if g.zamba is not None:     # (an Attention each use of a shared block: `models.zamba2`)
+        attn = g.zamba.uses
     n = 16 * attn
     if attn:
         n += sum(c.nbytes for c in g.rope_caches)

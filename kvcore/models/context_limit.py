@@ -12,9 +12,12 @@ position embeddings, which kvcli does not model.)"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvcore.errors import InputError
+
+if TYPE_CHECKING:       # (geometry's reading imports this module)
+    from kvcore.models.geometry import ModelGeometry
 
 # RoPE types whose max_position_embeddings is already the scaled length (vLLM's list)
 UNSCALED = ("su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling")
@@ -115,3 +118,14 @@ def _rope_parameters(cfg: dict[str, Any]) -> list[dict[str, Any]]:
     if rp and all(isinstance(v, dict) for v in rp.values()):
         return list(rp.values())
     return [rp]
+
+
+def long_context_note(g: ModelGeometry, max_model_len: int | None) -> str | None:
+    """vLLM refuses a max_model_len above the model's own (`_get_and_verify_max_len`) unless
+    VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; kvcli sizes it either way, and says so."""
+    limit = g.context_limit or g.max_position_embeddings
+    if max_model_len is None or max_model_len <= limit:
+        return None
+    return (f"max_model_len {max_model_len:,} is above {g.name}'s {limit:,} "
+            "(max_position_embeddings, RoPE-scaled): vLLM 0.33 refuses it unless "
+            "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (positions past it give NaNs under RoPE)")

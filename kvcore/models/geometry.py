@@ -18,7 +18,8 @@ Per layer kind:
   attention page. A Mamba2 layer (vLLM's ``MambaMixer2``) declares one prefill checkpoint block
   (alignment 1), Jamba's Mamba1 none: in ``align`` mode that is a third block per request, and
   the scheduler does not split a prefill's last chunk at its last block boundary.
-  Checked against vLLM's own start-up (tests/data/mamba/start_defaults.json).
+  Checked against vLLM's own start-up (tests/data/mamba/start_defaults.json). Zamba2:
+  `kvcore.models.zamba2`.
 * ``mla``: multi-head latent attention (DeepSeek-V2/V3, Kimi-K2): ``MLAAttentionSpec``, one
   latent vector of ``kv_lora_rank + qk_rope_head_dim`` values a token in the KV cache dtype, no
   separate K and V, and one "head" on every tensor-parallel rank (vLLM's ``get_num_kv_heads``
@@ -44,6 +45,7 @@ from kvcore.models.modelopt_quant import ModelOpt
 from kvcore.models.qwen3_5 import GDN_TYPES
 from kvcore.models.rope_cache import RopeCache
 from kvcore.models.vision_keys import TowerPart, VisionLinear
+from kvcore.models.zamba2 import Zamba2Blocks
 from kvcore.specs import (
     ChunkedLocalAttentionSpec,
     FullAttentionSpec,
@@ -180,6 +182,7 @@ class ModelGeometry:
     kv_shared: tuple[bool, ...] = ()
     gemma: GemmaExtras | None = None    # their weights' other parts (`kvcore.models.gemma_weights`)
     weights_unmodelled: str = ""    # why the weights estimate refuses this model ("": it sizes)
+    zamba: Zamba2Blocks | None = None   # Zamba2's shared blocks (`kvcore.models.zamba2`)
 
     @property
     def default_max_model_len(self) -> int:
@@ -245,6 +248,12 @@ def layer_specs(g: ModelGeometry, *, block_size: int = 16, kv_cache_dtype: str =
             gdn_prefill_checkpoint=gdn_prefill_checkpoint, prefix_match_unit=prefix_match_unit,
             num_speculative_tokens=num_speculative_tokens)
     out: dict[str, KVCacheSpec] = {}
+    if g.zamba is not None and mamba is not None:
+        # Zamba2: a cache each use of a shared block, all before the mixers (vLLM's
+        # registration order; it names mixer i "{uses + i}.mixer")
+        out = dict.fromkeys(g.zamba.attention_names(),
+                            FullAttentionSpec(block_size, heads, g.head_dim, kv_dtype))
+        return out | {f"mixer.{g.zamba.uses + i}": mamba for i in range(g.num_layers)}
     for i, kind in enumerate(g.layer_kinds):
         name = f"layers.{i}"
         if kind == "mlp" or (g.kv_shared and g.kv_shared[i]):
@@ -287,13 +296,3 @@ def layer_specs(g: ModelGeometry, *, block_size: int = 16, kv_cache_dtype: str =
             raise ValueError(f"unknown layer kind {kind!r}")
     return out
 
-
-def long_context_note(g: ModelGeometry, max_model_len: int | None) -> str | None:
-    """vLLM refuses a max_model_len above the model's own (`_get_and_verify_max_len`) unless
-    VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; kvcli sizes it either way, and says so."""
-    limit = g.context_limit or g.max_position_embeddings
-    if max_model_len is None or max_model_len <= limit:
-        return None
-    return (f"max_model_len {max_model_len:,} is above {g.name}'s {limit:,} "
-            "(max_position_embeddings, RoPE-scaled): vLLM 0.33 refuses it unless "
-            "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (positions past it give NaNs under RoPE)")

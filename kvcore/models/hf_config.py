@@ -26,6 +26,8 @@ Qwen3-Next (``qwen3_next``): Gated DeltaNet layers as Mamba states (`kvcore.mode
 Qwen3.5 (``qwen3_5_text``, ``qwen3_5_moe_text``, or a wrapper's ``text_config``) the same, with
 its own state dtypes, feed-forward and vision tower (`kvcore.models.qwen3_5`).
 Falcon-H1 (``falcon_h1``): every layer ``parallel``, attention and a Mamba2 mixer side by side.
+Zamba2 (``zamba2``): Mamba2 layers, the ``hybrid`` ones ``parallel`` with a use of a shared
+attention block, a KV cache each use (`kvcore.models.zamba2`).
 Nemotron-H (``nemotron_h``): ``hybrid_override_pattern`` (or ``layers_block_type``), one mixer a
 layer: Mamba2, attention, or a feed-forward layer with no KV cache (kind ``mlp``;
 `kvcore.models.nemotron_h`).
@@ -91,6 +93,7 @@ from kvcore.models.qwen3_5 import GDN_TYPES, ssm_dtype, text_model_type
 from kvcore.models.qwen3_next import gdn_state
 from kvcore.models.unsupported import refusal
 from kvcore.models.vision_towers import vision_tower
+from kvcore.models.zamba2 import ZAMBA2, as_built, zamba2_blocks
 from kvcore.sources import read_json
 
 # Model types whose QKV projection always has a bias (qwen2.py, qwen2_moe.py)
@@ -140,6 +143,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     if model_type in MAMBA_ONLY_TYPES:      # attention-free: no heads to read
         return replace(read_mamba_only(c, model_type, name=name, source=source, dtype=model_dtype(
             c.get("torch_dtype") or c.get("dtype"), source)), architecture=architecture(archs))
+    if model_type == ZAMBA2:        # (its class's derived keys: `kvcore.models.zamba2`)
+        c = as_built(c, source)
     defaults = {**CLASS_DEFAULTS.get(model_type, {}), **MODEL_TYPE_DEFAULTS.get(model_type, {})}
     if model_type in kv_sharing.GEMMA3N_TYPES:
         c = kv_sharing.one_width(c, source)
@@ -285,5 +290,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     modelopt_rank.check(g)     # (and of ModelOpt's exclude_modules)
     if model_type in LFM2_TYPES:    # (MLP widths, experts, tied head: `kvcore.models.lfm2`)
         g = replace(g, **lfm2_fields(model_type, n_layers, get, get_dim, source))
+    if model_type == ZAMBA2:        # (its shared blocks; a quantised one's weights not counted)
+        g = replace(g, zamba=zamba2_blocks(c, source), weights_unmodelled=(
+            "a quantised Zamba2 checkpoint's weights" if g.quantization else ""))
     return replace(g, rope_caches=rope_caches(c, g, get), vision_buffers=vision_buffers(cfg, g),
                    architecture=architecture(archs))

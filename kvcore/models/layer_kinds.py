@@ -12,6 +12,7 @@ from kvcore.models.lfm2 import LFM2_TYPES, lfm2_kinds
 from kvcore.models.llama4 import llama4_kinds
 from kvcore.models.qwen3_5 import GDN_TYPES
 from kvcore.models.qwen3_next import qwen3_next_kinds
+from kvcore.models.zamba2 import ZAMBA2, zamba2_kinds
 
 _LAYER_TYPE_NAMES = {"full_attention": "full", "attention": "full", "sliding_attention": "sliding",
                      "chunked_attention": "chunked", "mamba": "mamba", "full": "full",
@@ -42,6 +43,8 @@ def layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
         return llama4_kinds(c, n, get_dim, source)
     if model_type in LFM2_TYPES:
         return lfm2_kinds(c, n, source)
+    if model_type == ZAMBA2:
+        return zamba2_kinds(c)
     types = c.get("layer_types")
     explicit = None if types is None else _listed_kinds(types, n, source)
     if model_type in QWEN_WINDOWS:

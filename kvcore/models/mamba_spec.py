@@ -87,7 +87,8 @@ def model_mamba_spec(g: ModelGeometry, *, block_size: int, kv_heads: int, kv_dty
     gdn = (g.mamba.version == "gdn" and mamba_cache_mode == "align"
            and gdn_prefill_checkpoint)
     padded = None
-    if any(kind not in NO_KV_KINDS for kind in g.layer_kinds):
+    # (Zamba2's caches are its shared blocks' uses, whatever its layers' kinds)
+    if any(kind not in NO_KV_KINDS for kind in g.layer_kinds) or (g.zamba and g.zamba.uses):
         per_token = 2 * kv_heads * g.head_dim * DTYPE_BYTES[kv_dtype]
         block_size = hybrid_block_size(per_token, page, block_size,
                                        FLASHINFER_GDN_CHECKPOINT_ALIGNMENT if gdn else 1)

@@ -26,6 +26,14 @@ def mamba_state(c: dict[str, Any], model_type: str, hidden: int, get, get_dim,
         dt_rank = (-(-hidden // 16) if get("mamba_dt_rank") == "auto"
                    else get_dim("mamba_dt_rank", required=True))
         return MambaGeometry("mamba1", expand * hidden, d_state, d_conv, dt_rank=dt_rank)
+    if model_type == "zamba2":
+        # Zamba2ForCausalLM.get_mamba_state_shape_from_config: mamba_expand x hidden_size over
+        # n_mamba_heads of mamba_headdim (`kvcore.models.zamba2.as_built` fills both in)
+        return MambaGeometry("mamba2", get_dim("mamba_expand", required=True) * hidden, d_state,
+                             d_conv, n_heads=get_dim("n_mamba_heads", required=True),
+                             d_head=get_dim("mamba_headdim", required=True),
+                             n_groups=get_dim("mamba_ngroups", required=True),
+                             conv_bias=bool(get("use_conv_bias", True)))
     n_heads = get_dim("mamba_n_heads", required=True)
     d_head = get_dim("mamba_d_head", required=True)
     d_inner = n_heads * d_head

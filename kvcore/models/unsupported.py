@@ -10,9 +10,6 @@ from __future__ import annotations
 from kvcore.models.retired import RETIRED
 
 NOT_MODELLED = {
-    # (each "hybrid" layer's shared attention block gets its own Attention, and KV cache, in
-    # vLLM's zamba2.py: weights shared, caches not)
-    "Zamba2ForCausalLM": "Mamba2 layers with shared attention blocks (a KV cache each use)",
     "BailingMoeV2_5ForCausalLM": "linear-attention layers",
     "BailingMoeV3ForCausalLM": "Gated DeltaNet layers",
     "OlmoHybridForCausalLM": "linear-attention layers",

@@ -48,6 +48,7 @@ from kvcore.models.gemma_weights import gemma_rank_params
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.mamba_only import MAMBA_ONLY_TYPES
 from kvcore.models.rank_params import FP32_ROUTERS, Ledger
+from kvcore.models.zamba2_weights import zamba2_ledger
 from kvcore.specs import DTYPE_BYTES
 
 __all__ = ["FP32_ROUTERS", "WHOLE", "Stage", "estimate_params", "estimate_weights_bytes",
@@ -71,6 +72,8 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
         raise InputError(f"{g.name}: kvcli does not estimate {why}: give the weights' "
                          "measured size", field="weights_gib")
     layer_range, first, last = stage
+    if g.zamba is not None:     # (shared blocks and their uses: `kvcore.models.zamba2_weights`)
+        return zamba2_ledger(g, tp)
     if g.classic is not None:
         return classic_weights.ledger(g, g.classic, tp, layer_range, first, last)
     led = Ledger()

@@ -11,6 +11,7 @@ from kvcore.models.fp8_shapes import refusal as fp8_refusal
 from kvcore.models.fp8_vision import refusal as fp8_vision_refusal
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.quantization import check_build
+from kvcore.models.zamba2_weights import refuse_zamba2_tp
 
 # Model types whose MoE blocks refuse more TP ranks than experts (vLLM 0.33)
 EXPERTS_PER_RANK_TYPES = ("qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text")
@@ -45,6 +46,7 @@ def refuse_tp(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
         whose = "--kv-heads'" if g.model_type == "custom" else f"{g.name}'s"
         raise InputError(f"{whose} {kv} KV heads and it must divide one another, as vLLM "
                          f"requires; got {tp}", field="tensor_parallel_size")
+    refuse_zamba2_tp(g, tp)     # (its shared blocks' adapters and MLP)
     vision_refused = fp8_vision_refusal(g, tp)
     if vision_refused is not None:
         # (the tower is built before the language model: its refusal comes first)
