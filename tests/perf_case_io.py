@@ -16,6 +16,7 @@ FRESH = Path(__file__).parent / "data" / "perf_fresh"
 MLA = Path(__file__).parent / "data" / "perf_mla"
 CONFIGS = Path(__file__).parent / "data" / "perf_configs"
 HYBRID = Path(__file__).parent / "data" / "perf_hybrid"  # (Falcon-H1: its Mamba2 not counted)
+ZAMBA2 = Path(__file__).parent / "data" / "perf_zamba2"  # (its shared blocks: see README)
 
 
 def load_spec(path: Path) -> tuple[dict, VllmShape, list[StepBatch]]:

@@ -4,15 +4,15 @@ recordings in tests/data/perf_cases: every key of every breakdown, exact integer
 from __future__ import annotations
 
 import pytest
-from perf_case_io import CASES, CONFIGS, FRESH, HYBRID, MLA, expected, load_spec
+from perf_case_io import CASES, CONFIGS, FRESH, HYBRID, MLA, ZAMBA2, expected, load_spec
 
 # the oracle's recorded sample, then fresh random batches (tests/gen_perf_steps.py; MLA models
 # with --mla), then random configs of other families (perf_configs/make_configs.py: class
 # defaults, key aliases, derived sliding layers), and Falcon-H1 (the one hybrid whose layers
-# perf.py reads as they are, its Mamba2 mixers left out: perf_hybrid/)
+# perf.py reads as they are, its Mamba2 mixers left out: perf_hybrid/), and Zamba2 (perf_zamba2/)
 SPECS = (sorted(CASES.glob("*.steps.jsonl")) + sorted(FRESH.glob("*.steps.jsonl"))
          + sorted(MLA.glob("*.steps.jsonl")) + sorted(CONFIGS.glob("*.steps.jsonl"))
-         + sorted(HYBRID.glob("*.steps.jsonl")))
+         + sorted(HYBRID.glob("*.steps.jsonl")) + sorted(ZAMBA2.glob("*.steps.jsonl")))
 
 
 def _name(p) -> str:

@@ -139,3 +139,17 @@ def test_the_files_values_win_over_the_derived_ones() -> None:
     assert len(layer_specs(g)) == 5 + 8
     g = read_hf_config({**base, "use_long_context": True, "tie_word_embeddings": False})
     assert (g.max_position_embeddings, g.tie_word_embeddings) == (16384, True)
+
+
+def test_the_clock_times_what_the_layers_run() -> None:
+    """A Mamba2 mixer in each of 54 layers, the 9 hybrid layers' attention (q, k, v projected
+    from 2 x 2,560) and gated MLP, the only feed-forward blocks; all-reduces: one a Mamba
+    layer, three a hybrid one, the embedding's."""
+    from kvcore.clock.layer_blocks import layer_blocks
+    from kvcore.clock.work import WorkShape, work_groups
+    g = _geometry("zamba2-2.7b-style.config.json")
+    lb = layer_blocks(g)
+    assert (lb.full, lb.mamba, lb.dense_ffn, lb.allreduces) == (9, 54, 9, 45 + 9 * 3 + 1)
+    ws = WorkShape(g, 1, 2, 2, 2.0, 2.0, 2.0, False)
+    qkv = next(grp for grp in work_groups(ws) if grp.name == "qkv_proj")
+    assert qkv.bytes0 == 5120 * 3 * 32 * 160 * 2 * 9

@@ -8,6 +8,10 @@ hybrids read differently (vLLM 0.33's model files):
   ``moe_shared_expert_intermediate_size x n_shared_experts`` wide;
 * Falcon-H1 (`falcon_h1.py`, kind ``parallel``): attention and a Mamba2 mixer side by side in
   every layer, then a gated MLP: three row-parallel outputs, three all-reduces a layer;
+* Zamba2 (`zamba2.py`, kind ``parallel`` for a hybrid layer): a Mamba2 mixer every layer; a
+  hybrid layer runs a shared block first, attention over 2 x hidden_size and its gated MLP,
+  the only feed-forward blocks (its LoRA adapters and the hybrid layer's replicated linear are
+  not timed): three all-reduces a hybrid layer, one a Mamba layer;
 * Qwen3-Next (`qwen3_next.py`): Gated DeltaNet layers (kvcli's kind ``mamba``, version
   ``gdn``) and full attention with an output gate (``attn_output_gate``, on by default: the QKV
   projection makes a second query-sized output, multiplied into the attention's output).
@@ -42,13 +46,15 @@ def layer_blocks(g: ModelGeometry) -> LayerBlocks:
     n_moe = sum(1 for m in g.moe_layers if m) if g.num_experts else 0
     nemotron = g.model_type == "nemotron_h"
     # a Nemotron-H feed-forward is a layer of its own; elsewhere every layer has one
-    ffn_layers = g.count("mlp") if nemotron else g.num_layers
+    ffn_layers = (g.count("mlp") if nemotron else parallel if g.zamba is not None
+                  else g.num_layers)
     dense = ffn_layers - n_moe if g.intermediate_size else 0
     # one all-reduce per row-parallel output: a Nemotron-H layer has one, a Falcon-H1 layer
-    # three (attention, Mamba, MLP), any other two (mixer, feed-forward); plus the
-    # vocabulary-parallel embedding's
-    per_layer = 1 if nemotron else 2
-    allreduces = per_layer * g.num_layers + parallel + 1
+    # three (attention, Mamba, MLP), a Zamba2 layer one and a hybrid one three, any other two
+    # (mixer, feed-forward); plus the vocabulary-parallel embedding's
+    per_layer = 1 if nemotron or g.zamba is not None else 2
+    parallel_extra = 2 * parallel if g.zamba is not None else parallel
+    allreduces = per_layer * g.num_layers + parallel_extra + 1
     return LayerBlocks(
         full=g.count("full") + parallel, sliding=g.count("sliding"),
         chunked=g.count("chunked"), mamba=g.count("mamba") + parallel, dense_ffn=dense,

@@ -165,10 +165,12 @@ def work_groups(ws: WorkShape) -> list[Group]:
     cols = (q * (2 if lb.output_gate else 1) + 2 * kv) * d
     kvb = 2 * kv * d * ws.kv_bytes
     out: list[Group] = mla_groups(ws) if g.mla is not None else []
+    # (Zamba2's q, k and v are projected from the layer's input beside the embeddings)
+    qkv_in = D if g.zamba is None else g.zamba.attention_hidden
     if n_attn:
-        out.append(Group("qkv_proj", "gemm", n_attn, vec(tokens=2 * D * cols * n_attn),
-                         int(D * cols * ws.attn_w * n_attn),
-                         vec(tokens=(D + cols) * a * n_attn)))
+        out.append(Group("qkv_proj", "gemm", n_attn, vec(tokens=2 * qkv_in * cols * n_attn),
+                         int(qkv_in * cols * ws.attn_w * n_attn),
+                         vec(tokens=(qkv_in + cols) * a * n_attn)))
         # Q read, the new K and V written, every layer's KV read (its output write, like
         # vLLM's count, is left to the O projection's input read)
         out.append(Group("attention", "attention", n_attn, vec(
