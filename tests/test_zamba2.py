@@ -120,7 +120,8 @@ def test_a_tp_vllm_cannot_split_is_refused_in_its_words(name: str, said: str) ->
     ({"attention_head_dim": 10}, "attention_head_dim", "must be attention_hidden_size 128"),
     ({"hidden_act": "relu"}, "hidden_act", "only GELU, got 'relu'"),
     ({"mamba_headdim": 8}, "mamba_headdim", "mamba_headdim x n_mamba_heads"),
-    ({"layers_block_type": "hybrid"}, "layers_block_type", "expected a list of layer types")])
+    ({"layers_block_type": "hybrid"}, "layers_block_type", "expected a list of layer types"),
+    ({"hybrid_layer_ids": list(range(100_001))}, "hybrid_layer_ids", "at most 100,000")])
 def test_a_config_vllm_cannot_build_is_one_line(change: dict, field: str, said: str) -> None:
     cfg = {**load_hf_config(DATA / "tiny-zamba2.config.json"), **change}
     with pytest.raises(InputError) as e:
@@ -139,6 +140,9 @@ def test_the_files_values_win_over_the_derived_ones() -> None:
     assert len(layer_specs(g)) == 5 + 8
     g = read_hf_config({**base, "use_long_context": True, "tie_word_embeddings": False})
     assert (g.max_position_embeddings, g.tie_word_embeddings) == (16384, True)
+    # (2^62 shared blocks: three of them used, named without walking the rest)
+    g = read_hf_config({**base, "num_mem_blocks": 2**62})
+    assert list(layer_specs(g))[:3] == ["model.attn.0", "model.attn.1", "model.attn.2"]
 
 
 def test_the_clock_times_what_the_layers_run() -> None:

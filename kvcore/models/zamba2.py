@@ -23,6 +23,8 @@ from typing import Any
 from kvcore.errors import InputError
 
 ZAMBA2 = "zamba2"
+# the most shared-block uses a config may list (one Attention each): hf_config's layer bound
+MAX_USES = 100_000
 # transformers 5.20's Zamba2Config (the oracle's) for the keys kvcli reads
 ZAMBA2_DEFAULTS: dict[str, Any] = {
     "vocab_size": 32000, "max_position_embeddings": 4096, "hidden_size": 2560,
@@ -51,10 +53,10 @@ class Zamba2Blocks:
         b x (uses + blocks - 1) // blocks (so a name can be skipped: 7 uses over 3 blocks are
         0-2, 3-4, 6-7)."""
         names = []
-        for b in range(self.mem_blocks):
-            first = b * (self.uses + self.mem_blocks - 1) // self.mem_blocks
-            mine = sum(1 for u in range(self.uses) if u % self.mem_blocks == b)
-            names += [f"model.attn.{first + k}" for k in range(mine)]
+        m, h = self.mem_blocks, self.uses
+        for b in range(min(m, h)):      # (a block past the uses has none)
+            first = b * (h + m - 1) // m
+            names += [f"model.attn.{first + k}" for k in range(-(-(h - b) // m))]
         return names
 
 
@@ -85,9 +87,12 @@ def as_built(cfg: dict[str, Any], source: str) -> dict[str, Any]:
     c.setdefault("mamba_headdim", _int(c, "mamba_expand", source) * hidden
                  // _int(c, "n_mamba_heads", source))
     ids = c.setdefault("hybrid_layer_ids", [i for i, t in enumerate(layers) if t == "hybrid"])
-    if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
-        raise _refuse("expected a list of layer indices", source, "hybrid_layer_ids")
-    missing = [i for i, t in enumerate(layers) if t == "hybrid" and i not in ids]
+    if (not isinstance(ids, list) or len(ids) > MAX_USES
+            or not all(isinstance(i, int) for i in ids)):
+        raise _refuse(f"expected a list of at most {MAX_USES:,} layer indices", source,
+                      "hybrid_layer_ids")
+    listed = set(ids)
+    missing = [i for i, t in enumerate(layers) if t == "hybrid" and i not in listed]
     if missing:     # (vLLM's layer2block_map has no entry for it: a KeyError)
         raise _refuse(f"hybrid layer {missing[0]} of layers_block_type is not listed, and vLLM "
                       "cannot build it", source, "hybrid_layer_ids")
