@@ -68,11 +68,13 @@ REFUSED = [pytest.param(name, int(tp), id=f"{name}-tp{tp}") for name, case in CA
 @pytest.mark.parametrize(("name", "tp"), REFUSED)
 def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     """vLLM asserts a TP dividing every attention's heads, the vision tower's too (the tiny
-    Qwen3.5 VL configs' 2 at TP 4 and 8; Falcon-H1's and Granite's 12 at TP 8): one line."""
+    Qwen3.5 VL configs' 2 at TP 4 and 8; Falcon-H1's and Granite's 12 at TP 8; Qwen2-VL-7B's
+    and Qwen2.5-VL-7B's 28 at TP 8), and each shard of a linear whole (Qwen2.5-VL's 3,420-wide
+    vision MLP at TP 8, even with the tower skipped: it is still constructed): one line."""
     from kvcore.errors import InputError
     from kvcore.sizing.resolve import resolve_kv_cache_config
 
-    assert len(REFUSED) == 6 + 14
+    assert len(REFUSED) == 6 + 14 + 12
     with pytest.raises(InputError) as e:
         resolve_kv_cache_config(geometry=_geometry(name, applied=False), tensor_parallel_size=tp,
                                 gpu_memory_gib=80, max_model_len=4096, mm=_mm(name))

@@ -12,14 +12,17 @@ counts them too: docs/config.md, "Buffers").
   global layers); `original_max_position_embeddings` times the factor for YaRN and DeepSeek's
   YaRN. Rotary dim: the head dim times `partial_rotary_factor` (MLA: `qk_rope_head_dim`).
   Gemma 3 has two: its local layers' plain RoPE at `rope_local_base_freq`, and the global one.
+  MRoPE (an ``mrope_section``): 4 x the rows under Qwen2-VL and Qwen2.5-VL (mrope.py's
+  positions_factor, left at get_rope's default by qwen2.py), 1 x under Qwen3-VL and Qwen3.5.
   No RoPE: Jamba, Nemotron-H, Granite 4.0-H with `position_embedding_type` nope.
 - Gemma 2's and 3's embedding normalizer: one scalar in the model dtype; Gemma 3n's and 4's
   RoPE caches and scalars: `kvcore.models.gemma_buffers`.
 - Falcon-H1's `mup_vector` a Mamba mixer: (2 d_ssm + 2 G S + heads) / TP in the model dtype,
   G the groups as vLLM duplicates them over the ranks (falcon_h1.py).
 - A vision tower's, on the first stage while it is built: Gemma 3's SigLIP `position_ids`
-  (int64, one a patch), Qwen3.5's rotary cache (8,192 rows x half its head dim), Gemma 3n's
-  and 4's towers' (`kvcore.models.gemma3n_towers`, `gemma4_towers`).
+  (int64, one a patch), Qwen3.5's, Qwen3-VL's, Qwen2-VL's and Qwen2.5-VL's rotary cache
+  (8,192 rows x half its head dim), Gemma 3n's and 4's towers' (`kvcore.models.gemma3n_towers`,
+  `gemma4_towers`).
 Not memory: Mamba2's `conv_weights`, a view of the conv weight. Checked against vLLM's classes
 on the meta device for every census case (tests/data/weights_census/answers.json,
 `buffer_bytes_by_dtype`, less the views).
@@ -30,12 +33,15 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.models.context_limit import _kind, _rope_parameters
+from kvcore.models.fp8_renames import architecture
 from kvcore.models.gemma_buffers import gemma_rope_caches, gemma_scalars
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.qwen3_5 import VISION_DEFAULTS
+from kvcore.models.qwen_vl import rotary_buffer_bytes
 from kvcore.models.rope_cache import RopeCache
 from kvcore.models.siglip import SIGLIP_DEFAULTS
 from kvcore.models.vision_keys import vision_config
+from kvcore.models.vision_towers import QWEN2_VL
 from kvcore.specs import DTYPE_BYTES
 
 NO_ROPE_TYPES = ("jamba", "nemotron_h")
@@ -47,6 +53,7 @@ CACHE_ONLY_ROPE_TYPES = ("default", "linear", "llama3", "ntk", "proportional")
 # what transformers' config classes give a RoPE key a config leaves out (Qwen3.5's rope
 # parameters, Gemma 3's local base frequency: a second RoPE whatever its value)
 _PARTIAL = {"qwen3_5_text": 0.25, "qwen3_5_moe_text": 0.25}
+MROPE_X4_TYPES = ("qwen2_vl", "qwen2_5_vl")
 
 
 def _num(value: Any, default: float) -> float:
@@ -96,7 +103,12 @@ def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCa
                                                                                    1)), 1))
         theta = float(_num(rp.get("rope_theta", get("rope_theta")), 10000))
         key = repr((head, dim, theta, sorted(rp.items())))
-        out[key] = RopeCache(_rows(rp, pos), dim, dtype, key, pos, _per_position(rp))
+        # (MRoPE's cache holds 4 x the positions where the layers keep get_rope's default
+        # positions_factor: Qwen2ForCausalLM under Qwen2-VL and Qwen2.5-VL; Qwen3-VL passes 1)
+        times = 4 if "mrope_section" in rp and g.model_type in MROPE_X4_TYPES else 1
+        per = _per_position(rp)
+        out[key] = RopeCache(_rows(rp, pos) * times, dim, dtype, key, pos,
+                             None if per is None else per * times)
     if g.model_type.startswith("gemma3"):
         key = repr((g.head_dim, "local", get("rope_local_base_freq")))
         out[key] = RopeCache(pos, g.head_dim, dtype, key, pos, 1.0)
@@ -122,6 +134,9 @@ def vision_buffers(cfg: dict[str, Any], g: ModelGeometry) -> int:
     if g.model_type.startswith("gemma3"):
         d = {**SIGLIP_DEFAULTS, **v}
         return 8 * (int(d["image_size"]) // int(d["patch_size"])) ** 2
+    arch = architecture(cfg.get("architectures"))
+    if arch in QWEN2_VL:
+        return rotary_buffer_bytes(cfg, arch, DTYPE_BYTES[g.dtype])
     d = {**VISION_DEFAULTS, **v}
     return 8192 * (int(d["hidden_size"]) // int(d["num_heads"]) // 2) * DTYPE_BYTES[g.dtype]
 

@@ -158,6 +158,7 @@ class ModelGeometry:
     vision_params: int = 0
     vision_whole: int = 0
     vision_heads: int = 0       # (its attention heads: TP must divide them)
+    vision_mlp_width: int = 0   # (Qwen2.5-VL's MLP width: TP must divide it too)
     # the inputs it encodes and whether vLLM may hold it whole on every rank
     # (``--mm-encoder-tp-mode data``): `kvcore.models.mm_serving`
     vision_modalities: tuple[str, ...] = ()

@@ -97,10 +97,11 @@ from kvcore.models.zamba2 import ZAMBA2, as_built, zamba2_blocks
 from kvcore.sources import read_json
 
 # Model types whose QKV projection always has a bias (qwen2.py, qwen2_moe.py)
-QKV_BIAS_TYPES = ("qwen2", "qwen2_moe")
+QKV_BIAS_TYPES = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl")  # (the VL: Qwen2ForCausalLM)
 # Model types whose attention always has a q_norm and a k_norm (qwen3.py, qwen3_moe.py,
 # gemma3.py build them unconditionally)
-QK_NORM_TYPES = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "lfm2", "lfm2_moe")
+QK_NORM_TYPES = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "lfm2", "lfm2_moe",
+                 "qwen3_vl_text", "qwen3_vl_moe_text")     # (Qwen3-VL's: Qwen3's layers)
 
 # The most layers a config may give (the largest models have a few hundred); a layer count in
 # the billions would build per-layer tuples until memory ran out.
@@ -257,7 +258,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         mtp_layers=(get_int(MTP_KEYS.get(model_type, "num_nextn_predict_layers"),
                             MTP_MODULES[model_type]) or 0 if model_type in MTP_MODULES else 0),
         vision_params=vision.total, vision_whole=vision.whole, vision_heads=vision.heads,
-        vision_modalities=vision.modalities, vision_data_parallel=vision.data_parallel,
+        vision_mlp_width=vision.mlp_width, vision_modalities=vision.modalities,
+        vision_data_parallel=vision.data_parallel,
         vision_parts=vision.parts, ple_scratch_width=(n_layers * (get_int(
             "hidden_size_per_layer_input", 0) or 0) if vision.parts else 0),
         quantization=(method := quant_method(get("quantization_config"), source)),

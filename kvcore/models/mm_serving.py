@@ -5,13 +5,14 @@ blocks that fit: ``--limit-mm-per-prompt``, ``--language-model-only`` and
 What vLLM builds with them (recorded per rank in tests/data/weights_census/):
 * a tower whose modalities all have limit 0 is not built (interfaces.py `_mark_tower_model`:
   Gemma 3's SigLIP tower and its multi-modal projector, modality image; Qwen3.5's vision
-  tower with its mergers, image and video). ``--language-model-only`` sets every limit to 0.
-  A model with several towers (Gemma 3n's and 4's vision and audio) drops each on its own;
-  Gemma 4 Unified's embedders are built whatever the limits (outside `_mark_tower_model`);
-  The tower is still constructed on the meta device, so its heads must still divide TP;
+  tower with its mergers, image and video; Qwen3-VL's, Qwen2-VL's and Qwen2.5-VL's the same).
+  ``--language-model-only`` sets every limit to 0. A model with several towers (Gemma 3n's and
+  4's vision and audio) drops each on its own; Gemma 4 Unified's embedders are built whatever
+  the limits (outside `_mark_tower_model`). The tower is still constructed on the meta device,
+  so its heads (and Qwen2.5-VL's MLP width) must still divide TP;
 * ``--mm-encoder-tp-mode data`` keeps the whole tower on every TP rank (`disable_tp`), no head
-  split, where the model class supports it (Qwen3.5, from Qwen3-VL); Gemma 3's does not and
-  vLLM falls back to "weights" with a warning;
+  split, where the model class supports it (Qwen3.5, Qwen3-VL, Qwen2-VL, Qwen2.5-VL); Gemma 3's
+  does not and vLLM falls back to "weights" with a warning;
 * on a text-only model vLLM builds no multimodal config: the options change nothing; a limit
   for a modality the model lacks is read by nothing.
 """
@@ -63,8 +64,9 @@ def apply_mm(g: ModelGeometry, opts: MMOptions | None) -> tuple[ModelGeometry, M
         mode = "weights"
     if mode == "data":
         # every rank holds the whole tower and splits no head (tp_size 1 inside it)
-        g = replace(g, vision_whole=g.vision_params, vision_heads=0, vision_linears=tuple(
-            lin._replace(split="replicated") for lin in g.vision_linears))
+        g = replace(g, vision_whole=g.vision_params, vision_heads=0, vision_mlp_width=0,
+                    vision_linears=tuple(lin._replace(split="replicated")
+                                         for lin in g.vision_linears))
     limits = tuple((m, opts.limit(m)) for m in g.vision_modalities)
     if g.vision_parts:      # (a part of no modality: built whatever the limits)
         built = [p for p in g.vision_parts

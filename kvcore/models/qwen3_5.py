@@ -78,13 +78,15 @@ def ssm_dtype(c: dict[str, Any], source: str) -> str | None:
     return str(raw)
 
 
-def vision_tower_params(cfg: dict[str, Any], source: str) -> VisionParams:
+def vision_tower_params(cfg: dict[str, Any], source: str, deepstack: int = 0) -> VisionParams:
     """Parameters of the vision tower vLLM builds for a multimodal Qwen3.5
     (`Qwen3_VisionTransformer`, qwen3_vl.py): the patch embedding (a biased Conv3d), the
     position embedding, ``depth`` blocks (two LayerNorms, a biased QKV and output projection,
     a biased two-layer MLP), the patch merger (a LayerNorm, two biased linears over
     ``spatial_merge_size``^2 patches) and one post-shuffle merger per
-    ``deepstack_visual_indexes`` entry, where the config lists them. Whole on every TP rank:
+    ``deepstack_visual_indexes`` entry, where the config lists them (else `deepstack`: 0 for
+    Qwen3.5's config class, which has no such key; 3 for Qwen3-VL's, whose default lists
+    three, and whose tower this is too). Whole on every TP rank:
     the embeddings, the LayerNorms and the row-parallel linears' biases (proj, linear_fc2);
     the rest is split (vLLM's default ``mm_encoder_tp_mode`` "weights")."""
     v = vision_config(cfg, source)
@@ -100,7 +102,7 @@ def vision_tower_params(cfg: dict[str, Any], source: str) -> VisionParams:
     h = d * dim("spatial_merge_size") ** 2
     merger_split = h * h + h + h * out      # (its norm and linear_fc2's bias: whole)
     deep = v.get("deepstack_visual_indexes")
-    n_deep = len(deep) if isinstance(deep, list) else 0
+    n_deep = len(deep) if isinstance(deep, list) else deepstack
     depth = dim("depth")
     whole = embeddings + depth * block_whole + (2 * d + out) + n_deep * (2 * h + out)
     # (images and videos; supports_encoder_tp_data, from Qwen3VLForConditionalGeneration)

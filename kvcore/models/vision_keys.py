@@ -41,7 +41,9 @@ class VisionParams(NamedTuple):
     the inputs it encodes (vLLM skips it when all their limits are 0); ``data_parallel``:
     whether the class takes ``--mm-encoder-tp-mode data`` (`kvcore.models.mm_serving`);
     ``linears``: those built with the model's quant_config, in the order vLLM builds them;
-    ``parts``: its towers, where there are several (their sums are ``total`` and ``whole``)."""
+    ``parts``: its towers, where there are several (their sums are ``total`` and ``whole``);
+    ``mlp_width``: its MLP's width, which TP must divide too where it may not (Qwen2-VL's and
+    Qwen2.5-VL's: vLLM asserts each shard of a parallel linear whole; 0: not checked)."""
     total: int
     whole: int
     heads: int = 0
@@ -49,6 +51,7 @@ class VisionParams(NamedTuple):
     data_parallel: bool = False
     linears: tuple[VisionLinear, ...] = ()
     parts: tuple[TowerPart, ...] = ()
+    mlp_width: int = 0
 
 
 def vision_config(cfg: dict[str, Any], source: str) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """Which vision tower (and projector) vLLM 0.33 builds beside a multimodal class's language
-model, by architecture: Qwen3.5's (`kvcore.models.qwen3_5`) and Gemma 3's SigLIP
-(`kvcore.models.siglip`), Gemma 3n's and Gemma 4's vision and audio towers
-(`kvcore.models.gemma4_towers`), LFM2-VL's SigLIP2 (`kvcore.models.lfm2_vl_tower`); none for
-the other classes kvcli reads."""
+model, by architecture: Qwen3.5's and Qwen3-VL's (`kvcore.models.qwen3_5`), Qwen2-VL's and
+Qwen2.5-VL's (`kvcore.models.qwen_vl`), Gemma 3's SigLIP (`kvcore.models.siglip`), Gemma 3n's and
+Gemma 4's vision and audio towers (`kvcore.models.gemma4_towers`), LFM2-VL's SigLIP2
+(`kvcore.models.lfm2_vl_tower`); none for the other classes kvcli reads."""
 
 from __future__ import annotations
 
@@ -11,8 +11,12 @@ from typing import Any
 from kvcore.models.gemma4_towers import multimodal_towers
 from kvcore.models.lfm2_vl_tower import lfm2_vl_params
 from kvcore.models.qwen3_5 import QWEN3_5_TYPES, vision_tower_params
+from kvcore.models.qwen_vl import qwen_vl_params
 from kvcore.models.siglip import gemma3_vision_params
 from kvcore.models.vision_keys import VisionParams
+
+QWEN3_VL = ("Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration")
+QWEN2_VL = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration")
 
 
 def vision_tower(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
@@ -22,6 +26,11 @@ def vision_tower(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
     arch = str(archs[0] if isinstance(archs, list) and archs else "")
     if model_type in QWEN3_5_TYPES and arch.endswith("ForConditionalGeneration"):
         return vision_tower_params(cfg, source)
+    if arch in QWEN3_VL:
+        # (Qwen3_VisionTransformer; fp8 linears not modelled for these classes: none listed)
+        return vision_tower_params(cfg, source, deepstack=3)._replace(linears=())
+    if arch in QWEN2_VL:
+        return qwen_vl_params(cfg, arch, source)
     if arch == "Gemma3ForConditionalGeneration":
         return gemma3_vision_params(cfg, hidden, source)
     if arch == "Lfm2VlForConditionalGeneration":

@@ -1,6 +1,6 @@
 """What vLLM refuses to build of a model over ``tp`` tensor-parallel ranks, in the order it meets
-them: attention heads, the vision tower's heads, experts, KV heads, the vision tower's fp8
-blocks, AWQ's and GPTQ's input shards, the language model's fp8 blocks. Each refusal names
+them: attention heads, the vision tower's heads and MLP width, experts, KV heads, the vision
+tower's fp8 blocks, AWQ's and GPTQ's input shards, the language model's fp8 blocks. Each refusal names
 `tensor_parallel_size` (and `mm_encoder_tp_mode` where holding the tower whole gets past it).
 """
 
@@ -32,6 +32,12 @@ def refuse_tp(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
                          f"{tp}", field="tensor_parallel_size",
                          remedy=(("mm_encoder_tp_mode", "data holds it whole on every rank")
                                  if g.vision_data_parallel else None))
+    if g.vision_mlp_width % tp:
+        # (Qwen2.5-VL's 3,420 at TP 8: its gate_up_proj asserts every width splits, unworded)
+        raise InputError(f"{g.name}'s vision tower's MLP is {g.vision_mlp_width} wide (a "
+                         "rank's shard of it must be whole), which must be divisible by it, as "
+                         f"vLLM requires; got {tp}", field="tensor_parallel_size",
+                         remedy=("mm_encoder_tp_mode", "data holds it whole on every rank"))
     if g.model_type in EXPERTS_PER_RANK_TYPES and any(g.moe_layers) and tp > g.num_experts:
         # (their sparse MoE blocks raise it as they are built: qwen2_moe.py, qwen3_moe.py,
         # qwen3_next.py, whose block Qwen3.5's MoE layers reuse)

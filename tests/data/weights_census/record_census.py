@@ -79,7 +79,17 @@ _mxfp4.select_mxfp4_moe_backend = lambda *a, **k: (Mxfp4MoeBackend.TRITON,
                                                    OAITritonMxfp4ExpertsMonolithic)
 SUBSTITUTIONS.append("MXFP4 MoE backend: TRITON (an H100's first that applies; its padding: "
                      "the intermediate size per rank rounded up to 64)")
+# Qwen2-VL's vision MLP's QuickGELU looks up vLLM's compiled kernel (torch.ops._C.gelu_quick)
+# when it is constructed, on the CPU's platform too; vllm._C is absent here. The op is a
+# function, no tensor: the module holds no parameter or buffer either way.
+from vllm.model_executor.layers import activation as _act
+_act.QuickGELU.__init__ = lambda self: _act.CustomOp.__init__(self)
+SUBSTITUTIONS.append("QuickGELU: no compiled kernel looked up when constructed (holds no "
+                     "tensor; Qwen2-VL's vision MLP)")
 TPS = (1, 2, 4, 8)
+# Qwen2-VL's, Qwen2.5-VL's and Qwen3-VL's published configs (../qwen_vl/): the options on one
+# of each tower
+QWEN_VL_MM = ("qwen2-vl-7b-instruct", "qwen2.5-vl-7b-instruct", "qwen3-vl-8b-instruct")
 QWEN3_5_VL = ("11-tiny-qwen3-5-vl", "12-tiny-qwen3-5-moe-vl", "15-qwen3-5-defaults",
               "16-qwen3-5-moe-defaults")
 
@@ -89,7 +99,8 @@ QWEN3_5_VL = ("11-tiny-qwen3-5-vl", "12-tiny-qwen3-5-moe-vl", "15-qwen3-5-defaul
 # them): for Gemma 3 and the four Qwen3.5 multimodal configs; a limit for a modality the model
 # lacks (Gemma 3's video) and the options on a text-only model (vLLM builds no multimodal
 # config for it) too
-MM_BASES = ("gemma-3-27b", *(f"mtp_draft/{c}/target/config.json" for c in QWEN3_5_VL))
+MM_BASES = ("gemma-3-27b", *(f"mtp_draft/{c}/target/config.json" for c in QWEN3_5_VL),
+            *(f"qwen_vl/{c}.config.json" for c in QWEN_VL_MM))
 MM_OPTIONS = (("--limit-mm-per-prompt", {"image": 0}),
               ("--limit-mm-per-prompt", {"image": 0, "video": 0}),
               ("--language-model-only", True),
@@ -122,7 +133,7 @@ def cases():
     out = {name: cfg for name, (_, cfg) in PRESETS.items()}
     # (weights_census/: configs written for the census itself, e.g. Qwen MoE layers made
     # dense by mlp_only_layers and decoder_sparse_step)
-    for sub in ("mla", "sliding", "mamba", "weights_census"):
+    for sub in ("mla", "sliding", "mamba", "weights_census", "qwen_vl"):
         for p in sorted((ROOT / "tests" / "data" / sub).glob("*.config.json")):
             out[f"{sub}/{p.name}"] = json.loads(p.read_text())
     # Qwen3.5's multimodal configs (record_qwen3_5.py built them at TP 1 only): its vision
