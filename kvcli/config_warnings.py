@@ -34,6 +34,7 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
     from kvcore.models.context_limit import long_context_note
     from kvcore.models.int_quant_rank import unmodelled_note
     from kvcore.models.mla import mla_block_size_note
+    from kvcore.models.multimodal_classes import uncounted_tower_note
     from kvcore.models.qwen3_next import gdn_note
     from kvcore.specs import AttentionSpec
 
@@ -60,6 +61,10 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
     if gpu_memory_gib is not None and result.weights_estimated and (note := unmodelled_note(
             g, "--gpu-memory-gib", "--num-blocks", "--weights-gib")):
         out.append(note)   # (awq and gptq are sized; compressed-tensors and the rest are not)
+    if gpu_memory_gib is not None and result.weights_estimated and "num_blocks" not in given \
+            and (note := uncounted_tower_note(g, result.mm, "--gpu-memory-gib", "--num-blocks",
+                                              "--weights-gib")):
+        out.append(note)   # (a multimodal class whose tower kvcli does not count)
     kinds = set(g.layer_kinds) - {"mlp"}           # (an MLP-only layer holds no KV)
     hybrid = [n for n in _HYBRID if n in given]
     if hybrid and len(kinds) == 1 and kinds != {"parallel"}:   # (Falcon-H1's: two specs)

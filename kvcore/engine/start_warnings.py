@@ -12,6 +12,7 @@ from kvcore.engine.spec_decode import spec_draft
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.int_quant_rank import unmodelled_note
 from kvcore.models.mm_serving import MMState
+from kvcore.models.multimodal_classes import uncounted_tower_note
 from kvcore.offload.settings import GEOMETRY, steps_time_transfers, unused_tier_options
 from kvcore.specs import ChunkedLocalAttentionSpec, KVCacheGroupSpec, SlidingWindowSpec
 from kvcore.traces import Trace, out_of_order_warning
@@ -61,6 +62,9 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
     if geometry is not None and cfg.gpu_memory_gib is not None and "num_blocks" not in user \
             and (note := unmodelled_note(geometry, "gpu_memory_gib", "num_blocks")):
         out.append(note)        # (the pool sized from weights counted in the model dtype)
+    if geometry is not None and cfg.gpu_memory_gib is not None and "num_blocks" not in user \
+            and (note := uncounted_tower_note(geometry, mm, "gpu_memory_gib", "num_blocks")):
+        out.append(note)        # (the pool sized without a multimodal class's tower)
     clock = (cfg.clock or "").partition(":")[0]
     if "gpu" in given and cfg.mode == "engine" and (not model or clock in ("linear", "fixed")):
         # (in cache mode it is one of the engine's options, said below)

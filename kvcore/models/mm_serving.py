@@ -13,6 +13,8 @@ What vLLM builds with them (recorded per rank in tests/data/weights_census/):
 * ``--mm-encoder-tp-mode data`` keeps the whole tower on every TP rank (`disable_tp`), no head
   split, where the model class supports it (Qwen3.5, Qwen3-VL, Qwen2-VL, Qwen2.5-VL); Gemma 3's
   does not and vLLM falls back to "weights" with a warning;
+* on a multimodal class whose tower kvcli does not count (`kvcore.models.multimodal_classes`)
+  they change nothing kvcli counts;
 * on a text-only model vLLM builds no multimodal config: the options change nothing; a limit
   for a modality the model lacks is read by nothing.
 """
@@ -24,6 +26,7 @@ from dataclasses import dataclass, replace
 from kvcore.mm_options import MMOptions
 from kvcore.models.fp8_vision import tower_rank
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.multimodal_classes import MULTIMODAL_CLASSES
 from kvcore.specs import DTYPE_BYTES
 
 
@@ -47,6 +50,9 @@ def apply_mm(g: ModelGeometry, opts: MMOptions | None) -> tuple[ModelGeometry, M
         # (each option given: vLLM builds no multimodal config, reads none of them)
         why = (f"no effect on {g.name}, which has no vision tower kvcli counts (on a text-only "
                "model vLLM builds no multimodal config)")
+        if g.architecture in MULTIMODAL_CLASSES:
+            why = (f"no effect on kvcli's count of {g.name}, whose {g.architecture} tower it "
+                   "does not count either way")
         given = (("limit_mm_per_prompt", bool(opts.limits)),
                  ("language_model_only", opts.language_model_only),
                  ("mm_encoder_tp_mode", opts.mm_encoder_tp_mode != "weights"))

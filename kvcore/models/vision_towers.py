@@ -2,7 +2,8 @@
 model, by architecture: Qwen3.5's and Qwen3-VL's (`kvcore.models.qwen3_5`), Qwen2-VL's and
 Qwen2.5-VL's (`kvcore.models.qwen_vl`), Gemma 3's SigLIP (`kvcore.models.siglip`), Gemma 3n's and
 Gemma 4's vision and audio towers (`kvcore.models.gemma4_towers`), LFM2-VL's SigLIP2
-(`kvcore.models.lfm2_vl_tower`); none for the other classes kvcli reads."""
+(`kvcore.models.lfm2_vl_tower`); none for the other classes kvcli reads
+(`kvcore.models.multimodal_classes` warns of those)."""
 
 from __future__ import annotations
 
