@@ -22,7 +22,8 @@ counts them too: docs/config.md, "Buffers").
 - A vision tower's, on the first stage while it is built: Gemma 3's SigLIP `position_ids`
   (int64, one a patch), Qwen3.5's, Qwen3-VL's, Qwen2-VL's and Qwen2.5-VL's rotary cache
   (8,192 rows x half its head dim), Gemma 3n's and 4's towers' (`kvcore.models.gemma3n_towers`,
-  `gemma4_towers`).
+  `gemma4_towers`); not a buffer but allocated with them, Qwen3-VL's deepstack scratch (a
+  max_num_batched_tokens x hidden tensor in the model dtype a deepstack level).
 Not memory: Mamba2's `conv_weights`, a view of the conv weight. Checked against vLLM's classes
 on the meta device for every census case (tests/data/weights_census/answers.json,
 `buffer_bytes_by_dtype`, less the views).
@@ -149,9 +150,10 @@ def _mup(g: ModelGeometry, tp: int) -> int:
 
 
 def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = None,
-                          first: bool = True) -> int:
+                          first: bool = True, batched_tokens: int = 0) -> int:
     """The buffer bytes on one of `tp` ranks (of a pipeline stage: its `layers`, `first`
-    whether it builds the vision tower)."""
+    whether it builds the vision tower; `batched_tokens`: max_num_batched_tokens, which sizes
+    Qwen3-VL's deepstack scratch)."""
     kinds = [k for i, k in enumerate(g.layer_kinds) if layers is None or i in layers]
     attn = sum(k in ATTENTION_KINDS for k in kinds)
     if g.zamba is not None:     # (an Attention each use of a shared block: `models.zamba2`)
@@ -169,4 +171,7 @@ def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = 
         n += g.classic.buffers
     if first and g.vision_params:        # (a tower vLLM skips holds none)
         n += g.vision_buffers
+        # (Qwen3-VL's deepstack_input_embeds: allocated whole on every rank as the model is
+        # built, where the tower is; tests/data/qwen_vl/deepstack.json)
+        n += g.vision_deepstack * batched_tokens * g.hidden_size * DTYPE_BYTES[g.dtype]
     return n

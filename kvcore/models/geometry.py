@@ -159,6 +159,7 @@ class ModelGeometry:
     vision_whole: int = 0
     vision_heads: int = 0       # (its attention heads: TP must divide them)
     vision_mlp_width: int = 0   # (Qwen2.5-VL's MLP width: TP must divide it too)
+    vision_deepstack: int = 0   # (Qwen3-VL's scratch: `VisionParams.deepstack`, buffers.py)
     # the inputs it encodes and whether vLLM may hold it whole on every rank
     # (``--mm-encoder-tp-mode data``): `kvcore.models.mm_serving`
     vision_modalities: tuple[str, ...] = ()

@@ -258,8 +258,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         mtp_layers=(get_int(MTP_KEYS.get(model_type, "num_nextn_predict_layers"),
                             MTP_MODULES[model_type]) or 0 if model_type in MTP_MODULES else 0),
         vision_params=vision.total, vision_whole=vision.whole, vision_heads=vision.heads,
-        vision_mlp_width=vision.mlp_width, vision_modalities=vision.modalities,
-        vision_data_parallel=vision.data_parallel,
+        vision_mlp_width=vision.mlp_width, vision_deepstack=vision.deepstack,
+        vision_modalities=vision.modalities, vision_data_parallel=vision.data_parallel,
         vision_parts=vision.parts, ple_scratch_width=(n_layers * (get_int(
             "hidden_size_per_layer_input", 0) or 0) if vision.parts else 0),
         quantization=(method := quant_method(get("quantization_config"), source)),

@@ -78,15 +78,16 @@ def ssm_dtype(c: dict[str, Any], source: str) -> str | None:
     return str(raw)
 
 
-def vision_tower_params(cfg: dict[str, Any], source: str, deepstack: int = 0) -> VisionParams:
+def vision_tower_params(cfg: dict[str, Any], source: str, qwen3_vl: bool = False) -> VisionParams:
     """Parameters of the vision tower vLLM builds for a multimodal Qwen3.5
     (`Qwen3_VisionTransformer`, qwen3_vl.py): the patch embedding (a biased Conv3d), the
     position embedding, ``depth`` blocks (two LayerNorms, a biased QKV and output projection,
     a biased two-layer MLP), the patch merger (a LayerNorm, two biased linears over
     ``spatial_merge_size``^2 patches) and one post-shuffle merger per
-    ``deepstack_visual_indexes`` entry, where the config lists them (else `deepstack`: 0 for
-    Qwen3.5's config class, which has no such key; 3 for Qwen3-VL's, whose default lists
-    three, and whose tower this is too). Whole on every TP rank:
+    ``deepstack_visual_indexes`` entry, where the config lists them (else none for Qwen3.5's
+    config class, which has no such key; 3 for Qwen3-VL's, whose default lists three, and
+    whose tower this is too: `qwen3_vl`, whose class also allocates a scratch tensor a level,
+    `VisionParams.deepstack`). Whole on every TP rank:
     the embeddings, the LayerNorms and the row-parallel linears' biases (proj, linear_fc2);
     the rest is split (vLLM's default ``mm_encoder_tp_mode`` "weights")."""
     v = vision_config(cfg, source)
@@ -102,13 +103,14 @@ def vision_tower_params(cfg: dict[str, Any], source: str, deepstack: int = 0) ->
     h = d * dim("spatial_merge_size") ** 2
     merger_split = h * h + h + h * out      # (its norm and linear_fc2's bias: whole)
     deep = v.get("deepstack_visual_indexes")
-    n_deep = len(deep) if isinstance(deep, list) else deepstack
+    n_deep = len(deep) if isinstance(deep, list) else 3 if qwen3_vl else 0
     depth = dim("depth")
     whole = embeddings + depth * block_whole + (2 * d + out) + n_deep * (2 * h + out)
     # (images and videos; supports_encoder_tp_data, from Qwen3VLForConditionalGeneration)
     return VisionParams(whole + depth * block_split + (1 + n_deep) * merger_split, whole,
                         dim("num_heads"), ("image", "video"), True,
-                        _linears(depth, n_deep, d, inter, h, out))
+                        _linears(depth, n_deep, d, inter, h, out),
+                        deepstack=n_deep if qwen3_vl else 0)
 
 
 def _linears(depth: int, n_deep: int, d: int, inter: int, h: int,

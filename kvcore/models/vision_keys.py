@@ -43,7 +43,9 @@ class VisionParams(NamedTuple):
     ``linears``: those built with the model's quant_config, in the order vLLM builds them;
     ``parts``: its towers, where there are several (their sums are ``total`` and ``whole``);
     ``mlp_width``: its MLP's width, which TP must divide too where it may not (Qwen2-VL's and
-    Qwen2.5-VL's: vLLM asserts each shard of a parallel linear whole; 0: not checked)."""
+    Qwen2.5-VL's: vLLM asserts each shard of a parallel linear whole; 0: not checked);
+    ``deepstack``: the scratch tensors the class allocates beside the tower, one
+    max_num_batched_tokens x text hidden size a deepstack level (Qwen3-VL's; not Qwen3.5's)."""
     total: int
     whole: int
     heads: int = 0
@@ -52,6 +54,7 @@ class VisionParams(NamedTuple):
     linears: tuple[VisionLinear, ...] = ()
     parts: tuple[TowerPart, ...] = ()
     mlp_width: int = 0
+    deepstack: int = 0
 
 
 def vision_config(cfg: dict[str, Any], source: str) -> dict[str, Any]:

@@ -48,9 +48,10 @@ def buffer_bytes(g: ModelGeometry, tp: int, draft: DraftModel | None, max_model_
                  layers: range | None = None, first: bool = True, last: bool = True,
                  batched_tokens: int = 0) -> int:
     """The buffers on one of `tp` ranks: of the whole model, or of the pipeline stage holding
-    `layers` (`first`: the vision tower's; `last`: the draft's); with Gemma 3n's / 4's
-    multimodal scratch for `batched_tokens` (max_num_batched_tokens: vLLM sizes it by it)."""
-    n = estimate_buffer_bytes(g, tp, layers, first)
+    `layers` (`first`: the vision tower's; `last`: the draft's); with the scratch vLLM sizes by
+    `batched_tokens` (max_num_batched_tokens): Qwen3-VL's deepstack, Gemma 3n's / 4's
+    multimodal per-layer embeddings."""
+    n = estimate_buffer_bytes(g, tp, layers, first, batched_tokens)
     if g.ple_scratch_width:
         n += ple_scratch_bytes(batched_tokens, g.ple_scratch_width, 1, g.dtype)
     if draft is not None and last:

@@ -118,7 +118,7 @@ def pipeline_stages(g: ModelGeometry, groups: list[KVCacheGroupSpec], tp: int, p
                     utilization: float, activation_gib: float,
                     num_blocks: int | None, draft_weights: int = 0,
                     draft: DraftModel | None = None,
-                    max_model_len: int = 0) -> list[PipelineStage]:
+                    max_model_len: int = 0, batched_tokens: int = 0) -> list[PipelineStage]:
     """`plan_stages` for a model: each stage's weights and buffers estimated, the last's with
     the draft's (`draft_weights`, a worker's; `draft` for its buffers, `max_model_len` the
     target's), or `weights_gib` split by its share of the decoder layers, buffers in it (a
@@ -134,8 +134,8 @@ def pipeline_stages(g: ModelGeometry, groups: list[KVCacheGroupSpec], tp: int, p
     if weights_gib is None:
         weights = [estimate_weights_bytes(g, tp, (r, k == 0, k == pp - 1))
                    + (draft_weights if k == pp - 1 else 0) for k, r in enumerate(ranges)]
-        buffers = [buffer_bytes(g, tp, draft, max_model_len, r, k == 0, k == pp - 1)
-                   for k, r in enumerate(ranges)]
+        buffers = [buffer_bytes(g, tp, draft, max_model_len, r, k == 0, k == pp - 1,
+                                batched_tokens) for k, r in enumerate(ranges)]
     else:
         weights = [int(weights_gib * GiB * len(r) / n / tp) for r in ranges]
         buffers = [0] * pp

@@ -141,7 +141,8 @@ def resolve_kv_cache_config(
     if pipeline_parallel_size > 1:
         stages = pipeline_stages(g, groups, tp, pipeline_parallel_size, weights_gib,
                                  gpu_memory_gib, gpu_memory_utilization, activation_gib,
-                                 num_blocks, draft_weights, spec_draft, mml)
+                                 num_blocks, draft_weights, spec_draft, mml,
+                                 max_num_batched_tokens)
         least = min(stages, key=lambda st: (st.num_blocks, st.index))
         weights, buffers = least.weights_bytes, least.buffers_bytes
         per_block, check_groups = least.bytes_per_block, least.groups
