@@ -1,7 +1,8 @@
 """What vLLM refuses to build of a model over ``tp`` tensor-parallel ranks, in the order it meets
 them: attention heads, the vision tower's heads and MLP width, experts, KV heads, the vision
-tower's fp8 blocks, AWQ's and GPTQ's input shards, the language model's fp8 blocks. Each refusal names
-`tensor_parallel_size` (and `mm_encoder_tp_mode` where holding the tower whole gets past it).
+tower's fp8 blocks, AWQ's and GPTQ's input shards, the language model's fp8 blocks. Each
+refusal names `tensor_parallel_size` (and `mm_encoder_tp_mode` where holding the tower whole
+gets past it).
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ import importlib.util, json, sys, tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-_spec = importlib.util.spec_from_file_location("record_census", HERE.parent / "weights_census" / "record_census.py")
+_spec = importlib.util.spec_from_file_location(
+    "record_census", HERE.parent / "weights_census" / "record_census.py")
 rc = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(rc)
 
