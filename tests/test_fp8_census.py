@@ -82,12 +82,13 @@ def test_the_census_draws_every_kind_of_refusal() -> None:
     # finer block of 32 or more divides it); Qwen3-Next's experts at 64 a rank take vLLM's
     # finer 64 x 64 block instead (qwen3-next-fp8-wide at TP 8 builds); a vision tower's
     # column shard (Qwen3.5's linear_fc1 640 wide) and row shard (SigLIP's out_proj 384 wide),
-    # at TP 2 and 4 each, and the Qwen3.5-MoE config's shared expert (256 wide) at TP 4
+    # at TP 2 and 4 each, and the Qwen3.5-MoE config's shared expert (256 wide) at TP 4;
+    # Qwen3-VL-8B's tower (1,152 wide: 576 a rank at TP 2) at TP 2, 4 and 8, two configs
     said = {words.split(" = ")[0] for _, _, words in (p.values for p in REFUSED)}
     assert said == {"ValueError: Weight output_partition_size",
                     "ValueError: Weight input_size_per_partition",
                     "ValueError: The output_size of gate's and up's weight"}
-    assert len(REFUSED) == 17
+    assert len(REFUSED) == 17 + 6
     wide = CASES["weights_census/fp8/qwen3-next-fp8-wide.config.json"]["tp"]["8"][0]
     assert wide["param_numel_by_name"][
         "model.layers.*.mlp.experts.routed_experts.w2_weight_scale_inv"] == 4 * 8 * 16 * 1

@@ -17,7 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 _QWEN3_5 = ((), (("model.language_model.", "model."),))
-# (Qwen3VLForConditionalGeneration's prefixes, which Qwen3.5's multimodal classes inherit)
+# (Qwen3VLForConditionalGeneration's prefixes, its MoE subclass's, which Qwen3.5's multimodal
+# classes inherit)
 _QWEN3_5_VL = ((), (("model.visual.", "visual."), ("lm_head.", "language_model.lm_head."),
                     ("model.language_model.", "language_model.model.")))
 # architecture: (substrings renamed, each at its first occurrence; then prefixes), in the
@@ -27,6 +28,8 @@ _RENAMES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ..
     "Qwen3_5MoeForCausalLM": _QWEN3_5,
     "Qwen3_5ForConditionalGeneration": _QWEN3_5_VL,
     "Qwen3_5MoeForConditionalGeneration": _QWEN3_5_VL,
+    "Qwen3VLForConditionalGeneration": _QWEN3_5_VL,
+    "Qwen3VLMoeForConditionalGeneration": _QWEN3_5_VL,
     "Gemma3ForConditionalGeneration": ((), (
         ("model.language_model.", "language_model.model."),
         ("model.vision_tower.", "vision_tower."),

@@ -28,8 +28,7 @@ def vision_tower(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
     if model_type in QWEN3_5_TYPES and arch.endswith("ForConditionalGeneration"):
         return vision_tower_params(cfg, source)
     if arch in QWEN3_VL:
-        # (Qwen3_VisionTransformer; fp8 linears not modelled for these classes: none listed)
-        return vision_tower_params(cfg, source, qwen3_vl=True)._replace(linears=())
+        return vision_tower_params(cfg, source, qwen3_vl=True)     # (Qwen3_VisionTransformer)
     if arch in QWEN2_VL:
         return qwen_vl_params(cfg, arch, source)
     if arch == "Gemma3ForConditionalGeneration":
