@@ -15,15 +15,16 @@ counts them too: docs/config.md, "Buffers").
   MRoPE (an ``mrope_section``): 4 x the rows under Qwen2-VL and Qwen2.5-VL (mrope.py's
   positions_factor, left at get_rope's default by qwen2.py), 1 x under Qwen3-VL and Qwen3.5.
   No RoPE: Jamba, Nemotron-H, Granite 4.0-H with `position_embedding_type` nope.
-- Gemma 2's and 3's embedding normalizer: one scalar in the model dtype; Gemma 3n's and 4's
-  RoPE caches and scalars: `kvcore.models.gemma_buffers`.
+- Gemma's (PaliGemma's text model), Gemma 2's and 3's embedding normalizer: one scalar in the
+  model dtype; Gemma 3n's and 4's RoPE caches and scalars: `kvcore.models.gemma_buffers`.
 - Falcon-H1's `mup_vector` a Mamba mixer: (2 d_ssm + 2 G S + heads) / TP in the model dtype,
   G the groups as vLLM duplicates them over the ranks (falcon_h1.py).
 - A vision tower's, on the first stage while it is built: Gemma 3's SigLIP `position_ids`
   (int64, one a patch), Qwen3.5's, Qwen3-VL's, Qwen2-VL's and Qwen2.5-VL's rotary cache
   (8,192 rows x half its head dim), Gemma 3n's and 4's towers' (`kvcore.models.gemma3n_towers`,
   `gemma4_towers`); not a buffer but allocated with them, Qwen3-VL's deepstack scratch (a
-  max_num_batched_tokens x hidden tensor in the model dtype a deepstack level).
+  max_num_batched_tokens x hidden tensor in the model dtype a deepstack level); the towers
+  that count their own (`VisionParams.buffers`: Llama 4's, the LLaVA family's, PaliGemma's).
 Not memory: Mamba2's `conv_weights`, a view of the conv weight. Checked against vLLM's classes
 on the meta device for every census case (tests/data/weights_census/answers.json,
 `buffer_bytes_by_dtype`, less the views).
@@ -47,7 +48,7 @@ from kvcore.specs import DTYPE_BYTES
 
 NO_ROPE_TYPES = ("jamba", "nemotron_h")
 ATTENTION_KINDS = ("full", "sliding", "chunked", "mla", "parallel")
-_GEMMA = ("gemma2", "gemma3", "gemma3_text")
+_GEMMA = ("gemma", "gemma2", "gemma3", "gemma3_text")
 # the RoPE types whose cache max_position alone sizes (vLLM's _CACHE_ONLY_ROPE_TYPES,
 # config/speculative.py)
 CACHE_ONLY_ROPE_TYPES = ("default", "linear", "llama3", "ntk", "proportional")

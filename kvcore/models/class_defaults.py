@@ -67,6 +67,9 @@ MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
                     "tie_word_embeddings": True, "num_key_value_heads": 4},
     "gemma2": {"head_dim": 256, "sliding_window": 4096, "max_position_embeddings": 8192,
                "vocab_size": 256000, "tie_word_embeddings": True},
+    # (GemmaConfig's: PaliGemma's text_config leaves these out; its head is its embedding)
+    "gemma": {"head_dim": 256, "max_position_embeddings": 8192, "vocab_size": 256000,
+              "tie_word_embeddings": True},
     "cohere2": {"sliding_window": 4096, "sliding_window_pattern": 4, "vocab_size": 256000,
                 "max_position_embeddings": 8192, "tie_word_embeddings": True},
     "falcon_h1": {"mamba_d_ssm": 1024, "mamba_n_heads": 128, "mamba_d_head": 8,

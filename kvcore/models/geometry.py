@@ -164,6 +164,10 @@ class ModelGeometry:
     # (``--mm-encoder-tp-mode data``): `kvcore.models.mm_serving`
     vision_modalities: tuple[str, ...] = ()
     vision_data_parallel: bool = False
+    # of those, what vLLM keeps when it skips the tower, and what stays split over TP under
+    # ``--mm-encoder-tp-mode data`` (`VisionParams.kept`, `.data_split`)
+    vision_kept: int = 0
+    vision_data_split: int = 0
     # an fp8 checkpoint's tower linears vLLM quantises (`kvcore.models.fp8_vision`)
     vision_linears: tuple[VisionLinear, ...] = ()
     vision_parts: tuple[TowerPart, ...] = ()    # (towers each skipped alone: Gemma 3n's, 4's)

@@ -262,6 +262,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         vision_modalities=vision.modalities, vision_data_parallel=vision.data_parallel,
         vision_parts=vision.parts, ple_scratch_width=(n_layers * (get_int(
             "hidden_size_per_layer_input", 0) or 0) if vision.parts else 0),
+        vision_kept=vision.kept, vision_data_split=vision.data_split,
         quantization=(method := quant_method(get("quantization_config"), source)),
         int_quant=int_quant.read(get("quantization_config"), method, source, architecture(archs)),
         modelopt=modelopt_quant.read(get("quantization_config"), method, source,
@@ -295,5 +296,6 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     if model_type == ZAMBA2:        # (its shared blocks; a quantised one's weights not counted)
         g = replace(g, zamba=zamba2_blocks(c, source), weights_unmodelled=(
             "a quantised Zamba2 checkpoint's weights" if g.quantization else ""))
-    return replace(g, rope_caches=rope_caches(c, g, get), vision_buffers=vision_buffers(cfg, g),
+    return replace(g, rope_caches=rope_caches(c, g, get),
+                   vision_buffers=vision.buffers or vision_buffers(cfg, g),
                    architecture=architecture(archs))

@@ -69,8 +69,10 @@ def apply_mm(g: ModelGeometry, opts: MMOptions | None) -> tuple[ModelGeometry, M
                       "vLLM falls back to weights (the tower split over TP)")))
         mode = "weights"
     if mode == "data":
-        # every rank holds the whole tower and splits no head (tp_size 1 inside it)
-        g = replace(g, vision_whole=g.vision_params, vision_heads=0, vision_mlp_width=0,
+        # every rank holds the whole tower and splits no head (tp_size 1 inside it); Llama 4's
+        # projector, outside the encoder, stays split
+        g = replace(g, vision_whole=g.vision_params - g.vision_data_split, vision_heads=0,
+                    vision_mlp_width=0,
                     vision_linears=tuple(lin._replace(split="replicated")
                                          for lin in g.vision_linears))
     limits = tuple((m, opts.limit(m)) for m in g.vision_modalities)
@@ -85,7 +87,9 @@ def apply_mm(g: ModelGeometry, opts: MMOptions | None) -> tuple[ModelGeometry, M
         return g, MMState(tower, mode, limits, tuple(notes), opts.language_model_only)
     if all(n == 0 for _, n in limits):
         # (constructed on the meta device and dropped: its heads still had to divide TP)
-        return (replace(g, vision_params=0, vision_whole=0),
+        # (LLaVA-NeXT's image_newline, a plain Parameter, stays: `VisionParams.kept`)
+        return (replace(g, vision_params=g.vision_kept, vision_whole=g.vision_kept,
+                        vision_buffers=0),
                 MMState("skipped", mode, limits, tuple(notes), opts.language_model_only))
     return g, MMState("built", mode, limits, tuple(notes), opts.language_model_only)
 

@@ -45,7 +45,12 @@ class VisionParams(NamedTuple):
     ``mlp_width``: its MLP's width, which TP must divide too where it may not (Qwen2-VL's and
     Qwen2.5-VL's: vLLM asserts each shard of a parallel linear whole; 0: not checked);
     ``deepstack``: the scratch tensors the class allocates beside the tower, one
-    max_num_batched_tokens x text hidden size a deepstack level (Qwen3-VL's; not Qwen3.5's)."""
+    max_num_batched_tokens x text hidden size a deepstack level (Qwen3-VL's; not Qwen3.5's);
+    ``kept``: those of `total`, whole on every rank, that vLLM keeps when it skips the tower
+    (LLaVA-NeXT's ``image_newline``, a plain Parameter); ``data_split``: those of `total` that
+    stay split over TP under ``--mm-encoder-tp-mode data`` (Llama 4's projector); ``buffers``:
+    the tower's buffer bytes, whole on every rank (0: `kvcore.models.buffers.vision_buffers`
+    reads them)."""
     total: int
     whole: int
     heads: int = 0
@@ -55,6 +60,9 @@ class VisionParams(NamedTuple):
     parts: tuple[TowerPart, ...] = ()
     mlp_width: int = 0
     deepstack: int = 0
+    kept: int = 0
+    data_split: int = 0
+    buffers: int = 0
 
 
 def vision_config(cfg: dict[str, Any], source: str) -> dict[str, Any]:
