@@ -38,12 +38,12 @@ from kvcore.models.context_limit import _kind, _rope_parameters
 from kvcore.models.fp8_renames import architecture
 from kvcore.models.gemma_buffers import gemma_rope_caches, gemma_scalars
 from kvcore.models.geometry import ModelGeometry
-from kvcore.models.qwen3_5 import VISION_DEFAULTS
+from kvcore.models.qwen3_5 import QWEN3_5_TYPES, VISION_DEFAULTS
 from kvcore.models.qwen_vl import rotary_buffer_bytes
 from kvcore.models.rope_cache import RopeCache
 from kvcore.models.siglip import SIGLIP_DEFAULTS
 from kvcore.models.vision_keys import vision_config
-from kvcore.models.vision_towers import QWEN2_VL
+from kvcore.models.vision_towers import QWEN2_VL, QWEN3_VL
 from kvcore.specs import DTYPE_BYTES
 
 NO_ROPE_TYPES = ("jamba", "nemotron_h")
@@ -124,23 +124,25 @@ def with_positions(cache: RopeCache, positions: int) -> RopeCache:
 
 
 def vision_buffers(cfg: dict[str, Any], g: ModelGeometry) -> int:
-    """A vision tower's buffer bytes (whole on every rank of the first stage)."""
+    """The buffer bytes (whole on every rank of the first stage) of the vision towers that do
+    not count their own (`VisionParams.buffers`): Gemma 3n's and 4's parts' sums, Gemma 3's
+    SigLIP `position_ids`, the rotary caches of Qwen2-VL's, Qwen2.5-VL's, Qwen3-VL's and
+    Qwen3.5's towers; none for the rest (LFM2-VL's, the LLaVA family's without buffers)."""
     if not g.vision_params:
         return 0
     if g.vision_parts:      # (Gemma 3n's and 4's towers: each part's own)
         return sum(p.buffers for p in g.vision_parts)
-    if g.model_type == "lfm2":      # (LFM2-VL's SigLIP2 and projector hold none)
-        return 0
-    v = vision_config(cfg, g.source)
+    arch = architecture(cfg.get("architectures"))
     # (the keys were checked when the tower's parameters were read)
     if g.model_type.startswith("gemma3"):
-        d = {**SIGLIP_DEFAULTS, **v}
+        d = {**SIGLIP_DEFAULTS, **vision_config(cfg, g.source)}
         return 8 * (int(d["image_size"]) // int(d["patch_size"])) ** 2
-    arch = architecture(cfg.get("architectures"))
     if arch in QWEN2_VL:
         return rotary_buffer_bytes(cfg, arch, DTYPE_BYTES[g.dtype])
-    d = {**VISION_DEFAULTS, **v}
-    return 8192 * (int(d["hidden_size"]) // int(d["num_heads"]) // 2) * DTYPE_BYTES[g.dtype]
+    if g.model_type in QWEN3_5_TYPES or arch in QWEN3_VL:
+        d = {**VISION_DEFAULTS, **vision_config(cfg, g.source)}
+        return 8192 * (int(d["hidden_size"]) // int(d["num_heads"]) // 2) * DTYPE_BYTES[g.dtype]
+    return 0
 
 
 def _mup(g: ModelGeometry, tp: int) -> int:

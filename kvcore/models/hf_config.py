@@ -297,5 +297,5 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         g = replace(g, zamba=zamba2_blocks(c, source), weights_unmodelled=(
             "a quantised Zamba2 checkpoint's weights" if g.quantization else ""))
     return replace(g, rope_caches=rope_caches(c, g, get),
-                   vision_buffers=vision.buffers or vision_buffers(cfg, g),
+                   vision_buffers=vision.buffers + vision_buffers(cfg, g),
                    architecture=architecture(archs))

@@ -49,8 +49,8 @@ class VisionParams(NamedTuple):
     ``kept``: those of `total`, whole on every rank, that vLLM keeps when it skips the tower
     (LLaVA-NeXT's ``image_newline``, a plain Parameter); ``data_split``: those of `total` that
     stay split over TP under ``--mm-encoder-tp-mode data`` (Llama 4's projector); ``buffers``:
-    the tower's buffer bytes, whole on every rank (0: `kvcore.models.buffers.vision_buffers`
-    reads them)."""
+    the tower's buffer bytes, whole on every rank (Gemma 3's and Qwen3.5's:
+    `kvcore.models.buffers.vision_buffers`)."""
     total: int
     whole: int
     heads: int = 0

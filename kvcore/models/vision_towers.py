@@ -3,8 +3,9 @@ model, by architecture: Qwen3.5's and Qwen3-VL's (`kvcore.models.qwen3_5`), Qwen
 Qwen2.5-VL's (`kvcore.models.qwen_vl`), Gemma 3's SigLIP (`kvcore.models.siglip`), Gemma 3n's and
 Gemma 4's vision and audio towers (`kvcore.models.gemma4_towers`), LFM2-VL's SigLIP2
 (`kvcore.models.lfm2_vl_tower`), Llama 4's (`kvcore.models.llama4_vision`), the LLaVA family's
-and Mistral 3's (`kvcore.models.llava`) and PaliGemma's (`kvcore.models.paligemma`); none for
-the other classes kvcli reads (`kvcore.models.multimodal_classes` warns of those)."""
+and Mistral 3's (`kvcore.models.llava`), PaliGemma's (`kvcore.models.paligemma`) and InternVL's
+(`kvcore.models.internvl`); none for the other classes kvcli reads
+(`kvcore.models.multimodal_classes` warns of those)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 from kvcore.models.gemma4_towers import multimodal_towers
 from kvcore.models.lfm2_vl_tower import lfm2_vl_params
+from kvcore.models.internvl import internvl_vision_params
 from kvcore.models.llama4_vision import llama4_vision_params
 from kvcore.models.llava import WRAPPERS, llava_vision_params
 from kvcore.models.paligemma import paligemma_vision_params
@@ -43,6 +45,8 @@ def vision_tower(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
         return llava_vision_params(cfg, arch, hidden, source)
     if arch == "PaliGemmaForConditionalGeneration":
         return paligemma_vision_params(cfg, source)
+    if arch == "InternVLForConditionalGeneration":
+        return internvl_vision_params(cfg, hidden, source)
     if arch == "Lfm2VlForConditionalGeneration":
         return lfm2_vl_params(cfg, hidden, source)
     if (towers := multimodal_towers(cfg, arch, hidden, dtype, source)) is not None:

@@ -44,6 +44,7 @@ OPTIONS = {
                                  ("--limit-mm-per-prompt", {"image": 0, "video": 0})),
     "paligemma-3b-pt-224": (LMO, DATA),
     "internvl3-8b-hf": (LMO, DATA),
+    "tiny-llava-next-list-nobias": (LMO,),
 }
 
 

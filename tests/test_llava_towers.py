@@ -1,0 +1,117 @@
+"""kvcli's weights and buffers for Llama 4, Mistral 3, the LLaVA family, PaliGemma and InternVL
+(Hugging Face format) against vLLM 0.33.0's own classes, built on the meta device at TP 1, 2, 4
+and 8, every rank, alone and under the multimodal serving options
+(tests/data/weights_census/llava_towers/answers.json, recorded by record_towers.py there): the
+bytes a rank holds and its buffers, exactly, vision towers and projectors included."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvcore.errors import InputError
+from kvcore.models.buffers import estimate_buffer_bytes
+from kvcore.models.hf_config import read_hf_config
+from kvcore.models.mm_serving import apply_mm
+from kvcore.models.weights import estimate_params, estimate_weights_bytes
+from kvcore.sizing.resolve import resolve_kv_cache_config
+from tests.census_rows import built_ranks, case_mm, check_ranks_agree
+
+DATA = Path(__file__).parent / "data" / "weights_census" / "llava_towers"
+CASES = json.loads((DATA / "answers.json").read_text())["cases"]
+
+
+def _config(base: str) -> dict:
+    return json.loads((DATA / f"{base}.config.json").read_text())
+
+
+def _geometry(name: str, *, applied: bool = True):
+    base = name.split(" ")[0]
+    g = read_hf_config(_config(base), name=base)
+    return apply_mm(g, case_mm(CASES[name]))[0] if applied else g
+
+
+@pytest.mark.parametrize(("name", "tp", "rank"), built_ranks(CASES))
+def test_bytes_and_buffers_per_rank_equal_vllms(name: str, tp: int, rank: int) -> None:
+    rec = CASES[name]["tp"][str(tp)][rank]
+    g = _geometry(name)
+    assert estimate_weights_bytes(g, tp) == sum(rec["param_bytes_by_dtype"].values())
+    assert estimate_buffer_bytes(g, tp) == sum(
+        sum(by_dtype.values()) for by_dtype in rec["buffer_bytes_by_dtype"].values())
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_parameter_count_equals_vllms(name: str) -> None:
+    assert estimate_params(_geometry(name)) == (CASES[name]["tp"]["1"][0]["param_numel"], 0)
+
+
+def test_the_census_covers_every_config_and_tp() -> None:
+    bases = {p.name.removesuffix(".config.json") for p in DATA.glob("*.config.json")}
+    assert bases == {n.split(" ")[0] for n in CASES} and len(bases) == 17
+    check_ranks_agree(CASES)
+
+
+REFUSED = [pytest.param(name, int(tp), id=f"{name}-tp{tp}") for name, case in CASES.items()
+           for tp, ranks in case["tp"].items() if "refused" in ranks[0]]
+
+
+@pytest.mark.parametrize(("name", "tp"), REFUSED)
+def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
+    """TP 8 does not divide the 4 CLIP / SigLIP heads of the tiny LLaVA configs, nor the
+    28 attention heads of Qwen2-7B (LLaVA-OneVision's and InternVL3-8B's text model)."""
+    assert len(REFUSED) == 13
+    with pytest.raises(InputError) as e:
+        resolve_kv_cache_config(geometry=_geometry(name, applied=False), tensor_parallel_size=tp,
+                                gpu_memory_gib=80, max_model_len=4096, mm=case_mm(CASES[name]))
+    assert e.value.field == "tensor_parallel_size"
+    assert f"must be divisible by it, as vLLM requires; got {tp}" in e.value.message
+
+
+@pytest.mark.parametrize(("base", "total", "whole", "heads"), [
+    # 34 layers of 1,408 wide, the pixel-shuffle adapter, the 4,096 x 5,120 projector
+    ("llama-4-scout", 871_932_416, 1_106_688, 16),
+    # CLIP-L/336 cut to 23 of its 24 layers (vision_feature_layer -2), no post-norm
+    ("llava-1.5-7b", 311_888_896, 1_341_440, 16),
+    # Pixtral's 24 layers, Mistral 3's patch merger (1,024 x 4 in) and projector
+    ("mistral-small-3.1-24b", 438_958_080, 4_847_616, 16),
+    # SigLIP so400m/224 with its post-norm, the 1,152 x 2,048 projector (whole)
+    ("paligemma-3b-pt-224", 414_803_696, 3_523_712, 16),
+    # InternViT-300M: attention whole on every rank (no head split)
+    ("internvl3-8b-hf", 331_552_768, 130_127_872, 0),
+])
+def test_tower_sizes(base: str, total: int, whole: int, heads: int) -> None:
+    """The tower's and projector's parameters, and those whole on every rank: vLLM's
+    non-language-model parameters at TP 1, and twice its TP 2 rank's less them."""
+    g = read_hf_config(_config(base), name=base)
+    assert (g.vision_params, g.vision_whole, g.vision_heads) == (total, whole, heads)
+
+
+def test_image_newline_stays_when_the_tower_is_skipped() -> None:
+    """LLaVA-NeXT's image_newline is a plain Parameter: `_mark_tower_model` drops the tower's
+    modules, not it (4,096 parameters under --language-model-only)."""
+    g = _geometry("llava-v1.6-mistral-7b --language-model-only")
+    assert (g.vision_params, g.vision_whole, g.vision_buffers) == (4096, 4096, 0)
+
+
+def test_llama4_projector_stays_split_under_data_mode() -> None:
+    """Under --mm-encoder-tp-mode data the vision model is whole on every rank but the
+    projector's 4,096 x 5,120 linear_1 is still column-parallel."""
+    g = _geometry("llama-4-scout --mm-encoder-tp-mode data")
+    assert g.vision_params - g.vision_whole == 4096 * 5120 and g.vision_heads == 0
+
+
+@pytest.mark.parametrize(("edit", "field", "words"), [
+    ({"vision_feature_layer": 25}, "vision_feature_layer",
+     "reads layer 25 of a vision encoder of 24 (vision_config.num_hidden_layers)"),
+    ({"vision_feature_layer": [-2, "x"]}, "vision_feature_layer",
+     "expected an integer or a list of integers"),
+    ({"vision_config": {"model_type": "siglip2_vision_model"}}, "vision_config.model_type",
+     "vLLM builds a CLIP, SigLIP or Pixtral vision tower"),
+])
+def test_bad_llava_keys_are_refused_in_one_line(edit: dict, field: str, words: str) -> None:
+    with pytest.raises(InputError) as e:
+        read_hf_config({**_config("llava-1.5-7b"), **edit}, source="c.json")
+    assert (e.value.field, e.value.path) == (field, "c.json")
+    assert words in e.value.message
