@@ -61,13 +61,14 @@ WRAPPERS = {
 
 
 def _feature_layers(cfg: dict[str, Any], default: int, source: str) -> list[int]:
+    """The layers ``vision_feature_layer`` reads (one, or a non-empty list)."""
     x = cfg.get("vision_feature_layer")
     x = default if x is None else x
-    flat = x if isinstance(x, list) and x else [x]
+    flat: list[Any] = x if isinstance(x, list) and x else [x]
     if not all(isinstance(i, int) and not isinstance(i, bool) for i in flat):
         raise InputError(f"expected an integer or a list of integers, got {clipped(x)}",
                          path=source or None, field="vision_feature_layer")
-    return flat
+    return [int(i) for i in flat]
 
 
 def _built_layers(feature: list[int], n: int, source: str) -> int:
