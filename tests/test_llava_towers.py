@@ -42,14 +42,15 @@ def test_bytes_and_buffers_per_rank_equal_vllms(name: str, tp: int, rank: int) -
         sum(by_dtype.values()) for by_dtype in rec["buffer_bytes_by_dtype"].values())
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", sorted(n for n in CASES if "-awq" not in n))
 def test_parameter_count_equals_vllms(name: str) -> None:
+    """(AWQ's packed int32 tensors count eight weights an element: the bytes test checks them)"""
     assert estimate_params(_geometry(name)) == (CASES[name]["tp"]["1"][0]["param_numel"], 0)
 
 
 def test_the_census_covers_every_config_and_tp() -> None:
     bases = {p.name.removesuffix(".config.json") for p in DATA.glob("*.config.json")}
-    assert bases == {n.split(" ")[0] for n in CASES} and len(bases) == 17
+    assert bases == {n.split(" ")[0] for n in CASES} and len(bases) == 19
     check_ranks_agree(CASES)
 
 
@@ -60,13 +61,17 @@ REFUSED = [pytest.param(name, int(tp), id=f"{name}-tp{tp}") for name, case in CA
 @pytest.mark.parametrize(("name", "tp"), REFUSED)
 def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     """TP 8 does not divide the 4 CLIP / SigLIP heads of the tiny LLaVA configs, nor the
-    28 attention heads of Qwen2-7B (LLaVA-OneVision's and InternVL3-8B's text model)."""
-    assert len(REFUSED) == 13
+    28 attention heads of Qwen2-7B (LLaVA-OneVision's and InternVL3-8B's text model); the tiny
+    AWQ configs' 256-wide shards at TP 4 are not whole 128-groups."""
+    assert len(REFUSED) == 17
     with pytest.raises(InputError) as e:
         resolve_kv_cache_config(geometry=_geometry(name, applied=False), tensor_parallel_size=tp,
                                 gpu_memory_gib=80, max_model_len=4096, mm=case_mm(CASES[name]))
     assert e.value.field == "tensor_parallel_size"
-    assert f"must be divisible by it, as vLLM requires; got {tp}" in e.value.message
+    refused = CASES[name]["tp"][str(tp)][0]["refused"]
+    words = ("The input size is not aligned with the quantized weight shape"
+             if refused.startswith("ValueError") else "must be divisible by it, as vLLM requires")
+    assert words in e.value.message and e.value.message.endswith(f"got {tp}")
 
 
 @pytest.mark.parametrize(("base", "total", "whole", "heads"), [
@@ -100,6 +105,25 @@ def test_llama4_projector_stays_split_under_data_mode() -> None:
     projector's 4,096 x 5,120 linear_1 is still column-parallel."""
     g = _geometry("llama-4-scout --mm-encoder-tp-mode data")
     assert g.vision_params - g.vision_whole == 4096 * 5120 and g.vision_heads == 0
+
+
+@pytest.mark.parametrize(("base", "skips", "modelled"), [
+    ("llama-4-scout", None, True),          # (its tower is built without the quant_config)
+    ("mistral-small-3.1-24b", ["vision_tower", "multi_modal_projector"], True),
+    ("mistral-small-3.1-24b", ["vision_tower"], False),    # (the projector would be packed)
+    ("llava-1.5-7b", None, False),
+])
+def test_an_awq_tower_is_sized_where_vllm_leaves_it_unquantised(base, skips, modelled) -> None:
+    """AWQ packs a tower's linears unless modules_to_not_convert names them (vLLM's
+    is_layer_skipped_awq, a substring match) or the class builds them without the
+    quant_config (Llama 4): kvcli sizes the checkpoint then (the tower in the model dtype:
+    tiny-llava-awq-skip-tower, tiny-llama-4-awq), else counts it all unquantised, warned."""
+    from kvcore.models.int_quant_rank import unquantised_method
+
+    quant = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True}
+    g = read_hf_config({**_config(base), "quantization_config": {
+        **quant, **({"modules_to_not_convert": skips} if skips else {})}})
+    assert unquantised_method(g) == (None if modelled else "awq")
 
 
 @pytest.mark.parametrize(("edit", "field", "words"), [

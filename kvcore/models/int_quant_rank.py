@@ -27,6 +27,7 @@ from kvcore.models.int_quant import (
     linear_bytes,
     marlin_experts,
 )
+from kvcore.models.llama4_vision import TOWER_WITHOUT_QUANT_CONFIG
 from kvcore.models.rank_params import shared_width, vocab_rows
 from kvcore.specs import DTYPE_BYTES
 
@@ -40,9 +41,15 @@ ATTENTION = ("qkv_proj", "o_proj", "fused_qkv_a_proj", "q_b_proj", "q_proj",
 
 def modelled(g: ModelGeometry) -> IntQuant | None:
     """The checkpoint's AWQ / GPTQ settings where kvcli sizes its weights (None: not an int
-    checkpoint, or one whose packed linears kvcli does not list: vision towers)."""
+    checkpoint, or one whose packed linears kvcli does not list: a vision tower vLLM packs).
+    A tower vLLM leaves in the model dtype is sized: Llama 4's (built without the
+    quant_config), or one ``modules_to_not_convert`` names whole with its projector
+    (``vision_tower`` and ``multi_modal_projector``: the LLaVA family, Mistral 3, PaliGemma,
+    InternVL, Gemma 3)."""
     q = g.int_quant
-    if q is None or g.vision_params:
+    if q is None or g.vision_params and not (
+            g.architecture in TOWER_WITHOUT_QUANT_CONFIG
+            or _matches(q, "vision_tower.") and _matches(q, "multi_modal_projector.")):
         return None
     return q
 

@@ -22,6 +22,10 @@ from typing import Any
 
 from kvcore.models.vision_keys import VisionParams, vision_config, vision_dim
 
+# the classes whose tower and projector vLLM builds with quant_config None: a quantised
+# checkpoint's tower is in the model dtype whatever its method (`kvcore.models.int_quant_rank`,
+# `kvcore.models.modelopt_rank`)
+TOWER_WITHOUT_QUANT_CONFIG = ("Llama4ForConditionalGeneration",)
 # transformers 5.20.2's Llama4VisionConfig defaults (Llama-4-Scout's and Maverick's
 # checkpoints give hidden_size 1408, image_size 336, vision_output_dim 4096)
 LLAMA4_VISION_DEFAULTS = {"hidden_size": 768, "intermediate_size": 5632,

@@ -20,6 +20,7 @@ from kvcore.models.fp8_ignored import block_names, experts_path, fused_of
 from kvcore.models.fused_shards import all_or_none
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.int_quant_rank import ATTENTION, QUANTISED_GATES  # (any method's)
+from kvcore.models.llama4_vision import TOWER_WITHOUT_QUANT_CONFIG
 from kvcore.models.modelopt_mixed import algo_at
 from kvcore.models.modelopt_quant import (
     ModelOpt,
@@ -43,9 +44,11 @@ def modelled(g: ModelGeometry) -> ModelOpt | None:
     an algorithm left unquantised, or a vision tower vLLM quantises: Qwen3.5's at ``visual.``,
     or any under a mixed-precision table). vLLM's ModelOpt leaves a module under a
     ``vision_tower`` / ``vision_model`` prefix unquantised whatever its exclude list
-    (ModelOptQuantConfigBase.get_quant_method): Gemma 3's SigLIP, in the model dtype."""
+    (ModelOptQuantConfigBase.get_quant_method): Gemma 3's SigLIP, in the model dtype; Llama 4
+    builds its tower and projector without the quant_config."""
     q = g.modelopt
-    if q is None or g.vision_params and (g.model_type not in UNQUANTISED_TOWERS or q.layers):
+    if q is None or g.vision_params and (g.model_type not in UNQUANTISED_TOWERS or q.layers) \
+            and g.architecture not in TOWER_WITHOUT_QUANT_CONFIG:
         return None
     return q
 

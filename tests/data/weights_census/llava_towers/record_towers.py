@@ -14,7 +14,8 @@ It executes ../../kv_spec_census/record_kv_specs.py first for its substitutions 
 it ../record_census.py's, whose `record` builds each case): mistral_common's import-only
 placeholder (llava.py, mistral3.py, pixtral.py import it), QuickGELU without vLLM's compiled
 kernel (CLIP's activation), the registry's inspection in this process; every one is listed in
-answers.json.
+answers.json. The AWQ cases (``-awq`` in the name, recorded in a run of their own) add
+../int_quant/record_int_quant.py's (an H100's platform, no kernel chosen).
 """
 # ruff: noqa
 import importlib.util, json, sys
@@ -66,6 +67,14 @@ def cases():
 
 
 def main():
+    if any("-awq" in n for n in sys.argv[1:]):
+        # AWQ checkpoints as an H100 builds them: ../int_quant/record_int_quant.py's platform
+        # (CUDA capability 9.0) and its kernel substitutions, applied before these builds
+        _q = importlib.util.spec_from_file_location(
+            "record_int_quant", HERE.parent / "int_quant" / "record_int_quant.py")
+        riq = importlib.util.module_from_spec(_q)
+        _q.loader.exec_module(riq)
+        rks.SUBSTITUTIONS += [s for s in riq.SUBSTITUTIONS if s not in rks.SUBSTITUTIONS]
     rc.rqn.rmm_main_env()
     path = HERE / "answers.json"
     answers = (json.loads(path.read_text()) if path.exists() else
