@@ -23,6 +23,12 @@ from kvcore.clock.batch import StepBatch
 from kvcore.clock.ffn_count import ffn
 from kvcore.clock.kv_dtypes import KV_CACHE_DTYPES
 from kvcore.clock.mla_count import mla_attention
+from kvcore.clock.perf_components import (
+    PERF_COMPONENTS,
+    attention_dims,
+    built_components,
+    swa_layers,
+)
 from kvcore.errors import InputError
 from kvcore.models.geometry import MlaGeometry, ModelGeometry
 from kvcore.models.kv_cache_quant import engine_kv_dtype
@@ -83,6 +89,8 @@ class VllmShape:
     enable_ep: bool = False
     quant_name: str | None = None
     mla: MlaGeometry | None = None       # perf.py's `is_deepseek_mla`: `mla_attn`, not `attn`
+    # the components perf.py builds (`kvcore.clock.perf_components`: a Mamba model none)
+    components: tuple[str, ...] = PERF_COMPONENTS
 
     @property
     def ffn_tp_size(self) -> int:
@@ -110,7 +118,8 @@ def vllm_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto",
     weight: float | None = a
     if name is not None:
         weight = QUANT_WEIGHT_BYTES.get(name)
-    swa, window = g.perf_sliding()
+    swa, window = swa_layers(g)
+    kv_heads, head_dim = attention_dims(g)
     experts = {"num_experts": g.num_experts, "num_experts_per_tok": g.num_experts_per_tok,
                "moe_intermediate_size": g.moe_intermediate_size or g.intermediate_size,
                "num_shared_experts": g.num_shared_experts,
@@ -119,12 +128,13 @@ def vllm_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto",
         experts = {**PERF_EXPERT_DEFAULTS, "num_moe_layers": g.num_layers}
     return VllmShape(
         num_hidden_layers=g.num_layers, hidden_size=g.hidden_size,
-        num_attention_heads=g.num_attention_heads, num_key_value_heads=g.num_kv_heads,
-        head_dim=g.head_dim, vocab_size=g.vocab_size, activation_byte_size=a,
+        num_attention_heads=g.num_attention_heads, num_key_value_heads=kv_heads,
+        head_dim=head_dim, vocab_size=g.vocab_size, activation_byte_size=a,
         cache_byte_size=DTYPE_BYTES[kv_dtype], model_weight_byte_size=a,
         weight_byte_size=weight, sliding_window=window if swa else None, num_swa_layers=swa,
         intermediate_size=g.intermediate_size or 4 * g.hidden_size,
-        **experts, tp_size=tp, enable_ep=enable_ep, quant_name=name, mla=g.mla)
+        **experts, tp_size=tp, enable_ep=enable_ep, quant_name=name, mla=g.mla,
+        components=built_components(g))
 
 
 def class_experts(g: ModelGeometry) -> bool:
@@ -203,13 +213,16 @@ def vllm_counts(shape: VllmShape, batch: StepBatch) -> Counts:
     """`ModelMetrics.get_step_perf_stats_per_gpu` of this step: the breakdowns per GPU."""
     s = _sums(batch, shape.sliding_window if shape.num_swa_layers else None)
     out = Counts({}, {}, {})
+    built = shape.components
     if shape.weight_byte_size is not None:
         if shape.mla is not None:
             mla_attention(shape, shape.mla, s, out)
-        else:
+        elif "attn" in built:
             _attention(shape, s, out)
-        ffn(shape, s, out)
-    _unembed(shape, s, out)
+        if "ffn" in built:
+            ffn(shape, s, out)
+    if "unembed" in built:
+        _unembed(shape, s, out)
     return out
 
 
