@@ -119,9 +119,11 @@ def vllm_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto",
     if name is not None:
         weight = QUANT_WEIGHT_BYTES.get(name)
     swa, window = swa_layers(g)
+    # (the config's intermediate_size where it is not the MLP's: `kvcore.models.perf_widths`)
+    width = g.intermediate_size if g.perf_intermediate is None else g.perf_intermediate
     kv_heads, head_dim = attention_dims(g)
     experts = {"num_experts": g.num_experts, "num_experts_per_tok": g.num_experts_per_tok,
-               "moe_intermediate_size": g.moe_intermediate_size or g.intermediate_size,
+               "moe_intermediate_size": g.moe_intermediate_size or width,
                "num_shared_experts": g.num_shared_experts,
                "num_moe_layers": g.counted_moe_layers}
     if class_experts(g):
@@ -132,7 +134,7 @@ def vllm_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto",
         head_dim=head_dim, vocab_size=g.vocab_size, activation_byte_size=a,
         cache_byte_size=DTYPE_BYTES[kv_dtype], model_weight_byte_size=a,
         weight_byte_size=weight, sliding_window=window if swa else None, num_swa_layers=swa,
-        intermediate_size=g.intermediate_size or 4 * g.hidden_size,
+        intermediate_size=width or 4 * g.hidden_size,
         **experts, tp_size=tp, enable_ep=enable_ep, quant_name=name, mla=g.mla,
         components=built_components(g))
 

@@ -58,6 +58,10 @@ CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
     "llama4_text": {"num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 8192,
         "vocab_size": 202048, "num_experts_per_tok": 1},
     "starcoder2": {"num_key_value_heads": 2, "intermediate_size": 12288, "vocab_size": 49152},
+    # (Lfm2Config's, Lfm2MoeConfig's: read from transformers 5.20's source, 2026-12-07)
+    "lfm2": {"intermediate_size": 12288},
+    "lfm2_moe": {"intermediate_size": 7168, "moe_intermediate_size": 1792, "num_experts": 32,
+                 "num_experts_per_tok": 4},
 }
 
 # Defaults of the transformers config classes for keys real checkpoints omit.

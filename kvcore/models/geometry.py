@@ -174,6 +174,7 @@ class ModelGeometry:
     # Gemma 3n's / 4's multimodal classes' scratch a batched token (`gemma3n_towers`)
     ple_scratch_width: int = 0
     perf_swa: tuple[int, int] | None = None   # perf.py's (sliding layers, window), not the kinds'
+    perf_intermediate: int | None = None  # perf.py's intermediate_size if not the MLP's (0: none)
     # the buffers vLLM holds beside the weights (`kvcore.models.buffers`): the text model's
     # distinct RoPE caches, the vision tower's bytes
     rope_caches: tuple[RopeCache, ...] = ()

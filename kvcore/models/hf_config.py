@@ -88,6 +88,7 @@ from kvcore.models.mamba_only import MAMBA_ONLY_TYPES, read_mamba_only
 from kvcore.models.mamba_state import mamba_state
 from kvcore.models.mla import read_mla
 from kvcore.models.nemotron_h import nemotron_h_layers, nemotron_h_mamba
+from kvcore.models.perf_widths import perf_intermediate
 from kvcore.models.quantization import quant_method
 from kvcore.models.qwen3_5 import GDN_TYPES, ssm_dtype, text_model_type
 from kvcore.models.qwen3_next import gdn_state
@@ -283,6 +284,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         shared_expert_width=shared_width(get_int) if num_experts else 0,
         counted_moe_layers=counted_moe,
         perf_swa=perf_swa(c, model_type, n_layers, get),
+        perf_intermediate=perf_intermediate(_text_config(cfg), model_type),
         classic=classic_block(model_type, hidden, head_dim, get, get_dim),
         context_limit=limit, default_len=default,
         **kv_sharing.gemma_fields(c, model_type, kinds, kv_heads, head_dim, heads, get, get_int,

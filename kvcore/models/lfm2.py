@@ -78,7 +78,8 @@ def lfm2_fields(model_type: str, n: int, get, get_dim, source: str) -> dict[str,
 def lfm2_ff(get, get_dim, source: str) -> int:
     """The feed-forward's width as `Lfm2MLP` computes it."""
     get_dim("block_dim", required=True)     # (vLLM's AttributeError without it)
-    ff = get_dim("intermediate_size", required=True)
+    # (Lfm2Config pops the older key block_ff_dim into intermediate_size)
+    ff = get_dim("block_ff_dim") or get_dim("intermediate_size", required=True)
     if not get("block_auto_adjust_ff_dim", True):
         return ff
     ff = int(2 * ff / 3)
