@@ -17,14 +17,20 @@ MLA = Path(__file__).parent / "data" / "perf_mla"
 CONFIGS = Path(__file__).parent / "data" / "perf_configs"
 HYBRID = Path(__file__).parent / "data" / "perf_hybrid"  # (Falcon-H1: its Mamba2 not counted)
 ZAMBA2 = Path(__file__).parent / "data" / "perf_zamba2"  # (its shared blocks: see README)
+FAMILIES = Path(__file__).parent / "data" / "perf_families"  # (Gemma 3n / 4, GPT-2's, Mamba...)
 
 
-def load_spec(path: Path) -> tuple[dict, VllmShape, list[StepBatch]]:
+def load_spec(path: Path, *,
+              substitute: bool = False) -> tuple[dict, VllmShape, list[StepBatch]]:
+    """``substitute``: read the config with the header's ``architectures`` as the oracle built
+    it (a multimodal wrapper's text-only class: the same perf.py numbers, PERF.md)."""
     lines = [json.loads(s) for s in path.read_text().splitlines()
              if s.strip() and not s.startswith("#")]
     head = lines[0]
     cfg = head.get("model_config") or json.loads(
         (path.parent / head["model_config_file"]).read_text())
+    if substitute and head.get("architectures"):
+        cfg = {**cfg, "architectures": head["architectures"]}
     g = read_hf_config(cfg, name=head.get("name", ""))
     if head.get("dtype") not in (None, "auto"):
         g = dataclasses.replace(g, dtype=head["dtype"])

@@ -4,6 +4,7 @@ exact numbers, JSON keys, one-line errors with exit code 2."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from test_hostile_options import refused
@@ -13,6 +14,7 @@ from kvcli.app import app
 
 runner = CliRunner()
 SAMPLE = "traces/multiturn-chat.jsonl"
+DATA = Path(__file__).parent / "data"
 
 
 def test_clock_gpus_json_has_sources():
@@ -64,6 +66,30 @@ def test_clock_explain_table_and_quantised_note():
                             "--case", "mix=2048,8*1@4096"])
     assert r.exit_code == 0, r.output
     assert "vLLM drops attention and FFN" in r.stdout and "gpt_oss_mxfp4" in r.stdout
+
+
+@pytest.mark.parametrize("config, tp, said", [
+    ("mamba_only/tiny-mamba2.config.json", 1, (
+        "vLLM's perf.py builds no component for this model (its config has no "
+        "num_attention_heads): its MFU counters stay 0; the clock times it")),
+    ("sched_gemma/gemma3n_small.json", 1, (
+        "vLLM's perf.py drops the FFN (intermediate_size is a list, which its integer field "
+        "refuses); the clock times it")),
+    ("gpt_family/dbrx-instruct.config.json", 8, (
+        "vLLM's perf.py sees no experts in DBRX's ffn_config: it bills a dense FFN 24576 wide "
+        "(4 x hidden); the clock times the experts")),
+])
+def test_what_vllm_leaves_out_of_a_models_count_is_said(config, tp, said):
+    """perf.py builds no component for a Mamba model (and so counts 0), no FFN for Gemma 3n, no
+    experts for DBRX (tests/data/perf_families): one line says so beside the clock's work."""
+    r = runner.invoke(app, ["clock", "explain", "--model-config", str(DATA / config),
+                            "--gpu", "h100", "--tp", str(tp), "--case", "d=4*1@100", "--json"])
+    assert r.exit_code == 0, r.output
+    case = json.loads(r.stdout)["cases"][0]
+    assert said in case["differences"]
+    if "mamba" in config:
+        assert case["differences"] == [said]
+        assert (case["vllm_flops"], case["vllm_read_bytes"], case["vllm_write_bytes"]) == (0, 0, 0)
 
 
 def test_bad_case_and_gpu_are_one_line_exit_2():

@@ -16,6 +16,7 @@ from typing import Any, cast
 
 from kvcore.clock.batch import StepBatch
 from kvcore.clock.gpus import find_gpu
+from kvcore.clock.perf_components import dropped_note
 from kvcore.clock.registry import calibrated_clock, model_geometry
 from kvcore.clock.roofline import RooflineClock
 from kvcore.clock.vllm_count import (
@@ -158,7 +159,9 @@ def explain(*, model: str | None, model_config: str | None, gpu: str | None, cas
 
 def differences(g: ModelGeometry, shape: VllmShape, batch: StepBatch) -> list[str]:
     """Where the clock's work departs from vLLM's count for this model and batch (PERF.md)."""
-    notes = []
+    if not shape.components:        # (Mamba: perf.py counts nothing, the rest is moot)
+        return [dropped_note(g)]
+    notes = [dropped_note(g)] if dropped_note(g) else []
     if shape.weight_byte_size is None:
         notes.append(f"vLLM drops attention and FFN (quantisation {shape.quant_name!r} is not in "
                      "perf.py's table): it counts the lm_head only; the clock times them all")

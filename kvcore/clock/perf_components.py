@@ -14,6 +14,8 @@ counters never move. Found with the oracle on the families of tests/data/perf_fa
   one `ModelArchitectureConfig` whose varying fields are the layers' maximum
   (`ModelArchitectureConfig.from_layers`): perf.py bills every layer that head size and those KV
   heads.
+* DBRX's experts are in its ``ffn_config``, where vLLM's expert getters do not look: perf.py
+  bills it a dense FFN (4 x hidden wide, `kvcore.models.perf_widths`).
 * Nemotron-H's config derives `layer_types` from its pattern (``mlp``, ``linear_attention``,
   ``full_attention``): no entry says "sliding", so perf.py bills no layer its window.
 """
@@ -40,6 +42,9 @@ def built_components(g: ModelGeometry) -> tuple[str, ...]:
 
 def dropped_note(g: ModelGeometry) -> str:
     """One line saying what perf.py leaves out of this model's count ("" nothing)."""
+    if not experts_seen(g):
+        return ("vLLM's perf.py sees no experts in DBRX's ffn_config: it bills a dense FFN "
+                f"{4 * g.hidden_size} wide (4 x hidden); the clock times the experts")
     if g.model_type in MAMBA_ONLY_TYPES:
         return ("vLLM's perf.py builds no component for this model (its config has no "
                 "num_attention_heads): its MFU counters stay 0; the clock times it")
@@ -49,6 +54,11 @@ def dropped_note(g: ModelGeometry) -> str:
         return (f"vLLM's perf.py drops the FFN ({why}, which its integer field refuses); the "
                 "clock times it")
     return ""
+
+
+def experts_seen(g: ModelGeometry) -> bool:
+    """Whether perf.py sees this model's experts (`ModelConfig.get_num_experts`)."""
+    return g.model_type != "dbrx"
 
 
 def attention_dims(g: ModelGeometry) -> tuple[int, int]:

@@ -3,9 +3,11 @@ behind `--enable-mfu-metrics`): FLOPs, read bytes and write bytes per GPU, by op
 
 This is the parity count, not what the roofline times (`kvcore.clock.work`): it keeps perf.py's
 simplifications on purpose (attention billed against the whole context, not causally; prefill KV
-read at the activation byte size; Mamba layers billed as attention layers; quantised methods
-missing from perf.py's byte-size table drop the attention and FFN components, so gpt-oss's MXFP4,
-AWQ, GPTQ and online fp8 count the unembedding only). MLA models (DeepSeek, Kimi-K2) take
+read at the activation byte size; a hybrid's Mamba layers billed as attention layers; quantised
+methods missing from perf.py's byte-size table drop the attention and FFN components, so
+gpt-oss's MXFP4, AWQ, GPTQ and online fp8 count the unembedding only; the components perf.py
+cannot build for a model dropped too, all of an attention-free Mamba's:
+`kvcore.clock.perf_components`). MLA models (DeepSeek, Kimi-K2) take
 perf.py's `mla_attn` component (`kvcore.clock.mla_count`) instead of `attn`; the `ffn`
 component is `kvcore.clock.ffn_count`.
 `tests/test_vllm_count.py` checks every key against the oracle's recordings.
@@ -27,6 +29,7 @@ from kvcore.clock.perf_components import (
     PERF_COMPONENTS,
     attention_dims,
     built_components,
+    experts_seen,
     swa_layers,
 )
 from kvcore.errors import InputError
@@ -128,6 +131,8 @@ def vllm_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto",
                "num_moe_layers": g.counted_moe_layers}
     if class_experts(g):
         experts = {**PERF_EXPERT_DEFAULTS, "num_moe_layers": g.num_layers}
+    elif not experts_seen(g):
+        experts = dict.fromkeys(experts, 0)
     return VllmShape(
         num_hidden_layers=g.num_layers, hidden_size=g.hidden_size,
         num_attention_heads=g.num_attention_heads, num_key_value_heads=kv_heads,

@@ -23,7 +23,7 @@ from perf_case_io import expected, load_spec
 def first_difference(spec: Path, exp: Path) -> str | None:
     from kvcore.clock.vllm_count import vllm_counts
 
-    _, shape, batches = load_spec(spec)
+    _, shape, batches = load_spec(spec, substitute=True)
     header, steps = expected(exp)
     comps = header["components"]
     if "attn" in comps:
