@@ -48,7 +48,7 @@ def test_counts_equal_vllm(spec):
     # the components perf.py built, and none it did not (a Mamba model: none at all)
     built = set(header["components"]) - {"mla_attn"} | ({"attn"} if shape.mla else set())
     assert built == ({"unembed"} if shape.weight_byte_size is None else set(shape.components))
-    assert (header["is_enabled"]) == bool(shape.components)
+    assert header["is_enabled"] == bool(shape.components)
     # the geometry perf.py parsed (the header's components) is ours
     comps = header["components"]
     if "attn" in comps:
