@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.models.gemma4_towers import multimodal_towers
-from kvcore.models.lfm2_vl_tower import lfm2_vl_params
 from kvcore.models.internvl import internvl_vision_params
+from kvcore.models.lfm2_vl_tower import lfm2_vl_params
 from kvcore.models.llama4_vision import llama4_vision_params
 from kvcore.models.llava import WRAPPERS, llava_vision_params
 from kvcore.models.paligemma import paligemma_vision_params
