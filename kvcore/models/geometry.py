@@ -23,8 +23,8 @@ Per layer kind:
 * ``mla``: multi-head latent attention (DeepSeek-V2/V3, Kimi-K2): ``MLAAttentionSpec``, one
   latent vector of ``kv_lora_rank + qk_rope_head_dim`` values a token in the KV cache dtype, no
   separate K and V, and one "head" on every tensor-parallel rank (vLLM's ``get_num_kv_heads``
-  is 1 under MLA: the latent is replicated, not split). Checked against vLLM's own layer and
-  planning (tests/data/mla/answers.json).
+  is 1 under MLA: the latent is replicated, not split): tests/data/mla/answers.json. Sparse
+  MLA (DeepSeek-V3.2, GLM-5) adds an indexer cache a layer, at block 64: `models/sparse_mla.py`.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from kvcore.models.mamba_spec import (  # (re-exported: the Mamba spec's parts l
 from kvcore.models.modelopt_quant import ModelOpt
 from kvcore.models.qwen3_5 import GDN_TYPES
 from kvcore.models.rope_cache import RopeCache
+from kvcore.models.sparse_mla import IndexerGeometry, sparse_layer_specs
 from kvcore.models.vision_keys import TowerPart, VisionLinear
 from kvcore.models.zamba2 import Zamba2Blocks
 from kvcore.specs import (
@@ -88,6 +89,7 @@ class MlaGeometry:
     qk_nope_head_dim: int
     v_head_dim: int
     q_lora_rank: int | None  # None: queries projected from the hidden state directly (V2-Lite)
+    indexer: IndexerGeometry | None = None  # DeepSeek-V3.2's sparse attention (index_topk)
 
     @property
     def latent_size(self) -> int:
@@ -149,9 +151,7 @@ class ModelGeometry:
     # n_shared_experts); 0: num_shared_experts x moe_intermediate_size (DeepSeek). Clock only.
     shared_expert_width: int = 0
     counted_moe_layers: int = 0
-    # The multi-token-prediction modules (num_nextn_predict_layers): layers only
-    # speculative decoding's method mtp runs (`kvcore.models.mtp_draft`)
-    mtp_layers: int = 0
+    mtp_layers: int = 0     # num_nextn_predict_layers: only method mtp runs them (`mtp_draft`)
     # a multimodal checkpoint's vision tower (and projector) that vLLM builds and loads on the
     # first pipeline stage (Qwen3.5's, Gemma 3's), weights only: all its parameters, and those
     # whole on every TP rank (`kvcore.models.vision_keys.VisionParams`)
@@ -160,8 +160,7 @@ class ModelGeometry:
     vision_heads: int = 0       # (its attention heads: TP must divide them)
     vision_mlp_width: int = 0   # (Qwen2.5-VL's MLP width: TP must divide it too)
     vision_deepstack: int = 0   # (Qwen3-VL's scratch: `VisionParams.deepstack`, buffers.py)
-    # the inputs it encodes and whether vLLM may hold it whole on every rank
-    # (``--mm-encoder-tp-mode data``): `kvcore.models.mm_serving`
+    # its inputs, whether vLLM may hold it whole on every rank (`kvcore.models.mm_serving`)
     vision_modalities: tuple[str, ...] = ()
     vision_data_parallel: bool = False
     # of those, what vLLM keeps when it skips the tower, and what stays split over TP under
@@ -287,8 +286,10 @@ def layer_specs(g: ModelGeometry, *, block_size: int = 16, kv_cache_dtype: str =
                 raise ValueError(f"{g.name}: layer {i} is an MLA layer but the model has no "
                                  "MLA geometry")
             # vLLM's MLAAttention.get_kv_cache_spec: one head of the latent size, whatever tp
-            out[name] = MLAAttentionSpec(block_size, 1, g.mla.latent_size, kv_dtype,
-                                         cache_dtype_str=kv_cache_dtype)
+            out.update(sparse_layer_specs(name, g.mla.indexer, g.mla.latent_size, block_size,
+                                          kv_dtype, kv_cache_dtype) if g.mla.indexer else
+                       {name: MLAAttentionSpec(block_size, 1, g.mla.latent_size, kv_dtype,
+                                               cache_dtype_str=kv_cache_dtype)})
         elif kind == "full":
             out[name] = FullAttentionSpec(block_size, heads, dim, kv_dtype)
         elif kind == "sliding":

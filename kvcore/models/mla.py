@@ -14,10 +14,11 @@ What vLLM does (`ModelArchConfigConvertorBase.is_deepseek_mla`, `ModelConfig.use
   bf16 and 576 with an fp8 cache;
 * vLLM picks the block size with the attention backend (below), not 16 everywhere.
 
-Not modelled, refused by name: the other model types vLLM serves with MLA (DeepSeek-V3.2's
-sparse attention and its indexer cache, DeepSeek-V4's compressed caches, Kimi-Linear, GLM's
-MLA models, LongCat, ...), and a deepseek config with ``index_topk`` (V3.2's indexer). Not
-read: ``VLLM_MLA_DISABLE`` (kvcli always sizes the MLA cache vLLM uses by default) and the
+A config with ``index_topk`` (DeepSeek-V3.2's model_type deepseek_v32, GLM-5's glm_moe_dsa,
+or a deepseek_v3 one with the key) is sparse MLA: an indexer cache beside the latent one
+(`kvcore.models.sparse_mla`). Not modelled, refused by name: the other model types vLLM
+serves with MLA (DeepSeek-V4's compressed caches, Kimi-Linear, GLM-4.7-Flash, LongCat, ...).
+Not read: ``VLLM_MLA_DISABLE`` (kvcli always sizes the MLA cache vLLM uses by default) and the
 multi-token-prediction layers (``num_nextn_predict_layers``: only with speculative decoding).
 """
 
@@ -27,13 +28,14 @@ from typing import Any
 
 from kvcore.errors import InputError
 from kvcore.models.geometry import MlaGeometry
+from kvcore.models.sparse_mla import IndexerGeometry
 
 # The model types kvcli reads as MLA models.
-MLA_MODEL_TYPES = ("deepseek_v2", "deepseek_v3", "kimi_k2")
+MLA_MODEL_TYPES = ("deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa")
 # vLLM 0.33's other MLA model types (is_deepseek_mla): kvcli does not model them.
 MLA_NOT_MODELLED = (
-    "axk1", "deepseek_v32", "deepseek_v4", "deepseek_v41", "dots3_note", "deepseek_mtp",
-    "k3_dspark", "glm5_next", "glm5_next_text", "glm_moe_dsa", "glm4_moe_lite",
+    "axk1", "deepseek_v4", "deepseek_v41", "dots3_note", "deepseek_mtp",
+    "k3_dspark", "glm5_next", "glm5_next_text", "glm4_moe_lite",
     "glm4_moe_lite_mtp", "kimi_linear", "longcat_flash", "pangu_ultra_moe",
     "pangu_ultra_moe_mtp", "bailing_hybrid", "bailing_hybrid_mtp", "bailing_hybrid_v3_mtp",
     "hy_v4", "hy_v4_mtp")
@@ -51,6 +53,13 @@ MLA_DEFAULTS: dict[str, dict[str, Any]] = {
                     "moe_intermediate_size": 1407, "vocab_size": 102400},
     "deepseek_v3": _V3,
     "kimi_k2": _V3,
+    "deepseek_v32": _V3,    # (vLLM reads it with DeepseekV3Config)
+    # transformers' GlmMoeDsaConfig (GLM-5's class)
+    "glm_moe_dsa": {"kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 192,
+                    "v_head_dim": 256, "q_lora_rank": 2048, "max_position_embeddings": 202752,
+                    "n_routed_experts": 256, "first_k_dense_replace": 3, "n_shared_experts": 1,
+                    "moe_intermediate_size": 2048, "vocab_size": 154880, "index_topk": 2048,
+                    "index_head_dim": 128, "index_n_heads": 32},
 }
 
 
@@ -64,10 +73,6 @@ def read_mla(c: dict[str, Any], model_type: str, get, get_dim, source: str) -> M
                          field="model_type")
     if model_type not in MLA_MODEL_TYPES or get("kv_lora_rank") is None:
         return None
-    if c.get("index_topk") is not None:
-        raise InputError("'index_topk' is DeepSeek-V3.2's sparse attention (an indexer cache "
-                         "beside the latent one), which kvcli does not model",
-                         path=source or None, field="index_topk")
     if c.get("is_causal", True) is False:
         # vLLM's ModelConfig.use_mla: bidirectional DeepSeek variants take the non-MLA path
         raise InputError("a bidirectional DeepSeek model ('is_causal' false) is served without "
@@ -81,7 +86,20 @@ def read_mla(c: dict[str, Any], model_type: str, get, get_dim, source: str) -> M
     return MlaGeometry(kv_lora_rank=get_dim("kv_lora_rank"),
                        qk_rope_head_dim=get_dim("qk_rope_head_dim"),
                        qk_nope_head_dim=get_dim("qk_nope_head_dim"),
-                       v_head_dim=get_dim("v_head_dim"), q_lora_rank=q_lora)
+                       v_head_dim=get_dim("v_head_dim"), q_lora_rank=q_lora,
+                       indexer=_indexer(get, get_dim, q_lora, source))
+
+
+def _indexer(get, get_dim, q_lora: int | None, source: str) -> IndexerGeometry | None:
+    """DeepSeek-V3.2's indexer where the config has index_topk (vLLM's test: hasattr)."""
+    if get("index_topk") is None:
+        return None
+    if q_lora is None:      # (its wq_b reads the query bottleneck)
+        raise InputError("a sparse MLA model ('index_topk') needs a 'q_lora_rank'",
+                         path=source or None, field="q_lora_rank")
+    return IndexerGeometry(n_heads=get_dim("index_n_heads", required=True),
+                           head_dim=get_dim("index_head_dim", required=True),
+                           topk=get_dim("index_topk"))
 
 
 def mla_attention_params(m: MlaGeometry, hidden: int, heads: int) -> int:

@@ -82,6 +82,8 @@ def attention(g: ModelGeometry, tp: int, led: Ledger) -> None:
         norms = (m.q_lora_rank or 0) + m.kv_lora_rank   # q_a_layernorm, kv_a_layernorm
         whole = mla_replicated_params(m, h)
         split = mla_attention_params(m, h, g.num_attention_heads) - whole - norms
+        if m.indexer is not None and m.q_lora_rank is not None:
+            whole += m.indexer.params(h, m.q_lora_rank)     # (replicated on every rank)
         led.layer += whole + split // tp
         led.model += norms
         return

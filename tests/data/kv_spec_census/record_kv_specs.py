@@ -120,7 +120,11 @@ SUBSTITUTIONS = list(rc.SUBSTITUTIONS) + [
     "CPU (constants read with .item() / .tolist())",
     "NewGELU / QuickGELU: no compiled kernel bound (vllm._C absent)",
     "mistral_common: an import-only placeholder (package absent)",
-    "attention backend: TRITON_MLA where the model config uses MLA, FLASH_ATTN elsewhere"]
+    "attention backend: TRITON_MLA where the model config uses MLA, FLASH_ATTN elsewhere",
+    "sparse MLA (a config with index_topk: DeepSeek-V3.2, GLM-5): FLASH_ATTN_MLA_SPARSE, the "
+    "first sparse backend CudaPlatform accepts on an H100/H200 with a bf16 cache "
+    "(platforms/cuda.py _get_backend_priorities), and the block size "
+    "Platform.update_block_size_for_backend picks for it and the indexer's backend (64)"]
 ANOTHER_HELPER = ("MambaForCausalLM", "Mamba2ForCausalLM", "FalconMambaForCausalLM",
                   "Zamba2ForCausalLM", "Lfm2ForCausalLM")
 
@@ -148,7 +152,10 @@ def build(arch, cfg):
     tmp = Path(tempfile.mkdtemp())
     (tmp / "config.json").write_text(json.dumps(cfg))
     mc = ModelConfig(model=str(tmp), skip_tokenizer_init=True, seed=0, trust_remote_code=False)
-    backend = AttentionBackendEnum.TRITON_MLA if mc.use_mla else AttentionBackendEnum.FLASH_ATTN
+    sparse = mc.use_mla and hasattr(mc.hf_text_config, "index_topk")
+    backend = (AttentionBackendEnum.FLASH_ATTN_MLA_SPARSE if sparse
+               else AttentionBackendEnum.TRITON_MLA if mc.use_mla
+               else AttentionBackendEnum.FLASH_ATTN)
     current_platform.get_attn_backend_cls = lambda *a, **k: backend.get_path()
     vc = VllmConfig(model_config=mc, parallel_config=ParallelConfig(),
                     cache_config=CacheConfig(enable_prefix_caching=True),
@@ -163,6 +170,8 @@ def build(arch, cfg):
     rc.set_tp(1, 0)
     with set_current_vllm_config(vc), set_default_torch_dtype(mc.dtype), torch.device("meta"):
         model = initialize_model(vc)
+        if sparse:   # (the CUDA platform's block-size pass, after the layers name backends)
+            Platform.update_block_size_for_backend(vc)
         specs = attn_utils.get_kv_cache_spec(vc)
         shared = attn_utils.get_shared_kv_cache_layers(vc)
     return {"class": type(model).__name__, "dtype": rc.rdm.dt(mc.dtype),
