@@ -9,7 +9,9 @@ from kvcore.models.mamba_only import NO_LIMIT
 
 
 def _short_layers(names: list[str]) -> str:
-    idx = [n.rsplit(".", 1)[-1] for n in names]
+    # (a sparse MLA layer's indexer cache is "layers.N.indexer": shown as "N.indexer")
+    idx = [n.removeprefix("layers.") if n.startswith("layers.") else n.rsplit(".", 1)[-1]
+           for n in names]
     return ",".join(idx) if len(idx) <= 8 else ",".join(idx[:6]) + f",... ({len(idx)})"
 
 

@@ -213,7 +213,7 @@ def _model_notes(cfg: ReplayOptions, g: ModelGeometry, default_block_size: bool,
     from kvcore.models.qwen3_next import gdn_note
 
     notes = [n for n in (long_context_note(g, cfg.max_model_len),) if n]
-    if g.mla is not None and default_block_size:
+    if g.mla is not None and g.mla.indexer is None and default_block_size:
         # (a ModelOpt checkpoint's "auto": its KV cache algorithm, which picks the backend)
         kv = auto_kv_dtype(g, cfg.kv_cache_dtype)
         picked = mla_backend_block_size(cfg.gpu and find_gpu(cfg.gpu).name, kv)
