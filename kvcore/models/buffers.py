@@ -111,6 +111,10 @@ def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCa
         per = _per_position(rp)
         out[key] = RopeCache(_rows(rp, pos) * times, dim, dtype, key, pos,
                              None if per is None else per * times)
+    if g.mla is not None and g.mla.indexer is not None and not get("indexer_rope_interleave"):
+        # the indexer's own get_rope, neox-style unless indexer_rope_interleave (deepseek_v2.py
+        # DeepseekV2MLAAttention): a second cache beside the attention's interleaved one
+        out.update({c.key + " neox": c._replace(key=c.key + " neox") for c in out.values()})
     if g.model_type.startswith("gemma3"):
         key = repr((g.head_dim, "local", get("rope_local_base_freq")))
         out[key] = RopeCache(pos, g.head_dim, dtype, key, pos, 1.0)

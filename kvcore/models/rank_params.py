@@ -83,7 +83,9 @@ def attention(g: ModelGeometry, tp: int, led: Ledger) -> None:
         whole = mla_replicated_params(m, h)
         split = mla_attention_params(m, h, g.num_attention_heads) - whole - norms
         if m.indexer is not None and m.q_lora_rank is not None:
-            whole += m.indexer.params(h, m.q_lora_rank)     # (replicated on every rank)
+            # (replicated on every rank; its k_norm, a LayerNorm, made float32)
+            whole += m.indexer.params(h, m.q_lora_rank) - m.indexer.norm_params
+            led.fp32 += m.indexer.norm_params
         led.layer += whole + split // tp
         led.model += norms
         return

@@ -50,12 +50,16 @@ class IndexerGeometry:
         """`DeepseekV32IndexerCache`'s head size: fp8 keys and a float32 scale a block."""
         return self.head_dim + self.head_dim // _QUANT_BLOCK * 4
 
+    @property
+    def norm_params(self) -> int:
+        """k_norm: a LayerNorm's weight and bias, float32 whatever the model dtype."""
+        return 2 * self.head_dim
+
     def params(self, hidden: int, q_lora_rank: int) -> int:
         """Its weights in one layer, all replicated over tensor parallelism: wq_b (from the
-        query bottleneck), wk and weights_proj (fused, from the hidden state), k_norm
-        (a LayerNorm: weight and bias)."""
+        query bottleneck), wk and weights_proj (fused, from the hidden state), k_norm."""
         return (q_lora_rank * self.n_heads * self.head_dim
-                + hidden * (self.head_dim + self.n_heads) + 2 * self.head_dim)
+                + hidden * (self.head_dim + self.n_heads) + self.norm_params)
 
 
 def sparse_block_size(block_size: int) -> int:

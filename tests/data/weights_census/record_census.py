@@ -66,6 +66,9 @@ SUBSTITUTIONS.append("tensor-parallel group: world_size and rank_in_group set on
 from vllm.v1.attention.backends import flash_attn as _fa
 _fa.flash_attn_supports_sinks = lambda: True
 SUBSTITUTIONS.append("FLASH_ATTN: flash_attn_supports_sinks() true (FA3 on Hopper; gpt-oss)")
+SUBSTITUTIONS.append("sparse MLA (index_topk: DeepSeek-V3.2, GLM-5): attention backend "
+                     "FLASH_ATTN_MLA_SPARSE (an H100's with a bf16 cache) and the platform's "
+                     "device_type meta (its top-k indices buffer is made there)")
 # gpt-oss's MXFP4 experts: the backend is chosen per platform (fused_moe/oracle/mxfp4.py:
 # 651-760) and decides the sizes create_weights pads to (mxfp4_round_up_hidden_size_and_
 # intermediate_size, :837-916). On an H100 (SM90) FlashInfer's TRT-LLM kernels (SM100) and
@@ -133,7 +136,7 @@ def cases():
     out = {name: cfg for name, (_, cfg) in PRESETS.items()}
     # (weights_census/: configs written for the census itself, e.g. Qwen MoE layers made
     # dense by mlp_only_layers and decoder_sparse_step)
-    for sub in ("mla", "sliding", "mamba", "weights_census", "qwen_vl"):
+    for sub in ("mla", "sliding", "mamba", "weights_census", "qwen_vl", "sparse_mla"):
         for p in sorted((ROOT / "tests" / "data" / sub).glob("*.config.json")):
             out[f"{sub}/{p.name}"] = json.loads(p.read_text())
     # Qwen3.5's multimodal configs (record_qwen3_5.py built them at TP 1 only): its vision
@@ -191,8 +194,13 @@ def build(d, mc, tp, rank, detail):
 
 def record(name, cfg, tps, mm=None):
     mla = "kv_lora_rank" in cfg and cfg.get("kv_lora_rank")
-    backend = AttentionBackendEnum.TRITON_MLA if mla else AttentionBackendEnum.FLASH_ATTN
+    # (sparse MLA, a config with index_topk: the backend an H100 picks, as the KV-spec census)
+    backend = (AttentionBackendEnum.FLASH_ATTN_MLA_SPARSE if mla and "index_topk" in cfg
+               else AttentionBackendEnum.TRITON_MLA if mla else AttentionBackendEnum.FLASH_ATTN)
     current_platform.get_attn_backend_cls = lambda *a, **k: backend.get_path()
+    # (DeepSeek-V3.2's model makes its top-k indices buffer on the platform's device_type,
+    # empty on the CPU's unspecified platform: the meta device, as every other tensor here)
+    current_platform.device_type = "meta" if "index_topk" in cfg else ""
     tmp = Path(tempfile.mkdtemp())
     (tmp / "config.json").write_text(json.dumps(cfg))
     mc = ModelConfig(model=str(tmp), skip_tokenizer_init=True, seed=0, max_model_len=4096,
