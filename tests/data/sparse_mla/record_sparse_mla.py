@@ -5,7 +5,8 @@
     R=~/.cache/vllm-oracle
     ulimit -v 16000000; HF_HUB_OFFLINE=1 VLLM_LOGGING_LEVEL=ERROR \\
         PYTHONPATH=$R/src:tests/data/mtp_draft/oracle_stubs_vision \\
-        $R/venv/bin/python tests/data/sparse_mla/record_sparse_mla.py > tests/data/sparse_mla/answers.json
+        $R/venv/bin/python tests/data/sparse_mla/record_sparse_mla.py \\
+        > tests/data/sparse_mla/answers.json
 
 No GPU: each config.json here (the published shapes, typed in; no quantization_config) built by
 vLLM's `initialize_model` on the meta device with every substitution of
@@ -34,6 +35,7 @@ from vllm.platforms import current_platform
 from vllm.platforms.interface import Platform
 from vllm.utils.torch_utils import set_default_torch_dtype
 from vllm.v1.attention.backends.registry import AttentionBackendEnum
+from vllm.v1.kv_cache_interface import get_kv_cache_spec_kind
 from vllm.v1.worker.gpu import attn_utils
 
 CASES = [  # (config, max_model_len, available bytes per rank)
@@ -81,6 +83,8 @@ def main():
                       for n, s in specs.items()],
             "groups": [{"num_layers": len(g.layer_names), "spec": type(g.kv_cache_spec).__name__,
                         "block_size": g.kv_cache_spec.block_size,
+                        # (what its KV events name: `get_kv_cache_spec_kind`)
+                        "kv_cache_spec_kind": get_kv_cache_spec_kind(g.kv_cache_spec).value,
                         "page_size_bytes": g.kv_cache_spec.page_size_bytes} for g in groups],
             "num_tensors": len(kc.kv_cache_tensors),
             "tensor_sizes": sorted({t.size for t in kc.kv_cache_tensors}),
