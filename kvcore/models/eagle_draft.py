@@ -219,8 +219,14 @@ def draft_layer_specs(draft: DraftModel, target: ModelGeometry, **kw: Any
     """The draft's attention layers for one worker (`layer_specs`' keywords), named after
     the target's layers as vLLM numbers them, after them in the model order."""
     n = target.num_layers
-    return {f"{DRAFT_LAYERS}{n + i}": spec
-            for i, spec in enumerate(layer_specs(draft.geometry, **kw).values())}
+    out: dict[str, KVCacheSpec] = {}
+    seen: dict[str, int] = {}       # a draft layer's own number -> its place among them
+    for name, spec in layer_specs(draft.geometry, **kw).items():
+        # ("layers.I", and a sparse MLA layer's indexer cache "layers.I.indexer" beside it)
+        _, own, *rest = name.split(".")
+        place = seen.setdefault(own, len(seen))
+        out[".".join([f"{DRAFT_LAYERS}{n + place}", *rest])] = spec
+    return out
 
 
 def is_draft_layer(name: str) -> bool:

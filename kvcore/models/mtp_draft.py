@@ -1,5 +1,6 @@
-"""The multi-token-prediction module vLLM 0.33 drafts with (method "mtp"): DeepSeek-V3's,
-Qwen3-Next's and GLM-4.5's (4.5-Air, 4.6). The draft is the target's own checkpoint
+"""The multi-token-prediction module vLLM 0.33 drafts with (method "mtp"): DeepSeek-V3's (and
+V3.2's and GLM-5's: its layer with an indexer, `kvcore.models.sparse_mla`), Qwen3-Next's and
+GLM-4.5's (4.5-Air, 4.6). The draft is the target's own checkpoint
 (`tests/data/sched_spec_mtp/DESIGN.md`).
 
 vLLM rewrites a deepseek_v3 config into `DeepSeekMTPModel`, a qwen3_next one into
@@ -49,7 +50,10 @@ from kvcore.models.mtp_fp8 import draft_ignored, fp8_fold, modelopt_fold, module
 
 FIELD = "spec_method"
 # model_type -> vLLM's draft class
-MTP_CLASSES = {"deepseek_v3": "DeepSeekMTP", "qwen3_next": "Qwen3NextMTP",
+# (DeepSeek-V3.2's and GLM-5's: DeepSeek's module with its layer's indexer, whose two caches
+# join the target's one group: tests/data/sparse_mla/mtp_answers.json)
+MTP_CLASSES = {"deepseek_v3": "DeepSeekMTP", "deepseek_v32": "DeepseekV32MTP",
+               "glm_moe_dsa": "DeepseekV32MTP", "qwen3_next": "Qwen3NextMTP",
                "glm4_moe": "Glm4MoeMTP", "qwen3_5_text": "Qwen3_5MTP",
                "qwen3_5_moe_text": "Qwen3_5MoeMTP"}
 
@@ -57,11 +61,11 @@ MTP_CLASSES = {"deepseek_v3": "DeepSeekMTP", "qwen3_next": "Qwen3NextMTP",
 def mtp_draft(target: ModelGeometry) -> DraftModel:
     """The MTP draft of `target`, or the InputError vLLM's refusal (or kvcli's) becomes."""
     cls = MTP_CLASSES.get(target.model_type)
-    if cls is None or (cls == "DeepSeekMTP" and target.mla is None):
+    if cls is None or (cls.startswith("Deep") and target.mla is None):
         raise InputError(f"mtp with {target.name} ({target.model_type or 'no model_type'}): "
                          "vLLM 0.33 refuses it, 'Unsupported speculative method: mtp' (kvcli "
-                         "models DeepSeek-V3's, Qwen3-Next's, Qwen3.5's and GLM-4.5's MTP "
-                         "modules)",
+                         "models DeepSeek-V3's, V3.2's, GLM-5's, Qwen3-Next's, Qwen3.5's and "
+                         "GLM-4.5's MTP modules)",
                          field=FIELD)
     n = target.mtp_layers
     if n != 1:
