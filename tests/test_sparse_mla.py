@@ -91,3 +91,12 @@ def test_the_indexer_weights_are_counted() -> None:
         {k: v for k, v in load_hf_config(DATA / "deepseek-v3.2.config.json").items()
          if not k.startswith("index_")} | {"model_type": "deepseek_v3"}, source="x.json")))
     assert v32 - v3 == 61 * (1536 * 64 * 128 + 7168 * (128 + 64) + 2 * 128)
+
+
+@pytest.mark.parametrize("key, value", [("index_topk_freq", 2), ("index_topk_pattern", "FSFS")])
+def test_index_cache_configs_are_refused(key, value) -> None:
+    """vLLM builds no indexer (no indexer cache) in the layers IndexCache skips."""
+    cfg = {**load_hf_config(DATA / "deepseek-v3.2.config.json"), key: value}
+    with pytest.raises(InputError) as e:
+        read_hf_config(cfg, source="x.json")
+    assert e.value.field == key and "\n" not in str(e.value)

@@ -97,6 +97,12 @@ def _indexer(get, get_dim, q_lora: int | None, source: str) -> IndexerGeometry |
     if q_lora is None:      # (its wq_b reads the query bottleneck)
         raise InputError("a sparse MLA model ('index_topk') needs a 'q_lora_rank'",
                          path=source or None, field="q_lora_rank")
+    for key, plain in (("index_topk_freq", 1), ("index_topk_pattern", None)):
+        if get(key, plain) != plain:
+            # (deepseek_v2.py: a skipping layer builds no indexer, so no indexer cache)
+            raise InputError(f"{key} {get(key)!r}: IndexCache (layers reusing another layer's "
+                             "top-k, without an indexer cache of their own) is not modelled",
+                             path=source or None, field=key)
     return IndexerGeometry(n_heads=get_dim("index_n_heads", required=True),
                            head_dim=get_dim("index_head_dim", required=True),
                            topk=get_dim("index_topk"))

@@ -20,7 +20,8 @@ recorded from vLLM on the meta device in tests/data/sparse_mla/:
   layer in bf16.
 
 Not modelled: an fp8 cache (FLASHMLA_SPARSE's 656-byte ``fp8_ds_mla`` rows) and Blackwell's
-backends; kvcli refuses a sparse model with a quantised cache.
+backends, refused (a sparse model with a quantised cache); IndexCache (``index_topk_freq``,
+``index_topk_pattern``: layers without an indexer), refused by `kvcore.models.mla`.
 """
 
 from __future__ import annotations
