@@ -46,3 +46,11 @@ def test_the_recorded_pages() -> None:
     g = ANSWERS["deepseek-v3.2"]["kv_cache_groups"][0]
     assert (g["num_layers"], g["spec"]["page_size_bytes"]) == (124, 62 * 82_176)
     assert ANSWERS["deepseek-v3.2"]["draft"]["architectures"] == ["DeepseekV32MTPModel"]
+
+
+def test_glm_4_7_flash_mtp_is_refused_as_not_modelled() -> None:
+    """vLLM drafts GLM-4.7-Flash with Glm4MoeLiteMTP; kvcli says it does not model it."""
+    from kvcore.errors import InputError
+    with pytest.raises(InputError) as e:
+        mtp_draft(read_config_file(str(DATA / "mla" / "glm-4.7-flash.config.json")))
+    assert "kvcli does not model" in str(e.value) and "refuses" not in str(e.value)

@@ -74,7 +74,7 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     from kvcore.errors import InputError
     from kvcore.sizing.resolve import resolve_kv_cache_config
 
-    assert len(REFUSED) == 6 + 14 + 12
+    assert len(REFUSED) == 6 + 15 + 12      # (15: + GLM-4.7-Flash's 20 heads at TP 8)
     with pytest.raises(InputError) as e:
         resolve_kv_cache_config(geometry=_geometry(name, applied=False), tensor_parallel_size=tp,
                                 gpu_memory_gib=80, max_model_len=4096, mm=_mm(name))

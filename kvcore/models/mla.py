@@ -17,7 +17,8 @@ What vLLM does (`ModelArchConfigConvertorBase.is_deepseek_mla`, `ModelConfig.use
 A config with ``index_topk`` (DeepSeek-V3.2's model_type deepseek_v32, GLM-5's glm_moe_dsa,
 or a deepseek_v3 one with the key) is sparse MLA: an indexer cache beside the latent one
 (`kvcore.models.sparse_mla`). Not modelled, refused by name: the other model types vLLM
-serves with MLA (DeepSeek-V4's compressed caches, Kimi-Linear, GLM-4.7-Flash, LongCat, ...).
+serves with MLA (DeepSeek-V4's compressed caches, Kimi-Linear, LongCat-Flash's two attentions a
+layer, ...). GLM-4.7-Flash (glm4_moe_lite) is plain MLA with GLM-4.5's float32 routers.
 Not read: ``VLLM_MLA_DISABLE`` (kvcli always sizes the MLA cache vLLM uses by default) and the
 multi-token-prediction layers (``num_nextn_predict_layers``: only with speculative decoding).
 """
@@ -31,11 +32,12 @@ from kvcore.models.geometry import MlaGeometry
 from kvcore.models.sparse_mla import IndexerGeometry
 
 # The model types kvcli reads as MLA models.
-MLA_MODEL_TYPES = ("deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa")
+MLA_MODEL_TYPES = ("deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa",
+                   "glm4_moe_lite")
 # vLLM 0.33's other MLA model types (is_deepseek_mla): kvcli does not model them.
 MLA_NOT_MODELLED = (
     "axk1", "deepseek_v4", "deepseek_v41", "dots3_note", "deepseek_mtp",
-    "k3_dspark", "glm5_next", "glm5_next_text", "glm4_moe_lite",
+    "k3_dspark", "glm5_next", "glm5_next_text",
     "glm4_moe_lite_mtp", "kimi_linear", "longcat_flash", "pangu_ultra_moe",
     "pangu_ultra_moe_mtp", "bailing_hybrid", "bailing_hybrid_mtp", "bailing_hybrid_v3_mtp",
     "hy_v4", "hy_v4_mtp")
@@ -60,6 +62,12 @@ MLA_DEFAULTS: dict[str, dict[str, Any]] = {
                     "n_routed_experts": 256, "first_k_dense_replace": 3, "n_shared_experts": 1,
                     "moe_intermediate_size": 2048, "vocab_size": 154880, "index_topk": 2048,
                     "index_head_dim": 128, "index_n_heads": 32},
+    # transformers' Glm4MoeLiteConfig (GLM-4.7-Flash's class: no first_k_dense_replace, which
+    # vLLM's glm4_moe_lite.py reads, so a config must give it)
+    "glm4_moe_lite": {"kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 192,
+                      "v_head_dim": 256, "q_lora_rank": 768, "max_position_embeddings": 202752,
+                      "n_routed_experts": 64, "n_shared_experts": 1, "moe_intermediate_size": 1536,
+                      "vocab_size": 154880, "intermediate_size": 10240, "num_experts_per_tok": 4},
 }
 
 

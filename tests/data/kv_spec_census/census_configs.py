@@ -49,6 +49,8 @@ OVERRIDES = {
     # DeepSeek-V3.2's sparse-attention indexer (its checkpoints' values; DeepseekV3Config
     # has no such keys, and vLLM asserts index_topk)
     "DeepseekV32ForCausalLM": {"index_topk": 2048, "index_head_dim": 128, "index_n_heads": 64},
+    # GLM-4.7-Flash's (Glm4MoeLiteConfig has no first_k_dense_replace; glm4_moe_lite.py reads it)
+    "Glm4MoeLiteForCausalLM": {"first_k_dense_replace": 1},
     # keys vLLM's model file reads that the config class does not default (their published
     # checkpoints' values: GLM-4.5, AFMoE, MiniMax-M2, Hunyuan, Step-3.5, Qwen3-VL-MoE, Nemotron)
     "Glm4MoeForCausalLM": {"head_dim": 128},
