@@ -242,3 +242,15 @@ def test_with_a_known_gpu_the_block_size_note_names_vllms_pick_or_is_quiet() -> 
         "deepseek-v3 uses MLA: on b200 with kv_cache_dtype auto vLLM 0.33 picks FLASHINFER_MLA")
     assert mla_notes(gpu="mi300x") == [mla_block_size_note("deepseek-v3", 16)]
     assert mla_notes(gpu="h200", kv_cache_dtype="fp8", block_size=64) == []
+
+
+def test_glm_4_7_flash_is_plain_mla_and_needs_first_k_dense_replace() -> None:
+    """GLM-4.7-Flash: every layer one 576-wide latent (the KV-spec census); its config class
+    lacks first_k_dense_replace, which vLLM's model reads: refused without it."""
+    cfg = load_hf_config(DATA / "glm-4.7-flash.config.json")
+    g = read_hf_config(cfg)
+    assert g.mla is not None and g.mla.indexer is None and g.mla.latent_size == 576
+    with pytest.raises(InputError) as e:
+        read_hf_config({k: v for k, v in cfg.items() if k != "first_k_dense_replace"},
+                       source="x.json")
+    assert e.value.field == "first_k_dense_replace"

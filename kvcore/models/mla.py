@@ -81,6 +81,10 @@ def read_mla(c: dict[str, Any], model_type: str, get, get_dim, source: str) -> M
                          field="model_type")
     if model_type not in MLA_MODEL_TYPES or get("kv_lora_rank") is None:
         return None
+    if model_type == "glm4_moe_lite" and c.get("first_k_dense_replace") is None:
+        # (its config class has none; vLLM's glm4_moe_lite.py reads it and fails without)
+        raise InputError("missing 'first_k_dense_replace', which vLLM 0.33's GLM-4.7-Flash "
+                         "model reads", path=source or None, field="first_k_dense_replace")
     if c.get("is_causal", True) is False:
         # vLLM's ModelConfig.use_mla: bidirectional DeepSeek variants take the non-MLA path
         raise InputError("a bidirectional DeepSeek model ('is_causal' false) is served without "
