@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped
 
 # model_type -> {the key kvcli reads: the class's own}: transformers 5.20's attribute_map
 # (GPT2Config, GPTJConfig, GPTBigCodeConfig, BloomConfig, DbrxConfig) and vLLM's RWConfig and
@@ -55,6 +55,9 @@ CLASS_DEFAULTS["RefinedWebModel"] = CLASS_DEFAULTS["RefinedWeb"]
 # Falcon's): `_get_and_verify_max_len`'s default
 DEFAULT_LENGTH = 2048
 RW_TYPES = ("RefinedWeb", "RefinedWebModel")
+# The most layers a config may give (the largest models have a few hundred); a layer count in
+# the billions would build per-layer tuples until memory ran out.
+MAX_LAYERS = 100_000
 RW_ROPE_POSITIONS = 8192
 
 
@@ -70,7 +73,8 @@ def canonical(c: dict[str, Any], source: str = "") -> dict[str, Any]:
         out["hidden_size"] = _size(out["n_embed"], "n_embed", source)
     for ours, theirs in ALIASES[model_type].items():
         if out.get(ours) is None and out.get(theirs) is not None:
-            out[ours] = _size(out[theirs], theirs, source)
+            out[ours] = _size(out[theirs], theirs, source,
+                              MAX_LAYERS if ours == "num_hidden_layers" else 2**63 - 1)
     if model_type in RW_TYPES:
         _check_built(c, model_type, source)
         if out.get("max_position_embeddings") is None:
@@ -86,11 +90,15 @@ def canonical(c: dict[str, Any], source: str = "") -> dict[str, Any]:
     return _derived(out, model_type, source)
 
 
-def _size(value: Any, key: str, source: str) -> int:
-    """A size under the class's own key, checked here so a refusal names that key."""
+def _size(value: Any, key: str, source: str, most: int = 2**63 - 1) -> int:
+    """A size under the class's own key, checked here so a refusal names that key (read on
+    under kvcli's, a bad one was refused as ``num_hidden_layers``, a key the file lacks)."""
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise InputError(f"expected an integer >= 1, got {value!r}", path=source or None,
+        raise InputError(f"expected an integer >= 1, got {clipped(value)}", path=source or None,
                          field=key)
+    if value > most:
+        raise InputError(f"expected an integer >= 1 and <= {most:,}, got {clipped(value)}",
+                         path=source or None, field=key)
     return value
 
 
@@ -136,8 +144,12 @@ def _derived(out: dict[str, Any], model_type: str, source: str) -> dict[str, Any
         out["num_key_value_heads"] = 1 if mq else out.get("num_attention_heads")
     elif model_type == "dbrx":
         attn, ffn = out.get("attn_config"), out.get("ffn_config")
-        attn = attn if isinstance(attn, dict) else {}
-        ffn = ffn if isinstance(ffn, dict) else {}
+        for name, part in (("attn_config", attn), ("ffn_config", ffn)):
+            if part is not None and not isinstance(part, dict):
+                # (DbrxConfig keeps it as given, and vLLM's dbrx.py fails on its attributes)
+                raise InputError(f"must be an object, got {clipped(part)}",
+                                 path=source or None, field=name)
+        attn, ffn = attn or {}, ffn or {}
         # (DbrxAttentionConfig's kv_n_heads defaults to 1; DbrxFFNConfig's 3,584 wide, 4 experts
         # of which 1 a token)
         for key, part, theirs, default in (
@@ -151,12 +163,15 @@ def _derived(out: dict[str, Any], model_type: str, source: str) -> dict[str, Any
     elif model_type == "chatglm":
         # chatglm.py: multi_query_group_num KV heads only under multi_query_attention; the
         # head is hidden_size / num_attention_heads (kv_channels is not read)
-        out["num_key_value_heads"] = (out.get("multi_query_group_num", 1)
+        # (each read under its own key, so a bad one is refused by the name the file gives it)
+        out["num_key_value_heads"] = (_size(out.get("multi_query_group_num", 1),
+                                            "multi_query_group_num", source)
                                       if out.get("multi_query_attention") else
                                       out.get("num_attention_heads"))
         out["partial_rotary_factor"] = 0.5      # (chatglm.py's rotary: half the head)
-        if out.get("max_position_embeddings") is None:
-            out["max_position_embeddings"] = out.get("seq_length")
-        if out.get("vocab_size") is None:
-            out["vocab_size"] = out.get("padded_vocab_size")
+        for ours, theirs in (("max_position_embeddings", "seq_length"),
+                             ("vocab_size", "padded_vocab_size")):
+            if out.get(ours) is None:
+                out[ours] = _size(out[theirs], theirs, source) if out.get(
+                    theirs) is not None else None
     return out

@@ -38,10 +38,11 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped
 from kvcore.models.fp8_renames import vllm_name
 from kvcore.models.fused_shards import DIFFERENT, all_or_none
 from kvcore.models.int_quant import IntQuant
+from kvcore.models.rule_regex import user_regex
 
 WNA16_BITS = range(2, 9)
 # (the embedding's and LM head's paths in most model classes: a group's regex or path reaching
@@ -59,12 +60,20 @@ def read(quant: dict[str, Any], source: str, arch: str = "") -> IntQuant | None:
             or quant.get("transform_config")
             or (isinstance(kv, dict) and kv.get("strategy") == "attn_head")):
         return None
-    ignore = tuple(_renamed(x, arch) for x in map(str, quant.get("ignore") or ()))
+    listed = quant.get("ignore") or []
+    if not isinstance(listed, list) or not all(isinstance(x, str) for x in listed):
+        # (vLLM fails on a number with a traceback, and tests a string's characters)
+        raise InputError(f"must be a list of module paths and re: patterns, got "
+                         f"{clipped(listed)}", path=source or None,
+                         field="quantization_config.ignore")
+    _check_patterns(listed, source, "quantization_config.ignore")
+    ignore = tuple(_renamed(x, arch) for x in listed)
     schemes: dict[str, IntQuant] = {}
     for group in groups.values():
         targets = group.get("targets") if isinstance(group, dict) else None
         if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
             return None
+        _check_patterns(targets, source, "quantization_config.config_groups")
         if len(targets) == 1 and targets[0].endswith("Attention"):
             continue    # (vLLM drops it: attention quantisation goes with the KV cache's)
         if any(t != "Linear" and not t.startswith("re:") and "." not in t for t in targets):
@@ -81,6 +90,14 @@ def read(quant: dict[str, Any], source: str, arch: str = "") -> IntQuant | None:
         return None     # (vLLM packs an embedding or LM head a target names: not modelled)
     base = schemes.get("Linear", next(iter(schemes.values())))
     return replace(base, targets=tuple(schemes.items()))
+
+
+def _check_patterns(names: list[str], source: str, field: str) -> None:
+    """vLLM re.match-es each ``re:`` entry against module paths: one that is no regex, or can
+    backtrack for hours, is refused here (`kvcore.models.rule_regex`)."""
+    for name in names:
+        if name.startswith("re:"):
+            user_regex(name[3:], clipped(name), source, field)
 
 
 def _renamed(name: str, arch: str) -> str:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from kvcore.errors import InputError, clipped
 from kvcore.models.fp8_renames import vllm_name
 from kvcore.models.fused_shards import all_or_none
+from kvcore.models.rule_regex import user_regex
 
 if TYPE_CHECKING:
     from kvcore.models.int_quant import IntQuant
@@ -69,11 +70,8 @@ def read(quant: dict[str, Any], desc_act: bool, source: str,
     rules = []
     for key, over in dynamic.items():
         skip = key.startswith("-:")
-        try:
-            pattern = re.compile(key[2:] if skip or key.startswith("+:") else key)
-        except re.error as e:
-            raise InputError(f"rule {clipped(key)} is not a regular expression ({e})",
-                             path=source or None, field="quantization_config.dynamic") from None
+        pattern = user_regex(key[2:] if skip or key.startswith("+:") else key,
+                             f"rule {clipped(key)}", source, "quantization_config.dynamic")
         if skip:
             rules.append(Rule(key, pattern, True))
             continue

@@ -57,7 +57,7 @@ from kvcore.models import (
 from kvcore.models.buffers import rope_caches, vision_buffers
 from kvcore.models.class_defaults import CLASS_DEFAULTS, MODEL_TYPE_DEFAULTS
 from kvcore.models.classic_blocks import classic_block
-from kvcore.models.config_aliases import canonical
+from kvcore.models.config_aliases import MAX_LAYERS, canonical
 from kvcore.models.config_keys import (
     EXPERT_KEYS,
     MTP_KEYS,
@@ -104,17 +104,16 @@ QKV_BIAS_TYPES = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl")  # (the VL: Qw
 QK_NORM_TYPES = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "lfm2", "lfm2_moe",
                  "qwen3_vl_text", "qwen3_vl_moe_text")     # (Qwen3-VL's: Qwen3's layers)
 
-# The most layers a config may give (the largest models have a few hundred); a layer count in
-# the billions would build per-layer tuples until memory ran out.
-MAX_LAYERS = 100_000
-
-
 
 def load_hf_config(path: str | Path) -> dict[str, Any]:
     """The JSON object in ``path``; an InputError when it cannot be read or is not an object."""
     name, data = read_json(str(path))
     if not isinstance(data, dict):
-        raise InputError("a config.json must hold a JSON object", path=name)
+        # (the same words for hf_quant_config.json, read here too: "a config.json" misnamed it)
+        kind = ("null" if data is None else "an array" if isinstance(data, list) else
+                "a string" if isinstance(data, str) else
+                "a boolean" if isinstance(data, bool) else "a number")
+        raise InputError(f"must hold a JSON object, got {kind}", path=name)
     return data
 
 
