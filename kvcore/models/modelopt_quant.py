@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped
 from kvcore.models import modelopt_mixed
 from kvcore.models.fp8_renames import vllm_name
 
@@ -178,9 +178,14 @@ def read(quant: Any, method: str | None, source: str, arch: str = "") -> ModelOp
     group = inner.get("group_size")
     try:
         group = 16 if group is None else int(group)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise _refuse(f"{where}group_size", f"group_size must be an integer, got "
                       f"{type(group)}", source) from None
+    if group < 1:
+        # (vLLM takes it, false and 0 included, and fails dividing the widths by it)
+        raise InputError(f"must be a positive integer, got {clipped(inner['group_size'])}: "
+                         "vLLM divides each weight's width by it", path=source or None,
+                         field=f"quantization_config.{where}group_size")
     return ModelOpt("MXFP8" if method == "modelopt_mxfp8" else algo, method,
                     _mapped(tuple(map(str, exclude)), arch), group, kv)
 

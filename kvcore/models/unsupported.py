@@ -7,6 +7,7 @@ Each maps to what its layers keep in vLLM (model_executor/models/<file>.py).
 
 from __future__ import annotations
 
+from kvcore.errors import clipped
 from kvcore.models.retired import RETIRED
 
 NOT_MODELLED = {
@@ -56,6 +57,10 @@ NOT_MODELLED = {
 def refusal(architectures: object) -> str | None:
     """The one line a config's architecture is refused with (not modelled, or no longer
     served by vLLM 0.33), or None."""
+    if architectures is not None and not isinstance(architectures, str) and not (
+            isinstance(architectures, list) and all(isinstance(a, str) for a in architectures)):
+        # (vLLM's registry looks each name up, and refuses what it does not know: [1], false)
+        return f"must be a list of architecture names, got {clipped(architectures)}"
     if not (isinstance(architectures, list) and architectures):
         return None
     arch = str(architectures[0])
