@@ -88,6 +88,9 @@ def lfm2_ff(get, get_dim, source: str) -> int:
         if not isinstance(mult, (int, float)) or isinstance(mult, bool) or not mult > 0:
             raise InputError(f"expected a positive number, got {mult!r}", path=source or None,
                              field="block_ffn_dim_multiplier")
+        if not mult * ff < 2**63:     # (inf, or 1e308: int() of it was an OverflowError)
+            raise InputError(f"makes the feed-forward {mult * ff:.6g} wide, past 2^63",
+                             path=source or None, field="block_ffn_dim_multiplier")
         ff = int(mult * ff)
     step = get_dim("block_multiple_of", 256)
     return step * -(-ff // step)

@@ -1,0 +1,172 @@
+"""A seventh hostile campaign, over the readers of the last session (the pre-Llama decoders'
+aliases, DBRX, ChatGLM, ModelOpt and its hf_quant_config.json, GPTQ dynamic rules,
+compressed-tensors groups, `kvcli script`): valid configs mutated by
+tests/data/hostile_configs/mutate_configs.py (its README: how many drawn, found, fixed). Each
+finding is kept here as the one edit of a tests/data config that shows it (the draw that found it
+in the comment, ``seed:index``): `kvcli config` refuses it in one line naming the file and the
+key, exit code 2, where it gave a traceback, hung or sized it quietly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_hostile_options import refused, runner
+
+from kvcli.app import app
+
+DATA = Path(__file__).resolve().parent / "data"
+RULES = "weights_census/quant_rules/"
+GPTQ = RULES + "llama-3-1-8b-gptq-dynamic.config.json"
+CT = RULES + "llama-ct-groups.config.json"
+NVFP4 = "weights_census/modelopt/llama-modelopt-nvfp4.config.json"
+NESTED = ("repeats a group that itself repeats (as \"(a+)+\" does): matching it can take "
+          "exponential time, and vLLM's re.match hangs on a module path it nearly matches; "
+          "write it without the nested repeat")
+
+
+def mutated(tmp_path: Path, base: str, edit) -> str:
+    """``base`` (under tests/data) as config.json in `tmp_path`, after ``edit(cfg)``."""
+    cfg = json.loads((DATA / base).read_text())
+    edit(cfg)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    return str(path)
+
+
+def say(path: str, field: str, message: str) -> str:
+    return f"error: {path}: field '{field}': {message}"
+
+
+def _rename_rule(new: str):
+    def edit(cfg):
+        rules = cfg["quantization_config"]["dynamic"]
+        first = next(iter(rules))
+        cfg["quantization_config"]["dynamic"] = {new if k == first else k: v
+                                                 for k, v in rules.items()}
+    return edit
+
+
+def _target(new: str):
+    def edit(cfg):
+        cfg["quantization_config"]["config_groups"]["group_0"]["targets"][0] = new
+    return edit
+
+
+def _quant(key: str, value):
+    def edit(cfg):
+        cfg["quantization_config"][key] = value
+    return edit
+
+
+def _top(key: str, value):
+    def edit(cfg):
+        cfg[key] = value
+    return edit
+
+
+# -- GPTQ dynamic rules and compressed-tensors re: entries: a nested repeat hung (re.match
+# backtracking, cut by the campaign's alarm; vLLM hangs as well), a compressed-tensors
+# pattern that is no regex ended in re.error's traceback, an ignore that is no list in a
+# TypeError -----------------------------------------------------------------------------------
+
+CASES = [
+    # 11:45, 21:... (slow over 6 s, cut)
+    (GPTQ, _rename_rule("+:(.*.*)*z$"), "quantization_config.dynamic",
+     f"rule '+:(.*.*)*z$' {NESTED}"),
+    (GPTQ, _rename_rule("-:(.+)+$x"), "quantization_config.dynamic",
+     f"rule '-:(.+)+$x' {NESTED}"),
+    (GPTQ, _rename_rule("(\\w+\\.?)+!"), "quantization_config.dynamic",
+     f"rule '(\\\\w+\\\\.?)+!' {NESTED}"),
+    # (refused before, kept: the rule's words are shared now)
+    (GPTQ, _rename_rule("+:.*("), "quantization_config.dynamic",
+     "rule '+:.*(' is not a regular expression (missing ), unterminated subpattern at "
+     "position 2)"),
+    # 11:93, 11:273, 11:377 (traceback: re.error)
+    (CT, _target("re:*"), "quantization_config.config_groups",
+     "'re:*' is not a regular expression (nothing to repeat at position 0)"),
+    (CT, _target("re:(a|b"), "quantization_config.config_groups",
+     "'re:(a|b' is not a regular expression (missing ), unterminated subpattern at "
+     "position 0)"),
+    (CT, _target("re:(.+)+$x"), "quantization_config.config_groups", f"'re:(.+)+$x' {NESTED}"),
+    (CT, _quant("ignore", ["lm_head", "re:["]), "quantization_config.ignore",
+     "'re:[' is not a regular expression (unterminated character set at position 0)"),
+    # 11:259, 11:319, 11:454 (traceback: TypeError: 'float' object is not iterable)
+    (CT, _quant("ignore", 0.5), "quantization_config.ignore",
+     "must be a list of module paths and re: patterns, got 0.5"),
+    (CT, _quant("ignore", [True]), "quantization_config.ignore",
+     "must be a list of module paths and re: patterns, got [True]"),
+    # 11:601, 11:1121 (traceback: ZeroDivisionError)
+    (NVFP4, _quant("group_size", False), "quantization_config.group_size",
+     "must be a positive integer, got False: vLLM divides each weight's width by it"),
+    (NVFP4, _quant("group_size", -16), "quantization_config.group_size",
+     "must be a positive integer, got -16: vLLM divides each weight's width by it"),
+    (NVFP4, _quant("group_size", 1e308 * 10), "quantization_config.group_size",
+     "vLLM refuses it: \"group_size must be an integer, got <class 'float'>\""),
+    # 11:48 (sized by model_type, exit 0; vLLM's registry refuses it)
+    ("perf_cases/models/llama-3.1-8b.config.json", _top("architectures", [1]), "architectures",
+     "must be a list of architecture names, got [1]"),
+    # 11:57 (refused as 'num_hidden_layers', a key the file does not have)
+    ("gpt_family/gpt2.config.json", _top("n_layer", 2**70), "n_layer",
+     "expected an integer >= 1 and <= 100,000, got 1180591620717411303424"),
+    ("gpt_family/gpt2.config.json", _top("n_embd", 2**63), "n_embd",
+     "expected an integer >= 1 and <= 9,223,372,036,854,775,807, got 9223372036854775808"),
+    ("gpt_family/chatglm3-6b.config.json", _top("multi_query_group_num", "x"),
+     "multi_query_group_num", "expected an integer >= 1, got 'x'"),
+    ("gpt_family/chatglm3-6b.config.json", _top("seq_length", -1), "seq_length",
+     "expected an integer >= 1, got -1"),
+    # 21:427 (traceback: OverflowError: cannot convert float infinity to integer)
+    ("lfm2/lfm2-1.2b-style.config.json", _top("block_ffn_dim_multiplier", float("inf")),
+     "block_ffn_dim_multiplier", "makes the feed-forward inf wide, past 2^63"),
+    # (1e300 times 2 x 12,288 / 3)
+    ("lfm2/lfm2-1.2b-style.config.json", _top("block_ffn_dim_multiplier", 1e300),
+     "block_ffn_dim_multiplier", "makes the feed-forward 8.192e+303 wide, past 2^63"),
+    # (nested configs of the wrong type: DBRX's defaults were taken without a word)
+    ("gpt_family/dbrx-instruct.config.json", _top("attn_config", [1]), "attn_config",
+     "must be an object, got [1]"),
+    ("gpt_family/dbrx-instruct.config.json", _top("ffn_config", "x"), "ffn_config",
+     "must be an object, got 'x'"),
+]
+
+
+@pytest.mark.parametrize("base, edit, field, message", CASES)
+def test_a_mutant_that_failed_is_refused_in_one_line(tmp_path, base, edit, field, message):
+    path = mutated(tmp_path, base, edit)
+    line = refused(["config", "--model-config", path, "--gpu-memory-gib", "80"],
+                   say(path, field, message))
+    assert line == say(path, field, message)
+
+
+@pytest.mark.parametrize("text, kind", [("[1]", "an array"), ("null", "null"),
+                                        ("true", "a boolean"), ('"x"', "a string")])
+def test_a_config_or_quant_file_that_is_no_object_says_what_it_holds(tmp_path, text, kind):
+    path = tmp_path / "config.json"
+    path.write_text(text)
+    refused(["config", "--model-config", str(path), "--gpu-memory-gib", "80"],
+            f"error: {path}: must hold a JSON object, got {kind}")
+    # (the same reader reads hf_quant_config.json, which 'a config.json' misnamed)
+    beside = tmp_path / "hf_quant_config.json"
+    path.write_text((DATA / "weights_census/modelopt/llama-modelopt-nvfp4-file.config.json")
+                    .read_text())
+    beside.write_text(text)
+    refused(["config", "--model-config", str(path), "--gpu-memory-gib", "80"],
+            f"error: {beside}: must hold a JSON object, got {kind}")
+
+
+# -- a sample of mutants that passed before and pass now: the same sizes, or the same refusal --
+
+@pytest.mark.parametrize("base, edit, blocks", [
+    # 21:... a separator makes a nested repeat safe: each round ends at a dot \d cannot take
+    (GPTQ, _rename_rule("+:model\\.(\\d+\\.)*x"), None),
+    (CT, _target("re:(?:model\\.layers\\.\\d+\\.)+self_attn\\..*"), None),
+    # (twice the layers: a little under half the blocks, the weights grown too)
+    ("gpt_family/gpt2.config.json", _top("n_layer", 24), 66_637),
+])
+def test_a_mutant_that_passed_still_sizes(tmp_path, base, edit, blocks):
+    path = mutated(tmp_path, base, edit)
+    res = runner.invoke(app, ["config", "--model-config", path, "--gpu-memory-gib", "80",
+                              "--json"])
+    assert res.exit_code == 0, res.output
+    if blocks is not None:
+        assert json.loads(res.stdout)["num_blocks"] == blocks
