@@ -81,14 +81,14 @@ CASES = [
      f"rule '(\\\\w+\\\\.?)+!' {NESTED}"),
     # (refused before, kept: the rule's words are shared now)
     (GPTQ, _rename_rule("+:.*("), "quantization_config.dynamic",
-     "rule '+:.*(' is not a regular expression (missing ), unterminated subpattern at "
-     "position 2)"),
+     ("rule '+:.*(' is not a regular expression (missing ), unterminated subpattern at "
+      "position 2)")),
     # 11:93, 11:273, 11:377 (traceback: re.error)
     (CT, _target("re:*"), "quantization_config.config_groups",
      "'re:*' is not a regular expression (nothing to repeat at position 0)"),
     (CT, _target("re:(a|b"), "quantization_config.config_groups",
-     "'re:(a|b' is not a regular expression (missing ), unterminated subpattern at "
-     "position 0)"),
+     ("'re:(a|b' is not a regular expression (missing ), unterminated subpattern at "
+      "position 0)")),
     (CT, _target("re:(.+)+$x"), "quantization_config.config_groups", f"'re:(.+)+$x' {NESTED}"),
     (CT, _quant("ignore", ["lm_head", "re:["]), "quantization_config.ignore",
      "'re:[' is not a regular expression (unterminated character set at position 0)"),

@@ -143,7 +143,8 @@ def mutant(seed, index):
                  "nested_list": json.dumps({**cfg, "text_config": [1, 2]})}[how]
         if target_quant:
             return family, name, f"hf_quant_config.json {how}", json.dumps(cfg), whole
-        return family, name, f"config.json {how}", whole, None if quant is None else json.dumps(quant)
+        return (family, name, f"config.json {how}", whole,
+                None if quant is None else json.dumps(quant))
     if roll < 0.15 and _rename_rule(cfg, rng, BAD_REGEX + SLOW_REGEX):
         desc = "regex rule"
     else:
@@ -159,9 +160,13 @@ def mutant(seed, index):
             path = rng.choices(paths, weights)[0]
             value = rng.choice(VALUES)
             _set(obj, path, value if value is DELETE else copy.deepcopy(value))
-            changes.append(f"{'.'.join(map(str, path))}={'<del>' if value is DELETE else json.dumps(value)}")
+            changes.append(_written(path, value))
         desc = ("hf_quant_config.json " if target_quant else "") + "; ".join(changes)
     return family, name, desc, json.dumps(cfg), None if quant is None else json.dumps(quant)
+
+
+def _written(path, value):
+    return f"{'.'.join(map(str, path))}={'<del>' if value is DELETE else json.dumps(value)}"
 
 
 def _nonsense(out):
@@ -209,7 +214,8 @@ def check(runner, app, args):
     if exc is not None and not isinstance(exc, SystemExit):
         import traceback
         tb = traceback.extract_tb(exc.__traceback__)[-1]
-        return "traceback", f"{type(exc).__name__}: {str(exc)[:160]} at {tb.filename.split('kvcore/')[-1]}:{tb.lineno}", dt
+        where = f"{tb.filename.split('kvcore/')[-1]}:{tb.lineno}"
+        return "traceback", f"{type(exc).__name__}: {str(exc)[:160]} at {where}", dt
     if res.exit_code not in (0, 2):
         return "exit", f"exit {res.exit_code}: {res.output[-200:]}", dt
     if dt > SLOW_S:
@@ -258,7 +264,8 @@ def run(seed, count, out_path=None, start=0):
                 # the modules it imported now loaded, is slow too)
                 kind, detail, dt = check(runner, app, args)
             print(json.dumps({"i": i, "cmd": args[0], "family": family, "seed_config": name,
-                              "mutation": desc, "kind": kind, "detail": detail.replace(str(folder), "F"),
+                              "mutation": desc, "kind": kind,
+                              "detail": detail.replace(str(folder), "F"),
                               "s": round(dt, 2)}), file=out, flush=True)
 
 

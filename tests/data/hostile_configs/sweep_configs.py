@@ -1,0 +1,63 @@
+# ruff: noqa
+"""The exhaustive side of mutate_configs.py's random draws: every top-level key kvcore reads of
+each named seed config, set to each of SWEEP in turn, run through `kvcli config --model-config
+F --gpu-memory-gib 80 --json` with mutate_configs.py's checks.
+
+Usage (from the repository root, KVCLI_PURE=1):
+  python tests/data/hostile_configs/sweep_configs.py NAME[,NAME] [OUT.jsonl]
+    (NAME: a seed config's file name, as mutate_configs.seeds() names it, or a family)
+"""
+import copy
+import json
+import resource
+import signal
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from mutate_configs import DELETE, ROOT, SEEDS, _alarm, _written, check  # noqa
+
+SWEEP = [DELETE, None, "x", 1.5, -1, 0, 2**70, float("inf"), [1], {"a": 1}, True]
+# (the keys kvcore reads: a key it never names cannot change a size)
+READ = "".join(p.read_text() for p in (ROOT / "kvcore").rglob("*.py"))
+
+
+def sweep(names, out_path=None):
+    """Every top-level key kvcore reads of each seed config named in `names` (or of a
+    family's), set to each of SWEEP in turn: the exhaustive side of the random draws."""
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+    signal.signal(signal.SIGALRM, _alarm)
+    runner = CliRunner()
+    tmp = Path(tempfile.mkdtemp(prefix="kvsweep"))
+    out = open(out_path, "a") if out_path else sys.stdout
+    n = 0
+    for family, name, cfg, quant in SEEDS:
+        if family not in names and name not in names:
+            continue
+        paths = [(k,) for k in cfg if f'"{k}"' in READ]
+        for path in paths:
+            for value in SWEEP:
+                mut = copy.deepcopy(cfg)
+                _set(mut, path, value if value is DELETE else copy.deepcopy(value))
+                folder = tmp / str(n)
+                folder.mkdir()
+                (folder / "config.json").write_text(json.dumps(mut))
+                if quant is not None:
+                    (folder / "hf_quant_config.json").write_text(json.dumps(quant))
+                args = ["config", "--model-config", str(folder / "config.json"),
+                        "--gpu-memory-gib", "80", "--json"]
+                kind, detail, dt = check(runner, app, args)
+                desc = _written(path, value)
+                print(json.dumps({"i": n, "cmd": "config", "family": family, "seed_config": name,
+                                  "mutation": desc, "kind": kind,
+                                  "detail": detail.replace(str(folder), "F"), "s": round(dt, 2)}),
+                      file=out, flush=True)
+                n += 1
+
+
+if __name__ == "__main__":
+    sweep(sys.argv[1].split(","), sys.argv[2] if len(sys.argv) > 2 else None)
