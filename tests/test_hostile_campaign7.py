@@ -170,3 +170,53 @@ def test_a_mutant_that_passed_still_sizes(tmp_path, base, edit, blocks):
     assert res.exit_code == 0, res.output
     if blocks is not None:
         assert json.loads(res.stdout)["num_blocks"] == blocks
+
+
+# -- --speculative-config's max_model_len under EAGLE: null (vLLM's default) was refused as
+# 'not modelled', and a value vLLM's own check refuses ("x", 0) was too, not in its words -----
+
+EAGLE = ('{"method": "eagle3", "num_speculative_tokens": 2, "max_model_len": %s, '
+         '"model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"}')
+
+
+def test_an_eagle_draft_max_model_len_of_null_is_vllms_default():
+    res = runner.invoke(app, ["config", "llama-3.1-8b", "--gpu-memory-gib", "80",
+                              "--speculative-config", EAGLE % "null", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["draft"] is not None
+
+
+@pytest.mark.parametrize("value, shown", [('"x"', '"x"'), ("0", "0"), ("true", "true")])
+def test_an_eagle_draft_max_model_len_vllm_refuses_is_refused_in_its_words(value, shown):
+    refused(["config", "llama-3.1-8b", "--gpu-memory-gib", "80", "--speculative-config",
+             EAGLE % value],
+            f"error: option --speculative-config: max_model_len must be an integer >= 1, got "
+            f"{shown}")
+
+
+# -- kvcli script: an integer past 64 bits (orjson reads it as a float) was refused as 'a
+# non-empty list of integer token ids', or 'got 1.1805916207174113e+21', as if the file held
+# a float -----------------------------------------------------------------------------------
+
+FLOATED = "1.18059e+21 (an integer this large reads as a float)"
+
+
+@pytest.mark.parametrize("where, field, message", [
+    ("prompt", "prompt", f"must hold integers below 2^64, got {FLOATED}"),
+    ("token", "token", f"must be an integer token id below 2^64, got {FLOATED}"),
+    ("num_blocks", "num_blocks", f"must be an integer below 2^63, got {FLOATED}"),
+])
+def test_a_script_integer_past_64_bits_says_so(tmp_path, where, field, message):
+    lines = [{"config": {"groups": [{"type": "full"}], "block_size": 4, "num_blocks": 8}},
+             {"op": "new", "id": "a", "prompt": [1, 2, 3]},
+             {"op": "decode", "id": "a", "token": 5}]
+    if where == "prompt":
+        lines[1]["prompt"][0] = 2**70
+    elif where == "token":
+        lines[2]["token"] = 2**70
+    else:
+        lines[0]["config"]["num_blocks"] = 2**70
+    path = tmp_path / "ops.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))   # (the integer's digits)
+    line = {"num_blocks": 1, "prompt": 2, "token": 3}[where]
+    refused(["script", str(path)], say(f"{path}:{line}", field, message))

@@ -128,10 +128,15 @@ def speculative_settings(text: str | None, method: str | None = None,
               v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 1))
         if not ok:
             raise InputError(f"{key} must be {_WANTS[key]}, got {_json(v)}", field=FIELD)
-    if "max_model_len" in spec and name in EAGLE_METHODS:
+    if name in EAGLE_METHODS and (v := spec.get("max_model_len")) is not None:
+        # (null is vLLM's default, and a value it refuses is refused in its words first)
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise InputError(f"max_model_len must be {_WANTS['max_model_len']}, got {_json(v)}",
+                             field=FIELD)
         raise InputError(f"max_model_len (the draft's) is not modelled for {name}: {_DRAFT_LEN}",
                          field=FIELD)
-    other = sorted(set(spec) - {"method", "num_speculative_tokens", *_KEYS[name]})
+    other = sorted(set(spec) - {"method", "num_speculative_tokens", "max_model_len",
+                                *_KEYS[name]})
     if other:
         raise InputError(f"key(s) {clipped(', '.join(other))} not modelled (kvcli reads "
                          f"method, num_speculative_tokens, {', '.join(_KEYS[name])} for "
