@@ -122,6 +122,14 @@ CASES = [
     # (1e300 times 2 x 12,288 / 3)
     ("lfm2/lfm2-1.2b-style.config.json", _top("block_ffn_dim_multiplier", 1e300),
      "block_ffn_dim_multiplier", "makes the feed-forward 8.192e+303 wide, past 2^63"),
+    # sweep: Nemotron-H's sliding_window "x", 0, -1, 1.5, inf, [1], true sized full
+    # attention without a word (vLLM builds a SlidingWindowSpec of whatever it is)
+    ("mamba/nemotron-nano-9b-v2.config.json", _top("sliding_window", "x"), "sliding_window",
+     "expected an integer >= 1 and below 2^63, or null, got 'x'"),
+    ("mamba/nemotron-nano-9b-v2.config.json", _top("sliding_window", 0), "sliding_window",
+     "expected an integer >= 1 and below 2^63, or null, got 0"),
+    ("mamba/nemotron-nano-9b-v2.config.json", _top("sliding_window", True), "sliding_window",
+     "expected an integer >= 1 and below 2^63, or null, got True"),
     # (nested configs of the wrong type: DBRX's defaults were taken without a word)
     ("gpt_family/dbrx-instruct.config.json", _top("attn_config", [1]), "attn_config",
      "must be an object, got [1]"),

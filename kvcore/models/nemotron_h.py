@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped
 from kvcore.models.dtypes import DTYPE_ALIASES
 from kvcore.models.geometry import MambaGeometry
 
@@ -49,7 +49,13 @@ def nemotron_h_layers(c: dict[str, Any], source: str) -> tuple[tuple[str, ...], 
     window to each one's Attention)."""
     kinds, moe = _listed_layers(c, source)
     window = c.get("sliding_window")
-    if isinstance(window, int) and not isinstance(window, bool) and window > 0:
+    if window is not None and (not isinstance(window, int) or isinstance(window, bool)
+                               or not 1 <= window < 2**63):
+        # (vLLM builds a SlidingWindowSpec of whatever it is; kvcli read "x", 0 or -1 as no
+        # window at all, and sized full attention without a word)
+        raise InputError(f"expected an integer >= 1 and below 2^63, or null, got "
+                         f"{clipped(window)}", path=source or None, field="sliding_window")
+    if window is not None:
         kinds = tuple("sliding" if k == "full" else k for k in kinds)
     return kinds, moe
 

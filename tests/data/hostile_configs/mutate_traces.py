@@ -83,6 +83,10 @@ def run(seed, count, out_path=None):
 
     from kvcli.app import app
     signal.signal(signal.SIGALRM, _alarm)
+    import kvcore
+    # (the script's folder, not the current one, leads sys.path: without PYTHONPATH the
+    # installed kvcore is the one tested, which need not be this checkout's)
+    print(f"testing {Path(kvcore.__file__).parent}", file=sys.stderr)
     runner = CliRunner()
     tmp = Path(tempfile.mkdtemp(prefix="kvtmut"))
     out = open(out_path, "a") if out_path else sys.stdout

@@ -31,6 +31,10 @@ def sweep(names, out_path=None):
     from kvcli.app import app
     resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
     signal.signal(signal.SIGALRM, _alarm)
+    import kvcore
+    # (the script's folder, not the current one, leads sys.path: without PYTHONPATH the
+    # installed kvcore is the one tested, which need not be this checkout's)
+    print(f"testing {Path(kvcore.__file__).parent}", file=sys.stderr)
     runner = CliRunner()
     tmp = Path(tempfile.mkdtemp(prefix="kvsweep"))
     out = open(out_path, "a") if out_path else sys.stdout
