@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from mutate_configs import DELETE, ROOT, SEEDS, _alarm, _written, check  # noqa
+from mutate_configs import DELETE, ROOT, SEEDS, _alarm, _set, _written, check  # noqa
 
 SWEEP = [DELETE, None, "x", 1.5, -1, 0, 2**70, float("inf"), [1], {"a": 1}, True]
 # (the keys kvcore reads: a key it never names cannot change a size)
