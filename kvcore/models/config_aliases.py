@@ -97,7 +97,8 @@ def _size(value: Any, key: str, source: str, most: int = 2**63 - 1) -> int:
         raise InputError(f"expected an integer >= 1, got {clipped(value)}", path=source or None,
                          field=key)
     if value > most:
-        raise InputError(f"expected an integer >= 1 and <= {most:,}, got {clipped(value)}",
+        bound = "below 2^63" if most == 2**63 - 1 else f"<= {most:,}"
+        raise InputError(f"expected an integer >= 1 and {bound}, got {clipped(value)}",
                          path=source or None, field=key)
     return value
 
