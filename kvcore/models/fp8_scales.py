@@ -99,9 +99,21 @@ def attention_scales(g: ModelGeometry, tp: int, block: tuple[int, int]) -> int:
     return scales(attention_linears(g, tp), block)
 
 
+def tensor_scales(linears: list[Linear], static: bool) -> int:
+    """Per-tensor scales (no ``weight_block_size``): a float32 weight scale a shard of each
+    linear, and with static inputs an input scale a shard (fp8.py create_weights)."""
+    return sum(len(parts) for _, parts, _, _ in linears) * (2 if static else 1)
+
+
+def static_inputs(quant: object) -> bool:
+    """Whether an fp8 ``quantization_config`` quantises inputs with static scales
+    (``activation_scheme`` static: input scales held beside the weights')."""
+    return isinstance(quant, dict) and quant.get("activation_scheme") == "static"
+
+
 def block_of(quant: object) -> tuple[int, int] | None:
-    """An fp8 ``quantization_config``'s ``weight_block_size`` (None: per-tensor scales, a few
-    numbers a layer, not counted)."""
+    """An fp8 ``quantization_config``'s ``weight_block_size`` (None: per-tensor scales,
+    `tensor_scales`)."""
     size = quant.get("weight_block_size") if isinstance(quant, dict) else None
     if (isinstance(size, list) and len(size) == 2
             and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in size)):

@@ -69,8 +69,13 @@ def expert_block(g: ModelGeometry, tp: int, block: tuple[int, int]) -> tuple[int
             f"quantization block_k = {k}.")
 
 
-def expert_scales(g: ModelGeometry, tp: int, block: tuple[int, int]) -> int:
-    """The routed experts' scales on a rank (w13: gate and up, Nemotron-H's up alone; w2)."""
+def expert_scales(g: ModelGeometry, tp: int, block: tuple[int, int] | None) -> int:
+    """The routed experts' scales on a rank (w13: gate and up, Nemotron-H's up alone; w2):
+    per tensor (`block` None) one an expert and projection, and with static inputs w13's and
+    w2's input scales, one an expert each (Fp8MoEMethod.create_weights)."""
+    if block is None:
+        shards = 1 if g.model_type == "nemotron_h" else 2
+        return g.num_experts * (shards + 1 + (2 if g.fp8_static else 0))
     fine = expert_block(g, tp, block)
     if isinstance(fine, str):
         return 0

@@ -128,6 +128,7 @@ class ModelGeometry:
     router_score_bias: bool = False
     # an fp8 checkpoint's weight_block_size: a float32 scale per block (`kvcore.models.fp8_scales`)
     fp8_block: tuple[int, int] | None = None
+    fp8_static: bool = False    # (activation_scheme static: an input scale beside each weight's)
     # its ignored_layers (or modules_to_not_convert): module names vLLM leaves unquantised
     fp8_ignored: tuple[str, ...] = ()
     fp8_ignored_key: str = "ignored_layers"   # (the key holding them, named by a refusal)

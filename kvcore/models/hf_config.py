@@ -79,7 +79,7 @@ from kvcore.models.fp8_renames import (
     language_model_prefix,
     vllm_name,
 )
-from kvcore.models.fp8_scales import block_of, ignored_of
+from kvcore.models.fp8_scales import block_of, ignored_of, static_inputs
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.jamba import jamba_layout
 from kvcore.models.layer_kinds import layer_kinds
@@ -269,6 +269,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
                                      architecture(archs)),
         ct_kv_scheme=kv_cache_quant.read_scheme(get("quantization_config"), method, source),
         fp8_block=block_of(get("quantization_config")) if fp8 else None,
+        fp8_static=fp8 and static_inputs(get("quantization_config")),
         # (the names as vLLM renames them before it matches them: Qwen3.5's checkpoints'
         # model.language_model.layers.N are its model.layers.N)
         fp8_ignored=tuple(m for m, _ in matched), fp8_ignored_key=ignored[1],

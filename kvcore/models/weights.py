@@ -115,11 +115,10 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
                     g.hidden_size * g.moe_intermediate_size // tp
             led.layer -= n
             led.model += n
-            if g.fp8_block is not None:
-                led.fp32 -= fp8_scales.scales(plain, g.fp8_block) + (
-                    fp8_shapes.expert_scales(g, tp, g.fp8_block) if "experts" in skips else 0)
-        if g.fp8_block is not None:
-            led.fp32 += _block_scales(g, tp, kind, moe, shared, g.fp8_block)
+            led.fp32 -= _fp8_scales(g, tp, plain, "experts" in skips)
+        if g.quantization == "fp8":
+            led.fp32 += _fp8_scales(g, tp, fp8_shapes.layer_linears(g, tp, kind, moe, shared),
+                                    moe and bool(g.num_experts))
         if g.model_type == "nemotron_h" or g.model_type in MAMBA_ONLY_TYPES:
             # one block a layer, one norm: a mixer, or a feed-forward layer (Mamba, Mamba2:
             # a mixer every layer)
@@ -145,13 +144,14 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
     return led
 
 
-def _block_scales(g: ModelGeometry, tp: int, kind: str, moe: bool, shared: int,
-                  block: tuple[int, int]) -> int:
-    """One decoder layer's fp8 block scales on a rank (`kvcore.models.fp8_shapes`)."""
-    n = fp8_scales.scales(fp8_shapes.layer_linears(g, tp, kind, moe, shared), block)
-    if moe and g.num_experts:
-        n += fp8_shapes.expert_scales(g, tp, block)
-    return n
+def _fp8_scales(g: ModelGeometry, tp: int, linears: list[fp8_scales.Linear],
+                experts: bool) -> int:
+    """The float32 scales of an fp8 checkpoint's `linears` (and routed `experts`) on a rank:
+    a grid a weight with ``weight_block_size``, else one a shard (`kvcore.models.fp8_scales`)."""
+    block = g.fp8_block
+    n = fp8_scales.scales(linears, block) if block is not None else \
+        fp8_scales.tensor_scales(linears, g.fp8_static)
+    return n + (fp8_shapes.expert_scales(g, tp, block) if experts else 0)
 
 
 def estimate_params(g: ModelGeometry) -> tuple[int, int]:
