@@ -2,13 +2,33 @@
 the attention's fused QKV and output projections split by heads (KV heads fewer than the ranks
 kept one a rank), the MLP split unless the block keeps it whole, a row-parallel linear's bias,
 the norms and learned position embeddings whole on every rank, the vocabulary padded and split
-(tests/data/gpt_family/)."""
+(tests/data/gpt_family/). An fp8 checkpoint's linears at 1 byte (`kvcore.models.weights`) with
+their float32 scales, and an attention's q/k/v/prob scales in the model dtype
+(tests/data/weights_census/families/)."""
 
 from __future__ import annotations
 
 from kvcore.models.classic_blocks import ClassicBlock
+from kvcore.models.fp8_scales import Linear, rank_scales
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.rank_params import Ledger, on_rank, vocab_rows
+
+# (the Transformers backend builds GPT-NeoX's query_key_value as one ColumnParallelLinear;
+# vLLM's own files and the backend's other classes a QKV linear of three shards)
+_ONE_SHARD_QKV = ("gpt_neox",)
+
+
+def linears(g: ModelGeometry, b: ClassicBlock, tp: int) -> list[Linear]:
+    """One layer's linears on a rank: (vLLM's role, output shards, input width, split)."""
+    h = g.hidden_size
+    q = g.num_attention_heads // tp * g.head_dim
+    kv = on_rank(g.num_kv_heads, tp) * g.head_dim
+    mlp = b.mlp_width // tp if b.mlp_split else b.mlp_width
+    whole = "column" if b.mlp_split else "replicated"
+    qkv = (q + 2 * kv,) if g.model_type in _ONE_SHARD_QKV else (q, kv, kv)
+    return [("qkv", qkv, h, "column"), ("o", (h,), q, "row"),
+            ("up", (mlp,) * (2 if b.gated else 1), h, whole),
+            ("down", (h,), mlp, "row" if b.mlp_split else "replicated")]
 
 
 def ledger(g: ModelGeometry, b: ClassicBlock, tp: int, layers: range | None, first: bool,
@@ -18,6 +38,7 @@ def ledger(g: ModelGeometry, b: ClassicBlock, tp: int, layers: range | None, fir
     tied head: the embedding again on a last stage that is not the first), or all of them on
     every stage where vLLM's own file builds them so (`ClassicBlock.every_stage`)."""
     led, h = Ledger(), g.hidden_size
+    fp8 = g.quantization == "fp8"
     if b.every_stage:
         first = last = True
     rows = vocab_rows(g, tp)
@@ -26,18 +47,23 @@ def ledger(g: ModelGeometry, b: ClassicBlock, tp: int, layers: range | None, fir
     if first:
         led.model += rows * width + b.positions * h + (2 * h if b.embed_norm else 0)
         led.layer += 2 * width * h if b.embed_dim else 0    # (OPT's project_in, project_out)
+        if fp8 and b.embed_dim:
+            led.fp32 += rank_scales(g, [("project_in", (h,), width, "replicated"),
+                                        ("project_out", (width,), h, "replicated")])
     if last:
         led.model += (norm if b.final_norm else 0) + (rows if b.head_bias else 0)
         if not g.tie_word_embeddings or not first:
             led.model += rows * width
-    q = g.num_attention_heads // tp * g.head_dim
-    kv = on_rank(g.num_kv_heads, tp) * g.head_dim
-    mlp = b.mlp_width // tp if b.mlp_split else b.mlp_width
-    ups = 2 if b.gated else 1
+    lins = linears(g, b, tp)
     for i in range(len(g.layer_kinds)):
         if layers is not None and i not in layers:
             continue
-        led.layer += h * (q + 2 * kv) + q * h + ups * mlp * h + mlp * h
-        led.model += b.norms * norm + (q + 2 * kv if b.qkv_bias else 0) + (h if b.o_bias else 0)
-        led.model += ups * mlp + h if b.mlp_bias else 0
+        led.layer += sum(sum(parts) * k for _, parts, k, _ in lins)
+        led.model += b.norms * norm + (sum(lins[0][1]) if b.qkv_bias else 0) + (
+            h if b.o_bias else 0)
+        led.model += sum(lins[2][1]) + h if b.mlp_bias else 0
+        if fp8:
+            # (and Fp8KVCacheMethod's q/k/v/prob scales: four, in the model dtype)
+            led.fp32 += rank_scales(g, lins)
+            led.model += 4
     return led

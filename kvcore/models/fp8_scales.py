@@ -105,6 +105,13 @@ def tensor_scales(linears: list[Linear], static: bool) -> int:
     return sum(len(parts) for _, parts, _, _ in linears) * (2 if static else 1)
 
 
+def rank_scales(g: ModelGeometry, linears: list[Linear]) -> int:
+    """The float32 scales an fp8 checkpoint's `linears` hold on a rank: a grid a weight with
+    ``weight_block_size``, else one a shard (two with static inputs)."""
+    block = g.fp8_block
+    return scales(linears, block) if block is not None else tensor_scales(linears, g.fp8_static)
+
+
 def static_inputs(quant: object) -> bool:
     """Whether an fp8 ``quantization_config`` quantises inputs with static scales
     (``activation_scheme`` static: input scales held beside the weights')."""

@@ -148,10 +148,8 @@ def _fp8_scales(g: ModelGeometry, tp: int, linears: list[fp8_scales.Linear],
                 experts: bool) -> int:
     """The float32 scales of an fp8 checkpoint's `linears` (and routed `experts`) on a rank:
     a grid a weight with ``weight_block_size``, else one a shard (`kvcore.models.fp8_scales`)."""
-    block = g.fp8_block
-    n = fp8_scales.scales(linears, block) if block is not None else \
-        fp8_scales.tensor_scales(linears, g.fp8_static)
-    return n + (fp8_shapes.expert_scales(g, tp, block) if experts else 0)
+    return fp8_scales.rank_scales(g, linears) + (
+        fp8_shapes.expert_scales(g, tp, g.fp8_block) if experts else 0)
 
 
 def estimate_params(g: ModelGeometry) -> tuple[int, int]:
