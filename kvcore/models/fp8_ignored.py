@@ -113,6 +113,9 @@ def layer_skips(g: ModelGeometry, i: int, kind: str, moe: bool) -> frozenset[str
         for name, *_ in linears:
             if skipped(g, ".".join(p for p in ("model.layers", str(i), block, name) if p)):
                 out.add(name)
+    if moe and g.model_type in fp8.QUANTISED_GATES and skipped(
+            g, ".".join(p for p in ("model.layers", str(i), mlp, "gate") if p)):
+        out.add("gate")
     if moe and g.num_experts and skipped(g, experts_path(g, i)):
         out.add("experts")   # (UnquantizedFusedMoEMethod: the model dtype, no scales)
     return frozenset(out)

@@ -22,6 +22,9 @@ from kvcore.models.geometry import ModelGeometry
 from kvcore.models.rank_params import on_rank
 
 Linear = tuple[str, tuple[int, ...], int, str]
+# Models whose MoE router (a GateLinear) vLLM builds with the quant_config, under any method
+# (qwen3_moe.py, lfm2_moe.py; the others' take none)
+QUANTISED_GATES = ("qwen3_moe", "lfm2_moe")
 
 # Qwen3-Next keeps in_proj_qkvz and in_proj_ba as one fused output each (gqa_interleaved_layout);
 # Qwen3.5 splits them into q, k, v, z and b, a (qwen_gdn_linear_attn.py create_qkvz_proj)
@@ -66,7 +69,8 @@ def mlp_linears(g: ModelGeometry, width: int, tp: int, gated: bool = True) -> li
 
 
 def mixer_linears(g: ModelGeometry, tp: int) -> list[Linear]:
-    """A Mamba2 or Gated DeltaNet mixer's quantised linears (Mamba1's: none)."""
+    """A Mamba2, Gated DeltaNet or short-convolution mixer's quantised linears (Mamba1's:
+    none)."""
     m = g.mamba
     assert m is not None
     h = g.hidden_size
@@ -80,6 +84,10 @@ def mixer_linears(g: ModelGeometry, tp: int) -> list[Linear]:
             qkvz, ba = (qk, qk, v, v), (nh, nh)
         return [("in_proj_qkvz", qkvz, h, "column"), ("in_proj_ba", ba, h, "column"),
                 ("out_proj", (h,), v, "row")]
+    if m.version == "short_conv":
+        # (LFM2's ShortConv: in_proj B, C and x, each the conv's width; out_proj)
+        w = m.d_inner // tp
+        return [("in_proj", (w, w, w), h, "column"), ("out_proj", (h,), w, "row")]
     if m.version != "mamba2":
         return []
     di, nh = m.d_inner // tp, m.n_heads // tp

@@ -17,6 +17,7 @@ import json
 from kvcore.errors import InputError
 from kvcore.models import ct_groups, ct_quant, fp8_shapes, gptq_rules
 from kvcore.models.fp8_ignored import block_names, experts_path, fused_of
+from kvcore.models.fp8_scales import QUANTISED_GATES
 from kvcore.models.fused_shards import all_or_none
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.int_quant import (
@@ -27,13 +28,12 @@ from kvcore.models.int_quant import (
     linear_bytes,
     marlin_experts,
 )
+from kvcore.models.kv_cache_quant import NO_QUANT_ATTENTION
 from kvcore.models.llama4_vision import TOWER_WITHOUT_QUANT_CONFIG
 from kvcore.models.rank_params import shared_width, vocab_rows
 from kvcore.specs import DTYPE_BYTES
 
 Stage = tuple[range | None, bool, bool]
-# Models whose MoE router vLLM builds with the quant_config (the others' take none)
-QUANTISED_GATES = ("qwen3_moe",)
 # (the linears under a layer's self_attn: MLA's as deepseek_v2.py names them)
 ATTENTION = ("qkv_proj", "o_proj", "fused_qkv_a_proj", "q_b_proj", "q_proj",
              "kv_a_proj_with_mqa", "kv_b_proj")
@@ -95,7 +95,8 @@ def _layer(g: ModelGeometry, q: IntQuant, tp: int, i: int, kind: str, moe: bool)
         if mq := _quant(g, q, path):
             out.append((path, parts, k, k * tp if split == "row" else k, mq))
     if moe and g.model_type in QUANTISED_GATES:
-        # (qwen3_moe.py builds its router, a GateLinear, with the quant_config: packed too)
+        # (qwen3_moe.py and lfm2_moe.py build their router, a GateLinear, with the
+        # quant_config: packed too)
         path = f"model.layers.{i}.mlp.gate"
         if mq := _quant(g, q, path):
             out.append((path, (g.num_experts,), g.hidden_size, g.hidden_size, mq))
@@ -123,7 +124,8 @@ def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
             moved += sum(parts) * k
             packed += ct_quant.linear_bytes(mq, parts, k, dt) if q.family == "ct" else \
                 linear_bytes(mq, sum(parts), k, full, dt)
-        if q.family == "ct" and kind not in ("mamba", "mlp") and g.model_type != "jamba" \
+        if q.family == "ct" and kind not in ("mamba", "mlp") and \
+                g.model_type not in NO_QUANT_ATTENTION \
                 and g.mla is None:
             # (CompressedTensorsKVCacheMethod: k/v/q scales, float32, and zero points; MLA's
             # attention holds none as parameters)

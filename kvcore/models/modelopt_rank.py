@@ -20,6 +20,7 @@ from kvcore.models.fp8_ignored import block_names, experts_path, fused_of
 from kvcore.models.fused_shards import all_or_none
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.int_quant_rank import ATTENTION, QUANTISED_GATES  # (any method's)
+from kvcore.models.kv_cache_quant import NO_QUANT_ATTENTION
 from kvcore.models.llama4_vision import TOWER_WITHOUT_QUANT_CONFIG
 from kvcore.models.modelopt_mixed import algo_at
 from kvcore.models.modelopt_quant import (
@@ -134,7 +135,8 @@ def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
         for _, parts, k, how in linears:
             moved += sum(parts) * k
             held += linear_bytes(how, parts, k, dt)
-        if kind not in ("mamba", "mlp") and g.model_type != "jamba" and q.kv_scales and not (
+        if kind not in ("mamba", "mlp") and g.model_type not in NO_QUANT_ATTENTION and \
+                q.kv_scales and not (
                 q.layers and g.mla is not None):
             # (ModelOptKVCacheMethod: q/k/v/prob scales, MLA's too; mixed precision gives
             # them to Attention alone, with a KV cache algorithm)

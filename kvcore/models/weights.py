@@ -46,6 +46,7 @@ from kvcore.models import rank_params as rp
 from kvcore.models.fp8_ignored import layer_skips
 from kvcore.models.gemma_weights import gemma_rank_params
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.kv_cache_quant import NO_QUANT_ATTENTION
 from kvcore.models.mamba_only import MAMBA_ONLY_TYPES
 from kvcore.models.rank_params import FP32_ROUTERS, Ledger
 from kvcore.models.zamba2_weights import zamba2_ledger
@@ -57,9 +58,6 @@ __all__ = ["FP32_ROUTERS", "WHOLE", "Stage", "estimate_params", "estimate_weight
 # A pipeline stage: its decoder layers (None: all), whether it is the first and the last stage
 Stage = tuple[range | None, bool, bool]
 WHOLE: Stage = (None, True, True)
-# Models whose attention vLLM builds without the quant_config (jamba.py's Attention), so an fp8
-# checkpoint gives it no q/k/v/prob scales
-_UNQUANTISED_ATTENTION = ("jamba",)
 
 
 def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
@@ -101,9 +99,16 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
             continue
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
         if g.quantization == "fp8" and kind not in ("mamba", "mlp") and g.mla is None \
-                and g.model_type not in _UNQUANTISED_ATTENTION:
+                and g.model_type not in NO_QUANT_ATTENTION:
             # Fp8KVCacheMethod's q/k/v/prob_scale: four scalars in the model dtype
             led.model += 4
+        if g.quantization == "fp8" and moe and g.model_type in fp8_scales.QUANTISED_GATES \
+                and "gate" not in layer_skips(g, i, kind, moe):
+            # (the router built with the quant_config: fp8, with its scales)
+            gate: fp8_scales.Linear = ("gate", (g.num_experts,), g.hidden_size, "replicated")
+            led.model -= g.num_experts * g.hidden_size
+            led.layer += g.num_experts * g.hidden_size
+            led.fp32 += fp8_scales.rank_scales(g, [gate])
         if g.quantization == "fp8" and g.fp8_ignored:
             # the linears the checkpoint leaves unquantised: in the model dtype, no scales
             skips = layer_skips(g, i, kind, moe)
