@@ -53,6 +53,7 @@ from kvcore.models import (
     kv_sharing,
     modelopt_quant,
     modelopt_rank,
+    quant_unsized,
 )
 from kvcore.models.buffers import rope_caches, vision_buffers
 from kvcore.models.class_defaults import CLASS_DEFAULTS, MODEL_TYPE_DEFAULTS
@@ -300,4 +301,5 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
             "a quantised Zamba2 checkpoint's weights" if g.quantization else ""))
     return replace(g, rope_caches=rope_caches(c, g, get),
                    vision_buffers=vision.buffers + vision_buffers(cfg, g),
-                   architecture=architecture(archs))
+                   architecture=architecture(archs),
+                   weights_unmodelled=g.weights_unmodelled or quant_unsized.why(g))
