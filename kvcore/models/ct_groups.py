@@ -9,16 +9,21 @@ later group's scheme at the earlier one's place); a group whose one target ends 
 on the ignore list (`kvcore.models.ct_quant.ignored`) is unquantised; else it takes the first
 target equal to its vLLM path or a ``re:`` regex re.match-ing it; else, fused, the first
 shard's target when every shard matches one (their schemes may differ: vLLM takes the first's
-without a word); else ``Linear`` (vLLM matches module class names by containment: every linear
-class holds "Linear"); else it stays in the model dtype. The routed experts are matched by
+without a word); else the first target contained in its vLLM class's name, any case, or a
+regex re.match-ing that name (`CLASSES`: "Linear" is in every linear class's, QKVParallelLinear,
+RowParallelLinear, GateLinear; "ParallelLinear" in all but GateLinear; a decoder layer's class
+name in none); else it stays in the model dtype. The embedding and the LM head are matched the
+same way (`vocab_quant`: "Linear" reaches neither; "Embedding" the embedding, VocabParallel-
+Embedding; Llama's embedding has no path, ""). The routed experts are matched by
 their three projections' names (``model.layers.N.mlp.experts.0.gate_proj``; Mixtral's w1 / w3
 / w2; Nemotron-H's up_proj and ``None``, as vLLM spells them), ``Linear``'s scheme when no
 target names them; the three must agree ("All MoE projections need to have same quantization
 scheme but found multiple"), an ignored one counting as unquantised: so an ignore entry naming
 the experts' module itself (``model.layers.1.mlp.experts``) leaves them quantised.
-Class-name targets other than ``Linear`` are not modelled (`kvcore.models.ct_quant.read`
-returns None); a regex matched against a class name rather than the path is not either.
-Checked against vLLM's classes (tests/data/weights_census/quant_rules/, the ``-ct-`` cases).
+The experts' class is RoutedExperts (vLLM adds a "RoutedExperts" target with ``Linear``'s
+scheme at the map's end when none is given). Class-name targets are modelled for the classes
+in `CLASSES` (`kvcore.models.ct_quant.read` returns None for a model with others). Checked
+against vLLM's classes (tests/data/weights_census/quant_rules/, the ``-ct-`` cases).
 """
 
 from __future__ import annotations
@@ -37,9 +42,35 @@ if TYPE_CHECKING:
 _EXPERT_PROJS = {"mixtral": ("w1", "w3", "w2"), "nemotron_h": ("up_proj", "None", "down_proj")}
 
 
+# vLLM's class of each module kvcli sizes, by its name (llama.py, qwen3.py, qwen3_moe.py,
+# mixtral.py): what a class-name target is matched against
+CLASSES = {"qkv_proj": "QKVParallelLinear", "o_proj": "RowParallelLinear",
+           "gate_up_proj": "MergedColumnParallelLinear", "down_proj": "RowParallelLinear",
+           "gate": "GateLinear", "lm_head": "ParallelLMHead",
+           "embed_tokens": "VocabParallelEmbedding"}
+
+
 def _first(value: str, targets: list[str]) -> str | None:
     return next((t for t in targets if (re.match(t[3:], value) if t.startswith("re:") else
                                         t == value)), None)
+
+
+def _of_class(cls: str, targets: list[str]) -> str | None:
+    """The first target a module of class `cls` takes by its class (find_matched_target's
+    check_contains: a regex re.match-ing it, or a name inside it, any case)."""
+    return next((t for t in targets if (re.match(t[3:], cls) if t.startswith("re:") else
+                                        t.lower() in cls.lower())), None)
+
+
+def vocab_quant(q: IntQuant, path: str, module: str, source: str) -> IntQuant | None:
+    """The scheme vLLM builds the embedding or LM head (`module`: embed_tokens, lm_head) at
+    `path` with; None where it stays in the model dtype (one group on "Linear" reaches
+    neither)."""
+    if not q.targets or ignored(q, path, None, source):
+        return None
+    names = [t for t, _ in q.targets]
+    hit = _first(path, names) or _of_class(CLASSES[module], names)
+    return dict(q.targets)[hit] if hit is not None else None
 
 
 def linear_quant(q: IntQuant, path: str, shards: tuple[str, ...] | None,
@@ -56,8 +87,10 @@ def linear_quant(q: IntQuant, path: str, shards: tuple[str, ...] | None,
         proj = path.split(".")[-1]
         each = [_first(path.replace(proj, s), names) for s in shards]
         hit = each[0] if all(each) else None
-    if hit is None and "Linear" in names:
-        hit = "Linear"
+    if hit is None:
+        # (a module whose class kvcli does not list: a linear class, "Linear" in its name)
+        cls = CLASSES.get(path.split(".")[-1])
+        hit = _of_class(cls, names) if cls else "Linear" if "Linear" in names else None
     return dict(q.targets)[hit] if hit is not None else None
 
 
@@ -67,14 +100,16 @@ def experts_quant(q: IntQuant, model_type: str, path: str, source: str) -> IntQu
     names = [f"{path}.0.{p}"
              for p in _EXPERT_PROJS.get(model_type, ("gate_proj", "up_proj", "down_proj"))]
     targets = dict(q.targets) if q.targets else {"Linear": q}
+    if "Linear" in targets:
+        # (vLLM adds a "RoutedExperts" target, Linear's scheme, at the map's end)
+        targets.setdefault("RoutedExperts", targets["Linear"])
     found: list[IntQuant | None] = []
     for name in names:
         if ignored(q, name, None, source):
             found.append(None)
             continue
-        # (vLLM adds a "RoutedExperts" target, Linear's scheme, at the map's end)
-        hit = _first(name, list(targets))
-        found.append(targets[hit] if hit is not None else targets.get("Linear"))
+        hit = _first(name, list(targets)) or _of_class("RoutedExperts", list(targets))
+        found.append(targets[hit] if hit is not None else None)
     if any(f != found[0] for f in found):
         raise InputError(f"the groups give {path}'s projections different schemes, and vLLM "
                          "refuses to build it: \"All MoE projections need to have same "

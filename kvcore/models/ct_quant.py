@@ -25,11 +25,13 @@ with float32 scales a row (int8 experts with static inputs or tensor-wise weight
 `kvcore.models.int_quant_rank.check`); under W4A16 / W8A16 (CompressedTensorsWNA16MoEMethod)
 `_wna16_experts_bytes`, refused where a rank's widths are not whole groups (`experts_refusal`).
 MLA's attention holds no k/v/q scales (tests/data/weights_census/int_quant/).
-Several config groups, or targets other than ``Linear`` (regexes, module paths): each module's
-scheme as `kvcore.models.ct_groups` matches it. Not sized (counted unquantised, with a
-warning): class-name targets other than ``Linear``, targets reaching the embedding or the LM
-head (vLLM quantises them), sparsity and transforms, ``attn_head`` KV
-scales, block fp8, other formats.
+Several config groups, or targets other than ``Linear`` (regexes, module paths, class names):
+each module's scheme as `kvcore.models.ct_groups` matches it, the embedding's and the LM head's
+too for the classes in `VOCAB_PATHS` (the embedding WNA16 alone, CompressedTensorsEmbedding-
+WNA16Int: `embedding_bytes`; the LM head as a linear). Not sized (counted unquantised, with a
+warning): class-name targets, or targets reaching the embedding or the LM head, of other
+classes, a tied LM head a target reaches, sparsity and transforms, ``attn_head`` KV scales,
+block fp8, other formats.
 """
 
 from __future__ import annotations
@@ -47,7 +49,11 @@ from kvcore.models.rule_regex import user_regex
 WNA16_BITS = range(2, 9)
 # (the embedding's and LM head's paths in most model classes: a group's regex or path reaching
 # them has vLLM quantise them, CompressedTensorsEmbeddingWNA16Int and the LM head's scheme)
-_EMBEDDINGS = ("model.embed_tokens", "lm_head")
+_EMBEDDINGS = ("model.embed_tokens", "lm_head", "")
+# The classes whose modules kvcli matches class-name targets against, and their embedding's
+# path (llama.py builds it with no prefix: ""; recorded in tests/data/weights_census/
+# quant_rules/, the -ct-class- and -ct-embed- cases)
+VOCAB_PATHS = {"LlamaForCausalLM": "", "Qwen3MoeForCausalLM": "model.embed_tokens"}
 
 
 def read(quant: dict[str, Any], source: str, arch: str = "") -> IntQuant | None:
@@ -76,8 +82,9 @@ def read(quant: dict[str, Any], source: str, arch: str = "") -> IntQuant | None:
         _check_patterns(targets, source, "quantization_config.config_groups")
         if len(targets) == 1 and targets[0].endswith("Attention"):
             continue    # (vLLM drops it: attention quantisation goes with the KV cache's)
-        if any(t != "Linear" and not t.startswith("re:") and "." not in t for t in targets):
-            return None     # (a class name kvcli does not match modules by)
+        if arch not in VOCAB_PATHS and any(t != "Linear" and not t.startswith("re:")
+                                           and "." not in t for t in targets):
+            return None     # (a class name kvcli does not match this class's modules by)
         q = _scheme(group, group.get("format") or quant.get("format"), source, ignore)
         if q is None:
             return None
@@ -85,8 +92,8 @@ def read(quant: dict[str, Any], source: str, arch: str = "") -> IntQuant | None:
             schemes[_renamed(t, arch)] = q
     if not schemes or list(schemes) == ["Linear"]:
         return schemes.get("Linear")
-    if any(not _matches(ignore, m) and any(_matches((t,), m) for t in schemes)
-           for m in _EMBEDDINGS):
+    if arch not in VOCAB_PATHS and any(not _matches(ignore, m) and any(
+            _matches((t,), m) for t in schemes) for m in _EMBEDDINGS):
         return None     # (vLLM packs an embedding or LM head a target names: not modelled)
     base = schemes.get("Linear", next(iter(schemes.values())))
     return replace(base, targets=tuple(schemes.items()))
@@ -147,6 +154,24 @@ def linear_bytes(q: IntQuant, parts: tuple[int, ...], k: int, dtype_bytes: int) 
     if q.static_input:
         inputs = 4 + (1 if q.asym_input else 0) if q.scheme == "int8" else 4 * len(parts)
     return n * k + scales + inputs
+
+
+def embedding_bytes(q: IntQuant, rows: int, hidden: int, dtype_bytes: int, path: str,
+                    source: str) -> int:
+    """CompressedTensorsEmbeddingWNA16Int's tensors on a rank: int32 ``weight_packed`` [rows,
+    hidden // (32 / bits)], ``weight_scale`` [rows, hidden / group_size] (channel: 1) in the
+    model dtype, int64 ``weight_shape`` [2]. vLLM asks only that the weights be int, static,
+    group- or channel-wise (W8A8 int8's channelwise weights: 8-bit, the inputs' scheme
+    ignored); others it refuses."""
+    if q.scheme == "fp8" or (q.scheme == "int8" and q.strategy != "channel"):
+        raise InputError(f"a config group reaches the embedding ({path or 'no path'}) with "
+                         f"{q.scheme} {q.strategy}-wise weights, and vLLM refuses to build it: "
+                         "\"compressed-tensors "
+                         "embeddings only support weight-only INT group/channel (WNA16) "
+                         "quantization\"", path=source or None,
+                         field="quantization_config.config_groups")
+    groups = hidden // q.group_size if q.group_size != -1 else 1
+    return rows * (hidden // (32 // q.bits)) * 4 + rows * groups * dtype_bytes + 16
 
 
 def experts_bytes(q: IntQuant, experts: int, hidden: int, inter: int, shards: int,

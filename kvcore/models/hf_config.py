@@ -280,7 +280,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
             vision.linears, ignored[0], tuple(vllm_name(n, architecture(archs))
                                               for n in ignored[0]),
             ignored[1], source) if fp8 else (),
-        source=source, num_experts_per_tok=experts_per_tok(c, get, get_int),
+        source=source, architecture=architecture(archs),
+        num_experts_per_tok=experts_per_tok(c, get, get_int),
         num_shared_experts=get_int("n_shared_experts") or get_int("num_shared_experts") or 0,
         shared_expert_width=shared_width(get_int) if num_experts else 0,
         counted_moe_layers=counted_moe,
@@ -301,5 +302,4 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
             "a quantised Zamba2 checkpoint's weights" if g.quantization else ""))
     return replace(g, rope_caches=rope_caches(c, g, get),
                    vision_buffers=vision.buffers + vision_buffers(cfg, g),
-                   architecture=architecture(archs),
                    weights_unmodelled=g.weights_unmodelled or quant_unsized.why(g))

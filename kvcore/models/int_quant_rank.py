@@ -16,6 +16,7 @@ import json
 
 from kvcore.errors import InputError
 from kvcore.models import ct_groups, ct_quant, fp8_shapes, gptq_rules
+from kvcore.models.ct_quant import VOCAB_PATHS
 from kvcore.models.fp8_ignored import block_names, experts_path, fused_of
 from kvcore.models.fp8_scales import QUANTISED_GATES
 from kvcore.models.fused_shards import all_or_none
@@ -51,6 +52,9 @@ def modelled(g: ModelGeometry) -> IntQuant | None:
             g.architecture in TOWER_WITHOUT_QUANT_CONFIG
             or _matches(q, "vision_tower.") and _matches(q, "multi_modal_projector.")):
         return None
+    if g.tie_word_embeddings and q.targets and ct_groups.vocab_quant(
+            q, "lm_head", "lm_head", g.source):
+        return None     # (a tied LM head a compressed-tensors target reaches: not modelled)
     return q
 
 
@@ -113,8 +117,18 @@ def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
     if q is None:
         return 0, 0
     dt = DTYPE_BYTES[g.dtype]
-    layers, _, last = stage
+    layers, first, last = stage
     moved = packed = 0
+    if q.targets:
+        # (compressed-tensors targets reaching the embedding or the LM head, `ct_groups`)
+        rows, h = vocab_rows(g, tp), g.hidden_size
+        path = VOCAB_PATHS.get(g.architecture, "model.embed_tokens")
+        if first and (eq := ct_groups.vocab_quant(q, path, "embed_tokens", g.source)):
+            moved += rows * h
+            packed += ct_quant.embedding_bytes(eq, rows, h, dt, path, g.source)
+        if last and (hq := ct_groups.vocab_quant(q, "lm_head", "lm_head", g.source)):
+            moved += rows * h
+            packed += ct_quant.linear_bytes(hq, (rows,), h, dt)
     for i, kind in enumerate(g.layer_kinds):
         if layers is not None and i not in layers:
             continue

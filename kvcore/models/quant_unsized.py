@@ -41,8 +41,8 @@ def why(g: ModelGeometry) -> str:
     if g.classic is not None:
         if listed or not (m == "fp8" or (g.model_type in _CLASSIC_INT and g.int_quant)):
             return f"{g.model_type}'s weights in a quantised ({m}) checkpoint"
-    elif g.model_type in LFM2_TYPES or g.model_type == "dbrx":
-        if listed or (g.model_type == "dbrx" and m == "compressed-tensors"):
-            return (f"{g.model_type}'s weights in a quantised ({m}) checkpoint"
-                    + (" with module lists or rules" if listed else ""))
+    elif (g.model_type in LFM2_TYPES or g.model_type == "dbrx") and (
+            listed or (g.model_type == "dbrx" and m == "compressed-tensors")):
+        return (f"{g.model_type}'s weights in a quantised ({m}) checkpoint"
+                + (" with module lists or rules" if listed else ""))
     return ""

@@ -134,6 +134,41 @@ CASES.update({
     "llama-3-1-8b-ct-groups": (LLAMA_8B, ct_groups((ATTN, mic.W8A8_INT8),
                                                    (["Linear"], mic.W4A16))),
 })
+# compressed-tensors targets reaching the embedding or the LM head (vLLM packs them:
+# CompressedTensorsEmbeddingWNA16Int, the LM head's own scheme), and class-name targets (vLLM
+# matches a target contained in the module's class name, any case: "Linear" in
+# QKVParallelLinear, RowParallelLinear, GateLinear; a decoder layer's class in none)
+W4A16_ALL = ["Linear", "re:.*embed_tokens", "lm_head"]
+CASES.update({
+    "llama-ct-embed-head": (LLAMA, ct_groups((W4A16_ALL, mic.W4A16), ignore=())),
+    "llama-ct-embed-channel": (LLAMA, ct_groups((["Linear", "model.embed_tokens"], mic.W8A16))),
+    "llama-ct-embed-int8": (LLAMA, ct_groups((["Linear", "re:.*embed_tokens"],
+                                              mic.W8A8_INT8))),
+    "llama-ct-head-int8": (LLAMA, ct_groups((["Linear", "lm_head"], mic.W8A8_INT8), ignore=())),
+    "llama-ct-head-ignored": (LLAMA, ct_groups((W4A16_ALL, mic.W4A16))),
+    "llama-ct-embed-tied": ({**LLAMA, "tie_word_embeddings": True}, ct_groups(
+        (["Linear", "re:.*embed_tokens"], mic.W4A16), ignore=())),
+    "llama-ct-class-qkv": (LLAMA, ct_groups((["QKVParallelLinear"], mic.W4A16))),
+    "llama-ct-class-row": (LLAMA, ct_groups((["RowParallelLinear"], mic.W8A8_INT8),
+                                            (["Linear"], mic.W4A16))),
+    "llama-ct-class-parallel": (LLAMA, ct_groups((["ParallelLinear"], mic.W4A16))),
+    "llama-ct-class-lower": (LLAMA, ct_groups((["linear"], mic.W4A16))),
+    "llama-ct-class-decoder": (LLAMA, ct_groups((["LlamaDecoderLayer"], mic.W4A16))),
+    "llama-ct-class-embedding": (LLAMA, ct_groups((["Linear", "Embedding"], mic.W4A16))),
+    "llama-ct-class-embedding-int8": (LLAMA, ct_groups((["Linear", "Embedding"],
+                                                        mic.W8A8_INT8))),
+    "llama-ct-class-lm-head": (LLAMA, ct_groups((["Linear", "ParallelLMHead"], mic.W4A16),
+                                                ignore=())),
+    "qwen3-moe-ct-class-parallel": (mic.QWEN3_MOE_WIDE, ct_groups((["ParallelLinear"],
+                                                                   mic.W4A16))),
+    # (qwen3_moe.py names its embedding model.embed_tokens; llama.py gives it no prefix, so
+    # only a class name or a regex matching "" reaches Llama's)
+    "qwen3-moe-ct-embed-head": (mic.QWEN3_MOE_WIDE, ct_groups(
+        (["Linear", "model.embed_tokens", "lm_head"], mic.W4A16), ignore=(r"re:.*mlp\.gate$",))),
+    "qwen3-moe-ct-class-experts": (mic.QWEN3_MOE_WIDE, ct_groups(
+        (["RoutedExperts"], mic.FP8_DYNAMIC), (["Linear"], mic.W4A16),
+        ignore=("lm_head", r"re:.*mlp\.gate$"))),
+})
 
 for name, (cfg, quant) in CASES.items():
     (HERE / f"{name}.config.json").write_text(
