@@ -15,9 +15,10 @@ Bytes: the model dtype, except float32 tensors (GLM-4.5's routers, DeepSeek-V3's
 e_score_correction_bias, Mamba's A), MXFP4-quantised experts (gpt-oss: 4 bits plus one 8-bit
 scale per 32 values, each rank's width padded as H100's kernels pad it) and fp8 checkpoints
 (``quant_method`` fp8: the linears vLLM quantises at 1 byte with a float32 scale per weight
-block, `kvcore.models.fp8_scales`, except those its ignored_layers name,
-`kvcore.models.fp8_ignored`; the convolutions, Jamba's Mamba1 mixers, embeddings and norms
-in the model dtype; four q/k/v/prob scales an attention layer, MLA's and Jamba's aside). Vision
+block, or per shard without ``weight_block_size``, `kvcore.models.fp8_scales`, except those
+its ignored_layers name, `kvcore.models.fp8_ignored`; the convolutions, Jamba's Mamba1 mixers,
+embeddings and norms in the model dtype; four q/k/v/prob scales an attention layer, MLA's,
+Jamba's and LFM2's aside). Vision
 towers of multimodal checkpoints are counted for Qwen3.5 and Gemma 3 (vLLM builds and loads them:
 `kvcore.models.qwen3_5.vision_tower_params`, `kvcore.models.siglip`, with Gemma 3's projector), on
 the first pipeline stage, their embeddings, norms and row-parallel biases whole on every TP rank,
