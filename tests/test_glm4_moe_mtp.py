@@ -20,10 +20,10 @@ from kvcore.clock.roofline import RooflineClock
 from kvcore.clock.work import aggregate
 from kvcore.models.config_file import read_config_file
 from kvcore.models.eagle_draft import draft_layer_specs
-from kvcore.models.geometry import layer_specs
 from kvcore.models.mtp_draft import mtp_draft
 from kvcore.models.presets import load_preset
 from kvcore.models.weights import estimate_params, estimate_weights_bytes
+from kvcore.models.worker_specs import layer_specs
 from kvcore.sizing import get_kv_cache_groups
 
 ROOT = Path(__file__).resolve().parent

@@ -17,10 +17,10 @@ from kvcli.app import app
 from kvcore.errors import InputError
 from kvcore.models.config_file import read_config_file
 from kvcore.models.eagle_draft import draft_layer_specs
-from kvcore.models.geometry import layer_specs
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.mtp_draft import mtp_draft
 from kvcore.models.weights import estimate_params, estimate_weights_bytes
+from kvcore.models.worker_specs import layer_specs
 from kvcore.sizing import get_kv_cache_groups
 from kvcore.specs import MambaSpec, SizingContext
 

@@ -21,9 +21,9 @@ from kvcore.clock.work import aggregate
 from kvcore.errors import InputError
 from kvcore.models.config_file import read_config_file
 from kvcore.models.eagle_draft import draft_layer_specs
-from kvcore.models.geometry import layer_specs
 from kvcore.models.mtp_draft import mtp_draft
 from kvcore.models.presets import load_preset
+from kvcore.models.worker_specs import layer_specs
 from kvcore.sizing import get_kv_cache_groups
 from kvcore.sizing.resolve import resolve_kv_cache_config
 from kvcore.specs import MambaSpec, SizingContext

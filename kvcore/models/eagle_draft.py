@@ -28,12 +28,13 @@ from typing import Any
 
 from kvcore.errors import InputError, clipped
 from kvcore.models.eagle_fp8 import Fp8Linear, fp8_linears, linear_bytes, quantised_params
-from kvcore.models.geometry import ModelGeometry, layer_specs
+from kvcore.models.geometry import ModelGeometry
 from kvcore.models.hf_config import load_hf_config, read_hf_config
 from kvcore.models.modelopt_quant import ModelOpt
 from kvcore.models.modelopt_quant import linear_bytes as modelopt_linear_bytes
 from kvcore.models.qwen3_5 import QWEN3_5_TYPES
 from kvcore.models.weights import estimate_weights_bytes
+from kvcore.models.worker_specs import layer_specs
 from kvcore.read_once import ReadOnce
 from kvcore.specs import DTYPE_BYTES, KVCacheSpec
 

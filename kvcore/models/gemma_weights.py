@@ -24,9 +24,10 @@ them is not checked) and quantised checkpoints.
 
 from __future__ import annotations
 
-from kvcore.models.geometry import ModelGeometry, kv_heads_per_worker
+from kvcore.models.geometry import ModelGeometry
 from kvcore.models.kv_sharing import GemmaExtras
 from kvcore.models.rank_params import VOCAB_PAD
+from kvcore.models.worker_specs import kv_heads_per_worker
 
 
 def _rows(vocab: int, tp: int) -> int:

@@ -76,7 +76,7 @@ def model_mamba_spec(g: ModelGeometry, *, block_size: int, kv_heads: int, kv_dty
                      gdn_prefill_checkpoint: bool, prefix_match_unit: int | None,
                      num_speculative_tokens: int) -> tuple[MambaSpec, int]:
     """(the Mamba layers' spec, the attention block size) for one worker of model `g`, which
-    has Mamba layers (`kvcore.models.geometry.layer_specs` says what each keyword means)."""
+    has Mamba layers (`kvcore.models.worker_specs.layer_specs` says what each keyword means)."""
     assert g.mamba is not None          # (layer_specs asks only of a model with Mamba layers)
     if g.mamba.version == "mamba2":
         _mamba2_tp(g, tp)

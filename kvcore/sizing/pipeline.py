@@ -27,9 +27,10 @@ from kvcore.errors import InputError
 from kvcore.group_specs import UniformTypeKVCacheSpecs
 from kvcore.kv_cache_config import KVCacheGroupSpec
 from kvcore.models.eagle_draft import DraftModel, is_draft_layer
-from kvcore.models.geometry import ModelGeometry, decoder_layer_of
+from kvcore.models.geometry import ModelGeometry
 from kvcore.models.pp_support import refuse_pp
 from kvcore.models.weights import estimate_weights_bytes
+from kvcore.models.worker_specs import decoder_layer_of
 from kvcore.sizing.buffers_term import buffer_bytes
 from kvcore.sizing.config import GiB, bytes_per_block
 

@@ -16,11 +16,12 @@ from kvcore.mm_options import MMOptions
 from kvcore.models.drafts import load_spec_draft
 from kvcore.models.dtypes import DTYPE_ALIASES
 from kvcore.models.eagle_draft import draft_layer_specs
-from kvcore.models.geometry import ModelGeometry, layer_specs
+from kvcore.models.geometry import ModelGeometry
 from kvcore.models.mamba_only import prefix_caching
 from kvcore.models.mm_serving import apply_mm
 from kvcore.models.quantization import auto_kv_dtype
 from kvcore.models.weights import estimate_weights_bytes
+from kvcore.models.worker_specs import layer_specs
 from kvcore.prefix_match import resolve_block_sizes
 from kvcore.sizing.buffers_term import buffer_bytes
 from kvcore.sizing.config import (

@@ -30,7 +30,7 @@ from vllm.v1.core import kv_cache_planning as P
 from vllm.v1.core.kv_cache_config_builder import get_kv_cache_config_builder
 from vllm_planning import planning_config
 from kvcore.models import load_preset, layer_specs
-from kvcore.models.geometry import decoder_layer_of
+from kvcore.models.worker_specs import decoder_layer_of
 from kvcore.sizing_context import DEFAULT_GPU_MEMORY_UTILIZATION
 import torch
 from vllm.v1 import kv_cache_interface as V
