@@ -46,12 +46,8 @@ from typing import Any
 from kvcore.errors import InputError, clipped
 from kvcore.models import (
     fp8_ignored,
-    fp8_vision,
-    int_quant,
     int_quant_rank,
-    kv_cache_quant,
     kv_sharing,
-    modelopt_quant,
     modelopt_rank,
     quant_unsized,
 )
@@ -74,13 +70,7 @@ from kvcore.models.config_keys import (
 )
 from kvcore.models.context_limit import lengths
 from kvcore.models.dtypes import model_dtype
-from kvcore.models.fp8_renames import (
-    architecture,
-    ignored_as_matched,
-    language_model_prefix,
-    vllm_name,
-)
-from kvcore.models.fp8_scales import block_of, ignored_of, static_inputs
+from kvcore.models.fp8_renames import architecture
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.jamba import jamba_layout
 from kvcore.models.layer_kinds import layer_kinds
@@ -90,7 +80,7 @@ from kvcore.models.mamba_state import mamba_state
 from kvcore.models.mla import read_mla
 from kvcore.models.nemotron_h import nemotron_h_layers, nemotron_h_mamba
 from kvcore.models.perf_widths import perf_intermediate
-from kvcore.models.quantization import quant_method
+from kvcore.models.quant_fields import quant_fields
 from kvcore.models.qwen3_5 import GDN_TYPES, ssm_dtype, text_model_type
 from kvcore.models.qwen3_next import gdn_state
 from kvcore.models.unsupported import refusal
@@ -240,9 +230,6 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     max_pos = get_int("max_position_embeddings", required=True)
     limit, default = lengths(c, max_pos, source)
     vision = vision_tower(cfg, model_type, archs, hidden, source, dtype)
-    ignored = ignored_of(get("quantization_config"))
-    matched = ignored_as_matched(ignored[0], architecture(archs))
-    fp8 = quant_method(get("quantization_config"), source) == "fp8"
     g = ModelGeometry(
         name=name or str(c.get("_name_or_path", "") or model_type), model_type=model_type,
         layer_kinds=kinds, num_attention_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim,
@@ -264,22 +251,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         vision_parts=vision.parts, ple_scratch_width=(n_layers * (get_int(
             "hidden_size_per_layer_input", 0) or 0) if vision.parts else 0),
         vision_kept=vision.kept, vision_data_split=vision.data_split,
-        quantization=(method := quant_method(get("quantization_config"), source)),
-        int_quant=int_quant.read(get("quantization_config"), method, source, architecture(archs)),
-        modelopt=modelopt_quant.read(get("quantization_config"), method, source,
-                                     architecture(archs)),
-        ct_kv_scheme=kv_cache_quant.read_scheme(get("quantization_config"), method, source),
-        fp8_block=block_of(get("quantization_config")) if fp8 else None,
-        fp8_static=fp8 and static_inputs(get("quantization_config")),
-        # (the names as vLLM renames them before it matches them: Qwen3.5's checkpoints'
-        # model.language_model.layers.N are its model.layers.N)
-        fp8_ignored=tuple(m for m, _ in matched), fp8_ignored_key=ignored[1],
-        fp8_ignored_written=tuple(w for _, w in matched),
-        fp8_lm_prefix=language_model_prefix(architecture(archs)),
-        vision_linears=fp8_vision.quantised(
-            vision.linears, ignored[0], tuple(vllm_name(n, architecture(archs))
-                                              for n in ignored[0]),
-            ignored[1], source) if fp8 else (),
+        **quant_fields(get("quantization_config"), architecture(archs), vision, source),
         source=source, architecture=architecture(archs),
         num_experts_per_tok=experts_per_tok(c, get, get_int),
         num_shared_experts=get_int("n_shared_experts") or get_int("num_shared_experts") or 0,

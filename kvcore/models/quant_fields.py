@@ -1,0 +1,40 @@
+"""The geometry's quantisation fields, read from a config's ``quantization_config`` as vLLM 0.33
+reads it: the method, and each method's own reading (AWQ / GPTQ `kvcore.models.int_quant`,
+ModelOpt `kvcore.models.modelopt_quant`, compressed-tensors' KV cache scheme
+`kvcore.models.kv_cache_quant`; fp8's weight blocks, static input scales and ignored list, the
+names as vLLM renames them before it matches them, `kvcore.models.fp8_renames`) and the vision
+tower's linears an fp8 checkpoint quantises (`kvcore.models.fp8_vision`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvcore.models import fp8_vision, int_quant, kv_cache_quant, modelopt_quant
+from kvcore.models.fp8_renames import ignored_as_matched, language_model_prefix, vllm_name
+from kvcore.models.fp8_scales import block_of, ignored_of, static_inputs
+from kvcore.models.quantization import quant_method
+from kvcore.models.vision_keys import VisionParams
+
+
+def quant_fields(qc: Any, arch: str, vision: VisionParams, source: str) -> dict[str, Any]:
+    """`ModelGeometry`'s quantisation fields for config ``quantization_config`` `qc` of a model
+    of architecture `arch` (its first ``architectures`` entry) with tower `vision`."""
+    method = quant_method(qc, source)
+    fp8 = method == "fp8"
+    ignored, key = ignored_of(qc)
+    # (Qwen3.5's checkpoints' model.language_model.layers.N are vLLM's model.layers.N)
+    matched = ignored_as_matched(ignored, arch)
+    return {
+        "quantization": method,
+        "int_quant": int_quant.read(qc, method, source, arch),
+        "modelopt": modelopt_quant.read(qc, method, source, arch),
+        "ct_kv_scheme": kv_cache_quant.read_scheme(qc, method, source),
+        "fp8_block": block_of(qc) if fp8 else None,
+        "fp8_static": fp8 and static_inputs(qc),
+        "fp8_ignored": tuple(m for m, _ in matched), "fp8_ignored_key": key,
+        "fp8_ignored_written": tuple(w for _, w in matched),
+        "fp8_lm_prefix": language_model_prefix(arch),
+        "vision_linears": fp8_vision.quantised(
+            vision.linears, ignored, tuple(vllm_name(n, arch) for n in ignored), key,
+            source) if fp8 else (),
+    }
