@@ -37,6 +37,17 @@ def config_of(trace: Path) -> dict:
     return json.loads(trace.read_text().splitlines()[0])["config"]
 
 
+def without_groups(trace: Path, tmp_path: Path) -> Path:
+    """The case as `kvcli replay --model-config` takes it: the config line without `groups`
+    (the model gives them), written under `tmp_path`."""
+    lines = trace.read_text().splitlines()
+    first = json.loads(lines[0])
+    del first["config"]["groups"]
+    out = tmp_path / trace.name
+    out.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    return out
+
+
 def answer_of(trace: Path, kind: str = "expected") -> list[dict]:
     """The oracle's lines for ``X.trace.jsonl`` (or the hash-id form ``X.hash.jsonl``):
     ``X.expected.jsonl`` (or ``X.<kind>.jsonl``)."""

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
-from oracle_sched import answer_of, assert_matches, config_of, replay_case
+from oracle_sched import answer_of, assert_matches, config_of, replay_case, without_groups
 
 from kvcore.models import layer_specs, read_hf_config
 from kvcore.sizing import get_kv_cache_groups
@@ -30,16 +30,6 @@ MODELS = {"g4": DATA / "gemma4_small.json", "g3n": DATA / "gemma3n_small.json"}
 def _model(trace: Path) -> Path:
     return MODELS[trace.name.split("_")[0]]
 
-
-def _without_groups(trace: Path, tmp_path: Path) -> Path:
-    """The case as `kvcli replay --model-config` takes it: the config line without `groups`
-    (the model gives them)."""
-    lines = trace.read_text().splitlines()
-    first = json.loads(lines[0])
-    del first["config"]["groups"]
-    out = tmp_path / trace.name
-    out.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
-    return out
 
 
 def _kvcli_groups(model: Path, mml: int) -> list[dict]:
@@ -58,7 +48,7 @@ def test_gemma_case(trace: Path, tmp_path: Path):
     cfg = config_of(trace)
     # kvcli's groups of the model are the ones vLLM's planner built (the config line's)
     assert _kvcli_groups(_model(trace), cfg["max_model_len"]) == cfg["groups"]
-    run = replay_case(_without_groups(trace, tmp_path), async_scheduling=cfg["async_scheduling"],
+    run = replay_case(without_groups(trace, tmp_path), async_scheduling=cfg["async_scheduling"],
                       model_config=str(_model(trace)))
     error = answer_of(trace)[-1].get("error")
     if error is None:

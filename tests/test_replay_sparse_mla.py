@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from oracle_sched import answer_of, assert_matches, config_of, replay_case
+from oracle_sched import answer_of, assert_matches, config_of, replay_case, without_groups
 
 from kvcore.group_specs import UniformTypeKVCacheSpecs
 from kvcore.models import layer_specs, read_hf_config
@@ -19,14 +19,6 @@ MODEL = DATA / "sched_sparse_mla" / "deepseek-v3.2-tiny.json"
 CASES = sorted((DATA / "sched_sparse_mla").glob("*.trace.jsonl"))
 PLANNED = json.loads((DATA / "sparse_mla" / "answers.json").read_text())["cases"]
 
-
-def _without_groups(trace: Path, tmp_path: Path) -> Path:
-    lines = trace.read_text().splitlines()
-    first = json.loads(lines[0])
-    del first["config"]["groups"]
-    out = tmp_path / trace.name
-    out.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
-    return out
 
 
 def _vllms_events(trace: Path) -> list[dict]:
@@ -49,7 +41,7 @@ def test_one_group_at_block_64() -> None:
 def test_sparse_mla_case(trace: Path, tmp_path: Path) -> None:
     cfg = config_of(trace)
     assert cfg["groups"] == [{"type": "full", "block_size": 64}]
-    run = replay_case(_without_groups(trace, tmp_path), async_scheduling=cfg["async_scheduling"],
+    run = replay_case(without_groups(trace, tmp_path), async_scheduling=cfg["async_scheduling"],
                       model_config=str(MODEL))
     assert_matches(_vllms_events(trace), run, asyn=cfg["async_scheduling"],
                    kv_events=cfg["kv_events"])

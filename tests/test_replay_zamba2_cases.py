@@ -10,11 +10,10 @@ until a page holds a Mamba state): tiny-zamba2 1 + 3 at 16, tiny-zamba2-three-bl
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from oracle_sched import answer_of, assert_matches, config_of, replay_case
+from oracle_sched import answer_of, assert_matches, config_of, replay_case, without_groups
 
 from kvcore.models import layer_specs, read_hf_config
 from kvcore.models.hf_config import load_hf_config
@@ -30,15 +29,6 @@ BY_PREFIX = {"z1": "tiny-zamba2", "z3": "tiny-zamba2-three-blocks", "z27": "zamb
 def _model(trace: Path) -> Path:
     return MODELS / f"{BY_PREFIX[trace.name.split('_')[0]]}.config.json"
 
-
-def _without_groups(trace: Path, tmp_path: Path) -> Path:
-    """The case as `kvcli replay --model-config` takes it: the model gives the groups."""
-    lines = trace.read_text().splitlines()
-    first = json.loads(lines[0])
-    del first["config"]["groups"]
-    out = tmp_path / trace.name
-    out.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
-    return out
 
 
 def _kvcli_groups(model: Path, mml: int) -> tuple[list[dict], int]:
@@ -57,7 +47,7 @@ def test_zamba2_case(trace: Path, tmp_path: Path) -> None:
     # kvcli's groups of the model are the ones vLLM's planner built (the config line's)
     assert _kvcli_groups(_model(trace), cfg["max_model_len"]) == (cfg["groups"],
                                                                   cfg["block_size"])
-    run = replay_case(_without_groups(trace, tmp_path), async_scheduling=cfg["async_scheduling"],
+    run = replay_case(without_groups(trace, tmp_path), async_scheduling=cfg["async_scheduling"],
                       model_config=str(_model(trace)))
     assert_matches(answer_of(trace), run, asyn=cfg["async_scheduling"],
                    kv_events=cfg["kv_events"])
