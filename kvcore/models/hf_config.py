@@ -94,6 +94,8 @@ QKV_BIAS_TYPES = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl")  # (the VL: Qw
 # gemma3.py build them unconditionally)
 QK_NORM_TYPES = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "lfm2", "lfm2_moe",
                  "qwen3_vl_text", "qwen3_vl_moe_text")     # (Qwen3-VL's: Qwen3's layers)
+# GLM-4.5's q/k norms where ``use_qk_norm`` (GLM-4.5V's text model: glm4_moe.py too)
+GLM4_MOE_QK = ("glm4_moe", "glm4v_moe_text")
 
 
 def load_hf_config(path: str | Path) -> dict[str, Any]:
@@ -241,7 +243,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         # (the census's qwen2-moe-sparse case counts Qwen2-MoE's)
         attention_bias=bool(get("attention_bias", False)) or model_type in QKV_BIAS_TYPES,
         qk_norm=(model_type in GDN_TYPES or model_type in QK_NORM_TYPES
-                 or model_type == "glm4_moe" and bool(get("use_qk_norm", False))),
+                 or model_type in GLM4_MOE_QK and bool(get("use_qk_norm", False))),
         router_score_bias=get("topk_method") == "noaux_tc",
         mtp_layers=(get_int(MTP_KEYS.get(model_type, "num_nextn_predict_layers"),
                             MTP_MODULES[model_type]) or 0 if model_type in MTP_MODULES else 0),

@@ -25,7 +25,8 @@ SHARED_GATE_TYPES = (*GDN_TYPES, "qwen2_moe")
 # Model types whose MoE router is float32 whatever the model dtype, with a float32
 # e_score_correction_bias (one a routed expert): GLM-4.5's Glm4MoE builds its GateLinear with
 # params_dtype float32 (glm4_moe.py:141-150); GLM-4.5-Air's 45 routers are 94,394,880 B
-FP32_ROUTERS = ("glm4_moe", "glm4_moe_lite")     # (GLM-4.7-Flash's Glm4MoeLite: Glm4MoE's)
+# (GLM-4.7-Flash's Glm4MoeLite and GLM-4.5V's text model, built as Glm4MoeForCausalLM: Glm4MoE's)
+FP32_ROUTERS = ("glm4_moe", "glm4_moe_lite", "glm4v_moe_text")
 # vLLM's ParallelLMHead and VocabParallelEmbedding pad the vocabulary to a multiple of 64
 # (vocab_parallel_embedding.py DEFAULT_VOCAB_PADDING_SIZE), then split the rows by TP
 VOCAB_PAD = 64
@@ -66,9 +67,10 @@ def vocab_rows(g: ModelGeometry, tp: int) -> int:
 
 
 def layer_norms(g: ModelGeometry) -> int:
-    """A decoder layer's norms outside its mixer: Gemma 2/3 four (pre and post attention and
-    feed-forward), Cohere2 one (attention and MLP in parallel), the rest two."""
-    if g.model_type in ("gemma2", "gemma3", "gemma3_text"):
+    """A decoder layer's norms outside its mixer: Gemma 2/3 and GLM-4 (glm4.py's
+    Glm4DecoderLayer, GLM-4.1V's text model too) four (pre and post attention and feed-forward),
+    Cohere2 one (attention and MLP in parallel), the rest two."""
+    if g.model_type in ("gemma2", "gemma3", "gemma3_text", "glm4", "glm4v_text"):
         return 4 * g.hidden_size
     if g.model_type == "cohere2":
         return g.hidden_size
