@@ -1,4 +1,4 @@
-"""kvcli's weights and buffers for GLM-4.1V, GLM-4.5V and Kimi-VL against vLLM 0.33.0's own
+"""kvcli's weights and buffers for GLM-4.1V, GLM-4.5V, Kimi-VL and Kimi-K2.5 against vLLM 0.33.0's own
 classes, built on the meta device at TP 1, 2, 4 and 8, every rank, alone and under the
 multimodal serving options (tests/data/weights_census/glm_kimi_towers/answers.json, recorded
 by record_towers.py there): the bytes a rank holds and its buffers, exactly, vision towers and
@@ -17,6 +17,7 @@ from kvcore.errors import InputError
 from kvcore.models.buffers import estimate_buffer_bytes
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.mm_serving import apply_mm
+from kvcore.models.multimodal_classes import uncounted_tower_note
 from kvcore.models.weights import estimate_params, estimate_weights_bytes
 from kvcore.sizing.resolve import resolve_kv_cache_config
 from tests.census_rows import built_ranks, case_mm, check_ranks_agree
@@ -51,7 +52,7 @@ def test_parameter_count_equals_vllms(name: str) -> None:
 
 def test_the_census_covers_every_config_and_tp() -> None:
     bases = {p.name.removesuffix(".config.json") for p in DATA.glob("*.config.json")}
-    assert bases == {n.split(" ")[0] for n in CASES} and len(bases) == 3 and len(CASES) == 12
+    assert bases == {n.split(" ")[0] for n in CASES} and len(bases) == 5 and len(CASES) == 18
     check_ranks_agree(CASES)
 
 
@@ -79,6 +80,10 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     ("glm-4.5v", 858_681_856, 27_947_520, 12, 4_608 + 1_048_576),   # (merger 10,944 wide)
     # MoonViT's 27 layers and the replicated 4,608-wide projector; no buffer
     ("kimi-vl-a3b-instruct", 447_545_840, 36_265_856, 16, 0),
+    # Kimi-VL's MoonViT to a 7,168-wide text model; its time_weight (4 x 1,152 in bfloat16)
+    ("kimi-k2.5", 471_143_920, 59_863_936, 16, 9_216),
+    # rmsnorm, qkv_hidden_size 256, no biases, patchmergerv2 over a 2 x 3 merge
+    ("tiny-kimi-k2.5-flags", 3_024_704, 1_992_512, 16, 1_152),
 ])
 def test_tower_sizes(base: str, total: int, whole: int, heads: int, buffers: int) -> None:
     """vLLM's non-language-model parameters at TP 1 (and whole: twice its TP 2 rank's less
@@ -98,3 +103,10 @@ def test_no_uncounted_tower_warning(base: str) -> None:
                                    "--gpu-memory-gib", "80", "-tp", tp, "--json"])
     assert res.exit_code == 0, res.output
     assert not [w for w in json.loads(res.stdout)["warnings"] if "multimodal tower" in w]
+
+
+def test_kimi_k25_has_no_uncounted_tower_note() -> None:
+    """(its 2 TB of weights fit no 80 GiB GPU at TP 8: the note itself)"""
+    g = read_hf_config(_config("kimi-k2.5"), name="kimi-k2.5")
+    assert g.vision_modalities == ("vision_chunk",)
+    assert uncounted_tower_note(g, None, "--gpu-memory-gib", "--num-blocks") is None

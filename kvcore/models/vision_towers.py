@@ -4,8 +4,8 @@ Qwen2.5-VL's (`kvcore.models.qwen_vl`), Gemma 3's SigLIP (`kvcore.models.siglip`
 Gemma 4's vision and audio towers (`kvcore.models.gemma4_towers`), LFM2-VL's SigLIP2
 (`kvcore.models.lfm2_vl_tower`), Llama 4's (`kvcore.models.llama4_vision`), the LLaVA family's
 and Mistral 3's (`kvcore.models.llava`), PaliGemma's (`kvcore.models.paligemma`), InternVL's
-(`kvcore.models.internvl`), GLM-4.1V's and GLM-4.5V's (`kvcore.models.glm4v_tower`) and Kimi-VL's
-(`kvcore.models.moonvit`); none for the other classes kvcli reads
+(`kvcore.models.internvl`), GLM-4.1V's and GLM-4.5V's (`kvcore.models.glm4v_tower`), Kimi-VL's and
+Kimi-K2.5's (`kvcore.models.moonvit`); none for the other classes kvcli reads
 (`kvcore.models.multimodal_classes` warns of those)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from kvcore.models.internvl import internvl_vision_params
 from kvcore.models.lfm2_vl_tower import lfm2_vl_params
 from kvcore.models.llama4_vision import llama4_vision_params
 from kvcore.models.llava import WRAPPERS, llava_vision_params
-from kvcore.models.moonvit import kimi_vl_vision_params
+from kvcore.models.moonvit import k25_vision_params, kimi_vl_vision_params
 from kvcore.models.paligemma import paligemma_vision_params
 from kvcore.models.qwen3_5 import QWEN3_5_TYPES, vision_tower_params
 from kvcore.models.qwen_vl import qwen_vl_params
@@ -57,6 +57,8 @@ def vision_tower(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
         return glm4v_vision_params(cfg, source, DTYPE_BYTES[dtype])
     if arch == "KimiVLForConditionalGeneration":
         return kimi_vl_vision_params(cfg, hidden, source)
+    if arch == "KimiK25ForConditionalGeneration":
+        return k25_vision_params(cfg, hidden, source, DTYPE_BYTES[dtype])
     if (towers := multimodal_towers(cfg, arch, hidden, dtype, source)) is not None:
         return towers
     return VisionParams(0, 0)

@@ -1,7 +1,7 @@
-"""Record what vLLM 0.33 builds, rank by rank, for GLM-4.1V, GLM-4.5V and Kimi-VL (the configs
-here): every ``*.config.json`` of this folder at TP 1, 2, 4 and 8, every rank (parameter count,
-bytes by dtype, buffers; rank 0's parameters by name), and each under the multimodal serving
-options of OPTIONS (-> answers.json).
+"""Record what vLLM 0.33 builds, rank by rank, for GLM-4.1V, GLM-4.5V, Kimi-VL and Kimi-K2.5
+(the configs here): every ``*.config.json`` of this folder at TP 1, 2, 4 and 8, every rank
+(parameter count, bytes by dtype, buffers; rank 0's parameters by name), and each under the
+multimodal serving options of OPTIONS (-> answers.json).
 
 A development tool, never run by the tests. From the project root:
 
@@ -35,6 +35,8 @@ OPTIONS = {
                              ("--limit-mm-per-prompt", {"image": 0, "video": 0})),
     "glm-4.5v": (LMO, DATA),
     "kimi-vl-a3b-instruct": (LMO, DATA, ("--limit-mm-per-prompt", {"image": 0})),
+    "kimi-k2.5": (LMO, DATA, ("--limit-mm-per-prompt", {"vision_chunk": 0})),
+    "tiny-kimi-k2.5-flags": (LMO,),
 }
 
 
