@@ -1,8 +1,8 @@
-"""kvcli's weights and buffers for GLM-4.1V, GLM-4.5V, Kimi-VL and Kimi-K2.5 against vLLM 0.33.0's own
-classes, built on the meta device at TP 1, 2, 4 and 8, every rank, alone and under the
-multimodal serving options (tests/data/weights_census/glm_kimi_towers/answers.json, recorded
-by record_towers.py there): the bytes a rank holds and its buffers, exactly, vision towers and
-projectors included; and no uncounted-tower warning for them."""
+"""kvcli's weights and buffers for GLM-4.1V, GLM-4.5V, Kimi-VL and Kimi-K2.5 against vLLM
+0.33.0's own classes, built on the meta device at TP 1, 2, 4 and 8, every rank, alone and under
+the multimodal serving options (tests/data/weights_census/glm_kimi_towers/answers.json,
+recorded by record_towers.py there): the bytes a rank holds and its buffers, exactly, vision
+towers and projectors included; and no uncounted-tower warning for them."""
 
 from __future__ import annotations
 
