@@ -13,7 +13,8 @@ counts them too: docs/config.md, "Buffers").
   YaRN. Rotary dim: the head dim times `partial_rotary_factor` (MLA: `qk_rope_head_dim`).
   Gemma 3 has two: its local layers' plain RoPE at `rope_local_base_freq`, and the global one.
   MRoPE (an ``mrope_section``): 4 x the rows under Qwen2-VL, Qwen2.5-VL and GLM-4.xV (mrope.py's
-  positions_factor, left at get_rope's default by qwen2.py and glm4.py), 1 x under Qwen3-VL and Qwen3.5.
+  positions_factor, left at get_rope's default by qwen2.py and glm4*.py), 1 x under Qwen3-VL and
+  Qwen3.5.
   No RoPE: Jamba, Nemotron-H, Granite 4.0-H with `position_embedding_type` nope.
 - Gemma's (PaliGemma's text model), Gemma 2's and 3's embedding normalizer: one scalar in the
   model dtype; Gemma 3n's and 4's RoPE caches and scalars: `kvcore.models.gemma_buffers`.
@@ -55,7 +56,7 @@ CACHE_ONLY_ROPE_TYPES = ("default", "linear", "llama3", "ntk", "proportional")
 # what transformers' config classes give a RoPE key a config leaves out (Qwen3.5's rope
 # parameters, Gemma 3's local base frequency: a second RoPE whatever its value)
 _PARTIAL = {"qwen3_5_text": 0.25, "qwen3_5_moe_text": 0.25}
-# (and GLM-4.1V's and GLM-4.5V's text models: glm4.py leaves it too)
+# (and GLM-4.1V's and GLM-4.5V's text models: glm4.py and glm4_moe.py leave it too)
 MROPE_X4_TYPES = ("qwen2_vl", "qwen2_5_vl", "glm4v_text", "glm4v_moe_text")
 
 
