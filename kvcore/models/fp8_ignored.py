@@ -80,6 +80,12 @@ def experts_path(g: ModelGeometry, i: int) -> str:
     return f"model.layers.{i}.{block}.experts"
 
 
+def gate_path(g: ModelGeometry, i: int) -> str:
+    """A MoE router's module: beside the experts (``mlp.gate``; LFM2-MoE's ``feed_forward``),
+    not under the shared expert, which `block_names` gives for a MoE layer's MLP."""
+    return f"model.layers.{i}.{'feed_forward' if g.model_type == 'lfm2_moe' else 'mlp'}.gate"
+
+
 def skipped(g: ModelGeometry, path: str) -> bool:
     """Whether vLLM builds the linear at `path` unquantised; InputError where the list names
     some but not all shards of a fused linear."""
@@ -113,8 +119,7 @@ def layer_skips(g: ModelGeometry, i: int, kind: str, moe: bool) -> frozenset[str
         for name, *_ in linears:
             if skipped(g, ".".join(p for p in ("model.layers", str(i), block, name) if p)):
                 out.add(name)
-    if moe and g.model_type in fp8.QUANTISED_GATES and skipped(
-            g, ".".join(p for p in ("model.layers", str(i), mlp, "gate") if p)):
+    if moe and g.model_type in fp8.QUANTISED_GATES and skipped(g, gate_path(g, i)):
         out.add("gate")
     if moe and g.num_experts and skipped(g, experts_path(g, i)):
         out.add("experts")   # (UnquantizedFusedMoEMethod: the model dtype, no scales)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from kvcore.models.fp8_scales import scales
+from kvcore.models.fp8_scales import scales, tensor_scales
 from kvcore.models.fp8_shapes import linear_refusal
 from kvcore.models.fused_shards import all_or_none, named_in_part
 from kvcore.models.geometry import ModelGeometry
@@ -40,13 +40,15 @@ def _shard(lin: VisionLinear, tp: int) -> tuple[str, tuple[int, ...], int, str]:
 
 
 def rank_fp8(g: ModelGeometry, tp: int) -> tuple[int, int]:
-    """(fp8 weights, float32 block scales) of the tower's quantised linears on one rank (none
-    where the tower is not loaded)."""
+    """(fp8 weights, float32 scales: block grids, else per tensor) of the tower's quantised
+    linears on one rank (none where the tower is not loaded)."""
     if not g.vision_params:
         return 0, 0
     shards = [_shard(lin, tp) for lin in g.vision_linears]
     weights = sum(sum(parts) * inp for _, parts, inp, _ in shards)
-    return weights, scales(shards, g.fp8_block) if g.fp8_block is not None else 0
+    # (without weight_block_size: Fp8LinearMethod's per-tensor scales, one a shard)
+    return weights, scales(shards, g.fp8_block) if g.fp8_block is not None else \
+        tensor_scales(shards, g.fp8_static)
 
 
 def tower_rank(g: ModelGeometry, tp: int) -> tuple[int, int, int]:
