@@ -50,9 +50,16 @@ def attention_linears(g: ModelGeometry, tp: int) -> list[Linear]:
         else:
             first = [("fused_qkv_a_proj", (m.q_lora_rank, latent), h, "replicated"),
                  ("q_b_proj", (heads * qk,), m.q_lora_rank, "column")]
-        return [*first, ("kv_b_proj", (heads * (m.qk_nope_head_dim + m.v_head_dim),),
-                     m.kv_lora_rank, "column"),
-                ("o_proj", (h,), heads * m.v_head_dim, "row")]
+        out = [*first, ("kv_b_proj", (heads * (m.qk_nope_head_dim + m.v_head_dim),),
+                        m.kv_lora_rank, "column"),
+               ("o_proj", (h,), heads * m.v_head_dim, "row")]
+        if m.indexer is not None and m.q_lora_rank is not None:
+            # (DeepSeek-V3.2's indexer: wq_b takes the quant_config, replicated;
+            # wk_weights_proj is built without it)
+            ix = m.indexer
+            out.append(("indexer.wq_b", (ix.n_heads * ix.head_dim,), m.q_lora_rank,
+                        "replicated"))
+        return out
     q = g.num_attention_heads // tp * g.head_dim
     kv = on_rank(g.num_kv_heads, tp) * g.head_dim
     # (Qwen3-Next's output gate: the query's part twice as wide)

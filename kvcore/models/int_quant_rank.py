@@ -37,7 +37,7 @@ from kvcore.specs import DTYPE_BYTES
 Stage = tuple[range | None, bool, bool]
 # (the linears under a layer's self_attn: MLA's as deepseek_v2.py names them)
 ATTENTION = ("qkv_proj", "o_proj", "fused_qkv_a_proj", "q_b_proj", "q_proj",
-             "kv_a_proj_with_mqa", "kv_b_proj")
+             "kv_a_proj_with_mqa", "kv_b_proj", "indexer.wq_b")
 
 
 def modelled(g: ModelGeometry) -> IntQuant | None:

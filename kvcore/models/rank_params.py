@@ -85,9 +85,13 @@ def attention(g: ModelGeometry, tp: int, led: Ledger) -> None:
         whole = mla_replicated_params(m, h)
         split = mla_attention_params(m, h, g.num_attention_heads) - whole - norms
         if m.indexer is not None and m.q_lora_rank is not None:
-            # (replicated on every rank; its k_norm, a LayerNorm, made float32)
-            whole += m.indexer.params(h, m.q_lora_rank) - m.indexer.norm_params
-            led.fp32 += m.indexer.norm_params
+            # (replicated on every rank; its k_norm, a LayerNorm, made float32; wk and
+            # weights_proj, one linear built without the quant_config: the model dtype)
+            ix = m.indexer
+            unquantised = ix.params(h, 0) - ix.norm_params
+            whole += ix.params(h, m.q_lora_rank) - ix.norm_params - unquantised
+            led.model += unquantised
+            led.fp32 += ix.norm_params
         led.layer += whole + split // tp
         led.model += norms
         return

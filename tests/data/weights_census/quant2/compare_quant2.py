@@ -20,7 +20,7 @@ def kvcli(cfg, name, tp):
     try:
         g = read_hf_config(cfg, name=name)
         if tp > 1:
-            resolve_kv_cache_config(geometry=g, tensor_parallel_size=tp, gpu_memory_gib=80,
+            resolve_kv_cache_config(geometry=g, tensor_parallel_size=tp, gpu_memory_gib=4096,
                                     max_model_len=1024)
         return estimate_weights_bytes(g, tp), unquantised_method(g)
     except InputError as e:
