@@ -21,6 +21,11 @@ _QWEN3_5 = ((), (("model.language_model.", "model."),))
 # classes inherit)
 _QWEN3_5_VL = ((), (("model.visual.", "visual."), ("lm_head.", "language_model.lm_head."),
                     ("model.language_model.", "language_model.model.")))
+# (Qwen2VLForConditionalGeneration's, which Qwen2.5-VL's repeats: checkpoints after
+# transformers 4.52 and the original ones, whose language model is model.layers.N)
+_QWEN2_VL = ((), (("model.language_model.", "language_model.model."),
+                  ("model.visual.", "visual."), ("lm_head.", "language_model.lm_head."),
+                  ("model.", "language_model.model.")))
 # architecture: (substrings renamed, each at its first occurrence; then prefixes), in the
 # order WeightsMapper applies them
 _RENAMES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]] = {
@@ -30,6 +35,8 @@ _RENAMES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ..
     "Qwen3_5MoeForConditionalGeneration": _QWEN3_5_VL,
     "Qwen3VLForConditionalGeneration": _QWEN3_5_VL,
     "Qwen3VLMoeForConditionalGeneration": _QWEN3_5_VL,
+    "Qwen2VLForConditionalGeneration": _QWEN2_VL,
+    "Qwen2_5_VLForConditionalGeneration": _QWEN2_VL,
     "Gemma3ForConditionalGeneration": ((), (
         ("model.language_model.", "language_model.model."),
         ("model.vision_tower.", "vision_tower."),

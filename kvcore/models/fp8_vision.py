@@ -1,6 +1,7 @@
 """A multimodal fp8 checkpoint's vision tower as vLLM 0.33 builds it: the tower's linears that
 take the model's quant_config (Qwen3.5's and Qwen3-VL's blocks and mergers, qwen3_vl.py;
-Gemma 3's SigLIP encoder, siglip.py: `VisionParams.linears`) are fp8 with their block scales,
+Qwen2-VL's and Qwen2.5-VL's, `kvcore.models.qwen_vl`; Gemma 3's SigLIP encoder, siglip.py:
+`VisionParams.linears`) are fp8 with their block scales, or per-tensor ones (one a shard),
 like the language model's (`kvcore.models.fp8_scales`); the patch embeddings, position
 embeddings, norms, biases and Gemma 3's projector stay in the model dtype.
 
@@ -15,8 +16,7 @@ embeddings, norms, biases and Gemma 3's projector stay in the model dtype.
   ``--language-model-only`` drop it, so its refusals stand then too; under
   ``--mm-encoder-tp-mode data`` its linears are not split (``disable_tp``) and never refused.
 
-Checked per rank against vLLM's own classes (tests/data/weights_census/fp8/). Qwen2-VL's and
-Qwen2.5-VL's towers list no linears: an fp8 checkpoint's is counted in the model dtype.
+Checked per rank against vLLM's own classes (tests/data/weights_census/fp8/ and quant2/).
 """
 
 from __future__ import annotations

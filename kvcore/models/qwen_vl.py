@@ -12,14 +12,17 @@ split (vLLM's default ``mm_encoder_tp_mode`` "weights"; both classes take "data"
   fc1 and one fc2; the merger's output width is the vision config's ``hidden_size``.
 * Qwen2.5-VL: RMSNorms (a weight); a gated MLP (gate_up, down) ``intermediate_size`` wide;
   the merger's output width is ``out_hidden_size``.
-Checked per rank against vLLM's own classes on the meta device (tests/data/weights_census/).
+An fp8 checkpoint's tower linears (the blocks' and the merger's, `_linears`) are fp8 with their
+scales (`kvcore.models.fp8_vision`), its ignore list renamed by the classes' mapper
+(`kvcore.models.fp8_renames`). Checked per rank against vLLM's own classes on the meta device
+(tests/data/weights_census/, quant2/).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kvcore.models.vision_keys import VisionParams, vision_config, vision_dim
+from kvcore.models.vision_keys import VisionLinear, VisionParams, vision_config, vision_dim
 
 # transformers 5.20.2's Qwen2VLVisionConfig and Qwen2_5_VLVisionConfig defaults (the published
 # configs' "in_chans" is no key of theirs: in_channels stays 3)
@@ -59,7 +62,27 @@ def qwen_vl_params(cfg: dict[str, Any], arch: str, source: str) -> VisionParams:
     whole = dim("in_channels") * t * p * p * d + depth * block_whole + norm + out
     total = whole + depth * block_split + h * h + h + h * out
     return VisionParams(total, whole, dim("num_heads"), ("image", "video"), True,
-                        mlp_width=inter)
+                        _linears(v2, depth, d, inter, h, out), mlp_width=inter)
+
+
+def _linears(v2: bool, depth: int, d: int, inter: int, h: int,
+             out: int) -> tuple[VisionLinear, ...]:
+    """The tower's linears, all built with the quant_config, in vLLM's order: each block's
+    QKV (Qwen2-VL's a ColumnParallelLinear, one output; Qwen2.5-VL's a QKVParallelLinear,
+    three, its checkpoint tensor ``qkv`` whole), proj and MLP, then the merger's mlp.0 and
+    mlp.2 (the patch embedding is a Conv3d)."""
+    lins = []
+    for i in range(depth):
+        at = f"visual.blocks.{i}"
+        mlp = [VisionLinear(f"{at}.mlp.fc1", (inter,), d, "column"),
+               VisionLinear(f"{at}.mlp.fc2", (d,), inter, "row")] if v2 else [
+            VisionLinear(f"{at}.mlp.gate_up_proj", (inter, inter), d, "column",
+                         ("gate_proj", "up_proj")),
+            VisionLinear(f"{at}.mlp.down_proj", (d,), inter, "row")]
+        lins += [VisionLinear(f"{at}.attn.qkv", (3 * d,) if v2 else (d, d, d), d, "column"),
+                 VisionLinear(f"{at}.attn.proj", (d,), d, "row"), *mlp]
+    return (*lins, VisionLinear("visual.merger.mlp.0", (h,), h, "column"),
+            VisionLinear("visual.merger.mlp.2", (out,), h, "row"))
 
 
 def rotary_buffer_bytes(cfg: dict[str, Any], arch: str, dtype_bytes: int) -> int:

@@ -99,6 +99,20 @@ def cases():
         out[f"{short}-fp8-block"] = {**cfg, "quantization_config": BLOCK}
         out[f"{short}-fp8-skip-visual"] = {**cfg, "quantization_config": {
             **FP8, "ignored_layers": ["visual"]}}
+    # (lists by the checkpoint's names: after transformers 4.52, and the original frame)
+    q25 = read("qwen_vl/qwen2.5-vl-7b-instruct.config.json")
+    out["qwen2.5-vl-7b-fp8-skip-hf-names"] = {**q25, "quantization_config": {
+        **BLOCK, "ignored_layers": [
+            "model.visual.blocks.0.attn.qkv", "model.visual.blocks.1.mlp.gate_proj",
+            "model.visual.blocks.1.mlp.up_proj", "model.visual.merger.mlp.0",
+            "model.language_model.layers.0.self_attn.o_proj", "lm_head"]}}
+    out["qwen2.5-vl-7b-fp8-skip-half-gate-up"] = {**q25, "quantization_config": {
+        **FP8, "ignored_layers": ["model.visual.blocks.0.mlp.gate_proj"]}}
+    out["qwen2-vl-7b-fp8-skip-old-names"] = {
+        **read("qwen_vl/qwen2-vl-7b-instruct.config.json"), "quantization_config": {
+            **FP8, "modules_to_not_convert": [
+                "model.layers.1.mlp.down_proj", "visual.blocks.2.mlp.fc2",
+                "model.visual.merger.mlp.2"]}}
     return out
 
 
