@@ -6,7 +6,8 @@ substitution).
 
 A development tool, never run by the tests. It loads ../int_quant/record_int_quant.py and
 ../modelopt/record_modelopt.py (their H100 substitutions: the platform each quantisation
-module asks is CUDA 9.0, no linear kernel or MoE backend built; listed in answers.json), and records each config with ../record_census.py's `record`. From the project root:
+module asks is CUDA 9.0, no linear kernel or MoE backend built; listed in answers.json), and
+records each config with ../record_census.py's `record`. From the project root:
 
     ulimit -v 16000000; HF_HUB_OFFLINE=1 VLLM_LOGGING_LEVEL=ERROR \\
         PYTHONPATH=$ORACLE_HOME/src:tests/data/mtp_draft/oracle_stubs_vision:$CT_PKGS \\
