@@ -16,6 +16,7 @@ import pytest
 from kvcore.errors import InputError
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.int_quant_rank import unquantised_method
+from kvcore.models.mtp_draft import mtp_draft
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.sizing.resolve import resolve_kv_cache_config
 from tests.census_rows import built_ranks, vllms_words
@@ -23,6 +24,7 @@ from tests.census_rows import built_ranks, vllms_words
 HERE = Path(__file__).parent / "data" / "weights_census" / "quant2"
 CASES = {n.split("/")[-1].removesuffix(".config.json"): c
          for n, c in json.loads((HERE / "answers.json").read_text())["cases"].items()}
+MTP = json.loads((HERE / "mtp_answers.json").read_text())["cases"]
 
 
 def _geometry(name: str):
@@ -106,3 +108,15 @@ def test_the_qwen2_vl_towers_are_fp8() -> None:
     # (counted in bfloat16 before: 10,057,463,792 B and 10,059,045,872)
     assert estimate_weights_bytes(_geometry("qwen2-vl-7b-fp8")) == 9_383_754_232
     assert estimate_weights_bytes(_geometry("qwen2.5-vl-7b-fp8")) == 9_384_517_496
+
+
+@pytest.mark.parametrize("name", ["deepseek-v3.2-fp8-block", "glm-5-fp8-block"])
+def test_the_fp8_mtp_modules_indexer_as_vllms(name: str) -> None:
+    """The MTP module's layer keeps an indexer (mtp_answers.json, record_quant2_mtp.py): its
+    wq_b fp8 with block scales, wk_weights_proj in bf16 (kvcli's count was 1,379,328 B short
+    for DeepSeek-V3.2, 985,088 for GLM-5)."""
+    rec = MTP[name]
+    assert rec["quantization"]["draft"] == "fp8"
+    own = rec["after_load_sharing"]["param_bytes_by_dtype_not_the_targets"]
+    assert mtp_draft(_geometry(name)).weights_bytes() == sum(own.values())
+    assert sum(rec["target"]["param_bytes_by_dtype"].values()) == _bytes(name, 1, 0)
