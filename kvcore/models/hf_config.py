@@ -75,6 +75,7 @@ from kvcore.models.geometry import ModelGeometry
 from kvcore.models.jamba import jamba_layout
 from kvcore.models.layer_kinds import layer_kinds
 from kvcore.models.lfm2 import LFM2_TYPES, lfm2_fields
+from kvcore.models.llama4 import MLP_WIDTH_DEFAULT, llama4_moe_layers
 from kvcore.models.mamba_only import MAMBA_ONLY_TYPES, read_mamba_only
 from kvcore.models.mamba_state import mamba_state
 from kvcore.models.mla import read_mla
@@ -226,6 +227,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         moe_layers = tuple(i >= first and i % freq == 0 for i in range(n_layers))
     elif num_experts and model_type in SPARSE_STEP_TYPES:
         moe_layers = sparse_step_layers(get, get_dim, n_layers, source)
+    elif model_type == "llama4_text":
+        moe_layers = llama4_moe_layers(get_int, n_layers)
     else:
         moe_layers = tuple(num_experts > 0 for _ in range(n_layers))
     counted_moe = counted_moe_layers(get, n_layers, num_experts)
@@ -237,7 +240,10 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         layer_kinds=kinds, num_attention_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim,
         hidden_size=hidden, dtype=dtype, max_position_embeddings=max_pos, sliding_window=window,
         attention_chunk_size=chunk, mamba=mamba, mla=mla,
-        intermediate_size=get_int("intermediate_size", 0), vocab_size=get_int("vocab_size", 0),
+        # (Llama 4's dense layers are intermediate_size_mlp wide; its experts intermediate_size)
+        intermediate_size=(get_int("intermediate_size_mlp", MLP_WIDTH_DEFAULT)
+                           if model_type == "llama4_text" else get_int("intermediate_size", 0)),
+        vocab_size=get_int("vocab_size", 0),
         tie_word_embeddings=bool(get("tie_word_embeddings", False)), num_experts=num_experts,
         moe_intermediate_size=moe_inter if num_experts else 0, moe_layers=moe_layers,
         # (the census's qwen2-moe-sparse case counts Qwen2-MoE's)

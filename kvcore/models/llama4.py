@@ -8,6 +8,11 @@ NoPE when (i + 1) is a multiple of it), and a missing ``attention_chunk_size`` i
 Llama-4-Scout config gives ``"no_rope_layers": []``: read as given, it sized every layer as full
 attention (48 layers' KV for the whole context where vLLM keeps 12, and 36 of 8,192 tokens).
 ``layer_types`` is not read: vLLM's attention layers look at ``no_rope_layers`` alone.
+
+Its feed-forward (`Llama4DecoderLayer`): layer i is MoE when ``interleave_moe_layer_step`` > 0
+and (i + 1) is a multiple of it, else a dense gated MLP ``intermediate_size_mlp`` wide; the
+config's ``moe_layers`` list is not read. Maverick's step 2 makes every second layer dense,
+16,384 wide: read as all MoE, its 400B checkpoint counted 24 layers of 128 experts too many.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from kvcore.errors import InputError
 
 CHUNK_DEFAULT = 8192            # Llama4TextConfig.attention_chunk_size
 NOPE_INTERVAL_DEFAULT = 4       # Llama4TextConfig.no_rope_layer_interval
+MOE_STEP_DEFAULT = 1            # Llama4TextConfig.interleave_moe_layer_step
+MLP_WIDTH_DEFAULT = 16384       # Llama4TextConfig.intermediate_size_mlp (the dense layers')
 
 
 def llama4_kinds(c: dict[str, Any], n: int, get_dim, source: str) -> tuple[str, ...]:
@@ -35,3 +42,9 @@ def llama4_kinds(c: dict[str, Any], n: int, get_dim, source: str) -> tuple[str, 
         # means every layer attends globally
         return ("full",) * n
     return tuple("full" if f == 0 else "chunked" for f in flags)
+
+
+def llama4_moe_layers(get_int, n: int) -> tuple[bool, ...]:
+    """Which layers vLLM builds as `Llama4MoE` (the others: a dense `LlamaMLP`)."""
+    step = get_int("interleave_moe_layer_step", MOE_STEP_DEFAULT)
+    return tuple(step > 0 and (i + 1) % step == 0 for i in range(n))

@@ -11,6 +11,8 @@ the oracle on tests/data/perf_families):
   config class keeps an unknown key as an attribute).
 * LFM2's is the config's value (``block_ff_dim`` first, as Lfm2Config pops it; class default
   12,288), before `Lfm2MLP` takes two thirds of it and rounds it up.
+* Llama 4's is its experts' width (class default 8,192); its dense layers are built
+  ``intermediate_size_mlp`` wide (Maverick's every second layer), which perf.py does not read.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 NO_WIDTH_ATTRIBUTE = ("gpt2", "gptj", "gpt_bigcode", "bloom", "opt", "falcon", "RefinedWeb",
                       "RefinedWebModel", "dbrx", "chatglm")
 LFM2_WIDTH_DEFAULT = 12288      # (transformers 5.20's Lfm2Config)
+LLAMA4_WIDTH_DEFAULT = 8192     # (its Llama4TextConfig)
 
 
 def perf_intermediate(raw: dict[str, Any], model_type: str) -> int | None:
@@ -29,6 +32,8 @@ def perf_intermediate(raw: dict[str, Any], model_type: str) -> int | None:
         width = raw.get("intermediate_size")
     elif model_type == "lfm2":
         width = raw.get("block_ff_dim", raw.get("intermediate_size", LFM2_WIDTH_DEFAULT))
+    elif model_type == "llama4_text":
+        width = raw.get("intermediate_size", LLAMA4_WIDTH_DEFAULT)
     else:
         return None
     return width if isinstance(width, int) and not isinstance(width, bool) else 0

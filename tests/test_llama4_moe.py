@@ -1,0 +1,82 @@
+"""Llama 4's interleaved dense and MoE layers (Maverick's interleave_moe_layer_step 2) against
+vLLM 0.33.0's own classes, built on the meta device at TP 1, 2, 4 and 8, every rank, with the
+vision tower and under --language-model-only (tests/data/weights_census/llama4_moe/answers.json,
+recorded by record_llama4_moe.py there): the bytes a rank holds, its buffers, its parameters."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvcore.errors import InputError
+from kvcore.models.buffers import estimate_buffer_bytes
+from kvcore.models.hf_config import read_hf_config
+from kvcore.models.mm_serving import apply_mm
+from kvcore.models.weights import estimate_params, estimate_weights_bytes
+from kvcore.sizing.resolve import resolve_kv_cache_config
+from tests.census_rows import built_ranks, case_mm, check_ranks_agree
+
+DATA = Path(__file__).parent / "data" / "weights_census" / "llama4_moe"
+CASES = json.loads((DATA / "answers.json").read_text())["cases"]
+
+
+def _geometry(name: str):
+    base = name.split(" ")[0]
+    g = read_hf_config(json.loads((DATA / f"{base}.config.json").read_text()), name=base)
+    return apply_mm(g, case_mm(CASES[name]))[0]
+
+
+@pytest.mark.parametrize(("name", "tp", "rank"), built_ranks(CASES))
+def test_bytes_and_buffers_per_rank_equal_vllms(name: str, tp: int, rank: int) -> None:
+    rec = CASES[name]["tp"][str(tp)][rank]
+    g = _geometry(name)
+    assert estimate_weights_bytes(g, tp) == sum(rec["param_bytes_by_dtype"].values())
+    assert estimate_buffer_bytes(g, tp) == sum(
+        sum(by_dtype.values()) for by_dtype in rec["buffer_bytes_by_dtype"].values())
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_parameter_count_equals_vllms(name: str) -> None:
+    assert estimate_params(_geometry(name)) == (CASES[name]["tp"]["1"][0]["param_numel"], 0)
+
+
+def test_the_census_covers_every_config_and_tp() -> None:
+    bases = {p.name.removesuffix(".config.json") for p in DATA.glob("*.config.json")}
+    assert bases == {n.split(" ")[0] for n in CASES} and len(bases) == 6
+    assert len(CASES) == 12
+    check_ranks_agree(CASES)
+
+
+@pytest.mark.parametrize(("base", "moe", "billed"), [
+    ("llama-4-maverick", (False, True) * 24, 24),
+    ("tiny-llama-4-step1", (True,) * 6, 6),
+    ("tiny-llama-4-step2", (False, True) * 3, 3),
+    ("tiny-llama-4-step3", (False, False, True) * 2, 2),
+    # (its moe_layers [0, 1, 2] is transformers' list: vLLM's layers read the step)
+    ("tiny-llama-4-step2-moe-layers", (False, True) * 3, 3),
+    # step 0: every layer dense, but perf.py's parser skips a step not above 0 and bills its
+    # default, every layer of a model with experts
+    ("tiny-llama-4-step0", (False,) * 6, 6),
+])
+def test_moe_layers_follow_interleave_moe_layer_step(base: str, moe: tuple, billed: int) -> None:
+    g = _geometry(base)
+    assert g.moe_layers == moe and g.counted_moe_layers == billed
+    # dense layers intermediate_size_mlp wide, experts intermediate_size; perf.py's width the
+    # latter
+    assert (g.intermediate_size, g.moe_intermediate_size, g.perf_intermediate) == (
+        (16384, 8192, 8192) if base == "llama-4-maverick" else (768, 512, 512))
+
+
+def test_maverick_at_tp8() -> None:
+    """Maverick's 400B parameters (read as all MoE: 774B, 182.86 GiB a rank) at TP 8: its
+    93.53 GiB a rank leave nothing on 80 GiB, and on an H200's 141 GiB 35.94 GiB of KV cache
+    (36 chunked layers of 8,192 tokens beside 12 global ones, one KV head a rank)."""
+    g = _geometry("llama-4-maverick")
+    with pytest.raises(InputError) as e:
+        resolve_kv_cache_config(geometry=g, tensor_parallel_size=8, gpu_memory_gib=80)
+    assert "weights 93.53 GiB (estimated)" in e.value.message
+    assert e.value.message.endswith("short by 20.18 GiB")
+    r = resolve_kv_cache_config(geometry=g, tensor_parallel_size=8, gpu_memory_gib=141)
+    assert r.config.num_blocks == 392_566
