@@ -17,9 +17,11 @@ from kvcore.models.mm_serving import apply_mm
 from kvcore.models.weights import estimate_params, estimate_weights_bytes
 from kvcore.sizing.resolve import resolve_kv_cache_config
 from tests.census_rows import built_ranks, case_mm, check_ranks_agree
+from tests.kv_census_rows import kvcli_specs, same, vllm_specs
 
 DATA = Path(__file__).parent / "data" / "weights_census" / "llama4_moe"
 CASES = json.loads((DATA / "answers.json").read_text())["cases"]
+KV_SPECS = json.loads((DATA / "kv_specs.json").read_text())["configs"]
 
 
 def _geometry(name: str):
@@ -47,6 +49,16 @@ def test_the_census_covers_every_config_and_tp() -> None:
     assert bases == {n.split(" ")[0] for n in CASES} and len(bases) == 6
     assert len(CASES) == 12
     check_ranks_agree(CASES)
+
+
+@pytest.mark.parametrize("base", sorted(KV_SPECS))
+def test_kv_specs_equal_vllms(base: str) -> None:
+    """The feed-forward layout moves no KV spec: Maverick's 36 chunked layers (8,192 tokens) and
+    12 NoPE ones, 8 KV heads of 128, at TP 1 as vLLM lists them."""
+    row = {**KV_SPECS[base], "config": json.loads((DATA / f"{base}.config.json").read_text())}
+    ours = kvcli_specs(row, row["class"])
+    assert not isinstance(ours, InputError) and same(ours, vllm_specs(row))
+    assert len(ours) == (48 if base == "llama-4-maverick" else 6)
 
 
 @pytest.mark.parametrize(("base", "moe", "billed"), [
