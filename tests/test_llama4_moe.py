@@ -92,3 +92,27 @@ def test_maverick_at_tp8() -> None:
     assert e.value.message.endswith("short by 20.18 GiB")
     r = resolve_kv_cache_config(geometry=g, tensor_parallel_size=8, gpu_memory_gib=141)
     assert r.config.num_blocks == 392_566
+
+
+def test_the_clock_runs_maverick_as_built() -> None:
+    """The clock's own view (perf.py's stays f901's): 24 dense layers 16,384 wide and 24 MoE
+    layers whose shared expert (8,192) and router weights are read every step, at TP 8 (read
+    before as 48 MoE layers, no dense one, no shared expert: 62,914,560 B of router alone)."""
+    from kvcore.clock.work import work_groups, work_shape
+
+    groups = {gr.name: gr for gr in work_groups(work_shape(_geometry("llama-4-maverick"), tp=8))}
+    assert (groups["mlp"].layers, groups["mlp"].bytes0) == (24, 3 * 5120 * 2048 * 2 * 24)
+    assert (groups["moe"].layers, groups["moe"].bytes0) == (
+        24, (3 * 5120 * 1024 + 5120 * 128) * 2 * 24)
+
+
+def test_explain_names_where_the_clock_departs_from_perf_py() -> None:
+    from kvcore.clock.batch import StepBatch
+    from kvcore.clock.explain import differences
+    from kvcore.clock.vllm_count import vllm_shape
+
+    g = _geometry("llama-4-maverick")
+    notes = differences(g, vllm_shape(g, tp=8), StepBatch([(1, 100, False)]))
+    assert ("Llama 4: the clock runs each MoE layer's shared expert (8,192 wide) and its dense "
+            "layers at intermediate_size_mlp (16,384); vLLM bills no shared expert and dense "
+            "layers at intermediate_size (8,192)") in notes

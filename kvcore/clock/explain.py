@@ -198,6 +198,11 @@ def differences(g: ModelGeometry, shape: VllmShape, batch: StepBatch) -> list[st
     if g.num_experts and moe_layers != shape.num_moe_layers:
         notes.append(f"MoE layers: the clock uses the model's {moe_layers}; vLLM bills "
                      f"{shape.num_moe_layers}")
+    if g.num_experts and g.model_type == "llama4_text":
+        notes.append(f"Llama 4: the clock runs each MoE layer's shared expert "
+                     f"({g.moe_intermediate_size:,} wide) and its dense layers at "
+                     f"intermediate_size_mlp ({g.intermediate_size:,}); vLLM bills no shared "
+                     f"expert and dense layers at intermediate_size ({shape.intermediate_size:,})")
     if g.quantization and shape.weight_byte_size is not None:
         notes.append("weights at their real stored size (scales included) in the clock")
     if g.num_experts:

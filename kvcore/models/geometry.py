@@ -120,7 +120,8 @@ class ModelGeometry:
     num_shared_experts: int = 0
     # the shared experts' one MLP width where the config names it (Qwen2-MoE / Qwen3-Next
     # shared_expert_intermediate_size, Nemotron-H moe_shared_expert_intermediate_size x
-    # n_shared_experts); 0: num_shared_experts x moe_intermediate_size (DeepSeek). Clock only.
+    # n_shared_experts; Llama 4's one as wide as its experts, named by no key); 0:
+    # num_shared_experts x moe_intermediate_size (DeepSeek). Not perf.py's: it bills none.
     shared_expert_width: int = 0
     counted_moe_layers: int = 0
     mtp_layers: int = 0     # num_nextn_predict_layers: only method mtp runs them (`mtp_draft`)

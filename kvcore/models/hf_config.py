@@ -263,7 +263,10 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         source=source, architecture=architecture(archs),
         num_experts_per_tok=experts_per_tok(c, get, get_int),
         num_shared_experts=get_int("n_shared_experts") or get_int("num_shared_experts") or 0,
-        shared_expert_width=shared_width(get_int) if num_experts else 0,
+        # (Llama 4's MoE layers build one shared expert as wide as the routed ones, llama4.py
+        # `Llama4MoE`; no key names it and perf.py bills none)
+        shared_expert_width=(moe_inter if model_type == "llama4_text" else shared_width(get_int))
+        if num_experts else 0,
         counted_moe_layers=counted_moe,
         perf_swa=perf_swa(c, model_type, n_layers, get),
         perf_intermediate=perf_intermediate(_text_config(cfg), model_type),

@@ -54,11 +54,8 @@ def on_rank(n: int, tp: int) -> int:
 
 
 def shared_width(g: ModelGeometry) -> int:
-    """The shared experts' one MLP width (`ModelGeometry.shared_expert_width`); Llama 4's MoE
-    layers build one shared expert as wide as the routed ones (llama4.py `Llama4MoE`), which no
-    config key names (perf.py, and so the clock, bills none)."""
-    if g.model_type == "llama4_text":
-        return g.moe_intermediate_size
+    """The shared experts' one MLP width (`ModelGeometry.shared_expert_width`, Llama 4's its
+    routed experts'; else DeepSeek's n_shared_experts of moe_intermediate_size)."""
     return g.shared_expert_width or g.num_shared_experts * g.moe_intermediate_size
 
 
