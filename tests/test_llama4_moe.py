@@ -46,8 +46,8 @@ def test_parameter_count_equals_vllms(name: str) -> None:
 
 def test_the_census_covers_every_config_and_tp() -> None:
     bases = {p.name.removesuffix(".config.json") for p in DATA.glob("*.config.json")}
-    assert bases == {n.split(" ")[0] for n in CASES} and len(bases) == 6
-    assert len(CASES) == 12
+    assert bases == {n.split(" ")[0] for n in CASES} and len(bases) == 7
+    assert len(CASES) == 14
     check_ranks_agree(CASES)
 
 
@@ -71,6 +71,8 @@ def test_kv_specs_equal_vllms(base: str) -> None:
     # step 0: every layer dense, but perf.py's parser skips a step not above 0 and bills its
     # default, every layer of a model with experts
     ("tiny-llama-4-step0", (False,) * 6, 6),
+    # no num_local_experts, step or intermediate_size_mlp: Llama4TextConfig's 16, 1, 16,384
+    ("tiny-llama-4-class-defaults", (True,) * 6, 6),
 ])
 def test_moe_layers_follow_interleave_moe_layer_step(base: str, moe: tuple, billed: int) -> None:
     g = _geometry(base)
@@ -78,7 +80,10 @@ def test_moe_layers_follow_interleave_moe_layer_step(base: str, moe: tuple, bill
     # dense layers intermediate_size_mlp wide, experts intermediate_size; perf.py's width the
     # latter
     assert (g.intermediate_size, g.moe_intermediate_size, g.perf_intermediate) == (
-        (16384, 8192, 8192) if base == "llama-4-maverick" else (768, 512, 512))
+        (16384, 8192, 8192) if base == "llama-4-maverick" else
+        (16384, 512, 512) if base == "tiny-llama-4-class-defaults" else (768, 512, 512))
+    assert g.num_experts == (128 if base == "llama-4-maverick" else
+                             16 if base == "tiny-llama-4-class-defaults" else 8)
 
 
 def test_maverick_at_tp8() -> None:

@@ -75,7 +75,7 @@ from kvcore.models.geometry import ModelGeometry
 from kvcore.models.jamba import jamba_layout
 from kvcore.models.layer_kinds import layer_kinds
 from kvcore.models.lfm2 import LFM2_TYPES, lfm2_fields
-from kvcore.models.llama4 import MLP_WIDTH_DEFAULT, llama4_moe_layers
+from kvcore.models.llama4 import EXPERTS_DEFAULT, MLP_WIDTH_DEFAULT, llama4_moe_layers
 from kvcore.models.mamba_only import MAMBA_ONLY_TYPES, read_mamba_only
 from kvcore.models.mamba_state import mamba_state
 from kvcore.models.mla import read_mla
@@ -212,8 +212,9 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
                                 else ssm_dtype(c, source)) if model_type in GDN_TYPES
                  else mamba_state(c, model_type, hidden, get, get_dim, source))
     # vLLM's aliases: n_routed_experts is DeepSeek's name
-    num_experts = next((get_int(k) for k in EXPERT_KEYS if c.get(k) is not None),
-                       get_int("num_experts", 0)) or 0
+    # (Llama4TextConfig's num_local_experts default: 16)
+    num_experts = next((get_int(k) for k in EXPERT_KEYS if c.get(k) is not None), get_int(
+        "num_experts", EXPERTS_DEFAULT if model_type == "llama4_text" else 0)) or 0
     moe_inter = get_int("moe_intermediate_size") or get_int("intermediate_size", 0)
     if model_type == "jamba":
         period, offset = jamba_layout("expert", get, get_dim, source)

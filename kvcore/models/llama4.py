@@ -25,6 +25,7 @@ CHUNK_DEFAULT = 8192            # Llama4TextConfig.attention_chunk_size
 NOPE_INTERVAL_DEFAULT = 4       # Llama4TextConfig.no_rope_layer_interval
 MOE_STEP_DEFAULT = 1            # Llama4TextConfig.interleave_moe_layer_step
 MLP_WIDTH_DEFAULT = 16384       # Llama4TextConfig.intermediate_size_mlp (the dense layers')
+EXPERTS_DEFAULT = 16            # Llama4TextConfig.num_local_experts
 
 
 def llama4_kinds(c: dict[str, Any], n: int, get_dim, source: str) -> tuple[str, ...]:
