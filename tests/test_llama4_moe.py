@@ -87,7 +87,7 @@ def test_moe_layers_follow_interleave_moe_layer_step(base: str, moe: tuple, bill
 
 
 def test_maverick_at_tp8() -> None:
-    """Maverick's 400B parameters (read as all MoE: 774B, 182.86 GiB a rank) at TP 8: its
+    """Maverick's 400B parameters (read as all MoE: 785B, 182.86 GiB a rank) at TP 8: its
     93.53 GiB a rank leave nothing on 80 GiB, and on an H200's 141 GiB 35.94 GiB of KV cache
     (36 chunked layers of 8,192 tokens beside 12 global ones, one KV head a rank)."""
     g = _geometry("llama-4-maverick")
