@@ -13,7 +13,6 @@ import pytest
 from kvcore.errors import InputError
 from kvcore.models.buffers import estimate_buffer_bytes
 from kvcore.models.fp8_vision import tower_rank
-from kvcore.models.gemma3n_towers import ple_scratch_bytes
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.mm_serving import apply_mm
 from kvcore.models.weights import estimate_weights_bytes
@@ -60,8 +59,10 @@ def test_towers_per_rank_equal_vllms(name: str, tp: int, rank: int) -> None:
         assert g.ple_scratch_width == 0
         return
     (shape, dtype), = rec["plain_tensors"].values()
-    assert ple_scratch_bytes(rec["scheduler_max_num_batched_tokens"], g.ple_scratch_width, 1,
-                             g.dtype) == shape[0] * shape[1] * shape[2] * 2 and dtype == g.dtype
+    # (the per-layer embeddings' scratch, sized by max_num_batched_tokens, with the buffers)
+    scratch = estimate_buffer_bytes(g, tp, batched_tokens=rec[
+        "scheduler_max_num_batched_tokens"]) - estimate_buffer_bytes(g, tp)
+    assert scratch == shape[0] * shape[1] * shape[2] * 2 and dtype == g.dtype
 
 
 @pytest.mark.parametrize("name", sorted(n for n, c in CASES.items() if any(

@@ -162,7 +162,8 @@ def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = 
                           first: bool = True, batched_tokens: int = 0) -> int:
     """The buffer bytes on one of `tp` ranks (of a pipeline stage: its `layers`, `first`
     whether it builds the vision tower; `batched_tokens`: max_num_batched_tokens, which sizes
-    Qwen3-VL's deepstack scratch)."""
+    the scratch some multimodal classes allocate as they are built: Qwen3-VL's deepstack,
+    Gemma 3n's and 4's per-layer embeddings)."""
     kinds = [k for i, k in enumerate(g.layer_kinds) if layers is None or i in layers]
     attn = sum(k in ATTENTION_KINDS for k in kinds)
     if g.zamba is not None:     # (an Attention each use of a shared block: `models.zamba2`)
@@ -183,4 +184,8 @@ def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = 
         # (Qwen3-VL's deepstack_input_embeds: allocated whole on every rank as the model is
         # built, where the tower is; tests/data/qwen_vl/deepstack.json)
         n += g.vision_deepstack * batched_tokens * g.hidden_size * DTYPE_BYTES[g.dtype]
+    # (Gemma 3n's and 4's multimodal classes' per_layer_embeddings, a max_num_batched_tokens x
+    # layers x width zeros kept for CUDA graphs: on every rank, whatever the towers;
+    # tests/data/weights_gemma_mm)
+    n += batched_tokens * g.ple_scratch_width * DTYPE_BYTES[g.dtype]
     return n

@@ -14,7 +14,7 @@
   rows, padded to 64), two norms, and a row-parallel projection to the text model's width.
 Both towers are plain torch modules: whole on every TP rank (no split, no head check); the
 embedders' embedding and projection split. In the model dtype, the class's ``torch.zeros``
-scratch for per-layer embeddings aside (`ple_scratch_bytes`).
+scratch for per-layer embeddings aside (`kvcore.models.buffers.estimate_buffer_bytes`).
 """
 
 from __future__ import annotations
@@ -114,9 +114,3 @@ def _subsampler(a: dict[str, Any], freq: int, h: int, source: str) -> int:
         inp = chans[i]
     return n + chans[1] * freq * h
 
-
-def ple_scratch_bytes(tokens: int, layers: int, width: int, dtype: str) -> int:
-    """The multimodal classes' `per_layer_embeddings` (Gemma 3n's and Gemma 4's): a
-    ``torch.zeros(max_num_batched_tokens, layers, width)`` they allocate beside the text model
-    for CUDA graphs, on every rank, whatever the towers."""
-    return tokens * layers * width * DTYPE_BYTES[dtype]

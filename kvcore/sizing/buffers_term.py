@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from kvcore.models.buffers import ATTENTION_KINDS, estimate_buffer_bytes, with_positions
 from kvcore.models.eagle_draft import DraftModel
-from kvcore.models.gemma3n_towers import ple_scratch_bytes
 from kvcore.models.geometry import ModelGeometry
 from kvcore.sizing.draft_len import shares_target_positions
 
@@ -52,8 +51,6 @@ def buffer_bytes(g: ModelGeometry, tp: int, draft: DraftModel | None, max_model_
     `batched_tokens` (max_num_batched_tokens): Qwen3-VL's deepstack, Gemma 3n's / 4's
     multimodal per-layer embeddings."""
     n = estimate_buffer_bytes(g, tp, layers, first, batched_tokens)
-    if g.ple_scratch_width:
-        n += ple_scratch_bytes(batched_tokens, g.ple_scratch_width, 1, g.dtype)
     if draft is not None and last:
         n += draft_buffer_bytes(draft, g, max_model_len, layers)
     return n
