@@ -54,8 +54,8 @@ SPEC: dict[str, tuple[Any, str, str]] = {
     "hash_seed": (str, REPLAY, ("vLLM's PYTHONHASHSEED: the seed of the first block's parent hash, "
                   "for event hashes equal to a server's that set it [default: vLLM's fixed "
                   "seed, its own for sha256 without PYTHONHASHSEED]")),
-    "enable_prefix_caching": (bool, REPLAY, ("Prefix caching [default: on; off for an attention-free "
-                              "model, as vLLM]")),
+    "enable_prefix_caching": (bool, REPLAY, ("Prefix caching [default: on; off for an "
+                              "attention-free model, as vLLM]")),
     "skip_bad": (bool, REPLAY, ("Skip requests that can never fit (counted as rejected) "
                  "instead of stopping")),
     "model": (str, REPLAY, ("Model preset (see `kvcli config`): its KV cache groups; with "
