@@ -7,10 +7,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Collection
+from pathlib import Path
 
 import pytest
 
 from kvcore.mm_options import MMOptions, mm_options
+from kvcore.models.buffers import estimate_buffer_bytes
+from kvcore.models.geometry import ModelGeometry
+from kvcore.models.hf_config import read_hf_config
+from kvcore.models.mm_serving import apply_mm
+from kvcore.models.weights import estimate_weights_bytes
 
 
 def built_ranks(cases: dict, skip: Collection[str] = (),
@@ -61,3 +67,18 @@ def vllms_words(refused: str) -> str:
         # (a Python set's repr: its order varies from run to run)
         line = line.replace(set_[0], "{" + ", ".join(sorted(set_[1].split(", "))) + "}")
     return line
+
+
+def case_geometry(data: Path, cases: dict, name: str, *, applied: bool = True) -> ModelGeometry:
+    """Case `name`'s model (``BASE.config.json`` in `data`, BASE the name's first word), under
+    the case's multimodal options unless not `applied`."""
+    base = name.split(" ")[0]
+    g = read_hf_config(json.loads((data / f"{base}.config.json").read_text()), name=base)
+    return apply_mm(g, case_mm(cases[name]))[0] if applied else g
+
+
+def assert_rank_equal(g: ModelGeometry, tp: int, rec: dict) -> None:
+    """kvcli's weights and buffers on a rank of `tp` are the recorded rank's `rec`."""
+    assert estimate_weights_bytes(g, tp) == sum(rec["param_bytes_by_dtype"].values())
+    assert estimate_buffer_bytes(g, tp) == sum(
+        sum(by_dtype.values()) for by_dtype in rec["buffer_bytes_by_dtype"].values())

@@ -14,13 +14,17 @@ from typer.testing import CliRunner
 
 from kvcli.app import app
 from kvcore.errors import InputError
-from kvcore.models.buffers import estimate_buffer_bytes
 from kvcore.models.hf_config import read_hf_config
-from kvcore.models.mm_serving import apply_mm
 from kvcore.models.multimodal_classes import uncounted_tower_note
-from kvcore.models.weights import estimate_params, estimate_weights_bytes
+from kvcore.models.weights import estimate_params
 from kvcore.sizing.resolve import resolve_kv_cache_config
-from tests.census_rows import built_ranks, case_mm, check_ranks_agree
+from tests.census_rows import (
+    assert_rank_equal,
+    built_ranks,
+    case_geometry,
+    case_mm,
+    check_ranks_agree,
+)
 
 DATA = Path(__file__).parent / "data" / "weights_census" / "glm_kimi_towers"
 CASES = json.loads((DATA / "answers.json").read_text())["cases"]
@@ -31,18 +35,12 @@ def _config(base: str) -> dict:
 
 
 def _geometry(name: str, *, applied: bool = True):
-    base = name.split(" ")[0]
-    g = read_hf_config(_config(base), name=base)
-    return apply_mm(g, case_mm(CASES[name]))[0] if applied else g
+    return case_geometry(DATA, CASES, name, applied=applied)
 
 
 @pytest.mark.parametrize(("name", "tp", "rank"), built_ranks(CASES))
 def test_bytes_and_buffers_per_rank_equal_vllms(name: str, tp: int, rank: int) -> None:
-    rec = CASES[name]["tp"][str(tp)][rank]
-    g = _geometry(name)
-    assert estimate_weights_bytes(g, tp) == sum(rec["param_bytes_by_dtype"].values())
-    assert estimate_buffer_bytes(g, tp) == sum(
-        sum(by_dtype.values()) for by_dtype in rec["buffer_bytes_by_dtype"].values())
+    assert_rank_equal(_geometry(name), tp, CASES[name]["tp"][str(tp)][rank])
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
