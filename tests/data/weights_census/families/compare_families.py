@@ -1,7 +1,8 @@
 """Compare kvcli's weights per rank with answers.json here (a development tool, run from the
 project root with the project's venv: python tests/data/weights_census/families/compare_
 families.py [-v] [-g]): per case, each rank equal, different (kvcli's and vLLM's bytes), refused by
-both, or refused by one; and whether kvcli warns that it counts the weights unquantised."""
+both, or refused by one; and whether kvcli warns that it counts the weights unquantised.
+../quant2/compare_quant2.py runs it on its own folder."""
 # ruff: noqa
 import json, sys
 from collections import Counter
@@ -16,11 +17,11 @@ from kvcore.models.weights import estimate_weights_bytes
 from kvcore.sizing.resolve import resolve_kv_cache_config
 
 
-def kvcli(cfg, name, tp):
+def kvcli(cfg, name, tp, gib=80):
     try:
         g = read_hf_config(cfg, name=name)
         if tp > 1:
-            resolve_kv_cache_config(geometry=g, tensor_parallel_size=tp, gpu_memory_gib=80,
+            resolve_kv_cache_config(geometry=g, tensor_parallel_size=tp, gpu_memory_gib=gib,
                                     max_model_len=1024)
         return estimate_weights_bytes(g, tp), unquantised_method(g)
     except InputError as e:
@@ -29,15 +30,16 @@ def kvcli(cfg, name, tp):
         return f"CRASH {type(e).__name__}: {e}"[:200], None
 
 
-def main():
-    cases = json.loads((HERE / "answers.json").read_text())["cases"]
+def main(here=HERE, gib=80):
+    """`here`'s answers.json against kvcli (`gib`: the memory a TP check sizes with)."""
+    cases = json.loads((here / "answers.json").read_text())["cases"]
     tally, verbose, grid = Counter(), "-v" in sys.argv, {}
     for key, case in cases.items():
         name = key.split("/")[-1]
-        cfg = json.loads((HERE / name).read_text())
+        cfg = json.loads((here / name).read_text())
         for tp, ranks in ({"1": [case]} if "refused" in case else case["tp"]).items():
             for r, rec in enumerate(ranks):
-                got, warn = kvcli(cfg, name, int(tp))
+                got, warn = kvcli(cfg, name, int(tp), gib)
                 if "refused" in rec:
                     kind = "both refuse" if isinstance(got, str) else "vllm refuses"
                     want = rec["refused"][:160].replace("\n", " ")
