@@ -29,6 +29,13 @@ def built_ranks(cases: dict, skip: Collection[str] = (),
             if "refused" not in rec]
 
 
+def refused_tps(cases: dict) -> list:
+    """``pytest.param(name, tp)`` for every TP size at which vLLM refused to build a case (its
+    first rank's record has ``refused``); ids ``{name}-tp{tp}``. `built_ranks`'s other half."""
+    return [pytest.param(n, int(tp), id=f"{n}-tp{tp}") for n, c in cases.items()
+            for tp, ranks in c["tp"].items() if "refused" in ranks[0]]
+
+
 def case_mm(case: dict) -> MMOptions | None:
     """The multimodal serving options a census case was built with (its ``mm_options``), as
     kvcli reads them from the command line; None without."""

@@ -20,7 +20,7 @@ from kvcore.models import layer_specs, read_hf_config
 from kvcore.models.buffers import estimate_buffer_bytes
 from kvcore.models.weights import estimate_params, estimate_weights_bytes
 from kvcore.sizing.resolve import resolve_kv_cache_config
-from tests.census_rows import built_ranks
+from tests.census_rows import built_ranks, refused_tps
 
 DATA = Path(__file__).parent / "data" / "gpt_family"
 CASES = json.loads((DATA / "answers.json").read_text())["cases"]
@@ -77,8 +77,7 @@ def test_parameter_count_equals_vllms(name: str) -> None:
     assert estimate_params(_geometry(name)) == (WEIGHTS[name]["tp"]["1"][0]["param_numel"], 0)
 
 
-REFUSED_TP = [pytest.param(n, int(tp), id=f"{n}-tp{tp}") for n, c in WEIGHTS.items()
-              for tp, ranks in c["tp"].items() if "refused" in ranks[0]]
+REFUSED_TP = refused_tps(WEIGHTS)
 
 
 @pytest.mark.parametrize(("name", "tp"), REFUSED_TP)

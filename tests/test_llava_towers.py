@@ -21,6 +21,7 @@ from tests.census_rows import (
     case_geometry,
     case_mm,
     check_ranks_agree,
+    refused_tps,
 )
 
 DATA = Path(__file__).parent / "data" / "weights_census" / "llava_towers"
@@ -52,8 +53,7 @@ def test_the_census_covers_every_config_and_tp() -> None:
     check_ranks_agree(CASES)
 
 
-REFUSED = [pytest.param(name, int(tp), id=f"{name}-tp{tp}") for name, case in CASES.items()
-           for tp, ranks in case["tp"].items() if "refused" in ranks[0]]
+REFUSED = refused_tps(CASES)
 
 
 @pytest.mark.parametrize(("name", "tp"), REFUSED)

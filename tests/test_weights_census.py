@@ -17,7 +17,7 @@ from kvcore.models.hf_config import read_hf_config
 from kvcore.models.mm_serving import apply_mm
 from kvcore.models.presets import PRESETS
 from kvcore.models.weights import estimate_params, estimate_weights_bytes
-from tests.census_rows import built_ranks, case_mm, check_ranks_agree
+from tests.census_rows import built_ranks, case_mm, check_ranks_agree, refused_tps
 
 DATA = Path(__file__).parent / "data"
 CASES = json.loads((DATA / "weights_census" / "answers.json").read_text())["cases"]
@@ -61,8 +61,7 @@ def test_the_census_covers_every_preset_and_tp() -> None:
     check_ranks_agree(CASES)
 
 
-REFUSED = [pytest.param(name, int(tp), id=f"{name}-tp{tp}") for name, case in CASES.items()
-           for tp, ranks in case["tp"].items() if "refused" in ranks[0]]
+REFUSED = refused_tps(CASES)
 
 
 @pytest.mark.parametrize(("name", "tp"), REFUSED)
