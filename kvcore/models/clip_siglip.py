@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcore.models.vision_keys import VisionParams, vision_dim
+from kvcore.models.vision_keys import VisionParams, vision_dim, vit_layer
 
 # transformers 5.20.2's CLIPVisionConfig and SiglipVisionConfig defaults: what a vision_config
 # of that model_type gets for a key it leaves out
@@ -41,9 +41,7 @@ def encoder(kind: str, v: dict[str, Any], defaults: dict[str, int], layers: int,
     patch = dim("num_channels") * p * p * d
     # (CLIP: the class embedding and pre_layrnorm's weight and bias; SigLIP: the conv's bias)
     embeddings = (patch + 3 * d if kind == "clip" else patch + d) + positions * d
-    # a layer's whole part: its two LayerNorms (weight and bias), out_proj's and fc2's biases
-    layer_whole = 6 * d
-    layer_split = 3 * d * d + 3 * d + d * d + d * inter + inter + inter * d
+    layer_whole, layer_split = vit_layer(d, inter)
     whole = embeddings + layers * layer_whole + (2 * d if post_norm else 0)
     return VisionParams(whole + layers * layer_split, whole, dim("num_attention_heads"),
                         buffers=8 * positions)

@@ -18,7 +18,13 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.errors import InputError
-from kvcore.models.vision_keys import VisionLinear, VisionParams, vision_config, vision_dim
+from kvcore.models.vision_keys import (
+    VisionLinear,
+    VisionParams,
+    vision_config,
+    vision_dim,
+    vit_layer,
+)
 
 # transformers 5.20.2's Siglip2VisionConfig and Lfm2VlConfig defaults
 SIGLIP2_DEFAULTS = {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12,
@@ -43,8 +49,7 @@ def lfm2_vl_params(cfg: dict[str, Any], text_hidden: int, source: str) -> Vision
     d, inter, layers, p = (dim("hidden_size"), dim("intermediate_size"),
                            dim("num_hidden_layers"), dim("patch_size"))
     embeddings = dim("num_channels") * p * p * d + d + dim("num_patches") * d
-    layer_whole = 4 * d + d + d          # two LayerNorms, out_proj's and fc2's biases
-    layer_split = 3 * d * d + 3 * d + d * d + d * inter + inter + inter * d
+    layer_whole, layer_split = vit_layer(d, inter)
     wide, hid = d * top("downsample_factor") ** 2, top("projector_hidden_size")
     bias = cfg.get("projector_bias", True) is not False
     projector = (2 * wide if cfg.get("projector_use_layernorm", True) is not False else 0)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcore.models.vision_keys import VisionParams, vision_config, vision_dim
+from kvcore.models.vision_keys import VisionParams, vision_config, vision_dim, vit_layer
 
 # the classes whose tower and projector vLLM builds with quant_config None: a quantised
 # checkpoint's tower is in the model dtype whatever its method (`kvcore.models.int_quant_rank`,
@@ -49,9 +49,9 @@ def llama4_vision_params(cfg: dict[str, Any], text_hidden: int, source: str) -> 
     bias = bool(v.get("multi_modal_projector_bias", False))
     # class embedding, position rows, the two outer LayerNorms; a layer's two LayerNorms and
     # its row-parallel biases; the adapter's row-parallel bias
-    whole = d + positions * d + 4 * d + layers * 6 * d + pout * bias
-    split = (dim("num_channels") * p * p * d
-             + layers * (3 * d * d + 3 * d + d * d + d * inter + inter + inter * d)
+    layer_whole, layer_split = vit_layer(d, inter)
+    whole = d + positions * d + 4 * d + layers * layer_whole + pout * bias
+    split = (dim("num_channels") * p * p * d + layers * layer_split
              + inter * pin + pin * bias + pin * pout)
     projector = dim("vision_output_dim") * text_hidden
     return VisionParams(whole + split + projector, whole, heads, ("image",), True, (),

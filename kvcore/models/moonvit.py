@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.errors import InputError, clipped
-from kvcore.models.vision_keys import VisionParams, vision_config, vision_dim
+from kvcore.models.vision_keys import VisionParams, vision_config, vision_dim, vit_layer
 
 # vLLM 0.33's MoonViTConfig defaults (transformers_utils/configs/moonvit.py)
 MOONVIT_DEFAULTS = {"patch_size": 14, "init_pos_emb_height": 64, "init_pos_emb_width": 64,
@@ -58,9 +58,7 @@ def kimi_vl_vision_params(cfg: dict[str, Any], text_hidden: int, source: str) ->
     d, inter, p = dim("hidden_size"), dim("intermediate_size"), dim("patch_size")
     layers, wide = dim("num_hidden_layers"), d * _merge_area(v, source)
     table = dim("init_pos_emb_height") * dim("init_pos_emb_width") * d
-    # each layer's two LayerNorms and its row-parallel biases (fc1's, wo's)
-    layer_whole = 4 * d + 2 * d
-    layer_split = (3 * d * d + 3 * d) + d * d + (d * inter + inter) + inter * d
+    layer_whole, layer_split = vit_layer(d, inter)
     projector = 2 * d + wide * wide + wide + wide * text_hidden + text_hidden
     whole = 3 * p * p * d + d + table + layers * layer_whole + 2 * d + projector
     return VisionParams(whole + layers * layer_split, whole, dim("num_attention_heads"),

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvcore.models.clip_siglip import SIGLIP_DEFAULTS, encoder
 from kvcore.models.vision_keys import VisionLinear, VisionParams, vision_config, vision_dim
 
-# transformers 5.20.2's SiglipVisionConfig defaults: what Gemma3Config builds for a config
-# without a vision_config (google/gemma-3-*-it publish so400m's: 1152, 4304, 27, 16, 896, 14)
-SIGLIP_DEFAULTS = {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12,
-                   "num_channels": 3, "image_size": 224, "patch_size": 16,
-                   "num_attention_heads": 12}
+__all__ = ["SIGLIP_DEFAULTS", "gemma3_vision_params"]
+# (SIGLIP_DEFAULTS, transformers 5.20.2's SiglipVisionConfig defaults, is what Gemma3Config
+# builds for a config without a vision_config; google/gemma-3-*-it publish so400m's: 1152,
+# 4304, 27, 16, 896, 14)
 
 
 def gemma3_vision_params(cfg: dict[str, Any], text_hidden: int, source: str) -> VisionParams:
@@ -33,17 +33,14 @@ def gemma3_vision_params(cfg: dict[str, Any], text_hidden: int, source: str) -> 
     def dim(key: str) -> int:
         return vision_dim(v, SIGLIP_DEFAULTS, key, source)
 
-    d, inter, p = dim("hidden_size"), dim("intermediate_size"), dim("patch_size")
-    layers = dim("num_hidden_layers")
-    embeddings = dim("num_channels") * p * p * d + d + (dim("image_size") // p) ** 2 * d
-    # a layer's whole part: its two LayerNorms (weight and bias), out_proj's and fc2's biases
-    layer_whole = 6 * d
-    layer_split = 3 * d * d + 3 * d + d * d + d * inter + inter + inter * d
+    d, inter, layers = dim("hidden_size"), dim("intermediate_size"), dim("num_hidden_layers")
+    # (SiglipVisionModel with its post LayerNorm; its position_ids are counted by
+    # `kvcore.models.buffers.vision_buffers`)
+    enc = encoder("siglip", v, SIGLIP_DEFAULTS, layers, True, source)
     projector = d * text_hidden + d
-    whole = embeddings + layers * layer_whole + 2 * d + projector
     # (modality image; Gemma3ForConditionalGeneration does not support_encoder_tp_data)
-    return VisionParams(whole + layers * layer_split, whole, dim("num_attention_heads"),
-                        ("image",), False, _linears(layers, d, inter))
+    return VisionParams(enc.total + projector, enc.whole + projector, enc.heads, ("image",),
+                        False, _linears(layers, d, inter))
 
 
 def _linears(layers: int, d: int, inter: int) -> tuple[VisionLinear, ...]:

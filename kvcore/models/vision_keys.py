@@ -98,3 +98,11 @@ def vision_dim(v: dict[str, Any], defaults: dict[str, int], key: str, source: st
         raise InputError(f"expected an integer >= 1, got {x!r}", path=source or None,
                          field=f"{key_of}.{key}" if key_of else key)
     return x
+
+
+def vit_layer(d: int, inter: int) -> tuple[int, int]:
+    """(whole, split) parameters of one encoder layer of the plain ViT shape most towers build
+    (CLIP's, SigLIP's, SigLIP2's, MoonViT's, Llama 4's): two biased LayerNorms, a biased QKV
+    (column-parallel) and out_proj (row-parallel), a biased fc1 (column) and fc2 (row), `d` wide
+    and `inter` in the MLP. Whole on every TP rank: the norms and the row-parallel biases."""
+    return 6 * d, 3 * d * d + 3 * d + d * d + d * inter + inter + inter * d
