@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.errors import InputError
+from kvcore.models.siglip import encoder_linears
 from kvcore.models.vision_keys import (
-    VisionLinear,
     VisionParams,
     vision_config,
     vision_dim,
@@ -56,18 +56,5 @@ def lfm2_vl_params(cfg: dict[str, Any], text_hidden: int, source: str) -> Vision
     projector += wide * hid + hid * text_hidden + (hid + text_hidden if bias else 0)
     whole = embeddings + layers * layer_whole + 2 * d + projector
     return VisionParams(whole + layers * layer_split, whole, dim("num_attention_heads"),
-                        ("image",), False, _linears(layers, d, inter))
+                        ("image",), False, encoder_linears(layers, d, inter, mlp=True))
 
-
-def _linears(layers: int, d: int, inter: int) -> tuple[VisionLinear, ...]:
-    """The encoder's linears built with the quant_config (the patch projection and the
-    projector's are built without)."""
-    out: list[VisionLinear] = []
-    for i in range(layers):
-        at = f"vision_tower.vision_model.encoder.layers.{i}"
-        out += [VisionLinear(f"{at}.self_attn.qkv_proj", (d, d, d), d, "column",
-                             ("q_proj", "k_proj", "v_proj")),
-                VisionLinear(f"{at}.self_attn.out_proj", (d,), d, "row"),
-                VisionLinear(f"{at}.mlp.fc1", (inter,), d, "column"),
-                VisionLinear(f"{at}.mlp.fc2", (d,), inter, "row")]
-    return tuple(out)

@@ -21,7 +21,7 @@ from typing import Any
 from kvcore.models.clip_siglip import SIGLIP_DEFAULTS, encoder
 from kvcore.models.vision_keys import VisionLinear, VisionParams, vision_config, vision_dim
 
-__all__ = ["SIGLIP_DEFAULTS", "gemma3_vision_params"]
+__all__ = ["SIGLIP_DEFAULTS", "encoder_linears", "gemma3_vision_params"]
 # (SIGLIP_DEFAULTS, transformers 5.20.2's SiglipVisionConfig defaults, is what Gemma3Config
 # builds for a config without a vision_config; google/gemma-3-*-it publish so400m's: 1152,
 # 4304, 27, 16, 896, 14)
@@ -38,17 +38,19 @@ def gemma3_vision_params(cfg: dict[str, Any], text_hidden: int, source: str) -> 
     # `kvcore.models.buffers.vision_buffers`)
     enc = encoder("siglip", v, SIGLIP_DEFAULTS, layers, True, source)
     projector = d * text_hidden + d
+    # (siglip.py SiglipMLP builds fc1 and fc2 with quant_config None unless both widths are
+    # multiples of 64)
+    mlp = d % 64 == 0 and inter % 64 == 0
     # (modality image; Gemma3ForConditionalGeneration does not support_encoder_tp_data)
     return VisionParams(enc.total + projector, enc.whole + projector, enc.heads, ("image",),
-                        False, _linears(layers, d, inter))
+                        False, encoder_linears(layers, d, inter, mlp))
 
 
-def _linears(layers: int, d: int, inter: int) -> tuple[VisionLinear, ...]:
-    """The encoder's linears built with the quant_config: each layer's QKV (the checkpoint's
-    q/k/v_proj fused) and out_proj, and its MLP's fc1 and fc2 only where both widths are
-    multiples of 64 (siglip.py SiglipMLP: else built with quant_config None); the patch
-    embedding and the projector are not linears."""
-    mlp = d % 64 == 0 and inter % 64 == 0
+def encoder_linears(layers: int, d: int, inter: int, mlp: bool) -> tuple[VisionLinear, ...]:
+    """A SigLIP encoder's linears built with the quant_config (at vLLM's
+    ``vision_tower.vision_model.encoder`` path, Gemma 3's and LFM2-VL's SigLIP2 alike): each
+    layer's QKV (the checkpoint's q/k/v_proj fused) and out_proj, and its MLP's fc1 and fc2
+    where `mlp`; the patch embedding and the projector are not among them."""
     out: list[VisionLinear] = []
     for i in range(layers):
         at = f"vision_tower.vision_model.encoder.layers.{i}"
