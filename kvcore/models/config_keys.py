@@ -102,8 +102,9 @@ def perf_swa(c: dict[str, Any], model_type: str, n: int, get) -> tuple[int, int]
 
 # Model types whose decoder layer is MoE unless ``mlp_only_layers`` lists it or its index + 1 is
 # not a multiple of ``decoder_sparse_step`` (vLLM 0.33's qwen2_moe.py, qwen3_moe.py,
-# qwen3_next.py; checked per rank: tests/data/weights_census/*-sparse.config.json)
-SPARSE_STEP_TYPES = ("qwen2_moe", "qwen3_moe", "qwen3_next")
+# qwen3_next.py, k2_horizon.py; checked per rank: tests/data/weights_census/*-sparse.config.json,
+# weights_census/k2_horizon/)
+SPARSE_STEP_TYPES = ("qwen2_moe", "qwen3_moe", "qwen3_next", "k2_horizon")
 
 
 def sparse_step_layers(get, get_dim, n: int, source: str) -> tuple[bool, ...]:

@@ -67,8 +67,9 @@ def block_names(g: ModelGeometry, moe: bool) -> tuple[str, str, str]:
     mixer = "linear_attn" if g.mamba is not None and g.mamba.version == "gdn" else "mixer"
     if not moe:
         return "self_attn", mixer, "mlp"
-    # (GLM-4.5's Glm4MoE names its shared expert as DeepSeek does; Qwen's is singular)
-    plural = g.mla is not None or g.model_type == "glm4_moe"
+    # (GLM-4.5's Glm4MoE and K2-Horizon name their shared expert as DeepSeek does; Qwen's is
+    # singular)
+    plural = g.mla is not None or g.model_type in ("glm4_moe", "k2_horizon")
     return "self_attn", mixer, "mlp.shared_experts" if plural else "mlp.shared_expert"
 
 

@@ -23,8 +23,8 @@ from kvcore.models.rank_params import on_rank
 
 Linear = tuple[str, tuple[int, ...], int, str]
 # Models whose MoE router (a GateLinear) vLLM builds with the quant_config, under any method
-# (qwen3_moe.py, lfm2_moe.py; the others' take none)
-QUANTISED_GATES = ("qwen3_moe", "lfm2_moe", "qwen3_vl_moe_text")
+# (qwen3_moe.py, lfm2_moe.py, k2_horizon.py; the others' take none, InternS1-Pro's too)
+QUANTISED_GATES = ("qwen3_moe", "lfm2_moe", "qwen3_vl_moe_text", "k2_horizon")
 
 # Qwen3-Next keeps in_proj_qkvz and in_proj_ba as one fused output each (gqa_interleaved_layout);
 # Qwen3.5 splits them into q, k, v, z and b, a (qwen_gdn_linear_attn.py create_qkvz_proj)

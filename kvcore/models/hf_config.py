@@ -73,6 +73,7 @@ from kvcore.models.dtypes import model_dtype
 from kvcore.models.fp8_renames import architecture
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.jamba import jamba_layout
+from kvcore.models.k2_horizon import K2_HORIZON, k2_horizon_fields
 from kvcore.models.layer_kinds import layer_kinds
 from kvcore.models.lfm2 import LFM2_TYPES, lfm2_fields
 from kvcore.models.llama4 import EXPERTS_DEFAULT, MLP_WIDTH_DEFAULT, llama4_moe_layers
@@ -281,6 +282,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     modelopt_rank.check(g)     # (and of ModelOpt's exclude_modules)
     if model_type in LFM2_TYPES:    # (MLP widths, experts, tied head: `kvcore.models.lfm2`)
         g = replace(g, **lfm2_fields(model_type, n_layers, get, get_dim, source))
+    if model_type == K2_HORIZON:    # (its router's bias; its unmodelled attentions refused)
+        g = replace(g, **k2_horizon_fields(get))
     if model_type == ZAMBA2:        # (its shared blocks; a quantised one's weights not counted)
         g = replace(g, zamba=zamba2_blocks(c, source), weights_unmodelled=(
             "a quantised Zamba2 checkpoint's weights" if g.quantization else ""))
