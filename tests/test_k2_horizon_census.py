@@ -2,7 +2,7 @@
 builds it (tests/data/weights_census/k2_horizon/answers.json, every rank at TP 1, 2 and 4):
 its router, a GateLinear given the quant_config, quantised under fp8, AWQ, GPTQ,
 compressed-tensors and ModelOpt unless a list names it, and its bias in float32. Each rank
-kvcli sizes equals vLLM's bytes; the features kvcli does not model are refused by name."""
+kvcli sizes equals vLLM's bytes, buffers too (its RoPE cache rope_head_dim wide); the features kvcli does not model are refused by name."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 from kvcore.errors import InputError
+from kvcore.models.buffers import estimate_buffer_bytes
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.int_quant_rank import unquantised_method
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.sizing.resolve import resolve_kv_cache_config
-from tests.census_rows import built_ranks, refused_tps, vllms_words
+from tests.census_rows import assert_rank_equal, built_ranks, refused_tps, vllms_words
 
 HERE = Path(__file__).parent / "data" / "weights_census" / "k2_horizon"
 CASES = {n.split("/")[-1].removesuffix(".config.json"): c
@@ -34,9 +35,13 @@ def _geometry(name: str):
 @pytest.mark.parametrize(("name", "tp", "rank"), built_ranks(CASES, skip=UNMODELLED))
 def test_each_rank_is_vllms_bytes(name: str, tp: int, rank: int) -> None:
     g = _geometry(name)
-    rec = CASES[name]["tp"][str(tp)][rank]
-    assert estimate_weights_bytes(g, tp) == sum(rec["param_bytes_by_dtype"].values())
+    assert_rank_equal(g, tp, CASES[name]["tp"][str(tp)][rank])
     assert unquantised_method(g) is None
+
+
+def test_its_rope_cache_is_rope_head_dim_wide() -> None:
+    # (262,144 positions x 64 rotated of 128: kvcli billed 128 wide, 67,108,928 B)
+    assert estimate_buffer_bytes(_geometry("k2-horizon"), 1) == 262_144 * 64 * 2 + 4 * 16
 
 
 @pytest.mark.parametrize("name", sorted(UNMODELLED))

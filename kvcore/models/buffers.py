@@ -101,6 +101,8 @@ def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCa
     for rp in sets:
         if g.mla is not None:
             head = dim = g.mla.qk_rope_head_dim
+        elif g.model_type == "k2_horizon":     # (k2_horizon.py: only rope_head_dim rotates)
+            head, dim = g.head_dim, int(get("rope_head_dim") or g.head_dim)
         else:
             given = rp.get("partial_rotary_factor") or get("partial_rotary_factor")
             head, dim = g.head_dim, int(g.head_dim * min(_num(given, _PARTIAL.get(g.model_type,
