@@ -212,10 +212,12 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
                  else gdn_state(get_dim, None if model_type == "qwen3_next"
                                 else ssm_dtype(c, source)) if model_type in GDN_TYPES
                  else mamba_state(c, model_type, hidden, get, get_dim, source))
-    # vLLM's aliases: n_routed_experts is DeepSeek's name
+    # vLLM's aliases: n_routed_experts is DeepSeek's name; a key the config gives first, then
+    # its class's default under any alias (DeepseekV3Config's n_routed_experts: 256)
     # (Llama4TextConfig's num_local_experts default: 16)
-    num_experts = next((get_int(k) for k in EXPERT_KEYS if c.get(k) is not None), get_int(
-        "num_experts", EXPERTS_DEFAULT if model_type == "llama4_text" else 0)) or 0
+    num_experts = next((get_int(k) for k in EXPERT_KEYS if c.get(k) is not None), next(
+        (get_int(k) for k in EXPERT_KEYS if get(k) is not None),
+        EXPERTS_DEFAULT if model_type == "llama4_text" else 0)) or 0
     moe_inter = get_int("moe_intermediate_size") or get_int("intermediate_size", 0)
     if model_type == "jamba":
         period, offset = jamba_layout("expert", get, get_dim, source)
