@@ -190,4 +190,7 @@ def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = 
     # layers x width zeros kept for CUDA graphs: on every rank, whatever the towers;
     # tests/data/weights_gemma_mm)
     n += batched_tokens * g.ple_scratch_width * DTYPE_BYTES[g.dtype]
+    # (not here: an mm-prefix LM's (Gemma 3's, PaliGemma's) FlashAttention builders' int32
+    # (max_num_batched_tokens, 2) ranges, made as the KV cache is initialised, after the
+    # memory profile and before the CUDA graph captures it measures: no KV memory taken)
     return n
