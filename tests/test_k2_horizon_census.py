@@ -2,7 +2,8 @@
 builds it (tests/data/weights_census/k2_horizon/answers.json, every rank at TP 1, 2 and 4):
 its router, a GateLinear given the quant_config, quantised under fp8, AWQ, GPTQ,
 compressed-tensors and ModelOpt unless a list names it, and its bias in float32. Each rank
-kvcli sizes equals vLLM's bytes, buffers too (its RoPE cache rope_head_dim wide); the features kvcli does not model are refused by name."""
+kvcli sizes equals vLLM's bytes, buffers too (its RoPE cache rope_head_dim wide); the
+features kvcli does not model are refused by name."""
 
 from __future__ import annotations
 

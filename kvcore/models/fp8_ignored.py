@@ -41,12 +41,19 @@ _FUSED: dict[str, dict[str, tuple[str, ...]]] = {
     "nemotron_h": dict(_QKV),
     "deepseek": {**_GATE_UP, "fused_qkv_a_proj": ("q_a_proj", "kv_a_proj_with_mqa")},
     "jamba": {**_QKV, **_GATE_UP, "in_proj": ("in_proj",)},
+    "lfm2": {**_QKV, "w13": ("w1", "w3"), "in_proj": ("in_proj",)},
 }
+_LFM2_TYPES = ("lfm2", "lfm2_moe")
+# LFM2's and LFM2-MoE's names for kvcli's linears (lfm2.py, lfm2_moe.py: Lfm2MLP's w13 and w2,
+# the attention's out_proj)
+_LFM2_NAMES = {"o_proj": "out_proj", "gate_up_proj": "w13", "down_proj": "w2"}
 
 
 def _family(g: ModelGeometry) -> str:
     if g.model_type.startswith("qwen3_5"):
         return "qwen3_5"
+    if g.model_type in _LFM2_TYPES:
+        return "lfm2"
     if g.mla is not None:
         return "deepseek"
     return g.model_type
@@ -64,6 +71,8 @@ def block_names(g: ModelGeometry, moe: bool) -> tuple[str, str, str]:
     if t == "jamba":
         # (its attention's projections hang off the layer itself: model.layers.N.qkv_proj)
         return "", "mixer", "feed_forward"
+    if t in _LFM2_TYPES:
+        return "self_attn", "short_conv", "feed_forward"
     mixer = "linear_attn" if g.mamba is not None and g.mamba.version == "gdn" else "mixer"
     if not moe:
         return "self_attn", mixer, "mlp"
@@ -73,10 +82,18 @@ def block_names(g: ModelGeometry, moe: bool) -> tuple[str, str, str]:
     return "self_attn", mixer, "mlp.shared_experts" if plural else "mlp.shared_expert"
 
 
+def linear_path(g: ModelGeometry, i: int, block: str, name: str) -> str:
+    """Layer `i`'s linear `name` (as `kvcore.models.fp8_scales` names it) under `block`, by
+    its vLLM module path."""
+    if g.model_type in _LFM2_TYPES:
+        name = _LFM2_NAMES.get(name, name)
+    return ".".join(p for p in ("model.layers", str(i), block, name) if p)
+
+
 def experts_path(g: ModelGeometry, i: int) -> str:
     """The routed experts' module (RoutedExperts' prefix; Mixtral's MoE block is
     ``block_sparse_moe``, mixtral.py)."""
-    block = {"nemotron_h": "mixer", "jamba": "feed_forward",
+    block = {"nemotron_h": "mixer", "jamba": "feed_forward", "lfm2_moe": "feed_forward",
              "mixtral": "block_sparse_moe"}.get(g.model_type, "mlp")
     return f"model.layers.{i}.{block}.experts"
 
@@ -118,7 +135,7 @@ def layer_skips(g: ModelGeometry, i: int, kind: str, moe: bool) -> frozenset[str
               (mlp, fp8.mlp_linears(g, 1, 1, gated=g.model_type != "nemotron_h")))
     for block, linears in groups:
         for name, *_ in linears:
-            if skipped(g, ".".join(p for p in ("model.layers", str(i), block, name) if p)):
+            if skipped(g, linear_path(g, i, block, name)):
                 out.add(name)
     if moe and g.model_type in fp8.QUANTISED_GATES and skipped(g, gate_path(g, i)):
         out.add("gate")

@@ -46,6 +46,9 @@ _RENAMES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ..
     "NemotronHForCausalLM": ((("A_log", "A"), ("embeddings", "embed_tokens")),
                              (("backbone", "model"),)),
     "JambaForCausalLM": (((".self_attn.", "."), (".A_log", ".A")), ()),
+    # (lfm2.py, lfm2_moe.py: the checkpoint's conv is vLLM's short_conv)
+    "Lfm2ForCausalLM": (((".conv.", ".short_conv."),), ()),
+    "Lfm2MoeForCausalLM": (((".conv.", ".short_conv."),), ()),
 }
 # the multimodal classes: their language model's layers at language_model.model.layers.N,
 # where kvcli's (text) paths say model.layers.N

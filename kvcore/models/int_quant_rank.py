@@ -17,7 +17,13 @@ import json
 from kvcore.errors import InputError
 from kvcore.models import ct_groups, ct_quant, fp8_shapes, gptq_rules
 from kvcore.models.ct_quant import VOCAB_PATHS
-from kvcore.models.fp8_ignored import block_names, experts_path, fused_of
+from kvcore.models.fp8_ignored import (
+    block_names,
+    experts_path,
+    fused_of,
+    gate_path,
+    linear_path,
+)
 from kvcore.models.fp8_scales import QUANTISED_GATES
 from kvcore.models.fused_shards import all_or_none
 from kvcore.models.geometry import ModelGeometry
@@ -95,13 +101,13 @@ def _layer(g: ModelGeometry, q: IntQuant, tp: int, i: int, kind: str, moe: bool)
     for name, parts, k, split in fp8_shapes.layer_linears(g, tp, kind, moe, shared_width(g)):
         is_attn = name in ATTENTION
         block = attn if is_attn else mixer if name in mixers else mlp
-        path = ".".join(p for p in ("model.layers", str(i), block, name) if p)
+        path = linear_path(g, i, block, name)
         if mq := _quant(g, q, path):
             out.append((path, parts, k, k * tp if split == "row" else k, mq))
     if moe and g.model_type in QUANTISED_GATES:
         # (qwen3_moe.py and lfm2_moe.py build their router, a GateLinear, with the
         # quant_config: packed too)
-        path = f"model.layers.{i}.mlp.gate"
+        path = gate_path(g, i)
         if mq := _quant(g, q, path):
             out.append((path, (g.num_experts,), g.hidden_size, g.hidden_size, mq))
     if not moe or not g.num_experts:

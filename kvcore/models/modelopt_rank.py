@@ -16,7 +16,13 @@ from fnmatch import fnmatch
 
 from kvcore.errors import InputError
 from kvcore.models import fp8_shapes
-from kvcore.models.fp8_ignored import block_names, experts_path, fused_of
+from kvcore.models.fp8_ignored import (
+    block_names,
+    experts_path,
+    fused_of,
+    gate_path,
+    linear_path,
+)
 from kvcore.models.fused_shards import all_or_none
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.int_quant_rank import ATTENTION, QUANTISED_GATES  # (any method's)
@@ -107,11 +113,11 @@ def _layer(g: ModelGeometry, q: ModelOpt, tp: int, i: int, kind: str, moe: bool)
     mixers = ("mixer", "in_proj", "out_proj", "in_proj_qkvz", "in_proj_ba")
     for name, parts, k, _ in fp8_shapes.layer_linears(g, tp, kind, moe, shared_width(g)):
         block = attn if name in ATTENTION else mixer if name in mixers else mlp
-        path = ".".join(p for p in ("model.layers", str(i), block, name) if p)
+        path = linear_path(g, i, block, name)
         if how := quantised(g, q, path):
             out.append((path, parts, k, how))
     if moe and g.model_type in QUANTISED_GATES:
-        path = f"model.layers.{i}.mlp.gate"
+        path = gate_path(g, i)
         if how := quantised(g, q, path):
             out.append((path, (g.num_experts,), g.hidden_size, how))
     experts = quantised(g, q, experts_path(g, i)) if moe and g.num_experts else None

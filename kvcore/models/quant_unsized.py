@@ -1,5 +1,5 @@
-"""The quantised checkpoints of the pre-Llama decoders, LFM2 and DBRX whose weights kvcli does
-not size: it refuses their estimate and asks for the measured size (``--weights-gib``) rather
+"""The quantised checkpoints of the pre-Llama decoders and DBRX whose weights kvcli does not
+size: it refuses their estimate and asks for the measured size (``--weights-gib``) rather
 than count them wrong. Found by tests/data/weights_census/families/, where vLLM 0.33 builds
 each of these and kvcli's count differs:
 
@@ -9,8 +9,9 @@ each of these and kvcli's count differs:
   ``modules_to_not_convert``, GPTQ's ``dynamic`` rules, compressed-tensors' ``ignore`` and
   class or path targets, ModelOpt's ``ignore``) beyond ``lm_head``, for these families: kvcli
   matches such lists against a Llama-shaped model's paths (``model.layers.N.self_attn.
-  qkv_proj``), not against vLLM's (``transformer.h.N.attn.c_attn``, ``short_conv``,
-  ``norm_attn_norm.attn.Wqkv``);
+  qkv_proj``), not against vLLM's (``transformer.h.N.attn.c_attn``,
+  ``norm_attn_norm.attn.Wqkv``); LFM2's and LFM2-MoE's are matched at vLLM's paths
+  (`kvcore.models.fp8_ignored.linear_path`: short_conv, feed_forward.w13 / w2) and sized;
 - DBRX under compressed-tensors (its experts, DbrxExperts, are not matched as kvcli matches
   a Mixtral's).
 """
@@ -18,7 +19,6 @@ each of these and kvcli's count differs:
 from __future__ import annotations
 
 from kvcore.models.geometry import ModelGeometry
-from kvcore.models.lfm2 import LFM2_TYPES
 
 # (ChatGLM's QKV, dense, gated MLP: what kvcli's Llama count packs, checked equal)
 _CLASSIC_INT = ("chatglm",)
@@ -41,8 +41,7 @@ def why(g: ModelGeometry) -> str:
     if g.classic is not None:
         if listed or not (m == "fp8" or (g.model_type in _CLASSIC_INT and g.int_quant)):
             return f"{g.model_type}'s weights in a quantised ({m}) checkpoint"
-    elif (g.model_type in LFM2_TYPES or g.model_type == "dbrx") and (
-            listed or (g.model_type == "dbrx" and m == "compressed-tensors")):
+    elif g.model_type == "dbrx" and (listed or m == "compressed-tensors"):
         return (f"{g.model_type}'s weights in a quantised ({m}) checkpoint"
                 + (" with module lists or rules" if listed else ""))
     return ""

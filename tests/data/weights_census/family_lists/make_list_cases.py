@@ -1,0 +1,70 @@
+"""Write the census configs here (python make_list_cases.py, in this folder): ../families'
+LFM2 and LFM2-MoE (and DBRX, the pre-Llama decoders) under fp8, AWQ, GPTQ, compressed-tensors
+and ModelOpt with lists naming their own modules, by the checkpoint's names and by vLLM's:
+whole fused linears, half of one, the short convolution, the routed experts, the router."""
+# ruff: noqa
+import json, sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "families"))
+from make_family_cases import AWQ, FAMILIES, FP8, GPTQ, W4A16, ct, modelopt
+
+BLOCK = {**FP8, "weight_block_size": [128, 128]}
+
+
+def lfm2_lists(moe):
+    """LFM2 (layers conv, attention, conv, conv) or LFM2-MoE (conv, attention, conv,
+    attention; layer 0 dense): lists by the checkpoint's names (conv, w1 / w3) and vLLM's."""
+    out = {
+        # (the checkpoint's conv: vLLM's mapper renames it short_conv for fp8 and AWQ)
+        "fp8-skip-conv-hf": {**FP8, "ignored_layers": [
+            "model.layers.0.conv.in_proj", "model.layers.2.conv.out_proj"]},
+        "fp8-skip-conv-vllm": {**BLOCK, "ignored_layers": [
+            "model.layers.0.short_conv.in_proj", "model.layers.2.short_conv.out_proj"]},
+        "fp8-skip-w13": {**FP8, "ignored_layers": [
+            "model.layers.0.feed_forward.w1", "model.layers.0.feed_forward.w3",
+            "model.layers.2.feed_forward.w13"]},
+        "fp8-skip-half-w13": {**FP8, "ignored_layers": ["model.layers.0.feed_forward.w1"]},
+        "awq-skip-conv": {**AWQ, "modules_to_not_convert": ["conv.in_proj", "feed_forward.w2"]},
+        "awq-skip-layer": {**AWQ, "modules_to_not_convert": ["model.layers.2."]},
+        "gptq-dynamic-conv": {**GPTQ, "dynamic": {"-:.*short_conv[.]in_proj$": {},
+                                                  "-:.*layers[.]0[.]feed_forward.*": {}}},
+        "gptq-dynamic-bits": {**GPTQ, "dynamic": {r"+:.*feed_forward[.]w2$": {"bits": 8}}},
+        # (compressed-tensors renames the checkpoint's conv too: its apply_vllm_mapper)
+        "ct-w4a16-ignore-conv-hf": ct("pack-quantized", W4A16, ignore=(
+            "lm_head", "model.layers.0.conv.in_proj")),
+        "ct-w4a16-ignore-conv-vllm": ct("pack-quantized", W4A16, ignore=(
+            "lm_head", "re:.*short_conv[.]in_proj$", "model.layers.2.feed_forward.w2")),
+        "modelopt-fp8-skip-conv": modelopt("FP8", ("lm_head", "*short_conv*",
+                                                   "model.layers.0.feed_forward.w2")),
+    }
+    if moe:
+        out["fp8-skip-experts"] = {**FP8, "ignored_layers": [
+            "model.layers.2.feed_forward.experts", "model.layers.3.feed_forward.gate"]}
+        out["awq-skip-experts"] = {**AWQ, "modules_to_not_convert": ["feed_forward.gate",
+                                                                     "layers.3.feed_forward"]}
+        out["ct-w4a16-ignore-gate"] = ct("pack-quantized", W4A16, ignore=(
+            "lm_head", "re:.*feed_forward[.]gate$"))
+        out["modelopt-fp8-skip-experts"] = modelopt("FP8", ("lm_head",
+                                                            "model.layers.2.feed_forward*"))
+    return out
+
+
+def cases():
+    out = {}
+    for fam in ("lfm2", "lfm2-moe"):
+        cfg = FAMILIES[fam][0]
+        for m, q in lfm2_lists(fam == "lfm2-moe").items():
+            dtype = "float16" if m.startswith(("awq", "gptq")) else "bfloat16"
+            out[f"{fam}-{m}"] = {**cfg, "torch_dtype": dtype, "quantization_config": q}
+    return out
+
+
+if __name__ == "__main__":
+    for f in HERE.glob("*.config.json"):
+        f.unlink()
+    for name, cfg in cases().items():
+        out = dict(cfg)
+        out.pop("dtype", None)
+        (HERE / f"{name}.config.json").write_text(json.dumps(out, indent=1) + "\n")

@@ -1,0 +1,58 @@
+"""Lists naming the families' own modules (fp8's ignored_layers, AWQ's modules_to_not_convert,
+GPTQ's dynamic rules, compressed-tensors' ignore, ModelOpt's exclude) against vLLM 0.33.0's
+builds on the meta device as an H100 makes them (tests/data/weights_census/family_lists/
+answers.json, TP 1, 2 and 4, every rank): LFM2's and LFM2-MoE's short_conv (the checkpoint's
+conv, renamed by vLLM's mapper), w13 / w2, routed experts and router matched at vLLM's paths,
+each rank's bytes equal; half of a fused w13 refused in vLLM's words."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvcore.errors import InputError
+from kvcore.models.hf_config import read_hf_config
+from kvcore.models.int_quant_rank import unquantised_method
+from kvcore.models.weights import estimate_weights_bytes
+from tests.census_rows import built_ranks, vllms_words
+
+HERE = Path(__file__).parent / "data" / "weights_census" / "family_lists"
+CASES = {n.split("/")[-1].removesuffix(".config.json"): c
+         for n, c in json.loads((HERE / "answers.json").read_text())["cases"].items()}
+REFUSED = sorted(n for n, c in CASES.items() if "refused" in c["tp"]["1"][0])
+
+
+def _read(name: str):
+    return read_hf_config(json.loads((HERE / f"{name}.config.json").read_text()), name=name)
+
+
+@pytest.mark.parametrize(("name", "tp", "rank"), built_ranks(CASES))
+def test_each_rank_is_vllms_bytes(name: str, tp: int, rank: int) -> None:
+    g = _read(name)
+    rec = CASES[name]["tp"][str(tp)][rank]
+    assert estimate_weights_bytes(g, tp) == sum(rec["param_bytes_by_dtype"].values())
+    assert unquantised_method(g) is None
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_half_a_fused_linear_is_refused_in_vllms_words(name: str) -> None:
+    with pytest.raises(InputError) as e:
+        _read(name)
+    assert e.value.field == "quantization_config.ignored_layers"
+    assert vllms_words(CASES[name]["tp"]["1"][0]["refused"]) in e.value.message
+
+
+def test_the_census_holds_what_was_drawn() -> None:
+    assert (len(CASES), len(built_ranks(CASES))) == (26, 168)
+    assert REFUSED == ["lfm2-fp8-skip-half-w13", "lfm2-moe-fp8-skip-half-w13"]
+
+
+def test_the_checkpoints_conv_is_vllms_short_conv() -> None:
+    # (fp8: layer 0's in_proj (3 x 1024 x 1024) and layer 2's out_proj (1024 x 1024) in
+    # bfloat16, less their fp8 bytes and a scale a shard: 4,194,288 B more than lfm2-fp8)
+    assert estimate_weights_bytes(_read("lfm2-fp8-skip-conv-hf"), 1) == sum(
+        CASES["lfm2-fp8-skip-conv-hf"]["tp"]["1"][0]["param_bytes_by_dtype"].values())
+    assert _read("lfm2-fp8-skip-conv-hf").fp8_ignored == (
+        "model.layers.0.short_conv.in_proj", "model.layers.2.short_conv.out_proj")
