@@ -2,8 +2,10 @@
 GPTQ's dynamic rules, compressed-tensors' ignore, ModelOpt's exclude) against vLLM 0.33.0's
 builds on the meta device as an H100 makes them (tests/data/weights_census/family_lists/
 answers.json, TP 1, 2 and 4, every rank): LFM2's and LFM2-MoE's short_conv (the checkpoint's
-conv, renamed by vLLM's mapper), w13 / w2, routed experts and router matched at vLLM's paths,
-each rank's bytes equal; half of a fused w13 refused in vLLM's words."""
+conv, renamed by vLLM's mapper), w13 / w2, routed experts and router, DBRX's
+norm_attn_norm.attn and ffn, and the pre-Llama decoders' fp8 lists (GPT-2, GPT-J, Bloom, OPT,
+Falcon, ChatGLM3) matched at vLLM's paths, each rank's bytes equal; half of a fused linear
+refused in vLLM's words."""
 
 from __future__ import annotations
 
@@ -45,8 +47,21 @@ def test_half_a_fused_linear_is_refused_in_vllms_words(name: str) -> None:
 
 
 def test_the_census_holds_what_was_drawn() -> None:
-    assert (len(CASES), len(built_ranks(CASES))) == (26, 168)
-    assert REFUSED == ["lfm2-fp8-skip-half-w13", "lfm2-moe-fp8-skip-half-w13"]
+    assert (len(CASES), len(built_ranks(CASES))) == (40, 253)
+    assert REFUSED == ["lfm2-fp8-skip-half-w13", "lfm2-moe-fp8-skip-half-w13",
+                       "opt-half-qkv-fp8-skip-own"]
+
+
+def test_the_pre_llama_lists_name_vllms_modules() -> None:
+    # (OPT: the checkpoint's decoder.layers.0 q/k/v_proj renamed and fused into qkv_proj,
+    # fc1 and project_in: 7,864,320 parameters in bfloat16, 5 scales fewer; GPT-J's q/k/v
+    # name nothing, gpt_j.py has no packed_modules_mapping: only fc_in)
+    def more(name: str, plain: str) -> int:
+        return estimate_weights_bytes(_read(name), 1) - estimate_weights_bytes(
+            read_hf_config(json.loads((HERE.parent / "families" / f"{plain}.config.json")
+                                      .read_text()), name=plain), 1)
+    assert more("opt-fp8-skip-own", "opt-fp8") == 7_864_320 - 5 * 4
+    assert more("gpt-j-fp8-skip-own", "gpt-j-fp8") == 4096 * 16384 - 4
 
 
 def test_the_checkpoints_conv_is_vllms_short_conv() -> None:

@@ -9,6 +9,8 @@ their float32 scales, and an attention's q/k/v/prob scales in the model dtype
 from __future__ import annotations
 
 from kvcore.models.classic_blocks import ClassicBlock
+from kvcore.models.classic_paths import OPT_PROJECTIONS, layer_paths
+from kvcore.models.fp8_ignored import skipped
 from kvcore.models.fp8_scales import Linear, rank_scales
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.rank_params import Ledger, on_rank, vocab_rows
@@ -46,10 +48,15 @@ def ledger(g: ModelGeometry, b: ClassicBlock, tp: int, layers: range | None, fir
     width = b.embed_dim or h
     if first:
         led.model += rows * width + b.positions * h + (2 * h if b.embed_norm else 0)
-        led.layer += 2 * width * h if b.embed_dim else 0    # (OPT's project_in, project_out)
-        if fp8 and b.embed_dim:
-            led.fp32 += rank_scales(g, [("project_in", (h,), width, "replicated"),
-                                        ("project_out", (width,), h, "replicated")])
+        if b.embed_dim:     # (OPT's project_in, project_out; unquantised where listed)
+            proj: list[Linear] = [("project_in", (h,), width, "replicated"),
+                                  ("project_out", (width,), h, "replicated")]
+            listed = [p for p, path in zip(proj, OPT_PROJECTIONS, strict=True)
+                      if fp8 and path in g.fp8_ignored]
+            led.layer += width * h * (2 - len(listed))
+            led.model += width * h * len(listed)
+            if fp8:
+                led.fp32 += rank_scales(g, [p for p in proj if p not in listed])
     if last:
         led.model += (norm if b.final_norm else 0) + (rows if b.head_bias else 0)
         if not g.tie_word_embeddings or not first:
@@ -58,12 +65,17 @@ def ledger(g: ModelGeometry, b: ClassicBlock, tp: int, layers: range | None, fir
     for i in range(len(g.layer_kinds)):
         if layers is not None and i not in layers:
             continue
-        led.layer += sum(sum(parts) * k for _, parts, k, _ in lins)
+        # (the linears an fp8 checkpoint's ignored_layers name: unquantised, no scales)
+        plain = [lin for lin, path in zip(lins, layer_paths(g, i), strict=True)
+                 if skipped(g, path)] if fp8 and g.fp8_ignored else []
+        quantised = [lin for lin in lins if lin not in plain]
+        led.layer += sum(sum(parts) * k for _, parts, k, _ in quantised)
+        led.model += sum(sum(parts) * k for _, parts, k, _ in plain)
         led.model += b.norms * norm + (sum(lins[0][1]) if b.qkv_bias else 0) + (
             h if b.o_bias else 0)
         led.model += sum(lins[2][1]) + h if b.mlp_bias else 0
         if fp8:
             # (and Fp8KVCacheMethod's q/k/v/prob scales: four, in the model dtype)
-            led.fp32 += rank_scales(g, lins)
+            led.fp32 += rank_scales(g, quantised)
             led.model += 4
     return led

@@ -26,6 +26,7 @@ from __future__ import annotations
 from functools import partial
 
 from kvcore.models import fp8_scales as fp8
+from kvcore.models.classic_paths import PATHS, layer_paths
 from kvcore.models.fused_shards import all_or_none, named_in_part
 from kvcore.models.geometry import ModelGeometry
 
@@ -42,11 +43,21 @@ _FUSED: dict[str, dict[str, tuple[str, ...]]] = {
     "deepseek": {**_GATE_UP, "fused_qkv_a_proj": ("q_a_proj", "kv_a_proj_with_mqa")},
     "jamba": {**_QKV, **_GATE_UP, "in_proj": ("in_proj",)},
     "lfm2": {**_QKV, "w13": ("w1", "w3"), "in_proj": ("in_proj",)},
+    # (the pre-Llama decoders': opt.py's, stablelm.py's, falcon.py's, chatglm.py's; none in
+    # gpt2.py, gpt_j.py, bloom.py)
+    "opt": dict(_QKV), "stablelm": {**_QKV, **_GATE_UP},
+    "falcon": {"query_key_value": ("query_key_value",)},
+    "chatglm": {"query_key_value": ("query_key_value",), "dense_h_to_4h": ("dense_h_to_4h",)},
+    "gpt2": {}, "gptj": {}, "bloom": {},
 }
 _LFM2_TYPES = ("lfm2", "lfm2_moe")
-# LFM2's and LFM2-MoE's names for kvcli's linears (lfm2.py, lfm2_moe.py: Lfm2MLP's w13 and w2,
-# the attention's out_proj)
 _LFM2_NAMES = {"o_proj": "out_proj", "gate_up_proj": "w13", "down_proj": "w2"}
+# vLLM's names for kvcli's linears where a class names them otherwise (lfm2.py, lfm2_moe.py:
+# Lfm2MLP's w13 and w2, the attention's out_proj; dbrx.py: DbrxAttention's Wqkv, out_proj)
+_NAMES = {"lfm2": _LFM2_NAMES, "lfm2_moe": _LFM2_NAMES,
+          "dbrx": {"qkv_proj": "Wqkv", "o_proj": "out_proj"}}
+# (DBRX's decoder layers: DbrxModel's blocks under the model's transformer)
+_LAYERS = {"dbrx": "transformer.blocks"}
 
 
 def _family(g: ModelGeometry) -> str:
@@ -73,6 +84,8 @@ def block_names(g: ModelGeometry, moe: bool) -> tuple[str, str, str]:
         return "", "mixer", "feed_forward"
     if t in _LFM2_TYPES:
         return "self_attn", "short_conv", "feed_forward"
+    if t == "dbrx":
+        return "norm_attn_norm.attn", "mixer", "ffn"
     mixer = "linear_attn" if g.mamba is not None and g.mamba.version == "gdn" else "mixer"
     if not moe:
         return "self_attn", mixer, "mlp"
@@ -85,14 +98,20 @@ def block_names(g: ModelGeometry, moe: bool) -> tuple[str, str, str]:
 def linear_path(g: ModelGeometry, i: int, block: str, name: str) -> str:
     """Layer `i`'s linear `name` (as `kvcore.models.fp8_scales` names it) under `block`, by
     its vLLM module path."""
-    if g.model_type in _LFM2_TYPES:
-        name = _LFM2_NAMES.get(name, name)
-    return ".".join(p for p in ("model.layers", str(i), block, name) if p)
+    name = _NAMES.get(g.model_type, {}).get(name, name)
+    return ".".join(p for p in (layers_path(g), str(i), block, name) if p)
+
+
+def layers_path(g: ModelGeometry) -> str:
+    """The module holding the decoder layers (``model.layers``; DBRX's ``transformer.blocks``)."""
+    return _LAYERS.get(g.model_type, "model.layers")
 
 
 def experts_path(g: ModelGeometry, i: int) -> str:
     """The routed experts' module (RoutedExperts' prefix; Mixtral's MoE block is
     ``block_sparse_moe``, mixtral.py)."""
+    if g.model_type == "dbrx":
+        return f"{layers_path(g)}.{i}.ffn"     # (DbrxMoE gives its own prefix to its experts)
     block = {"nemotron_h": "mixer", "jamba": "feed_forward", "lfm2_moe": "feed_forward",
              "mixtral": "block_sparse_moe"}.get(g.model_type, "mlp")
     return f"model.layers.{i}.{block}.experts"
@@ -146,5 +165,10 @@ def layer_skips(g: ModelGeometry, i: int, kind: str, moe: bool) -> frozenset[str
 
 def check(g: ModelGeometry) -> None:
     """vLLM's refusal of a list naming part of a fused linear, before anything is sized."""
+    if g.classic is not None:
+        for i in range(len(g.layer_kinds) if g.model_type in PATHS and g.fp8_ignored else 0):
+            for path in layer_paths(g, i):
+                skipped(g, path)
+        return
     for i, kind in enumerate(g.layer_kinds):
         layer_skips(g, i, kind, g.moe_layers[i] if i < len(g.moe_layers) else False)

@@ -49,6 +49,7 @@ _RENAMES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ..
     # (lfm2.py, lfm2_moe.py: the checkpoint's conv is vLLM's short_conv)
     "Lfm2ForCausalLM": (((".conv.", ".short_conv."),), ()),
     "Lfm2MoeForCausalLM": (((".conv.", ".short_conv."),), ()),
+    "OPTForCausalLM": ((), (("decoder.", "model.decoder."),)),
 }
 # the multimodal classes: their language model's layers at language_model.model.layers.N,
 # where kvcli's (text) paths say model.layers.N

@@ -7,17 +7,19 @@ each of these and kvcli's count differs:
   AWQ, GPTQ and compressed-tensors aside (its layers are shaped as kvcli's Llama count: equal);
 - a list naming modules to leave unquantised (fp8's ``ignored_layers``, AWQ's
   ``modules_to_not_convert``, GPTQ's ``dynamic`` rules, compressed-tensors' ``ignore`` and
-  class or path targets, ModelOpt's ``ignore``) beyond ``lm_head``, for these families: kvcli
-  matches such lists against a Llama-shaped model's paths (``model.layers.N.self_attn.
-  qkv_proj``), not against vLLM's (``transformer.h.N.attn.c_attn``,
-  ``norm_attn_norm.attn.Wqkv``); LFM2's and LFM2-MoE's are matched at vLLM's paths
-  (`kvcore.models.fp8_ignored.linear_path`: short_conv, feed_forward.w13 / w2) and sized;
+  class or path targets, ModelOpt's ``ignore``) beyond ``lm_head`` on those the Transformers
+  backend serves (GPT-NeoX, Phi, GPTBigCode: its module paths are not modelled); the others'
+  fp8 lists are matched at vLLM's own files' paths (`kvcore.models.classic_paths`), and
+  LFM2's, LFM2-MoE's and DBRX's lists under every method (`kvcore.models.fp8_ignored.
+  linear_path`: short_conv, feed_forward.w13 / w2, transformer.blocks.N.norm_attn_norm.attn.
+  Wqkv, ...; tests/data/weights_census/family_lists/);
 - DBRX under compressed-tensors (its experts, DbrxExperts, are not matched as kvcli matches
   a Mixtral's).
 """
 
 from __future__ import annotations
 
+from kvcore.models.classic_paths import PATHS
 from kvcore.models.geometry import ModelGeometry
 
 # (ChatGLM's QKV, dense, gated MLP: what kvcli's Llama count packs, checked equal)
@@ -39,9 +41,10 @@ def why(g: ModelGeometry) -> str:
         return ""
     listed = _lists(g)
     if g.classic is not None:
-        if listed or not (m == "fp8" or (g.model_type in _CLASSIC_INT and g.int_quant)):
+        # (an fp8 list matched at vLLM's own files' paths: `kvcore.models.classic_paths`)
+        fp8 = m == "fp8" and (not listed or g.model_type in PATHS)
+        if not fp8 and (listed or not (g.model_type in _CLASSIC_INT and g.int_quant)):
             return f"{g.model_type}'s weights in a quantised ({m}) checkpoint"
-    elif g.model_type == "dbrx" and (listed or m == "compressed-tensors"):
-        return (f"{g.model_type}'s weights in a quantised ({m}) checkpoint"
-                + (" with module lists or rules" if listed else ""))
+    elif g.model_type == "dbrx" and m == "compressed-tensors":
+        return f"{g.model_type}'s weights in a quantised ({m}) checkpoint"
     return ""

@@ -51,8 +51,52 @@ def lfm2_lists(moe):
     return out
 
 
+# (DBRX, 2 blocks of 4 experts: its attention at transformer.blocks.N.norm_attn_norm.attn,
+# Wqkv and out_proj; its experts' FusedMoE prefix transformer.blocks.N.ffn)
+DBRX_LISTS = {
+    "fp8-skip-wqkv": {**BLOCK, "ignored_layers": [
+        "transformer.blocks.0.norm_attn_norm.attn.Wqkv",
+        "transformer.blocks.1.norm_attn_norm.attn.out_proj"]},
+    "fp8-skip-experts": {**FP8, "ignored_layers": ["transformer.blocks.1.ffn",
+                                                   "transformer.blocks.0.ffn.experts"]},
+    "awq-skip-wqkv": {**AWQ, "modules_to_not_convert": ["Wqkv"]},
+    "awq-skip-ffn": {**AWQ, "modules_to_not_convert": ["blocks.0.ffn"]},
+    "gptq-dynamic-out": {**GPTQ, "dynamic": {"-:.*attn[.]out_proj$": {},
+                                             "+:.*blocks[.]1[.].*": {"bits": 8}}},
+    "modelopt-fp8-skip-attn": modelopt("FP8", ("lm_head", "*norm_attn_norm*")),
+    "modelopt-fp8-skip-ffn": modelopt("FP8", ("lm_head", "transformer.blocks.1.ffn*")),
+}
+
+
+# (the pre-Llama decoders vLLM serves with its own files, 2 layers, fp8: lists by vLLM's paths
+# and the checkpoint's, fused shards named one by one)
+CLASSIC_LISTS = {
+    "gpt2": ["transformer.h.1.attn.c_proj", "transformer.h.0.mlp.c_fc"],
+    "gpt-j": ["transformer.h.0.attn.q_proj", "transformer.h.0.attn.k_proj",
+              "transformer.h.0.attn.v_proj", "transformer.h.1.mlp.fc_in"],
+    "bloom": ["transformer.h.1.self_attention.query_key_value",
+              "transformer.h.0.mlp.dense_h_to_4h"],
+    "opt": ["decoder.layers.0.self_attn.q_proj", "decoder.layers.0.self_attn.k_proj",
+            "decoder.layers.0.self_attn.v_proj", "model.decoder.layers.1.fc1",
+            "model.decoder.project_in"],
+    "opt-half-qkv": ["model.decoder.layers.0.self_attn.q_proj"],
+    "falcon": ["transformer.h.1.self_attention.query_key_value",
+               "transformer.h.0.mlp.dense_h_to_4h"],
+    "chatglm": ["transformer.encoder.layers.0.self_attention.query_key_value",
+                "transformer.encoder.layers.1.mlp.dense_h_to_4h"],
+}
+
+
 def cases():
     out = {}
+    for fam, names in CLASSIC_LISTS.items():
+        base = FAMILIES[fam.removesuffix("-half-qkv")][0]
+        out[f"{fam}-fp8-skip-own"] = {**base, "torch_dtype": "bfloat16",
+                                      "quantization_config": {**FP8, "ignored_layers": names}}
+    for m, q in DBRX_LISTS.items():
+        dtype = "float16" if m.startswith(("awq", "gptq")) else "bfloat16"
+        out[f"dbrx-{m}"] = {**FAMILIES["dbrx"][0], "torch_dtype": dtype,
+                            "quantization_config": q}
     for fam in ("lfm2", "lfm2-moe"):
         cfg = FAMILIES[fam][0]
         for m, q in lfm2_lists(fam == "lfm2-moe").items():
