@@ -2,9 +2,9 @@
 opt.py, falcon.py, chatglm.py, stablelm.py: their module paths), so that an fp8 checkpoint's
 ``ignored_layers`` is matched as vLLM matches it: a linear whose path the list holds exactly
 is built unquantised (its weight in the model dtype, no scales); a fused linear of the
-model's ``packed_modules_mapping`` (OPT's and StableLM's ``qkv_proj`` of q/k/v_proj,
-StableLM's ``gate_up_proj``) also when the list names all its shards, and vLLM refuses some
-(`kvcore.models.fp8_ignored.skipped`). The classes served by the Transformers backend
+model's ``packed_modules_mapping`` (OPT's ``qkv_proj`` of q/k/v_proj) also when the list names
+all its shards, and vLLM refuses some (`kvcore.models.fp8_ignored.skipped`); where the file has
+none (GPT-J's, StableLM's) shards named one by one name nothing. The classes served by the Transformers backend
 (GPT-NeoX, Phi, GPTBigCode) name theirs otherwise and stay refused with a list
 (`kvcore.models.quant_unsized`). Checked per rank: tests/data/weights_census/family_lists/.
 """

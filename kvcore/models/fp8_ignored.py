@@ -43,9 +43,9 @@ _FUSED: dict[str, dict[str, tuple[str, ...]]] = {
     "deepseek": {**_GATE_UP, "fused_qkv_a_proj": ("q_a_proj", "kv_a_proj_with_mqa")},
     "jamba": {**_QKV, **_GATE_UP, "in_proj": ("in_proj",)},
     "lfm2": {**_QKV, "w13": ("w1", "w3"), "in_proj": ("in_proj",)},
-    # (the pre-Llama decoders': opt.py's, stablelm.py's, falcon.py's, chatglm.py's; none in
-    # gpt2.py, gpt_j.py, bloom.py)
-    "opt": dict(_QKV), "stablelm": {**_QKV, **_GATE_UP},
+    # (the pre-Llama decoders': opt.py's, falcon.py's, chatglm.py's; none in gpt2.py,
+    # gpt_j.py, bloom.py, stablelm.py)
+    "opt": dict(_QKV), "stablelm": {},
     "falcon": {"query_key_value": ("query_key_value",)},
     "chatglm": {"query_key_value": ("query_key_value",), "dense_h_to_4h": ("dense_h_to_4h",)},
     "gpt2": {}, "gptj": {}, "bloom": {},

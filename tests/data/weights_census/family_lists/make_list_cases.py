@@ -93,6 +93,14 @@ def cases():
         base = FAMILIES[fam.removesuffix("-half-qkv")][0]
         out[f"{fam}-fp8-skip-own"] = {**base, "torch_dtype": "bfloat16",
                                       "quantization_config": {**FP8, "ignored_layers": names}}
+    # (StableLM 2 1.6B, 2 layers: its q/k/v and gate/up shards by the checkpoint's names)
+    stablelm = json.loads((HERE.parents[1] / "gpt_family" / "stablelm-2-1_6b.config.json")
+                          .read_text())
+    out["stablelm-fp8-skip-own"] = {**stablelm, "num_hidden_layers": 2,
+                                    "torch_dtype": "bfloat16", "quantization_config": {
+        **FP8, "ignored_layers": [f"model.layers.0.self_attn.{x}_proj" for x in "qkv"]
+        + ["model.layers.1.mlp.gate_proj", "model.layers.1.mlp.up_proj",
+           "model.layers.1.self_attn.o_proj"]}}
     for m, q in DBRX_LISTS.items():
         dtype = "float16" if m.startswith(("awq", "gptq")) else "bfloat16"
         out[f"dbrx-{m}"] = {**FAMILIES["dbrx"][0], "torch_dtype": dtype,
