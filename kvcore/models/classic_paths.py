@@ -4,9 +4,9 @@ opt.py, falcon.py, chatglm.py, stablelm.py: their module paths), so that an fp8 
 is built unquantised (its weight in the model dtype, no scales); a fused linear of the
 model's ``packed_modules_mapping`` (OPT's ``qkv_proj`` of q/k/v_proj) also when the list names
 all its shards, and vLLM refuses some (`kvcore.models.fp8_ignored.skipped`); where the file has
-none (GPT-J's, StableLM's) shards named one by one name nothing. The classes served by the Transformers backend
-(GPT-NeoX, Phi, GPTBigCode) name theirs otherwise and stay refused with a list
-(`kvcore.models.quant_unsized`). Checked per rank: tests/data/weights_census/family_lists/.
+none (GPT-J's, StableLM's) shards named one by one name nothing. The classes served by the
+Transformers backend (GPT-NeoX, Phi, GPTBigCode) name theirs otherwise and stay refused with a
+list (`kvcore.models.quant_unsized`). Checked per rank: tests/data/weights_census/family_lists/.
 """
 
 from __future__ import annotations
