@@ -14,6 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.errors import InputError, clipped
+from kvcore.models.longcat import ALIASES as LONGCAT_ALIASES
+from kvcore.models.longcat import DEFAULTS as LONGCAT_DEFAULTS
+from kvcore.models.longcat import LONGCAT, longcat_derived
 
 # model_type -> {the key kvcli reads: the class's own}: transformers 5.20's attribute_map
 # (GPT2Config, GPTJConfig, GPTBigCodeConfig, BloomConfig, DbrxConfig) and vLLM's RWConfig and
@@ -33,6 +36,7 @@ ALIASES: dict[str, dict[str, str]] = {
     "chatglm": {"num_hidden_layers": "num_layers", "intermediate_size": "ffn_hidden_size"},
 }
 ALIASES["RefinedWebModel"] = ALIASES["RefinedWeb"]
+ALIASES[LONGCAT] = LONGCAT_ALIASES
 
 # What each class gives a key the config leaves out, under the class's own key
 CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -51,6 +55,7 @@ CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
                 "seq_length": 2048, "padded_vocab_size": 65024, "ffn_hidden_size": 13696},
 }
 CLASS_DEFAULTS["RefinedWebModel"] = CLASS_DEFAULTS["RefinedWeb"]
+CLASS_DEFAULTS[LONGCAT] = LONGCAT_DEFAULTS
 # vLLM's max_model_len where a config names no length key at all (Bloom's ALiBi, the original
 # Falcon's): `_get_and_verify_max_len`'s default
 DEFAULT_LENGTH = 2048
@@ -85,6 +90,8 @@ def canonical(c: dict[str, Any], source: str = "") -> dict[str, Any]:
             out.setdefault("seq_length", DEFAULT_LENGTH)
     elif model_type == "chatglm":
         _check_built(c, model_type, source)
+    elif model_type == LONGCAT:     # (2 x num_layers attentions; the keys vLLM reads)
+        out = longcat_derived(out, c, source)
     elif model_type == "bloom" and out.get("max_position_embeddings") is None:
         out["max_position_embeddings"] = DEFAULT_LENGTH
     return _derived(out, model_type, source)

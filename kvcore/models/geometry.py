@@ -162,6 +162,7 @@ class ModelGeometry:
     gemma: GemmaExtras | None = None    # their weights' other parts (`kvcore.models.gemma_weights`)
     weights_unmodelled: str = ""    # why the weights estimate refuses this model ("": it sizes)
     zamba: Zamba2Blocks | None = None   # Zamba2's shared blocks (`kvcore.models.zamba2`)
+    zero_experts: int = 0       # LongCat-Flash's zero-computation experts (`kvcore.models.longcat`)
 
     @property
     def default_max_model_len(self) -> int:

@@ -77,6 +77,7 @@ from kvcore.models.k2_horizon import K2_HORIZON, k2_horizon_fields
 from kvcore.models.layer_kinds import layer_kinds
 from kvcore.models.lfm2 import LFM2_TYPES, lfm2_fields
 from kvcore.models.llama4 import EXPERTS_DEFAULT, MLP_WIDTH_DEFAULT, llama4_moe_layers
+from kvcore.models.longcat import LONGCAT
 from kvcore.models.mamba_only import MAMBA_ONLY_TYPES, read_mamba_only
 from kvcore.models.mamba_state import mamba_state
 from kvcore.models.mla import read_mla
@@ -286,6 +287,9 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         g = replace(g, **lfm2_fields(model_type, n_layers, get, get_dim, source))
     if model_type == K2_HORIZON:    # (its router's bias; its unmodelled attentions refused)
         g = replace(g, **k2_horizon_fields(get))
+    if model_type == LONGCAT:       # (its zero experts; a quantised checkpoint not sized)
+        g = replace(g, zero_experts=get_int("zero_expert_num", 0), weights_unmodelled=(
+            "a quantised LongCat-Flash checkpoint's weights" if g.quantization else ""))
     if model_type == ZAMBA2:        # (its shared blocks; a quantised one's weights not counted)
         g = replace(g, zamba=zamba2_blocks(c, source), weights_unmodelled=(
             "a quantised Zamba2 checkpoint's weights" if g.quantization else ""))

@@ -17,8 +17,9 @@ What vLLM does (`ModelArchConfigConvertorBase.is_deepseek_mla`, `ModelConfig.use
 A config with ``index_topk`` (DeepSeek-V3.2's model_type deepseek_v32, GLM-5's glm_moe_dsa,
 or a deepseek_v3 one with the key) is sparse MLA: an indexer cache beside the latent one
 (`kvcore.models.sparse_mla`). Not modelled, refused by name: the other model types vLLM
-serves with MLA (DeepSeek-V4's compressed caches, Kimi-Linear, LongCat-Flash's two attentions a
-layer, ...). GLM-4.7-Flash (glm4_moe_lite) is plain MLA with GLM-4.5's float32 routers.
+serves with MLA (DeepSeek-V4's compressed caches, Kimi-Linear, ...). GLM-4.7-Flash
+(glm4_moe_lite) is plain MLA with GLM-4.5's float32 routers; LongCat-Flash (longcat_flash) two
+MLA attentions a decoder layer (`kvcore.models.longcat`).
 Not read: ``VLLM_MLA_DISABLE`` (kvcli always sizes the MLA cache vLLM uses by default) and the
 multi-token-prediction layers (``num_nextn_predict_layers``: only with speculative decoding).
 """
@@ -33,12 +34,12 @@ from kvcore.models.sparse_mla import IndexerGeometry
 
 # The model types kvcli reads as MLA models.
 MLA_MODEL_TYPES = ("deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa",
-                   "glm4_moe_lite")
+                   "glm4_moe_lite", "longcat_flash")
 # vLLM 0.33's other MLA model types (is_deepseek_mla): kvcli does not model them.
 MLA_NOT_MODELLED = (
     "axk1", "deepseek_v4", "deepseek_v41", "dots3_note", "deepseek_mtp",
     "k3_dspark", "glm5_next", "glm5_next_text",
-    "glm4_moe_lite_mtp", "kimi_linear", "longcat_flash", "pangu_ultra_moe",
+    "glm4_moe_lite_mtp", "kimi_linear", "pangu_ultra_moe",
     "pangu_ultra_moe_mtp", "bailing_hybrid", "bailing_hybrid_mtp", "bailing_hybrid_v3_mtp",
     "hy_v4", "hy_v4_mtp")
 

@@ -61,10 +61,13 @@ MTP_CLASSES = {"deepseek_v3": "DeepSeekMTP", "deepseek_v32": "DeepseekV32MTP",
 def mtp_draft(target: ModelGeometry) -> DraftModel:
     """The MTP draft of `target`, or the InputError vLLM's refusal (or kvcli's) becomes."""
     cls = MTP_CLASSES.get(target.model_type)
-    if target.model_type == "glm4_moe_lite":    # (config/speculative.py: Glm4MoeLiteMTPModel)
-        raise InputError(f"mtp with {target.name} (glm4_moe_lite): vLLM 0.33 drafts with "
-                         "GLM-4.7-Flash's Glm4MoeLiteMTP module, which kvcli does not model",
-                         field=FIELD)
+    # (config/speculative.py: Glm4MoeLiteMTPModel, LongCatFlashMTPModel)
+    unmodelled = {"glm4_moe_lite": "GLM-4.7-Flash's Glm4MoeLiteMTP",
+                  "longcat_flash": "LongCat-Flash's LongCatFlashMTPModel"}
+    if target.model_type in unmodelled:
+        raise InputError(f"mtp with {target.name} ({target.model_type}): vLLM 0.33 drafts "
+                         f"with {unmodelled[target.model_type]} module, which kvcli does not "
+                         "model", field=FIELD)
     if cls is None or (cls.startswith("Deep") and target.mla is None):
         raise InputError(f"mtp with {target.name} ({target.model_type or 'no model_type'}): "
                          "vLLM 0.33 refuses it, 'Unsupported speculative method: mtp' (kvcli "

@@ -48,6 +48,7 @@ from kvcore.models.fp8_ignored import layer_skips
 from kvcore.models.gemma_weights import gemma_rank_params
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.kv_cache_quant import NO_QUANT_ATTENTION
+from kvcore.models.longcat import LONGCAT, longcat_ledger
 from kvcore.models.mamba_only import MAMBA_ONLY_TYPES
 from kvcore.models.rank_params import FP32_ROUTERS, Ledger
 from kvcore.models.zamba2_weights import zamba2_ledger
@@ -65,14 +66,19 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
     """One TP rank's parameters, of the whole model or of one pipeline `stage`: its layers;
     the embedding on the first stage, the LM head and the final norm on the last (a tied
     head: the embedding there again, as vLLM builds it on the last rank)."""
-    if g.weights_unmodelled or (g.gemma is not None and stage != WHOLE):
+    staged = stage != WHOLE and (g.gemma is not None or g.model_type == LONGCAT)
+    if g.weights_unmodelled or staged:
         # (sized as a plain decoder they would be a quiet lie: refused, the measure asked for)
-        why = g.weights_unmodelled or "Gemma's per-layer embeddings on pipeline stages"
+        why = g.weights_unmodelled or ("LongCat-Flash's decoder layers on pipeline stages"
+                                       if g.model_type == LONGCAT else
+                                       "Gemma's per-layer embeddings on pipeline stages")
         raise InputError(f"{g.name}: kvcli does not estimate {why}: give the weights' "
                          "measured size", field="weights_gib")
     layer_range, first, last = stage
     if g.zamba is not None:     # (shared blocks and their uses: `kvcore.models.zamba2_weights`)
         return zamba2_ledger(g, tp)
+    if g.model_type == LONGCAT:     # (two attentions and MLPs a decoder layer)
+        return longcat_ledger(g, tp, g.zero_experts)
     if g.classic is not None:
         return classic_weights.ledger(g, g.classic, tp, layer_range, first, last)
     led = Ledger()

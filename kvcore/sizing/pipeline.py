@@ -126,6 +126,12 @@ def pipeline_stages(g: ModelGeometry, groups: list[KVCacheGroupSpec], tp: int, p
     given total says nothing of where the embedding, the head and a draft are), its memory the
     GPU's budget less them and the activations."""
     refuse_pp(g.name, g.architecture, pp)      # (vLLM's config check, before any build)
+    if pp > 1 and g.model_type == "longcat_flash":
+        # (vLLM splits its num_layers decoder layers, two attentions each: kvcli's layers are
+        # the attentions, `kvcore.models.longcat`)
+        raise InputError(f"{g.name}: LongCat-Flash on pipeline stages is not modelled (vLLM "
+                         "splits its decoder layers, two attentions each)",
+                         field="pipeline_parallel_size")
     n = g.num_layers
     if pp > n:
         # (vLLM's split then gives stages no layer: their workers plan no KV cache)

@@ -51,6 +51,10 @@ OVERRIDES = {
     "DeepseekV32ForCausalLM": {"index_topk": 2048, "index_head_dim": 128, "index_n_heads": 64},
     # GLM-4.7-Flash's (Glm4MoeLiteConfig has no first_k_dense_replace; glm4_moe_lite.py reads it)
     "Glm4MoeLiteForCausalLM": {"first_k_dense_replace": 1},
+    # LongCat-Flash's published checkpoint's keys, which LongcatFlashConfig lacks and
+    # longcat_flash.py reads
+    "LongcatFlashForCausalLM": {"mla_scale_q_lora": True, "mla_scale_kv_lora": True,
+                                "zero_expert_type": "identity"},
     # keys vLLM's model file reads that the config class does not default (their published
     # checkpoints' values: GLM-4.5, AFMoE, MiniMax-M2, Hunyuan, Step-3.5, Qwen3-VL-MoE, Nemotron)
     "Glm4MoeForCausalLM": {"head_dim": 128},

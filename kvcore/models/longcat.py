@@ -1,0 +1,73 @@
+"""LongCat-Flash (`longcat_flash`, vLLM 0.33's longcat_flash.py): a decoder layer of two
+multi-head latent attentions (DeepSeek-V2's, `self_attn.0` and `.1`), four RMSNorms, two dense
+MLPs ``ffn_hidden_size`` wide and one MoE of ``n_routed_experts`` experts
+``expert_ffn_hidden_size`` wide beside ``zero_expert_num`` zero-computation experts (identity:
+no weights), whose router is float32, ``n_routed_experts + zero_expert_num`` wide, with a
+float32 score bias; no shared expert.
+
+Read as ``2 x num_layers`` MLA attention layers (the config class's ``num_hidden_layers``,
+what vLLM's KV cache holds and perf.py bills); the weights a decoder layer at a time
+(`longcat_ledger`). Checked on the meta device, every rank: tests/data/weights_census/longcat/.
+Not modelled, refused by name: a quantised checkpoint's weights, pipeline stages (vLLM splits
+``num_layers`` decoder layers), its MTP module.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvcore.errors import InputError
+from kvcore.models import rank_params as rp
+from kvcore.models.geometry import ModelGeometry
+from kvcore.models.rank_params import Ledger
+
+LONGCAT = "longcat_flash"
+# kvcli's key: LongcatFlashConfig's own (transformers 5.20's attribute_map)
+ALIASES = {"intermediate_size": "ffn_hidden_size",
+           "moe_intermediate_size": "expert_ffn_hidden_size",
+           "num_experts_per_tok": "moe_topk"}
+# LongcatFlashConfig's defaults (transformers 5.20), under its own keys
+DEFAULTS: dict[str, Any] = {
+    "num_layers": 28, "hidden_size": 6144, "num_attention_heads": 64, "vocab_size": 131072,
+    "max_position_embeddings": 131072, "ffn_hidden_size": 12288, "q_lora_rank": 1536,
+    "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+    "moe_topk": 12, "n_routed_experts": 512, "zero_expert_num": 256,
+    "expert_ffn_hidden_size": 2048}
+# (keys the class lacks and vLLM's model reads: without them building it fails)
+_READ_BY_VLLM = ("mla_scale_q_lora", "mla_scale_kv_lora", "zero_expert_type")
+
+
+def longcat_derived(out: dict[str, Any], c: dict[str, Any], source: str) -> dict[str, Any]:
+    """The class's ``num_hidden_layers`` (2 x ``num_layers``, a given ``num_hidden_layers``
+    setting ``num_layers`` to half of it) and vLLM's refusal of a config without the keys
+    its model reads."""
+    missing = next((k for k in _READ_BY_VLLM if c.get(k) is None), None)
+    if missing is not None:
+        raise InputError(f"model_type {LONGCAT!r} without '{missing}': vLLM 0.33's "
+                         "longcat_flash.py reads it and LongcatFlashConfig does not default "
+                         "it (AttributeError)", path=source or None, field=missing)
+    if c.get("num_layers") is None and isinstance(c.get("num_hidden_layers"), int):
+        out["num_layers"] = c["num_hidden_layers"] // 2
+    layers = out["num_layers"]
+    if not isinstance(layers, int) or isinstance(layers, bool) or layers < 1:
+        raise InputError(f"expected an integer >= 1, got {layers!r}", path=source or None,
+                         field="num_layers")
+    out["num_hidden_layers"] = 2 * layers
+    return out
+
+
+def longcat_ledger(g: ModelGeometry, tp: int, zero_experts: int) -> Ledger:
+    """One of ``tp`` ranks' parameters (the whole model: one pipeline stage)."""
+    h, e = g.hidden_size, g.num_experts
+    led = Ledger()
+    # (the embedding and its own LM head, whatever tie_word_embeddings says: longcat_flash.py
+    # ties none; the final norm)
+    led.model += rp.vocab_rows(g, tp) * h * 2 + h
+    for _ in range(len(g.layer_kinds) // 2):
+        rp.attention(g, tp, led)
+        rp.attention(g, tp, led)
+        led.model += 4 * h
+        led.layer += 2 * 3 * h * g.intermediate_size // tp
+        led.layer += e * 3 * h * g.moe_intermediate_size // tp
+        led.fp32 += (e + zero_experts) * (h + 1)     # (the router and its score bias)
+    return led
