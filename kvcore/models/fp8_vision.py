@@ -56,7 +56,11 @@ def tower_rank(g: ModelGeometry, tp: int) -> tuple[int, int, int]:
     (those in the model dtype, the fp8 weights, their float32 block scales); the weights
     estimate and `kvcli config`'s multimodal key both read it."""
     fp8, block_scales = rank_fp8(g, tp)
-    params = g.vision_whole + (g.vision_params - g.vision_whole) // tp
+    heads, bound = g.vision_head_bound
+    # (InternViT's attention, whole where TP does not divide its heads; never more than all of
+    # the tower: skipped, or whole under --mm-encoder-tp-mode data)
+    whole = min(g.vision_params, g.vision_whole + (bound if heads % tp else 0))
+    params = whole + (g.vision_params - whole) // tp
     return params - fp8, fp8, block_scales
 
 

@@ -140,6 +140,7 @@ class ModelGeometry:
     # ``--mm-encoder-tp-mode data`` (`VisionParams.kept`, `.data_split`)
     vision_kept: int = 0
     vision_data_split: int = 0
+    vision_head_bound: tuple[int, int] = (0, 0)    # (whole where TP splits no head: InternViT)
     # an fp8 checkpoint's tower linears vLLM quantises (`kvcore.models.fp8_vision`)
     vision_linears: tuple[VisionLinear, ...] = ()
     vision_parts: tuple[TowerPart, ...] = ()    # (towers each skipped alone: Gemma 3n's, 4's)

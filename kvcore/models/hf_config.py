@@ -72,6 +72,7 @@ from kvcore.models.context_limit import lengths
 from kvcore.models.dtypes import model_dtype
 from kvcore.models.fp8_renames import architecture
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.internvl_chat import llm_refusal
 from kvcore.models.jamba import jamba_layout
 from kvcore.models.k2_horizon import K2_HORIZON, k2_horizon_fields
 from kvcore.models.layer_kinds import layer_kinds
@@ -114,7 +115,8 @@ def load_hf_config(path: str | Path) -> dict[str, Any]:
 
 
 def _text_config(cfg: dict[str, Any]) -> dict[str, Any]:
-    text = cfg.get("text_config")
+    # (vLLM renames a remote-code config's llm_config text_config where it has none: InternVL)
+    text = cfg.get("text_config") if "text_config" in cfg else cfg.get("llm_config")
     if isinstance(text, dict):
         merged = {k: v for k, v in cfg.items() if k in ("torch_dtype", "dtype")}
         merged.update(text)
@@ -137,6 +139,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     archs = cfg.get("architectures")
     if (why := refusal(archs)) is not None:
         raise InputError(why, path=source or None, field="architectures")
+    llm_refusal(cfg, archs, source)     # (InternVL's remote code: its llm_config's classes)
     if model_type in MAMBA_ONLY_TYPES:      # attention-free: no heads to read
         return replace(read_mamba_only(c, model_type, name=name, source=source, dtype=model_dtype(
             c.get("torch_dtype") or c.get("dtype"), source)), architecture=architecture(archs))
@@ -264,6 +267,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         vision_parts=vision.parts, ple_scratch_width=(n_layers * (get_int(
             "hidden_size_per_layer_input", 0) or 0) if vision.parts else 0),
         vision_kept=vision.kept, vision_data_split=vision.data_split,
+        vision_head_bound=vision.head_bound,
         **quant_fields(get("quantization_config"), architecture(archs), vision, source),
         source=source, architecture=architecture(archs),
         num_experts_per_tok=experts_per_tok(c, get, get_int),

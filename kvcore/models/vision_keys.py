@@ -50,7 +50,9 @@ class VisionParams(NamedTuple):
     (LLaVA-NeXT's ``image_newline``, a plain Parameter); ``data_split``: those of `total` that
     stay split over TP under ``--mm-encoder-tp-mode data`` (Llama 4's projector); ``buffers``:
     the tower's buffer bytes, whole on every rank (Gemma 3's and Qwen3.5's:
-    `kvcore.models.buffers.vision_buffers`)."""
+    `kvcore.models.buffers.vision_buffers`); ``head_bound``: (attention heads, parameters) of
+    `total - whole` that vLLM splits over TP only where TP divides the heads and keeps whole on
+    every rank otherwise (InternViT's attention: `kvcore.models.internvl_chat`)."""
     total: int
     whole: int
     heads: int = 0
@@ -63,6 +65,7 @@ class VisionParams(NamedTuple):
     kept: int = 0
     data_split: int = 0
     buffers: int = 0
+    head_bound: tuple[int, int] = (0, 0)
 
 
 def vision_config(cfg: dict[str, Any], source: str) -> dict[str, Any]:

@@ -4,8 +4,9 @@ Qwen2.5-VL's (`kvcore.models.qwen_vl`), Gemma 3's SigLIP (`kvcore.models.siglip`
 Gemma 4's vision and audio towers (`kvcore.models.gemma4_towers`), LFM2-VL's SigLIP2
 (`kvcore.models.lfm2_vl_tower`), Llama 4's (`kvcore.models.llama4_vision`), the LLaVA family's
 and Mistral 3's (`kvcore.models.llava`), PaliGemma's (`kvcore.models.paligemma`), InternVL's
-(`kvcore.models.internvl`), GLM-4.1V's and GLM-4.5V's (`kvcore.models.glm4v_tower`), Kimi-VL's and
-Kimi-K2.5's (`kvcore.models.moonvit`); none for the other classes kvcli reads
+(`kvcore.models.internvl`; its remote-code checkpoints': `kvcore.models.internvl_chat`),
+GLM-4.1V's and GLM-4.5V's (`kvcore.models.glm4v_tower`), Kimi-VL's and Kimi-K2.5's
+(`kvcore.models.moonvit`); none for the other classes kvcli reads
 (`kvcore.models.multimodal_classes` warns of those)."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from kvcore.models.gemma4_towers import multimodal_towers
 from kvcore.models.glm4v_tower import GLM4V_ARCHS, glm4v_vision_params
 from kvcore.models.internvl import internvl_vision_params
+from kvcore.models.internvl_chat import CHAT_ARCHS, internvl_chat_params
 from kvcore.models.lfm2_vl_tower import lfm2_vl_params
 from kvcore.models.llama4_vision import llama4_vision_params
 from kvcore.models.llava import WRAPPERS, llava_vision_params
@@ -51,6 +53,8 @@ def vision_tower(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
         return paligemma_vision_params(cfg, source)
     if arch == "InternVLForConditionalGeneration":
         return internvl_vision_params(cfg, hidden, source)
+    if arch in CHAT_ARCHS:
+        return internvl_chat_params(cfg, hidden, source)
     if arch == "Lfm2VlForConditionalGeneration":
         return lfm2_vl_params(cfg, hidden, source)
     if arch in GLM4V_ARCHS:

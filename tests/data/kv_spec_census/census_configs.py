@@ -36,6 +36,9 @@ MODEL_TYPES = {
     "Dots3NoteForCausalLM": "dots3_note", "UnlimitedOCRForCausalLM": "unlimited_ocr",
     "DeepseekV41ForCausalLM": "deepseek_v41", "PixtralForConditionalGeneration": "pixtral",
     "Qwen2_5OmniModel": "qwen2_5_omni", "Step5ForConditionalGeneration": "step5_vl",
+    # (remote code: ../weights_census/internvl_chat/internvl_chat_config.py's class,
+    # registered by record_kv_specs.py)
+    "InternVLChatModel": "internvl_chat",
 }
 # keys a layer pattern needs beside the cut (by architecture)
 OVERRIDES = {

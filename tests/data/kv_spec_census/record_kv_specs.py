@@ -34,6 +34,11 @@ rc = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(rc)                    # vLLM imported, every substitution applied
 sys.path.insert(0, str(HERE))
 import census_configs
+# InternVLChatModel's remote-code config class, rewritten (its README), for model_type
+# internvl_chat
+sys.path.insert(0, str(HERE.parent / "weights_census" / "internvl_chat"))
+import internvl_chat_config
+internvl_chat_config.register()
 
 import torch
 import vllm
@@ -109,7 +114,7 @@ current_platform.device_type = "meta"
 from vllm.model_executor.layers.mamba import abstract
 _gdn_alignment = abstract.get_mamba_prefill_checkpoint_alignment
 GDN_TYPES = ("qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text")
-SUBSTITUTIONS = list(rc.SUBSTITUTIONS) + [
+SUBSTITUTIONS = list(rc.SUBSTITUTIONS) + internvl_chat_config.SUBSTITUTIONS + [
     "hybrid models: Platform._align_hybrid_block_size(vc, FlashAttentionBackend) called as "
     "CudaPlatform.check_and_update_config calls it (the CPU's platform does not)",
     "model registry: a class inspected in this process (no CUDA here), not a subprocess",

@@ -1,0 +1,96 @@
+"""InternVL's remote-code checkpoints (`InternVLChatModel`, model_type internvl_chat:
+OpenGVLab's InternVL2_5-*, InternVL3-*, InternVL3_5-*) as vLLM 0.33 builds them
+(model_executor/models/internvl.py, intern_vit.py), per TP rank.
+
+The language model is ``llm_config`` (vLLM renames it ``text_config``: `kvcore.models.hf_config`
+reads it there); the checkpoints' remote code picks its config class by
+``llm_config.architectures[0]`` and refuses the others, so kvcli refuses them by name too.
+`InternVisionModel` (InternViT: ``vision_config``, its class's defaults InternViT-6B's): the
+class token, the biased patch convolution, (image / patch)^2 + 1 position rows; ``select_layer``
+keeps that many layers (negative: counted from the last, -1 all of them); each layer two layer
+scales (ls1, ls2), two norms (``norm_type`` layer_norm: weight and bias; rms_norm: weight), a
+QKVParallelLinear qkv (biased where ``qkv_bias``), q/k RMSNorms as wide as the model where
+``qk_normalization`` (whole on every rank), a RowParallelLinear proj and the MLP's biased
+ColumnParallelLinear fc1 and RowParallelLinear fc2. A TP that does not divide the heads is not
+refused: vLLM keeps that layer's attention whole on every rank (InternViT-6B's 25 heads at TP 2,
+4 and 8; 0.33 builds no dummy heads for this class) while the MLP still splits, so its width
+must divide TP. `mlp1`: a LayerNorm and two biased nn.Linear on the hidden size times
+(1 / downsample_ratio)^2, whole. No buffers; ``--mm-encoder-tp-mode data`` taken.
+Checked per rank against vLLM's class on the meta device (tests/data/weights_census/internvl_chat/).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvcore.errors import InputError, clipped
+from kvcore.models.vision_keys import VisionParams, vision_config, vision_dim
+
+CHAT_ARCHS = ("InternVLChatModel",)
+# the language models the checkpoints' configuration_internvl_chat.py builds llm_config for
+# (InternVL3_5's lists them all; InternVL2_5's and InternVL3's a part)
+LLM_ARCHS = ("LlamaForCausalLM", "InternLM2ForCausalLM", "Phi3ForCausalLM", "Qwen2ForCausalLM",
+             "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "GptOssForCausalLM")
+# the remote InternVisionConfig's defaults (InternViT-6B's sizes)
+VIT_DEFAULTS = {"hidden_size": 3200, "intermediate_size": 12800, "num_hidden_layers": 48,
+                "num_attention_heads": 25, "image_size": 224, "patch_size": 14}
+_FLAGS = {"qkv_bias": False, "qk_normalization": True}
+
+
+def llm_refusal(cfg: dict[str, Any], archs: object, source: str) -> None:
+    """InputError where an InternVLChatModel's ``llm_config`` is not one its remote code
+    builds (none, no architecture, one it does not list)."""
+    if not (isinstance(archs, list) and archs and archs[0] in CHAT_ARCHS):
+        return
+    llm = cfg.get("llm_config")
+    if not isinstance(llm, dict):
+        raise InputError(f"{archs[0]} needs its language model's config here, got "
+                         f"{clipped(llm)}", path=source or None, field="llm_config")
+    named = llm.get("architectures")
+    arch = named[0] if isinstance(named, list) and named else None
+    if arch not in LLM_ARCHS:
+        raise InputError(f"{clipped(arch)}: InternVL's remote code (configuration_internvl_chat"
+                         f".py) builds the language model of {', '.join(LLM_ARCHS)} only, so "
+                         "vLLM cannot load the model", path=source or None,
+                         field="llm_config.architectures")
+
+
+def _keep(cfg: dict[str, Any], layers: int, source: str) -> int:
+    """The layers vLLM builds for ``select_layer`` (`_init_vision_model`)."""
+    sel = cfg.get("select_layer", -1)
+    if isinstance(sel, bool) or not isinstance(sel, int) or not -layers <= sel < layers:
+        raise InputError(f"expected an integer from {-layers} to {layers - 1} (the vision "
+                         f"tower's {layers} layers), got {clipped(sel)}", path=source or None,
+                         field="select_layer")
+    return layers + sel + 1 if sel < 0 else sel + 1
+
+
+def internvl_chat_params(cfg: dict[str, Any], text_hidden: int, source: str) -> VisionParams:
+    v = vision_config(cfg, source)
+
+    def dim(key: str) -> int:
+        return vision_dim(v, VIT_DEFAULTS, key, source)
+
+    d, inter, heads = dim("hidden_size"), dim("intermediate_size"), dim("num_attention_heads")
+    if d % heads:
+        raise InputError(f"{d} (hidden_size) is not divisible by its {heads} attention heads, "
+                         "as InternViT requires", path=source or None,
+                         field="vision_config.num_attention_heads")
+    layers = _keep(cfg, dim("num_hidden_layers"), source)
+    patch = dim("patch_size")
+    embeddings = d + 3 * patch * patch * d + d + ((dim("image_size") // patch) ** 2 + 1) * d
+    norm = 2 * d if v.get("norm_type", "rms_norm") == "layer_norm" else d
+    qkv_bias, qk_norm = (bool(v.get(k, _FLAGS[k])) for k in ("qkv_bias", "qk_normalization"))
+    attention = 3 * d * d + 3 * d * qkv_bias + d * d      # (qkv, proj's weight: split by heads)
+    layer_whole = 2 * d + 2 * norm + 2 * d * qk_norm + d + d     # (+ proj's and fc2's biases)
+    mlp = d * inter + inter + inter * d
+    ratio = cfg.get("downsample_ratio", 0.5)
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio <= 1:
+        raise InputError(f"expected a number in (0, 1], got {clipped(ratio)}",
+                         path=source or None, field="downsample_ratio")
+    wide = d * int(1 / ratio) ** 2
+    projector = 2 * wide + wide * text_hidden + text_hidden + text_hidden ** 2 + text_hidden
+    whole = embeddings + layers * layer_whole + projector
+    return VisionParams(whole + layers * (attention + mlp), whole, 0, ("image", "video"),
+                        data_parallel=True, mlp_width=inter if layers else 0,
+                        head_bound=(heads, layers * attention))

@@ -1,0 +1,85 @@
+# ruff: noqa
+"""Write the config.json files here (published checkpoints' values as known, not downloaded;
+synthetic tiny ones). From the project root: python tests/data/weights_census/internvl_chat/make_configs.py"""
+import os; os.chdir(os.path.dirname(os.path.abspath(__file__)))
+import json
+VIT300 = {"architectures": ["InternVisionModel"], "model_type": "intern_vit_6b",
+          "hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 24,
+          "num_attention_heads": 16, "image_size": 448, "patch_size": 14, "num_channels": 3,
+          "qkv_bias": True, "qk_normalization": False, "norm_type": "layer_norm",
+          "layer_norm_eps": 1e-06, "hidden_act": "gelu", "initializer_factor": 0.1,
+          "drop_path_rate": 0.1, "use_flash_attn": True, "torch_dtype": "bfloat16"}
+VIT6B = dict(VIT300, hidden_size=3200, intermediate_size=12800, num_hidden_layers=45,
+             num_attention_heads=25, qkv_bias=False, qk_normalization=True,
+             norm_type="rms_norm", drop_path_rate=0.4)
+TOP = {"architectures": ["InternVLChatModel"], "model_type": "internvl_chat",
+       "auto_map": {"AutoConfig": "configuration_internvl_chat.InternVLChatConfig",
+                    "AutoModel": "modeling_internvl_chat.InternVLChatModel",
+                    "AutoModelForCausalLM": "modeling_internvl_chat.InternVLChatModel"},
+       "downsample_ratio": 0.5, "dynamic_image_size": True, "force_image_size": 448,
+       "max_dynamic_patch": 12, "min_dynamic_patch": 1, "ps_version": "v2", "select_layer": -1,
+       "template": "internvl2_5", "use_thumbnail": True, "use_backbone_lora": 0,
+       "use_llm_lora": 0, "torch_dtype": "bfloat16", "tie_word_embeddings": False}
+def qwen2(h, inter, layers, heads, kv, **kw):
+    return {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": h,
+            "intermediate_size": inter, "num_hidden_layers": layers,
+            "num_attention_heads": heads, "num_key_value_heads": kv, "vocab_size": 151674,
+            "max_position_embeddings": 32768, "max_window_layers": 70, "rope_theta": 1000000.0,
+            "rms_norm_eps": 1e-06, "hidden_act": "silu", "sliding_window": 32768,
+            "use_sliding_window": False, "tie_word_embeddings": False, "bos_token_id": 151643,
+            "eos_token_id": 151645, "torch_dtype": "bfloat16", **kw}
+def qwen3(h, inter, layers, heads, kv, **kw):
+    return {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": h,
+            "intermediate_size": inter, "num_hidden_layers": layers, "head_dim": 128,
+            "num_attention_heads": heads, "num_key_value_heads": kv, "vocab_size": 151936,
+            "max_position_embeddings": 40960, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06,
+            "hidden_act": "silu", "attention_bias": False, "sliding_window": None,
+            "use_sliding_window": False, "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16", **kw}
+def write(name, llm, vit, **top):
+    cfg = dict(TOP, **top)
+    cfg["_name_or_path"] = name
+    cfg["vision_config"] = vit
+    cfg["llm_config"] = llm
+    open(f"{name.split('/')[-1].lower()}.config.json", "w").write(json.dumps(cfg, indent=1) + "\n")
+write("OpenGVLab/InternVL3-1B", qwen2(896, 4864, 24, 14, 2, max_window_layers=21), VIT300)
+write("OpenGVLab/InternVL3-8B", qwen2(3584, 18944, 28, 28, 4, max_window_layers=28), VIT300)
+write("OpenGVLab/InternVL3-78B", qwen2(8192, 29568, 80, 64, 8, max_window_layers=70), VIT6B)
+write("OpenGVLab/InternVL2_5-8B", {
+    "architectures": ["InternLM2ForCausalLM"], "model_type": "internlm2", "hidden_size": 4096,
+    "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+    "num_key_value_heads": 8, "vocab_size": 92553, "max_position_embeddings": 32768,
+    "rope_theta": 1000000, "rope_scaling": {"type": "dynamic", "factor": 2.0},
+    "rms_norm_eps": 1e-05, "hidden_act": "silu", "bias": False, "tie_word_embeddings": False,
+    "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 2, "torch_dtype": "bfloat16"},
+    VIT300, ps_version="v2", template="internvl2_5")
+write("OpenGVLab/InternVL3_5-8B", qwen3(4096, 12288, 36, 32, 8), VIT300,
+      template="internvl2_5")
+write("OpenGVLab/InternVL3_5-30B-A3B", dict(
+    qwen3(2048, 6144, 48, 32, 4), architectures=["Qwen3MoeForCausalLM"],
+    model_type="qwen3_moe", moe_intermediate_size=768, num_experts=128,
+    num_experts_per_tok=8, decoder_sparse_step=1, mlp_only_layers=[], norm_topk_prob=True,
+    output_router_logits=False, router_aux_loss_coef=0.001), VIT300)
+# synthetic: small towers with each flag flipped, a small Llama / Qwen2 text model
+def tiny_llm(arch="LlamaForCausalLM", mt="llama", **kw):
+    return {"architectures": [arch], "model_type": mt, "hidden_size": 64,
+            "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 8,
+            "num_key_value_heads": 8, "vocab_size": 1024, "max_position_embeddings": 4096,
+            "rms_norm_eps": 1e-05, "hidden_act": "silu", "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16", **kw}
+def tiny_vit(**kw):
+    return dict({"architectures": ["InternVisionModel"], "model_type": "intern_vit_6b",
+                 "hidden_size": 40, "intermediate_size": 64, "num_hidden_layers": 6,
+                 "num_attention_heads": 5, "image_size": 224, "patch_size": 14,
+                 "qkv_bias": False, "qk_normalization": True, "norm_type": "rms_norm",
+                 "layer_norm_eps": 1e-06, "torch_dtype": "bfloat16"}, **kw)
+write("tiny-internvit-6b-like-select-2", tiny_llm(), tiny_vit(), select_layer=-2,
+      downsample_ratio=0.25)
+write("tiny-internvit-layernorm-qkvbias-select3", tiny_llm("Qwen2ForCausalLM", "qwen2"),
+      tiny_vit(hidden_size=64, num_attention_heads=8, qkv_bias=True,
+               qk_normalization=False, norm_type="layer_norm", patch_size=16), select_layer=3)
+write("tiny-internvit-mlp-36", tiny_llm(), tiny_vit(hidden_size=32, num_attention_heads=4,
+                                                    intermediate_size=36))
+write("tiny-internvit-defaults", tiny_llm(), {"architectures": ["InternVisionModel"],
+                                              "num_hidden_layers": 2})
+write("tiny-internvl-mistral-llm", tiny_llm("MistralForCausalLM", "mistral"), tiny_vit())

@@ -1,0 +1,144 @@
+"""kvcli's weights and buffers for InternVL's remote-code checkpoints (`InternVLChatModel`:
+InternVL2_5, InternVL3, InternVL3_5; InternViT-300M and InternViT-6B with mlp1) against vLLM
+0.33.0's own class, built on the meta device at TP 1, 2, 4 and 8, every rank, alone and under
+the multimodal serving options (tests/data/weights_census/internvl_chat/answers.json, recorded
+by record_internvl_chat.py there with the remote-code config class rewritten): the bytes a
+rank holds and its buffers, exactly. kvcli refused every such config before ("missing
+'num_hidden_layers'": its language model is under llm_config)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvcore.errors import InputError
+from kvcore.models.hf_config import read_hf_config
+from kvcore.models.mm_serving import vision_rank_bytes
+from kvcore.models.weights import estimate_params
+from kvcore.sizing.resolve import resolve_kv_cache_config
+from tests.census_rows import (
+    assert_rank_equal,
+    built_ranks,
+    case_geometry,
+    case_mm,
+    check_ranks_agree,
+    refused_tps,
+    vllms_words,
+)
+
+DATA = Path(__file__).parent / "data" / "weights_census" / "internvl_chat"
+ALL = json.loads((DATA / "answers.json").read_text())["cases"]
+CASES = {n: c for n, c in ALL.items() if "refused" not in c}
+
+
+def _config(base: str) -> dict:
+    return json.loads((DATA / f"{base}.config.json").read_text())
+
+
+def _geometry(name: str, *, applied: bool = True):
+    return case_geometry(DATA, CASES, name, applied=applied)
+
+
+@pytest.mark.parametrize(("name", "tp", "rank"), built_ranks(CASES))
+def test_bytes_and_buffers_per_rank_equal_vllms(name: str, tp: int, rank: int) -> None:
+    assert_rank_equal(_geometry(name), tp, CASES[name]["tp"][str(tp)][rank])
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_parameter_count_equals_vllms(name: str) -> None:
+    assert estimate_params(_geometry(name)) == (CASES[name]["tp"]["1"][0]["param_numel"], 0)
+
+
+def test_the_census_covers_every_config_and_tp() -> None:
+    bases = {p.name.removesuffix(".config.json") for p in DATA.glob("*.config.json")}
+    assert bases == {n.split(" ")[0] for n in ALL} and len(bases) == 11
+    assert len(ALL) == 20 and set(ALL) - set(CASES) == {"tiny-internvl-mistral-llm"}
+    check_ranks_agree(CASES)
+
+
+REFUSED = refused_tps(CASES)
+
+
+@pytest.mark.parametrize(("name", "tp"), REFUSED)
+def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
+    """TP 4 and 8 do not divide Qwen2.5-0.5B's 14 heads (InternVL3-1B), nor TP 8 Qwen2.5-7B's
+    28 (InternVL3-8B, whatever the options); TP 8 does not divide the tiny tower's 36-wide MLP
+    (vLLM: "36 is not divisible by 8"), though its attention would stay whole."""
+    assert len(REFUSED) == 8
+    with pytest.raises(InputError) as e:
+        resolve_kv_cache_config(geometry=_geometry(name, applied=False), tensor_parallel_size=tp,
+                                gpu_memory_gib=80, max_model_len=4096, mm=case_mm(CASES[name]))
+    assert e.value.field == "tensor_parallel_size"
+    assert "must be divisible by it, as vLLM requires" in e.value.message
+    assert e.value.message.endswith(f"got {tp}")
+    if "mlp" in name:
+        assert "vision tower's MLP is 36 wide" in e.value.message
+
+
+@pytest.mark.parametrize(("base", "total", "whole", "attention"), [
+    # InternViT-300M (24 layers, 16 heads, qkv bias, LayerNorms) and mlp1 onto Qwen2.5-0.5B
+    ("internvl3-1b", 308_495_104, 6_333_184, 100_737_024),
+    # the same tower onto Qwen2.5-7B's 3,584 (InternVL3-8B: as its Hugging Face format's)
+    ("internvl3-8b", 331_552_768, 29_390_848, 100_737_024),
+    # InternViT-6B: 45 layers, 25 heads, q/k RMSNorms, no qkv bias; mlp1 onto 8,192
+    ("internvl3-78b", 5_708_504_448, 178_328_448, 1_843_200_000),
+])
+def test_tower_sizes(base: str, total: int, whole: int, attention: int) -> None:
+    """The tower's and mlp1's parameters, those whole on every rank, and the attention's
+    (whole too where TP does not divide the heads): vLLM's non-language-model parameters."""
+    g = read_hf_config(_config(base), name=base)
+    assert (g.vision_params, g.vision_whole, g.vision_head_bound[1]) == (total, whole, attention)
+
+
+def test_internvit_6b_attention_stays_whole_where_tp_does_not_divide_its_25_heads() -> None:
+    """vLLM 0.33 builds no dummy heads for this class: at TP 2, 4 and 8 each layer's qkv and
+    proj are whole on every rank (InternParallelAttention falls back to tp_size 1) while fc1
+    and fc2 split; kvcli split them all before this class was counted."""
+    g = read_hf_config(_config("internvl3-78b"), name="internvl3-78b")
+    whole, bound = g.vision_whole, g.vision_head_bound[1]
+    for tp in (2, 4, 8):
+        assert vision_rank_bytes(g, tp) == 2 * (whole + bound + (g.vision_params - whole - bound)
+                                                // tp)
+    assert vision_rank_bytes(g, 1) == 2 * g.vision_params
+
+
+def test_the_tower_is_dropped_or_kept_whole_as_vllm_does() -> None:
+    """--language-model-only and limits of 0 for image and video drop the tower and mlp1; a
+    limit of 0 for images alone does not (video stays at 999); data mode holds it whole."""
+    for opts in ("--language-model-only", '--limit-mm-per-prompt {"image":0,"video":0}'):
+        assert _geometry(f"internvl3-8b {opts}").vision_params == 0
+    assert _geometry('internvl3-8b --limit-mm-per-prompt {"image":0}').vision_params > 0
+    g = _geometry("internvl3-78b --mm-encoder-tp-mode data")
+    assert vision_rank_bytes(g, 8) == 2 * 5_708_504_448
+
+
+def test_an_llm_config_its_remote_code_does_not_build_is_refused() -> None:
+    """InternVL's configuration_internvl_chat.py picks llm_config's class by its first
+    architecture and raises on others (vLLM cannot load the config: as recorded)."""
+    assert vllms_words(ALL["tiny-internvl-mistral-llm"]["refused"]) == (
+        "Unsupported architecture: MistralForCausalLM")
+    with pytest.raises(InputError) as e:
+        read_hf_config(_config("tiny-internvl-mistral-llm"), source="c.json")
+    assert (e.value.field, e.value.path) == ("llm_config.architectures", "c.json")
+    assert str(e.value).startswith("c.json: field 'llm_config.architectures': "
+                                   "'MistralForCausalLM': InternVL's remote code")
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize(("edit", "field", "words"), [
+    ({"llm_config": None}, "llm_config", "InternVLChatModel needs its language model's config"),
+    ({"llm_config": {"num_hidden_layers": 2}}, "llm_config.architectures", "None: InternVL's"),
+    ({"select_layer": -7}, "select_layer", "expected an integer from -6 to 5"),
+    ({"select_layer": 6}, "select_layer", "expected an integer from -6 to 5"),
+    ({"downsample_ratio": 0}, "downsample_ratio", "expected a number in (0, 1]"),
+    ({"vision_config": {"hidden_size": 42, "num_attention_heads": 5}},
+     "vision_config.num_attention_heads", "42 (hidden_size) is not divisible by its 5"),
+])
+def test_bad_internvl_chat_keys_are_refused_in_one_line(edit: dict, field: str,
+                                                        words: str) -> None:
+    with pytest.raises(InputError) as e:
+        read_hf_config({**_config("tiny-internvit-6b-like-select-2"), **edit}, source="c.json")
+    assert (e.value.field, e.value.path) == (field, "c.json")
+    assert words in e.value.message
