@@ -1,6 +1,9 @@
 # ruff: noqa
 """Write the config.json files here (published checkpoints' values as known, not downloaded;
-synthetic tiny ones). From the project root: python tests/data/weights_census/internvl_chat/make_configs.py"""
+synthetic tiny ones). From the project root:
+
+    python tests/data/weights_census/internvl_chat/make_configs.py
+"""
 import os; os.chdir(os.path.dirname(os.path.abspath(__file__)))
 import json
 VIT300 = {"architectures": ["InternVisionModel"], "model_type": "intern_vit_6b",
