@@ -53,8 +53,8 @@ def test_parameter_count_equals_vllms(name: str) -> None:
 
 def test_the_census_covers_every_config_and_tp() -> None:
     bases = {p.name.removesuffix(".config.json") for p in DATA.glob("*.config.json")}
-    assert bases == {n.split(" ")[0] for n in ALL} and len(bases) == 11
-    assert len(ALL) == 20 and set(ALL) - set(CASES) == {"tiny-internvl-mistral-llm"}
+    assert bases == {n.split(" ")[0] for n in ALL} and len(bases) == 18
+    assert len(ALL) == 41 and set(ALL) - set(CASES) == {"tiny-internvl-mistral-llm"}
     check_ranks_agree(CASES)
 
 
@@ -142,3 +142,38 @@ def test_bad_internvl_chat_keys_are_refused_in_one_line(edit: dict, field: str,
         read_hf_config({**_config("tiny-internvit-6b-like-select-2"), **edit}, source="c.json")
     assert (e.value.field, e.value.path) == (field, "c.json")
     assert words in e.value.message
+
+
+@pytest.mark.parametrize(("base", "total", "whole", "heads", "attention"), [
+    # NVLM-D-72B: InternViT-6B padded to 32 heads (7 dummy), mlp1 through Qwen2-72B's 29,568
+    ("nvlm-d-72b", 6_673_389_696, 627_117_696, 32, 2_359_296_000),
+    # Skywork-R1V-38B: InternViT-6B-V2_5, mlp1 onto 5,120
+    ("skywork-r1v-38b", 5_628_282_240, 98_106_240, 25, 1_843_200_000),
+    # H2OVL-Mississippi-2B: InternViT-300M onto Danube2's 2,560
+    ("h2ovl-mississippi-2b", 321_064_960, 18_903_040, 16, 100_737_024),
+])
+def test_kin_tower_sizes(base: str, total: int, whole: int, heads: int, attention: int) -> None:
+    g = read_hf_config(_config(base), name=base)
+    assert (g.vision_params, g.vision_whole, g.vision_head_bound) == (total, whole,
+                                                                      (heads, attention))
+
+
+def test_nvlm_d_dummy_heads_split_where_tp_divides_them() -> None:
+    """nvlm_d.py pads the 5 heads of the tiny tower with 7 dummy ones (12): qkv and proj
+    split at TP 2 and 4, whole at TP 8, as vLLM built them."""
+    g = _geometry("tiny-nvlm-d-5-heads")
+    whole, (heads, bound) = g.vision_whole, g.vision_head_bound
+    assert heads == 12
+    for tp, extra in ((2, 0), (4, 0), (8, bound)):
+        split = g.vision_params - whole - extra
+        assert vision_rank_bytes(g, tp) == 2 * (whole + extra + split // tp)
+
+
+def test_kin_modalities_and_data_mode() -> None:
+    """Skywork-R1V marks its tower image only (a limit of 0 for images drops it) and takes no
+    data mode (vLLM falls back to weights: the tower split); H2OVL inherits InternVLChatModel's
+    image-and-video mark, so {"image": 0} alone keeps its tower."""
+    assert _geometry('skywork-r1v-38b --limit-mm-per-prompt {"image":0}').vision_params == 0
+    data = _geometry("skywork-r1v-38b --mm-encoder-tp-mode data")
+    assert vision_rank_bytes(data, 2) == vision_rank_bytes(_geometry("skywork-r1v-38b"), 2)
+    assert _geometry('h2ovl-mississippi-2b --limit-mm-per-prompt {"image":0}').vision_params > 0

@@ -1,6 +1,7 @@
 """InternVL's remote-code checkpoints (`InternVLChatModel`, model_type internvl_chat:
 OpenGVLab's InternVL2_5-*, InternVL3-*, InternVL3_5-*) as vLLM 0.33 builds them
-(model_executor/models/internvl.py, intern_vit.py), per TP rank.
+(model_executor/models/internvl.py, intern_vit.py), per TP rank; and the classes built on the
+same parts (`KIN`: H2OVL, NVLM-D, Skywork-R1V).
 
 The language model is ``llm_config`` (vLLM renames it ``text_config``: `kvcore.models.hf_config`
 reads it there); the checkpoints' remote code picks its config class by
@@ -21,12 +22,30 @@ Checked per rank against vLLM's class on the meta device (tests/data/weights_cen
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from kvcore.errors import InputError, clipped
 from kvcore.models.vision_keys import VisionParams, vision_config, vision_dim
 
-CHAT_ARCHS = ("InternVLChatModel",)
+
+class Kin(NamedTuple):
+    """What a class built on InternVLChatModel's parts changes: the modalities its tower is
+    marked with, whether it takes ``--mm-encoder-tp-mode data``, the dummy heads its InternViT
+    pads the attention with, and whether mlp1 runs through the text model's intermediate width
+    without biases (NVLM-D's)."""
+    modalities: tuple[str, ...] = ("image", "video")
+    data_parallel: bool = True
+    dummy_heads: int = 0
+    wide_mlp1: bool = False
+
+
+# (h2ovl.py: InternVLChatModel's tower as it is; nvlm_d.py: 7 dummy heads, "to make the number
+# of heads divisible by 8", and its own mlp1; skyworkr1v.py: its own class, image only, no data
+# mode, mlp1's ReplicatedLinears biased as nn.Linear is)
+KIN = {"InternVLChatModel": Kin(), "H2OVLChatModel": Kin(),
+       "NVLM_D": Kin(dummy_heads=7, wide_mlp1=True),
+       "SkyworkR1VChatModel": Kin(("image",), data_parallel=False)}
+CHAT_ARCHS = tuple(KIN)
 # the language models the checkpoints' configuration_internvl_chat.py builds llm_config for
 # (InternVL3_5's lists them all; InternVL2_5's and InternVL3's a part)
 LLM_ARCHS = ("LlamaForCausalLM", "InternLM2ForCausalLM", "Phi3ForCausalLM", "Qwen2ForCausalLM",
@@ -39,13 +58,15 @@ _FLAGS = {"qkv_bias": False, "qk_normalization": True}
 
 def llm_refusal(cfg: dict[str, Any], archs: object, source: str) -> None:
     """InputError where an InternVLChatModel's ``llm_config`` is not one its remote code
-    builds (none, no architecture, one it does not list)."""
+    builds (none, no architecture, one it does not list); its kin's need one."""
     if not (isinstance(archs, list) and archs and archs[0] in CHAT_ARCHS):
         return
     llm = cfg.get("llm_config")
     if not isinstance(llm, dict):
         raise InputError(f"{archs[0]} needs its language model's config here, got "
                          f"{clipped(llm)}", path=source or None, field="llm_config")
+    if archs[0] != "InternVLChatModel":
+        return
     named = llm.get("architectures")
     arch = named[0] if isinstance(named, list) and named else None
     if arch not in LLM_ARCHS:
@@ -65,8 +86,9 @@ def _keep(cfg: dict[str, Any], layers: int, source: str) -> int:
     return layers + sel + 1 if sel < 0 else sel + 1
 
 
-def internvl_chat_params(cfg: dict[str, Any], text_hidden: int, source: str) -> VisionParams:
-    v = vision_config(cfg, source)
+def internvl_chat_params(cfg: dict[str, Any], arch: str, text_hidden: int,
+                         source: str) -> VisionParams:
+    kin, v = KIN[arch], vision_config(cfg, source)
 
     def dim(key: str) -> int:
         return vision_dim(v, VIT_DEFAULTS, key, source)
@@ -81,8 +103,9 @@ def internvl_chat_params(cfg: dict[str, Any], text_hidden: int, source: str) -> 
     embeddings = d + 3 * patch * patch * d + d + ((dim("image_size") // patch) ** 2 + 1) * d
     norm = 2 * d if v.get("norm_type", "rms_norm") == "layer_norm" else d
     qkv_bias, qk_norm = (bool(v.get(k, _FLAGS[k])) for k in ("qkv_bias", "qk_normalization"))
-    attention = 3 * d * d + 3 * d * qkv_bias + d * d      # (qkv, proj's weight: split by heads)
-    layer_whole = 2 * d + 2 * norm + 2 * d * qk_norm + d + d     # (+ proj's and fc2's biases)
+    padded = (heads + kin.dummy_heads) * (d // heads)     # (the heads with the dummy ones)
+    attention = 3 * padded * (d + qkv_bias) + padded * d   # (qkv, proj's weight: split by heads)
+    layer_whole = 2 * d + 2 * norm + 2 * padded * qk_norm + d + d  # (+ proj's, fc2's biases)
     mlp = d * inter + inter + inter * d
     ratio = cfg.get("downsample_ratio", 0.5)
     if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio <= 1:
@@ -90,7 +113,12 @@ def internvl_chat_params(cfg: dict[str, Any], text_hidden: int, source: str) -> 
                          path=source or None, field="downsample_ratio")
     wide = d * int(1 / ratio) ** 2
     projector = 2 * wide + wide * text_hidden + text_hidden + text_hidden ** 2 + text_hidden
+    if kin.wide_mlp1:
+        text = cfg.get("text_config") if "text_config" in cfg else cfg.get("llm_config")
+        middle = vision_dim(text if isinstance(text, dict) else {}, {}, "intermediate_size",
+                            source, key_of="llm_config")
+        projector = 2 * wide + wide * middle + middle * text_hidden
     whole = embeddings + layers * layer_whole + projector
-    return VisionParams(whole + layers * (attention + mlp), whole, 0, ("image", "video"),
-                        data_parallel=True, mlp_width=inter if layers else 0,
-                        head_bound=(heads, layers * attention))
+    return VisionParams(whole + layers * (attention + mlp), whole, 0, kin.modalities,
+                        data_parallel=kin.data_parallel, mlp_width=inter if layers else 0,
+                        head_bound=(heads + kin.dummy_heads, layers * attention))

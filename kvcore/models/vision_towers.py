@@ -54,7 +54,7 @@ def vision_tower(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
     if arch == "InternVLForConditionalGeneration":
         return internvl_vision_params(cfg, hidden, source)
     if arch in CHAT_ARCHS:
-        return internvl_chat_params(cfg, hidden, source)
+        return internvl_chat_params(cfg, arch, hidden, source)
     if arch == "Lfm2VlForConditionalGeneration":
         return lfm2_vl_params(cfg, hidden, source)
     if arch in GLM4V_ARCHS:

@@ -38,7 +38,8 @@ MODEL_TYPES = {
     "Qwen2_5OmniModel": "qwen2_5_omni", "Step5ForConditionalGeneration": "step5_vl",
     # (remote code: ../weights_census/internvl_chat/internvl_chat_config.py's class,
     # registered by record_kv_specs.py)
-    "InternVLChatModel": "internvl_chat",
+    "InternVLChatModel": "internvl_chat", "H2OVLChatModel": "h2ovl_chat", "NVLM_D": "NVLM_D",
+    "SkyworkR1VChatModel": "skywork_chat",
 }
 # keys a layer pattern needs beside the cut (by architecture)
 OVERRIDES = {

@@ -69,10 +69,11 @@ class InternVLChatConfig(PretrainedConfig):
         llm_config = dict(llm_config or {"architectures": ["Qwen2ForCausalLM"]})
         self.vision_config = InternVisionConfig(**vision_config)
         arch = llm_config.get("architectures")[0]
-        if arch not in LLM_CLASSES:
+        classes = getattr(self, "LLM", LLM_CLASSES)
+        if arch not in classes:
             raise ValueError(f"Unsupported architecture: {arch}")
         llm_config.pop("model_type", None)
-        self.llm_config = LLM_CLASSES[arch](**llm_config)
+        self.llm_config = classes[arch](**llm_config)
         for k, v in fields.items():
             setattr(self, k, v)
 
@@ -86,11 +87,28 @@ class InternVLChatConfig(PretrainedConfig):
 
 SUBSTITUTIONS = [
     "model_type internvl_chat: internvl_chat_config.py's InternVLChatConfig registered with "
-    "AutoConfig (the checkpoints' remote-code config class, rewritten)",
+    "AutoConfig (the checkpoints' remote-code config class, rewritten); h2ovl_chat, NVLM_D "
+    "and skywork_chat: its kin_config classes",
     "InternVLProcessingInfo.ctx_video_token: the video token its text model_type maps to, "
     "taken as in the tokenizer (none loaded here)"]
 _VIDEO = {"qwen2": "<|video_pad|>", "qwen3": "<|video_pad|>", "qwen3_moe": "<|video_pad|>",
           "gpt_oss": "<|reserved_200000|>"}
+
+
+from transformers.models.mistral import MistralConfig
+
+
+def kin_config(model_type):
+    """H2OVL's, NVLM-D's and Skywork-R1V's remote config classes: InternVLChatConfig's fields
+    and nesting (their files are InternVL's, renamed); their llm_config lists are not
+    known here, so MistralForCausalLM (H2OVL-Mississippi-2B's Danube2) is taken too. (Each
+    class names its own __init__: transformers replaces an inherited one.)"""
+    return type(f"{model_type}Config", (InternVLChatConfig,), {
+        "model_type": model_type, "__init__": InternVLChatConfig.__init__,
+        "LLM": {**LLM_CLASSES, "MistralForCausalLM": MistralConfig}})
+
+
+KIN_TYPES = ("h2ovl_chat", "NVLM_D", "skywork_chat")
 
 
 def register():
@@ -102,5 +120,7 @@ def register():
     not what the model builds (the tower is marked image and video either way)."""
     from vllm.model_executor.models import internvl
     AutoConfig.register("internvl_chat", InternVLChatConfig, exist_ok=True)
+    for model_type in KIN_TYPES:
+        AutoConfig.register(model_type, kin_config(model_type), exist_ok=True)
     internvl.InternVLProcessingInfo.ctx_video_token = property(
         lambda self: _VIDEO.get(self.get_hf_config().get_text_config().model_type))

@@ -86,3 +86,29 @@ write("tiny-internvit-mlp-36", tiny_llm(), tiny_vit(hidden_size=32, num_attentio
 write("tiny-internvit-defaults", tiny_llm(), {"architectures": ["InternVisionModel"],
                                               "num_hidden_layers": 2})
 write("tiny-internvl-mistral-llm", tiny_llm("MistralForCausalLM", "mistral"), tiny_vit())
+
+# the kin: H2OVL (InternVL's tower as it is), NVLM-D (7 dummy heads, a wide mlp1 without
+# biases), Skywork-R1V (its own class: image only, no data mode)
+VIT6B_V15 = dict(VIT6B, drop_path_rate=0.0)
+def kin(name, arch, model_type, llm, vit, **top):
+    write(name, llm, vit, architectures=[arch], model_type=model_type, auto_map={}, **top)
+kin("nvidia/NVLM-D-72B", "NVLM_D", "NVLM_D", qwen2(8192, 29568, 80, 64, 8, vocab_size=151552),
+    VIT6B_V15, template="chatml")
+kin("Skywork/Skywork-R1V-38B", "SkyworkR1VChatModel", "skywork_chat", qwen2(
+    5120, 27648, 64, 40, 8, vocab_size=152064, max_position_embeddings=131072,
+    sliding_window=131072, max_window_layers=64), VIT6B, template="skywork-r1v")
+danube2 = dict(tiny_llm("MistralForCausalLM", "mistral"), hidden_size=2560,
+               intermediate_size=6912, num_hidden_layers=24, num_attention_heads=32,
+               num_key_value_heads=8, vocab_size=32000, max_position_embeddings=8192,
+               rope_theta=10000.0, sliding_window=None)
+kin("h2oai/h2ovl-mississippi-2b", "H2OVLChatModel", "h2ovl_chat", danube2, VIT300,
+    ps_version="v2")
+danube3 = dict(tiny_llm(), hidden_size=1536, intermediate_size=4096, num_hidden_layers=16,
+               num_attention_heads=16, num_key_value_heads=8, vocab_size=32000,
+               max_position_embeddings=8192, rope_theta=100000.0)
+kin("h2oai/h2ovl-mississippi-800m", "H2OVLChatModel", "h2ovl_chat", danube3, VIT300,
+    ps_version="v2")
+kin("tiny-nvlm-d-5-heads", "NVLM_D", "NVLM_D", tiny_llm(), tiny_vit())
+kin("tiny-skywork-r1v", "SkyworkR1VChatModel", "skywork_chat", tiny_llm(),
+    tiny_vit(qkv_bias=True, norm_type="layer_norm"))
+kin("tiny-h2ovl", "H2OVLChatModel", "h2ovl_chat", tiny_llm(), tiny_vit(num_attention_heads=4))

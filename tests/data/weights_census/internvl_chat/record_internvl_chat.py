@@ -39,6 +39,12 @@ OPTIONS = {
     "internvl3-8b": (LMO, DATA, NO_IMAGE, NO_INPUT),
     "internvl3-78b": (LMO, DATA, NO_INPUT),
     "tiny-internvit-6b-like-select-2": (LMO, DATA),
+    "nvlm-d-72b": (LMO, DATA),
+    "skywork-r1v-38b": (LMO, DATA, NO_IMAGE),
+    "h2ovl-mississippi-2b": (LMO, DATA, NO_IMAGE),
+    "tiny-skywork-r1v": (LMO, DATA, NO_IMAGE),
+    "tiny-h2ovl": (NO_IMAGE, NO_INPUT),
+    "tiny-nvlm-d-5-heads": (DATA,),
 }
 
 
