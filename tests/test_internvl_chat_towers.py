@@ -53,8 +53,8 @@ def test_parameter_count_equals_vllms(name: str) -> None:
 
 def test_the_census_covers_every_config_and_tp() -> None:
     bases = {p.name.removesuffix(".config.json") for p in DATA.glob("*.config.json")}
-    assert bases == {n.split(" ")[0] for n in ALL} and len(bases) == 18
-    assert len(ALL) == 41 and set(ALL) - set(CASES) == {"tiny-internvl-mistral-llm"}
+    assert bases == {n.split(" ")[0] for n in ALL} and len(bases) == 20
+    assert len(ALL) == 46 and set(ALL) - set(CASES) == {"tiny-internvl-mistral-llm"}
     check_ranks_agree(CASES)
 
 
@@ -177,3 +177,16 @@ def test_kin_modalities_and_data_mode() -> None:
     data = _geometry("skywork-r1v-38b --mm-encoder-tp-mode data")
     assert vision_rank_bytes(data, 2) == vision_rank_bytes(_geometry("skywork-r1v-38b"), 2)
     assert _geometry('h2ovl-mississippi-2b --limit-mm-per-prompt {"image":0}').vision_params > 0
+
+
+@pytest.mark.parametrize(("base", "total"), [
+    ("intern-s1-mini", 337_583_104),     # (InternViT-300M, Qwen3-8B's 4,096)
+    ("intern-s1", 5_605_735_808),        # (InternViT-6B, Qwen3-235B-A22B's 4,096)
+])
+def test_interns1_is_counted_as_the_hugging_face_formats_class(base: str, total: int) -> None:
+    """vLLM builds InternS1's remote-code checkpoints with interns1.py, as the Hugging Face
+    format's InternVLForConditionalGeneration (its attention whole on every rank): warned as
+    not counted before."""
+    g = read_hf_config(_config(base), name=base)
+    assert (g.vision_params, g.vision_modalities) == (total, ("image", "video"))
+    assert g.vision_head_bound == (0, 0) and not g.vision_data_parallel

@@ -1,6 +1,7 @@
 """InternVL's vision tower and projector as vLLM 0.33 builds them for the Hugging Face format
 (`InternVLForConditionalGeneration`, run by interns1.py's `InternS1ForConditionalGeneration`
-and interns1_vit.py), per TP rank.
+and interns1_vit.py; InternS1's remote-code checkpoints, whose keys are this format's, too),
+per TP rank.
 
 `InternS1VisionModel`: the class token, a mask token where ``use_mask_token``, position rows
 (patches + 1) where ``use_absolute_position_embeddings``, the biased patch convolution; each
@@ -12,7 +13,7 @@ whole on every rank: no head constraint); a final LayerNorm unless ``use_mean_po
 `InternS1MultiModalProjector`: a LayerNorm and two biased nn.Linear on the hidden size times
 (1 / downsample_ratio)^2, whole. No buffers; ``--mm-encoder-tp-mode data`` not taken.
 Checked per rank against vLLM's classes on the meta device
-(tests/data/weights_census/llava_towers/).
+(tests/data/weights_census/llava_towers/, InternS1's: internvl_chat/).
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ def vision_tower(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
         return llava_vision_params(cfg, arch, hidden, source)
     if arch == "PaliGemmaForConditionalGeneration":
         return paligemma_vision_params(cfg, source)
-    if arch == "InternVLForConditionalGeneration":
+    if arch in ("InternVLForConditionalGeneration", "InternS1ForConditionalGeneration"):
         return internvl_vision_params(cfg, hidden, source)
     if arch in CHAT_ARCHS:
         return internvl_chat_params(cfg, arch, hidden, source)

@@ -39,7 +39,7 @@ MODEL_TYPES = {
     # (remote code: ../weights_census/internvl_chat/internvl_chat_config.py's class,
     # registered by record_kv_specs.py)
     "InternVLChatModel": "internvl_chat", "H2OVLChatModel": "h2ovl_chat", "NVLM_D": "NVLM_D",
-    "SkyworkR1VChatModel": "skywork_chat",
+    "SkyworkR1VChatModel": "skywork_chat", "InternS1ForConditionalGeneration": "interns1",
 }
 # keys a layer pattern needs beside the cut (by architecture)
 OVERRIDES = {

@@ -88,13 +88,15 @@ class InternVLChatConfig(PretrainedConfig):
 SUBSTITUTIONS = [
     "model_type internvl_chat: internvl_chat_config.py's InternVLChatConfig registered with "
     "AutoConfig (the checkpoints' remote-code config class, rewritten); h2ovl_chat, NVLM_D "
-    "and skywork_chat: its kin_config classes",
+    "and skywork_chat: its kin_config classes; interns1: transformers' InternVLConfig renamed "
+    "(InternS1's remote class holds the same keys)",
     "InternVLProcessingInfo.ctx_video_token: the video token its text model_type maps to, "
     "taken as in the tokenizer (none loaded here)"]
 _VIDEO = {"qwen2": "<|video_pad|>", "qwen3": "<|video_pad|>", "qwen3_moe": "<|video_pad|>",
           "gpt_oss": "<|reserved_200000|>"}
 
 
+from transformers.models.internvl import InternVLConfig
 from transformers.models.mistral import MistralConfig
 
 
@@ -122,5 +124,7 @@ def register():
     AutoConfig.register("internvl_chat", InternVLChatConfig, exist_ok=True)
     for model_type in KIN_TYPES:
         AutoConfig.register(model_type, kin_config(model_type), exist_ok=True)
+    AutoConfig.register("interns1", type("InternS1Config", (InternVLConfig,), {
+        "model_type": "interns1", "__init__": InternVLConfig.__init__}), exist_ok=True)
     internvl.InternVLProcessingInfo.ctx_video_token = property(
         lambda self: _VIDEO.get(self.get_hf_config().get_text_config().model_type))

@@ -112,3 +112,30 @@ kin("tiny-nvlm-d-5-heads", "NVLM_D", "NVLM_D", tiny_llm(), tiny_vit())
 kin("tiny-skywork-r1v", "SkyworkR1VChatModel", "skywork_chat", tiny_llm(),
     tiny_vit(qkv_bias=True, norm_type="layer_norm"))
 kin("tiny-h2ovl", "H2OVLChatModel", "h2ovl_chat", tiny_llm(), tiny_vit(num_attention_heads=4))
+
+# InternS1 (remote code, model_type interns1): vLLM builds it with interns1.py, the class of the
+# Hugging Face format's InternVLForConditionalGeneration; its keys are that format's
+def interns1(name, text, vit):
+    cfg = {"architectures": ["InternS1ForConditionalGeneration"], "model_type": "interns1",
+           "_name_or_path": name, "downsample_ratio": 0.5, "image_seq_length": 256,
+           "image_token_id": 152957, "projector_hidden_act": "gelu", "vision_feature_layer": -1,
+           "vision_feature_select_strategy": "default", "torch_dtype": "bfloat16",
+           "tie_word_embeddings": False, "vision_config": vit, "text_config": text}
+    open(f"{name.split('/')[-1].lower()}.config.json", "w").write(json.dumps(cfg, indent=1) + "\n")
+S1_VIT300 = {"architectures": ["InternVisionModel"], "model_type": "interns1_vision",
+             "attention_bias": True, "hidden_act": "gelu", "hidden_size": 1024,
+             "image_size": [448, 448], "intermediate_size": 4096, "layer_norm_eps": 1e-06,
+             "layer_scale_init_value": 0.1, "norm_type": "layer_norm", "num_attention_heads": 16,
+             "num_channels": 3, "num_hidden_layers": 24, "patch_size": [14, 14],
+             "projection_dropout": 0.0, "use_qk_norm": False,
+             "use_absolute_position_embeddings": True, "use_mask_token": False,
+             "use_mean_pooling": True, "drop_path_rate": 0.1}
+S1_VIT6B = dict(S1_VIT300, attention_bias=False, hidden_size=3200, intermediate_size=12800,
+                norm_type="rms_norm", num_attention_heads=25, num_hidden_layers=45,
+                use_qk_norm=True)
+interns1("internlm/Intern-S1-mini", qwen3(4096, 12288, 36, 32, 8, vocab_size=153216), S1_VIT300)
+interns1("internlm/Intern-S1", dict(
+    qwen3(4096, 12288, 94, 64, 4, vocab_size=153216), architectures=["Qwen3MoeForCausalLM"],
+    model_type="qwen3_moe", moe_intermediate_size=1536, num_experts=128,
+    num_experts_per_tok=8, decoder_sparse_step=1, mlp_only_layers=[], norm_topk_prob=True),
+    S1_VIT6B)

@@ -45,6 +45,7 @@ OPTIONS = {
     "tiny-skywork-r1v": (LMO, DATA, NO_IMAGE),
     "tiny-h2ovl": (NO_IMAGE, NO_INPUT),
     "tiny-nvlm-d-5-heads": (DATA,),
+    "intern-s1-mini": (LMO, DATA, NO_IMAGE),
 }
 
 
