@@ -1,0 +1,58 @@
+"""Record what vLLM 0.33 builds, rank by rank, for the quantised multimodal configs here: every
+``*.config.json`` of this folder at TP 1, 2, 4 and 8, every rank (parameter count, bytes by
+dtype, buffers; rank 0's parameters by name), or the refusal vLLM raised (-> answers.json).
+
+A development tool, never run by the tests. From the project root:
+
+    ulimit -v 16000000; HF_HUB_OFFLINE=1 VLLM_LOGGING_LEVEL=ERROR \\
+        PYTHONPATH=$HOME/.cache/vllm-oracle/src:tests/data/mtp_draft/oracle_stubs_vision:$CT_PKGS \\
+        timeout 3000 ~/.cache/vllm-oracle/venv/bin/python \\
+        tests/data/weights_census/quant_towers/record_quant_towers.py [CASE ...]
+
+It executes ../../kv_spec_census/record_kv_specs.py first for its substitutions (and through
+it ../record_census.py's, whose `record` builds each case), then adds
+../int_quant/record_int_quant.py's (an H100's platform, no kernel chosen), as
+../llava_towers/record_towers.py does for its AWQ cases; every one is listed in answers.json.
+"""
+# ruff: noqa
+import importlib.util, json, sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def _load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+rks = _load("record_kv_specs", HERE.parents[1] / "kv_spec_census" / "record_kv_specs.py")
+rc = rks.rc
+riq = _load("record_int_quant", HERE.parent / "int_quant" / "record_int_quant.py")
+rks.SUBSTITUTIONS += [s for s in riq.SUBSTITUTIONS if s not in rks.SUBSTITUTIONS]
+TPS = (1, 2, 4, 8)
+
+
+def main():
+    rc.rqn.rmm_main_env()
+    path = HERE / "answers.json"
+    answers = (json.loads(path.read_text()) if path.exists() else
+               {"vllm_version": rc.vllm.__version__, "torch": rc.torch.__version__, "cases": {}})
+    answers["substitutions"] = rks.SUBSTITUTIONS
+    names = sys.argv[1:] or sorted(p.name[: -len(".config.json")]
+                                   for p in HERE.glob("*.config.json"))
+    for name in names:
+        cfg = json.loads((HERE / f"{name}.config.json").read_text())
+        try:
+            answers["cases"][name] = rc.record(name, cfg, TPS, None)
+        except Exception as e:           # the config refused before any build
+            answers["cases"][name] = {"refused": f"{type(e).__name__}: {e}"[:600]}
+            print(name, "refused", e, file=sys.stderr, flush=True)
+        answers["cases"] = dict(sorted(answers["cases"].items()))
+        path.write_text(json.dumps(answers, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
