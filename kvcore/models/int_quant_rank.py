@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 
 from kvcore.errors import InputError
-from kvcore.models import ct_groups, ct_quant, fp8_shapes, gptq_rules
+from kvcore.models import ct_groups, ct_quant, fp8_shapes, gptq_rules, tower_quant
 from kvcore.models.ct_quant import VOCAB_PATHS
 from kvcore.models.fp8_ignored import (
     block_names,
@@ -50,12 +50,13 @@ def modelled(g: ModelGeometry) -> IntQuant | None:
     """The checkpoint's AWQ / GPTQ settings where kvcli sizes its weights (None: not an int
     checkpoint, or one whose packed linears kvcli does not list: a vision tower vLLM packs).
     A tower vLLM leaves in the model dtype is sized: Llama 4's (built without the
-    quant_config), or one ``modules_to_not_convert`` names whole with its projector
-    (``vision_tower`` and ``multi_modal_projector``: the LLaVA family, Mistral 3, PaliGemma,
-    InternVL, Gemma 3)."""
+    quant_config), one ``modules_to_not_convert`` names whole with its projector
+    (``vision_tower`` and ``multi_modal_projector``: Gemma 3), and the towers
+    `kvcore.models.tower_quant` sizes or refuses (the LLaVA family, Mistral 3, PaliGemma,
+    InternVL, GLM-4.1V / 4.5V)."""
     q = g.int_quant
     if q is None or g.vision_params and not (
-            g.architecture in TOWER_WITHOUT_QUANT_CONFIG
+            g.architecture in TOWER_WITHOUT_QUANT_CONFIG or tower_quant.covered(g)
             or _matches(q, "vision_tower.") and _matches(q, "multi_modal_projector.")):
         return None
     if g.tie_word_embeddings and q.targets and ct_groups.vocab_quant(

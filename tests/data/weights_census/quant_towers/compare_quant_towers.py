@@ -1,0 +1,42 @@
+"""Compare kvcli's weights per rank with answers.json here (a development tool, run from the
+project root with the project's venv: python tests/data/weights_census/quant_towers/
+compare_quant_towers.py [-v] [-g]): ../families/compare_families.py's comparison (each rank
+equal, different, refused by both or by one; warned or not) on this folder's case names."""
+# ruff: noqa
+import json, sys
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "families"))
+from compare_families import kvcli
+
+
+def main():
+    cases = json.loads((HERE / "answers.json").read_text())["cases"]
+    tally, verbose, grid = Counter(), "-v" in sys.argv, {}
+    for name, case in cases.items():
+        cfg = json.loads((HERE / f"{name}.config.json").read_text())
+        for tp, ranks in case["tp"].items():
+            for r, rec in enumerate(ranks):
+                got, warn = kvcli(cfg, name, int(tp), 4096)
+                if "refused" in rec:
+                    kind = "both refuse" if isinstance(got, str) else "vllm refuses"
+                    want = rec["refused"][:160].replace("\n", " ")
+                else:
+                    want = sum(rec["param_bytes_by_dtype"].values())
+                    kind = "equal" if got == want else "kvcli refuses" if isinstance(
+                        got, str) else "differ"
+                kind += ", warned" if warn and kind in ("equal", "differ") else ""
+                tally[kind] += 1
+                grid.setdefault(name, Counter())[kind] += 1
+                if verbose and kind not in ("equal", "both refuse") and r == 0:
+                    print(f"{name} tp{tp}: {kind}: kvcli {got} vllm {want}")
+    if "-g" in sys.argv:
+        for name, kinds in grid.items():
+            print(f"{name:44} " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
+    print(dict(tally))
+
+
+if __name__ == "__main__":
+    main()
