@@ -105,30 +105,29 @@ def test_llama4_projector_stays_split_under_data_mode() -> None:
     assert g.vision_params - g.vision_whole == 4096 * 5120 and g.vision_heads == 0
 
 
-@pytest.mark.parametrize(("base", "skips", "sized"), [
-    ("llama-4-scout", None, True),          # (its tower is built without the quant_config)
-    ("mistral-small-3.1-24b", ["vision_tower", "multi_modal_projector"], True),
-    ("mistral-small-3.1-24b", ["vision_tower"], False),    # (the projector would be packed)
-    ("llava-1.5-7b", None, False),
+@pytest.mark.parametrize(("base", "skips", "tower_packed"), [
+    ("llama-4-scout", None, False),         # (its tower is built without the quant_config)
+    ("internvl3-8b-hf", None, False),       # (its encoder and projector too)
+    ("mistral-small-3.1-24b", ["vision_tower", "multi_modal_projector"], False),
+    ("mistral-small-3.1-24b", ["vision_tower"], True),     # (the projector is packed)
+    ("llava-1.5-7b", None, True),
 ])
-def test_an_awq_tower_is_sized_where_vllm_leaves_it_unquantised(base, skips, sized) -> None:
+def test_an_awq_tower_is_packed_unless_vllm_leaves_it_unquantised(base, skips,
+                                                                   tower_packed) -> None:
     """AWQ packs a tower's linears unless modules_to_not_convert names them (vLLM's
     is_layer_skipped_awq, a substring match) or the class builds them without the
-    quant_config (Llama 4): kvcli sizes the checkpoint then (the tower in the model dtype:
-    tiny-llava-awq-skip-tower, tiny-llama-4-awq), else refuses the estimate, asking for the
-    measured size (`kvcore.models.tower_quant`; it counted it all unquantised, warned)."""
+    quant_config (Llama 4, InternVL): sized either way (`kvcore.models.tower_int_quant`;
+    census quant_towers), where it was counted all unquantised, warned."""
     from kvcore.models.int_quant_rank import unquantised_method
 
     quant = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True}
     g = read_hf_config({**_config(base), "quantization_config": {
         **quant, **({"modules_to_not_convert": skips} if skips else {})}})
     assert unquantised_method(g) is None
-    if sized:
-        assert estimate_weights_bytes(g, 1) > 0
-        return
-    with pytest.raises(InputError) as e:
-        estimate_weights_bytes(g, 1)
-    assert e.value.field == "weights_gib" and "vision tower in a quantised (awq)" in e.value.message
+    plain = read_hf_config({**_config(base), "quantization_config": {
+        **quant, "modules_to_not_convert": ["vision_tower", "multi_modal_projector"]}})
+    packed = estimate_weights_bytes(g, 1) < estimate_weights_bytes(plain, 1)
+    assert packed == tower_packed
 
 
 @pytest.mark.parametrize(("edit", "field", "words"), [

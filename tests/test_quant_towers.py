@@ -1,9 +1,8 @@
 """Quantised checkpoints of the LLaVA family (CLIP, SigLIP), Mistral 3, PaliGemma, InternVL
 (Hugging Face format) and GLM-4.1V / 4.5V against vLLM 0.33.0's own classes, built on the
-meta device at TP 1, 2, 4 and 8, every rank (tests/data/weights_census/quant_towers/): where the
-checkpoint's list leaves the tower and projector out of the quant_config the bytes and buffers
-of every rank are vLLM's; where vLLM quantises the tower, kvcli refuses the estimate in one line
-asking for the measured size (`kvcore.models.tower_quant`)."""
+meta device at TP 1, 2, 4 and 8, every rank (tests/data/weights_census/quant_towers/): the
+bytes and buffers of every rank vLLM built, the tower's quantised linears included
+(`kvcore.models.fp8_vision`, `kvcore.models.tower_int_quant`), and vLLM's refusals."""
 
 from __future__ import annotations
 
@@ -18,85 +17,114 @@ from kvcore.errors import InputError
 from kvcore.models.int_quant_rank import unquantised_method
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.sizing.resolve import resolve_kv_cache_config
-from tests.census_rows import assert_rank_equal, built_ranks, case_geometry, refused_tps
+from tests.census_rows import (
+    assert_rank_equal,
+    built_ranks,
+    case_geometry,
+    refused_tps,
+    vllms_words,
+)
 
 DATA = Path(__file__).parent / "data" / "weights_census" / "quant_towers"
 CASES = json.loads((DATA / "answers.json").read_text())["cases"]
-# (the lists that leave the whole tower and projector unquantised: AWQ's substrings, the
-# compressed-tensors regexes; GLM's tower is at visual., which the LLaVA regexes miss)
-SIZED = sorted(n for n in CASES if n.endswith("-skip-tower")
-               or n.endswith("-ignore-tower") and not n.startswith("glm")
-               or n.startswith(("mistral-small", "glm-4.5v")))
 BUILT = built_ranks(CASES)
+REFUSED = refused_tps(CASES)
 
 
-def _sized(name: str) -> bool:
-    return name in SIZED
-
-
-@pytest.mark.parametrize(("name", "tp", "rank"), [p for p in BUILT if _sized(p.values[0])])
-def test_a_tower_left_unquantised_is_counted_exactly(name: str, tp: int, rank: int) -> None:
+@pytest.mark.parametrize(("name", "tp", "rank"), BUILT)
+def test_bytes_and_buffers_per_rank_equal_vllms(name: str, tp: int, rank: int) -> None:
     g = case_geometry(DATA, CASES, name)
     assert_rank_equal(g, tp, CASES[name]["tp"][str(tp)][rank])
     assert unquantised_method(g) is None
 
 
-@pytest.mark.parametrize(("name", "tp", "rank"), [p for p in BUILT if not _sized(p.values[0])])
-def test_a_quantised_tower_is_refused_asking_for_the_measure(name: str, tp: int,
-                                                              rank: int) -> None:
-    g = case_geometry(DATA, CASES, name)
-    with pytest.raises(InputError) as e:
-        estimate_weights_bytes(g, tp)
-    assert e.value.field == "weights_gib"
-    arch = g.architecture
-    assert e.value.message.startswith(f"{name}: kvcli does not estimate {arch}'s vision tower "
-                                      f"in a quantised ({g.quantization}) checkpoint")
-    assert e.value.message.endswith("give the weights' measured size")
-    # (counted in the model dtype it was more than vLLM's bytes: the tower's linears quantised)
-    rec = CASES[name]["tp"][str(tp)][rank]
-    assert any(d != str(g.dtype) for d in rec["param_bytes_by_dtype"])
-
-
-@pytest.mark.parametrize(("name", "tp"), refused_tps(CASES))
-def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
-    """(at a TP vLLM refuses, kvcli refuses: the heads or a language-model shard in vLLM's
-    words, else the tower's estimate; a tower shard's own alignment kvcli does not check)"""
+@pytest.mark.parametrize(("name", "tp"), REFUSED)
+def test_what_vllm_cannot_build_kvcli_refuses_in_its_words(name: str, tp: int) -> None:
+    """The heads (12 GLM, 4 CLIP / SigLIP heads, 8 text heads at TP 8) or a shard: fp8 blocks,
+    AWQ's and W4A16's groups, the tower's first where vLLM builds it first."""
     with pytest.raises(InputError) as e:
         resolve_kv_cache_config(geometry=case_geometry(DATA, CASES, name, applied=False),
-                                tensor_parallel_size=tp, gpu_memory_gib=80,
+                                tensor_parallel_size=tp, gpu_memory_gib=4096,
                                 max_model_len=4096)
-    assert e.value.field in ("tensor_parallel_size", "weights_gib")
+    assert e.value.field == "tensor_parallel_size"
+    refused = CASES[name]["tp"][str(tp)][0]["refused"]
+    if refused.startswith("ValueError"):
+        # (vLLM's words; a language-model layer is named by kvcli's path, "model.layers.0.
+        # self_attn.o_proj", where vLLM's is under "language_model.")
+        assert vllms_words(refused).split("' ")[-1] in e.value.message
 
 
-def test_the_census_draws_what_kvcli_sizes_and_what_it_refuses() -> None:
-    assert (len(CASES), len(SIZED), len(BUILT), len(refused_tps(CASES))) == (57, 19, 399, 77)
-    assert sum(1 for p in BUILT if _sized(p.values[0])) == 151
+def test_the_census_covers_each_method_and_tp() -> None:
+    assert (len(CASES), len(BUILT), len(REFUSED)) == (57, 399, 77)
     for case in CASES.values():
-        assert list(case["tp"]) == ["1", "2", "4", "8"]
+        assert list(case["tp"]) == ["1", "2", "4", "8"] and "refused" not in case["tp"]["1"][0]
+    words = {CASES[n]["tp"][str(t)][0]["refused"].split(":")[0] for n, t in
+             (p.values for p in REFUSED)}
+    assert words == {"ValueError", "AssertionError"}
+
+
+@pytest.mark.parametrize(("name", "tower_layer"), [
+    # (the tower's first linear vLLM refuses, before the language model's)
+    ("tiny-llava-clip-ct-w4a16",
+     "vision_tower.vision_model.encoder.layers.0.self_attn.out_proj"),
+    ("glm-4.1v-9b-thinking-ct-w4a16", "visual.merger.down_proj"),
+])
+def test_a_tower_shard_is_refused_naming_vllms_layer(name: str, tower_layer: str) -> None:
+    with pytest.raises(InputError) as e:
+        resolve_kv_cache_config(geometry=case_geometry(DATA, CASES, name),
+                                tensor_parallel_size=4, gpu_memory_gib=4096,
+                                max_model_len=4096)
+    assert f"(the vision tower's {tower_layer})" in e.value.message
+    assert f"for layer '{tower_layer}' is not divisible by group_size=128" in e.value.message
+
+
+def _bytes(name: str, tp: int = 1) -> tuple[int, int]:
+    """(kvcli's bytes, vLLM's) at rank 0 of `tp`."""
+    rec = CASES[name]["tp"][str(tp)][0]
+    g = case_geometry(DATA, CASES, name)
+    return estimate_weights_bytes(g, tp), sum(rec["param_bytes_by_dtype"].values())
 
 
 def test_the_published_checkpoints() -> None:
-    # RedHatAI's Mistral-Small-3.1 FP8-dynamic: the language model fp8 with float32 channel
-    # scales, the Pixtral tower and projector (438,958,080 parameters) in bfloat16
-    rec = CASES["mistral-small-3.1-24b-ct-fp8-dynamic"]["tp"]["1"][0]
-    g = case_geometry(DATA, CASES, "mistral-small-3.1-24b-ct-fp8-dynamic")
-    assert estimate_weights_bytes(g) == sum(rec["param_bytes_by_dtype"].values())
-    assert rec["param_bytes_by_dtype"]["float8_e4m3fn"] == 22_229_811_200
-    assert g.vision_params == 438_958_080
+    # RedHatAI's Mistral-Small-3.1 FP8-dynamic and w4a16: the Pixtral tower and projector
+    # ignored, in bfloat16; the language model fp8 (float32 channel scales) or packed
+    assert _bytes("mistral-small-3.1-24b-ct-fp8-dynamic") == (25_806_019_280,) * 2
+    assert _bytes("mistral-small-3.1-24b-ct-w4a16", 2) == (_bytes(
+        "mistral-small-3.1-24b-ct-w4a16", 2)[1],) * 2
+    rec = CASES["mistral-small-3.1-24b-ct-fp8-dynamic"]["tp"]["1"][0]["param_bytes_by_dtype"]
+    assert rec["float8_e4m3fn"] == 22_229_811_200
+    # GLM-4.5V-FP8 (written as compressed-tensors fp8, its tower and routers ignored)
+    assert _bytes("glm-4.5v-ct-fp8", 4)[0] == _bytes("glm-4.5v-ct-fp8", 4)[1]
 
 
-def test_the_cli_refuses_a_quantised_tower_in_one_line() -> None:
+@pytest.mark.parametrize(("name", "unquantised"), [
+    # (vLLM's bytes at TP 1 against those of the same tower ignored: the tower packed)
+    ("tiny-llava-clip-fp8", "tiny-llava-clip-ct-fp8-ignore-tower"),
+    ("tiny-llava-clip-awq", "tiny-llava-clip-awq-skip-tower"),
+    ("paligemma-3b-pt-224-ct-w4a16", "paligemma-3b-pt-224-ct-w4a16-ignore-tower"),
+])
+def test_the_tower_vllm_quantises_is_smaller(name: str, unquantised: str) -> None:
+    assert _bytes(name)[0] == _bytes(name)[1] < _bytes(unquantised)[1]
+
+
+def test_internvl_leaves_its_tower_unquantised_under_every_method() -> None:
+    """interns1_vit.py's InternS1VisionModel does not hand its quant_config to the encoder."""
+    names = [n for n in CASES if n.startswith("tiny-internvl-")]
+    towers = {json.dumps({k: v for k, v in CASES[n]["tp"]["1"][0]["param_numel_by_name"].items()
+                          if k.startswith("vision_tower")}) for n in names}
+    assert len(names) == 9 and len(towers) == 1
+
+
+def test_the_cli_sizes_a_quantised_tower() -> None:
     runner = CliRunner()
-    path = str(DATA / "tiny-llava-clip-fp8.config.json")
-    res = runner.invoke(app, ["config", "--model-config", path, "--gpu-memory-gib", "80"])
-    assert res.exit_code == 2 and res.stdout == ""
-    assert res.stderr.startswith("error: option --weights-gib: lmsys/vicuna-7b-v1.5: kvcli does "
-                                 "not estimate LlavaForConditionalGeneration's vision tower")
-    assert res.stderr.count("\n") == 1
+    path = str(DATA / "tiny-llava-clip-awq.config.json")
     res = runner.invoke(app, ["config", "--model-config", path, "--gpu-memory-gib", "80",
-                              "--weights-gib", "0.1"])
+                              "--json"])
     assert res.exit_code == 0, res.output
-    # (the tower dropped: not loaded, the language model sized as fp8)
+    memory = json.loads(res.stdout)["memory"]
+    assert memory["weights_unquantised_method"] is None and memory["weights_estimated"]
     res = runner.invoke(app, ["config", "--model-config", path, "--gpu-memory-gib", "80",
-                              "--language-model-only"])
-    assert res.exit_code == 0, res.output
+                              "--tensor-parallel-size", "4"])
+    assert res.exit_code == 2 and res.stdout == "" and res.stderr.count("\n") == 1
+    assert "(the vision tower's vision_tower.vision_model.encoder.layers.0.self_attn." \
+           "out_proj)" in res.stderr

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcore.models.vision_keys import VisionParams, vision_dim, vit_layer
+from kvcore.models.vision_keys import VisionLinear, VisionParams, vision_dim, vit_layer
 
 # transformers 5.20.2's CLIPVisionConfig and SiglipVisionConfig defaults: what a vision_config
 # of that model_type gets for a key it leaves out
@@ -43,5 +43,26 @@ def encoder(kind: str, v: dict[str, Any], defaults: dict[str, int], layers: int,
     embeddings = (patch + 3 * d if kind == "clip" else patch + d) + positions * d
     layer_whole, layer_split = vit_layer(d, inter)
     whole = embeddings + layers * layer_whole + (2 * d if post_norm else 0)
+    # (SigLIP's MLP takes the quant_config only where both widths are multiples of 64:
+    # siglip.py SiglipMLP; CLIP's always)
+    mlp = kind == "clip" or d % 64 == 0 and inter % 64 == 0
     return VisionParams(whole + layers * layer_split, whole, dim("num_attention_heads"),
-                        buffers=8 * positions)
+                        linears=encoder_linears(layers, d, inter, mlp), buffers=8 * positions)
+
+
+def encoder_linears(layers: int, d: int, inter: int, mlp: bool) -> tuple[VisionLinear, ...]:
+    """A CLIP or SigLIP encoder's linears built with the quant_config (at vLLM's
+    ``vision_tower.vision_model.encoder`` path: the LLaVA family's, PaliGemma's, Gemma 3's
+    and LFM2-VL's SigLIP2 alike): each
+    layer's QKV (the checkpoint's q/k/v_proj fused) and out_proj, and its MLP's fc1 and fc2
+    where `mlp`; the patch embedding and the projector are not among them."""
+    out: list[VisionLinear] = []
+    for i in range(layers):
+        at = f"vision_tower.vision_model.encoder.layers.{i}"
+        out += [VisionLinear(f"{at}.self_attn.qkv_proj", (d, d, d), d, "column",
+                             ("q_proj", "k_proj", "v_proj")),
+                VisionLinear(f"{at}.self_attn.out_proj", (d,), d, "row")]
+        if mlp:
+            out += [VisionLinear(f"{at}.mlp.fc1", (inter,), d, "column"),
+                    VisionLinear(f"{at}.mlp.fc2", (d,), inter, "row")]
+    return tuple(out)

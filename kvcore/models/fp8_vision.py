@@ -42,8 +42,8 @@ def _shard(lin: VisionLinear, tp: int) -> tuple[str, tuple[int, ...], int, str]:
 def rank_fp8(g: ModelGeometry, tp: int) -> tuple[int, int]:
     """(fp8 weights, float32 scales: block grids, else per tensor) of the tower's quantised
     linears on one rank (none where the tower is not loaded)."""
-    if not g.vision_params:
-        return 0, 0
+    if not g.vision_params or g.quantization != "fp8":
+        return 0, 0     # (AWQ / GPTQ / compressed-tensors: `kvcore.models.tower_int_quant`)
     shards = [_shard(lin, tp) for lin in g.vision_linears]
     weights = sum(sum(parts) * inp for _, parts, inp, _ in shards)
     # (without weight_block_size: Fp8LinearMethod's per-tensor scales, one a shard)

@@ -10,7 +10,9 @@
 * the downsample: a biased Conv2d (``spatial_merge_size`` square) to ``out_hidden_size``,
   whole;
 * the merger: an unbiased ``out_hidden_size`` square projection, a LayerNorm (whole) and a
-  gated MLP ``intermediate_size`` wide, split.
+  gated MLP ``intermediate_size`` wide, split;
+* the blocks' and the merger's linears take the model's quant_config (fp8: their block or
+  per-tensor scales, `kvcore.models.fp8_vision`).
 Buffers, whole on every rank: the position table's int64 ``position_ids`` and the rotary cache
 (`get_rope` at 8,192 positions, half the head dimension rotated, in the model dtype). Nothing
 else beside the tower (no deepstack scratch). The class takes ``--mm-encoder-tp-mode data``.
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcore.models.vision_keys import VisionParams, vision_config, vision_dim
+from kvcore.models.vision_keys import VisionLinear, VisionParams, vision_config, vision_dim
 
 GLM4V_ARCHS = ("Glm4vForConditionalGeneration", "Glm4vMoeForConditionalGeneration")
 # transformers 5.20.2's Glm4vVisionConfig and Glm4vMoeVisionConfig defaults (the same)
@@ -50,5 +52,22 @@ def glm4v_vision_params(cfg: dict[str, Any], source: str, dtype_bytes: int) -> V
     merger_split = out * out + 3 * inter * out
     total = whole + dim("depth") * block_split + merger_split
     rotary = 8192 * (d // heads // 2) * dtype_bytes
-    return VisionParams(total, whole, heads, ("image", "video"), True, mlp_width=out,
+    return VisionParams(total, whole, heads, ("image", "video"), True,
+                        _linears(dim("depth"), d, out, inter), mlp_width=out,
                         buffers=8 * positions + rotary)
+
+
+def _linears(depth: int, d: int, out: int, inter: int) -> tuple[VisionLinear, ...]:
+    """The blocks' and the merger's linears, built with the quant_config (vLLM's paths)."""
+    blocks: list[VisionLinear] = []
+    for i in range(depth):
+        at = f"visual.blocks.{i}"
+        blocks += [VisionLinear(f"{at}.attn.qkv", (d, d, d), d, "column"),
+                   VisionLinear(f"{at}.attn.proj", (d,), d, "row"),
+                   VisionLinear(f"{at}.mlp.gate_up_proj", (out, out), d, "column",
+                                ("gate_proj", "up_proj")),
+                   VisionLinear(f"{at}.mlp.down_proj", (d,), out, "row")]
+    return (*blocks, VisionLinear("visual.merger.proj", (out,), out, "column"),
+            VisionLinear("visual.merger.gate_up_proj", (inter, inter), out, "column",
+                         ("gate_proj", "up_proj")),
+            VisionLinear("visual.merger.down_proj", (out,), inter, "row"))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 
 from kvcore.errors import InputError
-from kvcore.models import ct_groups, ct_quant, fp8_shapes, gptq_rules, tower_quant
+from kvcore.models import ct_groups, ct_quant, fp8_shapes, gptq_rules, tower_int_quant
 from kvcore.models.ct_quant import VOCAB_PATHS
 from kvcore.models.fp8_ignored import (
     block_names,
@@ -50,13 +50,14 @@ def modelled(g: ModelGeometry) -> IntQuant | None:
     """The checkpoint's AWQ / GPTQ settings where kvcli sizes its weights (None: not an int
     checkpoint, or one whose packed linears kvcli does not list: a vision tower vLLM packs).
     A tower vLLM leaves in the model dtype is sized: Llama 4's (built without the
-    quant_config), one ``modules_to_not_convert`` names whole with its projector
-    (``vision_tower`` and ``multi_modal_projector``: Gemma 3), and the towers
-    `kvcore.models.tower_quant` sizes or refuses (the LLaVA family, Mistral 3, PaliGemma,
-    InternVL, GLM-4.1V / 4.5V)."""
+    quant_config; InternVL's too), one ``modules_to_not_convert`` names whole with its
+    projector (``vision_tower`` and ``multi_modal_projector``: Gemma 3), and the towers whose
+    linears `kvcore.models.tower_int_quant` packs (the LLaVA family, Mistral 3, PaliGemma,
+    GLM-4.1V / 4.5V)."""
     q = g.int_quant
+    arch = g.architecture
     if q is None or g.vision_params and not (
-            g.architecture in TOWER_WITHOUT_QUANT_CONFIG or tower_quant.covered(g)
+            arch in TOWER_WITHOUT_QUANT_CONFIG or arch in tower_int_quant.PREFIXES
             or _matches(q, "vision_tower.") and _matches(q, "multi_modal_projector.")):
         return None
     if g.tie_word_embeddings and q.targets and ct_groups.vocab_quant(
@@ -125,7 +126,8 @@ def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
         return 0, 0
     dt = DTYPE_BYTES[g.dtype]
     layers, first, last = stage
-    moved = packed = 0
+    # (a vision tower's packed linears, loaded with the embedding on the first stage)
+    moved, packed = tower_int_quant.rank_bytes(g, q, tp, dt) if first else (0, 0)
     if q.targets:
         # (compressed-tensors targets reaching the embedding or the LM head, `ct_groups`)
         rows, h = vocab_rows(g, tp), g.hidden_size
@@ -170,6 +172,8 @@ def refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str, int] | None:
     q = modelled(g)
     if q is None or q.family == "gptq":
         return None
+    if tower := tower_int_quant.refusal(g, q, tp):
+        return -1, *tower      # (the tower's first: vLLM builds it before the language model)
     for i, kind in enumerate(g.layer_kinds):
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
         linears, experts = _layer(g, q, tp, i, kind, moe)
@@ -197,8 +201,9 @@ def check_tp(g: ModelGeometry, tp: int) -> None:
     if refused is not None and g.int_quant is not None:
         layer, module, why, group = refused
         label = "AWQ" if g.int_quant.family == "awq" else "compressed-tensors"
+        where = f"layer {layer}'s {module}" if layer >= 0 else f"the vision tower's {module}"
         raise InputError(f"{g.name}'s {label} groups of {group} do not split "
-                         f"over it (layer {layer}'s {module}), and vLLM refuses to build it: "
+                         f"over it ({where}), and vLLM refuses to build it: "
                          f"\"{why}\"; got {tp}", field="tensor_parallel_size")
 
 

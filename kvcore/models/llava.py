@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 from kvcore.errors import InputError, clipped
 from kvcore.models import clip_siglip, pixtral_hf
-from kvcore.models.vision_keys import VisionParams, vision_config, vision_dim
+from kvcore.models.vision_keys import VisionLinear, VisionParams, vision_config, vision_dim
 
 _CLIP_336 = {**clip_siglip.CLIP_DEFAULTS, "hidden_size": 1024, "intermediate_size": 4096,
              "num_hidden_layers": 24, "num_attention_heads": 16, "image_size": 336,
@@ -103,11 +103,15 @@ def llava_vision_params(cfg: dict[str, Any], arch: str, text_hidden: int,
     given = cfg.get("multimodal_projector_bias")
     bias = w.bias if given is None else bool(given)
     kept = h if w.projector in ("next", "onevision") else 0
+    linears = enc.linears
     if w.projector == "onevision":
         split, whole = 0, d * h + h * h + 2 * h * bias
     else:
         inp = d * len(feature) if w.projector == "next" else d
         split, whole = inp * h + h * bias + h * h, h * bias
+        # (LlavaMultiModalProjector's and Mistral 3's linears take the quant_config)
+        linears += (VisionLinear("multi_modal_projector.linear_1", (h,), inp, "column"),
+                    VisionLinear("multi_modal_projector.linear_2", (h,), h, "row"))
     if w.projector == "mistral3":
         m = cfg.get("spatial_merge_size", 2)
         if not isinstance(m, int) or isinstance(m, bool) or not 1 <= m < 2**16:
@@ -115,4 +119,4 @@ def llava_vision_params(cfg: dict[str, Any], arch: str, text_hidden: int,
                              path=source or None, field="spatial_merge_size")
         whole += d + d * m * m * d
     return VisionParams(enc.total + split + whole + kept, enc.whole + whole + kept, enc.heads,
-                        w.modalities, False, (), kept=kept, buffers=enc.buffers)
+                        w.modalities, False, linears, kept=kept, buffers=enc.buffers)

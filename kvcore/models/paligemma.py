@@ -31,5 +31,6 @@ def paligemma_vision_params(cfg: dict[str, Any], source: str) -> VisionParams:
         raise InputError(f"expected an integer >= 1, got {clipped(proj)}", path=source or None,
                          field="projection_dim")
     projector = vision_dim(v, defaults, "hidden_size", source) * proj + proj
+    # (the encoder's linears take the quant_config; the projector, built without it, not)
     return VisionParams(enc.total + projector, enc.whole + projector, enc.heads, ("image",),
-                        buffers=enc.buffers)
+                        linears=enc.linears, buffers=enc.buffers)

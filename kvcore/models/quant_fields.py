@@ -3,7 +3,8 @@ reads it: the method, and each method's own reading (AWQ / GPTQ `kvcore.models.i
 ModelOpt `kvcore.models.modelopt_quant`, compressed-tensors' KV cache scheme
 `kvcore.models.kv_cache_quant`; fp8's weight blocks, static input scales and ignored list, the
 names as vLLM renames them before it matches them, `kvcore.models.fp8_renames`) and the vision
-tower's linears an fp8 checkpoint quantises (`kvcore.models.fp8_vision`)."""
+tower's linears an fp8 checkpoint quantises (`kvcore.models.fp8_vision`), or all of them
+under AWQ, GPTQ and compressed-tensors (`kvcore.models.tower_int_quant` applies their lists)."""
 
 from __future__ import annotations
 
@@ -24,9 +25,10 @@ def quant_fields(qc: Any, arch: str, vision: VisionParams, source: str) -> dict[
     ignored, key = ignored_of(qc)
     # (Qwen3.5's checkpoints' model.language_model.layers.N are vLLM's model.layers.N)
     matched = ignored_as_matched(ignored, arch)
+    iq = int_quant.read(qc, method, source, arch)
     return {
         "quantization": method,
-        "int_quant": int_quant.read(qc, method, source, arch),
+        "int_quant": iq,
         "modelopt": modelopt_quant.read(qc, method, source, arch),
         "ct_kv_scheme": kv_cache_quant.read_scheme(qc, method, source),
         "fp8_block": block_of(qc) if fp8 else None,
@@ -36,5 +38,5 @@ def quant_fields(qc: Any, arch: str, vision: VisionParams, source: str) -> dict[
         "fp8_lm_prefix": language_model_prefix(arch),
         "vision_linears": fp8_vision.quantised(
             vision.linears, ignored, tuple(vllm_name(n, arch) for n in ignored), key,
-            source) if fp8 else (),
+            source) if fp8 else vision.linears if iq is not None else (),
     }

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcore.models.clip_siglip import SIGLIP_DEFAULTS, encoder
-from kvcore.models.vision_keys import VisionLinear, VisionParams, vision_config, vision_dim
+from kvcore.models.clip_siglip import SIGLIP_DEFAULTS, encoder, encoder_linears
+from kvcore.models.vision_keys import VisionParams, vision_config, vision_dim
 
 __all__ = ["SIGLIP_DEFAULTS", "encoder_linears", "gemma3_vision_params"]
 # (SIGLIP_DEFAULTS, transformers 5.20.2's SiglipVisionConfig defaults, is what Gemma3Config
@@ -44,20 +44,3 @@ def gemma3_vision_params(cfg: dict[str, Any], text_hidden: int, source: str) -> 
     # (modality image; Gemma3ForConditionalGeneration does not support_encoder_tp_data)
     return VisionParams(enc.total + projector, enc.whole + projector, enc.heads, ("image",),
                         False, encoder_linears(layers, d, inter, mlp))
-
-
-def encoder_linears(layers: int, d: int, inter: int, mlp: bool) -> tuple[VisionLinear, ...]:
-    """A SigLIP encoder's linears built with the quant_config (at vLLM's
-    ``vision_tower.vision_model.encoder`` path, Gemma 3's and LFM2-VL's SigLIP2 alike): each
-    layer's QKV (the checkpoint's q/k/v_proj fused) and out_proj, and its MLP's fc1 and fc2
-    where `mlp`; the patch embedding and the projector are not among them."""
-    out: list[VisionLinear] = []
-    for i in range(layers):
-        at = f"vision_tower.vision_model.encoder.layers.{i}"
-        out += [VisionLinear(f"{at}.self_attn.qkv_proj", (d, d, d), d, "column",
-                             ("q_proj", "k_proj", "v_proj")),
-                VisionLinear(f"{at}.self_attn.out_proj", (d,), d, "row")]
-        if mlp:
-            out += [VisionLinear(f"{at}.mlp.fc1", (inter,), d, "column"),
-                    VisionLinear(f"{at}.mlp.fc2", (d,), inter, "row")]
-    return tuple(out)

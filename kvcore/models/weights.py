@@ -42,7 +42,6 @@ from kvcore.models import (
     fp8_vision,
     int_quant_rank,
     modelopt_rank,
-    tower_quant,
 )
 from kvcore.models import rank_params as rp
 from kvcore.models.fp8_ignored import layer_skips
@@ -56,18 +55,11 @@ from kvcore.models.zamba2_weights import zamba2_ledger
 from kvcore.specs import DTYPE_BYTES
 
 __all__ = ["FP32_ROUTERS", "WHOLE", "Stage", "estimate_params", "estimate_weights_bytes",
-           "mamba_layer_params", "unsized"]
+           "mamba_layer_params"]
 
 # A pipeline stage: its decoder layers (None: all), whether it is the first and the last stage
 Stage = tuple[range | None, bool, bool]
 WHOLE: Stage = (None, True, True)
-
-
-def unsized(g: ModelGeometry) -> str:
-    """Why kvcli does not estimate the model's weights ("": it does): the geometry's reason,
-    or a quantised tower whose linears it does not list (`kvcore.models.tower_quant`, which
-    reads the tower as the serving options left it)."""
-    return g.weights_unmodelled or tower_quant.why(g)
 
 
 def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:

@@ -20,7 +20,7 @@ from kvcore.models.geometry import ModelGeometry
 from kvcore.models.mamba_only import prefix_caching
 from kvcore.models.mm_serving import apply_mm
 from kvcore.models.quantization import auto_kv_dtype
-from kvcore.models.weights import estimate_weights_bytes, unsized
+from kvcore.models.weights import estimate_weights_bytes
 from kvcore.models.worker_specs import layer_specs
 from kvcore.prefix_match import resolve_block_sizes
 from kvcore.sizing.buffers_term import buffer_bytes
@@ -128,7 +128,7 @@ def resolve_kv_cache_config(
                             enable_prefix_caching)
     except ValueError as err:
         raise InputError(f"vLLM refuses to start: {err}", field="prefix_match_unit") from None
-    if weights_gib is None and unsized(g) and gpu_memory_gib is None:
+    if weights_gib is None and g.weights_unmodelled and gpu_memory_gib is None:
         weights_gib = 0.0
     estimated = weights_gib is None
     draft_weights = spec_draft.weights_bytes(tp) if spec_draft is not None else 0

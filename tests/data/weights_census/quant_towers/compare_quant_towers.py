@@ -1,13 +1,19 @@
 """Compare kvcli's weights per rank with answers.json here (a development tool, run from the
 project root with the project's venv: python tests/data/weights_census/quant_towers/
-compare_quant_towers.py [-v] [-g]): ../families/compare_families.py's comparison (each rank
-equal, different, refused by both or by one; warned or not) on this folder's case names."""
+compare_quant_towers.py [-v] [-g] [--root DIR]): ../families/compare_families.py's comparison
+(each rank equal, different, refused by both or by one; warned or not) on this folder's case
+names; `--root` imports kvcore from DIR instead (an older tree, `git archive BASE kvcore kvcli |
+tar -x -C DIR`: the counts before a change)."""
 # ruff: noqa
 import json, sys
 from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+if "--root" in sys.argv:
+    sys.path.insert(0, sys.argv[sys.argv.index("--root") + 1])
+    import kvcore                       # (cached: compare_families' imports take this one)
+    print("kvcore from", kvcore.__file__)
 sys.path.insert(0, str(HERE.parent / "families"))
 from compare_families import kvcli
 

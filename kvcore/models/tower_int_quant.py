@@ -1,0 +1,95 @@
+"""A vision tower's linears under AWQ, GPTQ or compressed-tensors, as vLLM 0.33 builds them on a
+rank: the LLaVA family's, Mistral 3's, PaliGemma's and GLM-4.1V's / GLM-4.5V's (`PREFIXES`,
+whose classes pass their quant_config to the tower; the linears each lists:
+`kvcore.models.clip_siglip`, `pixtral_hf`, `llava`, `glm4v_tower`).
+
+Each linear is packed as the language model's are (`kvcore.models.int_quant.linear_bytes`,
+`kvcore.models.ct_quant.linear_bytes`) unless the checkpoint's list leaves it out: AWQ's
+``modules_to_not_convert`` as substrings of its vLLM path (a fused one by its own path or all
+its shards'), compressed-tensors' ``ignore`` and targets (`kvcore.models.ct_groups`), GPTQ's
+``dynamic`` rules and ``modules_in_block_to_quantize`` (`kvcore.models.gptq_rules`). A shard
+vLLM cannot pack at the TP size is refused in its words (AWQ's "The input size is not aligned
+...", compressed-tensors' W4A16 "... is not divisible by group_size"), the tower first, as vLLM
+builds it first. Census tests/data/weights_census/quant_towers/.
+"""
+
+from __future__ import annotations
+
+from kvcore.models import ct_groups, ct_quant, gptq_rules
+from kvcore.models.fused_shards import all_or_none
+from kvcore.models.geometry import ModelGeometry
+from kvcore.models.int_quant import IntQuant, awq_refusal, linear_bytes
+from kvcore.models.vision_keys import VisionLinear
+
+_LLAVA = ("vision_tower", "multi_modal_projector")
+# (the classes whose tower takes the quant_config, with the prefixes of the modules they build
+# with it; OneVision's and PaliGemma's projectors are plain nn.Linear or take none)
+PREFIXES = {
+    "LlavaForConditionalGeneration": _LLAVA,
+    "LlavaNextForConditionalGeneration": _LLAVA,
+    "Mistral3ForConditionalGeneration": _LLAVA,
+    "LlavaOnevisionForConditionalGeneration": ("vision_tower",),
+    "PaliGemmaForConditionalGeneration": ("vision_tower",),
+    "Glm4vForConditionalGeneration": ("visual",),
+    "Glm4vMoeForConditionalGeneration": ("visual",),
+}
+# (a packed linear on a rank: its path, output shards, input shard, whole input, settings)
+Packed = tuple[str, tuple[int, ...], int, int, IntQuant]
+
+
+def _awq_skipped(q: IntQuant, lin: VisionLinear, source: str) -> bool:
+    if any(s in lin.path for s in q.skips) or not lin.shards:
+        return any(s in lin.path for s in q.skips)
+    proj = lin.path.rsplit(".", 1)[1]
+    named = [any(s in lin.path[: -len(proj)] + sh for s in q.skips) for sh in lin.shards]
+    return all_or_none(named, lambda: f"the list names some but not all shards of {lin.path}",
+                       lin.path, source, "quantization_config.modules_to_not_convert")
+
+
+def _quant(g: ModelGeometry, q: IntQuant, lin: VisionLinear) -> IntQuant | None:
+    """The settings vLLM packs the tower linear with; None where it leaves it unquantised."""
+    shards = lin.shards or None
+    if q.family == "gptq":
+        return gptq_rules.module_quant(q, lin.path, shards, g.source) \
+            if q.rules or q.blocks else q
+    if q.family == "ct":
+        return ct_groups.linear_quant(q, lin.path, shards, g.source)
+    return None if _awq_skipped(q, lin, g.source) else q
+
+
+def packed(g: ModelGeometry, q: IntQuant, tp: int) -> list[Packed]:
+    """The tower's packed linears on a rank of `tp` (none where it is not loaded)."""
+    if g.architecture not in PREFIXES or g.vision_params <= g.vision_kept:
+        return []
+    out = []
+    for lin in g.vision_linears:
+        mq = _quant(g, q, lin)
+        if mq is None:
+            continue
+        if lin.split == "column":
+            out.append((lin.path, tuple(p // tp for p in lin.parts), lin.inp, lin.inp, mq))
+        else:
+            k = lin.inp // tp if lin.split == "row" else lin.inp
+            out.append((lin.path, lin.parts, k, lin.inp, mq))
+    return out
+
+
+def rank_bytes(g: ModelGeometry, q: IntQuant, tp: int, dtype_bytes: int) -> tuple[int, int]:
+    """(parameters the packed tensors replace, their bytes) of the tower on a rank."""
+    moved = held = 0
+    for _, parts, k, full, mq in packed(g, q, tp):
+        moved += sum(parts) * k
+        held += ct_quant.linear_bytes(mq, parts, k, dtype_bytes) if q.family == "ct" else \
+            linear_bytes(mq, sum(parts), k, full, dtype_bytes)
+    return moved, held
+
+
+def refusal(g: ModelGeometry, q: IntQuant, tp: int) -> tuple[str, str, int] | None:
+    """The first tower linear vLLM refuses at `tp`: (its path, vLLM's words, its group)."""
+    if q.family == "gptq":
+        return None
+    for path, parts, k, full, mq in packed(g, q, tp):
+        if why := (ct_quant.group_refusal(mq, k, path) if q.family == "ct" else
+                   awq_refusal(mq, sum(parts), k, full)):
+            return path, why, mq.group_size
+    return None
