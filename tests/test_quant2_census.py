@@ -3,8 +3,9 @@ meta device as an H100 builds them (tests/data/weights_census/quant2/answers.jso
 at TP 1, 2 and 4, and 8 for sparse MLA): Qwen3-MoE's and Qwen3-VL-MoE's router (a GateLinear
 given the quant_config) under each method, with lists naming it; DeepSeek-V3.2's and GLM-5's
 indexer under fp8 (its wq_b quantised, wk_weights_proj not); the Qwen2-VL / Qwen2.5-VL towers
-under fp8. Each rank's bytes equal vLLM's; Qwen3-VL-MoE under the integer and ModelOpt methods
-is counted unquantised with the warning, as before (its tower's linears are not modelled)."""
+under fp8. Each rank's bytes equal vLLM's, Qwen3-VL-MoE's tower under AWQ, GPTQ,
+compressed-tensors and ModelOpt included (`kvcore.models.tower_int_quant`, `tower_modelopt`: it
+was counted unquantised with the warning), and what vLLM refuses kvcli refuses in its words."""
 
 from __future__ import annotations
 
@@ -31,11 +32,6 @@ def _geometry(name: str):
     return read_hf_config(json.loads((HERE / f"{name}.config.json").read_text()), name=name)
 
 
-def _warned(name: str) -> bool:
-    """Qwen3-VL-MoE under a method but fp8: its tower's quantised linears not modelled."""
-    return name.startswith("qwen3-vl-moe-") and not name.startswith("qwen3-vl-moe-fp8")
-
-
 def _bytes(name: str, tp: int, rank: int) -> int:
     return sum(CASES[name]["tp"][str(tp)][rank]["param_bytes_by_dtype"].values())
 
@@ -43,15 +39,12 @@ def _bytes(name: str, tp: int, rank: int) -> int:
 @pytest.mark.parametrize(("name", "tp", "rank"), built_ranks(CASES))
 def test_each_rank_is_vllms_bytes(name: str, tp: int, rank: int) -> None:
     g = _geometry(name)
-    if _warned(name):
-        assert unquantised_method(g) == g.quantization
-        return
     assert estimate_weights_bytes(g, tp) == _bytes(name, tp, rank)
     assert unquantised_method(g) is None
 
 
 REFUSED = [pytest.param(n, int(tp), ranks[0]["refused"], id=f"{n}-tp{tp}")
-           for n, c in CASES.items() if not _warned(n)
+           for n, c in CASES.items()
            for tp, ranks in c["tp"].items() if "refused" in ranks[0]]
 
 
@@ -67,8 +60,19 @@ def test_what_vllm_refuses_is_refused_in_its_words(name: str, tp: int, refused: 
 
 def test_the_census_holds_what_was_drawn() -> None:
     built = built_ranks(CASES)
-    assert (len(CASES), len(built), len(REFUSED)) == (43, 279, 14)
-    assert sum(1 for p in built if not _warned(p.values[0])) == 236
+    assert (len(CASES), len(built), len(REFUSED)) == (43, 279, 25)
+
+
+@pytest.mark.parametrize(("name", "before"), [
+    # (TP 1, counted unquantised with the warning before)
+    ("qwen3-vl-moe-gptq", 7_306_891_744), ("qwen3-vl-moe-ct-w8a8", 7_306_891_744),
+    ("qwen3-vl-moe-modelopt-fp8", 7_306_891_744), ("qwen3-vl-moe-modelopt-nvfp4", 7_306_891_744),
+])
+def test_qwen3_vl_moes_tower_is_quantised_as_vllm_builds_it(name: str, before: int) -> None:
+    names = CASES[name]["tp"]["1"][0]["param_numel_by_name"]
+    assert any(n.startswith("visual.blocks.") and not n.endswith((".weight", ".bias"))
+               for n in names)          # (its qweight / scales: the tower is quantised)
+    assert estimate_weights_bytes(_geometry(name)) == _bytes(name, 1, 0) < before
 
 
 def test_qwen3_moes_router_is_quantised_unless_a_list_names_it() -> None:

@@ -55,7 +55,7 @@ def test_what_vllm_cannot_build_kvcli_refuses_in_its_words(name: str, tp: int) -
 
 
 def test_the_census_covers_each_method_and_tp() -> None:
-    assert (len(CASES), len(BUILT), len(REFUSED)) == (57, 399, 77)
+    assert (len(CASES), len(BUILT), len(REFUSED)) == (63, 465, 80)
     for case in CASES.values():
         assert list(case["tp"]) == ["1", "2", "4", "8"] and "refused" not in case["tp"]["1"][0]
     words = {CASES[n]["tp"][str(t)][0]["refused"].split(":")[0] for n, t in
@@ -112,7 +112,18 @@ def test_internvl_leaves_its_tower_unquantised_under_every_method() -> None:
     names = [n for n in CASES if n.startswith("tiny-internvl-")]
     towers = {json.dumps({k: v for k, v in CASES[n]["tp"]["1"][0]["param_numel_by_name"].items()
                           if k.startswith("vision_tower")}) for n in names}
-    assert len(names) == 9 and len(towers) == 1
+    assert len(names) == 10 and len(towers) == 1
+
+
+def test_modelopt_leaves_the_llava_encoders_unquantised_whatever_its_list() -> None:
+    """get_quant_method's hard-coded vision_tower / vision_model prefixes: the CLIP encoder in
+    float16, the projector's linear_1 / linear_2 fp8 with their two scales each."""
+    names = CASES["tiny-llava-clip-modelopt-fp8"]["tp"]["1"][0]["param_numel_by_name"]
+    scales = sorted(n for n in names if n.endswith("_scale") and "language_model" not in n)
+    assert scales == [f"multi_modal_projector.linear_{i}.{s}_scale" for i in (1, 2)
+                      for s in ("input", "weight")]
+    assert _bytes("tiny-llava-clip-modelopt-fp8", 2)[0] == \
+        _bytes("tiny-llava-clip-modelopt-fp8", 2)[1]
 
 
 def test_the_cli_sizes_a_quantised_tower() -> None:

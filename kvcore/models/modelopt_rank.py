@@ -39,6 +39,7 @@ from kvcore.models.modelopt_quant import (
     weight_bytes,
 )
 from kvcore.models.rank_params import shared_width, vocab_rows
+from kvcore.models.tower_int_quant import PREFIXES
 from kvcore.specs import DTYPE_BYTES
 
 Stage = tuple[range | None, bool, bool]
@@ -54,8 +55,9 @@ def modelled(g: ModelGeometry) -> ModelOpt | None:
     (ModelOptQuantConfigBase.get_quant_method): Gemma 3's SigLIP, in the model dtype; Llama 4
     builds its tower and projector without the quant_config."""
     q = g.modelopt
+    arch = g.architecture
     if q is None or g.vision_params and (g.model_type not in UNQUANTISED_TOWERS or q.layers) \
-            and g.architecture not in TOWER_WITHOUT_QUANT_CONFIG:
+            and arch not in TOWER_WITHOUT_QUANT_CONFIG and not (arch in PREFIXES and not q.layers):
         return None
     return q
 

@@ -4,7 +4,8 @@ ModelOpt `kvcore.models.modelopt_quant`, compressed-tensors' KV cache scheme
 `kvcore.models.kv_cache_quant`; fp8's weight blocks, static input scales and ignored list, the
 names as vLLM renames them before it matches them, `kvcore.models.fp8_renames`) and the vision
 tower's linears an fp8 checkpoint quantises (`kvcore.models.fp8_vision`), or all of them
-under AWQ, GPTQ and compressed-tensors (`kvcore.models.tower_int_quant` applies their lists)."""
+under AWQ, GPTQ, compressed-tensors (`kvcore.models.tower_int_quant` applies their lists) and
+ModelOpt (`kvcore.models.tower_modelopt`)."""
 
 from __future__ import annotations
 
@@ -26,10 +27,11 @@ def quant_fields(qc: Any, arch: str, vision: VisionParams, source: str) -> dict[
     # (Qwen3.5's checkpoints' model.language_model.layers.N are vLLM's model.layers.N)
     matched = ignored_as_matched(ignored, arch)
     iq = int_quant.read(qc, method, source, arch)
+    mo = modelopt_quant.read(qc, method, source, arch)
     return {
         "quantization": method,
         "int_quant": iq,
-        "modelopt": modelopt_quant.read(qc, method, source, arch),
+        "modelopt": mo,
         "ct_kv_scheme": kv_cache_quant.read_scheme(qc, method, source),
         "fp8_block": block_of(qc) if fp8 else None,
         "fp8_static": fp8 and static_inputs(qc),
@@ -38,5 +40,5 @@ def quant_fields(qc: Any, arch: str, vision: VisionParams, source: str) -> dict[
         "fp8_lm_prefix": language_model_prefix(arch),
         "vision_linears": fp8_vision.quantised(
             vision.linears, ignored, tuple(vllm_name(n, arch) for n in ignored), key,
-            source) if fp8 else vision.linears if iq is not None else (),
+            source) if fp8 else vision.linears if iq or mo else (),
     }

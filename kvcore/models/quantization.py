@@ -64,10 +64,11 @@ def check_build(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
     groups (`kvcore.models.int_quant_rank`), a ModelOpt config's dtype (naming ``dtype`` when
     `dtype_given`) and its shards (`kvcore.models.modelopt_rank`)."""
     # (imported here: both read the geometry, whose module imports this one's readers)
-    from kvcore.models import int_quant_rank, modelopt_rank
+    from kvcore.models import int_quant_rank, modelopt_rank, tower_modelopt
 
     int_quant_rank.check_tp(g, tp)
     modelopt_rank.check_dtype(g, dtype_given)
+    tower_modelopt.check_tp(g, tp)      # (the tower first: vLLM builds it first)
     modelopt_rank.check_tp(g, tp)
 
 

@@ -1,7 +1,7 @@
 """A vision tower's linears under AWQ, GPTQ or compressed-tensors, as vLLM 0.33 builds them on a
-rank: the LLaVA family's, Mistral 3's, PaliGemma's and GLM-4.1V's / GLM-4.5V's (`PREFIXES`,
-whose classes pass their quant_config to the tower; the linears each lists:
-`kvcore.models.clip_siglip`, `pixtral_hf`, `llava`, `glm4v_tower`).
+rank: the LLaVA family's, Mistral 3's, PaliGemma's, GLM-4.1V's / GLM-4.5V's and Qwen3-VL's
+(`PREFIXES`, whose classes pass their quant_config to the tower; the linears each lists:
+`kvcore.models.clip_siglip`, `pixtral_hf`, `llava`, `glm4v_tower`, `qwen3_5`).
 
 Each linear is packed as the language model's are (`kvcore.models.int_quant.linear_bytes`,
 `kvcore.models.ct_quant.linear_bytes`) unless the checkpoint's list leaves it out: AWQ's
@@ -10,7 +10,7 @@ its shards'), compressed-tensors' ``ignore`` and targets (`kvcore.models.ct_grou
 ``dynamic`` rules and ``modules_in_block_to_quantize`` (`kvcore.models.gptq_rules`). A shard
 vLLM cannot pack at the TP size is refused in its words (AWQ's "The input size is not aligned
 ...", compressed-tensors' W4A16 "... is not divisible by group_size"), the tower first, as vLLM
-builds it first. Census tests/data/weights_census/quant_towers/.
+builds it first. Census tests/data/weights_census/quant_towers/ and quant2/ (Qwen3-VL-MoE).
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ PREFIXES = {
     "PaliGemmaForConditionalGeneration": ("vision_tower",),
     "Glm4vForConditionalGeneration": ("visual",),
     "Glm4vMoeForConditionalGeneration": ("visual",),
+    "Qwen3VLForConditionalGeneration": ("visual",),
+    "Qwen3VLMoeForConditionalGeneration": ("visual",),
 }
 # (a packed linear on a rank: its path, output shards, input shard, whole input, settings)
 Packed = tuple[str, tuple[int, ...], int, int, IntQuant]

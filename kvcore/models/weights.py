@@ -42,6 +42,7 @@ from kvcore.models import (
     fp8_vision,
     int_quant_rank,
     modelopt_rank,
+    tower_modelopt,
 )
 from kvcore.models import rank_params as rp
 from kvcore.models.fp8_ignored import layer_skips
@@ -178,6 +179,9 @@ def estimate_weights_bytes(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) 
     moved, packed = int_quant_rank.rank_bytes(g, tp, stage)
     # (a ModelOpt checkpoint's quantised linears and experts, and its attention scales)
     mo_moved, mo_held = modelopt_rank.rank_bytes(g, tp, stage)
+    if stage[1]:    # (and its vision tower's, loaded on the first stage)
+        tower_moved, tower_held = tower_modelopt.rank_bytes(g, tp)
+        mo_moved, mo_held = mo_moved + tower_moved, mo_held + tower_held
     moved, packed = moved + mo_moved, packed + mo_held
     return (led.model * DTYPE_BYTES[g.dtype] + (led.layer - moved) * layer_bytes
             + led.fp32 * 4 + led.mx_bytes + packed)

@@ -35,6 +35,8 @@ def ct(fmt, weights, inputs=None, ignore=("re:.*lm_head",)):
 W4A16 = {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 128}
 F8W = {"num_bits": 8, "type": "float", "strategy": "channel"}
 F8A = {"num_bits": 8, "type": "float", "strategy": "token", "dynamic": True, "symmetric": True}
+MODELOPT = {"quant_method": "modelopt", "quant_algo": "FP8", "ignore": ["lm_head"],
+            "producer": {"name": "modelopt", "version": "0.37.0"}}
 
 
 def methods(tower_names):
@@ -49,6 +51,7 @@ def methods(tower_names):
         "awq": AWQ,
         "awq-skip-tower": {**AWQ, "modules_to_not_convert": tower_names},
         "gptq": GPTQ,
+        "modelopt-fp8": MODELOPT,
     }
 
 

@@ -13,6 +13,8 @@ It executes ../../kv_spec_census/record_kv_specs.py first for its substitutions 
 it ../record_census.py's, whose `record` builds each case), then adds
 ../int_quant/record_int_quant.py's (an H100's platform, no kernel chosen), as
 ../llava_towers/record_towers.py does for its AWQ cases; every one is listed in answers.json.
+The ModelOpt cases (``modelopt`` in the name) are recorded in a run of their own naming them,
+with ../modelopt/record_modelopt.py's substitutions added.
 """
 # ruff: noqa
 import importlib.util, json, sys
@@ -32,6 +34,11 @@ rks = _load("record_kv_specs", HERE.parents[1] / "kv_spec_census" / "record_kv_s
 rc = rks.rc
 riq = _load("record_int_quant", HERE.parent / "int_quant" / "record_int_quant.py")
 rks.SUBSTITUTIONS += [s for s in riq.SUBSTITUTIONS if s not in rks.SUBSTITUTIONS]
+if any("modelopt" in n for n in sys.argv[1:]):
+    # (ModelOpt checkpoints, recorded in a run of their own: ../modelopt/record_modelopt.py's
+    # H100 platform and kernel substitutions too)
+    rmo = _load("record_modelopt", HERE.parent / "modelopt" / "record_modelopt.py")
+    rks.SUBSTITUTIONS += [s for s in rmo.SUBSTITUTIONS if s not in rks.SUBSTITUTIONS]
 TPS = (1, 2, 4, 8)
 
 

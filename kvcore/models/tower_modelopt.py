@@ -1,0 +1,66 @@
+"""A vision tower's linears under a ModelOpt checkpoint, as vLLM 0.33 builds them on a rank (the
+classes of `kvcore.models.tower_int_quant.PREFIXES`, whose towers take the quant_config).
+
+ModelOptQuantConfigBase.get_quant_method leaves a linear unquantised when the exclude list
+names it (`kvcore.models.modelopt_rank.excluded`) or, whatever the list, when its path holds
+``vision_tower``, ``vision_model`` or ``vit_large_projector`` (a rule kept for checkpoints of
+ModelOpt before 0.39): the LLaVA family's, Mistral 3's and PaliGemma's encoders stay in the
+model dtype, LLaVA's and Mistral 3's projector ``linear_1`` / ``linear_2`` and the towers at
+``visual.`` (GLM-4.1V / 4.5V, Qwen3-VL) are quantised by the config's algorithm
+(`kvcore.models.modelopt_quant.linear_bytes`), and an input shard vLLM refuses at the TP size
+is refused in its words, naming the tower's layer (NVFP4's 16s: Qwen3-VL's 1,152-wide blocks
+at TP 2 and 4). A mixed-precision table is not modelled here (`modelopt_rank.modelled`).
+Census tests/data/weights_census/quant_towers/ and quant2/.
+"""
+
+from __future__ import annotations
+
+from kvcore.errors import InputError
+from kvcore.models.geometry import ModelGeometry
+from kvcore.models.modelopt_quant import ModelOpt, linear_bytes, refusal
+from kvcore.models.modelopt_rank import excluded, modelled
+from kvcore.models.tower_int_quant import PREFIXES
+from kvcore.models.vision_keys import VisionLinear
+from kvcore.specs import DTYPE_BYTES
+
+# (get_quant_method's hard-coded prefixes)
+_VISION_NAMES = ("vision_tower", "vision_model", "vit_large_projector")
+
+
+def _quantised(g: ModelGeometry, q: ModelOpt) -> list[VisionLinear]:
+    """The tower's linears vLLM quantises (whole, before TP)."""
+    return [lin for lin in g.vision_linears
+            if not any(n in lin.path for n in _VISION_NAMES) and not excluded(g, q, lin.path)]
+
+
+def _on_rank(g: ModelGeometry, tp: int) -> list[tuple[str, tuple[int, ...], int, ModelOpt]]:
+    q = modelled(g)
+    if q is None or g.architecture not in PREFIXES or g.vision_params <= g.vision_kept:
+        return []
+    out = []
+    for lin in _quantised(g, q):
+        if lin.split == "column":
+            out.append((lin.path, tuple(p // tp for p in lin.parts), lin.inp, q))
+        else:
+            out.append((lin.path, lin.parts, lin.inp // tp if lin.split == "row" else lin.inp,
+                        q))
+    return out
+
+
+def rank_bytes(g: ModelGeometry, tp: int) -> tuple[int, int]:
+    """(parameters the quantised tensors replace, their bytes) of the tower on a rank."""
+    dt = DTYPE_BYTES[g.dtype]
+    moved = held = 0
+    for _, parts, k, q in _on_rank(g, tp):
+        moved += sum(parts) * k
+        held += linear_bytes(q, parts, k, dt)
+    return moved, held
+
+
+def check_tp(g: ModelGeometry, tp: int) -> None:
+    """vLLM's refusal of a tower linear's input shard at `tp`, naming the option."""
+    for path, _, k, q in _on_rank(g, tp):
+        if why := refusal(q, k):
+            raise InputError(f"{g.name}'s ModelOpt {q.algo} input shard does not fit at it (the "
+                             f"vision tower's {path}), and vLLM refuses to build it: \"{why}\"; "
+                             f"got {tp}", field="tensor_parallel_size")
