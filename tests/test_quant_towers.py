@@ -21,6 +21,7 @@ from tests.census_rows import (
     assert_rank_equal,
     built_ranks,
     case_geometry,
+    case_mm,
     refused_tps,
     vllms_words,
 )
@@ -41,11 +42,12 @@ def test_bytes_and_buffers_per_rank_equal_vllms(name: str, tp: int, rank: int) -
 @pytest.mark.parametrize(("name", "tp"), REFUSED)
 def test_what_vllm_cannot_build_kvcli_refuses_in_its_words(name: str, tp: int) -> None:
     """The heads (12 GLM, 4 CLIP / SigLIP heads, 8 text heads at TP 8) or a shard: fp8 blocks,
-    AWQ's and W4A16's groups, the tower's first where vLLM builds it first."""
+    AWQ's and W4A16's groups, the tower's first where vLLM builds it first; with the tower
+    skipped (--language-model-only) too: vLLM still constructs it."""
     with pytest.raises(InputError) as e:
         resolve_kv_cache_config(geometry=case_geometry(DATA, CASES, name, applied=False),
                                 tensor_parallel_size=tp, gpu_memory_gib=4096,
-                                max_model_len=4096)
+                                max_model_len=4096, mm=case_mm(CASES[name]))
     assert e.value.field == "tensor_parallel_size"
     refused = CASES[name]["tp"][str(tp)][0]["refused"]
     if refused.startswith("ValueError"):
@@ -55,7 +57,8 @@ def test_what_vllm_cannot_build_kvcli_refuses_in_its_words(name: str, tp: int) -
 
 
 def test_the_census_covers_each_method_and_tp() -> None:
-    assert (len(CASES), len(BUILT), len(REFUSED)) == (63, 465, 80)
+    assert (len(CASES), len(BUILT), len(REFUSED)) == (66, 486, 84)
+    assert sum(" --language-model-only" in n for n in CASES) == 3
     for case in CASES.values():
         assert list(case["tp"]) == ["1", "2", "4", "8"] and "refused" not in case["tp"]["1"][0]
     words = {CASES[n]["tp"][str(t)][0]["refused"].split(":")[0] for n, t in
@@ -124,6 +127,18 @@ def test_modelopt_leaves_the_llava_encoders_unquantised_whatever_its_list() -> N
                       for s in ("input", "weight")]
     assert _bytes("tiny-llava-clip-modelopt-fp8", 2)[0] == \
         _bytes("tiny-llava-clip-modelopt-fp8", 2)[1]
+
+
+@pytest.mark.parametrize("base", ["tiny-llava-clip-ct-w4a16", "tiny-llava-clip-fp8-block",
+                                  "tiny-mistral3-modelopt-fp8"])
+def test_a_skipped_tower_is_not_loaded(base: str) -> None:
+    """--language-model-only: the tower and projector, quantised or not, are not on the GPU."""
+    skipped = CASES[f"{base} --language-model-only"]["tp"]["2"][0]
+    assert not any(n.startswith(("vision_tower", "multi_modal_projector"))
+                   for n in skipped["param_numel_by_name"])
+    g = case_geometry(DATA, CASES, f"{base} --language-model-only")
+    assert estimate_weights_bytes(g, 2) == sum(skipped["param_bytes_by_dtype"].values()) \
+        < _bytes(base, 2)[1]
 
 
 def test_the_cli_sizes_a_quantised_tower() -> None:

@@ -59,9 +59,10 @@ def _quant(g: ModelGeometry, q: IntQuant, lin: VisionLinear) -> IntQuant | None:
     return None if _awq_skipped(q, lin, g.source) else q
 
 
-def packed(g: ModelGeometry, q: IntQuant, tp: int) -> list[Packed]:
-    """The tower's packed linears on a rank of `tp` (none where it is not loaded)."""
-    if g.architecture not in PREFIXES or g.vision_params <= g.vision_kept:
+def packed(g: ModelGeometry, q: IntQuant, tp: int, loaded: bool = True) -> list[Packed]:
+    """The tower's packed linears on a rank of `tp`: none where it is not `loaded`
+    (``--language-model-only``, limits of 0), though vLLM still constructs it (`refusal`)."""
+    if g.architecture not in PREFIXES or loaded and g.vision_params <= g.vision_kept:
         return []
     out = []
     for lin in g.vision_linears:
@@ -87,10 +88,11 @@ def rank_bytes(g: ModelGeometry, q: IntQuant, tp: int, dtype_bytes: int) -> tupl
 
 
 def refusal(g: ModelGeometry, q: IntQuant, tp: int) -> tuple[str, str, int] | None:
-    """The first tower linear vLLM refuses at `tp`: (its path, vLLM's words, its group)."""
+    """The first tower linear vLLM refuses at `tp`: (its path, vLLM's words, its group); the
+    tower is constructed on the meta device even where it is skipped, so its refusals stand."""
     if q.family == "gptq":
         return None
-    for path, parts, k, full, mq in packed(g, q, tp):
+    for path, parts, k, full, mq in packed(g, q, tp, loaded=False):
         if why := (ct_quant.group_refusal(mq, k, path) if q.family == "ct" else
                    awq_refusal(mq, sum(parts), k, full)):
             return path, why, mq.group_size

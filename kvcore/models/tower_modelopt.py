@@ -33,9 +33,12 @@ def _quantised(g: ModelGeometry, q: ModelOpt) -> list[VisionLinear]:
             if not any(n in lin.path for n in _VISION_NAMES) and not excluded(g, q, lin.path)]
 
 
-def _on_rank(g: ModelGeometry, tp: int) -> list[tuple[str, tuple[int, ...], int, ModelOpt]]:
+def _on_rank(g: ModelGeometry, tp: int,
+             loaded: bool = True) -> list[tuple[str, tuple[int, ...], int, ModelOpt]]:
+    """The tower's quantised linears on a rank of `tp`: none where it is not `loaded` (still
+    constructed, and refused, where it is skipped)."""
     q = modelled(g)
-    if q is None or g.architecture not in PREFIXES or g.vision_params <= g.vision_kept:
+    if q is None or g.architecture not in PREFIXES or loaded and g.vision_params <= g.vision_kept:
         return []
     out = []
     for lin in _quantised(g, q):
@@ -59,7 +62,7 @@ def rank_bytes(g: ModelGeometry, tp: int) -> tuple[int, int]:
 
 def check_tp(g: ModelGeometry, tp: int) -> None:
     """vLLM's refusal of a tower linear's input shard at `tp`, naming the option."""
-    for path, _, k, q in _on_rank(g, tp):
+    for path, _, k, q in _on_rank(g, tp, loaded=False):
         if why := refusal(q, k):
             raise InputError(f"{g.name}'s ModelOpt {q.algo} input shard does not fit at it (the "
                              f"vision tower's {path}), and vLLM refuses to build it: \"{why}\"; "

@@ -40,6 +40,11 @@ if any("modelopt" in n for n in sys.argv[1:]):
     rmo = _load("record_modelopt", HERE.parent / "modelopt" / "record_modelopt.py")
     rks.SUBSTITUTIONS += [s for s in rmo.SUBSTITUTIONS if s not in rks.SUBSTITUTIONS]
 TPS = (1, 2, 4, 8)
+# (cases recorded with the tower skipped too: a case "<config> --language-model-only", its
+# option passed to vLLM's ModelConfig as ../llava_towers/record_towers.py passes it)
+LMO = ("--language-model-only", True)
+OPTIONS = {"tiny-llava-clip-ct-w4a16": (LMO,), "tiny-llava-clip-fp8-block": (LMO,),
+           "tiny-mistral3-modelopt-fp8": (LMO,)}
 
 
 def main():
@@ -47,13 +52,18 @@ def main():
     path = HERE / "answers.json"
     answers = (json.loads(path.read_text()) if path.exists() else
                {"vllm_version": rc.vllm.__version__, "torch": rc.torch.__version__, "cases": {}})
-    answers["substitutions"] = rks.SUBSTITUTIONS
+    # (those of earlier runs kept: the ModelOpt cases' own)
+    answers["substitutions"] = answers.get("substitutions", []) + [
+        s for s in rks.SUBSTITUTIONS if s not in answers.get("substitutions", [])]
     names = sys.argv[1:] or sorted(p.name[: -len(".config.json")]
-                                   for p in HERE.glob("*.config.json"))
+                                   for p in HERE.glob("*.config.json")) + [
+        f"{base} {flag}" for base, opts in OPTIONS.items() for flag, _ in opts]
     for name in names:
-        cfg = json.loads((HERE / f"{name}.config.json").read_text())
+        base, _, flag = name.partition(" ")
+        cfg = json.loads((HERE / f"{base}.config.json").read_text())
+        mm = rc.mm_kwargs(flag, True) if flag else None
         try:
-            answers["cases"][name] = rc.record(name, cfg, TPS, None)
+            answers["cases"][name] = rc.record(name, cfg, TPS, mm)
         except Exception as e:           # the config refused before any build
             answers["cases"][name] = {"refused": f"{type(e).__name__}: {e}"[:600]}
             print(name, "refused", e, file=sys.stderr, flush=True)
