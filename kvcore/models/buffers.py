@@ -10,7 +10,8 @@ counts them too: docs/config.md, "Buffers").
   config share it): rows x rotary dim in the model dtype (gpt-oss: float32). Rows: the
   positions vLLM passes (`max_position_embeddings`), times the factor for `linear` (Gemma 3's
   global layers); `original_max_position_embeddings` times the factor for YaRN and DeepSeek's
-  YaRN. Rotary dim: the head dim times `partial_rotary_factor` (MLA: `qk_rope_head_dim`).
+  YaRN; LongRoPE's short and long caches, `original_max_position_embeddings` + the
+  positions. Rotary dim: the head dim times `partial_rotary_factor` (MLA: `qk_rope_head_dim`).
   Gemma 3 has two: its local layers' plain RoPE at `rope_local_base_freq`, and the global one.
   MRoPE (an ``mrope_section``): 4 x the rows under Qwen2-VL, Qwen2.5-VL and GLM-4.xV (mrope.py's
   positions_factor, left at get_rope's default by qwen2.py and glm4*.py), 1 x under Qwen3-VL and
@@ -67,11 +68,14 @@ def _num(value: Any, default: float) -> float:
     return float(value) if ok and 0 < value < 2 ** 63 else default
 
 
-def _rows(rp: dict[str, Any], max_pos: int) -> int:
+def _rows(rp: dict[str, Any], max_pos: int, original: Any = None) -> int:
     kind = _kind(rp)
     factor = _num(rp.get("factor"), 1)
     if kind == "linear":
         return int(max_pos * factor)
+    if kind == "longrope":      # (Phi3LongRoPEScaledRotaryEmbedding: the short cache, then the
+        # long one; `original`: the top-level key transformers moves into the parameters)
+        return int(_num(rp.get("original_max_position_embeddings", original), max_pos)) + max_pos
     if kind in ("yarn", "deepseek_yarn"):
         return int(_num(rp.get("original_max_position_embeddings"), max_pos) * factor)
     return max_pos
@@ -113,7 +117,8 @@ def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCa
         # positions_factor: Qwen2ForCausalLM under Qwen2-VL and Qwen2.5-VL; Qwen3-VL passes 1)
         times = 4 if "mrope_section" in rp and g.model_type in MROPE_X4_TYPES else 1
         per = _per_position(rp)
-        out[key] = RopeCache(_rows(rp, pos) * times, dim, dtype, key, pos,
+        rows = _rows(rp, pos, get("original_max_position_embeddings"))
+        out[key] = RopeCache(rows * times, dim, dtype, key, pos,
                              None if per is None else per * times)
     if g.mla is not None and g.mla.indexer is not None and not get("indexer_rope_interleave"):
         # the indexer's own get_rope, neox-style unless indexer_rope_interleave (deepseek_v2.py
