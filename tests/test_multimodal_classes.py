@@ -15,19 +15,20 @@ from kvcore.models.multimodal_classes import MULTIMODAL_CLASSES
 
 DATA = Path(__file__).parent / "data"
 runner = CliRunner()
-# (an Idefics3 config with a Llama-2-7B-shaped text model: its SigLIP-like tower and the
-# connector are not counted)
-IDEFICS3 = {"architectures": ["Idefics3ForConditionalGeneration"], "model_type": "idefics3",
-         "torch_dtype": "float16",
-         "text_config": {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008,
-                         "num_hidden_layers": 32, "num_attention_heads": 32,
-                         "num_key_value_heads": 32, "vocab_size": 32064,
-                         "max_position_embeddings": 4096},
-         "vision_config": {"model_type": "idefics3_vision", "hidden_size": 1152,
-                           "num_hidden_layers": 27, "num_attention_heads": 16}}
-SAID = ("llama's multimodal tower (Idefics3ForConditionalGeneration's vision or audio encoder and "
-        "its projector) is not counted: kvcli does not model it, so its weights are the language "
-        "model's alone and the KV memory is over-estimated by the tower's weights: give the "
+# (a LLaVA-NeXT-Video config with a Llama-2-7B-shaped text model: its CLIP tower and projector
+# are not counted)
+UNCOUNTED = {"architectures": ["LlavaNextVideoForConditionalGeneration"],
+             "model_type": "llava_next_video", "torch_dtype": "float16",
+             "text_config": {"model_type": "llama", "hidden_size": 4096,
+                             "intermediate_size": 11008, "num_hidden_layers": 32,
+                             "num_attention_heads": 32, "num_key_value_heads": 32,
+                             "vocab_size": 32064, "max_position_embeddings": 4096},
+             "vision_config": {"model_type": "clip_vision_model", "hidden_size": 1024,
+                               "num_hidden_layers": 24, "num_attention_heads": 16}}
+SAID = ("llama's multimodal tower (LlavaNextVideoForConditionalGeneration's vision or audio "
+        "encoder and its projector) is not counted: kvcli does not model it, so its weights are "
+        "the language model's alone and the KV memory is over-estimated by the tower's weights: "
+        "give the "
         "weights' known size (--weights-gib), or --num-blocks, or --gpu-memory-gib less the "
         "tower's size")
 
@@ -44,7 +45,7 @@ def _config(tmp_path: Path, cfg: dict) -> str:
 
 
 def test_an_uncounted_tower_is_said_once(tmp_path: Path) -> None:
-    res = runner.invoke(app, ["config", "--model-config", _config(tmp_path, IDEFICS3),
+    res = runner.invoke(app, ["config", "--model-config", _config(tmp_path, UNCOUNTED),
                               "--gpu-memory-gib", "80", "--json"])
     assert res.exit_code == 0, res.output
     assert res.stderr == f"warning: {SAID}\n"
@@ -53,12 +54,12 @@ def test_an_uncounted_tower_is_said_once(tmp_path: Path) -> None:
 
 
 def test_nothing_said_where_vllm_builds_no_tower_or_the_weights_are_given(tmp_path: Path) -> None:
-    path = _config(tmp_path, IDEFICS3)
+    path = _config(tmp_path, UNCOUNTED)
     res = runner.invoke(app, ["config", "--model-config", path, "--gpu-memory-gib", "80",
                               "--language-model-only", "--json"])
     assert json.loads(res.stdout)["warnings"] == [(
         "option --language-model-only: no effect on kvcli's count of llama, whose "
-        "Idefics3ForConditionalGeneration tower it does not count either way")]
+        "LlavaNextVideoForConditionalGeneration tower it does not count either way")]
     for more in (["--weights-gib", "14"], ["--num-blocks", "300"]):
         res = runner.invoke(app, ["config", "--model-config", path, "--gpu-memory-gib", "80",
                                   *more, "--json"])
@@ -72,7 +73,7 @@ def test_counted_towers_and_text_models_say_nothing(tmp_path: Path) -> None:
         res = runner.invoke(app, ["config", "--model-config", str(DATA / case),
                                   "--gpu-memory-gib", "80", "--json"])
         assert res.exit_code == 0 and json.loads(res.stdout)["warnings"] == [], res.output
-    text = {**IDEFICS3["text_config"], "architectures": ["LlamaForCausalLM"]}
+    text = {**UNCOUNTED["text_config"], "architectures": ["LlamaForCausalLM"]}
     res = runner.invoke(app, ["config", "--model-config", _config(tmp_path, text),
                               "--gpu-memory-gib", "80", "--json"])
     assert json.loads(res.stdout)["warnings"] == []
@@ -81,7 +82,7 @@ def test_counted_towers_and_text_models_say_nothing(tmp_path: Path) -> None:
 def test_replay_says_it_too(tmp_path: Path) -> None:
     trace = tmp_path / "t.jsonl"
     trace.write_text('{"timestamp": 0, "input_length": 100, "output_length": 5}\n')
-    res = runner.invoke(app, ["replay", str(trace), "--model-config", _config(tmp_path, IDEFICS3),
+    res = runner.invoke(app, ["replay", str(trace), "--model-config", _config(tmp_path, UNCOUNTED),
                               "--gpu-memory-gib", "80", "--json"])
     assert res.exit_code == 0, res.output
     # (a replay names its options by field, and takes no weights size)

@@ -48,6 +48,7 @@ from kvcore.models import (
     fp8_ignored,
     int_quant_rank,
     kv_sharing,
+    minicpmv,
     modelopt_rank,
     quant_unsized,
 )
@@ -87,6 +88,7 @@ from kvcore.models.perf_widths import perf_intermediate
 from kvcore.models.quant_fields import quant_fields
 from kvcore.models.qwen3_5 import GDN_TYPES, ssm_dtype, text_model_type
 from kvcore.models.qwen3_next import gdn_state
+from kvcore.models.text_config import text_config
 from kvcore.models.unsupported import refusal
 from kvcore.models.vision_towers import vision_tower
 from kvcore.models.zamba2 import ZAMBA2, as_built, zamba2_blocks
@@ -114,28 +116,15 @@ def load_hf_config(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def _text_config(cfg: dict[str, Any]) -> dict[str, Any]:
-    # (vLLM renames a remote-code config's llm_config text_config where it has none: InternVL)
-    text = cfg.get("text_config") if "text_config" in cfg else cfg.get("llm_config")
-    if isinstance(text, dict):
-        merged = {k: v for k, v in cfg.items() if k in ("torch_dtype", "dtype")}
-        merged.update(text)
-        merged.setdefault("model_type", text.get("model_type", cfg.get("model_type", "")))
-        if cfg.get("quantization_config") is not None:
-            # vLLM reads the wrapper's own first, the text config's only without one
-            # (ModelArchConfigConvertorBase.get_quantization_config)
-            merged["quantization_config"] = cfg["quantization_config"]
-        return merged
-    return cfg
-
-
 def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> ModelGeometry:
     """The geometry of a Hugging Face config dict (``source`` names it in error messages)."""
-    c = canonical(_text_config(cfg), source)     # (GPT-2's n_layer, ChatGLM's num_layers, ...)
+    c = canonical(text_config(cfg), source)     # (GPT-2's n_layer, ChatGLM's num_layers, ...)
     if not isinstance(c.get("model_type", ""), str):    # (transformers cannot load it)
         raise InputError(f"must be a string, got {clipped(c['model_type'])}",
                          path=source or None, field="model_type")
-    model_type = text_model_type(cfg, c.get("model_type", ""), source)
+    model_type = shown = text_model_type(cfg, c.get("model_type", ""), source)
+    if model_type == "minicpmv":    # (the language model its version picks)
+        model_type = minicpmv.llm_type(c, source)
     archs = cfg.get("architectures")
     if (why := refusal(archs)) is not None:
         raise InputError(why, path=source or None, field="architectures")
@@ -244,7 +233,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     limit, default = lengths(c, max_pos, source)
     vision = vision_tower(cfg, model_type, archs, hidden, source, dtype)
     g = ModelGeometry(
-        name=name or str(c.get("_name_or_path", "") or model_type), model_type=model_type,
+        name=name or str(c.get("_name_or_path", "") or shown), model_type=model_type,
         layer_kinds=kinds, num_attention_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim,
         hidden_size=hidden, dtype=dtype, max_position_embeddings=max_pos, sliding_window=window,
         attention_chunk_size=chunk, mamba=mamba, mla=mla,
@@ -278,7 +267,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         if num_experts else 0,
         counted_moe_layers=counted_moe,
         perf_swa=perf_swa(c, model_type, n_layers, get),
-        perf_intermediate=perf_intermediate(_text_config(cfg), model_type),
+        perf_intermediate=perf_intermediate(text_config(cfg), model_type),
         classic=classic_block(model_type, hidden, head_dim, get, get_dim),
         context_limit=limit, default_len=default,
         **kv_sharing.gemma_fields(c, model_type, kinds, kv_heads, head_dim, heads, get, get_int,

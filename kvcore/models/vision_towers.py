@@ -6,8 +6,9 @@ Gemma 4's vision and audio towers (`kvcore.models.gemma4_towers`), LFM2-VL's Sig
 and Mistral 3's (`kvcore.models.llava`), PaliGemma's (`kvcore.models.paligemma`), InternVL's
 (`kvcore.models.internvl`; its remote-code checkpoints': `kvcore.models.internvl_chat`),
 GLM-4.1V's and GLM-4.5V's (`kvcore.models.glm4v_tower`), Kimi-VL's and Kimi-K2.5's
-(`kvcore.models.moonvit`); none for the other classes kvcli reads
-(`kvcore.models.multimodal_classes` warns of those)."""
+(`kvcore.models.moonvit`), MiniCPM-V's (`kvcore.models.minicpmv`), Idefics3's and SmolVLM's
+(`kvcore.models.idefics3`), Phi-3-vision's (`kvcore.models.phi3v`); none for the other classes
+kvcli reads (`kvcore.models.multimodal_classes` warns of those)."""
 
 from __future__ import annotations
 
@@ -15,13 +16,16 @@ from typing import Any
 
 from kvcore.models.gemma4_towers import multimodal_towers
 from kvcore.models.glm4v_tower import GLM4V_ARCHS, glm4v_vision_params
+from kvcore.models.idefics3 import IDEFICS3_ARCHS, idefics3_vision_params
 from kvcore.models.internvl import internvl_vision_params
 from kvcore.models.internvl_chat import CHAT_ARCHS, internvl_chat_params
 from kvcore.models.lfm2_vl_tower import lfm2_vl_params
 from kvcore.models.llama4_vision import llama4_vision_params
 from kvcore.models.llava import WRAPPERS, llava_vision_params
+from kvcore.models.minicpmv import minicpmv_params
 from kvcore.models.moonvit import k25_vision_params, kimi_vl_vision_params
 from kvcore.models.paligemma import paligemma_vision_params
+from kvcore.models.phi3v import phi3v_params
 from kvcore.models.qwen3_5 import QWEN3_5_TYPES, vision_tower_params
 from kvcore.models.qwen_vl import qwen_vl_params
 from kvcore.models.siglip import gemma3_vision_params
@@ -63,6 +67,12 @@ def vision_tower(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
         return kimi_vl_vision_params(cfg, hidden, source)
     if arch == "KimiK25ForConditionalGeneration":
         return k25_vision_params(cfg, hidden, source, DTYPE_BYTES[dtype])
+    if arch == "MiniCPMV":
+        return minicpmv_params(cfg, hidden, source, DTYPE_BYTES[dtype])
+    if arch in IDEFICS3_ARCHS:
+        return idefics3_vision_params(cfg, hidden, source)
+    if arch == "Phi3VForCausalLM":
+        return phi3v_params(cfg, hidden, source)
     if (towers := multimodal_towers(cfg, arch, hidden, dtype, source)) is not None:
         return towers
     return VisionParams(0, 0)

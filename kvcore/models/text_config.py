@@ -1,0 +1,31 @@
+"""Which part of a config.json holds the text model vLLM 0.33 builds: a multimodal wrapper's
+``text_config`` (or a remote-code config's ``llm_config``, which vLLM renames so), with what
+vLLM carries into it from the wrapper, else the config itself (`kvcore.models.hf_config`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvcore.models.fp8_renames import architecture
+from kvcore.models.idefics3 import IDEFICS3_ARCHS
+
+
+def text_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The text model's keys: the wrapper's dtype, then the text config's own; Idefics3's and
+    SmolVLM's wrapper ``tie_word_embeddings`` (their classes' default false), which vLLM
+    copies into the text config (`VllmConfig.with_hf_config`) before their head is built; the
+    wrapper's quantization_config over the text config's."""
+    # (vLLM renames a remote-code config's llm_config text_config where it has none: InternVL)
+    text = cfg.get("text_config") if "text_config" in cfg else cfg.get("llm_config")
+    if not isinstance(text, dict):
+        return cfg
+    merged = {k: v for k, v in cfg.items() if k in ("torch_dtype", "dtype")}
+    merged.update(text)
+    merged.setdefault("model_type", text.get("model_type", cfg.get("model_type", "")))
+    if architecture(cfg.get("architectures")) in IDEFICS3_ARCHS:
+        merged["tie_word_embeddings"] = cfg.get("tie_word_embeddings", False)
+    if cfg.get("quantization_config") is not None:
+        # vLLM reads the wrapper's own first, the text config's only without one
+        # (ModelArchConfigConvertorBase.get_quantization_config)
+        merged["quantization_config"] = cfg["quantization_config"]
+    return merged

@@ -1,0 +1,155 @@
+"""Record what vLLM 0.33 builds, rank by rank, for MiniCPM-V, Idefics3 / SmolVLM and
+Phi-3.5-vision / Phi-4-multimodal (the configs here): every ``*.config.json`` of this folder at
+TP 1, 2, 4 and 8, every rank (parameter count, bytes by dtype, buffers; rank 0's parameters by
+name), each under the multimodal serving options of OPTIONS, and each base config's KV cache
+specs at TP 1 as the KV-spec census records them (-> answers.json).
+
+A development tool, never run by the tests. From the project root:
+
+    ulimit -v 16000000; HF_HUB_OFFLINE=1 VLLM_LOGGING_LEVEL=ERROR \\
+        PYTHONPATH=$HOME/.cache/vllm-oracle/src:tests/data/mtp_draft/oracle_stubs_vision \\
+        timeout 3000 ~/.cache/vllm-oracle/venv/bin/python \\
+        tests/data/weights_census/mm_minicpm_idefics_phi/record_towers.py [CASE ...]
+
+It executes ../../kv_spec_census/record_kv_specs.py first for its substitutions (and through
+it ../record_census.py's, whose `record` builds each case); every one is listed in answers.json.
+MiniCPM-V's, Phi-3-vision's and Phi-4-multimodal's checkpoints bring their config class as
+remote code (transformers 5.20.2 and vLLM have none): the classes below are registered with
+AutoConfig for their model_type, plain PreTrainedConfig subclasses that keep every key of
+config.json as an attribute (Phi-3-vision's and Phi-4's set before PreTrainedConfig's own
+__init__, whose RoPE standardisation would otherwise swallow rope_scaling) and, for MiniCPM-V,
+make ``vision_config`` a SiglipVisionConfig as its configuration_minicpm.py does (its default:
+so400m at 980 px), so vLLM loads these configs with AutoConfig as it would the remote classes.
+"""
+# ruff: noqa
+import importlib.util, json, sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+_spec = importlib.util.spec_from_file_location(
+    "record_kv_specs", HERE.parents[1] / "kv_spec_census" / "record_kv_specs.py")
+rks = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(rks)                   # vLLM imported, every substitution applied
+rc = rks.rc
+
+from transformers import AutoConfig, PreTrainedConfig, SiglipVisionConfig
+
+# configuration_minicpm.py's default_vision_config (MiniCPM-V 2.5, 2.6, 4.0, 4.5 alike)
+MINICPMV_VISION = {"hidden_size": 1152, "image_size": 980, "intermediate_size": 4304,
+                   "model_type": "siglip", "num_attention_heads": 16,
+                   "num_hidden_layers": 27, "patch_size": 14}
+
+
+class MiniCPMVConfig(PreTrainedConfig):
+    model_type = "minicpmv"
+
+    def __init__(self, vision_config=None, **kwargs):
+        v = MINICPMV_VISION if vision_config is None else vision_config
+        self.vision_config = v if isinstance(v, SiglipVisionConfig) else SiglipVisionConfig(**v)
+        super().__init__(**kwargs)
+
+
+def _every_key(self, kwargs):
+    """Every key an attribute before PreTrainedConfig's __init__ sees it. Each class defines
+    its own __init__: transformers makes a subclass without one a dataclass."""
+    for k, v in kwargs.items():
+        setattr(self, k, v)
+    PreTrainedConfig.__init__(self, **kwargs)
+
+
+class Phi3VConfig(PreTrainedConfig):
+    model_type = "phi3_v"
+
+    def __init__(self, **kwargs):
+        _every_key(self, kwargs)
+
+
+class Phi4MMConfig(PreTrainedConfig):
+    model_type = "phi4mm"
+
+    def __init__(self, **kwargs):
+        _every_key(self, kwargs)
+
+
+for _c in (MiniCPMVConfig, Phi3VConfig, Phi4MMConfig):
+    AutoConfig.register(_c.model_type, _c, exist_ok=True)
+
+TPS = (1, 2, 4, 8)
+# (option, value) pairs each base is recorded with beside its plain build: the tower dropped
+# (--language-model-only, a limit of 0), and the encoder's data-parallel mode (MiniCPM-V
+# takes it; Idefics3 / SmolVLM and Phi-3-vision fall back to "weights")
+LMO = ("--language-model-only", True)
+DATA = ("--mm-encoder-tp-mode", "data")
+OPTIONS = {
+    "minicpm-v-2_6": (LMO, DATA, ("--limit-mm-per-prompt", {"image": 0}),
+                      ("--limit-mm-per-prompt", {"image": 0, "video": 0})),
+    "minicpm-llama3-v-2_5": (LMO, DATA),
+    "minicpm-v-4": (LMO, DATA),
+    "minicpm-v-4_5": (LMO, DATA),
+    "tiny-minicpm-v-2_6-drop": (LMO,),
+    "tiny-minicpm-v-4_5-default-tower": (LMO,),
+    "idefics3-8b-llama3": (LMO, DATA),
+    "smolvlm2-2.2b-instruct": (LMO, DATA, ("--limit-mm-per-prompt", {"image": 0})),
+    "smolvlm-256m-instruct": (LMO,),
+    "tiny-smolvlm-partial-tower": (LMO,),
+    "phi-3.5-vision-instruct": (LMO, DATA),
+    "tiny-phi3v-last-layer": (LMO,),
+    "phi-4-multimodal-instruct": (LMO, DATA, ("--limit-mm-per-prompt", {"image": 0}),
+                                  ("--limit-mm-per-prompt", {"audio": 0})),
+    "tiny-phi4mm-small-audio": (LMO, ("--limit-mm-per-prompt", {"audio": 0})),
+}
+
+
+def case_name(base, flag, value):
+    if value is True:
+        return f"{base} {flag}"
+    v = json.dumps(value, separators=(",", ":")) if isinstance(value, dict) else value
+    return f"{base} {flag} {v}"
+
+
+def cases():
+    out = {}
+    for p in sorted(HERE.glob("*.config.json")):
+        base = p.name[: -len(".config.json")]
+        out[base] = (base, None)
+        for flag, value in OPTIONS.get(base, ()):
+            out[case_name(base, flag, value)] = (base, rc.mm_kwargs(flag, value))
+    return out
+
+
+def kv_row(cfg):
+    """The KV-spec census's row for the config (record_kv_specs.build at TP 1)."""
+    try:
+        return {"config": cfg, **rks.build(cfg["architectures"][0], cfg)}
+    except Exception as e:
+        return {"config": cfg, "skipped": f"{type(e).__name__}: {e}"[:500]}
+
+
+def main():
+    rc.rqn.rmm_main_env()
+    path = HERE / "answers.json"
+    answers = (json.loads(path.read_text()) if path.exists() else
+               {"vllm_version": rc.vllm.__version__, "torch": rc.torch.__version__,
+                "cases": {}, "kv_specs": {}})
+    answers["substitutions"] = rks.SUBSTITUTIONS + [
+        "remote-code config classes (MiniCPMVConfig, Phi3VConfig, Phi4MMConfig) registered "
+        "with AutoConfig: every config.json key an attribute; MiniCPM-V's vision_config a "
+        "SiglipVisionConfig (see record_towers.py)"]
+    todo = cases()
+    for name in sys.argv[1:] or list(todo):
+        base, mm = todo[name]
+        cfg = json.loads((HERE / f"{base}.config.json").read_text())
+        try:
+            answers["cases"][name] = rc.record(name, cfg, TPS, mm)
+        except Exception as e:           # the config refused before any build
+            answers["cases"][name] = {"refused": f"{type(e).__name__}: {e}"[:600]}
+            print(name, "refused", e, file=sys.stderr, flush=True)
+        if mm is None:
+            answers["kv_specs"][base] = kv_row(cfg)
+        answers["cases"] = dict(sorted(answers["cases"].items()))
+        answers["kv_specs"] = dict(sorted(answers["kv_specs"].items()))
+        path.write_text(json.dumps(answers, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
