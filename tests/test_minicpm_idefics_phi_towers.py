@@ -55,7 +55,7 @@ def test_parameter_count_equals_vllms(name: str) -> None:
 def test_the_census_covers_every_config_and_tp() -> None:
     bases = {p.name.removesuffix(".config.json") for p in DATA.glob("*.config.json")}
     assert bases == {n.split(" ")[0] for n in CASES} == set(KV)
-    assert len(bases) == 14 and len(CASES) == 36
+    assert len(bases) == 16 and len(CASES) == 44
     check_ranks_agree(CASES)
 
 
@@ -73,7 +73,7 @@ REFUSED = refused_tps(CASES)
 def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     """A head count TP does not divide: the text model's (MiniCPM-V 2.6's 28, SmolVLM-256M's
     9) or the tower's (the tiny SmolVLM's 6 at TP 4, with its text model's 4 divided)."""
-    assert len(REFUSED) == 20
+    assert len(REFUSED) == 23
     assert CASES[name]["tp"][str(tp)][0]["refused"].startswith("AssertionError")
     with pytest.raises(InputError) as e:
         resolve_kv_cache_config(geometry=_geometry(name, applied=False), tensor_parallel_size=tp,
@@ -105,6 +105,11 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     # embed_tokens (32,064 x 3,072, split over TP); CLIP's 577 position_ids
     ("phi-3.5-vision-instruct", 411_444_224, 23_371_776, 16, 4_616),
     ("tiny-phi3v-last-layer", 304_892_416, 2_468_352, 16, 4_616),   # (24 layers, post norm)
+    # Phi-4's SigLIP NaViT to 26 layers with its separators and projection (411,069,856), the
+    # conformer with its subsampling, T5 bias and two projections (466,416,416, all whole);
+    # the conformer's dev_type scalar in bfloat16
+    ("phi-4-multimodal-instruct", 877_486_272, 481_438_880, 16, 2),
+    ("tiny-phi4mm-small-audio", 368_301_136, 2_718_928, 16, 2),   # (NaViT to 24 layers)
 ])
 def test_tower_sizes(base: str, total: int, whole: int, heads: int, buffers: int) -> None:
     """vLLM's non-language-model parameters at TP 1 (and whole: twice its TP 2 rank's less
@@ -164,10 +169,11 @@ def test_idefics3_takes_the_wrappers_tie_flag() -> None:
 
 @pytest.mark.parametrize(("base", "blocks"), [
     # (before, the towers uncounted with the warning: 69,529; 30,023; 220,779; 26,549;
-    # 30,008; 23,969; 23,969; 11,342)
+    # 30,008; 23,969; 23,969; 11,342; 34,012)
     ("minicpm-v-2_6", 68_430), ("minicpm-llama3-v-2_5", 29_521), ("minicpm-v-4", 217_933),
     ("minicpm-v-4_5", 25_977), ("idefics3-8b-llama3", 29_596), ("smolvlm-instruct", 23_693),
     ("smolvlm2-2.2b-instruct", 23_693), ("phi-3.5-vision-instruct", 11_211),
+    ("phi-4-multimodal-instruct", 33_175),
 ])
 def test_80_gib_blocks_without_the_uncounted_tower_warning(base: str, blocks: int) -> None:
     res = CliRunner().invoke(app, ["config", "--model-config", str(DATA / f"{base}.config.json"),
@@ -176,3 +182,24 @@ def test_80_gib_blocks_without_the_uncounted_tower_warning(base: str, blocks: in
     doc = json.loads(res.stdout)
     assert doc["num_blocks"] == blocks
     assert not [w for w in doc["warnings"] if "multimodal tower" in w]
+
+
+def test_phi4mm_drops_each_tower_with_its_limits() -> None:
+    """The audio limit at 0 drops the conformer (466,416,416); the image limit at 0 keeps the
+    NaViT, which video reads too, as vLLM does."""
+    g = read_hf_config(_config("phi-4-multimodal-instruct"))
+    assert [(p.modalities, p.total) for p in g.vision_parts] == [
+        (("image", "video"), 411_069_856), (("audio",), 466_416_416)]
+    full = CASES["phi-4-multimodal-instruct"]["tp"]["1"][0]["param_numel"]
+    audio0 = CASES['phi-4-multimodal-instruct --limit-mm-per-prompt {"audio":0}']
+    image0 = CASES['phi-4-multimodal-instruct --limit-mm-per-prompt {"image":0}']
+    assert full - audio0["tp"]["1"][0]["param_numel"] == 466_416_416
+    assert image0["tp"]["1"][0]["param_numel"] == full
+
+
+def test_phi4mm_conformer_settings_kvcli_does_not_model_stay_uncounted() -> None:
+    cfg = _config("tiny-phi4mm-small-audio")
+    cfg["audio_processor"]["config"]["batch_norm"] = True
+    g = read_hf_config(cfg)
+    assert g.vision_params == 0
+    assert uncounted_tower_note(g, None, "--gpu-memory-gib", "--num-blocks") is not None

@@ -66,9 +66,10 @@ def experts_per_tok(c: dict[str, Any], get, get_int) -> int:
 # layer attends fully whatever the key says (Mistral-7B-v0.1's 4,096, Phi-3-mini's 2,047,
 # StarCoder2-15B's 4,096), though vLLM's perf.py bills every layer at that window (`perf_swa`).
 # Found by the KV-spec census (tests/data/kv_spec_census/); llama itself too (llama.py:185-204,
-# the text model Voxtral's and other wrappers' text_config name; Phi-3-vision's phi3_v, which
-# phi3v.py builds as LlamaForCausalLM: tests/data/weights_census/mm_minicpm_idefics_phi/).
-NO_WINDOW_TYPES = ("llama", "mistral", "mixtral", "phi3", "starcoder2", "phi3_v")
+# the text model Voxtral's and other wrappers' text_config name; Phi-3-vision's phi3_v and
+# Phi-4-multimodal's phi4mm, which phi3v.py and phi4mm.py build as Llama:
+# tests/data/weights_census/mm_minicpm_idefics_phi/).
+NO_WINDOW_TYPES = ("llama", "mistral", "mixtral", "phi3", "starcoder2", "phi3_v", "phi4mm")
 
 
 def perf_swa(c: dict[str, Any], model_type: str, n: int, get) -> tuple[int, int] | None:

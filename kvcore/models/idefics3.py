@@ -29,11 +29,12 @@ IDEFICS3_DEFAULTS = {**SIGLIP_DEFAULTS, "hidden_size": 1152, "num_attention_head
                      "patch_size": 32}
 
 
-def navit(v: dict[str, Any], defaults: dict[str, int], layers: int,
-          source: str) -> VisionParams:
+def navit(v: dict[str, Any], defaults: dict[str, int], layers: int, source: str,
+          post_norm: bool = True) -> VisionParams:
     """`Idefics2VisionTransformer` of vision config `v` built to `layers` layers, with its
-    post LayerNorm: SigLIP's encoder without its position_ids buffer."""
-    return encoder("siglip", v, defaults, layers, True, source)._replace(buffers=0)
+    post LayerNorm unless not `post_norm` (Phi-4-multimodal's): SigLIP's encoder without its
+    position_ids buffer."""
+    return encoder("siglip", v, defaults, layers, post_norm, source)._replace(buffers=0)
 
 
 def idefics3_vision_params(cfg: dict[str, Any], text_hidden: int,
