@@ -57,8 +57,10 @@ CACHE_ONLY_ROPE_TYPES = ("default", "linear", "llama3", "ntk", "proportional")
 # what transformers' config classes give a RoPE key a config leaves out (Qwen3.5's rope
 # parameters, Gemma 3's local base frequency: a second RoPE whatever its value)
 _PARTIAL = {"qwen3_5_text": 0.25, "qwen3_5_moe_text": 0.25}
-# (and GLM-4.1V's and GLM-4.5V's text models: glm4.py and glm4_moe.py leave it too)
-MROPE_X4_TYPES = ("qwen2_vl", "qwen2_5_vl", "glm4v_text", "glm4v_moe_text")
+# (and GLM-4.1V's and GLM-4.5V's text models: glm4.py and glm4_moe.py leave it too; qwen2.py's
+# and qwen3_moe.py's own layers under Qwen2-Audio, Qwen2.5-Omni and Qwen3-Omni)
+MROPE_X4_TYPES = ("qwen2_vl", "qwen2_5_vl", "glm4v_text", "glm4v_moe_text", "qwen2",
+                  "qwen3_moe")
 
 
 def _num(value: Any, default: float) -> float:

@@ -57,9 +57,11 @@ def tower_rank(g: ModelGeometry, tp: int) -> tuple[int, int, int]:
     estimate and `kvcli config`'s multimodal key both read it."""
     fp8, block_scales = rank_fp8(g, tp)
     heads, bound = g.vision_head_bound
-    # (InternViT's attention, whole where TP does not divide its heads; never more than all of
+    # (InternViT's attention, whole where TP does not divide its heads; a part's params that TP
+    # splits only where it divides the part's heads: Qwen3-Omni's audio; never more than all of
     # the tower: skipped, or whole under --mm-encoder-tp-mode data)
-    whole = min(g.vision_params, g.vision_whole + (bound if heads % tp else 0))
+    kept = sum(p.tp_fallback[1] for p in g.vision_parts if p.total and p.tp_fallback[0] % tp)
+    whole = min(g.vision_params, g.vision_whole + (bound if heads % tp else 0) + kept)
     params = whole + (g.vision_params - whole) // tp
     return params - fp8, fp8, block_scales
 

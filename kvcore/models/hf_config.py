@@ -88,6 +88,7 @@ from kvcore.models.perf_widths import perf_intermediate
 from kvcore.models.quant_fields import quant_fields
 from kvcore.models.qwen3_5 import GDN_TYPES, ssm_dtype, text_model_type
 from kvcore.models.qwen3_next import gdn_state
+from kvcore.models.qwen_omni import thinker
 from kvcore.models.text_config import text_config
 from kvcore.models.unsupported import refusal
 from kvcore.models.vision_towers import vision_tower
@@ -118,6 +119,7 @@ def load_hf_config(path: str | Path) -> dict[str, Any]:
 
 def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> ModelGeometry:
     """The geometry of a Hugging Face config dict (``source`` names it in error messages)."""
+    cfg = thinker(cfg, source)      # (an omni model: its thinker, all vLLM builds)
     c = canonical(text_config(cfg), source)     # (GPT-2's n_layer, ChatGLM's num_layers, ...)
     if not isinstance(c.get("model_type", ""), str):    # (transformers cannot load it)
         raise InputError(f"must be a string, got {clipped(c['model_type'])}",

@@ -23,9 +23,6 @@ NOT_MODELLED = {
     "MiniCPM3ForCausalLM": "latent-projected attention caching qk_nope_head_dim + "
                            "qk_rope_head_dim a head (not head_dim)",
     "WhisperForConditionalGeneration": "an audio encoder and cross-attention caches sized by it",
-    "Qwen2_5OmniModel": "a thinker and a talker (thinker_config), each with its own layers",
-    "Qwen2_5OmniForConditionalGeneration": "a thinker and a talker (thinker_config), each with "
-                                           "its own layers",
     "Qwen3ASRForConditionalGeneration": "an audio encoder beside a thinker (thinker_config)",
     "BagelForConditionalGeneration": "a language model under llm_config with its own "
                                      "generation experts",

@@ -26,11 +26,13 @@ class TowerPart(NamedTuple):
     """One of a model's towers (with its embedder) where it has several, each skipped on its
     own: Gemma 3n's and Gemma 4's vision and audio towers (`kvcore.models.mm_serving`): its
     modalities (none: built whatever the limits), parameters (all, whole on every rank) and
-    buffer bytes."""
+    buffer bytes; ``tp_fallback``: (heads, params): those of the rest that stay whole where the
+    TP size does not divide the heads (Qwen3-Omni's audio encoder: `disable_tp`)."""
     modalities: tuple[str, ...]
     total: int
     whole: int
     buffers: int
+    tp_fallback: tuple[int, int] = (0, 0)
 
 
 class VisionParams(NamedTuple):

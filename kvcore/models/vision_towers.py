@@ -8,7 +8,8 @@ and Mistral 3's (`kvcore.models.llava`), PaliGemma's (`kvcore.models.paligemma`)
 GLM-4.1V's and GLM-4.5V's (`kvcore.models.glm4v_tower`), Kimi-VL's and Kimi-K2.5's
 (`kvcore.models.moonvit`), MiniCPM-V's (`kvcore.models.minicpmv`), Idefics3's and SmolVLM's
 (`kvcore.models.idefics3`), Phi-3-vision's (`kvcore.models.phi3v`), Phi-4-multimodal's
-(`kvcore.models.phi4mm`); none for the other classes kvcli reads
+(`kvcore.models.phi4mm`), Qwen2-Audio's and the omni thinkers' audio and vision towers
+(`kvcore.models.qwen_omni`); none for the other classes kvcli reads
 (`kvcore.models.multimodal_classes` warns of those)."""
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from kvcore.models.paligemma import paligemma_vision_params
 from kvcore.models.phi3v import phi3v_params
 from kvcore.models.phi4mm import phi4mm_params
 from kvcore.models.qwen3_5 import QWEN3_5_TYPES, vision_tower_params
+from kvcore.models.qwen_omni import AUDIO_ARCHS, audio_towers
 from kvcore.models.qwen_vl import qwen_vl_params
 from kvcore.models.siglip import gemma3_vision_params
 from kvcore.models.vision_keys import VisionParams
@@ -77,6 +79,8 @@ def vision_tower(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
         return phi3v_params(cfg, hidden, source)
     if arch == "Phi4MMForCausalLM":
         return phi4mm_params(cfg, hidden, source, DTYPE_BYTES[dtype])
+    if arch in AUDIO_ARCHS:
+        return audio_towers(cfg, arch, hidden, source, dtype)
     if (towers := multimodal_towers(cfg, arch, hidden, dtype, source)) is not None:
         return towers
     return VisionParams(0, 0)
