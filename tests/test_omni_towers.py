@@ -136,8 +136,19 @@ def test_an_omni_config_without_its_thinker_is_refused_in_one_line() -> None:
     with pytest.raises(InputError) as e:
         read_hf_config(cfg)
     assert e.value.field == "thinker_config" and "\n" not in e.value.message
+
+
+
+@pytest.mark.parametrize(("key", "field"), [
+    ("image_size", "vision_config.image_size"),
+    ("apply_vit_abs_pos_embed", "vision_config.apply_vit_abs_pos_embed"),
+    ("tie_word_embeddings", "thinker_config.text_config.tie_word_embeddings")])
+def test_qwen3_omni_keys_its_config_classes_do_not_default_are_required(key: str,
+                                                                        field: str) -> None:
+    """(vLLM reads them and cannot build the model without: "'Qwen3OmniMoeVisionEncoderConfig'
+    object has no attribute 'image_size'", the KV-spec census's first try)"""
     cfg = _config("qwen3-omni-30b-a3b-instruct")
-    del cfg["thinker_config"]["vision_config"]["image_size"]
+    del cfg["thinker_config"]["vision_config" if "vision" in field else "text_config"][key]
     with pytest.raises(InputError) as e:
         read_hf_config(cfg)
-    assert e.value.field == "vision_config.image_size"
+    assert e.value.field == field and "\n" not in e.value.message

@@ -66,6 +66,10 @@ def thinker(cfg: dict[str, Any], source: str) -> dict[str, Any]:
     text = tower_config(t, "text_config", source)
     given = text.get("model_type") or ("qwen3_omni_moe_text" if OMNI[archs[0]] == QWEN3_OMNI
                                        else "qwen2_5_omni_text")
+    if given == "qwen3_omni_moe_text" and text.get("tie_word_embeddings") is None:
+        raise InputError("missing 'tie_word_embeddings', which vLLM reads (Qwen3-Omni's text "
+                         "config class has no default)", path=source or None,
+                         field="thinker_config.text_config.tie_word_embeddings")
     if given in TEXT_AS:
         out["text_config"] = {**TEXT_DEFAULTS[given], **text, "model_type": TEXT_AS[given]}
     return out
@@ -94,13 +98,14 @@ def audio_towers(cfg: dict[str, Any], arch: str, hidden: int, source: str,
 def _qwen3_omni_vision(cfg: dict[str, Any], source: str,
                        dtype_bytes: int) -> tuple[VisionParams, int]:
     """Qwen3-Omni's vision tower (Qwen3-VL's, its position table (image_size / patch_size)^2,
-    no ``num_position_embeddings``; ``image_size`` has no default: vLLM cannot build it
-    without) and its rotary cache (8,192 rows x half the head dim)."""
+    no ``num_position_embeddings``; ``image_size`` and ``apply_vit_abs_pos_embed`` have no
+    default: vLLM cannot build it without) and its rotary cache (8,192 x half the head dim)."""
     v = tower_config(cfg, "vision_config", source)
-    if v.get("image_size") is None:
-        raise InputError("missing 'image_size', which vLLM's Qwen3-Omni vision tower reads "
-                         "(its config class has no default)", path=source or None,
-                         field="vision_config.image_size")
+    for key in ("image_size", "apply_vit_abs_pos_embed"):
+        if v.get(key) is None:
+            raise InputError(f"missing '{key}', which vLLM's Qwen3-Omni vision tower reads "
+                             "(its config class has no default)", path=source or None,
+                             field=f"vision_config.{key}")
     defaults = {"image_size": 0, "patch_size": 16, "hidden_size": 1152, "num_heads": 16}
 
     def dim(key: str) -> int:

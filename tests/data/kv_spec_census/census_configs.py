@@ -43,6 +43,8 @@ MODEL_TYPES = {
 }
 # keys a layer pattern needs beside the cut (by architecture)
 OVERRIDES = {
+    # (Qwen3OmniMoeTextConfig defaults no tie_word_embeddings, which vLLM reads)
+    "Qwen3OmniMoeForConditionalGeneration": {"tie_word_embeddings": False},
     # 35 layers, the last 15 sharing KV: 8 layers, the last 3 sharing (one of each kind
     # reused: the pattern is 4 sliding, 1 full)
     "Gemma3nForCausalLM": {"num_kv_shared_layers": 3},
@@ -104,6 +106,10 @@ TOP_OVERRIDES = {
         "vision_config": {"model_type": "gemma4_unified_vision"},
         "audio_config": {"model_type": "gemma4_unified_audio"}},
 }
+# a thinker's vision config's keys its class does not default and vLLM reads (Qwen3-Omni's
+# vision tower: image_size and apply_vit_abs_pos_embed, as Qwen/Qwen3-Omni-30B-A3B-Instruct)
+THINKER_VISION = {"Qwen3OmniMoeForConditionalGeneration": {"image_size": 768,
+                                                          "apply_vit_abs_pos_embed": True}}
 # where a wrapper keeps its text model's config
 TEXT_KEYS = ("text_config", "llm_config", "language_config", "thinker_config")
 LAYER_KEYS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers")
@@ -161,6 +167,8 @@ def shrink(d, arch):
             break
     t.update(OVERRIDES.get(arch, {}))
     d.update(TOP_OVERRIDES.get(arch, {}))
+    if arch in THINKER_VISION:
+        d["thinker_config"]["vision_config"].update(THINKER_VISION[arch])
     for x in (d, t):
         x["dtype"] = x["torch_dtype"] = "bfloat16"
 

@@ -1,7 +1,7 @@
 """Record what vLLM 0.33 builds, rank by rank, for Qwen2-Audio, Qwen2.5-Omni and Qwen3-Omni
-(their thinkers; the configs here): every ``*.config.json`` of this folder at TP 1, 2, 4 and 8, every rank
-(parameter count, bytes by dtype, buffers; rank 0's parameters by name), and each under the
-multimodal serving options of OPTIONS (-> answers.json).
+(their thinkers; the configs here): every ``*.config.json`` of this folder at TP 1, 2, 4 and
+8, every rank (parameter count, bytes by dtype, buffers; rank 0's parameters by name), and
+each under the multimodal serving options of OPTIONS (-> answers.json).
 
 A development tool, never run by the tests. From the project root:
 
