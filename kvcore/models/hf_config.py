@@ -70,6 +70,7 @@ from kvcore.models.config_keys import (
     sparse_step_layers,
 )
 from kvcore.models.context_limit import lengths
+from kvcore.models.deepseek_vl2 import language_as_text
 from kvcore.models.dtypes import model_dtype
 from kvcore.models.fp8_renames import architecture
 from kvcore.models.geometry import ModelGeometry
@@ -119,7 +120,8 @@ def load_hf_config(path: str | Path) -> dict[str, Any]:
 
 def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> ModelGeometry:
     """The geometry of a Hugging Face config dict (``source`` names it in error messages)."""
-    cfg = thinker(cfg, source)      # (an omni model: its thinker, all vLLM builds)
+    # (an omni model: its thinker, all vLLM builds; DeepSeek-VL2's language_config)
+    cfg = language_as_text(thinker(cfg, source))
     c = canonical(text_config(cfg), source)     # (GPT-2's n_layer, ChatGLM's num_layers, ...)
     if not isinstance(c.get("model_type", ""), str):    # (transformers cannot load it)
         raise InputError(f"must be a string, got {clipped(c['model_type'])}",

@@ -193,8 +193,10 @@ def build(d, mc, tp, rank, detail):
 
 
 def record(name, cfg, tps, mm=None):
-    # (a wrapper's MLA text model, Kimi-VL's: its text_config's kv_lora_rank)
-    mla = cfg.get("kv_lora_rank") or (cfg.get("text_config") or {}).get("kv_lora_rank")
+    # (a wrapper's MLA text model, Kimi-VL's: its text_config's kv_lora_rank; DeepSeek-VL2's
+    # language_config's)
+    mla = cfg.get("kv_lora_rank") or (cfg.get("text_config") or cfg.get("language_config")
+                                      or {}).get("kv_lora_rank")
     # (sparse MLA, a config with index_topk: the backend an H100 picks, as the KV-spec census)
     backend = (AttentionBackendEnum.FLASH_ATTN_MLA_SPARSE if mla and "index_topk" in cfg
                else AttentionBackendEnum.TRITON_MLA if mla else AttentionBackendEnum.FLASH_ATTN)
