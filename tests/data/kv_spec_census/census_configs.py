@@ -167,6 +167,11 @@ def shrink(d, arch):
             break
     t.update(OVERRIDES.get(arch, {}))
     d.update(TOP_OVERRIDES.get(arch, {}))
+    if arch == "DeepseekVLV2ForCausalLM":
+        # (DeepseekVLV2Config writes its text config as text_config but reads it back from
+        # language_config, and defaults tile_tag to "tile_tag", which vLLM refuses: the
+        # published configs' keys)
+        d["language_config"], d["tile_tag"] = d.pop("text_config"), "2D"
     if arch in THINKER_VISION:
         d["thinker_config"]["vision_config"].update(THINKER_VISION[arch])
     for x in (d, t):
