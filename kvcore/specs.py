@@ -137,6 +137,10 @@ class MLAAttentionSpec(FullAttentionSpec):
     """Multi-head latent attention: one latent vector per token, so no factor 2 for K and V."""
 
     cache_dtype_str: str | None = None
+    # vLLM's is_index_group_leader: a sparse layer with its own indexer (IndexCache's layers
+    # reusing another's top-k are not); it sets the spec apart (vLLM's planner makes a tensor
+    # a distinct spec), not its page
+    index_group_leader: bool = False
 
     kind = "mla"
 

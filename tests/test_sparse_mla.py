@@ -70,7 +70,9 @@ def test_a_deepseek_v3_config_with_index_topk_is_sparse() -> None:
 
 @pytest.mark.parametrize("kwargs, field", [
     ({"block_size": 32}, "block_size"),
-    ({"kv_cache_dtype": "fp8"}, "kv_cache_dtype"),
+    ({"block_size": 16}, "block_size"),        # (given: vLLM finds no backend)
+    ({"kv_cache_dtype": "fp8_e5m2"}, "kv_cache_dtype"),
+    ({"kv_cache_dtype": "float16"}, "kv_cache_dtype"),
 ])
 def test_what_no_sparse_backend_takes_is_refused(kwargs, field) -> None:
     with pytest.raises(InputError) as e:
@@ -93,9 +95,12 @@ def test_the_indexer_weights_are_counted() -> None:
     assert v32 - v3 == 61 * (1536 * 64 * 128 + 7168 * (128 + 64) + 2 * 128)
 
 
-@pytest.mark.parametrize("key, value", [("index_topk_freq", 2), ("index_topk_pattern", "FSFS")])
-def test_index_cache_configs_are_refused(key, value) -> None:
-    """vLLM builds no indexer (no indexer cache) in the layers IndexCache skips."""
+@pytest.mark.parametrize("key, value", [
+    ("index_topk_freq", 0), ("index_topk_freq", "2"), ("index_skip_topk_offset", None),
+    ("index_skip_topk_offset", 1.5), ("index_topk_pattern", 7)])
+def test_bad_index_cache_keys_are_refused_by_field(key, value) -> None:
+    """IndexCache's keys (served: tests/test_sparse_mla_variants.py), a value vLLM cannot use
+    (a period of 0 divides by zero, a null offset fails its arithmetic) refused by its key."""
     cfg = {**load_hf_config(DATA / "deepseek-v3.2.config.json"), key: value}
     with pytest.raises(InputError) as e:
         read_hf_config(cfg, source="x.json")

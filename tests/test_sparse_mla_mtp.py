@@ -19,7 +19,10 @@ DATA = Path(__file__).resolve().parent / "data"
 ANSWERS = json.loads((DATA / "sparse_mla" / "mtp_answers.json").read_text())["cases"]
 CONFIGS = {"deepseek-v3.2": DATA / "sparse_mla" / "deepseek-v3.2.config.json",
            "glm-5": DATA / "sparse_mla" / "glm-5.config.json",
-           "deepseek-v3.2-tiny": DATA / "sched_sparse_mla" / "deepseek-v3.2-tiny.json"}
+           "deepseek-v3.2-tiny": DATA / "sched_sparse_mla" / "deepseek-v3.2-tiny.json",
+           # (IndexCache targets: the module's layer keeps its indexer, vLLM's is_mtp_layer)
+           "deepseek-v3.2-index-freq": DATA / "sparse_mla" / "deepseek-v3.2-index-freq.config.json",
+           "glm-5-index-pattern": DATA / "sparse_mla" / "glm-5-index-pattern.config.json"}
 
 
 @pytest.mark.parametrize("case", sorted(CONFIGS))

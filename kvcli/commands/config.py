@@ -128,7 +128,7 @@ def register(app: typer.Typer) -> None:
                     chunked_layers=chunked_layers, gpu_memory_gib=gpu_memory_gib,
                     gpu_memory_utilization=gpu_memory_utilization, weights_gib=weights_gib,
                     activation_gib=activation_gib, kv_cache_dtype=kv_dtype,
-                    block_size=bs, max_model_len=max_model_len,
+                    block_size=block_size, max_model_len=max_model_len,
                     max_num_batched_tokens=budget,
                     max_concurrent_batches=batches, num_blocks=num_blocks,
                     tensor_parallel_size=tensor_parallel_size, disable_hybrid=disable_hybrid,

@@ -82,7 +82,11 @@ def sized(cfg: ReplayOptions, trace: Trace
         # model: None)
         set_by_user = ("enable_prefix_caching" in (cfg.given or ())
                        or "enable_prefix_caching" in trace.config_keys)
-        res = _resolve_model(cfg, caching=cfg.enable_prefix_caching if set_by_user else None)
+        # (--block-size as a flag or the config line set it; else vLLM's default, which it
+        # raises for a sparse MLA model where a given size stays or is refused)
+        given_block = "block_size" in (cfg.given or ()) or "block_size" in trace.config_keys
+        res = _resolve_model(cfg, caching=cfg.enable_prefix_caching if set_by_user else None,
+                             given_block=given_block)
         geometry = res.geometry
         if res.enable_prefix_caching != cfg.enable_prefix_caching:
             # (not set: vLLM's default for the model, off for an attention-free one)
@@ -97,7 +101,7 @@ def sized(cfg: ReplayOptions, trace: Trace
             # vLLM sizes the pool after its defaults: the windows' in-flight tokens follow them
             res = _resolve_model(dataclasses.replace(
                 cfg, max_num_batched_tokens=limited.max_num_batched_tokens), geometry,
-                caching=cfg.enable_prefix_caching)
+                caching=cfg.enable_prefix_caching, given_block=given_block)
         if cfg.num_blocks is None and (cfg.gpu_memory_gib is not None or cfg.mode == "engine"):
             fill["num_blocks"] = res.config.num_blocks
         groups = list(res.config.kv_cache_groups)
@@ -125,10 +129,10 @@ def sized(cfg: ReplayOptions, trace: Trace
 
 
 def _resolve_model(cfg: ReplayOptions, geometry: ModelGeometry | None = None,
-                   caching: bool | None = None) -> SizingResult:
+                   caching: bool | None = None, given_block: bool = True) -> SizingResult:
     """The sizing layer's answer for the options' model (``geometry``: the model as read
     already, not read again), with prefix caching ``caching`` (None: vLLM's default for the
-    model)."""
+    model); ``given_block``: whether the block size was set (else sized as vLLM's default)."""
     from kvcore.mm_options import mm_options
     from kvcore.sizing.resolve import resolve_kv_cache_config
 
@@ -140,7 +144,8 @@ def _resolve_model(cfg: ReplayOptions, geometry: ModelGeometry | None = None,
             None if geometry else cfg.model,
             model_config=None if geometry else cfg.model_config, geometry=geometry,
             gpu_memory_gib=cfg.gpu_memory_gib, gpu_memory_utilization=cfg.gpu_memory_utilization,
-            block_size=cfg.block_size, max_model_len=cfg.max_model_len,
+            block_size=cfg.block_size if given_block else None,
+            max_model_len=cfg.max_model_len,
             max_num_batched_tokens=cfg.max_num_batched_tokens,
             max_concurrent_batches=concurrent_batches(cfg),
             num_blocks=num_blocks, enable_prefix_caching=caching,

@@ -67,7 +67,7 @@ def with_model(cfg: ScriptConfig, *, model: str | None = None, model_config: str
     keep_len = max_model_len is not None or "max_model_len" in cfg.given
     res = resolve_kv_cache_config(
         model, model_config=model_config, layers=layers,
-        gpu_memory_gib=gpu_memory_gib, block_size=cfg.block_size,
+        gpu_memory_gib=gpu_memory_gib, block_size=sizing_block(cfg, block_size),
         max_model_len=cfg.max_model_len if keep_len else None, max_concurrent_batches=1,
         num_blocks=None if gpu_memory_gib is not None else cfg.num_blocks,
         check_memory=False, mm=mm if gpu_memory_gib is not None else None,
@@ -80,6 +80,12 @@ def with_model(cfg: ScriptConfig, *, model: str | None = None, model_config: str
     cfg.max_model_len = res.ctx.max_model_len
     cfg.model = model or model_config or "custom geometry"
     return cfg
+
+
+def sizing_block(cfg: ScriptConfig, given: int | None) -> int | None:
+    """The block size a model is sized at: the caller's or the script's, None (vLLM's default
+    16, raised for a sparse MLA model) where neither moved it from 16."""
+    return cfg.block_size if given is not None or cfg.block_size != 16 else None
 
 
 def group_config(spec) -> dict:

@@ -122,9 +122,12 @@ def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCa
         rows = _rows(rp, pos, get("original_max_position_embeddings"))
         out[key] = RopeCache(rows * times, dim, dtype, key, pos,
                              None if per is None else per * times)
-    if g.mla is not None and g.mla.indexer is not None and not get("indexer_rope_interleave"):
+    ix = g.mla.indexer if g.mla is not None else None
+    if ix is not None and not get("indexer_rope_interleave") and any(
+            ix.in_layer(i) for i in range(g.num_layers)):
         # the indexer's own get_rope, neox-style unless indexer_rope_interleave (deepseek_v2.py
-        # DeepseekV2MLAAttention): a second cache beside the attention's interleaved one
+        # DeepseekV2MLAAttention): a second cache beside the attention's interleaved one (in
+        # a layer with an indexer: IndexCache's skipping layers build none)
         out.update({c.key + " neox": c._replace(key=c.key + " neox") for c in out.values()})
     if g.model_type.startswith("gemma3"):
         key = repr((g.head_dim, "local", get("rope_local_base_freq")))

@@ -38,6 +38,7 @@ from kvcore.models.int_quant import (
 from kvcore.models.kv_cache_quant import NO_QUANT_ATTENTION
 from kvcore.models.llama4_vision import TOWER_WITHOUT_QUANT_CONFIG
 from kvcore.models.rank_params import shared_width, vocab_rows
+from kvcore.models.sparse_mla import layer_geometry
 from kvcore.specs import DTYPE_BYTES
 
 Stage = tuple[range | None, bool, bool]
@@ -142,7 +143,7 @@ def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
         if layers is not None and i not in layers:
             continue
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
-        linears, experts = _layer(g, q, tp, i, kind, moe)
+        linears, experts = _layer(layer_geometry(g, i), q, tp, i, kind, moe)
         for _, parts, k, full, mq in linears:
             moved += sum(parts) * k
             packed += ct_quant.linear_bytes(mq, parts, k, dt) if q.family == "ct" else \
@@ -176,7 +177,7 @@ def refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str, int] | None:
         return -1, *tower      # (the tower's first: vLLM builds it before the language model)
     for i, kind in enumerate(g.layer_kinds):
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
-        linears, experts = _layer(g, q, tp, i, kind, moe)
+        linears, experts = _layer(layer_geometry(g, i), q, tp, i, kind, moe)
         for path, parts, k, full, mq in linears:
             if why := (ct_quant.group_refusal(mq, k, path) if q.family == "ct" else
                        awq_refusal(q, sum(parts), k, full)):

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped
 from kvcore.models.geometry import MlaGeometry
 from kvcore.models.sparse_mla import IndexerGeometry
 
@@ -100,25 +100,36 @@ def read_mla(c: dict[str, Any], model_type: str, get, get_dim, source: str) -> M
                        qk_rope_head_dim=get_dim("qk_rope_head_dim"),
                        qk_nope_head_dim=get_dim("qk_nope_head_dim"),
                        v_head_dim=get_dim("v_head_dim"), q_lora_rank=q_lora,
-                       indexer=_indexer(get, get_dim, q_lora, source))
+                       indexer=_indexer(c, get, get_dim, q_lora, source))
 
 
-def _indexer(get, get_dim, q_lora: int | None, source: str) -> IndexerGeometry | None:
+def _indexer(c: dict[str, Any], get, get_dim, q_lora: int | None,
+             source: str) -> IndexerGeometry | None:
     """DeepSeek-V3.2's indexer where the config has index_topk (vLLM's test: hasattr)."""
     if get("index_topk") is None:
         return None
     if q_lora is None:      # (its wq_b reads the query bottleneck)
         raise InputError("a sparse MLA model ('index_topk') needs a 'q_lora_rank'",
                          path=source or None, field="q_lora_rank")
-    for key, plain in (("index_topk_freq", 1), ("index_topk_pattern", None)):
-        if get(key, plain) != plain:
-            # (deepseek_v2.py: a skipping layer builds no indexer, so no indexer cache)
-            raise InputError(f"{key} {get(key)!r}: IndexCache (layers reusing another layer's "
-                             "top-k, without an indexer cache of their own) is not modelled",
-                             path=source or None, field=key)
     return IndexerGeometry(n_heads=get_dim("index_n_heads", required=True),
                            head_dim=get_dim("index_head_dim", required=True),
-                           topk=get_dim("index_topk"))
+                           topk=get_dim("index_topk"), **_index_cache(c, get_dim, source))
+
+
+def _index_cache(c: dict[str, Any], get_dim, source: str) -> dict[str, Any]:
+    """IndexCache's keys, as vLLM's DeepseekV32Attention reads them (getattr with defaults 1,
+    2, None): a period, an offset (any integer) and a string (or list) of F / S a layer."""
+    offset = c.get("index_skip_topk_offset", 2)
+    if type(offset) is not int:
+        raise InputError(f"expected an integer, got {clipped(offset)}", path=source or None,
+                         field="index_skip_topk_offset")
+    pattern = c.get("index_topk_pattern")
+    if pattern is not None and not isinstance(pattern, (str, list)):
+        # (vLLM takes len() and [layer] of it: a string or a list, "S" where a layer skips)
+        raise InputError(f"expected a string (or list) of F and S a layer, got "
+                         f"{clipped(pattern)}", path=source or None, field="index_topk_pattern")
+    return {"freq": get_dim("index_topk_freq", 1), "skip_offset": offset,
+            "pattern": tuple(pattern) if isinstance(pattern, list) else pattern}
 
 
 def mla_attention_params(m: MlaGeometry, hidden: int, heads: int) -> int:

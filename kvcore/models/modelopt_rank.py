@@ -39,6 +39,7 @@ from kvcore.models.modelopt_quant import (
     weight_bytes,
 )
 from kvcore.models.rank_params import shared_width, vocab_rows
+from kvcore.models.sparse_mla import layer_geometry
 from kvcore.models.tower_int_quant import PREFIXES
 from kvcore.specs import DTYPE_BYTES
 
@@ -139,7 +140,7 @@ def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
         if layers is not None and i not in layers:
             continue
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
-        linears, experts = _layer(g, q, tp, i, kind, moe)
+        linears, experts = _layer(layer_geometry(g, i), q, tp, i, kind, moe)
         for _, parts, k, how in linears:
             moved += sum(parts) * k
             held += linear_bytes(how, parts, k, dt)
@@ -174,7 +175,7 @@ def tp_refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str] | None:
         return None
     for i, kind in enumerate(g.layer_kinds):
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
-        linears, experts = _layer(g, q, tp, i, kind, moe)
+        linears, experts = _layer(layer_geometry(g, i), q, tp, i, kind, moe)
         for path, _, k, how in linears:
             if why := refusal(how, k):
                 return i, path.rsplit(".", 1)[-1], why

@@ -117,6 +117,11 @@ def mtp_draft(target: ModelGeometry) -> DraftModel:
     # not build in vLLM: Glm4MoeForCausalLM's extract_moe_parameters needs one)
     last = target.layer_kinds[-1]
     moe = target.moe_layers[-1] if target.moe_layers else False
+    if target.mla is not None and target.mla.indexer is not None:
+        # (its layer keeps an indexer whatever IndexCache skips in the target's: vLLM's
+        # is_mtp_layer, layer_id >= num_hidden_layers)
+        target = replace(target, mla=replace(target.mla,
+                                             indexer=target.mla.indexer.every_layer()))
     g = replace(target, name=name, layer_kinds=(last,), moe_layers=(moe,),
                 counted_moe_layers=int(moe), mtp_layers=0)
     # (its decoder layer is sized as the target's last, whose name an fp8 ignore list

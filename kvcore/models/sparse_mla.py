@@ -11,32 +11,45 @@ recorded from vLLM on the meta device in tests/data/sparse_mla/:
   ``max_tp_shards`` 1: the indexer's keys (``layers.N.self_attn.indexer.k_cache``, first)
   ``index_head_dim`` fp8 bytes plus a float32 scale per 128 of them (128 + 4 = 132 bytes a
   token, dtype uint8, cache role ``indexer``) and the latent one as in dense MLA (576 values);
-* on an H100/H200 with a bf16 cache CudaPlatform's first sparse backend is
-  FLASH_ATTN_MLA_SPARSE (kernel block sizes MultipleOf(64)); the indexer's backend takes [64]:
-  `update_block_size_for_backend` gives both 64 when --block-size is not given (an explicit
-  size no sparse backend takes leaves vLLM without a backend);
+* on an H100/H200 CudaPlatform's sparse backends, in its order, are FLASH_ATTN_MLA_SPARSE (a
+  bf16 / fp16 cache), FLASHMLA_SPARSE (``fp8``, which it serves as ``fp8_ds_mla``: 656 bytes a
+  token, 512 fp8 latent values, 4 float32 scales and 64 bf16 RoPE values), then
+  FLASHINFER_MLA_SPARSE_SM90 (``fp8_e4m3``: plain fp8, 576 bytes; its FlashInfer feature check
+  passes with the FlashInfer vLLM 0.33 pins); none takes ``fp8_e5m2``, and vLLM finds no
+  backend. All take block sizes MultipleOf(64), the indexer's backend [64];
+  `update_block_size_for_backend` gives both 64 when --block-size is not given, and an
+  explicit size none takes (16, 32, ...) leaves vLLM without a backend;
 * both specs need the same token slots, so vLLM's planner puts all the layers in ONE group
   (`UniformTypeKVCacheSpecs`): a block of 64 tokens costs 73,728 + 8,448 = 82,176 bytes a
-  layer in bf16.
+  layer in bf16, 41,984 + 8,448 = 50,432 in fp8_ds_mla;
+* IndexCache (``index_topk_freq`` with ``index_skip_topk_offset``, or ``index_topk_pattern``):
+  a layer that reuses an earlier layer's top-k builds no indexer, so keeps no indexer cache
+  (`IndexerGeometry.in_layer`).
 
-Not modelled: an fp8 cache (FLASHMLA_SPARSE's 656-byte ``fp8_ds_mla`` rows) and Blackwell's
-backends, refused (a sparse model with a quantised cache); IndexCache (``index_topk_freq``,
-``index_topk_pattern``: layers without an indexer), refused by `kvcore.models.mla`.
+Recorded: tests/data/sparse_mla/answers.json (bf16) and variants.json (the quantised caches,
+IndexCache, each backend's checks). Not modelled: Blackwell's backends; ``fp8_ds_mla`` and
+``nvfp4_ds_mla`` named as --kv-cache-dtype (kvcli's value table refuses them).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from kvcore.errors import InputError
 from kvcore.specs import KVCacheSpec, MLAAttentionSpec
+
+if TYPE_CHECKING:
+    from kvcore.models.geometry import ModelGeometry
 
 # The block size every sparse backend and the indexer's take on Hopper (MultipleOf(64), [64]).
 SPARSE_BLOCK = 64
 # vLLM's indexer quantises its keys to fp8 with a float32 scale per this many values.
 _QUANT_BLOCK = 128
-# vLLM's default --block-size, which it raises for the sparse backends.
-_DEFAULT_BLOCK = 16
+# The cache dtype the backend an H100 picks runs a --kv-cache-dtype as (the latent's
+# cache_dtype_str): fp8 is FLASHMLA_SPARSE's fp8_ds_mla, fp8_e4m3 FLASHINFER_MLA_SPARSE_SM90's
+_HOPPER_CACHE = {"auto": "auto", "bfloat16": "bfloat16", "fp8": "fp8_ds_mla",
+                 "fp8_e4m3": "fp8_e4m3"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +58,28 @@ class IndexerGeometry:
     n_heads: int
     head_dim: int
     topk: int
+    # IndexCache: a layer's top-k computed every `freq` layers from `skip_offset` on, or
+    # `pattern`'s "S" layers skipping (vLLM's defaults: 1, 2, none: every layer has one)
+    freq: int = 1
+    skip_offset: int = 2
+    pattern: str | tuple[object, ...] | None = None
+
+    def in_layer(self, layer: int) -> bool:
+        """Whether decoder layer `layer` builds an indexer (and its cache): vLLM's
+        DeepseekV2MLAAttention / DeepseekV32Attention skip_topk rule, negated."""
+        if self.pattern is not None:
+            return not (layer < len(self.pattern) and self.pattern[layer] == "S")
+        return max(layer - self.skip_offset + 1, 0) % self.freq == 0
+
+    @property
+    def index_cache(self) -> bool:
+        """Whether some layers reuse another's top-k (IndexCache)."""
+        return self.freq != 1 or self.pattern is not None
+
+    def every_layer(self) -> IndexerGeometry:
+        """The indexer of a layer that always builds one (an MTP module's, vLLM's
+        is_mtp_layer)."""
+        return replace(self, freq=1, pattern=None)
 
     @property
     def cache_bytes_per_token(self) -> int:
@@ -63,25 +98,56 @@ class IndexerGeometry:
                 + hidden * (self.head_dim + self.n_heads) + self.norm_params)
 
 
-def sparse_block_size(block_size: int) -> int:
-    """The block size vLLM runs a sparse model at: 64 for its default 16, the size given when
-    the sparse backends take it, refused otherwise."""
-    if block_size == _DEFAULT_BLOCK:
+def sparse_block_size(block_size: int | None) -> int:
+    """The block size vLLM runs a sparse model at: 64 when --block-size is not given (None),
+    the size given when the sparse backends take it, refused otherwise."""
+    if block_size is None:
         return SPARSE_BLOCK
     if block_size % SPARSE_BLOCK:
-        raise InputError(f"block_size {block_size}: vLLM 0.33's sparse MLA backends (DeepSeek-"
-                         f"V3.2's indexer) take a multiple of {SPARSE_BLOCK} only",
-                         field="block_size")
+        raise InputError(f"{block_size}: vLLM 0.33 finds no attention backend for a sparse MLA "
+                         f"model (DeepSeek-V3.2's indexer) at this block size; its sparse "
+                         f"backends take a multiple of {SPARSE_BLOCK} (leave --block-size out "
+                         f"for {SPARSE_BLOCK})", field="block_size")
     return block_size
 
 
-def sparse_layer_specs(name: str, indexer: IndexerGeometry, latent: int, block_size: int,
-                       kv_dtype: str, kv_cache_dtype: str) -> dict[str, KVCacheSpec]:
-    """One sparse layer's two caches, the indexer's first (vLLM registers it first)."""
-    if kv_cache_dtype not in ("auto", "bfloat16"):
-        raise InputError(f"kv_cache_dtype {kv_cache_dtype!r}: a sparse MLA model (DeepSeek-V3.2"
-                         "'s indexer) with a quantised cache (FLASHMLA_SPARSE's fp8_ds_mla) is "
-                         "not modelled; use auto", field="kv_cache_dtype")
+def sparse_cache_dtype(kv_cache_dtype: str) -> str:
+    """The latent cache's dtype string on the backend an H100 picks for ``kv_cache_dtype``."""
+    cache = _HOPPER_CACHE.get(kv_cache_dtype)
+    if kv_cache_dtype == "float16":
+        # (FLASH_ATTN_MLA_SPARSE takes it, but vLLM's config refuses it beside the models'
+        # bfloat16: tests/data/sparse_mla/README.md)
+        raise InputError("'float16': not modelled for a sparse MLA model (vLLM 0.33 refuses it "
+                         "beside a bfloat16 model: 'kv_cache_dtype=\"float16\" is incompatible "
+                         "with dtype=\"bfloat16\"'); use auto", field="kv_cache_dtype")
+    if cache is None:
+        raise InputError(f"{kv_cache_dtype!r}: vLLM 0.33 finds no attention backend for a "
+                         "sparse MLA model (DeepSeek-V3.2's indexer) with this KV cache on "
+                         "Hopper; its sparse backends take auto, bfloat16, fp8 (as fp8_ds_mla) "
+                         "and fp8_e4m3", field="kv_cache_dtype")
+    return cache
+
+
+def sparse_layer_specs(name: str, layer: int, indexer: IndexerGeometry, latent: int,
+                       block_size: int | None, kv_dtype: str,
+                       kv_cache_dtype: str) -> dict[str, KVCacheSpec]:
+    """Decoder layer `layer`'s caches: the indexer's first (vLLM registers it first) where the
+    layer has one, then the latent one."""
+    cache = sparse_cache_dtype(kv_cache_dtype)
     bs = sparse_block_size(block_size)
-    return {f"{name}.indexer": MLAAttentionSpec(bs, 1, indexer.cache_bytes_per_token, "uint8"),
-            name: MLAAttentionSpec(bs, 1, latent, kv_dtype, cache_dtype_str=kv_cache_dtype)}
+    out: dict[str, KVCacheSpec] = {}
+    own = indexer.in_layer(layer)
+    if own:
+        out[f"{name}.indexer"] = MLAAttentionSpec(bs, 1, indexer.cache_bytes_per_token, "uint8")
+    out[name] = MLAAttentionSpec(bs, 1, latent, kv_dtype, cache_dtype_str=cache,
+                                 index_group_leader=own)
+    return out
+
+
+def layer_geometry(g: ModelGeometry, layer: int) -> ModelGeometry:
+    """`g` as decoder layer `layer` is built: without the indexer (no weights, no cache) where
+    IndexCache skips it; the weights' per-layer loops count each layer through it."""
+    ix = g.mla.indexer if g.mla is not None else None
+    if g.mla is None or ix is None or ix.in_layer(layer):
+        return g
+    return replace(g, mla=replace(g.mla, indexer=None))

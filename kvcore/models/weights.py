@@ -52,6 +52,7 @@ from kvcore.models.kv_cache_quant import NO_QUANT_ATTENTION
 from kvcore.models.longcat import LONGCAT, longcat_ledger
 from kvcore.models.mamba_only import MAMBA_ONLY_TYPES
 from kvcore.models.rank_params import FP32_ROUTERS, Ledger
+from kvcore.models.sparse_mla import layer_geometry
 from kvcore.models.zamba2_weights import zamba2_ledger
 from kvcore.specs import DTYPE_BYTES
 
@@ -102,9 +103,11 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
         led.layer += tower_fp8
         led.fp32 += tower_scales
     shared = rp.shared_width(g)
-    for i, kind in enumerate(g.layer_kinds):
+    whole = g
+    for i, kind in enumerate(whole.layer_kinds):
         if layer_range is not None and i not in layer_range:
             continue
+        g = layer_geometry(whole, i)     # (IndexCache: no indexer in the layers it skips)
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
         if g.quantization == "fp8" and kind not in ("mamba", "mlp") and g.mla is None \
                 and g.model_type not in NO_QUANT_ATTENTION:

@@ -37,6 +37,9 @@ from kvcore.specs import (
     SlidingWindowSpec,
 )
 
+# vLLM's CacheConfig.DEFAULT_BLOCK_SIZE: --block-size when it is not given
+DEFAULT_BLOCK_SIZE = 16
+
 
 def kv_heads_per_worker(num_kv_heads: int, tp: int) -> int:
     """vLLM splits KV heads over tensor-parallel ranks and replicates them when tp exceeds them."""
@@ -50,7 +53,7 @@ def decoder_layer_of(name: str, num_layers: int) -> int:
     return i - num_layers if i >= num_layers else i
 
 
-def layer_specs(g: ModelGeometry, *, block_size: int = 16, kv_cache_dtype: str = "auto",
+def layer_specs(g: ModelGeometry, *, block_size: int | None = None, kv_cache_dtype: str = "auto",
                 tp: int = 1, max_model_len: int | None = None,
                 mamba_cache_mode: str = "align",
                 gdn_prefill_checkpoint: bool = True,
@@ -61,7 +64,10 @@ def layer_specs(g: ModelGeometry, *, block_size: int = 16, kv_cache_dtype: str =
     kvcli assumes) checkpoint inside a prefill; False: the Triton kernel's layout.
     ``prefix_match_unit`` (vLLM's): moves a Gated DeltaNet layer's checkpoint grid.
     ``num_speculative_tokens``: speculative decoding's K (any method), which the Mamba
-    layers' spec keeps blocks and conv rows for (`kvcore.models.mamba_spec`)."""
+    layers' spec keeps blocks and conv rows for (`kvcore.models.mamba_spec`).
+    ``block_size``: --block-size, None when not given (vLLM's default 16, which it raises for
+    a sparse MLA model's backends where an explicit size stays or fails)."""
+    given_block, block_size = block_size, DEFAULT_BLOCK_SIZE if block_size is None else block_size
     kv_dtype = g.dtype if kv_cache_dtype == "auto" else kv_cache_dtype
     heads = kv_heads_per_worker(g.num_kv_heads, tp)
     mamba = None
@@ -104,8 +110,9 @@ def layer_specs(g: ModelGeometry, *, block_size: int = 16, kv_cache_dtype: str =
                 raise ValueError(f"{g.name}: layer {i} is an MLA layer but the model has no "
                                  "MLA geometry")
             # vLLM's MLAAttention.get_kv_cache_spec: one head of the latent size, whatever tp
-            out.update(sparse_layer_specs(name, g.mla.indexer, g.mla.latent_size, block_size,
-                                          kv_dtype, kv_cache_dtype) if g.mla.indexer else
+            out.update(sparse_layer_specs(name, i, g.mla.indexer, g.mla.latent_size,
+                                          given_block, kv_dtype, kv_cache_dtype)
+                       if g.mla.indexer else
                        {name: MLAAttentionSpec(block_size, 1, g.mla.latent_size, kv_dtype,
                                                cache_dtype_str=kv_cache_dtype)})
         elif kind == "full":

@@ -21,7 +21,7 @@ from kvcore.models.mamba_only import prefix_caching
 from kvcore.models.mm_serving import apply_mm
 from kvcore.models.quantization import auto_kv_dtype
 from kvcore.models.weights import estimate_weights_bytes
-from kvcore.models.worker_specs import layer_specs
+from kvcore.models.worker_specs import DEFAULT_BLOCK_SIZE, layer_specs
 from kvcore.prefix_match import resolve_block_sizes
 from kvcore.sizing.buffers_term import buffer_bytes
 from kvcore.sizing.config import (
@@ -54,7 +54,8 @@ def resolve_kv_cache_config(
     attention_chunk_size: int | None = None, chunked_layers: str | None = None,
     gpu_memory_gib: float | None = None, gpu_memory_utilization: float = DEFAULT_GPU_MEMORY_UTILIZATION,
     weights_gib: float | None = None, activation_gib: float = 0.0,
-    kv_cache_dtype: str = "auto", block_size: int = 16, max_model_len: int | None = None,
+    kv_cache_dtype: str = "auto", block_size: int | None = None,
+    max_model_len: int | None = None,
     max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS, max_concurrent_batches: int = 2,
     num_blocks: int | None = None, tensor_parallel_size: int = 1, disable_hybrid: bool = False,
     pad_pages: bool = False, enable_prefix_caching: bool | None = True, check_memory: bool = True,
@@ -73,6 +74,8 @@ def resolve_kv_cache_config(
     and the largest max_model_len that fits). ``draft``: a speculative method's draft, (an EAGLE
     draft's model or None for MTP, the method), its layers and weights counted with the model's
     (`kvcore.models.drafts`). ``num_speculative_tokens``: K (0: none), for Mamba specs' blocks.
+    ``block_size``: --block-size, None when not given (vLLM's default, which it raises for
+    some backends where an explicit size stays or is refused: `layer_specs`).
     """
     g = load_geometry(model, model_config=model_config, geometry=geometry, layers=layers,
                       kv_heads=kv_heads, head_dim=head_dim, dtype=dtype,
@@ -85,7 +88,8 @@ def resolve_kv_cache_config(
     kv_dtype = normalize_dtype(auto_kv_dtype(g, kv_cache_dtype), "kv_cache_dtype", KV_CACHE_DTYPES)
     if kv_dtype != "auto" and kv_dtype not in DTYPE_BYTES:
         raise InputError(f"unsupported KV cache dtype {kv_cache_dtype!r}", field="kv_cache_dtype")
-    check_counts(block_size=block_size, max_num_batched_tokens=max_num_batched_tokens,
+    check_counts(block_size=DEFAULT_BLOCK_SIZE if block_size is None else block_size,
+                 max_num_batched_tokens=max_num_batched_tokens,
                  tensor_parallel_size=tensor_parallel_size,
                  pipeline_parallel_size=pipeline_parallel_size,
                  max_concurrent_batches=max_concurrent_batches)
@@ -115,7 +119,7 @@ def resolve_kv_cache_config(
         # attention layer, the draft's too, reads it when asked its spec; get_kv_cache_groups
         # then unifies a draft page of another size, recorded in tests/data/sizing_vllm)
         attn_block = max((s.block_size for s in specs.values() if s.kind != "mamba"),
-                         default=block_size)
+                         default=DEFAULT_BLOCK_SIZE if block_size is None else block_size)
         specs.update(draft_layer_specs(spec_draft, g, block_size=attn_block,
                                        kv_cache_dtype=kv_dtype, tp=tp, max_model_len=mml))
     try:

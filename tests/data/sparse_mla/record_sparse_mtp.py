@@ -48,7 +48,10 @@ SUBSTITUTIONS = [s for s in rmm.SUBSTITUTIONS if "TRITON_MLA" not in s] + [
     "platform device_type: meta (the top-k indices buffers are made there)"]
 CASES = {"deepseek-v3.2": HERE / "deepseek-v3.2.config.json",
          "glm-5": HERE / "glm-5.config.json",
-         "deepseek-v3.2-tiny": HERE.parent / "sched_sparse_mla" / "deepseek-v3.2-tiny.json"}
+         "deepseek-v3.2-tiny": HERE.parent / "sched_sparse_mla" / "deepseek-v3.2-tiny.json",
+         # (IndexCache: the MTP layer keeps its indexer whatever the target's layers skip)
+         "deepseek-v3.2-index-freq": HERE / "deepseek-v3.2-index-freq.config.json",
+         "glm-5-index-pattern": HERE / "glm-5-index-pattern.config.json"}
 
 
 def _dir(case):
