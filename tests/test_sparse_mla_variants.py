@@ -118,3 +118,53 @@ def test_served_where_vllm_finds_a_backend(kv_cache_dtype: str, block_size: int 
     # (the indexer's backend takes [64]: a larger multiple runs it in kernel blocks of 64)
     assert latent.block_size == (block_size or 64) and \
         VARIANTS["backends"]["indexer_kernel_block_sizes"] == ["64"]
+
+
+TINY = DATA.parent / "sched_sparse_mla" / "deepseek-v3.2-tiny.json"
+NO_BACKEND = ("16: vLLM 0.33 finds no attention backend for a sparse MLA model (DeepSeek-V3.2's "
+              "indexer) at this block size; its sparse backends take a multiple of 64 (leave the "
+              "block size unset for 64)")
+
+
+def _run(*args: str):
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+    return CliRunner().invoke(app, list(args))
+
+
+def test_config_tells_a_given_16_from_the_default() -> None:
+    """`kvcli config`: no --block-size sizes at 64 (as before), --block-size 16 is refused in
+    one line (it was sized at 64 too), 128 is kept; a dense model's given 16 stays 16."""
+    sized = _run("config", "--model-config", str(TINY), "--num-blocks", "100", "--json")
+    assert sized.exit_code == 0 and json.loads(sized.stdout)["groups"][0]["block_size"] == 64
+    refused = _run("config", "--model-config", str(TINY), "--num-blocks", "100",
+                   "--block-size", "16")
+    assert refused.exit_code == 2
+    assert refused.output.strip().splitlines() == [f"error: option --block-size: {NO_BACKEND}"]
+    kept = _run("config", "--model-config", str(TINY), "--num-blocks", "100", "--block-size",
+                "128", "--json")
+    assert json.loads(kept.stdout)["groups"][0]["block_size"] == 128
+    dense = _run("config", "llama-3.1-8b", "--num-blocks", "100", "--block-size", "16",
+                 "--max-model-len", "1024", "--json")
+    assert json.loads(dense.stdout)["groups"][0]["block_size"] == 16
+
+
+@pytest.mark.parametrize("line, flag, error", [
+    ({"block_size": 16}, (), f"{{trace}}:1: field 'config.block_size': {NO_BACKEND}"),
+    ({}, ("--block-size", "16"), f"option --block-size: {NO_BACKEND}"),
+    ({}, (), None),
+    ({"block_size": 64}, (), None),
+])
+def test_replay_tells_a_given_16_from_the_default(line, flag, error, tmp_path: Path) -> None:
+    """A trace's config line or the flag giving 16 is refused where it was given; unset, the
+    replay runs the model's group at 64."""
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(json.dumps({"config": {"num_blocks": 10, **line}}) + "\n" + json.dumps(
+        {"id": "r0", "prompt_token_ids": [1, 2, 3, 4, 5], "output_length": 3}) + "\n")
+    r = _run("replay", str(trace), "--model-config", str(TINY), *flag, "--json")
+    if error is None:
+        assert r.exit_code == 0, r.output
+        return
+    assert r.exit_code == 2
+    assert r.output.strip().splitlines() == [f"error: {error.format(trace=trace)}"]

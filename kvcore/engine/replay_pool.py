@@ -20,6 +20,7 @@ from kvcore.engine.spec_decode import spec_draft
 from kvcore.errors import InputError
 from kvcore.managers.registry import spec_from_group_config
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.worker_specs import DEFAULT_BLOCK_SIZE
 from kvcore.sizing_context import SizingContext
 from kvcore.specs import FullAttentionSpec, KVCacheGroupSpec, KVCacheSpec, MambaSpec, cdiv
 from kvcore.traces import Trace
@@ -82,9 +83,11 @@ def sized(cfg: ReplayOptions, trace: Trace
         # model: None)
         set_by_user = ("enable_prefix_caching" in (cfg.given or ())
                        or "enable_prefix_caching" in trace.config_keys)
-        # (--block-size as a flag or the config line set it; else vLLM's default, which it
-        # raises for a sparse MLA model where a given size stays or is refused)
-        given_block = "block_size" in (cfg.given or ()) or "block_size" in trace.config_keys
+        # (--block-size as a flag or the config line set it, or a size not the default's (a
+        # sweep's job, say); else vLLM's default, which it raises for a sparse MLA model where
+        # a given size stays or is refused)
+        given_block = ("block_size" in (cfg.given or ()) or "block_size" in trace.config_keys
+                       or cfg.block_size != DEFAULT_BLOCK_SIZE)
         res = _resolve_model(cfg, caching=cfg.enable_prefix_caching if set_by_user else None,
                              given_block=given_block)
         geometry = res.geometry

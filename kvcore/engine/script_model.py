@@ -85,7 +85,9 @@ def with_model(cfg: ScriptConfig, *, model: str | None = None, model_config: str
 def sizing_block(cfg: ScriptConfig, given: int | None) -> int | None:
     """The block size a model is sized at: the caller's or the script's, None (vLLM's default
     16, raised for a sparse MLA model) where neither moved it from 16."""
-    return cfg.block_size if given is not None or cfg.block_size != 16 else None
+    from kvcore.models.worker_specs import DEFAULT_BLOCK_SIZE
+
+    return cfg.block_size if given is not None or cfg.block_size != DEFAULT_BLOCK_SIZE else None
 
 
 def group_config(spec) -> dict:

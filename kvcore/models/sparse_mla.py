@@ -106,8 +106,8 @@ def sparse_block_size(block_size: int | None) -> int:
     if block_size % SPARSE_BLOCK:
         raise InputError(f"{block_size}: vLLM 0.33 finds no attention backend for a sparse MLA "
                          f"model (DeepSeek-V3.2's indexer) at this block size; its sparse "
-                         f"backends take a multiple of {SPARSE_BLOCK} (leave --block-size out "
-                         f"for {SPARSE_BLOCK})", field="block_size")
+                         f"backends take a multiple of {SPARSE_BLOCK} (leave the block size "
+                         f"unset for {SPARSE_BLOCK})", field="block_size")
     return block_size
 
 

@@ -71,9 +71,8 @@ def backend_checks():
     mc = ModelConfig(model=str(d), skip_tokenizer_init=True, seed=0, max_model_len=4096)
     vc = VllmConfig(model_config=mc, parallel_config=ParallelConfig(),
                     device_config=DeviceConfig(device="cpu"))
-    out = {"indexer_kernel_block_sizes": [str(s) for s in
-                                          DeepseekV32IndexerBackend.get_supported_kernel_block_sizes()],
-           "checks": []}
+    sizes = DeepseekV32IndexerBackend.get_supported_kernel_block_sizes()
+    out = {"indexer_kernel_block_sizes": [str(s) for s in sizes], "checks": []}
     with set_current_vllm_config(vc):
         for name in SM90:
             cls = AttentionBackendEnum[name].get_class()
