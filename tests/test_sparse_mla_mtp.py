@@ -51,9 +51,27 @@ def test_the_recorded_pages() -> None:
     assert ANSWERS["deepseek-v3.2"]["draft"]["architectures"] == ["DeepseekV32MTPModel"]
 
 
-def test_glm_4_7_flash_mtp_is_refused_as_not_modelled() -> None:
-    """vLLM drafts GLM-4.7-Flash with Glm4MoeLiteMTP; kvcli says it does not model it."""
-    from kvcore.errors import InputError
-    with pytest.raises(InputError) as e:
-        mtp_draft(read_config_file(str(DATA / "mla" / "glm-4.7-flash.config.json")))
-    assert "kvcli does not model" in str(e.value) and "refuses" not in str(e.value)
+GLM_LITE = json.loads((DATA / "sparse_mla" / "glm_lite_mtp_answers.json").read_text())
+
+
+def test_glm_4_7_flash_mtp_as_vllms() -> None:
+    """GLM-4.7-Flash's Glm4MoeLiteMTP (kvcli refused it as not modelled): DeepSeek's module
+    shape, its layer 47 a Glm4MoeLiteDecoderLayer as the target's last (MoE, GLM-4.5's float32
+    router and bias), 1,287,150,080 bytes bf16 and 524,544 float32 of its own; its latent cache
+    joins the target's group at block 16 (48 layers, 884,736 bytes a block)."""
+    rec = GLM_LITE["cases"]["glm-4.7-flash"]
+    cfg = DATA / "mla" / "glm-4.7-flash.config.json"
+    d = mtp_draft(read_config_file(str(cfg)))
+    own = rec["after_load_sharing"]["param_bytes_by_dtype_not_the_targets"]
+    assert (d.weights_bytes(), own) == (1_287_674_624, {"bfloat16": 1_287_150_080,
+                                                         "float32": 524_544})
+    assert rec["draft"]["architectures"] == ["Glm4MoeLiteMTPModel"]
+    r = CliRunner().invoke(app, ["config", "--model-config", str(cfg), "--gpu-memory-gib", "80",
+                                 "--max-model-len", "4096", "--spec-method", "mtp",
+                                 "--spec-tokens", "1", "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    (group,) = rec["kv_cache_groups"]
+    assert (out["bytes_per_block"], [(g["num_layers"], g["block_size"]) for g in out["groups"]]) \
+        == (group["spec"]["page_size_bytes"] * group["num_layers"], [(48, 16)])
+    assert list(rec["kv_specs"]) == ["model.layers.47.self_attn.attn"]

@@ -20,7 +20,9 @@ EXPERT_KEYS = ("num_experts", "moe_num_experts", "n_routed_experts", "num_local_
 # GLM-4.5's Glm4MoeConfig maps its num_mtp_layers (default 1) onto the key
 # (tests/data/mtp_draft/glm4_moe_answers.json, case 8)
 MTP_MODULES = {"deepseek_v3": 0, "deepseek_v32": 0, "glm_moe_dsa": 0, "qwen3_next": 1,
-               "glm4_moe": 1, "qwen3_5_text": 1, "qwen3_5_moe_text": 1}
+               "glm4_moe": 1, "qwen3_5_text": 1, "qwen3_5_moe_text": 1,
+               # (GLM-4.7-Flash's Glm4MoeLiteConfig has no such key: without one, no module)
+               "glm4_moe_lite": 0}
 # Qwen3.5 counts them in its own key (vLLM's Qwen3_5MultiTokenPredictor builds
 # getattr(config, "mtp_num_hidden_layers", 1); config/speculative.py's n_predict reads it)
 MTP_KEYS = {"qwen3_5_text": "mtp_num_hidden_layers", "qwen3_5_moe_text": "mtp_num_hidden_layers"}

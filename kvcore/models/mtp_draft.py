@@ -1,7 +1,7 @@
 """The multi-token-prediction module vLLM 0.33 drafts with (method "mtp"): DeepSeek-V3's (and
-V3.2's and GLM-5's: its layer with an indexer, `kvcore.models.sparse_mla`), Qwen3-Next's and
-GLM-4.5's (4.5-Air, 4.6). The draft is the target's own checkpoint
-(`tests/data/sched_spec_mtp/DESIGN.md`).
+V3.2's and GLM-5's: its layer with an indexer, `kvcore.models.sparse_mla`; GLM-4.7-Flash's, its
+shape around a GLM-4.7-Flash layer), Qwen3-Next's and GLM-4.5's (4.5-Air, 4.6). The draft is
+the target's own checkpoint (`tests/data/sched_spec_mtp/DESIGN.md`).
 
 vLLM rewrites a deepseek_v3 config into `DeepSeekMTPModel`, a qwen3_next one into
 `Qwen3NextMTP` and a `Glm4MoeForCausalLM` into `Glm4MoeMTPModel` (class `Glm4MoeMTP`),
@@ -55,24 +55,24 @@ FIELD = "spec_method"
 MTP_CLASSES = {"deepseek_v3": "DeepSeekMTP", "deepseek_v32": "DeepseekV32MTP",
                "glm_moe_dsa": "DeepseekV32MTP", "qwen3_next": "Qwen3NextMTP",
                "glm4_moe": "Glm4MoeMTP", "qwen3_5_text": "Qwen3_5MTP",
-               "qwen3_5_moe_text": "Qwen3_5MoeMTP"}
+               "qwen3_5_moe_text": "Qwen3_5MoeMTP",
+               # (GLM-4.7-Flash's: DeepSeek's module shape around a GLM-4.7-Flash layer,
+               # tests/data/sparse_mla/glm_lite_mtp_answers.json)
+               "glm4_moe_lite": "Glm4MoeLiteMTP"}
 
 
 def mtp_draft(target: ModelGeometry) -> DraftModel:
     """The MTP draft of `target`, or the InputError vLLM's refusal (or kvcli's) becomes."""
     cls = MTP_CLASSES.get(target.model_type)
-    # (config/speculative.py: Glm4MoeLiteMTPModel, LongCatFlashMTPModel)
-    unmodelled = {"glm4_moe_lite": "GLM-4.7-Flash's Glm4MoeLiteMTP",
-                  "longcat_flash": "LongCat-Flash's LongCatFlashMTPModel"}
-    if target.model_type in unmodelled:
+    if target.model_type == "longcat_flash":   # (config/speculative.py: LongCatFlashMTPModel)
         raise InputError(f"mtp with {target.name} ({target.model_type}): vLLM 0.33 drafts "
-                         f"with {unmodelled[target.model_type]} module, which kvcli does not "
-                         "model", field=FIELD)
-    if cls is None or (cls.startswith("Deep") and target.mla is None):
+                         "with LongCat-Flash's LongCatFlashMTPModel module, which kvcli does "
+                         "not model", field=FIELD)
+    if cls is None or (cls.startswith(("Deep", "Glm4MoeLite")) and target.mla is None):
         raise InputError(f"mtp with {target.name} ({target.model_type or 'no model_type'}): "
                          "vLLM 0.33 refuses it, 'Unsupported speculative method: mtp' (kvcli "
-                         "models DeepSeek-V3's, V3.2's, GLM-5's, Qwen3-Next's, Qwen3.5's and "
-                         "GLM-4.5's MTP modules)",
+                         "models DeepSeek-V3's, V3.2's, GLM-5's, Qwen3-Next's, Qwen3.5's, "
+                         "GLM-4.5's and GLM-4.7-Flash's MTP modules)",
                          field=FIELD)
     n = target.mtp_layers
     if n != 1:
