@@ -149,6 +149,9 @@ CASES = {**{f"eagle_draft/{c}": (lambda c=c: _eagle(c)) for c in EAGLE},
              "model.layers.47.self_attn.o_proj"]), "mtp", None),
          **{f"drafts/{c}": (lambda c=c: (_mtp_int(c), "mtp", None))
             for c in ("deepseek-v3-awq", "deepseek-v3-gptq", "deepseek-v3-ct-w4a16")},
+         # (GLM-4.7-Flash's Glm4MoeLiteMTP: its published shapes, ../mla/glm-4.7-flash)
+         "drafts/glm-4.7-flash": lambda: (_written("glm-4.7-flash", json.loads(
+             (DATA / "mla" / "glm-4.7-flash.config.json").read_text())), "mtp", None),
          "drafts/13-qwen3-5-text-defaults-fp8": lambda: (
              _mtp_fp8("13-qwen3-5-text-defaults"), "mtp", None),
          "drafts/13-qwen3-5-text-defaults-fp8-skip": lambda: (
