@@ -17,6 +17,15 @@ refused: vLLM keeps that layer's attention whole on every rank (InternViT-6B's 2
 4 and 8; 0.33 builds no dummy heads for this class) while the MLP still splits, so its width
 must divide TP. `mlp1`: a LayerNorm and two biased nn.Linear on the hidden size times
 (1 / downsample_ratio)^2, whole. No buffers; ``--mm-encoder-tp-mode data`` taken.
+
+The tower takes the model's quant_config (`VisionParams.linears`: each layer's qkv, proj, fc1
+and fc2, whole where TP does not divide the heads; Skywork-R1V's mlp1 ReplicatedLinears too,
+the others' mlp1 plain nn.Linear), so fp8 (`kvcore.models.fp8_vision`), AWQ / GPTQ /
+compressed-tensors (`kvcore.models.tower_int_quant`) and ModelOpt (`kvcore.models.
+tower_modelopt`: ``vision_model`` never, Skywork's mlp1 quantised) count it as vLLM builds it.
+An AWQ checkpoint with no ``modules_to_not_convert`` whose language model's config holds its
+own quantization_config (OpenGVLab's AWQ uploads) has "vision_model" added to the list
+(`_patch_quant_config` of internvl.py and skyworkr1v.py: `awq_patched`).
 Checked per rank against vLLM's class on the meta device (tests/data/weights_census/internvl_chat/).
 """
 
@@ -25,7 +34,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from kvcore.errors import InputError, clipped
-from kvcore.models.vision_keys import VisionParams, vision_config, vision_dim
+from kvcore.models.vision_keys import VisionLinear, VisionParams, vision_config, vision_dim
 
 
 class Kin(NamedTuple):
@@ -37,6 +46,7 @@ class Kin(NamedTuple):
     data_parallel: bool = True
     dummy_heads: int = 0
     wide_mlp1: bool = False
+    quantised_mlp1: bool = False
 
 
 # (h2ovl.py: InternVLChatModel's tower as it is; nvlm_d.py: 7 dummy heads, "to make the number
@@ -44,7 +54,7 @@ class Kin(NamedTuple):
 # mode, mlp1's ReplicatedLinears biased as nn.Linear is)
 KIN = {"InternVLChatModel": Kin(), "H2OVLChatModel": Kin(),
        "NVLM_D": Kin(dummy_heads=7, wide_mlp1=True),
-       "SkyworkR1VChatModel": Kin(("image",), data_parallel=False)}
+       "SkyworkR1VChatModel": Kin(("image",), data_parallel=False, quantised_mlp1=True)}
 CHAT_ARCHS = tuple(KIN)
 # the language models the checkpoints' configuration_internvl_chat.py builds llm_config for
 # (InternVL3_5's lists them all; InternVL2_5's and InternVL3's a part)
@@ -74,6 +84,40 @@ def llm_refusal(cfg: dict[str, Any], archs: object, source: str) -> None:
                          f".py) builds the language model of {', '.join(LLM_ARCHS)} only, so "
                          "vLLM cannot load the model", path=source or None,
                          field="llm_config.architectures")
+
+
+def awq_patched(cfg: dict[str, Any], text: dict[str, Any]) -> dict[str, Any]:
+    """The text config `text` (``llm_config`` / ``text_config`` merged with the wrapper's
+    quantization_config) with the quantization_config vLLM builds these classes with: an AWQ
+    one with an empty ``modules_to_not_convert`` gets "vision_model" where the language model's
+    own config carries a quantization_config (vLLM's comment: "the awq models from OpenGVLab
+    missing `modules_to_not_convert`")."""
+    archs, quant = cfg.get("architectures"), text.get("quantization_config")
+    own = cfg.get("text_config") if "text_config" in cfg else cfg.get("llm_config")
+    if not (isinstance(archs, list) and archs and archs[0] in CHAT_ARCHS
+            and isinstance(quant, dict) and quant.get("quant_method") == "awq"
+            and not quant.get("modules_to_not_convert") and isinstance(own, dict)
+            and own.get("quantization_config") is not None):
+        return text
+    return {**text, "quantization_config": {**quant, "modules_to_not_convert": ["vision_model"]}}
+
+
+def _linears(layers: int, d: int, padded: int, inter: int, heads: int,
+             mlp1: tuple[int, int] | None) -> tuple[VisionLinear, ...]:
+    """The linears built with the quant_config, at vLLM's paths: each layer's attention (split
+    only where TP divides its `heads`) and MLP, and Skywork-R1V's `mlp1` (wide, text hidden)."""
+    out: list[VisionLinear] = []
+    for i in range(layers):
+        at = f"vision_model.encoder.layers.{i}"
+        out += [VisionLinear(f"{at}.attn.qkv", (padded,) * 3, d, "column", heads=heads),
+                VisionLinear(f"{at}.attn.proj", (d,), padded, "row", heads=heads),
+                VisionLinear(f"{at}.mlp.fc1", (inter,), d, "column"),
+                VisionLinear(f"{at}.mlp.fc2", (d,), inter, "row")]
+    if mlp1 is not None:
+        wide, text = mlp1
+        out += [VisionLinear("mlp1.1", (text,), wide, "replicated"),
+                VisionLinear("mlp1.3", (text,), text, "replicated")]
+    return tuple(out)
 
 
 def _keep(cfg: dict[str, Any], layers: int, source: str) -> int:
@@ -119,6 +163,9 @@ def internvl_chat_params(cfg: dict[str, Any], arch: str, text_hidden: int,
                             source, key_of="llm_config")
         projector = 2 * wide + wide * middle + middle * text_hidden
     whole = embeddings + layers * layer_whole + projector
+    mlp1 = (wide, text_hidden) if kin.quantised_mlp1 else None
     return VisionParams(whole + layers * (attention + mlp), whole, 0, kin.modalities,
                         data_parallel=kin.data_parallel, mlp_width=inter if layers else 0,
-                        head_bound=(heads + kin.dummy_heads, layers * attention))
+                        head_bound=(heads + kin.dummy_heads, layers * attention),
+                        linears=_linears(layers, d, padded, inter, heads + kin.dummy_heads,
+                                         mlp1))

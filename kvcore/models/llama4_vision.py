@@ -26,9 +26,11 @@ from kvcore.models.vision_keys import VisionParams, vision_config, vision_dim, v
 # checkpoint's tower is in the model dtype whatever its method (`kvcore.models.int_quant_rank`,
 # `kvcore.models.modelopt_rank`); InternVL's (Hugging Face format) too: interns1_vit.py's
 # InternS1VisionModel does not pass its quant_config to the encoder, and its projector takes
-# none (census weights_census/quant_towers/: the tower unquantised under every method)
+# none (census weights_census/quant_towers/: the tower unquantised under every method), and
+# InternS1's remote-code checkpoints, which vLLM builds with the same class
 TOWER_WITHOUT_QUANT_CONFIG = ("Llama4ForConditionalGeneration",
-                              "InternVLForConditionalGeneration")
+                              "InternVLForConditionalGeneration",
+                              "InternS1ForConditionalGeneration")
 # transformers 5.20.2's Llama4VisionConfig defaults (Llama-4-Scout's and Maverick's
 # checkpoints give hidden_size 1408, image_size 336, vision_output_dim 4096)
 LLAMA4_VISION_DEFAULTS = {"hidden_size": 768, "intermediate_size": 5632,

@@ -8,13 +8,15 @@ from typing import Any
 
 from kvcore.models.fp8_renames import architecture
 from kvcore.models.idefics3 import IDEFICS3_ARCHS
+from kvcore.models.internvl_chat import awq_patched
 
 
 def text_config(cfg: dict[str, Any]) -> dict[str, Any]:
     """The text model's keys: the wrapper's dtype, then the text config's own; Idefics3's and
     SmolVLM's wrapper ``tie_word_embeddings`` (their classes' default false), which vLLM
     copies into the text config (`VllmConfig.with_hf_config`) before their head is built; the
-    wrapper's quantization_config over the text config's."""
+    wrapper's quantization_config over the text config's (with InternVL's AWQ patch:
+    `kvcore.models.internvl_chat.awq_patched`)."""
     # (vLLM renames a remote-code config's llm_config text_config where it has none: InternVL)
     text = cfg.get("text_config") if "text_config" in cfg else cfg.get("llm_config")
     if not isinstance(text, dict):
@@ -28,4 +30,4 @@ def text_config(cfg: dict[str, Any]) -> dict[str, Any]:
         # vLLM reads the wrapper's own first, the text config's only without one
         # (ModelArchConfigConvertorBase.get_quantization_config)
         merged["quantization_config"] = cfg["quantization_config"]
-    return merged
+    return awq_patched(cfg, merged)     # (InternVL's remote-code classes)

@@ -19,7 +19,7 @@ from kvcore.models import ct_groups, ct_quant, gptq_rules
 from kvcore.models.fused_shards import all_or_none
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.int_quant import IntQuant, awq_refusal, linear_bytes
-from kvcore.models.vision_keys import VisionLinear
+from kvcore.models.vision_keys import VisionLinear, split_at
 
 _LLAVA = ("vision_tower", "multi_modal_projector")
 # (the classes whose tower takes the quant_config, with the prefixes of the modules they build
@@ -34,6 +34,12 @@ PREFIXES = {
     "Glm4vMoeForConditionalGeneration": ("visual",),
     "Qwen3VLForConditionalGeneration": ("visual",),
     "Qwen3VLMoeForConditionalGeneration": ("visual",),
+    # (InternVL's remote-code classes: InternViT at vision_model; mlp1 plain nn.Linear but
+    # Skywork-R1V's, `kvcore.models.internvl_chat`)
+    "InternVLChatModel": ("vision_model",),
+    "H2OVLChatModel": ("vision_model",),
+    "NVLM_D": ("vision_model",),
+    "SkyworkR1VChatModel": ("vision_model", "mlp1"),
 }
 # (a packed linear on a rank: its path, output shards, input shard, whole input, settings)
 Packed = tuple[str, tuple[int, ...], int, int, IntQuant]
@@ -69,10 +75,11 @@ def packed(g: ModelGeometry, q: IntQuant, tp: int, loaded: bool = True) -> list[
         mq = _quant(g, q, lin)
         if mq is None:
             continue
-        if lin.split == "column":
+        split = split_at(lin, tp)
+        if split == "column":
             out.append((lin.path, tuple(p // tp for p in lin.parts), lin.inp, lin.inp, mq))
         else:
-            k = lin.inp // tp if lin.split == "row" else lin.inp
+            k = lin.inp // tp if split == "row" else lin.inp
             out.append((lin.path, lin.parts, k, lin.inp, mq))
     return out
 

@@ -20,7 +20,7 @@ from kvcore.models.geometry import ModelGeometry
 from kvcore.models.modelopt_quant import ModelOpt, linear_bytes, refusal
 from kvcore.models.modelopt_rank import excluded, modelled
 from kvcore.models.tower_int_quant import PREFIXES
-from kvcore.models.vision_keys import VisionLinear
+from kvcore.models.vision_keys import VisionLinear, split_at
 from kvcore.specs import DTYPE_BYTES
 
 # (get_quant_method's hard-coded prefixes)
@@ -42,11 +42,11 @@ def _on_rank(g: ModelGeometry, tp: int,
         return []
     out = []
     for lin in _quantised(g, q):
-        if lin.split == "column":
+        split = split_at(lin, tp)
+        if split == "column":
             out.append((lin.path, tuple(p // tp for p in lin.parts), lin.inp, q))
         else:
-            out.append((lin.path, lin.parts, lin.inp // tp if lin.split == "row" else lin.inp,
-                        q))
+            out.append((lin.path, lin.parts, lin.inp // tp if split == "row" else lin.inp, q))
     return out
 
 

@@ -14,12 +14,20 @@ class VisionLinear(NamedTuple):
     (`kvcore.models.fp8_vision`): its vLLM module path, its output partitions and input width
     (whole, before TP), how TP splits it ("column", "row"; "replicated" under
     ``--mm-encoder-tp-mode data``) and, for a fused one, its checkpoint shards' names (the
-    class's packed_modules_mapping; () for itself)."""
+    class's packed_modules_mapping; () for itself); ``heads``: the attention heads a TP size
+    must divide for it to split at all, else it is whole on every rank (InternViT's attention,
+    ``disable_tp``: `split_at`; 0: always split)."""
     path: str
     parts: tuple[int, ...]
     inp: int
     split: str
     shards: tuple[str, ...] = ()
+    heads: int = 0
+
+
+def split_at(lin: VisionLinear, tp: int) -> str:
+    """How the linear splits at `tp`: "replicated" where TP does not divide its heads."""
+    return "replicated" if lin.heads and lin.heads % tp else lin.split
 
 
 class TowerPart(NamedTuple):
