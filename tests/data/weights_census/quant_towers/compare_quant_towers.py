@@ -15,7 +15,23 @@ if "--root" in sys.argv:
     import kvcore                       # (cached: compare_families' imports take this one)
     print("kvcore from", kvcore.__file__)
 sys.path.insert(0, str(HERE.parent / "families"))
-from compare_families import kvcli
+import compare_families
+from kvcore.errors import InputError
+
+
+def kvcli(cfg, name, tp, gib):
+    """compare_families.kvcli, with TP 1 resolved too (vLLM refuses Qwen2.5-VL's 3,420-wide
+    down_proj under AWQ and W4A16 at every TP)."""
+    if tp == 1:
+        from kvcore.models.hf_config import read_hf_config
+        from kvcore.sizing.resolve import resolve_kv_cache_config
+        try:
+            resolve_kv_cache_config(geometry=read_hf_config(cfg, name=name),
+                                    tensor_parallel_size=1, gpu_memory_gib=gib,
+                                    max_model_len=1024)
+        except InputError as e:
+            return f"refused: {e.field}: {e.message}"[:200], None
+    return compare_families.kvcli(cfg, name, tp, gib)
 
 
 def main():

@@ -39,15 +39,16 @@ MODELOPT = {"quant_method": "modelopt", "quant_algo": "FP8", "ignore": ["lm_head
             "producer": {"name": "modelopt", "version": "0.37.0"}}
 
 
-def methods(tower_names):
-    """Each method, and with lists naming the tower and projector (`tower_names`: AWQ's)."""
+def methods(tower_names, tower_ignore=TOWER_IGNORE):
+    """Each method, and with lists naming the tower and projector (`tower_names`: AWQ's,
+    `tower_ignore`: compressed-tensors')."""
     return {
         "fp8-block": BLOCK,
         "fp8": FP8,
         "ct-fp8": ct("float-quantized", F8W, F8A),
-        "ct-fp8-ignore-tower": ct("float-quantized", F8W, F8A, TOWER_IGNORE),
+        "ct-fp8-ignore-tower": ct("float-quantized", F8W, F8A, tower_ignore),
         "ct-w4a16": ct("pack-quantized", W4A16),
-        "ct-w4a16-ignore-tower": ct("pack-quantized", W4A16, None, TOWER_IGNORE),
+        "ct-w4a16-ignore-tower": ct("pack-quantized", W4A16, None, tower_ignore),
         "awq": AWQ,
         "awq-skip-tower": {**AWQ, "modules_to_not_convert": tower_names},
         "gptq": GPTQ,
@@ -92,9 +93,65 @@ PUBLISHED = {
 }
 
 
+def chat_base(arch, model_type, heads=4, **vit):
+    """An InternVL remote-code checkpoint (../internvl_chat's tiny-internvit-layernorm-... made
+    256 wide with a 2-layer Qwen2 of 256, MLP 512: whole 128-groups at TP 1 and 2)."""
+    cfg = read("internvl_chat/tiny-internvit-layernorm-qkvbias-select3.config.json")
+    cfg.update(architectures=[arch], model_type=model_type, select_layer=-1)
+    cfg["vision_config"].update(hidden_size=256, intermediate_size=512, num_hidden_layers=3,
+                                num_attention_heads=heads, patch_size=16, **vit)
+    cfg["llm_config"].update(hidden_size=256, intermediate_size=512, num_attention_heads=8,
+                             num_key_value_heads=4)
+    return cfg
+
+
+CHAT = ["vision_model", "mlp1"]
+CHAT_IGNORE = ["re:.*lm_head", "re:.*vision_model.*", "re:.*mlp1.*"]
+CHAT_BASES = {
+    "tiny-internvl-chat": (chat_base("InternVLChatModel", "internvl_chat"), CHAT),
+    "tiny-h2ovl-q": (chat_base("H2OVLChatModel", "h2ovl_chat", qk_normalization=True,
+                               norm_type="rms_norm", qkv_bias=False), CHAT),
+    # (one head and InternViT's 7 dummy ones: 8 heads of 256, as NVLM-D's 25 + 7)
+    "tiny-nvlm-d-q": (chat_base("NVLM_D", "NVLM_D", heads=1), CHAT),
+    "tiny-skywork-q": (chat_base("SkyworkR1VChatModel", "skywork_chat"), CHAT),
+    # (InternS1ForConditionalGeneration, model_type interns1: the HF-format tiny-internvl)
+    "tiny-interns1": ({**BASES["tiny-internvl"][0],
+                       "architectures": ["InternS1ForConditionalGeneration"],
+                       "model_type": "interns1"}, LLAVA),
+}
+# OpenGVLab's AWQ checkpoints (InternVL3-8B-AWQ and kin, written from what I know of them, not
+# downloaded): the quantization_config in llm_config alone, without modules_to_not_convert, so
+# internvl.py's _patch_quant_config adds "vision_model"; -awq-both has one at the top as well
+# (InternVL3-38B-AWQ-style), the top one read and patched as the text config has its own
+AWQ_LLM = {**AWQ, "modules_to_not_convert": None}
+
+
+VISUAL = ["visual"]
+VISUAL_IGNORE = ["re:.*lm_head", "re:.*visual.*"]
+# the Qwen-VL towers at visual. (fp8 already in ../quant2 and ../fp8: the other methods here)
+QWEN_BASES = {
+    "qwen2-vl-7b": (read("quant2/qwen2-vl-7b-fp8.config.json"), VISUAL),
+    "qwen2.5-vl-7b": (read("quant2/qwen2.5-vl-7b-fp8.config.json"), VISUAL),
+    "qwen3-5-vl": (read("fp8/qwen3-5-vl-fp8.config.json"), VISUAL),
+    "qwen3-5-moe-vl": (read("fp8/qwen3-5-moe-vl-fp8.config.json"), VISUAL),
+}
+
+
 def main():
+    BASES.update(QWEN_BASES)
+    for base, (cfg, names) in CHAT_BASES.items():
+        BASES[base] = (cfg, names)
+        if "llm_config" in cfg:
+            llm = {**cfg["llm_config"], "quantization_config": AWQ_LLM}
+            out = {**cfg, "llm_config": llm}
+            (HERE / f"{base}-awq-llm.config.json").write_text(json.dumps(out, indent=1) + "\n")
+            out = {**out, "quantization_config": AWQ_LLM}
+            (HERE / f"{base}-awq-both.config.json").write_text(json.dumps(out, indent=1) + "\n")
     for base, (cfg, names) in BASES.items():
-        for m, qc in methods(names).items():
+        # (GLM's own ["visual"] keeps the LLaVA regexes, which miss its tower)
+        ignore = CHAT_IGNORE if names is CHAT else VISUAL_IGNORE if names is VISUAL else \
+            TOWER_IGNORE
+        for m, qc in methods(names, ignore).items():
             out = {**cfg, "quantization_config": qc}
             (HERE / f"{base}-{m}.config.json").write_text(json.dumps(out, indent=1) + "\n")
     for name, (rel, qc) in PUBLISHED.items():

@@ -39,6 +39,12 @@ if any("modelopt" in n for n in sys.argv[1:]):
     # H100 platform and kernel substitutions too)
     rmo = _load("record_modelopt", HERE.parent / "modelopt" / "record_modelopt.py")
     rks.SUBSTITUTIONS += [s for s in rmo.SUBSTITUTIONS if s not in rks.SUBSTITUTIONS]
+# (InternVL's remote-code classes: ../internvl_chat/internvl_chat_config.py's config classes
+# registered, as ../internvl_chat/record_internvl_chat.py does)
+sys.path.insert(0, str(HERE.parent / "internvl_chat"))
+import internvl_chat_config
+
+internvl_chat_config.register()
 TPS = (1, 2, 4, 8)
 # (cases recorded with the tower skipped too: a case "<config> --language-model-only", its
 # option passed to vLLM's ModelConfig as ../llava_towers/record_towers.py passes it)
@@ -53,8 +59,8 @@ def main():
     answers = (json.loads(path.read_text()) if path.exists() else
                {"vllm_version": rc.vllm.__version__, "torch": rc.torch.__version__, "cases": {}})
     # (those of earlier runs kept: the ModelOpt cases' own)
-    answers["substitutions"] = answers.get("substitutions", []) + [
-        s for s in rks.SUBSTITUTIONS if s not in answers.get("substitutions", [])]
+    answers["substitutions"] = list(dict.fromkeys(
+        answers.get("substitutions", []) + rks.SUBSTITUTIONS + internvl_chat_config.SUBSTITUTIONS))
     names = sys.argv[1:] or sorted(p.name[: -len(".config.json")]
                                    for p in HERE.glob("*.config.json")) + [
         f"{base} {flag}" for base, opts in OPTIONS.items() for flag, _ in opts]
