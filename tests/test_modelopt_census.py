@@ -258,7 +258,8 @@ def test_the_cli_refuses_a_tp_in_one_line() -> None:
 
 def test_gemma_3s_tower_stays_unquantised_and_the_language_model_is_sized() -> None:
     # (vLLM's ModelOpt skips vision_tower / vision_model prefixes; the language model's list
-    # is matched at language_model.model.layers.N; Qwen3.5's tower at visual. still warned of)
+    # is matched at language_model.model.layers.N; Qwen3.5's tower at visual. quantised and
+    # sized: weights_census/quant_towers/qwen3-5-vl-modelopt-fp8, equal to vLLM's)
     name = "weights_census/modelopt/gemma-3-mm-modelopt-fp8.config.json"
     g = read_hf_config(_config(name), name=name)
     assert unquantised_method(g) is None
@@ -266,4 +267,4 @@ def test_gemma_3s_tower_stays_unquantised_and_the_language_model_is_sized() -> N
     assert CASES[name]["tp"]["1"][0]["param_bytes_by_dtype"]["bfloat16"] == 10_345_488
     qwen = json.loads((DATA / "weights_census" / "fp8" / "qwen3-5-vl-fp8.config.json").read_text())
     qwen["quantization_config"] = {"quant_method": "modelopt", "quant_algo": "FP8"}
-    assert unquantised_method(read_hf_config(qwen)) == "modelopt"
+    assert unquantised_method(read_hf_config(qwen)) is None

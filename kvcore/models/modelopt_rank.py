@@ -50,8 +50,9 @@ UNQUANTISED_TOWERS = ("gemma3_text",)
 
 def modelled(g: ModelGeometry) -> ModelOpt | None:
     """The checkpoint's ModelOpt settings where kvcli sizes its weights (None: not ModelOpt,
-    an algorithm left unquantised, or a vision tower vLLM quantises: Qwen3.5's at ``visual.``,
-    or any under a mixed-precision table). vLLM's ModelOpt leaves a module under a
+    an algorithm left unquantised, a vision tower vLLM quantises that
+    `kvcore.models.tower_int_quant.PREFIXES` does not list, or any under a mixed-precision
+    table). vLLM's ModelOpt leaves a module under a
     ``vision_tower`` / ``vision_model`` prefix unquantised whatever its exclude list
     (ModelOptQuantConfigBase.get_quant_method): Gemma 3's SigLIP, in the model dtype; Llama 4
     builds its tower and projector without the quant_config."""

@@ -1,7 +1,8 @@
 """A vision tower's linears under AWQ, GPTQ or compressed-tensors, as vLLM 0.33 builds them on a
-rank: the LLaVA family's, Mistral 3's, PaliGemma's, GLM-4.1V's / GLM-4.5V's and Qwen3-VL's
-(`PREFIXES`, whose classes pass their quant_config to the tower; the linears each lists:
-`kvcore.models.clip_siglip`, `pixtral_hf`, `llava`, `glm4v_tower`, `qwen3_5`).
+rank: the LLaVA family's, Mistral 3's, PaliGemma's, GLM-4.1V's / GLM-4.5V's, the Qwen-VL
+towers' and InternVL's remote-code classes' (`PREFIXES`, whose classes pass their quant_config
+to the tower; the linears each lists: `kvcore.models.clip_siglip`, `pixtral_hf`, `llava`,
+`glm4v_tower`, `qwen3_5`, `qwen_vl`, `internvl_chat`).
 
 Each linear is packed as the language model's are (`kvcore.models.int_quant.linear_bytes`,
 `kvcore.models.ct_quant.linear_bytes`) unless the checkpoint's list leaves it out: AWQ's
@@ -34,6 +35,12 @@ PREFIXES = {
     "Glm4vMoeForConditionalGeneration": ("visual",),
     "Qwen3VLForConditionalGeneration": ("visual",),
     "Qwen3VLMoeForConditionalGeneration": ("visual",),
+    # (Qwen2-VL's, Qwen2.5-VL's and Qwen3.5's, whose linears `kvcore.models.qwen_vl` and
+    # `qwen3_5` list for fp8)
+    "Qwen2VLForConditionalGeneration": ("visual",),
+    "Qwen2_5_VLForConditionalGeneration": ("visual",),
+    "Qwen3_5ForConditionalGeneration": ("visual",),
+    "Qwen3_5MoeForConditionalGeneration": ("visual",),
     # (InternVL's remote-code classes: InternViT at vision_model; mlp1 plain nn.Linear but
     # Skywork-R1V's, `kvcore.models.internvl_chat`)
     "InternVLChatModel": ("vision_model",),
