@@ -53,8 +53,8 @@ def test_parameter_count_equals_vllms(name: str) -> None:
 
 def test_the_census_covers_every_config_and_tp() -> None:
     bases = {p.name.removesuffix(".config.json") for p in DATA.glob("*.config.json")}
-    assert bases == {n.split(" ")[0] for n in ALL} and len(bases) == 20
-    assert len(ALL) == 46 and set(ALL) - set(CASES) == {"tiny-internvl-mistral-llm"}
+    assert bases == {n.split(" ")[0] for n in ALL} and len(bases) == 22
+    assert len(ALL) == 48 and set(ALL) - set(CASES) == {"tiny-internvl-mistral-llm"}
     check_ranks_agree(CASES)
 
 
@@ -190,3 +190,18 @@ def test_interns1_is_counted_as_the_hugging_face_formats_class(base: str, total:
     g = read_hf_config(_config(base), name=base)
     assert (g.vision_params, g.vision_modalities) == (total, ("image", "video"))
     assert g.vision_head_bound == (0, 0) and not g.vision_data_parallel
+
+
+def test_internlm2s_bias_flag_builds_no_bias() -> None:
+    """vLLM 0.33's internlm2.py builds wqkv, wo, gate_up_proj and w2 with bias=False whatever
+    `bias` says (the remote config class defaults it to true), alone and as InternVL's text
+    model: kvcli reads no bias from it either, on every rank (the per-rank test above)."""
+    alone = CASES["tiny-internlm2-bias"]["tp"]["1"][0]
+    assert _config("tiny-internlm2-bias")["bias"] is True
+    assert not [n for n in alone["param_numel_by_name"] if n.endswith(".bias")]
+    assert alone["param_numel"] == 205_120
+    for bias in (True, False):
+        cfg = {**_config("tiny-internlm2-bias"), "bias": bias}
+        assert estimate_params(read_hf_config(cfg, name="tiny-internlm2-bias")) == (205_120, 0)
+    inner = CASES["tiny-internvl-internlm2-bias"]["tp"]["1"][0]["param_numel_by_name"]
+    assert not [n for n in inner if n.startswith("language_model.") and n.endswith(".bias")]

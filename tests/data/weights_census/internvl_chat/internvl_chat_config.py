@@ -122,6 +122,7 @@ def register():
     not what the model builds (the tower is marked image and video either way)."""
     from vllm.model_executor.models import internvl
     AutoConfig.register("internvl_chat", InternVLChatConfig, exist_ok=True)
+    AutoConfig.register("internlm2", InternLM2Config, exist_ok=True)   # InternLM2 alone
     for model_type in KIN_TYPES:
         AutoConfig.register(model_type, kin_config(model_type), exist_ok=True)
     AutoConfig.register("interns1", type("InternS1Config", (InternVLConfig,), {

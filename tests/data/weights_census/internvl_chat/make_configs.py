@@ -139,3 +139,13 @@ interns1("internlm/Intern-S1", dict(
     model_type="qwen3_moe", moe_intermediate_size=1536, num_experts=128,
     num_experts_per_tok=8, decoder_sparse_step=1, mlp_only_layers=[], norm_topk_prob=True),
     S1_VIT6B)
+
+# InternLM2's `bias` flag on (its remote config class's default): vLLM 0.33's internlm2.py
+# builds wqkv, wo, w1/w3 and w2 without biases whatever it says; inside InternVLChatModel (8
+# heads: TP 1 to 8) and alone (InternLM2ForCausalLM, model_type internlm2)
+def internlm2(**kw):
+    return dict(tiny_llm("InternLM2ForCausalLM", "internlm2"), bias=True, **kw)
+write("tiny-internvl-internlm2-bias", internlm2(num_key_value_heads=2), tiny_vit(
+    hidden_size=64, num_attention_heads=8))
+open("tiny-internlm2-bias.config.json", "w").write(json.dumps(dict(
+    internlm2(num_key_value_heads=4), _name_or_path="tiny-internlm2-bias"), indent=1) + "\n")
