@@ -139,7 +139,8 @@ def test_the_cli_refuses_a_tower_shard_of_partial_blocks_in_one_line(model: str,
     assert res.exit_code == 2, res.output
     assert res.stdout == "" and "Traceback" not in res.stderr
     said = CASES[_case(model)]["tp"][str(tp)][0]["refused"].removeprefix("ValueError: ")
-    model_type = "qwen3_5_text" if model.startswith("qwen") else "gemma3_text"
+    # (the file's model_type, not its text model's: qwen3_5_text and gemma3_text before)
+    model_type = "qwen3_5" if model.startswith("qwen") else "gemma3"
     assert res.stderr == (
         f"error: option --tensor-parallel-size: {model_type}'s fp8 weight blocks [128, 128] do "
         f"not split over it (the vision tower's {module}), and vLLM refuses to build it: "

@@ -76,7 +76,7 @@ def test_a_tp_vllm_refuses_is_refused(name: str) -> None:
             with pytest.raises(InputError) as e:
                 refuse_tp(g, int(tp), False)
             assert str(e.value) == (
-                "field 'tensor_parallel_size': lfm2's vision tower has 12 attention heads, "
+                "field 'tensor_parallel_size': lfm2_vl's vision tower has 12 attention heads, "
                 "which must be divisible by it, as vLLM requires; got 8")
         else:
             refuse_tp(g, int(tp), False)

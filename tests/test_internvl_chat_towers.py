@@ -205,3 +205,19 @@ def test_internlm2s_bias_flag_builds_no_bias() -> None:
         assert estimate_params(read_hf_config(cfg, name="tiny-internlm2-bias")) == (205_120, 0)
     inner = CASES["tiny-internvl-internlm2-bias"]["tp"]["1"][0]["param_numel_by_name"]
     assert not [n for n in inner if n.startswith("language_model.") and n.endswith(".bias")]
+
+
+def test_a_wrapped_configs_refusal_names_the_file_not_its_text_model() -> None:
+    """kvcli names a model by its file's _name_or_path, else its model_type: the wrapper's,
+    not llm_config's (the refusal said "qwen2's 14 attention heads" before), and a wrapper
+    without _name_or_path by its own type (internvl_chat)."""
+    cfg = _config("internvl3-1b")
+    for named, tp in ((cfg, 4), ({k: v for k, v in cfg.items() if k != "_name_or_path"}, 8)):
+        g = read_hf_config(named, source="c.json")
+        with pytest.raises(InputError) as e:
+            resolve_kv_cache_config(geometry=g, tensor_parallel_size=tp, gpu_memory_gib=80,
+                                    max_model_len=4096)
+        who = named.get("_name_or_path", "internvl_chat")
+        assert str(e.value) == (f"field 'tensor_parallel_size': {who}'s 14 attention heads must "
+                                f"be divisible by it, as vLLM requires; got {tp}")
+    assert read_hf_config(cfg).name == "OpenGVLab/InternVL3-1B"

@@ -25,7 +25,7 @@ UNCOUNTED = {"architectures": ["LlavaNextVideoForConditionalGeneration"],
                              "vocab_size": 32064, "max_position_embeddings": 4096},
              "vision_config": {"model_type": "clip_vision_model", "hidden_size": 1024,
                                "num_hidden_layers": 24, "num_attention_heads": 16}}
-SAID = ("llama's multimodal tower (LlavaNextVideoForConditionalGeneration's vision or audio "
+SAID = ("llava_next_video's multimodal tower (LlavaNextVideoForConditionalGeneration's vision or audio "
         "encoder and its projector) is not counted: kvcli does not model it, so its weights are "
         "the language model's alone and the KV memory is over-estimated by the tower's weights: "
         "give the "
@@ -58,7 +58,7 @@ def test_nothing_said_where_vllm_builds_no_tower_or_the_weights_are_given(tmp_pa
     res = runner.invoke(app, ["config", "--model-config", path, "--gpu-memory-gib", "80",
                               "--language-model-only", "--json"])
     assert json.loads(res.stdout)["warnings"] == [(
-        "option --language-model-only: no effect on kvcli's count of llama, whose "
+        "option --language-model-only: no effect on kvcli's count of llava_next_video, whose "
         "LlavaNextVideoForConditionalGeneration tower it does not count either way")]
     for more in (["--weights-gib", "14"], ["--num-blocks", "300"]):
         res = runner.invoke(app, ["config", "--model-config", path, "--gpu-memory-gib", "80",

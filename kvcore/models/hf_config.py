@@ -90,7 +90,7 @@ from kvcore.models.quant_fields import quant_fields
 from kvcore.models.qwen3_5 import GDN_TYPES, ssm_dtype, text_model_type
 from kvcore.models.qwen3_next import gdn_state
 from kvcore.models.qwen_omni import thinker
-from kvcore.models.text_config import text_config
+from kvcore.models.text_config import model_name, text_config
 from kvcore.models.unsupported import refusal
 from kvcore.models.vision_towers import vision_tower
 from kvcore.models.zamba2 import ZAMBA2, as_built, zamba2_blocks
@@ -134,8 +134,10 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         raise InputError(why, path=source or None, field="architectures")
     llm_refusal(cfg, archs, source)     # (InternVL's remote code: its llm_config's classes)
     if model_type in MAMBA_ONLY_TYPES:      # attention-free: no heads to read
-        return replace(read_mamba_only(c, model_type, name=name, source=source, dtype=model_dtype(
-            c.get("torch_dtype") or c.get("dtype"), source)), architecture=architecture(archs))
+        dtype = model_dtype(c.get("torch_dtype") or c.get("dtype"), source)
+        named = name or model_name(cfg, model_type)
+        return replace(read_mamba_only(c, model_type, name=named, source=source, dtype=dtype),
+                       architecture=architecture(archs))
     if model_type == ZAMBA2:        # (its class's derived keys: `kvcore.models.zamba2`)
         c = as_built(c, source)
     defaults = {**CLASS_DEFAULTS.get(model_type, {}), **MODEL_TYPE_DEFAULTS.get(model_type, {})}
@@ -237,7 +239,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     limit, default = lengths(c, max_pos, source)
     vision = vision_tower(cfg, model_type, archs, hidden, source, dtype)
     g = ModelGeometry(
-        name=name or str(c.get("_name_or_path", "") or shown), model_type=model_type,
+        name=name or model_name(cfg, shown), model_type=model_type,
         layer_kinds=kinds, num_attention_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim,
         hidden_size=hidden, dtype=dtype, max_position_embeddings=max_pos, sliding_window=window,
         attention_chunk_size=chunk, mamba=mamba, mla=mla,

@@ -1,6 +1,9 @@
 """Which part of a config.json holds the text model vLLM 0.33 builds: a multimodal wrapper's
 ``text_config`` (or a remote-code config's ``llm_config``, which vLLM renames so), with what
-vLLM carries into it from the wrapper, else the config itself (`kvcore.models.hf_config`)."""
+vLLM carries into it from the wrapper, else the config itself (`kvcore.models.hf_config`); and the name kvcli gives a model: the file's
+own ``_name_or_path``, else its model_type, the wrapper's where there is one (a refusal said
+"qwen2's 14 attention heads" of InternVL3-1B, the text model's type, where every other line
+names the file's model)."""
 
 from __future__ import annotations
 
@@ -31,3 +34,11 @@ def text_config(cfg: dict[str, Any]) -> dict[str, Any]:
         # (ModelArchConfigConvertorBase.get_quantization_config)
         merged["quantization_config"] = cfg["quantization_config"]
     return awq_patched(cfg, merged)     # (InternVL's remote-code classes)
+
+
+def model_name(cfg: dict[str, Any], text_model_type: str) -> str:
+    """The file's `_name_or_path`, else its model_type: the wrapper's where it wraps a text
+    config (whose own `_name_or_path` is where its trainer kept the base model, not this
+    model's name), else ``text_model_type`` (the type kvcli reads it as)."""
+    wrapper_type = cfg.get("model_type", "") if text_config(cfg) is not cfg else ""
+    return str(cfg.get("_name_or_path", "") or wrapper_type or text_model_type)
