@@ -62,3 +62,19 @@ def test_a_draft_quantised_as_kvcli_does_not_size_is_refused(tmp_path, quant, sa
         load_spec_draft(str(tmp_path), "eagle3", target)
     assert e.value.field == "spec_model"
     assert says in e.value.message
+
+
+def test_a_deepseek_config_without_its_mtp_key_drafts_one_module() -> None:
+    """transformers 5.20's DeepseekV3Config defaults num_nextn_predict_layers (num_mtp_layers)
+    to 1, and vLLM loads deepseek_v32 with it too: without the key vLLM builds one DeepSeekMTP
+    layer (58,004 parameters at TP 1, as with the key), where kvcli read 0 and refused ("has no
+    MTP module"). GLM-5's GlmMoeDsaConfig has no such default."""
+    name = "mtp_draft/18-tiny-deepseek-v3-no-nextn-key"
+    cfg = json.loads((DATA / CASES[name]["target"] / "config.json").read_text())
+    assert "num_nextn_predict_layers" not in cfg
+    assert CASES[name]["tp"]["1"][0]["param_numel"] == 58_004
+    for model_type, layers in (("deepseek_v3", 1), ("deepseek_v32", 1), ("glm_moe_dsa", 0)):
+        assert read_hf_config(dict(cfg, model_type=model_type)).mtp_layers == layers
+    keyed = _draft("mtp_draft/2-tiny-deepseek-v3")
+    assert [_draft(name).weights_bytes(tp) for tp in (1, 2, 4)] == [
+        keyed.weights_bytes(tp) for tp in (1, 2, 4)] == [116_016, 72_496, 50_736]

@@ -15,11 +15,13 @@ KV_HEAD_KEYS = ("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query
                 "num_attention_groups")
 EXPERT_KEYS = ("num_experts", "moe_num_experts", "n_routed_experts", "num_local_experts")
 # The MTP modules (num_nextn_predict_layers) when a config omits the key, for the model types
-# kvcli drafts with (`kvcore.models.mtp_draft`): DeepSeek's config class has 0 (kvcli's reading);
-# Qwen3-Next's has none, and vLLM's Qwen3NextMultiTokenPredictor builds getattr(..., 1);
-# GLM-4.5's Glm4MoeConfig maps its num_mtp_layers (default 1) onto the key
-# (tests/data/mtp_draft/glm4_moe_answers.json, case 8)
-MTP_MODULES = {"deepseek_v3": 0, "deepseek_v32": 0, "glm_moe_dsa": 0, "qwen3_next": 1,
+# kvcli drafts with (`kvcore.models.mtp_draft`): transformers 5.20's DeepseekV3Config maps its
+# num_mtp_layers (default 1) onto the key, and vLLM loads deepseek_v32 with that class too
+# (weights_census/drafts_answers.json, mtp_draft/18: one DeepSeekMTP layer; kvcli read 0 and
+# refused); GlmMoeDsaConfig has no such key; Qwen3-Next's has none, and vLLM's
+# Qwen3NextMultiTokenPredictor builds getattr(..., 1); GLM-4.5's Glm4MoeConfig maps its
+# num_mtp_layers (default 1) onto the key (tests/data/mtp_draft/glm4_moe_answers.json, case 8)
+MTP_MODULES = {"deepseek_v3": 1, "deepseek_v32": 1, "glm_moe_dsa": 0, "qwen3_next": 1,
                "glm4_moe": 1, "qwen3_5_text": 1, "qwen3_5_moe_text": 1,
                # (GLM-4.7-Flash's Glm4MoeLiteConfig has no such key: without one, no module)
                "glm4_moe_lite": 0}

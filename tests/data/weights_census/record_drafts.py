@@ -123,7 +123,8 @@ EAGLE = ["1-llama31-8b-eagle3", "2-llama31-8b-eagle", "3-llama31-70b-eagle3",
          "4-llama31-8b-eagle3-2layers", "5-llama31-8b-eagle3-kv4-hd64"]
 MTP = ["1-deepseek-v3", "2-tiny-deepseek-v3", "3-qwen3-next-80b-a3b", "4-tiny-qwen3-next",
        "6-tiny-glm4-moe", "7-glm-4.5-air", "9-tiny-qwen3-5", "10-tiny-qwen3-5-moe",
-       "13-qwen3-5-text-defaults", "14-qwen3-5-moe-text-defaults"]
+       "13-qwen3-5-text-defaults", "14-qwen3-5-moe-text-defaults",
+       "18-tiny-deepseek-v3-no-nextn-key"]
 # name -> (the target's folder, method, the draft's folder or None for MTP); the folders are
 # made only when a case is recorded
 CASES = {**{f"eagle_draft/{c}": (lambda c=c: _eagle(c)) for c in EAGLE},
