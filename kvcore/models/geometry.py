@@ -97,6 +97,9 @@ class ModelGeometry:
     # a float32 e_score_correction_bias beside each MoE router (one an expert): DeepSeek's
     # ``topk_method`` noaux_tc (deepseek_v2.py DeepseekV2MoE)
     router_score_bias: bool = False
+    # a pre- and post-feed-forward norm beside the two every layer has (openPangu's
+    # ``sandwich_norm``: `kvcore.models.openpangu`)
+    sandwich_norms: bool = False
     # an fp8 checkpoint's weight_block_size: a float32 scale per block (`kvcore.models.fp8_scales`)
     fp8_block: tuple[int, int] | None = None
     fp8_static: bool = False    # (activation_scheme static: an input scale beside each weight's)

@@ -85,6 +85,7 @@ from kvcore.models.mamba_only import MAMBA_ONLY_TYPES, read_mamba_only
 from kvcore.models.mamba_state import mamba_state
 from kvcore.models.mla import read_mla
 from kvcore.models.nemotron_h import nemotron_h_layers, nemotron_h_mamba
+from kvcore.models.openpangu import PANGU_ULTRA_MOE, pangu_fields
 from kvcore.models.perf_widths import perf_intermediate
 from kvcore.models.quant_fields import quant_fields
 from kvcore.models.qwen3_5 import GDN_TYPES, ssm_dtype, text_model_type
@@ -286,6 +287,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         g = replace(g, **lfm2_fields(model_type, n_layers, get, get_dim, source))
     if model_type == K2_HORIZON:    # (its router's bias; its unmodelled attentions refused)
         g = replace(g, **k2_horizon_fields(get))
+    if model_type == PANGU_ULTRA_MOE:   # (its sandwich norms, its router's bias)
+        g = replace(g, **pangu_fields(get))
     if model_type == LONGCAT:       # (its zero experts; a quantised checkpoint not sized)
         g = replace(g, zero_experts=get_int("zero_expert_num", 0), weights_unmodelled=(
             "a quantised LongCat-Flash checkpoint's weights" if g.quantization else ""))

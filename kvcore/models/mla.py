@@ -34,12 +34,12 @@ from kvcore.models.sparse_mla import IndexerGeometry
 
 # The model types kvcli reads as MLA models.
 MLA_MODEL_TYPES = ("deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa",
-                   "glm4_moe_lite", "longcat_flash")
+                   "glm4_moe_lite", "longcat_flash", "pangu_ultra_moe")
 # vLLM 0.33's other MLA model types (is_deepseek_mla): kvcli does not model them.
 MLA_NOT_MODELLED = (
     "axk1", "deepseek_v4", "deepseek_v41", "dots3_note", "deepseek_mtp",
     "k3_dspark", "glm5_next", "glm5_next_text",
-    "glm4_moe_lite_mtp", "kimi_linear", "pangu_ultra_moe",
+    "glm4_moe_lite_mtp", "kimi_linear",
     "pangu_ultra_moe_mtp", "bailing_hybrid", "bailing_hybrid_mtp", "bailing_hybrid_v3_mtp",
     "hy_v4", "hy_v4_mtp")
 

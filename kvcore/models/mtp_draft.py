@@ -64,10 +64,13 @@ MTP_CLASSES = {"deepseek_v3": "DeepSeekMTP", "deepseek_v32": "DeepseekV32MTP",
 def mtp_draft(target: ModelGeometry) -> DraftModel:
     """The MTP draft of `target`, or the InputError vLLM's refusal (or kvcli's) becomes."""
     cls = MTP_CLASSES.get(target.model_type)
-    if target.model_type == "longcat_flash":   # (config/speculative.py: LongCatFlashMTPModel)
+    # (config/speculative.py: LongCatFlashMTPModel, OpenPanguMTPModel)
+    unmodelled = {"longcat_flash": "LongCat-Flash's LongCatFlashMTPModel",
+                  "pangu_ultra_moe": "openPangu's OpenPanguMTPModel"}
+    if target.model_type in unmodelled:
         raise InputError(f"mtp with {target.name} ({target.model_type}): vLLM 0.33 drafts "
-                         "with LongCat-Flash's LongCatFlashMTPModel module, which kvcli does "
-                         "not model", field=FIELD)
+                         f"with {unmodelled[target.model_type]} module, which kvcli does not "
+                         "model", field=FIELD)
     if cls is None or (cls.startswith(("Deep", "Glm4MoeLite")) and target.mla is None):
         raise InputError(f"mtp with {target.name} ({target.model_type or 'no model_type'}): "
                          "vLLM 0.33 refuses it, 'Unsupported speculative method: mtp' (kvcli "

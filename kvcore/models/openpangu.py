@@ -1,0 +1,20 @@
+"""openPangu Ultra MoE (`PanguUltraMoEForCausalLM`, model_type pangu_ultra_moe; remote code, no
+config class in transformers 5.20), as vLLM 0.33's openpangu.py builds it: DeepSeek-V3's
+layers (MLA with the query bottleneck, first_k_dense_replace dense layers then routed and
+shared experts) with two things of its own, read here. Its MTP module (OpenPanguMTP) is not
+modelled (`kvcore.models.mtp_draft` refuses it by name)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+PANGU_ULTRA_MOE = "pangu_ultra_moe"
+
+
+def pangu_fields(get: Callable[..., Any]) -> dict[str, Any]:
+    """``sandwich_norm``: a pre- and post-feed-forward RMSNorm beside the two every layer has
+    (OpenPanguDecoderLayer); ``router_enable_expert_bias``: the router's float32
+    e_score_correction_bias (OpenPanguMoE), where DeepSeek reads ``topk_method``."""
+    return {"sandwich_norms": bool(get("sandwich_norm", False)),
+            "router_score_bias": bool(get("router_enable_expert_bias", False))}

@@ -1,0 +1,63 @@
+"""openPangu Ultra MoE (`PanguUltraMoEForCausalLM`, model_type pangu_ultra_moe) against vLLM
+0.33.0's openpangu.py built on the meta device at TP 1, 2, 4 and 8, every rank
+(tests/data/weights_census/openpangu/answers.json, recorded by record_openpangu.py there): the
+bytes a rank holds and its buffers, exactly. kvcli refused the model type before ("a
+multi-head latent attention variant kvcli does not model"): its layers are DeepSeek-V3's, with
+sandwich norms and the router's bias under a key of its own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvcore.errors import InputError
+from kvcore.models.hf_config import read_hf_config
+from kvcore.models.mtp_draft import mtp_draft
+from kvcore.models.weights import estimate_params
+from kvcore.sizing.resolve import resolve_kv_cache_config
+from tests.census_rows import assert_rank_equal, built_ranks, case_geometry, check_ranks_agree
+
+DATA = Path(__file__).parent / "data" / "weights_census" / "openpangu"
+CASES = json.loads((DATA / "answers.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize(("name", "tp", "rank"), built_ranks(CASES))
+def test_bytes_and_buffers_per_rank_equal_vllms(name: str, tp: int, rank: int) -> None:
+    assert_rank_equal(case_geometry(DATA, CASES, name), tp, CASES[name]["tp"][str(tp)][rank])
+
+
+def test_the_census_covers_every_config() -> None:
+    assert set(CASES) == {p.name.removesuffix(".config.json") for p in DATA.glob("*.config.json")}
+    assert len(built_ranks(CASES)) == 36
+    check_ranks_agree(CASES)
+
+
+def test_sandwich_norms_and_the_routers_bias() -> None:
+    """Two hidden-wide norms a layer more (pre_mlp_layernorm, post_mlp_layernorm) and a float32
+    bias an expert beside each MoE router (router_enable_expert_bias): 3 layers x 2 x 64 and 2
+    MoE layers x 4 experts on the tiny config."""
+    plain = case_geometry(DATA, CASES, "tiny-pangu-ultra-moe-plain")
+    full = case_geometry(DATA, CASES, "tiny-pangu-ultra-moe")
+    assert (full.sandwich_norms, full.router_score_bias) == (True, True)
+    assert estimate_params(full)[0] - estimate_params(plain)[0] == 3 * 2 * 64 + 2 * 4
+    rec = CASES["openpangu-ultra-moe-718b"]["tp"]["1"][0]
+    assert estimate_params(case_geometry(DATA, CASES, "openpangu-ultra-moe-718b")) == (
+        rec["param_numel"], 0)
+
+
+def test_tp_8_on_four_heads_is_refused_and_its_mtp_module_too() -> None:
+    g = case_geometry(DATA, CASES, "tiny-pangu-ultra-moe")
+    assert CASES["tiny-pangu-ultra-moe"]["tp"]["8"][0]["refused"] == (
+        "ValueError: num_heads 4 is not divisible by tp_size 8.")
+    assert g.mla is not None and g.layer_kinds == ("mla",) * 3
+    with pytest.raises(InputError) as e:
+        resolve_kv_cache_config(geometry=g, tensor_parallel_size=8, gpu_memory_gib=80,
+                                max_model_len=4096)
+    assert str(e.value) == ("field 'tensor_parallel_size': tiny-pangu-ultra-moe's 4 attention "
+                            "heads must be divisible by it, as vLLM requires; got 8")
+    with pytest.raises(InputError) as e:
+        mtp_draft(read_hf_config(json.loads(
+            (DATA / "openpangu-ultra-moe-718b.config.json").read_text())))
+    assert "openPangu's OpenPanguMTPModel module, which kvcli does not model" in str(e.value)
