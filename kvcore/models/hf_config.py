@@ -85,7 +85,7 @@ from kvcore.models.mamba_only import MAMBA_ONLY_TYPES, read_mamba_only
 from kvcore.models.mamba_state import mamba_state
 from kvcore.models.mla import read_mla
 from kvcore.models.nemotron_h import nemotron_h_layers, nemotron_h_mamba
-from kvcore.models.openpangu import PANGU_ULTRA_MOE, pangu_fields
+from kvcore.models.openpangu import PANGU_ULTRA_MOE, pangu_fields, pangu_rope_keys
 from kvcore.models.perf_widths import perf_intermediate
 from kvcore.models.quant_fields import quant_fields
 from kvcore.models.qwen3_5 import GDN_TYPES, ssm_dtype, text_model_type
@@ -295,6 +295,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     if model_type == ZAMBA2:        # (its shared blocks; a quantised one's weights not counted)
         g = replace(g, zamba=zamba2_blocks(c, source), weights_unmodelled=(
             "a quantised Zamba2 checkpoint's weights" if g.quantization else ""))
-    return replace(g, rope_caches=rope_caches(c, g, get),
+    rope_keys = pangu_rope_keys(c) if model_type == PANGU_ULTRA_MOE else c
+    return replace(g, rope_caches=rope_caches(rope_keys, g, get),
                    vision_buffers=vision.buffers + vision_buffers(cfg, g),
                    weights_unmodelled=g.weights_unmodelled or quant_unsized.why(g))

@@ -18,3 +18,11 @@ def pangu_fields(get: Callable[..., Any]) -> dict[str, Any]:
     e_score_correction_bias (OpenPanguMoE), where DeepSeek reads ``topk_method``."""
     return {"sandwich_norms": bool(get("sandwich_norm", False)),
             "router_score_bias": bool(get("router_enable_expert_bias", False))}
+
+
+def pangu_rope_keys(c: dict[str, Any]) -> dict[str, Any]:
+    """The config as its RoPE cache reads it: OpenPanguMLAAttention builds deepseek_yarn with
+    factor 1 and mscale 1 over max_position_embeddings whatever ``rope_scaling`` says (one
+    plain-sized cache; weights_census/openpangu's tiny-pangu-ultra-moe-yarn), keeping only the
+    theta."""
+    return {k: v for k, v in c.items() if k not in ("rope_scaling", "rope_parameters")}

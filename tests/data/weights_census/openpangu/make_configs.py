@@ -35,3 +35,7 @@ write("tiny-pangu-ultra-moe-plain", dict(TINY, _name_or_path="tiny-pangu-ultra-m
                                          sandwich_norm=False, router_enable_expert_bias=False))
 write("tiny-pangu-ultra-moe-no-q-lora", dict(TINY, _name_or_path="tiny-pangu-ultra-moe-no-q-lora",
                                              q_lora_rank=None))
+# a rope scaling vLLM's OpenPanguMLAAttention ignores (deepseek_yarn, factor 1, always)
+write("tiny-pangu-ultra-moe-yarn", dict(TINY, _name_or_path="tiny-pangu-ultra-moe-yarn",
+      rope_scaling={"type": "yarn", "factor": 2.0, "original_max_position_embeddings": 4096,
+                    "beta_fast": 32, "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 1.0}))

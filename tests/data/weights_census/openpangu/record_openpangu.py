@@ -30,7 +30,14 @@ from transformers import AutoConfig, PretrainedConfig
 
 
 class PanguUltraMoEConfig(PretrainedConfig):
+    """The keys as given; the positions set before PretrainedConfig's __init__, as a remote
+    class's own __init__ sets its fields first (transformers' RoPE validation of a
+    ``rope_scaling`` reads max_position_embeddings)."""
     model_type = "pangu_ultra_moe"
+
+    def __init__(self, **kwargs):
+        self.max_position_embeddings = kwargs.pop("max_position_embeddings", 4096)
+        super().__init__(**kwargs)
 
 
 AutoConfig.register("pangu_ultra_moe", PanguUltraMoEConfig, exist_ok=True)
