@@ -18,6 +18,7 @@ from kvcore.models.mtp_draft import mtp_draft
 from kvcore.models.weights import estimate_params
 from kvcore.sizing.resolve import resolve_kv_cache_config
 from tests.census_rows import assert_rank_equal, built_ranks, case_geometry, check_ranks_agree
+from tests.kv_census_rows import kvcli_specs, same, vllm_specs
 
 DATA = Path(__file__).parent / "data" / "weights_census" / "openpangu"
 CASES = json.loads((DATA / "answers.json").read_text())["cases"]
@@ -61,3 +62,12 @@ def test_tp_8_on_four_heads_is_refused_and_its_mtp_module_too() -> None:
         mtp_draft(read_hf_config(json.loads(
             (DATA / "openpangu-ultra-moe-718b.config.json").read_text())))
     assert "openPangu's OpenPanguMTPModel module, which kvcli does not model" in str(e.value)
+
+
+@pytest.mark.parametrize("name", ["tiny-pangu-ultra-moe", "openpangu-ultra-moe-718b"])
+def test_kv_specs_equal_vllms(name: str) -> None:
+    """vLLM's MLA spec a layer (kv_specs.json, record_openpangu_specs.py: the 718B's 61 layers,
+    576-wide latent, 18,432 B a page of 16 in bf16) at vLLM's max_model_len."""
+    row = json.loads((DATA / "kv_specs.json").read_text())["rows"][name]
+    assert row["use_mla"] and len(row["specs"]) == row["config"]["num_hidden_layers"]
+    assert same(vllm_specs(row), kvcli_specs(row, "PanguUltraMoEForCausalLM"))
