@@ -25,7 +25,7 @@ them is not checked) and quantised checkpoints.
 from __future__ import annotations
 
 from kvcore.models.geometry import ModelGeometry
-from kvcore.models.kv_sharing import GemmaExtras
+from kvcore.models.kv_sharing import GEMMA3N_TYPES, GemmaExtras
 from kvcore.models.rank_params import VOCAB_PAD
 from kvcore.models.worker_specs import kv_heads_per_worker
 
@@ -39,6 +39,10 @@ def gemma_rank_params(g: ModelGeometry, x: GemmaExtras, tp: int) -> tuple[int, i
     output scales, which gemma3n.py creates in float32)."""
     H, L, P = g.hidden_size, g.num_layers, x.per_layer_width
     n = _rows(g.vocab_size, tp) * H + H             # the embedding (the head tied to it), norm
+    if not g.tie_word_embeddings and g.model_type not in GEMMA3N_TYPES:
+        # (Gemma 4 builds its own head unless tied: gemma4.py; Gemma 3n's logits always read
+        # the embedding: gemma3n.py)
+        n += _rows(g.vocab_size, tp) * H
     if P:
         n += _rows(x.per_layer_vocab, tp) * L * P + H * L * P // tp + P
     if x.altup_inputs:

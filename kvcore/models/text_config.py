@@ -9,16 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcore.models.fp8_renames import architecture
-from kvcore.models.idefics3 import IDEFICS3_ARCHS
 from kvcore.models.internvl_chat import awq_patched
+from kvcore.models.wrapper_tie import wrapper_tie
 
 
 def text_config(cfg: dict[str, Any]) -> dict[str, Any]:
-    """The text model's keys: the wrapper's dtype, then the text config's own; Idefics3's and
-    SmolVLM's wrapper ``tie_word_embeddings`` (their classes' default false), which vLLM
-    copies into the text config (`VllmConfig.with_hf_config`) before their head is built; the
-    wrapper's quantization_config over the text config's (with InternVL's AWQ patch:
+    """The text model's keys: the wrapper's dtype, then the text config's own; the
+    ``tie_word_embeddings`` vLLM builds the head with (`kvcore.models.wrapper_tie`: the
+    wrapper's, copied by `VllmConfig.with_hf_config`, for most classes); the wrapper's
+    quantization_config over the text config's (with InternVL's AWQ patch:
     `kvcore.models.internvl_chat.awq_patched`)."""
     # (vLLM renames a remote-code config's llm_config text_config where it has none: InternVL)
     text = cfg.get("text_config") if "text_config" in cfg else cfg.get("llm_config")
@@ -27,8 +26,8 @@ def text_config(cfg: dict[str, Any]) -> dict[str, Any]:
     merged = {k: v for k, v in cfg.items() if k in ("torch_dtype", "dtype")}
     merged.update(text)
     merged.setdefault("model_type", text.get("model_type", cfg.get("model_type", "")))
-    if architecture(cfg.get("architectures")) in IDEFICS3_ARCHS:
-        merged["tie_word_embeddings"] = cfg.get("tie_word_embeddings", False)
+    if (tie := wrapper_tie(cfg, text)) is not None:
+        merged["tie_word_embeddings"] = tie
     if cfg.get("quantization_config") is not None:
         # vLLM reads the wrapper's own first, the text config's only without one
         # (ModelArchConfigConvertorBase.get_quantization_config)

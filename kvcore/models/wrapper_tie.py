@@ -1,0 +1,55 @@
+"""Whether vLLM 0.33 ties a multimodal wrapper's LM head to its embedding when the wrapper's
+``tie_word_embeddings`` and its text config's disagree, or either is missing, by the wrapper's
+model_type (recorded for every class kvcli reads: tests/data/weights_census/mm_tie)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# vLLM copies the wrapper's flag into the text config before the language model is built
+# (`VllmConfig.with_hf_config`, init_vllm_registered_model), whenever the wrapper has one: the
+# config.json's, else its transformers 5.20.2 class's default (given here; None: the class has
+# none, and the text config's own flag stands)
+WRAPPER_WINS: dict[str, bool | None] = {
+    "alpamayo2_super": False, "audioflamingo3": None, "gemma3": True, "gemma4": True,
+    "gemma4_unified": True, "glmasr": True, "h2ovl_chat": None, "interns1": True,
+    "internvl": True, "internvl_chat": None, "llama4": False, "mistral3": True,
+    "moss_transcribe_diarize": True, "NVLM_D": None, "paligemma": True, "qwen2_audio": None,
+    "qwen3_vl": False, "qwen3_vl_moe": False, "skywork_chat": None, "blip-2": None,
+    "exaone4_5": False, "granite_speech": True, "granite_speech_plus": True,
+    "llava_next": False, "idefics3": False, "smolvlm": False,
+}
+# classes whose head reads the wrapper's own text config, which the copy reaches only where the
+# text config names its architectures (else `with_hf_config` copies a deepcopy: idefics3.py)
+HEAD_ON_WRAPPER = frozenset({"idefics3", "smolvlm"})
+# the same copy, but the config class first sets its own flag where the text config's is true
+# (transformers' pre-v5 compatibility, e.g. Qwen2VLConfig.__post_init__): either one ties;
+# (the wrapper class's default, the text config class's)
+EITHER_TIES: dict[str, tuple[bool, bool]] = {
+    "glm4v": (False, False), "glm_ocr": (False, False), "llava_onevision": (False, False),
+    "paddleocr_vl": (True, True), "qwen2_vl": (False, False), "qwen2_5_vl": (False, False),
+    "llava": (False, False), "llava_next_video": (False, False),
+}
+# language models whose head vLLM ties whatever the flags say (Cohere's logits read the
+# embedding), or never ties (they build an lm_head of their own unconditionally)
+ALWAYS_TIED = frozenset({"cohere2_vision", "gemma3n"})
+NEVER_TIED = frozenset({"glm4v_moe", "kimi_k25", "kimi_vl", "muse_glimmer", "cosmos3_edge",
+                        "aria"})
+
+
+def wrapper_tie(cfg: dict[str, Any], text: dict[str, Any]) -> bool | None:
+    """The text model's tie_word_embeddings as vLLM builds it from wrapper `cfg` and its text
+    config `text`; None where the text config's own flag (or its class's default) stands."""
+    model_type = str(cfg.get("model_type", ""))
+    if model_type in ALWAYS_TIED or model_type in NEVER_TIED:
+        return model_type in ALWAYS_TIED
+    if model_type in EITHER_TIES:
+        wrapper_default, text_default = EITHER_TIES[model_type]
+        return bool(cfg.get("tie_word_embeddings", wrapper_default)
+                    or text.get("tie_word_embeddings", text_default))
+    if model_type in HEAD_ON_WRAPPER and not text.get("architectures"):
+        return None
+    if model_type in WRAPPER_WINS:
+        flag = cfg.get("tie_word_embeddings", WRAPPER_WINS[model_type])
+        return None if flag is None else bool(flag)
+    return None
