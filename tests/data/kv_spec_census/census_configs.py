@@ -41,6 +41,12 @@ MODEL_TYPES = {
     "InternVLChatModel": "internvl_chat", "H2OVLChatModel": "h2ovl_chat", "NVLM_D": "NVLM_D",
     "SkyworkR1VChatModel": "skywork_chat", "InternS1ForConditionalGeneration": "interns1",
 }
+# remote-code classes whose config class has no defaults of its own (rewritten to keep a
+# config.json's keys: ../weights_census/mm_minicpm_idefics_phi/remote_configs.py): a published
+# checkpoint's config.json from there instead, cut as the others
+PUBLISHED = {"MiniCPMV": "minicpm-v-2_6", "Phi3VForCausalLM": "phi-3.5-vision-instruct",
+             "Phi4MMForCausalLM": "phi-4-multimodal-instruct"}
+PUBLISHED_DIR = "../weights_census/mm_minicpm_idefics_phi"
 # keys a layer pattern needs beside the cut (by architecture)
 OVERRIDES = {
     # (Qwen3OmniMoeTextConfig defaults no tie_word_embeddings, which vLLM reads)
@@ -180,6 +186,12 @@ def shrink(d, arch):
 
 def make_config(arch, reverse):
     """(config dict, None) or (None, why not)."""
+    if arch in PUBLISHED:
+        from pathlib import Path
+        d = json.loads((Path(__file__).parent / PUBLISHED_DIR /
+                        f"{PUBLISHED[arch]}.config.json").read_text())
+        shrink(d, arch)
+        return d, None
     mt, cls = config_class(arch, reverse)
     if mt is None:
         return None, cls

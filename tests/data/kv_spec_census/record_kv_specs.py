@@ -39,6 +39,10 @@ import census_configs
 sys.path.insert(0, str(HERE.parent / "weights_census" / "internvl_chat"))
 import internvl_chat_config
 internvl_chat_config.register()
+# MiniCPM-V's, Phi-3-vision's and Phi-4-multimodal's, rewritten the same way
+sys.path.insert(0, str(HERE.parent / "weights_census" / "mm_minicpm_idefics_phi"))
+import remote_configs
+remote_configs.register()
 
 import torch
 import vllm
@@ -122,7 +126,8 @@ from vllm.model_executor.models import deepseek_vl2 as _dsvl2
 _dsvl2.cached_tokenizer_from_config = lambda mc: types.SimpleNamespace(
     vocab={_dsvl2._IMAGE_TOKEN: 128815})
 GDN_TYPES = ("qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text")
-SUBSTITUTIONS = list(rc.SUBSTITUTIONS) + internvl_chat_config.SUBSTITUTIONS + [
+SUBSTITUTIONS = list(rc.SUBSTITUTIONS) + internvl_chat_config.SUBSTITUTIONS + (
+    remote_configs.SUBSTITUTIONS) + [
     "hybrid models: Platform._align_hybrid_block_size(vc, FlashAttentionBackend) called as "
     "CudaPlatform.check_and_update_config calls it (the CPU's platform does not)",
     "model registry: a class inspected in this process (no CUDA here), not a subprocess",

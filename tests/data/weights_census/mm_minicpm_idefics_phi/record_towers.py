@@ -14,12 +14,13 @@ A development tool, never run by the tests. From the project root:
 It executes ../../kv_spec_census/record_kv_specs.py first for its substitutions (and through
 it ../record_census.py's, whose `record` builds each case); every one is listed in answers.json.
 MiniCPM-V's, Phi-3-vision's and Phi-4-multimodal's checkpoints bring their config class as
-remote code (transformers 5.20.2 and vLLM have none): the classes below are registered with
-AutoConfig for their model_type, plain PreTrainedConfig subclasses that keep every key of
-config.json as an attribute (Phi-3-vision's and Phi-4's set before PreTrainedConfig's own
-__init__, whose RoPE standardisation would otherwise swallow rope_scaling) and, for MiniCPM-V,
-make ``vision_config`` a SiglipVisionConfig as its configuration_minicpm.py does (its default:
-so400m at 980 px), so vLLM loads these configs with AutoConfig as it would the remote classes.
+remote code (transformers 5.20.2 and vLLM have none): remote_configs.py's classes are
+registered with AutoConfig for their model_type, plain PreTrainedConfig subclasses that keep
+every key of config.json as an attribute (Phi-3-vision's and Phi-4's set before
+PreTrainedConfig's own __init__, whose RoPE standardisation would otherwise swallow
+rope_scaling) and, for MiniCPM-V, make ``vision_config`` a SiglipVisionConfig as its
+configuration_minicpm.py does (its default: so400m at 980 px), so vLLM loads these configs with
+AutoConfig as it would the remote classes.
 """
 # ruff: noqa
 import importlib.util, json, sys
@@ -32,47 +33,9 @@ rks = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(rks)                   # vLLM imported, every substitution applied
 rc = rks.rc
 
-from transformers import AutoConfig, PreTrainedConfig, SiglipVisionConfig
-
-# configuration_minicpm.py's default_vision_config (MiniCPM-V 2.5, 2.6, 4.0, 4.5 alike)
-MINICPMV_VISION = {"hidden_size": 1152, "image_size": 980, "intermediate_size": 4304,
-                   "model_type": "siglip", "num_attention_heads": 16,
-                   "num_hidden_layers": 27, "patch_size": 14}
-
-
-class MiniCPMVConfig(PreTrainedConfig):
-    model_type = "minicpmv"
-
-    def __init__(self, vision_config=None, **kwargs):
-        v = MINICPMV_VISION if vision_config is None else vision_config
-        self.vision_config = v if isinstance(v, SiglipVisionConfig) else SiglipVisionConfig(**v)
-        super().__init__(**kwargs)
-
-
-def _every_key(self, kwargs):
-    """Every key an attribute before PreTrainedConfig's __init__ sees it. Each class defines
-    its own __init__: transformers makes a subclass without one a dataclass."""
-    for k, v in kwargs.items():
-        setattr(self, k, v)
-    PreTrainedConfig.__init__(self, **kwargs)
-
-
-class Phi3VConfig(PreTrainedConfig):
-    model_type = "phi3_v"
-
-    def __init__(self, **kwargs):
-        _every_key(self, kwargs)
-
-
-class Phi4MMConfig(PreTrainedConfig):
-    model_type = "phi4mm"
-
-    def __init__(self, **kwargs):
-        _every_key(self, kwargs)
-
-
-for _c in (MiniCPMVConfig, Phi3VConfig, Phi4MMConfig):
-    AutoConfig.register(_c.model_type, _c, exist_ok=True)
+sys.path.insert(0, str(HERE))
+import remote_configs                           # (record_kv_specs registered them already)
+remote_configs.register()
 
 TPS = (1, 2, 4, 8)
 # (option, value) pairs each base is recorded with beside its plain build: the tower dropped
@@ -131,10 +94,7 @@ def main():
     answers = (json.loads(path.read_text()) if path.exists() else
                {"vllm_version": rc.vllm.__version__, "torch": rc.torch.__version__,
                 "cases": {}, "kv_specs": {}})
-    answers["substitutions"] = rks.SUBSTITUTIONS + [
-        "remote-code config classes (MiniCPMVConfig, Phi3VConfig, Phi4MMConfig) registered "
-        "with AutoConfig: every config.json key an attribute; MiniCPM-V's vision_config a "
-        "SiglipVisionConfig (see record_towers.py)"]
+    answers["substitutions"] = rks.SUBSTITUTIONS
     todo = cases()
     for name in sys.argv[1:] or list(todo):
         base, mm = todo[name]
