@@ -40,6 +40,7 @@ MODEL_TYPES = {
     # registered by record_kv_specs.py)
     "InternVLChatModel": "internvl_chat", "H2OVLChatModel": "h2ovl_chat", "NVLM_D": "NVLM_D",
     "SkyworkR1VChatModel": "skywork_chat", "InternS1ForConditionalGeneration": "interns1",
+    "InternLM2ForCausalLM": "internlm2",
 }
 # remote-code classes whose config class has no defaults of its own (rewritten to keep a
 # config.json's keys: ../weights_census/mm_minicpm_idefics_phi/remote_configs.py): a published
