@@ -1,9 +1,9 @@
 """Which part of a config.json holds the text model vLLM 0.33 builds: a multimodal wrapper's
 ``text_config`` (or a remote-code config's ``llm_config``, which vLLM renames so), with what
-vLLM carries into it from the wrapper, else the config itself (`kvcore.models.hf_config`); and the name kvcli gives a model: the file's
-own ``_name_or_path``, else its model_type, the wrapper's where there is one (a refusal said
-"qwen2's 14 attention heads" of InternVL3-1B, the text model's type, where every other line
-names the file's model)."""
+vLLM carries into it from the wrapper, else the config itself (`kvcore.models.hf_config`); and
+the name kvcli gives a model: the file's own ``_name_or_path``, else its model_type, the
+wrapper's where there is one (a refusal said "qwen2's 14 attention heads" of InternVL3-1B, the
+text model's type, where every other line names the file's model)."""
 
 from __future__ import annotations
 
