@@ -16,13 +16,19 @@ compressed-tensors groups and kv_cache_scheme), each mutant run through `kvcli c
              or 0 weights estimated for a model with layers
 
 Usage (from the repository root, KVCLI_PURE=1):
-  python tests/data/hostile_configs/mutate_configs.py run SEED COUNT [OUT.jsonl]
+  python tests/data/hostile_configs/mutate_configs.py run SEED COUNT [OUT.jsonl [START]]
   python tests/data/hostile_configs/mutate_configs.py show SEED INDEX   # one mutant's files
-Each mutant is a function of (SEED, index) alone, so a finding replays from its two numbers.
+The seeds are families.py's: KVMUT_SET=8 draws the eighth campaign's (default 7), and
+KVMUT_FAMILIES=NAME=FOLDER/GLOB[,...] adds configs under tests/data. Under set 8 each draw also
+draws options (--tensor-parallel-size 2/4/8, --language-model-only, --mm-encoder-tp-mode data,
+a --limit-mm-per-prompt JSON, good or bad) for both commands, and 10% of draws cut or grow a
+per-layer list (a list as long as num_hidden_layers).
+Each mutant is a function of (SEED, index, the seed set) alone, so a finding replays from them.
 """
 import copy
 import json
 import math
+import os
 import random
 import resource
 import signal
@@ -30,6 +36,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from draw_options import options
+from families import seeds
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "tests" / "data"
@@ -44,43 +53,8 @@ VALUES = [DELETE, None, "x", "", "1", 1.5, 0.5, -1, 0, -2**31, [1], [], {}, {"a"
 BAD_REGEX = ["+:.*(", "-:[", "+:(?P<x", "*", "+:(a|b", "-:\\"]
 SLOW_REGEX = ["+:(.*.*)*z$", "-:(.+)+$x", "+:(m|mo|mod|mode|model)*\\.$q", "(\\w+\\.?)+!"]
 WHOLE = ["list", "bom", "empty", "null", "number", "string", "truncated", "nested_list"]
-
-
-def _files(folder):
-    return sorted(p for p in (DATA / folder).glob("*.config.json"))
-
-
-def seeds():
-    """(family, name, config, hf_quant_config or None): valid configs of each family."""
-    out = []
-    for p in _files("gpt_family"):
-        out.append(("classic", p.name, json.loads(p.read_text()), None))
-    for folder in ("lfm2", "mamba_only"):
-        for p in _files(folder):
-            out.append((folder, p.name, json.loads(p.read_text()), None))
-    for name in ("nemotron-nano-9b-v2", "granite-4.0-h-tiny-style", "falcon-h1-7b"):
-        p = DATA / "mamba" / f"{name}.config.json"
-        out.append(("nemotron_h" if "nemotron" in name else "hybrid", p.name,
-                    json.loads(p.read_text()), None))
-    for name in ("gemma3n_small", "gemma4_small"):
-        out.append(("gemma", name, json.loads((DATA / "sched_gemma" / f"{name}.json").read_text()),
-                    None))
-    for name, case in json.loads((DATA / "weights_gemma" / "answers.json").read_text())[
-            "cases"].items():
-        if isinstance(case, dict) and isinstance(case.get("config"), dict):
-            out.append(("gemma", name, case["config"], None))
-    for p in _files("weights_census/modelopt"):
-        beside = p.with_name(p.name.replace(".config.json", ".hf_quant_config.json"))
-        quant = json.loads(beside.read_text()) if beside.exists() else None
-        out.append(("modelopt", p.name, json.loads(p.read_text()), quant))
-    for folder, family in (("weights_census/quant_rules", "rules"),
-                           ("weights_census/kv_scheme", "kv_scheme")):
-        for p in _files(folder):
-            out.append((family, p.name, json.loads(p.read_text()), None))
-    from kvcore.models.presets import PRESETS
-    for name, (_, cfg) in PRESETS.items():
-        out.append(("preset", name, copy.deepcopy(cfg), None))
-    return out
+NESTED = ("text_config", "vision_config", "audio_config", "quantization_config",
+          "vision_tower_config", "llm_config", "text_model_config")
 
 
 def _paths(obj, prefix=()):
@@ -147,6 +121,8 @@ def mutant(seed, index):
                 None if quant is None else json.dumps(quant))
     if roll < 0.15 and _rename_rule(cfg, rng, BAD_REGEX + SLOW_REGEX):
         desc = "regex rule"
+    elif roll < 0.25 and SET != "7" and (relength := _relength(cfg, rng)):
+        desc = relength
     else:
         obj = quant if target_quant else cfg
         n = rng.choice((1, 1, 1, 2, 3))
@@ -156,13 +132,32 @@ def mutant(seed, index):
             if not paths:
                 break
             # (the top-level keys and quantization_config's weigh more than a deep list item)
-            weights = [3.0 if len(p) == 1 or p[0] == "quantization_config" else 1.0 for p in paths]
+            weights = [3.0 if len(p) == 1 or (len(p) == 2 and p[0] in NESTED) else 1.0
+                       for p in paths]
             path = rng.choices(paths, weights)[0]
             value = rng.choice(VALUES)
             _set(obj, path, value if value is DELETE else copy.deepcopy(value))
             changes.append(_written(path, value))
         desc = ("hf_quant_config.json " if target_quant else "") + "; ".join(changes)
     return family, name, desc, json.dumps(cfg), None if quant is None else json.dumps(quant)
+
+
+def _layer_lists(cfg):
+    """(dict, key) of each list as long as its config's layer count (a per-layer list)."""
+    for d in [cfg] + [v for v in cfg.values() if isinstance(v, dict)]:
+        n = d.get("num_hidden_layers", d.get("num_layers"))
+        if isinstance(n, int) and n > 1:
+            yield from ((d, k) for k, v in d.items() if isinstance(v, list) and len(v) == n)
+
+
+def _relength(cfg, rng):
+    """A per-layer list cut by one or grown by one (its last item repeated): what it did."""
+    found = list(_layer_lists(cfg))
+    if not found:
+        return None
+    d, k = rng.choice(found)
+    d[k] = d[k][:-1] if rng.random() < 0.5 else d[k] + d[k][-1:]
+    return f"{k} of length {len(d[k])}"
 
 
 def _written(path, value):
@@ -256,11 +251,12 @@ def run(seed, count, out_path=None, start=0):
             (folder / "hf_quant_config.json").write_text(quant, encoding="utf-8")
         f = str(folder / "config.json")
         print(json.dumps({"start": i}), file=out, flush=True)
-        jobs = [["config", "--model-config", f, "--gpu-memory-gib", "80", "--json"]]
+        opts = options(seed, i, SET)
+        jobs = [["config", "--model-config", f, "--gpu-memory-gib", "80", "--json"] + opts]
         if i % REPLAY_EVERY == 0:
             # (a pool of --num-blocks: a real pool of 8 million blocks takes 15 s to build)
             jobs.append(["replay", str(tmp / "t.jsonl"), "--model-config", f,
-                         "--num-blocks", "4000"])
+                         "--num-blocks", "4000"] + opts)
         for args in jobs:
             kind, detail, dt = check(runner, app, args)
             if kind == "slow" and dt < HANG_S:
@@ -268,12 +264,13 @@ def run(seed, count, out_path=None, start=0):
                 # the modules it imported now loaded, is slow too)
                 kind, detail, dt = check(runner, app, args)
             print(json.dumps({"i": i, "cmd": args[0], "family": family, "seed_config": name,
-                              "mutation": desc, "kind": kind,
+                              "mutation": desc, "options": opts, "kind": kind,
                               "detail": detail.replace(str(folder), "F"),
                               "s": round(dt, 2)}), file=out, flush=True)
 
 
-SEEDS = seeds()
+SET = os.environ.get("KVMUT_SET", "7")
+SEEDS = seeds(SET, os.environ.get("KVMUT_FAMILIES", ""))
 
 if __name__ == "__main__":
     if sys.argv[1] == "run":
@@ -281,7 +278,7 @@ if __name__ == "__main__":
             int(sys.argv[5]) if len(sys.argv) > 5 else 0)
     elif sys.argv[1] == "show":
         family, name, desc, text, quant = mutant(int(sys.argv[2]), int(sys.argv[3]))
-        print(family, name, desc)
+        print(family, name, desc, " ".join(options(int(sys.argv[2]), int(sys.argv[3]), SET)))
         print(text[:4000])
         if quant is not None:
             print("hf_quant_config.json:", quant[:2000])

@@ -1,0 +1,28 @@
+# ruff: noqa
+"""The options mutate_configs.py draws beside a mutant config under the eighth campaign's seeds:
+the multimodal and parallel options the new readers take (`--tensor-parallel-size`,
+`--language-model-only`, `--mm-encoder-tp-mode`, `--limit-mm-per-prompt`, good or bad JSON)."""
+import random
+
+LIMITS = ['{"image": 0}', '{"image": 2, "video": 0}', '{"audio": 0}', '{"image": -1}',
+          '{"image": 1.5}', '{"image": "x"}', '{"image": 1e30}', '{"image": null}', '[1]',
+          '{"image": {"count": 2}}', '{"picture": 1}', '{', '7', '{"image": true}',
+          '{"image": 2e9}', '{"video": {"count": 1, "num_frames": -3}}']
+
+
+def options(seed, index, which):
+    """The options drawn for mutant (seed, index): none under seed set 7 (the draws of the
+    seventh campaign replay unchanged)."""
+    if which == "7":
+        return []
+    rng = random.Random(seed * 7_000_003 + index)
+    out = []
+    if rng.random() < 0.5:
+        out += ["--tensor-parallel-size", str(rng.choice((2, 4, 8)))]
+    if rng.random() < 0.2:
+        out.append("--language-model-only")
+    if rng.random() < 0.2:
+        out += ["--mm-encoder-tp-mode", "data"]
+    if rng.random() < 0.15:
+        out += ["--limit-mm-per-prompt", rng.choice(LIMITS)]
+    return out

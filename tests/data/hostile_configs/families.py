@@ -1,0 +1,107 @@
+# ruff: noqa
+"""The valid configs mutate_configs.py and sweep_configs.py start from, by family and campaign.
+
+SET7 is the seventh campaign's (the pre-Llama decoders, LFM2, Mamba, Nemotron-H, Gemma 3n / 4,
+ModelOpt, GPTQ / compressed-tensors rules); SET8 the eighth's (the multimodal towers, sparse
+MLA, Zamba2, Llama 4 MoE, K2-Horizon, LongCat-Flash, class-default experts, the pre-Llama /
+LFM2 / DBRX module lists, quantised towers and routers). To point a campaign at a new family,
+add a line to SET8 (family -> (folder under tests/data, glob)) or pass `--families
+NAME=FOLDER/GLOB[,...]` to mutate_configs.py; a family whose configs are a JSON object of named
+configs rather than files is read by a loader in LOADERS.
+"""
+import copy
+import json
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[1]
+WC = "weights_census/"
+
+SET8 = {
+    "qwen_vl": [("qwen_vl", "*.config.json"), (WC + "quant2", "qwen2*-vl-*.config.json")],
+    "llava_towers": [(WC + "llava_towers", "*.config.json")],
+    "glm_kimi_towers": [(WC + "glm_kimi_towers", "*.config.json")],
+    "gemma_lfm2_towers": [("weights_gemma_mm", "configs.json")],
+    "fp8_towers": [(WC + "fp8", "*-vl-*.config.json"), (WC + "fp8", "gemma-3-mm-*.config.json"),
+                   (WC + "fp8", "qwen3-vl-*.config.json")],
+    "quant_routers": [(WC + "quant2", "qwen3-*moe-*.config.json")],
+    "sparse_mla": [("sparse_mla", "*.config.json"), (WC + "quant2", "deepseek-v3.2-*.config.json"),
+                   (WC + "quant2", "glm-5-*.config.json")],
+    "zamba2": [("zamba2", "*.config.json")],
+    "llama4_moe": [(WC + "llama4_moe", "*.config.json")],
+    "glm4_moe_lite": [("mla", "glm-4.7-flash.config.json")],
+    "k2_horizon": [(WC + "k2_horizon", "*.config.json")],
+    "longcat": [(WC + "longcat", "*.config.json")],
+    "class_defaults": [(WC + "class_defaults", "*.config.json")],
+    "module_lists": [(WC + "family_lists", "*.config.json")],
+}
+
+
+def _gemma_mm(path):
+    """weights_gemma_mm/configs.json: {"configs": {name: config}, "options": ...}."""
+    return sorted(json.loads(path.read_text())["configs"].items())
+
+
+LOADERS = {"configs.json": _gemma_mm}
+
+
+def _files(folder, pattern="*.config.json"):
+    return sorted((DATA / folder).glob(pattern))
+
+
+def from_table(table):
+    """(family, name, config, None) for each file a table's (folder, glob) pairs name."""
+    out = []
+    for family, places in table.items():
+        for folder, pattern in places:
+            for p in _files(folder, pattern):
+                loader = LOADERS.get(p.name)
+                named = loader(p) if loader else [(p.name, json.loads(p.read_text()))]
+                out.extend((family, name, cfg, None) for name, cfg in named)
+    return out
+
+
+def set7():
+    """(family, name, config, hf_quant_config or None): the seventh campaign's seeds."""
+    out = []
+    for p in _files("gpt_family"):
+        out.append(("classic", p.name, json.loads(p.read_text()), None))
+    for folder in ("lfm2", "mamba_only"):
+        for p in _files(folder):
+            out.append((folder, p.name, json.loads(p.read_text()), None))
+    for name in ("nemotron-nano-9b-v2", "granite-4.0-h-tiny-style", "falcon-h1-7b"):
+        p = DATA / "mamba" / f"{name}.config.json"
+        out.append(("nemotron_h" if "nemotron" in name else "hybrid", p.name,
+                    json.loads(p.read_text()), None))
+    for name in ("gemma3n_small", "gemma4_small"):
+        out.append(("gemma", name, json.loads((DATA / "sched_gemma" / f"{name}.json").read_text()),
+                    None))
+    for name, case in json.loads((DATA / "weights_gemma" / "answers.json").read_text())[
+            "cases"].items():
+        if isinstance(case, dict) and isinstance(case.get("config"), dict):
+            out.append(("gemma", name, case["config"], None))
+    for p in _files(WC + "modelopt"):
+        beside = p.with_name(p.name.replace(".config.json", ".hf_quant_config.json"))
+        quant = json.loads(beside.read_text()) if beside.exists() else None
+        out.append(("modelopt", p.name, json.loads(p.read_text()), quant))
+    for folder, family in ((WC + "quant_rules", "rules"), (WC + "kv_scheme", "kv_scheme")):
+        for p in _files(folder):
+            out.append((family, p.name, json.loads(p.read_text()), None))
+    from kvcore.models.presets import PRESETS
+    for name, (_, cfg) in PRESETS.items():
+        out.append(("preset", name, copy.deepcopy(cfg), None))
+    return out
+
+
+def seeds(which="7", extra=""):
+    """The seeds of campaign `which` ("7", "8" or "7,8"), plus `extra`'s NAME=FOLDER/GLOB."""
+    out = []
+    if "7" in which.split(","):
+        out += set7()
+    if "8" in which.split(","):
+        out += from_table(SET8)
+    table = {}
+    for item in filter(None, extra.split(",")):
+        name, _, place = item.partition("=")
+        folder, _, pattern = place.rpartition("/")
+        table.setdefault(name, []).append((folder, pattern))
+    return out + from_table(table)
