@@ -40,11 +40,12 @@ from kvcore.models.context_limit import _kind, _rope_parameters
 from kvcore.models.fp8_renames import architecture
 from kvcore.models.gemma_buffers import gemma_rope_caches, gemma_scalars
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.k2_horizon import k2_rope_dim
 from kvcore.models.qwen3_5 import QWEN3_5_TYPES, VISION_DEFAULTS
 from kvcore.models.qwen_vl import rotary_buffer_bytes
 from kvcore.models.rope_cache import RopeCache
 from kvcore.models.siglip import SIGLIP_DEFAULTS
-from kvcore.models.vision_keys import vision_config
+from kvcore.models.vision_keys import vision_config, vision_dim
 from kvcore.models.vision_towers import QWEN2_VL, QWEN3_VL
 from kvcore.specs import DTYPE_BYTES
 
@@ -108,7 +109,7 @@ def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCa
         if g.mla is not None:
             head = dim = g.mla.qk_rope_head_dim
         elif g.model_type == "k2_horizon":     # (k2_horizon.py: only rope_head_dim rotates)
-            head, dim = g.head_dim, int(get("rope_head_dim") or g.head_dim)
+            head, dim = g.head_dim, k2_rope_dim(get, g.head_dim, g.source)
         else:
             given = rp.get("partial_rotary_factor") or get("partial_rotary_factor")
             head, dim = g.head_dim, int(g.head_dim * min(_num(given, _PARTIAL.get(g.model_type,
@@ -153,13 +154,17 @@ def vision_buffers(cfg: dict[str, Any], g: ModelGeometry) -> int:
     arch = architecture(cfg.get("architectures"))
     # (the keys were checked when the tower's parameters were read)
     if g.model_type.startswith("gemma3"):
-        d = {**SIGLIP_DEFAULTS, **vision_config(cfg, g.source)}
-        return 8 * (int(d["image_size"]) // int(d["patch_size"])) ** 2
+        v = vision_config(cfg, g.source)
+        return 8 * (vision_dim(v, SIGLIP_DEFAULTS, "image_size", g.source)
+                    // vision_dim(v, SIGLIP_DEFAULTS, "patch_size", g.source)) ** 2
     if arch in QWEN2_VL:
         return rotary_buffer_bytes(cfg, arch, DTYPE_BYTES[g.dtype])
     if g.model_type in QWEN3_5_TYPES or arch in QWEN3_VL:
-        d = {**VISION_DEFAULTS, **vision_config(cfg, g.source)}
-        return 8192 * (int(d["hidden_size"]) // int(d["num_heads"]) // 2) * DTYPE_BYTES[g.dtype]
+        # (a null key is its class default, as the tower's parameters read it)
+        v = vision_config(cfg, g.source)
+        width = vision_dim(v, VISION_DEFAULTS, "hidden_size", g.source)
+        return 8192 * (width // vision_dim(v, VISION_DEFAULTS, "num_heads", g.source) // 2
+                       ) * DTYPE_BYTES[g.dtype]
     return 0
 
 

@@ -5,11 +5,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped
 
 DTYPE_ALIASES = {"float16": "float16", "fp16": "float16", "half": "float16",
                  "bfloat16": "bfloat16", "bf16": "bfloat16", "float32": "float32",
                  "fp32": "float32", "float": "float32"}
+
+
+def config_dtype(torch_dtype: Any, dtype: Any, source: str) -> str:
+    """`model_dtype` of a config's ``torch_dtype`` (or, where it is absent or empty,
+    ``dtype``). A value that is no name is refused: an empty object or list was read as
+    absent, the model sized at bfloat16 without a word."""
+    for key, raw in (("torch_dtype", torch_dtype), ("dtype", dtype)):
+        if raw is not None and not isinstance(raw, str):
+            raise InputError(f"expected a dtype name such as \"bfloat16\", got {clipped(raw)}",
+                             path=source or None, field=key)
+    return model_dtype(torch_dtype or dtype, source)
 
 
 def model_dtype(raw: Any, source: str) -> str:

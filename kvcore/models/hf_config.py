@@ -71,7 +71,7 @@ from kvcore.models.config_keys import (
 )
 from kvcore.models.context_limit import lengths
 from kvcore.models.deepseek_vl2 import language_as_text
-from kvcore.models.dtypes import model_dtype
+from kvcore.models.dtypes import config_dtype
 from kvcore.models.fp8_renames import architecture
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.internvl_chat import llm_refusal
@@ -135,7 +135,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         raise InputError(why, path=source or None, field="architectures")
     llm_refusal(cfg, archs, source)     # (InternVL's remote code: its llm_config's classes)
     if model_type in MAMBA_ONLY_TYPES:      # attention-free: no heads to read
-        dtype = model_dtype(c.get("torch_dtype") or c.get("dtype"), source)
+        dtype = config_dtype(c.get("torch_dtype"), c.get("dtype"), source)
         named = name or model_name(cfg, model_type)
         return replace(read_mamba_only(c, model_type, name=named, source=source, dtype=dtype),
                        architecture=architecture(archs))
@@ -182,7 +182,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     if head_dim < 1:
         raise InputError(f"hidden_size {hidden} over num_attention_heads {heads} leaves no "
                          "head_dim (give 'head_dim')", path=source or None, field="head_dim")
-    dtype = model_dtype(get("torch_dtype") or get("dtype"), source)
+    dtype = config_dtype(get("torch_dtype"), get("dtype"), source)
     mla = read_mla(c, model_type, get, get_dim, source)
     if mla is None and heads % kv_heads:        # (vLLM's Attention layer asserts it)
         raise InputError(f"{kv_heads} KV heads do not divide the {heads} attention heads "

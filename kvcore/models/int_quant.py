@@ -104,7 +104,14 @@ def read(quant: Any, method: str | None, source: str, arch: str = "") -> IntQuan
                          "use Marlin backend by setting backend='awq:marlin' or "
                          "backend='marlin'.")
         skips = quant.get("modules_to_not_convert") or []
-        return IntQuant("awq", 4, int(_key(quant, ("q_group_size", "group_size"), source)),
+        group = _key(quant, ("q_group_size", "group_size"), source)
+        if not isinstance(group, int) or isinstance(group, bool) or not (
+                group == -1 or 1 <= group < 2**31):
+            # (int() made 1.5 a group of 1 and raised on NaN; vLLM's shape checks fail on both)
+            raise InputError(f"expected -1 or an integer >= 1, got {clipped(group)}",
+                             path=source or None, field="quantization_config."
+                             + ("q_group_size" if "q_group_size" in quant else "group_size"))
+        return IntQuant("awq", 4, group,
                         bool(_key(quant, ("zero_point",), source)), bool(quant.get("lm_head")),
                         tuple(vllm_name(str(s), arch) for s in skips))
     bits, group = _key(quant, ("bits",), source), _key(quant, ("group_size",), source)

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kvcore.errors import InputError
+
 K2_HORIZON = "k2_horizon"
 
 # (the config key that turns a feature on, what it builds)
@@ -30,3 +32,18 @@ def k2_horizon_fields(get: Callable[..., Any]) -> dict[str, Any]:
     used = [what for key, what in _UNMODELLED if get(key)]
     return {"router_score_bias": bool(get("moe_gate_bias", False)),
             "weights_unmodelled": (f"K2-Horizon's {', '.join(used)}" if used else "")}
+
+
+def k2_rope_dim(get: Callable[..., Any], head_dim: int, source: str) -> int:
+    """The dims RoPE rotates: ``rope_head_dim`` (0 or absent: the head dim, as vLLM's
+    ``rope_head_dim or head_dim``). Its partial NeoX RoPE asserts an even width of at most
+    the head dim, so anything else is refused here, where int() raised on a string."""
+    v = get("rope_head_dim")
+    if not v:
+        return head_dim
+    if (not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= head_dim
+            or v % 2):
+        raise InputError(f"expected an even integer from 2 to the head dim {head_dim}, got "
+                         f"{v!r} (vLLM's partial NeoX RoPE asserts it)", path=source or None,
+                         field="rope_head_dim")
+    return v

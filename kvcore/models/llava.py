@@ -86,7 +86,7 @@ def llava_vision_params(cfg: dict[str, Any], arch: str, text_hidden: int,
     w = WRAPPERS[arch]
     v = vision_config(cfg, source)
     model_type = v.get("model_type", w.tower)
-    if model_type not in _TOWERS:
+    if not isinstance(model_type, str) or model_type not in _TOWERS:
         raise InputError(f"{clipped(model_type)}: vLLM builds a CLIP, SigLIP or Pixtral vision "
                          f"tower for {arch}", path=source or None,
                          field="vision_config.model_type")

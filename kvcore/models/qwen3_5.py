@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped
 from kvcore.models.qwen3_next import QWEN3_NEXT_DEFAULTS
 from kvcore.models.vision_keys import VisionLinear, VisionParams, vision_config, vision_dim
 
@@ -103,6 +103,10 @@ def vision_tower_params(cfg: dict[str, Any], source: str, qwen3_vl: bool = False
     h = d * dim("spatial_merge_size") ** 2
     merger_split = h * h + h + h * out      # (its norm and linear_fc2's bias: whole)
     deep = v.get("deepstack_visual_indexes")
+    if deep is not None and not isinstance(deep, list):
+        # (vLLM takes len() of it: a bool fails, where kvcli read it as the class's three)
+        raise InputError(f"expected a list of layer indices, got {clipped(deep)}",
+                         path=source or None, field="vision_config.deepstack_visual_indexes")
     n_deep = len(deep) if isinstance(deep, list) else 3 if qwen3_vl else 0
     depth = dim("depth")
     whole = embeddings + depth * block_whole + (2 * d + out) + n_deep * (2 * h + out)

@@ -90,6 +90,7 @@ def rotary_buffer_bytes(cfg: dict[str, Any], arch: str, dtype_bytes: int) -> int
     the model dtype), as Qwen3.5's."""
     v = vision_config(cfg, "")
     v2 = arch == "Qwen2VLForConditionalGeneration"
-    d = {**(QWEN2_VL_DEFAULTS if v2 else QWEN2_5_VL_DEFAULTS), **v}
-    width = int(d["embed_dim" if v2 else "hidden_size"])
-    return 8192 * (width // int(d["num_heads"]) // 2) * dtype_bytes
+    defaults = QWEN2_VL_DEFAULTS if v2 else QWEN2_5_VL_DEFAULTS
+    # (vision_dim as the tower's parameters read them: a null key is its default, as there)
+    width = vision_dim(v, defaults, "embed_dim" if v2 else "hidden_size", "")
+    return 8192 * (width // vision_dim(v, defaults, "num_heads", "") // 2) * dtype_bytes

@@ -86,6 +86,9 @@ def as_built(cfg: dict[str, Any], source: str) -> dict[str, Any]:
     c.setdefault("attention_head_dim", 2 * hidden // heads)
     c.setdefault("mamba_headdim", _int(c, "mamba_expand", source) * hidden
                  // _int(c, "n_mamba_heads", source))
+    for key in ("intermediate_size", "attention_hidden_size", "attention_head_dim",
+                "mamba_headdim"):
+        _int(c, key, source)    # (the file's own, where it gives one: a dict multiplied before)
     ids = c.setdefault("hybrid_layer_ids", [i for i, t in enumerate(layers) if t == "hybrid"])
     if (not isinstance(ids, list) or len(ids) > MAX_USES
             or not all(isinstance(i, int) for i in ids)):

@@ -26,3 +26,12 @@ def options(seed, index, which):
     if rng.random() < 0.15:
         out += ["--limit-mm-per-prompt", rng.choice(LIMITS)]
     return out
+
+
+def memory(which):
+    """`kvcli config`'s pool options: set 8's 2 TiB and 4096 tokens let DeepSeek-V3.2, GLM-5,
+    Maverick and Kimi-K2.5 reach the sizing a mutant should reach, not the refusal that 80 GiB
+    cannot hold their weights."""
+    if which == "7":
+        return ["--gpu-memory-gib", "80"]
+    return ["--gpu-memory-gib", "2048", "--max-model-len", "4096"]

@@ -37,8 +37,18 @@ SET8 = {
 
 
 def _gemma_mm(path):
-    """weights_gemma_mm/configs.json: {"configs": {name: config}, "options": ...}."""
-    return sorted(json.loads(path.read_text())["configs"].items())
+    """weights_gemma_mm/configs.json's specs, each made a config.json as its record_towers.py
+    does (its "text" a file, an inline config or a sched_gemma/planning.json case)."""
+    plan = json.loads((DATA / "sched_gemma" / "planning.json").read_text())
+    out = []
+    for name, spec in sorted(json.loads(path.read_text())["configs"].items()):
+        t = spec["text"]
+        text = (json.loads((DATA / t["file"]).read_text()) if "file" in t else t["inline"]
+                if "inline" in t else {k: v for k, v in plan[t["from"]]["config"].items()
+                                       if k != "architectures"})
+        out.append((name, {**{k: v for k, v in spec.items() if k != "text"},
+                           "text_config": text}))
+    return out
 
 
 LOADERS = {"configs.json": _gemma_mm}

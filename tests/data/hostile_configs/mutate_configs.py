@@ -37,7 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from draw_options import options
+from draw_options import memory, options
 from families import seeds
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -252,7 +252,7 @@ def run(seed, count, out_path=None, start=0):
         f = str(folder / "config.json")
         print(json.dumps({"start": i}), file=out, flush=True)
         opts = options(seed, i, SET)
-        jobs = [["config", "--model-config", f, "--gpu-memory-gib", "80", "--json"] + opts]
+        jobs = [["config", "--model-config", f, *memory(SET), "--json"] + opts]
         if i % REPLAY_EVERY == 0:
             # (a pool of --num-blocks: a real pool of 8 million blocks takes 15 s to build)
             jobs.append(["replay", str(tmp / "t.jsonl"), "--model-config", f,
