@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped
 
 if TYPE_CHECKING:       # (geometry's reading imports this module)
     from kvcore.models.geometry import ModelGeometry
@@ -33,6 +33,7 @@ def lengths(cfg: dict[str, Any], max_position_embeddings: int, source: str) -> t
     """(`context_limit`, `default_len`); an `InputError` naming ``source`` for a RoPE factor no
     length comes from."""
     try:
+        _check_rope(cfg)
         return (context_limit(cfg, max_position_embeddings),
                 default_len(cfg, max_position_embeddings))
     except BadLength as err:
@@ -102,6 +103,27 @@ def _scaled(cfg: dict[str, Any], max_position_embeddings: int) -> int:
                         f"{scaled!r}: it must be a positive number",
                         "rope_parameters" if cfg.get("rope_parameters") else "rope_scaling")
     return int(scaled)
+
+
+def _check_rope(cfg: dict[str, Any]) -> None:
+    """`BadLength` for RoPE parameters of the wrong type, which kvcli read as none (a string
+    ``rope_scaling`` or ``factor``: the length and the cos/sin cache unscaled; a string
+    ``mrope_section``: MRoPE) and vLLM fails on (``rope_scaling["rope_type"]`` of a string,
+    MRoPE's sum of the sections)."""
+    for key in ("rope_parameters", "rope_scaling"):
+        if cfg.get(key) is not None and not isinstance(cfg[key], dict):
+            raise BadLength(f"expected an object of RoPE parameters, got {clipped(cfg[key])}",
+                            key)
+    key = "rope_parameters" if cfg.get("rope_parameters") else "rope_scaling"
+    for rp in _rope_parameters(cfg):
+        factor, section = rp.get("factor"), rp.get("mrope_section")
+        if factor is not None and (isinstance(factor, bool)
+                                   or not isinstance(factor, (int, float))):
+            raise BadLength(f"expected a number for its factor, got {clipped(factor)}", key)
+        if section is not None and (not isinstance(section, list) or not all(
+                isinstance(s, int) and not isinstance(s, bool) for s in section)):
+            raise BadLength(f"expected a list of integers for its mrope_section, got "
+                            f"{clipped(section)}", key)
 
 
 def _kind(rp: dict[str, Any]) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvcore.errors import InputError, clipped
 from kvcore.models import fp8_vision, int_quant, kv_cache_quant, modelopt_quant
 from kvcore.models.fp8_renames import ignored_as_matched, language_model_prefix, vllm_name
 from kvcore.models.fp8_scales import block_of, ignored_of, static_inputs
@@ -23,6 +24,8 @@ def quant_fields(qc: Any, arch: str, vision: VisionParams, source: str) -> dict[
     of architecture `arch` (its first ``architectures`` entry) with tower `vision`."""
     method = quant_method(qc, source)
     fp8 = method == "fp8"
+    if fp8:
+        _check_fp8(qc, source)
     ignored, key = ignored_of(qc)
     # (Qwen3.5's checkpoints' model.language_model.layers.N are vLLM's model.layers.N)
     matched = ignored_as_matched(ignored, arch)
@@ -42,3 +45,23 @@ def quant_fields(qc: Any, arch: str, vision: VisionParams, source: str) -> dict[
             vision.linears, ignored, tuple(vllm_name(n, arch) for n in ignored), key,
             source) if fp8 else vision.linears if iq or mo else (),
     }
+
+
+def _check_fp8(qc: dict[str, Any], source: str) -> None:
+    """Fp8Config's own refusals of its keys, which kvcli read as their defaults (a list for
+    ``activation_scheme``: dynamic; a ``weight_block_size`` of other than two positive integers:
+    per-tensor scales)."""
+    def refuse(key: str, why: str) -> InputError:
+        return InputError(f"{why}, got {clipped(qc.get(key))}: vLLM's Fp8Config refuses it",
+                          path=source or None, field=f"quantization_config.{key}")
+
+    scheme, block = qc.get("activation_scheme"), qc.get("weight_block_size")
+    if scheme is not None and scheme not in ("static", "dynamic"):
+        raise refuse("activation_scheme", 'expected "static" or "dynamic"')
+    if block is None:
+        return
+    if block_of(qc) is None:
+        raise refuse("weight_block_size", "expected two integers >= 1")
+    if scheme == "static":      # ("The block-wise quantization only supports dynamic ...")
+        raise refuse("activation_scheme", "block-wise fp8 takes only a dynamic activation "
+                     "scheme")
