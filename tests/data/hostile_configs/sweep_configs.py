@@ -5,7 +5,10 @@ F --gpu-memory-gib 80 --json` with mutate_configs.py's checks.
 
 Usage (from the repository root, KVCLI_PURE=1):
   python tests/data/hostile_configs/sweep_configs.py NAME[,NAME] [OUT.jsonl]
-    (NAME: a seed config's file name, as mutate_configs.seeds() names it, or a family)
+    (NAME: a seed config's file name, as mutate_configs.seeds() names it, or a family;
+    "first:FAMILY" its first config only)
+Under KVMUT_SET=8 the keys of the nested configs (text_config, vision_config, ...) are swept
+too, and the run takes draw_options.memory's pool options.
 """
 import copy
 import json
@@ -16,7 +19,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from mutate_configs import DELETE, ROOT, SEEDS, _alarm, _set, _written, check  # noqa
+from draw_options import memory  # noqa
+from mutate_configs import DELETE, NESTED, ROOT, SEEDS, SET, _alarm, _set, _written, check  # noqa
 
 SWEEP = [DELETE, None, "x", 1.5, -1, 0, 2**70, float("inf"), [1], {"a": 1}, True]
 # (the keys kvcore reads: a key it never names cannot change a size)
@@ -38,11 +42,16 @@ def sweep(names, out_path=None):
     runner = CliRunner()
     tmp = Path(tempfile.mkdtemp(prefix="kvsweep"))
     out = open(out_path, "a") if out_path else sys.stdout
-    n = 0
+    n, firsts = 0, set()
     for family, name, cfg, quant in SEEDS:
-        if family not in names and name not in names:
+        first = f"first:{family}" in names and family not in firsts
+        if family not in names and name not in names and not first:
             continue
+        firsts.add(family)
         paths = [(k,) for k in cfg if f'"{k}"' in READ]
+        if SET != "7":
+            paths += [(k, j) for k in NESTED if isinstance(cfg.get(k), dict)
+                      for j in cfg[k] if f'"{j}"' in READ]
         for path in paths:
             for value in SWEEP:
                 mut = copy.deepcopy(cfg)
@@ -53,7 +62,7 @@ def sweep(names, out_path=None):
                 if quant is not None:
                     (folder / "hf_quant_config.json").write_text(json.dumps(quant))
                 args = ["config", "--model-config", str(folder / "config.json"),
-                        "--gpu-memory-gib", "80", "--json"]
+                        *memory(SET), "--json"]
                 kind, detail, dt = check(runner, app, args)
                 desc = _written(path, value)
                 print(json.dumps({"i": n, "cmd": "config", "family": family, "seed_config": name,
