@@ -56,6 +56,10 @@ CASES = [
      "vision_config.model_type",
      "{'a': 1}: vLLM builds a CLIP, SigLIP or Pixtral vision tower for "
      "LlavaForConditionalGeneration"),
+    # lie (85:108's lead): a wrapper's model_type of the wrong type skipped for its
+    # text_config's (transformers cannot load the config)
+    (WC + "llava_towers/pixtral-12b-hf.config.json", _top("model_type", [1]), "model_type",
+     "must be a string, got [1]"),
     # 82:846: a dict multiplied by the head count (TypeError)
     ("zamba2/zamba2-2.7b-style.config.json", _top("mamba_headdim", {}), "mamba_headdim",
      "expected an integer >= 1, got {}"),

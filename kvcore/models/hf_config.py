@@ -124,9 +124,11 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     # (an omni model: its thinker, all vLLM builds; DeepSeek-VL2's language_config)
     cfg = language_as_text(thinker(cfg, source))
     c = canonical(text_config(cfg), source)     # (GPT-2's n_layer, ChatGLM's num_layers, ...)
-    if not isinstance(c.get("model_type", ""), str):    # (transformers cannot load it)
-        raise InputError(f"must be a string, got {clipped(c['model_type'])}",
-                         path=source or None, field="model_type")
+    # (transformers cannot load it; a wrapper's own was skipped for its text_config's)
+    for given in (cfg, c):
+        if not isinstance(given.get("model_type", ""), str):
+            raise InputError(f"must be a string, got {clipped(given['model_type'])}",
+                             path=source or None, field="model_type")
     model_type = shown = text_model_type(cfg, c.get("model_type", ""), source)
     if model_type == "minicpmv":    # (the language model its version picks)
         model_type = minicpmv.llm_type(c, source)
