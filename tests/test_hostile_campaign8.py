@@ -40,22 +40,21 @@ def _rope(key, value):
 
 
 VLLM_FP8 = "vLLM's Fp8Config refuses it"
+SCHEMES, TWO = 'expected "static" or "dynamic"', "expected two integers >= 1"
+BLOCKWISE = "block-wise fp8 takes only a dynamic activation scheme"
+K2_RANGE = ("expected an even integer from 2 to the head dim 128, got {} (vLLM's partial NeoX "
+            "RoPE asserts it)")
+TOWERS = "vLLM builds a CLIP, SigLIP or Pixtral vision tower"
 
 CASES = [
     # 83:144, 82:10: int("x") in the RoPE cache's width (ValueError)
-    (K2, _top("rope_head_dim", "x"), "rope_head_dim",
-     "expected an even integer from 2 to the head dim 128, got 'x' (vLLM's partial NeoX RoPE "
-     "asserts it)"),
+    (K2, _top("rope_head_dim", "x"), "rope_head_dim", K2_RANGE.format("'x'")),
     # (lie: wider than the head was sized as a wider cache; vLLM asserts R <= D)
-    (K2, _top("rope_head_dim", 130), "rope_head_dim",
-     "expected an even integer from 2 to the head dim 128, got 130 (vLLM's partial NeoX RoPE "
-     "asserts it)"),
+    (K2, _top("rope_head_dim", 130), "rope_head_dim", K2_RANGE.format("130")),
     # 81:868: an unhashable dict looked up in the towers' table (TypeError)
     (WC + "llava_towers/pixtral-12b-hf.config.json", _at("vision_config", "model_type",
                                                          value={"a": 1}),
-     "vision_config.model_type",
-     "{'a': 1}: vLLM builds a CLIP, SigLIP or Pixtral vision tower for "
-     "LlavaForConditionalGeneration"),
+     "vision_config.model_type", f"{{'a': 1}}: {TOWERS} for LlavaForConditionalGeneration"),
     # lie (85:108's lead): a wrapper's model_type of the wrong type skipped for its
     # text_config's (transformers cannot load the config)
     (WC + "llava_towers/pixtral-12b-hf.config.json", _top("model_type", [1]), "model_type",
@@ -86,14 +85,11 @@ CASES = [
      "expected a list of integers for its mrope_section, got 'x'"),
     # lies (82:495): fp8 keys Fp8Config refuses, read as dynamic / per-tensor
     (DBRX_FP8, _at("quantization_config", "activation_scheme", value=[]),
-     "quantization_config.activation_scheme", f'expected "static" or "dynamic", got []: '
-     f"{VLLM_FP8}"),
+     "quantization_config.activation_scheme", f'{SCHEMES}, got []: {VLLM_FP8}'),
     (DBRX_FP8, _at("quantization_config", "weight_block_size", value=[128]),
-     "quantization_config.weight_block_size", f"expected two integers >= 1, got [128]: "
-     f"{VLLM_FP8}"),
+     "quantization_config.weight_block_size", f"{TWO}, got [128]: {VLLM_FP8}"),
     (DBRX_FP8, _at("quantization_config", "activation_scheme", value="static"),
-     "quantization_config.activation_scheme", "block-wise fp8 takes only a dynamic activation "
-     f"scheme, got 'static': {VLLM_FP8}"),
+     "quantization_config.activation_scheme", f"{BLOCKWISE}, got 'static': {VLLM_FP8}"),
 ]
 
 
