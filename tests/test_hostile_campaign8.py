@@ -72,6 +72,9 @@ CASES = [
     # lie: an empty object read as absent, the float16 model sized at bfloat16
     (LFM2_AWQ, _top("torch_dtype", {}), "torch_dtype",
      'expected a dtype name such as "bfloat16", got {}'),
+    # lie (85:236's lead): a wrapper's own, skipped for its text_config's
+    (WC + "llava_towers/pixtral-12b-hf.config.json", _top("torch_dtype", [1]), "torch_dtype",
+     'expected a dtype name such as "bfloat16", got [1]'),
     # lie (82:929's lead): a bool read as the class's three deepstack levels
     (WC + "fp8/qwen3-vl-8b-fp8.config.json",
      _at("vision_config", "deepstack_visual_indexes", value=True),

@@ -14,13 +14,20 @@ DTYPE_ALIASES = {"float16": "float16", "fp16": "float16", "half": "float16",
 
 def config_dtype(torch_dtype: Any, dtype: Any, source: str) -> str:
     """`model_dtype` of a config's ``torch_dtype`` (or, where it is absent or empty,
-    ``dtype``). A value that is no name is refused: an empty object or list was read as
-    absent, the model sized at bfloat16 without a word."""
-    for key, raw in (("torch_dtype", torch_dtype), ("dtype", dtype)):
+    ``dtype``), each a name (`dtype_names`)."""
+    dtype_names({"torch_dtype": torch_dtype, "dtype": dtype}, source)
+    return model_dtype(torch_dtype or dtype, source)
+
+
+def dtype_names(cfg: dict[str, Any], source: str) -> None:
+    """Refuses a ``torch_dtype`` or ``dtype`` of `cfg` that is no name: an empty object or
+    list was read as absent (a wrapper's, as its text_config's), the model sized at bfloat16
+    without a word."""
+    for key in ("torch_dtype", "dtype"):
+        raw = cfg.get(key)
         if raw is not None and not isinstance(raw, str):
             raise InputError(f"expected a dtype name such as \"bfloat16\", got {clipped(raw)}",
                              path=source or None, field=key)
-    return model_dtype(torch_dtype or dtype, source)
 
 
 def model_dtype(raw: Any, source: str) -> str:

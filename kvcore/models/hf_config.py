@@ -70,7 +70,6 @@ from kvcore.models.config_keys import (
     sparse_step_layers,
 )
 from kvcore.models.context_limit import lengths
-from kvcore.models.deepseek_vl2 import language_as_text
 from kvcore.models.dtypes import config_dtype
 from kvcore.models.fp8_renames import architecture
 from kvcore.models.geometry import ModelGeometry
@@ -90,8 +89,7 @@ from kvcore.models.perf_widths import perf_intermediate
 from kvcore.models.quant_fields import quant_fields
 from kvcore.models.qwen3_5 import GDN_TYPES, ssm_dtype, text_model_type
 from kvcore.models.qwen3_next import gdn_state
-from kvcore.models.qwen_omni import thinker
-from kvcore.models.text_config import model_name, text_config
+from kvcore.models.text_config import model_name, text_config, text_model
 from kvcore.models.unsupported import refusal
 from kvcore.models.vision_towers import vision_tower
 from kvcore.models.zamba2 import ZAMBA2, as_built, zamba2_blocks
@@ -121,14 +119,7 @@ def load_hf_config(path: str | Path) -> dict[str, Any]:
 
 def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> ModelGeometry:
     """The geometry of a Hugging Face config dict (``source`` names it in error messages)."""
-    # (an omni model: its thinker, all vLLM builds; DeepSeek-VL2's language_config)
-    cfg = language_as_text(thinker(cfg, source))
-    c = canonical(text_config(cfg), source)     # (GPT-2's n_layer, ChatGLM's num_layers, ...)
-    # (transformers cannot load it; a wrapper's own was skipped for its text_config's)
-    for given in (cfg, c):
-        if not isinstance(given.get("model_type", ""), str):
-            raise InputError(f"must be a string, got {clipped(given['model_type'])}",
-                             path=source or None, field="model_type")
+    cfg, c = text_model(cfg, source)     # (an omni model's thinker, a wrapper's text config)
     model_type = shown = text_model_type(cfg, c.get("model_type", ""), source)
     if model_type == "minicpmv":    # (the language model its version picks)
         model_type = minicpmv.llm_type(c, source)

@@ -9,8 +9,29 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvcore.errors import InputError, clipped
+from kvcore.models.config_aliases import canonical
+from kvcore.models.deepseek_vl2 import language_as_text
+from kvcore.models.dtypes import dtype_names
 from kvcore.models.internvl_chat import awq_patched
+from kvcore.models.qwen_omni import thinker
 from kvcore.models.wrapper_tie import wrapper_tie
+
+
+def text_model(cfg: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The config vLLM builds from (an omni model's thinker, all it builds; DeepSeek-VL2's
+    ``language_config`` as its text config) and its text model's keys, canonical (GPT-2's
+    n_layer, ChatGLM's num_layers, ...); a ``model_type`` or dtype of the wrong type refused,
+    the wrapper's too (its own were skipped for its text config's; transformers cannot load
+    it)."""
+    cfg = language_as_text(thinker(cfg, source))
+    c = canonical(text_config(cfg), source)
+    for given in (cfg, c):
+        if not isinstance(given.get("model_type", ""), str):
+            raise InputError(f"must be a string, got {clipped(given['model_type'])}",
+                             path=source or None, field="model_type")
+        dtype_names(given, source)
+    return cfg, c
 
 
 def text_config(cfg: dict[str, Any]) -> dict[str, Any]:
