@@ -69,6 +69,13 @@ CASES = [
      "quantization_config.group_size", "expected -1 or an integer >= 1, got nan"),
     (LFM2_AWQ, _at("quantization_config", "group_size", value=1.5),
      "quantization_config.group_size", "expected -1 or an integer >= 1, got 1.5"),
+    # 85:1733: group 0.5 divided by (ZeroDivisionError); sweep: a number iterated (TypeError)
+    (WC + "quant2/deepseek-v3.2-l4-awq.config.json",
+     _at("quantization_config", "group_size", value=0.5), "quantization_config.group_size",
+     "expected -1 or an integer >= 1, got 0.5"),
+    (WC + "quant2/qwen3-moe-awq-skip-gate.config.json",
+     _at("quantization_config", "modules_to_not_convert", value=1.5),
+     "quantization_config.modules_to_not_convert", "expected a list of module names, got 1.5"),
     # lie: an empty object read as absent, the float16 model sized at bfloat16
     (LFM2_AWQ, _top("torch_dtype", {}), "torch_dtype",
      'expected a dtype name such as "bfloat16", got {}'),
@@ -116,6 +123,18 @@ def _blocks(path: str, *options: str) -> int:
     res = runner.invoke(app, ["config", "--model-config", path, *POOL, "--json", *options])
     assert res.exit_code == 0, res.output
     return json.loads(res.stdout)["num_blocks"]
+
+
+def test_zamba2_without_layers_block_type_takes_the_class_default(tmp_path):
+    # sweep: deleted or null, the kinds read the key again (KeyError); Zamba2Config's default
+    base = "zamba2/tiny-zamba2-three-blocks.config.json"
+    for value in (None, "delete"):
+        def edit(cfg, value=value):
+            if value is None:
+                cfg["layers_block_type"] = None
+            else:
+                del cfg["layers_block_type"]
+        assert _blocks(mutated(tmp_path, base, edit)) > 0
 
 
 def test_a_null_vision_key_is_its_default_in_the_buffers_too(tmp_path):

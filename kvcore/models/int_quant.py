@@ -104,6 +104,10 @@ def read(quant: Any, method: str | None, source: str, arch: str = "") -> IntQuan
                          "use Marlin backend by setting backend='awq:marlin' or "
                          "backend='marlin'.")
         skips = quant.get("modules_to_not_convert") or []
+        if isinstance(skips, (int, float)):     # (vLLM iterates it: a TypeError, as kvcli's)
+            raise InputError(f"expected a list of module names, got {clipped(skips)}",
+                             path=source or None,
+                             field="quantization_config.modules_to_not_convert")
         group = _key(quant, ("q_group_size", "group_size"), source)
         if not isinstance(group, int) or isinstance(group, bool) or not (
                 group == -1 or 1 <= group < 2**31):

@@ -76,7 +76,7 @@ def as_built(cfg: dict[str, Any], source: str) -> dict[str, Any]:
     where the file leaves them out, ``num_hidden_layers`` the layers built, ``head_dim`` the
     attention's and every head a KV head; refused where vLLM cannot build it."""
     c = {**ZAMBA2_DEFAULTS, **{k: v for k, v in cfg.items() if v is not None}}
-    layers = c.get("layers_block_type", DEFAULT_LAYERS)
+    layers = c.setdefault("layers_block_type", DEFAULT_LAYERS)     # (read again by the kinds)
     if not isinstance(layers, list) or not layers or not all(isinstance(t, str) for t in layers):
         raise _refuse("expected a list of layer types (hybrid, mamba)", source,
                       "layers_block_type")
