@@ -43,7 +43,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from kvcore.errors import InputError, clipped
+from kvcore.errors import InputError
 from kvcore.models import (
     fp8_ignored,
     int_quant_rank,
@@ -55,7 +55,7 @@ from kvcore.models import (
 from kvcore.models.buffers import rope_caches, vision_buffers
 from kvcore.models.class_defaults import CLASS_DEFAULTS, MODEL_TYPE_DEFAULTS
 from kvcore.models.classic_blocks import classic_block
-from kvcore.models.config_aliases import MAX_LAYERS, canonical
+from kvcore.models.config_aliases import MAX_LAYERS
 from kvcore.models.config_keys import (
     EXPERT_KEYS,
     MTP_KEYS,
