@@ -25,12 +25,11 @@ UNCOUNTED = {"architectures": ["LlavaNextVideoForConditionalGeneration"],
                              "vocab_size": 32064, "max_position_embeddings": 4096},
              "vision_config": {"model_type": "clip_vision_model", "hidden_size": 1024,
                                "num_hidden_layers": 24, "num_attention_heads": 16}}
-SAID = ("llava_next_video's multimodal tower (LlavaNextVideoForConditionalGeneration's vision or audio "
-        "encoder and its projector) is not counted: kvcli does not model it, so its weights are "
-        "the language model's alone and the KV memory is over-estimated by the tower's weights: "
-        "give the "
-        "weights' known size (--weights-gib), or --num-blocks, or --gpu-memory-gib less the "
-        "tower's size")
+SAID = ("llava_next_video's multimodal tower (LlavaNextVideoForConditionalGeneration's vision "
+        "or audio encoder and its projector) is not counted: kvcli does not model it, so its "
+        "weights are the language model's alone and the KV memory is over-estimated by the "
+        "tower's weights: give the weights' known size (--weights-gib), or --num-blocks, or "
+        "--gpu-memory-gib less the tower's size")
 
 
 def test_the_table_is_vllms_registry() -> None:
