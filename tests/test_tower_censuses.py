@@ -1,0 +1,51 @@
+"""kvcli's weights and buffers against vLLM 0.33.0's own classes, built on the meta device at
+TP 1, 2, 4 and 8, every rank, for each recorded census of multimodal towers (and Llama 4's
+interleaved MoE): the bytes a rank holds and its buffers, exactly, and the parameter count.
+Each folder under tests/data/weights_census/ holds its configs, vLLM's answers (answers.json,
+``cases``) and a README with the recorder's command; a case vLLM refused to build as a class
+(its record ``refused``) is left to its folder's own test file, with the refusals, warnings
+and serving options each family has."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvcore.models.weights import estimate_params
+from tests.census_rows import assert_rank_equal, built_ranks, case_geometry, check_ranks_agree
+
+ROOT = Path(__file__).parent / "data" / "weights_census"
+# folder: (its config files, its cases)
+FOLDERS = {"llava_towers": (19, 39), "glm_kimi_towers": (5, 18), "llama4_moe": (7, 14),
+           "internvl_chat": (22, 48), "mm_minicpm_idefics_phi": (16, 44), "mm_omni": (4, 17),
+           "mm_omni/deepseek_vl2": (3, 8)}
+ALL = {f: json.loads((ROOT / f / "answers.json").read_text())["cases"] for f in FOLDERS}
+BUILT = {f: {n: c for n, c in cases.items() if "refused" not in c} for f, cases in ALL.items()}
+# (AWQ's packed int32 tensors count eight weights an element: the bytes test checks them)
+COUNTED = [pytest.param(f, n, id=f"{f}:{n}") for f, cases in BUILT.items()
+           for n in sorted(cases) if "-awq" not in n or f != "llava_towers"]
+
+
+@pytest.mark.parametrize(("folder", "name", "tp", "rank"), [
+    pytest.param(f, *p.values, id=f"{f}:{p.id}") for f, cases in BUILT.items()
+    for p in built_ranks(cases)])
+def test_bytes_and_buffers_per_rank_equal_vllms(folder: str, name: str, tp: int,
+                                                rank: int) -> None:
+    g = case_geometry(ROOT / folder, BUILT[folder], name)
+    assert_rank_equal(g, tp, BUILT[folder][name]["tp"][str(tp)][rank])
+
+
+@pytest.mark.parametrize(("folder", "name"), COUNTED)
+def test_parameter_count_equals_vllms(folder: str, name: str) -> None:
+    g = case_geometry(ROOT / folder, BUILT[folder], name)
+    assert estimate_params(g) == (BUILT[folder][name]["tp"]["1"][0]["param_numel"], 0)
+
+
+@pytest.mark.parametrize("folder", sorted(FOLDERS))
+def test_the_census_covers_every_config_and_tp(folder: str) -> None:
+    bases = {p.name.removesuffix(".config.json") for p in (ROOT / folder).glob("*.config.json")}
+    assert bases == {n.split(" ")[0] for n in ALL[folder]}
+    assert (len(bases), len(ALL[folder])) == FOLDERS[folder]
+    check_ranks_agree(BUILT[folder])
