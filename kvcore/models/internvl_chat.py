@@ -3,7 +3,7 @@ OpenGVLab's InternVL2_5-*, InternVL3-*, InternVL3_5-*) as vLLM 0.33 builds them
 (model_executor/models/internvl.py, intern_vit.py), per TP rank; and the classes built on the
 same parts (`KIN`: H2OVL, NVLM-D, Skywork-R1V).
 
-The language model is ``llm_config`` (vLLM renames it ``text_config``: `kvcore.models.hf_config`
+The language model is ``llm_config`` (vLLM renames it ``text_config``: `kvcore.models.text_config`
 reads it there); the checkpoints' remote code picks its config class by
 ``llm_config.architectures[0]`` and refuses the others, so kvcli refuses them by name too.
 `InternVisionModel` (InternViT: ``vision_config``, its class's defaults InternViT-6B's): the
