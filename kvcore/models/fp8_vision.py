@@ -27,17 +27,13 @@ from kvcore.models.fp8_scales import scales, tensor_scales
 from kvcore.models.fp8_shapes import linear_refusal
 from kvcore.models.fused_shards import all_or_none, named_in_part
 from kvcore.models.geometry import ModelGeometry
-from kvcore.models.vision_keys import VisionLinear, split_at
+from kvcore.models.vision_keys import VisionLinear, rank_shape, split_at
 
 
 def _shard(lin: VisionLinear, tp: int) -> tuple[str, tuple[int, ...], int, str]:
     """The linear as one rank holds it (`kvcore.models.fp8_scales.Linear`)."""
-    split = split_at(lin, tp)
-    if split == "column" and tp > 1:
-        return lin.path, tuple(p // tp for p in lin.parts), lin.inp, "column"
-    if split == "row" and tp > 1:
-        return lin.path, lin.parts, lin.inp // tp, "row"
-    return lin.path, lin.parts, lin.inp, "replicated"
+    parts, inp = rank_shape(lin, tp)
+    return lin.path, parts, inp, split_at(lin, tp) if tp > 1 else "replicated"
 
 
 def rank_fp8(g: ModelGeometry, tp: int) -> tuple[int, int]:

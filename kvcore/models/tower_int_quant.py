@@ -20,7 +20,7 @@ from kvcore.models import ct_groups, ct_quant, gptq_rules
 from kvcore.models.fused_shards import all_or_none
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.int_quant import IntQuant, awq_refusal, linear_bytes
-from kvcore.models.vision_keys import VisionLinear, split_at
+from kvcore.models.vision_keys import VisionLinear, rank_shape
 
 _LLAVA = ("vision_tower", "multi_modal_projector")
 # (the classes whose tower takes the quant_config, with the prefixes of the modules they build
@@ -72,22 +72,22 @@ def _quant(g: ModelGeometry, q: IntQuant, lin: VisionLinear) -> IntQuant | None:
     return None if _awq_skipped(q, lin, g.source) else q
 
 
+def takes_quant(g: ModelGeometry, loaded: bool) -> bool:
+    """Whether the class builds its tower with the quant_config and, where `loaded`, the tower
+    is loaded (not under ``--language-model-only`` or limits of 0, where vLLM still constructs
+    it: its refusals stand)."""
+    return g.architecture in PREFIXES and not (loaded and g.vision_params <= g.vision_kept)
+
+
 def packed(g: ModelGeometry, q: IntQuant, tp: int, loaded: bool = True) -> list[Packed]:
-    """The tower's packed linears on a rank of `tp`: none where it is not `loaded`
-    (``--language-model-only``, limits of 0), though vLLM still constructs it (`refusal`)."""
-    if g.architecture not in PREFIXES or loaded and g.vision_params <= g.vision_kept:
+    """The tower's packed linears on a rank of `tp` (none where not `takes_quant`)."""
+    if not takes_quant(g, loaded):
         return []
     out = []
     for lin in g.vision_linears:
-        mq = _quant(g, q, lin)
-        if mq is None:
-            continue
-        split = split_at(lin, tp)
-        if split == "column":
-            out.append((lin.path, tuple(p // tp for p in lin.parts), lin.inp, lin.inp, mq))
-        else:
-            k = lin.inp // tp if split == "row" else lin.inp
-            out.append((lin.path, lin.parts, k, lin.inp, mq))
+        if (mq := _quant(g, q, lin)) is not None:
+            parts, k = rank_shape(lin, tp)
+            out.append((lin.path, parts, k, lin.inp, mq))
     return out
 
 

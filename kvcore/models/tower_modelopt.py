@@ -19,8 +19,8 @@ from kvcore.errors import InputError
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.modelopt_quant import ModelOpt, linear_bytes, refusal
 from kvcore.models.modelopt_rank import excluded, modelled
-from kvcore.models.tower_int_quant import PREFIXES
-from kvcore.models.vision_keys import VisionLinear, split_at
+from kvcore.models.tower_int_quant import takes_quant
+from kvcore.models.vision_keys import VisionLinear, rank_shape
 from kvcore.specs import DTYPE_BYTES
 
 # (get_quant_method's hard-coded prefixes)
@@ -38,15 +38,12 @@ def _on_rank(g: ModelGeometry, tp: int,
     """The tower's quantised linears on a rank of `tp`: none where it is not `loaded` (still
     constructed, and refused, where it is skipped)."""
     q = modelled(g)
-    if q is None or g.architecture not in PREFIXES or loaded and g.vision_params <= g.vision_kept:
+    if q is None or not takes_quant(g, loaded):
         return []
     out = []
     for lin in _quantised(g, q):
-        split = split_at(lin, tp)
-        if split == "column":
-            out.append((lin.path, tuple(p // tp for p in lin.parts), lin.inp, q))
-        else:
-            out.append((lin.path, lin.parts, lin.inp // tp if split == "row" else lin.inp, q))
+        parts, k = rank_shape(lin, tp)
+        out.append((lin.path, parts, k, q))
     return out
 
 

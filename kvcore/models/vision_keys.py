@@ -30,6 +30,15 @@ def split_at(lin: VisionLinear, tp: int) -> str:
     return "replicated" if lin.heads and lin.heads % tp else lin.split
 
 
+def rank_shape(lin: VisionLinear, tp: int) -> tuple[tuple[int, ...], int]:
+    """(output partitions, input width) the linear has on one rank of `tp` (`split_at`): the
+    outputs split for a column-parallel one, the input for a row-parallel one."""
+    split = split_at(lin, tp)
+    if split == "column":
+        return tuple(p // tp for p in lin.parts), lin.inp
+    return lin.parts, lin.inp // tp if split == "row" else lin.inp
+
+
 class TowerPart(NamedTuple):
     """One of a model's towers (with its embedder) where it has several, each skipped on its
     own: Gemma 3n's and Gemma 4's vision and audio towers (`kvcore.models.mm_serving`): its
