@@ -21,20 +21,11 @@ from typing import Any
 from kvcore.errors import InputError, clipped
 from kvcore.models.clip_siglip import CLIP_DEFAULTS, encoder
 from kvcore.models.rank_params import VOCAB_PAD
-from kvcore.models.vision_keys import VisionParams
+from kvcore.models.vision_keys import VisionParams, config_int
 
 CLIP_L_336 = {**CLIP_DEFAULTS, "hidden_size": 1024, "intermediate_size": 4096,
               "num_hidden_layers": 24, "num_attention_heads": 16, "image_size": 336,
               "patch_size": 14}
-
-
-def _entry(d: dict[str, Any], key: str, default: int | None, field: str, source: str,
-           least: int) -> int:
-    x = d.get(key, default)
-    if not isinstance(x, int) or isinstance(x, bool) or not least <= x < 2**31:
-        raise InputError(f"expected an integer >= {least}, got {clipped(x)}",
-                         path=source or None, field=field)
-    return x
 
 
 def phi3v_params(cfg: dict[str, Any], text_hidden: int, source: str) -> VisionParams:
@@ -44,13 +35,13 @@ def phi3v_params(cfg: dict[str, Any], text_hidden: int, source: str) -> VisionPa
                          "CLIP tower's layer and width from it", path=source or None,
                          field="img_processor")
     n = CLIP_L_336["num_hidden_layers"]
-    idx = _entry(proc, "layer_idx", -2, "img_processor.layer_idx", source, -n)
+    idx = config_int(proc, "layer_idx", -2, "img_processor.layer_idx", source, -n)
     layers = n + idx + 1 if idx < 0 else idx + 1
     if layers > n:      # (vLLM's CLIP refuses more layers than it has)
         raise InputError(f"reads layer {layers} of a CLIP tower of {n}, which vLLM refuses",
                          path=source or None, field="img_processor.layer_idx")
-    vocab = _entry(cfg, "vocab_size", 32064, "vocab_size", source, 1)   # (Phi3VConfig's)
-    dim_out = _entry(proc, "image_dim_out", None, "img_processor.image_dim_out", source, 1)
+    vocab = config_int(cfg, "vocab_size", 32064, "vocab_size", source, 1)   # (Phi3VConfig's)
+    dim_out = config_int(proc, "image_dim_out", None, "img_processor.image_dim_out", source, 1)
     enc = encoder("clip", {}, CLIP_L_336, layers, layers == n, source)
     wide, h = 4 * dim_out, text_hidden
     whole = 2 * wide + wide * h + h + h * h + h

@@ -28,7 +28,7 @@ from typing import Any
 from kvcore.errors import InputError, clipped
 from kvcore.models.clip_siglip import SIGLIP_DEFAULTS
 from kvcore.models.idefics3 import navit
-from kvcore.models.vision_keys import TowerPart, VisionParams
+from kvcore.models.vision_keys import TowerPart, VisionParams, config_int
 
 # get_navit_vision_model's SiglipVisionConfig
 NAVIT = {**SIGLIP_DEFAULTS, "hidden_size": 1152, "image_size": 448, "intermediate_size": 4304,
@@ -41,15 +41,6 @@ CONFORMER = {"attention_dim": 256, "attention_heads": 4, "linear_units": 2048, "
 # settings the count assumes (ConformerEncoder's defaults, and Phi-4-multimodal's)
 _ASSUMED = {"input_layer": "nemo_conv", "batch_norm": False, "linear_glu_in_convm": False,
             "attention_group_size": 1}
-
-
-def _int(d: dict[str, Any], key: str, default: int, field: str, source: str,
-         least: int = 1) -> int:
-    x = d.get(key, default)
-    if not isinstance(x, int) or isinstance(x, bool) or not least <= x < 2**31:
-        raise InputError(f"expected an integer >= {least}, got {clipped(x)}",
-                         path=source or None, field=field)
-    return x
 
 
 def _image(cfg: dict[str, Any], h: int, source: str) -> TowerPart:
@@ -67,25 +58,25 @@ def _image(cfg: dict[str, Any], h: int, source: str) -> TowerPart:
 
 def _conformer(a: dict[str, Any], source: str) -> int:
     def get(key: str, least: int = 1) -> int:
-        return _int(a, key, CONFORMER[key], f"audio_processor.config.{key}", source, least)
+        return config_int(a, key, CONFORMER[key], f"audio_processor.config.{key}", source, least)
 
     d, units, k = get("attention_dim"), get("linear_units"), get("kernel_size")
     ext, ext_k = get("ext_pw_out_channel", 0), get("ext_pw_kernel_size")
     dws, mult = get("depthwise_seperable_out_channel", 0), get("depthwise_multiplier")
     nemo = a.get("nemo_conv_settings") or {}
-    chans = _int(nemo, "conv_channels", 256, "audio_processor.config.nemo_conv_settings."
-                 "conv_channels", source)
-    mels = _int(a, "input_size", 80, "audio_processor.config.input_size", source)
-    norm_mels = _int(a.get("encoder_embedding_config") or {}, "input_size", mels,
-                     "audio_processor.config.encoder_embedding_config.input_size", source)
+    chans = config_int(nemo, "conv_channels", 256, "audio_processor.config.nemo_conv_settings."
+                       "conv_channels", source)
+    mels = config_int(a, "input_size", 80, "audio_processor.config.input_size", source)
+    norm_mels = config_int(a.get("encoder_embedding_config") or {}, "input_size", mels,
+                           "audio_processor.config.encoder_embedding_config.input_size", source)
     halvings, freq = get("time_reduction").bit_length() - 1, mels
     embed = 9 * chans + chans + (halvings - 1) * (10 * chans + chans * chans + chans)
     for _ in range(halvings):
         freq = (freq - 1) // 2 + 1
     embed += chans * freq * d + d
     t5 = a.get("relative_attention_bias_args") or {}
-    buckets = _int(t5, "t5_bias_max_distance", 1000, "audio_processor.config."
-                   "relative_attention_bias_args.t5_bias_max_distance", source)
+    buckets = config_int(t5, "t5_bias_max_distance", 1000, "audio_processor.config."
+                         "relative_attention_bias_args.t5_bias_max_distance", source)
     bias = buckets * (1 if t5.get("t5_bias_symmetric") else 2) * get("attention_heads")
     glu = bool(a.get("bias_in_glu", True))
     feed_forward = 2 * d + d * 2 * units + 2 * units * glu + units * d + d
@@ -117,9 +108,9 @@ def _audio(cfg: dict[str, Any], h: int, dtype_bytes: int, source: str) -> TowerP
             or layer.get("use_qformer") or layer.get("use_conv_downsample")
             or layer.get("projection_cls", "linear") not in ("linear", "mlp")):
         return None
-    d = _int(a, "attention_dim", 256, "audio_processor.config.attention_dim", source)
-    rate = _int(layer, "downsample_rate", 1, "embd_layer.audio_embd_layer.downsample_rate",
-                source)
+    d = config_int(a, "attention_dim", 256, "audio_processor.config.attention_dim", source)
+    rate = config_int(layer, "downsample_rate", 1,
+                      "embd_layer.audio_embd_layer.downsample_rate", source)
     mlp = d * rate * h + h + h * h + h
     projections = 2 * mlp if layer.get("projection_cls") == "mlp" else d * h + h
     n = _conformer(a, source) + projections

@@ -128,3 +128,14 @@ def vit_layer(d: int, inter: int) -> tuple[int, int]:
     (column-parallel) and out_proj (row-parallel), a biased fc1 (column) and fc2 (row), `d` wide
     and `inter` in the MLP. Whole on every TP rank: the norms and the row-parallel biases."""
     return 6 * d, 3 * d * d + 3 * d + d * d + d * inter + inter + inter * d
+
+
+def config_int(d: dict[str, Any], key: str, default: int | None, field: str, source: str,
+               least: int = 1) -> int:
+    """``d[key]`` (absent: `default`), an integer from `least` below 2^31; else an InputError
+    naming `field` (a config key of the remote-code towers, which vLLM reads as it is)."""
+    x = d.get(key, default)
+    if not isinstance(x, int) or isinstance(x, bool) or not least <= x < 2**31:
+        raise InputError(f"expected an integer >= {least}, got {clipped(x)}",
+                         path=source or None, field=field)
+    return x
