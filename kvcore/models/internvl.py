@@ -40,7 +40,9 @@ def _pair(v: dict[str, Any], key: str, default: int, source: str) -> tuple[int, 
     return x[0], x[1]
 
 
-def _ratio(cfg: dict[str, Any], source: str) -> int:
+def downsample(cfg: dict[str, Any], source: str) -> int:
+    """1 / ``downsample_ratio`` (the class's default 0.5), the pixel shuffle's factor a side
+    that widens the projector's input (both InternVL formats)."""
     r = cfg.get("downsample_ratio", 0.5)
     if isinstance(r, bool) or not isinstance(r, (int, float)) or not 0 < r <= 1:
         raise InputError(f"expected a number in (0, 1], got {clipped(r)}", path=source or None,
@@ -66,7 +68,7 @@ def internvl_vision_params(cfg: dict[str, Any], text_hidden: int, source: str) -
     layer_whole = (2 * d + 3 * d * d + 3 * d * flag("attention_bias") + 2 * d * flag("use_qk_norm")
                    + d * d + d + 2 * norm + d)
     layer_split = d * inter + inter + inter * d
-    wide = d * _ratio(cfg, source) ** 2
+    wide = d * downsample(cfg, source) ** 2
     projector = 2 * wide + wide * text_hidden + text_hidden + text_hidden ** 2 + text_hidden
     whole = (embeddings + layers * layer_whole + (0 if flag("use_mean_pooling") else 2 * d)
              + projector)

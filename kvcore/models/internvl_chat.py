@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from kvcore.errors import InputError, clipped
+from kvcore.models.internvl import downsample
 from kvcore.models.vision_keys import VisionLinear, VisionParams, vision_config, vision_dim
 
 
@@ -151,11 +152,7 @@ def internvl_chat_params(cfg: dict[str, Any], arch: str, text_hidden: int,
     attention = 3 * padded * (d + qkv_bias) + padded * d   # (qkv, proj's weight: split by heads)
     layer_whole = 2 * d + 2 * norm + 2 * padded * qk_norm + d + d  # (+ proj's, fc2's biases)
     mlp = d * inter + inter + inter * d
-    ratio = cfg.get("downsample_ratio", 0.5)
-    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio <= 1:
-        raise InputError(f"expected a number in (0, 1], got {clipped(ratio)}",
-                         path=source or None, field="downsample_ratio")
-    wide = d * int(1 / ratio) ** 2
+    wide = d * downsample(cfg, source) ** 2
     projector = 2 * wide + wide * text_hidden + text_hidden + text_hidden ** 2 + text_hidden
     if kin.wide_mlp1:
         text = cfg.get("text_config") if "text_config" in cfg else cfg.get("llm_config")
