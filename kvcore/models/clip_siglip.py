@@ -50,19 +50,20 @@ def encoder(kind: str, v: dict[str, Any], defaults: dict[str, int], layers: int,
                         linears=encoder_linears(layers, d, inter, mlp), buffers=8 * positions)
 
 
-def encoder_linears(layers: int, d: int, inter: int, mlp: bool) -> tuple[VisionLinear, ...]:
-    """A CLIP or SigLIP encoder's linears built with the quant_config (at vLLM's
-    ``vision_tower.vision_model.encoder`` path: the LLaVA family's, PaliGemma's, Gemma 3's
-    and LFM2-VL's SigLIP2 alike): each
+def encoder_linears(layers: int, d: int, inter: int, mlp: bool,
+                    at: str = "vision_tower.vision_model.encoder") -> tuple[VisionLinear, ...]:
+    """A CLIP or SigLIP encoder's linears built with the quant_config, at vLLM's path `at`
+    (``vision_tower.vision_model.encoder``: the LLaVA family's, PaliGemma's, Gemma 3's and
+    LFM2-VL's SigLIP2 alike; MiniCPM-V's, Idefics3's and Phi-3-vision's elsewhere): each
     layer's QKV (the checkpoint's q/k/v_proj fused) and out_proj, and its MLP's fc1 and fc2
     where `mlp`; the patch embedding and the projector are not among them."""
     out: list[VisionLinear] = []
     for i in range(layers):
-        at = f"vision_tower.vision_model.encoder.layers.{i}"
-        out += [VisionLinear(f"{at}.self_attn.qkv_proj", (d, d, d), d, "column",
+        layer = f"{at}.layers.{i}"
+        out += [VisionLinear(f"{layer}.self_attn.qkv_proj", (d, d, d), d, "column",
                              ("q_proj", "k_proj", "v_proj")),
-                VisionLinear(f"{at}.self_attn.out_proj", (d,), d, "row")]
+                VisionLinear(f"{layer}.self_attn.out_proj", (d,), d, "row")]
         if mlp:
-            out += [VisionLinear(f"{at}.mlp.fc1", (inter,), d, "column"),
-                    VisionLinear(f"{at}.mlp.fc2", (d,), inter, "row")]
+            out += [VisionLinear(f"{layer}.mlp.fc1", (inter,), d, "column"),
+                    VisionLinear(f"{layer}.mlp.fc2", (d,), inter, "row")]
     return tuple(out)

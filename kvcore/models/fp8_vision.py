@@ -36,12 +36,13 @@ def _shard(lin: VisionLinear, tp: int) -> tuple[str, tuple[int, ...], int, str]:
     return lin.path, parts, inp, split_at(lin, tp) if tp > 1 else "replicated"
 
 
-def rank_fp8(g: ModelGeometry, tp: int) -> tuple[int, int]:
+def rank_fp8(g: ModelGeometry, tp: int, cast: bool = False) -> tuple[int, int]:
     """(fp8 weights, float32 scales: block grids, else per tensor) of the tower's quantised
-    linears on one rank (none where the tower is not loaded)."""
+    linears on one rank (none where the tower is not loaded); those the class casts to the
+    model dtype (`kvcore.models.tower_cast`) where `cast`, else the others."""
     if not g.vision_params or g.quantization != "fp8":
         return 0, 0     # (AWQ / GPTQ / compressed-tensors: `kvcore.models.tower_int_quant`)
-    shards = [_shard(lin, tp) for lin in g.vision_linears]
+    shards = [_shard(lin, tp) for lin in g.vision_linears if lin.cast == cast]
     weights = sum(sum(parts) * inp for _, parts, inp, _ in shards)
     # (without weight_block_size: Fp8LinearMethod's per-tensor scales, one a shard)
     return weights, scales(shards, g.fp8_block) if g.fp8_block is not None else \
@@ -50,9 +51,11 @@ def rank_fp8(g: ModelGeometry, tp: int) -> tuple[int, int]:
 
 def tower_rank(g: ModelGeometry, tp: int) -> tuple[int, int, int]:
     """The vision tower's (and projector's) parameters on one TP rank of the first stage:
-    (those in the model dtype, the fp8 weights, their float32 block scales); the weights
-    estimate and `kvcli config`'s multimodal key both read it."""
+    (those in the model dtype, a cast linear's weights and scales among them, the fp8
+    weights, their float32 block scales); the weights estimate and `kvcli config`'s
+    multimodal key both read it."""
     fp8, block_scales = rank_fp8(g, tp)
+    cast_scales = rank_fp8(g, tp, cast=True)[1]
     heads, bound = g.vision_head_bound
     # (InternViT's attention, whole where TP does not divide its heads; a part's params that TP
     # splits only where it divides the part's heads: Qwen3-Omni's audio; never more than all of
@@ -60,7 +63,7 @@ def tower_rank(g: ModelGeometry, tp: int) -> tuple[int, int, int]:
     kept = sum(p.tp_fallback[1] for p in g.vision_parts if p.total and p.tp_fallback[0] % tp)
     whole = min(g.vision_params, g.vision_whole + (bound if heads % tp else 0) + kept)
     params = whole + (g.vision_params - whole) // tp
-    return params - fp8, fp8, block_scales
+    return params - fp8 + cast_scales, fp8, block_scales
 
 
 def refusal(g: ModelGeometry, tp: int) -> tuple[str, str] | None:

@@ -30,7 +30,10 @@ from kvcore.models.vision_keys import VisionParams, vision_config, vision_dim, v
 # InternS1's remote-code checkpoints, which vLLM builds with the same class
 TOWER_WITHOUT_QUANT_CONFIG = ("Llama4ForConditionalGeneration",
                               "InternVLForConditionalGeneration",
-                              "InternS1ForConditionalGeneration")
+                              "InternS1ForConditionalGeneration",
+                              # (Qwen2-Audio's encoder and projector; Phi-4-multimodal's NaViT,
+                              # projection and audio embedding: census quant_towers3/)
+                              "Qwen2AudioForConditionalGeneration", "Phi4MMForCausalLM")
 # transformers 5.20.2's Llama4VisionConfig defaults (Llama-4-Scout's and Maverick's
 # checkpoints give hidden_size 1408, image_size 336, vision_output_dim 4096)
 LLAMA4_VISION_DEFAULTS = {"hidden_size": 768, "intermediate_size": 5632,

@@ -14,6 +14,8 @@ vision tower and resampler.
   LayerNorms and the E x E proj. Its sin-cos tables are buffers in the model dtype: 70 x 70
   x E, and 4.5's 36,000 temporal rows x E.
 * ``--mm-encoder-tp-mode data`` taken (the tower whole on every rank); images and videos.
+* A quantised checkpoint: the tower's four linears a layer and the resampler's kv_proj take
+  the quant_config (`kvcore.models.tower_int_quant`; census weights_census/quant_towers3/).
 2.0's timm SigLIP tower is not counted (the uncounted-tower warning stays). Checked per rank
 against vLLM's classes on the meta device (tests/data/weights_census/mm_minicpm_idefics_phi/).
 """
@@ -25,7 +27,7 @@ from typing import Any
 from kvcore.errors import InputError, clipped
 from kvcore.models.clip_siglip import SIGLIP_DEFAULTS
 from kvcore.models.idefics3 import navit
-from kvcore.models.vision_keys import VisionParams, vision_dim
+from kvcore.models.vision_keys import VisionLinear, VisionParams, vision_dim
 
 # configuration_minicpm.py's default_vision_config: SigLIP so400m at 980 px
 DEFAULT_VISION = {**SIGLIP_DEFAULTS, "hidden_size": 1152, "image_size": 980,
@@ -69,11 +71,18 @@ def minicpmv_params(cfg: dict[str, Any], text_hidden: int, source: str,
                          path=source or None, field="vision_config")
     v, defaults = (DEFAULT_VISION, DEFAULT_VISION) if v is None else (v, SIGLIP_DEFAULTS)
     layers = vision_dim(v, defaults, "num_hidden_layers", source)
-    enc = navit(v, defaults, layers - bool(cfg.get("drop_vision_last_layer", True)), source)
+    enc = navit(v, defaults, layers - bool(cfg.get("drop_vision_last_layer", True)), source,
+                at="vpm")
     d, e = vision_dim(v, defaults, "hidden_size", source), text_hidden
+    # (the resampler's kv_proj, a ReplicatedLinear, takes the quant_config, and is cast to
+    # the model dtype with it; its attention is torch's nn.MultiheadAttention, which no method
+    # reaches)
+    kv = (VisionLinear("resampler.kv_proj", (e,), d, "replicated", cast=True),) if d != e \
+        else ()
     queries = vision_dim(cfg, {"query_num": 64}, "query_num", source, key_of="")
     resampler = (queries * e + (d * e if d != e else 0) + 3 * e * e + 3 * e + e * e + e
                  + 6 * e + e * e)
     rows = POS_SIDE * POS_SIDE + (TEMPORAL_ROWS if ver == (4, 5) else 0)
     return VisionParams(enc.total + resampler, enc.whole + resampler, enc.heads,
-                        ("image", "video"), True, buffers=rows * e * dtype_bytes)
+                        ("image", "video"), True, enc.linears + kv,
+                        buffers=rows * e * dtype_bytes)

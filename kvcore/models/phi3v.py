@@ -9,7 +9,8 @@ whatever the config says) cut to the layer ``img_processor.layer_idx`` reads (de
 image_dim_out to the text hidden size, then hidden to hidden), whole on every rank. The class
 also builds its own ``embed_tokens`` (a VocabParallelEmbedding, split over TP as the language
 model's, which keeps its own too) with the tower, dropped with it when the image limit is 0.
-Buffers: CLIP's 577 int64 ``position_ids``. ``--mm-encoder-tp-mode data`` not taken. Checked
+Buffers: CLIP's 577 int64 ``position_ids``. ``--mm-encoder-tp-mode data`` not taken. The
+encoder's linears take the quant_config (census weights_census/quant_towers3/). Checked
 per rank against vLLM's classes on the meta device
 (tests/data/weights_census/mm_minicpm_idefics_phi/).
 """
@@ -19,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.errors import InputError, clipped
-from kvcore.models.clip_siglip import CLIP_DEFAULTS, encoder
+from kvcore.models.clip_siglip import CLIP_DEFAULTS, encoder, encoder_linears
 from kvcore.models.rank_params import VOCAB_PAD
 from kvcore.models.vision_keys import VisionParams, config_int
 
@@ -46,5 +47,10 @@ def phi3v_params(cfg: dict[str, Any], text_hidden: int, source: str) -> VisionPa
     wide, h = 4 * dim_out, text_hidden
     whole = 2 * wide + wide * h + h + h * h + h
     embed = -(-vocab // VOCAB_PAD) * VOCAB_PAD * h     # (split over TP)
+    # (the CLIP encoder's linears take the quant_config, at vLLM's path; img_projection's two
+    # are plain nn.Linear)
+    d, inter = CLIP_L_336["hidden_size"], CLIP_L_336["intermediate_size"]
+    linears = encoder_linears(layers, d, inter, True,
+                              "model.vision_embed_tokens.img_processor.vision_model.encoder")
     return VisionParams(enc.total + whole + embed, enc.whole + whole, enc.heads, ("image",),
-                        buffers=enc.buffers)
+                        linears=linears, buffers=enc.buffers)

@@ -1,8 +1,9 @@
 """A vision tower's linears under AWQ, GPTQ or compressed-tensors, as vLLM 0.33 builds them on a
 rank: the LLaVA family's, Mistral 3's, PaliGemma's, GLM-4.1V's / GLM-4.5V's, the Qwen-VL
-towers' and InternVL's remote-code classes' (`PREFIXES`, whose classes pass their quant_config
-to the tower; the linears each lists: `kvcore.models.clip_siglip`, `pixtral_hf`, `llava`,
-`glm4v_tower`, `qwen3_5`, `qwen_vl`, `internvl_chat`).
+towers', InternVL's remote-code classes', MiniCPM-V's, Idefics3's, Phi-3-vision's and the omni
+thinkers' (`PREFIXES`, whose classes pass their quant_config to the tower; the linears each
+lists: `kvcore.models.clip_siglip`, `pixtral_hf`, `llava`, `glm4v_tower`, `qwen3_5`, `qwen_vl`,
+`internvl_chat`, `minicpmv`, `idefics3`, `phi3v`, `qwen_omni`).
 
 Each linear is packed as the language model's are (`kvcore.models.int_quant.linear_bytes`,
 `kvcore.models.ct_quant.linear_bytes`) unless the checkpoint's list leaves it out: AWQ's
@@ -11,7 +12,8 @@ its shards'), compressed-tensors' ``ignore`` and targets (`kvcore.models.ct_grou
 ``dynamic`` rules and ``modules_in_block_to_quantize`` (`kvcore.models.gptq_rules`). A shard
 vLLM cannot pack at the TP size is refused in its words (AWQ's "The input size is not aligned
 ...", compressed-tensors' W4A16 "... is not divisible by group_size"), the tower first, as vLLM
-builds it first. Census tests/data/weights_census/quant_towers/ and quant2/ (Qwen3-VL-MoE).
+builds it first. Census tests/data/weights_census/quant_towers/, quant2/ (Qwen3-VL-MoE) and
+quant_towers3/.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from kvcore.models import ct_groups, ct_quant, gptq_rules
 from kvcore.models.fused_shards import all_or_none
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.int_quant import IntQuant, awq_refusal, linear_bytes
+from kvcore.models.tower_cast import cast_bytes, cast_paths
 from kvcore.models.vision_keys import VisionLinear, rank_shape
 
 _LLAVA = ("vision_tower", "multi_modal_projector")
@@ -47,6 +50,16 @@ PREFIXES = {
     "H2OVLChatModel": ("vision_model",),
     "NVLM_D": ("vision_model",),
     "SkyworkR1VChatModel": ("vision_model", "mlp1"),
+    # (MiniCPM-V's NaViT and resampler kv_proj, Idefics3's / SmolVLM's NaViT and connector,
+    # Phi-3-vision's CLIP, the omni thinkers' vision towers (not their audio encoders, built
+    # without it): `kvcore.models.minicpmv`, `idefics3`, `phi3v`, `qwen_omni`)
+    "MiniCPMV": ("vpm", "resampler"),
+    "Idefics3ForConditionalGeneration": ("model.vision_model", "model.connector"),
+    "SmolVLMForConditionalGeneration": ("model.vision_model", "model.connector"),
+    "Phi3VForCausalLM": ("model.vision_embed_tokens",),
+    "Qwen2_5OmniModel": ("visual",),
+    "Qwen2_5OmniForConditionalGeneration": ("visual",),
+    "Qwen3OmniMoeForConditionalGeneration": ("visual",),
 }
 # (a packed linear on a rank: its path, output shards, input shard, whole input, settings)
 Packed = tuple[str, tuple[int, ...], int, int, IntQuant]
@@ -94,10 +107,16 @@ def packed(g: ModelGeometry, q: IntQuant, tp: int, loaded: bool = True) -> list[
 def rank_bytes(g: ModelGeometry, q: IntQuant, tp: int, dtype_bytes: int) -> tuple[int, int]:
     """(parameters the packed tensors replace, their bytes) of the tower on a rank."""
     moved = held = 0
-    for _, parts, k, full, mq in packed(g, q, tp):
+    cast = cast_paths(g.vision_linears)
+    for path, parts, k, full, mq in packed(g, q, tp):
         moved += sum(parts) * k
-        held += ct_quant.linear_bytes(mq, parts, k, dtype_bytes) if q.family == "ct" else \
+        b = ct_quant.linear_bytes(mq, parts, k, dtype_bytes) if q.family == "ct" else \
             linear_bytes(mq, sum(parts), k, full, dtype_bytes)
+        # (cast to the model dtype: compressed-tensors' fp8 and int8 weights' float32 scales,
+        # and fp8 weights; packed int32 and 2-byte scales keep their size)
+        one_byte = q.family == "ct" and mq.scheme in ("fp8", "int8")
+        held += cast_bytes(b, sum(parts) * k, mq.scheme == "fp8", dtype_bytes) \
+            if path in cast and one_byte else b
     return moved, held
 
 

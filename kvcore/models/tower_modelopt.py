@@ -19,10 +19,13 @@ from kvcore.errors import InputError
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.modelopt_quant import ModelOpt, linear_bytes, refusal
 from kvcore.models.modelopt_rank import excluded, modelled
+from kvcore.models.tower_cast import cast_bytes, cast_paths
 from kvcore.models.tower_int_quant import takes_quant
 from kvcore.models.vision_keys import VisionLinear, rank_shape
 from kvcore.specs import DTYPE_BYTES
 
+# (the algorithms whose weights are fp8 beside float32 scales)
+_FP8 = ("FP8", "FP8_PER_CHANNEL_PER_TOKEN", "FP8_PB_WO")
 # (get_quant_method's hard-coded prefixes)
 _VISION_NAMES = ("vision_tower", "vision_model", "vit_large_projector")
 
@@ -51,9 +54,13 @@ def rank_bytes(g: ModelGeometry, tp: int) -> tuple[int, int]:
     """(parameters the quantised tensors replace, their bytes) of the tower on a rank."""
     dt = DTYPE_BYTES[g.dtype]
     moved = held = 0
-    for _, parts, k, q in _on_rank(g, tp):
+    cast = cast_paths(g.vision_linears)
+    for path, parts, k, q in _on_rank(g, tp):
         moved += sum(parts) * k
-        held += linear_bytes(q, parts, k, dt)
+        b = linear_bytes(q, parts, k, dt)
+        # (cast to the model dtype: an fp8 weight and its float32 scales)
+        held += cast_bytes(b, sum(parts) * k, True, dt) if path in cast and q.algo in _FP8 \
+            else b
     return moved, held
 
 

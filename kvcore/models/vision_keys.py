@@ -16,13 +16,15 @@ class VisionLinear(NamedTuple):
     ``--mm-encoder-tp-mode data``) and, for a fused one, its checkpoint shards' names (the
     class's packed_modules_mapping; () for itself); ``heads``: the attention heads a TP size
     must divide for it to split at all, else it is whole on every rank (InternViT's attention,
-    ``disable_tp``: `split_at`; 0: always split)."""
+    ``disable_tp``: `split_at`; 0: always split); ``cast``: the class casts it to the model
+    dtype once built (MiniCPM-V's resampler: `kvcore.models.tower_cast`)."""
     path: str
     parts: tuple[int, ...]
     inp: int
     split: str
     shards: tuple[str, ...] = ()
     heads: int = 0
+    cast: bool = False
 
 
 def split_at(lin: VisionLinear, tp: int) -> str:
