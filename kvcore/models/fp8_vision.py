@@ -27,7 +27,7 @@ from kvcore.models.fp8_scales import scales, tensor_scales
 from kvcore.models.fp8_shapes import linear_refusal
 from kvcore.models.fused_shards import all_or_none, named_in_part
 from kvcore.models.geometry import ModelGeometry
-from kvcore.models.vision_keys import VisionLinear, rank_shape, split_at
+from kvcore.models.vision_keys import VisionLinear, linears_loaded, rank_shape, split_at
 
 
 def _shard(lin: VisionLinear, tp: int) -> tuple[str, tuple[int, ...], int, str]:
@@ -40,7 +40,8 @@ def rank_fp8(g: ModelGeometry, tp: int, cast: bool = False) -> tuple[int, int]:
     """(fp8 weights, float32 scales: block grids, else per tensor) of the tower's quantised
     linears on one rank (none where the tower is not loaded); those the class casts to the
     model dtype (`kvcore.models.tower_cast`) where `cast`, else the others."""
-    if not g.vision_params or g.quantization != "fp8":
+    if not linears_loaded(g.vision_params, g.vision_kept, g.vision_parts) or \
+            g.quantization != "fp8":
         return 0, 0     # (AWQ / GPTQ / compressed-tensors: `kvcore.models.tower_int_quant`)
     shards = [_shard(lin, tp) for lin in g.vision_linears if lin.cast == cast]
     weights = sum(sum(parts) * inp for _, parts, inp, _ in shards)

@@ -173,7 +173,8 @@ def refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str, int] | None:
     q = modelled(g)
     if q is None or q.family == "gptq":
         return None
-    if tower := tower_int_quant.refusal(g, q, tp):
+    tower = tower_int_quant.refusal(g, q, tp)
+    if tower and g.architecture not in tower_int_quant.LLM_FIRST:
         return -1, *tower      # (the tower's first: vLLM builds it before the language model)
     for i, kind in enumerate(g.layer_kinds):
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
@@ -185,7 +186,7 @@ def refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str, int] | None:
         if experts is not None and q.family == "ct" and (why := ct_quant.experts_refusal(
                 experts, g.hidden_size, g.moe_intermediate_size // tp)):
             return i, "experts", why, experts.group_size
-    return None
+    return (-1, *tower) if tower else None
 
 
 def check(g: ModelGeometry) -> None:

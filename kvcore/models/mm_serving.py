@@ -80,15 +80,13 @@ def apply_mm(g: ModelGeometry, opts: MMOptions | None) -> tuple[ModelGeometry, M
     if g.vision_parts:      # (a part of no modality: built whatever the limits)
         built = [p for p in g.vision_parts
                  if not p.modalities or any(opts.limit(m) for m in p.modalities)]
-        sees = any("image" in p.modalities for p in built)
         g = replace(g, vision_params=sum(p.total for p in built), vision_whole=sum(
             p.whole for p in built), vision_buffers=sum(p.buffers for p in built),
             vision_parts=tuple(built) + tuple(p._replace(total=0, whole=0, buffers=0)
                                               for p in g.vision_parts if p not in built),
-            # (Qwen3-Omni's deepstack scratch and the omni thinkers' quantised linears go with
-            # their vision tower)
-            vision_deepstack=g.vision_deepstack if sees else 0,
-            vision_linears=g.vision_linears if sees else ())
+            # (Qwen3-Omni's deepstack scratch goes with its vision tower)
+            vision_deepstack=g.vision_deepstack if any(
+                "image" in p.modalities for p in built) else 0)
         # (Gemma 4 Unified: no tower at all, its embedders only)
         tower = ("none" if not any(p.modalities for p in g.vision_parts) else "built"
                  if any(p.modalities for p in built) else "skipped")

@@ -64,12 +64,17 @@ def check_build(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
     groups (`kvcore.models.int_quant_rank`), a ModelOpt config's dtype (naming ``dtype`` when
     `dtype_given`) and its shards (`kvcore.models.modelopt_rank`)."""
     # (imported here: both read the geometry, whose module imports this one's readers)
-    from kvcore.models import int_quant_rank, modelopt_rank, tower_modelopt
+    from kvcore.models import int_quant_rank, modelopt_rank, tower_int_quant, tower_modelopt
 
     int_quant_rank.check_tp(g, tp)
     modelopt_rank.check_dtype(g, dtype_given)
-    tower_modelopt.check_tp(g, tp)      # (the tower first: vLLM builds it first)
+    # (the tower first, as vLLM builds it, but MiniCPM-V's: `tower_int_quant.LLM_FIRST`)
+    first = g.architecture not in tower_int_quant.LLM_FIRST
+    if first:
+        tower_modelopt.check_tp(g, tp)
     modelopt_rank.check_tp(g, tp)
+    if not first:
+        tower_modelopt.check_tp(g, tp)
 
 
 def auto_kv_dtype(g: ModelGeometry, kv_cache_dtype: str) -> str:

@@ -118,7 +118,10 @@ def _qwen3_omni_vision(cfg: dict[str, Any], source: str,
                          field="vision_config.image_size")
     p = vision_tower_params({"vision_config": {**v, "num_position_embeddings": grid * grid}},
                             source, qwen3_vl=True)
-    lins = tuple(lin._replace(path=lin.path.replace("deepstack_merger_list", "merger_list"))
-                 for lin in p.linears)
+    # (built in another order than Qwen3-VL's: the blocks, then the merger and merger_list, so
+    # that a refusal names the first block's linear, as vLLM's does)
+    lins = tuple(sorted((lin._replace(path=lin.path.replace("deepstack_merger_list",
+                                                            "merger_list"))
+                         for lin in p.linears), key=lambda lin: ".blocks." not in lin.path))
     rotary = 8192 * (dim("hidden_size") // dim("num_heads") // 2) * dtype_bytes
     return p._replace(linears=lins), rotary

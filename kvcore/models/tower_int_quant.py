@@ -23,7 +23,7 @@ from kvcore.models.fused_shards import all_or_none
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.int_quant import IntQuant, awq_refusal, linear_bytes
 from kvcore.models.tower_cast import cast_bytes, cast_paths
-from kvcore.models.vision_keys import VisionLinear, rank_shape
+from kvcore.models.vision_keys import VisionLinear, linears_loaded, rank_shape
 
 _LLAVA = ("vision_tower", "multi_modal_projector")
 # (the classes whose tower takes the quant_config, with the prefixes of the modules they build
@@ -61,6 +61,9 @@ PREFIXES = {
     "Qwen2_5OmniForConditionalGeneration": ("visual",),
     "Qwen3OmniMoeForConditionalGeneration": ("visual",),
 }
+# (the classes that build their language model before the tower, so that vLLM meets its
+# refusals first: minicpmv.py's init_llm before init_vision_module)
+LLM_FIRST = ("MiniCPMV",)
 # (a packed linear on a rank: its path, output shards, input shard, whole input, settings)
 Packed = tuple[str, tuple[int, ...], int, int, IntQuant]
 
@@ -88,8 +91,9 @@ def _quant(g: ModelGeometry, q: IntQuant, lin: VisionLinear) -> IntQuant | None:
 def takes_quant(g: ModelGeometry, loaded: bool) -> bool:
     """Whether the class builds its tower with the quant_config and, where `loaded`, the tower
     is loaded (not under ``--language-model-only`` or limits of 0, where vLLM still constructs
-    it: its refusals stand)."""
-    return g.architecture in PREFIXES and not (loaded and g.vision_params <= g.vision_kept)
+    it: its refusals stand; `vision_keys.linears_loaded`)."""
+    return g.architecture in PREFIXES and not (loaded and not linears_loaded(
+        g.vision_params, g.vision_kept, g.vision_parts))
 
 
 def packed(g: ModelGeometry, q: IntQuant, tp: int, loaded: bool = True) -> list[Packed]:

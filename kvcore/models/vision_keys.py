@@ -141,3 +141,13 @@ def config_int(d: dict[str, Any], key: str, default: int | None, field: str, sou
         raise InputError(f"expected an integer >= {least}, got {clipped(x)}",
                          path=source or None, field=field)
     return x
+
+
+def linears_loaded(total: int, kept: int, parts: tuple[TowerPart, ...]) -> bool:
+    """Whether the tower that holds the quantised linears is loaded: a tower of `total`
+    parameters, `kept` of them kept when it is skipped; with `parts` (the omni thinkers'), the
+    vision part (its ``image`` modality), which the limits drop on its own (its total then 0).
+    Where it is not, vLLM still constructs it, so its refusals stand."""
+    if parts:
+        return any(p.total and "image" in p.modalities for p in parts)
+    return total > kept

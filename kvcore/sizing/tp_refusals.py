@@ -12,6 +12,7 @@ from kvcore.models.fp8_shapes import refusal as fp8_refusal
 from kvcore.models.fp8_vision import refusal as fp8_vision_refusal
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.quantization import check_build
+from kvcore.models.tower_int_quant import LLM_FIRST
 from kvcore.models.zamba2_weights import refuse_zamba2_tp
 
 # Model types whose MoE blocks refuse more TP ranks than experts (vLLM 0.33)
@@ -54,16 +55,8 @@ def refuse_tp(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
         raise InputError(f"{whose} {kv} KV heads and it must divide one another, as vLLM "
                          f"requires; got {tp}", field="tensor_parallel_size")
     refuse_zamba2_tp(g, tp)     # (its shared blocks' adapters and MLP)
-    vision_refused = fp8_vision_refusal(g, tp)
-    if vision_refused is not None:
-        # (the tower is built before the language model: its refusal comes first)
-        module, why = vision_refused
-        raise InputError(f"{g.name}'s fp8 weight blocks {list(g.fp8_block or ())} do not split "
-                         f"over it (the vision tower's {module}), and vLLM refuses to build it: "
-                         f"\"{why}\"; got {tp}", field="tensor_parallel_size",
-                         remedy=(("mm_encoder_tp_mode",
-                                  "data holds the tower whole on every rank")
-                                 if g.vision_data_parallel else None))
+    if g.architecture not in LLM_FIRST:
+        _refuse_tower_fp8(g, tp)
     check_build(g, tp, dtype_given)  # (AWQ's, ModelOpt's shards)
     fp8_refused = fp8_refusal(g, tp)
     if fp8_refused is not None:
@@ -73,3 +66,18 @@ def refuse_tp(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
         raise InputError(f"{g.name}'s fp8 weight blocks {list(g.fp8_block or ())} do not split "
                          f"over it (layer {layer}'s {module}), and vLLM refuses to build it: "
                          f"\"{why}\"; got {tp}", field="tensor_parallel_size")
+    _refuse_tower_fp8(g, tp)    # (MiniCPM-V's tower, built after its language model)
+
+
+def _refuse_tower_fp8(g: ModelGeometry, tp: int) -> None:
+    """vLLM's refusal of the vision tower's fp8 blocks (built before the language model but
+    for `LLM_FIRST`'s)."""
+    vision_refused = fp8_vision_refusal(g, tp)
+    if vision_refused is not None:
+        module, why = vision_refused
+        raise InputError(f"{g.name}'s fp8 weight blocks {list(g.fp8_block or ())} do not split "
+                         f"over it (the vision tower's {module}), and vLLM refuses to build it: "
+                         f"\"{why}\"; got {tp}", field="tensor_parallel_size",
+                         remedy=(("mm_encoder_tp_mode",
+                                  "data holds the tower whole on every rank")
+                                 if g.vision_data_parallel else None))
