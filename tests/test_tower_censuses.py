@@ -20,12 +20,16 @@ ROOT = Path(__file__).parent / "data" / "weights_census"
 # folder: (its config files, its cases)
 FOLDERS = {"llava_towers": (19, 39), "glm_kimi_towers": (5, 18), "llama4_moe": (7, 14),
            "internvl_chat": (22, 48), "mm_minicpm_idefics_phi": (16, 44), "mm_omni": (4, 17),
-           "mm_omni/deepseek_vl2": (3, 8)}
+           "mm_omni/deepseek_vl2": (3, 8), "quant_towers3": (83, 87)}
+# (quantised checkpoints: packed tensors count otherwise than kvcli's parameters, and a case
+# vLLM refuses at TP 1; their refusals and warnings are tests/test_quant_towers3.py's)
+QUANTISED = ("quant_towers3",)
 ALL = {f: json.loads((ROOT / f / "answers.json").read_text())["cases"] for f in FOLDERS}
 BUILT = {f: {n: c for n, c in cases.items() if "refused" not in c} for f, cases in ALL.items()}
 # (AWQ's packed int32 tensors count eight weights an element: the bytes test checks them)
 COUNTED = [pytest.param(f, n, id=f"{f}:{n}") for f, cases in BUILT.items()
-           for n in sorted(cases) if "-awq" not in n or f != "llava_towers"]
+           for n in sorted(cases)
+           if ("-awq" not in n or f != "llava_towers") and f not in QUANTISED]
 
 
 @pytest.mark.parametrize(("folder", "name", "tp", "rank"), [
@@ -48,4 +52,5 @@ def test_the_census_covers_every_config_and_tp(folder: str) -> None:
     bases = {p.name.removesuffix(".config.json") for p in (ROOT / folder).glob("*.config.json")}
     assert bases == {n.split(" ")[0] for n in ALL[folder]}
     assert (len(bases), len(ALL[folder])) == FOLDERS[folder]
-    check_ranks_agree(BUILT[folder])
+    check_ranks_agree({n: c for n, c in BUILT[folder].items()
+                       if folder not in QUANTISED or "refused" not in c["tp"]["1"][0]})

@@ -1,0 +1,62 @@
+"""Record what vLLM 0.33 builds, rank by rank, for the quantised configs here (MiniCPM-V,
+Idefics3 / SmolVLM, Phi-3.5-vision, Phi-4-multimodal, Qwen2-Audio, Qwen2.5-Omni, Qwen3-Omni):
+every ``*.config.json`` of this folder at TP 1, 2, 4 and 8, every rank (parameter count, bytes
+by dtype, buffers; rank 0's parameters by name), or the refusal vLLM raised (-> answers.json).
+
+A development tool, never run by the tests. From the project root:
+
+    ulimit -v 16000000; HF_HUB_OFFLINE=1 VLLM_LOGGING_LEVEL=ERROR \\
+        PYTHONPATH=$HOME/.cache/vllm-oracle/src:tests/data/mtp_draft/oracle_stubs_vision:$CT_PKGS \\
+        timeout 3000 ~/.cache/vllm-oracle/venv/bin/python \\
+        tests/data/weights_census/quant_towers3/record_quant_towers3.py [CASE ...]
+
+It executes ../quant_towers/record_quant_towers.py (its substitutions: the KV-spec census's,
+../int_quant's H100 platform, ../modelopt's when a case named holds "modelopt"; InternVL's
+remote configs registered) and registers ../mm_minicpm_idefics_phi/remote_configs.py's config
+classes for MiniCPM-V, Phi-3-vision and Phi-4-multimodal, as that folder's recorder does.
+"""
+# ruff: noqa
+import importlib.util, json, sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+_spec = importlib.util.spec_from_file_location(
+    "record_quant_towers", HERE.parent / "quant_towers" / "record_quant_towers.py")
+rqt = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(rqt)
+rc, rks = rqt.rc, rqt.rks
+sys.path.insert(0, str(HERE.parent / "mm_minicpm_idefics_phi"))
+import remote_configs
+
+remote_configs.register()
+TPS = (1, 2, 4, 8)
+LMO = ("--language-model-only", True)
+OPTIONS = {"tiny-minicpm-v-2_6-ct-w4a16": (LMO,), "tiny-minicpm-v-2_6-fp8-block": (LMO,),
+           "tiny-smolvlm-awq": (LMO,), "tiny-qwen2.5-omni-fp8-block": (LMO,)}
+
+
+def main():
+    rc.rqn.rmm_main_env()
+    path = HERE / "answers.json"
+    answers = (json.loads(path.read_text()) if path.exists() else
+               {"vllm_version": rc.vllm.__version__, "torch": rc.torch.__version__, "cases": {}})
+    answers["substitutions"] = list(dict.fromkeys(
+        answers.get("substitutions", []) + rks.SUBSTITUTIONS))
+    names = sys.argv[1:] or sorted(p.name[: -len(".config.json")]
+                                   for p in HERE.glob("*.config.json")) + [
+        f"{base} {flag}" for base, opts in OPTIONS.items() for flag, _ in opts]
+    for name in names:
+        base, _, flag = name.partition(" ")
+        cfg = json.loads((HERE / f"{base}.config.json").read_text())
+        mm = rc.mm_kwargs(flag, True) if flag else None
+        try:
+            answers["cases"][name] = rc.record(name, cfg, TPS, mm)
+        except Exception as e:           # the config refused before any build
+            answers["cases"][name] = {"refused": f"{type(e).__name__}: {e}"[:600]}
+            print(name, "refused", e, file=sys.stderr, flush=True)
+        answers["cases"] = dict(sorted(answers["cases"].items()))
+        path.write_text(json.dumps(answers, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
