@@ -56,8 +56,9 @@ def test_what_vllm_cannot_build_kvcli_refuses_in_its_words(name: str, tp: int) -
 
 
 def test_the_census_covers_each_method_and_tp() -> None:
-    assert (len(ALL), len(CASES), len(built_ranks(CASES)), len(REFUSED)) == (87, 86, 439, 143)
+    assert (len(ALL), len(CASES), len(built_ranks(CASES)), len(REFUSED)) == (97, 96, 479, 162)
     assert sum(" --language-model-only" in n for n in CASES) == 4
+    assert sum(" --mm-encoder-tp-mode data" in n for n in CASES) == 7
     # (the 4,304-wide MLP of MiniCPM-V 2.6's and Qwen3-Omni's towers, Qwen2.5-Omni's 3,420:
     # no whole 128-groups under AWQ and W4A16 at any TP; SmolVLM-256M's 576-wide text model)
     refused_at_1 = {"minicpm-v-2_6-awq-tower", "qwen3-omni-30b-awq", "qwen3-omni-30b-ct-w4a16",
@@ -126,6 +127,22 @@ def test_minicpm_v_casts_its_resampler_to_the_model_dtype() -> None:
                                            "float8_e4m3fn": 3_702_784, "float32": 104}
     assert _bytes("tiny-minicpm-v-2_6-fp8") == (7_535_994, 7_535_994)
     assert _bytes("tiny-minicpm-v-2_6-ct-fp8") == (7_575_588, 7_575_588)
+
+
+@pytest.mark.parametrize("method", ["awq", "fp8-block", "ct-w4a16"])
+def test_minicpm_v_holds_its_quantised_tower_whole_under_data_mode(method: str) -> None:
+    """--mm-encoder-tp-mode data: the tower's linears not split (their shards never refused:
+    at TP 4 vLLM refuses the 256-wide tower's 64-wide out_proj shard in weights mode); the
+    language model's still split."""
+    name = f"tiny-minicpm-v-2_6-t512-{method}"
+    data = f"{name} --mm-encoder-tp-mode data"
+    assert CASES[name]["tp"]["4"][0]["refused"].startswith("ValueError")
+    assert _bytes(data, 4)[0] == _bytes(data, 4)[1]
+    assert _bytes(data, 2)[0] == _bytes(data, 2)[1] > _bytes(name, 2)[1]
+    with pytest.raises(InputError, match="vpm.encoder.layers.0.self_attn.out_proj"):
+        resolve_kv_cache_config(geometry=case_geometry(DATA, CASES, name),
+                                tensor_parallel_size=4, gpu_memory_gib=4096,
+                                max_model_len=4096)
 
 
 @pytest.mark.parametrize("base", ["qwen2-audio-7b-instruct", "tiny-phi4mm"])

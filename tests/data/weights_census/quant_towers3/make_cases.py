@@ -29,6 +29,14 @@ def tiny_minicpm():
     return cfg
 
 
+def tiny_minicpm_512():
+    """`tiny_minicpm` with text 512 (the resampler's 4 heads of 128): its language model
+    whole 128-groups and blocks at TP 1, 2 and 4, so that the tower's shards decide."""
+    cfg = tiny_minicpm()
+    cfg.update(hidden_size=512, intermediate_size=1024)
+    return cfg
+
+
 def tiny_idefics(rel, **more):
     cfg = read(rel)
     cfg["vision_config"] = {**cfg.get("vision_config", {}), "hidden_size": 256,
@@ -133,6 +141,10 @@ def main():
         for m, qc in qt.methods(names, regexes(names)).items():
             out = {**copy.deepcopy(cfg), "quantization_config": qc}
             (HERE / f"{base}-{m}.config.json").write_text(json.dumps(out, indent=1) + "\n")
+    for m in ("awq", "fp8-block", "ct-w4a16"):
+        out = {**tiny_minicpm_512(), "quantization_config": qt.methods(MINICPM)[m]}
+        (HERE / f"tiny-minicpm-v-2_6-t512-{m}.config.json").write_text(
+            json.dumps(out, indent=1) + "\n")
     for name, (rel, qc) in PUBLISHED.items():
         out = {**read(rel), "quantization_config": qc}
         (HERE / f"{name}.config.json").write_text(json.dumps(out, indent=1) + "\n")

@@ -31,8 +31,18 @@ import remote_configs
 remote_configs.register()
 TPS = (1, 2, 4, 8)
 LMO = ("--language-model-only", True)
-OPTIONS = {"tiny-minicpm-v-2_6-ct-w4a16": (LMO,), "tiny-minicpm-v-2_6-fp8-block": (LMO,),
-           "tiny-smolvlm-awq": (LMO,), "tiny-qwen2.5-omni-fp8-block": (LMO,)}
+# (MiniCPM-V takes --mm-encoder-tp-mode data: its tower whole on every rank)
+DATA = ("--mm-encoder-tp-mode", "data")
+OPTIONS = {"tiny-minicpm-v-2_6-ct-w4a16": (LMO, DATA),
+           "tiny-minicpm-v-2_6-fp8-block": (LMO, DATA), "tiny-smolvlm-awq": (LMO,),
+           "tiny-qwen2.5-omni-fp8-block": (LMO,),
+           "tiny-minicpm-v-2_6-awq": (DATA,), "tiny-minicpm-v-2_6-modelopt-fp8": (DATA,),
+           "tiny-minicpm-v-2_6-t512-awq": (DATA,), "tiny-minicpm-v-2_6-t512-fp8-block": (DATA,),
+           "tiny-minicpm-v-2_6-t512-ct-w4a16": (DATA,)}
+
+
+def case_name(base, flag, value):
+    return f"{base} {flag}" if value is True else f"{base} {flag} {value}"
 
 
 def main():
@@ -44,11 +54,11 @@ def main():
         answers.get("substitutions", []) + rks.SUBSTITUTIONS))
     names = sys.argv[1:] or sorted(p.name[: -len(".config.json")]
                                    for p in HERE.glob("*.config.json")) + [
-        f"{base} {flag}" for base, opts in OPTIONS.items() for flag, _ in opts]
+        case_name(base, flag, value) for base, opts in OPTIONS.items() for flag, value in opts]
     for name in names:
-        base, _, flag = name.partition(" ")
+        base, flag, value = rc.parse_mm(name)
         cfg = json.loads((HERE / f"{base}.config.json").read_text())
-        mm = rc.mm_kwargs(flag, True) if flag else None
+        mm = rc.mm_kwargs(flag, value) if flag else None
         try:
             answers["cases"][name] = rc.record(name, cfg, TPS, mm)
         except Exception as e:           # the config refused before any build
