@@ -37,6 +37,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.models.context_limit import _kind, _rope_parameters
+from kvcore.models.ernie45 import ERNIE_VL
 from kvcore.models.fp8_renames import architecture
 from kvcore.models.gemma_buffers import gemma_rope_caches, gemma_scalars
 from kvcore.models.geometry import ModelGeometry
@@ -99,6 +100,12 @@ def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCa
         return ()
     if g.gemma is not None:     # (Gemma 3n, Gemma 4: a RoPE a layer type and head size)
         return gemma_rope_caches(cfg, g, get)
+    if g.model_type == ERNIE_VL:
+        # (Ernie4_5_VLRotaryEmbedding: an MRoPE each attention layer builds itself, not
+        # get_rope's shared one; 4 x the positions, the whole head rotated)
+        pos = g.max_position_embeddings
+        return tuple(RopeCache(4 * pos, g.head_dim, g.dtype, f"ernie-4.5-vl layer {i}", pos,
+                               None) for i in range(g.num_layers))
     if g.classic is not None and not g.classic.rope_cache:
         return ()     # (ALiBi, learned positions, the Transformers backend's inv_freq)
     dtype = "float32" if g.model_type == "gpt_oss" else g.dtype
@@ -190,6 +197,7 @@ def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = 
         n += sum(c.nbytes for c in g.rope_caches)
     if g.model_type in _GEMMA:
         n += DTYPE_BYTES[g.dtype]
+    n += g.class_buffers
     if g.gemma is not None:
         n += gemma_scalars(g)
     if g.model_type == "falcon_h1":

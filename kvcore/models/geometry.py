@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kvcore.models.classic_blocks import ClassicBlock
+from kvcore.models.ernie45 import VisionExperts
 from kvcore.models.int_quant import IntQuant
 from kvcore.models.kv_sharing import GemmaExtras
 from kvcore.models.mamba_spec import (  # (re-exported: the Mamba spec's parts lived here)
@@ -167,6 +168,10 @@ class ModelGeometry:
     weights_unmodelled: str = ""    # why the weights estimate refuses this model ("": it sizes)
     zamba: Zamba2Blocks | None = None   # Zamba2's shared blocks (`kvcore.models.zamba2`)
     zero_experts: int = 0       # LongCat-Flash's zero-computation experts (`kvcore.models.longcat`)
+    vision_experts: VisionExperts | None = None     # (ERNIE-4.5-VL's: `kvcore.models.ernie45`)
+    # buffers a multimodal class registers itself, on every rank whatever its towers (bytes:
+    # ERNIE-4.5-VL's visual token ids, `kvcore.models.ernie45_vl_tower`)
+    class_buffers: int = 0
 
     @property
     def default_max_model_len(self) -> int:

@@ -71,6 +71,7 @@ from kvcore.models.config_keys import (
 )
 from kvcore.models.context_limit import lengths
 from kvcore.models.dtypes import config_dtype
+from kvcore.models.ernie45 import ERNIE_MOE, ERNIE_VL, ernie_fields, text_keys
 from kvcore.models.fp8_renames import architecture
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.internvl_chat import llm_refusal
@@ -134,6 +135,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
                        architecture=architecture(archs))
     if model_type == ZAMBA2:        # (its class's derived keys: `kvcore.models.zamba2`)
         c = as_built(c, source)
+    written, c = c, text_keys(c, source) if model_type == ERNIE_VL else c   # (its [text, vision])
     defaults = {**CLASS_DEFAULTS.get(model_type, {}), **MODEL_TYPE_DEFAULTS.get(model_type, {})}
     if model_type in kv_sharing.GEMMA3N_TYPES:
         c = kv_sharing.one_width(c, source)
@@ -285,6 +287,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     if model_type == LONGCAT:       # (its zero experts; a quantised checkpoint not sized)
         g = replace(g, zero_experts=get_int("zero_expert_num", 0), weights_unmodelled=(
             "a quantised LongCat-Flash checkpoint's weights" if g.quantization else ""))
+    if model_type in (ERNIE_MOE, ERNIE_VL):     # (its MoE layers, routers; VL's vision experts)
+        g = replace(g, **ernie_fields(written, model_type, n_layers, num_experts, get, source))
     if model_type == ZAMBA2:        # (its shared blocks; a quantised one's weights not counted)
         g = replace(g, zamba=zamba2_blocks(c, source), weights_unmodelled=(
             "a quantised Zamba2 checkpoint's weights" if g.quantization else ""))

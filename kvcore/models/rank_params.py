@@ -25,8 +25,9 @@ SHARED_GATE_TYPES = (*GDN_TYPES, "qwen2_moe")
 # Model types whose MoE router is float32 whatever the model dtype, with a float32
 # e_score_correction_bias (one a routed expert): GLM-4.5's Glm4MoE builds its GateLinear with
 # params_dtype float32 (glm4_moe.py:141-150); GLM-4.5-Air's 45 routers are 94,394,880 B
-# (GLM-4.7-Flash's Glm4MoeLite and GLM-4.5V's text model, built as Glm4MoeForCausalLM: Glm4MoE's)
-FP32_ROUTERS = ("glm4_moe", "glm4_moe_lite", "glm4v_moe_text")
+# (GLM-4.7-Flash's Glm4MoeLite and GLM-4.5V's text model, built as Glm4MoeForCausalLM: Glm4MoE's;
+# ERNIE-4.5's and ERNIE-4.5-VL's text experts': ernie45_moe.py, ernie45_vl_moe.py)
+FP32_ROUTERS = ("glm4_moe", "glm4_moe_lite", "glm4v_moe_text", "ernie4_5_moe", "ernie4_5_moe_vl")
 # vLLM's ParallelLMHead and VocabParallelEmbedding pad the vocabulary to a multiple of 64
 # (vocab_parallel_embedding.py DEFAULT_VOCAB_PADDING_SIZE), then split the rows by TP
 VOCAB_PAD = 64

@@ -9,7 +9,8 @@ GLM-4.1V's and GLM-4.5V's (`kvcore.models.glm4v_tower`), Kimi-VL's and Kimi-K2.5
 (`kvcore.models.moonvit`), MiniCPM-V's (`kvcore.models.minicpmv`), Idefics3's and SmolVLM's
 (`kvcore.models.idefics3`), Phi-3-vision's (`kvcore.models.phi3v`), Phi-4-multimodal's
 (`kvcore.models.phi4mm`), Qwen2-Audio's and the omni thinkers' audio and vision towers
-(`kvcore.models.qwen_omni`), DeepSeek-VL2's (`kvcore.models.deepseek_vl2`); none for the other
+(`kvcore.models.qwen_omni`), DeepSeek-VL2's (`kvcore.models.deepseek_vl2`), ERNIE-4.5-VL's
+(`kvcore.models.ernie45_vl_tower`); none for the other
 classes kvcli reads (`kvcore.models.multimodal_classes` warns of those)."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.models.deepseek_vl2 import deepseek_vl2_params
+from kvcore.models.ernie45_vl_tower import ernie_vl_params
 from kvcore.models.gemma4_towers import multimodal_towers
 from kvcore.models.glm4v_tower import GLM4V_ARCHS, glm4v_vision_params
 from kvcore.models.idefics3 import IDEFICS3_ARCHS, idefics3_vision_params
@@ -82,6 +84,8 @@ def vision_tower(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
         return phi4mm_params(cfg, hidden, source, DTYPE_BYTES[dtype])
     if arch == "DeepseekVLV2ForCausalLM":
         return deepseek_vl2_params(cfg, source)
+    if arch == "Ernie4_5_VLMoeForConditionalGeneration" and model_type == "ernie4_5_moe_vl":
+        return ernie_vl_params(cfg, hidden, source)
     if arch in AUDIO_ARCHS:
         return audio_towers(cfg, arch, hidden, source, dtype)
     if (towers := multimodal_towers(cfg, arch, hidden, dtype, source)) is not None:

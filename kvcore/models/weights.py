@@ -45,6 +45,7 @@ from kvcore.models import (
     tower_modelopt,
 )
 from kvcore.models import rank_params as rp
+from kvcore.models.ernie45 import vision_experts_layer
 from kvcore.models.fp8_ignored import layer_skips
 from kvcore.models.gemma_weights import gemma_rank_params
 from kvcore.models.geometry import ModelGeometry
@@ -157,6 +158,9 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
             rp.moe(g, tp, shared, led)
         elif g.intermediate_size:
             led.layer += 3 * g.hidden_size * g.intermediate_size // tp
+        if g.vision_experts is not None:    # (ERNIE-4.5-VL's second expert set)
+            vision_experts_layer(g.vision_experts, g.hidden_size, g.intermediate_size, shared,
+                                 moe, i, tp, led)
     return led
 
 
