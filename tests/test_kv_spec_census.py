@@ -42,8 +42,10 @@ def test_every_registry_architecture_has_a_row() -> None:
     # DeepSeek-VL2's, its language_config and tile_tag given, its tokenizer lookup stood in for;
     # 154: MiniCPM-V's, Phi-3-vision's and Phi-4-multimodal's, from published configs with the
     # remote-code config classes rewritten: weights_census/mm_minicpm_idefics_phi; 155:
-    # InternLM2ForCausalLM's, internvl_chat_config's InternLM2Config registered for internlm2)
-    assert len(BUILT) == 155
+    # InternLM2ForCausalLM's, internvl_chat_config's InternLM2Config registered for internlm2;
+    # 156: ERNIE-4.5-VL's, its -PT checkpoint's config with the remote class rewritten:
+    # weights_census/mm_ernie)
+    assert len(BUILT) == 156
     # (the Mamba-only rows, recorded while other changes modelled them: equal where built
     # (Zamba2 since tests/data/zamba2); LFM2's default config lacks the block_dim vLLM needs)
     assert set(ANSWERS["another_helper"]) - set(BUILT) == {"Lfm2ForCausalLM"}

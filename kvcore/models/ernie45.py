@@ -4,12 +4,12 @@
 
 A decoder layer is MoE where ``(i + 1) % moe_layer_interval == 0`` and i lies within
 [moe_layer_start_index, moe_layer_end_index] (the text config class makes its default end, -1,
-the last layer; the VL's remote class keeps the lists as written), else a dense MLP of intermediate_size. The MoE block's
-router and its e_score_correction_bias are float32, its ``moe_num_shared_experts`` shared
-experts one MLP of that many times moe_intermediate_size. ERNIE-4.5-VL gives these keys as
-lists (text, vision): a MoE layer holds the text experts (or, outside the text range, a dense
-MLP in their place), and beside them the vision experts (outside the vision range a dense MLP
-again), each set with its float32 router, one (2, experts) float32 bias, and the shared experts
+the last layer; the VL's remote class keeps the lists as written), else a dense MLP of
+intermediate_size. The MoE block's router and its e_score_correction_bias are float32, its
+``moe_num_shared_experts`` shared experts one MLP of that many times moe_intermediate_size.
+ERNIE-4.5-VL gives these keys as lists (text, vision): a MoE layer holds the text experts
+(or, outside the text range, a dense MLP in their place), and beside them the vision experts
+(outside the vision range a dense MLP again), each set with its float32 router, one (2, experts) float32 bias, and the shared experts
 once (`VisionExperts`; tests/data/weights_census/mm_ernie)."""
 
 from __future__ import annotations

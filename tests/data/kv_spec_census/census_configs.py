@@ -46,7 +46,10 @@ MODEL_TYPES = {
 # config.json's keys: ../weights_census/mm_minicpm_idefics_phi/remote_configs.py): a published
 # checkpoint's config.json from there instead, cut as the others
 PUBLISHED = {"MiniCPMV": "minicpm-v-2_6", "Phi3VForCausalLM": "phi-3.5-vision-instruct",
-             "Phi4MMForCausalLM": "phi-4-multimodal-instruct"}
+             "Phi4MMForCausalLM": "phi-4-multimodal-instruct",
+             # (ERNIE-4.5-VL: its -PT checkpoint's remote-code config, weights_census/mm_ernie;
+             # transformers' own ernie4_5_vl_moe format is one vLLM 0.33 cannot build)
+             "Ernie4_5_VLMoeForConditionalGeneration": "../mm_ernie/ernie-4.5-vl-28b-a3b-pt"}
 PUBLISHED_DIR = "../weights_census/mm_minicpm_idefics_phi"
 # keys a layer pattern needs beside the cut (by architecture)
 OVERRIDES = {
