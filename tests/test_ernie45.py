@@ -20,7 +20,7 @@ from tests.census_rows import case_geometry, case_mm, refused_tps
 
 DATA = Path(__file__).parent / "data" / "weights_census" / "mm_ernie"
 CASES = json.loads((DATA / "answers.json").read_text())["cases"]
-REFUSED = refused_tps(CASES)
+REFUSED = [p for p in refused_tps(CASES) if p.values[0].startswith("ernie")]
 VL = "ernie-4.5-vl-28b-a3b-pt"
 
 
@@ -134,3 +134,17 @@ def test_bad_keys_refused_in_one_line(change: dict, field: str, words: str) -> N
     with pytest.raises(InputError) as e:
         read_hf_config({**_config(VL), **change}, source="c.json")
     assert (e.value.field, e.value.message) == (field, words)
+
+
+def test_ernie_mtp_is_named_not_called_a_vllm_refusal() -> None:
+    """vLLM 0.33 rewrites an ernie4_5_moe target for method mtp into ErnieMTPModel
+    (config/speculative.py, ernie_mtp.py): kvcli does not model it, and says so (it said vLLM
+    refuses it)."""
+    res = CliRunner().invoke(app, [
+        "config", "--model-config", str(DATA / "ernie-4.5-21b-a3b-pt.config.json"),
+        "--gpu-memory-gib", "80", "--speculative-config",
+        '{"method": "mtp", "num_speculative_tokens": 1}'])
+    assert res.exit_code == 2
+    assert res.output.strip().splitlines() == [
+        ("error: option --speculative-config's method: mtp with ernie4_5_moe (ernie4_5_moe): "
+         "vLLM 0.33 drafts with ERNIE-4.5's ErnieMTPModel module, which kvcli does not model")]

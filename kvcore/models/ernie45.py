@@ -9,8 +9,9 @@ intermediate_size. The MoE block's router and its e_score_correction_bias are fl
 ``moe_num_shared_experts`` shared experts one MLP of that many times moe_intermediate_size.
 ERNIE-4.5-VL gives these keys as lists (text, vision): a MoE layer holds the text experts
 (or, outside the text range, a dense MLP in their place), and beside them the vision experts
-(outside the vision range a dense MLP again), each set with its float32 router, one (2, experts) float32 bias, and the shared experts
-once (`VisionExperts`; tests/data/weights_census/mm_ernie)."""
+(outside the vision range a dense MLP again), each set with its float32 router, one
+(2, experts) float32 bias, and the shared experts once (`VisionExperts`;
+tests/data/weights_census/mm_ernie)."""
 
 from __future__ import annotations
 

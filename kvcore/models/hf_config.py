@@ -77,6 +77,7 @@ from kvcore.models.geometry import ModelGeometry
 from kvcore.models.internvl_chat import llm_refusal
 from kvcore.models.jamba import jamba_layout
 from kvcore.models.k2_horizon import K2_HORIZON, k2_horizon_fields
+from kvcore.models.keye_tower import KEYE_TEXT
 from kvcore.models.layer_kinds import layer_kinds
 from kvcore.models.lfm2 import LFM2_TYPES, lfm2_fields
 from kvcore.models.llama4 import EXPERTS_DEFAULT, MLP_WIDTH_DEFAULT, llama4_moe_layers
@@ -124,6 +125,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     model_type = shown = text_model_type(cfg, c.get("model_type", ""), source)
     if model_type == "minicpmv":    # (the language model its version picks)
         model_type = minicpmv.llm_type(c, source)
+    model_type = KEYE_TEXT.get(model_type, model_type)     # (Keye-VL's: Qwen3ForCausalLM)
     archs = cfg.get("architectures")
     if (why := refusal(archs)) is not None:
         raise InputError(why, path=source or None, field="architectures")

@@ -64,9 +64,11 @@ MTP_CLASSES = {"deepseek_v3": "DeepSeekMTP", "deepseek_v32": "DeepseekV32MTP",
 def mtp_draft(target: ModelGeometry) -> DraftModel:
     """The MTP draft of `target`, or the InputError vLLM's refusal (or kvcli's) becomes."""
     cls = MTP_CLASSES.get(target.model_type)
-    # (config/speculative.py: LongCatFlashMTPModel, OpenPanguMTPModel)
+    # (config/speculative.py: LongCatFlashMTPModel, OpenPanguMTPModel, ErnieMTPModel: an
+    # ernie4_5_moe target's model_type rewritten to ernie_mtp, ernie_mtp.py)
     unmodelled = {"longcat_flash": "LongCat-Flash's LongCatFlashMTPModel",
-                  "pangu_ultra_moe": "openPangu's OpenPanguMTPModel"}
+                  "pangu_ultra_moe": "openPangu's OpenPanguMTPModel",
+                  "ernie4_5_moe": "ERNIE-4.5's ErnieMTPModel"}
     if target.model_type in unmodelled:
         raise InputError(f"mtp with {target.name} ({target.model_type}): vLLM 0.33 drafts "
                          f"with {unmodelled[target.model_type]} module, which kvcli does not "

@@ -10,7 +10,7 @@ GLM-4.1V's and GLM-4.5V's (`kvcore.models.glm4v_tower`), Kimi-VL's and Kimi-K2.5
 (`kvcore.models.idefics3`), Phi-3-vision's (`kvcore.models.phi3v`), Phi-4-multimodal's
 (`kvcore.models.phi4mm`), Qwen2-Audio's and the omni thinkers' audio and vision towers
 (`kvcore.models.qwen_omni`), DeepSeek-VL2's (`kvcore.models.deepseek_vl2`), ERNIE-4.5-VL's
-(`kvcore.models.ernie45_vl_tower`); none for the other
+(`kvcore.models.ernie45_vl_tower`), Keye-VL's (`kvcore.models.keye_tower`); none for the other
 classes kvcli reads (`kvcore.models.multimodal_classes` warns of those)."""
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from kvcore.models.glm4v_tower import GLM4V_ARCHS, glm4v_vision_params
 from kvcore.models.idefics3 import IDEFICS3_ARCHS, idefics3_vision_params
 from kvcore.models.internvl import internvl_vision_params
 from kvcore.models.internvl_chat import CHAT_ARCHS, internvl_chat_params
+from kvcore.models.keye_tower import KEYE_ARCHS, keye_params
 from kvcore.models.lfm2_vl_tower import lfm2_vl_params
 from kvcore.models.llama4_vision import llama4_vision_params
 from kvcore.models.llava import WRAPPERS, llava_vision_params
@@ -86,6 +87,8 @@ def vision_tower(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
         return deepseek_vl2_params(cfg, source)
     if arch == "Ernie4_5_VLMoeForConditionalGeneration" and model_type == "ernie4_5_moe_vl":
         return ernie_vl_params(cfg, hidden, source)
+    if arch in KEYE_ARCHS:
+        return keye_params(cfg, arch, hidden, source)
     if arch in AUDIO_ARCHS:
         return audio_towers(cfg, arch, hidden, source, dtype)
     if (towers := multimodal_towers(cfg, arch, hidden, dtype, source)) is not None:

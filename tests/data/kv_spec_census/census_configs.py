@@ -49,7 +49,10 @@ PUBLISHED = {"MiniCPMV": "minicpm-v-2_6", "Phi3VForCausalLM": "phi-3.5-vision-in
              "Phi4MMForCausalLM": "phi-4-multimodal-instruct",
              # (ERNIE-4.5-VL: its -PT checkpoint's remote-code config, weights_census/mm_ernie;
              # transformers' own ernie4_5_vl_moe format is one vLLM 0.33 cannot build)
-             "Ernie4_5_VLMoeForConditionalGeneration": "../mm_ernie/ernie-4.5-vl-28b-a3b-pt"}
+             "Ernie4_5_VLMoeForConditionalGeneration": "../mm_ernie/ernie-4.5-vl-28b-a3b-pt",
+             # (Keye-VL's: remote code, rewritten in mm_ernie/keye_config.py)
+             "KeyeForConditionalGeneration": "../mm_ernie/keye-vl-8b-preview",
+             "KeyeVL1_5ForConditionalGeneration": "../mm_ernie/keye-vl-1_5-8b"}
 PUBLISHED_DIR = "../weights_census/mm_minicpm_idefics_phi"
 # keys a layer pattern needs beside the cut (by architecture)
 OVERRIDES = {

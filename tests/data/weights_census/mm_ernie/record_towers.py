@@ -25,7 +25,9 @@ _spec.loader.exec_module(rks)                   # vLLM imported, every substitut
 rc = rks.rc
 sys.path.insert(0, str(HERE))
 import ernie_config                             # ERNIE-4.5-VL's remote config class
+import keye_config                              # Keye-VL's
 ernie_config.register()
+keye_config.register()
 
 TPS = (1, 2, 4, 8)
 # (option, value) pairs each base is recorded with beside its plain build: the towers dropped
@@ -38,6 +40,8 @@ NO_IMAGE = ("--limit-mm-per-prompt", {"image": 0})
 OPTIONS = {
     "ernie-4.5-vl-28b-a3b-pt": (LMO, NO_VISION, NO_IMAGE, DATA),
     "tiny-ernie-vl-split-experts": (LMO,),
+    "keye-vl-1_5-8b": (LMO, NO_VISION, DATA),
+    "keye-vl-8b-preview": (LMO,),
 }
 
 
@@ -63,7 +67,8 @@ def main():
     path = HERE / "answers.json"
     answers = (json.loads(path.read_text()) if path.exists() else
                {"vllm_version": rc.vllm.__version__, "torch": rc.torch.__version__, "cases": {}})
-    answers["substitutions"] = rks.SUBSTITUTIONS + ernie_config.SUBSTITUTIONS
+    answers["substitutions"] = rks.SUBSTITUTIONS + ernie_config.SUBSTITUTIONS + (
+        keye_config.SUBSTITUTIONS)
     todo = cases()
     for name in sys.argv[1:] or list(todo):
         base, mm = todo[name]
