@@ -148,3 +148,17 @@ def test_ernie_mtp_is_named_not_called_a_vllm_refusal() -> None:
     assert res.output.strip().splitlines() == [
         ("error: option --speculative-config's method: mtp with ernie4_5_moe (ernie4_5_moe): "
          "vLLM 0.33 drafts with ERNIE-4.5's ErnieMTPModel module, which kvcli does not model")]
+
+
+def test_transformers_format_refused_in_one_line() -> None:
+    """transformers 5.20's own ERNIE-4.5-VL format (a text_config): vLLM 0.33 fails on it (the
+    KV-spec census recorded "'Ernie4_5_VLMoeVisionConfig' object has no attribute
+    'embed_dim'"); kvcli refused it by 'moe_intermediate_size' before."""
+    cfg = {"architectures": ["Ernie4_5_VLMoeForConditionalGeneration"],
+           "model_type": "ernie4_5_vl_moe",
+           "text_config": {**_config("ernie-4.5-21b-a3b-pt"), "model_type": "ernie4_5_vl_moe_text",
+                           "moe_intermediate_size": [1536, 512]}}
+    with pytest.raises(InputError) as e:
+        read_hf_config(cfg, source="c.json")
+    assert e.value.field == "model_type" and "\n" not in e.value.message
+    assert e.value.message.startswith("ERNIE-4.5-VL in transformers' format")

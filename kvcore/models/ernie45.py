@@ -26,6 +26,9 @@ if TYPE_CHECKING:   # (rank_params reads the geometry, which holds a `VisionExpe
 
 ERNIE_MOE = "ernie4_5_moe"
 ERNIE_VL = "ernie4_5_moe_vl"
+# (transformers 5.20's Ernie4_5_VLMoeConfig's text config: kv_spec_census/ records vLLM's
+# AttributeError on that format)
+HF_FORMAT_TEXT = "ernie4_5_vl_moe_text"
 # (the keys ERNIE-4.5-VL gives as [text, vision] lists)
 PAIRED = ("moe_num_experts", "moe_intermediate_size", "moe_layer_start_index",
           "moe_layer_end_index")
@@ -52,9 +55,18 @@ def _pair(c: dict[str, Any], key: str, default: Any, source: str) -> tuple[int, 
     return v[0], v[1]
 
 
-def text_keys(c: dict[str, Any], source: str) -> dict[str, Any]:
+def text_keys(c: dict[str, Any], model_type: str, source: str) -> dict[str, Any]:
     """ERNIE-4.5-VL's config with each [text, vision] key as its text entry, for the reading
-    every model shares (the vision entries are read by `ernie_fields`)."""
+    every model shares (the vision entries are read by `ernie_fields`); any other as it is.
+    Transformers' own format of it is refused: vLLM 0.33 cannot build it."""
+    if model_type == HF_FORMAT_TEXT:
+        raise InputError("ERNIE-4.5-VL in transformers' format (model_type ernie4_5_vl_moe): "
+                         "vLLM 0.33 builds Ernie4_5_VLMoeForConditionalGeneration from the -PT "
+                         "checkpoints' config (ernie4_5_moe_vl) and fails on this one (its "
+                         "vision_config has no embed_dim)", path=source or None,
+                         field="model_type")
+    if model_type != ERNIE_VL:
+        return c
     out = dict(c)
     for key in PAIRED:
         if key in c:

@@ -137,7 +137,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
                        architecture=architecture(archs))
     if model_type == ZAMBA2:        # (its class's derived keys: `kvcore.models.zamba2`)
         c = as_built(c, source)
-    written, c = c, text_keys(c, source) if model_type == ERNIE_VL else c   # (its [text, vision])
+    written, c = c, text_keys(c, model_type, source)    # (ERNIE-4.5-VL's [text, vision] keys)
     defaults = {**CLASS_DEFAULTS.get(model_type, {}), **MODEL_TYPE_DEFAULTS.get(model_type, {})}
     if model_type in kv_sharing.GEMMA3N_TYPES:
         c = kv_sharing.one_width(c, source)
