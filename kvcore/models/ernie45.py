@@ -114,9 +114,10 @@ def ernie_fields(c: dict[str, Any], model_type: str, n_layers: int, experts: int
     blocks = tuple(bool(use) and (i + 1) % interval == 0 and lo <= i <= hi
                    for i in range(n_layers))
     shared = (get("moe_num_shared_experts", 0) or 0) * get("moe_intermediate_size", 0)
+    # (the width only: vLLM's perf.py reads n_shared_experts / num_shared_experts, which an
+    # ERNIE config does not give, and bills no shared expert)
     fields: dict[str, Any] = {"moe_layers": blocks, "router_score_bias": True,
-                              "shared_expert_width": shared,
-                              "num_shared_experts": get("moe_num_shared_experts", 0) or 0}
+                              "shared_expert_width": shared}
     if model_type == ERNIE_VL:
         fields["moe_layers"] = tuple(b and starts[0] <= i <= ends[0]
                                      for i, b in enumerate(blocks))
