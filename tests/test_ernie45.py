@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from kvcli.app import app
 from kvcore.errors import InputError
+from kvcore.models.buffers import estimate_buffer_bytes
 from kvcore.models.hf_config import read_hf_config
 from kvcore.sizing.resolve import resolve_kv_cache_config
 from tests.census_rows import case_geometry, case_mm, refused_tps
@@ -99,6 +100,8 @@ def test_the_per_layer_mrope_caches_and_token_ids() -> None:
     assert sum(c.nbytes for c in g.rope_caches) == 3_758_096_384
     lmo = CASES[f"{VL} --language-model-only"]["tp"]["1"][0]["buffer_bytes_by_dtype"]
     assert lmo["non_persistent"] == {"int64": 8, "bfloat16": 3_758_096_384}
+    # (on two pipeline stages each holds its 14 layers' caches: not recorded from vLLM)
+    assert estimate_buffer_bytes(g, 1, range(14, 28), False) == 14 * 134_217_728 + 14 * 16 + 8
 
 
 @pytest.mark.parametrize(("base", "args", "blocks"), [

@@ -194,7 +194,9 @@ def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = 
         attn = g.zamba.uses
     n = 16 * attn
     if attn:
-        n += sum(c.nbytes for c in g.rope_caches)
+        # (ERNIE-4.5-VL's caches are one a layer, all alike: a stage holds its layers')
+        caches = g.rope_caches[:attn] if g.model_type == ERNIE_VL else g.rope_caches
+        n += sum(c.nbytes for c in caches)
     if g.model_type in _GEMMA:
         n += DTYPE_BYTES[g.dtype]
     n += g.class_buffers
