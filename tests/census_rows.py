@@ -17,6 +17,7 @@ from kvcore.models.geometry import ModelGeometry
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.mm_serving import apply_mm
 from kvcore.models.weights import estimate_weights_bytes
+from kvcore.specs import DTYPE_BYTES
 
 
 def built_ranks(cases: dict, skip: Collection[str] = (),
@@ -84,8 +85,19 @@ def case_geometry(data: Path, cases: dict, name: str, *, applied: bool = True) -
     return apply_mm(g, case_mm(cases[name]))[0] if applied else g
 
 
-def assert_rank_equal(g: ModelGeometry, tp: int, rec: dict) -> None:
-    """kvcli's weights and buffers on a rank of `tp` are the recorded rank's `rec`."""
+def conv_views(g: ModelGeometry, rank0: dict) -> int:
+    """The bytes of Mamba2's ``conv_weights`` buffers on a rank, views of its conv1d weights
+    (no memory of their own; kvcli counts none): from the TP's rank 0 record, `rank0`, whose
+    parameters are listed by name (a wrapper's NemotronH language model)."""
+    if g.mamba is None or g.mamba.version != "mamba2":
+        return 0
+    names = rank0["param_numel_by_name"]
+    return sum(v for k, v in names.items() if k.endswith("conv1d.weight")) * DTYPE_BYTES[g.dtype]
+
+
+def assert_rank_equal(g: ModelGeometry, tp: int, rec: dict, views: int = 0) -> None:
+    """kvcli's weights and buffers on a rank of `tp` are the recorded rank's `rec` (its
+    buffers less `views`, the bytes of buffers that view a parameter: `conv_views`)."""
     assert estimate_weights_bytes(g, tp) == sum(rec["param_bytes_by_dtype"].values())
     assert estimate_buffer_bytes(g, tp) == sum(
-        sum(by_dtype.values()) for by_dtype in rec["buffer_bytes_by_dtype"].values())
+        sum(by_dtype.values()) for by_dtype in rec["buffer_bytes_by_dtype"].values()) - views

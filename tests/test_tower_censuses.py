@@ -14,14 +14,21 @@ from pathlib import Path
 import pytest
 
 from kvcore.models.weights import estimate_params
-from tests.census_rows import assert_rank_equal, built_ranks, case_geometry, check_ranks_agree
+from tests.census_rows import (
+    assert_rank_equal,
+    built_ranks,
+    case_geometry,
+    check_ranks_agree,
+    conv_views,
+)
 
 ROOT = Path(__file__).parent / "data" / "weights_census"
 # folder: (its config files, its cases)
 FOLDERS = {"llava_towers": (19, 39), "glm_kimi_towers": (5, 18), "llama4_moe": (7, 14),
            "internvl_chat": (22, 48), "mm_minicpm_idefics_phi": (16, 44), "mm_omni": (4, 17),
            "mm_omni/deepseek_vl2": (3, 8), "quant_towers3": (86, 97),
-           "mm_ernie": (10, 19)}
+           "mm_ernie": (10, 19),
+           "mm_nemo": (3, 10)}
 # (quantised checkpoints: packed tensors count otherwise than kvcli's parameters, and a case
 # vLLM refuses at TP 1; their refusals and warnings are tests/test_quant_towers3.py's)
 QUANTISED = ("quant_towers3",)
@@ -39,7 +46,8 @@ COUNTED = [pytest.param(f, n, id=f"{f}:{n}") for f, cases in BUILT.items()
 def test_bytes_and_buffers_per_rank_equal_vllms(folder: str, name: str, tp: int,
                                                 rank: int) -> None:
     g = case_geometry(ROOT / folder, BUILT[folder], name)
-    assert_rank_equal(g, tp, BUILT[folder][name]["tp"][str(tp)][rank])
+    ranks = BUILT[folder][name]["tp"][str(tp)]
+    assert_rank_equal(g, tp, ranks[rank], conv_views(g, ranks[0]))
 
 
 @pytest.mark.parametrize(("folder", "name"), COUNTED)

@@ -10,7 +10,8 @@ GLM-4.1V's and GLM-4.5V's (`kvcore.models.glm4v_tower`), Kimi-VL's and Kimi-K2.5
 (`kvcore.models.idefics3`), Phi-3-vision's (`kvcore.models.phi3v`), Phi-4-multimodal's
 (`kvcore.models.phi4mm`), Qwen2-Audio's and the omni thinkers' audio and vision towers
 (`kvcore.models.qwen_omni`), DeepSeek-VL2's (`kvcore.models.deepseek_vl2`), ERNIE-4.5-VL's
-(`kvcore.models.ernie45_vl_tower`), Keye-VL's (`kvcore.models.keye_tower`); none for the other
+(`kvcore.models.ernie45_vl_tower`), Keye-VL's (`kvcore.models.keye_tower`), Nemotron Nano VL
+V2's RADIO (`kvcore.models.radio`); none for the other
 classes kvcli reads (`kvcore.models.multimodal_classes` warns of those)."""
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from kvcore.models.phi4mm import phi4mm_params
 from kvcore.models.qwen3_5 import QWEN3_5_TYPES, vision_tower_params
 from kvcore.models.qwen_omni import AUDIO_ARCHS, audio_towers
 from kvcore.models.qwen_vl import qwen_vl_params
+from kvcore.models.radio import radio_params
 from kvcore.models.siglip import gemma3_vision_params
 from kvcore.models.vision_keys import VisionParams
 from kvcore.specs import DTYPE_BYTES
@@ -89,6 +91,8 @@ def vision_tower(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
         return ernie_vl_params(cfg, hidden, source)
     if arch in KEYE_ARCHS:
         return keye_params(cfg, arch, hidden, source)
+    if arch == "NemotronH_Nano_VL_V2":
+        return radio_params(cfg, hidden, source)
     if arch in AUDIO_ARCHS:
         return audio_towers(cfg, arch, hidden, source, dtype)
     if (towers := multimodal_towers(cfg, arch, hidden, dtype, source)) is not None:
