@@ -52,7 +52,9 @@ PUBLISHED = {"MiniCPMV": "minicpm-v-2_6", "Phi3VForCausalLM": "phi-3.5-vision-in
              "Ernie4_5_VLMoeForConditionalGeneration": "../mm_ernie/ernie-4.5-vl-28b-a3b-pt",
              # (Keye-VL's: remote code, rewritten in mm_ernie/keye_config.py)
              "KeyeForConditionalGeneration": "../mm_ernie/keye-vl-8b-preview",
-             "KeyeVL1_5ForConditionalGeneration": "../mm_ernie/keye-vl-1_5-8b"}
+             "KeyeVL1_5ForConditionalGeneration": "../mm_ernie/keye-vl-1_5-8b",
+             # (Nemotron Nano VL V2's: ../weights_census/mm_nemo/nemo_vl_config.py)
+             "NemotronH_Nano_VL_V2": "../mm_nemo/nvidia-nemotron-nano-12b-v2-vl-bf16"}
 PUBLISHED_DIR = "../weights_census/mm_minicpm_idefics_phi"
 # keys a layer pattern needs beside the cut (by architecture)
 OVERRIDES = {

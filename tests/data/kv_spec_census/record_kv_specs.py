@@ -49,6 +49,10 @@ import ernie_config
 ernie_config.register()
 import keye_config       # (Keye-VL's, the same way)
 keye_config.register()
+# Nemotron Nano VL V2's, rewritten the same way (with its tokenizer stand-in)
+sys.path.insert(0, str(HERE.parent / "weights_census" / "mm_nemo"))
+import nemo_vl_config
+nemo_vl_config.register()
 # InternLM2's remote config class: internvl_chat_config's rewrite (LlamaConfig and its bias)
 from transformers import AutoConfig
 AutoConfig.register("internlm2", internvl_chat_config.InternLM2Config, exist_ok=True)
@@ -137,7 +141,7 @@ _dsvl2.cached_tokenizer_from_config = lambda mc: types.SimpleNamespace(
 GDN_TYPES = ("qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text")
 SUBSTITUTIONS = list(rc.SUBSTITUTIONS) + internvl_chat_config.SUBSTITUTIONS + (
     remote_configs.SUBSTITUTIONS) + ernie_config.SUBSTITUTIONS + (
-    keye_config.SUBSTITUTIONS) + [
+    keye_config.SUBSTITUTIONS) + nemo_vl_config.SUBSTITUTIONS + [
     "model_type internlm2: internvl_chat_config.py's InternLM2Config (LlamaConfig and its bias; "
     "InternLM2's checkpoints bring it as remote code) registered with AutoConfig",
     "hybrid models: Platform._align_hybrid_block_size(vc, FlashAttentionBackend) called as "
