@@ -95,6 +95,8 @@ class ModelGeometry:
     # a q_norm and a k_norm (head_dim each) in every attention layer: GLM-4.5's ``use_qk_norm``,
     # Qwen3's, Qwen3-MoE's, Gemma 3's, Qwen3-Next's and Qwen3.5's always
     qk_norm: bool = False
+    qk_norm_width: int = 0      # (their widths summed where not 2 x head_dim: Molmo's, whole)
+    added_vocab: int = 0        # (embedding rows beyond the head's: Molmo's 128)
     # a float32 e_score_correction_bias beside each MoE router (one an expert): DeepSeek's
     # ``topk_method`` noaux_tc (deepseek_v2.py DeepseekV2MoE)
     router_score_bias: bool = False

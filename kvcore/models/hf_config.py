@@ -85,6 +85,7 @@ from kvcore.models.longcat import LONGCAT
 from kvcore.models.mamba_only import MAMBA_ONLY_TYPES, read_mamba_only
 from kvcore.models.mamba_state import mamba_state
 from kvcore.models.mla import read_mla
+from kvcore.models.molmo import MOLMO, molmo_fields
 from kvcore.models.nemotron_h import nemotron_h_layers, nemotron_h_mamba
 from kvcore.models.openpangu import PANGU_ULTRA_MOE, pangu_fields, pangu_rope_keys
 from kvcore.models.perf_widths import perf_intermediate
@@ -291,6 +292,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
             "a quantised LongCat-Flash checkpoint's weights" if g.quantization else ""))
     if model_type in (ERNIE_MOE, ERNIE_VL):     # (its MoE layers, routers; VL's vision experts)
         g = replace(g, **ernie_fields(written, model_type, n_layers, num_experts, get, source))
+    if model_type == MOLMO:         # (its q/k norms' widths, its embedding's added rows)
+        g = replace(g, **molmo_fields(c, g))
     if model_type == ZAMBA2:        # (its shared blocks; a quantised one's weights not counted)
         g = replace(g, zamba=zamba2_blocks(c, source), weights_unmodelled=(
             "a quantised Zamba2 checkpoint's weights" if g.quantization else ""))

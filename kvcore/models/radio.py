@@ -82,7 +82,8 @@ def radio_params(cfg: dict[str, Any], text_hidden: int, source: str) -> VisionPa
     if cfg.get("sound_config") is not None:
         return VisionParams(0, 0)       # (Parakeet's encoder: not modelled; warned of)
     v = vision_config(cfg, source)
-    args = v.get("args") if isinstance(v.get("args"), dict) else {}
+    given = v.get("args")     # (none: no model named, refused as such)
+    args: dict[str, Any] = given if isinstance(given, dict) else {}
     d, layers, heads, inter = _sizes(args, source)
     patch = config_int(v, "patch_size", 16, "vision_config.patch_size", source)
     frames = config_int(v, "video_temporal_patch_size", 1, "vision_config."
@@ -107,7 +108,7 @@ def radio_params(cfg: dict[str, Any], text_hidden: int, source: str) -> VisionPa
     if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio <= 1:
         raise InputError(f"expected a number in (0, 1], got {clipped(ratio)}",
                          path=source or None, field="downsample_ratio")
-    wide = vit * int(round(1 / ratio)) ** 2
+    wide = vit * round(1 / ratio) ** 2
     projector = wide + wide * width + width * text_hidden
     projector += 2 * vit if _mtp(cfg) else 0
     whole = embed + layers * layer_whole + projector

@@ -104,7 +104,7 @@ def attention(g: ModelGeometry, tp: int, led: Ledger) -> None:
     if g.model_type == "gpt_oss":
         led.model += g.num_attention_heads // tp  # sinks: one learned logit per head, no KV
     if g.qk_norm:
-        led.model += 2 * g.head_dim
+        led.model += g.qk_norm_width or 2 * g.head_dim
 
 
 def mamba(g: ModelGeometry, tp: int, led: Ledger) -> None:

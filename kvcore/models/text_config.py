@@ -14,6 +14,7 @@ from kvcore.models.config_aliases import canonical
 from kvcore.models.deepseek_vl2 import language_as_text
 from kvcore.models.dtypes import dtype_names
 from kvcore.models.internvl_chat import awq_patched
+from kvcore.models.molmo import MOLMO, molmo_text
 from kvcore.models.qwen_omni import thinker
 from kvcore.models.wrapper_tie import wrapper_tie
 
@@ -26,6 +27,8 @@ def text_model(cfg: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[s
     it)."""
     cfg = language_as_text(thinker(cfg, source))
     c = canonical(text_config(cfg), source)
+    if c.get("model_type") == MOLMO:    # (its fused MLP width, padded vocabulary, ...)
+        c = molmo_text(c, source)
     for given in (cfg, c):
         if not isinstance(given.get("model_type", ""), str):
             raise InputError(f"must be a string, got {clipped(given['model_type'])}",

@@ -11,7 +11,7 @@ GLM-4.1V's and GLM-4.5V's (`kvcore.models.glm4v_tower`), Kimi-VL's and Kimi-K2.5
 (`kvcore.models.phi4mm`), Qwen2-Audio's and the omni thinkers' audio and vision towers
 (`kvcore.models.qwen_omni`), DeepSeek-VL2's (`kvcore.models.deepseek_vl2`), ERNIE-4.5-VL's
 (`kvcore.models.ernie45_vl_tower`), Keye-VL's (`kvcore.models.keye_tower`), Nemotron Nano VL
-V2's RADIO (`kvcore.models.radio`); none for the other
+V2's RADIO (`kvcore.models.radio`), Molmo's (`kvcore.models.molmo`); none for the other
 classes kvcli reads (`kvcore.models.multimodal_classes` warns of those)."""
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from kvcore.models.lfm2_vl_tower import lfm2_vl_params
 from kvcore.models.llama4_vision import llama4_vision_params
 from kvcore.models.llava import WRAPPERS, llava_vision_params
 from kvcore.models.minicpmv import minicpmv_params
+from kvcore.models.molmo import molmo_tower
 from kvcore.models.moonvit import k25_vision_params, kimi_vl_vision_params
 from kvcore.models.paligemma import paligemma_vision_params
 from kvcore.models.phi3v import phi3v_params
@@ -91,6 +92,8 @@ def vision_tower(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
         return ernie_vl_params(cfg, hidden, source)
     if arch in KEYE_ARCHS:
         return keye_params(cfg, arch, hidden, source)
+    if arch == "MolmoForCausalLM":
+        return molmo_tower(cfg, hidden)
     if arch == "NemotronH_Nano_VL_V2":
         return radio_params(cfg, hidden, source)
     if arch in AUDIO_ARCHS:

@@ -53,8 +53,9 @@ PUBLISHED = {"MiniCPMV": "minicpm-v-2_6", "Phi3VForCausalLM": "phi-3.5-vision-in
              # (Keye-VL's: remote code, rewritten in mm_ernie/keye_config.py)
              "KeyeForConditionalGeneration": "../mm_ernie/keye-vl-8b-preview",
              "KeyeVL1_5ForConditionalGeneration": "../mm_ernie/keye-vl-1_5-8b",
-             # (Nemotron Nano VL V2's: ../weights_census/mm_nemo/nemo_vl_config.py)
-             "NemotronH_Nano_VL_V2": "../mm_nemo/nvidia-nemotron-nano-12b-v2-vl-bf16"}
+             # (Nemotron Nano VL V2's and Molmo's: ../weights_census/mm_nemo/)
+             "NemotronH_Nano_VL_V2": "../mm_nemo/nvidia-nemotron-nano-12b-v2-vl-bf16",
+             "MolmoForCausalLM": "../mm_nemo/molmo-7b-d-0924"}
 PUBLISHED_DIR = "../weights_census/mm_minicpm_idefics_phi"
 # keys a layer pattern needs beside the cut (by architecture)
 OVERRIDES = {

@@ -49,9 +49,11 @@ import ernie_config
 ernie_config.register()
 import keye_config       # (Keye-VL's, the same way)
 keye_config.register()
-# Nemotron Nano VL V2's, rewritten the same way (with its tokenizer stand-in)
+# Nemotron Nano VL V2's (with its tokenizer stand-in) and Molmo's, rewritten the same way
 sys.path.insert(0, str(HERE.parent / "weights_census" / "mm_nemo"))
+import molmo_config
 import nemo_vl_config
+molmo_config.register()
 nemo_vl_config.register()
 # InternLM2's remote config class: internvl_chat_config's rewrite (LlamaConfig and its bias)
 from transformers import AutoConfig
@@ -141,7 +143,8 @@ _dsvl2.cached_tokenizer_from_config = lambda mc: types.SimpleNamespace(
 GDN_TYPES = ("qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text")
 SUBSTITUTIONS = list(rc.SUBSTITUTIONS) + internvl_chat_config.SUBSTITUTIONS + (
     remote_configs.SUBSTITUTIONS) + ernie_config.SUBSTITUTIONS + (
-    keye_config.SUBSTITUTIONS) + nemo_vl_config.SUBSTITUTIONS + [
+    keye_config.SUBSTITUTIONS) + nemo_vl_config.SUBSTITUTIONS + (
+    molmo_config.SUBSTITUTIONS) + [
     "model_type internlm2: internvl_chat_config.py's InternLM2Config (LlamaConfig and its bias; "
     "InternLM2's checkpoints bring it as remote code) registered with AutoConfig",
     "hybrid models: Platform._align_hybrid_block_size(vc, FlashAttentionBackend) called as "

@@ -72,3 +72,37 @@ write("tiny-radio-base-video2", tiny_llm(), dict(radio(
     "vit_base_patch16_224", cpe_max_size=1000, register_multiple=16,
     teachers=TEACHERS[:3]), video_temporal_patch_size=2, patch_size=14),
     projector_hidden_size=512, vit_hidden_size=768, downsample_ratio=0.25)
+
+# Molmo (remote code, model_type molmo: every key at the top level; the tower's sizes are
+# vLLM's own, VisionBackboneConfig: CLIP ViT-L/14 at 336 px, not read from the config)
+MOLMO = {"architectures": ["MolmoForCausalLM"], "model_type": "molmo",
+         "auto_map": {"AutoConfig": "config_molmo.MolmoConfig",
+                      "AutoModelForCausalLM": "modeling_molmo.MolmoForCausalLM"},
+         "clip_qkv": None, "initializer_range": 0.02, "layer_norm_eps": 1e-06,
+         "layer_norm_type": "rms", "max_position_embeddings": 4096, "norm_after": False,
+         "tie_word_embeddings": False, "torch_dtype": "float32", "use_cache": True,
+         "use_position_ids": True, "weight_tying": False}
+
+
+def molmo(name, **kw):
+    cfg = dict(MOLMO, _name_or_path=name, **kw)
+    open(f"{name.split('/')[-1].lower()}.config.json", "w").write(json.dumps(cfg, indent=1) + "\n")
+
+
+molmo("allenai/Molmo-7B-D-0924", attention_layer_norm=False, embedding_size=152064,
+      hidden_size=3584, intermediate_size=37888, num_attention_heads=28, num_hidden_layers=28,
+      num_key_value_heads=4, qkv_bias=True, rope_theta=1000000.0, vocab_size=152064)
+molmo("allenai/Molmo-7B-O-0924", attention_layer_norm=True, embedding_size=100352,
+      hidden_size=4096, intermediate_size=22016, num_attention_heads=32, num_hidden_layers=32,
+      num_key_value_heads=32, qkv_bias=False, rope_theta=500000.0, vocab_size=100278)
+# synthetic: qk norms with grouped KV heads (2 of 8), norm_after, a padded embedding
+molmo("tiny-molmo-qknorm-gqa-norm-after", attention_layer_norm=True, hidden_size=256,
+      embedding_size=1024,
+      intermediate_size=1024, num_attention_heads=8, num_hidden_layers=3, num_key_value_heads=2,
+      qkv_bias=True, rope_theta=10000.0, vocab_size=1000, norm_after=True,
+      torch_dtype="bfloat16")
+# (vLLM refuses it: ModelConfig's total_num_kv_heads must be an integer)
+molmo("tiny-molmo-kv-null", attention_layer_norm=False, hidden_size=256, embedding_size=1024,
+      intermediate_size=1024, num_attention_heads=8, num_hidden_layers=2,
+      num_key_value_heads=None, qkv_bias=False, rope_theta=10000.0, vocab_size=1000,
+      torch_dtype="bfloat16")

@@ -11,9 +11,10 @@ A development tool, never run by the tests. From the project root:
         tests/data/weights_census/mm_nemo/record_mm_nemo.py [CASE ...]
 
 It executes ../../kv_spec_census/record_kv_specs.py first for its substitutions (and through
-it ../record_census.py's, whose `record` builds each case), then registers
-nemo_vl_config.py's NemotronNanoVLV2Config for model_type NemotronH_Nano_VL_V2 (the
-checkpoint's remote code, rewritten: that file says how) and its tokenizer stand-in.
+it ../record_census.py's, whose `record` builds each case); that file registers this folder's
+nemo_vl_config.py (NemotronNanoVLV2Config for model_type NemotronH_Nano_VL_V2, and its tokenizer
+stand-in) and molmo_config.py (MolmoConfig for model_type molmo): the checkpoints' remote code,
+rewritten (those files say how).
 """
 # ruff: noqa
 import importlib.util, json, sys
@@ -26,9 +27,7 @@ rks = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(rks)                   # vLLM imported, every substitution applied
 rc = rks.rc
 sys.path.insert(0, str(HERE))
-import nemo_vl_config
 
-nemo_vl_config.register()
 TPS = (1, 2, 4, 8)
 LMO = ("--language-model-only", True)
 DATA = ("--mm-encoder-tp-mode", "data")
@@ -38,6 +37,7 @@ NO_ALL = ("--limit-mm-per-prompt", {"image": 0, "video": 0, "audio": 0})
 OPTIONS = {
     "nvidia-nemotron-nano-12b-v2-vl-bf16": (LMO, DATA, NO_IMAGE, NO_INPUT, NO_ALL),
     "tiny-radio-base-video2": (LMO, DATA),
+    "molmo-7b-d-0924": (LMO, DATA, NO_IMAGE),
 }
 
 
@@ -63,7 +63,7 @@ def main():
     path = HERE / "answers.json"
     answers = (json.loads(path.read_text()) if path.exists() else
                {"vllm_version": rc.vllm.__version__, "torch": rc.torch.__version__, "cases": {}})
-    answers["substitutions"] = rks.SUBSTITUTIONS + nemo_vl_config.SUBSTITUTIONS
+    answers["substitutions"] = rks.SUBSTITUTIONS
     todo = cases()
     for name in sys.argv[1:] or list(todo):
         base, mm = todo[name]
