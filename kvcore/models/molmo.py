@@ -8,9 +8,9 @@ k norm as wide as the KV heads (whole on every rank: vLLM gathers q and k to nor
 embedding has ``embedding_size`` (else ``vocab_size``) rows and 128 more (its added image
 tokens), the untied head ``embedding_size``. vLLM refuses what it cannot build: a
 ``layer_norm_type`` other than rms (an assert), ``weight_tying`` (it ties the head to a
-``model.transformer.wte`` it does not build), a null or absent ``num_key_value_heads`` (its
-ModelConfig's total_num_kv_heads must be an integer); MolmoE's experts (``moe_num_experts``) it would
-build as a dense MLP, which cannot load them: refused too.
+``model.transformer.wte`` it does not build), a null or absent ``num_key_value_heads``
+(its ModelConfig's total_num_kv_heads must be an integer); MolmoE's experts
+(``moe_num_experts``) it would build as a dense MLP, which cannot load them: refused too.
 
 The tower is vLLM's own, whatever the config says (``VisionBackboneConfig``: CLIP ViT-L/14 at
 336 px, 23 layers kept, 577 positions, no patch bias, a pre-LayerNorm), an attention pooling

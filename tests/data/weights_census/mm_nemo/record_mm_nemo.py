@@ -1,7 +1,8 @@
-"""Record what vLLM 0.33 builds, rank by rank, for NVIDIA's Nemotron VL remote-code checkpoints
-(`NemotronH_Nano_VL_V2`, nano_nemotron_vl.py + radio.py): every ``*.config.json`` of this folder at TP
-1, 2, 4 and 8, every rank (parameter count, bytes by dtype, buffers; rank 0's parameters by
-name), and each under the multimodal serving options of OPTIONS (-> answers.json).
+"""Record what vLLM 0.33 builds, rank by rank, for NVIDIA's Nemotron VL remote-code
+checkpoints (`NemotronH_Nano_VL_V2`, nano_nemotron_vl.py + radio.py) and Molmo
+(`MolmoForCausalLM`, molmo.py): every ``*.config.json`` of this folder at TP 1, 2, 4 and 8,
+every rank (parameter count, bytes by dtype, buffers; rank 0's parameters by name), and each
+under the multimodal serving options of OPTIONS (-> answers.json).
 
 A development tool, never run by the tests. From the project root:
 
