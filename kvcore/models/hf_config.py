@@ -48,6 +48,7 @@ from kvcore.models import (
     fp8_ignored,
     int_quant_rank,
     kv_sharing,
+    minicpmo,
     minicpmv,
     modelopt_rank,
     quant_unsized,
@@ -126,6 +127,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     model_type = shown = text_model_type(cfg, c.get("model_type", ""), source)
     if model_type == "minicpmv":    # (the language model its version picks)
         model_type = minicpmv.llm_type(c, source)
+    elif model_type == "minicpmo":
+        model_type = minicpmo.llm_type(c, source)
     model_type = KEYE_TEXT.get(model_type, model_type)     # (Keye-VL's: Qwen3ForCausalLM)
     archs = cfg.get("architectures")
     if (why := refusal(archs)) is not None:

@@ -1,5 +1,5 @@
 """The vision tower and projector vLLM 0.33 builds for the LLaVA family and Mistral 3
-(llava.py, llava_next.py, llava_onevision.py, mistral3.py), per TP rank.
+(llava.py, llava_next.py, llava_onevision.py, llava_next_video.py, mistral3.py), per TP rank.
 
 * The tower (`init_vision_tower_for_llava`): CLIP, SigLIP (`kvcore.models.clip_siglip`) or
   Pixtral (`kvcore.models.pixtral_hf`) by the vision_config's model_type, built only up to the
@@ -10,6 +10,9 @@
   where ``multimodal_projector_bias`` (default true); LLaVA-OneVision's two plain nn.Linear,
   whole on every rank; Mistral 3's RMSNorm, patch merger (vision hidden x spatial_merge_size^2
   in, vision hidden out, a plain nn.Linear) and the two parallel linears (bias default false).
+* LLaVA-NeXT-Video's (llava_next_video.py): two plain nn.Linear (vision hidden, one feature
+  layer whatever the list, to text hidden), whole on every rank, no ``image_newline``; its
+  pooler (``spatial_pool_mode`` average or max) has no parameters; modality video only.
 * LLaVA-NeXT's and OneVision's ``image_newline`` (text hidden, a plain Parameter): kept even
   where vLLM skips the tower (`VisionParams.kept`).
 Absent vision_config: the wrapper's default tower (LLaVA's CLIP-L/336, OneVision's SigLIP
@@ -57,6 +60,9 @@ WRAPPERS = {
                                                       True, "onevision", ("image", "video")),
     "Mistral3ForConditionalGeneration": Wrapper("pixtral", _PIXTRAL_1540, -1, False,
                                                 "mistral3"),
+    # (vLLM's class takes videos only: `get_supported_mm_limits`, its tower marked "video")
+    "LlavaNextVideoForConditionalGeneration": Wrapper("clip_vision_model", _CLIP_336, -2, True,
+                                                      "video", ("video",)),
 }
 
 
@@ -81,6 +87,15 @@ def _built_layers(feature: list[int], n: int, source: str) -> int:
     return max(layers, 0)
 
 
+def _pool_mode(cfg: dict[str, Any], source: str) -> None:
+    """LLaVA-NeXT-Video's pooler: average or max (vLLM refuses its conv pooling)."""
+    mode = cfg.get("spatial_pool_mode", "average")
+    if mode not in ("average", "max"):
+        raise InputError(f"Unknown pooling mode: {clipped(mode)}. Expected [`average`, `max`] "
+                         "(vLLM's LlavaNextVideoPooler)", path=source or None,
+                         field="spatial_pool_mode")
+
+
 def llava_vision_params(cfg: dict[str, Any], arch: str, text_hidden: int,
                         source: str) -> VisionParams:
     w = WRAPPERS[arch]
@@ -103,8 +118,10 @@ def llava_vision_params(cfg: dict[str, Any], arch: str, text_hidden: int,
     given = cfg.get("multimodal_projector_bias")
     bias = w.bias if given is None else bool(given)
     kept = h if w.projector in ("next", "onevision") else 0
+    if w.projector == "video":
+        _pool_mode(cfg, source)
     linears = enc.linears
-    if w.projector == "onevision":
+    if w.projector in ("onevision", "video"):
         split, whole = 0, d * h + h * h + 2 * h * bias
     else:
         inp = d * len(feature) if w.projector == "next" else d

@@ -73,7 +73,8 @@ def apply_mm(g: ModelGeometry, opts: MMOptions | None) -> tuple[ModelGeometry, M
         # every rank holds the whole tower and splits no head (tp_size 1 inside it); Llama 4's
         # projector, outside the encoder, stays split
         g = replace(g, vision_whole=g.vision_params - g.vision_data_split, vision_heads=0,
-                    vision_mlp_width=0,
+                    vision_mlp_width=0, vision_parts=tuple(  # (MiniCPM-o's towers, whole)
+                        p._replace(whole=p.total) for p in g.vision_parts),
                     vision_linears=tuple(lin._replace(split="replicated")
                                          for lin in g.vision_linears))
     limits = tuple((m, opts.limit(m)) for m in g.vision_modalities)

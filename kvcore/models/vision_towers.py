@@ -6,7 +6,8 @@ Gemma 4's vision and audio towers (`kvcore.models.gemma4_towers`), LFM2-VL's Sig
 and Mistral 3's (`kvcore.models.llava`), PaliGemma's (`kvcore.models.paligemma`), InternVL's
 (`kvcore.models.internvl`; its remote-code checkpoints': `kvcore.models.internvl_chat`),
 GLM-4.1V's and GLM-4.5V's (`kvcore.models.glm4v_tower`), Kimi-VL's and Kimi-K2.5's
-(`kvcore.models.moonvit`), MiniCPM-V's (`kvcore.models.minicpmv`), Idefics3's and SmolVLM's
+(`kvcore.models.moonvit`), MiniCPM-V's (`kvcore.models.minicpmv`), MiniCPM-o's
+(`kvcore.models.minicpmo`), Idefics3's and SmolVLM's
 (`kvcore.models.idefics3`), Phi-3-vision's (`kvcore.models.phi3v`), Phi-4-multimodal's
 (`kvcore.models.phi4mm`), Qwen2-Audio's and the omni thinkers' audio and vision towers
 (`kvcore.models.qwen_omni`), DeepSeek-VL2's (`kvcore.models.deepseek_vl2`), ERNIE-4.5-VL's
@@ -29,6 +30,7 @@ from kvcore.models.keye_tower import KEYE_ARCHS, keye_params
 from kvcore.models.lfm2_vl_tower import lfm2_vl_params
 from kvcore.models.llama4_vision import llama4_vision_params
 from kvcore.models.llava import WRAPPERS, llava_vision_params
+from kvcore.models.minicpmo import minicpmo_params
 from kvcore.models.minicpmv import minicpmv_params
 from kvcore.models.molmo import molmo_tower
 from kvcore.models.moonvit import k25_vision_params, kimi_vl_vision_params
@@ -80,6 +82,8 @@ def vision_tower(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
         return k25_vision_params(cfg, hidden, source, DTYPE_BYTES[dtype])
     if arch == "MiniCPMV":
         return minicpmv_params(cfg, hidden, source, DTYPE_BYTES[dtype])
+    if arch == "MiniCPMO":
+        return minicpmo_params(cfg, hidden, source, DTYPE_BYTES[dtype])
     if arch in IDEFICS3_ARCHS:
         return idefics3_vision_params(cfg, hidden, source)
     if arch == "Phi3VForCausalLM":

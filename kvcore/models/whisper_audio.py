@@ -13,6 +13,9 @@ language models (their parameters and buffers, per TP rank of the first stage):
   biased QKVParallelLinear, out_proj, fc1 and fc2 split over TP where the TP size divides
   ``encoder_attention_heads`` (else whole: `disable_tp`, "e.g. TP=8" for 20 heads), ``ln_post``,
   ``proj1`` and ``proj2`` (replicated); the same float32 sinusoid buffer.
+* MiniCPM-o's (minicpmo.py `MiniCPMWhisperEncoder`): transformers' `WhisperEncoder` (the two
+  Conv1d, the learned positions, the layers, a LayerNorm), whole on every rank, its
+  projection apart (`kvcore.models.minicpmo`).
 A Whisper layer: two biased LayerNorms, q, k, v and out projections (k without a bias in
 transformers' encoders), a biased fc1 and fc2. None is built with the quant_config.
 Checked per rank against vLLM's classes on the meta device (tests/data/weights_census/mm_omni/).
@@ -29,7 +32,11 @@ from kvcore.models.vision_keys import tower_config, vision_dim
 AUDIO_DEFAULTS = {"d_model": 1280, "encoder_layers": 32, "encoder_attention_heads": 20,
                   "encoder_ffn_dim": 5120, "num_mel_bins": 128, "max_source_positions": 1500,
                   "output_dim": 3584, "downsample_hidden_size": 480}
+# transformers 5.20.2's WhisperConfig defaults (MiniCPM-o's audio_config)
+WHISPER_DEFAULTS = {"d_model": 384, "encoder_layers": 4, "encoder_attention_heads": 6,
+                    "encoder_ffn_dim": 1536, "num_mel_bins": 80, "max_source_positions": 1500}
 QWEN2_AUDIO, QWEN2_5_OMNI, QWEN3_OMNI = "qwen2_audio", "qwen2_5_omni", "qwen3_omni"
+WHISPER = "whisper"
 
 
 class AudioEncoder(NamedTuple):
@@ -46,9 +53,10 @@ def audio_encoder(cfg: dict[str, Any], kind: str, text_hidden: int,
                   source: str) -> AudioEncoder:
     """The audio encoder (with Qwen2-Audio's projector) of a config's ``audio_config``."""
     a = tower_config(cfg, "audio_config", source)
+    defaults = WHISPER_DEFAULTS if kind == WHISPER else AUDIO_DEFAULTS
 
     def dim(key: str) -> int:
-        return vision_dim(a, AUDIO_DEFAULTS, key, source, key_of="audio_config")
+        return vision_dim(a, defaults, key, source, key_of="audio_config")
 
     d, ffn, n = dim("d_model"), dim("encoder_ffn_dim"), dim("encoder_layers")
     heads, mel, positions = dim("encoder_attention_heads"), dim("num_mel_bins"), dim(
@@ -65,9 +73,11 @@ def audio_encoder(cfg: dict[str, Any], kind: str, text_hidden: int,
                  + 2 * d + d * d + d + d * out + out)
         return AudioEncoder(whole + n * layer_rest, whole, heads, n * layer_rest, sinusoid)
     convs = mel * d * 3 + d + d * d * 3 + d
-    if kind == QWEN2_AUDIO:
-        # the learned positions, the final LayerNorm, the projector to the text model
-        head = positions * d + 2 * d + d * text_hidden + text_hidden
+    if kind in (QWEN2_AUDIO, WHISPER):
+        # the learned positions, the final LayerNorm (Qwen2-Audio's projector to the text model)
+        head = positions * d + 2 * d
+        if kind == QWEN2_AUDIO:
+            head += d * text_hidden + text_hidden
         total = convs + n * (layer_whole + layer_rest) + head
         return AudioEncoder(total, total, 0, 0, 0)
     out = dim("output_dim")
