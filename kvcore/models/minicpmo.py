@@ -63,5 +63,6 @@ def minicpmo_params(cfg: dict[str, Any], text_hidden: int, source: str,
     audio = a.total + projection
     parts = (TowerPart(("image", "video"), v.total, v.whole, v.buffers),
              TowerPart(("audio",), audio, audio, 0))
-    return v._replace(total=v.total + audio, whole=v.whole + audio,
+    # (the buffers are the parts': `kvcore.models.buffers.vision_buffers` sums them)
+    return v._replace(total=v.total + audio, whole=v.whole + audio, buffers=0,
                       modalities=("image", "video", "audio"), parts=parts)

@@ -12,7 +12,7 @@ What vLLM builds with them (recorded per rank in tests/data/weights_census/):
   so its heads (and Qwen2.5-VL's MLP width) must still divide TP;
 * ``--mm-encoder-tp-mode data`` keeps the whole tower on every TP rank (`disable_tp`), no head
   split, where the model class supports it (Qwen3.5, Qwen3-VL, Qwen2-VL, Qwen2.5-VL, GLM-4.xV,
-  Kimi-VL, MiniCPM-V 2.5 on: `VisionParams.data_parallel`); Gemma 3's
+  Kimi-VL, MiniCPM-V 2.5 on, MiniCPM-o: `VisionParams.data_parallel`); Gemma 3's
   does not and vLLM falls back to "weights" with a warning;
 * on a multimodal class whose tower kvcli does not count (`kvcore.models.multimodal_classes`)
   they change nothing kvcli counts;

@@ -38,7 +38,7 @@ def text_model(cfg: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[s
 
 
 def text_config(cfg: dict[str, Any]) -> dict[str, Any]:
-    """The text model's keys: the wrapper's dtype, then the text config's own; the
+    """The text model's keys: the wrapper's dtype (the text config's where it has none); the
     ``tie_word_embeddings`` vLLM builds the head with (`kvcore.models.wrapper_tie`: the
     wrapper's, copied by `VllmConfig.with_hf_config`, for most classes); the wrapper's
     quantization_config over the text config's (with InternVL's AWQ patch:
@@ -47,8 +47,12 @@ def text_config(cfg: dict[str, Any]) -> dict[str, Any]:
     text = cfg.get("text_config") if "text_config" in cfg else cfg.get("llm_config")
     if not isinstance(text, dict):
         return cfg
-    merged = {k: v for k, v in cfg.items() if k in ("torch_dtype", "dtype")}
-    merged.update(text)
+    merged = dict(text)
+    # (vLLM's dtype is the wrapper's, the text config's only where the wrapper gives none:
+    # ModelArchConfigConvertorBase.get_torch_dtype)
+    if wrapper_dtype := {k: v for k in ("torch_dtype", "dtype") if (v := cfg.get(k)) is not None}:
+        merged = {k: v for k, v in merged.items() if k not in ("torch_dtype", "dtype")}
+        merged.update(wrapper_dtype)
     merged.setdefault("model_type", text.get("model_type", cfg.get("model_type", "")))
     if (tie := wrapper_tie(cfg, text)) is not None:
         merged["tie_word_embeddings"] = tie

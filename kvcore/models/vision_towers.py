@@ -43,6 +43,7 @@ from kvcore.models.qwen_vl import qwen_vl_params
 from kvcore.models.radio import radio_params
 from kvcore.models.siglip import gemma3_vision_params
 from kvcore.models.vision_keys import VisionParams
+from kvcore.models.voxtral import voxtral_params
 from kvcore.specs import DTYPE_BYTES
 
 QWEN3_VL = ("Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration")
@@ -100,6 +101,8 @@ def vision_tower(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
         return molmo_tower(cfg, hidden)
     if arch == "NemotronH_Nano_VL_V2":
         return radio_params(cfg, hidden, source)
+    if arch == "VoxtralForConditionalGeneration":   # (an HF config.json: refused, as vLLM)
+        return voxtral_params(cfg, source)
     if arch in AUDIO_ARCHS:
         return audio_towers(cfg, arch, hidden, source, dtype)
     if (towers := multimodal_towers(cfg, arch, hidden, dtype, source)) is not None:
