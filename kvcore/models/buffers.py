@@ -41,6 +41,8 @@ from kvcore.models.ernie45 import ERNIE_VL
 from kvcore.models.fp8_renames import architecture
 from kvcore.models.gemma_buffers import gemma_rope_caches, gemma_scalars
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.interns1_pro import ARCH as INTERNS1_PRO
+from kvcore.models.interns1_pro import fope_rank_buffer_bytes
 from kvcore.models.k2_horizon import k2_rope_dim
 from kvcore.models.qwen3_5 import QWEN3_5_TYPES, VISION_DEFAULTS
 from kvcore.models.qwen_vl import rotary_buffer_bytes
@@ -166,7 +168,7 @@ def vision_buffers(cfg: dict[str, Any], g: ModelGeometry) -> int:
                     // vision_dim(v, SIGLIP_DEFAULTS, "patch_size", g.source)) ** 2
     if arch in QWEN2_VL:
         return rotary_buffer_bytes(cfg, arch, DTYPE_BYTES[g.dtype])
-    if g.model_type in QWEN3_5_TYPES or arch in QWEN3_VL:
+    if g.model_type in QWEN3_5_TYPES or arch in QWEN3_VL or arch == INTERNS1_PRO:
         # (a null key is its class default, as the tower's parameters read it)
         v = vision_config(cfg, g.source)
         width = vision_dim(v, VISION_DEFAULTS, "hidden_size", g.source)
@@ -197,6 +199,9 @@ def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = 
         # (ERNIE-4.5-VL's caches are one a layer, all alike: a stage holds its layers')
         caches = g.rope_caches[:attn] if g.model_type == ERNIE_VL else g.rope_caches
         n += sum(c.nbytes for c in caches)
+        if g.fope_freqs:    # (Intern-S1-Pro's, its KV heads a rank)
+            n += fope_rank_buffer_bytes(g.fope_freqs, g.num_kv_heads, tp, g.head_dim,
+                                        g.max_position_embeddings, DTYPE_BYTES[g.dtype])
     if g.model_type in _GEMMA:
         n += DTYPE_BYTES[g.dtype]
     n += g.class_buffers

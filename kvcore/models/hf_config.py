@@ -54,6 +54,7 @@ from kvcore.models import (
     quant_unsized,
 )
 from kvcore.models.buffers import rope_caches, vision_buffers
+from kvcore.models.interns1_pro import fope_freqs
 from kvcore.models.class_defaults import CLASS_DEFAULTS, MODEL_TYPE_DEFAULTS
 from kvcore.models.classic_blocks import classic_block
 from kvcore.models.config_aliases import MAX_LAYERS
@@ -301,6 +302,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         g = replace(g, zamba=zamba2_blocks(c, source), weights_unmodelled=(
             "a quantised Zamba2 checkpoint's weights" if g.quantization else ""))
     rope_keys = pangu_rope_keys(c) if model_type == PANGU_ULTRA_MOE else c
-    return replace(g, rope_caches=rope_caches(rope_keys, g, get),
+    # (Intern-S1-Pro's FoPE: its own parameters and cache, in place of the RoPE cache)
+    g = replace(g, fope_freqs=fope_freqs(cfg, g.head_dim, g.max_position_embeddings, source))
+    return replace(g, rope_caches=() if g.fope_freqs else rope_caches(rope_keys, g, get),
                    vision_buffers=vision.buffers + vision_buffers(cfg, g),
                    weights_unmodelled=g.weights_unmodelled or quant_unsized.why(g))

@@ -13,6 +13,7 @@ from kvcore.errors import InputError, clipped
 from kvcore.models.config_aliases import canonical
 from kvcore.models.deepseek_vl2 import language_as_text
 from kvcore.models.dtypes import dtype_names
+from kvcore.models.interns1_pro import as_built
 from kvcore.models.internvl_chat import awq_patched
 from kvcore.models.molmo import MOLMO, molmo_text
 from kvcore.models.qwen_omni import thinker
@@ -25,7 +26,7 @@ def text_model(cfg: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[s
     n_layer, ChatGLM's num_layers, ...); a ``model_type`` or dtype of the wrong type refused,
     the wrapper's too (its own were skipped for its text config's; transformers cannot load
     it)."""
-    cfg = language_as_text(thinker(cfg, source))
+    cfg = as_built(language_as_text(thinker(cfg, source)), source)   # (Intern-S1-Pro's)
     c = canonical(text_config(cfg), source)
     if c.get("model_type") == MOLMO:    # (its fused MLP width, padded vocabulary, ...)
         c = molmo_text(c, source)

@@ -24,6 +24,7 @@ from kvcore.models.ernie45_vl_tower import ernie_vl_params
 from kvcore.models.gemma4_towers import multimodal_towers
 from kvcore.models.glm4v_tower import GLM4V_ARCHS, glm4v_vision_params
 from kvcore.models.idefics3 import IDEFICS3_ARCHS, idefics3_vision_params
+from kvcore.models.interns1_pro import ARCH as INTERNS1_PRO
 from kvcore.models.internvl import internvl_vision_params
 from kvcore.models.internvl_chat import CHAT_ARCHS, internvl_chat_params
 from kvcore.models.keye_tower import KEYE_ARCHS, keye_params
@@ -59,6 +60,8 @@ def vision_tower(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
         return vision_tower_params(cfg, source)
     if arch in QWEN3_VL:
         return vision_tower_params(cfg, source, qwen3_vl=True)     # (Qwen3_VisionTransformer)
+    if arch == INTERNS1_PRO:     # (Qwen3-VL's tower; no deepstack unless listed)
+        return vision_tower_params(cfg, source)
     if arch in QWEN2_VL:
         return qwen_vl_params(cfg, arch, source)
     if arch == "Gemma3ForConditionalGeneration":

@@ -48,6 +48,7 @@ from kvcore.models import rank_params as rp
 from kvcore.models.ernie45 import vision_experts_layer
 from kvcore.models.fp8_ignored import layer_skips
 from kvcore.models.gemma_weights import gemma_rank_params
+from kvcore.models.interns1_pro import fope_rank_params
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.kv_cache_quant import NO_QUANT_ATTENTION
 from kvcore.models.longcat import LONGCAT, longcat_ledger
@@ -104,6 +105,10 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
         led.model += tower
         led.layer += tower_fp8
         led.fp32 += tower_scales
+    if g.fope_freqs and any(layer_range is None or i in layer_range
+                            for i in range(g.num_layers)):
+        # (Intern-S1-Pro's FoPE coefficients: one module for a stage's layers, get_rope's cache)
+        led.model += fope_rank_params(g.fope_freqs, g.num_kv_heads, tp)
     shared = rp.shared_width(g)
     whole = g
     for i, kind in enumerate(whole.layer_kinds):
