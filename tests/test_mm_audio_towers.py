@@ -24,7 +24,7 @@ from tests.census_rows import case_geometry, case_mm, refused_tps, vllms_words
 DATA = Path(__file__).parent / "data" / "weights_census" / "mm_audio"
 ANSWERS = json.loads((DATA / "answers.json").read_text())
 CASES, KV = ANSWERS["cases"], ANSWERS["kv_specs"]
-TOWERS = ("llava-next-video", "minicpm-o", "tiny-llava", "tiny-minicpm")
+TOWERS = ("llava-next-video", "minicpm-o", "tiny-llava", "tiny-minicpm", "tiny-intern")
 
 
 def _config(base: str) -> dict:
@@ -43,10 +43,10 @@ REFUSED = [p for p in refused_tps(CASES) if p.values[0].startswith(TOWERS)]
 
 @pytest.mark.parametrize(("name", "tp"), REFUSED)
 def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
-    """MiniCPM-o 2.6's 28 heads at TP 8, the tiny text models' 4 at TP 8, the tiny LLaVA-NeXT-
-    Video's 6 tower heads at TP 4 and 8 (its text model's 4 divided by 4; the tower is still
-    constructed when dropped)."""
-    assert len(REFUSED) == 14
+    """MiniCPM-o 2.6's 28 heads at TP 8, the tiny text models' 4 at TP 8 (Intern-S1-Pro's too),
+    the tiny LLaVA-NeXT-Video's 6 tower heads at TP 4 and 8 (its text model's 4 divided by 4;
+    the tower is still constructed when dropped)."""
+    assert len(REFUSED) == 16
     assert CASES[name]["tp"][str(tp)][0]["refused"].startswith("AssertionError")
     g = case_geometry(DATA, CASES, name, applied=False)
     with pytest.raises(InputError) as e:
@@ -114,8 +114,8 @@ def test_minicpmo_builds_the_language_model_of_its_version(base: str, cls: str,
 
 @pytest.mark.parametrize(("version", "message"), [
     ("2.5", "'2.5': vLLM's MiniCPMO supports versions 2.6, 4.5"),
-    ("x.6", "Invalid model version format in config: 'x.6'. Expected a dot-separated version "
-            "string like '4.5'.")])
+    ("x.6", ("Invalid model version format in config: 'x.6'. Expected a dot-separated version "
+            "string like '4.5'."))])
 def test_minicpmo_versions_vllm_does_not_build_are_refused(version: str, message: str) -> None:
     with pytest.raises(InputError) as e:
         read_hf_config({**_config("tiny-minicpm-o-4_5"), "version": version},
@@ -150,8 +150,8 @@ def test_voxtral_hf_config_is_refused_as_vllm_refuses_it() -> None:
     lacks: every TP refused, the KV-spec build too; kvcli refuses in one line (exit 2)."""
     case = CASES["voxtral-mini-3b-2507"]
     words = {vllms_words(r[0]["refused"]) for r in case["tp"].values()}
-    assert words == {"AttributeError: 'VoxtralEncoderConfig' object has no attribute "
-                     "'downsample_factor'"}
+    assert words == {("AttributeError: 'VoxtralEncoderConfig' object has no attribute "
+                     "'downsample_factor'")}
     assert KV["voxtral-mini-3b-2507"]["skipped"] == words.pop()
     for base in ("voxtral-mini-3b-2507", "voxtral-small-24b-2507"):
         res = CliRunner().invoke(app, ["config", "--model-config",

@@ -28,7 +28,8 @@ FOLDERS = {"llava_towers": (19, 39), "glm_kimi_towers": (5, 18), "llama4_moe": (
            "internvl_chat": (22, 48), "mm_minicpm_idefics_phi": (16, 44), "mm_omni": (4, 17),
            "mm_omni/deepseek_vl2": (3, 8), "quant_towers3": (86, 97),
            "mm_ernie": (10, 19),
-           "mm_nemo": (7, 17)}
+           "mm_nemo": (7, 17),
+           "mm_audio": (10, 28)}
 # (quantised checkpoints: packed tensors count otherwise than kvcli's parameters, and a case
 # vLLM refuses at TP 1; their refusals and warnings are tests/test_quant_towers3.py's)
 QUANTISED = ("quant_towers3",)

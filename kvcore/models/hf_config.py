@@ -54,7 +54,6 @@ from kvcore.models import (
     quant_unsized,
 )
 from kvcore.models.buffers import rope_caches, vision_buffers
-from kvcore.models.interns1_pro import fope_freqs
 from kvcore.models.class_defaults import CLASS_DEFAULTS, MODEL_TYPE_DEFAULTS
 from kvcore.models.classic_blocks import classic_block
 from kvcore.models.config_aliases import MAX_LAYERS
@@ -76,6 +75,7 @@ from kvcore.models.dtypes import config_dtype
 from kvcore.models.ernie45 import ERNIE_MOE, ERNIE_VL, ernie_fields, text_keys
 from kvcore.models.fp8_renames import architecture
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.interns1_pro import fope_freqs
 from kvcore.models.internvl_chat import llm_refusal
 from kvcore.models.jamba import jamba_layout
 from kvcore.models.k2_horizon import K2_HORIZON, k2_horizon_fields
