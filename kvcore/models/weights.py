@@ -48,8 +48,8 @@ from kvcore.models import rank_params as rp
 from kvcore.models.ernie45 import vision_experts_layer
 from kvcore.models.fp8_ignored import layer_skips
 from kvcore.models.gemma_weights import gemma_rank_params
-from kvcore.models.interns1_pro import fope_rank_params
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.interns1_pro import fope_rank_params
 from kvcore.models.kv_cache_quant import NO_QUANT_ATTENTION
 from kvcore.models.longcat import LONGCAT, longcat_ledger
 from kvcore.models.mamba_only import MAMBA_ONLY_TYPES
