@@ -15,17 +15,16 @@ from kvcore.models.multimodal_classes import MULTIMODAL_CLASSES
 
 DATA = Path(__file__).parent / "data"
 runner = CliRunner()
-# (a LLaVA-NeXT-Video config with a Llama-2-7B-shaped text model: its CLIP tower and projector
-# are not counted)
-UNCOUNTED = {"architectures": ["LlavaNextVideoForConditionalGeneration"],
-             "model_type": "llava_next_video", "torch_dtype": "float16",
+# (a Voxtral config with a Llama-2-7B-shaped text model, its audio_config giving the
+# downsample_factor vLLM reads: its Whisper encoder and adapter are not counted)
+UNCOUNTED = {"architectures": ["VoxtralForConditionalGeneration"],
+             "model_type": "voxtral", "torch_dtype": "float16",
              "text_config": {"model_type": "llama", "hidden_size": 4096,
                              "intermediate_size": 11008, "num_hidden_layers": 32,
                              "num_attention_heads": 32, "num_key_value_heads": 32,
                              "vocab_size": 32064, "max_position_embeddings": 4096},
-             "vision_config": {"model_type": "clip_vision_model", "hidden_size": 1024,
-                               "num_hidden_layers": 24, "num_attention_heads": 16}}
-SAID = ("llava_next_video's multimodal tower (LlavaNextVideoForConditionalGeneration's vision "
+             "audio_config": {"model_type": "voxtral_encoder", "downsample_factor": 4}}
+SAID = ("voxtral's multimodal tower (VoxtralForConditionalGeneration's vision "
         "or audio encoder and its projector) is not counted: kvcli does not model it, so its "
         "weights are the language model's alone and the KV memory is over-estimated by the "
         "tower's weights: give the weights' known size (--weights-gib), or --num-blocks, or "
@@ -57,8 +56,8 @@ def test_nothing_said_where_vllm_builds_no_tower_or_the_weights_are_given(tmp_pa
     res = runner.invoke(app, ["config", "--model-config", path, "--gpu-memory-gib", "80",
                               "--language-model-only", "--json"])
     assert json.loads(res.stdout)["warnings"] == [(
-        "option --language-model-only: no effect on kvcli's count of llava_next_video, whose "
-        "LlavaNextVideoForConditionalGeneration tower it does not count either way")]
+        "option --language-model-only: no effect on kvcli's count of voxtral, whose "
+        "VoxtralForConditionalGeneration tower it does not count either way")]
     for more in (["--weights-gib", "14"], ["--num-blocks", "300"]):
         res = runner.invoke(app, ["config", "--model-config", path, "--gpu-memory-gib", "80",
                                   *more, "--json"])
