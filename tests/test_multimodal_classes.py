@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
@@ -17,7 +18,7 @@ DATA = Path(__file__).parent / "data"
 runner = CliRunner()
 # (a Voxtral config with a Llama-2-7B-shaped text model, its audio_config giving the
 # downsample_factor vLLM reads: its Whisper encoder and adapter are not counted)
-UNCOUNTED = {"architectures": ["VoxtralForConditionalGeneration"],
+UNCOUNTED: dict[str, Any] = {"architectures": ["VoxtralForConditionalGeneration"],
              "model_type": "voxtral", "torch_dtype": "float16",
              "text_config": {"model_type": "llama", "hidden_size": 4096,
                              "intermediate_size": 11008, "num_hidden_layers": 32,
