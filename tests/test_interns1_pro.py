@@ -10,10 +10,13 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from kvcli.app import app
 from kvcore.errors import InputError
 from kvcore.models.buffers import estimate_buffer_bytes
 from kvcore.models.hf_config import read_hf_config
+from kvcore.models.weights import estimate_weights_bytes
 
 DATA = Path(__file__).parent / "data" / "weights_census" / "mm_audio"
 CASES = json.loads((DATA / "answers.json").read_text())["cases"]
@@ -82,3 +85,22 @@ def test_fope_settings_vllm_cannot_build_are_refused(rope: dict, field: str, wor
         read_hf_config(cfg, source="config.json")
     assert e.value.field == field and e.value.message.startswith(words)
     assert "\n" not in str(e.value)
+
+
+def test_fp8_checkpoint_keeps_what_its_list_names_unquantised() -> None:
+    """The published fp8 checkpoint's modules_to_not_convert names the router gates and every
+    tower module by the checkpoint's paths (model.language_model..., model.visual...), which
+    vLLM renames by the class's mapper before matching: kvcli quantised the gates and the tower
+    before (239,016,960 B short a rank at TP 8). 141 GiB at TP 8: 31,113 blocks before (the
+    tower uncounted), 30,906 now."""
+    g = read_hf_config(_config("intern-s1-pro"))
+    rank = CASES["intern-s1-pro"]["tp"]["8"][0]
+    assert rank["param_bytes_by_dtype"] == {"bfloat16": 805_429_908,
+                                            "float8_e4m3fn": 114_435_293_184,
+                                            "float32": 111_103_488}
+    assert estimate_weights_bytes(g, 8) == sum(rank["param_bytes_by_dtype"].values())
+    path = str(DATA / "intern-s1-pro.config.json")
+    res = CliRunner().invoke(app, ["config", "--model-config", path, "--gpu-memory-gib", "141",
+                                   "--tensor-parallel-size", "8", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["num_blocks"] == 30_906

@@ -35,6 +35,7 @@ _RENAMES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ..
     "Qwen3_5MoeForConditionalGeneration": _QWEN3_5_VL,
     "Qwen3VLForConditionalGeneration": _QWEN3_5_VL,
     "Qwen3VLMoeForConditionalGeneration": _QWEN3_5_VL,
+    "InternS1ProForConditionalGeneration": _QWEN3_5_VL,    # (interns1_pro.py: the same three)
     "Qwen2VLForConditionalGeneration": _QWEN2_VL,
     "Qwen2_5_VLForConditionalGeneration": _QWEN2_VL,
     "Gemma3ForConditionalGeneration": ((), (
