@@ -17,8 +17,9 @@ VLLM_KV_CACHE_DTYPES = (
     "turboquant_3bit_nc", "octave_k3v4", "octave_k3v3", "octave_k3v3_compact",
     "ultraquant_4bit", "int4_per_token_head", "int8_per_token_head", "fp8_per_token_head",
     "nvfp4", "nvfp4_4over6")
-# the ones kvcli sizes and times: a plain element of 2 or 1 bytes, no scales in the page
-KV_CACHE_DTYPES = ("auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2")
+# the ones kvcli sizes and times: a plain element of 2 or 1 bytes, no scales in the page, and
+# sparse MLA's fp8_ds_mla (656 bytes a token; refused beside other models as vLLM refuses it)
+KV_CACHE_DTYPES = ("auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla")
 # kvcli's older spellings (`kvcli config` listed fp16|bf16|fp32): still read, not listed
 KV_CACHE_DTYPE_ALIASES = {"fp16": "float16", "half": "float16", "bf16": "bfloat16"}
 

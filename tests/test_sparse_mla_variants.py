@@ -23,9 +23,8 @@ from kvcore.specs import SizingContext
 
 DATA = Path(__file__).resolve().parent / "data" / "sparse_mla"
 VARIANTS = json.loads((DATA / "variants.json").read_text())
-# (kvcli's cache dtypes: what the recorded checks cover beside vLLM's fp8_ds_mla, which kvcli's
-# value table refuses by name)
-MODELLED = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2")
+# (every cache dtype the recorded checks cover; fp8_ds_mla named is fp8's layout)
+MODELLED = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla")
 # (reasons this CPU gives that an H100 does not: no FlashAttention MLA kernel here, and no
 # FlashInfer; vLLM 0.33 pins a FlashInfer with the SM90 MLA feature)
 MACHINE = ("FlashAttention MLA not supported on this device",

@@ -37,6 +37,7 @@ from kvcore.models.geometry import MlaGeometry, ModelGeometry
 from kvcore.models.kv_cache_quant import engine_kv_dtype
 from kvcore.models.nemotron_h import PERF_EXPERT_DEFAULTS
 from kvcore.models.quantization import auto_kv_dtype
+from kvcore.models.sparse_mla import refuse_ds_mla
 from kvcore.specs import DTYPE_BYTES
 
 # perf.py's `_QUANT_WEIGHT_BYTE_SIZE`: the weight byte size per quantisation config name.
@@ -112,6 +113,7 @@ def vllm_shape(g: ModelGeometry, *, tp: int = 1, kv_cache_dtype: str = "auto",
     if kv_cache_dtype not in KV_CACHE_DTYPES:
         raise InputError(f"unknown KV cache dtype {kv_cache_dtype!r}; one of "
                          f"{', '.join(KV_CACHE_DTYPES)}", field="kv_cache_dtype")
+    refuse_ds_mla(g, kv_cache_dtype)
     a = DTYPE_BYTES[g.dtype]
     # (perf.py reads the cache dtype vLLM resolved: a ModelOpt checkpoint's "auto" its algorithm;
     # a compressed-tensors kv_cache_scheme's fp8 at TP 1 only, `engine_kv_dtype`)

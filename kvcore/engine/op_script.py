@@ -57,6 +57,8 @@ class ScriptConfig:
     model: str | None = None         # where `specs` came from (for people)
     # the multimodal options that changed nothing, as (the option's field, why): to be said
     mm_notes: tuple[tuple[str, str], ...] = ()
+    # the config's file and line, where a model refuses one of its keys (its block_size)
+    where: tuple[str, int] | None = None
 
 
 @dataclass(slots=True)
@@ -169,7 +171,7 @@ def parse_config(obj: Any, path: str, line: int) -> ScriptConfig:
                              "block_size", path=path, line=line, field="groups")
     return ScriptConfig(groups, block_size, num_blocks, cfg["hash"], cfg["hash_seed"],
                         max_model_len, cfg["full_sequence_must_fit"], cfg["kv_events"],
-                        given=frozenset(obj))
+                        given=frozenset(obj), where=(path, line))
 
 
 def check_op(op: Op, path: str) -> dict:

@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvcore.engine.op_script import ScriptConfig
 from kvcore.errors import InputError
 from kvcore.mm_options import MMOptions
+
+if TYPE_CHECKING:
+    from kvcore.sizing.result import SizingResult
 
 
 def _positive(name: str, v: int | None) -> None:
@@ -62,16 +65,16 @@ def with_model(cfg: ScriptConfig, *, model: str | None = None, model_config: str
         cfg.mm_notes = tuple((k, why) for k in mm.given_fields)
     if not has_model:
         return cfg
-    from kvcore.sizing.resolve import resolve_kv_cache_config
-
     keep_len = max_model_len is not None or "max_model_len" in cfg.given
-    res = resolve_kv_cache_config(
-        model, model_config=model_config, layers=layers,
-        gpu_memory_gib=gpu_memory_gib, block_size=sizing_block(cfg, block_size),
-        max_model_len=cfg.max_model_len if keep_len else None, max_concurrent_batches=1,
-        num_blocks=None if gpu_memory_gib is not None else cfg.num_blocks,
-        check_memory=False, mm=mm if gpu_memory_gib is not None else None,
-        **{k: geometry.get(k) for k in GEOMETRY_KEYS})  # type: ignore[arg-type]
+    try:
+        res = _resolve(cfg, model, model_config, layers, gpu_memory_gib, block_size, keep_len,
+                       mm, geometry)
+    except InputError as err:
+        if err.field != "block_size" or block_size is not None or cfg.where is None:
+            raise
+        # (the script's own block_size refused: its file and line, as a trace's config line)
+        raise InputError(err.message, path=cfg.where[0], line=cfg.where[1],
+                         field="config.block_size") from None
     if gpu_memory_gib is not None and res.mm is not None:
         cfg.mm_notes = res.mm.notes
     cfg.specs = list(res.config.kv_cache_groups)
@@ -82,12 +85,25 @@ def with_model(cfg: ScriptConfig, *, model: str | None = None, model_config: str
     return cfg
 
 
+def _resolve(cfg: ScriptConfig, model: str | None, model_config: str | None,
+             layers: int | None, gpu_memory_gib: float | None, block_size: int | None,
+             keep_len: bool, mm: MMOptions, geometry: dict) -> SizingResult:
+    from kvcore.sizing.resolve import resolve_kv_cache_config
+
+    return resolve_kv_cache_config(
+        model, model_config=model_config, layers=layers,
+        gpu_memory_gib=gpu_memory_gib, block_size=sizing_block(cfg, block_size),
+        max_model_len=cfg.max_model_len if keep_len else None, max_concurrent_batches=1,
+        num_blocks=None if gpu_memory_gib is not None else cfg.num_blocks,
+        check_memory=False, mm=mm if gpu_memory_gib is not None else None,
+        **{k: geometry.get(k) for k in GEOMETRY_KEYS})  # type: ignore[arg-type]
+
+
 def sizing_block(cfg: ScriptConfig, given: int | None) -> int | None:
     """The block size a model is sized at: the caller's or the script's, None (vLLM's default
-    16, raised for a sparse MLA model) where neither moved it from 16."""
-    from kvcore.models.worker_specs import DEFAULT_BLOCK_SIZE
-
-    return cfg.block_size if given is not None or cfg.block_size != DEFAULT_BLOCK_SIZE else None
+    16, raised for a sparse MLA model) where neither gave one. A given 16 stays given (it
+    read as unset, so a sparse MLA model ran at 64 where `kvcli config` refuses 16)."""
+    return cfg.block_size if given is not None or "block_size" in cfg.given else None
 
 
 def group_config(spec) -> dict:

@@ -10,6 +10,7 @@ from typing import Any
 
 from kvcore.engine.op_script import Op, ScriptConfig, check_op
 from kvcore.errors import InputError
+from kvcore.group_specs import scheduler_groups
 from kvcore.hashing import BlockHasher
 from kvcore.host_memory import check_pool_fits
 from kvcore.kv_cache_manager import KVCacheManager, KVCachePoolConfig
@@ -24,7 +25,10 @@ def build_manager(cfg: ScriptConfig, tracer=None) -> KVCacheManager:
     A pool too large for this machine's memory is refused first (`kvcore.host_memory`)."""
     check_pool_fits(cfg.num_blocks)
     if cfg.specs is not None:
-        return KVCacheManager(KVCachePoolConfig(cfg.num_blocks, list(cfg.specs)), cfg.max_model_len,
+        # (as vLLM's scheduler gets them: a uniform-type group, sparse MLA's, by its first
+        # layer's spec; the whole group crashed the manager registry)
+        specs = scheduler_groups(list(cfg.specs))
+        return KVCacheManager(KVCachePoolConfig(cfg.num_blocks, specs), cfg.max_model_len,
                               max_in_flight_tokens=cfg.max_model_len, enable_caching=True,
                               log_stats=True, enable_kv_cache_events=cfg.kv_events,
                               tracer=tracer)

@@ -27,8 +27,10 @@ recorded from vLLM on the meta device in tests/data/sparse_mla/:
   (`IndexerGeometry.in_layer`).
 
 Recorded: tests/data/sparse_mla/answers.json (bf16) and variants.json (the quantised caches,
-IndexCache, each backend's checks). Not modelled: Blackwell's backends; ``fp8_ds_mla`` and
-``nvfp4_ds_mla`` named as --kv-cache-dtype (kvcli's value table refuses them).
+IndexCache, each backend's checks). ``fp8_ds_mla`` named as --kv-cache-dtype is ``fp8`` on a
+sparse model (FLASHMLA_SPARSE lists both) and on any other no backend an H100 has lists it
+(tests/data/sparse_mla/ds_mla_dense.json): `refuse_ds_mla`. Not modelled: Blackwell's backends;
+``nvfp4_ds_mla`` (kvcli's value table refuses it).
 """
 
 from __future__ import annotations
@@ -48,8 +50,11 @@ SPARSE_BLOCK = 64
 _QUANT_BLOCK = 128
 # The cache dtype the backend an H100 picks runs a --kv-cache-dtype as (the latent's
 # cache_dtype_str): fp8 is FLASHMLA_SPARSE's fp8_ds_mla, fp8_e4m3 FLASHINFER_MLA_SPARSE_SM90's
+# (fp8_ds_mla named: FLASHMLA_SPARSE lists it beside fp8, the same layout)
 _HOPPER_CACHE = {"auto": "auto", "bfloat16": "bfloat16", "fp8": "fp8_ds_mla",
-                 "fp8_e4m3": "fp8_e4m3"}
+                 "fp8_ds_mla": "fp8_ds_mla", "fp8_e4m3": "fp8_e4m3"}
+# DeepSeek's packed fp8 MLA layout, which only the sparse backends list
+DS_MLA = "fp8_ds_mla"
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,9 +128,20 @@ def sparse_cache_dtype(kv_cache_dtype: str) -> str:
     if cache is None:
         raise InputError(f"{kv_cache_dtype!r}: vLLM 0.33 finds no attention backend for a "
                          "sparse MLA model (DeepSeek-V3.2's indexer) with this KV cache on "
-                         "Hopper; its sparse backends take auto, bfloat16, fp8 (as fp8_ds_mla) "
-                         "and fp8_e4m3", field="kv_cache_dtype")
+                         "Hopper; its sparse backends take auto, bfloat16, fp8 (as fp8_ds_mla), "
+                         "fp8_ds_mla and fp8_e4m3", field="kv_cache_dtype")
     return cache
+
+
+def refuse_ds_mla(g: ModelGeometry, kv_cache_dtype: str) -> None:
+    """vLLM's "No valid attention backend found" for fp8_ds_mla on a model that is not sparse
+    MLA: of an H100's dense backends (FlashAttention, FlashInfer, Triton, FlashMLA, ...) none
+    lists the dtype."""
+    if kv_cache_dtype == DS_MLA and (g.mla is None or g.mla.indexer is None):
+        kind = "MLA" if g.mla is not None else "attention"
+        raise InputError(f"'{DS_MLA}' with {g.name}: vLLM 0.33 finds no {kind} backend for it "
+                         "on Hopper; fp8_ds_mla is the sparse MLA backends' layout "
+                         "(DeepSeek-V3.2, GLM-5); use fp8", field="kv_cache_dtype")
 
 
 def sparse_layer_specs(name: str, layer: int, indexer: IndexerGeometry, latent: int,
@@ -135,6 +151,7 @@ def sparse_layer_specs(name: str, layer: int, indexer: IndexerGeometry, latent: 
     layer has one, then the latent one."""
     cache = sparse_cache_dtype(kv_cache_dtype)
     bs = sparse_block_size(block_size)
+    kv_dtype = "fp8" if kv_dtype == DS_MLA else kv_dtype     # (its elements: fp8 and scales)
     out: dict[str, KVCacheSpec] = {}
     own = indexer.in_layer(layer)
     if own:
@@ -151,3 +168,13 @@ def layer_geometry(g: ModelGeometry, layer: int) -> ModelGeometry:
     if g.mla is None or ix is None or ix.in_layer(layer):
         return g
     return replace(g, mla=replace(g.mla, indexer=None))
+
+
+def stored_kv_dtype(g: ModelGeometry, kv_cache_dtype: str) -> str:
+    """The KV cache dtype vLLM stores for ``kv_cache_dtype`` (resolved): the model's for auto;
+    on a sparse model the latent's layout (``fp8`` is stored as fp8_ds_mla)."""
+    if kv_cache_dtype == "auto":
+        return g.dtype
+    if g.mla is not None and g.mla.indexer is not None:
+        return sparse_cache_dtype(kv_cache_dtype)
+    return kv_cache_dtype

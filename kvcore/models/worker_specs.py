@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.mamba_spec import model_mamba_spec
-from kvcore.models.sparse_mla import sparse_layer_specs
+from kvcore.models.sparse_mla import refuse_ds_mla, sparse_layer_specs
 from kvcore.specs import (
     ChunkedLocalAttentionSpec,
     FullAttentionSpec,
@@ -68,6 +68,7 @@ def layer_specs(g: ModelGeometry, *, block_size: int | None = None, kv_cache_dty
     ``block_size``: --block-size, None when not given (vLLM's default 16, which it raises for
     a sparse MLA model's backends where an explicit size stays or fails)."""
     given_block, block_size = block_size, DEFAULT_BLOCK_SIZE if block_size is None else block_size
+    refuse_ds_mla(g, kv_cache_dtype)
     kv_dtype = g.dtype if kv_cache_dtype == "auto" else kv_cache_dtype
     heads = kv_heads_per_worker(g.num_kv_heads, tp)
     mamba = None

@@ -1,7 +1,8 @@
 """Human-readable formulas and the JSON document for a `SizingResult` (used by `kvcli config`).
 
 JSON keys (stable):
-  model, source, layers (count), layer_kinds ({kind: count}), dtype, kv_cache_dtype,
+  model, source, layers (count), layer_kinds ({kind: count}), dtype, kv_cache_dtype (as
+  vLLM stores it: a sparse MLA model's fp8 is fp8_ds_mla, `kvcore.models.sparse_mla`),
   block_size (smallest group block size), max_model_len, max_num_batched_tokens,
   max_in_flight_tokens, tensor_parallel_size, pipeline_parallel_size,
   memory: {gpu_memory_gib, gpu_memory_utilization, weights_gib, weights_estimated,

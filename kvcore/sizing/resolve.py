@@ -20,6 +20,7 @@ from kvcore.models.geometry import ModelGeometry
 from kvcore.models.mamba_only import prefix_caching
 from kvcore.models.mm_serving import apply_mm
 from kvcore.models.quantization import auto_kv_dtype
+from kvcore.models.sparse_mla import DS_MLA, stored_kv_dtype
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.models.worker_specs import DEFAULT_BLOCK_SIZE, layer_specs
 from kvcore.prefix_match import resolve_block_sizes
@@ -43,7 +44,7 @@ from kvcore.sizing_context import DEFAULT_GPU_MEMORY_UTILIZATION, DEFAULT_MAX_NU
 from kvcore.specs import DTYPE_BYTES, SizingContext
 
 KV_CACHE_DTYPES = {"auto": "auto", "fp8": "fp8", "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2",
-                   **DTYPE_ALIASES}
+                   DS_MLA: DS_MLA, **DTYPE_ALIASES}
 
 
 def resolve_kv_cache_config(
@@ -86,7 +87,7 @@ def resolve_kv_cache_config(
     g, mm_state = apply_mm(g, mm)
     enable_prefix_caching = prefix_caching(g, enable_prefix_caching)  # (None: vLLM's default)
     kv_dtype = normalize_dtype(auto_kv_dtype(g, kv_cache_dtype), "kv_cache_dtype", KV_CACHE_DTYPES)
-    if kv_dtype != "auto" and kv_dtype not in DTYPE_BYTES:
+    if kv_dtype not in ("auto", DS_MLA) and kv_dtype not in DTYPE_BYTES:
         raise InputError(f"unsupported KV cache dtype {kv_cache_dtype!r}", field="kv_cache_dtype")
     check_counts(block_size=DEFAULT_BLOCK_SIZE if block_size is None else block_size,
                  max_num_batched_tokens=max_num_batched_tokens,
@@ -200,6 +201,6 @@ def resolve_kv_cache_config(
     if stages:
         cap = cap._replace(bytes_per_block=per_block)
     return SizingResult(config, ctx, g, available if memory is None else memory, weights,
-                        estimated, cap, g.dtype if kv_dtype == "auto" else kv_dtype,
+                        estimated, cap, stored_kv_dtype(g, kv_dtype),
                         prefix_match_unit, enable_prefix_caching, tuple(stages), spec_draft,
                         draft_weights, mm_state, least.index if stages else None, buffers, limit)
