@@ -24,7 +24,11 @@ EXPERT_KEYS = ("num_experts", "moe_num_experts", "n_routed_experts", "num_local_
 MTP_MODULES = {"deepseek_v3": 1, "deepseek_v32": 1, "glm_moe_dsa": 0, "qwen3_next": 1,
                "glm4_moe": 1, "qwen3_5_text": 1, "qwen3_5_moe_text": 1,
                # (GLM-4.7-Flash's Glm4MoeLiteConfig has no such key: without one, no module)
-               "glm4_moe_lite": 0}
+               "glm4_moe_lite": 0,
+               # (LongCat-Flash's module count vLLM reads with a default of 1, and its
+               # predictor builds 1 whatever it says; openPangu's remote class is read as given:
+               # vLLM's predictor reads the key, so a config without it builds none)
+               "longcat_flash": 1, "pangu_ultra_moe": 0}
 # Qwen3.5 counts them in its own key (vLLM's Qwen3_5MultiTokenPredictor builds
 # getattr(config, "mtp_num_hidden_layers", 1); config/speculative.py's n_predict reads it)
 MTP_KEYS = {"qwen3_5_text": "mtp_num_hidden_layers", "qwen3_5_moe_text": "mtp_num_hidden_layers"}

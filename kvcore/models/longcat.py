@@ -9,7 +9,7 @@ Read as ``2 x num_layers`` MLA attention layers (the config class's ``num_hidden
 what vLLM's KV cache holds and perf.py bills); the weights a decoder layer at a time
 (`longcat_ledger`). Checked on the meta device, every rank: tests/data/weights_census/longcat/.
 Not modelled, refused by name: a quantised checkpoint's weights, pipeline stages (vLLM splits
-``num_layers`` decoder layers), its MTP module.
+``num_layers`` decoder layers). Its MTP module: `kvcore.models.mtp_draft.longcat_mtp`.
 """
 
 from __future__ import annotations

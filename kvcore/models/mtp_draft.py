@@ -1,7 +1,8 @@
 """The multi-token-prediction module vLLM 0.33 drafts with (method "mtp"): DeepSeek-V3's (and
-V3.2's and GLM-5's: its layer with an indexer, `kvcore.models.sparse_mla`; GLM-4.7-Flash's, its
-shape around a GLM-4.7-Flash layer), Qwen3-Next's and GLM-4.5's (4.5-Air, 4.6). The draft is
-the target's own checkpoint (`tests/data/sched_spec_mtp/DESIGN.md`).
+V3.2's and GLM-5's: its layer with an indexer, `kvcore.models.sparse_mla`; GLM-4.7-Flash's and
+openPangu's, its shape around their layer; LongCat-Flash's, a dense DeepSeek-V2 layer:
+`longcat_mtp`), Qwen3-Next's and GLM-4.5's (4.5-Air, 4.6). The draft is the target's own
+checkpoint (`tests/data/sched_spec_mtp/DESIGN.md`).
 
 vLLM rewrites a deepseek_v3 config into `DeepSeekMTPModel`, a qwen3_next one into
 `Qwen3NextMTP` and a `Glm4MoeForCausalLM` into `Glm4MoeMTPModel` (class `Glm4MoeMTP`),
@@ -58,30 +59,35 @@ MTP_CLASSES = {"deepseek_v3": "DeepSeekMTP", "deepseek_v32": "DeepseekV32MTP",
                "qwen3_5_moe_text": "Qwen3_5MoeMTP",
                # (GLM-4.7-Flash's: DeepSeek's module shape around a GLM-4.7-Flash layer,
                # tests/data/sparse_mla/glm_lite_mtp_answers.json)
-               "glm4_moe_lite": "Glm4MoeLiteMTP"}
+               "glm4_moe_lite": "Glm4MoeLiteMTP",
+               # (openPangu's: DeepSeek's shape around an openPangu layer; LongCat-Flash's: a
+               # DeepSeek-V2 layer with a dense MLP, `longcat_mtp`; tests/data/weights_census/
+               # drafts_answers.json, mtp3/)
+               "pangu_ultra_moe": "OpenPanguMTP", "longcat_flash": "LongCatFlashMTP"}
 
 
 def mtp_draft(target: ModelGeometry) -> DraftModel:
     """The MTP draft of `target`, or the InputError vLLM's refusal (or kvcli's) becomes."""
     cls = MTP_CLASSES.get(target.model_type)
-    # (config/speculative.py: LongCatFlashMTPModel, OpenPanguMTPModel, ErnieMTPModel: an
-    # ernie4_5_moe target's model_type rewritten to ernie_mtp, ernie_mtp.py)
-    unmodelled = {"longcat_flash": "LongCat-Flash's LongCatFlashMTPModel",
-                  "pangu_ultra_moe": "openPangu's OpenPanguMTPModel",
-                  "ernie4_5_moe": "ERNIE-4.5's ErnieMTPModel"}
-    if target.model_type in unmodelled:
+    # (config/speculative.py: an ernie4_5_moe target's model_type rewritten to ernie_mtp,
+    # ErnieMTPModel, ernie_mtp.py)
+    if target.model_type == "ernie4_5_moe":
         raise InputError(f"mtp with {target.name} ({target.model_type}): vLLM 0.33 drafts "
-                         f"with {unmodelled[target.model_type]} module, which kvcli does not "
-                         "model", field=FIELD)
-    if cls is None or (cls.startswith(("Deep", "Glm4MoeLite")) and target.mla is None):
+                         "with ERNIE-4.5's ErnieMTPModel module, which kvcli does not model",
+                         field=FIELD)
+    if cls is None or (cls.startswith(("Deep", "Glm4MoeLite", "OpenPangu", "LongCat"))
+                       and target.mla is None):
         raise InputError(f"mtp with {target.name} ({target.model_type or 'no model_type'}): "
                          "vLLM 0.33 refuses it, 'Unsupported speculative method: mtp' (kvcli "
                          "models DeepSeek-V3's, V3.2's, GLM-5's, Qwen3-Next's, Qwen3.5's, "
-                         "GLM-4.5's and GLM-4.7-Flash's MTP modules)",
+                         "GLM-4.5's, GLM-4.7-Flash's, openPangu's and LongCat-Flash's MTP "
+                         "modules)",
                          field=FIELD)
     n = target.mtp_layers
     if n != 1:
         key = MTP_KEYS.get(target.model_type, "num_nextn_predict_layers")
+        # (LongCat's predictor builds one layer whatever the key says)
+        layers_built = "one draft layer" if cls == "LongCatFlashMTP" else f"{n} draft layers"
         why = (f"has no MTP module ({key} 0)" if n == 0 else
                # (Qwen3.5's: vLLM's use_multi_module_mtp reads num_nextn_predict_layers, absent
                # here, so its scheduler runs single-module rules over n draft layers:
@@ -89,13 +95,15 @@ def mtp_draft(target: ModelGeometry) -> DraftModel:
                f"has {n} MTP modules ({key}): vLLM 0.33 builds {n} draft attention layers, "
                "its scheduler single-module MTP's; the draft's several layers are not "
                "modelled" if cls.startswith("Qwen3_5") else
-               f"has {n} MTP modules: vLLM 0.33 builds {n} draft layers and with K >= 2 runs "
+               f"has {n} MTP modules: vLLM 0.33 builds {layers_built} and with K >= 2 runs "
                f"multi-module MTP (K a multiple of {n}; prefill and block-hash lookaheads of K "
                "tokens, K - 1 re-prefillable, a scheduler block of at least K with prefix "
                "caching), which kvcli does not model")
         raise InputError(f"mtp with {target.name}: it {why}", field=FIELD)
     h = target.hidden_size
     name = f"{target.name} MTP"
+    if cls == "LongCatFlashMTP":
+        return longcat_mtp(target, name)
     if cls.startswith("Qwen3"):
         # (a Qwen3NextDecoderLayer of type full_attention, prefix mtp.layers.0: layer 0's
         # feed-forward, MoE unless mlp_only_layers or decoder_sparse_step say otherwise;
@@ -140,3 +148,20 @@ def mtp_draft(target: ModelGeometry) -> DraftModel:
                       whole_params=2 * h * h + 3 * h, id_map_entries=0,
                       lm_head_rows=target.vocab_size, pass_whole=2 * h * h,
                       target=built, repeated=1)
+
+
+def longcat_mtp(target: ModelGeometry, name: str) -> DraftModel:
+    """LongCat-Flash's module (longcat_flash_mtp.py): one DeepSeek-V2 decoder layer, whatever
+    the config's module count, built with n_routed_experts cleared, so its feed-forward is a
+    dense MLP ``ffn_hidden_size`` wide (not LongCat's two attentions, two MLPs and MoE), one
+    MLA attention whose cache joins the target's; ``eh_proj`` a replicated linear, ``enorm``,
+    ``hnorm`` and ``final_layernorm``. Its embedding and LM head are the target's after load.
+    The layer is sized as a one-layer DeepSeek-V3 of the target's shapes (`target` below)."""
+    h = target.hidden_size
+    layer = replace(target, name=name, model_type="deepseek_v3", layer_kinds=("mla",),
+                    moe_layers=(False,), counted_moe_layers=0, num_experts=0,
+                    zero_experts=0, mtp_layers=0, router_score_bias=False)
+    return DraftModel(name, "mtp", "LongCatFlashMTP", layer, split_params=0,
+                      whole_params=2 * h * h + 3 * h, id_map_entries=0,
+                      lm_head_rows=target.vocab_size, pass_whole=2 * h * h,
+                      target=layer, repeated=1)

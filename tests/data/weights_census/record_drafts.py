@@ -68,6 +68,23 @@ FP8 = {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
        "weight_block_size": [128, 128]}
 WRITTEN = HERE / "drafts"                       # the configs this tool writes (once)
 
+# openPangu's config class is the checkpoints' remote code: a PretrainedConfig holding the keys
+# as given, as ./openpangu/record_openpangu.py registers it
+from transformers import AutoConfig, PretrainedConfig
+
+
+class PanguUltraMoEConfig(PretrainedConfig):
+    model_type = "pangu_ultra_moe"
+
+    def __init__(self, **kwargs):
+        self.max_position_embeddings = kwargs.pop("max_position_embeddings", 4096)
+        super().__init__(**kwargs)
+
+
+AutoConfig.register("pangu_ultra_moe", PanguUltraMoEConfig, exist_ok=True)
+SUBSTITUTIONS.append("model_type pangu_ultra_moe: a PretrainedConfig holding the config.json's "
+                     "keys as given (./openpangu/record_openpangu.py's)")
+
 
 def _written(name, cfg):
     d = WRITTEN / name
@@ -153,6 +170,15 @@ CASES = {**{f"eagle_draft/{c}": (lambda c=c: _eagle(c)) for c in EAGLE},
          # (GLM-4.7-Flash's Glm4MoeLiteMTP: its published shapes, ../mla/glm-4.7-flash)
          "drafts/glm-4.7-flash": lambda: (_written("glm-4.7-flash", json.loads(
              (DATA / "mla" / "glm-4.7-flash.config.json").read_text())), "mtp", None),
+         # (LongCat-Flash's LongCatFlashMTP and openPangu's OpenPanguMTP: the targets of
+         # ./longcat/ and ./openpangu/, written here as model folders)
+         **{f"drafts/{c}": (lambda c=c: (_written(c, json.loads(
+             (HERE / "longcat" / f"{c}.config.json")
+             .read_text())), "mtp", None))
+            for c in ("longcat-flash-l2", "longcat-flash-other")},
+         **{f"drafts/{c}": (lambda c=c: (_written(c, json.loads(
+             (HERE / "openpangu" / f"{c}.config.json").read_text())), "mtp", None))
+            for c in ("tiny-pangu-ultra-moe", "tiny-pangu-ultra-moe-no-q-lora")},
          "drafts/13-qwen3-5-text-defaults-fp8": lambda: (
              _mtp_fp8("13-qwen3-5-text-defaults"), "mtp", None),
          "drafts/13-qwen3-5-text-defaults-fp8-skip": lambda: (
