@@ -17,7 +17,6 @@ from kvcore.errors import InputError
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.mtp_draft import mtp_draft
 from kvcore.models.weights import estimate_weights_bytes
-from kvcore.sizing.pipeline import pipeline_stages
 from tests.census_rows import assert_rank_equal, built_ranks, case_geometry
 
 HERE = Path(__file__).parent / "data" / "weights_census" / "longcat"
@@ -63,11 +62,6 @@ def test_what_kvcli_does_not_model_is_refused_by_name() -> None:
         estimate_weights_bytes(quantised, 1)
     assert "a quantised LongCat-Flash checkpoint's weights" in e.value.message
     g = read_hf_config(_config(), name="lc")
-    with pytest.raises(InputError) as e:
-        estimate_weights_bytes(g, 1, (range(2), True, False))
-    assert "LongCat-Flash's decoder layers on pipeline stages" in e.value.message
-    # (its MTP module is modelled since: tests/test_mtp3.py)
+    # (its MTP module and pipeline stages are modelled since: tests/test_mtp3.py,
+    # tests/test_longcat_pp.py)
     assert mtp_draft(g).architecture == "LongCatFlashMTP"
-    with pytest.raises(InputError) as e:
-        pipeline_stages(g, [], 1, 2, None, 80, 0.9, 0, None)
-    assert e.value.field == "pipeline_parallel_size"

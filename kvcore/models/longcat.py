@@ -8,8 +8,9 @@ float32 score bias; no shared expert.
 Read as ``2 x num_layers`` MLA attention layers (the config class's ``num_hidden_layers``,
 what vLLM's KV cache holds and perf.py bills); the weights a decoder layer at a time
 (`longcat_ledger`). Checked on the meta device, every rank: tests/data/weights_census/longcat/.
-Not modelled, refused by name: a quantised checkpoint's weights, pipeline stages (vLLM splits
-``num_layers`` decoder layers). Its MTP module: `kvcore.models.mtp_draft.longcat_mtp`.
+Pipeline stages split the ``num_layers`` decoder layers (`decoder_ranges`; recorded in
+tests/data/weights_census/longcat_pp/). Not modelled, refused by name: a quantised
+checkpoint's weights. Its MTP module: `kvcore.models.mtp_draft.longcat_mtp`.
 """
 
 from __future__ import annotations
@@ -56,14 +57,24 @@ def longcat_derived(out: dict[str, Any], c: dict[str, Any], source: str) -> dict
     return out
 
 
-def longcat_ledger(g: ModelGeometry, tp: int, zero_experts: int) -> Ledger:
-    """One of ``tp`` ranks' parameters (the whole model: one pipeline stage)."""
+def decoder_ranges(attention_ranges: list[range]) -> list[range]:
+    """A pipeline split of the decoder layers (vLLM splits ``num_layers``) as kvcli's layers,
+    the attentions: decoder layer i is attentions 2i and 2i + 1."""
+    return [range(2 * r.start, 2 * r.stop) for r in attention_ranges]
+
+
+def longcat_ledger(g: ModelGeometry, tp: int, zero_experts: int, layers: range | None = None,
+                   first: bool = True, last: bool = True) -> Ledger:
+    """One of ``tp`` ranks' parameters, of the whole model or of the pipeline stage holding
+    attentions ``layers`` (`decoder_ranges`): the embedding on the first stage, the final
+    norm and the LM head on the last."""
     h, e = g.hidden_size, g.num_experts
     led = Ledger()
     # (the embedding and its own LM head, whatever tie_word_embeddings says: longcat_flash.py
     # ties none; the final norm)
-    led.model += rp.vocab_rows(g, tp) * h * 2 + h
-    for _ in range(len(g.layer_kinds) // 2):
+    led.model += rp.vocab_rows(g, tp) * h * (first + last) + h * last
+    n = len(g.layer_kinds) if layers is None else len(layers)
+    for _ in range(n // 2):
         rp.attention(g, tp, led)
         rp.attention(g, tp, led)
         led.model += 4 * h

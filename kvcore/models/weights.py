@@ -70,19 +70,17 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
     """One TP rank's parameters, of the whole model or of one pipeline `stage`: its layers;
     the embedding on the first stage, the LM head and the final norm on the last (a tied
     head: the embedding there again, as vLLM builds it on the last rank)."""
-    staged = stage != WHOLE and (g.gemma is not None or g.model_type == LONGCAT)
+    staged = stage != WHOLE and g.gemma is not None
     if g.weights_unmodelled or staged:
         # (sized as a plain decoder they would be a quiet lie: refused, the measure asked for)
-        why = g.weights_unmodelled or ("LongCat-Flash's decoder layers on pipeline stages"
-                                       if g.model_type == LONGCAT else
-                                       "Gemma's per-layer embeddings on pipeline stages")
+        why = g.weights_unmodelled or "Gemma's per-layer embeddings on pipeline stages"
         raise InputError(f"{g.name}: kvcli does not estimate {why}: give the weights' "
                          "measured size", field="weights_gib")
     layer_range, first, last = stage
     if g.zamba is not None:     # (shared blocks and their uses: `kvcore.models.zamba2_weights`)
         return zamba2_ledger(g, tp)
     if g.model_type == LONGCAT:     # (two attentions and MLPs a decoder layer)
-        return longcat_ledger(g, tp, g.zero_experts)
+        return longcat_ledger(g, tp, g.zero_experts, layer_range, first, last)
     if g.classic is not None:
         return classic_weights.ledger(g, g.classic, tp, layer_range, first, last)
     led = Ledger()

@@ -28,6 +28,7 @@ from kvcore.group_specs import UniformTypeKVCacheSpecs
 from kvcore.kv_cache_config import KVCacheGroupSpec
 from kvcore.models.eagle_draft import DraftModel, is_draft_layer
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.longcat import LONGCAT, decoder_ranges
 from kvcore.models.pp_support import refuse_pp
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.models.worker_specs import decoder_layer_of
@@ -91,13 +92,15 @@ class PipelineStage:
 def plan_stages(groups: list[KVCacheGroupSpec], num_layers: int, pp: int,
                 weights: list[int], memory: int | None,
                 num_blocks: int | None = None,
-                buffers: list[int] | None = None) -> list[PipelineStage]:
+                buffers: list[int] | None = None,
+                ranges: list[range] | None = None) -> list[PipelineStage]:
     """Each stage's projected groups and, given the memory a GPU has for weights, buffers
     and KV cache, its KV cache memory and the blocks it fits; with no memory, what a given
     block count (`num_blocks`, vLLM's override) allocates on each."""
     buffers = buffers or [0] * pp
     stages = []
-    for k, layers in enumerate(stage_ranges(num_layers, pp)):
+    # (`ranges`: the stages' layers where they are not vLLM's even split of them, LongCat's)
+    for k, layers in enumerate(ranges or stage_ranges(num_layers, pp)):
         last = k == pp - 1
         names = {n for g in groups for n in g.layer_names
                  if (last if is_draft_layer(n) else decoder_layer_of(n, num_layers) in layers)}
@@ -126,18 +129,15 @@ def pipeline_stages(g: ModelGeometry, groups: list[KVCacheGroupSpec], tp: int, p
     given total says nothing of where the embedding, the head and a draft are), its memory the
     GPU's budget less them and the activations."""
     refuse_pp(g.name, g.architecture, pp)      # (vLLM's config check, before any build)
-    if pp > 1 and g.model_type == "longcat_flash":
-        # (vLLM splits its num_layers decoder layers, two attentions each: kvcli's layers are
-        # the attentions, `kvcore.models.longcat`)
-        raise InputError(f"{g.name}: LongCat-Flash on pipeline stages is not modelled (vLLM "
-                         "splits its decoder layers, two attentions each)",
-                         field="pipeline_parallel_size")
     n = g.num_layers
-    if pp > n:
+    # (LongCat-Flash: vLLM splits its num_layers decoder layers, two attentions each, kvcli's
+    # layers: `kvcore.models.longcat`)
+    decoders = n // 2 if g.model_type == LONGCAT else n
+    if pp > decoders:
         # (vLLM's split then gives stages no layer: their workers plan no KV cache)
-        raise InputError(f"{g.name} has {n} decoder layers, fewer than {pp} stages",
+        raise InputError(f"{g.name} has {decoders} decoder layers, fewer than {pp} stages",
                          field="pipeline_parallel_size")
-    ranges = stage_ranges(n, pp)
+    ranges = stage_ranges(n, pp) if decoders == n else decoder_ranges(stage_ranges(decoders, pp))
     if weights_gib is None:
         weights = [estimate_weights_bytes(g, tp, (r, k == 0, k == pp - 1))
                    + (draft_weights if k == pp - 1 else 0) for k, r in enumerate(ranges)]
@@ -149,7 +149,7 @@ def pipeline_stages(g: ModelGeometry, groups: list[KVCacheGroupSpec], tp: int, p
     memory = None
     if gpu_memory_gib is not None:
         memory = int(gpu_memory_gib * GiB * utilization) - int(activation_gib * GiB)
-    stages = plan_stages(groups, n, pp, weights, memory, num_blocks, buffers)
+    stages = plan_stages(groups, n, pp, weights, memory, num_blocks, buffers, ranges)
     for st in stages:
         if not st.bytes_per_block:
             # vLLM's planner divides the stage's memory by its 0 bytes a block
