@@ -83,7 +83,7 @@ from kvcore.models.keye_tower import KEYE_TEXT
 from kvcore.models.layer_kinds import layer_kinds
 from kvcore.models.lfm2 import LFM2_TYPES, lfm2_fields
 from kvcore.models.llama4 import EXPERTS_DEFAULT, MLP_WIDTH_DEFAULT, llama4_moe_layers
-from kvcore.models.longcat import LONGCAT
+from kvcore.models.longcat import LONGCAT, longcat_unsized
 from kvcore.models.mamba_only import MAMBA_ONLY_TYPES, read_mamba_only
 from kvcore.models.mamba_state import mamba_state
 from kvcore.models.mla import read_mla
@@ -291,9 +291,9 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         g = replace(g, **k2_horizon_fields(get))
     if model_type == PANGU_ULTRA_MOE:   # (its sandwich norms, its router's bias)
         g = replace(g, **pangu_fields(get))
-    if model_type == LONGCAT:       # (its zero experts; a quantised checkpoint not sized)
-        g = replace(g, zero_experts=get_int("zero_expert_num", 0), weights_unmodelled=(
-            "a quantised LongCat-Flash checkpoint's weights" if g.quantization else ""))
+    if model_type == LONGCAT:       # (its zero experts; a quantised checkpoint: `longcat_fp8`)
+        g = replace(g, zero_experts=get_int("zero_expert_num", 0))
+        g = replace(g, weights_unmodelled=longcat_unsized(g, c))
     if model_type in (ERNIE_MOE, ERNIE_VL):     # (its MoE layers, routers; VL's vision experts)
         g = replace(g, **ernie_fields(written, model_type, n_layers, num_experts, get, source))
     if model_type == MOLMO:         # (its q/k norms' widths, its embedding's added rows)

@@ -9,8 +9,11 @@ Read as ``2 x num_layers`` MLA attention layers (the config class's ``num_hidden
 what vLLM's KV cache holds and perf.py bills); the weights a decoder layer at a time
 (`longcat_ledger`). Checked on the meta device, every rank: tests/data/weights_census/longcat/.
 Pipeline stages split the ``num_layers`` decoder layers (`decoder_ranges`; recorded in
-tests/data/weights_census/longcat_pp/). Not modelled, refused by name: a quantised
-checkpoint's weights. Its MTP module: `kvcore.models.mtp_draft.longcat_mtp`.
+tests/data/weights_census/longcat_pp/). An fp8 block checkpoint (LongCat-Flash-Chat-FP8's
+method): every linear and expert in fp8 with its block scales, the router float32, the
+embedding, norms and LM head in the model dtype (tests/data/weights_census/longcat_fp8/).
+Not modelled, refused by name: other quantisations, an fp8 ignore list, per-tensor fp8,
+``disable_quant_module``. Its MTP module: `kvcore.models.mtp_draft.longcat_mtp`.
 """
 
 from __future__ import annotations
@@ -55,6 +58,18 @@ def longcat_derived(out: dict[str, Any], c: dict[str, Any], source: str) -> dict
                          field="num_layers")
     out["num_hidden_layers"] = 2 * layers
     return out
+
+
+def longcat_unsized(g: ModelGeometry, c: dict[str, Any]) -> str:
+    """Why kvcli does not size this checkpoint's weights ("" where it does): quantised other
+    than fp8 in 128 x 128 blocks with no ignore list, or with modules left unquantised."""
+    if not g.quantization:
+        return ""
+    if g.quantization != "fp8" or g.fp8_block is None or g.fp8_ignored \
+            or c.get("disable_quant_module"):
+        return ("a quantised LongCat-Flash checkpoint's weights (kvcli sizes fp8 in blocks, "
+                "no module left unquantised)")
+    return ""
 
 
 def decoder_ranges(attention_ranges: list[range]) -> list[range]:

@@ -156,12 +156,16 @@ def longcat_mtp(target: ModelGeometry, name: str) -> DraftModel:
     dense MLP ``ffn_hidden_size`` wide (not LongCat's two attentions, two MLPs and MoE), one
     MLA attention whose cache joins the target's; ``eh_proj`` a replicated linear, ``enorm``,
     ``hnorm`` and ``final_layernorm``. Its embedding and LM head are the target's after load.
-    The layer is sized as a one-layer DeepSeek-V3 of the target's shapes (`target` below)."""
+    The layer is sized as a one-layer DeepSeek-V3 of the target's shapes (`target` below).
+    Under an fp8 target's quant_config (the only quantisation kvcli sizes for LongCat) the
+    eh_proj too is fp8 with its block scales (drafts_answers.json, drafts/longcat-flash-l2-fp8).
+    """
     h = target.hidden_size
     layer = replace(target, name=name, model_type="deepseek_v3", layer_kinds=("mla",),
                     moe_layers=(False,), counted_moe_layers=0, num_experts=0,
                     zero_experts=0, mtp_layers=0, router_score_bias=False)
+    fp8 = target.quantization == "fp8"
     return DraftModel(name, "mtp", "LongCatFlashMTP", layer, split_params=0,
-                      whole_params=2 * h * h + 3 * h, id_map_entries=0,
+                      whole_params=(0 if fp8 else 2 * h * h) + 3 * h, id_map_entries=0,
                       lm_head_rows=target.vocab_size, pass_whole=2 * h * h,
-                      target=layer, repeated=1)
+                      target=layer, repeated=1, fp8=((h, 2 * h, "replicated"),) if fp8 else ())

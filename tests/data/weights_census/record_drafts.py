@@ -176,6 +176,10 @@ CASES = {**{f"eagle_draft/{c}": (lambda c=c: _eagle(c)) for c in EAGLE},
              (HERE / "longcat" / f"{c}.config.json")
              .read_text())), "mtp", None))
             for c in ("longcat-flash-l2", "longcat-flash-other")},
+         # (LongCat-Flash as an fp8 block checkpoint: its module built with the quant_config)
+         "drafts/longcat-flash-l2-fp8": lambda: (_written("longcat-flash-l2-fp8", json.loads(
+             (HERE / "longcat_fp8" / "longcat-flash-l2-fp8.config.json").read_text())), "mtp",
+             None),
          **{f"drafts/{c}": (lambda c=c: (_written(c, json.loads(
              (HERE / "openpangu" / f"{c}.config.json").read_text())), "mtp", None))
             for c in ("tiny-pangu-ultra-moe", "tiny-pangu-ultra-moe-no-q-lora")},
