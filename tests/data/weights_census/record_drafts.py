@@ -68,22 +68,11 @@ FP8 = {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
        "weight_block_size": [128, 128]}
 WRITTEN = HERE / "drafts"                       # the configs this tool writes (once)
 
-# openPangu's config class is the checkpoints' remote code: a PretrainedConfig holding the keys
-# as given, as ./openpangu/record_openpangu.py registers it
-from transformers import AutoConfig, PretrainedConfig
-
-
-class PanguUltraMoEConfig(PretrainedConfig):
-    model_type = "pangu_ultra_moe"
-
-    def __init__(self, **kwargs):
-        self.max_position_embeddings = kwargs.pop("max_position_embeddings", 4096)
-        super().__init__(**kwargs)
-
-
-AutoConfig.register("pangu_ultra_moe", PanguUltraMoEConfig, exist_ok=True)
-SUBSTITUTIONS.append("model_type pangu_ultra_moe: a PretrainedConfig holding the config.json's "
-                     "keys as given (./openpangu/record_openpangu.py's)")
+# openPangu's config class (the checkpoints' remote code), registered on import
+_pc = importlib.util.spec_from_file_location("pangu_config", HERE / "openpangu/pangu_config.py")
+pangu_config = importlib.util.module_from_spec(_pc)
+_pc.loader.exec_module(pangu_config)
+SUBSTITUTIONS.append(pangu_config.SUBSTITUTION)
 
 
 def _written(name, cfg):

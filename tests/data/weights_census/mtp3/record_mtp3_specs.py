@@ -11,7 +11,7 @@ Ultra MoE: the draft's class, its KV cache specs and the groups with the target'
 ../../mtp_draft/record_mtp_models.py's `build` (imported: the V2 runner's MTP load path on the
 meta device, TRITON_MLA for an H100's FLASH_ATTN_MLA, its substitutions listed in the output)
 over ../longcat/ and ../openpangu/ configs, with openPangu's config class registered as
-../openpangu/record_openpangu.py registers it (a PretrainedConfig holding the keys as given).
+../openpangu/pangu_config.py registers it (a PretrainedConfig holding the keys as given).
 A config without num_nextn_predict_layers (LongCat's) is recorded with the key read as vLLM's
 SpeculativeConfig reads it (getattr, default 1).
 """
@@ -24,18 +24,10 @@ _spec = importlib.util.spec_from_file_location(
 rmm = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(rmm)
 
-from transformers import AutoConfig, PretrainedConfig
-
-
-class PanguUltraMoEConfig(PretrainedConfig):
-    model_type = "pangu_ultra_moe"
-
-    def __init__(self, **kwargs):
-        self.max_position_embeddings = kwargs.pop("max_position_embeddings", 4096)
-        super().__init__(**kwargs)
-
-
-AutoConfig.register("pangu_ultra_moe", PanguUltraMoEConfig, exist_ok=True)
+# (openPangu's config class, registered on import)
+_pc = importlib.util.spec_from_file_location("pangu_config",
+                                             HERE.parent / "openpangu" / "pangu_config.py")
+_pc.loader.exec_module(importlib.util.module_from_spec(_pc))
 SUBSTITUTIONS = rmm.SUBSTITUTIONS + [
     "model_type pangu_ultra_moe: a PretrainedConfig holding the config.json's keys as given",
     "num_nextn_predict_layers read with getattr(..., 1) in the record where a config lacks it "
