@@ -114,3 +114,12 @@ def test_script_keeps_a_dense_models_16(tmp_path: Path) -> None:
              "--max-model-len", "1024")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout.splitlines()[0])["new_block_ids"] == [[1, 2, 3, 4, 5]]
+
+
+def test_clock_explain_refuses_it_beside_a_dense_model() -> None:
+    r = _run("clock", "explain", "--model", "llama-3.1-8b", "--gpu", "h100", "--case",
+             "decode=8*1@1024", "--kv-cache-dtype", "fp8_ds_mla")
+    assert r.exit_code == 2
+    assert r.output.strip().splitlines()[-1].startswith(
+        "error: option --kv-cache-dtype: 'fp8_ds_mla' with llama-3.1-8b: vLLM 0.33 finds no "
+        "attention backend")
