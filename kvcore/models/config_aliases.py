@@ -17,6 +17,9 @@ from kvcore.errors import InputError, clipped
 from kvcore.models.longcat import ALIASES as LONGCAT_ALIASES
 from kvcore.models.longcat import DEFAULTS as LONGCAT_DEFAULTS
 from kvcore.models.longcat import LONGCAT, longcat_derived
+from kvcore.models.step3 import ALIASES as STEP3_ALIASES
+from kvcore.models.step3 import DEFAULTS as STEP3_DEFAULTS
+from kvcore.models.step3 import STEP3_TEXT
 
 # model_type -> {the key kvcli reads: the class's own}: transformers 5.20's attribute_map
 # (GPT2Config, GPTJConfig, GPTBigCodeConfig, BloomConfig, DbrxConfig) and vLLM's RWConfig and
@@ -37,6 +40,7 @@ ALIASES: dict[str, dict[str, str]] = {
 }
 ALIASES["RefinedWebModel"] = ALIASES["RefinedWeb"]
 ALIASES[LONGCAT] = LONGCAT_ALIASES
+ALIASES[STEP3_TEXT] = STEP3_ALIASES
 
 # What each class gives a key the config leaves out, under the class's own key
 CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -56,6 +60,7 @@ CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
 }
 CLASS_DEFAULTS["RefinedWebModel"] = CLASS_DEFAULTS["RefinedWeb"]
 CLASS_DEFAULTS[LONGCAT] = LONGCAT_DEFAULTS
+CLASS_DEFAULTS[STEP3_TEXT] = STEP3_DEFAULTS
 # vLLM's max_model_len where a config names no length key at all (Bloom's ALiBi, the original
 # Falcon's): `_get_and_verify_max_len`'s default
 DEFAULT_LENGTH = 2048

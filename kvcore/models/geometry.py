@@ -176,6 +176,7 @@ class ModelGeometry:
     # buffers a multimodal class registers itself, on every rank whatever its towers (bytes:
     # ERNIE-4.5-VL's visual token ids, `kvcore.models.ernie45_vl_tower`)
     class_buffers: int = 0
+    share_q_dim: int = 0        # Step3's low-rank query width (`kvcore.models.step3`)
 
     @property
     def default_max_model_len(self) -> int:

@@ -90,6 +90,7 @@ from kvcore.models.mla import read_mla
 from kvcore.models.molmo import MOLMO, molmo_fields
 from kvcore.models.nemotron_h import nemotron_h_layers, nemotron_h_mamba
 from kvcore.models.openpangu import PANGU_ULTRA_MOE, pangu_fields, pangu_rope_keys
+from kvcore.models.own_ledgers import own_ledger_fields
 from kvcore.models.perf_widths import perf_intermediate
 from kvcore.models.quant_fields import quant_fields
 from kvcore.models.qwen3_5 import GDN_TYPES, ssm_dtype, text_model_type
@@ -301,6 +302,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     if model_type == ZAMBA2:        # (its shared blocks; a quantised one's weights not counted)
         g = replace(g, zamba=zamba2_blocks(c, source), weights_unmodelled=(
             "a quantised Zamba2 checkpoint's weights" if g.quantization else ""))
+    g = own_ledger_fields(g, c, get_dim, source)    # (Step3's: `kvcore.models.own_ledgers`)
     rope_keys = pangu_rope_keys(c) if model_type == PANGU_ULTRA_MOE else c
     # (Intern-S1-Pro's FoPE: its own parameters and cache, in place of the RoPE cache)
     g = replace(g, fope_freqs=fope_freqs(cfg, g.head_dim, g.max_position_embeddings, source))

@@ -12,7 +12,8 @@ GLM-4.1V's and GLM-4.5V's (`kvcore.models.glm4v_tower`), Kimi-VL's and Kimi-K2.5
 (`kvcore.models.phi4mm`), Qwen2-Audio's and the omni thinkers' audio and vision towers
 (`kvcore.models.qwen_omni`), DeepSeek-VL2's (`kvcore.models.deepseek_vl2`), ERNIE-4.5-VL's
 (`kvcore.models.ernie45_vl_tower`), Keye-VL's (`kvcore.models.keye_tower`), Nemotron Nano VL
-V2's RADIO (`kvcore.models.radio`), Molmo's (`kvcore.models.molmo`); none for the other
+V2's RADIO (`kvcore.models.radio`), Molmo's (`kvcore.models.molmo`), GLM-4V's
+(`kvcore.models.glm4v_eva`), Step3-VL's (`kvcore.models.step3_vl_tower`); none for the other
 classes kvcli reads (`kvcore.models.multimodal_classes` warns of those)."""
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 from kvcore.models.deepseek_vl2 import deepseek_vl2_params
 from kvcore.models.ernie45_vl_tower import ernie_vl_params
 from kvcore.models.gemma4_towers import multimodal_towers
+from kvcore.models.glm4v_eva import glm4v_eva_params
 from kvcore.models.glm4v_tower import GLM4V_ARCHS, glm4v_vision_params
 from kvcore.models.idefics3 import IDEFICS3_ARCHS, idefics3_vision_params
 from kvcore.models.interns1_pro import ARCH as INTERNS1_PRO
@@ -43,6 +45,7 @@ from kvcore.models.qwen_omni import AUDIO_ARCHS, audio_towers
 from kvcore.models.qwen_vl import qwen_vl_params
 from kvcore.models.radio import radio_params
 from kvcore.models.siglip import gemma3_vision_params
+from kvcore.models.step3_vl_tower import step3_vl_params
 from kvcore.models.vision_keys import VisionParams
 from kvcore.models.voxtral import voxtral_params
 from kvcore.specs import DTYPE_BYTES
@@ -106,6 +109,10 @@ def vision_tower(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
         return radio_params(cfg, hidden, source)
     if arch == "VoxtralForConditionalGeneration":   # (an HF config.json: refused, as vLLM)
         return voxtral_params(cfg, source)
+    if model_type == "chatglm":     # (GLM-4V's EVA2-CLIP; a vision config's text class refused)
+        return glm4v_eva_params(cfg, arch, hidden, source)
+    if arch == "Step3VLForConditionalGeneration":
+        return step3_vl_params(cfg, hidden, source)
     if arch in AUDIO_ARCHS:
         return audio_towers(cfg, arch, hidden, source, dtype)
     if (towers := multimodal_towers(cfg, arch, hidden, dtype, source)) is not None:

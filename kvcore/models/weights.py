@@ -55,6 +55,7 @@ from kvcore.models.longcat import LONGCAT, longcat_ledger
 from kvcore.models.mamba_only import MAMBA_ONLY_TYPES
 from kvcore.models.rank_params import FP32_ROUTERS, Ledger
 from kvcore.models.sparse_mla import layer_geometry
+from kvcore.models.step3 import STEP3_TEXT, step3_ledger
 from kvcore.models.zamba2_weights import zamba2_ledger
 from kvcore.specs import DTYPE_BYTES
 
@@ -70,10 +71,12 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
     """One TP rank's parameters, of the whole model or of one pipeline `stage`: its layers;
     the embedding on the first stage, the LM head and the final norm on the last (a tied
     head: the embedding there again, as vLLM builds it on the last rank)."""
-    staged = stage != WHOLE and g.gemma is not None
+    staged = stage != WHOLE and (g.gemma is not None or g.model_type == STEP3_TEXT)
     if g.weights_unmodelled or staged:
         # (sized as a plain decoder they would be a quiet lie: refused, the measure asked for)
-        why = g.weights_unmodelled or "Gemma's per-layer embeddings on pipeline stages"
+        why = g.weights_unmodelled or (
+            "Step3's decoder layers on pipeline stages" if g.model_type == STEP3_TEXT else
+            "Gemma's per-layer embeddings on pipeline stages")
         raise InputError(f"{g.name}: kvcli does not estimate {why}: give the weights' "
                          "measured size", field="weights_gib")
     layer_range, first, last = stage
@@ -89,8 +92,15 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
             led.fp32 += per_layer * (len(g.layer_kinds) if layer_range is None
                                      else len(layer_range)) // 2
         return led
+    if g.model_type == STEP3_TEXT:  # (its MFA attention and Step3-VL's tower)
+        led = step3_ledger(g, tp)
+        led.model += fp8_vision.tower_rank(g, tp)[0]
+        return led
     if g.classic is not None:
-        return classic_weights.ledger(g, g.classic, tp, layer_range, first, last)
+        led = classic_weights.ledger(g, g.classic, tp, layer_range, first, last)
+        # (GLM-4V's tower: GLM4VModel builds it beside every stage's layers)
+        led.model += fp8_vision.tower_rank(g, tp)[0]
+        return led
     led = Ledger()
     if g.gemma is not None:
         dense, fp32 = gemma_rank_params(g, g.gemma, tp)

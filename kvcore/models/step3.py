@@ -1,0 +1,75 @@
+"""Step3's language model (`step3_text`, vLLM 0.33's step3_text.py; Step3-VL's text_config): its
+attention is multi-matrix factorised (MFA): one replicated ``qkv_proj`` makes a low-rank query
+``share_q_dim`` wide and the one shared KV head (``head_dim`` wide; vLLM builds one KV head
+whatever ``num_attention_groups`` says), an RMSNorm (``inter_norm``) over the query, then ``wq``
+(column-parallel) lifts it to the heads and ``o_proj`` (row-parallel) maps them back. The layers
+``moe_layers_enum`` lists (a comma-separated string, which vLLM splits) hold ``moe_num_experts``
+experts with a replicated router and one shared expert ``share_expert_dim`` wide; the rest a
+dense MLP. Its own LM head whatever ``tie_word_embeddings`` says. The RoPE cache spans
+``max_position_embedding`` positions; the length is ``max_seq_len`` (vLLM's key).
+
+Checked on the meta device, every rank: tests/data/weights_census/mm_step3/. Not modelled,
+refused by name: a quantised checkpoint's weights and pipeline stages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvcore.errors import InputError, clipped
+from kvcore.models import rank_params as rp
+from kvcore.models.geometry import ModelGeometry
+from kvcore.models.rank_params import Ledger
+
+STEP3_TEXT = "step3_text"
+# kvcli's key: Step3TextConfig's own (vLLM's transformers_utils/configs/step3_vl.py)
+ALIASES = {"max_position_embeddings": "max_seq_len"}
+# Step3TextConfig's defaults, under its own keys (its moe_layers_enum default is a tuple, which
+# step3_text.py cannot split: `step3_fields` refuses a config without one)
+DEFAULTS: dict[str, Any] = {
+    "hidden_size": 7168, "intermediate_size": 18432, "num_attention_heads": 64,
+    "num_hidden_layers": 61, "max_seq_len": 65536, "vocab_size": 128815,
+    "moe_intermediate_size": 5120, "moe_num_experts": 48, "moe_top_k": 3,
+    "max_position_embedding": 65536, "share_expert_dim": 5120, "share_q_dim": 2048,
+    "head_dim": 256, "rope_theta": 500000.0}
+
+
+def step3_fields(c: dict[str, Any], get_dim, n_layers: int, quantised: bool,
+                 source: str) -> dict[str, Any]:
+    """The geometry's Step3 parts: the MoE layers, the query's and shared expert's widths, the
+    RoPE cache's positions (the length read from ``max_seq_len`` is kept)."""
+    enum = c.get("moe_layers_enum")
+    try:
+        listed = {int(i) for i in enum.strip().split(",")}
+    except (AttributeError, ValueError):
+        raise InputError(f"expected a string of comma-separated layer indices, got "
+                         f"{clipped(enum)}: vLLM 0.33's step3_text.py splits it (and fails "
+                         "on its config class's default, a tuple)", path=source or None,
+                         field="moe_layers_enum") from None
+    return {"moe_layers": tuple(i in listed for i in range(n_layers)),
+            "num_kv_heads": 1, "share_q_dim": get_dim("share_q_dim"),
+            "shared_expert_width": get_dim("share_expert_dim"),
+            "max_position_embeddings": get_dim("max_position_embedding"),
+            "weights_unmodelled": "a quantised Step3 checkpoint's weights" if quantised else ""}
+
+
+def step3_ledger(g: ModelGeometry, tp: int) -> Ledger:
+    """One of ``tp`` ranks' parameters (the whole model: one pipeline stage)."""
+    h, hd, q, e = g.hidden_size, g.head_dim, g.share_q_dim, g.num_experts
+    if any(g.moe_layers) and tp > e:    # (FusedMoEBlock's own check)
+        raise InputError(f"tensor parallel size {tp} is greater than the number of experts "
+                         f"{e}, which vLLM 0.33's step3_text.py refuses",
+                         field="tensor_parallel_size")
+    led = Ledger()
+    led.model += rp.vocab_rows(g, tp) * h * 2 + h    # (embedding, its own LM head, final norm)
+    heads = g.num_attention_heads * hd
+    for moe in g.moe_layers:
+        # qkv_proj (replicated), wq (column), o_proj (row); inter_norm and the layer's 2 norms
+        led.layer += h * (q + 2 * hd) + q * heads // tp + heads * h // tp
+        led.model += q + 2 * h
+        if moe:
+            led.model += e * h      # (the router, replicated, in the model dtype)
+            led.layer += 3 * h * (e * g.moe_intermediate_size + g.shared_expert_width) // tp
+        else:
+            led.layer += 3 * h * g.intermediate_size // tp
+    return led
