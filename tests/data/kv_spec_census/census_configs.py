@@ -26,6 +26,7 @@ MODEL_TYPES = {
     "DoryForCausalLM": "dory", "FlintForCausalLM": "flint",
     "HyperCLOVAXForCausalLM": "hyperclovax", "MiniMaxM3SparseForCausalLM": "minimax_m3_vl",
     "Step3VLForConditionalGeneration": "step3_vl", "KimiVLForConditionalGeneration": "kimi_vl",
+    "GLM4VForCausalLM": "chatglm",
     "KimiK25ForConditionalGeneration": "kimi_k25", "KimiK3ForConditionalGeneration": "kimi_k3",
     "Ovis": "ovis", "UltravoxModel": "ultravox", "DeepseekVLV2ForCausalLM": "deepseek_vl_v2",
     "IsaacForConditionalGeneration": "isaac", "MiDashengLMModel": "midashenglm",
@@ -111,6 +112,21 @@ OVERRIDES = {
     # dbrx.py reads attn_config.rope_theta, which DbrxAttentionConfig does not default (DBRX's
     # checkpoints: 500,000; their 8 KV heads and clip_qkv 8)
     "DbrxForCausalLM": {"attn_config": {"kv_n_heads": 8, "clip_qkv": 8, "rope_theta": 500000}},
+    # step3_text.py splits moe_layers_enum, a string in Step3's checkpoint (its class default
+    # is a tuple, which it cannot split): the published layers 4-59, cut to 8 layers; Step3-VL
+    # builds the text model its text_config names
+    "Step3TextForCausalLM": {"moe_layers_enum": "4,5,6,7"},
+    "Step3VLForConditionalGeneration": {"moe_layers_enum": "4,5,6,7",
+                                        "architectures": ["Step3TextForCausalLM"]},
+    # GLM-4V (THUDM/glm-4v-9b): ChatGLM's keys as the ChatGLM rows, its 2 groups, and an
+    # EVA2-CLIP vision_config (glm4v.py reads every key; a small tower)
+    "GLM4VForCausalLM": {"original_rope": True, "tie_word_embeddings": False,
+                         "multi_query_attention": True, "multi_query_group_num": 2,
+                         "add_qkv_bias": True, "vision_config": {
+                             "dropout_prob": 0.0, "hidden_act": "gelu", "in_channels": 3,
+                             "num_hidden_layers": 2, "hidden_size": 64, "patch_size": 14,
+                             "num_heads": 4, "intermediate_size": 128, "layer_norm_eps": 1e-06,
+                             "num_positions": 17, "image_size": 56, "scaling_factor": 8}},
 }
 # top-level keys (beside the text model's): the towers vLLM reads that the config classes
 # leave null (Gemma 4's vision_config: without one vLLM cannot build the class; its audio
