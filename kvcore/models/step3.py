@@ -38,7 +38,7 @@ def step3_fields(c: dict[str, Any], get_dim, n_layers: int, quantised: bool,
                  source: str) -> dict[str, Any]:
     """The geometry's Step3 parts: the MoE layers, the query's and shared expert's widths, the
     RoPE cache's positions (the length read from ``max_seq_len`` is kept)."""
-    enum = c.get("moe_layers_enum")
+    enum: Any = c.get("moe_layers_enum")
     try:
         listed = {int(i) for i in enum.strip().split(",")}
     except (AttributeError, ValueError):

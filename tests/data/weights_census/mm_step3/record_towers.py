@@ -67,7 +67,13 @@ def main():
         base, mm = todo[name]
         cfg = json.loads((HERE / f"{base}.config.json").read_text())
         try:
-            answers["cases"][name] = rc.record(name, cfg, TPS, mm)
+            case = rc.record(name, cfg, TPS, mm)
+            words = {r[0].get("refused") for r in case["tp"].values()}
+            if len(words) == 1 and None not in words:
+                # (refused alike at every TP, as the class is built: glm-4v-9b's published
+                # ChatGLMModel: one refusal for the case, as a config refused before any build)
+                case = {"refused": words.pop()}
+            answers["cases"][name] = case
         except Exception as e:           # the config refused before any build
             answers["cases"][name] = {"refused": f"{type(e).__name__}: {e}"[:600]}
             print(name, "refused", e, file=sys.stderr, flush=True)
