@@ -20,6 +20,7 @@ from kvcore.models.longcat import LONGCAT, longcat_derived
 from kvcore.models.step3 import ALIASES as STEP3_ALIASES
 from kvcore.models.step3 import DEFAULTS as STEP3_DEFAULTS
 from kvcore.models.step3 import STEP3_TEXT
+from kvcore.models.step3p5 import STEP3P5, hub_trimmed
 
 # model_type -> {the key kvcli reads: the class's own}: transformers 5.20's attribute_map
 # (GPT2Config, GPTJConfig, GPTBigCodeConfig, BloomConfig, DbrxConfig) and vLLM's RWConfig and
@@ -41,6 +42,7 @@ ALIASES: dict[str, dict[str, str]] = {
 ALIASES["RefinedWebModel"] = ALIASES["RefinedWeb"]
 ALIASES[LONGCAT] = LONGCAT_ALIASES
 ALIASES[STEP3_TEXT] = STEP3_ALIASES
+ALIASES[STEP3P5] = {}     # (its hub configs' padded per-layer lists: `_derived`)
 
 # What each class gives a key the config leaves out, under the class's own key
 CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -61,6 +63,7 @@ CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
 CLASS_DEFAULTS["RefinedWebModel"] = CLASS_DEFAULTS["RefinedWeb"]
 CLASS_DEFAULTS[LONGCAT] = LONGCAT_DEFAULTS
 CLASS_DEFAULTS[STEP3_TEXT] = STEP3_DEFAULTS
+CLASS_DEFAULTS[STEP3P5] = {}
 # vLLM's max_model_len where a config names no length key at all (Bloom's ALiBi, the original
 # Falcon's): `_get_and_verify_max_len`'s default
 DEFAULT_LENGTH = 2048
@@ -173,6 +176,8 @@ def _derived(out: dict[str, Any], model_type: str, source: str) -> dict[str, Any
             leaf = theirs.split(".")[1]
             out[key] = default if part.get(leaf) is None else _size(part[leaf], theirs, source)
         out["intermediate_size"] = 0
+    elif model_type == STEP3P5:
+        out = hub_trimmed(out)
     elif model_type == "chatglm":
         # chatglm.py: multi_query_group_num KV heads only under multi_query_attention; the
         # head is hidden_size / num_attention_heads (kv_channels is not read)

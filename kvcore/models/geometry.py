@@ -177,6 +177,10 @@ class ModelGeometry:
     # ERNIE-4.5-VL's visual token ids, `kvcore.models.ernie45_vl_tower`)
     class_buffers: int = 0
     share_q_dim: int = 0        # Step3's low-rank query width (`kvcore.models.step3`)
+    # Step-3.5's query heads a layer (its sliding layers' own count) and head-wise output gate
+    # (`kvcore.models.step3p5`)
+    layer_heads: tuple[int, ...] = ()
+    head_gate: bool = False
 
     @property
     def default_max_model_len(self) -> int:

@@ -302,7 +302,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     if model_type == ZAMBA2:        # (its shared blocks; a quantised one's weights not counted)
         g = replace(g, zamba=zamba2_blocks(c, source), weights_unmodelled=(
             "a quantised Zamba2 checkpoint's weights" if g.quantization else ""))
-    g = own_ledger_fields(g, c, get_dim, source)    # (Step3's: `kvcore.models.own_ledgers`)
+    g = own_ledger_fields(g, c, get_dim, source)    # (Step3's, Step-3.5's: `own_ledgers`)
     rope_keys = pangu_rope_keys(c) if model_type == PANGU_ULTRA_MOE else c
     # (Intern-S1-Pro's FoPE: its own parameters and cache, in place of the RoPE cache)
     g = replace(g, fope_freqs=fope_freqs(cfg, g.head_dim, g.max_position_embeddings, source))

@@ -56,6 +56,7 @@ from kvcore.models.mamba_only import MAMBA_ONLY_TYPES
 from kvcore.models.rank_params import FP32_ROUTERS, Ledger
 from kvcore.models.sparse_mla import layer_geometry
 from kvcore.models.step3 import STEP3_TEXT, step3_ledger
+from kvcore.models.step3p5 import STEP3P5, step3p5_ledger
 from kvcore.models.zamba2_weights import zamba2_ledger
 from kvcore.specs import DTYPE_BYTES
 
@@ -71,11 +72,12 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
     """One TP rank's parameters, of the whole model or of one pipeline `stage`: its layers;
     the embedding on the first stage, the LM head and the final norm on the last (a tied
     head: the embedding there again, as vLLM builds it on the last rank)."""
-    staged = stage != WHOLE and (g.gemma is not None or g.model_type == STEP3_TEXT)
+    staged = stage != WHOLE and (g.gemma is not None or g.model_type in (STEP3_TEXT, STEP3P5))
     if g.weights_unmodelled or staged:
         # (sized as a plain decoder they would be a quiet lie: refused, the measure asked for)
         why = g.weights_unmodelled or (
             "Step3's decoder layers on pipeline stages" if g.model_type == STEP3_TEXT else
+            "Step-3.5's decoder layers on pipeline stages" if g.model_type == STEP3P5 else
             "Gemma's per-layer embeddings on pipeline stages")
         raise InputError(f"{g.name}: kvcli does not estimate {why}: give the weights' "
                          "measured size", field="weights_gib")
@@ -92,6 +94,8 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
             led.fp32 += per_layer * (len(g.layer_kinds) if layer_range is None
                                      else len(layer_range)) // 2
         return led
+    if g.model_type == STEP3P5:     # (its heads a layer, float32 routers, shared experts)
+        return step3p5_ledger(g, tp)
     if g.model_type == STEP3_TEXT:  # (its MFA attention and Step3-VL's tower)
         led = step3_ledger(g, tp)
         led.model += fp8_vision.tower_rank(g, tp)[0]

@@ -1,0 +1,87 @@
+"""Step-3.5 (`step3p5`, vLLM 0.33's step3p5.py, its config class transformers' Step3p7TextConfig)
+as vLLM builds it, for the weights estimate: the MoE layers ``mlp_layer_types`` marks sparse
+(else the hub configs' ``moe_layers_enum``, else layers 3 on), each with a float32 router and
+a float32 ``router_bias`` (vLLM asserts both ``need_fp32_gate`` and ``use_moe_router_bias``)
+and a shared expert ``share_expert_dim`` wide, the rest a dense MLP; q and k norms every layer;
+the sliding layers' own query-head count (``num_sliding_attention_heads``, else the hub configs'
+``attention_other_setting``); a head-wise output gate (``g_proj``, column-parallel, one output
+a head) where ``use_head_wise_attn_gate``; its own LM head. The per-layer lists of a hub config
+padded with its ``num_nextn_predict_layers`` MTP layers are read to ``num_hidden_layers``, as
+the class trims them. Checked on the meta device, every rank (tests/data/weights_census/
+mm_step3/step3p5/). Not modelled, refused by name: quantised weights, pipeline stages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvcore.errors import InputError, clipped
+from kvcore.models import rank_params as rp
+from kvcore.models.geometry import ModelGeometry
+from kvcore.models.rank_params import Ledger
+
+STEP3P5 = "step3p5"
+
+
+def hub_trimmed(out: dict[str, Any]) -> dict[str, Any]:
+    """A hub config's per-layer lists padded with its ``num_nextn_predict_layers`` MTP layers,
+    cut to ``num_hidden_layers`` as Step3p7TextConfig cuts them (the rest are the MTP's)."""
+    n, mtp = out.get("num_hidden_layers"), out.get("num_nextn_predict_layers")
+    if isinstance(n, int) and isinstance(mtp, int) and mtp > 0:
+        for key in ("layer_types", "mlp_layer_types"):
+            if isinstance(out.get(key), list) and len(out[key]) == n + mtp:
+                out[key] = out[key][:n]
+    return out
+
+
+def step3p5_fields(c: dict[str, Any], get_dim, kinds: tuple[str, ...], heads: int,
+                   quantised: bool, source: str) -> dict[str, Any]:
+    """The geometry's Step-3.5 parts: MoE layers, shared expert width, per-layer query heads."""
+    for key in ("need_fp32_gate", "use_moe_router_bias"):
+        if c.get(key) is not True:      # (step3p5.py asserts them; the class defaults neither)
+            raise InputError(f"expected true, got {clipped(c.get(key))}: vLLM 0.33's "
+                             "step3p5.py asserts it", path=source or None, field=key)
+    n = len(kinds)
+    types = c.get("mlp_layer_types")
+    if isinstance(types, list):
+        moe = tuple(i < len(types) and types[i] == "sparse" for i in range(n))
+    elif (enum := c.get("moe_layers_enum")) is not None:
+        try:
+            items = enum.split(",") if isinstance(enum, str) else enum
+            listed = {int(i) for i in items if str(i).strip()}
+        except (AttributeError, TypeError, ValueError):
+            raise InputError(f"expected comma-separated layer indices, got {clipped(enum)}",
+                             path=source or None, field="moe_layers_enum") from None
+        moe = tuple(i in listed for i in range(n))
+    else:
+        moe = tuple(i >= 3 for i in range(n))
+    other = c.get("attention_other_setting")
+    sliding = c.get("num_sliding_attention_heads") or (
+        other.get("num_attention_heads") if isinstance(other, dict) else None) or heads
+    if not isinstance(sliding, int) or isinstance(sliding, bool) or sliding < 1:
+        raise InputError(f"expected an integer >= 1, got {clipped(sliding)}",
+                         path=source or None, field="num_sliding_attention_heads")
+    width = c.get("share_expert_dim", c.get("share_expert_dims"))
+    return {"moe_layers": moe, "qk_norm": True,
+            "shared_expert_width": get_dim("share_expert_dim", width or 1280),
+            "layer_heads": tuple(sliding if k == "sliding" else heads for k in kinds),
+            "head_gate": bool(c.get("use_head_wise_attn_gate", False)),
+            "weights_unmodelled": "a quantised Step-3.5 checkpoint's weights" if quantised else ""}
+
+
+def step3p5_ledger(g: ModelGeometry, tp: int) -> Ledger:
+    """One of ``tp`` ranks' parameters (the whole model: one pipeline stage)."""
+    h, hd, e = g.hidden_size, g.head_dim, g.num_experts
+    kv = rp.on_rank(g.num_kv_heads, tp)
+    led = Ledger()
+    led.model += rp.vocab_rows(g, tp) * h * 2 + h    # (embedding, its own LM head, final norm)
+    for heads, moe in zip(g.layer_heads, g.moe_layers, strict=True):
+        q = heads // tp
+        led.layer += (q + 2 * kv) * hd * h + q * hd * h + (q * h if g.head_gate else 0)
+        led.model += ((q + 2 * kv) * hd if g.attention_bias else 0) + 2 * hd + 2 * h
+        if moe:
+            led.fp32 += e * h + e       # (the float32 router and its bias)
+            led.layer += 3 * h * (e * g.moe_intermediate_size + g.shared_expert_width) // tp
+        else:
+            led.layer += 3 * h * g.intermediate_size // tp
+    return led
