@@ -72,3 +72,15 @@ def test_80_gib_at_tp8() -> None:
             "8"])
         assert out.exit_code == 0, out.output
         assert f"num_blocks = {blocks} " in out.output
+
+
+def test_mtp_is_refused_as_unmodelled_not_as_vllms_refusal() -> None:
+    """vLLM 0.33 drafts Step-3.5 with Step3p5MTP (config/speculative.py); kvcli said vLLM
+    refuses mtp with it."""
+    out = CliRunner().invoke(app, [
+        "config", "--model-config", str(DATA / "step3p5-hub.config.json"), "--gpu-memory-gib",
+        "80", "--tensor-parallel-size", "8", "--speculative-config",
+        '{"method": "mtp", "num_speculative_tokens": 1}'])
+    assert out.exit_code == 2
+    assert "vLLM 0.33 drafts with Step-3.5's Step3p5MTP module, which kvcli does not model" \
+        in out.output

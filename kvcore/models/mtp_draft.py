@@ -70,11 +70,12 @@ def mtp_draft(target: ModelGeometry) -> DraftModel:
     """The MTP draft of `target`, or the InputError vLLM's refusal (or kvcli's) becomes."""
     cls = MTP_CLASSES.get(target.model_type)
     # (config/speculative.py: an ernie4_5_moe target's model_type rewritten to ernie_mtp,
-    # ErnieMTPModel, ernie_mtp.py)
-    if target.model_type == "ernie4_5_moe":
+    # ErnieMTPModel, ernie_mtp.py; a step3p5 one's to step3p5_mtp, Step3p5MTP)
+    unmodelled = {"ernie4_5_moe": "ERNIE-4.5's ErnieMTPModel", "step3p5": "Step-3.5's Step3p5MTP"}
+    if target.model_type in unmodelled:
         raise InputError(f"mtp with {target.name} ({target.model_type}): vLLM 0.33 drafts "
-                         "with ERNIE-4.5's ErnieMTPModel module, which kvcli does not model",
-                         field=FIELD)
+                         f"with {unmodelled[target.model_type]} module, which kvcli does not "
+                         "model", field=FIELD)
     if cls is None or (cls.startswith(("Deep", "Glm4MoeLite", "OpenPangu", "LongCat"))
                        and target.mla is None):
         raise InputError(f"mtp with {target.name} ({target.model_type or 'no model_type'}): "
