@@ -43,9 +43,8 @@ def _refused_by_kvcli(name: str) -> bool:
         return True
     if family in CLASSIC:
         chatglm_int = family == "chatglm" and method.startswith(("awq", "gptq", "ct-"))
-        # (fp8 lists at vLLM's own files' paths; the Transformers backend's classes refused)
-        backend = family in ("gpt-neox", "phi", "starcoder")
-        return (listed and (backend or not method.startswith("fp8"))) or not (
+        # (fp8 lists at vLLM's paths: its own files', the Transformers backend's)
+        return (listed and not method.startswith("fp8")) or not (
             method.startswith("fp8") or chatglm_int)
     if family == "dbrx":
         return method.startswith("ct-")
@@ -93,8 +92,8 @@ def test_a_tp_vllm_refuses_is_refused_naming_the_option(name: str, tp: int, refu
 
 def test_the_census_draws_what_kvcli_sizes_and_what_it_refuses() -> None:
     sized = [n for n in CASES if not _refused_by_kvcli(n)]
-    assert (len(CASES), len(sized), len(BUILT)) == (216, 73, 1337)
-    assert sum(1 for n, _, _ in (p.values for p in BUILT) if not _refused_by_kvcli(n)) == 471
+    assert (len(CASES), len(sized), len(BUILT)) == (216, 76, 1337)
+    assert sum(1 for n, _, _ in (p.values for p in BUILT) if not _refused_by_kvcli(n)) == 492
     # (vLLM itself cannot build Gemma 3n under AWQ / GPTQ: its AltUp router is a
     # ReplicatedLinear whose packed weight the model reads as .weight)
     assert CASES["gemma3n-awq"]["tp"]["1"][0]["refused"] == (

@@ -4,8 +4,8 @@ builds on the meta device as an H100 makes them (tests/data/weights_census/famil
 answers.json, TP 1, 2 and 4, every rank): LFM2's and LFM2-MoE's short_conv (the checkpoint's
 conv, renamed by vLLM's mapper), w13 / w2, routed experts and router, DBRX's
 norm_attn_norm.attn and ffn, and the pre-Llama decoders' fp8 lists (GPT-2, GPT-J, Bloom, OPT,
-Falcon, ChatGLM3) matched at vLLM's paths, each rank's bytes equal; half of a fused linear
-refused in vLLM's words."""
+Falcon, ChatGLM3; GPT-NeoX, Phi-2, StarCoder by the Transformers backend's) matched at vLLM's
+paths, each rank's bytes equal; half of a fused linear refused in vLLM's words."""
 
 from __future__ import annotations
 
@@ -47,9 +47,9 @@ def test_half_a_fused_linear_is_refused_in_vllms_words(name: str) -> None:
 
 
 def test_the_census_holds_what_was_drawn() -> None:
-    assert (len(CASES), len(built_ranks(CASES))) == (41, 260)
+    assert (len(CASES), len(built_ranks(CASES))) == (45, 281)
     assert REFUSED == ["lfm2-fp8-skip-half-w13", "lfm2-moe-fp8-skip-half-w13",
-                       "opt-half-qkv-fp8-skip-own"]
+                       "opt-half-qkv-fp8-skip-own", "phi-half-qkv-fp8-skip-own"]
 
 
 def test_the_pre_llama_lists_name_vllms_modules() -> None:
@@ -71,3 +71,17 @@ def test_the_checkpoints_conv_is_vllms_short_conv() -> None:
         CASES["lfm2-fp8-skip-conv-hf"]["tp"]["1"][0]["param_bytes_by_dtype"].values())
     assert _read("lfm2-fp8-skip-conv-hf").fp8_ignored == (
         "model.layers.0.short_conv.in_proj", "model.layers.2.short_conv.out_proj")
+
+
+def test_the_transformers_backends_lists_are_renamed_to_its_model() -> None:
+    # (the checkpoint's gpt_neox. and transformer. prefixes and none at all become model.;
+    # Phi's q/k/v_proj one by one name its fused qkv_proj)
+    assert _read("gpt-neox-fp8-skip-own").fp8_ignored == (
+        "model.layers.0.attention.dense", "model.layers.1.mlp.dense_h_to_4h",
+        "model.layers.1.attention.query_key_value")
+    assert _read("starcoder-fp8-skip-own").fp8_ignored == (
+        "model.h.0.attn.c_attn", "model.h.1.mlp.c_proj", "model.h.1.attn.c_proj")
+    rec = CASES["phi-fp8-skip-own"]["tp"]["1"][0]
+    assert rec["param_numel_by_name"]["model.layers.*.self_attn.qkv_proj.weight_scale"] == 3
+    assert estimate_weights_bytes(_read("phi-fp8-skip-own"), 1) == 734_126_124 == sum(
+        rec["param_bytes_by_dtype"].values())

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvcore.models.backend_renames import backend_name, served
+
 _QWEN3_5 = ((), (("model.language_model.", "model."),))
 # (Qwen3VLForConditionalGeneration's prefixes, its MoE subclass's, which Qwen3.5's multimodal
 # classes inherit)
@@ -63,6 +65,8 @@ def architecture(archs: Any) -> str:
 
 def vllm_name(name: str, arch: str) -> str:
     """`name` as vLLM's mapper for `arch` renames it (WeightsMapper._map_name_with_shard)."""
+    if served(arch):     # (GPT-NeoX, Phi, GPTBigCode: the Transformers backend's regexes)
+        return backend_name(name, arch)
     substrings, prefixes = _RENAMES.get(arch, ((), ()))
     for old, new in substrings:
         if old in name:

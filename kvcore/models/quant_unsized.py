@@ -4,13 +4,12 @@ than count them wrong. Found by tests/data/weights_census/families/, where vLLM 
 each of these and kvcli's count differs:
 
 - the pre-Llama decoders (`kvcore.models.classic_blocks`) under any method but fp8, ChatGLM's
-  AWQ, GPTQ and compressed-tensors aside (its layers are shaped as kvcli's Llama count: equal);
-- a list naming modules to leave unquantised (fp8's ``ignored_layers``, AWQ's
-  ``modules_to_not_convert``, GPTQ's ``dynamic`` rules, compressed-tensors' ``ignore`` and
-  class or path targets, ModelOpt's ``ignore``) beyond ``lm_head`` on those the Transformers
-  backend serves (GPT-NeoX, Phi, GPTBigCode: its module paths are not modelled); the others'
-  fp8 lists are matched at vLLM's own files' paths (`kvcore.models.classic_paths`), and
-  LFM2's, LFM2-MoE's and DBRX's lists under every method (`kvcore.models.fp8_ignored.
+  AWQ, GPTQ and compressed-tensors aside (its layers are shaped as kvcli's Llama count: equal)
+  unless a list there (AWQ's ``modules_to_not_convert``, GPTQ's ``dynamic`` rules,
+  compressed-tensors' ``ignore`` and targets, ModelOpt's ``ignore``) names modules beyond
+  ``lm_head``. Their fp8 lists are matched at vLLM's paths, its own files' and the
+  Transformers backend's for GPT-NeoX, Phi and GPTBigCode (`kvcore.models.classic_paths`), as
+  are LFM2's, LFM2-MoE's and DBRX's lists under every method (`kvcore.models.fp8_ignored.
   linear_path`: short_conv, feed_forward.w13 / w2, transformer.blocks.N.norm_attn_norm.attn.
   Wqkv, ...; tests/data/weights_census/family_lists/);
 - DBRX under compressed-tensors (its experts, DbrxExperts, are not matched as kvcli matches

@@ -84,6 +84,15 @@ CLASSIC_LISTS = {
                "transformer.h.0.mlp.dense_h_to_4h"],
     "chatglm": ["transformer.encoder.layers.0.self_attention.query_key_value",
                 "transformer.encoder.layers.1.mlp.dense_h_to_4h"],
+    # (the Transformers backend's: by the checkpoint's base-model prefix, by none, by vLLM's
+    # model.; Phi's q/k/v_proj fused into qkv_proj by the backend's fuser)
+    "gpt-neox": ["gpt_neox.layers.0.attention.dense", "layers.1.mlp.dense_h_to_4h",
+                 "model.layers.1.attention.query_key_value"],
+    "phi": ["model.layers.0.self_attn.q_proj", "model.layers.0.self_attn.k_proj",
+            "model.layers.0.self_attn.v_proj", "layers.1.mlp.fc1",
+            "model.layers.1.self_attn.dense"],
+    "phi-half-qkv": ["model.layers.1.self_attn.k_proj"],
+    "starcoder": ["transformer.h.0.attn.c_attn", "h.1.mlp.c_proj", "model.h.1.attn.c_proj"],
 }
 
 
