@@ -4,8 +4,8 @@ builds on the meta device as an H100 makes them (tests/data/weights_census/famil
 answers.json, TP 1, 2 and 4, every rank): LFM2's and LFM2-MoE's short_conv (the checkpoint's
 conv, renamed by vLLM's mapper), w13 / w2, routed experts and router, DBRX's
 norm_attn_norm.attn and ffn, and the pre-Llama decoders' fp8 lists (GPT-2, GPT-J, Bloom, OPT,
-Falcon, ChatGLM3; GPT-NeoX, Phi-2, StarCoder by the Transformers backend's) matched at vLLM's
-paths, each rank's bytes equal; half of a fused linear refused in vLLM's words."""
+Falcon, ChatGLM3; GPT-NeoX, Phi-2, StarCoder, StarCoder2 by the Transformers backend's)
+matched at vLLM's paths, each rank's bytes equal; half of a fused linear refused in vLLM's words."""
 
 from __future__ import annotations
 
@@ -47,9 +47,10 @@ def test_half_a_fused_linear_is_refused_in_vllms_words(name: str) -> None:
 
 
 def test_the_census_holds_what_was_drawn() -> None:
-    assert (len(CASES), len(built_ranks(CASES))) == (45, 281)
+    assert (len(CASES), len(built_ranks(CASES))) == (47, 288)
     assert REFUSED == ["lfm2-fp8-skip-half-w13", "lfm2-moe-fp8-skip-half-w13",
-                       "opt-half-qkv-fp8-skip-own", "phi-half-qkv-fp8-skip-own"]
+                       "opt-half-qkv-fp8-skip-own", "phi-half-qkv-fp8-skip-own",
+                       "starcoder2-half-qkv-fp8-skip-own"]
 
 
 def test_the_pre_llama_lists_name_vllms_modules() -> None:

@@ -1,9 +1,9 @@
 """The architectures whose configs name their sizes by their own keys (GPT-2's n_layer, Bloom's
 n_head, ChatGLM's num_layers, DBRX's d_model, the original Falcon's RefinedWeb keys) and the
 pre-Llama decoders among vLLM 0.33's (GPT-2, GPTBigCode, GPT-J, GPT-NeoX, Bloom, OPT, Falcon,
-Phi-2, StableLM, ChatGLM): published checkpoints' configs (tests/data/gpt_family/), vLLM's own
-classes built on the meta device: its KV cache specs at TP 1, and every rank's parameters and
-buffers at TP 1, 2, 4 and 8. Before, kvcli refused the first group for a missing
+Phi-2, StableLM, ChatGLM, StarCoder2): published checkpoints' configs (tests/data/gpt_family/),
+vLLM's own classes built on the meta device: its KV cache specs at TP 1, and every rank's
+parameters and buffers at TP 1, 2, 4 and 8. Before, kvcli refused the first group for a missing
 'num_hidden_layers' and counted every one of them as a Llama (GPT-2: 66,964,224 parameters for
 124,475,904; StarCoder's MLP split by TP where vLLM keeps it whole)."""
 
@@ -105,6 +105,15 @@ def test_what_a_llama_count_got_wrong() -> None:
         assert estimate_buffer_bytes(_geometry(name)) == 16 * layers
     # GPT-J's rotary is rotary_dim (64) of its 256-wide head: 2,048 x 64 bfloat16
     assert estimate_buffer_bytes(_geometry("gpt-j-6b")) == 2048 * 64 * 2 + 28 * 16
+    # StarCoder2 on the backend too (kvcli counted a Llama: gated MLP, untied head, RoPE cache,
+    # 43,990,855,680 B at TP 1 and 4,194,944 B of buffers): c_fc / c_proj with biases, the head
+    # its embedding (Starcoder2Config's default), inv_freq and its original (64 float32 each)
+    g = _geometry("starcoder2-15b")
+    assert estimate_weights_bytes(g, 1) == 31_311_798_272
+    assert estimate_buffer_bytes(g, 1) == 2 * 64 * 4 + 40 * 16
+    star2 = WEIGHTS["starcoder2-15b"]["tp"]["1"][0]["param_numel_by_name"]
+    assert star2["model.layers.*.mlp.c_fc.weight"] == 40 * 6144 * 24576
+    assert "lm_head.weight" not in star2
     # the original Falcon keys: falcon.py's RoPE spans 8,192 positions, the model runs at 2,048
     g = _geometry("falcon-40b-old-keys-rope_theta")
     assert (g.num_kv_heads, g.context_limit, g.rope_caches[0].rows) == (8, 2048, 8192)

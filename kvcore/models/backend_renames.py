@@ -13,7 +13,8 @@ only): vLLM holds the Transformers base model at ``model.``, so
 Each pattern applied in turn, as WeightsMapper applies its regexes. The children are those of
 the base model transformers builds for the class (checked with the oracle's transformers;
 GPTBigCode's causal-mask buffer ``bias`` among them). Checked against vLLM's builds:
-tests/data/weights_census/family_lists/ (gpt-neox, phi, starcoder ``-fp8-skip-own``).
+tests/data/weights_census/family_lists/ (gpt-neox, phi, starcoder, starcoder2
+``-fp8-skip-own``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ _BASE: dict[str, tuple[str, tuple[str, ...]]] = {
     "PhiForCausalLM": ("model", ("embed_tokens", "layers", "rotary_emb", "embed_dropout",
                                  "final_layernorm")),
     "GPTBigCodeForCausalLM": ("transformer", ("wte", "wpe", "drop", "h", "ln_f", "bias")),
+    "Starcoder2ForCausalLM": ("model", ("embed_tokens", "layers", "norm", "rotary_emb")),
 }
 
 

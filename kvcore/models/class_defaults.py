@@ -83,6 +83,9 @@ MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
     "exaone4": {"sliding_window": 4096, "sliding_window_pattern": 4},
     "gpt_oss": {"sliding_window": 128},
     "opt": {"tie_word_embeddings": True},   # (OPTConfig's: opt-6.7b's head is its embedding)
+    # (Starcoder2Config's: StarCoder2's checkpoints leave it out and vLLM builds no lm_head;
+    # tests/data/gpt_family/starcoder2-*)
+    "starcoder2": {"tie_word_embeddings": True},
     "mistral": {"sliding_window": 4096},
     "jamba": {"attn_layer_period": 8, "attn_layer_offset": 4, "expert_layer_period": 2,
               "expert_layer_offset": 1, "mamba_d_state": 16, "mamba_d_conv": 4,

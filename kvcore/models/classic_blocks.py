@@ -1,14 +1,14 @@
 """The pre-Llama decoder blocks (GPT-2, GPTBigCode, GPT-J, GPT-NeoX, Bloom, OPT, Falcon, Phi-2,
-StableLM, ChatGLM) as vLLM 0.33 builds them, for the weights and buffers estimate: what a
-Llama-shaped count gets wrong there (a two-matrix MLP with biases, LayerNorms with a bias, one
-norm a layer where attention and MLP run in parallel, learned position embeddings, Bloom's
-embedding norm, GPT-J's LM-head bias, no RoPE cache under ALiBi or learned positions, the
-Transformers backend's `inv_freq` in place of a cache and GPTBigCode's causal mask, whole on
-every rank with its MLP).
+StableLM, ChatGLM; StarCoder2, served as Phi-2 is) as vLLM 0.33 builds them, for the weights and
+buffers estimate: what a Llama-shaped count gets wrong there (a two-matrix MLP with biases,
+LayerNorms with a bias, one norm a layer where attention and MLP run in parallel, learned position
+embeddings, Bloom's embedding norm, GPT-J's LM-head bias, no RoPE cache under ALiBi or learned
+positions, the Transformers backend's `inv_freq` in place of a cache and GPTBigCode's causal mask,
+whole on every rank with its MLP).
 
 Each read from vLLM's model file (gpt2.py, gpt_j.py, bloom.py, opt.py, falcon.py, chatglm.py,
-stablelm.py; the Transformers backend for GPTBigCode, GPT-NeoX and Phi) and checked tensor by
-tensor at TP 1, 2, 4 and 8 on published checkpoints' configs (tests/data/gpt_family/);
+stablelm.py; the Transformers backend for GPTBigCode, GPT-NeoX, Phi and StarCoder2) and checked
+tensor by tensor at TP 1, 2, 4 and 8 on published checkpoints' configs (tests/data/gpt_family/);
 `kvcore.models.classic_weights` counts a rank's share.
 """
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 # served by vLLM's Transformers backend, which keeps the rotary inv_freq (and its original)
 # as float32 buffers rather than a cos/sin cache
-INV_FREQ_TYPES = ("gpt_neox", "phi")
+INV_FREQ_TYPES = ("gpt_neox", "phi", "starcoder2")
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,12 @@ def classic_block(model_type: str, hidden: int, head_dim: int, get,
         return ClassicBlock(bool(get("use_qkv_bias", False)), False,
                             get_dim("intermediate_size", required=True), gated=True,
                             mlp_bias=False, rope_cache=True)
+    if model_type == "starcoder2":
+        # (HF's Starcoder2 modules: q/k/v_proj fused by the backend, c_fc / c_proj, LayerNorms
+        # with a bias, every linear's bias by use_bias, RoPE over the whole head)
+        bias = bool(get("use_bias", True))
+        return ClassicBlock(bias, bias, get_dim("intermediate_size", required=True),
+                            mlp_bias=bias, every_stage=False, buffers=2 * (head_dim // 2) * 4)
     if model_type in INV_FREQ_TYPES:
         partial = next((v for v in (get("partial_rotary_factor"), get("rotary_pct"))
                         if isinstance(v, (int, float)) and not isinstance(v, bool)

@@ -1,13 +1,13 @@
 """Where vLLM 0.33 builds the pre-Llama decoders' linears (gpt2.py, gpt_j.py, bloom.py,
 opt.py, falcon.py, chatglm.py, stablelm.py: their module paths; the Transformers backend's for
-GPT-NeoX, Phi and GPTBigCode), so that an fp8 checkpoint's ``ignored_layers`` is matched as
-vLLM matches it: a linear whose path the list holds exactly is built unquantised (its weight
-in the model dtype, no scales); a fused linear of the model's ``packed_modules_mapping``
-(OPT's ``qkv_proj`` of q/k/v_proj, the backend's Phi's) also when the list names all its
-shards, and vLLM refuses some (`kvcore.models.fp8_ignored.skipped`); where the file has none
-(GPT-J's, StableLM's) shards named one by one name nothing. The backend's lists are renamed
-first (`kvcore.models.backend_renames`). Checked per rank:
-tests/data/weights_census/family_lists/.
+GPT-NeoX, Phi, GPTBigCode and StarCoder2), so that an fp8 checkpoint's ``ignored_layers`` is
+matched as vLLM matches it: a linear whose path the list holds exactly is built unquantised
+(its weight in the model dtype, no scales); a fused linear of the model's
+``packed_modules_mapping`` (OPT's ``qkv_proj`` of q/k/v_proj, the backend's Phi's and
+StarCoder2's) also when the list names all its shards, and vLLM refuses some
+(`kvcore.models.fp8_ignored.skipped`); where the file has none (GPT-J's, StableLM's) shards
+named one by one name nothing. The backend's lists are renamed first
+(`kvcore.models.backend_renames`). Checked per rank: tests/data/weights_census/family_lists/.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ PATHS: dict[str, tuple[str, str, str, str, str]] = {
                  "mlp.dense_h_to_4h", "mlp.dense_4h_to_h"),
     "phi": ("model.layers", "self_attn.qkv_proj", "self_attn.dense", "mlp.fc1", "mlp.fc2"),
     "gpt_bigcode": ("model.h", "attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"),
+    "starcoder2": ("model.layers", "self_attn.qkv_proj", "self_attn.o_proj", "mlp.c_fc",
+                   "mlp.c_proj"),
 }
 # (OPT's projections around a narrower embedding: opt.py's OPTDecoder, whole on every rank)
 OPT_PROJECTIONS = ("model.decoder.project_in", "model.decoder.project_out")

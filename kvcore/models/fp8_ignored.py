@@ -44,9 +44,10 @@ _FUSED: dict[str, dict[str, tuple[str, ...]]] = {
     "jamba": {**_QKV, **_GATE_UP, "in_proj": ("in_proj",)},
     "lfm2": {**_QKV, "w13": ("w1", "w3"), "in_proj": ("in_proj",)},
     # (the pre-Llama decoders': opt.py's, falcon.py's, chatglm.py's; none in gpt2.py,
-    # gpt_j.py, bloom.py, stablelm.py; the Transformers backend's fuser gives Phi's, and
-    # none to GPT-NeoX's and GPTBigCode's one QKV module)
-    "opt": dict(_QKV), "stablelm": {}, "phi": dict(_QKV), "gpt_neox": {}, "gpt_bigcode": {},
+    # gpt_j.py, bloom.py, stablelm.py; the Transformers backend's fuser gives Phi's and
+    # StarCoder2's, and none to GPT-NeoX's and GPTBigCode's one QKV module)
+    "opt": dict(_QKV), "stablelm": {}, "phi": dict(_QKV), "starcoder2": dict(_QKV),
+    "gpt_neox": {}, "gpt_bigcode": {},
     "falcon": {"query_key_value": ("query_key_value",)},
     "chatglm": {"query_key_value": ("query_key_value",), "dense_h_to_4h": ("dense_h_to_4h",)},
     "gpt2": {}, "gptj": {}, "bloom": {},

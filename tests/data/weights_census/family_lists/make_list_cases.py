@@ -110,6 +110,14 @@ def cases():
         **FP8, "ignored_layers": [f"model.layers.0.self_attn.{x}_proj" for x in "qkv"]
         + ["model.layers.1.mlp.gate_proj", "model.layers.1.mlp.up_proj",
            "model.layers.1.self_attn.o_proj"]}}
+    # (StarCoder2-3B, 2 layers, the Transformers backend's: q/k/v_proj fused into qkv_proj,
+    # an unprefixed c_fc; one of the three alone)
+    sc2 = json.loads((HERE.parents[1] / "gpt_family" / "starcoder2-3b.config.json").read_text())
+    for name, names in (("starcoder2", [f"model.layers.0.self_attn.{x}_proj" for x in "qkv"]
+                         + ["layers.1.mlp.c_fc", "model.layers.1.self_attn.o_proj"]),
+                        ("starcoder2-half-qkv", ["model.layers.0.self_attn.v_proj"])):
+        out[f"{name}-fp8-skip-own"] = {**sc2, "num_hidden_layers": 2, "quantization_config": {
+            **FP8, "ignored_layers": names}}
     for m, q in DBRX_LISTS.items():
         dtype = "float16" if m.startswith(("awq", "gptq")) else "bfloat16"
         out[f"dbrx-{m}"] = {**FAMILIES["dbrx"][0], "torch_dtype": dtype,
