@@ -98,6 +98,7 @@ from kvcore.models.qwen3_next import gdn_state
 from kvcore.models.text_config import model_name, text_config, text_model
 from kvcore.models.unsupported import refusal
 from kvcore.models.vision_towers import vision_tower
+from kvcore.models.wrapper_tie import TEXT_TIED
 from kvcore.models.zamba2 import ZAMBA2, as_built, zamba2_blocks
 from kvcore.sources import read_json
 
@@ -107,8 +108,9 @@ QKV_BIAS_TYPES = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl")  # (the VL: Qw
 # gemma3.py build them unconditionally)
 QK_NORM_TYPES = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "lfm2", "lfm2_moe",
                  "qwen3_vl_text", "qwen3_vl_moe_text")     # (Qwen3-VL's: Qwen3's layers)
-# GLM-4.5's q/k norms where ``use_qk_norm`` (GLM-4.5V's text model: glm4_moe.py too)
-GLM4_MOE_QK = ("glm4_moe", "glm4v_moe_text")
+# q/k norms where ``use_qk_norm``: GLM-4.5's (GLM-4.5V's text model: glm4_moe.py too), Command
+# R+'s (commandr.py: a head's width each head, `kvcore.models.rank_params.attention`)
+USE_QK_NORM_TYPES = ("glm4_moe", "glm4v_moe_text", "cohere")
 
 
 def load_hf_config(path: str | Path) -> dict[str, Any]:
@@ -251,12 +253,13 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         intermediate_size=(get_int("intermediate_size_mlp", MLP_WIDTH_DEFAULT)
                            if model_type == "llama4_text" else get_int("intermediate_size", 0)),
         vocab_size=get_int("vocab_size", 0),
-        tie_word_embeddings=bool(get("tie_word_embeddings", False)), num_experts=num_experts,
+        tie_word_embeddings=bool(get("tie_word_embeddings", False)) or model_type in TEXT_TIED,
+        num_experts=num_experts,
         moe_intermediate_size=moe_inter if num_experts else 0, moe_layers=moe_layers,
         # (the census's qwen2-moe-sparse case counts Qwen2-MoE's)
         attention_bias=bool(get("attention_bias", False)) or model_type in QKV_BIAS_TYPES,
         qk_norm=(model_type in GDN_TYPES or model_type in QK_NORM_TYPES
-                 or model_type in GLM4_MOE_QK and bool(get("use_qk_norm", False))),
+                 or model_type in USE_QK_NORM_TYPES and bool(get("use_qk_norm", False))),
         router_score_bias=get("topk_method") == "noaux_tc",
         mtp_layers=(get_int(MTP_KEYS.get(model_type, "num_nextn_predict_layers"),
                             MTP_MODULES[model_type]) or 0 if model_type in MTP_MODULES else 0),

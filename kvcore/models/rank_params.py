@@ -68,11 +68,11 @@ def layer_norms(g: ModelGeometry) -> int:
     """A decoder layer's norms outside its mixer: Gemma 2/3 and GLM-4 (glm4.py's
     Glm4DecoderLayer, GLM-4.1V's text model too) and openPangu's sandwich norms four (pre and
     post attention and feed-forward),
-    Cohere2 one (attention and MLP in parallel), the rest two."""
+    Cohere's one (commandr.py, cohere2_moe.py: attention and MLP in parallel), the rest two."""
     if g.model_type in ("gemma2", "gemma3", "gemma3_text", "glm4", "glm4v_text") or (
             g.sandwich_norms):
         return 4 * g.hidden_size
-    if g.model_type == "cohere2":
+    if g.model_type in ("cohere", "cohere2", "cohere2_moe"):
         return g.hidden_size
     return 2 * g.hidden_size
 
@@ -104,7 +104,8 @@ def attention(g: ModelGeometry, tp: int, led: Ledger) -> None:
     if g.model_type == "gpt_oss":
         led.model += g.num_attention_heads // tp  # sinks: one learned logit per head, no KV
     if g.qk_norm:
-        led.model += g.qk_norm_width or 2 * g.head_dim
+        # (Command R+'s LayerNorms hold a weight a head: the rank's query and KV heads)
+        led.model += q + kv if g.model_type == "cohere" else g.qk_norm_width or 2 * g.head_dim
 
 
 def mamba(g: ModelGeometry, tp: int, led: Ledger) -> None:

@@ -33,6 +33,10 @@ EITHER_TIES: dict[str, tuple[bool, bool]] = {
 # language models whose head vLLM ties whatever the flags say (Cohere's logits read the
 # embedding), or never ties (they build an lm_head of their own unconditionally)
 ALWAYS_TIED = frozenset({"cohere2_vision", "gemma3n"})
+# the text classes that do so: commandr.py's CohereForCausalLM (Command-R's and Cohere2's) and
+# cohere2_moe.py's compute logits from the embedding, build no lm_head and drop the
+# checkpoint's; true or false in config.json (tests/data/weights_census/cohere_tie)
+TEXT_TIED = frozenset({"cohere", "cohere2", "cohere2_moe"})
 NEVER_TIED = frozenset({"glm4v_moe", "kimi_k25", "kimi_vl", "muse_glimmer", "cosmos3_edge",
                         "aria"})
 
