@@ -13,10 +13,28 @@ DTYPE_ALIASES = {"float16": "float16", "fp16": "float16", "half": "float16",
 
 
 def config_dtype(torch_dtype: Any, dtype: Any, source: str) -> str:
-    """`model_dtype` of a config's ``torch_dtype`` (or, where it is absent or empty,
-    ``dtype``), each a name (`dtype_names`)."""
+    """`model_dtype` of a config's ``dtype`` (or, where it is absent or empty,
+    ``torch_dtype``: transformers 5 keeps ``torch_dtype`` only for a config without ``dtype``,
+    PretrainedConfig.__init__), each a name (`dtype_names`)."""
     dtype_names({"torch_dtype": torch_dtype, "dtype": dtype}, source)
-    return model_dtype(torch_dtype or dtype, source)
+    return model_dtype(dtype or torch_dtype, source)
+
+
+def named_dtype(cfg: Any) -> Any:
+    """The dtype a config dict names (``dtype``, else ``torch_dtype``; None: neither)."""
+    if not isinstance(cfg, dict):
+        return None
+    return cfg.get("dtype") or cfg.get("torch_dtype") or None
+
+
+def wrapper_dtype(cfg: dict[str, Any], text: dict[str, Any]) -> Any:
+    """The dtype vLLM runs a multimodal wrapper at (ModelArchConfigConvertorBase.
+    get_torch_dtype): the wrapper's own, else its text config's, else its vision config's,
+    else its encoder config's (None: none names one; vLLM would read the checkpoint's
+    safetensors, kvcli takes bfloat16)."""
+    towers = (named_dtype(cfg.get(k)) for k in ("vision_config", "encoder_config"))
+    return next((d for d in (named_dtype(cfg), named_dtype(text),
+                             *(t for t in towers if isinstance(t, str))) if d), None)
 
 
 def dtype_names(cfg: dict[str, Any], source: str) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 from kvcore.errors import InputError, clipped
 from kvcore.models.config_aliases import canonical
 from kvcore.models.deepseek_vl2 import language_as_text
-from kvcore.models.dtypes import dtype_names
+from kvcore.models.dtypes import dtype_names, wrapper_dtype
 from kvcore.models.interns1_pro import as_built
 from kvcore.models.internvl_chat import awq_patched
 from kvcore.models.molmo import MOLMO, molmo_text
@@ -39,7 +39,9 @@ def text_model(cfg: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[s
 
 
 def text_config(cfg: dict[str, Any]) -> dict[str, Any]:
-    """The text model's keys: the wrapper's dtype (the text config's where it has none); the
+    """The text model's keys: the dtype vLLM runs the whole model at (`wrapper_dtype`: the
+    wrapper's, else the text config's, else the vision config's; tests/data/weights_census/
+    mm_dtype); the
     ``tie_word_embeddings`` vLLM builds the head with (`kvcore.models.wrapper_tie`: the
     wrapper's, copied by `VllmConfig.with_hf_config`, for most classes); the wrapper's
     quantization_config over the text config's (with InternVL's AWQ patch:
@@ -48,12 +50,9 @@ def text_config(cfg: dict[str, Any]) -> dict[str, Any]:
     text = cfg.get("text_config") if "text_config" in cfg else cfg.get("llm_config")
     if not isinstance(text, dict):
         return cfg
-    merged = dict(text)
-    # (vLLM's dtype is the wrapper's, the text config's only where the wrapper gives none:
-    # ModelArchConfigConvertorBase.get_torch_dtype)
-    if wrapper_dtype := {k: v for k in ("torch_dtype", "dtype") if (v := cfg.get(k)) is not None}:
-        merged = {k: v for k, v in merged.items() if k not in ("torch_dtype", "dtype")}
-        merged.update(wrapper_dtype)
+    merged = {k: v for k, v in text.items() if k not in ("torch_dtype", "dtype")}
+    if (dtype := wrapper_dtype(cfg, text)) is not None:
+        merged["dtype"] = dtype
     merged.setdefault("model_type", text.get("model_type", cfg.get("model_type", "")))
     if (tie := wrapper_tie(cfg, text)) is not None:
         merged["tie_word_embeddings"] = tie
