@@ -15,7 +15,7 @@ import pytest
 from kvcore.errors import InputError
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.mtp_draft import mtp_draft
-from kvcore.models.weights import estimate_params
+from kvcore.models.weights import estimate_params, estimate_weights_bytes
 from kvcore.sizing.resolve import resolve_kv_cache_config
 from tests.census_rows import assert_rank_equal, built_ranks, case_geometry, check_ranks_agree
 from tests.kv_census_rows import kvcli_specs, same, vllm_specs
@@ -31,7 +31,7 @@ def test_bytes_and_buffers_per_rank_equal_vllms(name: str, tp: int, rank: int) -
 
 def test_the_census_covers_every_config() -> None:
     assert set(CASES) == {p.name.removesuffix(".config.json") for p in DATA.glob("*.config.json")}
-    assert len(built_ranks(CASES)) == 43
+    assert len(built_ranks(CASES)) == 50
     check_ranks_agree(CASES)
 
 
@@ -62,6 +62,16 @@ def test_tp_8_on_four_heads_is_refused_its_mtp_module_built() -> None:
     assert mtp_draft(read_hf_config(json.loads(
         (DATA / "openpangu-ultra-moe-718b.config.json").read_text()))).architecture \
         == "OpenPanguMTP"
+
+
+def test_moe_layer_freq_is_not_read() -> None:
+    """openpangu.py makes every layer from first_k_dense_replace on MoE: a moe_layer_freq of 2
+    (which DeepSeek's deepseek_v2.py honours) leaves layers 1-4 all MoE (kvcli made 1 and 3
+    dense: 8,651,200 B at TP 1 for vLLM's 8,676,832)."""
+    g = case_geometry(DATA, CASES, "tiny-pangu-ultra-moe-layer-freq")
+    assert g.moe_layers == (False, True, True, True, True)
+    assert estimate_weights_bytes(g, 1) == 8_676_832 == sum(
+        CASES["tiny-pangu-ultra-moe-layer-freq"]["tp"]["1"][0]["param_bytes_by_dtype"].values())
 
 
 @pytest.mark.parametrize("name", ["tiny-pangu-ultra-moe", "openpangu-ultra-moe-718b"])

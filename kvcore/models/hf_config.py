@@ -231,8 +231,9 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         moe_layers = nemotron[1]
     elif num_experts and get("first_k_dense_replace") is not None:
         # DeepSeek (vLLM's deepseek_v2.py): dense feed-forward in the first k layers, then
-        # MoE every moe_layer_freq-th layer
-        first, freq = get_int("first_k_dense_replace"), get_dim("moe_layer_freq", 1)
+        # MoE every moe_layer_freq-th layer (openpangu.py reads no moe_layer_freq)
+        first = get_int("first_k_dense_replace")
+        freq = 1 if model_type == PANGU_ULTRA_MOE else get_dim("moe_layer_freq", 1)
         moe_layers = tuple(i >= first and i % freq == 0 for i in range(n_layers))
     elif num_experts and model_type in SPARSE_STEP_TYPES:
         moe_layers = sparse_step_layers(get, get_dim, n_layers, source)

@@ -39,3 +39,8 @@ write("tiny-pangu-ultra-moe-no-q-lora", dict(TINY, _name_or_path="tiny-pangu-ult
 write("tiny-pangu-ultra-moe-yarn", dict(TINY, _name_or_path="tiny-pangu-ultra-moe-yarn",
       rope_scaling={"type": "yarn", "factor": 2.0, "original_max_position_embeddings": 4096,
                     "beta_fast": 32, "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 1.0}))
+# moe_layer_freq, which openpangu.py never reads: every layer from first_k_dense_replace on is
+# MoE (5 layers, 1 dense)
+TINY5 = dict(TINY, num_hidden_layers=5)
+write("tiny-pangu-ultra-moe-layer-freq",
+      dict(TINY5, _name_or_path="tiny-pangu-ultra-moe-layer-freq", moe_layer_freq=2))
