@@ -98,7 +98,6 @@ from kvcore.models.qwen3_next import gdn_state
 from kvcore.models.text_config import model_name, text_config, text_model
 from kvcore.models.unsupported import refusal
 from kvcore.models.vision_towers import vision_tower
-from kvcore.models.wrapper_tie import TEXT_TIED
 from kvcore.models.zamba2 import ZAMBA2, as_built, zamba2_blocks
 from kvcore.sources import read_json
 
@@ -108,8 +107,7 @@ QKV_BIAS_TYPES = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl")  # (the VL: Qw
 # gemma3.py build them unconditionally)
 QK_NORM_TYPES = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "lfm2", "lfm2_moe",
                  "qwen3_vl_text", "qwen3_vl_moe_text")     # (Qwen3-VL's: Qwen3's layers)
-# q/k norms where ``use_qk_norm``: GLM-4.5's (GLM-4.5V's text model: glm4_moe.py too), Command
-# R+'s (commandr.py: a head's width each head, `kvcore.models.rank_params.attention`)
+# q/k norms where ``use_qk_norm``: GLM-4.5's (and GLM-4.5V's text model's), Command R+'s
 USE_QK_NORM_TYPES = ("glm4_moe", "glm4v_moe_text", "cohere")
 
 
@@ -231,9 +229,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         moe_layers = nemotron[1]
     elif num_experts and get("first_k_dense_replace") is not None:
         # DeepSeek (vLLM's deepseek_v2.py): dense feed-forward in the first k layers, then
-        # MoE every moe_layer_freq-th layer (openpangu.py reads no moe_layer_freq)
-        first = get_int("first_k_dense_replace")
-        freq = 1 if model_type == PANGU_ULTRA_MOE else get_dim("moe_layer_freq", 1)
+        # MoE every moe_layer_freq-th layer (openPangu's: `pangu_fields`)
+        first, freq = get_int("first_k_dense_replace"), get_dim("moe_layer_freq", 1)
         moe_layers = tuple(i >= first and i % freq == 0 for i in range(n_layers))
     elif num_experts and model_type in SPARSE_STEP_TYPES:
         moe_layers = sparse_step_layers(get, get_dim, n_layers, source)
@@ -254,8 +251,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         intermediate_size=(get_int("intermediate_size_mlp", MLP_WIDTH_DEFAULT)
                            if model_type == "llama4_text" else get_int("intermediate_size", 0)),
         vocab_size=get_int("vocab_size", 0),
-        tie_word_embeddings=bool(get("tie_word_embeddings", False)) or model_type in TEXT_TIED,
-        num_experts=num_experts,
+        tie_word_embeddings=bool(get("tie_word_embeddings", False)), num_experts=num_experts,
         moe_intermediate_size=moe_inter if num_experts else 0, moe_layers=moe_layers,
         # (the census's qwen2-moe-sparse case counts Qwen2-MoE's)
         attention_bias=bool(get("attention_bias", False)) or model_type in QKV_BIAS_TYPES,
@@ -294,8 +290,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         g = replace(g, **lfm2_fields(model_type, n_layers, get, get_dim, source))
     if model_type == K2_HORIZON:    # (its router's bias; its unmodelled attentions refused)
         g = replace(g, **k2_horizon_fields(get))
-    if model_type == PANGU_ULTRA_MOE:   # (its sandwich norms, its router's bias)
-        g = replace(g, **pangu_fields(get))
+    if model_type == PANGU_ULTRA_MOE:   # (its sandwich norms, router's bias, MoE layers)
+        g = replace(g, **pangu_fields(get, g.moe_layers))
     if model_type == LONGCAT:       # (its zero experts; a quantised checkpoint: `longcat_fp8`)
         g = replace(g, zero_experts=get_int("zero_expert_num", 0))
         g = replace(g, weights_unmodelled=longcat_unsized(g, c))

@@ -12,12 +12,19 @@ from typing import Any
 PANGU_ULTRA_MOE = "pangu_ultra_moe"
 
 
-def pangu_fields(get: Callable[..., Any]) -> dict[str, Any]:
+def pangu_fields(get: Callable[..., Any], moe_layers: tuple[bool, ...]) -> dict[str, Any]:
     """``sandwich_norm``: a pre- and post-feed-forward RMSNorm beside the two every layer has
     (OpenPanguDecoderLayer); ``router_enable_expert_bias``: the router's float32
-    e_score_correction_bias (OpenPanguMoE), where DeepSeek reads ``topk_method``."""
+    e_score_correction_bias (OpenPanguMoE), where DeepSeek reads ``topk_method``; the MoE
+    layers (`moe_layers`, as DeepSeek's read them): every one from ``first_k_dense_replace`` on,
+    OpenPanguDecoderLayer reading no ``moe_layer_freq`` (weights_census/openpangu's
+    tiny-pangu-ultra-moe-layer-freq)."""
+    first = get("first_k_dense_replace")
+    if isinstance(first, int) and any(moe_layers):
+        moe_layers = tuple(i >= first for i in range(len(moe_layers)))
     return {"sandwich_norms": bool(get("sandwich_norm", False)),
-            "router_score_bias": bool(get("router_enable_expert_bias", False))}
+            "router_score_bias": bool(get("router_enable_expert_bias", False)),
+            "moe_layers": moe_layers}
 
 
 def pangu_rope_keys(c: dict[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from kvcore.models.interns1_pro import as_built
 from kvcore.models.internvl_chat import awq_patched
 from kvcore.models.molmo import MOLMO, molmo_text
 from kvcore.models.qwen_omni import thinker
-from kvcore.models.wrapper_tie import wrapper_tie
+from kvcore.models.wrapper_tie import TEXT_TIED, wrapper_tie
 
 
 def text_model(cfg: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -25,7 +25,8 @@ def text_model(cfg: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[s
     ``language_config`` as its text config) and its text model's keys, canonical (GPT-2's
     n_layer, ChatGLM's num_layers, ...); a ``model_type`` or dtype of the wrong type refused,
     the wrapper's too (its own were skipped for its text config's; transformers cannot load
-    it)."""
+    it); the head of a class that always ties it tied (`kvcore.models.wrapper_tie.TEXT_TIED`).
+    """
     cfg = as_built(language_as_text(thinker(cfg, source)), source)   # (Intern-S1-Pro's)
     c = canonical(text_config(cfg), source)
     if c.get("model_type") == MOLMO:    # (its fused MLP width, padded vocabulary, ...)
@@ -35,6 +36,8 @@ def text_model(cfg: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[s
             raise InputError(f"must be a string, got {clipped(given['model_type'])}",
                              path=source or None, field="model_type")
         dtype_names(given, source)
+    if c.get("model_type") in TEXT_TIED:    # (Cohere's: the logits read the embedding)
+        c = {**c, "tie_word_embeddings": True}
     return cfg, c
 
 
