@@ -72,25 +72,21 @@ from kvcore.models.config_keys import (
 )
 from kvcore.models.context_limit import lengths
 from kvcore.models.dtypes import config_dtype
-from kvcore.models.ernie45 import ERNIE_MOE, ERNIE_VL, ernie_fields, text_keys
+from kvcore.models.ernie45 import text_keys
+from kvcore.models.family_fields import family_fields
 from kvcore.models.fp8_renames import architecture
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.interns1_pro import fope_freqs
 from kvcore.models.internvl_chat import llm_refusal
 from kvcore.models.jamba import jamba_layout
-from kvcore.models.k2_horizon import K2_HORIZON, k2_horizon_fields
 from kvcore.models.keye_tower import KEYE_TEXT
 from kvcore.models.layer_kinds import layer_kinds
-from kvcore.models.lfm2 import LFM2_TYPES, lfm2_fields
 from kvcore.models.llama4 import EXPERTS_DEFAULT, MLP_WIDTH_DEFAULT, llama4_moe_layers
-from kvcore.models.longcat import LONGCAT, longcat_unsized
 from kvcore.models.mamba_only import MAMBA_ONLY_TYPES, read_mamba_only
 from kvcore.models.mamba_state import mamba_state
 from kvcore.models.mla import read_mla
-from kvcore.models.molmo import MOLMO, molmo_fields
 from kvcore.models.nemotron_h import nemotron_h_layers, nemotron_h_mamba
-from kvcore.models.openpangu import PANGU_ULTRA_MOE, pangu_fields, pangu_rope_keys
-from kvcore.models.own_ledgers import own_ledger_fields
+from kvcore.models.openpangu import PANGU_ULTRA_MOE, pangu_rope_keys
 from kvcore.models.perf_widths import perf_intermediate
 from kvcore.models.quant_fields import quant_fields
 from kvcore.models.qwen3_5 import GDN_TYPES, ssm_dtype, text_model_type
@@ -98,7 +94,7 @@ from kvcore.models.qwen3_next import gdn_state
 from kvcore.models.text_config import model_name, text_config, text_model
 from kvcore.models.unsupported import refusal
 from kvcore.models.vision_towers import vision_tower
-from kvcore.models.zamba2 import ZAMBA2, as_built, zamba2_blocks
+from kvcore.models.zamba2 import ZAMBA2, as_built
 from kvcore.sources import read_json
 
 # Model types whose QKV projection always has a bias (qwen2.py, qwen2_moe.py)
@@ -286,23 +282,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         fp8_ignored.check(g)   # (vLLM refuses a list naming part of a fused linear)
     int_quant_rank.check(g)    # (the same, of AWQ's modules_to_not_convert)
     modelopt_rank.check(g)     # (and of ModelOpt's exclude_modules)
-    if model_type in LFM2_TYPES:    # (MLP widths, experts, tied head: `kvcore.models.lfm2`)
-        g = replace(g, **lfm2_fields(model_type, n_layers, get, get_dim, source))
-    if model_type == K2_HORIZON:    # (its router's bias; its unmodelled attentions refused)
-        g = replace(g, **k2_horizon_fields(get))
-    if model_type == PANGU_ULTRA_MOE:   # (its sandwich norms, router's bias, MoE layers)
-        g = replace(g, **pangu_fields(get, g.moe_layers))
-    if model_type == LONGCAT:       # (its zero experts; a quantised checkpoint: `longcat_fp8`)
-        g = replace(g, zero_experts=get_int("zero_expert_num", 0))
-        g = replace(g, weights_unmodelled=longcat_unsized(g, c))
-    if model_type in (ERNIE_MOE, ERNIE_VL):     # (its MoE layers, routers; VL's vision experts)
-        g = replace(g, **ernie_fields(written, model_type, n_layers, num_experts, get, source))
-    if model_type == MOLMO:         # (its q/k norms' widths, its embedding's added rows)
-        g = replace(g, **molmo_fields(c, g))
-    if model_type == ZAMBA2:        # (its shared blocks; a quantised one's weights not counted)
-        g = replace(g, zamba=zamba2_blocks(c, source), weights_unmodelled=(
-            "a quantised Zamba2 checkpoint's weights" if g.quantization else ""))
-    g = own_ledger_fields(g, c, get_dim, source)    # (Step3's, Step-3.5's: `own_ledgers`)
+    # (a family's own fields: `kvcore.models.family_fields`)
+    g = family_fields(g, c, written, n_layers, get, get_int, get_dim, source)
     rope_keys = pangu_rope_keys(c) if model_type == PANGU_ULTRA_MOE else c
     # (Intern-S1-Pro's FoPE: its own parameters and cache, in place of the RoPE cache)
     g = replace(g, fope_freqs=fope_freqs(cfg, g.head_dim, g.max_position_embeddings, source))

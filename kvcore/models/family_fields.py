@@ -1,0 +1,58 @@
+"""The geometry fields a family adds once `kvcore.models.hf_config` has read the config's
+common keys: LFM2's MLP widths, experts and tied head (`kvcore.models.lfm2`), K2-Horizon's
+router bias (`kvcore.models.k2_horizon`), openPangu's sandwich norms, router bias and MoE
+layers (`kvcore.models.openpangu`), LongCat-Flash's zero experts (`kvcore.models.longcat`),
+ERNIE-4.5's MoE layers, routers and vision experts (`kvcore.models.ernie45`), Molmo's norms
+and added embedding rows (`kvcore.models.molmo`), Zamba2's shared blocks
+(`kvcore.models.zamba2`), and the models whose weights kvcli counts with a ledger of their own:
+Step3's MFA query, MoE layers, shared expert and RoPE positions (`kvcore.models.step3`),
+Step-3.5's MoE layers, shared expert, query heads a layer and output gate
+(`kvcore.models.step3p5`). A quantised checkpoint of a family kvcli does not size is refused by
+name or left unsized (`weights_unmodelled`) here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from kvcore.models.ernie45 import ERNIE_MOE, ERNIE_VL, ernie_fields
+from kvcore.models.geometry import ModelGeometry
+from kvcore.models.k2_horizon import K2_HORIZON, k2_horizon_fields
+from kvcore.models.lfm2 import LFM2_TYPES, lfm2_fields
+from kvcore.models.longcat import LONGCAT, longcat_unsized
+from kvcore.models.molmo import MOLMO, molmo_fields
+from kvcore.models.openpangu import PANGU_ULTRA_MOE, pangu_fields
+from kvcore.models.step3 import STEP3_TEXT, step3_fields
+from kvcore.models.step3p5 import STEP3P5, step3p5_fields
+from kvcore.models.zamba2 import ZAMBA2, zamba2_blocks
+
+
+def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
+                  n_layers: int, get: Callable[..., Any], get_int: Callable[..., Any],
+                  get_dim: Callable[..., Any], source: str) -> ModelGeometry:
+    """`g` with its family's fields (`g` itself for the other models). `c` is the text config
+    as read, `written` as the file wrote it (ERNIE-4.5-VL's [text, vision] lists)."""
+    t, quantised = g.model_type, bool(g.quantization)
+    if t in LFM2_TYPES:
+        return replace(g, **lfm2_fields(t, n_layers, get, get_dim, source))
+    if t == K2_HORIZON:     # (its unmodelled attentions refused)
+        return replace(g, **k2_horizon_fields(get))
+    if t == PANGU_ULTRA_MOE:
+        return replace(g, **pangu_fields(get, g.moe_layers))
+    if t == LONGCAT:        # (a quantised checkpoint: `longcat_fp8`)
+        g = replace(g, zero_experts=get_int("zero_expert_num", 0))
+        return replace(g, weights_unmodelled=longcat_unsized(g, c))
+    if t in (ERNIE_MOE, ERNIE_VL):
+        return replace(g, **ernie_fields(written, t, n_layers, g.num_experts, get, source))
+    if t == MOLMO:
+        return replace(g, **molmo_fields(c, g))
+    if t == ZAMBA2:         # (a quantised one's weights not counted)
+        return replace(g, zamba=zamba2_blocks(c, source), weights_unmodelled=(
+            "a quantised Zamba2 checkpoint's weights" if quantised else ""))
+    if t == STEP3_TEXT:
+        return replace(g, **step3_fields(c, get_dim, g.num_layers, quantised, source))
+    if t == STEP3P5:
+        return replace(g, **step3p5_fields(c, get_dim, g.layer_kinds, g.num_attention_heads,
+                                           quantised, source))
+    return g
