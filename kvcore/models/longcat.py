@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.errors import InputError
+from kvcore.models import fp8_scales, fp8_shapes
 from kvcore.models import rank_params as rp
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.rank_params import Ledger
@@ -96,4 +97,10 @@ def longcat_ledger(g: ModelGeometry, tp: int, zero_experts: int, layers: range |
         led.layer += 2 * 3 * h * g.intermediate_size // tp
         led.layer += e * 3 * h * g.moe_intermediate_size // tp
         led.fp32 += (e + zero_experts) * (h + 1)     # (the router and its score bias)
+    if g.quantization == "fp8":
+        # (a decoder layer's block scales: two MLA attentions with their dense MLPs, as a
+        # dense MLA layer's, and its routed experts: tests/data/weights_census/longcat_fp8)
+        per_layer = 2 * fp8_scales.rank_scales(g, fp8_shapes.layer_linears(
+            g, tp, "mla", False, 0)) + fp8_shapes.expert_scales(g, tp, g.fp8_block)
+        led.fp32 += per_layer * (n // 2)
     return led

@@ -85,15 +85,7 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
     if g.zamba is not None:     # (shared blocks and their uses: `kvcore.models.zamba2_weights`)
         return zamba2_ledger(g, tp)
     if g.model_type == LONGCAT:     # (two attentions and MLPs a decoder layer)
-        led = longcat_ledger(g, tp, g.zero_experts, layer_range, first, last)
-        if g.quantization == "fp8":
-            # (a decoder layer's block scales: two MLA attentions with their dense MLPs, as a
-            # dense MLA layer's, and its routed experts)
-            per_layer = 2 * fp8_scales.rank_scales(g, fp8_shapes.layer_linears(
-                g, tp, "mla", False, 0)) + fp8_shapes.expert_scales(g, tp, g.fp8_block)
-            led.fp32 += per_layer * (len(g.layer_kinds) if layer_range is None
-                                     else len(layer_range)) // 2
-        return led
+        return longcat_ledger(g, tp, g.zero_experts, layer_range, first, last)
     if g.model_type == STEP3P5:     # (its heads a layer, float32 routers, shared experts)
         return step3p5_ledger(g, tp)
     if g.model_type == STEP3_TEXT:  # (its MFA attention and Step3-VL's tower)
