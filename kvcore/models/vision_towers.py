@@ -18,6 +18,7 @@ classes kvcli reads (`kvcore.models.multimodal_classes` warns of those)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from kvcore.models.deepseek_vl2 import deepseek_vl2_params
@@ -53,68 +54,63 @@ from kvcore.specs import DTYPE_BYTES
 QWEN3_VL = ("Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration")
 QWEN2_VL = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration")
 
+# (a class's tower from the config, its architecture, the text model's width, the config's
+# path and the model dtype)
+Tower = Callable[[dict[str, Any], str, int, str, str], VisionParams]
+
+
+def _each(archs: Any, tower: Tower) -> dict[str, Tower]:
+    return dict.fromkeys(archs, tower)
+
+
+# the classes whose tower the architecture alone decides
+BY_ARCH: dict[str, Tower] = {
+    **_each(QWEN3_VL, lambda c, a, h, s, d: vision_tower_params(c, s, qwen3_vl=True)),
+    # (Intern-S1-Pro's: Qwen3-VL's tower, no deepstack unless listed)
+    INTERNS1_PRO: lambda c, a, h, s, d: vision_tower_params(c, s),
+    **_each(QWEN2_VL, lambda c, a, h, s, d: qwen_vl_params(c, a, s)),
+    "Gemma3ForConditionalGeneration": lambda c, a, h, s, d: gemma3_vision_params(c, h, s),
+    "Llama4ForConditionalGeneration": lambda c, a, h, s, d: llama4_vision_params(c, h, s),
+    **_each(WRAPPERS, lambda c, a, h, s, d: llava_vision_params(c, a, h, s)),
+    "PaliGemmaForConditionalGeneration": lambda c, a, h, s, d: paligemma_vision_params(c, s),
+    **_each(("InternVLForConditionalGeneration", "InternS1ForConditionalGeneration"),
+            lambda c, a, h, s, d: internvl_vision_params(c, h, s)),
+    **_each(CHAT_ARCHS, lambda c, a, h, s, d: internvl_chat_params(c, a, h, s)),
+    "Lfm2VlForConditionalGeneration": lambda c, a, h, s, d: lfm2_vl_params(c, h, s),
+    **_each(GLM4V_ARCHS, lambda c, a, h, s, d: glm4v_vision_params(c, s, DTYPE_BYTES[d])),
+    "KimiVLForConditionalGeneration": lambda c, a, h, s, d: kimi_vl_vision_params(c, h, s),
+    "KimiK25ForConditionalGeneration":
+        lambda c, a, h, s, d: k25_vision_params(c, h, s, DTYPE_BYTES[d]),
+    "MiniCPMV": lambda c, a, h, s, d: minicpmv_params(c, h, s, DTYPE_BYTES[d]),
+    "MiniCPMO": lambda c, a, h, s, d: minicpmo_params(c, h, s, DTYPE_BYTES[d]),
+    **_each(IDEFICS3_ARCHS, lambda c, a, h, s, d: idefics3_vision_params(c, h, s)),
+    "Phi3VForCausalLM": lambda c, a, h, s, d: phi3v_params(c, h, s),
+    "Phi4MMForCausalLM": lambda c, a, h, s, d: phi4mm_params(c, h, s, DTYPE_BYTES[d]),
+    "DeepseekVLV2ForCausalLM": lambda c, a, h, s, d: deepseek_vl2_params(c, s),
+    **_each(KEYE_ARCHS, lambda c, a, h, s, d: keye_params(c, a, h, s)),
+    "MolmoForCausalLM": lambda c, a, h, s, d: molmo_tower(c, h),
+    "NemotronH_Nano_VL_V2": lambda c, a, h, s, d: radio_params(c, h, s),
+    # (an HF config.json: refused, as vLLM refuses it)
+    "VoxtralForConditionalGeneration": lambda c, a, h, s, d: voxtral_params(c, s),
+    "Step3VLForConditionalGeneration": lambda c, a, h, s, d: step3_vl_params(c, h, s),
+    **_each(AUDIO_ARCHS, lambda c, a, h, s, d: audio_towers(c, a, h, s, d)),
+}
+
 
 def vision_tower(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
                  source: str, dtype: str = "bfloat16") -> VisionParams:
-    """The vision tower (and projector) vLLM builds for the multimodal classes, by architecture:
-    those named above; none for the rest."""
+    """The vision tower (and projector) vLLM builds for the multimodal classes, by architecture
+    (`BY_ARCH`) and, where the text model's type decides, by that: those named above; none for
+    the rest."""
     arch = str(archs[0] if isinstance(archs, list) and archs else "")
     if model_type in QWEN3_5_TYPES and arch.endswith("ForConditionalGeneration"):
         return vision_tower_params(cfg, source)
-    if arch in QWEN3_VL:
-        return vision_tower_params(cfg, source, qwen3_vl=True)     # (Qwen3_VisionTransformer)
-    if arch == INTERNS1_PRO:     # (Qwen3-VL's tower; no deepstack unless listed)
-        return vision_tower_params(cfg, source)
-    if arch in QWEN2_VL:
-        return qwen_vl_params(cfg, arch, source)
-    if arch == "Gemma3ForConditionalGeneration":
-        return gemma3_vision_params(cfg, hidden, source)
-    if arch == "Llama4ForConditionalGeneration":
-        return llama4_vision_params(cfg, hidden, source)
-    if arch in WRAPPERS:
-        return llava_vision_params(cfg, arch, hidden, source)
-    if arch == "PaliGemmaForConditionalGeneration":
-        return paligemma_vision_params(cfg, source)
-    if arch in ("InternVLForConditionalGeneration", "InternS1ForConditionalGeneration"):
-        return internvl_vision_params(cfg, hidden, source)
-    if arch in CHAT_ARCHS:
-        return internvl_chat_params(cfg, arch, hidden, source)
-    if arch == "Lfm2VlForConditionalGeneration":
-        return lfm2_vl_params(cfg, hidden, source)
-    if arch in GLM4V_ARCHS:
-        return glm4v_vision_params(cfg, source, DTYPE_BYTES[dtype])
-    if arch == "KimiVLForConditionalGeneration":
-        return kimi_vl_vision_params(cfg, hidden, source)
-    if arch == "KimiK25ForConditionalGeneration":
-        return k25_vision_params(cfg, hidden, source, DTYPE_BYTES[dtype])
-    if arch == "MiniCPMV":
-        return minicpmv_params(cfg, hidden, source, DTYPE_BYTES[dtype])
-    if arch == "MiniCPMO":
-        return minicpmo_params(cfg, hidden, source, DTYPE_BYTES[dtype])
-    if arch in IDEFICS3_ARCHS:
-        return idefics3_vision_params(cfg, hidden, source)
-    if arch == "Phi3VForCausalLM":
-        return phi3v_params(cfg, hidden, source)
-    if arch == "Phi4MMForCausalLM":
-        return phi4mm_params(cfg, hidden, source, DTYPE_BYTES[dtype])
-    if arch == "DeepseekVLV2ForCausalLM":
-        return deepseek_vl2_params(cfg, source)
+    if (tower := BY_ARCH.get(arch)) is not None:
+        return tower(cfg, arch, hidden, source, dtype)
     if arch == "Ernie4_5_VLMoeForConditionalGeneration" and model_type == "ernie4_5_moe_vl":
         return ernie_vl_params(cfg, hidden, source)
-    if arch in KEYE_ARCHS:
-        return keye_params(cfg, arch, hidden, source)
-    if arch == "MolmoForCausalLM":
-        return molmo_tower(cfg, hidden)
-    if arch == "NemotronH_Nano_VL_V2":
-        return radio_params(cfg, hidden, source)
-    if arch == "VoxtralForConditionalGeneration":   # (an HF config.json: refused, as vLLM)
-        return voxtral_params(cfg, source)
     if model_type == "chatglm":     # (GLM-4V's EVA2-CLIP; a vision config's text class refused)
         return glm4v_eva_params(cfg, arch, hidden, source)
-    if arch == "Step3VLForConditionalGeneration":
-        return step3_vl_params(cfg, hidden, source)
-    if arch in AUDIO_ARCHS:
-        return audio_towers(cfg, arch, hidden, source, dtype)
     if (towers := multimodal_towers(cfg, arch, hidden, dtype, source)) is not None:
         return towers
     return VisionParams(0, 0)
