@@ -24,15 +24,7 @@ _spec = importlib.util.spec_from_file_location(
 rt = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(rt)                    # vLLM imported, every substitution applied
 rc = rt.rc
-
-
-def cases():
-    out = {}
-    for p in sorted(HERE.glob("*.config.json")):
-        base = p.name[: -len(".config.json")]
-        out[base] = (base, None)
-        out[rt.case_name(base, *rt.LMO)] = (base, rc.mm_kwargs(*rt.LMO))
-    return out
+tr = rt.tr
 
 
 def kv_specs():
@@ -44,24 +36,10 @@ def kv_specs():
 
 
 def main():
-    rc.rqn.rmm_main_env()
     if sys.argv[1:] == ["--kv"]:
+        rc.rqn.rmm_main_env()
         return kv_specs()
-    path = HERE / "answers.json"
-    answers = (json.loads(path.read_text()) if path.exists() else
-               {"vllm_version": rc.vllm.__version__, "torch": rc.torch.__version__, "cases": {}})
-    answers["substitutions"] = rt.rks.SUBSTITUTIONS
-    todo = cases()
-    for name in sys.argv[1:] or list(todo):
-        base, mm = todo[name]
-        cfg = json.loads((HERE / f"{base}.config.json").read_text())
-        try:
-            answers["cases"][name] = rc.record(name, cfg, rt.TPS, mm)
-        except Exception as e:           # the config refused before any build
-            answers["cases"][name] = {"refused": f"{type(e).__name__}: {e}"[:600]}
-            print(name, "refused", e, file=sys.stderr, flush=True)
-        answers["cases"] = dict(sorted(answers["cases"].items()))
-        path.write_text(json.dumps(answers, indent=1) + "\n")
+    tr.record_towers(HERE, rt.TPS, tr.cases(HERE, {}, every=(tr.LMO,)))
 
 
 if __name__ == "__main__":

@@ -10,30 +10,27 @@ A development tool, never run by the tests. From the project root:
         timeout 3000 ~/.cache/vllm-oracle/venv/bin/python \\
         tests/data/weights_census/llava_towers/record_towers.py [CASE ...]
 
-It executes ../../kv_spec_census/record_kv_specs.py first for its substitutions (and through
-it ../record_census.py's, whose `record` builds each case): mistral_common's import-only
-placeholder (llava.py, mistral3.py, pixtral.py import it), QuickGELU without vLLM's compiled
-kernel (CLIP's activation), the registry's inspection in this process; every one is listed in
-answers.json. The AWQ cases (``-awq`` in the name, recorded in a run of their own) add
-../int_quant/record_int_quant.py's (an H100's platform, no kernel chosen).
+It imports ../tower_recorder.py, which executes ../../kv_spec_census/record_kv_specs.py for its
+substitutions (and through it ../record_census.py's, whose `record` builds each case):
+mistral_common's import-only placeholder (llava.py, mistral3.py, pixtral.py import it),
+QuickGELU without vLLM's compiled kernel (CLIP's activation), the registry's inspection in this
+process; every one is listed in answers.json. The AWQ cases (``-awq`` in the name, recorded in a
+run of their own) add ../int_quant/record_int_quant.py's (an H100's platform, no kernel chosen).
 """
 # ruff: noqa
 import importlib.util, json, sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-_spec = importlib.util.spec_from_file_location(
-    "record_kv_specs", HERE.parents[1] / "kv_spec_census" / "record_kv_specs.py")
-rks = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(rks)                   # vLLM imported, every substitution applied
-rc = rks.rc
+sys.path.insert(0, str(HERE.parent))
+import tower_recorder as tr                     # vLLM imported, every substitution applied
+rks, rc = tr.rks, tr.rc
 
 TPS = (1, 2, 4, 8)
 # (option, value) pairs each base is recorded with beside its plain build: the tower dropped
 # (--language-model-only, and a limit of 0 for each of its modalities), and the encoder's
 # data-parallel mode where the class supports it (otherwise vLLM falls back to weights)
-LMO = ("--language-model-only", True)
-DATA = ("--mm-encoder-tp-mode", "data")
+LMO, DATA = tr.LMO, tr.DATA
 OPTIONS = {
     "llama-4-scout": (LMO, DATA, ("--limit-mm-per-prompt", {"image": 0})),
     "tiny-llama-4-projector-bias": (LMO, DATA),
@@ -49,23 +46,6 @@ OPTIONS = {
 }
 
 
-def case_name(base, flag, value):
-    if value is True:
-        return f"{base} {flag}"
-    v = json.dumps(value, separators=(",", ":")) if isinstance(value, dict) else value
-    return f"{base} {flag} {v}"
-
-
-def cases():
-    out = {}
-    for p in sorted(HERE.glob("*.config.json")):
-        base = p.name[: -len(".config.json")]
-        out[base] = (base, None)
-        for flag, value in OPTIONS.get(base, ()):
-            out[case_name(base, flag, value)] = (base, rc.mm_kwargs(flag, value))
-    return out
-
-
 def main():
     if any("-awq" in n for n in sys.argv[1:]):
         # AWQ checkpoints as an H100 builds them: ../int_quant/record_int_quant.py's platform
@@ -75,22 +55,7 @@ def main():
         riq = importlib.util.module_from_spec(_q)
         _q.loader.exec_module(riq)
         rks.SUBSTITUTIONS += [s for s in riq.SUBSTITUTIONS if s not in rks.SUBSTITUTIONS]
-    rc.rqn.rmm_main_env()
-    path = HERE / "answers.json"
-    answers = (json.loads(path.read_text()) if path.exists() else
-               {"vllm_version": rc.vllm.__version__, "torch": rc.torch.__version__, "cases": {}})
-    answers["substitutions"] = rks.SUBSTITUTIONS
-    todo = cases()
-    for name in sys.argv[1:] or list(todo):
-        base, mm = todo[name]
-        cfg = json.loads((HERE / f"{base}.config.json").read_text())
-        try:
-            answers["cases"][name] = rc.record(name, cfg, TPS, mm)
-        except Exception as e:           # the config refused before any build
-            answers["cases"][name] = {"refused": f"{type(e).__name__}: {e}"[:600]}
-            print(name, "refused", e, file=sys.stderr, flush=True)
-        answers["cases"] = dict(sorted(answers["cases"].items()))
-        path.write_text(json.dumps(answers, indent=1) + "\n")
+    tr.record_towers(HERE, TPS, tr.cases(HERE, OPTIONS))
 
 
 if __name__ == "__main__":

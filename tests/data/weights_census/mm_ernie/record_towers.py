@@ -10,19 +10,18 @@ A development tool, never run by the tests. From the project root:
         timeout 3000 ~/.cache/vllm-oracle/venv/bin/python \\
         tests/data/weights_census/mm_ernie/record_towers.py [CASE ...]
 
-It executes ../../kv_spec_census/record_kv_specs.py first for its substitutions (and through
-it ../record_census.py's, whose `record` builds each case); every one is listed in answers.json.
+It imports ../tower_recorder.py, which executes ../../kv_spec_census/record_kv_specs.py for its
+substitutions (and through it ../record_census.py's, whose `record` builds each case); every
+one is listed in answers.json.
 """
 # ruff: noqa
 import importlib.util, json, sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-_spec = importlib.util.spec_from_file_location(
-    "record_kv_specs", HERE.parents[1] / "kv_spec_census" / "record_kv_specs.py")
-rks = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(rks)                   # vLLM imported, every substitution applied
-rc = rks.rc
+sys.path.insert(0, str(HERE.parent))
+import tower_recorder as tr                     # vLLM imported, every substitution applied
+rks, rc = tr.rks, tr.rc
 sys.path.insert(0, str(HERE))
 import ernie_config                             # ERNIE-4.5-VL's remote config class
 import keye_config                              # Keye-VL's
@@ -33,8 +32,7 @@ TPS = (1, 2, 4, 8)
 # (option, value) pairs each base is recorded with beside its plain build: the towers dropped
 # (--language-model-only, limits of 0 for images and videos, an image limit alone), and the
 # encoder's data-parallel mode
-LMO = ("--language-model-only", True)
-DATA = ("--mm-encoder-tp-mode", "data")
+LMO, DATA = tr.LMO, tr.DATA
 NO_VISION = ("--limit-mm-per-prompt", {"image": 0, "video": 0})
 NO_IMAGE = ("--limit-mm-per-prompt", {"image": 0})
 OPTIONS = {
@@ -45,41 +43,9 @@ OPTIONS = {
 }
 
 
-def case_name(base, flag, value):
-    if value is True:
-        return f"{base} {flag}"
-    v = json.dumps(value, separators=(",", ":")) if isinstance(value, dict) else value
-    return f"{base} {flag} {v}"
-
-
-def cases():
-    out = {}
-    for p in sorted(HERE.glob("*.config.json")):
-        base = p.name[: -len(".config.json")]
-        out[base] = (base, None)
-        for flag, value in OPTIONS.get(base, ()):
-            out[case_name(base, flag, value)] = (base, rc.mm_kwargs(flag, value))
-    return out
-
-
 def main():
-    rc.rqn.rmm_main_env()
-    path = HERE / "answers.json"
-    answers = (json.loads(path.read_text()) if path.exists() else
-               {"vllm_version": rc.vllm.__version__, "torch": rc.torch.__version__, "cases": {}})
-    answers["substitutions"] = rks.SUBSTITUTIONS + ernie_config.SUBSTITUTIONS + (
-        keye_config.SUBSTITUTIONS)
-    todo = cases()
-    for name in sys.argv[1:] or list(todo):
-        base, mm = todo[name]
-        cfg = json.loads((HERE / f"{base}.config.json").read_text())
-        try:
-            answers["cases"][name] = rc.record(name, cfg, TPS, mm)
-        except Exception as e:           # the config refused before any build
-            answers["cases"][name] = {"refused": f"{type(e).__name__}: {e}"[:600]}
-            print(name, "refused", e, file=sys.stderr, flush=True)
-        answers["cases"] = dict(sorted(answers["cases"].items()))
-        path.write_text(json.dumps(answers, indent=1) + "\n")
+    tr.record_towers(HERE, TPS, tr.cases(HERE, OPTIONS),
+                     ernie_config.SUBSTITUTIONS + keye_config.SUBSTITUTIONS)
 
 
 if __name__ == "__main__":

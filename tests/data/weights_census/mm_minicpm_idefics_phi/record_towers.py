@@ -11,8 +11,9 @@ A development tool, never run by the tests. From the project root:
         timeout 3000 ~/.cache/vllm-oracle/venv/bin/python \\
         tests/data/weights_census/mm_minicpm_idefics_phi/record_towers.py [CASE ...]
 
-It executes ../../kv_spec_census/record_kv_specs.py first for its substitutions (and through
-it ../record_census.py's, whose `record` builds each case); every one is listed in answers.json.
+It imports ../tower_recorder.py, which executes ../../kv_spec_census/record_kv_specs.py for its
+substitutions (and through it ../record_census.py's, whose `record` builds each case); every
+one is listed in answers.json.
 MiniCPM-V's, Phi-3-vision's and Phi-4-multimodal's checkpoints bring their config class as
 remote code (transformers 5.20.2 and vLLM have none): remote_configs.py's classes are
 registered with AutoConfig for their model_type, plain PreTrainedConfig subclasses that keep
@@ -27,11 +28,9 @@ import importlib.util, json, sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-_spec = importlib.util.spec_from_file_location(
-    "record_kv_specs", HERE.parents[1] / "kv_spec_census" / "record_kv_specs.py")
-rks = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(rks)                   # vLLM imported, every substitution applied
-rc = rks.rc
+sys.path.insert(0, str(HERE.parent))
+import tower_recorder as tr                     # vLLM imported, every substitution applied
+rks, rc = tr.rks, tr.rc
 
 sys.path.insert(0, str(HERE))
 import remote_configs                           # (record_kv_specs registered them already)
@@ -41,8 +40,7 @@ TPS = (1, 2, 4, 8)
 # (option, value) pairs each base is recorded with beside its plain build: the tower dropped
 # (--language-model-only, a limit of 0), and the encoder's data-parallel mode (MiniCPM-V
 # takes it; Idefics3 / SmolVLM and Phi-3-vision fall back to "weights")
-LMO = ("--language-model-only", True)
-DATA = ("--mm-encoder-tp-mode", "data")
+LMO, DATA = tr.LMO, tr.DATA
 OPTIONS = {
     "minicpm-v-2_6": (LMO, DATA, ("--limit-mm-per-prompt", {"image": 0}),
                       ("--limit-mm-per-prompt", {"image": 0, "video": 0})),
@@ -63,52 +61,8 @@ OPTIONS = {
 }
 
 
-def case_name(base, flag, value):
-    if value is True:
-        return f"{base} {flag}"
-    v = json.dumps(value, separators=(",", ":")) if isinstance(value, dict) else value
-    return f"{base} {flag} {v}"
-
-
-def cases():
-    out = {}
-    for p in sorted(HERE.glob("*.config.json")):
-        base = p.name[: -len(".config.json")]
-        out[base] = (base, None)
-        for flag, value in OPTIONS.get(base, ()):
-            out[case_name(base, flag, value)] = (base, rc.mm_kwargs(flag, value))
-    return out
-
-
-def kv_row(cfg):
-    """The KV-spec census's row for the config (record_kv_specs.build at TP 1)."""
-    try:
-        return {"config": cfg, **rks.build(cfg["architectures"][0], cfg)}
-    except Exception as e:
-        return {"config": cfg, "skipped": f"{type(e).__name__}: {e}"[:500]}
-
-
 def main():
-    rc.rqn.rmm_main_env()
-    path = HERE / "answers.json"
-    answers = (json.loads(path.read_text()) if path.exists() else
-               {"vllm_version": rc.vllm.__version__, "torch": rc.torch.__version__,
-                "cases": {}, "kv_specs": {}})
-    answers["substitutions"] = rks.SUBSTITUTIONS
-    todo = cases()
-    for name in sys.argv[1:] or list(todo):
-        base, mm = todo[name]
-        cfg = json.loads((HERE / f"{base}.config.json").read_text())
-        try:
-            answers["cases"][name] = rc.record(name, cfg, TPS, mm)
-        except Exception as e:           # the config refused before any build
-            answers["cases"][name] = {"refused": f"{type(e).__name__}: {e}"[:600]}
-            print(name, "refused", e, file=sys.stderr, flush=True)
-        if mm is None:
-            answers["kv_specs"][base] = kv_row(cfg)
-        answers["cases"] = dict(sorted(answers["cases"].items()))
-        answers["kv_specs"] = dict(sorted(answers["kv_specs"].items()))
-        path.write_text(json.dumps(answers, indent=1) + "\n")
+    tr.record_towers(HERE, TPS, tr.cases(HERE, OPTIONS), kv_specs=True)
 
 
 if __name__ == "__main__":
