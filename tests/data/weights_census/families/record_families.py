@@ -46,16 +46,21 @@ import vllm
 TPS = (1, 2, 4)
 
 
-def main():
-    path = HERE / "answers.json"
+def record_folder(here, extra=(), before_each=None):
+    """Record the configs of `here` named on the command line (all without) at TPS into
+    `here`/answers.json, written after each (a config refused before any build: its error),
+    with this file's substitutions and `extra`; `before_each(name)` runs before a config's."""
+    path = here / "answers.json"
     answers = (json.loads(path.read_text()) if path.exists() else
                {"vllm_version": vllm.__version__, "torch": torch.__version__, "cases": {}})
-    answers["substitutions"] = sorted(set(riq.SUBSTITUTIONS) | set(rmo.SUBSTITUTIONS)) + [
-        "Gemma 3n's sparse GELU: its threshold computed on the CPU (../../kv_spec_census)"]
+    answers["substitutions"] = sorted(set(riq.SUBSTITUTIONS) | set(rmo.SUBSTITUTIONS)) + list(
+        extra)
     rc.rqn.rmm_main_env()
-    todo = {p.name: json.loads(p.read_text()) for p in sorted(HERE.glob("*.config.json"))}
+    todo = {p.name: json.loads(p.read_text()) for p in sorted(here.glob("*.config.json"))}
     for name in sys.argv[1:] or list(todo):
-        key = f"weights_census/families/{name}"
+        key = f"weights_census/{here.name}/{name}"
+        if before_each is not None:
+            before_each(name)
         try:
             answers["cases"][key] = rc.record(key, todo[name], TPS)
         except Exception as e:           # the config refused before any build
@@ -63,6 +68,11 @@ def main():
             print(name, "refused", file=sys.stderr, flush=True)
         answers["cases"] = dict(sorted(answers["cases"].items()))
         path.write_text(json.dumps(answers, indent=1) + "\n")
+
+
+def main():
+    record_folder(HERE, ["Gemma 3n's sparse GELU: its threshold computed on the CPU "
+                         "(../../kv_spec_census)"])
 
 
 if __name__ == "__main__":

@@ -20,22 +20,7 @@ spec.loader.exec_module(rf)
 
 
 def main():
-    path = HERE / "answers.json"
-    answers = (json.loads(path.read_text()) if path.exists() else
-               {"vllm_version": rf.vllm.__version__, "torch": rf.torch.__version__,
-                "cases": {}})
-    answers["substitutions"] = sorted(set(rf.riq.SUBSTITUTIONS) | set(rf.rmo.SUBSTITUTIONS))
-    rf.rc.rqn.rmm_main_env()
-    todo = {p.name: json.loads(p.read_text()) for p in sorted(HERE.glob("*.config.json"))}
-    for name in sys.argv[1:] or list(todo):
-        key = f"weights_census/family_lists/{name}"
-        try:
-            answers["cases"][key] = rf.rc.record(key, todo[name], rf.TPS)
-        except Exception as e:           # the config refused before any build
-            answers["cases"][key] = {"refused": f"{type(e).__name__}: {e}"[:600]}
-            print(name, "refused", file=sys.stderr, flush=True)
-        answers["cases"] = dict(sorted(answers["cases"].items()))
-        path.write_text(json.dumps(answers, indent=1) + "\n")
+    rf.record_folder(HERE)
 
 
 if __name__ == "__main__":
