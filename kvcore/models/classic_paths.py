@@ -39,6 +39,15 @@ PATHS: dict[str, tuple[str, str, str, str, str]] = {
 # (OPT's projections around a narrower embedding: opt.py's OPTDecoder, whole on every rank)
 OPT_PROJECTIONS = ("model.decoder.project_in", "model.decoder.project_out")
 
+# (the LM head where it is not at lm_head: chatglm.py's ChatGLMModel's output_layer, which an
+# exclude list naming lm_head leaves quantised)
+_HEADS = {"chatglm": "transformer.output_layer"}
+
+
+def head_path(model_type: str) -> str:
+    """The LM head's vLLM path (a list matched against it)."""
+    return _HEADS.get(model_type, "lm_head")
+
 
 def layer_paths(g: ModelGeometry, i: int) -> tuple[str, str, str, str]:
     """Layer `i`'s QKV, output, up and down projections' vLLM paths (the order of

@@ -18,6 +18,8 @@ from kvcore.models.rank_params import Ledger, on_rank, vocab_rows
 # (the Transformers backend builds GPT-NeoX's query_key_value as one ColumnParallelLinear;
 # vLLM's own files and the backend's other classes a QKV linear of three shards)
 _ONE_SHARD_QKV = ("gpt_neox",)
+# (a linear at its vLLM path: output shards, input shard, the whole input width)
+PathLinear = tuple[str, tuple[int, ...], int, int]
 
 
 def linears(g: ModelGeometry, b: ClassicBlock, tp: int) -> list[Linear]:
@@ -31,6 +33,25 @@ def linears(g: ModelGeometry, b: ClassicBlock, tp: int) -> list[Linear]:
     return [("qkv", qkv, h, "column"), ("o", (h,), q, "row"),
             ("up", (mlp,) * (2 if b.gated else 1), h, whole),
             ("down", (h,), mlp, "row" if b.mlp_split else "replicated")]
+
+
+def layer_linears(g: ModelGeometry, tp: int, i: int) -> list[PathLinear]:
+    """Layer `i`'s linears on a rank at vLLM's paths, for the int and ModelOpt ledgers
+    (`kvcore.models.int_quant_rank`, `kvcore.models.modelopt_rank`): (path, output shards,
+    input shard, the whole input width: a row-parallel linear's input is split)."""
+    assert g.classic is not None
+    return [(path, parts, k, k * tp if split == "row" else k) for (_, parts, k, split), path
+            in zip(linears(g, g.classic, tp), layer_paths(g, i), strict=True)]
+
+
+def stem_linears(g: ModelGeometry) -> list[PathLinear]:
+    """The linears beside the embedding (OPT's project_in / project_out, whole on every rank,
+    built with the quant_config), in `layer_linears`' form."""
+    width = g.classic.embed_dim if g.classic is not None else 0
+    if not width:
+        return []
+    h = g.hidden_size
+    return [(OPT_PROJECTIONS[0], (h,), width, width), (OPT_PROJECTIONS[1], (width,), h, h)]
 
 
 def ledger(g: ModelGeometry, b: ClassicBlock, tp: int, layers: range | None, first: bool,

@@ -15,7 +15,15 @@ from __future__ import annotations
 import json
 
 from kvcore.errors import InputError
-from kvcore.models import ct_groups, ct_quant, fp8_shapes, gptq_rules, tower_int_quant
+from kvcore.models import (
+    classic_weights,
+    ct_groups,
+    ct_quant,
+    fp8_shapes,
+    gptq_rules,
+    tower_int_quant,
+)
+from kvcore.models.classic_paths import head_path
 from kvcore.models.ct_quant import VOCAB_PATHS
 from kvcore.models.fp8_ignored import (
     block_names,
@@ -98,8 +106,13 @@ def _quant(g: ModelGeometry, q: IntQuant, path: str, experts: bool = False) -> I
 def _layer(g: ModelGeometry, q: IntQuant, tp: int, i: int, kind: str, moe: bool):
     """Layer `i`'s packed linears on a rank [(path, output shards, k, full input, settings)],
     and the settings its routed experts are packed with (None: unquantised)."""
-    attn, mixer, mlp = block_names(g, moe)
     out = []
+    if g.classic is not None:   # (the pre-Llama decoders' linears at vLLM's paths)
+        for path, parts, k, full in classic_weights.layer_linears(g, tp, i):
+            if mq := _quant(g, q, path):
+                out.append((path, parts, k, full, mq))
+        return out, None
+    attn, mixer, mlp = block_names(g, moe)
     mixers = ("mixer", "in_proj", "out_proj", "in_proj_qkvz", "in_proj_ba")
     for name, parts, k, split in fp8_shapes.layer_linears(g, tp, kind, moe, shared_width(g)):
         is_attn = name in ATTENTION
@@ -129,6 +142,11 @@ def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
     layers, first, last = stage
     # (a vision tower's packed linears, loaded with the embedding on the first stage)
     moved, packed = tower_int_quant.rank_bytes(g, q, tp, dt) if first else (0, 0)
+    for path, parts, k, full in classic_weights.stem_linears(g) if first else ():
+        if mq := _quant(g, q, path):    # (OPT's projections around its embedding)
+            moved += sum(parts) * k
+            packed += ct_quant.linear_bytes(mq, parts, k, dt) if q.family == "ct" else \
+                linear_bytes(mq, sum(parts), k, full, dt)
     if q.targets:
         # (compressed-tensors targets reaching the embedding or the LM head, `ct_groups`)
         rows, h = vocab_rows(g, tp), g.hidden_size
@@ -160,7 +178,8 @@ def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
             moved += g.num_experts * (shards + 1) * g.hidden_size * inter
             packed += (ct_quant.experts_bytes if q.family == "ct" else experts_bytes)(
                 experts, g.num_experts, g.hidden_size, inter, shards, dt)
-    if last and q.lm_head and not g.tie_word_embeddings and (mq := _quant(g, q, "lm_head")):
+    if last and q.lm_head and not g.tie_word_embeddings and (
+            mq := _quant(g, q, head_path(g.model_type))):
         rows = vocab_rows(g, tp)
         moved += rows * g.hidden_size
         packed += linear_bytes(mq, rows, g.hidden_size, g.hidden_size, dt)

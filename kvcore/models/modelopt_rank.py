@@ -15,7 +15,8 @@ from dataclasses import replace
 from fnmatch import fnmatch
 
 from kvcore.errors import InputError
-from kvcore.models import fp8_shapes
+from kvcore.models import classic_weights, fp8_shapes
+from kvcore.models.classic_paths import head_path
 from kvcore.models.fp8_ignored import (
     block_names,
     experts_path,
@@ -112,8 +113,13 @@ def quantised(g: ModelGeometry, q: ModelOpt, path: str) -> ModelOpt | None:
 def _layer(g: ModelGeometry, q: ModelOpt, tp: int, i: int, kind: str, moe: bool):
     """Layer `i`'s quantised linears on a rank [(path, output shards, k, how)], and how its
     routed experts are quantised (None: not)."""
-    attn, mixer, mlp = block_names(g, moe)
     out = []
+    if g.classic is not None:   # (the pre-Llama decoders' linears at vLLM's paths)
+        for path, parts, k, _ in classic_weights.layer_linears(g, tp, i):
+            if how := quantised(g, q, path):
+                out.append((path, parts, k, how))
+        return out, None
+    attn, mixer, mlp = block_names(g, moe)
     mixers = ("mixer", "in_proj", "out_proj", "in_proj_qkvz", "in_proj_ba")
     for name, parts, k, _ in fp8_shapes.layer_linears(g, tp, kind, moe, shared_width(g)):
         block = attn if name in ATTENTION else mixer if name in mixers else mlp
@@ -135,8 +141,12 @@ def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
     if q is None:
         return 0, 0
     dt = DTYPE_BYTES[g.dtype]
-    layers, _, last = stage
+    layers, first, last = stage
     moved = held = 0
+    for path, parts, k, _ in classic_weights.stem_linears(g) if first else ():
+        if how := quantised(g, q, path):    # (OPT's projections around its embedding)
+            moved += sum(parts) * k
+            held += linear_bytes(how, parts, k, dt)
     for i, kind in enumerate(g.layer_kinds):
         if layers is not None and i not in layers:
             continue
@@ -156,7 +166,7 @@ def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
             inter = g.moe_intermediate_size // tp
             moved += g.num_experts * (shards + 1) * g.hidden_size * inter
             held += experts_bytes(experts, g.num_experts, g.hidden_size, inter, shards)
-    head = quantised(g, q, "lm_head") if last else None
+    head = quantised(g, q, head_path(g.model_type)) if last else None
     if head:
         # (a ParallelLMHead is quantised unless excluded; tied, tie_weights swaps its weight
         # for the embedding's and leaves the scales create_weights made)

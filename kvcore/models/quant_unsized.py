@@ -41,8 +41,9 @@ def why(g: ModelGeometry) -> str:
     listed = _lists(g)
     if g.classic is not None:
         # (an fp8 list matched at vLLM's own files' paths: `kvcore.models.classic_paths`)
-        fp8 = m == "fp8" and (not listed or g.model_type in PATHS)
-        if not fp8 and (listed or not (g.model_type in _CLASSIC_INT and g.int_quant)):
+        sized = (m == "fp8" or g.int_quant is not None or g.modelopt is not None) and (
+            not listed or g.model_type in PATHS)
+        if not sized:
             return f"{g.model_type}'s weights in a quantised ({m}) checkpoint"
     elif g.model_type == "dbrx" and m == "compressed-tensors":
         return f"{g.model_type}'s weights in a quantised ({m}) checkpoint"
