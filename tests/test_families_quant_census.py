@@ -26,6 +26,7 @@ HERE = Path(__file__).parent / "data" / "weights_census" / "families"
 CASES = {n.split("/")[-1].removesuffix(".config.json"): c
          for n, c in json.loads((HERE / "answers.json").read_text())["cases"].items()}
 CLASSIC = ("gpt2", "gpt-j", "starcoder", "bloom", "gpt-neox", "opt", "falcon", "phi", "chatglm")
+BACKEND = ("gpt-neox", "phi", "starcoder")   # (served by the Transformers backend)
 runner = CliRunner()
 
 
@@ -38,14 +39,11 @@ def _refused_by_kvcli(name: str) -> bool:
     family, method = next((f, name[len(f) + 1:]) for f in sorted(
         (*CLASSIC, "gemma3n", "gemma4", "gemma4-moe", "lfm2", "lfm2-moe", "mamba1", "mamba2",
          "nemotron-h", "dbrx"), key=len, reverse=True) if name.startswith(f + "-"))
-    listed = any(w in method for w in ("skip", "ignore", "dynamic"))
     if family.startswith(("gemma", "mamba")):
         return True
     if family in CLASSIC:
-        chatglm_int = family == "chatglm" and method.startswith(("awq", "gptq", "ct-"))
-        # (fp8 lists at vLLM's paths: its own files', the Transformers backend's)
-        return (listed and not method.startswith("fp8")) or not (
-            method.startswith("fp8") or chatglm_int)
+        # (every method and list at vLLM's paths: its own files', the Transformers backend's)
+        return False
     if family == "dbrx":
         return method.startswith("ct-")
     return False    # (LFM2's lists too: tests/test_family_lists_census.py draws more)
@@ -68,6 +66,10 @@ def test_each_rank_is_vllms_bytes_or_refused_by_name(name: str, tp: int, rank: i
         assert name.startswith("mamba") and e.field == "quantization_config"
         return
     if not _refused_by_kvcli(name):
+        if "-ct-" in name and name.startswith(BACKEND):
+            # (the backend casts parameters left on the meta device to the model dtype: the
+            # attention's 3 k/v/q scales, float32 on a real device; ../quant_old/README.md)
+            want += 2 * 3 * (4 - 2)
         assert estimate_weights_bytes(g, tp) == want
         assert unquantised_method(g) is None
         return
@@ -92,8 +94,8 @@ def test_a_tp_vllm_refuses_is_refused_naming_the_option(name: str, tp: int, refu
 
 def test_the_census_draws_what_kvcli_sizes_and_what_it_refuses() -> None:
     sized = [n for n in CASES if not _refused_by_kvcli(n)]
-    assert (len(CASES), len(sized), len(BUILT)) == (216, 76, 1337)
-    assert sum(1 for n, _, _ in (p.values for p in BUILT) if not _refused_by_kvcli(n)) == 492
+    assert (len(CASES), len(sized), len(BUILT)) == (216, 153, 1337)
+    assert sum(1 for n, _, _ in (p.values for p in BUILT) if not _refused_by_kvcli(n)) == 951
     # (vLLM itself cannot build Gemma 3n under AWQ / GPTQ: its AltUp router is a
     # ReplicatedLinear whose packed weight the model reads as .weight)
     assert CASES["gemma3n-awq"]["tp"]["1"][0]["refused"] == (
@@ -115,12 +117,12 @@ def test_the_scales_kvcli_did_not_count() -> None:
 
 
 def test_the_cli_refuses_an_unsized_checkpoint_in_one_line() -> None:
-    res = runner.invoke(app, ["config", "--model-config", str(HERE / "gpt2-awq.config.json"),
-                              "--gpu-memory-gib", "80"])
+    path = str(HERE / "dbrx-ct-w4a16.config.json")
+    res = runner.invoke(app, ["config", "--model-config", path, "--gpu-memory-gib", "80"])
     assert res.exit_code == 2 and res.stdout == ""
-    assert res.stderr == ("error: option --weights-gib: gpt2: kvcli does not estimate gpt2's "
-                          "weights in a quantised (awq) checkpoint: give the weights' measured "
-                          "size\n")
-    res = runner.invoke(app, ["config", "--model-config", str(HERE / "gpt2-awq.config.json"),
+    assert res.stderr == ("error: option --weights-gib: dbrx: kvcli does not estimate dbrx's "
+                          "weights in a quantised (compressed-tensors) checkpoint: give the "
+                          "weights' measured size\n")
+    res = runner.invoke(app, ["config", "--model-config", path,
                               "--gpu-memory-gib", "80", "--weights-gib", "0.1"])
     assert res.exit_code == 0, res.output

@@ -54,6 +54,15 @@ def stem_linears(g: ModelGeometry) -> list[PathLinear]:
     return [(OPT_PROJECTIONS[0], (h,), width, width), (OPT_PROJECTIONS[1], (width,), h, h)]
 
 
+def stage_ends(g: ModelGeometry,
+               stage: tuple[range | None, bool, bool]) -> tuple[range | None, bool, bool]:
+    """A pipeline stage's layers and whether it holds the embedding and the LM head: all of
+    them on every stage where vLLM's own file builds them so (`ClassicBlock.every_stage`)."""
+    layers, first, last = stage
+    every = g.classic is not None and g.classic.every_stage
+    return layers, first or every, last or every
+
+
 def ledger(g: ModelGeometry, b: ClassicBlock, tp: int, layers: range | None, first: bool,
            last: bool) -> Ledger:
     """One rank's parameters of a pipeline stage (`layers`): the embedding (and position

@@ -139,7 +139,7 @@ def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
     if q is None:
         return 0, 0
     dt = DTYPE_BYTES[g.dtype]
-    layers, first, last = stage
+    layers, first, last = classic_weights.stage_ends(g, stage)
     # (a vision tower's packed linears, loaded with the embedding on the first stage)
     moved, packed = tower_int_quant.rank_bytes(g, q, tp, dt) if first else (0, 0)
     for path, parts, k, full in classic_weights.stem_linears(g) if first else ():

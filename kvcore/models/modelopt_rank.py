@@ -141,7 +141,7 @@ def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
     if q is None:
         return 0, 0
     dt = DTYPE_BYTES[g.dtype]
-    layers, first, last = stage
+    layers, first, last = classic_weights.stage_ends(g, stage)
     moved = held = 0
     for path, parts, k, _ in classic_weights.stem_linears(g) if first else ():
         if how := quantised(g, q, path):    # (OPT's projections around its embedding)
