@@ -87,6 +87,7 @@ def register(app: typer.Typer) -> None:
                 output.emit(list_view(), as_json=as_json)
                 return
             from kvcore.engine.sched_limits import serve_limits, spec_budget_warning
+            from kvcore.models.mm_prefix import check_atomic_item
             from kvcore.sizing.resolve import resolve_kv_cache_config
 
             bs = 16 if block_size is None else block_size
@@ -156,6 +157,8 @@ def register(app: typer.Typer) -> None:
                                   result.ctx.max_model_len, **serving)
             if limits.max_num_batched_tokens != first:
                 result = sized(limits.max_num_batched_tokens)
+            check_atomic_item(result.geometry.mm_atomic_tokens, result.mm is not None and
+                              result.mm.tower == "built", limits.max_num_batched_tokens)
             view = sizing_view(result, gpu_memory_gib=gpu_memory_gib,
                                gpu_memory_utilization=gpu_memory_utilization,
                                activation_gib=activation_gib, tp=tensor_parallel_size)

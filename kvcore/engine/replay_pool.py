@@ -20,6 +20,7 @@ from kvcore.engine.spec_decode import spec_draft
 from kvcore.errors import InputError
 from kvcore.managers.registry import spec_from_group_config
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.mm_prefix import check_atomic_item
 from kvcore.models.worker_specs import DEFAULT_BLOCK_SIZE
 from kvcore.sizing_context import SizingContext
 from kvcore.specs import FullAttentionSpec, KVCacheGroupSpec, KVCacheSpec, MambaSpec, cdiv
@@ -126,6 +127,10 @@ def sized(cfg: ReplayOptions, trace: Trace
         else:
             fill["num_blocks"] = ENGINE_NUM_BLOCKS
     out = sched_limits.apply(dataclasses.replace(cfg, **fill), trace)
+    if res is not None and out.mode == "engine" and out.max_num_batched_tokens is not None:
+        # (vLLM's refusal where an image it prefills whole does not fit a step)
+        check_atomic_item(res.geometry.mm_atomic_tokens, res.mm is not None and
+                          res.mm.tower == "built", out.max_num_batched_tokens)
     if res is not None and res.draft_limit is not None:
         out = dataclasses.replace(out, max_model_len=res.draft_limit.draft)
     return out, groups, res
