@@ -67,7 +67,8 @@ def main():
         supports = mc.supports_multimodal_inputs
         prefix = mc.is_mm_prefix_lm
         tokens = item_tokens(mc)
-        rec = {"case": name, "limit_mm_per_prompt": limits, "language_model_only": lmo,
+        rec = {"case": name, "config": cfg, "limit_mm_per_prompt": limits,
+               "language_model_only": lmo,
                "is_mm_prefix_lm": prefix, "supports_multimodal_inputs": supports,
                "max_tokens_per_item": tokens, "budgets": {}}
         for b in budgets:
@@ -82,7 +83,9 @@ def main():
             try:
                 rec["budgets"][b] = list(compute_mm_encoder_budget(sc, {"image": tokens}))
             except ValueError as err:
-                rec["budgets"][b] = f"ValueError: {err}"
+                # (in pieces of 70 characters, joined by "": lines of the file stay short)
+                text = f"ValueError: {err}"
+                rec["budgets"][b] = [text[i:i + 70] for i in range(0, len(text), 70)]
         out["cases"].append(rec)
     print(json.dumps(out, indent=1))
 
