@@ -27,6 +27,9 @@ class MMOptions:
     limits: tuple[tuple[str, int], ...] = ()
     language_model_only: bool = False
     mm_encoder_tp_mode: str = "weights"
+    # the video's ``num_frames`` (None: not given), which caps Gemma 4's largest video
+    # (`kvcore.models.mm_prefix`)
+    video_frames: int | None = None
 
     def limit(self, modality: str) -> int:
         """vLLM's `get_limit_per_prompt`."""
@@ -93,4 +96,8 @@ def mm_options(limit_mm_per_prompt: str | None = None, language_model_only: bool
     if mode not in MM_ENCODER_TP_MODES:
         raise InputError(f"expected one of {', '.join(MM_ENCODER_TP_MODES)}, got "
                          f"{clipped(mode)}", field="mm_encoder_tp_mode")
-    return MMOptions(parse_limits(limit_mm_per_prompt), bool(language_model_only), mode)
+    limits = parse_limits(limit_mm_per_prompt)
+    video = (json.loads(limit_mm_per_prompt).get("video")
+             if limits and limit_mm_per_prompt is not None else None)
+    frames = video.get("num_frames") if isinstance(video, dict) else None
+    return MMOptions(limits, bool(language_model_only), mode, frames)

@@ -157,8 +157,7 @@ def register(app: typer.Typer) -> None:
                                   result.ctx.max_model_len, **serving)
             if limits.max_num_batched_tokens != first:
                 result = sized(limits.max_num_batched_tokens)
-            check_atomic_item(result.geometry.mm_atomic_tokens, result.mm is not None and
-                              result.mm.tower == "built", limits.max_num_batched_tokens)
+            check_atomic_item(result.geometry.mm_atomic_items, mm, limits.max_num_batched_tokens)
             view = sizing_view(result, gpu_memory_gib=gpu_memory_gib,
                                gpu_memory_utilization=gpu_memory_utilization,
                                activation_gib=activation_gib, tp=tensor_parallel_size)

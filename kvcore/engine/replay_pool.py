@@ -19,6 +19,7 @@ from kvcore.engine.scheduler_io import max_concurrent_batches
 from kvcore.engine.spec_decode import spec_draft
 from kvcore.errors import InputError
 from kvcore.managers.registry import spec_from_group_config
+from kvcore.mm_options import mm_options
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.mm_prefix import check_atomic_item
 from kvcore.models.worker_specs import DEFAULT_BLOCK_SIZE
@@ -129,8 +130,9 @@ def sized(cfg: ReplayOptions, trace: Trace
     out = sched_limits.apply(dataclasses.replace(cfg, **fill), trace)
     if res is not None and out.mode == "engine" and out.max_num_batched_tokens is not None:
         # (vLLM's refusal where an image it prefills whole does not fit a step)
-        check_atomic_item(res.geometry.mm_atomic_tokens, res.mm is not None and
-                          res.mm.tower == "built", out.max_num_batched_tokens)
+        check_atomic_item(res.geometry.mm_atomic_items, mm_options(
+            cfg.limit_mm_per_prompt, cfg.language_model_only, cfg.mm_encoder_tp_mode),
+            out.max_num_batched_tokens)
     if res is not None and res.draft_limit is not None:
         out = dataclasses.replace(out, max_model_len=res.draft_limit.draft)
     return out, groups, res
@@ -141,7 +143,6 @@ def _resolve_model(cfg: ReplayOptions, geometry: ModelGeometry | None = None,
     """The sizing layer's answer for the options' model (``geometry``: the model as read
     already, not read again), with prefix caching ``caching`` (None: vLLM's default for the
     model); ``given_block``: whether the block size was set (else sized as vLLM's default)."""
-    from kvcore.mm_options import mm_options
     from kvcore.sizing.resolve import resolve_kv_cache_config
 
     num_blocks = cfg.num_blocks

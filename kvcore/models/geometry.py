@@ -158,8 +158,8 @@ class ModelGeometry:
     # distinct RoPE caches, the vision tower's bytes
     rope_caches: tuple[RopeCache, ...] = ()
     vision_buffers: int = 0
-    # an image's tokens where vLLM prefills it whole (Gemma 3, PaliGemma: `mm_prefix`; 0: not)
-    mm_atomic_tokens: int = 0
+    # each modality's largest item's tokens where vLLM prefills it whole (`mm_prefix`)
+    mm_atomic_items: tuple[tuple[str, int], ...] = ()
     # Intern-S1-Pro's FoPE: the inverse frequencies it keeps (0: none; `models.interns1_pro`)
     fope_freqs: int = 0
     # a pre-Llama decoder's block (GPT-2, Bloom, Falcon, ...: `kvcore.models.classic_blocks`)

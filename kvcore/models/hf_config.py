@@ -85,7 +85,7 @@ from kvcore.models.llama4 import EXPERTS_DEFAULT, MLP_WIDTH_DEFAULT, llama4_moe_
 from kvcore.models.mamba_only import MAMBA_ONLY_TYPES, read_mamba_only
 from kvcore.models.mamba_state import mamba_state
 from kvcore.models.mla import read_mla
-from kvcore.models.mm_prefix import atomic_item_tokens
+from kvcore.models.mm_prefix import atomic_items
 from kvcore.models.nemotron_h import nemotron_h_layers, nemotron_h_mamba
 from kvcore.models.openpangu import PANGU_ULTRA_MOE, pangu_rope_keys
 from kvcore.models.perf_widths import perf_intermediate
@@ -290,5 +290,5 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     g = replace(g, fope_freqs=fope_freqs(cfg, g.head_dim, g.max_position_embeddings, source))
     return replace(g, rope_caches=() if g.fope_freqs else rope_caches(rope_keys, g, get),
                    vision_buffers=vision.buffers + vision_buffers(cfg, g),
-                   mm_atomic_tokens=atomic_item_tokens(cfg),
+                   mm_atomic_items=atomic_items(cfg),
                    weights_unmodelled=g.weights_unmodelled or quant_unsized.why(g))

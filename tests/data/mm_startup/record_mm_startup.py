@@ -13,6 +13,7 @@ from pathlib import Path
 import vllm
 from vllm.config import ModelConfig, SchedulerConfig
 from vllm.model_executor.models.siglip import SiglipEncoderInfo
+from vllm.multimodal import MULTIMODAL_REGISTRY
 from vllm.v1.core.encoder_cache_manager import compute_mm_encoder_budget
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
@@ -33,16 +34,42 @@ def paligemma(size):
                               "intermediate_size": 4304, "num_attention_heads": 16}}
 
 
+PLAN = json.loads((Path(__file__).parents[1] / "sched_gemma" / "planning.json").read_text())
+
+
+def gemma4(output_length=280, bidirectional="vision"):
+    """sched_gemma's gemma4-default text model under Gemma 4's wrapper, no audio tower (with
+    one, its processing info needs the HF processor: absent offline)."""
+    text = dict(PLAN["gemma4-default"]["config"])
+    text.pop("architectures", None)
+    text["use_bidirectional_attention"] = bidirectional
+    vision = {"model_type": "gemma4_vision"}
+    if output_length is not None:
+        vision["default_output_length"] = output_length
+    return {"architectures": ["Gemma4ForConditionalGeneration"], "model_type": "gemma4",
+            "text_config": text, "vision_config": vision, "audio_config": None}
+
+
 def item_tokens(mc):
-    """The largest image's tokens as the class's processing info counts them (Gemma 3's
-    processor needs the tokenizer, absent offline: its config's mm_tokens_per_image, what
-    Gemma3ProcessingInfo returns without pan-and-scan, vLLM's default)."""
+    """Each served modality's largest item's tokens, as MultiModalBudget counts them: the
+    class's get_mm_max_tokens_per_item (Gemma 4's), filtered to the modalities with a limit
+    above 0 (MultiModalBudget's `tower_modalities`). Gemma 3 and PaliGemma answer None there and
+    vLLM counts a dummy item's embeddings, which needs the HF processor (the tokenizer), absent
+    offline: PaliGemma's from SiglipEncoderInfo at the config's image size (its dummy image's),
+    Gemma 3's config mm_tokens_per_image (without pan-and-scan, vLLM's default)."""
+    info = MULTIMODAL_REGISTRY.get_processing_info(mc)
+    limits = info.allowed_mm_limits
+    served = {m for m in info.supported_mm_limits if limits.get(m, 0) > 0}
     hf = mc.hf_config
-    if hf.model_type == "paligemma":
-        info = SiglipEncoderInfo(hf)
+    every = info.get_mm_max_tokens_per_item(seq_len=mc.max_model_len,
+                                            mm_counts=dict.fromkeys(served, 1))
+    if every is None and hf.model_type == "paligemma":
         s = hf.vision_config.image_size
-        return info.get_num_image_tokens(image_width=s, image_height=s)
-    return hf.mm_tokens_per_image
+        every = {"image": SiglipEncoderInfo(hf).get_num_image_tokens(image_width=s,
+                                                                     image_height=s)}
+    elif every is None:
+        every = {"image": hf.mm_tokens_per_image}
+    return {m: n for m, n in every.items() if m in served}
 
 
 CASES = [  # (name, config, limit_mm_per_prompt, language_model_only, budgets)
@@ -54,6 +81,14 @@ CASES = [  # (name, config, limit_mm_per_prompt, language_model_only, budgets)
     ("paligemma-448", paligemma(448), None, False, [1023, 1024]),
     ("paligemma-896", paligemma(896), None, False, [2048, 4096]),
     ("paligemma-896 image 0", paligemma(896), {"image": 0}, False, [2048]),
+    ("gemma4 vision", gemma4(), None, False, [2048, 2495, 2496]),
+    ("gemma4 vision, video 0", gemma4(), {"video": 0}, False, [279, 280]),
+    ("gemma4 vision, video 8 frames", gemma4(), {"video": {"count": 1, "num_frames": 8}},
+     False, [623, 624]),
+    ("gemma4 vision, image 0", gemma4(), {"image": 0}, False, [2048]),
+    ("gemma4 vision, image 0 video 0", gemma4(), {"image": 0, "video": 0}, False, [128]),
+    ("gemma4 vision, language-model-only", gemma4(), None, True, [128]),
+    ("gemma4 causal", gemma4(bidirectional=None), None, False, [128]),
 ]
 
 
@@ -66,7 +101,7 @@ def main():
                              limit_mm_per_prompt=limits, language_model_only=lmo)
         supports = mc.supports_multimodal_inputs
         prefix = mc.is_mm_prefix_lm
-        tokens = item_tokens(mc)
+        tokens = item_tokens(mc) if supports else {}
         rec = {"case": name, "config": cfg, "limit_mm_per_prompt": limits,
                "language_model_only": lmo,
                "is_mm_prefix_lm": prefix, "supports_multimodal_inputs": supports,
@@ -81,7 +116,7 @@ def main():
                 rec["budgets"][b] = "no MultiModalBudget built: no check"
                 continue
             try:
-                rec["budgets"][b] = list(compute_mm_encoder_budget(sc, {"image": tokens}))
+                rec["budgets"][b] = list(compute_mm_encoder_budget(sc, tokens))
             except ValueError as err:
                 # (in pieces of 70 characters, joined by "": lines of the file stay short)
                 text = f"ValueError: {err}"
