@@ -47,6 +47,8 @@ FOREIGN = {
     "--max-num-partial-prefills": "not a vLLM 0.33 flag (docs/replay.md)",
     "--allow-deprecated-quantization": "vllm serve's flag kvcli does not take (docs/config.md)",
     "--kv-sharing-fast-prefill": "vllm serve's flag kvcli does not take (docs/config.md)",
+    "--disable-chunked-mm-input": "vllm serve's flag vLLM forces for Gemma 3, PaliGemma and "
+                                  "Gemma 4 vision (docs/config.md, docs/architecture.md)",
 }
 
 
