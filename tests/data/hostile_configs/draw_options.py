@@ -1,13 +1,18 @@
 # ruff: noqa
 """The options mutate_configs.py draws beside a mutant config under the eighth campaign's seeds:
 the multimodal and parallel options the new readers take (`--tensor-parallel-size`,
-`--language-model-only`, `--mm-encoder-tp-mode`, `--limit-mm-per-prompt`, good or bad JSON)."""
+`--language-model-only`, `--mm-encoder-tp-mode`, `--limit-mm-per-prompt`, good or bad JSON);
+under the ninth's also the options sparse MLA and the MTP drafts read (`--kv-cache-dtype fp8`,
+an explicit `--block-size`, an MTP `--speculative-config`)."""
 import random
 
 LIMITS = ['{"image": 0}', '{"image": 2, "video": 0}', '{"audio": 0}', '{"image": -1}',
           '{"image": 1.5}', '{"image": "x"}', '{"image": 1e30}', '{"image": null}', '[1]',
           '{"image": {"count": 2}}', '{"picture": 1}', '{', '7', '{"image": true}',
           '{"image": 2e9}', '{"video": {"count": 1, "num_frames": -3}}']
+
+SPECS = ['{"method": "mtp", "num_speculative_tokens": 1}',
+         '{"method": "mtp", "num_speculative_tokens": 3}']
 
 
 def options(seed, index, which):
@@ -25,6 +30,16 @@ def options(seed, index, which):
         out += ["--mm-encoder-tp-mode", "data"]
     if rng.random() < 0.15:
         out += ["--limit-mm-per-prompt", rng.choice(LIMITS)]
+    if which == "8":
+        return out
+    # (set 9's draws from their own stream, so set 8's options replay unchanged)
+    rng = random.Random(seed * 9_000_011 + index)
+    if rng.random() < 0.25:
+        out += ["--kv-cache-dtype", rng.choice(("fp8", "fp8", "fp8_e4m3", "auto"))]
+    if rng.random() < 0.1:
+        out += ["--block-size", rng.choice(("16", "32", "64"))]
+    if rng.random() < 0.1:
+        out += ["--speculative-config", rng.choice(SPECS)]
     return out
 
 

@@ -4,7 +4,11 @@
 SET7 is the seventh campaign's (the pre-Llama decoders, LFM2, Mamba, Nemotron-H, Gemma 3n / 4,
 ModelOpt, GPTQ / compressed-tensors rules); SET8 the eighth's (the multimodal towers, sparse
 MLA, Zamba2, Llama 4 MoE, K2-Horizon, LongCat-Flash, class-default experts, the pre-Llama /
-LFM2 / DBRX module lists, quantised towers and routers). To point a campaign at a new family,
+LFM2 / DBRX module lists, quantised towers and routers); SET9 the ninth's (InternVL's remote-code
+checkpoints and kin, MiniCPM-V / Idefics3 / Phi-3-vision / Phi-4-multimodal with LongRoPE, the
+omni thinkers, DeepSeek-VL2, the quantised InternVL-family towers, tie_word_embeddings on a
+wrapper or its text config, LongCat-Flash, openPangu, K2-Horizon, class-default experts, sparse
+MLA and GLM-4.7-Flash with draw_options.py's cache dtype, block size and MTP). To point a campaign at a new family,
 add a line to SET8 (family -> (folder under tests/data, glob)) or pass `--families
 NAME=FOLDER/GLOB[,...]` to mutate_configs.py; a family whose configs are a JSON object of named
 configs rather than files is read by a loader in LOADERS.
@@ -35,6 +39,27 @@ SET8 = {
     "module_lists": [(WC + "family_lists", "*.config.json")],
 }
 
+INTERNVL_Q = ("tiny-h2ovl-q-", "tiny-interns1-", "tiny-internvl-", "tiny-nvlm-d-q-",
+              "tiny-skywork-q-")
+SET9 = {
+    "internvl_chat": [(WC + "internvl_chat", "*.config.json")],
+    "minicpm_idefics_phi": [(WC + "mm_minicpm_idefics_phi", "*.config.json")],
+    "omni": [(WC + "mm_omni", "*.config.json")],
+    "deepseek_vl2": [(WC + "mm_omni/deepseek_vl2", "*.config.json")],
+    "quant_towers_internvl": [(WC + "quant_towers", p + "*.config.json") for p in INTERNVL_Q],
+    "quant_towers": [(WC + "quant_towers", p + "*.config.json")
+                     for p in ("glm-", "mistral-", "paligemma-", "qwen", "tiny-llava-",
+                               "tiny-mistral3-")],
+    "quant2": [(WC + "quant2", "*.config.json")],
+    "mm_tie": [(WC + "mm_tie", "answers.json")],
+    "longcat": [(WC + "longcat", "*.config.json")],
+    "openpangu": [(WC + "openpangu", "*.config.json")],
+    "k2_horizon": [(WC + "k2_horizon", "*.config.json")],
+    "class_defaults": [(WC + "class_defaults", "*.config.json")],
+    "sparse_mla": [("sparse_mla", "*.config.json")],
+    "glm4_moe_lite": [("mla", "glm-4.7-flash.config.json")],
+}
+
 
 def _gemma_mm(path):
     """weights_gemma_mm/configs.json's specs, each made a config.json as its record_towers.py
@@ -51,7 +76,15 @@ def _gemma_mm(path):
     return out
 
 
-LOADERS = {"configs.json": _gemma_mm}
+def _cases(path):
+    """An answers.json's cases that hold a config (mm_tie's: a wrapper and its text config
+    with tie_word_embeddings true, false or absent on each)."""
+    cases = json.loads(path.read_text())["cases"]
+    return [(name, case["config"]) for name, case in sorted(cases.items())
+            if isinstance(case, dict) and isinstance(case.get("config"), dict)]
+
+
+LOADERS = {"configs.json": _gemma_mm, "answers.json": _cases}
 
 
 def _files(folder, pattern="*.config.json"):
@@ -103,12 +136,15 @@ def set7():
 
 
 def seeds(which="7", extra=""):
-    """The seeds of campaign `which` ("7", "8" or "7,8"), plus `extra`'s NAME=FOLDER/GLOB."""
+    """The seeds of campaign `which` ("7", "8", "9" or "7,8"), plus `extra`'s
+    NAME=FOLDER/GLOB."""
     out = []
     if "7" in which.split(","):
         out += set7()
     if "8" in which.split(","):
         out += from_table(SET8)
+    if "9" in which.split(","):
+        out += from_table(SET9)
     table = {}
     for item in filter(None, extra.split(",")):
         name, _, place = item.partition("=")

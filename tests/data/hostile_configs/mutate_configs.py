@@ -54,7 +54,9 @@ BAD_REGEX = ["+:.*(", "-:[", "+:(?P<x", "*", "+:(a|b", "-:\\"]
 SLOW_REGEX = ["+:(.*.*)*z$", "-:(.+)+$x", "+:(m|mo|mod|mode|model)*\\.$q", "(\\w+\\.?)+!"]
 WHOLE = ["list", "bom", "empty", "null", "number", "string", "truncated", "nested_list"]
 NESTED = ("text_config", "vision_config", "audio_config", "quantization_config",
-          "vision_tower_config", "llm_config", "text_model_config")
+          "vision_tower_config", "llm_config", "text_model_config", "thinker_config",
+          "language_config", "projector_config", "slice_config", "img_processor", "embd_layer",
+          "audio_processor", "rope_scaling")
 
 
 def _paths(obj, prefix=()):
@@ -256,7 +258,9 @@ def run(seed, count, out_path=None, start=0):
         if i % REPLAY_EVERY == 0:
             # (a pool of --num-blocks: a real pool of 8 million blocks takes 15 s to build)
             jobs.append(["replay", str(tmp / "t.jsonl"), "--model-config", f,
-                         "--num-blocks", "4000"] + opts)
+                         "--num-blocks", "4000"] + opts
+                        # (replay simulates a draft's acceptance, which it must be told)
+                        + ["--spec-acceptance-rate", "0.7"] * ("--speculative-config" in opts))
         for args in jobs:
             kind, detail, dt = check(runner, app, args)
             if kind == "slow" and dt < HANG_S:
