@@ -120,8 +120,8 @@ def test_an_omni_config_without_its_thinker_is_refused_in_one_line() -> None:
 
 
 @pytest.mark.parametrize(("key", "field"), [
-    ("image_size", "vision_config.image_size"),
-    ("apply_vit_abs_pos_embed", "vision_config.apply_vit_abs_pos_embed"),
+    ("image_size", "thinker_config.vision_config.image_size"),
+    ("apply_vit_abs_pos_embed", "thinker_config.vision_config.apply_vit_abs_pos_embed"),
     ("tie_word_embeddings", "thinker_config.text_config.tie_word_embeddings")])
 def test_qwen3_omni_keys_its_config_classes_do_not_default_are_required(key: str,
                                                                         field: str) -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped
 from kvcore.models.vision_keys import VisionParams, tower_config, vision_dim, vit_layer
 
 ARCH = "DeepseekVLV2ForCausalLM"
@@ -35,14 +35,18 @@ PROJECTOR_DEFAULTS = {"input_dim": 1152, "n_embed": 2048, "depth": 2, "mlp_ratio
                       "downsample_ratio": 2}
 
 
-def language_as_text(cfg: dict[str, Any]) -> dict[str, Any]:
+def language_as_text(cfg: dict[str, Any], source: str) -> dict[str, Any]:
     """A DeepSeek-VL2 config with its ``language_config`` as the ``deepseek_v2`` text config
     vLLM builds from it; any other config unchanged."""
     archs = cfg.get("architectures")
     if not (isinstance(archs, list) and archs and archs[0] == ARCH):
         return cfg
-    lang = cfg.get("language_config")
-    lang = lang if isinstance(lang, dict) else {}
+    lang = cfg.get("language_config", {})
+    if not isinstance(lang, dict):
+        # (vLLM's DeepseekVLV2Config builds its text config from its keys, null too; kvcli
+        # read anything else as an empty one and refused it as "missing 'num_hidden_layers'")
+        raise InputError(f"must be an object, got {clipped(lang)}: vLLM builds the language "
+                         "model from it", path=source or None, field="language_config")
     # (deepseek_v2.py's use_mha: no query-key head dims, DeepSeek-MoE's plain attention, as
     # the model type deepseek; DeepSeek-VL2-Tiny's)
     mha = all(lang.get(k) == 0 for k in ("qk_nope_head_dim", "qk_rope_head_dim"))

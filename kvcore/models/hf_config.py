@@ -122,6 +122,9 @@ def load_hf_config(path: str | Path) -> dict[str, Any]:
 
 def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> ModelGeometry:
     """The geometry of a Hugging Face config dict (``source`` names it in error messages)."""
+    # (before the thinker and language_config are looked up by it: a dict there was unhashable)
+    if (why := refusal(cfg.get("architectures"))) is not None:
+        raise InputError(why, path=source or None, field="architectures")
     cfg, c = text_model(cfg, source)     # (an omni model's thinker, a wrapper's text config)
     model_type = shown = text_model_type(cfg, c.get("model_type", ""), source)
     if model_type == "minicpmv":    # (the language model its version picks)
@@ -130,8 +133,6 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         model_type = minicpmo.llm_type(c, source)
     model_type = KEYE_TEXT.get(model_type, model_type)     # (Keye-VL's: Qwen3ForCausalLM)
     archs = cfg.get("architectures")
-    if (why := refusal(archs)) is not None:
-        raise InputError(why, path=source or None, field="architectures")
     llm_refusal(cfg, archs, source)     # (InternVL's remote code: its llm_config's classes)
     if model_type in MAMBA_ONLY_TYPES:      # attention-free: no heads to read
         dtype = config_dtype(c.get("torch_dtype"), c.get("dtype"), source)

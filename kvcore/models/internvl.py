@@ -50,6 +50,19 @@ def downsample(cfg: dict[str, Any], source: str) -> int:
     return int(1 / r)
 
 
+def norm_params(v: dict[str, Any], default: str, d: int, source: str) -> int:
+    """The parameters of one of InternViT's norms, ``vision_config.norm_type``'s (absent:
+    `default`): a LayerNorm's weight and bias, an RMSNorm's weight; any other name refused,
+    as vLLM's NORM2FN lookup fails on it (intern_vit.py, interns1_vit.py), where kvcli sized
+    "x" or [1] as the other kind."""
+    kind = v.get("norm_type", default)
+    if kind not in ("layer_norm", "rms_norm"):
+        raise InputError(f"expected \"layer_norm\" or \"rms_norm\", got {clipped(kind)}: "
+                         "vLLM's InternViT builds no other norm", path=source or None,
+                         field="vision_config.norm_type")
+    return 2 * d if kind == "layer_norm" else d
+
+
 def internvl_vision_params(cfg: dict[str, Any], text_hidden: int, source: str) -> VisionParams:
     v = vision_config(cfg, source)
 
@@ -64,7 +77,7 @@ def internvl_vision_params(cfg: dict[str, Any], text_hidden: int, source: str) -
     positions = (ih // ph) * (iw // pw) + 1
     embeddings = (d * (1 + flag("use_mask_token")) + dim("num_channels") * ph * pw * d + d
                   + positions * d * flag("use_absolute_position_embeddings"))
-    norm = 2 * d if v.get("norm_type", "layer_norm") == "layer_norm" else d
+    norm = norm_params(v, "layer_norm", d, source)
     layer_whole = (2 * d + 3 * d * d + 3 * d * flag("attention_bias") + 2 * d * flag("use_qk_norm")
                    + d * d + d + 2 * norm + d)
     layer_split = d * inter + inter + inter * d

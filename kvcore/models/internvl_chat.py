@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from kvcore.errors import InputError, clipped
-from kvcore.models.internvl import downsample
+from kvcore.models.internvl import downsample, norm_params
 from kvcore.models.vision_keys import VisionLinear, VisionParams, vision_config, vision_dim
 
 
@@ -146,7 +146,7 @@ def internvl_chat_params(cfg: dict[str, Any], arch: str, text_hidden: int,
     layers = _keep(cfg, dim("num_hidden_layers"), source)
     patch = dim("patch_size")
     embeddings = d + 3 * patch * patch * d + d + ((dim("image_size") // patch) ** 2 + 1) * d
-    norm = 2 * d if v.get("norm_type", "rms_norm") == "layer_norm" else d
+    norm = norm_params(v, "rms_norm", d, source)
     qkv_bias, qk_norm = (bool(v.get(k, _FLAGS[k])) for k in ("qkv_bias", "qk_normalization"))
     padded = (heads + kin.dummy_heads) * (d // heads)     # (the heads with the dummy ones)
     attention = 3 * padded * (d + qkv_bias) + padded * d   # (qkv, proj's weight: split by heads)

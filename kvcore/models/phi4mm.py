@@ -63,18 +63,21 @@ def _conformer(a: dict[str, Any], source: str) -> int:
     d, units, k = get("attention_dim"), get("linear_units"), get("kernel_size")
     ext, ext_k = get("ext_pw_out_channel", 0), get("ext_pw_kernel_size")
     dws, mult = get("depthwise_seperable_out_channel", 0), get("depthwise_multiplier")
-    nemo = a.get("nemo_conv_settings") or {}
+    nemo = _obj(a, "nemo_conv_settings", "audio_processor.config.nemo_conv_settings", source)
     chans = config_int(nemo, "conv_channels", 256, "audio_processor.config.nemo_conv_settings."
                        "conv_channels", source)
     mels = config_int(a, "input_size", 80, "audio_processor.config.input_size", source)
-    norm_mels = config_int(a.get("encoder_embedding_config") or {}, "input_size", mels,
+    embedding = _obj(a, "encoder_embedding_config",
+                     "audio_processor.config.encoder_embedding_config", source)
+    norm_mels = config_int(embedding, "input_size", mels,
                            "audio_processor.config.encoder_embedding_config.input_size", source)
     halvings, freq = get("time_reduction").bit_length() - 1, mels
     embed = 9 * chans + chans + (halvings - 1) * (10 * chans + chans * chans + chans)
     for _ in range(halvings):
         freq = (freq - 1) // 2 + 1
     embed += chans * freq * d + d
-    t5 = a.get("relative_attention_bias_args") or {}
+    t5 = _obj(a, "relative_attention_bias_args",
+              "audio_processor.config.relative_attention_bias_args", source)
     buckets = config_int(t5, "t5_bias_max_distance", 1000, "audio_processor.config."
                          "relative_attention_bias_args.t5_bias_max_distance", source)
     bias = buckets * (1 if t5.get("t5_bias_symmetric") else 2) * get("attention_heads")
@@ -94,17 +97,50 @@ def _conformer(a: dict[str, Any], source: str) -> int:
     return embed + bias + 2 * norm_mels + get("num_blocks") * block
 
 
-def _audio(cfg: dict[str, Any], h: int, dtype_bytes: int, source: str) -> TowerPart | None:
+def _obj(d: dict[str, Any], key: str, field: str, source: str) -> dict[str, Any]:
+    """``d[key]``, an object (absent, null or empty: {}); else refused: vLLM's conformer
+    reads its keys (a list there was an AttributeError)."""
+    x = d.get(key) or {}
+    if not isinstance(x, dict):
+        raise InputError(f"must be an object, got {clipped(x)}", path=source or None,
+                         field=field)
+    return x
+
+
+def _encoder(cfg: dict[str, Any], source: str) -> dict[str, Any]:
+    """``audio_processor.config``, the conformer's keys: vLLM's AudioEmbedding builds only a
+    ``cascades`` processor (NotImplementedError otherwise) and asserts its config, so anything
+    else is refused where kvcli left the towers uncounted with a warning."""
     proc = cfg.get("audio_processor")
-    proc = proc if isinstance(proc, dict) else {}
+    if not isinstance(proc, dict):
+        raise InputError(f"must be an object, got {clipped(proc)}: vLLM's Phi-4-multimodal "
+                         "builds its audio encoder from it", path=source or None,
+                         field="audio_processor")
+    if proc.get("name") != "cascades":
+        raise InputError(f"expected \"cascades\", got {clipped(proc.get('name'))}: vLLM's "
+                         "Phi-4-multimodal builds no other audio encoder", path=source or None,
+                         field="audio_processor.name")
     a = proc.get("config")
-    layer = (cfg.get("embd_layer") or {}).get("audio_embd_layer")
+    if not isinstance(a, dict):     # (vLLM asserts it is there, then reads its keys)
+        raise InputError(f"must be an object, got {clipped(a)}: vLLM's Phi-4-multimodal builds "
+                         "its audio encoder from it", path=source or None,
+                         field="audio_processor.config")
+    return a
+
+
+def _audio(cfg: dict[str, Any], h: int, dtype_bytes: int, source: str) -> TowerPart | None:
+    a = _encoder(cfg, source)
+    embd = cfg.get("embd_layer", {})
+    if not isinstance(embd, dict):      # (vLLM indexes it: embd_layer["audio_embd_layer"])
+        raise InputError(f"must be an object, got {clipped(embd)}", path=source or None,
+                         field="embd_layer")
+    layer = embd.get("audio_embd_layer")
     layer = layer if isinstance(layer, dict) else {}
-    nemo = a.get("nemo_conv_settings") or {} if isinstance(a, dict) else {}
-    if (not isinstance(a, dict) or proc.get("name") != "cascades"
-            or any(a.get(k, v) != v for k, v in _ASSUMED.items())
-            or (a.get("relative_attention_bias_args") or {}).get("type") != "t5"
-            or not isinstance(nemo, dict) or set(nemo) - {"conv_channels"}
+    nemo = _obj(a, "nemo_conv_settings", "audio_processor.config.nemo_conv_settings", source)
+    t5 = _obj(a, "relative_attention_bias_args",
+              "audio_processor.config.relative_attention_bias_args", source)
+    if (any(a.get(k, v) != v for k, v in _ASSUMED.items()) or t5.get("type") != "t5"
+            or set(nemo) - {"conv_channels"}
             or layer.get("use_qformer") or layer.get("use_conv_downsample")
             or layer.get("projection_cls", "linear") not in ("linear", "mlp")):
         return None

@@ -81,7 +81,19 @@ def audio_towers(cfg: dict[str, Any], arch: str, hidden: int, source: str,
     if arch not in OMNI:
         a = audio_encoder(cfg, QWEN2_AUDIO, hidden, source)
         return VisionParams(a.total, a.whole, 0, ("audio",))
-    kind = OMNI[arch]
+    try:
+        return _thinker_towers(cfg, OMNI[arch], hidden, source, dtype)
+    except InputError as err:
+        # (the thinker's keys are under thinker_config in the file: "audio_config.d_model"
+        # named a key the file does not have at its top level)
+        if err.field is None:
+            raise
+        raise InputError(err.message, path=err.path, line=err.line,
+                         field=f"thinker_config.{err.field}", remedy=err.remedy) from None
+
+
+def _thinker_towers(cfg: dict[str, Any], kind: str, hidden: int, source: str,
+                    dtype: str) -> VisionParams:
     a = audio_encoder(cfg, kind, hidden, source)
     if kind == QWEN2_5_OMNI:
         v = qwen_vl_params(cfg, "Qwen2_5_VLForConditionalGeneration", source)

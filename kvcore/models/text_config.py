@@ -17,7 +17,7 @@ from kvcore.models.interns1_pro import as_built
 from kvcore.models.internvl_chat import awq_patched
 from kvcore.models.molmo import MOLMO, molmo_text
 from kvcore.models.qwen_omni import thinker
-from kvcore.models.wrapper_tie import TEXT_TIED, wrapper_tie
+from kvcore.models.wrapper_tie import TEXT_TIED, tie_flags, wrapper_tie
 
 
 def text_model(cfg: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -25,10 +25,11 @@ def text_model(cfg: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[s
     ``language_config`` as its text config) and its text model's keys, canonical (GPT-2's
     n_layer, ChatGLM's num_layers, ...); a ``model_type`` or dtype of the wrong type refused,
     the wrapper's too (its own were skipped for its text config's; transformers cannot load
-    it); the head of a class that always ties it tied (`kvcore.models.wrapper_tie.TEXT_TIED`).
-    """
-    cfg = as_built(language_as_text(thinker(cfg, source)), source)   # (Intern-S1-Pro's)
-    c = canonical(text_config(cfg), source)
+    it); the head of a class that always ties it tied (`kvcore.models.wrapper_tie.TEXT_TIED`);
+    a tie_word_embeddings of the wrong type refused wherever it is (`tie_flags`)."""
+    tie_flags(cfg, source)
+    cfg = as_built(language_as_text(thinker(cfg, source), source), source)  # (Intern-S1-Pro's)
+    c = canonical(text_config(cfg, source), source)
     if c.get("model_type") == MOLMO:    # (its fused MLP width, padded vocabulary, ...)
         c = molmo_text(c, source)
     for given in (cfg, c):
@@ -41,7 +42,7 @@ def text_model(cfg: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[s
     return cfg, c
 
 
-def text_config(cfg: dict[str, Any]) -> dict[str, Any]:
+def text_config(cfg: dict[str, Any], source: str = "") -> dict[str, Any]:
     """The text model's keys: the dtype vLLM runs the whole model at (`wrapper_dtype`: the
     wrapper's, else the text config's, else the vision config's; tests/data/weights_census/
     mm_dtype); the
@@ -50,7 +51,13 @@ def text_config(cfg: dict[str, Any]) -> dict[str, Any]:
     quantization_config over the text config's (with InternVL's AWQ patch:
     `kvcore.models.internvl_chat.awq_patched`)."""
     # (vLLM renames a remote-code config's llm_config text_config where it has none: InternVL)
-    text = cfg.get("text_config") if "text_config" in cfg else cfg.get("llm_config")
+    key = "text_config" if "text_config" in cfg else "llm_config"
+    text = cfg.get(key)
+    if text is not None and not isinstance(text, dict):
+        # (read as the wrapper's own keys, it was refused as "missing 'num_hidden_layers'")
+        raise InputError(f"must be an object (or null), got {clipped(text)}: transformers' "
+                         "config class refuses it, so vLLM cannot load the model",
+                         path=source or None, field=key)
     if not isinstance(text, dict):
         return cfg
     merged = {k: v for k, v in text.items() if k not in ("torch_dtype", "dtype")}

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvcore.errors import InputError, clipped
+
 # vLLM copies the wrapper's flag into the text config before the language model is built
 # (`VllmConfig.with_hf_config`, init_vllm_registered_model), whenever the wrapper has one: the
 # config.json's, else its transformers 5.20.2 class's default (given here; None: the class has
@@ -39,6 +41,30 @@ ALWAYS_TIED = frozenset({"cohere2_vision", "gemma3n"})
 TEXT_TIED = frozenset({"cohere", "cohere2", "cohere2_moe"})
 NEVER_TIED = frozenset({"glm4v_moe", "kimi_k25", "kimi_vl", "muse_glimmer", "cosmos3_edge",
                         "aria"})
+
+
+# where a config.json holds a text model's flag: its own top level, a wrapper's text config, a
+# remote-code wrapper's (InternVL's llm_config, DeepSeek-VL2's language_config), an omni
+# model's thinker and its text config
+_FLAG_PLACES = ((), ("text_config",), ("llm_config",), ("language_config",),
+                ("thinker_config",), ("thinker_config", "text_config"))
+
+
+def tie_flags(cfg: dict[str, Any], source: str) -> None:
+    """Refuses a ``tie_word_embeddings`` that is neither true nor false (null stays absent),
+    wherever the config holds one: transformers 5.20.2's config classes type it ``bool`` and
+    refuse anything else (a strict dataclass field), so vLLM cannot load the model, where kvcli
+    read "x" or {"a": 1} as true and 0, "" or [] as false."""
+    for place in _FLAG_PLACES:
+        d: object = cfg
+        for key in place:
+            d = d.get(key) if isinstance(d, dict) else None
+        flag = d.get("tie_word_embeddings") if isinstance(d, dict) else None
+        if flag is not None and not isinstance(flag, bool):
+            raise InputError(f"expected true or false, got {clipped(flag)}: transformers' "
+                             "config classes refuse anything else, so vLLM cannot load the "
+                             "model", path=source or None,
+                             field=".".join((*place, "tie_word_embeddings")))
 
 
 def wrapper_tie(cfg: dict[str, Any], text: dict[str, Any]) -> bool | None:
