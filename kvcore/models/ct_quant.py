@@ -75,7 +75,7 @@ def read(quant: dict[str, Any], source: str, arch: str = "") -> IntQuant | None:
     _check_patterns(listed, source, "quantization_config.ignore")
     ignore = tuple(_renamed(x, arch) for x in listed)
     schemes: dict[str, IntQuant] = {}
-    for group in groups.values():
+    for name, group in groups.items():
         targets = group.get("targets") if isinstance(group, dict) else None
         if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
             return None
@@ -85,7 +85,8 @@ def read(quant: dict[str, Any], source: str, arch: str = "") -> IntQuant | None:
         if arch not in VOCAB_PATHS and any(t != "Linear" and not t.startswith("re:")
                                            and "." not in t for t in targets):
             return None     # (a class name kvcli does not match this class's modules by)
-        q = _scheme(group, group.get("format") or quant.get("format"), source, ignore)
+        q = _scheme(group, group.get("format") or quant.get("format"), source, ignore,
+                    f"quantization_config.config_groups.{name}.weights.group_size")
         if q is None:
             return None
         for t in targets:
@@ -111,9 +112,10 @@ def _renamed(name: str, arch: str) -> str:
     return vllm_name(name, arch) if "." in name and not name.startswith("re:") else name
 
 
-def _scheme(group: dict[str, Any], fmt: Any, source: str,
-            ignore: tuple[str, ...]) -> IntQuant | None:
-    """One config group's scheme on an H100 (None: one kvcli does not size)."""
+def _scheme(group: dict[str, Any], fmt: Any, source: str, ignore: tuple[str, ...],
+            group_field: str) -> IntQuant | None:
+    """One config group's scheme on an H100 (None: one kvcli does not size); `group_field`
+    names its weights' group_size in a refusal."""
     w, inp = group.get("weights"), group.get("input_activations")
     if not isinstance(w, dict):
         return None
@@ -126,6 +128,11 @@ def _scheme(group: dict[str, Any], fmt: Any, source: str,
                              "quantization or channelwise quantization, but found no group "
                              "size and strategy is not channelwise.\"", path=source or None,
                              field="quantization_config.config_groups")
+        if gs is not None and (isinstance(gs, bool) or not isinstance(gs, int)
+                               or not (gs == -1 or 1 <= gs < 2**31)):
+            # (0 divided the columns: a ZeroDivisionError; -2 was a negative group count)
+            raise InputError(f"expected -1 or an integer >= 1, got {clipped(gs)}",
+                             path=source or None, field=group_field)
         return IntQuant("ct", int(bits or 0), gs if isinstance(gs, int) else -1,
                         not w.get("symmetric", True), False, ignore=ignore, scheme="wna16")
     if not isinstance(inp, dict) or bits != 8 or inp.get("num_bits") != 8 \

@@ -104,7 +104,10 @@ def read(quant: Any, method: str | None, source: str, arch: str = "") -> IntQuan
                          "use Marlin backend by setting backend='awq:marlin' or "
                          "backend='marlin'.")
         skips = quant.get("modules_to_not_convert") or []
-        if isinstance(skips, (int, float)):     # (vLLM iterates it: a TypeError, as kvcli's)
+        # (vLLM iterates it and tests each name `in` a module path: a number is a TypeError
+        # there, as it was here; a list's number too, which kvcli read as its digits)
+        if isinstance(skips, (int, float)) or (isinstance(skips, list) and not all(
+                isinstance(s, str) for s in skips)):
             raise InputError(f"expected a list of module names, got {clipped(skips)}",
                              path=source or None,
                              field="quantization_config.modules_to_not_convert")

@@ -34,8 +34,15 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from kvcore.errors import InputError, clipped
+from kvcore.models.class_defaults import CLASS_DEFAULTS
 from kvcore.models.internvl import downsample, norm_params
-from kvcore.models.vision_keys import VisionLinear, VisionParams, vision_config, vision_dim
+from kvcore.models.vision_keys import (
+    VisionLinear,
+    VisionParams,
+    config_int,
+    vision_config,
+    vision_dim,
+)
 
 
 class Kin(NamedTuple):
@@ -155,9 +162,13 @@ def internvl_chat_params(cfg: dict[str, Any], arch: str, text_hidden: int,
     wide = d * downsample(cfg, source) ** 2
     projector = 2 * wide + wide * text_hidden + text_hidden + text_hidden ** 2 + text_hidden
     if kin.wide_mlp1:
-        text = cfg.get("text_config") if "text_config" in cfg else cfg.get("llm_config")
-        middle = vision_dim(text if isinstance(text, dict) else {}, {}, "intermediate_size",
-                            source, key_of="llm_config")
+        key = "text_config" if "text_config" in cfg else "llm_config"
+        text = cfg.get(key) if isinstance(cfg.get(key), dict) else {}
+        # (absent: its config class's default, as the language model reads it; there was no
+        # default here, a KeyError)
+        default = CLASS_DEFAULTS.get(str(text.get("model_type", "")), {})
+        middle = config_int(text, "intermediate_size", default.get("intermediate_size"),
+                            f"{key}.intermediate_size", source)
         projector = 2 * wide + wide * middle + middle * text_hidden
     whole = embeddings + layers * layer_whole + projector
     mlp1 = (wide, text_hidden) if kin.quantised_mlp1 else None

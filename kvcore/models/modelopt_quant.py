@@ -143,9 +143,13 @@ def read(quant: Any, method: str | None, source: str, arch: str = "") -> ModelOp
     algo = str(algo).upper()
     exclude = inner.get("exclude_modules", []) if nested else quant.get(
         "ignore", quant.get("exclude_modules", []))
+    listed = "exclude_modules" if nested or "ignore" not in quant else "ignore"
     if not isinstance(exclude, list):
-        raise _refuse(f"{where}exclude_modules",
+        raise _refuse(f"{where}{listed}",
                       f"exclude_modules must be a list, got {type(exclude)}", source)
+    if not all(isinstance(x, str) for x in exclude):    # (vLLM: `x in path`, a TypeError)
+        raise InputError(f"expected a list of module names, got {clipped(exclude)}",
+                         path=source or None, field=f"quantization_config.{where}{listed}")
     if algo not in QUANT_ALGOS:
         raise _refuse(f"{where}quant_algo", f"ModelOpt currently only supports: "
                       f"{list(QUANT_ALGOS)} quantizations in vLLM. Please check the "
