@@ -12,6 +12,7 @@ position embeddings, which kvcli does not model.)"""
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 from kvcore.errors import InputError, clipped
@@ -76,11 +77,16 @@ def default_len(cfg: dict[str, Any], max_position_embeddings: int) -> int:
     """vLLM's max_model_len when none is given: the RoPE-scaled length (a linear factor of 4 on
     16,384 positions: 65,536), or, for LongRoPE, `original_max_position_embeddings` ("to
     avoid performance degradation for shorter sequences": Phi-3-128k runs at 4,096)."""
-    original = _length(cfg.get("original_max_position_embeddings"))
-    if original and any(_kind(rp) == "longrope" for rp in _rope_parameters(cfg)):
-        if not 1 <= original < 2 ** 63:
-            raise BadLength(f"original_max_position_embeddings {original!r}: not a length vLLM "
-                            "can run at", "original_max_position_embeddings")
+    raw = cfg.get("original_max_position_embeddings")
+    original = _length(raw)
+    longrope = any(_kind(rp) == "longrope" for rp in _rope_parameters(cfg))
+    if longrope and raw is not None and (isinstance(raw, bool) or not isinstance(raw, int)
+                                         or not 1 <= raw < 2 ** 63):
+        # (the short cache's length: "x" and -1 were read as none, the model run and its cache
+        # sized at max_position_embeddings; 4096.5 as 4096)
+        raise BadLength(f"original_max_position_embeddings {clipped(raw)}: not a length vLLM "
+                        "can run at", "original_max_position_embeddings")
+    if original and longrope:
         return int(original)
     return _scaled(cfg, max_position_embeddings)
 
@@ -124,6 +130,20 @@ def _check_rope(cfg: dict[str, Any]) -> None:
                 isinstance(s, int) and not isinstance(s, bool) for s in section)):
             raise BadLength(f"expected a list of integers for its mrope_section, got "
                             f"{clipped(section)}", key)
+        if _kind(rp) == "longrope":
+            _check_longrope(rp, key)
+
+
+def _check_longrope(rp: dict[str, Any], key: str) -> None:
+    """LongRoPE's rescale factors, which vLLM's get_rope indexes and makes a float tensor of
+    (a KeyError without one, a TypeError on text; kvcli sized the cache whatever they held)."""
+    for name in ("short_factor", "long_factor"):
+        given = rp.get(name)
+        if not isinstance(given, list) or not given or not all(
+                isinstance(f, (int, float)) and not isinstance(f, bool) and math.isfinite(f)
+                for f in given):
+            raise BadLength(f"expected a list of numbers for its {name}, got {clipped(given)}",
+                            key)
 
 
 def _kind(rp: dict[str, Any]) -> str:
