@@ -29,12 +29,29 @@ CLIP_L_336 = {**CLIP_DEFAULTS, "hidden_size": 1024, "intermediate_size": 4096,
               "patch_size": 14}
 
 
+def _hd_transform(cfg: dict[str, Any], source: str) -> None:
+    """Refuses an ``embd_layer`` vLLM's Phi3HDImageEmbedding cannot build from: not an object
+    (it calls .get on it), or without both ``use_hd_transform`` and
+    ``with_learnable_separator`` (it asserts them); kvcli sized the tower whatever it held."""
+    embd = cfg.get("embd_layer")
+    if not isinstance(embd, dict):
+        raise InputError(f"must be an object, got {clipped(embd)}: vLLM's Phi3V reads the "
+                         "image embedding's settings from it", path=source or None,
+                         field="embd_layer")
+    for key in ("use_hd_transform", "with_learnable_separator"):
+        if not embd.get(key, False):
+            raise InputError(f"got {clipped(embd.get(key))}: vLLM's Phi3V asserts "
+                             "use_hd_transform and with_learnable_separator",
+                             path=source or None, field=f"embd_layer.{key}")
+
+
 def phi3v_params(cfg: dict[str, Any], text_hidden: int, source: str) -> VisionParams:
     proc = cfg.get("img_processor")
     if not isinstance(proc, dict):
         raise InputError(f"must be an object, got {clipped(proc)}: vLLM's Phi3V reads the "
                          "CLIP tower's layer and width from it", path=source or None,
                          field="img_processor")
+    _hd_transform(cfg, source)
     n = CLIP_L_336["num_hidden_layers"]
     idx = config_int(proc, "layer_idx", -2, "img_processor.layer_idx", source, -n)
     layers = n + idx + 1 if idx < 0 else idx + 1
