@@ -163,7 +163,8 @@ def internvl_chat_params(cfg: dict[str, Any], arch: str, text_hidden: int,
     projector = 2 * wide + wide * text_hidden + text_hidden + text_hidden ** 2 + text_hidden
     if kin.wide_mlp1:
         key = "text_config" if "text_config" in cfg else "llm_config"
-        text = cfg.get(key) if isinstance(cfg.get(key), dict) else {}
+        given = cfg.get(key)
+        text: dict[str, Any] = given if isinstance(given, dict) else {}
         # (absent: its config class's default, as the language model reads it; there was no
         # default here, a KeyError)
         default = CLASS_DEFAULTS.get(str(text.get("model_type", "")), {})

@@ -8,10 +8,11 @@ LFM2 / DBRX module lists, quantised towers and routers); SET9 the ninth's (Inter
 checkpoints and kin, MiniCPM-V / Idefics3 / Phi-3-vision / Phi-4-multimodal with LongRoPE, the
 omni thinkers, DeepSeek-VL2, the quantised InternVL-family towers, tie_word_embeddings on a
 wrapper or its text config, LongCat-Flash, openPangu, K2-Horizon, class-default experts, sparse
-MLA and GLM-4.7-Flash with draw_options.py's cache dtype, block size and MTP). To point a campaign at a new family,
-add a line to SET8 (family -> (folder under tests/data, glob)) or pass `--families
-NAME=FOLDER/GLOB[,...]` to mutate_configs.py; a family whose configs are a JSON object of named
-configs rather than files is read by a loader in LOADERS.
+MLA and GLM-4.7-Flash with draw_options.py's cache dtype, block size and MTP). To point a
+campaign at a new family, add a line to SET9 (family -> [(folder under tests/data, glob)]) or
+set `KVMUT_FAMILIES=NAME=FOLDER/GLOB[,...]` for one run of mutate_configs.py; a family whose
+configs are a JSON object of named configs rather than files is read by a loader in LOADERS
+(an answers.json's cases holding a "config": `_cases`).
 """
 import copy
 import json
