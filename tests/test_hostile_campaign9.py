@@ -65,6 +65,9 @@ CASES = [
      OBJECT.format("'x'")),
     (WC + "mm_omni/deepseek_vl2/deepseek-vl2-tiny.config.json", _top("language_config", [1]),
      "language_config", "must be an object, got [1]: vLLM builds the language model from it"),
+    # sweep (on the branch) 1702: the thinker's text model_type looked up unhashed (TypeError)
+    (OMNI, _at("thinker_config", "text_config", "model_type", value=[1]),
+     "thinker_config.text_config.model_type", "must be a string, got [1]"),
     # the thinker's keys named where the file has them (it said 'audio_config.d_model')
     (OMNI, _at("thinker_config", "audio_config", "d_model", value="x"),
      "thinker_config.audio_config.d_model", "expected an integer >= 1, got 'x'"),

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped
 from kvcore.models.qwen3_5 import vision_tower_params
 from kvcore.models.qwen_vl import qwen_vl_params, rotary_buffer_bytes
 from kvcore.models.vision_keys import TowerPart, VisionParams, tower_config, vision_dim
@@ -66,6 +66,9 @@ def thinker(cfg: dict[str, Any], source: str) -> dict[str, Any]:
     text = tower_config(t, "text_config", source)
     given = text.get("model_type") or ("qwen3_omni_moe_text" if OMNI[archs[0]] == QWEN3_OMNI
                                        else "qwen2_5_omni_text")
+    if not isinstance(given, str):      # (looked up in TEXT_AS: a list was unhashable)
+        raise InputError(f"must be a string, got {clipped(given)}", path=source or None,
+                         field="thinker_config.text_config.model_type")
     if given == "qwen3_omni_moe_text" and text.get("tie_word_embeddings") is None:
         raise InputError("missing 'tie_word_embeddings', which vLLM reads (Qwen3-Omni's text "
                          "config class has no default)", path=source or None,
