@@ -24,7 +24,8 @@ READ = "".join(p.read_text() for p in (ROOT / "kvcore").rglob("*.py"))
 def leads(paths):
     """(seed, index) of each single-edit pass whose edit gave a read key a wrong-typed value."""
     for path in paths:
-        seed = int(Path(path).stem.lstrip("bs")[:2] or 0)
+        # (the seed from the file's name: b91.jsonl, a92.jsonl, s85.jsonl)
+        seed = int(Path(path).stem.lstrip("abcdefghijklmnopqrstuvwxyz_")[:2] or 0)
         for line in open(path):
             r = json.loads(line)
             if r.get("kind") or r.get("cmd") != "config" or r.get("detail") != "ok":
