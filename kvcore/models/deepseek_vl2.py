@@ -55,6 +55,9 @@ def language_as_text(cfg: dict[str, Any], source: str) -> dict[str, Any]:
 
 def deepseek_vl2_params(cfg: dict[str, Any], source: str) -> VisionParams:
     """The SigLIP tower, the projector and the two separator embeddings."""
+    # (its sizes are timm's whatever vision_config says, but vLLM's config class builds a
+    # VisionEncoderConfig of its keys: a list there fails to load, where kvcli sized it)
+    tower_config(cfg, "vision_config", source)
     pc = tower_config(cfg, "projector_config", source)
 
     def dim(key: str) -> int:
