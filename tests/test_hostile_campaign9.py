@@ -71,6 +71,11 @@ CASES = [
     # lie (quiet_lies 92:2516): a vision_config vLLM's DeepseekVLV2Config cannot build from
     (WC + "mm_omni/deepseek_vl2/deepseek-vl2.config.json", _top("vision_config", [1]),
      "vision_config", OBJECT.format("[1]")),
+    # sweep (on the branch) 2706-2729: openPangu (no class defaults) without an MLA head dim
+    # added None to an int (TypeError)
+    (WC + "openpangu/openpangu-ultra-moe-718b.config.json", _top("qk_nope_head_dim", None),
+     "qk_nope_head_dim",
+     "missing 'qk_nope_head_dim', needed to size the KV cache (model_type 'pangu_ultra_moe')"),
     # the thinker's keys named where the file has them (it said 'audio_config.d_model')
     (OMNI, _at("thinker_config", "audio_config", "d_model", value="x"),
      "thinker_config.audio_config.d_model", "expected an integer >= 1, got 'x'"),

@@ -96,10 +96,12 @@ def read_mla(c: dict[str, Any], model_type: str, get, get_dim, source: str) -> M
     q_lora = c["q_lora_rank"] if "q_lora_rank" in c else get("q_lora_rank")
     if q_lora is not None:
         q_lora = get_dim("q_lora_rank")
+    # (required: a class without defaults here, openPangu's remote one, read None and failed
+    # adding it to the other head dim, a TypeError)
     return MlaGeometry(kv_lora_rank=get_dim("kv_lora_rank"),
-                       qk_rope_head_dim=get_dim("qk_rope_head_dim"),
-                       qk_nope_head_dim=get_dim("qk_nope_head_dim"),
-                       v_head_dim=get_dim("v_head_dim"), q_lora_rank=q_lora,
+                       qk_rope_head_dim=get_dim("qk_rope_head_dim", required=True),
+                       qk_nope_head_dim=get_dim("qk_nope_head_dim", required=True),
+                       v_head_dim=get_dim("v_head_dim", required=True), q_lora_rank=q_lora,
                        indexer=_indexer(c, get, get_dim, q_lora, source))
 
 
