@@ -119,11 +119,13 @@ def replay_options(params: dict[str, Any]) -> ReplayOptions:
         # (vLLM's EngineArgs merges --spec-method and --spec-tokens into the JSON)
         flags = {k: given.pop(k, None) for k in ("spec_method", "num_speculative_tokens",
                                                   "spec_model")}
-        spec = speculative_settings(given.pop("speculative_config"), *flags.values())
+        spec = speculative_settings(given.pop("speculative_config"), flags["spec_method"],
+                                    flags["num_speculative_tokens"], flags["spec_model"],
+                                    output.warn)
         given.update(spec)
         spec_json = set_by_json(spec, flags)
     elif "spec_method" in given:
-        given["spec_method"] = check_method(given["spec_method"], "spec_method")
+        given["spec_method"] = check_method(given["spec_method"], "spec_method", output.warn)
     if "kv_cache_dtype" in given:      # vLLM's names (and kvcli's fp16, bf16); not modelled: why
         given["kv_cache_dtype"] = kv_cache_dtype(given["kv_cache_dtype"])
     if "prefix_cache_retention_interval" in given:

@@ -15,6 +15,7 @@ which a replay cannot see without the text: checked and folded into the acceptan
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from kvcore.errors import InputError, clipped
 
@@ -28,8 +29,9 @@ EAGLE_METHODS = ("eagle", "eagle3", "mtp")
 # drafters
 _UNMODELLED = ("medusa", "mlp_speculator", "draft_model", "suffix", "dflash", "dspark",
                "custom_class", "ngram_gpu", "extract_hidden_states")
-# its deprecated names of mtp (MTPModelTypes, config/speculative.py:38-67), rewritten with a
-# warning there
+# its deprecated names of mtp (MTPModelTypes, config/speculative.py:38-67): SpeculativeConfig's
+# __post_init__ rewrites each to mtp with a warning before it reads anything else, whatever the
+# target (the draft is then the target's own module, chosen by its model_type)
 _MTP_NAMES = ("deepseek_mtp", "dots3_note_mtp", "mimo_mtp", "mimo_v2_mtp", "glm4_moe_mtp",
               "glm4_moe_lite_mtp", "glm_ocr_mtp", "ernie_mtp", "nemotron_h_mtp",
               "exaone_moe_mtp", "exaone4_5_mtp", "qwen3_next_mtp", "qwen4_exp_mtp",
@@ -76,23 +78,35 @@ def _json(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def check_method(method: object, field: str = FIELD) -> str:
-    """A method kvcli models, or the error saying why not."""
+def check_method(method: object, field: str = FIELD,
+                 warn: Callable[[str], None] | None = None) -> str:
+    """A method kvcli models (a deprecated name of mtp as mtp, `warn` told vLLM's warning), or
+    the error saying why not."""
+    if method in _MTP_NAMES:
+        if warn is not None:
+            warn(deprecated_warning(str(method)))
+        return "mtp"
     if method not in SPEC_METHODS:
         why = ("is a vLLM method kvcli does not model yet (its draft model's KV and slots)"
-               if method in _UNMODELLED else "is vLLM's deprecated name of mtp: give mtp"
-               if method in _MTP_NAMES else "is not a vLLM 0.33 method")
+               if method in _UNMODELLED else "is not a vLLM 0.33 method")
         raise InputError(f"method {clipped(str(method))} {why}; kvcli models methods "
                          f"{', '.join(SPEC_METHODS)}", field=field)
     return str(method)
 
 
+def deprecated_warning(method: str) -> str:
+    """vLLM 0.33's warning, word for word, on rewriting deprecated name `method` to mtp."""
+    return f"method `{method}` is deprecated and replaced with mtp."
+
+
 def speculative_settings(text: str | None, method: str | None = None,
-                         tokens: int | None = None, model: str | None = None) -> dict:
+                         tokens: int | None = None, model: str | None = None,
+                         warn: Callable[[str], None] | None = None) -> dict:
     """The replay options vLLM's flags set, as `EngineArgs` merges them: `--speculative-config`'s
     JSON (``text``), `--spec-method`, `--spec-tokens` and `--spec-model` (each refused beside
     the JSON key it sets, as vLLM does): `spec_method`, `num_speculative_tokens` and, for EAGLE,
-    `spec_model` and `disable_lookahead_block_hashes`."""
+    `spec_model` and `disable_lookahead_block_hashes`. `warn` is told vLLM's warnings (a
+    deprecated name of mtp)."""
     spec: object = {}
     if text is not None:
         try:
@@ -113,7 +127,7 @@ def speculative_settings(text: str | None, method: str | None = None,
         spec[key] = value
     # (where the flags set it, the error names the flag)
     where = "spec_method" if method is not None else FIELD
-    name = check_method(spec.get("method"), where)
+    name = check_method(spec.get("method"), where, warn)
     k = spec.get("num_speculative_tokens")
     if k is None:
         raise InputError("needs num_speculative_tokens (--spec-tokens K, or the JSON's key)",
