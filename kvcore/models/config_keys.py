@@ -28,7 +28,12 @@ MTP_MODULES = {"deepseek_v3": 1, "deepseek_v32": 1, "glm_moe_dsa": 0, "qwen3_nex
                # (LongCat-Flash's module count vLLM reads with a default of 1, and its
                # predictor builds 1 whatever it says; openPangu's remote class is read as given:
                # vLLM's predictor reads the key, so a config without it builds none)
-               "longcat_flash": 1, "pangu_ultra_moe": 0}
+               "longcat_flash": 1, "pangu_ultra_moe": 0,
+               # (ERNIE-4.5's Ernie4_5_MoeConfig has no such key, and vLLM's ErnieMTP reads
+               # it: without one, no module; weights_census/drafts2/)
+               "ernie4_5_moe": 0,
+               # (Step-3.5's Step3p7TextConfig defaults it to 0, which its predictor builds)
+               "step3p5": 0}
 # Qwen3.5 counts them in its own key (vLLM's Qwen3_5MultiTokenPredictor builds
 # getattr(config, "mtp_num_hidden_layers", 1); config/speculative.py's n_predict reads it)
 MTP_KEYS = {"qwen3_5_text": "mtp_num_hidden_layers", "qwen3_5_moe_text": "mtp_num_hidden_layers"}

@@ -183,6 +183,11 @@ class ModelGeometry:
     # (`kvcore.models.step3p5`)
     layer_heads: tuple[int, ...] = ()
     head_gate: bool = False
+    # Step-3.5's MTP layers (its config class's mtp_layer_types, mtp_mlp_layer_types), read
+    # only by its MTP draft (`kvcore.models.mtp_step3p5`): attention kind, MoE, query heads
+    mtp_layer_kinds: tuple[str, ...] = ()
+    mtp_moe_layers: tuple[bool, ...] = ()
+    mtp_layer_heads: tuple[int, ...] = ()
 
     @property
     def default_max_model_len(self) -> int:

@@ -1,7 +1,8 @@
 """The multi-token-prediction module vLLM 0.33 drafts with (method "mtp"): DeepSeek-V3's (and
 V3.2's and GLM-5's: its layer with an indexer, `kvcore.models.sparse_mla`; GLM-4.7-Flash's and
 openPangu's, its shape around their layer; LongCat-Flash's, a dense DeepSeek-V2 layer:
-`longcat_mtp`), Qwen3-Next's and GLM-4.5's (4.5-Air, 4.6). The draft is the target's own
+`longcat_mtp`), Qwen3-Next's and GLM-4.5's (4.5-Air, 4.6), ERNIE-4.5's (a Llama layer,
+`ernie_mtp`) and Step-3.5's (`kvcore.models.mtp_step3p5`). The draft is the target's own
 checkpoint (`tests/data/sched_spec_mtp/DESIGN.md`).
 
 vLLM rewrites a deepseek_v3 config into `DeepSeekMTPModel`, a qwen3_next one into
@@ -48,6 +49,7 @@ from kvcore.models.eagle_draft import DraftModel
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.modelopt_rank import at_prefix
 from kvcore.models.mtp_fp8 import draft_ignored, fp8_fold, modelopt_fold, module_prefix
+from kvcore.models.mtp_step3p5 import step3p5_mtp
 
 FIELD = "spec_method"
 # model_type -> vLLM's draft class
@@ -63,26 +65,23 @@ MTP_CLASSES = {"deepseek_v3": "DeepSeekMTP", "deepseek_v32": "DeepseekV32MTP",
                # (openPangu's: DeepSeek's shape around an openPangu layer; LongCat-Flash's: a
                # DeepSeek-V2 layer with a dense MLP, `longcat_mtp`; tests/data/weights_census/
                # drafts_answers.json, mtp3/)
-               "pangu_ultra_moe": "OpenPanguMTP", "longcat_flash": "LongCatFlashMTP"}
+               "pangu_ultra_moe": "OpenPanguMTP", "longcat_flash": "LongCatFlashMTP",
+               # (ERNIE-4.5's: a Llama decoder layer, `ernie_mtp`; drafts2/)
+               "ernie4_5_moe": "ErnieMTP",
+               # (Step-3.5's: its own layer and LM head, `kvcore.models.mtp_step3p5`)
+               "step3p5": "Step3p5MTP"}
 
 
 def mtp_draft(target: ModelGeometry) -> DraftModel:
     """The MTP draft of `target`, or the InputError vLLM's refusal (or kvcli's) becomes."""
     cls = MTP_CLASSES.get(target.model_type)
-    # (config/speculative.py: an ernie4_5_moe target's model_type rewritten to ernie_mtp,
-    # ErnieMTPModel, ernie_mtp.py; a step3p5 one's to step3p5_mtp, Step3p5MTP)
-    unmodelled = {"ernie4_5_moe": "ERNIE-4.5's ErnieMTPModel", "step3p5": "Step-3.5's Step3p5MTP"}
-    if target.model_type in unmodelled:
-        raise InputError(f"mtp with {target.name} ({target.model_type}): vLLM 0.33 drafts "
-                         f"with {unmodelled[target.model_type]} module, which kvcli does not "
-                         "model", field=FIELD)
     if cls is None or (cls.startswith(("Deep", "Glm4MoeLite", "OpenPangu", "LongCat"))
                        and target.mla is None):
         raise InputError(f"mtp with {target.name} ({target.model_type or 'no model_type'}): "
                          "vLLM 0.33 refuses it, 'Unsupported speculative method: mtp' (kvcli "
                          "models DeepSeek-V3's, V3.2's, GLM-5's, Qwen3-Next's, Qwen3.5's, "
-                         "GLM-4.5's, GLM-4.7-Flash's, openPangu's and LongCat-Flash's MTP "
-                         "modules)",
+                         "GLM-4.5's, GLM-4.7-Flash's, openPangu's, LongCat-Flash's, "
+                         "ERNIE-4.5's and Step-3.5's MTP modules)",
                          field=FIELD)
     n = target.mtp_layers
     if n != 1:
@@ -105,6 +104,10 @@ def mtp_draft(target: ModelGeometry) -> DraftModel:
     name = f"{target.name} MTP"
     if cls == "LongCatFlashMTP":
         return longcat_mtp(target, name)
+    if cls == "ErnieMTP":
+        return ernie_mtp(target, name)
+    if cls == "Step3p5MTP":
+        return step3p5_mtp(target, name)
     if cls.startswith("Qwen3"):
         # (a Qwen3NextDecoderLayer of type full_attention, prefix mtp.layers.0: layer 0's
         # feed-forward, MoE unless mlp_only_layers or decoder_sparse_step say otherwise;
@@ -170,3 +173,20 @@ def longcat_mtp(target: ModelGeometry, name: str) -> DraftModel:
                       whole_params=(0 if fp8 else 2 * h * h) + 3 * h, id_map_entries=0,
                       lm_head_rows=target.vocab_size, pass_whole=2 * h * h,
                       target=layer, repeated=1, fp8=((h, 2 * h, "replicated"),) if fp8 else ())
+
+
+def ernie_mtp(target: ModelGeometry, name: str) -> DraftModel:
+    """ERNIE-4.5's module (ernie_mtp.py, class ErnieMTP): a `LlamaDecoderLayer` of the target's
+    config, so a dense MLP ``intermediate_size`` wide (no experts) and full attention whose
+    cache joins the target's group; ``mtp_linear_proj`` a plain 2h -> h linear on every worker
+    and two norms (``mtp_emb_norm``, ``mtp_hidden_norm``; no final one). Its embedding and LM
+    head are the target's after load; its RoPE cache its own (llama.py's get_rope neox-style,
+    the target's interleaved: 131,072 x 128 x 2 B beside ERNIE-4.5-21B's; drafts2/)."""
+    h = target.hidden_size
+    layer = replace(target, name=name, layer_kinds=("full",), moe_layers=(False,),
+                    counted_moe_layers=0, mtp_layers=0, rope_caches=tuple(
+                        c._replace(key=c.key + " neox") for c in target.rope_caches))
+    return DraftModel(name, "mtp", "ErnieMTP", layer, split_params=0,
+                      whole_params=2 * h * h + 2 * h, id_map_entries=0,
+                      lm_head_rows=target.vocab_size, pass_whole=2 * h * h,
+                      target=layer, repeated=1)

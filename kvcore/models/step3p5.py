@@ -25,13 +25,38 @@ STEP3P5 = "step3p5"
 
 def hub_trimmed(out: dict[str, Any]) -> dict[str, Any]:
     """A hub config's per-layer lists padded with its ``num_nextn_predict_layers`` MTP layers,
-    cut to ``num_hidden_layers`` as Step3p7TextConfig cuts them (the rest are the MTP's)."""
+    cut to ``num_hidden_layers`` as Step3p7TextConfig cuts them, the rest moved to its
+    ``mtp_layer_types`` / ``mtp_mlp_layer_types`` (the MTP draft's layers) unless given."""
     n, mtp = out.get("num_hidden_layers"), out.get("num_nextn_predict_layers")
     if isinstance(n, int) and isinstance(mtp, int) and mtp > 0:
         for key in ("layer_types", "mlp_layer_types"):
             if isinstance(out.get(key), list) and len(out[key]) == n + mtp:
+                out.setdefault(f"mtp_{key}", out[key][n:])
                 out[key] = out[key][:n]
     return out
+
+
+def mtp_fields(c: dict[str, Any], n: int, heads: tuple[int, int]) -> dict[str, Any]:
+    """The MTP layers' kinds, MoE flags and query heads (`heads`: a full layer's, a sliding
+    one's) of layers n, n + 1, ..., as step3p5.py reads them:
+    the kinds from mtp_layer_types; MoE from mtp_mlp_layer_types beside mlp_layer_types, else
+    from moe_layers_enum (else none: ``0 < i < num_hidden_layers``). Where a config names no
+    MTP layer kinds, none (its draft refused, `kvcore.models.mtp_step3p5`)."""
+    kinds = c.get("mtp_layer_types")
+    if not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds):
+        return {}
+    mlp = c.get("mtp_mlp_layer_types")
+    if isinstance(c.get("mlp_layer_types"), list):
+        moe = [isinstance(mlp, list) and i < len(mlp) and mlp[i] == "sparse"
+               for i in range(len(kinds))]
+    elif isinstance(enum := c.get("moe_layers_enum"), str):
+        listed = {int(i) for i in enum.split(",") if i.strip().isdigit()}
+        moe = [n + i in listed for i in range(len(kinds))]
+    else:
+        moe = [False] * len(kinds)
+    sliding = tuple(k == "sliding_attention" for k in kinds)
+    return {"mtp_layer_kinds": tuple("sliding" if s else "full" for s in sliding),
+            "mtp_moe_layers": tuple(moe), "mtp_layer_heads": tuple(heads[s] for s in sliding)}
 
 
 def step3p5_fields(c: dict[str, Any], get_dim, kinds: tuple[str, ...], heads: int,
@@ -66,15 +91,17 @@ def step3p5_fields(c: dict[str, Any], get_dim, kinds: tuple[str, ...], heads: in
             "shared_expert_width": get_dim("share_expert_dim", width or 1280),
             "layer_heads": tuple(sliding if k == "sliding" else heads for k in kinds),
             "head_gate": bool(c.get("use_head_wise_attn_gate", False)),
+            **mtp_fields(c, n, (heads, sliding)),
             "weights_unmodelled": "a quantised Step-3.5 checkpoint's weights" if quantised else ""}
 
 
-def step3p5_ledger(g: ModelGeometry, tp: int) -> Ledger:
-    """One of ``tp`` ranks' parameters (the whole model: one pipeline stage)."""
+def step3p5_ledger(g: ModelGeometry, tp: int, first: bool = True, last: bool = True) -> Ledger:
+    """One of ``tp`` ranks' parameters: every layer (one pipeline stage), the embedding where
+    `first`, the LM head and final norm where `last` (neither: an MTP module's layer)."""
     h, hd, e = g.hidden_size, g.head_dim, g.num_experts
     kv = rp.on_rank(g.num_kv_heads, tp)
     led = Ledger()
-    led.model += rp.vocab_rows(g, tp) * h * 2 + h    # (embedding, its own LM head, final norm)
+    led.model += rp.vocab_rows(g, tp) * h * (first + last) + h * last   # (its own LM head)
     for heads, moe in zip(g.layer_heads, g.moe_layers, strict=True):
         q = heads // tp
         led.layer += (q + 2 * kv) * hd * h + q * hd * h + (q * h if g.head_gate else 0)

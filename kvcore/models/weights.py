@@ -72,7 +72,10 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
     """One TP rank's parameters, of the whole model or of one pipeline `stage`: its layers;
     the embedding on the first stage, the LM head and the final norm on the last (a tied
     head: the embedding there again, as vLLM builds it on the last rank)."""
-    staged = stage != WHOLE and (g.gemma is not None or g.model_type in (STEP3_TEXT, STEP3P5))
+    # (Step-3.5's every layer without the embedding or the head is an MTP draft's module)
+    every_layer = stage[0] == range(len(g.layer_kinds))
+    staged = stage != WHOLE and (g.gemma is not None or g.model_type == STEP3_TEXT or (
+        g.model_type == STEP3P5 and not every_layer))
     if g.weights_unmodelled or staged:
         # (sized as a plain decoder they would be a quiet lie: refused, the measure asked for)
         why = g.weights_unmodelled or (
@@ -87,7 +90,7 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
     if g.model_type == LONGCAT:     # (two attentions and MLPs a decoder layer)
         return longcat_ledger(g, tp, g.zero_experts, layer_range, first, last)
     if g.model_type == STEP3P5:     # (its heads a layer, float32 routers, shared experts)
-        return step3p5_ledger(g, tp)
+        return step3p5_ledger(g, tp, stage[1], stage[2])
     if g.model_type == STEP3_TEXT:  # (its MFA attention and Step3-VL's tower)
         led = step3_ledger(g, tp)
         led.model += fp8_vision.tower_rank(g, tp)[0]

@@ -1,0 +1,40 @@
+"""Step-3.5's MTP module as vLLM 0.33 builds it (step3p5_mtp.py, class Step3p5MTP; config/
+speculative.py rewrites a step3p5 target's model_type to step3p5_mtp): per module a
+`Step3p5DecoderLayer` numbered ``num_hidden_layers + i`` (its kind from the config class's
+``mtp_layer_types``, MoE from ``mtp_mlp_layer_types`` or ``moe_layers_enum``, the sliding
+layers' query heads), ``eh_proj`` a plain 2h -> h linear on every worker, ``enorm`` and
+``hnorm``, and a ``shared_head`` of its own: a norm and an LM head split over the workers
+(``has_own_lm_head``: vLLM keeps it, not the target's). Only the embedding is the target's.
+Its sliding-window cache joins the target's one group (tests/data/weights_census/drafts2/).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kvcore.errors import InputError
+from kvcore.models.eagle_draft import DraftModel
+from kvcore.models.geometry import ModelGeometry
+from kvcore.models.rank_params import VOCAB_PAD
+
+
+def step3p5_mtp(target: ModelGeometry, name: str) -> DraftModel:
+    """The one-module draft of Step-3.5 `target` (`mtp_draft` refuses the others)."""
+    if len(target.mtp_layer_kinds) < 1:
+        raise InputError(f"mtp with {target.name}: its config names no MTP layer kinds "
+                         "(mtp_layer_types, or layer_types padded with the MTP layers as the "
+                         "hub's are), which kvcli reads to size Step-3.5's Step3p5MTP",
+                         field="spec_method")
+    kind, moe = target.mtp_layer_kinds[0], target.mtp_moe_layers[0]
+    heads = target.mtp_layer_heads[0]
+    h = target.hidden_size
+    g = replace(target, name=name, layer_kinds=(kind,), moe_layers=(moe,), layer_heads=(heads,),
+                counted_moe_layers=int(moe), mtp_layers=0, mtp_layer_kinds=(),
+                mtp_moe_layers=(), mtp_layer_heads=())
+    # (its decoder layer sized as a one-layer Step-3.5's, `kvcore.models.step3p5`; its LM
+    # head split over the workers, padded as vLLM pads a vocabulary)
+    padded = -(-target.vocab_size // VOCAB_PAD) * VOCAB_PAD
+    return DraftModel(name, "mtp", "Step3p5MTP", g, split_params=padded * h,
+                      whole_params=2 * h * h + 3 * h, id_map_entries=0,
+                      lm_head_rows=target.vocab_size, pass_whole=2 * h * h,
+                      target=g, repeated=1)
