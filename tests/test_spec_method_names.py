@@ -61,3 +61,18 @@ def test_the_cli_replays_a_deprecated_name_as_mtp() -> None:
         first = r.stderr.splitlines()[0]
         assert first.startswith("warning: method `") and first.endswith(
             "` is deprecated and replaced with mtp.")
+
+
+def test_a_trace_config_line_naming_one_is_refused_asking_for_mtp(tmp_path: Path) -> None:
+    """A trace's config line is kvcli's record of the settings, not vLLM's flags: a deprecated
+    name there is refused in one line naming the file, the line and the field."""
+    lines = (DATA / "sched_spec_mtp" / "aseed90106.trace.jsonl").read_text().splitlines()
+    head = json.loads(lines[0])
+    head["config"]["spec_method"] = "deepseek_mtp"
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("\n".join([json.dumps(head), *lines[1:]]) + "\n")
+    r = CliRunner().invoke(app, ["replay", str(trace)])
+    assert r.exit_code == 2
+    assert r.stderr.strip() == (
+        f"error: {trace}:1: field 'config.spec_method': deepseek_mtp is vLLM's deprecated name "
+        "of mtp, which vLLM rewrites to mtp with a warning: give mtp")
