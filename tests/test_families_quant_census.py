@@ -126,3 +126,18 @@ def test_the_cli_refuses_an_unsized_checkpoint_in_one_line() -> None:
     res = runner.invoke(app, ["config", "--model-config", path,
                               "--gpu-memory-gib", "80", "--weights-gib", "0.1"])
     assert res.exit_code == 0, res.output
+
+
+def test_groups_a_model_width_cannot_hold_are_the_checkpoints_refusal_not_the_options() -> None:
+    """Falcon-7B's 4,544-wide input is not whole groups of 128 even on one rank: vLLM refuses
+    its AWQ build at TP 1 (the census's falcon-awq), and kvcli names the checkpoint's group
+    size, not --tensor-parallel-size with "got 1"."""
+    assert "refused" in CASES["falcon-awq"]["tp"]["1"][0]
+    path = str(HERE / "falcon-awq.config.json")
+    res = runner.invoke(app, ["config", "--model-config", path, "--gpu-memory-gib", "80"])
+    assert res.exit_code == 2 and res.stdout == ""
+    assert res.stderr == (
+        f"error: {path}: field 'quantization_config.group_size': AWQ groups of 128 do not divide "
+        "layer 0's query_key_value's input of falcon even on one rank, and vLLM refuses to build "
+        "it: \"The input size is not aligned with the quantized weight shape. This can be caused "
+        "by too large tensor parallel size.\"\n")
