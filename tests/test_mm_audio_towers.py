@@ -174,3 +174,61 @@ def test_80_gib_blocks_without_the_uncounted_tower_warning(base: str, blocks: in
     doc = json.loads(res.stdout)
     assert doc["num_blocks"] == blocks
     assert not [w for w in doc["warnings"] if "multimodal tower" in w]
+
+
+VOXTRAL = ("voxtral-mini-3b-2507-downsample", "voxtral-small-24b-2507-downsample",
+           "tiny-voxtral-downsample")
+
+
+@pytest.mark.parametrize(("base", "tower", "fp32", "buffers", "blocks"), [
+    # (80 GiB blocks before, the tower uncounted with the warning: 36,094; 12,149; 4,823,209)
+    ("voxtral-mini-3b-2507-downsample", 660_255_744, 1_920_000, 102_912, 35_419),
+    ("voxtral-small-24b-2507-downsample", 687_518_720, 1_920_000, 102_912, 11_621),
+    ("tiny-voxtral-downsample", 303_808, 28_800, 24_160, 4_823_163),
+])
+def test_voxtral_with_downsample_factor_counts_its_whisper_encoder(
+        base: str, tower: int, fp32: int, buffers: int, blocks: int) -> None:
+    """vLLM's own WhisperEncoder (k biased, split over TP), its position table float32 whatever
+    the model dtype, the mel filter bank a float32 buffer, and the bias-free adapter."""
+    g = read_hf_config(_config(base), name=base)
+    assert (g.vision_params, g.vision_fp32, g.vision_buffers) == (tower, fp32, buffers)
+    assert g.vision_modalities == ("audio",) and g.vision_heads == (6 if "tiny" in base else 20)
+    res = CliRunner().invoke(app, ["config", "--model-config", str(DATA / f"{base}.config.json"),
+                                   "--gpu-memory-gib", "80", "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert (doc["num_blocks"], doc["warnings"]) == (blocks, [])
+
+
+@pytest.mark.parametrize(("name", "tp"), [p for p in refused_tps(CASES)
+                                          if p.values[0].startswith(VOXTRAL)])
+def test_voxtral_tp_not_dividing_its_encoder_heads_is_refused(name: str, tp: int) -> None:
+    """vLLM's WhisperAttention asserts TP divides encoder_attention_heads (20: TP 8; the tiny
+    one's 6: TP 4 and 8, where kvcli names its text model's 4 heads first), the encoder
+    constructed even when dropped."""
+    assert vllms_words(CASES[name]["tp"][str(tp)][0]["refused"]) == "AssertionError: "
+    g = case_geometry(DATA, CASES, name, applied=False)
+    with pytest.raises(InputError) as e:
+        resolve_kv_cache_config(geometry=g, tensor_parallel_size=tp, gpu_memory_gib=80,
+                                max_model_len=4096, mm=case_mm(CASES[name]))
+    base, heads = name.split(" ")[0], 6 if name.startswith("tiny") else 20
+    said = f"vision tower has {heads} attention heads," if heads != 6 or tp == 4 else "4 atten"
+    assert e.value.message.startswith(f"{base}'s {said}")
+    assert e.value.message.endswith(f"must be divisible by it, as vLLM requires; got {tp}")
+
+
+@pytest.mark.parametrize(("drop", "field"), [
+    ("window_size", "audio_config.window_size"), ("sampling_rate", "audio_config.sampling_rate")])
+def test_voxtral_without_what_its_encoder_reads_is_refused(drop: str, field: str) -> None:
+    cfg = _config("tiny-voxtral-downsample")
+    cfg["audio_config"] = {k: v for k, v in cfg["audio_config"].items() if k != drop}
+    with pytest.raises(InputError) as e:
+        read_hf_config(cfg, source="config.json")
+    assert e.value.field == field
+    assert e.value.message.startswith(f"'VoxtralEncoderConfig' object has no attribute '{drop}'")
+
+
+def test_voxtral_causal_encoder_is_left_uncounted() -> None:
+    cfg = _config("tiny-voxtral-downsample")
+    cfg["audio_config"]["is_causal"] = True
+    assert read_hf_config(cfg, source="config.json").vision_params == 0

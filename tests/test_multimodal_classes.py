@@ -17,14 +17,16 @@ from kvcore.models.multimodal_classes import MULTIMODAL_CLASSES
 DATA = Path(__file__).parent / "data"
 runner = CliRunner()
 # (a Voxtral config with a Llama-2-7B-shaped text model, its audio_config giving the
-# downsample_factor vLLM reads: its Whisper encoder and adapter are not counted)
+# downsample_factor vLLM reads and is_causal: its causal Whisper encoder (vLLM's
+# WhisperCausalEncoder) and adapter are not counted; the non-causal one is)
 UNCOUNTED: dict[str, Any] = {"architectures": ["VoxtralForConditionalGeneration"],
              "model_type": "voxtral", "torch_dtype": "float16",
              "text_config": {"model_type": "llama", "hidden_size": 4096,
                              "intermediate_size": 11008, "num_hidden_layers": 32,
                              "num_attention_heads": 32, "num_key_value_heads": 32,
                              "vocab_size": 32064, "max_position_embeddings": 4096},
-             "audio_config": {"model_type": "voxtral_encoder", "downsample_factor": 4}}
+             "audio_config": {"model_type": "voxtral_encoder", "downsample_factor": 4,
+                              "is_causal": True}}
 SAID = ("voxtral's multimodal tower (VoxtralForConditionalGeneration's vision "
         "or audio encoder and its projector) is not counted: kvcli does not model it, so its "
         "weights are the language model's alone and the KV memory is over-estimated by the "

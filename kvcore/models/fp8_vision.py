@@ -53,8 +53,9 @@ def rank_fp8(g: ModelGeometry, tp: int, cast: bool = False) -> tuple[int, int]:
 def tower_rank(g: ModelGeometry, tp: int) -> tuple[int, int, int]:
     """The vision tower's (and projector's) parameters on one TP rank of the first stage:
     (those in the model dtype, a cast linear's weights and scales among them, the fp8
-    weights, their float32 block scales); the weights estimate and `kvcli config`'s
-    multimodal key both read it."""
+    weights, the float32 ones: their block scales and the tower's own float32 parameters,
+    none where it is not built); the weights estimate and `kvcli config`'s multimodal key
+    both read it."""
     fp8, block_scales = rank_fp8(g, tp)
     cast_scales = rank_fp8(g, tp, cast=True)[1]
     heads, bound = g.vision_head_bound
@@ -64,7 +65,8 @@ def tower_rank(g: ModelGeometry, tp: int) -> tuple[int, int, int]:
     kept = sum(p.tp_fallback[1] for p in g.vision_parts if p.total and p.tp_fallback[0] % tp)
     whole = min(g.vision_params, g.vision_whole + (bound if heads % tp else 0) + kept)
     params = whole + (g.vision_params - whole) // tp
-    return params - fp8 + cast_scales, fp8, block_scales
+    fp32 = g.vision_fp32 if g.vision_params else 0      # (skipped or a draft: none)
+    return params - fp8 + cast_scales, fp8, block_scales + fp32
 
 
 def refusal(g: ModelGeometry, tp: int) -> tuple[str, str] | None:

@@ -147,6 +147,7 @@ class ModelGeometry:
     vision_kept: int = 0
     vision_data_split: int = 0
     vision_head_bound: tuple[int, int] = (0, 0)    # (whole where TP splits no head: InternViT)
+    vision_fp32: int = 0    # (float32 parameters beside vision_params: `VisionParams.fp32`)
     # an fp8 checkpoint's tower linears vLLM quantises (`kvcore.models.fp8_vision`)
     vision_linears: tuple[VisionLinear, ...] = ()
     vision_parts: tuple[TowerPart, ...] = ()    # (towers each skipped alone: Gemma 3n's, 4's)

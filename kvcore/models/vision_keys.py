@@ -73,7 +73,9 @@ class VisionParams(NamedTuple):
     the tower's buffer bytes, whole on every rank (Gemma 3's and Qwen3.5's:
     `kvcore.models.buffers.vision_buffers`); ``head_bound``: (attention heads, parameters) of
     `total - whole` that vLLM splits over TP only where TP divides the heads and keeps whole on
-    every rank otherwise (InternViT's attention: `kvcore.models.internvl_chat`)."""
+    every rank otherwise (InternViT's attention: `kvcore.models.internvl_chat`); ``fp32``:
+    parameters beside `total` that the class makes in float32 whatever the model dtype, whole
+    on every rank (Voxtral's Whisper position table: `kvcore.models.voxtral`)."""
     total: int
     whole: int
     heads: int = 0
@@ -87,6 +89,7 @@ class VisionParams(NamedTuple):
     data_split: int = 0
     buffers: int = 0
     head_bound: tuple[int, int] = (0, 0)
+    fp32: int = 0
 
 
 def vision_config(cfg: dict[str, Any], source: str) -> dict[str, Any]:

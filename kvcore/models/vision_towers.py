@@ -90,8 +90,8 @@ BY_ARCH: dict[str, Tower] = {
     **_each(KEYE_ARCHS, lambda c, a, h, s, d: keye_params(c, a, h, s)),
     "MolmoForCausalLM": lambda c, a, h, s, d: molmo_tower(c, h),
     "NemotronH_Nano_VL_V2": lambda c, a, h, s, d: radio_params(c, h, s),
-    # (an HF config.json: refused, as vLLM refuses it)
-    "VoxtralForConditionalGeneration": lambda c, a, h, s, d: voxtral_params(c, s),
+    # (an HF config.json without downsample_factor: refused, as vLLM refuses it)
+    "VoxtralForConditionalGeneration": lambda c, a, h, s, d: voxtral_params(c, h, s),
     "Step3VLForConditionalGeneration": lambda c, a, h, s, d: step3_vl_params(c, h, s),
     **_each(AUDIO_ARCHS, lambda c, a, h, s, d: audio_towers(c, a, h, s, d)),
 }

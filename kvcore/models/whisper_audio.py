@@ -13,6 +13,7 @@ language models (their parameters and buffers, per TP rank of the first stage):
   biased QKVParallelLinear, out_proj, fc1 and fc2 split over TP where the TP size divides
   ``encoder_attention_heads`` (else whole: `disable_tp`, "e.g. TP=8" for 20 heads), ``ln_post``,
   ``proj1`` and ``proj2`` (replicated); the same float32 sinusoid buffer.
+* Voxtral's (voxtral.py): vLLM's own `WhisperEncoder` (`kvcore.models.voxtral`).
 * MiniCPM-o's (minicpmo.py `MiniCPMWhisperEncoder`): transformers' `WhisperEncoder` (the two
   Conv1d, the learned positions, the layers, a LayerNorm), whole on every rank, its
   projection apart (`kvcore.models.minicpmo`).
@@ -49,6 +50,18 @@ class AudioEncoder(NamedTuple):
     buffers: int
 
 
+def whisper_layer(d: int, ffn: int, *, k_bias: bool) -> tuple[int, int]:
+    """(whole, rest) parameters of one Whisper encoder layer `d` wide, `ffn` in its MLP: its
+    norms and the biases of its row-parallel out_proj and fc2 (whole wherever it splits), then
+    q, k, v (k biased in vLLM's own QKV only: `k_bias`), out_proj, fc1 and fc2."""
+    return 4 * d + 2 * d, 4 * d * d + 2 * d + 2 * d * ffn + ffn + (d if k_bias else 0)
+
+
+def conv_stem(mel: int, d: int) -> int:
+    """The parameters of the two biased Conv1d (kernel 3) from `mel` bins to `d` wide."""
+    return mel * d * 3 + d + d * d * 3 + d
+
+
 def audio_encoder(cfg: dict[str, Any], kind: str, text_hidden: int,
                   source: str) -> AudioEncoder:
     """The audio encoder (with Qwen2-Audio's projector) of a config's ``audio_config``."""
@@ -61,10 +74,7 @@ def audio_encoder(cfg: dict[str, Any], kind: str, text_hidden: int,
     d, ffn, n = dim("d_model"), dim("encoder_ffn_dim"), dim("encoder_layers")
     heads, mel, positions = dim("encoder_attention_heads"), dim("num_mel_bins"), dim(
         "max_source_positions")
-    # a layer's norms and the biases of its row-parallel out_proj and fc2 (whole wherever it
-    # splits), then the rest: q, k, v (k biased in vLLM's own QKV only), out_proj, fc1, fc2
-    layer_whole = 4 * d + 2 * d
-    layer_rest = 4 * d * d + 2 * d + 2 * d * ffn + ffn + (d if kind == QWEN3_OMNI else 0)
+    layer_whole, layer_rest = whisper_layer(d, ffn, k_bias=kind == QWEN3_OMNI)
     sinusoid = positions * d * 4        # (float32 whatever the model dtype)
     if kind == QWEN3_OMNI:
         ch, out = dim("downsample_hidden_size"), dim("output_dim")
@@ -72,7 +82,7 @@ def audio_encoder(cfg: dict[str, Any], kind: str, text_hidden: int,
         whole = (ch * 9 + ch + 2 * (ch * ch * 9 + ch) + ch * freq * d + n * layer_whole
                  + 2 * d + d * d + d + d * out + out)
         return AudioEncoder(whole + n * layer_rest, whole, heads, n * layer_rest, sinusoid)
-    convs = mel * d * 3 + d + d * d * 3 + d
+    convs = conv_stem(mel, d)
     if kind in (QWEN2_AUDIO, WHISPER):
         # the learned positions, the final LayerNorm (Qwen2-Audio's projector to the text model)
         head = positions * d + 2 * d

@@ -49,6 +49,24 @@ def _inv_freq_on_cpu(self, base):
 
 FourierRotaryEmbedding._compute_inv_freq = _inv_freq_on_cpu
 
+# Voxtral's encoder registers mistral_common's mel filter bank as a float32 buffer; the package
+# is absent here (an import-only placeholder: record_kv_specs.py), so its own function is
+# loaded from a copy installed apart (MISTRAL_COMMON: `pip install --target /tmp/mc_pkg
+# --no-deps mistral_common==1.13.1` with the oracle venv's pip; audio.py and deprecation.py
+# need numpy alone) and given to voxtral.py: the real (1 + window_size // 2) x num_mel_bins
+MISTRAL_COMMON = Path("/tmp/mc_pkg/mistral_common")
+if MISTRAL_COMMON.is_dir() and not hasattr(sys.modules.get("mistral_common"), "__file__"):
+    for _name in ("deprecation", "audio"):
+        _s = importlib.util.spec_from_file_location(f"mistral_common.{_name}",
+                                                    MISTRAL_COMMON / f"{_name}.py")
+        _m = sys.modules[f"mistral_common.{_name}"] = importlib.util.module_from_spec(_s)
+        _s.loader.exec_module(_m)
+    from vllm.model_executor.models import voxtral as _voxtral
+    _voxtral.mel_filter_bank = _m.mel_filter_bank
+    rks.SUBSTITUTIONS = [*rks.SUBSTITUTIONS,
+                         "Voxtral: mistral_common 1.13.1's own mel_filter_bank (audio.py, from "
+                         "a copy installed apart) in place of the placeholder's"]
+
 TPS = (1, 2, 4, 8)
 LMO = ("--language-model-only", True)
 DATA = ("--mm-encoder-tp-mode", "data")
@@ -61,6 +79,8 @@ OPTIONS = {
     "minicpm-o-2_6": (LMO, DATA, LIMIT(audio=0), LIMIT(image=0), LIMIT(image=0, video=0)),
     "tiny-minicpm-o-4_5": (LMO, LIMIT(audio=0), LIMIT(image=0, video=0)),
     "voxtral-mini-3b-2507": (LMO,),
+    "voxtral-mini-3b-2507-downsample": (LMO, DATA, LIMIT(audio=0)),
+    "tiny-voxtral-downsample": (LMO,),
     "intern-s1-pro-bf16": (LMO, DATA),
     "tiny-intern-s1-pro-fope": (LMO,),
 }
