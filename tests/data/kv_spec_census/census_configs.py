@@ -56,7 +56,10 @@ PUBLISHED = {"MiniCPMV": "minicpm-v-2_6", "Phi3VForCausalLM": "phi-3.5-vision-in
              "KeyeVL1_5ForConditionalGeneration": "../mm_ernie/keye-vl-1_5-8b",
              # (Nemotron Nano VL V2's and Molmo's: ../weights_census/mm_nemo/)
              "NemotronH_Nano_VL_V2": "../mm_nemo/nvidia-nemotron-nano-12b-v2-vl-bf16",
-             "MolmoForCausalLM": "../mm_nemo/molmo-7b-d-0924"}
+             "MolmoForCausalLM": "../mm_nemo/molmo-7b-d-0924",
+             # (MiniCPM-o's and Intern-S1-Pro's: ../weights_census/mm_audio/)
+             "MiniCPMO": "../mm_audio/minicpm-o-2_6",
+             "InternS1ProForConditionalGeneration": "../mm_audio/intern-s1-pro-bf16"}
 PUBLISHED_DIR = "../weights_census/mm_minicpm_idefics_phi"
 # keys a layer pattern needs beside the cut (by architecture)
 OVERRIDES = {

@@ -55,6 +55,12 @@ import molmo_config
 import nemo_vl_config
 molmo_config.register()
 nemo_vl_config.register()
+# MiniCPM-o's and Intern-S1-Pro's, rewritten the same way (../weights_census/mm_audio/)
+sys.path.insert(0, str(HERE.parent / "weights_census" / "mm_audio"))
+import interns1_pro_config
+import minicpmo_config
+minicpmo_config.register()
+interns1_pro_config.register()
 # InternLM2's remote config class: internvl_chat_config's rewrite (LlamaConfig and its bias)
 from transformers import AutoConfig
 AutoConfig.register("internlm2", internvl_chat_config.InternLM2Config, exist_ok=True)
@@ -140,11 +146,23 @@ import types
 from vllm.model_executor.models import deepseek_vl2 as _dsvl2
 _dsvl2.cached_tokenizer_from_config = lambda mc: types.SimpleNamespace(
     vocab={_dsvl2._IMAGE_TOKEN: 128815})
+# Intern-S1-Pro's FoPE selects its frequencies with a boolean mask (torch.nonzero), which the
+# meta device cannot size: computed on the CPU, then moved to the meta device (the same values)
+from vllm.model_executor.layers.rotary_embedding.fope import FourierRotaryEmbedding
+_fope_inv_freq = FourierRotaryEmbedding._compute_inv_freq
+def _fope_inv_freq_on_cpu(self, base):
+    with torch.device("cpu"):
+        return _fope_inv_freq(self, base).to("meta")
+FourierRotaryEmbedding._compute_inv_freq = _fope_inv_freq_on_cpu
 GDN_TYPES = ("qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text")
 SUBSTITUTIONS = list(rc.SUBSTITUTIONS) + internvl_chat_config.SUBSTITUTIONS + (
     remote_configs.SUBSTITUTIONS) + ernie_config.SUBSTITUTIONS + (
     keye_config.SUBSTITUTIONS) + nemo_vl_config.SUBSTITUTIONS + (
-    molmo_config.SUBSTITUTIONS) + [
+    molmo_config.SUBSTITUTIONS) + minicpmo_config.SUBSTITUTIONS + (
+    interns1_pro_config.SUBSTITUTIONS) + [
+    "FoPE's inverse frequencies (FourierRotaryEmbedding._compute_inv_freq: a boolean "
+    "selection, torch.nonzero, which the meta device cannot size) computed on the CPU, then "
+    "moved to the meta device",
     "model_type internlm2: internvl_chat_config.py's InternLM2Config (LlamaConfig and its bias; "
     "InternLM2's checkpoints bring it as remote code) registered with AutoConfig",
     "hybrid models: Platform._align_hybrid_block_size(vc, FlashAttentionBackend) called as "

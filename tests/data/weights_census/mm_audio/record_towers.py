@@ -13,8 +13,9 @@ A development tool, never run by the tests. From the project root:
 
 It executes ../../kv_spec_census/record_kv_specs.py first for its substitutions (and through
 it ../record_census.py's, whose `record` builds each case); every one is listed in answers.json.
-MiniCPM-o's checkpoint brings its config class as remote code: minicpmo_config.py's
-MiniCPMOConfig is registered with AutoConfig for model_type minicpmo (README.md).
+MiniCPM-o's and Intern-S1-Pro's checkpoints bring their config classes as remote code: this
+folder's minicpmo_config.py and interns1_pro_config.py, registered with AutoConfig by
+record_kv_specs.py (README.md); Voxtral's mel filter bank: mistral_common's own (below).
 """
 # ruff: noqa
 import importlib.util, json, sys
@@ -27,27 +28,8 @@ rks = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(rks)                   # vLLM imported, every substitution applied
 rc = rks.rc
 
-sys.path.insert(0, str(HERE))
-import interns1_pro_config, minicpmo_config
-minicpmo_config.register()
-interns1_pro_config.register()
-rks.SUBSTITUTIONS = [*rks.SUBSTITUTIONS, *minicpmo_config.SUBSTITUTIONS,
-                     *interns1_pro_config.SUBSTITUTIONS,
-                     "FoPE's inverse frequencies (FourierRotaryEmbedding._compute_inv_freq: a "
-                     "boolean selection, torch.nonzero, which the meta device cannot size) "
-                     "computed on the CPU, then moved to the meta device"]
-
-# (InternS1-Pro's FoPE: the same frequencies, their count known only from their values)
-from vllm.model_executor.layers.rotary_embedding.fope import FourierRotaryEmbedding
-_inv_freq = FourierRotaryEmbedding._compute_inv_freq
-
-
-def _inv_freq_on_cpu(self, base):
-    with rc.torch.device("cpu"):
-        return _inv_freq(self, base).to("meta")
-
-
-FourierRotaryEmbedding._compute_inv_freq = _inv_freq_on_cpu
+# (record_kv_specs.py registers this folder's MiniCPM-o and Intern-S1-Pro config classes and
+# computes Intern-S1-Pro's FoPE frequencies on the CPU: listed in its SUBSTITUTIONS)
 
 # Voxtral's encoder registers mistral_common's mel filter bank as a float32 buffer; the package
 # is absent here (an import-only placeholder: record_kv_specs.py), so its own function is
