@@ -27,13 +27,14 @@ ROOT = Path(__file__).parent / "data" / "weights_census"
 FOLDERS = {"llava_towers": (19, 39), "glm_kimi_towers": (5, 18), "llama4_moe": (7, 14),
            "internvl_chat": (22, 48), "mm_minicpm_idefics_phi": (16, 44), "mm_omni": (4, 17),
            "mm_omni/deepseek_vl2": (3, 8), "quant_towers3": (86, 97),
+           "quant_dsvl2": (13, 13),
            "mm_ernie": (10, 19),
            "mm_nemo": (7, 17),
            "mm_audio": (14, 36), "mm_step3": (6, 17),
            "mm_step3/step3p5": (3, 3)}
 # (quantised checkpoints: packed tensors count otherwise than kvcli's parameters, and a case
 # vLLM refuses at TP 1; their refusals and warnings are tests/test_quant_towers3.py's)
-QUANTISED = ("quant_towers3",)
+QUANTISED = ("quant_towers3", "quant_dsvl2")
 ALL = {f: json.loads((ROOT / f / "answers.json").read_text())["cases"] for f in FOLDERS}
 BUILT = {f: {n: c for n, c in cases.items() if "refused" not in c} for f, cases in ALL.items()}
 # (AWQ's packed int32 tensors count eight weights an element: the bytes test checks them)

@@ -10,14 +10,19 @@
   embeddings, 27 ViT layers with a 4,304-wide MLP, a final LayerNorm and the attention-pooling
   head (`attn_pool`: a latent, q, kv, proj, a LayerNorm, an MLP), though its output is unused.
   Above TP 1 vLLM swaps each timm `Mlp`'s fc1 for a ColumnParallelLinear and fc2 for a
-  RowParallelLinear (`patch_vit_for_tp`): those split, the attention whole. Then the projector
+  RowParallelLinear (`patch_vit_for_tp`): those split, the attention whole. Those 56 take the
+  quant_config, by the module's own names (``blocks.N.mlp.fc1``, ``attn_pool.mlp.fc2``: no
+  ``vision.``, so a list naming ``vision`` leaves them quantised), and then the whole tower is
+  cast to the model dtype (`kvcore.models.tower_cast`: an fp8 weight and its scales end in
+  bfloat16, packed int32 stays); at TP 1 they are timm's nn.Linear. Then the projector
   (``downsample_mlp_gelu``: ``depth`` biased `nn.Linear`, the first over
   ``downsample_ratio``^2 patches, or one ``linear``) and ``image_newline`` and
   ``view_seperator`` (``n_embed`` each): whole, all in the model dtype, dropped with the tower
   (modality image) but the two separators, plain Parameters that `_mark_tower_model` does not
   drop (as LLaVA-NeXT's ``image_newline``). The class does not take ``--mm-encoder-tp-mode
   data``.
-Checked per rank against vLLM's class on the meta device (tests/data/weights_census/mm_dsvl2/).
+Checked per rank against vLLM's class on the meta device (tests/data/weights_census/mm_omni/
+deepseek_vl2/; quantised: tests/data/weights_census/quant_dsvl2/).
 """
 
 from __future__ import annotations
@@ -25,7 +30,13 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.errors import InputError, clipped
-from kvcore.models.vision_keys import VisionParams, tower_config, vision_dim, vit_layer
+from kvcore.models.vision_keys import (
+    VisionLinear,
+    VisionParams,
+    tower_config,
+    vision_dim,
+    vit_layer,
+)
 
 ARCH = "DeepseekVLV2ForCausalLM"
 # timm's vit_so400m_patch14_siglip_384: width, layers, MLP width, patch, image side
@@ -87,4 +98,15 @@ def deepseek_vl2_params(cfg: dict[str, Any], source: str) -> VisionParams:
     whole = tower_whole + projector + 2 * n
     total = whole + (_LAYERS + 1) * mlp
     # (the two separators, plain Parameters, stay when vLLM drops the tower: `kept`)
-    return VisionParams(total, whole, 0, ("image",), False, mlp_width=_MLP, kept=2 * n)
+    return VisionParams(total, whole, 0, ("image",), False, linears=_swapped(), mlp_width=_MLP,
+                        kept=2 * n)
+
+
+def _swapped() -> tuple[VisionLinear, ...]:
+    """The timm MLPs' fc1 and fc2 vLLM swaps for parallel linears above TP 1 (by the names
+    the quant_config sees them by), cast to the model dtype with the tower."""
+    out: list[VisionLinear] = []
+    for at in (*(f"blocks.{i}" for i in range(_LAYERS)), "attn_pool"):
+        out += [VisionLinear(f"{at}.mlp.fc1", (_MLP,), _D, "column", cast=True, least_tp=2),
+                VisionLinear(f"{at}.mlp.fc2", (_D,), _MLP, "row", cast=True, least_tp=2)]
+    return tuple(out)

@@ -27,7 +27,13 @@ from kvcore.models.fp8_scales import scales, tensor_scales
 from kvcore.models.fp8_shapes import linear_refusal
 from kvcore.models.fused_shards import all_or_none, named_in_part
 from kvcore.models.geometry import ModelGeometry
-from kvcore.models.vision_keys import VisionLinear, linears_loaded, rank_shape, split_at
+from kvcore.models.vision_keys import (
+    VisionLinear,
+    built_at,
+    linears_loaded,
+    rank_shape,
+    split_at,
+)
 
 
 def _shard(lin: VisionLinear, tp: int) -> tuple[str, tuple[int, ...], int, str]:
@@ -43,7 +49,7 @@ def rank_fp8(g: ModelGeometry, tp: int, cast: bool = False) -> tuple[int, int]:
     if not linears_loaded(g.vision_params, g.vision_kept, g.vision_parts) or \
             g.quantization != "fp8":
         return 0, 0     # (AWQ / GPTQ / compressed-tensors: `kvcore.models.tower_int_quant`)
-    shards = [_shard(lin, tp) for lin in g.vision_linears if lin.cast == cast]
+    shards = [_shard(lin, tp) for lin in built_at(g.vision_linears, tp) if lin.cast == cast]
     weights = sum(sum(parts) * inp for _, parts, inp, _ in shards)
     # (without weight_block_size: Fp8LinearMethod's per-tensor scales, one a shard)
     return weights, scales(shards, g.fp8_block) if g.fp8_block is not None else \
@@ -73,7 +79,7 @@ def refusal(g: ModelGeometry, tp: int) -> tuple[str, str] | None:
     """The first tower linear (its vLLM path, vLLM's words) whose shard is not whole blocks."""
     if g.fp8_block is None:
         return None
-    for lin in g.vision_linears:
+    for lin in built_at(g.vision_linears, tp):
         why = linear_refusal(_shard(lin, tp), tp, g.fp8_block)
         if why:
             return lin.path, why

@@ -23,7 +23,7 @@ from kvcore.models.fused_shards import all_or_none
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.int_quant import IntQuant, awq_refusal, linear_bytes
 from kvcore.models.tower_cast import cast_bytes, cast_paths
-from kvcore.models.vision_keys import VisionLinear, linears_loaded, rank_shape
+from kvcore.models.vision_keys import VisionLinear, built_at, linears_loaded, rank_shape
 
 _LLAVA = ("vision_tower", "multi_modal_projector")
 # (the classes whose tower takes the quant_config, with the prefixes of the modules they build
@@ -60,6 +60,9 @@ PREFIXES = {
     "Qwen2_5OmniModel": ("visual",),
     "Qwen2_5OmniForConditionalGeneration": ("visual",),
     "Qwen3OmniMoeForConditionalGeneration": ("visual",),
+    # (DeepSeek-VL2's timm MLPs above TP 1, at prefixes without "vision.":
+    # `kvcore.models.deepseek_vl2`)
+    "DeepseekVLV2ForCausalLM": ("blocks", "attn_pool"),
 }
 # (the classes that build their language model before the tower, so that vLLM meets its
 # refusals first: minicpmv.py's init_llm before init_vision_module)
@@ -101,7 +104,7 @@ def packed(g: ModelGeometry, q: IntQuant, tp: int, loaded: bool = True) -> list[
     if not takes_quant(g, loaded):
         return []
     out = []
-    for lin in g.vision_linears:
+    for lin in built_at(g.vision_linears, tp):
         if (mq := _quant(g, q, lin)) is not None:
             parts, k = rank_shape(lin, tp)
             out.append((lin.path, parts, k, lin.inp, mq))

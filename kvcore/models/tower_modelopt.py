@@ -21,7 +21,7 @@ from kvcore.models.modelopt_quant import ModelOpt, linear_bytes, refusal
 from kvcore.models.modelopt_rank import excluded, modelled
 from kvcore.models.tower_cast import cast_bytes, cast_paths
 from kvcore.models.tower_int_quant import takes_quant
-from kvcore.models.vision_keys import VisionLinear, rank_shape
+from kvcore.models.vision_keys import VisionLinear, built_at, rank_shape
 from kvcore.specs import DTYPE_BYTES
 
 # (the algorithms whose weights are fp8 beside float32 scales)
@@ -44,7 +44,7 @@ def _on_rank(g: ModelGeometry, tp: int,
     if q is None or not takes_quant(g, loaded):
         return []
     out = []
-    for lin in _quantised(g, q):
+    for lin in built_at(tuple(_quantised(g, q)), tp):
         parts, k = rank_shape(lin, tp)
         out.append((lin.path, parts, k, q))
     return out

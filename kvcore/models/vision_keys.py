@@ -17,7 +17,9 @@ class VisionLinear(NamedTuple):
     class's packed_modules_mapping; () for itself); ``heads``: the attention heads a TP size
     must divide for it to split at all, else it is whole on every rank (InternViT's attention,
     ``disable_tp``: `split_at`; 0: always split); ``cast``: the class casts it to the model
-    dtype once built (MiniCPM-V's resampler: `kvcore.models.tower_cast`)."""
+    dtype once built (MiniCPM-V's resampler: `kvcore.models.tower_cast`); ``least_tp``: the
+    smallest TP size at which it is built with the quant_config at all (`built_at`; below, a
+    plain nn.Linear in the model dtype: DeepSeek-VL2's timm MLPs, swapped above TP 1)."""
     path: str
     parts: tuple[int, ...]
     inp: int
@@ -25,6 +27,12 @@ class VisionLinear(NamedTuple):
     shards: tuple[str, ...] = ()
     heads: int = 0
     cast: bool = False
+    least_tp: int = 1
+
+
+def built_at(linears: tuple[VisionLinear, ...], tp: int) -> list[VisionLinear]:
+    """The linears built with the quant_config at `tp` (`VisionLinear.least_tp`)."""
+    return [lin for lin in linears if tp >= lin.least_tp]
 
 
 def split_at(lin: VisionLinear, tp: int) -> str:
