@@ -21,7 +21,13 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.errors import InputError
-from kvcore.models.vision_keys import VisionParams, config_int, vision_config, vit_layer
+from kvcore.models.vision_keys import (
+    VisionLinear,
+    VisionParams,
+    config_int,
+    vision_config,
+    vit_layer,
+)
 
 # (the ids the class caches beside im_patch_id, where the config gives them)
 TOKEN_IDS = ("image_start_token_id", "image_end_token_id", "video_start_token_id",
@@ -56,7 +62,21 @@ def ernie_vl_params(cfg: dict[str, Any], text_hidden: int, source: str) -> Visio
         whole += 2 * spatial
     inv_freq = 4 * -(-(d // heads // 2) // 2)
     return VisionParams(whole + depth * layer_split + split, whole, heads, ("image", "video"),
-                        buffers=inv_freq)
+                        linears=_linears(depth, d, int(d * ratio)), buffers=inv_freq)
+
+
+def _linears(depth: int, d: int, inter: int) -> tuple[VisionLinear, ...]:
+    """The ViT blocks' linears, built with the quant_config (the checkpoint's fused qkv, no
+    shards); the resampler's take the hf_config's ``quant_config`` attribute, which it lacks:
+    unquantised."""
+    out: list[VisionLinear] = []
+    for i in range(depth):
+        at = f"vision_model.blocks.{i}"
+        out += [VisionLinear(f"{at}.attn.qkv", (d, d, d), d, "column"),
+                VisionLinear(f"{at}.attn.proj", (d,), d, "row"),
+                VisionLinear(f"{at}.mlp.fc1", (inter,), d, "column"),
+                VisionLinear(f"{at}.mlp.fc2", (d,), inter, "row")]
+    return tuple(out)
 
 
 def token_id_buffer_bytes(cfg: dict[str, Any]) -> int:

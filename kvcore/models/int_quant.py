@@ -22,10 +22,12 @@ Refused as vLLM refuses: AWQ of any bits but 4; GPTQ with ``desc_act`` (unless g
 -1), of bits/sym other than 4/8 symmetric, or a group size Marlin lacks; an AWQ linear whose
 input shard is not whole groups (Marlin takes it not, the fallback AWQ method raises).
 compressed-tensors' schemes: `kvcore.models.ct_quant`; GPTQ's ``dynamic`` rules and
-``modules_in_block_to_quantize``: `kvcore.models.gptq_rules`. Not modelled (the weights counted
-in the model dtype, said by `kvcore.models.int_quant_rank.unmodelled_note`): vision towers, and
-every other quant_method but fp8 and mxfp4 (bitsandbytes vLLM 0.33 does not know:
-`kvcore.models.quantization` refuses it).
+``modules_in_block_to_quantize``: `kvcore.models.gptq_rules`. A vision tower's linears:
+`kvcore.models.tower_int_quant` for the classes whose towers it lists (`PREFIXES`; those built
+without the quant_config stay in the model dtype). Not modelled (the weights counted in the
+model dtype, said by `kvcore.models.int_quant_rank.unmodelled_note`): the towers of the other
+multimodal classes, and every other quant_method but fp8 and mxfp4 (bitsandbytes vLLM 0.33
+does not know: `kvcore.models.quantization` refuses it).
 """
 
 from __future__ import annotations

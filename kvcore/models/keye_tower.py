@@ -19,7 +19,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcore.models.vision_keys import VisionParams, config_int, vision_config, vit_layer
+from kvcore.models.clip_siglip import encoder_linears
+from kvcore.models.vision_keys import (
+    VisionLinear,
+    VisionParams,
+    config_int,
+    vision_config,
+    vit_layer,
+)
 
 KEYE_ARCHS = ("KeyeForConditionalGeneration", "KeyeVL1_5ForConditionalGeneration")
 # (their text model: vLLM builds Qwen3ForCausalLM on the top-level keys)
@@ -44,5 +51,9 @@ def keye_params(cfg: dict[str, Any], arch: str, text_hidden: int, source: str) -
     whole = embeddings + layers * layer_whole + 2 * d + norm + text_hidden
     split = merged * merged + merged + merged * text_hidden
     buffers = 8 * positions + 4 * -(-(d // heads // 2) // 2)
+    # (the encoder's linears and the projector's, built with the quant_config)
+    linears = (*encoder_linears(layers, d, inter, True, at="visual.vision_model.encoder"),
+               VisionLinear("mlp_AR.linear_1", (merged,), merged, "column"),
+               VisionLinear("mlp_AR.linear_2", (text_hidden,), merged, "row"))
     return VisionParams(whole + layers * layer_split + split, whole, heads, ("image", "video"),
-                        buffers=buffers)
+                        linears=linears, buffers=buffers)

@@ -63,6 +63,10 @@ PREFIXES = {
     # (DeepSeek-VL2's timm MLPs above TP 1, at prefixes without "vision.":
     # `kvcore.models.deepseek_vl2`)
     "DeepseekVLV2ForCausalLM": ("blocks", "attn_pool"),
+    # (Keye-VL's SigLIP and projector: `kvcore.models.keye_tower`; not ERNIE-4.5-VL, whose
+    # language model's experts and routers kvcli does not pack as vLLM does: warned)
+    "KeyeForConditionalGeneration": ("visual", "mlp_AR"),
+    "KeyeVL1_5ForConditionalGeneration": ("visual", "mlp_AR"),
 }
 # (the classes that build their language model before the tower, so that vLLM meets its
 # refusals first: minicpmv.py's init_llm before init_vision_module)

@@ -1,0 +1,56 @@
+"""Record what vLLM 0.33 builds, rank by rank, for ERNIE-4.5-VL and Keye-VL 1.5 under the
+quantisation methods (the configs here, make_cases.py): every ``*.config.json`` of this
+folder at TP 1, 2, 4 and 8, every rank (parameter count, bytes by dtype, buffers; rank 0's parameters by name), or the
+refusal vLLM raised (-> answers.json).
+
+A development tool, never run by the tests. From the project root:
+
+    ulimit -v 16000000; HF_HUB_OFFLINE=1 VLLM_LOGGING_LEVEL=ERROR \\
+        PYTHONPATH=$HOME/.cache/vllm-oracle/src:tests/data/mtp_draft/oracle_stubs_vision\\
+:/tmp/ct_pkgs \\
+        timeout 3000 ~/.cache/vllm-oracle/venv/bin/python \\
+        tests/data/weights_census/quant_ernie_keye/record_quant_ernie_keye.py [CASE ...]
+
+It executes ../quant_towers/record_quant_towers.py (its substitutions: the KV-spec census's,
+../int_quant's H100 platform, ../modelopt's when a case
+named holds "modelopt"; ERNIE-4.5-VL's and Keye-VL's remote config classes registered
+there).
+"""
+# ruff: noqa
+import importlib.util, json, sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+_spec = importlib.util.spec_from_file_location(
+    "record_quant_towers", HERE.parent / "quant_towers" / "record_quant_towers.py")
+rqt = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(rqt)
+rc, rks = rqt.rc, rqt.rks
+
+TPS = (1, 2, 4, 8)
+
+
+def main():
+    rc.rqn.rmm_main_env()
+    path = HERE / "answers.json"
+    answers = (json.loads(path.read_text()) if path.exists() else
+               {"vllm_version": rc.vllm.__version__, "torch": rc.torch.__version__, "cases": {}})
+    answers["substitutions"] = list(dict.fromkeys(
+        answers.get("substitutions", []) + rks.SUBSTITUTIONS))
+    names = sys.argv[1:] or sorted(p.name[: -len(".config.json")]
+                                   for p in HERE.glob("*.config.json"))
+    for name in names:
+        base, flag, value = rc.parse_mm(name)
+        cfg = json.loads((HERE / f"{base}.config.json").read_text())
+        mm = rc.mm_kwargs(flag, value) if flag else None
+        try:
+            answers["cases"][name] = rc.record(name, cfg, TPS, mm)
+        except Exception as e:           # the config refused before any build
+            answers["cases"][name] = {"refused": f"{type(e).__name__}: {e}"[:600]}
+            print(name, "refused", e, file=sys.stderr, flush=True)
+        answers["cases"] = dict(sorted(answers["cases"].items()))
+        path.write_text(json.dumps(answers, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
