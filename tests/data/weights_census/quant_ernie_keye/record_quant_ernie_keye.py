@@ -1,7 +1,7 @@
 """Record what vLLM 0.33 builds, rank by rank, for ERNIE-4.5-VL and Keye-VL 1.5 under the
 quantisation methods (the configs here, make_cases.py): every ``*.config.json`` of this
-folder at TP 1, 2, 4 and 8, every rank (parameter count, bytes by dtype, buffers; rank 0's parameters by name), or the
-refusal vLLM raised (-> answers.json).
+folder at TP 1, 2, 4 and 8, every rank (parameter count, bytes by dtype, buffers; rank 0's
+parameters by name), or the refusal vLLM raised (-> answers.json).
 
 A development tool, never run by the tests. From the project root:
 
