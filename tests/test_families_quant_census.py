@@ -137,7 +137,7 @@ def test_groups_a_model_width_cannot_hold_are_the_checkpoints_refusal_not_the_op
     res = runner.invoke(app, ["config", "--model-config", path, "--gpu-memory-gib", "80"])
     assert res.exit_code == 2 and res.stdout == ""
     assert res.stderr == (
-        f"error: {path}: field 'quantization_config.group_size': AWQ groups of 128 do not divide "
-        "layer 0's query_key_value's input of falcon even on one rank, and vLLM refuses to build "
-        "it: \"The input size is not aligned with the quantized weight shape. This can be caused "
-        "by too large tensor parallel size.\"\n")
+        f"error: {path}: field 'quantization_config.group_size': falcon's AWQ groups of 128 do "
+        "not divide the input even on one rank (layer 0's query_key_value), and vLLM refuses to "
+        "build it: \"The input size is not aligned with the quantized weight shape. This can be "
+        "caused by too large tensor parallel size.\"\n")

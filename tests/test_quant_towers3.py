@@ -47,7 +47,9 @@ def test_what_vllm_cannot_build_kvcli_refuses_in_its_words(name: str, tp: int) -
     with pytest.raises(InputError) as e:
         resolve_kv_cache_config(geometry=g, tensor_parallel_size=tp, gpu_memory_gib=4096,
                                 max_model_len=4096, mm=case_mm(CASES[name]))
-    assert e.value.field == "tensor_parallel_size"
+    # (groups a layer's input cannot hold even whole are the checkpoint's, not the TP size's)
+    assert e.value.field == ("quantization_config.group_size" if tp == 1
+                             else "tensor_parallel_size")
     refused = CASES[name]["tp"][str(tp)][0]["refused"]
     if g.num_attention_heads % tp:
         assert f"{g.num_attention_heads} attention heads must be divisible" in e.value.message

@@ -224,8 +224,8 @@ def check_tp(g: ModelGeometry, tp: int) -> None:
         label = "AWQ" if g.int_quant.family == "awq" else "compressed-tensors"
         where = f"layer {layer}'s {module}" if layer >= 0 else f"the vision tower's {module}"
         if tp == 1:     # (the checkpoint's groups, not a TP size: Falcon-7B's 4,544-wide input)
-            raise InputError(f"{label} groups of {group} do not divide {where}'s input of "
-                             f"{g.name} even on one rank, and vLLM refuses to build it: "
+            raise InputError(f"{g.name}'s {label} groups of {group} do not divide the input "
+                             f"even on one rank ({where}), and vLLM refuses to build it: "
                              f"\"{why}\"", path=g.source or None,
                              field="quantization_config.group_size")
         raise InputError(f"{g.name}'s {label} groups of {group} do not split "
