@@ -1,6 +1,6 @@
 """The tower censuses' recorders' shared part (llava_towers, glm_kimi_towers, internvl_chat,
-llama4_moe, mm_minicpm_idefics_phi, mm_omni, mm_ernie, mm_nemo, mm_step3: each folder's
-recorder names its configs' serving options and calls `record_towers`).
+llama4_moe, mm_minicpm_idefics_phi, mm_omni and its deepseek_vl2, mm_ernie, mm_nemo, mm_step3,
+mm_audio: each folder's recorder names its configs' serving options and calls `record_towers`).
 
 Importing it executes ../kv_spec_census/record_kv_specs.py (`rks`) for its substitutions, and
 through it record_census.py (`rc`), whose `record` builds each case: vLLM imported, every

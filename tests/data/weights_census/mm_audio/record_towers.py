@@ -11,22 +11,21 @@ A development tool, never run by the tests. From the project root:
         timeout 3000 ~/.cache/vllm-oracle/venv/bin/python \\
         tests/data/weights_census/mm_audio/record_towers.py [CASE ...]
 
-It executes ../../kv_spec_census/record_kv_specs.py first for its substitutions (and through
-it ../record_census.py's, whose `record` builds each case); every one is listed in answers.json.
-MiniCPM-o's and Intern-S1-Pro's checkpoints bring their config classes as remote code: this
-folder's minicpmo_config.py and interns1_pro_config.py, registered with AutoConfig by
-record_kv_specs.py (README.md); Voxtral's mel filter bank: mistral_common's own (below).
+It imports ../tower_recorder.py, which executes ../../kv_spec_census/record_kv_specs.py for its
+substitutions (and through it ../record_census.py's, whose `record` builds each case); every one
+is listed in answers.json. MiniCPM-o's and Intern-S1-Pro's checkpoints bring their config
+classes as remote code: this folder's minicpmo_config.py and interns1_pro_config.py, registered
+with AutoConfig by record_kv_specs.py (README.md); Voxtral's mel filter bank: mistral_common's
+own (below).
 """
 # ruff: noqa
 import importlib.util, json, sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-_spec = importlib.util.spec_from_file_location(
-    "record_kv_specs", HERE.parents[1] / "kv_spec_census" / "record_kv_specs.py")
-rks = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(rks)                   # vLLM imported, every substitution applied
-rc = rks.rc
+sys.path.insert(0, str(HERE.parent))
+import tower_recorder as tr                     # vLLM imported, every substitution applied
+rks, rc = tr.rks, tr.rc
 
 # (record_kv_specs.py registers this folder's MiniCPM-o and Intern-S1-Pro config classes and
 # computes Intern-S1-Pro's FoPE frequencies on the CPU: listed in its SUBSTITUTIONS)
@@ -50,8 +49,7 @@ if MISTRAL_COMMON.is_dir() and not hasattr(sys.modules.get("mistral_common"), "_
                          "a copy installed apart) in place of the placeholder's"]
 
 TPS = (1, 2, 4, 8)
-LMO = ("--language-model-only", True)
-DATA = ("--mm-encoder-tp-mode", "data")
+LMO, DATA = tr.LMO, tr.DATA
 def LIMIT(**kw):
     return ("--limit-mm-per-prompt", kw)
 OPTIONS = {
@@ -68,56 +66,16 @@ OPTIONS = {
 }
 
 
-def case_name(base, flag, value):
-    if value is True:
-        return f"{base} {flag}"
-    v = json.dumps(value, separators=(",", ":")) if isinstance(value, dict) else value
-    return f"{base} {flag} {v}"
-
-
-def cases():
-    out = {}
-    for p in sorted(HERE.glob("*.config.json")):
-        base = p.name[: -len(".config.json")]
-        out[base] = (base, None)
-        for flag, value in OPTIONS.get(base, ()):
-            out[case_name(base, flag, value)] = (base, rc.mm_kwargs(flag, value))
-    return out
-
-
-def kv_row(cfg):
-    """The KV-spec census's row for the config (record_kv_specs.build at TP 1)."""
-    try:
-        return {"config": cfg, **rks.build(cfg["architectures"][0], cfg)}
-    except Exception as e:
-        return {"config": cfg, "skipped": f"{type(e).__name__}: {e}"[:500]}
+def one_refusal(rec):
+    """A case refused at every TP, as vLLM refuses Voxtral's HF config: a refused case (its
+    ranks kept)."""
+    if all("refused" in ranks[0] for ranks in rec["tp"].values()):
+        return {"refused": rec["tp"]["1"][0]["refused"], **rec}
+    return rec
 
 
 def main():
-    rc.rqn.rmm_main_env()
-    path = HERE / "answers.json"
-    answers = (json.loads(path.read_text()) if path.exists() else
-               {"vllm_version": rc.vllm.__version__, "torch": rc.torch.__version__,
-                "cases": {}, "kv_specs": {}})
-    answers["substitutions"] = rks.SUBSTITUTIONS
-    todo = cases()
-    for name in sys.argv[1:] or list(todo):
-        base, mm = todo[name]
-        cfg = json.loads((HERE / f"{base}.config.json").read_text())
-        try:
-            rec = rc.record(name, cfg, TPS, mm)
-            if all("refused" in ranks[0] for ranks in rec["tp"].values()):
-                # (refused at every TP, as vLLM refuses Voxtral's HF config: a refused case)
-                rec = {"refused": rec["tp"]["1"][0]["refused"], **rec}
-            answers["cases"][name] = rec
-        except Exception as e:           # the config refused before any build
-            answers["cases"][name] = {"refused": f"{type(e).__name__}: {e}"[:600]}
-            print(name, "refused", e, file=sys.stderr, flush=True)
-        if mm is None:
-            answers["kv_specs"][base] = kv_row(cfg)
-        answers["cases"] = dict(sorted(answers["cases"].items()))
-        answers["kv_specs"] = dict(sorted(answers["kv_specs"].items()))
-        path.write_text(json.dumps(answers, indent=1) + "\n")
+    tr.record_towers(HERE, TPS, tr.cases(HERE, OPTIONS), collapse=one_refusal, kv_specs=True)
 
 
 if __name__ == "__main__":

@@ -11,27 +11,24 @@ A development tool, never run by the tests. From the project root:
         timeout 3000 ~/.cache/vllm-oracle/venv/bin/python \\
         tests/data/weights_census/mm_omni/deepseek_vl2/record_towers.py [CASE ...]
 
-It executes ../../../kv_spec_census/record_kv_specs.py first for its substitutions (and
-through it ../../record_census.py's, whose `record` builds each case); every one is listed in
-answers.json, with this file's own SUBSTITUTION.
+It imports ../../tower_recorder.py, which executes ../../../kv_spec_census/record_kv_specs.py
+for its substitutions (and through it ../../record_census.py's, whose `record` builds each
+case); every one is listed in answers.json, with this file's own SUBSTITUTION.
 """
 # ruff: noqa
 import importlib.util, json, sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-_spec = importlib.util.spec_from_file_location(
-    "record_kv_specs", HERE.parents[2] / "kv_spec_census" / "record_kv_specs.py")
-rks = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(rks)                   # vLLM imported, every substitution applied
-rc = rks.rc
+sys.path.insert(0, str(HERE.parents[1]))
+import tower_recorder as tr                     # vLLM imported, every substitution applied
+rks, rc = tr.rks, tr.rc
 
 TPS = (1, 2, 4, 8)
 # (option, value) pairs each base is recorded with beside its plain build: the tower dropped
 # (--language-model-only, an image limit of 0) and the encoder's data-parallel mode (which the
 # class does not declare: vLLM falls back)
-LMO = ("--language-model-only", True)
-DATA = ("--mm-encoder-tp-mode", "data")
+LMO, DATA = tr.LMO, tr.DATA
 OPTIONS = {"deepseek-vl2-tiny": (LMO, ("--limit-mm-per-prompt", {"image": 0}), DATA),
            "deepseek-vl2-small": (LMO,), "deepseek-vl2": (LMO,)}
 
@@ -46,40 +43,8 @@ SUBSTITUTION = ("DeepSeek-VL2: cached_tokenizer_from_config a stand-in whose voc
                 "<image> (the image token id only; no tensor)")
 
 
-def case_name(base, flag, value):
-    if value is True:
-        return f"{base} {flag}"
-    v = json.dumps(value, separators=(",", ":")) if isinstance(value, dict) else value
-    return f"{base} {flag} {v}"
-
-
-def cases():
-    out = {}
-    for p in sorted(HERE.glob("*.config.json")):
-        base = p.name[: -len(".config.json")]
-        out[base] = (base, None)
-        for flag, value in OPTIONS.get(base, ()):
-            out[case_name(base, flag, value)] = (base, rc.mm_kwargs(flag, value))
-    return out
-
-
 def main():
-    rc.rqn.rmm_main_env()
-    path = HERE / "answers.json"
-    answers = (json.loads(path.read_text()) if path.exists() else
-               {"vllm_version": rc.vllm.__version__, "torch": rc.torch.__version__, "cases": {}})
-    answers["substitutions"] = rks.SUBSTITUTIONS + [SUBSTITUTION]
-    todo = cases()
-    for name in sys.argv[1:] or list(todo):
-        base, mm = todo[name]
-        cfg = json.loads((HERE / f"{base}.config.json").read_text())
-        try:
-            answers["cases"][name] = rc.record(name, cfg, TPS, mm)
-        except Exception as e:           # the config refused before any build
-            answers["cases"][name] = {"refused": f"{type(e).__name__}: {e}"[:600]}
-            print(name, "refused", e, file=sys.stderr, flush=True)
-        answers["cases"] = dict(sorted(answers["cases"].items()))
-        path.write_text(json.dumps(answers, indent=1) + "\n")
+    tr.record_towers(HERE, TPS, tr.cases(HERE, OPTIONS), [SUBSTITUTION])
 
 
 if __name__ == "__main__":
