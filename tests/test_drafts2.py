@@ -70,22 +70,6 @@ def test_the_recorded_numbers() -> None:
         "model.layers.45.mtp_block.self_attn.attn"]
 
 
-def test_step3p5s_three_modules_are_refused_as_several() -> None:
-    """The hub config's 3 modules: vLLM builds 3 layers (3 x one module's bytes, each cache in
-    its own sliding group), multi-module MTP from K 2; kvcli refuses several modules, as
-    DeepSeek's."""
-    rec = SPECS["step3p5-hub"]
-    assert rec["draft"]["num_nextn_predict_layers"] == 3
-    held = rec["after_load_sharing"]["param_bytes_by_dtype_not_the_targets"]
-    assert sum(held.values()) == 3 * 10_437_830_272
-    with pytest.raises(InputError) as e:
-        load_spec_draft(None, "mtp", read_hf_config(json.loads(
-            (DATA / "mm_step3" / "step3p5" / "step3p5-hub.config.json").read_text()), name="s"))
-    assert e.value.message.startswith(
-        "mtp with s: it has 3 MTP modules: vLLM 0.33 builds 3 draft layers and with K >= 2 runs "
-        "multi-module MTP (K a multiple of 3;")
-
-
 @pytest.mark.parametrize(("name", "drop", "says"), [
     ("ernie-4.5-21b-a3b-pt", "num_nextn_predict_layers",
      "mtp with t: it has no MTP module (num_nextn_predict_layers 0)"),

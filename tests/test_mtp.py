@@ -85,15 +85,16 @@ def test_mtp_needs_deepseek_v3(model, message):
 
 
 def test_multi_module_mtp_is_refused(tmp_path):
+    """(K 1 is sized: tests/test_mtpmulti.py)"""
     cfg = json.loads(TINY.read_text())
     (tmp_path / "config.json").write_text(json.dumps({**cfg, "num_nextn_predict_layers": 2}))
     with pytest.raises(InputError) as err:
-        mtp_draft(read_config_file(str(tmp_path / "config.json")))
+        mtp_draft(read_config_file(str(tmp_path / "config.json")), 2)
     assert err.value.message.endswith(
         "it has 2 MTP modules: vLLM 0.33 builds 2 draft layers and with K >= 2 runs "
-        "multi-module MTP (K a multiple of 2; prefill and block-hash lookaheads of K tokens, "
-        "K - 1 re-prefillable, a scheduler block of at least K with prefix caching), which "
-        "kvcli does not model")
+        "multi-module MTP (prefill and block-hash lookaheads of K tokens, K - 1 "
+        "re-prefillable, a scheduler block of at least K with prefix caching), which kvcli "
+        "does not model (K 1 is sized: 2 modules, one step each)")
     # (recorded from vLLM's configs: multi-module from K = 2, its lookaheads K; one module,
     # or K = 1, single-module with lookaheads of 1; Qwen3.5's key never multi-module)
     probe = (TINY.parent.parent / "probe_multi_module.out").read_text().splitlines()

@@ -77,12 +77,13 @@ def test_80_gib_at_tp8() -> None:
 def test_mtp_with_three_modules_is_refused_as_multi_module() -> None:
     """vLLM 0.33 drafts Step-3.5 with Step3p5MTP (config/speculative.py), the hub config's 3
     modules 3 draft layers (weights_census/drafts2/specs_answers.json: 31,313,490,816 B at TP
-    1), multi-module MTP from K 2; kvcli models one module (tests/test_drafts2.py) and refuses
-    several, as DeepSeek's (it said Step3p5MTP was not modelled before)."""
-    out = CliRunner().invoke(app, [
-        "config", "--model-config", str(DATA / "step3p5-hub.config.json"), "--gpu-memory-gib",
-        "80", "--tensor-parallel-size", "8", "--speculative-config",
-        '{"method": "mtp", "num_speculative_tokens": 1}'])
+    1), multi-module MTP from K 2; kvcli sizes them at K 1 (tests/test_mtpmulti.py) and refuses
+    K 2 and up as multi-module MTP, as DeepSeek's."""
+    args = ["config", "--model-config", str(DATA / "step3p5-hub.config.json"),
+            "--gpu-memory-gib", "80", "--tensor-parallel-size", "8", "--speculative-config"]
+    out = CliRunner().invoke(app, [*args, '{"method": "mtp", "num_speculative_tokens": 2}'])
     assert out.exit_code == 2
     assert ("mtp with step3p5: it has 3 MTP modules: vLLM 0.33 builds 3 draft layers and with "
-            "K >= 2 runs multi-module MTP (K a multiple of 3;") in out.output
+            "K >= 2 runs multi-module MTP (prefill") in out.output
+    out = CliRunner().invoke(app, [*args, '{"method": "mtp", "num_speculative_tokens": 1}'])
+    assert out.exit_code == 0, out.output

@@ -120,7 +120,7 @@ def with_drafter(clock: RooflineClock, cfg: ReplayOptions) -> RooflineClock:
         from kvcore.clock.draft_passes import DraftPasses
         from kvcore.models.drafts import load_spec_draft
 
-        clock.draft = DraftPasses(load_spec_draft(*given, clock.g),
+        clock.draft = DraftPasses(load_spec_draft(*given, clock.g, cfg.num_speculative_tokens),
                                   cfg.num_speculative_tokens, clock)
     return clock
 

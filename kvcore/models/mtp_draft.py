@@ -10,15 +10,17 @@ vLLM rewrites a deepseek_v3 config into `DeepSeekMTPModel`, a qwen3_next one int
 ``n_predict`` = ``num_nextn_predict_layers`` (config/speculative.py:733-765, 848-857, 908-913),
 and refuses method mtp for the other models kvcli reads ("Unsupported speculative
 method: 'mtp'"). One module is run K times (deepseek_mtp.py:217, 231; qwen3_next_mtp.py:148;
-glm4_moe_mtp.py's ``spec_step_idx % num_mtp_layers``):
-the scheduler sees exactly EAGLE-3's rules. Several modules (num_nextn_predict_layers > 1,
-DeepSeek's, GLM's and Qwen3-Next's) are vLLM's multi-module MTP once K >= 2
-(`use_multi_module_mtp`: K must be a multiple of them; `num_prefill_lookahead_tokens` and
+glm4_moe_mtp.py's ``spec_step_idx % num_mtp_layers``), with vLLM's warning from K 2 (Step-3.5's
+excepted: `reuse_warning`): the scheduler sees exactly EAGLE-3's rules. Several modules
+(num_nextn_predict_layers n > 1) are all built, one layer each, whatever K; at K 1 one module
+runs a step and the scheduler is single-module, which kvcli sizes for DeepSeek-V3's, GLM-4.5's
+and Step-3.5's (`SEVERAL_AT_K1`; tests/data/weights_census/mtpmulti/). From K 2 vLLM runs
+multi-module MTP (`use_multi_module_mtp`: `num_prefill_lookahead_tokens` and
 `num_hash_lookahead_tokens` K, K - 1 tokens re-prefillable and kept in sliding windows, a
-scheduler block of at least K with prefix caching) over one draft layer each; Qwen3.5's
-`mtp_num_hidden_layers` > 1 builds as many draft layers, its scheduler single-module (vLLM reads
-the other key). Neither is modelled: refused here, saying so
-(tests/data/sched_spec_mtp/probe_multi_module.out, recorded from vLLM's configs). MiMo-V2's
+scheduler block of at least K with prefix caching), not modelled: refused, saying so
+(tests/data/sched_spec_mtp/probe_multi_module.out), and K above n not a multiple of it in
+vLLM's words. Qwen3.5's `mtp_num_hidden_layers` > 1 builds as many draft layers, its scheduler
+single-module (vLLM reads the other key): refused as not modelled. MiMo-V2's
 checkpoints carry more modules, of which vLLM 0.33 builds the first only
 (`_MIMO_V2_*_NUM_MTP_LAYERS` = 1); kvcli does not read MiMo.
 
@@ -72,8 +74,9 @@ MTP_CLASSES = {"deepseek_v3": "DeepSeekMTP", "deepseek_v32": "DeepseekV32MTP",
                "step3p5": "Step3p5MTP"}
 
 
-def mtp_draft(target: ModelGeometry) -> DraftModel:
-    """The MTP draft of `target`, or the InputError vLLM's refusal (or kvcli's) becomes."""
+def mtp_draft(target: ModelGeometry, k: int = 1) -> DraftModel:
+    """The MTP draft of `target` drafting `k` tokens a step, or the InputError vLLM's refusal
+    (or kvcli's) becomes."""
     cls = MTP_CLASSES.get(target.model_type)
     if cls is None or (cls.startswith(("Deep", "Glm4MoeLite", "OpenPangu", "LongCat"))
                        and target.mla is None):
@@ -84,22 +87,9 @@ def mtp_draft(target: ModelGeometry) -> DraftModel:
                          "ERNIE-4.5's and Step-3.5's MTP modules)",
                          field=FIELD)
     n = target.mtp_layers
-    if n != 1:
-        key = MTP_KEYS.get(target.model_type, "num_nextn_predict_layers")
-        # (LongCat's predictor builds one layer whatever the key says)
-        layers_built = "one draft layer" if cls == "LongCatFlashMTP" else f"{n} draft layers"
-        why = (f"has no MTP module ({key} 0)" if n == 0 else
-               # (Qwen3.5's: vLLM's use_multi_module_mtp reads num_nextn_predict_layers, absent
-               # here, so its scheduler runs single-module rules over n draft layers:
-               # tests/data/sched_spec_mtp/probe_multi_module.out)
-               f"has {n} MTP modules ({key}): vLLM 0.33 builds {n} draft attention layers, "
-               "its scheduler single-module MTP's; the draft's several layers are not "
-               "modelled" if cls.startswith("Qwen3_5") else
-               f"has {n} MTP modules: vLLM 0.33 builds {layers_built} and with K >= 2 runs "
-               f"multi-module MTP (K a multiple of {n}; prefill and block-hash lookaheads of K "
-               "tokens, K - 1 re-prefillable, a scheduler block of at least K with prefix "
-               "caching), which kvcli does not model")
-        raise InputError(f"mtp with {target.name}: it {why}", field=FIELD)
+    if n != 1 and not (n > 1 and k == 1 and cls in SEVERAL_AT_K1):
+        raise InputError(f"mtp with {target.name}: it {_refusal(target, cls, n, k)}",
+                         field=FIELD)
     h = target.hidden_size
     name = f"{target.name} MTP"
     if cls == "LongCatFlashMTP":
@@ -107,7 +97,7 @@ def mtp_draft(target: ModelGeometry) -> DraftModel:
     if cls == "ErnieMTP":
         return ernie_mtp(target, name)
     if cls == "Step3p5MTP":
-        return step3p5_mtp(target, name)
+        return step3p5_mtp(target, name, n)
     if cls.startswith("Qwen3"):
         # (a Qwen3NextDecoderLayer of type full_attention, prefix mtp.layers.0: layer 0's
         # feed-forward, MoE unless mlp_only_layers or decoder_sparse_step say otherwise;
@@ -139,8 +129,9 @@ def mtp_draft(target: ModelGeometry) -> DraftModel:
         # is_mtp_layer, layer_id >= num_hidden_layers)
         target = replace(target, mla=replace(target.mla,
                                              indexer=target.mla.indexer.every_layer()))
-    g = replace(target, name=name, layer_kinds=(last,), moe_layers=(moe,),
-                counted_moe_layers=int(moe), mtp_layers=0)
+    # (n modules at K 1: n such layers, each its own eh_proj and norms, `SEVERAL_AT_K1`)
+    g = replace(target, name=name, layer_kinds=(last,) * n, moe_layers=(moe,) * n,
+                counted_moe_layers=n * int(moe), mtp_layers=0)
     # (its decoder layer is sized as the target's last, whose name an fp8 ignore list
     # reaches only where it names model.layers.N, the module's: `kvcore.models.mtp_fp8`)
     n_last = target.num_layers - 1
@@ -149,9 +140,50 @@ def mtp_draft(target: ModelGeometry) -> DraftModel:
                     modelopt=at_prefix(target.modelopt, f"model.layers.{n_last}",
                                        module_prefix(target, False)))
     return DraftModel(name, "mtp", cls, g, split_params=0,
-                      whole_params=2 * h * h + 3 * h, id_map_entries=0,
+                      whole_params=n * (2 * h * h + 3 * h), id_map_entries=0,
                       lm_head_rows=target.vocab_size, pass_whole=2 * h * h,
-                      target=built, repeated=1)
+                      target=built, repeated=n)
+
+
+# the drafts whose several modules kvcli sizes at K 1 (each module a layer, its weights and its
+# cache: tests/data/weights_census/mtpmulti/); from K 2 vLLM runs them as multi-module MTP
+SEVERAL_AT_K1 = ("DeepSeekMTP", "Glm4MoeMTP", "Step3p5MTP")
+# the drafts vLLM 0.33 does not warn about at K > 1 (config/speculative.py: its draft model
+# types step3p5_mtp, step5_mtp and inkling_mtp; kvcli reads Step-3.5's only)
+NO_REUSE_WARNING = ("Step3p5MTP",)
+
+
+def reuse_warning(target: ModelGeometry, k: int) -> str | None:
+    """vLLM 0.33's warning, word for word (its missing space kept), on drafting `k` tokens a
+    step with `target`'s MTP module (sized: `mtp_draft` built it); None where it logs none."""
+    if k <= 1 or MTP_CLASSES.get(target.model_type) in NO_REUSE_WARNING:
+        return None
+    return ("Enabling num_speculative_tokens > 1 will run multiple times of forward on same "
+            "MTP layer,which may result in lower acceptance rate")
+
+
+def _refusal(target: ModelGeometry, cls: str, n: int, k: int) -> str:
+    """Why kvcli refuses `target`'s `n` modules at K `k` (vLLM's words where vLLM refuses)."""
+    key = MTP_KEYS.get(target.model_type, "num_nextn_predict_layers")
+    if n == 0:
+        return f"has no MTP module ({key} 0)"
+    if cls.startswith("Qwen3_5"):
+        # (vLLM's use_multi_module_mtp reads num_nextn_predict_layers, absent here, so its
+        # scheduler runs single-module rules over n draft layers:
+        # tests/data/sched_spec_mtp/probe_multi_module.out)
+        return (f"has {n} MTP modules ({key}): vLLM 0.33 builds {n} draft attention layers, "
+                "its scheduler single-module MTP's; the draft's several layers are not modelled")
+    if k > n and k % n:
+        # (SpeculativeConfig: K above n_predict must be a multiple of it)
+        return (f"has {n} MTP modules: vLLM 0.33 refuses K {k}, 'num_speculative_tokens:{k} "
+                f"must be divisible by n_predict={n}'")
+    # (LongCat's predictor builds one layer whatever the key says)
+    layers_built = "one draft layer" if cls == "LongCatFlashMTP" else f"{n} draft layers"
+    return (f"has {n} MTP modules: vLLM 0.33 builds {layers_built} and with K >= 2 runs "
+            f"multi-module MTP (prefill and block-hash lookaheads of K tokens, K - 1 "
+            "re-prefillable, a scheduler block of at least K with prefix caching), which "
+            "kvcli does not model" + ("" if cls == "LongCatFlashMTP" or cls not in SEVERAL_AT_K1
+                                      else f" (K 1 is sized: {n} modules, one step each)"))
 
 
 def longcat_mtp(target: ModelGeometry, name: str) -> DraftModel:

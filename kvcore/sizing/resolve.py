@@ -105,7 +105,8 @@ def resolve_kv_cache_config(
         raise InputError(f"must be a positive integer, got {prefix_match_unit}",
                          field="prefix_match_unit")
     # (`load_spec_draft` refuses what kvcli does not size and what vLLM refuses to start with)
-    spec_draft = None if draft is None else load_spec_draft(draft[0], draft[1], g)
+    spec_draft = None if draft is None else load_spec_draft(draft[0], draft[1], g,
+                                                            num_speculative_tokens or 1)
     mml, limit = limit_to_draft(spec_draft, mml)
     ctx = SizingContext(max_model_len=mml, max_num_batched_tokens=max_num_batched_tokens,
                         max_concurrent_batches=max_concurrent_batches,
