@@ -203,6 +203,11 @@ def register(app: typer.Typer) -> None:
             if (spec := spec_budget_warning(limits.max_num_batched_tokens, spec_k)) is not None:
                 # (vLLM's, after a draft's lowering of max_model_len: VllmConfig's order)
                 warnings.insert(1 if result.draft_limit is not None else 0, spec)
+            if result.draft is not None and result.draft.method == "mtp":
+                from kvcore.models.mtp_draft import reuse_warning
+
+                if (reuse := reuse_warning(result.draft.architecture, spec_k)) is not None:
+                    warnings.insert(0, reuse)       # (vLLM's first, as it resolves the method)
             for w in warnings:
                 output.warn(w)
             view.data["warnings"] = warnings

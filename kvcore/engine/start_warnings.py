@@ -12,7 +12,7 @@ from kvcore.engine.spec_decode import spec_draft
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.int_quant_rank import unmodelled_note
 from kvcore.models.mm_serving import MMState
-from kvcore.models.mtp_draft import reuse_warning
+from kvcore.models.mtp_draft import MTP_CLASSES, reuse_warning
 from kvcore.models.multimodal_classes import uncounted_tower_note
 from kvcore.offload.settings import GEOMETRY, steps_time_transfers, unused_tier_options
 from kvcore.specs import ChunkedLocalAttentionSpec, KVCacheGroupSpec, SlidingWindowSpec
@@ -170,7 +170,8 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
         out.append(f"the {cfg.spec_method} drafter's passes are not in the step times: give "
                    "its draft model (spec_model) to time them")
     if cfg.spec_method == "mtp" and geometry is not None \
-            and (reuse := reuse_warning(geometry, cfg.num_speculative_tokens)):
+            and (reuse := reuse_warning(MTP_CLASSES.get(geometry.model_type, ""),
+                                        cfg.num_speculative_tokens)):
         out.append(reuse)       # (vLLM logs it where it builds the module; kvcli sized it)
     out += _mm_warnings(cfg, mm, given, user)
     if unused_tier := unused_tier_options(cfg, lined):

@@ -153,10 +153,11 @@ SEVERAL_AT_K1 = ("DeepSeekMTP", "Glm4MoeMTP", "Step3p5MTP")
 NO_REUSE_WARNING = ("Step3p5MTP",)
 
 
-def reuse_warning(target: ModelGeometry, k: int) -> str | None:
+def reuse_warning(architecture: str, k: int) -> str | None:
     """vLLM 0.33's warning, word for word (its missing space kept), on drafting `k` tokens a
-    step with `target`'s MTP module (sized: `mtp_draft` built it); None where it logs none."""
-    if k <= 1 or MTP_CLASSES.get(target.model_type) in NO_REUSE_WARNING:
+    step with MTP draft class `architecture` (as `mtp_draft` built it); None where it logs
+    none (logged as SpeculativeConfig resolves the method, before anything else it says)."""
+    if k <= 1 or architecture in NO_REUSE_WARNING:
         return None
     return ("Enabling num_speculative_tokens > 1 will run multiple times of forward on same "
             "MTP layer,which may result in lower acceptance rate")

@@ -5,7 +5,8 @@ speculative.py rewrites a step3p5 target's model_type to step3p5_mtp): per modul
 layers' query heads), ``eh_proj`` a plain 2h -> h linear on every worker, ``enorm`` and
 ``hnorm``, and a ``shared_head`` of its own: a norm and an LM head split over the workers
 (``has_own_lm_head``: vLLM keeps it, not the target's). Only the embedding is the target's.
-Each module's sliding-window cache joins one of the target's sliding groups (tests/data/weights_census/drafts2/).
+Each module's sliding-window cache joins one of the target's sliding groups (tests/data/
+weights_census/drafts2/; several modules, built at K 1 only: mtpmulti/).
 """
 
 from __future__ import annotations
