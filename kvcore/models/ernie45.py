@@ -45,14 +45,27 @@ class VisionExperts:
     routed: tuple[bool, ...]
 
 
-def _pair(c: dict[str, Any], key: str, default: Any, source: str) -> tuple[int, int]:
-    """A [text, vision] key of ERNIE-4.5-VL: two integers (vLLM indexes [0] and [1])."""
+def _pair(c: dict[str, Any], key: str, default: Any, source: str,
+          least: int = -2**31 + 1) -> tuple[int, int]:
+    """A [text, vision] key of ERNIE-4.5-VL: two integers (vLLM indexes [0] and [1]), each at
+    least `least` (a width: no linear layer has a negative one)."""
     v = c.get(key, default)
     if not isinstance(v, list) or len(v) != 2 or not all(
-            isinstance(x, int) and not isinstance(x, bool) and -2**31 < x < 2**31 for x in v):
-        raise InputError(f"expected a list of two integers (text, vision), got {clipped(v)}",
+            isinstance(x, int) and not isinstance(x, bool) and least <= x < 2**31 for x in v):
+        kind = "two integers" if least < 0 else f"two integers >= {least}"
+        raise InputError(f"expected a list of {kind} (text, vision), got {clipped(v)}",
                          path=source or None, field=key)
     return v[0], v[1]
+
+
+def _shared_experts(get: Any, source: str) -> int:
+    """moe_num_shared_experts: vLLM builds the shared experts where it is `> 0` (a string or a
+    list fails there, a float sizes no linear layer), none at 0 or below."""
+    v = get("moe_num_shared_experts", 0) or 0
+    if not isinstance(v, int) or isinstance(v, bool) or not -2**31 < v < 2**31:
+        raise InputError(f"expected an integer, got {clipped(v)}", path=source or None,
+                         field="moe_num_shared_experts")
+    return max(v, 0)
 
 
 def text_keys(c: dict[str, Any], model_type: str, source: str) -> dict[str, Any]:
@@ -99,7 +112,7 @@ def ernie_fields(c: dict[str, Any], model_type: str, n_layers: int, experts: int
         starts = _pair(c, "moe_layer_start_index", None, source)
         ends = _pair(c, "moe_layer_end_index", [last, last], source)
         counts = _pair(c, "moe_num_experts", None, source)
-        widths = _pair(c, "moe_intermediate_size", None, source)
+        widths = _pair(c, "moe_intermediate_size", None, source, least=0)
         if counts[0] != counts[1]:     # (vLLM asserts it: one (2, experts) bias tensor)
             raise InputError(f"the text and vision expert counts differ ({counts[0]} and "
                              f"{counts[1]}): vLLM's ERNIE-4.5-VL asserts them equal",
@@ -113,7 +126,7 @@ def ernie_fields(c: dict[str, Any], model_type: str, n_layers: int, experts: int
     use = get("use_moe", most > 0)
     blocks = tuple(bool(use) and (i + 1) % interval == 0 and lo <= i <= hi
                    for i in range(n_layers))
-    shared = (get("moe_num_shared_experts", 0) or 0) * get("moe_intermediate_size", 0)
+    shared = _shared_experts(get, source) * get("moe_intermediate_size", 0)
     # (the width only: vLLM's perf.py reads n_shared_experts / num_shared_experts, which an
     # ERNIE config does not give, and bills no shared expert)
     fields: dict[str, Any] = {"moe_layers": blocks, "router_score_bias": True,

@@ -15,6 +15,20 @@ SPECS = ['{"method": "mtp", "num_speculative_tokens": 1}',
          '{"method": "mtp", "num_speculative_tokens": 3}']
 
 
+SPECS10 = ['{"method": "ernie_mtp", "num_speculative_tokens": 1}',
+           '{"method": "step3p5_mtp", "num_speculative_tokens": 2}',
+           '{"method": "mtp", "num_speculative_tokens": 0}',
+           '{"method": "mtp", "num_speculative_tokens": -1}',
+           '{"method": "mtp", "num_speculative_tokens": 1e30}',
+           '{"method": "mtp", "num_speculative_tokens": "x"}',
+           '{"method": "mtp", "num_speculative_tokens": 1, "max_model_len": "x"}',
+           '{"method": "mtp"}', '{"method": ["mtp"]}']
+BATCHED = ["0", "-1", "1", "16", "8192", "1e30", "x", "99999999999999999999"]
+FRAMES = ['{"video": {"count": 1, "num_frames": 0}}', '{"video": {"count": 1, "num_frames": "x"}}',
+          '{"video": {"count": 1, "num_frames": 1e30}}', '{"video": {"count": -1}}',
+          '{"image": 1, "video": {"count": 1, "num_frames": 8}}', '{"audio": {"count": 2}}']
+
+
 def options(seed, index, which):
     """The options drawn for mutant (seed, index): none under seed set 7 (the draws of the
     seventh campaign replay unchanged)."""
@@ -40,6 +54,16 @@ def options(seed, index, which):
         out += ["--block-size", rng.choice(("16", "32", "64"))]
     if rng.random() < 0.1:
         out += ["--speculative-config", rng.choice(SPECS)]
+    if which == "9":
+        return out
+    # (set 10's: the MTP drafts' deprecated names, --max-num-batched-tokens, video frames)
+    rng = random.Random(seed * 10_000_019 + index)
+    if rng.random() < 0.15:
+        out += ["--speculative-config", rng.choice(SPECS10)]
+    if rng.random() < 0.15:
+        out += ["--max-num-batched-tokens", rng.choice(BATCHED)]
+    if rng.random() < 0.1:
+        out += ["--limit-mm-per-prompt", rng.choice(FRAMES)]
     return out
 
 

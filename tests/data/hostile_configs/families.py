@@ -8,7 +8,12 @@ LFM2 / DBRX module lists, quantised towers and routers); SET9 the ninth's (Inter
 checkpoints and kin, MiniCPM-V / Idefics3 / Phi-3-vision / Phi-4-multimodal with LongRoPE, the
 omni thinkers, DeepSeek-VL2, the quantised InternVL-family towers, tie_word_embeddings on a
 wrapper or its text config, LongCat-Flash, openPangu, K2-Horizon, class-default experts, sparse
-MLA and GLM-4.7-Flash with draw_options.py's cache dtype, block size and MTP). To point a
+MLA and GLM-4.7-Flash with draw_options.py's cache dtype, block size and MTP); SET10 the
+tenth's (ERNIE-4.5 MoE / -VL, Keye, Molmo, Nemotron Nano VL V2's RADIO, Step-3 / Step-3.5,
+GLM-4V's EVA, MiniCPM-o, Voxtral, Intern-S1-Pro's FoPE, LLaVA-NeXT-Video, the quantised
+StarCoder / GPT-NeoX / Phi-2, DeepSeek-VL2 and ERNIE / Keye towers, Cohere's tie, the
+multimodal dtype cases and mm_startup's, with draw_options.py's ERNIE / Step-3.5 MTP drafts and
+--max-num-batched-tokens). To point a
 campaign at a new family, add a line to SET9 (family -> [(folder under tests/data, glob)]) or
 set `KVMUT_FAMILIES=NAME=FOLDER/GLOB[,...]` for one run of mutate_configs.py; a family whose
 configs are a JSON object of named configs rather than files is read by a loader in LOADERS
@@ -61,6 +66,20 @@ SET9 = {
     "glm4_moe_lite": [("mla", "glm-4.7-flash.config.json")],
 }
 
+SET10 = {
+    "ernie_keye": [(WC + "mm_ernie", "*.config.json")],
+    "nemo_molmo": [(WC + "mm_nemo", "*.config.json")],
+    "step3_glm4v": [(WC + "mm_step3", "*.config.json")],
+    "step3p5": [(WC + "mm_step3/step3p5", "*.config.json")],
+    "audio_fope": [(WC + "mm_audio", "*.config.json")],
+    "quant_old": [(WC + "quant_old", "*.config.json")],
+    "quant_dsvl2": [(WC + "quant_dsvl2", "*.config.json")],
+    "quant_ernie_keye": [(WC + "quant_ernie_keye", "*.config.json")],
+    "cohere_tie": [(WC + "cohere_tie", "*.config.json")],
+    "mm_dtype": [(WC + "mm_dtype", "*.config.json")],
+    "mm_startup": [("mm_startup", "answers.json")],
+}
+
 
 def _gemma_mm(path):
     """weights_gemma_mm/configs.json's specs, each made a config.json as its record_towers.py
@@ -81,6 +100,9 @@ def _cases(path):
     """An answers.json's cases that hold a config (mm_tie's: a wrapper and its text config
     with tie_word_embeddings true, false or absent on each)."""
     cases = json.loads(path.read_text())["cases"]
+    if isinstance(cases, list):
+        # (mm_startup's: a list of cases named by their "case")
+        cases = {c.get("case", str(i)): c for i, c in enumerate(cases)}
     return [(name, case["config"]) for name, case in sorted(cases.items())
             if isinstance(case, dict) and isinstance(case.get("config"), dict)]
 
@@ -146,6 +168,8 @@ def seeds(which="7", extra=""):
         out += from_table(SET8)
     if "9" in which.split(","):
         out += from_table(SET9)
+    if "10" in which.split(","):
+        out += from_table(SET10)
     table = {}
     for item in filter(None, extra.split(",")):
         name, _, place = item.partition("=")

@@ -18,9 +18,9 @@ compressed-tensors groups and kv_cache_scheme), each mutant run through `kvcli c
 Usage (from the repository root, KVCLI_PURE=1):
   python tests/data/hostile_configs/mutate_configs.py run SEED COUNT [OUT.jsonl [START]]
   python tests/data/hostile_configs/mutate_configs.py show SEED INDEX   # one mutant's files
-The seeds are families.py's: KVMUT_SET=8 draws the eighth campaign's (default 7), and
-KVMUT_FAMILIES=NAME=FOLDER/GLOB[,...] adds configs under tests/data. Under set 8 each draw also
-draws options (--tensor-parallel-size 2/4/8, --language-model-only, --mm-encoder-tp-mode data,
+The seeds are families.py's: KVMUT_SET=8 (9, 10) draws the eighth (ninth, tenth) campaign's
+(default 7), and KVMUT_FAMILIES=NAME=FOLDER/GLOB[,...] adds configs under tests/data. Under set 8
+each draw also draws options (--tensor-parallel-size 2/4/8, --language-model-only, --mm-encoder-tp-mode data,
 a --limit-mm-per-prompt JSON, good or bad) for both commands, and 10% of draws cut or grow a
 per-layer list (a list as long as num_hidden_layers).
 Each mutant is a function of (SEED, index, the seed set) alone, so a finding replays from them.
@@ -217,6 +217,10 @@ def check(runner, app, args):
         return "exit", f"exit {res.exit_code}: {res.output[-200:]}", dt
     if dt > SLOW_S:
         return "slow", f"{dt:.1f} s", dt
+    if res.exit_code == 2 and "Invalid value for '--" in res.stderr:
+        # (typer's boxed usage error: CliRunner runs `app` in standalone mode, where kvcli's
+        # main() prints it as one line 'error: option --X: ...')
+        return None, "usage: " + " ".join(res.stderr.split())[-160:], dt
     if res.exit_code == 2:
         lines = res.stderr.strip().splitlines()
         errs = [ln for ln in lines if ln.startswith("error: ")]
