@@ -27,7 +27,7 @@ from typing import Any
 
 from kvcore.errors import InputError, clipped
 from kvcore.models.geometry import ModelGeometry
-from kvcore.models.vision_keys import VisionParams
+from kvcore.models.vision_keys import VisionParams, config_int
 
 MOLMO = "molmo"
 ADDED_VOCAB = 128           # (molmo.py ADDITIONAL_VOCAB_SIZE: the embedding's extra rows)
@@ -60,6 +60,9 @@ def molmo_text(c: dict[str, Any], source: str) -> dict[str, Any]:
         raise InputError(f"expected an integer >= 2 (the fused gate and up width), got "
                          f"{clipped(inter)}", path=source or None, field="intermediate_size")
     rows = c.get("embedding_size") or c.get("vocab_size")
+    if c.get("embedding_size"):
+        # (vLLM's `embedding_size or vocab_size`: given, it is the rows, named as written)
+        rows = config_int(c, "embedding_size", None, "embedding_size", source)
     return {**c, "intermediate_size": inter // 2, "attention_bias": bool(c.get("qkv_bias")),
             "vocab_size": rows, "tie_word_embeddings": False}
 

@@ -83,6 +83,10 @@ def radio_params(cfg: dict[str, Any], text_hidden: int, source: str) -> VisionPa
         return VisionParams(0, 0)       # (Parakeet's encoder: not modelled; warned of)
     v = vision_config(cfg, source)
     given = v.get("args")     # (none: no model named, refused as such)
+    if given is not None and not isinstance(given, dict):
+        raise InputError(f"must be an object, got {clipped(given)}: vLLM's RADIO tower reads "
+                         "its model and teachers from it", path=source or None,
+                         field="vision_config.args")
     args: dict[str, Any] = given if isinstance(given, dict) else {}
     d, layers, heads, inter = _sizes(args, source)
     patch = config_int(v, "patch_size", 16, "vision_config.patch_size", source)
