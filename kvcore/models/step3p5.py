@@ -80,12 +80,10 @@ def step3p5_fields(c: dict[str, Any], get_dim, kinds: tuple[str, ...], heads: in
         moe = tuple(i in listed for i in range(n))
     else:
         moe = tuple(i >= 3 for i in range(n))
-    other = c.get("attention_other_setting")
-    sliding = c.get("num_sliding_attention_heads") or (
-        other.get("num_attention_heads") if isinstance(other, dict) else None) or heads
+    sliding, field = _sliding_heads(c, heads, source)
     if not isinstance(sliding, int) or isinstance(sliding, bool) or sliding < 1:
         raise InputError(f"expected an integer >= 1, got {clipped(sliding)}",
-                         path=source or None, field="num_sliding_attention_heads")
+                         path=source or None, field=field)
     width = c.get("share_expert_dim", c.get("share_expert_dims"))
     return {"moe_layers": moe, "qk_norm": True,
             "shared_expert_width": get_dim("share_expert_dim", width or 1280),
@@ -93,6 +91,24 @@ def step3p5_fields(c: dict[str, Any], get_dim, kinds: tuple[str, ...], heads: in
             "head_gate": bool(c.get("use_head_wise_attn_gate", False)),
             **mtp_fields(c, n, (heads, sliding)),
             "weights_unmodelled": "a quantised Step-3.5 checkpoint's weights" if quantised else ""}
+
+
+def _sliding_heads(c: dict[str, Any], heads: int, source: str) -> tuple[Any, str]:
+    """(the sliding layers' query heads as written, the key that gave them), as step3p5.py's
+    _get_num_attention_heads reads them: num_sliding_attention_heads, else the remote-code
+    attention_other_setting's where its attention_type is "sliding_attention" (a setting that
+    is no object fails its .get), else num_attention_heads."""
+    if c.get("num_sliding_attention_heads"):
+        return c["num_sliding_attention_heads"], "num_sliding_attention_heads"
+    other = c.get("attention_other_setting") or {}
+    if not isinstance(other, dict):
+        raise InputError(f"must be an object, got {clipped(other)}: vLLM's step3p5.py reads "
+                         "the sliding layers' heads from it", path=source or None,
+                         field="attention_other_setting")
+    if other.get("attention_type") == "sliding_attention":
+        return (other.get("num_attention_heads"),
+                "attention_other_setting.num_attention_heads")
+    return heads, "num_attention_heads"
 
 
 def step3p5_ledger(g: ModelGeometry, tp: int, first: bool = True, last: bool = True) -> Ledger:
