@@ -51,6 +51,10 @@ CASES = [
     # 'num_sliding_attention_heads', a key the file does not hold
     (STEP3P5, _at("attention_other_setting", "num_attention_heads", value=0),
      "attention_other_setting.num_attention_heads", "expected an integer >= 1, got 0"),
+    # probe: "x" left the hub's lists uncut, refused as 'layer_types' (transformers'
+    # Step3p7TextConfig adds it to num_hidden_layers: a TypeError there)
+    (STEP3P5, _top("num_nextn_predict_layers", "x"), "num_nextn_predict_layers",
+     "expected a non-negative integer below 2^63, got 'x'"),
 ]
 
 

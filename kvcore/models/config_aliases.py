@@ -177,6 +177,12 @@ def _derived(out: dict[str, Any], model_type: str, source: str) -> dict[str, Any
             out[key] = default if part.get(leaf) is None else _size(part[leaf], theirs, source)
         out["intermediate_size"] = 0
     elif model_type == STEP3P5:
+        mtp = out.get("num_nextn_predict_layers")
+        if mtp is not None and (not isinstance(mtp, int) or isinstance(mtp, bool)
+                                or not 0 <= mtp < 2**63):
+            # (checked before it cuts the lists: else refused as their length, 'layer_types')
+            raise InputError(f"expected a non-negative integer below 2^63, got {clipped(mtp)}",
+                             path=source or None, field="num_nextn_predict_layers")
         out = hub_trimmed(out)
     elif model_type == "chatglm":
         # chatglm.py: multi_query_group_num KV heads only under multi_query_attention; the
