@@ -60,8 +60,8 @@ def _pair(c: dict[str, Any], key: str, default: Any, source: str,
 
 def _shared_experts(get: Any, source: str) -> int:
     """moe_num_shared_experts: vLLM builds the shared experts where it is `> 0` (a string or a
-    list fails there, a float sizes no linear layer), none at 0 or below."""
-    v = get("moe_num_shared_experts", 0) or 0
+    list fails there, an empty one too; a float sizes no linear layer), none at 0 or below."""
+    v = get("moe_num_shared_experts", 0)
     if not isinstance(v, int) or isinstance(v, bool) or not -2**31 < v < 2**31:
         raise InputError(f"expected an integer, got {clipped(v)}", path=source or None,
                          field="moe_num_shared_experts")

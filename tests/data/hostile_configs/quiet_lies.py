@@ -9,6 +9,7 @@ Usage (from the repository root, KVCLI_PURE=1, KVMUT_SET as for the run):
   python tests/data/hostile_configs/quiet_lies.py OUT.jsonl [OUT.jsonl ...]
 """
 import json
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -25,7 +26,9 @@ def leads(paths):
     """(seed, index) of each single-edit pass whose edit gave a read key a wrong-typed value."""
     for path in paths:
         # (the seed from the file's name: b91.jsonl, a92.jsonl, s85.jsonl)
-        seed = int(Path(path).stem.lstrip("abcdefghijklmnopqrstuvwxyz_")[:2] or 0)
+        # (its leading digits: b101.jsonl is seed 101, not 10)
+        digits = Path(path).stem.lstrip("abcdefghijklmnopqrstuvwxyz_")
+        seed = int(re.match(r"\d*", digits).group() or 0)
         for line in open(path):
             r = json.loads(line)
             if r.get("kind") or r.get("cmd") != "config" or r.get("detail") != "ok":
