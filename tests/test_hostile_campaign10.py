@@ -25,6 +25,7 @@ SPLIT = WC + "mm_ernie/tiny-ernie-vl-split-experts.config.json"
 MOLMO = WC + "mm_nemo/molmo-7b-d-0924.config.json"
 RADIO = WC + "mm_nemo/tiny-radio-small-one-cls.config.json"
 STEP3P5 = WC + "mm_step3/step3p5/step3p5-hub.config.json"
+COHERE2_MOE = WC + "cohere_tie/cohere2-moe-tie-absent.config.json"
 
 CASES = [
     # 101:1065: ERNIE-VL's moe_num_shared_experts NaN multiplied a width, int() failed
@@ -37,6 +38,9 @@ CASES = [
     # sized a negative MLP
     (ERNIE, _top("moe_num_shared_experts", 1.5), "moe_num_shared_experts",
      "expected an integer, got 1.5"),
+    # lie (quiet_lies over 102:696): [] read as none (vLLM's `[] > 0` is a TypeError)
+    (ERNIE, _top("moe_num_shared_experts", []), "moe_num_shared_experts",
+     "expected an integer, got []"),
     (ERNIE_VL, _top("moe_intermediate_size", [1536, -512]), "moe_intermediate_size",
      "expected a list of two integers >= 0 (text, vision), got [1536, -512]"),
     # probe: a wrong-typed embedding_size was named 'vocab_size'
@@ -55,6 +59,9 @@ CASES = [
     # Step3p7TextConfig adds it to num_hidden_layers: a TypeError there)
     (STEP3P5, _top("num_nextn_predict_layers", "x"), "num_nextn_predict_layers",
      "expected a non-negative integer below 2^63, got 'x'"),
+    # lie (quiet_lies over 101:1121): Cohere2-MoE's pattern was never read (every layer slid)
+    (COHERE2_MOE, _top("sliding_window_pattern", [1]), "sliding_window_pattern",
+     "expected an integer >= 1, got [1]"),
 ]
 
 
@@ -116,3 +123,22 @@ def test_ernie_negative_shared_experts_build_none(tmp_path):
 ])
 def test_a_valid_edit_still_sizes(tmp_path, base, edit):
     assert _report(mutated(tmp_path, base, edit))["num_blocks"] > 0
+
+
+def _kinds(path: str) -> list[tuple[str, list[str]]]:
+    res = runner.invoke(app, ["config", "--model-config", path, *POOL, "--json"])
+    assert res.exit_code == 0, res.output
+    return [(g["kind"], g["layers"]) for g in json.loads(res.stdout)["groups"]]
+
+
+@pytest.mark.parametrize("edit, full", [
+    # transformers 5.20.2's Cohere2MoeConfig(**config).layer_types where the file lists none
+    # (vLLM's cohere2_moe.py reads them): every 4th full; 6 layers, the first dense and full
+    (lambda cfg: None, ["layers.3"]),
+    (lambda cfg: cfg.update(first_k_dense_replace=1, num_hidden_layers=6),
+     ["layers.0", "layers.4"]),
+])
+def test_cohere2_moe_without_layer_types_takes_its_config_class_pattern(tmp_path, edit, full):
+    # (lie, quiet_lies 101:1121: every layer slid, whatever sliding_window_pattern said)
+    kinds = _kinds(mutated(tmp_path, COHERE2_MOE, edit))
+    assert [layers for kind, layers in kinds if kind == "full"] == [full]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped
 from kvcore.models.config_keys import NO_WINDOW_TYPES, QWEN_WINDOWS, qwen_kinds
 from kvcore.models.jamba import jamba_layout
 from kvcore.models.lfm2 import LFM2_TYPES, lfm2_kinds
@@ -32,6 +32,25 @@ def _listed_kinds(types: Any, n: int, source: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _cohere2_moe_kinds(n: int, get: Any, source: str) -> tuple[str, ...]:
+    """transformers' Cohere2MoeConfig's layer_types where a config lists none: the first
+    ``first_k_dense_replace`` layers full at every ``prefix_dense_sliding_window_pattern``-th,
+    the rest full at every ``sliding_window_pattern``-th counted from the first of them, the
+    others sliding (cohere2_moe.py then reads the list)."""
+    def whole(key: str, default: int, least: int) -> int:
+        v = get(key, default)
+        if not isinstance(v, int) or isinstance(v, bool) or not least <= v < 2**31:
+            raise InputError(f"expected an integer >= {least}, got {clipped(v)}",
+                             path=source or None, field=key)
+        return v
+    first = min(whole("first_k_dense_replace", 0, 0), n)
+    prefix = whole("prefix_dense_sliding_window_pattern", 1, 1)
+    every = whole("sliding_window_pattern", 4, 1)
+    return tuple("full" if (i + 1) % period == 0 else "sliding"
+                 for count, period in ((first, prefix), (n - first, every))
+                 for i in range(count))
+
+
 def layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
                  source: str) -> tuple[str, ...]:
     if model_type == "falcon_h1":
@@ -51,6 +70,8 @@ def layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
         return qwen_kinds(model_type, n, get, explicit, source)
     if explicit is not None:
         return explicit
+    if model_type == "cohere2_moe":
+        return _cohere2_moe_kinds(n, get, source)
     if model_type == "exaone4" and "sliding_window" in c and c["sliding_window"] is None:
         raise InputError("Exaone4 without a sliding window and without 'layer_types': "
                          "transformers' Exaone4Config then takes layer i % 0 (vLLM cannot load "

@@ -3,7 +3,9 @@
 the multimodal and parallel options the new readers take (`--tensor-parallel-size`,
 `--language-model-only`, `--mm-encoder-tp-mode`, `--limit-mm-per-prompt`, good or bad JSON);
 under the ninth's also the options sparse MLA and the MTP drafts read (`--kv-cache-dtype fp8`,
-an explicit `--block-size`, an MTP `--speculative-config`)."""
+an explicit `--block-size`, an MTP `--speculative-config`); under the tenth's also the MTP drafts'
+deprecated names and bad token counts, `--max-num-batched-tokens` good or bad, and video limits
+with `num_frames`."""
 import random
 
 LIMITS = ['{"image": 0}', '{"image": 2, "video": 0}', '{"audio": 0}', '{"image": -1}',

@@ -20,9 +20,10 @@ Usage (from the repository root, KVCLI_PURE=1):
   python tests/data/hostile_configs/mutate_configs.py show SEED INDEX   # one mutant's files
 The seeds are families.py's: KVMUT_SET=8 (9, 10) draws the eighth (ninth, tenth) campaign's
 (default 7), and KVMUT_FAMILIES=NAME=FOLDER/GLOB[,...] adds configs under tests/data. Under set 8
-each draw also draws options (--tensor-parallel-size 2/4/8, --language-model-only, --mm-encoder-tp-mode data,
-a --limit-mm-per-prompt JSON, good or bad) for both commands, and 10% of draws cut or grow a
-per-layer list (a list as long as num_hidden_layers).
+each draw also draws options (--tensor-parallel-size 2/4/8, --language-model-only,
+--mm-encoder-tp-mode data, a --limit-mm-per-prompt JSON, good or bad) for both commands, and 10%
+of draws cut or grow a per-layer list (a list as long as num_hidden_layers); draw_options.py
+says what sets 9 and 10 add.
 Each mutant is a function of (SEED, index, the seed set) alone, so a finding replays from them.
 """
 import copy
