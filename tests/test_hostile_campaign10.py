@@ -12,9 +12,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_hostile_campaign7 import _top, mutated, say
-from test_hostile_campaign8 import POOL, _at
-from test_hostile_options import refused, runner
+from hostile_edits import POOL, at, config_refuses, mutated, replay_refuses, top
+from test_hostile_options import runner
 
 from kvcli.app import app
 
@@ -30,55 +29,49 @@ COHERE2_MOE = WC + "cohere_tie/cohere2-moe-tie-absent.config.json"
 CASES = [
     # 101:1065: ERNIE-VL's moe_num_shared_experts NaN multiplied a width, int() failed
     # (ValueError); probe: "x" / [1] (TypeError)
-    (SPLIT, _top("moe_num_shared_experts", float("nan")), "moe_num_shared_experts",
+    (SPLIT, top("moe_num_shared_experts", float("nan")), "moe_num_shared_experts",
      "expected an integer, got nan"),
-    (ERNIE, _top("moe_num_shared_experts", "x"), "moe_num_shared_experts",
+    (ERNIE, top("moe_num_shared_experts", "x"), "moe_num_shared_experts",
      "expected an integer, got 'x'"),
     # lies (probe): 1.5 sized a shared MLP 1.5 experts wide; a negative vision expert width
     # sized a negative MLP
-    (ERNIE, _top("moe_num_shared_experts", 1.5), "moe_num_shared_experts",
+    (ERNIE, top("moe_num_shared_experts", 1.5), "moe_num_shared_experts",
      "expected an integer, got 1.5"),
     # lie (quiet_lies over 102:696): [] read as none (vLLM's `[] > 0` is a TypeError)
-    (ERNIE, _top("moe_num_shared_experts", []), "moe_num_shared_experts",
+    (ERNIE, top("moe_num_shared_experts", []), "moe_num_shared_experts",
      "expected an integer, got []"),
-    (ERNIE_VL, _top("moe_intermediate_size", [1536, -512]), "moe_intermediate_size",
+    (ERNIE_VL, top("moe_intermediate_size", [1536, -512]), "moe_intermediate_size",
      "expected a list of two integers >= 0 (text, vision), got [1536, -512]"),
     # probe: a wrong-typed embedding_size was named 'vocab_size'
-    (MOLMO, _top("embedding_size", "x"), "embedding_size", "expected an integer >= 1, got 'x'"),
+    (MOLMO, top("embedding_size", "x"), "embedding_size", "expected an integer >= 1, got 'x'"),
     # probe: an args that is no object was named 'vision_config.args.model: None'
-    (RADIO, _at("vision_config", "args", value="x"), "vision_config.args",
+    (RADIO, at("vision_config", "args", value="x"), "vision_config.args",
      "must be an object, got 'x': vLLM's RADIO tower reads its model and teachers from it"),
     # lie (probe): a setting vLLM's .get fails on was sized with the full layers' heads
-    (STEP3P5, _top("attention_other_setting", "x"), "attention_other_setting",
+    (STEP3P5, top("attention_other_setting", "x"), "attention_other_setting",
      "must be an object, got 'x': vLLM's step3p5.py reads the sliding layers' heads from it"),
     # lie (probe): 0 heads fell back to num_attention_heads; "x" was named
     # 'num_sliding_attention_heads', a key the file does not hold
-    (STEP3P5, _at("attention_other_setting", "num_attention_heads", value=0),
+    (STEP3P5, at("attention_other_setting", "num_attention_heads", value=0),
      "attention_other_setting.num_attention_heads", "expected an integer >= 1, got 0"),
     # probe: "x" left the hub's lists uncut, refused as 'layer_types' (transformers'
     # Step3p7TextConfig adds it to num_hidden_layers: a TypeError there)
-    (STEP3P5, _top("num_nextn_predict_layers", "x"), "num_nextn_predict_layers",
+    (STEP3P5, top("num_nextn_predict_layers", "x"), "num_nextn_predict_layers",
      "expected a non-negative integer below 2^63, got 'x'"),
     # lie (quiet_lies over 101:1121): Cohere2-MoE's pattern was never read (every layer slid)
-    (COHERE2_MOE, _top("sliding_window_pattern", [1]), "sliding_window_pattern",
+    (COHERE2_MOE, top("sliding_window_pattern", [1]), "sliding_window_pattern",
      "expected an integer >= 1, got [1]"),
 ]
 
 
 @pytest.mark.parametrize("base, edit, field, message", CASES)
 def test_a_finding_is_refused_in_one_line(tmp_path, base, edit, field, message):
-    path = mutated(tmp_path, base, edit)
-    line = refused(["config", "--model-config", path, *POOL], say(path, field, message))
-    assert line == say(path, field, message)
+    config_refuses(tmp_path, base, edit, field, message)
 
 
 @pytest.mark.parametrize("base, edit, field, message", CASES[:2])
 def test_replay_refuses_a_finding_the_same(tmp_path, base, edit, field, message):
-    path = mutated(tmp_path, base, edit)
-    trace = tmp_path / "t.jsonl"
-    trace.write_text('{"timestamp": 0.0, "input_length": 40, "output_length": 4}\n')
-    refused(["replay", str(trace), "--model-config", path, "--num-blocks", "4000"],
-            say(path, field, message))
+    replay_refuses(tmp_path, base, edit, field, message)
 
 
 def _report(path: str) -> dict:
@@ -109,17 +102,17 @@ def test_step3p5_reads_the_other_setting_only_for_sliding_attention(tmp_path):
 def test_ernie_negative_shared_experts_build_none(tmp_path):
     # (vLLM builds the shared experts where moe_num_shared_experts > 0: -1 sized a negative
     # MLP before)
-    _same(tmp_path, ERNIE, _top("moe_num_shared_experts", -1),
-          _top("moe_num_shared_experts", 0))
+    _same(tmp_path, ERNIE, top("moe_num_shared_experts", -1),
+          top("moe_num_shared_experts", 0))
 
 
 @pytest.mark.parametrize("base, edit", [
     # a sample of the draws that passed before and after (seed 101)
-    (ERNIE, _top("moe_layer_end_index", 1000)),            # (past the last layer: the last)
-    (MOLMO, _top("embedding_size", None)),                  # (vLLM's `or vocab_size`)
-    (STEP3P5, _top("moe_layers_enum", "3,4,1000")),         # (an index no layer has: none)
+    (ERNIE, top("moe_layer_end_index", 1000)),            # (past the last layer: the last)
+    (MOLMO, top("embedding_size", None)),                  # (vLLM's `or vocab_size`)
+    (STEP3P5, top("moe_layers_enum", "3,4,1000")),         # (an index no layer has: none)
     (WC + "mm_step3/step3p5/step3p5-swa.config.json",       # (its sliding heads given)
-     _top("attention_other_setting", "x")),
+     top("attention_other_setting", "x")),
 ])
 def test_a_valid_edit_still_sizes(tmp_path, base, edit):
     assert _report(mutated(tmp_path, base, edit))["num_blocks"] > 0

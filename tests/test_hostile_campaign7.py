@@ -9,14 +9,13 @@ key, exit code 2, where it gave a traceback, hung or sized it quietly."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from hostile_edits import DATA, mutated, say, top
 from test_hostile_options import refused, runner
 
 from kvcli.app import app
 
-DATA = Path(__file__).resolve().parent / "data"
 RULES = "weights_census/quant_rules/"
 GPTQ = RULES + "llama-3-1-8b-gptq-dynamic.config.json"
 CT = RULES + "llama-ct-groups.config.json"
@@ -24,19 +23,6 @@ NVFP4 = "weights_census/modelopt/llama-modelopt-nvfp4.config.json"
 NESTED = ("repeats a group that itself repeats (as \"(a+)+\" does): matching it can take "
           "exponential time, and vLLM's re.match hangs on a module path it nearly matches; "
           "write it without the nested repeat")
-
-
-def mutated(tmp_path: Path, base: str, edit) -> str:
-    """``base`` (under tests/data) as config.json in `tmp_path`, after ``edit(cfg)``."""
-    cfg = json.loads((DATA / base).read_text())
-    edit(cfg)
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(cfg))
-    return str(path)
-
-
-def say(path: str, field: str, message: str) -> str:
-    return f"error: {path}: field '{field}': {message}"
 
 
 def _rename_rule(new: str):
@@ -57,12 +43,6 @@ def _target(new: str):
 def _quant(key: str, value):
     def edit(cfg):
         cfg["quantization_config"][key] = value
-    return edit
-
-
-def _top(key: str, value):
-    def edit(cfg):
-        cfg[key] = value
     return edit
 
 
@@ -105,35 +85,35 @@ CASES = [
     (NVFP4, _quant("group_size", 1e308 * 10), "quantization_config.group_size",
      "vLLM refuses it: \"group_size must be an integer, got <class 'float'>\""),
     # 11:48 (sized by model_type, exit 0; vLLM's registry refuses it)
-    ("perf_cases/models/llama-3.1-8b.config.json", _top("architectures", [1]), "architectures",
+    ("perf_cases/models/llama-3.1-8b.config.json", top("architectures", [1]), "architectures",
      "must be a list of architecture names, got [1]"),
     # 11:57 (refused as 'num_hidden_layers', a key the file does not have)
-    ("gpt_family/gpt2.config.json", _top("n_layer", 2**70), "n_layer",
+    ("gpt_family/gpt2.config.json", top("n_layer", 2**70), "n_layer",
      "expected an integer >= 1 and <= 100,000, got 1180591620717411303424"),
-    ("gpt_family/gpt2.config.json", _top("n_embd", 2**63), "n_embd",
+    ("gpt_family/gpt2.config.json", top("n_embd", 2**63), "n_embd",
      "expected an integer >= 1 and below 2^63, got 9223372036854775808"),
-    ("gpt_family/chatglm3-6b.config.json", _top("multi_query_group_num", "x"),
+    ("gpt_family/chatglm3-6b.config.json", top("multi_query_group_num", "x"),
      "multi_query_group_num", "expected an integer >= 1, got 'x'"),
-    ("gpt_family/chatglm3-6b.config.json", _top("seq_length", -1), "seq_length",
+    ("gpt_family/chatglm3-6b.config.json", top("seq_length", -1), "seq_length",
      "expected an integer >= 1, got -1"),
     # 21:427 (traceback: OverflowError: cannot convert float infinity to integer)
-    ("lfm2/lfm2-1.2b-style.config.json", _top("block_ffn_dim_multiplier", float("inf")),
+    ("lfm2/lfm2-1.2b-style.config.json", top("block_ffn_dim_multiplier", float("inf")),
      "block_ffn_dim_multiplier", "makes the feed-forward inf wide, past 2^63"),
     # (1e300 times 2 x 12,288 / 3)
-    ("lfm2/lfm2-1.2b-style.config.json", _top("block_ffn_dim_multiplier", 1e300),
+    ("lfm2/lfm2-1.2b-style.config.json", top("block_ffn_dim_multiplier", 1e300),
      "block_ffn_dim_multiplier", "makes the feed-forward 8.192e+303 wide, past 2^63"),
     # sweep: Nemotron-H's sliding_window "x", 0, -1, 1.5, inf, [1], true sized full
     # attention without a word (vLLM builds a SlidingWindowSpec of whatever it is)
-    ("mamba/nemotron-nano-9b-v2.config.json", _top("sliding_window", "x"), "sliding_window",
+    ("mamba/nemotron-nano-9b-v2.config.json", top("sliding_window", "x"), "sliding_window",
      "expected an integer >= 1 and below 2^63, or null, got 'x'"),
-    ("mamba/nemotron-nano-9b-v2.config.json", _top("sliding_window", 0), "sliding_window",
+    ("mamba/nemotron-nano-9b-v2.config.json", top("sliding_window", 0), "sliding_window",
      "expected an integer >= 1 and below 2^63, or null, got 0"),
-    ("mamba/nemotron-nano-9b-v2.config.json", _top("sliding_window", True), "sliding_window",
+    ("mamba/nemotron-nano-9b-v2.config.json", top("sliding_window", True), "sliding_window",
      "expected an integer >= 1 and below 2^63, or null, got True"),
     # (nested configs of the wrong type: DBRX's defaults were taken without a word)
-    ("gpt_family/dbrx-instruct.config.json", _top("attn_config", [1]), "attn_config",
+    ("gpt_family/dbrx-instruct.config.json", top("attn_config", [1]), "attn_config",
      "must be an object, got [1]"),
-    ("gpt_family/dbrx-instruct.config.json", _top("ffn_config", "x"), "ffn_config",
+    ("gpt_family/dbrx-instruct.config.json", top("ffn_config", "x"), "ffn_config",
      "must be an object, got 'x'"),
 ]
 
@@ -166,13 +146,13 @@ def test_a_config_or_quant_file_that_is_no_object_says_what_it_holds(tmp_path, t
 
 @pytest.mark.parametrize("base, edit, field, message", [
     # 21:0, 21:23, 21:82, 21:120: refused on the base and on this branch, in the same words
-    ("lfm2/lfm2-1.2b-style.config.json", _top("conv_dim", True), "conv_dim",
+    ("lfm2/lfm2-1.2b-style.config.json", top("conv_dim", True), "conv_dim",
      "expected a non-negative integer below 2^63, got True"),
-    ("mamba_only/tiny-falcon-mamba.config.json", _top("expand", -0.0), "expand",
+    ("mamba_only/tiny-falcon-mamba.config.json", top("expand", -0.0), "expand",
      "expected a positive number, got -0.0"),
-    ("mamba/nemotron-nano-9b-v2.config.json", _top("hidden_size", [1]), "hidden_size",
+    ("mamba/nemotron-nano-9b-v2.config.json", top("hidden_size", [1]), "hidden_size",
      "expected a non-negative integer below 2^63, got [1]"),
-    ("sched_gemma/gemma4_small.json", _top("max_position_embeddings", 10**30),
+    ("sched_gemma/gemma4_small.json", top("max_position_embeddings", 10**30),
      "max_position_embeddings",
      "expected a non-negative integer below 2^63, got 1000000000000000000000000000000"),
 ])
@@ -187,7 +167,7 @@ def test_a_mutant_refused_before_is_refused_the_same(tmp_path, base, edit, field
     (GPTQ, _rename_rule("+:model\\.(\\d+\\.)*x"), None),
     (CT, _target("re:(?:model\\.layers\\.\\d+\\.)+self_attn\\..*"), None),
     # (twice the layers: a little under half the blocks, the weights grown too)
-    ("gpt_family/gpt2.config.json", _top("n_layer", 24), 66_637),
+    ("gpt_family/gpt2.config.json", top("n_layer", 24), 66_637),
 ])
 def test_a_mutant_that_passed_still_sizes(tmp_path, base, edit, blocks):
     path = mutated(tmp_path, base, edit)
