@@ -31,25 +31,8 @@ TPS = (1, 2, 4, 8)
 
 
 def main():
-    rc.rqn.rmm_main_env()
-    path = HERE / "answers.json"
-    answers = (json.loads(path.read_text()) if path.exists() else
-               {"vllm_version": rc.vllm.__version__, "torch": rc.torch.__version__, "cases": {}})
-    answers["substitutions"] = list(dict.fromkeys(
-        answers.get("substitutions", []) + rks.SUBSTITUTIONS))
-    names = sys.argv[1:] or sorted(p.name[: -len(".config.json")]
-                                   for p in HERE.glob("*.config.json"))
-    for name in names:
-        base, flag, value = rc.parse_mm(name)
-        cfg = json.loads((HERE / f"{base}.config.json").read_text())
-        mm = rc.mm_kwargs(flag, value) if flag else None
-        try:
-            answers["cases"][name] = rc.record(name, cfg, TPS, mm)
-        except Exception as e:           # the config refused before any build
-            answers["cases"][name] = {"refused": f"{type(e).__name__}: {e}"[:600]}
-            print(name, "refused", e, file=sys.stderr, flush=True)
-        answers["cases"] = dict(sorted(answers["cases"].items()))
-        path.write_text(json.dumps(answers, indent=1) + "\n")
+    names = sys.argv[1:] or rqt.configs(HERE)
+    rqt.record_names(HERE, names)
 
 
 if __name__ == "__main__":

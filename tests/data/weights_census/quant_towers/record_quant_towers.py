@@ -53,21 +53,21 @@ OPTIONS = {"tiny-llava-clip-ct-w4a16": (LMO,), "tiny-llava-clip-fp8-block": (LMO
            "tiny-mistral3-modelopt-fp8": (LMO,)}
 
 
-def main():
+def record_names(here, names, extra=()):
+    """Record the cases `names` (a config of `here`, then the option `rc.parse_mm` reads) at TPS
+    into `here`/answers.json, written after each (a config refused before any build: its
+    error), the substitutions of earlier runs kept (the ModelOpt cases' own), rks's and `extra`
+    added. The quantised tower censuses beside this one record with it too."""
     rc.rqn.rmm_main_env()
-    path = HERE / "answers.json"
+    path = here / "answers.json"
     answers = (json.loads(path.read_text()) if path.exists() else
                {"vllm_version": rc.vllm.__version__, "torch": rc.torch.__version__, "cases": {}})
-    # (those of earlier runs kept: the ModelOpt cases' own)
     answers["substitutions"] = list(dict.fromkeys(
-        answers.get("substitutions", []) + rks.SUBSTITUTIONS + internvl_chat_config.SUBSTITUTIONS))
-    names = sys.argv[1:] or sorted(p.name[: -len(".config.json")]
-                                   for p in HERE.glob("*.config.json")) + [
-        f"{base} {flag}" for base, opts in OPTIONS.items() for flag, _ in opts]
+        answers.get("substitutions", []) + rks.SUBSTITUTIONS + list(extra)))
     for name in names:
-        base, _, flag = name.partition(" ")
-        cfg = json.loads((HERE / f"{base}.config.json").read_text())
-        mm = rc.mm_kwargs(flag, True) if flag else None
+        base, flag, value = rc.parse_mm(name)
+        cfg = json.loads((here / f"{base}.config.json").read_text())
+        mm = rc.mm_kwargs(flag, value) if flag else None
         try:
             answers["cases"][name] = rc.record(name, cfg, TPS, mm)
         except Exception as e:           # the config refused before any build
@@ -75,6 +75,17 @@ def main():
             print(name, "refused", e, file=sys.stderr, flush=True)
         answers["cases"] = dict(sorted(answers["cases"].items()))
         path.write_text(json.dumps(answers, indent=1) + "\n")
+
+
+def configs(here):
+    """The bases of `here`'s configs, sorted."""
+    return sorted(p.name[: -len(".config.json")] for p in here.glob("*.config.json"))
+
+
+def main():
+    names = sys.argv[1:] or configs(HERE) + [
+        f"{base} {flag}" for base, opts in OPTIONS.items() for flag, _ in opts]
+    record_names(HERE, names, internvl_chat_config.SUBSTITUTIONS)
 
 
 if __name__ == "__main__":
