@@ -37,7 +37,7 @@ def test_eight_are_listed_whole_and_nine_are_not() -> None:
      "11 routers")),
     (["config", "llama-3.1-8b", "--kv-cache-dtype", "fp9"],
      ("error: option --kv-cache-dtype: unknown dtype 'fp9'; closest dtypes: fp8; see "
-     "--kv-cache-dtype in kvcli config -h for all 12")),
+     "--kv-cache-dtype in kvcli config -h for all 13")),
     # (vLLM's 8 model dtypes and kvcli's spellings: listed whole)
     (["config", "llama-3.1-8b", "--dtype", "int8"],
      ("error: option --dtype: unknown dtype 'int8'; dtypes: bf16, bfloat16, float, float16, "
