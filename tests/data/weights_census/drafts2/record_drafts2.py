@@ -23,7 +23,8 @@ for case in configs.CASES:
         lambda c=case: (rd._written(c, configs.config(c)), "mtp", None))
 
 if __name__ == "__main__":
-    # (step3p5-hub, 3 modules, is in ./specs_answers.json only: kvcli refuses several modules)
+    # (step3p5-hub, 3 modules: its TP-1 bytes and groups are in ./specs_answers.json and
+    # ../mtpmulti/'s, not recorded rank by rank here)
     names = [a for a in sys.argv[1:] if a != "--all-ranks"] or [
         c for c in configs.CASES if c != "step3p5-hub"]
     sys.argv[1:] = [f"drafts/{n}" for n in names]
