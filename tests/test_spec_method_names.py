@@ -63,16 +63,62 @@ def test_the_cli_replays_a_deprecated_name_as_mtp() -> None:
             "` is deprecated and replaced with mtp.")
 
 
-def test_a_trace_config_line_naming_one_is_refused_asking_for_mtp(tmp_path: Path) -> None:
-    """A trace's config line is kvcli's record of the settings, not vLLM's flags: a deprecated
-    name there is refused in one line naming the file, the line and the field."""
+def _renamed_trace(tmp_path: Path, name: str) -> Path:
+    """aseed90106's trace with its config line naming `name` for mtp."""
     lines = (DATA / "sched_spec_mtp" / "aseed90106.trace.jsonl").read_text().splitlines()
     head = json.loads(lines[0])
-    head["config"]["spec_method"] = "deepseek_mtp"
+    head["config"]["spec_method"] = name
     trace = tmp_path / "t.jsonl"
     trace.write_text("\n".join([json.dumps(head), *lines[1:]]) + "\n")
-    r = CliRunner().invoke(app, ["replay", str(trace)])
-    assert r.exit_code == 2
-    assert r.stderr.strip() == (
-        f"error: {trace}:1: field 'config.spec_method': deepseek_mtp is vLLM's deprecated name "
-        "of mtp, which vLLM rewrites to mtp with a warning: give mtp")
+    return trace
+
+
+def test_a_trace_config_line_naming_one_is_mtp_with_vllms_warning(tmp_path: Path) -> None:
+    """The config line is taken as the flags are (it was refused, "give mtp"): the same replay
+    as with mtp, vLLM's warning first on stderr and in the summary's warnings."""
+    trace = str(DATA / "sched_spec_mtp" / "aseed90106.trace.jsonl")
+    plain = CliRunner().invoke(app, ["replay", trace, "--json"])
+    renamed = str(_renamed_trace(tmp_path, "deepseek_mtp"))
+    r = CliRunner().invoke(app, ["replay", renamed, "--json"])
+    assert r.exit_code == 0, r.stderr
+    said = "method `deepseek_mtp` is deprecated and replaced with mtp."
+    assert r.stderr.splitlines()[0] == f"warning: {said}"
+    ours, theirs = json.loads(r.stdout), json.loads(plain.stdout)
+    assert [w.replace(renamed, trace) for w in ours["warnings"]] == [said, *theirs["warnings"]]
+    assert ours["config"]["spec_method"] == "mtp"
+    steady = ("trace", "warnings", "wall_time_s")
+    assert {k: v for k, v in ours.items() if k not in steady} == {
+        k: v for k, v in theirs.items() if k not in steady}
+
+
+def test_a_sweeps_grid_naming_one_is_mtp_with_vllms_warning(tmp_path: Path) -> None:
+    """A sweep's grid (it was refused before any job ran, "give mtp") runs each job as mtp;
+    vLLM's warning said once for the jobs that gave it, on stderr."""
+    trace = DATA / "sched_spec_mtp" / "aseed90106.trace.jsonl"
+    results = tmp_path / "r.jsonl"
+    r = CliRunner().invoke(app, ["sweep", "--trace", str(trace), "--set",
+                                 "spec_method=mtp,step3p5_mtp", "--results", str(results)])
+    assert r.exit_code == 0, r.stderr
+    assert ("warning: job 1: method `step3p5_mtp` is deprecated and replaced with mtp."
+            in r.stderr.splitlines())
+    rows = [json.loads(x) for x in results.read_text().splitlines()]
+    assert [row["config"]["spec_method"] for row in rows] == ["mtp", "step3p5_mtp"]
+    a, b = (row["result"] for row in rows)
+    assert (a["steps"], a["evictions"], a["hit_tokens"]) == (b["steps"], b["evictions"],
+                                                            b["hit_tokens"])
+
+
+def test_every_entry_point_asks_one_function() -> None:
+    """`mtp_rename` decides it: the flags' and the JSON's `check_method`, `options.resolve` for a
+    config line or a grid (mtp itself and an unknown name are not renamed)."""
+    from kvcore.engine.options import ReplayOptions, resolve
+    from kvcore.engine.spec_config import mtp_rename
+
+    assert mtp_rename("mtp") is None and mtp_rename("deepseek") is None
+    assert mtp_rename("glm5_next_mtp") == "method `glm5_next_mtp` is deprecated and replaced " \
+        "with mtp."
+    got = resolve(ReplayOptions(), {"spec_method": "ernie_mtp", "num_speculative_tokens": 1})
+    assert (got.spec_method, got.spec_method_renamed) == ("mtp", "ernie_mtp")
+    assert "spec_method_renamed" not in got.to_dict()
+    kept = resolve(ReplayOptions(), {"spec_method": "medusa"})
+    assert (kept.spec_method, kept.spec_method_renamed) == ("medusa", None)

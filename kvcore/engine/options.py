@@ -22,7 +22,7 @@ from kvcore.engine.cost import CostModel
 from kvcore.engine.option_rules import check_value
 from kvcore.engine.queues import QUEUES
 from kvcore.engine.scheduler import SchedulerConfig
-from kvcore.engine.spec_config import EAGLE_METHODS
+from kvcore.engine.spec_config import EAGLE_METHODS, mtp_rename
 from kvcore.errors import InputError
 from kvcore.hashing import HASH_FUNCTIONS
 from kvcore.mm_options import MM_ENCODER_TP_MODES
@@ -185,6 +185,9 @@ class ReplayOptions:
     # Those of them `--speculative-config`'s JSON set, not their own flags: a refusal names the
     # JSON's key there, not a flag nobody typed (`kvcore.engine.spec_config.json_field`)
     spec_json: frozenset[str] = frozenset()
+    # vLLM's deprecated name of mtp a trace's config line or a sweep's grid gave, which
+    # `resolve` rewrites to mtp (its warning a start-up warning; the flags' is said as read)
+    spec_method_renamed: str | None = None
 
     def __post_init__(self) -> None:
         # kvcli's older spellings (bf16) read as vLLM's name from a config line too
@@ -198,7 +201,7 @@ class ReplayOptions:
         outputs (the offload settings only when offloading is on, `prefix_match_unit`,
         `hash_seed` if set, `enable_mamba_shared_prefix_checkpoint` if on)."""
         d = asdict(self)
-        del d["given"], d["spec_json"]
+        del d["given"], d["spec_json"], d["spec_method_renamed"]
         if not self.offloading:
             for k in OFFLOAD_FIELDS:
                 del d[k]
@@ -246,7 +249,8 @@ SPEC_FIELDS = ("num_speculative_tokens", "spec_method", "spec_model",
 CLOCK_FIELDS = ("clock", "gpu", "calibration", "tp", "kv_cache_dtype")
 _CLOCK_DEFAULTS = {"clock": None, "gpu": None, "calibration": None, "tp": 1,
                    "kv_cache_dtype": "auto"}
-KNOBS = tuple(f for f in fields(ReplayOptions) if f.name not in ("given", "spec_json"))
+KNOBS = tuple(f for f in fields(ReplayOptions)
+              if f.name not in ("given", "spec_json", "spec_method_renamed"))
 CONFIG_KEYS = frozenset(f.name for f in KNOBS if f.metadata["config"])
 
 
@@ -280,6 +284,8 @@ def resolve(opts: ReplayOptions, trace_config: dict, *, path: str = "",
                 raise InputError(why, path=path, line=config_line,
                                  field=f"config.{written[f.name]}") from None
             raise
+    if mtp_rename(out.spec_method) is not None:     # (as the flags' is: `mtp_rename`)
+        out = dataclasses.replace(out, spec_method="mtp", spec_method_renamed=out.spec_method)
     return out
 
 

@@ -82,9 +82,9 @@ def check_method(method: object, field: str = FIELD,
                  warn: Callable[[str], None] | None = None) -> str:
     """A method kvcli models (a deprecated name of mtp as mtp, `warn` told vLLM's warning), or
     the error saying why not."""
-    if method in _MTP_NAMES:
+    if (said := mtp_rename(method)) is not None:
         if warn is not None:
-            warn(deprecated_warning(str(method)))
+            warn(said)
         return "mtp"
     if method not in SPEC_METHODS:
         why = ("is a vLLM method kvcli does not model yet (its draft model's KV and slots)"
@@ -92,6 +92,13 @@ def check_method(method: object, field: str = FIELD,
         raise InputError(f"method {clipped(str(method))} {why}; kvcli models methods "
                          f"{', '.join(SPEC_METHODS)}", field=field)
     return str(method)
+
+
+def mtp_rename(method: object) -> str | None:
+    """vLLM 0.33's warning where `method` is one of its deprecated names of mtp, which it takes
+    as mtp, else None: what every entry point asks (the flags, the JSON, a trace's config line
+    and a sweep's grid, through `check_method` or `options.resolve`)."""
+    return deprecated_warning(str(method)) if method in _MTP_NAMES else None
 
 
 def deprecated_warning(method: str) -> str:

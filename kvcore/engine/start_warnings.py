@@ -7,7 +7,7 @@ from __future__ import annotations
 from kvcore.engine import serve_defaults
 from kvcore.engine.options import ReplayOptions
 from kvcore.engine.refusal import named, where_set
-from kvcore.engine.spec_config import EAGLE_METHODS
+from kvcore.engine.spec_config import EAGLE_METHODS, deprecated_warning
 from kvcore.engine.spec_decode import spec_draft
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.int_quant_rank import unmodelled_note
@@ -37,7 +37,8 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
     ``geometry``: the options' model as the start-up read it (`StartUp.geometry`); ``groups``:
     the KV cache groups it built (`StartUp.groups`); ``mm``: what the sizing built under the
     multimodal options (`StartUp.mm`)."""
-    out = []
+    # (vLLM's first word on a deprecated name of mtp that a config line or a grid gave)
+    out = [] if cfg.spec_method_renamed is None else [deprecated_warning(cfg.spec_method_renamed)]
     late = out_of_order_warning(trace.out_of_order)
     if late and not (cfg.mode == "engine" and cfg.arrivals == "step"):
         out.append(late)
