@@ -118,16 +118,24 @@ def test_ngram_keeps_the_speculative_blocks_too():
                                                                                8_410)
 
 
-def test_two_modules_are_refused(tmp_path):
-    """vLLM builds both (and refuses K = 3: 'must be divisible by n_predict=2'); kvcli does not
-    model several modules."""
+def test_two_modules_at_k1_are_sized_and_refused_from_k2():
+    """vLLM builds both at K 1 (single-module scheduling; refused, it was, as several modules)
+    and refuses K = 3 ('must be divisible by n_predict=2'); K 2 is multi-module MTP, which
+    kvcli refuses as not modelled (tests/data/weights_census/mtpmulti2/ records more)."""
     assert ANSWERS["5-tiny-qwen3-next-2-mtp/K=3"]["refused"].startswith(
         "ValidationError: 1 validation error for SpeculativeConfig\n  Value error, "
         "num_speculative_tokens:3 must be divisible by n_predict=2")
+    rec = ANSWERS["5-tiny-qwen3-next-2-mtp/K=1"]
+    target = read_config_file(str(DATA / "5-tiny-qwen3-next-2-mtp" / "target" / "config.json"))
+    d = mtp_draft(target)
+    kept = rec["after_load_sharing"]["param_bytes_by_dtype_not_the_targets"]
+    assert ({"bfloat16": d.weights_bytes()}, d.geometry.layer_kinds) == (kept, ("full", "full"))
     with pytest.raises(InputError, match="has 2 MTP modules: vLLM 0.33 builds 2 draft layers "
                        "and with K >= 2 runs multi-module MTP"):
-        mtp_draft(read_config_file(str(DATA / "5-tiny-qwen3-next-2-mtp" / "target" /
-                                       "config.json")))
+        mtp_draft(target, 2)
+    with pytest.raises(InputError, match="num_speculative_tokens:3 must be divisible by "
+                       "n_predict=2"):
+        mtp_draft(target, 3)
 
 
 def test_an_eagle_draft_beside_gdn_layers_gets_the_attention_block():

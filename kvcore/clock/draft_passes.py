@@ -28,6 +28,12 @@ class DraftPasses:
 
     def __init__(self, draft: DraftModel, k: int, target: RooflineClock) -> None:
         g = draft.geometry
+        if draft.method == "mtp" and len(g.layer_kinds) > 1:
+            # (several MTP modules, drafted at K 1 only: the one pass runs module 0, vLLM's
+            # spec_step_idx % n; the others hold weights and cache but run no pass)
+            g = replace(g, layer_kinds=g.layer_kinds[:1], moe_layers=g.moe_layers[:1],
+                        layer_heads=g.layer_heads[:1],
+                        counted_moe_layers=int(any(g.moe_layers[:1])))
         # (its attention takes verifications on the decode path as the target's does; its
         # passes sample one logit row a request)
         self.clock = RooflineClock(replace(g, vocab_size=draft.lm_head_rows,

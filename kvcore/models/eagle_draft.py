@@ -89,6 +89,9 @@ class DraftModel:
     # own; for Qwen3-Next the draft's one-layer geometry, its layer 0's feed-forward)
     target: ModelGeometry | None = None
     repeated: int = 0
+    # the `repeated` layers are `target`'s own, each once (Qwen3-Next's modules: each its
+    # index's feed-forward), not copies of its last
+    each_layer: bool = False
     # EAGLE-3 reading the target's auxiliary hidden states (its eagle_config's
     # use_aux_hidden_state, true unless said): a target class must provide them
     aux_hidden_states: bool = False
@@ -119,6 +122,8 @@ class DraftModel:
         if self.target is None or not self.repeated:
             return own
         last = self.target.num_layers
+        if self.each_layer:
+            return own + estimate_weights_bytes(self.target, tp, (range(last), False, False))
         return own + self.repeated * estimate_weights_bytes(
             self.target, tp, (range(last - 1, last), False, False))
 

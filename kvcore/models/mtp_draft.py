@@ -13,8 +13,10 @@ method: 'mtp'"). One module is run K times (deepseek_mtp.py:217, 231; qwen3_next
 glm4_moe_mtp.py's ``spec_step_idx % num_mtp_layers``), with vLLM's warning from K 2 (Step-3.5's
 excepted: `reuse_warning`): the scheduler sees exactly EAGLE-3's rules. Several modules
 (num_nextn_predict_layers n > 1) are all built, one layer each, whatever K; at K 1 one module
-runs a step and the scheduler is single-module, which kvcli sizes for DeepSeek-V3's, GLM-4.5's
-and Step-3.5's (`SEVERAL_AT_K1`; tests/data/weights_census/mtpmulti/). From K 2 vLLM runs
+runs a step and the scheduler is single-module, which kvcli sizes for every class but
+LongCat's (one layer whatever n), ERNIE's and Qwen3.5's (`SEVERAL_AT_K1`; tests/data/
+weights_census/mtpmulti/, mtpmulti2/; Qwen3-Next's n layers behind its one fc, module i built
+as layer i with that layer's feed-forward). From K 2 vLLM runs
 multi-module MTP (`use_multi_module_mtp`: `num_prefill_lookahead_tokens` and
 `num_hash_lookahead_tokens` K, K - 1 tokens re-prefillable and kept in sliding windows, a
 scheduler block of at least K with prefix caching), not modelled: refused, saying so
@@ -50,7 +52,13 @@ from kvcore.models.config_keys import MTP_KEYS
 from kvcore.models.eagle_draft import DraftModel
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.modelopt_rank import at_prefix
-from kvcore.models.mtp_fp8 import draft_ignored, fp8_fold, modelopt_fold, module_prefix
+from kvcore.models.mtp_fp8 import (
+    draft_ignored,
+    fp8_fold,
+    modelopt_fold,
+    module_prefix,
+    qwen_ignored,
+)
 from kvcore.models.mtp_step3p5 import step3p5_mtp
 
 FIELD = "spec_method"
@@ -104,19 +112,19 @@ def mtp_draft(target: ModelGeometry, k: int = 1) -> DraftModel:
         # Qwen3.5's Qwen3_5DecoderLayer: MoE or dense by model type, as every target layer)
         # (an fp8 target: `kvcore.models.mtp_fp8`, the ignore list under mtp.layers.0 and
         # the fc quantised unless listed)
-        moe = target.moe_layers[0] if target.moe_layers else False
-        g = replace(target, name=name, layer_kinds=("full",), moe_layers=(moe,),
-                    counted_moe_layers=int(moe), mtp_layers=0, vision_params=0,
-                    vision_whole=0, vision_heads=0,
-                    fp8_ignored=draft_ignored(target, module_prefix(target, True), 0),
-                    modelopt=at_prefix(target.modelopt, "model.layers.0",
-                                       module_prefix(target, True)))
+        # (n modules at K 1, Qwen3-Next's: n such layers, built as layers 0 .. n - 1, each its
+        # index's feed-forward, behind the one fc and its norms: `SEVERAL_AT_K1`)
+        modules_moe = _qwen_module_moe(target, n)
+        g = replace(target, name=name, layer_kinds=("full",) * n, moe_layers=modules_moe,
+                    counted_moe_layers=sum(modules_moe), mtp_layers=0, vision_params=0,
+                    vision_whole=0, vision_heads=0, fp8_ignored=qwen_ignored(target),
+                    modelopt=at_prefix(target.modelopt, "model.layers", "mtp.layers"))
         fold = fp8_fold(target)     # (the fc built in fp8, or as ModelOpt's linears)
         modelopt = modelopt_fold(g)
         return DraftModel(name, "mtp", cls, g,
                           split_params=0 if fold or modelopt else 2 * h * h,
                           whole_params=3 * h, id_map_entries=0, lm_head_rows=target.vocab_size,
-                          pass_split=2 * h * h, target=g, repeated=1,
+                          pass_split=2 * h * h, target=g, repeated=n, each_layer=True,
                           fp8=((h, 2 * h, "column"),) if fold else (),
                           modelopt_fc=None if modelopt is None else (modelopt, h, 2 * h))
     # DeepSeek's and GLM's: a decoder layer built as layer N, dense or MoE as the target's
@@ -147,7 +155,8 @@ def mtp_draft(target: ModelGeometry, k: int = 1) -> DraftModel:
 
 # the drafts whose several modules kvcli sizes at K 1 (each module a layer, its weights and its
 # cache: tests/data/weights_census/mtpmulti/); from K 2 vLLM runs them as multi-module MTP
-SEVERAL_AT_K1 = ("DeepSeekMTP", "Glm4MoeMTP", "Step3p5MTP")
+SEVERAL_AT_K1 = ("DeepSeekMTP", "DeepseekV32MTP", "Glm4MoeLiteMTP", "OpenPanguMTP",
+                 "Glm4MoeMTP", "Step3p5MTP", "Qwen3NextMTP")
 # the drafts vLLM 0.33 does not warn about at K > 1 (config/speculative.py: its draft model
 # types step3p5_mtp, step5_mtp and inkling_mtp; kvcli reads Step-3.5's only)
 NO_REUSE_WARNING = ("Step3p5MTP",)
@@ -185,6 +194,17 @@ def _refusal(target: ModelGeometry, cls: str, n: int, k: int) -> str:
             "re-prefillable, a scheduler block of at least K with prefix caching), which "
             "kvcli does not model" + ("" if cls == "LongCatFlashMTP" or cls not in SEVERAL_AT_K1
                                       else f" (K 1 is sized: {n} modules, one step each)"))
+
+
+def _qwen_module_moe(target: ModelGeometry, n: int) -> tuple[bool, ...]:
+    """Which of Qwen3-Next's (Qwen3.5's) `n` modules are MoE: vLLM builds module i as decoder
+    layer i (its prefix's index), MoE where the target's layer i is (qwen3_next.py: by
+    mlp_only_layers and decoder_sparse_step)."""
+    if n > target.num_layers:
+        raise InputError(f"mtp with {target.name}: its {n} MTP modules outnumber its "
+                         f"{target.num_layers} layers, whose feed-forward kinds kvcli reads "
+                         "for them; not modelled", field=FIELD)
+    return target.moe_layers[:n] if target.moe_layers else (False,) * n
 
 
 def longcat_mtp(target: ModelGeometry, name: str) -> DraftModel:

@@ -40,6 +40,13 @@ def draft_ignored(target: ModelGeometry, prefix: str, index: int) -> tuple[str, 
                  for x in target.fp8_ignored if x.startswith(head))
 
 
+def qwen_ignored(target: ModelGeometry) -> tuple[str, ...]:
+    """The target's ignore list as it reaches Qwen's modules, ``mtp.layers.i`` each, named as
+    kvcli's geometry of them names its layer i (``model.layers.i``)."""
+    return tuple("model." + x[len("mtp."):] for x in target.fp8_ignored
+                 if x.startswith(QWEN_PREFIX[:-1]))
+
+
 def fp8_fold(target: ModelGeometry) -> bool:
     """Whether vLLM builds Qwen's ``fc`` in fp8."""
     return target.quantization == "fp8" and QWEN_FOLD not in target.fp8_ignored
