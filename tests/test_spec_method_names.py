@@ -122,3 +122,34 @@ def test_every_entry_point_asks_one_function() -> None:
     assert "spec_method_renamed" not in got.to_dict()
     kept = resolve(ReplayOptions(), {"spec_method": "medusa"})
     assert (kept.spec_method, kept.spec_method_renamed) == ("medusa", None)
+
+
+@pytest.mark.parametrize("args", [
+    ["--spec-method", "deepseek_mtp", "--spec-tokens", "2"],
+    ["--speculative-config", '{"method": "deepseek_mtp", "num_speculative_tokens": 2}']])
+def test_kvcli_config_sizes_it_as_mtp_with_vllms_warning_first(args: list[str]) -> None:
+    """`kvcli config` took the name silently (its JSON reader was told no warn): vLLM's
+    warning now first, before the module's reuse warning, as vLLM logs them; the same pool."""
+    base = ["config", "deepseek-v3", "--gpu-memory-gib", "141", "--tp", "8", "--json"]
+    plain = CliRunner().invoke(app, [*base, "--spec-method", "mtp", "--spec-tokens", "2"])
+    r = CliRunner().invoke(app, [*base, *args])
+    assert r.exit_code == 0, r.stderr
+    ours, theirs = json.loads(r.stdout), json.loads(plain.stdout)
+    said = "method `deepseek_mtp` is deprecated and replaced with mtp."
+    assert ours["warnings"] == [said, *theirs["warnings"]]
+    assert ours["warnings"][1].startswith("Enabling num_speculative_tokens > 1")
+    assert r.stderr.splitlines()[0] == f"warning: {said}"
+    assert (ours["num_blocks"], ours["draft"]) == (theirs["num_blocks"], theirs["draft"])
+
+
+def test_a_sweep_spec_files_grid_naming_one_runs_as_mtp(tmp_path: Path) -> None:
+    """The grid of a sweep's TOML file, as the --set form: each job run as mtp, the warning
+    said for the job that gave it."""
+    trace = DATA / "sched_spec_mtp" / "aseed90106.trace.jsonl"
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'command = "replay"\ntraces = ["{trace}"]\n[grid]\n'
+                    'spec_method = ["ernie_mtp", "mtp"]\n')
+    r = CliRunner().invoke(app, ["sweep", str(spec)])
+    assert r.exit_code == 0, r.stderr
+    assert ("warning: job 0: method `ernie_mtp` is deprecated and replaced with mtp."
+            in r.stderr.splitlines())

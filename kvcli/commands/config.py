@@ -7,6 +7,7 @@ keys are documented in `kvcore.sizing.explain`. ``--list`` lists the presets.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import typer
@@ -103,8 +104,9 @@ def register(app: typer.Typer) -> None:
                 raise InputError("needs --kv-offloading-size (the CPU tier it sizes the chunks "
                                  "of)", field="kv_offloading_block_size")
 
+            renamed: list[str] = []     # (vLLM's word on a deprecated name of mtp)
             draft, spec_k, spec_json = spec_draft(speculative_config, spec_method, spec_model,
-                                                  spec_tokens)
+                                                  spec_tokens, renamed.append)
             from kvcore.mm_options import mm_options
 
             mm = mm_options(limit_mm_per_prompt, language_model_only, mm_encoder_tp_mode)
@@ -208,6 +210,7 @@ def register(app: typer.Typer) -> None:
 
                 if (reuse := reuse_warning(result.draft.architecture, spec_k)) is not None:
                     warnings.insert(0, reuse)       # (vLLM's first, as it resolves the method)
+            warnings[:0] = renamed                  # (before it: vLLM's very first word)
             for w in warnings:
                 output.warn(w)
             view.data["warnings"] = warnings
@@ -216,7 +219,8 @@ def register(app: typer.Typer) -> None:
         output.run(go)
 
 
-def spec_draft(text: str | None, method: str | None, model: str | None, tokens: int | None
+def spec_draft(text: str | None, method: str | None, model: str | None, tokens: int | None,
+               warn: Callable[[str], None] | None = None,
                ) -> tuple[tuple[str | None, str] | None, int, frozenset[str]]:
     """The draft vLLM's speculative flags name, as (model, method): an EAGLE draft's, or MTP's
     (None: the model's own module); None with no flags, or n-gram (no layers, no weights);
@@ -235,7 +239,7 @@ def spec_draft(text: str | None, method: str | None, model: str | None, tokens: 
 
     if text is None and method is None and model is None and tokens is None:
         return None, 0, frozenset()
-    spec = speculative_settings(text or "{}", method, tokens, model)
+    spec = speculative_settings(text or "{}", method, tokens, model, warn)
     from_json = set_by_json(spec, {"spec_method": method, "num_speculative_tokens": tokens,
                                    "spec_model": model})
     try:
