@@ -60,6 +60,9 @@ WRAPPERS = {
                                                       True, "onevision", ("image", "video")),
     "Mistral3ForConditionalGeneration": Wrapper("pixtral", _PIXTRAL_1540, -1, False,
                                                 "mistral3"),
+    # (Mistral 3's tower and projector on a Qwen3 text model: lightonocr.py)
+    "LightOnOCRForConditionalGeneration": Wrapper("pixtral", _PIXTRAL_1540, -1, False,
+                                                  "mistral3"),
     # (vLLM's class takes videos only: `get_supported_mm_limits`, its tower marked "video")
     "LlavaNextVideoForConditionalGeneration": Wrapper("clip_vision_model", _CLIP_336, -2, True,
                                                       "video", ("video",)),

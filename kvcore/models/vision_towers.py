@@ -13,7 +13,9 @@ GLM-4.1V's and GLM-4.5V's (`kvcore.models.glm4v_tower`), Kimi-VL's and Kimi-K2.5
 (`kvcore.models.qwen_omni`), DeepSeek-VL2's (`kvcore.models.deepseek_vl2`), ERNIE-4.5-VL's
 (`kvcore.models.ernie45_vl_tower`), Keye-VL's (`kvcore.models.keye_tower`), Nemotron Nano VL
 V2's RADIO (`kvcore.models.radio`), Molmo's (`kvcore.models.molmo`), GLM-4V's
-(`kvcore.models.glm4v_eva`), Step3-VL's (`kvcore.models.step3_vl_tower`); none for the other
+(`kvcore.models.glm4v_eva`), Step3-VL's (`kvcore.models.step3_vl_tower`), Command A Vision's
+(`kvcore.models.cohere2_vision`), Aria's (`kvcore.models.aria_tower`), BLIP-2's
+(`kvcore.models.blip2`), LightOnOCR's (Mistral 3's: `kvcore.models.llava`); none for the other
 classes kvcli reads (`kvcore.models.multimodal_classes` warns of those)."""
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kvcore.models.aria_tower import aria_vision_params
+from kvcore.models.blip2 import blip2_vision_params
+from kvcore.models.cohere2_vision import cohere2_vision_params
 from kvcore.models.deepseek_vl2 import deepseek_vl2_params
 from kvcore.models.ernie45_vl_tower import ernie_vl_params
 from kvcore.models.gemma4_towers import multimodal_towers
@@ -94,6 +99,10 @@ BY_ARCH: dict[str, Tower] = {
     "VoxtralForConditionalGeneration": lambda c, a, h, s, d: voxtral_params(c, h, s),
     "Step3VLForConditionalGeneration": lambda c, a, h, s, d: step3_vl_params(c, h, s),
     **_each(AUDIO_ARCHS, lambda c, a, h, s, d: audio_towers(c, a, h, s, d)),
+    "Cohere2VisionForConditionalGeneration":
+        lambda c, a, h, s, d: cohere2_vision_params(c, h, s),
+    "AriaForConditionalGeneration": lambda c, a, h, s, d: aria_vision_params(c, h, s),
+    "Blip2ForConditionalGeneration": lambda c, a, h, s, d: blip2_vision_params(c, h, s),
 }
 
 
