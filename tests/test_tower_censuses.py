@@ -31,7 +31,8 @@ FOLDERS = {"llava_towers": (19, 39), "glm_kimi_towers": (5, 18), "llama4_moe": (
            "mm_ernie": (10, 19),
            "mm_nemo": (7, 17),
            "mm_audio": (14, 36), "mm_step3": (6, 17),
-           "mm_step3/step3p5": (3, 3)}
+           "mm_step3/step3p5": (3, 3),
+           "mm_cohere": (8, 25)}
 # (quantised checkpoints: packed tensors count otherwise than kvcli's parameters, and a case
 # vLLM refuses at TP 1; their refusals and warnings are tests/test_quant_towers3.py's)
 QUANTISED = ("quant_towers3", "quant_dsvl2")

@@ -10,7 +10,8 @@ LayerNorm, then each layer a self-attention (biased query/key/value and output d
 LayerNorm), a cross-attention every ``cross_attention_frequency`` layers from layer 0 (its key
 and value from ``encoder_hidden_size``), and the query feed-forward (biased dense in and out, a
 LayerNorm); ``query_tokens`` (num_query_tokens x Q-Former hidden) and ``language_projection``
-(a biased nn.Linear to the text width), whole too. No buffers. The class does not take
+(a biased nn.Linear to the text width), whole too; ``query_tokens`` is kept where vLLM skips
+the tower (``--language-model-only``, the image limit 0). No buffers. The class does not take
 ``--mm-encoder-tp-mode data``. Checked per rank against vLLM's classes on the meta device
 (tests/data/weights_census/mm_cohere/).
 """
@@ -74,5 +75,6 @@ def blip2_vision_params(cfg: dict[str, Any], text_hidden: int, source: str) -> V
                           "hidden_size", source, key_of="qformer_config")
     queries = vision_dim(cfg, TOP_DEFAULTS, "num_query_tokens", source, key_of="") * q_hidden
     whole = tower_whole + _qformer(cfg, source) + queries + q_hidden * text_hidden + text_hidden
+    # (query_tokens, a plain Parameter of the class, stays where vLLM skips the tower)
     return VisionParams(whole + layers * layer_split, whole, dim("num_attention_heads"),
-                        ("image",))
+                        ("image",), kept=queries)

@@ -98,4 +98,6 @@ MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
     "qwen3_5_moe_text": QWEN3_5_MOE_DEFAULTS,
     "llama4_text": {"attention_chunk_size": CHUNK_DEFAULT,
                     "no_rope_layer_interval": NOPE_INTERVAL_DEFAULT},
+    # (AriaTextConfig's MoE: Aria's text_config, which aria.py builds with FusedMoE)
+    "aria_text": {"moe_num_experts": 8, "moe_topk": 2, "moe_num_shared_experts": 2},
 }

@@ -187,15 +187,19 @@ def qwen_kinds(model_type: str, n: int, get, explicit: tuple[str, ...] | None,
     return ("full",) * n
 
 
-def shared_width(get_int) -> int:
+def shared_width(get_int, model_type: str = "") -> int:
     """The shared experts' MLP width where the config names one (0: none named): Qwen2-MoE's and
     Qwen3-Next's ``shared_expert_intermediate_size``, Granite 4.0-H's ``shared_intermediate_size``
     (`granitemoehybrid.py`'s shared MLP), Nemotron-H's
     ``moe_shared_expert_intermediate_size`` times ``n_shared_experts`` (`nemotron_h.py` builds
-    them as one MLP so wide)."""
+    them as one MLP so wide), Aria's ``intermediate_size`` times ``moe_num_shared_experts``
+    (aria.py's `AriaTextMoELayer`: one LlamaMLP so wide; kvcli missed it)."""
     width = (get_int("shared_expert_intermediate_size", 0)
              or get_int("shared_intermediate_size", 0) or 0)   # (Granite's MoE hybrids)
     if not width:
         width = (get_int("moe_shared_expert_intermediate_size", 0) or 0) * (
             get_int("n_shared_experts", 0) or 0)
+    if model_type == "aria_text":
+        width = (get_int("intermediate_size", 0) or 0) * (
+            get_int("moe_num_shared_experts", 0) or 0)
     return width

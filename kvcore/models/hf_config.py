@@ -271,7 +271,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         num_shared_experts=get_int("n_shared_experts") or get_int("num_shared_experts") or 0,
         # (Llama 4's MoE layers build one shared expert as wide as the routed ones, llama4.py
         # `Llama4MoE`; no key names it and perf.py bills none)
-        shared_expert_width=(moe_inter if model_type == "llama4_text" else shared_width(get_int))
+        shared_expert_width=(moe_inter if model_type == "llama4_text"
+                             else shared_width(get_int, model_type))
         if num_experts else 0,
         counted_moe_layers=counted_moe,
         perf_swa=perf_swa(c, model_type, n_layers, get),

@@ -99,9 +99,21 @@ def _pool_mode(cfg: dict[str, Any], source: str) -> None:
                          field="spatial_pool_mode")
 
 
+def _lighton_keys(cfg: dict[str, Any], source: str) -> None:
+    """LightOnOCR on transformers' own ``lighton_ocr`` config (not the published checkpoint's
+    ``mistral3``): vLLM reads Mistral 3's keys off it, which that class does not define."""
+    for key in ("vision_feature_layer", "projector_hidden_act", "multimodal_projector_bias"):
+        if key not in cfg:
+            raise InputError(f"missing: vLLM 0.33's LightOnOCR reads it, which transformers' "
+                             f"LightOnOcrConfig does not define ('LightOnOcrConfig' object has "
+                             f"no attribute '{key}')", path=source or None, field=key)
+
+
 def llava_vision_params(cfg: dict[str, Any], arch: str, text_hidden: int,
                         source: str) -> VisionParams:
     w = WRAPPERS[arch]
+    if cfg.get("model_type") == "lighton_ocr":
+        _lighton_keys(cfg, source)
     v = vision_config(cfg, source)
     model_type = v.get("model_type", w.tower)
     if not isinstance(model_type, str) or model_type not in _TOWERS:
