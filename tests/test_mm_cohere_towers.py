@@ -40,21 +40,25 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     assert e.value.field == "tensor_parallel_size"
 
 
-@pytest.mark.parametrize(("base", "tower", "buffers"), [
+@pytest.mark.parametrize(("base", "tower", "kept", "buffers"), [
     # SigLIP so400m/512 (27 layers, post-norm) and the SwiGLU projector (4,608 -> 2 x 18,432
     # -> 12,288); 1,024 int64 position_ids
-    ("command-a-vision", 809_945_328, 1024 * 8),
+    ("command-a-vision", 809_945_328, 0, 1024 * 8),
     # Pixtral (24 layers 1,024 wide), Mistral 3's merger and projector to 1,024; the tower's
     # 256 B of float32 buffers
-    ("lightonocr-1b", 409_597_952, 256),
+    ("lightonocr-1b", 409_597_952, 0, 256),
     # NaViT 27 layers 1,152 wide without its post-norm, the cross-attention projector
-    ("aria", 438_217_072, 0),
+    ("aria", 438_217_072, 0, 0),
+    # EVA ViT-g (39 layers 1,408 wide), the 12-layer Q-Former, its 32 x 768 query_tokens
+    # (kept where vLLM skips the tower) and the projection to 2,560
+    ("blip2-opt-2.7b", 1_093_083_136, 32 * 768, 0),
 ])
-def test_the_tower_at_tp1_is_vllms(base: str, tower: int, buffers: int) -> None:
+def test_the_tower_at_tp1_is_vllms(base: str, tower: int, kept: int, buffers: int) -> None:
     g = read_hf_config(_config(base))
-    assert (g.vision_params, g.vision_buffers) == (tower, buffers)
+    assert (g.vision_params, g.vision_kept, g.vision_buffers) == (tower, kept, buffers)
     lm = CASES[f"{base} --language-model-only"]["tp"]["1"][0]["param_numel"]
-    assert estimate_params(g)[0] - tower == lm == CASES[base]["tp"]["1"][0]["param_numel"] - tower
+    built = CASES[base]["tp"]["1"][0]["param_numel"]
+    assert estimate_params(g)[0] - tower + kept == lm == built - tower + kept
 
 
 def test_arias_shared_experts_are_counted() -> None:
@@ -80,10 +84,12 @@ def test_lightonocr_on_transformers_config_is_refused_as_vllm_refuses_it() -> No
 
 
 @pytest.mark.parametrize(("base", "tp", "blocks"), [
-    # before: 89,507, 171,593, 58,355 (the tower and Aria's shared experts uncounted)
+    # before: 89,507, 171,593, 58,355, 59,275 (the tower and Aria's shared experts
+    # uncounted)
     ("command-a-vision", 4, "87,949"),
     ("lightonocr-1b", 4, "171,131"),
     ("aria", 4, "57,829"),
+    ("blip2-opt-2.7b", 4, "58,733"),
 ])
 def test_kvcli_config_sizes_them(base: str, tp: int, blocks: str) -> None:
     out = CliRunner().invoke(app, ["config", "--model-config", str(DATA / f"{base}.config.json"),

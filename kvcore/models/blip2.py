@@ -37,12 +37,12 @@ QFORMER_DEFAULTS = {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_l
 TOP_DEFAULTS = {"num_query_tokens": 32}
 
 
-def _qformer(cfg: dict[str, Any], source: str) -> int:
-    """The Q-Former's parameters (its LayerNorm and layers), all whole on every rank."""
-    q = tower_config(cfg, "qformer_config", source)
+def qformer_params(q: dict[str, Any], source: str, key_of: str = "qformer_config") -> int:
+    """`Blip2QFormerModel`'s parameters for Q-Former config `q` (its LayerNorm and layers), all
+    whole on every rank (Granite 4 Vision's window projectors build it too)."""
 
     def dim(key: str) -> int:
-        return vision_dim(q, QFORMER_DEFAULTS, key, source, key_of="qformer_config")
+        return vision_dim(q, QFORMER_DEFAULTS, key, source, key_of=key_of)
 
     h, inter, e = dim("hidden_size"), dim("intermediate_size"), dim("encoder_hidden_size")
     every = dim("cross_attention_frequency")
@@ -71,10 +71,11 @@ def blip2_vision_params(cfg: dict[str, Any], text_hidden: int, source: str) -> V
         layer_split -= 3 * d
     embeddings = d + 3 * p * p * d + d + ((dim("image_size") // p) ** 2 + 1) * d
     tower_whole = embeddings + layers * layer_whole + 2 * d
-    q_hidden = vision_dim(tower_config(cfg, "qformer_config", source), QFORMER_DEFAULTS,
-                          "hidden_size", source, key_of="qformer_config")
+    q = tower_config(cfg, "qformer_config", source)
+    q_hidden = vision_dim(q, QFORMER_DEFAULTS, "hidden_size", source, key_of="qformer_config")
     queries = vision_dim(cfg, TOP_DEFAULTS, "num_query_tokens", source, key_of="") * q_hidden
-    whole = tower_whole + _qformer(cfg, source) + queries + q_hidden * text_hidden + text_hidden
+    whole = (tower_whole + qformer_params(q, source) + queries + q_hidden * text_hidden
+             + text_hidden)
     # (query_tokens, a plain Parameter of the class, stays where vLLM skips the tower)
     return VisionParams(whole + layers * layer_split, whole, dim("num_attention_heads"),
                         ("image",), kept=queries)
