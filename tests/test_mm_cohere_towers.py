@@ -32,7 +32,7 @@ def _config(base: str) -> dict:
 def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     """Aria's 20 text heads and the tiny configs' 4 vision heads at TP 8 (the tower is still
     constructed where it is skipped; no class here takes ``data``: it falls back to weights)."""
-    assert len(REFUSED) == 11 and {p.values[1] for p in REFUSED} == {8}
+    assert len(REFUSED) == 13 and {p.values[1] for p in REFUSED} == {8}
     with pytest.raises(InputError) as e:
         resolve_kv_cache_config(geometry=case_geometry(DATA, CASES, name, applied=False),
                                 tensor_parallel_size=tp, gpu_memory_gib=80, max_model_len=2048,
@@ -52,6 +52,9 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     # EVA ViT-g (39 layers 1,408 wide), the 12-layer Q-Former, its 32 x 768 query_tokens
     # (kept where vLLM skips the tower) and the projection to 2,560
     ("blip2-opt-2.7b", 1_093_083_136, 32 * 768, 0),
+    # SigLIP 27 layers without post-norm, 8 window Q-Former projectors (4 deepstack, 4
+    # spatial) and image_newline (kept); 576 int64 position_ids
+    ("granite4-vision-synthetic", 579_126_768, 2560, 576 * 8),
 ])
 def test_the_tower_at_tp1_is_vllms(base: str, tower: int, kept: int, buffers: int) -> None:
     g = read_hf_config(_config(base))
@@ -83,6 +86,19 @@ def test_lightonocr_on_transformers_config_is_refused_as_vllm_refuses_it() -> No
         "no attribute 'vision_feature_layer')")
 
 
+def test_granite4_vision_deepstack_and_head() -> None:
+    """Granite4VisionConfig's tie_word_embeddings (false) wins over its text config's, and the
+    class allocates a scratch a deepstack level (the map's 4 and the 4 spatial targets)."""
+    g = read_hf_config(_config("granite4-vision-synthetic"))
+    assert (g.tie_word_embeddings, g.vision_deepstack) == (False, 8)
+    cfg = _config("tiny-granite4-vision")
+    cfg["deepstack_layer_map"] = None       # (the config class's default: vLLM fails on it)
+    with pytest.raises(InputError) as e:
+        read_hf_config(cfg, source="config.json")
+    assert str(e.value) == ("config.json: field 'deepstack_layer_map': expected a list, got "
+                            "None: vLLM 0.33's Granite 4 Vision takes its length")
+
+
 @pytest.mark.parametrize(("base", "tp", "blocks"), [
     # before: 89,507, 171,593, 58,355, 59,275 (the tower and Aria's shared experts
     # uncounted)
@@ -90,6 +106,8 @@ def test_lightonocr_on_transformers_config_is_refused_as_vllm_refuses_it() -> No
     ("lightonocr-1b", 4, "171,131"),
     ("aria", 4, "57,829"),
     ("blip2-opt-2.7b", 4, "58,733"),
+    # (before: 235,928; the head untied as vLLM builds it, and 8 deepstack levels of scratch)
+    ("granite4-vision-synthetic", 4, "233,627"),
 ])
 def test_kvcli_config_sizes_them(base: str, tp: int, blocks: str) -> None:
     out = CliRunner().invoke(app, ["config", "--model-config", str(DATA / f"{base}.config.json"),

@@ -15,8 +15,9 @@ GLM-4.1V's and GLM-4.5V's (`kvcore.models.glm4v_tower`), Kimi-VL's and Kimi-K2.5
 V2's RADIO (`kvcore.models.radio`), Molmo's (`kvcore.models.molmo`), GLM-4V's
 (`kvcore.models.glm4v_eva`), Step3-VL's (`kvcore.models.step3_vl_tower`), Command A Vision's
 (`kvcore.models.cohere2_vision`), Aria's (`kvcore.models.aria_tower`), BLIP-2's
-(`kvcore.models.blip2`), LightOnOCR's (Mistral 3's: `kvcore.models.llava`); none for the other
-classes kvcli reads (`kvcore.models.multimodal_classes` warns of those)."""
+(`kvcore.models.blip2`), LightOnOCR's (Mistral 3's: `kvcore.models.llava`), Granite 4 Vision's
+(`kvcore.models.granite4_vision`); none for the other classes kvcli reads
+(`kvcore.models.multimodal_classes` warns of those)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from kvcore.models.ernie45_vl_tower import ernie_vl_params
 from kvcore.models.gemma4_towers import multimodal_towers
 from kvcore.models.glm4v_eva import glm4v_eva_params
 from kvcore.models.glm4v_tower import GLM4V_ARCHS, glm4v_vision_params
+from kvcore.models.granite4_vision import granite4_vision_params
 from kvcore.models.idefics3 import IDEFICS3_ARCHS, idefics3_vision_params
 from kvcore.models.interns1_pro import ARCH as INTERNS1_PRO
 from kvcore.models.internvl import internvl_vision_params
@@ -103,6 +105,8 @@ BY_ARCH: dict[str, Tower] = {
         lambda c, a, h, s, d: cohere2_vision_params(c, h, s),
     "AriaForConditionalGeneration": lambda c, a, h, s, d: aria_vision_params(c, h, s),
     "Blip2ForConditionalGeneration": lambda c, a, h, s, d: blip2_vision_params(c, h, s),
+    "Granite4VisionForConditionalGeneration":
+        lambda c, a, h, s, d: granite4_vision_params(c, h, s),
 }
 
 

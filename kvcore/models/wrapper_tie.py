@@ -20,6 +20,8 @@ WRAPPER_WINS: dict[str, bool | None] = {
     "qwen3_vl": False, "qwen3_vl_moe": False, "skywork_chat": None, "blip-2": None,
     "exaone4_5": False, "granite_speech": True, "granite_speech_plus": True,
     "llava_next": False, "idefics3": False, "smolvlm": False,
+    # (tests/data/weights_census/mm_cohere: granite4-vision-synthetic's tied text config)
+    "granite4_vision": False,
 }
 # classes whose head reads the wrapper's own text config, which the copy reaches only where the
 # text config names its architectures (else `with_hf_config` copies a deepcopy: idefics3.py)

@@ -1,7 +1,7 @@
 """Record what vLLM 0.33 builds, rank by rank, for Command A Vision, Aria, BLIP-2, LightOnOCR
-(the configs here): every ``*.config.json`` of this folder at TP 1, 2, 4 and 8, every rank
-(parameter count, bytes by dtype, buffers; rank 0's parameters by name), and each under the
-multimodal serving options of OPTIONS (-> answers.json).
+and Granite 4 Vision (the configs here): every ``*.config.json`` of this folder at TP 1, 2, 4
+and 8, every rank (parameter count, bytes by dtype, buffers; rank 0's parameters by name), and
+each under the multimodal serving options of OPTIONS (-> answers.json).
 
 A development tool, never run by the tests. From the project root:
 
@@ -36,6 +36,8 @@ OPTIONS = {
     "tiny-aria": (tr.LMO,),
     "blip2-opt-2.7b": (tr.LMO, NO_IMAGE, tr.DATA),
     "tiny-blip2-opt": (tr.LMO,),
+    "granite4-vision-synthetic": (tr.LMO, NO_IMAGE, tr.DATA),
+    "tiny-granite4-vision": (tr.LMO,),
 }
 
 
