@@ -59,7 +59,13 @@ PUBLISHED = {"MiniCPMV": "minicpm-v-2_6", "Phi3VForCausalLM": "phi-3.5-vision-in
              "MolmoForCausalLM": "../mm_nemo/molmo-7b-d-0924",
              # (MiniCPM-o's and Intern-S1-Pro's: ../weights_census/mm_audio/)
              "MiniCPMO": "../mm_audio/minicpm-o-2_6",
-             "InternS1ProForConditionalGeneration": "../mm_audio/intern-s1-pro-bf16"}
+             "InternS1ProForConditionalGeneration": "../mm_audio/intern-s1-pro-bf16",
+             # (LightOnOCR's: its published mistral3 config, ../weights_census/mm_cohere;
+             # transformers' lighton_ocr class lacks keys vLLM's class reads)
+             "LightOnOCRForConditionalGeneration": "../mm_cohere/lightonocr-1b",
+             # (Granite 4 Vision's config class leaves deepstack_layer_map null, which vLLM
+             # cannot build: mm_cohere's synthetic config)
+             "Granite4VisionForConditionalGeneration": "../mm_cohere/granite4-vision-synthetic"}
 PUBLISHED_DIR = "../weights_census/mm_minicpm_idefics_phi"
 # keys a layer pattern needs beside the cut (by architecture)
 OVERRIDES = {
