@@ -23,6 +23,8 @@ CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
     "llama": {"intermediate_size": 11008, "vocab_size": 32000},
     "mistral": {"num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000},
     "qwen2": {"num_key_value_heads": 32, "intermediate_size": 22016, "vocab_size": 151936},
+    # (vLLM's DotsOCRConfig: a Qwen2Config)
+    "dots_ocr": {"num_key_value_heads": 32, "intermediate_size": 22016, "vocab_size": 151936},
     "qwen3": {"num_key_value_heads": 32, "head_dim": 128, "intermediate_size": 22016, "vocab_size":
         151936},
     "qwen2_moe": {"num_key_value_heads": 16, "intermediate_size": 5632, "vocab_size": 151936,

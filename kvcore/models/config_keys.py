@@ -149,7 +149,9 @@ def counted_moe_layers(get, n: int, num_experts: int) -> int:
 
 
 # Model types whose vLLM attention takes its window from CacheConfig.sliding_window only
-QWEN_WINDOWS = ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe")
+QWEN_WINDOWS = ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "dots_ocr")
+# (dots.ocr's: its DotsOCRConfig is a Qwen2Config, its language model Qwen2ForCausalLM)
+QWEN_DENSE = ("qwen2", "qwen3", "dots_ocr")
 
 
 def qwen_kinds(model_type: str, n: int, get, explicit: tuple[str, ...] | None,
@@ -171,7 +173,7 @@ def qwen_kinds(model_type: str, n: int, get, explicit: tuple[str, ...] | None,
                          field="max_window_layers")
     if explicit is not None:
         types = explicit
-    elif model_type in ("qwen2", "qwen3"):
+    elif model_type in QWEN_DENSE:
         types = tuple("sliding" if i >= first else "full" for i in range(n))
     elif model_type == "qwen2_moe":
         types = tuple("sliding" if i % 2 == 0 and i < first else "full" for i in range(n))
@@ -179,7 +181,7 @@ def qwen_kinds(model_type: str, n: int, get, explicit: tuple[str, ...] | None,
         return ("sliding",) * n
     if all(k == "sliding" for k in types):
         return ("sliding",) * n
-    if model_type in ("qwen2", "qwen3") and "sliding" in types and first != n:
+    if model_type in QWEN_DENSE and "sliding" in types and first != n:
         raise InputError(f"sliding-window attention on some layers only (max_window_layers "
                          f"{first!r} of {n} layers): vLLM 0.33 refuses it (qwen2.py: \"Sliding "
                          "window for some but all layers is not supported\")",

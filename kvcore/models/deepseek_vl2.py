@@ -39,6 +39,9 @@ from kvcore.models.vision_keys import (
 )
 
 ARCH = "DeepseekVLV2ForCausalLM"
+# the classes whose config is vLLM's DeepseekVLV2Config (DeepSeek-OCR's: deepseek_ocr.py,
+# deepseek_ocr2.py), the text model its language_config
+LANGUAGE_CONFIG_ARCHS = (ARCH, "DeepseekOCRForCausalLM", "DeepseekOCR2ForCausalLM")
 # timm's vit_so400m_patch14_siglip_384: width, layers, MLP width, patch, image side
 _D, _LAYERS, _MLP, _PATCH, _IMAGE = 1152, 27, 4304, 14, 384
 # vLLM's MlpProjectorConfig defaults
@@ -50,7 +53,7 @@ def language_as_text(cfg: dict[str, Any], source: str) -> dict[str, Any]:
     """A DeepSeek-VL2 config with its ``language_config`` as the ``deepseek_v2`` text config
     vLLM builds from it; any other config unchanged."""
     archs = cfg.get("architectures")
-    if not (isinstance(archs, list) and archs and archs[0] == ARCH):
+    if not (isinstance(archs, list) and archs and archs[0] in LANGUAGE_CONFIG_ARCHS):
         return cfg
     lang = cfg.get("language_config", {})
     if not isinstance(lang, dict):
@@ -69,6 +72,25 @@ def deepseek_vl2_params(cfg: dict[str, Any], source: str) -> VisionParams:
     # (its sizes are timm's whatever vision_config says, but vLLM's config class builds a
     # VisionEncoderConfig of its keys: a list there fails to load, where kvcli sized it)
     tower_config(cfg, "vision_config", source)
+    projector, n = projector_params(cfg, source)
+    layer_whole, layer_split = vit_layer(_D, _MLP)
+    mlp = _D * _MLP + _MLP + _MLP * _D          # (a timm Mlp's split part: fc2's bias whole)
+    grid = _IMAGE // _PATCH
+    # patch embedding, positions, the layers' attention and norms, the final norm, the
+    # pooling head's latent, q, kv, proj, norm and fc2 bias
+    tower_whole = (3 * _PATCH * _PATCH * _D + _D + grid * grid * _D
+                   + _LAYERS * (layer_whole + layer_split - mlp) + 2 * _D
+                   + _D + 4 * (_D * _D + _D) + 2 * _D + _D)
+    whole = tower_whole + projector + 2 * n
+    total = whole + (_LAYERS + 1) * mlp
+    # (the two separators, plain Parameters, stay when vLLM drops the tower: `kept`)
+    return VisionParams(total, whole, 0, ("image",), False, linears=_swapped(), mlp_width=_MLP,
+                        kept=2 * n)
+
+
+def projector_params(cfg: dict[str, Any], source: str) -> tuple[int, int]:
+    """(parameters, ``n_embed``) of the config's `MlpProjector` (deepseek_vl2.py; DeepSeek-OCR's
+    too), whole on every rank."""
     pc = tower_config(cfg, "projector_config", source)
 
     def dim(key: str) -> int:
@@ -87,19 +109,7 @@ def deepseek_vl2_params(cfg: dict[str, Any], source: str) -> VisionParams:
         raise InputError(f"unsupported projector type {kind!r} (vLLM's DeepSeek-VL2 builds "
                          "downsample_mlp_gelu or linear)", path=source or None,
                          field="projector_config.projector_type")
-    layer_whole, layer_split = vit_layer(_D, _MLP)
-    mlp = _D * _MLP + _MLP + _MLP * _D          # (a timm Mlp's split part: fc2's bias whole)
-    grid = _IMAGE // _PATCH
-    # patch embedding, positions, the layers' attention and norms, the final norm, the
-    # pooling head's latent, q, kv, proj, norm and fc2 bias
-    tower_whole = (3 * _PATCH * _PATCH * _D + _D + grid * grid * _D
-                   + _LAYERS * (layer_whole + layer_split - mlp) + 2 * _D
-                   + _D + 4 * (_D * _D + _D) + 2 * _D + _D)
-    whole = tower_whole + projector + 2 * n
-    total = whole + (_LAYERS + 1) * mlp
-    # (the two separators, plain Parameters, stay when vLLM drops the tower: `kept`)
-    return VisionParams(total, whole, 0, ("image",), False, linears=_swapped(), mlp_width=_MLP,
-                        kept=2 * n)
+    return projector, n
 
 
 def _swapped() -> tuple[VisionLinear, ...]:

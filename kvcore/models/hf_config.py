@@ -99,7 +99,8 @@ from kvcore.models.zamba2 import ZAMBA2, as_built
 from kvcore.sources import read_json
 
 # Model types whose QKV projection always has a bias (qwen2.py, qwen2_moe.py)
-QKV_BIAS_TYPES = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl")  # (the VL: Qwen2ForCausalLM)
+QKV_BIAS_TYPES = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl",  # (the VL: Qwen2ForCausalLM)
+                  "dots_ocr")     # (dots.ocr's Qwen2ForCausalLM)
 # Model types whose attention always has a q_norm and a k_norm (qwen3.py, qwen3_moe.py,
 # gemma3.py build them unconditionally)
 QK_NORM_TYPES = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "lfm2", "lfm2_moe",

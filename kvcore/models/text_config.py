@@ -17,7 +17,7 @@ from kvcore.models.interns1_pro import as_built
 from kvcore.models.internvl_chat import awq_patched
 from kvcore.models.molmo import MOLMO, molmo_text
 from kvcore.models.qwen_omni import thinker
-from kvcore.models.wrapper_tie import TEXT_TIED, tie_flags, wrapper_tie
+from kvcore.models.wrapper_tie import TEXT_TIED, flat_tie, tie_flags, wrapper_tie
 
 
 def text_model(cfg: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -39,6 +39,8 @@ def text_model(cfg: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[s
         dtype_names(given, source)
     if c.get("model_type") in TEXT_TIED:    # (Cohere's: the logits read the embedding)
         c = {**c, "tie_word_embeddings": True}
+    if c is cfg:            # (PaddleOCR-VL's flat config.json: tied whatever its flag)
+        c = flat_tie(c)
     return cfg, c
 
 

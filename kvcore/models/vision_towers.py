@@ -16,7 +16,9 @@ V2's RADIO (`kvcore.models.radio`), Molmo's (`kvcore.models.molmo`), GLM-4V's
 (`kvcore.models.glm4v_eva`), Step3-VL's (`kvcore.models.step3_vl_tower`), Command A Vision's
 (`kvcore.models.cohere2_vision`), Aria's (`kvcore.models.aria_tower`), BLIP-2's
 (`kvcore.models.blip2`), LightOnOCR's (Mistral 3's: `kvcore.models.llava`), Granite 4 Vision's
-(`kvcore.models.granite4_vision`); none for the other classes kvcli reads
+(`kvcore.models.granite4_vision`), dots.ocr's (`kvcore.models.dots_ocr_tower`), PaddleOCR-VL's
+(`kvcore.models.paddleocr_vl_tower`), DeepSeek-OCR's and DeepSeek-OCR-2's
+(`kvcore.models.deepseek_ocr_tower`); none for the other classes kvcli reads
 (`kvcore.models.multimodal_classes` warns of those)."""
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ from typing import Any
 from kvcore.models.aria_tower import aria_vision_params
 from kvcore.models.blip2 import blip2_vision_params
 from kvcore.models.cohere2_vision import cohere2_vision_params
+from kvcore.models.deepseek_ocr_tower import deepseek_ocr2_params, deepseek_ocr_params
 from kvcore.models.deepseek_vl2 import deepseek_vl2_params
+from kvcore.models.dots_ocr_tower import dots_ocr_params
 from kvcore.models.ernie45_vl_tower import ernie_vl_params
 from kvcore.models.gemma4_towers import multimodal_towers
 from kvcore.models.glm4v_eva import glm4v_eva_params
@@ -45,6 +49,7 @@ from kvcore.models.minicpmo import minicpmo_params
 from kvcore.models.minicpmv import minicpmv_params
 from kvcore.models.molmo import molmo_tower
 from kvcore.models.moonvit import k25_vision_params, kimi_vl_vision_params
+from kvcore.models.paddleocr_vl_tower import paddleocr_vl_params
 from kvcore.models.paligemma import paligemma_vision_params
 from kvcore.models.phi3v import phi3v_params
 from kvcore.models.phi4mm import phi4mm_params
@@ -107,6 +112,10 @@ BY_ARCH: dict[str, Tower] = {
     "Blip2ForConditionalGeneration": lambda c, a, h, s, d: blip2_vision_params(c, h, s),
     "Granite4VisionForConditionalGeneration":
         lambda c, a, h, s, d: granite4_vision_params(c, h, s),
+    "DotsOCRForCausalLM": lambda c, a, h, s, d: dots_ocr_params(c, s),
+    "PaddleOCRVLForConditionalGeneration": lambda c, a, h, s, d: paddleocr_vl_params(c, h, s),
+    "DeepseekOCRForCausalLM": lambda c, a, h, s, d: deepseek_ocr_params(c, s),
+    "DeepseekOCR2ForCausalLM": lambda c, a, h, s, d: deepseek_ocr2_params(c, s),
 }
 
 

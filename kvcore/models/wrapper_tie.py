@@ -34,6 +34,11 @@ EITHER_TIES: dict[str, tuple[bool, bool]] = {
     "paddleocr_vl": (True, True), "qwen2_vl": (False, False), "qwen2_5_vl": (False, False),
     "llava": (False, False), "llava_next_video": (False, False),
 }
+# classes whose config class, given a flat config.json (no text_config), moves its
+# tie_word_embeddings into the text config it builds, so the wrapper keeps its own default,
+# true, which vLLM copies back: tied whatever the flag (PaddleOCRVLConfig.__post_init__;
+# tests/data/weights_census/mm_ocr)
+FLAT_TIED = frozenset({"paddleocr_vl"})
 # language models whose head vLLM ties whatever the flags say (Cohere's logits read the
 # embedding), or never ties (they build an lm_head of their own unconditionally)
 ALWAYS_TIED = frozenset({"cohere2_vision", "gemma3n"})
@@ -85,3 +90,11 @@ def wrapper_tie(cfg: dict[str, Any], text: dict[str, Any]) -> bool | None:
         flag = cfg.get("tie_word_embeddings", WRAPPER_WINS[model_type])
         return None if flag is None else bool(flag)
     return None
+
+
+def flat_tie(cfg: dict[str, Any]) -> dict[str, Any]:
+    """A flat config's text model (no text config: the config itself) as vLLM builds it: tied
+    for `FLAT_TIED`."""
+    if cfg.get("model_type") in FLAT_TIED:
+        return {**cfg, "tie_word_embeddings": True}
+    return cfg
