@@ -18,8 +18,8 @@ are fixed in vLLM's code, whatever ``vision_config`` says; only the projector re
 DeepSeek-OCR-2 (`DeepseekOCR2ForCausalLM`, deepseek_ocr2.py): the same SAM with its last conv
 896 wide, then in place of CLIP transformers' own Qwen2Model as an encoder (deepencoder2.py:
 24 layers 896 wide, 14 heads, 2 KV heads, MLP 4,864, no token embedding; its float32
-``inv_freq``), two query tables (144 and 256 rows), whole on every rank; only
-``view_seperator`` beside the projector.
+``inv_freq`` and ``original_inv_freq``), two query tables (144 and 256 rows), whole on every
+rank; only ``view_seperator`` beside the projector.
 No ``--mm-encoder-tp-mode data`` (vLLM falls back to weights). Checked per rank against vLLM's
 class on the meta device (tests/data/weights_census/mm_ocr/).
 """
@@ -79,6 +79,6 @@ def deepseek_ocr2_params(cfg: dict[str, Any], source: str) -> VisionParams:
              + 3 * _Q_D * _Q_MLP)
     qwen2 = _Q_LAYERS * layer + _Q_D + (144 + 256) * _Q_D
     whole = sam_vit_b(896) + qwen2 + projector + n
-    # (its rotary inv_freq: half the head dim, float32)
+    # (its rotary inv_freq and original_inv_freq: half the head dim each, float32)
     return VisionParams(whole, whole, 0, ("image",), False, kept=n,
-                        buffers=4 * (_Q_D // _Q_HEADS // 2))
+                        buffers=2 * 4 * (_Q_D // _Q_HEADS // 2))

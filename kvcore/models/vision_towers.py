@@ -18,8 +18,8 @@ V2's RADIO (`kvcore.models.radio`), Molmo's (`kvcore.models.molmo`), GLM-4V's
 (`kvcore.models.blip2`), LightOnOCR's (Mistral 3's: `kvcore.models.llava`), Granite 4 Vision's
 (`kvcore.models.granite4_vision`), dots.ocr's (`kvcore.models.dots_ocr_tower`), PaddleOCR-VL's
 (`kvcore.models.paddleocr_vl_tower`), DeepSeek-OCR's and DeepSeek-OCR-2's
-(`kvcore.models.deepseek_ocr_tower`); none for the other classes kvcli reads
-(`kvcore.models.multimodal_classes` warns of those)."""
+(`kvcore.models.deepseek_ocr_tower`), GLM-OCR's (`kvcore.models.glm_ocr_tower`); none for the
+other classes kvcli reads (`kvcore.models.multimodal_classes` warns of those)."""
 
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ from kvcore.models.ernie45_vl_tower import ernie_vl_params
 from kvcore.models.gemma4_towers import multimodal_towers
 from kvcore.models.glm4v_eva import glm4v_eva_params
 from kvcore.models.glm4v_tower import GLM4V_ARCHS, glm4v_vision_params
+from kvcore.models.glm_ocr_tower import glm_ocr_params
 from kvcore.models.granite4_vision import granite4_vision_params
 from kvcore.models.idefics3 import IDEFICS3_ARCHS, idefics3_vision_params
 from kvcore.models.interns1_pro import ARCH as INTERNS1_PRO
@@ -116,6 +117,8 @@ BY_ARCH: dict[str, Tower] = {
     "PaddleOCRVLForConditionalGeneration": lambda c, a, h, s, d: paddleocr_vl_params(c, h, s),
     "DeepseekOCRForCausalLM": lambda c, a, h, s, d: deepseek_ocr_params(c, s),
     "DeepseekOCR2ForCausalLM": lambda c, a, h, s, d: deepseek_ocr2_params(c, s),
+    "GlmOcrForConditionalGeneration":
+        lambda c, a, h, s, d: glm_ocr_params(c, s, DTYPE_BYTES[d]),
 }
 
 

@@ -42,6 +42,8 @@ MODEL_TYPES = {
     "InternVLChatModel": "internvl_chat", "H2OVLChatModel": "h2ovl_chat", "NVLM_D": "NVLM_D",
     "SkyworkR1VChatModel": "skywork_chat", "InternS1ForConditionalGeneration": "interns1",
     "InternLM2ForCausalLM": "internlm2",
+    # (dots.ocr: vLLM's own DotsOCRConfig, registered by record_kv_specs.py)
+    "DotsOCRForCausalLM": "dots_ocr",
 }
 # remote-code classes whose config class has no defaults of its own (rewritten to keep a
 # config.json's keys: ../weights_census/mm_minicpm_idefics_phi/remote_configs.py): a published
@@ -65,7 +67,11 @@ PUBLISHED = {"MiniCPMV": "minicpm-v-2_6", "Phi3VForCausalLM": "phi-3.5-vision-in
              "LightOnOCRForConditionalGeneration": "../mm_cohere/lightonocr-1b",
              # (Granite 4 Vision's config class leaves deepstack_layer_map null, which vLLM
              # cannot build: mm_cohere's synthetic config)
-             "Granite4VisionForConditionalGeneration": "../mm_cohere/granite4-vision-synthetic"}
+             "Granite4VisionForConditionalGeneration": "../mm_cohere/granite4-vision-synthetic",
+             # (DeepSeek-OCR's: DeepseekVLV2Config's own language_config default is MLA,
+             # not the published MoE text model; ../weights_census/mm_ocr/)
+             "DeepseekOCRForCausalLM": "../mm_ocr/deepseek-ocr",
+             "DeepseekOCR2ForCausalLM": "../mm_ocr/deepseek-ocr-2"}
 PUBLISHED_DIR = "../weights_census/mm_minicpm_idefics_phi"
 # keys a layer pattern needs beside the cut (by architecture)
 OVERRIDES = {

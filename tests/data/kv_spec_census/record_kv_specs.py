@@ -64,6 +64,10 @@ interns1_pro_config.register()
 # InternLM2's remote config class: internvl_chat_config's rewrite (LlamaConfig and its bias)
 from transformers import AutoConfig
 AutoConfig.register("internlm2", internvl_chat_config.InternLM2Config, exist_ok=True)
+# dots.ocr's remote-code config: vLLM's own rewrite of it (configs/dotsocr.py), which its
+# dots_ocr.py reads (../weights_census/mm_ocr/)
+from vllm.transformers_utils.configs.dotsocr import DotsOCRConfig
+AutoConfig.register("dots_ocr", DotsOCRConfig, exist_ok=True)
 
 import torch
 import vllm
@@ -146,6 +150,10 @@ import types
 from vllm.model_executor.models import deepseek_vl2 as _dsvl2
 _dsvl2.cached_tokenizer_from_config = lambda mc: types.SimpleNamespace(
     vocab={_dsvl2._IMAGE_TOKEN: 128815})
+# (DeepSeek-OCR's and DeepSeek-OCR-2's classes the same: ../weights_census/mm_ocr/)
+from vllm.model_executor.models import deepseek_ocr as _dsocr, deepseek_ocr2 as _dsocr2
+for _m in (_dsocr, _dsocr2):
+    _m.cached_tokenizer_from_config = _dsvl2.cached_tokenizer_from_config
 # Intern-S1-Pro's FoPE selects its frequencies with a boolean mask (torch.nonzero), which the
 # meta device cannot size: computed on the CPU, then moved to the meta device (the same values)
 from vllm.model_executor.layers.rotary_embedding.fope import FourierRotaryEmbedding
@@ -176,6 +184,7 @@ SUBSTITUTIONS = list(rc.SUBSTITUTIONS) + internvl_chat_config.SUBSTITUTIONS + (
     "NewGELU / QuickGELU: no compiled kernel bound (vllm._C absent)",
     "mistral_common: an import-only placeholder (package absent)",
     "DeepSeek-VL2: cached_tokenizer_from_config a stand-in whose vocab holds <image>",
+    "DeepSeek-OCR, DeepSeek-OCR-2: the same stand-in",
     "attention backend: TRITON_MLA where the model config uses MLA, FLASH_ATTN elsewhere",
     "sparse MLA (a config with index_topk: DeepSeek-V3.2, GLM-5): FLASH_ATTN_MLA_SPARSE, the "
     "first sparse backend CudaPlatform accepts on an H100/H200 with a bf16 cache "
