@@ -32,7 +32,8 @@ def _config(base: str) -> dict:
 @pytest.mark.parametrize(("name", "tp"), REFUSED)
 def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     """dots.ocr's 12 heads at TP 8, DeepSeek-OCR's 10 at TP 4 and 8, the tiny configs' 4
-    vision heads at TP 8 (a data-mode tower builds there: tiny dots.ocr's, tiny GLM-OCR's)."""
+    heads at TP 8 (tiny dots.ocr's data-mode tower builds there: its text model has 8)."""
+    assert len(REFUSED) == 20 and {p.values[1] for p in REFUSED} == {4, 8}
     assert "tiny-dots-ocr --mm-encoder-tp-mode data" not in {p.values[0] for p in REFUSED}
     with pytest.raises(InputError) as e:
         resolve_kv_cache_config(geometry=case_geometry(DATA, CASES, name, applied=False),
@@ -52,6 +53,9 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     ("deepseek-ocr", 401_372_160, 257 * 8, 2 * 1280),
     # SAM ViT-B, the Qwen2 encoder (its two float32 inverse frequency tables), 896 -> 1,280
     ("deepseek-ocr-2", 454_385_280, 2 * 32 * 4, 1280),
+    # 24 blocks 1,024 wide (q/k norms, biases, MLP 4,096), the downsample and the merger to
+    # 1,536 (its MLP the text model's 4,608); the rotary cache, 8,192 x 32 in bfloat16
+    ("glm-ocr", 434_120_192, 8192 * 32 * 2, 0),
 ])
 def test_the_tower_at_tp1_is_vllms(base: str, tower: int, buffers: int, kept: int) -> None:
     g = read_hf_config(_config(base))
@@ -91,6 +95,8 @@ def test_deepseek_ocr_reads_its_language_config() -> None:
     ("paddleocr-vl", 1, "262,091"),     # 264,690 before
     ("deepseek-ocr", 1, "73,601"),      # refused before
     ("deepseek-ocr-2", 2, "152,955"),   # refused before
+    # 74,050 before: the tower, GLM-4's two sandwich norms a layer and MRoPE's 4 x cache left out
+    ("glm-ocr", 1, "73,125"),
 ])
 def test_kvcli_config_sizes_them(base: str, tp: int, blocks: str) -> None:
     out = CliRunner().invoke(app, ["config", "--model-config", str(DATA / f"{base}.config.json"),

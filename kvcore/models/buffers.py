@@ -65,7 +65,8 @@ _PARTIAL = {"qwen3_5_text": 0.25, "qwen3_5_moe_text": 0.25}
 # and qwen3_moe.py's own layers under Qwen2-Audio, Qwen2.5-Omni and Qwen3-Omni)
 MROPE_X4_TYPES = ("qwen2_vl", "qwen2_5_vl", "glm4v_text", "glm4v_moe_text", "qwen2",
                   "qwen3_moe", "qwen3",     # (qwen3.py's under Keye-VL: tests/data/.../mm_ernie)
-                  "paddleocr_vl")           # (ernie45.py's under PaddleOCR-VL: .../mm_ocr)
+                  "paddleocr_vl",           # (ernie45.py's under PaddleOCR-VL: .../mm_ocr)
+                  "glm_ocr_text")           # (glm4.py's under GLM-OCR: .../mm_ocr)
 
 
 def _num(value: Any, default: float) -> float:

@@ -185,6 +185,8 @@ SUBSTITUTIONS = list(rc.SUBSTITUTIONS) + internvl_chat_config.SUBSTITUTIONS + (
     "mistral_common: an import-only placeholder (package absent)",
     "DeepSeek-VL2: cached_tokenizer_from_config a stand-in whose vocab holds <image>",
     "DeepSeek-OCR, DeepSeek-OCR-2: the same stand-in",
+    "dots.ocr: vLLM's own DotsOCRConfig (configs/dotsocr.py) registered with AutoConfig for "
+    "model_type dots_ocr, in place of the checkpoint's remote code",
     "attention backend: TRITON_MLA where the model config uses MLA, FLASH_ATTN elsewhere",
     "sparse MLA (a config with index_topk: DeepSeek-V3.2, GLM-5): FLASH_ATTN_MLA_SPARSE, the "
     "first sparse backend CudaPlatform accepts on an H100/H200 with a bf16 cache "
