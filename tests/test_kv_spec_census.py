@@ -49,10 +49,12 @@ def test_every_registry_architecture_has_a_row() -> None:
     # 163: Step3's text model and Step3-VL's, moe_layers_enum given as Step3's checkpoint
     # writes it, and GLM-4V's, ChatGLM's keys and an EVA2-CLIP vision_config given; 165:
     # MiniCPMO's and InternS1ProForConditionalGeneration's, published configs with the
-    # remote-code config classes rewritten: weights_census/mm_audio; 167: LightOnOCR's (its
+    # remote-code config classes rewritten: weights_census/mm_audio; LightOnOCR's (its
     # published mistral3 config) and Granite 4 Vision's (a synthetic one with the
-    # deepstack_layer_map its class leaves null): weights_census/mm_cohere)
-    assert len(BUILT) == 167
+    # deepstack_layer_map its class leaves null): weights_census/mm_cohere; dots.ocr's, vLLM's
+    # DotsOCRConfig registered for dots_ocr, and DeepSeek-OCR's and -OCR-2's, published configs
+    # with the tokenizer stood in for: weights_census/mm_ocr)
+    assert len(BUILT) == 170
     # (the Mamba-only rows, recorded while other changes modelled them: equal where built
     # (Zamba2 since tests/data/zamba2); LFM2's default config lacks the block_dim vLLM needs)
     assert set(ANSWERS["another_helper"]) - set(BUILT) == {"Lfm2ForCausalLM"}
