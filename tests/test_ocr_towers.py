@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+from kv_census_rows import kvcli_specs, same, vllm_specs
 from typer.testing import CliRunner
 
 from kvcli.app import app
@@ -21,12 +22,21 @@ from kvcore.sizing.resolve import resolve_kv_cache_config
 from tests.census_rows import case_geometry, case_mm, refused_tps
 
 DATA = Path(__file__).parent / "data" / "weights_census" / "mm_ocr"
-CASES = json.loads((DATA / "answers.json").read_text())["cases"]
+ANSWERS = json.loads((DATA / "answers.json").read_text())
+CASES, KV = ANSWERS["cases"], ANSWERS["kv_specs"]
 REFUSED = refused_tps(CASES)
 
 
 def _config(base: str) -> dict:
     return json.loads((DATA / f"{base}.config.json").read_text())
+
+
+@pytest.mark.parametrize("base", sorted(KV))
+def test_kv_specs_equal_vllms(base: str) -> None:
+    row = KV[base]
+    assert "specs" in row, row.get("skipped")
+    ours = kvcli_specs(row, row["config"]["architectures"][0])
+    assert not isinstance(ours, InputError) and same(ours, vllm_specs(row))
 
 
 @pytest.mark.parametrize(("name", "tp"), REFUSED)

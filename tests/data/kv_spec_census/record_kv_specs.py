@@ -56,18 +56,14 @@ import nemo_vl_config
 molmo_config.register()
 nemo_vl_config.register()
 # MiniCPM-o's and Intern-S1-Pro's, rewritten the same way (../weights_census/mm_audio/)
-sys.path.insert(0, str(HERE.parent / "weights_census" / "mm_audio"))
-import interns1_pro_config
+sys.path[:0] = [str(HERE.parent / "weights_census" / d) for d in ("mm_audio", "mm_ocr")]
+import interns1_pro_config, ocr_stand_ins as ocr   # (the OCR classes' stand-ins: its docstring)
 import minicpmo_config
 minicpmo_config.register()
 interns1_pro_config.register()
 # InternLM2's remote config class: internvl_chat_config's rewrite (LlamaConfig and its bias)
 from transformers import AutoConfig
 AutoConfig.register("internlm2", internvl_chat_config.InternLM2Config, exist_ok=True)
-# dots.ocr's remote-code config: vLLM's own rewrite of it (configs/dotsocr.py), which its
-# dots_ocr.py reads (../weights_census/mm_ocr/)
-from vllm.transformers_utils.configs.dotsocr import DotsOCRConfig
-AutoConfig.register("dots_ocr", DotsOCRConfig, exist_ok=True)
 
 import torch
 import vllm
@@ -150,10 +146,7 @@ import types
 from vllm.model_executor.models import deepseek_vl2 as _dsvl2
 _dsvl2.cached_tokenizer_from_config = lambda mc: types.SimpleNamespace(
     vocab={_dsvl2._IMAGE_TOKEN: 128815})
-# (DeepSeek-OCR's and DeepSeek-OCR-2's classes the same: ../weights_census/mm_ocr/)
-from vllm.model_executor.models import deepseek_ocr as _dsocr, deepseek_ocr2 as _dsocr2
-for _m in (_dsocr, _dsocr2):
-    _m.cached_tokenizer_from_config = _dsvl2.cached_tokenizer_from_config
+ocr.register(_dsvl2.cached_tokenizer_from_config)   # (DeepSeek-OCR's the same; dots.ocr's config)
 # Intern-S1-Pro's FoPE selects its frequencies with a boolean mask (torch.nonzero), which the
 # meta device cannot size: computed on the CPU, then moved to the meta device (the same values)
 from vllm.model_executor.layers.rotary_embedding.fope import FourierRotaryEmbedding
@@ -163,7 +156,7 @@ def _fope_inv_freq_on_cpu(self, base):
         return _fope_inv_freq(self, base).to("meta")
 FourierRotaryEmbedding._compute_inv_freq = _fope_inv_freq_on_cpu
 GDN_TYPES = ("qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text")
-SUBSTITUTIONS = list(rc.SUBSTITUTIONS) + internvl_chat_config.SUBSTITUTIONS + (
+SUBSTITUTIONS = list(rc.SUBSTITUTIONS) + internvl_chat_config.SUBSTITUTIONS + ocr.SUBSTITUTIONS + (
     remote_configs.SUBSTITUTIONS) + ernie_config.SUBSTITUTIONS + (
     keye_config.SUBSTITUTIONS) + nemo_vl_config.SUBSTITUTIONS + (
     molmo_config.SUBSTITUTIONS) + minicpmo_config.SUBSTITUTIONS + (
@@ -184,9 +177,6 @@ SUBSTITUTIONS = list(rc.SUBSTITUTIONS) + internvl_chat_config.SUBSTITUTIONS + (
     "NewGELU / QuickGELU: no compiled kernel bound (vllm._C absent)",
     "mistral_common: an import-only placeholder (package absent)",
     "DeepSeek-VL2: cached_tokenizer_from_config a stand-in whose vocab holds <image>",
-    "DeepSeek-OCR, DeepSeek-OCR-2: the same stand-in",
-    "dots.ocr: vLLM's own DotsOCRConfig (configs/dotsocr.py) registered with AutoConfig for "
-    "model_type dots_ocr, in place of the checkpoint's remote code",
     "attention backend: TRITON_MLA where the model config uses MLA, FLASH_ATTN elsewhere",
     "sparse MLA (a config with index_topk: DeepSeek-V3.2, GLM-5): FLASH_ATTN_MLA_SPARSE, the "
     "first sparse backend CudaPlatform accepts on an H100/H200 with a bf16 cache "
