@@ -16,15 +16,17 @@ from typer.testing import CliRunner
 
 from kvcli.app import app
 from kvcore.errors import InputError
+from kvcore.models.drafts import load_spec_draft
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.weights import estimate_params
 from kvcore.sizing.resolve import resolve_kv_cache_config
-from tests.census_rows import case_geometry, case_mm, refused_tps
+from tests.census_rows import built_ranks, case_geometry, case_mm, refused_tps
 
 DATA = Path(__file__).parent / "data" / "weights_census" / "mm_ocr"
 ANSWERS = json.loads((DATA / "answers.json").read_text())
 CASES, KV = ANSWERS["cases"], ANSWERS["kv_specs"]
 REFUSED = refused_tps(CASES)
+MTP = json.loads((DATA / "mtp" / "answers.json").read_text())["cases"]
 
 
 def _config(base: str) -> dict:
@@ -114,3 +116,16 @@ def test_kvcli_config_sizes_them(base: str, tp: int, blocks: str) -> None:
     assert out.exit_code == 0, out.output
     assert f"num_blocks = {blocks} " in out.output
     assert "not counted" not in out.output
+
+
+@pytest.mark.parametrize(("name", "tp", "rank"), built_ranks(MTP))
+def test_glm_ocr_mtp_draft_bytes_equal_vllms(name: str, tp: int, rank: int) -> None:
+    """GLM-OCR's MTP module (GlmOcrMTP: eh_proj, enorm, hnorm, shared_head.norm and a dense
+    Glm4DecoderLayer, its embedding and LM head the target's), which kvcli refused as "vLLM
+    0.33 refuses it": 70,800,384 B at TP 1; the tiny target's 4 heads refuse TP 8."""
+    target = read_hf_config(_config(name))
+    rec = MTP[name]["tp"][str(tp)][rank]
+    assert load_spec_draft(None, "mtp", target).weights_bytes(tp) == sum(
+        rec["param_bytes_by_dtype"].values())
+    assert MTP["glm-ocr"]["tp"]["1"][0]["param_bytes_by_dtype"] == {"bfloat16": 70_800_384}
+    assert "refused" in MTP["tiny-glm-ocr"]["tp"]["8"][0]

@@ -33,7 +33,10 @@ MTP_MODULES = {"deepseek_v3": 1, "deepseek_v32": 1, "glm_moe_dsa": 0, "qwen3_nex
                # it: without one, no module; weights_census/drafts2/)
                "ernie4_5_moe": 0,
                # (Step-3.5's Step3p7TextConfig defaults it to 0, which its predictor builds)
-               "step3p5": 0}
+               "step3p5": 0,
+               # (GLM-OCR's GlmOcrTextConfig has no such key; its predictor reads the text
+               # config's: weights_census/mm_ocr/mtp/)
+               "glm_ocr_text": 0}
 # Qwen3.5 counts them in its own key (vLLM's Qwen3_5MultiTokenPredictor builds
 # getattr(config, "mtp_num_hidden_layers", 1); config/speculative.py's n_predict reads it)
 MTP_KEYS = {"qwen3_5_text": "mtp_num_hidden_layers", "qwen3_5_moe_text": "mtp_num_hidden_layers"}

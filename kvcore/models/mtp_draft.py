@@ -2,7 +2,8 @@
 V3.2's and GLM-5's: its layer with an indexer, `kvcore.models.sparse_mla`; GLM-4.7-Flash's and
 openPangu's, its shape around their layer; LongCat-Flash's, a dense DeepSeek-V2 layer:
 `longcat_mtp`), Qwen3-Next's and GLM-4.5's (4.5-Air, 4.6), ERNIE-4.5's (a Llama layer,
-`ernie_mtp`) and Step-3.5's (`kvcore.models.mtp_step3p5`). The draft is the target's own
+`ernie_mtp`), Step-3.5's (`kvcore.models.mtp_step3p5`) and GLM-OCR's (GLM-4.5's shape around
+a dense Glm4DecoderLayer, without the target's tower). The draft is the target's own
 checkpoint (`tests/data/sched_spec_mtp/DESIGN.md`).
 
 vLLM rewrites a deepseek_v3 config into `DeepSeekMTPModel`, a qwen3_next one into
@@ -79,7 +80,10 @@ MTP_CLASSES = {"deepseek_v3": "DeepSeekMTP", "deepseek_v32": "DeepseekV32MTP",
                # (ERNIE-4.5's: a Llama decoder layer, `ernie_mtp`; drafts2/)
                "ernie4_5_moe": "ErnieMTP",
                # (Step-3.5's: its own layer and LM head, `kvcore.models.mtp_step3p5`)
-               "step3p5": "Step3p5MTP"}
+               "step3p5": "Step3p5MTP",
+               # (GLM-OCR's: GLM-4.5's shape around a dense Glm4DecoderLayer; its target's
+               # tower is not the draft's: tests/data/weights_census/mm_ocr/mtp/)
+               "glm_ocr_text": "GlmOcrMTP"}
 
 
 def mtp_draft(target: ModelGeometry, k: int = 1) -> DraftModel:
@@ -92,7 +96,7 @@ def mtp_draft(target: ModelGeometry, k: int = 1) -> DraftModel:
                          "vLLM 0.33 refuses it, 'Unsupported speculative method: mtp' (kvcli "
                          "models DeepSeek-V3's, V3.2's, GLM-5's, Qwen3-Next's, Qwen3.5's, "
                          "GLM-4.5's, GLM-4.7-Flash's, openPangu's, LongCat-Flash's, "
-                         "ERNIE-4.5's and Step-3.5's MTP modules)",
+                         "ERNIE-4.5's, Step-3.5's and GLM-OCR's MTP modules)",
                          field=FIELD)
     n = target.mtp_layers
     if n != 1 and not (n > 1 and k == 1 and cls in SEVERAL_AT_K1):
@@ -139,7 +143,8 @@ def mtp_draft(target: ModelGeometry, k: int = 1) -> DraftModel:
                                              indexer=target.mla.indexer.every_layer()))
     # (n modules at K 1: n such layers, each its own eh_proj and norms, `SEVERAL_AT_K1`)
     g = replace(target, name=name, layer_kinds=(last,) * n, moe_layers=(moe,) * n,
-                counted_moe_layers=n * int(moe), mtp_layers=0)
+                counted_moe_layers=n * int(moe), mtp_layers=0, vision_params=0,
+                vision_whole=0, vision_heads=0)
     # (its decoder layer is sized as the target's last, whose name an fp8 ignore list
     # reaches only where it names model.layers.N, the module's: `kvcore.models.mtp_fp8`)
     n_last = target.num_layers - 1
