@@ -50,6 +50,8 @@ from kvcore.models.minicpmo import minicpmo_params
 from kvcore.models.minicpmv import minicpmv_params
 from kvcore.models.molmo import molmo_tower
 from kvcore.models.moonvit import k25_vision_params, kimi_vl_vision_params
+from kvcore.models.ovis_navit import OVIS2_5_ARCHS, ovis2_5_params
+from kvcore.models.ovis_tokenizer import ovis_params
 from kvcore.models.paddleocr_vl_tower import paddleocr_vl_params
 from kvcore.models.paligemma import paligemma_vision_params
 from kvcore.models.phi3v import phi3v_params
@@ -119,6 +121,8 @@ BY_ARCH: dict[str, Tower] = {
     "DeepseekOCR2ForCausalLM": lambda c, a, h, s, d: deepseek_ocr2_params(c, s),
     "GlmOcrForConditionalGeneration":
         lambda c, a, h, s, d: glm_ocr_params(c, s, DTYPE_BYTES[d]),
+    **_each(OVIS2_5_ARCHS, lambda c, a, h, s, d: ovis2_5_params(c, s)),
+    "Ovis": lambda c, a, h, s, d: ovis_params(c, s),
 }
 
 
