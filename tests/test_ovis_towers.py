@@ -1,8 +1,9 @@
-"""kvcli's Ovis (Ovis1.6, Ovis2), Ovis2.5 and Ovis2.6 against vLLM 0.33.0's own classes, built
+"""kvcli's Ovis (Ovis1.6, Ovis2), Ovis2.5, Ovis2.6, Eagle 2.5 and OpenCUA against vLLM 0.33.0's own classes, built
 on the meta device at TP 1, 2, 4 and 8, every rank, alone and under the multimodal serving
 options (tests/data/weights_census/mm_ovis/answers.json; every built rank's bytes are checked
-by tests/test_tower_censuses.py): the visual tokenizers and visual embedding tables, which
-went uncounted, and the refusals vLLM makes."""
+by tests/test_tower_censuses.py): the visual tokenizers and visual embedding tables, Eagle's
+SigLIP and mlp1, OpenCUA's Qwen2.5-VL tower, which went uncounted, and the refusals vLLM
+makes."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+from kv_census_rows import kvcli_specs, same, vllm_specs
 from typer.testing import CliRunner
 
 from kvcli.app import app
@@ -21,7 +23,8 @@ from kvcore.sizing.resolve import resolve_kv_cache_config
 from tests.census_rows import case_geometry, case_mm, refused_tps
 
 DATA = Path(__file__).parent / "data" / "weights_census" / "mm_ovis"
-CASES = json.loads((DATA / "answers.json").read_text())["cases"]
+ANSWERS = json.loads((DATA / "answers.json").read_text())
+CASES, KV = ANSWERS["cases"], ANSWERS["kv_specs"]
 REFUSED = refused_tps(CASES)
 
 
@@ -29,15 +32,25 @@ def _config(base: str) -> dict:
     return json.loads((DATA / f"{base}.config.json").read_text())
 
 
+@pytest.mark.parametrize("base", sorted(KV))
+def test_kv_specs_equal_vllms(base: str) -> None:
+    """Every config's KV specs at TP 1, as vLLM collects them (all 12 built)."""
+    row = KV[base]
+    ours = kvcli_specs(row, row["config"]["architectures"][0])
+    assert not isinstance(ours, InputError) and same(ours, vllm_specs(row))
+
+
 @pytest.mark.parametrize(("name", "tp"), REFUSED)
 def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     """tiny-ovis2.6-naflex's 6 vision heads at TP 4 and 8 (still constructed when the tower is
     skipped; ``data`` falls back to weights), tiny-ovis-aimv2-bias's 5 at TP 2, 4 and 8, the
-    text models' 28 and 12 heads of Ovis2-8B and Ovis2-2B at TP 8."""
-    assert {(p.values[0].split(" ")[0], p.values[1]) for p in REFUSED} >= {
+    text models' 28 and 12 heads of Ovis2-8B, Ovis2-2B, Eagle2.5-8B and OpenCUA-7B at TP 8,
+    tiny-eagle2.5-select's 4 vision heads at TP 8 (its ``data`` mode builds)."""
+    assert {(p.values[0].split(" ")[0], p.values[1]) for p in REFUSED} == {
         ("tiny-ovis2.6-naflex", 4), ("tiny-ovis2.6-naflex", 8), ("tiny-ovis-aimv2-bias", 2),
         ("tiny-ovis-aimv2-bias", 4), ("tiny-ovis-aimv2-bias", 8), ("ovis2-8b", 8),
-        ("ovis2-2b", 8)}
+        ("ovis2-2b", 8), ("eagle2.5-8b", 8), ("opencua-7b", 8), ("tiny-eagle2.5-select", 8)}
+    assert "tiny-eagle2.5-select --mm-encoder-tp-mode data" not in {p.values[0] for p in REFUSED}
     with pytest.raises(InputError) as e:
         resolve_kv_cache_config(geometry=case_geometry(DATA, CASES, name, applied=False),
                                 tensor_parallel_size=tp, gpu_memory_gib=80, max_model_len=4096,
@@ -61,12 +74,27 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     # SigLIP-so400m at 384 / 14 (27 layers, its post LayerNorm; 729 int64 position_ids)
     ("ovis1.6-gemma2-9b", 949_966_182, 729 * 8),
     ("tiny-ovis-aimv2-bias", 1_631_750, 0),
+    # SigLIP-so400m at 448 / 14 (27 layers, post LayerNorm; 1,024 int64 position_ids), mlp1:
+    # LayerNorm 4,608, 4,608 -> 3,584 -> 3,584
+    ("eagle2.5-8b", 442_703_600, 1024 * 8),
+    ("tiny-eagle2.5-select", 639_664, 64 * 8),    # (2 of 3 layers: no post LayerNorm)
+    # Qwen2.5-VL-7B's tower and merger; its rotary cache, 8,192 x 40 bf16
+    ("opencua-7b", 676_550_144, 8192 * 40 * 2),
 ])
 def test_the_tower_at_tp1_is_vllms(base: str, tower: int, buffers: int) -> None:
     g = read_hf_config(_config(base))
     assert (g.vision_params, g.vision_buffers) == (tower, buffers)
     assert estimate_params(g)[0] == CASES[base]["tp"]["1"][0]["param_numel"]
     assert uncounted_tower_note(g, None, "--gpu-memory-gib", "--num-blocks") is None
+
+
+def test_opencuas_text_model_has_1d_rope() -> None:
+    """OpenCUA's Qwen2 text model (1-D RoPE: its cache 32,768 x 128 bf16, not MRoPE's 4 x):
+    the language-model-only build's buffers, and kvcli's."""
+    lm = CASES["opencua-7b --language-model-only"]["tp"]["1"][0]["buffer_bytes_by_dtype"]
+    assert lm["non_persistent"] == {"bfloat16": 32768 * 128 * 2}
+    g = read_hf_config(_config("opencua-7b"))
+    assert (g.model_type, g.num_kv_heads, g.head_dim) == ("qwen2", 4, 128)
 
 
 def test_no_tower_without_images_and_videos() -> None:
@@ -88,6 +116,8 @@ def test_no_tower_without_images_and_videos() -> None:
     ("ovis2.6-30b-a3b", 1, "10,333"),       # (11,413)
     ("ovis2-8b", 1, "66,646"),              # (69,523)
     ("ovis1.6-gemma2-9b", 2, "49,621"),     # (50,703)
+    ("eagle2.5-8b", 1, "68,564"),           # (69,529)
+    ("opencua-7b", 4, "326,406"),           # (327,895)
 ])
 def test_kvcli_config_blocks_at_80_gib(base: str, tp: int, blocks: str) -> None:
     r = CliRunner().invoke(app, ["config", "--model-config", str(DATA / f"{base}.config.json"),
@@ -108,6 +138,8 @@ def test_kvcli_config_blocks_at_80_gib(base: str, tp: int, blocks: str) -> None:
      "llm_config.model_type"),
     ("ovis2-2b", {"visual_tokenizer_config": {"model_type": "clip_visual_tokenizer"}},
      "visual_tokenizer_config.model_type"),
+    ("eagle2.5-8b", {"select_layer": 27}, "select_layer"),
+    ("eagle2.5-8b", {"downsample_ratio": 0}, "downsample_ratio"),
 ])
 def test_what_vllm_cannot_build_is_refused_in_one_line(base: str, change: dict,
                                                         field: str) -> None:

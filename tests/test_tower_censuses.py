@@ -33,7 +33,8 @@ FOLDERS = {"llava_towers": (19, 39), "glm_kimi_towers": (5, 18), "llama4_moe": (
            "mm_audio": (14, 36), "mm_step3": (6, 17),
            "mm_step3/step3p5": (3, 3),
            "mm_cohere": (10, 31),
-           "mm_ocr": (8, 24)}
+           "mm_ocr": (8, 24),
+           "mm_ovis": (12, 29)}
 # (quantised checkpoints: packed tensors count otherwise than kvcli's parameters, and a case
 # vLLM refuses at TP 1; their refusals and warnings are tests/test_quant_towers3.py's)
 QUANTISED = ("quant_towers3", "quant_dsvl2")

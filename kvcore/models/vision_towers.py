@@ -32,6 +32,7 @@ from kvcore.models.cohere2_vision import cohere2_vision_params
 from kvcore.models.deepseek_ocr_tower import deepseek_ocr2_params, deepseek_ocr_params
 from kvcore.models.deepseek_vl2 import deepseek_vl2_params
 from kvcore.models.dots_ocr_tower import dots_ocr_params
+from kvcore.models.eagle2_5 import eagle2_5_params
 from kvcore.models.ernie45_vl_tower import ernie_vl_params
 from kvcore.models.gemma4_towers import multimodal_towers
 from kvcore.models.glm4v_eva import glm4v_eva_params
@@ -50,6 +51,7 @@ from kvcore.models.minicpmo import minicpmo_params
 from kvcore.models.minicpmv import minicpmv_params
 from kvcore.models.molmo import molmo_tower
 from kvcore.models.moonvit import k25_vision_params, kimi_vl_vision_params
+from kvcore.models.opencua import opencua_params
 from kvcore.models.ovis_navit import OVIS2_5_ARCHS, ovis2_5_params
 from kvcore.models.ovis_tokenizer import ovis_params
 from kvcore.models.paddleocr_vl_tower import paddleocr_vl_params
@@ -123,6 +125,9 @@ BY_ARCH: dict[str, Tower] = {
         lambda c, a, h, s, d: glm_ocr_params(c, s, DTYPE_BYTES[d]),
     **_each(OVIS2_5_ARCHS, lambda c, a, h, s, d: ovis2_5_params(c, s)),
     "Ovis": lambda c, a, h, s, d: ovis_params(c, s),
+    "Eagle2_5_VLForConditionalGeneration": lambda c, a, h, s, d: eagle2_5_params(c, h, s),
+    "OpenCUAForConditionalGeneration":
+        lambda c, a, h, s, d: opencua_params(c, s, DTYPE_BYTES[d]),
 }
 
 

@@ -71,7 +71,14 @@ PUBLISHED = {"MiniCPMV": "minicpm-v-2_6", "Phi3VForCausalLM": "phi-3.5-vision-in
              # (DeepSeek-OCR's: DeepseekVLV2Config's own language_config default is MLA,
              # not the published MoE text model; ../weights_census/mm_ocr/)
              "DeepseekOCRForCausalLM": "../mm_ocr/deepseek-ocr",
-             "DeepseekOCR2ForCausalLM": "../mm_ocr/deepseek-ocr-2"}
+             "DeepseekOCR2ForCausalLM": "../mm_ocr/deepseek-ocr-2",
+             # (Ovis's, whose OvisConfig defaults no hidden_size, and the remote code of Ovis2.5,
+             # Ovis2.6, Eagle 2.5 and OpenCUA: ../weights_census/mm_ovis/)
+             "Ovis": "../mm_ovis/ovis2-8b", "Ovis2_5": "../mm_ovis/ovis2.5-9b",
+             "Ovis2_6ForCausalLM": "../mm_ovis/tiny-ovis2.6-naflex",
+             "Ovis2_6_MoeForCausalLM": "../mm_ovis/ovis2.6-30b-a3b",
+             "Eagle2_5_VLForConditionalGeneration": "../mm_ovis/eagle2.5-8b",
+             "OpenCUAForConditionalGeneration": "../mm_ovis/opencua-7b"}
 PUBLISHED_DIR = "../weights_census/mm_minicpm_idefics_phi"
 # keys a layer pattern needs beside the cut (by architecture)
 OVERRIDES = {
