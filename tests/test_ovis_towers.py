@@ -1,9 +1,9 @@
-"""kvcli's Ovis (Ovis1.6, Ovis2), Ovis2.5, Ovis2.6, Eagle 2.5 and OpenCUA against vLLM 0.33.0's own classes, built
-on the meta device at TP 1, 2, 4 and 8, every rank, alone and under the multimodal serving
-options (tests/data/weights_census/mm_ovis/answers.json; every built rank's bytes are checked
-by tests/test_tower_censuses.py): the visual tokenizers and visual embedding tables, Eagle's
-SigLIP and mlp1, OpenCUA's Qwen2.5-VL tower, which went uncounted, and the refusals vLLM
-makes."""
+"""kvcli's Ovis (Ovis1.6, Ovis2), Ovis2.5, Ovis2.6, Eagle 2.5 and OpenCUA against vLLM
+0.33.0's own classes, built on the meta device at TP 1, 2, 4 and 8, every rank, alone and under
+the multimodal serving options (tests/data/weights_census/mm_ovis/answers.json; every built
+rank's bytes are checked by tests/test_tower_censuses.py): the visual tokenizers and visual
+embedding tables, Eagle's SigLIP and mlp1, OpenCUA's Qwen2.5-VL tower, which went uncounted,
+and the refusals vLLM makes."""
 
 from __future__ import annotations
 

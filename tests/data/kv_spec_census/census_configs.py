@@ -11,6 +11,8 @@ with the text model cut to at most MAX_LAYERS layers: every per-layer list or st
 is kept; OVERRIDES gives the keys a pattern needs beyond that (Gemma 3n's shared layers).
 """
 import json
+import sys
+from pathlib import Path
 
 MAX_LAYERS = 8
 # Architectures whose name no auto mapping or vLLM config names: the model_type their
@@ -80,6 +82,12 @@ PUBLISHED = {"MiniCPMV": "minicpm-v-2_6", "Phi3VForCausalLM": "phi-3.5-vision-in
              "Eagle2_5_VLForConditionalGeneration": "../mm_ovis/eagle2.5-8b",
              "OpenCUAForConditionalGeneration": "../mm_ovis/opencua-7b"}
 PUBLISHED_DIR = "../weights_census/mm_minicpm_idefics_phi"
+# (the remote-code config classes mm_ovis's configs need, rewritten there: Ovis2.5's, Eagle
+# 2.5's, OpenCUA's, registered with AutoConfig; record_kv_specs.py lists SUBSTITUTIONS)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "weights_census" / "mm_ovis"))
+import ovis_config
+ovis_config.register()
+SUBSTITUTIONS = ovis_config.SUBSTITUTIONS
 # keys a layer pattern needs beside the cut (by architecture)
 OVERRIDES = {
     # (Qwen3OmniMoeTextConfig defaults no tie_word_embeddings, which vLLM reads)

@@ -61,12 +61,6 @@ import interns1_pro_config, ocr_stand_ins as ocr   # (the OCR classes' stand-ins
 import minicpmo_config
 minicpmo_config.register()
 interns1_pro_config.register()
-# Ovis2.5's and Ovis2.6's, rewritten the same way (../weights_census/mm_ovis/)
-sys.path.insert(0, str(HERE.parent / "weights_census" / "mm_ovis"))
-import eagle_opencua_config
-import ovis_config
-ovis_config.register()
-eagle_opencua_config.register()     # (Eagle 2.5's and OpenCUA's, the same way)
 # InternLM2's remote config class: internvl_chat_config's rewrite (LlamaConfig and its bias)
 from transformers import AutoConfig
 AutoConfig.register("internlm2", internvl_chat_config.InternLM2Config, exist_ok=True)
@@ -166,8 +160,7 @@ SUBSTITUTIONS = list(rc.SUBSTITUTIONS) + internvl_chat_config.SUBSTITUTIONS + oc
     remote_configs.SUBSTITUTIONS) + ernie_config.SUBSTITUTIONS + (
     keye_config.SUBSTITUTIONS) + nemo_vl_config.SUBSTITUTIONS + (
     molmo_config.SUBSTITUTIONS) + minicpmo_config.SUBSTITUTIONS + (
-    interns1_pro_config.SUBSTITUTIONS) + ovis_config.SUBSTITUTIONS + (
-    eagle_opencua_config.SUBSTITUTIONS) + [
+    interns1_pro_config.SUBSTITUTIONS) + census_configs.SUBSTITUTIONS + [
     "FoPE's inverse frequencies (FourierRotaryEmbedding._compute_inv_freq: a boolean "
     "selection, torch.nonzero, which the meta device cannot size) computed on the CPU, then "
     "moved to the meta device",

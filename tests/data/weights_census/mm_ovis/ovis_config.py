@@ -6,8 +6,11 @@ one for Ovis 1.6 / 2 only: configs/ovis.py). `Siglip2NavitConfig` keeps every ke
 `Ovis2_5Config` builds its ``llm_config`` with AutoConfig by its model_type (qwen3, qwen3_moe)
 and its ``vit_config`` with `Siglip2NavitConfig`, as the remote class does; vLLM renames
 ``llm_config`` to ``text_config`` itself (transformers_utils/config.py). `register()` registers
-both with AutoConfig so vLLM loads the configs as it would the remote classes."""
+both with AutoConfig so vLLM loads the configs as it would the remote classes (and
+eagle_opencua_config.py's; ../../kv_spec_census/census_configs.py calls it)."""
 from transformers import AutoConfig, PreTrainedConfig
+
+import eagle_opencua_config      # (Eagle 2.5's and OpenCUA's, this folder's: registered too)
 
 VIT_DEFAULTS = {"hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 24,
                 "num_attention_heads": 16, "num_channels": 3, "num_patches": -1,
@@ -19,7 +22,8 @@ SUBSTITUTIONS = [
     "remote-code config classes Ovis2_5Config / Siglip2NavitConfig registered with AutoConfig "
     "for model_type ovis2_5 / siglip2_navit (see weights_census/mm_ovis/ovis_config.py)",
     "Ovis2_5ProcessingInfo constructed without its HF processor (its __init__ loads it, to "
-    "decide whether the model takes multimodal inputs; no processor files here; no tensor)"]
+    "decide whether the model takes multimodal inputs; no processor files here; no tensor)",
+    *eagle_opencua_config.SUBSTITUTIONS]
 
 
 class Siglip2NavitConfig(PreTrainedConfig):
@@ -57,3 +61,4 @@ def register():
     ovis2_5.Ovis2_5ProcessingInfo.__init__ = BaseProcessingInfo.__init__
     AutoConfig.register("siglip2_navit", Siglip2NavitConfig, exist_ok=True)
     AutoConfig.register("ovis2_5", Ovis2_5Config, exist_ok=True)
+    eagle_opencua_config.register()

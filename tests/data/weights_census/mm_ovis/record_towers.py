@@ -14,10 +14,9 @@ A development tool, never run by the tests. From the project root:
         tests/data/weights_census/mm_ovis/record_towers.py [CASE ...]
 
 It imports ../tower_recorder.py, which executes ../../kv_spec_census/record_kv_specs.py for its
-substitutions (and through it ../record_census.py's, whose `record` builds each case); that file
-registers this folder's ovis_config.py and eagle_opencua_config.py (the remote-code config
-classes, rewritten); every
-substitution is listed in answers.json.
+substitutions (and through it ../record_census.py's, whose `record` builds each case); its
+census_configs.py registers this folder's ovis_config.py and eagle_opencua_config.py (the
+remote-code config classes, rewritten); every substitution is listed in answers.json.
 """
 # ruff: noqa
 import sys
