@@ -1,9 +1,9 @@
-"""kvcli's Ovis (Ovis1.6, Ovis2), Ovis2.5, Ovis2.6, Eagle 2.5 and OpenCUA against vLLM
+"""kvcli's Ovis (Ovis1.6, Ovis2), Ovis2.5, Ovis2.6, Eagle 2.5, OpenCUA and Kanana-V against vLLM
 0.33.0's own classes, built on the meta device at TP 1, 2, 4 and 8, every rank, alone and under
 the multimodal serving options (tests/data/weights_census/mm_ovis/answers.json; every built
 rank's bytes are checked by tests/test_tower_censuses.py): the visual tokenizers and visual
-embedding tables, Eagle's SigLIP and mlp1, OpenCUA's Qwen2.5-VL tower, which went uncounted,
-and the refusals vLLM makes."""
+embedding tables, Eagle's SigLIP and mlp1, OpenCUA's Qwen2.5-VL tower, Kanana-V's Qwen2-VL tower
+and C-Abstractor, which went uncounted, and the refusals vLLM makes."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def _config(base: str) -> dict:
 
 @pytest.mark.parametrize("base", sorted(KV))
 def test_kv_specs_equal_vllms(base: str) -> None:
-    """Every config's KV specs at TP 1, as vLLM collects them (all 12 built)."""
+    """Every config's KV specs at TP 1, as vLLM collects them (all 14 built)."""
     row = KV[base]
     ours = kvcli_specs(row, row["config"]["architectures"][0])
     assert not isinstance(ours, InputError) and same(ours, vllm_specs(row))
@@ -45,11 +45,13 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     """tiny-ovis2.6-naflex's 6 vision heads at TP 4 and 8 (still constructed when the tower is
     skipped; ``data`` falls back to weights), tiny-ovis-aimv2-bias's 5 at TP 2, 4 and 8, the
     text models' 28 and 12 heads of Ovis2-8B, Ovis2-2B, Eagle2.5-8B and OpenCUA-7B at TP 8,
-    tiny-eagle2.5-select's 4 vision heads at TP 8 (its ``data`` mode builds)."""
+    tiny-eagle2.5-select's 4 vision heads at TP 8 (its ``data`` mode builds), tiny-kanana-v's 4
+    at TP 8."""
     assert {(p.values[0].split(" ")[0], p.values[1]) for p in REFUSED} == {
         ("tiny-ovis2.6-naflex", 4), ("tiny-ovis2.6-naflex", 8), ("tiny-ovis-aimv2-bias", 2),
         ("tiny-ovis-aimv2-bias", 4), ("tiny-ovis-aimv2-bias", 8), ("ovis2-8b", 8),
-        ("ovis2-2b", 8), ("eagle2.5-8b", 8), ("opencua-7b", 8), ("tiny-eagle2.5-select", 8)}
+        ("ovis2-2b", 8), ("eagle2.5-8b", 8), ("opencua-7b", 8), ("tiny-eagle2.5-select", 8),
+        ("tiny-kanana-v", 8)}
     assert "tiny-eagle2.5-select --mm-encoder-tp-mode data" not in {p.values[0] for p in REFUSED}
     with pytest.raises(InputError) as e:
         resolve_kv_cache_config(geometry=case_geometry(DATA, CASES, name, applied=False),
@@ -80,6 +82,10 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     ("tiny-eagle2.5-select", 639_664, 64 * 8),    # (2 of 3 layers: no post LayerNorm)
     # Qwen2.5-VL-7B's tower and merger; its rotary cache, 8,192 x 40 bf16
     ("opencua-7b", 676_550_144, 8192 * 40 * 2),
+    # Qwen2-VL's 675M ViT less its merger; the C-Abstractor (576 position rows, two stages of 3
+    # RegNet blocks, the readout 1,024 -> 2,304 -> 2,304); the ViT's rotary cache
+    ("kanana-1.5-v-3b", 666_043_200, 8192 * 40 * 2),
+    ("tiny-kanana-v", 356_480, 8192 * 8 * 2),
 ])
 def test_the_tower_at_tp1_is_vllms(base: str, tower: int, buffers: int) -> None:
     g = read_hf_config(_config(base))
@@ -118,6 +124,7 @@ def test_no_tower_without_images_and_videos() -> None:
     ("ovis1.6-gemma2-9b", 2, "49,621"),     # (50,703)
     ("eagle2.5-8b", 1, "68,564"),           # (69,529)
     ("opencua-7b", 4, "326,406"),           # (327,895)
+    ("kanana-1.5-v-3b", 1, "45,472"),       # (46,320)
 ])
 def test_kvcli_config_blocks_at_80_gib(base: str, tp: int, blocks: str) -> None:
     r = CliRunner().invoke(app, ["config", "--model-config", str(DATA / f"{base}.config.json"),

@@ -43,6 +43,7 @@ from kvcore.models.idefics3 import IDEFICS3_ARCHS, idefics3_vision_params
 from kvcore.models.interns1_pro import ARCH as INTERNS1_PRO
 from kvcore.models.internvl import internvl_vision_params
 from kvcore.models.internvl_chat import CHAT_ARCHS, internvl_chat_params
+from kvcore.models.kanana_v import kanana_v_params
 from kvcore.models.keye_tower import KEYE_ARCHS, keye_params
 from kvcore.models.lfm2_vl_tower import lfm2_vl_params
 from kvcore.models.llama4_vision import llama4_vision_params
@@ -128,6 +129,8 @@ BY_ARCH: dict[str, Tower] = {
     "Eagle2_5_VLForConditionalGeneration": lambda c, a, h, s, d: eagle2_5_params(c, h, s),
     "OpenCUAForConditionalGeneration":
         lambda c, a, h, s, d: opencua_params(c, s, DTYPE_BYTES[d]),
+    "KananaVForConditionalGeneration":
+        lambda c, a, h, s, d: kanana_v_params(c, s, DTYPE_BYTES[d]),
 }
 
 

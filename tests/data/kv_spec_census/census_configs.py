@@ -75,15 +75,16 @@ PUBLISHED = {"MiniCPMV": "minicpm-v-2_6", "Phi3VForCausalLM": "phi-3.5-vision-in
              "DeepseekOCRForCausalLM": "../mm_ocr/deepseek-ocr",
              "DeepseekOCR2ForCausalLM": "../mm_ocr/deepseek-ocr-2",
              # (Ovis's, whose OvisConfig defaults no hidden_size, and the remote code of Ovis2.5,
-             # Ovis2.6, Eagle 2.5 and OpenCUA: ../weights_census/mm_ovis/)
+             # Ovis2.6, Eagle 2.5, OpenCUA and Kanana-V: ../weights_census/mm_ovis/)
              "Ovis": "../mm_ovis/ovis2-8b", "Ovis2_5": "../mm_ovis/ovis2.5-9b",
              "Ovis2_6ForCausalLM": "../mm_ovis/tiny-ovis2.6-naflex",
              "Ovis2_6_MoeForCausalLM": "../mm_ovis/ovis2.6-30b-a3b",
              "Eagle2_5_VLForConditionalGeneration": "../mm_ovis/eagle2.5-8b",
-             "OpenCUAForConditionalGeneration": "../mm_ovis/opencua-7b"}
+             "OpenCUAForConditionalGeneration": "../mm_ovis/opencua-7b",
+             "KananaVForConditionalGeneration": "../mm_ovis/kanana-1.5-v-3b"}
 PUBLISHED_DIR = "../weights_census/mm_minicpm_idefics_phi"
 # (the remote-code config classes mm_ovis's configs need, rewritten there: Ovis2.5's, Eagle
-# 2.5's, OpenCUA's, registered with AutoConfig; record_kv_specs.py lists SUBSTITUTIONS)
+# 2.5's, OpenCUA's, Kanana-V's, registered with AutoConfig; record_kv_specs.py lists them)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "weights_census" / "mm_ovis"))
 import ovis_config
 ovis_config.register()

@@ -156,6 +156,36 @@ CONFIGS["tiny-eagle2.5-select"] = {
         "model_type": "siglip_vision_model", "hidden_size": 96, "intermediate_size": 200,
         "num_hidden_layers": 3, "num_attention_heads": 4, "image_size": 64, "patch_size": 8}}
 
+# kakaocorp/kanana-1.5-v-3b-instruct (as remembered, sizes uncertain: README): Kanana-1.5-3B
+# (Llama), Qwen2-VL's 675M ViT without its merger, a C-Abstractor (RegNet stages) to 2,304
+LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_act": "silu",
+         "max_position_embeddings": 32768, "rms_norm_eps": 1e-5, "rope_theta": 8000000.0,
+         "attention_bias": False, "mlp_bias": False, "torch_dtype": "bfloat16"}
+QWEN2_VL_VIT = {"depth": 32, "embed_dim": 1280, "hidden_size": 1280, "mlp_ratio": 4,
+                "num_heads": 16, "in_channels": 3, "patch_size": 14, "spatial_merge_size": 2,
+                "temporal_patch_size": 2, "hidden_act": "quick_gelu"}
+CONFIGS["kanana-1.5-v-3b"] = {
+    "architectures": ["KananaVForConditionalGeneration"], "model_type": "kanana_v",
+    "torch_dtype": "bfloat16", "text_config": {
+        **LLAMA, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 32,
+        "num_attention_heads": 24, "num_key_value_heads": 8, "head_dim": 96,
+        "vocab_size": 128259, "tie_word_embeddings": False},
+    "vision_config": QWEN2_VL_VIT, "projector_config": {
+        "depth": 3, "mlp_depth": 2, "encoder_hidden_size": 1280, "hidden_size": 1024,
+        "output_hidden_size": 2304, "merge_size": 2, "pos_emb": True, "pos_emb_size": 576,
+        "feature_layer_index": -1}}
+# synthetic: no position table, depth 1 stages, an MLP of 3, 4 vision heads (TP 8 refused)
+CONFIGS["tiny-kanana-v"] = {
+    **CONFIGS["kanana-1.5-v-3b"], "text_config": {
+        **LLAMA, "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 2,
+        "num_attention_heads": 8, "num_key_value_heads": 8, "vocab_size": 1024,
+        "tie_word_embeddings": True},
+    "vision_config": {**QWEN2_VL_VIT, "depth": 2, "embed_dim": 64, "hidden_size": 64,
+                      "num_heads": 4},
+    "projector_config": {"depth": 1, "mlp_depth": 3, "encoder_hidden_size": 64,
+                         "hidden_size": 48, "output_hidden_size": 256, "merge_size": 2,
+                         "pos_emb": False, "pos_emb_size": 64, "feature_layer_index": -1}}
+
 if __name__ == "__main__":
     for name, cfg in CONFIGS.items():
         (HERE / f"{name}.config.json").write_text(json.dumps(cfg, indent=1) + "\n")

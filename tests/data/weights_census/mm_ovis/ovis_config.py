@@ -11,6 +11,7 @@ eagle_opencua_config.py's; ../../kv_spec_census/census_configs.py calls it)."""
 from transformers import AutoConfig, PreTrainedConfig
 
 import eagle_opencua_config      # (Eagle 2.5's and OpenCUA's, this folder's: registered too)
+import kanana_config             # (Kanana-V's, the same)
 
 VIT_DEFAULTS = {"hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 24,
                 "num_attention_heads": 16, "num_channels": 3, "num_patches": -1,
@@ -23,7 +24,7 @@ SUBSTITUTIONS = [
     "for model_type ovis2_5 / siglip2_navit (see weights_census/mm_ovis/ovis_config.py)",
     "Ovis2_5ProcessingInfo constructed without its HF processor (its __init__ loads it, to "
     "decide whether the model takes multimodal inputs; no processor files here; no tensor)",
-    *eagle_opencua_config.SUBSTITUTIONS]
+    *eagle_opencua_config.SUBSTITUTIONS, *kanana_config.SUBSTITUTIONS]
 
 
 class Siglip2NavitConfig(PreTrainedConfig):
@@ -62,3 +63,4 @@ def register():
     AutoConfig.register("siglip2_navit", Siglip2NavitConfig, exist_ok=True)
     AutoConfig.register("ovis2_5", Ovis2_5Config, exist_ok=True)
     eagle_opencua_config.register()
+    kanana_config.register()

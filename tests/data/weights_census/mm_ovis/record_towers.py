@@ -1,15 +1,17 @@
 """Record what vLLM 0.33 builds, rank by rank, for Ovis2.5 / Ovis2.6 (`Ovis2_5`,
 `Ovis2_6ForCausalLM`, `Ovis2_6_MoeForCausalLM`: ovis2_5.py, siglip2navit.py) Ovis1.6 / Ovis2
 (`Ovis`: ovis.py, aimv2.py, siglip.py), Eagle 2.5 (`Eagle2_5_VLForConditionalGeneration`:
-eagle2_5_vl.py) and OpenCUA (`OpenCUAForConditionalGeneration`: opencua.py) (the configs here):
+eagle2_5_vl.py), OpenCUA (`OpenCUAForConditionalGeneration`: opencua.py) and Kanana-V
+(`KananaVForConditionalGeneration`: kanana_v.py, timm's RegNet at /tmp/timm_pkg) (the configs
+here):
 every ``*.config.json`` of this folder at TP 1, 2, 4 and 8, every rank (parameter count, bytes
 by dtype, buffers; rank 0's parameters by name), and each under the multimodal serving options
 of OPTIONS (-> answers.json).
 
 A development tool, never run by the tests. From the project root:
 
-    ulimit -v 16000000; HF_HUB_OFFLINE=1 VLLM_LOGGING_LEVEL=ERROR \\
-        PYTHONPATH=$HOME/.cache/vllm-oracle/src:tests/data/mtp_draft/oracle_stubs_vision \\
+    ulimit -v 16000000; S=tests/data/mtp_draft/oracle_stubs_vision; HF_HUB_OFFLINE=1 \\
+        VLLM_LOGGING_LEVEL=ERROR PYTHONPATH=$HOME/.cache/vllm-oracle/src:$S:/tmp/timm_pkg \\
         timeout 3000 nice -n 19 ~/.cache/vllm-oracle/venv/bin/python \\
         tests/data/weights_census/mm_ovis/record_towers.py [CASE ...]
 
@@ -41,6 +43,7 @@ OPTIONS = {
     "eagle2.5-8b": (LMO, NO_IMAGE, DATA),
     "tiny-eagle2.5-select": (DATA,),
     "opencua-7b": (LMO, NO_IMAGE, DATA),
+    "kanana-1.5-v-3b": (LMO, DATA),
 }
 
 
