@@ -172,6 +172,19 @@ def marlin_experts(q: IntQuant, hidden: int, inter: int) -> bool:
     return not (hidden % 128 or (q.group_size > 0 and inter % q.group_size))
 
 
+def wna16_refusal(q: IntQuant, hidden: int, inter: int) -> str | None:
+    """MoeWNA16Method's refusal of experts Marlin cannot take: it halves the group until both
+    widths on a rank are whole groups, asserting it stays at least 32 (moe_wna16.py)."""
+    if marlin_experts(q, hidden, inter) or q.group_size == -1:
+        return None
+    gs = q.group_size
+    while inter % gs or hidden % gs:
+        gs //= 2
+        if gs < 32:
+            return "AssertionError: assert group_size >= 32"
+    return None
+
+
 def _wna16_experts_bytes(q: IntQuant, experts: int, hidden: int, inter: int, shards: int,
                          dtype_bytes: int) -> int:
     """Experts Marlin's MoE method cannot take (the hidden size not whole 128s, or the

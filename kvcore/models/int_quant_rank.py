@@ -19,6 +19,7 @@ from kvcore.models import (
     classic_weights,
     ct_groups,
     ct_quant,
+    ernie45_vl_quant,
     fp8_shapes,
     gptq_rules,
     tower_int_quant,
@@ -42,6 +43,7 @@ from kvcore.models.int_quant import (
     experts_bytes,
     linear_bytes,
     marlin_experts,
+    wna16_refusal,
 )
 from kvcore.models.kv_cache_quant import NO_QUANT_ATTENTION
 from kvcore.models.llama4_vision import TOWER_WITHOUT_QUANT_CONFIG
@@ -178,6 +180,9 @@ def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
             moved += g.num_experts * (shards + 1) * g.hidden_size * inter
             packed += (ct_quant.experts_bytes if q.family == "ct" else experts_bytes)(
                 experts, g.num_experts, g.hidden_size, inter, shards, dt)
+        if g.vision_experts is not None:    # (ERNIE-4.5-VL's routers and vision experts)
+            vl_moved, vl_held = ernie45_vl_quant.int_layer(g, i, tp, moe, _quant_of(g, q))
+            moved, packed = moved + vl_moved, packed + vl_held
     if last and q.lm_head and not g.tie_word_embeddings and (
             mq := _quant(g, q, head_path(g.model_type))):
         rows = vocab_rows(g, tp)
@@ -186,11 +191,16 @@ def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
     return moved, packed
 
 
+def _quant_of(g: ModelGeometry, q: IntQuant) -> ernie45_vl_quant.QuantOf:
+    return lambda path, experts: _quant(g, q, path, experts)
+
+
 def refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str, int] | None:
     """The first layer (index, module, vLLM's words, the module's group size) vLLM refuses at
-    `tp`; None if it builds."""
+    `tp`; None if it builds. GPTQ's linears are never refused (Marlin or its fallback take
+    any shard), its experts where MoeWNA16 cannot halve its group to fit (`wna16_refusal`)."""
     q = modelled(g)
-    if q is None or q.family == "gptq":
+    if q is None:
         return None
     tower = tower_int_quant.refusal(g, q, tp)
     if tower and g.architecture not in tower_int_quant.LLM_FIRST:
@@ -198,14 +208,35 @@ def refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str, int] | None:
     for i, kind in enumerate(g.layer_kinds):
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
         linears, experts = _layer(layer_geometry(g, i), q, tp, i, kind, moe)
-        for path, parts, k, full, mq in linears:
+        for path, parts, k, full, mq in linears if q.family != "gptq" else ():
             if why := (ct_quant.group_refusal(mq, k, path) if q.family == "ct" else
                        awq_refusal(q, sum(parts), k, full)):
                 return i, path.rsplit(".", 1)[-1], why, mq.group_size
         if experts is not None and q.family == "ct" and (why := ct_quant.experts_refusal(
                 experts, g.hidden_size, g.moe_intermediate_size // tp)):
             return i, "experts", why, experts.group_size
+        if refused := _experts_refusal(g, i, tp, q, experts):
+            return refused
+        if g.vision_experts is not None and q.family != "gptq" and (
+                vl := ernie45_vl_quant.int_refusal(g, i, tp, moe, _quant_of(g, q))):
+            return i, *vl
     return (-1, *tower) if tower else None
+
+
+def _experts_refusal(g: ModelGeometry, i: int, tp: int, q: IntQuant,
+                     experts: IntQuant | None) -> tuple[int, str, str, int] | None:
+    """MoeWNA16's refusal of layer `i`'s routed experts (text, and ERNIE-4.5-VL's vision
+    ones) under AWQ or GPTQ, vLLM building the text experts first."""
+    if q.family == "ct":
+        return None
+    widths = [("experts", g.moe_intermediate_size)] if experts is not None else []
+    v = g.vision_experts
+    if v is not None and v.routed[i]:
+        widths.append(("vision_experts", v.width))
+    for module, width in widths:
+        if why := wna16_refusal(q, g.hidden_size, width // tp):
+            return i, module, why, q.group_size
+    return None
 
 
 def check(g: ModelGeometry) -> None:
@@ -221,7 +252,7 @@ def check_tp(g: ModelGeometry, tp: int) -> None:
     refused = refusal(g, tp)
     if refused is not None and g.int_quant is not None:
         layer, module, why, group = refused
-        label = "AWQ" if g.int_quant.family == "awq" else "compressed-tensors"
+        label = {"awq": "AWQ", "gptq": "GPTQ"}.get(g.int_quant.family, "compressed-tensors")
         where = f"layer {layer}'s {module}" if layer >= 0 else f"the vision tower's {module}"
         if tp == 1:     # (the checkpoint's groups, not a TP size: Falcon-7B's 4,544-wide input)
             raise InputError(f"{g.name}'s {label} groups of {group} do not divide the input "

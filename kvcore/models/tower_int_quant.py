@@ -63,10 +63,12 @@ PREFIXES = {
     # (DeepSeek-VL2's timm MLPs above TP 1, at prefixes without "vision.":
     # `kvcore.models.deepseek_vl2`)
     "DeepseekVLV2ForCausalLM": ("blocks", "attn_pool"),
-    # (Keye-VL's SigLIP and projector: `kvcore.models.keye_tower`; not ERNIE-4.5-VL, whose
-    # language model's experts and routers kvcli does not pack as vLLM does: warned)
+    # (Keye-VL's SigLIP and projector: `kvcore.models.keye_tower`; ERNIE-4.5-VL's ViT blocks,
+    # its resampler reading a quant_config off the hf_config, which has none:
+    # `kvcore.models.ernie45_vl_tower`, its language model `kvcore.models.ernie45_vl_quant`)
     "KeyeForConditionalGeneration": ("visual", "mlp_AR"),
     "KeyeVL1_5ForConditionalGeneration": ("visual", "mlp_AR"),
+    "Ernie4_5_VLMoeForConditionalGeneration": ("vision_model",),
 }
 # (the classes that build their language model before the tower, so that vLLM meets its
 # refusals first: minicpmv.py's init_llm before init_vision_module)

@@ -37,6 +37,7 @@ from __future__ import annotations
 from kvcore.errors import InputError
 from kvcore.models import (
     classic_weights,
+    ernie45_vl_quant,
     fp8_scales,
     fp8_shapes,
     fp8_vision,
@@ -157,6 +158,11 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
         if g.quantization == "fp8":
             led.fp32 += _fp8_scales(g, tp, fp8_shapes.layer_linears(g, tp, kind, moe, shared),
                                     moe and bool(g.num_experts))
+            if g.vision_experts is not None:
+                # (ERNIE-4.5-VL's float32 routers held in fp8, its vision experts' scales)
+                routers, scales = ernie45_vl_quant.fp8_layer(g, i, tp, moe)
+                led.fp32 += scales - routers
+                led.layer += routers
         if g.model_type == "nemotron_h" or g.model_type in MAMBA_ONLY_TYPES:
             # one block a layer, one norm: a mixer, or a feed-forward layer (Mamba, Mamba2:
             # a mixer every layer)
