@@ -135,7 +135,9 @@ def int_refusal(g: ModelGeometry, i: int, tp: int, moe: bool,
         q = quant_of(_path(g, i, module), False)
         if q is None:
             continue
-        why = ct_quant.group_refusal(q, k, _path(g, i, module)) if q.family == "ct" else \
+        # (vLLM's words name the module by its path in the class: under language_model.)
+        why = ct_quant.group_refusal(q, k, f"language_model.{_path(g, i, module)}") \
+            if q.family == "ct" else \
             awq_refusal(q, sum(parts), k, k * tp if split == "row" else k)
         if why:
             return module, why, q.group_size

@@ -25,6 +25,7 @@ A linear (or the routed experts) a quantization_config's ``ignored_layers`` /
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from kvcore.models import fp8_scales as fp8
 from kvcore.models.fp8_ignored import layer_skips
@@ -107,12 +108,27 @@ def refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str] | None:
     for i, kind in enumerate(g.layer_kinds):
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
         skips = layer_skips(g, i, kind, moe)
-        for lin in layer_linears(g, tp, kind, moe, shared):
+        lins = [(lin[0], lin) for lin in layer_linears(g, tp, kind, moe, shared)]
+        vision = []
+        if g.vision_experts is not None:
+            # (ERNIE-4.5-VL's: the shared experts beside a dense text MLP built first, the
+            # vision experts' side last)
+            from kvcore.models.ernie45_vl_quant import dense_linears  # (it imports this)
+
+            extra = [(f"{m}.{lin[0]}", lin) for m, lin in dense_linears(g, i, tp, moe)]
+            attn = len(fp8.attention_linears(g, tp))
+            vision = [x for x in extra if not x[0].startswith("shared_experts.")]
+            lins = lins[:attn] + [x for x in extra if x not in vision] + lins[attn:]
+        for name, lin in lins + vision:
             why = linear_refusal(lin, tp, block)
             if why and lin[0] not in skips:
-                return i, lin[0], why
+                return i, name, why
         if moe and g.num_experts:
             fine = expert_block(g, tp, block)
             if isinstance(fine, str) and "experts" not in skips:
                 return i, "experts", fine
+        v = g.vision_experts
+        if v is not None and v.routed[i] and isinstance(
+                fine := expert_block(replace(g, moe_intermediate_size=v.width), tp, block), str):
+            return i, "vision_experts", fine
     return None

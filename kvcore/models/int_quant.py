@@ -12,7 +12,8 @@ AWQ: ``qweight`` int32 [k, n / pack], ``qzeros`` int32 [G, n / pack], ``scales``
 GPTQ: ``qweight`` int32 [k / pack, n], ``qzeros`` and ``scales`` the same (pack = 32 / bits).
 The routed experts (AutoAWQMoEMethod, AutoGPTQMoEMethod) hold the same per expert for w13 and
 w2, GPTQ's plus two bias tensors in the model dtype; experts Marlin cannot take fall back to
-MoeWNA16 (uint8-packed, `_wna16_experts_bytes`). These are the tensors create_weights makes
+MoeWNA16 (uint8-packed, `_wna16_experts_bytes`; refused where its group, halved to fit, would
+fall below 32: `wna16_refusal`). These are the tensors create_weights makes
 (tests/data/weights_census/int_quant/, as an H100 builds them); after loading, Marlin repacks
 them into tensors of the same sizes (`_convert_awq_to_standard_format`, the kernels'
 repacks), plus a workspace of a few KiB a device and zero-padding for shapes off its tiles,

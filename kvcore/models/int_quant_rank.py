@@ -64,7 +64,8 @@ def modelled(g: ModelGeometry) -> IntQuant | None:
     quant_config; InternVL's too), one ``modules_to_not_convert`` names whole with its
     projector (``vision_tower`` and ``multi_modal_projector``: Gemma 3), and the towers whose
     linears `kvcore.models.tower_int_quant` packs (the LLaVA family, Mistral 3, PaliGemma,
-    GLM-4.1V / 4.5V, Qwen3-VL)."""
+    GLM-4.1V / 4.5V, Qwen3-VL, ERNIE-4.5-VL: its language model's routers and vision experts
+    `kvcore.models.ernie45_vl_quant`)."""
     q = g.int_quant
     arch = g.architecture
     if q is None or g.vision_params and not (
