@@ -93,17 +93,12 @@ def test_a_moe_layers_enum_vllm_cannot_split_is_refused(enum, shown: str) -> Non
         "class's default, a tuple)")
 
 
-def test_step3_on_pipeline_stages_and_quantised_is_not_sized() -> None:
+def test_step3_text_at_tp_8() -> None:
+    """(Quantised and on pipeline stages: tests/test_quant_step3.py, test_step3_pp.py.)"""
     g = read_hf_config(_config("step3-text"))
     # (vLLM's: 81,068,046,336 B a rank at TP 8, more than 80 GiB x 0.92)
     assert estimate_weights_bytes(g, 8, WHOLE) == 81_068_046_336 == CASES["step3-text"]["tp"][
         "8"][0]["param_bytes_by_dtype"]["bfloat16"]
-    with pytest.raises(InputError, match="Step3's decoder layers on pipeline stages"):
-        estimate_weights_bytes(g, 1, (range(30), True, False))
-    cfg = _config("step3-text")
-    cfg["quantization_config"] = {"quant_method": "fp8", "weight_block_size": [128, 128]}
-    with pytest.raises(InputError, match="a quantised Step3 checkpoint's weights"):
-        estimate_weights_bytes(read_hf_config(cfg), 8)
 
 
 @pytest.mark.parametrize(("base", "args", "blocks"), [

@@ -116,7 +116,11 @@ def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCa
     sets = _rope_parameters(cfg) or [{}]
     pos = g.max_position_embeddings
     out: dict[str, RopeCache] = {}      # (by what get_rope's cache tells apart)
-    for rp in sets:
+    # (Step-3.5's RoPE a layer type, "full_attention" / "sliding_attention": a kind's layers)
+    typed = cfg.get("rope_parameters") if g.model_type == "step3p5" else None
+    kinds_of = [(k.removesuffix("_attention"),) for k in typed] \
+        if isinstance(typed, dict) and len(typed) == len(sets) else [()] * len(sets)
+    for rp, kinds in zip(sets, kinds_of, strict=True):
         if g.mla is not None:
             head = dim = g.mla.qk_rope_head_dim
         elif g.model_type == "k2_horizon":     # (k2_horizon.py: only rope_head_dim rotates)
@@ -132,8 +136,9 @@ def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCa
         times = 4 if "mrope_section" in rp and g.model_type in MROPE_X4_TYPES else 1
         per = _per_position(rp)
         rows = _rows(rp, pos, get("original_max_position_embeddings"))
+        kinds = (*out[key].kinds, *kinds) if key in out and kinds else kinds
         out[key] = RopeCache(rows * times, dim, dtype, key, pos,
-                             None if per is None else per * times)
+                             None if per is None else per * times, kinds)
     ix = g.mla.indexer if g.mla is not None else None
     if ix is not None and not get("indexer_rope_interleave") and any(
             ix.in_layer(i) for i in range(g.num_layers)):
@@ -199,7 +204,8 @@ def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = 
     n = 16 * attn
     if attn:
         # (ERNIE-4.5-VL's caches are one a layer, all alike: a stage holds its layers')
-        caches = g.rope_caches[:attn] if g.model_type == ERNIE_VL else g.rope_caches
+        caches = g.rope_caches[:attn] if g.model_type == ERNIE_VL else [
+            c for c in g.rope_caches if not c.kinds or set(c.kinds) & set(kinds)]
         n += sum(c.nbytes for c in caches)
         if g.fope_freqs:    # (Intern-S1-Pro's, its KV heads a rank)
             n += fope_rank_buffer_bytes(g.fope_freqs, g.num_kv_heads, tp, g.head_dim,

@@ -23,7 +23,7 @@ from kvcore.models.lfm2 import LFM2_TYPES, lfm2_fields
 from kvcore.models.longcat import LONGCAT, longcat_unsized
 from kvcore.models.molmo import MOLMO, molmo_fields
 from kvcore.models.openpangu import PANGU_ULTRA_MOE, pangu_fields
-from kvcore.models.step3 import STEP3_TEXT, step3_fields
+from kvcore.models.step3 import STEP3_TEXT, step3_fields, unsized_quant
 from kvcore.models.step3p5 import STEP3P5, step3p5_fields
 from kvcore.models.zamba2 import ZAMBA2, zamba2_blocks
 
@@ -34,6 +34,8 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
     """`g` with its family's fields (`g` itself for the other models). `c` is the text config
     as read, `written` as the file wrote it (ERNIE-4.5-VL's [text, vision] lists)."""
     t, quantised = g.model_type, bool(g.quantization)
+    unsized = unsized_quant(g.quantization, bool(g.fp8_ignored),
+                            "Step3" if t == STEP3_TEXT else "Step-3.5")
     if t in LFM2_TYPES:
         return replace(g, **lfm2_fields(t, n_layers, get, get_dim, source))
     if t == K2_HORIZON:     # (its unmodelled attentions refused)
@@ -51,8 +53,8 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
         return replace(g, zamba=zamba2_blocks(c, source), weights_unmodelled=(
             "a quantised Zamba2 checkpoint's weights" if quantised else ""))
     if t == STEP3_TEXT:
-        return replace(g, **step3_fields(c, get_dim, g.num_layers, quantised, source))
+        return replace(g, **step3_fields(c, get_dim, g.num_layers, unsized, source))
     if t == STEP3P5:
         return replace(g, **step3p5_fields(c, get_dim, g.layer_kinds, g.num_attention_heads,
-                                           quantised, source))
+                                           unsized, source))
     return g

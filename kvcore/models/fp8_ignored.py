@@ -59,7 +59,9 @@ _LFM2_NAMES = {"o_proj": "out_proj", "gate_up_proj": "w13", "down_proj": "w2"}
 _NAMES = {"lfm2": _LFM2_NAMES, "lfm2_moe": _LFM2_NAMES,
           "dbrx": {"qkv_proj": "Wqkv", "o_proj": "out_proj"}}
 # (DBRX's decoder layers: DbrxModel's blocks under the model's transformer)
-_LAYERS = {"dbrx": "transformer.blocks"}
+# (Step3's: Step3TextModel takes its class's prefix, "" in the text class, whose layers are
+# then ".layers.N", as vLLM's words name them)
+_LAYERS = {"dbrx": "transformer.blocks", "step3_text": ".layers"}
 
 
 def _family(g: ModelGeometry) -> str:
@@ -88,6 +90,10 @@ def block_names(g: ModelGeometry, moe: bool) -> tuple[str, str, str]:
         return "self_attn", "short_conv", "feed_forward"
     if t == "dbrx":
         return "norm_attn_norm.attn", "mixer", "ffn"
+    if t == "step3_text":   # (its shared expert beside the MoE block: layers.N.share_expert)
+        return "self_attn", "mixer", "share_expert" if moe else "mlp"
+    if t == "step3p5":      # (its shared expert inside the MoE block)
+        return "self_attn", "mixer", "moe.share_expert" if moe else "mlp"
     mixer = "linear_attn" if g.mamba is not None and g.mamba.version == "gdn" else "mixer"
     if not moe:
         return "self_attn", mixer, "mlp"
@@ -115,8 +121,9 @@ def experts_path(g: ModelGeometry, i: int) -> str:
     if g.model_type == "dbrx":
         return f"{layers_path(g)}.{i}.ffn"     # (DbrxMoE gives its own prefix to its experts)
     block = {"nemotron_h": "mixer", "jamba": "feed_forward", "lfm2_moe": "feed_forward",
-             "mixtral": "block_sparse_moe"}.get(g.model_type, "mlp")
-    return f"model.layers.{i}.{block}.experts"
+             "mixtral": "block_sparse_moe", "step3_text": "moe", "step3p5": "moe"}.get(
+                 g.model_type, "mlp")
+    return f"{layers_path(g)}.{i}.{block}.experts"
 
 
 def gate_path(g: ModelGeometry, i: int) -> str:

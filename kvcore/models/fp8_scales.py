@@ -61,10 +61,18 @@ def attention_linears(g: ModelGeometry, tp: int) -> list[Linear]:
                         "replicated"))
         return out
     q = g.num_attention_heads // tp * g.head_dim
+    if g.model_type == "step3_text":
+        # (Step3's MFA, step3_text.py: a replicated qkv_proj to the low-rank query and the one
+        # KV head, o_proj, then wq lifting the query to the heads, in that order)
+        return [("qkv_proj", (g.share_q_dim + 2 * g.head_dim,), h, "replicated"),
+                ("o_proj", (h,), q, "row"), ("wq", (q,), g.share_q_dim, "column")]
     kv = on_rank(g.num_kv_heads, tp) * g.head_dim
     # (Qwen3-Next's output gate: the query's part twice as wide)
-    return [("qkv_proj", (q * (2 if g.attention_output_gate else 1), kv, kv), h, "column"),
-            ("o_proj", (h,), q, "row")]
+    out = [("qkv_proj", (q * (2 if g.attention_output_gate else 1), kv, kv), h, "column"),
+           ("o_proj", (h,), q, "row")]
+    if g.head_gate:     # (Step-3.5's head-wise gate, g_proj: one output a head)
+        out.append(("g_proj", (g.num_attention_heads // tp,), h, "column"))
+    return out
 
 
 def mlp_linears(g: ModelGeometry, width: int, tp: int, gated: bool = True) -> list[Linear]:

@@ -32,6 +32,7 @@ from kvcore.models.fp8_ignored import layer_skips
 from kvcore.models.fp8_scales import Linear
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.rank_params import shared_width
+from kvcore.models.sparse_mla import layer_geometry
 
 
 def layer_linears(g: ModelGeometry, tp: int, kind: str, moe: bool, shared: int) -> list[Linear]:
@@ -108,7 +109,8 @@ def refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str] | None:
     for i, kind in enumerate(g.layer_kinds):
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
         skips = layer_skips(g, i, kind, moe)
-        lins = [(lin[0], lin) for lin in layer_linears(g, tp, kind, moe, shared)]
+        one = layer_geometry(g, i)     # (Step-3.5's heads a layer)
+        lins = [(lin[0], lin) for lin in layer_linears(one, tp, kind, moe, shared)]
         vision = []
         if g.vision_experts is not None:
             # (ERNIE-4.5-VL's: the shared experts beside a dense text MLP built first, the

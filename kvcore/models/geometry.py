@@ -173,6 +173,9 @@ class ModelGeometry:
     kv_shared: tuple[bool, ...] = ()
     gemma: GemmaExtras | None = None    # their weights' other parts (`kvcore.models.gemma_weights`)
     weights_unmodelled: str = ""    # why the weights estimate refuses this model ("": it sizes)
+    # vLLM's words refusing to build any pipeline stage but the first (Step3's config without
+    # tie_word_embeddings: `kvcore.models.step3`); "" where it builds them
+    later_stages_refused: str = ""
     zamba: Zamba2Blocks | None = None   # Zamba2's shared blocks (`kvcore.models.zamba2`)
     zero_experts: int = 0       # LongCat-Flash's zero-computation experts (`kvcore.models.longcat`)
     vision_experts: VisionExperts | None = None     # (ERNIE-4.5-VL's: `kvcore.models.ernie45`)

@@ -54,7 +54,7 @@ from kvcore.specs import DTYPE_BYTES
 Stage = tuple[range | None, bool, bool]
 # (the linears under a layer's self_attn: MLA's as deepseek_v2.py names them)
 ATTENTION = ("qkv_proj", "o_proj", "fused_qkv_a_proj", "q_b_proj", "q_proj",
-             "kv_a_proj_with_mqa", "kv_b_proj", "indexer.wq_b")
+             "kv_a_proj_with_mqa", "kv_b_proj", "indexer.wq_b", "wq", "g_proj")
 
 
 def modelled(g: ModelGeometry) -> IntQuant | None:
@@ -209,14 +209,12 @@ def refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str, int] | None:
     for i, kind in enumerate(g.layer_kinds):
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
         linears, experts = _layer(layer_geometry(g, i), q, tp, i, kind, moe)
-        for path, parts, k, full, mq in linears if q.family != "gptq" else ():
-            if why := (ct_quant.group_refusal(mq, k, path) if q.family == "ct" else
-                       awq_refusal(q, sum(parts), k, full)):
-                return i, path.rsplit(".", 1)[-1], why, mq.group_size
-        if experts is not None and q.family == "ct" and (why := ct_quant.experts_refusal(
-                experts, g.hidden_size, g.moe_intermediate_size // tp)):
-            return i, "experts", why, experts.group_size
-        if refused := _experts_refusal(g, i, tp, q, experts):
+        first, after = linears, []
+        if g.model_type == "step3_text":    # (its MoE block built before its shared expert)
+            first = [x for x in linears if ".self_attn." in x[0]]
+            after = [x for x in linears if x not in first]
+        if refused := (_linears_refusal(i, q, first) or _experts_refusal(g, i, tp, q, experts)
+                       or _linears_refusal(i, q, after)):
             return refused
         if g.vision_experts is not None and q.family != "gptq" and (
                 vl := ernie45_vl_quant.int_refusal(g, i, tp, moe, _quant_of(g, q))):
@@ -224,11 +222,23 @@ def refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str, int] | None:
     return (-1, *tower) if tower else None
 
 
+def _linears_refusal(i: int, q: IntQuant, linears: list) -> tuple[int, str, str, int] | None:
+    for path, parts, k, full, mq in linears if q.family != "gptq" else ():
+        if why := (ct_quant.group_refusal(mq, k, path) if q.family == "ct" else
+                   awq_refusal(q, sum(parts), k, full)):
+            return i, path.rsplit(".", 1)[-1], why, mq.group_size
+    return None
+
+
 def _experts_refusal(g: ModelGeometry, i: int, tp: int, q: IntQuant,
                      experts: IntQuant | None) -> tuple[int, str, str, int] | None:
-    """MoeWNA16's refusal of layer `i`'s routed experts (text, and ERNIE-4.5-VL's vision
-    ones) under AWQ or GPTQ, vLLM building the text experts first."""
+    """The refusal of layer `i`'s routed experts: compressed-tensors' of widths not whole
+    groups, MoeWNA16's under AWQ or GPTQ (text, and ERNIE-4.5-VL's vision ones, vLLM building
+    the text experts first)."""
     if q.family == "ct":
+        if experts is not None and (why := ct_quant.experts_refusal(
+                experts, g.hidden_size, g.moe_intermediate_size // tp)):
+            return i, "experts", why, experts.group_size
         return None
     widths = [("experts", g.moe_intermediate_size)] if experts is not None else []
     v = g.vision_experts

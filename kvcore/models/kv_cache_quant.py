@@ -24,9 +24,9 @@ if TYPE_CHECKING:
     from kvcore.models.geometry import ModelGeometry
 
 # (vLLM 0.33's model classes whose Attention is built without the quant_config, of those kvcli
-# sizes: jamba.py's JambaAttentionDecoderLayer, lfm2.py's and lfm2_moe.py's attention; no
-# q/k/v scales there under any method)
-NO_QUANT_ATTENTION = ("jamba", "lfm2", "lfm2_moe")
+# sizes: jamba.py's JambaAttentionDecoderLayer, lfm2.py's and lfm2_moe.py's attention,
+# step3_text.py's; no q/k/v scales there under any method)
+NO_QUANT_ATTENTION = ("jamba", "lfm2", "lfm2_moe", "step3_text")
 # compressed-tensors 0.17's QuantizationStrategy, in its order
 STRATEGIES = ("tensor", "channel", "group", "block", "token", "tensor_group", "attn_head")
 _NON_MLA = ("full", "sliding", "chunked", "parallel")

@@ -33,7 +33,9 @@ TOWER_WITHOUT_QUANT_CONFIG = ("Llama4ForConditionalGeneration",
                               "InternS1ForConditionalGeneration",
                               # (Qwen2-Audio's encoder and projector; Phi-4-multimodal's NaViT,
                               # projection and audio embedding: census quant_towers3/)
-                              "Qwen2AudioForConditionalGeneration", "Phi4MMForCausalLM")
+                              "Qwen2AudioForConditionalGeneration", "Phi4MMForCausalLM",
+                              # (Step3-VL's tower and projector: census quant_step3/)
+                              "Step3VLForConditionalGeneration")
 # transformers 5.20.2's Llama4VisionConfig defaults (Llama-4-Scout's and Maverick's
 # checkpoints give hidden_size 1408, image_size 336, vision_output_dim 4096)
 LLAMA4_VISION_DEFAULTS = {"hidden_size": 768, "intermediate_size": 5632,

@@ -19,6 +19,9 @@ class RopeCache(NamedTuple):
     # default, linear, llama3, ntk, proportional), else None: speculative.py raises a draft's
     # max_position_embeddings to the target's max_model_len only then
     per_position: float | None
+    # the layer kinds whose layers build it, where the config gives a RoPE a layer type (a
+    # pipeline stage holds its own layers' caches: Step-3.5's); () where every layer does
+    kinds: tuple[str, ...] = ()
 
     @property
     def nbytes(self) -> int:

@@ -163,7 +163,10 @@ def sparse_layer_specs(name: str, layer: int, indexer: IndexerGeometry, latent: 
 
 def layer_geometry(g: ModelGeometry, layer: int) -> ModelGeometry:
     """`g` as decoder layer `layer` is built: without the indexer (no weights, no cache) where
-    IndexCache skips it; the weights' per-layer loops count each layer through it."""
+    IndexCache skips it; with the layer's own query heads (Step-3.5's sliding layers); the
+    weights' per-layer loops count each layer through it."""
+    if g.layer_heads and g.layer_heads[layer] != g.num_attention_heads:
+        return replace(g, num_attention_heads=g.layer_heads[layer])
     ix = g.mla.indexer if g.mla is not None else None
     if g.mla is None or ix is None or ix.in_layer(layer):
         return g

@@ -8,7 +8,10 @@ the sliding layers' own query-head count (``num_sliding_attention_heads``, else 
 a head) where ``use_head_wise_attn_gate``; its own LM head. The per-layer lists of a hub config
 padded with its ``num_nextn_predict_layers`` MTP layers are read to ``num_hidden_layers``, as
 the class trims them. Checked on the meta device, every rank (tests/data/weights_census/
-mm_step3/step3p5/). Not modelled, refused by name: quantised weights, pipeline stages.
+mm_step3/step3p5/; quantised in quant_step3/: every linear (g_proj too), the experts and the
+attention's scales take the quant_config, the float32 router not); on pipeline stages in
+step3_pp/ (a stage without a MoE layer refused: `kvcore.models.step3.stage_refusal`). Not
+modelled, refused by name: the methods `kvcore.models.step3.unsized_quant` names.
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ def mtp_fields(c: dict[str, Any], n: int, heads: tuple[int, int]) -> dict[str, A
 
 
 def step3p5_fields(c: dict[str, Any], get_dim, kinds: tuple[str, ...], heads: int,
-                   quantised: bool, source: str) -> dict[str, Any]:
+                   unsized: str, source: str) -> dict[str, Any]:
     """The geometry's Step-3.5 parts: MoE layers, shared expert width, per-layer query heads."""
     for key in ("need_fp32_gate", "use_moe_router_bias"):
         if c.get(key) is not True:      # (step3p5.py asserts them; the class defaults neither)
@@ -90,7 +93,7 @@ def step3p5_fields(c: dict[str, Any], get_dim, kinds: tuple[str, ...], heads: in
             "layer_heads": tuple(sliding if k == "sliding" else heads for k in kinds),
             "head_gate": bool(c.get("use_head_wise_attn_gate", False)),
             **mtp_fields(c, n, (heads, sliding)),
-            "weights_unmodelled": "a quantised Step-3.5 checkpoint's weights" if quantised else ""}
+            "weights_unmodelled": unsized}
 
 
 def _sliding_heads(c: dict[str, Any], heads: int, source: str) -> tuple[Any, str]:
@@ -111,14 +114,18 @@ def _sliding_heads(c: dict[str, Any], heads: int, source: str) -> tuple[Any, str
     return heads, "num_attention_heads"
 
 
-def step3p5_ledger(g: ModelGeometry, tp: int, first: bool = True, last: bool = True) -> Ledger:
-    """One of ``tp`` ranks' parameters: every layer (one pipeline stage), the embedding where
-    `first`, the LM head and final norm where `last` (neither: an MTP module's layer)."""
+def step3p5_ledger(g: ModelGeometry, tp: int, layers: range | None = None, first: bool = True,
+                   last: bool = True) -> Ledger:
+    """One of ``tp`` ranks' parameters: the decoder `layers` (None: all), the embedding where
+    `first`, the LM head and final norm where `last` (neither, every layer: an MTP module's
+    layer)."""
     h, hd, e = g.hidden_size, g.head_dim, g.num_experts
     kv = rp.on_rank(g.num_kv_heads, tp)
     led = Ledger()
     led.model += rp.vocab_rows(g, tp) * h * (first + last) + h * last   # (its own LM head)
-    for heads, moe in zip(g.layer_heads, g.moe_layers, strict=True):
+    for i, (heads, moe) in enumerate(zip(g.layer_heads, g.moe_layers, strict=True)):
+        if layers is not None and i not in layers:
+            continue
         q = heads // tp
         led.layer += (q + 2 * kv) * hd * h + q * hd * h + (q * h if g.head_gate else 0)
         led.model += ((q + 2 * kv) * hd if g.attention_bias else 0) + 2 * hd + 2 * h

@@ -73,16 +73,10 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
     """One TP rank's parameters, of the whole model or of one pipeline `stage`: its layers;
     the embedding on the first stage, the LM head and the final norm on the last (a tied
     head: the embedding there again, as vLLM builds it on the last rank)."""
-    # (Step-3.5's every layer without the embedding or the head is an MTP draft's module)
-    every_layer = stage[0] == range(len(g.layer_kinds))
-    staged = stage != WHOLE and (g.gemma is not None or g.model_type == STEP3_TEXT or (
-        g.model_type == STEP3P5 and not every_layer))
+    staged = stage != WHOLE and g.gemma is not None
     if g.weights_unmodelled or staged:
         # (sized as a plain decoder they would be a quiet lie: refused, the measure asked for)
-        why = g.weights_unmodelled or (
-            "Step3's decoder layers on pipeline stages" if g.model_type == STEP3_TEXT else
-            "Step-3.5's decoder layers on pipeline stages" if g.model_type == STEP3P5 else
-            "Gemma's per-layer embeddings on pipeline stages")
+        why = g.weights_unmodelled or "Gemma's per-layer embeddings on pipeline stages"
         raise InputError(f"{g.name}: kvcli does not estimate {why}: give the weights' "
                          "measured size", field="weights_gib")
     layer_range, first, last = stage
@@ -90,11 +84,14 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
         return zamba2_ledger(g, tp)
     if g.model_type == LONGCAT:     # (two attentions and MLPs a decoder layer)
         return longcat_ledger(g, tp, g.zero_experts, layer_range, first, last)
-    if g.model_type == STEP3P5:     # (its heads a layer, float32 routers, shared experts)
-        return step3p5_ledger(g, tp, stage[1], stage[2])
-    if g.model_type == STEP3_TEXT:  # (its MFA attention and Step3-VL's tower)
-        led = step3_ledger(g, tp)
-        led.model += fp8_vision.tower_rank(g, tp)[0]
+    if g.model_type in (STEP3P5, STEP3_TEXT):
+        # (Step-3.5's heads a layer, float32 routers, shared experts; Step3's MFA attention)
+        led = (step3p5_ledger if g.model_type == STEP3P5 else step3_ledger)(g, tp, *stage)
+        if g.model_type == STEP3_TEXT and first:    # (Step3-VL's tower: the first stage's)
+            led.model += fp8_vision.tower_rank(g, tp)[0]
+        if g.quantization == "fp8":     # (and Step-3.5's attention's q/k/v/prob scales)
+            led.fp32 += _fp8_layer_scales(g, tp, layer_range)
+            led.model += 4 * len(_in(layer_range, g)) if g.model_type == STEP3P5 else 0
         return led
     if g.classic is not None:
         led = classic_weights.ledger(g, g.classic, tp, layer_range, first, last)
@@ -197,6 +194,22 @@ def _fp8_scales(g: ModelGeometry, tp: int, linears: list[fp8_scales.Linear],
     a grid a weight with ``weight_block_size``, else one a shard (`kvcore.models.fp8_scales`)."""
     return fp8_scales.rank_scales(g, linears) + (
         fp8_shapes.expert_scales(g, tp, g.fp8_block) if experts else 0)
+
+
+def _in(layers: range | None, g: ModelGeometry) -> range:
+    return range(len(g.layer_kinds)) if layers is None else layers
+
+
+def _fp8_layer_scales(g: ModelGeometry, tp: int, layers: range | None) -> int:
+    """The float32 scales of an fp8 checkpoint's decoder `layers` (None: all) on a rank,
+    linears and experts, for the classes whose ledgers are their own (Step3's, Step-3.5's)."""
+    out = 0
+    for i in _in(layers, g):
+        kind, moe = g.layer_kinds[i], g.moe_layers[i]
+        one = layer_geometry(g, i)
+        out += _fp8_scales(one, tp, fp8_shapes.layer_linears(one, tp, kind, moe,
+                                                              rp.shared_width(g)), moe)
+    return out
 
 
 def estimate_params(g: ModelGeometry) -> tuple[int, int]:

@@ -30,6 +30,7 @@ from kvcore.models.eagle_draft import DraftModel, is_draft_layer
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.longcat import LONGCAT, decoder_ranges
 from kvcore.models.pp_support import refuse_pp
+from kvcore.models.step3 import stage_refusal
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.models.worker_specs import decoder_layer_of
 from kvcore.sizing.buffers_term import buffer_bytes
@@ -138,6 +139,10 @@ def pipeline_stages(g: ModelGeometry, groups: list[KVCacheGroupSpec], tp: int, p
         raise InputError(f"{g.name} has {decoders} decoder layers, fewer than {pp} stages",
                          field="pipeline_parallel_size")
     ranges = stage_ranges(n, pp) if decoders == n else decoder_ranges(stage_ranges(decoders, pp))
+    if why := stage_refusal(g, ranges):
+        # (Step3's and Step-3.5's: vLLM cannot build a stage)
+        raise InputError(f"{g.name} on {pp} pipeline stages: vLLM 0.33 refuses to build it: "
+                         f"\"{why}\"", field="pipeline_parallel_size")
     if weights_gib is None:
         weights = [estimate_weights_bytes(g, tp, (r, k == 0, k == pp - 1))
                    + (draft_weights if k == pp - 1 else 0) for k, r in enumerate(ranges)]
