@@ -92,8 +92,11 @@ def test_what_vllm_cannot_build_is_refused(change: dict, field: str, words: str)
     assert e.value.message.startswith(words)
 
 
-def test_a_quantised_molmo_is_not_sized() -> None:
-    """Its tower's linears take the quant_config, which kvcli does not model for Molmo."""
+def test_a_quantised_molmo_is_sized_under_the_methods_kvcli_models() -> None:
+    """Its tower's linears take the quant_config: fp8 (and AWQ, GPTQ, compressed-tensors)
+    sized with them (tests/test_quant_voxtral_molmo.py), other methods refused by name."""
     cfg = {**_config("molmo-7b-d-0924"), "quantization_config": {
         "quant_method": "fp8", "activation_scheme": "dynamic"}}
+    assert read_hf_config(cfg).weights_unmodelled == ""
+    cfg["quantization_config"] = {"quant_method": "quark"}
     assert read_hf_config(cfg).weights_unmodelled == "a quantised Molmo checkpoint's vision tower"

@@ -46,6 +46,9 @@ AWQ_NAMES = ("awq", "awq_marlin", "auto_awq")
 GPTQ_NAMES = ("gptq", "gptq_marlin", "auto_gptq")
 # (methods whose weights kvcli sizes: the rest are counted in the model dtype, with a warning)
 SIZED_METHODS = ("fp8", "mxfp4", "compressed-tensors", *AWQ_NAMES, *GPTQ_NAMES)
+# (the methods whose linears kvcli quantises on every model: the classes with ledgers or towers
+# of their own size these alone, Step3's, Step-3.5's and Molmo's)
+LINEAR_METHODS = ("fp8", "compressed-tensors", *AWQ_NAMES, *GPTQ_NAMES)
 MARLIN_GROUPS = (-1, 32, 64, 128)
 
 

@@ -17,8 +17,9 @@ The tower is vLLM's own, whatever the config says (``VisionBackboneConfig``: CLI
 over two of its layers' features (q/k/v 2,048 wide in, biased), the image projector (a fused
 gate-and-up from 1,024 to the text MLP's half width, its down projection, no biases) and two
 pad embeddings; marked image; no ``--mm-encoder-tp-mode data``. Its linears take the
-quant_config: a quantised Molmo's weights are said unmodelled.
-Checked per rank against vLLM's class on the meta device (tests/data/weights_census/mm_nemo/).
+quant_config (`_linears`: fp8, AWQ, GPTQ and compressed-tensors sized as the language model's;
+other methods refused by name). Checked per rank against vLLM's class on the meta device
+(tests/data/weights_census/mm_nemo/; quantised: quant_molmo/).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from typing import Any
 
 from kvcore.errors import InputError, clipped
 from kvcore.models.geometry import ModelGeometry
-from kvcore.models.vision_keys import VisionParams, config_int
+from kvcore.models.int_quant import LINEAR_METHODS
+from kvcore.models.vision_keys import VisionLinear, VisionParams, config_int
 
 MOLMO = "molmo"
 ADDED_VOCAB = 128           # (molmo.py ADDITIONAL_VOCAB_SIZE: the embedding's extra rows)
@@ -68,13 +70,14 @@ def molmo_text(c: dict[str, Any], source: str) -> dict[str, Any]:
 
 
 def molmo_fields(c: dict[str, Any], g: ModelGeometry) -> dict[str, Any]:
-    """The geometry's q/k norms (their widths summed), added embedding rows, and a quantised
-    checkpoint's weights said unmodelled (its tower's linears take the quant_config)."""
+    """The geometry's q/k norms (their widths summed), added embedding rows, and a checkpoint
+    quantised by a method kvcli does not size refused (its tower's linears take it)."""
     qk = bool(c.get("attention_layer_norm"))
     return {"qk_norm": qk, "qk_norm_width": g.hidden_size + g.num_kv_heads * g.head_dim
             if qk else 0, "added_vocab": ADDED_VOCAB,
             "weights_unmodelled": g.weights_unmodelled or (
-                "a quantised Molmo checkpoint's vision tower" if g.quantization else "")}
+                "a quantised Molmo checkpoint's vision tower" if g.quantization
+                and g.quantization not in LINEAR_METHODS else "")}
 
 
 def molmo_tower(c: dict[str, Any], text_hidden: int) -> VisionParams:
@@ -86,4 +89,27 @@ def molmo_tower(c: dict[str, Any], text_hidden: int) -> VisionParams:
     whole += d + 2 * wide                               # (pooling's wo bias; pad_embed)
     split = layers * (3 * (d * d + d) + d * d + d * inter + inter + inter * d)
     split += 3 * (wide * d + d) + d * d + d * 2 * half + half * text_hidden
-    return VisionParams(whole + split, whole, heads, ("image",))
+    return VisionParams(whole + split, whole, heads, ("image",),
+                        linears=_linears(layers, d, inter, wide, half, text_hidden))
+
+
+def _linears(layers: int, d: int, inter: int, wide: int, half: int,
+             text_hidden: int) -> tuple[VisionLinear, ...]:
+    """The ViT's, the pooling's and the projector's linears, in vLLM's order, all built with
+    the quant_config (molmo.py)."""
+    out: list[VisionLinear] = []
+    for i in range(layers):
+        at = f"vision_backbone.image_vit.transformer.resblocks.{i}"
+        out += [VisionLinear(f"{at}.attention.{w}", (d,), d, "column") for w in ("wq", "wk",
+                                                                                 "wv")]
+        out += [VisionLinear(f"{at}.attention.wo", (d,), d, "row"),
+                VisionLinear(f"{at}.feed_forward.w1", (inter,), d, "column"),
+                VisionLinear(f"{at}.feed_forward.w2", (d,), inter, "row")]
+    pool = "vision_backbone.image_pooling_2d"
+    out += [VisionLinear(f"{pool}.{w}", (d,), wide, "column") for w in ("wq", "wk", "wv")]
+    out += [VisionLinear(f"{pool}.wo", (d,), d, "row"),
+            VisionLinear("vision_backbone.image_projector.merged_linear", (half, half), d,
+                         "column", ("gate_proj", "up_proj")),
+            VisionLinear("vision_backbone.image_projector.down_proj", (text_hidden,), half,
+                         "row")]
+    return tuple(out)

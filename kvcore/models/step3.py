@@ -23,13 +23,11 @@ from typing import Any
 from kvcore.errors import InputError, clipped
 from kvcore.models import rank_params as rp
 from kvcore.models.geometry import ModelGeometry
-from kvcore.models.int_quant import AWQ_NAMES, GPTQ_NAMES
+from kvcore.models.int_quant import LINEAR_METHODS
 from kvcore.models.rank_params import Ledger
 from kvcore.models.step3p5 import STEP3P5
 
 STEP3_TEXT = "step3_text"
-# (the quant_methods whose weights kvcli sizes on Step3's and Step-3.5's layers)
-SIZED = ("fp8", "compressed-tensors", *AWQ_NAMES, *GPTQ_NAMES)
 # kvcli's key: Step3TextConfig's own (vLLM's transformers_utils/configs/step3_vl.py)
 ALIASES = {"max_position_embeddings": "max_seq_len"}
 # Step3TextConfig's defaults, under its own keys (its moe_layers_enum default is a tuple, which
@@ -57,7 +55,7 @@ def unsized_quant(method: str | None, fp8_ignored: bool, what: str) -> str:
     """Why kvcli does not size a quantised checkpoint of Step3's or Step-3.5's (`what`) weights
     ("" where it does): its method not one whose linears kvcli packs, or an fp8 ignore list,
     which the MoE ledgers do not apply."""
-    if method is None or (method in SIZED and not (method == "fp8" and fp8_ignored)):
+    if method is None or (method in LINEAR_METHODS and not (method == "fp8" and fp8_ignored)):
         return ""
     return (f"a quantised {what} checkpoint's weights (kvcli sizes fp8 without an ignore list, "
             "AWQ, GPTQ and compressed-tensors)")

@@ -69,10 +69,14 @@ PREFIXES = {
     "KeyeForConditionalGeneration": ("visual", "mlp_AR"),
     "KeyeVL1_5ForConditionalGeneration": ("visual", "mlp_AR"),
     "Ernie4_5_VLMoeForConditionalGeneration": ("vision_model",),
+    # (Voxtral's Whisper encoder, not its adapter's plain nn.Linear: `kvcore.models.voxtral`)
+    "VoxtralForConditionalGeneration": ("whisper_encoder",),
+    # (Molmo's ViT, pooling and projector: `kvcore.models.molmo`)
+    "MolmoForCausalLM": ("vision_backbone",),
 }
 # (the classes that build their language model before the tower, so that vLLM meets its
-# refusals first: minicpmv.py's init_llm before init_vision_module)
-LLM_FIRST = ("MiniCPMV",)
+# refusals first: minicpmv.py's init_llm before init_vision_module; voxtral.py's)
+LLM_FIRST = ("MiniCPMV", "VoxtralForConditionalGeneration")
 # (a packed linear on a rank: its path, output shards, input shard, whole input, settings)
 Packed = tuple[str, tuple[int, ...], int, int, IntQuant]
 

@@ -15,16 +15,23 @@ vLLM 0.33 builds it, per TP rank.
   square (whole on every rank). No ``--mm-encoder-tp-mode data`` (vLLM falls back).
 * ``is_causal`` builds another encoder (`WhisperCausalEncoder`): left uncounted with the
   uncounted-tower warning.
-The quant_config reaches the encoder's linears; kvcli lists none (an fp8 or int checkpoint's
-tower is counted in the model dtype). Checked per rank against vLLM's class on the meta device
-(tests/data/weights_census/mm_audio/)."""
+The quant_config reaches the encoder's linears (`_linears`: fp8 with their scales,
+`kvcore.models.fp8_vision`; packed under AWQ, GPTQ and compressed-tensors,
+`kvcore.models.tower_int_quant`), not the adapter's. Checked per rank against vLLM's class on
+the meta device (tests/data/weights_census/mm_audio/; quantised: quant_voxtral/)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from kvcore.errors import InputError
-from kvcore.models.vision_keys import VisionParams, config_int, tower_config, vision_dim
+from kvcore.models.vision_keys import (
+    VisionLinear,
+    VisionParams,
+    config_int,
+    tower_config,
+    vision_dim,
+)
 from kvcore.models.whisper_audio import AUDIO_DEFAULTS, conv_stem, whisper_layer
 
 # VoxtralEncoderConfig's keys for the Whisper names vLLM reads (its attribute_map; an alias
@@ -72,4 +79,21 @@ def voxtral_params(cfg: dict[str, Any], text_hidden: int, source: str) -> Vision
     whole = conv_stem(mel, d) + n * layer_whole + 2 * d + adapter
     # (the position table in float32, beside the rest)
     return VisionParams(whole + n * layer_rest, whole, heads, ("audio",),
-                        buffers=(1 + window // 2) * mel * 4, fp32=positions * d)
+                        buffers=(1 + window // 2) * mel * 4, fp32=positions * d,
+                        linears=_linears(n, d, ffn))
+
+
+def _linears(layers: int, d: int, ffn: int) -> tuple[VisionLinear, ...]:
+    """The encoder layers' linears, built with the quant_config (vLLM's own WhisperEncoder
+    under ``whisper_encoder``: q/k/v fused), at the prefixes vLLM gives them, which its words
+    name and its ignore lists match (make_layers' ``layers.N.layers.``; their parameters
+    hang at ``layers.N.``)."""
+    out: list[VisionLinear] = []
+    for i in range(layers):
+        at = f"whisper_encoder.whisper_encoder.layers.{i}.layers"
+        out += [VisionLinear(f"{at}.self_attn.qkv_proj", (d, d, d), d, "column",
+                             ("q_proj", "k_proj", "v_proj")),
+                VisionLinear(f"{at}.self_attn.out_proj", (d,), d, "row"),
+                VisionLinear(f"{at}.mlp.fc1", (ffn,), d, "column"),
+                VisionLinear(f"{at}.mlp.fc2", (d,), ffn, "row")]
+    return tuple(out)
