@@ -23,7 +23,7 @@ BUILT = [a for a, r in ROWS.items() if "specs" in r]
 # refused by name (one line), as the census found them
 REFUSED = {
     "AXK1ForCausalLM", "HrmTextForCausalLM", "HYV4ForCausalLM",
-    "MiniCPM3ForCausalLM", "BagelForConditionalGeneration", "Qwen3ASRForConditionalGeneration",
+    "MiniCPM3ForCausalLM", "BagelForConditionalGeneration",
     "WhisperForConditionalGeneration", "DiffusionGemmaForBlockDiffusion",
 }
 

@@ -16,7 +16,9 @@ from kvcore.models.dtypes import dtype_names, wrapper_dtype
 from kvcore.models.interns1_pro import as_built
 from kvcore.models.internvl_chat import awq_patched
 from kvcore.models.molmo import MOLMO, molmo_text
+from kvcore.models.qwen3_asr import asr_thinker
 from kvcore.models.qwen_omni import thinker
+from kvcore.models.ultravox import hub_ids_refusal
 from kvcore.models.wrapper_tie import TEXT_TIED, flat_tie, tie_flags, wrapper_tie
 
 
@@ -28,7 +30,9 @@ def text_model(cfg: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[s
     it); the head of a class that always ties it tied (`kvcore.models.wrapper_tie.TEXT_TIED`);
     a tie_word_embeddings of the wrong type refused wherever it is (`tie_flags`)."""
     tie_flags(cfg, source)
-    cfg = as_built(language_as_text(thinker(cfg, source), source), source)  # (Intern-S1-Pro's)
+    hub_ids_refusal(cfg, source)        # (Ultravox's text model named, not given)
+    cfg = asr_thinker(thinker(cfg, source), source)     # (the omni models', Qwen3-ASR's)
+    cfg = as_built(language_as_text(cfg, source), source)  # (Intern-S1-Pro's)
     c = canonical(text_config(cfg, source), source)
     if c.get("model_type") == MOLMO:    # (its fused MLP width, padded vocabulary, ...)
         c = molmo_text(c, source)

@@ -23,7 +23,6 @@ NOT_MODELLED = {
     "MiniCPM3ForCausalLM": "latent-projected attention caching qk_nope_head_dim + "
                            "qk_rope_head_dim a head (not head_dim)",
     "WhisperForConditionalGeneration": "an audio encoder and cross-attention caches sized by it",
-    "Qwen3ASRForConditionalGeneration": "an audio encoder beside a thinker (thinker_config)",
     "BagelForConditionalGeneration": "a language model under llm_config with its own "
                                      "generation experts",
     # Gemma 4's text model is read (`kvcore.models.kv_sharing`); MiMo-V2-Flash's windows

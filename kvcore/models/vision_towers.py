@@ -27,6 +27,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kvcore.models.aria_tower import aria_vision_params
+from kvcore.models.audioflamingo3 import ARCH as AUDIO_FLAMINGO3
+from kvcore.models.audioflamingo3 import audioflamingo3_params
 from kvcore.models.blip2 import blip2_vision_params
 from kvcore.models.cohere2_vision import cohere2_vision_params
 from kvcore.models.deepseek_ocr_tower import deepseek_ocr2_params, deepseek_ocr_params
@@ -38,7 +40,11 @@ from kvcore.models.gemma4_towers import multimodal_towers
 from kvcore.models.glm4v_eva import glm4v_eva_params
 from kvcore.models.glm4v_tower import GLM4V_ARCHS, glm4v_vision_params
 from kvcore.models.glm_ocr_tower import glm_ocr_params
+from kvcore.models.glmasr import ARCH as GLM_ASR
+from kvcore.models.glmasr import glmasr_params
 from kvcore.models.granite4_vision import granite4_vision_params
+from kvcore.models.granite_speech import ARCH as GRANITE_SPEECH
+from kvcore.models.granite_speech import granite_speech_params
 from kvcore.models.idefics3 import IDEFICS3_ARCHS, idefics3_vision_params
 from kvcore.models.interns1_pro import ARCH as INTERNS1_PRO
 from kvcore.models.internvl import internvl_vision_params
@@ -60,11 +66,13 @@ from kvcore.models.paligemma import paligemma_vision_params
 from kvcore.models.phi3v import phi3v_params
 from kvcore.models.phi4mm import phi4mm_params
 from kvcore.models.qwen3_5 import QWEN3_5_TYPES, vision_tower_params
+from kvcore.models.qwen3_asr import qwen3_asr_params
 from kvcore.models.qwen_omni import AUDIO_ARCHS, audio_towers
 from kvcore.models.qwen_vl import qwen_vl_params
 from kvcore.models.radio import radio_params
 from kvcore.models.siglip import gemma3_vision_params
 from kvcore.models.step3_vl_tower import step3_vl_params
+from kvcore.models.ultravox import ultravox_params
 from kvcore.models.vision_keys import VisionParams
 from kvcore.models.voxtral import voxtral_params
 from kvcore.specs import DTYPE_BYTES
@@ -131,6 +139,11 @@ BY_ARCH: dict[str, Tower] = {
         lambda c, a, h, s, d: opencua_params(c, s, DTYPE_BYTES[d]),
     "KananaVForConditionalGeneration":
         lambda c, a, h, s, d: kanana_v_params(c, s, DTYPE_BYTES[d]),
+    "UltravoxModel": lambda c, a, h, s, d: ultravox_params(c, h, s),
+    "Qwen3ASRForConditionalGeneration": lambda c, a, h, s, d: qwen3_asr_params(c, h, s),
+    AUDIO_FLAMINGO3: lambda c, a, h, s, d: audioflamingo3_params(c, h, s),
+    GLM_ASR: lambda c, a, h, s, d: glmasr_params(c, h, s),
+    GRANITE_SPEECH: lambda c, a, h, s, d: granite_speech_params(c, h, s, DTYPE_BYTES[d]),
 }
 
 

@@ -22,6 +22,8 @@ WRAPPER_WINS: dict[str, bool | None] = {
     "llava_next": False, "idefics3": False, "smolvlm": False,
     # (tests/data/weights_census/mm_cohere: granite4-vision-synthetic's tied text config)
     "granite4_vision": False,
+    # (tests/data/weights_census/mm_audio2: the tiny Ultravox's wrapper false over text true)
+    "ultravox": None,
 }
 # classes whose head reads the wrapper's own text config, which the copy reaches only where the
 # text config names its architectures (else `with_hf_config` copies a deepcopy: idefics3.py)
