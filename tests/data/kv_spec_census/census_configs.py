@@ -81,7 +81,9 @@ PUBLISHED = {"MiniCPMV": "minicpm-v-2_6", "Phi3VForCausalLM": "phi-3.5-vision-in
              "Ovis2_6_MoeForCausalLM": "../mm_ovis/ovis2.6-30b-a3b",
              "Eagle2_5_VLForConditionalGeneration": "../mm_ovis/eagle2.5-8b",
              "OpenCUAForConditionalGeneration": "../mm_ovis/opencua-7b",
-             "KananaVForConditionalGeneration": "../mm_ovis/kanana-1.5-v-3b"}
+             "KananaVForConditionalGeneration": "../mm_ovis/kanana-1.5-v-3b",
+             # (Ultravox's, its text_config written out: ../weights_census/mm_audio2/)
+             "UltravoxModel": "../mm_audio2/ultravox-v0_5-llama-3_2-1b-inline"}
 PUBLISHED_DIR = "../weights_census/mm_minicpm_idefics_phi"
 # (the remote-code config classes mm_ovis's configs need, rewritten there: Ovis2.5's, Eagle
 # 2.5's, OpenCUA's, Kanana-V's, registered with AutoConfig; record_kv_specs.py lists them)
