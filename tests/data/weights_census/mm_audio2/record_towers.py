@@ -1,8 +1,8 @@
 """Record what vLLM 0.33 builds, rank by rank, for Ultravox, Qwen3-ASR, Audio Flamingo 3,
 GLM-ASR and Granite Speech (the configs here): every ``*.config.json`` of this folder at TP 1,
-2, 4 and 8, every rank (parameter count, bytes by dtype, buffers; rank 0's parameters by name), each under
-the multimodal serving options of OPTIONS, and each base config's KV cache specs at TP 1 as the
-KV-spec census records them (-> answers.json).
+2, 4 and 8, every rank (parameter count, bytes by dtype, buffers; rank 0's parameters by name),
+each under the multimodal serving options of OPTIONS, and each base config's KV cache specs at
+TP 1 as the KV-spec census records them (-> answers.json).
 
 A development tool, never run by the tests. From the project root:
 
