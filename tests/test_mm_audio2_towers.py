@@ -1,6 +1,6 @@
-"""kvcli's audio towers for Ultravox, Qwen3-ASR, Audio Flamingo 3, GLM-ASR and Granite Speech
-against vLLM 0.33.0's own classes, built on the meta device at TP 1, 2, 4 and 8, every rank,
-alone and under the multimodal serving options
+"""kvcli's audio towers for Ultravox, Qwen3-ASR, Audio Flamingo 3, GLM-ASR, Granite Speech and
+MiDashengLM against vLLM 0.33.0's own classes, built on the meta device at TP 1, 2, 4 and 8,
+every rank, alone and under the multimodal serving options
 (tests/data/weights_census/mm_audio2/answers.json, recorded by record_towers.py there; every
 built rank's bytes: tests/test_tower_censuses.py): the towers at TP 1, the KV specs, the
 refusals (an Ultravox config naming its models by Hub id, the TP sizes vLLM cannot build)."""
@@ -54,6 +54,11 @@ def test_kv_specs_equal_vllms(base: str) -> None:
     # each BatchNorm1d's running mean and variance (2 x 2,048 bfloat16) and int64 step count
     ("granite-speech-3_3-8b", 477_965_660, 208_686_080, 0, 131_200),
     ("granite-speech-3_3-2b", 475_866_460, 206_586_880, 0, 131_200),
+    # the Dasheng ViT (split but its norms, position tables, patch embedding and row biases)
+    # and the subsampling projector; its Hann window, mel filter bank (257 x 64) and BatchNorm
+    # statistics in bfloat16, the BatchNorm's int64 step count
+    ("midashenglm-7b", 666_123_392, 904_832, 16, 34_184),
+    ("tiny-midashenglm-layer-scale", 193_312, 4_320, 4, 1_256),
 ])
 def test_tower_sizes(base: str, total: int, whole: int, heads: int, buffers: int) -> None:
     """vLLM's non-language-model parameters at TP 1 (and whole: twice its TP 2 rank's less
@@ -95,7 +100,7 @@ def test_ultravox_named_by_hub_id_is_refused_in_one_line() -> None:
 
 @pytest.mark.parametrize("base", ["ultravox-v0_5-llama-3_1-8b-inline", "qwen3-asr-1_7b",
                                   "audio-flamingo-3-hf", "glm-asr-nano-2512",
-                                  "granite-speech-3_3-8b"])
+                                  "granite-speech-3_3-8b", "midashenglm-7b"])
 def test_no_uncounted_tower_warning(base: str) -> None:
     out = CliRunner().invoke(app, ["config", "--model-config", str(DATA / f"{base}.config.json"),
                                    "--gpu-memory-gib", "80"])

@@ -15,6 +15,7 @@ from kvcore.models.deepseek_vl2 import language_as_text
 from kvcore.models.dtypes import dtype_names, wrapper_dtype
 from kvcore.models.interns1_pro import as_built
 from kvcore.models.internvl_chat import awq_patched
+from kvcore.models.midashenglm import qwen2_text
 from kvcore.models.molmo import MOLMO, molmo_text
 from kvcore.models.qwen3_asr import asr_thinker
 from kvcore.models.qwen_omni import thinker
@@ -32,6 +33,7 @@ def text_model(cfg: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[s
     tie_flags(cfg, source)
     hub_ids_refusal(cfg, source)        # (Ultravox's text model named, not given)
     cfg = asr_thinker(thinker(cfg, source), source)     # (the omni models', Qwen3-ASR's)
+    cfg = qwen2_text(cfg, source)       # (MiDashengLM's Qwen2.5-Omni text config)
     cfg = as_built(language_as_text(cfg, source), source)  # (Intern-S1-Pro's)
     c = canonical(text_config(cfg, source), source)
     if c.get("model_type") == MOLMO:    # (its fused MLP width, padded vocabulary, ...)

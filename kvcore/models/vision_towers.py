@@ -54,6 +54,8 @@ from kvcore.models.keye_tower import KEYE_ARCHS, keye_params
 from kvcore.models.lfm2_vl_tower import lfm2_vl_params
 from kvcore.models.llama4_vision import llama4_vision_params
 from kvcore.models.llava import WRAPPERS, llava_vision_params
+from kvcore.models.midashenglm import ARCH as MIDASHENGLM
+from kvcore.models.midashenglm import midashenglm_params
 from kvcore.models.minicpmo import minicpmo_params
 from kvcore.models.minicpmv import minicpmv_params
 from kvcore.models.molmo import molmo_tower
@@ -144,6 +146,7 @@ BY_ARCH: dict[str, Tower] = {
     AUDIO_FLAMINGO3: lambda c, a, h, s, d: audioflamingo3_params(c, h, s),
     GLM_ASR: lambda c, a, h, s, d: glmasr_params(c, h, s),
     GRANITE_SPEECH: lambda c, a, h, s, d: granite_speech_params(c, h, s, DTYPE_BYTES[d]),
+    MIDASHENGLM: lambda c, a, h, s, d: midashenglm_params(c, h, s, DTYPE_BYTES[d]),
 }
 
 

@@ -1,8 +1,8 @@
 """Record what vLLM 0.33 builds, rank by rank, for Ultravox, Qwen3-ASR, Audio Flamingo 3,
-GLM-ASR and Granite Speech (the configs here): every ``*.config.json`` of this folder at TP 1,
-2, 4 and 8, every rank (parameter count, bytes by dtype, buffers; rank 0's parameters by name),
-each under the multimodal serving options of OPTIONS, and each base config's KV cache specs at
-TP 1 as the KV-spec census records them (-> answers.json).
+GLM-ASR, Granite Speech and MiDashengLM (the configs here): every ``*.config.json`` of this
+folder at TP 1, 2, 4 and 8, every rank (parameter count, bytes by dtype, buffers; rank 0's
+parameters by name), each under the multimodal serving options of OPTIONS, and each base
+config's KV cache specs at TP 1 as the KV-spec census records them (-> answers.json).
 
 A development tool, never run by the tests. From the project root:
 
@@ -23,6 +23,21 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 import tower_recorder as tr                     # vLLM imported, every substitution applied
 
+# MiDashengLM's module imports torchaudio.functional, absent here (no wheel for this torch):
+# an import-only placeholder whose melscale_fbanks returns zeros of torchaudio's shape (n_freqs
+# x n_mels) in the default dtype, as torchaudio's linspace-built banks are: the buffer's bytes
+# are the same; the spectrogram functions are not called when a model is built
+if "torchaudio" not in sys.modules:
+    import types, torch
+    _ta, _taf = types.ModuleType("torchaudio"), types.ModuleType("torchaudio.functional")
+    _taf.melscale_fbanks = lambda n_freqs, f_min, f_max, n_mels, sample_rate, *a, **k: (
+        torch.zeros(n_freqs, n_mels))
+    _ta.functional = _taf
+    sys.modules["torchaudio"], sys.modules["torchaudio.functional"] = _ta, _taf
+    tr.rks.SUBSTITUTIONS = [*tr.rks.SUBSTITUTIONS,
+                            "MiDashengLM: an import-only torchaudio whose melscale_fbanks gives "
+                            "zeros of its shape and default dtype (record_towers.py)"]
+
 TPS = (1, 2, 4, 8)
 LMO, DATA = tr.LMO, tr.DATA
 def LIMIT(**kw):
@@ -40,6 +55,8 @@ OPTIONS = {
     "granite-speech-3_3-8b": (LMO, DATA, LIMIT(audio=0)),
     "granite-speech-3_3-2b": (LMO,),
     "tiny-granite-speech": (LMO,),
+    "midashenglm-7b": (LMO, DATA, LIMIT(audio=0)),
+    "tiny-midashenglm-layer-scale": (LMO,),
 }
 
 
