@@ -35,7 +35,7 @@ FOLDERS = {"llava_towers": (19, 39), "glm_kimi_towers": (5, 18), "llama4_moe": (
            "mm_cohere": (10, 31),
            "mm_ocr": (8, 24),
            "mm_ovis": (14, 33),
-           "mm_audio2": (17, 43)}
+           "mm_audio2": (18, 45)}
 # (quantised checkpoints: packed tensors count otherwise than kvcli's parameters, and a case
 # vLLM refuses at TP 1; their refusals and warnings are tests/test_quant_towers3.py's)
 QUANTISED = ("quant_towers3", "quant_dsvl2")

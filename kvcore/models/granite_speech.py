@@ -1,4 +1,5 @@
-"""Granite Speech (`GraniteSpeechForConditionalGeneration`, granite_speech.py) as vLLM 0.33
+"""Granite Speech (`GraniteSpeechForConditionalGeneration`, granite_speech.py; and Plus,
+granite_speech_plus.py, the same modules built, its config class the same defaults) as vLLM 0.33
 builds it, per TP rank: its ``text_config`` (a Granite) as the language model (built plain: the
 checkpoint's LoRA adapter, ``has_lora_adapter``, is served only under ``--enable-lora``), and
 for audio
@@ -25,7 +26,9 @@ from typing import Any
 from kvcore.errors import InputError
 from kvcore.models.vision_keys import VisionParams, config_int, tower_config, vision_dim
 
-ARCH = "GraniteSpeechForConditionalGeneration"
+# (Granite Speech Plus: the same modules, its encoder concatenating ``cat_hidden_layers``'
+# states in its forward alone)
+ARCHS = ("GraniteSpeechForConditionalGeneration", "GraniteSpeechPlusForConditionalGeneration")
 ENCODER = {"input_dim": 160, "num_layers": 10, "hidden_dim": 1024, "feedforward_mult": 4,
            "num_heads": 8, "output_dim": 42, "max_pos_emb": 512, "conv_kernel_size": 15,
            "conv_expansion_factor": 2}

@@ -44,6 +44,7 @@ from kvcore.models.glmasr import ARCH as GLM_ASR
 from kvcore.models.glmasr import glmasr_params
 from kvcore.models.granite4_vision import granite4_vision_params
 from kvcore.models.granite_speech import ARCH as GRANITE_SPEECH
+from kvcore.models.granite_speech import ARCHS as GRANITE_SPEECH
 from kvcore.models.granite_speech import granite_speech_params
 from kvcore.models.idefics3 import IDEFICS3_ARCHS, idefics3_vision_params
 from kvcore.models.interns1_pro import ARCH as INTERNS1_PRO
@@ -145,7 +146,8 @@ BY_ARCH: dict[str, Tower] = {
     "Qwen3ASRForConditionalGeneration": lambda c, a, h, s, d: qwen3_asr_params(c, h, s),
     AUDIO_FLAMINGO3: lambda c, a, h, s, d: audioflamingo3_params(c, h, s),
     GLM_ASR: lambda c, a, h, s, d: glmasr_params(c, h, s),
-    GRANITE_SPEECH: lambda c, a, h, s, d: granite_speech_params(c, h, s, DTYPE_BYTES[d]),
+    **_each(GRANITE_SPEECH,
+            lambda c, a, h, s, d: granite_speech_params(c, h, s, DTYPE_BYTES[d])),
     MIDASHENGLM: lambda c, a, h, s, d: midashenglm_params(c, h, s, DTYPE_BYTES[d]),
 }
 

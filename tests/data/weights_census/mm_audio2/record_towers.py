@@ -55,6 +55,7 @@ OPTIONS = {
     "granite-speech-3_3-8b": (LMO, DATA, LIMIT(audio=0)),
     "granite-speech-3_3-2b": (LMO,),
     "tiny-granite-speech": (LMO,),
+    "tiny-granite-speech-plus": (LMO,),
     "midashenglm-7b": (LMO, DATA, LIMIT(audio=0)),
     "tiny-midashenglm-layer-scale": (LMO,),
 }
