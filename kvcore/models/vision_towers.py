@@ -1,25 +1,10 @@
-"""Which vision tower (and projector) vLLM 0.33 builds beside a multimodal class's language
-model, by architecture: Qwen3.5's and Qwen3-VL's (`kvcore.models.qwen3_5`), Qwen2-VL's and
-Qwen2.5-VL's (`kvcore.models.qwen_vl`), Gemma 3's SigLIP (`kvcore.models.siglip`), Gemma 3n's and
-Gemma 4's vision and audio towers (`kvcore.models.gemma4_towers`), LFM2-VL's SigLIP2
-(`kvcore.models.lfm2_vl_tower`), Llama 4's (`kvcore.models.llama4_vision`), the LLaVA family's
-and Mistral 3's (`kvcore.models.llava`), PaliGemma's (`kvcore.models.paligemma`), InternVL's
-(`kvcore.models.internvl`; its remote-code checkpoints': `kvcore.models.internvl_chat`),
-GLM-4.1V's and GLM-4.5V's (`kvcore.models.glm4v_tower`), Kimi-VL's and Kimi-K2.5's
-(`kvcore.models.moonvit`), MiniCPM-V's (`kvcore.models.minicpmv`), MiniCPM-o's
-(`kvcore.models.minicpmo`), Idefics3's and SmolVLM's
-(`kvcore.models.idefics3`), Phi-3-vision's (`kvcore.models.phi3v`), Phi-4-multimodal's
-(`kvcore.models.phi4mm`), Qwen2-Audio's and the omni thinkers' audio and vision towers
-(`kvcore.models.qwen_omni`), DeepSeek-VL2's (`kvcore.models.deepseek_vl2`), ERNIE-4.5-VL's
-(`kvcore.models.ernie45_vl_tower`), Keye-VL's (`kvcore.models.keye_tower`), Nemotron Nano VL
-V2's RADIO (`kvcore.models.radio`), Molmo's (`kvcore.models.molmo`), GLM-4V's
-(`kvcore.models.glm4v_eva`), Step3-VL's (`kvcore.models.step3_vl_tower`), Command A Vision's
-(`kvcore.models.cohere2_vision`), Aria's (`kvcore.models.aria_tower`), BLIP-2's
-(`kvcore.models.blip2`), LightOnOCR's (Mistral 3's: `kvcore.models.llava`), Granite 4 Vision's
-(`kvcore.models.granite4_vision`), dots.ocr's (`kvcore.models.dots_ocr_tower`), PaddleOCR-VL's
-(`kvcore.models.paddleocr_vl_tower`), DeepSeek-OCR's and DeepSeek-OCR-2's
-(`kvcore.models.deepseek_ocr_tower`), GLM-OCR's (`kvcore.models.glm_ocr_tower`); none for the
-other classes kvcli reads (`kvcore.models.multimodal_classes` warns of those)."""
+"""Which vision or audio tower (and projector) vLLM 0.33 builds beside a multimodal class's
+language model: `BY_ARCH` maps each architecture whose tower kvcli counts to its module's
+reader (one module a tower family: `kvcore.models.qwen_vl`, `kvcore.models.llava`,
+`kvcore.models.whisper_audio`, ...); Qwen3.5's, ERNIE-4.5-VL's, GLM-4V's and Gemma 3n's / 4's
+are chosen by the text model's type as well (`vision_tower`). docs/config.md's `multimodal` row
+names them all; vLLM's other multimodal classes get none (`kvcore.models.multimodal_classes`
+warns of those)."""
 
 from __future__ import annotations
 
@@ -155,7 +140,7 @@ BY_ARCH: dict[str, Tower] = {
 def vision_tower(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
                  source: str, dtype: str = "bfloat16") -> VisionParams:
     """The vision tower (and projector) vLLM builds for the multimodal classes, by architecture
-    (`BY_ARCH`) and, where the text model's type decides, by that: those named above; none for
+    (`BY_ARCH`) and, where the text model's type decides, by that; none for
     the rest."""
     arch = str(archs[0] if isinstance(archs, list) and archs else "")
     if model_type in QWEN3_5_TYPES and arch.endswith("ForConditionalGeneration"):
