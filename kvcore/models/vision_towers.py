@@ -28,7 +28,6 @@ from kvcore.models.glm_ocr_tower import glm_ocr_params
 from kvcore.models.glmasr import ARCH as GLM_ASR
 from kvcore.models.glmasr import glmasr_params
 from kvcore.models.granite4_vision import granite4_vision_params
-from kvcore.models.granite_speech import ARCH as GRANITE_SPEECH
 from kvcore.models.granite_speech import ARCHS as GRANITE_SPEECH
 from kvcore.models.granite_speech import granite_speech_params
 from kvcore.models.idefics3 import IDEFICS3_ARCHS, idefics3_vision_params
