@@ -1,0 +1,125 @@
+# ruff: noqa
+"""Dev tool (not a test): what vLLM 0.33 builds for DeepSeek-V4 (DeepseekV4ForCausalLM) per
+config.json here: each KV cache layer's spec, vLLM's KV cache groups and KVCacheConfig on a
+given memory (get_kv_cache_groups + get_kv_cache_config_from_groups, ../vllm_planning.py),
+and the weights per rank at TP 1, 2, 4, 8 (../weights_census/record_census.py's way)
+-> answers.json. From the project root:
+
+    R=~/.cache/vllm-oracle
+    ulimit -v 16000000; HF_HUB_OFFLINE=1 VLLM_LOGGING_LEVEL=ERROR \\
+        PYTHONPATH=$R/src:tests/data/mtp_draft/oracle_stubs_vision \\
+        nice -n 19 $R/venv/bin/python tests/data/deepseek_v4/record_dsv4.py [CONFIG ...]
+
+dsv4_build.py builds the model (its substitutions listed in answers.json).
+"""
+import json, sys, time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import dsv4_build as b
+from vllm.config import set_current_vllm_config
+from vllm.distributed.kv_transfer.kv_connector.utils import get_current_attn_backends
+from vllm.v1.attention.backends.utils import (get_supported_kv_cache_layouts,
+                                              resolve_kv_cache_layout)
+from vllm.v1.core import kv_cache_planning as P
+from vllm.v1.core.kv_cache_utils import (get_kv_cache_capacity,
+                                         get_max_concurrency_for_kv_cache_config)
+from vllm.v1.kv_cache_interface import get_kv_cache_spec_kind
+
+# config -> (max_model_len, [available bytes per rank, ...])
+CASES = {"tiny-dsv4": (4096, [64 << 20, 1 << 30, 3 << 30]),
+         "deepseek-v4-flash": (1048576, [20 << 30, 60 << 30])}
+TPS = (1, 2, 4, 8)
+FIELDS = ("block_size", "num_kv_heads", "head_size", "tokens_per_state", "sliding_window",
+          "alignment", "state_content_bytes", "cache_dtype_str", "max_tp_shards",
+          "model_version", "page_size_padded", "page_size_bytes", "real_page_size_bytes")
+
+
+def spec_row(name, s):
+    row = {"name": name, "type": type(s).__name__, "dtype": b.rc.rdm.dt(s.dtype),
+           "block_stride_alignment": repr(s.block_stride_alignment)}
+    for f in FIELDS:
+        row[f] = getattr(s, f, None)
+    return row
+
+
+def planning(vc, specs, available):
+    """The engine core's road (v1/engine/core.py): the layout resolved from the backends the
+    layers name, vLLM's global groups, then get_kv_cache_configs on ``available`` bytes."""
+    with set_current_vllm_config(vc):
+        backends = get_current_attn_backends(vc)
+        names = [lay.name for lay in get_supported_kv_cache_layouts(backends)]
+        vc.cache_config.kv_cache_layout = None
+        layout = resolve_kv_cache_layout(vc, [names], list(specs.values()))
+        vc.cache_config.kv_cache_layout = layout.name
+        groups = P.get_global_kv_cache_groups(vc, [specs])
+        try:
+            kc = P.get_kv_cache_configs(vc, [specs], [available], groups)[0]
+        except ValueError as e:         # (too little memory: vLLM's message kept)
+            return {"available": available, "refused": str(e)}
+        tokens, _ = get_kv_cache_capacity(vc, kc)
+        return {"available": available, "layout": layout.name,
+                "backends": sorted(x.get_name() for x in backends),
+                "max_num_batched_tokens": vc.scheduler_config.max_num_batched_tokens,
+                "max_in_flight_tokens": vc.max_in_flight_tokens,
+                "groups": [{"layers": list(g.layer_names),
+                            "spec": type(g.kv_cache_spec).__name__,
+                            "block_size": g.kv_cache_spec.block_size,
+                            "kind": get_kv_cache_spec_kind(g.kv_cache_spec).value,
+                            "page_size_bytes": g.kv_cache_spec.page_size_bytes}
+                           for g in kc.kv_cache_groups],
+                "tensors": [{"size": t.size, "layers": len(t.layers), "layer_stride": t.layer_stride, "block_stride": t.block_stride, "offset": t.offset}
+                            for t in kc.kv_cache_tensors],
+                "num_blocks": kc.num_blocks, "kv_cache_tokens": tokens,
+                "max_concurrency": get_max_concurrency_for_kv_cache_config(vc, kc)}
+
+
+def weights(model):
+    params = list(model.parameters())
+    return {"param_numel": sum(p.numel() for p in params),
+            "param_bytes_by_dtype": b.rc.by_dtype(params),
+            "buffer_bytes_by_dtype": b.rc.by_dtype(list(model.buffers()))}
+
+
+def record(name):
+    cfg = json.loads((HERE / f"{name}.config.json").read_text())
+    mml, availables = CASES[name]
+    mc = b.model_config(cfg, mml)
+    model, vc, specs = b.build(mc)
+    out = {"class": type(model).__name__, "module": type(model).__module__,
+           "max_model_len": mml, "block_size": vc.cache_config.block_size,
+           "cache_dtype": vc.cache_config.cache_dtype,
+           "specs": [spec_row(n, s) for n, s in specs.items()],
+           "planning": [planning(vc, specs, a) for a in availables],
+           "param_numel_by_name": b.rc.pattern_numel(model), "tp": {}}
+    del model
+    for tp in TPS:
+        ranks = []
+        for rank in range(tp):
+            t0 = time.perf_counter()
+            try:
+                ranks.append(weights(b.build(b.model_config(cfg, mml), tp, rank)[0]))
+            except Exception as e:       # vLLM's own refusal (a head count TP does not divide)
+                ranks.append({"refused": f"{type(e).__name__}: {e}"[:400]})
+            print(name, f"TP {tp} rank {rank}", f"{time.perf_counter() - t0:.1f} s",
+                  file=sys.stderr, flush=True)
+            if "refused" in ranks[-1]:
+                break
+        out["tp"][str(tp)] = ranks
+    return out
+
+
+def main():
+    b.rc.rqn.rmm_main_env()
+    b.install()
+    path = HERE / "answers.json"
+    answers = json.loads(path.read_text()) if path.exists() else {"cases": {}}
+    answers["substitutions"] = b.SUBSTITUTIONS
+    for name in sys.argv[1:] or list(CASES):
+        answers["cases"][name] = record(name)
+        path.write_text(json.dumps(answers, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
