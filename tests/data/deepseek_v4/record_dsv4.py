@@ -23,8 +23,12 @@ from vllm.distributed.kv_transfer.kv_connector.utils import get_current_attn_bac
 from vllm.v1.attention.backends.utils import (get_supported_kv_cache_layouts,
                                               resolve_kv_cache_layout)
 from vllm.v1.core import kv_cache_planning as P
-from vllm.v1.core.kv_cache_utils import (get_kv_cache_capacity,
-                                         get_max_concurrency_for_kv_cache_config)
+from vllm.v1.core.kv_cache_utils import (generate_scheduler_kv_cache_config,
+                                         get_kv_cache_capacity,
+                                         get_max_concurrency_for_kv_cache_config,
+                                         resolve_cache_hit_alignment_tokens,
+                                         resolve_kv_cache_block_sizes)
+from vllm.v1.core.single_type_kv_cache_manager import KVCacheSpecRegistry
 from vllm.v1.kv_cache_interface import get_kv_cache_spec_kind
 
 # config -> (max_model_len, [available bytes per rank, ...])
@@ -47,6 +51,7 @@ def spec_row(name, s):
 def planning(vc, specs, available):
     """The engine core's road (v1/engine/core.py): the layout resolved from the backends the
     layers name, vLLM's global groups, then get_kv_cache_configs on ``available`` bytes."""
+    built_block_size = vc.cache_config.block_size
     with set_current_vllm_config(vc):
         backends = get_current_attn_backends(vc)
         names = [lay.name for lay in get_supported_kv_cache_layouts(backends)]
@@ -59,6 +64,17 @@ def planning(vc, specs, available):
         except ValueError as e:         # (too little memory: vLLM's message kept)
             return {"available": available, "refused": str(e)}
         tokens, _ = get_kv_cache_capacity(vc, kc)
+        # the scheduler's config (each group's first spec) and the block size the engine core
+        # gives the cache config: the smallest prefix-cacheable group's (core.py:334-352)
+        sc = generate_scheduler_kv_cache_config([kc])
+        vc.cache_config.block_size = min(g.kv_cache_spec.block_size for g in sc.kv_cache_groups
+                                         if g.kv_cache_spec.prefix_cacheable)
+        sched_bs, hash_bs = resolve_kv_cache_block_sizes(sc, vc)
+        # (the manager class each group gets, as get_manager_for_kv_cache_spec looks it up)
+        managers = [KVCacheSpecRegistry.get_manager_class(g.kv_cache_spec, g.role).__name__
+                    for g in sc.kv_cache_groups]
+        alignment = resolve_cache_hit_alignment_tokens(sc, vc, sched_bs, hash_bs)
+        vc.cache_config.block_size = built_block_size
         return {"available": available, "layout": layout.name,
                 "backends": sorted(x.get_name() for x in backends),
                 "max_num_batched_tokens": vc.scheduler_config.max_num_batched_tokens,
@@ -69,8 +85,14 @@ def planning(vc, specs, available):
                             "kind": get_kv_cache_spec_kind(g.kv_cache_spec).value,
                             "page_size_bytes": g.kv_cache_spec.page_size_bytes}
                            for g in kc.kv_cache_groups],
-                "tensors": [{"size": t.size, "layers": len(t.layers), "layer_stride": t.layer_stride, "block_stride": t.block_stride, "offset": t.offset}
+                "tensors": [{"size": t.size, "layers": len(t.layers), "offset": t.offset,
+                             "layer_stride": t.layer_stride, "block_stride": t.block_stride}
                             for t in kc.kv_cache_tensors],
+                "managers": managers, "scheduler_block_size": sched_bs,
+                "hash_block_size": hash_bs,
+                "engine_block_size": min(g.kv_cache_spec.block_size
+                                         for g in sc.kv_cache_groups),
+                "cache_hit_alignment_tokens": alignment,
                 "num_blocks": kc.num_blocks, "kv_cache_tokens": tokens,
                 "max_concurrency": get_max_concurrency_for_kv_cache_config(vc, kc)}
 
