@@ -12,7 +12,7 @@ and the weights per rank at TP 1, 2, 4, 8 (../weights_census/record_census.py's 
 
 dsv4_build.py builds the model (its substitutions listed in answers.json).
 """
-import json, sys, time
+import json, sys, textwrap, time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -62,7 +62,7 @@ def planning(vc, specs, available):
         try:
             kc = P.get_kv_cache_configs(vc, [specs], [available], groups)[0]
         except ValueError as e:         # (too little memory: vLLM's message kept)
-            return {"available": available, "refused": str(e)}
+            return {"available": available, "refused": textwrap.wrap(str(e), 90)}
         tokens, _ = get_kv_cache_capacity(vc, kc)
         # the scheduler's config (each group's first spec) and the block size the engine core
         # gives the cache config: the smallest prefix-cacheable group's (core.py:334-352)
