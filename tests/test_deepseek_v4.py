@@ -41,6 +41,17 @@ def test_deepseek_v4_is_refused_naming_what_kvcli_lacks(arch: str) -> None:
     assert "(specs of compressed states, groups of mixed pages, that packing)" in e.value.message
 
 
+def test_a_config_naming_no_architecture_is_refused_by_its_model_type() -> None:
+    """Before: refused for its first layer type ('heavily_compressed_attention' unknown)."""
+    cfg = json.loads((DATA / "tiny-dsv4.config.json").read_text())
+    del cfg["architectures"]
+    with pytest.raises(InputError) as e:
+        read_hf_config(cfg, source="dsv4.json")
+    assert e.value.field == "model_type"
+    assert e.value.message.startswith("'deepseek_v4' (vLLM's DeepseekV4ForCausalLM): vLLM 0.33 "
+                                      "serves it with compressed sparse attention")
+
+
 def test_kvcli_config_refuses_it_in_one_line_with_exit_code_2() -> None:
     path = DATA / "tiny-dsv4.config.json"
     r = CliRunner().invoke(app, ["config", "--model-config", str(path), "--gpu-memory-gib", "80"])

@@ -124,8 +124,8 @@ def load_hf_config(path: str | Path) -> dict[str, Any]:
 def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> ModelGeometry:
     """The geometry of a Hugging Face config dict (``source`` names it in error messages)."""
     # (before the thinker and language_config are looked up by it: a dict there was unhashable)
-    if (why := refusal(cfg.get("architectures"))) is not None:
-        raise InputError(why, path=source or None, field="architectures")
+    if (refused := refusal(cfg.get("architectures"), cfg.get("model_type"))) is not None:
+        raise InputError(refused[1], path=source or None, field=refused[0])
     cfg, c = text_model(cfg, source)     # (an omni model's thinker, a wrapper's text config)
     model_type = shown = text_model_type(cfg, c.get("model_type", ""), source)
     if model_type == "minicpmv":    # (the language model its version picks)

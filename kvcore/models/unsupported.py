@@ -59,20 +59,32 @@ NOT_MODELLED = {
 }
 
 
-def refusal(architectures: object) -> str | None:
-    """The one line a config's architecture is refused with (not modelled, or no longer
-    served by vLLM 0.33), or None."""
+# model types refused as their class is where a config names no architecture (else read
+# further, and refused for a field whose words say nothing of the cache)
+BY_MODEL_TYPE = {"deepseek_v4": "DeepseekV4ForCausalLM"}
+
+
+def refusal(architectures: object, model_type: object = None) -> tuple[str, str] | None:
+    """The field and the one line a config is refused with for its architecture (or, naming
+    none, its model type): not modelled, or no longer served by vLLM 0.33; or None."""
     if architectures is not None and not isinstance(architectures, str) and not (
             isinstance(architectures, list) and all(isinstance(a, str) for a in architectures)):
         # (vLLM's registry looks each name up, and refuses what it does not know: [1], false)
-        return f"must be a list of architecture names, got {clipped(architectures)}"
+        return "architectures", ("must be a list of architecture names, got "
+                                 f"{clipped(architectures)}")
     if not (isinstance(architectures, list) and architectures):
-        return None
+        arch = BY_MODEL_TYPE.get(model_type) if isinstance(model_type, str) else None
+        return None if arch is None else (
+            "model_type", _not_modelled(f"{model_type!r} (vLLM's {arch})", arch))
     arch = str(architectures[0])
-    if (why := NOT_MODELLED.get(arch)) is not None:
-        return (f"{arch}: vLLM 0.33 serves it with {why}, which kvcli does not model (sizing "
-                "it as attention would not be vLLM's cache)")
+    if arch in NOT_MODELLED:
+        return "architectures", _not_modelled(arch, arch)
     if (last := RETIRED.get(arch)) is not None:
-        return (f"{arch}: vLLM 0.33 no longer serves it (its registry lists it as supported "
-                f"until {last}), so there is no vLLM cache to size")
+        return "architectures", (f"{arch}: vLLM 0.33 no longer serves it (its registry lists it "
+                                 f"as supported until {last}), so there is no vLLM cache to size")
     return None
+
+
+def _not_modelled(name: str, arch: str) -> str:
+    return (f"{name}: vLLM 0.33 serves it with {NOT_MODELLED[arch]}, which kvcli does not "
+            "model (sizing it as attention would not be vLLM's cache)")
