@@ -195,9 +195,10 @@ class KVCacheCoordinator:
         for m in self.single_type_managers:
             m.free(request_id)
 
-    def remove_skipped_blocks(self, request_id: str, processed_computed_tokens: int) -> None:
+    def remove_skipped_blocks(self, request_id: str, processed_computed_tokens: int,
+                              num_prompt_tokens: int | None = None) -> None:
         for m in self.skipping_managers:
-            m.remove_skipped_blocks(request_id, processed_computed_tokens)
+            m.remove_skipped_blocks(request_id, processed_computed_tokens, num_prompt_tokens)
 
     def get_blocks(self, request_id: str) -> tuple[list[KVCacheBlock], ...]:
         return tuple(m.req_to_blocks.get(request_id) or [] for m in self.single_type_managers)

@@ -203,7 +203,8 @@ class KVCacheManager(PrefixCacheControl):
         # Free what left the window first: fewer evictions, and it happens even on refusal.
         if coord.skipping_managers:
             coord.remove_skipped_blocks(
-                request.request_id, max(0, total_computed - request.num_in_flight_tokens))
+                request.request_id, max(0, total_computed - request.num_in_flight_tokens),
+                request.num_prompt_tokens)
         if not (full_sequence_must_fit and self.all_groups_plain
                 and num_need_slot == min(request.num_tokens, self.max_model_len)):
             # (With plain groups nothing changed since the full-sequence count above, so when
@@ -244,8 +245,11 @@ class KVCacheManager(PrefixCacheControl):
         return [m.pop_blocks_for_free(request.request_id)
                 for m in self.coordinator.single_type_managers]
 
-    def remove_skipped_blocks(self, request_id: str, processed_computed_tokens: int) -> None:
-        self.coordinator.remove_skipped_blocks(request_id, processed_computed_tokens)
+    def remove_skipped_blocks(self, request_id: str, processed_computed_tokens: int,
+                              num_prompt_tokens: int | None = None) -> None:
+        """(``num_prompt_tokens``: the prompt an R-SWA group keeps; vLLM's callers pass it.)"""
+        self.coordinator.remove_skipped_blocks(request_id, processed_computed_tokens,
+                                               num_prompt_tokens)
 
     def cache_blocks(self, request: Request, num_computed_tokens: int) -> None:
         """Register full blocks up to ``num_computed_tokens`` (after a delayed/async load)."""

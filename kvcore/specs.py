@@ -27,10 +27,10 @@ from kvcore.kv_cache_config import KVCacheConfig, KVCacheGroupSpec, KVCacheTenso
 from kvcore.sizing_context import SizingContext
 
 __all__ = [
-    "DTYPE_BYTES", "AttentionSpec", "ChunkedLocalAttentionSpec", "CrossAttentionSpec",
-    "EncoderOnlyAttentionSpec", "FullAttentionSpec", "KVCacheConfig", "KVCacheGroupSpec",
-    "KVCacheSpec", "KVCacheTensor", "MLAAttentionSpec", "MambaSpec", "SizingContext",
-    "SlidingWindowSpec", "cdiv",
+    "DTYPE_BYTES", "AttentionSpec", "ChunkedLocalAttentionSpec", "CircularBufferSpec",
+    "CrossAttentionSpec", "EncoderOnlyAttentionSpec", "FullAttentionSpec", "KVCacheConfig",
+    "KVCacheGroupSpec", "KVCacheSpec", "KVCacheTensor", "MLAAttentionSpec", "MambaSpec",
+    "RSWASpec", "SinkFullAttentionSpec", "SizingContext", "SlidingWindowSpec", "cdiv",
 ]
 
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "fp8": 1, "float8_e4m3fn": 1,
@@ -166,6 +166,38 @@ class MLAAttentionSpec(FullAttentionSpec):
 
 
 @dataclass(frozen=True, slots=True)
+class RSWASpec(FullAttentionSpec):
+    """Reference sliding window (vLLM 0.33): the prompt stays visible for ever, generated tokens
+    only the last ``rswa_window``. Sized as full attention (prompt + window <= max_model_len)."""
+
+    rswa_window: int = 0
+
+    kind = "rswa"
+
+    @classmethod
+    def merge(cls, specs: list[KVCacheSpec]) -> KVCacheSpec:
+        if not all(isinstance(s, RSWASpec) for s in specs):
+            raise AssertionError("All attention layers in the same KV cache group must be "
+                                 "RSWASpec.")
+        windows = {s.rswa_window for s in specs}  # type: ignore[attr-defined]
+        if len(windows) != 1:
+            raise AssertionError(f"All R-SWA layers must share the same rswa_window, got "
+                                 f"{windows}")
+        # (full attention's merge keeps the first spec's type and fields: its window included)
+        return FullAttentionSpec.merge(specs)
+
+
+@dataclass(frozen=True, slots=True)
+class SinkFullAttentionSpec(FullAttentionSpec):
+    """Full attention behind ``sink_len`` static sink tokens (vLLM 0.33's static sink layers).
+    vLLM 0.33 cannot build its manager (see `kvcore.managers.registry`)."""
+
+    sink_len: int | None = None
+
+    kind = "sink_full"
+
+
+@dataclass(frozen=True, slots=True)
 class SlidingWindowSpec(AttentionSpec):
     sliding_window: int = 0
 
@@ -187,6 +219,17 @@ class ChunkedLocalAttentionSpec(AttentionSpec):
     def max_memory_usage_bytes(self, ctx: SizingContext) -> int:
         tokens = min(self.attention_chunk_size + ctx.max_in_flight_tokens, ctx.max_model_len)
         return cdiv(tokens, self.block_size) * self.page_size_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class CircularBufferSpec(AttentionSpec):
+    """A ring of ``block_size`` slots, one block per request for its whole life (vLLM 0.33:
+    the raw keys of the token group a compressing layer has not compressed yet). Never cached."""
+
+    kind = "circular_buffer"
+
+    def max_memory_usage_bytes(self, ctx: SizingContext) -> int:
+        return self.page_size_bytes
 
 
 @dataclass(frozen=True, slots=True)

@@ -157,7 +157,8 @@ def connector_finished(sched: Scheduler, req: Request) -> None:
     table goes to the connector; the finish is noted in order."""
     sched.inflight_prefills.discard(req)
     sched.kv_cache_manager.remove_skipped_blocks(
-        req.request_id, max(0, req.num_computed_tokens - req.num_in_flight_tokens))
+        req.request_id, max(0, req.num_computed_tokens - req.num_in_flight_tokens),
+        req.num_prompt_tokens)
     request_finished(sched.connector, req)
     sched.finished_order.append(req.request_id)
 

@@ -124,7 +124,8 @@ class MambaManager(SingleTypeKVCacheManager):
         computed (skipped ``n - 1``)."""
         return (block_index + 1) * self.block_size + 1
 
-    def remove_skipped_blocks(self, request_id: str, processed_computed_tokens: int) -> None:
+    def remove_skipped_blocks(self, request_id: str, processed_computed_tokens: int,
+                              num_prompt_tokens: int | None = None) -> None:
         """Free every state before the running one, the later first (vLLM 0.33's align mode).
 
         Unlike attention's walk this one passes over null entries: an aligned prefill leaves

@@ -20,19 +20,23 @@ from typing import Any
 
 from kvcore.managers.base import SingleTypeKVCacheManager
 from kvcore.managers.chunked_local import ChunkedLocalAttentionManager
+from kvcore.managers.circular_buffer import CircularBufferManager
 from kvcore.managers.cross_attention import CrossAttentionManager
 from kvcore.managers.fine_full_attention import FineFullAttentionManager
 from kvcore.managers.full_attention import FullAttentionManager
 from kvcore.managers.mamba import MambaManager
 from kvcore.managers.mamba_partial import FineMambaManager
+from kvcore.managers.rswa import RSWAManager
 from kvcore.managers.sliding_window import SlidingWindowManager
 from kvcore.specs import (
     ChunkedLocalAttentionSpec,
+    CircularBufferSpec,
     CrossAttentionSpec,
     FullAttentionSpec,
     KVCacheSpec,
     MambaSpec,
     MLAAttentionSpec,
+    RSWASpec,
     SlidingWindowSpec,
 )
 
@@ -132,6 +136,11 @@ register_manager(ChunkedLocalAttentionSpec, ChunkedLocalAttentionManager,
                  "chunked_local_attention")
 register_manager(MambaSpec, MambaManager, "mamba")
 register_manager(CrossAttentionSpec, CrossAttentionManager, "cross_attention")
+# (vLLM 0.33's newer kinds: a ring has no event kind of its own and is never cached; R-SWA's
+# blocks are stored as full attention's. SinkFullAttentionSpec gets no manager: vLLM 0.33's
+# coordinator cannot build its SinkFullAttentionManager, see `_sink_full_group`.)
+register_manager(CircularBufferSpec, CircularBufferManager, "unknown")
+register_manager(RSWASpec, RSWAManager, "full_attention")
 
 # (aliases: the kinds a replay's summary and event header name its groups by, so they paste back)
 register_group_type("full", lambda cfg, bs: FullAttentionSpec(block_size=bs),
@@ -177,3 +186,24 @@ def _mamba_group(cfg: dict, bs: int) -> MambaSpec:
 
 register_group_type("mamba", _mamba_group,
                     keys=("checkpoint", "checkpoint_alignment", "state_size"))
+
+
+register_group_type("circular_buffer", lambda cfg, bs: CircularBufferSpec(block_size=bs),
+                    aliases=("ring",))
+register_group_type(
+    "rswa", lambda cfg, bs: RSWASpec(block_size=bs, rswa_window=_positive_int(cfg, "rswa_window")),
+    keys=("rswa_window",))
+
+
+def _sink_full_group(cfg: dict, bs: int) -> KVCacheSpec:
+    """vLLM 0.33 cannot run a SinkFullAttentionSpec group: its coordinator passes every manager
+    ``needs_kv_cache_zeroing``, which `SinkFullAttentionManager.__init__` does not take (a
+    TypeError when the engine starts; tests/data/managers_033/sink-*). Refused, saying so."""
+    _positive_int(cfg, "sink_len")
+    raise ValueError("field 'type': a sink_full group cannot run: vLLM 0.33 fails to build its "
+                     "SinkFullAttentionManager (TypeError: unexpected keyword argument "
+                     "'needs_kv_cache_zeroing')")
+
+
+register_group_type("sink_full", _sink_full_group, aliases=("sink_full_attention",),
+                    keys=("sink_len",))

@@ -95,8 +95,10 @@ class BlockTables(ABC):
         if ids:
             tracer.on_free(self.kv_cache_group_id, ids, freed, evictable)
 
-    def remove_skipped_blocks(self, request_id: str, processed_computed_tokens: int) -> None:
+    def remove_skipped_blocks(self, request_id: str, processed_computed_tokens: int,
+                              num_prompt_tokens: int | None = None) -> None:
         """Free the blocks attention no longer reads and null their table entries.
+        (``num_prompt_tokens``: only R-SWA reads it, `kvcore.managers.rswa`.)
 
         ``processed_computed_tokens``: computed tokens less those in flight (async). Runs after
         the admission check, before the step's fit check (it frees even if that fails). Walks
