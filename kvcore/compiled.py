@@ -47,6 +47,8 @@ MODULES = (
     "kvcore.managers.tables", "kvcore.managers.base", "kvcore.managers.full_attention",
     "kvcore.managers.sliding_window", "kvcore.managers.chunked_local",
     "kvcore.managers.cross_attention", "kvcore.managers.mamba", "kvcore.managers.mamba_checkpoint",
+    # (vLLM 0.33's newer kinds: they subclass compiled managers, so they must be compiled too)
+    "kvcore.managers.circular_buffer", "kvcore.managers.rswa",
     "kvcore.managers.mamba_retention", "kvcore.managers.mamba_caching",
     # partial hash hits (`--prefix-match-unit`): the compiled pool and managers call them
     "kvcore.partial_hashes", "kvcore.managers.fine_lookup", "kvcore.managers.fine_full_attention",

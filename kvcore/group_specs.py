@@ -90,3 +90,9 @@ def scheduler_groups(groups: list[KVCacheGroupSpec]) -> list[KVCacheGroupSpec]:
     spec, and failed)."""
     return [KVCacheGroupSpec(g.layer_names, g.kv_cache_spec.first_spec)
             if isinstance(g.kv_cache_spec, UniformTypeKVCacheSpecs) else g for g in groups]
+
+
+def hashing_block_sizes(specs: list[KVCacheSpec]) -> list[int]:
+    """The block sizes the hash block divides: the prefix-cacheable groups' (a circular buffer's
+    ring covers no token range), all when none is (vLLM 0.33's `get_hash_block_size`)."""
+    return [s.block_size for s in specs if s.prefix_cacheable] or [s.block_size for s in specs]

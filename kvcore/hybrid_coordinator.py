@@ -43,7 +43,8 @@ class HybridKVCacheCoordinator(KVCacheCoordinator):
         drops = self.drop_eagle_group_ids
         self.cacheable_alignment = 1 if self.partial_hits else self.scheduler_block_size
         for m in self.single_type_managers:
-            assert m.block_size % self.hash_block_size == 0
+            # (a group outside prefix caching, a circular buffer, need not divide it)
+            assert not m.prefix_cacheable or m.block_size % self.hash_block_size == 0
             m.cache_hit_alignment_tokens = self.hit_alignment
         spec_groups: list[SpecGroup] = []
         for i, m in enumerate(self.single_type_managers):

@@ -90,7 +90,9 @@ class KVCacheManager(PrefixCacheControl):
         groups = list(kv_cache_config.kv_cache_groups)
         sizes = [g.kv_cache_spec.block_size for g in groups] or [1]
         if hash_block_size is None:
-            hash_block_size = gcd(*sizes)
+            # (vLLM: the prefix-cacheable groups' gcd; a circular buffer's ring is left out)
+            hash_block_size = gcd(*([g.kv_cache_spec.block_size for g in groups
+                                     if g.kv_cache_spec.prefix_cacheable] or sizes))
         if scheduler_block_size is None:
             scheduler_block_size = lcm(*sizes)
         coordinator = get_kv_cache_coordinator(

@@ -46,6 +46,9 @@ class KVCacheSpec:
     block_size: int
 
     kind = "base"  # a short name used in output and in the manager registry's messages
+    # Whether the group takes part in prefix caching (vLLM 0.33: all but a circular buffer);
+    # only those set the hash block (`hashing_block_sizes`)
+    prefix_cacheable = True
 
     @property
     def page_size_bytes(self) -> int:
@@ -227,6 +230,7 @@ class CircularBufferSpec(AttentionSpec):
     the raw keys of the token group a compressing layer has not compressed yet). Never cached."""
 
     kind = "circular_buffer"
+    prefix_cacheable = False
 
     def max_memory_usage_bytes(self, ctx: SizingContext) -> int:
         return self.page_size_bytes

@@ -27,6 +27,7 @@ from kvcore.engine.sched_limits import spec_budget_warning
 from kvcore.engine.spec_config import EAGLE_METHODS, check_method
 from kvcore.engine.spec_decode import spec_draft
 from kvcore.errors import InputError
+from kvcore.group_specs import hashing_block_sizes
 from kvcore.host_memory import check_pool_fits
 from kvcore.models.eagle_draft import DRAFT_PRESETS
 from kvcore.models.geometry import ModelGeometry
@@ -69,7 +70,7 @@ def hash_block_size(cfg: ReplayOptions, groups: list[KVCacheGroupSpec]) -> int:
     (vLLM refuses any other with one group), else the gcd of the groups' (as vLLM's)."""
     if cfg.prefix_match_unit is not None and cfg.enable_prefix_caching:
         return cfg.prefix_match_unit
-    return math.gcd(*(g.kv_cache_spec.block_size for g in groups))
+    return math.gcd(*hashing_block_sizes([g.kv_cache_spec for g in groups]))
 
 
 def check_prefix_match_unit(cfg: ReplayOptions, groups: list[KVCacheGroupSpec],
