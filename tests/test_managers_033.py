@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from oracle_ops import check_case, expected_lines
+from oracle_sched import answer_of, assert_matches, config_of, replay_case
 
 DATA = Path(__file__).resolve().parent / "data" / "managers_033"
 CB = sorted(DATA.glob("cb-*.ops.jsonl"))
@@ -68,3 +69,22 @@ def test_sink_full_refused_as_vllm_fails(ops_path: Path) -> None:
     assert "Traceback" not in run.stderr
     assert ops_path.name in run.stderr and "sink_full" in run.stderr
     assert "needs_kv_cache_zeroing" in run.stderr
+
+
+SCHED = sorted((DATA / "sched").glob("*.trace.jsonl"))
+
+
+def test_sched_cases_recorded() -> None:
+    assert [t.name.split(".")[0] for t in SCHED] == [
+        "cb-async-214", "cb-first-209", "cb-full-204", "rswa-alone-211", "rswa-async-224",
+        "rswa-async-225", "rswa-cb-5213", "rswa-full-7156"]
+
+
+@pytest.mark.parametrize("trace", SCHED, ids=lambda p: p.name.split(".")[0])
+def test_sched_case(trace: Path) -> None:
+    """vLLM 0.33.0's Scheduler over these groups (sync or async as recorded): every step line,
+    each request's hit and preemptions, the prefix-cache stats and the event batches."""
+    asyn = config_of(trace).get("async_scheduling", False)
+    run = replay_case(trace, async_scheduling=asyn)
+    assert_matches(answer_of(trace), run, asyn=asyn,
+                   kv_events=config_of(trace).get("kv_events", False))

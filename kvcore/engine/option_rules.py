@@ -118,10 +118,11 @@ def _check_groups(groups: Any) -> None:
             spec = spec_from_group_config(g, 16)
         except ValueError as err:
             raise InputError(str(err), field="groups") from None
-        if spec.kind not in ("full", "mla", "sliding_window", "chunked_local", "mamba"):
+        if spec.kind not in ("full", "mla", "sliding_window", "chunked_local", "mamba",
+                             "circular_buffer", "rswa"):
             raise InputError(f"group type {g.get('type')!r} is not modelled at the scheduler "
-                             "level (full, mla, sliding_window, chunked_local and mamba are)",
-                             field="groups")
+                             "level (full, mla, sliding_window, chunked_local, mamba, "
+                             "circular_buffer and rswa are)", field="groups")
 
 
 def _is_number(v: Any, types: tuple[type, ...]) -> bool:
