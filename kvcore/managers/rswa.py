@@ -40,13 +40,4 @@ class RSWAManager(FullAttentionManager):
         first = cdiv(num_prompt_tokens, bs)
         last = min(max(num_prompt_tokens, processed_computed_tokens - self.rswa_window) // bs,
                    len(blocks))
-        null = self._null_block
-        removed = []
-        for i in range(last - 1, first - 1, -1):
-            blk = blocks[i]
-            if blk is null:
-                break
-            removed.append(blk)
-            blocks[i] = null
-        if removed:
-            self._release(removed)
+        self._null_range(blocks, first, last)

@@ -107,10 +107,14 @@ class BlockTables(ABC):
         if skipped_tokens <= 0:
             return
         blocks = self.req_to_blocks.setdefault(request_id, [])
-        k = min(skipped_tokens // self.block_size, len(blocks))
+        self._null_range(blocks, 0, min(skipped_tokens // self.block_size, len(blocks)))
+
+    def _null_range(self, blocks: list[KVCacheBlock], first: int, last: int) -> None:
+        """Free ``blocks[first:last]`` from the last down to the first entry already null,
+        nulling each entry (the sliding window's walk; R-SWA's over its gap)."""
         null = self._null_block
         removed = []
-        for i in range(k - 1, -1, -1):
+        for i in range(last - 1, first - 1, -1):
             blk = blocks[i]
             if blk is null:
                 break
