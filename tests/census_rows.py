@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from kvcore.errors import InputError
 from kvcore.mm_options import MMOptions, mm_options
 from kvcore.models.buffers import estimate_buffer_bytes
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.mm_serving import apply_mm
 from kvcore.models.weights import estimate_weights_bytes
+from kvcore.sizing.resolve import resolve_kv_cache_config
 from kvcore.specs import DTYPE_BYTES
 
 
@@ -101,3 +103,14 @@ def assert_rank_equal(g: ModelGeometry, tp: int, rec: dict, views: int = 0) -> N
     assert estimate_weights_bytes(g, tp) == sum(rec["param_bytes_by_dtype"].values())
     assert estimate_buffer_bytes(g, tp) == sum(
         sum(by_dtype.values()) for by_dtype in rec["buffer_bytes_by_dtype"].values()) - views
+
+
+def kvcli_refusal(data: Path, cases: dict, name: str, tp: int, *, gpu_memory_gib: int = 80,
+                  max_model_len: int = 4096) -> InputError:
+    """The refusal kvcli sizes case `name` at TP `tp` with, under its serving options (a test
+    fails where kvcli sizes it: vLLM refused to build it)."""
+    with pytest.raises(InputError) as e:
+        resolve_kv_cache_config(geometry=case_geometry(data, cases, name, applied=False),
+                                tensor_parallel_size=tp, gpu_memory_gib=gpu_memory_gib,
+                                max_model_len=max_model_len, mm=case_mm(cases[name]))
+    return e.value

@@ -16,8 +16,7 @@ from kvcli.app import app
 from kvcore.errors import InputError
 from kvcore.models.buffers import estimate_buffer_bytes
 from kvcore.models.hf_config import read_hf_config
-from kvcore.sizing.resolve import resolve_kv_cache_config
-from tests.census_rows import case_geometry, case_mm, refused_tps
+from tests.census_rows import kvcli_refusal, refused_tps
 
 DATA = Path(__file__).parent / "data" / "weights_census" / "mm_ernie"
 CASES = json.loads((DATA / "answers.json").read_text())["cases"]
@@ -35,12 +34,8 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     assertion in the text attention, the tower dropped or not)."""
     assert len(REFUSED) == 6 and {p.values[1] for p in REFUSED} == {8}
     assert CASES[name]["tp"][str(tp)][0]["refused"] == "AssertionError: "
-    with pytest.raises(InputError) as e:
-        resolve_kv_cache_config(geometry=case_geometry(DATA, CASES, name, applied=False),
-                                tensor_parallel_size=tp, gpu_memory_gib=80, max_model_len=4096,
-                                mm=case_mm(CASES[name]))
-    assert e.value.field == "tensor_parallel_size"
-    assert "20 attention heads" in e.value.message
+    refusal = kvcli_refusal(DATA, CASES, name, tp)
+    assert refusal.field == "tensor_parallel_size" and "20 attention heads" in refusal.message
 
 
 @pytest.mark.parametrize(("base", "layers", "shared"), [

@@ -16,8 +16,7 @@ from kvcli.app import app
 from kvcore.errors import InputError
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.weights import estimate_params
-from kvcore.sizing.resolve import resolve_kv_cache_config
-from tests.census_rows import case_geometry, case_mm, refused_tps, vllms_words
+from tests.census_rows import kvcli_refusal, refused_tps, vllms_words
 
 DATA = Path(__file__).parent / "data" / "weights_census" / "mm_cohere"
 CASES = json.loads((DATA / "answers.json").read_text())["cases"]
@@ -33,11 +32,7 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     """Aria's 20 text heads and the tiny configs' 4 vision heads at TP 8 (the tower is still
     constructed where it is skipped; no class here takes ``data``: it falls back to weights)."""
     assert len(REFUSED) == 13 and {p.values[1] for p in REFUSED} == {8}
-    with pytest.raises(InputError) as e:
-        resolve_kv_cache_config(geometry=case_geometry(DATA, CASES, name, applied=False),
-                                tensor_parallel_size=tp, gpu_memory_gib=80, max_model_len=2048,
-                                mm=case_mm(CASES[name]))
-    assert e.value.field == "tensor_parallel_size"
+    assert kvcli_refusal(DATA, CASES, name, tp, max_model_len=2048).field == "tensor_parallel_size"
 
 
 @pytest.mark.parametrize(("base", "tower", "kept", "buffers"), [

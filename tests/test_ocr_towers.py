@@ -19,8 +19,7 @@ from kvcore.errors import InputError
 from kvcore.models.drafts import load_spec_draft
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.weights import estimate_params
-from kvcore.sizing.resolve import resolve_kv_cache_config
-from tests.census_rows import built_ranks, case_geometry, case_mm, refused_tps
+from tests.census_rows import built_ranks, kvcli_refusal, refused_tps
 
 DATA = Path(__file__).parent / "data" / "weights_census" / "mm_ocr"
 ANSWERS = json.loads((DATA / "answers.json").read_text())
@@ -47,11 +46,7 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     heads at TP 8 (tiny dots.ocr's data-mode tower builds there: its text model has 8)."""
     assert len(REFUSED) == 20 and {p.values[1] for p in REFUSED} == {4, 8}
     assert "tiny-dots-ocr --mm-encoder-tp-mode data" not in {p.values[0] for p in REFUSED}
-    with pytest.raises(InputError) as e:
-        resolve_kv_cache_config(geometry=case_geometry(DATA, CASES, name, applied=False),
-                                tensor_parallel_size=tp, gpu_memory_gib=80, max_model_len=4096,
-                                mm=case_mm(CASES[name]))
-    assert e.value.field == "tensor_parallel_size"
+    assert kvcli_refusal(DATA, CASES, name, tp).field == "tensor_parallel_size"
 
 
 @pytest.mark.parametrize(("base", "tower", "buffers", "kept"), [

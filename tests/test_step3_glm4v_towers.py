@@ -17,8 +17,7 @@ from kvcli.app import app
 from kvcore.errors import InputError
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.weights import WHOLE, estimate_params, estimate_weights_bytes
-from kvcore.sizing.resolve import resolve_kv_cache_config
-from tests.census_rows import case_geometry, case_mm, refused_tps
+from tests.census_rows import kvcli_refusal, refused_tps
 
 DATA = Path(__file__).parent / "data" / "weights_census" / "mm_step3"
 CASES = json.loads((DATA / "answers.json").read_text())["cases"]
@@ -35,11 +34,7 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     Step3-VL's ``data`` mode holds it whole and builds, GLM-4V's falls back to weights)."""
     assert len(REFUSED) == 6 and {p.values[1] for p in REFUSED} == {8}
     assert "tiny-step3 --mm-encoder-tp-mode data" not in {p.values[0] for p in REFUSED}
-    with pytest.raises(InputError) as e:
-        resolve_kv_cache_config(geometry=case_geometry(DATA, CASES, name, applied=False),
-                                tensor_parallel_size=tp, gpu_memory_gib=80, max_model_len=4096,
-                                mm=case_mm(CASES[name]))
-    assert e.value.field == "tensor_parallel_size"
+    assert kvcli_refusal(DATA, CASES, name, tp).field == "tensor_parallel_size"
 
 
 @pytest.mark.parametrize(("base", "tower", "buffers"), [
