@@ -5,7 +5,9 @@ the multimodal and parallel options the new readers take (`--tensor-parallel-siz
 under the ninth's also the options sparse MLA and the MTP drafts read (`--kv-cache-dtype fp8`,
 an explicit `--block-size`, an MTP `--speculative-config`); under the tenth's also the MTP drafts'
 deprecated names and bad token counts, `--max-num-batched-tokens` good or bad, and video limits
-with `num_frames`."""
+with `num_frames`; under the eleventh's also `--pipeline-parallel-size` 2 / 4 (Step3 and Step-3.5
+on stages) and an MTP draft of 1..6 tokens under mtp or a deprecated name (more often for an MTP
+target's family), good or bad."""
 import random
 
 LIMITS = ['{"image": 0}', '{"image": 2, "video": 0}', '{"audio": 0}', '{"image": -1}',
@@ -30,8 +32,38 @@ FRAMES = ['{"video": {"count": 1, "num_frames": 0}}', '{"video": {"count": 1, "n
           '{"video": {"count": 1, "num_frames": 1e30}}', '{"video": {"count": -1}}',
           '{"image": 1, "video": {"count": 1, "num_frames": 8}}', '{"audio": {"count": 2}}']
 
+# (set 11's: vLLM's deprecated names of mtp for the several-module targets, K 1..6, bad values)
+MTP_NAMES11 = ("mtp", "mtp", "qwen3_next_mtp", "deepseek_mtp", "glm4_moe_mtp",
+               "glm4_moe_lite_mtp", "pangu_ultra_moe_mtp", "glm_ocr_mtp", "step3p5_mtp")
+BAD_SPECS11 = ['{"method": "mtp", "num_speculative_tokens": 7}',
+               '{"method": "mtp", "num_speculative_tokens": 2.5}',
+               '{"method": "mtp", "num_speculative_tokens": true}',
+               '{"method": "mtp", "num_speculative_tokens": 2, "max_model_len": 0}',
+               '{"method": "qwen3_next_mtp", "num_speculative_tokens": null}',
+               '{"method": "MTP", "num_speculative_tokens": 1}', '{"method": null}',
+               '{"method": "mtp", "num_speculative_tokens": 1, "model": 3}',
+               '{"method": "mtp", "num_speculative_tokens": 2, "draft_tensor_parallel_size": 3}',
+               '{"method": "mtp", "num_speculative_tokens": 1, "quantization": "fp8"}', '[]']
+PP = ("2", "4", "2", "4", "2", "4", "3", "0", "x")
 
-def options(seed, index, which):
+
+def _set11(seed, index, family):
+    from families import MTP_FAMILIES
+    rng = random.Random(seed * 11_000_027 + index)
+    out = []
+    if rng.random() < (0.5 if family in ("step3_pp", "quant_step3") else 0.15):
+        out += ["--pipeline-parallel-size", rng.choice(PP)]
+    if rng.random() < (0.7 if family in MTP_FAMILIES else 0.1):
+        if rng.random() < 0.8:
+            k = rng.randint(1, 6)
+            out += ["--speculative-config", '{"method": "%s", "num_speculative_tokens": %d}'
+                    % (rng.choice(MTP_NAMES11), k)]
+        else:
+            out += ["--speculative-config", rng.choice(BAD_SPECS11)]
+    return out
+
+
+def options(seed, index, which, family=None):
     """The options drawn for mutant (seed, index): none under seed set 7 (the draws of the
     seventh campaign replay unchanged)."""
     if which == "7":
@@ -66,7 +98,13 @@ def options(seed, index, which):
         out += ["--max-num-batched-tokens", rng.choice(BATCHED)]
     if rng.random() < 0.1:
         out += ["--limit-mm-per-prompt", rng.choice(FRAMES)]
-    return out
+    if which == "10":
+        return out
+    # (set 11's: the pipeline stages and the several-module MTP drafts, by family)
+    if "--speculative-config" in out and family is not None:
+        i = out.index("--speculative-config")
+        del out[i:i + 2]        # (set 11's draft in place of set 9's / 10's)
+    return out + _set11(seed, index, family)
 
 
 def memory(which):

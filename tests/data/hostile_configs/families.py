@@ -13,7 +13,11 @@ tenth's (ERNIE-4.5 MoE / -VL, Keye, Molmo, Nemotron Nano VL V2's RADIO, Step-3 /
 GLM-4V's EVA, MiniCPM-o, Voxtral, Intern-S1-Pro's FoPE, LLaVA-NeXT-Video, the quantised
 StarCoder / GPT-NeoX / Phi-2, DeepSeek-VL2 and ERNIE / Keye towers, Cohere's tie, the
 multimodal dtype cases and mm_startup's, with draw_options.py's ERNIE / Step-3.5 MTP drafts and
---max-num-batched-tokens). To point a
+--max-num-batched-tokens); SET11 the eleventh's (the towers of Command A Vision, Aria, BLIP-2,
+LightOnOCR, Granite 4 Vision, Ovis / Ovis2.5 / 2.6, Eagle 2.5, OpenCUA, Kanana-V, the speech
+models, the OCR models and GLM-OCR's MTP target, the quantised ERNIE-VL / Step3 / Step-3.5 /
+Voxtral / Molmo, Step3 and Step-3.5 on pipeline stages, the several-module MTP targets, with
+draw_options.py's --pipeline-parallel-size and MTP drafts at K 1..6). To point a
 campaign at a new family, add a line to SET9 (family -> [(folder under tests/data, glob)]) or
 set `KVMUT_FAMILIES=NAME=FOLDER/GLOB[,...]` for one run of mutate_configs.py; a family whose
 configs are a JSON object of named configs rather than files is read by a loader in LOADERS
@@ -81,6 +85,50 @@ SET10 = {
 }
 
 
+def _step3_pp():
+    """step3_pp's cases: quant_step3's tiny configs unquantised, Step3's with its text config's
+    tie_word_embeddings written (as its record_step3_pp.py builds them)."""
+    out = []
+    for name, base, tie in (("tiny-step3", "tiny-step3-fp8", None),
+                            ("tiny-step3-text", "tiny-step3-text-fp8", None),
+                            ("tiny-step3p5", "tiny-step3p5-fp8", None),
+                            ("tiny-step3-tie-false", "tiny-step3-fp8", False),
+                            ("tiny-step3-text-tie-true", "tiny-step3-text-fp8", True)):
+        cfg = json.loads((DATA / WC / "quant_step3" / f"{base}.config.json").read_text())
+        cfg.pop("quantization_config")
+        if tie is not None:
+            (cfg.get("text_config") or cfg)["tie_word_embeddings"] = tie
+        out.append((name, cfg))
+    return out
+
+
+def _mtpmulti2():
+    """mtpmulti2's several-module MTP targets, as its configs.py writes them."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("mtpmulti2_configs",
+                                                  DATA / WC / "mtpmulti2" / "configs.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return [(case, mod.config(case)) for case in sorted(mod.CASES)]
+
+
+SET11 = {
+    "cohere_aria_blip2": [(WC + "mm_cohere", "*.config.json")],
+    "ovis_eagle_kanana": [(WC + "mm_ovis", "*.config.json")],
+    "audio2": [(WC + "mm_audio2", "*.config.json")],
+    "ocr": [(WC + "mm_ocr", "*.config.json")],
+    "ocr_mtp": [(WC + "mm_ocr/mtp", "*/config.json")],
+    "quant_ernie_keye": [(WC + "quant_ernie_keye", "tiny-ernie-*.config.json")],
+    "quant_step3": [(WC + "quant_step3", "*.config.json")],
+    "step3_pp": [_step3_pp],
+    "quant_voxtral_molmo": [(WC + "quant_voxtral", "*.config.json"),
+                            (WC + "quant_molmo", "*.config.json")],
+    "mtpmulti2": [_mtpmulti2],
+}
+# (the families whose configs are MTP targets: draw_options gives them a draft more often)
+MTP_FAMILIES = ("ocr_mtp", "mtpmulti2", "quant_step3", "step3_pp")
+
+
 def _gemma_mm(path):
     """weights_gemma_mm/configs.json's specs, each made a config.json as its record_towers.py
     does (its "text" a file, an inline config or a sched_gemma/planning.json case)."""
@@ -118,10 +166,15 @@ def from_table(table):
     """(family, name, config, None) for each file a table's (folder, glob) pairs name."""
     out = []
     for family, places in table.items():
-        for folder, pattern in places:
-            for p in _files(folder, pattern):
+        for place in places:
+            if callable(place):         # (a family built by a loader of its own)
+                out.extend((family, name, cfg, None) for name, cfg in place())
+                continue
+            for p in _files(*place):
                 loader = LOADERS.get(p.name)
-                named = loader(p) if loader else [(p.name, json.loads(p.read_text()))]
+                # (mm_ocr/mtp's configs are NAME/config.json)
+                label = p.parent.name + "/" + p.name if p.name == "config.json" else p.name
+                named = loader(p) if loader else [(label, json.loads(p.read_text()))]
                 out.extend((family, name, cfg, None) for name, cfg in named)
     return out
 
@@ -170,6 +223,8 @@ def seeds(which="7", extra=""):
         out += from_table(SET9)
     if "10" in which.split(","):
         out += from_table(SET10)
+    if "11" in which.split(","):
+        out += from_table(SET11)
     table = {}
     for item in filter(None, extra.split(",")):
         name, _, place = item.partition("=")

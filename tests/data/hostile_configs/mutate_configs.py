@@ -258,7 +258,7 @@ def run(seed, count, out_path=None, start=0):
             (folder / "hf_quant_config.json").write_text(quant, encoding="utf-8")
         f = str(folder / "config.json")
         print(json.dumps({"start": i}), file=out, flush=True)
-        opts = options(seed, i, SET)
+        opts = options(seed, i, SET, family)
         jobs = [["config", "--model-config", f, *memory(SET), "--json"] + opts]
         if i % REPLAY_EVERY == 0:
             # (a pool of --num-blocks: a real pool of 8 million blocks takes 15 s to build)
@@ -287,7 +287,8 @@ if __name__ == "__main__":
             int(sys.argv[5]) if len(sys.argv) > 5 else 0)
     elif sys.argv[1] == "show":
         family, name, desc, text, quant = mutant(int(sys.argv[2]), int(sys.argv[3]))
-        print(family, name, desc, " ".join(options(int(sys.argv[2]), int(sys.argv[3]), SET)))
+        print(family, name, desc,
+              " ".join(options(int(sys.argv[2]), int(sys.argv[3]), SET, family)))
         print(text[:4000])
         if quant is not None:
             print("hf_quant_config.json:", quant[:2000])

@@ -49,7 +49,7 @@ def main(paths):
     base = {name: cfg for _, name, cfg, _ in SEEDS}
     for seed, i, family, name, edit in leads(paths):
         _, _, _, text, _ = mutant(seed, i)
-        opts = options(seed, i, SET)
+        opts = options(seed, i, SET, family)
         outs = []
         for label, cfg_text in (("m", text), ("b", json.dumps(base[name]))):
             f = tmp / f"{seed}-{i}-{label}.json"
