@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.errors import InputError, clipped
+from kvcore.models.act_names import checked_act
 from kvcore.models.vision_keys import VisionParams, tower_config, vision_dim
 from kvcore.models.whisper_audio import conv_stem, whisper_layer
 
@@ -48,6 +49,8 @@ def audioflamingo3_params(cfg: dict[str, Any], text_hidden: int, source: str) ->
     if not isinstance(bias, bool):
         raise InputError(f"expected true or false, got {clipped(bias)}", path=source or None,
                          field="projector_bias")
+    # (the projector's act is get_act_fn's: a name it does not know fails there)
+    checked_act(cfg.get("projector_hidden_act", "gelu"), "projector_hidden_act", source)
     layer_whole, layer_rest = whisper_layer(d, ffn, k_bias=False)
     encoder = (conv_stem(dim("num_mel_bins"), d) + dim("max_source_positions") * d
                + n * (layer_whole + layer_rest) + 2 * d)

@@ -18,6 +18,7 @@ take ``--mm-encoder-tp-mode data`` (vLLM falls back to weights). The class's own
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from kvcore.errors import InputError
@@ -49,8 +50,10 @@ def ernie_vl_params(cfg: dict[str, Any], text_hidden: int, source: str) -> Visio
                          "asserts them equal", path=source or None,
                          field="vision_config.hidden_size")
     ratio = v.get("mlp_ratio")
-    if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or ratio <= 0:
-        raise InputError(f"expected a number > 0, got {ratio!r}", path=source or None,
+    # (NaN and inf too: vLLM's int(embed_dim * mlp_ratio) fails on them)
+    if (not isinstance(ratio, (int, float)) or isinstance(ratio, bool)
+            or not math.isfinite(ratio) or ratio <= 0):
+        raise InputError(f"expected a finite number > 0, got {ratio!r}", path=source or None,
                          field="vision_config.mlp_ratio")
     layer_whole, layer_split = vit_layer(d, int(d * ratio))
     patch = dim("in_channels") * p * p * d

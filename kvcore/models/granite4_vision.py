@@ -35,6 +35,19 @@ def _listed(cfg: dict[str, Any], key: str, default: list[Any] | None, source: st
     return len(x)
 
 
+def _pairs(cfg: dict[str, Any], source: str) -> int:
+    """How many [vision layer, text layer] pairs ``deepstack_layer_map`` lists (vLLM unpacks
+    each into two in its __init__: anything else fails there)."""
+    n = _listed(cfg, "deepstack_layer_map", None, source)
+    for pair in cfg["deepstack_layer_map"]:
+        if not (isinstance(pair, list) and len(pair) == 2
+                and all(isinstance(x, int) and not isinstance(x, bool) for x in pair)):
+            raise InputError(f"expected a list of [vision layer, text layer] pairs of "
+                             f"integers, got an entry {clipped(pair)}", path=source or None,
+                             field="deepstack_layer_map")
+    return n
+
+
 def _rate(cfg: dict[str, Any], source: str) -> tuple[int, int]:
     """``downsample_rate`` "q/w": the query side and window side."""
     x = cfg.get("downsample_rate")
@@ -51,7 +64,7 @@ def granite4_vision_params(cfg: dict[str, Any], text_hidden: int, source: str) -
     enc = encoder("siglip", v, SIGLIP_DEFAULTS, layers, False, source)
     d, h = vision_dim(v, SIGLIP_DEFAULTS, "hidden_size", source), text_hidden
     q_side, w_side = _rate(cfg, source)
-    deep, spatial = _listed(cfg, "deepstack_layer_map", None, source), _listed(
+    deep, spatial = _pairs(cfg, source), _listed(
         cfg, "spatial_target_layers", _SPATIAL, source)
     qformer = qformer_params({"hidden_size": d, "intermediate_size": 3072,
                               "num_hidden_layers": 1, "cross_attention_frequency": 1,

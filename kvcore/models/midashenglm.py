@@ -19,6 +19,7 @@ lists none. Checked per rank against vLLM's class on the meta device
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from kvcore.errors import InputError, clipped
@@ -64,8 +65,11 @@ def midashenglm_params(cfg: dict[str, Any], text_hidden: int, source: str,
         raise InputError(f"embed_dim {d} is not a multiple of num_heads {heads}: vLLM asserts "
                          "it", path=source or None, field="audio_encoder_config.num_heads")
     ratio = a.get("mlp_ratio", 4.0)
-    if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or ratio <= 0:
-        raise InputError(f"expected a number > 0, got {clipped(ratio)}", path=source or None,
+    # (NaN and inf too: vLLM's int(embed_dim * mlp_ratio) fails on them)
+    if (not isinstance(ratio, (int, float)) or isinstance(ratio, bool)
+            or not math.isfinite(ratio) or ratio <= 0):
+        raise InputError(f"expected a finite number > 0, got {clipped(ratio)}",
+                         path=source or None,
                          field="audio_encoder_config.mlp_ratio")
     hidden = int(d * ratio)
     (ph, pw), (sh, sw) = _pair(a, "patch_size", source), _pair(a, "patch_stride", source)

@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.errors import InputError
+from kvcore.models.act_names import checked_act
 from kvcore.models.vision_keys import VisionParams, config_int, tower_config, vision_dim
 from kvcore.models.whisper_audio import WHISPER_DEFAULTS, conv_stem, whisper_layer
 
@@ -80,7 +81,12 @@ def ultravox_params(cfg: dict[str, Any], text_hidden: int, source: str) -> Visio
                   + d * text_hidden + text_hidden)
     else:
         hidden = root("hidden_size")
-        mid = hidden // 2 if cfg.get("projector_act", "swiglu") == "swiglu" else hidden
+        act = cfg.get("projector_act", "swiglu")
+        # (vLLM builds MulAndSilu for "swiglu" exactly, else get_act_fn's, which fails on a
+        # name it does not know)
+        if act != "swiglu":
+            checked_act(act, "projector_act", source)
+        mid = hidden // 2 if act == "swiglu" else hidden
         norm = mid if cfg.get("projector_ln_mid") else text_hidden
         whole += stacked + stacked * hidden + mid * text_hidden + norm
     split = (n + layers) * layer_rest
