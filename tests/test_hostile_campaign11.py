@@ -1,0 +1,113 @@
+"""An eleventh hostile campaign, over the readers added the day it ran (the towers of Command A
+Vision, Aria, BLIP-2, LightOnOCR, Granite 4 Vision, Ovis, Eagle 2.5, OpenCUA, Kanana-V, the
+speech models, the OCR models, the quantised ERNIE-VL / Step3 / Voxtral / Molmo, Step3 on
+pipeline stages, the several-module MTP drafts): valid configs mutated by
+tests/data/hostile_configs/mutate_configs.py under KVMUT_SET=11, swept key by key and probed by
+hand (probes11.txt; their README: how many drawn, found, fixed). Each finding is kept as the one
+edit of a tests/data config that shows it (the draw that found it in the comment,
+``seed:index``; "probe" a hand-written edit, "sweep" sweep_configs.py's, "lie" a wrong value
+sized without a word): `kvcli config` refuses it in one line naming the file and the key, exit
+code 2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hostile_edits import POOL, at, config_refuses, mutated, replay_refuses, top
+from test_hostile_options import runner
+
+from kvcli.app import app
+
+WC = "weights_census/"
+ERNIE_VL = WC + "quant_ernie_keye/tiny-ernie-vl-awq-skip-tower.config.json"
+DASHENG = WC + "mm_audio2/tiny-midashenglm-layer-scale.config.json"
+GLM_ASR = WC + "mm_audio2/tiny-glm-asr-gqa.config.json"
+GRANITE4 = WC + "mm_cohere/tiny-granite4-vision.config.json"
+ULTRAVOX = WC + "mm_audio2/tiny-ultravox-ln-post.config.json"
+AF3 = WC + "mm_audio2/tiny-audio-flamingo-3.config.json"
+ACTS = ("expected an activation vLLM 0.33's get_act_fn builds (gelu, gelu_fast, gelu_new, "
+        "gelu_pytorch_tanh, relu, relu2, silu, swish, quick_gelu, tanh, sigmoid, xielu), got ")
+
+CASES = [
+    # 111:1628: ERNIE-VL's vision mlp_ratio inf made int() fail (OverflowError)
+    (ERNIE_VL, at("vision_config", "mlp_ratio", value=float("inf")), "vision_config.mlp_ratio",
+     "expected a finite number > 0, got inf"),
+    # probe: MiDashengLM's NaN the same (ValueError)
+    (DASHENG, at("audio_encoder_config", "mlp_ratio", value=float("nan")),
+     "audio_encoder_config.mlp_ratio", "expected a finite number > 0, got nan"),
+    # probe: GLM-ASR's partial_rotary_factor "x" repeated a string int() failed on; 1e308 made
+    # an infinite width (OverflowError)
+    (GLM_ASR, at("audio_config", "partial_rotary_factor", value="x"),
+     "audio_config.partial_rotary_factor", "expected a number in (0, 1], got 'x'"),
+    (GLM_ASR, at("audio_config", "rope_parameters", value={"partial_rotary_factor": 1e308}),
+     "audio_config.rope_parameters.partial_rotary_factor",
+     "expected a number in (0, 1], got 1e+308"),
+    # lie (probe): a rope_parameters vLLM's .get fails on was read as none
+    (GLM_ASR, at("audio_config", "rope_parameters", value="x"), "audio_config.rope_parameters",
+     "must be an object, got 'x'"),
+    # lie (probe): 3 key-value heads beside 8 heads were sized (vLLM's MMEncoderAttention
+    # asserts num_heads % num_kv_heads == 0)
+    (GLM_ASR, at("audio_config", "num_key_value_heads", value=3),
+     "audio_config.num_key_value_heads",
+     "num_attention_heads 8 is not a multiple of it (3): vLLM's encoder attention asserts "
+     "num_heads divisible by num_kv_heads"),
+    # lie (probe, sweep): entries that are no [vision, text] pair were counted by the list's
+    # length (vLLM unpacks each in its __init__)
+    (GRANITE4, top("deepstack_layer_map", [1]), "deepstack_layer_map",
+     "expected a list of [vision layer, text layer] pairs of integers, got an entry 1"),
+    (GRANITE4, top("deepstack_layer_map", [[-2, 1], "x"]), "deepstack_layer_map",
+     "expected a list of [vision layer, text layer] pairs of integers, got an entry 'x'"),
+    # lie (probe): an activation get_act_fn refuses was sized as a plain projector
+    (ULTRAVOX, top("projector_act", "x"), "projector_act", ACTS + "'x'"),
+    (ULTRAVOX, top("projector_act", "SWIGLU"), "projector_act", ACTS + "'SWIGLU'"),
+    (ULTRAVOX, top("projector_act", None), "projector_act", ACTS + "None"),
+    (AF3, top("projector_hidden_act", "x"), "projector_hidden_act", ACTS + "'x'"),
+]
+
+
+@pytest.mark.parametrize("base, edit, field, message", CASES)
+def test_a_finding_is_refused_in_one_line(tmp_path, base, edit, field, message):
+    config_refuses(tmp_path, base, edit, field, message)
+
+
+@pytest.mark.parametrize("base, edit, field, message", CASES[:2])
+def test_replay_refuses_a_finding_the_same(tmp_path, base, edit, field, message):
+    replay_refuses(tmp_path, base, edit, field, message)
+
+
+def _report(path: str) -> dict:
+    res = runner.invoke(app, ["config", "--model-config", path, *POOL, "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout.replace(path, "F"))
+    return {k: out[k] for k in ("num_blocks", "memory")}
+
+
+def _same(tmp_path, base, edit, twin) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert _report(mutated(tmp_path / "a", base, edit)) == _report(
+        mutated(tmp_path / "b", base, twin))
+
+
+def test_get_act_fn_lowers_the_name(tmp_path):
+    # (vLLM's get_act_fn lowers it: "GELU" is gelu, a projector as wide as hidden_size)
+    _same(tmp_path, ULTRAVOX, top("projector_act", "GELU"), top("projector_act", "gelu"))
+
+
+def test_an_empty_rope_parameters_falls_back_as_vllm_does(tmp_path):
+    # (vLLM's `if rope_params:` skips an empty one for the config's partial_rotary_factor)
+    _same(tmp_path, GLM_ASR, at("audio_config", "rope_parameters", value={}),
+          at("audio_config", "partial_rotary_factor", value=0.5))
+
+
+@pytest.mark.parametrize("base, edit", [
+    # a sample of the edits that passed before and after (seed 111, probes)
+    (GRANITE4, top("deepstack_layer_map", [[-2, 1], [-1, 0]])),
+    (ULTRAVOX, top("projector_act", "torch.nn.modules.identity")),
+    (AF3, top("projector_hidden_act", "quick_gelu")),
+    (GLM_ASR, at("audio_config", "partial_rotary_factor", value=1.0)),
+    (DASHENG, at("audio_encoder_config", "mlp_ratio", value=1.5)),
+])
+def test_a_valid_edit_still_sizes(tmp_path, base, edit):
+    assert _report(mutated(tmp_path, base, edit))["num_blocks"] > 0
