@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hostile_edits import POOL, at, config_refuses, mutated, replay_refuses, top
+from hostile_edits import DATA, POOL, at, config_refuses, mutated, replay_refuses, top
 from test_hostile_options import runner
 
 from kvcli.app import app
@@ -111,3 +111,19 @@ def test_an_empty_rope_parameters_falls_back_as_vllm_does(tmp_path):
 ])
 def test_a_valid_edit_still_sizes(tmp_path, base, edit):
     assert _report(mutated(tmp_path, base, edit))["num_blocks"] > 0
+
+
+@pytest.mark.parametrize("value, said", [
+    # (spec_lines.py: a config line's "2" or true was 'must be >= 0, got '2'', a rule it met)
+    ("2", "must be an integer, got '2'"), (True, "must be an integer, got True"),
+    (-1, "must be >= 0, got -1"), (1.5, "must be an integer, got 1.5")])
+def test_a_config_lines_token_count_names_the_rule_it_breaks(tmp_path, value, said):
+    from test_hostile_options import refused
+
+    lines = (DATA / "sched_spec_mtp" / "aseed90106.trace.jsonl").read_text().splitlines()
+    head = json.loads(lines[0])
+    head["config"].update(spec_method="qwen3_next_mtp", num_speculative_tokens=value)
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("\n".join([json.dumps(head), *lines[1:]]) + "\n")
+    line = f"error: {trace}:1: field 'config.num_speculative_tokens': {said}"
+    assert refused(["replay", str(trace)], line) == line

@@ -79,10 +79,11 @@ def check_value(f: dataclasses.Field, v: Any) -> None:
             raise InputError(f"must be a finite number > 0, got {v!r}", field=f.name)
     else:
         number = (int,) if check == "int_at_least" else (int, float)
-        if check == "int_at_least" and _is_number(v, (float,)) and math.isfinite(v) \
-                and v >= meta["lo"]:
-            # a config line's 1e18 or 4.0: 'must be >= 2, got 1e+18' named the wrong rule
-            raise InputError(f"must be an integer, got {v!r}", field=f.name)
+        if check == "int_at_least" and (not _is_number(v, (int, float)) or (
+                _is_number(v, (float,)) and math.isfinite(v) and v >= meta["lo"])):
+            # a config line's 1e18 or 4.0, "2" or true: 'must be >= 2, got 1e+18' or
+            # 'must be >= 0, got '2'' named the wrong rule
+            raise InputError(f"must be an integer, got {clipped(v)}", field=f.name)
         if not _is_number(v, number) or not v >= meta["lo"]:  # and NaN
             head = meta["message"] or f"must be >= {meta['lo']:g}"
             raise InputError(f"{head}, got {v!r}", field=f.name)
