@@ -50,8 +50,8 @@ CASES = [
     # asserts num_heads % num_kv_heads == 0)
     (GLM_ASR, at("audio_config", "num_key_value_heads", value=3),
      "audio_config.num_key_value_heads",
-     "num_attention_heads 8 is not a multiple of it (3): vLLM's encoder attention asserts "
-     "num_heads divisible by num_kv_heads"),
+     ("num_attention_heads 8 is not a multiple of it (3): vLLM's encoder attention asserts "
+      "num_heads divisible by num_kv_heads")),
     # lie (probe, sweep): entries that are no [vision, text] pair were counted by the list's
     # length (vLLM unpacks each in its __init__)
     (GRANITE4, top("deepstack_layer_map", [1]), "deepstack_layer_map",
