@@ -26,6 +26,7 @@ GLM_ASR = WC + "mm_audio2/tiny-glm-asr-gqa.config.json"
 GRANITE4 = WC + "mm_cohere/tiny-granite4-vision.config.json"
 ULTRAVOX = WC + "mm_audio2/tiny-ultravox-ln-post.config.json"
 AF3 = WC + "mm_audio2/tiny-audio-flamingo-3.config.json"
+OVIS25 = WC + "mm_ovis/tiny-ovis2.5-no-pe.config.json"
 ACTS = ("expected an activation vLLM 0.33's get_act_fn builds (gelu, gelu_fast, gelu_new, "
         "gelu_pytorch_tanh, relu, relu2, silu, swish, quick_gelu, tanh, sigmoid, xielu), got ")
 
@@ -63,6 +64,10 @@ CASES = [
     (ULTRAVOX, top("projector_act", "SWIGLU"), "projector_act", ACTS + "'SWIGLU'"),
     (ULTRAVOX, top("projector_act", None), "projector_act", ACTS + "None"),
     (AF3, top("projector_hidden_act", "x"), "projector_hidden_act", ACTS + "'x'"),
+    # lie (probe): Ovis2.5's num_patches "x" was read as the image's patches (vLLM's Siglip2
+    # NaViT compares it with 0 whatever preserve_original_pe says)
+    (OVIS25, at("vit_config", "num_patches", value="x"), "vit_config.num_patches",
+     "expected an integer (<= 0: the image's patches), got 'x'"),
 ]
 
 
@@ -108,6 +113,7 @@ def test_an_empty_rope_parameters_falls_back_as_vllm_does(tmp_path):
     (AF3, top("projector_hidden_act", "quick_gelu")),
     (GLM_ASR, at("audio_config", "partial_rotary_factor", value=1.0)),
     (DASHENG, at("audio_encoder_config", "mlp_ratio", value=1.5)),
+    (WC + "mm_ovis/tiny-ovis2.6-naflex.config.json", at("vit_config", "num_patches", value=0)),
 ])
 def test_a_valid_edit_still_sizes(tmp_path, base, edit):
     assert _report(mutated(tmp_path, base, edit))["num_blocks"] > 0

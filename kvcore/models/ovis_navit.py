@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, clipped
 from kvcore.models.clip_siglip import encoder_linears
 from kvcore.models.vision_keys import VisionParams, config_int, tower_config, vit_layer
 
@@ -41,8 +41,14 @@ def ovis2_5_params(cfg: dict[str, Any], source: str) -> VisionParams:
     d, inter, layers, p = (dim("hidden_size"), dim("intermediate_size"),
                            dim("num_hidden_layers"), dim("patch_size"))
     heads, stride = dim("num_attention_heads"), dim("hidden_stride")
-    patches = v.get("num_patches")
-    patches = patches if isinstance(patches, int) and patches > 0 else (
+    patches = v.get("num_patches", -1)
+    if not isinstance(patches, int) or isinstance(patches, bool):
+        # (vLLM's Siglip2 NaViT embeddings compare it with 0 whatever preserve_original_pe
+        # says: a string or null fails there; a float would size nn.Embedding)
+        raise InputError(f"expected an integer (<= 0: the image's patches), got "
+                         f"{clipped(patches)}", path=source or None,
+                         field="vit_config.num_patches")
+    patches = patches if patches > 0 else (
         dim("image_size") // p) ** 2
     embeddings = dim("num_channels") * p * p * d + d
     if v.get("preserve_original_pe") is not False:
