@@ -133,3 +133,18 @@ def test_a_config_lines_token_count_names_the_rule_it_breaks(tmp_path, value, sa
     trace.write_text("\n".join([json.dumps(head), *lines[1:]]) + "\n")
     line = f"error: {trace}:1: field 'config.num_speculative_tokens': {said}"
     assert refused(["replay", str(trace)], line) == line
+
+
+def test_kanana_v_counts_a_deep_abstractor_at_once(tmp_path):
+    # (hang, probe: a projector_config.depth of 10^8 summed its RegNet blocks one by one for
+    # minutes; counted at once, the weights are past the pool: the ordinary refusal)
+    import time
+
+    from test_hostile_options import refused
+
+    path = mutated(tmp_path, WC + "mm_ovis/tiny-kanana-v.config.json",
+                   at("projector_config", "depth", value=10**8))
+    start = time.perf_counter()
+    refused(["config", "--model-config", path, *POOL],
+            "error: option --gpu-memory-gib: no memory left for the KV cache")
+    assert time.perf_counter() - start < 5
