@@ -135,16 +135,21 @@ def test_a_config_lines_token_count_names_the_rule_it_breaks(tmp_path, value, sa
     assert refused(["replay", str(trace)], line) == line
 
 
-def test_kanana_v_counts_a_deep_abstractor_at_once(tmp_path):
-    # (hang, probe: a projector_config.depth of 10^8 summed its RegNet blocks one by one for
-    # minutes; counted at once, the weights are past the pool: the ordinary refusal)
+def test_a_tower_of_10_8_layers_is_refused_at_once(tmp_path):
+    # (hang, probe: 10^8 layers, below 2^31, listed the towers' linears layer by layer for
+    # minutes (Aria, ERNIE-VL, Ovis2.5, Voxtral, PaddleOCR-VL), Kanana-V's RegNet summed its
+    # blocks one by one: a tower's layer count is capped as the text model's)
     import time
 
-    from test_hostile_options import refused
-
-    path = mutated(tmp_path, WC + "mm_ovis/tiny-kanana-v.config.json",
-                   at("projector_config", "depth", value=10**8))
     start = time.perf_counter()
-    refused(["config", "--model-config", path, *POOL],
-            "error: option --gpu-memory-gib: no memory left for the KV cache")
-    assert time.perf_counter() - start < 5
+    for base, edit, field in [
+            (WC + "mm_cohere/tiny-aria.config.json",
+             at("vision_config", "num_hidden_layers", value=10**8),
+             "vision_config.num_hidden_layers"),
+            (ERNIE_VL, at("vision_config", "depth", value=10**8), "vision_config.depth"),
+            (WC + "mm_ovis/tiny-kanana-v.config.json",
+             at("projector_config", "depth", value=10**8), "projector_config.depth")]:
+        least = 0 if field == "projector_config.depth" else 1
+        config_refuses(tmp_path, base, edit, field,
+                       f"expected an integer >= {least} and <= 100,000, got 100000000")
+    assert time.perf_counter() - start < 10

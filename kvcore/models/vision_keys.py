@@ -121,6 +121,22 @@ def tower_config(cfg: dict[str, Any], key: str, source: str) -> dict[str, Any]:
     return v
 
 
+# the towers' layer counts, capped as the text model's are (config_aliases.MAX_LAYERS): the
+# towers list their linears layer by layer, and 10^8 layers (below 2^31) looped for minutes
+LAYER_KEYS = frozenset({"num_hidden_layers", "depth", "num_layers", "encoder_layers"})
+MAX_TOWER_LAYERS = 100_000
+
+
+def _in_range(x: Any, key: str, least: int) -> bool:
+    top = MAX_TOWER_LAYERS if key in LAYER_KEYS else 2**31 - 1
+    return isinstance(x, int) and not isinstance(x, bool) and least <= x <= top
+
+
+def _expected(key: str, least: int) -> str:
+    return (f"expected an integer >= {least} and <= {MAX_TOWER_LAYERS:,}" if key in LAYER_KEYS
+            else f"expected an integer >= {least}")
+
+
 def vision_dim(v: dict[str, Any], defaults: dict[str, int], key: str, source: str,
                *, listed: bool = False, key_of: str = "vision_config") -> int:
     """``v[key]``, or the class default; ``listed``: a list gives its first entry (Qwen3.5's
@@ -129,8 +145,8 @@ def vision_dim(v: dict[str, Any], defaults: dict[str, int], key: str, source: st
     x = defaults[key] if x is None else x
     if listed and isinstance(x, list) and x:
         x = x[0]
-    if not isinstance(x, int) or isinstance(x, bool) or not 1 <= x < 2**31:
-        raise InputError(f"expected an integer >= 1, got {x!r}", path=source or None,
+    if not _in_range(x, key, 1):
+        raise InputError(f"{_expected(key, 1)}, got {x!r}", path=source or None,
                          field=f"{key_of}.{key}" if key_of else key)
     return x
 
@@ -148,9 +164,9 @@ def config_int(d: dict[str, Any], key: str, default: int | None, field: str, sou
     """``d[key]`` (absent: `default`), an integer from `least` below 2^31; else an InputError
     naming `field` (a config key of the remote-code towers, which vLLM reads as it is)."""
     x = d.get(key, default)
-    if not isinstance(x, int) or isinstance(x, bool) or not least <= x < 2**31:
-        raise InputError(f"expected an integer >= {least}, got {clipped(x)}",
-                         path=source or None, field=field)
+    if not _in_range(x, key, least):
+        raise InputError(f"{_expected(key, least)}, got {clipped(x)}", path=source or None,
+                         field=field)
     return x
 
 
