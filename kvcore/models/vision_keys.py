@@ -164,7 +164,7 @@ def config_int(d: dict[str, Any], key: str, default: int | None, field: str, sou
     """``d[key]`` (absent: `default`), an integer from `least` below 2^31; else an InputError
     naming `field` (a config key of the remote-code towers, which vLLM reads as it is)."""
     x = d.get(key, default)
-    if not _in_range(x, key, least):
+    if not isinstance(x, int) or not _in_range(x, key, least):
         raise InputError(f"{_expected(key, least)}, got {clipped(x)}", path=source or None,
                          field=field)
     return x
