@@ -68,6 +68,16 @@ CASES = [
     # NaViT compares it with 0 whatever preserve_original_pe says)
     (OVIS25, at("vit_config", "num_patches", value="x"), "vit_config.num_patches",
      "expected an integer (<= 0: the image's patches), got 'x'"),
+    # 112:1663: Ovis's visual tokenizer model_type a dict looked up in a table (TypeError)
+    (WC + "mm_ovis/ovis2-2b.config.json", at("visual_tokenizer_config", "model_type",
+                                            value={"a": 1}),
+     "visual_tokenizer_config.model_type",
+     ("{'a': 1} with a 'aimv2' backbone: vLLM's Ovis builds an aimv2 or a siglip_vision_model "
+      "one under its visual tokenizer")),
+    # 112:945: Step3's text_config.share_q_dim null reached the fp8 scales' sum (TypeError)
+    (WC + "quant_step3/tiny-step3-gptq.config.json",
+     at("text_config", "share_q_dim", value=None), "share_q_dim",
+     "missing 'share_q_dim', needed to size the KV cache (model_type 'step3_text')"),
 ]
 
 
@@ -153,3 +163,15 @@ def test_a_tower_of_10_8_layers_is_refused_at_once(tmp_path):
         config_refuses(tmp_path, base, edit, field,
                        f"expected an integer >= {least} and <= 100,000, got 100000000")
     assert time.perf_counter() - start < 10
+
+
+@pytest.mark.parametrize("pp", [2, 4])
+def test_sparse_mla_on_pipeline_stages_is_sized(pp):
+    # (112:2929: DeepSeek-V3.2's indexer caches, 'layers.N.indexer', were int('indexer') when
+    # the stages took their layers: a traceback for the unmutated config too; each indexer now
+    # goes with its decoder layer. Not compared with vLLM's stages)
+    res = runner.invoke(app, ["config", "--model-config",
+                              str(DATA / "sparse_mla" / "deepseek-v3.2.config.json"), *POOL,
+                              "--tp", "4", "--pp", str(pp), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["num_blocks"] > 0

@@ -48,7 +48,9 @@ def ovis_params(cfg: dict[str, Any], source: str) -> VisionParams:
     t = tower_config(cfg, "visual_tokenizer_config", source)
     kind = t.get("model_type")
     backbone = tower_config(t, "backbone_config", source)
-    if kind not in BACKBONES or backbone.get("model_type", BACKBONES[kind]) != BACKBONES[kind]:
+    # (a dict or list was looked up in the table: unhashable, a traceback)
+    if (not isinstance(kind, str) or kind not in BACKBONES
+            or backbone.get("model_type", BACKBONES[kind]) != BACKBONES[kind]):
         raise InputError(f"{clipped(kind)} with a {clipped(backbone.get('model_type'))} "
                          "backbone: vLLM's Ovis builds an aimv2 or a siglip_vision_model one "
                          "under its visual tokenizer", path=source or None,

@@ -74,9 +74,10 @@ def step3_fields(c: dict[str, Any], get_dim, n_layers: int, unsized: str,
                          "on its config class's default, a tuple)", path=source or None,
                          field="moe_layers_enum") from None
     return {"moe_layers": tuple(i in listed for i in range(n_layers)),
-            "num_kv_heads": 1, "share_q_dim": get_dim("share_q_dim"),
-            "shared_expert_width": get_dim("share_expert_dim"),
-            "max_position_embeddings": get_dim("max_position_embedding"),
+            # (required: a null is no width; absent, Step3TextConfig's default stands in `c`)
+            "num_kv_heads": 1, "share_q_dim": get_dim("share_q_dim", required=True),
+            "shared_expert_width": get_dim("share_expert_dim", required=True),
+            "max_position_embeddings": get_dim("max_position_embedding", required=True),
             "weights_unmodelled": unsized,
             # (step3_text.py reads config.tie_word_embeddings off the first stage, which
             # Step3TextConfig does not default: tests/data/weights_census/step3_pp)

@@ -47,9 +47,12 @@ def kv_heads_per_worker(num_kv_heads: int, tp: int) -> int:
 
 
 def decoder_layer_of(name: str, num_layers: int) -> int:
-    """The decoder layer a `layer_specs` name (``layers.I``) belongs to: a Falcon-H1 Mamba
-    mixer is named ``layers.(num_layers + i)`` beside layer i's attention (below)."""
-    i = int(name.rsplit(".", 1)[1])
+    """The decoder layer a `layer_specs` name (``layers.I``, or ``layers.I.indexer``: sparse
+    MLA's indexer cache beside its layer) belongs to: a Falcon-H1 Mamba mixer is named
+    ``layers.(num_layers + i)`` beside layer i's attention (below)."""
+    # (the index after "layers.": DeepSeek-V3.2's 'layers.3.indexer' was int('indexer'), a
+    # traceback on pipeline stages)
+    i = int(name.split(".")[1])
     return i - num_layers if i >= num_layers else i
 
 
