@@ -31,12 +31,15 @@ ACTS = ("expected an activation vLLM 0.33's get_act_fn builds (gelu, gelu_fast, 
         "gelu_pytorch_tanh, relu, relu2, silu, swish, quick_gelu, tanh, sigmoid, xielu), got ")
 
 CASES = [
-    # 111:1628: ERNIE-VL's vision mlp_ratio inf made int() fail (OverflowError)
+    # 111:1628 (1e308) / 2340 (inf): ERNIE-VL's vision mlp_ratio made int() fail (OverflowError)
     (ERNIE_VL, at("vision_config", "mlp_ratio", value=float("inf")), "vision_config.mlp_ratio",
-     "expected a finite number > 0, got inf"),
+     "expected a number > 0 (an MLP below 2^31 wide), got inf"),
+    (ERNIE_VL, at("vision_config", "mlp_ratio", value=1e308), "vision_config.mlp_ratio",
+     "expected a number > 0 (an MLP below 2^31 wide), got 1e+308"),
     # probe: MiDashengLM's NaN the same (ValueError)
     (DASHENG, at("audio_encoder_config", "mlp_ratio", value=float("nan")),
-     "audio_encoder_config.mlp_ratio", "expected a finite number > 0, got nan"),
+     "audio_encoder_config.mlp_ratio",
+     "expected a number > 0 (an MLP below 2^31 wide), got nan"),
     # probe: GLM-ASR's partial_rotary_factor "x" repeated a string int() failed on; 1e308 made
     # an infinite width (OverflowError)
     (GLM_ASR, at("audio_config", "partial_rotary_factor", value="x"),

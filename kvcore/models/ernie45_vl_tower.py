@@ -50,11 +50,12 @@ def ernie_vl_params(cfg: dict[str, Any], text_hidden: int, source: str) -> Visio
                          "asserts them equal", path=source or None,
                          field="vision_config.hidden_size")
     ratio = v.get("mlp_ratio")
-    # (NaN and inf too: vLLM's int(embed_dim * mlp_ratio) fails on them)
+    # (NaN and inf too, and 1e308, whose product with the width is inf: vLLM's
+    # int(embed_dim * mlp_ratio) fails on them)
     if (not isinstance(ratio, (int, float)) or isinstance(ratio, bool)
-            or not math.isfinite(ratio) or ratio <= 0):
-        raise InputError(f"expected a finite number > 0, got {ratio!r}", path=source or None,
-                         field="vision_config.mlp_ratio")
+            or not math.isfinite(ratio) or not 0 < ratio * d < 2**31):
+        raise InputError(f"expected a number > 0 (an MLP below 2^31 wide), got {ratio!r}",
+                         path=source or None, field="vision_config.mlp_ratio")
     layer_whole, layer_split = vit_layer(d, int(d * ratio))
     patch = dim("in_channels") * p * p * d
     spatial = top("pixel_hidden_size") * top("spatial_conv_size") ** 2

@@ -65,10 +65,11 @@ def midashenglm_params(cfg: dict[str, Any], text_hidden: int, source: str,
         raise InputError(f"embed_dim {d} is not a multiple of num_heads {heads}: vLLM asserts "
                          "it", path=source or None, field="audio_encoder_config.num_heads")
     ratio = a.get("mlp_ratio", 4.0)
-    # (NaN and inf too: vLLM's int(embed_dim * mlp_ratio) fails on them)
+    # (NaN and inf too, and 1e308, whose product with the width is inf: vLLM's
+    # int(embed_dim * mlp_ratio) fails on them)
     if (not isinstance(ratio, (int, float)) or isinstance(ratio, bool)
-            or not math.isfinite(ratio) or ratio <= 0):
-        raise InputError(f"expected a finite number > 0, got {clipped(ratio)}",
+            or not math.isfinite(ratio) or not 0 < ratio * d < 2**31):
+        raise InputError(f"expected a number > 0 (an MLP below 2^31 wide), got {clipped(ratio)}",
                          path=source or None,
                          field="audio_encoder_config.mlp_ratio")
     hidden = int(d * ratio)
