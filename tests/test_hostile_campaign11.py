@@ -127,6 +127,11 @@ def test_an_empty_rope_parameters_falls_back_as_vllm_does(tmp_path):
     (GLM_ASR, at("audio_config", "partial_rotary_factor", value=1.0)),
     (DASHENG, at("audio_encoder_config", "mlp_ratio", value=1.5)),
     (WC + "mm_ovis/tiny-ovis2.6-naflex.config.json", at("vit_config", "num_patches", value=0)),
+    (WC + "mm_audio2/ultravox-v0_5-llama-3_2-1b-inline.config.json",    # 111:720 (the decoder's)
+     at("audio_config", "decoder_ffn_dim", value="\u00e9\u202e\u0000")),
+    (WC + "mm_cohere/command-a-vision.config.json", top("image_token_id", [1])),    # 111:1146
+    (WC + "mm_ocr/tiny-paddleocr-vl.config.json",                         # 111:1257
+     top("weight_share_add_bias", -2**31)),
 ])
 def test_a_valid_edit_still_sizes(tmp_path, base, edit):
     assert _report(mutated(tmp_path, base, edit))["num_blocks"] > 0

@@ -18,7 +18,7 @@ compressed-tensors groups and kv_cache_scheme), each mutant run through `kvcli c
 Usage (from the repository root, KVCLI_PURE=1):
   python tests/data/hostile_configs/mutate_configs.py run SEED COUNT [OUT.jsonl [START]]
   python tests/data/hostile_configs/mutate_configs.py show SEED INDEX   # one mutant's files
-The seeds are families.py's: KVMUT_SET=8 (9, 10) draws the eighth (ninth, tenth) campaign's
+The seeds are families.py's: KVMUT_SET=8 (9, 10, 11) draws the eighth (... eleventh) campaign's
 (default 7), and KVMUT_FAMILIES=NAME=FOLDER/GLOB[,...] adds configs under tests/data. Under set 8
 each draw also draws options (--tensor-parallel-size 2/4/8, --language-model-only,
 --mm-encoder-tp-mode data, a --limit-mm-per-prompt JSON, good or bad) for both commands, and 10%
