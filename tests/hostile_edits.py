@@ -1,5 +1,5 @@
 """The hostile campaigns' findings, each the one edit of a tests/data config that shows it
-(tests/test_hostile_campaign7.py to 10): the edits, the mutated file, the line kvcli must say,
+(tests/test_hostile_campaign7.py to 11): the edits, the mutated file, the line kvcli must say,
 and the two checks every campaign makes of a finding (`kvcli config` and `kvcli replay` refuse it
 in that one line, exit code 2)."""
 
@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from test_hostile_options import refused
+from test_hostile_options import refused, runner
+
+from kvcli.app import app
 
 DATA = Path(__file__).resolve().parent / "data"
 # (memory enough that only the edit can refuse the config)
@@ -58,3 +60,19 @@ def replay_refuses(tmp_path: Path, base: str, edit, field: str, message: str) ->
     trace.write_text('{"timestamp": 0.0, "input_length": 40, "output_length": 4}\n')
     refused(["replay", str(trace), "--model-config", path, "--num-blocks", "4000"],
             say(path, field, message))
+
+
+def sized_report(path: str) -> dict:
+    """`kvcli config --json`'s blocks and memory for the config at `path` (its name left out)."""
+    res = runner.invoke(app, ["config", "--model-config", path, *POOL, "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout.replace(path, "F"))
+    return {k: out[k] for k in ("num_blocks", "memory")}
+
+
+def sized_the_same(tmp_path: Path, base: str, edit, twin) -> None:
+    """`base` after `edit` sizes exactly as after `twin` (a value read as vLLM reads it)."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert sized_report(mutated(tmp_path / "a", base, edit)) == sized_report(
+        mutated(tmp_path / "b", base, twin))

@@ -12,7 +12,16 @@ from __future__ import annotations
 import json
 
 import pytest
-from hostile_edits import POOL, at, config_refuses, mutated, replay_refuses, top
+from hostile_edits import (
+    POOL,
+    at,
+    config_refuses,
+    mutated,
+    replay_refuses,
+    sized_report,
+    sized_the_same,
+    top,
+)
 from test_hostile_options import runner
 
 from kvcli.app import app
@@ -74,20 +83,6 @@ def test_replay_refuses_a_finding_the_same(tmp_path, base, edit, field, message)
     replay_refuses(tmp_path, base, edit, field, message)
 
 
-def _report(path: str) -> dict:
-    res = runner.invoke(app, ["config", "--model-config", path, *POOL, "--json"])
-    assert res.exit_code == 0, res.output
-    out = json.loads(res.stdout.replace(path, "F"))
-    return {k: out[k] for k in ("num_blocks", "memory")}
-
-
-def _same(tmp_path, base, edit, twin) -> None:
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
-    assert _report(mutated(tmp_path / "a", base, edit)) == _report(
-        mutated(tmp_path / "b", base, twin))
-
-
 def test_step3p5_reads_the_other_setting_only_for_sliding_attention(tmp_path):
     # (lie, probe: an attention_type other than sliding_attention still gave its 96 heads;
     # vLLM's _get_num_attention_heads then takes num_attention_heads, 64)
@@ -96,13 +91,13 @@ def test_step3p5_reads_the_other_setting_only_for_sliding_attention(tmp_path):
 
     def as_full(cfg):
         cfg["attention_other_setting"]["num_attention_heads"] = cfg["num_attention_heads"]
-    _same(tmp_path, STEP3P5, typed, as_full)
+    sized_the_same(tmp_path, STEP3P5, typed, as_full)
 
 
 def test_ernie_negative_shared_experts_build_none(tmp_path):
     # (vLLM builds the shared experts where moe_num_shared_experts > 0: -1 sized a negative
     # MLP before)
-    _same(tmp_path, ERNIE, top("moe_num_shared_experts", -1),
+    sized_the_same(tmp_path, ERNIE, top("moe_num_shared_experts", -1),
           top("moe_num_shared_experts", 0))
 
 
@@ -115,7 +110,7 @@ def test_ernie_negative_shared_experts_build_none(tmp_path):
      top("attention_other_setting", "x")),
 ])
 def test_a_valid_edit_still_sizes(tmp_path, base, edit):
-    assert _report(mutated(tmp_path, base, edit))["num_blocks"] > 0
+    assert sized_report(mutated(tmp_path, base, edit))["num_blocks"] > 0
 
 
 def _kinds(path: str) -> list[tuple[str, list[str]]]:

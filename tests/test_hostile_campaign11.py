@@ -14,7 +14,17 @@ from __future__ import annotations
 import json
 
 import pytest
-from hostile_edits import DATA, POOL, at, config_refuses, mutated, replay_refuses, top
+from hostile_edits import (
+    DATA,
+    POOL,
+    at,
+    config_refuses,
+    mutated,
+    replay_refuses,
+    sized_report,
+    sized_the_same,
+    top,
+)
 from test_hostile_options import runner
 
 from kvcli.app import app
@@ -94,28 +104,14 @@ def test_replay_refuses_a_finding_the_same(tmp_path, base, edit, field, message)
     replay_refuses(tmp_path, base, edit, field, message)
 
 
-def _report(path: str) -> dict:
-    res = runner.invoke(app, ["config", "--model-config", path, *POOL, "--json"])
-    assert res.exit_code == 0, res.output
-    out = json.loads(res.stdout.replace(path, "F"))
-    return {k: out[k] for k in ("num_blocks", "memory")}
-
-
-def _same(tmp_path, base, edit, twin) -> None:
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
-    assert _report(mutated(tmp_path / "a", base, edit)) == _report(
-        mutated(tmp_path / "b", base, twin))
-
-
 def test_get_act_fn_lowers_the_name(tmp_path):
     # (vLLM's get_act_fn lowers it: "GELU" is gelu, a projector as wide as hidden_size)
-    _same(tmp_path, ULTRAVOX, top("projector_act", "GELU"), top("projector_act", "gelu"))
+    sized_the_same(tmp_path, ULTRAVOX, top("projector_act", "GELU"), top("projector_act", "gelu"))
 
 
 def test_an_empty_rope_parameters_falls_back_as_vllm_does(tmp_path):
     # (vLLM's `if rope_params:` skips an empty one for the config's partial_rotary_factor)
-    _same(tmp_path, GLM_ASR, at("audio_config", "rope_parameters", value={}),
+    sized_the_same(tmp_path, GLM_ASR, at("audio_config", "rope_parameters", value={}),
           at("audio_config", "partial_rotary_factor", value=0.5))
 
 
@@ -134,7 +130,7 @@ def test_an_empty_rope_parameters_falls_back_as_vllm_does(tmp_path):
      top("weight_share_add_bias", -2**31)),
 ])
 def test_a_valid_edit_still_sizes(tmp_path, base, edit):
-    assert _report(mutated(tmp_path, base, edit))["num_blocks"] > 0
+    assert sized_report(mutated(tmp_path, base, edit))["num_blocks"] > 0
 
 
 @pytest.mark.parametrize("value, said", [
