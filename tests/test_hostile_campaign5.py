@@ -112,7 +112,7 @@ def test_a_group_type_that_is_no_string(tmp_path, command):
                                            "num_blocks": 64}}) + "\n" + line + "\n")
     refused([command, str(path)], f"error: {path}:1: field ",
             "unknown group type ['full'] (known: full, mla, sliding_window, chunked_local, mamba, "
-            "or the names an event header gives them)")
+            "circular_buffer, rswa, sink_full, or the names an event header gives them)")
 
 
 def test_a_router_weight_that_overflows_its_score_is_refused():

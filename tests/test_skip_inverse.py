@@ -20,19 +20,23 @@ import pytest
 from kvcore.block_pool import BlockPool
 from kvcore.managers.base import SingleTypeKVCacheManager
 from kvcore.managers.chunked_local import ChunkedLocalAttentionManager
+from kvcore.managers.circular_buffer import CircularBufferManager
 from kvcore.managers.cross_attention import CrossAttentionManager
 from kvcore.managers.fine_full_attention import FineFullAttentionManager
 from kvcore.managers.full_attention import FullAttentionManager
 from kvcore.managers.mamba import MambaManager
 from kvcore.managers.mamba_partial import FineMambaManager
 from kvcore.managers.registry import FINE_MANAGERS, MANAGERS
+from kvcore.managers.rswa import RSWAManager
 from kvcore.managers.sliding_window import SlidingWindowManager
 from kvcore.specs import (
     ChunkedLocalAttentionSpec,
+    CircularBufferSpec,
     CrossAttentionSpec,
     FullAttentionSpec,
     KVCacheSpec,
     MambaSpec,
+    RSWASpec,
     SlidingWindowSpec,
 )
 
@@ -56,6 +60,10 @@ KINDS: dict[type[SingleTypeKVCacheManager], tuple[Callable[[int, int], KVCacheSp
     MambaManager: (_mamba, False),
     FineMambaManager: (_mamba, False),
     CrossAttentionManager: (lambda bs, _: CrossAttentionSpec(bs), False),
+    # (R-SWA frees the gap past the prompt by the prompt's length, which a decode window does
+    # not know: it states no inverse, and its steps are never quiet; a ring skips nothing)
+    RSWAManager: (lambda bs, w: RSWASpec(bs, rswa_window=w), True),
+    CircularBufferManager: (lambda bs, _: CircularBufferSpec(bs), False),
 }
 
 
@@ -91,5 +99,6 @@ def test_the_edges_by_hand():
     assert [odd.tokens_to_skip_block(i) for i in range(5)] == [5, 10, 10, 15, 15]
     mamba = make(MambaManager, 4, 0)           # skipped n - 1
     assert [mamba.tokens_to_skip_block(i) for i in range(3)] == [5, 9, 13]
-    for kind in (FullAttentionManager, FineFullAttentionManager, CrossAttentionManager):
+    for kind in (FullAttentionManager, FineFullAttentionManager, CrossAttentionManager,
+                 RSWAManager, CircularBufferManager):
         assert make(kind, 4, 0).tokens_to_skip_block(0) == -1
