@@ -21,11 +21,11 @@ import pytest
 from kvcore.clock.draft_passes import DraftPasses
 from kvcore.clock.gpus import find_gpu
 from kvcore.clock.roofline import RooflineClock
-from kvcore.errors import InputError
 from kvcore.models.drafts import load_spec_draft
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.mtp_draft import reuse_warning
 from kvcore.sizing.resolve import resolve_kv_cache_config
+from tests.mtp_k_rules import assert_k_rule
 
 DATA = Path(__file__).parent / "data" / "weights_census"
 HERE = DATA / "mtpmulti2"
@@ -73,25 +73,9 @@ def test_num_speculative_tokens_as_vllm_takes_it(case: str, k: int) -> None:
     multi-module MTP (K >= 2): refused, saying so; vLLM's warning where it logs it."""
     rec = K_RULES[case][str(k)]
     target = _target(case)
-    n = target.mtp_layers
-    if "refused" in rec:
-        words = f"num_speculative_tokens:{k} must be divisible by n_predict={n}"
-        assert words in rec["refused"]
-        with pytest.raises(InputError) as e:
-            load_spec_draft(None, "mtp", target, k)
-        assert e.value.message == (f"mtp with t: it has {n} MTP modules: vLLM 0.33 refuses "
-                                   f"K {k}, '{words}'")
-    elif rec["use_multi_module_mtp"]:
-        with pytest.raises(InputError) as e:
-            load_spec_draft(None, "mtp", target, k)
-        assert e.value.message.startswith(f"mtp with t: it has {n} MTP modules: vLLM 0.33 "
-                                          f"builds {n} draft layers and with K >= 2 runs "
-                                          "multi-module MTP")
-        assert e.value.message.endswith(f"(K 1 is sized: {n} modules, one step each)")
-    else:
-        assert (k, rec["n_predict"]) == (1, n)
-        draft = load_spec_draft(None, "mtp", target, k)
-        assert len(draft.geometry.layer_kinds) == n
+    assert_k_rule(rec, target, k)
+    if "refused" not in rec and not rec["use_multi_module_mtp"]:
+        assert rec["n_predict"] == target.mtp_layers
     arch = load_spec_draft(None, "mtp", target, 1).architecture
     assert [w for w in [reuse_warning(arch, k)] if w] == rec["warnings"]
 
