@@ -36,11 +36,14 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
     from kvcore.models.mla import mla_block_size_note
     from kvcore.models.multimodal_classes import uncounted_tower_note
     from kvcore.models.qwen3_next import gdn_note
+    from kvcore.models.vllm_registry import unregistered_note
     from kvcore.specs import AttentionSpec
 
     g = result.geometry
     # (vLLM's own, where a draft lowers the length: `kvcore.sizing.draft_len`)
     out = [result.draft_limit.warning()] if result.draft_limit is not None else []
+    if note := unregistered_note(g.architecture):      # (a typo is not sized silently)
+        out.append(note)
     if note := long_context_note(g, max_model_len):
         out.append(note)
     if g.mla is not None and g.mla.indexer is None and not block_size_given:

@@ -14,6 +14,7 @@ from kvcore.models.int_quant_rank import unmodelled_note
 from kvcore.models.mm_serving import MMState
 from kvcore.models.mtp_draft import MTP_CLASSES, reuse_warning
 from kvcore.models.multimodal_classes import uncounted_tower_note
+from kvcore.models.vllm_registry import unregistered_note
 from kvcore.offload.settings import GEOMETRY, steps_time_transfers, unused_tier_options
 from kvcore.specs import ChunkedLocalAttentionSpec, KVCacheGroupSpec, SlidingWindowSpec
 from kvcore.traces import Trace, out_of_order_warning
@@ -61,6 +62,8 @@ def start_warnings(cfg: ReplayOptions, trace: Trace, geometry: ModelGeometry | N
         pool = named(["num_blocks"], trace, cfg) if "num_blocks" in user else "num_blocks"
         out.append("option gpu_memory_utilization has no effect unless the pool is sized from "
                    f"a model's gpu_memory_gib (not with {pool})")
+    if geometry is not None and (note := unregistered_note(geometry.architecture)):
+        out.append(note)        # (read as vLLM's Transformers backend would: a typo is said)
     if geometry is not None and cfg.gpu_memory_gib is not None and "num_blocks" not in user \
             and (note := unmodelled_note(geometry, "gpu_memory_gib", "num_blocks")):
         out.append(note)        # (the pool sized from weights counted in the model dtype)

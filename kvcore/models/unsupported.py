@@ -8,6 +8,7 @@ Each maps to what its layers keep in vLLM (model_executor/models/<file>.py).
 from __future__ import annotations
 
 from kvcore.errors import clipped
+from kvcore.models.encoder_only import ENCODER_ONLY
 from kvcore.models.retired import RETIRED
 
 NOT_MODELLED = {
@@ -56,6 +57,50 @@ NOT_MODELLED = {
         "and compressor states (windows of 8 and 128 tokens in 4- and 8-token blocks), packed "
         "into one block-outermost pool whose every block holds each group's page (specs of "
         "compressed states, groups of mixed pages, that packing)")),
+    # the registry's other classes read against vLLM's source (tests/data/kv_spec_census/
+    # README.md, "Every class of the registry"; not built here): vllm/models/<name>/ and
+    # model_executor/models/<file>.py
+    **dict.fromkeys(("Glm5NextForCausalLM", "Glm5NextForConditionalGeneration"), (
+        "sparse MLA whose indexer keeps a compressed cache and a circular-buffer tail of its "
+        "own, beside Kimi Delta Attention layers (vllm/models/glm5next)")),
+    **dict.fromkeys(("Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration"), (
+        "QSA sparse attention with compressed and circular-buffer caches, MLA, linear-attention "
+        "states and per-layer-embedding layers (vllm/models/qwen4_exp)")),
+    **dict.fromkeys(("InklingForCausalLM", "InklingForConditionalGeneration"), (
+        "a short-convolution state kept as a second sliding-window cache beside each layer's "
+        "attention (vllm/models/inkling)")),
+    "DeepseekV41ForCausalLM": (
+        "compressed sparse attention, as DeepSeek-V4's: sliding-window and compressed MLA "
+        "caches, an indexer cache and compressor states in one block-outermost pool "
+        "(vllm/models/deepseek_v41)"),
+    "Dots3NoteForCausalLM": (
+        "sparse MLA with an indexer cache (DeepSeek-V3.2's) beside sliding-window MLA layers "
+        "padded to its rows (vllm/models/dots3_note)"),
+    "DeciLMForCausalLM": "heterogeneous layers (per-layer configs from block_configs: heads "
+                         "a layer, layers without attention)",
+    "DomynEdgeForCausalLM": "per-layer head sizes and windows (per_layer_config, window_sizes "
+                            "+ 1)",
+    "IQuestLoopCoderForCausalLM": "each layer run loop_num times: a full cache on the first "
+                                  "pass and a loop_window_size sliding cache on each later one",
+    **dict.fromkeys(("MiMoV2ForCausalLM", "MiMoV2OmniForCausalLM"), (
+        "sliding layers with heads of their own (swa_num_key_value_heads) set by "
+        "hybrid_layer_pattern")),
+    "InternS2MobiusForConditionalGeneration": "Gated DeltaNet layers (Qwen3.5's) under its own "
+                                              "text config",
+    **dict.fromkeys(("NemotronParseForConditionalGeneration", "RadioMBartPrefixForCausalLM"), (
+        "an MBart decoder whose cross-attention caches the vision encoder's output")),
+    "HfMoondream": "a text model built from config['text'] by Moondream's own keys (dim, "
+                   "n_layers, n_kv_heads; MoE from moe.start_layer)",
+    "SarvamMLAForCausalLM": "multi-head latent attention (kv_lora_rank) under a model type "
+                            "kvcli does not read as MLA",
+    "LongcatFlashNgramForCausalLM": "LongCat-Flash's two MLA caches a layer under a model type "
+                                    "kvcli does not read as LongCat-Flash",
+    "Rnj1ForCausalLM": "chunked_attention layers cached as sliding windows of sliding_window",
+    "PanguProMoEV2ForCausalLM": "sink attention (param_sink_number static sink keys, values "
+                                "v_channels wide) and interleaved_sliding_window windows",
+    # encoder-only pooling classes: EncoderOnlyAttention keeps no KV cache at all
+    **dict.fromkeys(sorted(ENCODER_ONLY), "bidirectional (encoder-only) attention, for which it "
+                                          "keeps no KV cache at all"),
 }
 
 
