@@ -43,6 +43,14 @@ ALIASES["RefinedWebModel"] = ALIASES["RefinedWeb"]
 ALIASES[LONGCAT] = LONGCAT_ALIASES
 ALIASES[STEP3_TEXT] = STEP3_ALIASES
 ALIASES[STEP3P5] = {}     # (its hub configs' padded per-layer lists: `_derived`)
+# EXAONE 3 (remote ExaoneConfig's attribute_map) and TeleChat2 (telechat2.py sets the
+# attribute_map on the config it loads)
+ALIASES["exaone"] = {"num_hidden_layers": "num_layers"}
+ALIASES["telechat"] = {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
+                       "intermediate_size": "ffn_hidden_size"}
+# PLaMo 3 (remote code): plamo3.py slides layer i by its class's interleaved_sliding_window,
+# window_size unless (i + 1) % sliding_window_pattern == 0 (`layer_kinds`)
+ALIASES["plamo3"] = {"sliding_window": "window_size"}
 
 # What each class gives a key the config leaves out, under the class's own key
 CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -64,6 +72,12 @@ CLASS_DEFAULTS["RefinedWebModel"] = CLASS_DEFAULTS["RefinedWeb"]
 CLASS_DEFAULTS[LONGCAT] = LONGCAT_DEFAULTS
 CLASS_DEFAULTS[STEP3_TEXT] = STEP3_DEFAULTS
 CLASS_DEFAULTS[STEP3P5] = {}
+CLASS_DEFAULTS["exaone"] = {"num_layers": 32, "num_attention_heads": 32, "hidden_size": 2048,
+                            "max_position_embeddings": 2048, "vocab_size": 102400}
+CLASS_DEFAULTS["telechat"] = {}
+# (Plamo3Config's pattern; its window_size default differs between its published versions,
+# 128 and 2,048, so a config without one is refused for it)
+CLASS_DEFAULTS["plamo3"] = {"sliding_window_pattern": 8}
 # vLLM's max_model_len where a config names no length key at all (Bloom's ALiBi, the original
 # Falcon's): `_get_and_verify_max_len`'s default
 DEFAULT_LENGTH = 2048
@@ -176,6 +190,10 @@ def _derived(out: dict[str, Any], model_type: str, source: str) -> dict[str, Any
             leaf = theirs.split(".")[1]
             out[key] = default if part.get(leaf) is None else _size(part[leaf], theirs, source)
         out["intermediate_size"] = 0
+    elif model_type == "plamo3" and out.get("sliding_window") is None:
+        raise InputError("model_type 'plamo3' without 'window_size': its sliding layers' window "
+                         "(Plamo3Config's default differs between its published versions)",
+                         path=source or None, field="window_size")
     elif model_type == STEP3P5:
         mtp = out.get("num_nextn_predict_layers")
         if mtp is not None and (not isinstance(mtp, int) or isinstance(mtp, bool)

@@ -12,6 +12,7 @@ from kvcore.models.lfm2 import LFM2_TYPES, lfm2_kinds
 from kvcore.models.llama4 import llama4_kinds
 from kvcore.models.qwen3_5 import GDN_TYPES
 from kvcore.models.qwen3_next import qwen3_next_kinds
+from kvcore.models.vllm_registry import unregistered
 from kvcore.models.zamba2 import ZAMBA2, zamba2_kinds
 
 _LAYER_TYPE_NAMES = {"full_attention": "full", "attention": "full", "sliding_attention": "sliding",
@@ -77,7 +78,7 @@ def layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
                          "transformers' Exaone4Config then takes layer i % 0 (vLLM cannot load "
                          "it); give 'layer_types'", path=source or None, field="sliding_window")
     if model_type in ("gemma3_text", "cohere2", "exaone4", "gemma3n_text", "gemma4_text",
-                      "gemma4_unified_text"):
+                      "gemma4_unified_text", "plamo3"):
         p = get_dim("sliding_window_pattern")
         return tuple("full" if (i + 1) % p == 0 else "sliding" for i in range(n))
     if model_type == "gemma2":
@@ -88,6 +89,8 @@ def layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
         period, offset = jamba_layout("attn", get, get_dim, source)
         return tuple("full" if i % period == offset else "mamba" for i in range(n))
     if (get("sliding_window") and c.get("use_sliding_window", True) is not False
-            and model_type not in NO_WINDOW_TYPES):
+            and model_type not in NO_WINDOW_TYPES and not unregistered(c.get("architectures"))):
+        # (a class vLLM's registry lacks runs on its Transformers backend, which slides a
+        # layer only where layer_types says so: transformers/base.py)
         return ("sliding",) * n
     return ("full",) * n

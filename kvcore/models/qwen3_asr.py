@@ -22,6 +22,8 @@ from kvcore.models.vision_keys import VisionParams, tower_config
 from kvcore.models.whisper_audio import QWEN3_OMNI, audio_encoder
 
 ARCH = "Qwen3ASRForConditionalGeneration"
+# (qwen3_asr_realtime.py's class subclasses it: the same thinker and audio tower, streamed)
+REALTIME = "Qwen3ASRRealtimeGeneration"
 # Qwen3ASRTextConfig's defaults for the keys kvcli reads (num_key_value_heads: the heads')
 TEXT_DEFAULTS: dict[str, Any] = {
     "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016,
@@ -33,7 +35,7 @@ FOLDED = ("audio_config", "text_config", "audio_token_id")
 
 def _is_asr(cfg: dict[str, Any]) -> bool:
     archs = cfg.get("architectures")
-    return isinstance(archs, list) and bool(archs) and archs[0] == ARCH
+    return isinstance(archs, list) and bool(archs) and archs[0] in (ARCH, REALTIME)
 
 
 def asr_thinker(cfg: dict[str, Any], source: str) -> dict[str, Any]:

@@ -82,6 +82,9 @@ NOT_MODELLED = {
                             "+ 1)",
     "IQuestLoopCoderForCausalLM": "each layer run loop_num times: a full cache on the first "
                                   "pass and a loop_window_size sliding cache on each later one",
+    "DoryForCausalLM": "layers run n_recurrent_loops times, attention or MLP-only by "
+                       "layer_types, each attention keeping a cache a loop under "
+                       "recurrent_kv_cache_mode per_loop",
     **dict.fromkeys(("MiMoV2ForCausalLM", "MiMoV2OmniForCausalLM"), (
         "sliding layers with heads of their own (swa_num_key_value_heads) set by "
         "hybrid_layer_pattern")),

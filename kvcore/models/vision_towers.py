@@ -128,6 +128,7 @@ BY_ARCH: dict[str, Tower] = {
         lambda c, a, h, s, d: kanana_v_params(c, s, DTYPE_BYTES[d]),
     "UltravoxModel": lambda c, a, h, s, d: ultravox_params(c, h, s),
     "Qwen3ASRForConditionalGeneration": lambda c, a, h, s, d: qwen3_asr_params(c, h, s),
+    "Qwen3ASRRealtimeGeneration": lambda c, a, h, s, d: qwen3_asr_params(c, h, s),
     AUDIO_FLAMINGO3: lambda c, a, h, s, d: audioflamingo3_params(c, h, s),
     GLM_ASR: lambda c, a, h, s, d: glmasr_params(c, h, s),
     **_each(GRANITE_SPEECH,

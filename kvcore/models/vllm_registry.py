@@ -152,6 +152,12 @@ REGISTRY = frozenset({
 })
 
 
+def unregistered(architectures: object) -> bool:
+    """Whether a config's ``architectures`` names first a class vLLM 0.33's registry lacks."""
+    return (isinstance(architectures, list) and bool(architectures)
+            and isinstance(architectures[0], str) and architectures[0] not in REGISTRY)
+
+
 def unregistered_note(architecture: str) -> str | None:
     """The warning for a config whose first ``architectures`` entry vLLM 0.33's registry lacks
     (None for a registered one, or a config naming none)."""
