@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
+from kv_census_rows import ROWS, kvcli_specs, same, vllm_specs
 from typer.testing import CliRunner
 
 from kvcli.app import app
@@ -153,3 +154,27 @@ def test_the_transformers_backend_slides_only_by_layer_types() -> None:
     assert set(read_hf_config(cfg).layer_kinds) == {"full"}
     listed = {**cfg, "layer_types": ["sliding_attention"] * 3 + ["full_attention"]}
     assert read_hf_config(listed).layer_kinds == ("sliding",) * 3 + ("full",)
+
+
+# classes whose vLLM class subclasses a built one and reads the same config (their model
+# files): the parent's recorded config under the child's name must give the parent's specs
+SUBCLASSES = {
+    "NemotronH_Nano_Omni_Reasoning_V3": "NemotronH_Nano_VL_V2",
+    "NemotronH_Super_Omni_Reasoning_V3": "NemotronH_Nano_VL_V2",
+    "MiniCPMOcrForConditionalGeneration": "MiniCPMV4_6ForConditionalGeneration",
+    "InternS2PreviewForConditionalGeneration": "Qwen3_5MoeForConditionalGeneration",
+    "Cosmos3ForConditionalGeneration": "Qwen3VLForConditionalGeneration",
+    "BeeForConditionalGeneration": "LlavaOnevisionForConditionalGeneration",
+    "RForConditionalGeneration": "LlavaOnevisionForConditionalGeneration",
+    "Qwen3ASRRealtimeGeneration": "Qwen3ASRForConditionalGeneration",
+}
+
+
+@pytest.mark.parametrize(("child", "parent"), SUBCLASSES.items())
+def test_a_subclass_reads_its_parents_recorded_specs(child: str, parent: str) -> None:
+    """(Qwen3-ASR Realtime's was refused for a missing 'num_hidden_layers' before)"""
+    row = ROWS[parent]
+    renamed = {**row, "config": {**row["config"], "architectures": [child]}}
+    ours = kvcli_specs(renamed, child)
+    assert not isinstance(ours, InputError), str(ours)
+    assert same(ours, vllm_specs(row))
