@@ -178,3 +178,15 @@ def test_a_subclass_reads_its_parents_recorded_specs(child: str, parent: str) ->
     ours = kvcli_specs(renamed, child)
     assert not isinstance(ours, InputError), str(ours)
     assert same(ours, vllm_specs(row))
+
+
+def test_a_replay_warns_of_it_too(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(json.dumps({"timestamp": 0, "input_length": 32, "output_length": 2}) + "\n")
+    model = tmp_path / "c.json"
+    model.write_text(json.dumps(UNKNOWN))
+    r = CliRunner().invoke(app, ["replay", str(trace), "--mode", "cache", "--model-config",
+                                 str(model), "--gpu-memory-gib", "80", "--json"])
+    assert r.exit_code == 0, r.output
+    assert any(w.startswith("architecture 'LlamaForCasualLM' is not in vLLM 0.33's model "
+                            "registry") for w in json.loads(r.stdout)["warnings"])
