@@ -4,7 +4,8 @@ router bias (`kvcore.models.k2_horizon`), openPangu's sandwich norms, router bia
 layers (`kvcore.models.openpangu`), LongCat-Flash's zero experts (`kvcore.models.longcat`),
 ERNIE-4.5's MoE layers, routers and vision experts (`kvcore.models.ernie45`), Molmo's norms
 and added embedding rows (`kvcore.models.molmo`), Zamba2's shared blocks
-(`kvcore.models.zamba2`), and the models whose weights kvcli counts with a ledger of their own:
+(`kvcore.models.zamba2`), DeepSeek-V4's compressed layers (`kvcore.models.deepseek_v4`),
+and the models whose weights kvcli counts with a ledger of their own:
 Step3's MFA query, MoE layers, shared expert and RoPE positions (`kvcore.models.step3`),
 Step-3.5's MoE layers, shared expert, query heads a layer and output gate
 (`kvcore.models.step3p5`). A quantised checkpoint of a family kvcli does not size is refused by
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from kvcore.models.deepseek_v4 import DEEPSEEK_V4, read_v4
 from kvcore.models.ernie45 import ERNIE_MOE, ERNIE_VL, ernie_fields
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.k2_horizon import K2_HORIZON, k2_horizon_fields
@@ -36,6 +38,8 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
     t, quantised = g.model_type, bool(g.quantization)
     unsized = unsized_quant(g.quantization, bool(g.fp8_ignored),
                             "Step3" if t == STEP3_TEXT else "Step-3.5")
+    if t == DEEPSEEK_V4:
+        return replace(g, v4=read_v4(c, n_layers, get_dim, source))
     if t in LFM2_TYPES:
         return replace(g, **lfm2_fields(t, n_layers, get, get_dim, source))
     if t == K2_HORIZON:     # (its unmodelled attentions refused)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kvcore.models.classic_blocks import ClassicBlock
+from kvcore.models.deepseek_v4 import V4Geometry
 from kvcore.models.ernie45 import VisionExperts
 from kvcore.models.int_quant import IntQuant
 from kvcore.models.kv_sharing import GemmaExtras
@@ -31,7 +32,8 @@ __all__ = ["ATTENTION_KERNEL_BLOCK_ALIGNMENT", "NO_KV_KINDS", "hybrid_block_size
 
 # A layer's kind (`ModelGeometry.layer_kinds`): full, sliding, chunked, mamba, mla, mlp or
 # parallel. "mlp": a feed-forward-only layer (Nemotron-H's '-' and 'E'): no KV cache, no spec;
-# "parallel": attention and a Mamba2 mixer side by side in one layer (Falcon-H1): two specs
+# "parallel": attention and a Mamba2 mixer side by side in one layer (Falcon-H1): two specs;
+# "dsv4": a DeepSeek-V4 layer (a sliding-window MLA cache, and by its compress ratio more)
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +194,9 @@ class ModelGeometry:
     mtp_layer_kinds: tuple[str, ...] = ()
     mtp_moe_layers: tuple[bool, ...] = ()
     mtp_layer_heads: tuple[int, ...] = ()
+    # DeepSeek-V4's compress ratios, indexer, output LoRA, hyper-connections and hash-routed
+    # MoE layers (`kvcore.models.deepseek_v4`; its layers are all of kind "dsv4")
+    v4: V4Geometry | None = None
 
     @property
     def default_max_model_len(self) -> int:

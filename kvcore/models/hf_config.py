@@ -71,6 +71,7 @@ from kvcore.models.config_keys import (
     sparse_step_layers,
 )
 from kvcore.models.context_limit import lengths
+from kvcore.models.deepseek_v4 import V4_KIND
 from kvcore.models.dtypes import config_dtype
 from kvcore.models.ernie45 import text_keys
 from kvcore.models.family_fields import family_fields
@@ -198,8 +199,9 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         # an explicit null: the model code passes no window to its sliding layers (gemma2.py,
         # llama.py, gpt_oss.py: `config.sliding_window if is_sliding`), so they attend fully
         kinds = tuple("full" if k == "sliding" else k for k in kinds)
-    window = get_int("sliding_window") if "sliding" in kinds else None
-    if "sliding" in kinds and not window:
+    windowed = "sliding" in kinds or V4_KIND in kinds     # (every DeepSeek-V4 layer: a window)
+    window = get_int("sliding_window") if windowed else None
+    if windowed and not window:
         raise InputError("sliding-window layers but no 'sliding_window'", path=source or None,
                          field="sliding_window")
     if window and model_type in ("cohere2", "cohere2_moe"):

@@ -7,6 +7,7 @@ from typing import Any
 
 from kvcore.errors import InputError, clipped
 from kvcore.models.config_keys import NO_WINDOW_TYPES, QWEN_WINDOWS, qwen_kinds
+from kvcore.models.deepseek_v4 import DEEPSEEK_V4, V4_KIND
 from kvcore.models.jamba import jamba_layout
 from kvcore.models.lfm2 import LFM2_TYPES, lfm2_kinds
 from kvcore.models.llama4 import llama4_kinds
@@ -54,6 +55,8 @@ def _cohere2_moe_kinds(n: int, get: Any, source: str) -> tuple[str, ...]:
 
 def layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
                  source: str) -> tuple[str, ...]:
+    if model_type == DEEPSEEK_V4:     # (its layers told apart by `V4Geometry`)
+        return (V4_KIND,) * n
     if model_type == "falcon_h1":
         # every layer both (transformers' FalconH1Config says "hybrid" for each)
         return ("parallel",) * n

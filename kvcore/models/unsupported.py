@@ -48,15 +48,6 @@ NOT_MODELLED = {
                                "attention (qk_nope_head_dim = qk_rope_head_dim = 0)",
     "NemotronHPuzzleForCausalLM": "heterogeneous layers (per-layer configs from block_configs: "
                                   "heads, windows and experts a layer)",
-    # built here (vllm/models/deepseek_v4/nvidia/, as on an H100): tests/data/deepseek_v4/;
-    # its ForConditionalGeneration wraps the same text model (common/vl_model.py)
-    **dict.fromkeys(("DeepseekV4ForCausalLM", "DeepseekV4ForConditionalGeneration"), (
-        "compressed sparse attention: a 128-token sliding-window MLA cache on every layer "
-        "(64-token blocks) and, on compressed layers, an MLA cache of one state per 4 or 128 "
-        "tokens (tokens_per_state, fp8_ds_mla pages padded to 576 bytes), a C4 indexer cache "
-        "and compressor states (windows of 8 and 128 tokens in 4- and 8-token blocks), packed "
-        "into one block-outermost pool whose every block holds each group's page (specs of "
-        "compressed states, groups of mixed pages, that packing)")),
     # the registry's other classes read against vLLM's source (tests/data/kv_spec_census/
     # README.md, "Every class of the registry"; not built here): vllm/models/<name>/ and
     # model_executor/models/<file>.py
@@ -109,7 +100,7 @@ NOT_MODELLED = {
 
 # model types refused as their class is where a config names no architecture (else read
 # further, and refused for a field whose words say nothing of the cache)
-BY_MODEL_TYPE = {"deepseek_v4": "DeepseekV4ForCausalLM"}
+BY_MODEL_TYPE: dict[str, str] = {}
 
 
 def refusal(architectures: object, model_type: object = None) -> tuple[str, str] | None:
