@@ -1,8 +1,8 @@
 """KV cache specs: what one layer keeps per block, and how many bytes a block costs.
 
-vLLM's `vllm/v1/kv_cache_interface.py` in words. Every spec is a frozen
-dataclass with a `block_size`; attention specs add the KV geometry. A manager is chosen by the
-spec's type (see `kvcore.managers.registry`). Each spec answers three questions:
+vLLM's `vllm/v1/kv_cache_interface.py` in words. Every spec is a frozen dataclass with a
+`block_size`; attention specs add the KV geometry; a manager is chosen by the spec's type
+(`kvcore.managers.registry`). Each spec answers three questions:
 
 * ``page_size_bytes``: bytes one block of this layer occupies;
 * ``max_memory_usage_bytes(ctx)``: bytes one request at ``ctx.max_model_len`` can hold at most
@@ -11,11 +11,10 @@ spec's type (see `kvcore.managers.registry`). Each spec answers three questions:
   layers cannot share a block table (``AssertionError`` for a different kind or geometry,
   ``ValueError`` for full-attention layers with different windows, as in vLLM).
 
-Dtypes are strings ("bfloat16", "float16", "float32", "fp8", ...); ``DTYPE_BYTES`` sizes them.
-The group and config records (`KVCacheGroupSpec`, `KVCacheTensor`, `KVCacheConfig`) live in
-`kvcore.kv_cache_config` and `SizingContext` in `kvcore.sizing_context`; both are re-exported here.
-The spec that stands for layers of one kind but different sizes in one group
-(`UniformTypeKVCacheSpecs`) and a group spec's kind name (`kind_of`) are `kvcore.group_specs`.
+Dtypes are strings ("bfloat16", "fp8", ...), sized by ``DTYPE_BYTES``. `KVCacheGroupSpec` and
+the config records are `kvcore.kv_cache_config`'s, `SizingContext` `kvcore.sizing_context`'s
+(both re-exported here), `UniformTypeKVCacheSpecs` `kvcore.group_specs`'s, DeepSeek-V4's
+sliding window over MLA states `kvcore.window_mla_spec`'s.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ from dataclasses import dataclass, replace
 
 from kvcore.kv_cache_config import KVCacheConfig, KVCacheGroupSpec, KVCacheTensor
 from kvcore.sizing_context import SizingContext
+from kvcore.state_pages import aligned_page, state_page
 
 __all__ = [
     "DTYPE_BYTES", "AttentionSpec", "ChunkedLocalAttentionSpec", "CircularBufferSpec",
@@ -141,18 +141,26 @@ class MLAAttentionSpec(FullAttentionSpec):
 
     cache_dtype_str: str | None = None
     # vLLM's is_index_group_leader: a sparse layer with its own indexer (IndexCache's layers
-    # reusing another's top-k are not); it sets the spec apart (vLLM's planner makes a tensor
-    # a distinct spec), not its page
+    # reusing another's top-k are not); it sets the spec apart, not its page
     index_group_leader: bool = False
+    # DeepSeek-V4's (`kvcore.state_pages`, `kvcore.window_mla_spec`): defaults change nothing
+    tokens_per_state: int = 1
+    state_content_bytes: int | None = None
+    alignment: int | None = None
+    block_stride_alignment: int | None = None
+    model_version: str | None = None
 
     kind = "mla"
 
     @property
     def real_page_size_bytes(self) -> int:
-        if self.cache_dtype_str == "fp8_ds_mla":
-            # DeepSeek's fp8 MLA layout: 656 bytes a token.
-            return self.block_size * 656
-        return self.block_size * self.num_kv_heads * self.head_size * DTYPE_BYTES[self.dtype]
+        if self.cache_dtype_str == "fp8_ds_mla" and self.state_content_bytes is None:
+            return self.block_size * 656    # (DeepSeek-V3.2's fp8 MLA layout: 656 B a token)
+        return state_page(self, self.head_size * DTYPE_BYTES[self.dtype])
+
+    @property
+    def page_size_bytes(self) -> int:
+        return aligned_page(self)
 
     @classmethod
     def merge(cls, specs: list[KVCacheSpec]) -> KVCacheSpec:

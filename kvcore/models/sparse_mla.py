@@ -176,6 +176,8 @@ def layer_geometry(g: ModelGeometry, layer: int) -> ModelGeometry:
 def stored_kv_dtype(g: ModelGeometry, kv_cache_dtype: str) -> str:
     """The KV cache dtype vLLM stores for ``kv_cache_dtype`` (resolved): the model's for auto;
     on a sparse model the latent's layout (``fp8`` is stored as fp8_ds_mla)."""
+    if g.v4 is not None:    # (DeepSeek-V4 on FlashMLA: `kvcore.models.deepseek_v4_specs`)
+        return DS_MLA
     if kv_cache_dtype == "auto":
         return g.dtype
     if g.mla is not None and g.mla.indexer is not None:

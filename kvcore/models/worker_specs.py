@@ -22,10 +22,13 @@ Per layer kind:
   separate K and V, and one "head" on every tensor-parallel rank (vLLM's ``get_num_kv_heads``
   is 1 under MLA: the latent is replicated, not split): tests/data/mla/answers.json. Sparse
   MLA (DeepSeek-V3.2, GLM-5) adds an indexer cache a layer, at block 64: `models/sparse_mla.py`.
+* ``dsv4``: DeepSeek-V4's sliding-window, compressed, indexer and compressor-state caches
+  (`models/deepseek_v4_specs.py`).
 """
 
 from __future__ import annotations
 
+from kvcore.models.deepseek_v4_specs import v4_layer_specs
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.mamba_spec import model_mamba_spec
 from kvcore.models.sparse_mla import refuse_ds_mla, sparse_layer_specs
@@ -70,6 +73,8 @@ def layer_specs(g: ModelGeometry, *, block_size: int | None = None, kv_cache_dty
     layers' spec keeps blocks and conv rows for (`kvcore.models.mamba_spec`).
     ``block_size``: --block-size, None when not given (vLLM's default 16, which it raises for
     a sparse MLA model's backends where an explicit size stays or fails)."""
+    if g.v4 is not None:    # (DeepSeek-V4's own caches: `kvcore.models.deepseek_v4_specs`)
+        return v4_layer_specs(g, block_size=block_size, kv_cache_dtype=kv_cache_dtype)
     given_block, block_size = block_size, DEFAULT_BLOCK_SIZE if block_size is None else block_size
     refuse_ds_mla(g, kv_cache_dtype)
     kv_dtype = g.dtype if kv_cache_dtype == "auto" else kv_cache_dtype
