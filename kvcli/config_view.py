@@ -65,8 +65,13 @@ def sizing_view(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utiliza
     if (v := data["multimodal"]) is not None:
         text.append(_vision_line(v, m["gpu_memory_gib"] is not None))
     widest = max((g["num_layers"] for g in data["groups"]), default=0)
+    pages = [g["page_size_bytes"] for g in data["groups"]]
     text.append(f"bytes per block = stage {least}'s layers' pages = {data['bytes_per_block']:,}"
                 if data["stages"] else
+                # (every group's page side by side in one block: `kvcore.sizing.packing`)
+                f"bytes per block = the widest group's page (group {pages.index(max(pages))}, "
+                f"block-outermost) = {data['bytes_per_block']:,}"
+                if data["kv_cache_layout"] == "block_outermost" else
                 f"bytes per block = {widest} layers x page = {data['bytes_per_block']:,}")
     fit = (None if m["gpu_memory_gib"] is None
            else m["available_kv_cache_bytes"] // data["bytes_per_block"])

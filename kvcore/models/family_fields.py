@@ -39,7 +39,9 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
     unsized = unsized_quant(g.quantization, bool(g.fp8_ignored),
                             "Step3" if t == STEP3_TEXT else "Step-3.5")
     if t == DEEPSEEK_V4:
-        return replace(g, v4=read_v4(c, n_layers, get_dim, source))
+        # (its weights refused, so --num-blocks alone sizes it: `weights._ledger`)
+        return replace(g, v4=read_v4(c, n_layers, get_dim, source),
+                       weights_unmodelled="DeepSeek-V4's weights")
     if t in LFM2_TYPES:
         return replace(g, **lfm2_fields(t, n_layers, get, get_dim, source))
     if t == K2_HORIZON:     # (its unmodelled attentions refused)

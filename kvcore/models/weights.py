@@ -74,6 +74,9 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
     the embedding on the first stage, the LM head and the final norm on the last (a tied
     head: the embedding there again, as vLLM builds it on the last rank)."""
     staged = stage != WHOLE and g.gemma is not None
+    if g.v4 is not None:    # (hyper-connections, hash-routed MoE, grouped output LoRA: not yet)
+        raise InputError("DeepSeek-V4's weights are not estimated: pass --weights-gib",
+                         field="weights_gib")
     if g.weights_unmodelled or staged:
         # (sized as a plain decoder they would be a quiet lie: refused, the measure asked for)
         why = g.weights_unmodelled or "Gemma's per-layer embeddings on pipeline stages"

@@ -40,6 +40,7 @@ from kvcore.models.eagle_draft import is_draft_layer
 from kvcore.models.int_quant_rank import unquantised_method
 from kvcore.prefix_match import cache_hit_alignment, partial_hash_hits, resolve_block_sizes
 from kvcore.sizing.config import GiB, blocks_per_request, vllm_tensor_count
+from kvcore.sizing.packing import block_outermost
 from kvcore.specs import (
     DTYPE_BYTES,
     AttentionSpec,
@@ -106,6 +107,7 @@ def to_json(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utilization
             "available_kv_cache_bytes": result.available_bytes,
             "available_kv_cache_gib": result.available_bytes / GiB,
         },
+        "kv_cache_layout": "block_outermost" if block_outermost(g) else "layer_outer",
         "groups": groups, "bytes_per_block": cap.bytes_per_block, "num_blocks": cap.num_blocks,
         "num_tensors": vllm_tensor_count(list(cfg.kv_cache_groups)),
         "kv_cache_tokens": cap.kv_cache_tokens,

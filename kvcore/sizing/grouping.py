@@ -13,8 +13,8 @@ A group is a set of layers that share one block table and one manager. Steps, in
    ``group_size`` being the smallest bucket unless the largest is under 1.5x of it.
 
 kvcore models the layer-outer tensor layout (one buffer per layer position, shared across
-groups). vLLM 0.33 with a block-outermost layout packs mixed page sizes instead
-(`_get_packed_kv_cache_groups`); that path is not modelled.
+groups). Where vLLM 0.33's layout is block-outermost (DeepSeek-V4's backends) it packs mixed
+page sizes instead, before step 5: `kvcore.sizing.packing` (``block_outermost``).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kvcore.group_specs import UniformTypeKVCacheSpecs
+from kvcore.sizing.packing import packed_groups
 from kvcore.specs import (
     AttentionSpec,
     ChunkedLocalAttentionSpec,
@@ -162,8 +163,10 @@ def _make_group(specs: dict[str, KVCacheSpec], names: list[str]) -> KVCacheGroup
 
 
 def get_kv_cache_groups(specs: dict[str, KVCacheSpec], *, disable_hybrid: bool = False,
-                        pad_pages: bool = False) -> list[KVCacheGroupSpec]:
-    """Layer name -> spec (in model order) to the list of KV cache groups."""
+                        pad_pages: bool = False,
+                        block_outermost: bool = False) -> list[KVCacheGroupSpec]:
+    """Layer name -> spec (in model order) to the list of KV cache groups. ``block_outermost``:
+    the layers' backends resolve vLLM's block-outermost layout (`kvcore.sizing.packing`)."""
     if disable_hybrid:
         specs = unify_hybrid_kv_cache_specs(specs)
     if not specs:
@@ -173,4 +176,6 @@ def get_kv_cache_groups(specs: dict[str, KVCacheSpec], *, disable_hybrid: bool =
     uniform = UniformTypeKVCacheSpecs.from_specs(specs)
     if uniform is not None:
         return [KVCacheGroupSpec(tuple(specs), uniform)]
+    if block_outermost and (packed := packed_groups(specs)):
+        return packed
     return group_uniform_page_size(unify_kv_cache_spec_page_size(specs, pad_pages=pad_pages))

@@ -37,6 +37,7 @@ from kvcore.sizing.draft_len import limit_to_draft, longest_accepted
 from kvcore.sizing.grouping import PageSizeError, UnifyError, get_kv_cache_groups
 from kvcore.sizing.model_source import load_geometry, normalize_dtype
 from kvcore.sizing.option_ranges import check_counts, check_memory_options
+from kvcore.sizing.packing import block_outermost
 from kvcore.sizing.pipeline import PipelineStage, pipeline_stages
 from kvcore.sizing.result import SizingResult
 from kvcore.sizing.tp_refusals import refuse_tp
@@ -125,7 +126,8 @@ def resolve_kv_cache_config(
         specs.update(draft_layer_specs(spec_draft, g, block_size=attn_block,
                                        kv_cache_dtype=kv_dtype, tp=tp, max_model_len=mml))
     try:
-        groups = get_kv_cache_groups(specs, disable_hybrid=disable_hybrid, pad_pages=pad_pages)
+        groups = get_kv_cache_groups(specs, disable_hybrid=disable_hybrid, pad_pages=pad_pages,
+                                     block_outermost=block_outermost(g))
     except (PageSizeError, ValueError, AssertionError) as err:
         raise InputError(str(err), field="disable_hybrid" if isinstance(err, UnifyError)
                          else "model") from None
