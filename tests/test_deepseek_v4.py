@@ -1,13 +1,13 @@
-"""DeepSeek-V4 (vLLM 0.33's DeepseekV4ForCausalLM and its vision wrapper): kvcli refuses to size
-it, in one line naming what it lacks; and the rules its recording (tests/data/deepseek_v4/,
-vLLM's own build and planning) follows, which a kvcli that sizes it must reproduce: the page of
-each cache, the packed groups and their pool block, the scheduler's and the hash's block."""
+"""DeepSeek-V4 (vLLM 0.33's DeepseekV4ForCausalLM) sized as vLLM sizes it on an H100: every
+cache's spec, the block-outermost groups and their pool block, and each recorded memory's
+KVCacheConfig figures, against tests/data/deepseek_v4/answers.json (vLLM's own build and
+planning). Before: kvcli refused the architecture."""
 
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -15,93 +15,201 @@ from typer.testing import CliRunner
 from kvcli.app import app
 from kvcore.errors import InputError
 from kvcore.models import read_hf_config
+from kvcore.models.geometry import ModelGeometry
+from kvcore.models.worker_specs import layer_specs
+from kvcore.sizing.config import group_bytes_per_block
+from kvcore.sizing.grouping import get_kv_cache_groups
+from kvcore.sizing.packing import approximate_gcd
 
 DATA = Path(__file__).parent / "data" / "deepseek_v4"
 CASES = json.loads((DATA / "answers.json").read_text())["cases"]
 CONFIGS = ("tiny-dsv4", "deepseek-v4-flash")
-FP8_DS_MLA_TOKEN = 584     # (448 B NoPE + 128 B RoPE + 8 B of scales a token)
-PAGE_ALIGNMENT = 576       # (every DeepSeek-V4 page is rounded up to it)
+MANAGERS = {"sliding_window": "SlidingWindowManager", "mla": "FullAttentionManager"}
+GiB = 1 << 30
 
 
-def _round_up(n: int, unit: int) -> int:
-    return -(-n // unit) * unit
+def _geometry(name: str, arch: str | None = None) -> ModelGeometry:
+    cfg = json.loads((DATA / f"{name}.config.json").read_text())
+    if arch is not None:
+        cfg["architectures"] = [arch]
+    return read_hf_config(cfg, source=f"{name}.json")
 
 
-@pytest.mark.parametrize("arch", ["DeepseekV4ForCausalLM", "DeepseekV4ForConditionalGeneration"])
-def test_deepseek_v4_is_refused_naming_what_kvcli_lacks(arch: str) -> None:
-    """Before: the config was refused for its first layer type ('heavily_compressed_attention'
-    unknown), a word about a field rather than about the cache kvcli cannot model."""
-    cfg = {**json.loads((DATA / "deepseek-v4-flash.config.json").read_text()),
-           "architectures": [arch]}
-    with pytest.raises(InputError) as e:
-        read_hf_config(cfg, source="dsv4.json")
-    assert e.value.field == "architectures"
-    assert e.value.message.startswith(f"{arch}: vLLM 0.33 serves it with compressed sparse "
-                                      "attention: a 128-token sliding-window MLA cache")
-    assert "(specs of compressed states, groups of mixed pages, that packing)" in e.value.message
+def _config(name: str, *args: str) -> Any:
+    r = CliRunner().invoke(app, ["config", "--model-config", str(DATA / f"{name}.config.json"),
+                                 "--max-model-len", str(CASES[name]["max_model_len"]), *args])
+    return r
 
 
-def test_a_config_naming_no_architecture_is_refused_by_its_model_type() -> None:
-    """Before: refused for its first layer type ('heavily_compressed_attention' unknown)."""
-    cfg = json.loads((DATA / "tiny-dsv4.config.json").read_text())
-    del cfg["architectures"]
-    with pytest.raises(InputError) as e:
-        read_hf_config(cfg, source="dsv4.json")
-    assert e.value.field == "model_type"
-    assert e.value.message.startswith("'deepseek_v4' (vLLM's DeepseekV4ForCausalLM): vLLM 0.33 "
-                                      "serves it with compressed sparse attention")
-
-
-def test_kvcli_config_refuses_it_in_one_line_with_exit_code_2() -> None:
-    path = DATA / "tiny-dsv4.config.json"
-    r = CliRunner().invoke(app, ["config", "--model-config", str(path), "--gpu-memory-gib", "80"])
-    assert r.exit_code == 2
-    lines = r.output.strip().splitlines()
-    assert len(lines) == 1
-    assert lines[0].startswith(f"error: {path}: field 'architectures': DeepseekV4ForCausalLM: ")
+def _sized(name: str, available: int, *args: str) -> dict[str, Any]:
+    r = _config(name, "--gpu-memory-gib", repr(available / GiB), "--gpu-memory-utilization",
+                "1", "--weights-gib", "0", "--json", *args)
+    assert r.exit_code == 0, r.output
+    return json.loads(r.output)
 
 
 @pytest.mark.parametrize("name", CONFIGS)
-def test_recorded_pages_follow_the_fp8_ds_mla_rules(name: str) -> None:
-    """Latent caches (the sliding window's and the compressed one's): 584 bytes a state, a
-    256-token block holding 256 / tokens_per_state states; the indexer's 132-byte keys and the
-    fp32 compressor states: their natural bytes; every page rounded up to 576 bytes."""
-    for s in CASES[name]["specs"]:
-        states = s["block_size"] // s["tokens_per_state"]
-        per_state = (FP8_DS_MLA_TOKEN if s["state_content_bytes"] else
-                     s["head_size"] * (4 if s["dtype"] == "float32" else 1))
-        assert s["page_size_bytes"] == _round_up(states * per_state, PAGE_ALIGNMENT), s["name"]
-    by_role = {s["name"].split("attn", 1)[1]: s for s in CASES[name]["specs"]}
-    assert by_role[".swa_cache"]["page_size_bytes"] == 37440           # 64 x 584 -> 37440
-    assert by_role[".compressor.state_cache"]["sliding_window"] in (8, 128)
+def test_every_cache_spec_is_vllms(name: str) -> None:
+    """The specs vLLM's runner collects, in its order (vLLM's names less "model."): per layer
+    the indexer's keys and states (C4), the 128-token window, the compressed latent and its
+    compressor's states, each page rounded up to 576 bytes."""
+    specs = layer_specs(_geometry(name))
+    recorded = CASES[name]["specs"]
+    assert ["model." + n for n in specs] == [s["name"] for s in recorded]
+    for r in recorded:
+        s: Any = specs[r["name"].removeprefix("model.")]
+        alignment = r["block_stride_alignment"]     # ("MultipleOf(256)" or "None")
+        assert (type(s).__name__, s.block_size, s.num_kv_heads, s.head_size, s.dtype,
+                s.tokens_per_state, getattr(s, "sliding_window", None), s.alignment,
+                s.state_content_bytes, s.cache_dtype_str, s.model_version,
+                s.block_stride_alignment, s.real_page_size_bytes, s.page_size_bytes) == (
+            r["type"], r["block_size"], r["num_kv_heads"], r["head_size"], r["dtype"],
+            r["tokens_per_state"], r["sliding_window"], r["alignment"],
+            r["state_content_bytes"], r["cache_dtype_str"], r["model_version"],
+            None if alignment == "None" else int(alignment[len("MultipleOf("):-1]),
+            r["real_page_size_bytes"], r["page_size_bytes"]), r["name"]
 
 
 @pytest.mark.parametrize("name", CONFIGS)
-def test_recorded_groups_pack_into_one_block_of_the_widest_page(name: str) -> None:
-    specs = {s["name"]: s for s in CASES[name]["specs"]}
+def test_block_outermost_groups_are_vllms(name: str) -> None:
+    """_get_packed_kv_cache_groups: swa caches split every other layer into two groups,
+    the compressed caches of mixed pages in one, each compressor's states in one."""
+    groups = get_kv_cache_groups(layer_specs(_geometry(name)), block_outermost=True)
     for plan in CASES[name]["planning"]:
         if "refused" in plan:
             continue
-        pages = [g["page_size_bytes"] for g in plan["groups"]]
-        for g in plan["groups"]:     # a group's page: its layers' pages side by side
-            assert g["page_size_bytes"] == sum(specs[n]["page_size_bytes"] for n in g["layers"])
-        assert {t["block_stride"] for t in plan["tensors"]} == {max(pages)}
-        assert plan["num_blocks"] == plan["available"] // max(pages)
-        sizes = [g["block_size"] for g in plan["groups"]]
-        assert plan["scheduler_block_size"] == math.lcm(*sizes) == 256
-        assert plan["hash_block_size"] == math.gcd(*sizes) == 4
-        assert plan["managers"] == ["SlidingWindowManager"] * 2 + ["FullAttentionManager"] + [
-            "SlidingWindowManager"] * 2
+        assert [(["model." + n for n in g.layer_names], g.kv_cache_spec.block_size,
+                 group_bytes_per_block(g), MANAGERS[g.kv_cache_spec.first_spec.kind])
+                for g in groups] == [
+            (r["layers"], r["block_size"], r["page_size_bytes"], m)
+            for r, m in zip(plan["groups"], plan["managers"], strict=True)]
 
 
-def test_flash_numbers_as_vllm_planned_them() -> None:
-    """DeepSeek-V4-Flash at max_model_len 1M: 43 layers, 169 caches in 5 groups; 20 GiB a rank
-    holds 22,338 blocks of 961,344 bytes (the 63-layer MLA group's page)."""
-    flash = CASES["deepseek-v4-flash"]
-    assert len(flash["specs"]) == 169
-    plan = flash["planning"][0]
-    assert [(g["block_size"], len(g["layers"]), g["page_size_bytes"]) for g in plan["groups"]] == [
-        (64, 22, 823680), (64, 21, 786240), (256, 63, 961344), (8, 23, 755136), (4, 40, 829440)]
-    assert (plan["available"], plan["num_blocks"], plan["kv_cache_tokens"]) == (
-        20 << 30, 22338, 4048235)
-    assert flash["tp"]["1"][0]["param_numel"] == 284_328_196_055
+def test_flash_splits_where_approximate_gcd_says() -> None:
+    """Flash's balanced buckets hold 43, 23 and 20 layers a page, the floor 20 (the ratio-4
+    states' two pages): 23 pads least (3 + 0 + 3), so the 43 swa caches make 2 groups."""
+    assert approximate_gcd([43, 23, 20], 20) == 23
+    assert approximate_gcd([2, 1, 2], 2) == 2       # (tiny: the swa caches split in two)
+    assert approximate_gcd([4, 4], 4) == 4
+    assert approximate_gcd([3], 5) == 5             # (a floor above every count: the floor)
+
+
+def test_a_layer_outer_planner_would_unify_pages_instead() -> None:
+    """Without the block-outermost layout the same specs take the page-unifying path, which
+    cannot raise a 37,440-byte page to 32,832 (what vLLM's layer-outer planner would face)."""
+    with pytest.raises(ValueError, match="does not divide the largest page size"):
+        get_kv_cache_groups(layer_specs(_geometry("tiny-dsv4")))
+
+
+@pytest.mark.parametrize(("name", "index"), [(n, i) for n in CONFIGS
+                                             for i, p in enumerate(CASES[n]["planning"])
+                                             if "refused" not in p])
+def test_kvcli_config_sizes_as_vllm_planned(name: str, index: int) -> None:
+    """Flash: 20 GiB -> 22,338 blocks of 961,344 bytes, 5,786 a request at 1M tokens,
+    4,048,235 tokens; 60 GiB -> 67,015. Tiny at 4,096: 1 GiB -> 11,436, 3 GiB -> 34,309."""
+    plan = CASES[name]["planning"][index]
+    d = _sized(name, plan["available"])
+    assert d["kv_cache_dtype"] == CASES[name]["cache_dtype"] == "fp8_ds_mla"
+    assert d["kv_cache_layout"] == "block_outermost"
+    assert d["memory"]["available_kv_cache_bytes"] == plan["available"]
+    assert d["bytes_per_block"] == {t["block_stride"] for t in plan["tensors"]}.pop()
+    assert (d["num_blocks"], d["kv_cache_tokens"], d["num_tensors"]) == (
+        plan["num_blocks"], plan["kv_cache_tokens"], len(plan["tensors"]))
+    assert d["max_concurrency"] == pytest.approx(plan["max_concurrency"], rel=1e-12)
+    assert [g["page_size_bytes"] for g in d["groups"]] == [
+        g["page_size_bytes"] for g in plan["groups"]]
+    pm = d["prefix_match"]
+    assert (pm["scheduler_block_size"], pm["hash_block_size"], d["block_size"],
+            pm["cache_hit_alignment_tokens"]) == (
+        plan["scheduler_block_size"], plan["hash_block_size"], plan["engine_block_size"],
+        plan["cache_hit_alignment_tokens"])
+
+
+def test_flash_numbers() -> None:
+    d = _sized("deepseek-v4-flash", 20 * GiB)
+    assert [(g["block_size"], g["num_layers"], g["page_size_bytes"], g["blocks_per_request"])
+            for g in d["groups"]] == [(64, 22, 823680, 67), (64, 21, 786240, 67),
+                                      (256, 63, 961344, 4096), (8, 23, 755136, 529),
+                                      (4, 40, 829440, 1027)]
+    assert (d["num_blocks"], d["kv_cache_tokens"], d["max_model_len"]) == (
+        22338, 4048235, 1048576)
+
+
+def test_too_little_memory_is_refused_with_vllms_numbers() -> None:
+    """vLLM at 64 MiB: "(0.15 GiB KV cache is needed, which is larger than the available KV
+    cache memory (0.06 GiB). ... the estimated maximum model length is 1728"."""
+    plan = CASES["tiny-dsv4"]["planning"][0]
+    assert plan["available"] == 64 << 20
+    words = " ".join(plan["refused"])
+    assert "(0.15 GiB KV cache is" in words and "(0.06 GiB)" in words and " 1728. " in words
+    r = _config("tiny-dsv4", "--gpu-memory-gib", "0.0625", "--gpu-memory-utilization", "1",
+                "--weights-gib", "0")
+    assert r.exit_code == 2
+    assert r.output == (
+        "error: option --max-model-len: one request at max_model_len 4096 needs 0.15 GiB "
+        "(1684 blocks) of KV cache, available 0.06 GiB (713 blocks) (short by 0.08 GiB); the "
+        "largest max_model_len that fits is 1728\n")
+
+
+def test_its_weights_are_refused_until_estimated() -> None:
+    r = _config("deepseek-v4-flash", "--gpu-memory-gib", "80")
+    assert (r.exit_code, r.output) == (2, "error: option --weights-gib: DeepSeek-V4's weights "
+                                          "are not estimated: pass --weights-gib\n")
+    d = json.loads(_config("tiny-dsv4", "--num-blocks", "2000", "--json").output)
+    assert (d["num_blocks"], d["bytes_per_block"]) == (2000, 93888)
+
+
+@pytest.mark.parametrize("tp", [2, 4, 8])
+def test_every_tensor_parallel_rank_holds_the_same_caches(tp: int) -> None:
+    """One head, max_tp_shards 1: the specs do not split; --weights-gib is divided over the
+    ranks, so 0 leaves each the same pool."""
+    g = _geometry("deepseek-v4-flash")
+    assert layer_specs(g, tp=tp) == layer_specs(g)
+    d = _sized("deepseek-v4-flash", 20 * GiB, "--tensor-parallel-size", str(tp))
+    assert (d["num_blocks"], d["kv_cache_tokens"]) == (22338, 4048235)
+
+
+@pytest.mark.parametrize("dtype", ["fp8", "fp8_e4m3", "fp8_ds_mla"])
+def test_fp8_cache_dtypes_run_as_fp8_ds_mla(dtype: str) -> None:
+    d = _sized("tiny-dsv4", 1 * GiB, "--kv-cache-dtype", dtype)
+    assert (d["kv_cache_dtype"], d["num_blocks"]) == ("fp8_ds_mla", 11436)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_other_cache_dtypes_are_refused_in_vllms_words(dtype: str) -> None:
+    r = _config("tiny-dsv4", "--gpu-memory-gib", "1", "--weights-gib", "0",
+                "--kv-cache-dtype", dtype)
+    assert r.exit_code == 2
+    assert r.output.startswith(
+        "error: option --kv-cache-dtype: vLLM 0.33 refuses it for DeepSeek-V4: \"DeepseekV4 "
+        f"fp8_ds_mla layout only supports fp8 kv-cache, got {dtype}. Please set "
+        "`--kv-cache-dtype fp8` or select a backend")
+    assert len(r.output.splitlines()) == 1
+
+
+@pytest.mark.parametrize(("option", "value"), [("--block-size", "64"),
+                                               ("--pipeline-parallel-size", "2")])
+def test_unrecorded_settings_are_refused_in_one_line(option: str, value: str) -> None:
+    r = _config("tiny-dsv4", "--gpu-memory-gib", "1", "--weights-gib", "0", option, value)
+    assert r.exit_code == 2
+    assert r.output.startswith(f"error: option {option}: {value}: kvcli ")
+    assert len(r.output.splitlines()) == 1
+
+
+@pytest.mark.parametrize("arch", ["DeepseekV4ForCausalLM", "DeepseekV4ForConditionalGeneration",
+                                  None])
+def test_the_config_is_read_whatever_its_class(arch: str | None) -> None:
+    """Before: both classes, and a config naming none by its model_type, were refused."""
+    g = _geometry("tiny-dsv4", arch)
+    assert g.v4 is not None
+    assert (g.layer_kinds, g.v4.compress_ratios, g.sliding_window) == (
+        ("dsv4",) * 4, (128, 4, 1, 4), 128)
+
+
+def test_a_compress_ratio_vllm_has_no_kernel_for_is_refused() -> None:
+    cfg = json.loads((DATA / "tiny-dsv4.config.json").read_text())
+    cfg["compress_rates"]["compressed_sparse_attention"] = 16
+    with pytest.raises(InputError) as e:
+        read_hf_config(cfg, source="dsv4.json")
+    assert e.value.field == "compress_rates"
+    assert e.value.message.startswith("'compressed_sparse_attention': compress ratio 16; ")

@@ -37,7 +37,7 @@ MLA_MODEL_TYPES = ("deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm
                    "glm4_moe_lite", "longcat_flash", "pangu_ultra_moe")
 # vLLM 0.33's other MLA model types (is_deepseek_mla): kvcli does not model them.
 MLA_NOT_MODELLED = (
-    "axk1", "deepseek_v4", "deepseek_v41", "dots3_note", "deepseek_mtp",
+    "axk1", "deepseek_v41", "dots3_note", "deepseek_mtp",
     "k3_dspark", "glm5_next", "glm5_next_text",
     "glm4_moe_lite_mtp", "kimi_linear",
     "pangu_ultra_moe_mtp", "bailing_hybrid", "bailing_hybrid_mtp", "bailing_hybrid_v3_mtp",

@@ -96,6 +96,13 @@ def resolve_kv_cache_config(
                  pipeline_parallel_size=pipeline_parallel_size,
                  max_concurrent_batches=max_concurrent_batches)
     refuse_tp(g, tensor_parallel_size, dtype is not None and layers is None)
+    if block_outermost(g) and pipeline_parallel_size > 1:   # (stages of a packed pool)
+        raise InputError(f"{pipeline_parallel_size}: kvcli does not size DeepSeek-V4 over "
+                         "pipeline stages (unchecked against vLLM)",
+                         field="pipeline_parallel_size")
+    if block_outermost(g) and disable_hybrid:   # (vLLM's promotion of its states: unrecorded)
+        raise InputError("kvcli does not size DeepSeek-V4 with the hybrid KV cache manager "
+                         "disabled (unchecked against vLLM)", field="disable_hybrid")
     check_memory_options(gpu_memory_gib, weights_gib, activation_gib, gpu_memory_utilization)
     tp = tensor_parallel_size
     # (vLLM's default: the RoPE-scaled length, LongRoPE's original one; `default_len`)
