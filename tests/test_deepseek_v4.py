@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from kvcli.app import app
 from kvcore.errors import InputError
+from kvcore.group_specs import kind_of
 from kvcore.models import read_hf_config
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.worker_specs import layer_specs
@@ -79,7 +80,7 @@ def test_block_outermost_groups_are_vllms(name: str) -> None:
         if "refused" in plan:
             continue
         assert [(["model." + n for n in g.layer_names], g.kv_cache_spec.block_size,
-                 group_bytes_per_block(g), MANAGERS[g.kv_cache_spec.first_spec.kind])
+                 group_bytes_per_block(g), MANAGERS[kind_of(g.kv_cache_spec)])
                 for g in groups] == [
             (r["layers"], r["block_size"], r["page_size_bytes"], m)
             for r, m in zip(plan["groups"], plan["managers"], strict=True)]
