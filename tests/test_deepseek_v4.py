@@ -233,3 +233,14 @@ def test_replay_and_script_refuse_it_naming_what_is_unchecked(command: list[str]
         2, ("error: option --model-config: DeepSeek-V4: kvcli sizes its KV cache (kvcli config) "
            "but does not replay it: its five groups of 64-, 256-, 8- and 4-token blocks drawing "
            "on one packed pool are unchecked against vLLM's KVCacheManager\n"))
+
+
+def test_the_clock_refuses_it_in_one_line() -> None:
+    """Before: refused by architecture; since the config reads, the clock would have counted
+    its layers as nothing it knows."""
+    r = CliRunner().invoke(app, ["clock", "explain", "--model-config",
+                                 str(DATA / "tiny-dsv4.config.json"), "--gpu", "h100",
+                                 "--case", "decode=64*1@4097"])
+    assert (r.exit_code, r.output) == (2, (
+        "error: option --model-config: deepseek_v4: the roofline clock does not time "
+        "DeepSeek-V4's layers\n"))

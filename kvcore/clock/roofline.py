@@ -59,6 +59,9 @@ class RooflineClock:
     def __init__(self, g: ModelGeometry, gpu: Gpu, *, tp: int = 1, kv_cache_dtype: str = "auto",
                  factors: Factors = DEFAULT_FACTORS, async_scheduling: bool = True,
                  spec_tokens: int = 0, verify_logits: bool | None = None) -> None:
+        if g.v4 is not None:    # (compressed, sparse and windowed attention: no work count)
+            raise InputError(f"{g.name}: the roofline clock does not time DeepSeek-V4's "
+                             "layers", field="model_config" if g.source else "model")
         if g.num_attention_heads % tp:       # vLLM's own start-up check (ModelConfig)
             raise InputError(f"{g.name}'s {g.num_attention_heads} attention heads do not divide "
                              f"into {tp} tensor-parallel ranks", field="tp")
