@@ -39,6 +39,7 @@ from kvcore.specs import (
     RSWASpec,
     SlidingWindowSpec,
 )
+from kvcore.window_mla_spec import SlidingWindowMLASpec
 
 MANAGERS: dict[type, type[SingleTypeKVCacheManager]] = {}
 SPEC_KINDS: dict[type, str] = {}
@@ -132,6 +133,8 @@ register_manager(FullAttentionSpec, FullAttentionManager, "full_attention")
 # vLLM: MLA layers run the full-attention manager; their events say "mla_attention"
 register_manager(MLAAttentionSpec, FullAttentionManager, "mla_attention")
 register_manager(SlidingWindowSpec, SlidingWindowManager, "sliding_window")
+# (DeepSeek-V4's windows over MLA states: the sliding window's manager, an event kind of its own)
+register_manager(SlidingWindowMLASpec, SlidingWindowManager, "sliding_window_mla")
 register_manager(ChunkedLocalAttentionSpec, ChunkedLocalAttentionManager,
                  "chunked_local_attention")
 register_manager(MambaSpec, MambaManager, "mamba")
