@@ -12,7 +12,7 @@ and the weights per rank at TP 1, 2, 4, 8 (../weights_census/record_census.py's 
 
 dsv4_build.py builds the model (its substitutions listed in answers.json).
 """
-import json, sys, textwrap, time
+import json, re, sys, textwrap, time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -33,7 +33,9 @@ from vllm.v1.kv_cache_interface import get_kv_cache_spec_kind
 
 # config -> (max_model_len, [available bytes per rank, ...])
 CASES = {"tiny-dsv4": (4096, [64 << 20, 1 << 30, 3 << 30]),
-         "deepseek-v4-flash": (1048576, [20 << 30, 60 << 30])}
+         "deepseek-v4-flash": (1048576, [20 << 30, 60 << 30]),
+         # (synthetic variations for the weights and buffers: no planning recorded)
+         "tiny-dsv4-var": (4096, []), "tiny-dsv4-var2": (4096, [])}
 TPS = (1, 2, 4, 8)
 FIELDS = ("block_size", "num_kv_heads", "head_size", "tokens_per_state", "sliding_window",
           "alignment", "state_content_bytes", "cache_dtype_str", "max_tp_shards",
@@ -97,11 +99,20 @@ def planning(vc, specs, available):
                 "max_concurrency": get_max_concurrency_for_kv_cache_config(vc, kc)}
 
 
-def weights(model):
+def weights(model, detail=False):
+    """A rank's parameters and buffers; with `detail` (rank 0) also by name, layer indices
+    folded (model.layers.*.x): each name's numel and dtype, each buffer's bytes."""
     params = list(model.parameters())
-    return {"param_numel": sum(p.numel() for p in params),
-            "param_bytes_by_dtype": b.rc.by_dtype(params),
-            "buffer_bytes_by_dtype": b.rc.by_dtype(list(model.buffers()))}
+    out = {"param_numel": sum(p.numel() for p in params),
+           "param_bytes_by_dtype": b.rc.by_dtype(params),
+           "buffer_bytes_by_dtype": b.rc.by_dtype(list(model.buffers()))}
+    if detail:
+        out["param_numel_by_name"] = b.rc.pattern_numel(model)
+        out["dtype_by_name"] = {re.sub(r"\.layers\.\d+\.", ".layers.*.", n): b.rc.rdm.dt(p.dtype)
+                                for n, p in model.named_parameters()}
+        out["buffer_bytes_by_name"] = {n: t.numel() * t.element_size()
+                                       for n, t in model.named_buffers()}
+    return out
 
 
 def record(name):
@@ -121,7 +132,8 @@ def record(name):
         for rank in range(tp):
             t0 = time.perf_counter()
             try:
-                ranks.append(weights(b.build(b.model_config(cfg, mml), tp, rank)[0]))
+                ranks.append(weights(b.build(b.model_config(cfg, mml), tp, rank)[0],
+                                     detail=rank == 0))
             except Exception as e:       # vLLM's own refusal (a head count TP does not divide)
                 ranks.append({"refused": f"{type(e).__name__}: {e}"[:400]})
             print(name, f"TP {tp} rank {rank}", f"{time.perf_counter() - t0:.1f} s",
