@@ -112,6 +112,23 @@ def weights(model, detail=False):
                                 for n, p in model.named_parameters()}
         out["buffer_bytes_by_name"] = {n: t.numel() * t.element_size()
                                        for n, t in model.named_buffers()}
+        out["scratch"] = scratch(model)
+    return out
+
+
+def scratch(model):
+    """Plain tensors the modules keep (neither parameter nor buffer; allocated on the GPU as
+    the model is built, so in vLLM's weights memory): the first name of each, its shape and
+    dtype (max_num_batched_tokens here: VllmConfig's default, see planning rows)."""
+    out, seen = {}, set()
+    for mname, mod in model.named_modules():
+        for attr, t in vars(mod).items():
+            if (isinstance(t, b.torch.Tensor) and not isinstance(t, b.torch.nn.Parameter)
+                    and t.numel() and id(t) not in seen):
+                seen.add(id(t))
+                out[re.sub(r"\.layers\.\d+\.", ".layers.*.", f"{mname}.{attr}")] = {
+                    "shape": list(t.shape), "dtype": b.rc.rdm.dt(t.dtype),
+                    "bytes": t.numel() * t.element_size()}
     return out
 
 
