@@ -19,6 +19,7 @@ counts them too: docs/config.md, "Buffers").
   No RoPE: Jamba, Nemotron-H, Granite 4.0-H with `position_embedding_type` nope.
 - Gemma's (PaliGemma's text model), Gemma 2's and 3's embedding normalizer: one scalar in the
   model dtype; Gemma 3n's and 4's RoPE caches and scalars: `kvcore.models.gemma_buffers`.
+- DeepSeek-V4's float32 RoPE caches and top-k scratch: `kvcore.models.deepseek_v4_buffers`.
 - Falcon-H1's `mup_vector` a Mamba mixer: (2 d_ssm + 2 G S + heads) / TP in the model dtype,
   G the groups as vLLM duplicates them over the ranks (falcon_h1.py).
 - A vision tower's, on the first stage while it is built: Gemma 3's SigLIP `position_ids`
@@ -37,6 +38,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.models.context_limit import _kind, _rope_parameters
+from kvcore.models.deepseek_v4_buffers import v4_buffer_bytes, v4_rope_caches
 from kvcore.models.ernie45 import ERNIE_VL
 from kvcore.models.fp8_renames import architecture
 from kvcore.models.gemma_buffers import gemma_rope_caches, gemma_scalars
@@ -104,6 +106,8 @@ def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCa
         return ()
     if g.gemma is not None:     # (Gemma 3n, Gemma 4: a RoPE a layer type and head size)
         return gemma_rope_caches(cfg, g, get)
+    if g.v4 is not None:        # (DeepSeek-V4: float32, one for its sliding-only layers, one
+        return v4_rope_caches(cfg, g)   # for its compressed ones)
     if g.model_type == ERNIE_VL:
         # (Ernie4_5_VLRotaryEmbedding: an MRoPE each attention layer builds itself, not
         # get_rope's shared one; 4 x the positions, the whole head rotated)
@@ -197,6 +201,8 @@ def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = 
     whether it builds the vision tower; `batched_tokens`: max_num_batched_tokens, which sizes
     the scratch some multimodal classes allocate as they are built: Qwen3-VL's deepstack,
     Gemma 3n's and 4's per-layer embeddings)."""
+    if g.v4 is not None:        # (no attention scales; its top-k scratch)
+        return v4_buffer_bytes(g, layers, batched_tokens)
     kinds = [k for i, k in enumerate(g.layer_kinds) if layers is None or i in layers]
     attn = sum(k in ATTENTION_KINDS for k in kinds)
     if g.zamba is not None:     # (an Attention each use of a shared block: `models.zamba2`)

@@ -44,6 +44,7 @@ class Ledger:
     model: int = 0      # in the model dtype: embeddings, norms, biases, small vectors
     layer: int = 0      # the decoder layers' matrices: 1 byte each in an fp8 checkpoint
     fp32: int = 0       # float32 whatever the model dtype (routers, Mamba's A, score biases)
+    int32: int = 0      # int32 tables (DeepSeek-V4's hash routing, tid2eid)
     mx_bytes: int = 0   # MXFP4 experts as stored (packed weights and their scales)
     mx_params: int = 0  # the same experts' logical parameters (the clock's weight stream)
 

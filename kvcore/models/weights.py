@@ -10,7 +10,8 @@ per layer a dense gated MLP (3 * hidden * intermediate) or a MoE block (experts 
 moe_intermediate + router, + the shared experts: DeepSeek's n_shared_experts, or the one MLP
 width Qwen2-MoE, Qwen3-Next, Granite 4.0-H and Nemotron-H name; Qwen3-Next's attention output
 gate), and the norms; an MLA layer (DeepSeek, Kimi-K2) its latent projections
-(`kvcore.models.mla`); Gemma 3n and Gemma 4 their own (`kvcore.models.gemma_weights`).
+(`kvcore.models.mla`); Gemma 3n and Gemma 4 their own (`kvcore.models.gemma_weights`), as
+DeepSeek-V4 (`kvcore.models.deepseek_v4_weights`: its int32 hash-routing tables too).
 Bytes: the model dtype, except float32 tensors (GLM-4.5's routers, DeepSeek-V3's and GLM's
 e_score_correction_bias, Mamba's A), MXFP4-quantised experts (gpt-oss: 4 bits plus one 8-bit
 scale per 32 values, each rank's width padded as H100's kernels pad it) and fp8 checkpoints
@@ -46,6 +47,7 @@ from kvcore.models import (
     tower_modelopt,
 )
 from kvcore.models import rank_params as rp
+from kvcore.models.deepseek_v4_weights import v4_ledger
 from kvcore.models.ernie45 import vision_experts_layer
 from kvcore.models.fp8_ignored import layer_skips
 from kvcore.models.gemma_weights import gemma_rank_params
@@ -79,10 +81,13 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
                          field="weights_gib")
     if g.weights_unmodelled or staged:
         # (sized as a plain decoder they would be a quiet lie: refused, the measure asked for)
-        why = g.weights_unmodelled or "Gemma's per-layer embeddings on pipeline stages"
+        why = g.weights_unmodelled or ("DeepSeek-V4's weights" if g.v4 is not None else
+                                       "Gemma's per-layer embeddings") + " on pipeline stages"
         raise InputError(f"{g.name}: kvcli does not estimate {why}: give the weights' "
                          "measured size", field="weights_gib")
     layer_range, first, last = stage
+    if g.v4 is not None:    # (hyper-connections, hash-routed MoE, compressors, indexers)
+        return v4_ledger(g, tp)
     if g.zamba is not None:     # (shared blocks and their uses: `kvcore.models.zamba2_weights`)
         return zamba2_ledger(g, tp)
     if g.model_type == LONGCAT:     # (two attentions and MLPs a decoder layer)
@@ -218,7 +223,7 @@ def _fp8_layer_scales(g: ModelGeometry, tp: int, layers: range | None) -> int:
 def estimate_params(g: ModelGeometry) -> tuple[int, int]:
     """(parameters not in MXFP4, parameters in MXFP4), of the whole model."""
     led = _ledger(g)
-    return led.model + led.layer + led.fp32, led.mx_params
+    return led.model + led.layer + led.fp32 + led.int32, led.mx_params
 
 
 def estimate_weights_bytes(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> int:
@@ -234,7 +239,7 @@ def estimate_weights_bytes(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) 
         mo_moved, mo_held = mo_moved + tower_moved, mo_held + tower_held
     moved, packed = moved + mo_moved, packed + mo_held
     return (led.model * DTYPE_BYTES[g.dtype] + (led.layer - moved) * layer_bytes
-            + led.fp32 * 4 + led.mx_bytes + packed)
+            + (led.fp32 + led.int32) * 4 + led.mx_bytes + packed)
 
 
 def mamba_layer_params(g: ModelGeometry) -> int:
@@ -243,4 +248,4 @@ def mamba_layer_params(g: ModelGeometry) -> int:
         return 0
     led = Ledger()
     rp.mamba(g, 1, led)
-    return led.model + led.layer + led.fp32
+    return led.model + led.layer + led.fp32 + led.int32
