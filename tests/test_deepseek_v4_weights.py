@@ -105,6 +105,16 @@ def test_quantised_checkpoint_refused() -> None:
         "fp8 experts) (option weights_gib gives their measured size)")
 
 
+def test_vision_wrapper_refused() -> None:
+    g = _geometry("tiny-dsv4", architectures=["DeepseekV4ForConditionalGeneration"])
+    with pytest.raises(InputError) as err:
+        estimate_weights_bytes(g, 1)
+    assert str(err.value) == (
+        "tiny-dsv4.config.json: field 'architectures': tiny-dsv4: kvcli does not estimate the "
+        "weights of DeepseekV4ForConditionalGeneration (its vision tower and vision routing) "
+        "(option weights_gib gives their size)")
+
+
 def test_refusals() -> None:
     """Pipeline stages (not recorded) and more query heads a rank than FlashMLA takes."""
     g = _geometry("tiny-dsv4")

@@ -22,8 +22,8 @@ A decoder layer i (compress ratio r: `V4Geometry.compress_ratios`):
   experts, both split by TP; ``attn_norm``, ``ffn_norm``.
 The model: the embedding and an LM head of its own (the vocabulary padded to 64, split by TP;
 DeepseekV4ForCausalLM ties neither), the final norm, ``hc_head_fn`` / ``_base`` / ``_scale``
-(float32). Not modelled: quantised checkpoints (refused: `quantization_refusal`), pipeline
-stages (refused by the caller), the vision wrapper's tower.
+(float32). Not modelled, refused: quantised checkpoints and the vision wrapper (`refusal`),
+pipeline stages (by the caller).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from kvcore.models.rank_params import Ledger, vocab_rows
 # FlashMLA's fp8 decode kernel takes 64 or 128 query heads a rank (nvidia/flashmla.py
 # get_padded_num_q_heads): the sink is padded to that many
 FLASHMLA_HEADS = (64, 128)
+VISION_WRAPPER = "DeepseekV4ForConditionalGeneration"
 # how a parameter is held (`Ledger`'s fields): "layer", a linear built with the quant_config;
 # "model", in the model dtype whatever the checkpoint; "fp32" and "int32" whatever the dtype
 LAYER, MODEL, FP32, INT32 = "layer", "model", "fp32", "int32"
@@ -125,10 +126,15 @@ def v4_named_params(g: ModelGeometry, tp: int) -> Named:
     return out
 
 
-def quantization_refusal(g: ModelGeometry) -> InputError | None:
-    """A quantised checkpoint's refusal: vLLM's DeepseekV4FP8Config holds block-fp8 linears
-    with e8m0 or float32 scales and MXFP4 (or NVFP4, or fp8) experts, which kvcli does not
-    count; a bf16 count would be a quiet lie."""
+def refusal(g: ModelGeometry) -> InputError | None:
+    """What kvcli does not count, refused (a bf16 text-model count would be a quiet lie): a
+    quantised checkpoint (vLLM's DeepseekV4FP8Config: block-fp8 linears with e8m0 or float32
+    scales, MXFP4, NVFP4 or fp8 experts), the vision wrapper (common/vl_model.py: its tower,
+    aligner and the experts' ``bias_vl``)."""
+    if g.architecture == VISION_WRAPPER:
+        return InputError(f"{g.name}: kvcli does not estimate the weights of {VISION_WRAPPER} "
+                          "(its vision tower and vision routing)", path=g.source or None,
+                          field="architectures", remedy=("weights_gib", "gives their size"))
     if not g.quantization:
         return None
     return InputError(f"{g.name}: kvcli does not estimate DeepSeek-V4's weights under "
@@ -139,7 +145,7 @@ def quantization_refusal(g: ModelGeometry) -> InputError | None:
 
 def v4_ledger(g: ModelGeometry, tp: int) -> Ledger:
     """One of `tp` ranks' parameters by how they are held."""
-    if (refused := quantization_refusal(g)) is not None:
+    if (refused := refusal(g)) is not None:
         raise refused
     held = {LAYER: 0, MODEL: 0, FP32: 0, INT32: 0}
     for how, n in v4_named_params(g, tp).values():
