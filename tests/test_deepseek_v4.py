@@ -152,10 +152,24 @@ def test_too_little_memory_is_refused_with_vllms_numbers() -> None:
         "largest max_model_len that fits is 1728\n")
 
 
-def test_its_weights_are_refused_until_estimated() -> None:
+def test_sized_on_80_gib_with_its_estimated_weights() -> None:
+    """No --weights-gib: each rank's weights and buffers as vLLM builds them (recorded bytes,
+    `tests/test_deepseek_v4_weights.py`; the buffers with the top-k scratch at kvcli's
+    max_num_batched_tokens) subtracted from 80 GiB x 0.92. Flash fits from TP 8."""
     r = _config("deepseek-v4-flash", "--gpu-memory-gib", "80")
-    assert (r.exit_code, r.output) == (2, ("error: option --weights-gib: DeepSeek-V4's weights "
-                                          "are not estimated: pass --weights-gib\n"))
+    assert (r.exit_code, r.output) == (2, (
+        "error: option --gpu-memory-gib: no memory left for the KV cache: 80 GiB x 0.92 = "
+        "73.60 GiB, weights 529.67 GiB (estimated), buffers 260.00 MiB; short by 456.33 GiB\n"))
+    d = json.loads(_config("deepseek-v4-flash", "--gpu-memory-gib", "80",
+                           "--tensor-parallel-size", "8", "--json").output)
+    rank = CASES["deepseek-v4-flash"]["tp"]["8"][0]
+    scratch = d["max_num_batched_tokens"] * 512 * 4     # (int32 top-k indices, index_topk 512)
+    buffers = sum(rank["buffer_bytes_by_dtype"].values()) + scratch
+    assert d["memory"]["buffers_bytes"] == buffers == 272_629_760
+    available = int(80 * GiB * 0.92) - sum(rank["param_bytes_by_dtype"].values()) - buffers
+    assert d["memory"]["available_kv_cache_bytes"] == available == 6_139_161_354
+    assert (d["num_blocks"], d["bytes_per_block"]) == (available // 961_344, 961_344)
+    assert d["num_blocks"] == 6386
     d = json.loads(_config("tiny-dsv4", "--num-blocks", "2000", "--json").output)
     assert (d["num_blocks"], d["bytes_per_block"]) == (2000, 93888)
 

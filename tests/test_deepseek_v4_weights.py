@@ -93,26 +93,21 @@ def test_buffers_by_stage() -> None:
     assert estimate_buffer_bytes(_geometry("deepseek-v4-flash"), 1) == 256 << 20
 
 
-def test_quantised_checkpoint_refused() -> None:
-    """DeepSeek-V4's fp8 / fp4 checkpoints: refused by the field, not counted as bf16."""
-    g = _geometry("tiny-dsv4", quantization_config={
+def test_quantised_checkpoint_and_vision_wrapper_refused() -> None:
+    """DeepSeek-V4's fp8 / fp4 checkpoints and its vision wrapper: refused, not counted as a
+    bf16 text model (--num-blocks still sizes their cache)."""
+    fp8 = _geometry("tiny-dsv4", quantization_config={
         "quant_method": "fp8", "weight_block_size": [128, 128], "scale_fmt": "ue8m0"})
     with pytest.raises(InputError) as err:
-        estimate_weights_bytes(g, 1)
+        estimate_weights_bytes(fp8, 1)
     assert str(err.value) == (
-        "tiny-dsv4.config.json: field 'quantization_config': tiny-dsv4: kvcli does not "
-        "estimate DeepSeek-V4's weights under quant_method 'fp8' (block-fp8 linears, fp4 or "
-        "fp8 experts) (option weights_gib gives their measured size)")
-
-
-def test_vision_wrapper_refused() -> None:
-    g = _geometry("tiny-dsv4", architectures=["DeepseekV4ForConditionalGeneration"])
-    with pytest.raises(InputError) as err:
-        estimate_weights_bytes(g, 1)
-    assert str(err.value) == (
-        "tiny-dsv4.config.json: field 'architectures': tiny-dsv4: kvcli does not estimate the "
-        "weights of DeepseekV4ForConditionalGeneration (its vision tower and vision routing) "
-        "(option weights_gib gives their size)")
+        "field 'weights_gib': tiny-dsv4: kvcli does not estimate DeepSeek-V4's weights under "
+        "its quantization_config (quant_method 'fp8': block-fp8 linears, fp4 or fp8 experts): "
+        "give the weights' measured size")
+    vl = _geometry("tiny-dsv4", architectures=["DeepseekV4ForConditionalGeneration"])
+    with pytest.raises(InputError, match="kvcli does not estimate the weights of DeepseekV4"
+                                         r"ForConditionalGeneration \(its vision tower"):
+        estimate_weights_bytes(vl, 1)
 
 
 def test_refusals() -> None:

@@ -22,8 +22,8 @@ A decoder layer i (compress ratio r: `V4Geometry.compress_ratios`):
   experts, both split by TP; ``attn_norm``, ``ffn_norm``.
 The model: the embedding and an LM head of its own (the vocabulary padded to 64, split by TP;
 DeepseekV4ForCausalLM ties neither), the final norm, ``hc_head_fn`` / ``_base`` / ``_scale``
-(float32). Not modelled, refused: quantised checkpoints and the vision wrapper (`refusal`),
-pipeline stages (by the caller).
+(float32). Not modelled, refused by `weights._ledger`: quantised checkpoints and the vision
+wrapper (`unmodelled`), pipeline stages.
 """
 
 from __future__ import annotations
@@ -126,27 +126,22 @@ def v4_named_params(g: ModelGeometry, tp: int) -> Named:
     return out
 
 
-def refusal(g: ModelGeometry) -> InputError | None:
-    """What kvcli does not count, refused (a bf16 text-model count would be a quiet lie): a
-    quantised checkpoint (vLLM's DeepseekV4FP8Config: block-fp8 linears with e8m0 or float32
-    scales, MXFP4, NVFP4 or fp8 experts), the vision wrapper (common/vl_model.py: its tower,
-    aligner and the experts' ``bias_vl``)."""
+def unmodelled(g: ModelGeometry) -> str:
+    """Why kvcli does not estimate these weights ("": it does), so that `weights._ledger`
+    refuses them while --num-blocks still sizes the cache: a quantised checkpoint (vLLM's
+    DeepseekV4FP8Config: block-fp8 linears with e8m0 or float32 scales, MXFP4, NVFP4 or fp8
+    experts) and the vision wrapper (common/vl_model.py: its tower, aligner and the experts'
+    ``bias_vl``); a bf16 text-model count would be a quiet lie."""
     if g.architecture == VISION_WRAPPER:
-        return InputError(f"{g.name}: kvcli does not estimate the weights of {VISION_WRAPPER} "
-                          "(its vision tower and vision routing)", path=g.source or None,
-                          field="architectures", remedy=("weights_gib", "gives their size"))
-    if not g.quantization:
-        return None
-    return InputError(f"{g.name}: kvcli does not estimate DeepSeek-V4's weights under "
-                      f"quant_method {g.quantization!r} (block-fp8 linears, fp4 or fp8 experts)",
-                      path=g.source or None, field="quantization_config",
-                      remedy=("weights_gib", "gives their measured size"))
+        return f"the weights of {VISION_WRAPPER} (its vision tower and vision routing)"
+    if g.quantization:
+        return (f"DeepSeek-V4's weights under its quantization_config (quant_method "
+                f"{g.quantization!r}: block-fp8 linears, fp4 or fp8 experts)")
+    return ""
 
 
 def v4_ledger(g: ModelGeometry, tp: int) -> Ledger:
-    """One of `tp` ranks' parameters by how they are held."""
-    if (refused := refusal(g)) is not None:
-        raise refused
+    """One of `tp` ranks' parameters by how they are held (`unmodelled` refused first)."""
     held = {LAYER: 0, MODEL: 0, FP32: 0, INT32: 0}
     for how, n in v4_named_params(g, tp).values():
         held[how] += n

@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from kvcore.models.deepseek_v4 import DEEPSEEK_V4, read_v4
+from kvcore.models.deepseek_v4_weights import unmodelled as v4_unmodelled
 from kvcore.models.ernie45 import ERNIE_MOE, ERNIE_VL, ernie_fields
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.k2_horizon import K2_HORIZON, k2_horizon_fields
@@ -39,9 +40,9 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
     unsized = unsized_quant(g.quantization, bool(g.fp8_ignored),
                             "Step3" if t == STEP3_TEXT else "Step-3.5")
     if t == DEEPSEEK_V4:
-        # (its weights refused, so --num-blocks alone sizes it: `weights._ledger`)
+        # (its weights: `kvcore.models.deepseek_v4_weights`, which says what it leaves out)
         return replace(g, v4=read_v4(c, n_layers, get_dim, source),
-                       weights_unmodelled="DeepSeek-V4's weights")
+                       weights_unmodelled=v4_unmodelled(g))
     if t in LFM2_TYPES:
         return replace(g, **lfm2_fields(t, n_layers, get, get_dim, source))
     if t == K2_HORIZON:     # (its unmodelled attentions refused)

@@ -75,10 +75,7 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
     """One TP rank's parameters, of the whole model or of one pipeline `stage`: its layers;
     the embedding on the first stage, the LM head and the final norm on the last (a tied
     head: the embedding there again, as vLLM builds it on the last rank)."""
-    staged = stage != WHOLE and g.gemma is not None
-    if g.v4 is not None:    # (hyper-connections, hash-routed MoE, grouped output LoRA: not yet)
-        raise InputError("DeepSeek-V4's weights are not estimated: pass --weights-gib",
-                         field="weights_gib")
+    staged = stage != WHOLE and (g.gemma is not None or g.v4 is not None)
     if g.weights_unmodelled or staged:
         # (sized as a plain decoder they would be a quiet lie: refused, the measure asked for)
         why = g.weights_unmodelled or ("DeepSeek-V4's weights" if g.v4 is not None else
