@@ -14,6 +14,7 @@ from kvcore.models.buffers import estimate_buffer_bytes
 from kvcore.models.deepseek_v4_weights import v4_ledger, v4_named_params
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.hf_config import read_hf_config
+from kvcore.models.mtp_draft import mtp_draft
 from kvcore.models.weights import estimate_params, estimate_weights_bytes
 
 DATA = Path(__file__).parent / "data" / "deepseek_v4"
@@ -119,3 +120,13 @@ def test_refusals() -> None:
     with pytest.raises(InputError, match=r"does not support 256 heads .* 256 query heads on 1"):
         v4_ledger(wide, 1)
     assert v4_ledger(wide, 2).fp32 == v4_ledger(g, 1).fp32 + 4 * 64    # (128 a rank)
+
+
+def test_its_mtp_module_is_not_said_refused_by_vllm() -> None:
+    """vLLM 0.33 drafts with DeepSeek-V4's MTP module (DeepSeekV4MTPModel); kvcli does not
+    model it, and says so (before: "vLLM 0.33 refuses it")."""
+    with pytest.raises(InputError) as err:
+        mtp_draft(_geometry("tiny-dsv4"))
+    assert str(err.value) == (
+        "field 'spec_method': mtp with tiny-dsv4: kvcli does not model DeepSeek-V4's MTP module "
+        "(vLLM 0.33's DeepSeekV4MTPModel), its caches and weights unrecorded")

@@ -89,6 +89,10 @@ MTP_CLASSES = {"deepseek_v3": "DeepSeekMTP", "deepseek_v32": "DeepseekV32MTP",
 def mtp_draft(target: ModelGeometry, k: int = 1) -> DraftModel:
     """The MTP draft of `target` drafting `k` tokens a step, or the InputError vLLM's refusal
     (or kvcli's) becomes."""
+    if target.v4 is not None:   # (vLLM 0.33 builds it: config/speculative.py, nvidia/mtp.py)
+        raise InputError(f"mtp with {target.name}: kvcli does not model DeepSeek-V4's MTP "
+                         "module (vLLM 0.33's DeepSeekV4MTPModel), its caches and weights "
+                         "unrecorded", field=FIELD)
     cls = MTP_CLASSES.get(target.model_type)
     if cls is None or (cls.startswith(("Deep", "Glm4MoeLite", "OpenPangu", "LongCat"))
                        and target.mla is None):
