@@ -230,25 +230,6 @@ def test_a_compress_ratio_vllm_has_no_kernel_for_is_refused() -> None:
     assert e.value.message.startswith("'compressed_sparse_attention': compress ratio 16; ")
 
 
-@pytest.mark.parametrize("command", [["replay", "TRACE"], ["replay", "TRACE", "--mode", "cache",
-                                                          "--gpu-memory-gib", "80"],
-                                     ["script", "OPS"]])
-def test_replay_and_script_refuse_it_naming_what_is_unchecked(command: list[str],
-                                                              tmp_path: Path) -> None:
-    """The managers are kvcli's Full and SlidingWindow ones, but five groups of 64-, 256-, 8-
-    and 4-token blocks on one packed pool were never replayed against vLLM's."""
-    trace, ops = tmp_path / "t.jsonl", tmp_path / "ops.jsonl"
-    trace.write_text('{"timestamp": 0, "input_length": 48, "output_length": 2, '
-                     '"block_size": 16, "hash_ids": [1, 2, 3]}\n')
-    ops.write_text('{"config": {"num_blocks": 100}}\n{"op": "summary"}\n')
-    args = [{"TRACE": str(trace), "OPS": str(ops)}.get(a, a) for a in command]
-    r = CliRunner().invoke(app, [*args, "--model-config", str(DATA / "tiny-dsv4.config.json")])
-    assert (r.exit_code, r.output) == (
-        2, ("error: option --model-config: DeepSeek-V4: kvcli sizes its KV cache (kvcli config) "
-           "but does not replay it: its five groups of 64-, 256-, 8- and 4-token blocks drawing "
-           "on one packed pool are unchecked against vLLM's KVCacheManager\n"))
-
-
 def test_the_clock_refuses_it_in_one_line() -> None:
     """Before: refused by architecture; since the config reads, the clock would have counted
     its layers as nothing it knows."""

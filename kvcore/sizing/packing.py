@@ -46,12 +46,6 @@ def block_outermost(g: ModelGeometry) -> bool:
     return g.v4 is not None
 
 
-# (`kvcli replay` and `kvcli script`: sized, but the managers over this pool not recorded)
-NOT_REPLAYED = ("DeepSeek-V4: kvcli sizes its KV cache (kvcli config) but does not replay it: "
-                "its five groups of 64-, 256-, 8- and 4-token blocks drawing on one packed pool "
-                "are unchecked against vLLM's KVCacheManager")
-
-
 def approximate_gcd(values: list[int], lower_bound: int) -> int:
     """The d in [lower_bound, max(values)] whose round-up of every value to a multiple of d
     pads least; ties go to the larger d (vLLM's `_approximate_gcd`)."""

@@ -37,7 +37,7 @@ from kvcore.sizing.draft_len import limit_to_draft, longest_accepted
 from kvcore.sizing.grouping import PageSizeError, UnifyError, get_kv_cache_groups
 from kvcore.sizing.model_source import load_geometry, normalize_dtype
 from kvcore.sizing.option_ranges import check_counts, check_memory_options
-from kvcore.sizing.packing import NOT_REPLAYED, block_outermost
+from kvcore.sizing.packing import block_outermost
 from kvcore.sizing.pipeline import PipelineStage, pipeline_stages
 from kvcore.sizing.result import SizingResult
 from kvcore.sizing.tp_refusals import refuse_tp
@@ -96,8 +96,6 @@ def resolve_kv_cache_config(
                  pipeline_parallel_size=pipeline_parallel_size,
                  max_concurrent_batches=max_concurrent_batches)
     refuse_tp(g, tensor_parallel_size, dtype is not None and layers is None)
-    if block_outermost(g) and not check_memory:     # (a replay's or a script's model)
-        raise InputError(NOT_REPLAYED, field="model_config" if model_config else "model")
     if block_outermost(g) and pipeline_parallel_size > 1:   # (stages of a packed pool)
         raise InputError(f"{pipeline_parallel_size}: kvcli does not size DeepSeek-V4 over "
                          "pipeline stages (unchecked against vLLM)",
