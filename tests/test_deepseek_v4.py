@@ -184,22 +184,27 @@ def test_every_tensor_parallel_rank_holds_the_same_caches(tp: int) -> None:
     assert (d["num_blocks"], d["kv_cache_tokens"]) == (22338, 4048235)
 
 
-@pytest.mark.parametrize("dtype", ["fp8", "fp8_e4m3", "fp8_ds_mla"])
-def test_fp8_cache_dtypes_run_as_fp8_ds_mla(dtype: str) -> None:
-    d = _sized("tiny-dsv4", 1 * GiB, "--kv-cache-dtype", dtype)
-    assert (d["kv_cache_dtype"], d["num_blocks"]) == ("fp8_ds_mla", 11436)
+DTYPES = json.loads((DATA / "kv_cache_dtypes.json").read_text())   # (vLLM's, record_dtypes.py)
 
 
-@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-def test_other_cache_dtypes_are_refused_in_vllms_words(dtype: str) -> None:
-    r = _config("tiny-dsv4", "--gpu-memory-gib", "1", "--weights-gib", "0",
-                "--kv-cache-dtype", dtype)
-    assert r.exit_code == 2
-    assert r.output.startswith(
-        "error: option --kv-cache-dtype: vLLM 0.33 refuses it for DeepSeek-V4: \"DeepseekV4 "
-        f"fp8_ds_mla layout only supports fp8 kv-cache, got {dtype}. Please set "
-        "`--kv-cache-dtype fp8` or select a backend")
-    assert len(r.output.splitlines()) == 1
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+def test_each_cache_dtype_as_vllm_took_it(dtype: str) -> None:
+    """auto and every fp8 run as fp8_ds_mla (the same pages); bfloat16 is refused by the
+    layer's fp8_ds_mla layout, float16 by VllmConfig beside a bfloat16 model: vLLM's words."""
+    vllm = DTYPES[dtype]
+    r = _config("tiny-dsv4", "--gpu-memory-gib", "1", "--gpu-memory-utilization", "1",
+                "--weights-gib", "0", "--kv-cache-dtype", dtype, "--json")
+    if "refused" in vllm:
+        words = vllm["refused"].removeprefix("ValueError: ").split("Value error, ")[-1]
+        assert r.exit_code == 2
+        assert len(r.output.splitlines()) == 1
+        assert words.split(" [type=")[0] in r.output
+        return
+    d = json.loads(r.output)
+    assert (d["kv_cache_dtype"], d["num_blocks"]) == (vllm["cache_dtype"], 11436)
+    pages = {n.removeprefix("model."): p for n, p in vllm["pages"].items()}
+    assert {n: s.page_size_bytes for n, s in layer_specs(
+        _geometry("tiny-dsv4"), kv_cache_dtype=dtype).items()} == pages
 
 
 @pytest.mark.parametrize(("option", "value"), [("--block-size", "64"),

@@ -39,10 +39,17 @@ PAGE_ALIGNMENT = 576        # fp8_ds_mla's page alignment (512 on FlashInfer's r
 _QUANT_BLOCK = 128          # the indexer's keys: a float32 scale per this many fp8 values
 
 
-def v4_cache_dtype(kv_cache_dtype: str) -> str:
-    """The cache dtype FlashMLA's DeepSeek-V4 layer runs ``--kv-cache-dtype`` as."""
+def v4_cache_dtype(kv_cache_dtype: str, model_dtype: str) -> str:
+    """The cache dtype FlashMLA's DeepSeek-V4 layer runs ``--kv-cache-dtype`` as (recorded:
+    tests/data/deepseek_v4/kv_cache_dtypes.json)."""
     if kv_cache_dtype == "auto" or kv_cache_dtype.startswith("fp8"):
         return DS_MLA
+    if kv_cache_dtype in ("float16", "bfloat16") and kv_cache_dtype != model_dtype:
+        # (VllmConfig's own check, before any layer is built)
+        raise InputError(f"vLLM 0.33 refuses it: 'kv_cache_dtype=\"{kv_cache_dtype}\" is "
+                         f"incompatible with dtype=\"{model_dtype}\". Please set "
+                         f"`--kv-cache-dtype` to `auto` or `{model_dtype}`.'",
+                         field="kv_cache_dtype")
     raise InputError(f"vLLM 0.33 refuses it for DeepSeek-V4: \"DeepseekV4 fp8_ds_mla layout "
                      f"only supports fp8 kv-cache, got {kv_cache_dtype}. Please set "
                      "`--kv-cache-dtype fp8` or select a backend that supports bfloat16 KV "
@@ -68,7 +75,7 @@ def v4_layer_specs(g: ModelGeometry, *, block_size: int | None,
                    kv_cache_dtype: str) -> dict[str, KVCacheSpec]:
     """Layer name -> spec (vLLM's names less "model."), in vLLM's order."""
     assert g.v4 is not None and g.sliding_window is not None
-    v4_cache_dtype(kv_cache_dtype)
+    v4_cache_dtype(kv_cache_dtype, g.dtype)
     block, head = _v4_block(block_size), g.head_dim
     index_key = g.v4.index_head_dim + g.v4.index_head_dim // _QUANT_BLOCK * 4
     out: dict[str, KVCacheSpec] = {}
