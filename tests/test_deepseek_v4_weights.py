@@ -116,6 +116,8 @@ def test_refusals() -> None:
     g = _geometry("tiny-dsv4")
     with pytest.raises(InputError, match="DeepSeek-V4's weights on pipeline stages"):
         estimate_weights_bytes(g, 1, (range(2), True, False))
+    with pytest.raises(InputError, match="field 'num_hash_layers': must be a layer count"):
+        _geometry("tiny-dsv4-hash1", num_hash_layers=-1)
     wide = _geometry("tiny-dsv4", num_attention_heads=256, o_groups=8)
     with pytest.raises(InputError, match=r"does not support 256 heads .* 256 query heads on 1"):
         v4_ledger(wide, 1)

@@ -23,6 +23,9 @@ V4_KIND = "dsv4"    # (the one layer kind of a DeepSeek-V4 model)
 COMPRESS_RATIOS = (1, 4, 128)
 # the ratio whose layers run sparse attention through an indexer (attention.py: C4A only)
 INDEXED_RATIO = 4
+# hash-routed MoE layers first where a config lists no mlp_layer_types (DeepseekV4Config's
+# default_num_hash_layers, transformers 5.20)
+DEFAULT_HASH_LAYERS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,10 +72,22 @@ def _ratios(c: dict[str, Any], n: int, source: str) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _mlp_types(c: dict[str, Any], n: int, source: str) -> list[str]:
+    """``mlp_layer_types``, else as DeepseekV4Config makes it: its first ``num_hash_layers``
+    (the legacy key; else 3) hash-routed (tests/data/deepseek_v4: tiny-dsv4-nomlp, -hash1)."""
+    if c.get("mlp_layer_types") is not None:
+        return _type_list(c, "mlp_layer_types", n, source)
+    hashed = c.get("num_hash_layers")
+    hashed = DEFAULT_HASH_LAYERS if hashed is None else hashed
+    if isinstance(hashed, bool) or not isinstance(hashed, int) or hashed < 0:
+        raise InputError(f"must be a layer count, got {clipped(hashed)}", path=source or None,
+                         field="num_hash_layers")
+    return ["hash_moe"] * min(n, hashed) + ["moe"] * max(0, n - hashed)
+
+
 def read_v4(c: dict[str, Any], n: int, get_dim: Any, source: str) -> V4Geometry:
     """A deepseek_v4 config's own keys (``get_dim``: hf_config's reader of a size >= 1)."""
-    mlp = (_type_list(c, "mlp_layer_types", n, source) if c.get("mlp_layer_types") is not None
-           else ["moe"] * n)
+    mlp = _mlp_types(c, n, source)
     return V4Geometry(
         compress_ratios=_ratios(c, n, source), hash_moe_layers=tuple(t == "hash_moe" for t in mlp),
         qk_rope_head_dim=get_dim("qk_rope_head_dim", required=True),

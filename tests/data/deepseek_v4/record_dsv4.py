@@ -35,7 +35,9 @@ from vllm.v1.kv_cache_interface import get_kv_cache_spec_kind
 CASES = {"tiny-dsv4": (4096, [64 << 20, 1 << 30, 3 << 30]),
          "deepseek-v4-flash": (1048576, [20 << 30, 60 << 30]),
          # (synthetic variations for the weights and buffers: no planning recorded)
-         "tiny-dsv4-var": (4096, []), "tiny-dsv4-var2": (4096, [])}
+         "tiny-dsv4-var": (4096, []), "tiny-dsv4-var2": (4096, []),
+         # (no mlp_layer_types: DeepseekV4Config's 3 hash layers, or num_hash_layers')
+         "tiny-dsv4-nomlp": (4096, []), "tiny-dsv4-hash1": (4096, [])}
 TPS = (1, 2, 4, 8)
 FIELDS = ("block_size", "num_kv_heads", "head_size", "tokens_per_state", "sliding_window",
           "alignment", "state_content_bytes", "cache_dtype_str", "max_tp_shards",
