@@ -39,6 +39,8 @@ from kvcore.models.keye_tower import KEYE_ARCHS, keye_params
 from kvcore.models.lfm2_vl_tower import lfm2_vl_params
 from kvcore.models.llama4_vision import llama4_vision_params
 from kvcore.models.llava import WRAPPERS, llava_vision_params
+from kvcore.models.llava_onevision2 import ARCH as LLAVA_OV2
+from kvcore.models.llava_onevision2 import llava_onevision2_params
 from kvcore.models.midashenglm import ARCH as MIDASHENGLM
 from kvcore.models.midashenglm import midashenglm_params
 from kvcore.models.minicpmo import minicpmo_params
@@ -134,6 +136,7 @@ BY_ARCH: dict[str, Tower] = {
     **_each(GRANITE_SPEECH,
             lambda c, a, h, s, d: granite_speech_params(c, h, s, DTYPE_BYTES[d])),
     MIDASHENGLM: lambda c, a, h, s, d: midashenglm_params(c, h, s, DTYPE_BYTES[d]),
+    LLAVA_OV2: lambda c, a, h, s, d: llava_onevision2_params(c, h, s),
 }
 
 

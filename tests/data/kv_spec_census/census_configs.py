@@ -83,14 +83,18 @@ PUBLISHED = {"MiniCPMV": "minicpm-v-2_6", "Phi3VForCausalLM": "phi-3.5-vision-in
              "OpenCUAForConditionalGeneration": "../mm_ovis/opencua-7b",
              "KananaVForConditionalGeneration": "../mm_ovis/kanana-1.5-v-3b",
              # (Ultravox's, its text_config written out: ../weights_census/mm_audio2/)
-             "UltravoxModel": "../mm_audio2/ultravox-v0_5-llama-3_2-1b-inline"}
+             "UltravoxModel": "../mm_audio2/ultravox-v0_5-llama-3_2-1b-inline",
+             # (LLaVA-OneVision-2's remote code, rewritten: ../weights_census/mm_towers12b/)
+             "LlavaOnevision2ForConditionalGeneration": "../mm_towers12b/llava-onevision-2-8b"}
 PUBLISHED_DIR = "../weights_census/mm_minicpm_idefics_phi"
 # (the remote-code config classes mm_ovis's configs need, rewritten there: Ovis2.5's, Eagle
 # 2.5's, OpenCUA's, Kanana-V's, registered with AutoConfig; record_kv_specs.py lists them)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "weights_census" / "mm_ovis"))
-import ovis_config
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "weights_census" / "mm_towers12b"))
+import ovis_config, towers12b_config
 ovis_config.register()
-SUBSTITUTIONS = ovis_config.SUBSTITUTIONS
+towers12b_config.register()
+SUBSTITUTIONS = ovis_config.SUBSTITUTIONS + towers12b_config.SUBSTITUTIONS
 # keys a layer pattern needs beside the cut (by architecture)
 OVERRIDES = {
     # (Qwen3OmniMoeTextConfig defaults no tie_word_embeddings, which vLLM reads)

@@ -1,0 +1,42 @@
+# ruff: noqa
+"""The remote-code config class LLaVA-OneVision-2 brings (model_type ``llava_onevision2``;
+transformers 5.20.2 and vLLM 0.33 have none), rewritten: a PreTrainedConfig that keeps every key
+of config.json as an attribute, its ``text_config`` transformers' Qwen3Config (llava_onevision2.py
+hands it to qwen3.py as the text model's hf_config) and its ``vision_config`` a PreTrainedConfig
+keeping every key (vLLM reads patch_size, hidden_size, ... off it). `register()` registers it
+with AutoConfig, so vLLM loads these configs as it would the remote class. Used by
+record_towers.py here and ../../kv_spec_census/census_configs.py."""
+from transformers import AutoConfig, PreTrainedConfig, Qwen3Config
+
+SUBSTITUTIONS = [
+    "LLaVA-OneVision-2's remote-code config class (model_type llava_onevision2) registered "
+    "with AutoConfig: every config.json key an attribute, text_config a Qwen3Config, "
+    "vision_config keeping every key (weights_census/mm_towers12b/towers12b_config.py)"]
+
+
+def _every_key(self, kwargs):
+    for k, v in kwargs.items():
+        setattr(self, k, v)
+    PreTrainedConfig.__init__(self, **kwargs)
+
+
+class Ov2VisionConfig(PreTrainedConfig):
+    model_type = "llava_onevision2_vision"
+
+    def __init__(self, **kwargs):
+        _every_key(self, kwargs)
+
+
+class LlavaOnevision2Config(PreTrainedConfig):
+    model_type = "llava_onevision2"
+    sub_configs = {"text_config": Qwen3Config, "vision_config": Ov2VisionConfig}
+
+    def __init__(self, text_config=None, vision_config=None, **kwargs):
+        t, v = text_config or {}, vision_config or {}
+        self.text_config = t if isinstance(t, PreTrainedConfig) else Qwen3Config(**t)
+        self.vision_config = v if isinstance(v, PreTrainedConfig) else Ov2VisionConfig(**v)
+        _every_key(self, kwargs)
+
+
+def register():
+    AutoConfig.register(LlavaOnevision2Config.model_type, LlavaOnevision2Config, exist_ok=True)

@@ -1,0 +1,74 @@
+"""kvcli's towers of tests/data/weights_census/mm_towers12b/ (LLaVA-OneVision-2, ...) against
+vLLM 0.33.0's own classes, built on the meta device at TP 1, 2, 4 and 8, every rank, alone and
+under the multimodal serving options (every built rank's bytes: tests/test_tower_censuses.py):
+the towers, which went uncounted (a warning), their KV specs and the refusals vLLM makes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from kv_census_rows import kvcli_specs, same, vllm_specs
+
+from kvcore.errors import InputError
+from kvcore.models.hf_config import read_hf_config
+from kvcore.models.multimodal_classes import uncounted_tower_note
+from kvcore.models.weights import estimate_params
+from tests.census_rows import kvcli_refusal, refused_tps
+
+DATA = Path(__file__).parent / "data" / "weights_census" / "mm_towers12b"
+ANSWERS = json.loads((DATA / "answers.json").read_text())
+CASES, KV = ANSWERS["cases"], ANSWERS["kv_specs"]
+REFUSED = refused_tps(CASES)
+
+
+def _config(base: str) -> dict:
+    return json.loads((DATA / f"{base}.config.json").read_text())
+
+
+@pytest.mark.parametrize("base", sorted(KV))
+def test_kv_specs_equal_vllms(base: str) -> None:
+    row = KV[base]
+    assert "specs" in row, row.get("skipped")
+    ours = kvcli_specs(row, row["config"]["architectures"][0])
+    assert not isinstance(ours, InputError) and same(ours, vllm_specs(row))
+
+
+@pytest.mark.parametrize(("name", "tp"), REFUSED)
+def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
+    """The tiny LLaVA-OneVision-2's 4 vision heads at TP 8, whatever the options."""
+    assert {p.values[1] for p in REFUSED} == {8}
+    assert kvcli_refusal(DATA, CASES, name, tp).field == "tensor_parallel_size"
+
+
+@pytest.mark.parametrize(("base", "tower", "buffers"), [
+    # 24 ViT blocks 1,024 wide (MLP 4,096), patch 14 without bias, the 2 x 2 merger to
+    # Qwen3-8B's 4,096; three float32 inv_freq tables of 32 entries in all
+    ("llava-onevision-2-8b", 336_478_208, 32 * 4),
+    ("tiny-llava-onevision-2", 2_052_864, 16 * 4),
+])
+def test_the_tower_at_tp1_is_vllms(base: str, tower: int, buffers: int) -> None:
+    g = read_hf_config(_config(base))
+    assert (g.vision_params, g.vision_buffers) == (tower, buffers)
+    full = CASES[base]["tp"]["1"][0]["param_numel"]
+    assert estimate_params(g)[0] == full
+    assert uncounted_tower_note(g, None, "--gpu-memory-gib", "--num-blocks") is None
+
+
+def test_llava_onevision2_takes_no_data_mode_and_serves_video() -> None:
+    """vLLM's class passes no data-parallel flag to the tower (the data mode falls back) and
+    drops the tower only when the image and video limits are both 0."""
+    g = read_hf_config(_config("llava-onevision-2-8b"))
+    assert (g.vision_data_parallel, g.vision_modalities) == (False, ("image", "video"))
+    rank = CASES["llava-onevision-2-8b --mm-encoder-tp-mode data"]["tp"]["2"][0]
+    assert rank["param_numel"] == CASES["llava-onevision-2-8b"]["tp"]["2"][0]["param_numel"]
+
+
+def test_a_head_dim_off_the_rotary_split_is_refused() -> None:
+    cfg = _config("tiny-llava-onevision-2")
+    cfg["vision_config"]["num_attention_heads"] = 8        # (a head dim of 16)
+    with pytest.raises(InputError) as e:
+        read_hf_config(cfg)
+    assert e.value.field == "vision_config.num_attention_heads"
+    assert "multiple of 32" in str(e.value)
