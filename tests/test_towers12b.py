@@ -37,8 +37,11 @@ def test_kv_specs_equal_vllms(base: str) -> None:
 
 @pytest.mark.parametrize(("name", "tp"), REFUSED)
 def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
-    """The tiny LLaVA-OneVision-2's 4 vision heads at TP 8, whatever the options."""
-    assert {p.values[1] for p in REFUSED} == {8}
+    """The tiny LLaVA-OneVision-2's 4 vision heads at TP 8, whatever the options; the tiny
+    Isaac's 6 vision heads at TP 4 (its data mode builds there) and its text model's 4 at 8."""
+    assert sorted((p.values[0].split()[0], p.values[1]) for p in REFUSED) == [
+        ("tiny-isaac", 4), ("tiny-isaac", 8), ("tiny-isaac", 8),
+        *[("tiny-llava-onevision-2", 8)] * 3]
     assert kvcli_refusal(DATA, CASES, name, tp).field == "tensor_parallel_size"
 
 
@@ -47,6 +50,10 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     # Qwen3-8B's 4,096; three float32 inv_freq tables of 32 entries in all
     ("llava-onevision-2-8b", 336_478_208, 32 * 4),
     ("tiny-llava-onevision-2", 2_052_864, 16 * 4),
+    # SigLIP2 so400m/16 (27 layers 1,152 wide, MLP 4,304, 256 positions), the 2 x 2 shuffle's
+    # projector (4,608 -> 18,432 -> 2,048, no biases); no buffer of its own
+    ("isaac-0.1", 535_333_104, 0),
+    ("tiny-isaac", 4_054_384, 0),
 ])
 def test_the_tower_at_tp1_is_vllms(base: str, tower: int, buffers: int) -> None:
     g = read_hf_config(_config(base))
@@ -72,3 +79,19 @@ def test_a_head_dim_off_the_rotary_split_is_refused() -> None:
         read_hf_config(cfg)
     assert e.value.field == "vision_config.num_attention_heads"
     assert "multiple of 32" in str(e.value)
+
+
+def test_isaac_reads_qwen3_with_an_mrope_cache() -> None:
+    """IsaacConfig is a Qwen3Config: q/k norms (7,168 parameters kvcli left out as model_type
+    isaac); its class adds an mrope_section, so the cache holds 4 x 40,960 rows of 128."""
+    g = read_hf_config(_config("isaac-0.1"))
+    assert g.qk_norm and [(c.rows, c.dim) for c in g.rope_caches] == [(4 * 40960, 128)]
+    rec = CASES["isaac-0.1"]["tp"]["1"][0]["buffer_bytes_by_dtype"]["non_persistent"]
+    assert rec == {"bfloat16": 4 * 40960 * 128 * 2}
+
+
+def test_isaac_data_mode_keeps_its_projector_split() -> None:
+    g = read_hf_config(_config("isaac-0.1"))
+    assert g.vision_data_parallel
+    projector = 4608 * 18432 + 18432 * 2048
+    assert g.vision_data_split == projector

@@ -79,6 +79,7 @@ from kvcore.models.fp8_renames import architecture
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.interns1_pro import fope_freqs
 from kvcore.models.internvl_chat import llm_refusal
+from kvcore.models.isaac import ISAAC_TEXT, isaac_rope
 from kvcore.models.jamba import jamba_layout
 from kvcore.models.keye_tower import KEYE_TEXT
 from kvcore.models.layer_kinds import layer_kinds
@@ -133,7 +134,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         model_type = minicpmv.llm_type(c, source)
     elif model_type == "minicpmo":
         model_type = minicpmo.llm_type(c, source)
-    model_type = KEYE_TEXT.get(model_type, model_type)     # (Keye-VL's: Qwen3ForCausalLM)
+    # (Keye-VL's and Isaac's: Qwen3ForCausalLM)
+    model_type = KEYE_TEXT.get(model_type, ISAAC_TEXT.get(model_type, model_type))
     archs = cfg.get("architectures")
     llm_refusal(cfg, archs, source)     # (InternVL's remote code: its llm_config's classes)
     if model_type in MAMBA_ONLY_TYPES:      # attention-free: no heads to read
@@ -290,7 +292,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     modelopt_rank.check(g)     # (and of ModelOpt's exclude_modules)
     # (a family's own fields: `kvcore.models.family_fields`)
     g = family_fields(g, c, written, n_layers, get, get_int, get_dim, source)
-    rope_keys = pangu_rope_keys(c) if model_type == PANGU_ULTRA_MOE else c
+    rope_keys = pangu_rope_keys(c) if model_type == PANGU_ULTRA_MOE else isaac_rope(c, archs)
     # (Intern-S1-Pro's FoPE: its own parameters and cache, in place of the RoPE cache)
     g = replace(g, fope_freqs=fope_freqs(cfg, g.head_dim, g.max_position_embeddings, source))
     return replace(g, rope_caches=() if g.fope_freqs else rope_caches(rope_keys, g, get),

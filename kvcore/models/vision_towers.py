@@ -34,6 +34,8 @@ from kvcore.models.idefics3 import IDEFICS3_ARCHS, idefics3_vision_params
 from kvcore.models.interns1_pro import ARCH as INTERNS1_PRO
 from kvcore.models.internvl import internvl_vision_params
 from kvcore.models.internvl_chat import CHAT_ARCHS, internvl_chat_params
+from kvcore.models.isaac import ARCH as ISAAC
+from kvcore.models.isaac import isaac_params
 from kvcore.models.kanana_v import kanana_v_params
 from kvcore.models.keye_tower import KEYE_ARCHS, keye_params
 from kvcore.models.lfm2_vl_tower import lfm2_vl_params
@@ -137,6 +139,7 @@ BY_ARCH: dict[str, Tower] = {
             lambda c, a, h, s, d: granite_speech_params(c, h, s, DTYPE_BYTES[d])),
     MIDASHENGLM: lambda c, a, h, s, d: midashenglm_params(c, h, s, DTYPE_BYTES[d]),
     LLAVA_OV2: lambda c, a, h, s, d: llava_onevision2_params(c, h, s),
+    ISAAC: lambda c, a, h, s, d: isaac_params(c, h, s),
 }
 
 

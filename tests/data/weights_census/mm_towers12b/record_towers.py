@@ -34,6 +34,9 @@ OPTIONS = {
     # it takes no data mode: vLLM falls back to TP)
     "llava-onevision-2-8b": (LMO, NO_IMAGE, NO_IMAGE_VIDEO, DATA),
     "tiny-llava-onevision-2": (NO_IMAGE_VIDEO, DATA),
+    # (Isaac declares the data mode)
+    "isaac-0.1": (LMO, NO_IMAGE, DATA),
+    "tiny-isaac": (DATA,),
 }
 
 

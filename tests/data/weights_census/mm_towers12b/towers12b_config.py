@@ -1,17 +1,25 @@
 # ruff: noqa
-"""The remote-code config class LLaVA-OneVision-2 brings (model_type ``llava_onevision2``;
+"""What this folder's classes need to be built here (imported by
+../../kv_spec_census/census_configs.py, so by every recorder; a development tool).
+
+The remote-code config class LLaVA-OneVision-2 brings (model_type ``llava_onevision2``;
 transformers 5.20.2 and vLLM 0.33 have none), rewritten: a PreTrainedConfig that keeps every key
 of config.json as an attribute, its ``text_config`` transformers' Qwen3Config (llava_onevision2.py
 hands it to qwen3.py as the text model's hf_config) and its ``vision_config`` a PreTrainedConfig
 keeping every key (vLLM reads patch_size, hidden_size, ... off it). `register()` registers it
 with AutoConfig, so vLLM loads these configs as it would the remote class. Used by
-record_towers.py here and ../../kv_spec_census/census_configs.py."""
+record_towers.py here and ../../kv_spec_census/census_configs.py.
+
+Isaac's class looks its ``vision_token`` up in the tokenizer as it is built (isaac.py
+`_resolve_vision_token_id`); no tokenizer files here: a stand-in whose encode answers one id (an
+int kept on the config; no tensor)."""
 from transformers import AutoConfig, PreTrainedConfig, Qwen3Config
 
 SUBSTITUTIONS = [
     "LLaVA-OneVision-2's remote-code config class (model_type llava_onevision2) registered "
     "with AutoConfig: every config.json key an attribute, text_config a Qwen3Config, "
-    "vision_config keeping every key (weights_census/mm_towers12b/towers12b_config.py)"]
+    "vision_config keeping every key (weights_census/mm_towers12b/towers12b_config.py)",
+    "Isaac: cached_tokenizer_from_config a stand-in whose encode answers one token id"]
 
 
 def _every_key(self, kwargs):
@@ -38,5 +46,12 @@ class LlavaOnevision2Config(PreTrainedConfig):
         _every_key(self, kwargs)
 
 
+def _tokenizer_stand_in(model_config):
+    import types
+    return types.SimpleNamespace(encode=lambda text, add_special_tokens=False: [151655])
+
+
 def register():
     AutoConfig.register(LlavaOnevision2Config.model_type, LlavaOnevision2Config, exist_ok=True)
+    from vllm.model_executor.models import isaac
+    isaac.cached_tokenizer_from_config = _tokenizer_stand_in
