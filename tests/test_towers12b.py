@@ -38,8 +38,12 @@ def test_kv_specs_equal_vllms(base: str) -> None:
 @pytest.mark.parametrize(("name", "tp"), REFUSED)
 def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     """The tiny LLaVA-OneVision-2's 4 vision heads at TP 8, whatever the options; the tiny
-    Isaac's 6 vision heads at TP 4 (its data mode builds there) and its text model's 4 at 8."""
+    Isaac's 6 vision heads at TP 4 (its data mode builds there) and its text model's 4 at 8;
+    the tiny EXAONE 4.5's 6 vision heads at 4 and 8 (not in the data mode); EXAONE 4.5's
+    vision MLP (3,420) at TP 8, its tower dropped or not (vLLM still constructs it), not in
+    the data mode."""
     assert sorted((p.values[0].split()[0], p.values[1]) for p in REFUSED) == [
+        *[("exaone-4.5-33b", 8)] * 3, ("tiny-exaone-4.5", 4), ("tiny-exaone-4.5", 8),
         ("tiny-isaac", 4), ("tiny-isaac", 8), ("tiny-isaac", 8),
         *[("tiny-llava-onevision-2", 8)] * 3]
     assert kvcli_refusal(DATA, CASES, name, tp).field == "tensor_parallel_size"
@@ -54,6 +58,10 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     # projector (4,608 -> 18,432 -> 2,048, no biases); no buffer of its own
     ("isaac-0.1", 535_333_104, 0),
     ("tiny-isaac", 4_054_384, 0),
+    # Qwen2.5-VL's tower 1,280 wide (32 blocks, 16 heads and 8 KV heads of 80, MLP 3,420), the
+    # merger to 5,120; its rotary cache, 8,192 x 40 in bfloat16
+    ("exaone-4.5-33b", 631_946_240, 8192 * 40 * 2),
+    ("tiny-exaone-4.5", 426_400, 8192 * 8 * 2),
 ])
 def test_the_tower_at_tp1_is_vllms(base: str, tower: int, buffers: int) -> None:
     g = read_hf_config(_config(base))
@@ -95,3 +103,11 @@ def test_isaac_data_mode_keeps_its_projector_split() -> None:
     assert g.vision_data_parallel
     projector = 4608 * 18432 + 18432 * 2048
     assert g.vision_data_split == projector
+
+
+def test_exaone4_text_model_has_its_qk_norms() -> None:
+    """exaone4.py builds a q_norm and a k_norm in every layer: 16,384 parameters kvcli left
+    out of EXAONE 4.5's 64 text layers (and of EXAONE 4.0's)."""
+    g = read_hf_config(_config("exaone-4.5-33b"))
+    lm = CASES["exaone-4.5-33b --language-model-only"]["tp"]["1"][0]["param_numel"]
+    assert g.qk_norm and estimate_params(g)[0] - g.vision_params == lm

@@ -21,6 +21,8 @@ from kvcore.models.deepseek_vl2 import deepseek_vl2_params
 from kvcore.models.dots_ocr_tower import dots_ocr_params
 from kvcore.models.eagle2_5 import eagle2_5_params
 from kvcore.models.ernie45_vl_tower import ernie_vl_params
+from kvcore.models.exaone4_5_tower import ARCH as EXAONE4_5
+from kvcore.models.exaone4_5_tower import exaone4_5_params
 from kvcore.models.gemma4_towers import multimodal_towers
 from kvcore.models.glm4v_eva import glm4v_eva_params
 from kvcore.models.glm4v_tower import GLM4V_ARCHS, glm4v_vision_params
@@ -140,6 +142,7 @@ BY_ARCH: dict[str, Tower] = {
     MIDASHENGLM: lambda c, a, h, s, d: midashenglm_params(c, h, s, DTYPE_BYTES[d]),
     LLAVA_OV2: lambda c, a, h, s, d: llava_onevision2_params(c, h, s),
     ISAAC: lambda c, a, h, s, d: isaac_params(c, h, s),
+    EXAONE4_5: lambda c, a, h, s, d: exaone4_5_params(c, s, DTYPE_BYTES[d]),
 }
 
 

@@ -37,6 +37,9 @@ OPTIONS = {
     # (Isaac declares the data mode)
     "isaac-0.1": (LMO, NO_IMAGE, DATA),
     "tiny-isaac": (DATA,),
+    # (EXAONE 4.5's tower is Qwen2.5-VL's, GQA: images and video; it declares the data mode)
+    "exaone-4.5-33b": (LMO, NO_IMAGE_VIDEO, DATA),
+    "tiny-exaone-4.5": (DATA,),
 }
 
 
