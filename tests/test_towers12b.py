@@ -41,11 +41,12 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     Isaac's 6 vision heads at TP 4 (its data mode builds there) and its text model's 4 at 8;
     the tiny EXAONE 4.5's 6 vision heads at 4 and 8 (not in the data mode); EXAONE 4.5's
     vision MLP (3,420) at TP 8, its tower dropped or not (vLLM still constructs it), not in
-    the data mode."""
+    the data mode; the tiny Qianfan-OCR's text model's 4 heads at TP 8 (its 6 vision heads at 4:
+    InternViT's attention kept whole, built)."""
     assert sorted((p.values[0].split()[0], p.values[1]) for p in REFUSED) == [
         *[("exaone-4.5-33b", 8)] * 3, ("tiny-exaone-4.5", 4), ("tiny-exaone-4.5", 8),
         ("tiny-isaac", 4), ("tiny-isaac", 8), ("tiny-isaac", 8),
-        *[("tiny-llava-onevision-2", 8)] * 3]
+        *[("tiny-llava-onevision-2", 8)] * 3, ("tiny-qianfan-ocr", 8), ("tiny-qianfan-ocr", 8)]
     assert kvcli_refusal(DATA, CASES, name, tp).field == "tensor_parallel_size"
 
 
@@ -62,6 +63,10 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     # merger to 5,120; its rotary cache, 8,192 x 40 in bfloat16
     ("exaone-4.5-33b", 631_946_240, 8192 * 40 * 2),
     ("tiny-exaone-4.5", 426_400, 8192 * 8 * 2),
+    # InternViT-300M (24 layers 1,024 wide, 448 / 14 patches, LayerNorms, biased QKV) and mlp1
+    # over 2 x 2 pixels to Qwen3-4B's 2,560
+    ("qianfan-ocr", 321_064_960, 0),
+    ("tiny-qianfan-ocr", 661_280, 0),
 ])
 def test_the_tower_at_tp1_is_vllms(base: str, tower: int, buffers: int) -> None:
     g = read_hf_config(_config(base))
@@ -111,3 +116,21 @@ def test_exaone4_text_model_has_its_qk_norms() -> None:
     g = read_hf_config(_config("exaone-4.5-33b"))
     lm = CASES["exaone-4.5-33b --language-model-only"]["tp"]["1"][0]["param_numel"]
     assert g.qk_norm and estimate_params(g)[0] - g.vision_params == lm
+
+
+@pytest.mark.parametrize("key", ["force_image_size", "select_layer", "ps_version"])
+def test_qianfan_ocr_without_the_keys_vllm_reads_is_refused(key: str) -> None:
+    cfg = _config("qianfan-ocr")
+    del cfg[key]
+    with pytest.raises(InputError) as e:
+        read_hf_config(cfg)
+    assert e.value.field == key and "QianfanOCRConfig does not default it" in str(e.value)
+
+
+def test_qianfan_ocr_renames_its_vision_keys_as_vllm_does() -> None:
+    """The tiny config's vision keys under QianfanOCRVisionConfig's names (no QKV bias, q/k
+    norms, RMSNorms, select_layer -2: two of three layers built) read as InternViT's."""
+    rank = CASES["tiny-qianfan-ocr"]["tp"]["1"][0]["param_numel_by_name"]
+    assert "vision_model.encoder.layers.*.attn.qkv.bias" not in rank
+    assert rank["vision_model.encoder.layers.*.attn.q_norm.weight"] == 2 * 96
+    assert read_hf_config(_config("tiny-qianfan-ocr")).vision_params == 661_280

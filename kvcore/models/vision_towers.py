@@ -58,6 +58,8 @@ from kvcore.models.paddleocr_vl_tower import paddleocr_vl_params
 from kvcore.models.paligemma import paligemma_vision_params
 from kvcore.models.phi3v import phi3v_params
 from kvcore.models.phi4mm import phi4mm_params
+from kvcore.models.qianfan_ocr import ARCH as QIANFAN_OCR
+from kvcore.models.qianfan_ocr import qianfan_ocr_params
 from kvcore.models.qwen3_5 import QWEN3_5_TYPES, vision_tower_params
 from kvcore.models.qwen3_asr import qwen3_asr_params
 from kvcore.models.qwen_omni import AUDIO_ARCHS, audio_towers
@@ -143,6 +145,7 @@ BY_ARCH: dict[str, Tower] = {
     LLAVA_OV2: lambda c, a, h, s, d: llava_onevision2_params(c, h, s),
     ISAAC: lambda c, a, h, s, d: isaac_params(c, h, s),
     EXAONE4_5: lambda c, a, h, s, d: exaone4_5_params(c, s, DTYPE_BYTES[d]),
+    QIANFAN_OCR: lambda c, a, h, s, d: qianfan_ocr_params(c, h, s),
 }
 
 

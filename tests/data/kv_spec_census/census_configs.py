@@ -85,7 +85,10 @@ PUBLISHED = {"MiniCPMV": "minicpm-v-2_6", "Phi3VForCausalLM": "phi-3.5-vision-in
              # (Ultravox's, its text_config written out: ../weights_census/mm_audio2/)
              "UltravoxModel": "../mm_audio2/ultravox-v0_5-llama-3_2-1b-inline",
              # (LLaVA-OneVision-2's remote code, rewritten: ../weights_census/mm_towers12b/)
-             "LlavaOnevision2ForConditionalGeneration": "../mm_towers12b/llava-onevision-2-8b"}
+             "LlavaOnevision2ForConditionalGeneration": "../mm_towers12b/llava-onevision-2-8b",
+             # (Qianfan-OCR's: QianfanOCRConfig defaults none of force_image_size,
+             # select_layer, ps_version, which vLLM reads)
+             "QianfanOCRForConditionalGeneration": "../mm_towers12b/qianfan-ocr"}
 PUBLISHED_DIR = "../weights_census/mm_minicpm_idefics_phi"
 # (the remote-code config classes mm_ovis's configs need, rewritten there: Ovis2.5's, Eagle
 # 2.5's, OpenCUA's, Kanana-V's, registered with AutoConfig; record_kv_specs.py lists them)

@@ -40,6 +40,9 @@ OPTIONS = {
     # (EXAONE 4.5's tower is Qwen2.5-VL's, GQA: images and video; it declares the data mode)
     "exaone-4.5-33b": (LMO, NO_IMAGE_VIDEO, DATA),
     "tiny-exaone-4.5": (DATA,),
+    # (Qianfan-OCR: InternVLChatModel's tower, marked image and video; the data mode taken)
+    "qianfan-ocr": (LMO, NO_IMAGE, NO_IMAGE_VIDEO, DATA),
+    "tiny-qianfan-ocr": (DATA,),
 }
 
 
