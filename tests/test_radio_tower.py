@@ -63,14 +63,17 @@ def test_data_mode_falls_back_to_weights_as_vllm_does() -> None:
                in w for w in doc["warnings"])
 
 
-def test_a_sound_encoder_is_left_to_the_warning(tmp_path: Path) -> None:
-    """A Parakeet sound encoder (``sound_config``): kvcli does not model it, so the whole tower
-    is left uncounted, with the warning, rather than counted in part."""
+def test_a_sound_config_without_what_vllm_reads_is_refused(tmp_path: Path) -> None:
+    """A Parakeet sound encoder (``sound_config``) is counted since
+    (`kvcore.models.parakeet_sound`, tests/test_towers12b.py); one without the keys vLLM's
+    ParakeetConfig takes without a default cannot be built: refused in one line."""
     path = tmp_path / "config.json"
     path.write_text(json.dumps({**_config(), "sound_config": {"hidden_size": 1024}}))
-    doc = _config_doc(path)
-    assert doc["num_blocks"] == 1_687
-    assert [w for w in doc["warnings"] if "multimodal tower" in w]
+    res = CliRunner().invoke(app, ["config", "--model-config", str(path),
+                                   "--gpu-memory-gib", "80"])
+    assert res.exit_code == 2
+    assert "sound_config.projection_hidden_size" in res.output
+    assert "ParakeetConfig takes it without a default" in res.output
 
 
 @pytest.mark.parametrize(("change", "field", "words"), [

@@ -67,6 +67,13 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     # over 2 x 2 pixels to Qwen3-4B's 2,560
     ("qianfan-ocr", 321_064_960, 0),
     ("tiny-qianfan-ocr", 661_280, 0),
+    # Nemotron Nano VL V2's RADIO and mlp1 (861,445,120) and a Parakeet sound encoder of
+    # ParakeetEncoderConfig's defaults over 128 mel bins with its projection 1,024 -> 4,096 ->
+    # 5,120 (634,144,768); buffers: RADIO's 2 summary indices, Parakeet's 512 inverse
+    # frequencies and 24 BatchNorms' running mean and variance in bfloat16 and counters
+    ("nemotron-omni-12b-synthetic", 1_495_589_888, 16 + 512 * 2 + 24 * (2 * 1024 * 2 + 8)),
+    ("tiny-nemotron-omni", 153_984 + 23_139_712, 64 + 2 * (2 * 64 * 2 + 8)),
+    ("tiny-nemotron-super-omni-no-sound", 23_139_712, 0),
 ])
 def test_the_tower_at_tp1_is_vllms(base: str, tower: int, buffers: int) -> None:
     g = read_hf_config(_config(base))
@@ -134,3 +141,12 @@ def test_qianfan_ocr_renames_its_vision_keys_as_vllm_does() -> None:
     assert "vision_model.encoder.layers.*.attn.qkv.bias" not in rank
     assert rank["vision_model.encoder.layers.*.attn.q_norm.weight"] == 2 * 96
     assert read_hf_config(_config("tiny-qianfan-ocr")).vision_params == 661_280
+
+
+def test_nemotron_omni_drops_both_encoders_only_with_every_limit_0() -> None:
+    """RADIO and Parakeet are built under one tower mark: an audio limit of 0 keeps both."""
+    base = "nemotron-omni-12b-synthetic"
+    rank = {n: CASES[n]["tp"]["2"][0]["param_numel"] for n in CASES if n.startswith(base)}
+    assert rank[f'{base} --limit-mm-per-prompt {{"audio":0}}'] == rank[base]
+    assert rank[f'{base} --limit-mm-per-prompt {{"image":0,"video":0,"audio":0}}'] == rank[
+        f"{base} --language-model-only"]

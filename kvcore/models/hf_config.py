@@ -215,7 +215,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
                          path=source or None, field="attention_chunk_size")
     mamba = None
     if "mamba" in kinds or "parallel" in kinds:
-        mamba = (nemotron_h_mamba(get, get_dim, source) if nemotron
+        mamba = (nemotron_h_mamba(get, get_dim, source, archs, dtype) if nemotron
                  else gdn_state(get_dim, None if model_type == "qwen3_next"
                                 else ssm_dtype(c, source)) if model_type in GDN_TYPES
                  else mamba_state(c, model_type, hidden, get, get_dim, source))

@@ -12,7 +12,8 @@ The Mamba2 state (`NemotronHForCausalLM.get_mamba_state_shape_from_config`): int
 ``mamba_num_heads x mamba_head_dim``, ``n_groups``, ``ssm_state_size``, ``conv_kernel``.
 Its SSM state is float32 whatever the model dtype (vLLM's `NemotronHForCausalLMConfig` sets
 ``mamba_ssm_cache_dtype`` to the config's value, else float32): the page of Nemotron Nano 9B v2
-is 5,316,608 bytes, not the 2,695,168 a bf16 state would give. Attention: ``head_dim``
+is 5,316,608 bytes, not the 2,695,168 a bf16 state would give; the architectures outside
+`SSM_RULE_ARCHS` keep the model dtype. Attention: ``head_dim``
 (transformers' default 128), else hidden / heads.
 """
 
@@ -99,10 +100,20 @@ def nemotron_h_mamba_keys(get_dim) -> dict[str, int]:
             "d_conv": get_dim("conv_kernel", required=True)}
 
 
-def nemotron_h_mamba(get, get_dim, source: str) -> MambaGeometry:
-    """A Nemotron-H config's Mamba2 state, its SSM state in ``mamba_ssm_cache_dtype``."""
+# the architectures vLLM's MODELS_CONFIG_MAP gives NemotronH's SSM cache dtype rule
+# (model_executor/models/config.py: the config's mamba_ssm_cache_dtype, else float32); any other
+# name built on the same class (the Nemotron Omni ones) keeps "auto": the model dtype
+SSM_RULE_ARCHS = ("NemotronHForCausalLM", "NemotronHPuzzleForCausalLM", "NemotronH_Nano_VL_V2")
+
+
+def nemotron_h_mamba(get, get_dim, source: str, archs: Any = None,
+                     dtype: str = "bfloat16") -> MambaGeometry:
+    """A Nemotron-H config's Mamba2 state, its SSM state in ``mamba_ssm_cache_dtype`` (the
+    model `dtype` for an architecture outside `SSM_RULE_ARCHS`)."""
     k = nemotron_h_mamba_keys(get_dim)
-    raw = str(get("mamba_ssm_cache_dtype") or "float32")
+    arch = archs[0] if isinstance(archs, list) and archs else SSM_RULE_ARCHS[0]
+    rule = arch in SSM_RULE_ARCHS
+    raw = str(get("mamba_ssm_cache_dtype") or "float32") if rule else dtype
     ssm = DTYPE_ALIASES.get(raw)
     if ssm is None:
         raise InputError(f"unsupported dtype {raw!r}", path=source or None,

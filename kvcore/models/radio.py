@@ -16,8 +16,8 @@ round(1 / downsample_ratio)^2 -> ``projector_hidden_size`` -> the text hidden si
 a LayerNorm of ``vit_hidden_size`` before it where the language model has MTP layers
 (``num_nextn_predict_layers``). All of it in the model's dtype, none quantised (vLLM builds the
 tower without the quant_config). The tower is marked image, video and audio; no
-``--mm-encoder-tp-mode data``. With a ``sound_config`` (the Parakeet audio encoder) the
-tower is not counted (the multimodal warning says so).
+``--mm-encoder-tp-mode data``. With a ``sound_config`` (the Nemotron Omni classes, built by
+the same class) the Parakeet sound encoder too (`kvcore.models.parakeet_sound`).
 Checked per rank against vLLM's class on the meta device (tests/data/weights_census/mm_nemo/).
 """
 
@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.errors import InputError, clipped
+from kvcore.models.parakeet_sound import parakeet_sound
 from kvcore.models.vision_keys import VisionParams, config_int, vision_config
 
 # (radio.py's VIT_TIMM_DIM_BY_NAME: width, layers, heads, MLP width)
@@ -77,10 +78,11 @@ def _mtp(cfg: dict[str, Any]) -> bool:
     return isinstance(mtp, int) and mtp > 0
 
 
-def radio_params(cfg: dict[str, Any], text_hidden: int, source: str) -> VisionParams:
-    """NemotronH_Nano_VL_V2's RADIO tower and projector (see the module's doc)."""
-    if cfg.get("sound_config") is not None:
-        return VisionParams(0, 0)       # (Parakeet's encoder: not modelled; warned of)
+def radio_params(cfg: dict[str, Any], text_hidden: int, source: str,
+                 dtype_bytes: int = 2) -> VisionParams:
+    """NemotronH_Nano_VL_V2's RADIO tower and projector, and its sound encoder where it has
+    one (see the module's doc)."""
+    sound, sound_buffers = parakeet_sound(cfg, text_hidden, dtype_bytes, source)
     v = vision_config(cfg, source)
     given = v.get("args")     # (none: no model named, refused as such)
     if given is not None and not isinstance(given, dict):
@@ -115,8 +117,8 @@ def radio_params(cfg: dict[str, Any], text_hidden: int, source: str) -> VisionPa
     wide = vit * round(1 / ratio) ** 2
     projector = wide + wide * width + width * text_hidden
     projector += 2 * vit if _mtp(cfg) else 0
-    whole = embed + layers * layer_whole + projector
+    whole = embed + layers * layer_whole + projector + sound
     return VisionParams(whole + layers * (attention + mlp), whole, 0, MODALITIES,
                         mlp_width=inter, head_bound=(heads, layers * attention),
-                        buffers=8 * summaries)
+                        buffers=8 * summaries + sound_buffers)
 

@@ -73,6 +73,9 @@ from kvcore.models.voxtral import voxtral_params
 from kvcore.specs import DTYPE_BYTES
 
 QWEN3_VL = ("Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration")
+# (the Omni names: vLLM builds NemotronH_Nano_VL_V2 for them, its sound encoder with them)
+NEMOTRON_VL = ("NemotronH_Nano_VL_V2", "NemotronH_Nano_Omni_Reasoning_V3",
+               "NemotronH_Omni_Reasoning_V3", "NemotronH_Super_Omni_Reasoning_V3")
 QWEN2_VL = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration")
 
 # (a class's tower from the config, its architecture, the text model's width, the config's
@@ -110,7 +113,7 @@ BY_ARCH: dict[str, Tower] = {
     "DeepseekVLV2ForCausalLM": lambda c, a, h, s, d: deepseek_vl2_params(c, s),
     **_each(KEYE_ARCHS, lambda c, a, h, s, d: keye_params(c, a, h, s)),
     "MolmoForCausalLM": lambda c, a, h, s, d: molmo_tower(c, h),
-    "NemotronH_Nano_VL_V2": lambda c, a, h, s, d: radio_params(c, h, s),
+    **_each(NEMOTRON_VL, lambda c, a, h, s, d: radio_params(c, h, s, DTYPE_BYTES[d])),
     # (an HF config.json without downsample_factor: refused, as vLLM refuses it)
     "VoxtralForConditionalGeneration": lambda c, a, h, s, d: voxtral_params(c, h, s),
     "Step3VLForConditionalGeneration": lambda c, a, h, s, d: step3_vl_params(c, h, s),

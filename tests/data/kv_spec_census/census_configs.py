@@ -88,7 +88,13 @@ PUBLISHED = {"MiniCPMV": "minicpm-v-2_6", "Phi3VForCausalLM": "phi-3.5-vision-in
              "LlavaOnevision2ForConditionalGeneration": "../mm_towers12b/llava-onevision-2-8b",
              # (Qianfan-OCR's: QianfanOCRConfig defaults none of force_image_size,
              # select_layer, ps_version, which vLLM reads)
-             "QianfanOCRForConditionalGeneration": "../mm_towers12b/qianfan-ocr"}
+             "QianfanOCRForConditionalGeneration": "../mm_towers12b/qianfan-ocr",
+             # (the Nemotron Omni names: Nemotron Nano VL V2's remote config, with a sound
+             # encoder or without: ../weights_census/mm_towers12b/)
+             "NemotronH_Nano_Omni_Reasoning_V3": "../mm_towers12b/nemotron-omni-12b-synthetic",
+             "NemotronH_Omni_Reasoning_V3": "../mm_towers12b/tiny-nemotron-omni",
+             "NemotronH_Super_Omni_Reasoning_V3":
+                 "../mm_towers12b/tiny-nemotron-super-omni-no-sound"}
 PUBLISHED_DIR = "../weights_census/mm_minicpm_idefics_phi"
 # (the remote-code config classes mm_ovis's configs need, rewritten there: Ovis2.5's, Eagle
 # 2.5's, OpenCUA's, Kanana-V's, registered with AutoConfig; record_kv_specs.py lists them)

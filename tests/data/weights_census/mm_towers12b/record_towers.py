@@ -43,6 +43,10 @@ OPTIONS = {
     # (Qianfan-OCR: InternVLChatModel's tower, marked image and video; the data mode taken)
     "qianfan-ocr": (LMO, NO_IMAGE, NO_IMAGE_VIDEO, DATA),
     "tiny-qianfan-ocr": (DATA,),
+    # (Nemotron Omni: RADIO and Parakeet under one tower mark, image, video and audio; an audio
+    # limit of 0 alone keeps both)
+    "nemotron-omni-12b-synthetic": (LMO, ("--limit-mm-per-prompt", {"audio": 0}), (
+        "--limit-mm-per-prompt", {"image": 0, "video": 0, "audio": 0})),
 }
 
 
