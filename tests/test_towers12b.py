@@ -41,10 +41,13 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     Isaac's 6 vision heads at TP 4 (its data mode builds there) and its text model's 4 at 8;
     the tiny EXAONE 4.5's 6 vision heads at 4 and 8 (not in the data mode); EXAONE 4.5's
     vision MLP (3,420) at TP 8, its tower dropped or not (vLLM still constructs it), not in
-    the data mode; the tiny Qianfan-OCR's text model's 4 heads at TP 8 (its 6 vision heads at 4:
+    the data mode; the tiny Alpamayo 2 Super's 6 vision heads at 4 and 8, the tower dropped or
+    not (at 4 not in the data mode); the tiny Qianfan-OCR's text model's 4 heads at TP 8 (its 6 vision heads at 4:
     InternViT's attention kept whole, built)."""
     assert sorted((p.values[0].split()[0], p.values[1]) for p in REFUSED) == [
-        *[("exaone-4.5-33b", 8)] * 3, ("tiny-exaone-4.5", 4), ("tiny-exaone-4.5", 8),
+        *[("exaone-4.5-33b", 8)] * 3, ("tiny-alpamayo2-super-flat", 4),
+        ("tiny-alpamayo2-super-flat", 8), *[("tiny-alpamayo2-super-nested", 4)] * 3,
+        *[("tiny-alpamayo2-super-nested", 8)] * 4, ("tiny-exaone-4.5", 4), ("tiny-exaone-4.5", 8),
         ("tiny-isaac", 4), ("tiny-isaac", 8), ("tiny-isaac", 8),
         *[("tiny-llava-onevision-2", 8)] * 3, ("tiny-qianfan-ocr", 8), ("tiny-qianfan-ocr", 8)]
     assert kvcli_refusal(DATA, CASES, name, tp).field == "tensor_parallel_size"
@@ -74,6 +77,10 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     ("nemotron-omni-12b-synthetic", 1_495_589_888, 16 + 512 * 2 + 24 * (2 * 1024 * 2 + 8)),
     ("tiny-nemotron-omni", 153_984 + 23_139_712, 64 + 2 * (2 * 64 * 2 + 8)),
     ("tiny-nemotron-super-omni-no-sound", 23_139_712, 0),
+    # Qwen3-VL's tower (3 blocks 96 wide, 64 positions, a deepstack merger), read from the
+    # released format's vlm_config as from the flat one
+    ("tiny-alpamayo2-super-nested", 742_688, 8192 * 8 * 2),
+    ("tiny-alpamayo2-super-flat", 742_688, 8192 * 8 * 2),
 ])
 def test_the_tower_at_tp1_is_vllms(base: str, tower: int, buffers: int) -> None:
     g = read_hf_config(_config(base))
@@ -150,3 +157,19 @@ def test_nemotron_omni_drops_both_encoders_only_with_every_limit_0() -> None:
     assert rank[f'{base} --limit-mm-per-prompt {{"audio":0}}'] == rank[base]
     assert rank[f'{base} --limit-mm-per-prompt {{"image":0,"video":0,"audio":0}}'] == rank[
         f"{base} --language-model-only"]
+
+
+def test_alpamayo_keeps_its_tower_with_an_image_limit_of_0() -> None:
+    """Qwen3-VL's class marks its tower image and video, whatever Alpamayo's processor takes:
+    an image limit of 0 alone keeps it, as kvcli sizes it."""
+    base = "tiny-alpamayo2-super-nested"
+    assert CASES[f'{base} --limit-mm-per-prompt {{"image":0}}']["tp"]["1"][0][
+        "param_numel"] == CASES[base]["tp"]["1"][0]["param_numel"]
+    assert read_hf_config(_config(base)).vision_modalities == ("image", "video")
+
+
+def test_alpamayo_vlm_config_must_be_an_object() -> None:
+    cfg = {**_config("tiny-alpamayo2-super-nested"), "vlm_config": "qwen3_vl"}
+    with pytest.raises(InputError) as e:
+        read_hf_config(cfg)
+    assert e.value.field == "vlm_config"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.errors import InputError, clipped
+from kvcore.models.alpamayo import vlm_unwrapped
 from kvcore.models.config_aliases import canonical
 from kvcore.models.deepseek_vl2 import language_as_text
 from kvcore.models.dtypes import dtype_names, wrapper_dtype
@@ -33,6 +34,7 @@ def text_model(cfg: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[s
     tie_flags(cfg, source)
     hub_ids_refusal(cfg, source)        # (Ultravox's text model named, not given)
     cfg = asr_thinker(thinker(cfg, source), source)     # (the omni models', Qwen3-ASR's)
+    cfg = vlm_unwrapped(cfg, source)        # (Alpamayo 2 Super's Qwen3-VL in vlm_config)
     cfg = qwen2_text(cfg, source)       # (MiDashengLM's Qwen2.5-Omni text config)
     cfg = as_built(language_as_text(cfg, source), source)  # (Intern-S1-Pro's)
     c = canonical(text_config(cfg, source), source)

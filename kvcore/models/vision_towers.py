@@ -72,7 +72,8 @@ from kvcore.models.vision_keys import VisionParams
 from kvcore.models.voxtral import voxtral_params
 from kvcore.specs import DTYPE_BYTES
 
-QWEN3_VL = ("Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration")
+QWEN3_VL = ("Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration",
+            "Alpamayo2Super")     # (Alpamayo 2 Super: Qwen3-VL's class, its text output)
 # (the Omni names: vLLM builds NemotronH_Nano_VL_V2 for them, its sound encoder with them)
 NEMOTRON_VL = ("NemotronH_Nano_VL_V2", "NemotronH_Nano_Omni_Reasoning_V3",
                "NemotronH_Omni_Reasoning_V3", "NemotronH_Super_Omni_Reasoning_V3")

@@ -45,6 +45,8 @@ OPTIONS = {
     "tiny-qianfan-ocr": (DATA,),
     # (Nemotron Omni: RADIO and Parakeet under one tower mark, image, video and audio; an audio
     # limit of 0 alone keeps both)
+    # (Alpamayo 2 Super: Qwen3-VL's class, images only)
+    "tiny-alpamayo2-super-nested": (LMO, NO_IMAGE, DATA),
     "nemotron-omni-12b-synthetic": (LMO, ("--limit-mm-per-prompt", {"audio": 0}), (
         "--limit-mm-per-prompt", {"image": 0, "video": 0, "audio": 0})),
 }
