@@ -42,8 +42,8 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     the tiny EXAONE 4.5's 6 vision heads at 4 and 8 (not in the data mode); EXAONE 4.5's
     vision MLP (3,420) at TP 8, its tower dropped or not (vLLM still constructs it), not in
     the data mode; the tiny Alpamayo 2 Super's 6 vision heads at 4 and 8, the tower dropped or
-    not (at 4 not in the data mode); the tiny Qianfan-OCR's text model's 4 heads at TP 8 (its 6 vision heads at 4:
-    InternViT's attention kept whole, built)."""
+    not (at 4 not in the data mode); the tiny Qianfan-OCR's text model's 4 heads at TP 8 (its
+    6 vision heads at 4: InternViT's attention kept whole, built)."""
     assert sorted((p.values[0].split()[0], p.values[1]) for p in REFUSED) == [
         *[("exaone-4.5-33b", 8)] * 3, ("tiny-alpamayo2-super-flat", 4),
         ("tiny-alpamayo2-super-flat", 8), *[("tiny-alpamayo2-super-nested", 4)] * 3,
