@@ -51,8 +51,6 @@ READ = {
     "BeeForConditionalGeneration": ("bee", {"text_config": text("qwen3")}),
     "RForConditionalGeneration": ("rvl", {"text_config": text("qwen2")}),
     "Cosmos3ForConditionalGeneration": ("cosmos3", {"text_config": text("qwen3_vl_text")}),
-    "LlavaOnevision2ForConditionalGeneration": ("llava_onevision2", {
-        "text_config": text("qwen3")}),
     "VoxtralRealtimeGeneration": ("voxtral", {"text_config": text("llama", sliding_window=512)}),
     # fixed here
     "Plamo3ForCausalLM": ("plamo3", {"num_hidden_layers": 16, "head_dim": 128,
