@@ -86,6 +86,7 @@ from kvcore.models.layer_kinds import layer_kinds
 from kvcore.models.llama4 import EXPERTS_DEFAULT, MLP_WIDTH_DEFAULT, llama4_moe_layers
 from kvcore.models.mamba_only import MAMBA_ONLY_TYPES, read_mamba_only
 from kvcore.models.mamba_state import mamba_state
+from kvcore.models.mistral_format import params_json_refusal
 from kvcore.models.mla import read_mla
 from kvcore.models.mm_prefix import atomic_items
 from kvcore.models.nemotron_h import nemotron_h_layers, nemotron_h_mamba
@@ -126,6 +127,7 @@ def load_hf_config(path: str | Path) -> dict[str, Any]:
 
 def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> ModelGeometry:
     """The geometry of a Hugging Face config dict (``source`` names it in error messages)."""
+    params_json_refusal(cfg, source)    # (a Mistral-format checkpoint's: not read)
     # (before the thinker and language_config are looked up by it: a dict there was unhashable)
     if (refused := refusal(cfg.get("architectures"), cfg.get("model_type"))) is not None:
         raise InputError(refused[1], path=source or None, field=refused[0])

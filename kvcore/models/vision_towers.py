@@ -58,6 +58,8 @@ from kvcore.models.paddleocr_vl_tower import paddleocr_vl_params
 from kvcore.models.paligemma import paligemma_vision_params
 from kvcore.models.phi3v import phi3v_params
 from kvcore.models.phi4mm import phi4mm_params
+from kvcore.models.pixtral_mistral import ARCH as PIXTRAL
+from kvcore.models.pixtral_mistral import pixtral_params
 from kvcore.models.qianfan_ocr import ARCH as QIANFAN_OCR
 from kvcore.models.qianfan_ocr import qianfan_ocr_params
 from kvcore.models.qwen3_5 import QWEN3_5_TYPES, vision_tower_params
@@ -150,6 +152,7 @@ BY_ARCH: dict[str, Tower] = {
     ISAAC: lambda c, a, h, s, d: isaac_params(c, h, s),
     EXAONE4_5: lambda c, a, h, s, d: exaone4_5_params(c, s, DTYPE_BYTES[d]),
     QIANFAN_OCR: lambda c, a, h, s, d: qianfan_ocr_params(c, h, s),
+    PIXTRAL: lambda c, a, h, s, d: pixtral_params(c, h, s),
 }
 
 

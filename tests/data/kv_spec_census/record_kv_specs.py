@@ -56,8 +56,8 @@ import nemo_vl_config
 molmo_config.register()
 nemo_vl_config.register()
 # MiniCPM-o's and Intern-S1-Pro's, rewritten the same way (../weights_census/mm_audio/)
-sys.path[:0] = [str(HERE.parent / "weights_census" / d) for d in ("mm_audio", "mm_ocr")]
-import interns1_pro_config, ocr_stand_ins as ocr   # (the OCR classes' stand-ins: its docstring)
+sys.path[:0] = [f"{HERE.parent}/weights_census/{d}" for d in ("mm_audio", "mm_ocr", "mm_towers12")]
+import interns1_pro_config, ocr_stand_ins as ocr, kv_stand_ins as ks  # (stand-ins: docstrings)
 import minicpmo_config
 minicpmo_config.register()
 interns1_pro_config.register()
@@ -207,7 +207,7 @@ def spec_json(name, s):
 
 def build(arch, cfg):
     tmp = Path(tempfile.mkdtemp())
-    (tmp / "config.json").write_text(json.dumps(cfg))
+    ks.write_config(tmp, cfg)      # (config.json; Pixtral's: its params.json)
     mc = ModelConfig(model=str(tmp), skip_tokenizer_init=True, seed=0, trust_remote_code=False)
     sparse = mc.use_mla and hasattr(mc.hf_text_config, "index_topk")
     backend = (AttentionBackendEnum.FLASH_ATTN_MLA_SPARSE if sparse

@@ -1,0 +1,78 @@
+"""kvcli's Pixtral in Mistral's format (`PixtralForConditionalGeneration`) against vLLM 0.33.0's
+own class, built on the meta device at TP 1, 2, 4 and 8, every rank, from the checkpoints'
+params.json, alone and under the multimodal serving options
+(tests/data/weights_census/mm_towers12/answers.json; every built rank's bytes are checked by
+tests/test_tower_censuses.py): the tower that went uncounted, vLLM's refusals, and the
+params.json kvcli does not read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvcli.app import app
+from kvcore.errors import InputError
+from kvcore.models.hf_config import read_hf_config
+from kvcore.models.weights import estimate_params
+from tests.census_rows import kvcli_refusal, refused_tps
+
+DATA = Path(__file__).parent / "data" / "weights_census" / "mm_towers12"
+CASES = json.loads((DATA / "answers.json").read_text())["cases"]
+REFUSED = refused_tps({n: c for n, c in CASES.items() if "refused" not in c})
+
+
+def _config(base: str, kind: str = "config") -> dict:
+    return json.loads((DATA / f"{base}.{kind}.json").read_text())
+
+
+@pytest.mark.parametrize(("name", "tp"), REFUSED)
+def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
+    """The tiny configs' 4 text heads at TP 8 (and tiny-pixtral's 4 vision heads)."""
+    assert len(REFUSED) == 5 and {p.values[1] for p in REFUSED} == {8}
+    assert kvcli_refusal(DATA, CASES, name, tp).field == "tensor_parallel_size"
+
+
+@pytest.mark.parametrize(("base", "tower"), [
+    # 24 layers 1,024 wide (MLP 4,096), patch 16, the biased adapter 1,024 -> 5,120 -> 5,120
+    ("pixtral-12b-2409", 434_957_312),
+    # patch 14, the pre-projector RMSNorm, the 2 x 2 patch merger, the bias-free adapter
+    ("mistral-small-3.1-24b-2503", 438_958_080),
+])
+def test_the_tower_at_tp1_is_vllms(base: str, tower: int) -> None:
+    g = read_hf_config(_config(base))
+    assert (g.vision_params, g.vision_buffers) == (tower, 0)
+    lm = CASES[f"{base} --language-model-only"]["tp"]["1"][0]["param_numel"]
+    assert estimate_params(g)[0] - tower == lm == CASES[base]["tp"]["1"][0]["param_numel"] - tower
+
+
+def test_missing_encoder_args_are_refused_in_vllms_words() -> None:
+    refused = CASES["tiny-pixtral-missing"]["refused"]
+    with pytest.raises(InputError) as e:
+        read_hf_config(_config("tiny-pixtral-missing"), source="config.json")
+    assert refused == "TypeError: " + str(e.value).split(": ", 2)[2].removesuffix(
+        " (vLLM's PixtralForConditionalGeneration)")
+    assert e.value.field == "vision_config.rope_theta"
+
+
+def test_a_params_json_is_refused_in_one_line() -> None:
+    out = CliRunner().invoke(app, ["config", "--model-config",
+                                   str(DATA / "pixtral-12b-2409.params.json")])
+    assert out.exit_code == 2 and len(out.output.strip().splitlines()) == 1
+    assert "field 'dim': a Mistral-format params.json, which kvcli does not read" in out.output
+
+
+@pytest.mark.parametrize(("base", "tp", "blocks"), [
+    # 20,789 and 231,725 before: the tower uncounted, with a warning
+    ("pixtral-12b-2409", 1, "20,457"), ("pixtral-12b-2409", 8, "231,221"),
+    # 12,149 and 223,083 before
+    ("mistral-small-3.1-24b-2503", 1, "11,814"), ("mistral-small-3.1-24b-2503", 8, "222,554"),
+])
+def test_kvcli_config_sizes_them(base: str, tp: int, blocks: str) -> None:
+    out = CliRunner().invoke(app, ["config", "--model-config", str(DATA / f"{base}.config.json"),
+                                   "--gpu-memory-gib", "80", "--tensor-parallel-size", str(tp)])
+    assert out.exit_code == 0, out.output
+    assert f"num_blocks = {blocks} " in out.output
+    assert "not counted" not in out.output
