@@ -1,9 +1,9 @@
-"""kvcli's Pixtral in Mistral's format (`PixtralForConditionalGeneration`) against vLLM 0.33.0's
-own class, built on the meta device at TP 1, 2, 4 and 8, every rank, from the checkpoints'
-params.json, alone and under the multimodal serving options
-(tests/data/weights_census/mm_towers12/answers.json; every built rank's bytes are checked by
-tests/test_tower_censuses.py): the tower that went uncounted, vLLM's refusals, and the
-params.json kvcli does not read."""
+"""kvcli's Pixtral in Mistral's format (`PixtralForConditionalGeneration`) and
+Phi-4-reasoning-vision (`Phi4ForCausalLMV`) against vLLM 0.33.0's own classes, built on the meta
+device at TP 1, 2, 4 and 8, every rank (Pixtral from the checkpoints' params.json), alone and
+under the multimodal serving options (tests/data/weights_census/mm_towers12/answers.json; every
+built rank's bytes are checked by tests/test_tower_censuses.py): the towers that went
+uncounted, vLLM's refusals, and the params.json kvcli does not read."""
 
 from __future__ import annotations
 
@@ -30,8 +30,9 @@ def _config(base: str, kind: str = "config") -> dict:
 
 @pytest.mark.parametrize(("name", "tp"), REFUSED)
 def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
-    """The tiny configs' 4 text heads at TP 8 (and tiny-pixtral's 4 vision heads)."""
-    assert len(REFUSED) == 5 and {p.values[1] for p in REFUSED} == {8}
+    """The tiny configs' 4 text heads at TP 8 (and tiny-pixtral's 4 vision heads); Phi-4's 10
+    KV heads at TP 4 and 8, its tower's options alike."""
+    assert len(REFUSED) == 17 and {p.values[1] for p in REFUSED} == {4, 8}
     assert kvcli_refusal(DATA, CASES, name, tp).field == "tensor_parallel_size"
 
 
@@ -40,6 +41,9 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     ("pixtral-12b-2409", 434_957_312),
     # patch 14, the pre-projector RMSNorm, the 2 x 2 patch merger, the bias-free adapter
     ("mistral-small-3.1-24b-2503", 438_958_080),
+    # SigLIP2 so400m/16 NaFlex to its 26th layer (256 positions), no post-norm; the biased
+    # projector 1,152 -> 5,120 -> 5,120
+    ("phi-4-reasoning-vision-15b", 429_530_784),
 ])
 def test_the_tower_at_tp1_is_vllms(base: str, tower: int) -> None:
     g = read_hf_config(_config(base))
@@ -57,6 +61,16 @@ def test_missing_encoder_args_are_refused_in_vllms_words() -> None:
     assert e.value.field == "vision_config.rope_theta"
 
 
+def test_phi4_without_mm_hidden_size_is_refused() -> None:
+    cfg = _config("tiny-phi4-siglip")
+    del cfg["mm_hidden_size"]
+    with pytest.raises(InputError) as e:
+        read_hf_config(cfg, source="config.json")
+    assert str(e.value) == (
+        "config.json: field 'mm_hidden_size': missing: vLLM's Phi4ForCausalLMV reads it (the "
+        "projector's input width), which Phi3Config does not define")
+
+
 def test_a_params_json_is_refused_in_one_line() -> None:
     out = CliRunner().invoke(app, ["config", "--model-config",
                                    str(DATA / "pixtral-12b-2409.params.json")])
@@ -69,6 +83,8 @@ def test_a_params_json_is_refused_in_one_line() -> None:
     ("pixtral-12b-2409", 1, "20,457"), ("pixtral-12b-2409", 8, "231,221"),
     # 12,149 and 223,083 before
     ("mistral-small-3.1-24b-2503", 1, "11,814"), ("mistral-small-3.1-24b-2503", 8, "222,554"),
+    # 15,167 and 39,281 before
+    ("phi-4-reasoning-vision-15b", 1, "14,905"), ("phi-4-reasoning-vision-15b", 2, "39,018"),
 ])
 def test_kvcli_config_sizes_them(base: str, tp: int, blocks: str) -> None:
     out = CliRunner().invoke(app, ["config", "--model-config", str(DATA / f"{base}.config.json"),

@@ -57,6 +57,8 @@ from kvcore.models.ovis_tokenizer import ovis_params
 from kvcore.models.paddleocr_vl_tower import paddleocr_vl_params
 from kvcore.models.paligemma import paligemma_vision_params
 from kvcore.models.phi3v import phi3v_params
+from kvcore.models.phi4_siglip import ARCH as PHI4_SIGLIP
+from kvcore.models.phi4_siglip import phi4_siglip_params
 from kvcore.models.phi4mm import phi4mm_params
 from kvcore.models.pixtral_mistral import ARCH as PIXTRAL
 from kvcore.models.pixtral_mistral import pixtral_params
@@ -153,6 +155,7 @@ BY_ARCH: dict[str, Tower] = {
     EXAONE4_5: lambda c, a, h, s, d: exaone4_5_params(c, s, DTYPE_BYTES[d]),
     QIANFAN_OCR: lambda c, a, h, s, d: qianfan_ocr_params(c, h, s),
     PIXTRAL: lambda c, a, h, s, d: pixtral_params(c, h, s),
+    PHI4_SIGLIP: lambda c, a, h, s, d: phi4_siglip_params(c, h, s),
 }
 
 

@@ -1,9 +1,9 @@
-"""The KV-spec census's (../../kv_spec_census/record_kv_specs.py) Pixtral case, imported by it:
-vLLM builds PixtralForConditionalGeneration from a Mistral-format params.json only, so the
-census's config for it is this folder's tiny-pixtral.config.json (the form kvcli reads) and its
-build folder holds the params.json written back from it (`write_config`), which vLLM's
-config_format 'auto' reads as a Mistral checkpoint's (`is_mistral_model_repo` answering for
-it: a published one has consolidated*.safetensors). A development tool, never run by the
+"""The KV-spec census's (../../kv_spec_census/record_kv_specs.py) Pixtral and
+Phi-4-reasoning-vision cases, imported by it: their census configs are this folder's tiny ones
+(`TINY`). vLLM builds PixtralForConditionalGeneration from a Mistral-format params.json only:
+its build folder holds the params.json written back from the config (`write_config`), which
+vLLM's config_format 'auto' reads as a Mistral checkpoint's (`is_mistral_model_repo` answering
+for it: a published one has consolidated*.safetensors). A development tool, never run by the
 tests."""
 # ruff: noqa
 import json
@@ -20,13 +20,19 @@ _BACK = {"hidden_size": "dim", "rms_norm_eps": "norm_eps", "num_key_value_heads"
          "intermediate_size": "hidden_dim", "tie_word_embeddings": "tied_embeddings"}
 census_configs.SUBSTITUTIONS.append(
     f"{ARCH}: built from a params.json written back from the census's config (a Mistral-format "
-    "folder; ../weights_census/mm_towers12/kv_stand_ins.py)")
+    "folder); it and Phi4ForCausalLMV from ../weights_census/mm_towers12/'s tiny configs "
+    "(kv_stand_ins.py)")
 _make = census_configs.make_config
 
 
+# the classes whose census config is this folder's tiny one (Phi4ForCausalLMV: its checkpoint's
+# config class is remote code; this folder's config is a Phi3Config with its keys)
+TINY = {ARCH: "tiny-pixtral", "Phi4ForCausalLMV": "tiny-phi4-siglip"}
+
+
 def make_config(arch, reverse):
-    if arch == ARCH:
-        return json.loads((HERE / "tiny-pixtral.config.json").read_text()), None
+    if arch in TINY:
+        return json.loads((HERE / f"{TINY[arch]}.config.json").read_text()), None
     return _make(arch, reverse)
 
 
