@@ -1,9 +1,10 @@
-"""kvcli's Pixtral in Mistral's format (`PixtralForConditionalGeneration`) and
-Phi-4-reasoning-vision (`Phi4ForCausalLMV`) against vLLM 0.33.0's own classes, built on the meta
-device at TP 1, 2, 4 and 8, every rank (Pixtral from the checkpoints' params.json), alone and
-under the multimodal serving options (tests/data/weights_census/mm_towers12/answers.json; every
-built rank's bytes are checked by tests/test_tower_censuses.py): the towers that went
-uncounted, vLLM's refusals, and the params.json kvcli does not read."""
+"""kvcli's Pixtral in Mistral's format (`PixtralForConditionalGeneration`),
+Phi-4-reasoning-vision (`Phi4ForCausalLMV`) and MiniCPM-V 4.6 / 4.7 against vLLM 0.33.0's own
+classes, built on the meta device at TP 1, 2, 4 and 8, every rank (Pixtral from the
+checkpoints' params.json), alone and under the multimodal serving options
+(tests/data/weights_census/mm_towers12/answers.json; every built rank's bytes are checked by
+tests/test_tower_censuses.py): the towers that went uncounted (or, MiniCPM-V's, were counted
+as Qwen3.5's), vLLM's refusals, and the params.json kvcli does not read."""
 
 from __future__ import annotations
 
@@ -31,8 +32,9 @@ def _config(base: str, kind: str = "config") -> dict:
 @pytest.mark.parametrize(("name", "tp"), REFUSED)
 def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     """The tiny configs' 4 text heads at TP 8 (and tiny-pixtral's 4 vision heads); Phi-4's 10
-    KV heads at TP 4 and 8, its tower's options alike."""
-    assert len(REFUSED) == 17 and {p.values[1] for p in REFUSED} == {4, 8}
+    KV heads at TP 4 and 8, its tower's options alike; MiniCPM-V's 12 vision heads at TP 8
+    (constructed when skipped too; held whole under ``data``, which builds)."""
+    assert len(REFUSED) == 31 and {p.values[1] for p in REFUSED} == {4, 8}
     assert kvcli_refusal(DATA, CASES, name, tp).field == "tensor_parallel_size"
 
 
@@ -44,6 +46,11 @@ def test_what_vllm_cannot_build_kvcli_refuses(name: str, tp: int) -> None:
     # SigLIP2 so400m/16 NaFlex to its 26th layer (256 positions), no post-norm; the biased
     # projector 1,152 -> 5,120 -> 5,120
     ("phi-4-reasoning-vision-15b", 429_530_784),
+    # NaViT 12 layers 768 wide (MLP 3,072), 196 positions, the post-norm; the window attention
+    # merger (MLP 3,072 -> 12,288 -> 768) and the 2 x 2 merger to 4,096
+    ("minicpm-v-4_6-defaults", 157_399_552), ("minicpm-v-4_7-defaults", 157_399_552),
+    # drop_vision_last_layer: 4.6 builds 2 of 3 layers, 4.7 all 3 whatever it says
+    ("tiny-minicpm-v-4_6", 422_656), ("tiny-minicpm-v-4_7", 456_128),
 ])
 def test_the_tower_at_tp1_is_vllms(base: str, tower: int) -> None:
     g = read_hf_config(_config(base))
@@ -85,6 +92,8 @@ def test_a_params_json_is_refused_in_one_line() -> None:
     ("mistral-small-3.1-24b-2503", 1, "11,814"), ("mistral-small-3.1-24b-2503", 8, "222,554"),
     # 15,167 and 39,281 before
     ("phi-4-reasoning-vision-15b", 1, "14,905"), ("phi-4-reasoning-vision-15b", 2, "39,018"),
+    # 5,787 and 28,394 before: Qwen3.5's tower counted from the vision_config (and its buffers)
+    ("minicpm-v-4_6-defaults", 1, "5,798"), ("minicpm-v-4_7-defaults", 4, "28,366"),
 ])
 def test_kvcli_config_sizes_them(base: str, tp: int, blocks: str) -> None:
     out = CliRunner().invoke(app, ["config", "--model-config", str(DATA / f"{base}.config.json"),

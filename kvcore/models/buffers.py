@@ -179,7 +179,9 @@ def vision_buffers(cfg: dict[str, Any], g: ModelGeometry) -> int:
                     // vision_dim(v, SIGLIP_DEFAULTS, "patch_size", g.source)) ** 2
     if arch in QWEN2_VL:
         return rotary_buffer_bytes(cfg, arch, DTYPE_BYTES[g.dtype])
-    if g.model_type in QWEN3_5_TYPES or arch in QWEN3_VL or arch == INTERNS1_PRO:
+    # (MiniCPM-V 4.6's and 4.7's Qwen3.5 text model has their own tower, without buffers)
+    qwen3_5 = g.model_type in QWEN3_5_TYPES and not arch.startswith("MiniCPMV4_")
+    if qwen3_5 or arch in QWEN3_VL or arch == INTERNS1_PRO:
         # (a null key is its class default, as the tower's parameters read it)
         v = vision_config(cfg, g.source)
         width = vision_dim(v, VISION_DEFAULTS, "hidden_size", g.source)

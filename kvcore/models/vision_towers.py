@@ -49,6 +49,8 @@ from kvcore.models.midashenglm import ARCH as MIDASHENGLM
 from kvcore.models.midashenglm import midashenglm_params
 from kvcore.models.minicpmo import minicpmo_params
 from kvcore.models.minicpmv import minicpmv_params
+from kvcore.models.minicpmv4_6 import ARCHS as MINICPMV4_6
+from kvcore.models.minicpmv4_6 import minicpmv4_6_params
 from kvcore.models.molmo import molmo_tower
 from kvcore.models.moonvit import k25_vision_params, kimi_vl_vision_params
 from kvcore.models.opencua import opencua_params
@@ -156,6 +158,7 @@ BY_ARCH: dict[str, Tower] = {
     QIANFAN_OCR: lambda c, a, h, s, d: qianfan_ocr_params(c, h, s),
     PIXTRAL: lambda c, a, h, s, d: pixtral_params(c, h, s),
     PHI4_SIGLIP: lambda c, a, h, s, d: phi4_siglip_params(c, h, s),
+    **_each(MINICPMV4_6, lambda c, a, h, s, d: minicpmv4_6_params(c, a, h, s)),
 }
 
 
@@ -165,7 +168,9 @@ def vision_tower(cfg: dict[str, Any], model_type: str, archs: Any, hidden: int,
     (`BY_ARCH`) and, where the text model's type decides, by that; none for
     the rest."""
     arch = str(archs[0] if isinstance(archs, list) and archs else "")
-    if model_type in QWEN3_5_TYPES and arch.endswith("ForConditionalGeneration"):
+    # (MiniCPM-V 4.6's and 4.7's Qwen3.5 text model: their own tower, BY_ARCH's)
+    if (model_type in QWEN3_5_TYPES and arch.endswith("ForConditionalGeneration")
+            and arch not in BY_ARCH):
         return vision_tower_params(cfg, source)
     if (tower := BY_ARCH.get(arch)) is not None:
         return tower(cfg, arch, hidden, source, dtype)
