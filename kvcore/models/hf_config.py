@@ -53,6 +53,7 @@ from kvcore.models import (
     modelopt_rank,
     quant_unsized,
 )
+from kvcore.models.attention_extras import QK_NORM_TYPES, QKV_BIAS_TYPES, USE_QK_NORM_TYPES
 from kvcore.models.buffers import rope_caches, vision_buffers
 from kvcore.models.class_defaults import CLASS_DEFAULTS, MODEL_TYPE_DEFAULTS
 from kvcore.models.classic_blocks import classic_block
@@ -100,17 +101,6 @@ from kvcore.models.unsupported import refusal
 from kvcore.models.vision_towers import vision_tower
 from kvcore.models.zamba2 import ZAMBA2, as_built
 from kvcore.sources import read_json
-
-# Model types whose QKV projection always has a bias (qwen2.py, qwen2_moe.py)
-QKV_BIAS_TYPES = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl",  # (the VL: Qwen2ForCausalLM)
-                  "dots_ocr")     # (dots.ocr's Qwen2ForCausalLM)
-# Model types whose attention always has a q_norm and a k_norm (qwen3.py, qwen3_moe.py,
-# gemma3.py build them unconditionally)
-QK_NORM_TYPES = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "lfm2", "lfm2_moe",
-                 "qwen3_vl_text", "qwen3_vl_moe_text",     # (Qwen3-VL's: Qwen3's layers)
-                 "exaone4")     # (exaone4.py's, under EXAONE 4.5 too)
-# q/k norms where ``use_qk_norm``: GLM-4.5's (and GLM-4.5V's text model's), Command R+'s
-USE_QK_NORM_TYPES = ("glm4_moe", "glm4v_moe_text", "cohere")
 
 
 def load_hf_config(path: str | Path) -> dict[str, Any]:
