@@ -28,6 +28,11 @@ FLAGS = {"offload_block_size": "kv-offloading-block-size",
          "load_steps": "offload-load-steps", "store_steps": "offload-store-steps"}
 
 
+# Fields a message names by another of their options: replay's `tp` by vLLM's spelling, as
+# `kvcli config` names its tensor-parallel size.
+NAMED_AS = {"tp": "tensor_parallel_size"}
+
+
 # Fields that a command takes as a positional argument, not an option: its metavar.
 ARGUMENTS = {"endpoint": "ENDPOINT", "spec": "SPEC", "model_argument": "MODEL",
              "op_script": "OPS"}
@@ -51,7 +56,7 @@ def describe(err: InputError) -> str:
         if err.field in ARGUMENTS:
             return f"argument {ARGUMENTS[err.field]}: {err.message}"
         option, _, key = err.field.partition(".")     # (a key of a JSON option's value)
-        named = flag(option) + ("'s " + key if key else "")
+        named = flag(NAMED_AS.get(option, option)) + ("'s " + key if key else "")
         return f"option {named}: {err.message}"
     return str(err)
 

@@ -40,6 +40,19 @@ def clipped_int(value: int) -> str:
     return text if len(text) <= 40 else f"a {len(text.lstrip('-')):,}-digit integer"
 
 
+def floated_integer(v: object) -> bool:
+    """A number the JSON reader (orjson) took as a float only because, written as an integer,
+    it is past 64 bits: 'got 1.1805916207174113e+21' read as if the file held a float."""
+    return isinstance(v, float) and v.is_integer() and abs(v) >= 2**63
+
+
+def shown_value(v: object) -> str:
+    """``v`` as a message quotes it: `clipped`, an integer past 64 bits said to be one."""
+    if floated_integer(v):
+        return f"{v:.6g} (an integer this large reads as a float)"
+    return clipped(v)
+
+
 class InputError(Exception):
     """Bad input: a file, a line, a field and what is wrong with it.
 

@@ -131,7 +131,7 @@ def test_the_cli_refuses_in_one_line(command: str) -> None:
                               "--gpu-memory-gib", "80"])
     assert res.exit_code == 2, res.output
     assert res.stdout == "" and "Traceback" not in res.stderr
-    flag = "--tensor-parallel-size" if command == "config" else "--tp"
+    flag = "--tensor-parallel-size"      # (replay named it --tp, config by vLLM's name)
     assert res.stderr == (
         f"error: option {flag}: deepseek_v3's fp8 weight blocks [128, 128] do not split over it "
         "(layer 0's q_proj), and vLLM refuses to build it: \"Weight output_partition_size = 192 "

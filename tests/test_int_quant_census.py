@@ -144,7 +144,7 @@ def test_the_cli_refuses_a_tp_in_one_line(command: str) -> None:
                               "--gpu-memory-gib", "80"])
     assert res.exit_code == 2, res.output
     assert res.stdout == "" and "Traceback" not in res.stderr
-    flag = "--tensor-parallel-size" if command == "config" else "--tp"
+    flag = "--tensor-parallel-size"      # (replay named it --tp, config by vLLM's name)
     assert res.stderr == (
         f"error: option {flag}: llama's AWQ groups of 128 do not split over it (layer 0's "
         "down_proj), and vLLM refuses to build it: \"The input size is not aligned with the "

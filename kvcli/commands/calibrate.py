@@ -18,7 +18,7 @@ def register(app: typer.Typer) -> None:
         model: Annotated[str | None, typer.Option("--model", help="Model preset.")] = None,
         model_config: Annotated[str | None, typer.Option(
             "--model-config", help="A Hugging Face config.json instead.")] = None,
-        tp: Annotated[int, typer.Option("--tp", "--tensor-parallel-size", "-tp", min=1,
+        tp: Annotated[int, typer.Option("--tp", "--tensor-parallel-size", "-tp",
                                         help="Tensor-parallel size: the "
                                         "per-GPU shapes measured.")] = 1,
         grid: Annotated[str, typer.Option("--grid", help="full (sized for about two minutes "
@@ -27,7 +27,7 @@ def register(app: typer.Typer) -> None:
         device: Annotated[str, typer.Option("--device", help="cuda, or cpu: the same code on "
                                             "CPU tensors under TRITON_INTERPRET=1 (tests; the "
                                             "times describe the CPU).")] = "cuda",
-        block_size: Annotated[int, typer.Option("--block-size", min=1, max=4096,
+        block_size: Annotated[int, typer.Option("--block-size",
                                                 help="KV block size of the decode tables "
                                                 "(at most 4,096).")] = 16,
         as_json: Annotated[bool, typer.Option("--json", help="Also print the file on "
@@ -40,7 +40,12 @@ def register(app: typer.Typer) -> None:
             from kvcli.calibration_view import calibration_view
             from kvcore.clock.registry import model_geometry
             from kvcore.errors import InputError
+            from kvcore.sizing.option_ranges import check_counts
 
+            # (typer's own range check said 'Input should be greater than or equal to 1')
+            check_counts(tp=tp, block_size=block_size)
+            if block_size > 4096:
+                raise InputError(f"must be at most 4,096, got {block_size}", field="block_size")
             if not gpu:
                 raise InputError("calibration measures a GPU: give --gpu (kvcli calibrate --gpu "
                                  "--model M -o cal.json)", field="gpu")

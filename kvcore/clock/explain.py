@@ -28,6 +28,7 @@ from kvcore.clock.vllm_count import (
 )
 from kvcore.errors import InputError, nonempty_name
 from kvcore.models.geometry import ModelGeometry
+from kvcore.sizing.option_ranges import check_positive_int
 from kvcore.traces.formats import MAX_REQUEST_TOKENS
 
 # A step's requests are listed one by one: a count in the billions would not return.
@@ -108,8 +109,7 @@ def explain(*, model: str | None, model_config: str | None, gpu: str | None, cas
         raise InputError("a model is needed (--model or --model-config)", field="model")
     if not cases:
         raise InputError("give at least one --case (e.g. 'decode=64*1@4097')", field="case")
-    if tp < 1:
-        raise InputError(f"must be a positive integer, got {tp}", field="tp")
+    check_positive_int(tp, "tp")
     clock: RooflineClock
     if calibration:
         clock = cast(RooflineClock, calibrated_clock(

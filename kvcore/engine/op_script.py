@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from kvcore.errors import InputError, clipped
+from kvcore.errors import InputError, floated_integer, shown_value
 from kvcore.hashing import HASH_FUNCTIONS
 from kvcore.host_memory import check_pool_fits
 from kvcore.managers.registry import spec_from_group_config
@@ -126,8 +126,8 @@ def parse_script(text: str, path: str = "<ops>") -> tuple[ScriptConfig, list[Op]
 def _int(cfg: dict, key: str, path: str, line: int, minimum: int) -> int:
     v = cfg[key]
     if isinstance(v, bool) or not isinstance(v, int):
-        raise InputError(f"must be an integer{' below 2^63' if _huge(v) else ''}, got "
-                         f"{_shown(v)}", path=path, line=line, field=key)
+        raise InputError(f"must be an integer{' below 2^63' if floated_integer(v) else ''}, got "
+                         f"{shown_value(v)}", path=path, line=line, field=key)
     if v < minimum:
         raise InputError(f"must be >= {minimum}, got {v}", path=path, line=line, field=key)
     return v
@@ -196,8 +196,8 @@ def check_op(op: Op, path: str) -> dict:
         raise InputError("must be a string", field="id", **where)
     if kind == "new":
         p = d.get("prompt")
-        if isinstance(p, list) and (big := next((t for t in p if _huge(t)), None)):
-            raise InputError(f"must hold integers below 2^64, got {_shown(big)}",
+        if isinstance(p, list) and (big := next((t for t in p if floated_integer(t)), None)):
+            raise InputError(f"must hold integers below 2^64, got {shown_value(big)}",
                              field="prompt", **where)
         if not isinstance(p, list) or not p or not all(
                 isinstance(t, int) and not isinstance(t, bool) for t in p):
@@ -216,17 +216,9 @@ def check_op(op: Op, path: str) -> dict:
         t = d.get("token", 0)
         if isinstance(t, bool) or not isinstance(t, int):
             raise InputError("must be an integer token id" + (
-                f" below 2^64, got {_shown(t)}" if _huge(t) else ""), field="token", **where)
+                f" below 2^64, got {shown_value(t)}" if floated_integer(t) else ""),
+                field="token", **where)
         if t < 0:
             raise InputError(f"must be >= 0, got {t}", field="token", **where)
     return d
 
-
-def _huge(v: Any) -> bool:
-    """A number the JSON reader (orjson) took as a float only because, written as an integer,
-    it is past 64 bits: 'got 1.1805916207174113e+21' read as if the file held a float."""
-    return isinstance(v, float) and v.is_integer() and abs(v) >= 2**63
-
-
-def _shown(v: Any) -> str:
-    return f"{v:.6g} (an integer this large reads as a float)" if _huge(v) else clipped(v)

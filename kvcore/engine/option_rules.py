@@ -10,8 +10,9 @@ import dataclasses
 import math
 from typing import Any
 
-from kvcore.errors import InputError, clipped, clipped_int, path_label
+from kvcore.errors import InputError, clipped, clipped_int, floated_integer, path_label, shown_value
 from kvcore.host_memory import check_pool_fits
+from kvcore.sizing.option_ranges import check_positive_int
 from kvcore.vllm_values import kv_cache_dtype
 
 
@@ -35,6 +36,10 @@ def check_value(f: dataclasses.Field, v: Any) -> None:
         return
     if _is_number(v, (int,)) and not -(1 << 63) <= v < 1 << 63:    # (the JSON writer's range)
         raise InputError(f"must be a 64-bit integer (below 2**63 in size), got {clipped_int(v)}",
+                         field=f.name)
+    if check in ("positive_int", "int_at_least") and floated_integer(v):
+        # (a line's 2**70, which orjson reads as a float: 'got 1.1805916207174113e+21')
+        raise InputError(f"must be a 64-bit integer (below 2**63 in size), got {shown_value(v)}",
                          field=f.name)
     if check == "utilization":      # vLLM's rule: 0 < x <= 1
         if not _is_number(v, (int, float)) or not 0 < v <= 1:
@@ -69,8 +74,7 @@ def check_value(f: dataclasses.Field, v: Any) -> None:
                              f"got {clipped(v)}", field=f.name)
         return
     if check == "positive_int":
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise InputError(f"must be a positive integer, got {v!r}", field=f.name)
+        check_positive_int(v, f.name)
     elif check == "fraction":       # (a config line's "0.01" was a TypeError traceback)
         if not _is_number(v, (int, float)) or not 0.0 <= v < 1.0:      # also refuses NaN
             raise InputError(f"must be in [0, 1), got {v}", field=f.name)

@@ -13,6 +13,7 @@ from kvcore.models.geometry import ModelGeometry
 from kvcore.models.hf_config import MAX_LAYERS
 from kvcore.models.presets import load_preset
 from kvcore.named_choices import named_choices
+from kvcore.sizing.option_ranges import check_counts
 
 
 def parse_layer_selection(text: str, n_layers: int, field: str) -> set[int]:
@@ -42,9 +43,7 @@ def explicit_geometry(*, layers: int, kv_heads: int, head_dim: int, dtype: str,
                       attention_chunk_size: int | None = None, chunked_layers: str | None = None,
                       max_position_embeddings: int = 131072) -> ModelGeometry:
     """A geometry from flags: every layer full attention unless selected as sliding/chunked."""
-    for name, v in (("layers", layers), ("kv_heads", kv_heads), ("head_dim", head_dim)):
-        if v <= 0:
-            raise InputError(f"must be positive, got {v}", field=name)
+    check_counts(layers=layers, kv_heads=kv_heads, head_dim=head_dim)
     if layers > MAX_LAYERS:
         raise InputError(f"must be at most {MAX_LAYERS:,}, got {layers:,}", field="layers")
     for name, given in (("sliding_window", sliding_window),

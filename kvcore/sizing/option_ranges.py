@@ -1,20 +1,28 @@
-"""The sizing options' own ranges, checked before anything is sized from them: the counts that
-must be positive, and the memory figures (finite, at most 1 PiB; the utilization a fraction).
+"""The options' own ranges, checked before anything is sized from them: the counts that must be
+positive integers (one wording for every command: `kvcli config` said "must be positive" where
+`kvcli replay` said "must be a positive integer"), and the memory figures (finite, at most
+1 PiB; the utilization a fraction).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
-from kvcore.errors import InputError
+from kvcore.errors import InputError, shown_value
 from kvcore.host_memory import MAX_GIB
 
 
+def check_positive_int(v: Any, field: str) -> None:
+    """``v`` must be an integer >= 1 (not a bool): every command's words for a count."""
+    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        raise InputError(f"must be a positive integer, got {shown_value(v)}", field=field)
+
+
 def check_counts(**counts: int) -> None:
-    """Each count (by its field's name, in the order given) must be positive."""
+    """Each count (by its field's name, in the order given) must be a positive integer."""
     for fname, v in counts.items():
-        if v <= 0:
-            raise InputError(f"must be positive, got {v}", field=fname)
+        check_positive_int(v, fname)
 
 
 def check_memory_options(gpu_memory_gib: float | None, weights_gib: float | None,

@@ -37,6 +37,7 @@ from kvcore.sizing.draft_len import limit_to_draft, longest_accepted
 from kvcore.sizing.grouping import PageSizeError, UnifyError, get_kv_cache_groups
 from kvcore.sizing.model_source import load_geometry, normalize_dtype
 from kvcore.sizing.option_ranges import check_counts, check_memory_options
+from kvcore.sizing.option_ranges import check_counts, check_memory_options, check_positive_int
 from kvcore.sizing.packing import block_outermost
 from kvcore.sizing.pipeline import PipelineStage, pipeline_stages
 from kvcore.sizing.result import SizingResult
@@ -109,9 +110,8 @@ def resolve_kv_cache_config(
     mml = max_model_len if max_model_len is not None else g.default_max_model_len
     if mml <= 0:
         raise InputError(f"must be positive, got {mml}", field="max_model_len")
-    if prefix_match_unit is not None and prefix_match_unit < 1:
-        raise InputError(f"must be a positive integer, got {prefix_match_unit}",
-                         field="prefix_match_unit")
+    if prefix_match_unit is not None:
+        check_positive_int(prefix_match_unit, "prefix_match_unit")
     # (`load_spec_draft` refuses what kvcli does not size and what vLLM refuses to start with)
     spec_draft = None if draft is None else load_spec_draft(draft[0], draft[1], g,
                                                             num_speculative_tokens or 1)
