@@ -1,7 +1,7 @@
 """An AWQ / GPTQ / compressed-tensors checkpoint on one rank (`kvcore.models.int_quant`,
-`kvcore.models.ct_quant`): which linears vLLM 0.33 packs, what they hold, the modules an AWQ
-``modules_to_not_convert`` leaves unquantised, and
-the first shard vLLM refuses.
+`kvcore.models.ct_quant`): which linears vLLM 0.33 packs, what they hold, and the modules an AWQ
+``modules_to_not_convert`` leaves unquantised (the first shard vLLM refuses:
+`kvcore.models.int_quant_refusal`).
 
 AWQ's list is matched as AutoAWQConfig matches it (quant_utils.py is_layer_skipped,
 "substring" mode): a linear is skipped when any listed string is inside its vLLM path
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 
-from kvcore.errors import InputError
 from kvcore.models import (
     classic_weights,
     ct_groups,
@@ -39,11 +38,9 @@ from kvcore.models.geometry import ModelGeometry
 from kvcore.models.int_quant import (
     SIZED_METHODS,
     IntQuant,
-    awq_refusal,
     experts_bytes,
     linear_bytes,
     marlin_experts,
-    wna16_refusal,
 )
 from kvcore.models.kv_cache_quant import NO_QUANT_ATTENTION
 from kvcore.models.llama4_vision import TOWER_WITHOUT_QUANT_CONFIG
@@ -93,7 +90,8 @@ def _skipped(g: ModelGeometry, q: IntQuant, path: str) -> bool:
                        "quantization_config.modules_to_not_convert")
 
 
-def _quant(g: ModelGeometry, q: IntQuant, path: str, experts: bool = False) -> IntQuant | None:
+def module_quant(g: ModelGeometry, q: IntQuant, path: str,
+                 experts: bool = False) -> IntQuant | None:
     """The settings vLLM packs the module at `path` with (GPTQ's rules may change them), None
     where it builds it unquantised."""
     shards = fused_of(g).get(path.split(".")[-1])
@@ -106,13 +104,13 @@ def _quant(g: ModelGeometry, q: IntQuant, path: str, experts: bool = False) -> I
     return None if _skipped(g, q, path) else q
 
 
-def _layer(g: ModelGeometry, q: IntQuant, tp: int, i: int, kind: str, moe: bool):
+def layer_linears(g: ModelGeometry, q: IntQuant, tp: int, i: int, kind: str, moe: bool):
     """Layer `i`'s packed linears on a rank [(path, output shards, k, full input, settings)],
     and the settings its routed experts are packed with (None: unquantised)."""
     out = []
     if g.classic is not None:   # (the pre-Llama decoders' linears at vLLM's paths)
         for path, parts, k, full in classic_weights.layer_linears(g, tp, i):
-            if mq := _quant(g, q, path):
+            if mq := module_quant(g, q, path):
                 out.append((path, parts, k, full, mq))
         return out, None
     attn, mixer, mlp = block_names(g, moe)
@@ -121,19 +119,19 @@ def _layer(g: ModelGeometry, q: IntQuant, tp: int, i: int, kind: str, moe: bool)
         is_attn = name in ATTENTION
         block = attn if is_attn else mixer if name in mixers else mlp
         path = linear_path(g, i, block, name)
-        if mq := _quant(g, q, path):
+        if mq := module_quant(g, q, path):
             out.append((path, parts, k, k * tp if split == "row" else k, mq))
     if moe and g.model_type in QUANTISED_GATES:
         # (qwen3_moe.py and lfm2_moe.py build their router, a GateLinear, with the
         # quant_config: packed too)
         path = gate_path(g, i)
-        if mq := _quant(g, q, path):
+        if mq := module_quant(g, q, path):
             out.append((path, (g.num_experts,), g.hidden_size, g.hidden_size, mq))
     if not moe or not g.num_experts:
         return out, None
     if q.family == "gptq" and not marlin_experts(q, g.hidden_size, g.moe_intermediate_size // tp):
         return out, q   # (MoeWNA16's fallback: the config's own settings, no rule applied)
-    return out, _quant(g, q, experts_path(g, i), experts=True)
+    return out, module_quant(g, q, experts_path(g, i), experts=True)
 
 
 def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
@@ -146,7 +144,7 @@ def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
     # (a vision tower's packed linears, loaded with the embedding on the first stage)
     moved, packed = tower_int_quant.rank_bytes(g, q, tp, dt) if first else (0, 0)
     for path, parts, k, full in classic_weights.stem_linears(g) if first else ():
-        if mq := _quant(g, q, path):    # (OPT's projections around its embedding)
+        if mq := module_quant(g, q, path):    # (OPT's projections around its embedding)
             moved += sum(parts) * k
             packed += ct_quant.linear_bytes(mq, parts, k, dt) if q.family == "ct" else \
                 linear_bytes(mq, sum(parts), k, full, dt)
@@ -164,7 +162,7 @@ def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
         if layers is not None and i not in layers:
             continue
         moe = g.moe_layers[i] if i < len(g.moe_layers) else False
-        linears, experts = _layer(layer_geometry(g, i), q, tp, i, kind, moe)
+        linears, experts = layer_linears(layer_geometry(g, i), q, tp, i, kind, moe)
         for _, parts, k, full, mq in linears:
             moved += sum(parts) * k
             packed += ct_quant.linear_bytes(mq, parts, k, dt) if q.family == "ct" else \
@@ -182,72 +180,19 @@ def rank_bytes(g: ModelGeometry, tp: int, stage: Stage) -> tuple[int, int]:
             packed += (ct_quant.experts_bytes if q.family == "ct" else experts_bytes)(
                 experts, g.num_experts, g.hidden_size, inter, shards, dt)
         if g.vision_experts is not None:    # (ERNIE-4.5-VL's routers and vision experts)
-            vl_moved, vl_held = ernie45_vl_quant.int_layer(g, i, tp, moe, _quant_of(g, q))
+            vl_moved, vl_held = ernie45_vl_quant.int_layer(g, i, tp, moe, quant_of(g, q))
             moved, packed = moved + vl_moved, packed + vl_held
     if last and q.lm_head and not g.tie_word_embeddings and (
-            mq := _quant(g, q, head_path(g.model_type))):
+            mq := module_quant(g, q, head_path(g.model_type))):
         rows = vocab_rows(g, tp)
         moved += rows * g.hidden_size
         packed += linear_bytes(mq, rows, g.hidden_size, g.hidden_size, dt)
     return moved, packed
 
 
-def _quant_of(g: ModelGeometry, q: IntQuant) -> ernie45_vl_quant.QuantOf:
-    return lambda path, experts: _quant(g, q, path, experts)
-
-
-def refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str, int] | None:
-    """The first layer (index, module, vLLM's words, the module's group size) vLLM refuses at
-    `tp`; None if it builds. GPTQ's linears are never refused (Marlin or its fallback take
-    any shard), its experts where MoeWNA16 cannot halve its group to fit (`wna16_refusal`)."""
-    q = modelled(g)
-    if q is None:
-        return None
-    tower = tower_int_quant.refusal(g, q, tp)
-    if tower and g.architecture not in tower_int_quant.LLM_FIRST:
-        return -1, *tower      # (the tower's first: vLLM builds it before the language model)
-    for i, kind in enumerate(g.layer_kinds):
-        moe = g.moe_layers[i] if i < len(g.moe_layers) else False
-        linears, experts = _layer(layer_geometry(g, i), q, tp, i, kind, moe)
-        first, after = linears, []
-        if g.model_type == "step3_text":    # (its MoE block built before its shared expert)
-            first = [x for x in linears if ".self_attn." in x[0]]
-            after = [x for x in linears if x not in first]
-        if refused := (_linears_refusal(i, q, first) or _experts_refusal(g, i, tp, q, experts)
-                       or _linears_refusal(i, q, after)):
-            return refused
-        if g.vision_experts is not None and q.family != "gptq" and (
-                vl := ernie45_vl_quant.int_refusal(g, i, tp, moe, _quant_of(g, q))):
-            return i, *vl
-    return (-1, *tower) if tower else None
-
-
-def _linears_refusal(i: int, q: IntQuant, linears: list) -> tuple[int, str, str, int] | None:
-    for path, parts, k, full, mq in linears if q.family != "gptq" else ():
-        if why := (ct_quant.group_refusal(mq, k, path) if q.family == "ct" else
-                   awq_refusal(q, sum(parts), k, full)):
-            return i, path.rsplit(".", 1)[-1], why, mq.group_size
-    return None
-
-
-def _experts_refusal(g: ModelGeometry, i: int, tp: int, q: IntQuant,
-                     experts: IntQuant | None) -> tuple[int, str, str, int] | None:
-    """The refusal of layer `i`'s routed experts: compressed-tensors' of widths not whole
-    groups, MoeWNA16's under AWQ or GPTQ (text, and ERNIE-4.5-VL's vision ones, vLLM building
-    the text experts first)."""
-    if q.family == "ct":
-        if experts is not None and (why := ct_quant.experts_refusal(
-                experts, g.hidden_size, g.moe_intermediate_size // tp)):
-            return i, "experts", why, experts.group_size
-        return None
-    widths = [("experts", g.moe_intermediate_size)] if experts is not None else []
-    v = g.vision_experts
-    if v is not None and v.routed[i]:
-        widths.append(("vision_experts", v.width))
-    for module, width in widths:
-        if why := wna16_refusal(q, g.hidden_size, width // tp):
-            return i, module, why, q.group_size
-    return None
+def quant_of(g: ModelGeometry, q: IntQuant) -> ernie45_vl_quant.QuantOf:
+    """`module_quant` of `g` and `q`: how ERNIE-4.5-VL's vision experts are settled."""
+    return lambda path, experts: module_quant(g, q, path, experts)
 
 
 def check(g: ModelGeometry) -> None:
@@ -255,24 +200,6 @@ def check(g: ModelGeometry) -> None:
     compressed-tensors' experts (`kvcore.models.ct_groups`), before anything is sized: every
     module's settings worked out once, as vLLM builds them."""
     rank_bytes(g, 1, (None, True, True))
-
-
-def check_tp(g: ModelGeometry, tp: int) -> None:
-    """vLLM's refusal of an AWQ or compressed-tensors shard at `tp` (`refusal`), naming the
-    option."""
-    refused = refusal(g, tp)
-    if refused is not None and g.int_quant is not None:
-        layer, module, why, group = refused
-        label = {"awq": "AWQ", "gptq": "GPTQ"}.get(g.int_quant.family, "compressed-tensors")
-        where = f"layer {layer}'s {module}" if layer >= 0 else f"the vision tower's {module}"
-        if tp == 1:     # (the checkpoint's groups, not a TP size: Falcon-7B's 4,544-wide input)
-            raise InputError(f"{g.name}'s {label} groups of {group} do not divide the input "
-                             f"even on one rank ({where}), and vLLM refuses to build it: "
-                             f"\"{why}\"", path=g.source or None,
-                             field="quantization_config.group_size")
-        raise InputError(f"{g.name}'s {label} groups of {group} do not split "
-                         f"over it ({where}), and vLLM refuses to build it: "
-                         f"\"{why}\"; got {tp}", field="tensor_parallel_size")
 
 
 def unquantised_method(g: ModelGeometry) -> str | None:

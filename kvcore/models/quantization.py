@@ -61,12 +61,12 @@ def quant_method(quant: Any, source: str) -> str | None:
 def check_build(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
     """vLLM's refusals, once the model dtype and the TP size are known, of a quantised
     checkpoint it would not build: AWQ's and compressed-tensors' shards that are not whole
-    groups (`kvcore.models.int_quant_rank`), a ModelOpt config's dtype (naming ``dtype`` when
+    groups (`kvcore.models.int_quant_refusal`), a ModelOpt config's dtype (naming ``dtype`` when
     `dtype_given`) and its shards (`kvcore.models.modelopt_rank`)."""
     # (imported here: both read the geometry, whose module imports this one's readers)
-    from kvcore.models import int_quant_rank, modelopt_rank, tower_int_quant, tower_modelopt
+    from kvcore.models import int_quant_refusal, modelopt_rank, tower_int_quant, tower_modelopt
 
-    int_quant_rank.check_tp(g, tp)
+    int_quant_refusal.check_tp(g, tp)
     modelopt_rank.check_dtype(g, dtype_given)
     # (the tower first, as vLLM builds it, but MiniCPM-V's: `tower_int_quant.LLM_FIRST`)
     first = g.architecture not in tower_int_quant.LLM_FIRST
