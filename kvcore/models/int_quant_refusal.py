@@ -10,6 +10,7 @@ from kvcore.models.geometry import ModelGeometry
 from kvcore.models.int_quant import IntQuant, awq_refusal, wna16_refusal
 from kvcore.models.int_quant_rank import layer_linears, modelled, quant_of
 from kvcore.models.sparse_mla import layer_geometry
+from kvcore.models.text_paths import vllm_text_path
 
 
 def refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str, int] | None:
@@ -29,8 +30,8 @@ def refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str, int] | None:
         if g.model_type == "step3_text":    # (its MoE block built before its shared expert)
             first = [x for x in linears if ".self_attn." in x[0]]
             after = [x for x in linears if x not in first]
-        if refused := (_linears_refusal(i, q, first) or _experts_refusal(g, i, tp, q, experts)
-                       or _linears_refusal(i, q, after)):
+        if refused := (_linears_refusal(g, i, q, first) or _experts_refusal(g, i, tp, q, experts)
+                       or _linears_refusal(g, i, q, after)):
             return refused
         if g.vision_experts is not None and q.family != "gptq" and (
                 vl := ernie45_vl_quant.int_refusal(g, i, tp, moe, quant_of(g, q))):
@@ -38,9 +39,12 @@ def refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str, int] | None:
     return (-1, *tower) if tower else None
 
 
-def _linears_refusal(i: int, q: IntQuant, linears: list) -> tuple[int, str, str, int] | None:
+def _linears_refusal(g: ModelGeometry, i: int, q: IntQuant,
+                     linears: list) -> tuple[int, str, str, int] | None:
     for path, parts, k, full, mq in linears if q.family != "gptq" else ():
-        if why := (ct_quant.group_refusal(mq, k, path) if q.family == "ct" else
+        # (compressed-tensors' words name the linear by its path in the multimodal class)
+        if why := (ct_quant.group_refusal(mq, k, vllm_text_path(g.architecture, path))
+                   if q.family == "ct" else
                    awq_refusal(q, sum(parts), k, full)):
             return i, path.rsplit(".", 1)[-1], why, mq.group_size
     return None
