@@ -89,7 +89,7 @@ CASES = [
       "one under its visual tokenizer")),
     # 112:945: Step3's text_config.share_q_dim null reached the fp8 scales' sum (TypeError)
     (WC + "quant_step3/tiny-step3-gptq.config.json",
-     at("text_config", "share_q_dim", value=None), "share_q_dim",
+     at("text_config", "share_q_dim", value=None), "text_config.share_q_dim",
      "missing 'share_q_dim', needed to size the KV cache (model_type 'step3_text')"),
 ]
 

@@ -97,6 +97,7 @@ from kvcore.models.quant_fields import quant_fields
 from kvcore.models.qwen3_5 import GDN_TYPES, ssm_dtype, text_model_type
 from kvcore.models.qwen3_next import gdn_state
 from kvcore.models.text_config import model_name, text_config, text_model
+from kvcore.models.text_key_paths import named_by_path
 from kvcore.models.unsupported import refusal
 from kvcore.models.vision_towers import vision_tower
 from kvcore.models.zamba2 import ZAMBA2, as_built
@@ -115,6 +116,7 @@ def load_hf_config(path: str | Path) -> dict[str, Any]:
     return data
 
 
+@named_by_path      # (a wrapper's text keys by their path: text_config.num_key_value_heads)
 def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> ModelGeometry:
     """The geometry of a Hugging Face config dict (``source`` names it in error messages)."""
     params_json_refusal(cfg, source)    # (a Mistral-format checkpoint's: not read)

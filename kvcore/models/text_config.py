@@ -12,14 +12,15 @@ from typing import Any
 from kvcore.errors import InputError, clipped
 from kvcore.models.alpamayo import vlm_unwrapped
 from kvcore.models.config_aliases import canonical
-from kvcore.models.deepseek_vl2 import language_as_text
+from kvcore.models.deepseek_vl2 import LANGUAGE_CONFIG_ARCHS, language_as_text
 from kvcore.models.dtypes import dtype_names, wrapper_dtype
 from kvcore.models.interns1_pro import as_built
 from kvcore.models.internvl_chat import awq_patched
 from kvcore.models.midashenglm import qwen2_text
 from kvcore.models.molmo import MOLMO, molmo_text
+from kvcore.models.qwen3_asr import ARCH as QWEN3_ASR
 from kvcore.models.qwen3_asr import asr_thinker
-from kvcore.models.qwen_omni import thinker
+from kvcore.models.qwen_omni import OMNI, thinker
 from kvcore.models.ultravox import hub_ids_refusal
 from kvcore.models.wrapper_tie import TEXT_TIED, flat_tie, tie_flags, wrapper_tie
 
@@ -31,6 +32,7 @@ def text_model(cfg: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[s
     the wrapper's too (its own were skipped for its text config's; transformers cannot load
     it); the head of a class that always ties it tied (`kvcore.models.wrapper_tie.TEXT_TIED`);
     a tie_word_embeddings of the wrong type refused wherever it is (`tie_flags`)."""
+    where = text_path(cfg)
     tie_flags(cfg, source)
     hub_ids_refusal(cfg, source)        # (Ultravox's text model named, not given)
     cfg = asr_thinker(thinker(cfg, source), source)     # (the omni models', Qwen3-ASR's)
@@ -40,16 +42,38 @@ def text_model(cfg: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[s
     c = canonical(text_config(cfg, source), source)
     if c.get("model_type") == MOLMO:    # (its fused MLP width, padded vocabulary, ...)
         c = molmo_text(c, source)
-    for given in (cfg, c):
+    for given, at in ((cfg, ""), (c, f"{where[0]}." if where and c is not cfg else "")):
         if not isinstance(given.get("model_type", ""), str):
             raise InputError(f"must be a string, got {clipped(given['model_type'])}",
-                             path=source or None, field="model_type")
-        dtype_names(given, source)
+                             path=source or None, field=f"{at}model_type")
+        try:
+            dtype_names(given, source)
+        except InputError as err:   # (the text config's own, named by its path)
+            if not (at and err.field):
+                raise
+            raise InputError(err.message, path=err.path, field=at + err.field) from None
     if c.get("model_type") in TEXT_TIED:    # (Cohere's: the logits read the embedding)
         c = {**c, "tie_word_embeddings": True}
     if c is cfg:            # (PaddleOCR-VL's flat config.json: tied whatever its flag)
         c = flat_tie(c)
     return cfg, c
+
+
+def text_path(cfg: dict[str, Any]) -> tuple[str, dict[str, Any], set[str]] | None:
+    """Where the text config is written (its path, its keys as written, the keys of the
+    configs around it), None for a config that is its own text config."""
+    archs = cfg.get("architectures")
+    arch = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else ""
+    thinker = cfg.get("thinker_config")
+    if (arch in OMNI or arch == QWEN3_ASR) and isinstance(thinker, dict):
+        text = thinker.get("text_config")
+        return ("thinker_config.text_config", text, {*cfg, *thinker}) \
+            if isinstance(text, dict) else None
+    for key in ("language_config",) if arch in LANGUAGE_CONFIG_ARCHS else (
+            "text_config" if "text_config" in cfg else "llm_config",):
+        if isinstance(cfg.get(key), dict):
+            return key, cfg[key], set(cfg)
+    return None
 
 
 def text_config(cfg: dict[str, Any], source: str = "") -> dict[str, Any]:
