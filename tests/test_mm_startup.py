@@ -113,3 +113,28 @@ def test_replay_names_the_config_line_that_set_the_budget(tmp_path: Path) -> Non
                                  "vLLM refuses to start: Chunked MM input disabled but "
                                  "max_tokens_per_mm_item (256) is larger than "
                                  "max_num_batched_tokens (128).")
+
+
+@pytest.mark.parametrize("command", [["config", "gemma-3-27b"],
+                                     ["replay", str(TRACE), "--model", "gemma-3-27b"],
+                                     ["cluster", str(TRACE), "--model", "gemma-3-27b",
+                                      "--replicas", "2"]],
+                         ids=["config", "replay", "cluster"])
+def test_the_item_budget_is_refused_before_the_memory(command: list[str]) -> None:
+    """vLLM's LLMEngine / AsyncLLM build the input processor (its `MultiModalBudget`, which
+    raises) before the engine core builds the model and profiles the memory: on 10 GiB (Gemma 3
+    27B's 50 GiB of weights do not fit) the item's refusal, not the memory's (kvcli said 'no
+    memory left for the KV cache'); the scheduler's own refusal still comes first, as vLLM's
+    config meets it before either; text-only, no item check, the memory's."""
+    res = CliRunner().invoke(app, [*command, "--max-num-batched-tokens", "255",
+                                   "--gpu-memory-gib", "10"])
+    assert res.exit_code == 2 and res.stderr == REFUSAL
+    res = CliRunner().invoke(app, [*command, "--max-num-batched-tokens", "255",
+                                   "--gpu-memory-gib", "10", "--no-enable-chunked-prefill"])
+    assert res.exit_code == 2 and res.stderr == (
+        "error: option --max-num-batched-tokens: 255 is below max_model_len 131072 with chunked "
+        "prefill off: vLLM refuses this at start-up (a prompt must fit one step)\n")
+    res = CliRunner().invoke(app, [*command, "--max-num-batched-tokens", "255",
+                                   "--gpu-memory-gib", "10", "--language-model-only"])
+    assert res.exit_code == 2 and res.stderr.startswith(
+        "error: option --gpu-memory-gib: no memory left for the KV cache: 10 GiB x 0.92")

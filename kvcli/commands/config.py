@@ -138,7 +138,13 @@ def register(app: typer.Typer) -> None:
                     pad_pages=pad_pages, enable_prefix_caching=enable_prefix_caching,
                     prefix_match_unit=prefix_match_unit,
                     pipeline_parallel_size=pipeline_parallel_size, draft=draft,
-                    num_speculative_tokens=spec_k, mm=mm)
+                    num_speculative_tokens=spec_k, mm=mm, startup_check=started)
+
+            def started(g: Any, model_len: int) -> None:
+                # (vLLM's scheduler limits, then its input processor's item budget: both before
+                # the model is built and the memory profiled)
+                budget = serve_limits(max_model_len=max_model_len or model_len, **serving)
+                check_atomic_item(g.mm_atomic_items, mm, budget.max_num_batched_tokens)
 
             # the scheduler options' own checks first, in the replay's words (the sizing
             # layer's differ); the budget is the given one or the default here

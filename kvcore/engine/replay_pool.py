@@ -28,6 +28,8 @@ from kvcore.specs import FullAttentionSpec, KVCacheGroupSpec, KVCacheSpec, Mamba
 from kvcore.traces import Trace
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from kvcore.sizing.result import SizingResult
 
 
@@ -91,7 +93,7 @@ def sized(cfg: ReplayOptions, trace: Trace
         given_block = ("block_size" in (cfg.given or ()) or "block_size" in trace.config_keys
                        or cfg.block_size != DEFAULT_BLOCK_SIZE)
         res = _resolve_model(cfg, caching=cfg.enable_prefix_caching if set_by_user else None,
-                             given_block=given_block)
+                             given_block=given_block, trace=trace)
         geometry = res.geometry
         if res.enable_prefix_caching != cfg.enable_prefix_caching:
             # (not set: vLLM's default for the model, off for an attention-free one)
@@ -139,10 +141,12 @@ def sized(cfg: ReplayOptions, trace: Trace
 
 
 def _resolve_model(cfg: ReplayOptions, geometry: ModelGeometry | None = None,
-                   caching: bool | None = None, given_block: bool = True) -> SizingResult:
+                   caching: bool | None = None, given_block: bool = True,
+                   trace: Trace | None = None) -> SizingResult:
     """The sizing layer's answer for the options' model (``geometry``: the model as read
     already, not read again), with prefix caching ``caching`` (None: vLLM's default for the
-    model); ``given_block``: whether the block size was set (else sized as vLLM's default)."""
+    model); ``given_block``: whether the block size was set (else sized as vLLM's default);
+    with ``trace``, an engine's start-up refusals met first (`_startup_check`)."""
     from kvcore.sizing.resolve import resolve_kv_cache_config
 
     num_blocks = cfg.num_blocks
@@ -163,7 +167,8 @@ def _resolve_model(cfg: ReplayOptions, geometry: ModelGeometry | None = None,
             pipeline_parallel_size=cfg.pipeline_parallel_size,
             draft=spec_draft(cfg), num_speculative_tokens=cfg.num_speculative_tokens,
             mm=mm_options(cfg.limit_mm_per_prompt, cfg.language_model_only,
-                          cfg.mm_encoder_tp_mode))
+                          cfg.mm_encoder_tp_mode),
+            startup_check=_startup_check(cfg, trace) if trace is not None else None)
     except InputError as err:
         # the sizing layer spells vLLM's name; the replay's option (and a sweep's key) is `tp`
         if err.field == "tensor_parallel_size" and err.path is None:
@@ -221,3 +226,22 @@ def check_startup(groups: list[KVCacheGroupSpec], cfg: ReplayOptions, num_blocks
     message = startup_shortfall(groups, cfg, num_blocks)
     if message is not None:
         raise refusal(cfg, trace, "num_blocks", message)
+
+
+def _startup_check(cfg: ReplayOptions, trace: Trace) -> Callable[[ModelGeometry, int], None]:
+    """vLLM's engine start-up refusals before its model is built and its memory profiled: the
+    scheduler's limits, then the input processor's multimodal item budget (an item prefilled
+    whole that does not fit a step), on the model's length where none is given."""
+    from kvcore.engine import sched_limits
+
+    def check(g: ModelGeometry, model_len: int) -> None:
+        if cfg.mode != "engine":
+            return
+        limited = sched_limits.apply(dataclasses.replace(
+            cfg, max_model_len=cfg.max_model_len or model_len), trace)
+        if limited.max_num_batched_tokens is not None:
+            check_atomic_item(g.mm_atomic_items, mm_options(
+                cfg.limit_mm_per_prompt, cfg.language_model_only, cfg.mm_encoder_tp_mode),
+                limited.max_num_batched_tokens)
+    return check
+

@@ -9,6 +9,7 @@ explicit flags ``layers``/``kv_heads``/``head_dim`` (+ ``sliding_window``/``slid
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from kvcore.errors import InputError
@@ -65,6 +66,7 @@ def resolve_kv_cache_config(
     prefix_match_unit: int | None = None, pipeline_parallel_size: int = 1,
     draft: tuple[str | None, str] | None = None, num_speculative_tokens: int = 0,
     mm: MMOptions | None = None,
+    startup_check: Callable[[ModelGeometry, int], None] | None = None,
 ) -> SizingResult:
     """Size the KV cache of a model on one GPU (per tensor-parallel worker).
 
@@ -79,6 +81,9 @@ def resolve_kv_cache_config(
     (`kvcore.models.drafts`). ``num_speculative_tokens``: K (0: none), for Mamba specs' blocks.
     ``block_size``: --block-size, None when not given (vLLM's default, which it raises for
     some backends where an explicit size stays or is refused: `layer_specs`).
+    ``startup_check(geometry, max_model_len)``: the caller's start-up refusals, met before
+    anything is built or sized from memory, as vLLM meets them (its scheduler's limits, its
+    input processor's multimodal item budget); the length before a draft lowers it.
     """
     g = load_geometry(model, model_config=model_config, geometry=geometry, layers=layers,
                       kv_heads=kv_heads, head_dim=head_dim, dtype=dtype,
@@ -115,6 +120,8 @@ def resolve_kv_cache_config(
     # (`load_spec_draft` refuses what kvcli does not size and what vLLM refuses to start with)
     spec_draft = None if draft is None else load_spec_draft(draft[0], draft[1], g,
                                                             num_speculative_tokens or 1)
+    if startup_check is not None:
+        startup_check(g, mml)
     mml, limit = limit_to_draft(spec_draft, mml)
     ctx = SizingContext(max_model_len=mml, max_num_batched_tokens=max_num_batched_tokens,
                         max_concurrent_batches=max_concurrent_batches,
