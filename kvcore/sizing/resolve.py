@@ -37,7 +37,6 @@ from kvcore.sizing.config import (
 from kvcore.sizing.draft_len import limit_to_draft, longest_accepted
 from kvcore.sizing.grouping import PageSizeError, UnifyError, get_kv_cache_groups
 from kvcore.sizing.model_source import load_geometry, normalize_dtype
-from kvcore.sizing.option_ranges import check_counts, check_memory_options
 from kvcore.sizing.option_ranges import check_counts, check_memory_options, check_positive_int
 from kvcore.sizing.packing import block_outermost
 from kvcore.sizing.pipeline import PipelineStage, pipeline_stages
