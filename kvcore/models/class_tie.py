@@ -1,0 +1,35 @@
+"""Whether vLLM 0.33's text class ties its LM head to its embedding whatever
+``tie_word_embeddings`` says, by the class a config.json's ``architectures`` names (the class
+vLLM builds). Found by tests/data/size_fuzz (a flipped flag sized as the flag says); read from
+each class's source: a class that builds a ``ParallelLMHead`` and never calls ``tie_weights``
+keeps an lm_head of its own, one that computes its logits from ``embed_tokens`` has none."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# never tied: an lm_head of their own, the flag unread (deepseek_v2.py:1918, olmoe.py:372,
+# phimoe.py:551, glm4_moe_lite.py:583, afmoe.py:513, minimax_m2.py:450, ...)
+NEVER_TIED = frozenset({
+    "AfmoeForCausalLM", "AliceAIForCausalLM", "AXK1ForCausalLM", "BailingMoeV2_5ForCausalLM",
+    "BailingMoeV3ForCausalLM", "DeepseekForCausalLM", "DeepseekV2ForCausalLM",
+    "DeepseekV3ForCausalLM", "DoryForCausalLM", "GPTJForCausalLM", "Glm4MoeForCausalLM",
+    "Glm4MoeLiteForCausalLM", "GlmMoeDsaForCausalLM", "GptOssForCausalLM", "JambaForCausalLM",
+    "K2HorizonForCausalLM", "LongcatFlashForCausalLM", "LongcatFlashNgramForCausalLM",
+    "MiMoV2FlashForCausalLM", "MiMoV2ForCausalLM", "MiniMaxM2ForCausalLM",
+    "MistralLarge3ForCausalLM", "MuseGlimmerForCausalLM", "NemotronHForCausalLM",
+    "NemotronHPuzzleForCausalLM", "OlmoeForCausalLM", "PhiMoEForCausalLM",
+    "Qwen3NextForCausalLM", "Step3TextForCausalLM", "Step3p5ForCausalLM"})
+# always tied: lm_head.tie_weights unconditionally (lfm2.py:599, zamba2.py:934) or logits read
+# from the embedding, no lm_head (gemma2.py's Gemma2ForCausalLM, gemma3n.py's)
+ALWAYS_TIED = frozenset({"Gemma2ForCausalLM", "Gemma3nForCausalLM", "Lfm2ForCausalLM",
+                         "Lfm2MoeForCausalLM", "Zamba2ForCausalLM"})
+
+
+def class_tie(cfg: dict[str, Any], text: dict[str, Any]) -> dict[str, Any]:
+    """The text config with the flag its class builds by (`text` unchanged elsewhere)."""
+    archs = cfg.get("architectures")
+    arch = archs[0] if isinstance(archs, list) and archs else None
+    if arch in NEVER_TIED or arch in ALWAYS_TIED:
+        return {**text, "tie_word_embeddings": arch in ALWAYS_TIED}
+    return text
