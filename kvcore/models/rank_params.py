@@ -21,6 +21,17 @@ from kvcore.models.qwen3_5 import GDN_TYPES
 # MoE blocks gating their shared expert (a replicated hidden x 1 linear): qwen2_moe.py,
 # qwen3_next.py, qwen3_5.py
 SHARED_GATE_TYPES = (*GDN_TYPES, "qwen2_moe")
+# Model types whose o_proj (row-parallel: its bias whole on every rank) is biased where
+# ``attention_bias`` is: llama.py's bias_o_proj (Mistral's, Phi-3's, ERNIE-4.5's, InternLM3's
+# classes are its), gemma2/3/3n/4.py, granite.py, granitemoehybrid.py, exaone4.py,
+# exaone_moe.py, hyperclovax.py, nemotron.py, apertus.py, laguna.py, llama4.py, and
+# transformers' SmolLM3 (Transformers backend); Qwen2's QKV bias leaves o_proj unbiased.
+# gpt-oss's o_proj is always biased. Found by tests/data/size_fuzz (attention_bias drawn true)
+O_BIAS_TYPES = frozenset({
+    "llama", "mistral", "ministral3", "phi3", "ernie4_5", "gemma2", "gemma3", "gemma3_text",
+    "gemma3n", "gemma3n_text", "gemma4", "gemma4_text", "granite", "granite_swa",
+    "granitemoehybrid", "exaone4", "exaone_moe", "hyperclovax", "nemotron", "apertus", "laguna",
+    "llama4_text", "smollm3", "gpt_oss"})
 
 # Model types whose MoE router is float32 whatever the model dtype, with a float32
 # e_score_correction_bias (one a routed expert): GLM-4.5's Glm4MoE builds its GateLinear with
@@ -102,7 +113,7 @@ def attention(g: ModelGeometry, tp: int, led: Ledger) -> None:
     # (Qwen3-Next's output gate: the QKV projection's second query-sized output)
     led.layer += h * (q * (2 if g.attention_output_gate else 1) + 2 * kv) + q * h
     if g.attention_bias:
-        led.model += q + 2 * kv + (h if g.model_type == "gpt_oss" else 0)
+        led.model += q + 2 * kv + (h if g.model_type in O_BIAS_TYPES else 0)
     if g.model_type == "gpt_oss":
         led.model += g.num_attention_heads // tp  # sinks: one learned logit per head, no KV
     if g.qk_norm:
