@@ -253,6 +253,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         moe_intermediate_size=moe_inter if num_experts else 0, moe_layers=moe_layers,
         # (the census's qwen2-moe-sparse case counts Qwen2-MoE's)
         attention_bias=bool(get("attention_bias", False)) or model_type in QKV_BIAS_TYPES,
+        mlp_bias=get("mlp_bias", False) is True,
         qk_norm=(model_type in GDN_TYPES or model_type in QK_NORM_TYPES
                  or model_type in USE_QK_NORM_TYPES and bool(get("use_qk_norm", False))),
         router_score_bias=get("topk_method") == "noaux_tc",

@@ -87,8 +87,12 @@ def model_mamba_spec(g: ModelGeometry, *, block_size: int, kv_heads: int, kv_dty
     gdn = (g.mamba.version == "gdn" and mamba_cache_mode == "align"
            and gdn_prefill_checkpoint)
     padded = None
-    # (Zamba2's caches are its shared blocks' uses, whatever its layers' kinds)
-    if any(kind not in NO_KV_KINDS for kind in g.layer_kinds) or (g.zamba and g.zamba.uses):
+    # (vLLM aligns by the class, hybrid whatever its layers: a Qwen3-Next, Jamba or Nemotron-H
+    # cut to Mamba layers alone raises its block as if it had attention, tests/data/size_fuzz;
+    # the Mamba-only classes are attention-free. Zamba2's caches are its shared blocks' uses)
+    from kvcore.models.mamba_only import MAMBA_ONLY_TYPES   # (it imports geometry, as we)
+
+    if g.model_type not in MAMBA_ONLY_TYPES or (g.zamba and g.zamba.uses):
         per_token = 2 * kv_heads * g.head_dim * DTYPE_BYTES[kv_dtype]
         block_size = hybrid_block_size(per_token, page, block_size,
                                        FLASHINFER_GDN_CHECKPOINT_ALIGNMENT if gdn else 1)

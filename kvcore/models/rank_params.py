@@ -32,6 +32,17 @@ O_BIAS_TYPES = frozenset({
     "gemma3n", "gemma3n_text", "gemma4", "gemma4_text", "granite", "granite_swa",
     "granitemoehybrid", "exaone4", "exaone_moe", "hyperclovax", "nemotron", "apertus", "laguna",
     "llama4_text", "smollm3", "gpt_oss"})
+# Model types whose gated dense MLP is biased where ``mlp_bias`` is (llama.py:305 and its kin,
+# granite.py, exaone4.py, solar.py): gate_up's bias split over the ranks, down_proj's whole
+MLP_BIAS_TYPES = frozenset({"llama", "mistral", "ministral3", "ernie4_5", "granite",
+                            "exaone4", "solar"})
+
+
+def dense_mlp(g: ModelGeometry, tp: int, led: Ledger) -> None:
+    """A gated dense MLP (gate_up and down projections) and its biases where it has them."""
+    led.layer += 3 * g.hidden_size * g.intermediate_size // tp
+    if g.mlp_bias and g.model_type in MLP_BIAS_TYPES:
+        led.model += 2 * g.intermediate_size // tp + g.hidden_size
 
 # Model types whose MoE router is float32 whatever the model dtype, with a float32
 # e_score_correction_bias (one a routed expert): GLM-4.5's Glm4MoE builds its GateLinear with

@@ -186,7 +186,7 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
         if moe:
             rp.moe(g, tp, shared, led)
         elif g.intermediate_size:
-            led.layer += 3 * g.hidden_size * g.intermediate_size // tp
+            rp.dense_mlp(g, tp, led)
         if g.vision_experts is not None:    # (ERNIE-4.5-VL's second expert set)
             vision_experts_layer(g.vision_experts, g.hidden_size, g.intermediate_size, shared,
                                  moe, i, tp, led)
