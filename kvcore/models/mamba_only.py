@@ -90,6 +90,10 @@ def read_mamba_only(c: dict[str, Any], model_type: str, *, name: str, source: st
         mamba = MambaGeometry("mamba2", d_inner, dim("state_size"), dim("conv_kernel"),
                               n_heads=heads, d_head=head_dim, n_groups=dim("n_groups"))
     else:
+        # (vLLM's MambaMixer is intermediate_size wide: transformers' MambaConfig computes it
+        # from expand, then a config.json's own key overrides it; tests/data/size_fuzz)
+        if c.get("intermediate_size") is not None:
+            d_inner = dim("intermediate_size")
         rank = c.get("time_step_rank", "auto")
         mamba = MambaGeometry("mamba1", d_inner, dim("state_size"), dim("conv_kernel"),
                               dt_rank=-(-hidden // 16) if rank in ("auto", None)
