@@ -20,6 +20,7 @@ from kvcore.models.eagle_draft import draft_layer_specs
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.mamba_only import prefix_caching
 from kvcore.models.mm_serving import apply_mm
+from kvcore.models.moe_required import refuse_moe_free
 from kvcore.models.quantization import auto_kv_dtype
 from kvcore.models.sparse_mla import DS_MLA, stored_kv_dtype
 from kvcore.models.weights import estimate_weights_bytes
@@ -100,6 +101,7 @@ def resolve_kv_cache_config(
                  tensor_parallel_size=tensor_parallel_size,
                  pipeline_parallel_size=pipeline_parallel_size,
                  max_concurrent_batches=max_concurrent_batches)
+    refuse_moe_free(g)      # (a MoE class whose dense-layer keys cover every layer)
     refuse_tp(g, tensor_parallel_size, dtype is not None and layers is None)
     if block_outermost(g) and pipeline_parallel_size > 1:   # (stages of a packed pool)
         raise InputError(f"{pipeline_parallel_size}: kvcli does not size DeepSeek-V4 over "
