@@ -52,6 +52,7 @@ class MambaGeometry:
     # (NemotronHForCausalLMConfig, unless the config's mamba_ssm_cache_dtype says otherwise)
     ssm_dtype: str | None = None
     conv_bias: bool = False     # LFM2's short convolution's ``conv_bias`` (its projections' too)
+    gated_norm: bool = True     # the Mamba2 mixer's gated RMSNorm (Falcon-H1's mamba_rms_norm)
 
 
 @dataclass(frozen=True, slots=True)

@@ -256,7 +256,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         mlp_bias=get("mlp_bias", False) is True,
         qk_norm=(model_type in GDN_TYPES or model_type in QK_NORM_TYPES
                  or model_type in USE_QK_NORM_TYPES and bool(get("use_qk_norm", False))),
-        router_score_bias=get("topk_method") == "noaux_tc",
+        router_score_bias=get("topk_method") == "noaux_tc" or get("use_routing_bias") is True,
         mtp_layers=(get_int(MTP_KEYS.get(model_type, "num_nextn_predict_layers"),
                             MTP_MODULES[model_type]) or 0 if model_type in MTP_MODULES else 0),
         vision_params=vision.total, vision_whole=vision.whole, vision_heads=vision.heads,

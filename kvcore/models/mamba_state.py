@@ -44,8 +44,11 @@ def mamba_state(c: dict[str, Any], model_type: str, hidden: int, get, get_dim,
         d_ssm = c["mamba_d_ssm"] if "mamba_d_ssm" in c else get("mamba_d_ssm")
         d_inner = (get_dim("mamba_d_ssm") if d_ssm is not None
                    else _expanded(get("mamba_expand", 2), hidden, source))
+    # (Falcon-H1's mixer norms its gated output only where mamba_rms_norm: its class's default
+    # false, the published checkpoints' true; falcon_h1.py:133; tests/data/size_fuzz)
     return MambaGeometry("mamba2", d_inner, d_state, d_conv, n_heads=n_heads,
-                         d_head=d_head, n_groups=get_dim("mamba_n_groups", 1))
+                         d_head=d_head, n_groups=get_dim("mamba_n_groups", 1),
+                         gated_norm=model_type != "falcon_h1" or get("mamba_rms_norm") is True)
 
 
 def _expanded(expand: Any, hidden: int, source: str) -> int:

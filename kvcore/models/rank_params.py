@@ -25,13 +25,17 @@ SHARED_GATE_TYPES = (*GDN_TYPES, "qwen2_moe")
 # ``attention_bias`` is: llama.py's bias_o_proj (Mistral's, Phi-3's, ERNIE-4.5's, InternLM3's
 # classes are its), gemma2/3/3n/4.py, granite.py, granitemoehybrid.py, exaone4.py,
 # exaone_moe.py, hyperclovax.py, nemotron.py, apertus.py, laguna.py, llama4.py, and
-# transformers' SmolLM3 (Transformers backend); Qwen2's QKV bias leaves o_proj unbiased.
-# gpt-oss's o_proj is always biased. Found by tests/data/size_fuzz (attention_bias drawn true)
+# transformers' SmolLM3, HunYuan, OLMo 2 / 3, FlexOLMo (Transformers backend); Qwen2's QKV
+# bias leaves o_proj unbiased. gpt-oss's o_proj is always biased. Found by tests/data/size_fuzz
+# (attention_bias drawn true)
 O_BIAS_TYPES = frozenset({
     "llama", "mistral", "ministral3", "phi3", "ernie4_5", "gemma2", "gemma3", "gemma3_text",
     "gemma3n", "gemma3n_text", "gemma4", "gemma4_text", "granite", "granite_swa",
     "granitemoehybrid", "exaone4", "exaone_moe", "hyperclovax", "nemotron", "apertus", "laguna",
-    "llama4_text", "smollm3", "gpt_oss"})
+    "llama4_text", "smollm3", "gpt_oss", "hunyuan_v1_dense", "hunyuan_v1_moe", "olmo2", "olmo3",
+    "flex_olmo"})
+# Model types whose attention is unbiased whatever ``attention_bias`` says (falcon_h1.py:261-268)
+UNBIASED_ATTENTION_TYPES = frozenset({"falcon_h1"})
 # Model types whose gated dense MLP is biased where ``mlp_bias`` is (llama.py:305 and its kin,
 # granite.py, exaone4.py, solar.py): gate_up's bias split over the ranks, down_proj's whole
 MLP_BIAS_TYPES = frozenset({"llama", "mistral", "ministral3", "ernie4_5", "granite",
@@ -49,7 +53,16 @@ def dense_mlp(g: ModelGeometry, tp: int, led: Ledger) -> None:
 # params_dtype float32 (glm4_moe.py:141-150); GLM-4.5-Air's 45 routers are 94,394,880 B
 # (GLM-4.7-Flash's Glm4MoeLite and GLM-4.5V's text model, built as Glm4MoeForCausalLM: Glm4MoE's;
 # ERNIE-4.5's and ERNIE-4.5-VL's text experts': ernie45_moe.py, ernie45_vl_moe.py)
-FP32_ROUTERS = ("glm4_moe", "glm4_moe_lite", "glm4v_moe_text", "ernie4_5_moe", "ernie4_5_moe_vl")
+FP32_ROUTERS = ("glm4_moe", "glm4_moe_lite", "glm4v_moe_text", "ernie4_5_moe", "ernie4_5_moe_vl",
+                "minimax_m2")
+# (of those, MiniMax-M2's score bias is there only where use_routing_bias: minimax_m2.py:85)
+BIAS_WHERE_ASKED = ("minimax_m2",)
+# Model types whose q/k norms span all of a rank's query and KV heads, one weight a channel
+# (Command R+'s LayerNorms; MiniMax-M2's MiniMaxText01RMSNormTP, minimax_m2.py:215-231)
+WIDE_QK_NORM_TYPES = ("cohere", "minimax_m2")
+# ... and whole on every rank: transformers' OLMo 2 / 3 and FlexOLMo on vLLM's Transformers
+# backend, which splits the projections, not the norms (modeling_olmo3.py:161-162)
+WHOLE_QK_NORM_TYPES = ("olmo2", "olmo3", "flex_olmo")
 # vLLM's ParallelLMHead and VocabParallelEmbedding pad the vocabulary to a multiple of 64
 # (vocab_parallel_embedding.py DEFAULT_VOCAB_PADDING_SIZE), then split the rows by TP
 VOCAB_PAD = 64
@@ -123,13 +136,16 @@ def attention(g: ModelGeometry, tp: int, led: Ledger) -> None:
     kv = on_rank(g.num_kv_heads, tp) * g.head_dim
     # (Qwen3-Next's output gate: the QKV projection's second query-sized output)
     led.layer += h * (q * (2 if g.attention_output_gate else 1) + 2 * kv) + q * h
-    if g.attention_bias:
+    if g.attention_bias and g.model_type not in UNBIASED_ATTENTION_TYPES:
         led.model += q + 2 * kv + (h if g.model_type in O_BIAS_TYPES else 0)
     if g.model_type == "gpt_oss":
         led.model += g.num_attention_heads // tp  # sinks: one learned logit per head, no KV
     if g.qk_norm:
         # (Command R+'s LayerNorms hold a weight a head: the rank's query and KV heads)
-        led.model += q + kv if g.model_type == "cohere" else g.qk_norm_width or 2 * g.head_dim
+        whole = (g.num_attention_heads + g.num_kv_heads) * g.head_dim
+        led.model += (q + kv if g.model_type in WIDE_QK_NORM_TYPES
+                      else whole if g.model_type in WHOLE_QK_NORM_TYPES
+                      else g.qk_norm_width or 2 * g.head_dim)
 
 
 def mamba(g: ModelGeometry, tp: int, led: Ledger) -> None:
@@ -170,7 +186,7 @@ def mamba(g: ModelGeometry, tp: int, led: Ledger) -> None:
     conv = di + 2 * on_rank(m.n_groups, tp) * m.d_state
     # in_proj (x, z, B, C, dt), conv (+ bias), A (float32), D, dt bias, the gated norm, out
     led.layer += h * (di + conv + nh) + di * h
-    led.model += conv * m.d_conv + conv + 2 * nh + di   # (the conv: never fp8)
+    led.model += conv * m.d_conv + conv + 2 * nh + (di if m.gated_norm else 0)  # (conv: not fp8)
     led.fp32 += nh
 
 
@@ -197,7 +213,8 @@ def moe(g: ModelGeometry, tp: int, shared: int, led: Ledger) -> None:
         led.fp32 += router
     else:
         led.model += router
-    if g.model_type in FP32_ROUTERS or g.router_score_bias:
+    if g.model_type in FP32_ROUTERS and g.model_type not in BIAS_WHERE_ASKED \
+            or g.router_score_bias:
         led.fp32 += e   # e_score_correction_bias
     inter = g.moe_intermediate_size // tp
     if g.quantization == "mxfp4":
