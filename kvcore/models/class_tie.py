@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvcore.errors import InputError
+
 # never tied: an lm_head of their own, the flag unread (deepseek_v2.py:1918, olmoe.py:372,
 # phimoe.py:551, glm4_moe_lite.py:583, afmoe.py:513, minimax_m2.py:450, ...)
 NEVER_TIED = frozenset({
@@ -26,10 +28,15 @@ ALWAYS_TIED = frozenset({"Gemma2ForCausalLM", "Gemma3nForCausalLM", "Lfm2ForCaus
                          "Lfm2MoeForCausalLM", "Zamba2ForCausalLM"})
 
 
-def class_tie(cfg: dict[str, Any], text: dict[str, Any]) -> dict[str, Any]:
-    """The text config with the flag its class builds by (`text` unchanged elsewhere)."""
+def class_tie(cfg: dict[str, Any], text: dict[str, Any], source: str) -> dict[str, Any]:
+    """The text config with the flag its class builds by (`text` unchanged elsewhere); DBRX's
+    tied head refused as transformers' DbrxConfig refuses it (its validate_architecture)."""
     archs = cfg.get("architectures")
     arch = archs[0] if isinstance(archs, list) and archs else None
+    if text.get("model_type") == "dbrx" and text.get("tie_word_embeddings") is True:
+        raise InputError("tie_word_embeddings is not supported for DBRX models (transformers' "
+                         "DbrxConfig refuses it, so vLLM cannot load the model)",
+                         path=source or None, field="tie_word_embeddings")
     if arch in NEVER_TIED or arch in ALWAYS_TIED:
         return {**text, "tie_word_embeddings": arch in ALWAYS_TIED}
     return text

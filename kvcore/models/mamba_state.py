@@ -37,6 +37,14 @@ def mamba_state(c: dict[str, Any], model_type: str, hidden: int, get, get_dim,
     n_heads = get_dim("mamba_n_heads", required=True)
     d_head = get_dim("mamba_d_head", required=True)
     d_inner = n_heads * d_head
+    if model_type == "granitemoehybrid" and get("mamba_expand", 2) * hidden != d_inner:
+        # (transformers' GraniteMoeHybridConfig.validate_architecture: the config does not load;
+        # a hidden size drawn apart from the Mamba heads, tests/data/size_fuzz)
+        raise InputError(f"mamba_n_heads x mamba_d_head ({d_inner}) must equal mamba_expand x "
+                         f"hidden_size ({get('mamba_expand', 2) * hidden}), as transformers' "
+                         "GraniteMoeHybridConfig requires: 'The dimensions for the Mamba head "
+                         "state do not match the model intermediate_size'", path=source or None,
+                         field="mamba_n_heads")
     if model_type == "falcon_h1":
         # FalconH1ForCausalLM.get_mamba_state_shape_from_config: mamba_d_ssm, else
         # int(mamba_expand x hidden_size)

@@ -37,8 +37,9 @@ O_BIAS_TYPES = frozenset({
 # Model types whose attention is unbiased whatever ``attention_bias`` says (falcon_h1.py:261-268)
 UNBIASED_ATTENTION_TYPES = frozenset({"falcon_h1"})
 # Model types whose gated dense MLP is biased where ``mlp_bias`` is (llama.py:305 and its kin,
-# granite.py, exaone4.py, solar.py): gate_up's bias split over the ranks, down_proj's whole
-MLP_BIAS_TYPES = frozenset({"llama", "mistral", "ministral3", "ernie4_5", "granite",
+# granite.py, exaone4.py, solar.py, transformers' SmolLM3): gate_up's bias split over the ranks,
+# down_proj's whole
+MLP_BIAS_TYPES = frozenset({"llama", "mistral", "ministral3", "ernie4_5", "granite", "smollm3",
                             "exaone4", "solar"})
 
 

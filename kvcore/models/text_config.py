@@ -11,6 +11,7 @@ from typing import Any
 
 from kvcore.errors import InputError, clipped
 from kvcore.models.alpamayo import vlm_unwrapped
+from kvcore.models.backend_padding import refuse_padding_idx
 from kvcore.models.class_tie import class_tie
 from kvcore.models.config_aliases import canonical
 from kvcore.models.deepseek_vl2 import LANGUAGE_CONFIG_ARCHS, language_as_text
@@ -57,7 +58,8 @@ def text_model(cfg: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[s
         c = {**c, "tie_word_embeddings": True}
     if c is cfg:            # (PaddleOCR-VL's flat config.json: tied whatever its flag)
         c = flat_tie(c)
-    return cfg, class_tie(cfg, c)   # (a class that never, or always, ties its head)
+    refuse_padding_idx(cfg, c, source)      # (the Transformers backend's embedding)
+    return cfg, class_tie(cfg, c, source)   # (a class that never, or always, ties its head)
 
 
 def text_path(cfg: dict[str, Any]) -> tuple[str, dict[str, Any], set[str]] | None:

@@ -48,6 +48,12 @@ def refuse_tp(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
                          f"greater than the number of experts {g.num_experts}.'; got {tp}",
                          field="tensor_parallel_size")
     kv = g.num_kv_heads
+    if g.model_type == "gpt_oss" and 0 < kv < tp:
+        # (gpt_oss.py:156 gives a rank num_key_value_heads // tp KV heads, 0 below one a rank,
+        # where other classes replicate them; its Attention then divides by zero: the size fuzz)
+        raise InputError(f"{g.name}'s {kv} KV heads are fewer than the ranks, and vLLM refuses "
+                         f"to build it (ZeroDivisionError: integer modulo by zero); got {tp}",
+                         field="tensor_parallel_size")
     if g.mla is None and kv > 0 and (tp % kv if tp >= kv else kv % tp):
         # QKVParallelLinear splits the KV heads (or replicates each over tp / heads ranks):
         # vLLM asserts either division is exact (8 KV heads at tp 3 were sized as 2 a rank)
