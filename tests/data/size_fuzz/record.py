@@ -64,10 +64,14 @@ def vllm_config(cfg, opts):
     (tmp / "config.json").write_text(json.dumps(cfg))
     mc = ModelConfig(model=str(tmp), skip_tokenizer_init=True, seed=0, trust_remote_code=False,
                      max_model_len=opts["max_model_len"])
-    cache = {"enable_prefix_caching": True, "cache_dtype": opts["kv_cache_dtype"]}
+    # (`vllm serve`'s default: prefix caching where the model supports it, arg_utils.py:3075;
+    # the TP size in the parallel config, which the hybrid alignment's Mamba page reads)
+    cache = {"enable_prefix_caching": mc.is_prefix_caching_supported,
+             "cache_dtype": opts["kv_cache_dtype"]}
     if opts["block_size"] is not None:
         cache["block_size"] = opts["block_size"]
-    return mc, VllmConfig(model_config=mc, parallel_config=ParallelConfig(),
+    return mc, VllmConfig(model_config=mc,
+                          parallel_config=ParallelConfig(tensor_parallel_size=opts["tp"]),
                           cache_config=CacheConfig(**cache),
                           device_config=DeviceConfig(device="cpu"),
                           load_config=LoadConfig(load_format="dummy", device="meta"))
@@ -104,7 +108,8 @@ def build(cfg, opts):
            "specs": [rks.spec_json(n, s) for n, s in specs.items()],
            "kv_sharing": dict(shared),
            "rank0": {"param_numel": sum(p.numel() for p in params),
-                     "param_bytes_by_dtype": rc.by_dtype(params)}}
+                     "param_bytes_by_dtype": rc.by_dtype(params),
+                     "param_numel_by_name": rc.pattern_numel(model)}}
     del model, params
     return vc, specs, out
 

@@ -1,0 +1,149 @@
+"""kvcli against vLLM 0.33 on the size fuzz's kept cases (tests/data/size_fuzz/cases.json: a
+drawn variation of a census config, its serving options and vLLM's answer, recorded by
+record.py there; README.md says how). Each case: `kvcli config --model-config F --json` with
+the case's --tp, --kv-cache-dtype, --max-model-len and --block-size on the case's available
+bytes gives vLLM's KV cache groups (block size, page bytes, layers) and blocks, kvcore's
+weights estimate vLLM's parameter bytes on rank 0, or both refuse (kvcli in one line, exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from size_fuzz_verdict import cli_args, verdict
+from typer.testing import CliRunner
+
+from kvcli.app import app
+
+DATA = Path(__file__).parent / "data" / "size_fuzz"
+CASES = {c["id"]: c for c in json.loads((DATA / "cases.json").read_text())}
+
+
+@pytest.mark.parametrize("case_id", sorted(CASES))
+def test_kvcli_sizes_the_case_as_vllm(case_id: str, tmp_path: Path) -> None:
+    case = CASES[case_id]
+    cause, detail = verdict(case["config"], case["options"], case["vllm"],
+                            tmp_path / "config.json")
+    assert cause == "equal", (case["arch"], detail)
+
+
+def _equal(case_id: str, tmp_path: Path) -> dict:
+    case = CASES[case_id]
+    assert verdict(case["config"], case["options"], case["vllm"],
+                   tmp_path / "config.json")[0] == "equal"
+    return case
+
+
+@pytest.mark.parametrize(("case_id", "arch", "tie", "vllm_bytes", "kvcli_before"), [
+    # (an lm_head of its own whatever the flag: kvcli left it out)
+    ("s0-0011", "DeepseekForCausalLM", True, 9_465_389_056, 9_454_379_008),
+    ("s0-0031", "Glm4MoeLiteForCausalLM", True, 689_529_360, 372_335_120),
+    # (logits from the embedding, no lm_head: kvcli counted one)
+    ("s0-0024", "Gemma2ForCausalLM", False, 458_777_600, 720_921_600),
+])
+def test_the_class_decides_the_heads_tie_not_the_flag(case_id: str, arch: str, tie: bool,
+                                                       vllm_bytes: int, kvcli_before: int,
+                                                       tmp_path: Path) -> None:
+    case = _equal(case_id, tmp_path)
+    assert case["arch"] == arch and case["config"]["tie_word_embeddings"] is tie
+    assert case["vllm"]["rank0_bytes"] == vllm_bytes != kvcli_before
+
+
+@pytest.mark.parametrize(("case_id", "tp", "vllm_bytes", "kvcli_before"), [
+    # Llama, 5 layers of 4,096, attention_bias: o_proj's 4,096 a layer, whole on each rank
+    ("s0-0053", 2, 621_965_312, 621_924_352),
+    # InternLM3's Llama layers, attention_bias and mlp_bias (gate_up's split, down's whole)
+    ("s0-0047", 4, 114_488_064, 114_445_824),
+    # Llama at TP 8, 1 layer of 4,096, MLP 184 wide, both biases: 46 + 4,096 + 4,096 more
+    ("s0-0055", 8, 82_922_588, 82_906_112),
+])
+def test_llamas_o_proj_and_mlp_biases_are_counted(case_id: str, tp: int, vllm_bytes: int,
+                                                  kvcli_before: int, tmp_path: Path) -> None:
+    case = _equal(case_id, tmp_path)
+    assert case["options"]["tp"] == tp and case["config"]["attention_bias"] is True
+    assert case["vllm"]["rank0_bytes"] == vllm_bytes != kvcli_before
+
+
+@pytest.mark.parametrize(("case_id", "arch", "groups", "kvcli_before"), [
+    ("s0-0028", "Qwen3NextForCausalLM", [[320, 327680, [0]]], [[16, 268288, [0]]]),
+    ("s0-0049", "JambaForCausalLM", [[32, 8192, [0]]], [[16, 4864, [0]]]),
+    ("s0-0066", "NemotronHForCausalLM", [[1312, 1343488, [0]]], [[16, 1329152, [0]]]),
+])
+def test_a_hybrid_cut_to_mamba_layers_aligns_its_block(case_id: str, arch: str, groups: list,
+                                                       kvcli_before: list,
+                                                       tmp_path: Path) -> None:
+    """One layer, a Mamba one: vLLM's platform aligns the block to the Mamba page by the
+    class (is_hybrid), whatever layers it kept; kvcli had sized it as Mamba-only."""
+    case = _equal(case_id, tmp_path)
+    assert case["arch"] == arch and case["vllm"]["groups"] == groups != kvcli_before
+
+
+@pytest.mark.parametrize(("case_id", "arch", "page", "kvcli_before"), [
+    ("s0-0021", "FalconMambaForCausalLM", 471_680, 205_824),    # intermediate_size 3,520
+    ("s0-0246", "MambaForCausalLM", 115_200, 55_296),           # intermediate_size 3,200
+])
+def test_mamba1_is_its_intermediate_size_wide(case_id: str, arch: str, page: int,
+                                              kvcli_before: int, tmp_path: Path) -> None:
+    """vLLM's MambaMixer reads config.json's intermediate_size (transformers computes expand x
+    hidden, then the file's key overrides it); kvcli took expand x hidden (1,536)."""
+    case = _equal(case_id, tmp_path)
+    assert case["arch"] == arch and case["config"]["expand"] * case["config"]["hidden_size"] \
+        != case["config"]["intermediate_size"]
+    assert [g[1] for g in case["vllm"]["groups"]] == [page] != [kvcli_before]
+
+
+@pytest.mark.parametrize(("case_id", "arch", "words"), [
+    ("s0-0051", "Lfm2MoeForCausalLM", "No Lfm2MoeSparseMoeBlock layer found in the model.layers."),
+    ("s0-0078", "Step3p5ForCausalLM", "No MoE layers found in the model."),
+    ("s0-0266", "Glm4MoeLiteForCausalLM", "No Glm4MoE layer found in model.layers."),
+    ("s0-0316", "Glm4MoeForCausalLM", "No Glm4MoE layer found in model.layers."),
+    ("s0-0326", "HYV3ForCausalLM", "No MoE layer found in model.layers."),
+])
+def test_a_moe_class_with_no_moe_layer_is_refused_in_vllms_words(case_id: str, arch: str,
+                                                                 words: str,
+                                                                 tmp_path: Path) -> None:
+    """Its dense-layer keys cover every drawn layer: vLLM raises as it builds the class;
+    kvcli sized it before."""
+    case = _equal(case_id, tmp_path)
+    assert case["arch"] == arch and case["vllm"]["refused"].endswith(words)
+    r = CliRunner().invoke(app, cli_args(tmp_path / "config.json", case["options"]))
+    assert r.exit_code == 2 and r.stderr.endswith(f"vLLM refuses to build it: '{words}'\n")
+
+
+@pytest.mark.parametrize(("case_id", "arch", "vllm_bytes", "kvcli_before"), [
+    # float32 router (786,432 a 4-layer, 64-expert model), q/k norms as wide as the heads
+    ("s0-0060", "MiniMaxM2ForCausalLM", 7_879_805_440, 7_878_227_968),
+    ("s0-0309", "Exaone4ForCausalLM", 5_785_344, 5_785_088),             # q/k norms
+    ("s0-0191", "HunYuanDenseV1ForCausalLM", 4_407_421_440, 4_407_377_920),  # norms, o bias
+    ("s0-0210", "Olmo3ForCausalLM", 247_753_728, 247_744_512),  # full-width norms, whole
+    ("s0-0291", "FalconH1ForCausalLM", 1_671_241_728, 1_671_254_016),  # no mamba_rms_norm
+    ("s0-0383", "FalconH1ForCausalLM", 3_363_457_152, 3_363_528_832),  # attention unbiased
+    ("s0-0198", "SmolLM3ForCausalLM", 602_451_968, 602_421_760),        # mlp_bias
+])
+def test_family_weights_as_vllm_builds_them(case_id: str, arch: str, vllm_bytes: int,
+                                            kvcli_before: int, tmp_path: Path) -> None:
+    case = _equal(case_id, tmp_path)
+    assert case["arch"] == arch
+    assert case["vllm"]["rank0_bytes"] == vllm_bytes != kvcli_before
+
+
+@pytest.mark.parametrize(("case_id", "arch", "vllms", "kvclis"), [
+    ("s0-0033", "GptOssForCausalLM", "ZeroDivisionError: integer modulo by zero",
+     "KV heads are fewer than the ranks"),
+    ("s0-0324", "SmolLM3ForCausalLM", "Padding_idx must be within num_embeddings",
+     "'Padding_idx must be within num_embeddings'"),
+    ("s0-0010", "DbrxForCausalLM", "tie_word_embeddings is not supported for DBRX models.",
+     "tie_word_embeddings is not supported for DBRX models"),
+    ("s0-0352", "GraniteMoeHybridForCausalLM", "The dimensions for the Mamba head state do "
+     "not match the model intermediate_size", "'The dimensions for the Mamba head state do "
+     "not match the model intermediate_size'"),
+])
+def test_what_vllm_refuses_kvcli_refuses_in_one_line(case_id: str, arch: str, vllms: str,
+                                                    kvclis: str, tmp_path: Path) -> None:
+    """kvcli sized each of these before."""
+    case = _equal(case_id, tmp_path)
+    assert case["arch"] == arch and vllms in case["vllm"]["refused"]
+    r = CliRunner().invoke(app, cli_args(tmp_path / "config.json", case["options"]))
+    assert r.exit_code == 2 and kvclis in r.stderr and r.stderr.count("\n") == 1
