@@ -40,8 +40,8 @@ def compact(ans: dict[str, Any]) -> dict[str, Any]:
     """A recorded answer (record.py's line) as a fixture keeps it: the refusal, or the groups
     (block size, page bytes, layers' indices) and blocks and rank 0's parameter bytes."""
     refused = ans.get("refused") or ans.get("planning", {}).get("refused")
-    if refused:
-        return {"refused": refused[:400]}
+    if refused:     # (in pieces of 80 characters: the fixture file's lines stay short)
+        return {"refused": [refused[i:i + 80] for i in range(0, min(len(refused), 400), 80)]}
     plan = ans["planning"]
     return {"groups": [[g["block_size"], g["page_size_bytes"], indices(g["layers"])]
                        for g in plan["groups"]],
@@ -74,7 +74,7 @@ def verdict(config: dict[str, Any], opts: dict[str, Any], want: dict[str, Any],
     if r.exception is not None and not isinstance(r.exception, SystemExit):
         return "kvcli crashed", f"{type(r.exception).__name__}: {r.exception}"
     errors = [x for x in r.stderr.splitlines() if x.strip() and not x.startswith("warning:")]
-    refused = want.get("refused")
+    refused = "".join(want.get("refused") or ())
     long = refused and LONG.search(refused)
     if long and r.exit_code == 0:
         said = re.search(r"above \S+ ([\d,]+) \(", r.stderr)

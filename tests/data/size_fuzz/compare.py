@@ -82,7 +82,8 @@ def main():
                  and len(json.dumps(cases[i]["config"])) < SMALL and i not in FIXED]
         pick = list(FIXED) + random.Random(0).sample(equal, min(a.fixtures, len(equal)))
         out = [fixture(cases[i], by_id[i]) for i in pick]
-        (HERE / "cases.json").write_text(json.dumps(out, separators=(",", ":")) + "\n")
+        # (one key a line, every line under 100 characters)
+        (HERE / "cases.json").write_text(json.dumps(out, indent=0) + "\n")
 
 
 if __name__ == "__main__":
