@@ -140,6 +140,9 @@ GRANITE = "The dimensions for the Mamba head state do not match the model interm
     ("s0-0010", "DbrxForCausalLM", "tie_word_embeddings is not supported for DBRX models.",
      "tie_word_embeddings is not supported for DBRX models"),
     ("s0-0352", "GraniteMoeHybridForCausalLM", GRANITE, f"'{GRANITE}'"),
+    # (DeepseekV2Config's 1,407-wide experts, two shared: 2,814 at TP 4, 1,407 at TP 2)
+    ("s0-0012", "DeepseekV2ForCausalLM", "AssertionError", "experts are 1407 wide"),
+    ("s0-0610", "DeepseekV2ForCausalLM", "AssertionError", "experts are 1407 wide"),
 ])
 def test_what_vllm_refuses_kvcli_refuses_in_one_line(case_id: str, arch: str, vllms: str,
                                                     kvclis: str, tmp_path: Path) -> None:

@@ -1,8 +1,8 @@
-"""The MoE classes vLLM 0.33 refuses to build when none of their layers is a MoE layer (a
-config whose dense-layer keys cover every layer: first_k_dense_replace, mlp_only_layers,
-num_dense_layers, moe_layers_enum). Each class looks for an example MoE layer as it is built
-(its MixtureOfExperts parameters) and raises without one; the words are vLLM's. Found by
-tests/data/size_fuzz."""
+"""What vLLM 0.33 refuses to build of a MoE model. A class none of whose layers is a MoE layer
+(a config whose dense-layer keys cover every layer: first_k_dense_replace, mlp_only_layers,
+num_dense_layers, moe_layers_enum): each class looks for an example MoE layer as it is built
+(its MixtureOfExperts parameters) and raises without one, in the words kept here. Experts whose
+width does not split over the ranks: an assertion. Both found by tests/data/size_fuzz."""
 
 from __future__ import annotations
 
@@ -28,3 +28,20 @@ def refuse_moe_free(g: ModelGeometry) -> None:
         raise InputError(f"{g.name} ({g.architecture}) keeps no MoE layer in its "
                          f"{len(g.layer_kinds)} layers, and vLLM refuses to build it: "
                          f"'{words}'", field="num_hidden_layers")
+
+
+def refuse_expert_split(g: ModelGeometry, tp: int) -> None:
+    """Raise vLLM's refusal of experts (or shared experts) whose width does not split over
+    ``tp`` ranks: the shared experts' MergedColumnParallelLinear asserts every output splits
+    (linear.py:731), FusedMoE that the experts' intermediate size does (fused_moe/config.py:
+    1352); DeepSeek-V2's class default, 1,407 wide, at TP 2 or 4 (unquantised: a quantised
+    method pads or refuses by its own rules)."""
+    if not g.num_experts or not any(g.moe_layers) or g.quantization is not None:
+        return
+    width = g.moe_intermediate_size
+    shared = g.shared_expert_width or g.num_shared_experts * width
+    if width % tp or shared % tp:
+        raise InputError(f"{g.name}'s experts are {width} wide" + (
+            f" (its shared experts {shared})" if shared else "") + ", which does not split "
+            "over the ranks, and vLLM refuses to build it (its assertion: "
+            f"'intermediate_size % tp_size == 0'); got {tp}", field="tensor_parallel_size")

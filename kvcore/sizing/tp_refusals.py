@@ -11,6 +11,7 @@ from kvcore.errors import InputError
 from kvcore.models.fp8_shapes import refusal as fp8_refusal
 from kvcore.models.fp8_vision import refusal as fp8_vision_refusal
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.moe_required import refuse_expert_split
 from kvcore.models.quantization import check_build
 from kvcore.models.tower_int_quant import LLM_FIRST
 from kvcore.models.zamba2_weights import refuse_zamba2_tp
@@ -47,6 +48,7 @@ def refuse_tp(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
                          f"ranks, and vLLM refuses to build it: 'Tensor parallel size {tp} is "
                          f"greater than the number of experts {g.num_experts}.'; got {tp}",
                          field="tensor_parallel_size")
+    refuse_expert_split(g, tp)      # (DeepSeek-V2's 1,407-wide experts at TP 2 or 4)
     kv = g.num_kv_heads
     if g.model_type == "gpt_oss" and 0 < kv < tp:
         # (gpt_oss.py:156 gives a rank num_key_value_heads // tp KV heads, 0 below one a rank,
