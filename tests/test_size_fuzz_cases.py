@@ -143,6 +143,7 @@ GRANITE = "The dimensions for the Mamba head state do not match the model interm
     # (DeepseekV2Config's 1,407-wide experts, two shared: 2,814 at TP 4, 1,407 at TP 2)
     ("s0-0012", "DeepseekV2ForCausalLM", "AssertionError", "experts are 1407 wide"),
     ("s0-0610", "DeepseekV2ForCausalLM", "AssertionError", "experts are 1407 wide"),
+    ("s0-0076", "Qwen3_5MoeForCausalLM", "1 is not divisible by 4", "'1 is not divisible by 4'"),
 ])
 def test_what_vllm_refuses_kvcli_refuses_in_one_line(case_id: str, arch: str, vllms: str,
                                                     kvclis: str, tmp_path: Path) -> None:

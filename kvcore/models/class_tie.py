@@ -11,17 +11,17 @@ from typing import Any
 from kvcore.errors import InputError
 
 # never tied: an lm_head of their own, the flag unread (deepseek_v2.py:1918, olmoe.py:372,
-# phimoe.py:551, glm4_moe_lite.py:583, afmoe.py:513, minimax_m2.py:450, ...)
+# phimoe.py:551, glm4_moe_lite.py:583, afmoe.py:513, minimax_m2.py:450, ...). Not here:
+# Step3's, Step-3.5's and MiMo-V2's, whose flag keeps the embedding on the last pipeline stage
+# too (kvcli's own readers size them), K2-Horizon's (tied by weight where the flag says)
 NEVER_TIED = frozenset({
     "AfmoeForCausalLM", "AliceAIForCausalLM", "AXK1ForCausalLM", "BailingMoeV2_5ForCausalLM",
     "BailingMoeV3ForCausalLM", "DeepseekForCausalLM", "DeepseekV2ForCausalLM",
-    "DeepseekV3ForCausalLM", "DoryForCausalLM", "GPTJForCausalLM", "Glm4MoeForCausalLM",
-    "Glm4MoeLiteForCausalLM", "GlmMoeDsaForCausalLM", "GptOssForCausalLM", "JambaForCausalLM",
-    "K2HorizonForCausalLM", "LongcatFlashForCausalLM", "LongcatFlashNgramForCausalLM",
-    "MiMoV2FlashForCausalLM", "MiMoV2ForCausalLM", "MiniMaxM2ForCausalLM",
-    "MistralLarge3ForCausalLM", "MuseGlimmerForCausalLM", "NemotronHForCausalLM",
-    "NemotronHPuzzleForCausalLM", "OlmoeForCausalLM", "PhiMoEForCausalLM",
-    "Qwen3NextForCausalLM", "Step3TextForCausalLM", "Step3p5ForCausalLM"})
+    "DeepseekV3ForCausalLM", "DoryForCausalLM", "Glm4MoeForCausalLM", "Glm4MoeLiteForCausalLM",
+    "GlmMoeDsaForCausalLM", "GptOssForCausalLM", "JambaForCausalLM", "LongcatFlashForCausalLM",
+    "LongcatFlashNgramForCausalLM", "MiniMaxM2ForCausalLM", "MistralLarge3ForCausalLM",
+    "MuseGlimmerForCausalLM", "NemotronHForCausalLM", "NemotronHPuzzleForCausalLM",
+    "OlmoeForCausalLM", "PhiMoEForCausalLM", "Qwen3NextForCausalLM"})
 # always tied: lm_head.tie_weights unconditionally (lfm2.py:599, zamba2.py:934) or logits read
 # from the embedding, no lm_head (gemma2.py's Gemma2ForCausalLM, gemma3n.py's)
 ALWAYS_TIED = frozenset({"Gemma2ForCausalLM", "Gemma3nForCausalLM", "Lfm2ForCausalLM",

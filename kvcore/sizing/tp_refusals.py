@@ -49,6 +49,13 @@ def refuse_tp(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
                          f"greater than the number of experts {g.num_experts}.'; got {tp}",
                          field="tensor_parallel_size")
     refuse_expert_split(g, tp)      # (DeepSeek-V2's 1,407-wide experts at TP 2 or 4)
+    if g.mamba is not None and g.mamba.version == "gdn" and g.mamba.n_heads % tp:
+        # (a Gated DeltaNet's state splits its value heads: mamba_utils.py:289's divide(); its
+        # key heads are split by width. Qwen3.5-MoE at 1 value head, TP 4: the size fuzz)
+        raise InputError(f"{g.name}'s {g.mamba.n_heads} Gated DeltaNet value heads "
+                         "(linear_num_value_heads) do not split over the ranks, and vLLM refuses "
+                         f"to build it: '{g.mamba.n_heads} is not divisible by {tp}'; got {tp}",
+                         field="tensor_parallel_size")
     kv = g.num_kv_heads
     if g.model_type == "gpt_oss" and 0 < kv < tp:
         # (gpt_oss.py:156 gives a rank num_key_value_heads // tp KV heads, 0 below one a rank,
