@@ -90,7 +90,7 @@ def model_mamba_spec(g: ModelGeometry, *, block_size: int, kv_heads: int, kv_dty
     # (vLLM aligns by the class, hybrid whatever its layers: a Qwen3-Next, Jamba or Nemotron-H
     # cut to Mamba layers alone raises its block as if it had attention, tests/data/size_fuzz;
     # the Mamba-only classes are attention-free. Zamba2's caches are its shared blocks' uses)
-    from kvcore.models.mamba_only import MAMBA_ONLY_TYPES   # (it imports geometry, as we)
+    from kvcore.models.mamba_only import MAMBA_ONLY_TYPES  # (it imports geometry, as we)
 
     if g.model_type not in MAMBA_ONLY_TYPES or (g.zamba and g.zamba.uses):
         per_token = 2 * kv_heads * g.head_dim * DTYPE_BYTES[kv_dtype]
