@@ -19,9 +19,7 @@ from typer.testing import CliRunner
 
 from kvcli.app import app
 from kvcore.models import read_hf_config
-from kvcore.models.weights import estimate_weights_bytes
-from kvcore.sizing.buffers_term import buffer_bytes
-from kvcore.sizing.pipeline import stage_ranges
+from tests.pp_stage_rows import assert_stage_is_vllms
 
 DATA = Path(__file__).parent / "data" / "weights_census" / "step3_pp"
 CASES = json.loads((DATA / "answers.json").read_text())["cases"]
@@ -56,14 +54,7 @@ def test_the_cases() -> None:
 def test_each_stage_is_vllms_bytes_and_buffers(name: str, key: str, stage: int) -> None:
     rec = CASES[name][key][stage]
     g = read_hf_config(_config(name), name=name)
-    tp, pp = int(key[2]), int(key.split("pp")[1])
-    r = stage_ranges(g.num_layers, pp)[stage]
-    assert [r.start, r.stop] == rec["layers"]
-    first, last = stage == 0, stage == pp - 1
-    assert estimate_weights_bytes(g, tp, (r, first, last)) \
-        == sum(rec["param_bytes_by_dtype"].values())
-    assert buffer_bytes(g, tp, None, 4096, r, first, last) == sum(
-        sum(b.values()) for b in rec["buffer_bytes_by_dtype"].values())
+    assert_stage_is_vllms(g, key, stage, rec)
 
 
 @pytest.mark.parametrize(("name", "key"), REFUSED)
