@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from kvcore.errors import InputError
 from kvcore.models.deepseek_v4 import INDEXED_RATIO
+from kvcore.models.dtypes import check_float_kv_cache
 from kvcore.models.geometry import ModelGeometry
 from kvcore.specs import KVCacheSpec, MLAAttentionSpec
 from kvcore.window_mla_spec import SlidingWindowMLASpec
@@ -44,12 +45,7 @@ def v4_cache_dtype(kv_cache_dtype: str, model_dtype: str) -> str:
     tests/data/deepseek_v4/kv_cache_dtypes.json)."""
     if kv_cache_dtype == "auto" or kv_cache_dtype.startswith("fp8"):
         return DS_MLA
-    if kv_cache_dtype in ("float16", "bfloat16") and kv_cache_dtype != model_dtype:
-        # (VllmConfig's own check, before any layer is built)
-        raise InputError(f"vLLM 0.33 refuses it: 'kv_cache_dtype=\"{kv_cache_dtype}\" is "
-                         f"incompatible with dtype=\"{model_dtype}\". Please set "
-                         f"`--kv-cache-dtype` to `auto` or `{model_dtype}`.'",
-                         field="kv_cache_dtype")
+    check_float_kv_cache(kv_cache_dtype, model_dtype)     # (VllmConfig's, every model's)
     raise InputError(f"vLLM 0.33 refuses it for DeepSeek-V4: \"DeepseekV4 fp8_ds_mla layout "
                      f"only supports fp8 kv-cache, got {kv_cache_dtype}. Please set "
                      "`--kv-cache-dtype fp8` or select a backend that supports bfloat16 KV "

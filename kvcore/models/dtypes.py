@@ -1,5 +1,5 @@
-"""The model dtypes a config.json or ``--dtype`` names, as vLLM reads them: its aliases, and
-what ``--dtype auto`` runs a checkpoint at."""
+"""The model dtypes a config.json or ``--dtype`` names, as vLLM reads them: its aliases, what
+``--dtype auto`` runs a checkpoint at, and the 16-bit KV caches vLLM takes beside them."""
 
 from __future__ import annotations
 
@@ -59,3 +59,14 @@ def model_dtype(raw: Any, source: str) -> str:
     # preferred dtype, bfloat16 on the GPUs it serves (_resolve_auto_dtype); --dtype
     # float32 still asks for float32
     return "bfloat16" if dtype == "float32" else dtype
+
+
+def check_float_kv_cache(kv_cache_dtype: str, model_dtype: str) -> None:
+    """vLLM 0.33 refuses a float16 or bfloat16 KV cache other than the model's dtype, for every
+    model, before any layer is built (`VllmConfig._reject_mismatched_float_kv_cache`)."""
+    if kv_cache_dtype not in ("float16", "bfloat16") or kv_cache_dtype == model_dtype:
+        return
+    allowed = f"`auto` or `{model_dtype}`" if model_dtype in ("float16", "bfloat16") else "`auto`"
+    raise InputError(f"vLLM 0.33 refuses it: 'kv_cache_dtype=\"{kv_cache_dtype}\" is "
+                     f"incompatible with dtype=\"{model_dtype}\". Please set "
+                     f"`--kv-cache-dtype` to {allowed}.'", field="kv_cache_dtype")

@@ -15,7 +15,7 @@ from dataclasses import replace
 from kvcore.errors import InputError
 from kvcore.mm_options import MMOptions
 from kvcore.models.drafts import load_spec_draft
-from kvcore.models.dtypes import DTYPE_ALIASES
+from kvcore.models.dtypes import DTYPE_ALIASES, check_float_kv_cache
 from kvcore.models.eagle_draft import draft_layer_specs
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.mamba_only import prefix_caching
@@ -96,6 +96,7 @@ def resolve_kv_cache_config(
     kv_dtype = normalize_dtype(auto_kv_dtype(g, kv_cache_dtype), "kv_cache_dtype", KV_CACHE_DTYPES)
     if kv_dtype not in ("auto", DS_MLA) and kv_dtype not in DTYPE_BYTES:
         raise InputError(f"unsupported KV cache dtype {kv_cache_dtype!r}", field="kv_cache_dtype")
+    check_float_kv_cache(kv_dtype, g.dtype)
     check_counts(block_size=DEFAULT_BLOCK_SIZE if block_size is None else block_size,
                  max_num_batched_tokens=max_num_batched_tokens,
                  tensor_parallel_size=tensor_parallel_size,
