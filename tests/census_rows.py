@@ -10,7 +10,9 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from kvcli.app import app
 from kvcore.errors import InputError
 from kvcore.mm_options import MMOptions, mm_options
 from kvcore.models.buffers import estimate_buffer_bytes
@@ -114,3 +116,13 @@ def kvcli_refusal(data: Path, cases: dict, name: str, tp: int, *, gpu_memory_gib
                                 tensor_parallel_size=tp, gpu_memory_gib=gpu_memory_gib,
                                 max_model_len=max_model_len, mm=case_mm(cases[name]))
     return e.value
+
+
+def assert_config_blocks(config: Path, blocks: str, *args: str) -> None:
+    """`kvcli config` on `config` (at 80 GiB unless `args` give the memory) fits `blocks`
+    blocks, with no warning of an uncounted tower."""
+    memory = () if "--gpu-memory-gib" in args else ("--gpu-memory-gib", "80")
+    out = CliRunner().invoke(app, ["config", "--model-config", str(config), *args, *memory])
+    assert out.exit_code == 0, out.output
+    assert f"num_blocks = {blocks} " in out.output
+    assert "not counted" not in out.output

@@ -10,13 +10,11 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from kvcli.app import app
 from kvcore.errors import InputError
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.weights import estimate_params
-from tests.census_rows import kvcli_refusal, refused_tps, vllms_words
+from tests.census_rows import assert_config_blocks, kvcli_refusal, refused_tps, vllms_words
 
 DATA = Path(__file__).parent / "data" / "weights_census" / "mm_cohere"
 CASES = json.loads((DATA / "answers.json").read_text())["cases"]
@@ -105,8 +103,4 @@ def test_granite4_vision_deepstack_and_head() -> None:
     ("granite4-vision-synthetic", 4, "233,627"),
 ])
 def test_kvcli_config_sizes_them(base: str, tp: int, blocks: str) -> None:
-    out = CliRunner().invoke(app, ["config", "--model-config", str(DATA / f"{base}.config.json"),
-                                   "--gpu-memory-gib", "80", "--tensor-parallel-size", str(tp)])
-    assert out.exit_code == 0, out.output
-    assert f"num_blocks = {blocks} " in out.output
-    assert "not counted" not in out.output
+    assert_config_blocks(DATA / f"{base}.config.json", blocks, "--tensor-parallel-size", str(tp))

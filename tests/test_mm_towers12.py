@@ -18,7 +18,7 @@ from kvcli.app import app
 from kvcore.errors import InputError
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.weights import estimate_params
-from tests.census_rows import kvcli_refusal, refused_tps
+from tests.census_rows import assert_config_blocks, kvcli_refusal, refused_tps
 
 DATA = Path(__file__).parent / "data" / "weights_census" / "mm_towers12"
 CASES = json.loads((DATA / "answers.json").read_text())["cases"]
@@ -96,8 +96,4 @@ def test_a_params_json_is_refused_in_one_line() -> None:
     ("minicpm-v-4_6-defaults", 1, "5,798"), ("minicpm-v-4_7-defaults", 4, "28,366"),
 ])
 def test_kvcli_config_sizes_them(base: str, tp: int, blocks: str) -> None:
-    out = CliRunner().invoke(app, ["config", "--model-config", str(DATA / f"{base}.config.json"),
-                                   "--gpu-memory-gib", "80", "--tensor-parallel-size", str(tp)])
-    assert out.exit_code == 0, out.output
-    assert f"num_blocks = {blocks} " in out.output
-    assert "not counted" not in out.output
+    assert_config_blocks(DATA / f"{base}.config.json", blocks, "--tensor-parallel-size", str(tp))

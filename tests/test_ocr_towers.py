@@ -11,13 +11,11 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from kvcli.app import app
 from kvcore.models.drafts import load_spec_draft
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.weights import estimate_params
-from tests.census_rows import built_ranks, kvcli_refusal, refused_tps
+from tests.census_rows import assert_config_blocks, built_ranks, kvcli_refusal, refused_tps
 
 DATA = Path(__file__).parent / "data" / "weights_census" / "mm_ocr"
 ANSWERS = json.loads((DATA / "answers.json").read_text())
@@ -96,11 +94,7 @@ def test_deepseek_ocr_reads_its_language_config() -> None:
     ("glm-ocr", 1, "73,125"),
 ])
 def test_kvcli_config_sizes_them(base: str, tp: int, blocks: str) -> None:
-    out = CliRunner().invoke(app, ["config", "--model-config", str(DATA / f"{base}.config.json"),
-                                   "--gpu-memory-gib", "80", "--tensor-parallel-size", str(tp)])
-    assert out.exit_code == 0, out.output
-    assert f"num_blocks = {blocks} " in out.output
-    assert "not counted" not in out.output
+    assert_config_blocks(DATA / f"{base}.config.json", blocks, "--tensor-parallel-size", str(tp))
 
 
 @pytest.mark.parametrize(("name", "tp", "rank"), built_ranks(MTP))

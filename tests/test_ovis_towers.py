@@ -11,14 +11,12 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from kvcli.app import app
 from kvcore.errors import InputError
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.multimodal_classes import uncounted_tower_note
 from kvcore.models.weights import estimate_params
-from tests.census_rows import kvcli_refusal, refused_tps
+from tests.census_rows import assert_config_blocks, kvcli_refusal, refused_tps
 
 DATA = Path(__file__).parent / "data" / "weights_census" / "mm_ovis"
 ANSWERS = json.loads((DATA / "answers.json").read_text())
@@ -113,11 +111,7 @@ def test_no_tower_without_images_and_videos() -> None:
     ("kanana-1.5-v-3b", 1, "45,472"),       # (46,320)
 ])
 def test_kvcli_config_blocks_at_80_gib(base: str, tp: int, blocks: str) -> None:
-    r = CliRunner().invoke(app, ["config", "--model-config", str(DATA / f"{base}.config.json"),
-                                 "--gpu-memory-gib", "80", "--tensor-parallel-size", str(tp)])
-    assert r.exit_code == 0, r.output
-    assert f"num_blocks = {blocks} " in r.output
-    assert "is not counted" not in r.output
+    assert_config_blocks(DATA / f"{base}.config.json", blocks, "--tensor-parallel-size", str(tp))
 
 
 @pytest.mark.parametrize(("base", "change", "field"), [

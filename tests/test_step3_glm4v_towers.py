@@ -11,13 +11,11 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from kvcli.app import app
 from kvcore.errors import InputError
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.weights import WHOLE, estimate_params, estimate_weights_bytes
-from tests.census_rows import kvcli_refusal, refused_tps
+from tests.census_rows import assert_config_blocks, kvcli_refusal, refused_tps
 
 DATA = Path(__file__).parent / "data" / "weights_census" / "mm_step3"
 CASES = json.loads((DATA / "answers.json").read_text())["cases"]
@@ -106,10 +104,4 @@ def test_step3_text_at_tp_8() -> None:
                "--language-model-only"], "58,217"),
 ])
 def test_kvcli_config_sizes_them(base: str, args: list[str], blocks: str) -> None:
-    argv = ["config", "--model-config", str(DATA / f"{base}.config.json"), *args]
-    if "--gpu-memory-gib" not in args:
-        argv += ["--gpu-memory-gib", "80"]
-    out = CliRunner().invoke(app, argv)
-    assert out.exit_code == 0, out.output
-    assert f"num_blocks = {blocks} " in out.output
-    assert "not counted" not in out.output
+    assert_config_blocks(DATA / f"{base}.config.json", blocks, *args)
