@@ -5,6 +5,7 @@ layers (`kvcore.models.openpangu`), LongCat-Flash's zero experts (`kvcore.models
 ERNIE-4.5's MoE layers, routers and vision experts (`kvcore.models.ernie45`), Molmo's norms
 and added embedding rows (`kvcore.models.molmo`), Zamba2's shared blocks
 (`kvcore.models.zamba2`), DeepSeek-V4's compressed layers (`kvcore.models.deepseek_v4`),
+Nemotron-NAS's layers from block_configs (`kvcore.models.nemotron_nas`),
 and the models whose weights kvcli counts with a ledger of their own:
 Step3's MFA query, MoE layers, shared expert and RoPE positions (`kvcore.models.step3`),
 Step-3.5's MoE layers, shared expert, query heads a layer and output gate
@@ -25,6 +26,7 @@ from kvcore.models.k2_horizon import K2_HORIZON, k2_horizon_fields
 from kvcore.models.lfm2 import LFM2_TYPES, lfm2_fields
 from kvcore.models.longcat import LONGCAT, longcat_unsized
 from kvcore.models.molmo import MOLMO, molmo_fields
+from kvcore.models.nemotron_nas import DECILM, NEMOTRON_NAS, nas_fields
 from kvcore.models.openpangu import PANGU_ULTRA_MOE, pangu_fields
 from kvcore.models.step3 import STEP3_TEXT, step3_fields, unsized_quant
 from kvcore.models.step3p5 import STEP3P5, step3p5_fields
@@ -54,6 +56,9 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
         return replace(g, weights_unmodelled=longcat_unsized(g, c))
     if t in (ERNIE_MOE, ERNIE_VL):
         return replace(g, **ernie_fields(written, t, n_layers, g.num_experts, get, source))
+    if t == NEMOTRON_NAS or g.architecture == DECILM:   # (block_configs: a layer's heads, MLP)
+        return replace(g, **nas_fields(c, n_layers, g.num_attention_heads, g.hidden_size,
+                                       g.head_dim, quantised, source))
     if t == MOLMO:
         return replace(g, **molmo_fields(c, g))
     if t == ZAMBA2:         # (a quantised one's weights not counted)

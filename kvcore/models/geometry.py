@@ -22,6 +22,7 @@ from kvcore.models.mamba_spec import (  # (re-exported: the Mamba spec's parts l
     mamba_state,
 )
 from kvcore.models.modelopt_quant import ModelOpt
+from kvcore.models.nemotron_nas import NasBlocks
 from kvcore.models.qwen3_5 import GDN_TYPES
 from kvcore.models.rope_cache import RopeCache
 from kvcore.models.sparse_mla import IndexerGeometry
@@ -199,6 +200,8 @@ class ModelGeometry:
     # DeepSeek-V4's compress ratios, indexer, output LoRA, hyper-connections and hash-routed
     # MoE layers (`kvcore.models.deepseek_v4`; its layers are all of kind "dsv4")
     v4: V4Geometry | None = None
+    # Nemotron-NAS's KV heads and MLP width a layer (`kvcore.models.nemotron_nas`)
+    nas: NasBlocks | None = None
 
     @property
     def default_max_model_len(self) -> int:

@@ -67,8 +67,6 @@ NOT_MODELLED = {
     "Dots3NoteForCausalLM": (
         "sparse MLA with an indexer cache (DeepSeek-V3.2's) beside sliding-window MLA layers "
         "padded to its rows (vllm/models/dots3_note)"),
-    "DeciLMForCausalLM": "heterogeneous layers (per-layer configs from block_configs: heads "
-                         "a layer, layers without attention)",
     "DomynEdgeForCausalLM": "per-layer head sizes and windows (per_layer_config, window_sizes "
                             "+ 1)",
     "IQuestLoopCoderForCausalLM": "each layer run loop_num times: a full cache on the first "

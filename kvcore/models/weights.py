@@ -55,6 +55,7 @@ from kvcore.models.geometry import ModelGeometry
 from kvcore.models.interns1_pro import fope_rank_params
 from kvcore.models.kv_cache_quant import NO_QUANT_ATTENTION
 from kvcore.models.longcat import LONGCAT, longcat_ledger
+from kvcore.models.nemotron_nas_weights import nas_ledger
 from kvcore.models.mamba_only import MAMBA_ONLY_TYPES
 from kvcore.models.rank_params import FP32_ROUTERS, Ledger
 from kvcore.models.sparse_mla import layer_geometry
@@ -85,6 +86,8 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
     layer_range, first, last = stage
     if g.v4 is not None:    # (hyper-connections, hash-routed MoE, compressors, indexers)
         return v4_ledger(g, tp)
+    if g.nas is not None:       # (Nemotron-NAS: heads and MLP width a layer)
+        return nas_ledger(g, g.nas, tp, *stage)
     if g.zamba is not None:     # (shared blocks and their uses: `kvcore.models.zamba2_weights`)
         return zamba2_ledger(g, tp)
     if g.model_type == LONGCAT:     # (two attentions and MLPs a decoder layer)

@@ -12,6 +12,7 @@ from kvcore.models.fp8_shapes import refusal as fp8_refusal
 from kvcore.models.fp8_vision import refusal as fp8_vision_refusal
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.moe_required import refuse_expert_split
+from kvcore.models.nemotron_nas import refuse_nas_tp
 from kvcore.models.quantization import check_build
 from kvcore.models.tower_int_quant import LLM_FIRST
 from kvcore.models.zamba2_weights import refuse_zamba2_tp
@@ -69,6 +70,8 @@ def refuse_tp(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
         whose = "--kv-heads'" if g.model_type == "custom" else f"{g.name}'s"
         raise InputError(f"{whose} {kv} KV heads and it must divide one another, as vLLM "
                          f"requires; got {tp}", field="tensor_parallel_size")
+    if g.nas is not None:       # (Nemotron-NAS's other layers' KV heads)
+        refuse_nas_tp(g.nas, g.name, tp)
     refuse_zamba2_tp(g, tp)     # (its shared blocks' adapters and MLP)
     if g.architecture not in LLM_FIRST:
         _refuse_tower_fp8(g, tp)

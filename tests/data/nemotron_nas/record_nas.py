@@ -10,7 +10,7 @@ From the project root:
     ulimit -v 16000000; HF_HUB_OFFLINE=1 VLLM_LOGGING_LEVEL=ERROR \\
         PYTHONPATH=$R/src:tests/data/mtp_draft/oracle_stubs_vision \\
         flock /tmp/vllm-build.lock nice -n 19 $R/venv/bin/python \\
-        tests/data/nemotron_nas/record_nas.py [CONFIG ...]
+        tests/data/nemotron_nas/record_nas.py [CONFIG ... | --pp CONFIG ...]
 """
 import importlib.util, json, re, sys, tempfile, textwrap, time, traceback
 from pathlib import Path
@@ -41,8 +41,12 @@ CASES = {"tiny-nas-a": (4096, [64 << 20, GIB]),
          "tiny-nas-b": (8192, [64 << 20, GIB]),
          "super-49b-v1_5": (131072, [20 * GIB, 60 * GIB]),
          "ultra-253b-v1": (131072, [20 * GIB, 60 * GIB]),
+         # (the same config at TP N, rank 0's specs, planned on what `kvcli config
+         # --gpu-memory-gib 80 --tensor-parallel-size N` leaves for the KV cache)
          "tiny-nas-linear-attn": (4096, []), "tiny-nas-linear-ffn": (4096, []),
          "tiny-nas-no-attn": (4096, [])}
+AT_80_GIB = {"super-49b-v1_5": {4: 54_058_672_982, 8: 66_525_193_046},
+             "ultra-253b-v1": {8: 15_639_339_622}}
 TPS = (1, 2, 4, 8)
 
 
@@ -102,6 +106,9 @@ def record(name):
                 ranks.append({"rank": rank, **record_dsv4.weights(m),
                               "specs": [record_dsv4.spec_row(n, s) for n, s in sp.items()]
                               if rank == 0 else None})
+                if rank == 0 and tp in AT_80_GIB.get(name, {}):
+                    ranks[-1]["planning_80_gib"] = record_dsv4.planning(
+                        build(model_config(cfg, mml))[1], sp, AT_80_GIB[name][tp])
             except Exception as e:       # vLLM's own refusal (a head count TP does not divide)
                 ranks.append({"rank": rank, **refused(e)})
             print(name, f"TP {tp} rank {rank}", f"{time.perf_counter() - t0:.1f} s",
@@ -112,8 +119,37 @@ def record(name):
     return out
 
 
+def record_pp(name):
+    """Each pipeline stage (TP 1 and 2, PP 2 and 4) as ../weights_census/dsv32_pp/ records
+    them: the process's PP group set to the stage (../longcat_pp's `set_pp`), its layers
+    (`get_pp_indices`), weights, buffers and KV cache layers."""
+    from vllm.distributed import parallel_state
+    from vllm.distributed.utils import get_pp_indices
+    cfg = json.loads((HERE / f"{name}.config.json").read_text())
+    group, out = parallel_state._PP, {}
+    saved = (group.world_size, group.rank_in_group, group.ranks, group.rank)
+    for tp in (1, 2):
+        for pp in (2, 4):
+            stages = []
+            for rank in range(pp):
+                group.world_size, group.rank_in_group, group.ranks, group.rank = (
+                    pp, rank, list(range(pp)), rank)
+                m, _, sp = build(model_config(cfg, 4096), tp, 0)
+                stages.append({"layers": list(get_pp_indices(cfg["num_hidden_layers"], rank,
+                                                             pp)),
+                               **record_dsv4.weights(m), "kv_layers": list(sp)})
+            out[f"tp{tp}-pp{pp}"] = stages
+            print(name, f"TP {tp} PP {pp}", file=sys.stderr, flush=True)
+    group.world_size, group.rank_in_group, group.ranks, group.rank = saved
+    return out
+
+
 def main():
     rc.rqn.rmm_main_env()
+    if sys.argv[1:2] == ["--pp"]:       # (pipeline stages -> answers_pp.json)
+        path = HERE / "answers_pp.json"
+        path.write_text(json.dumps({n: record_pp(n) for n in sys.argv[2:]}, indent=1) + "\n")
+        return
     path = HERE / "answers.json"
     answers = json.loads(path.read_text()) if path.exists() else {"cases": {}}
     answers["substitutions"] = rks.SUBSTITUTIONS + [
