@@ -35,6 +35,12 @@ READ = {
     "MuseGlimmerForCausalLM": ("muse_glimmer", {"head_dim": 128, **SWA}),
     # model_executor/models/: Llama-like layers, head_dim hidden / heads or given
     "OrionForCausalLM": ("orion", {}),
+    # nemotron_nas.py: block_configs a layer (no-op attention or FFN, KV heads a layer: its
+    # own check, ../nemotron_nas/), num_key_value_heads ignored
+    "DeciLMForCausalLM": ("nemotron-nas", {"block_configs": [
+        {"attention": {"n_heads_in_group": g, "no_op": g is None},
+         "ffn": {"ffn_mult": m, "no_op": m is None}}
+        for g, m in ((4, 2.625), (None, 1.0), (2, None), (8, 5.25))]}),
     "SolarForCausalLM": ("solar", {}),
     "MiniCPMForCausalLM": ("minicpm", {}),
     "TeleFLMForCausalLM": ("teleflm", {}),
@@ -69,8 +75,7 @@ FIXED = {"Plamo3ForCausalLM", "ExaoneForCausalLM", "TeleChat2ForCausalLM",
 REFUSED = [
     "Glm5NextForCausalLM", "Glm5NextForConditionalGeneration", "Qwen4ExpForCausalLM",
     "Qwen4ExpForConditionalGeneration", "InklingForCausalLM", "InklingForConditionalGeneration",
-    "DeepseekV41ForCausalLM", "Dots3NoteForCausalLM", "DeciLMForCausalLM",
-    "DomynEdgeForCausalLM", "IQuestLoopCoderForCausalLM", "DoryForCausalLM",
+    "DeepseekV41ForCausalLM", "Dots3NoteForCausalLM", "DomynEdgeForCausalLM", "IQuestLoopCoderForCausalLM", "DoryForCausalLM",
     "MiMoV2ForCausalLM", "MiMoV2OmniForCausalLM", "InternS2MobiusForConditionalGeneration",
     "NemotronParseForConditionalGeneration", "RadioMBartPrefixForCausalLM", "HfMoondream",
     "SarvamMLAForCausalLM", "LongcatFlashNgramForCausalLM", "Rnj1ForCausalLM",
