@@ -55,8 +55,8 @@ from kvcore.models.geometry import ModelGeometry
 from kvcore.models.interns1_pro import fope_rank_params
 from kvcore.models.kv_cache_quant import NO_QUANT_ATTENTION
 from kvcore.models.longcat import LONGCAT, longcat_ledger
-from kvcore.models.nemotron_nas_weights import nas_ledger
 from kvcore.models.mamba_only import MAMBA_ONLY_TYPES
+from kvcore.models.nemotron_nas_weights import nas_ledger
 from kvcore.models.rank_params import FP32_ROUTERS, Ledger
 from kvcore.models.sparse_mla import layer_geometry
 from kvcore.models.step3 import STEP3_TEXT, step3_ledger
