@@ -75,8 +75,10 @@ def build(mc, tp=1, rank=0):
 
 
 def refused(e):
-    return {"refused": f"{type(e).__name__}: {e}"[:400],
-            "traceback_tail": traceback.format_exc().splitlines()[-4:]}
+    """vLLM's error, wrapped at 90 characters, and where it was raised."""
+    where = traceback.extract_tb(e.__traceback__)[-1]
+    return {"refused": textwrap.wrap(f"{type(e).__name__}: {e}"[:400], 90),
+            "raised_at": f"{where.filename.split('/vllm/')[-1]}:{where.lineno}"}
 
 
 def record(name):
@@ -152,7 +154,8 @@ def main():
         return
     path = HERE / "answers.json"
     answers = json.loads(path.read_text()) if path.exists() else {"cases": {}}
-    answers["substitutions"] = rks.SUBSTITUTIONS + [
+    answers["substitutions"] = [
+        "every one of ../kv_spec_census/record_kv_specs.py's (its answers.json lists them)",
         "nemotron-nas: nas_config.DeciLMConfig, the stand-in for the remote-code config class",
         "attention backend: FLASH_ATTN (an H100's default for these layers)"]
     for name in sys.argv[1:] or list(CASES):
