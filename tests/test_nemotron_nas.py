@@ -201,6 +201,17 @@ def test_the_class_reads_block_configs_whatever_the_model_type() -> None:
         read_hf_config(cfg, source="c.json")
 
 
+def test_the_clock_refuses_it_in_one_line() -> None:
+    """Timed as a plain decoder it would bill no MLP (intermediate_size null) and every
+    layer's attention."""
+    r = CliRunner().invoke(app, ["clock", "explain", "--model-config",
+                                 str(DATA / "super-49b-v1_5.config.json"), "--gpu", "h100",
+                                 "--case", "decode=64*1@4097"])
+    assert (r.exit_code, r.output) == (2, (
+        "error: option --model-config: llama_nemotron_super: the roofline clock does not time "
+        "Nemotron-NAS's layers (no-op attention, MLP widths a layer)\n"))
+
+
 @pytest.mark.parametrize("mode", ["engine", "cache"])
 def test_replay_runs_it(mode: str, tmp_path: Path) -> None:
     """One full-attention group (FullAttentionManager over the uniform-type group, as vLLM's
