@@ -276,3 +276,8 @@ def make_config(arch, reverse):
     d.setdefault("model_type", mt)
     shrink(d, arch)
     return d, None
+
+
+# DeciLMForCausalLM: its stand-in config class and config (../nemotron_nas/nas_census.py)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "nemotron_nas"))
+import nas_census
