@@ -75,13 +75,15 @@ class AttentionSpec(KVCacheSpec):
     dtype: str = "float32"
     # vLLM 0.33 pads a page up to a common size (Mamba, or attention pages that do not divide).
     page_size_padded: int | None = None
+    # V's width where it is not K's (vLLM's head_size_v: MiMo-V2's 128 beside 192); None: K's
+    head_size_v: int | None = None
 
     kind = "attention"
 
     @property
     def real_page_size_bytes(self) -> int:
-        # K and V: the factor 2.
-        return 2 * self.block_size * self.num_kv_heads * self.head_size * DTYPE_BYTES[self.dtype]
+        v = self.head_size if self.head_size_v is None else self.head_size_v
+        return self.block_size * self.num_kv_heads * (self.head_size + v) * DTYPE_BYTES[self.dtype]
 
     @property
     def page_size_bytes(self) -> int:
@@ -90,8 +92,9 @@ class AttentionSpec(KVCacheSpec):
 
     def _same_geometry(self, other: AttentionSpec) -> bool:
         return (self.block_size, self.num_kv_heads, self.head_size, self.dtype,
-                self.page_size_padded) == (other.block_size, other.num_kv_heads,
-                                           other.head_size, other.dtype, other.page_size_padded)
+                self.page_size_padded, self.head_size_v) == (
+                    other.block_size, other.num_kv_heads, other.head_size, other.dtype,
+                    other.page_size_padded, other.head_size_v)
 
 
 def _one_window(values: set[int]) -> int | None:
@@ -171,8 +174,7 @@ class MLAAttentionSpec(FullAttentionSpec):
         if len({s.cache_dtype_str for s in mla}) != 1:
             raise AssertionError("All MLA layers in the same KV cache group must use the same "
                                  "quantization method.")
-        # FullAttentionSpec's merge, bound to this class (a slots dataclass has no zero-argument
-        # super()).
+        # FullAttentionSpec's merge, bound to this class (a slots dataclass: no bare super())
         return FullAttentionSpec.merge.__func__(cls, specs)  # type: ignore[attr-defined]
 
 
@@ -192,8 +194,7 @@ class RSWASpec(FullAttentionSpec):
                                  "RSWASpec.")
         windows = {s.rswa_window for s in specs}  # type: ignore[attr-defined]
         if len(windows) != 1:
-            raise AssertionError(f"All R-SWA layers must share the same rswa_window, got "
-                                 f"{windows}")
+            raise AssertionError(f"All R-SWA layers must share the same rswa_window, got {windows}")
         # (full attention's merge keeps the first spec's type and fields: its window included)
         return FullAttentionSpec.merge(specs)
 
@@ -247,7 +248,6 @@ class CircularBufferSpec(AttentionSpec):
 @dataclass(frozen=True, slots=True)
 class EncoderOnlyAttentionSpec(AttentionSpec):
     """Bidirectional encoder layers: attention, but nothing is kept between steps."""
-
     kind = "encoder_only"
 
     def max_memory_usage_bytes(self, ctx: SizingContext) -> int:

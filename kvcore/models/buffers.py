@@ -46,6 +46,7 @@ from kvcore.models.geometry import ModelGeometry
 from kvcore.models.interns1_pro import ARCH as INTERNS1_PRO
 from kvcore.models.interns1_pro import fope_rank_buffer_bytes
 from kvcore.models.k2_horizon import k2_rope_dim
+from kvcore.models.mimo_v2 import MIMO_V2_TYPES, mimo_rope_caches
 from kvcore.models.qwen3_5 import QWEN3_5_TYPES, VISION_DEFAULTS
 from kvcore.models.qwen_vl import rotary_buffer_bytes
 from kvcore.models.rope_cache import RopeCache
@@ -108,6 +109,8 @@ def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCa
         return gemma_rope_caches(cfg, g, get)
     if g.v4 is not None:        # (DeepSeek-V4: float32, one for its sliding-only layers, one
         return v4_rope_caches(cfg, g)   # for its compressed ones)
+    if g.model_type in MIMO_V2_TYPES:   # (a head size and base a layer kind)
+        return mimo_rope_caches(cfg, g, get)
     if g.model_type == ERNIE_VL:
         # (Ernie4_5_VLRotaryEmbedding: an MRoPE each attention layer builds itself, not
         # get_rope's shared one; 4 x the positions, the whole head rotated)

@@ -14,6 +14,7 @@ from typing import Any
 
 from kvcore.models.kv_sharing import GEMMA_DEFAULTS
 from kvcore.models.llama4 import CHUNK_DEFAULT, NOPE_INTERVAL_DEFAULT
+from kvcore.models.mimo_v2 import FLASH_DEFAULTS
 from kvcore.models.mla import MLA_DEFAULTS
 from kvcore.models.nemotron_h import NEMOTRON_H_DEFAULTS
 from kvcore.models.qwen3_5 import QWEN3_5_DEFAULTS, QWEN3_5_MOE_DEFAULTS
@@ -69,6 +70,7 @@ CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
 
 # Defaults of the transformers config classes for keys real checkpoints omit.
 MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
+    "mimo_v2_flash": FLASH_DEFAULTS,
     "gemma3_text": {"vocab_size": 262208, "sliding_window_pattern": 6, "head_dim": 256,
                     "max_position_embeddings": 131072, "sliding_window": 4096,
                     "tie_word_embeddings": True, "num_key_value_heads": 4},

@@ -192,6 +192,10 @@ class ModelGeometry:
     # (`kvcore.models.step3p5`)
     layer_heads: tuple[int, ...] = ()
     head_gate: bool = False
+    # MiMo-V2's V width a layer (empty: K's), sinks a layer, float32 router (`models.mimo_v2`)
+    layer_v_dims: tuple[int, ...] = ()
+    sink_layers: tuple[bool, ...] = ()
+    fp32_router: bool = False
     # Step-3.5's MTP layers (its config class's mtp_layer_types, mtp_mlp_layer_types), read
     # only by its MTP draft (`kvcore.models.mtp_step3p5`): attention kind, MoE, query heads
     mtp_layer_kinds: tuple[str, ...] = ()

@@ -87,6 +87,7 @@ from kvcore.models.layer_kinds import layer_kinds
 from kvcore.models.llama4 import EXPERTS_DEFAULT, MLP_WIDTH_DEFAULT, llama4_moe_layers
 from kvcore.models.mamba_only import MAMBA_ONLY_TYPES, read_mamba_only
 from kvcore.models.mamba_state import mamba_state
+from kvcore.models.mimo_v2 import WINDOW_KEYS
 from kvcore.models.mistral_format import params_json_refusal
 from kvcore.models.mla import read_mla
 from kvcore.models.mm_prefix import atomic_items
@@ -192,15 +193,16 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
              else layer_kinds(c, model_type, n_layers, get, get_dim, source))
     if model_type in kv_sharing.GEMMA4_TYPES:
         kinds = kv_sharing.gemma4_kinds(kinds)
-    if "sliding" in kinds and "sliding_window" in c and c["sliding_window"] is None:
+    window_key = WINDOW_KEYS.get(model_type, "sliding_window")    # (MiMo-V2's own key)
+    if "sliding" in kinds and window_key in c and c[window_key] is None:
         # an explicit null: the model code passes no window to its sliding layers (gemma2.py,
         # llama.py, gpt_oss.py: `config.sliding_window if is_sliding`), so they attend fully
         kinds = tuple("full" if k == "sliding" else k for k in kinds)
     windowed = "sliding" in kinds or V4_KIND in kinds     # (every DeepSeek-V4 layer: a window)
-    window = get_int("sliding_window") if windowed else None
+    window = get_int(window_key) if windowed else None
     if windowed and not window:
-        raise InputError("sliding-window layers but no 'sliding_window'", path=source or None,
-                         field="sliding_window")
+        raise InputError(f"sliding-window layers but no '{window_key}'", path=source or None,
+                         field=window_key)
     if window and model_type in ("cohere2", "cohere2_moe"):
         window += 1  # vLLM's commandr.py, cohere2_moe.py: a sliding layer sees the window + 1
     chunk = get_int("attention_chunk_size") if "chunked" in kinds else None

@@ -11,6 +11,7 @@ from kvcore.models.deepseek_v4 import DEEPSEEK_V4, V4_KIND
 from kvcore.models.jamba import jamba_layout
 from kvcore.models.lfm2 import LFM2_TYPES, lfm2_kinds
 from kvcore.models.llama4 import llama4_kinds
+from kvcore.models.mimo_v2 import MIMO_V2_TYPES, mimo_kinds
 from kvcore.models.qwen3_5 import GDN_TYPES
 from kvcore.models.qwen3_next import qwen3_next_kinds
 from kvcore.models.vllm_registry import unregistered
@@ -66,6 +67,8 @@ def layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
         return llama4_kinds(c, n, get_dim, source)
     if model_type in LFM2_TYPES:
         return lfm2_kinds(c, n, source)
+    if model_type in MIMO_V2_TYPES:     # (hybrid_layer_pattern)
+        return mimo_kinds(c, n, source)
     if model_type == ZAMBA2:
         return zamba2_kinds(c)
     types = c.get("layer_types")

@@ -26,12 +26,9 @@ NOT_MODELLED = {
     "WhisperForConditionalGeneration": "an audio encoder and cross-attention caches sized by it",
     "BagelForConditionalGeneration": "a language model under llm_config with its own "
                                      "generation experts",
-    # Gemma 4's text model is read (`kvcore.models.kv_sharing`); MiMo-V2-Flash's windows
-    # read from vLLM's source (mimo_v2.py: not built here)
+    # Gemma 4's text model is read (`kvcore.models.kv_sharing`)
     "DiffusionGemmaForBlockDiffusion": "block diffusion over Gemma 4's layers (a canvas of "
                                        "tokens denoised together, not one token a step)",
-    "MiMoV2FlashForCausalLM": "sliding layers of sliding_window_size set by "
-                              "hybrid_layer_pattern",
     # not built here either (vllm/models/minimax_m3, step5: an indexer as DeepSeek-V3.2's;
     # the wrappers of Kimi Linear's and LFM2's text models)
     **dict.fromkeys(("MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration",
@@ -74,9 +71,9 @@ NOT_MODELLED = {
     "DoryForCausalLM": "layers run n_recurrent_loops times, attention or MLP-only by "
                        "layer_types, each attention keeping a cache a loop under "
                        "recurrent_kv_cache_mode per_loop",
-    **dict.fromkeys(("MiMoV2ForCausalLM", "MiMoV2OmniForCausalLM"), (
-        "sliding layers with heads of their own (swa_num_key_value_heads) set by "
-        "hybrid_layer_pattern")),
+    # (its MiMo-V2 text model is read: `kvcore.models.mimo_v2`)
+    "MiMoV2OmniForCausalLM": "a windowed vision transformer and an audio encoder (mimo_v2_omni.py) "
+                             "kvcli does not count",
     "InternS2MobiusForConditionalGeneration": "Gated DeltaNet layers (Qwen3.5's) under its own "
                                               "text config",
     **dict.fromkeys(("NemotronParseForConditionalGeneration", "RadioMBartPrefixForCausalLM"), (

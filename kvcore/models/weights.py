@@ -56,6 +56,7 @@ from kvcore.models.interns1_pro import fope_rank_params
 from kvcore.models.kv_cache_quant import NO_QUANT_ATTENTION
 from kvcore.models.longcat import LONGCAT, longcat_ledger
 from kvcore.models.mamba_only import MAMBA_ONLY_TYPES
+from kvcore.models.mimo_v2 import MIMO_V2_TYPES, mimo_ledger
 from kvcore.models.nemotron_nas_weights import nas_ledger
 from kvcore.models.rank_params import FP32_ROUTERS, Ledger
 from kvcore.models.sparse_mla import layer_geometry
@@ -90,6 +91,8 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
         return nas_ledger(g, g.nas, tp, *stage)
     if g.zamba is not None:     # (shared blocks and their uses: `kvcore.models.zamba2_weights`)
         return zamba2_ledger(g, tp)
+    if g.model_type in MIMO_V2_TYPES:   # (K and V widths, heads and sinks a layer kind)
+        return mimo_ledger(g, tp, *stage)
     if g.model_type == LONGCAT:     # (two attentions and MLPs a decoder layer)
         return longcat_ledger(g, tp, g.zero_experts, layer_range, first, last)
     if g.model_type in (STEP3P5, STEP3_TEXT):

@@ -100,6 +100,8 @@ def layer_specs(g: ModelGeometry, *, block_size: int | None = None, kv_cache_dty
         if g.layer_dims:
             heads = kv_heads_per_worker(g.layer_dims[i][0], tp)
         dim = g.layer_dims[i][1] if g.layer_dims else g.head_dim
+        # (V narrower than K: MiMo-V2's; None where they match, as vLLM's spec compares them)
+        v = g.layer_v_dims[i] if g.layer_v_dims and g.layer_v_dims[i] != dim else None
         if kind == "parallel":
             # vLLM's FalconH1ParallelHybrid: the attention layer keeps the layer's index, its
             # Mamba mixer is registered as layer num_layers + i
@@ -125,10 +127,10 @@ def layer_specs(g: ModelGeometry, *, block_size: int | None = None, kv_cache_dty
                        {name: MLAAttentionSpec(block_size, 1, g.mla.latent_size, kv_dtype,
                                                cache_dtype_str=kv_cache_dtype)})
         elif kind == "full":
-            out[name] = FullAttentionSpec(block_size, heads, dim, kv_dtype)
+            out[name] = FullAttentionSpec(block_size, heads, dim, kv_dtype, head_size_v=v)
         elif kind == "sliding":
             assert g.sliding_window is not None     # (the geometry's check: a window is given)
-            out[name] = SlidingWindowSpec(block_size, heads, dim, kv_dtype,
+            out[name] = SlidingWindowSpec(block_size, heads, dim, kv_dtype, head_size_v=v,
                                           sliding_window=g.sliding_window)
         elif kind == "chunked":
             assert g.attention_chunk_size is not None

@@ -60,6 +60,11 @@ def page_formula(spec: KVCacheSpec) -> str:
         text = (f"MLA: block {spec.block_size} x latent {spec.head_size} x "
                 f"{DTYPE_BYTES[spec.dtype]} B ({spec.dtype}), no K/V pair, not split by TP = "
                 f"{spec.real_page_size_bytes}")
+    elif isinstance(spec, AttentionSpec) and spec.head_size_v is not None:
+        # (values narrower than keys: MiMo-V2's, a page of K + V a head)
+        text = (f"block {spec.block_size} x {spec.num_kv_heads} kv heads x (K {spec.head_size} "
+                f"+ V {spec.head_size_v}) x {DTYPE_BYTES[spec.dtype]} B ({spec.dtype}) = "
+                f"{spec.real_page_size_bytes}")
     elif isinstance(spec, AttentionSpec):
         text = (f"2 (K,V) x block {spec.block_size} x {spec.num_kv_heads} kv heads x head dim "
                 f"{spec.head_size} x {DTYPE_BYTES[spec.dtype]} B ({spec.dtype}) = "

@@ -77,10 +77,11 @@ def unify_hybrid_kv_cache_specs(specs: dict[str, KVCacheSpec]) -> dict[str, KVCa
         for name, s in specs.items():
             if isinstance(s, SlidingWindowSpec):
                 out[name] = FullAttentionSpec(s.block_size, s.num_kv_heads, s.head_size, s.dtype,
-                                              s.page_size_padded, sliding_window=s.sliding_window)
+                                              s.page_size_padded, s.head_size_v,
+                                              sliding_window=s.sliding_window)
             elif isinstance(s, ChunkedLocalAttentionSpec):
                 out[name] = FullAttentionSpec(s.block_size, s.num_kv_heads, s.head_size, s.dtype,
-                                              s.page_size_padded,
+                                              s.page_size_padded, s.head_size_v,
                                               attention_chunk_size=s.attention_chunk_size)
     if not (is_kv_cache_spec_uniform(out) or UniformTypeKVCacheSpecs.from_specs(out)):
         raise UnifyError("Hybrid KV cache manager is disabled but the layers could not be "

@@ -18,7 +18,8 @@ from kvcore.models.tower_int_quant import LLM_FIRST
 from kvcore.models.zamba2_weights import refuse_zamba2_tp
 
 # Model types whose MoE blocks refuse more TP ranks than experts (vLLM 0.33)
-EXPERTS_PER_RANK_TYPES = ("qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text")
+EXPERTS_PER_RANK_TYPES = ("qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text",
+                          "mimo_v2_flash", "mimo_v2")
 
 
 def refuse_tp(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
@@ -44,7 +45,7 @@ def refuse_tp(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
                          remedy=("mm_encoder_tp_mode", "data holds it whole on every rank"))
     if g.model_type in EXPERTS_PER_RANK_TYPES and any(g.moe_layers) and tp > g.num_experts:
         # (their sparse MoE blocks raise it as they are built: qwen2_moe.py, qwen3_moe.py,
-        # qwen3_next.py, whose block Qwen3.5's MoE layers reuse)
+        # qwen3_next.py, whose block Qwen3.5's MoE layers reuse; mimo_v2.py)
         raise InputError(f"{g.name} has {g.num_experts} experts, fewer than the tensor parallel "
                          f"ranks, and vLLM refuses to build it: 'Tensor parallel size {tp} is "
                          f"greater than the number of experts {g.num_experts}.'; got {tp}",

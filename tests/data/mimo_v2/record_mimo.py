@@ -1,8 +1,9 @@
 # ruff: noqa
-"""Dev tool (not a test): what vLLM 0.33 builds for MiMo-V2 (MiMoV2FlashForCausalLM, MiMoV2ForCausalLM) per
-config.json here: each KV cache layer's spec, vLLM's KV cache groups and KVCacheConfig on a
-given memory (get_kv_cache_groups + get_kv_cache_config_from_groups, ../vllm_planning.py),
-and the weights per rank at TP 1, 2, 4, 8 (../weights_census/record_census.py's way)
+"""Dev tool (not a test): what vLLM 0.33 builds for MiMo-V2 (MiMoV2FlashForCausalLM,
+MiMoV2ForCausalLM) per config.json here: each KV cache layer's spec, vLLM's KV cache groups
+and KVCacheConfig on a given memory (the engine core's road; at TP 1, and at a case's
+TP_CASES rank 0), and the weights per rank at TP 1, 2, 4, 8
+(../weights_census/record_census.py's way)
 -> answers.json. From the project root:
 
     R=~/.cache/vllm-oracle
@@ -36,6 +37,9 @@ CASES = {"tiny-mimo-v2": (8192, [256 << 20, 1 << 30]),
          "mimo-v2-flash": (262144, [20 << 30, 60 << 30]),
          "tiny-mimo-v2-var": (8192, [256 << 20]),
          "tiny-mimo-v2-pro": (8192, [256 << 20])}
+# config -> {TP: [available bytes per rank, ...]}: planned with rank 0's specs at that TP
+# (Flash at TP 8: 1,568,244,982 is 80 GiB x 0.92 less its rank's weights and buffers)
+TP_CASES = {"mimo-v2-flash": {8: [1568244982, 20 << 30]}, "tiny-mimo-v2": {4: [256 << 20]}}
 TPS = (1, 2, 4, 8)
 FIELDS = ("block_size", "num_kv_heads", "head_size", "tokens_per_state", "sliding_window",
           "alignment", "state_content_bytes", "cache_dtype_str", "max_tp_shards",
@@ -145,6 +149,12 @@ def record(name):
            "planning": [planning(vc, specs, a) for a in availables],
            "param_numel_by_name": b.rc.pattern_numel(model), "tp": {}}
     del model
+    for tp, tp_availables in TP_CASES.get(name, {}).items():
+        model, vc, specs = b.build(b.model_config(cfg, mml), tp, 0)
+        out.setdefault("tp_planning", {})[str(tp)] = {
+            "specs": [spec_row(n, s) for n, s in specs.items()],
+            "planning": [planning(vc, specs, a) for a in tp_availables]}
+        del model
     for tp in TPS:
         ranks = []
         for rank in range(tp):

@@ -67,6 +67,15 @@ READ = {
                                           "num_key_value_heads": None}),
     "Qwen3ASRRealtimeGeneration": ("qwen3_asr", {"thinker_config": {
         "text_config": text("qwen3")}}),
+    # read since 2026-12-07 (kvcore/models/mimo_v2.py, built by vLLM in ../mimo_v2/)
+    "MiMoV2ForCausalLM": ("mimo_v2", {
+        "head_dim": 192, "v_head_dim": 128, "swa_head_dim": 192, "swa_v_head_dim": 128,
+        "swa_num_attention_heads": 16, "swa_num_key_value_heads": 8,
+        "hybrid_layer_pattern": [0, 1, 1, 0], "sliding_window_size": 128,
+        "add_swa_attention_sink_bias": True, "moe_layer_freq": [0, 1, 1, 1],
+        "n_routed_experts": 16, "num_experts_per_tok": 4, "moe_intermediate_size": 256,
+        "intermediate_size": 2048, "n_group": 1, "topk_group": 1, "norm_topk_prob": True,
+        "hidden_act": "silu", "layernorm_epsilon": 1e-05}),
 }
 FIXED = {"Plamo3ForCausalLM", "ExaoneForCausalLM", "TeleChat2ForCausalLM",
          "Qwen3ASRRealtimeGeneration"}
@@ -77,7 +86,7 @@ REFUSED = [
     "Qwen4ExpForConditionalGeneration", "InklingForCausalLM", "InklingForConditionalGeneration",
     "DeepseekV41ForCausalLM", "Dots3NoteForCausalLM", "DomynEdgeForCausalLM",
     "IQuestLoopCoderForCausalLM", "DoryForCausalLM",
-    "MiMoV2ForCausalLM", "MiMoV2OmniForCausalLM", "InternS2MobiusForConditionalGeneration",
+    "MiMoV2OmniForCausalLM", "InternS2MobiusForConditionalGeneration",
     "NemotronParseForConditionalGeneration", "RadioMBartPrefixForCausalLM", "HfMoondream",
     "SarvamMLAForCausalLM", "LongcatFlashNgramForCausalLM", "Rnj1ForCausalLM",
     "PanguProMoEV2ForCausalLM", "BertModel", "RobertaForSequenceClassification",

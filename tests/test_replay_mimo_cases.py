@@ -1,0 +1,61 @@
+"""`replay --model-config` of a small MiMo-V2-Flash = vLLM 0.33's schedulers over the groups
+vLLM's planner builds for it, step for step with their KV events.
+
+tests/data/sched_mimo/mimo_small.json: 6 layers, full at 0 and 3 (4 KV heads), sliding over
+48 tokens at 1, 2, 4, 5 (8 KV heads), keys 192 and values 128 wide: the full layers' page is
+half the sliding ones', so vLLM's planner raises their block to 32 beside the sliding groups'
+16. The answers come from tests/data/sched_mimo/make_mimo.py (the groups: vLLM's
+`get_kv_cache_groups`) and ../sched_chunked_mixed/oracle_chunked_mixed.py (the README).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from oracle_sched import answer_of, assert_matches, config_of, replay_case, without_groups
+
+from kvcore.models import layer_specs, read_hf_config
+from kvcore.sizing import get_kv_cache_groups
+from kvcore.specs import SlidingWindowSpec
+
+DATA = Path(__file__).resolve().parent / "data" / "sched_mimo"
+CASES = sorted(DATA.glob("*.trace.jsonl"))
+MODEL = DATA / "mimo_small.json"
+
+
+def _kvcli_groups(mml: int) -> list[dict]:
+    g = read_hf_config(json.loads(MODEL.read_text()))
+    out = []
+    for grp in get_kv_cache_groups(layer_specs(g, max_model_len=mml)):
+        s = grp.kv_cache_spec
+        kind = ({"type": "sliding_window", "sliding_window": s.sliding_window}
+                if isinstance(s, SlidingWindowSpec) else {"type": "full"})
+        out.append({**kind, "block_size": s.block_size})
+    return out
+
+
+@pytest.mark.parametrize("trace", CASES, ids=lambda p: p.name[:-12])
+def test_mimo_case(trace: Path, tmp_path: Path):
+    cfg = config_of(trace)
+    # kvcli's groups of the model are the ones vLLM's planner built (the config line's)
+    assert _kvcli_groups(cfg["max_model_len"]) == cfg["groups"]
+    run = replay_case(without_groups(trace, tmp_path), async_scheduling=cfg["async_scheduling"],
+                      model_config=str(MODEL))
+    error = answer_of(trace)[-1].get("error")
+    if error is None:
+        assert_matches(answer_of(trace), run, asyn=cfg["async_scheduling"],
+                       kv_events=cfg["kv_events"])
+        return
+    # vLLM refuses the pool at start-up; a replay given num_blocks runs it and says so
+    needed, usable = error.split("needs ")[1].split(" blocks, ")
+    usable = usable.split(" usable")[0]
+    assert any(f"needs {needed} blocks" in w and f"only {usable} are usable" in w
+               and "vLLM refuses to start" in w for w in run[0].warnings), run[0].warnings
+
+
+def test_the_groups():
+    """The full group at block 32 first, then two sliding groups at 16."""
+    sliding = {"type": "sliding_window", "block_size": 16, "sliding_window": 48}
+    assert _kvcli_groups(256) == [{"type": "full", "block_size": 32}, sliding, sliding]
