@@ -191,11 +191,43 @@ def test_no_pattern_is_refused_in_one_line() -> None:
         read_hf_config(cfg, source="c.json")
 
 
-def test_more_ranks_than_experts_is_refused() -> None:
+def _config_of(cfg: dict[str, Any], path: Path, *args: str) -> Any:
+    path.write_text(json.dumps(cfg))
+    return CliRunner().invoke(app, ["config", "--model-config", str(path), "--gpu-memory-gib",
+                                    "80", *args])
+
+
+def test_more_ranks_than_experts_is_refused(tmp_path: Path) -> None:
     """mimo_v2.py's MoE block: "Tensor parallel size 8 is greater than the number of experts
     4." (the tiny config with 4 experts)."""
     cfg = _cfg("tiny-mimo-v2") | {"n_routed_experts": 4, "num_experts_per_tok": 2}
-    r = CliRunner().invoke(app, ["config", "--model-config", "-", "--gpu-memory-gib", "80",
-                                 "--tensor-parallel-size", "8"], input=json.dumps(cfg))
+    r = _config_of(cfg, tmp_path / "c.json", "--tensor-parallel-size", "8")
     assert r.exit_code == 2
     assert "'Tensor parallel size 8 is greater than the number of experts 4.'" in r.output
+
+
+def test_flash_fp8_on_80_gib() -> None:
+    """The published checkpoint's fp8 (128 x 128 blocks): 308,797,548,096 parameters, 36.28 GiB
+    a rank at TP 8, which leaves 39,999,652,726 bytes: 434,024 blocks of 92,160 (vLLM's
+    planning on that memory: `test_a_ranks_caches_and_groups_are_vllms`)."""
+    d = json.loads(_config("mimo-v2-flash-fp8", "--gpu-memory-gib", "80",
+                           "--tensor-parallel-size", "8", "--json").output)
+    assert d["memory"]["available_kv_cache_bytes"] == 39_999_652_726
+    assert (d["num_blocks"], d["kv_cache_tokens"]) == (434024, 6424800)
+
+
+def test_a_quantisation_but_fp8_blocks_is_not_counted(tmp_path: Path) -> None:
+    cfg = _cfg("tiny-mimo-v2") | {"quantization_config": {
+        "quant_method": "fp8", "weight_block_size": [128, 128], "ignored_layers": ["lm_head"]}}
+    r = _config_of(cfg, tmp_path / "c.json")
+    assert (r.exit_code, r.output) == (2, (
+        "error: option --weights-gib: mimo_v2_flash: kvcli does not estimate a quantised "
+        "MiMo-V2 checkpoint's weights (kvcli counts fp8 in blocks, none ignored): give the "
+        "weights' measured size\n"))
+
+
+def test_fp8_shards_are_checked_with_the_values_width(tmp_path: Path) -> None:
+    """At TP 8 tiny's o_proj takes 1 head x 128 values a rank (vLLM built it); read with the
+    keys' 192 it would be refused ("input_size_per_partition = 192")."""
+    r = _config_of(_cfg("tiny-mimo-v2-fp8"), tmp_path / "c.json", "--tensor-parallel-size", "8")
+    assert r.exit_code == 0, r.output

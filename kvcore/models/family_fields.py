@@ -27,6 +27,7 @@ from kvcore.models.k2_horizon import K2_HORIZON, k2_horizon_fields
 from kvcore.models.lfm2 import LFM2_TYPES, lfm2_fields
 from kvcore.models.longcat import LONGCAT, longcat_unsized
 from kvcore.models.mimo_v2 import MIMO_V2_TYPES, mimo_fields
+from kvcore.models.mimo_v2 import unmodelled as mimo_unmodelled
 from kvcore.models.molmo import MOLMO, molmo_fields
 from kvcore.models.nemotron_nas import DECILM, NEMOTRON_NAS, nas_fields
 from kvcore.models.openpangu import PANGU_ULTRA_MOE, pangu_fields
@@ -47,10 +48,9 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
         # (its weights: `kvcore.models.deepseek_v4_weights`, which says what it leaves out)
         return replace(g, v4=read_v4(c, n_layers, get_dim, source),
                        weights_unmodelled=v4_unmodelled(g))
-    if t in MIMO_V2_TYPES:   # (a quantised checkpoint's weights not counted)
+    if t in MIMO_V2_TYPES:   # (a quantised checkpoint's weights but fp8 blocks not counted)
         return replace(g, **mimo_fields(c, get, get_dim, n_layers, source),
-                       weights_unmodelled="a quantised MiMo-V2 checkpoint's weights"
-                       if quantised else "")
+                       weights_unmodelled=mimo_unmodelled(g))
     if t in LFM2_TYPES:
         return replace(g, **lfm2_fields(t, n_layers, get, get_dim, source))
     if t == K2_HORIZON:     # (its unmodelled attentions refused)

@@ -111,6 +111,10 @@ def refusal(g: ModelGeometry, tp: int) -> tuple[int, str, str] | None:
         skips = layer_skips(g, i, kind, moe)
         one = layer_geometry(g, i)     # (Step-3.5's heads a layer)
         lins = [(lin[0], lin) for lin in layer_linears(one, tp, kind, moe, shared)]
+        if g.layer_v_dims:      # (MiMo-V2's heads, K and V widths a layer)
+            from kvcore.models.mimo_v2 import mimo_linears  # (it imports this)
+
+            lins = [(lin[0], lin) for lin in mimo_linears(g, i, tp)]
         vision = []
         if g.vision_experts is not None:
             # (ERNIE-4.5-VL's: the shared experts beside a dense text MLP built first, the

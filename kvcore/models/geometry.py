@@ -192,10 +192,12 @@ class ModelGeometry:
     # (`kvcore.models.step3p5`)
     layer_heads: tuple[int, ...] = ()
     head_gate: bool = False
-    # MiMo-V2's V width a layer (empty: K's), sinks a layer, float32 router (`models.mimo_v2`)
+    # MiMo-V2's V width a layer (empty: K's), sinks a layer, float32 router, an fp8 checkpoint's
+    # fused QKV chunks (`models.mimo_v2`)
     layer_v_dims: tuple[int, ...] = ()
     sink_layers: tuple[bool, ...] = ()
     fp32_router: bool = False
+    fused_qkv_chunks: int = 0
     # Step-3.5's MTP layers (its config class's mtp_layer_types, mtp_mlp_layer_types), read
     # only by its MTP draft (`kvcore.models.mtp_step3p5`): attention kind, MoE, query heads
     mtp_layer_kinds: tuple[str, ...] = ()

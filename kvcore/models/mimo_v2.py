@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.errors import InputError, clipped
+from kvcore.models import fp8_scales, fp8_shapes
 from kvcore.models import rank_params as rp
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.rank_params import Ledger
@@ -83,7 +84,34 @@ def mimo_fields(c: dict[str, Any], get, get_dim, n: int, source: str) -> dict[st
             "sink_layers": tuple(s and bool(get("add_swa_attention_sink_bias", False))
                                  for s in swa),
             "fp32_router": get("moe_router_dtype", "float32") == "float32",
-            "num_shared_experts": 0, "shared_expert_width": 0}
+            "num_shared_experts": 0, "shared_expert_width": 0,
+            # (the layer's test: the quant_config has a weight_block_size)
+            "fused_qkv_chunks": full[1] if get("attention_projection_layout") == "fused_qkv"
+            and isinstance(get("quantization_config"), dict)
+            and get("quantization_config").get("weight_block_size") else 0}
+
+
+def unmodelled(g: ModelGeometry) -> str:
+    """Why the weights of a quantised checkpoint are not counted ("": they are): fp8 in
+    blocks with nothing left unquantised is (tests/data/mimo_v2/, the *-fp8 configs)."""
+    if not g.quantization or (g.quantization == "fp8" and g.fp8_block is not None
+                              and not g.fp8_ignored):
+        return ""
+    return "a quantised MiMo-V2 checkpoint's weights (kvcli counts fp8 in blocks, none ignored)"
+
+
+def _kv_chunk_rows(g: ModelGeometry, i: int, tp: int) -> int:
+    """A fused-QKV fp8 checkpoint's padded K | V rows a chunk (0: the plain [Q | K | V]),
+    as mimo_v2.py's _fused_qkv_kv_chunk_rows: several chunks a rank whose K and V rows share
+    a 128-row scale block."""
+    chunks, heads = g.fused_qkv_chunks, g.layer_heads[i]
+    (kv, k), v = g.layer_dims[i], g.layer_v_dims[i]
+    if not chunks or chunks <= tp or chunks % tp or heads % chunks or kv % chunks:
+        return 0
+    q_rows, k_rows, v_rows = heads // chunks * k, kv // chunks * k, kv // chunks * v
+    if q_rows % 128 or (k_rows % 128 == 0 and v_rows % 128 == 0):
+        return 0
+    return -(-(k_rows + v_rows) // 128) * 128
 
 
 def mimo_rope_caches(c: dict[str, Any], g: ModelGeometry, get) -> tuple[RopeCache, ...]:
@@ -104,11 +132,30 @@ def mimo_rope_caches(c: dict[str, Any], g: ModelGeometry, get) -> tuple[RopeCach
     return tuple(out.values())
 
 
+def mimo_linears(g: ModelGeometry, i: int, tp: int) -> list[fp8_scales.Linear]:
+    """Layer i's linears on a rank but the routed experts, as vLLM builds them: QKV (values
+    their own width; a fused-QKV fp8 checkpoint's padded K | V chunks), o_proj from the heads'
+    values, a dense layer's MLP (what an fp8 checkpoint quantises and fp8_shapes checks)."""
+    h = g.hidden_size
+    (kv_heads, k), v = g.layer_dims[i], g.layer_v_dims[i]
+    q, kv = g.layer_heads[i] // tp, rp.on_rank(kv_heads, tp)
+    chunk_rows = _kv_chunk_rows(g, i, tp)
+    parts = (q * k, g.fused_qkv_chunks * chunk_rows // tp) if chunk_rows else (
+        q * k, kv * k, kv * v)
+    out: list[fp8_scales.Linear] = [("qkv_proj", parts, h, "column"),
+                                    ("o_proj", (h,), q * v, "row")]
+    if not g.moe_layers[i]:
+        width = g.intermediate_size // tp
+        out += [("gate_up_proj", (width, width), h, "column"), ("down_proj", (h,), width, "row")]
+    return out
+
+
 def mimo_ledger(g: ModelGeometry, tp: int, layers: range | None = None, first: bool = True,
                 last: bool = True) -> Ledger:
     """One of ``tp`` ranks' parameters: the decoder `layers` (None: all), the embedding where
     `first` (and on the last stage where the head is tied: vLLM builds it there too), the LM
-    head and final norm where `last`."""
+    head and final norm where `last`. An fp8 checkpoint's linears and experts 1 byte a weight
+    with float32 128 x 128 block scales, and 4 attention scales in the model dtype a layer."""
     h, e = g.hidden_size, g.num_experts
     led = Ledger()
     embed = first or (g.tie_word_embeddings and last)
@@ -116,16 +163,18 @@ def mimo_ledger(g: ModelGeometry, tp: int, layers: range | None = None, first: b
     for i, moe in enumerate(g.moe_layers):
         if layers is not None and i not in layers:
             continue
-        (kv_heads, k), v = g.layer_dims[i], g.layer_v_dims[i]
-        q, kv = g.layer_heads[i] // tp, rp.on_rank(kv_heads, tp)
-        qkv = q * k + kv * (k + v)
-        led.layer += qkv * h + q * v * h
-        led.model += (qkv if g.attention_bias else 0) + 2 * h + (q if g.sink_layers[i] else 0)
+        linears = mimo_linears(g, i, tp)
+        led.layer += sum(sum(parts) * inp for _, parts, inp, _ in linears)
+        qkv = sum(linears[0][1])
+        led.model += (qkv if g.attention_bias else 0) + 2 * h + (
+            g.layer_heads[i] // tp if g.sink_layers[i] else 0)
         if moe:
             router = e * h
             led.fp32 += e + (router if g.fp32_router else 0)
             led.model += 0 if g.fp32_router else router
             led.layer += 3 * h * e * g.moe_intermediate_size // tp
-        else:
-            led.layer += 3 * h * g.intermediate_size // tp
+        if g.quantization == "fp8" and g.fp8_block is not None:
+            led.fp32 += fp8_scales.scales(linears, g.fp8_block) + (
+                fp8_shapes.expert_scales(g, tp, g.fp8_block) if moe else 0)
+            led.model += 4
     return led

@@ -36,10 +36,15 @@ from vllm.v1.kv_cache_interface import get_kv_cache_spec_kind
 CASES = {"tiny-mimo-v2": (8192, [256 << 20, 1 << 30]),
          "mimo-v2-flash": (262144, [20 << 30, 60 << 30]),
          "tiny-mimo-v2-var": (8192, [256 << 20]),
-         "tiny-mimo-v2-pro": (8192, [256 << 20])}
+         "tiny-mimo-v2-pro": (8192, [256 << 20]),
+         # (fp8 in 128 x 128 blocks: the weights only; pro-fp8's fused_qkv layout)
+         "mimo-v2-flash-fp8": (262144, []), "tiny-mimo-v2-fp8": (8192, []),
+         "tiny-mimo-v2-pro-fp8": (8192, [])}
 # config -> {TP: [available bytes per rank, ...]}: planned with rank 0's specs at that TP
 # (Flash at TP 8: 1,568,244,982 is 80 GiB x 0.92 less its rank's weights and buffers)
-TP_CASES = {"mimo-v2-flash": {8: [1568244982, 20 << 30]}, "tiny-mimo-v2": {4: [256 << 20]}}
+# (fp8 at TP 8: 39,999,652,726 the same way, its fp8 weights)
+TP_CASES = {"mimo-v2-flash": {8: [1568244982, 20 << 30]}, "tiny-mimo-v2": {4: [256 << 20]},
+            "mimo-v2-flash-fp8": {8: [39999652726]}}
 TPS = (1, 2, 4, 8)
 FIELDS = ("block_size", "num_kv_heads", "head_size", "tokens_per_state", "sliding_window",
           "alignment", "state_content_bytes", "cache_dtype_str", "max_tp_shards",
