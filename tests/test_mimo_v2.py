@@ -231,3 +231,14 @@ def test_fp8_shards_are_checked_with_the_values_width(tmp_path: Path) -> None:
     keys' 192 it would be refused ("input_size_per_partition = 192")."""
     r = _config_of(_cfg("tiny-mimo-v2-fp8"), tmp_path / "c.json", "--tensor-parallel-size", "8")
     assert r.exit_code == 0, r.output
+
+
+def test_its_mtp_draft_is_refused_as_not_modelled() -> None:
+    """vLLM 0.33 runs MiMo-V2's first MTP module (config/speculative.py: mimo_v2_mtp); kvcli
+    said vLLM refused the method."""
+    r = _config("tiny-mimo-v2", "--gpu-memory-gib", "80", "--speculative-config",
+                '{"method": "mtp", "num_speculative_tokens": 1}')
+    assert (r.exit_code, r.output) == (2, (
+        "error: option --speculative-config's method: mtp with mimo_v2_flash: kvcli does not "
+        "model MiMo-V2's MTP module (vLLM 0.33's MiMoV2MTP), its caches and weights "
+        "unrecorded\n"))

@@ -25,7 +25,7 @@ scheduler block of at least K with prefix caching), not modelled: refused, sayin
 vLLM's words. Qwen3.5's `mtp_num_hidden_layers` > 1 builds as many draft layers, its scheduler
 single-module (vLLM reads the other key): refused as not modelled. MiMo-V2's
 checkpoints carry more modules, of which vLLM 0.33 builds the first only
-(`_MIMO_V2_*_NUM_MTP_LAYERS` = 1); kvcli does not read MiMo.
+(`_MIMO_V2_*_NUM_MTP_LAYERS` = 1); kvcli refuses MiMo-V2's module as not modelled.
 
 What a module adds (`tests/data/mtp_draft/`, recorded from vLLM's modules): its attention
 layer, named after the target's layers and equal to theirs but for `is_draft`, so it joins
@@ -93,6 +93,10 @@ def mtp_draft(target: ModelGeometry, k: int = 1) -> DraftModel:
         raise InputError(f"mtp with {target.name}: kvcli does not model DeepSeek-V4's MTP "
                          "module (vLLM 0.33's DeepSeekV4MTPModel), its caches and weights "
                          "unrecorded", field=FIELD)
+    if target.layer_v_dims:     # (vLLM 0.33 builds its first module: speculative.py, mimo_v2_mtp)
+        raise InputError(f"mtp with {target.name}: kvcli does not model MiMo-V2's MTP module "
+                         "(vLLM 0.33's MiMoV2MTP), its caches and weights unrecorded",
+                         field=FIELD)
     cls = MTP_CLASSES.get(target.model_type)
     if cls is None or (cls.startswith(("Deep", "Glm4MoeLite", "OpenPangu", "LongCat"))
                        and target.mla is None):
