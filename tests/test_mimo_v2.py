@@ -189,6 +189,18 @@ def test_no_pattern_is_refused_in_one_line() -> None:
     del cfg["hybrid_layer_pattern"]
     with pytest.raises(InputError, match="hybrid_layer_pattern"):
         read_hf_config(cfg, source="c.json")
+    with pytest.raises(InputError) as e:
+        read_hf_config(_cfg("tiny-mimo-v2") | {"sliding_window_size": None}, source="c.json")
+    assert e.value.field == "sliding_window_size"
+
+
+def test_no_window_makes_the_sliding_layers_full() -> None:
+    """sliding_window_size -1: vLLM's layers get no window (full attention with the sliding
+    layers' own 8 KV heads)."""
+    specs: list[Any] = list(layer_specs(read_hf_config(_cfg("tiny-mimo-v2") | {
+        "sliding_window_size": -1})).values())
+    assert [(type(s).__name__, s.num_kv_heads) for s in specs] == [("FullAttentionSpec", k)
+                                                                  for k in (2, 8, 8, 2, 8, 8)]
 
 
 def _config_of(cfg: dict[str, Any], path: Path, *args: str) -> Any:

@@ -50,8 +50,14 @@ def _pattern(c: dict[str, Any], n: int, source: str) -> list[Any]:
 def mimo_kinds(c: dict[str, Any], n: int, source: str) -> tuple[str, ...]:
     """Each layer's kind: sliding where the pattern says 1 and a window is set."""
     pattern = _pattern(c, n, source)
-    windowed = c.get("sliding_window_size") != -1
-    return tuple("sliding" if pattern[i] == 1 and windowed else "full" for i in range(n))
+    window = c.get("sliding_window_size")
+    if any(pattern[i] == 1 for i in range(n)) and (
+            not isinstance(window, int) or isinstance(window, bool) or window < -1):
+        # (the sliding layers compare it with -1: a null fails the build)
+        raise InputError(f"expected an integer (-1: no window), got {clipped(window)}: the "
+                         "sliding layers of vLLM's mimo_v2.py read it", path=source or None,
+                         field="sliding_window_size")
+    return tuple("sliding" if pattern[i] == 1 and window != -1 else "full" for i in range(n))
 
 
 def mimo_fields(c: dict[str, Any], get, get_dim, n: int, source: str) -> dict[str, Any]:
