@@ -59,3 +59,23 @@ def test_the_groups():
     """The full group at block 32 first, then two sliding groups at 16."""
     sliding = {"type": "sliding_window", "block_size": 16, "sliding_window": 48}
     assert _kvcli_groups(256) == [{"type": "full", "block_size": 32}, sliding, sliding]
+
+
+def test_cache_mode_runs_on_the_same_groups(tmp_path: Path):
+    """`--mode cache` (one request at a time) over the same three groups, from the config."""
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("".join(json.dumps({"id": f"r{i}", "prompt_token_ids": list(range(
+        100 + i)), "output_length": 4}) + "\n" for i in range(3)))
+    r = CliRunner().invoke(app, ["replay", str(trace), "--mode", "cache", "--model-config",
+                                 str(MODEL), "--num-blocks", "200", "--json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    sliding = {"type": "sliding_window", "block_size": 16, "sliding_window": 48}
+    assert d["groups"] == [{"type": "full_attention", "block_size": 32,
+                            "sliding_window": None}, sliding, sliding]
+    # (each later prompt extends the first: its three whole 32-token blocks hit, 96 each)
+    assert (d["finished"], d["hit_tokens"]) == (3, 192)
