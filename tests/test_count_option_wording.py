@@ -13,6 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from kvcli.app import app
+from kvcore.errors import InputError
+from kvcore.sizing.resolve import resolve_kv_cache_config
 
 runner = CliRunner()
 SIZED = ["--model", "llama-3.1-8b", "--gpu-memory-gib", "80"]
@@ -77,3 +79,15 @@ def test_a_config_line_integer_past_64_bits_is_shown_as_one(tmp_path, key):
     assert r.stderr.strip() == (
         f"error: {path}:1: field 'config.{key}': must be a 64-bit integer (below 2**63 in "
         "size), got 1.18059e+21 (an integer this large reads as a float)")
+
+
+@pytest.mark.parametrize("value", [1, 0, -3])
+def test_max_model_len_below_2_is_refused_by_the_api_in_the_commands_words(value):
+    # (the API said 'must be positive, got 0' and sized max_model_len 1)
+    r = runner.invoke(app, ["config", "llama-3.1-8b", "--gpu-memory-gib", "80",
+                            "--max-model-len", str(value)])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.strip() == f"error: option --max-model-len: must be >= 2, got {value}"
+    with pytest.raises(InputError) as err:
+        resolve_kv_cache_config("llama-3.1-8b", gpu_memory_gib=80, max_model_len=value)
+    assert (err.value.field, err.value.message) == ("max_model_len", f"must be >= 2, got {value}")

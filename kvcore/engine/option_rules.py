@@ -12,7 +12,7 @@ from typing import Any
 
 from kvcore.errors import InputError, clipped, clipped_int, floated_integer, path_label, shown_value
 from kvcore.host_memory import check_pool_fits
-from kvcore.sizing.option_ranges import check_positive_int
+from kvcore.sizing.option_ranges import check_int_at_least, check_positive_int
 from kvcore.vllm_values import kv_cache_dtype
 
 
@@ -82,13 +82,9 @@ def check_value(f: dataclasses.Field, v: Any) -> None:
         if not _is_number(v, (int, float)) or not math.isfinite(v) or not v > 0:
             raise InputError(f"must be a finite number > 0, got {v!r}", field=f.name)
     else:
-        number = (int,) if check == "int_at_least" else (int, float)
-        if check == "int_at_least" and (not _is_number(v, (int, float)) or (
-                _is_number(v, (float,)) and math.isfinite(v) and v >= meta["lo"])):
-            # a config line's 1e18 or 4.0, "2" or true: 'must be >= 2, got 1e+18' or
-            # 'must be >= 0, got '2'' named the wrong rule
-            raise InputError(f"must be an integer, got {clipped(v)}", field=f.name)
-        if not _is_number(v, number) or not v >= meta["lo"]:  # and NaN
+        if check == "int_at_least":
+            check_int_at_least(v, meta["lo"], f.name, meta["message"])
+        elif not _is_number(v, (int, float)) or not v >= meta["lo"]:  # and NaN
             head = meta["message"] or f"must be >= {meta['lo']:g}"
             raise InputError(f"{head}, got {v!r}", field=f.name)
         if not math.isfinite(v):    # an int always is; inf would make the clock spin forever

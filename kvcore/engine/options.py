@@ -27,6 +27,7 @@ from kvcore.errors import InputError
 from kvcore.hashing import HASH_FUNCTIONS
 from kvcore.mm_options import MM_ENCODER_TP_MODES
 from kvcore.offload.settings import OFFLOAD_FIELDS
+from kvcore.sizing.option_ranges import MIN_MAX_MODEL_LEN
 from kvcore.sizing_context import DEFAULT_GPU_MEMORY_UTILIZATION
 from kvcore.vllm_values import VLLM_KEYS, kv_cache_dtype_name
 
@@ -67,7 +68,8 @@ class ReplayOptions:
     max_num_seqs: int = _knob(_SCHED.max_num_seqs, config=True, check="positive_int")
     max_num_batched_tokens: int = _knob(_SCHED.max_num_batched_tokens, config=True,
                                         check="positive_int")
-    max_model_len: int | None = _knob(None, config=True, check="int_at_least", lo=2)  # None: no limit
+    max_model_len: int | None = _knob(None, config=True, check="int_at_least",  # None: no limit
+                                      lo=MIN_MAX_MODEL_LEN)
     long_prefill_token_threshold: int = _knob(_SCHED.long_prefill_token_threshold, config=True,
                                               check="int_at_least", lo=0)
     long_prefill_token_threshold_adaptive: bool = _knob(

@@ -38,7 +38,13 @@ from kvcore.sizing.config import (
 from kvcore.sizing.draft_len import limit_to_draft, longest_accepted
 from kvcore.sizing.grouping import PageSizeError, UnifyError, get_kv_cache_groups
 from kvcore.sizing.model_source import load_geometry, normalize_dtype
-from kvcore.sizing.option_ranges import check_counts, check_memory_options, check_positive_int
+from kvcore.sizing.option_ranges import (
+    MIN_MAX_MODEL_LEN,
+    check_counts,
+    check_int_at_least,
+    check_memory_options,
+    check_positive_int,
+)
 from kvcore.sizing.packing import block_outermost
 from kvcore.sizing.pipeline import PipelineStage, pipeline_stages
 from kvcore.sizing.result import SizingResult
@@ -115,8 +121,7 @@ def resolve_kv_cache_config(
     tp = tensor_parallel_size
     # (vLLM's default: the RoPE-scaled length, LongRoPE's original one; `default_len`)
     mml = max_model_len if max_model_len is not None else g.default_max_model_len
-    if mml <= 0:
-        raise InputError(f"must be positive, got {mml}", field="max_model_len")
+    check_int_at_least(mml, MIN_MAX_MODEL_LEN, "max_model_len")   # (the commands' words)
     if prefix_match_unit is not None:
         check_positive_int(prefix_match_unit, "prefix_match_unit")
     # (`load_spec_draft` refuses what kvcli does not size and what vLLM refuses to start with)
