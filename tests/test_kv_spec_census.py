@@ -13,6 +13,9 @@ layers vLLM 0.33 runs in full, and Cohere2-MoE a window one token short.
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 from kv_census_rows import ANSWERS, ROWS, kvcli_specs, same, vllm_specs
 
@@ -143,3 +146,34 @@ def test_unbuilt_architectures_kvcli_misread_are_refused_by_name(arch: str) -> N
     assert e.value.field == "architectures"
     assert str(e.value).startswith(f"config.json: field 'architectures': {arch}: vLLM 0.33 "
                                    "serves it with ")
+
+
+
+def _writes_or_aliases(tree: ast.AST) -> list[int]:
+    """The lines where a module appends to, extends or assigns another's SUBSTITUTIONS, or
+    names another's list as its own (`SUBSTITUTIONS = other.SUBSTITUTIONS`)."""
+    def other(n: ast.AST) -> bool:
+        return isinstance(n, ast.Attribute) and n.attr == "SUBSTITUTIONS"
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
+                node.func.attr in ("append", "extend", "insert") and other(node.func.value)):
+            lines.append(node.lineno)
+        elif isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(other(t) for t in targets) or (other(node.value) and any(
+                    isinstance(t, ast.Name) and t.id == "SUBSTITUTIONS" for t in targets)):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_no_census_helper_writes_another_modules_substitutions() -> None:
+    # (census_configs.SUBSTITUTIONS had been ovis_config's list itself, and kv_stand_ins.py
+    # appended its line to census_configs' at import: each helper keeps a list of its own,
+    # which record_kv_specs.py joins)
+    data = Path(__file__).resolve().parent / "data"
+    found = {str(p.relative_to(data)): lines for p in sorted(data.rglob("*.py"))
+             # (a recorder's own run may add to the lists it imported)
+             if not p.name.startswith("record") and p.name != "tower_recorder.py"
+             and (lines := _writes_or_aliases(ast.parse(p.read_text(encoding="utf-8"))))}
+    assert found == {}

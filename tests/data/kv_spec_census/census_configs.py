@@ -103,6 +103,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "weights_census"
 import ovis_config, towers12b_config
 ovis_config.register()
 towers12b_config.register()
+# (a list of its own: each module's list holds its own substitutions, and the recorder joins them)
 SUBSTITUTIONS = ovis_config.SUBSTITUTIONS + towers12b_config.SUBSTITUTIONS
 # keys a layer pattern needs beside the cut (by architecture)
 OVERRIDES = {

@@ -160,7 +160,7 @@ SUBSTITUTIONS = list(rc.SUBSTITUTIONS) + internvl_chat_config.SUBSTITUTIONS + oc
     remote_configs.SUBSTITUTIONS) + ernie_config.SUBSTITUTIONS + (
     keye_config.SUBSTITUTIONS) + nemo_vl_config.SUBSTITUTIONS + (
     molmo_config.SUBSTITUTIONS) + minicpmo_config.SUBSTITUTIONS + (
-    interns1_pro_config.SUBSTITUTIONS) + census_configs.SUBSTITUTIONS + [
+    interns1_pro_config.SUBSTITUTIONS) + census_configs.SUBSTITUTIONS + ks.SUBSTITUTIONS + [
     "FoPE's inverse frequencies (FourierRotaryEmbedding._compute_inv_freq: a boolean "
     "selection, torch.nonzero, which the meta device cannot size) computed on the CPU, then "
     "moved to the meta device",

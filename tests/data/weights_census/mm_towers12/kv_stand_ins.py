@@ -18,10 +18,12 @@ ARCH = "PixtralForConditionalGeneration"
 _BACK = {"hidden_size": "dim", "rms_norm_eps": "norm_eps", "num_key_value_heads": "n_kv_heads",
          "num_hidden_layers": "n_layers", "num_attention_heads": "n_heads",
          "intermediate_size": "hidden_dim", "tie_word_embeddings": "tied_embeddings"}
-census_configs.SUBSTITUTIONS.append(
+# (its own list, which record_kv_specs.py adds after census_configs.py's: appended to that
+# one at import, it had aliased mm_ovis/ovis_config.py's list while census_configs.py's was it)
+SUBSTITUTIONS = [
     f"{ARCH}: built from a params.json written back from the census's config (a Mistral-format "
     "folder); it and Phi4ForCausalLMV from ../weights_census/mm_towers12/'s tiny configs "
-    "(kv_stand_ins.py)")
+    "(kv_stand_ins.py)"]
 _make = census_configs.make_config
 
 
