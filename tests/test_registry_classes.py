@@ -84,6 +84,24 @@ def test_glm5_next_the_briefs_config_is_refused_not_sized() -> None:
         "model (sizing it as attention would not be vLLM's cache)")
 
 
+@pytest.mark.parametrize("arch, keeps", [
+    ("AXK1ForCausalLM", ("multi-head latent attention of its own model (AXK1.py: layers dense "
+                         "or sparse by mlp_layer_types)")),
+    ("HYV4ForCausalLM", ("multi-head latent attention with a lightning indexer, 'full' or "
+                         "'shared' a layer by indexer_types, and learnable sinks "
+                         "(vllm/models/hy_v4)"))])
+def test_an_mla_variant_is_refused_by_its_name_under_another_model_type(arch, keeps) -> None:
+    # (refused by model_type only, 'axk1' and 'hy_v4': under deepseek_v3 both were read as
+    # DeepSeek's MLA: HYV4's census config 90,852 blocks at 80 GiB, AXK1's refused only for its
+    # weights, 87.27 GiB as DeepSeek-V3's)
+    cfg = {**ROWS[arch]["config"], "model_type": "deepseek_v3"}
+    with pytest.raises(InputError) as e:
+        read_hf_config(cfg, source="config.json")
+    assert str(e.value) == (
+        f"config.json: field 'architectures': {arch}: vLLM 0.33 serves it with {keeps}, which "
+        "kvcli does not model (sizing it as attention would not be vLLM's cache)")
+
+
 def _config(path: Path, cfg: dict) -> tuple[int, str, str]:
     path.write_text(json.dumps(cfg))
     r = CliRunner().invoke(app, ["config", "--model-config", str(path), "--gpu-memory-gib",

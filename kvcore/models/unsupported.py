@@ -64,6 +64,12 @@ NOT_MODELLED = {
     "Dots3NoteForCausalLM": (
         "sparse MLA with an indexer cache (DeepSeek-V3.2's) beside sliding-window MLA layers "
         "padded to its rows (vllm/models/dots3_note)"),
+    # (their model types are refused as MLA variants (`mla.MLA_NOT_MODELLED`); by name too, so
+    # a config naming the class under another model_type is not sized as DeepSeek's MLA)
+    "AXK1ForCausalLM": "multi-head latent attention of its own model (AXK1.py: layers dense "
+                       "or sparse by mlp_layer_types)",
+    "HYV4ForCausalLM": "multi-head latent attention with a lightning indexer, 'full' or 'shared' "
+                       "a layer by indexer_types, and learnable sinks (vllm/models/hy_v4)",
     "DomynEdgeForCausalLM": "per-layer head sizes and windows (per_layer_config, window_sizes "
                             "+ 1)",
     "IQuestLoopCoderForCausalLM": "each layer run loop_num times: a full cache on the first "
