@@ -29,6 +29,7 @@ from kvcore.models import fp8_scales as fp8
 from kvcore.models.classic_paths import PATHS, layer_paths
 from kvcore.models.fused_shards import all_or_none, named_in_part
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.text_paths import vllm_text_path
 
 _QKV = {"qkv_proj": ("q_proj", "k_proj", "v_proj")}
 _GATE_UP = {"gate_up_proj": ("gate_proj", "up_proj")}
@@ -148,7 +149,7 @@ def skipped(g: ModelGeometry, path: str) -> bool:
     written = dict(zip(g.fp8_ignored, g.fp8_ignored_written, strict=False))
     named = [s in ignored for s in shards]
     return all_or_none(named, partial(named_in_part, written, shards, named, fused[proj]),
-                       f"{g.fp8_lm_prefix}{path}", g.source,
+                       vllm_text_path(g.architecture, path), g.source,
                        f"quantization_config.{g.fp8_ignored_key}")
 
 

@@ -116,7 +116,6 @@ class ModelGeometry:
     fp8_ignored_key: str = "ignored_layers"   # (the key holding them, named by a refusal)
     # the same names as the config wrote them, entry for entry (for messages)
     fp8_ignored_written: tuple[str, ...] = ()
-    fp8_lm_prefix: str = ""     # (vLLM's path before kvcli's: "language_model." in a wrapper)
     architecture: str = ""      # the config's first ``architectures`` entry ("": none)
     quantization: str | None = None
     int_quant: IntQuant | None = None   # an AWQ / GPTQ checkpoint's (`kvcore.models.int_quant`)

@@ -41,6 +41,7 @@ from kvcore.models.modelopt_quant import (
 )
 from kvcore.models.rank_params import shared_width, vocab_rows
 from kvcore.models.sparse_mla import layer_geometry
+from kvcore.models.text_paths import vllm_text_path
 from kvcore.models.tower_int_quant import PREFIXES
 from kvcore.specs import DTYPE_BYTES
 
@@ -101,7 +102,8 @@ def quantised(g: ModelGeometry, q: ModelOpt, path: str) -> ModelOpt | None:
     if q.at is not None and path.startswith(q.at[0]):
         path = q.at[1] + path[len(q.at[0]):]
     elif q.at is None:
-        path = g.fp8_lm_prefix + path   # (a multimodal class's language model, as vLLM names it)
+        # (a multimodal class's language model, as vLLM names it)
+        path = vllm_text_path(g.architecture, path)
     if excluded(g, q, path):
         return None
     if not q.layers:

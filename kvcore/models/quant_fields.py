@@ -13,7 +13,7 @@ from typing import Any
 
 from kvcore.errors import InputError, clipped
 from kvcore.models import fp8_vision, int_quant, kv_cache_quant, modelopt_quant
-from kvcore.models.fp8_renames import ignored_as_matched, language_model_prefix, vllm_name
+from kvcore.models.fp8_renames import ignored_as_matched, vllm_name
 from kvcore.models.fp8_scales import block_of, ignored_of, static_inputs
 from kvcore.models.quantization import quant_method
 from kvcore.models.vision_keys import VisionParams
@@ -40,7 +40,6 @@ def quant_fields(qc: Any, arch: str, vision: VisionParams, source: str) -> dict[
         "fp8_static": fp8 and static_inputs(qc),
         "fp8_ignored": tuple(m for m, _ in matched), "fp8_ignored_key": key,
         "fp8_ignored_written": tuple(w for _, w in matched),
-        "fp8_lm_prefix": language_model_prefix(arch),
         "vision_linears": fp8_vision.quantised(
             vision.linears, ignored, tuple(vllm_name(n, arch) for n in ignored), key,
             source) if fp8 else vision.linears if iq or mo else (),

@@ -13,6 +13,7 @@ from __future__ import annotations
 # is the class's own ``model`` (Phi-3-vision, Phi-4-multimodal) need none)
 _PREFIXES = dict.fromkeys((
     "LlavaForConditionalGeneration", "LlavaNextForConditionalGeneration",
+    "LlavaNextVideoForConditionalGeneration", "InternS1ProForConditionalGeneration",
     "LlavaOnevisionForConditionalGeneration", "Mistral3ForConditionalGeneration",
     "PaliGemmaForConditionalGeneration", "Gemma3ForConditionalGeneration",
     "Glm4vForConditionalGeneration", "Glm4vMoeForConditionalGeneration",
@@ -22,7 +23,8 @@ _PREFIXES = dict.fromkeys((
     "InternVLChatModel", "H2OVLChatModel", "NVLM_D", "SkyworkR1VChatModel",
     "InternVLForConditionalGeneration", "InternS1ForConditionalGeneration",
     "Qwen2AudioForConditionalGeneration", "VoxtralForConditionalGeneration",
-    "Qwen2_5OmniModel", "Qwen3OmniMoeForConditionalGeneration",
+    "Qwen2_5OmniModel", "Qwen2_5OmniForConditionalGeneration",
+    "Qwen3OmniMoeForConditionalGeneration",
 ), "language_model.") | {"MiniCPMV": "llm.", "MiniCPMO": "llm."}
 # (the text model's ``model.`` itself moved: LlamaModel built at ``model.text_model``)
 _TEXT_MODEL = ("Idefics3ForConditionalGeneration", "SmolVLMForConditionalGeneration")
@@ -33,3 +35,15 @@ def vllm_text_path(architecture: str, path: str) -> str:
     if architecture in _TEXT_MODEL and path.startswith("model."):
         return "model.text_model." + path.removeprefix("model.")
     return _PREFIXES.get(architecture, "") + path
+
+
+def wraps_text_model(architecture: str) -> bool:
+    """Whether vLLM builds the class's text model under a path of its own."""
+    return architecture in _PREFIXES or architecture in _TEXT_MODEL
+
+
+def kvcli_text_path(architecture: str, name: str) -> str | None:
+    """vLLM's `name` in the class `architecture` as kvcli's path (`vllm_text_path` undone);
+    None for a name outside its text model."""
+    head = vllm_text_path(architecture, "model.")
+    return "model." + name.removeprefix(head) if name.startswith(head) else None
