@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kvcore.errors import InputError, clipped
+from kvcore.models.eagle3_keys import eagle3_keys
 from kvcore.models.eagle_fp8 import Fp8Linear, fp8_linears, linear_bytes, quantised_params
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.hf_config import load_hf_config, read_hf_config
@@ -182,18 +183,12 @@ def load_draft(name: str, method: str, target: ModelGeometry) -> DraftModel:
     id_map = 0
     rows = target.vocab_size                    # EAGLE-1: the target's head
     if eagle3:
-        given = cfg.get("eagle_config")
-        extra: dict[str, Any] = given if isinstance(given, dict) else {}
-        aux_ids = extra.get("eagle_aux_hidden_state_layer_ids")
-        n_aux = cfg.get("num_aux_hidden_states") or (len(aux_ids) if aux_ids else 3)
-        fc_in = int(cfg.get("target_hidden_size") or h) * int(n_aux)
-        fc = fc_in * h if extra.get("use_aux_hidden_state", True) else 0
+        keys = eagle3_keys(cfg, h, g.vocab_size, source)
+        fc_in = keys.fc_in
+        fc = fc_in * h if keys.use_aux else 0
         if fc:
-            whole += fc + (fc_in if extra.get("norm_before_fc",
-                                              cfg.get("norm_before_fc")) else 0)
-            if cfg.get("fc_norm"):
-                whole += fc_in
-        rows = int(cfg.get("draft_vocab_size") or g.vocab_size)
+            whole += fc + (fc_in if keys.norm_before_fc else 0) + (fc_in if keys.fc_norm else 0)
+        rows = keys.draft_vocab
         split += rows * h                       # its own LM head
         whole += h                              # the final norm
         id_map = rows if rows != target.vocab_size else 0
