@@ -74,6 +74,7 @@ from kvcore.models.config_keys import (
 from kvcore.models.context_limit import lengths
 from kvcore.models.deepseek_v4 import V4_KIND
 from kvcore.models.dtypes import config_dtype
+from kvcore.models.encoder_only import is_causal_refusal
 from kvcore.models.ernie45 import text_keys
 from kvcore.models.family_fields import family_fields
 from kvcore.models.fp8_renames import architecture
@@ -134,6 +135,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     model_type = KEYE_TEXT.get(model_type, ISAAC_TEXT.get(model_type, model_type))
     archs = cfg.get("architectures")
     llm_refusal(cfg, archs, source)     # (InternVL's remote code: its llm_config's classes)
+    is_causal_refusal(c, model_type, source)    # (bidirectional: no KV cache in vLLM)
     if model_type in MAMBA_ONLY_TYPES:      # attention-free: no heads to read
         dtype = config_dtype(c.get("torch_dtype"), c.get("dtype"), source)
         named = name or model_name(cfg, model_type)
