@@ -16,9 +16,11 @@ import pytest
 
 from kvcore.errors import InputError
 from kvcore.models import layer_specs, load_hf_config, read_hf_config
+from kvcore.models.buffers import estimate_buffer_bytes
 from kvcore.models.weights import estimate_params
 from kvcore.sizing import get_kv_cache_groups, kv_cache_config_from_groups
 from kvcore.sizing.config import capacity, vllm_tensor_count
+from kvcore.sizing.resolve import resolve_kv_cache_config
 from kvcore.specs import MLAAttentionSpec, SizingContext
 
 DATA = Path(__file__).resolve().parent / "data" / "sparse_mla"
@@ -105,3 +107,17 @@ def test_bad_index_cache_keys_are_refused_by_field(key, value) -> None:
     with pytest.raises(InputError) as e:
         read_hf_config(cfg, source="x.json")
     assert e.value.field == key and "\n" not in str(e.value)
+
+
+def test_the_top_k_scratch_is_counted_as_vllm_allocates_it() -> None:
+    # (DeepseekV32Model's / DeepseekV2Model's topk_indices_buffer: max_num_batched_tokens x
+    # index_topk int32, made on the GPU as the model is built: 2,048 x 2,048 x 4 = 16 MiB;
+    # kvcli counted it for DeepSeek-V4 only: 188,490 blocks here before)
+    name = "weights_census/quant2/deepseek-v3.2-l4-fp8.config.json"
+    g = read_hf_config(load_hf_config(DATA.parent / name))
+    res = resolve_kv_cache_config(geometry=g, gpu_memory_gib=80)
+    assert res.buffers_bytes == 41_943_104 + 2048 * 2048 * 4
+    assert res.config.num_blocks == 188_439
+    glm = geometry("glm-5")     # (GlmMoeDsaForCausalLM: the same class, on every TP rank)
+    assert estimate_buffer_bytes(glm, 8, batched_tokens=8192) - estimate_buffer_bytes(
+        glm, 8) == 8192 * 2048 * 4

@@ -19,7 +19,11 @@ counts them too: docs/config.md, "Buffers").
   No RoPE: Jamba, Nemotron-H, Granite 4.0-H with `position_embedding_type` nope.
 - Gemma's (PaliGemma's text model), Gemma 2's and 3's embedding normalizer: one scalar in the
   model dtype; Gemma 3n's and 4's RoPE caches and scalars: `kvcore.models.gemma_buffers`.
-- DeepSeek-V4's float32 RoPE caches and top-k scratch: `kvcore.models.deepseek_v4_buffers`.
+- DeepSeek-V4's float32 RoPE caches and top-k scratch: `kvcore.models.deepseek_v4_buffers`;
+  DeepSeek-V3.2's and GLM-5's top-k scratch the same (nvidia/model.py's DeepseekV32Model,
+  deepseek_v2.py's DeepseekV2Model where ``index_topk`` is set: ``topk_indices_buffer``,
+  max_num_batched_tokens x ``index_topk`` int32, a plain tensor made on the GPU as the model
+  is built, on every rank and stage, so the memory profile counts it).
 - Falcon-H1's `mup_vector` a Mamba mixer: (2 d_ssm + 2 G S + heads) / TP in the model dtype,
   G the groups as vLLM duplicates them over the ranks (falcon_h1.py).
 - A vision tower's, on the first stage while it is built: Gemma 3's SigLIP `position_ids`
@@ -38,7 +42,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.models.context_limit import _kind, _rope_parameters
-from kvcore.models.deepseek_v4_buffers import v4_buffer_bytes, v4_rope_caches
+from kvcore.models.deepseek_v4_buffers import TOPK_INDEX_BYTES, v4_buffer_bytes, v4_rope_caches
 from kvcore.models.ernie45 import ERNIE_VL
 from kvcore.models.fp8_renames import architecture
 from kvcore.models.gemma_buffers import gemma_rope_caches, gemma_scalars
@@ -239,6 +243,8 @@ def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = 
     # layers x width zeros kept for CUDA graphs: on every rank, whatever the towers;
     # tests/data/weights_gemma_mm)
     n += batched_tokens * g.ple_scratch_width * DTYPE_BYTES[g.dtype]
+    if g.mla is not None and g.mla.indexer is not None:     # (sparse MLA's top-k scratch)
+        n += batched_tokens * g.mla.indexer.topk * TOPK_INDEX_BYTES
     # (not here: an mm-prefix LM's (Gemma 3's, PaliGemma's) FlashAttention builders' int32
     # (max_num_batched_tokens, 2) ranges, made as the KV cache is initialised, after the
     # memory profile and before the CUDA graph captures it measures: no KV memory taken)
