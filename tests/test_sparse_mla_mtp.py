@@ -75,3 +75,17 @@ def test_glm_4_7_flash_mtp_as_vllms() -> None:
     assert (out["bytes_per_block"], [(g["num_layers"], g["block_size"]) for g in out["groups"]]) \
         == (group["spec"]["page_size_bytes"] * group["num_layers"], [(48, 16)])
     assert list(rec["kv_specs"]) == ["model.layers.47.self_attn.attn"]
+
+
+def test_the_mtp_modules_top_k_scratch_is_counted_beside_the_targets() -> None:
+    # (each DeepSeek-V3.2 MTP module allocates its own topk_indices_buffer, 2,048 x 2,048
+    # int32, as the target's model does: 41,943,120 B of buffers, 122,244 blocks at 80 GiB
+    # before)
+    name = str(Path(__file__).resolve().parent / "data" / "weights_census" / "quant2"
+               / "deepseek-v3.2-l4-fp8.config.json")
+    r = CliRunner().invoke(app, ["config", "--model-config", name, "--gpu-memory-gib", "80",
+                                 "--spec-method", "mtp", "--spec-tokens", "1", "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["num_blocks"] == 122_162
+    assert out["memory"]["buffers_bytes"] == 41_943_120 + 2 * 2048 * 2048 * 4

@@ -16,6 +16,7 @@ at base 10,000) holds 131,072 x 128 x 2 B beside the target's at 131,072 (llama3
 from __future__ import annotations
 
 from kvcore.models.buffers import ATTENTION_KINDS, estimate_buffer_bytes, with_positions
+from kvcore.models.deepseek_v4_buffers import TOPK_INDEX_BYTES
 from kvcore.models.eagle_draft import DraftModel
 from kvcore.models.geometry import ModelGeometry
 from kvcore.sizing.draft_len import shares_target_positions
@@ -24,13 +25,18 @@ SCALES = 16     # an attention layer's four float32 scales
 
 
 def draft_buffer_bytes(draft: DraftModel, target: ModelGeometry, max_model_len: int,
-                       layers: range | None = None) -> int:
+                       layers: range | None = None, batched_tokens: int = 0) -> int:
     """The buffers `draft` adds on a rank of the stage holding the target's `layers` (None:
-    all of them)."""
+    all of them); `batched_tokens` (max_num_batched_tokens) sizes a sparse MLA MTP module's
+    own top-k scratch."""
     g = draft.geometry
     attn = sum(k in ATTENTION_KINDS for k in g.layer_kinds)
     if not attn:
         return 0
+    # (DeepSeek-V3.2's and GLM-5's MTP modules each allocate a topk_indices_buffer as their
+    # target's model does: deepseek_mtp.py, deepseek_v32/nvidia/mtp.py)
+    scratch = 0 if g.mla is None or g.mla.indexer is None else (
+        attn * batched_tokens * g.mla.indexer.topk * TOPK_INDEX_BYTES)
     caches = list(g.rope_caches)
     if caches and g.max_position_embeddings < max_model_len and shares_target_positions(draft):
         caches = [with_positions(c, max_model_len) for c in caches]
@@ -40,7 +46,7 @@ def draft_buffer_bytes(draft: DraftModel, target: ModelGeometry, max_model_len: 
     shared = ({c.identity() for c in target.rope_caches}
               if any(k in ATTENTION_KINDS for k in kinds) else set())
     own = {c.identity(): c.nbytes for c in caches if c.identity() not in shared}
-    return SCALES * attn + sum(own.values())
+    return SCALES * attn + sum(own.values()) + scratch
 
 
 def buffer_bytes(g: ModelGeometry, tp: int, draft: DraftModel | None, max_model_len: int,
@@ -52,5 +58,5 @@ def buffer_bytes(g: ModelGeometry, tp: int, draft: DraftModel | None, max_model_
     multimodal per-layer embeddings."""
     n = estimate_buffer_bytes(g, tp, layers, first, batched_tokens)
     if draft is not None and last:
-        n += draft_buffer_bytes(draft, g, max_model_len, layers)
+        n += draft_buffer_bytes(draft, g, max_model_len, layers, batched_tokens)
     return n
