@@ -197,8 +197,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         kinds = kv_sharing.gemma4_kinds(kinds)
     window_key = WINDOW_KEYS.get(model_type, "sliding_window")    # (MiMo-V2's own key)
     if "sliding" in kinds and window_key in c and c[window_key] is None:
-        # an explicit null: the model code passes no window to its sliding layers (gemma2.py,
-        # llama.py, gpt_oss.py: `config.sliding_window if is_sliding`), so they attend fully
+        # explicit null: the model code gives sliding layers no window (gemma2.py, llama.py)
         kinds = tuple("full" if k == "sliding" else k for k in kinds)
     windowed = "sliding" in kinds or V4_KIND in kinds     # (every DeepSeek-V4 layer: a window)
     window = get_int(window_key) if windowed else None

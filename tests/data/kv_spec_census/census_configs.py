@@ -282,3 +282,4 @@ def make_config(arch, reverse):
 # DeciLMForCausalLM: its stand-in config class and config (../nemotron_nas/nas_census.py)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "nemotron_nas"))
 import nas_census
+SUBSTITUTIONS = SUBSTITUTIONS + nas_census.SUBSTITUTIONS

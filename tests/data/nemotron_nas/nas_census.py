@@ -14,8 +14,8 @@ HERE = Path(__file__).resolve().parent
 ARCH = "DeciLMForCausalLM"
 nas_config.register()
 # (short: the census's answers.json keeps each on one line)
-census_configs.SUBSTITUTIONS.append(
-    f"{ARCH}: ../nemotron_nas/'s tiny-nas-a config and stand-in config class")
+# (a list of its own, which census_configs.py joins to its own after importing this module)
+SUBSTITUTIONS = [f"{ARCH}: ../nemotron_nas/'s tiny-nas-a config and stand-in config class"]
 _make = census_configs.make_config
 
 
