@@ -84,8 +84,7 @@ def sizing_view(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utiliza
     text.append(f"max concurrency at max_model_len {data['max_model_len']:,} = "
                 f"{data['num_blocks']:,} / {per_req:,} blocks per request = "
                 f"{data['max_concurrency']:.2f}")
-    text.append(f"KV cache capacity = {data['kv_cache_tokens']:,} tokens "
-                f"(vLLM's 'GPU KV cache size'); pool = {data['pool_tokens']:,} token slots")
+    text.append(_capacity_line(data))
     fits = data["max_model_len_fits"]
     # (an attention-free model with no length key: vLLM takes any max_model_len, and one
     # request's state does not grow with it)
@@ -96,6 +95,21 @@ def sizing_view(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utiliza
     if data["stages"]:
         tables.append(_stages_table(data["stages"], data["num_blocks"], least))
     return View(data, tables=tables, text=text)
+
+
+def _capacity_line(data: dict) -> str:
+    """vLLM's capacity; beside it the pool's token slots, which for a block-outermost pool
+    (DeepSeek-V4's) depend on the group: there vLLM's own log line instead, whose tokens are
+    max_concurrency x max_model_len whatever the groups' blocks."""
+    line = f"KV cache capacity = {data['kv_cache_tokens']:,} tokens "
+    if data["kv_cache_layout"] != "block_outermost":
+        return line + f"(vLLM's 'GPU KV cache size'); pool = {data['pool_tokens']:,} token slots"
+    blocks = "/".join(str(g["block_size"]) for g in data["groups"])
+    return (line + f"(vLLM logs 'GPU KV cache size: {data['kv_cache_tokens']:,} tokens, "
+            f"Maximum concurrency for {data['max_model_len']:,} tokens per request: "
+            f"{data['max_concurrency']:.2f}x'); pool = {max(data['num_blocks'] - 1, 0):,} "
+            f"usable blocks, each holding {blocks} tokens of groups "
+            f"0-{len(data['groups']) - 1}")
 
 
 def _stages_table(stages: list[dict], pool: int, least: int | None):

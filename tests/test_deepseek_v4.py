@@ -136,6 +136,24 @@ def test_flash_numbers() -> None:
         22338, 4048235, 1048576)
 
 
+def test_the_capacity_line_is_vllms_log_line() -> None:
+    """vLLM logs "GPU KV cache size: 4,048,235 tokens, Maximum concurrency for 1,048,576 tokens
+    per request: 3.86x" at 20 GiB (`update_kv_cache_capacity`); kvcli's line said "pool =
+    89,348 token slots" beside it, 22,337 usable blocks x the ratio-4 states' 4 tokens."""
+    plan = CASES["deepseek-v4-flash"]["planning"][0]
+    r = _config("deepseek-v4-flash", "--gpu-memory-gib", "20", "--gpu-memory-utilization",
+                "1", "--weights-gib", "0")
+    assert r.exit_code == 0, r.output
+    assert (f"KV cache capacity = {plan['kv_cache_tokens']:,} tokens (vLLM logs 'GPU KV cache "
+            f"size: {plan['kv_cache_tokens']:,} tokens, Maximum concurrency for 1,048,576 "
+            f"tokens per request: {plan['max_concurrency']:.2f}x'); pool = 22,337 usable "
+            "blocks, each holding 64/64/256/8/4 tokens of groups 0-4") in r.output
+    assert "3.86x" in r.output and "4,048,235 tokens" in r.output
+    d = _sized("deepseek-v4-flash", 20 * GiB)
+    assert (d["pool_tokens"], d["pool_tokens_by_group"]) == (
+        89_348, [1_429_568, 1_429_568, 5_718_272, 178_696, 89_348])
+
+
 def test_too_little_memory_is_refused_with_vllms_numbers() -> None:
     """vLLM at 64 MiB: "(0.15 GiB KV cache is needed, which is larger than the available KV
     cache memory (0.06 GiB). ... the estimated maximum model length is 1728"."""

@@ -13,6 +13,8 @@ JSON keys (stable):
   bytes_per_block, num_blocks, num_tensors,
   kv_cache_tokens (vLLM 0.33's "GPU KV cache size": int(max_concurrency * max_model_len)),
   pool_tokens (num_blocks - 1 usable blocks x smallest block size),
+  pool_tokens_by_group (the same usable blocks x each group's block size, in group order: in a
+  block-outermost pool, DeepSeek-V4's, one block id holds that many tokens of each group),
   max_concurrency (requests at max_model_len at once), max_model_len_fits (the largest
   max_model_len whose one request fits, searched up to the model's max position embeddings),
   prefix_match: {prefix_match_unit, scheduler_block_size, hash_block_size, partial_hash_hits,
@@ -117,6 +119,8 @@ def to_json(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utilization
         "num_tensors": vllm_tensor_count(list(cfg.kv_cache_groups)),
         "kv_cache_tokens": cap.kv_cache_tokens,
         "pool_tokens": max(cap.num_blocks - 1, 0) * cfg.block_size,
+        "pool_tokens_by_group": [max(cap.num_blocks - 1, 0) * grp["block_size"]
+                                 for grp in groups],
         "max_concurrency": cap.max_concurrency, "max_model_len_fits": cap.max_model_len_fits,
         "prefix_match": prefix_match_json(result),
         "stages": [st.to_dict() for st in result.stages],
