@@ -225,9 +225,9 @@ def test_each_cache_dtype_as_vllm_took_it(dtype: str) -> None:
         _geometry("tiny-dsv4"), kv_cache_dtype=dtype).items()} == pages
 
 
-@pytest.mark.parametrize(("option", "value"), [("--block-size", "64"),
-                                               ("--pipeline-parallel-size", "2")])
+@pytest.mark.parametrize(("option", "value"), [("--block-size", "64")])
 def test_unrecorded_settings_are_refused_in_one_line(option: str, value: str) -> None:
+    """(--pipeline-parallel-size was refused here too until recorded: test_deepseek_v4_pp)"""
     r = _config("tiny-dsv4", "--gpu-memory-gib", "1", "--weights-gib", "0", option, value)
     assert r.exit_code == 2
     assert r.output.startswith(f"error: option {option}: {value}: kvcli ")

@@ -98,3 +98,21 @@ def read_v4(c: dict[str, Any], n: int, get_dim: Any, source: str) -> V4Geometry:
         index_head_dim=get_dim("index_head_dim", required=True),
         index_topk=get_dim("index_topk", required=True), hc_mult=get_dim("hc_mult",
                                                                          required=True))
+
+
+# The KV cache layouts a worker reports (most preferred first): where it holds a C4 layer,
+# its indexer's backend's two (v1/attention/backends/mla/indexer.py); else no backend of its
+# declares any, and it reports vLLM's default preference
+INDEXED_LAYOUTS = ["BLHNC", "BLNHC"]
+ANY_LAYOUT = ["LBNHC", "LBHNC", "BLNHC", "BLHNC", "BHLNC", "LHBNC"]
+
+
+def stage_layouts_refusal(v4: V4Geometry, stages: list[range], tp: int) -> str | None:
+    """vLLM's engine core asserts every worker reports the same layouts
+    (`resolve_kv_cache_layout`): pipeline stages of which some hold a C4 layer and some none
+    (tiny-dsv4 on 4 stages) stop it there, in these words; None where they agree."""
+    lists = [INDEXED_LAYOUTS if any(v4.has_indexer(i) for i in r) else ANY_LAYOUT
+             for r in stages for _ in range(tp)]     # (one a worker: TP ranks within a stage)
+    if all(x == lists[0] for x in lists):
+        return None
+    return f"Workers disagree on supported KV cache layouts: {lists}."

@@ -22,8 +22,9 @@ A decoder layer i (compress ratio r: `V4Geometry.compress_ratios`):
   experts, both split by TP; ``attn_norm``, ``ffn_norm``.
 The model: the embedding and an LM head of its own (the vocabulary padded to 64, split by TP;
 DeepseekV4ForCausalLM ties neither), the final norm, ``hc_head_fn`` / ``_base`` / ``_scale``
-(float32). Not modelled, refused by `weights._ledger`: quantised checkpoints and the vision
-wrapper (`unmodelled`), pipeline stages.
+(float32), on every pipeline stage; the embedding on the first stage, the norm and the head on
+the last. Not modelled, refused by `weights._ledger`: quantised checkpoints and the vision
+wrapper (`unmodelled`).
 """
 
 from __future__ import annotations
@@ -101,8 +102,12 @@ def _moe(g: ModelGeometry, hash_routed: bool, tp: int, out: Named) -> None:
     _add(out, f"{at}.experts.routed_experts.w2_weight", LAYER, e * h * inter)
 
 
-def v4_named_params(g: ModelGeometry, tp: int) -> Named:
-    """One of `tp` ranks' parameters by name (the same on every rank), the whole model."""
+def v4_named_params(g: ModelGeometry, tp: int, layers: range | None = None,
+                    first: bool = True, last: bool = True) -> Named:
+    """One of `tp` ranks' parameters by name (the same on every rank): the whole model, or the
+    pipeline stage holding decoder `layers` (the embedding on the `first`, the final norm and
+    the LM head on the `last`, the ``hc_head`` mixes on every stage, as DeepseekV4Model builds
+    them; tests/data/deepseek_v4/pp)."""
     v4 = g.v4
     assert v4 is not None
     h, m = g.hidden_size, v4.hc_mult
@@ -111,9 +116,12 @@ def v4_named_params(g: ModelGeometry, tp: int) -> Named:
     _add(out, "model.hc_head_fn", FP32, m * m * h)
     _add(out, "model.hc_head_base", FP32, m)
     _add(out, "model.hc_head_scale", FP32, 1)
-    _add(out, "model.embed_tokens.weight", MODEL, vocab_rows(g, tp) * h)
+    if first:
+        _add(out, "model.embed_tokens.weight", MODEL, vocab_rows(g, tp) * h)
     hash_layers = sum(v4.hash_moe_layers)
     for i, ratio in enumerate(v4.compress_ratios):
+        if layers is not None and i not in layers:
+            continue
         for part in ("attn", "ffn"):
             _add(out, f"model.layers.*.hc_{part}_fn", FP32, mix * m * h)
             _add(out, f"model.layers.*.hc_{part}_base", FP32, mix)
@@ -121,8 +129,9 @@ def v4_named_params(g: ModelGeometry, tp: int) -> Named:
             _add(out, f"model.layers.*.{part}_norm.weight", MODEL, h)
         _attention(g, v4, ratio, tp, out)
         _moe(g, i < hash_layers, tp, out)
-    _add(out, "model.norm.weight", MODEL, h)
-    _add(out, "lm_head.weight", MODEL, vocab_rows(g, tp) * h)
+    if last:
+        _add(out, "model.norm.weight", MODEL, h)
+        _add(out, "lm_head.weight", MODEL, vocab_rows(g, tp) * h)
     return out
 
 
@@ -140,9 +149,11 @@ def unmodelled(g: ModelGeometry) -> str:
     return ""
 
 
-def v4_ledger(g: ModelGeometry, tp: int) -> Ledger:
-    """One of `tp` ranks' parameters by how they are held (`unmodelled` refused first)."""
+def v4_ledger(g: ModelGeometry, tp: int, layers: range | None = None, first: bool = True,
+              last: bool = True) -> Ledger:
+    """One of `tp` ranks' parameters by how they are held (`unmodelled` refused first), of the
+    whole model or of a pipeline stage (`v4_named_params`)."""
     held = {LAYER: 0, MODEL: 0, FP32: 0, INT32: 0}
-    for how, n in v4_named_params(g, tp).values():
+    for how, n in v4_named_params(g, tp, layers, first, last).values():
         held[how] += n
     return Ledger(model=held[MODEL], layer=held[LAYER], fp32=held[FP32], int32=held[INT32])

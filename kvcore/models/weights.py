@@ -77,16 +77,15 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
     """One TP rank's parameters, of the whole model or of one pipeline `stage`: its layers;
     the embedding on the first stage, the LM head and the final norm on the last (a tied
     head: the embedding there again, as vLLM builds it on the last rank)."""
-    staged = stage != WHOLE and (g.gemma is not None or g.v4 is not None)
+    staged = stage != WHOLE and g.gemma is not None
     if g.weights_unmodelled or staged:
         # (sized as a plain decoder they would be a quiet lie: refused, the measure asked for)
-        why = g.weights_unmodelled or ("DeepSeek-V4's weights" if g.v4 is not None else
-                                       "Gemma's per-layer embeddings") + " on pipeline stages"
+        why = g.weights_unmodelled or "Gemma's per-layer embeddings on pipeline stages"
         raise InputError(f"{g.name}: kvcli does not estimate {why}: give the weights' "
                          "measured size", field="weights_gib")
     layer_range, first, last = stage
     if g.v4 is not None:    # (hyper-connections, hash-routed MoE, compressors, indexers)
-        return v4_ledger(g, tp)
+        return v4_ledger(g, tp, *stage)
     if g.nas is not None:       # (Nemotron-NAS: heads and MLP width a layer)
         return nas_ledger(g, g.nas, tp, *stage)
     if g.zamba is not None:     # (shared blocks and their uses: `kvcore.models.zamba2_weights`)

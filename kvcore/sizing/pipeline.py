@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from kvcore.errors import InputError
 from kvcore.group_specs import UniformTypeKVCacheSpecs
 from kvcore.kv_cache_config import KVCacheGroupSpec
+from kvcore.models.deepseek_v4 import stage_layouts_refusal
 from kvcore.models.eagle_draft import DraftModel, is_draft_layer
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.longcat import LONGCAT, decoder_ranges
@@ -139,6 +140,10 @@ def pipeline_stages(g: ModelGeometry, groups: list[KVCacheGroupSpec], tp: int, p
         raise InputError(f"{g.name} has {decoders} decoder layers, fewer than {pp} stages",
                          field="pipeline_parallel_size")
     ranges = stage_ranges(n, pp) if decoders == n else decoder_ranges(stage_ranges(decoders, pp))
+    if g.v4 is not None and (why := stage_layouts_refusal(g.v4, ranges, tp)):
+        # (DeepSeek-V4: stages with and without an indexer report different layouts)
+        raise InputError(f"{g.name} on {pp} pipeline stages: vLLM 0.33 refuses to start: "
+                         f"\"{why}\"", field="pipeline_parallel_size")
     if why := stage_refusal(g, ranges):
         # (Step3's and Step-3.5's: vLLM cannot build a stage)
         raise InputError(f"{g.name} on {pp} pipeline stages: vLLM 0.33 refuses to build it: "

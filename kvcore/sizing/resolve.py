@@ -110,10 +110,6 @@ def resolve_kv_cache_config(
                  max_concurrent_batches=max_concurrent_batches)
     refuse_moe_free(g)      # (a MoE class whose dense-layer keys cover every layer)
     refuse_tp(g, tensor_parallel_size, dtype is not None and layers is None)
-    if block_outermost(g) and pipeline_parallel_size > 1:   # (stages of a packed pool)
-        raise InputError(f"{pipeline_parallel_size}: kvcli does not size DeepSeek-V4 over "
-                         "pipeline stages (unchecked against vLLM)",
-                         field="pipeline_parallel_size")
     if block_outermost(g) and disable_hybrid:   # (vLLM's promotion of its states: unrecorded)
         raise InputError("kvcli does not size DeepSeek-V4 with the hybrid KV cache manager "
                          "disabled (unchecked against vLLM)", field="disable_hybrid")
