@@ -107,7 +107,7 @@ def test_each_stage_builds_as_vllms(name: str, key: str, stage: int) -> None:
 def test_four_stages_of_tiny_are_refused_in_vllms_words() -> None:
     """Stages 0 and 2 (a C128 layer, the sliding-only one) hold no indexer, whose backend alone
     declares its layouts: the workers disagree and vLLM's engine core stops at its assertion."""
-    words = CASES["tiny-dsv4"]["tp1-pp4"]["planning"]["refused"]
+    words = " ".join(CASES["tiny-dsv4"]["tp1-pp4"]["planning"]["refused"])
     r = _config("tiny-dsv4", "tp1-pp4")
     assert r.exit_code == 2
     assert r.output == ("error: option --pipeline-parallel-size: deepseek_v4 on 4 pipeline "

@@ -42,8 +42,12 @@ from kvcore.specs import (
 
 def block_outermost(g: ModelGeometry) -> bool:
     """Whether vLLM's layers of `g` resolve the block-outermost layout (DeepSeek-V4's backends
-    alone, of those kvcli models: their KV tensors are strided by the whole pool block)."""
-    return g.v4 is not None
+    alone, of those kvcli models: their KV tensors are strided by the whole pool block). Only
+    the C4 layers' indexer backend declares it: a DeepSeek-V4 without one resolves vLLM's
+    default, layer-outer (tests/data/deepseek_v4/README.md: vLLM then refuses its mixed pages,
+    `deepseek_v4.unindexed_refusal`)."""
+    v4 = g.v4
+    return v4 is not None and any(map(v4.has_indexer, range(len(v4.compress_ratios))))
 
 
 def approximate_gcd(values: list[int], lower_bound: int) -> int:

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from kvcore.errors import InputError
 from kvcore.mm_options import MMOptions
+from kvcore.models.deepseek_v4 import unindexed_refusal
 from kvcore.models.drafts import load_spec_draft
 from kvcore.models.dtypes import DTYPE_ALIASES, check_float_kv_cache
 from kvcore.models.eagle_draft import draft_layer_specs
@@ -110,7 +111,7 @@ def resolve_kv_cache_config(
                  max_concurrent_batches=max_concurrent_batches)
     refuse_moe_free(g)      # (a MoE class whose dense-layer keys cover every layer)
     refuse_tp(g, tensor_parallel_size, dtype is not None and layers is None)
-    if block_outermost(g) and disable_hybrid:   # (vLLM's promotion of its states: unrecorded)
+    if g.v4 is not None and disable_hybrid:     # (vLLM's promotion of its states: unrecorded)
         raise InputError("kvcli does not size DeepSeek-V4 with the hybrid KV cache manager "
                          "disabled (unchecked against vLLM)", field="disable_hybrid")
     check_memory_options(gpu_memory_gib, weights_gib, activation_gib, gpu_memory_utilization)
@@ -133,6 +134,9 @@ def resolve_kv_cache_config(
                         max_model_len=mml, mamba_cache_mode=ctx.mamba_cache_mode,
                         prefix_match_unit=prefix_match_unit,
                         num_speculative_tokens=num_speculative_tokens)
+    if g.v4 is not None and (why := unindexed_refusal(g.v4, {n: s.page_size_bytes
+                                                              for n, s in specs.items()})):
+        raise InputError(f"vLLM 0.33 refuses to start: \"{why}\"", field="model")
     if spec_draft is not None:
         # (beside a Mamba hybrid, the attention block vLLM raised for the target's pages: its
         # platform raises cache_config.block_size once both models are loaded, and every

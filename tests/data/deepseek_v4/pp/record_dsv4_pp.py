@@ -15,7 +15,7 @@ specs by name. Then the engine core's road over all the stages' specs (v1/engine
 292-352): `get_global_kv_cache_groups`, `get_kv_cache_configs` with the same memory on every
 stage, each stage's projected groups and pool block, the scheduler's config, capacity.
 """
-import importlib.util, json, sys, time
+import importlib.util, json, sys, textwrap, time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -67,7 +67,8 @@ def planning(vc, specs, names, available):
         try:
             layout = resolve_kv_cache_layout(vc, names, [s for sp in specs for s in sp.values()])
         except (AssertionError, ValueError) as e:
-            return {"available": available, "refused": f"{type(e).__name__}: {e}"}
+            return {"available": available,     # (wrapped: record_dsv4's way)
+                    "refused": textwrap.wrap(f"{type(e).__name__}: {e}", 90)}
         vc.cache_config.kv_cache_layout = layout.name
         groups = P.get_global_kv_cache_groups(vc, specs)
         builder = get_kv_cache_config_builder(vc)
@@ -76,7 +77,7 @@ def planning(vc, specs, names, available):
         try:
             kcs = P.get_kv_cache_configs(vc, specs, [available] * len(specs), groups)
         except ValueError as e:
-            return {"available": available, "refused": str(e)}
+            return {"available": available, "refused": textwrap.wrap(str(e), 90)}
         sc = generate_scheduler_kv_cache_config(kcs)
         tokens, conc = get_kv_cache_capacity(vc, sc)
         return {"available": available, "layout": layout.name,
